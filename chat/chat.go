@@ -1,0 +1,205 @@
+// Package chat holds the data the coding agent talks about: messages, tool
+// calls, LLM requests and responses, tool outcomes and LLM errors, and the
+// append-only [Conversation] they are threaded through.
+//
+// The package is pure data: it performs no I/O. The generated agent machine
+// (gen/agent) carries these values in its states, events and actions, the
+// hand-written guards and effects (behavior) compute them, and the runtime
+// turns them into provider API calls and tool runs.
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Role says who wrote a [Message].
+type Role string
+
+// The roles a message can have.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a conversation.
+type Message struct {
+	// Role says who wrote the message.
+	Role Role `json:"role"`
+	// Content is the message text; for a tool message, the tool's output.
+	Content string `json:"content"`
+	// ToolCalls are the tools an assistant message asks to run, in the
+	// order the LLM listed them.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolName names the tool whose result a tool message carries.
+	ToolName string `json:"tool_name,omitempty"`
+	// IsError marks a tool message whose tool failed.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// UserMessage returns a message from the user.
+func UserMessage(text string) Message { return Message{Role: RoleUser, Content: text} }
+
+// ToolCall is one tool invocation requested by the LLM.
+type ToolCall struct {
+	// ID is the provider's identifier of the call.
+	ID string `json:"id"`
+	// Name is the tool to run.
+	Name string `json:"name"`
+	// Arguments is the JSON object of arguments, as the LLM wrote it.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ToolSpec describes a tool to the LLM.
+type ToolSpec struct {
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Description tells the LLM what the tool does.
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema of the tool's arguments.
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Request is one call to an LLM.
+type Request struct {
+	// Model names the provider's model.
+	Model string `json:"model"`
+	// System is the system prompt; empty for none.
+	System string `json:"system,omitempty"`
+	// Messages is the whole conversation so far. It shares memory with the
+	// conversation it was taken from: read it, never modify it.
+	Messages []Message `json:"messages"`
+	// Tools are the tools the LLM may call.
+	Tools []ToolSpec `json:"tools,omitempty"`
+	// MaxTokens caps the length of the reply.
+	MaxTokens int `json:"max_tokens"`
+	// Temperature is the sampling temperature; nil leaves the provider's default.
+	Temperature *float64 `json:"temperature,omitempty"`
+}
+
+// Usage counts the tokens of one LLM call.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Response is a completed LLM reply.
+type Response struct {
+	// Message is the assistant message; its ToolCalls are the tools to run.
+	Message Message `json:"message"`
+	// Usage counts the tokens used, when the provider reports it.
+	Usage Usage `json:"usage"`
+	// StopReason is the provider's reason for stopping, e.g. "end_turn".
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// ErrorKind classifies an [LLMError].
+type ErrorKind string
+
+// The kinds of LLM errors. The first six are worth retrying.
+const (
+	ErrRateLimited    ErrorKind = "rate_limited"    // 429
+	ErrOverloaded     ErrorKind = "overloaded"      // 529, or an overloaded_error event
+	ErrServer         ErrorKind = "server"          // other 5xx
+	ErrTimeout        ErrorKind = "timeout"         // 408 or a deadline
+	ErrNetwork        ErrorKind = "network"         // the connection failed or was cut
+	ErrMalformed      ErrorKind = "malformed"       // the stream could not be parsed
+	ErrAuth           ErrorKind = "auth"            // 401, 403: fix the API key
+	ErrInvalidRequest ErrorKind = "invalid_request" // 400, 404, 413, 422: fix the request
+	ErrOther          ErrorKind = "other"           // anything else; not retried
+)
+
+// LLMError is a failed LLM call, classified so the machine can decide
+// whether to retry.
+type LLMError struct {
+	// Kind classifies the failure.
+	Kind ErrorKind `json:"kind"`
+	// Message describes the failure for a person. It never holds a secret.
+	Message string `json:"message"`
+	// StatusCode is the HTTP status, or 0 when there was none.
+	StatusCode int `json:"status_code,omitempty"`
+	// RetryAfter is the delay the server asked for, or 0.
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
+}
+
+// Retryable reports whether trying the same request again may succeed.
+func (e LLMError) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimited, ErrOverloaded, ErrServer, ErrTimeout, ErrNetwork, ErrMalformed:
+		return true
+	}
+	return false
+}
+
+// Error returns a one-line description, e.g. "rate_limited (HTTP 429): slow down".
+func (e LLMError) Error() string {
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("%s (HTTP %d): %s", e.Kind, e.StatusCode, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
+}
+
+// ErrorOrigin says what failed when the agent entered its Error state.
+type ErrorOrigin string
+
+// The origins of an error.
+const (
+	OriginLLM  ErrorOrigin = "llm"
+	OriginTool ErrorOrigin = "tool"
+	OriginIO   ErrorOrigin = "io"
+)
+
+// ToolStatus is where a tool execution stands.
+type ToolStatus string
+
+// The statuses of a tool execution: Pending → Running → Completed.
+const (
+	ToolPending   ToolStatus = "pending"
+	ToolRunning   ToolStatus = "running"
+	ToolCompleted ToolStatus = "completed"
+)
+
+// ToolProgress reports how far a long-running tool has come.
+type ToolProgress struct {
+	// Fraction is the share done, from 0 to 1, when known.
+	Fraction float64 `json:"fraction,omitempty"`
+	// Message describes the current step.
+	Message string `json:"message,omitempty"`
+	// UnitsProcessed counts units of work done, when known.
+	UnitsProcessed int64 `json:"units_processed,omitempty"`
+}
+
+// ToolOutcome is the result of one tool call.
+type ToolOutcome struct {
+	// Content is the tool's output, or the error text when IsError is set.
+	Content string `json:"content"`
+	// IsError marks a failed call.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolExecution tracks one tool call of the current round.
+type ToolExecution struct {
+	// Call is the call being executed.
+	Call ToolCall `json:"call"`
+	// Status is where the execution stands.
+	Status ToolStatus `json:"status"`
+	// Progress is the last progress report of a running tool.
+	Progress ToolProgress `json:"progress,omitzero"`
+	// Outcome is the result of a completed tool.
+	Outcome ToolOutcome `json:"outcome,omitzero"`
+}
+
+// CompletedTool summarises a finished tool call for the post-tools hook.
+type CompletedTool struct {
+	// CallID identifies the call.
+	CallID string `json:"call_id"`
+	// ToolName names the tool.
+	ToolName string `json:"tool_name"`
+	// Succeeded is false when the tool reported an error.
+	Succeeded bool `json:"succeeded"`
+}

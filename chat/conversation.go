@@ -1,0 +1,123 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Conversation is an append-only list of messages with an identifier.
+//
+// A Conversation is a small value (an identifier, a pointer to shared
+// storage and a length) that is cheap to copy. Append never modifies what
+// other copies see: copies share storage while they are used in a line, as
+// a state machine uses them, and a copy that appends after another one did
+// gets storage of its own. Appending is amortised O(1) whatever the length,
+// so the cost of a transition does not grow with the conversation.
+//
+// The zero Conversation is empty and ready to use.
+type Conversation struct {
+	id  string
+	log *messageLog
+	n   int
+}
+
+// messageLog is the storage that copies of a Conversation share.
+type messageLog struct {
+	msgs []Message
+}
+
+// NewConversation returns an empty conversation with the given identifier.
+func NewConversation(id string) Conversation { return Conversation{id: id} }
+
+// ID returns the conversation's identifier.
+func (c Conversation) ID() string { return c.id }
+
+// Len returns the number of messages.
+func (c Conversation) Len() int { return c.n }
+
+// Messages returns the messages in order. The slice shares memory with the
+// conversation: read it, never modify it. Appending to it is safe (its
+// capacity is clipped, so append copies).
+func (c Conversation) Messages() []Message {
+	if c.log == nil {
+		return nil
+	}
+	return c.log.msgs[:c.n:c.n]
+}
+
+// Last returns the last message and true, or false when the conversation is empty.
+func (c Conversation) Last() (Message, bool) {
+	if c.n == 0 {
+		return Message{}, false
+	}
+	return c.log.msgs[c.n-1], true
+}
+
+// Append returns the conversation with msgs added at the end. c itself is
+// unchanged.
+func (c Conversation) Append(msgs ...Message) Conversation {
+	if len(msgs) == 0 {
+		return c
+	}
+	if c.log == nil || len(c.log.msgs) != c.n {
+		// Empty, or another copy appended first: take storage of our own.
+		fresh := make([]Message, c.n, max(2*(c.n+len(msgs)), 8))
+		if c.log != nil {
+			copy(fresh, c.log.msgs[:c.n])
+		}
+		c.log = &messageLog{msgs: fresh}
+	}
+	c.log.msgs = append(c.log.msgs, msgs...)
+	c.n = len(c.log.msgs)
+	return c
+}
+
+// conversationJSON is the wire form of a Conversation.
+type conversationJSON struct {
+	ID       string    `json:"id"`
+	Messages []Message `json:"messages"`
+}
+
+// MarshalJSON encodes the conversation as {"id": ..., "messages": [...]}.
+func (c Conversation) MarshalJSON() ([]byte, error) {
+	return json.Marshal(conversationJSON{ID: c.id, Messages: c.Messages()})
+}
+
+// UnmarshalJSON decodes the form MarshalJSON writes.
+func (c *Conversation) UnmarshalJSON(data []byte) error {
+	var w conversationJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("decode conversation: %w", err)
+	}
+	*c = NewConversation(w.ID).Append(w.Messages...)
+	return nil
+}
+
+// Equal reports whether two conversations have the same identifier and messages.
+func (c Conversation) Equal(o Conversation) bool {
+	if c.id != o.id || c.n != o.n {
+		return false
+	}
+	a, b := c.Messages(), o.Messages()
+	for i := range a {
+		if !a[i].equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// equal reports whether two messages are the same.
+func (m Message) equal(o Message) bool {
+	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID ||
+		m.ToolName != o.ToolName || m.IsError != o.IsError || len(m.ToolCalls) != len(o.ToolCalls) {
+		return false
+	}
+	for i, tc := range m.ToolCalls {
+		oc := o.ToolCalls[i]
+		if tc.ID != oc.ID || tc.Name != oc.Name || string(tc.Arguments) != string(oc.Arguments) {
+			return false
+		}
+	}
+	return true
+}

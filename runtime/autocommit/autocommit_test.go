@@ -1,0 +1,306 @@
+package autocommit
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+// isolateGit keeps the machine's git configuration and identity variables
+// out of the test, so a repository has only the identity the test gives it.
+func isolateGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL", "GIT_DIR", "GIT_WORK_TREE"} {
+		t.Setenv(v, "") // restored after the test
+		require.NoError(t, os.Unsetenv(v))
+	}
+}
+
+// gitCmd runs git in dir and returns its trimmed output, failing the test
+// on error.
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := gitTry(dir, args...)
+	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
+	return out
+}
+
+// gitTry runs git in dir and returns its trimmed combined output.
+func gitTry(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// writeFile writes content to dir/name, creating parent directories.
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+// repoOptions says how newRepo sets a repository up.
+type repoOptions struct {
+	noIdentity bool // leave user.name and user.email unset
+	noCommit   bool // leave the branch unborn
+}
+
+// newRepo creates a git repository in a temporary directory with a
+// committed README.md and a .gitignore for *.log and build/.
+func newRepo(t *testing.T, opt repoOptions) string {
+	t.Helper()
+	dir := t.TempDir()
+	gitCmd(t, dir, "init", "--quiet", "--initial-branch=main")
+	if !opt.noIdentity {
+		gitCmd(t, dir, "config", "user.name", "Test User")
+		gitCmd(t, dir, "config", "user.email", "test@example.com")
+	}
+	writeFile(t, dir, "README.md", "# test\n")
+	writeFile(t, dir, ".gitignore", "*.log\nbuild/\n")
+	if !opt.noCommit {
+		gitCmd(t, dir, "add", ".")
+		gitCmd(t, dir, "-c", "user.name=Setup", "-c", "user.email=setup@example.com", "commit", "--quiet", "-m", "initial")
+	}
+	return dir
+}
+
+// committedFiles lists the files of HEAD's tree.
+func committedFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	return strings.Split(gitCmd(t, dir, "ls-tree", "-r", "--name-only", "HEAD"), "\n")
+}
+
+var editAndBash = []chat.CompletedTool{
+	{CallID: "c1", ToolName: "edit_file", Succeeded: true},
+	{CallID: "c2", ToolName: "bash", Succeeded: false},
+}
+
+const editAndBashMessage = "agent: edit_file, bash\n\nAuto-committed after tools: edit_file (ok), bash (failed)"
+
+func TestCommit(t *testing.T) {
+	isolateGit(t)
+	tests := []struct {
+		name        string
+		repo        repoOptions
+		change      func(t *testing.T, dir string)
+		wantSkipped string
+		wantFiles   []string // HEAD's tree after a commit
+		wantAuthor  string
+	}{
+		{
+			name: "modified, added and deleted files are committed",
+			change: func(t *testing.T, dir string) {
+				writeFile(t, dir, "README.md", "# changed\n")
+				writeFile(t, dir, "src/main.go", "package main\n")
+				require.NoError(t, os.Remove(filepath.Join(dir, ".gitignore")))
+			},
+			wantFiles:  []string{"README.md", "src/main.go"},
+			wantAuthor: "Test User <test@example.com>",
+		},
+		{
+			name: "ignored files are not committed",
+			change: func(t *testing.T, dir string) {
+				writeFile(t, dir, "main.go", "package main\n")
+				writeFile(t, dir, "debug.log", "noise\n")
+				writeFile(t, dir, "build/out.bin", "binary\n")
+			},
+			wantFiles:  []string{".gitignore", "README.md", "main.go"},
+			wantAuthor: "Test User <test@example.com>",
+		},
+		{
+			name:       "a repository without identity uses the fallback",
+			repo:       repoOptions{noIdentity: true},
+			change:     func(t *testing.T, dir string) { writeFile(t, dir, "new.txt", "x\n") },
+			wantFiles:  []string{".gitignore", "README.md", "new.txt"},
+			wantAuthor: "fsmgen-agent <agent@fsmgen.invalid>",
+		},
+		{
+			name:       "the first commit of a new repository",
+			repo:       repoOptions{noCommit: true},
+			change:     func(t *testing.T, dir string) { writeFile(t, dir, "debug.log", "noise\n") },
+			wantFiles:  []string{".gitignore", "README.md"},
+			wantAuthor: "Test User <test@example.com>",
+		},
+		{
+			name:        "no change is skipped",
+			change:      func(*testing.T, string) {},
+			wantSkipped: SkippedNoChanges,
+		},
+		{
+			name: "only ignored changes are skipped",
+			change: func(t *testing.T, dir string) {
+				writeFile(t, dir, "debug.log", "noise\n")
+				writeFile(t, dir, "build/out.bin", "binary\n")
+			},
+			wantSkipped: SkippedNoChanges,
+		},
+		{
+			name: "a file rewritten with the same content is skipped",
+			change: func(t *testing.T, dir string) {
+				writeFile(t, dir, "README.md", "# test\n")
+			},
+			wantSkipped: SkippedNoChanges,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, tt.repo)
+			before, _ := gitTry(dir, "rev-parse", "HEAD")
+			tt.change(t, dir)
+
+			res, err := Commit(context.Background(), dir, editAndBash)
+			require.NoError(t, err)
+			if tt.wantSkipped != "" {
+				assert.Equal(t, Result{Skipped: tt.wantSkipped}, res)
+				after, _ := gitTry(dir, "rev-parse", "HEAD")
+				assert.Equal(t, before, after, "a commit was made")
+				return
+			}
+			assert.True(t, res.Committed)
+			assert.Empty(t, res.Skipped)
+			assert.Equal(t, editAndBashMessage, res.Message)
+			assert.Equal(t, gitCmd(t, dir, "rev-parse", "HEAD"), res.Commit)
+			assert.Equal(t, editAndBashMessage, gitCmd(t, dir, "log", "-1", "--format=%B"))
+			assert.Equal(t, tt.wantAuthor, gitCmd(t, dir, "log", "-1", "--format=%an <%ae>"))
+			assert.Equal(t, tt.wantFiles, committedFiles(t, dir))
+			assert.Empty(t, gitCmd(t, dir, "status", "--porcelain"), "changes were left uncommitted")
+
+			again, err := Commit(context.Background(), dir, editAndBash)
+			require.NoError(t, err)
+			assert.Equal(t, Result{Skipped: SkippedNoChanges}, again, "a second commit with nothing new")
+		})
+	}
+}
+
+func TestCommitKeepsConfigUnchanged(t *testing.T) {
+	isolateGit(t)
+	dir := newRepo(t, repoOptions{noIdentity: true})
+	writeFile(t, dir, "new.txt", "x\n")
+	configBefore, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
+	require.NoError(t, err)
+
+	res, err := Commit(context.Background(), dir, editAndBash)
+	require.NoError(t, err)
+	require.True(t, res.Committed)
+
+	configAfter, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(configBefore), string(configAfter))
+	_, err = gitTry(dir, "config", "--get", "user.name")
+	assert.Error(t, err, "user.name was written to the configuration")
+}
+
+func TestCommitNotARepository(t *testing.T) {
+	isolateGit(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "main.go", "package main\n")
+	res, err := Commit(context.Background(), dir, editAndBash)
+	require.NoError(t, err)
+	assert.Equal(t, Result{Skipped: SkippedNotRepo}, res)
+	assert.NoDirExists(t, filepath.Join(dir, ".git"))
+}
+
+func TestCommitOnlyTheWorkspace(t *testing.T) {
+	isolateGit(t)
+	repo := newRepo(t, repoOptions{})
+	writeFile(t, repo, "ws/code.go", "package ws\n")
+	writeFile(t, repo, "other/notes.txt", "notes\n")
+	gitCmd(t, repo, "add", ".")
+	gitCmd(t, repo, "commit", "--quiet", "-m", "layout")
+
+	// The user's own work outside the workspace: one staged, one not.
+	writeFile(t, repo, "README.md", "# staged by the user\n")
+	gitCmd(t, repo, "add", "README.md")
+	writeFile(t, repo, "other/notes.txt", "unstaged edit\n")
+	// The agent's work inside it.
+	writeFile(t, repo, "ws/code.go", "package ws // edited\n")
+	writeFile(t, repo, "ws/new.go", "package ws\n")
+
+	res, err := Commit(context.Background(), filepath.Join(repo, "ws"), editAndBash)
+	require.NoError(t, err)
+	require.True(t, res.Committed, res.Skipped)
+	assert.Equal(t, "ws/code.go\nws/new.go", gitCmd(t, repo, "show", "--name-only", "--format=", "HEAD"))
+	assert.Equal(t, "M  README.md\n M other/notes.txt", gitCmd(t, repo, "status", "--porcelain"),
+		"the user's changes outside the workspace must stay as they were")
+
+	res, err = Commit(context.Background(), filepath.Join(repo, "other"), nil)
+	require.NoError(t, err)
+	require.True(t, res.Committed)
+	assert.Equal(t, "other/notes.txt", gitCmd(t, repo, "show", "--name-only", "--format=", "HEAD"))
+	assert.Equal(t, "agent: auto-commit\n\nAuto-committed after tools: (none recorded)", res.Message)
+}
+
+func TestCommitErrors(t *testing.T) {
+	isolateGit(t)
+	dir := newRepo(t, repoOptions{})
+	writeFile(t, dir, "x.txt", "x\n")
+
+	_, err := Commit(context.Background(), filepath.Join(dir, "missing"), editAndBash)
+	assert.ErrorContains(t, err, "give an existing directory")
+
+	_, err = Commit(context.Background(), filepath.Join(dir, "x.txt"), editAndBash)
+	assert.ErrorContains(t, err, "not a directory")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Commit(ctx, dir, editAndBash)
+	assert.ErrorIs(t, err, context.Canceled)
+
+	// A pre-commit hook that refuses: the error carries git's output.
+	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\necho 'lint failed: fix x.txt' >&2\nexit 1\n"), 0o755))
+	_, err = Commit(context.Background(), dir, editAndBash)
+	assert.ErrorContains(t, err, "lint failed: fix x.txt")
+}
+
+func TestMessage(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools []chat.CompletedTool
+		want  string
+	}{
+		{name: "edit and bash", tools: editAndBash, want: editAndBashMessage},
+		{name: "none", want: "agent: auto-commit\n\nAuto-committed after tools: (none recorded)"},
+		{
+			name: "names once in the summary, every call in the body",
+			tools: []chat.CompletedTool{
+				{ToolName: "edit_file", Succeeded: true}, {ToolName: "read_file", Succeeded: true},
+				{ToolName: "edit_file", Succeeded: false},
+			},
+			want: "agent: edit_file, read_file\n\nAuto-committed after tools: edit_file (ok), read_file (ok), edit_file (failed)",
+		},
+		{
+			name:  "odd names are made safe",
+			tools: []chat.CompletedTool{{ToolName: "evil\nname, x", Succeeded: true}, {ToolName: "", Succeeded: true}},
+			want:  "agent: evil_name__x, (unnamed)\n\nAuto-committed after tools: evil_name__x (ok), (unnamed) (ok)",
+		},
+		{
+			name:  "long names are cut",
+			tools: []chat.CompletedTool{{ToolName: strings.Repeat("a", 100), Succeeded: true}},
+			want:  "agent: " + strings.Repeat("a", 64) + "…\n\nAuto-committed after tools: " + strings.Repeat("a", 64) + "… (ok)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Message(tt.tools))
+		})
+	}
+}

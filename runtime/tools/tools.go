@@ -1,0 +1,297 @@
+// Package tools implements the coding agent's tools — read_file, list_files,
+// edit_file and bash — and [Set], which runs one tool call to completion
+// with a per-tool timeout, cancellation and progress reports.
+//
+// The file tools are confined to a [Workspace]: a path that leads outside
+// it, lexically or through a symbolic link, is refused. The bash tool runs
+// with the workspace root as its working directory; it is not sandboxed, but
+// its whole process group is killed when it times out or is cancelled.
+//
+// Every failure of a call — an unknown tool, bad arguments, a tool error, a
+// panic, a timeout, a cancellation — becomes a [chat.ToolOutcome] with
+// IsError set, written for the LLM to read and act on.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+// Tool is one tool the LLM can call.
+type Tool interface {
+	// Spec describes the tool to the LLM: its name, what it does, and the
+	// JSON Schema of its arguments.
+	Spec() chat.ToolSpec
+	// Run runs the tool with the JSON object of arguments the LLM wrote.
+	// It must return promptly once ctx is done. progress, which is never
+	// nil, may be called from any goroutine while Run runs, never after.
+	// When Run returns an error, the output it returns with it (possibly
+	// empty) is shown to the LLM after the error text.
+	Run(ctx context.Context, args json.RawMessage, progress func(chat.ToolProgress)) (string, error)
+}
+
+// Defaults for [Options].
+const (
+	DefaultTimeout         = 2 * time.Minute
+	DefaultBashOutputLimit = 64 << 10
+	DefaultProgressEvery   = 2 * time.Second
+)
+
+// abandonGrace is how long Set.Run waits, once a call's context is done, for
+// a tool that does not return before it gives up on it.
+const abandonGrace = 5 * time.Second
+
+// Options configures a [Set]. The zero value gives the defaults.
+type Options struct {
+	// Timeout limits each tool call; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// BashOutputLimit caps the bytes of output the bash tool returns;
+	// 0 means DefaultBashOutputLimit.
+	BashOutputLimit int
+	// ProgressEvery is how often a running bash command reports progress;
+	// 0 means DefaultProgressEvery.
+	ProgressEvery time.Duration
+	// Logger receives debug records of every call and warnings for panics
+	// and timeouts; nil discards them.
+	Logger *slog.Logger
+}
+
+// withDefaults returns o with zero fields replaced by their defaults.
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.BashOutputLimit <= 0 {
+		o.BashOutputLimit = DefaultBashOutputLimit
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = DefaultProgressEvery
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Set is the agent's tools with a per-tool timeout. It is safe for
+// concurrent use: the agent runs the calls of one round in parallel.
+type Set struct {
+	tools   map[string]Tool
+	names   []string // sorted
+	timeout time.Duration
+	grace   time.Duration
+	log     *slog.Logger
+}
+
+// Default returns the agent's standard tools — read_file, list_files,
+// edit_file and bash — working in ws.
+func Default(ws *Workspace, opt Options) *Set {
+	opt = opt.withDefaults()
+	s, err := NewSet(opt,
+		ReadFile(ws),
+		ListFiles(ws),
+		EditFile(ws),
+		Bash(ws, BashOptions{OutputLimit: opt.BashOutputLimit, ProgressEvery: opt.ProgressEvery}),
+	)
+	if err != nil {
+		panic(fmt.Sprintf("tools: the default set is inconsistent: %v", err)) // a bug in this package
+	}
+	return s
+}
+
+// NewSet returns a set of the given tools. Tool names must be non-empty and
+// distinct.
+func NewSet(opt Options, tools ...Tool) (*Set, error) {
+	opt = opt.withDefaults()
+	s := &Set{
+		tools:   make(map[string]Tool, len(tools)),
+		timeout: opt.Timeout,
+		grace:   abandonGrace,
+		log:     opt.Logger,
+	}
+	for _, t := range tools {
+		name := t.Spec().Name
+		if name == "" {
+			return nil, errors.New("a tool has an empty name; give every tool a name")
+		}
+		if _, dup := s.tools[name]; dup {
+			return nil, fmt.Errorf("two tools are named %q; give each tool its own name", name)
+		}
+		s.tools[name] = t
+		s.names = append(s.names, name)
+	}
+	slices.Sort(s.names)
+	return s, nil
+}
+
+// Names returns the tools' names, sorted.
+func (s *Set) Names() []string { return slices.Clone(s.names) }
+
+// Specs returns the tools' specs, sorted by name.
+func (s *Set) Specs() []chat.ToolSpec {
+	specs := make([]chat.ToolSpec, 0, len(s.names))
+	for _, n := range s.names {
+		specs = append(specs, s.tools[n].Spec())
+	}
+	return specs
+}
+
+// result is what a tool's goroutine hands back to Run.
+type result struct {
+	out string
+	err error
+}
+
+// Run runs one call to completion and never panics. An unknown tool, bad
+// JSON arguments, a tool error, a panic inside the tool, the timeout and
+// the cancellation of ctx all become an outcome with IsError set and a
+// message saying what went wrong.
+//
+// progress, which may be nil, receives the tool's progress reports; it may
+// be called from another goroutine, and never after Run returns. A tool
+// that ignores its context is abandoned a few seconds after the timeout so
+// that Run still returns.
+func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
+	start := time.Now()
+	log := s.log.With("tool", call.Name, "call_id", call.ID)
+	tool, ok := s.tools[call.Name]
+	if !ok {
+		log.Warn("unknown tool requested")
+		return errorOutcome(fmt.Sprintf("unknown tool %q; use one of: %s", call.Name, strings.Join(s.names, ", ")), "")
+	}
+	if err := ctx.Err(); err != nil {
+		return errorOutcome(fmt.Sprintf("tool %s was not run: %v", call.Name, err), "")
+	}
+
+	tctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	guard := newProgressGuard(progress)
+	defer guard.close()
+
+	done := make(chan result, 1) // buffered: an abandoned tool can still finish
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Warn("tool panicked", "panic", r, "stack", string(debug.Stack()))
+				done <- result{err: fmt.Errorf("tool %s crashed (panic: %v); this is a bug in the tool, try another approach", call.Name, r)}
+			}
+		}()
+		out, err := tool.Run(tctx, call.Arguments, guard.report)
+		done <- result{out: out, err: err}
+	}()
+
+	var res result
+	select {
+	case res = <-done:
+	case <-tctx.Done():
+		grace := time.NewTimer(s.grace)
+		select {
+		case res = <-done:
+			grace.Stop()
+		case <-grace.C:
+			log.Warn("tool ignored its context and was abandoned", "grace", s.grace)
+			return errorOutcome(fmt.Sprintf("tool %s did not stop within %s of being told to (%v) and was abandoned; it may still be running, so check its effects before trying again",
+				call.Name, s.grace, context.Cause(tctx)), "")
+		}
+	}
+
+	log.Debug("tool finished", "elapsed", time.Since(start), "error", res.err)
+	if res.err == nil {
+		return chat.ToolOutcome{Content: res.out}
+	}
+	msg := res.err.Error()
+	var why string
+	switch {
+	case ctx.Err() != nil:
+		why = fmt.Sprintf("tool %s was cancelled (%v)", call.Name, context.Cause(ctx))
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+		log.Warn("tool timed out", "timeout", s.timeout)
+		why = fmt.Sprintf("tool %s timed out after %s and was stopped; split the work into smaller steps", call.Name, s.timeout)
+	}
+	if why != "" {
+		if msg == context.Canceled.Error() || msg == context.DeadlineExceeded.Error() {
+			msg = why
+		} else {
+			msg = why + ": " + msg
+		}
+	}
+	return errorOutcome(msg, res.out)
+}
+
+// errorOutcome is a failed call's outcome: the message, then any output.
+func errorOutcome(msg, out string) chat.ToolOutcome {
+	if out != "" {
+		msg += "\n\n" + out
+	}
+	return chat.ToolOutcome{Content: msg, IsError: true}
+}
+
+// progressGuard forwards progress reports until it is closed, so that a
+// tool's late reports never reach the caller after Run has returned.
+type progressGuard struct {
+	mu     sync.Mutex
+	fn     func(chat.ToolProgress)
+	closed bool
+}
+
+// newProgressGuard returns a guard forwarding to fn, which may be nil.
+func newProgressGuard(fn func(chat.ToolProgress)) *progressGuard {
+	return &progressGuard{fn: fn}
+}
+
+// report forwards p unless the guard is closed.
+func (g *progressGuard) report(p chat.ToolProgress) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.fn == nil {
+		return
+	}
+	g.fn(p)
+}
+
+// close stops forwarding; it waits for a report in flight to finish.
+func (g *progressGuard) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+// decodeArgs decodes a tool's JSON arguments into dst, a pointer to a
+// struct, refusing unknown fields, non-objects and trailing data. Missing
+// or null arguments count as the empty object. usage describes the expected
+// object for the error message.
+func decodeArgs(raw json.RawMessage, dst any, usage string) error {
+	data := bytes.TrimSpace(raw)
+	if len(data) == 0 || string(data) == "null" {
+		data = []byte("{}")
+	}
+	if data[0] != '{' {
+		return fmt.Errorf("invalid arguments: expected a JSON object like %s", usage)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("invalid arguments: %w; expected a JSON object like %s", err, usage)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("invalid arguments: extra data after the JSON object; expected a single object like %s", usage)
+	}
+	return nil
+}
+
+// missingArg is the error for a required argument that was not given.
+func missingArg(name, usage string) error {
+	return fmt.Errorf("invalid arguments: missing required field %q; expected a JSON object like %s", name, usage)
+}

@@ -1,0 +1,137 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fixture is a workspace next to a directory outside it, with symbolic
+// links of every kind between them.
+type fixture struct {
+	ws      *Workspace
+	root    string // the workspace root
+	outside string // a directory outside the workspace
+	secret  string // outside/secret.txt
+}
+
+// secretContent is the content of the file outside the workspace.
+const secretContent = "SECRET\n"
+
+// newFixture builds:
+//
+//	outside/secret.txt
+//	ws/a.txt                 "hello\n"
+//	ws/sub/b.txt             "b\n"
+//	ws/linkfile   -> outside/secret.txt (absolute)
+//	ws/linkdir    -> outside            (absolute)
+//	ws/rellink    -> ../outside/secret.txt
+//	ws/dangling   -> outside/missing.txt
+//	ws/inlink     -> a.txt              (stays inside)
+//	ws/subinlink  -> sub                (stays inside)
+//	ws/loop       -> loop
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	outside := filepath.Join(base, "outside")
+	secret := filepath.Join(outside, "secret.txt")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub"), 0o755))
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+	require.NoError(t, os.WriteFile(secret, []byte(secretContent), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sub", "b.txt"), []byte("b\n"), 0o644))
+	links := map[string]string{
+		"linkfile":  secret,
+		"linkdir":   outside,
+		"rellink":   filepath.Join("..", "outside", "secret.txt"),
+		"dangling":  filepath.Join(outside, "missing.txt"),
+		"inlink":    "a.txt",
+		"subinlink": "sub",
+		"loop":      "loop",
+	}
+	for name, target := range links {
+		require.NoError(t, os.Symlink(target, filepath.Join(root, name)))
+	}
+	ws, err := NewWorkspace(root)
+	require.NoError(t, err)
+	return fixture{ws: ws, root: root, outside: outside, secret: secret}
+}
+
+// assertOutsideUntouched checks that nothing outside the workspace changed.
+func (f fixture) assertOutsideUntouched(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(f.secret)
+	require.NoError(t, err)
+	assert.Equal(t, secretContent, string(data), "the file outside the workspace was changed")
+	entries, err := os.ReadDir(f.outside)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "a file was created outside the workspace")
+}
+
+func TestNewWorkspace(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	file := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(dir, link))
+
+	ws, err := NewWorkspace(link)
+	require.NoError(t, err)
+	assert.Equal(t, dir, ws.Root(), "the root has its symbolic links resolved")
+
+	_, err = NewWorkspace(file)
+	assert.ErrorContains(t, err, "not a directory")
+	_, err = NewWorkspace(filepath.Join(dir, "missing"))
+	assert.ErrorContains(t, err, "give an existing directory")
+}
+
+func TestResolve(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name    string
+		path    string
+		want    string // relative to the root; "" when an error is expected
+		wantErr string
+	}{
+		{name: "file", path: "a.txt", want: "a.txt"},
+		{name: "root", path: ".", want: "."},
+		{name: "nested", path: "sub/b.txt", want: "sub/b.txt"},
+		{name: "dot-dot inside", path: "sub/../a.txt", want: "a.txt"},
+		{name: "new file", path: "new/dir/x.go", want: "new/dir/x.go"},
+		{name: "link inside", path: "inlink", want: "a.txt"},
+		{name: "linked dir inside, new file", path: "subinlink/new.txt", want: "sub/new.txt"},
+		{name: "empty", path: "", wantErr: "empty path"},
+		{name: "absolute", path: "/etc/passwd", wantErr: "is absolute"},
+		{name: "absolute inside", path: filepath.Join(f.root, "a.txt"), wantErr: "is absolute"},
+		{name: "parent", path: "../x", wantErr: "outside the workspace"},
+		{name: "parent only", path: "..", wantErr: "outside the workspace"},
+		{name: "climbing", path: "a/../../x", wantErr: "outside the workspace"},
+		{name: "link to outside file", path: "linkfile", wantErr: "outside the workspace"},
+		{name: "relative link to outside", path: "rellink", wantErr: "outside the workspace"},
+		{name: "link to outside dir", path: "linkdir", wantErr: "outside the workspace"},
+		{name: "linked parent, existing file", path: "linkdir/secret.txt", wantErr: "outside the workspace"},
+		{name: "linked parent, new file", path: "linkdir/new.txt", wantErr: "outside the workspace"},
+		{name: "linked parent, new dirs", path: "linkdir/x/y/new.txt", wantErr: "outside the workspace"},
+		{name: "dangling link to outside", path: "dangling", wantErr: "outside the workspace"},
+		{name: "link loop", path: "loop", wantErr: "link loop"},
+		{name: "nul byte", path: "a\x00b", wantErr: "NUL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := f.ws.Resolve(tt.path)
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				assert.Empty(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, filepath.Join(f.root, tt.want), got)
+		})
+	}
+}

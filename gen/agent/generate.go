@@ -1,0 +1,3 @@
+package agent
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate ../../spec/agent.yaml

@@ -1,0 +1,149 @@
+// Package diag holds source positions and the sorted list of problems that
+// every stage of fsmgen reports, in the form path:line:col: message.
+package diag
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Pos is a position in a spec file. Line and Col count from 1; zero means
+// unknown.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// String returns "file:line:col", "file:line" or "file" as far as known.
+func (p Pos) String() string {
+	switch {
+	case p.Line == 0:
+		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Severity says whether a problem stops generation.
+type Severity int
+
+// The severities, least severe first.
+const (
+	Warning Severity = iota
+	Error
+)
+
+// Diagnostic is one problem found in a spec.
+type Diagnostic struct {
+	Pos      Pos
+	Severity Severity
+	Msg      string
+}
+
+// String formats the diagnostic as "path:line:col: message", with
+// "warning: " before the message of a warning.
+func (d Diagnostic) String() string {
+	if d.Severity == Warning {
+		return d.Pos.String() + ": warning: " + d.Msg
+	}
+	return d.Pos.String() + ": " + d.Msg
+}
+
+// List collects diagnostics. The zero List is empty and ready to use.
+type List []Diagnostic
+
+// Errorf adds an error at pos.
+func (l *List) Errorf(pos Pos, format string, args ...any) {
+	*l = append(*l, Diagnostic{Pos: pos, Severity: Error, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Warnf adds a warning at pos.
+func (l *List) Warnf(pos Pos, format string, args ...any) {
+	*l = append(*l, Diagnostic{Pos: pos, Severity: Warning, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Sort orders the list by file, line, column, then message, and drops
+// exact duplicates.
+func (l *List) Sort() {
+	slices.SortStableFunc(*l, func(a, b Diagnostic) int {
+		return cmp.Or(
+			cmp.Compare(a.Pos.File, b.Pos.File),
+			cmp.Compare(a.Pos.Line, b.Pos.Line),
+			cmp.Compare(a.Pos.Col, b.Pos.Col),
+			cmp.Compare(b.Severity, a.Severity),
+			cmp.Compare(a.Msg, b.Msg),
+		)
+	})
+	*l = slices.Compact(*l)
+}
+
+// HasErrors reports whether the list holds an error (not only warnings).
+func (l List) HasErrors() bool {
+	return slices.ContainsFunc(l, func(d Diagnostic) bool { return d.Severity == Error })
+}
+
+// Errors returns the errors of the list, without the warnings.
+func (l List) Errors() List {
+	return slices.DeleteFunc(slices.Clone(l), func(d Diagnostic) bool { return d.Severity != Error })
+}
+
+// Warnings returns the warnings of the list.
+func (l List) Warnings() List {
+	return slices.DeleteFunc(slices.Clone(l), func(d Diagnostic) bool { return d.Severity != Warning })
+}
+
+// Err returns the list's errors as an error, or nil when it has none.
+func (l List) Err() error {
+	if errs := l.Errors(); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// Error implements error: one diagnostic per line.
+func (l List) Error() string {
+	var b strings.Builder
+	for i, d := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(d.String())
+	}
+	return b.String()
+}
+
+// Excerpt returns the line of src that d points at, with a caret under
+// its column, indented by four spaces; "" when d has no line or src does
+// not have it.
+func Excerpt(src []byte, d Diagnostic) string {
+	if d.Pos.Line <= 0 {
+		return ""
+	}
+	lines := strings.Split(string(src), "\n")
+	if d.Pos.Line > len(lines) {
+		return ""
+	}
+	line := strings.TrimRight(lines[d.Pos.Line-1], "\r")
+	if len(line) > 200 {
+		line = line[:200] + "…"
+	}
+	var caret strings.Builder
+	for i, r := range line {
+		if i >= d.Pos.Col-1 {
+			break
+		}
+		if r == '\t' {
+			caret.WriteByte('\t')
+		} else {
+			caret.WriteByte(' ')
+		}
+	}
+	if d.Pos.Col == 0 {
+		return "    " + line + "\n"
+	}
+	return "    " + line + "\n    " + caret.String() + "^\n"
+}

@@ -1,0 +1,237 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/templates"
+)
+
+// diagramView is what diagram.mmd.tmpl renders.
+type diagramView struct {
+	Header, Title string
+	Initial       string
+	Choices       []string
+	Edges         []edge
+	Terminals     []string
+}
+
+type edge struct{ From, To, Label string }
+
+// Mermaid returns the machine's stateDiagram-v2: the initial and terminal
+// pseudo-states, one edge per transition labelled "Event [guard] / Action",
+// and transient states drawn as <<choice>> nodes.
+func Mermaid(m *fsm.Machine) ([]byte, error) {
+	v := diagramView{Header: Header, Title: mermaidText(m.Name + " state machine, from " + m.SpecFile), Initial: m.Initial.Name}
+	for _, s := range m.States {
+		if s.Transient {
+			v.Choices = append(v.Choices, s.Name)
+		}
+		if s.Terminal {
+			v.Terminals = append(v.Terminals, s.Name)
+		}
+	}
+	for _, r := range m.Rules {
+		if r.Kind != fsm.Transition {
+			continue
+		}
+		v.Edges = append(v.Edges, edge{From: r.From.Name, To: r.To.Name, Label: edgeLabel(r)})
+	}
+	return execute("diagram.mmd.tmpl", v)
+}
+
+// edgeLabel returns "Event [guard] / Action" with the parts a rule has.
+func edgeLabel(r *fsm.Rule) string {
+	var parts []string
+	if r.Event != nil {
+		parts = append(parts, r.Event.Name)
+	}
+	switch {
+	case r.Guard != nil:
+		parts = append(parts, "["+r.Guard.Name+"]")
+	case r.Else:
+		parts = append(parts, "[else]")
+	}
+	if r.Action != nil {
+		parts = append(parts, "/ "+r.Action.Name)
+	}
+	return strings.Join(parts, " ")
+}
+
+// mermaidText makes free text safe on one line of a Mermaid file: no line
+// breaks, and none of the characters Mermaid gives a meaning.
+func mermaidText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r < ' ', r == 0x7f, r == 0x2028, r == 0x2029:
+			return ' '
+		case strings.ContainsRune(`:;{}[]<>"'#%|`+"`", r):
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// tableView is what table.md.tmpl renders.
+type tableView struct {
+	Header, Name, Doc, Spec  string
+	DiagramName, DiagramLink string
+	States                   []declRow
+	Events, Actions          []declRow
+	Transitions              []transitionRow
+	Refusals                 []refusalRow
+	Reasons                  []string
+}
+
+type declRow struct{ Name, Kind, Fields, Doc string }
+
+type transitionRow struct{ From, Event, Guard, To, Effect, Action string }
+
+type refusalRow struct{ State, Ignored, Rejected string }
+
+// Markdown returns the machine's documentation: its states, events and
+// actions with their fields, the transition table, and what each state
+// ignores or rejects.
+func Markdown(m *fsm.Machine) ([]byte, error) {
+	v := tableView{Header: Header, Name: m.Name, Doc: mdText(m.Doc), Spec: m.SpecFile}
+	if m.Output.Diagram != "" && m.Output.Table != "" {
+		v.DiagramName = path.Base(m.Output.Diagram)
+		v.DiagramLink = relPath(path.Dir(m.Output.Table), m.Output.Diagram)
+	}
+	for _, s := range m.States {
+		var kinds []string
+		for _, k := range []struct {
+			on   bool
+			name string
+		}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Transient, "transient"}} {
+			if k.on {
+				kinds = append(kinds, k.name)
+			}
+		}
+		v.States = append(v.States, declRow{Name: s.Name, Kind: strings.Join(kinds, ", "), Fields: mdFields(s.Fields), Doc: mdText(s.Doc)})
+	}
+	for _, e := range m.Events {
+		v.Events = append(v.Events, declRow{Name: e.Name, Fields: mdFields(e.Fields), Doc: mdText(e.Doc)})
+	}
+	for _, a := range m.Actions {
+		v.Actions = append(v.Actions, declRow{Name: a.Name, Fields: mdFields(a.Fields), Doc: mdText(a.Doc)})
+	}
+	code := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "`" + s + "`"
+	}
+	for _, s := range m.States {
+		var ignored, rejected []string
+		var rules []*fsm.Rule
+		for _, c := range s.Cells {
+			rules = append(rules, c.Rules...)
+		}
+		if s.Choice != nil {
+			rules = append(rules, s.Choice.Rules...)
+		}
+		for _, r := range rules {
+			ev, guard := "(eventless)", ""
+			if r.Event != nil {
+				ev = code(r.Event.Name)
+			}
+			switch {
+			case r.Guard != nil:
+				guard = code(r.Guard.Name)
+			case r.Else:
+				guard = "else"
+			}
+			switch r.Kind {
+			case fsm.Transition:
+				row := transitionRow{From: code(r.From.Name), Event: ev, Guard: guard, To: code(r.To.Name)}
+				if r.Stays() {
+					row.To = "(stays)"
+				}
+				if r.Effect != nil {
+					row.Effect = code(r.Effect.Name)
+				}
+				if r.Action != nil {
+					row.Action = code(r.Action.Name)
+				}
+				v.Transitions = append(v.Transitions, row)
+			case fsm.Ignore:
+				if r.Guard != nil || r.Else {
+					v.Transitions = append(v.Transitions, transitionRow{From: code(r.From.Name), Event: ev, Guard: guard, To: "(ignored)"})
+					continue
+				}
+				ignored = append(ignored, r.Event.Name)
+			case fsm.Reject:
+				if r.Guard != nil || r.Else {
+					v.Transitions = append(v.Transitions, transitionRow{From: code(r.From.Name), Event: ev, Guard: guard, To: "(rejected)"})
+					v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s` [%s]: %s", r.From.Name, r.Event.Name, strings.Trim(guard, "`"), mdText(r.Reason)))
+					continue
+				}
+				rejected = append(rejected, r.Event.Name)
+			}
+		}
+		if len(ignored)+len(rejected) > 0 {
+			v.Refusals = append(v.Refusals, refusalRow{State: code(s.Name), Ignored: strings.Join(ignored, ", "), Rejected: strings.Join(rejected, ", ")})
+		}
+	}
+	return execute("table.md.tmpl", v)
+}
+
+func mdFields(fs []*fsm.Field) string {
+	parts := make([]string, 0, len(fs))
+	for _, f := range fs {
+		parts = append(parts, "`"+f.Name+" "+strings.ReplaceAll(f.Type, "|", "")+"`")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mdText makes free text safe in a Markdown table cell: one line, table
+// pipes escaped, and HTML and emphasis characters rendered as text.
+func mdText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '|', '\\', '`', '*', '_', '[', ']', '<', '>', '#', '!':
+			b.WriteByte('\\')
+		case 0x2028, 0x2029:
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// relPath returns the slash path of target relative to dir; both are
+// relative to the same directory.
+func relPath(dir, target string) string {
+	up := 0
+	d := path.Clean(dir)
+	for d != "." && !strings.HasPrefix(target+"/", d+"/") {
+		d = path.Dir(d)
+		up++
+	}
+	rest := target
+	if d != "." {
+		rest = strings.TrimPrefix(target, d+"/")
+	}
+	return strings.Repeat("../", up) + rest
+}
+
+func execute(name string, view any) ([]byte, error) {
+	t, err := templates.Parse(name)
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, view); err != nil {
+		return nil, fmt.Errorf("render template %s: %w", name, err)
+	}
+	if !bytes.HasSuffix(buf.Bytes(), []byte("\n")) {
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,816 @@
+package emit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/fsm"
+)
+
+// Import paths the generated code uses, in one place.
+const (
+	pkgErrors  = "errors"
+	pkgFmt     = "fmt"
+	pkgJSON    = "encoding/json"
+	pkgSlices  = "slices"
+	pkgStrconv = "strconv"
+)
+
+// goGen emits the machine's Go package.
+type goGen struct {
+	m *fsm.Machine
+	f *jen.File
+}
+
+// GoFile returns the generated package for m as a jennifer file.
+func GoFile(m *fsm.Machine) *jen.File {
+	g := &goGen{m: m, f: newFile(m)}
+	g.genPackageDoc()
+	g.genKinds()
+	g.genInterfaces()
+	g.genDecls()
+	g.genBehavior()
+	g.genRules()
+	g.genErrors()
+	g.genMachine()
+	g.genHandleEvent()
+	g.genCells()
+	g.genChoices()
+	g.genSteps()
+	g.genJSON()
+	return g.f
+}
+
+func (g *goGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) > 0 }
+
+// genPackageDoc emits the package comment from the spec's doc.
+func (g *goGen) genPackageDoc() {
+	m := g.m
+	lines := []string{fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, m.SpecFile)}
+	if m.Doc != "" {
+		lines = append(lines, "")
+		lines = append(lines, docLines(m.Doc)...)
+	}
+	lines = append(lines, "",
+		"Feed events to a Machine with HandleEvent and perform the actions it returns.",
+		"The machine is synchronous and deterministic: it does no I/O, and the same",
+		"events always give the same actions, so an event log replays exactly.")
+	for _, l := range lines {
+		if l == "" {
+			g.f.PackageComment("//")
+		} else {
+			g.f.PackageComment("// " + l)
+		}
+	}
+}
+
+// kindSet describes one of the three kind enums.
+type kindSet struct {
+	typ, what string
+	decls     []*fsm.Decl
+}
+
+func (g *goGen) kindSets() []kindSet {
+	var ss, es, as []*fsm.Decl
+	for _, s := range g.m.States {
+		ss = append(ss, &s.Decl)
+	}
+	for _, e := range g.m.Events {
+		es = append(es, &e.Decl)
+	}
+	for _, a := range g.m.Actions {
+		as = append(as, &a.Decl)
+	}
+	return []kindSet{{"StateKind", "state", ss}, {"EventKind", "event", es}, {"ActionKind", "action", as}}
+}
+
+// genKinds emits, for states, events and actions:
+//
+//	type StateKind uint8
+//	const ( StateA StateKind = iota + 1; ... )
+//	func (k StateKind) String() string { switch k { case StateA: return "A" ... } }
+func (g *goGen) genKinds() {
+	for _, ks := range g.kindSets() {
+		g.f.Add(comment(ks.typ+" identifies ", fmt.Sprintf("a %s of the %s machine. The zero value is no %s.", ks.what, g.m.Name, ks.what)))
+		g.f.Type().Id(ks.typ).Uint8()
+		consts := make([]jen.Code, 0, len(ks.decls))
+		cases := make([]jen.Code, 0, len(ks.decls))
+		for i, d := range ks.decls {
+			c := jen.Add(comment(d.KindName+" identifies ", fmt.Sprintf("the %s %s.", ks.what, d.Name))).Line().Id(d.KindName)
+			if i == 0 {
+				c.Id(ks.typ).Op("=").Iota().Op("+").Lit(1)
+			}
+			consts = append(consts, c)
+			cases = append(cases, jen.Case(jen.Id(d.KindName)).Block(jen.Return(jen.Lit(d.Name))))
+		}
+		g.f.Comment(fmt.Sprintf("// The %ss of the %s machine.", ks.what, g.m.Name))
+		g.f.Const().Defs(consts...)
+		g.f.Comment(fmt.Sprintf("// String returns the %s's name as the spec writes it.", ks.what))
+		g.f.Func().Params(jen.Id("k").Id(ks.typ)).Id("String").Params().String().Block(
+			jen.Switch(jen.Id("k")).Block(cases...),
+			jen.Return(jen.Lit(ks.typ+"(").Op("+").Qual(pkgStrconv, "Itoa").Call(jen.Int().Call(jen.Id("k"))).Op("+").Lit(")")),
+		)
+	}
+}
+
+// genInterfaces emits the sealed State, Event and Action interfaces.
+func (g *goGen) genInterfaces() {
+	list := func(ds []*fsm.Decl, ptr bool) string {
+		names := make([]string, len(ds))
+		for i, d := range ds {
+			names[i] = d.GoName
+			if ptr {
+				names[i] = "*" + d.GoName
+			}
+		}
+		return strings.Join(names, ", ")
+	}
+	sets := g.kindSets()
+	for i, it := range []struct{ name, marker, doc string }{
+		{"State", "isState", "State is a state of the %s machine: one of %s."},
+		{"Event", "isEvent", "Event is an event the %s machine handles: one of %s."},
+		{"Action", "isAction", "Action is an action the %s machine returns: one of %s. Actions are pointers into the machine (see Machine.HandleEvent)."},
+	} {
+		g.f.Add(comment("", fmt.Sprintf(it.doc, g.m.Name, list(sets[i].decls, i == 2))))
+		g.f.Type().Id(it.name).Interface(
+			jen.Comment(fmt.Sprintf("// Kind returns which %s this is.", sets[i].what)),
+			jen.Id("Kind").Params().Id(sets[i].typ),
+			jen.Id(it.marker).Params(),
+		)
+	}
+}
+
+// genDecls emits one struct per state, event and action, with its Kind
+// method, e.g.
+//
+//	// CallingLLM is the state CallingLlm: <doc>
+//	type CallingLLM struct { Retries int `json:"retries"` }
+//	// Kind returns StateCallingLLM.
+//	func (CallingLLM) Kind() StateKind { return StateCallingLLM }
+//	func (CallingLLM) isState() {}
+func (g *goGen) genDecls() {
+	for i, ks := range g.kindSets() {
+		marker := [...]string{"isState", "isEvent", "isAction"}[i]
+		for _, d := range ks.decls {
+			fields := make([]jen.Code, 0, len(d.Fields))
+			for _, fd := range d.Fields {
+				c := jen.Null()
+				if fd.Doc != "" {
+					c.Add(comment(fd.GoName+" ", fd.Doc)).Line()
+				}
+				fields = append(fields, c.Id(fd.GoName).Add(typeCode(g.m, fd.Type)).Tag(map[string]string{"json": fd.JSONName}))
+			}
+			lead := fmt.Sprintf("%s is the %s %s", d.GoName, ks.what, d.Name)
+			if d.Doc != "" {
+				lead += ": "
+			}
+			g.f.Add(comment(lead, d.Doc))
+			g.f.Type().Id(d.GoName).Struct(fields...)
+			recv := jen.Id(d.GoName)
+			if ks.what == "action" {
+				recv = jen.Op("*").Id(d.GoName)
+			}
+			g.f.Comment(fmt.Sprintf("// Kind returns %s.", d.KindName))
+			g.f.Func().Params(recv.Clone()).Id("Kind").Params().Id(ks.typ).Block(jen.Return(jen.Id(d.KindName)))
+			g.f.Func().Params(recv.Clone()).Id(marker).Params().Block()
+		}
+	}
+}
+
+// sigParams returns the parameters of a guard or effect.
+func (g *goGen) sigParams(fn *fsm.Func) []jen.Code {
+	s := fn.Sig
+	var ps []jen.Code
+	if s.From != nil {
+		name := "from"
+		if s.Stays {
+			name = "s"
+		}
+		ps = append(ps, jen.Id(name).Op("*").Id(s.From.GoName))
+	}
+	if s.Event != nil {
+		ps = append(ps, jen.Id("ev").Id(s.Event.GoName))
+	}
+	if s.To != nil {
+		ps = append(ps, jen.Id("to").Op("*").Id(s.To.GoName))
+	}
+	if s.Act != nil {
+		ps = append(ps, jen.Id("act").Op("*").Id(s.Act.GoName))
+	}
+	return ps
+}
+
+// genBehavior emits the interface the hand-written guards and effects
+// satisfy:
+//
+//	type Behavior interface {
+//		// CanRetry reports ... Guard of CallingLlm × LlmError (agent.yaml:88:9).
+//		CanRetry(from *CallingLLM, ev LLMError) bool
+//		...
+//	}
+func (g *goGen) genBehavior() {
+	if !g.hasBehavior() {
+		return
+	}
+	var methods []jen.Code
+	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
+		for _, fn := range fns {
+			if len(fn.Uses) == 0 {
+				continue
+			}
+			role := "Effect"
+			if fn.Kind == fsm.Guard {
+				role = "Guard"
+			}
+			var where []string
+			for _, r := range fn.Uses {
+				where = append(where, fmt.Sprintf("%s (%s)", fsm.RuleLabel(r), posOf(r)))
+			}
+			doc := fn.Doc
+			if doc == "" {
+				doc = "is the " + strings.ToLower(role) + " " + fn.Name + "."
+			}
+			c := jen.Add(comment(fn.GoName+" ", doc)).Line().
+				Comment("//").Line().
+				Add(comment("", role+" of "+strings.Join(where, "; ")+".")).Line()
+			if fn.Kind == fsm.Effect && fn.Sig.Stays && fn.Sig.From != nil {
+				c.Comment("// It updates s in place: the machine stays in its state.").Line()
+			}
+			c.Id(fn.GoName).Params(g.sigParams(fn)...)
+			if fn.Kind == fsm.Guard {
+				c.Bool()
+			}
+			methods = append(methods, c)
+		}
+	}
+	g.f.Add(comment("", fmt.Sprintf("Behavior holds the guards and effects of the %s machine, written by hand. "+
+		"Guards decide between the branches of a transition; effects compute the target state's and the action's fields "+
+		"that the machine cannot carry over from the source state and the event. "+
+		"All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, "+
+		"so that the machine stays deterministic. A guard must not modify its arguments.", g.m.Name)))
+	g.f.Type().Id("Behavior").Interface(methods...)
+}
+
+// posOf returns a rule's spec position without directories, for comments.
+func posOf(r *fsm.Rule) string {
+	p := r.Pos
+	p.File = r.From.Pos.File
+	s := p.String()
+	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+// genRules emits the transition table as data:
+//
+//	type RuleKind uint8; const ( RuleTransition RuleKind = iota; ... )
+//	type Rule struct { From StateKind; Event EventKind; ... }
+//	var rules = [...]Rule{ {From: StateA, Event: EventX, ...}, ... }
+//	func Rules() []Rule { return slices.Clone(rules[:]) }
+func (g *goGen) genRules() {
+	f := g.f
+	f.Comment("// RuleKind says what a rule does with its event.")
+	f.Type().Id("RuleKind").Uint8()
+	f.Comment("// The kinds of rules.")
+	f.Const().Defs(
+		jen.Comment("// RuleTransition moves to a state (or stays) and emits the rule's action, if any."),
+		jen.Id("RuleTransition").Id("RuleKind").Op("=").Iota(),
+		jen.Comment("// RuleIgnore drops the event: nothing changes and HandleEvent returns no action."),
+		jen.Id("RuleIgnore"),
+		jen.Comment("// RuleReject refuses the event: nothing changes and HandleEvent returns a *RejectedError."),
+		jen.Id("RuleReject"),
+	)
+	f.Comment("// String returns \"transition\", \"ignore\" or \"reject\".")
+	f.Func().Params(jen.Id("k").Id("RuleKind")).Id("String").Params().String().Block(
+		jen.Switch(jen.Id("k")).Block(
+			jen.Case(jen.Id("RuleTransition")).Block(jen.Return(jen.Lit("transition"))),
+			jen.Case(jen.Id("RuleIgnore")).Block(jen.Return(jen.Lit("ignore"))),
+			jen.Case(jen.Id("RuleReject")).Block(jen.Return(jen.Lit("reject"))),
+		),
+		jen.Return(jen.Lit("RuleKind(").Op("+").Qual(pkgStrconv, "Itoa").Call(jen.Int().Call(jen.Id("k"))).Op("+").Lit(")")),
+	)
+	f.Add(comment("", fmt.Sprintf("Rule is one row of the %s transition table.", g.m.Name)))
+	f.Type().Id("Rule").Struct(
+		jen.Comment("// Kind says what the rule does."), jen.Id("Kind").Id("RuleKind"),
+		jen.Comment("// From is the state the rule applies in."), jen.Id("From").Id("StateKind"),
+		jen.Comment("// Event is the event the rule handles; zero for an eventless rule of a transient state."), jen.Id("Event").Id("EventKind"),
+		jen.Comment("// Guard names the guard that must hold, \"else\" on a last branch, or \"\" when unguarded."), jen.Id("Guard").String(),
+		jen.Comment("// To is the state after the rule; From when it stays."), jen.Id("To").Id("StateKind"),
+		jen.Comment("// Effect names the effect that runs, or \"\"."), jen.Id("Effect").String(),
+		jen.Comment("// Action is the action emitted; zero for none."), jen.Id("Action").Id("ActionKind"),
+		jen.Comment("// Reason says why a reject rule refuses the event."), jen.Id("Reason").String(),
+		jen.Comment("// Pos is where the spec writes the rule, as file:line:col."), jen.Id("Pos").String(),
+	)
+	var rows []jen.Code
+	for _, r := range g.m.Rules {
+		d := jen.Dict{jen.Id("From"): jen.Id(r.From.KindName), jen.Id("To"): jen.Id(r.To.KindName), jen.Id("Pos"): jen.Lit(posOf(r))}
+		d[jen.Id("Kind")] = jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[r.Kind])
+		if r.Event != nil {
+			d[jen.Id("Event")] = jen.Id(r.Event.KindName)
+		}
+		switch {
+		case r.Guard != nil:
+			d[jen.Id("Guard")] = jen.Lit(r.Guard.Name)
+		case r.Else:
+			d[jen.Id("Guard")] = jen.Lit("else")
+		}
+		if r.Effect != nil {
+			d[jen.Id("Effect")] = jen.Lit(r.Effect.Name)
+		}
+		if r.Action != nil {
+			d[jen.Id("Action")] = jen.Id(r.Action.KindName)
+		}
+		if r.Kind == fsm.Reject {
+			d[jen.Id("Reason")] = jen.Lit(r.Reason)
+		}
+		rows = append(rows, jen.Values(d))
+	}
+	f.Comment("// rules is the transition table; a rule's index is its number in Step.Rule.")
+	f.Var().Id("rules").Op("=").Index(jen.Op("...")).Id("Rule").ValuesFunc(func(grp *jen.Group) {
+		for _, r := range rows {
+			grp.Line().Add(r)
+		}
+		grp.Line()
+	})
+	f.Comment("// Rules returns the transition table: every row of the spec, wildcards and ignore and")
+	f.Comment("// reject lists expanded, state by state in spec order. Step.Rule indexes it.")
+	f.Func().Id("Rules").Params().Index().Id("Rule").Block(jen.Return(jen.Qual(pkgSlices, "Clone").Call(jen.Id("rules").Index(jen.Op(":")))))
+}
+
+// genErrors emits ErrRejected and RejectedError.
+func (g *goGen) genErrors() {
+	f, pkg := g.f, g.m.Package
+	f.Comment("// ErrRejected is wrapped by every *RejectedError, for errors.Is.")
+	f.Var().Id("ErrRejected").Op("=").Qual(pkgErrors, "New").Call(jen.Lit("event rejected"))
+	f.Comment("// RejectedError reports that the current state refused an event; the machine is unchanged.")
+	f.Type().Id("RejectedError").Struct(
+		jen.Comment("// State is the state that refused the event."), jen.Id("State").Id("StateKind"),
+		jen.Comment("// Event is the refused event's kind."), jen.Id("Event").Id("EventKind"),
+		jen.Comment("// Reason says why, as the spec gives it."), jen.Id("Reason").String(),
+	)
+	f.Comment("// Error returns \"" + pkg + ": STATE rejects EVENT: REASON\".")
+	f.Func().Params(jen.Id("e").Op("*").Id("RejectedError")).Id("Error").Params().String().Block(
+		jen.Return(jen.Qual(pkgFmt, "Sprintf").Call(jen.Lit(pkg+": %s rejects %s: %s"), jen.Id("e").Dot("State"), jen.Id("e").Dot("Event"), jen.Id("e").Dot("Reason"))))
+	f.Comment("// Unwrap returns ErrRejected.")
+	f.Func().Params(jen.Op("*").Id("RejectedError")).Id("Unwrap").Params().Error().Block(jen.Return(jen.Id("ErrRejected")))
+}
+
+// genMachine emits the Machine type, its storage, and its constructors and
+// accessors.
+//
+//	type Machine struct { b Behavior; obs Observer; kind StateKind; st states; act actions }
+//	func New(b Behavior, initial A) *Machine
+//	func Restore(b Behavior, s State) (*Machine, error)
+//	func (m *Machine) State() State
+func (g *goGen) genMachine() {
+	f, m := g.f, g.m
+	slots := func(typ, doc string, ds []*fsm.Decl) {
+		var fields []jen.Code
+		for _, d := range ds {
+			fields = append(fields, jen.Id(d.GoName).Id(d.GoName))
+		}
+		f.Comment(doc)
+		f.Type().Id(typ).Struct(fields...)
+	}
+	sets := g.kindSets()
+	slots("states", "// states stores the current state's data in the field of its kind; the others are zero.", sets[0].decls)
+	slots("actions", "// actions stores the last action of each kind; HandleEvent returns pointers to them.", sets[2].decls)
+
+	f.Add(comment("", fmt.Sprintf("Machine runs the %s state machine. Create it with New or Restore. It is not safe for "+
+		"concurrent use: one goroutine owns it and feeds it one event at a time.", m.Name)))
+	fields := []jen.Code{}
+	if g.hasBehavior() {
+		fields = append(fields, jen.Id("b").Id("Behavior"))
+	}
+	fields = append(fields, jen.Id("obs").Id("Observer"), jen.Id("kind").Id("StateKind"), jen.Id("st").Id("states"), jen.Id("act").Id("actions"))
+	f.Type().Id("Machine").Struct(fields...)
+
+	var params, init []jen.Code
+	if g.hasBehavior() {
+		params = append(params, jen.Id("b").Id("Behavior"))
+		init = append(init, jen.Id("b").Op(":").Id("b"))
+	}
+	ini := m.Initial
+	f.Add(comment("", fmt.Sprintf("New returns a machine in the initial state %s with the given data.", ini.Name)))
+	f.Func().Id("New").Params(append(params, jen.Id("initial").Id(ini.GoName))...).Op("*").Id("Machine").Block(
+		jen.Id("m").Op(":=").Op("&").Id("Machine").Values(append(init, jen.Id("kind").Op(":").Id(ini.KindName))...),
+		jen.Id("m").Dot("st").Dot(ini.GoName).Op("=").Id("initial"),
+		jen.Return(jen.Id("m")),
+	)
+
+	var cases []jen.Code
+	for _, s := range m.States {
+		if s.Transient {
+			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Qual(pkgErrors, "New").Call(
+				jen.Lit(fmt.Sprintf("%s: cannot restore the transient state %s: it is never at rest", m.Package, s.Name))))))
+			continue
+		}
+		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(
+			jen.List(jen.Id("m").Dot("kind"), jen.Id("m").Dot("st").Dot(s.GoName)).Op("=").List(jen.Id(s.KindName), jen.Id("s"))))
+	}
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
+		jen.Lit(m.Package+": cannot restore %T: not a state of the "+m.Name+" machine"), jen.Id("s")))))
+	f.Add(comment("", "Restore returns a machine in state s, e.g. one decoded by UnmarshalState. "+
+		"It fails for a transient state, which is left in the step that enters it."))
+	f.Func().Id("Restore").Params(append(params, jen.Id("s").Id("State"))...).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+		jen.Id("m").Op(":=").Op("&").Id("Machine").Values(init...),
+		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
+		jen.Return(jen.Id("m"), jen.Nil()),
+	)
+
+	var scases []jen.Code
+	for _, s := range m.States {
+		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("st").Dot(s.GoName))))
+	}
+	f.Add(comment("", "State returns the current state, or nil for a Machine not made by New or Restore. "+
+		"Its slices share memory with the machine: read them, do not modify them."))
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("State").Params().Id("State").Block(
+		jen.Switch(jen.Id("m").Dot("kind")).Block(scases...),
+		jen.Return(jen.Nil()),
+	)
+	f.Comment("// Kind returns the kind of the current state.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Kind").Params().Id("StateKind").Block(jen.Return(jen.Id("m").Dot("kind")))
+
+	f.Comment("// Observer is called after every step the machine takes.")
+	f.Type().Id("Observer").Func().Params(jen.Id("Step"))
+	f.Comment("// Step describes one step: an event handled by a rule, or an eventless rule of a transient state.")
+	f.Type().Id("Step").Struct(
+		jen.Comment("// From is the state before the step."), jen.Id("From").Id("StateKind"),
+		jen.Comment("// Event is the event handled; zero for an eventless step."), jen.Id("Event").Id("EventKind"),
+		jen.Comment("// Rule is the number of the rule that fired, an index into Rules()."), jen.Id("Rule").Int(),
+		jen.Comment("// To is the state after the step."), jen.Id("To").Id("StateKind"),
+		jen.Comment("// Action is the action returned, or nil."), jen.Id("Action").Id("Action"),
+	)
+	f.Comment("// SetObserver makes the machine call o after every step; nil removes the observer.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("SetObserver").Params(jen.Id("o").Id("Observer")).Block(
+		jen.Id("m").Dot("obs").Op("=").Id("o"))
+}
+
+// cellMethod names the method handling event e in state s, e.g.
+// "callingLLMOnLLMError".
+func cellMethod(c *fsm.Cell) string {
+	if c.Event == nil {
+		return "leave" + c.State.GoName
+	}
+	return fsm.LowerName(c.State.Name) + "On" + c.Event.GoName
+}
+
+// single returns the cell's only rule when it ignores or rejects without
+// guards, so that HandleEvent can handle it inline.
+func single(c *fsm.Cell) *fsm.Rule {
+	if len(c.Rules) == 1 && c.Rules[0].Kind != fsm.Transition {
+		return c.Rules[0]
+	}
+	return nil
+}
+
+// usesEvent reports whether the cell's code reads the event's fields.
+func usesEvent(c *fsm.Cell) bool {
+	if c.Event == nil || len(c.Event.Fields) == 0 {
+		return false
+	}
+	for _, r := range c.Rules {
+		if r.Guard != nil && r.Guard.Sig.Event != nil || r.Effect != nil && r.Effect.Sig.Event != nil {
+			return true
+		}
+		for _, a := range append(append([]fsm.Assign(nil), r.ToInit...), r.ActInit...) {
+			if a.Source == fsm.FromEvent {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// genHandleEvent emits the exhaustive nested switch, state then event:
+//
+//	func (m *Machine) HandleEvent(ev Event) (Action, error) {
+//		switch m.kind {
+//		case StateA:
+//			switch ev := ev.(type) {
+//			case X: return m.aOnX(ev)
+//			case Y: return m.reject(3)
+//			}
+//		...
+//		}
+//		return nil, m.unknown(ev)
+//	}
+func (g *goGen) genHandleEvent() {
+	m := g.m
+	var states []jen.Code
+	for _, s := range m.States {
+		if s.Transient {
+			continue
+		}
+		var evCases []jen.Code
+		bound := false
+		for _, c := range s.Cells {
+			var body jen.Code
+			switch r := single(c); {
+			case r != nil && r.Kind == fsm.Ignore:
+				body = jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(r.Index)))
+			case r != nil:
+				body = jen.Return(jen.Id("m").Dot("reject").Call(jen.Lit(r.Index)))
+			case usesEvent(c):
+				bound = true
+				body = jen.Return(jen.Id("m").Dot(cellMethod(c)).Call(jen.Id("ev")))
+			default:
+				body = jen.Return(jen.Id("m").Dot(cellMethod(c)).Call())
+			}
+			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(body))
+		}
+		subject := jen.Id("ev").Assert(jen.Type())
+		if bound {
+			subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
+		}
+		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
+	}
+	g.f.Add(comment("", "HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is "+
+		"nothing to do. The action points into the machine and stays valid until the next call; copy what you need "+
+		"to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the "+
+		"machine is unchanged."))
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error()).Block(
+		jen.Switch(jen.Id("m").Dot("kind")).Block(states...),
+		jen.Return(jen.Nil(), jen.Id("m").Dot("unhandled").Call(jen.Id("ev"))),
+	)
+}
+
+// genCells emits one method per (state, event) cell that has transitions.
+func (g *goGen) genCells() {
+	for _, s := range g.m.States {
+		for _, c := range s.Cells {
+			if single(c) != nil {
+				continue
+			}
+			var params []jen.Code
+			if usesEvent(c) {
+				params = append(params, jen.Id("ev").Id(c.Event.GoName))
+			}
+			g.f.Comment(fmt.Sprintf("// %s handles %s in state %s.", cellMethod(c), c.Event.Name, s.Name))
+			g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(cellMethod(c)).Params(params...).Params(jen.Id("Action"), jen.Error()).
+				Block(g.cellBody(c)...)
+		}
+	}
+}
+
+// genChoices emits, for each transient state, the method that takes its
+// eventless transitions.
+func (g *goGen) genChoices() {
+	for _, s := range g.m.States {
+		if s.Choice == nil {
+			continue
+		}
+		g.f.Comment(fmt.Sprintf("// %s takes the eventless transitions of the transient state %s.", cellMethod(s.Choice), s.Name))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(cellMethod(s.Choice)).Params().Params(jen.Id("Action"), jen.Error()).
+			Block(g.cellBody(s.Choice)...)
+	}
+}
+
+// cellBody emits the rules of a cell: straight code for one unguarded
+// rule, or a switch over the guards:
+//
+//	from := &m.st.A
+//	switch {
+//	case m.b.Guard(from, ev):
+//		<rule>
+//	default:
+//		<else rule>
+//	}
+func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
+	var out []jen.Code
+	needFrom := false
+	for _, r := range c.Rules {
+		if r.Kind == fsm.Transition && (len(r.ToInit) > 0 || len(r.ActInit) > 0 && hasStateSource(r) || r.Effect != nil && r.Effect.Sig.From != nil) ||
+			r.Guard != nil && r.Guard.Sig.From != nil {
+			needFrom = true
+		}
+	}
+	fromName := "from"
+	if len(c.Rules) == 1 && c.Rules[0].Stays() {
+		fromName = "s"
+	}
+	if needFrom {
+		out = append(out, jen.Id(fromName).Op(":=").Op("&").Id("m").Dot("st").Dot(c.State.GoName))
+	}
+	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
+		return append(out, g.ruleBody(c.Rules[0], fromName)...)
+	}
+	var cases []jen.Code
+	for _, r := range c.Rules {
+		body := append([]jen.Code{jen.Comment("// " + fsm.RuleLabel(r))}, g.ruleBody(r, fromName)...)
+		if r.Guard != nil {
+			cases = append(cases, jen.Case(jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.guardArgs(r, fromName)...)).Block(body...))
+		} else {
+			cases = append(cases, jen.Default().Block(body...))
+		}
+	}
+	return append(out, jen.Switch().Block(cases...))
+}
+
+func hasStateSource(r *fsm.Rule) bool {
+	for _, a := range append(append([]fsm.Assign(nil), r.ToInit...), r.ActInit...) {
+		if a.Source == fsm.FromState {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *goGen) guardArgs(r *fsm.Rule, fromName string) []jen.Code {
+	var args []jen.Code
+	if r.Guard.Sig.From != nil {
+		args = append(args, jen.Id(fromName))
+	}
+	if r.Guard.Sig.Event != nil {
+		args = append(args, jen.Id("ev"))
+	}
+	return args
+}
+
+// assigns renders carry-over assignments as composite-literal entries.
+func assigns(as []fsm.Assign, fromName string) jen.Dict {
+	d := jen.Dict{}
+	for _, a := range as {
+		src := jen.Id("ev").Dot(a.Src.GoName)
+		if a.Source == fsm.FromState {
+			src = jen.Id(fromName).Dot(a.Src.GoName)
+		}
+		d[jen.Id(a.Field.GoName)] = src
+	}
+	return d
+}
+
+// ruleBody emits one rule:
+//
+//	m.st.B = B{F: from.F}              // target state, carried over
+//	m.act.X = X{G: ev.G}               // action, carried over
+//	m.b.Effect(from, ev, &m.st.B, &m.act.X)
+//	m.st.A = A{}                       // the state left is cleared
+//	m.kind = StateB
+//	return m.done(7, StateA, &m.act.X)
+func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
+	switch r.Kind {
+	case fsm.Ignore:
+		return []jen.Code{jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(r.Index)))}
+	case fsm.Reject:
+		return []jen.Code{jen.Return(jen.Id("m").Dot("reject").Call(jen.Lit(r.Index)))}
+	}
+	var out []jen.Code
+	toSlot := jen.Id("m").Dot("st").Dot(r.To.GoName)
+	if !r.Stays() && len(r.To.Fields) > 0 {
+		out = append(out, toSlot.Clone().Op("=").Id(r.To.GoName).Values(assigns(r.ToInit, fromName)))
+	}
+	var actRef jen.Code = jen.Nil()
+	if r.Action != nil {
+		actSlot := jen.Id("m").Dot("act").Dot(r.Action.GoName)
+		if len(r.Action.Fields) > 0 {
+			out = append(out, actSlot.Clone().Op("=").Id(r.Action.GoName).Values(assigns(r.ActInit, fromName)))
+		}
+		actRef = jen.Op("&").Add(actSlot)
+	}
+	if e := r.Effect; e != nil {
+		var args []jen.Code
+		if e.Sig.From != nil {
+			args = append(args, jen.Id(fromName))
+		}
+		if e.Sig.Event != nil {
+			args = append(args, jen.Id("ev"))
+		}
+		if e.Sig.To != nil {
+			args = append(args, jen.Op("&").Add(toSlot.Clone()))
+		}
+		if e.Sig.Act != nil {
+			args = append(args, jen.Op("&").Id("m").Dot("act").Dot(r.Action.GoName))
+		}
+		out = append(out, jen.Id("m").Dot("b").Dot(e.GoName).Call(args...))
+	}
+	if !r.Stays() {
+		if len(r.From.Fields) > 0 {
+			out = append(out, jen.Id("m").Dot("st").Dot(r.From.GoName).Op("=").Id(r.From.GoName).Values())
+		}
+		out = append(out, jen.Id("m").Dot("kind").Op("=").Id(r.To.KindName))
+	}
+	if r.To.Transient {
+		out = append(out,
+			jen.Id("m").Dot("step").Call(jen.Lit(r.Index), jen.Id(r.From.KindName), jen.Nil()),
+			jen.Return(jen.Id("m").Dot(cellMethod(r.To.Choice)).Call()))
+		return out
+	}
+	return append(out, jen.Return(jen.Id("m").Dot("done").Call(jen.Lit(r.Index), jen.Id(r.From.KindName), actRef)))
+}
+
+// genSteps emits the helpers that finish a step and tell the observer.
+func (g *goGen) genSteps() {
+	f, m := g.f, g.m
+	obs := func(from, act jen.Code) jen.Code {
+		return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
+			jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(jen.Dict{
+				jen.Id("From"):   from,
+				jen.Id("Event"):  jen.Id("rules").Index(jen.Id("i")).Dot("Event"),
+				jen.Id("Rule"):   jen.Id("i"),
+				jen.Id("To"):     jen.Id("m").Dot("kind"),
+				jen.Id("Action"): act,
+			})))
+	}
+	recv := jen.Id("m").Op("*").Id("Machine")
+	f.Comment("// step tells the observer that rule i moved the machine from state from.")
+	f.Func().Params(recv.Clone()).Id("step").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind"), jen.Id("act").Id("Action")).Block(
+		obs(jen.Id("from"), jen.Id("act")))
+	f.Comment("// done finishes rule i, which moved the machine from state from, and returns its action.")
+	f.Func().Params(recv.Clone()).Id("done").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind"), jen.Id("act").Id("Action")).Params(jen.Id("Action"), jen.Error()).Block(
+		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("from"), jen.Id("act")),
+		jen.Return(jen.Id("act"), jen.Nil()))
+	f.Comment("// ignore finishes rule i, which drops its event.")
+	f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(
+		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind"), jen.Nil()),
+		jen.Return(jen.Nil(), jen.Nil()))
+	f.Comment("// reject finishes rule i, which refuses its event.")
+	f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(
+		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind"), jen.Nil()),
+		jen.Id("r").Op(":=").Op("&").Id("rules").Index(jen.Id("i")),
+		jen.Return(jen.Nil(), jen.Op("&").Id("RejectedError").Values(jen.Dict{
+			jen.Id("State"): jen.Id("r").Dot("From"), jen.Id("Event"): jen.Id("r").Dot("Event"), jen.Id("Reason"): jen.Id("r").Dot("Reason")})))
+	f.Comment("// unhandled explains why HandleEvent found no rule for ev.")
+	f.Func().Params(recv.Clone()).Id("unhandled").Params(jen.Id("ev").Id("Event")).Error().Block(
+		jen.If(jen.Id("m").Dot("kind").Op("==").Lit(0)).Block(
+			jen.Return(jen.Qual(pkgErrors, "New").Call(jen.Lit(m.Package+": the machine is not initialised: create it with New or Restore")))),
+		jen.Return(jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": %s cannot handle %T: it is not an event of the "+m.Name+" machine"), jen.Id("m").Dot("kind"), jen.Id("ev"))),
+	)
+}
+
+// genJSON emits the JSON encoding of states, events and actions:
+//
+//	func (s A) MarshalJSON() ([]byte, error)   // {"kind":"a", ...fields}
+//	func UnmarshalState(data []byte) (State, error)
+func (g *goGen) genJSON() {
+	f, m := g.f, g.m
+	for i, ks := range g.kindSets() {
+		for _, d := range ks.decls {
+			recv := jen.Id("v").Id(d.GoName)
+			f.Comment(fmt.Sprintf("// MarshalJSON encodes the %s as {\"kind\": %q, ...its fields}.", ks.what, d.Snake))
+			if len(d.Fields) == 0 {
+				f.Func().Params(jen.Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+					jen.Return(jen.Index().Byte().Call(jen.Lit(fmt.Sprintf(`{"kind":%q}`, d.Snake))), jen.Nil()))
+				continue
+			}
+			f.Func().Params(recv).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+				jen.Type().Id("fields").Id(d.GoName),
+				jen.Return(jen.Qual(pkgJSON, "Marshal").Call(jen.Struct(
+					jen.Id("Kind").String().Tag(map[string]string{"json": "kind"}),
+					jen.Id("fields"),
+				).Values(jen.Lit(d.Snake), jen.Id("fields").Call(jen.Id("v"))))),
+			)
+		}
+		name := [...]string{"State", "Event", "Action"}[i]
+		wrap := [...]string{"asValue", "asValue", "asPointer"}[i]
+		var cases []jen.Code
+		for _, d := range ks.decls {
+			cases = append(cases, jen.Case(jen.Lit(d.Snake)).Block(
+				jen.Return(jen.Id(wrap).Types(jen.Id(d.GoName), jen.Id(name)).Call(jen.Id("decodeAs").Types(jen.Id(d.GoName)).Call(jen.Id("data"), jen.Lit(ks.what+" "+d.Snake))))))
+		}
+		cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
+			jen.Lit(m.Package+": decode "+ks.what+": unknown kind %q"), jen.Id("kind")))))
+		f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", name, article(ks.what), ks.what))
+		f.Func().Id("Unmarshal"+name).Params(jen.Id("data").Index().Byte()).Params(jen.Id(name), jen.Error()).Block(
+			jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("decodeKind").Call(jen.Id("data"), jen.Lit(ks.what)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Switch(jen.Id("kind")).Block(cases...),
+		)
+	}
+	f.Comment("// decodeKind reads the \"kind\" of a JSON-encoded state, event or action.")
+	f.Func().Id("decodeKind").Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.String(), jen.Error()).Block(
+		jen.Var().Id("head").Struct(jen.Id("Kind").String().Tag(map[string]string{"json": "kind"})),
+		jen.If(jen.Err().Op(":=").Qual(pkgJSON, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("head")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Lit(""), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: %w"), jen.Id("what"), jen.Err()))),
+		jen.If(jen.Id("head").Dot("Kind").Op("==").Lit("")).Block(
+			jen.Return(jen.Lit(""), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: no \"kind\""), jen.Id("what")))),
+		jen.Return(jen.Id("head").Dot("Kind"), jen.Nil()),
+	)
+	f.Comment("// decodeAs decodes data into a new T.")
+	f.Func().Id("decodeAs").Types(jen.Id("T").Any()).Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.Op("*").Id("T"), jen.Error()).Block(
+		jen.Id("v").Op(":=").New(jen.Id("T")),
+		jen.If(jen.Err().Op(":=").Qual(pkgJSON, "Unmarshal").Call(jen.Id("data"), jen.Id("v")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: %w"), jen.Id("what"), jen.Err()))),
+		jen.Return(jen.Id("v"), jen.Nil()),
+	)
+	f.Comment("// asValue returns *v as an I, or the error.")
+	f.Func().Id("asValue").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Var().Id("zero").Id("I"), jen.Return(jen.Id("zero"), jen.Err())),
+		jen.Return(jen.Any().Call(jen.Op("*").Id("v")).Assert(jen.Id("I")), jen.Nil()),
+	)
+	f.Comment("// asPointer returns v as an I, or the error.")
+	f.Func().Id("asPointer").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Var().Id("zero").Id("I"), jen.Return(jen.Id("zero"), jen.Err())),
+		jen.Return(jen.Any().Call(jen.Id("v")).Assert(jen.Id("I")), jen.Nil()),
+	)
+}
+
+func article(word string) string {
+	if strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}

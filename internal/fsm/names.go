@@ -1,0 +1,92 @@
+package fsm
+
+import (
+	"go/token"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// identRE is what a spec name may look like.
+var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// initialisms are the words Go spells in capitals (from the Go wiki's list
+// of common initialisms, plus LLM).
+var initialisms = map[string]bool{
+	"ACL": true, "API": true, "ASCII": true, "CPU": true, "CSS": true, "DNS": true,
+	"EOF": true, "GUID": true, "HTML": true, "HTTP": true, "HTTPS": true, "ID": true,
+	"IP": true, "JSON": true, "LLM": true, "QPS": true, "RAM": true, "RPC": true,
+	"SLA": true, "SMTP": true, "SQL": true, "SSH": true, "TCP": true, "TLS": true,
+	"TTL": true, "UDP": true, "UI": true, "UID": true, "UUID": true, "URI": true,
+	"URL": true, "UTF8": true, "VM": true, "XML": true, "XMPP": true, "XSRF": true,
+	"XSS": true,
+}
+
+// Words splits a spec name into words at underscores and case changes:
+// "CallingLlm" → [Calling Llm], "call_id" → [call id], "LLMError" → [LLM Error].
+func Words(name string) []string {
+	var words []string
+	rs := []rune(name)
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			words = append(words, string(rs[start:end]))
+		}
+		start = end
+	}
+	for i, r := range rs {
+		switch {
+		case r == '_':
+			flush(i)
+			start = i + 1
+		case i > start && unicode.IsUpper(r):
+			prev := rs[i-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush(i)
+			}
+		}
+	}
+	flush(len(rs))
+	return words
+}
+
+// GoName turns a spec name into an exported Go identifier, spelling
+// initialisms in capitals: "CallingLlm" → "CallingLLM", "call_id" → "CallID".
+func GoName(name string) string {
+	var b strings.Builder
+	for _, w := range Words(name) {
+		if up := strings.ToUpper(w); initialisms[up] {
+			b.WriteString(up)
+			continue
+		}
+		rs := []rune(strings.ToLower(w))
+		rs[0] = unicode.ToUpper(rs[0])
+		b.WriteString(string(rs))
+	}
+	return b.String()
+}
+
+// LowerName turns a spec name into an unexported Go identifier:
+// "CallingLlm" → "callingLLM", "LLMError" → "llmError".
+func LowerName(name string) string {
+	words := Words(name)
+	if len(words) == 0 {
+		return ""
+	}
+	first := strings.ToLower(words[0])
+	rest := GoName(strings.Join(words[1:], "_"))
+	if s := first + rest; !token.IsKeyword(s) {
+		return s
+	}
+	return first + rest + "_"
+}
+
+// SnakeName turns a spec name into snake case: "CallingLlm" → "calling_llm".
+func SnakeName(name string) string {
+	words := Words(name)
+	for i, w := range words {
+		words[i] = strings.ToLower(w)
+	}
+	return strings.Join(words, "_")
+}

@@ -1,0 +1,113 @@
+// Package spec parses a state-machine spec (YAML, version 1) into a syntax
+// tree in which every value keeps its file:line:col position.
+//
+// Parsing is strict: "version" must come first, unknown and duplicate keys
+// are errors, and every problem found is reported, not only the first. The
+// tree is not checked for meaning; package fsm does that.
+package spec
+
+import "github.com/fsmgen/fsmgen/internal/diag"
+
+// String is a scalar from the spec with its position. Set is false when
+// the key was absent.
+type String struct {
+	Value string
+	Pos   diag.Pos
+	Set   bool
+}
+
+// Bool is a boolean from the spec with its position.
+type Bool struct {
+	Value bool
+	Pos   diag.Pos
+	Set   bool
+}
+
+// File is a whole spec file.
+type File struct {
+	Path        string
+	Pos         diag.Pos // the document root
+	Version     String
+	Machine     String
+	Package     String
+	Doc         String
+	Imports     []Import
+	Output      Output
+	States      []State
+	Events      []Decl
+	Actions     []Decl
+	Guards      []Func
+	Effects     []Func
+	Transitions []Transition
+}
+
+// Import binds a package qualifier used in field types to an import path.
+type Import struct {
+	Alias String
+	Path  String
+}
+
+// Output names the files generated from the spec, relative to the spec file.
+type Output struct {
+	Go      String // directory of the generated Go package
+	Diagram String // Mermaid diagram
+	Table   String // Markdown transition table
+}
+
+// Field is a typed field of a state, event or action.
+type Field struct {
+	Name String
+	Type String
+	Doc  String
+}
+
+// State is one entry of "states".
+type State struct {
+	Name      String
+	Doc       String
+	Initial   Bool
+	Terminal  Bool
+	Transient Bool
+	Fields    []Field
+	Ignore    []String // events ignored in this state; "*" for every unhandled one
+	Reject    []String // events rejected in this state; "*" for every unhandled one
+}
+
+// Decl is one entry of "events" or "actions".
+type Decl struct {
+	Name   String
+	Doc    String
+	Fields []Field
+}
+
+// Func is one entry of "guards" or "effects".
+type Func struct {
+	Name String
+	Doc  String
+}
+
+// Outcome is what a transition or one of its guarded branches does.
+type Outcome struct {
+	To     String
+	Effect String
+	Action String
+	Ignore Bool
+	Reject String // the reason; set when the branch rejects the event
+}
+
+// Transition is one entry of "transitions".
+type Transition struct {
+	Pos     diag.Pos
+	From    []String // state names, or a single "*"
+	On      String   // event name; absent for the eventless rows of a transient state
+	Outcome          // when there are no guards
+	Guards  []Branch
+}
+
+// Branch is one guarded alternative of a transition.
+type Branch struct {
+	Pos  diag.Pos
+	If   String // the guard's name; absent on the else branch
+	Else Bool
+	Outcome
+}

@@ -1,0 +1,315 @@
+// Package behavior implements the guards and effects of the agent machine
+// (spec/agent.yaml): the hand-written half of gen/agent. It decides when an
+// LLM error is retried and after how long, threads the conversation (user
+// message, assistant message, tool results in the LLM's order), and
+// freezes the request sent after the post-tools hook.
+//
+// Everything here is pure: no I/O, clocks or randomness, so the machine
+// stays deterministic and an event log replays exactly.
+//
+//	m := agent.New(behavior.New(behavior.Config{Model: "claude-sonnet-4-5"}),
+//		agent.WaitingForUserInput{Conversation: chat.NewConversation("T-1")})
+//	act, err := m.HandleEvent(agent.UserInput{Message: chat.UserMessage("hello")})
+package behavior
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+)
+
+// Config is what the agent's decisions depend on.
+type Config struct {
+	// Model names the LLM model every request asks for.
+	Model string
+	// System is the system prompt of every request.
+	System string
+	// MaxTokens caps each reply; 0 means 4096.
+	MaxTokens int
+	// Temperature is the sampling temperature; nil leaves the provider's default.
+	Temperature *float64
+	// Tools are offered to the LLM in every request.
+	Tools []chat.ToolSpec
+	// MaxRetries counts retries after the first attempt: with 3, a request
+	// is tried at most 4 times. Negative means 0; use NoRetries to disable.
+	MaxRetries int
+	// NoRetries disables retries (MaxRetries 0 would otherwise mean the default).
+	NoRetries bool
+	// BaseDelay is the delay before the first retry; 0 means 1s. Each
+	// further retry doubles it, up to MaxDelay.
+	BaseDelay time.Duration
+	// MaxDelay caps the backoff; 0 means 30s.
+	MaxDelay time.Duration
+	// MaxRetryAfter caps a delay a server asks for with retry-after; 0 means 5m.
+	MaxRetryAfter time.Duration
+	// MutatingTools name the tools that may change files; any completed
+	// call of one (even a failed one) runs the post-tools hook. Nil means
+	// edit_file and bash.
+	MutatingTools []string
+}
+
+// The defaults of Config.
+const (
+	DefaultMaxTokens     = 4096
+	DefaultMaxRetries    = 3
+	DefaultBaseDelay     = time.Second
+	DefaultMaxDelay      = 30 * time.Second
+	DefaultMaxRetryAfter = 5 * time.Minute
+)
+
+// DefaultMutatingTools are the tools that trigger the post-tools hook when
+// Config.MutatingTools is nil.
+var DefaultMutatingTools = []string{"edit_file", "bash"}
+
+// Agent is the agent's Behavior. It is immutable and safe to share.
+type Agent struct {
+	cfg      Config
+	mutating map[string]bool
+}
+
+var _ agent.Behavior = (*Agent)(nil)
+
+// New returns the behaviour for cfg, with defaults filled in.
+func New(cfg Config) *Agent {
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	switch {
+	case cfg.NoRetries || cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = DefaultMaxRetries
+	}
+	if cfg.BaseDelay <= 0 {
+		cfg.BaseDelay = DefaultBaseDelay
+	}
+	if cfg.MaxDelay <= 0 {
+		cfg.MaxDelay = DefaultMaxDelay
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if cfg.MutatingTools == nil {
+		cfg.MutatingTools = DefaultMutatingTools
+	}
+	cfg.MutatingTools = slices.Clone(cfg.MutatingTools)
+	cfg.Tools = slices.Clone(cfg.Tools)
+	a := &Agent{cfg: cfg, mutating: map[string]bool{}}
+	for _, t := range cfg.MutatingTools {
+		a.mutating[t] = true
+	}
+	return a
+}
+
+// Config returns the configuration in effect, defaults filled in.
+func (a *Agent) Config() Config { return a.cfg }
+
+// Request builds the LLM request for a conversation.
+func (a *Agent) Request(c chat.Conversation) chat.Request {
+	return chat.Request{
+		Model:       a.cfg.Model,
+		System:      a.cfg.System,
+		Messages:    c.Messages(),
+		Tools:       a.cfg.Tools,
+		MaxTokens:   a.cfg.MaxTokens,
+		Temperature: a.cfg.Temperature,
+	}
+}
+
+// Backoff returns the delay before retry number attempt (1 for the first
+// retry): BaseDelay doubled for each earlier retry, capped at MaxDelay. A
+// server's retry-after, when given, is used instead, capped at MaxRetryAfter.
+func (a *Agent) Backoff(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return min(retryAfter, a.cfg.MaxRetryAfter)
+	}
+	d := a.cfg.BaseDelay
+	for i := 1; i < attempt && d < a.cfg.MaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, a.cfg.MaxDelay)
+}
+
+// CanRetry reports whether the error is retryable and the request has
+// retries left.
+func (a *Agent) CanRetry(from *agent.CallingLLM, ev agent.LLMError) bool {
+	return ev.Error.Retryable() && from.Retries < a.cfg.MaxRetries
+}
+
+// HasToolCalls reports whether the reply asks for tools.
+func (a *Agent) HasToolCalls(from *agent.ProcessingLLMResponse) bool {
+	return len(from.Response.Message.ToolCalls) > 0
+}
+
+// pending returns the index of the first execution for callID that has
+// not completed, or -1.
+func pending(execs []chat.ToolExecution, callID string) int {
+	for i := range execs {
+		if execs[i].Call.ID == callID && execs[i].Status != chat.ToolCompleted {
+			return i
+		}
+	}
+	return -1
+}
+
+// IsUnknownCall reports whether the completion names no pending call of
+// this round (unknown or already completed).
+func (a *Agent) IsUnknownCall(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
+	return pending(from.Executions, ev.CallID) < 0
+}
+
+// ToolsPending reports whether other calls of the round are still pending
+// once this one completes.
+func (a *Agent) ToolsPending(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
+	this := pending(from.Executions, ev.CallID)
+	for i := range from.Executions {
+		if i != this && from.Executions[i].Status != chat.ToolCompleted {
+			return true
+		}
+	}
+	return false
+}
+
+// MutatingToolRan reports whether, with this completion, a completed call
+// of the round used a mutating tool. A failed call counts: a failed bash
+// command may still have changed files.
+func (a *Agent) MutatingToolRan(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
+	this := pending(from.Executions, ev.CallID)
+	for i := range from.Executions {
+		e := &from.Executions[i]
+		if (i == this || e.Status == chat.ToolCompleted) && a.mutating[e.Call.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// IsKnownCall reports whether the progress report names a call of this
+// round that has not completed.
+func (a *Agent) IsKnownCall(from *agent.ExecutingTools, ev agent.ToolProgress) bool {
+	return pending(from.Executions, ev.CallID) >= 0
+}
+
+// StartTurn appends the user's message and builds the request.
+func (a *Agent) StartTurn(from *agent.WaitingForUserInput, ev agent.UserInput, to *agent.CallingLLM, act *agent.SendLLMRequest) {
+	msg := ev.Message
+	if msg.Role == "" {
+		msg.Role = chat.RoleUser
+	}
+	to.Conversation = from.Conversation.Append(msg)
+	to.Retries = 0
+	act.Request = a.Request(to.Conversation)
+}
+
+// RecordResponse appends the assistant's message and keeps the reply for
+// examination.
+func (a *Agent) RecordResponse(from *agent.CallingLLM, ev agent.LLMCompleted, to *agent.ProcessingLLMResponse) {
+	msg := ev.Response.Message
+	if msg.Role == "" {
+		msg.Role = chat.RoleAssistant
+	}
+	to.Conversation = from.Conversation.Append(msg)
+}
+
+// StartTools lists one pending execution per tool call, in the LLM's order.
+func (a *Agent) StartTools(from *agent.ProcessingLLMResponse, to *agent.ExecutingTools, act *agent.ExecuteTools) {
+	calls := from.Response.Message.ToolCalls
+	to.Executions = make([]chat.ToolExecution, len(calls))
+	for i, c := range calls {
+		to.Executions[i] = chat.ToolExecution{Call: c, Status: chat.ToolPending}
+	}
+	act.Calls = calls[:len(calls):len(calls)]
+}
+
+// ScheduleRetry counts the failed attempt and computes the backoff delay.
+func (a *Agent) ScheduleRetry(from *agent.CallingLLM, ev agent.LLMError, to *agent.Error, act *agent.ScheduleRetry) {
+	to.Retries = from.Retries + 1
+	to.Origin = chat.OriginLLM
+	act.Attempt = to.Retries
+	act.Delay = a.Backoff(to.Retries, ev.Error.RetryAfter)
+}
+
+// GiveUp reports the error the request failed with.
+func (a *Agent) GiveUp(from *agent.CallingLLM, ev agent.LLMError, to *agent.WaitingForUserInput, act *agent.DisplayError) {
+	attempts := from.Retries + 1
+	switch {
+	case !ev.Error.Retryable():
+		act.Message = fmt.Sprintf("LLM request failed: %s (not retried)", ev.Error.Error())
+	case attempts == 1:
+		act.Message = fmt.Sprintf("LLM request failed: %s (retries are off)", ev.Error.Error())
+	default:
+		act.Message = fmt.Sprintf("LLM request failed after %d attempts: %s", attempts, ev.Error.Error())
+	}
+}
+
+// RetryRequest rebuilds the request from the conversation.
+func (a *Agent) RetryRequest(from *agent.Error, to *agent.CallingLLM, act *agent.SendLLMRequest) {
+	act.Request = a.Request(to.Conversation)
+}
+
+// RecordProgress marks the call running with its progress.
+func (a *Agent) RecordProgress(s *agent.ExecutingTools, ev agent.ToolProgress) {
+	if i := pending(s.Executions, ev.CallID); i >= 0 {
+		s.Executions[i].Status = chat.ToolRunning
+		s.Executions[i].Progress = ev.Progress
+	}
+}
+
+// RecordOutcome marks the call completed with its outcome.
+func (a *Agent) RecordOutcome(s *agent.ExecutingTools, ev agent.ToolCompleted) {
+	complete(s.Executions, ev)
+}
+
+// complete marks the first pending execution of the event's call completed.
+func complete(execs []chat.ToolExecution, ev agent.ToolCompleted) {
+	if i := pending(execs, ev.CallID); i >= 0 {
+		execs[i].Status = chat.ToolCompleted
+		execs[i].Outcome = ev.Outcome
+	}
+}
+
+// withResults completes the last call and appends one tool message per
+// execution to the conversation, in the LLM's order.
+func withResults(from *agent.ExecutingTools, ev agent.ToolCompleted) chat.Conversation {
+	complete(from.Executions, ev)
+	c := from.Conversation
+	for _, e := range from.Executions {
+		c = c.Append(chat.Message{
+			Role:       chat.RoleTool,
+			Content:    e.Outcome.Content,
+			ToolCallID: e.Call.ID,
+			ToolName:   e.Call.Name,
+			IsError:    e.Outcome.IsError,
+		})
+	}
+	return c
+}
+
+// FinishToolsWithHook appends the tool results in the LLM's order and
+// freezes the next request for after the hook.
+func (a *Agent) FinishToolsWithHook(from *agent.ExecutingTools, ev agent.ToolCompleted, to *agent.PostToolsHook, act *agent.RunPostToolsHook) {
+	to.Conversation = withResults(from, ev)
+	to.PendingRequest = a.Request(to.Conversation)
+	to.CompletedTools = make([]chat.CompletedTool, len(from.Executions))
+	for i, e := range from.Executions {
+		to.CompletedTools[i] = chat.CompletedTool{CallID: e.Call.ID, ToolName: e.Call.Name, Succeeded: !e.Outcome.IsError}
+	}
+	act.CompletedTools = to.CompletedTools[:len(to.CompletedTools):len(to.CompletedTools)]
+}
+
+// FinishTools appends the tool results in the LLM's order and builds the
+// next request.
+func (a *Agent) FinishTools(from *agent.ExecutingTools, ev agent.ToolCompleted, to *agent.CallingLLM, act *agent.SendLLMRequest) {
+	to.Conversation = withResults(from, ev)
+	to.Retries = 0
+	act.Request = a.Request(to.Conversation)
+}
+
+// ResumeAfterHook sends the request frozen before the hook.
+func (a *Agent) ResumeAfterHook(from *agent.PostToolsHook, ev agent.PostToolsHookCompleted, to *agent.CallingLLM, act *agent.SendLLMRequest) {
+	to.Retries = 0
+	act.Request = from.PendingRequest
+}

@@ -1,0 +1,389 @@
+package behavior_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+)
+
+// Helpers that build events and responses.
+
+func user(text string) agent.Event { return agent.UserInput{Message: chat.UserMessage(text)} }
+
+func reply(text string, calls ...chat.ToolCall) agent.Event {
+	return agent.LLMCompleted{Response: chat.Response{Message: chat.Message{Role: chat.RoleAssistant, Content: text, ToolCalls: calls}}}
+}
+
+func call(id, name string) chat.ToolCall {
+	return chat.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(`{}`)}
+}
+
+func done(id, content string) agent.Event {
+	return agent.ToolCompleted{CallID: id, Outcome: chat.ToolOutcome{Content: content}}
+}
+
+func failed(id, content string) agent.Event {
+	return agent.ToolCompleted{CallID: id, Outcome: chat.ToolOutcome{Content: content, IsError: true}}
+}
+
+func llmErr(kind chat.ErrorKind) agent.Event {
+	return agent.LLMError{Error: chat.LLMError{Kind: kind, Message: string(kind)}}
+}
+
+// step is one event of a scenario and what must follow from it.
+type step struct {
+	event    agent.Event
+	state    agent.StateKind
+	action   agent.ActionKind // 0: no action
+	rejected bool
+	check    func(t *testing.T, m *agent.Machine, act agent.Action)
+}
+
+// run feeds the steps to a fresh machine and checks each one.
+func run(t *testing.T, cfg behavior.Config, steps []step) *agent.Machine {
+	t.Helper()
+	m := agent.New(behavior.New(cfg), agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
+	for i, s := range steps {
+		act, err := m.HandleEvent(s.event)
+		if s.rejected {
+			require.ErrorIs(t, err, agent.ErrRejected, "step %d", i)
+		} else {
+			require.NoError(t, err, "step %d", i)
+		}
+		require.Equal(t, s.state, m.Kind(), "step %d: state", i)
+		if s.action == 0 {
+			require.Nil(t, act, "step %d: action", i)
+		} else {
+			require.NotNil(t, act, "step %d: action", i)
+			require.Equal(t, s.action, act.Kind(), "step %d: action", i)
+		}
+		if s.check != nil {
+			s.check(t, m, act)
+		}
+	}
+	return m
+}
+
+// roles returns the roles of the conversation of the machine's state.
+func messages(t *testing.T, m *agent.Machine) []chat.Message {
+	t.Helper()
+	switch s := m.State().(type) {
+	case agent.WaitingForUserInput:
+		return s.Conversation.Messages()
+	case agent.CallingLLM:
+		return s.Conversation.Messages()
+	case agent.ExecutingTools:
+		return s.Conversation.Messages()
+	case agent.PostToolsHook:
+		return s.Conversation.Messages()
+	case agent.Error:
+		return s.Conversation.Messages()
+	}
+	t.Fatalf("state %s has no conversation", m.Kind())
+	return nil
+}
+
+func contents(ms []chat.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = string(m.Role) + ":" + m.Content
+	}
+	return out
+}
+
+func sent(t *testing.T, act agent.Action) chat.Request {
+	t.Helper()
+	a, ok := act.(*agent.SendLLMRequest)
+	require.True(t, ok, "action %T is not SendLLMRequest", act)
+	return a.Request
+}
+
+func TestTurns(t *testing.T) {
+	cfg := behavior.Config{Model: "m1", System: "be brief", MaxTokens: 100}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"plain reply: user input, streamed text, completion", []step{
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+				req := sent(t, act)
+				assert.Equal(t, "m1", req.Model)
+				assert.Equal(t, "be brief", req.System)
+				assert.Equal(t, 100, req.MaxTokens)
+				assert.Equal(t, []string{"user:hi"}, contents(req.Messages))
+			}},
+			{event: agent.TextDelta{Content: "Hel"}, state: agent.StateCallingLLM, action: agent.ActionDisplayMessage, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				assert.Equal(t, "Hel", act.(*agent.DisplayMessage).Content)
+			}},
+			{event: agent.ToolCallDelta{CallID: "c", ToolName: "read_file", ArgumentsFragment: "{"}, state: agent.StateCallingLLM, action: agent.ActionWaitForInput},
+			{event: reply("Hello"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+				assert.Equal(t, []string{"user:hi", "assistant:Hello"}, contents(messages(t, m)), "the stored reply comes from Completed, not the deltas")
+			}},
+			{event: agent.TextDelta{Content: "late"}, state: agent.StateWaitingForUserInput, rejected: true},
+		}},
+		{"non-mutating tool round goes straight back to the LLM", []step{
+			{event: user("read a"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: reply("reading", call("r1", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				assert.Equal(t, []chat.ToolCall{call("r1", "read_file")}, act.(*agent.ExecuteTools).Calls)
+			}},
+			{event: done("r1", "contents"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+				req := sent(t, act)
+				assert.Equal(t, []string{"user:read a", "assistant:reading", "tool:contents"}, contents(req.Messages))
+				assert.Equal(t, "r1", req.Messages[2].ToolCallID)
+				assert.Equal(t, 0, m.State().(agent.CallingLLM).Retries)
+			}},
+			{event: reply("it says contents"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
+		}},
+		{"parallel tools completing out of order: results in the LLM's order, hook after a mutating tool", []step{
+			{event: user("go"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: reply("", call("a", "read_file"), call("b", "bash"), call("c", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
+			{event: done("c", "C"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
+			{event: agent.ToolProgress{CallID: "b", Progress: chat.ToolProgress{Fraction: 0.5, Message: "half"}}, state: agent.StateExecutingTools, action: agent.ActionWaitForInput, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+				ex := m.State().(agent.ExecutingTools).Executions
+				assert.Equal(t, chat.ToolPending, ex[0].Status)
+				assert.Equal(t, chat.ToolRunning, ex[1].Status, "progress moves Pending to Running")
+				assert.Equal(t, "half", ex[1].Progress.Message)
+				assert.Equal(t, chat.ToolCompleted, ex[2].Status)
+			}},
+			{event: agent.ToolProgress{CallID: "zzz"}, state: agent.StateExecutingTools},
+			{event: done("a", "A"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
+			{event: user("are you done?"), state: agent.StateExecutingTools, rejected: true},
+			{event: failed("b", "exit 1"), state: agent.StatePostToolsHook, action: agent.ActionRunPostToolsHook, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+				assert.Equal(t, []chat.CompletedTool{
+					{CallID: "a", ToolName: "read_file", Succeeded: true},
+					{CallID: "b", ToolName: "bash", Succeeded: false},
+					{CallID: "c", ToolName: "read_file", Succeeded: true},
+				}, act.(*agent.RunPostToolsHook).CompletedTools, "a failed bash still runs the hook")
+				h := m.State().(agent.PostToolsHook)
+				assert.Equal(t, []string{"user:go", "assistant:", "tool:A", "tool:exit 1", "tool:C"}, contents(h.Conversation.Messages()))
+				assert.True(t, h.Conversation.Messages()[3].IsError)
+				assert.Equal(t, contents(h.Conversation.Messages()), contents(h.PendingRequest.Messages), "the next request is frozen before the hook")
+			}},
+			{event: agent.PostToolsHookCompleted{ActionTaken: true}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+				assert.Equal(t, []string{"user:go", "assistant:", "tool:A", "tool:exit 1", "tool:C"}, contents(sent(t, act).Messages))
+			}},
+			{event: reply("done"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
+		}},
+		{"unknown and duplicate completions are rejected and never overwrite a result", []step{
+			{event: user("go"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: reply("", call("a", "read_file"), call("b", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
+			{event: done("a", "first"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
+			{event: done("a", "second"), state: agent.StateExecutingTools, rejected: true},
+			{event: done("nope", "x"), state: agent.StateExecutingTools, rejected: true},
+			{event: done("b", "B"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				assert.Equal(t, []string{"user:go", "assistant:", "tool:first", "tool:B"}, contents(sent(t, act).Messages))
+			}},
+			{event: done("a", "late"), state: agent.StateCallingLLM, rejected: true},
+		}},
+		{"duplicate call ids in one reply each get their own result", []step{
+			{event: user("go"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: reply("", call("x", "read_file"), call("x", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
+			{event: done("x", "one"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
+			{event: done("x", "two"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				assert.Equal(t, []string{"user:go", "assistant:", "tool:one", "tool:two"}, contents(sent(t, act).Messages))
+			}},
+		}},
+		{"a failed edit_file still runs the hook", []step{
+			{event: user("edit"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: reply("", call("e", "edit_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
+			{event: failed("e", "no match"), state: agent.StatePostToolsHook, action: agent.ActionRunPostToolsHook},
+		}},
+		{"user input while busy is rejected in every busy state", []step{
+			{event: user("one"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: user("two"), state: agent.StateCallingLLM, rejected: true},
+			{event: llmErr(chat.ErrServer), state: agent.StateError, action: agent.ActionScheduleRetry},
+			{event: user("three"), state: agent.StateError, rejected: true, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+				assert.Equal(t, []string{"user:one"}, contents(messages(t, m)), "rejected input is not added")
+			}},
+		}},
+		{"shutdown is idempotent and ShuttingDown ignores everything else", []step{
+			{event: user("x"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: agent.ShutdownRequested{}, state: agent.StateShuttingDown, action: agent.ActionShutdown},
+			{event: agent.ShutdownRequested{}, state: agent.StateShuttingDown, action: agent.ActionShutdown},
+			{event: user("y"), state: agent.StateShuttingDown},
+			{event: reply("late"), state: agent.StateShuttingDown},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { run(t, cfg, tt.steps) })
+	}
+}
+
+func TestRetries(t *testing.T) {
+	retry := func(attempt int, delay time.Duration) step {
+		return step{event: llmErr(chat.ErrOverloaded), state: agent.StateError, action: agent.ActionScheduleRetry, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+			a := act.(*agent.ScheduleRetry)
+			assert.Equal(t, attempt, a.Attempt)
+			assert.Equal(t, delay, a.Delay)
+			assert.Equal(t, chat.ErrOverloaded, a.Error.Kind)
+			e := m.State().(agent.Error)
+			assert.Equal(t, attempt, e.Retries)
+			assert.Equal(t, chat.OriginLLM, e.Origin)
+		}}
+	}
+	fire := func(retries int) step {
+		return step{event: agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+			assert.Equal(t, retries, m.State().(agent.CallingLLM).Retries, "the count is kept across the retry")
+			assert.Equal(t, []string{"user:hi"}, contents(sent(t, act).Messages))
+		}}
+	}
+	giveUp := func(text string) step {
+		return step{event: llmErr(chat.ErrOverloaded), state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+			assert.Equal(t, text, act.(*agent.DisplayError).Message)
+			assert.Equal(t, []string{"user:hi"}, contents(messages(t, m)), "the conversation is intact")
+		}}
+	}
+	tests := []struct {
+		name  string
+		cfg   behavior.Config
+		steps []step
+	}{
+		{"max_retries 3 means 4 attempts, backoff doubles", behavior.Config{}, []step{
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			retry(1, time.Second), fire(1),
+			retry(2, 2*time.Second), fire(2),
+			retry(3, 4*time.Second), fire(3),
+			giveUp("LLM request failed after 4 attempts: overloaded: overloaded"),
+		}},
+		{"backoff is capped", behavior.Config{MaxRetries: 5, BaseDelay: 10 * time.Second, MaxDelay: 25 * time.Second}, []step{
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			retry(1, 10*time.Second), fire(1),
+			retry(2, 20*time.Second), fire(2),
+			retry(3, 25*time.Second), fire(3),
+		}},
+		{"retries off: the first error is final", behavior.Config{NoRetries: true}, []step{
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			giveUp("LLM request failed: overloaded: overloaded (retries are off)"),
+		}},
+		{"non-retryable errors are not retried", behavior.Config{}, []step{
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrAuth, StatusCode: 401, Message: "bad key"}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				assert.Equal(t, "LLM request failed: auth (HTTP 401): bad key (not retried)", act.(*agent.DisplayError).Message)
+			}},
+			{event: user("again"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				assert.Equal(t, []string{"user:hi", "user:again"}, contents(sent(t, act).Messages))
+			}},
+			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrInvalidRequest, StatusCode: 400}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
+		}},
+		{"retry-after is honoured", behavior.Config{}, []step{
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, RetryAfter: 7 * time.Second}}, state: agent.StateError, action: agent.ActionScheduleRetry, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				assert.Equal(t, 7*time.Second, act.(*agent.ScheduleRetry).Delay)
+			}},
+		}},
+		{"the count restarts after a tool round", behavior.Config{MaxRetries: 1}, []step{
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			retry(1, time.Second), fire(1),
+			{event: reply("", call("r", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
+			{event: done("r", "R"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: llmErr(chat.ErrTimeout), state: agent.StateError, action: agent.ActionScheduleRetry},
+			{event: agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+				msgs := sent(t, act).Messages
+				assert.Equal(t, chat.RoleTool, msgs[len(msgs)-1].Role, "the retried request still ends with the tool result")
+			}},
+			{event: llmErr(chat.ErrTimeout), state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
+		}},
+		{"a stale retry timer is rejected", behavior.Config{}, []step{
+			{event: agent.RetryTimeoutFired{}, state: agent.StateWaitingForUserInput, rejected: true},
+			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, rejected: true},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { run(t, tt.cfg, tt.steps) })
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	a := behavior.New(behavior.Config{BaseDelay: time.Second, MaxDelay: 10 * time.Second, MaxRetryAfter: time.Minute})
+	tests := []struct {
+		attempt    int
+		retryAfter time.Duration
+		want       time.Duration
+	}{
+		{1, 0, time.Second},
+		{2, 0, 2 * time.Second},
+		{3, 0, 4 * time.Second},
+		{4, 0, 8 * time.Second},
+		{5, 0, 10 * time.Second},
+		{60, 0, 10 * time.Second},
+		{1, 3 * time.Second, 3 * time.Second},
+		{1, time.Hour, time.Minute},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, a.Backoff(tt.attempt, tt.retryAfter), "attempt %d, retry-after %s", tt.attempt, tt.retryAfter)
+	}
+}
+
+// TestSaveAndResume saves the machine as JSON at every step of a turn,
+// restores it, and checks that the restored machine continues exactly
+// like the original.
+func TestSaveAndResume(t *testing.T) {
+	events := []agent.Event{
+		user("go"),
+		reply("", call("a", "edit_file"), call("b", "read_file")),
+		agent.ToolProgress{CallID: "a", Progress: chat.ToolProgress{Fraction: 0.25}},
+		done("b", "B"),
+		done("a", "A"),
+		agent.PostToolsHookCompleted{ActionTaken: true},
+		llmErr(chat.ErrNetwork),
+		agent.RetryTimeoutFired{},
+		reply("finished"),
+	}
+	b := behavior.New(behavior.Config{Model: "m"})
+	for cut := range events {
+		orig := agent.New(b, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-save")})
+		for _, ev := range events[:cut] {
+			_, err := orig.HandleEvent(ev)
+			require.NoError(t, err)
+		}
+		data, err := json.Marshal(orig.State())
+		require.NoError(t, err)
+		saved, err := agent.UnmarshalState(data)
+		require.NoError(t, err)
+		restored, err := agent.Restore(b, saved)
+		require.NoError(t, err)
+		for i, ev := range events[cut:] {
+			a1, err1 := orig.HandleEvent(ev)
+			j1, _ := json.Marshal(a1)
+			a2, err2 := restored.HandleEvent(ev)
+			j2, _ := json.Marshal(a2)
+			require.Equal(t, err1 == nil, err2 == nil, "cut %d event %d", cut, i)
+			require.JSONEq(t, string(j1), string(j2), "cut %d event %d: same action after restore", cut, i)
+		}
+		s1, _ := json.Marshal(orig.State())
+		s2, _ := json.Marshal(restored.State())
+		require.JSONEq(t, string(s1), string(s2), "cut %d: same final state", cut)
+	}
+}
+
+// TestConversationIsAppendOnly checks that a request handed out earlier
+// never changes when the conversation grows, and that a restored copy can
+// grow independently.
+func TestConversationIsAppendOnly(t *testing.T) {
+	m := agent.New(behavior.New(behavior.Config{}), agent.WaitingForUserInput{})
+	act, err := m.HandleEvent(user("one"))
+	require.NoError(t, err)
+	first := sent(t, act).Messages
+	_, err = m.HandleEvent(reply("r1"))
+	require.NoError(t, err)
+	snapshot := m.State()
+	act, err = m.HandleEvent(user("two"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"user:one"}, contents(first))
+	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(sent(t, act).Messages))
+
+	other, err := agent.Restore(behavior.New(behavior.Config{}), snapshot)
+	require.NoError(t, err)
+	act, err = other.HandleEvent(user("elsewhere"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"user:one", "assistant:r1", "user:elsewhere"}, contents(sent(t, act).Messages))
+	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(messages(t, m)), "the original is untouched by the copy")
+}

@@ -24,11 +24,15 @@ func Build(f *spec.File) (*Machine, diag.List) {
 	b.funcs()
 	b.transitions()
 	b.stateLists()
-	b.cells()
-	b.signatures()
-	b.graph()
-	b.unused()
 	b.goNames()
+	// Totality, reachability and unused declarations are only worth
+	// reporting once every name resolves; before that they are noise.
+	if !b.diags.HasErrors() {
+		b.cells()
+		b.signatures()
+		b.graph()
+		b.unused()
+	}
 	b.diags.Sort()
 	if b.diags.HasErrors() {
 		return nil, b.diags
@@ -73,10 +77,10 @@ func (b *builder) header() {
 	}
 	m.Package = f.Package.Value
 	if f.Package.Set {
-		if !regexpPackage(m.Package) {
-			b.errorf(f.Package.Pos, "package name %q is not a lower-case Go identifier", m.Package)
-		} else if token.IsKeyword(m.Package) {
+		if token.IsKeyword(m.Package) {
 			b.errorf(f.Package.Pos, "package name %q is a Go keyword", m.Package)
+		} else if !regexpPackage(m.Package) {
+			b.errorf(f.Package.Pos, "package name %q is not a lower-case Go identifier", m.Package)
 		}
 	}
 	m.Doc = strings.TrimSpace(f.Doc.Value)
@@ -84,10 +88,10 @@ func (b *builder) header() {
 	for _, imp := range f.Imports {
 		alias, p := imp.Alias.Value, imp.Path.Value
 		switch {
-		case !token.IsIdentifier(alias) || alias == "_":
-			b.errorf(imp.Alias.Pos, "import alias %q is not a Go identifier", alias)
 		case token.IsKeyword(alias):
 			b.errorf(imp.Alias.Pos, "import alias %q is a Go keyword", alias)
+		case !token.IsIdentifier(alias) || alias == "_":
+			b.errorf(imp.Alias.Pos, "import alias %q is not a Go identifier", alias)
 		case !validImportPath(p):
 			b.errorf(imp.Path.Pos, "import path %q is not a valid Go import path", p)
 		default:
@@ -100,9 +104,6 @@ func (b *builder) header() {
 		GoDir:   b.outPath(f.Output.Go),
 		Diagram: b.outPath(f.Output.Diagram),
 		Table:   b.outPath(f.Output.Table),
-	}
-	if !f.Output.Go.Set && !f.Output.Diagram.Set && !f.Output.Table.Set {
-		b.diags.Warnf(f.Pos, "spec has no \"output\": nothing will be generated")
 	}
 }
 
@@ -256,7 +257,9 @@ func (b *builder) decls() {
 				m.Initial = s
 			}
 		}
-		b.states[s.Name] = s
+		if s.GoName != "" {
+			b.states[s.Name] = s
+		}
 		m.States = append(m.States, s)
 	}
 	if m.Initial == nil && len(f.States) > 0 {
@@ -264,12 +267,16 @@ func (b *builder) decls() {
 	}
 	for i, se := range f.Events {
 		e := &Event{Decl: b.decl("event", se.Name, se.Doc, se.Fields, i)}
-		b.events[e.Name] = e
+		if e.GoName != "" {
+			b.events[e.Name] = e
+		}
 		m.Events = append(m.Events, e)
 	}
 	for i, sa := range f.Actions {
 		a := &Action{Decl: b.decl("action", sa.Name, sa.Doc, sa.Fields, i)}
-		b.actions[a.Name] = a
+		if a.GoName != "" {
+			b.actions[a.Name] = a
+		}
 		m.Actions = append(m.Actions, a)
 	}
 }
@@ -436,7 +443,7 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event, wild bool
 	}
 	var out []*Rule
 	seen := map[*Func]diag.Pos{}
-	sawElse := false
+	sawElse, ok := false, true
 	for i := range t.Guards {
 		br := &t.Guards[i]
 		if sawElse {
@@ -446,36 +453,47 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event, wild bool
 		switch {
 		case br.If.Set && br.Else.Set:
 			b.errorf(br.Pos, "a branch has either \"if\" or \"else\", not both")
-			return nil
+			ok = false
+			continue
 		case br.Else.Set:
 			if !br.Else.Value {
 				b.errorf(br.Else.Pos, "write \"else: true\" for the last branch, or remove it")
-				return nil
+				ok = false
+				continue
 			}
 			sawElse = true
 		case !br.If.Set:
 			b.errorf(br.Pos, "branch has no \"if\": name a guard, or write \"else: true\"")
-			return nil
+			ok = false
+			continue
 		}
 		r := b.outcome(&br.Outcome, br.Pos, from, ev)
-		if r == nil {
-			return nil
-		}
 		if br.If.Set {
 			g := b.fn(br.If, Guard)
 			if g == nil {
-				return nil
+				ok = false
+				continue
 			}
-			if prev, dup := seen[g]; dup && !wild {
+			if prev, dup := seen[g]; dup {
 				b.errorf(br.If.Pos, "guard %s is already tested at %s: this branch can never fire", g.Name, prev)
-				return nil
+				ok = false
+				continue
 			}
 			seen[g] = br.If.Pos
-			r.Guard = g
-		} else {
+			if r != nil {
+				r.Guard = g
+			}
+		} else if r != nil {
 			r.Else = true
 		}
+		if r == nil {
+			ok = false
+			continue
+		}
 		out = append(out, r)
+	}
+	if !ok {
+		return nil
 	}
 	if !sawElse {
 		b.errorf(t.Pos, "guards of %s end without an else branch: add \"- else: true\" saying what happens when no guard holds", pairName(from, ev))
@@ -865,10 +883,7 @@ func (b *builder) goNames() {
 	for _, r := range reserved {
 		taken[r] = owner{what: "a name fsmgen generates"}
 	}
-	claim := func(id, what string, pos diag.Pos) {
-		if id == "" {
-			return
-		}
+	claim := func(id, what string, pos diag.Pos) bool {
 		if prev, ok := taken[id]; ok {
 			if prev.pos.Line == 0 {
 				b.errorf(pos, "%s is %s in Go, %s: rename it", what, id, prev.what)
@@ -876,14 +891,16 @@ func (b *builder) goNames() {
 				b.errorf(pos, "%s is %s in Go, like %s (%s): rename one of them", what, id, prev.what, prev.pos)
 				b.errorf(prev.pos, "%s is %s in Go, like %s (%s): rename one of them", prev.what, id, what, pos)
 			}
-			return
+			return false
 		}
 		taken[id] = owner{what: what, pos: pos}
+		return true
 	}
 	decls := func(kind string, ds []*Decl) {
 		for _, d := range ds {
-			claim(d.GoName, kind+" "+d.Name, d.Pos)
-			claim(d.KindName, kind+" "+d.Name+"'s kind constant", d.Pos)
+			if d.GoName != "" && claim(d.GoName, kind+" "+d.Name, d.Pos) {
+				claim(d.KindName, kind+" "+d.Name+"'s kind constant", d.Pos)
+			}
 		}
 	}
 	var ss, es, as []*Decl

@@ -586,8 +586,8 @@ type Rule struct {
 	Pos string
 }
 
-// rules is the transition table; a rule's index is its number in Step.Rule.
-var rules = [...]Rule{
+// fsmRules is the transition table; a rule's index is its number in Step.Rule.
+var fsmRules = [...]Rule{
 	{
 		Action: ActionSendLLMRequest,
 		Effect: "startTurn",
@@ -1137,7 +1137,7 @@ var rules = [...]Rule{
 // Rules returns the transition table: every row of the spec, wildcards and ignore and
 // reject lists expanded, state by state in spec order. Step.Rule indexes it.
 func Rules() []Rule {
-	return slices.Clone(rules[:])
+	return slices.Clone(fsmRules[:])
 }
 
 // ErrRejected is wrapped by every *RejectedError, for errors.Is.
@@ -1163,8 +1163,8 @@ func (*RejectedError) Unwrap() error {
 	return ErrRejected
 }
 
-// states stores the current state's data in the field of its kind; the others are zero.
-type states struct {
+// fsmStates stores the current state's data in the field of its kind; the others are zero.
+type fsmStates struct {
 	WaitingForUserInput   WaitingForUserInput
 	CallingLLM            CallingLLM
 	ProcessingLLMResponse ProcessingLLMResponse
@@ -1174,8 +1174,8 @@ type states struct {
 	ShuttingDown          ShuttingDown
 }
 
-// actions stores the last action of each kind; HandleEvent returns pointers to them.
-type actions struct {
+// fsmActions stores the last action of each kind; HandleEvent returns pointers to them.
+type fsmActions struct {
 	SendLLMRequest   SendLLMRequest
 	ExecuteTools     ExecuteTools
 	RunPostToolsHook RunPostToolsHook
@@ -1191,8 +1191,8 @@ type Machine struct {
 	b    Behavior
 	obs  Observer
 	kind StateKind
-	st   states
-	act  actions
+	st   fsmStates
+	act  fsmActions
 }
 
 // New returns a machine in the initial state WaitingForUserInput with the given data.
@@ -1617,7 +1617,7 @@ func (m *Machine) step(i int, from StateKind, act Action) {
 	if m.obs != nil {
 		m.obs(Step{
 			Action: act,
-			Event:  rules[i].Event,
+			Event:  fsmRules[i].Event,
 			From:   from,
 			Rule:   i,
 			To:     m.kind,
@@ -1640,7 +1640,7 @@ func (m *Machine) ignore(i int) (Action, error) {
 // reject finishes rule i, which refuses its event.
 func (m *Machine) reject(i int) (Action, error) {
 	m.step(i, m.kind, nil)
-	r := &rules[i]
+	r := &fsmRules[i]
 	return nil, &RejectedError{
 		Event:  r.Event,
 		Reason: r.Reason,
@@ -1717,25 +1717,25 @@ func (ShuttingDown) MarshalJSON() ([]byte, error) {
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
-	kind, err := decodeKind(data, "state")
+	kind, err := fsmDecodeKind(data, "state")
 	if err != nil {
 		return nil, err
 	}
 	switch kind {
 	case "waiting_for_user_input":
-		return asValue[WaitingForUserInput, State](decodeAs[WaitingForUserInput](data, "state waiting_for_user_input"))
+		return fsmAsValue[WaitingForUserInput, State](fsmDecodeAs[WaitingForUserInput](data, "state waiting_for_user_input"))
 	case "calling_llm":
-		return asValue[CallingLLM, State](decodeAs[CallingLLM](data, "state calling_llm"))
+		return fsmAsValue[CallingLLM, State](fsmDecodeAs[CallingLLM](data, "state calling_llm"))
 	case "processing_llm_response":
-		return asValue[ProcessingLLMResponse, State](decodeAs[ProcessingLLMResponse](data, "state processing_llm_response"))
+		return fsmAsValue[ProcessingLLMResponse, State](fsmDecodeAs[ProcessingLLMResponse](data, "state processing_llm_response"))
 	case "executing_tools":
-		return asValue[ExecutingTools, State](decodeAs[ExecutingTools](data, "state executing_tools"))
+		return fsmAsValue[ExecutingTools, State](fsmDecodeAs[ExecutingTools](data, "state executing_tools"))
 	case "post_tools_hook":
-		return asValue[PostToolsHook, State](decodeAs[PostToolsHook](data, "state post_tools_hook"))
+		return fsmAsValue[PostToolsHook, State](fsmDecodeAs[PostToolsHook](data, "state post_tools_hook"))
 	case "error":
-		return asValue[Error, State](decodeAs[Error](data, "state error"))
+		return fsmAsValue[Error, State](fsmDecodeAs[Error](data, "state error"))
 	case "shutting_down":
-		return asValue[ShuttingDown, State](decodeAs[ShuttingDown](data, "state shutting_down"))
+		return fsmAsValue[ShuttingDown, State](fsmDecodeAs[ShuttingDown](data, "state shutting_down"))
 	default:
 		return nil, fmt.Errorf("agent: decode state: unknown kind %q", kind)
 	}
@@ -1825,31 +1825,31 @@ func (ShutdownRequested) MarshalJSON() ([]byte, error) {
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
 func UnmarshalEvent(data []byte) (Event, error) {
-	kind, err := decodeKind(data, "event")
+	kind, err := fsmDecodeKind(data, "event")
 	if err != nil {
 		return nil, err
 	}
 	switch kind {
 	case "user_input":
-		return asValue[UserInput, Event](decodeAs[UserInput](data, "event user_input"))
+		return fsmAsValue[UserInput, Event](fsmDecodeAs[UserInput](data, "event user_input"))
 	case "text_delta":
-		return asValue[TextDelta, Event](decodeAs[TextDelta](data, "event text_delta"))
+		return fsmAsValue[TextDelta, Event](fsmDecodeAs[TextDelta](data, "event text_delta"))
 	case "tool_call_delta":
-		return asValue[ToolCallDelta, Event](decodeAs[ToolCallDelta](data, "event tool_call_delta"))
+		return fsmAsValue[ToolCallDelta, Event](fsmDecodeAs[ToolCallDelta](data, "event tool_call_delta"))
 	case "llm_completed":
-		return asValue[LLMCompleted, Event](decodeAs[LLMCompleted](data, "event llm_completed"))
+		return fsmAsValue[LLMCompleted, Event](fsmDecodeAs[LLMCompleted](data, "event llm_completed"))
 	case "llm_error":
-		return asValue[LLMError, Event](decodeAs[LLMError](data, "event llm_error"))
+		return fsmAsValue[LLMError, Event](fsmDecodeAs[LLMError](data, "event llm_error"))
 	case "tool_progress":
-		return asValue[ToolProgress, Event](decodeAs[ToolProgress](data, "event tool_progress"))
+		return fsmAsValue[ToolProgress, Event](fsmDecodeAs[ToolProgress](data, "event tool_progress"))
 	case "tool_completed":
-		return asValue[ToolCompleted, Event](decodeAs[ToolCompleted](data, "event tool_completed"))
+		return fsmAsValue[ToolCompleted, Event](fsmDecodeAs[ToolCompleted](data, "event tool_completed"))
 	case "post_tools_hook_completed":
-		return asValue[PostToolsHookCompleted, Event](decodeAs[PostToolsHookCompleted](data, "event post_tools_hook_completed"))
+		return fsmAsValue[PostToolsHookCompleted, Event](fsmDecodeAs[PostToolsHookCompleted](data, "event post_tools_hook_completed"))
 	case "retry_timeout_fired":
-		return asValue[RetryTimeoutFired, Event](decodeAs[RetryTimeoutFired](data, "event retry_timeout_fired"))
+		return fsmAsValue[RetryTimeoutFired, Event](fsmDecodeAs[RetryTimeoutFired](data, "event retry_timeout_fired"))
 	case "shutdown_requested":
-		return asValue[ShutdownRequested, Event](decodeAs[ShutdownRequested](data, "event shutdown_requested"))
+		return fsmAsValue[ShutdownRequested, Event](fsmDecodeAs[ShutdownRequested](data, "event shutdown_requested"))
 	default:
 		return nil, fmt.Errorf("agent: decode event: unknown kind %q", kind)
 	}
@@ -1921,34 +1921,34 @@ func (Shutdown) MarshalJSON() ([]byte, error) {
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := decodeKind(data, "action")
+	kind, err := fsmDecodeKind(data, "action")
 	if err != nil {
 		return nil, err
 	}
 	switch kind {
 	case "send_llm_request":
-		return asPointer[SendLLMRequest, Action](decodeAs[SendLLMRequest](data, "action send_llm_request"))
+		return fsmAsPointer[SendLLMRequest, Action](fsmDecodeAs[SendLLMRequest](data, "action send_llm_request"))
 	case "execute_tools":
-		return asPointer[ExecuteTools, Action](decodeAs[ExecuteTools](data, "action execute_tools"))
+		return fsmAsPointer[ExecuteTools, Action](fsmDecodeAs[ExecuteTools](data, "action execute_tools"))
 	case "run_post_tools_hook":
-		return asPointer[RunPostToolsHook, Action](decodeAs[RunPostToolsHook](data, "action run_post_tools_hook"))
+		return fsmAsPointer[RunPostToolsHook, Action](fsmDecodeAs[RunPostToolsHook](data, "action run_post_tools_hook"))
 	case "wait_for_input":
-		return asPointer[WaitForInput, Action](decodeAs[WaitForInput](data, "action wait_for_input"))
+		return fsmAsPointer[WaitForInput, Action](fsmDecodeAs[WaitForInput](data, "action wait_for_input"))
 	case "display_message":
-		return asPointer[DisplayMessage, Action](decodeAs[DisplayMessage](data, "action display_message"))
+		return fsmAsPointer[DisplayMessage, Action](fsmDecodeAs[DisplayMessage](data, "action display_message"))
 	case "display_error":
-		return asPointer[DisplayError, Action](decodeAs[DisplayError](data, "action display_error"))
+		return fsmAsPointer[DisplayError, Action](fsmDecodeAs[DisplayError](data, "action display_error"))
 	case "schedule_retry":
-		return asPointer[ScheduleRetry, Action](decodeAs[ScheduleRetry](data, "action schedule_retry"))
+		return fsmAsPointer[ScheduleRetry, Action](fsmDecodeAs[ScheduleRetry](data, "action schedule_retry"))
 	case "shutdown":
-		return asPointer[Shutdown, Action](decodeAs[Shutdown](data, "action shutdown"))
+		return fsmAsPointer[Shutdown, Action](fsmDecodeAs[Shutdown](data, "action shutdown"))
 	default:
 		return nil, fmt.Errorf("agent: decode action: unknown kind %q", kind)
 	}
 }
 
-// decodeKind reads the "kind" of a JSON-encoded state, event or action.
-func decodeKind(data []byte, what string) (string, error) {
+// fsmDecodeKind reads the "kind" of a JSON-encoded state, event or action.
+func fsmDecodeKind(data []byte, what string) (string, error) {
 	var head struct {
 		Kind string `json:"kind"`
 	}
@@ -1961,8 +1961,8 @@ func decodeKind(data []byte, what string) (string, error) {
 	return head.Kind, nil
 }
 
-// decodeAs decodes data into a new T.
-func decodeAs[T any](data []byte, what string) (*T, error) {
+// fsmDecodeAs decodes data into a new T.
+func fsmDecodeAs[T any](data []byte, what string) (*T, error) {
 	v := new(T)
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, fmt.Errorf("agent: decode %s: %w", what, err)
@@ -1970,8 +1970,8 @@ func decodeAs[T any](data []byte, what string) (*T, error) {
 	return v, nil
 }
 
-// asValue returns *v as an I, or the error.
-func asValue[T any, I any](v *T, err error) (I, error) {
+// fsmAsValue returns *v as an I, or the error.
+func fsmAsValue[T any, I any](v *T, err error) (I, error) {
 	if err != nil {
 		var zero I
 		return zero, err
@@ -1979,8 +1979,8 @@ func asValue[T any, I any](v *T, err error) (I, error) {
 	return any(*v).(I), nil
 }
 
-// asPointer returns v as an I, or the error.
-func asPointer[T any, I any](v *T, err error) (I, error) {
+// fsmAsPointer returns v as an I, or the error.
+func fsmAsPointer[T any, I any](v *T, err error) (I, error) {
 	if err != nil {
 		var zero I
 		return zero, err

@@ -10,63 +10,63 @@ import (
 	"testing"
 )
 
-// fakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.
-type fakeBehavior struct {
+// fsmFakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.
+type fsmFakeBehavior struct {
 	guards map[string]bool
 	ran    []string
 }
 
-var _ Behavior = (*fakeBehavior)(nil)
+var _ Behavior = (*fsmFakeBehavior)(nil)
 
-func (f *fakeBehavior) CanRetry(*CallingLLM, LLMError) bool {
+func (f *fsmFakeBehavior) CanRetry(*CallingLLM, LLMError) bool {
 	return f.guards["canRetry"]
 }
-func (f *fakeBehavior) HasToolCalls(*ProcessingLLMResponse) bool {
+func (f *fsmFakeBehavior) HasToolCalls(*ProcessingLLMResponse) bool {
 	return f.guards["hasToolCalls"]
 }
-func (f *fakeBehavior) IsUnknownCall(*ExecutingTools, ToolCompleted) bool {
+func (f *fsmFakeBehavior) IsUnknownCall(*ExecutingTools, ToolCompleted) bool {
 	return f.guards["isUnknownCall"]
 }
-func (f *fakeBehavior) ToolsPending(*ExecutingTools, ToolCompleted) bool {
+func (f *fsmFakeBehavior) ToolsPending(*ExecutingTools, ToolCompleted) bool {
 	return f.guards["toolsPending"]
 }
-func (f *fakeBehavior) MutatingToolRan(*ExecutingTools, ToolCompleted) bool {
+func (f *fsmFakeBehavior) MutatingToolRan(*ExecutingTools, ToolCompleted) bool {
 	return f.guards["mutatingToolRan"]
 }
-func (f *fakeBehavior) IsKnownCall(*ExecutingTools, ToolProgress) bool {
+func (f *fsmFakeBehavior) IsKnownCall(*ExecutingTools, ToolProgress) bool {
 	return f.guards["isKnownCall"]
 }
-func (f *fakeBehavior) StartTurn(*WaitingForUserInput, UserInput, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFakeBehavior) StartTurn(*WaitingForUserInput, UserInput, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "startTurn")
 }
-func (f *fakeBehavior) RecordResponse(*CallingLLM, LLMCompleted, *ProcessingLLMResponse) {
+func (f *fsmFakeBehavior) RecordResponse(*CallingLLM, LLMCompleted, *ProcessingLLMResponse) {
 	f.ran = append(f.ran, "recordResponse")
 }
-func (f *fakeBehavior) StartTools(*ProcessingLLMResponse, *ExecutingTools, *ExecuteTools) {
+func (f *fsmFakeBehavior) StartTools(*ProcessingLLMResponse, *ExecutingTools, *ExecuteTools) {
 	f.ran = append(f.ran, "startTools")
 }
-func (f *fakeBehavior) ScheduleRetry(*CallingLLM, LLMError, *Error, *ScheduleRetry) {
+func (f *fsmFakeBehavior) ScheduleRetry(*CallingLLM, LLMError, *Error, *ScheduleRetry) {
 	f.ran = append(f.ran, "scheduleRetry")
 }
-func (f *fakeBehavior) GiveUp(*CallingLLM, LLMError, *WaitingForUserInput, *DisplayError) {
+func (f *fsmFakeBehavior) GiveUp(*CallingLLM, LLMError, *WaitingForUserInput, *DisplayError) {
 	f.ran = append(f.ran, "giveUp")
 }
-func (f *fakeBehavior) RetryRequest(*Error, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFakeBehavior) RetryRequest(*Error, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "retryRequest")
 }
-func (f *fakeBehavior) RecordProgress(*ExecutingTools, ToolProgress) {
+func (f *fsmFakeBehavior) RecordProgress(*ExecutingTools, ToolProgress) {
 	f.ran = append(f.ran, "recordProgress")
 }
-func (f *fakeBehavior) RecordOutcome(*ExecutingTools, ToolCompleted) {
+func (f *fsmFakeBehavior) RecordOutcome(*ExecutingTools, ToolCompleted) {
 	f.ran = append(f.ran, "recordOutcome")
 }
-func (f *fakeBehavior) FinishToolsWithHook(*ExecutingTools, ToolCompleted, *PostToolsHook, *RunPostToolsHook) {
+func (f *fsmFakeBehavior) FinishToolsWithHook(*ExecutingTools, ToolCompleted, *PostToolsHook, *RunPostToolsHook) {
 	f.ran = append(f.ran, "finishToolsWithHook")
 }
-func (f *fakeBehavior) FinishTools(*ExecutingTools, ToolCompleted, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFakeBehavior) FinishTools(*ExecutingTools, ToolCompleted, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "finishTools")
 }
-func (f *fakeBehavior) ResumeAfterHook(*PostToolsHook, PostToolsHookCompleted, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFakeBehavior) ResumeAfterHook(*PostToolsHook, PostToolsHookCompleted, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "resumeAfterHook")
 }
 
@@ -666,7 +666,7 @@ func TestRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &fakeBehavior{guards: tt.guards}
+			b := &fsmFakeBehavior{guards: tt.guards}
 			m, err := Restore(b, tt.from)
 			require.NoError(t, err)
 			var fired []int
@@ -786,7 +786,7 @@ func TestRandomSequences(t *testing.T) {
 	transient := map[StateKind]bool{StateProcessingLLMResponse: true}
 	guards := []string{"canRetry", "hasToolCalls", "isUnknownCall", "toolsPending", "mutatingToolRan", "isKnownCall"}
 	for run := 0; run < 200; run++ {
-		b := &fakeBehavior{guards: map[string]bool{}}
+		b := &fsmFakeBehavior{guards: map[string]bool{}}
 		m := New(b, WaitingForUserInput{})
 		for i := 0; i < 50; i++ {
 			for _, name := range guards {

@@ -34,11 +34,23 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 			v.Terminals = append(v.Terminals, s.Name)
 		}
 	}
+	// Mermaid draws only the last of several self-loops on one state
+	// (mermaid-js/mermaid#6132), so a state's self-loops share one edge
+	// whose label lists them, one per line.
+	loops := map[string]int{}
 	for _, r := range m.Rules {
 		if r.Kind != fsm.Transition {
 			continue
 		}
-		v.Edges = append(v.Edges, edge{From: r.From.Name, To: r.To.Name, Label: edgeLabel(r)})
+		label := edgeLabel(r)
+		if r.Stays() {
+			if i, ok := loops[r.From.Name]; ok {
+				v.Edges[i].Label += "<br/>" + label
+				continue
+			}
+			loops[r.From.Name] = len(v.Edges)
+		}
+		v.Edges = append(v.Edges, edge{From: r.From.Name, To: r.To.Name, Label: label})
 	}
 	return execute("diagram.mmd.tmpl", v)
 }
@@ -171,6 +183,9 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 					continue
 				}
 				rejected = append(rejected, r.Event.Name)
+				if !r.Listed {
+					v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`: %s", r.From.Name, r.Event.Name, mdText(r.Reason)))
+				}
 			}
 		}
 		if len(ignored)+len(rejected) > 0 {

@@ -328,8 +328,8 @@ func (g *goGen) genRules() {
 		}
 		rows = append(rows, jen.Values(d))
 	}
-	f.Comment("// rules is the transition table; a rule's index is its number in Step.Rule.")
-	f.Var().Id("rules").Op("=").Index(jen.Op("...")).Id("Rule").ValuesFunc(func(grp *jen.Group) {
+	f.Comment("// fsmRules is the transition table; a rule's index is its number in Step.Rule.")
+	f.Var().Id("fsmRules").Op("=").Index(jen.Op("...")).Id("Rule").ValuesFunc(func(grp *jen.Group) {
 		for _, r := range rows {
 			grp.Line().Add(r)
 		}
@@ -337,7 +337,7 @@ func (g *goGen) genRules() {
 	})
 	f.Comment("// Rules returns the transition table: every row of the spec, wildcards and ignore and")
 	f.Comment("// reject lists expanded, state by state in spec order. Step.Rule indexes it.")
-	f.Func().Id("Rules").Params().Index().Id("Rule").Block(jen.Return(jen.Qual(pkgSlices, "Clone").Call(jen.Id("rules").Index(jen.Op(":")))))
+	f.Func().Id("Rules").Params().Index().Id("Rule").Block(jen.Return(jen.Qual(pkgSlices, "Clone").Call(jen.Id("fsmRules").Index(jen.Op(":")))))
 }
 
 // genErrors emits ErrRejected and RejectedError.
@@ -376,8 +376,8 @@ func (g *goGen) genMachine() {
 		f.Type().Id(typ).Struct(fields...)
 	}
 	sets := g.kindSets()
-	slots("states", "// states stores the current state's data in the field of its kind; the others are zero.", sets[0].decls)
-	slots("actions", "// actions stores the last action of each kind; HandleEvent returns pointers to them.", sets[2].decls)
+	slots("fsmStates", "// fsmStates stores the current state's data in the field of its kind; the others are zero.", sets[0].decls)
+	slots("fsmActions", "// fsmActions stores the last action of each kind; HandleEvent returns pointers to them.", sets[2].decls)
 
 	f.Add(comment("", fmt.Sprintf("Machine runs the %s state machine. Create it with New or Restore. It is not safe for "+
 		"concurrent use: one goroutine owns it and feeds it one event at a time.", m.Name)))
@@ -385,7 +385,7 @@ func (g *goGen) genMachine() {
 	if g.hasBehavior() {
 		fields = append(fields, jen.Id("b").Id("Behavior"))
 	}
-	fields = append(fields, jen.Id("obs").Id("Observer"), jen.Id("kind").Id("StateKind"), jen.Id("st").Id("states"), jen.Id("act").Id("actions"))
+	fields = append(fields, jen.Id("obs").Id("Observer"), jen.Id("kind").Id("StateKind"), jen.Id("st").Id("fsmStates"), jen.Id("act").Id("fsmActions"))
 	f.Type().Id("Machine").Struct(fields...)
 
 	var params, init []jen.Code
@@ -583,8 +583,7 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	var out []jen.Code
 	needFrom := false
 	for _, r := range c.Rules {
-		if r.Kind == fsm.Transition && (len(r.ToInit) > 0 || len(r.ActInit) > 0 && hasStateSource(r) || r.Effect != nil && r.Effect.Sig.From != nil) ||
-			r.Guard != nil && r.Guard.Sig.From != nil {
+		if hasStateSource(r) || r.Effect != nil && r.Effect.Sig.From != nil || r.Guard != nil && r.Guard.Sig.From != nil {
 			needFrom = true
 		}
 	}
@@ -709,7 +708,7 @@ func (g *goGen) genSteps() {
 		return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
 			jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(jen.Dict{
 				jen.Id("From"):   from,
-				jen.Id("Event"):  jen.Id("rules").Index(jen.Id("i")).Dot("Event"),
+				jen.Id("Event"):  jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"),
 				jen.Id("Rule"):   jen.Id("i"),
 				jen.Id("To"):     jen.Id("m").Dot("kind"),
 				jen.Id("Action"): act,
@@ -730,7 +729,7 @@ func (g *goGen) genSteps() {
 	f.Comment("// reject finishes rule i, which refuses its event.")
 	f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(
 		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind"), jen.Nil()),
-		jen.Id("r").Op(":=").Op("&").Id("rules").Index(jen.Id("i")),
+		jen.Id("r").Op(":=").Op("&").Id("fsmRules").Index(jen.Id("i")),
 		jen.Return(jen.Nil(), jen.Op("&").Id("RejectedError").Values(jen.Dict{
 			jen.Id("State"): jen.Id("r").Dot("From"), jen.Id("Event"): jen.Id("r").Dot("Event"), jen.Id("Reason"): jen.Id("r").Dot("Reason")})))
 	f.Comment("// unhandled explains why HandleEvent found no rule for ev.")
@@ -765,23 +764,23 @@ func (g *goGen) genJSON() {
 			)
 		}
 		name := [...]string{"State", "Event", "Action"}[i]
-		wrap := [...]string{"asValue", "asValue", "asPointer"}[i]
+		wrap := [...]string{"fsmAsValue", "fsmAsValue", "fsmAsPointer"}[i]
 		var cases []jen.Code
 		for _, d := range ks.decls {
 			cases = append(cases, jen.Case(jen.Lit(d.Snake)).Block(
-				jen.Return(jen.Id(wrap).Types(jen.Id(d.GoName), jen.Id(name)).Call(jen.Id("decodeAs").Types(jen.Id(d.GoName)).Call(jen.Id("data"), jen.Lit(ks.what+" "+d.Snake))))))
+				jen.Return(jen.Id(wrap).Types(jen.Id(d.GoName), jen.Id(name)).Call(jen.Id("fsmDecodeAs").Types(jen.Id(d.GoName)).Call(jen.Id("data"), jen.Lit(ks.what+" "+d.Snake))))))
 		}
 		cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
 			jen.Lit(m.Package+": decode "+ks.what+": unknown kind %q"), jen.Id("kind")))))
 		f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", name, article(ks.what), ks.what))
 		f.Func().Id("Unmarshal"+name).Params(jen.Id("data").Index().Byte()).Params(jen.Id(name), jen.Error()).Block(
-			jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("decodeKind").Call(jen.Id("data"), jen.Lit(ks.what)),
+			jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("fsmDecodeKind").Call(jen.Id("data"), jen.Lit(ks.what)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.Switch(jen.Id("kind")).Block(cases...),
 		)
 	}
-	f.Comment("// decodeKind reads the \"kind\" of a JSON-encoded state, event or action.")
-	f.Func().Id("decodeKind").Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.String(), jen.Error()).Block(
+	f.Comment("// fsmDecodeKind reads the \"kind\" of a JSON-encoded state, event or action.")
+	f.Func().Id("fsmDecodeKind").Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.String(), jen.Error()).Block(
 		jen.Var().Id("head").Struct(jen.Id("Kind").String().Tag(map[string]string{"json": "kind"})),
 		jen.If(jen.Err().Op(":=").Qual(pkgJSON, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("head")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Lit(""), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: %w"), jen.Id("what"), jen.Err()))),
@@ -789,20 +788,20 @@ func (g *goGen) genJSON() {
 			jen.Return(jen.Lit(""), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: no \"kind\""), jen.Id("what")))),
 		jen.Return(jen.Id("head").Dot("Kind"), jen.Nil()),
 	)
-	f.Comment("// decodeAs decodes data into a new T.")
-	f.Func().Id("decodeAs").Types(jen.Id("T").Any()).Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.Op("*").Id("T"), jen.Error()).Block(
+	f.Comment("// fsmDecodeAs decodes data into a new T.")
+	f.Func().Id("fsmDecodeAs").Types(jen.Id("T").Any()).Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.Op("*").Id("T"), jen.Error()).Block(
 		jen.Id("v").Op(":=").New(jen.Id("T")),
 		jen.If(jen.Err().Op(":=").Qual(pkgJSON, "Unmarshal").Call(jen.Id("data"), jen.Id("v")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: %w"), jen.Id("what"), jen.Err()))),
 		jen.Return(jen.Id("v"), jen.Nil()),
 	)
-	f.Comment("// asValue returns *v as an I, or the error.")
-	f.Func().Id("asValue").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
+	f.Comment("// fsmAsValue returns *v as an I, or the error.")
+	f.Func().Id("fsmAsValue").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Var().Id("zero").Id("I"), jen.Return(jen.Id("zero"), jen.Err())),
 		jen.Return(jen.Any().Call(jen.Op("*").Id("v")).Assert(jen.Id("I")), jen.Nil()),
 	)
-	f.Comment("// asPointer returns v as an I, or the error.")
-	f.Func().Id("asPointer").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
+	f.Comment("// fsmAsPointer returns v as an I, or the error.")
+	f.Func().Id("fsmAsPointer").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Var().Id("zero").Id("I"), jen.Return(jen.Id("zero"), jen.Err())),
 		jen.Return(jen.Any().Call(jen.Id("v")).Assert(jen.Id("I")), jen.Nil()),
 	)

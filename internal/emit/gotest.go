@@ -44,9 +44,9 @@ func (g *testGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) >
 //	func (f *fakeBehavior) CanRetry(*CallingLLM, LLMError) bool { return f.guards["canRetry"] }
 func (g *testGen) genFake() {
 	f := g.f
-	f.Comment("// fakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.")
-	f.Type().Id("fakeBehavior").Struct(jen.Id("guards").Map(jen.String()).Bool(), jen.Id("ran").Index().String())
-	f.Var().Id("_").Id("Behavior").Op("=").Parens(jen.Op("*").Id("fakeBehavior")).Parens(jen.Nil())
+	f.Comment("// fsmFakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.")
+	f.Type().Id("fsmFakeBehavior").Struct(jen.Id("guards").Map(jen.String()).Bool(), jen.Id("ran").Index().String())
+	f.Var().Id("_").Id("Behavior").Op("=").Parens(jen.Op("*").Id("fsmFakeBehavior")).Parens(jen.Nil())
 	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
 		for _, fn := range fns {
 			if len(fn.Uses) == 0 {
@@ -66,7 +66,7 @@ func (g *testGen) genFake() {
 			if s.Act != nil {
 				params = append(params, jen.Op("*").Id(s.Act.GoName))
 			}
-			recv := jen.Id("f").Op("*").Id("fakeBehavior")
+			recv := jen.Id("f").Op("*").Id("fsmFakeBehavior")
 			if fn.Kind == fsm.Guard {
 				f.Func().Params(recv).Id(fn.GoName).Params(params...).Bool().Block(
 					jen.Return(jen.Id("f").Dot("guards").Index(jen.Lit(fn.Name))))
@@ -197,7 +197,7 @@ func (g *testGen) genRuleTests() {
 	behavior := jen.Null()
 	check := []jen.Code{}
 	if g.hasBehavior() {
-		behavior = jen.Id("b").Op(":=").Op("&").Id("fakeBehavior").Values(jen.Dict{jen.Id("guards"): jen.Id("tt").Dot("guards")})
+		behavior = jen.Id("b").Op(":=").Op("&").Id("fsmFakeBehavior").Values(jen.Dict{jen.Id("guards"): jen.Id("tt").Dot("guards")})
 		check = append(check, jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Id("tt").Dot("effects"), jen.Id("b").Dot("ran"), jen.Lit("effects run")))
 	}
 	g.f.Comment("// TestRules sends each event to each state with the guards set so that every rule of the")
@@ -341,7 +341,7 @@ func (g *testGen) genRandom() {
 	setGuards := jen.Null()
 	if g.hasBehavior() {
 		body = append(body, jen.Id("guards").Op(":=").Index().String().Values(guards...))
-		newM = jen.Id("b").Op(":=").Op("&").Id("fakeBehavior").Values(jen.Dict{jen.Id("guards"): jen.Map(jen.String()).Bool().Values()}).Line().
+		newM = jen.Id("b").Op(":=").Op("&").Id("fsmFakeBehavior").Values(jen.Dict{jen.Id("guards"): jen.Map(jen.String()).Bool().Values()}).Line().
 			Id("m").Op(":=").Id("New").Call(jen.Id("b"), jen.Id(m.Initial.GoName).Values())
 		setGuards = jen.For(jen.List(jen.Id("_"), jen.Id("name")).Op(":=").Range().Id("guards")).Block(
 			jen.Id("b").Dot("guards").Index(jen.Id("name")).Op("=").Id("r").Dot("IntN").Call(jen.Lit(2)).Op("==").Lit(0))

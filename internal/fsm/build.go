@@ -600,7 +600,7 @@ func (b *builder) stateLists() {
 				if e == nil {
 					continue
 				}
-				r := &Rule{Kind: list.kind, From: s, To: s, Event: e, Pos: n.Pos}
+				r := &Rule{Kind: list.kind, From: s, To: s, Event: e, Pos: n.Pos, Listed: true}
 				if list.kind == Reject {
 					r.Reason = fmt.Sprintf("%s is not accepted in state %s", e.Name, s.Name)
 				}
@@ -665,15 +665,17 @@ func (b *builder) carry(r *Rule) {
 	if r.Event != nil {
 		evFields = r.Event.Fields
 	}
+	// The source state's field wins: the state carries the context, the
+	// event fills in what the state does not have.
 	fill := func(target *Field) (Assign, bool) {
-		for _, f := range evFields {
-			if f.Name == target.Name && f.Type == target.Type {
-				return Assign{Field: target, Source: FromEvent, Src: f}, true
-			}
-		}
 		for _, f := range r.From.Fields {
 			if f.Name == target.Name && f.Type == target.Type {
 				return Assign{Field: target, Source: FromState, Src: f}, true
+			}
+		}
+		for _, f := range evFields {
+			if f.Name == target.Name && f.Type == target.Type {
+				return Assign{Field: target, Source: FromEvent, Src: f}, true
 			}
 		}
 		return Assign{}, false

@@ -115,6 +115,7 @@ type Rule struct {
 	Effect *Func
 	Action *Action
 	Reason string // why a Reject row refuses the event
+	Listed bool   // the row comes from a state's ignore or reject list
 	Pos    diag.Pos
 	// ToInit fills the target state's fields when To differs from From;
 	// ActInit fills the action's fields. Both hold carry-overs only; the

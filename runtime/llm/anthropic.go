@@ -1,0 +1,275 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+// Anthropic streams calls to Anthropic's Messages API. It is safe for
+// concurrent use.
+type Anthropic struct {
+	client anthropic.Client
+	log    *slog.Logger
+	sc     scrubber
+}
+
+var _ Provider = (*Anthropic)(nil)
+
+// NewAnthropic returns a provider for Anthropic's Messages API. It uses cfg
+// as given and reads no environment variable: use [New] or [FromEnv] for
+// that. The SDK's own retries are off.
+func NewAnthropic(cfg Config) (*Anthropic, error) {
+	if cfg.APIKey == "" {
+		return nil, fmt.Errorf("anthropic: %w: set ANTHROPIC_API_KEY or Config.APIKey", ErrNoAPIKey)
+	}
+	if err := checkBaseURL("ANTHROPIC_BASE_URL", cfg.BaseURL); err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	httpClient := cfg.HTTPClient
+	if httpClient == nil {
+		httpClient = defaultHTTPClient()
+	}
+	opts := []option.RequestOption{
+		// The environment was read by FromEnv, if at all: the SDK must not
+		// add credentials or headers of its own finding.
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0),
+		option.WithHTTPClient(httpClient),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	return &Anthropic{
+		client: anthropic.NewClient(opts...),
+		log:    loggerOr(cfg.Logger),
+		sc:     scrubber{secret: cfg.APIKey},
+	}, nil
+}
+
+// defaultHTTPClient returns a client whose transport gives up on a server
+// that sends no response headers for ten minutes; it does not limit how long
+// a stream may run.
+func defaultHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		return &http.Client{Transport: t}
+	}
+	return &http.Client{Transport: http.DefaultTransport}
+}
+
+// Name returns "anthropic".
+func (a *Anthropic) Name() string { return NameAnthropic }
+
+// Stream sends req to the Messages API and streams the reply; see [Provider].
+func (a *Anthropic) Stream(ctx context.Context, req chat.Request, emit func(Event)) error {
+	c := &call{provider: NameAnthropic, ctx: ctx, emit: emit, log: a.log, sc: a.sc}
+	return c.run(req, func() (chat.Response, error) { return a.stream(c, req) })
+}
+
+// stream makes the HTTP request and reads the stream to its message_stop.
+func (a *Anthropic) stream(c *call, req chat.Request) (chat.Response, error) {
+	params, err := a.params(c, req)
+	if err != nil {
+		return chat.Response{}, err
+	}
+	stream := a.client.Messages.NewStreaming(c.ctx, params, option.WithMiddleware(c.wire.middleware))
+	defer func() { _ = stream.Close() }()
+
+	var msg anthropic.Message
+	// badArgs holds, by block index, tool input that was not a JSON object
+	// when its block ended: the accumulator would replace it with {}.
+	badArgs := map[int]string{}
+	stopped := false
+	events := 0
+	for !stopped && stream.Next() {
+		ev := stream.Current()
+		events++
+		if ev.Type == "" {
+			// The SDK decodes leniently; an event without a type is not one.
+			return chat.Response{}, c.fail(chat.ErrMalformed, "an event has no type: %s", truncate(oneLine(ev.RawJSON()), 200))
+		}
+		switch ev.Type {
+		case "content_block_stop":
+			noteBadArgs(&msg, int(ev.Index), badArgs)
+		case "message_stop":
+			for i := range msg.Content {
+				noteBadArgs(&msg, i, badArgs)
+			}
+		}
+		if err := msg.Accumulate(ev); err != nil {
+			return chat.Response{}, c.fail(chat.ErrMalformed, "bad %s event: %v", ev.Type, err)
+		}
+		switch ev.Type {
+		case "content_block_start":
+			if b := msg.Content[ev.Index]; b.Type == "tool_use" {
+				c.send(ToolCallDelta{CallID: b.ID, ToolName: b.Name})
+			}
+		case "content_block_delta":
+			switch ev.Delta.Type {
+			case "text_delta":
+				if ev.Delta.Text != "" && msg.Content[ev.Index].Type == "text" {
+					c.send(TextDelta{Text: ev.Delta.Text})
+				}
+			case "input_json_delta":
+				if b := msg.Content[ev.Index]; ev.Delta.PartialJSON != "" {
+					c.send(ToolCallDelta{CallID: b.ID, ToolName: b.Name, Fragment: ev.Delta.PartialJSON})
+				}
+			}
+		case "message_stop":
+			stopped = true
+		}
+	}
+	if !stopped {
+		if err := stream.Err(); err != nil {
+			return chat.Response{}, err
+		}
+		return chat.Response{}, c.cutShort(events, "message_stop")
+	}
+	return anthropicResponse(c, &msg, badArgs)
+}
+
+// noteBadArgs records the input of tool block i when it is not a JSON object.
+func noteBadArgs(msg *anthropic.Message, i int, bad map[int]string) {
+	if i < 0 || i >= len(msg.Content) {
+		return
+	}
+	b := msg.Content[i]
+	if b.Type == "tool_use" && !isJSONObject(b.Input) {
+		if _, seen := bad[i]; !seen {
+			bad[i] = string(b.Input)
+		}
+	}
+}
+
+// anthropicResponse turns the accumulated message into a chat.Response.
+func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) (chat.Response, error) {
+	out := chat.Message{Role: chat.RoleAssistant}
+	var text []byte
+	for i, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text...)
+		case "tool_use":
+			if raw, bad := badArgs[i]; bad {
+				return chat.Response{}, badArgsError(c, string(msg.StopReason), "max_tokens", b.Name, raw)
+			}
+			out.ToolCalls = append(out.ToolCalls, chat.ToolCall{ID: b.ID, Name: b.Name, Arguments: argsOrEmpty(b.Input)})
+		}
+	}
+	out.Content = string(text)
+	u := msg.Usage
+	return chat.Response{
+		Message: out,
+		Usage: chat.Usage{
+			InputTokens:  int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+			OutputTokens: int(u.OutputTokens),
+		},
+		StopReason: string(msg.StopReason),
+	}, nil
+}
+
+// params maps req to the Messages API's parameters.
+func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParams, error) {
+	if req.Model == "" {
+		return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest, "the request names no model: set Request.Model")
+	}
+	if req.MaxTokens <= 0 {
+		return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest,
+			"max tokens is %d: the Messages API needs a positive Request.MaxTokens", req.MaxTokens)
+	}
+	p := anthropic.MessageNewParams{
+		Model:     anthropic.Model(req.Model),
+		MaxTokens: int64(req.MaxTokens),
+	}
+	if req.Temperature != nil {
+		p.Temperature = anthropic.Float(*req.Temperature)
+	}
+	system := req.System
+	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
+		if len(blocks) == 0 {
+			return
+		}
+		// Consecutive messages of one role become one message: the results
+		// of one round of tool calls go back together.
+		if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == role {
+			p.Messages[n-1].Content = append(p.Messages[n-1].Content, blocks...)
+			return
+		}
+		p.Messages = append(p.Messages, anthropic.MessageParam{Role: role, Content: blocks})
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case chat.RoleSystem:
+			if m.Content != "" {
+				if system != "" {
+					system += "\n\n"
+				}
+				system += m.Content
+			}
+		case chat.RoleUser:
+			if m.Content != "" {
+				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
+			}
+		case chat.RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			if m.Content != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			}
+			for _, tc := range m.ToolCalls {
+				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, json.RawMessage(a.historyArgs(c, i, tc)), tc.Name))
+			}
+			add(anthropic.MessageParamRoleAssistant, blocks...)
+		case chat.RoleTool:
+			res := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID, IsError: anthropic.Bool(m.IsError)}
+			if m.Content != "" {
+				res.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
+			}
+			add(anthropic.MessageParamRoleUser, anthropic.ContentBlockParamUnion{OfToolResult: &res})
+		default:
+			return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest, "message %d has unknown role %q", i, m.Role)
+		}
+	}
+	if system != "" {
+		p.System = []anthropic.TextBlockParam{{Text: system}}
+	}
+	for _, t := range req.Tools {
+		schema, err := toolSchema(t)
+		if err != nil {
+			return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest, "%v", err)
+		}
+		tp := anthropic.ToolParam{
+			Name:        t.Name,
+			InputSchema: param.Override[anthropic.ToolInputSchemaParam](schema),
+		}
+		if t.Description != "" {
+			tp.Description = anthropic.String(t.Description)
+		}
+		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
+	}
+	return p, nil
+}
+
+// historyArgs returns the arguments of an earlier tool call to send back,
+// or {} with a warning when they are not a JSON object.
+func (a *Anthropic) historyArgs(c *call, i int, tc chat.ToolCall) []byte {
+	if isJSONObject(tc.Arguments) {
+		return tc.Arguments
+	}
+	if len(tc.Arguments) > 0 {
+		a.log.WarnContext(c.ctx, "tool call arguments are not a JSON object; sending {}",
+			"provider", NameAnthropic, "message", i, "call_id", tc.ID, "tool", tc.Name)
+	}
+	return []byte("{}")
+}

@@ -1,0 +1,182 @@
+// Package llm streams LLM calls for the coding agent through the official
+// provider SDKs: Anthropic's Messages API and OpenAI's chat completions API,
+// the latter also for OpenAI-compatible local servers (llama.cpp, vLLM,
+// Ollama) reached through a base URL.
+//
+// A [Provider] turns a [chat.Request] into one HTTP request, reports the
+// reply as it streams in ([TextDelta], [ToolCallDelta]) and ends with exactly
+// one [Completed] or [Failed]. Failures are classified into [chat.LLMError]
+// so that the state machine, which owns the retry policy, can decide what to
+// do: the SDKs' own retries are turned off.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+// Event is one thing a streaming LLM call reports. It is exactly one of
+// [TextDelta], [ToolCallDelta], [Completed] and [Failed].
+type Event interface{ isEvent() }
+
+// TextDelta is a piece of assistant text, in the order the LLM wrote it.
+type TextDelta struct{ Text string }
+
+// ToolCallDelta is a piece of a tool call's JSON arguments. The first delta
+// of each call announces it and may have an empty Fragment; the Fragments of
+// one call, concatenated, are its arguments.
+type ToolCallDelta struct{ CallID, ToolName, Fragment string }
+
+// Completed is the whole reply. Response.Message.ToolCalls are in the LLM's
+// order and each one's Arguments is the full JSON object text ("{}" when the
+// LLM gave none).
+type Completed struct{ Response chat.Response }
+
+// Failed reports that the call failed, classified.
+type Failed struct{ Err chat.LLMError }
+
+func (TextDelta) isEvent()     {}
+func (ToolCallDelta) isEvent() {}
+func (Completed) isEvent()     {}
+func (Failed) isEvent()        {}
+
+// Provider streams one LLM request.
+//
+// Stream calls emit for every event in order, on the calling goroutine, and
+// ends with exactly one Completed or one Failed, then returns nil. If ctx is
+// cancelled it stops promptly and returns ctx.Err() without emitting Failed
+// (a context that passed its deadline is not a cancellation: it ends with
+// Failed of kind [chat.ErrTimeout]). It never panics on bad server input.
+type Provider interface {
+	Stream(ctx context.Context, req chat.Request, emit func(Event)) error
+	Name() string
+}
+
+// Provider names accepted by [New].
+const (
+	// NameAnthropic names Anthropic's Messages API.
+	NameAnthropic = "anthropic"
+	// NameOpenAI names OpenAI's chat completions API and compatible servers.
+	NameOpenAI = "openai"
+)
+
+// Errors the constructors wrap; test for them with errors.Is.
+var (
+	// ErrUnknownProvider is returned by New for a name it does not know.
+	ErrUnknownProvider = errors.New("unknown LLM provider")
+	// ErrNoAPIKey is returned when a provider that needs an API key has none.
+	ErrNoAPIKey = errors.New("no API key")
+	// ErrBadBaseURL is returned when Config.BaseURL is not an http(s) URL.
+	ErrBadBaseURL = errors.New("bad base URL")
+)
+
+// Config configures a provider.
+type Config struct {
+	// APIKey authenticates the calls. [New] fills it from ANTHROPIC_API_KEY
+	// or OPENAI_API_KEY when empty (see [FromEnv]). The OpenAI provider may
+	// run without a key when BaseURL points at a local server.
+	APIKey string
+	// BaseURL is the API's root, e.g. "http://localhost:8080/v1" for a
+	// llama.cpp server. [New] fills it from ANTHROPIC_BASE_URL or
+	// OPENAI_BASE_URL when empty; empty means the provider's public API.
+	BaseURL string
+	// HTTPClient makes the HTTP requests; nil means the SDK's default client.
+	HTTPClient *http.Client
+	// Logger receives the provider's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// envPrefix returns the prefix of a provider's environment variables.
+func envPrefix(name string) (string, bool) {
+	switch name {
+	case NameAnthropic:
+		return "ANTHROPIC", true
+	case NameOpenAI:
+		return "OPENAI", true
+	}
+	return "", false
+}
+
+// FromEnv returns cfg with its empty APIKey and BaseURL filled from the
+// environment variables of the named provider: ANTHROPIC_API_KEY and
+// ANTHROPIC_BASE_URL for "anthropic", OPENAI_API_KEY and OPENAI_BASE_URL for
+// "openai". Fields already set are kept; an unknown name changes nothing.
+func FromEnv(name string, cfg Config) Config {
+	prefix, ok := envPrefix(strings.ToLower(name))
+	if !ok {
+		return cfg
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv(prefix + "_API_KEY")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = os.Getenv(prefix + "_BASE_URL")
+	}
+	return cfg
+}
+
+// New builds a provider by name ("anthropic" or "openai"), filling empty
+// Config fields from the environment with [FromEnv].
+func New(name string, cfg Config) (Provider, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	cfg = FromEnv(name, cfg)
+	switch name {
+	case NameAnthropic:
+		return NewAnthropic(cfg)
+	case NameOpenAI:
+		return NewOpenAI(cfg)
+	}
+	return nil, fmt.Errorf("%w %q: use %q or %q", ErrUnknownProvider, name, NameAnthropic, NameOpenAI)
+}
+
+// checkBaseURL reports whether base is empty or an absolute http(s) URL.
+func checkBaseURL(envName, base string) error {
+	if base == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return fmt.Errorf("%w: %w: fix Config.BaseURL or %s", ErrBadBaseURL, err, envName)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w %q: want an http(s) URL such as http://localhost:8080/v1; fix Config.BaseURL or %s",
+			ErrBadBaseURL, u.Redacted(), envName)
+	}
+	return nil
+}
+
+// loggerOr returns l, or a logger that discards everything when l is nil.
+func loggerOr(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// redacted is what a scrubbed secret is replaced with.
+const redacted = "[REDACTED]"
+
+// scrubber removes a secret from text before it is shown or logged.
+type scrubber struct{ secret string }
+
+// scrub returns s with every occurrence of the secret replaced.
+func (sc scrubber) scrub(s string) string {
+	if sc.secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, sc.secret, redacted)
+}
+
+// fail returns the Failed event for e with its message scrubbed.
+func (sc scrubber) fail(e chat.LLMError) Failed {
+	e.Message = sc.scrub(e.Message)
+	return Failed{Err: e}
+}

@@ -45,11 +45,11 @@ type builder struct {
 	m     *Machine
 	diags diag.List
 
-	states  map[string]*State
-	events  map[string]*Event
-	actions map[string]*Action
+	states   map[string]*State
+	events   map[string]*Event
+	actions  map[string]*Action
 	fnByName map[string]*Func
-	imports map[string]*importUse
+	imports  map[string]*importUse
 	// rows[state][event] collects the rows given for a pair before the
 	// cells are made; wild marks rows that came from "*".
 	rows map[*State]map[*Event]*pending
@@ -67,7 +67,9 @@ type pending struct {
 	pos   diag.Pos
 }
 
-func (b *builder) errorf(pos diag.Pos, format string, args ...any) { b.diags.Errorf(pos, format, args...) }
+func (b *builder) errorf(pos diag.Pos, format string, args ...any) {
+	b.diags.Errorf(pos, format, args...)
+}
 
 func (b *builder) header() {
 	f, m := b.f, b.m

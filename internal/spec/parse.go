@@ -114,9 +114,11 @@ func (p *parser) file(src []byte) *File {
 				"table":   func(_, v *yaml.Node) { f.Output.Table = p.str(v) },
 			})
 		},
-		"states":      func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.States = append(f.States, p.state(k, v)) }) },
-		"events":      func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Events = append(f.Events, p.decl(k, v)) }) },
-		"actions":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Actions = append(f.Actions, p.decl(k, v)) }) },
+		"states": func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.States = append(f.States, p.state(k, v)) }) },
+		"events": func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Events = append(f.Events, p.decl(k, v)) }) },
+		"actions": func(_, v *yaml.Node) {
+			p.each(v, func(k, v *yaml.Node) { f.Actions = append(f.Actions, p.decl(k, v)) })
+		},
 		"guards":      func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Guards = append(f.Guards, p.fn(k, v)) }) },
 		"effects":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Effects = append(f.Effects, p.fn(k, v)) }) },
 		"transitions": func(_, v *yaml.Node) { p.transitions(v, f) },

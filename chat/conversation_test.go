@@ -1,0 +1,93 @@
+package chat_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+func texts(c chat.Conversation) []string {
+	var out []string
+	for _, m := range c.Messages() {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+func TestConversationAppendOnly(t *testing.T) {
+	var zero chat.Conversation
+	assert.Equal(t, 0, zero.Len())
+	assert.Nil(t, zero.Messages())
+	_, ok := zero.Last()
+	assert.False(t, ok)
+
+	a := chat.NewConversation("T-1").Append(chat.UserMessage("one"))
+	b := a.Append(chat.UserMessage("two"))
+	c := a.Append(chat.UserMessage("three")) // a copy appending after another did
+	d := b.Append(chat.UserMessage("four"))
+
+	assert.Equal(t, []string{"one"}, texts(a))
+	assert.Equal(t, []string{"one", "two"}, texts(b))
+	assert.Equal(t, []string{"one", "three"}, texts(c))
+	assert.Equal(t, []string{"one", "two", "four"}, texts(d))
+	assert.Equal(t, "T-1", d.ID())
+	last, ok := d.Last()
+	require.True(t, ok)
+	assert.Equal(t, "four", last.Content)
+
+	// Appending to what Messages returns never reaches the conversation.
+	msgs := b.Messages()
+	_ = append(msgs, chat.UserMessage("sneaky"))
+	assert.Equal(t, []string{"one", "two", "four"}, texts(d))
+	assert.Equal(t, b, b.Append())
+}
+
+func TestConversationJSON(t *testing.T) {
+	tests := []chat.Conversation{
+		{},
+		chat.NewConversation("T-2"),
+		chat.NewConversation("T-3").Append(
+			chat.UserMessage("hi"),
+			chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}}},
+			chat.Message{Role: chat.RoleTool, Content: "x", ToolCallID: "c", ToolName: "read_file", IsError: true},
+		),
+	}
+	for _, c := range tests {
+		data, err := json.Marshal(c)
+		require.NoError(t, err)
+		var got chat.Conversation
+		require.NoError(t, json.Unmarshal(data, &got))
+		assert.True(t, c.Equal(got), "round trip of %s", data)
+		assert.Equal(t, c, got)
+	}
+	var bad chat.Conversation
+	assert.Error(t, json.Unmarshal([]byte(`{"messages": 3}`), &bad))
+}
+
+func TestConversationEqual(t *testing.T) {
+	a := chat.NewConversation("T").Append(chat.UserMessage("x"))
+	assert.True(t, a.Equal(chat.NewConversation("T").Append(chat.UserMessage("x"))))
+	assert.False(t, a.Equal(chat.NewConversation("U").Append(chat.UserMessage("x"))))
+	assert.False(t, a.Equal(chat.NewConversation("T").Append(chat.UserMessage("y"))))
+	assert.False(t, a.Equal(a.Append(chat.UserMessage("z"))))
+}
+
+func TestLLMErrorRetryable(t *testing.T) {
+	tests := []struct {
+		kind chat.ErrorKind
+		want bool
+	}{
+		{chat.ErrRateLimited, true}, {chat.ErrOverloaded, true}, {chat.ErrServer, true},
+		{chat.ErrTimeout, true}, {chat.ErrNetwork, true}, {chat.ErrMalformed, true},
+		{chat.ErrAuth, false}, {chat.ErrInvalidRequest, false}, {chat.ErrOther, false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, chat.LLMError{Kind: tt.kind}.Retryable(), tt.kind)
+	}
+	assert.Equal(t, "rate_limited (HTTP 429): slow down", chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, Message: "slow down"}.Error())
+	assert.Equal(t, "network: reset", chat.LLMError{Kind: chat.ErrNetwork, Message: "reset"}.Error())
+}

@@ -1,0 +1,137 @@
+package spec_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
+	"gopkg.in/yaml.v3"
+
+	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/internal/spec"
+)
+
+// compileSchema compiles the embedded schema with a real JSON Schema
+// validator.
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(spec.Schema))
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource("fsmgen.schema.json", doc))
+	sch, err := c.Compile("fsmgen.schema.json")
+	require.NoError(t, err)
+	return sch
+}
+
+// instance turns YAML into the JSON value a YAML language server validates.
+func instance(t *testing.T, src []byte) any {
+	t.Helper()
+	var v any
+	require.NoError(t, yaml.Unmarshal(src, &v))
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	require.NoError(t, err)
+	return inst
+}
+
+// repoSpecs returns every valid spec in the repository: spec/*.yaml and the
+// spec of every golden archive.
+func repoSpecs(t *testing.T) map[string][]byte {
+	t.Helper()
+	specs := map[string][]byte{}
+	paths, err := filepath.Glob("../../spec/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		require.NoError(t, err)
+		specs[p] = src
+	}
+	archives, err := filepath.Glob("../emit/testdata/golden/*.txtar")
+	require.NoError(t, err)
+	for _, p := range archives {
+		ar, err := txtar.ParseFile(p)
+		require.NoError(t, err)
+		for _, f := range ar.Files {
+			if f.Name == "spec.yaml" {
+				specs[p] = f.Data
+			}
+		}
+	}
+	return specs
+}
+
+func TestSchemaAcceptsRepoSpecs(t *testing.T) {
+	sch := compileSchema(t)
+	for name, src := range repoSpecs(t) {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			assert.NoError(t, sch.Validate(instance(t, src)))
+		})
+	}
+}
+
+func TestSpecsNameTheSchema(t *testing.T) {
+	paths, err := filepath.Glob("../../spec/*.yaml")
+	require.NoError(t, err)
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		require.NoError(t, err)
+		first, _, _ := strings.Cut(string(src), "\n")
+		assert.Equal(t, "# yaml-language-server: $schema=../docs/fsmgen.schema.json", first, "%s: first line", p)
+	}
+}
+
+func TestSchemaFileIsCurrent(t *testing.T) {
+	committed, err := os.ReadFile("../../docs/fsmgen.schema.json")
+	require.NoError(t, err)
+	assert.Equal(t, string(spec.Schema), string(committed), "docs/fsmgen.schema.json is stale: run make generate")
+}
+
+// TestSchemaRejects checks that the schema refuses what the parser refuses
+// for its shape, so editors flag it as you type.
+func TestSchemaRejects(t *testing.T) {
+	sch := compileSchema(t)
+	base := "version: 1\nmachine: Door\npackage: door\nstates:\n  Closed:\n    initial: true\nevents:\n  Push: {}\n"
+	tests := map[string]string{
+		"unknown top-level key":      base + "outptu: {}\n",
+		"missing states":             "version: 1\nmachine: Door\npackage: door\nevents:\n  Push: {}\n",
+		"unsupported version":        strings.Replace(base, "version: 1", "version: 2", 1),
+		"package not lower case":     strings.Replace(base, "package: door", "package: Door", 1),
+		"state name not identifier":  strings.Replace(base, "  Closed:", "  Clo-sed:", 1),
+		"unknown state key":          base[:len(base)-len("events:\n  Push: {}\n")] + "    termnal: true\nevents:\n  Push: {}\n",
+		"initial not a boolean":      strings.Replace(base, "initial: true", "initial: yes please", 1),
+		"field named kind":           strings.Replace(base, "    initial: true\n", "    initial: true\n    fields:\n      kind: int\n", 1),
+		"transitions not a list":     base + "transitions:\n  from: Closed\n",
+		"transition without from":    base + "transitions:\n  - on: Push\n    to: Closed\n",
+		"unknown transition key":     base + "transitions:\n  - from: Closed\n    on: Push\n    too: Closed\n",
+		"branch with if and else":    base + "transitions:\n  - from: Closed\n    on: Push\n    guards:\n      - if: g\n        else: true\n",
+		"branch with neither":        base + "transitions:\n  - from: Closed\n    on: Push\n    guards:\n      - to: Closed\n",
+		"ignore false":               base + "transitions:\n  - from: Closed\n    on: Push\n    ignore: false\n",
+		"empty reject reason":        base + "transitions:\n  - from: Closed\n    on: Push\n    reject: \"\"\n",
+		"field type not a string":    strings.Replace(base, "    initial: true\n", "    initial: true\n    fields:\n      n: [int]\n", 1),
+		"output key misspelled":      base + "output:\n  goo: out\n",
+		"ignore list of non-names":   strings.Replace(base, "    initial: true\n", "    initial: true\n    ignore: [\"a b\"]\n", 1),
+		"import alias not ident":     base + "imports:\n  9x: example.com/x\n",
+		"guard declaration unknown":  base + "guards:\n  g:\n    docs: x\n",
+		"events given as a list":     "version: 1\nmachine: Door\npackage: door\nstates:\n  Closed: {}\nevents: [Push]\n",
+	}
+	for name, src := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Error(t, sch.Validate(instance(t, []byte(src))))
+			f, diags := spec.Parse("x.yaml", []byte(src))
+			if !diags.HasErrors() {
+				_, diags = fsm.Build(f)
+			}
+			assert.True(t, diags.HasErrors(), "fsmgen accepts what the schema refuses")
+		})
+	}
+}

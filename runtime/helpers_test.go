@@ -1,0 +1,428 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/internal/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/internal/testenv"
+	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/thread"
+	"github.com/fsmgen/fsmgen/runtime/tools"
+)
+
+// testKey is the API key of every test; it must never be written anywhere.
+const testKey = "sk-test-SECRET-KEY-5f4e3d2c1b0a"
+
+// runTimeout bounds one run of the agent, so that a bug fails a test
+// rather than hanging it.
+const runTimeout = 30 * time.Second
+
+// providers are the wire formats every end-to-end test runs against.
+var providers = []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI}
+
+// retry is one retry the display was told about.
+type retry struct {
+	Attempt int
+	Delay   time.Duration
+	Kind    chat.ErrorKind
+}
+
+// recorder is a Display that records what it is shown. Its hooks run on
+// the loop goroutine, like the display itself.
+type recorder struct {
+	mu       sync.Mutex
+	text     strings.Builder
+	replies  []string
+	calls    []string
+	progress []string
+	results  map[string]chat.ToolOutcome
+	hooks    []autocommit.Result
+	retries  []retry
+	errors   []string
+	notices  []string
+	turns    int
+
+	onText       func()
+	onRetry      func()
+	onToolResult func(call chat.ToolCall)
+	onNotice     func(msg string)
+}
+
+var _ runtime.Display = (*recorder)(nil)
+
+func (r *recorder) Text(delta string) {
+	r.mu.Lock()
+	r.text.WriteString(delta)
+	r.mu.Unlock()
+	if r.onText != nil {
+		r.onText()
+	}
+}
+
+func (r *recorder) Reply(msg chat.Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.replies = append(r.replies, msg.Content)
+}
+
+func (r *recorder) ToolCall(call chat.ToolCall) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, call.Name)
+}
+
+func (r *recorder) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progress = append(r.progress, call.Name+": "+p.Message)
+}
+
+func (r *recorder) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
+	r.mu.Lock()
+	if r.results == nil {
+		r.results = map[string]chat.ToolOutcome{}
+	}
+	r.results[call.Name] = out
+	r.mu.Unlock()
+	if r.onToolResult != nil {
+		r.onToolResult(call)
+	}
+}
+
+func (r *recorder) Hook(res autocommit.Result, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		res.Skipped = "error: " + err.Error()
+	}
+	r.hooks = append(r.hooks, res)
+}
+
+func (r *recorder) Retry(attempt int, delay time.Duration, err chat.LLMError) {
+	r.mu.Lock()
+	r.retries = append(r.retries, retry{Attempt: attempt, Delay: delay, Kind: err.Kind})
+	r.mu.Unlock()
+	if r.onRetry != nil {
+		r.onRetry()
+	}
+}
+
+func (r *recorder) Error(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, msg)
+}
+
+func (r *recorder) Notice(msg string) {
+	r.mu.Lock()
+	r.notices = append(r.notices, msg)
+	r.mu.Unlock()
+	if r.onNotice != nil {
+		r.onNotice(msg)
+	}
+}
+
+func (r *recorder) TurnEnd() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.turns++
+}
+
+// session is an agent working in a temporary git repository against a
+// fake LLM server, with its threads and event log in temporary files.
+type session struct {
+	srv      *fakellm.Server
+	provider fakellm.Provider
+	ws       string
+	store    *thread.Store
+	id       string
+	logPath  string
+}
+
+// newSession starts a fake server of provider with the replies and makes
+// a repository holding files.
+func newSession(t *testing.T, provider fakellm.Provider, files map[string]string, replies ...fakellm.Reply) *session {
+	t.Helper()
+	testenv.IsolateGit(t)
+	store, err := thread.NewStore(filepath.Join(t.TempDir(), "threads"))
+	require.NoError(t, err)
+	s := &session{
+		srv:      fakellm.New(t, provider, replies...),
+		provider: provider,
+		ws:       testenv.NewRepo(t, files),
+		store:    store,
+		id:       thread.NewID(time.Now()),
+	}
+	s.logPath = filepath.Join(store.Dir(), s.id+".events.jsonl")
+	t.Cleanup(func() {
+		if u := s.srv.Unexpected(); len(u) > 0 {
+			t.Errorf("the agent made requests the test did not expect: %v", u)
+		}
+	})
+	return s
+}
+
+// run holds what one run of the agent is given; zero fields get defaults.
+type run struct {
+	bcfg    behavior.Config
+	tools   runtime.ToolRunner
+	display *recorder
+	hook    runtime.Hook
+	prompt  string
+	input   io.Reader
+	signals []os.Signal
+}
+
+// defaultTools returns the standard tools working in the session's workspace.
+func (s *session) defaultTools(t *testing.T) *tools.Set {
+	t.Helper()
+	ws, err := tools.NewWorkspace(s.ws)
+	require.NoError(t, err)
+	return tools.Default(ws, tools.Options{Timeout: 10 * time.Second})
+}
+
+// specs returns the specs of tools offered by r, or the default ones.
+func specsOf(r runtime.ToolRunner) []chat.ToolSpec {
+	if set, ok := r.(interface{ Specs() []chat.ToolSpec }); ok {
+		return set.Specs()
+	}
+	return nil
+}
+
+// run runs the agent on the session's thread (new, or saved by an
+// earlier run) until it stops.
+func (s *session) run(t *testing.T, r run) (runtime.Result, error) {
+	t.Helper()
+	if r.tools == nil {
+		r.tools = s.defaultTools(t)
+	}
+	if r.display == nil {
+		r.display = &recorder{}
+	}
+	if r.bcfg.Model == "" {
+		r.bcfg.Model = "fake-model"
+	}
+	if r.bcfg.BaseDelay == 0 {
+		r.bcfg.BaseDelay = time.Millisecond
+	}
+	if r.bcfg.Tools == nil {
+		r.bcfg.Tools = specsOf(r.tools)
+	}
+	r.bcfg.System = "You are a test."
+
+	th, err := s.store.Load(s.id)
+	if err != nil {
+		require.ErrorIs(t, err, thread.ErrNotFound)
+		th = &thread.Thread{Version: thread.Version, ID: s.id, Created: time.Now(), Provider: string(s.provider), Model: r.bcfg.Model, Workspace: s.ws}
+	}
+	provider, err := llm.New(string(s.provider), llm.Config{APIKey: testKey, BaseURL: s.srv.BaseURL()})
+	require.NoError(t, err)
+	elog, err := eventlog.Open(s.logPath)
+	require.NoError(t, err)
+	cfg := runtime.AgentConfig{
+		Behavior:  behavior.New(r.bcfg),
+		Provider:  provider,
+		Tools:     r.tools,
+		Workspace: s.ws,
+		Hook:      r.hook,
+		Display:   r.display,
+		Thread:    th,
+		Store:     s.store,
+		EventLog:  elog,
+		Secrets:   []string{testKey},
+		Prompt:    r.prompt,
+		Signals:   r.signals,
+	}
+	if r.input != nil {
+		cfg.Input = r.input
+	}
+	a, err := runtime.NewAgent(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	res, err := a.Run(ctx)
+	require.NoError(t, elog.Close())
+	require.NoError(t, ctx.Err(), "the agent did not stop in time")
+	return res, err
+}
+
+// thread loads the session's saved thread.
+func (s *session) thread(t *testing.T) *thread.Thread {
+	t.Helper()
+	th, err := s.store.Load(s.id)
+	require.NoError(t, err)
+	return th
+}
+
+// state decodes the machine state the thread was saved in.
+func (s *session) state(t *testing.T) agent.State {
+	t.Helper()
+	st, err := agent.UnmarshalState(s.thread(t).State)
+	require.NoError(t, err)
+	return st
+}
+
+// conversation returns the saved conversation as role: text lines.
+func (s *session) conversation(t *testing.T) []string {
+	t.Helper()
+	var c chat.Conversation
+	switch st := s.state(t).(type) {
+	case agent.WaitingForUserInput:
+		c = st.Conversation
+	case agent.CallingLLM:
+		c = st.Conversation
+	case agent.ExecutingTools:
+		c = st.Conversation
+	case agent.PostToolsHook:
+		c = st.Conversation
+	case agent.Error:
+		c = st.Conversation
+	default:
+		t.Fatalf("unexpected state %T", st)
+	}
+	var out []string
+	for _, m := range c.Messages() {
+		out = append(out, describe(m))
+	}
+	return out
+}
+
+// describe renders a message on one line for comparisons.
+func describe(m chat.Message) string {
+	s := string(m.Role) + ": " + m.Content
+	for _, tc := range m.ToolCalls {
+		s += fmt.Sprintf(" [%s %s]", tc.Name, tc.Arguments)
+	}
+	if m.IsError {
+		s += " (error)"
+	}
+	return s
+}
+
+// checkReplay replays the session's event log and fails unless it is exact.
+func (s *session) checkReplay(t *testing.T) eventlog.Report {
+	t.Helper()
+	f, err := os.Open(s.logPath)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := runtime.ReplayAgent(f)
+	require.NoError(t, err)
+	require.Nil(t, rep.Diff, "replay differs")
+	require.Positive(t, rep.Events)
+	return rep
+}
+
+// checkNoSecret fails if the API key is in the thread or the event log.
+func (s *session) checkNoSecret(t *testing.T) {
+	t.Helper()
+	for _, p := range []string{s.store.Path(s.id), s.logPath} {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NotContains(t, string(b), testKey, "%s holds the API key", p)
+	}
+}
+
+// records returns the event records of the session's log.
+func (s *session) records(t *testing.T) []eventlog.Record {
+	t.Helper()
+	b, err := os.ReadFile(s.logPath)
+	require.NoError(t, err)
+	var out []eventlog.Record
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r eventlog.Record
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		if r.Type == eventlog.TypeEvent {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// toolFunc is a tool made of a function.
+type toolFunc struct {
+	name string
+	run  func(ctx context.Context, args json.RawMessage, progress func(chat.ToolProgress)) (string, error)
+}
+
+func (f toolFunc) Spec() chat.ToolSpec {
+	return chat.ToolSpec{Name: f.name, Description: "test tool " + f.name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (f toolFunc) Run(ctx context.Context, args json.RawMessage, progress func(chat.ToolProgress)) (string, error) {
+	return f.run(ctx, args, progress)
+}
+
+// barrier runs the calls it is given only once n of them have started, so
+// a round of n calls completes only if they run in parallel.
+type barrier struct {
+	inner runtime.ToolRunner
+	n     int
+
+	mu      sync.Mutex
+	started int
+	all     chan struct{}
+}
+
+func newBarrier(inner runtime.ToolRunner, n int) *barrier {
+	return &barrier{inner: inner, n: n, all: make(chan struct{})}
+}
+
+func (b *barrier) Specs() []chat.ToolSpec { return specsOf(b.inner) }
+
+func (b *barrier) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
+	b.mu.Lock()
+	b.started++
+	if b.started == b.n {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+	case <-time.After(10 * time.Second):
+		return chat.ToolOutcome{Content: "the calls of the round did not run in parallel", IsError: true}
+	case <-ctx.Done():
+		return chat.ToolOutcome{Content: "cancelled", IsError: true}
+	}
+	return b.inner.Run(ctx, call, progress)
+}
+
+// signalSelf sends sig to the test process, as a user's Ctrl-C would.
+func signalSelf(t *testing.T, sig os.Signal) {
+	p, err := os.FindProcess(os.Getpid())
+	if err == nil {
+		err = p.Signal(sig)
+	}
+	if err != nil {
+		t.Errorf("signal self: %v", err)
+	}
+}
+
+// assertConversation checks that each message of got starts with the line
+// of want at its index.
+func assertConversation(t *testing.T, want, got []string) {
+	t.Helper()
+	if !assert.Len(t, got, len(want), "conversation: %q", got) {
+		return
+	}
+	for i := range want {
+		assert.True(t, strings.HasPrefix(got[i], want[i]), "message %d:\n got %q\nwant %q...", i, got[i], want[i])
+	}
+}

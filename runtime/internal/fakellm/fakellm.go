@@ -1,0 +1,539 @@
+// Package fakellm provides local fake LLM servers for tests: one speaks
+// Anthropic's Messages API streaming wire format (server-sent events), the
+// other OpenAI's chat completions chunks. Each answers its requests from a
+// script, one [Reply] per request in order, and records every request so
+// a test can check what the agent sent.
+//
+// The servers are the real HTTP edge of the agent: the official SDKs talk
+// to them exactly as they would talk to the providers.
+package fakellm
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Provider names the wire format a server speaks.
+type Provider string
+
+// The wire formats.
+const (
+	Anthropic Provider = "anthropic"
+	OpenAI    Provider = "openai"
+)
+
+// ToolCall is a tool call the fake model makes.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Args is the JSON object of arguments; it is streamed in pieces.
+	Args string
+}
+
+// Reply scripts the answer to one request.
+type Reply struct {
+	// Text is the assistant's text, streamed in deltas of a few words.
+	Text string
+	// ToolCalls are the tools the model asks for, in order.
+	ToolCalls []ToolCall
+
+	// Status, when not 0 or 200, makes the reply an HTTP error with the
+	// provider's error body.
+	Status int
+	// ErrorType is the provider's error type, e.g. "rate_limit_error" or
+	// "overloaded_error"; a default is chosen from Status.
+	ErrorType string
+	// ErrorMessage is the error's message.
+	ErrorMessage string
+	// Header is added to the response, e.g. {"retry-after-ms": "20"}.
+	Header map[string]string
+
+	// CutAfter, when > 0, drops the connection after that many text
+	// deltas, mid-stream.
+	CutAfter int
+	// Malformed sends an event that is not valid JSON after the text.
+	Malformed bool
+	// StreamError, when set, sends an error event of this type (Anthropic
+	// only, e.g. "overloaded_error") after the text instead of finishing.
+	StreamError string
+	// Stall, after the text, keeps the stream open until the client goes
+	// away.
+	Stall bool
+	// Wait, when set, holds the answer until it is closed (or the client
+	// goes away).
+	Wait <-chan struct{}
+	// Handler, when set, answers the request instead; the fields above are
+	// ignored.
+	Handler http.HandlerFunc
+}
+
+// Request is one request a server received.
+type Request struct {
+	// Path is the URL path, e.g. "/v1/messages".
+	Path string
+	// Header holds the request headers.
+	Header http.Header
+	// Body is the raw JSON body.
+	Body []byte
+	// Messages is the conversation the request carried, in a form common
+	// to both providers.
+	Messages []Message
+	// System is the system prompt.
+	System string
+	// Tools names the tools offered.
+	Tools []string
+}
+
+// Message is a message of a request, in a form common to both providers:
+// tool results are messages of role "tool".
+type Message struct {
+	Role       string
+	Text       string
+	ToolCalls  []ToolCall
+	ToolCallID string
+	IsError    bool
+}
+
+// Server is a fake LLM API.
+type Server struct {
+	*httptest.Server
+	provider Provider
+
+	mu         sync.Mutex
+	replies    []Reply
+	requests   []Request
+	unexpected []string
+}
+
+// New starts a fake server for provider that answers with replies, and
+// closes it when the test ends. Requests beyond the script get a 400
+// invalid request error, and are reported by Unexpected.
+func New(t testing.TB, provider Provider, replies ...Reply) *Server {
+	t.Helper()
+	s := &Server{provider: provider, replies: replies}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// BaseURL is the base URL to configure the provider's SDK with.
+func (s *Server) BaseURL() string {
+	if s.provider == OpenAI {
+		return s.URL + "/v1"
+	}
+	return s.URL
+}
+
+// Add appends replies to the script.
+func (s *Server) Add(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, replies...)
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Unexpected describes the requests that came after the script ran out.
+func (s *Server) Unexpected() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.unexpected...)
+}
+
+// serve records the request and answers it from the script.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	parse(s.provider, &req)
+
+	s.mu.Lock()
+	n := len(s.requests)
+	s.requests = append(s.requests, req)
+	var reply Reply
+	ok := n < len(s.replies)
+	if ok {
+		reply = s.replies[n]
+	} else {
+		s.unexpected = append(s.unexpected, fmt.Sprintf("request %d to %s: no reply scripted", n+1, r.URL.Path))
+	}
+	s.mu.Unlock()
+
+	if ok && reply.Wait != nil {
+		select {
+		case <-reply.Wait:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	wantPath := "/v1/messages"
+	if s.provider == OpenAI {
+		wantPath = "/v1/chat/completions"
+	}
+	switch {
+	case !ok:
+		s.fail(w, Reply{Status: http.StatusBadRequest, ErrorMessage: fmt.Sprintf("fakellm: no reply scripted for request %d", n+1)})
+	case r.Method != http.MethodPost || r.URL.Path != wantPath:
+		s.fail(w, Reply{Status: http.StatusNotFound, ErrorMessage: "fakellm: no such endpoint " + r.Method + " " + r.URL.Path})
+	case reply.Handler != nil:
+		reply.Handler(w, r)
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		s.fail(w, reply)
+	case s.provider == OpenAI:
+		streamOpenAI(w, r, reply)
+	default:
+		streamAnthropic(w, r, reply)
+	}
+}
+
+// defaultErrorType is the provider's error type for an HTTP status.
+func defaultErrorType(p Provider, status int) string {
+	if p == OpenAI {
+		switch status {
+		case 429:
+			return "rate_limit_exceeded"
+		case 400, 404:
+			return "invalid_request_error"
+		case 401:
+			return "invalid_api_key"
+		}
+		return "server_error"
+	}
+	switch status {
+	case 429:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	case 400, 404:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	}
+	return "api_error"
+}
+
+// fail writes an HTTP error with the provider's error body.
+func (s *Server) fail(w http.ResponseWriter, reply Reply) {
+	typ := reply.ErrorType
+	if typ == "" {
+		typ = defaultErrorType(s.provider, reply.Status)
+	}
+	msg := reply.ErrorMessage
+	if msg == "" {
+		msg = http.StatusText(reply.Status)
+		if msg == "" {
+			msg = "Overloaded"
+		}
+	}
+	var body any
+	if s.provider == OpenAI {
+		body = map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}}
+	} else {
+		body = map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+	}
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(reply.Status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// deltas splits text into pieces of about three words, spaces kept.
+func deltas(text string) []string {
+	var out []string
+	words := strings.SplitAfter(text, " ")
+	for i := 0; i < len(words); i += 3 {
+		out = append(out, strings.Join(words[i:min(i+3, len(words))], ""))
+	}
+	return out
+}
+
+// argPieces splits a JSON argument text into a few fragments.
+func argPieces(args string) []string {
+	if args == "" {
+		return nil
+	}
+	n := max(1, len(args)/3)
+	var out []string
+	for i := 0; i < len(args); i += n {
+		out = append(out, args[i:min(i+n, len(args))])
+	}
+	return out
+}
+
+// sse writes server-sent events, flushing after each.
+type sse struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// start sends the stream's headers.
+func startSSE(w http.ResponseWriter, reply Reply) *sse {
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, rc: http.NewResponseController(w)}
+}
+
+// event writes one event; name may be empty (OpenAI sends data only).
+func (s *sse) event(name, data string) {
+	if name != "" {
+		_, _ = io.WriteString(s.w, "event: "+name+"\n")
+	}
+	_, _ = io.WriteString(s.w, "data: "+data+"\n\n")
+	_ = s.rc.Flush()
+}
+
+// jsonText encodes v as JSON text.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of plain values are encoded
+	}
+	return string(b)
+}
+
+// abort drops the connection mid-body.
+func abort() { panic(http.ErrAbortHandler) }
+
+// stall waits for the client to go away.
+func stall(r *http.Request) { <-r.Context().Done() }
+
+// streamAnthropic streams reply as Messages API events.
+func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
+	s := startSSE(w, reply)
+	s.event("message_start", jsonText(map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_fake", "type": "message", "role": "assistant", "content": []any{}, "model": "fake-model",
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1},
+	}}))
+	s.event("ping", `{"type": "ping"}`)
+	index := 0
+	if reply.Text != "" || reply.CutAfter > 0 || reply.Malformed {
+		s.event("content_block_start", jsonText(map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}}))
+		for i, d := range deltas(reply.Text) {
+			if reply.CutAfter > 0 && i == reply.CutAfter {
+				abort()
+			}
+			s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": d}}))
+		}
+		if reply.CutAfter > 0 {
+			abort()
+		}
+		if reply.Malformed {
+			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"oops`)
+		}
+		s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		index++
+	}
+	if reply.StreamError != "" {
+		s.event("error", jsonText(map[string]any{"type": "error", "error": map[string]any{"type": reply.StreamError, "message": "fakellm: " + reply.StreamError}}))
+		return
+	}
+	if reply.Stall {
+		stall(r)
+		return
+	}
+	for _, tc := range reply.ToolCalls {
+		s.event("content_block_start", jsonText(map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": map[string]any{}}}))
+		for _, p := range argPieces(tc.Args) {
+			s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": p}}))
+		}
+		s.event("content_block_stop", jsonText(map[string]any{"type": "content_block_stop", "index": index}))
+		index++
+	}
+	stop := "end_turn"
+	if len(reply.ToolCalls) > 0 {
+		stop = "tool_use"
+	}
+	s.event("message_delta", jsonText(map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}}))
+	s.event("message_stop", `{"type":"message_stop"}`)
+}
+
+// streamOpenAI streams reply as chat completion chunks.
+func streamOpenAI(w http.ResponseWriter, r *http.Request, reply Reply) {
+	s := startSSE(w, reply)
+	chunk := func(delta map[string]any, finish any) string {
+		return jsonText(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000,
+			"model": "fake-model", "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+	}
+	s.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for i, d := range deltas(reply.Text) {
+		if reply.CutAfter > 0 && i == reply.CutAfter {
+			abort()
+		}
+		s.event("", chunk(map[string]any{"content": d}, nil))
+	}
+	if reply.CutAfter > 0 {
+		abort()
+	}
+	if reply.Malformed {
+		s.event("", `{"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"oops`)
+	}
+	if reply.Stall {
+		stall(r)
+		return
+	}
+	for i, tc := range reply.ToolCalls {
+		s.event("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc.ID, "type": "function",
+			"function": map[string]any{"name": tc.Name, "arguments": ""}}}}, nil))
+		for _, p := range argPieces(tc.Args) {
+			s.event("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i,
+				"function": map[string]any{"arguments": p}}}}, nil))
+		}
+	}
+	finish := "stop"
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	s.event("", chunk(map[string]any{}, finish))
+	s.event("", jsonText(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000,
+		"model": "fake-model", "choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}}))
+	s.event("", "[DONE]")
+}
+
+// parse fills the common view of the request's conversation.
+func parse(p Provider, req *Request) {
+	if p == OpenAI {
+		parseOpenAI(req)
+	} else {
+		parseAnthropic(req)
+	}
+}
+
+// parseAnthropic reads a Messages API request.
+func parseAnthropic(req *Request) {
+	var body struct {
+		System []struct {
+			Text string `json:"text"`
+		} `json:"system"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string          `json:"type"`
+				Text      string          `json:"text"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Input     json.RawMessage `json:"input"`
+				ToolUseID string          `json:"tool_use_id"`
+				IsError   bool            `json:"is_error"`
+				Content   []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(req.Body, &body) != nil {
+		return
+	}
+	for _, s := range body.System {
+		req.System += s.Text
+	}
+	for _, t := range body.Tools {
+		req.Tools = append(req.Tools, t.Name)
+	}
+	for _, m := range body.Messages {
+		msg := Message{Role: m.Role}
+		for _, b := range m.Content {
+			switch b.Type {
+			case "text":
+				msg.Text += b.Text
+			case "tool_use":
+				msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Args: string(b.Input)})
+			case "tool_result":
+				res := Message{Role: "tool", ToolCallID: b.ToolUseID, IsError: b.IsError}
+				for _, c := range b.Content {
+					res.Text += c.Text
+				}
+				req.Messages = append(req.Messages, res)
+			}
+		}
+		if msg.Text != "" || len(msg.ToolCalls) > 0 {
+			req.Messages = append(req.Messages, msg)
+		}
+	}
+}
+
+// parseOpenAI reads a chat completions request.
+func parseOpenAI(req *Request) {
+	var body struct {
+		Messages []struct {
+			Role      string          `json:"role"`
+			Content   json.RawMessage `json:"content"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+			ToolCallID string `json:"tool_call_id"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(req.Body, &body) != nil {
+		return
+	}
+	for _, t := range body.Tools {
+		req.Tools = append(req.Tools, t.Function.Name)
+	}
+	for _, m := range body.Messages {
+		text := contentText(m.Content)
+		if m.Role == "system" {
+			req.System += text
+			continue
+		}
+		msg := Message{Role: m.Role, Text: text, ToolCallID: m.ToolCallID}
+		if m.Role == "tool" && strings.HasPrefix(text, "Error: ") {
+			msg.IsError = true
+		}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+}
+
+// contentText reads an OpenAI content: a string or an array of text parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return ""
+}

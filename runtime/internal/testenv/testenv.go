@@ -1,0 +1,80 @@
+// Package testenv sets up what the runtime's tests work in: git
+// repositories isolated from the machine's git configuration.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// IsolateGit keeps the machine's git configuration and identity variables
+// out of the test; it skips the test when git is not installed.
+func IsolateGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL", "GIT_DIR", "GIT_WORK_TREE"} {
+		t.Setenv(v, "")
+		_ = os.Unsetenv(v)
+	}
+}
+
+// NewRepo creates a git repository in a temporary directory with a local
+// identity and one commit holding files (name → content).
+func NewRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	Git(t, dir, "init", "--quiet", "--initial-branch=main")
+	Git(t, dir, "config", "user.name", "Test User")
+	Git(t, dir, "config", "user.email", "test@example.com")
+	for name, content := range files {
+		WriteFile(t, dir, name, content)
+	}
+	Git(t, dir, "add", "--all")
+	Git(t, dir, "commit", "--quiet", "--allow-empty", "-m", "initial")
+	return dir
+}
+
+// Git runs git in dir and returns its trimmed output, failing the test on
+// error.
+func Git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// WriteFile writes content to dir/name, creating parent directories.
+func WriteFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ReadFile returns the content of dir/name, failing the test on error.
+func ReadFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,220 @@
+// Package thread saves and loads the coding agent's threads: one JSON file
+// per thread, <dir>/<id>.json, holding the machine's state (conversation
+// included) and what the thread was started with.
+//
+// Files are replaced atomically — written to a temporary file in the same
+// directory, synced, renamed over the old file, and the directory synced —
+// so a crash at any moment leaves either the old thread or the new one,
+// never a mix. A thread is locked while an agent works on it, so that two
+// agents cannot resume the same thread at once.
+package thread
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+)
+
+// Version is the format version of the thread files this package writes.
+const Version = 1
+
+// Thread is one saved conversation with the agent.
+type Thread struct {
+	// Version is the file format version.
+	Version int `json:"version"`
+	// ID names the thread; the file is <ID>.json.
+	ID string `json:"id"`
+	// Created is when the thread was started.
+	Created time.Time `json:"created"`
+	// Updated is when the thread was last saved.
+	Updated time.Time `json:"updated"`
+	// Provider names the LLM provider, e.g. "anthropic".
+	Provider string `json:"provider"`
+	// Model names the LLM model.
+	Model string `json:"model"`
+	// Workspace is the absolute directory the agent works in.
+	Workspace string `json:"workspace"`
+	// State is the machine's state as its generated MarshalJSON writes it,
+	// or empty for a thread that has not started yet.
+	State json.RawMessage `json:"state,omitempty"`
+	// QueuedInput holds the user's messages typed while the agent was busy
+	// and not yet handed to the machine, oldest first.
+	QueuedInput []string `json:"queued_input,omitempty"`
+}
+
+// ErrNotFound is wrapped by Load when no thread has the given ID.
+var ErrNotFound = errors.New("thread not found")
+
+// ErrLocked is wrapped by Lock when another process holds the thread.
+var ErrLocked = errors.New("thread is in use")
+
+// idPattern is what a thread ID may look like: it becomes a file name.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// CheckID reports whether id can name a thread: letters, digits, '.', '_'
+// and '-', starting with a letter or digit, at most 128 characters.
+func CheckID(id string) error {
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("bad thread ID %q: use letters, digits, '.', '_' and '-' only (as printed when the thread started)", id)
+	}
+	return nil
+}
+
+// NewID returns a fresh thread ID such as "20260102-150405-3f9a1c07": the
+// time, sortable, and eight random hex digits.
+func NewID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported systems
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Store keeps threads in a directory.
+type Store struct {
+	dir string
+}
+
+// NewStore returns a store in dir, creating it (mode 0700: threads hold
+// the user's code and conversation) if needed.
+func NewStore(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("thread store: no directory given; pass one with -threads")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("thread store: create %s: %w; pass a writable directory with -threads", dir, err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Path returns the file that holds the thread id.
+func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+".json") }
+
+// Save writes t atomically to its file.
+func (s *Store) Save(t *Thread) error {
+	if err := CheckID(t.ID); err != nil {
+		return fmt.Errorf("save thread: %w", err)
+	}
+	if t.Version == 0 {
+		t.Version = Version
+	}
+	// Not indented: indenting would rewrite the raw JSON inside the state
+	// (tool call arguments), and the thread must give back what was saved.
+	data, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("save thread %s: encode: %w", t.ID, err)
+	}
+	data = append(data, '\n')
+	if err := WriteFileAtomic(s.Path(t.ID), data, 0o600); err != nil {
+		return fmt.Errorf("save thread %s: %w; check that %s is writable and the disk is not full", t.ID, err, s.dir)
+	}
+	return nil
+}
+
+// Load reads the thread id.
+func (s *Store) Load(id string) (*Thread, error) {
+	if err := CheckID(id); err != nil {
+		return nil, fmt.Errorf("load thread: %w", err)
+	}
+	data, err := os.ReadFile(s.Path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("load thread %s: %w in %s; check the ID and -threads", id, ErrNotFound, s.dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load thread %s: %w", id, err)
+	}
+	var t Thread
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("load thread %s: %s is not a thread file: %w", id, s.Path(id), err)
+	}
+	if t.Version != Version {
+		return nil, fmt.Errorf("load thread %s: format version %d, this agent reads version %d; use a matching agent", id, t.Version, Version)
+	}
+	if t.ID != id {
+		return nil, fmt.Errorf("load thread %s: the file says it is thread %q; rename it back or resume that ID", id, t.ID)
+	}
+	return &t, nil
+}
+
+// Lock takes an exclusive lock on the thread id, so that two agents never
+// work on one thread. The lock is released by calling the returned
+// function, or by the operating system when the process ends, even by
+// SIGKILL.
+func (s *Store) Lock(id string) (unlock func(), err error) {
+	if err := CheckID(id); err != nil {
+		return nil, fmt.Errorf("lock thread: %w", err)
+	}
+	p := filepath.Join(s.dir, id+".lock")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock thread %s: %w", id, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock thread %s: %w by another agent; stop it first or start a new thread", id, ErrLocked)
+		}
+		return nil, fmt.Errorf("lock thread %s: %w", id, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}, nil
+}
+
+// WriteFileAtomic replaces the file at path with data: it writes a
+// temporary file in the same directory, syncs it, renames it over path and
+// syncs the directory, so that after a crash path holds either its old
+// content or data.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err // some file systems cannot sync directories; that is not an error
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package thread_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/runtime/thread"
+)
+
+func newStore(t *testing.T) *thread.Store {
+	t.Helper()
+	s, err := thread.NewStore(filepath.Join(t.TempDir(), "a", "threads"))
+	require.NoError(t, err)
+	return s
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	s := newStore(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	in := &thread.Thread{
+		ID: thread.NewID(now), Created: now, Provider: "anthropic", Model: "m", Workspace: "/w",
+		State:       json.RawMessage(`{"kind":"calling_llm","conversation":{"id":"x","messages":[{"role":"user","content":"hi","tool_calls":[{"id":"c","name":"n","arguments":{"a": 1}}]}]},"retries":2}`),
+		QueuedInput: []string{"next"},
+	}
+	require.NoError(t, s.Save(in))
+	out, err := s.Load(in.ID)
+	require.NoError(t, err)
+	assert.Equal(t, thread.Version, out.Version)
+	assert.Equal(t, in.ID, out.ID)
+	assert.Equal(t, []string{"next"}, out.QueuedInput)
+	assert.JSONEq(t, string(in.State), string(out.State))
+
+	fi, err := os.Stat(s.Path(in.ID))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "threads hold code and conversations")
+	entries, err := os.ReadDir(s.Dir())
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".tmp-", "no temporary file is left behind")
+	}
+
+	in.QueuedInput = nil
+	require.NoError(t, s.Save(in))
+	out, err = s.Load(in.ID)
+	require.NoError(t, err)
+	assert.Empty(t, out.QueuedInput, "a save replaces the file")
+}
+
+func TestLoadErrors(t *testing.T) {
+	s := newStore(t)
+	require.NoError(t, os.WriteFile(s.Path("garbage"), []byte("{not json"), 0o600))
+	require.NoError(t, os.WriteFile(s.Path("future"), []byte(`{"version":99,"id":"future"}`), 0o600))
+	require.NoError(t, os.WriteFile(s.Path("renamed"), []byte(`{"version":1,"id":"other"}`), 0o600))
+	tests := []struct {
+		id, want string
+	}{
+		{"missing", "thread not found"},
+		{"../etc/passwd", "bad thread ID"},
+		{"", "bad thread ID"},
+		{"garbage", "not a thread file"},
+		{"future", "format version 99"},
+		{"renamed", `says it is thread "other"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			_, err := s.Load(tt.id)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	_, err := s.Load("missing")
+	assert.ErrorIs(t, err, thread.ErrNotFound)
+}
+
+func TestLock(t *testing.T) {
+	s := newStore(t)
+	unlock, err := s.Lock("t1")
+	require.NoError(t, err)
+	_, err = s.Lock("t1")
+	require.ErrorIs(t, err, thread.ErrLocked)
+	other, err := s.Lock("t2")
+	require.NoError(t, err, "another thread is not locked")
+	other()
+	unlock()
+	again, err := s.Lock("t1")
+	require.NoError(t, err, "an unlocked thread can be locked again")
+	again()
+}
+
+func TestNewIDIsValidAndUnique(t *testing.T) {
+	now := time.Now()
+	seen := map[string]bool{}
+	for range 100 {
+		id := thread.NewID(now)
+		require.NoError(t, thread.CheckID(id))
+		require.False(t, seen[id], "duplicate ID %s", id)
+		seen[id] = true
+	}
+}
+
+func TestWriteFileAtomicReplaces(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.json")
+	require.NoError(t, thread.WriteFileAtomic(p, []byte("one"), 0o600))
+	require.NoError(t, thread.WriteFileAtomic(p, []byte("two"), 0o600))
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(b))
+	require.Error(t, thread.WriteFileAtomic(filepath.Join(t.TempDir(), "no", "dir", "f"), []byte("x"), 0o600))
+}

@@ -1,8 +1,12 @@
 # fsmgen: the two commands a fresh machine needs are `make generate` and `make test`.
 GO ?= go
 SPECS := $(wildcard spec/*.yaml)
+# FUZZTIME is how long `make fuzz` runs each fuzz target; `make test` runs
+# them for CI_FUZZTIME.
+FUZZTIME ?= 1m
+CI_FUZZTIME ?= 5s
 
-.PHONY: generate test
+.PHONY: generate test fuzz
 
 # generate regenerates every output of every spec (go generate runs fsmgen
 # in each generated package) and the JSON Schema copy for editors.
@@ -10,9 +14,16 @@ generate:
 	$(GO) generate ./...
 	$(GO) run ./cmd/fsmgen schema > docs/fsmgen.schema.json
 
-# test vets the code, checks that every generated file is up to date, and
-# runs all tests.
+# test vets the code, checks that every generated file is up to date, runs
+# all tests, and fuzzes the spec pipeline briefly.
 test:
 	$(GO) vet ./...
 	$(GO) run ./cmd/fsmgen check $(SPECS)
 	$(GO) test ./...
+	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
+
+# fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
+# verification of the generated Go and docs.
+fuzz:
+	$(GO) test ./internal/fsm -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/emit -run '^$$' -fuzz '^FuzzEmit$$' -fuzztime $(FUZZTIME)

@@ -48,7 +48,7 @@ func (g *goGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) > 0
 // genPackageDoc emits the package comment from the spec's doc.
 func (g *goGen) genPackageDoc() {
 	m := g.m
-	lines := []string{fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, m.SpecFile)}
+	lines := docLines(fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, strings.Join(docLines(m.SpecFile), " ")))
 	if m.Doc != "" {
 		lines = append(lines, "")
 		lines = append(lines, docLines(m.Doc)...)
@@ -599,7 +599,7 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	}
 	var cases []jen.Code
 	for _, r := range c.Rules {
-		body := append([]jen.Code{jen.Comment("// " + fsm.RuleLabel(r))}, g.ruleBody(r, fromName)...)
+		body := append([]jen.Code{comment("", fsm.RuleLabel(r))}, g.ruleBody(r, fromName)...)
 		if r.Guard != nil {
 			cases = append(cases, jen.Case(jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.guardArgs(r, fromName)...)).Block(body...))
 		} else {

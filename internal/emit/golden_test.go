@@ -45,8 +45,11 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			ar, err := txtar.ParseFile(path)
 			require.NoError(t, err)
-			files, err := emit.All(build(t, ar))
+			m := build(t, ar)
+			files, err := emit.All(m)
 			require.NoError(t, err)
+			require.NoError(t, verifyGo(m, files))
+			require.NoError(t, verifyDocs(m, files))
 			if *update {
 				var kept []txtar.File
 				generated := map[string]bool{}

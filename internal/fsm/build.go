@@ -118,8 +118,10 @@ func (b *builder) outPath(s spec.String) string {
 	switch {
 	case p == "":
 		b.errorf(s.Pos, "output path is empty")
-	case path.IsAbs(p) || filepath.IsAbs(p) || strings.Contains(p, `\`) || strings.ContainsRune(p, 0):
+	case path.IsAbs(p) || filepath.IsAbs(p) || strings.Contains(p, `\`):
 		b.errorf(s.Pos, "output path %q must be relative to the spec file and use forward slashes", p)
+	case strings.TrimLeft(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != "":
+		b.errorf(s.Pos, "output path %q may use only letters, digits, '.', '_', '-' and '/'", p)
 	default:
 		return path.Clean(p)
 	}

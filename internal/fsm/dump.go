@@ -86,7 +86,7 @@ func RuleLabel(r *Rule) string {
 		b.WriteString("ignored")
 		return b.String()
 	case Reject:
-		b.WriteString("rejected: " + r.Reason)
+		b.WriteString("rejected: " + strings.Join(strings.Fields(r.Reason), " "))
 		return b.String()
 	}
 	b.WriteString(r.To.Name)

@@ -1,0 +1,90 @@
+package emit_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
+
+	"github.com/fsmgen/fsmgen/internal/emit"
+	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/internal/spec"
+)
+
+// seedSpecs adds every spec in the repository to the fuzz corpus.
+func seedSpecs(f *testing.F) {
+	var paths []string
+	for _, glob := range []string{"../../spec/*.yaml", "../fsm/testdata/errors/*.yaml"} {
+		more, err := filepath.Glob(glob)
+		require.NoError(f, err)
+		paths = append(paths, more...)
+	}
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(src)
+	}
+	archives, err := filepath.Glob("testdata/golden/*.txtar")
+	require.NoError(f, err)
+	for _, p := range archives {
+		ar, err := txtar.ParseFile(p)
+		require.NoError(f, err)
+		for _, file := range ar.Files {
+			if file.Name == "spec.yaml" {
+				f.Add(file.Data)
+			}
+		}
+	}
+}
+
+// FuzzEmit generates every spec that passes the check and verifies the
+// output: the Go parses, declares exactly what the spec implies, has only
+// plain comments and type-checks; the diagram and table keep their shape.
+func FuzzEmit(f *testing.F) {
+	seedSpecs(f)
+	f.Fuzz(func(t *testing.T, src []byte) {
+		sf, diags := spec.Parse("fuzz.yaml", src)
+		if sf == nil || diags.HasErrors() {
+			return
+		}
+		m, _ := fsm.Build(sf)
+		if m == nil {
+			return
+		}
+		m.Output = fsm.Output{GoDir: "out", Diagram: "out/diagram.mmd", Table: "out/table.md"}
+		files, err := emit.All(m)
+		require.NoError(t, err)
+		require.NoError(t, verifyGo(m, files))
+		require.NoError(t, verifyDocs(m, files))
+	})
+}
+
+// TestVerifyAgent runs the same verification on spec/agent.yaml.
+func TestVerifyAgent(t *testing.T) {
+	src, err := os.ReadFile("../../spec/agent.yaml")
+	require.NoError(t, err)
+	sf, diags := spec.Parse("agent.yaml", src)
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf)
+	require.NotNil(t, m, "%s", diags)
+	files, err := emit.All(m)
+	require.NoError(t, err)
+	require.NoError(t, verifyGo(m, files))
+	require.NoError(t, verifyDocs(m, files))
+}
+
+// TestHostileSpecFileName checks that a spec file name cannot inject a
+// directive into the generated package doc.
+func TestHostileSpecFileName(t *testing.T) {
+	sf, diags := spec.Parse("x\n//go:build ignore\n.yaml", []byte("version: 1\nmachine: M\npackage: m\nstates:\n  A:\n    initial: true\n    terminal: true\n    ignore: [E]\nevents:\n  E: {}\n"))
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf)
+	require.NotNil(t, m, "%s", diags)
+	m.Output = fsm.Output{GoDir: "out", Diagram: "out/d.mmd", Table: "out/t.md"}
+	files, err := emit.All(m)
+	require.NoError(t, err)
+	require.NoError(t, verifyGo(m, files))
+	require.NoError(t, verifyDocs(m, files))
+}

@@ -1,0 +1,70 @@
+package fsm_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
+
+	"github.com/fsmgen/fsmgen/internal/diag"
+	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/internal/spec"
+)
+
+// FuzzCheck parses and checks arbitrary input: it must never panic, every
+// diagnostic must name the file and say something, and a machine is
+// returned exactly when there is no error.
+func FuzzCheck(f *testing.F) {
+	var paths []string
+	for _, glob := range []string{"../../spec/*.yaml", "testdata/errors/*.yaml"} {
+		more, err := filepath.Glob(glob)
+		require.NoError(f, err)
+		paths = append(paths, more...)
+	}
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(src)
+	}
+	archives, err := filepath.Glob("../emit/testdata/golden/*.txtar")
+	require.NoError(f, err)
+	for _, p := range archives {
+		ar, err := txtar.ParseFile(p)
+		require.NoError(f, err)
+		for _, file := range ar.Files {
+			if file.Name == "spec.yaml" {
+				f.Add(file.Data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		sf, diags := spec.Parse("fuzz.yaml", src)
+		checkDiags(t, diags, src)
+		if sf == nil || diags.HasErrors() {
+			require.True(t, diags.HasErrors(), "no syntax tree but no error")
+			return
+		}
+		m, diags := fsm.Build(sf)
+		checkDiags(t, diags, src)
+		require.Equal(t, m == nil, diags.HasErrors(), "a machine exactly when there is no error: %s", diags)
+		if m != nil {
+			for i, r := range m.Rules {
+				require.Equal(t, i, r.Index)
+			}
+		}
+	})
+}
+
+func checkDiags(t *testing.T, diags diag.List, src []byte) {
+	lines := strings.Count(string(src), "\n") + 1
+	for _, d := range diags {
+		require.Equal(t, "fuzz.yaml", d.Pos.File, "%s", d)
+		require.NotEmpty(t, d.Msg)
+		require.LessOrEqual(t, d.Pos.Line, lines, "%s points past the end", d)
+		require.NotContains(t, d.Msg, "\n", "one line per diagnostic")
+		_ = diag.Excerpt(src, d)
+	}
+}

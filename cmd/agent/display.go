@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
+)
+
+// terminal shows the agent's work: the assistant's text on out, everything
+// else (tools, retries, errors, notices) on diag.
+//
+// Interactive, the reply streams to out as it arrives. One-shot, out gets
+// each completed assistant message whole, so that a reply cut off and
+// retried is not printed twice.
+type terminal struct {
+	out, diag io.Writer
+	stream    bool
+	prompt    bool // show a prompt when waiting for input
+	midLine   bool // out's last byte was not a newline
+}
+
+var _ runtime.Display = (*terminal)(nil)
+
+// Text implements runtime.Display.
+func (t *terminal) Text(delta string) {
+	if !t.stream || delta == "" {
+		return
+	}
+	_, _ = io.WriteString(t.out, delta)
+	t.midLine = !strings.HasSuffix(delta, "\n")
+}
+
+// Reply implements runtime.Display.
+func (t *terminal) Reply(msg chat.Message) {
+	if t.stream {
+		t.endLine()
+		return
+	}
+	if msg.Content == "" {
+		return
+	}
+	_, _ = io.WriteString(t.out, msg.Content)
+	if !strings.HasSuffix(msg.Content, "\n") {
+		_, _ = io.WriteString(t.out, "\n")
+	}
+}
+
+// endLine finishes a streamed line on out.
+func (t *terminal) endLine() {
+	if t.midLine {
+		_, _ = io.WriteString(t.out, "\n")
+		t.midLine = false
+	}
+}
+
+// diagf writes one line of diagnostics.
+func (t *terminal) diagf(format string, args ...any) {
+	t.endLine()
+	_, _ = fmt.Fprintf(t.diag, format+"\n", args...)
+}
+
+// ToolCall implements runtime.Display.
+func (t *terminal) ToolCall(call chat.ToolCall) {
+	t.diagf("→ %s %s", call.Name, short(string(call.Arguments), 100))
+}
+
+// ToolProgress implements runtime.Display.
+func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
+	msg := p.Message
+	if msg == "" && p.Fraction > 0 {
+		msg = fmt.Sprintf("%.0f%%", 100*p.Fraction)
+	}
+	t.diagf("  … %s: %s", call.Name, short(msg, 100))
+}
+
+// ToolResult implements runtime.Display.
+func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
+	mark := "✓"
+	if out.IsError {
+		mark = "✗"
+	}
+	lines := strings.Count(out.Content, "\n")
+	if out.Content != "" && !strings.HasSuffix(out.Content, "\n") {
+		lines++
+	}
+	first, _, _ := strings.Cut(out.Content, "\n")
+	t.diagf("  %s %s: %s (%d lines)", mark, call.Name, short(first, 100), lines)
+}
+
+// Hook implements runtime.Display.
+func (t *terminal) Hook(res autocommit.Result, err error) {
+	switch {
+	case err != nil:
+		t.diagf("  auto-commit failed: %v", err)
+	case res.Committed:
+		subject, _, _ := strings.Cut(res.Message, "\n")
+		t.diagf("  committed %s: %s", short(res.Commit, 12), subject)
+	default:
+		t.diagf("  auto-commit skipped: %s", res.Skipped)
+	}
+}
+
+// Retry implements runtime.Display.
+func (t *terminal) Retry(attempt int, delay time.Duration, err chat.LLMError) {
+	t.diagf("! %s; retry %d in %s", err.Error(), attempt, delay)
+}
+
+// Error implements runtime.Display.
+func (t *terminal) Error(msg string) { t.diagf("error: %s", msg) }
+
+// Notice implements runtime.Display.
+func (t *terminal) Notice(msg string) { t.diagf("agent: %s", msg) }
+
+// TurnEnd implements runtime.Display.
+func (t *terminal) TurnEnd() {
+	t.endLine()
+	t.showPrompt()
+}
+
+// showPrompt shows that the agent waits for input, on a terminal.
+func (t *terminal) showPrompt() {
+	if t.prompt {
+		_, _ = io.WriteString(t.diag, "> ")
+	}
+}
+
+// short cuts s to n characters on one line, marking the cut.
+func short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,415 @@
+// Command agent is a coding agent: it talks to an LLM (Anthropic, or any
+// OpenAI-compatible server), reads and edits the files of a workspace, runs
+// shell commands there, and commits every change to git. Its decisions are
+// made by the state machine generated from spec/agent.yaml; this program
+// performs them.
+//
+// Usage:
+//
+//	agent [flags]                 interactive: one message per line on stdin
+//	agent [flags] -p "PROMPT"     one-shot: run one turn to the end, print the reply
+//	agent [flags] -resume ID      continue a saved thread where it stopped
+//	agent replay LOG              check that a recorded session replays exactly
+//
+// Interactive, the agent reads one message per line from standard input and
+// streams its reply to standard output as it arrives; tool calls, their
+// progress and results, auto-commits, errors and retries (with their delay)
+// go to standard error. A message typed while the agent is busy is queued
+// and sent when the current turn ends: input is never dropped. The agent
+// stops at the end of its input (Ctrl-D) once every turn has ended.
+//
+// One-shot (-p), the agent runs one user turn to the end, every tool round
+// included, prints the assistant's text on standard output and exits 0;
+// diagnostics go to standard error. It exits 1 when the turn ends with an
+// error (the LLM request failed, retries used up), or is interrupted.
+//
+// Ctrl-C or SIGTERM stops the agent: the LLM request and the tools in
+// flight are cancelled, the thread is saved and the agent exits.
+//
+// # Flags
+//
+//	-p PROMPT         one-shot mode: run this prompt and exit
+//	-workspace DIR    the directory the agent works in (default: the current
+//	                  directory; when resuming, the thread's workspace)
+//	-provider NAME    anthropic (default) or openai (OpenAI, or an OpenAI-
+//	                  compatible server such as llama.cpp, vLLM or Ollama)
+//	-model NAME       the model (default claude-sonnet-4-5 for anthropic,
+//	                  gpt-4.1 for openai; when resuming, the thread's)
+//	-base-url URL     the API's base URL (default: $ANTHROPIC_BASE_URL or
+//	                  $OPENAI_BASE_URL, else the provider's public API)
+//	-resume ID        continue the thread ID
+//	-threads DIR      where threads are saved (default
+//	                  $XDG_DATA_HOME/fsmgen-agent/threads, or
+//	                  ~/.local/share/fsmgen-agent/threads)
+//	-log FILE         the event log (default <threads>/<ID>.events.jsonl)
+//	-max-retries N    retries of a failed LLM request (default 3; 0: none)
+//	-retry-delay D    delay before the first retry, doubled for each next
+//	                  one (default 1s); a server's retry-after wins
+//	-tool-timeout D   time limit of each tool call (default 2m)
+//	-v                log debug records to standard error
+//
+// The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
+// compatible local server may need none). It is removed from the
+// environment of the commands the agent runs, and never written to a
+// thread, a log or an error message.
+//
+// # Threads, resume and replay
+//
+// Every conversation is a thread with an ID, printed when the agent starts.
+// The thread — the machine's state, conversation included — is saved
+// atomically after every event that changes it, at every turn end and on
+// shutdown, to <threads>/<ID>.json, so a crash or SIGKILL loses nothing that
+// was saved. -resume ID continues the thread in whatever state it was
+// saved: an LLM request in flight is sent again, tool calls that were
+// running get an "interrupted" result (the model decides what to do), a
+// pending auto-commit runs, a pending retry is scheduled again.
+//
+// Every event handed to the machine is appended to the event log, one JSON
+// line each, with the action the machine returned. "agent replay LOG" feeds
+// the events to a fresh machine, needing no network, and checks that every
+// action and rejection is identical: it prints "replay ok: N events" and
+// exits 0, or prints the first difference and exits 1.
+//
+// # Tools
+//
+// read_file, list_files, edit_file (replace one exact occurrence, or create
+// a file) and bash (run in the workspace, whole process group killed on
+// timeout or cancel). The file tools refuse paths outside the workspace.
+// bash is not sandboxed: run the agent only in workspaces you would let it
+// change. After a round of tools that may have changed files (edit_file,
+// bash), everything changed in the workspace is committed to git (skipped
+// when the workspace is not in a git repository; ignored files are never
+// committed).
+//
+// Exit status: 0 when all went well, 1 on an error (or a one-shot turn that
+// failed, or a replay that differs), 2 for a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/thread"
+	"github.com/fsmgen/fsmgen/runtime/tools"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// Default models per provider.
+var defaultModels = map[string]string{
+	llm.NameAnthropic: "claude-sonnet-4-5",
+	llm.NameOpenAI:    "gpt-4.1",
+}
+
+// systemPrompt is the system prompt of every request.
+const systemPrompt = `You are a coding agent working in a software project (the workspace).
+Use the tools to look at the code before changing it: list_files to find your way, read_file to read a file before editing it, edit_file to change or create files, bash to build, test and inspect.
+Paths are relative to the workspace root. Make small, focused changes and check them (build, run the tests) when you can.
+Your changes are committed to git automatically after each round of tools. When you are done, say briefly what you did.`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], nil, os.Stdout, os.Stderr))
+}
+
+// options are the parsed command line.
+type options struct {
+	prompt, workspace, provider, model, baseURL string
+	resume, threads, logFile                    string
+	maxRetries                                  int
+	retryDelay, toolTimeout                     time.Duration
+	verbose                                     bool
+	set                                         map[string]bool // flags given explicitly
+}
+
+// run is the program; stdin nil means the process's standard input.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "replay" {
+		return replay(args[1:], stdout, stderr)
+	}
+	opt, code := parseFlags(args, stderr)
+	if code >= 0 {
+		return code
+	}
+	if err := agentMain(ctx, opt, stdin, stdout, stderr); err != nil {
+		var ex exitCode
+		if errors.As(err, &ex) {
+			return int(ex)
+		}
+		fmt.Fprintf(stderr, "agent: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// exitCode is an error that only sets the exit status; its message was
+// already shown.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// parseFlags parses the command line; code is -1 unless the program should
+// exit with it.
+func parseFlags(args []string, stderr io.Writer) (options, int) {
+	var o options
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage:\n  agent [flags]               interactive\n  agent [flags] -p PROMPT     one-shot\n  agent [flags] -resume ID    continue a thread\n  agent replay LOG            check a recorded session\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.prompt, "p", "", "run one turn with this `prompt`, print the reply and exit")
+	fs.StringVar(&o.workspace, "workspace", "", "the `dir`ectory the agent works in (default: current directory, or the resumed thread's)")
+	fs.StringVar(&o.provider, "provider", llm.NameAnthropic, "LLM provider: anthropic or openai (OpenAI-compatible servers too)")
+	fs.StringVar(&o.model, "model", "", "model `name` (default: claude-sonnet-4-5 or gpt-4.1, or the resumed thread's)")
+	fs.StringVar(&o.baseURL, "base-url", "", "API base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public API)")
+	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`")
+	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
+	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
+	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
+	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one")
+	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
+	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, exitOK
+		}
+		return o, exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agent: unexpected argument %q; give the prompt with -p, or type it on standard input\n", fs.Arg(0))
+		return o, exitUsage
+	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if o.set["p"] && o.prompt == "" {
+		fmt.Fprintln(stderr, "agent: -p needs a non-empty prompt")
+		return o, exitUsage
+	}
+	if o.maxRetries < 0 {
+		fmt.Fprintln(stderr, "agent: -max-retries must be 0 or more")
+		return o, exitUsage
+	}
+	if o.retryDelay <= 0 || o.toolTimeout <= 0 {
+		fmt.Fprintln(stderr, "agent: -retry-delay and -tool-timeout must be positive")
+		return o, exitUsage
+	}
+	return o, -1
+}
+
+// defaultThreadsDir is $XDG_DATA_HOME/fsmgen-agent/threads, or
+// ~/.local/share/fsmgen-agent/threads.
+func defaultThreadsDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "fsmgen-agent", "threads"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the threads directory: %w; pass one with -threads", err)
+	}
+	return filepath.Join(home, ".local", "share", "fsmgen-agent", "threads"), nil
+}
+
+// agentMain sets the agent up from the options and runs it.
+func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr io.Writer) error {
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	if o.threads == "" {
+		d, err := defaultThreadsDir()
+		if err != nil {
+			return err
+		}
+		o.threads = d
+	}
+	store, err := thread.NewStore(o.threads)
+	if err != nil {
+		return err
+	}
+
+	now := time.Now().UTC()
+	var t *thread.Thread
+	if o.resume != "" {
+		if t, err = store.Load(o.resume); err != nil {
+			return err
+		}
+		if !o.set["provider"] && t.Provider != "" {
+			o.provider = t.Provider
+		}
+		if !o.set["model"] && t.Model != "" {
+			o.model = t.Model
+		}
+		if !o.set["workspace"] {
+			o.workspace = t.Workspace
+		}
+	} else {
+		t = &thread.Thread{Version: thread.Version, ID: thread.NewID(now), Created: now, Updated: now}
+	}
+	if o.model == "" {
+		o.model = defaultModels[o.provider]
+	}
+	unlock, err := store.Lock(t.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	if o.workspace == "" {
+		o.workspace = "."
+	}
+	ws, err := tools.NewWorkspace(o.workspace)
+	if err != nil {
+		return fmt.Errorf("%w (set it with -workspace)", err)
+	}
+	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger})
+
+	llmCfg := llm.FromEnv(o.provider, llm.Config{BaseURL: o.baseURL, Logger: logger})
+	provider, err := llm.New(o.provider, llmCfg)
+	if err != nil {
+		return err
+	}
+	// The commands the agent runs must not see the API keys.
+	for _, v := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
+		_ = os.Unsetenv(v)
+	}
+
+	bcfg := behavior.Config{
+		Model:      o.model,
+		System:     systemPrompt,
+		Tools:      toolSet.Specs(),
+		MaxRetries: o.maxRetries,
+		NoRetries:  o.maxRetries == 0,
+		BaseDelay:  o.retryDelay,
+	}
+	t.Provider, t.Model, t.Workspace = provider.Name(), o.model, ws.Root()
+
+	logPath := o.logFile
+	if logPath == "" {
+		logPath = filepath.Join(store.Dir(), t.ID+".events.jsonl")
+	}
+	elog, err := eventlog.Open(logPath)
+	if err != nil {
+		return err
+	}
+
+	var input io.Reader
+	interactive := o.prompt == ""
+	prompt := false
+	if interactive {
+		input = stdin
+		if input == nil {
+			f := runtime.OpenStdin()
+			if f != os.Stdin {
+				defer f.Close()
+			}
+			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				prompt = true
+			}
+			input = f
+		}
+	}
+	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: prompt}
+
+	a, err := runtime.NewAgent(runtime.AgentConfig{
+		Behavior:  behavior.New(bcfg),
+		Provider:  provider,
+		Tools:     toolSet,
+		Workspace: ws.Root(),
+		Display:   display,
+		Logger:    logger,
+		Thread:    t,
+		Store:     store,
+		EventLog:  elog,
+		Secrets:   []string{llmCfg.APIKey},
+		Prompt:    o.prompt,
+		Input:     input,
+		Signals:   []os.Signal{os.Interrupt, syscall.SIGTERM},
+	})
+	if err != nil {
+		_ = elog.Close()
+		return err
+	}
+	verb := "started"
+	if o.resume != "" {
+		verb = "resumed"
+	}
+	fmt.Fprintf(stderr, "agent: thread %s %s (%s %s in %s)\n", t.ID, verb, t.Provider, t.Model, t.Workspace)
+	if interactive {
+		fmt.Fprintln(stderr, "agent: type a message and press Enter; Ctrl-D to quit, Ctrl-C to stop at once")
+		if a.Machine().Kind() == agent.StateWaitingForUserInput {
+			display.showPrompt()
+		}
+	}
+
+	res, runErr := a.Run(ctx)
+	closeErr := elog.Close()
+	display.endLine()
+	fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)
+	if err := errors.Join(runErr, closeErr); err != nil {
+		return err
+	}
+	if !interactive {
+		switch {
+		case !res.Idle:
+			fmt.Fprintln(stderr, "agent: the turn was interrupted before it ended")
+			return exitCode(exitError)
+		case res.LastError != "":
+			return exitCode(exitError)
+		}
+	}
+	return nil
+}
+
+// replay runs "agent replay LOG".
+func replay(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agent replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: agent replay LOG") }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	f, err := os.Open(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "agent replay: %v\n", err)
+		return exitError
+	}
+	defer f.Close()
+	rep, err := runtime.ReplayAgent(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "agent replay: %s: %v\n", fs.Arg(0), err)
+		return exitError
+	}
+	if rep.Diff != nil {
+		fmt.Fprintf(stdout, "replay differs after %d identical events: %s\n", rep.Events, rep.Diff)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "replay ok: %d events\n", rep.Events)
+	return exitOK
+}

@@ -18,8 +18,8 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
-	"github.com/fsmgen/fsmgen/runtime/internal/fakellm"
-	"github.com/fsmgen/fsmgen/runtime/internal/testenv"
+	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/gittest"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
@@ -46,10 +46,10 @@ func TestMultiRoundSession(t *testing.T) {
 			assert.Equal(t, runtime.Result{Turns: 1, Idle: true, State: agent.StateWaitingForUserInput}, res)
 
 			// The file changed and the hook committed it.
-			assert.Equal(t, "Hello, agent\n", testenv.ReadFile(t, s.ws, "hello.txt"))
-			assert.Equal(t, "agent: read_file, edit_file", testenv.Git(t, s.ws, "log", "-1", "--format=%s"))
-			assert.Equal(t, "hello.txt", testenv.Git(t, s.ws, "show", "--name-only", "--format=", "HEAD"))
-			assert.Empty(t, testenv.Git(t, s.ws, "status", "--porcelain"))
+			assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, s.ws, "hello.txt"))
+			assert.Equal(t, "agent: read_file, edit_file", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
+			assert.Equal(t, "hello.txt", gittest.Git(t, s.ws, "show", "--name-only", "--format=", "HEAD"))
+			assert.Empty(t, gittest.Git(t, s.ws, "status", "--porcelain"))
 			require.Len(t, d.hooks, 1)
 			assert.True(t, d.hooks[0].Committed)
 
@@ -331,8 +331,8 @@ func TestResume(t *testing.T) {
 				"assistant: The block tool was interrupted.",
 			},
 			check: func(t *testing.T, s *session) {
-				assert.Equal(t, "Hello, agent\n", testenv.ReadFile(t, s.ws, "hello.txt"))
-				assert.Equal(t, "agent: edit_file, block", testenv.Git(t, s.ws, "log", "-1", "--format=%s"))
+				assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, s.ws, "hello.txt"))
+				assert.Equal(t, "agent: edit_file, block", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
 			},
 		},
 		{
@@ -365,7 +365,7 @@ func TestResume(t *testing.T) {
 				"assistant: Edited.",
 			},
 			check: func(t *testing.T, s *session) {
-				assert.Equal(t, "agent: edit_file", testenv.Git(t, s.ws, "log", "-1", "--format=%s"))
+				assert.Equal(t, "agent: edit_file", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
 			},
 		},
 	}
@@ -408,4 +408,18 @@ func TestResume(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestDemoReplays plays back the recorded demo session (made by running
+// the agent against the fake server: see cmd/agent's TestInteractive) with
+// no network.
+func TestDemoReplays(t *testing.T) {
+	f, err := os.Open("testdata/demo.events.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := runtime.ReplayAgent(f)
+	require.NoError(t, err)
+	require.Nil(t, rep.Diff)
+	assert.Equal(t, 1, rep.Sessions)
+	assert.Greater(t, rep.Events, 30)
 }

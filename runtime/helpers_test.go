@@ -21,8 +21,8 @@ import (
 	"github.com/fsmgen/fsmgen/runtime"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
-	"github.com/fsmgen/fsmgen/runtime/internal/fakellm"
-	"github.com/fsmgen/fsmgen/runtime/internal/testenv"
+	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/gittest"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
@@ -161,13 +161,13 @@ type session struct {
 // a repository holding files.
 func newSession(t *testing.T, provider fakellm.Provider, files map[string]string, replies ...fakellm.Reply) *session {
 	t.Helper()
-	testenv.IsolateGit(t)
+	gittest.IsolateGit(t)
 	store, err := thread.NewStore(filepath.Join(t.TempDir(), "threads"))
 	require.NoError(t, err)
 	s := &session{
 		srv:      fakellm.New(t, provider, replies...),
 		provider: provider,
-		ws:       testenv.NewRepo(t, files),
+		ws:       gittest.NewRepo(t, files),
 		store:    store,
 		id:       thread.NewID(time.Now()),
 	}

@@ -11,13 +11,17 @@
 //
 // Because a generated machine is deterministic, feeding the events of a
 // session to a fresh machine built from its header must give the same
-// actions and rejections; [Replay] checks that. Nothing secret belongs in a
+// actions and rejections; [Replay] checks that. It also checks each
+// record's checksum and numbering, so that a record edited by hand is
+// reported even where the machine would act the same. Nothing secret belongs in a
 // log: callers must keep API keys out of the header's config.
 package eventlog
 
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +74,17 @@ type Record struct {
 	Rejected bool `json:"rejected"`
 	// Error is the text of the machine's error, if it returned one.
 	Error string `json:"error,omitempty"`
+	// Sum is a checksum of Seq, Event, Action and Rejected, so that replay
+	// notices a record edited after it was written even when the machine
+	// would not (say, the text of a rejected event).
+	Sum string `json:"sum,omitempty"`
+}
+
+// sum returns the checksum of a record's replayed fields.
+func sum(seq int64, event, action json.RawMessage, rejected bool) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\n%s\n%s\n%t", seq, compact(event), compact(action), rejected)
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // Writer appends to a log file. It is not safe for concurrent use.
@@ -145,6 +160,7 @@ func (w *Writer) Append(r Record) (int64, error) {
 	if len(r.Action) == 0 {
 		r.Action = json.RawMessage("null")
 	}
+	r.Sum = sum(r.Seq, r.Event, r.Action, r.Rejected)
 	if err := w.writeLine(r); err != nil {
 		return 0, err
 	}
@@ -204,7 +220,9 @@ type Diff struct {
 	Seq int64
 	// Event is the event as recorded.
 	Event json.RawMessage
-	// What names what differs: "action" or "rejection".
+	// What names what differs: "action", "rejection", or "record" when
+	// the record was edited after it was written (its checksum or its
+	// sequence number is off) though the machine acts the same.
 	What string
 	// Want is what the log recorded; Got is what the replay gave.
 	Want, Got string
@@ -266,6 +284,7 @@ func Replay(r io.Reader, start Start) (Report, error) {
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
 	var step Step
 	line := 0
+	var lastSeq int64
 	for sc.Scan() {
 		line++
 		raw := bytes.TrimSpace(sc.Bytes())
@@ -314,6 +333,19 @@ func Replay(r io.Reader, start Start) (Report, error) {
 			if want != got {
 				rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "action", Want: want, Got: got}
 				return rep, nil
+			}
+			if lastSeq != 0 && rec.Seq != lastSeq+1 {
+				rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "record",
+					Want: fmt.Sprintf("event number %d", lastSeq+1), Got: fmt.Sprintf("event number %d (lines were removed, added or moved)", rec.Seq)}
+				return rep, nil
+			}
+			lastSeq = rec.Seq
+			if rec.Sum != "" {
+				if s := sum(rec.Seq, rec.Event, rec.Action, rec.Rejected); s != rec.Sum {
+					rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "record",
+						Want: "checksum " + rec.Sum, Got: "checksum " + s + " (the record was edited after it was written)"}
+					return rep, nil
+				}
 			}
 			rep.Events++
 		default:

@@ -108,6 +108,16 @@ func TestReplayFindsTheFirstDifference(t *testing.T) {
 			events: 3,
 		},
 		{
+			name: "an edit the machine does not notice", old: `"n":-1}`, new: `"n":-5}`,
+			want:   eventlog.Diff{Line: 4, Seq: 3, What: "record"},
+			events: 2,
+		},
+		{
+			name: "a removed line", old: `{"type":"event","seq":3,`, new: `{"type":"removed","seq":3,`,
+			want:   eventlog.Diff{Line: 4, Seq: 4, What: "record", Want: "event number 3", Got: "event number 4 (lines were removed, added or moved)"},
+			events: 2,
+		},
+		{
 			name: "a rejection that was not", old: `"n":-1}`, new: `"n":1}`,
 			want:   eventlog.Diff{Line: 4, Seq: 3, What: "rejection", Want: "rejected=true", Got: "rejected=false"},
 			events: 2,
@@ -119,12 +129,26 @@ func TestReplayFindsTheFirstDifference(t *testing.T) {
 			b, err := os.ReadFile(p)
 			require.NoError(t, err)
 			require.Contains(t, string(b), tt.old)
-			require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), tt.old, tt.new, 1)), 0o600))
+			edited := strings.Replace(string(b), tt.old, tt.new, 1)
+			if strings.Contains(tt.new, "removed") { // drop that whole line
+				var keep []string
+				for _, l := range strings.Split(edited, "\n") {
+					if !strings.Contains(l, `"type":"removed"`) {
+						keep = append(keep, l)
+					}
+				}
+				edited = strings.Join(keep, "\n")
+			}
+			require.NoError(t, os.WriteFile(p, []byte(edited), 0o600))
 			rep, err := replayFile(t, p)
 			require.NoError(t, err)
 			require.NotNil(t, rep.Diff)
 			d := *rep.Diff
 			d.Event = nil
+			if tt.want.What == "record" && tt.want.Want == "" {
+				assert.Contains(t, d.Got, "edited after it was written")
+				d.Want, d.Got = "", ""
+			}
 			assert.Equal(t, tt.want, d)
 			assert.Equal(t, tt.events, rep.Events)
 			assert.Contains(t, rep.Diff.String(), "expected: "+tt.want.Want)

@@ -1,6 +1,6 @@
-// Package testenv sets up what the runtime's tests work in: git
+// Package gittest sets up what the runtime's tests work in: git
 // repositories isolated from the machine's git configuration.
-package testenv
+package gittest
 
 import (
 	"os"

@@ -1,0 +1,572 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/gittest"
+	"github.com/fsmgen/fsmgen/runtime/thread"
+)
+
+// update rewrites the recorded demo session from a fresh run.
+var update = flag.Bool("update", false, "record the demo session again into "+demoLog)
+
+// demoLog is the recorded demo session that ships with the runtime.
+const demoLog = "../../runtime/testdata/demo.events.jsonl"
+
+// testKey is the API key of every test; it must never be written anywhere.
+const testKey = "sk-test-SECRET-KEY-0a1b2c3d4e5f"
+
+// agentBin is the agent binary built for the tests.
+var agentBin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "agent-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	agentBin = filepath.Join(dir, "agent")
+	build := exec.Command("go", "build", "-o", agentBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the agent: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is a workspace, a threads directory and a fake LLM server.
+type env struct {
+	srv      *fakellm.Server
+	provider fakellm.Provider
+	ws       string
+	threads  string
+}
+
+func newEnv(t *testing.T, p fakellm.Provider, files map[string]string, replies ...fakellm.Reply) *env {
+	t.Helper()
+	gittest.IsolateGit(t)
+	e := &env{srv: fakellm.New(t, p, replies...), provider: p, ws: gittest.NewRepo(t, files), threads: filepath.Join(t.TempDir(), "threads")}
+	t.Cleanup(func() {
+		if u := e.srv.Unexpected(); len(u) > 0 {
+			t.Errorf("the agent made requests the test did not expect: %v", u)
+		}
+	})
+	return e
+}
+
+// command returns the agent command with the env's flags and args.
+func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
+	base := []string{"-provider", string(e.provider), "-base-url", e.srv.BaseURL(), "-model", "fake-model",
+		"-threads", e.threads, "-retry-delay", "1ms"}
+	cmd := exec.CommandContext(ctx, agentBin, append(base, args...)...)
+	cmd.Dir = e.ws
+	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY="+testKey, "OPENAI_API_KEY="+testKey,
+		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=")
+	return cmd
+}
+
+// result is how a run of the binary ended.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the agent to its end with stdin as its input.
+func (e *env) run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.command(ctx, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "the agent did not finish in time; stderr:\n%s", stderr.String())
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// threadIDs lists the saved threads.
+func (e *env) threadIDs(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(e.threads, "*.json"))
+	require.NoError(t, err)
+	var ids []string
+	for _, p := range m {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".json"))
+	}
+	return ids
+}
+
+// onlyThread returns the ID of the one saved thread.
+func (e *env) onlyThread(t *testing.T) string {
+	t.Helper()
+	ids := e.threadIDs(t)
+	require.Len(t, ids, 1, "threads: %v", ids)
+	return ids[0]
+}
+
+// state loads the state a thread was saved in; nil if it has none yet.
+func (e *env) state(t *testing.T, id string) agent.State {
+	t.Helper()
+	store, err := thread.NewStore(e.threads)
+	require.NoError(t, err)
+	th, err := store.Load(id)
+	require.NoError(t, err)
+	if len(th.State) == 0 {
+		return nil
+	}
+	st, err := agent.UnmarshalState(th.State)
+	require.NoError(t, err)
+	return st
+}
+
+// messages returns the conversation of a state as role: text lines.
+func messages(st agent.State) []string {
+	var c chat.Conversation
+	switch st := st.(type) {
+	case agent.WaitingForUserInput:
+		c = st.Conversation
+	case agent.CallingLLM:
+		c = st.Conversation
+	case agent.ExecutingTools:
+		c = st.Conversation
+	case agent.PostToolsHook:
+		c = st.Conversation
+	case agent.Error:
+		c = st.Conversation
+	}
+	var out []string
+	for _, m := range c.Messages() {
+		line := string(m.Role) + ": " + m.Content
+		if m.IsError {
+			line += " (error)"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// checkNoSecret fails if the API key is in any file of the threads directory.
+func (e *env) checkNoSecret(t *testing.T) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(e.threads, "*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NotContains(t, string(b), testKey, "%s holds the API key", p)
+	}
+}
+
+// replayExit runs "agent replay LOG" in-process.
+func replayExit(t *testing.T, log string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"replay", log}, nil, &stdout, &stderr)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func TestOneShot(t *testing.T) {
+	tests := []struct {
+		name     string
+		replies  []fakellm.Reply
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  []string // in stderr
+		check    func(t *testing.T, e *env)
+	}{
+		{
+			name: "a turn of two rounds",
+			replies: []fakellm.Reply{
+				{Text: "I'll create it.", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"greeting.txt","old_str":"","new_str":"hello\n"}`}}},
+				{Text: "Created greeting.txt."},
+			},
+			wantOut: "I'll create it.\nCreated greeting.txt.\n",
+			wantErr: []string{"→ edit_file", "✓ edit_file", "committed", "agent -resume"},
+			check: func(t *testing.T, e *env) {
+				assert.Equal(t, "hello\n", gittest.ReadFile(t, e.ws, "greeting.txt"))
+				assert.Equal(t, "agent: edit_file", gittest.Git(t, e.ws, "log", "-1", "--format=%s"))
+			},
+		},
+		{
+			name: "a retried fault prints the reply once",
+			replies: []fakellm.Reply{
+				{Text: "The answer is, hmm, let me see", CutAfter: 2},
+				{Text: "The answer is 42."},
+			},
+			wantOut: "The answer is 42.\n",
+			wantErr: []string{"! network", "retry 1 in 1ms"},
+		},
+		{
+			name: "the commands the agent runs do not see the API key",
+			replies: []fakellm.Reply{
+				{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo \"key=[$ANTHROPIC_API_KEY$OPENAI_API_KEY]\""}`}}},
+				{Text: "No key."},
+			},
+			wantOut: "No key.\n",
+			check: func(t *testing.T, e *env) {
+				reqs := e.srv.Requests()
+				require.Len(t, reqs, 2)
+				m := reqs[1].Messages
+				require.Len(t, m, 3)
+				assert.Contains(t, m[2].Text, "key=[]")
+			},
+		},
+		{
+			name:     "a request that is not retried fails the turn",
+			replies:  []fakellm.Reply{{Status: 401, ErrorMessage: "invalid x-api-key"}},
+			wantCode: 1,
+			wantErr:  []string{"error: LLM request failed", "not retried"},
+		},
+		{
+			name:     "retries used up fail the turn",
+			replies:  []fakellm.Reply{{Status: 500}, {Status: 500}},
+			args:     []string{"-max-retries", "1"},
+			wantCode: 1,
+			wantErr:  []string{"retry 1 in 1ms", "error: LLM request failed after 2 attempts"},
+		},
+	}
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		for _, tt := range tests {
+			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
+				e := newEnv(t, p, nil, tt.replies...)
+				r := e.run(t, "", append(tt.args, "-p", "Do it.")...)
+				assert.Equal(t, tt.wantCode, r.code, "stderr:\n%s", r.stderr)
+				assert.Equal(t, tt.wantOut, r.stdout, "stderr:\n%s", r.stderr)
+				for _, s := range tt.wantErr {
+					assert.Contains(t, r.stderr, s)
+				}
+				assert.NotContains(t, r.stderr, testKey)
+				if tt.check != nil {
+					tt.check(t, e)
+				}
+				id := e.onlyThread(t)
+				assert.IsType(t, agent.WaitingForUserInput{}, e.state(t, id))
+				assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code)
+				e.checkNoSecret(t)
+			})
+		}
+	}
+}
+
+// TestInteractive types two messages at once: the second is queued while
+// the first turn runs. Run with -update to record the demo session again.
+func TestInteractive(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"hello.txt": "Hello, world\n", "TODO": "Say goodbye in hello.txt too.\n"},
+		fakellm.Reply{
+			Text: "Let me read the TODO and the file.",
+			ToolCalls: []fakellm.ToolCall{
+				{ID: "toolu_01", Name: "read_file", Args: `{"path":"TODO"}`},
+				{ID: "toolu_02", Name: "read_file", Args: `{"path":"hello.txt"}`},
+			},
+		},
+		fakellm.Reply{Status: 529, ErrorMessage: "Overloaded"},
+		fakellm.Reply{
+			Text:      "Adding the goodbye.",
+			ToolCalls: []fakellm.ToolCall{{ID: "toolu_03", Name: "edit_file", Args: `{"path":"hello.txt","old_str":"Hello, world\n","new_str":"Hello, world\nGoodbye, world\n"}`}},
+		},
+		fakellm.Reply{Text: "Done: hello.txt now says goodbye too."},
+		fakellm.Reply{Text: "I added one line, \"Goodbye, world\", to hello.txt, and it was committed."},
+	)
+	r := e.run(t, "Do what the TODO says.\nWhat did you change?\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Equal(t, "Let me read the TODO and the file.\nAdding the goodbye.\nDone: hello.txt now says goodbye too.\n"+
+		"I added one line, \"Goodbye, world\", to hello.txt, and it was committed.\n", r.stdout)
+	for _, s := range []string{"queued", "→ read_file", "✓ edit_file", "! overloaded", "committed"} {
+		assert.Contains(t, r.stderr, s)
+	}
+	assert.Equal(t, "Hello, world\nGoodbye, world\n", gittest.ReadFile(t, e.ws, "hello.txt"))
+
+	id := e.onlyThread(t)
+	assert.Equal(t, []string{
+		"user: Do what the TODO says.",
+		"assistant: Let me read the TODO and the file.",
+		"tool: Say goodbye in hello.txt too.\n",
+		"tool: Hello, world\n",
+		"assistant: Adding the goodbye.",
+		messages(e.state(t, id))[5],
+		"assistant: Done: hello.txt now says goodbye too.",
+		"user: What did you change?",
+		"assistant: I added one line, \"Goodbye, world\", to hello.txt, and it was committed.",
+	}, messages(e.state(t, id)))
+	log := filepath.Join(e.threads, id+".events.jsonl")
+	rr := replayExit(t, log)
+	require.Equal(t, 0, rr.code, rr.stdout+rr.stderr)
+	e.checkNoSecret(t)
+
+	if *update {
+		b, err := os.ReadFile(log)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(demoLog, b, 0o644))
+		t.Logf("recorded %s", demoLog)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	t.Run("the demo session replays exactly", func(t *testing.T) {
+		r := replayExit(t, demoLog)
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+		assert.Regexp(t, `^replay ok: \d+ events\n$`, r.stdout)
+	})
+	t.Run("the binary replays with no API key and no server", func(t *testing.T) {
+		cmd := exec.Command(agentBin, "replay", demoLog)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HTTPS_PROXY=http://127.0.0.1:1", "HTTP_PROXY=http://127.0.0.1:1"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		assert.Contains(t, string(out), "replay ok:")
+	})
+
+	demo, err := os.ReadFile(demoLog)
+	require.NoError(t, err)
+	tampers := []struct {
+		name, old, new, want string
+	}{
+		{"a user message queued while busy", `"content":"What did you change?"`, `"content":"What did you break?"`, "record differs"},
+		{"a user message", `"content":"Do what the TODO says."`, `"content":"Do what you like."`, "action differs"},
+		{"a streamed delta", `"content":"Let me read `, `"content":"Let us read `, "action differs"},
+		{"a tool result", `"outcome":{"content":"Hello, world\n"}`, `"outcome":{"content":"Hello, there\n"}`, "action differs"},
+		{"a tool result the round has not used yet", `"content":"Say goodbye in hello.txt too.\n"`, `"content":"Say hello in hello.txt too.\n"`, "record differs"},
+		{"a recorded rejection", `"rejected":true`, `"rejected":false`, "rejection differs"},
+		{"a recorded retry delay", `"kind":"schedule_retry","delay":`, `"kind":"schedule_retry","delay":9`, "action differs"},
+	}
+	for _, tt := range tampers {
+		t.Run("tampered: "+tt.name, func(t *testing.T) {
+			require.Contains(t, string(demo), tt.old)
+			p := filepath.Join(t.TempDir(), "tampered.events.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(demo), tt.old, tt.new, 1)), 0o600))
+			r := replayExit(t, p)
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.stdout, tt.want)
+			assert.Regexp(t, `event \d+ \(line \d+\)`, r.stdout)
+			assert.Contains(t, r.stdout, "expected: ")
+		})
+	}
+
+	t.Run("usage and unreadable logs", func(t *testing.T) {
+		var o, e bytes.Buffer
+		assert.Equal(t, exitUsage, run(context.Background(), []string{"replay"}, nil, &o, &e))
+		assert.Contains(t, e.String(), "usage: agent replay LOG")
+		r := replayExit(t, filepath.Join(t.TempDir(), "missing.jsonl"))
+		assert.Equal(t, 1, r.code)
+		p := filepath.Join(t.TempDir(), "junk.jsonl")
+		require.NoError(t, os.WriteFile(p, []byte("not a log\n"), 0o600))
+		r = replayExit(t, p)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, "not a JSON line")
+	})
+}
+
+// TestKillMidTurnAndResume kills the agent with SIGKILL while a tool runs,
+// then resumes the thread: what was saved (the user's message, the
+// model's reply, the result of the tool that had finished) is all there,
+// the tool that was running gets an "interrupted" result, and the turn
+// completes.
+func TestKillMidTurnAndResume(t *testing.T) {
+	marks := t.TempDir()
+	pidFile := filepath.Join(marks, "bash.pid")
+	slow := fmt.Sprintf(`{"command":"echo $$ > %s && exec sleep 60"}`, pidFile)
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"hello.txt": "Hello, world\n"},
+		fakellm.Reply{
+			Text: "Fixing the greeting and running the slow check.",
+			ToolCalls: []fakellm.ToolCall{
+				{ID: "toolu_edit", Name: "edit_file", Args: `{"path":"hello.txt","old_str":"world","new_str":"agent"}`},
+				{ID: "toolu_slow", Name: "bash", Args: slow},
+			},
+		},
+	)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.command(ctx, "-p", "Fix the greeting, then run the slow check.")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+				_ = syscall.Kill(-pid, syscall.SIGKILL) // the sleep's process group outlives the agent
+			}
+		}
+	})
+
+	// Wait until the edit's result is saved and the slow command runs.
+	var id string
+	require.Eventually(t, func() bool {
+		if _, err := os.Stat(pidFile); err != nil {
+			return false
+		}
+		ids := e.threadIDs(t)
+		if len(ids) != 1 {
+			return false
+		}
+		id = ids[0]
+		st, ok := e.state(t, id).(agent.ExecutingTools)
+		return ok && len(st.Executions) == 2 && st.Executions[0].Status == chat.ToolCompleted
+	}, 20*time.Second, 20*time.Millisecond, "stderr:\n%s", stderr.String())
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	st := e.state(t, id).(agent.ExecutingTools)
+	assert.Equal(t, []string{"user: Fix the greeting, then run the slow check.", "assistant: Fixing the greeting and running the slow check."}, messages(st))
+	assert.Equal(t, "toolu_edit", st.Executions[0].Call.ID)
+	assert.NotEqual(t, chat.ToolCompleted, st.Executions[1].Status)
+	assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, e.ws, "hello.txt"))
+	assert.Equal(t, "initial", gittest.Git(t, e.ws, "log", "-1", "--format=%s"), "killed before the hook")
+
+	e.srv.Add(fakellm.Reply{Text: "The greeting is fixed; the slow check was interrupted."})
+	r := e.run(t, "", "-resume", id)
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Equal(t, "The greeting is fixed; the slow check was interrupted.\n", r.stdout)
+	assert.Contains(t, r.stderr, "interrupted")
+
+	final := messages(e.state(t, id))
+	require.Len(t, final, 5, "%q", final)
+	assert.Equal(t, "user: Fix the greeting, then run the slow check.", final[0])
+	assert.Equal(t, "assistant: Fixing the greeting and running the slow check.", final[1])
+	assert.True(t, strings.HasPrefix(final[2], "tool: edited hello.txt"), final[2])
+	assert.True(t, strings.HasPrefix(final[3], "tool: interrupted: the agent stopped before this tool finished"), final[3])
+	assert.True(t, strings.HasSuffix(final[3], "(error)"), final[3])
+	assert.Equal(t, "assistant: The greeting is fixed; the slow check was interrupted.", final[4])
+	assert.Equal(t, "agent: edit_file, bash", gittest.Git(t, e.ws, "log", "-1", "--format=%s"))
+
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	require.Len(t, reqs[1].Messages, 4)
+	assert.True(t, reqs[1].Messages[3].IsError)
+
+	rr := replayExit(t, filepath.Join(e.threads, id+".events.jsonl"))
+	assert.Equal(t, 0, rr.code, rr.stdout+rr.stderr)
+	e.checkNoSecret(t)
+}
+
+// TestSignalStopsAndSaves sends SIGTERM while the LLM streams: the
+// request is cancelled, the thread saved, and the agent exits.
+func TestSignalStopsAndSaves(t *testing.T) {
+	e := newEnv(t, fakellm.OpenAI, nil, fakellm.Reply{Text: "Thinking very hard", Stall: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.command(ctx)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	_, err = io.WriteString(in, "Think.\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "Thinking") || len(e.srv.Requests()) > 0 },
+		20*time.Second, 10*time.Millisecond)
+	// The stdin pipe stays open: the agent must stop on the signal alone.
+	require.Eventually(t, func() bool {
+		ids := e.threadIDs(t)
+		return len(ids) == 1 && e.state(t, ids[0]) != nil
+	}, 20*time.Second, 10*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	require.NoError(t, err, "stderr:\n%s", stderr.String())
+	_ = in.Close()
+	assert.Contains(t, stderr.String(), "stopping")
+
+	id := e.onlyThread(t)
+	st := e.state(t, id)
+	assert.IsType(t, agent.CallingLLM{}, st)
+	assert.Equal(t, []string{"user: Think."}, messages(st))
+	e.checkNoSecret(t)
+}
+
+// syncBuffer is a buffer a running command writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p"}, "flag needs an argument"},
+		{[]string{"-p", ""}, "non-empty prompt"},
+		{[]string{"stray"}, "unexpected argument"},
+		{[]string{"-max-retries", "-1"}, "-max-retries"},
+		{[]string{"-nope"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, nil, &stdout, &stderr)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr.String(), tt.want)
+		})
+	}
+}
+
+func TestResumeErrors(t *testing.T) {
+	threads := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-threads", threads, "-resume", "nope"}, strings.NewReader(""), &stdout, &stderr)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr.String(), "thread not found")
+
+	stderr.Reset()
+	code = run(context.Background(), []string{"-threads", threads, "-resume", "../x"}, strings.NewReader(""), &stdout, &stderr)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr.String(), "bad thread ID")
+}
+
+func TestDefaultThreadsDir(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/data")
+	d, err := defaultThreadsDir()
+	require.NoError(t, err)
+	assert.Equal(t, "/data/fsmgen-agent/threads", d)
+
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	d, err = defaultThreadsDir()
+	require.NoError(t, err)
+	assert.Equal(t, "/home/u/.local/share/fsmgen-agent/threads", d)
+}

@@ -16,10 +16,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fsmgen/fsmgen/chat"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/fsmgen/fsmgen/chat"
 )
 
 // StateKind identifies a state of the Agent machine. The zero value is no state.

@@ -4,10 +4,11 @@ package agent
 
 import (
 	"encoding/json"
-	assert "github.com/stretchr/testify/assert"
-	require "github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"testing"
+
+	assert "github.com/stretchr/testify/assert"
+	require "github.com/stretchr/testify/require"
 )
 
 // fsmFakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.

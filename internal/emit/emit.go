@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
 
 	"github.com/fsmgen/fsmgen/internal/fsm"
 )
@@ -68,7 +69,12 @@ func All(m *fsm.Machine) ([]File, error) {
 func render(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err == nil {
-		return buf.Bytes(), nil
+		// goimports' grouping: the standard library first, then the rest.
+		out, err := imports.Process("gen.go", buf.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+		if err != nil {
+			return nil, fmt.Errorf("group imports: %w", err)
+		}
+		return out, nil
 	} else {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		f.NoFormat = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/emit"
 	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/internal/fuzzwatch"
 	"github.com/fsmgen/fsmgen/internal/spec"
 )
 
@@ -44,7 +45,11 @@ func seedSpecs(f *testing.F) {
 // plain comments and type-checks; the diagram and table keep their shape.
 func FuzzEmit(f *testing.F) {
 	seedSpecs(f)
-	f.Fuzz(func(t *testing.T, src []byte) {
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzwatch.Run(src, func() { fuzzEmit(t, src) }) })
+}
+
+func fuzzEmit(t *testing.T, src []byte) {
+	{
 		sf, diags := spec.Parse("fuzz.yaml", src)
 		if sf == nil || diags.HasErrors() {
 			return
@@ -58,7 +63,7 @@ func FuzzEmit(f *testing.F) {
 		require.NoError(t, err)
 		require.NoError(t, verifyGo(m, files))
 		require.NoError(t, verifyDocs(m, files))
-	})
+	}
 }
 
 // TestVerifyAgent runs the same verification on spec/agent.yaml.

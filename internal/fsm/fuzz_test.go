@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/internal/fuzzwatch"
 	"github.com/fsmgen/fsmgen/internal/spec"
 )
 
@@ -40,7 +41,11 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, src []byte) {
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzwatch.Run(src, func() { fuzzCheck(t, src) }) })
+}
+
+func fuzzCheck(t *testing.T, src []byte) {
+	{
 		sf, diags := spec.Parse("fuzz.yaml", src)
 		checkDiags(t, diags, src)
 		if sf == nil || diags.HasErrors() {
@@ -55,7 +60,7 @@ func FuzzCheck(f *testing.F) {
 				require.Equal(t, i, r.Index)
 			}
 		}
-	})
+	}
 }
 
 func checkDiags(t *testing.T, diags diag.List, src []byte) {

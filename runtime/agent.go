@@ -83,11 +83,11 @@ type AgentConfig struct {
 	// waits for input (after finishing a resumed turn, if any).
 	Prompt string
 	// Input supplies the user's messages, one per line; nil means none.
-	// When it ends, the agent stops once every turn has ended. Run must be
-	// able to interrupt a read when it stops: give a reader whose reads
-	// return promptly (a regular file, a strings.Reader), one whose
-	// SetReadDeadline works (see [OpenStdin]), or an io.Closer whose Close
-	// ends a blocked Read (an io.PipeReader).
+	// When it ends, the agent stops once every turn has ended. Run
+	// interrupts a blocked read when it stops: through SetReadDeadline (a
+	// pollable file: see [OpenStdin]; a connection) or Close (an
+	// io.PipeReader). A reader that allows neither is read through a
+	// goroutine of its own that may outlive Run until the read returns.
 	Input io.Reader
 	// Signals, when received, ask the agent to shut down (e.g. os.Interrupt
 	// and syscall.SIGTERM); nil means none are watched.
@@ -139,6 +139,7 @@ type Agent struct {
 	saved        json.RawMessage // the last state saved that is not ShuttingDown
 	savedKind    agent.StateKind
 	result       Result
+	ran          bool
 }
 
 var (
@@ -220,6 +221,10 @@ func (a *Agent) Machine() *agent.Machine { return a.m }
 // final save: use a signal or ShutdownRequested for a clean stop), or on a
 // failure to save the thread or write the event log.
 func (a *Agent) Run(ctx context.Context) (Result, error) {
+	if a.ran {
+		return Result{}, errors.New("runtime: Agent.Run called twice; create a new Agent (from the saved thread) for each run")
+	}
+	a.ran = true
 	l := NewLoop[agent.Event, agent.Action](a.m, a, Options{Logger: a.log})
 	err := l.Run(ctx)
 	a.result.State = a.savedKind
@@ -610,6 +615,9 @@ const maxInputLine = 4 << 20
 // has ended.
 func (a *Agent) readInput(ctx context.Context, l *Loop[agent.Event, agent.Action]) {
 	r := a.cfg.Input
+	if !interruptible(r) {
+		r = detach(r)
+	}
 	l.Go(ctx, "input", func(ctx context.Context) {
 		stop := context.AfterFunc(ctx, func() { interrupt(r) })
 		defer stop()
@@ -637,19 +645,54 @@ func (a *Agent) readInput(ctx context.Context, l *Loop[agent.Event, agent.Action
 	})
 }
 
-// interrupt makes a blocked Read on r return, if r allows it.
-func interrupt(r io.Reader) {
-	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
-		if d.SetReadDeadline(time.Now()) == nil {
-			return
+// deadliner is a reader whose blocked reads a deadline can end.
+type deadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// interruptible reports whether a blocked Read on r can be ended: a
+// regular file never blocks, a pollable file or connection takes a
+// deadline, another io.Closer (an io.PipeReader) ends reads when closed.
+func interruptible(r io.Reader) bool {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return true
 		}
+		return f.SetReadDeadline(time.Time{}) == nil
+	}
+	if d, ok := r.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
+		return true
+	}
+	_, ok := r.(io.Closer)
+	return ok
+}
+
+// interrupt makes a blocked Read on r return.
+func interrupt(r io.Reader) {
+	if d, ok := r.(deadliner); ok && d.SetReadDeadline(time.Now()) == nil {
+		return
 	}
 	if _, isFile := r.(*os.File); isFile {
-		return // closing a blocking file does not end a read; see OpenStdin
+		return // a regular file: its reads do not block
 	}
 	if c, ok := r.(io.Closer); ok {
 		_ = c.Close()
 	}
+}
+
+// detach returns a reader of r that can be closed while a read of r
+// blocks. It copies r in a goroutine that no one can stop: a read that
+// the operating system cannot interrupt ends only with input, the end of
+// the input, or the process. It is the fallback for such readers (a
+// terminal OpenStdin could not open again); the input task itself stays
+// owned by the loop and stops when told to.
+func detach(r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		_ = pw.CloseWithError(err)
+	}()
+	return pr
 }
 
 // watchSignals sends ShutdownRequested when one of the configured signals

@@ -423,3 +423,45 @@ func TestDemoReplays(t *testing.T) {
 	assert.Equal(t, 1, rep.Sessions)
 	assert.Greater(t, rep.Events, 30)
 }
+
+// stuckReader blocks every read until released: input that neither takes
+// a deadline nor can be closed.
+type stuckReader struct{ release chan struct{} }
+
+// Read implements io.Reader.
+func (r stuckReader) Read([]byte) (int, error) {
+	<-r.release
+	return 0, io.EOF
+}
+
+// TestStopsWithBlockedInput asks the agent to stop while its input is
+// blocked in a read: Run still returns.
+func TestStopsWithBlockedInput(t *testing.T) {
+	sig := syscall.SIGUSR1
+	tests := []struct {
+		name  string
+		input func(t *testing.T) io.Reader
+	}{
+		{"a pipe nobody writes to", func(t *testing.T) io.Reader {
+			r, w := io.Pipe()
+			t.Cleanup(func() { _ = w.Close() })
+			return r
+		}},
+		{"a reader that cannot be interrupted", func(t *testing.T) io.Reader {
+			r := stuckReader{release: make(chan struct{})}
+			t.Cleanup(func() { close(r.release) })
+			return r
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSession(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."})
+			d := &recorder{onTurnEnd: func() { signalSelf(t, sig) }}
+			res, err := s.run(t, run{prompt: "Hello.", input: tt.input(t), display: d, signals: []os.Signal{sig}})
+			require.NoError(t, err)
+			assert.Equal(t, 1, res.Turns)
+			assert.True(t, res.Idle)
+			assert.Equal(t, []string{"user: Hello.", "assistant: Hi."}, s.conversation(t))
+		})
+	}
+}

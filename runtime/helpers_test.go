@@ -64,10 +64,12 @@ type recorder struct {
 	onRetry      func()
 	onToolResult func(call chat.ToolCall)
 	onNotice     func(msg string)
+	onTurnEnd    func()
 }
 
 var _ runtime.Display = (*recorder)(nil)
 
+// Text implements runtime.Display.
 func (r *recorder) Text(delta string) {
 	r.mu.Lock()
 	r.text.WriteString(delta)
@@ -77,24 +79,28 @@ func (r *recorder) Text(delta string) {
 	}
 }
 
+// Reply implements runtime.Display.
 func (r *recorder) Reply(msg chat.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.replies = append(r.replies, msg.Content)
 }
 
+// ToolCall implements runtime.Display.
 func (r *recorder) ToolCall(call chat.ToolCall) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, call.Name)
 }
 
+// ToolProgress implements runtime.Display.
 func (r *recorder) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.progress = append(r.progress, call.Name+": "+p.Message)
 }
 
+// ToolResult implements runtime.Display.
 func (r *recorder) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	r.mu.Lock()
 	if r.results == nil {
@@ -107,6 +113,7 @@ func (r *recorder) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	}
 }
 
+// Hook implements runtime.Display.
 func (r *recorder) Hook(res autocommit.Result, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -116,6 +123,7 @@ func (r *recorder) Hook(res autocommit.Result, err error) {
 	r.hooks = append(r.hooks, res)
 }
 
+// Retry implements runtime.Display.
 func (r *recorder) Retry(attempt int, delay time.Duration, err chat.LLMError) {
 	r.mu.Lock()
 	r.retries = append(r.retries, retry{Attempt: attempt, Delay: delay, Kind: err.Kind})
@@ -125,12 +133,14 @@ func (r *recorder) Retry(attempt int, delay time.Duration, err chat.LLMError) {
 	}
 }
 
+// Error implements runtime.Display.
 func (r *recorder) Error(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.errors = append(r.errors, msg)
 }
 
+// Notice implements runtime.Display.
 func (r *recorder) Notice(msg string) {
 	r.mu.Lock()
 	r.notices = append(r.notices, msg)
@@ -140,10 +150,14 @@ func (r *recorder) Notice(msg string) {
 	}
 }
 
+// TurnEnd implements runtime.Display.
 func (r *recorder) TurnEnd() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.turns++
+	r.mu.Unlock()
+	if r.onTurnEnd != nil {
+		r.onTurnEnd()
+	}
 }
 
 // session is an agent working in a temporary git repository against a
@@ -362,10 +376,12 @@ type toolFunc struct {
 	run  func(ctx context.Context, args json.RawMessage, progress func(chat.ToolProgress)) (string, error)
 }
 
+// Spec implements tools.Tool.
 func (f toolFunc) Spec() chat.ToolSpec {
 	return chat.ToolSpec{Name: f.name, Description: "test tool " + f.name, InputSchema: json.RawMessage(`{"type":"object"}`)}
 }
 
+// Run implements tools.Tool.
 func (f toolFunc) Run(ctx context.Context, args json.RawMessage, progress func(chat.ToolProgress)) (string, error) {
 	return f.run(ctx, args, progress)
 }
@@ -385,8 +401,10 @@ func newBarrier(inner runtime.ToolRunner, n int) *barrier {
 	return &barrier{inner: inner, n: n, all: make(chan struct{})}
 }
 
+// Specs returns the specs of the tools behind the barrier.
 func (b *barrier) Specs() []chat.ToolSpec { return specsOf(b.inner) }
 
+// Run implements runtime.ToolRunner.
 func (b *barrier) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
 	b.mu.Lock()
 	b.started++

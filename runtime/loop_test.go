@@ -21,6 +21,7 @@ type counter struct{ n int }
 
 var errRefused = errors.New("refused")
 
+// HandleEvent implements runtime.Machine.
 func (c *counter) HandleEvent(ev string) (*string, error) {
 	switch ev {
 	case "inc":
@@ -43,6 +44,7 @@ type script struct {
 	on    func(ctx context.Context, l *runtime.Loop[string, *string], s runtime.Step[string, *string]) error
 }
 
+// Start implements runtime.Starter.
 func (x *script) Start(ctx context.Context, l *runtime.Loop[string, *string]) error {
 	if x.start != nil {
 		return x.start(ctx, l)
@@ -50,6 +52,7 @@ func (x *script) Start(ctx context.Context, l *runtime.Loop[string, *string]) er
 	return nil
 }
 
+// Execute implements runtime.Executor.
 func (x *script) Execute(ctx context.Context, l *runtime.Loop[string, *string], s runtime.Step[string, *string]) error {
 	switch {
 	case s.Err != nil:
@@ -78,6 +81,7 @@ func runLoop(t *testing.T, l *runtime.Loop[string, *string]) error {
 	return err
 }
 
+// TestLoopHandsEventsInOrder checks the order events reach the machine in.
 func TestLoopHandsEventsInOrder(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -139,6 +143,8 @@ func TestLoopHandsEventsInOrder(t *testing.T) {
 	}
 }
 
+// TestLoopStopsItsTasks stops the loop in every way and checks that every
+// task has returned when Run does.
 func TestLoopStopsItsTasks(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -215,10 +221,12 @@ func TestLoopStopsItsTasks(t *testing.T) {
 // failingStart is an executor whose Start fails.
 type failingStart struct{ script }
 
+// Start implements runtime.Starter.
 func (failingStart) Start(context.Context, *runtime.Loop[string, *string]) error {
 	return errors.New("cannot start")
 }
 
+// TestLoopStartError checks that a failing Start stops Run.
 func TestLoopStartError(t *testing.T) {
 	l := runtime.NewLoop[string, *string](&counter{}, &failingStart{}, runtime.Options{})
 	require.EqualError(t, runLoop(t, l), "cannot start")

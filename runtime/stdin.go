@@ -14,15 +14,18 @@ import (
 // own, in non-blocking mode so that Go's poller serves it and
 // SetReadDeadline works); the flags of the descriptor the shell shares are
 // untouched. Anything else (a regular file, whose reads never block), or a
-// failure to reopen, gives os.Stdin itself.
+// failure to reopen, gives os.Stdin itself. Close the file returned when it
+// is not os.Stdin.
 func OpenStdin() *os.File {
 	fi, err := os.Stdin.Stat()
 	if err != nil || fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) == 0 {
 		return os.Stdin
 	}
-	fd, err := syscall.Open("/dev/stdin", syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return os.Stdin
+	for _, name := range []string{"/dev/stdin", "/proc/self/fd/0"} {
+		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			return os.NewFile(uintptr(fd), name)
+		}
 	}
-	return os.NewFile(uintptr(fd), "/dev/stdin")
+	return os.Stdin
 }

@@ -163,6 +163,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // already shown.
 type exitCode int
 
+// Error implements error.
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 // parseFlags parses the command line; code is -1 unless the program should
@@ -268,12 +269,6 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	if o.model == "" {
 		o.model = defaultModels[o.provider]
 	}
-	unlock, err := store.Lock(t.ID)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-
 	if o.workspace == "" {
 		o.workspace = "."
 	}
@@ -292,6 +287,12 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	for _, v := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
 		_ = os.Unsetenv(v)
 	}
+
+	unlock, err := store.Lock(t.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 
 	bcfg := behavior.Config{
 		Model:      o.model,

@@ -39,6 +39,7 @@ const testKey = "sk-test-SECRET-KEY-0a1b2c3d4e5f"
 // agentBin is the agent binary built for the tests.
 var agentBin string
 
+// TestMain builds the agent binary the tests run.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "agent-test-")
@@ -198,6 +199,8 @@ func replayExit(t *testing.T, log string) result {
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
+// TestOneShot runs "agent -p" against both providers: the reply on
+// stdout, diagnostics on stderr, exit 1 when the turn fails.
 func TestOneShot(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -335,6 +338,7 @@ func TestInteractive(t *testing.T) {
 	}
 }
 
+// TestReplay plays back the demo session, and reports tampered copies.
 func TestReplay(t *testing.T) {
 	t.Run("the demo session replays exactly", func(t *testing.T) {
 		r := replayExit(t, demoLog)
@@ -512,18 +516,21 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
+// Write implements io.Writer.
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
+// String returns what was written so far.
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
 }
 
+// TestUsage checks that bad command lines exit 2 and say why.
 func TestUsage(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -545,6 +552,7 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestResumeErrors resumes threads that cannot be.
 func TestResumeErrors(t *testing.T) {
 	threads := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -558,6 +566,7 @@ func TestResumeErrors(t *testing.T) {
 	assert.Contains(t, stderr.String(), "bad thread ID")
 }
 
+// TestDefaultThreadsDir follows XDG_DATA_HOME, else ~/.local/share.
 func TestDefaultThreadsDir(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", "/data")
 	d, err := defaultThreadsDir()

@@ -71,6 +71,7 @@ func replayFile(t *testing.T, p string) (eventlog.Report, error) {
 	return eventlog.Replay(f, adder)
 }
 
+// TestReplayExact replays a log of two sessions.
 func TestReplayExact(t *testing.T) {
 	p := writeLog(t, []int{0, 1, 2, -1, 3}, []int{100, 5})
 	rep, err := replayFile(t, p)
@@ -90,6 +91,7 @@ func TestReplayExact(t *testing.T) {
 	assert.Equal(t, []int64{1, 2, 3, 4, 5}, seqs, "numbering continues across sessions")
 }
 
+// TestReplayFindsTheFirstDifference edits one record of a log in each way.
 func TestReplayFindsTheFirstDifference(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -156,6 +158,7 @@ func TestReplayFindsTheFirstDifference(t *testing.T) {
 	}
 }
 
+// TestReplayDamagedLogs replays logs that are not logs.
 func TestReplayDamagedLogs(t *testing.T) {
 	header := `{"type":"session","format":"fsmgen-eventlog/1","machine":"adder","config":{},"state":0}`
 	tests := []struct {
@@ -180,6 +183,7 @@ func TestReplayDamagedLogs(t *testing.T) {
 	require.ErrorContains(t, err, "no such machine")
 }
 
+// TestOpenDropsAPartialLastLine reopens a log cut short by a crash.
 func TestOpenDropsAPartialLastLine(t *testing.T) {
 	p := writeLog(t, []int{0, 1, 2})
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -201,6 +205,7 @@ func TestOpenDropsAPartialLastLine(t *testing.T) {
 	assert.Equal(t, 3, rep.Events)
 }
 
+// TestOpenError opens a log in a missing directory.
 func TestOpenError(t *testing.T) {
 	_, err := eventlog.Open(filepath.Join(t.TempDir(), "missing", "dir", "log"))
 	require.ErrorContains(t, err, "-log")

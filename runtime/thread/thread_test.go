@@ -20,6 +20,7 @@ func newStore(t *testing.T) *thread.Store {
 	return s
 }
 
+// TestSaveLoadRoundTrip saves a thread and loads it back.
 func TestSaveLoadRoundTrip(t *testing.T) {
 	s := newStore(t)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -52,6 +53,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	assert.Empty(t, out.QueuedInput, "a save replaces the file")
 }
 
+// TestLoadErrors loads threads that are missing, damaged or misnamed.
 func TestLoadErrors(t *testing.T) {
 	s := newStore(t)
 	require.NoError(t, os.WriteFile(s.Path("garbage"), []byte("{not json"), 0o600))
@@ -77,6 +79,7 @@ func TestLoadErrors(t *testing.T) {
 	assert.ErrorIs(t, err, thread.ErrNotFound)
 }
 
+// TestLock checks that a thread is locked by one agent at a time.
 func TestLock(t *testing.T) {
 	s := newStore(t)
 	unlock, err := s.Lock("t1")
@@ -92,6 +95,7 @@ func TestLock(t *testing.T) {
 	again()
 }
 
+// TestNewIDIsValidAndUnique checks the IDs NewID makes.
 func TestNewIDIsValidAndUnique(t *testing.T) {
 	now := time.Now()
 	seen := map[string]bool{}
@@ -103,6 +107,7 @@ func TestNewIDIsValidAndUnique(t *testing.T) {
 	}
 }
 
+// TestWriteFileAtomicReplaces replaces a file and fails on a missing directory.
 func TestWriteFileAtomicReplaces(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f.json")
 	require.NoError(t, thread.WriteFileAtomic(p, []byte("one"), 0o600))

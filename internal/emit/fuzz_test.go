@@ -2,41 +2,24 @@ package emit_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/tools/txtar"
 
 	"github.com/fsmgen/fsmgen/internal/emit"
 	"github.com/fsmgen/fsmgen/internal/fsm"
 	"github.com/fsmgen/fsmgen/internal/fuzzwatch"
 	"github.com/fsmgen/fsmgen/internal/spec"
+	"github.com/fsmgen/fsmgen/internal/testspecs"
 )
 
 // seedSpecs adds every spec in the repository to the fuzz corpus.
 func seedSpecs(f *testing.F) {
-	var paths []string
-	for _, glob := range []string{"../../spec/*.yaml", "../fsm/testdata/errors/*.yaml"} {
-		more, err := filepath.Glob(glob)
-		require.NoError(f, err)
-		paths = append(paths, more...)
-	}
-	for _, p := range paths {
-		src, err := os.ReadFile(p)
-		require.NoError(f, err)
-		f.Add(src)
-	}
-	archives, err := filepath.Glob("testdata/golden/*.txtar")
+	specs, err := testspecs.All("../..")
 	require.NoError(f, err)
-	for _, p := range archives {
-		ar, err := txtar.ParseFile(p)
-		require.NoError(f, err)
-		for _, file := range ar.Files {
-			if file.Name == "spec.yaml" {
-				f.Add(file.Data)
-			}
-		}
+	require.NotEmpty(f, specs)
+	for _, s := range specs {
+		f.Add(s.Src)
 	}
 }
 

@@ -1,45 +1,27 @@
 package fsm_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/tools/txtar"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/fsm"
 	"github.com/fsmgen/fsmgen/internal/fuzzwatch"
 	"github.com/fsmgen/fsmgen/internal/spec"
+	"github.com/fsmgen/fsmgen/internal/testspecs"
 )
 
 // FuzzCheck parses and checks arbitrary input: it must never panic, every
 // diagnostic must name the file and say something, and a machine is
 // returned exactly when there is no error.
 func FuzzCheck(f *testing.F) {
-	var paths []string
-	for _, glob := range []string{"../../spec/*.yaml", "testdata/errors/*.yaml"} {
-		more, err := filepath.Glob(glob)
-		require.NoError(f, err)
-		paths = append(paths, more...)
-	}
-	for _, p := range paths {
-		src, err := os.ReadFile(p)
-		require.NoError(f, err)
-		f.Add(src)
-	}
-	archives, err := filepath.Glob("../emit/testdata/golden/*.txtar")
+	specs, err := testspecs.All("../..")
 	require.NoError(f, err)
-	for _, p := range archives {
-		ar, err := txtar.ParseFile(p)
-		require.NoError(f, err)
-		for _, file := range ar.Files {
-			if file.Name == "spec.yaml" {
-				f.Add(file.Data)
-			}
-		}
+	require.NotEmpty(f, specs)
+	for _, s := range specs {
+		f.Add(s.Src)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) { fuzzwatch.Run(src, func() { fuzzCheck(t, src) }) })
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/tools/txtar"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fsmgen/fsmgen/internal/fsm"
 	"github.com/fsmgen/fsmgen/internal/spec"
+	"github.com/fsmgen/fsmgen/internal/testspecs"
 )
 
 // compileSchema compiles the embedded schema with a real JSON Schema
@@ -43,38 +43,14 @@ func instance(t *testing.T, src []byte) any {
 	return inst
 }
 
-// repoSpecs returns every valid spec in the repository: spec/*.yaml and the
-// spec of every golden archive.
-func repoSpecs(t *testing.T) map[string][]byte {
-	t.Helper()
-	specs := map[string][]byte{}
-	paths, err := filepath.Glob("../../spec/*.yaml")
-	require.NoError(t, err)
-	require.NotEmpty(t, paths)
-	for _, p := range paths {
-		src, err := os.ReadFile(p)
-		require.NoError(t, err)
-		specs[p] = src
-	}
-	archives, err := filepath.Glob("../emit/testdata/golden/*.txtar")
-	require.NoError(t, err)
-	for _, p := range archives {
-		ar, err := txtar.ParseFile(p)
-		require.NoError(t, err)
-		for _, f := range ar.Files {
-			if f.Name == "spec.yaml" {
-				specs[p] = f.Data
-			}
-		}
-	}
-	return specs
-}
-
 func TestSchemaAcceptsRepoSpecs(t *testing.T) {
 	sch := compileSchema(t)
-	for name, src := range repoSpecs(t) {
-		t.Run(filepath.Base(name), func(t *testing.T) {
-			assert.NoError(t, sch.Validate(instance(t, src)))
+	specs, err := testspecs.Valid("../..")
+	require.NoError(t, err)
+	require.NotEmpty(t, specs)
+	for _, s := range specs {
+		t.Run(filepath.Base(s.Name), func(t *testing.T) {
+			assert.NoError(t, sch.Validate(instance(t, s.Src)))
 		})
 	}
 }
@@ -102,27 +78,27 @@ func TestSchemaRejects(t *testing.T) {
 	sch := compileSchema(t)
 	base := "version: 1\nmachine: Door\npackage: door\nstates:\n  Closed:\n    initial: true\nevents:\n  Push: {}\n"
 	tests := map[string]string{
-		"unknown top-level key":      base + "outptu: {}\n",
-		"missing states":             "version: 1\nmachine: Door\npackage: door\nevents:\n  Push: {}\n",
-		"unsupported version":        strings.Replace(base, "version: 1", "version: 2", 1),
-		"package not lower case":     strings.Replace(base, "package: door", "package: Door", 1),
-		"state name not identifier":  strings.Replace(base, "  Closed:", "  Clo-sed:", 1),
-		"unknown state key":          base[:len(base)-len("events:\n  Push: {}\n")] + "    termnal: true\nevents:\n  Push: {}\n",
-		"initial not a boolean":      strings.Replace(base, "initial: true", "initial: yes please", 1),
-		"field named kind":           strings.Replace(base, "    initial: true\n", "    initial: true\n    fields:\n      kind: int\n", 1),
-		"transitions not a list":     base + "transitions:\n  from: Closed\n",
-		"transition without from":    base + "transitions:\n  - on: Push\n    to: Closed\n",
-		"unknown transition key":     base + "transitions:\n  - from: Closed\n    on: Push\n    too: Closed\n",
-		"branch with if and else":    base + "transitions:\n  - from: Closed\n    on: Push\n    guards:\n      - if: g\n        else: true\n",
-		"branch with neither":        base + "transitions:\n  - from: Closed\n    on: Push\n    guards:\n      - to: Closed\n",
-		"ignore false":               base + "transitions:\n  - from: Closed\n    on: Push\n    ignore: false\n",
-		"empty reject reason":        base + "transitions:\n  - from: Closed\n    on: Push\n    reject: \"\"\n",
-		"field type not a string":    strings.Replace(base, "    initial: true\n", "    initial: true\n    fields:\n      n: [int]\n", 1),
-		"output key misspelled":      base + "output:\n  goo: out\n",
-		"ignore list of non-names":   strings.Replace(base, "    initial: true\n", "    initial: true\n    ignore: [\"a b\"]\n", 1),
-		"import alias not ident":     base + "imports:\n  9x: example.com/x\n",
-		"guard declaration unknown":  base + "guards:\n  g:\n    docs: x\n",
-		"events given as a list":     "version: 1\nmachine: Door\npackage: door\nstates:\n  Closed: {}\nevents: [Push]\n",
+		"unknown top-level key":     base + "outptu: {}\n",
+		"missing states":            "version: 1\nmachine: Door\npackage: door\nevents:\n  Push: {}\n",
+		"unsupported version":       strings.Replace(base, "version: 1", "version: 2", 1),
+		"package not lower case":    strings.Replace(base, "package: door", "package: Door", 1),
+		"state name not identifier": strings.Replace(base, "  Closed:", "  Clo-sed:", 1),
+		"unknown state key":         base[:len(base)-len("events:\n  Push: {}\n")] + "    termnal: true\nevents:\n  Push: {}\n",
+		"initial not a boolean":     strings.Replace(base, "initial: true", "initial: yes please", 1),
+		"field named kind":          strings.Replace(base, "    initial: true\n", "    initial: true\n    fields:\n      kind: int\n", 1),
+		"transitions not a list":    base + "transitions:\n  from: Closed\n",
+		"transition without from":   base + "transitions:\n  - on: Push\n    to: Closed\n",
+		"unknown transition key":    base + "transitions:\n  - from: Closed\n    on: Push\n    too: Closed\n",
+		"branch with if and else":   base + "transitions:\n  - from: Closed\n    on: Push\n    guards:\n      - if: g\n        else: true\n",
+		"branch with neither":       base + "transitions:\n  - from: Closed\n    on: Push\n    guards:\n      - to: Closed\n",
+		"ignore false":              base + "transitions:\n  - from: Closed\n    on: Push\n    ignore: false\n",
+		"empty reject reason":       base + "transitions:\n  - from: Closed\n    on: Push\n    reject: \"\"\n",
+		"field type not a string":   strings.Replace(base, "    initial: true\n", "    initial: true\n    fields:\n      n: [int]\n", 1),
+		"output key misspelled":     base + "output:\n  goo: out\n",
+		"ignore list of non-names":  strings.Replace(base, "    initial: true\n", "    initial: true\n    ignore: [\"a b\"]\n", 1),
+		"import alias not ident":    base + "imports:\n  9x: example.com/x\n",
+		"guard declaration unknown": base + "guards:\n  g:\n    docs: x\n",
+		"events given as a list":    "version: 1\nmachine: Door\npackage: door\nstates:\n  Closed: {}\nevents: [Push]\n",
 	}
 	for name, src := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,77 @@
+// Package testspecs finds the specs in the repository that tests use as
+// inputs and fuzz seeds: the real specs under spec/, the spec of every
+// golden archive, and the invalid specs of the checker's tests.
+package testspecs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"golang.org/x/tools/txtar"
+)
+
+// Spec is a spec file's name and contents.
+type Spec struct {
+	Name string
+	Src  []byte
+}
+
+// Valid returns spec/*.yaml and the spec.yaml of every golden archive,
+// given the repository's root.
+func Valid(root string) ([]Spec, error) {
+	specs, err := files(filepath.Join(root, "spec", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	archives, err := filepath.Glob(filepath.Join(root, "internal", "emit", "testdata", "golden", "*.txtar"))
+	if err != nil {
+		return nil, fmt.Errorf("find golden archives: %w", err)
+	}
+	sort.Strings(archives)
+	for _, p := range archives {
+		ar, err := txtar.ParseFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read golden archive: %w", err)
+		}
+		for _, f := range ar.Files {
+			if f.Name == "spec.yaml" {
+				specs = append(specs, Spec{Name: p, Src: f.Data})
+			}
+		}
+	}
+	return specs, nil
+}
+
+// Invalid returns the specs of the checker's error tests.
+func Invalid(root string) ([]Spec, error) {
+	return files(filepath.Join(root, "internal", "fsm", "testdata", "errors", "*.yaml"))
+}
+
+// All returns Valid and Invalid together.
+func All(root string) ([]Spec, error) {
+	valid, err := Valid(root)
+	if err != nil {
+		return nil, err
+	}
+	invalid, err := Invalid(root)
+	return append(valid, invalid...), err
+}
+
+func files(glob string) ([]Spec, error) {
+	paths, err := filepath.Glob(glob)
+	if err != nil {
+		return nil, fmt.Errorf("find specs: %w", err)
+	}
+	sort.Strings(paths)
+	var out []Spec
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read spec: %w", err)
+		}
+		out = append(out, Spec{Name: p, Src: src})
+	}
+	return out, nil
+}

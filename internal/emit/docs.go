@@ -114,16 +114,7 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 		v.DiagramLink = relPath(path.Dir(m.Output.Table), m.Output.Diagram)
 	}
 	for _, s := range m.States {
-		var kinds []string
-		for _, k := range []struct {
-			on   bool
-			name string
-		}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Transient, "transient"}} {
-			if k.on {
-				kinds = append(kinds, k.name)
-			}
-		}
-		v.States = append(v.States, declRow{Name: s.Name, Kind: strings.Join(kinds, ", "), Fields: mdFields(s.Fields), Doc: mdText(s.Doc)})
+		v.States = append(v.States, declRow{Name: s.Name, Kind: stateKinds(s), Fields: mdFields(s.Fields), Doc: mdText(s.Doc)})
 	}
 	for _, e := range m.Events {
 		v.Events = append(v.Events, declRow{Name: e.Name, Fields: mdFields(e.Fields), Doc: mdText(e.Doc)})
@@ -131,68 +122,91 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 	for _, a := range m.Actions {
 		v.Actions = append(v.Actions, declRow{Name: a.Name, Fields: mdFields(a.Fields), Doc: mdText(a.Doc)})
 	}
-	code := func(s string) string {
-		if s == "" {
-			return ""
-		}
-		return "`" + s + "`"
-	}
 	for _, s := range m.States {
-		var ignored, rejected []string
-		var rules []*fsm.Rule
-		for _, c := range s.Cells {
-			rules = append(rules, c.Rules...)
-		}
-		if s.Choice != nil {
-			rules = append(rules, s.Choice.Rules...)
-		}
-		for _, r := range rules {
-			ev, guard := "(eventless)", ""
-			if r.Event != nil {
-				ev = code(r.Event.Name)
-			}
-			switch {
-			case r.Guard != nil:
-				guard = code(r.Guard.Name)
-			case r.Else:
-				guard = "else"
-			}
-			switch r.Kind {
-			case fsm.Transition:
-				row := transitionRow{From: code(r.From.Name), Event: ev, Guard: guard, To: code(r.To.Name)}
-				if r.Stays() {
-					row.To = "(stays)"
-				}
-				if r.Effect != nil {
-					row.Effect = code(r.Effect.Name)
-				}
-				if r.Action != nil {
-					row.Action = code(r.Action.Name)
-				}
-				v.Transitions = append(v.Transitions, row)
-			case fsm.Ignore:
-				if r.Guard != nil || r.Else {
-					v.Transitions = append(v.Transitions, transitionRow{From: code(r.From.Name), Event: ev, Guard: guard, To: "(ignored)"})
-					continue
-				}
-				ignored = append(ignored, r.Event.Name)
-			case fsm.Reject:
-				if r.Guard != nil || r.Else {
-					v.Transitions = append(v.Transitions, transitionRow{From: code(r.From.Name), Event: ev, Guard: guard, To: "(rejected)"})
-					v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s` [%s]: %s", r.From.Name, r.Event.Name, strings.Trim(guard, "`"), mdText(r.Reason)))
-					continue
-				}
-				rejected = append(rejected, r.Event.Name)
-				if !r.Listed {
-					v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`: %s", r.From.Name, r.Event.Name, mdText(r.Reason)))
-				}
-			}
-		}
-		if len(ignored)+len(rejected) > 0 {
-			v.Refusals = append(v.Refusals, refusalRow{State: code(s.Name), Ignored: strings.Join(ignored, ", "), Rejected: strings.Join(rejected, ", ")})
-		}
+		v.addRules(s)
 	}
 	return execute("table.md.tmpl", v)
+}
+
+// stateKinds lists what is special about a state: "initial", "terminal", "transient".
+func stateKinds(s *fsm.State) string {
+	var kinds []string
+	for _, k := range []struct {
+		on   bool
+		name string
+	}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Transient, "transient"}} {
+		if k.on {
+			kinds = append(kinds, k.name)
+		}
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// code renders a name as Markdown code, or "" for none.
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+// addRules adds a state's rules to the view: transitions and guarded
+// refusals to the transition table, unguarded refusals to the state's row
+// of ignored and rejected events, and reasons given in the spec to the list
+// under it.
+func (v *tableView) addRules(s *fsm.State) {
+	var ignored, rejected []string
+	var rules []*fsm.Rule
+	for _, c := range s.Cells {
+		rules = append(rules, c.Rules...)
+	}
+	if s.Choice != nil {
+		rules = append(rules, s.Choice.Rules...)
+	}
+	for _, r := range rules {
+		row := transitionRow{From: code(r.From.Name), Event: "(eventless)"}
+		if r.Event != nil {
+			row.Event = code(r.Event.Name)
+		}
+		switch {
+		case r.Guard != nil:
+			row.Guard = code(r.Guard.Name)
+		case r.Else:
+			row.Guard = "else"
+		}
+		guarded := r.Guard != nil || r.Else
+		switch {
+		case r.Kind == fsm.Transition:
+			row.To = code(r.To.Name)
+			if r.Stays() {
+				row.To = "(stays)"
+			}
+			if r.Effect != nil {
+				row.Effect = code(r.Effect.Name)
+			}
+			if r.Action != nil {
+				row.Action = code(r.Action.Name)
+			}
+			v.Transitions = append(v.Transitions, row)
+		case r.Kind == fsm.Ignore && guarded:
+			row.To = "(ignored)"
+			v.Transitions = append(v.Transitions, row)
+		case r.Kind == fsm.Ignore:
+			ignored = append(ignored, r.Event.Name)
+		case guarded:
+			row.To = "(rejected)"
+			v.Transitions = append(v.Transitions, row)
+			v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s` [%s]: %s", r.From.Name, r.Event.Name, strings.Trim(row.Guard, "`"), mdText(r.Reason)))
+		default:
+			rejected = append(rejected, r.Event.Name)
+			if !r.Listed {
+				v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`: %s", r.From.Name, r.Event.Name, mdText(r.Reason)))
+			}
+		}
+	}
+	if len(ignored)+len(rejected) > 0 {
+		v.Refusals = append(v.Refusals, refusalRow{State: code(s.Name), Ignored: strings.Join(ignored, ", "), Rejected: strings.Join(rejected, ", ")})
+	}
 }
 
 func mdFields(fs []*fsm.Field) string {

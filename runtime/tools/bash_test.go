@@ -188,18 +188,38 @@ func TestBashReportsProgress(t *testing.T) {
 		defer mu.Unlock()
 		reports = append(reports, p)
 	}
-	raw, err := json.Marshal(obj{"command": "echo a; echo b; sleep 0.4; echo c"})
+	// The command waits for a gate file, so the test decides when it ends
+	// instead of racing a sleep.
+	gate := filepath.Join(t.TempDir(), "gate")
+	raw, err := json.Marshal(obj{"command": fmt.Sprintf("echo a; echo b; while [ ! -e %s ]; do sleep 0.01; done; echo c", shellQuote(gate))})
 	require.NoError(t, err)
-	out := s.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, progress)
+	done := make(chan chat.ToolOutcome, 1)
+	go func() { done <- s.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, progress) }()
+
+	sawTwoLines := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range reports {
+			if p.UnitsProcessed == 2 {
+				return true
+			}
+		}
+		return false
+	}
+	require.Eventually(t, sawTwoLines, 20*time.Second, 10*time.Millisecond, "a progress report counting the two lines printed so far")
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	out := <-done
 	require.False(t, out.IsError, out.Content)
 	assert.Equal(t, "a\nb\nc\n", out.Content)
 
 	mu.Lock()
 	defer mu.Unlock()
-	require.GreaterOrEqual(t, len(reports), 3, "a 0.4 s command reporting every 50 ms")
-	last := reports[len(reports)-1]
-	assert.Regexp(t, `^running \d+s, 2 lines of output$`, last.Message)
-	assert.Equal(t, int64(2), last.UnitsProcessed)
+	for _, p := range reports {
+		if p.UnitsProcessed == 2 {
+			assert.Regexp(t, `^running \d+s, 2 lines of output$`, p.Message)
+		}
+		assert.LessOrEqual(t, p.UnitsProcessed, int64(3))
+	}
 }
 
 func TestCappedBuffer(t *testing.T) {

@@ -66,8 +66,7 @@ var DefaultMutatingTools = []string{"edit_file", "bash"}
 
 // Agent is the agent's Behavior. It is immutable and safe to share.
 type Agent struct {
-	cfg      Config
-	mutating map[string]bool
+	cfg Config
 }
 
 var _ agent.Behavior = (*Agent)(nil)
@@ -97,11 +96,7 @@ func New(cfg Config) *Agent {
 	}
 	cfg.MutatingTools = slices.Clone(cfg.MutatingTools)
 	cfg.Tools = slices.Clone(cfg.Tools)
-	a := &Agent{cfg: cfg, mutating: map[string]bool{}}
-	for _, t := range cfg.MutatingTools {
-		a.mutating[t] = true
-	}
-	return a
+	return &Agent{cfg: cfg}
 }
 
 // Config returns the configuration in effect, defaults filled in.
@@ -109,14 +104,22 @@ func (a *Agent) Config() Config { return a.cfg }
 
 // Request builds the LLM request for a conversation.
 func (a *Agent) Request(c chat.Conversation) chat.Request {
-	return chat.Request{
-		Model:       a.cfg.Model,
-		System:      a.cfg.System,
-		Messages:    c.Messages(),
-		Tools:       a.cfg.Tools,
-		MaxTokens:   a.cfg.MaxTokens,
-		Temperature: a.cfg.Temperature,
-	}
+	var r chat.Request
+	a.fillRequest(&r, c)
+	return r
+}
+
+// fillRequest sets r to the request for c, field by field: the effects
+// build requests in place, in the machine's action or state, rather than
+// returning a 96-byte struct to copy (a copy that costs more than the
+// rest of the transition).
+func (a *Agent) fillRequest(r *chat.Request, c chat.Conversation) {
+	r.Model = a.cfg.Model
+	r.System = a.cfg.System
+	r.Messages = c.Messages()
+	r.Tools = a.cfg.Tools
+	r.MaxTokens = a.cfg.MaxTokens
+	r.Temperature = a.cfg.Temperature
 }
 
 // Backoff returns the delay before retry number attempt (1 for the first
@@ -162,13 +165,20 @@ func (a *Agent) IsUnknownCall(from *agent.ExecutingTools, ev agent.ToolCompleted
 }
 
 // ToolsPending reports whether other calls of the round are still pending
-// once this one completes.
+// once this one completes. Like MutatingToolRan, it looks at the round in
+// one pass: the completing call is the first pending one with the ID.
 func (a *Agent) ToolsPending(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
-	this := pending(from.Executions, ev.CallID)
+	id, seen := ev.CallID, false
 	for i := range from.Executions {
-		if i != this && from.Executions[i].Status != chat.ToolCompleted {
-			return true
+		e := &from.Executions[i]
+		if e.Status == chat.ToolCompleted {
+			continue
 		}
+		if !seen && e.Call.ID == id {
+			seen = true
+			continue
+		}
+		return true
 	}
 	return false
 }
@@ -177,10 +187,27 @@ func (a *Agent) ToolsPending(from *agent.ExecutingTools, ev agent.ToolCompleted)
 // of the round used a mutating tool. A failed call counts: a failed bash
 // command may still have changed files.
 func (a *Agent) MutatingToolRan(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
-	this := pending(from.Executions, ev.CallID)
+	id, seen := ev.CallID, false
 	for i := range from.Executions {
 		e := &from.Executions[i]
-		if (i == this || e.Status == chat.ToolCompleted) && a.mutating[e.Call.Name] {
+		if e.Status != chat.ToolCompleted {
+			if seen || e.Call.ID != id {
+				continue
+			}
+			seen = true // the completing call
+		}
+		if a.isMutating(e.Call.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// isMutating reports whether the named tool may change files. The list is
+// short (two tools by default): scanning it is quicker than hashing.
+func (a *Agent) isMutating(name string) bool {
+	for _, t := range a.cfg.MutatingTools {
+		if t == name {
 			return true
 		}
 	}
@@ -195,32 +222,51 @@ func (a *Agent) IsKnownCall(from *agent.ExecutingTools, ev agent.ToolProgress) b
 
 // StartTurn appends the user's message and builds the request.
 func (a *Agent) StartTurn(from *agent.WaitingForUserInput, ev agent.UserInput, to *agent.CallingLLM, act *agent.SendLLMRequest) {
-	msg := ev.Message
-	if msg.Role == "" {
-		msg.Role = chat.RoleUser
-	}
-	to.Conversation = from.Conversation.Append(msg)
+	to.Conversation = appendDefaultRole(from.Conversation, &ev.Message, chat.RoleUser)
 	to.Retries = 0
-	act.Request = a.Request(to.Conversation)
+	a.fillRequest(&act.Request, to.Conversation)
 }
 
 // RecordResponse appends the assistant's message and keeps the reply for
 // examination.
 func (a *Agent) RecordResponse(from *agent.CallingLLM, ev agent.LLMCompleted, to *agent.ProcessingLLMResponse) {
-	msg := ev.Response.Message
+	to.Conversation = appendDefaultRole(from.Conversation, &ev.Response.Message, chat.RoleAssistant)
+}
+
+// appendDefaultRole appends msg, with role if it has none. It copies msg
+// only to set the role: a message is wide, and the effects avoid copying
+// wide values (see docs/performance.md).
+func appendDefaultRole(c chat.Conversation, msg *chat.Message, role chat.Role) chat.Conversation {
 	if msg.Role == "" {
-		msg.Role = chat.RoleAssistant
+		return withRole(c, msg, role)
 	}
-	to.Conversation = from.Conversation.Append(msg)
+	return c.Append(*msg)
+}
+
+// withRole appends a copy of msg with the role set, out of line so that
+// appendDefaultRole stays small enough to inline.
+func withRole(c chat.Conversation, msg *chat.Message, role chat.Role) chat.Conversation {
+	m := *msg
+	m.Role = role
+	return c.Append(m)
 }
 
 // StartTools lists one pending execution per tool call, in the LLM's order.
+// It appends to to.Executions, which holds the storage of the last round
+// (the machine keeps it): after the first rounds, it allocates nothing.
 func (a *Agent) StartTools(from *agent.ProcessingLLMResponse, to *agent.ExecutingTools, act *agent.ExecuteTools) {
 	calls := from.Response.Message.ToolCalls
-	to.Executions = make([]chat.ToolExecution, len(calls))
-	for i, c := range calls {
-		to.Executions[i] = chat.ToolExecution{Call: c, Status: chat.ToolPending}
+	execs := slices.Grow(to.Executions, len(calls))[:len(calls)]
+	for i := range calls {
+		// Field by field: a composite literal would be built on the stack
+		// and copied, which costs more than the rest of the transition.
+		e := &execs[i]
+		e.Call = calls[i]
+		e.Status = chat.ToolPending
+		e.Progress = chat.ToolProgress{}
+		e.Outcome = chat.ToolOutcome{}
 	}
+	to.Executions = execs
 	act.Calls = calls[:len(calls):len(calls)]
 }
 
@@ -247,7 +293,7 @@ func (a *Agent) GiveUp(from *agent.CallingLLM, ev agent.LLMError, to *agent.Wait
 
 // RetryRequest rebuilds the request from the conversation.
 func (a *Agent) RetryRequest(from *agent.Error, to *agent.CallingLLM, act *agent.SendLLMRequest) {
-	act.Request = a.Request(to.Conversation)
+	a.fillRequest(&act.Request, to.Conversation)
 }
 
 // RecordProgress marks the call running with its progress.
@@ -260,23 +306,29 @@ func (a *Agent) RecordProgress(s *agent.ExecutingTools, ev agent.ToolProgress) {
 
 // RecordOutcome marks the call completed with its outcome.
 func (a *Agent) RecordOutcome(s *agent.ExecutingTools, ev agent.ToolCompleted) {
-	complete(s.Executions, ev)
+	complete(s.Executions, &ev)
 }
 
-// complete marks the first pending execution of the event's call completed.
-func complete(execs []chat.ToolExecution, ev agent.ToolCompleted) {
+// complete marks the first pending execution of the event's call
+// completed. It copies the outcome field by field: copying the struct
+// from the event, which arrives in registers and is spilled word by
+// word, stalls on store forwarding.
+func complete(execs []chat.ToolExecution, ev *agent.ToolCompleted) {
 	if i := pending(execs, ev.CallID); i >= 0 {
-		execs[i].Status = chat.ToolCompleted
-		execs[i].Outcome = ev.Outcome
+		e := &execs[i]
+		e.Status = chat.ToolCompleted
+		e.Outcome.Content = ev.Outcome.Content
+		e.Outcome.IsError = ev.Outcome.IsError
 	}
 }
 
 // withResults completes the last call and appends one tool message per
 // execution to the conversation, in the LLM's order.
-func withResults(from *agent.ExecutingTools, ev agent.ToolCompleted) chat.Conversation {
+func withResults(from *agent.ExecutingTools, ev *agent.ToolCompleted) chat.Conversation {
 	complete(from.Executions, ev)
 	c := from.Conversation
-	for _, e := range from.Executions {
+	for i := range from.Executions {
+		e := &from.Executions[i]
 		c = c.Append(chat.Message{
 			Role:       chat.RoleTool,
 			Content:    e.Outcome.Content,
@@ -289,13 +341,18 @@ func withResults(from *agent.ExecutingTools, ev agent.ToolCompleted) chat.Conver
 }
 
 // FinishToolsWithHook appends the tool results in the LLM's order and
-// freezes the next request for after the hook.
+// freezes the next request for after the hook. Like StartTools, it appends
+// to storage the machine keeps; the action shares it with the state.
 func (a *Agent) FinishToolsWithHook(from *agent.ExecutingTools, ev agent.ToolCompleted, to *agent.PostToolsHook, act *agent.RunPostToolsHook) {
-	to.Conversation = withResults(from, ev)
-	to.PendingRequest = a.Request(to.Conversation)
-	to.CompletedTools = make([]chat.CompletedTool, len(from.Executions))
-	for i, e := range from.Executions {
-		to.CompletedTools[i] = chat.CompletedTool{CallID: e.Call.ID, ToolName: e.Call.Name, Succeeded: !e.Outcome.IsError}
+	to.Conversation = withResults(from, &ev)
+	a.fillRequest(&to.PendingRequest, to.Conversation)
+	n := len(from.Executions)
+	to.CompletedTools = slices.Grow(to.CompletedTools, n)[:n]
+	for i := range from.Executions {
+		e, t := &from.Executions[i], &to.CompletedTools[i]
+		t.CallID = e.Call.ID
+		t.ToolName = e.Call.Name
+		t.Succeeded = !e.Outcome.IsError
 	}
 	act.CompletedTools = to.CompletedTools[:len(to.CompletedTools):len(to.CompletedTools)]
 }
@@ -303,9 +360,9 @@ func (a *Agent) FinishToolsWithHook(from *agent.ExecutingTools, ev agent.ToolCom
 // FinishTools appends the tool results in the LLM's order and builds the
 // next request.
 func (a *Agent) FinishTools(from *agent.ExecutingTools, ev agent.ToolCompleted, to *agent.CallingLLM, act *agent.SendLLMRequest) {
-	to.Conversation = withResults(from, ev)
+	to.Conversation = withResults(from, &ev)
 	to.Retries = 0
-	act.Request = a.Request(to.Conversation)
+	a.fillRequest(&act.Request, to.Conversation)
 }
 
 // ResumeAfterHook sends the request frozen before the hook.

@@ -59,17 +59,39 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 	if len(msgs) == 0 {
 		return c
 	}
-	if c.log == nil || len(c.log.msgs) != c.n {
+	switch need := c.n + len(msgs); {
+	case c.log == nil || len(c.log.msgs) != c.n:
 		// Empty, or another copy appended first: take storage of our own.
-		fresh := make([]Message, c.n, max(2*(c.n+len(msgs)), 8))
-		if c.log != nil {
-			copy(fresh, c.log.msgs[:c.n])
-		}
-		c.log = &messageLog{msgs: fresh}
+		c.log = &messageLog{msgs: c.moved(max(2*need, 8))}
+	case need > cap(c.log.msgs):
+		// Full: double, so that each message is copied about once in all
+		// (append's growth slows to 1.25x for large slices, which copies
+		// a long conversation four times as often).
+		c.log.msgs = c.moved(max(2*cap(c.log.msgs), need))
 	}
 	c.log.msgs = append(c.log.msgs, msgs...)
 	c.n = len(c.log.msgs)
 	return c
+}
+
+// Grow returns the conversation with room for n more messages: appending
+// them, one copy after another, allocates nothing. c itself is unchanged;
+// the result has storage of its own unless c already had the room.
+func (c Conversation) Grow(n int) Conversation {
+	if n <= 0 || c.log != nil && len(c.log.msgs) == c.n && cap(c.log.msgs)-c.n >= n {
+		return c
+	}
+	c.log = &messageLog{msgs: c.moved(c.n + n)}
+	return c
+}
+
+// moved returns new storage of the given capacity holding c's messages.
+func (c Conversation) moved(capacity int) []Message {
+	fresh := make([]Message, c.n, capacity)
+	if c.log != nil {
+		copy(fresh, c.log.msgs[:c.n])
+	}
+	return fresh
 }
 
 // conversationJSON is the wire form of a Conversation.

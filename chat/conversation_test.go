@@ -91,3 +91,38 @@ func TestLLMErrorRetryable(t *testing.T) {
 	assert.Equal(t, "rate_limited (HTTP 429): slow down", chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, Message: "slow down"}.Error())
 	assert.Equal(t, "network: reset", chat.LLMError{Kind: chat.ErrNetwork, Message: "reset"}.Error())
 }
+
+func TestConversationGrow(t *testing.T) {
+	a := chat.NewConversation("T-4").Append(chat.UserMessage("one"))
+	b := a.Append(chat.UserMessage("two"))
+	g := a.Grow(100) // a is not at the end of its storage: g gets its own
+	assert.Equal(t, []string{"one"}, texts(g))
+	assert.Equal(t, "T-4", g.ID())
+	c := g
+	for range 100 {
+		c = c.Append(chat.UserMessage("x"))
+	}
+	assert.Equal(t, 101, c.Len())
+	assert.Same(t, &g.Messages()[0], &c.Messages()[0], "appending what Grow made room for does not move the storage")
+	assert.Equal(t, []string{"one", "two"}, texts(b), "growing a copy leaves the others alone")
+	assert.Equal(t, g, g.Grow(0))
+	h := g.Append(chat.UserMessage("y"))
+	assert.Equal(t, h, h.Grow(10), "room already there: nothing to do")
+
+	var zero chat.Conversation
+	assert.Equal(t, 0, zero.Grow(3).Len())
+}
+
+func TestConversationAppendGrowsByDoubling(t *testing.T) {
+	c := chat.NewConversation("T-5")
+	var grew int
+	for i := range 10_000 {
+		before := c.Messages()
+		c = c.Append(chat.UserMessage("x"))
+		if i > 0 && &before[0] != &c.Messages()[0] {
+			grew++
+		}
+	}
+	assert.Equal(t, 10_000, c.Len())
+	assert.LessOrEqual(t, grew, 12, "storage doubles, so 10,000 appends move it about log2(10,000) times")
+}

@@ -466,6 +466,8 @@ func (*Shutdown) Kind() ActionKind {
 func (*Shutdown) isAction() {}
 
 // Behavior holds the guards and effects of the Agent machine, written by hand. Guards decide between the branches of a transition; effects compute the target state's and the action's fields that the machine cannot carry over from the source state and the event. All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, so that the machine stays deterministic. A guard must not modify its arguments.
+//
+// The slice fields that no transition carries over (ExecutingTools.Executions, PostToolsHook.CompletedTools) keep their storage when the machine leaves their state: an effect that enters the state again finds them empty, with that storage, and may append to them to reuse it, so that transitions need not allocate. Such a field must only hold storage the machine owns: fill it by appending, or with a slice the effect made, never with one that an event, another state or the effect's own data holds.
 type Behavior interface {
 	// CanRetry reports whether the error is retryable and the request has retries left.
 	//
@@ -1164,7 +1166,7 @@ func (*RejectedError) Unwrap() error {
 	return ErrRejected
 }
 
-// fsmStates stores the current state's data in the field of its kind; the others are zero.
+// fsmStates stores the current state's data in the field of its kind; the others are zero, but for the storage of kept slices (see Behavior), which are empty.
 type fsmStates struct {
 	WaitingForUserInput   WaitingForUserInput
 	CallingLLM            CallingLLM
@@ -1227,7 +1229,7 @@ func Restore(b Behavior, s State) (*Machine, error) {
 	return m, nil
 }
 
-// State returns the current state, or nil for a Machine not made by New or Restore. Its slices share memory with the machine: read them, do not modify them.
+// State returns the current state, or nil for a Machine not made by New or Restore. Its slices share memory with the machine, which changes them in later steps: read them, do not modify them, and copy what you keep.
 func (m *Machine) State() State {
 	switch m.kind {
 	case StateWaitingForUserInput:
@@ -1281,7 +1283,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 	case StateWaitingForUserInput:
 		switch ev := ev.(type) {
 		case UserInput:
-			return m.waitingForUserInputOnUserInput(ev)
+			return m.waitingForUserInputOnUserInput(&ev)
 		case TextDelta:
 			return m.reject(1)
 		case ToolCallDelta:
@@ -1306,13 +1308,13 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case UserInput:
 			return m.reject(10)
 		case TextDelta:
-			return m.callingLLMOnTextDelta(ev)
+			return m.callingLLMOnTextDelta(&ev)
 		case ToolCallDelta:
 			return m.callingLLMOnToolCallDelta()
 		case LLMCompleted:
-			return m.callingLLMOnLLMCompleted(ev)
+			return m.callingLLMOnLLMCompleted(&ev)
 		case LLMError:
-			return m.callingLLMOnLLMError(ev)
+			return m.callingLLMOnLLMError(&ev)
 		case ToolProgress:
 			return m.reject(16)
 		case ToolCompleted:
@@ -1337,9 +1339,9 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case LLMError:
 			return m.reject(27)
 		case ToolProgress:
-			return m.executingToolsOnToolProgress(ev)
+			return m.executingToolsOnToolProgress(&ev)
 		case ToolCompleted:
-			return m.executingToolsOnToolCompleted(ev)
+			return m.executingToolsOnToolCompleted(&ev)
 		case PostToolsHookCompleted:
 			return m.reject(34)
 		case RetryTimeoutFired:
@@ -1364,7 +1366,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case ToolCompleted:
 			return m.reject(43)
 		case PostToolsHookCompleted:
-			return m.postToolsHookOnPostToolsHookCompleted(ev)
+			return m.postToolsHookOnPostToolsHookCompleted(&ev)
 		case RetryTimeoutFired:
 			return m.reject(45)
 		case ShutdownRequested:
@@ -1421,11 +1423,11 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 }
 
 // waitingForUserInputOnUserInput handles UserInput in state WaitingForUserInput.
-func (m *Machine) waitingForUserInputOnUserInput(ev UserInput) (Action, error) {
+func (m *Machine) waitingForUserInputOnUserInput(ev *UserInput) (Action, error) {
 	from := &m.st.WaitingForUserInput
-	m.st.CallingLLM = CallingLLM{Conversation: from.Conversation}
+	m.st.CallingLLM.Conversation = from.Conversation
 	m.act.SendLLMRequest = SendLLMRequest{}
-	m.b.StartTurn(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+	m.b.StartTurn(from, *ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 	m.st.WaitingForUserInput = WaitingForUserInput{}
 	m.kind = StateCallingLLM
 	return m.done(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
@@ -1439,8 +1441,8 @@ func (m *Machine) waitingForUserInputOnShutdownRequested() (Action, error) {
 }
 
 // callingLLMOnTextDelta handles TextDelta in state CallingLlm.
-func (m *Machine) callingLLMOnTextDelta(ev TextDelta) (Action, error) {
-	m.act.DisplayMessage = DisplayMessage{Content: ev.Content}
+func (m *Machine) callingLLMOnTextDelta(ev *TextDelta) (Action, error) {
+	m.act.DisplayMessage.Content = ev.Content
 	return m.done(11, StateCallingLLM, &m.act.DisplayMessage)
 }
 
@@ -1450,13 +1452,11 @@ func (m *Machine) callingLLMOnToolCallDelta() (Action, error) {
 }
 
 // callingLLMOnLLMCompleted handles LlmCompleted in state CallingLlm.
-func (m *Machine) callingLLMOnLLMCompleted(ev LLMCompleted) (Action, error) {
+func (m *Machine) callingLLMOnLLMCompleted(ev *LLMCompleted) (Action, error) {
 	from := &m.st.CallingLLM
-	m.st.ProcessingLLMResponse = ProcessingLLMResponse{
-		Conversation: from.Conversation,
-		Response:     ev.Response,
-	}
-	m.b.RecordResponse(from, ev, &m.st.ProcessingLLMResponse)
+	m.st.ProcessingLLMResponse.Conversation = from.Conversation
+	m.st.ProcessingLLMResponse.Response = ev.Response
+	m.b.RecordResponse(from, *ev, &m.st.ProcessingLLMResponse)
 	m.st.CallingLLM = CallingLLM{}
 	m.kind = StateProcessingLLMResponse
 	m.step(13, StateCallingLLM, nil)
@@ -1464,26 +1464,25 @@ func (m *Machine) callingLLMOnLLMCompleted(ev LLMCompleted) (Action, error) {
 }
 
 // callingLLMOnLLMError handles LlmError in state CallingLlm.
-func (m *Machine) callingLLMOnLLMError(ev LLMError) (Action, error) {
+func (m *Machine) callingLLMOnLLMError(ev *LLMError) (Action, error) {
 	from := &m.st.CallingLLM
 	switch {
-	case m.b.CanRetry(from, ev):
+	case m.b.CanRetry(from, *ev):
 		// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
-		m.st.Error = Error{
-			Conversation: from.Conversation,
-			Error:        ev.Error,
-			Retries:      from.Retries,
-		}
-		m.act.ScheduleRetry = ScheduleRetry{Error: ev.Error}
-		m.b.ScheduleRetry(from, ev, &m.st.Error, &m.act.ScheduleRetry)
+		m.st.Error.Conversation = from.Conversation
+		m.st.Error.Error = ev.Error
+		m.st.Error.Retries = from.Retries
+		m.act.ScheduleRetry = ScheduleRetry{}
+		m.act.ScheduleRetry.Error = ev.Error
+		m.b.ScheduleRetry(from, *ev, &m.st.Error, &m.act.ScheduleRetry)
 		m.st.CallingLLM = CallingLLM{}
 		m.kind = StateError
 		return m.done(14, StateCallingLLM, &m.act.ScheduleRetry)
 	default:
 		// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
-		m.st.WaitingForUserInput = WaitingForUserInput{Conversation: from.Conversation}
+		m.st.WaitingForUserInput.Conversation = from.Conversation
 		m.act.DisplayError = DisplayError{}
-		m.b.GiveUp(from, ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
+		m.b.GiveUp(from, *ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
 		m.st.CallingLLM = CallingLLM{}
 		m.kind = StateWaitingForUserInput
 		return m.done(15, StateCallingLLM, &m.act.DisplayError)
@@ -1498,12 +1497,12 @@ func (m *Machine) callingLLMOnShutdownRequested() (Action, error) {
 }
 
 // executingToolsOnToolProgress handles ToolProgress in state ExecutingTools.
-func (m *Machine) executingToolsOnToolProgress(ev ToolProgress) (Action, error) {
+func (m *Machine) executingToolsOnToolProgress(ev *ToolProgress) (Action, error) {
 	from := &m.st.ExecutingTools
 	switch {
-	case m.b.IsKnownCall(from, ev):
+	case m.b.IsKnownCall(from, *ev):
 		// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
-		m.b.RecordProgress(from, ev)
+		m.b.RecordProgress(from, *ev)
 		return m.done(28, StateExecutingTools, &m.act.WaitForInput)
 	default:
 		// ExecutingTools --ToolProgress [else]--> ignored
@@ -1512,30 +1511,34 @@ func (m *Machine) executingToolsOnToolProgress(ev ToolProgress) (Action, error) 
 }
 
 // executingToolsOnToolCompleted handles ToolCompleted in state ExecutingTools.
-func (m *Machine) executingToolsOnToolCompleted(ev ToolCompleted) (Action, error) {
+func (m *Machine) executingToolsOnToolCompleted(ev *ToolCompleted) (Action, error) {
 	from := &m.st.ExecutingTools
 	switch {
-	case m.b.IsUnknownCall(from, ev):
+	case m.b.IsUnknownCall(from, *ev):
 		// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
 		return m.reject(30)
-	case m.b.ToolsPending(from, ev):
+	case m.b.ToolsPending(from, *ev):
 		// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
-		m.b.RecordOutcome(from, ev)
+		m.b.RecordOutcome(from, *ev)
 		return m.done(31, StateExecutingTools, &m.act.WaitForInput)
-	case m.b.MutatingToolRan(from, ev):
+	case m.b.MutatingToolRan(from, *ev):
 		// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
-		m.st.PostToolsHook = PostToolsHook{Conversation: from.Conversation}
+		m.st.PostToolsHook.Conversation = from.Conversation
 		m.act.RunPostToolsHook = RunPostToolsHook{}
-		m.b.FinishToolsWithHook(from, ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+		m.b.FinishToolsWithHook(from, *ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+		keepExecutions := m.st.ExecutingTools.Executions[:0]
 		m.st.ExecutingTools = ExecutingTools{}
+		m.st.ExecutingTools.Executions = keepExecutions
 		m.kind = StatePostToolsHook
 		return m.done(32, StateExecutingTools, &m.act.RunPostToolsHook)
 	default:
 		// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
-		m.st.CallingLLM = CallingLLM{Conversation: from.Conversation}
+		m.st.CallingLLM.Conversation = from.Conversation
 		m.act.SendLLMRequest = SendLLMRequest{}
-		m.b.FinishTools(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+		m.b.FinishTools(from, *ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+		keepExecutions := m.st.ExecutingTools.Executions[:0]
 		m.st.ExecutingTools = ExecutingTools{}
+		m.st.ExecutingTools.Executions = keepExecutions
 		m.kind = StateCallingLLM
 		return m.done(33, StateExecutingTools, &m.act.SendLLMRequest)
 	}
@@ -1543,25 +1546,31 @@ func (m *Machine) executingToolsOnToolCompleted(ev ToolCompleted) (Action, error
 
 // executingToolsOnShutdownRequested handles ShutdownRequested in state ExecutingTools.
 func (m *Machine) executingToolsOnShutdownRequested() (Action, error) {
+	keepExecutions := m.st.ExecutingTools.Executions[:0]
 	m.st.ExecutingTools = ExecutingTools{}
+	m.st.ExecutingTools.Executions = keepExecutions
 	m.kind = StateShuttingDown
 	return m.done(36, StateExecutingTools, &m.act.Shutdown)
 }
 
 // postToolsHookOnPostToolsHookCompleted handles PostToolsHookCompleted in state PostToolsHook.
-func (m *Machine) postToolsHookOnPostToolsHookCompleted(ev PostToolsHookCompleted) (Action, error) {
+func (m *Machine) postToolsHookOnPostToolsHookCompleted(ev *PostToolsHookCompleted) (Action, error) {
 	from := &m.st.PostToolsHook
-	m.st.CallingLLM = CallingLLM{Conversation: from.Conversation}
+	m.st.CallingLLM.Conversation = from.Conversation
 	m.act.SendLLMRequest = SendLLMRequest{}
-	m.b.ResumeAfterHook(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+	m.b.ResumeAfterHook(from, *ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+	keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
 	m.st.PostToolsHook = PostToolsHook{}
+	m.st.PostToolsHook.CompletedTools = keepCompletedTools
 	m.kind = StateCallingLLM
 	return m.done(44, StatePostToolsHook, &m.act.SendLLMRequest)
 }
 
 // postToolsHookOnShutdownRequested handles ShutdownRequested in state PostToolsHook.
 func (m *Machine) postToolsHookOnShutdownRequested() (Action, error) {
+	keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
 	m.st.PostToolsHook = PostToolsHook{}
+	m.st.PostToolsHook.CompletedTools = keepCompletedTools
 	m.kind = StateShuttingDown
 	return m.done(46, StatePostToolsHook, &m.act.Shutdown)
 }
@@ -1569,10 +1578,8 @@ func (m *Machine) postToolsHookOnShutdownRequested() (Action, error) {
 // errorOnRetryTimeoutFired handles RetryTimeoutFired in state Error.
 func (m *Machine) errorOnRetryTimeoutFired() (Action, error) {
 	from := &m.st.Error
-	m.st.CallingLLM = CallingLLM{
-		Conversation: from.Conversation,
-		Retries:      from.Retries,
-	}
+	m.st.CallingLLM.Conversation = from.Conversation
+	m.st.CallingLLM.Retries = from.Retries
 	m.act.SendLLMRequest = SendLLMRequest{}
 	m.b.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
 	m.st.Error = Error{}
@@ -1598,7 +1605,7 @@ func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
 	switch {
 	case m.b.HasToolCalls(from):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools
-		m.st.ExecutingTools = ExecutingTools{Conversation: from.Conversation}
+		m.st.ExecutingTools.Conversation = from.Conversation
 		m.act.ExecuteTools = ExecuteTools{}
 		m.b.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
 		m.st.ProcessingLLMResponse = ProcessingLLMResponse{}
@@ -1606,7 +1613,7 @@ func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
 		return m.done(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
-		m.st.WaitingForUserInput = WaitingForUserInput{Conversation: from.Conversation}
+		m.st.WaitingForUserInput.Conversation = from.Conversation
 		m.st.ProcessingLLMResponse = ProcessingLLMResponse{}
 		m.kind = StateWaitingForUserInput
 		return m.done(22, StateProcessingLLMResponse, &m.act.WaitForInput)
@@ -1628,7 +1635,9 @@ func (m *Machine) step(i int, from StateKind, act Action) {
 
 // done finishes rule i, which moved the machine from state from, and returns its action.
 func (m *Machine) done(i int, from StateKind, act Action) (Action, error) {
-	m.step(i, from, act)
+	if m.obs != nil {
+		m.step(i, from, act)
+	}
 	return act, nil
 }
 

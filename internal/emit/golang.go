@@ -20,13 +20,14 @@ const (
 
 // goGen emits the machine's Go package.
 type goGen struct {
-	m *fsm.Machine
-	f *jen.File
+	m    *fsm.Machine
+	f    *jen.File
+	kept map[*fsm.State][]*fsm.Field // see keptFields
 }
 
 // GoFile returns the generated package for m as a jennifer file.
 func GoFile(m *fsm.Machine) *jen.File {
-	g := &goGen{m: m, f: newFile(m)}
+	g := &goGen{m: m, f: newFile(m), kept: keptFields(m)}
 	g.genPackageDoc()
 	g.genKinds()
 	g.genInterfaces()
@@ -44,6 +45,55 @@ func GoFile(m *fsm.Machine) *jen.File {
 }
 
 func (g *goGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) > 0 }
+
+// keptFields returns, for each state, the slice fields whose storage the
+// machine keeps from one visit of the state to the next: those that no
+// rule fills by carrying a value over, so that only effects fill them,
+// with storage they own. When the machine leaves the state it truncates
+// them instead of dropping them, and an effect that enters the state again
+// finds them empty, with their capacity, and can append without
+// allocating: a machine that goes round the same states reaches a steady
+// state in which its transitions allocate nothing.
+func keptFields(m *fsm.Machine) map[*fsm.State][]*fsm.Field {
+	carried := map[*fsm.Field]bool{}
+	for _, r := range m.Rules {
+		if !r.Stays() {
+			for _, a := range r.ToInit {
+				carried[a.Field] = true
+			}
+		}
+	}
+	kept := map[*fsm.State][]*fsm.Field{}
+	for _, s := range m.States {
+		for _, f := range s.Fields {
+			if strings.HasPrefix(strings.TrimSpace(f.Type), "[]") && !carried[f] {
+				kept[s] = append(kept[s], f)
+			}
+		}
+	}
+	return kept
+}
+
+// clearSlot returns the statements that clear the slot of state s when the
+// machine leaves it, keeping the storage of its kept fields:
+//
+//	keepExecutions := m.st.S.Executions[:0]
+//	m.st.S = S{}
+//	m.st.S.Executions = keepExecutions
+//
+// (a composite literal that reads the slot it is assigned to would be
+// built on the stack and copied).
+func (g *goGen) clearSlot(s *fsm.State) []jen.Code {
+	slot := jen.Id("m").Dot("st").Dot(s.GoName)
+	var keep, restore []jen.Code
+	for _, f := range g.kept[s] {
+		name := "keep" + f.GoName
+		keep = append(keep, jen.Id(name).Op(":=").Add(slot.Clone().Dot(f.GoName).Index(jen.Empty(), jen.Lit(0))))
+		restore = append(restore, slot.Clone().Dot(f.GoName).Op("=").Id(name))
+	}
+	out := append(keep, slot.Clone().Op("=").Id(s.GoName).Values())
+	return append(out, restore...)
+}
 
 // genPackageDoc emits the package comment from the spec's doc.
 func (g *goGen) genPackageDoc() {
@@ -86,15 +136,27 @@ func (g *goGen) kindSets() []kindSet {
 	return []kindSet{{"StateKind", "state", ss}, {"EventKind", "event", es}, {"ActionKind", "action", as}}
 }
 
+// kindType returns the narrowest unsigned type that numbers n kinds from
+// 1 (0 is no kind): uint8 up to 255 of them, then uint16, then uint32.
+func kindType(n int) *jen.Statement {
+	switch {
+	case n <= 1<<8-1:
+		return jen.Uint8()
+	case n <= 1<<16-1:
+		return jen.Uint16()
+	}
+	return jen.Uint32()
+}
+
 // genKinds emits, for states, events and actions:
 //
-//	type StateKind uint8
+//	type StateKind uint8 // or wider, for more than 255 states
 //	const ( StateA StateKind = iota + 1; ... )
 //	func (k StateKind) String() string { switch k { case StateA: return "A" ... } }
 func (g *goGen) genKinds() {
 	for _, ks := range g.kindSets() {
 		g.f.Add(comment(ks.typ+" identifies ", fmt.Sprintf("a %s of the %s machine. The zero value is no %s.", ks.what, g.m.Name, ks.what)))
-		g.f.Type().Id(ks.typ).Uint8()
+		g.f.Type().Id(ks.typ).Add(kindType(len(ks.decls)))
 		consts := make([]jen.Code, 0, len(ks.decls))
 		cases := make([]jen.Code, 0, len(ks.decls))
 		for i, d := range ks.decls {
@@ -250,7 +312,26 @@ func (g *goGen) genBehavior() {
 		"that the machine cannot carry over from the source state and the event. "+
 		"All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, "+
 		"so that the machine stays deterministic. A guard must not modify its arguments.", g.m.Name)))
+	if kept := g.keptList(); kept != "" {
+		g.f.Comment("//")
+		g.f.Add(comment("", "The slice fields that no transition carries over ("+kept+") keep their storage "+
+			"when the machine leaves their state: an effect that enters the state again finds them empty, with "+
+			"that storage, and may append to them to reuse it, so that transitions need not allocate. Such a "+
+			"field must only hold storage the machine owns: fill it by appending, or with a slice the effect "+
+			"made, never with one that an event, another state or the effect's own data holds."))
+	}
 	g.f.Type().Id("Behavior").Interface(methods...)
+}
+
+// keptList names the kept fields, e.g. "ExecutingTools.Executions", for docs.
+func (g *goGen) keptList() string {
+	var names []string
+	for _, s := range g.m.States {
+		for _, f := range g.kept[s] {
+			names = append(names, s.GoName+"."+f.GoName)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // posOf returns a rule's spec position without directories, for comments.
@@ -376,7 +457,11 @@ func (g *goGen) genMachine() {
 		f.Type().Id(typ).Struct(fields...)
 	}
 	sets := g.kindSets()
-	slots("fsmStates", "// fsmStates stores the current state's data in the field of its kind; the others are zero.", sets[0].decls)
+	statesDoc := "// fsmStates stores the current state's data in the field of its kind; the others are zero."
+	if g.keptList() != "" {
+		statesDoc = "// fsmStates stores the current state's data in the field of its kind; the others are zero, but for the storage of kept slices (see Behavior), which are empty."
+	}
+	slots("fsmStates", statesDoc, sets[0].decls)
 	slots("fsmActions", "// fsmActions stores the last action of each kind; HandleEvent returns pointers to them.", sets[2].decls)
 
 	f.Add(comment("", fmt.Sprintf("Machine runs the %s state machine. Create it with New or Restore. It is not safe for "+
@@ -426,7 +511,8 @@ func (g *goGen) genMachine() {
 		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("st").Dot(s.GoName))))
 	}
 	f.Add(comment("", "State returns the current state, or nil for a Machine not made by New or Restore. "+
-		"Its slices share memory with the machine: read them, do not modify them."))
+		"Its slices share memory with the machine, which changes them in later steps: read them, do not "+
+		"modify them, and copy what you keep."))
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("State").Params().Id("State").Block(
 		jen.Switch(jen.Id("m").Dot("kind")).Block(scases...),
 		jen.Return(jen.Nil()),
@@ -516,7 +602,7 @@ func (g *goGen) genHandleEvent() {
 				body = jen.Return(jen.Id("m").Dot("reject").Call(jen.Lit(r.Index)))
 			case usesEvent(c):
 				bound = true
-				body = jen.Return(jen.Id("m").Dot(cellMethod(c)).Call(jen.Id("ev")))
+				body = jen.Return(jen.Id("m").Dot(cellMethod(c)).Call(jen.Op("&").Id("ev")))
 			default:
 				body = jen.Return(jen.Id("m").Dot(cellMethod(c)).Call())
 			}
@@ -547,7 +633,7 @@ func (g *goGen) genCells() {
 			}
 			var params []jen.Code
 			if usesEvent(c) {
-				params = append(params, jen.Id("ev").Id(c.Event.GoName))
+				params = append(params, jen.Id("ev").Op("*").Id(c.Event.GoName))
 			}
 			g.f.Comment(fmt.Sprintf("// %s handles %s in state %s.", cellMethod(c), c.Event.Name, s.Name))
 			g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(cellMethod(c)).Params(params...).Params(jen.Id("Action"), jen.Error()).
@@ -624,30 +710,34 @@ func (g *goGen) guardArgs(r *fsm.Rule, fromName string) []jen.Code {
 		args = append(args, jen.Id(fromName))
 	}
 	if r.Guard.Sig.Event != nil {
-		args = append(args, jen.Id("ev"))
+		args = append(args, jen.Op("*").Id("ev"))
 	}
 	return args
 }
 
-// assigns renders carry-over assignments as composite-literal entries.
-func assigns(as []fsm.Assign, fromName string) jen.Dict {
-	d := jen.Dict{}
+// assigns renders carry-over assignments as statements on slot, one per
+// field: slot.F = from.F. Field by field, the values go straight into the
+// machine; a composite literal would be built on the stack and copied,
+// which for wide fields costs more than the rest of a transition.
+func assigns(slot *jen.Statement, as []fsm.Assign, fromName string) []jen.Code {
+	var out []jen.Code
 	for _, a := range as {
 		src := jen.Id("ev").Dot(a.Src.GoName)
 		if a.Source == fsm.FromState {
 			src = jen.Id(fromName).Dot(a.Src.GoName)
 		}
-		d[jen.Id(a.Field.GoName)] = src
+		out = append(out, slot.Clone().Dot(a.Field.GoName).Op("=").Add(src))
 	}
-	return d
+	return out
 }
 
 // ruleBody emits one rule:
 //
-//	m.st.B = B{F: from.F}              // target state, carried over
-//	m.act.X = X{G: ev.G}               // action, carried over
+//	m.st.B.F = from.F              // target state, carried over (its slot is zero)
+//	m.act.X = X{}                  // action: fields the effect sets start zero
+//	m.act.X.G = ev.G               // action, carried over
 //	m.b.Effect(from, ev, &m.st.B, &m.act.X)
-//	m.st.A = A{}                       // the state left is cleared
+//	m.st.A = A{}                   // the state left is cleared (see clearSlot for kept storage)
 //	m.kind = StateB
 //	return m.done(7, StateA, &m.act.X)
 func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
@@ -659,15 +749,19 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 	}
 	var out []jen.Code
 	toSlot := jen.Id("m").Dot("st").Dot(r.To.GoName)
-	if !r.Stays() && len(r.To.Fields) > 0 {
-		out = append(out, toSlot.Clone().Op("=").Id(r.To.GoName).Values(assigns(r.ToInit, fromName)))
+	if !r.Stays() {
+		// The slot of a state other than the current one is zero (but for
+		// kept storage, which is empty): only carried fields need setting.
+		out = append(out, assigns(toSlot, r.ToInit, fromName)...)
 	}
 	var actRef jen.Code = jen.Nil()
 	if r.Action != nil {
 		actSlot := jen.Id("m").Dot("act").Dot(r.Action.GoName)
-		if len(r.Action.Fields) > 0 {
-			out = append(out, actSlot.Clone().Op("=").Id(r.Action.GoName).Values(assigns(r.ActInit, fromName)))
+		if len(r.ActInit) < len(r.Action.Fields) {
+			// The slot holds the last action of its kind.
+			out = append(out, actSlot.Clone().Op("=").Id(r.Action.GoName).Values())
 		}
+		out = append(out, assigns(actSlot, r.ActInit, fromName)...)
 		actRef = jen.Op("&").Add(actSlot)
 	}
 	if e := r.Effect; e != nil {
@@ -676,7 +770,7 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 			args = append(args, jen.Id(fromName))
 		}
 		if e.Sig.Event != nil {
-			args = append(args, jen.Id("ev"))
+			args = append(args, jen.Op("*").Id("ev"))
 		}
 		if e.Sig.To != nil {
 			args = append(args, jen.Op("&").Add(toSlot.Clone()))
@@ -688,7 +782,7 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 	}
 	if !r.Stays() {
 		if len(r.From.Fields) > 0 {
-			out = append(out, jen.Id("m").Dot("st").Dot(r.From.GoName).Op("=").Id(r.From.GoName).Values())
+			out = append(out, g.clearSlot(r.From)...)
 		}
 		out = append(out, jen.Id("m").Dot("kind").Op("=").Id(r.To.KindName))
 	}
@@ -720,7 +814,8 @@ func (g *goGen) genSteps() {
 		obs(jen.Id("from"), jen.Id("act")))
 	f.Comment("// done finishes rule i, which moved the machine from state from, and returns its action.")
 	f.Func().Params(recv.Clone()).Id("done").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind"), jen.Id("act").Id("Action")).Params(jen.Id("Action"), jen.Error()).Block(
-		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("from"), jen.Id("act")),
+		jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
+			jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("from"), jen.Id("act"))),
 		jen.Return(jen.Id("act"), jen.Nil()))
 	f.Comment("// ignore finishes rule i, which drops its event.")
 	f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(

@@ -1,0 +1,252 @@
+package bench_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/bench/agentcore"
+	"github.com/fsmgen/fsmgen/bench/floor"
+	"github.com/fsmgen/fsmgen/bench/looplabagent"
+	"github.com/fsmgen/fsmgen/bench/statelessagent"
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+)
+
+// outcome is what one event did: the state the machine rests in, the
+// action it returned (with what the action carries), and whether the
+// event was refused.
+type outcome struct {
+	State    string
+	Action   string
+	Detail   string
+	Rejected bool
+	ConvLen  int
+	Retries  int
+}
+
+func (o outcome) String() string {
+	s := fmt.Sprintf("%s / %s", o.State, o.Action)
+	if o.Rejected {
+		s += " (rejected)"
+	}
+	return fmt.Sprintf("%s [%s] conv=%d retries=%d", s, o.Detail, o.ConvLen, o.Retries)
+}
+
+// runner is one contender's machine with its events loaded in its own
+// form: the benchmark feeds them all (a turn), the equivalence test one at
+// a time.
+type runner interface {
+	// turn feeds every loaded event in order and fails on the first error.
+	turn() error
+	// step feeds event i and describes what it did.
+	step(i int) outcome
+}
+
+// contender makes a runner: a machine in WaitingForUserInput with conv,
+// and evs converted to the contender's event type.
+type contender struct {
+	name string
+	make func(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner
+}
+
+var contenders = []contender{
+	{"generated", newGenerated},
+	{"handwritten", newFloor},
+	{"looplab", newLooplab},
+	{"stateless", newStateless},
+}
+
+var errNoAction = errors.New("the turn's event returned no action")
+
+// generated: gen/agent with behavior.New.
+
+type generated struct {
+	m   *agent.Machine
+	evs []agent.Event
+}
+
+func newGenerated(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+	r := &generated{m: agent.New(behavior.New(cfg), agent.WaitingForUserInput{Conversation: conv})}
+	for i := range evs {
+		r.evs = append(r.evs, toAgent(&evs[i]))
+	}
+	return r
+}
+
+// toAgent converts an event to gen/agent's form.
+func toAgent(e *agentcore.Event) agent.Event {
+	switch e.Kind {
+	case agentcore.UserInput:
+		return agent.UserInput{Message: e.Message}
+	case agentcore.TextDelta:
+		return agent.TextDelta{Content: e.Content}
+	case agentcore.ToolCallDelta:
+		return agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: e.ArgumentsFragment}
+	case agentcore.LLMCompleted:
+		return agent.LLMCompleted{Response: e.Response}
+	case agentcore.LLMError:
+		return agent.LLMError{Error: e.Error}
+	case agentcore.ToolProgress:
+		return agent.ToolProgress{CallID: e.CallID, Progress: e.Progress}
+	case agentcore.ToolCompleted:
+		return agent.ToolCompleted{CallID: e.CallID, Outcome: e.Outcome}
+	case agentcore.PostToolsHookCompleted:
+		return agent.PostToolsHookCompleted{ActionTaken: e.ActionTaken}
+	case agentcore.RetryTimeoutFired:
+		return agent.RetryTimeoutFired{}
+	case agentcore.ShutdownRequested:
+		return agent.ShutdownRequested{}
+	}
+	panic(fmt.Sprintf("unknown event kind %d", e.Kind))
+}
+
+func (r *generated) turn() error {
+	for _, ev := range r.evs {
+		act, err := r.m.HandleEvent(ev)
+		if err != nil {
+			return err
+		}
+		if act == nil {
+			return errNoAction
+		}
+	}
+	return nil
+}
+
+func (r *generated) step(i int) outcome {
+	act, err := r.m.HandleEvent(r.evs[i])
+	o := outcome{State: r.m.Kind().String(), Rejected: errors.Is(err, agent.ErrRejected)}
+	if err != nil && !o.Rejected {
+		o.Detail = "error: " + err.Error()
+	}
+	switch s := r.m.State().(type) {
+	case agent.WaitingForUserInput:
+		o.ConvLen = s.Conversation.Len()
+	case agent.CallingLLM:
+		o.ConvLen, o.Retries = s.Conversation.Len(), s.Retries
+	case agent.ExecutingTools:
+		o.ConvLen = s.Conversation.Len()
+	case agent.PostToolsHook:
+		o.ConvLen = s.Conversation.Len()
+	case agent.Error:
+		o.ConvLen, o.Retries = s.Conversation.Len(), s.Retries
+	}
+	if act == nil {
+		return o
+	}
+	o.Action = act.Kind().String()
+	switch a := act.(type) {
+	case *agent.SendLLMRequest:
+		o.Detail = describeRequest(a.Request)
+	case *agent.ExecuteTools:
+		o.Detail = describeCalls(a.Calls)
+	case *agent.RunPostToolsHook:
+		o.Detail = fmt.Sprint(a.CompletedTools)
+	case *agent.DisplayMessage:
+		o.Detail = a.Content
+	case *agent.DisplayError:
+		o.Detail = a.Message
+	case *agent.ScheduleRetry:
+		o.Detail = fmt.Sprintf("attempt %d after %s: %s", a.Attempt, a.Delay, a.Error.Kind)
+	}
+	return o
+}
+
+// describeRequest summarises a request: its settings and every message.
+func describeRequest(r chat.Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%q/%d tools/%d max:", r.Model, r.System, len(r.Tools), r.MaxTokens)
+	for _, m := range r.Messages {
+		fmt.Fprintf(&b, " %s:%q", m.Role, m.Content)
+		if m.ToolCallID != "" {
+			fmt.Fprintf(&b, "(%s %s err=%t)", m.ToolCallID, m.ToolName, m.IsError)
+		}
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(&b, "[%s %s]", c.ID, c.Name)
+		}
+	}
+	return b.String()
+}
+
+func describeCalls(calls []chat.ToolCall) string {
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.ID + ":" + c.Name
+	}
+	return strings.Join(ids, ",")
+}
+
+// The hand-written contenders share agentcore's events and actions.
+
+type coreMachine interface {
+	HandleEvent(*agentcore.Event) (*agentcore.Action, error)
+	State() agentcore.State
+	Core() *agentcore.Core
+}
+
+type core[M coreMachine] struct {
+	m   M
+	evs []agentcore.Event
+}
+
+func newFloor(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+	return &core[*floor.Machine]{m: floor.New(cfg, conv), evs: evs}
+}
+
+func newLooplab(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+	return &core[*looplabagent.Machine]{m: looplabagent.New(cfg, conv), evs: evs}
+}
+
+func newStateless(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+	return &core[*statelessagent.Machine]{m: statelessagent.New(cfg, conv), evs: evs}
+}
+
+func (r *core[M]) turn() error {
+	for i := range r.evs {
+		act, err := r.m.HandleEvent(&r.evs[i])
+		if err != nil {
+			return err
+		}
+		if act == nil {
+			return errNoAction
+		}
+	}
+	return nil
+}
+
+func (r *core[M]) step(i int) outcome {
+	act, err := r.m.HandleEvent(&r.evs[i])
+	st := r.m.State()
+	o := outcome{State: st.String(), Rejected: errors.Is(err, agentcore.ErrRejected)}
+	if err != nil && !o.Rejected {
+		o.Detail = "error: " + err.Error()
+	}
+	c := r.m.Core()
+	if st != agentcore.ShuttingDown {
+		o.ConvLen = c.Conversation().Len()
+	}
+	if st == agentcore.CallingLLM || st == agentcore.Error {
+		o.Retries = c.Retries()
+	}
+	if act == nil {
+		return o
+	}
+	o.Action = act.Kind.String()
+	switch act.Kind {
+	case agentcore.SendLLMRequest:
+		o.Detail = describeRequest(act.Request)
+	case agentcore.ExecuteTools:
+		o.Detail = describeCalls(act.Calls)
+	case agentcore.RunPostToolsHook:
+		o.Detail = fmt.Sprint(act.CompletedTools)
+	case agentcore.DisplayMessage:
+		o.Detail = act.Content
+	case agentcore.DisplayError:
+		o.Detail = act.Message
+	case agentcore.ScheduleRetry:
+		o.Detail = fmt.Sprintf("attempt %d after %s: %s", act.Attempt, act.Delay, act.Error.Kind)
+	}
+	return o
+}

@@ -1,0 +1,106 @@
+// Package floor is the agent machine written by hand for speed: a nested
+// switch over the state, then the event, calling the guards and effects of
+// package agentcore directly. It is the floor the generated machine is
+// measured against: the same logic, with nothing between the switch and
+// the data.
+package floor
+
+import (
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/bench/agentcore"
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+// Machine is the hand-written agent machine.
+type Machine struct {
+	c agentcore.Core
+}
+
+// New returns a machine waiting for user input with conv, configured as
+// behavior.New(cfg).
+func New(cfg behavior.Config, conv chat.Conversation) *Machine {
+	m := &Machine{}
+	m.c.Init(cfg, conv)
+	return m
+}
+
+// State returns the current state.
+func (m *Machine) State() agentcore.State { return m.c.State }
+
+// Core returns the machine's data, for tests.
+func (m *Machine) Core() *agentcore.Core { return &m.c }
+
+// HandleEvent feeds ev to the machine and returns the action to perform,
+// or nil. The action points into the machine and is valid until the next
+// call. A refused event returns agentcore.ErrRejected and changes nothing.
+func (m *Machine) HandleEvent(ev *agentcore.Event) (*agentcore.Action, error) {
+	c := &m.c
+	switch c.State {
+	case agentcore.WaitingForUserInput:
+		switch ev.Kind {
+		case agentcore.UserInput:
+			return c.StartTurn(ev), nil
+		case agentcore.ShutdownRequested:
+			return c.Shut(), nil
+		}
+	case agentcore.CallingLLM:
+		switch ev.Kind {
+		case agentcore.TextDelta:
+			return c.ShowDelta(ev), nil
+		case agentcore.ToolCallDelta:
+			return c.Wait(), nil
+		case agentcore.LLMCompleted:
+			c.RecordResponse(ev)
+			if c.HasToolCalls(ev) {
+				return c.StartTools(ev), nil
+			}
+			return c.EndTurn(), nil
+		case agentcore.LLMError:
+			if c.CanRetry(ev) {
+				return c.ScheduleRetry(ev), nil
+			}
+			return c.GiveUp(ev), nil
+		case agentcore.ShutdownRequested:
+			return c.Shut(), nil
+		}
+	case agentcore.ExecutingTools:
+		switch ev.Kind {
+		case agentcore.ToolProgress:
+			if c.IsKnownCall(ev) {
+				return c.RecordProgress(ev), nil
+			}
+			return nil, nil
+		case agentcore.ToolCompleted:
+			switch done, i := c.Classify(ev); done {
+			case agentcore.OthersPending:
+				return c.RecordOutcome(ev, i), nil
+			case agentcore.LastMutating:
+				return c.FinishToolsWithHook(ev, i), nil
+			case agentcore.Last:
+				return c.FinishTools(ev, i), nil
+			}
+		case agentcore.ShutdownRequested:
+			return c.Shut(), nil
+		}
+	case agentcore.PostToolsHook:
+		switch ev.Kind {
+		case agentcore.PostToolsHookCompleted:
+			return c.ResumeAfterHook(), nil
+		case agentcore.ShutdownRequested:
+			return c.Shut(), nil
+		}
+	case agentcore.Error:
+		switch ev.Kind {
+		case agentcore.RetryTimeoutFired:
+			return c.RetryRequest(), nil
+		case agentcore.ShutdownRequested:
+			return c.Shut(), nil
+		}
+	case agentcore.ShuttingDown:
+		if ev.Kind == agentcore.ShutdownRequested {
+			return c.Shut(), nil
+		}
+		return nil, nil
+	}
+	return nil, agentcore.ErrRejected
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# run.sh runs fsmgen's benchmark suite and prints benchstat tables; `make
+# bench` calls it. See docs/performance.md for what it measures.
+#
+# It first runs the suite's tests (the four agent machines must take the
+# same steps). It then builds two test binaries once, the agent machines'
+# (this module) and fsmgen's own (internal/generate), and runs every
+# benchmark ROUNDS times in rounds: each round runs each benchmark once,
+# so that the contenders are interleaved in time and a slow spell of a
+# shared machine hits them all alike, which -count would not do (it
+# repeats one benchmark before the next). benchstat then summarises the
+# rounds: medians with 95% confidence intervals.
+#
+# Environment: ROUNDS (default 10), BENCHTIME (default 1s, for the agent
+# benchmarks), OUT (default bench/out: the raw results, kept for
+# benchstat comparisons between runs).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+ROUNDS=${ROUNDS:-10}
+BENCHTIME=${BENCHTIME:-1s}
+OUT=${OUT:-$here/out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+cd "$here"
+go test -count=1 ./...
+go test -c -o "$OUT/agent.test" .
+(cd "$root" && go test -c -o "$OUT/generate.test" ./internal/generate)
+
+{
+	echo "# $(go version)"
+	echo "# $(nproc 2>/dev/null || echo '?') CPUs: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //')"
+	echo "# rounds=$ROUNDS benchtime=$BENCHTIME started $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+} >"$OUT/machine.txt"
+: >"$OUT/agent.txt"
+: >"$OUT/generate.txt"
+i=1
+while [ "$i" -le "$ROUNDS" ]; do
+	echo "round $i of $ROUNDS" >&2
+	"$OUT/agent.test" -test.run='^$' -test.bench=. -test.benchmem -test.count=1 \
+		-test.benchtime="$BENCHTIME" >>"$OUT/agent.txt"
+	"$OUT/generate.test" -test.run='^$' -test.bench=. -test.benchmem -test.count=1 >>"$OUT/generate.txt"
+	i=$((i + 1))
+done
+
+cat "$OUT/machine.txt"
+echo
+echo "## The agent machines, side by side (one op = one turn of 11 events)"
+go tool benchstat -row /conv -col '/impl@(handwritten generated looplab stateless)' "$OUT/agent.txt"
+echo
+echo "## Each machine as the conversation grows"
+go tool benchstat -row /impl -col /conv "$OUT/agent.txt"
+echo
+echo "## fsmgen on synthetic specs, and go build of the 1,000-state package"
+go tool benchstat "$OUT/generate.txt"

@@ -1205,7 +1205,7 @@ func New(b Behavior, initial WaitingForUserInput) *Machine {
 	return m
 }
 
-// Restore returns a machine in state s, e.g. one decoded by UnmarshalState. It fails for a transient state, which is left in the step that enters it.
+// Restore returns a machine in state s, e.g. one decoded by UnmarshalState. It fails for a transient state, which is left in the step that enters it. The machine owns the storage of s's slices from then on (see Behavior): give it a state no other machine uses.
 func Restore(b Behavior, s State) (*Machine, error) {
 	m := &Machine{b: b}
 	switch s := s.(type) {

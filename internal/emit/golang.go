@@ -498,8 +498,12 @@ func (g *goGen) genMachine() {
 	}
 	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
 		jen.Lit(m.Package+": cannot restore %T: not a state of the "+m.Name+" machine"), jen.Id("s")))))
-	f.Add(comment("", "Restore returns a machine in state s, e.g. one decoded by UnmarshalState. "+
-		"It fails for a transient state, which is left in the step that enters it."))
+	restoreDoc := "Restore returns a machine in state s, e.g. one decoded by UnmarshalState. " +
+		"It fails for a transient state, which is left in the step that enters it."
+	if g.keptList() != "" {
+		restoreDoc += " The machine owns the storage of s's slices from then on (see Behavior): give it a state no other machine uses."
+	}
+	f.Add(comment("", restoreDoc))
 	f.Func().Id("Restore").Params(append(params, jen.Id("s").Id("State"))...).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
 		jen.Id("m").Op(":=").Op("&").Id("Machine").Values(init...),
 		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),

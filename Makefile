@@ -6,7 +6,7 @@ SPECS := $(wildcard spec/*.yaml)
 FUZZTIME ?= 1m
 CI_FUZZTIME ?= 5s
 
-.PHONY: generate test fuzz
+.PHONY: generate test fuzz bench
 
 # generate regenerates every output of every spec (go generate runs fsmgen
 # in each generated package) and the JSON Schema copy for editors.
@@ -15,11 +15,14 @@ generate:
 	$(GO) run ./cmd/fsmgen schema > docs/fsmgen.schema.json
 
 # test vets the code, checks that every generated file is up to date, runs
-# all tests, and fuzzes the spec pipeline briefly.
+# all tests (with those of the bench/ module, which check that the four
+# benchmarked machines take the same steps), and fuzzes the spec pipeline
+# briefly.
 test:
 	$(GO) vet ./...
 	$(GO) run ./cmd/fsmgen check $(SPECS)
 	$(GO) test ./...
+	cd bench && $(GO) vet ./... && $(GO) test ./...
 	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
 
 # fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
@@ -27,3 +30,10 @@ test:
 fuzz:
 	$(GO) test ./internal/fsm -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/emit -run '^$$' -fuzz '^FuzzEmit$$' -fuzztime $(FUZZTIME)
+
+# bench runs the benchmark suite (the bench/ module: the generated agent
+# machine against a hand-written floor, looplab/fsm and qmuntal/stateless;
+# fsmgen itself on synthetic specs) and prints benchstat tables. About ten
+# minutes; see docs/performance.md. ROUNDS and BENCHTIME tune it.
+bench:
+	./bench/run.sh

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	assert "github.com/stretchr/testify/assert"
-	require "github.com/stretchr/testify/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fsmFakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.
@@ -19,54 +19,87 @@ type fsmFakeBehavior struct {
 
 var _ Behavior = (*fsmFakeBehavior)(nil)
 
+// CanRetry returns what the test set for the guard canRetry.
 func (f *fsmFakeBehavior) CanRetry(*CallingLLM, LLMError) bool {
 	return f.guards["canRetry"]
 }
+
+// HasToolCalls returns what the test set for the guard hasToolCalls.
 func (f *fsmFakeBehavior) HasToolCalls(*ProcessingLLMResponse) bool {
 	return f.guards["hasToolCalls"]
 }
+
+// IsUnknownCall returns what the test set for the guard isUnknownCall.
 func (f *fsmFakeBehavior) IsUnknownCall(*ExecutingTools, ToolCompleted) bool {
 	return f.guards["isUnknownCall"]
 }
+
+// ToolsPending returns what the test set for the guard toolsPending.
 func (f *fsmFakeBehavior) ToolsPending(*ExecutingTools, ToolCompleted) bool {
 	return f.guards["toolsPending"]
 }
+
+// MutatingToolRan returns what the test set for the guard mutatingToolRan.
 func (f *fsmFakeBehavior) MutatingToolRan(*ExecutingTools, ToolCompleted) bool {
 	return f.guards["mutatingToolRan"]
 }
+
+// IsKnownCall returns what the test set for the guard isKnownCall.
 func (f *fsmFakeBehavior) IsKnownCall(*ExecutingTools, ToolProgress) bool {
 	return f.guards["isKnownCall"]
 }
+
+// StartTurn records that the effect startTurn ran.
 func (f *fsmFakeBehavior) StartTurn(*WaitingForUserInput, UserInput, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "startTurn")
 }
+
+// RecordResponse records that the effect recordResponse ran.
 func (f *fsmFakeBehavior) RecordResponse(*CallingLLM, LLMCompleted, *ProcessingLLMResponse) {
 	f.ran = append(f.ran, "recordResponse")
 }
+
+// StartTools records that the effect startTools ran.
 func (f *fsmFakeBehavior) StartTools(*ProcessingLLMResponse, *ExecutingTools, *ExecuteTools) {
 	f.ran = append(f.ran, "startTools")
 }
+
+// ScheduleRetry records that the effect scheduleRetry ran.
 func (f *fsmFakeBehavior) ScheduleRetry(*CallingLLM, LLMError, *Error, *ScheduleRetry) {
 	f.ran = append(f.ran, "scheduleRetry")
 }
+
+// GiveUp records that the effect giveUp ran.
 func (f *fsmFakeBehavior) GiveUp(*CallingLLM, LLMError, *WaitingForUserInput, *DisplayError) {
 	f.ran = append(f.ran, "giveUp")
 }
+
+// RetryRequest records that the effect retryRequest ran.
 func (f *fsmFakeBehavior) RetryRequest(*Error, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "retryRequest")
 }
+
+// RecordProgress records that the effect recordProgress ran.
 func (f *fsmFakeBehavior) RecordProgress(*ExecutingTools, ToolProgress) {
 	f.ran = append(f.ran, "recordProgress")
 }
+
+// RecordOutcome records that the effect recordOutcome ran.
 func (f *fsmFakeBehavior) RecordOutcome(*ExecutingTools, ToolCompleted) {
 	f.ran = append(f.ran, "recordOutcome")
 }
+
+// FinishToolsWithHook records that the effect finishToolsWithHook ran.
 func (f *fsmFakeBehavior) FinishToolsWithHook(*ExecutingTools, ToolCompleted, *PostToolsHook, *RunPostToolsHook) {
 	f.ran = append(f.ran, "finishToolsWithHook")
 }
+
+// FinishTools records that the effect finishTools ran.
 func (f *fsmFakeBehavior) FinishTools(*ExecutingTools, ToolCompleted, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "finishTools")
 }
+
+// ResumeAfterHook records that the effect resumeAfterHook ran.
 func (f *fsmFakeBehavior) ResumeAfterHook(*PostToolsHook, PostToolsHookCompleted, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "resumeAfterHook")
 }

@@ -64,30 +64,25 @@ func All(m *fsm.Machine) ([]File, error) {
 	return files, nil
 }
 
-// render formats a jennifer file. When gofmt rejects the code, the error
-// shows the unformatted source with line numbers, to debug the emitter.
+// render renders a jennifer file unformatted and formats it once, the
+// goimports way (standard library imports first, then the rest). When the
+// code does not format, the error shows it with line numbers, to debug the
+// emitter.
 func render(f *jen.File) ([]byte, error) {
+	f.NoFormat = true
 	var buf bytes.Buffer
-	if err := f.Render(&buf); err == nil {
-		// goimports' grouping: the standard library first, then the rest.
-		out, err := imports.Process("gen.go", buf.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
-		if err != nil {
-			return nil, fmt.Errorf("group imports: %w", err)
-		}
-		return out, nil
-	} else {
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		f.NoFormat = true
-		buf.Reset()
-		if rerr := f.Render(&buf); rerr != nil {
-			return nil, fmt.Errorf("%s", first)
-		}
-		var numbered strings.Builder
-		for i, line := range strings.Split(buf.String(), "\n") {
-			fmt.Fprintf(&numbered, "%5d  %s\n", i+1, line)
-		}
-		return nil, fmt.Errorf("generated code does not format: %s\n%s", first, numbered.String())
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("render generated code: %w", err)
 	}
+	out, err := imports.Process("gen.go", buf.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+	if err == nil {
+		return out, nil
+	}
+	var numbered strings.Builder
+	for i, line := range strings.Split(buf.String(), "\n") {
+		fmt.Fprintf(&numbered, "%5d  %s\n", i+1, line)
+	}
+	return nil, fmt.Errorf("generated code does not format: %w\n%s", err, numbered.String())
 }
 
 // docLines splits doc text into comment lines that cannot escape the

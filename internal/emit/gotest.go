@@ -26,6 +26,9 @@ type testGen struct {
 // per rule, JSON round trips, and a random-sequence test of the invariants.
 func TestFile(m *fsm.Machine) *jen.File {
 	g := &testGen{m: m, f: newFile(m)}
+	g.f.ImportName(pkgAssert, "assert")
+	g.f.ImportName(pkgRequire, "require")
+	g.f.ImportName(pkgRand, "rand")
 	if len(m.Guards)+len(m.Effects) > 0 {
 		g.genFake()
 	}
@@ -68,9 +71,11 @@ func (g *testGen) genFake() {
 			}
 			recv := jen.Id("f").Op("*").Id("fsmFakeBehavior")
 			if fn.Kind == fsm.Guard {
+				f.Comment(fmt.Sprintf("// %s returns what the test set for the guard %s.", fn.GoName, fn.Name))
 				f.Func().Params(recv).Id(fn.GoName).Params(params...).Bool().Block(
 					jen.Return(jen.Id("f").Dot("guards").Index(jen.Lit(fn.Name))))
 			} else {
+				f.Comment(fmt.Sprintf("// %s records that the effect %s ran.", fn.GoName, fn.Name))
 				f.Func().Params(recv).Id(fn.GoName).Params(params...).Block(
 					jen.Id("f").Dot("ran").Op("=").Append(jen.Id("f").Dot("ran"), jen.Lit(fn.Name)))
 			}

@@ -12,34 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/gittest"
 )
-
-// isolateGit keeps the machine's git configuration and identity variables
-// out of the test, so a repository has only the identity the test gives it.
-func isolateGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "gitconfig"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL", "GIT_DIR", "GIT_WORK_TREE"} {
-		t.Setenv(v, "") // restored after the test
-		require.NoError(t, os.Unsetenv(v))
-	}
-}
-
-// gitCmd runs git in dir and returns its trimmed output, failing the test
-// on error.
-func gitCmd(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitTry(dir, args...)
-	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
-	return out
-}
 
 // gitTry runs git in dir and returns its trimmed combined output.
 func gitTry(dir string, args ...string) (string, error) {
@@ -47,14 +21,6 @@ func gitTry(dir string, args ...string) (string, error) {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
-}
-
-// writeFile writes content to dir/name, creating parent directories.
-func writeFile(t *testing.T, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 }
 
 // repoOptions says how newRepo sets a repository up.
@@ -68,16 +34,16 @@ type repoOptions struct {
 func newRepo(t *testing.T, opt repoOptions) string {
 	t.Helper()
 	dir := t.TempDir()
-	gitCmd(t, dir, "init", "--quiet", "--initial-branch=main")
+	gittest.Git(t, dir, "init", "--quiet", "--initial-branch=main")
 	if !opt.noIdentity {
-		gitCmd(t, dir, "config", "user.name", "Test User")
-		gitCmd(t, dir, "config", "user.email", "test@example.com")
+		gittest.Git(t, dir, "config", "user.name", "Test User")
+		gittest.Git(t, dir, "config", "user.email", "test@example.com")
 	}
-	writeFile(t, dir, "README.md", "# test\n")
-	writeFile(t, dir, ".gitignore", "*.log\nbuild/\n")
+	gittest.WriteFile(t, dir, "README.md", "# test\n")
+	gittest.WriteFile(t, dir, ".gitignore", "*.log\nbuild/\n")
 	if !opt.noCommit {
-		gitCmd(t, dir, "add", ".")
-		gitCmd(t, dir, "-c", "user.name=Setup", "-c", "user.email=setup@example.com", "commit", "--quiet", "-m", "initial")
+		gittest.Git(t, dir, "add", ".")
+		gittest.Git(t, dir, "-c", "user.name=Setup", "-c", "user.email=setup@example.com", "commit", "--quiet", "-m", "initial")
 	}
 	return dir
 }
@@ -85,7 +51,7 @@ func newRepo(t *testing.T, opt repoOptions) string {
 // committedFiles lists the files of HEAD's tree.
 func committedFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	return strings.Split(gitCmd(t, dir, "ls-tree", "-r", "--name-only", "HEAD"), "\n")
+	return strings.Split(gittest.Git(t, dir, "ls-tree", "-r", "--name-only", "HEAD"), "\n")
 }
 
 var editAndBash = []chat.CompletedTool{
@@ -96,7 +62,7 @@ var editAndBash = []chat.CompletedTool{
 const editAndBashMessage = "agent: edit_file, bash\n\nAuto-committed after tools: edit_file (ok), bash (failed)"
 
 func TestCommit(t *testing.T) {
-	isolateGit(t)
+	gittest.IsolateGit(t)
 	tests := []struct {
 		name        string
 		repo        repoOptions
@@ -108,8 +74,8 @@ func TestCommit(t *testing.T) {
 		{
 			name: "modified, added and deleted files are committed",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, dir, "README.md", "# changed\n")
-				writeFile(t, dir, "src/main.go", "package main\n")
+				gittest.WriteFile(t, dir, "README.md", "# changed\n")
+				gittest.WriteFile(t, dir, "src/main.go", "package main\n")
 				require.NoError(t, os.Remove(filepath.Join(dir, ".gitignore")))
 			},
 			wantFiles:  []string{"README.md", "src/main.go"},
@@ -118,9 +84,9 @@ func TestCommit(t *testing.T) {
 		{
 			name: "ignored files are not committed",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, dir, "main.go", "package main\n")
-				writeFile(t, dir, "debug.log", "noise\n")
-				writeFile(t, dir, "build/out.bin", "binary\n")
+				gittest.WriteFile(t, dir, "main.go", "package main\n")
+				gittest.WriteFile(t, dir, "debug.log", "noise\n")
+				gittest.WriteFile(t, dir, "build/out.bin", "binary\n")
 			},
 			wantFiles:  []string{".gitignore", "README.md", "main.go"},
 			wantAuthor: "Test User <test@example.com>",
@@ -128,14 +94,14 @@ func TestCommit(t *testing.T) {
 		{
 			name:       "a repository without identity uses the fallback",
 			repo:       repoOptions{noIdentity: true},
-			change:     func(t *testing.T, dir string) { writeFile(t, dir, "new.txt", "x\n") },
+			change:     func(t *testing.T, dir string) { gittest.WriteFile(t, dir, "new.txt", "x\n") },
 			wantFiles:  []string{".gitignore", "README.md", "new.txt"},
 			wantAuthor: "fsmgen-agent <agent@fsmgen.invalid>",
 		},
 		{
 			name:       "the first commit of a new repository",
 			repo:       repoOptions{noCommit: true},
-			change:     func(t *testing.T, dir string) { writeFile(t, dir, "debug.log", "noise\n") },
+			change:     func(t *testing.T, dir string) { gittest.WriteFile(t, dir, "debug.log", "noise\n") },
 			wantFiles:  []string{".gitignore", "README.md"},
 			wantAuthor: "Test User <test@example.com>",
 		},
@@ -147,15 +113,15 @@ func TestCommit(t *testing.T) {
 		{
 			name: "only ignored changes are skipped",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, dir, "debug.log", "noise\n")
-				writeFile(t, dir, "build/out.bin", "binary\n")
+				gittest.WriteFile(t, dir, "debug.log", "noise\n")
+				gittest.WriteFile(t, dir, "build/out.bin", "binary\n")
 			},
 			wantSkipped: SkippedNoChanges,
 		},
 		{
 			name: "a file rewritten with the same content is skipped",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, dir, "README.md", "# test\n")
+				gittest.WriteFile(t, dir, "README.md", "# test\n")
 			},
 			wantSkipped: SkippedNoChanges,
 		},
@@ -177,11 +143,11 @@ func TestCommit(t *testing.T) {
 			assert.True(t, res.Committed)
 			assert.Empty(t, res.Skipped)
 			assert.Equal(t, editAndBashMessage, res.Message)
-			assert.Equal(t, gitCmd(t, dir, "rev-parse", "HEAD"), res.Commit)
-			assert.Equal(t, editAndBashMessage, gitCmd(t, dir, "log", "-1", "--format=%B"))
-			assert.Equal(t, tt.wantAuthor, gitCmd(t, dir, "log", "-1", "--format=%an <%ae>"))
+			assert.Equal(t, gittest.Git(t, dir, "rev-parse", "HEAD"), res.Commit)
+			assert.Equal(t, editAndBashMessage, gittest.Git(t, dir, "log", "-1", "--format=%B"))
+			assert.Equal(t, tt.wantAuthor, gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>"))
 			assert.Equal(t, tt.wantFiles, committedFiles(t, dir))
-			assert.Empty(t, gitCmd(t, dir, "status", "--porcelain"), "changes were left uncommitted")
+			assert.Empty(t, gittest.Git(t, dir, "status", "--porcelain"), "changes were left uncommitted")
 
 			again, err := Commit(context.Background(), dir, editAndBash)
 			require.NoError(t, err)
@@ -191,9 +157,9 @@ func TestCommit(t *testing.T) {
 }
 
 func TestCommitKeepsConfigUnchanged(t *testing.T) {
-	isolateGit(t)
+	gittest.IsolateGit(t)
 	dir := newRepo(t, repoOptions{noIdentity: true})
-	writeFile(t, dir, "new.txt", "x\n")
+	gittest.WriteFile(t, dir, "new.txt", "x\n")
 	configBefore, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
 	require.NoError(t, err)
 
@@ -209,9 +175,9 @@ func TestCommitKeepsConfigUnchanged(t *testing.T) {
 }
 
 func TestCommitNotARepository(t *testing.T) {
-	isolateGit(t)
+	gittest.IsolateGit(t)
 	dir := t.TempDir()
-	writeFile(t, dir, "main.go", "package main\n")
+	gittest.WriteFile(t, dir, "main.go", "package main\n")
 	res, err := Commit(context.Background(), dir, editAndBash)
 	require.NoError(t, err)
 	assert.Equal(t, Result{Skipped: SkippedNotRepo}, res)
@@ -219,39 +185,39 @@ func TestCommitNotARepository(t *testing.T) {
 }
 
 func TestCommitOnlyTheWorkspace(t *testing.T) {
-	isolateGit(t)
+	gittest.IsolateGit(t)
 	repo := newRepo(t, repoOptions{})
-	writeFile(t, repo, "ws/code.go", "package ws\n")
-	writeFile(t, repo, "other/notes.txt", "notes\n")
-	gitCmd(t, repo, "add", ".")
-	gitCmd(t, repo, "commit", "--quiet", "-m", "layout")
+	gittest.WriteFile(t, repo, "ws/code.go", "package ws\n")
+	gittest.WriteFile(t, repo, "other/notes.txt", "notes\n")
+	gittest.Git(t, repo, "add", ".")
+	gittest.Git(t, repo, "commit", "--quiet", "-m", "layout")
 
 	// The user's own work outside the workspace: one staged, one not.
-	writeFile(t, repo, "README.md", "# staged by the user\n")
-	gitCmd(t, repo, "add", "README.md")
-	writeFile(t, repo, "other/notes.txt", "unstaged edit\n")
+	gittest.WriteFile(t, repo, "README.md", "# staged by the user\n")
+	gittest.Git(t, repo, "add", "README.md")
+	gittest.WriteFile(t, repo, "other/notes.txt", "unstaged edit\n")
 	// The agent's work inside it.
-	writeFile(t, repo, "ws/code.go", "package ws // edited\n")
-	writeFile(t, repo, "ws/new.go", "package ws\n")
+	gittest.WriteFile(t, repo, "ws/code.go", "package ws // edited\n")
+	gittest.WriteFile(t, repo, "ws/new.go", "package ws\n")
 
 	res, err := Commit(context.Background(), filepath.Join(repo, "ws"), editAndBash)
 	require.NoError(t, err)
 	require.True(t, res.Committed, res.Skipped)
-	assert.Equal(t, "ws/code.go\nws/new.go", gitCmd(t, repo, "show", "--name-only", "--format=", "HEAD"))
-	assert.Equal(t, "M  README.md\n M other/notes.txt", gitCmd(t, repo, "status", "--porcelain"),
+	assert.Equal(t, "ws/code.go\nws/new.go", gittest.Git(t, repo, "show", "--name-only", "--format=", "HEAD"))
+	assert.Equal(t, "M  README.md\n M other/notes.txt", gittest.Git(t, repo, "status", "--porcelain"),
 		"the user's changes outside the workspace must stay as they were")
 
 	res, err = Commit(context.Background(), filepath.Join(repo, "other"), nil)
 	require.NoError(t, err)
 	require.True(t, res.Committed)
-	assert.Equal(t, "other/notes.txt", gitCmd(t, repo, "show", "--name-only", "--format=", "HEAD"))
+	assert.Equal(t, "other/notes.txt", gittest.Git(t, repo, "show", "--name-only", "--format=", "HEAD"))
 	assert.Equal(t, "agent: auto-commit\n\nAuto-committed after tools: (none recorded)", res.Message)
 }
 
 func TestCommitErrors(t *testing.T) {
-	isolateGit(t)
+	gittest.IsolateGit(t)
 	dir := newRepo(t, repoOptions{})
-	writeFile(t, dir, "x.txt", "x\n")
+	gittest.WriteFile(t, dir, "x.txt", "x\n")
 
 	_, err := Commit(context.Background(), filepath.Join(dir, "missing"), editAndBash)
 	assert.ErrorContains(t, err, "give an existing directory")

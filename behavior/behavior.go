@@ -370,3 +370,23 @@ func (a *Agent) ResumeAfterHook(from *agent.PostToolsHook, ev agent.PostToolsHoo
 	to.Retries = 0
 	act.Request = from.PendingRequest
 }
+
+// ConversationOf returns the conversation a state carries, and false for a
+// state without one (ShuttingDown, or nil).
+func ConversationOf(s agent.State) (chat.Conversation, bool) {
+	switch s := s.(type) {
+	case agent.WaitingForUserInput:
+		return s.Conversation, true
+	case agent.CallingLLM:
+		return s.Conversation, true
+	case agent.ProcessingLLMResponse:
+		return s.Conversation, true
+	case agent.ExecutingTools:
+		return s.Conversation, true
+	case agent.PostToolsHook:
+		return s.Conversation, true
+	case agent.Error:
+		return s.Conversation, true
+	}
+	return chat.Conversation{}, false
+}

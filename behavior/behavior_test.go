@@ -71,23 +71,12 @@ func run(t *testing.T, cfg behavior.Config, steps []step) *agent.Machine {
 	return m
 }
 
-// roles returns the roles of the conversation of the machine's state.
+// messages returns the conversation of the machine's state.
 func messages(t *testing.T, m *agent.Machine) []chat.Message {
 	t.Helper()
-	switch s := m.State().(type) {
-	case agent.WaitingForUserInput:
-		return s.Conversation.Messages()
-	case agent.CallingLLM:
-		return s.Conversation.Messages()
-	case agent.ExecutingTools:
-		return s.Conversation.Messages()
-	case agent.PostToolsHook:
-		return s.Conversation.Messages()
-	case agent.Error:
-		return s.Conversation.Messages()
-	}
-	t.Fatalf("state %s has no conversation", m.Kind())
-	return nil
+	c, ok := behavior.ConversationOf(m.State())
+	require.True(t, ok, "state %s has no conversation", m.Kind())
+	return c.Messages()
 }
 
 func contents(ms []chat.Message) []string {
@@ -386,4 +375,28 @@ func TestConversationIsAppendOnly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"user:one", "assistant:r1", "user:elsewhere"}, contents(sent(t, act).Messages))
 	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(messages(t, m)), "the original is untouched by the copy")
+}
+
+func TestConversationOf(t *testing.T) {
+	c := chat.NewConversation("T").Append(chat.UserMessage("hi"))
+	tests := []struct {
+		state agent.State
+		ok    bool
+	}{
+		{agent.WaitingForUserInput{Conversation: c}, true},
+		{agent.CallingLLM{Conversation: c}, true},
+		{agent.ProcessingLLMResponse{Conversation: c}, true},
+		{agent.ExecutingTools{Conversation: c}, true},
+		{agent.PostToolsHook{Conversation: c}, true},
+		{agent.Error{Conversation: c}, true},
+		{agent.ShuttingDown{}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		got, ok := behavior.ConversationOf(tt.state)
+		assert.Equal(t, tt.ok, ok, "%T", tt.state)
+		if tt.ok {
+			assert.True(t, c.Equal(got), "%T", tt.state)
+		}
+	}
 }

@@ -297,21 +297,9 @@ func (s *session) state(t *testing.T) agent.State {
 // conversation returns the saved conversation as role: text lines.
 func (s *session) conversation(t *testing.T) []string {
 	t.Helper()
-	var c chat.Conversation
-	switch st := s.state(t).(type) {
-	case agent.WaitingForUserInput:
-		c = st.Conversation
-	case agent.CallingLLM:
-		c = st.Conversation
-	case agent.ExecutingTools:
-		c = st.Conversation
-	case agent.PostToolsHook:
-		c = st.Conversation
-	case agent.Error:
-		c = st.Conversation
-	default:
-		t.Fatalf("unexpected state %T", st)
-	}
+	st := s.state(t)
+	c, ok := behavior.ConversationOf(st)
+	require.True(t, ok, "unexpected state %T", st)
 	var out []string
 	for _, m := range c.Messages() {
 		out = append(out, describe(m))

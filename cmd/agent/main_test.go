@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
@@ -154,19 +155,7 @@ func (e *env) state(t *testing.T, id string) agent.State {
 
 // messages returns the conversation of a state as role: text lines.
 func messages(st agent.State) []string {
-	var c chat.Conversation
-	switch st := st.(type) {
-	case agent.WaitingForUserInput:
-		c = st.Conversation
-	case agent.CallingLLM:
-		c = st.Conversation
-	case agent.ExecutingTools:
-		c = st.Conversation
-	case agent.PostToolsHook:
-		c = st.Conversation
-	case agent.Error:
-		c = st.Conversation
-	}
+	c, _ := behavior.ConversationOf(st)
 	var out []string
 	for _, m := range c.Messages() {
 		line := string(m.Role) + ": " + m.Content

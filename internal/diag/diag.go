@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Pos is a position in a spec file. Line and Col count from 1; zero means
@@ -116,24 +117,58 @@ func (l List) Error() string {
 	return b.String()
 }
 
+// Lines splits src into lines the way YAML counts them: "\r\n", "\r",
+// "\n", and the Unicode breaks NEL, LS and PS each end a line.
+func Lines(src []byte) []string {
+	var lines []string
+	start := 0
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		brk := 0
+		switch {
+		case r == '\r' && i+1 < len(src) && src[i+1] == '\n':
+			brk = 2
+		case r == '\r', r == '\n', r == 0x85, r == 0x2028, r == 0x2029:
+			brk = size
+		}
+		if brk == 0 {
+			i += size
+			continue
+		}
+		lines = append(lines, string(src[start:i]))
+		i += brk
+		start = i
+	}
+	return append(lines, string(src[start:]))
+}
+
 // Excerpt returns the line of src that d points at, with a caret under
-// its column, indented by four spaces; "" when d has no line or src does
-// not have it.
+// its column (counted in characters, as YAML counts them), indented by
+// four spaces; "" when d has no line or src does not have it.
 func Excerpt(src []byte, d Diagnostic) string {
 	if d.Pos.Line <= 0 {
 		return ""
 	}
-	lines := strings.Split(string(src), "\n")
+	lines := Lines(src)
 	if d.Pos.Line > len(lines) {
 		return ""
 	}
-	line := strings.TrimRight(lines[d.Pos.Line-1], "\r")
-	if len(line) > 200 {
-		line = line[:200] + "…"
+	line := strings.Map(func(r rune) rune {
+		if r < ' ' && r != '\t' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, lines[d.Pos.Line-1])
+	if n := utf8.RuneCountInString(line); n > 200 {
+		line = string([]rune(line)[:200]) + "…"
+	}
+	if d.Pos.Col == 0 {
+		return "    " + line + "\n"
 	}
 	var caret strings.Builder
-	for i, r := range line {
-		if i >= d.Pos.Col-1 {
+	col := 1
+	for _, r := range line {
+		if col >= d.Pos.Col {
 			break
 		}
 		if r == '\t' {
@@ -141,9 +176,7 @@ func Excerpt(src []byte, d Diagnostic) string {
 		} else {
 			caret.WriteByte(' ')
 		}
-	}
-	if d.Pos.Col == 0 {
-		return "    " + line + "\n"
+		col++
 	}
 	return "    " + line + "\n    " + caret.String() + "^\n"
 }

@@ -1,7 +1,6 @@
 package fsm_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,7 +45,7 @@ func fuzzCheck(t *testing.T, src []byte) {
 }
 
 func checkDiags(t *testing.T, diags diag.List, src []byte) {
-	lines := strings.Count(string(src), "\n") + 1
+	lines := len(diag.Lines(src))
 	for _, d := range diags {
 		require.Equal(t, "fuzz.yaml", d.Pos.File, "%s", d)
 		require.NotEmpty(t, d.Msg)

@@ -65,11 +65,11 @@ func (p *parser) file(src []byte) *File {
 		p.diags.Errorf(whole, "spec is empty: start it with \"version: %s\"", Version)
 		return nil
 	case bytes.IndexByte(src, 0) >= 0:
-		line := bytes.Count(src[:bytes.IndexByte(src, 0)], []byte("\n")) + 1
+		line := len(diag.Lines(src[:bytes.IndexByte(src, 0)]))
 		p.diags.Errorf(diag.Pos{File: p.path, Line: line}, "spec contains a NUL byte: it is not a text file")
 		return nil
 	case !utf8.Valid(src):
-		line := 1 + bytes.Count(src[:invalidUTF8(src)], []byte("\n"))
+		line := len(diag.Lines(src[:invalidUTF8(src)]))
 		p.diags.Errorf(diag.Pos{File: p.path, Line: line}, "spec is not valid UTF-8")
 		return nil
 	}

@@ -1,0 +1,67 @@
+package diag_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/internal/diag"
+)
+
+func TestLines(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{"", []string{""}},
+		{"a", []string{"a"}},
+		{"a\nb\n", []string{"a", "b", ""}},
+		{"a\r\nb", []string{"a", "b"}},
+		{"\r0", []string{"", "0"}},
+		{"a\u2028b\u0085c\u2029d", []string{"a", "b", "c", "d"}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, diag.Lines([]byte(tt.src)), "%q", tt.src)
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	at := func(line, col int) diag.Diagnostic {
+		return diag.Diagnostic{Pos: diag.Pos{File: "x.yaml", Line: line, Col: col}, Msg: "m"}
+	}
+	tests := []struct {
+		name string
+		src  string
+		d    diag.Diagnostic
+		want string
+	}{
+		{"caret under the column", "a: 1\nbb: 2\n", at(2, 5), "    bb: 2\n        ^\n"},
+		{"characters, not bytes", "é: Ünknown\n", at(1, 4), "    é: Ünknown\n       ^\n"},
+		{"tabs kept for alignment", "\tx: y\n", at(1, 2), "    \tx: y\n    \t^\n"},
+		{"a lone CR ends a line", "\r0", at(2, 1), "    0\n    ^\n"},
+		{"no column", "abc\n", at(1, 0), "    abc\n"},
+		{"no line", "abc\n", at(0, 0), ""},
+		{"past the end", "abc\n", at(9, 1), ""},
+		{"control characters shown as spaces", "a\x1bb\n", at(1, 1), "    a b\n    ^\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, diag.Excerpt([]byte(tt.src), tt.d))
+		})
+	}
+}
+
+func TestListSortAndError(t *testing.T) {
+	var l diag.List
+	l.Errorf(diag.Pos{File: "b.yaml", Line: 1, Col: 1}, "second file")
+	l.Warnf(diag.Pos{File: "a.yaml", Line: 3, Col: 2}, "a warning")
+	l.Errorf(diag.Pos{File: "a.yaml", Line: 3, Col: 2}, "an error")
+	l.Errorf(diag.Pos{File: "a.yaml", Line: 3, Col: 2}, "an error")
+	l.Sort()
+	assert.Equal(t, "a.yaml:3:2: an error\na.yaml:3:2: warning: a warning\nb.yaml:1:1: second file", l.Error())
+	assert.True(t, l.HasErrors())
+	assert.Len(t, l.Errors(), 2)
+	assert.Len(t, l.Warnings(), 1)
+	assert.Error(t, l.Err())
+	assert.NoError(t, l.Warnings().Err())
+}

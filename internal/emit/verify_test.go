@@ -231,10 +231,43 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 		pkg.MarkComplete()
 		fake[path] = pkg
 	}
+	// Unqualified names that are neither predeclared nor generated stand
+	// for types written by hand in the package: declare them.
+	generated := map[string]bool{}
+	for _, d := range declared(code) {
+		generated[d] = true
+	}
+	local := map[string]bool{}
+	for _, f := range fields {
+		expr, _ := parser.ParseExpr(f.Type)
+		ast.Inspect(expr, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				return false
+			case *ast.Ident:
+				if types.Universe.Lookup(n.Name) == nil && !generated["type "+n.Name] {
+					local[n.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	files := []*ast.File{code}
+	if len(local) > 0 {
+		src := "package " + m.Package + "\n"
+		for name := range local {
+			src += "type " + name + " struct{}\n"
+		}
+		handWritten, err := parser.ParseFile(fset, "handwritten.go", src, 0)
+		if err != nil {
+			return fmt.Errorf("declare local types: %w", err)
+		}
+		files = append(files, handWritten)
+	}
 	stdMu.Lock() // the source importer is not safe for concurrent use
 	defer stdMu.Unlock()
 	conf := types.Config{Importer: fakeImporter{fake: fake}}
-	if _, err := conf.Check(m.Package, fset, []*ast.File{code}, nil); err != nil {
+	if _, err := conf.Check(m.Package, fset, files, nil); err != nil {
 		return fmt.Errorf("generated code does not type-check: %w", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path"
 	"path/filepath"
 	"slices"
@@ -49,10 +50,19 @@ type builder struct {
 	events   map[string]*Event
 	actions  map[string]*Action
 	fnByName map[string]*Func
+	// localTypes are the unqualified names field types use, with where.
+	localTypes []localType
 	imports  map[string]*importUse
 	// rows[state][event] collects the rows given for a pair before the
 	// cells are made; wild marks rows that came from "*".
 	rows map[*State]map[*Event]*pending
+}
+
+// localType is an unqualified name used as a type: a predeclared type, a
+// type fsmgen generates, or one written by hand in the output package.
+type localType struct {
+	name string
+	typ  spec.String
 }
 
 type importUse struct {
@@ -203,6 +213,14 @@ func (b *builder) checkType(t spec.String) bool {
 		switch e := e.(type) {
 		case *ast.Ident:
 			ok = ok && e.Name != "_"
+			if obj := types.Universe.Lookup(e.Name); obj != nil {
+				if _, isType := obj.(*types.TypeName); !isType {
+					b.errorf(t.Pos, "type %q uses %s, which is not a type", t.Value, e.Name)
+					ok, reported = false, true
+				}
+			} else {
+				b.localTypes = append(b.localTypes, localType{name: e.Name, typ: t})
+			}
 		case *ast.SelectorExpr:
 			id, isID := e.X.(*ast.Ident)
 			if !isID {
@@ -922,6 +940,21 @@ func (b *builder) goNames() {
 	decls("state", ss)
 	decls("event", es)
 	decls("action", as)
+	// A field type may name a type written by hand in the output package,
+	// or one fsmgen generates, but not a function, variable or constant.
+	values := map[string]bool{"New": true, "Restore": true, "Rules": true, "ErrRejected": true,
+		"UnmarshalState": true, "UnmarshalEvent": true, "UnmarshalAction": true,
+		"RuleTransition": true, "RuleIgnore": true, "RuleReject": true}
+	for _, ds := range [][]*Decl{ss, es, as} {
+		for _, d := range ds {
+			values[d.KindName] = true
+		}
+	}
+	for _, lt := range b.localTypes {
+		if values[lt.name] {
+			b.errorf(lt.typ.Pos, "type %q uses %s, which fsmgen generates as a function, variable or constant, not a type", lt.typ.Value, lt.name)
+		}
+	}
 	methods := map[string]owner{}
 	for _, fns := range [][]*Func{b.m.Guards, b.m.Effects} {
 		for _, fn := range fns {

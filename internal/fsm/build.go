@@ -52,7 +52,7 @@ type builder struct {
 	fnByName map[string]*Func
 	// localTypes are the unqualified names field types use, with where.
 	localTypes []localType
-	imports  map[string]*importUse
+	imports    map[string]*importUse
 	// rows[state][event] collects the rows given for a pair before the
 	// cells are made; wild marks rows that came from "*".
 	rows map[*State]map[*Event]*pending

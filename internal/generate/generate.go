@@ -14,6 +14,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/emit"
 	"github.com/fsmgen/fsmgen/internal/fsm"
@@ -138,29 +139,12 @@ func generated(content []byte) bool {
 	return bytes.Contains(first, []byte(emit.Header))
 }
 
-// writeAtomic writes data to a temporary file beside path and renames it
-// into place, so that a reader never sees half a file.
+// writeAtomic creates path's directory and replaces the file atomically.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create directory for %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -21,6 +21,8 @@ import (
 	"regexp"
 	"syscall"
 	"time"
+
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 )
 
 // Version is the format version of the thread files this package writes.
@@ -114,7 +116,7 @@ func (s *Store) Save(t *Thread) error {
 		return fmt.Errorf("save thread %s: encode: %w", t.ID, err)
 	}
 	data = append(data, '\n')
-	if err := WriteFileAtomic(s.Path(t.ID), data, 0o600); err != nil {
+	if err := atomicfile.Write(s.Path(t.ID), data, 0o600); err != nil {
 		return fmt.Errorf("save thread %s: %w; check that %s is writable and the disk is not full", t.ID, err, s.dir)
 	}
 	return nil
@@ -169,52 +171,4 @@ func (s *Store) Lock(id string) (unlock func(), err error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		_ = f.Close()
 	}, nil
-}
-
-// WriteFileAtomic replaces the file at path with data: it writes a
-// temporary file in the same directory, syncs it, renames it over path and
-// syncs the directory, so that after a crash path holds either its old
-// content or data.
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err // some file systems cannot sync directories; that is not an error
-	}
-	return nil
 }

@@ -106,14 +106,3 @@ func TestNewIDIsValidAndUnique(t *testing.T) {
 		seen[id] = true
 	}
 }
-
-// TestWriteFileAtomicReplaces replaces a file and fails on a missing directory.
-func TestWriteFileAtomicReplaces(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f.json")
-	require.NoError(t, thread.WriteFileAtomic(p, []byte("one"), 0o600))
-	require.NoError(t, thread.WriteFileAtomic(p, []byte("two"), 0o600))
-	b, err := os.ReadFile(p)
-	require.NoError(t, err)
-	assert.Equal(t, "two", string(b))
-	require.Error(t, thread.WriteFileAtomic(filepath.Join(t.TempDir(), "no", "dir", "f"), []byte("x"), 0o600))
-}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 )
 
 // Limits of the file tools.
@@ -306,7 +307,7 @@ func (t editFileTool) create(name, p, content string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("create the parent directories of %q: %w", name, err)
 	}
-	if err := writeAtomic(p, []byte(content), newFileMode); err != nil {
+	if err := atomicfile.Write(p, []byte(content), newFileMode); err != nil {
 		return "", fmt.Errorf("create %q: %w", name, err)
 	}
 	return fmt.Sprintf("created %s (%s, %s)", name, plural(len(content), "byte"), plural(countLines(content), "line")), nil
@@ -342,41 +343,12 @@ func (t editFileTool) replace(name, p, oldStr, newStr string) (string, error) {
 	}
 	updated := strings.Replace(content, oldStr, newStr, 1)
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	if err := writeAtomic(p, []byte(updated), mode); err != nil {
+	if err := atomicfile.Write(p, []byte(updated), mode); err != nil {
 		return "", fmt.Errorf("edit %q: %w", name, err)
 	}
 	line := strings.Count(content[:strings.Index(content, oldStr)], "\n") + 1
 	return fmt.Sprintf("edited %s: replaced 1 occurrence at line %d (%s removed, %s added)",
 		name, line, plural(countLines(oldStr), "line"), plural(countLines(newStr), "line")), nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// directory renamed over it, so readers see the old or the new content,
-// never a mix. The file gets mode perm.
-func writeAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // countLines counts the lines of s, a last line without "\n" included.

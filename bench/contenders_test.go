@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/bench/floor"
 	"github.com/fsmgen/fsmgen/bench/looplabagent"
@@ -48,7 +47,7 @@ type runner interface {
 // and evs converted to the contender's event type.
 type contender struct {
 	name string
-	make func(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner
+	make func(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner
 }
 
 var contenders = []contender{
@@ -60,15 +59,15 @@ var contenders = []contender{
 
 var errNoAction = errors.New("the turn's event returned no action")
 
-// generated: gen/agent with behavior.New.
+// generated: gen/agent with agent.New.
 
 type generated struct {
 	m   *agent.Machine
 	evs []agent.Event
 }
 
-func newGenerated(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
-	r := &generated{m: agent.New(behavior.New(cfg), agent.WaitingForUserInput{Conversation: conv})}
+func newGenerated(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+	r := &generated{m: agent.New(agent.NewAgent(cfg), agent.WaitingForUserInput{Conversation: conv})}
 	for i := range evs {
 		r.evs = append(r.evs, toAgent(&evs[i]))
 	}
@@ -191,15 +190,15 @@ type core[M coreMachine] struct {
 	evs []agentcore.Event
 }
 
-func newFloor(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+func newFloor(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
 	return &core[*floor.Machine]{m: floor.New(cfg, conv), evs: evs}
 }
 
-func newLooplab(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+func newLooplab(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
 	return &core[*looplabagent.Machine]{m: looplabagent.New(cfg, conv), evs: evs}
 }
 
-func newStateless(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+func newStateless(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
 	return &core[*statelessagent.Machine]{m: statelessagent.New(cfg, conv), evs: evs}
 }
 

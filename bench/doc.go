@@ -1,5 +1,5 @@
 // Package bench measures the generated agent machine (gen/agent with the
-// guards and effects of package behavior) against the same machine written
+// guards and effects of gen/agent/behavior.go) against the same machine written
 // by hand for speed (package floor) and written on two Go FSM libraries,
 // github.com/looplab/fsm (package looplabagent) and
 // github.com/qmuntal/stateless (package statelessagent).

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
@@ -77,7 +76,7 @@ func standardTurn() []agentcore.Event {
 const turnEvents = 11
 
 // benchConfig is the configuration every contender gets.
-var benchConfig = behavior.Config{
+var benchConfig = agent.Config{
 	Model:     "claude-sonnet-4-5",
 	System:    "You are a careful coding agent.",
 	MaxTokens: 8192,
@@ -94,7 +93,7 @@ var benchConfig = behavior.Config{
 // retried, refused and ignored events, and shutdown from every state.
 var scenarios = []struct {
 	name   string
-	cfg    behavior.Config
+	cfg    agent.Config
 	events []agentcore.Event
 }{
 	{"a long session", benchConfig, []agentcore.Event{
@@ -119,10 +118,10 @@ var scenarios = []struct {
 	{"shutdown while executing", benchConfig, []agentcore.Event{user("hi"), reply("", call("a", "bash")), shutdown(), done("a", "A")}},
 	{"shutdown in the hook", benchConfig, []agentcore.Event{user("hi"), reply("", call("a", "bash")), done("a", "A"), shutdown(), hookDone()}},
 	{"shutdown in error", benchConfig, []agentcore.Event{user("hi"), llmErr(chat.ErrTimeout, 408), shutdown(), fire()}},
-	{"retries off", behavior.Config{Model: "m", NoRetries: true}, []agentcore.Event{
+	{"retries off", agent.Config{Model: "m", NoRetries: true}, []agentcore.Event{
 		user("hi"), llmErr(chat.ErrNetwork, 0), user("again"), llmErr(chat.ErrInvalidRequest, 400),
 	}},
-	{"capped backoff and retry-after", behavior.Config{Model: "m", MaxRetries: 5, BaseDelay: 10 * time.Second, MaxDelay: 25 * time.Second}, []agentcore.Event{
+	{"capped backoff and retry-after", agent.Config{Model: "m", MaxRetries: 5, BaseDelay: 10 * time.Second, MaxDelay: 25 * time.Second}, []agentcore.Event{
 		user("hi"), llmErr(chat.ErrServer, 500), fire(), llmErr(chat.ErrServer, 500), fire(), llmErr(chat.ErrServer, 500), fire(),
 		{Kind: agentcore.LLMError, Error: chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, RetryAfter: 7 * time.Second}},
 	}},
@@ -162,7 +161,7 @@ func TestSameSteps(t *testing.T) {
 func TestScenarioCoversTheMachine(t *testing.T) {
 	fired := map[int]bool{}
 	for _, sc := range scenarios {
-		m := agent.New(behavior.New(sc.cfg), agent.WaitingForUserInput{Conversation: chat.NewConversation("T-cov")})
+		m := agent.New(agent.NewAgent(sc.cfg), agent.WaitingForUserInput{Conversation: chat.NewConversation("T-cov")})
 		m.SetObserver(func(s agent.Step) { fired[s.Rule] = true })
 		for i := range sc.events {
 			_, _ = m.HandleEvent(toAgent(&sc.events[i]))

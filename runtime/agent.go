@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
@@ -51,7 +50,7 @@ type Hook func(ctx context.Context, dir string, tools []chat.CompletedTool) (aut
 // AgentConfig is what an [Agent] works with.
 type AgentConfig struct {
 	// Behavior is the machine's guards and effects. Required.
-	Behavior *behavior.Agent
+	Behavior *agent.Agent
 	// Provider streams the LLM's replies. Required.
 	Provider llm.Provider
 	// Tools runs the tool calls. Required.
@@ -152,7 +151,7 @@ var (
 func NewAgent(cfg AgentConfig) (*Agent, error) {
 	switch {
 	case cfg.Behavior == nil:
-		return nil, errors.New("runtime: AgentConfig.Behavior is nil; build one with behavior.New")
+		return nil, errors.New("runtime: AgentConfig.Behavior is nil; build one with agent.New")
 	case cfg.Provider == nil:
 		return nil, errors.New("runtime: AgentConfig.Provider is nil; build one with llm.New")
 	case cfg.Tools == nil:
@@ -194,7 +193,7 @@ func NewAgent(cfg AgentConfig) (*Agent, error) {
 }
 
 // restore builds the machine for a thread: new, or in its saved state.
-func restore(b *behavior.Agent, t *thread.Thread) (*agent.Machine, error) {
+func restore(b *agent.Agent, t *thread.Thread) (*agent.Machine, error) {
 	if len(t.State) == 0 {
 		return agent.New(b, agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}), nil
 	}
@@ -283,7 +282,7 @@ func (a *Agent) writeHeader() error {
 	}
 	cfg := a.cfg.Behavior.Config()
 	if cfg.MaxRetries == 0 {
-		cfg.NoRetries = true // behavior.New reads MaxRetries 0 as "the default"
+		cfg.NoRetries = true // agent.New reads MaxRetries 0 as "the default"
 	}
 	conf, err := json.Marshal(cfg)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime"
@@ -163,7 +162,7 @@ func TestFaults(t *testing.T) {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				s := newSession(t, p, nil, tt.replies...)
 				d := &recorder{}
-				res, err := s.run(t, run{prompt: "What is the answer?", display: d, bcfg: behavior.Config{MaxRetries: tt.maxRetries}})
+				res, err := s.run(t, run{prompt: "What is the answer?", display: d, bcfg: agent.Config{MaxRetries: tt.maxRetries}})
 				require.NoError(t, err)
 				assert.Equal(t, tt.wantRetry, d.retries)
 				assert.Len(t, s.srv.Requests(), len(tt.replies))

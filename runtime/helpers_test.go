@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime"
@@ -196,7 +195,7 @@ func newSession(t *testing.T, provider fakellm.Provider, files map[string]string
 
 // run holds what one run of the agent is given; zero fields get defaults.
 type run struct {
-	bcfg    behavior.Config
+	bcfg    agent.Config
 	tools   runtime.ToolRunner
 	display *recorder
 	hook    runtime.Hook
@@ -252,7 +251,7 @@ func (s *session) run(t *testing.T, r run) (runtime.Result, error) {
 	elog, err := eventlog.Open(s.logPath)
 	require.NoError(t, err)
 	cfg := runtime.AgentConfig{
-		Behavior:  behavior.New(r.bcfg),
+		Behavior:  agent.NewAgent(r.bcfg),
 		Provider:  provider,
 		Tools:     r.tools,
 		Workspace: s.ws,
@@ -298,7 +297,7 @@ func (s *session) state(t *testing.T) agent.State {
 func (s *session) conversation(t *testing.T) []string {
 	t.Helper()
 	st := s.state(t)
-	c, ok := behavior.ConversationOf(st)
+	c, ok := agent.ConversationOf(st)
 	require.True(t, ok, "unexpected state %T", st)
 	var out []string
 	for _, m := range c.Messages() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
@@ -27,11 +26,11 @@ func startAgent(h eventlog.Header) (eventlog.Step, error) {
 	if h.Machine != MachineName {
 		return nil, fmt.Errorf("the log is of machine %q, not %q; replay it with that machine's program", h.Machine, MachineName)
 	}
-	var cfg behavior.Config
+	var cfg agent.Config
 	if err := json.Unmarshal(h.Config, &cfg); err != nil {
 		return nil, fmt.Errorf("decode the behaviour config: %w", err)
 	}
-	b := behavior.New(cfg)
+	b := agent.NewAgent(cfg)
 	var m *agent.Machine
 	if len(h.State) == 0 || string(h.State) == "null" {
 		m = agent.New(b, agent.WaitingForUserInput{Conversation: chat.NewConversation(h.Thread)})

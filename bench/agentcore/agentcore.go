@@ -7,7 +7,7 @@
 // switch; the looplab/fsm and qmuntal/stateless contenders call the same
 // methods from their libraries' callbacks and guards, so that the
 // difference between them and the floor is the library alone. The logic is
-// that of package behavior (the generated machine's guards and effects);
+// that of gen/agent/behavior.go (the generated machine's guards and effects);
 // the equivalence test of package bench checks that every contender takes
 // the same steps as gen/agent over a scenario.
 package agentcore
@@ -19,8 +19,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
 // State identifies a state of the agent machine.
@@ -174,9 +174,9 @@ type Core struct {
 }
 
 // Init puts c in WaitingForUserInput with conv, configured as
-// behavior.New(cfg) would be (the same defaults).
-func (c *Core) Init(cfg behavior.Config, conv chat.Conversation) {
-	full := behavior.New(cfg).Config()
+// agent.NewAgent(cfg) would be (the same defaults).
+func (c *Core) Init(cfg agent.Config, conv chat.Conversation) {
+	full := agent.NewAgent(cfg).Config()
 	*c = Core{
 		State:         WaitingForUserInput,
 		conv:          conv,
@@ -289,7 +289,7 @@ func (c *Core) CanRetry(ev *Event) bool {
 	return ev.Error.Retryable() && c.retries < c.maxRetries
 }
 
-// backoff returns the delay before retry number attempt, as behavior.Agent.Backoff.
+// backoff returns the delay before retry number attempt, as agent.Agent.Backoff.
 func (c *Core) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if retryAfter > 0 {
 		return min(retryAfter, c.maxRetryAfter)

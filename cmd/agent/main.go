@@ -97,7 +97,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
@@ -184,8 +183,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
-	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
-	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one")
+	fs.IntVar(&o.maxRetries, "max-retries", agent.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
+	fs.DurationVar(&o.retryDelay, "retry-delay", agent.DefaultBaseDelay, "delay before the first retry, doubled for each next one")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
 	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
 	if err := fs.Parse(args); err != nil {
@@ -294,7 +293,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	defer unlock()
 
-	bcfg := behavior.Config{
+	bcfg := agent.Config{
 		Model:      o.model,
 		System:     systemPrompt,
 		Tools:      toolSet.Specs(),
@@ -332,7 +331,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: prompt}
 
 	a, err := runtime.NewAgent(runtime.AgentConfig{
-		Behavior:  behavior.New(bcfg),
+		Behavior:  agent.NewAgent(bcfg),
 		Provider:  provider,
 		Tools:     toolSet,
 		Workspace: ws.Root(),

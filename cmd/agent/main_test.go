@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
@@ -155,7 +154,7 @@ func (e *env) state(t *testing.T, id string) agent.State {
 
 // messages returns the conversation of a state as role: text lines.
 func messages(st agent.State) []string {
-	c, _ := behavior.ConversationOf(st)
+	c, _ := agent.ConversationOf(st)
 	var out []string
 	for _, m := range c.Messages() {
 		line := string(m.Role) + ": " + m.Content

@@ -467,78 +467,80 @@ func (*Shutdown) isAction() {}
 
 // Behavior holds the guards and effects of the Agent machine, written by hand. Guards decide between the branches of a transition; effects compute the target state's and the action's fields that the machine cannot carry over from the source state and the event. All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, so that the machine stays deterministic. A guard must not modify its arguments.
 //
+// Given a *Agent, the behaviour written in this package, the machine calls its methods directly, so that the compiler can inline them; any other Behavior, such as a test's fake, is called through this interface on a copy of the event. Events are passed by pointer: read them, do not modify or keep them.
+//
 // The slice fields that no transition carries over (ExecutingTools.Executions, PostToolsHook.CompletedTools) keep their storage when the machine leaves their state: an effect that enters the state again finds them empty, with that storage, and may append to them to reuse it, so that transitions need not allocate. Such a field must only hold storage the machine owns: fill it by appending, or with a slice the effect made, never with one that an event, another state or the effect's own data holds.
 type Behavior interface {
 	// CanRetry reports whether the error is retryable and the request has retries left.
 	//
-	// Guard of CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry (agent.yaml:195:9).
-	CanRetry(from *CallingLLM, ev LLMError) bool
+	// Guard of CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry (agent.yaml:196:9).
+	CanRetry(from *CallingLLM, ev *LLMError) bool
 	// HasToolCalls reports whether the reply asks for tools.
 	//
-	// Guard of ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools (agent.yaml:206:9).
+	// Guard of ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools (agent.yaml:207:9).
 	HasToolCalls(from *ProcessingLLMResponse) bool
 	// IsUnknownCall reports whether the completion names no pending call of this round (unknown or duplicate).
 	//
-	// Guard of ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed) (agent.yaml:225:9).
-	IsUnknownCall(from *ExecutingTools, ev ToolCompleted) bool
+	// Guard of ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed) (agent.yaml:226:9).
+	IsUnknownCall(from *ExecutingTools, ev *ToolCompleted) bool
 	// ToolsPending reports whether other calls of the round are still pending once this one completes.
 	//
-	// Guard of ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput (agent.yaml:227:9).
-	ToolsPending(from *ExecutingTools, ev ToolCompleted) bool
+	// Guard of ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput (agent.yaml:228:9).
+	ToolsPending(from *ExecutingTools, ev *ToolCompleted) bool
 	// MutatingToolRan reports whether, with this completion, a completed call of the round used a mutating tool.
 	//
-	// Guard of ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook (agent.yaml:230:9).
-	MutatingToolRan(from *ExecutingTools, ev ToolCompleted) bool
+	// Guard of ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook (agent.yaml:231:9).
+	MutatingToolRan(from *ExecutingTools, ev *ToolCompleted) bool
 	// IsKnownCall reports whether the progress report names a call of this round that has not completed.
 	//
-	// Guard of ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput (agent.yaml:217:9).
-	IsKnownCall(from *ExecutingTools, ev ToolProgress) bool
+	// Guard of ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput (agent.yaml:218:9).
+	IsKnownCall(from *ExecutingTools, ev *ToolProgress) bool
 	// StartTurn appends the user's message and builds the request.
 	//
-	// Effect of WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest (agent.yaml:176:5).
-	StartTurn(from *WaitingForUserInput, ev UserInput, to *CallingLLM, act *SendLLMRequest)
+	// Effect of WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest (agent.yaml:177:5).
+	StartTurn(from *WaitingForUserInput, ev *UserInput, to *CallingLLM, act *SendLLMRequest)
 	// RecordResponse appends the assistant's message and keeps the reply for examination.
 	//
-	// Effect of CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse} (agent.yaml:188:5).
-	RecordResponse(from *CallingLLM, ev LLMCompleted, to *ProcessingLLMResponse)
+	// Effect of CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse} (agent.yaml:189:5).
+	RecordResponse(from *CallingLLM, ev *LLMCompleted, to *ProcessingLLMResponse)
 	// StartTools lists one pending execution per tool call, in the LLM's order.
 	//
-	// Effect of ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools (agent.yaml:206:9).
+	// Effect of ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools (agent.yaml:207:9).
 	StartTools(from *ProcessingLLMResponse, to *ExecutingTools, act *ExecuteTools)
 	// ScheduleRetry counts the failed attempt and computes the backoff delay.
 	//
-	// Effect of CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry (agent.yaml:195:9).
-	ScheduleRetry(from *CallingLLM, ev LLMError, to *Error, act *ScheduleRetry)
+	// Effect of CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry (agent.yaml:196:9).
+	ScheduleRetry(from *CallingLLM, ev *LLMError, to *Error, act *ScheduleRetry)
 	// GiveUp reports the error the request failed with.
 	//
-	// Effect of CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError (agent.yaml:199:9).
-	GiveUp(from *CallingLLM, ev LLMError, to *WaitingForUserInput, act *DisplayError)
+	// Effect of CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError (agent.yaml:200:9).
+	GiveUp(from *CallingLLM, ev *LLMError, to *WaitingForUserInput, act *DisplayError)
 	// RetryRequest rebuilds the request from the conversation.
 	//
-	// Effect of Error --RetryTimeoutFired--> CallingLlm {retryRequest} / SendLlmRequest (agent.yaml:245:5).
+	// Effect of Error --RetryTimeoutFired--> CallingLlm {retryRequest} / SendLlmRequest (agent.yaml:246:5).
 	RetryRequest(from *Error, to *CallingLLM, act *SendLLMRequest)
 	// RecordProgress marks the call running with its progress.
 	//
-	// Effect of ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput (agent.yaml:217:9).
+	// Effect of ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput (agent.yaml:218:9).
 	// It updates s in place: the machine stays in its state.
-	RecordProgress(s *ExecutingTools, ev ToolProgress)
+	RecordProgress(s *ExecutingTools, ev *ToolProgress)
 	// RecordOutcome marks the call completed with its outcome.
 	//
-	// Effect of ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput (agent.yaml:227:9).
+	// Effect of ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput (agent.yaml:228:9).
 	// It updates s in place: the machine stays in its state.
-	RecordOutcome(s *ExecutingTools, ev ToolCompleted)
+	RecordOutcome(s *ExecutingTools, ev *ToolCompleted)
 	// FinishToolsWithHook appends the tool results in the LLM's order and freezes the next request for after the hook.
 	//
-	// Effect of ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook (agent.yaml:230:9).
-	FinishToolsWithHook(from *ExecutingTools, ev ToolCompleted, to *PostToolsHook, act *RunPostToolsHook)
+	// Effect of ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook (agent.yaml:231:9).
+	FinishToolsWithHook(from *ExecutingTools, ev *ToolCompleted, to *PostToolsHook, act *RunPostToolsHook)
 	// FinishTools appends the tool results in the LLM's order and builds the next request.
 	//
-	// Effect of ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest (agent.yaml:234:9).
-	FinishTools(from *ExecutingTools, ev ToolCompleted, to *CallingLLM, act *SendLLMRequest)
+	// Effect of ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest (agent.yaml:235:9).
+	FinishTools(from *ExecutingTools, ev *ToolCompleted, to *CallingLLM, act *SendLLMRequest)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
-	// Effect of PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest (agent.yaml:239:5).
-	ResumeAfterHook(from *PostToolsHook, ev PostToolsHookCompleted, to *CallingLLM, act *SendLLMRequest)
+	// Effect of PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest (agent.yaml:240:5).
+	ResumeAfterHook(from *PostToolsHook, ev *PostToolsHookCompleted, to *CallingLLM, act *SendLLMRequest)
 }
 
 // RuleKind says what a rule does with its event.
@@ -597,14 +599,14 @@ var fsmRules = [...]Rule{
 		Event:  EventUserInput,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:176:5",
+		Pos:    "agent.yaml:177:5",
 		To:     StateCallingLLM,
 	},
 	{
 		Event:  EventTextDelta,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:14",
+		Pos:    "agent.yaml:25:14",
 		Reason: "TextDelta is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -612,7 +614,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCallDelta,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:25",
+		Pos:    "agent.yaml:25:25",
 		Reason: "ToolCallDelta is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -620,7 +622,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMCompleted,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:40",
+		Pos:    "agent.yaml:25:40",
 		Reason: "LlmCompleted is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -628,7 +630,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMError,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:54",
+		Pos:    "agent.yaml:25:54",
 		Reason: "LlmError is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -636,7 +638,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolProgress,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:64",
+		Pos:    "agent.yaml:25:64",
 		Reason: "ToolProgress is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -644,7 +646,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCompleted,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:78",
+		Pos:    "agent.yaml:25:78",
 		Reason: "ToolCompleted is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -652,7 +654,7 @@ var fsmRules = [...]Rule{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:93",
+		Pos:    "agent.yaml:25:93",
 		Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -660,7 +662,7 @@ var fsmRules = [...]Rule{
 		Event:  EventRetryTimeoutFired,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:24:117",
+		Pos:    "agent.yaml:25:117",
 		Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput",
 		To:     StateWaitingForUserInput,
 	},
@@ -669,14 +671,14 @@ var fsmRules = [...]Rule{
 		Event:  EventShutdownRequested,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:251:5",
+		Pos:    "agent.yaml:252:5",
 		To:     StateShuttingDown,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:30:14",
+		Pos:    "agent.yaml:31:14",
 		Reason: "UserInput is not accepted in state CallingLlm",
 		To:     StateCallingLLM,
 	},
@@ -685,7 +687,7 @@ var fsmRules = [...]Rule{
 		Event:  EventTextDelta,
 		From:   StateCallingLLM,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:182:5",
+		Pos:    "agent.yaml:183:5",
 		To:     StateCallingLLM,
 	},
 	{
@@ -693,7 +695,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCallDelta,
 		From:   StateCallingLLM,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:185:5",
+		Pos:    "agent.yaml:186:5",
 		To:     StateCallingLLM,
 	},
 	{
@@ -701,7 +703,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMCompleted,
 		From:   StateCallingLLM,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:188:5",
+		Pos:    "agent.yaml:189:5",
 		To:     StateProcessingLLMResponse,
 	},
 	{
@@ -711,7 +713,7 @@ var fsmRules = [...]Rule{
 		From:   StateCallingLLM,
 		Guard:  "canRetry",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:195:9",
+		Pos:    "agent.yaml:196:9",
 		To:     StateError,
 	},
 	{
@@ -721,14 +723,14 @@ var fsmRules = [...]Rule{
 		From:   StateCallingLLM,
 		Guard:  "else",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:199:9",
+		Pos:    "agent.yaml:200:9",
 		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventToolProgress,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:30:25",
+		Pos:    "agent.yaml:31:25",
 		Reason: "ToolProgress is not accepted in state CallingLlm",
 		To:     StateCallingLLM,
 	},
@@ -736,7 +738,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCompleted,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:30:39",
+		Pos:    "agent.yaml:31:39",
 		Reason: "ToolCompleted is not accepted in state CallingLlm",
 		To:     StateCallingLLM,
 	},
@@ -744,7 +746,7 @@ var fsmRules = [...]Rule{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:30:54",
+		Pos:    "agent.yaml:31:54",
 		Reason: "PostToolsHookCompleted is not accepted in state CallingLlm",
 		To:     StateCallingLLM,
 	},
@@ -752,7 +754,7 @@ var fsmRules = [...]Rule{
 		Event:  EventRetryTimeoutFired,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:30:78",
+		Pos:    "agent.yaml:31:78",
 		Reason: "RetryTimeoutFired is not accepted in state CallingLlm",
 		To:     StateCallingLLM,
 	},
@@ -761,7 +763,7 @@ var fsmRules = [...]Rule{
 		Event:  EventShutdownRequested,
 		From:   StateCallingLLM,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:251:5",
+		Pos:    "agent.yaml:252:5",
 		To:     StateShuttingDown,
 	},
 	{
@@ -770,7 +772,7 @@ var fsmRules = [...]Rule{
 		From:   StateProcessingLLMResponse,
 		Guard:  "hasToolCalls",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:206:9",
+		Pos:    "agent.yaml:207:9",
 		To:     StateExecutingTools,
 	},
 	{
@@ -778,14 +780,14 @@ var fsmRules = [...]Rule{
 		From:   StateProcessingLLMResponse,
 		Guard:  "else",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:210:9",
+		Pos:    "agent.yaml:211:9",
 		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:42:14",
+		Pos:    "agent.yaml:43:14",
 		Reason: "UserInput is not accepted in state ExecutingTools",
 		To:     StateExecutingTools,
 	},
@@ -793,7 +795,7 @@ var fsmRules = [...]Rule{
 		Event:  EventTextDelta,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:42:25",
+		Pos:    "agent.yaml:43:25",
 		Reason: "TextDelta is not accepted in state ExecutingTools",
 		To:     StateExecutingTools,
 	},
@@ -801,7 +803,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCallDelta,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:42:36",
+		Pos:    "agent.yaml:43:36",
 		Reason: "ToolCallDelta is not accepted in state ExecutingTools",
 		To:     StateExecutingTools,
 	},
@@ -809,7 +811,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMCompleted,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:42:51",
+		Pos:    "agent.yaml:43:51",
 		Reason: "LlmCompleted is not accepted in state ExecutingTools",
 		To:     StateExecutingTools,
 	},
@@ -817,7 +819,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMError,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:42:65",
+		Pos:    "agent.yaml:43:65",
 		Reason: "LlmError is not accepted in state ExecutingTools",
 		To:     StateExecutingTools,
 	},
@@ -828,7 +830,7 @@ var fsmRules = [...]Rule{
 		From:   StateExecutingTools,
 		Guard:  "isKnownCall",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:217:9",
+		Pos:    "agent.yaml:218:9",
 		To:     StateExecutingTools,
 	},
 	{
@@ -836,7 +838,7 @@ var fsmRules = [...]Rule{
 		From:  StateExecutingTools,
 		Guard: "else",
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:220:9",
+		Pos:   "agent.yaml:221:9",
 		To:    StateExecutingTools,
 	},
 	{
@@ -844,7 +846,7 @@ var fsmRules = [...]Rule{
 		From:   StateExecutingTools,
 		Guard:  "isUnknownCall",
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:225:9",
+		Pos:    "agent.yaml:226:9",
 		Reason: "the call is not pending in this round (unknown or already completed)",
 		To:     StateExecutingTools,
 	},
@@ -855,7 +857,7 @@ var fsmRules = [...]Rule{
 		From:   StateExecutingTools,
 		Guard:  "toolsPending",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:227:9",
+		Pos:    "agent.yaml:228:9",
 		To:     StateExecutingTools,
 	},
 	{
@@ -865,7 +867,7 @@ var fsmRules = [...]Rule{
 		From:   StateExecutingTools,
 		Guard:  "mutatingToolRan",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:230:9",
+		Pos:    "agent.yaml:231:9",
 		To:     StatePostToolsHook,
 	},
 	{
@@ -875,14 +877,14 @@ var fsmRules = [...]Rule{
 		From:   StateExecutingTools,
 		Guard:  "else",
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:234:9",
+		Pos:    "agent.yaml:235:9",
 		To:     StateCallingLLM,
 	},
 	{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:42:75",
+		Pos:    "agent.yaml:43:75",
 		Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools",
 		To:     StateExecutingTools,
 	},
@@ -890,7 +892,7 @@ var fsmRules = [...]Rule{
 		Event:  EventRetryTimeoutFired,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:42:99",
+		Pos:    "agent.yaml:43:99",
 		Reason: "RetryTimeoutFired is not accepted in state ExecutingTools",
 		To:     StateExecutingTools,
 	},
@@ -899,14 +901,14 @@ var fsmRules = [...]Rule{
 		Event:  EventShutdownRequested,
 		From:   StateExecutingTools,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:251:5",
+		Pos:    "agent.yaml:252:5",
 		To:     StateShuttingDown,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:14",
+		Pos:    "agent.yaml:50:14",
 		Reason: "UserInput is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -914,7 +916,7 @@ var fsmRules = [...]Rule{
 		Event:  EventTextDelta,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:25",
+		Pos:    "agent.yaml:50:25",
 		Reason: "TextDelta is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -922,7 +924,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCallDelta,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:36",
+		Pos:    "agent.yaml:50:36",
 		Reason: "ToolCallDelta is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -930,7 +932,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMCompleted,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:51",
+		Pos:    "agent.yaml:50:51",
 		Reason: "LlmCompleted is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -938,7 +940,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMError,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:65",
+		Pos:    "agent.yaml:50:65",
 		Reason: "LlmError is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -946,7 +948,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolProgress,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:75",
+		Pos:    "agent.yaml:50:75",
 		Reason: "ToolProgress is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -954,7 +956,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCompleted,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:89",
+		Pos:    "agent.yaml:50:89",
 		Reason: "ToolCompleted is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -964,14 +966,14 @@ var fsmRules = [...]Rule{
 		Event:  EventPostToolsHookCompleted,
 		From:   StatePostToolsHook,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:239:5",
+		Pos:    "agent.yaml:240:5",
 		To:     StateCallingLLM,
 	},
 	{
 		Event:  EventRetryTimeoutFired,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:49:104",
+		Pos:    "agent.yaml:50:104",
 		Reason: "RetryTimeoutFired is not accepted in state PostToolsHook",
 		To:     StatePostToolsHook,
 	},
@@ -980,14 +982,14 @@ var fsmRules = [...]Rule{
 		Event:  EventShutdownRequested,
 		From:   StatePostToolsHook,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:251:5",
+		Pos:    "agent.yaml:252:5",
 		To:     StateShuttingDown,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:14",
+		Pos:    "agent.yaml:58:14",
 		Reason: "UserInput is not accepted in state Error",
 		To:     StateError,
 	},
@@ -995,7 +997,7 @@ var fsmRules = [...]Rule{
 		Event:  EventTextDelta,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:25",
+		Pos:    "agent.yaml:58:25",
 		Reason: "TextDelta is not accepted in state Error",
 		To:     StateError,
 	},
@@ -1003,7 +1005,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCallDelta,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:36",
+		Pos:    "agent.yaml:58:36",
 		Reason: "ToolCallDelta is not accepted in state Error",
 		To:     StateError,
 	},
@@ -1011,7 +1013,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMCompleted,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:51",
+		Pos:    "agent.yaml:58:51",
 		Reason: "LlmCompleted is not accepted in state Error",
 		To:     StateError,
 	},
@@ -1019,7 +1021,7 @@ var fsmRules = [...]Rule{
 		Event:  EventLLMError,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:65",
+		Pos:    "agent.yaml:58:65",
 		Reason: "LlmError is not accepted in state Error",
 		To:     StateError,
 	},
@@ -1027,7 +1029,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolProgress,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:75",
+		Pos:    "agent.yaml:58:75",
 		Reason: "ToolProgress is not accepted in state Error",
 		To:     StateError,
 	},
@@ -1035,7 +1037,7 @@ var fsmRules = [...]Rule{
 		Event:  EventToolCompleted,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:89",
+		Pos:    "agent.yaml:58:89",
 		Reason: "ToolCompleted is not accepted in state Error",
 		To:     StateError,
 	},
@@ -1043,7 +1045,7 @@ var fsmRules = [...]Rule{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:57:104",
+		Pos:    "agent.yaml:58:104",
 		Reason: "PostToolsHookCompleted is not accepted in state Error",
 		To:     StateError,
 	},
@@ -1053,7 +1055,7 @@ var fsmRules = [...]Rule{
 		Event:  EventRetryTimeoutFired,
 		From:   StateError,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:245:5",
+		Pos:    "agent.yaml:246:5",
 		To:     StateCallingLLM,
 	},
 	{
@@ -1061,70 +1063,70 @@ var fsmRules = [...]Rule{
 		Event:  EventShutdownRequested,
 		From:   StateError,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:251:5",
+		Pos:    "agent.yaml:252:5",
 		To:     StateShuttingDown,
 	},
 	{
 		Event: EventUserInput,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:14",
+		Pos:   "agent.yaml:62:14",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventTextDelta,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:25",
+		Pos:   "agent.yaml:62:25",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventToolCallDelta,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:36",
+		Pos:   "agent.yaml:62:36",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventLLMCompleted,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:51",
+		Pos:   "agent.yaml:62:51",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventLLMError,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:65",
+		Pos:   "agent.yaml:62:65",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventToolProgress,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:75",
+		Pos:   "agent.yaml:62:75",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventToolCompleted,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:89",
+		Pos:   "agent.yaml:62:89",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventPostToolsHookCompleted,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:104",
+		Pos:   "agent.yaml:62:104",
 		To:    StateShuttingDown,
 	},
 	{
 		Event: EventRetryTimeoutFired,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:61:128",
+		Pos:   "agent.yaml:62:128",
 		To:    StateShuttingDown,
 	},
 	{
@@ -1132,7 +1134,7 @@ var fsmRules = [...]Rule{
 		Event:  EventShutdownRequested,
 		From:   StateShuttingDown,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:251:5",
+		Pos:    "agent.yaml:252:5",
 		To:     StateShuttingDown,
 	},
 }
@@ -1191,16 +1193,19 @@ type fsmActions struct {
 
 // Machine runs the Agent state machine. Create it with New or Restore. It is not safe for concurrent use: one goroutine owns it and feeds it one event at a time.
 type Machine struct {
-	b    Behavior
-	obs  Observer
-	kind StateKind
-	st   fsmStates
-	act  fsmActions
+	b Behavior
+	// direct is b when it is a *Agent: its methods are called without the interface.
+	direct *Agent
+	obs    Observer
+	kind   StateKind
+	st     fsmStates
+	act    fsmActions
 }
 
 // New returns a machine in the initial state WaitingForUserInput with the given data.
 func New(b Behavior, initial WaitingForUserInput) *Machine {
 	m := &Machine{b: b, kind: StateWaitingForUserInput}
+	m.direct, _ = b.(*Agent)
 	m.st.WaitingForUserInput = initial
 	return m
 }
@@ -1208,6 +1213,7 @@ func New(b Behavior, initial WaitingForUserInput) *Machine {
 // Restore returns a machine in state s, e.g. one decoded by UnmarshalState. It fails for a transient state, which is left in the step that enters it. The machine owns the storage of s's slices from then on (see Behavior): give it a state no other machine uses.
 func Restore(b Behavior, s State) (*Machine, error) {
 	m := &Machine{b: b}
+	m.direct, _ = b.(*Agent)
 	switch s := s.(type) {
 	case WaitingForUserInput:
 		m.kind, m.st.WaitingForUserInput = StateWaitingForUserInput, s
@@ -1283,7 +1289,20 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 	case StateWaitingForUserInput:
 		switch ev := ev.(type) {
 		case UserInput:
-			return m.waitingForUserInputOnUserInput(&ev)
+			from := &m.st.WaitingForUserInput
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.act.SendLLMRequest = SendLLMRequest{}
+			if m.direct != nil {
+				m.direct.StartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			} else {
+				m.fsmViaStartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			}
+			m.st.WaitingForUserInput = WaitingForUserInput{}
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
 		case TextDelta:
 			return m.reject(1)
 		case ToolCallDelta:
@@ -1301,20 +1320,80 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case RetryTimeoutFired:
 			return m.reject(8)
 		case ShutdownRequested:
-			return m.waitingForUserInputOnShutdownRequested()
+			m.st.WaitingForUserInput = WaitingForUserInput{}
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
 		case UserInput:
 			return m.reject(10)
 		case TextDelta:
-			return m.callingLLMOnTextDelta(&ev)
+			m.act.DisplayMessage.Content = ev.Content
+			if m.obs != nil {
+				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
+			}
+			return &m.act.DisplayMessage, nil
 		case ToolCallDelta:
-			return m.callingLLMOnToolCallDelta()
+			if m.obs != nil {
+				m.step(12, StateCallingLLM, &m.act.WaitForInput)
+			}
+			return &m.act.WaitForInput, nil
 		case LLMCompleted:
-			return m.callingLLMOnLLMCompleted(&ev)
+			from := &m.st.CallingLLM
+			m.st.ProcessingLLMResponse.Conversation = from.Conversation
+			m.st.ProcessingLLMResponse.Response = ev.Response
+			if m.direct != nil {
+				m.direct.RecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
+			} else {
+				m.fsmViaRecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
+			}
+			m.st.CallingLLM = CallingLLM{}
+			m.kind = StateProcessingLLMResponse
+			if m.obs != nil {
+				m.step(13, StateCallingLLM, nil)
+			}
+			return m.leaveProcessingLLMResponse()
 		case LLMError:
-			return m.callingLLMOnLLMError(&ev)
+			from := &m.st.CallingLLM
+			switch {
+			case m.direct != nil && m.direct.CanRetry(from, &ev) || m.direct == nil && m.fsmViaCanRetry(from, &ev):
+				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
+				m.st.Error.Conversation = from.Conversation
+				m.st.Error.Error = ev.Error
+				m.st.Error.Retries = from.Retries
+				m.act.ScheduleRetry = ScheduleRetry{}
+				m.act.ScheduleRetry.Error = ev.Error
+				if m.direct != nil {
+					m.direct.ScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
+				} else {
+					m.fsmViaScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
+				}
+				m.st.CallingLLM = CallingLLM{}
+				m.kind = StateError
+				if m.obs != nil {
+					m.step(14, StateCallingLLM, &m.act.ScheduleRetry)
+				}
+				return &m.act.ScheduleRetry, nil
+			default:
+				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
+				m.st.WaitingForUserInput.Conversation = from.Conversation
+				m.act.DisplayError = DisplayError{}
+				if m.direct != nil {
+					m.direct.GiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
+				} else {
+					m.fsmViaGiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
+				}
+				m.st.CallingLLM = CallingLLM{}
+				m.kind = StateWaitingForUserInput
+				if m.obs != nil {
+					m.step(15, StateCallingLLM, &m.act.DisplayError)
+				}
+				return &m.act.DisplayError, nil
+			}
 		case ToolProgress:
 			return m.reject(16)
 		case ToolCompleted:
@@ -1324,7 +1403,12 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case RetryTimeoutFired:
 			return m.reject(19)
 		case ShutdownRequested:
-			return m.callingLLMOnShutdownRequested()
+			m.st.CallingLLM = CallingLLM{}
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(20, StateCallingLLM, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
@@ -1339,15 +1423,88 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case LLMError:
 			return m.reject(27)
 		case ToolProgress:
-			return m.executingToolsOnToolProgress(&ev)
+			from := &m.st.ExecutingTools
+			switch {
+			case m.direct != nil && m.direct.IsKnownCall(from, &ev) || m.direct == nil && m.fsmViaIsKnownCall(from, &ev):
+				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
+				if m.direct != nil {
+					m.direct.RecordProgress(from, &ev)
+				} else {
+					m.fsmViaRecordProgress(from, &ev)
+				}
+				if m.obs != nil {
+					m.step(28, StateExecutingTools, &m.act.WaitForInput)
+				}
+				return &m.act.WaitForInput, nil
+			default:
+				// ExecutingTools --ToolProgress [else]--> ignored
+				return m.ignore(29)
+			}
 		case ToolCompleted:
-			return m.executingToolsOnToolCompleted(&ev)
+			from := &m.st.ExecutingTools
+			switch {
+			case m.direct != nil && m.direct.IsUnknownCall(from, &ev) || m.direct == nil && m.fsmViaIsUnknownCall(from, &ev):
+				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
+				return m.reject(30)
+			case m.direct != nil && m.direct.ToolsPending(from, &ev) || m.direct == nil && m.fsmViaToolsPending(from, &ev):
+				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
+				if m.direct != nil {
+					m.direct.RecordOutcome(from, &ev)
+				} else {
+					m.fsmViaRecordOutcome(from, &ev)
+				}
+				if m.obs != nil {
+					m.step(31, StateExecutingTools, &m.act.WaitForInput)
+				}
+				return &m.act.WaitForInput, nil
+			case m.direct != nil && m.direct.MutatingToolRan(from, &ev) || m.direct == nil && m.fsmViaMutatingToolRan(from, &ev):
+				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
+				m.st.PostToolsHook.Conversation = from.Conversation
+				m.act.RunPostToolsHook = RunPostToolsHook{}
+				if m.direct != nil {
+					m.direct.FinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+				} else {
+					m.fsmViaFinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+				}
+				keepExecutions := m.st.ExecutingTools.Executions[:0]
+				m.st.ExecutingTools = ExecutingTools{}
+				m.st.ExecutingTools.Executions = keepExecutions
+				m.kind = StatePostToolsHook
+				if m.obs != nil {
+					m.step(32, StateExecutingTools, &m.act.RunPostToolsHook)
+				}
+				return &m.act.RunPostToolsHook, nil
+			default:
+				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
+				m.st.CallingLLM.Conversation = from.Conversation
+				m.act.SendLLMRequest = SendLLMRequest{}
+				if m.direct != nil {
+					m.direct.FinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+				} else {
+					m.fsmViaFinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+				}
+				keepExecutions := m.st.ExecutingTools.Executions[:0]
+				m.st.ExecutingTools = ExecutingTools{}
+				m.st.ExecutingTools.Executions = keepExecutions
+				m.kind = StateCallingLLM
+				if m.obs != nil {
+					m.step(33, StateExecutingTools, &m.act.SendLLMRequest)
+				}
+				return &m.act.SendLLMRequest, nil
+			}
 		case PostToolsHookCompleted:
 			return m.reject(34)
 		case RetryTimeoutFired:
 			return m.reject(35)
 		case ShutdownRequested:
-			return m.executingToolsOnShutdownRequested()
+			keepExecutions := m.st.ExecutingTools.Executions[:0]
+			m.st.ExecutingTools = ExecutingTools{}
+			m.st.ExecutingTools.Executions = keepExecutions
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(36, StateExecutingTools, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
 		}
 	case StatePostToolsHook:
 		switch ev := ev.(type) {
@@ -1366,11 +1523,33 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case ToolCompleted:
 			return m.reject(43)
 		case PostToolsHookCompleted:
-			return m.postToolsHookOnPostToolsHookCompleted(&ev)
+			from := &m.st.PostToolsHook
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.act.SendLLMRequest = SendLLMRequest{}
+			if m.direct != nil {
+				m.direct.ResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			} else {
+				m.fsmViaResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			}
+			keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
+			m.st.PostToolsHook = PostToolsHook{}
+			m.st.PostToolsHook.CompletedTools = keepCompletedTools
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
 		case RetryTimeoutFired:
 			return m.reject(45)
 		case ShutdownRequested:
-			return m.postToolsHookOnShutdownRequested()
+			keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
+			m.st.PostToolsHook = PostToolsHook{}
+			m.st.PostToolsHook.CompletedTools = keepCompletedTools
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(46, StatePostToolsHook, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
 		}
 	case StateError:
 		switch ev.(type) {
@@ -1391,9 +1570,28 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case PostToolsHookCompleted:
 			return m.reject(54)
 		case RetryTimeoutFired:
-			return m.errorOnRetryTimeoutFired()
+			from := &m.st.Error
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.st.CallingLLM.Retries = from.Retries
+			m.act.SendLLMRequest = SendLLMRequest{}
+			if m.direct != nil {
+				m.direct.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			} else {
+				m.fsmViaRetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			}
+			m.st.Error = Error{}
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(55, StateError, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
 		case ShutdownRequested:
-			return m.errorOnShutdownRequested()
+			m.st.Error = Error{}
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(56, StateError, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
@@ -1416,240 +1614,169 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case RetryTimeoutFired:
 			return m.ignore(65)
 		case ShutdownRequested:
-			return m.shuttingDownOnShutdownRequested()
+			if m.obs != nil {
+				m.step(66, StateShuttingDown, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
 		}
 	}
 	return nil, m.unhandled(ev)
-}
-
-// waitingForUserInputOnUserInput handles UserInput in state WaitingForUserInput.
-func (m *Machine) waitingForUserInputOnUserInput(ev *UserInput) (Action, error) {
-	from := &m.st.WaitingForUserInput
-	m.st.CallingLLM.Conversation = from.Conversation
-	m.act.SendLLMRequest = SendLLMRequest{}
-	m.b.StartTurn(from, *ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-	m.st.WaitingForUserInput = WaitingForUserInput{}
-	m.kind = StateCallingLLM
-	return m.done(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
-}
-
-// waitingForUserInputOnShutdownRequested handles ShutdownRequested in state WaitingForUserInput.
-func (m *Machine) waitingForUserInputOnShutdownRequested() (Action, error) {
-	m.st.WaitingForUserInput = WaitingForUserInput{}
-	m.kind = StateShuttingDown
-	return m.done(9, StateWaitingForUserInput, &m.act.Shutdown)
-}
-
-// callingLLMOnTextDelta handles TextDelta in state CallingLlm.
-func (m *Machine) callingLLMOnTextDelta(ev *TextDelta) (Action, error) {
-	m.act.DisplayMessage.Content = ev.Content
-	return m.done(11, StateCallingLLM, &m.act.DisplayMessage)
-}
-
-// callingLLMOnToolCallDelta handles ToolCallDelta in state CallingLlm.
-func (m *Machine) callingLLMOnToolCallDelta() (Action, error) {
-	return m.done(12, StateCallingLLM, &m.act.WaitForInput)
-}
-
-// callingLLMOnLLMCompleted handles LlmCompleted in state CallingLlm.
-func (m *Machine) callingLLMOnLLMCompleted(ev *LLMCompleted) (Action, error) {
-	from := &m.st.CallingLLM
-	m.st.ProcessingLLMResponse.Conversation = from.Conversation
-	m.st.ProcessingLLMResponse.Response = ev.Response
-	m.b.RecordResponse(from, *ev, &m.st.ProcessingLLMResponse)
-	m.st.CallingLLM = CallingLLM{}
-	m.kind = StateProcessingLLMResponse
-	m.step(13, StateCallingLLM, nil)
-	return m.leaveProcessingLLMResponse()
-}
-
-// callingLLMOnLLMError handles LlmError in state CallingLlm.
-func (m *Machine) callingLLMOnLLMError(ev *LLMError) (Action, error) {
-	from := &m.st.CallingLLM
-	switch {
-	case m.b.CanRetry(from, *ev):
-		// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
-		m.st.Error.Conversation = from.Conversation
-		m.st.Error.Error = ev.Error
-		m.st.Error.Retries = from.Retries
-		m.act.ScheduleRetry = ScheduleRetry{}
-		m.act.ScheduleRetry.Error = ev.Error
-		m.b.ScheduleRetry(from, *ev, &m.st.Error, &m.act.ScheduleRetry)
-		m.st.CallingLLM = CallingLLM{}
-		m.kind = StateError
-		return m.done(14, StateCallingLLM, &m.act.ScheduleRetry)
-	default:
-		// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
-		m.st.WaitingForUserInput.Conversation = from.Conversation
-		m.act.DisplayError = DisplayError{}
-		m.b.GiveUp(from, *ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
-		m.st.CallingLLM = CallingLLM{}
-		m.kind = StateWaitingForUserInput
-		return m.done(15, StateCallingLLM, &m.act.DisplayError)
-	}
-}
-
-// callingLLMOnShutdownRequested handles ShutdownRequested in state CallingLlm.
-func (m *Machine) callingLLMOnShutdownRequested() (Action, error) {
-	m.st.CallingLLM = CallingLLM{}
-	m.kind = StateShuttingDown
-	return m.done(20, StateCallingLLM, &m.act.Shutdown)
-}
-
-// executingToolsOnToolProgress handles ToolProgress in state ExecutingTools.
-func (m *Machine) executingToolsOnToolProgress(ev *ToolProgress) (Action, error) {
-	from := &m.st.ExecutingTools
-	switch {
-	case m.b.IsKnownCall(from, *ev):
-		// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
-		m.b.RecordProgress(from, *ev)
-		return m.done(28, StateExecutingTools, &m.act.WaitForInput)
-	default:
-		// ExecutingTools --ToolProgress [else]--> ignored
-		return m.ignore(29)
-	}
-}
-
-// executingToolsOnToolCompleted handles ToolCompleted in state ExecutingTools.
-func (m *Machine) executingToolsOnToolCompleted(ev *ToolCompleted) (Action, error) {
-	from := &m.st.ExecutingTools
-	switch {
-	case m.b.IsUnknownCall(from, *ev):
-		// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
-		return m.reject(30)
-	case m.b.ToolsPending(from, *ev):
-		// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
-		m.b.RecordOutcome(from, *ev)
-		return m.done(31, StateExecutingTools, &m.act.WaitForInput)
-	case m.b.MutatingToolRan(from, *ev):
-		// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
-		m.st.PostToolsHook.Conversation = from.Conversation
-		m.act.RunPostToolsHook = RunPostToolsHook{}
-		m.b.FinishToolsWithHook(from, *ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
-		keepExecutions := m.st.ExecutingTools.Executions[:0]
-		m.st.ExecutingTools = ExecutingTools{}
-		m.st.ExecutingTools.Executions = keepExecutions
-		m.kind = StatePostToolsHook
-		return m.done(32, StateExecutingTools, &m.act.RunPostToolsHook)
-	default:
-		// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
-		m.st.CallingLLM.Conversation = from.Conversation
-		m.act.SendLLMRequest = SendLLMRequest{}
-		m.b.FinishTools(from, *ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-		keepExecutions := m.st.ExecutingTools.Executions[:0]
-		m.st.ExecutingTools = ExecutingTools{}
-		m.st.ExecutingTools.Executions = keepExecutions
-		m.kind = StateCallingLLM
-		return m.done(33, StateExecutingTools, &m.act.SendLLMRequest)
-	}
-}
-
-// executingToolsOnShutdownRequested handles ShutdownRequested in state ExecutingTools.
-func (m *Machine) executingToolsOnShutdownRequested() (Action, error) {
-	keepExecutions := m.st.ExecutingTools.Executions[:0]
-	m.st.ExecutingTools = ExecutingTools{}
-	m.st.ExecutingTools.Executions = keepExecutions
-	m.kind = StateShuttingDown
-	return m.done(36, StateExecutingTools, &m.act.Shutdown)
-}
-
-// postToolsHookOnPostToolsHookCompleted handles PostToolsHookCompleted in state PostToolsHook.
-func (m *Machine) postToolsHookOnPostToolsHookCompleted(ev *PostToolsHookCompleted) (Action, error) {
-	from := &m.st.PostToolsHook
-	m.st.CallingLLM.Conversation = from.Conversation
-	m.act.SendLLMRequest = SendLLMRequest{}
-	m.b.ResumeAfterHook(from, *ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-	keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
-	m.st.PostToolsHook = PostToolsHook{}
-	m.st.PostToolsHook.CompletedTools = keepCompletedTools
-	m.kind = StateCallingLLM
-	return m.done(44, StatePostToolsHook, &m.act.SendLLMRequest)
-}
-
-// postToolsHookOnShutdownRequested handles ShutdownRequested in state PostToolsHook.
-func (m *Machine) postToolsHookOnShutdownRequested() (Action, error) {
-	keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
-	m.st.PostToolsHook = PostToolsHook{}
-	m.st.PostToolsHook.CompletedTools = keepCompletedTools
-	m.kind = StateShuttingDown
-	return m.done(46, StatePostToolsHook, &m.act.Shutdown)
-}
-
-// errorOnRetryTimeoutFired handles RetryTimeoutFired in state Error.
-func (m *Machine) errorOnRetryTimeoutFired() (Action, error) {
-	from := &m.st.Error
-	m.st.CallingLLM.Conversation = from.Conversation
-	m.st.CallingLLM.Retries = from.Retries
-	m.act.SendLLMRequest = SendLLMRequest{}
-	m.b.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
-	m.st.Error = Error{}
-	m.kind = StateCallingLLM
-	return m.done(55, StateError, &m.act.SendLLMRequest)
-}
-
-// errorOnShutdownRequested handles ShutdownRequested in state Error.
-func (m *Machine) errorOnShutdownRequested() (Action, error) {
-	m.st.Error = Error{}
-	m.kind = StateShuttingDown
-	return m.done(56, StateError, &m.act.Shutdown)
-}
-
-// shuttingDownOnShutdownRequested handles ShutdownRequested in state ShuttingDown.
-func (m *Machine) shuttingDownOnShutdownRequested() (Action, error) {
-	return m.done(66, StateShuttingDown, &m.act.Shutdown)
 }
 
 // leaveProcessingLLMResponse takes the eventless transitions of the transient state ProcessingLlmResponse.
 func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
 	from := &m.st.ProcessingLLMResponse
 	switch {
-	case m.b.HasToolCalls(from):
+	case m.direct != nil && m.direct.HasToolCalls(from) || m.direct == nil && m.fsmViaHasToolCalls(from):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools
 		m.st.ExecutingTools.Conversation = from.Conversation
 		m.act.ExecuteTools = ExecuteTools{}
-		m.b.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
+		if m.direct != nil {
+			m.direct.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
+		} else {
+			m.fsmViaStartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
+		}
 		m.st.ProcessingLLMResponse = ProcessingLLMResponse{}
 		m.kind = StateExecutingTools
-		return m.done(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
+		if m.obs != nil {
+			m.step(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
+		}
+		return &m.act.ExecuteTools, nil
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.st.WaitingForUserInput.Conversation = from.Conversation
 		m.st.ProcessingLLMResponse = ProcessingLLMResponse{}
 		m.kind = StateWaitingForUserInput
-		return m.done(22, StateProcessingLLMResponse, &m.act.WaitForInput)
+		if m.obs != nil {
+			m.step(22, StateProcessingLLMResponse, &m.act.WaitForInput)
+		}
+		return &m.act.WaitForInput, nil
 	}
 }
 
-// step tells the observer that rule i moved the machine from state from.
+// fsmViaCanRetry calls the guard canRetry of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaCanRetry(from *CallingLLM, ev *LLMError) bool {
+	e := *ev
+	return m.b.CanRetry(from, &e)
+}
+
+// fsmViaHasToolCalls calls the guard hasToolCalls of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaHasToolCalls(from *ProcessingLLMResponse) bool {
+	return m.b.HasToolCalls(from)
+}
+
+// fsmViaIsUnknownCall calls the guard isUnknownCall of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaIsUnknownCall(from *ExecutingTools, ev *ToolCompleted) bool {
+	e := *ev
+	return m.b.IsUnknownCall(from, &e)
+}
+
+// fsmViaToolsPending calls the guard toolsPending of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaToolsPending(from *ExecutingTools, ev *ToolCompleted) bool {
+	e := *ev
+	return m.b.ToolsPending(from, &e)
+}
+
+// fsmViaMutatingToolRan calls the guard mutatingToolRan of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaMutatingToolRan(from *ExecutingTools, ev *ToolCompleted) bool {
+	e := *ev
+	return m.b.MutatingToolRan(from, &e)
+}
+
+// fsmViaIsKnownCall calls the guard isKnownCall of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaIsKnownCall(from *ExecutingTools, ev *ToolProgress) bool {
+	e := *ev
+	return m.b.IsKnownCall(from, &e)
+}
+
+// fsmViaStartTurn calls the effect startTurn of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaStartTurn(from *WaitingForUserInput, ev *UserInput, to *CallingLLM, act *SendLLMRequest) {
+	e := *ev
+	m.b.StartTurn(from, &e, to, act)
+}
+
+// fsmViaRecordResponse calls the effect recordResponse of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaRecordResponse(from *CallingLLM, ev *LLMCompleted, to *ProcessingLLMResponse) {
+	e := *ev
+	m.b.RecordResponse(from, &e, to)
+}
+
+// fsmViaStartTools calls the effect startTools of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaStartTools(from *ProcessingLLMResponse, to *ExecutingTools, act *ExecuteTools) {
+	m.b.StartTools(from, to, act)
+}
+
+// fsmViaScheduleRetry calls the effect scheduleRetry of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaScheduleRetry(from *CallingLLM, ev *LLMError, to *Error, act *ScheduleRetry) {
+	e := *ev
+	m.b.ScheduleRetry(from, &e, to, act)
+}
+
+// fsmViaGiveUp calls the effect giveUp of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaGiveUp(from *CallingLLM, ev *LLMError, to *WaitingForUserInput, act *DisplayError) {
+	e := *ev
+	m.b.GiveUp(from, &e, to, act)
+}
+
+// fsmViaRetryRequest calls the effect retryRequest of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaRetryRequest(from *Error, to *CallingLLM, act *SendLLMRequest) {
+	m.b.RetryRequest(from, to, act)
+}
+
+// fsmViaRecordProgress calls the effect recordProgress of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaRecordProgress(s *ExecutingTools, ev *ToolProgress) {
+	e := *ev
+	m.b.RecordProgress(s, &e)
+}
+
+// fsmViaRecordOutcome calls the effect recordOutcome of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaRecordOutcome(s *ExecutingTools, ev *ToolCompleted) {
+	e := *ev
+	m.b.RecordOutcome(s, &e)
+}
+
+// fsmViaFinishToolsWithHook calls the effect finishToolsWithHook of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaFinishToolsWithHook(from *ExecutingTools, ev *ToolCompleted, to *PostToolsHook, act *RunPostToolsHook) {
+	e := *ev
+	m.b.FinishToolsWithHook(from, &e, to, act)
+}
+
+// fsmViaFinishTools calls the effect finishTools of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaFinishTools(from *ExecutingTools, ev *ToolCompleted, to *CallingLLM, act *SendLLMRequest) {
+	e := *ev
+	m.b.FinishTools(from, &e, to, act)
+}
+
+// fsmViaResumeAfterHook calls the effect resumeAfterHook of a Behavior that is not a *Agent.
+func (m *Machine) fsmViaResumeAfterHook(from *PostToolsHook, ev *PostToolsHookCompleted, to *CallingLLM, act *SendLLMRequest) {
+	e := *ev
+	m.b.ResumeAfterHook(from, &e, to, act)
+}
+
+// step tells the observer, which is set, that rule i moved the machine from state from.
 func (m *Machine) step(i int, from StateKind, act Action) {
-	if m.obs != nil {
-		m.obs(Step{
-			Action: act,
-			Event:  fsmRules[i].Event,
-			From:   from,
-			Rule:   i,
-			To:     m.kind,
-		})
-	}
-}
-
-// done finishes rule i, which moved the machine from state from, and returns its action.
-func (m *Machine) done(i int, from StateKind, act Action) (Action, error) {
-	if m.obs != nil {
-		m.step(i, from, act)
-	}
-	return act, nil
+	m.obs(Step{
+		Action: act,
+		Event:  fsmRules[i].Event,
+		From:   from,
+		Rule:   i,
+		To:     m.kind,
+	})
 }
 
 // ignore finishes rule i, which drops its event.
 func (m *Machine) ignore(i int) (Action, error) {
-	m.step(i, m.kind, nil)
+	if m.obs != nil {
+		m.step(i, m.kind, nil)
+	}
 	return nil, nil
 }
 
 // reject finishes rule i, which refuses its event.
 func (m *Machine) reject(i int) (Action, error) {
-	m.step(i, m.kind, nil)
+	if m.obs != nil {
+		m.step(i, m.kind, nil)
+	}
 	r := &fsmRules[i]
 	return nil, &RejectedError{
 		Event:  r.Event,

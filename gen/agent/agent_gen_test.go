@@ -20,7 +20,7 @@ type fsmFakeBehavior struct {
 var _ Behavior = (*fsmFakeBehavior)(nil)
 
 // CanRetry returns what the test set for the guard canRetry.
-func (f *fsmFakeBehavior) CanRetry(*CallingLLM, LLMError) bool {
+func (f *fsmFakeBehavior) CanRetry(*CallingLLM, *LLMError) bool {
 	return f.guards["canRetry"]
 }
 
@@ -30,32 +30,32 @@ func (f *fsmFakeBehavior) HasToolCalls(*ProcessingLLMResponse) bool {
 }
 
 // IsUnknownCall returns what the test set for the guard isUnknownCall.
-func (f *fsmFakeBehavior) IsUnknownCall(*ExecutingTools, ToolCompleted) bool {
+func (f *fsmFakeBehavior) IsUnknownCall(*ExecutingTools, *ToolCompleted) bool {
 	return f.guards["isUnknownCall"]
 }
 
 // ToolsPending returns what the test set for the guard toolsPending.
-func (f *fsmFakeBehavior) ToolsPending(*ExecutingTools, ToolCompleted) bool {
+func (f *fsmFakeBehavior) ToolsPending(*ExecutingTools, *ToolCompleted) bool {
 	return f.guards["toolsPending"]
 }
 
 // MutatingToolRan returns what the test set for the guard mutatingToolRan.
-func (f *fsmFakeBehavior) MutatingToolRan(*ExecutingTools, ToolCompleted) bool {
+func (f *fsmFakeBehavior) MutatingToolRan(*ExecutingTools, *ToolCompleted) bool {
 	return f.guards["mutatingToolRan"]
 }
 
 // IsKnownCall returns what the test set for the guard isKnownCall.
-func (f *fsmFakeBehavior) IsKnownCall(*ExecutingTools, ToolProgress) bool {
+func (f *fsmFakeBehavior) IsKnownCall(*ExecutingTools, *ToolProgress) bool {
 	return f.guards["isKnownCall"]
 }
 
 // StartTurn records that the effect startTurn ran.
-func (f *fsmFakeBehavior) StartTurn(*WaitingForUserInput, UserInput, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFakeBehavior) StartTurn(*WaitingForUserInput, *UserInput, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "startTurn")
 }
 
 // RecordResponse records that the effect recordResponse ran.
-func (f *fsmFakeBehavior) RecordResponse(*CallingLLM, LLMCompleted, *ProcessingLLMResponse) {
+func (f *fsmFakeBehavior) RecordResponse(*CallingLLM, *LLMCompleted, *ProcessingLLMResponse) {
 	f.ran = append(f.ran, "recordResponse")
 }
 
@@ -65,12 +65,12 @@ func (f *fsmFakeBehavior) StartTools(*ProcessingLLMResponse, *ExecutingTools, *E
 }
 
 // ScheduleRetry records that the effect scheduleRetry ran.
-func (f *fsmFakeBehavior) ScheduleRetry(*CallingLLM, LLMError, *Error, *ScheduleRetry) {
+func (f *fsmFakeBehavior) ScheduleRetry(*CallingLLM, *LLMError, *Error, *ScheduleRetry) {
 	f.ran = append(f.ran, "scheduleRetry")
 }
 
 // GiveUp records that the effect giveUp ran.
-func (f *fsmFakeBehavior) GiveUp(*CallingLLM, LLMError, *WaitingForUserInput, *DisplayError) {
+func (f *fsmFakeBehavior) GiveUp(*CallingLLM, *LLMError, *WaitingForUserInput, *DisplayError) {
 	f.ran = append(f.ran, "giveUp")
 }
 
@@ -80,27 +80,27 @@ func (f *fsmFakeBehavior) RetryRequest(*Error, *CallingLLM, *SendLLMRequest) {
 }
 
 // RecordProgress records that the effect recordProgress ran.
-func (f *fsmFakeBehavior) RecordProgress(*ExecutingTools, ToolProgress) {
+func (f *fsmFakeBehavior) RecordProgress(*ExecutingTools, *ToolProgress) {
 	f.ran = append(f.ran, "recordProgress")
 }
 
 // RecordOutcome records that the effect recordOutcome ran.
-func (f *fsmFakeBehavior) RecordOutcome(*ExecutingTools, ToolCompleted) {
+func (f *fsmFakeBehavior) RecordOutcome(*ExecutingTools, *ToolCompleted) {
 	f.ran = append(f.ran, "recordOutcome")
 }
 
 // FinishToolsWithHook records that the effect finishToolsWithHook ran.
-func (f *fsmFakeBehavior) FinishToolsWithHook(*ExecutingTools, ToolCompleted, *PostToolsHook, *RunPostToolsHook) {
+func (f *fsmFakeBehavior) FinishToolsWithHook(*ExecutingTools, *ToolCompleted, *PostToolsHook, *RunPostToolsHook) {
 	f.ran = append(f.ran, "finishToolsWithHook")
 }
 
 // FinishTools records that the effect finishTools ran.
-func (f *fsmFakeBehavior) FinishTools(*ExecutingTools, ToolCompleted, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFakeBehavior) FinishTools(*ExecutingTools, *ToolCompleted, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "finishTools")
 }
 
 // ResumeAfterHook records that the effect resumeAfterHook ran.
-func (f *fsmFakeBehavior) ResumeAfterHook(*PostToolsHook, PostToolsHookCompleted, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFakeBehavior) ResumeAfterHook(*PostToolsHook, *PostToolsHookCompleted, *CallingLLM, *SendLLMRequest) {
 	f.ran = append(f.ran, "resumeAfterHook")
 }
 

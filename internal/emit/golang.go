@@ -37,14 +37,18 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genErrors()
 	g.genMachine()
 	g.genHandleEvent()
-	g.genCells()
 	g.genChoices()
+	g.genCalls()
 	g.genSteps()
 	g.genJSON()
 	return g.f
 }
 
 func (g *goGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) > 0 }
+
+// direct reports whether the spec names a behaviour type of the output
+// package (the behavior key) for the machine to call directly.
+func (g *goGen) direct() bool { return g.m.Behavior != "" && g.hasBehavior() }
 
 // keptFields returns, for each state, the slice fields whose storage the
 // machine keeps from one visit of the state to the next: those that no
@@ -253,7 +257,11 @@ func (g *goGen) sigParams(fn *fsm.Func) []jen.Code {
 		ps = append(ps, jen.Id(name).Op("*").Id(s.From.GoName))
 	}
 	if s.Event != nil {
-		ps = append(ps, jen.Id("ev").Id(s.Event.GoName))
+		if g.direct() {
+			ps = append(ps, jen.Id("ev").Op("*").Id(s.Event.GoName))
+		} else {
+			ps = append(ps, jen.Id("ev").Id(s.Event.GoName))
+		}
 	}
 	if s.To != nil {
 		ps = append(ps, jen.Id("to").Op("*").Id(s.To.GoName))
@@ -312,6 +320,13 @@ func (g *goGen) genBehavior() {
 		"that the machine cannot carry over from the source state and the event. "+
 		"All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, "+
 		"so that the machine stays deterministic. A guard must not modify its arguments.", g.m.Name)))
+	if t := g.m.Behavior; g.direct() {
+		g.f.Comment("//")
+		g.f.Add(comment("", fmt.Sprintf("Given a *%s, the behaviour written in this package, the machine calls its methods "+
+			"directly, so that the compiler can inline them; any other Behavior, such as a test's fake, is called "+
+			"through this interface on a copy of the event. Events are passed by pointer: read them, do not modify "+
+			"or keep them.", t)))
+	}
 	if kept := g.keptList(); kept != "" {
 		g.f.Comment("//")
 		g.f.Add(comment("", "The slice fields that no transition carries over ("+kept+") keep their storage "+
@@ -470,6 +485,10 @@ func (g *goGen) genMachine() {
 	if g.hasBehavior() {
 		fields = append(fields, jen.Id("b").Id("Behavior"))
 	}
+	if g.direct() {
+		fields = append(fields, jen.Comment("// direct is b when it is a *"+m.Behavior+": its methods are called without the interface."),
+			jen.Id("direct").Op("*").Id(m.Behavior))
+	}
 	fields = append(fields, jen.Id("obs").Id("Observer"), jen.Id("kind").Id("StateKind"), jen.Id("st").Id("fsmStates"), jen.Id("act").Id("fsmActions"))
 	f.Type().Id("Machine").Struct(fields...)
 
@@ -480,10 +499,17 @@ func (g *goGen) genMachine() {
 	}
 	ini := m.Initial
 	f.Add(comment("", fmt.Sprintf("New returns a machine in the initial state %s with the given data.", ini.Name)))
+	var setDirect []jen.Code
+	if g.direct() {
+		setDirect = append(setDirect, jen.List(jen.Id("m").Dot("direct"), jen.Id("_")).Op("=").Id("b").Assert(jen.Op("*").Id(m.Behavior)))
+	}
 	f.Func().Id("New").Params(append(params, jen.Id("initial").Id(ini.GoName))...).Op("*").Id("Machine").Block(
-		jen.Id("m").Op(":=").Op("&").Id("Machine").Values(append(init, jen.Id("kind").Op(":").Id(ini.KindName))...),
-		jen.Id("m").Dot("st").Dot(ini.GoName).Op("=").Id("initial"),
-		jen.Return(jen.Id("m")),
+		append(append([]jen.Code{
+			jen.Id("m").Op(":=").Op("&").Id("Machine").Values(append(init, jen.Id("kind").Op(":").Id(ini.KindName))...)},
+			setDirect...),
+			jen.Id("m").Dot("st").Dot(ini.GoName).Op("=").Id("initial"),
+			jen.Return(jen.Id("m")),
+		)...,
 	)
 
 	var cases []jen.Code
@@ -505,11 +531,11 @@ func (g *goGen) genMachine() {
 	}
 	f.Add(comment("", restoreDoc))
 	f.Func().Id("Restore").Params(append(params, jen.Id("s").Id("State"))...).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
-		jen.Id("m").Op(":=").Op("&").Id("Machine").Values(init...),
-		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
-		jen.Return(jen.Id("m"), jen.Nil()),
+		append(append([]jen.Code{jen.Id("m").Op(":=").Op("&").Id("Machine").Values(init...)}, setDirect...),
+			jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
+			jen.Return(jen.Id("m"), jen.Nil()),
+		)...,
 	)
-
 	var scases []jen.Code
 	for _, s := range m.States {
 		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("st").Dot(s.GoName))))
@@ -539,13 +565,10 @@ func (g *goGen) genMachine() {
 		jen.Id("m").Dot("obs").Op("=").Id("o"))
 }
 
-// cellMethod names the method handling event e in state s, e.g.
-// "callingLLMOnLLMError".
-func cellMethod(c *fsm.Cell) string {
-	if c.Event == nil {
-		return "leave" + c.State.GoName
-	}
-	return fsm.LowerName(c.State.Name) + "On" + c.Event.GoName
+// leaveMethod names the method that takes the eventless transitions of a
+// transient state, e.g. "leaveProcessingLLMResponse".
+func leaveMethod(c *fsm.Cell) string {
+	return "leave" + c.State.GoName
 }
 
 // single returns the cell's only rule when it ignores or rejects without
@@ -575,18 +598,25 @@ func usesEvent(c *fsm.Cell) bool {
 	return false
 }
 
-// genHandleEvent emits the exhaustive nested switch, state then event:
+// genHandleEvent emits the exhaustive nested switch, state then event,
+// with the rules of each cell written out in its case (see cellBody): one
+// function, as a switch written by hand for speed would be, with no call
+// between the dispatch and the rules:
 //
 //	func (m *Machine) HandleEvent(ev Event) (Action, error) {
 //		switch m.kind {
 //		case StateA:
 //			switch ev := ev.(type) {
-//			case X: return m.aOnX(ev)
-//			case Y: return m.reject(3)
+//			case X:
+//				from := &m.st.A
+//				...
+//				return &m.act.Z, nil
+//			case Y:
+//				return m.reject(3)
 //			}
 //		...
 //		}
-//		return nil, m.unknown(ev)
+//		return nil, m.unhandled(ev)
 //	}
 func (g *goGen) genHandleEvent() {
 	m := g.m
@@ -598,19 +628,17 @@ func (g *goGen) genHandleEvent() {
 		var evCases []jen.Code
 		bound := false
 		for _, c := range s.Cells {
-			var body jen.Code
+			var body []jen.Code
 			switch r := single(c); {
 			case r != nil && r.Kind == fsm.Ignore:
-				body = jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(r.Index)))
+				body = []jen.Code{jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(r.Index)))}
 			case r != nil:
-				body = jen.Return(jen.Id("m").Dot("reject").Call(jen.Lit(r.Index)))
-			case usesEvent(c):
-				bound = true
-				body = jen.Return(jen.Id("m").Dot(cellMethod(c)).Call(jen.Op("&").Id("ev")))
+				body = []jen.Code{jen.Return(jen.Id("m").Dot("reject").Call(jen.Lit(r.Index)))}
 			default:
-				body = jen.Return(jen.Id("m").Dot(cellMethod(c)).Call())
+				bound = bound || usesEvent(c)
+				body = g.cellBody(c)
 			}
-			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(body))
+			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(body...))
 		}
 		subject := jen.Id("ev").Assert(jen.Type())
 		if bound {
@@ -628,24 +656,6 @@ func (g *goGen) genHandleEvent() {
 	)
 }
 
-// genCells emits one method per (state, event) cell that has transitions.
-func (g *goGen) genCells() {
-	for _, s := range g.m.States {
-		for _, c := range s.Cells {
-			if single(c) != nil {
-				continue
-			}
-			var params []jen.Code
-			if usesEvent(c) {
-				params = append(params, jen.Id("ev").Op("*").Id(c.Event.GoName))
-			}
-			g.f.Comment(fmt.Sprintf("// %s handles %s in state %s.", cellMethod(c), c.Event.Name, s.Name))
-			g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(cellMethod(c)).Params(params...).Params(jen.Id("Action"), jen.Error()).
-				Block(g.cellBody(c)...)
-		}
-	}
-}
-
 // genChoices emits, for each transient state, the method that takes its
 // eventless transitions.
 func (g *goGen) genChoices() {
@@ -653,8 +663,8 @@ func (g *goGen) genChoices() {
 		if s.Choice == nil {
 			continue
 		}
-		g.f.Comment(fmt.Sprintf("// %s takes the eventless transitions of the transient state %s.", cellMethod(s.Choice), s.Name))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(cellMethod(s.Choice)).Params().Params(jen.Id("Action"), jen.Error()).
+		g.f.Comment(fmt.Sprintf("// %s takes the eventless transitions of the transient state %s.", leaveMethod(s.Choice), s.Name))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(leaveMethod(s.Choice)).Params().Params(jen.Id("Action"), jen.Error()).
 			Block(g.cellBody(s.Choice)...)
 	}
 }
@@ -691,12 +701,111 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	for _, r := range c.Rules {
 		body := append([]jen.Code{comment("", fsm.RuleLabel(r))}, g.ruleBody(r, fromName)...)
 		if r.Guard != nil {
-			cases = append(cases, jen.Case(jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.guardArgs(r, fromName)...)).Block(body...))
+			cases = append(cases, jen.Case(g.call(r.Guard, g.guardArgs(r, fromName))).Block(body...))
 		} else {
 			cases = append(cases, jen.Default().Block(body...))
 		}
 	}
 	return append(out, jen.Switch().Block(cases...))
+}
+
+// call calls guard or effect fn through the Behavior interface:
+//
+//	m.b.Guard(from, *ev)
+//
+// When the spec names a behaviour type, it calls that type directly, so
+// that the compiler can inline the method, and anything else through
+// fsmVia<Name> (see genCalls):
+//
+//	m.direct != nil && m.direct.Guard(from, ev) || m.direct == nil && m.fsmViaGuard(from, ev)
+//
+//	if m.direct != nil {
+//		m.direct.Effect(from, ev, to, act)
+//	} else {
+//		m.fsmViaEffect(from, ev, to, act)
+//	}
+//
+// The branch is written out at each call rather than in a helper: a
+// helper holding both calls costs more than the inliner allows, and the
+// direct call would not inline.
+func (g *goGen) call(fn *fsm.Func, args []jen.Code) *jen.Statement {
+	if !g.direct() {
+		return jen.Id("m").Dot("b").Dot(fn.GoName).Call(args...)
+	}
+	direct := jen.Id("m").Dot("direct").Dot(fn.GoName).Call(args...)
+	via := jen.Id("m").Dot("fsmVia" + fn.GoName).Call(args...)
+	isDirect := jen.Id("m").Dot("direct").Op("!=").Nil()
+	if fn.Kind == fsm.Guard {
+		return isDirect.Op("&&").Add(direct).Op("||").Id("m").Dot("direct").Op("==").Nil().Op("&&").Add(via)
+	}
+	return jen.If(isDirect).Block(direct).Else().Block(via)
+}
+
+// evArg is the event argument of a guard or effect: HandleEvent's ev by
+// value, or by pointer when the machine calls the behaviour directly.
+func (g *goGen) evArg() jen.Code {
+	if g.direct() {
+		return jen.Op("&").Id("ev")
+	}
+	return jen.Id("ev")
+}
+
+// genCalls emits, when the spec names a behaviour type, one method per
+// guard and effect that calls a Behavior other than that type (a test's
+// fake) through the interface, on a copy of the event:
+//
+//	func (m *Machine) fsmViaCanRetry(from *CallingLLM, ev *LLMError) bool {
+//		e := *ev
+//		return m.b.CanRetry(from, &e)
+//	}
+//
+// The copy keeps the event from escaping through the interface call, so
+// that the direct path allocates nothing.
+func (g *goGen) genCalls() {
+	if !g.direct() {
+		return
+	}
+	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
+		for _, fn := range fns {
+			if len(fn.Uses) == 0 {
+				continue
+			}
+			var viaB []jen.Code
+			params := g.sigParams(fn)
+			s := fn.Sig
+			if s.From != nil {
+				name := "from"
+				if s.Stays {
+					name = "s"
+				}
+				viaB = append(viaB, jen.Id(name))
+			}
+			var copyEv []jen.Code
+			if s.Event != nil {
+				viaB = append(viaB, jen.Op("&").Id("e"))
+				copyEv = append(copyEv, jen.Id("e").Op(":=").Op("*").Id("ev"))
+			}
+			if s.To != nil {
+				viaB = append(viaB, jen.Id("to"))
+			}
+			if s.Act != nil {
+				viaB = append(viaB, jen.Id("act"))
+			}
+			role := "effect"
+			if fn.Kind == fsm.Guard {
+				role = "guard"
+			}
+			name := "fsmVia" + fn.GoName
+			g.f.Comment(fmt.Sprintf("// %s calls the %s %s of a Behavior that is not a *%s.", name, role, fn.Name, g.m.Behavior))
+			fnc := g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(name).Params(params...)
+			viaCall := jen.Id("m").Dot("b").Dot(fn.GoName).Call(viaB...)
+			if fn.Kind == fsm.Guard {
+				fnc.Bool().Block(append(copyEv, jen.Return(viaCall))...)
+			} else {
+				fnc.Block(append(copyEv, viaCall)...)
+			}
+		}
+	}
 }
 
 func hasStateSource(r *fsm.Rule) bool {
@@ -714,7 +823,7 @@ func (g *goGen) guardArgs(r *fsm.Rule, fromName string) []jen.Code {
 		args = append(args, jen.Id(fromName))
 	}
 	if r.Guard.Sig.Event != nil {
-		args = append(args, jen.Op("*").Id("ev"))
+		args = append(args, g.evArg())
 	}
 	return args
 }
@@ -743,7 +852,8 @@ func assigns(slot *jen.Statement, as []fsm.Assign, fromName string) []jen.Code {
 //	m.b.Effect(from, ev, &m.st.B, &m.act.X)
 //	m.st.A = A{}                   // the state left is cleared (see clearSlot for kept storage)
 //	m.kind = StateB
-//	return m.done(7, StateA, &m.act.X)
+//	if m.obs != nil { m.step(7, StateA, &m.act.X) }
+//	return &m.act.X, nil
 func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 	switch r.Kind {
 	case fsm.Ignore:
@@ -774,7 +884,7 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 			args = append(args, jen.Id(fromName))
 		}
 		if e.Sig.Event != nil {
-			args = append(args, jen.Op("*").Id("ev"))
+			args = append(args, g.evArg())
 		}
 		if e.Sig.To != nil {
 			args = append(args, jen.Op("&").Add(toSlot.Clone()))
@@ -782,7 +892,7 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 		if e.Sig.Act != nil {
 			args = append(args, jen.Op("&").Id("m").Dot("act").Dot(r.Action.GoName))
 		}
-		out = append(out, jen.Id("m").Dot("b").Dot(e.GoName).Call(args...))
+		out = append(out, g.call(e, args))
 	}
 	if !r.Stays() {
 		if len(r.From.Fields) > 0 {
@@ -792,42 +902,49 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 	}
 	if r.To.Transient {
 		out = append(out,
-			jen.Id("m").Dot("step").Call(jen.Lit(r.Index), jen.Id(r.From.KindName), jen.Nil()),
-			jen.Return(jen.Id("m").Dot(cellMethod(r.To.Choice)).Call()))
+			tellObserver(r, jen.Nil()),
+			jen.Return(jen.Id("m").Dot(leaveMethod(r.To.Choice)).Call()))
 		return out
 	}
-	return append(out, jen.Return(jen.Id("m").Dot("done").Call(jen.Lit(r.Index), jen.Id(r.From.KindName), actRef)))
+	return append(out, tellObserver(r, actRef), jen.Return(actRef, jen.Nil()))
+}
+
+// tellObserver emits the report of rule r's step, written out in each rule
+// so that a machine without an observer pays one comparison:
+//
+//	if m.obs != nil {
+//		m.step(7, StateA, &m.act.X)
+//	}
+func tellObserver(r *fsm.Rule, act jen.Code) jen.Code {
+	return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
+		jen.Id("m").Dot("step").Call(jen.Lit(r.Index), jen.Id(r.From.KindName), act))
 }
 
 // genSteps emits the helpers that finish a step and tell the observer.
 func (g *goGen) genSteps() {
 	f, m := g.f, g.m
 	obs := func(from, act jen.Code) jen.Code {
-		return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
-			jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(jen.Dict{
-				jen.Id("From"):   from,
-				jen.Id("Event"):  jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"),
-				jen.Id("Rule"):   jen.Id("i"),
-				jen.Id("To"):     jen.Id("m").Dot("kind"),
-				jen.Id("Action"): act,
-			})))
+		return jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(jen.Dict{
+			jen.Id("From"):   from,
+			jen.Id("Event"):  jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"),
+			jen.Id("Rule"):   jen.Id("i"),
+			jen.Id("To"):     jen.Id("m").Dot("kind"),
+			jen.Id("Action"): act,
+		}))
 	}
 	recv := jen.Id("m").Op("*").Id("Machine")
-	f.Comment("// step tells the observer that rule i moved the machine from state from.")
+	f.Comment("// step tells the observer, which is set, that rule i moved the machine from state from.")
 	f.Func().Params(recv.Clone()).Id("step").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind"), jen.Id("act").Id("Action")).Block(
 		obs(jen.Id("from"), jen.Id("act")))
-	f.Comment("// done finishes rule i, which moved the machine from state from, and returns its action.")
-	f.Func().Params(recv.Clone()).Id("done").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind"), jen.Id("act").Id("Action")).Params(jen.Id("Action"), jen.Error()).Block(
-		jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
-			jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("from"), jen.Id("act"))),
-		jen.Return(jen.Id("act"), jen.Nil()))
 	f.Comment("// ignore finishes rule i, which drops its event.")
+	tell := jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
+		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind"), jen.Nil()))
 	f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(
-		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind"), jen.Nil()),
+		tell,
 		jen.Return(jen.Nil(), jen.Nil()))
 	f.Comment("// reject finishes rule i, which refuses its event.")
 	f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(
-		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind"), jen.Nil()),
+		tell.Clone(),
 		jen.Id("r").Op(":=").Op("&").Id("fsmRules").Index(jen.Id("i")),
 		jen.Return(jen.Nil(), jen.Op("&").Id("RejectedError").Values(jen.Dict{
 			jen.Id("State"): jen.Id("r").Dot("From"), jen.Id("Event"): jen.Id("r").Dot("Event"), jen.Id("Reason"): jen.Id("r").Dot("Reason")})))

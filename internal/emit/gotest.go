@@ -60,7 +60,9 @@ func (g *testGen) genFake() {
 			if s.From != nil {
 				params = append(params, jen.Op("*").Id(s.From.GoName))
 			}
-			if s.Event != nil {
+			if s.Event != nil && g.m.Behavior != "" {
+				params = append(params, jen.Op("*").Id(s.Event.GoName))
+			} else if s.Event != nil {
 				params = append(params, jen.Id(s.Event.GoName))
 			}
 			if s.To != nil {

@@ -1,10 +1,12 @@
 package emit_test
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/importer"
 	"go/parser"
+	"go/printer"
 	"go/token"
 	"go/types"
 	"regexp"
@@ -65,16 +67,19 @@ func expectedDecls(m *fsm.Machine) []string {
 	}
 	add("method RejectedError.Error")
 	add("method RejectedError.Unwrap")
-	for _, f := range []string{"State", "Kind", "SetObserver", "HandleEvent", "step", "done", "ignore", "reject", "unhandled"} {
+	for _, f := range []string{"State", "Kind", "SetObserver", "HandleEvent", "step", "ignore", "reject", "unhandled"} {
 		add("method Machine.%s", f)
 	}
-	for _, s := range m.States {
-		for _, c := range s.Cells {
-			if len(c.Rules) == 1 && c.Rules[0].Kind != fsm.Transition {
-				continue
+	if m.Behavior != "" {
+		for _, fns := range [][]*fsm.Func{m.Guards, m.Effects} {
+			for _, fn := range fns {
+				if len(fn.Uses) > 0 {
+					add("method Machine.fsmVia%s", fn.GoName)
+				}
 			}
-			add("method Machine.%s", fsm.LowerName(s.Name)+"On"+c.Event.GoName)
 		}
+	}
+	for _, s := range m.States {
 		if s.Choice != nil {
 			add("method Machine.leave%s", s.GoName)
 		}
@@ -253,10 +258,19 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 		})
 	}
 	files := []*ast.File{code}
-	if len(local) > 0 {
+	if len(local) > 0 || m.Behavior != "" {
 		src := "package " + m.Package + "\n"
 		for name := range local {
-			src += "type " + name + " struct{}\n"
+			if name != m.Behavior {
+				src += "type " + name + " struct{}\n"
+			}
+		}
+		if m.Behavior != "" {
+			methods, err := behaviorMethods(fset, code, m.Behavior)
+			if err != nil {
+				return err
+			}
+			src += "type " + m.Behavior + " struct{}\n" + methods
 		}
 		handWritten, err := parser.ParseFile(fset, "handwritten.go", src, 0)
 		if err != nil {
@@ -271,6 +285,37 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 		return fmt.Errorf("generated code does not type-check: %w", err)
 	}
 	return nil
+}
+
+// behaviorMethods writes, for the behaviour type t that the spec names,
+// a method for each method of the generated Behavior interface, so that
+// the generated code's direct calls type-check.
+func behaviorMethods(fset *token.FileSet, code *ast.File, t string) (string, error) {
+	for _, d := range code.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		ts := gd.Specs[0].(*ast.TypeSpec)
+		it, ok := ts.Type.(*ast.InterfaceType)
+		if ts.Name.Name != "Behavior" || !ok {
+			continue
+		}
+		var b strings.Builder
+		for _, meth := range it.Methods.List {
+			var sig bytes.Buffer
+			if err := printer.Fprint(&sig, fset, meth.Type); err != nil {
+				return "", err
+			}
+			body := "{}"
+			if meth.Type.(*ast.FuncType).Results != nil {
+				body = "{ return false }"
+			}
+			fmt.Fprintf(&b, "func (*%s) %s%s %s\n", t, meth.Names[0].Name, strings.TrimPrefix(sig.String(), "func"), body)
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("behavior %s is named, but the generated code has no Behavior interface", t)
 }
 
 // mermaidLine is every line fsmgen may write in a diagram.

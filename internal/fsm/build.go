@@ -95,6 +95,13 @@ func (b *builder) header() {
 			b.errorf(f.Package.Pos, "package name %q is not a lower-case Go identifier", m.Package)
 		}
 	}
+	if f.Behavior.Set {
+		if t := f.Behavior.Value; token.IsIdentifier(t) && t != "_" {
+			m.Behavior = t
+		} else {
+			b.errorf(f.Behavior.Pos, "behavior %q is not a Go identifier: name a type of the output package, e.g. behavior: Agent", t)
+		}
+	}
 	m.Doc = strings.TrimSpace(f.Doc.Value)
 	b.imports = map[string]*importUse{}
 	for _, imp := range f.Imports {
@@ -940,6 +947,12 @@ func (b *builder) goNames() {
 	decls("state", ss)
 	decls("event", es)
 	decls("action", as)
+	if t := b.m.Behavior; t != "" {
+		pos := b.f.Behavior.Pos
+		if claim(t, "behavior type "+t, pos) && len(b.m.Guards)+len(b.m.Effects) == 0 {
+			b.errorf(pos, "behavior %s has nothing to do: the machine has no guards or effects; remove the behavior key", t)
+		}
+	}
 	// A field type may name a type written by hand in the output package,
 	// or one fsmgen generates, but not a function, variable or constant.
 	values := map[string]bool{"New": true, "Restore": true, "Rules": true, "ErrRejected": true,

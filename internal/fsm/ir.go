@@ -11,8 +11,11 @@ import "github.com/fsmgen/fsmgen/internal/diag"
 
 // Machine is a checked state machine.
 type Machine struct {
-	Name     string // the spec's machine name, e.g. "Agent"
-	Package  string // the Go package name
+	Name    string // the spec's machine name, e.g. "Agent"
+	Package string // the Go package name
+	// Behavior names the hand-written type of the output package whose
+	// guards and effects the machine calls directly, or is empty.
+	Behavior string
 	Doc      string
 	SpecFile string // the spec's file name, without directories
 	Imports  []Import

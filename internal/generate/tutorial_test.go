@@ -57,7 +57,7 @@ func TestTutorial(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	for _, sub := range []string{"go.mod", "go.sum", "spec", "chat", "behavior", "gen", "internal", "cmd/fsmgen", "templates", "docs"} {
+	for _, sub := range []string{"go.mod", "go.sum", "spec", "chat", "gen", "internal", "cmd/fsmgen", "templates", "docs"} {
 		cmd := exec.Command("cp", "-r", filepath.Join(root, sub), filepath.Join(dir, sub))
 		if sub == "cmd/fsmgen" {
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd"), 0o755))
@@ -110,18 +110,18 @@ func TestTutorial(t *testing.T) {
 	// Step 4: regenerate (what make generate runs), then build: it fails.
 	out, err := goCmd("generate", "./...")
 	require.NoError(t, err, "%s", out)
-	out, err = goCmd("build", "./behavior/", "./gen/...")
+	out, err = goCmd("build", "./gen/...")
 	require.Error(t, err, "the build must fail until the guard is written")
 	require.Contains(t, out, "missing method IsPause")
 
 	// Step 5: implement the guard; step 6: everything passes.
-	bpath := filepath.Join(dir, "behavior", "behavior.go")
+	bpath := filepath.Join(dir, "gen", "agent", "behavior.go")
 	b, err := os.ReadFile(bpath)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bpath, append(b, []byte("\n"+body("go", "go"))...), 0o644))
-	out, err = goCmd("vet", "./behavior/", "./gen/...")
+	out, err = goCmd("vet", "./gen/...")
 	require.NoError(t, err, "%s", out)
-	out, err = goCmd("test", "-count=1", "./behavior/", "./gen/...")
+	out, err = goCmd("test", "-count=1", "./gen/...")
 	require.NoError(t, err, "%s", out)
 	out, err = goCmd("run", "./cmd/fsmgen", "check", "spec/agent.yaml")
 	require.NoError(t, err, "%s", out)

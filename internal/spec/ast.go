@@ -30,6 +30,7 @@ type File struct {
 	Version     String
 	Machine     String
 	Package     String
+	Behavior    String // optional: a hand-written type of the output package the machine calls directly
 	Doc         String
 	Imports     []Import
 	Output      Output

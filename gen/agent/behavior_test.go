@@ -1,4 +1,4 @@
-package behavior_test
+package agent_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
@@ -46,12 +45,23 @@ type step struct {
 	check    func(t *testing.T, m *agent.Machine, act agent.Action)
 }
 
-// run feeds the steps to a fresh machine and checks each one.
-func run(t *testing.T, cfg behavior.Config, steps []step) *agent.Machine {
+// viaInterface hides an *Agent behind another type, so that the machine
+// calls it through the Behavior interface instead of directly.
+type viaInterface struct{ *agent.Agent }
+
+// run feeds the steps to a fresh machine and checks each one. A second
+// machine calls the same behaviour through the Behavior interface (the
+// path a test's fake takes): it must take the same steps.
+func run(t *testing.T, cfg agent.Config, steps []step) *agent.Machine {
 	t.Helper()
-	m := agent.New(behavior.New(cfg), agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
+	m := agent.New(agent.NewAgent(cfg), agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
+	via := agent.New(viaInterface{agent.NewAgent(cfg)}, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
 	for i, s := range steps {
 		act, err := m.HandleEvent(s.event)
+		viaAct, viaErr := via.HandleEvent(s.event)
+		require.Equal(t, err, viaErr, "step %d: through the interface", i)
+		require.Equal(t, act, viaAct, "step %d: through the interface", i)
+		require.Equal(t, m.State(), via.State(), "step %d: through the interface", i)
 		if s.rejected {
 			require.ErrorIs(t, err, agent.ErrRejected, "step %d", i)
 		} else {
@@ -74,7 +84,7 @@ func run(t *testing.T, cfg behavior.Config, steps []step) *agent.Machine {
 // messages returns the conversation of the machine's state.
 func messages(t *testing.T, m *agent.Machine) []chat.Message {
 	t.Helper()
-	c, ok := behavior.ConversationOf(m.State())
+	c, ok := agent.ConversationOf(m.State())
 	require.True(t, ok, "state %s has no conversation", m.Kind())
 	return c.Messages()
 }
@@ -95,7 +105,7 @@ func sent(t *testing.T, act agent.Action) chat.Request {
 }
 
 func TestTurns(t *testing.T) {
-	cfg := behavior.Config{Model: "m1", System: "be brief", MaxTokens: 100}
+	cfg := agent.Config{Model: "m1", System: "be brief", MaxTokens: 100}
 	tests := []struct {
 		name  string
 		steps []step
@@ -231,27 +241,27 @@ func TestRetries(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		cfg   behavior.Config
+		cfg   agent.Config
 		steps []step
 	}{
-		{"max_retries 3 means 4 attempts, backoff doubles", behavior.Config{}, []step{
+		{"max_retries 3 means 4 attempts, backoff doubles", agent.Config{}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			retry(1, time.Second), fire(1),
 			retry(2, 2*time.Second), fire(2),
 			retry(3, 4*time.Second), fire(3),
 			giveUp("LLM request failed after 4 attempts: overloaded: overloaded"),
 		}},
-		{"backoff is capped", behavior.Config{MaxRetries: 5, BaseDelay: 10 * time.Second, MaxDelay: 25 * time.Second}, []step{
+		{"backoff is capped", agent.Config{MaxRetries: 5, BaseDelay: 10 * time.Second, MaxDelay: 25 * time.Second}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			retry(1, 10*time.Second), fire(1),
 			retry(2, 20*time.Second), fire(2),
 			retry(3, 25*time.Second), fire(3),
 		}},
-		{"retries off: the first error is final", behavior.Config{NoRetries: true}, []step{
+		{"retries off: the first error is final", agent.Config{NoRetries: true}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			giveUp("LLM request failed: overloaded: overloaded (retries are off)"),
 		}},
-		{"non-retryable errors are not retried", behavior.Config{}, []step{
+		{"non-retryable errors are not retried", agent.Config{}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrAuth, StatusCode: 401, Message: "bad key"}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, "LLM request failed: auth (HTTP 401): bad key (not retried)", act.(*agent.DisplayError).Message)
@@ -261,13 +271,13 @@ func TestRetries(t *testing.T) {
 			}},
 			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrInvalidRequest, StatusCode: 400}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
 		}},
-		{"retry-after is honoured", behavior.Config{}, []step{
+		{"retry-after is honoured", agent.Config{}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, RetryAfter: 7 * time.Second}}, state: agent.StateError, action: agent.ActionScheduleRetry, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, 7*time.Second, act.(*agent.ScheduleRetry).Delay)
 			}},
 		}},
-		{"the count restarts after a tool round", behavior.Config{MaxRetries: 1}, []step{
+		{"the count restarts after a tool round", agent.Config{MaxRetries: 1}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			retry(1, time.Second), fire(1),
 			{event: reply("", call("r", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
@@ -279,7 +289,7 @@ func TestRetries(t *testing.T) {
 			}},
 			{event: llmErr(chat.ErrTimeout), state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
 		}},
-		{"a stale retry timer is rejected", behavior.Config{}, []step{
+		{"a stale retry timer is rejected", agent.Config{}, []step{
 			{event: agent.RetryTimeoutFired{}, state: agent.StateWaitingForUserInput, rejected: true},
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, rejected: true},
@@ -291,7 +301,7 @@ func TestRetries(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	a := behavior.New(behavior.Config{BaseDelay: time.Second, MaxDelay: 10 * time.Second, MaxRetryAfter: time.Minute})
+	a := agent.NewAgent(agent.Config{BaseDelay: time.Second, MaxDelay: 10 * time.Second, MaxRetryAfter: time.Minute})
 	tests := []struct {
 		attempt    int
 		retryAfter time.Duration
@@ -326,7 +336,7 @@ func TestSaveAndResume(t *testing.T) {
 		agent.RetryTimeoutFired{},
 		reply("finished"),
 	}
-	b := behavior.New(behavior.Config{Model: "m"})
+	b := agent.NewAgent(agent.Config{Model: "m"})
 	for cut := range events {
 		orig := agent.New(b, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-save")})
 		for _, ev := range events[:cut] {
@@ -357,7 +367,7 @@ func TestSaveAndResume(t *testing.T) {
 // never changes when the conversation grows, and that a restored copy can
 // grow independently.
 func TestConversationIsAppendOnly(t *testing.T) {
-	m := agent.New(behavior.New(behavior.Config{}), agent.WaitingForUserInput{})
+	m := agent.New(agent.NewAgent(agent.Config{}), agent.WaitingForUserInput{})
 	act, err := m.HandleEvent(user("one"))
 	require.NoError(t, err)
 	first := sent(t, act).Messages
@@ -369,7 +379,7 @@ func TestConversationIsAppendOnly(t *testing.T) {
 	assert.Equal(t, []string{"user:one"}, contents(first))
 	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(sent(t, act).Messages))
 
-	other, err := agent.Restore(behavior.New(behavior.Config{}), snapshot)
+	other, err := agent.Restore(agent.NewAgent(agent.Config{}), snapshot)
 	require.NoError(t, err)
 	act, err = other.HandleEvent(user("elsewhere"))
 	require.NoError(t, err)
@@ -393,7 +403,7 @@ func TestConversationOf(t *testing.T) {
 		{nil, false},
 	}
 	for _, tt := range tests {
-		got, ok := behavior.ConversationOf(tt.state)
+		got, ok := agent.ConversationOf(tt.state)
 		assert.Equal(t, tt.ok, ok, "%T", tt.state)
 		if tt.ok {
 			assert.True(t, c.Equal(got), "%T", tt.state)

@@ -1,16 +1,18 @@
-// Package behavior implements the guards and effects of the agent machine
-// (spec/agent.yaml): the hand-written half of gen/agent. It decides when an
-// LLM error is retried and after how long, threads the conversation (user
-// message, assistant message, tool results in the LLM's order), and
-// freezes the request sent after the post-tools hook.
+// This file is the hand-written half of package agent: the Behavior of the
+// machine that spec/agent.yaml describes ("behavior: Agent" there, so the
+// generated machine calls a *Agent's guards and effects directly). It
+// decides when an LLM error is retried and after how long, threads the
+// conversation (user message, assistant message, tool results in the LLM's
+// order), and freezes the request sent after the post-tools hook.
 //
 // Everything here is pure: no I/O, clocks or randomness, so the machine
 // stays deterministic and an event log replays exactly.
 //
-//	m := agent.New(behavior.New(behavior.Config{Model: "claude-sonnet-4-5"}),
+//	m := agent.New(agent.NewAgent(agent.Config{Model: "claude-sonnet-4-5"}),
 //		agent.WaitingForUserInput{Conversation: chat.NewConversation("T-1")})
 //	act, err := m.HandleEvent(agent.UserInput{Message: chat.UserMessage("hello")})
-package behavior
+
+package agent
 
 import (
 	"fmt"
@@ -18,7 +20,6 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
 // Config is what the agent's decisions depend on.
@@ -69,10 +70,10 @@ type Agent struct {
 	cfg Config
 }
 
-var _ agent.Behavior = (*Agent)(nil)
+var _ Behavior = (*Agent)(nil)
 
 // New returns the behaviour for cfg, with defaults filled in.
-func New(cfg Config) *Agent {
+func NewAgent(cfg Config) *Agent {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
@@ -138,12 +139,12 @@ func (a *Agent) Backoff(attempt int, retryAfter time.Duration) time.Duration {
 
 // CanRetry reports whether the error is retryable and the request has
 // retries left.
-func (a *Agent) CanRetry(from *agent.CallingLLM, ev agent.LLMError) bool {
+func (a *Agent) CanRetry(from *CallingLLM, ev *LLMError) bool {
 	return ev.Error.Retryable() && from.Retries < a.cfg.MaxRetries
 }
 
 // HasToolCalls reports whether the reply asks for tools.
-func (a *Agent) HasToolCalls(from *agent.ProcessingLLMResponse) bool {
+func (a *Agent) HasToolCalls(from *ProcessingLLMResponse) bool {
 	return len(from.Response.Message.ToolCalls) > 0
 }
 
@@ -160,43 +161,32 @@ func pending(execs []chat.ToolExecution, callID string) int {
 
 // IsUnknownCall reports whether the completion names no pending call of
 // this round (unknown or already completed).
-func (a *Agent) IsUnknownCall(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
+func (a *Agent) IsUnknownCall(from *ExecutingTools, ev *ToolCompleted) bool {
 	return pending(from.Executions, ev.CallID) < 0
 }
 
 // ToolsPending reports whether other calls of the round are still pending
-// once this one completes. Like MutatingToolRan, it looks at the round in
-// one pass: the completing call is the first pending one with the ID.
-func (a *Agent) ToolsPending(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
-	id, seen := ev.CallID, false
+// once this one completes. The spec tests it after isUnknownCall, so the
+// completing call is itself pending: others are when more than one is.
+// Counting needs no call IDs, which is what makes it cheap.
+func (a *Agent) ToolsPending(from *ExecutingTools, ev *ToolCompleted) bool {
+	n := 0
 	for i := range from.Executions {
-		e := &from.Executions[i]
-		if e.Status == chat.ToolCompleted {
-			continue
+		if from.Executions[i].Status != chat.ToolCompleted {
+			n++
 		}
-		if !seen && e.Call.ID == id {
-			seen = true
-			continue
-		}
-		return true
 	}
-	return false
+	return n > 1
 }
 
 // MutatingToolRan reports whether, with this completion, a completed call
-// of the round used a mutating tool. A failed call counts: a failed bash
-// command may still have changed files.
-func (a *Agent) MutatingToolRan(from *agent.ExecutingTools, ev agent.ToolCompleted) bool {
-	id, seen := ev.CallID, false
+// of the round used a mutating tool. The spec tests it once the completing
+// call is the last pending one (after isUnknownCall and toolsPending), so
+// every call of the round has then run: any mutating one counts. A failed
+// call counts too: a failed bash command may still have changed files.
+func (a *Agent) MutatingToolRan(from *ExecutingTools, ev *ToolCompleted) bool {
 	for i := range from.Executions {
-		e := &from.Executions[i]
-		if e.Status != chat.ToolCompleted {
-			if seen || e.Call.ID != id {
-				continue
-			}
-			seen = true // the completing call
-		}
-		if a.isMutating(e.Call.Name) {
+		if a.isMutating(from.Executions[i].Call.Name) {
 			return true
 		}
 	}
@@ -216,12 +206,12 @@ func (a *Agent) isMutating(name string) bool {
 
 // IsKnownCall reports whether the progress report names a call of this
 // round that has not completed.
-func (a *Agent) IsKnownCall(from *agent.ExecutingTools, ev agent.ToolProgress) bool {
+func (a *Agent) IsKnownCall(from *ExecutingTools, ev *ToolProgress) bool {
 	return pending(from.Executions, ev.CallID) >= 0
 }
 
 // StartTurn appends the user's message and builds the request.
-func (a *Agent) StartTurn(from *agent.WaitingForUserInput, ev agent.UserInput, to *agent.CallingLLM, act *agent.SendLLMRequest) {
+func (a *Agent) StartTurn(from *WaitingForUserInput, ev *UserInput, to *CallingLLM, act *SendLLMRequest) {
 	to.Conversation = appendDefaultRole(from.Conversation, &ev.Message, chat.RoleUser)
 	to.Retries = 0
 	a.fillRequest(&act.Request, to.Conversation)
@@ -229,7 +219,7 @@ func (a *Agent) StartTurn(from *agent.WaitingForUserInput, ev agent.UserInput, t
 
 // RecordResponse appends the assistant's message and keeps the reply for
 // examination.
-func (a *Agent) RecordResponse(from *agent.CallingLLM, ev agent.LLMCompleted, to *agent.ProcessingLLMResponse) {
+func (a *Agent) RecordResponse(from *CallingLLM, ev *LLMCompleted, to *ProcessingLLMResponse) {
 	to.Conversation = appendDefaultRole(from.Conversation, &ev.Response.Message, chat.RoleAssistant)
 }
 
@@ -254,7 +244,7 @@ func withRole(c chat.Conversation, msg *chat.Message, role chat.Role) chat.Conve
 // StartTools lists one pending execution per tool call, in the LLM's order.
 // It appends to to.Executions, which holds the storage of the last round
 // (the machine keeps it): after the first rounds, it allocates nothing.
-func (a *Agent) StartTools(from *agent.ProcessingLLMResponse, to *agent.ExecutingTools, act *agent.ExecuteTools) {
+func (a *Agent) StartTools(from *ProcessingLLMResponse, to *ExecutingTools, act *ExecuteTools) {
 	calls := from.Response.Message.ToolCalls
 	execs := slices.Grow(to.Executions, len(calls))[:len(calls)]
 	for i := range calls {
@@ -271,7 +261,7 @@ func (a *Agent) StartTools(from *agent.ProcessingLLMResponse, to *agent.Executin
 }
 
 // ScheduleRetry counts the failed attempt and computes the backoff delay.
-func (a *Agent) ScheduleRetry(from *agent.CallingLLM, ev agent.LLMError, to *agent.Error, act *agent.ScheduleRetry) {
+func (a *Agent) ScheduleRetry(from *CallingLLM, ev *LLMError, to *Error, act *ScheduleRetry) {
 	to.Retries = from.Retries + 1
 	to.Origin = chat.OriginLLM
 	act.Attempt = to.Retries
@@ -279,7 +269,7 @@ func (a *Agent) ScheduleRetry(from *agent.CallingLLM, ev agent.LLMError, to *age
 }
 
 // GiveUp reports the error the request failed with.
-func (a *Agent) GiveUp(from *agent.CallingLLM, ev agent.LLMError, to *agent.WaitingForUserInput, act *agent.DisplayError) {
+func (a *Agent) GiveUp(from *CallingLLM, ev *LLMError, to *WaitingForUserInput, act *DisplayError) {
 	attempts := from.Retries + 1
 	switch {
 	case !ev.Error.Retryable():
@@ -292,12 +282,12 @@ func (a *Agent) GiveUp(from *agent.CallingLLM, ev agent.LLMError, to *agent.Wait
 }
 
 // RetryRequest rebuilds the request from the conversation.
-func (a *Agent) RetryRequest(from *agent.Error, to *agent.CallingLLM, act *agent.SendLLMRequest) {
+func (a *Agent) RetryRequest(from *Error, to *CallingLLM, act *SendLLMRequest) {
 	a.fillRequest(&act.Request, to.Conversation)
 }
 
 // RecordProgress marks the call running with its progress.
-func (a *Agent) RecordProgress(s *agent.ExecutingTools, ev agent.ToolProgress) {
+func (a *Agent) RecordProgress(s *ExecutingTools, ev *ToolProgress) {
 	if i := pending(s.Executions, ev.CallID); i >= 0 {
 		s.Executions[i].Status = chat.ToolRunning
 		s.Executions[i].Progress = ev.Progress
@@ -305,15 +295,15 @@ func (a *Agent) RecordProgress(s *agent.ExecutingTools, ev agent.ToolProgress) {
 }
 
 // RecordOutcome marks the call completed with its outcome.
-func (a *Agent) RecordOutcome(s *agent.ExecutingTools, ev agent.ToolCompleted) {
-	complete(s.Executions, &ev)
+func (a *Agent) RecordOutcome(s *ExecutingTools, ev *ToolCompleted) {
+	complete(s.Executions, ev)
 }
 
 // complete marks the first pending execution of the event's call
 // completed. It copies the outcome field by field: copying the struct
 // from the event, which arrives in registers and is spilled word by
 // word, stalls on store forwarding.
-func complete(execs []chat.ToolExecution, ev *agent.ToolCompleted) {
+func complete(execs []chat.ToolExecution, ev *ToolCompleted) {
 	if i := pending(execs, ev.CallID); i >= 0 {
 		e := &execs[i]
 		e.Status = chat.ToolCompleted
@@ -322,10 +312,18 @@ func complete(execs []chat.ToolExecution, ev *agent.ToolCompleted) {
 	}
 }
 
-// withResults completes the last call and appends one tool message per
-// execution to the conversation, in the LLM's order.
-func withResults(from *agent.ExecutingTools, ev *agent.ToolCompleted) chat.Conversation {
-	complete(from.Executions, ev)
+// withResults completes the last pending call, the one ev completes, and
+// appends one tool message per execution to the conversation, in the LLM's
+// order.
+func withResults(from *ExecutingTools, ev *ToolCompleted) chat.Conversation {
+	for i := range from.Executions {
+		if e := &from.Executions[i]; e.Status != chat.ToolCompleted {
+			e.Status = chat.ToolCompleted
+			e.Outcome.Content = ev.Outcome.Content
+			e.Outcome.IsError = ev.Outcome.IsError
+			break
+		}
+	}
 	c := from.Conversation
 	for i := range from.Executions {
 		e := &from.Executions[i]
@@ -343,8 +341,8 @@ func withResults(from *agent.ExecutingTools, ev *agent.ToolCompleted) chat.Conve
 // FinishToolsWithHook appends the tool results in the LLM's order and
 // freezes the next request for after the hook. Like StartTools, it appends
 // to storage the machine keeps; the action shares it with the state.
-func (a *Agent) FinishToolsWithHook(from *agent.ExecutingTools, ev agent.ToolCompleted, to *agent.PostToolsHook, act *agent.RunPostToolsHook) {
-	to.Conversation = withResults(from, &ev)
+func (a *Agent) FinishToolsWithHook(from *ExecutingTools, ev *ToolCompleted, to *PostToolsHook, act *RunPostToolsHook) {
+	to.Conversation = withResults(from, ev)
 	a.fillRequest(&to.PendingRequest, to.Conversation)
 	n := len(from.Executions)
 	to.CompletedTools = slices.Grow(to.CompletedTools, n)[:n]
@@ -359,33 +357,33 @@ func (a *Agent) FinishToolsWithHook(from *agent.ExecutingTools, ev agent.ToolCom
 
 // FinishTools appends the tool results in the LLM's order and builds the
 // next request.
-func (a *Agent) FinishTools(from *agent.ExecutingTools, ev agent.ToolCompleted, to *agent.CallingLLM, act *agent.SendLLMRequest) {
-	to.Conversation = withResults(from, &ev)
+func (a *Agent) FinishTools(from *ExecutingTools, ev *ToolCompleted, to *CallingLLM, act *SendLLMRequest) {
+	to.Conversation = withResults(from, ev)
 	to.Retries = 0
 	a.fillRequest(&act.Request, to.Conversation)
 }
 
 // ResumeAfterHook sends the request frozen before the hook.
-func (a *Agent) ResumeAfterHook(from *agent.PostToolsHook, ev agent.PostToolsHookCompleted, to *agent.CallingLLM, act *agent.SendLLMRequest) {
+func (a *Agent) ResumeAfterHook(from *PostToolsHook, ev *PostToolsHookCompleted, to *CallingLLM, act *SendLLMRequest) {
 	to.Retries = 0
 	act.Request = from.PendingRequest
 }
 
 // ConversationOf returns the conversation a state carries, and false for a
 // state without one (ShuttingDown, or nil).
-func ConversationOf(s agent.State) (chat.Conversation, bool) {
+func ConversationOf(s State) (chat.Conversation, bool) {
 	switch s := s.(type) {
-	case agent.WaitingForUserInput:
+	case WaitingForUserInput:
 		return s.Conversation, true
-	case agent.CallingLLM:
+	case CallingLLM:
 		return s.Conversation, true
-	case agent.ProcessingLLMResponse:
+	case ProcessingLLMResponse:
 		return s.Conversation, true
-	case agent.ExecutingTools:
+	case ExecutingTools:
 		return s.Conversation, true
-	case agent.PostToolsHook:
+	case PostToolsHook:
 		return s.Conversation, true
-	case agent.Error:
+	case Error:
 		return s.Conversation, true
 	}
 	return chat.Conversation{}, false

@@ -11,6 +11,9 @@ import (
 // parameters. It is a debugging aid (fsmgen debug SPEC).
 func Dump(w io.Writer, m *Machine) {
 	fmt.Fprintf(w, "machine %s (package %s, spec %s)\n", m.Name, m.Package, m.SpecFile)
+	if m.Behavior != "" {
+		fmt.Fprintf(w, "behavior %s (called directly)\n", m.Behavior)
+	}
 	for _, imp := range m.Imports {
 		fmt.Fprintf(w, "import %s %q\n", imp.Alias, imp.Path)
 	}

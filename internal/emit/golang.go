@@ -536,6 +536,7 @@ func (g *goGen) genMachine() {
 			jen.Return(jen.Id("m"), jen.Nil()),
 		)...,
 	)
+
 	var scases []jen.Code
 	for _, s := range m.States {
 		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("st").Dot(s.GoName))))
@@ -711,18 +712,18 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 
 // call calls guard or effect fn through the Behavior interface:
 //
-//	m.b.Guard(from, *ev)
+//	m.b.Guard(from, ev)
 //
 // When the spec names a behaviour type, it calls that type directly, so
 // that the compiler can inline the method, and anything else through
 // fsmVia<Name> (see genCalls):
 //
-//	m.direct != nil && m.direct.Guard(from, ev) || m.direct == nil && m.fsmViaGuard(from, ev)
+//	m.direct != nil && m.direct.Guard(from, &ev) || m.direct == nil && m.fsmViaGuard(from, &ev)
 //
 //	if m.direct != nil {
-//		m.direct.Effect(from, ev, to, act)
+//		m.direct.Effect(from, &ev, to, act)
 //	} else {
-//		m.fsmViaEffect(from, ev, to, act)
+//		m.fsmViaEffect(from, &ev, to, act)
 //	}
 //
 // The branch is written out at each call rather than in a helper: a

@@ -300,16 +300,20 @@ func (a *Agent) RecordOutcome(s *ExecutingTools, ev *ToolCompleted) {
 }
 
 // complete marks the first pending execution of the event's call
-// completed. It copies the outcome field by field: copying the struct
-// from the event, which arrives in registers and is spilled word by
-// word, stalls on store forwarding.
+// completed.
 func complete(execs []chat.ToolExecution, ev *ToolCompleted) {
 	if i := pending(execs, ev.CallID); i >= 0 {
-		e := &execs[i]
-		e.Status = chat.ToolCompleted
-		e.Outcome.Content = ev.Outcome.Content
-		e.Outcome.IsError = ev.Outcome.IsError
+		setOutcome(&execs[i], ev)
 	}
+}
+
+// setOutcome marks e completed with the event's outcome, field by field:
+// a struct copy of a value just stored word by word stalls on store
+// forwarding (see docs/performance.md).
+func setOutcome(e *chat.ToolExecution, ev *ToolCompleted) {
+	e.Status = chat.ToolCompleted
+	e.Outcome.Content = ev.Outcome.Content
+	e.Outcome.IsError = ev.Outcome.IsError
 }
 
 // withResults completes the last pending call, the one ev completes, and
@@ -318,9 +322,7 @@ func complete(execs []chat.ToolExecution, ev *ToolCompleted) {
 func withResults(from *ExecutingTools, ev *ToolCompleted) chat.Conversation {
 	for i := range from.Executions {
 		if e := &from.Executions[i]; e.Status != chat.ToolCompleted {
-			e.Status = chat.ToolCompleted
-			e.Outcome.Content = ev.Outcome.Content
-			e.Outcome.IsError = ev.Outcome.IsError
+			setOutcome(e, ev)
 			break
 		}
 	}

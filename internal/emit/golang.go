@@ -245,29 +245,47 @@ func (g *goGen) genDecls() {
 	}
 }
 
-// sigParams returns the parameters of a guard or effect.
-func (g *goGen) sigParams(fn *fsm.Func) []jen.Code {
+// param is one parameter of a guard or effect: its name and its type.
+type param struct {
+	name string
+	typ  *jen.Statement
+}
+
+// params returns the parameters of a guard or effect of m, in order:
+// from (or s, for an effect on a row that stays), ev (by pointer when the
+// spec names a behaviour type), to and act. The Behavior interface, the
+// tests' fake and the fsmVia methods all take them from here.
+func params(m *fsm.Machine, fn *fsm.Func) []param {
 	s := fn.Sig
-	var ps []jen.Code
+	var ps []param
 	if s.From != nil {
 		name := "from"
 		if s.Stays {
 			name = "s"
 		}
-		ps = append(ps, jen.Id(name).Op("*").Id(s.From.GoName))
+		ps = append(ps, param{name, jen.Op("*").Id(s.From.GoName)})
 	}
 	if s.Event != nil {
-		if g.direct() {
-			ps = append(ps, jen.Id("ev").Op("*").Id(s.Event.GoName))
-		} else {
-			ps = append(ps, jen.Id("ev").Id(s.Event.GoName))
+		typ := jen.Id(s.Event.GoName)
+		if m.Behavior != "" {
+			typ = jen.Op("*").Id(s.Event.GoName)
 		}
+		ps = append(ps, param{"ev", typ})
 	}
 	if s.To != nil {
-		ps = append(ps, jen.Id("to").Op("*").Id(s.To.GoName))
+		ps = append(ps, param{"to", jen.Op("*").Id(s.To.GoName)})
 	}
 	if s.Act != nil {
-		ps = append(ps, jen.Id("act").Op("*").Id(s.Act.GoName))
+		ps = append(ps, param{"act", jen.Op("*").Id(s.Act.GoName)})
+	}
+	return ps
+}
+
+// sigParams returns the named parameters of a guard or effect.
+func (g *goGen) sigParams(fn *fsm.Func) []jen.Code {
+	var ps []jen.Code
+	for _, p := range params(g.m, fn) {
+		ps = append(ps, jen.Id(p.name).Add(p.typ))
 	}
 	return ps
 }
@@ -771,26 +789,15 @@ func (g *goGen) genCalls() {
 			if len(fn.Uses) == 0 {
 				continue
 			}
-			var viaB []jen.Code
-			params := g.sigParams(fn)
-			s := fn.Sig
-			if s.From != nil {
-				name := "from"
-				if s.Stays {
-					name = "s"
+			// Through the interface, ev is a copy: e := *ev; m.b.X(from, &e).
+			var viaB, copyEv []jen.Code
+			for _, p := range params(g.m, fn) {
+				if p.name == "ev" {
+					viaB = append(viaB, jen.Op("&").Id("e"))
+					copyEv = append(copyEv, jen.Id("e").Op(":=").Op("*").Id("ev"))
+				} else {
+					viaB = append(viaB, jen.Id(p.name))
 				}
-				viaB = append(viaB, jen.Id(name))
-			}
-			var copyEv []jen.Code
-			if s.Event != nil {
-				viaB = append(viaB, jen.Op("&").Id("e"))
-				copyEv = append(copyEv, jen.Id("e").Op(":=").Op("*").Id("ev"))
-			}
-			if s.To != nil {
-				viaB = append(viaB, jen.Id("to"))
-			}
-			if s.Act != nil {
-				viaB = append(viaB, jen.Id("act"))
 			}
 			role := "effect"
 			if fn.Kind == fsm.Guard {
@@ -798,7 +805,7 @@ func (g *goGen) genCalls() {
 			}
 			name := "fsmVia" + fn.GoName
 			g.f.Comment(fmt.Sprintf("// %s calls the %s %s of a Behavior that is not a *%s.", name, role, fn.Name, g.m.Behavior))
-			fnc := g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(name).Params(params...)
+			fnc := g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(name).Params(g.sigParams(fn)...)
 			viaCall := jen.Id("m").Dot("b").Dot(fn.GoName).Call(viaB...)
 			if fn.Kind == fsm.Guard {
 				fnc.Bool().Block(append(copyEv, jen.Return(viaCall))...)

@@ -55,30 +55,18 @@ func (g *testGen) genFake() {
 			if len(fn.Uses) == 0 {
 				continue
 			}
-			var params []jen.Code
-			s := fn.Sig
-			if s.From != nil {
-				params = append(params, jen.Op("*").Id(s.From.GoName))
-			}
-			if s.Event != nil && g.m.Behavior != "" {
-				params = append(params, jen.Op("*").Id(s.Event.GoName))
-			} else if s.Event != nil {
-				params = append(params, jen.Id(s.Event.GoName))
-			}
-			if s.To != nil {
-				params = append(params, jen.Op("*").Id(s.To.GoName))
-			}
-			if s.Act != nil {
-				params = append(params, jen.Op("*").Id(s.Act.GoName))
+			var types []jen.Code
+			for _, p := range params(g.m, fn) {
+				types = append(types, p.typ)
 			}
 			recv := jen.Id("f").Op("*").Id("fsmFakeBehavior")
 			if fn.Kind == fsm.Guard {
 				f.Comment(fmt.Sprintf("// %s returns what the test set for the guard %s.", fn.GoName, fn.Name))
-				f.Func().Params(recv).Id(fn.GoName).Params(params...).Bool().Block(
+				f.Func().Params(recv).Id(fn.GoName).Params(types...).Bool().Block(
 					jen.Return(jen.Id("f").Dot("guards").Index(jen.Lit(fn.Name))))
 			} else {
 				f.Comment(fmt.Sprintf("// %s records that the effect %s ran.", fn.GoName, fn.Name))
-				f.Func().Params(recv).Id(fn.GoName).Params(params...).Block(
+				f.Func().Params(recv).Id(fn.GoName).Params(types...).Block(
 					jen.Id("f").Dot("ran").Op("=").Append(jen.Id("f").Dot("ran"), jen.Lit(fn.Name)))
 			}
 		}

@@ -1168,7 +1168,7 @@ func (*RejectedError) Unwrap() error {
 	return ErrRejected
 }
 
-// fsmStates stores the current state's data in the field of its kind; the others are zero, but for the storage of kept slices (see Behavior), which are empty.
+// fsmStates stores the current state's data in the field of its kind; the others are zero, but for the storage of kept slices (see Behavior), which are empty, and for the fields that every transition into their state carries over, which keep their last value until the next such transition overwrites it.
 type fsmStates struct {
 	WaitingForUserInput   WaitingForUserInput
 	CallingLLM            CallingLLM
@@ -1297,7 +1297,6 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			} else {
 				m.fsmViaStartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			}
-			m.st.WaitingForUserInput = WaitingForUserInput{}
 			m.kind = StateCallingLLM
 			if m.obs != nil {
 				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
@@ -1320,7 +1319,6 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case RetryTimeoutFired:
 			return m.reject(8)
 		case ShutdownRequested:
-			m.st.WaitingForUserInput = WaitingForUserInput{}
 			m.kind = StateShuttingDown
 			if m.obs != nil {
 				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
@@ -1351,7 +1349,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			} else {
 				m.fsmViaRecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
 			}
-			m.st.CallingLLM = CallingLLM{}
+			m.st.CallingLLM.Retries = 0
 			m.kind = StateProcessingLLMResponse
 			if m.obs != nil {
 				m.step(13, StateCallingLLM, nil)
@@ -1372,7 +1370,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				} else {
 					m.fsmViaScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
 				}
-				m.st.CallingLLM = CallingLLM{}
+				m.st.CallingLLM.Retries = 0
 				m.kind = StateError
 				if m.obs != nil {
 					m.step(14, StateCallingLLM, &m.act.ScheduleRetry)
@@ -1387,7 +1385,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				} else {
 					m.fsmViaGiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
 				}
-				m.st.CallingLLM = CallingLLM{}
+				m.st.CallingLLM.Retries = 0
 				m.kind = StateWaitingForUserInput
 				if m.obs != nil {
 					m.step(15, StateCallingLLM, &m.act.DisplayError)
@@ -1403,7 +1401,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case RetryTimeoutFired:
 			return m.reject(19)
 		case ShutdownRequested:
-			m.st.CallingLLM = CallingLLM{}
+			m.st.CallingLLM.Retries = 0
 			m.kind = StateShuttingDown
 			if m.obs != nil {
 				m.step(20, StateCallingLLM, &m.act.Shutdown)
@@ -1466,9 +1464,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				} else {
 					m.fsmViaFinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
 				}
-				keepExecutions := m.st.ExecutingTools.Executions[:0]
-				m.st.ExecutingTools = ExecutingTools{}
-				m.st.ExecutingTools.Executions = keepExecutions
+				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 				m.kind = StatePostToolsHook
 				if m.obs != nil {
 					m.step(32, StateExecutingTools, &m.act.RunPostToolsHook)
@@ -1483,9 +1479,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				} else {
 					m.fsmViaFinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 				}
-				keepExecutions := m.st.ExecutingTools.Executions[:0]
-				m.st.ExecutingTools = ExecutingTools{}
-				m.st.ExecutingTools.Executions = keepExecutions
+				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 				m.kind = StateCallingLLM
 				if m.obs != nil {
 					m.step(33, StateExecutingTools, &m.act.SendLLMRequest)
@@ -1497,9 +1491,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case RetryTimeoutFired:
 			return m.reject(35)
 		case ShutdownRequested:
-			keepExecutions := m.st.ExecutingTools.Executions[:0]
-			m.st.ExecutingTools = ExecutingTools{}
-			m.st.ExecutingTools.Executions = keepExecutions
+			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 			m.kind = StateShuttingDown
 			if m.obs != nil {
 				m.step(36, StateExecutingTools, &m.act.Shutdown)
@@ -1531,9 +1523,8 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			} else {
 				m.fsmViaResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			}
-			keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
-			m.st.PostToolsHook = PostToolsHook{}
-			m.st.PostToolsHook.CompletedTools = keepCompletedTools
+			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
+			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
 			m.kind = StateCallingLLM
 			if m.obs != nil {
 				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
@@ -1542,9 +1533,8 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		case RetryTimeoutFired:
 			return m.reject(45)
 		case ShutdownRequested:
-			keepCompletedTools := m.st.PostToolsHook.CompletedTools[:0]
-			m.st.PostToolsHook = PostToolsHook{}
-			m.st.PostToolsHook.CompletedTools = keepCompletedTools
+			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
+			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
 			m.kind = StateShuttingDown
 			if m.obs != nil {
 				m.step(46, StatePostToolsHook, &m.act.Shutdown)
@@ -1579,14 +1569,14 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			} else {
 				m.fsmViaRetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			}
-			m.st.Error = Error{}
+			m.st.Error.Origin = *new(chat.ErrorOrigin)
 			m.kind = StateCallingLLM
 			if m.obs != nil {
 				m.step(55, StateError, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
 		case ShutdownRequested:
-			m.st.Error = Error{}
+			m.st.Error.Origin = *new(chat.ErrorOrigin)
 			m.kind = StateShuttingDown
 			if m.obs != nil {
 				m.step(56, StateError, &m.act.Shutdown)
@@ -1636,7 +1626,6 @@ func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
 		} else {
 			m.fsmViaStartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
 		}
-		m.st.ProcessingLLMResponse = ProcessingLLMResponse{}
 		m.kind = StateExecutingTools
 		if m.obs != nil {
 			m.step(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
@@ -1645,7 +1634,6 @@ func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.st.WaitingForUserInput.Conversation = from.Conversation
-		m.st.ProcessingLLMResponse = ProcessingLLMResponse{}
 		m.kind = StateWaitingForUserInput
 		if m.obs != nil {
 			m.step(22, StateProcessingLLMResponse, &m.act.WaitForInput)

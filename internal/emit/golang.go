@@ -22,12 +22,13 @@ const (
 type goGen struct {
 	m    *fsm.Machine
 	f    *jen.File
-	kept map[*fsm.State][]*fsm.Field // see keptFields
+	kept map[*fsm.State][]*fsm.Field        // see keptFields
+	set  map[*fsm.State]map[*fsm.Field]bool // see entrySets
 }
 
 // GoFile returns the generated package for m as a jennifer file.
 func GoFile(m *fsm.Machine) *jen.File {
-	g := &goGen{m: m, f: newFile(m), kept: keptFields(m)}
+	g := &goGen{m: m, f: newFile(m), kept: keptFields(m), set: entrySets(m)}
 	g.genPackageDoc()
 	g.genKinds()
 	g.genInterfaces()
@@ -78,25 +79,71 @@ func keptFields(m *fsm.Machine) map[*fsm.State][]*fsm.Field {
 	return kept
 }
 
+// entrySets returns, for each state, the fields that every transition into
+// it sets by carrying a value over: the machine need not zero them when it
+// leaves the state, since the next transition into it overwrites them
+// before its effect runs. A state that no transition enters (the initial
+// state, left for good) has none: leaving it zeroes everything, so that
+// the machine keeps no reference to its data.
+func entrySets(m *fsm.Machine) map[*fsm.State]map[*fsm.Field]bool {
+	count := map[*fsm.State]int{}
+	carried := map[*fsm.State]map[*fsm.Field]int{}
+	for _, r := range m.Rules {
+		if r.Stays() || r.To == nil {
+			continue
+		}
+		count[r.To]++
+		if carried[r.To] == nil {
+			carried[r.To] = map[*fsm.Field]int{}
+		}
+		for _, a := range r.ToInit {
+			carried[r.To][a.Field]++
+		}
+	}
+	set := map[*fsm.State]map[*fsm.Field]bool{}
+	for s, n := range count {
+		for f, c := range carried[s] {
+			if c == n {
+				if set[s] == nil {
+					set[s] = map[*fsm.Field]bool{}
+				}
+				set[s][f] = true
+			}
+		}
+	}
+	return set
+}
+
 // clearSlot returns the statements that clear the slot of state s when the
-// machine leaves it, keeping the storage of its kept fields:
+// machine leaves it, so that the next transition into s finds zero in every
+// field it does not carry over. Kept slices are truncated (their storage
+// stays for the next visit), fields that every transition into s carries
+// over are left as they are (see entrySets), the others are zeroed:
 //
-//	keepExecutions := m.st.S.Executions[:0]
-//	m.st.S = S{}
-//	m.st.S.Executions = keepExecutions
+//	m.st.S.Executions = m.st.S.Executions[:0]
+//	m.st.S.Retries = 0
 //
-// (a composite literal that reads the slot it is assigned to would be
-// built on the stack and copied).
+// A slot with none to keep or leave is cleared whole: m.st.S = S{}.
 func (g *goGen) clearSlot(s *fsm.State) []jen.Code {
 	slot := jen.Id("m").Dot("st").Dot(s.GoName)
-	var keep, restore []jen.Code
+	kept := map[*fsm.Field]bool{}
 	for _, f := range g.kept[s] {
-		name := "keep" + f.GoName
-		keep = append(keep, jen.Id(name).Op(":=").Add(slot.Clone().Dot(f.GoName).Index(jen.Empty(), jen.Lit(0))))
-		restore = append(restore, slot.Clone().Dot(f.GoName).Op("=").Id(name))
+		kept[f] = true
 	}
-	out := append(keep, slot.Clone().Op("=").Id(s.GoName).Values())
-	return append(out, restore...)
+	if len(kept) == 0 && len(g.set[s]) == 0 {
+		return []jen.Code{slot.Clone().Op("=").Id(s.GoName).Values()}
+	}
+	var out []jen.Code
+	for _, f := range s.Fields {
+		field := slot.Clone().Dot(f.GoName)
+		switch {
+		case kept[f]:
+			out = append(out, field.Clone().Op("=").Add(field.Clone()).Index(jen.Empty(), jen.Lit(0)))
+		case !g.set[s][f]:
+			out = append(out, field.Clone().Op("=").Add(zeroValue(g.m, f.Type)))
+		}
+	}
+	return out
 }
 
 // genPackageDoc emits the package comment from the spec's doc.
@@ -490,10 +537,18 @@ func (g *goGen) genMachine() {
 		f.Type().Id(typ).Struct(fields...)
 	}
 	sets := g.kindSets()
-	statesDoc := "// fsmStates stores the current state's data in the field of its kind; the others are zero."
+	var but []string
 	if g.keptList() != "" {
-		statesDoc = "// fsmStates stores the current state's data in the field of its kind; the others are zero, but for the storage of kept slices (see Behavior), which are empty."
+		but = append(but, "the storage of kept slices (see Behavior), which are empty")
 	}
+	if len(g.set) > 0 {
+		but = append(but, "the fields that every transition into their state carries over, which keep their last value until the next such transition overwrites it")
+	}
+	statesDoc := "// fsmStates stores the current state's data in the field of its kind; the others are zero"
+	if len(but) > 0 {
+		statesDoc += ", but for " + strings.Join(but, ", and for ")
+	}
+	statesDoc += "."
 	slots("fsmStates", statesDoc, sets[0].decls)
 	slots("fsmActions", "// fsmActions stores the last action of each kind; HandleEvent returns pointers to them.", sets[2].decls)
 
@@ -854,11 +909,11 @@ func assigns(slot *jen.Statement, as []fsm.Assign, fromName string) []jen.Code {
 
 // ruleBody emits one rule:
 //
-//	m.st.B.F = from.F              // target state, carried over (its slot is zero)
+//	m.st.B.F = from.F              // target state, carried over (the rest of its slot is zero)
 //	m.act.X = X{}                  // action: fields the effect sets start zero
 //	m.act.X.G = ev.G               // action, carried over
 //	m.b.Effect(from, ev, &m.st.B, &m.act.X)
-//	m.st.A = A{}                   // the state left is cleared (see clearSlot for kept storage)
+//	m.st.A = A{}                   // the state left is cleared (see clearSlot)
 //	m.kind = StateB
 //	if m.obs != nil { m.step(7, StateA, &m.act.X) }
 //	return &m.act.X, nil
@@ -873,7 +928,8 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 	toSlot := jen.Id("m").Dot("st").Dot(r.To.GoName)
 	if !r.Stays() {
 		// The slot of a state other than the current one is zero (but for
-		// kept storage, which is empty): only carried fields need setting.
+		// kept storage, which is empty, and for the fields every transition
+		// into it carries over): only carried fields need setting.
 		out = append(out, assigns(toSlot, r.ToInit, fromName)...)
 	}
 	var actRef jen.Code = jen.Nil()

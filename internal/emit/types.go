@@ -58,6 +58,38 @@ func typeCode(m *fsm.Machine, t string) jen.Code {
 	return conv(expr)
 }
 
+// zeroValue returns the zero value of a field's type: a literal for the
+// predeclared types, nil for slices, maps, pointers, functions, channels
+// and interfaces, and *new(T) for the rest (a struct or a named type of
+// another package, whose kind the spec does not say).
+func zeroValue(m *fsm.Machine, t string) jen.Code {
+	expr, err := parser.ParseExpr(t)
+	if err != nil {
+		return jen.Op("*").New(jen.Id(t)) // unreachable: fsm.Build parsed it
+	}
+	switch e := expr.(type) {
+	case *ast.StarExpr, *ast.MapType, *ast.FuncType, *ast.ChanType, *ast.InterfaceType:
+		return jen.Nil()
+	case *ast.ArrayType:
+		if e.Len == nil {
+			return jen.Nil()
+		}
+	case *ast.Ident:
+		switch e.Name {
+		case "string":
+			return jen.Lit("")
+		case "bool":
+			return jen.False()
+		case "any", "error":
+			return jen.Nil()
+		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr",
+			"float32", "float64", "complex64", "complex128", "byte", "rune":
+			return jen.Lit(0)
+		}
+	}
+	return jen.Op("*").New(typeCode(m, t))
+}
+
 // sampleValue returns a non-zero literal for a field of a predeclared
 // type, for the generated JSON round-trip tests, or nil for other types.
 func sampleValue(t string, n int) jen.Code {

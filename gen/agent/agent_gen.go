@@ -1285,6 +1285,9 @@ func (m *Machine) SetObserver(o Observer) {
 
 // HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is nothing to do. The action points into the machine and stays valid until the next call; copy what you need to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the machine is unchanged.
 func (m *Machine) HandleEvent(ev Event) (Action, error) {
+	if m.direct == nil {
+		return m.handleVia(ev)
+	}
 	switch m.kind {
 	case StateWaitingForUserInput:
 		switch ev := ev.(type) {
@@ -1292,16 +1295,426 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			from := &m.st.WaitingForUserInput
 			m.st.CallingLLM.Conversation = from.Conversation
 			m.act.SendLLMRequest = SendLLMRequest{}
-			if m.direct != nil {
-				m.direct.StartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			} else {
-				m.fsmViaStartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			}
+			m.direct.StartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			m.kind = StateCallingLLM
 			if m.obs != nil {
 				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
+		case ShutdownRequested:
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateCallingLLM:
+		switch ev := ev.(type) {
+		case TextDelta:
+			m.act.DisplayMessage.Content = ev.Content
+			if m.obs != nil {
+				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
+			}
+			return &m.act.DisplayMessage, nil
+		case ToolCallDelta:
+			if m.obs != nil {
+				m.step(12, StateCallingLLM, &m.act.WaitForInput)
+			}
+			return &m.act.WaitForInput, nil
+		case LLMCompleted:
+			from := &m.st.CallingLLM
+			m.st.ProcessingLLMResponse.Conversation = from.Conversation
+			m.st.ProcessingLLMResponse.Response = ev.Response
+			m.direct.RecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
+			m.st.CallingLLM.Retries = 0
+			m.kind = StateProcessingLLMResponse
+			if m.obs != nil {
+				m.step(13, StateCallingLLM, nil)
+			}
+			return m.leaveProcessingLLMResponse()
+		case LLMError:
+			from := &m.st.CallingLLM
+			switch {
+			case m.direct.CanRetry(from, &ev):
+				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
+				m.st.Error.Conversation = from.Conversation
+				m.st.Error.Error = ev.Error
+				m.st.Error.Retries = from.Retries
+				m.act.ScheduleRetry = ScheduleRetry{}
+				m.act.ScheduleRetry.Error = ev.Error
+				m.direct.ScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
+				m.st.CallingLLM.Retries = 0
+				m.kind = StateError
+				if m.obs != nil {
+					m.step(14, StateCallingLLM, &m.act.ScheduleRetry)
+				}
+				return &m.act.ScheduleRetry, nil
+			default:
+				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
+				m.st.WaitingForUserInput.Conversation = from.Conversation
+				m.act.DisplayError = DisplayError{}
+				m.direct.GiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
+				m.st.CallingLLM.Retries = 0
+				m.kind = StateWaitingForUserInput
+				if m.obs != nil {
+					m.step(15, StateCallingLLM, &m.act.DisplayError)
+				}
+				return &m.act.DisplayError, nil
+			}
+		case ShutdownRequested:
+			m.st.CallingLLM.Retries = 0
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(20, StateCallingLLM, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateExecutingTools:
+		switch ev := ev.(type) {
+		case ToolProgress:
+			from := &m.st.ExecutingTools
+			switch {
+			case m.direct.IsKnownCall(from, &ev):
+				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
+				m.direct.RecordProgress(from, &ev)
+				if m.obs != nil {
+					m.step(28, StateExecutingTools, &m.act.WaitForInput)
+				}
+				return &m.act.WaitForInput, nil
+			default:
+				// ExecutingTools --ToolProgress [else]--> ignored
+				return m.ignore(29)
+			}
+		case ToolCompleted:
+			from := &m.st.ExecutingTools
+			switch {
+			case m.direct.IsUnknownCall(from, &ev):
+				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
+				return m.reject(30)
+			case m.direct.ToolsPending(from, &ev):
+				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
+				m.direct.RecordOutcome(from, &ev)
+				if m.obs != nil {
+					m.step(31, StateExecutingTools, &m.act.WaitForInput)
+				}
+				return &m.act.WaitForInput, nil
+			case m.direct.MutatingToolRan(from, &ev):
+				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
+				m.st.PostToolsHook.Conversation = from.Conversation
+				m.act.RunPostToolsHook = RunPostToolsHook{}
+				m.direct.FinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+				m.kind = StatePostToolsHook
+				if m.obs != nil {
+					m.step(32, StateExecutingTools, &m.act.RunPostToolsHook)
+				}
+				return &m.act.RunPostToolsHook, nil
+			default:
+				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
+				m.st.CallingLLM.Conversation = from.Conversation
+				m.act.SendLLMRequest = SendLLMRequest{}
+				m.direct.FinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+				m.kind = StateCallingLLM
+				if m.obs != nil {
+					m.step(33, StateExecutingTools, &m.act.SendLLMRequest)
+				}
+				return &m.act.SendLLMRequest, nil
+			}
+		case ShutdownRequested:
+			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(36, StateExecutingTools, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StatePostToolsHook:
+		switch ev := ev.(type) {
+		case PostToolsHookCompleted:
+			from := &m.st.PostToolsHook
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.act.SendLLMRequest = SendLLMRequest{}
+			m.direct.ResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
+			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
+		case ShutdownRequested:
+			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
+			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(46, StatePostToolsHook, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateError:
+		switch ev.(type) {
+		case RetryTimeoutFired:
+			from := &m.st.Error
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.st.CallingLLM.Retries = from.Retries
+			m.act.SendLLMRequest = SendLLMRequest{}
+			m.direct.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.st.Error.Origin = *new(chat.ErrorOrigin)
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(55, StateError, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
+		case ShutdownRequested:
+			m.st.Error.Origin = *new(chat.ErrorOrigin)
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(56, StateError, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateShuttingDown:
+		switch ev.(type) {
+		case ShutdownRequested:
+			if m.obs != nil {
+				m.step(66, StateShuttingDown, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	}
+	return nil, m.unhandled(ev)
+}
+
+// handleVia is HandleEvent for a Behavior other than *Agent (a test's fake, a wrapper): the same rules, calling it through the interface.
+func (m *Machine) handleVia(ev Event) (Action, error) {
+	switch m.kind {
+	case StateWaitingForUserInput:
+		switch ev := ev.(type) {
+		case UserInput:
+			from := &m.st.WaitingForUserInput
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.act.SendLLMRequest = SendLLMRequest{}
+			m.b.StartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
+		case ShutdownRequested:
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateCallingLLM:
+		switch ev := ev.(type) {
+		case TextDelta:
+			m.act.DisplayMessage.Content = ev.Content
+			if m.obs != nil {
+				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
+			}
+			return &m.act.DisplayMessage, nil
+		case ToolCallDelta:
+			if m.obs != nil {
+				m.step(12, StateCallingLLM, &m.act.WaitForInput)
+			}
+			return &m.act.WaitForInput, nil
+		case LLMCompleted:
+			from := &m.st.CallingLLM
+			m.st.ProcessingLLMResponse.Conversation = from.Conversation
+			m.st.ProcessingLLMResponse.Response = ev.Response
+			m.b.RecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
+			m.st.CallingLLM.Retries = 0
+			m.kind = StateProcessingLLMResponse
+			if m.obs != nil {
+				m.step(13, StateCallingLLM, nil)
+			}
+			return m.leaveProcessingLLMResponseVia()
+		case LLMError:
+			from := &m.st.CallingLLM
+			switch {
+			case m.b.CanRetry(from, &ev):
+				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
+				m.st.Error.Conversation = from.Conversation
+				m.st.Error.Error = ev.Error
+				m.st.Error.Retries = from.Retries
+				m.act.ScheduleRetry = ScheduleRetry{}
+				m.act.ScheduleRetry.Error = ev.Error
+				m.b.ScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
+				m.st.CallingLLM.Retries = 0
+				m.kind = StateError
+				if m.obs != nil {
+					m.step(14, StateCallingLLM, &m.act.ScheduleRetry)
+				}
+				return &m.act.ScheduleRetry, nil
+			default:
+				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
+				m.st.WaitingForUserInput.Conversation = from.Conversation
+				m.act.DisplayError = DisplayError{}
+				m.b.GiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
+				m.st.CallingLLM.Retries = 0
+				m.kind = StateWaitingForUserInput
+				if m.obs != nil {
+					m.step(15, StateCallingLLM, &m.act.DisplayError)
+				}
+				return &m.act.DisplayError, nil
+			}
+		case ShutdownRequested:
+			m.st.CallingLLM.Retries = 0
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(20, StateCallingLLM, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateExecutingTools:
+		switch ev := ev.(type) {
+		case ToolProgress:
+			from := &m.st.ExecutingTools
+			switch {
+			case m.b.IsKnownCall(from, &ev):
+				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
+				m.b.RecordProgress(from, &ev)
+				if m.obs != nil {
+					m.step(28, StateExecutingTools, &m.act.WaitForInput)
+				}
+				return &m.act.WaitForInput, nil
+			default:
+				// ExecutingTools --ToolProgress [else]--> ignored
+				return m.ignore(29)
+			}
+		case ToolCompleted:
+			from := &m.st.ExecutingTools
+			switch {
+			case m.b.IsUnknownCall(from, &ev):
+				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
+				return m.reject(30)
+			case m.b.ToolsPending(from, &ev):
+				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
+				m.b.RecordOutcome(from, &ev)
+				if m.obs != nil {
+					m.step(31, StateExecutingTools, &m.act.WaitForInput)
+				}
+				return &m.act.WaitForInput, nil
+			case m.b.MutatingToolRan(from, &ev):
+				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
+				m.st.PostToolsHook.Conversation = from.Conversation
+				m.act.RunPostToolsHook = RunPostToolsHook{}
+				m.b.FinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+				m.kind = StatePostToolsHook
+				if m.obs != nil {
+					m.step(32, StateExecutingTools, &m.act.RunPostToolsHook)
+				}
+				return &m.act.RunPostToolsHook, nil
+			default:
+				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
+				m.st.CallingLLM.Conversation = from.Conversation
+				m.act.SendLLMRequest = SendLLMRequest{}
+				m.b.FinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+				m.kind = StateCallingLLM
+				if m.obs != nil {
+					m.step(33, StateExecutingTools, &m.act.SendLLMRequest)
+				}
+				return &m.act.SendLLMRequest, nil
+			}
+		case ShutdownRequested:
+			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(36, StateExecutingTools, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StatePostToolsHook:
+		switch ev := ev.(type) {
+		case PostToolsHookCompleted:
+			from := &m.st.PostToolsHook
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.act.SendLLMRequest = SendLLMRequest{}
+			m.b.ResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
+			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
+		case ShutdownRequested:
+			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
+			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(46, StatePostToolsHook, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateError:
+		switch ev.(type) {
+		case RetryTimeoutFired:
+			from := &m.st.Error
+			m.st.CallingLLM.Conversation = from.Conversation
+			m.st.CallingLLM.Retries = from.Retries
+			m.act.SendLLMRequest = SendLLMRequest{}
+			m.b.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.st.Error.Origin = *new(chat.ErrorOrigin)
+			m.kind = StateCallingLLM
+			if m.obs != nil {
+				m.step(55, StateError, &m.act.SendLLMRequest)
+			}
+			return &m.act.SendLLMRequest, nil
+		case ShutdownRequested:
+			m.st.Error.Origin = *new(chat.ErrorOrigin)
+			m.kind = StateShuttingDown
+			if m.obs != nil {
+				m.step(56, StateError, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	case StateShuttingDown:
+		switch ev.(type) {
+		case ShutdownRequested:
+			if m.obs != nil {
+				m.step(66, StateShuttingDown, &m.act.Shutdown)
+			}
+			return &m.act.Shutdown, nil
+		default:
+			return m.refuse(ev)
+		}
+	}
+	return nil, m.unhandled(ev)
+}
+
+// refuse finishes the rule by which the current state ignores or rejects ev, or reports an ev that is not an event of the machine.
+func (m *Machine) refuse(ev Event) (Action, error) {
+	switch m.kind {
+	case StateWaitingForUserInput:
+		switch ev.(type) {
 		case TextDelta:
 			return m.reject(1)
 		case ToolCallDelta:
@@ -1318,80 +1731,11 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			return m.reject(7)
 		case RetryTimeoutFired:
 			return m.reject(8)
-		case ShutdownRequested:
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
 		}
 	case StateCallingLLM:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case UserInput:
 			return m.reject(10)
-		case TextDelta:
-			m.act.DisplayMessage.Content = ev.Content
-			if m.obs != nil {
-				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
-			}
-			return &m.act.DisplayMessage, nil
-		case ToolCallDelta:
-			if m.obs != nil {
-				m.step(12, StateCallingLLM, &m.act.WaitForInput)
-			}
-			return &m.act.WaitForInput, nil
-		case LLMCompleted:
-			from := &m.st.CallingLLM
-			m.st.ProcessingLLMResponse.Conversation = from.Conversation
-			m.st.ProcessingLLMResponse.Response = ev.Response
-			if m.direct != nil {
-				m.direct.RecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
-			} else {
-				m.fsmViaRecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
-			}
-			m.st.CallingLLM.Retries = 0
-			m.kind = StateProcessingLLMResponse
-			if m.obs != nil {
-				m.step(13, StateCallingLLM, nil)
-			}
-			return m.leaveProcessingLLMResponse()
-		case LLMError:
-			from := &m.st.CallingLLM
-			switch {
-			case m.direct != nil && m.direct.CanRetry(from, &ev) || m.direct == nil && m.fsmViaCanRetry(from, &ev):
-				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
-				m.st.Error.Conversation = from.Conversation
-				m.st.Error.Error = ev.Error
-				m.st.Error.Retries = from.Retries
-				m.act.ScheduleRetry = ScheduleRetry{}
-				m.act.ScheduleRetry.Error = ev.Error
-				if m.direct != nil {
-					m.direct.ScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
-				} else {
-					m.fsmViaScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
-				}
-				m.st.CallingLLM.Retries = 0
-				m.kind = StateError
-				if m.obs != nil {
-					m.step(14, StateCallingLLM, &m.act.ScheduleRetry)
-				}
-				return &m.act.ScheduleRetry, nil
-			default:
-				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
-				m.st.WaitingForUserInput.Conversation = from.Conversation
-				m.act.DisplayError = DisplayError{}
-				if m.direct != nil {
-					m.direct.GiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
-				} else {
-					m.fsmViaGiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
-				}
-				m.st.CallingLLM.Retries = 0
-				m.kind = StateWaitingForUserInput
-				if m.obs != nil {
-					m.step(15, StateCallingLLM, &m.act.DisplayError)
-				}
-				return &m.act.DisplayError, nil
-			}
 		case ToolProgress:
 			return m.reject(16)
 		case ToolCompleted:
@@ -1400,16 +1744,9 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			return m.reject(18)
 		case RetryTimeoutFired:
 			return m.reject(19)
-		case ShutdownRequested:
-			m.st.CallingLLM.Retries = 0
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(20, StateCallingLLM, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
 		}
 	case StateExecutingTools:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case UserInput:
 			return m.reject(23)
 		case TextDelta:
@@ -1420,86 +1757,13 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			return m.reject(26)
 		case LLMError:
 			return m.reject(27)
-		case ToolProgress:
-			from := &m.st.ExecutingTools
-			switch {
-			case m.direct != nil && m.direct.IsKnownCall(from, &ev) || m.direct == nil && m.fsmViaIsKnownCall(from, &ev):
-				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
-				if m.direct != nil {
-					m.direct.RecordProgress(from, &ev)
-				} else {
-					m.fsmViaRecordProgress(from, &ev)
-				}
-				if m.obs != nil {
-					m.step(28, StateExecutingTools, &m.act.WaitForInput)
-				}
-				return &m.act.WaitForInput, nil
-			default:
-				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.ignore(29)
-			}
-		case ToolCompleted:
-			from := &m.st.ExecutingTools
-			switch {
-			case m.direct != nil && m.direct.IsUnknownCall(from, &ev) || m.direct == nil && m.fsmViaIsUnknownCall(from, &ev):
-				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
-				return m.reject(30)
-			case m.direct != nil && m.direct.ToolsPending(from, &ev) || m.direct == nil && m.fsmViaToolsPending(from, &ev):
-				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
-				if m.direct != nil {
-					m.direct.RecordOutcome(from, &ev)
-				} else {
-					m.fsmViaRecordOutcome(from, &ev)
-				}
-				if m.obs != nil {
-					m.step(31, StateExecutingTools, &m.act.WaitForInput)
-				}
-				return &m.act.WaitForInput, nil
-			case m.direct != nil && m.direct.MutatingToolRan(from, &ev) || m.direct == nil && m.fsmViaMutatingToolRan(from, &ev):
-				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
-				m.st.PostToolsHook.Conversation = from.Conversation
-				m.act.RunPostToolsHook = RunPostToolsHook{}
-				if m.direct != nil {
-					m.direct.FinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
-				} else {
-					m.fsmViaFinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
-				}
-				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
-				m.kind = StatePostToolsHook
-				if m.obs != nil {
-					m.step(32, StateExecutingTools, &m.act.RunPostToolsHook)
-				}
-				return &m.act.RunPostToolsHook, nil
-			default:
-				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
-				m.st.CallingLLM.Conversation = from.Conversation
-				m.act.SendLLMRequest = SendLLMRequest{}
-				if m.direct != nil {
-					m.direct.FinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-				} else {
-					m.fsmViaFinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-				}
-				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
-				m.kind = StateCallingLLM
-				if m.obs != nil {
-					m.step(33, StateExecutingTools, &m.act.SendLLMRequest)
-				}
-				return &m.act.SendLLMRequest, nil
-			}
 		case PostToolsHookCompleted:
 			return m.reject(34)
 		case RetryTimeoutFired:
 			return m.reject(35)
-		case ShutdownRequested:
-			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(36, StateExecutingTools, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
 		}
 	case StatePostToolsHook:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case UserInput:
 			return m.reject(37)
 		case TextDelta:
@@ -1514,32 +1778,8 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			return m.reject(42)
 		case ToolCompleted:
 			return m.reject(43)
-		case PostToolsHookCompleted:
-			from := &m.st.PostToolsHook
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.act.SendLLMRequest = SendLLMRequest{}
-			if m.direct != nil {
-				m.direct.ResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			} else {
-				m.fsmViaResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			}
-			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
-			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
-			m.kind = StateCallingLLM
-			if m.obs != nil {
-				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
-			}
-			return &m.act.SendLLMRequest, nil
 		case RetryTimeoutFired:
 			return m.reject(45)
-		case ShutdownRequested:
-			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
-			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(46, StatePostToolsHook, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
 		}
 	case StateError:
 		switch ev.(type) {
@@ -1559,29 +1799,6 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			return m.reject(53)
 		case PostToolsHookCompleted:
 			return m.reject(54)
-		case RetryTimeoutFired:
-			from := &m.st.Error
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.st.CallingLLM.Retries = from.Retries
-			m.act.SendLLMRequest = SendLLMRequest{}
-			if m.direct != nil {
-				m.direct.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			} else {
-				m.fsmViaRetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			}
-			m.st.Error.Origin = *new(chat.ErrorOrigin)
-			m.kind = StateCallingLLM
-			if m.obs != nil {
-				m.step(55, StateError, &m.act.SendLLMRequest)
-			}
-			return &m.act.SendLLMRequest, nil
-		case ShutdownRequested:
-			m.st.Error.Origin = *new(chat.ErrorOrigin)
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(56, StateError, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
@@ -1603,11 +1820,6 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 			return m.ignore(64)
 		case RetryTimeoutFired:
 			return m.ignore(65)
-		case ShutdownRequested:
-			if m.obs != nil {
-				m.step(66, StateShuttingDown, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
 		}
 	}
 	return nil, m.unhandled(ev)
@@ -1617,15 +1829,11 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
 	from := &m.st.ProcessingLLMResponse
 	switch {
-	case m.direct != nil && m.direct.HasToolCalls(from) || m.direct == nil && m.fsmViaHasToolCalls(from):
+	case m.direct.HasToolCalls(from):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools
 		m.st.ExecutingTools.Conversation = from.Conversation
 		m.act.ExecuteTools = ExecuteTools{}
-		if m.direct != nil {
-			m.direct.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
-		} else {
-			m.fsmViaStartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
-		}
+		m.direct.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
 		m.kind = StateExecutingTools
 		if m.obs != nil {
 			m.step(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
@@ -1642,103 +1850,29 @@ func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
 	}
 }
 
-// fsmViaCanRetry calls the guard canRetry of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaCanRetry(from *CallingLLM, ev *LLMError) bool {
-	e := *ev
-	return m.b.CanRetry(from, &e)
-}
-
-// fsmViaHasToolCalls calls the guard hasToolCalls of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaHasToolCalls(from *ProcessingLLMResponse) bool {
-	return m.b.HasToolCalls(from)
-}
-
-// fsmViaIsUnknownCall calls the guard isUnknownCall of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaIsUnknownCall(from *ExecutingTools, ev *ToolCompleted) bool {
-	e := *ev
-	return m.b.IsUnknownCall(from, &e)
-}
-
-// fsmViaToolsPending calls the guard toolsPending of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaToolsPending(from *ExecutingTools, ev *ToolCompleted) bool {
-	e := *ev
-	return m.b.ToolsPending(from, &e)
-}
-
-// fsmViaMutatingToolRan calls the guard mutatingToolRan of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaMutatingToolRan(from *ExecutingTools, ev *ToolCompleted) bool {
-	e := *ev
-	return m.b.MutatingToolRan(from, &e)
-}
-
-// fsmViaIsKnownCall calls the guard isKnownCall of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaIsKnownCall(from *ExecutingTools, ev *ToolProgress) bool {
-	e := *ev
-	return m.b.IsKnownCall(from, &e)
-}
-
-// fsmViaStartTurn calls the effect startTurn of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaStartTurn(from *WaitingForUserInput, ev *UserInput, to *CallingLLM, act *SendLLMRequest) {
-	e := *ev
-	m.b.StartTurn(from, &e, to, act)
-}
-
-// fsmViaRecordResponse calls the effect recordResponse of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaRecordResponse(from *CallingLLM, ev *LLMCompleted, to *ProcessingLLMResponse) {
-	e := *ev
-	m.b.RecordResponse(from, &e, to)
-}
-
-// fsmViaStartTools calls the effect startTools of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaStartTools(from *ProcessingLLMResponse, to *ExecutingTools, act *ExecuteTools) {
-	m.b.StartTools(from, to, act)
-}
-
-// fsmViaScheduleRetry calls the effect scheduleRetry of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaScheduleRetry(from *CallingLLM, ev *LLMError, to *Error, act *ScheduleRetry) {
-	e := *ev
-	m.b.ScheduleRetry(from, &e, to, act)
-}
-
-// fsmViaGiveUp calls the effect giveUp of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaGiveUp(from *CallingLLM, ev *LLMError, to *WaitingForUserInput, act *DisplayError) {
-	e := *ev
-	m.b.GiveUp(from, &e, to, act)
-}
-
-// fsmViaRetryRequest calls the effect retryRequest of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaRetryRequest(from *Error, to *CallingLLM, act *SendLLMRequest) {
-	m.b.RetryRequest(from, to, act)
-}
-
-// fsmViaRecordProgress calls the effect recordProgress of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaRecordProgress(s *ExecutingTools, ev *ToolProgress) {
-	e := *ev
-	m.b.RecordProgress(s, &e)
-}
-
-// fsmViaRecordOutcome calls the effect recordOutcome of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaRecordOutcome(s *ExecutingTools, ev *ToolCompleted) {
-	e := *ev
-	m.b.RecordOutcome(s, &e)
-}
-
-// fsmViaFinishToolsWithHook calls the effect finishToolsWithHook of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaFinishToolsWithHook(from *ExecutingTools, ev *ToolCompleted, to *PostToolsHook, act *RunPostToolsHook) {
-	e := *ev
-	m.b.FinishToolsWithHook(from, &e, to, act)
-}
-
-// fsmViaFinishTools calls the effect finishTools of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaFinishTools(from *ExecutingTools, ev *ToolCompleted, to *CallingLLM, act *SendLLMRequest) {
-	e := *ev
-	m.b.FinishTools(from, &e, to, act)
-}
-
-// fsmViaResumeAfterHook calls the effect resumeAfterHook of a Behavior that is not a *Agent.
-func (m *Machine) fsmViaResumeAfterHook(from *PostToolsHook, ev *PostToolsHookCompleted, to *CallingLLM, act *SendLLMRequest) {
-	e := *ev
-	m.b.ResumeAfterHook(from, &e, to, act)
+// leaveProcessingLLMResponseVia is leaveProcessingLLMResponse for handleVia.
+func (m *Machine) leaveProcessingLLMResponseVia() (Action, error) {
+	from := &m.st.ProcessingLLMResponse
+	switch {
+	case m.b.HasToolCalls(from):
+		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools
+		m.st.ExecutingTools.Conversation = from.Conversation
+		m.act.ExecuteTools = ExecuteTools{}
+		m.b.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
+		m.kind = StateExecutingTools
+		if m.obs != nil {
+			m.step(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
+		}
+		return &m.act.ExecuteTools, nil
+	default:
+		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
+		m.st.WaitingForUserInput.Conversation = from.Conversation
+		m.kind = StateWaitingForUserInput
+		if m.obs != nil {
+			m.step(22, StateProcessingLLMResponse, &m.act.WaitForInput)
+		}
+		return &m.act.WaitForInput, nil
+	}
 }
 
 // step tells the observer, which is set, that rule i moved the machine from state from.

@@ -24,6 +24,9 @@ type goGen struct {
 	f    *jen.File
 	kept map[*fsm.State][]*fsm.Field        // see keptFields
 	set  map[*fsm.State]map[*fsm.Field]bool // see entrySets
+	// via is set while emitting the copy of the rules that calls a
+	// Behavior other than the named type (see genHandleEvent).
+	via bool
 }
 
 // GoFile returns the generated package for m as a jennifer file.
@@ -39,7 +42,6 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genMachine()
 	g.genHandleEvent()
 	g.genChoices()
-	g.genCalls()
 	g.genSteps()
 	g.genJSON()
 	return g.f
@@ -300,8 +302,8 @@ type param struct {
 
 // params returns the parameters of a guard or effect of m, in order:
 // from (or s, for an effect on a row that stays), ev (by pointer when the
-// spec names a behaviour type), to and act. The Behavior interface, the
-// tests' fake and the fsmVia methods all take them from here.
+// spec names a behaviour type), to and act. The Behavior interface and the
+// tests' fake take them from here.
 func params(m *fsm.Machine, fn *fsm.Func) []param {
 	s := fn.Sig
 	var ps []param
@@ -640,8 +642,13 @@ func (g *goGen) genMachine() {
 }
 
 // leaveMethod names the method that takes the eventless transitions of a
-// transient state, e.g. "leaveProcessingLLMResponse".
-func leaveMethod(c *fsm.Cell) string {
+// transient state, e.g. "leaveProcessingLLMResponse", or
+// "leaveProcessingLLMResponseVia" in the rules that call the behaviour
+// through the interface (see genHandleEvent).
+func (g *goGen) leaveMethod(c *fsm.Cell) string {
+	if g.via {
+		return "leave" + c.State.GoName + "Via"
+	}
 	return "leave" + c.State.GoName
 }
 
@@ -675,7 +682,8 @@ func usesEvent(c *fsm.Cell) bool {
 // genHandleEvent emits the exhaustive nested switch, state then event,
 // with the rules of each cell written out in its case (see cellBody): one
 // function, as a switch written by hand for speed would be, with no call
-// between the dispatch and the rules:
+// between the dispatch and the rules. The events a state ignores or
+// rejects go to refuse, out of the way of the ones it handles:
 //
 //	func (m *Machine) HandleEvent(ev Event) (Action, error) {
 //		switch m.kind {
@@ -685,34 +693,70 @@ func usesEvent(c *fsm.Cell) bool {
 //				from := &m.st.A
 //				...
 //				return &m.act.Z, nil
-//			case Y:
-//				return m.reject(3)
+//			default:
+//				return m.refuse(ev)
 //			}
 //		...
 //		}
 //		return nil, m.unhandled(ev)
 //	}
+//
+// When the spec names a behaviour type, HandleEvent calls it directly and
+// hands any other Behavior to handleVia, the same rules calling it
+// through the interface: each copy has one kind of call, with no test at
+// each call.
 func (g *goGen) genHandleEvent() {
-	m := g.m
+	doc := "HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is " +
+		"nothing to do. The action points into the machine and stays valid until the next call; copy what you need " +
+		"to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the " +
+		"machine is unchanged."
+	recv := jen.Id("m").Op("*").Id("Machine")
+	sig := func(name string) *jen.Statement {
+		return jen.Func().Params(recv.Clone()).Id(name).Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error())
+	}
+	unhandled := jen.Return(jen.Nil(), jen.Id("m").Dot("unhandled").Call(jen.Id("ev")))
+	if !g.direct() {
+		g.f.Add(comment("", doc))
+		g.f.Add(sig("HandleEvent").Block(g.dispatch(), unhandled))
+	} else {
+		g.f.Add(comment("", doc))
+		g.f.Add(sig("HandleEvent").Block(
+			jen.If(jen.Id("m").Dot("direct").Op("==").Nil()).Block(jen.Return(jen.Id("m").Dot("handleVia").Call(jen.Id("ev")))),
+			g.dispatch(), unhandled.Clone()))
+		g.via = true
+		g.f.Add(comment("", "handleVia is HandleEvent for a Behavior other than *"+g.m.Behavior+
+			" (a test's fake, a wrapper): the same rules, calling it through the interface."))
+		g.f.Add(sig("handleVia").Block(g.dispatch(), unhandled.Clone()))
+		g.via = false
+	}
+	g.genRefuse()
+}
+
+// dispatch returns HandleEvent's switch over the states and the events
+// each handles.
+func (g *goGen) dispatch() jen.Code {
 	var states []jen.Code
-	for _, s := range m.States {
+	for _, s := range g.m.States {
 		if s.Transient {
 			continue
 		}
 		var evCases []jen.Code
-		bound := false
+		bound, refused := false, false
 		for _, c := range s.Cells {
-			var body []jen.Code
-			switch r := single(c); {
-			case r != nil && r.Kind == fsm.Ignore:
-				body = []jen.Code{jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(r.Index)))}
-			case r != nil:
-				body = []jen.Code{jen.Return(jen.Id("m").Dot("reject").Call(jen.Lit(r.Index)))}
-			default:
-				bound = bound || usesEvent(c)
-				body = g.cellBody(c)
+			if single(c) != nil {
+				refused = true
+				continue
 			}
-			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(body...))
+			bound = bound || usesEvent(c)
+			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(g.cellBody(c)...))
+		}
+		refuse := jen.Return(jen.Id("m").Dot("refuse").Call(jen.Id("ev")))
+		if len(evCases) == 0 {
+			states = append(states, jen.Case(jen.Id(s.KindName)).Block(refuse))
+			continue
+		}
+		if refused {
+			evCases = append(evCases, jen.Default().Block(refuse))
 		}
 		subject := jen.Id("ev").Assert(jen.Type())
 		if bound {
@@ -720,27 +764,79 @@ func (g *goGen) genHandleEvent() {
 		}
 		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
 	}
-	g.f.Add(comment("", "HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is "+
-		"nothing to do. The action points into the machine and stays valid until the next call; copy what you need "+
-		"to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the "+
-		"machine is unchanged."))
-	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error()).Block(
+	return jen.Switch(jen.Id("m").Dot("kind")).Block(states...)
+}
+
+// genRefuse emits refuse, which finishes the rules by which a state
+// ignores or rejects an event:
+//
+//	func (m *Machine) refuse(ev Event) (Action, error) {
+//		switch m.kind {
+//		case StateA:
+//			switch ev.(type) {
+//			case Y:
+//				return m.reject(3)
+//			}
+//		}
+//		return nil, m.unhandled(ev)
+//	}
+func (g *goGen) genRefuse() {
+	var states []jen.Code
+	for _, s := range g.m.States {
+		var evCases []jen.Code
+		for _, c := range s.Cells {
+			r := single(c)
+			if r == nil {
+				continue
+			}
+			finish := "reject"
+			if r.Kind == fsm.Ignore {
+				finish = "ignore"
+			}
+			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(finish).Call(jen.Lit(r.Index)))))
+		}
+		if len(evCases) > 0 {
+			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(jen.Id("ev").Assert(jen.Type())).Block(evCases...)))
+		}
+	}
+	if len(states) == 0 {
+		return
+	}
+	g.f.Comment("// refuse finishes the rule by which the current state ignores or rejects ev, or reports an ev that is not an event of the machine.")
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("refuse").Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error()).Block(
 		jen.Switch(jen.Id("m").Dot("kind")).Block(states...),
 		jen.Return(jen.Nil(), jen.Id("m").Dot("unhandled").Call(jen.Id("ev"))),
 	)
 }
 
 // genChoices emits, for each transient state, the method that takes its
-// eventless transitions.
+// eventless transitions, and its copy for handleVia (see genHandleEvent).
 func (g *goGen) genChoices() {
-	for _, s := range g.m.States {
-		if s.Choice == nil {
-			continue
+	for _, via := range g.modes() {
+		g.via = via
+		for _, s := range g.m.States {
+			if s.Choice == nil {
+				continue
+			}
+			doc := fmt.Sprintf("// %s takes the eventless transitions of the transient state %s.", g.leaveMethod(s.Choice), s.Name)
+			if via {
+				doc = fmt.Sprintf("// %s is %s for handleVia.", g.leaveMethod(s.Choice), "leave"+s.GoName)
+			}
+			g.f.Comment(doc)
+			g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(g.leaveMethod(s.Choice)).Params().Params(jen.Id("Action"), jen.Error()).
+				Block(g.cellBody(s.Choice)...)
 		}
-		g.f.Comment(fmt.Sprintf("// %s takes the eventless transitions of the transient state %s.", leaveMethod(s.Choice), s.Name))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(leaveMethod(s.Choice)).Params().Params(jen.Id("Action"), jen.Error()).
-			Block(g.cellBody(s.Choice)...)
 	}
+	g.via = false
+}
+
+// modes returns the copies of the rules to emit: one, or, when the spec
+// names a behaviour type, the direct one and the one for handleVia.
+func (g *goGen) modes() []bool {
+	if g.direct() {
+		return []bool{false, true}
+	}
+	return []bool{false}
 }
 
 // cellBody emits the rules of a cell: straight code for one unguarded
@@ -787,88 +883,28 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 //
 //	m.b.Guard(from, ev)
 //
-// When the spec names a behaviour type, it calls that type directly, so
-// that the compiler can inline the method, and anything else through
-// fsmVia<Name> (see genCalls):
+// When the spec names a behaviour type, HandleEvent calls that type
+// directly, so that the compiler can inline the method, and handleVia
+// calls any other Behavior through the interface, both with a pointer to
+// their copy of the event:
 //
-//	m.direct != nil && m.direct.Guard(from, &ev) || m.direct == nil && m.fsmViaGuard(from, &ev)
-//
-//	if m.direct != nil {
-//		m.direct.Effect(from, &ev, to, act)
-//	} else {
-//		m.fsmViaEffect(from, &ev, to, act)
-//	}
-//
-// The branch is written out at each call rather than in a helper: a
-// helper holding both calls costs more than the inliner allows, and the
-// direct call would not inline.
+//	m.direct.Effect(from, &ev, to, act)  // HandleEvent: ev stays on its stack
+//	m.b.Effect(from, &ev, to, act)       // handleVia: ev escapes to the heap
 func (g *goGen) call(fn *fsm.Func, args []jen.Code) *jen.Statement {
-	if !g.direct() {
-		return jen.Id("m").Dot("b").Dot(fn.GoName).Call(args...)
+	if g.direct() && !g.via {
+		return jen.Id("m").Dot("direct").Dot(fn.GoName).Call(args...)
 	}
-	direct := jen.Id("m").Dot("direct").Dot(fn.GoName).Call(args...)
-	via := jen.Id("m").Dot("fsmVia" + fn.GoName).Call(args...)
-	isDirect := jen.Id("m").Dot("direct").Op("!=").Nil()
-	if fn.Kind == fsm.Guard {
-		return isDirect.Op("&&").Add(direct).Op("||").Id("m").Dot("direct").Op("==").Nil().Op("&&").Add(via)
-	}
-	return jen.If(isDirect).Block(direct).Else().Block(via)
+	return jen.Id("m").Dot("b").Dot(fn.GoName).Call(args...)
 }
 
-// evArg is the event argument of a guard or effect: HandleEvent's ev by
-// value, or by pointer when the machine calls the behaviour directly.
+// evArg returns the event argument of a guard or effect: the event itself,
+// or, when the spec names a behaviour type, a pointer to HandleEvent's
+// copy of it.
 func (g *goGen) evArg() jen.Code {
 	if g.direct() {
 		return jen.Op("&").Id("ev")
 	}
 	return jen.Id("ev")
-}
-
-// genCalls emits, when the spec names a behaviour type, one method per
-// guard and effect that calls a Behavior other than that type (a test's
-// fake) through the interface, on a copy of the event:
-//
-//	func (m *Machine) fsmViaCanRetry(from *CallingLLM, ev *LLMError) bool {
-//		e := *ev
-//		return m.b.CanRetry(from, &e)
-//	}
-//
-// The copy keeps the event from escaping through the interface call, so
-// that the direct path allocates nothing.
-func (g *goGen) genCalls() {
-	if !g.direct() {
-		return
-	}
-	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
-		for _, fn := range fns {
-			if len(fn.Uses) == 0 {
-				continue
-			}
-			// Through the interface, ev is a copy: e := *ev; m.b.X(from, &e).
-			var viaB, copyEv []jen.Code
-			for _, p := range params(g.m, fn) {
-				if p.name == "ev" {
-					viaB = append(viaB, jen.Op("&").Id("e"))
-					copyEv = append(copyEv, jen.Id("e").Op(":=").Op("*").Id("ev"))
-				} else {
-					viaB = append(viaB, jen.Id(p.name))
-				}
-			}
-			role := "effect"
-			if fn.Kind == fsm.Guard {
-				role = "guard"
-			}
-			name := "fsmVia" + fn.GoName
-			g.f.Comment(fmt.Sprintf("// %s calls the %s %s of a Behavior that is not a *%s.", name, role, fn.Name, g.m.Behavior))
-			fnc := g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(name).Params(g.sigParams(fn)...)
-			viaCall := jen.Id("m").Dot("b").Dot(fn.GoName).Call(viaB...)
-			if fn.Kind == fsm.Guard {
-				fnc.Bool().Block(append(copyEv, jen.Return(viaCall))...)
-			} else {
-				fnc.Block(append(copyEv, viaCall)...)
-			}
-		}
-	}
 }
 
 func hasStateSource(r *fsm.Rule) bool {
@@ -967,7 +1003,7 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 	if r.To.Transient {
 		out = append(out,
 			tellObserver(r, jen.Nil()),
-			jen.Return(jen.Id("m").Dot(leaveMethod(r.To.Choice)).Call()))
+			jen.Return(jen.Id("m").Dot(g.leaveMethod(r.To.Choice)).Call()))
 		return out
 	}
 	return append(out, tellObserver(r, actRef), jen.Return(actRef, jen.Nil()))

@@ -71,17 +71,23 @@ func expectedDecls(m *fsm.Machine) []string {
 		add("method Machine.%s", f)
 	}
 	if m.Behavior != "" {
-		for _, fns := range [][]*fsm.Func{m.Guards, m.Effects} {
-			for _, fn := range fns {
-				if len(fn.Uses) > 0 {
-					add("method Machine.fsmVia%s", fn.GoName)
-				}
-			}
+		add("method Machine.handleVia")
+	}
+	refuses := false
+	for _, s := range m.States {
+		for _, c := range s.Cells {
+			refuses = refuses || len(c.Rules) == 1 && c.Rules[0].Kind != fsm.Transition
 		}
+	}
+	if refuses {
+		add("method Machine.refuse")
 	}
 	for _, s := range m.States {
 		if s.Choice != nil {
 			add("method Machine.leave%s", s.GoName)
+			if m.Behavior != "" {
+				add("method Machine.leave%sVia", s.GoName)
+			}
 		}
 	}
 	sort.Strings(want)

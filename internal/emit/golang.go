@@ -53,6 +53,23 @@ func (g *goGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) > 0
 // package (the behavior key) for the machine to call directly.
 func (g *goGen) direct() bool { return g.m.Behavior != "" && g.hasBehavior() }
 
+// carries counts, for each state, the transitions into it, and for each
+// field, the transitions into its state that carry a value over into it.
+// keptFields and entrySets read the two counts.
+func carries(m *fsm.Machine) (entries map[*fsm.State]int, carried map[*fsm.Field]int) {
+	entries, carried = map[*fsm.State]int{}, map[*fsm.Field]int{}
+	for _, r := range m.Rules {
+		if r.Stays() {
+			continue
+		}
+		entries[r.To]++
+		for _, a := range r.ToInit {
+			carried[a.Field]++
+		}
+	}
+	return entries, carried
+}
+
 // keptFields returns, for each state, the slice fields whose storage the
 // machine keeps from one visit of the state to the next: those that no
 // rule fills by carrying a value over, so that only effects fill them,
@@ -62,18 +79,11 @@ func (g *goGen) direct() bool { return g.m.Behavior != "" && g.hasBehavior() }
 // allocating: a machine that goes round the same states reaches a steady
 // state in which its transitions allocate nothing.
 func keptFields(m *fsm.Machine) map[*fsm.State][]*fsm.Field {
-	carried := map[*fsm.Field]bool{}
-	for _, r := range m.Rules {
-		if !r.Stays() {
-			for _, a := range r.ToInit {
-				carried[a.Field] = true
-			}
-		}
-	}
+	_, carried := carries(m)
 	kept := map[*fsm.State][]*fsm.Field{}
 	for _, s := range m.States {
 		for _, f := range s.Fields {
-			if strings.HasPrefix(strings.TrimSpace(f.Type), "[]") && !carried[f] {
+			if strings.HasPrefix(strings.TrimSpace(f.Type), "[]") && carried[f] == 0 {
 				kept[s] = append(kept[s], f)
 			}
 		}
@@ -88,24 +98,11 @@ func keptFields(m *fsm.Machine) map[*fsm.State][]*fsm.Field {
 // state, left for good) has none: leaving it zeroes everything, so that
 // the machine keeps no reference to its data.
 func entrySets(m *fsm.Machine) map[*fsm.State]map[*fsm.Field]bool {
-	count := map[*fsm.State]int{}
-	carried := map[*fsm.State]map[*fsm.Field]int{}
-	for _, r := range m.Rules {
-		if r.Stays() || r.To == nil {
-			continue
-		}
-		count[r.To]++
-		if carried[r.To] == nil {
-			carried[r.To] = map[*fsm.Field]int{}
-		}
-		for _, a := range r.ToInit {
-			carried[r.To][a.Field]++
-		}
-	}
+	entries, carried := carries(m)
 	set := map[*fsm.State]map[*fsm.Field]bool{}
-	for s, n := range count {
-		for f, c := range carried[s] {
-			if c == n {
+	for _, s := range m.States {
+		for _, f := range s.Fields {
+			if n := entries[s]; n > 0 && carried[f] == n {
 				if set[s] == nil {
 					set[s] = map[*fsm.Field]bool{}
 				}
@@ -715,11 +712,10 @@ func (g *goGen) genHandleEvent() {
 		return jen.Func().Params(recv.Clone()).Id(name).Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error())
 	}
 	unhandled := jen.Return(jen.Nil(), jen.Id("m").Dot("unhandled").Call(jen.Id("ev")))
+	g.f.Add(comment("", doc))
 	if !g.direct() {
-		g.f.Add(comment("", doc))
 		g.f.Add(sig("HandleEvent").Block(g.dispatch(), unhandled))
 	} else {
-		g.f.Add(comment("", doc))
 		g.f.Add(sig("HandleEvent").Block(
 			jen.If(jen.Id("m").Dot("direct").Op("==").Nil()).Block(jen.Return(jen.Id("m").Dot("handleVia").Call(jen.Id("ev")))),
 			g.dispatch(), unhandled.Clone()))

@@ -191,7 +191,29 @@ type core[M coreMachine] struct {
 }
 
 func newFloor(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
-	return &core[*floor.Machine]{m: floor.New(cfg, conv), evs: evs}
+	return &floorRunner{core[*floor.Machine]{m: floor.New(cfg, conv), evs: evs}}
+}
+
+// floorRunner feeds the floor its events with direct calls. The generic
+// core calls HandleEvent through its instantiation's dictionary (every
+// pointer type shares one shape), an indirect call that the generated
+// contender, whose runner calls *agent.Machine directly, does not pay.
+type floorRunner struct {
+	core[*floor.Machine]
+}
+
+func (r *floorRunner) turn() error {
+	m, evs := r.m, r.evs
+	for i := range evs {
+		act, err := m.HandleEvent(&evs[i])
+		if err != nil {
+			return err
+		}
+		if act == nil {
+			return errNoAction
+		}
+	}
+	return nil
 }
 
 func newLooplab(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {

@@ -78,25 +78,25 @@ func newGenerated(cfg agent.Config, conv chat.Conversation, evs []agentcore.Even
 func toAgent(e *agentcore.Event) agent.Event {
 	switch e.Kind {
 	case agentcore.UserInput:
-		return agent.UserInput{Message: e.Message}
+		return &agent.UserInput{Message: e.Message}
 	case agentcore.TextDelta:
-		return agent.TextDelta{Content: e.Content}
+		return &agent.TextDelta{Content: e.Content}
 	case agentcore.ToolCallDelta:
-		return agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: e.ArgumentsFragment}
+		return &agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: e.ArgumentsFragment}
 	case agentcore.LLMCompleted:
-		return agent.LLMCompleted{Response: e.Response}
+		return &agent.LLMCompleted{Response: e.Response}
 	case agentcore.LLMError:
-		return agent.LLMError{Error: e.Error}
+		return &agent.LLMError{Error: e.Error}
 	case agentcore.ToolProgress:
-		return agent.ToolProgress{CallID: e.CallID, Progress: e.Progress}
+		return &agent.ToolProgress{CallID: e.CallID, Progress: e.Progress}
 	case agentcore.ToolCompleted:
-		return agent.ToolCompleted{CallID: e.CallID, Outcome: e.Outcome}
+		return &agent.ToolCompleted{CallID: e.CallID, Outcome: e.Outcome}
 	case agentcore.PostToolsHookCompleted:
-		return agent.PostToolsHookCompleted{ActionTaken: e.ActionTaken}
+		return &agent.PostToolsHookCompleted{ActionTaken: e.ActionTaken}
 	case agentcore.RetryTimeoutFired:
-		return agent.RetryTimeoutFired{}
+		return &agent.RetryTimeoutFired{}
 	case agentcore.ShutdownRequested:
-		return agent.ShutdownRequested{}
+		return &agent.ShutdownRequested{}
 	}
 	panic(fmt.Sprintf("unknown event kind %d", e.Kind))
 }

@@ -252,7 +252,7 @@ func (a *Agent) Start(ctx context.Context, l *Loop[agent.Event, agent.Action]) e
 			a.calls[e.Call.ID] = e.Call
 			if e.Status != chat.ToolCompleted {
 				a.display.Notice(fmt.Sprintf("resuming: tool %s (%s) was interrupted", e.Call.Name, e.Call.ID))
-				l.Next(agent.ToolCompleted{CallID: e.Call.ID, Outcome: interruptedOutcome})
+				l.Next(&agent.ToolCompleted{CallID: e.Call.ID, Outcome: interruptedOutcome})
 			}
 		}
 	case agent.PostToolsHook:
@@ -315,7 +315,7 @@ func (a *Agent) Execute(ctx context.Context, l *Loop[agent.Event, agent.Action],
 		return err
 	}
 	if s.Err != nil {
-		if ui, ok := s.Event.(agent.UserInput); ok && rejected {
+		if ui, ok := s.Event.(*agent.UserInput); ok && rejected {
 			a.queue = append(a.queue, ui.Message.Content)
 			a.display.Notice("busy: your message is queued and will be sent when this turn ends")
 			return a.save()
@@ -325,13 +325,13 @@ func (a *Agent) Execute(ctx context.Context, l *Loop[agent.Event, agent.Action],
 	}
 
 	switch ev := s.Event.(type) {
-	case agent.LLMCompleted:
+	case *agent.LLMCompleted:
 		a.display.Reply(ev.Response.Message)
-	case agent.ToolProgress:
+	case *agent.ToolProgress:
 		if s.Action != nil {
 			a.display.ToolProgress(a.call(ev.CallID), ev.Progress)
 		}
-	case agent.ToolCompleted:
+	case *agent.ToolCompleted:
 		a.display.ToolResult(a.call(ev.CallID), ev.Outcome)
 	}
 
@@ -365,7 +365,7 @@ func (a *Agent) Execute(ctx context.Context, l *Loop[agent.Event, agent.Action],
 // progress reports do not.
 func changesThread(ev agent.Event) bool {
 	switch ev.(type) {
-	case agent.TextDelta, agent.ToolCallDelta, agent.ToolProgress:
+	case *agent.TextDelta, *agent.ToolCallDelta, *agent.ToolProgress:
 		return false
 	}
 	return true
@@ -410,12 +410,12 @@ func (a *Agent) settle(l *Loop[agent.Event, agent.Action]) {
 	if len(a.queue) > 0 {
 		msg := a.queue[0]
 		a.queue = a.queue[1:]
-		l.Next(agent.UserInput{Message: chat.UserMessage(msg)})
+		l.Next(&agent.UserInput{Message: chat.UserMessage(msg)})
 		return
 	}
 	if a.inputClosed {
 		a.shutdownSent = true
-		l.Next(agent.ShutdownRequested{})
+		l.Next(&agent.ShutdownRequested{})
 	}
 }
 
@@ -509,15 +509,15 @@ func (a *Agent) startStream(ctx context.Context, l *Loop[agent.Event, agent.Acti
 		err := a.cfg.Provider.Stream(ctx, req, func(e llm.Event) {
 			switch e := e.(type) {
 			case llm.TextDelta:
-				send(agent.TextDelta{Content: e.Text})
+				send(&agent.TextDelta{Content: e.Text})
 			case llm.ToolCallDelta:
-				send(agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: e.Fragment})
+				send(&agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: e.Fragment})
 			case llm.Completed:
 				ended = true
-				send(agent.LLMCompleted{Response: e.Response})
+				send(&agent.LLMCompleted{Response: e.Response})
 			case llm.Failed:
 				ended = true
-				send(agent.LLMError{Error: e.Err})
+				send(&agent.LLMError{Error: e.Err})
 			}
 		})
 		if ctx.Err() != nil || ended {
@@ -529,7 +529,7 @@ func (a *Agent) startStream(ctx context.Context, l *Loop[agent.Event, agent.Acti
 			msg = err.Error()
 		}
 		a.log.Error("llm provider ended a stream without Completed or Failed", "provider", a.cfg.Provider.Name(), "error", err)
-		send(agent.LLMError{Error: chat.LLMError{Kind: chat.ErrNetwork, Message: msg}})
+		send(&agent.LLMError{Error: chat.LLMError{Kind: chat.ErrNetwork, Message: msg}})
 	})
 }
 
@@ -552,10 +552,10 @@ func (a *Agent) startTools(ctx context.Context, l *Loop[agent.Event, agent.Actio
 	for _, c := range calls {
 		l.Go(tctx, "tool "+c.Name, func(ctx context.Context) {
 			progress := func(p chat.ToolProgress) {
-				_ = l.SendIf(ctx, agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
+				_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
 			}
 			out := a.cfg.Tools.Run(ctx, c, progress)
-			_ = l.SendIf(ctx, agent.ToolCompleted{CallID: c.ID, Outcome: out}, valid)
+			_ = l.SendIf(ctx, &agent.ToolCompleted{CallID: c.ID, Outcome: out}, valid)
 		})
 	}
 }
@@ -572,7 +572,7 @@ func (a *Agent) startHook(ctx context.Context, l *Loop[agent.Event, agent.Action
 			a.log.Warn("post-tools hook failed", "error", err)
 		}
 		_ = l.Call(ctx, func() { a.display.Hook(res, err) })
-		_ = l.Send(ctx, agent.PostToolsHookCompleted{ActionTaken: err == nil && res.Committed})
+		_ = l.Send(ctx, &agent.PostToolsHookCompleted{ActionTaken: err == nil && res.Committed})
 	})
 }
 
@@ -591,7 +591,7 @@ func (a *Agent) startTimer(ctx context.Context, l *Loop[agent.Event, agent.Actio
 		defer t.Stop()
 		select {
 		case <-t.C:
-			_ = l.SendIf(ctx, agent.RetryTimeoutFired{}, valid)
+			_ = l.SendIf(ctx, &agent.RetryTimeoutFired{}, valid)
 		case <-ctx.Done():
 		}
 	})
@@ -627,7 +627,7 @@ func (a *Agent) readInput(ctx context.Context, l *Loop[agent.Event, agent.Action
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
-			if l.Send(ctx, agent.UserInput{Message: chat.UserMessage(line)}) != nil {
+			if l.Send(ctx, &agent.UserInput{Message: chat.UserMessage(line)}) != nil {
 				return
 			}
 		}
@@ -708,7 +708,7 @@ func (a *Agent) watchSignals(ctx context.Context, l *Loop[agent.Event, agent.Act
 			case sig := <-ch:
 				a.log.Info("signal received; shutting down", "signal", sig.String())
 				_ = l.Call(ctx, func() { a.display.Notice(fmt.Sprintf("%s: stopping; the thread is saved", sig)) })
-				_ = l.Send(ctx, agent.ShutdownRequested{})
+				_ = l.Send(ctx, &agent.ShutdownRequested{})
 			}
 		}
 	})

@@ -172,7 +172,7 @@ type State interface {
 	isState()
 }
 
-// Event is an event the Agent machine handles: one of UserInput, TextDelta, ToolCallDelta, LLMCompleted, LLMError, ToolProgress, ToolCompleted, PostToolsHookCompleted, RetryTimeoutFired, ShutdownRequested.
+// Event is an event the Agent machine handles: one of *UserInput, *TextDelta, *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted, *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested. Events are passed by pointer: the machine reads them during HandleEvent and keeps none of them.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -275,10 +275,10 @@ type UserInput struct {
 }
 
 // Kind returns EventUserInput.
-func (UserInput) Kind() EventKind {
+func (*UserInput) Kind() EventKind {
 	return EventUserInput
 }
-func (UserInput) isEvent() {}
+func (*UserInput) isEvent() {}
 
 // TextDelta is the event TextDelta: A piece of streamed assistant text (LlmEvent::TextDelta).
 type TextDelta struct {
@@ -286,10 +286,10 @@ type TextDelta struct {
 }
 
 // Kind returns EventTextDelta.
-func (TextDelta) Kind() EventKind {
+func (*TextDelta) Kind() EventKind {
 	return EventTextDelta
 }
-func (TextDelta) isEvent() {}
+func (*TextDelta) isEvent() {}
 
 // ToolCallDelta is the event ToolCallDelta: A piece of a streamed tool call (LlmEvent::ToolCallDelta).
 type ToolCallDelta struct {
@@ -299,10 +299,10 @@ type ToolCallDelta struct {
 }
 
 // Kind returns EventToolCallDelta.
-func (ToolCallDelta) Kind() EventKind {
+func (*ToolCallDelta) Kind() EventKind {
 	return EventToolCallDelta
 }
-func (ToolCallDelta) isEvent() {}
+func (*ToolCallDelta) isEvent() {}
 
 // LLMCompleted is the event LlmCompleted: The LLM finished its reply (LlmEvent::Completed).
 type LLMCompleted struct {
@@ -310,10 +310,10 @@ type LLMCompleted struct {
 }
 
 // Kind returns EventLLMCompleted.
-func (LLMCompleted) Kind() EventKind {
+func (*LLMCompleted) Kind() EventKind {
 	return EventLLMCompleted
 }
-func (LLMCompleted) isEvent() {}
+func (*LLMCompleted) isEvent() {}
 
 // LLMError is the event LlmError: The LLM call failed (LlmEvent::Error).
 type LLMError struct {
@@ -321,10 +321,10 @@ type LLMError struct {
 }
 
 // Kind returns EventLLMError.
-func (LLMError) Kind() EventKind {
+func (*LLMError) Kind() EventKind {
 	return EventLLMError
 }
-func (LLMError) isEvent() {}
+func (*LLMError) isEvent() {}
 
 // ToolProgress is the event ToolProgress: A running tool reported progress.
 type ToolProgress struct {
@@ -333,10 +333,10 @@ type ToolProgress struct {
 }
 
 // Kind returns EventToolProgress.
-func (ToolProgress) Kind() EventKind {
+func (*ToolProgress) Kind() EventKind {
 	return EventToolProgress
 }
-func (ToolProgress) isEvent() {}
+func (*ToolProgress) isEvent() {}
 
 // ToolCompleted is the event ToolCompleted: A tool call finished.
 type ToolCompleted struct {
@@ -345,10 +345,10 @@ type ToolCompleted struct {
 }
 
 // Kind returns EventToolCompleted.
-func (ToolCompleted) Kind() EventKind {
+func (*ToolCompleted) Kind() EventKind {
 	return EventToolCompleted
 }
-func (ToolCompleted) isEvent() {}
+func (*ToolCompleted) isEvent() {}
 
 // PostToolsHookCompleted is the event PostToolsHookCompleted: The post-tools hook finished; action_taken says whether it committed.
 type PostToolsHookCompleted struct {
@@ -356,28 +356,28 @@ type PostToolsHookCompleted struct {
 }
 
 // Kind returns EventPostToolsHookCompleted.
-func (PostToolsHookCompleted) Kind() EventKind {
+func (*PostToolsHookCompleted) Kind() EventKind {
 	return EventPostToolsHookCompleted
 }
-func (PostToolsHookCompleted) isEvent() {}
+func (*PostToolsHookCompleted) isEvent() {}
 
 // RetryTimeoutFired is the event RetryTimeoutFired: The retry delay the machine scheduled has passed.
 type RetryTimeoutFired struct{}
 
 // Kind returns EventRetryTimeoutFired.
-func (RetryTimeoutFired) Kind() EventKind {
+func (*RetryTimeoutFired) Kind() EventKind {
 	return EventRetryTimeoutFired
 }
-func (RetryTimeoutFired) isEvent() {}
+func (*RetryTimeoutFired) isEvent() {}
 
 // ShutdownRequested is the event ShutdownRequested: The user or a signal asked the agent to stop.
 type ShutdownRequested struct{}
 
 // Kind returns EventShutdownRequested.
-func (ShutdownRequested) Kind() EventKind {
+func (*ShutdownRequested) Kind() EventKind {
 	return EventShutdownRequested
 }
-func (ShutdownRequested) isEvent() {}
+func (*ShutdownRequested) isEvent() {}
 
 // SendLLMRequest is the action SendLlmRequest: Call the LLM with the request and stream its reply back as events.
 type SendLLMRequest struct {
@@ -465,9 +465,9 @@ func (*Shutdown) Kind() ActionKind {
 }
 func (*Shutdown) isAction() {}
 
-// Behavior holds the guards and effects of the Agent machine, written by hand. Guards decide between the branches of a transition; effects compute the target state's and the action's fields that the machine cannot carry over from the source state and the event. All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, so that the machine stays deterministic. A guard must not modify its arguments.
+// Behavior holds the guards and effects of the Agent machine, written by hand. Guards decide between the branches of a transition; effects compute the target state's and the action's fields that the machine cannot carry over from the source state and the event. All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, so that the machine stays deterministic. A guard must not modify its arguments, and no method may modify the event, which is the caller's.
 //
-// Given a *Agent, the behaviour written in this package, the machine calls its methods directly, so that the compiler can inline them; any other Behavior, such as a test's fake, is called through this interface on a copy of the event. Events are passed by pointer: read them, do not modify or keep them.
+// Given a *Agent, the behaviour written in this package, the machine calls its methods directly, so that the compiler can inline them; any other Behavior, such as a test's fake, is called through this interface.
 //
 // The slice fields that no transition carries over (ExecutingTools.Executions, PostToolsHook.CompletedTools) keep their storage when the machine leaves their state: an effect that enters the state again finds them empty, with that storage, and may append to them to reuse it, so that transitions need not allocate. Such a field must only hold storage the machine owns: fill it by appending, or with a slice the effect made, never with one that an event, another state or the effect's own data holds.
 type Behavior interface {
@@ -1283,7 +1283,7 @@ func (m *Machine) SetObserver(o Observer) {
 	m.obs = o
 }
 
-// HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is nothing to do. The action points into the machine and stays valid until the next call; copy what you need to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the machine is unchanged.
+// HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is nothing to do. The action points into the machine and stays valid until the next call; copy what you need to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the machine is unchanged. The machine reads ev during the call and keeps no reference to it; a nil event it would read is an error, which leaves the machine unchanged too.
 func (m *Machine) HandleEvent(ev Event) (Action, error) {
 	if m.direct == nil {
 		return m.handleVia(ev)
@@ -1291,17 +1291,20 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 	switch m.kind {
 	case StateWaitingForUserInput:
 		switch ev := ev.(type) {
-		case UserInput:
+		case *UserInput:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.WaitingForUserInput
 			m.st.CallingLLM.Conversation = from.Conversation
 			m.act.SendLLMRequest = SendLLMRequest{}
-			m.direct.StartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.direct.StartTurn(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			m.kind = StateCallingLLM
 			if m.obs != nil {
 				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.kind = StateShuttingDown
 			if m.obs != nil {
 				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
@@ -1312,39 +1315,48 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
-		case TextDelta:
+		case *TextDelta:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			m.act.DisplayMessage.Content = ev.Content
 			if m.obs != nil {
 				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
 			}
 			return &m.act.DisplayMessage, nil
-		case ToolCallDelta:
+		case *ToolCallDelta:
 			if m.obs != nil {
 				m.step(12, StateCallingLLM, &m.act.WaitForInput)
 			}
 			return &m.act.WaitForInput, nil
-		case LLMCompleted:
+		case *LLMCompleted:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.CallingLLM
 			m.st.ProcessingLLMResponse.Conversation = from.Conversation
 			m.st.ProcessingLLMResponse.Response = ev.Response
-			m.direct.RecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
+			m.direct.RecordResponse(from, ev, &m.st.ProcessingLLMResponse)
 			m.st.CallingLLM.Retries = 0
 			m.kind = StateProcessingLLMResponse
 			if m.obs != nil {
 				m.step(13, StateCallingLLM, nil)
 			}
 			return m.leaveProcessingLLMResponse()
-		case LLMError:
+		case *LLMError:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.CallingLLM
 			switch {
-			case m.direct.CanRetry(from, &ev):
+			case m.direct.CanRetry(from, ev):
 				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
 				m.st.Error.Conversation = from.Conversation
 				m.st.Error.Error = ev.Error
 				m.st.Error.Retries = from.Retries
 				m.act.ScheduleRetry = ScheduleRetry{}
 				m.act.ScheduleRetry.Error = ev.Error
-				m.direct.ScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
+				m.direct.ScheduleRetry(from, ev, &m.st.Error, &m.act.ScheduleRetry)
 				m.st.CallingLLM.Retries = 0
 				m.kind = StateError
 				if m.obs != nil {
@@ -1355,7 +1367,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
 				m.st.WaitingForUserInput.Conversation = from.Conversation
 				m.act.DisplayError = DisplayError{}
-				m.direct.GiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
+				m.direct.GiveUp(from, ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
 				m.st.CallingLLM.Retries = 0
 				m.kind = StateWaitingForUserInput
 				if m.obs != nil {
@@ -1363,7 +1375,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				}
 				return &m.act.DisplayError, nil
 			}
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.CallingLLM.Retries = 0
 			m.kind = StateShuttingDown
 			if m.obs != nil {
@@ -1375,12 +1387,15 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
-		case ToolProgress:
+		case *ToolProgress:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.ExecutingTools
 			switch {
-			case m.direct.IsKnownCall(from, &ev):
+			case m.direct.IsKnownCall(from, ev):
 				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
-				m.direct.RecordProgress(from, &ev)
+				m.direct.RecordProgress(from, ev)
 				if m.obs != nil {
 					m.step(28, StateExecutingTools, &m.act.WaitForInput)
 				}
@@ -1389,24 +1404,27 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				// ExecutingTools --ToolProgress [else]--> ignored
 				return m.ignore(29)
 			}
-		case ToolCompleted:
+		case *ToolCompleted:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.ExecutingTools
 			switch {
-			case m.direct.IsUnknownCall(from, &ev):
+			case m.direct.IsUnknownCall(from, ev):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
 				return m.reject(30)
-			case m.direct.ToolsPending(from, &ev):
+			case m.direct.ToolsPending(from, ev):
 				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
-				m.direct.RecordOutcome(from, &ev)
+				m.direct.RecordOutcome(from, ev)
 				if m.obs != nil {
 					m.step(31, StateExecutingTools, &m.act.WaitForInput)
 				}
 				return &m.act.WaitForInput, nil
-			case m.direct.MutatingToolRan(from, &ev):
+			case m.direct.MutatingToolRan(from, ev):
 				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
 				m.st.PostToolsHook.Conversation = from.Conversation
 				m.act.RunPostToolsHook = RunPostToolsHook{}
-				m.direct.FinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+				m.direct.FinishToolsWithHook(from, ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
 				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 				m.kind = StatePostToolsHook
 				if m.obs != nil {
@@ -1417,7 +1435,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
 				m.st.CallingLLM.Conversation = from.Conversation
 				m.act.SendLLMRequest = SendLLMRequest{}
-				m.direct.FinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+				m.direct.FinishTools(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 				m.kind = StateCallingLLM
 				if m.obs != nil {
@@ -1425,7 +1443,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				}
 				return &m.act.SendLLMRequest, nil
 			}
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 			m.kind = StateShuttingDown
 			if m.obs != nil {
@@ -1437,11 +1455,14 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		}
 	case StatePostToolsHook:
 		switch ev := ev.(type) {
-		case PostToolsHookCompleted:
+		case *PostToolsHookCompleted:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.PostToolsHook
 			m.st.CallingLLM.Conversation = from.Conversation
 			m.act.SendLLMRequest = SendLLMRequest{}
-			m.direct.ResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.direct.ResumeAfterHook(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
 			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
 			m.kind = StateCallingLLM
@@ -1449,7 +1470,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
 			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
 			m.kind = StateShuttingDown
@@ -1462,7 +1483,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		}
 	case StateError:
 		switch ev.(type) {
-		case RetryTimeoutFired:
+		case *RetryTimeoutFired:
 			from := &m.st.Error
 			m.st.CallingLLM.Conversation = from.Conversation
 			m.st.CallingLLM.Retries = from.Retries
@@ -1474,7 +1495,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 				m.step(55, StateError, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.Error.Origin = *new(chat.ErrorOrigin)
 			m.kind = StateShuttingDown
 			if m.obs != nil {
@@ -1486,7 +1507,7 @@ func (m *Machine) HandleEvent(ev Event) (Action, error) {
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			if m.obs != nil {
 				m.step(66, StateShuttingDown, &m.act.Shutdown)
 			}
@@ -1503,17 +1524,20 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 	switch m.kind {
 	case StateWaitingForUserInput:
 		switch ev := ev.(type) {
-		case UserInput:
+		case *UserInput:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.WaitingForUserInput
 			m.st.CallingLLM.Conversation = from.Conversation
 			m.act.SendLLMRequest = SendLLMRequest{}
-			m.b.StartTurn(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.b.StartTurn(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			m.kind = StateCallingLLM
 			if m.obs != nil {
 				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.kind = StateShuttingDown
 			if m.obs != nil {
 				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
@@ -1524,39 +1548,48 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
-		case TextDelta:
+		case *TextDelta:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			m.act.DisplayMessage.Content = ev.Content
 			if m.obs != nil {
 				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
 			}
 			return &m.act.DisplayMessage, nil
-		case ToolCallDelta:
+		case *ToolCallDelta:
 			if m.obs != nil {
 				m.step(12, StateCallingLLM, &m.act.WaitForInput)
 			}
 			return &m.act.WaitForInput, nil
-		case LLMCompleted:
+		case *LLMCompleted:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.CallingLLM
 			m.st.ProcessingLLMResponse.Conversation = from.Conversation
 			m.st.ProcessingLLMResponse.Response = ev.Response
-			m.b.RecordResponse(from, &ev, &m.st.ProcessingLLMResponse)
+			m.b.RecordResponse(from, ev, &m.st.ProcessingLLMResponse)
 			m.st.CallingLLM.Retries = 0
 			m.kind = StateProcessingLLMResponse
 			if m.obs != nil {
 				m.step(13, StateCallingLLM, nil)
 			}
 			return m.leaveProcessingLLMResponseVia()
-		case LLMError:
+		case *LLMError:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.CallingLLM
 			switch {
-			case m.b.CanRetry(from, &ev):
+			case m.b.CanRetry(from, ev):
 				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
 				m.st.Error.Conversation = from.Conversation
 				m.st.Error.Error = ev.Error
 				m.st.Error.Retries = from.Retries
 				m.act.ScheduleRetry = ScheduleRetry{}
 				m.act.ScheduleRetry.Error = ev.Error
-				m.b.ScheduleRetry(from, &ev, &m.st.Error, &m.act.ScheduleRetry)
+				m.b.ScheduleRetry(from, ev, &m.st.Error, &m.act.ScheduleRetry)
 				m.st.CallingLLM.Retries = 0
 				m.kind = StateError
 				if m.obs != nil {
@@ -1567,7 +1600,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
 				m.st.WaitingForUserInput.Conversation = from.Conversation
 				m.act.DisplayError = DisplayError{}
-				m.b.GiveUp(from, &ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
+				m.b.GiveUp(from, ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
 				m.st.CallingLLM.Retries = 0
 				m.kind = StateWaitingForUserInput
 				if m.obs != nil {
@@ -1575,7 +1608,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 				}
 				return &m.act.DisplayError, nil
 			}
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.CallingLLM.Retries = 0
 			m.kind = StateShuttingDown
 			if m.obs != nil {
@@ -1587,12 +1620,15 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
-		case ToolProgress:
+		case *ToolProgress:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.ExecutingTools
 			switch {
-			case m.b.IsKnownCall(from, &ev):
+			case m.b.IsKnownCall(from, ev):
 				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
-				m.b.RecordProgress(from, &ev)
+				m.b.RecordProgress(from, ev)
 				if m.obs != nil {
 					m.step(28, StateExecutingTools, &m.act.WaitForInput)
 				}
@@ -1601,24 +1637,27 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 				// ExecutingTools --ToolProgress [else]--> ignored
 				return m.ignore(29)
 			}
-		case ToolCompleted:
+		case *ToolCompleted:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.ExecutingTools
 			switch {
-			case m.b.IsUnknownCall(from, &ev):
+			case m.b.IsUnknownCall(from, ev):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
 				return m.reject(30)
-			case m.b.ToolsPending(from, &ev):
+			case m.b.ToolsPending(from, ev):
 				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
-				m.b.RecordOutcome(from, &ev)
+				m.b.RecordOutcome(from, ev)
 				if m.obs != nil {
 					m.step(31, StateExecutingTools, &m.act.WaitForInput)
 				}
 				return &m.act.WaitForInput, nil
-			case m.b.MutatingToolRan(from, &ev):
+			case m.b.MutatingToolRan(from, ev):
 				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
 				m.st.PostToolsHook.Conversation = from.Conversation
 				m.act.RunPostToolsHook = RunPostToolsHook{}
-				m.b.FinishToolsWithHook(from, &ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
+				m.b.FinishToolsWithHook(from, ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
 				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 				m.kind = StatePostToolsHook
 				if m.obs != nil {
@@ -1629,7 +1668,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
 				m.st.CallingLLM.Conversation = from.Conversation
 				m.act.SendLLMRequest = SendLLMRequest{}
-				m.b.FinishTools(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+				m.b.FinishTools(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 				m.kind = StateCallingLLM
 				if m.obs != nil {
@@ -1637,7 +1676,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 				}
 				return &m.act.SendLLMRequest, nil
 			}
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
 			m.kind = StateShuttingDown
 			if m.obs != nil {
@@ -1649,11 +1688,14 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 		}
 	case StatePostToolsHook:
 		switch ev := ev.(type) {
-		case PostToolsHookCompleted:
+		case *PostToolsHookCompleted:
+			if ev == nil {
+				return nil, m.nilEvent(ev)
+			}
 			from := &m.st.PostToolsHook
 			m.st.CallingLLM.Conversation = from.Conversation
 			m.act.SendLLMRequest = SendLLMRequest{}
-			m.b.ResumeAfterHook(from, &ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			m.b.ResumeAfterHook(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
 			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
 			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
 			m.kind = StateCallingLLM
@@ -1661,7 +1703,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
 			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
 			m.kind = StateShuttingDown
@@ -1674,7 +1716,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 		}
 	case StateError:
 		switch ev.(type) {
-		case RetryTimeoutFired:
+		case *RetryTimeoutFired:
 			from := &m.st.Error
 			m.st.CallingLLM.Conversation = from.Conversation
 			m.st.CallingLLM.Retries = from.Retries
@@ -1686,7 +1728,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 				m.step(55, StateError, &m.act.SendLLMRequest)
 			}
 			return &m.act.SendLLMRequest, nil
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			m.st.Error.Origin = *new(chat.ErrorOrigin)
 			m.kind = StateShuttingDown
 			if m.obs != nil {
@@ -1698,7 +1740,7 @@ func (m *Machine) handleVia(ev Event) (Action, error) {
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
-		case ShutdownRequested:
+		case *ShutdownRequested:
 			if m.obs != nil {
 				m.step(66, StateShuttingDown, &m.act.Shutdown)
 			}
@@ -1715,110 +1757,110 @@ func (m *Machine) refuse(ev Event) (Action, error) {
 	switch m.kind {
 	case StateWaitingForUserInput:
 		switch ev.(type) {
-		case TextDelta:
+		case *TextDelta:
 			return m.reject(1)
-		case ToolCallDelta:
+		case *ToolCallDelta:
 			return m.reject(2)
-		case LLMCompleted:
+		case *LLMCompleted:
 			return m.reject(3)
-		case LLMError:
+		case *LLMError:
 			return m.reject(4)
-		case ToolProgress:
+		case *ToolProgress:
 			return m.reject(5)
-		case ToolCompleted:
+		case *ToolCompleted:
 			return m.reject(6)
-		case PostToolsHookCompleted:
+		case *PostToolsHookCompleted:
 			return m.reject(7)
-		case RetryTimeoutFired:
+		case *RetryTimeoutFired:
 			return m.reject(8)
 		}
 	case StateCallingLLM:
 		switch ev.(type) {
-		case UserInput:
+		case *UserInput:
 			return m.reject(10)
-		case ToolProgress:
+		case *ToolProgress:
 			return m.reject(16)
-		case ToolCompleted:
+		case *ToolCompleted:
 			return m.reject(17)
-		case PostToolsHookCompleted:
+		case *PostToolsHookCompleted:
 			return m.reject(18)
-		case RetryTimeoutFired:
+		case *RetryTimeoutFired:
 			return m.reject(19)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
-		case UserInput:
+		case *UserInput:
 			return m.reject(23)
-		case TextDelta:
+		case *TextDelta:
 			return m.reject(24)
-		case ToolCallDelta:
+		case *ToolCallDelta:
 			return m.reject(25)
-		case LLMCompleted:
+		case *LLMCompleted:
 			return m.reject(26)
-		case LLMError:
+		case *LLMError:
 			return m.reject(27)
-		case PostToolsHookCompleted:
+		case *PostToolsHookCompleted:
 			return m.reject(34)
-		case RetryTimeoutFired:
+		case *RetryTimeoutFired:
 			return m.reject(35)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
-		case UserInput:
+		case *UserInput:
 			return m.reject(37)
-		case TextDelta:
+		case *TextDelta:
 			return m.reject(38)
-		case ToolCallDelta:
+		case *ToolCallDelta:
 			return m.reject(39)
-		case LLMCompleted:
+		case *LLMCompleted:
 			return m.reject(40)
-		case LLMError:
+		case *LLMError:
 			return m.reject(41)
-		case ToolProgress:
+		case *ToolProgress:
 			return m.reject(42)
-		case ToolCompleted:
+		case *ToolCompleted:
 			return m.reject(43)
-		case RetryTimeoutFired:
+		case *RetryTimeoutFired:
 			return m.reject(45)
 		}
 	case StateError:
 		switch ev.(type) {
-		case UserInput:
+		case *UserInput:
 			return m.reject(47)
-		case TextDelta:
+		case *TextDelta:
 			return m.reject(48)
-		case ToolCallDelta:
+		case *ToolCallDelta:
 			return m.reject(49)
-		case LLMCompleted:
+		case *LLMCompleted:
 			return m.reject(50)
-		case LLMError:
+		case *LLMError:
 			return m.reject(51)
-		case ToolProgress:
+		case *ToolProgress:
 			return m.reject(52)
-		case ToolCompleted:
+		case *ToolCompleted:
 			return m.reject(53)
-		case PostToolsHookCompleted:
+		case *PostToolsHookCompleted:
 			return m.reject(54)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
-		case UserInput:
+		case *UserInput:
 			return m.ignore(57)
-		case TextDelta:
+		case *TextDelta:
 			return m.ignore(58)
-		case ToolCallDelta:
+		case *ToolCallDelta:
 			return m.ignore(59)
-		case LLMCompleted:
+		case *LLMCompleted:
 			return m.ignore(60)
-		case LLMError:
+		case *LLMError:
 			return m.ignore(61)
-		case ToolProgress:
+		case *ToolProgress:
 			return m.ignore(62)
-		case ToolCompleted:
+		case *ToolCompleted:
 			return m.ignore(63)
-		case PostToolsHookCompleted:
+		case *PostToolsHookCompleted:
 			return m.ignore(64)
-		case RetryTimeoutFired:
+		case *RetryTimeoutFired:
 			return m.ignore(65)
 		}
 	}
@@ -1905,6 +1947,11 @@ func (m *Machine) reject(i int) (Action, error) {
 		Reason: r.Reason,
 		State:  r.From,
 	}
+}
+
+// nilEvent reports a nil event pointer, which HandleEvent refuses where its rules would read the event.
+func (m *Machine) nilEvent(ev Event) error {
+	return fmt.Errorf("agent: %s cannot handle a nil %T: an event must point to a value", m.kind, ev)
 }
 
 // unhandled explains why HandleEvent found no rule for ev.
@@ -2090,25 +2137,25 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	}
 	switch kind {
 	case "user_input":
-		return fsmAsValue[UserInput, Event](fsmDecodeAs[UserInput](data, "event user_input"))
+		return fsmAsPointer[UserInput, Event](fsmDecodeAs[UserInput](data, "event user_input"))
 	case "text_delta":
-		return fsmAsValue[TextDelta, Event](fsmDecodeAs[TextDelta](data, "event text_delta"))
+		return fsmAsPointer[TextDelta, Event](fsmDecodeAs[TextDelta](data, "event text_delta"))
 	case "tool_call_delta":
-		return fsmAsValue[ToolCallDelta, Event](fsmDecodeAs[ToolCallDelta](data, "event tool_call_delta"))
+		return fsmAsPointer[ToolCallDelta, Event](fsmDecodeAs[ToolCallDelta](data, "event tool_call_delta"))
 	case "llm_completed":
-		return fsmAsValue[LLMCompleted, Event](fsmDecodeAs[LLMCompleted](data, "event llm_completed"))
+		return fsmAsPointer[LLMCompleted, Event](fsmDecodeAs[LLMCompleted](data, "event llm_completed"))
 	case "llm_error":
-		return fsmAsValue[LLMError, Event](fsmDecodeAs[LLMError](data, "event llm_error"))
+		return fsmAsPointer[LLMError, Event](fsmDecodeAs[LLMError](data, "event llm_error"))
 	case "tool_progress":
-		return fsmAsValue[ToolProgress, Event](fsmDecodeAs[ToolProgress](data, "event tool_progress"))
+		return fsmAsPointer[ToolProgress, Event](fsmDecodeAs[ToolProgress](data, "event tool_progress"))
 	case "tool_completed":
-		return fsmAsValue[ToolCompleted, Event](fsmDecodeAs[ToolCompleted](data, "event tool_completed"))
+		return fsmAsPointer[ToolCompleted, Event](fsmDecodeAs[ToolCompleted](data, "event tool_completed"))
 	case "post_tools_hook_completed":
-		return fsmAsValue[PostToolsHookCompleted, Event](fsmDecodeAs[PostToolsHookCompleted](data, "event post_tools_hook_completed"))
+		return fsmAsPointer[PostToolsHookCompleted, Event](fsmDecodeAs[PostToolsHookCompleted](data, "event post_tools_hook_completed"))
 	case "retry_timeout_fired":
-		return fsmAsValue[RetryTimeoutFired, Event](fsmDecodeAs[RetryTimeoutFired](data, "event retry_timeout_fired"))
+		return fsmAsPointer[RetryTimeoutFired, Event](fsmDecodeAs[RetryTimeoutFired](data, "event retry_timeout_fired"))
 	case "shutdown_requested":
-		return fsmAsValue[ShutdownRequested, Event](fsmDecodeAs[ShutdownRequested](data, "event shutdown_requested"))
+		return fsmAsPointer[ShutdownRequested, Event](fsmDecodeAs[ShutdownRequested](data, "event shutdown_requested"))
 	default:
 		return nil, fmt.Errorf("agent: decode event: unknown kind %q", kind)
 	}

@@ -121,7 +121,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionSendLLMRequest,
 			effects: []string{"startTurn"},
-			event:   UserInput{},
+			event:   &UserInput{},
 			from:    WaitingForUserInput{},
 			kind:    RuleTransition,
 			name:    "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest",
@@ -129,7 +129,7 @@ func TestRules(t *testing.T) {
 			to:      StateCallingLLM,
 		},
 		{
-			event: TextDelta{},
+			event: &TextDelta{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput",
@@ -137,7 +137,7 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			event: ToolCallDelta{},
+			event: &ToolCallDelta{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput",
@@ -145,7 +145,7 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			event: LLMCompleted{},
+			event: &LLMCompleted{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput",
@@ -153,7 +153,7 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			event: LLMError{},
+			event: &LLMError{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --LlmError--> rejected: LlmError is not accepted in state WaitingForUserInput",
@@ -161,7 +161,7 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			event: ToolProgress{},
+			event: &ToolProgress{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --ToolProgress--> rejected: ToolProgress is not accepted in state WaitingForUserInput",
@@ -169,7 +169,7 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			event: ToolCompleted{},
+			event: &ToolCompleted{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --ToolCompleted--> rejected: ToolCompleted is not accepted in state WaitingForUserInput",
@@ -177,7 +177,7 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			event: PostToolsHookCompleted{},
+			event: &PostToolsHookCompleted{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput",
@@ -185,7 +185,7 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			event: RetryTimeoutFired{},
+			event: &RetryTimeoutFired{},
 			from:  WaitingForUserInput{},
 			kind:  RuleReject,
 			name:  "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput",
@@ -194,7 +194,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionShutdown,
-			event:  ShutdownRequested{},
+			event:  &ShutdownRequested{},
 			from:   WaitingForUserInput{},
 			kind:   RuleTransition,
 			name:   "WaitingForUserInput --ShutdownRequested--> ShuttingDown / Shutdown",
@@ -202,7 +202,7 @@ func TestRules(t *testing.T) {
 			to:     StateShuttingDown,
 		},
 		{
-			event: UserInput{},
+			event: &UserInput{},
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm",
@@ -211,7 +211,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionDisplayMessage,
-			event:  TextDelta{},
+			event:  &TextDelta{},
 			from:   CallingLLM{},
 			kind:   RuleTransition,
 			name:   "CallingLlm --TextDelta--> CallingLlm / DisplayMessage",
@@ -220,7 +220,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionWaitForInput,
-			event:  ToolCallDelta{},
+			event:  &ToolCallDelta{},
 			from:   CallingLLM{},
 			kind:   RuleTransition,
 			name:   "CallingLlm --ToolCallDelta--> CallingLlm / WaitForInput",
@@ -230,7 +230,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionExecuteTools,
 			effects: []string{"recordResponse", "startTools"},
-			event:   LLMCompleted{},
+			event:   &LLMCompleted{},
 			from:    CallingLLM{},
 			guards:  map[string]bool{"hasToolCalls": true},
 			kind:    RuleTransition,
@@ -241,7 +241,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionWaitForInput,
 			effects: []string{"recordResponse"},
-			event:   LLMCompleted{},
+			event:   &LLMCompleted{},
 			from:    CallingLLM{},
 			guards:  map[string]bool{"hasToolCalls": false},
 			kind:    RuleTransition,
@@ -252,7 +252,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionScheduleRetry,
 			effects: []string{"scheduleRetry"},
-			event:   LLMError{},
+			event:   &LLMError{},
 			from:    CallingLLM{},
 			guards:  map[string]bool{"canRetry": true},
 			kind:    RuleTransition,
@@ -263,7 +263,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionDisplayError,
 			effects: []string{"giveUp"},
-			event:   LLMError{},
+			event:   &LLMError{},
 			from:    CallingLLM{},
 			guards:  map[string]bool{"canRetry": false},
 			kind:    RuleTransition,
@@ -272,7 +272,7 @@ func TestRules(t *testing.T) {
 			to:      StateWaitingForUserInput,
 		},
 		{
-			event: ToolProgress{},
+			event: &ToolProgress{},
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm",
@@ -280,7 +280,7 @@ func TestRules(t *testing.T) {
 			to:    StateCallingLLM,
 		},
 		{
-			event: ToolCompleted{},
+			event: &ToolCompleted{},
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm",
@@ -288,7 +288,7 @@ func TestRules(t *testing.T) {
 			to:    StateCallingLLM,
 		},
 		{
-			event: PostToolsHookCompleted{},
+			event: &PostToolsHookCompleted{},
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm",
@@ -296,7 +296,7 @@ func TestRules(t *testing.T) {
 			to:    StateCallingLLM,
 		},
 		{
-			event: RetryTimeoutFired{},
+			event: &RetryTimeoutFired{},
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm",
@@ -305,7 +305,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionShutdown,
-			event:  ShutdownRequested{},
+			event:  &ShutdownRequested{},
 			from:   CallingLLM{},
 			kind:   RuleTransition,
 			name:   "CallingLlm --ShutdownRequested--> ShuttingDown / Shutdown",
@@ -313,7 +313,7 @@ func TestRules(t *testing.T) {
 			to:     StateShuttingDown,
 		},
 		{
-			event: UserInput{},
+			event: &UserInput{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools",
@@ -321,7 +321,7 @@ func TestRules(t *testing.T) {
 			to:    StateExecutingTools,
 		},
 		{
-			event: TextDelta{},
+			event: &TextDelta{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools",
@@ -329,7 +329,7 @@ func TestRules(t *testing.T) {
 			to:    StateExecutingTools,
 		},
 		{
-			event: ToolCallDelta{},
+			event: &ToolCallDelta{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools",
@@ -337,7 +337,7 @@ func TestRules(t *testing.T) {
 			to:    StateExecutingTools,
 		},
 		{
-			event: LLMCompleted{},
+			event: &LLMCompleted{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools",
@@ -345,7 +345,7 @@ func TestRules(t *testing.T) {
 			to:    StateExecutingTools,
 		},
 		{
-			event: LLMError{},
+			event: &LLMError{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools",
@@ -355,7 +355,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionWaitForInput,
 			effects: []string{"recordProgress"},
-			event:   ToolProgress{},
+			event:   &ToolProgress{},
 			from:    ExecutingTools{},
 			guards:  map[string]bool{"isKnownCall": true},
 			kind:    RuleTransition,
@@ -364,7 +364,7 @@ func TestRules(t *testing.T) {
 			to:      StateExecutingTools,
 		},
 		{
-			event:  ToolProgress{},
+			event:  &ToolProgress{},
 			from:   ExecutingTools{},
 			guards: map[string]bool{"isKnownCall": false},
 			kind:   RuleIgnore,
@@ -373,7 +373,7 @@ func TestRules(t *testing.T) {
 			to:     StateExecutingTools,
 		},
 		{
-			event:  ToolCompleted{},
+			event:  &ToolCompleted{},
 			from:   ExecutingTools{},
 			guards: map[string]bool{"isUnknownCall": true},
 			kind:   RuleReject,
@@ -384,7 +384,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionWaitForInput,
 			effects: []string{"recordOutcome"},
-			event:   ToolCompleted{},
+			event:   &ToolCompleted{},
 			from:    ExecutingTools{},
 			guards: map[string]bool{
 				"isUnknownCall": false,
@@ -398,7 +398,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionRunPostToolsHook,
 			effects: []string{"finishToolsWithHook"},
-			event:   ToolCompleted{},
+			event:   &ToolCompleted{},
 			from:    ExecutingTools{},
 			guards: map[string]bool{
 				"isUnknownCall":   false,
@@ -413,7 +413,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionSendLLMRequest,
 			effects: []string{"finishTools"},
-			event:   ToolCompleted{},
+			event:   &ToolCompleted{},
 			from:    ExecutingTools{},
 			guards: map[string]bool{
 				"isUnknownCall":   false,
@@ -426,7 +426,7 @@ func TestRules(t *testing.T) {
 			to:    StateCallingLLM,
 		},
 		{
-			event: PostToolsHookCompleted{},
+			event: &PostToolsHookCompleted{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools",
@@ -434,7 +434,7 @@ func TestRules(t *testing.T) {
 			to:    StateExecutingTools,
 		},
 		{
-			event: RetryTimeoutFired{},
+			event: &RetryTimeoutFired{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools",
@@ -443,7 +443,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionShutdown,
-			event:  ShutdownRequested{},
+			event:  &ShutdownRequested{},
 			from:   ExecutingTools{},
 			kind:   RuleTransition,
 			name:   "ExecutingTools --ShutdownRequested--> ShuttingDown / Shutdown",
@@ -451,7 +451,7 @@ func TestRules(t *testing.T) {
 			to:     StateShuttingDown,
 		},
 		{
-			event: UserInput{},
+			event: &UserInput{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook",
@@ -459,7 +459,7 @@ func TestRules(t *testing.T) {
 			to:    StatePostToolsHook,
 		},
 		{
-			event: TextDelta{},
+			event: &TextDelta{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook",
@@ -467,7 +467,7 @@ func TestRules(t *testing.T) {
 			to:    StatePostToolsHook,
 		},
 		{
-			event: ToolCallDelta{},
+			event: &ToolCallDelta{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook",
@@ -475,7 +475,7 @@ func TestRules(t *testing.T) {
 			to:    StatePostToolsHook,
 		},
 		{
-			event: LLMCompleted{},
+			event: &LLMCompleted{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --LlmCompleted--> rejected: LlmCompleted is not accepted in state PostToolsHook",
@@ -483,7 +483,7 @@ func TestRules(t *testing.T) {
 			to:    StatePostToolsHook,
 		},
 		{
-			event: LLMError{},
+			event: &LLMError{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook",
@@ -491,7 +491,7 @@ func TestRules(t *testing.T) {
 			to:    StatePostToolsHook,
 		},
 		{
-			event: ToolProgress{},
+			event: &ToolProgress{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook",
@@ -499,7 +499,7 @@ func TestRules(t *testing.T) {
 			to:    StatePostToolsHook,
 		},
 		{
-			event: ToolCompleted{},
+			event: &ToolCompleted{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook",
@@ -509,7 +509,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionSendLLMRequest,
 			effects: []string{"resumeAfterHook"},
-			event:   PostToolsHookCompleted{},
+			event:   &PostToolsHookCompleted{},
 			from:    PostToolsHook{},
 			kind:    RuleTransition,
 			name:    "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest",
@@ -517,7 +517,7 @@ func TestRules(t *testing.T) {
 			to:      StateCallingLLM,
 		},
 		{
-			event: RetryTimeoutFired{},
+			event: &RetryTimeoutFired{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook",
@@ -526,7 +526,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionShutdown,
-			event:  ShutdownRequested{},
+			event:  &ShutdownRequested{},
 			from:   PostToolsHook{},
 			kind:   RuleTransition,
 			name:   "PostToolsHook --ShutdownRequested--> ShuttingDown / Shutdown",
@@ -534,7 +534,7 @@ func TestRules(t *testing.T) {
 			to:     StateShuttingDown,
 		},
 		{
-			event: UserInput{},
+			event: &UserInput{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --UserInput--> rejected: UserInput is not accepted in state Error",
@@ -542,7 +542,7 @@ func TestRules(t *testing.T) {
 			to:    StateError,
 		},
 		{
-			event: TextDelta{},
+			event: &TextDelta{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --TextDelta--> rejected: TextDelta is not accepted in state Error",
@@ -550,7 +550,7 @@ func TestRules(t *testing.T) {
 			to:    StateError,
 		},
 		{
-			event: ToolCallDelta{},
+			event: &ToolCallDelta{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error",
@@ -558,7 +558,7 @@ func TestRules(t *testing.T) {
 			to:    StateError,
 		},
 		{
-			event: LLMCompleted{},
+			event: &LLMCompleted{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --LlmCompleted--> rejected: LlmCompleted is not accepted in state Error",
@@ -566,7 +566,7 @@ func TestRules(t *testing.T) {
 			to:    StateError,
 		},
 		{
-			event: LLMError{},
+			event: &LLMError{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --LlmError--> rejected: LlmError is not accepted in state Error",
@@ -574,7 +574,7 @@ func TestRules(t *testing.T) {
 			to:    StateError,
 		},
 		{
-			event: ToolProgress{},
+			event: &ToolProgress{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error",
@@ -582,7 +582,7 @@ func TestRules(t *testing.T) {
 			to:    StateError,
 		},
 		{
-			event: ToolCompleted{},
+			event: &ToolCompleted{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error",
@@ -590,7 +590,7 @@ func TestRules(t *testing.T) {
 			to:    StateError,
 		},
 		{
-			event: PostToolsHookCompleted{},
+			event: &PostToolsHookCompleted{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error",
@@ -600,7 +600,7 @@ func TestRules(t *testing.T) {
 		{
 			action:  ActionSendLLMRequest,
 			effects: []string{"retryRequest"},
-			event:   RetryTimeoutFired{},
+			event:   &RetryTimeoutFired{},
 			from:    Error{},
 			kind:    RuleTransition,
 			name:    "Error --RetryTimeoutFired--> CallingLlm {retryRequest} / SendLlmRequest",
@@ -609,7 +609,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionShutdown,
-			event:  ShutdownRequested{},
+			event:  &ShutdownRequested{},
 			from:   Error{},
 			kind:   RuleTransition,
 			name:   "Error --ShutdownRequested--> ShuttingDown / Shutdown",
@@ -617,7 +617,7 @@ func TestRules(t *testing.T) {
 			to:     StateShuttingDown,
 		},
 		{
-			event: UserInput{},
+			event: &UserInput{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --UserInput--> ignored",
@@ -625,7 +625,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: TextDelta{},
+			event: &TextDelta{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --TextDelta--> ignored",
@@ -633,7 +633,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: ToolCallDelta{},
+			event: &ToolCallDelta{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --ToolCallDelta--> ignored",
@@ -641,7 +641,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: LLMCompleted{},
+			event: &LLMCompleted{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --LlmCompleted--> ignored",
@@ -649,7 +649,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: LLMError{},
+			event: &LLMError{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --LlmError--> ignored",
@@ -657,7 +657,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: ToolProgress{},
+			event: &ToolProgress{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --ToolProgress--> ignored",
@@ -665,7 +665,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: ToolCompleted{},
+			event: &ToolCompleted{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --ToolCompleted--> ignored",
@@ -673,7 +673,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: PostToolsHookCompleted{},
+			event: &PostToolsHookCompleted{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --PostToolsHookCompleted--> ignored",
@@ -681,7 +681,7 @@ func TestRules(t *testing.T) {
 			to:    StateShuttingDown,
 		},
 		{
-			event: RetryTimeoutFired{},
+			event: &RetryTimeoutFired{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --RetryTimeoutFired--> ignored",
@@ -690,7 +690,7 @@ func TestRules(t *testing.T) {
 		},
 		{
 			action: ActionShutdown,
-			event:  ShutdownRequested{},
+			event:  &ShutdownRequested{},
 			from:   ShuttingDown{},
 			kind:   RuleTransition,
 			name:   "ShuttingDown --ShutdownRequested--> ShuttingDown / Shutdown",
@@ -759,20 +759,20 @@ func TestStateJSON(t *testing.T) {
 // TestEventJSON checks that every event survives a JSON round trip with its kind.
 func TestEventJSON(t *testing.T) {
 	for _, v := range []Event{
-		UserInput{},
-		TextDelta{Content: "sample a"},
-		ToolCallDelta{
+		&UserInput{},
+		&TextDelta{Content: "sample a"},
+		&ToolCallDelta{
 			ArgumentsFragment: "sample c",
 			CallID:            "sample a",
 			ToolName:          "sample b",
 		},
-		LLMCompleted{},
-		LLMError{},
-		ToolProgress{CallID: "sample a"},
-		ToolCompleted{CallID: "sample a"},
-		PostToolsHookCompleted{ActionTaken: true},
-		RetryTimeoutFired{},
-		ShutdownRequested{},
+		&LLMCompleted{},
+		&LLMError{},
+		&ToolProgress{CallID: "sample a"},
+		&ToolCompleted{CallID: "sample a"},
+		&PostToolsHookCompleted{ActionTaken: true},
+		&RetryTimeoutFired{},
+		&ShutdownRequested{},
 	} {
 		t.Run(v.Kind().String(), func(t *testing.T) {
 			data, err := json.Marshal(v)
@@ -815,7 +815,7 @@ func TestActionJSON(t *testing.T) {
 // rejected event changes nothing.
 func TestRandomSequences(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	events := []Event{UserInput{}, TextDelta{}, ToolCallDelta{}, LLMCompleted{}, LLMError{}, ToolProgress{}, ToolCompleted{}, PostToolsHookCompleted{}, RetryTimeoutFired{}, ShutdownRequested{}}
+	events := []Event{&UserInput{}, &TextDelta{}, &ToolCallDelta{}, &LLMCompleted{}, &LLMError{}, &ToolProgress{}, &ToolCompleted{}, &PostToolsHookCompleted{}, &RetryTimeoutFired{}, &ShutdownRequested{}}
 	terminal := map[StateKind]bool{StateShuttingDown: true}
 	transient := map[StateKind]bool{StateProcessingLLMResponse: true}
 	guards := []string{"canRetry", "hasToolCalls", "isUnknownCall", "toolsPending", "mutatingToolRan", "isKnownCall"}

@@ -10,7 +10,7 @@
 //
 //	m := agent.New(agent.NewAgent(agent.Config{Model: "claude-sonnet-4-5"}),
 //		agent.WaitingForUserInput{Conversation: chat.NewConversation("T-1")})
-//	act, err := m.HandleEvent(agent.UserInput{Message: chat.UserMessage("hello")})
+//	act, err := m.HandleEvent(&agent.UserInput{Message: chat.UserMessage("hello")})
 
 package agent
 

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,10 +15,10 @@ import (
 
 // Helpers that build events and responses.
 
-func user(text string) agent.Event { return agent.UserInput{Message: chat.UserMessage(text)} }
+func user(text string) agent.Event { return &agent.UserInput{Message: chat.UserMessage(text)} }
 
 func reply(text string, calls ...chat.ToolCall) agent.Event {
-	return agent.LLMCompleted{Response: chat.Response{Message: chat.Message{Role: chat.RoleAssistant, Content: text, ToolCalls: calls}}}
+	return &agent.LLMCompleted{Response: chat.Response{Message: chat.Message{Role: chat.RoleAssistant, Content: text, ToolCalls: calls}}}
 }
 
 func call(id, name string) chat.ToolCall {
@@ -25,15 +26,15 @@ func call(id, name string) chat.ToolCall {
 }
 
 func done(id, content string) agent.Event {
-	return agent.ToolCompleted{CallID: id, Outcome: chat.ToolOutcome{Content: content}}
+	return &agent.ToolCompleted{CallID: id, Outcome: chat.ToolOutcome{Content: content}}
 }
 
 func failed(id, content string) agent.Event {
-	return agent.ToolCompleted{CallID: id, Outcome: chat.ToolOutcome{Content: content, IsError: true}}
+	return &agent.ToolCompleted{CallID: id, Outcome: chat.ToolOutcome{Content: content, IsError: true}}
 }
 
 func llmErr(kind chat.ErrorKind) agent.Event {
-	return agent.LLMError{Error: chat.LLMError{Kind: kind, Message: string(kind)}}
+	return &agent.LLMError{Error: chat.LLMError{Kind: kind, Message: string(kind)}}
 }
 
 // step is one event of a scenario and what must follow from it.
@@ -118,14 +119,14 @@ func TestTurns(t *testing.T) {
 				assert.Equal(t, 100, req.MaxTokens)
 				assert.Equal(t, []string{"user:hi"}, contents(req.Messages))
 			}},
-			{event: agent.TextDelta{Content: "Hel"}, state: agent.StateCallingLLM, action: agent.ActionDisplayMessage, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+			{event: &agent.TextDelta{Content: "Hel"}, state: agent.StateCallingLLM, action: agent.ActionDisplayMessage, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, "Hel", act.(*agent.DisplayMessage).Content)
 			}},
-			{event: agent.ToolCallDelta{CallID: "c", ToolName: "read_file", ArgumentsFragment: "{"}, state: agent.StateCallingLLM, action: agent.ActionWaitForInput},
+			{event: &agent.ToolCallDelta{CallID: "c", ToolName: "read_file", ArgumentsFragment: "{"}, state: agent.StateCallingLLM, action: agent.ActionWaitForInput},
 			{event: reply("Hello"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
 				assert.Equal(t, []string{"user:hi", "assistant:Hello"}, contents(messages(t, m)), "the stored reply comes from Completed, not the deltas")
 			}},
-			{event: agent.TextDelta{Content: "late"}, state: agent.StateWaitingForUserInput, rejected: true},
+			{event: &agent.TextDelta{Content: "late"}, state: agent.StateWaitingForUserInput, rejected: true},
 		}},
 		{"non-mutating tool round goes straight back to the LLM", []step{
 			{event: user("read a"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
@@ -144,14 +145,14 @@ func TestTurns(t *testing.T) {
 			{event: user("go"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: reply("", call("a", "read_file"), call("b", "bash"), call("c", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
 			{event: done("c", "C"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
-			{event: agent.ToolProgress{CallID: "b", Progress: chat.ToolProgress{Fraction: 0.5, Message: "half"}}, state: agent.StateExecutingTools, action: agent.ActionWaitForInput, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+			{event: &agent.ToolProgress{CallID: "b", Progress: chat.ToolProgress{Fraction: 0.5, Message: "half"}}, state: agent.StateExecutingTools, action: agent.ActionWaitForInput, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
 				ex := m.State().(agent.ExecutingTools).Executions
 				assert.Equal(t, chat.ToolPending, ex[0].Status)
 				assert.Equal(t, chat.ToolRunning, ex[1].Status, "progress moves Pending to Running")
 				assert.Equal(t, "half", ex[1].Progress.Message)
 				assert.Equal(t, chat.ToolCompleted, ex[2].Status)
 			}},
-			{event: agent.ToolProgress{CallID: "zzz"}, state: agent.StateExecutingTools},
+			{event: &agent.ToolProgress{CallID: "zzz"}, state: agent.StateExecutingTools},
 			{event: done("a", "A"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
 			{event: user("are you done?"), state: agent.StateExecutingTools, rejected: true},
 			{event: failed("b", "exit 1"), state: agent.StatePostToolsHook, action: agent.ActionRunPostToolsHook, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
@@ -165,7 +166,7 @@ func TestTurns(t *testing.T) {
 				assert.True(t, h.Conversation.Messages()[3].IsError)
 				assert.Equal(t, contents(h.Conversation.Messages()), contents(h.PendingRequest.Messages), "the next request is frozen before the hook")
 			}},
-			{event: agent.PostToolsHookCompleted{ActionTaken: true}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+			{event: &agent.PostToolsHookCompleted{ActionTaken: true}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
 				assert.Equal(t, []string{"user:go", "assistant:", "tool:A", "tool:exit 1", "tool:C"}, contents(sent(t, act).Messages))
 			}},
 			{event: reply("done"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
@@ -204,8 +205,8 @@ func TestTurns(t *testing.T) {
 		}},
 		{"shutdown is idempotent and ShuttingDown ignores everything else", []step{
 			{event: user("x"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
-			{event: agent.ShutdownRequested{}, state: agent.StateShuttingDown, action: agent.ActionShutdown},
-			{event: agent.ShutdownRequested{}, state: agent.StateShuttingDown, action: agent.ActionShutdown},
+			{event: &agent.ShutdownRequested{}, state: agent.StateShuttingDown, action: agent.ActionShutdown},
+			{event: &agent.ShutdownRequested{}, state: agent.StateShuttingDown, action: agent.ActionShutdown},
 			{event: user("y"), state: agent.StateShuttingDown},
 			{event: reply("late"), state: agent.StateShuttingDown},
 		}},
@@ -228,7 +229,7 @@ func TestRetries(t *testing.T) {
 		}}
 	}
 	fire := func(retries int) step {
-		return step{event: agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+		return step{event: &agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
 			assert.Equal(t, retries, m.State().(agent.CallingLLM).Retries, "the count is kept across the retry")
 			assert.Equal(t, []string{"user:hi"}, contents(sent(t, act).Messages))
 		}}
@@ -263,17 +264,17 @@ func TestRetries(t *testing.T) {
 		}},
 		{"non-retryable errors are not retried", agent.Config{}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
-			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrAuth, StatusCode: 401, Message: "bad key"}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+			{event: &agent.LLMError{Error: chat.LLMError{Kind: chat.ErrAuth, StatusCode: 401, Message: "bad key"}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, "LLM request failed: auth (HTTP 401): bad key (not retried)", act.(*agent.DisplayError).Message)
 			}},
 			{event: user("again"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, []string{"user:hi", "user:again"}, contents(sent(t, act).Messages))
 			}},
-			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrInvalidRequest, StatusCode: 400}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
+			{event: &agent.LLMError{Error: chat.LLMError{Kind: chat.ErrInvalidRequest, StatusCode: 400}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
 		}},
 		{"retry-after is honoured", agent.Config{}, []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
-			{event: agent.LLMError{Error: chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, RetryAfter: 7 * time.Second}}, state: agent.StateError, action: agent.ActionScheduleRetry, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+			{event: &agent.LLMError{Error: chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, RetryAfter: 7 * time.Second}}, state: agent.StateError, action: agent.ActionScheduleRetry, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, 7*time.Second, act.(*agent.ScheduleRetry).Delay)
 			}},
 		}},
@@ -283,16 +284,16 @@ func TestRetries(t *testing.T) {
 			{event: reply("", call("r", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
 			{event: done("r", "R"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: llmErr(chat.ErrTimeout), state: agent.StateError, action: agent.ActionScheduleRetry},
-			{event: agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
+			{event: &agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				msgs := sent(t, act).Messages
 				assert.Equal(t, chat.RoleTool, msgs[len(msgs)-1].Role, "the retried request still ends with the tool result")
 			}},
 			{event: llmErr(chat.ErrTimeout), state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
 		}},
 		{"a stale retry timer is rejected", agent.Config{}, []step{
-			{event: agent.RetryTimeoutFired{}, state: agent.StateWaitingForUserInput, rejected: true},
+			{event: &agent.RetryTimeoutFired{}, state: agent.StateWaitingForUserInput, rejected: true},
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
-			{event: agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, rejected: true},
+			{event: &agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, rejected: true},
 		}},
 	}
 	for _, tt := range tests {
@@ -328,12 +329,12 @@ func TestSaveAndResume(t *testing.T) {
 	events := []agent.Event{
 		user("go"),
 		reply("", call("a", "edit_file"), call("b", "read_file")),
-		agent.ToolProgress{CallID: "a", Progress: chat.ToolProgress{Fraction: 0.25}},
+		&agent.ToolProgress{CallID: "a", Progress: chat.ToolProgress{Fraction: 0.25}},
 		done("b", "B"),
 		done("a", "A"),
-		agent.PostToolsHookCompleted{ActionTaken: true},
+		&agent.PostToolsHookCompleted{ActionTaken: true},
 		llmErr(chat.ErrNetwork),
-		agent.RetryTimeoutFired{},
+		&agent.RetryTimeoutFired{},
 		reply("finished"),
 	}
 	b := agent.NewAgent(agent.Config{Model: "m"})
@@ -407,6 +408,39 @@ func TestConversationOf(t *testing.T) {
 		assert.Equal(t, tt.ok, ok, "%T", tt.state)
 		if tt.ok {
 			assert.True(t, c.Equal(got), "%T", tt.state)
+		}
+	}
+}
+
+// TestNilEvents feeds each state a nil pointer of every event type it
+// reads: an error that names the event, neither a panic nor a rejection,
+// and the machine is unchanged, directly and through the interface.
+func TestNilEvents(t *testing.T) {
+	conv := chat.NewConversation("T-nil").Append(chat.UserMessage("hi"))
+	tests := []struct {
+		state agent.State
+		event agent.Event
+	}{
+		{agent.WaitingForUserInput{Conversation: conv}, (*agent.UserInput)(nil)},
+		{agent.CallingLLM{Conversation: conv}, (*agent.TextDelta)(nil)},
+		{agent.CallingLLM{Conversation: conv}, (*agent.LLMCompleted)(nil)},
+		{agent.CallingLLM{Conversation: conv}, (*agent.LLMError)(nil)},
+		{agent.ExecutingTools{Conversation: conv}, (*agent.ToolProgress)(nil)},
+		{agent.ExecutingTools{Conversation: conv}, (*agent.ToolCompleted)(nil)},
+		{agent.PostToolsHook{Conversation: conv}, (*agent.PostToolsHookCompleted)(nil)},
+	}
+	for _, tt := range tests {
+		for _, b := range []agent.Behavior{agent.NewAgent(agent.Config{}), viaInterface{agent.NewAgent(agent.Config{})}} {
+			t.Run(tt.state.Kind().String()+"/"+tt.event.Kind().String(), func(t *testing.T) {
+				m, err := agent.Restore(b, tt.state)
+				require.NoError(t, err)
+				act, err := m.HandleEvent(tt.event)
+				require.Error(t, err)
+				assert.NotErrorIs(t, err, agent.ErrRejected)
+				assert.Contains(t, err.Error(), fmt.Sprintf("cannot handle a nil %T", tt.event))
+				assert.Nil(t, act)
+				assert.Equal(t, tt.state, m.State(), "a nil event changes nothing")
+			})
 		}
 	}
 }

@@ -242,10 +242,10 @@ func (g *goGen) genInterfaces() {
 	sets := g.kindSets()
 	for i, it := range []struct{ name, marker, doc string }{
 		{"State", "isState", "State is a state of the %s machine: one of %s."},
-		{"Event", "isEvent", "Event is an event the %s machine handles: one of %s."},
+		{"Event", "isEvent", "Event is an event the %s machine handles: one of %s. Events are passed by pointer: the machine reads them during HandleEvent and keeps none of them."},
 		{"Action", "isAction", "Action is an action the %s machine returns: one of %s. Actions are pointers into the machine (see Machine.HandleEvent)."},
 	} {
-		g.f.Add(comment("", fmt.Sprintf(it.doc, g.m.Name, list(sets[i].decls, i == 2))))
+		g.f.Add(comment("", fmt.Sprintf(it.doc, g.m.Name, list(sets[i].decls, i > 0))))
 		g.f.Type().Id(it.name).Interface(
 			jen.Comment(fmt.Sprintf("// Kind returns which %s this is.", sets[i].what)),
 			jen.Id("Kind").Params().Id(sets[i].typ),
@@ -262,6 +262,10 @@ func (g *goGen) genInterfaces() {
 //	// Kind returns StateCallingLLM.
 //	func (CallingLLM) Kind() StateKind { return StateCallingLLM }
 //	func (CallingLLM) isState() {}
+//
+// Events and actions implement their interface with pointer receivers: a
+// machine takes events and returns actions by pointer, and the compiler
+// then refuses a value where a pointer is meant.
 func (g *goGen) genDecls() {
 	for i, ks := range g.kindSets() {
 		marker := [...]string{"isState", "isEvent", "isAction"}[i]
@@ -281,7 +285,7 @@ func (g *goGen) genDecls() {
 			g.f.Add(comment(lead, d.Doc))
 			g.f.Type().Id(d.GoName).Struct(fields...)
 			recv := jen.Id(d.GoName)
-			if ks.what == "action" {
+			if ks.what != "state" {
 				recv = jen.Op("*").Id(d.GoName)
 			}
 			g.f.Comment(fmt.Sprintf("// Kind returns %s.", d.KindName))
@@ -298,10 +302,10 @@ type param struct {
 }
 
 // params returns the parameters of a guard or effect of m, in order:
-// from (or s, for an effect on a row that stays), ev (by pointer when the
-// spec names a behaviour type), to and act. The Behavior interface and the
-// tests' fake take them from here.
-func params(m *fsm.Machine, fn *fsm.Func) []param {
+// from (or s, for an effect on a row that stays), ev (the caller's event,
+// by pointer), to and act. The Behavior interface and the tests' fake take
+// them from here.
+func params(fn *fsm.Func) []param {
 	s := fn.Sig
 	var ps []param
 	if s.From != nil {
@@ -312,11 +316,7 @@ func params(m *fsm.Machine, fn *fsm.Func) []param {
 		ps = append(ps, param{name, jen.Op("*").Id(s.From.GoName)})
 	}
 	if s.Event != nil {
-		typ := jen.Id(s.Event.GoName)
-		if m.Behavior != "" {
-			typ = jen.Op("*").Id(s.Event.GoName)
-		}
-		ps = append(ps, param{"ev", typ})
+		ps = append(ps, param{"ev", jen.Op("*").Id(s.Event.GoName)})
 	}
 	if s.To != nil {
 		ps = append(ps, param{"to", jen.Op("*").Id(s.To.GoName)})
@@ -330,7 +330,7 @@ func params(m *fsm.Machine, fn *fsm.Func) []param {
 // sigParams returns the named parameters of a guard or effect.
 func (g *goGen) sigParams(fn *fsm.Func) []jen.Code {
 	var ps []jen.Code
-	for _, p := range params(g.m, fn) {
+	for _, p := range params(fn) {
 		ps = append(ps, jen.Id(p.name).Add(p.typ))
 	}
 	return ps
@@ -341,7 +341,7 @@ func (g *goGen) sigParams(fn *fsm.Func) []jen.Code {
 //
 //	type Behavior interface {
 //		// CanRetry reports ... Guard of CallingLlm × LlmError (agent.yaml:88:9).
-//		CanRetry(from *CallingLLM, ev LLMError) bool
+//		CanRetry(from *CallingLLM, ev *LLMError) bool
 //		...
 //	}
 func (g *goGen) genBehavior() {
@@ -383,13 +383,13 @@ func (g *goGen) genBehavior() {
 		"Guards decide between the branches of a transition; effects compute the target state's and the action's fields "+
 		"that the machine cannot carry over from the source state and the event. "+
 		"All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, "+
-		"so that the machine stays deterministic. A guard must not modify its arguments.", g.m.Name)))
+		"so that the machine stays deterministic. A guard must not modify its arguments, and no method may "+
+		"modify the event, which is the caller's.", g.m.Name)))
 	if t := g.m.Behavior; g.direct() {
 		g.f.Comment("//")
 		g.f.Add(comment("", fmt.Sprintf("Given a *%s, the behaviour written in this package, the machine calls its methods "+
 			"directly, so that the compiler can inline them; any other Behavior, such as a test's fake, is called "+
-			"through this interface on a copy of the event. Events are passed by pointer: read them, do not modify "+
-			"or keep them.", t)))
+			"through this interface.", t)))
 	}
 	if kept := g.keptList(); kept != "" {
 		g.f.Comment("//")
@@ -658,6 +658,19 @@ func single(c *fsm.Cell) *fsm.Rule {
 	return nil
 }
 
+// readsEvents reports whether any rule reads an event, so that HandleEvent
+// checks for nil events and the package needs nilEvent.
+func (g *goGen) readsEvents() bool {
+	for _, s := range g.m.States {
+		for _, c := range s.Cells {
+			if single(c) == nil && usesEvent(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // usesEvent reports whether the cell's code reads the event's fields.
 func usesEvent(c *fsm.Cell) bool {
 	if c.Event == nil || len(c.Event.Fields) == 0 {
@@ -686,7 +699,10 @@ func usesEvent(c *fsm.Cell) bool {
 //		switch m.kind {
 //		case StateA:
 //			switch ev := ev.(type) {
-//			case X:
+//			case *X:
+//				if ev == nil {
+//					return nil, m.nilEvent(ev)
+//				}
 //				from := &m.st.A
 //				...
 //				return &m.act.Z, nil
@@ -706,7 +722,8 @@ func (g *goGen) genHandleEvent() {
 	doc := "HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is " +
 		"nothing to do. The action points into the machine and stays valid until the next call; copy what you need " +
 		"to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the " +
-		"machine is unchanged."
+		"machine is unchanged. The machine reads ev during the call and keeps no reference to it; a nil event it " +
+		"would read is an error, which leaves the machine unchanged too."
 	recv := jen.Id("m").Op("*").Id("Machine")
 	sig := func(name string) *jen.Statement {
 		return jen.Func().Params(recv.Clone()).Id(name).Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error())
@@ -743,8 +760,15 @@ func (g *goGen) dispatch() jen.Code {
 				refused = true
 				continue
 			}
-			bound = bound || usesEvent(c)
-			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(g.cellBody(c)...))
+			body := g.cellBody(c)
+			if usesEvent(c) {
+				bound = true
+				// A nil event of a type with fields would panic where the
+				// rules read it: refuse it first.
+				body = append([]jen.Code{jen.If(jen.Id("ev").Op("==").Nil()).Block(
+					jen.Return(jen.Nil(), jen.Id("m").Dot("nilEvent").Call(jen.Id("ev"))))}, body...)
+			}
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(body...))
 		}
 		refuse := jen.Return(jen.Id("m").Dot("refuse").Call(jen.Id("ev")))
 		if len(evCases) == 0 {
@@ -770,7 +794,7 @@ func (g *goGen) dispatch() jen.Code {
 //		switch m.kind {
 //		case StateA:
 //			switch ev.(type) {
-//			case Y:
+//			case *Y:
 //				return m.reject(3)
 //			}
 //		}
@@ -789,7 +813,7 @@ func (g *goGen) genRefuse() {
 			if r.Kind == fsm.Ignore {
 				finish = "ignore"
 			}
-			evCases = append(evCases, jen.Case(jen.Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(finish).Call(jen.Lit(r.Index)))))
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(finish).Call(jen.Lit(r.Index)))))
 		}
 		if len(evCases) > 0 {
 			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(jen.Id("ev").Assert(jen.Type())).Block(evCases...)))
@@ -881,11 +905,11 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 //
 // When the spec names a behaviour type, HandleEvent calls that type
 // directly, so that the compiler can inline the method, and handleVia
-// calls any other Behavior through the interface, both with a pointer to
-// their copy of the event:
+// calls any other Behavior through the interface, both with the caller's
+// event:
 //
-//	m.direct.Effect(from, &ev, to, act)  // HandleEvent: ev stays on its stack
-//	m.b.Effect(from, &ev, to, act)       // handleVia: ev escapes to the heap
+//	m.direct.Effect(from, ev, to, act)  // HandleEvent
+//	m.b.Effect(from, ev, to, act)       // handleVia
 func (g *goGen) call(fn *fsm.Func, args []jen.Code) *jen.Statement {
 	if g.direct() && !g.via {
 		return jen.Id("m").Dot("direct").Dot(fn.GoName).Call(args...)
@@ -893,15 +917,6 @@ func (g *goGen) call(fn *fsm.Func, args []jen.Code) *jen.Statement {
 	return jen.Id("m").Dot("b").Dot(fn.GoName).Call(args...)
 }
 
-// evArg returns the event argument of a guard or effect: the event itself,
-// or, when the spec names a behaviour type, a pointer to HandleEvent's
-// copy of it.
-func (g *goGen) evArg() jen.Code {
-	if g.direct() {
-		return jen.Op("&").Id("ev")
-	}
-	return jen.Id("ev")
-}
 
 func hasStateSource(r *fsm.Rule) bool {
 	for _, a := range append(append([]fsm.Assign(nil), r.ToInit...), r.ActInit...) {
@@ -918,7 +933,7 @@ func (g *goGen) guardArgs(r *fsm.Rule, fromName string) []jen.Code {
 		args = append(args, jen.Id(fromName))
 	}
 	if r.Guard.Sig.Event != nil {
-		args = append(args, g.evArg())
+		args = append(args, jen.Id("ev"))
 	}
 	return args
 }
@@ -980,7 +995,7 @@ func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
 			args = append(args, jen.Id(fromName))
 		}
 		if e.Sig.Event != nil {
-			args = append(args, g.evArg())
+			args = append(args, jen.Id("ev"))
 		}
 		if e.Sig.To != nil {
 			args = append(args, jen.Op("&").Add(toSlot.Clone()))
@@ -1044,6 +1059,11 @@ func (g *goGen) genSteps() {
 		jen.Id("r").Op(":=").Op("&").Id("fsmRules").Index(jen.Id("i")),
 		jen.Return(jen.Nil(), jen.Op("&").Id("RejectedError").Values(jen.Dict{
 			jen.Id("State"): jen.Id("r").Dot("From"), jen.Id("Event"): jen.Id("r").Dot("Event"), jen.Id("Reason"): jen.Id("r").Dot("Reason")})))
+	if g.readsEvents() {
+		f.Comment("// nilEvent reports a nil event pointer, which HandleEvent refuses where its rules would read the event.")
+		f.Func().Params(recv.Clone()).Id("nilEvent").Params(jen.Id("ev").Id("Event")).Error().Block(
+			jen.Return(jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": %s cannot handle a nil %T: an event must point to a value"), jen.Id("m").Dot("kind"), jen.Id("ev"))))
+	}
 	f.Comment("// unhandled explains why HandleEvent found no rule for ev.")
 	f.Func().Params(recv.Clone()).Id("unhandled").Params(jen.Id("ev").Id("Event")).Error().Block(
 		jen.If(jen.Id("m").Dot("kind").Op("==").Lit(0)).Block(
@@ -1076,7 +1096,7 @@ func (g *goGen) genJSON() {
 			)
 		}
 		name := [...]string{"State", "Event", "Action"}[i]
-		wrap := [...]string{"fsmAsValue", "fsmAsValue", "fsmAsPointer"}[i]
+		wrap := [...]string{"fsmAsValue", "fsmAsPointer", "fsmAsPointer"}[i]
 		var cases []jen.Code
 		for _, d := range ks.decls {
 			cases = append(cases, jen.Case(jen.Lit(d.Snake)).Block(

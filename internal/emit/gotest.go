@@ -44,7 +44,7 @@ func (g *testGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) >
 // effects record their names:
 //
 //	type fakeBehavior struct { guards map[string]bool; ran []string }
-//	func (f *fakeBehavior) CanRetry(*CallingLLM, LLMError) bool { return f.guards["canRetry"] }
+//	func (f *fakeBehavior) CanRetry(*CallingLLM, *LLMError) bool { return f.guards["canRetry"] }
 func (g *testGen) genFake() {
 	f := g.f
 	f.Comment("// fsmFakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.")
@@ -56,7 +56,7 @@ func (g *testGen) genFake() {
 				continue
 			}
 			var types []jen.Code
-			for _, p := range params(g.m, fn) {
+			for _, p := range params(fn) {
 				types = append(types, p.typ)
 			}
 			recv := jen.Id("f").Op("*").Id("fsmFakeBehavior")
@@ -161,7 +161,7 @@ func (g *testGen) genRuleTests() {
 		d := jen.Dict{
 			jen.Id("name"):  jen.Lit(c.name),
 			jen.Id("from"):  jen.Id(c.from.GoName).Values(),
-			jen.Id("event"): jen.Id(c.event.GoName).Values(),
+			jen.Id("event"): jen.Op("&").Id(c.event.GoName).Values(),
 			jen.Id("kind"):  jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[last.Kind]),
 			jen.Id("to"):    jen.Id(last.To.KindName),
 		}
@@ -257,7 +257,7 @@ func (g *testGen) genRoundTrips() {
 		name, what string
 		decls      []*fsm.Decl
 		pointer    bool
-	}{{name: "State", what: "state"}, {name: "Event", what: "event"}, {name: "Action", what: "action", pointer: true}}
+	}{{name: "State", what: "state"}, {name: "Event", what: "event", pointer: true}, {name: "Action", what: "action", pointer: true}}
 	for _, s := range g.m.States {
 		sets[0].decls = append(sets[0].decls, &s.Decl)
 	}
@@ -310,7 +310,7 @@ func (g *testGen) genRandom() {
 	m := g.m
 	var events, terminal, transient []jen.Code
 	for _, e := range m.Events {
-		events = append(events, jen.Id(e.GoName).Values())
+		events = append(events, jen.Op("&").Id(e.GoName).Values())
 	}
 	for _, s := range m.States {
 		if s.Terminal {

@@ -82,6 +82,21 @@ func expectedDecls(m *fsm.Machine) []string {
 	if refuses {
 		add("method Machine.refuse")
 	}
+	// nilEvent exists when some rule reads its event: a guard or effect
+	// that takes it, or a field carried over from it.
+	reads := false
+	for _, r := range m.Rules {
+		if r.Event == nil || len(r.Event.Fields) == 0 || r.Kind != fsm.Transition && r.Guard == nil {
+			continue
+		}
+		reads = reads || r.Guard != nil && r.Guard.Sig.Event != nil || r.Effect != nil && r.Effect.Sig.Event != nil
+		for _, a := range append(append([]fsm.Assign(nil), r.ToInit...), r.ActInit...) {
+			reads = reads || a.Source == fsm.FromEvent
+		}
+	}
+	if reads {
+		add("method Machine.nilEvent")
+	}
 	for _, s := range m.States {
 		if s.Choice != nil {
 			add("method Machine.leave%s", s.GoName)

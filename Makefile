@@ -33,7 +33,8 @@ fuzz:
 
 # bench runs the benchmark suite (the bench/ module: the generated agent
 # machine against a hand-written floor, looplab/fsm and qmuntal/stateless;
-# fsmgen itself on synthetic specs) and prints benchstat tables. About ten
-# minutes; see docs/performance.md. ROUNDS and BENCHTIME tune it.
+# fsmgen itself on synthetic specs) and prints benchstat tables, the agent
+# machines at GOMAXPROCS=1. About twelve minutes; see docs/performance.md.
+# ROUNDS, BENCHTIME and CPUS (e.g. CPUS=1,2) tune it.
 bench:
 	./bench/run.sh

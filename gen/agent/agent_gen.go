@@ -172,7 +172,7 @@ type State interface {
 	isState()
 }
 
-// Event is an event the Agent machine handles: one of *UserInput, *TextDelta, *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted, *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested. Events are passed by pointer: the machine reads them during HandleEvent and keeps none of them.
+// Event is an event the Agent machine handles: one of *UserInput, *TextDelta, *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted, *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested. Events are passed by pointer: the machine reads them during HandleEvent and keeps no pointer to them, though it may keep what their fields hold (a slice, a string).
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind

@@ -242,7 +242,7 @@ func (g *goGen) genInterfaces() {
 	sets := g.kindSets()
 	for i, it := range []struct{ name, marker, doc string }{
 		{"State", "isState", "State is a state of the %s machine: one of %s."},
-		{"Event", "isEvent", "Event is an event the %s machine handles: one of %s. Events are passed by pointer: the machine reads them during HandleEvent and keeps none of them."},
+		{"Event", "isEvent", "Event is an event the %s machine handles: one of %s. Events are passed by pointer: the machine reads them during HandleEvent and keeps no pointer to them, though it may keep what their fields hold (a slice, a string)."},
 		{"Action", "isAction", "Action is an action the %s machine returns: one of %s. Actions are pointers into the machine (see Machine.HandleEvent)."},
 	} {
 		g.f.Add(comment("", fmt.Sprintf(it.doc, g.m.Name, list(sets[i].decls, i > 0))))

@@ -917,7 +917,6 @@ func (g *goGen) call(fn *fsm.Func, args []jen.Code) *jen.Statement {
 	return jen.Id("m").Dot("b").Dot(fn.GoName).Call(args...)
 }
 
-
 func hasStateSource(r *fsm.Rule) bool {
 	for _, a := range append(append([]fsm.Assign(nil), r.ToInit...), r.ActInit...) {
 		if a.Source == fsm.FromState {

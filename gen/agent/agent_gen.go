@@ -7,9 +7,11 @@
 // It performs no I/O: the runtime executes the actions it returns and feeds
 // the results back as events.
 //
-// Feed events to a Machine with HandleEvent and perform the actions it returns.
-// The machine is synchronous and deterministic: it does no I/O, and the same
-// events always give the same actions, so an event log replays exactly.
+// Feed events to a Machine with HandleEvent: it decides what happens, calls
+// the guards and effects of its Behavior, and hands the actions to perform to
+// its Handler, in order. The machine is synchronous and deterministic: it does
+// no I/O, and the same events always give the same actions, so an event log
+// replays exactly.
 package agent
 
 import (
@@ -23,7 +25,8 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 )
 
-// StateKind identifies a state of the Agent machine. The zero value is no state.
+// StateKind identifies a state of the Agent machine. The zero StateKind is no
+// state.
 type StateKind uint8
 
 // The states of the Agent machine.
@@ -65,7 +68,8 @@ func (k StateKind) String() string {
 	return "StateKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// EventKind identifies a event of the Agent machine. The zero value is no event.
+// EventKind identifies an event of the Agent machine. The zero EventKind is no
+// event.
 type EventKind uint8
 
 // The events of the Agent machine.
@@ -119,7 +123,8 @@ func (k EventKind) String() string {
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ActionKind identifies a action of the Agent machine. The zero value is no action.
+// ActionKind identifies an action of the Agent machine. The zero ActionKind is
+// no action.
 type ActionKind uint8
 
 // The actions of the Agent machine.
@@ -165,28 +170,39 @@ func (k ActionKind) String() string {
 	return "ActionKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// State is a state of the Agent machine: one of WaitingForUserInput, CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error, ShuttingDown.
+// State is a state of the Agent machine: one of WaitingForUserInput,
+// CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error and
+// ShuttingDown. States are values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
 	isState()
 }
 
-// Event is an event the Agent machine handles: one of *UserInput, *TextDelta, *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted, *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested. Events are passed by pointer: the machine reads them during HandleEvent and keeps no pointer to them, though it may keep what their fields hold (a slice, a string).
+// Event is an event the Agent machine handles: one of *UserInput, *TextDelta,
+// *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted,
+// *PostToolsHookCompleted, *RetryTimeoutFired and *ShutdownRequested. Events
+// are passed by pointer; the machine reads them during HandleEvent and keeps
+// no pointer to them, though it may keep what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
 	isEvent()
 }
 
-// Action is an action the Agent machine returns: one of *SendLLMRequest, *ExecuteTools, *RunPostToolsHook, *WaitForInput, *DisplayMessage, *DisplayError, *ScheduleRetry, *Shutdown. Actions are pointers into the machine (see Machine.HandleEvent).
+// Action is an action of the Agent machine, as a value: one of
+// *SendLLMRequest, *ExecuteTools, *RunPostToolsHook, *WaitForInput,
+// *DisplayMessage, *DisplayError, *ScheduleRetry and *Shutdown. The machine
+// hands actions to its Handler as method calls; a Recorder turns them into
+// Actions, and UnmarshalAction reads one back from JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
 	isAction()
 }
 
-// WaitingForUserInput is the state WaitingForUserInput: Idle between turns, ready for the user's next message.
+// WaitingForUserInput is the state WaitingForUserInput: Idle between turns,
+// ready for the user's next message.
 type WaitingForUserInput struct {
 	Conversation chat.Conversation `json:"conversation"`
 }
@@ -197,7 +213,8 @@ func (WaitingForUserInput) Kind() StateKind {
 }
 func (WaitingForUserInput) isState() {}
 
-// CallingLLM is the state CallingLlm: An LLM request is in flight; retries counts the failed attempts of the current request.
+// CallingLLM is the state CallingLlm: An LLM request is in flight; retries
+// counts the failed attempts of the current request.
 type CallingLLM struct {
 	Conversation chat.Conversation `json:"conversation"`
 	Retries      int               `json:"retries"`
@@ -209,7 +226,9 @@ func (CallingLLM) Kind() StateKind {
 }
 func (CallingLLM) isState() {}
 
-// ProcessingLLMResponse is the state ProcessingLlmResponse: Examines a completed reply and leaves at once for ExecutingTools or WaitingForUserInput.
+// ProcessingLLMResponse is the state ProcessingLlmResponse: Examines a
+// completed reply and leaves at once for ExecutingTools or
+// WaitingForUserInput.
 type ProcessingLLMResponse struct {
 	Conversation chat.Conversation `json:"conversation"`
 	Response     chat.Response     `json:"response"`
@@ -221,7 +240,8 @@ func (ProcessingLLMResponse) Kind() StateKind {
 }
 func (ProcessingLLMResponse) isState() {}
 
-// ExecutingTools is the state ExecutingTools: The tool calls of the last reply run in parallel; executions follow the LLM's order.
+// ExecutingTools is the state ExecutingTools: The tool calls of the last reply
+// run in parallel; executions follow the LLM's order.
 type ExecutingTools struct {
 	Conversation chat.Conversation    `json:"conversation"`
 	Executions   []chat.ToolExecution `json:"executions"`
@@ -233,7 +253,8 @@ func (ExecutingTools) Kind() StateKind {
 }
 func (ExecutingTools) isState() {}
 
-// PostToolsHook is the state PostToolsHook: A mutating tool ran; the auto-commit hook runs before the frozen next request is sent.
+// PostToolsHook is the state PostToolsHook: A mutating tool ran; the
+// auto-commit hook runs before the frozen next request is sent.
 type PostToolsHook struct {
 	Conversation   chat.Conversation    `json:"conversation"`
 	PendingRequest chat.Request         `json:"pending_request"`
@@ -246,7 +267,8 @@ func (PostToolsHook) Kind() StateKind {
 }
 func (PostToolsHook) isState() {}
 
-// Error is the state Error: A retryable LLM error; waits for the retry timer the runtime started.
+// Error is the state Error: A retryable LLM error; waits for the retry timer
+// the runtime started.
 type Error struct {
 	Conversation chat.Conversation `json:"conversation"`
 	Error        chat.LLMError     `json:"error"`
@@ -260,7 +282,8 @@ func (Error) Kind() StateKind {
 }
 func (Error) isState() {}
 
-// ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the thread and exits.
+// ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the
+// thread and exits.
 type ShuttingDown struct{}
 
 // Kind returns StateShuttingDown.
@@ -280,7 +303,8 @@ func (*UserInput) Kind() EventKind {
 }
 func (*UserInput) isEvent() {}
 
-// TextDelta is the event TextDelta: A piece of streamed assistant text (LlmEvent::TextDelta).
+// TextDelta is the event TextDelta: A piece of streamed assistant text
+// (LlmEvent::TextDelta).
 type TextDelta struct {
 	Content string `json:"content"`
 }
@@ -291,7 +315,8 @@ func (*TextDelta) Kind() EventKind {
 }
 func (*TextDelta) isEvent() {}
 
-// ToolCallDelta is the event ToolCallDelta: A piece of a streamed tool call (LlmEvent::ToolCallDelta).
+// ToolCallDelta is the event ToolCallDelta: A piece of a streamed tool call
+// (LlmEvent::ToolCallDelta).
 type ToolCallDelta struct {
 	CallID            string `json:"call_id"`
 	ToolName          string `json:"tool_name"`
@@ -304,7 +329,8 @@ func (*ToolCallDelta) Kind() EventKind {
 }
 func (*ToolCallDelta) isEvent() {}
 
-// LLMCompleted is the event LlmCompleted: The LLM finished its reply (LlmEvent::Completed).
+// LLMCompleted is the event LlmCompleted: The LLM finished its reply
+// (LlmEvent::Completed).
 type LLMCompleted struct {
 	Response chat.Response `json:"response"`
 }
@@ -350,7 +376,8 @@ func (*ToolCompleted) Kind() EventKind {
 }
 func (*ToolCompleted) isEvent() {}
 
-// PostToolsHookCompleted is the event PostToolsHookCompleted: The post-tools hook finished; action_taken says whether it committed.
+// PostToolsHookCompleted is the event PostToolsHookCompleted: The post-tools
+// hook finished; action_taken says whether it committed.
 type PostToolsHookCompleted struct {
 	ActionTaken bool `json:"action_taken"`
 }
@@ -361,7 +388,8 @@ func (*PostToolsHookCompleted) Kind() EventKind {
 }
 func (*PostToolsHookCompleted) isEvent() {}
 
-// RetryTimeoutFired is the event RetryTimeoutFired: The retry delay the machine scheduled has passed.
+// RetryTimeoutFired is the event RetryTimeoutFired: The retry delay the
+// machine scheduled has passed.
 type RetryTimeoutFired struct{}
 
 // Kind returns EventRetryTimeoutFired.
@@ -370,7 +398,8 @@ func (*RetryTimeoutFired) Kind() EventKind {
 }
 func (*RetryTimeoutFired) isEvent() {}
 
-// ShutdownRequested is the event ShutdownRequested: The user or a signal asked the agent to stop.
+// ShutdownRequested is the event ShutdownRequested: The user or a signal asked
+// the agent to stop.
 type ShutdownRequested struct{}
 
 // Kind returns EventShutdownRequested.
@@ -379,7 +408,8 @@ func (*ShutdownRequested) Kind() EventKind {
 }
 func (*ShutdownRequested) isEvent() {}
 
-// SendLLMRequest is the action SendLlmRequest: Call the LLM with the request and stream its reply back as events.
+// SendLLMRequest is the action SendLlmRequest: Call the LLM with the request
+// and stream its reply back as events.
 type SendLLMRequest struct {
 	Request chat.Request `json:"request"`
 }
@@ -390,7 +420,8 @@ func (*SendLLMRequest) Kind() ActionKind {
 }
 func (*SendLLMRequest) isAction() {}
 
-// ExecuteTools is the action ExecuteTools: Run the tool calls in parallel and send one ToolCompleted for each.
+// ExecuteTools is the action ExecuteTools: Run the tool calls in parallel and
+// send one ToolCompleted for each.
 type ExecuteTools struct {
 	Calls []chat.ToolCall `json:"calls"`
 }
@@ -401,7 +432,8 @@ func (*ExecuteTools) Kind() ActionKind {
 }
 func (*ExecuteTools) isAction() {}
 
-// RunPostToolsHook is the action RunPostToolsHook: Run the post-tools hook (auto-commit), then send PostToolsHookCompleted.
+// RunPostToolsHook is the action RunPostToolsHook: Run the post-tools hook
+// (auto-commit), then send PostToolsHookCompleted.
 type RunPostToolsHook struct {
 	CompletedTools []chat.CompletedTool `json:"completed_tools"`
 }
@@ -412,7 +444,8 @@ func (*RunPostToolsHook) Kind() ActionKind {
 }
 func (*RunPostToolsHook) isAction() {}
 
-// WaitForInput is the action WaitForInput: Nothing to do until the next event arrives.
+// WaitForInput is the action WaitForInput: Nothing to do until the next event
+// arrives.
 type WaitForInput struct{}
 
 // Kind returns ActionWaitForInput.
@@ -421,7 +454,8 @@ func (*WaitForInput) Kind() ActionKind {
 }
 func (*WaitForInput) isAction() {}
 
-// DisplayMessage is the action DisplayMessage: Show streamed assistant text to the user.
+// DisplayMessage is the action DisplayMessage: Show streamed assistant text to
+// the user.
 type DisplayMessage struct {
 	Content string `json:"content"`
 }
@@ -443,7 +477,8 @@ func (*DisplayError) Kind() ActionKind {
 }
 func (*DisplayError) isAction() {}
 
-// ScheduleRetry is the action ScheduleRetry: Start a timer for delay, then send RetryTimeoutFired.
+// ScheduleRetry is the action ScheduleRetry: Start a timer for delay, then
+// send RetryTimeoutFired.
 type ScheduleRetry struct {
 	Delay   time.Duration `json:"delay"`
 	Attempt int           `json:"attempt"`
@@ -456,7 +491,8 @@ func (*ScheduleRetry) Kind() ActionKind {
 }
 func (*ScheduleRetry) isAction() {}
 
-// Shutdown is the action Shutdown: Cancel what is in flight, save the thread and exit.
+// Shutdown is the action Shutdown: Cancel what is in flight, save the thread
+// and exit.
 type Shutdown struct{}
 
 // Kind returns ActionShutdown.
@@ -465,82 +501,183 @@ func (*Shutdown) Kind() ActionKind {
 }
 func (*Shutdown) isAction() {}
 
-// Behavior holds the guards and effects of the Agent machine, written by hand. Guards decide between the branches of a transition; effects compute the target state's and the action's fields that the machine cannot carry over from the source state and the event. All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, so that the machine stays deterministic. A guard must not modify its arguments, and no method may modify the event, which is the caller's.
+// Behavior holds the guards and effects of the Agent machine, written by hand.
+// A guard decides between the branches of a transition; an effect computes
+// what the machine cannot carry over: it returns the fields it sets, and the
+// machine stores them in the target state and passes them to the actions.
 //
-// Given a *Agent, the behaviour written in this package, the machine calls its methods directly, so that the compiler can inline them; any other Behavior, such as a test's fake, is called through this interface.
-//
-// The slice fields that no transition carries over (ExecutingTools.Executions, PostToolsHook.CompletedTools) keep their storage when the machine leaves their state: an effect that enters the state again finds them empty, with that storage, and may append to them to reuse it, so that transitions need not allocate. Such a field must only hold storage the machine owns: fill it by appending, or with a slice the effect made, never with one that an event, another state or the effect's own data holds.
+// Guards and effects must be pure: no I/O, clocks or randomness, so that the
+// machine stays deterministic. They are given the machine's data as values and
+// must not modify what those values point to (the elements of a slice, say):
+// return new values instead. States and actions handed out earlier share that
+// memory and must never change.
 type Behavior interface {
-	// CanRetry reports whether the error is retryable and the request has retries left.
+	// CanRetry reports whether the error is retryable and the request has retries
+	// left.
 	//
-	// Guard of CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry (agent.yaml:196:9).
-	CanRetry(from *CallingLLM, ev *LLMError) bool
+	// It is given error and retries.
+	CanRetry(err chat.LLMError, retries int) bool
 	// HasToolCalls reports whether the reply asks for tools.
 	//
-	// Guard of ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools (agent.yaml:207:9).
-	HasToolCalls(from *ProcessingLLMResponse) bool
-	// IsUnknownCall reports whether the completion names no pending call of this round (unknown or duplicate).
+	// It is given response.
+	HasToolCalls(response chat.Response) bool
+	// IsUnknownCall reports whether the completion names no pending call of this
+	// round (unknown or duplicate).
 	//
-	// Guard of ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed) (agent.yaml:226:9).
-	IsUnknownCall(from *ExecutingTools, ev *ToolCompleted) bool
-	// ToolsPending reports whether other calls of the round are still pending once this one completes.
+	// It is given executions and call_id.
+	IsUnknownCall(executions []chat.ToolExecution, callID string) bool
+	// ToolsPending reports whether other calls of the round are still pending once
+	// this one completes.
 	//
-	// Guard of ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput (agent.yaml:228:9).
-	ToolsPending(from *ExecutingTools, ev *ToolCompleted) bool
-	// MutatingToolRan reports whether, with this completion, a completed call of the round used a mutating tool.
+	// It is given executions.
+	ToolsPending(executions []chat.ToolExecution) bool
+	// MutatingToolRan reports whether, with this completion, a completed call of
+	// the round used a mutating tool.
 	//
-	// Guard of ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook (agent.yaml:231:9).
-	MutatingToolRan(from *ExecutingTools, ev *ToolCompleted) bool
-	// IsKnownCall reports whether the progress report names a call of this round that has not completed.
+	// It is given executions.
+	MutatingToolRan(executions []chat.ToolExecution) bool
+	// IsKnownCall reports whether the progress report names a call of this round
+	// that has not completed.
 	//
-	// Guard of ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput (agent.yaml:218:9).
-	IsKnownCall(from *ExecutingTools, ev *ToolProgress) bool
+	// It is given executions and call_id.
+	IsKnownCall(executions []chat.ToolExecution, callID string) bool
 	// StartTurn appends the user's message and builds the request.
 	//
-	// Effect of WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest (agent.yaml:177:5).
-	StartTurn(from *WaitingForUserInput, ev *UserInput, to *CallingLLM, act *SendLLMRequest)
-	// RecordResponse appends the assistant's message and keeps the reply for examination.
+	// It is given conversation and message and returns conversation, retries and
+	// request, in that order.
+	StartTurn(conversation chat.Conversation, message chat.Message) (chat.Conversation, int, chat.Request)
+	// RecordResponse appends the assistant's message, keeping the reply for
+	// examination.
 	//
-	// Effect of CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse} (agent.yaml:189:5).
-	RecordResponse(from *CallingLLM, ev *LLMCompleted, to *ProcessingLLMResponse)
+	// It is given conversation and response and returns conversation.
+	RecordResponse(conversation chat.Conversation, response chat.Response) chat.Conversation
 	// StartTools lists one pending execution per tool call, in the LLM's order.
 	//
-	// Effect of ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools (agent.yaml:207:9).
-	StartTools(from *ProcessingLLMResponse, to *ExecutingTools, act *ExecuteTools)
+	// It is given response and returns executions and calls, in that order.
+	StartTools(response chat.Response) ([]chat.ToolExecution, []chat.ToolCall)
 	// ScheduleRetry counts the failed attempt and computes the backoff delay.
 	//
-	// Effect of CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry (agent.yaml:196:9).
-	ScheduleRetry(from *CallingLLM, ev *LLMError, to *Error, act *ScheduleRetry)
-	// GiveUp reports the error the request failed with.
+	// It is given retries and error and returns retries, origin, attempt and
+	// delay, in that order.
+	ScheduleRetry(retries int, err chat.LLMError) (int, chat.ErrorOrigin, int, time.Duration)
+	// GiveUp describes the error the request failed with.
 	//
-	// Effect of CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError (agent.yaml:200:9).
-	GiveUp(from *CallingLLM, ev *LLMError, to *WaitingForUserInput, act *DisplayError)
-	// RetryRequest rebuilds the request from the conversation.
+	// It is given retries and error and returns message.
+	GiveUp(retries int, err chat.LLMError) string
+	// BuildRequest builds the request for the conversation.
 	//
-	// Effect of Error --RetryTimeoutFired--> CallingLlm {retryRequest} / SendLlmRequest (agent.yaml:246:5).
-	RetryRequest(from *Error, to *CallingLLM, act *SendLLMRequest)
+	// It is given conversation and returns request.
+	BuildRequest(conversation chat.Conversation) chat.Request
 	// RecordProgress marks the call running with its progress.
 	//
-	// Effect of ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput (agent.yaml:218:9).
-	// It updates s in place: the machine stays in its state.
-	RecordProgress(s *ExecutingTools, ev *ToolProgress)
+	// It is given executions, call_id and progress and returns executions.
+	RecordProgress(executions []chat.ToolExecution, callID string, progress chat.ToolProgress) []chat.ToolExecution
 	// RecordOutcome marks the call completed with its outcome.
 	//
-	// Effect of ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput (agent.yaml:228:9).
-	// It updates s in place: the machine stays in its state.
-	RecordOutcome(s *ExecutingTools, ev *ToolCompleted)
-	// FinishToolsWithHook appends the tool results in the LLM's order and freezes the next request for after the hook.
+	// It is given executions, call_id and outcome and returns executions.
+	RecordOutcome(executions []chat.ToolExecution, callID string, outcome chat.ToolOutcome) []chat.ToolExecution
+	// FinishToolsWithHook appends the tool results in the LLM's order and freezes
+	// the next request for after the hook.
 	//
-	// Effect of ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook (agent.yaml:231:9).
-	FinishToolsWithHook(from *ExecutingTools, ev *ToolCompleted, to *PostToolsHook, act *RunPostToolsHook)
-	// FinishTools appends the tool results in the LLM's order and builds the next request.
+	// It is given conversation, executions and outcome and returns conversation,
+	// pending_request and completed_tools, in that order.
+	FinishToolsWithHook(conversation chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, chat.Request, []chat.CompletedTool)
+	// FinishTools appends the tool results in the LLM's order and builds the next
+	// request.
 	//
-	// Effect of ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest (agent.yaml:235:9).
-	FinishTools(from *ExecutingTools, ev *ToolCompleted, to *CallingLLM, act *SendLLMRequest)
+	// It is given conversation, executions and outcome and returns conversation,
+	// retries and request, in that order.
+	FinishTools(conversation chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
-	// Effect of PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest (agent.yaml:240:5).
-	ResumeAfterHook(from *PostToolsHook, ev *PostToolsHookCompleted, to *CallingLLM, act *SendLLMRequest)
+	// It is given pending_request and returns retries and request, in that order.
+	ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request)
+}
+
+// Handler performs the actions of the Agent machine. HandleEvent calls one
+// method per action, in the order the rule lists them, once the machine is in
+// its new state. A method must not block (start the work and report its result
+// later as an event) and must not call HandleEvent.
+//
+// The values a method is given are the caller's to keep: the machine never
+// changes them afterwards.
+type Handler interface {
+	// SendLLMRequest performs the action SendLlmRequest. Call the LLM with the
+	// request and stream its reply back as events.
+	SendLLMRequest(request chat.Request)
+	// ExecuteTools performs the action ExecuteTools. Run the tool calls in
+	// parallel and send one ToolCompleted for each.
+	ExecuteTools(calls []chat.ToolCall)
+	// RunPostToolsHook performs the action RunPostToolsHook. Run the post-tools
+	// hook (auto-commit), then send PostToolsHookCompleted.
+	RunPostToolsHook(completedTools []chat.CompletedTool)
+	// WaitForInput performs the action WaitForInput. Nothing to do until the next
+	// event arrives.
+	WaitForInput()
+	// DisplayMessage performs the action DisplayMessage. Show streamed assistant
+	// text to the user.
+	DisplayMessage(content string)
+	// DisplayError performs the action DisplayError. Show an error to the user.
+	DisplayError(message string)
+	// ScheduleRetry performs the action ScheduleRetry. Start a timer for delay,
+	// then send RetryTimeoutFired.
+	ScheduleRetry(delay time.Duration, attempt int, err chat.LLMError)
+	// Shutdown performs the action Shutdown. Cancel what is in flight, save the
+	// thread and exit.
+	Shutdown()
+}
+
+// Recorder is a Handler that keeps every action it is given, as a value, in
+// order: for tests, logs and replay. The zero Recorder is ready to use.
+type Recorder struct {
+	// Actions are the actions performed so far, oldest first.
+	Actions []Action
+}
+
+var _ Handler = (*Recorder)(nil)
+
+// SendLLMRequest records a SendLLMRequest.
+func (r *Recorder) SendLLMRequest(request chat.Request) {
+	r.Actions = append(r.Actions, &SendLLMRequest{Request: request})
+}
+
+// ExecuteTools records an ExecuteTools.
+func (r *Recorder) ExecuteTools(calls []chat.ToolCall) {
+	r.Actions = append(r.Actions, &ExecuteTools{Calls: calls})
+}
+
+// RunPostToolsHook records a RunPostToolsHook.
+func (r *Recorder) RunPostToolsHook(completedTools []chat.CompletedTool) {
+	r.Actions = append(r.Actions, &RunPostToolsHook{CompletedTools: completedTools})
+}
+
+// WaitForInput records a WaitForInput.
+func (r *Recorder) WaitForInput() {
+	r.Actions = append(r.Actions, &WaitForInput{})
+}
+
+// DisplayMessage records a DisplayMessage.
+func (r *Recorder) DisplayMessage(content string) {
+	r.Actions = append(r.Actions, &DisplayMessage{Content: content})
+}
+
+// DisplayError records a DisplayError.
+func (r *Recorder) DisplayError(message string) {
+	r.Actions = append(r.Actions, &DisplayError{Message: message})
+}
+
+// ScheduleRetry records a ScheduleRetry.
+func (r *Recorder) ScheduleRetry(delay time.Duration, attempt int, err chat.LLMError) {
+	r.Actions = append(r.Actions, &ScheduleRetry{
+		Attempt: attempt,
+		Delay:   delay,
+		Error:   err,
+	})
+}
+
+// Shutdown records a Shutdown.
+func (r *Recorder) Shutdown() {
+	r.Actions = append(r.Actions, &Shutdown{})
 }
 
 // RuleKind says what a rule does with its event.
@@ -548,11 +685,12 @@ type RuleKind uint8
 
 // The kinds of rules.
 const (
-	// RuleTransition moves to a state (or stays) and emits the rule's action, if any.
+	// RuleTransition moves to a state (or stays), runs the rule's effect and emits its actions.
 	RuleTransition RuleKind = iota
-	// RuleIgnore drops the event: nothing changes and HandleEvent returns no action.
+	// RuleIgnore drops the event: nothing changes.
 	RuleIgnore
-	// RuleReject refuses the event: nothing changes and HandleEvent returns a *RejectedError.
+	// RuleReject refuses the event: nothing changes and HandleEvent returns a
+	// *RejectedError.
 	RuleReject
 )
 
@@ -569,586 +707,440 @@ func (k RuleKind) String() string {
 	return "RuleKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Rule is one row of the Agent transition table.
+// Rule is one rule of the Agent machine: a row of its spec for one state (a
+// "*" row once for all states), a guarded branch of one, or an entry of a
+// state's ignore or reject list.
 type Rule struct {
 	// Kind says what the rule does.
 	Kind RuleKind
-	// From is the state the rule applies in.
+	// From is the state the rule applies in; zero for a "*" row, which applies
+	// in every state that has no rule of its own for the event.
 	From StateKind
-	// Event is the event the rule handles; zero for an eventless rule of a transient state.
+	// Event is the event the rule handles; zero for an eventless rule of a
+	// transient state.
 	Event EventKind
-	// Guard names the guard that must hold, "else" on a last branch, or "" when unguarded.
+	// Guard names the guard that must hold, "else" on a last branch, or "" when
+	// unguarded.
 	Guard string
-	// To is the state after the rule; From when it stays.
+	// To is the state after the rule; zero when the rule stays in its state.
 	To StateKind
 	// Effect names the effect that runs, or "".
 	Effect string
-	// Action is the action emitted; zero for none.
-	Action ActionKind
+	// Actions are the actions the rule emits, in order.
+	Actions []ActionKind
 	// Reason says why a reject rule refuses the event.
 	Reason string
-	// Pos is where the spec writes the rule, as file:line:col.
-	Pos string
 }
 
-// fsmRules is the transition table; a rule's index is its number in Step.Rule.
+// fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
 	{
-		Action: ActionSendLLMRequest,
-		Effect: "startTurn",
-		Event:  EventUserInput,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:177:5",
-		To:     StateCallingLLM,
+		Actions: []ActionKind{ActionSendLLMRequest},
+		Effect:  "startTurn",
+		Event:   EventUserInput,
+		From:    StateWaitingForUserInput,
+		Kind:    RuleTransition,
+		To:      StateCallingLLM,
 	},
 	{
 		Event:  EventTextDelta,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:14",
 		Reason: "TextDelta is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventToolCallDelta,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:25",
 		Reason: "ToolCallDelta is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventLLMCompleted,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:40",
 		Reason: "LlmCompleted is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventLLMError,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:54",
 		Reason: "LlmError is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventToolProgress,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:64",
 		Reason: "ToolProgress is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventToolCompleted,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:78",
 		Reason: "ToolCompleted is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:93",
 		Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
 	},
 	{
 		Event:  EventRetryTimeoutFired,
 		From:   StateWaitingForUserInput,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:25:117",
 		Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput",
-		To:     StateWaitingForUserInput,
-	},
-	{
-		Action: ActionShutdown,
-		Event:  EventShutdownRequested,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:252:5",
-		To:     StateShuttingDown,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:31:14",
 		Reason: "UserInput is not accepted in state CallingLlm",
-		To:     StateCallingLLM,
 	},
 	{
-		Action: ActionDisplayMessage,
-		Event:  EventTextDelta,
-		From:   StateCallingLLM,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:183:5",
-		To:     StateCallingLLM,
+		Actions: []ActionKind{ActionDisplayMessage},
+		Event:   EventTextDelta,
+		From:    StateCallingLLM,
+		Kind:    RuleTransition,
 	},
 	{
-		Action: ActionWaitForInput,
-		Event:  EventToolCallDelta,
-		From:   StateCallingLLM,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:186:5",
-		To:     StateCallingLLM,
+		Actions: []ActionKind{ActionWaitForInput},
+		Event:   EventToolCallDelta,
+		From:    StateCallingLLM,
+		Kind:    RuleTransition,
 	},
 	{
 		Effect: "recordResponse",
 		Event:  EventLLMCompleted,
 		From:   StateCallingLLM,
 		Kind:   RuleTransition,
-		Pos:    "agent.yaml:189:5",
 		To:     StateProcessingLLMResponse,
 	},
 	{
-		Action: ActionScheduleRetry,
-		Effect: "scheduleRetry",
-		Event:  EventLLMError,
-		From:   StateCallingLLM,
-		Guard:  "canRetry",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:196:9",
-		To:     StateError,
+		Actions: []ActionKind{ActionScheduleRetry},
+		Effect:  "scheduleRetry",
+		Event:   EventLLMError,
+		From:    StateCallingLLM,
+		Guard:   "canRetry",
+		Kind:    RuleTransition,
+		To:      StateError,
 	},
 	{
-		Action: ActionDisplayError,
-		Effect: "giveUp",
-		Event:  EventLLMError,
-		From:   StateCallingLLM,
-		Guard:  "else",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:200:9",
-		To:     StateWaitingForUserInput,
+		Actions: []ActionKind{ActionDisplayError},
+		Effect:  "giveUp",
+		Event:   EventLLMError,
+		From:    StateCallingLLM,
+		Guard:   "else",
+		Kind:    RuleTransition,
+		To:      StateWaitingForUserInput,
 	},
 	{
 		Event:  EventToolProgress,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:31:25",
 		Reason: "ToolProgress is not accepted in state CallingLlm",
-		To:     StateCallingLLM,
 	},
 	{
 		Event:  EventToolCompleted,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:31:39",
 		Reason: "ToolCompleted is not accepted in state CallingLlm",
-		To:     StateCallingLLM,
 	},
 	{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:31:54",
 		Reason: "PostToolsHookCompleted is not accepted in state CallingLlm",
-		To:     StateCallingLLM,
 	},
 	{
 		Event:  EventRetryTimeoutFired,
 		From:   StateCallingLLM,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:31:78",
 		Reason: "RetryTimeoutFired is not accepted in state CallingLlm",
-		To:     StateCallingLLM,
 	},
 	{
-		Action: ActionShutdown,
-		Event:  EventShutdownRequested,
-		From:   StateCallingLLM,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:252:5",
-		To:     StateShuttingDown,
+		Actions: []ActionKind{ActionExecuteTools},
+		Effect:  "startTools",
+		From:    StateProcessingLLMResponse,
+		Guard:   "hasToolCalls",
+		Kind:    RuleTransition,
+		To:      StateExecutingTools,
 	},
 	{
-		Action: ActionExecuteTools,
-		Effect: "startTools",
-		From:   StateProcessingLLMResponse,
-		Guard:  "hasToolCalls",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:207:9",
-		To:     StateExecutingTools,
-	},
-	{
-		Action: ActionWaitForInput,
-		From:   StateProcessingLLMResponse,
-		Guard:  "else",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:211:9",
-		To:     StateWaitingForUserInput,
+		Actions: []ActionKind{ActionWaitForInput},
+		From:    StateProcessingLLMResponse,
+		Guard:   "else",
+		Kind:    RuleTransition,
+		To:      StateWaitingForUserInput,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:43:14",
 		Reason: "UserInput is not accepted in state ExecutingTools",
-		To:     StateExecutingTools,
 	},
 	{
 		Event:  EventTextDelta,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:43:25",
 		Reason: "TextDelta is not accepted in state ExecutingTools",
-		To:     StateExecutingTools,
 	},
 	{
 		Event:  EventToolCallDelta,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:43:36",
 		Reason: "ToolCallDelta is not accepted in state ExecutingTools",
-		To:     StateExecutingTools,
 	},
 	{
 		Event:  EventLLMCompleted,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:43:51",
 		Reason: "LlmCompleted is not accepted in state ExecutingTools",
-		To:     StateExecutingTools,
 	},
 	{
 		Event:  EventLLMError,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:43:65",
 		Reason: "LlmError is not accepted in state ExecutingTools",
-		To:     StateExecutingTools,
 	},
 	{
-		Action: ActionWaitForInput,
-		Effect: "recordProgress",
-		Event:  EventToolProgress,
-		From:   StateExecutingTools,
-		Guard:  "isKnownCall",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:218:9",
-		To:     StateExecutingTools,
+		Actions: []ActionKind{ActionWaitForInput},
+		Effect:  "recordProgress",
+		Event:   EventToolProgress,
+		From:    StateExecutingTools,
+		Guard:   "isKnownCall",
+		Kind:    RuleTransition,
 	},
 	{
 		Event: EventToolProgress,
 		From:  StateExecutingTools,
 		Guard: "else",
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:221:9",
-		To:    StateExecutingTools,
 	},
 	{
 		Event:  EventToolCompleted,
 		From:   StateExecutingTools,
 		Guard:  "isUnknownCall",
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:226:9",
 		Reason: "the call is not pending in this round (unknown or already completed)",
-		To:     StateExecutingTools,
 	},
 	{
-		Action: ActionWaitForInput,
-		Effect: "recordOutcome",
-		Event:  EventToolCompleted,
-		From:   StateExecutingTools,
-		Guard:  "toolsPending",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:228:9",
-		To:     StateExecutingTools,
+		Actions: []ActionKind{ActionWaitForInput},
+		Effect:  "recordOutcome",
+		Event:   EventToolCompleted,
+		From:    StateExecutingTools,
+		Guard:   "toolsPending",
+		Kind:    RuleTransition,
 	},
 	{
-		Action: ActionRunPostToolsHook,
-		Effect: "finishToolsWithHook",
-		Event:  EventToolCompleted,
-		From:   StateExecutingTools,
-		Guard:  "mutatingToolRan",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:231:9",
-		To:     StatePostToolsHook,
+		Actions: []ActionKind{ActionRunPostToolsHook},
+		Effect:  "finishToolsWithHook",
+		Event:   EventToolCompleted,
+		From:    StateExecutingTools,
+		Guard:   "mutatingToolRan",
+		Kind:    RuleTransition,
+		To:      StatePostToolsHook,
 	},
 	{
-		Action: ActionSendLLMRequest,
-		Effect: "finishTools",
-		Event:  EventToolCompleted,
-		From:   StateExecutingTools,
-		Guard:  "else",
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:235:9",
-		To:     StateCallingLLM,
+		Actions: []ActionKind{ActionSendLLMRequest},
+		Effect:  "finishTools",
+		Event:   EventToolCompleted,
+		From:    StateExecutingTools,
+		Guard:   "else",
+		Kind:    RuleTransition,
+		To:      StateCallingLLM,
 	},
 	{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:43:75",
 		Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools",
-		To:     StateExecutingTools,
 	},
 	{
 		Event:  EventRetryTimeoutFired,
 		From:   StateExecutingTools,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:43:99",
 		Reason: "RetryTimeoutFired is not accepted in state ExecutingTools",
-		To:     StateExecutingTools,
-	},
-	{
-		Action: ActionShutdown,
-		Event:  EventShutdownRequested,
-		From:   StateExecutingTools,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:252:5",
-		To:     StateShuttingDown,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:14",
 		Reason: "UserInput is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
 	},
 	{
 		Event:  EventTextDelta,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:25",
 		Reason: "TextDelta is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
 	},
 	{
 		Event:  EventToolCallDelta,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:36",
 		Reason: "ToolCallDelta is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
 	},
 	{
 		Event:  EventLLMCompleted,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:51",
 		Reason: "LlmCompleted is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
 	},
 	{
 		Event:  EventLLMError,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:65",
 		Reason: "LlmError is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
 	},
 	{
 		Event:  EventToolProgress,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:75",
 		Reason: "ToolProgress is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
 	},
 	{
 		Event:  EventToolCompleted,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:89",
 		Reason: "ToolCompleted is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
 	},
 	{
-		Action: ActionSendLLMRequest,
-		Effect: "resumeAfterHook",
-		Event:  EventPostToolsHookCompleted,
-		From:   StatePostToolsHook,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:240:5",
-		To:     StateCallingLLM,
+		Actions: []ActionKind{ActionSendLLMRequest},
+		Effect:  "resumeAfterHook",
+		Event:   EventPostToolsHookCompleted,
+		From:    StatePostToolsHook,
+		Kind:    RuleTransition,
+		To:      StateCallingLLM,
 	},
 	{
 		Event:  EventRetryTimeoutFired,
 		From:   StatePostToolsHook,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:50:104",
 		Reason: "RetryTimeoutFired is not accepted in state PostToolsHook",
-		To:     StatePostToolsHook,
-	},
-	{
-		Action: ActionShutdown,
-		Event:  EventShutdownRequested,
-		From:   StatePostToolsHook,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:252:5",
-		To:     StateShuttingDown,
 	},
 	{
 		Event:  EventUserInput,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:14",
 		Reason: "UserInput is not accepted in state Error",
-		To:     StateError,
 	},
 	{
 		Event:  EventTextDelta,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:25",
 		Reason: "TextDelta is not accepted in state Error",
-		To:     StateError,
 	},
 	{
 		Event:  EventToolCallDelta,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:36",
 		Reason: "ToolCallDelta is not accepted in state Error",
-		To:     StateError,
 	},
 	{
 		Event:  EventLLMCompleted,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:51",
 		Reason: "LlmCompleted is not accepted in state Error",
-		To:     StateError,
 	},
 	{
 		Event:  EventLLMError,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:65",
 		Reason: "LlmError is not accepted in state Error",
-		To:     StateError,
 	},
 	{
 		Event:  EventToolProgress,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:75",
 		Reason: "ToolProgress is not accepted in state Error",
-		To:     StateError,
 	},
 	{
 		Event:  EventToolCompleted,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:89",
 		Reason: "ToolCompleted is not accepted in state Error",
-		To:     StateError,
 	},
 	{
 		Event:  EventPostToolsHookCompleted,
 		From:   StateError,
 		Kind:   RuleReject,
-		Pos:    "agent.yaml:58:104",
 		Reason: "PostToolsHookCompleted is not accepted in state Error",
-		To:     StateError,
 	},
 	{
-		Action: ActionSendLLMRequest,
-		Effect: "retryRequest",
-		Event:  EventRetryTimeoutFired,
-		From:   StateError,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:246:5",
-		To:     StateCallingLLM,
-	},
-	{
-		Action: ActionShutdown,
-		Event:  EventShutdownRequested,
-		From:   StateError,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:252:5",
-		To:     StateShuttingDown,
+		Actions: []ActionKind{ActionSendLLMRequest},
+		Effect:  "buildRequest",
+		Event:   EventRetryTimeoutFired,
+		From:    StateError,
+		Kind:    RuleTransition,
+		To:      StateCallingLLM,
 	},
 	{
 		Event: EventUserInput,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:14",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventTextDelta,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:25",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventToolCallDelta,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:36",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventLLMCompleted,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:51",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventLLMError,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:65",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventToolProgress,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:75",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventToolCompleted,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:89",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventPostToolsHookCompleted,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:104",
-		To:    StateShuttingDown,
 	},
 	{
 		Event: EventRetryTimeoutFired,
 		From:  StateShuttingDown,
 		Kind:  RuleIgnore,
-		Pos:   "agent.yaml:62:128",
-		To:    StateShuttingDown,
 	},
 	{
-		Action: ActionShutdown,
-		Event:  EventShutdownRequested,
-		From:   StateShuttingDown,
-		Kind:   RuleTransition,
-		Pos:    "agent.yaml:252:5",
-		To:     StateShuttingDown,
+		Actions: []ActionKind{ActionShutdown},
+		Event:   EventShutdownRequested,
+		Kind:    RuleTransition,
+		To:      StateShuttingDown,
 	},
 }
 
-// Rules returns the transition table: every row of the spec, wildcards and ignore and
-// reject lists expanded, state by state in spec order. Step.Rule indexes it.
+// Rules returns the rule table: every rule of the spec, state by state in spec
+// order, then the "*" rows. Step.Rule indexes it.
 func Rules() []Rule {
-	return slices.Clone(fsmRules[:])
+	rules := slices.Clone(fsmRules[:])
+	for i := range rules {
+		rules[i].Actions = slices.Clone(rules[i].Actions)
+	}
+	return rules
 }
 
 // ErrRejected is wrapped by every *RejectedError, for errors.Is.
 var ErrRejected = errors.New("event rejected")
 
-// RejectedError reports that the current state refused an event; the machine is unchanged.
+// RejectedError reports that the current state refused an event; the machine is
+// unchanged.
 type RejectedError struct {
 	// State is the state that refused the event.
 	State StateKind
@@ -1168,90 +1160,138 @@ func (*RejectedError) Unwrap() error {
 	return ErrRejected
 }
 
-// fsmStates stores the current state's data in the field of its kind; the others are zero, but for the storage of kept slices (see Behavior), which are empty, and for the fields that every transition into their state carries over, which keep their last value until the next such transition overwrites it.
-type fsmStates struct {
-	WaitingForUserInput   WaitingForUserInput
-	CallingLLM            CallingLLM
-	ProcessingLLMResponse ProcessingLLMResponse
-	ExecutingTools        ExecutingTools
-	PostToolsHook         PostToolsHook
-	Error                 Error
-	ShuttingDown          ShuttingDown
+// errReentrant is returned by HandleEvent when it is called while the machine
+// hands out the actions of an earlier event.
+var errReentrant = errors.New("agent: HandleEvent called from a Handler or Observer method (or after one panicked): queue the event and handle it once HandleEvent has returned")
+
+// fsmData is the machine's storage: the fields of every state, once per name
+// and type. The current state's fields hold its data; the others are zero.
+type fsmData struct {
+	// conversation is the field conversation of WaitingForUserInput, CallingLlm,
+	// ProcessingLlmResponse, ExecutingTools, PostToolsHook and Error.
+	conversation chat.Conversation
+	// retries is the field retries of CallingLlm and Error.
+	retries int
+	// response is the field response of ProcessingLlmResponse.
+	response chat.Response
+	// executions is the field executions of ExecutingTools.
+	executions []chat.ToolExecution
+	// pendingRequest is the field pending_request of PostToolsHook.
+	pendingRequest chat.Request
+	// completedTools is the field completed_tools of PostToolsHook.
+	completedTools []chat.CompletedTool
+	// error is the field error of Error.
+	error chat.LLMError
+	// origin is the field origin of Error.
+	origin chat.ErrorOrigin
 }
 
-// fsmActions stores the last action of each kind; HandleEvent returns pointers to them.
-type fsmActions struct {
-	SendLLMRequest   SendLLMRequest
-	ExecuteTools     ExecuteTools
-	RunPostToolsHook RunPostToolsHook
-	WaitForInput     WaitForInput
-	DisplayMessage   DisplayMessage
-	DisplayError     DisplayError
-	ScheduleRetry    ScheduleRetry
-	Shutdown         Shutdown
-}
-
-// Machine runs the Agent state machine. Create it with New or Restore. It is not safe for concurrent use: one goroutine owns it and feeds it one event at a time.
+// Machine runs the Agent state machine. Create it with New or Restore. It is
+// not safe for concurrent use: one goroutine owns it and feeds it one event at
+// a time.
 type Machine struct {
-	b Behavior
-	// direct is b when it is a *Agent: its methods are called without the interface.
-	direct *Agent
-	obs    Observer
-	kind   StateKind
-	st     fsmStates
-	act    fsmActions
+	b    Behavior
+	h    Handler
+	obs  Observer
+	kind StateKind
+	// busy is set while the machine hands out the actions of an event.
+	busy bool
+	d    fsmData
 }
 
-// New returns a machine in the initial state WaitingForUserInput with the given data.
-func New(b Behavior, initial WaitingForUserInput) *Machine {
-	m := &Machine{b: b, kind: StateWaitingForUserInput}
-	m.direct, _ = b.(*Agent)
-	m.st.WaitingForUserInput = initial
+// New returns a machine in the initial state WaitingForUserInput with the
+// given data. It panics if b or h is nil.
+func New(b Behavior, h Handler, initial WaitingForUserInput) *Machine {
+	if b == nil {
+		panic("agent: the Behavior is nil")
+	}
+	if h == nil {
+		panic("agent: the Handler is nil")
+	}
+	m := &Machine{b: b, h: h, kind: StateWaitingForUserInput}
+	m.d.conversation = initial.Conversation
 	return m
 }
 
-// Restore returns a machine in state s, e.g. one decoded by UnmarshalState. It fails for a transient state, which is left in the step that enters it. The machine owns the storage of s's slices from then on (see Behavior): give it a state no other machine uses.
-func Restore(b Behavior, s State) (*Machine, error) {
-	m := &Machine{b: b}
-	m.direct, _ = b.(*Agent)
+// Restore returns a machine in state s, e.g. one decoded by UnmarshalState. It
+// fails for a transient state, which is left in the step that enters it.
+func Restore(b Behavior, h Handler, s State) (*Machine, error) {
+	if b == nil {
+		return nil, errors.New("agent: the Behavior is nil")
+	}
+	if h == nil {
+		return nil, errors.New("agent: the Handler is nil")
+	}
+	m := &Machine{b: b, h: h}
 	switch s := s.(type) {
 	case WaitingForUserInput:
-		m.kind, m.st.WaitingForUserInput = StateWaitingForUserInput, s
+		m.kind = StateWaitingForUserInput
+		m.d.conversation = s.Conversation
 	case CallingLLM:
-		m.kind, m.st.CallingLLM = StateCallingLLM, s
+		m.kind = StateCallingLLM
+		m.d.conversation = s.Conversation
+		m.d.retries = s.Retries
 	case ProcessingLLMResponse:
 		return nil, errors.New("agent: cannot restore the transient state ProcessingLlmResponse: it is never at rest")
 	case ExecutingTools:
-		m.kind, m.st.ExecutingTools = StateExecutingTools, s
+		m.kind = StateExecutingTools
+		m.d.conversation = s.Conversation
+		m.d.executions = s.Executions
 	case PostToolsHook:
-		m.kind, m.st.PostToolsHook = StatePostToolsHook, s
+		m.kind = StatePostToolsHook
+		m.d.conversation = s.Conversation
+		m.d.pendingRequest = s.PendingRequest
+		m.d.completedTools = s.CompletedTools
 	case Error:
-		m.kind, m.st.Error = StateError, s
+		m.kind = StateError
+		m.d.conversation = s.Conversation
+		m.d.error = s.Error
+		m.d.retries = s.Retries
+		m.d.origin = s.Origin
 	case ShuttingDown:
-		m.kind, m.st.ShuttingDown = StateShuttingDown, s
+		m.kind = StateShuttingDown
 	default:
-		return nil, fmt.Errorf("agent: cannot restore %T: not a state of the Agent machine", s)
+		return nil, fmt.Errorf("agent: cannot restore %T: it is not a state of the Agent machine", s)
 	}
 	return m, nil
 }
 
-// State returns the current state, or nil for a Machine not made by New or Restore. Its slices share memory with the machine, which changes them in later steps: read them, do not modify them, and copy what you keep.
+// State returns the current state, or nil for a Machine not made by New or
+// Restore. The value is the caller's to keep: later events never change it.
 func (m *Machine) State() State {
 	switch m.kind {
 	case StateWaitingForUserInput:
-		return m.st.WaitingForUserInput
+		return WaitingForUserInput{Conversation: m.d.conversation}
 	case StateCallingLLM:
-		return m.st.CallingLLM
+		return CallingLLM{
+			Conversation: m.d.conversation,
+			Retries:      m.d.retries,
+		}
 	case StateProcessingLLMResponse:
-		return m.st.ProcessingLLMResponse
+		return ProcessingLLMResponse{
+			Conversation: m.d.conversation,
+			Response:     m.d.response,
+		}
 	case StateExecutingTools:
-		return m.st.ExecutingTools
+		return ExecutingTools{
+			Conversation: m.d.conversation,
+			Executions:   m.d.executions,
+		}
 	case StatePostToolsHook:
-		return m.st.PostToolsHook
+		return PostToolsHook{
+			CompletedTools: m.d.completedTools,
+			Conversation:   m.d.conversation,
+			PendingRequest: m.d.pendingRequest,
+		}
 	case StateError:
-		return m.st.Error
+		return Error{
+			Conversation: m.d.conversation,
+			Error:        m.d.error,
+			Origin:       m.d.origin,
+			Retries:      m.d.retries,
+		}
 	case StateShuttingDown:
-		return m.st.ShuttingDown
+		return ShuttingDown{}
 	}
 	return nil
 }
@@ -1261,10 +1301,12 @@ func (m *Machine) Kind() StateKind {
 	return m.kind
 }
 
-// Observer is called after every step the machine takes.
+// Observer is called after every step the machine takes, before the step's
+// actions are handed to the Handler.
 type Observer func(Step)
 
-// Step describes one step: an event handled by a rule, or an eventless rule of a transient state.
+// Step describes one step: an event handled by a rule, or an eventless rule of a
+// transient state.
 type Step struct {
 	// From is the state before the step.
 	From StateKind
@@ -1274,8 +1316,6 @@ type Step struct {
 	Rule int
 	// To is the state after the step.
 	To StateKind
-	// Action is the action returned, or nil.
-	Action Action
 }
 
 // SetObserver makes the machine call o after every step; nil removes the observer.
@@ -1283,477 +1323,227 @@ func (m *Machine) SetObserver(o Observer) {
 	m.obs = o
 }
 
-// HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is nothing to do. The action points into the machine and stays valid until the next call; copy what you need to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the machine is unchanged. The machine reads ev during the call and keeps no reference to it; a nil event it would read is an error, which leaves the machine unchanged too.
-func (m *Machine) HandleEvent(ev Event) (Action, error) {
-	if m.direct == nil {
-		return m.handleVia(ev)
+// HandleEvent feeds ev to the machine: the rule for the current state and ev
+// decides the next state, runs its effect, and hands its actions to the
+// Handler, in order, before HandleEvent returns.
+//
+// When the current state rejects ev, HandleEvent returns a *RejectedError (see
+// ErrRejected) and the machine is unchanged; an ignored event returns nil. The
+// machine reads ev during the call and keeps no reference to it; a nil event
+// it would read is an error, which leaves the machine unchanged too.
+// HandleEvent must not be called from a Handler or Observer method.
+func (m *Machine) HandleEvent(ev Event) error {
+	if m.busy {
+		return errReentrant
 	}
 	switch m.kind {
 	case StateWaitingForUserInput:
 		switch ev := ev.(type) {
 		case *UserInput:
 			if ev == nil {
-				return nil, m.nilEvent(ev)
+				return m.nilEvent(ev)
 			}
-			from := &m.st.WaitingForUserInput
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.act.SendLLMRequest = SendLLMRequest{}
-			m.direct.StartTurn(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
+			// WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest
+			conversation, retries, request := m.b.StartTurn(m.d.conversation, ev.Message)
+			m.d.conversation = conversation
+			m.d.retries = retries
 			m.kind = StateCallingLLM
+			m.busy = true
 			if m.obs != nil {
-				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
+				m.step(0, StateWaitingForUserInput)
 			}
-			return &m.act.SendLLMRequest, nil
-		case *ShutdownRequested:
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
+			m.h.SendLLMRequest(request)
+			m.busy = false
+			return nil
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
 		case *TextDelta:
 			if ev == nil {
-				return nil, m.nilEvent(ev)
+				return m.nilEvent(ev)
 			}
-			m.act.DisplayMessage.Content = ev.Content
+			// CallingLlm --TextDelta--> (stays) / DisplayMessage
+			m.busy = true
 			if m.obs != nil {
-				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
+				m.step(10, StateCallingLLM)
 			}
-			return &m.act.DisplayMessage, nil
+			m.h.DisplayMessage(ev.Content)
+			m.busy = false
+			return nil
 		case *ToolCallDelta:
+			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
+			m.busy = true
 			if m.obs != nil {
-				m.step(12, StateCallingLLM, &m.act.WaitForInput)
+				m.step(11, StateCallingLLM)
 			}
-			return &m.act.WaitForInput, nil
+			m.h.WaitForInput()
+			m.busy = false
+			return nil
 		case *LLMCompleted:
 			if ev == nil {
-				return nil, m.nilEvent(ev)
+				return m.nilEvent(ev)
 			}
-			from := &m.st.CallingLLM
-			m.st.ProcessingLLMResponse.Conversation = from.Conversation
-			m.st.ProcessingLLMResponse.Response = ev.Response
-			m.direct.RecordResponse(from, ev, &m.st.ProcessingLLMResponse)
-			m.st.CallingLLM.Retries = 0
+			// CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}
+			conversation := m.b.RecordResponse(m.d.conversation, ev.Response)
+			m.d.conversation = conversation
+			m.d.response = ev.Response
+			m.d.retries = 0
 			m.kind = StateProcessingLLMResponse
 			if m.obs != nil {
-				m.step(13, StateCallingLLM, nil)
+				m.step(12, StateCallingLLM)
 			}
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
-				return nil, m.nilEvent(ev)
+				return m.nilEvent(ev)
 			}
-			from := &m.st.CallingLLM
 			switch {
-			case m.direct.CanRetry(from, ev):
+			case m.b.CanRetry(ev.Error, m.d.retries):
 				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
-				m.st.Error.Conversation = from.Conversation
-				m.st.Error.Error = ev.Error
-				m.st.Error.Retries = from.Retries
-				m.act.ScheduleRetry = ScheduleRetry{}
-				m.act.ScheduleRetry.Error = ev.Error
-				m.direct.ScheduleRetry(from, ev, &m.st.Error, &m.act.ScheduleRetry)
-				m.st.CallingLLM.Retries = 0
+				retries, origin, attempt, delay := m.b.ScheduleRetry(m.d.retries, ev.Error)
+				m.d.error = ev.Error
+				m.d.retries = retries
+				m.d.origin = origin
 				m.kind = StateError
+				m.busy = true
 				if m.obs != nil {
-					m.step(14, StateCallingLLM, &m.act.ScheduleRetry)
+					m.step(13, StateCallingLLM)
 				}
-				return &m.act.ScheduleRetry, nil
+				m.h.ScheduleRetry(delay, attempt, ev.Error)
+				m.busy = false
+				return nil
 			default:
 				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
-				m.st.WaitingForUserInput.Conversation = from.Conversation
-				m.act.DisplayError = DisplayError{}
-				m.direct.GiveUp(from, ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
-				m.st.CallingLLM.Retries = 0
+				message := m.b.GiveUp(m.d.retries, ev.Error)
+				m.d.retries = 0
 				m.kind = StateWaitingForUserInput
+				m.busy = true
 				if m.obs != nil {
-					m.step(15, StateCallingLLM, &m.act.DisplayError)
+					m.step(14, StateCallingLLM)
 				}
-				return &m.act.DisplayError, nil
+				m.h.DisplayError(message)
+				m.busy = false
+				return nil
 			}
-		case *ShutdownRequested:
-			m.st.CallingLLM.Retries = 0
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(20, StateCallingLLM, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
 		case *ToolProgress:
 			if ev == nil {
-				return nil, m.nilEvent(ev)
+				return m.nilEvent(ev)
 			}
-			from := &m.st.ExecutingTools
 			switch {
-			case m.direct.IsKnownCall(from, ev):
-				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
-				m.direct.RecordProgress(from, ev)
+			case m.b.IsKnownCall(m.d.executions, ev.CallID):
+				// ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} /
+				// WaitForInput
+				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
+				m.d.executions = executions
+				m.busy = true
 				if m.obs != nil {
-					m.step(28, StateExecutingTools, &m.act.WaitForInput)
+					m.step(26, StateExecutingTools)
 				}
-				return &m.act.WaitForInput, nil
+				m.h.WaitForInput()
+				m.busy = false
+				return nil
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.ignore(29)
+				return m.ignore(27)
 			}
 		case *ToolCompleted:
 			if ev == nil {
-				return nil, m.nilEvent(ev)
+				return m.nilEvent(ev)
 			}
-			from := &m.st.ExecutingTools
 			switch {
-			case m.direct.IsUnknownCall(from, ev):
-				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
-				return m.reject(30)
-			case m.direct.ToolsPending(from, ev):
-				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
-				m.direct.RecordOutcome(from, ev)
+			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
+				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
+				// pending in this round (unknown or already completed)
+				return m.reject(28)
+			case m.b.ToolsPending(m.d.executions):
+				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
+				// WaitForInput
+				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
+				m.d.executions = executions
+				m.busy = true
 				if m.obs != nil {
-					m.step(31, StateExecutingTools, &m.act.WaitForInput)
+					m.step(29, StateExecutingTools)
 				}
-				return &m.act.WaitForInput, nil
-			case m.direct.MutatingToolRan(from, ev):
-				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
-				m.st.PostToolsHook.Conversation = from.Conversation
-				m.act.RunPostToolsHook = RunPostToolsHook{}
-				m.direct.FinishToolsWithHook(from, ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
-				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+				m.h.WaitForInput()
+				m.busy = false
+				return nil
+			case m.b.MutatingToolRan(m.d.executions):
+				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook
+				// {finishToolsWithHook} / RunPostToolsHook
+				conversation, pendingRequest, completedTools := m.b.FinishToolsWithHook(m.d.conversation, m.d.executions, ev.Outcome)
+				m.d.conversation = conversation
+				m.d.pendingRequest = pendingRequest
+				m.d.completedTools = completedTools
+				m.d.executions = nil
 				m.kind = StatePostToolsHook
+				m.busy = true
 				if m.obs != nil {
-					m.step(32, StateExecutingTools, &m.act.RunPostToolsHook)
+					m.step(30, StateExecutingTools)
 				}
-				return &m.act.RunPostToolsHook, nil
+				m.h.RunPostToolsHook(completedTools)
+				m.busy = false
+				return nil
 			default:
-				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
-				m.st.CallingLLM.Conversation = from.Conversation
-				m.act.SendLLMRequest = SendLLMRequest{}
-				m.direct.FinishTools(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
+				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} /
+				// SendLlmRequest
+				conversation, retries, request := m.b.FinishTools(m.d.conversation, m.d.executions, ev.Outcome)
+				m.d.conversation = conversation
+				m.d.retries = retries
+				m.d.executions = nil
 				m.kind = StateCallingLLM
+				m.busy = true
 				if m.obs != nil {
-					m.step(33, StateExecutingTools, &m.act.SendLLMRequest)
+					m.step(31, StateExecutingTools)
 				}
-				return &m.act.SendLLMRequest, nil
+				m.h.SendLLMRequest(request)
+				m.busy = false
+				return nil
 			}
-		case *ShutdownRequested:
-			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(36, StateExecutingTools, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
 		}
 	case StatePostToolsHook:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case *PostToolsHookCompleted:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			from := &m.st.PostToolsHook
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.act.SendLLMRequest = SendLLMRequest{}
-			m.direct.ResumeAfterHook(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
-			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
+			// PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} /
+			// SendLlmRequest
+			retries, request := m.b.ResumeAfterHook(m.d.pendingRequest)
+			m.d.retries = retries
+			m.d.pendingRequest = chat.Request{}
+			m.d.completedTools = nil
 			m.kind = StateCallingLLM
+			m.busy = true
 			if m.obs != nil {
-				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
+				m.step(41, StatePostToolsHook)
 			}
-			return &m.act.SendLLMRequest, nil
-		case *ShutdownRequested:
-			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
-			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(46, StatePostToolsHook, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
+			m.h.SendLLMRequest(request)
+			m.busy = false
+			return nil
 		}
 	case StateError:
 		switch ev.(type) {
 		case *RetryTimeoutFired:
-			from := &m.st.Error
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.st.CallingLLM.Retries = from.Retries
-			m.act.SendLLMRequest = SendLLMRequest{}
-			m.direct.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			m.st.Error.Origin = *new(chat.ErrorOrigin)
+			// Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest
+			request := m.b.BuildRequest(m.d.conversation)
+			m.d.error = chat.LLMError{}
+			m.d.origin = ""
 			m.kind = StateCallingLLM
+			m.busy = true
 			if m.obs != nil {
-				m.step(55, StateError, &m.act.SendLLMRequest)
+				m.step(51, StateError)
 			}
-			return &m.act.SendLLMRequest, nil
-		case *ShutdownRequested:
-			m.st.Error.Origin = *new(chat.ErrorOrigin)
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(56, StateError, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
-		}
-	case StateShuttingDown:
-		switch ev.(type) {
-		case *ShutdownRequested:
-			if m.obs != nil {
-				m.step(66, StateShuttingDown, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
+			m.h.SendLLMRequest(request)
+			m.busy = false
+			return nil
 		}
 	}
-	return nil, m.unhandled(ev)
+	return m.otherwise(ev)
 }
 
-// handleVia is HandleEvent for a Behavior other than *Agent (a test's fake, a wrapper): the same rules, calling it through the interface.
-func (m *Machine) handleVia(ev Event) (Action, error) {
-	switch m.kind {
-	case StateWaitingForUserInput:
-		switch ev := ev.(type) {
-		case *UserInput:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			from := &m.st.WaitingForUserInput
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.act.SendLLMRequest = SendLLMRequest{}
-			m.b.StartTurn(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			m.kind = StateCallingLLM
-			if m.obs != nil {
-				m.step(0, StateWaitingForUserInput, &m.act.SendLLMRequest)
-			}
-			return &m.act.SendLLMRequest, nil
-		case *ShutdownRequested:
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(9, StateWaitingForUserInput, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
-		}
-	case StateCallingLLM:
-		switch ev := ev.(type) {
-		case *TextDelta:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			m.act.DisplayMessage.Content = ev.Content
-			if m.obs != nil {
-				m.step(11, StateCallingLLM, &m.act.DisplayMessage)
-			}
-			return &m.act.DisplayMessage, nil
-		case *ToolCallDelta:
-			if m.obs != nil {
-				m.step(12, StateCallingLLM, &m.act.WaitForInput)
-			}
-			return &m.act.WaitForInput, nil
-		case *LLMCompleted:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			from := &m.st.CallingLLM
-			m.st.ProcessingLLMResponse.Conversation = from.Conversation
-			m.st.ProcessingLLMResponse.Response = ev.Response
-			m.b.RecordResponse(from, ev, &m.st.ProcessingLLMResponse)
-			m.st.CallingLLM.Retries = 0
-			m.kind = StateProcessingLLMResponse
-			if m.obs != nil {
-				m.step(13, StateCallingLLM, nil)
-			}
-			return m.leaveProcessingLLMResponseVia()
-		case *LLMError:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			from := &m.st.CallingLLM
-			switch {
-			case m.b.CanRetry(from, ev):
-				// CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry
-				m.st.Error.Conversation = from.Conversation
-				m.st.Error.Error = ev.Error
-				m.st.Error.Retries = from.Retries
-				m.act.ScheduleRetry = ScheduleRetry{}
-				m.act.ScheduleRetry.Error = ev.Error
-				m.b.ScheduleRetry(from, ev, &m.st.Error, &m.act.ScheduleRetry)
-				m.st.CallingLLM.Retries = 0
-				m.kind = StateError
-				if m.obs != nil {
-					m.step(14, StateCallingLLM, &m.act.ScheduleRetry)
-				}
-				return &m.act.ScheduleRetry, nil
-			default:
-				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
-				m.st.WaitingForUserInput.Conversation = from.Conversation
-				m.act.DisplayError = DisplayError{}
-				m.b.GiveUp(from, ev, &m.st.WaitingForUserInput, &m.act.DisplayError)
-				m.st.CallingLLM.Retries = 0
-				m.kind = StateWaitingForUserInput
-				if m.obs != nil {
-					m.step(15, StateCallingLLM, &m.act.DisplayError)
-				}
-				return &m.act.DisplayError, nil
-			}
-		case *ShutdownRequested:
-			m.st.CallingLLM.Retries = 0
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(20, StateCallingLLM, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
-		}
-	case StateExecutingTools:
-		switch ev := ev.(type) {
-		case *ToolProgress:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			from := &m.st.ExecutingTools
-			switch {
-			case m.b.IsKnownCall(from, ev):
-				// ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput
-				m.b.RecordProgress(from, ev)
-				if m.obs != nil {
-					m.step(28, StateExecutingTools, &m.act.WaitForInput)
-				}
-				return &m.act.WaitForInput, nil
-			default:
-				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.ignore(29)
-			}
-		case *ToolCompleted:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			from := &m.st.ExecutingTools
-			switch {
-			case m.b.IsUnknownCall(from, ev):
-				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)
-				return m.reject(30)
-			case m.b.ToolsPending(from, ev):
-				// ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput
-				m.b.RecordOutcome(from, ev)
-				if m.obs != nil {
-					m.step(31, StateExecutingTools, &m.act.WaitForInput)
-				}
-				return &m.act.WaitForInput, nil
-			case m.b.MutatingToolRan(from, ev):
-				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook
-				m.st.PostToolsHook.Conversation = from.Conversation
-				m.act.RunPostToolsHook = RunPostToolsHook{}
-				m.b.FinishToolsWithHook(from, ev, &m.st.PostToolsHook, &m.act.RunPostToolsHook)
-				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
-				m.kind = StatePostToolsHook
-				if m.obs != nil {
-					m.step(32, StateExecutingTools, &m.act.RunPostToolsHook)
-				}
-				return &m.act.RunPostToolsHook, nil
-			default:
-				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest
-				m.st.CallingLLM.Conversation = from.Conversation
-				m.act.SendLLMRequest = SendLLMRequest{}
-				m.b.FinishTools(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-				m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
-				m.kind = StateCallingLLM
-				if m.obs != nil {
-					m.step(33, StateExecutingTools, &m.act.SendLLMRequest)
-				}
-				return &m.act.SendLLMRequest, nil
-			}
-		case *ShutdownRequested:
-			m.st.ExecutingTools.Executions = m.st.ExecutingTools.Executions[:0]
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(36, StateExecutingTools, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
-		}
-	case StatePostToolsHook:
-		switch ev := ev.(type) {
-		case *PostToolsHookCompleted:
-			if ev == nil {
-				return nil, m.nilEvent(ev)
-			}
-			from := &m.st.PostToolsHook
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.act.SendLLMRequest = SendLLMRequest{}
-			m.b.ResumeAfterHook(from, ev, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
-			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
-			m.kind = StateCallingLLM
-			if m.obs != nil {
-				m.step(44, StatePostToolsHook, &m.act.SendLLMRequest)
-			}
-			return &m.act.SendLLMRequest, nil
-		case *ShutdownRequested:
-			m.st.PostToolsHook.PendingRequest = *new(chat.Request)
-			m.st.PostToolsHook.CompletedTools = m.st.PostToolsHook.CompletedTools[:0]
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(46, StatePostToolsHook, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
-		}
-	case StateError:
-		switch ev.(type) {
-		case *RetryTimeoutFired:
-			from := &m.st.Error
-			m.st.CallingLLM.Conversation = from.Conversation
-			m.st.CallingLLM.Retries = from.Retries
-			m.act.SendLLMRequest = SendLLMRequest{}
-			m.b.RetryRequest(from, &m.st.CallingLLM, &m.act.SendLLMRequest)
-			m.st.Error.Origin = *new(chat.ErrorOrigin)
-			m.kind = StateCallingLLM
-			if m.obs != nil {
-				m.step(55, StateError, &m.act.SendLLMRequest)
-			}
-			return &m.act.SendLLMRequest, nil
-		case *ShutdownRequested:
-			m.st.Error.Origin = *new(chat.ErrorOrigin)
-			m.kind = StateShuttingDown
-			if m.obs != nil {
-				m.step(56, StateError, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
-		}
-	case StateShuttingDown:
-		switch ev.(type) {
-		case *ShutdownRequested:
-			if m.obs != nil {
-				m.step(66, StateShuttingDown, &m.act.Shutdown)
-			}
-			return &m.act.Shutdown, nil
-		default:
-			return m.refuse(ev)
-		}
-	}
-	return nil, m.unhandled(ev)
-}
-
-// refuse finishes the rule by which the current state ignores or rejects ev, or reports an ev that is not an event of the machine.
-func (m *Machine) refuse(ev Event) (Action, error) {
+// otherwise finishes the events the current state does not handle with rules of
+// its own: those it ignores or rejects, then those it leaves to a "*" row.
+func (m *Machine) otherwise(ev Event) error {
 	switch m.kind {
 	case StateWaitingForUserInput:
 		switch ev.(type) {
@@ -1777,179 +1567,182 @@ func (m *Machine) refuse(ev Event) (Action, error) {
 	case StateCallingLLM:
 		switch ev.(type) {
 		case *UserInput:
-			return m.reject(10)
+			return m.reject(9)
 		case *ToolProgress:
-			return m.reject(16)
+			return m.reject(15)
 		case *ToolCompleted:
-			return m.reject(17)
+			return m.reject(16)
 		case *PostToolsHookCompleted:
-			return m.reject(18)
+			return m.reject(17)
 		case *RetryTimeoutFired:
-			return m.reject(19)
+			return m.reject(18)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.reject(23)
+			return m.reject(21)
 		case *TextDelta:
-			return m.reject(24)
+			return m.reject(22)
 		case *ToolCallDelta:
-			return m.reject(25)
+			return m.reject(23)
 		case *LLMCompleted:
-			return m.reject(26)
+			return m.reject(24)
 		case *LLMError:
-			return m.reject(27)
+			return m.reject(25)
 		case *PostToolsHookCompleted:
-			return m.reject(34)
+			return m.reject(32)
 		case *RetryTimeoutFired:
-			return m.reject(35)
+			return m.reject(33)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.reject(37)
+			return m.reject(34)
 		case *TextDelta:
-			return m.reject(38)
+			return m.reject(35)
 		case *ToolCallDelta:
-			return m.reject(39)
+			return m.reject(36)
 		case *LLMCompleted:
-			return m.reject(40)
+			return m.reject(37)
 		case *LLMError:
-			return m.reject(41)
+			return m.reject(38)
 		case *ToolProgress:
-			return m.reject(42)
+			return m.reject(39)
 		case *ToolCompleted:
-			return m.reject(43)
+			return m.reject(40)
 		case *RetryTimeoutFired:
-			return m.reject(45)
+			return m.reject(42)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.reject(47)
+			return m.reject(43)
 		case *TextDelta:
-			return m.reject(48)
+			return m.reject(44)
 		case *ToolCallDelta:
-			return m.reject(49)
+			return m.reject(45)
 		case *LLMCompleted:
-			return m.reject(50)
+			return m.reject(46)
 		case *LLMError:
-			return m.reject(51)
+			return m.reject(47)
 		case *ToolProgress:
-			return m.reject(52)
+			return m.reject(48)
 		case *ToolCompleted:
-			return m.reject(53)
+			return m.reject(49)
 		case *PostToolsHookCompleted:
-			return m.reject(54)
+			return m.reject(50)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.ignore(57)
+			return m.ignore(52)
 		case *TextDelta:
-			return m.ignore(58)
+			return m.ignore(53)
 		case *ToolCallDelta:
-			return m.ignore(59)
+			return m.ignore(54)
 		case *LLMCompleted:
-			return m.ignore(60)
+			return m.ignore(55)
 		case *LLMError:
-			return m.ignore(61)
+			return m.ignore(56)
 		case *ToolProgress:
-			return m.ignore(62)
+			return m.ignore(57)
 		case *ToolCompleted:
-			return m.ignore(63)
+			return m.ignore(58)
 		case *PostToolsHookCompleted:
-			return m.ignore(64)
+			return m.ignore(59)
 		case *RetryTimeoutFired:
-			return m.ignore(65)
+			return m.ignore(60)
 		}
 	}
-	return nil, m.unhandled(ev)
+	// A machine not made by New or Restore is in no state: no "*" row applies.
+	if m.kind == 0 {
+		return m.unhandled(ev)
+	}
+	switch ev.(type) {
+	case *ShutdownRequested:
+		// * --ShutdownRequested--> ShuttingDown / Shutdown
+		from := m.kind
+		m.d = fsmData{}
+		m.kind = StateShuttingDown
+		m.busy = true
+		if m.obs != nil {
+			m.step(61, from)
+		}
+		m.h.Shutdown()
+		m.busy = false
+		return nil
+	}
+	return m.unhandled(ev)
 }
 
-// leaveProcessingLLMResponse takes the eventless transitions of the transient state ProcessingLlmResponse.
-func (m *Machine) leaveProcessingLLMResponse() (Action, error) {
-	from := &m.st.ProcessingLLMResponse
+// leaveProcessingLLMResponse takes the eventless rules of the transient state ProcessingLlmResponse.
+func (m *Machine) leaveProcessingLLMResponse() error {
 	switch {
-	case m.direct.HasToolCalls(from):
-		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools
-		m.st.ExecutingTools.Conversation = from.Conversation
-		m.act.ExecuteTools = ExecuteTools{}
-		m.direct.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
+	case m.b.HasToolCalls(m.d.response):
+		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} /
+		// ExecuteTools
+		executions, calls := m.b.StartTools(m.d.response)
+		m.d.executions = executions
+		m.d.response = chat.Response{}
 		m.kind = StateExecutingTools
+		m.busy = true
 		if m.obs != nil {
-			m.step(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
+			m.step(19, StateProcessingLLMResponse)
 		}
-		return &m.act.ExecuteTools, nil
+		m.h.ExecuteTools(calls)
+		m.busy = false
+		return nil
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
-		m.st.WaitingForUserInput.Conversation = from.Conversation
+		m.d.response = chat.Response{}
 		m.kind = StateWaitingForUserInput
+		m.busy = true
 		if m.obs != nil {
-			m.step(22, StateProcessingLLMResponse, &m.act.WaitForInput)
+			m.step(20, StateProcessingLLMResponse)
 		}
-		return &m.act.WaitForInput, nil
+		m.h.WaitForInput()
+		m.busy = false
+		return nil
 	}
 }
 
-// leaveProcessingLLMResponseVia is leaveProcessingLLMResponse for handleVia.
-func (m *Machine) leaveProcessingLLMResponseVia() (Action, error) {
-	from := &m.st.ProcessingLLMResponse
-	switch {
-	case m.b.HasToolCalls(from):
-		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools
-		m.st.ExecutingTools.Conversation = from.Conversation
-		m.act.ExecuteTools = ExecuteTools{}
-		m.b.StartTools(from, &m.st.ExecutingTools, &m.act.ExecuteTools)
-		m.kind = StateExecutingTools
-		if m.obs != nil {
-			m.step(21, StateProcessingLLMResponse, &m.act.ExecuteTools)
-		}
-		return &m.act.ExecuteTools, nil
-	default:
-		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
-		m.st.WaitingForUserInput.Conversation = from.Conversation
-		m.kind = StateWaitingForUserInput
-		if m.obs != nil {
-			m.step(22, StateProcessingLLMResponse, &m.act.WaitForInput)
-		}
-		return &m.act.WaitForInput, nil
-	}
-}
-
-// step tells the observer, which is set, that rule i moved the machine from state from.
-func (m *Machine) step(i int, from StateKind, act Action) {
+// step tells the observer, which is set, that rule i moved the machine from
+// state from.
+func (m *Machine) step(i int, from StateKind) {
 	m.obs(Step{
-		Action: act,
-		Event:  fsmRules[i].Event,
-		From:   from,
-		Rule:   i,
-		To:     m.kind,
+		Event: fsmRules[i].Event,
+		From:  from,
+		Rule:  i,
+		To:    m.kind,
 	})
 }
 
 // ignore finishes rule i, which drops its event.
-func (m *Machine) ignore(i int) (Action, error) {
+func (m *Machine) ignore(i int) error {
 	if m.obs != nil {
-		m.step(i, m.kind, nil)
+		m.busy = true
+		m.step(i, m.kind)
+		m.busy = false
 	}
-	return nil, nil
+	return nil
 }
 
 // reject finishes rule i, which refuses its event.
-func (m *Machine) reject(i int) (Action, error) {
+func (m *Machine) reject(i int) error {
 	if m.obs != nil {
-		m.step(i, m.kind, nil)
+		m.busy = true
+		m.step(i, m.kind)
+		m.busy = false
 	}
-	r := &fsmRules[i]
-	return nil, &RejectedError{
-		Event:  r.Event,
-		Reason: r.Reason,
-		State:  r.From,
+	return &RejectedError{
+		Event:  fsmRules[i].Event,
+		Reason: fsmRules[i].Reason,
+		State:  m.kind,
 	}
 }
 
-// nilEvent reports a nil event pointer, which HandleEvent refuses where its rules would read the event.
+// nilEvent reports a nil event pointer, which HandleEvent refuses where its
+// rules would read the event.
 func (m *Machine) nilEvent(ev Event) error {
 	return fmt.Errorf("agent: %s cannot handle a nil %T: an event must point to a value", m.kind, ev)
 }

@@ -6,106 +6,130 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
+	"time"
 
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fsmFakeBehavior is a Behavior whose guards return what a test sets and whose effects record that they ran.
-type fsmFakeBehavior struct {
+// fsmFake is a Behavior whose guards return what a test sets and whose effects
+// record that they ran and return zero values.
+type fsmFake struct {
 	guards map[string]bool
 	ran    []string
 }
 
-var _ Behavior = (*fsmFakeBehavior)(nil)
+var _ Behavior = (*fsmFake)(nil)
 
 // CanRetry returns what the test set for the guard canRetry.
-func (f *fsmFakeBehavior) CanRetry(*CallingLLM, *LLMError) bool {
+func (f *fsmFake) CanRetry(chat.LLMError, int) bool {
 	return f.guards["canRetry"]
 }
 
 // HasToolCalls returns what the test set for the guard hasToolCalls.
-func (f *fsmFakeBehavior) HasToolCalls(*ProcessingLLMResponse) bool {
+func (f *fsmFake) HasToolCalls(chat.Response) bool {
 	return f.guards["hasToolCalls"]
 }
 
 // IsUnknownCall returns what the test set for the guard isUnknownCall.
-func (f *fsmFakeBehavior) IsUnknownCall(*ExecutingTools, *ToolCompleted) bool {
+func (f *fsmFake) IsUnknownCall([]chat.ToolExecution, string) bool {
 	return f.guards["isUnknownCall"]
 }
 
 // ToolsPending returns what the test set for the guard toolsPending.
-func (f *fsmFakeBehavior) ToolsPending(*ExecutingTools, *ToolCompleted) bool {
+func (f *fsmFake) ToolsPending([]chat.ToolExecution) bool {
 	return f.guards["toolsPending"]
 }
 
 // MutatingToolRan returns what the test set for the guard mutatingToolRan.
-func (f *fsmFakeBehavior) MutatingToolRan(*ExecutingTools, *ToolCompleted) bool {
+func (f *fsmFake) MutatingToolRan([]chat.ToolExecution) bool {
 	return f.guards["mutatingToolRan"]
 }
 
 // IsKnownCall returns what the test set for the guard isKnownCall.
-func (f *fsmFakeBehavior) IsKnownCall(*ExecutingTools, *ToolProgress) bool {
+func (f *fsmFake) IsKnownCall([]chat.ToolExecution, string) bool {
 	return f.guards["isKnownCall"]
 }
 
 // StartTurn records that the effect startTurn ran.
-func (f *fsmFakeBehavior) StartTurn(*WaitingForUserInput, *UserInput, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFake) StartTurn(chat.Conversation, chat.Message) (_ chat.Conversation, _ int, _ chat.Request) {
 	f.ran = append(f.ran, "startTurn")
+	return
 }
 
 // RecordResponse records that the effect recordResponse ran.
-func (f *fsmFakeBehavior) RecordResponse(*CallingLLM, *LLMCompleted, *ProcessingLLMResponse) {
+func (f *fsmFake) RecordResponse(chat.Conversation, chat.Response) (_ chat.Conversation) {
 	f.ran = append(f.ran, "recordResponse")
+	return
 }
 
 // StartTools records that the effect startTools ran.
-func (f *fsmFakeBehavior) StartTools(*ProcessingLLMResponse, *ExecutingTools, *ExecuteTools) {
+func (f *fsmFake) StartTools(chat.Response) (_ []chat.ToolExecution, _ []chat.ToolCall) {
 	f.ran = append(f.ran, "startTools")
+	return
 }
 
 // ScheduleRetry records that the effect scheduleRetry ran.
-func (f *fsmFakeBehavior) ScheduleRetry(*CallingLLM, *LLMError, *Error, *ScheduleRetry) {
+func (f *fsmFake) ScheduleRetry(int, chat.LLMError) (_ int, _ chat.ErrorOrigin, _ int, _ time.Duration) {
 	f.ran = append(f.ran, "scheduleRetry")
+	return
 }
 
 // GiveUp records that the effect giveUp ran.
-func (f *fsmFakeBehavior) GiveUp(*CallingLLM, *LLMError, *WaitingForUserInput, *DisplayError) {
+func (f *fsmFake) GiveUp(int, chat.LLMError) (_ string) {
 	f.ran = append(f.ran, "giveUp")
+	return
 }
 
-// RetryRequest records that the effect retryRequest ran.
-func (f *fsmFakeBehavior) RetryRequest(*Error, *CallingLLM, *SendLLMRequest) {
-	f.ran = append(f.ran, "retryRequest")
+// BuildRequest records that the effect buildRequest ran.
+func (f *fsmFake) BuildRequest(chat.Conversation) (_ chat.Request) {
+	f.ran = append(f.ran, "buildRequest")
+	return
 }
 
 // RecordProgress records that the effect recordProgress ran.
-func (f *fsmFakeBehavior) RecordProgress(*ExecutingTools, *ToolProgress) {
+func (f *fsmFake) RecordProgress([]chat.ToolExecution, string, chat.ToolProgress) (_ []chat.ToolExecution) {
 	f.ran = append(f.ran, "recordProgress")
+	return
 }
 
 // RecordOutcome records that the effect recordOutcome ran.
-func (f *fsmFakeBehavior) RecordOutcome(*ExecutingTools, *ToolCompleted) {
+func (f *fsmFake) RecordOutcome([]chat.ToolExecution, string, chat.ToolOutcome) (_ []chat.ToolExecution) {
 	f.ran = append(f.ran, "recordOutcome")
+	return
 }
 
 // FinishToolsWithHook records that the effect finishToolsWithHook ran.
-func (f *fsmFakeBehavior) FinishToolsWithHook(*ExecutingTools, *ToolCompleted, *PostToolsHook, *RunPostToolsHook) {
+func (f *fsmFake) FinishToolsWithHook(chat.Conversation, []chat.ToolExecution, chat.ToolOutcome) (_ chat.Conversation, _ chat.Request, _ []chat.CompletedTool) {
 	f.ran = append(f.ran, "finishToolsWithHook")
+	return
 }
 
 // FinishTools records that the effect finishTools ran.
-func (f *fsmFakeBehavior) FinishTools(*ExecutingTools, *ToolCompleted, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFake) FinishTools(chat.Conversation, []chat.ToolExecution, chat.ToolOutcome) (_ chat.Conversation, _ int, _ chat.Request) {
 	f.ran = append(f.ran, "finishTools")
+	return
 }
 
 // ResumeAfterHook records that the effect resumeAfterHook ran.
-func (f *fsmFakeBehavior) ResumeAfterHook(*PostToolsHook, *PostToolsHookCompleted, *CallingLLM, *SendLLMRequest) {
+func (f *fsmFake) ResumeAfterHook(chat.Request) (_ int, _ chat.Request) {
 	f.ran = append(f.ran, "resumeAfterHook")
+	return
 }
 
-// TestRules sends each event to each state with the guards set so that every rule of the
-// table fires, and checks the rule, the resulting state, the action and the effects run.
+// fsmTrace makes m record the rules it fires, in order, in the returned slice.
+func fsmTrace(m *Machine) *[]Step {
+	steps := &[]Step{}
+	m.SetObserver(func(s Step) {
+		*steps = append(*steps, s)
+	})
+	return steps
+}
+
+// TestRules sends each event to each state with the guards set so that every rule
+// of the table fires, and checks the rules fired, the resulting state, the actions
+// and the effects run. A "*" row is tested from the first state it applies to.
 func TestRules(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -115,15 +139,14 @@ func TestRules(t *testing.T) {
 		rules   []int
 		kind    RuleKind
 		to      StateKind
-		action  ActionKind
+		actions []ActionKind
 		effects []string
 	}{
 		{
-			action:  ActionSendLLMRequest,
+			actions: []ActionKind{ActionSendLLMRequest},
 			effects: []string{"startTurn"},
 			event:   &UserInput{},
 			from:    WaitingForUserInput{},
-			kind:    RuleTransition,
 			name:    "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest",
 			rules:   []int{0},
 			to:      StateCallingLLM,
@@ -193,90 +216,75 @@ func TestRules(t *testing.T) {
 			to:    StateWaitingForUserInput,
 		},
 		{
-			action: ActionShutdown,
-			event:  &ShutdownRequested{},
-			from:   WaitingForUserInput{},
-			kind:   RuleTransition,
-			name:   "WaitingForUserInput --ShutdownRequested--> ShuttingDown / Shutdown",
-			rules:  []int{9},
-			to:     StateShuttingDown,
+			actions: []ActionKind{ActionDisplayMessage},
+			event:   &TextDelta{},
+			from:    CallingLLM{},
+			name:    "CallingLlm --TextDelta--> (stays) / DisplayMessage",
+			rules:   []int{10},
+			to:      StateCallingLLM,
+		},
+		{
+			actions: []ActionKind{ActionWaitForInput},
+			event:   &ToolCallDelta{},
+			from:    CallingLLM{},
+			name:    "CallingLlm --ToolCallDelta--> (stays) / WaitForInput",
+			rules:   []int{11},
+			to:      StateCallingLLM,
+		},
+		{
+			actions: []ActionKind{ActionExecuteTools},
+			effects: []string{"recordResponse", "startTools"},
+			event:   &LLMCompleted{},
+			from:    CallingLLM{},
+			guards:  map[string]bool{"hasToolCalls": true},
+			name:    "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools",
+			rules:   []int{12, 19},
+			to:      StateExecutingTools,
+		},
+		{
+			actions: []ActionKind{ActionWaitForInput},
+			effects: []string{"recordResponse"},
+			event:   &LLMCompleted{},
+			from:    CallingLLM{},
+			guards:  map[string]bool{"hasToolCalls": false},
+			name:    "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput",
+			rules:   []int{12, 20},
+			to:      StateWaitingForUserInput,
+		},
+		{
+			actions: []ActionKind{ActionScheduleRetry},
+			effects: []string{"scheduleRetry"},
+			event:   &LLMError{},
+			from:    CallingLLM{},
+			guards:  map[string]bool{"canRetry": true},
+			name:    "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry",
+			rules:   []int{13},
+			to:      StateError,
+		},
+		{
+			actions: []ActionKind{ActionDisplayError},
+			effects: []string{"giveUp"},
+			event:   &LLMError{},
+			from:    CallingLLM{},
+			guards:  map[string]bool{"canRetry": false},
+			name:    "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError",
+			rules:   []int{14},
+			to:      StateWaitingForUserInput,
 		},
 		{
 			event: &UserInput{},
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm",
-			rules: []int{10},
+			rules: []int{9},
 			to:    StateCallingLLM,
-		},
-		{
-			action: ActionDisplayMessage,
-			event:  &TextDelta{},
-			from:   CallingLLM{},
-			kind:   RuleTransition,
-			name:   "CallingLlm --TextDelta--> CallingLlm / DisplayMessage",
-			rules:  []int{11},
-			to:     StateCallingLLM,
-		},
-		{
-			action: ActionWaitForInput,
-			event:  &ToolCallDelta{},
-			from:   CallingLLM{},
-			kind:   RuleTransition,
-			name:   "CallingLlm --ToolCallDelta--> CallingLlm / WaitForInput",
-			rules:  []int{12},
-			to:     StateCallingLLM,
-		},
-		{
-			action:  ActionExecuteTools,
-			effects: []string{"recordResponse", "startTools"},
-			event:   &LLMCompleted{},
-			from:    CallingLLM{},
-			guards:  map[string]bool{"hasToolCalls": true},
-			kind:    RuleTransition,
-			name:    "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools",
-			rules:   []int{13, 21},
-			to:      StateExecutingTools,
-		},
-		{
-			action:  ActionWaitForInput,
-			effects: []string{"recordResponse"},
-			event:   &LLMCompleted{},
-			from:    CallingLLM{},
-			guards:  map[string]bool{"hasToolCalls": false},
-			kind:    RuleTransition,
-			name:    "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput",
-			rules:   []int{13, 22},
-			to:      StateWaitingForUserInput,
-		},
-		{
-			action:  ActionScheduleRetry,
-			effects: []string{"scheduleRetry"},
-			event:   &LLMError{},
-			from:    CallingLLM{},
-			guards:  map[string]bool{"canRetry": true},
-			kind:    RuleTransition,
-			name:    "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry",
-			rules:   []int{14},
-			to:      StateError,
-		},
-		{
-			action:  ActionDisplayError,
-			effects: []string{"giveUp"},
-			event:   &LLMError{},
-			from:    CallingLLM{},
-			guards:  map[string]bool{"canRetry": false},
-			kind:    RuleTransition,
-			name:    "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError",
-			rules:   []int{15},
-			to:      StateWaitingForUserInput,
 		},
 		{
 			event: &ToolProgress{},
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm",
-			rules: []int{16},
+			rules: []int{15},
 			to:    StateCallingLLM,
 		},
 		{
@@ -284,7 +292,7 @@ func TestRules(t *testing.T) {
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm",
-			rules: []int{17},
+			rules: []int{16},
 			to:    StateCallingLLM,
 		},
 		{
@@ -292,7 +300,7 @@ func TestRules(t *testing.T) {
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm",
-			rules: []int{18},
+			rules: []int{17},
 			to:    StateCallingLLM,
 		},
 		{
@@ -300,67 +308,17 @@ func TestRules(t *testing.T) {
 			from:  CallingLLM{},
 			kind:  RuleReject,
 			name:  "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm",
-			rules: []int{19},
+			rules: []int{18},
 			to:    StateCallingLLM,
 		},
 		{
-			action: ActionShutdown,
-			event:  &ShutdownRequested{},
-			from:   CallingLLM{},
-			kind:   RuleTransition,
-			name:   "CallingLlm --ShutdownRequested--> ShuttingDown / Shutdown",
-			rules:  []int{20},
-			to:     StateShuttingDown,
-		},
-		{
-			event: &UserInput{},
-			from:  ExecutingTools{},
-			kind:  RuleReject,
-			name:  "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools",
-			rules: []int{23},
-			to:    StateExecutingTools,
-		},
-		{
-			event: &TextDelta{},
-			from:  ExecutingTools{},
-			kind:  RuleReject,
-			name:  "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools",
-			rules: []int{24},
-			to:    StateExecutingTools,
-		},
-		{
-			event: &ToolCallDelta{},
-			from:  ExecutingTools{},
-			kind:  RuleReject,
-			name:  "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools",
-			rules: []int{25},
-			to:    StateExecutingTools,
-		},
-		{
-			event: &LLMCompleted{},
-			from:  ExecutingTools{},
-			kind:  RuleReject,
-			name:  "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools",
-			rules: []int{26},
-			to:    StateExecutingTools,
-		},
-		{
-			event: &LLMError{},
-			from:  ExecutingTools{},
-			kind:  RuleReject,
-			name:  "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools",
-			rules: []int{27},
-			to:    StateExecutingTools,
-		},
-		{
-			action:  ActionWaitForInput,
+			actions: []ActionKind{ActionWaitForInput},
 			effects: []string{"recordProgress"},
 			event:   &ToolProgress{},
 			from:    ExecutingTools{},
 			guards:  map[string]bool{"isKnownCall": true},
-			kind:    RuleTransition,
-			name:    "ExecutingTools --ToolProgress [isKnownCall]--> ExecutingTools {recordProgress} / WaitForInput",
-			rules:   []int{28},
+			name:    "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput",
+			rules:   []int{26},
 			to:      StateExecutingTools,
 		},
 		{
@@ -369,7 +327,7 @@ func TestRules(t *testing.T) {
 			guards: map[string]bool{"isKnownCall": false},
 			kind:   RuleIgnore,
 			name:   "ExecutingTools --ToolProgress [else]--> ignored",
-			rules:  []int{29},
+			rules:  []int{27},
 			to:     StateExecutingTools,
 		},
 		{
@@ -378,11 +336,11 @@ func TestRules(t *testing.T) {
 			guards: map[string]bool{"isUnknownCall": true},
 			kind:   RuleReject,
 			name:   "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)",
-			rules:  []int{30},
+			rules:  []int{28},
 			to:     StateExecutingTools,
 		},
 		{
-			action:  ActionWaitForInput,
+			actions: []ActionKind{ActionWaitForInput},
 			effects: []string{"recordOutcome"},
 			event:   &ToolCompleted{},
 			from:    ExecutingTools{},
@@ -390,13 +348,12 @@ func TestRules(t *testing.T) {
 				"isUnknownCall": false,
 				"toolsPending":  true,
 			},
-			kind:  RuleTransition,
-			name:  "ExecutingTools --ToolCompleted [toolsPending]--> ExecutingTools {recordOutcome} / WaitForInput",
-			rules: []int{31},
+			name:  "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput",
+			rules: []int{29},
 			to:    StateExecutingTools,
 		},
 		{
-			action:  ActionRunPostToolsHook,
+			actions: []ActionKind{ActionRunPostToolsHook},
 			effects: []string{"finishToolsWithHook"},
 			event:   &ToolCompleted{},
 			from:    ExecutingTools{},
@@ -405,13 +362,12 @@ func TestRules(t *testing.T) {
 				"mutatingToolRan": true,
 				"toolsPending":    false,
 			},
-			kind:  RuleTransition,
 			name:  "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook",
-			rules: []int{32},
+			rules: []int{30},
 			to:    StatePostToolsHook,
 		},
 		{
-			action:  ActionSendLLMRequest,
+			actions: []ActionKind{ActionSendLLMRequest},
 			effects: []string{"finishTools"},
 			event:   &ToolCompleted{},
 			from:    ExecutingTools{},
@@ -420,17 +376,56 @@ func TestRules(t *testing.T) {
 				"mutatingToolRan": false,
 				"toolsPending":    false,
 			},
-			kind:  RuleTransition,
 			name:  "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest",
-			rules: []int{33},
+			rules: []int{31},
 			to:    StateCallingLLM,
+		},
+		{
+			event: &UserInput{},
+			from:  ExecutingTools{},
+			kind:  RuleReject,
+			name:  "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools",
+			rules: []int{21},
+			to:    StateExecutingTools,
+		},
+		{
+			event: &TextDelta{},
+			from:  ExecutingTools{},
+			kind:  RuleReject,
+			name:  "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools",
+			rules: []int{22},
+			to:    StateExecutingTools,
+		},
+		{
+			event: &ToolCallDelta{},
+			from:  ExecutingTools{},
+			kind:  RuleReject,
+			name:  "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools",
+			rules: []int{23},
+			to:    StateExecutingTools,
+		},
+		{
+			event: &LLMCompleted{},
+			from:  ExecutingTools{},
+			kind:  RuleReject,
+			name:  "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools",
+			rules: []int{24},
+			to:    StateExecutingTools,
+		},
+		{
+			event: &LLMError{},
+			from:  ExecutingTools{},
+			kind:  RuleReject,
+			name:  "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools",
+			rules: []int{25},
+			to:    StateExecutingTools,
 		},
 		{
 			event: &PostToolsHookCompleted{},
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools",
-			rules: []int{34},
+			rules: []int{32},
 			to:    StateExecutingTools,
 		},
 		{
@@ -438,24 +433,24 @@ func TestRules(t *testing.T) {
 			from:  ExecutingTools{},
 			kind:  RuleReject,
 			name:  "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools",
-			rules: []int{35},
+			rules: []int{33},
 			to:    StateExecutingTools,
 		},
 		{
-			action: ActionShutdown,
-			event:  &ShutdownRequested{},
-			from:   ExecutingTools{},
-			kind:   RuleTransition,
-			name:   "ExecutingTools --ShutdownRequested--> ShuttingDown / Shutdown",
-			rules:  []int{36},
-			to:     StateShuttingDown,
+			actions: []ActionKind{ActionSendLLMRequest},
+			effects: []string{"resumeAfterHook"},
+			event:   &PostToolsHookCompleted{},
+			from:    PostToolsHook{},
+			name:    "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest",
+			rules:   []int{41},
+			to:      StateCallingLLM,
 		},
 		{
 			event: &UserInput{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook",
-			rules: []int{37},
+			rules: []int{34},
 			to:    StatePostToolsHook,
 		},
 		{
@@ -463,7 +458,7 @@ func TestRules(t *testing.T) {
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook",
-			rules: []int{38},
+			rules: []int{35},
 			to:    StatePostToolsHook,
 		},
 		{
@@ -471,7 +466,7 @@ func TestRules(t *testing.T) {
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook",
-			rules: []int{39},
+			rules: []int{36},
 			to:    StatePostToolsHook,
 		},
 		{
@@ -479,7 +474,7 @@ func TestRules(t *testing.T) {
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --LlmCompleted--> rejected: LlmCompleted is not accepted in state PostToolsHook",
-			rules: []int{40},
+			rules: []int{37},
 			to:    StatePostToolsHook,
 		},
 		{
@@ -487,7 +482,7 @@ func TestRules(t *testing.T) {
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook",
-			rules: []int{41},
+			rules: []int{38},
 			to:    StatePostToolsHook,
 		},
 		{
@@ -495,7 +490,7 @@ func TestRules(t *testing.T) {
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook",
-			rules: []int{42},
+			rules: []int{39},
 			to:    StatePostToolsHook,
 		},
 		{
@@ -503,42 +498,32 @@ func TestRules(t *testing.T) {
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook",
-			rules: []int{43},
+			rules: []int{40},
 			to:    StatePostToolsHook,
-		},
-		{
-			action:  ActionSendLLMRequest,
-			effects: []string{"resumeAfterHook"},
-			event:   &PostToolsHookCompleted{},
-			from:    PostToolsHook{},
-			kind:    RuleTransition,
-			name:    "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest",
-			rules:   []int{44},
-			to:      StateCallingLLM,
 		},
 		{
 			event: &RetryTimeoutFired{},
 			from:  PostToolsHook{},
 			kind:  RuleReject,
 			name:  "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook",
-			rules: []int{45},
+			rules: []int{42},
 			to:    StatePostToolsHook,
 		},
 		{
-			action: ActionShutdown,
-			event:  &ShutdownRequested{},
-			from:   PostToolsHook{},
-			kind:   RuleTransition,
-			name:   "PostToolsHook --ShutdownRequested--> ShuttingDown / Shutdown",
-			rules:  []int{46},
-			to:     StateShuttingDown,
+			actions: []ActionKind{ActionSendLLMRequest},
+			effects: []string{"buildRequest"},
+			event:   &RetryTimeoutFired{},
+			from:    Error{},
+			name:    "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest",
+			rules:   []int{51},
+			to:      StateCallingLLM,
 		},
 		{
 			event: &UserInput{},
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --UserInput--> rejected: UserInput is not accepted in state Error",
-			rules: []int{47},
+			rules: []int{43},
 			to:    StateError,
 		},
 		{
@@ -546,7 +531,7 @@ func TestRules(t *testing.T) {
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --TextDelta--> rejected: TextDelta is not accepted in state Error",
-			rules: []int{48},
+			rules: []int{44},
 			to:    StateError,
 		},
 		{
@@ -554,7 +539,7 @@ func TestRules(t *testing.T) {
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error",
-			rules: []int{49},
+			rules: []int{45},
 			to:    StateError,
 		},
 		{
@@ -562,7 +547,7 @@ func TestRules(t *testing.T) {
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --LlmCompleted--> rejected: LlmCompleted is not accepted in state Error",
-			rules: []int{50},
+			rules: []int{46},
 			to:    StateError,
 		},
 		{
@@ -570,7 +555,7 @@ func TestRules(t *testing.T) {
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --LlmError--> rejected: LlmError is not accepted in state Error",
-			rules: []int{51},
+			rules: []int{47},
 			to:    StateError,
 		},
 		{
@@ -578,7 +563,7 @@ func TestRules(t *testing.T) {
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error",
-			rules: []int{52},
+			rules: []int{48},
 			to:    StateError,
 		},
 		{
@@ -586,7 +571,7 @@ func TestRules(t *testing.T) {
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error",
-			rules: []int{53},
+			rules: []int{49},
 			to:    StateError,
 		},
 		{
@@ -594,34 +579,15 @@ func TestRules(t *testing.T) {
 			from:  Error{},
 			kind:  RuleReject,
 			name:  "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error",
-			rules: []int{54},
+			rules: []int{50},
 			to:    StateError,
-		},
-		{
-			action:  ActionSendLLMRequest,
-			effects: []string{"retryRequest"},
-			event:   &RetryTimeoutFired{},
-			from:    Error{},
-			kind:    RuleTransition,
-			name:    "Error --RetryTimeoutFired--> CallingLlm {retryRequest} / SendLlmRequest",
-			rules:   []int{55},
-			to:      StateCallingLLM,
-		},
-		{
-			action: ActionShutdown,
-			event:  &ShutdownRequested{},
-			from:   Error{},
-			kind:   RuleTransition,
-			name:   "Error --ShutdownRequested--> ShuttingDown / Shutdown",
-			rules:  []int{56},
-			to:     StateShuttingDown,
 		},
 		{
 			event: &UserInput{},
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --UserInput--> ignored",
-			rules: []int{57},
+			rules: []int{52},
 			to:    StateShuttingDown,
 		},
 		{
@@ -629,7 +595,7 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --TextDelta--> ignored",
-			rules: []int{58},
+			rules: []int{53},
 			to:    StateShuttingDown,
 		},
 		{
@@ -637,7 +603,7 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --ToolCallDelta--> ignored",
-			rules: []int{59},
+			rules: []int{54},
 			to:    StateShuttingDown,
 		},
 		{
@@ -645,7 +611,7 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --LlmCompleted--> ignored",
-			rules: []int{60},
+			rules: []int{55},
 			to:    StateShuttingDown,
 		},
 		{
@@ -653,7 +619,7 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --LlmError--> ignored",
-			rules: []int{61},
+			rules: []int{56},
 			to:    StateShuttingDown,
 		},
 		{
@@ -661,7 +627,7 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --ToolProgress--> ignored",
-			rules: []int{62},
+			rules: []int{57},
 			to:    StateShuttingDown,
 		},
 		{
@@ -669,7 +635,7 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --ToolCompleted--> ignored",
-			rules: []int{63},
+			rules: []int{58},
 			to:    StateShuttingDown,
 		},
 		{
@@ -677,7 +643,7 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --PostToolsHookCompleted--> ignored",
-			rules: []int{64},
+			rules: []int{59},
 			to:    StateShuttingDown,
 		},
 		{
@@ -685,55 +651,78 @@ func TestRules(t *testing.T) {
 			from:  ShuttingDown{},
 			kind:  RuleIgnore,
 			name:  "ShuttingDown --RetryTimeoutFired--> ignored",
-			rules: []int{65},
+			rules: []int{60},
 			to:    StateShuttingDown,
 		},
 		{
-			action: ActionShutdown,
-			event:  &ShutdownRequested{},
-			from:   ShuttingDown{},
-			kind:   RuleTransition,
-			name:   "ShuttingDown --ShutdownRequested--> ShuttingDown / Shutdown",
-			rules:  []int{66},
-			to:     StateShuttingDown,
+			actions: []ActionKind{ActionShutdown},
+			event:   &ShutdownRequested{},
+			from:    WaitingForUserInput{},
+			name:    "* --ShutdownRequested--> ShuttingDown / Shutdown",
+			rules:   []int{61},
+			to:      StateShuttingDown,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &fsmFakeBehavior{guards: tt.guards}
-			m, err := Restore(b, tt.from)
+			b := &fsmFake{guards: tt.guards}
+			rec := &Recorder{}
+			m, err := Restore(b, rec, tt.from)
 			require.NoError(t, err)
+			steps := fsmTrace(m)
+			err = m.HandleEvent(tt.event)
 			var fired []int
-			m.SetObserver(func(s Step) {
+			for _, s := range *steps {
 				fired = append(fired, s.Rule)
-			})
-			act, err := m.HandleEvent(tt.event)
+			}
 			assert.Equal(t, tt.rules, fired, "rules fired")
 			assert.Equal(t, tt.to, m.Kind(), "state after the event")
 			switch tt.kind {
 			case RuleReject:
 				assert.ErrorIs(t, err, ErrRejected)
-				assert.Nil(t, act)
 				assert.Equal(t, tt.from, m.State(), "a rejected event changes nothing")
 			case RuleIgnore:
 				assert.NoError(t, err)
-				assert.Nil(t, act)
 				assert.Equal(t, tt.from, m.State(), "an ignored event changes nothing")
 			default:
 				require.NoError(t, err)
-				if tt.action == 0 {
-					assert.Nil(t, act)
-				} else {
-					require.NotNil(t, act)
-					assert.Equal(t, tt.action, act.Kind())
-				}
 			}
+			var acts []ActionKind
+			for _, a := range rec.Actions {
+				acts = append(acts, a.Kind())
+			}
+			assert.Equal(t, tt.actions, acts, "actions handed to the Handler")
 			assert.Equal(t, tt.effects, b.ran, "effects run")
 		})
 	}
 }
 
-// TestStateJSON checks that every state survives a JSON round trip with its kind.
+// TestEveryPair sends every event to every state at rest, with every guard false,
+// and checks that a rule of that state, or a "*" row, resolves the pair.
+func TestEveryPair(t *testing.T) {
+	states := []State{WaitingForUserInput{}, CallingLLM{}, ExecutingTools{}, PostToolsHook{}, Error{}, ShuttingDown{}}
+	events := []Event{&UserInput{}, &TextDelta{}, &ToolCallDelta{}, &LLMCompleted{}, &LLMError{}, &ToolProgress{}, &ToolCompleted{}, &PostToolsHookCompleted{}, &RetryTimeoutFired{}, &ShutdownRequested{}}
+	for _, s := range states {
+		for _, ev := range events {
+			b := &fsmFake{guards: map[string]bool{}}
+			rec := &Recorder{}
+			m, err := Restore(b, rec, s)
+			require.NoError(t, err)
+			steps := fsmTrace(m)
+			if err := m.HandleEvent(ev); err != nil {
+				require.ErrorIs(t, err, ErrRejected, "%s × %s", s.Kind(), ev.Kind())
+			}
+			require.NotEmpty(t, *steps, "%s × %s: no rule fired", s.Kind(), ev.Kind())
+			first := (*steps)[0]
+			rule := Rules()[first.Rule]
+			assert.Equal(t, ev.Kind(), rule.Event, "%s × %s: rule %d", s.Kind(), ev.Kind(), first.Rule)
+			assert.Contains(t, []StateKind{s.Kind(), 0}, rule.From, "%s × %s: rule %d", s.Kind(), ev.Kind(), first.Rule)
+		}
+	}
+}
+
+// TestStateJSON checks that every state survives a JSON round trip with its kind,
+// and that malformed JSON is an error.
 func TestStateJSON(t *testing.T) {
 	for _, v := range []State{
 		WaitingForUserInput{},
@@ -752,11 +741,14 @@ func TestStateJSON(t *testing.T) {
 			assert.Equal(t, v, got)
 		})
 	}
-	_, err := UnmarshalState([]byte("{\"kind\":\"no_such_kind\"}"))
-	assert.Error(t, err, "an unknown kind is an error")
+	for _, data := range []string{"{\"kind\":\"no_such_kind\"}", "{\"kind\":\"\"}", "["} {
+		_, err := UnmarshalState([]byte(data))
+		assert.Error(t, err, data)
+	}
 }
 
-// TestEventJSON checks that every event survives a JSON round trip with its kind.
+// TestEventJSON checks that every event survives a JSON round trip with its kind,
+// and that malformed JSON is an error.
 func TestEventJSON(t *testing.T) {
 	for _, v := range []Event{
 		&UserInput{},
@@ -782,11 +774,14 @@ func TestEventJSON(t *testing.T) {
 			assert.Equal(t, v, got)
 		})
 	}
-	_, err := UnmarshalEvent([]byte("{\"kind\":\"no_such_kind\"}"))
-	assert.Error(t, err, "an unknown kind is an error")
+	for _, data := range []string{"{\"kind\":\"no_such_kind\"}", "{\"kind\":\"\"}", "[", "{\"kind\":\"text_delta\",\"content\":42}"} {
+		_, err := UnmarshalEvent([]byte(data))
+		assert.Error(t, err, data)
+	}
 }
 
-// TestActionJSON checks that every action survives a JSON round trip with its kind.
+// TestActionJSON checks that every action survives a JSON round trip with its kind,
+// and that malformed JSON is an error.
 func TestActionJSON(t *testing.T) {
 	for _, v := range []Action{
 		&SendLLMRequest{},
@@ -806,13 +801,133 @@ func TestActionJSON(t *testing.T) {
 			assert.Equal(t, v, got)
 		})
 	}
-	_, err := UnmarshalAction([]byte("{\"kind\":\"no_such_kind\"}"))
-	assert.Error(t, err, "an unknown kind is an error")
+	for _, data := range []string{"{\"kind\":\"no_such_kind\"}", "{\"kind\":\"\"}", "[", "{\"kind\":\"display_message\",\"content\":42}"} {
+		_, err := UnmarshalAction([]byte(data))
+		assert.Error(t, err, data)
+	}
 }
 
-// TestRandomSequences sends random events with random guard results and checks, after every
-// step, that the machine is in a state at rest, never leaves a terminal state, and that a
-// rejected event changes nothing.
+// TestKindStrings checks the names of the kinds, and of a kind out of range.
+func TestKindStrings(t *testing.T) {
+	assert.Equal(t, "WaitingForUserInput", StateWaitingForUserInput.String())
+	assert.Equal(t, "CallingLlm", StateCallingLLM.String())
+	assert.Equal(t, "ProcessingLlmResponse", StateProcessingLLMResponse.String())
+	assert.Equal(t, "ExecutingTools", StateExecutingTools.String())
+	assert.Equal(t, "PostToolsHook", StatePostToolsHook.String())
+	assert.Equal(t, "Error", StateError.String())
+	assert.Equal(t, "ShuttingDown", StateShuttingDown.String())
+	assert.Equal(t, "StateKind(0)", StateKind(0).String())
+	assert.Equal(t, "UserInput", EventUserInput.String())
+	assert.Equal(t, "TextDelta", EventTextDelta.String())
+	assert.Equal(t, "ToolCallDelta", EventToolCallDelta.String())
+	assert.Equal(t, "LlmCompleted", EventLLMCompleted.String())
+	assert.Equal(t, "LlmError", EventLLMError.String())
+	assert.Equal(t, "ToolProgress", EventToolProgress.String())
+	assert.Equal(t, "ToolCompleted", EventToolCompleted.String())
+	assert.Equal(t, "PostToolsHookCompleted", EventPostToolsHookCompleted.String())
+	assert.Equal(t, "RetryTimeoutFired", EventRetryTimeoutFired.String())
+	assert.Equal(t, "ShutdownRequested", EventShutdownRequested.String())
+	assert.Equal(t, "EventKind(0)", EventKind(0).String())
+	assert.Equal(t, "SendLlmRequest", ActionSendLLMRequest.String())
+	assert.Equal(t, "ExecuteTools", ActionExecuteTools.String())
+	assert.Equal(t, "RunPostToolsHook", ActionRunPostToolsHook.String())
+	assert.Equal(t, "WaitForInput", ActionWaitForInput.String())
+	assert.Equal(t, "DisplayMessage", ActionDisplayMessage.String())
+	assert.Equal(t, "DisplayError", ActionDisplayError.String())
+	assert.Equal(t, "ScheduleRetry", ActionScheduleRetry.String())
+	assert.Equal(t, "Shutdown", ActionShutdown.String())
+	assert.Equal(t, "ActionKind(0)", ActionKind(0).String())
+	assert.NotContains(t, RuleTransition.String(), "RuleKind(")
+	assert.NotContains(t, RuleIgnore.String(), "RuleKind(")
+	assert.NotContains(t, RuleReject.String(), "RuleKind(")
+	assert.Equal(t, "RuleKind(9)", RuleKind(9).String())
+}
+
+// TestMachineErrors checks the errors of an uninitialised machine, a nil event, a
+// nil behaviour or handler, a transient state restored, and HandleEvent called
+// from the observer.
+func TestMachineErrors(t *testing.T) {
+	var zero Machine
+	assert.ErrorContains(t, zero.HandleEvent(&UserInput{}), "not initialised")
+	assert.Nil(t, zero.State())
+	b := &fsmFake{guards: map[string]bool{}}
+	rec := &Recorder{}
+	m, err := Restore(b, rec, WaitingForUserInput{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.HandleEvent(nil), "not an event")
+	_, err = Restore(b, rec, nil)
+	assert.Error(t, err, "a nil state")
+	_, err = Restore(b, rec, ProcessingLLMResponse{})
+	assert.ErrorContains(t, err, "transient")
+	m, err = Restore(b, rec, WaitingForUserInput{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.HandleEvent((*UserInput)(nil)), "nil")
+	assert.Equal(t, WaitingForUserInput{}, m.State(), "a nil event changes nothing")
+	m, err = Restore(b, rec, CallingLLM{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.HandleEvent((*TextDelta)(nil)), "nil")
+	assert.Equal(t, CallingLLM{}, m.State(), "a nil event changes nothing")
+	m, err = Restore(b, rec, CallingLLM{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.HandleEvent((*LLMCompleted)(nil)), "nil")
+	assert.Equal(t, CallingLLM{}, m.State(), "a nil event changes nothing")
+	m, err = Restore(b, rec, CallingLLM{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.HandleEvent((*LLMError)(nil)), "nil")
+	assert.Equal(t, CallingLLM{}, m.State(), "a nil event changes nothing")
+	m, err = Restore(b, rec, ExecutingTools{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.HandleEvent((*ToolProgress)(nil)), "nil")
+	assert.Equal(t, ExecutingTools{}, m.State(), "a nil event changes nothing")
+	m, err = Restore(b, rec, ExecutingTools{})
+	require.NoError(t, err)
+	assert.ErrorContains(t, m.HandleEvent((*ToolCompleted)(nil)), "nil")
+	assert.Equal(t, ExecutingTools{}, m.State(), "a nil event changes nothing")
+	m, err = Restore(b, rec, WaitingForUserInput{})
+	require.NoError(t, err)
+	var inner error
+	m.SetObserver(func(Step) {
+		inner = m.HandleEvent(&UserInput{})
+	})
+	_ = m.HandleEvent(&UserInput{})
+	assert.ErrorContains(t, inner, "HandleEvent called from")
+	_, err = Restore(nil, rec, WaitingForUserInput{})
+	assert.ErrorContains(t, err, "is nil")
+	assert.Panics(t, func() {
+		New(nil, rec, WaitingForUserInput{})
+	})
+	_, err = Restore(b, nil, WaitingForUserInput{})
+	assert.ErrorContains(t, err, "is nil")
+	assert.Panics(t, func() {
+		New(b, nil, WaitingForUserInput{})
+	})
+}
+
+// TestRecorder checks that the Recorder keeps every action with its values.
+func TestRecorder(t *testing.T) {
+	rec := &Recorder{}
+	a0 := &SendLLMRequest{}
+	rec.SendLLMRequest(a0.Request)
+	a1 := &ExecuteTools{}
+	rec.ExecuteTools(a1.Calls)
+	a2 := &RunPostToolsHook{}
+	rec.RunPostToolsHook(a2.CompletedTools)
+	a3 := &WaitForInput{}
+	rec.WaitForInput()
+	a4 := &DisplayMessage{Content: "sample a"}
+	rec.DisplayMessage(a4.Content)
+	a5 := &DisplayError{Message: "sample a"}
+	rec.DisplayError(a5.Message)
+	a6 := &ScheduleRetry{Attempt: 2}
+	rec.ScheduleRetry(a6.Delay, a6.Attempt, a6.Error)
+	a7 := &Shutdown{}
+	rec.Shutdown()
+	assert.Equal(t, []Action{a0, a1, a2, a3, a4, a5, a6, a7}, rec.Actions)
+}
+
+// TestRandomSequences sends random events with random guard results and checks,
+// after every step, that the machine is in a state at rest, never leaves a
+// terminal state, and that a rejected event changes nothing.
 func TestRandomSequences(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	events := []Event{&UserInput{}, &TextDelta{}, &ToolCallDelta{}, &LLMCompleted{}, &LLMError{}, &ToolProgress{}, &ToolCompleted{}, &PostToolsHookCompleted{}, &RetryTimeoutFired{}, &ShutdownRequested{}}
@@ -820,15 +935,16 @@ func TestRandomSequences(t *testing.T) {
 	transient := map[StateKind]bool{StateProcessingLLMResponse: true}
 	guards := []string{"canRetry", "hasToolCalls", "isUnknownCall", "toolsPending", "mutatingToolRan", "isKnownCall"}
 	for run := 0; run < 200; run++ {
-		b := &fsmFakeBehavior{guards: map[string]bool{}}
-		m := New(b, WaitingForUserInput{})
+		b := &fsmFake{guards: map[string]bool{}}
+		rec := &Recorder{}
+		m := New(b, rec, WaitingForUserInput{})
 		for i := 0; i < 50; i++ {
 			for _, name := range guards {
 				b.guards[name] = r.IntN(2) == 0
 			}
 			before := m.State()
 			ev := events[r.IntN(len(events))]
-			act, err := m.HandleEvent(ev)
+			err := m.HandleEvent(ev)
 			after := m.Kind()
 			require.NotZero(t, after, "run %d step %d: no state", run, i)
 			require.False(t, transient[after], "run %d step %d: stopped in transient state %s", run, i, after)
@@ -837,7 +953,6 @@ func TestRandomSequences(t *testing.T) {
 			}
 			if err != nil {
 				require.ErrorIs(t, err, ErrRejected)
-				require.Nil(t, act)
 				require.Equal(t, before, m.State(), "run %d step %d: a rejected event changed the state", run, i)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/fsm"
@@ -23,7 +24,8 @@ type edge struct{ From, To, Label string }
 
 // Mermaid returns the machine's stateDiagram-v2: the initial and terminal
 // pseudo-states, one edge per transition labelled "Event [guard] / Action",
-// and transient states drawn as <<choice>> nodes.
+// a "*" row drawn from every state it applies to, and transient states
+// drawn as <<choice>> nodes.
 func Mermaid(m *fsm.Machine) ([]byte, error) {
 	v := diagramView{Header: Header, Title: mermaidText(m.Name + " state machine, from " + m.SpecFile), Initial: m.Initial.Name}
 	for _, s := range m.States {
@@ -38,24 +40,46 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 	// (mermaid-js/mermaid#6132), so a state's self-loops share one edge
 	// whose label lists them, one per line.
 	loops := map[string]int{}
-	for _, r := range m.Rules {
-		if r.Kind != fsm.Transition {
-			continue
+	add := func(from *fsm.State, r *fsm.Rule) {
+		to := r.To
+		if to == nil {
+			to = from
 		}
 		label := edgeLabel(r)
-		if r.Stays() {
-			if i, ok := loops[r.From.Name]; ok {
+		if to == from {
+			if i, ok := loops[from.Name]; ok {
 				v.Edges[i].Label += "<br/>" + label
-				continue
+				return
 			}
-			loops[r.From.Name] = len(v.Edges)
+			loops[from.Name] = len(v.Edges)
 		}
-		v.Edges = append(v.Edges, edge{From: r.From.Name, To: r.To.Name, Label: label})
+		v.Edges = append(v.Edges, edge{From: from.Name, To: to.Name, Label: label})
+	}
+	wild := map[*fsm.Event]*fsm.Cell{}
+	for _, c := range m.Wild {
+		wild[c.Event] = c
+	}
+	for _, s := range m.States {
+		var cells []*fsm.Cell
+		if s.Choice != nil {
+			cells = append(cells, s.Choice)
+		}
+		cells = append(cells, s.Handles...)
+		for _, e := range s.Wild {
+			cells = append(cells, wild[e])
+		}
+		for _, c := range cells {
+			for _, r := range c.Rules {
+				if r.Kind == fsm.Transition {
+					add(s, r)
+				}
+			}
+		}
 	}
 	return execute("diagram.mmd.tmpl", v)
 }
 
-// edgeLabel returns "Event [guard] / Action" with the parts a rule has.
+// edgeLabel returns "Event [guard] / Action, Action" with the parts a rule has.
 func edgeLabel(r *fsm.Rule) string {
 	var parts []string
 	if r.Event != nil {
@@ -67,8 +91,12 @@ func edgeLabel(r *fsm.Rule) string {
 	case r.Else:
 		parts = append(parts, "[else]")
 	}
-	if r.Action != nil {
-		parts = append(parts, "/ "+r.Action.Name)
+	if len(r.Actions) > 0 {
+		var acts []string
+		for _, e := range r.Actions {
+			acts = append(acts, e.Action.Name)
+		}
+		parts = append(parts, "/ "+strings.Join(acts, ", "))
 	}
 	return strings.Join(parts, " ")
 }
@@ -100,7 +128,7 @@ type tableView struct {
 
 type declRow struct{ Name, Kind, Fields, Doc string }
 
-type transitionRow struct{ From, Event, Guard, To, Effect, Action string }
+type transitionRow struct{ From, Event, Guard, To, Effect, Action, Where string }
 
 type refusalRow struct{ State, Ignored, Rejected string }
 
@@ -123,8 +151,9 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 		v.Actions = append(v.Actions, declRow{Name: a.Name, Fields: mdFields(a.Fields), Doc: mdText(a.Doc)})
 	}
 	for _, s := range m.States {
-		v.addRules(s)
+		v.addRules(m, s)
 	}
+	v.addRules(m, nil)
 	return execute("table.md.tmpl", v)
 }
 
@@ -150,21 +179,28 @@ func code(s string) string {
 	return "`" + s + "`"
 }
 
-// addRules adds a state's rules to the view: transitions and guarded
-// refusals to the transition table, unguarded refusals to the state's row
-// of ignored and rejected events, and reasons given in the spec to the list
-// under it.
-func (v *tableView) addRules(s *fsm.State) {
+// addRules adds a state's rules (or, for nil, the "*" rows) to the view:
+// transitions and guarded refusals to the transition table, unguarded
+// refusals to the state's row of ignored and rejected events, and reasons
+// given in the spec to the list under it.
+func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 	var ignored, rejected []string
+	var cells []*fsm.Cell
+	if s == nil {
+		cells = m.Wild
+	} else {
+		cells = append(append(cells, s.Handles...), s.Refuses...)
+		if s.Choice != nil {
+			cells = append(cells, s.Choice)
+		}
+	}
 	var rules []*fsm.Rule
-	for _, c := range s.Cells {
+	for _, c := range cells {
 		rules = append(rules, c.Rules...)
 	}
-	if s.Choice != nil {
-		rules = append(rules, s.Choice.Rules...)
-	}
+	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
 	for _, r := range rules {
-		row := transitionRow{From: code(r.From.Name), Event: "(eventless)"}
+		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
 		if r.Event != nil {
 			row.Event = code(r.Event.Name)
 		}
@@ -177,26 +213,32 @@ func (v *tableView) addRules(s *fsm.State) {
 		guarded := r.Guard != nil || r.Else
 		switch {
 		case r.Kind == fsm.Transition:
-			row.To = code(r.To.Name)
-			if r.Stays() {
-				row.To = "(stays)"
+			row.To = "(stays)"
+			if r.To != nil {
+				row.To = code(r.To.Name)
 			}
 			if r.Effect != nil {
 				row.Effect = code(r.Effect.Name)
 			}
-			if r.Action != nil {
-				row.Action = code(r.Action.Name)
+			var acts []string
+			for _, e := range r.Actions {
+				acts = append(acts, code(e.Action.Name))
 			}
+			row.Action = strings.Join(acts, ", ")
 			v.Transitions = append(v.Transitions, row)
-		case r.Kind == fsm.Ignore && guarded:
+		case r.Kind == fsm.Ignore && (guarded || s == nil):
 			row.To = "(ignored)"
 			v.Transitions = append(v.Transitions, row)
 		case r.Kind == fsm.Ignore:
 			ignored = append(ignored, r.Event.Name)
-		case guarded:
+		case guarded || s == nil:
 			row.To = "(rejected)"
 			v.Transitions = append(v.Transitions, row)
-			v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s` [%s]: %s", r.From.Name, r.Event.Name, strings.Trim(row.Guard, "`"), mdText(r.Reason)))
+			g := ""
+			if guarded {
+				g = " [" + strings.Trim(row.Guard, "`") + "]"
+			}
+			v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`%s: %s", r.From.String(), r.Event.Name, g, mdText(r.Reason)))
 		default:
 			rejected = append(rejected, r.Event.Name)
 			if !r.Listed {
@@ -204,7 +246,7 @@ func (v *tableView) addRules(s *fsm.State) {
 			}
 		}
 	}
-	if len(ignored)+len(rejected) > 0 {
+	if s != nil && len(ignored)+len(rejected) > 0 {
 		v.Refusals = append(v.Refusals, refusalRow{State: code(s.Name), Ignored: strings.Join(ignored, ", "), Rejected: strings.Join(rejected, ", ")})
 	}
 }

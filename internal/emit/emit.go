@@ -85,9 +85,15 @@ func render(f *jen.File) ([]byte, error) {
 	return nil, fmt.Errorf("generated code does not format: %w\n%s", err, numbered.String())
 }
 
+// wrapAt is the width doc comments are wrapped at, not counting "// ".
+const wrapAt = 76
+
 // docLines splits doc text into comment lines that cannot escape the
-// comment: control characters become spaces, and each line is rendered
-// after "// " so that no line can start a directive or end the comment.
+// comment or act as a directive: control characters become spaces, lines
+// longer than wrapAt are wrapped at spaces, and a line that would read as
+// a build constraint ("+build …") is escaped with a backslash. Each line
+// is rendered after "// ", so that none can start a //go: or //line
+// directive or end the comment.
 func docLines(text string) []string {
 	text = strings.Map(func(r rune) rune {
 		switch {
@@ -100,9 +106,37 @@ func docLines(text string) []string {
 	}, text)
 	var out []string
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		out = append(out, strings.TrimRight(line, " \t"))
+		for _, l := range wrap(strings.TrimRight(line, " \t"), wrapAt) {
+			if strings.HasPrefix(strings.TrimSpace(l), "+build") {
+				l = `\` + strings.TrimSpace(l)
+			}
+			out = append(out, l)
+		}
 	}
 	return out
+}
+
+// wrap breaks a line longer than width at spaces; a word longer than width
+// stays whole. Leading indentation is kept on the first line only.
+func wrap(line string, width int) []string {
+	if len([]rune(line)) <= width {
+		return []string{line}
+	}
+	indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+	var out []string
+	cur := indent
+	for _, w := range strings.Fields(line) {
+		switch {
+		case strings.TrimSpace(cur) == "":
+			cur += w
+		case len([]rune(cur))+1+len([]rune(w)) > width:
+			out = append(out, cur)
+			cur = w
+		default:
+			cur += " " + w
+		}
+	}
+	return append(out, cur)
 }
 
 // comment renders doc text as // lines, with lead (e.g. "CallingLLM is")
@@ -113,12 +147,17 @@ func comment(lead, text string) jen.Code {
 	var lines []string
 	switch {
 	case text == "":
-		lines = []string{strings.TrimSuffix(lead, " ") + "."}
+		lines = docLines(strings.TrimSuffix(lead, " ") + ".")
 	case lead == "":
 		lines = docLines(text)
 	default:
 		lines = docLines(lead + text)
 	}
+	return commentLines(lines)
+}
+
+// commentLines renders lines as // comments, an empty line as "//".
+func commentLines(lines []string) jen.Code {
 	g := jen.Null()
 	for i, l := range lines {
 		if i > 0 {
@@ -131,4 +170,35 @@ func comment(lead, text string) jen.Code {
 		}
 	}
 	return g
+}
+
+// paragraphs renders doc paragraphs as one comment, separated by "//".
+func paragraphs(ps ...string) jen.Code {
+	var lines []string
+	for _, p := range ps {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, docLines(p)...)
+	}
+	return commentLines(lines)
+}
+
+// article returns "a" or "an" for word.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// list joins words as "a, b and c".
+func list(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -20,143 +20,78 @@ const (
 
 // goGen emits the machine's Go package.
 type goGen struct {
-	m    *fsm.Machine
-	f    *jen.File
-	kept map[*fsm.State][]*fsm.Field        // see keptFields
-	set  map[*fsm.State]map[*fsm.Field]bool // see entrySets
-	// via is set while emitting the copy of the rules that calls a
-	// Behavior other than the named type (see genHandleEvent).
-	via bool
+	m *fsm.Machine
+	f *jen.File
 }
 
 // GoFile returns the generated package for m as a jennifer file.
 func GoFile(m *fsm.Machine) *jen.File {
-	g := &goGen{m: m, f: newFile(m), kept: keptFields(m), set: entrySets(m)}
+	g := &goGen{m: m, f: newFile(m)}
 	g.genPackageDoc()
 	g.genKinds()
 	g.genInterfaces()
 	g.genDecls()
 	g.genBehavior()
+	g.genHandler()
 	g.genRules()
 	g.genErrors()
 	g.genMachine()
 	g.genHandleEvent()
+	g.genOtherwise()
 	g.genChoices()
 	g.genSteps()
 	g.genJSON()
 	return g.f
 }
 
-func (g *goGen) hasBehavior() bool { return len(g.m.Guards)+len(g.m.Effects) > 0 }
-
-// direct reports whether the spec names a behaviour type of the output
-// package (the behavior key) for the machine to call directly.
-func (g *goGen) direct() bool { return g.m.Behavior != "" && g.hasBehavior() }
-
-// carries counts, for each state, the transitions into it, and for each
-// field, the transitions into its state that carry a value over into it.
-// keptFields and entrySets read the two counts.
-func carries(m *fsm.Machine) (entries map[*fsm.State]int, carried map[*fsm.Field]int) {
-	entries, carried = map[*fsm.State]int{}, map[*fsm.Field]int{}
-	for _, r := range m.Rules {
-		if r.Stays() {
-			continue
+// decls returns the declarations of one kind: "state", "event" or "action".
+func decls(m *fsm.Machine, what string) []*fsm.Decl {
+	var out []*fsm.Decl
+	switch what {
+	case "state":
+		for _, s := range m.States {
+			out = append(out, &s.Decl)
 		}
-		entries[r.To]++
-		for _, a := range r.ToInit {
-			carried[a.Field]++
+	case "event":
+		for _, e := range m.Events {
+			out = append(out, &e.Decl)
 		}
-	}
-	return entries, carried
-}
-
-// keptFields returns, for each state, the slice fields whose storage the
-// machine keeps from one visit of the state to the next: those that no
-// rule fills by carrying a value over, so that only effects fill them,
-// with storage they own. When the machine leaves the state it truncates
-// them instead of dropping them, and an effect that enters the state again
-// finds them empty, with their capacity, and can append without
-// allocating: a machine that goes round the same states reaches a steady
-// state in which its transitions allocate nothing.
-func keptFields(m *fsm.Machine) map[*fsm.State][]*fsm.Field {
-	_, carried := carries(m)
-	kept := map[*fsm.State][]*fsm.Field{}
-	for _, s := range m.States {
-		for _, f := range s.Fields {
-			if strings.HasPrefix(strings.TrimSpace(f.Type), "[]") && carried[f] == 0 {
-				kept[s] = append(kept[s], f)
-			}
-		}
-	}
-	return kept
-}
-
-// entrySets returns, for each state, the fields that every transition into
-// it sets by carrying a value over: the machine need not zero them when it
-// leaves the state, since the next transition into it overwrites them
-// before its effect runs. A state that no transition enters (the initial
-// state, left for good) has none: leaving it zeroes everything, so that
-// the machine keeps no reference to its data.
-func entrySets(m *fsm.Machine) map[*fsm.State]map[*fsm.Field]bool {
-	entries, carried := carries(m)
-	set := map[*fsm.State]map[*fsm.Field]bool{}
-	for _, s := range m.States {
-		for _, f := range s.Fields {
-			if n := entries[s]; n > 0 && carried[f] == n {
-				if set[s] == nil {
-					set[s] = map[*fsm.Field]bool{}
-				}
-				set[s][f] = true
-			}
-		}
-	}
-	return set
-}
-
-// clearSlot returns the statements that clear the slot of state s when the
-// machine leaves it, so that the next transition into s finds zero in every
-// field it does not carry over. Kept slices are truncated (their storage
-// stays for the next visit), fields that every transition into s carries
-// over are left as they are (see entrySets), the others are zeroed:
-//
-//	m.st.S.Executions = m.st.S.Executions[:0]
-//	m.st.S.Retries = 0
-//
-// A slot with none to keep or leave is cleared whole: m.st.S = S{}.
-func (g *goGen) clearSlot(s *fsm.State) []jen.Code {
-	slot := jen.Id("m").Dot("st").Dot(s.GoName)
-	kept := map[*fsm.Field]bool{}
-	for _, f := range g.kept[s] {
-		kept[f] = true
-	}
-	if len(kept) == 0 && len(g.set[s]) == 0 {
-		return []jen.Code{slot.Clone().Op("=").Id(s.GoName).Values()}
-	}
-	var out []jen.Code
-	for _, f := range s.Fields {
-		field := slot.Clone().Dot(f.GoName)
-		switch {
-		case kept[f]:
-			out = append(out, field.Clone().Op("=").Add(field.Clone()).Index(jen.Empty(), jen.Lit(0)))
-		case !g.set[s][f]:
-			out = append(out, field.Clone().Op("=").Add(zeroValue(g.m, f.Type)))
+	default:
+		for _, a := range m.Actions {
+			out = append(out, &a.Decl)
 		}
 	}
 	return out
 }
 
+// kindSets describes the three kinds of declarations: their Go interface,
+// kind type and marker method.
+var kindSets = []struct{ what, iface, kind, marker string }{
+	{"state", "State", "StateKind", "isState"},
+	{"event", "Event", "EventKind", "isEvent"},
+	{"action", "Action", "ActionKind", "isAction"},
+}
+
 // genPackageDoc emits the package comment from the spec's doc.
 func (g *goGen) genPackageDoc() {
 	m := g.m
-	lines := docLines(fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, strings.Join(docLines(m.SpecFile), " ")))
-	if m.Doc != "" {
-		lines = append(lines, "")
-		lines = append(lines, docLines(m.Doc)...)
+	var ps []string
+	ps = append(ps, fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, strings.Join(docLines(m.SpecFile), " ")))
+	ps = append(ps, m.Doc)
+	ps = append(ps, "Feed events to a Machine with HandleEvent: it decides what happens, "+
+		"calls the guards and effects of its Behavior, and hands the actions to perform "+
+		"to its Handler, in order. The machine is synchronous and deterministic: it does "+
+		"no I/O, and the same events always give the same actions, so an event log replays exactly.")
+	var lines []string
+	for _, p := range ps {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, docLines(p)...)
 	}
-	lines = append(lines, "",
-		"Feed events to a Machine with HandleEvent and perform the actions it returns.",
-		"The machine is synchronous and deterministic: it does no I/O, and the same",
-		"events always give the same actions, so an event log replays exactly.")
 	for _, l := range lines {
 		if l == "" {
 			g.f.PackageComment("//")
@@ -164,26 +99,6 @@ func (g *goGen) genPackageDoc() {
 			g.f.PackageComment("// " + l)
 		}
 	}
-}
-
-// kindSet describes one of the three kind enums.
-type kindSet struct {
-	typ, what string
-	decls     []*fsm.Decl
-}
-
-func (g *goGen) kindSets() []kindSet {
-	var ss, es, as []*fsm.Decl
-	for _, s := range g.m.States {
-		ss = append(ss, &s.Decl)
-	}
-	for _, e := range g.m.Events {
-		es = append(es, &e.Decl)
-	}
-	for _, a := range g.m.Actions {
-		as = append(as, &a.Decl)
-	}
-	return []kindSet{{"StateKind", "state", ss}, {"EventKind", "event", es}, {"ActionKind", "action", as}}
 }
 
 // kindType returns the narrowest unsigned type that numbers n kinds from
@@ -204,52 +119,58 @@ func kindType(n int) *jen.Statement {
 //	const ( StateA StateKind = iota + 1; ... )
 //	func (k StateKind) String() string { switch k { case StateA: return "A" ... } }
 func (g *goGen) genKinds() {
-	for _, ks := range g.kindSets() {
-		g.f.Add(comment(ks.typ+" identifies ", fmt.Sprintf("a %s of the %s machine. The zero value is no %s.", ks.what, g.m.Name, ks.what)))
-		g.f.Type().Id(ks.typ).Add(kindType(len(ks.decls)))
-		consts := make([]jen.Code, 0, len(ks.decls))
-		cases := make([]jen.Code, 0, len(ks.decls))
-		for i, d := range ks.decls {
-			c := jen.Add(comment(d.KindName+" identifies ", fmt.Sprintf("the %s %s.", ks.what, d.Name))).Line().Id(d.KindName)
+	for _, ks := range kindSets {
+		ds := decls(g.m, ks.what)
+		g.f.Add(comment("", fmt.Sprintf("%s identifies %s %s of the %s machine. The zero %s is no %s.", ks.kind, article(ks.what), ks.what, g.m.Name, ks.kind, ks.what)))
+		g.f.Type().Id(ks.kind).Add(kindType(len(ds)))
+		consts := make([]jen.Code, 0, len(ds))
+		cases := make([]jen.Code, 0, len(ds))
+		for i, d := range ds {
+			c := jen.Add(comment("", fmt.Sprintf("%s identifies the %s %s.", d.KindName, ks.what, d.Name))).Line().Id(d.KindName)
 			if i == 0 {
-				c.Id(ks.typ).Op("=").Iota().Op("+").Lit(1)
+				c.Id(ks.kind).Op("=").Iota().Op("+").Lit(1)
 			}
 			consts = append(consts, c)
 			cases = append(cases, jen.Case(jen.Id(d.KindName)).Block(jen.Return(jen.Lit(d.Name))))
 		}
-		g.f.Comment(fmt.Sprintf("// The %ss of the %s machine.", ks.what, g.m.Name))
-		g.f.Const().Defs(consts...)
+		if len(ds) > 0 {
+			g.f.Comment(fmt.Sprintf("// The %ss of the %s machine.", ks.what, g.m.Name))
+			g.f.Const().Defs(consts...)
+		}
 		g.f.Comment(fmt.Sprintf("// String returns the %s's name as the spec writes it.", ks.what))
-		g.f.Func().Params(jen.Id("k").Id(ks.typ)).Id("String").Params().String().Block(
-			jen.Switch(jen.Id("k")).Block(cases...),
-			jen.Return(jen.Lit(ks.typ+"(").Op("+").Qual(pkgStrconv, "Itoa").Call(jen.Int().Call(jen.Id("k"))).Op("+").Lit(")")),
-		)
+		body := []jen.Code{}
+		if len(cases) > 0 {
+			body = append(body, jen.Switch(jen.Id("k")).Block(cases...))
+		}
+		body = append(body, jen.Return(jen.Lit(ks.kind+"(").Op("+").Qual(pkgStrconv, "Itoa").Call(jen.Int().Call(jen.Id("k"))).Op("+").Lit(")")))
+		g.f.Func().Params(jen.Id("k").Id(ks.kind)).Id("String").Params().String().Block(body...)
 	}
 }
 
 // genInterfaces emits the sealed State, Event and Action interfaces.
 func (g *goGen) genInterfaces() {
-	list := func(ds []*fsm.Decl, ptr bool) string {
-		names := make([]string, len(ds))
-		for i, d := range ds {
-			names[i] = d.GoName
-			if ptr {
-				names[i] = "*" + d.GoName
+	docs := map[string]string{
+		"state":  "State is a state of the %s machine: one of %s. States are values.",
+		"event":  "Event is an event the %s machine handles: one of %s. Events are passed by pointer; the machine reads them during HandleEvent and keeps no pointer to them, though it may keep what their fields hold.",
+		"action": "Action is an action of the %s machine, as a value: one of %s. The machine hands actions to its Handler as method calls; a Recorder turns them into Actions, and UnmarshalAction reads one back from JSON.",
+	}
+	for _, ks := range kindSets {
+		var names []string
+		for _, d := range decls(g.m, ks.what) {
+			if ks.what == "state" {
+				names = append(names, d.GoName)
+			} else {
+				names = append(names, "*"+d.GoName)
 			}
 		}
-		return strings.Join(names, ", ")
-	}
-	sets := g.kindSets()
-	for i, it := range []struct{ name, marker, doc string }{
-		{"State", "isState", "State is a state of the %s machine: one of %s."},
-		{"Event", "isEvent", "Event is an event the %s machine handles: one of %s. Events are passed by pointer: the machine reads them during HandleEvent and keeps no pointer to them, though it may keep what their fields hold (a slice, a string)."},
-		{"Action", "isAction", "Action is an action the %s machine returns: one of %s. Actions are pointers into the machine (see Machine.HandleEvent)."},
-	} {
-		g.f.Add(comment("", fmt.Sprintf(it.doc, g.m.Name, list(sets[i].decls, i > 0))))
-		g.f.Type().Id(it.name).Interface(
-			jen.Comment(fmt.Sprintf("// Kind returns which %s this is.", sets[i].what)),
-			jen.Id("Kind").Params().Id(sets[i].typ),
-			jen.Id(it.marker).Params(),
+		if len(names) == 0 {
+			names = []string{"none"}
+		}
+		g.f.Add(comment("", fmt.Sprintf(docs[ks.what], g.m.Name, list(names))))
+		g.f.Type().Id(ks.iface).Interface(
+			jen.Comment(fmt.Sprintf("// Kind returns which %s this is.", ks.what)),
+			jen.Id("Kind").Params().Id(ks.kind),
+			jen.Id(ks.marker).Params(),
 		)
 	}
 }
@@ -263,13 +184,11 @@ func (g *goGen) genInterfaces() {
 //	func (CallingLLM) Kind() StateKind { return StateCallingLLM }
 //	func (CallingLLM) isState() {}
 //
-// Events and actions implement their interface with pointer receivers: a
-// machine takes events and returns actions by pointer, and the compiler
-// then refuses a value where a pointer is meant.
+// Events and actions implement their interface with pointer receivers: the
+// compiler then refuses a value where a pointer is meant.
 func (g *goGen) genDecls() {
-	for i, ks := range g.kindSets() {
-		marker := [...]string{"isState", "isEvent", "isAction"}[i]
-		for _, d := range ks.decls {
+	for _, ks := range kindSets {
+		for _, d := range decls(g.m, ks.what) {
 			fields := make([]jen.Code, 0, len(d.Fields))
 			for _, fd := range d.Fields {
 				c := jen.Null()
@@ -289,63 +208,82 @@ func (g *goGen) genDecls() {
 				recv = jen.Op("*").Id(d.GoName)
 			}
 			g.f.Comment(fmt.Sprintf("// Kind returns %s.", d.KindName))
-			g.f.Func().Params(recv.Clone()).Id("Kind").Params().Id(ks.typ).Block(jen.Return(jen.Id(d.KindName)))
-			g.f.Func().Params(recv.Clone()).Id(marker).Params().Block()
+			g.f.Func().Params(recv.Clone()).Id("Kind").Params().Id(ks.kind).Block(jen.Return(jen.Id(d.KindName)))
+			g.f.Func().Params(recv.Clone()).Id(ks.marker).Params().Block()
 		}
 	}
 }
 
-// param is one parameter of a guard or effect: its name and its type.
-type param struct {
-	name string
-	typ  *jen.Statement
-}
-
-// params returns the parameters of a guard or effect of m, in order:
-// from (or s, for an effect on a row that stays), ev (the caller's event,
-// by pointer), to and act. The Behavior interface and the tests' fake take
-// them from here.
-func params(fn *fsm.Func) []param {
-	s := fn.Sig
-	var ps []param
-	if s.From != nil {
-		name := "from"
-		if s.Stays {
-			name = "s"
-		}
-		ps = append(ps, param{name, jen.Op("*").Id(s.From.GoName)})
-	}
-	if s.Event != nil {
-		ps = append(ps, param{"ev", jen.Op("*").Id(s.Event.GoName)})
-	}
-	if s.To != nil {
-		ps = append(ps, param{"to", jen.Op("*").Id(s.To.GoName)})
-	}
-	if s.Act != nil {
-		ps = append(ps, param{"act", jen.Op("*").Id(s.Act.GoName)})
-	}
-	return ps
-}
-
-// sigParams returns the named parameters of a guard or effect.
-func (g *goGen) sigParams(fn *fsm.Func) []jen.Code {
+// params returns the named parameters of a guard or effect, or of an
+// action's Handler method: one per field.
+func params(m *fsm.Machine, fields []*fsm.Field) []jen.Code {
 	var ps []jen.Code
-	for _, p := range params(fn) {
-		ps = append(ps, jen.Id(p.name).Add(p.typ))
+	for _, f := range fields {
+		ps = append(ps, jen.Id(f.Param).Add(typeCode(m, f.Type)))
 	}
 	return ps
+}
+
+// results returns the result types of an effect: what it sets, in order.
+func results(m *fsm.Machine, fn *fsm.Func) []jen.Code {
+	var rs []jen.Code
+	for _, f := range fn.Sets {
+		rs = append(rs, typeCode(m, f.Type))
+	}
+	return rs
+}
+
+// names lists fields by name for docs.
+func fieldNames(fields []*fsm.Field) string {
+	var out []string
+	for _, f := range fields {
+		out = append(out, f.Name)
+	}
+	return list(out)
+}
+
+// funcDoc is the doc comment of a guard or effect in Behavior.
+func funcDoc(fn *fsm.Func) jen.Code {
+	doc := fn.Doc
+	if doc == "" {
+		doc = "is the " + kindWord(fn) + " " + fn.Name + "."
+	}
+	var sig string
+	switch {
+	case fn.Kind == fsm.Guard && len(fn.Reads) > 0:
+		sig = fmt.Sprintf("It is given %s.", fieldNames(fn.Reads))
+	case fn.Kind == fsm.Effect:
+		sig = "It returns " + fieldNames(fn.Sets)
+		if len(fn.Reads) > 0 {
+			sig = fmt.Sprintf("It is given %s and returns %s", fieldNames(fn.Reads), fieldNames(fn.Sets))
+		}
+		if len(fn.Sets) > 1 {
+			sig += ", in that order"
+		}
+		sig += "."
+	}
+	return paragraphs(fn.GoName+" "+doc, sig)
+}
+
+func kindWord(fn *fsm.Func) string {
+	if fn.Kind == fsm.Guard {
+		return "guard"
+	}
+	return "effect"
 }
 
 // genBehavior emits the interface the hand-written guards and effects
-// satisfy:
+// satisfy, one method per guard or effect, its signature following from
+// what it reads and sets:
 //
 //	type Behavior interface {
-//		// CanRetry reports ... Guard of CallingLlm × LlmError (agent.yaml:88:9).
-//		CanRetry(from *CallingLLM, ev *LLMError) bool
-//		...
+//		// CanRetry reports ...
+//		CanRetry(error_ chat.LLMError, retries int) bool
+//		// ScheduleRetry counts ...
+//		ScheduleRetry(retries int, error_ chat.LLMError) (int, chat.ErrorOrigin, int, time.Duration)
 //	}
 func (g *goGen) genBehavior() {
-	if !g.hasBehavior() {
+	if !g.m.HasBehavior() {
 		return
 	}
 	var methods []jen.Code
@@ -354,93 +292,92 @@ func (g *goGen) genBehavior() {
 			if len(fn.Uses) == 0 {
 				continue
 			}
-			role := "Effect"
-			if fn.Kind == fsm.Guard {
-				role = "Guard"
-			}
-			var where []string
-			for _, r := range fn.Uses {
-				where = append(where, fmt.Sprintf("%s (%s)", fsm.RuleLabel(r), posOf(r)))
-			}
-			doc := fn.Doc
-			if doc == "" {
-				doc = "is the " + strings.ToLower(role) + " " + fn.Name + "."
-			}
-			c := jen.Add(comment(fn.GoName+" ", doc)).Line().
-				Comment("//").Line().
-				Add(comment("", role+" of "+strings.Join(where, "; ")+".")).Line()
-			if fn.Kind == fsm.Effect && fn.Sig.Stays && fn.Sig.From != nil {
-				c.Comment("// It updates s in place: the machine stays in its state.").Line()
-			}
-			c.Id(fn.GoName).Params(g.sigParams(fn)...)
+			c := jen.Add(funcDoc(fn)).Line().Id(fn.GoName).Params(params(g.m, fn.Reads)...)
 			if fn.Kind == fsm.Guard {
 				c.Bool()
+			} else {
+				c.Params(results(g.m, fn)...)
 			}
 			methods = append(methods, c)
 		}
 	}
-	g.f.Add(comment("", fmt.Sprintf("Behavior holds the guards and effects of the %s machine, written by hand. "+
-		"Guards decide between the branches of a transition; effects compute the target state's and the action's fields "+
-		"that the machine cannot carry over from the source state and the event. "+
-		"All must be pure: no I/O, clocks or randomness, and they must not keep the pointers they are given, "+
-		"so that the machine stays deterministic. A guard must not modify its arguments, and no method may "+
-		"modify the event, which is the caller's.", g.m.Name)))
-	if t := g.m.Behavior; g.direct() {
-		g.f.Comment("//")
-		g.f.Add(comment("", fmt.Sprintf("Given a *%s, the behaviour written in this package, the machine calls its methods "+
-			"directly, so that the compiler can inline them; any other Behavior, such as a test's fake, is called "+
-			"through this interface.", t)))
-	}
-	if kept := g.keptList(); kept != "" {
-		g.f.Comment("//")
-		g.f.Add(comment("", "The slice fields that no transition carries over ("+kept+") keep their storage "+
-			"when the machine leaves their state: an effect that enters the state again finds them empty, with "+
-			"that storage, and may append to them to reuse it, so that transitions need not allocate. Such a "+
-			"field must only hold storage the machine owns: fill it by appending, or with a slice the effect "+
-			"made, never with one that an event, another state or the effect's own data holds."))
-	}
+	g.f.Add(paragraphs(
+		fmt.Sprintf("Behavior holds the guards and effects of the %s machine, written by hand. "+
+			"A guard decides between the branches of a transition; an effect computes what "+
+			"the machine cannot carry over: it returns the fields it sets, and the machine "+
+			"stores them in the target state and passes them to the actions.", g.m.Name),
+		"Guards and effects must be pure: no I/O, clocks or randomness, so that the "+
+			"machine stays deterministic. They are given the machine's data as values and "+
+			"must not modify what those values point to (the elements of a slice, say): "+
+			"return new values instead. States and actions handed out earlier share that "+
+			"memory and must never change."))
 	g.f.Type().Id("Behavior").Interface(methods...)
 }
 
-// keptList names the kept fields, e.g. "ExecutingTools.Executions", for docs.
-func (g *goGen) keptList() string {
-	var names []string
-	for _, s := range g.m.States {
-		for _, f := range g.kept[s] {
-			names = append(names, s.GoName+"."+f.GoName)
+// genHandler emits the Handler interface, one method per action, and the
+// Recorder that implements it by keeping the actions as values:
+//
+//	type Handler interface { SendLLMRequest(request chat.Request); ... }
+//	type Recorder struct { Actions []Action }
+//	func (r *Recorder) SendLLMRequest(request chat.Request) { r.Actions = append(r.Actions, &SendLLMRequest{...}) }
+func (g *goGen) genHandler() {
+	m := g.m
+	if !m.HasHandler() {
+		return
+	}
+	var methods []jen.Code
+	for _, a := range m.Actions {
+		doc := "performs the action " + a.Name + "."
+		if a.Doc != "" {
+			doc += " " + a.Doc
 		}
+		methods = append(methods, jen.Add(comment(a.GoName+" ", doc)).Line().Id(a.GoName).Params(params(m, a.Fields)...))
 	}
-	return strings.Join(names, ", ")
-}
+	g.f.Add(paragraphs(
+		fmt.Sprintf("Handler performs the actions of the %s machine. HandleEvent calls one "+
+			"method per action, in the order the rule lists them, once the machine is in "+
+			"its new state. A method must not block (start the work and report its result "+
+			"later as an event) and must not call HandleEvent.", m.Name),
+		"The values a method is given are the caller's to keep: the machine never changes "+
+			"them afterwards."))
+	g.f.Type().Id("Handler").Interface(methods...)
 
-// posOf returns a rule's spec position without directories, for comments.
-func posOf(r *fsm.Rule) string {
-	p := r.Pos
-	p.File = r.From.Pos.File
-	s := p.String()
-	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
-		s = s[i+1:]
+	g.f.Add(paragraphs("Recorder is a Handler that keeps every action it is given, as a value, "+
+		"in order: for tests, logs and replay. The zero Recorder is ready to use."))
+	g.f.Type().Id("Recorder").Struct(
+		jen.Comment("// Actions are the actions performed so far, oldest first."),
+		jen.Id("Actions").Index().Id("Action"),
+	)
+	g.f.Var().Id("_").Id("Handler").Op("=").Parens(jen.Op("*").Id("Recorder")).Parens(jen.Nil())
+	for _, a := range m.Actions {
+		vals := jen.Dict{}
+		for _, fd := range a.Fields {
+			vals[jen.Id(fd.GoName)] = jen.Id(fd.Param)
+		}
+		g.f.Comment(fmt.Sprintf("// %s records %s %s.", a.GoName, article(a.GoName), a.GoName))
+		g.f.Func().Params(jen.Id("r").Op("*").Id("Recorder")).Id(a.GoName).Params(params(m, a.Fields)...).Block(
+			jen.Id("r").Dot("Actions").Op("=").Append(jen.Id("r").Dot("Actions"), jen.Op("&").Id(a.GoName).Values(vals)))
 	}
-	return s
 }
 
 // genRules emits the transition table as data:
 //
 //	type RuleKind uint8; const ( RuleTransition RuleKind = iota; ... )
 //	type Rule struct { From StateKind; Event EventKind; ... }
-//	var rules = [...]Rule{ {From: StateA, Event: EventX, ...}, ... }
-//	func Rules() []Rule { return slices.Clone(rules[:]) }
+//	var fsmRules = [...]Rule{ {From: StateA, Event: EventX, ...}, ... }
+//	func Rules() []Rule
 func (g *goGen) genRules() {
 	f := g.f
 	f.Comment("// RuleKind says what a rule does with its event.")
 	f.Type().Id("RuleKind").Uint8()
 	f.Comment("// The kinds of rules.")
 	f.Const().Defs(
-		jen.Comment("// RuleTransition moves to a state (or stays) and emits the rule's action, if any."),
+		jen.Comment("// RuleTransition moves to a state (or stays), runs the rule's effect and emits its actions."),
 		jen.Id("RuleTransition").Id("RuleKind").Op("=").Iota(),
-		jen.Comment("// RuleIgnore drops the event: nothing changes and HandleEvent returns no action."),
+		jen.Comment("// RuleIgnore drops the event: nothing changes."),
 		jen.Id("RuleIgnore"),
-		jen.Comment("// RuleReject refuses the event: nothing changes and HandleEvent returns a *RejectedError."),
+		jen.Comment("// RuleReject refuses the event: nothing changes and HandleEvent returns a"),
+		jen.Comment("// *RejectedError."),
 		jen.Id("RuleReject"),
 	)
 	f.Comment("// String returns \"transition\", \"ignore\" or \"reject\".")
@@ -452,60 +389,78 @@ func (g *goGen) genRules() {
 		),
 		jen.Return(jen.Lit("RuleKind(").Op("+").Qual(pkgStrconv, "Itoa").Call(jen.Int().Call(jen.Id("k"))).Op("+").Lit(")")),
 	)
-	f.Add(comment("", fmt.Sprintf("Rule is one row of the %s transition table.", g.m.Name)))
+	f.Add(comment("", fmt.Sprintf("Rule is one rule of the %s machine: a row of its spec for one state (a \"*\" row once for all states), a guarded branch of one, or an entry of a state's ignore or reject list.", g.m.Name)))
 	f.Type().Id("Rule").Struct(
 		jen.Comment("// Kind says what the rule does."), jen.Id("Kind").Id("RuleKind"),
-		jen.Comment("// From is the state the rule applies in."), jen.Id("From").Id("StateKind"),
-		jen.Comment("// Event is the event the rule handles; zero for an eventless rule of a transient state."), jen.Id("Event").Id("EventKind"),
-		jen.Comment("// Guard names the guard that must hold, \"else\" on a last branch, or \"\" when unguarded."), jen.Id("Guard").String(),
-		jen.Comment("// To is the state after the rule; From when it stays."), jen.Id("To").Id("StateKind"),
+		jen.Comment("// From is the state the rule applies in; zero for a \"*\" row, which applies"),
+		jen.Comment("// in every state that has no rule of its own for the event."), jen.Id("From").Id("StateKind"),
+		jen.Comment("// Event is the event the rule handles; zero for an eventless rule of a"),
+		jen.Comment("// transient state."), jen.Id("Event").Id("EventKind"),
+		jen.Comment("// Guard names the guard that must hold, \"else\" on a last branch, or \"\" when"),
+		jen.Comment("// unguarded."), jen.Id("Guard").String(),
+		jen.Comment("// To is the state after the rule; zero when the rule stays in its state."), jen.Id("To").Id("StateKind"),
 		jen.Comment("// Effect names the effect that runs, or \"\"."), jen.Id("Effect").String(),
-		jen.Comment("// Action is the action emitted; zero for none."), jen.Id("Action").Id("ActionKind"),
+		jen.Comment("// Actions are the actions the rule emits, in order."), jen.Id("Actions").Index().Id("ActionKind"),
 		jen.Comment("// Reason says why a reject rule refuses the event."), jen.Id("Reason").String(),
-		jen.Comment("// Pos is where the spec writes the rule, as file:line:col."), jen.Id("Pos").String(),
 	)
-	var rows []jen.Code
-	for _, r := range g.m.Rules {
-		d := jen.Dict{jen.Id("From"): jen.Id(r.From.KindName), jen.Id("To"): jen.Id(r.To.KindName), jen.Id("Pos"): jen.Lit(posOf(r))}
-		d[jen.Id("Kind")] = jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[r.Kind])
-		if r.Event != nil {
-			d[jen.Id("Event")] = jen.Id(r.Event.KindName)
-		}
-		switch {
-		case r.Guard != nil:
-			d[jen.Id("Guard")] = jen.Lit(r.Guard.Name)
-		case r.Else:
-			d[jen.Id("Guard")] = jen.Lit("else")
-		}
-		if r.Effect != nil {
-			d[jen.Id("Effect")] = jen.Lit(r.Effect.Name)
-		}
-		if r.Action != nil {
-			d[jen.Id("Action")] = jen.Id(r.Action.KindName)
-		}
-		if r.Kind == fsm.Reject {
-			d[jen.Id("Reason")] = jen.Lit(r.Reason)
-		}
-		rows = append(rows, jen.Values(d))
-	}
-	f.Comment("// fsmRules is the transition table; a rule's index is its number in Step.Rule.")
+	f.Comment("// fsmRules is the rule table; a rule's index is its number in Step.Rule.")
 	f.Var().Id("fsmRules").Op("=").Index(jen.Op("...")).Id("Rule").ValuesFunc(func(grp *jen.Group) {
-		for _, r := range rows {
-			grp.Line().Add(r)
+		for _, r := range g.m.Rules {
+			grp.Line().Add(ruleValue(r))
 		}
 		grp.Line()
 	})
-	f.Comment("// Rules returns the transition table: every row of the spec, wildcards and ignore and")
-	f.Comment("// reject lists expanded, state by state in spec order. Step.Rule indexes it.")
-	f.Func().Id("Rules").Params().Index().Id("Rule").Block(jen.Return(jen.Qual(pkgSlices, "Clone").Call(jen.Id("fsmRules").Index(jen.Op(":")))))
+	f.Comment("// Rules returns the rule table: every rule of the spec, state by state in spec")
+	f.Comment("// order, then the \"*\" rows. Step.Rule indexes it.")
+	f.Func().Id("Rules").Params().Index().Id("Rule").Block(
+		jen.Id("rules").Op(":=").Qual(pkgSlices, "Clone").Call(jen.Id("fsmRules").Index(jen.Op(":"))),
+		jen.For(jen.Id("i").Op(":=").Range().Id("rules")).Block(
+			jen.Id("rules").Index(jen.Id("i")).Dot("Actions").Op("=").Qual(pkgSlices, "Clone").Call(jen.Id("rules").Index(jen.Id("i")).Dot("Actions"))),
+		jen.Return(jen.Id("rules")),
+	)
 }
 
-// genErrors emits ErrRejected and RejectedError.
+// ruleValue is the table entry of a rule.
+func ruleValue(r *fsm.Rule) jen.Code {
+	d := jen.Dict{jen.Id("Kind"): jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[r.Kind])}
+	if r.From != nil {
+		d[jen.Id("From")] = jen.Id(r.From.KindName)
+	}
+	if r.Event != nil {
+		d[jen.Id("Event")] = jen.Id(r.Event.KindName)
+	}
+	switch {
+	case r.Guard != nil:
+		d[jen.Id("Guard")] = jen.Lit(r.Guard.Name)
+	case r.Else:
+		d[jen.Id("Guard")] = jen.Lit("else")
+	}
+	if r.To != nil {
+		d[jen.Id("To")] = jen.Id(r.To.KindName)
+	}
+	if r.Effect != nil {
+		d[jen.Id("Effect")] = jen.Lit(r.Effect.Name)
+	}
+	if len(r.Actions) > 0 {
+		var acts []jen.Code
+		for _, e := range r.Actions {
+			acts = append(acts, jen.Id(e.Action.KindName))
+		}
+		d[jen.Id("Actions")] = jen.Index().Id("ActionKind").Values(acts...)
+	}
+	if r.Kind == fsm.Reject {
+		d[jen.Id("Reason")] = jen.Lit(r.Reason)
+	}
+	return jen.Values(d)
+}
+
+// genErrors emits ErrRejected, RejectedError and errReentrant.
 func (g *goGen) genErrors() {
 	f, pkg := g.f, g.m.Package
 	f.Comment("// ErrRejected is wrapped by every *RejectedError, for errors.Is.")
 	f.Var().Id("ErrRejected").Op("=").Qual(pkgErrors, "New").Call(jen.Lit("event rejected"))
-	f.Comment("// RejectedError reports that the current state refused an event; the machine is unchanged.")
+	f.Comment("// RejectedError reports that the current state refused an event; the machine is")
+	f.Comment("// unchanged.")
 	f.Type().Id("RejectedError").Struct(
 		jen.Comment("// State is the state that refused the event."), jen.Id("State").Id("StateKind"),
 		jen.Comment("// Event is the refused event's kind."), jen.Id("Event").Id("EventKind"),
@@ -516,73 +471,107 @@ func (g *goGen) genErrors() {
 		jen.Return(jen.Qual(pkgFmt, "Sprintf").Call(jen.Lit(pkg+": %s rejects %s: %s"), jen.Id("e").Dot("State"), jen.Id("e").Dot("Event"), jen.Id("e").Dot("Reason"))))
 	f.Comment("// Unwrap returns ErrRejected.")
 	f.Func().Params(jen.Op("*").Id("RejectedError")).Id("Unwrap").Params().Error().Block(jen.Return(jen.Id("ErrRejected")))
+	f.Comment("// errReentrant is returned by HandleEvent when it is called while the machine")
+	f.Comment("// hands out the actions of an earlier event.")
+	f.Var().Id("errReentrant").Op("=").Qual(pkgErrors, "New").Call(jen.Lit(pkg + ": HandleEvent called from a Handler or Observer " +
+		"method (or after one panicked): queue the event and handle it once HandleEvent has returned"))
+}
+
+// newParams returns the parameters New and Restore take before the state:
+// the behaviour and the handler, when the machine has them.
+func (g *goGen) newParams() (ps, init []jen.Code) {
+	if g.m.HasBehavior() {
+		ps = append(ps, jen.Id("b").Id("Behavior"))
+		init = append(init, jen.Id("b").Op(":").Id("b"))
+	}
+	if g.m.HasHandler() {
+		ps = append(ps, jen.Id("h").Id("Handler"))
+		init = append(init, jen.Id("h").Op(":").Id("h"))
+	}
+	return ps, init
+}
+
+// nilChecks returns the statements that refuse a nil behaviour or handler,
+// with fail turning a message into the statement that reports it.
+func (g *goGen) nilChecks(fail func(msg string) jen.Code) []jen.Code {
+	var out []jen.Code
+	if g.m.HasBehavior() {
+		out = append(out, jen.If(jen.Id("b").Op("==").Nil()).Block(fail(g.m.Package+": the Behavior is nil")))
+	}
+	if g.m.HasHandler() {
+		out = append(out, jen.If(jen.Id("h").Op("==").Nil()).Block(fail(g.m.Package+": the Handler is nil")))
+	}
+	return out
+}
+
+// storeState returns the statements that load state value s of the given
+// state into storage: m.d.conversation = s.Conversation.
+func storeState(s *fsm.State, from jen.Code) []jen.Code {
+	var out []jen.Code
+	for _, f := range s.Fields {
+		out = append(out, jen.Id("m").Dot("d").Dot(f.Data.GoName).Op("=").Add(from).Dot(f.GoName))
+	}
+	return out
 }
 
 // genMachine emits the Machine type, its storage, and its constructors and
 // accessors.
 //
-//	type Machine struct { b Behavior; obs Observer; kind StateKind; st states; act actions }
-//	func New(b Behavior, initial A) *Machine
-//	func Restore(b Behavior, s State) (*Machine, error)
+//	type fsmData struct { conversation chat.Conversation; retries int; ... }
+//	type Machine struct { b Behavior; h Handler; obs Observer; kind StateKind; busy bool; d fsmData }
+//	func New(b Behavior, h Handler, initial A) *Machine
+//	func Restore(b Behavior, h Handler, s State) (*Machine, error)
 //	func (m *Machine) State() State
 func (g *goGen) genMachine() {
 	f, m := g.f, g.m
-	slots := func(typ, doc string, ds []*fsm.Decl) {
-		var fields []jen.Code
-		for _, d := range ds {
-			fields = append(fields, jen.Id(d.GoName).Id(d.GoName))
+	var data []jen.Code
+	for _, d := range m.Data {
+		var owners []string
+		for _, s := range d.States {
+			owners = append(owners, s.Name)
 		}
-		f.Comment(doc)
-		f.Type().Id(typ).Struct(fields...)
+		data = append(data, jen.Add(comment("", d.GoName+" is the field "+d.Name+" of "+list(owners)+".")).Line().Id(d.GoName).Add(typeCode(m, d.Type)))
 	}
-	sets := g.kindSets()
-	var but []string
-	if g.keptList() != "" {
-		but = append(but, "the storage of kept slices (see Behavior), which are empty")
-	}
-	if len(g.set) > 0 {
-		but = append(but, "the fields that every transition into their state carries over, which keep their last value until the next such transition overwrites it")
-	}
-	statesDoc := "// fsmStates stores the current state's data in the field of its kind; the others are zero"
-	if len(but) > 0 {
-		statesDoc += ", but for " + strings.Join(but, ", and for ")
-	}
-	statesDoc += "."
-	slots("fsmStates", statesDoc, sets[0].decls)
-	slots("fsmActions", "// fsmActions stores the last action of each kind; HandleEvent returns pointers to them.", sets[2].decls)
+	f.Comment("// fsmData is the machine's storage: the fields of every state, once per name")
+	f.Comment("// and type. The current state's fields hold its data; the others are zero.")
+	f.Type().Id("fsmData").Struct(data...)
 
 	f.Add(comment("", fmt.Sprintf("Machine runs the %s state machine. Create it with New or Restore. It is not safe for "+
 		"concurrent use: one goroutine owns it and feeds it one event at a time.", m.Name)))
-	fields := []jen.Code{}
-	if g.hasBehavior() {
+	var fields []jen.Code
+	if m.HasBehavior() {
 		fields = append(fields, jen.Id("b").Id("Behavior"))
 	}
-	if g.direct() {
-		fields = append(fields, jen.Comment("// direct is b when it is a *"+m.Behavior+": its methods are called without the interface."),
-			jen.Id("direct").Op("*").Id(m.Behavior))
+	if m.HasHandler() {
+		fields = append(fields, jen.Id("h").Id("Handler"))
 	}
-	fields = append(fields, jen.Id("obs").Id("Observer"), jen.Id("kind").Id("StateKind"), jen.Id("st").Id("fsmStates"), jen.Id("act").Id("fsmActions"))
+	fields = append(fields,
+		jen.Id("obs").Id("Observer"),
+		jen.Id("kind").Id("StateKind"),
+		jen.Comment("// busy is set while the machine hands out the actions of an event."),
+		jen.Id("busy").Bool(),
+		jen.Id("d").Id("fsmData"))
 	f.Type().Id("Machine").Struct(fields...)
 
-	var params, init []jen.Code
-	if g.hasBehavior() {
-		params = append(params, jen.Id("b").Id("Behavior"))
-		init = append(init, jen.Id("b").Op(":").Id("b"))
-	}
+	ps, init := g.newParams()
 	ini := m.Initial
-	f.Add(comment("", fmt.Sprintf("New returns a machine in the initial state %s with the given data.", ini.Name)))
-	var setDirect []jen.Code
-	if g.direct() {
-		setDirect = append(setDirect, jen.List(jen.Id("m").Dot("direct"), jen.Id("_")).Op("=").Id("b").Assert(jen.Op("*").Id(m.Behavior)))
+	var needs []string
+	if m.HasBehavior() {
+		needs = append(needs, "b")
 	}
-	f.Func().Id("New").Params(append(params, jen.Id("initial").Id(ini.GoName))...).Op("*").Id("Machine").Block(
-		append(append([]jen.Code{
-			jen.Id("m").Op(":=").Op("&").Id("Machine").Values(append(init, jen.Id("kind").Op(":").Id(ini.KindName))...)},
-			setDirect...),
-			jen.Id("m").Dot("st").Dot(ini.GoName).Op("=").Id("initial"),
-			jen.Return(jen.Id("m")),
-		)...,
-	)
+	if m.HasHandler() {
+		needs = append(needs, "h")
+	}
+	newDoc := fmt.Sprintf("New returns a machine in the initial state %s with the given data.", ini.Name)
+	if len(needs) > 0 {
+		newDoc += " It panics if " + strings.Join(needs, " or ") + " is nil."
+	}
+	f.Add(comment("", newDoc))
+	newBody := g.nilChecks(func(msg string) jen.Code { return jen.Panic(jen.Lit(msg)) })
+	newBody = append(newBody, jen.Id("m").Op(":=").Op("&").Id("Machine").Values(append(init, jen.Id("kind").Op(":").Id(ini.KindName))...))
+	newBody = append(newBody, storeState(ini, jen.Id("initial"))...)
+	newBody = append(newBody, jen.Return(jen.Id("m")))
+	f.Func().Id("New").Params(append(ps, jen.Id("initial").Id(ini.GoName))...).Op("*").Id("Machine").Block(newBody...)
 
 	var cases []jen.Code
 	for _, s := range m.States {
@@ -591,31 +580,30 @@ func (g *goGen) genMachine() {
 				jen.Lit(fmt.Sprintf("%s: cannot restore the transient state %s: it is never at rest", m.Package, s.Name))))))
 			continue
 		}
-		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(
-			jen.List(jen.Id("m").Dot("kind"), jen.Id("m").Dot("st").Dot(s.GoName)).Op("=").List(jen.Id(s.KindName), jen.Id("s"))))
+		body := append([]jen.Code{jen.Id("m").Dot("kind").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
+		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(body...))
 	}
 	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
-		jen.Lit(m.Package+": cannot restore %T: not a state of the "+m.Name+" machine"), jen.Id("s")))))
-	restoreDoc := "Restore returns a machine in state s, e.g. one decoded by UnmarshalState. " +
-		"It fails for a transient state, which is left in the step that enters it."
-	if g.keptList() != "" {
-		restoreDoc += " The machine owns the storage of s's slices from then on (see Behavior): give it a state no other machine uses."
-	}
-	f.Add(comment("", restoreDoc))
-	f.Func().Id("Restore").Params(append(params, jen.Id("s").Id("State"))...).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
-		append(append([]jen.Code{jen.Id("m").Op(":=").Op("&").Id("Machine").Values(init...)}, setDirect...),
-			jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
-			jen.Return(jen.Id("m"), jen.Nil()),
-		)...,
-	)
+		jen.Lit(m.Package+": cannot restore %T: it is not a state of the "+m.Name+" machine"), jen.Id("s")))))
+	f.Add(comment("", "Restore returns a machine in state s, e.g. one decoded by UnmarshalState. "+
+		"It fails for a transient state, which is left in the step that enters it."))
+	restoreBody := g.nilChecks(func(msg string) jen.Code { return jen.Return(jen.Nil(), jen.Qual(pkgErrors, "New").Call(jen.Lit(msg))) })
+	restoreBody = append(restoreBody,
+		jen.Id("m").Op(":=").Op("&").Id("Machine").Values(init...),
+		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
+		jen.Return(jen.Id("m"), jen.Nil()))
+	f.Func().Id("Restore").Params(append(ps, jen.Id("s").Id("State"))...).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(restoreBody...)
 
 	var scases []jen.Code
 	for _, s := range m.States {
-		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("st").Dot(s.GoName))))
+		vals := jen.Dict{}
+		for _, fd := range s.Fields {
+			vals[jen.Id(fd.GoName)] = jen.Id("m").Dot("d").Dot(fd.Data.GoName)
+		}
+		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id(s.GoName).Values(vals))))
 	}
 	f.Add(comment("", "State returns the current state, or nil for a Machine not made by New or Restore. "+
-		"Its slices share memory with the machine, which changes them in later steps: read them, do not "+
-		"modify them, and copy what you keep."))
+		"The value is the caller's to keep: later events never change it."))
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("State").Params().Id("State").Block(
 		jen.Switch(jen.Id("m").Dot("kind")).Block(scases...),
 		jen.Return(jen.Nil()),
@@ -623,160 +611,53 @@ func (g *goGen) genMachine() {
 	f.Comment("// Kind returns the kind of the current state.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Kind").Params().Id("StateKind").Block(jen.Return(jen.Id("m").Dot("kind")))
 
-	f.Comment("// Observer is called after every step the machine takes.")
+	f.Comment("// Observer is called after every step the machine takes, before the step's")
+	f.Comment("// actions are handed to the Handler.")
 	f.Type().Id("Observer").Func().Params(jen.Id("Step"))
-	f.Comment("// Step describes one step: an event handled by a rule, or an eventless rule of a transient state.")
+	f.Comment("// Step describes one step: an event handled by a rule, or an eventless rule of a")
+	f.Comment("// transient state.")
 	f.Type().Id("Step").Struct(
 		jen.Comment("// From is the state before the step."), jen.Id("From").Id("StateKind"),
 		jen.Comment("// Event is the event handled; zero for an eventless step."), jen.Id("Event").Id("EventKind"),
 		jen.Comment("// Rule is the number of the rule that fired, an index into Rules()."), jen.Id("Rule").Int(),
 		jen.Comment("// To is the state after the step."), jen.Id("To").Id("StateKind"),
-		jen.Comment("// Action is the action returned, or nil."), jen.Id("Action").Id("Action"),
 	)
 	f.Comment("// SetObserver makes the machine call o after every step; nil removes the observer.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("SetObserver").Params(jen.Id("o").Id("Observer")).Block(
 		jen.Id("m").Dot("obs").Op("=").Id("o"))
 }
 
-// leaveMethod names the method that takes the eventless transitions of a
-// transient state, e.g. "leaveProcessingLLMResponse", or
-// "leaveProcessingLLMResponseVia" in the rules that call the behaviour
-// through the interface (see genHandleEvent).
-func (g *goGen) leaveMethod(c *fsm.Cell) string {
-	if g.via {
-		return "leave" + c.State.GoName + "Via"
-	}
-	return "leave" + c.State.GoName
-}
-
-// single returns the cell's only rule when it ignores or rejects without
-// guards, so that HandleEvent can handle it inline.
-func single(c *fsm.Cell) *fsm.Rule {
-	if len(c.Rules) == 1 && c.Rules[0].Kind != fsm.Transition {
-		return c.Rules[0]
-	}
-	return nil
-}
-
-// readsEvents reports whether any rule reads an event, so that HandleEvent
-// checks for nil events and the package needs nilEvent.
-func (g *goGen) readsEvents() bool {
-	for _, s := range g.m.States {
-		for _, c := range s.Cells {
-			if single(c) == nil && usesEvent(c) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// usesEvent reports whether the cell's code reads the event's fields.
-func usesEvent(c *fsm.Cell) bool {
-	if c.Event == nil || len(c.Event.Fields) == 0 {
-		return false
-	}
-	for _, r := range c.Rules {
-		if r.Guard != nil && r.Guard.Sig.Event != nil || r.Effect != nil && r.Effect.Sig.Event != nil {
-			return true
-		}
-		for _, a := range append(append([]fsm.Assign(nil), r.ToInit...), r.ActInit...) {
-			if a.Source == fsm.FromEvent {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // genHandleEvent emits the exhaustive nested switch, state then event,
-// with the rules of each cell written out in its case (see cellBody): one
-// function, as a switch written by hand for speed would be, with no call
-// between the dispatch and the rules. The events a state ignores or
-// rejects go to refuse, out of the way of the ones it handles:
+// with the rules of each cell a state handles written out in its case
+// (see cellBody). What a state ignores or rejects, and what it leaves to a
+// "*" row, goes to otherwise:
 //
-//	func (m *Machine) HandleEvent(ev Event) (Action, error) {
+//	func (m *Machine) HandleEvent(ev Event) error {
+//		if m.busy {
+//			return errReentrant
+//		}
 //		switch m.kind {
 //		case StateA:
 //			switch ev := ev.(type) {
 //			case *X:
-//				if ev == nil {
-//					return nil, m.nilEvent(ev)
-//				}
-//				from := &m.st.A
 //				...
-//				return &m.act.Z, nil
-//			default:
-//				return m.refuse(ev)
+//				return nil
 //			}
 //		...
 //		}
-//		return nil, m.unhandled(ev)
+//		return m.otherwise(ev)
 //	}
-//
-// When the spec names a behaviour type, HandleEvent calls it directly and
-// hands any other Behavior to handleVia, the same rules calling it
-// through the interface: each copy has one kind of call, with no test at
-// each call.
 func (g *goGen) genHandleEvent() {
-	doc := "HandleEvent feeds ev to the machine and returns the action to perform, or nil when there is " +
-		"nothing to do. The action points into the machine and stays valid until the next call; copy what you need " +
-		"to keep. When the current state rejects ev, HandleEvent returns a *RejectedError (see ErrRejected) and the " +
-		"machine is unchanged. The machine reads ev during the call and keeps no reference to it; a nil event it " +
-		"would read is an error, which leaves the machine unchanged too."
-	recv := jen.Id("m").Op("*").Id("Machine")
-	sig := func(name string) *jen.Statement {
-		return jen.Func().Params(recv.Clone()).Id(name).Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error())
-	}
-	unhandled := jen.Return(jen.Nil(), jen.Id("m").Dot("unhandled").Call(jen.Id("ev")))
-	g.f.Add(comment("", doc))
-	if !g.direct() {
-		g.f.Add(sig("HandleEvent").Block(g.dispatch(), unhandled))
-	} else {
-		g.f.Add(sig("HandleEvent").Block(
-			jen.If(jen.Id("m").Dot("direct").Op("==").Nil()).Block(jen.Return(jen.Id("m").Dot("handleVia").Call(jen.Id("ev")))),
-			g.dispatch(), unhandled.Clone()))
-		g.via = true
-		g.f.Add(comment("", "handleVia is HandleEvent for a Behavior other than *"+g.m.Behavior+
-			" (a test's fake, a wrapper): the same rules, calling it through the interface."))
-		g.f.Add(sig("handleVia").Block(g.dispatch(), unhandled.Clone()))
-		g.via = false
-	}
-	g.genRefuse()
-}
-
-// dispatch returns HandleEvent's switch over the states and the events
-// each handles.
-func (g *goGen) dispatch() jen.Code {
 	var states []jen.Code
 	for _, s := range g.m.States {
-		if s.Transient {
+		if len(s.Handles) == 0 {
 			continue
 		}
 		var evCases []jen.Code
-		bound, refused := false, false
-		for _, c := range s.Cells {
-			if single(c) != nil {
-				refused = true
-				continue
-			}
-			body := g.cellBody(c)
-			if usesEvent(c) {
-				bound = true
-				// A nil event of a type with fields would panic where the
-				// rules read it: refuse it first.
-				body = append([]jen.Code{jen.If(jen.Id("ev").Op("==").Nil()).Block(
-					jen.Return(jen.Nil(), jen.Id("m").Dot("nilEvent").Call(jen.Id("ev"))))}, body...)
-			}
-			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(body...))
-		}
-		refuse := jen.Return(jen.Id("m").Dot("refuse").Call(jen.Id("ev")))
-		if len(evCases) == 0 {
-			states = append(states, jen.Case(jen.Id(s.KindName)).Block(refuse))
-			continue
-		}
-		if refused {
-			evCases = append(evCases, jen.Default().Block(refuse))
+		bound := false
+		for _, c := range s.Handles {
+			bound = bound || c.ReadsEvent
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.cellBody(c)...))
 		}
 		subject := jen.Id("ev").Assert(jen.Type())
 		if bound {
@@ -784,13 +665,28 @@ func (g *goGen) dispatch() jen.Code {
 		}
 		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
 	}
-	return jen.Switch(jen.Id("m").Dot("kind")).Block(states...)
+	g.f.Add(paragraphs(
+		"HandleEvent feeds ev to the machine: the rule for the current state and ev "+
+			"decides the next state, runs its effect, and hands its actions to the Handler, in "+
+			"order, before HandleEvent returns.",
+		"When the current state rejects ev, HandleEvent returns a *RejectedError (see "+
+			"ErrRejected) and the machine is unchanged; an ignored event returns nil. The "+
+			"machine reads ev during the call and keeps no reference to it; a nil event it "+
+			"would read is an error, which leaves the machine unchanged too. HandleEvent must "+
+			"not be called from a Handler or Observer method."))
+	body := []jen.Code{jen.If(jen.Id("m").Dot("busy")).Block(jen.Return(jen.Id("errReentrant")))}
+	if len(states) > 0 {
+		body = append(body, jen.Switch(jen.Id("m").Dot("kind")).Block(states...))
+	}
+	body = append(body, jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev"))))
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
 }
 
-// genRefuse emits refuse, which finishes the rules by which a state
-// ignores or rejects an event:
+// genOtherwise emits otherwise, which finishes the events the current
+// state does not handle with rules of its own: those it ignores or
+// rejects, then those it leaves to a "*" row, each "*" row written once:
 //
-//	func (m *Machine) refuse(ev Event) (Action, error) {
+//	func (m *Machine) otherwise(ev Event) error {
 //		switch m.kind {
 //		case StateA:
 //			switch ev.(type) {
@@ -798,100 +694,102 @@ func (g *goGen) dispatch() jen.Code {
 //				return m.reject(3)
 //			}
 //		}
-//		return nil, m.unhandled(ev)
+//		if m.kind == 0 {
+//			return m.unhandled(ev)
+//		}
+//		switch ev := ev.(type) {
+//		case *Z:
+//			<the "*" row for Z>
+//		}
+//		return m.unhandled(ev)
 //	}
-func (g *goGen) genRefuse() {
+func (g *goGen) genOtherwise() {
 	var states []jen.Code
 	for _, s := range g.m.States {
 		var evCases []jen.Code
-		for _, c := range s.Cells {
-			r := single(c)
-			if r == nil {
-				continue
-			}
-			finish := "reject"
-			if r.Kind == fsm.Ignore {
-				finish = "ignore"
-			}
-			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(finish).Call(jen.Lit(r.Index)))))
+		for _, c := range s.Refuses {
+			r := c.Rules[0]
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.refusal(r)))
 		}
 		if len(evCases) > 0 {
 			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(jen.Id("ev").Assert(jen.Type())).Block(evCases...)))
 		}
 	}
-	if len(states) == 0 {
-		return
+	var body []jen.Code
+	if len(states) > 0 {
+		body = append(body, jen.Switch(jen.Id("m").Dot("kind")).Block(states...))
 	}
-	g.f.Comment("// refuse finishes the rule by which the current state ignores or rejects ev, or reports an ev that is not an event of the machine.")
-	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("refuse").Params(jen.Id("ev").Id("Event")).Params(jen.Id("Action"), jen.Error()).Block(
-		jen.Switch(jen.Id("m").Dot("kind")).Block(states...),
-		jen.Return(jen.Nil(), jen.Id("m").Dot("unhandled").Call(jen.Id("ev"))),
-	)
+	if len(g.m.Wild) > 0 {
+		var evCases []jen.Code
+		bound := false
+		for _, c := range g.m.Wild {
+			bound = bound || c.ReadsEvent
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.cellBody(c)...))
+		}
+		subject := jen.Id("ev").Assert(jen.Type())
+		if bound {
+			subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
+		}
+		body = append(body,
+			jen.Comment("// A machine not made by New or Restore is in no state: no \"*\" row applies."),
+			jen.If(jen.Id("m").Dot("kind").Op("==").Lit(0)).Block(jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev")))),
+			jen.Switch(subject).Block(evCases...))
+	}
+	body = append(body, jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev"))))
+	g.f.Comment("// otherwise finishes the events the current state does not handle with rules of")
+	g.f.Comment("// its own: those it ignores or rejects, then those it leaves to a \"*\" row.")
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("otherwise").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
 }
+
+// refusal is the statement that finishes an ignore or reject rule.
+func (g *goGen) refusal(r *fsm.Rule) jen.Code {
+	finish := "reject"
+	if r.Kind == fsm.Ignore {
+		finish = "ignore"
+	}
+	return jen.Return(jen.Id("m").Dot(finish).Call(jen.Lit(r.Index)))
+}
+
+// leaveMethod names the method that takes the eventless rules of a
+// transient state, e.g. "leaveProcessingLLMResponse".
+func leaveMethod(s *fsm.State) string { return "leave" + s.GoName }
 
 // genChoices emits, for each transient state, the method that takes its
-// eventless transitions, and its copy for handleVia (see genHandleEvent).
+// eventless rules.
 func (g *goGen) genChoices() {
-	for _, via := range g.modes() {
-		g.via = via
-		for _, s := range g.m.States {
-			if s.Choice == nil {
-				continue
-			}
-			doc := fmt.Sprintf("// %s takes the eventless transitions of the transient state %s.", g.leaveMethod(s.Choice), s.Name)
-			if via {
-				doc = fmt.Sprintf("// %s is %s for handleVia.", g.leaveMethod(s.Choice), "leave"+s.GoName)
-			}
-			g.f.Comment(doc)
-			g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(g.leaveMethod(s.Choice)).Params().Params(jen.Id("Action"), jen.Error()).
-				Block(g.cellBody(s.Choice)...)
+	for _, s := range g.m.States {
+		if s.Choice == nil {
+			continue
 		}
+		g.f.Comment(fmt.Sprintf("// %s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(leaveMethod(s)).Params().Error().Block(g.cellBody(s.Choice)...)
 	}
-	g.via = false
-}
-
-// modes returns the copies of the rules to emit: one, or, when the spec
-// names a behaviour type, the direct one and the one for handleVia.
-func (g *goGen) modes() []bool {
-	if g.direct() {
-		return []bool{false, true}
-	}
-	return []bool{false}
 }
 
 // cellBody emits the rules of a cell: straight code for one unguarded
 // rule, or a switch over the guards:
 //
-//	from := &m.st.A
 //	switch {
-//	case m.b.Guard(from, ev):
+//	case m.b.Guard(m.d.retries, ev.Error):
 //		<rule>
 //	default:
 //		<else rule>
 //	}
 func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	var out []jen.Code
-	needFrom := false
-	for _, r := range c.Rules {
-		if hasStateSource(r) || r.Effect != nil && r.Effect.Sig.From != nil || r.Guard != nil && r.Guard.Sig.From != nil {
-			needFrom = true
-		}
-	}
-	fromName := "from"
-	if len(c.Rules) == 1 && c.Rules[0].Stays() {
-		fromName = "s"
-	}
-	if needFrom {
-		out = append(out, jen.Id(fromName).Op(":=").Op("&").Id("m").Dot("st").Dot(c.State.GoName))
+	if c.ReadsEvent {
+		// A nil event of a type with fields would panic where the rules
+		// read it: refuse it first.
+		out = append(out, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("m").Dot("nilEvent").Call(jen.Id("ev")))))
 	}
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
-		return append(out, g.ruleBody(c.Rules[0], fromName)...)
+		return append(append(out, comment("", c.Rules[0].Label)), g.ruleBody(c.Rules[0])...)
 	}
 	var cases []jen.Code
 	for _, r := range c.Rules {
-		body := append([]jen.Code{comment("", fsm.RuleLabel(r))}, g.ruleBody(r, fromName)...)
+		body := append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)
 		if r.Guard != nil {
-			cases = append(cases, jen.Case(g.call(r.Guard, g.guardArgs(r, fromName))).Block(body...))
+			cases = append(cases, jen.Case(jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)).Block(body...))
 		} else {
 			cases = append(cases, jen.Default().Block(body...))
 		}
@@ -899,167 +797,134 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	return append(out, jen.Switch().Block(cases...))
 }
 
-// call calls guard or effect fn through the Behavior interface:
-//
-//	m.b.Guard(from, ev)
-//
-// When the spec names a behaviour type, HandleEvent calls that type
-// directly, so that the compiler can inline the method, and handleVia
-// calls any other Behavior through the interface, both with the caller's
-// event:
-//
-//	m.direct.Effect(from, ev, to, act)  // HandleEvent
-//	m.b.Effect(from, ev, to, act)       // handleVia
-func (g *goGen) call(fn *fsm.Func, args []jen.Code) *jen.Statement {
-	if g.direct() && !g.via {
-		return jen.Id("m").Dot("direct").Dot(fn.GoName).Call(args...)
+// value renders a value a rule reads.
+func (g *goGen) value(v fsm.Value) jen.Code {
+	switch v.Source {
+	case fsm.FromEvent:
+		return jen.Id("ev").Dot(v.Field.GoName)
+	case fsm.FromResult:
+		return jen.Id(v.Result.Param)
 	}
-	return jen.Id("m").Dot("b").Dot(fn.GoName).Call(args...)
+	if v.Local != "" {
+		return jen.Id(v.Local)
+	}
+	return jen.Id("m").Dot("d").Dot(v.Data.GoName)
 }
 
-func hasStateSource(r *fsm.Rule) bool {
-	for _, a := range append(append([]fsm.Assign(nil), r.ToInit...), r.ActInit...) {
-		if a.Source == fsm.FromState {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *goGen) guardArgs(r *fsm.Rule, fromName string) []jen.Code {
-	var args []jen.Code
-	if r.Guard.Sig.From != nil {
-		args = append(args, jen.Id(fromName))
-	}
-	if r.Guard.Sig.Event != nil {
-		args = append(args, jen.Id("ev"))
-	}
-	return args
-}
-
-// assigns renders carry-over assignments as statements on slot, one per
-// field: slot.F = from.F. Field by field, the values go straight into the
-// machine; a composite literal would be built on the stack and copied,
-// which for wide fields costs more than the rest of a transition.
-func assigns(slot *jen.Statement, as []fsm.Assign, fromName string) []jen.Code {
-	var out []jen.Code
-	for _, a := range as {
-		src := jen.Id("ev").Dot(a.Src.GoName)
-		if a.Source == fsm.FromState {
-			src = jen.Id(fromName).Dot(a.Src.GoName)
-		}
-		out = append(out, slot.Clone().Dot(a.Field.GoName).Op("=").Add(src))
+func (g *goGen) values(vs []fsm.Value) []jen.Code {
+	out := make([]jen.Code, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, g.value(v))
 	}
 	return out
 }
 
 // ruleBody emits one rule:
 //
-//	m.st.B.F = from.F              // target state, carried over (the rest of its slot is zero)
-//	m.act.X = X{}                  // action: fields the effect sets start zero
-//	m.act.X.G = ev.G               // action, carried over
-//	m.b.Effect(from, ev, &m.st.B, &m.act.X)
-//	m.st.A = A{}                   // the state left is cleared (see clearSlot)
+//	prevX := m.d.x                                  // values an action reads before the rule changes them
+//	conversation, retries := m.b.Effect(m.d.conversation, ev.Message)
+//	m.d.conversation = conversation                 // stores: the effect's results, fields from the event
+//	m.d.retries = retries
+//	m.d.response = chat.Response{}                  // clears: the source state's fields the target lacks
 //	m.kind = StateB
-//	if m.obs != nil { m.step(7, StateA, &m.act.X) }
-//	return &m.act.X, nil
-func (g *goGen) ruleBody(r *fsm.Rule, fromName string) []jen.Code {
-	switch r.Kind {
-	case fsm.Ignore:
-		return []jen.Code{jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(r.Index)))}
-	case fsm.Reject:
-		return []jen.Code{jen.Return(jen.Id("m").Dot("reject").Call(jen.Lit(r.Index)))}
+//	m.busy = true
+//	if m.obs != nil {
+//		m.step(7, StateA)
+//	}
+//	m.h.SendLLMRequest(request)                     // actions, in order
+//	m.busy = false
+//	return nil
+//
+// A "*" rule that moves does not know which state it leaves: it keeps the
+// target's storage and zeroes the rest (m.d = fsmData{...}).
+func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
+	if r.Kind != fsm.Transition {
+		return []jen.Code{g.refusal(r)}
 	}
 	var out []jen.Code
-	toSlot := jen.Id("m").Dot("st").Dot(r.To.GoName)
-	if !r.Stays() {
-		// The slot of a state other than the current one is zero (but for
-		// kept storage, which is empty, and for the fields every transition
-		// into it carries over): only carried fields need setting.
-		out = append(out, assigns(toSlot, r.ToInit, fromName)...)
-	}
-	var actRef jen.Code = jen.Nil()
-	if r.Action != nil {
-		actSlot := jen.Id("m").Dot("act").Dot(r.Action.GoName)
-		if len(r.ActInit) < len(r.Action.Fields) {
-			// The slot holds the last action of its kind.
-			out = append(out, actSlot.Clone().Op("=").Id(r.Action.GoName).Values())
-		}
-		out = append(out, assigns(actSlot, r.ActInit, fromName)...)
-		actRef = jen.Op("&").Add(actSlot)
+	for _, c := range r.Captures {
+		out = append(out, jen.Id(c.Local).Op(":=").Id("m").Dot("d").Dot(c.Data.GoName))
 	}
 	if e := r.Effect; e != nil {
-		var args []jen.Code
-		if e.Sig.From != nil {
-			args = append(args, jen.Id(fromName))
+		call := jen.Id("m").Dot("b").Dot(e.GoName).Call(g.values(r.EffectArgs)...)
+		var locals []jen.Code
+		for _, set := range e.Sets {
+			locals = append(locals, jen.Id(set.Param))
 		}
-		if e.Sig.Event != nil {
-			args = append(args, jen.Id("ev"))
-		}
-		if e.Sig.To != nil {
-			args = append(args, jen.Op("&").Add(toSlot.Clone()))
-		}
-		if e.Sig.Act != nil {
-			args = append(args, jen.Op("&").Id("m").Dot("act").Dot(r.Action.GoName))
-		}
-		out = append(out, g.call(e, args))
+		out = append(out, jen.List(locals...).Op(":=").Add(call))
 	}
-	if !r.Stays() {
-		if len(r.From.Fields) > 0 {
-			out = append(out, g.clearSlot(r.From)...)
+	from := jen.Id("m").Dot("kind")
+	if r.From != nil {
+		from = jen.Id(r.From.KindName)
+	} else {
+		out = append(out, jen.Id("from").Op(":=").Id("m").Dot("kind"))
+		from = jen.Id("from")
+	}
+	if r.From == nil && r.To != nil {
+		keep := jen.Dict{}
+		for _, d := range r.Keeps {
+			keep[jen.Id(d.GoName)] = jen.Id("m").Dot("d").Dot(d.GoName)
 		}
+		out = append(out, jen.Id("m").Dot("d").Op("=").Id("fsmData").Values(keep))
+	}
+	for _, st := range r.Stores {
+		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
+	}
+	for _, d := range r.Clears {
+		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(g.m, d)))
+	}
+	if r.To != nil {
 		out = append(out, jen.Id("m").Dot("kind").Op("=").Id(r.To.KindName))
 	}
-	if r.To.Transient {
-		out = append(out,
-			tellObserver(r, jen.Nil()),
-			jen.Return(jen.Id("m").Dot(g.leaveMethod(r.To.Choice)).Call()))
-		return out
+	if r.To != nil && r.To.Transient {
+		// The eventless rule that leaves the transient state hands out
+		// the step's actions; this rule has none.
+		return append(out, observe(r, from), jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
 	}
-	return append(out, tellObserver(r, actRef), jen.Return(actRef, jen.Nil()))
+	out = append(out, jen.Id("m").Dot("busy").Op("=").True(), observe(r, from))
+	for _, e := range r.Actions {
+		out = append(out, jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(g.values(e.Args)...))
+	}
+	return append(out, jen.Id("m").Dot("busy").Op("=").False(), jen.Return(jen.Nil()))
 }
 
-// tellObserver emits the report of rule r's step, written out in each rule
-// so that a machine without an observer pays one comparison:
+// observe tells the observer, if any, of rule r's step from state from:
 //
 //	if m.obs != nil {
-//		m.step(7, StateA, &m.act.X)
+//		m.step(7, StateA)
 //	}
-func tellObserver(r *fsm.Rule, act jen.Code) jen.Code {
-	return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
-		jen.Id("m").Dot("step").Call(jen.Lit(r.Index), jen.Id(r.From.KindName), act))
+func observe(r *fsm.Rule, from jen.Code) jen.Code {
+	return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(jen.Id("m").Dot("step").Call(jen.Lit(r.Index), from))
 }
 
-// genSteps emits the helpers that finish a step and tell the observer.
+// genSteps emits the helpers that tell the observer and finish refusals.
 func (g *goGen) genSteps() {
 	f, m := g.f, g.m
-	obs := func(from, act jen.Code) jen.Code {
-		return jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(jen.Dict{
-			jen.Id("From"):   from,
-			jen.Id("Event"):  jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"),
-			jen.Id("Rule"):   jen.Id("i"),
-			jen.Id("To"):     jen.Id("m").Dot("kind"),
-			jen.Id("Action"): act,
-		}))
-	}
 	recv := jen.Id("m").Op("*").Id("Machine")
-	f.Comment("// step tells the observer, which is set, that rule i moved the machine from state from.")
-	f.Func().Params(recv.Clone()).Id("step").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind"), jen.Id("act").Id("Action")).Block(
-		obs(jen.Id("from"), jen.Id("act")))
-	f.Comment("// ignore finishes rule i, which drops its event.")
+	f.Comment("// step tells the observer, which is set, that rule i moved the machine from")
+	f.Comment("// state from.")
+	f.Func().Params(recv.Clone()).Id("step").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind")).Block(
+		jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(jen.Dict{
+			jen.Id("From"):  jen.Id("from"),
+			jen.Id("Event"): jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"),
+			jen.Id("Rule"):  jen.Id("i"),
+			jen.Id("To"):    jen.Id("m").Dot("kind"),
+		})))
 	tell := jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
-		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind"), jen.Nil()))
-	f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(
-		tell,
-		jen.Return(jen.Nil(), jen.Nil()))
+		jen.Id("m").Dot("busy").Op("=").True(),
+		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind")),
+		jen.Id("m").Dot("busy").Op("=").False())
+	f.Comment("// ignore finishes rule i, which drops its event.")
+	f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Error().Block(
+		tell, jen.Return(jen.Nil()))
 	f.Comment("// reject finishes rule i, which refuses its event.")
-	f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Params(jen.Id("Action"), jen.Error()).Block(
+	f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Error().Block(
 		tell.Clone(),
-		jen.Id("r").Op(":=").Op("&").Id("fsmRules").Index(jen.Id("i")),
-		jen.Return(jen.Nil(), jen.Op("&").Id("RejectedError").Values(jen.Dict{
-			jen.Id("State"): jen.Id("r").Dot("From"), jen.Id("Event"): jen.Id("r").Dot("Event"), jen.Id("Reason"): jen.Id("r").Dot("Reason")})))
-	if g.readsEvents() {
-		f.Comment("// nilEvent reports a nil event pointer, which HandleEvent refuses where its rules would read the event.")
+		jen.Return(jen.Op("&").Id("RejectedError").Values(jen.Dict{
+			jen.Id("State"): jen.Id("m").Dot("kind"), jen.Id("Event"): jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"), jen.Id("Reason"): jen.Id("fsmRules").Index(jen.Id("i")).Dot("Reason")})))
+	if m.ReadsEvents {
+		f.Comment("// nilEvent reports a nil event pointer, which HandleEvent refuses where its")
+		f.Comment("// rules would read the event.")
 		f.Func().Params(recv.Clone()).Id("nilEvent").Params(jen.Id("ev").Id("Event")).Error().Block(
 			jen.Return(jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": %s cannot handle a nil %T: an event must point to a value"), jen.Id("m").Dot("kind"), jen.Id("ev"))))
 	}
@@ -1073,12 +938,13 @@ func (g *goGen) genSteps() {
 
 // genJSON emits the JSON encoding of states, events and actions:
 //
-//	func (s A) MarshalJSON() ([]byte, error)   // {"kind":"a", ...fields}
+//	func (v A) MarshalJSON() ([]byte, error)   // {"kind":"a", ...fields}
 //	func UnmarshalState(data []byte) (State, error)
 func (g *goGen) genJSON() {
 	f, m := g.f, g.m
-	for i, ks := range g.kindSets() {
-		for _, d := range ks.decls {
+	for _, ks := range kindSets {
+		ds := decls(m, ks.what)
+		for _, d := range ds {
 			recv := jen.Id("v").Id(d.GoName)
 			f.Comment(fmt.Sprintf("// MarshalJSON encodes the %s as {\"kind\": %q, ...its fields}.", ks.what, d.Snake))
 			if len(d.Fields) == 0 {
@@ -1094,17 +960,19 @@ func (g *goGen) genJSON() {
 				).Values(jen.Lit(d.Snake), jen.Id("fields").Call(jen.Id("v"))))),
 			)
 		}
-		name := [...]string{"State", "Event", "Action"}[i]
-		wrap := [...]string{"fsmAsValue", "fsmAsPointer", "fsmAsPointer"}[i]
+		wrap := "fsmAsPointer"
+		if ks.what == "state" {
+			wrap = "fsmAsValue"
+		}
 		var cases []jen.Code
-		for _, d := range ks.decls {
+		for _, d := range ds {
 			cases = append(cases, jen.Case(jen.Lit(d.Snake)).Block(
-				jen.Return(jen.Id(wrap).Types(jen.Id(d.GoName), jen.Id(name)).Call(jen.Id("fsmDecodeAs").Types(jen.Id(d.GoName)).Call(jen.Id("data"), jen.Lit(ks.what+" "+d.Snake))))))
+				jen.Return(jen.Id(wrap).Types(jen.Id(d.GoName), jen.Id(ks.iface)).Call(jen.Id("fsmDecodeAs").Types(jen.Id(d.GoName)).Call(jen.Id("data"), jen.Lit(ks.what+" "+d.Snake))))))
 		}
 		cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
 			jen.Lit(m.Package+": decode "+ks.what+": unknown kind %q"), jen.Id("kind")))))
-		f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", name, article(ks.what), ks.what))
-		f.Func().Id("Unmarshal"+name).Params(jen.Id("data").Index().Byte()).Params(jen.Id(name), jen.Error()).Block(
+		f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", ks.iface, article(ks.what), ks.what))
+		f.Func().Id("Unmarshal"+ks.iface).Params(jen.Id("data").Index().Byte()).Params(jen.Id(ks.iface), jen.Error()).Block(
 			jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("fsmDecodeKind").Call(jen.Id("data"), jen.Lit(ks.what)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.Switch(jen.Id("kind")).Block(cases...),
@@ -1136,11 +1004,4 @@ func (g *goGen) genJSON() {
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Var().Id("zero").Id("I"), jen.Return(jen.Id("zero"), jen.Err())),
 		jen.Return(jen.Any().Call(jen.Id("v")).Assert(jen.Id("I")), jen.Nil()),
 	)
-}
-
-func article(word string) string {
-	if strings.ContainsRune("aeiou", rune(word[0])) {
-		return "an"
-	}
-	return "a"
 }

@@ -27,7 +27,7 @@ func newFile(m *fsm.Machine) *jen.File {
 
 // typeCode turns a field's Go type expression, checked by fsm.Build, into
 // jennifer code whose qualifiers are resolved through the spec's imports.
-func typeCode(m *fsm.Machine, t string) jen.Code {
+func typeCode(m *fsm.Machine, t string) *jen.Statement {
 	expr, err := parser.ParseExpr(t)
 	if err != nil {
 		return jen.Id(t) // unreachable: fsm.Build parsed it
@@ -58,36 +58,23 @@ func typeCode(m *fsm.Machine, t string) jen.Code {
 	return conv(expr)
 }
 
-// zeroValue returns the zero value of a field's type: a literal for the
-// predeclared types, nil for slices, maps, pointers, functions, channels
-// and interfaces, and *new(T) for the rest (a struct or a named type of
-// another package, whose kind the spec does not say).
-func zeroValue(m *fsm.Machine, t string) jen.Code {
-	expr, err := parser.ParseExpr(t)
-	if err != nil {
-		return jen.Op("*").New(jen.Id(t)) // unreachable: fsm.Build parsed it
-	}
-	switch e := expr.(type) {
-	case *ast.StarExpr, *ast.MapType, *ast.FuncType, *ast.ChanType, *ast.InterfaceType:
+// zeroValue returns the zero value of a storage field, written as the IR
+// says: 0, "", false, nil, T{} or, for a type whose kind is not known,
+// *new(T).
+func zeroValue(m *fsm.Machine, d *fsm.Data) jen.Code {
+	switch d.Zero {
+	case fsm.ZeroNumber:
+		return jen.Lit(0)
+	case fsm.ZeroString:
+		return jen.Lit("")
+	case fsm.ZeroBool:
+		return jen.False()
+	case fsm.ZeroNil:
 		return jen.Nil()
-	case *ast.ArrayType:
-		if e.Len == nil {
-			return jen.Nil()
-		}
-	case *ast.Ident:
-		switch e.Name {
-		case "string":
-			return jen.Lit("")
-		case "bool":
-			return jen.False()
-		case "any", "error":
-			return jen.Nil()
-		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr",
-			"float32", "float64", "complex64", "complex128", "byte", "rune":
-			return jen.Lit(0)
-		}
+	case fsm.ZeroComposite:
+		return typeCode(m, d.Type).Clone().Values()
 	}
-	return jen.Op("*").New(typeCode(m, t))
+	return jen.Op("*").New(typeCode(m, d.Type))
 }
 
 // sampleValue returns a non-zero literal for a field of a predeclared

@@ -2,8 +2,6 @@ package fsm
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"path"
@@ -16,21 +14,39 @@ import (
 	"github.com/fsmgen/fsmgen/internal/suggest"
 )
 
+// The limits on a machine's size. Beyond them Build stops with an error
+// instead of spending memory on a table nobody could review.
+const (
+	MaxStates = 10_000
+	MaxEvents = 10_000
+	// MaxPairs bounds states × events, the pairs the checker must resolve.
+	MaxPairs = 4_000_000
+)
+
 // Build checks a parsed spec and resolves it into a Machine. It returns
 // every problem found, sorted; the Machine is nil when there are errors.
-func Build(f *spec.File) (*Machine, diag.List) {
-	b := &builder{f: f, m: &Machine{SpecFile: filepath.Base(f.Path)}}
+// env says what Build may know of the Go packages around the spec; the
+// zero Env knows none (field types may then name predeclared types, the
+// spec's own and imported packages' names, unchecked).
+func Build(f *spec.File, env Env) (*Machine, diag.List) {
+	b := &builder{f: f, env: env, m: &Machine{SpecFile: filepath.Base(f.Path)}}
 	b.header()
 	b.decls()
 	b.funcs()
+	b.types()
+	if !b.limits() {
+		b.diags.Sort()
+		return nil, b.diags
+	}
 	b.transitions()
 	b.stateLists()
 	b.goNames()
-	// Totality, reachability and unused declarations are only worth
-	// reporting once every name resolves; before that they are noise.
+	// Totality, field flow, reachability and unused declarations are only
+	// worth reporting once every name resolves; before that they are noise.
 	if !b.diags.HasErrors() {
+		b.data()
 		b.cells()
-		b.signatures()
+		b.resolve()
 		b.graph()
 		b.unused()
 	}
@@ -43,6 +59,7 @@ func Build(f *spec.File) (*Machine, diag.List) {
 
 type builder struct {
 	f     *spec.File
+	env   Env
 	m     *Machine
 	diags diag.List
 
@@ -50,19 +67,20 @@ type builder struct {
 	events   map[string]*Event
 	actions  map[string]*Action
 	fnByName map[string]*Func
-	// localTypes are the unqualified names field types use, with where.
-	localTypes []localType
-	imports    map[string]*importUse
-	// rows[state][event] collects the rows given for a pair before the
-	// cells are made; wild marks rows that came from "*".
-	rows map[*State]map[*Event]*pending
-}
-
-// localType is an unqualified name used as a type: a predeclared type, a
-// type fsmgen generates, or one written by hand in the output package.
-type localType struct {
-	name string
-	typ  spec.String
+	imports  map[string]*importUse
+	// typeUses are the field types to resolve once every name is known.
+	typeUses []typeUse
+	// rows[state][event] are the rows one entry gives a pair (rows[s] is
+	// allocated for states that have rows); wild[event] is the "*" row of
+	// an event; eventless[state] are the eventless rows of a transient
+	// state.
+	rows      [][]*pending
+	wild      []*pending
+	eventless []*pending
+	// wildFrom[event] are the states that leave the event to its "*" row.
+	wildFrom [][]*State
+	// pkgs are the imported packages loaded to check field types.
+	pkgs map[string]*types.Package
 }
 
 type importUse struct {
@@ -70,10 +88,10 @@ type importUse struct {
 	used bool
 }
 
-// pending is the rows one transition entry gives one (state, event) pair.
+// pending is the rules one transition entry, or one list entry, gives a
+// (state, event) pair or, from "*", an event.
 type pending struct {
 	rules []*Rule
-	wild  bool
 	pos   diag.Pos
 }
 
@@ -91,15 +109,8 @@ func (b *builder) header() {
 	if f.Package.Set {
 		if token.IsKeyword(m.Package) {
 			b.errorf(f.Package.Pos, "package name %q is a Go keyword", m.Package)
-		} else if !regexpPackage(m.Package) {
+		} else if !packageName(m.Package) {
 			b.errorf(f.Package.Pos, "package name %q is not a lower-case Go identifier", m.Package)
-		}
-	}
-	if f.Behavior.Set {
-		if t := f.Behavior.Value; token.IsIdentifier(t) && t != "_" {
-			m.Behavior = t
-		} else {
-			b.errorf(f.Behavior.Pos, "behavior %q is not a Go identifier: name a type of the output package, e.g. behavior: Agent", t)
 		}
 	}
 	m.Doc = strings.TrimSpace(f.Doc.Value)
@@ -111,6 +122,8 @@ func (b *builder) header() {
 			b.errorf(imp.Alias.Pos, "import alias %q is a Go keyword", alias)
 		case !token.IsIdentifier(alias) || alias == "_":
 			b.errorf(imp.Alias.Pos, "import alias %q is not a Go identifier", alias)
+		case alias == m.Package:
+			b.errorf(imp.Alias.Pos, "import alias %q is the generated package's own name: choose another alias", alias)
 		case !validImportPath(p):
 			b.errorf(imp.Path.Pos, "import path %q is not a valid Go import path", p)
 		default:
@@ -145,7 +158,7 @@ func (b *builder) outPath(s spec.String) string {
 	return ""
 }
 
-func regexpPackage(s string) bool {
+func packageName(s string) bool {
 	if s == "" || !token.IsIdentifier(s) {
 		return false
 	}
@@ -169,6 +182,41 @@ func validImportPath(p string) bool {
 	return true
 }
 
+// fields checks a list of typed fields: identifiers, reserved and
+// duplicate names, and the syntax of their types. what names their owner
+// in messages, e.g. "state" or "effect startTurn's reads".
+func (b *builder) fields(what string, list []spec.Field) []*Field {
+	var out []*Field
+	byGo := map[string]*Field{}
+	for _, sf := range list {
+		fd := &Field{Name: sf.Name.Value, Pos: sf.Name.Pos, Type: sf.Type.Value, TypePos: sf.Type.Pos, Doc: strings.TrimSpace(sf.Doc.Value)}
+		if !identRE.MatchString(fd.Name) {
+			b.errorf(fd.Pos, "field name %q is not an identifier: use letters, digits and underscores, starting with a letter", fd.Name)
+			continue
+		}
+		fd.GoName, fd.JSONName = GoName(fd.Name), SnakeName(fd.Name)
+		fd.Param = ParamName(fd.Name, b.m.Imports)
+		if fd.JSONName == "kind" {
+			b.errorf(fd.Pos, "field name %q is reserved: \"kind\" tells the %ss apart in JSON", fd.Name, what)
+			continue
+		}
+		if member, ok := Members[fd.GoName]; ok {
+			b.errorf(fd.Pos, "field %q is %s in Go, which is %s: rename it", fd.Name, fd.GoName, member)
+			continue
+		}
+		if prev, ok := byGo[fd.GoName]; ok {
+			b.errorf(fd.Pos, "field %q and field %q (%s) are both %s in Go: rename one", fd.Name, prev.Name, prev.Pos, fd.GoName)
+			continue
+		}
+		byGo[fd.GoName] = fd
+		if b.parseType(sf.Type) {
+			fd.Type = normaliseType(fd.Type)
+		}
+		out = append(out, fd)
+	}
+	return out
+}
+
 func (b *builder) decl(kind string, name, doc spec.String, fields []spec.Field, index int) Decl {
 	d := Decl{Name: name.Value, Pos: name.Pos, Index: index, Doc: strings.TrimSpace(doc.Value)}
 	if !identRE.MatchString(name.Value) {
@@ -178,96 +226,8 @@ func (b *builder) decl(kind string, name, doc spec.String, fields []spec.Field, 
 	d.GoName = GoName(name.Value)
 	d.Snake = SnakeName(name.Value)
 	d.KindName = strings.ToUpper(kind[:1]) + kind[1:] + d.GoName
-	byGo := map[string]*Field{}
-	for _, sf := range fields {
-		fd := &Field{Name: sf.Name.Value, Pos: sf.Name.Pos, Type: sf.Type.Value, Doc: strings.TrimSpace(sf.Doc.Value)}
-		if !identRE.MatchString(fd.Name) {
-			b.errorf(fd.Pos, "field name %q is not an identifier", fd.Name)
-			continue
-		}
-		fd.GoName, fd.JSONName = GoName(fd.Name), SnakeName(fd.Name)
-		if fd.JSONName == "kind" {
-			b.errorf(fd.Pos, "field name %q is reserved: \"kind\" tells the %ss apart in JSON", fd.Name, kind)
-			continue
-		}
-		if prev, ok := byGo[fd.GoName]; ok {
-			b.errorf(fd.Pos, "field %q and field %q (%s) are both %s in Go: rename one", fd.Name, prev.Name, prev.Pos, fd.GoName)
-			continue
-		}
-		byGo[fd.GoName] = fd
-		if b.checkType(sf.Type) {
-			fd.Type = normaliseType(fd.Type)
-		}
-		d.Fields = append(d.Fields, fd)
-	}
+	d.Fields = b.fields(kind, fields)
 	return d
-}
-
-// checkType parses a field's type and checks its package qualifiers.
-func (b *builder) checkType(t spec.String) bool {
-	if !t.Set || strings.TrimSpace(t.Value) == "" {
-		b.errorf(t.Pos, "field has no type")
-		return false
-	}
-	expr, err := parser.ParseExpr(t.Value)
-	if err != nil {
-		b.errorf(t.Pos, "type %q is not a Go type expression", t.Value)
-		return false
-	}
-	ok, reported := true, false
-	var walk func(e ast.Expr)
-	walk = func(e ast.Expr) {
-		switch e := e.(type) {
-		case *ast.Ident:
-			ok = ok && e.Name != "_"
-			if obj := types.Universe.Lookup(e.Name); obj != nil {
-				if _, isType := obj.(*types.TypeName); !isType {
-					b.errorf(t.Pos, "type %q uses %s, which is not a type", t.Value, e.Name)
-					ok, reported = false, true
-				}
-			} else {
-				b.localTypes = append(b.localTypes, localType{name: e.Name, typ: t})
-			}
-		case *ast.SelectorExpr:
-			id, isID := e.X.(*ast.Ident)
-			if !isID {
-				ok = false
-				return
-			}
-			imp, known := b.imports[id.Name]
-			if !known {
-				b.errorf(t.Pos, "type %q uses package %q, which is not under imports%s", t.Value, id.Name, suggest.DidYouMean(id.Name, names(b.imports)))
-				ok, reported = false, true
-				return
-			}
-			imp.used = true
-		case *ast.StarExpr:
-			walk(e.X)
-		case *ast.ArrayType:
-			if e.Len != nil {
-				if _, lit := e.Len.(*ast.BasicLit); !lit {
-					ok = false
-				}
-			}
-			walk(e.Elt)
-		case *ast.MapType:
-			walk(e.Key)
-			walk(e.Value)
-		default:
-			ok = false
-		}
-	}
-	walk(expr)
-	if !ok && !reported {
-		b.errorf(t.Pos, "type %q is not supported: use a name, a qualified name (pkg.Name), a pointer, a slice, an array or a map of those", t.Value)
-	}
-	return ok
-}
-
-// normaliseType prints a type expression in gofmt style, so that types
-// compare equal however they were spaced.
-func normaliseType(s string) string {
-	return strings.Join(strings.Fields(s), "")
 }
 
 func (b *builder) decls() {
@@ -324,12 +284,37 @@ func (b *builder) funcs() {
 				b.errorf(fn.Pos, "%q is declared as both a %s and a %s (%s)", fn.Name, kindWord(prev.Kind), kindWord(kind), prev.Pos)
 				continue
 			}
+			fn.Reads = b.fields(kindWord(kind)+" "+fn.Name+"'s read", sf.Reads)
+			b.uniqueParams(fn.Reads)
+			switch {
+			case kind == Guard && len(sf.Sets) > 0:
+				b.errorf(sf.SetsPos, "guard %s sets nothing: a guard only decides; move what it computes to an effect", fn.Name)
+			case kind == Effect && len(sf.Sets) == 0:
+				b.errorf(fn.Pos, "effect %s sets nothing: list the fields it computes under \"sets\" (an effect returns them; the machine stores them in the target state and the actions)", fn.Name)
+			default:
+				fn.Sets = b.fields("effect "+fn.Name+"'s set", sf.Sets)
+				b.uniqueParams(fn.Sets)
+			}
 			b.fnByName[fn.Name] = fn
 			*out = append(*out, fn)
 		}
 	}
 	add(b.f.Guards, Guard, &b.m.Guards)
 	add(b.f.Effects, Effect, &b.m.Effects)
+}
+
+// uniqueParams makes the parameter names of a list distinct: two fields
+// whose names differ only in spelling get a number.
+func (b *builder) uniqueParams(fields []*Field) {
+	seen := map[string]bool{}
+	for _, f := range fields {
+		p := f.Param
+		for i := 2; seen[p]; i++ {
+			p = fmt.Sprintf("%s%d", f.Param, i)
+		}
+		f.Param = p
+		seen[p] = true
+	}
 }
 
 func kindWord(k FuncKind) string {
@@ -392,24 +377,56 @@ func (b *builder) fn(s spec.String, kind FuncKind) *Func {
 	return fn
 }
 
-// transitions expands every transition entry into rows per (state, event).
+// limits stops a spec whose table is too large to check or generate.
+func (b *builder) limits() bool {
+	ns, ne := len(b.m.States), len(b.m.Events)
+	pos := b.f.Pos
+	switch {
+	case ns > MaxStates:
+		b.errorf(pos, "the machine has %d states, more than the limit of %d: split it into machines that talk through actions and events", ns, MaxStates)
+	case ne > MaxEvents:
+		b.errorf(pos, "the machine has %d events, more than the limit of %d: split it into machines that talk through actions and events", ne, MaxEvents)
+	case ns*ne > MaxPairs:
+		b.errorf(pos, "the machine has %d states × %d events = %d pairs to resolve, more than the limit of %d: split it into machines that talk through actions and events", ns, ne, ns*ne, MaxPairs)
+	default:
+		return true
+	}
+	return false
+}
+
+// transitions resolves every transition entry into rules: for each state
+// it names, or once for "*".
 func (b *builder) transitions() {
-	b.rows = map[*State]map[*Event]*pending{}
+	b.rows = make([][]*pending, len(b.m.States))
+	b.wild = make([]*pending, len(b.m.Events))
+	b.eventless = make([]*pending, len(b.m.States))
 	for i := range b.f.Transitions {
 		t := &b.f.Transitions[i]
 		var ev *Event
 		if t.On.Set {
-			ev = b.event(t.On)
+			if ev = b.event(t.On); ev == nil {
+				continue
+			}
 		}
-		froms, wild := b.froms(t)
-		if len(t.Guards) > 0 && (t.To.Set || t.Effect.Set || t.Action.Set || t.Ignore.Set || t.Reject.Set) {
+		if len(t.Guards) > 0 && (t.To.Set || t.Effect.Set || len(t.Actions) > 0 || t.Ignore.Set || t.Reject.Set) {
 			b.errorf(t.Pos, "a transition with guards keeps to, effect, action, ignore and reject inside its branches")
 			continue
 		}
-		if t.On.Set && ev == nil {
+		if len(t.From) == 1 && t.From[0].Value == "*" {
+			if ev == nil {
+				b.errorf(t.Pos, "a \"*\" row needs \"on\": it says what every state does with one event")
+				continue
+			}
+			if rules := b.rowRules(t, nil, ev); rules != nil {
+				if prev := b.wild[ev.Index]; prev != nil {
+					b.errorf(t.Pos, "\"*\" already handles %s at %s: merge the two rows into one with guards", ev.Name, prev.pos)
+					continue
+				}
+				b.wild[ev.Index] = &pending{rules: rules, pos: t.Pos}
+			}
 			continue
 		}
-		for _, from := range froms {
+		for _, from := range b.froms(t) {
 			if from.Transient != (ev == nil) {
 				if ev == nil {
 					b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions", from.Name)
@@ -418,30 +435,33 @@ func (b *builder) transitions() {
 				}
 				continue
 			}
-			rules := b.rowRules(t, from, ev, wild)
+			rules := b.rowRules(t, from, ev)
 			if rules == nil {
 				continue
 			}
-			if wild && from.Terminal && rules[0].Kind == Transition && rules[0].To != from && len(rules) == 1 {
-				continue // "*" never gives a terminal state a way out
+			p := &pending{rules: rules, pos: t.Pos}
+			if ev == nil {
+				if prev := b.eventless[from.Index]; prev != nil {
+					b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, nil), prev.pos)
+					continue
+				}
+				b.eventless[from.Index] = p
+				continue
 			}
-			b.addRows(from, ev, &pending{rules: rules, wild: wild, pos: t.Pos})
+			if b.rows[from.Index] == nil {
+				b.rows[from.Index] = make([]*pending, len(b.m.Events))
+			}
+			if prev := b.rows[from.Index][ev.Index]; prev != nil {
+				b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, ev), prev.pos)
+				continue
+			}
+			b.rows[from.Index][ev.Index] = p
 		}
 	}
 }
 
-// froms resolves a transition's "from": states, or "*" for every
-// non-transient state.
-func (b *builder) froms(t *spec.Transition) ([]*State, bool) {
-	if len(t.From) == 1 && t.From[0].Value == "*" {
-		var out []*State
-		for _, s := range b.m.States {
-			if !s.Transient {
-				out = append(out, s)
-			}
-		}
-		return out, true
-	}
+// froms resolves the states of a transition's "from".
+func (b *builder) froms(t *spec.Transition) []*State {
 	var out []*State
 	seen := map[*State]bool{}
 	for _, n := range t.From {
@@ -458,11 +478,12 @@ func (b *builder) froms(t *spec.Transition) ([]*State, bool) {
 			out = append(out, s)
 		}
 	}
-	return out, false
+	return out
 }
 
-// rowRules makes the rows one transition entry gives one state.
-func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event, wild bool) []*Rule {
+// rowRules makes the rules one transition entry gives one state, or "*"
+// when from is nil.
+func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 	if len(t.Guards) == 0 {
 		r := b.outcome(&t.Outcome, t.Pos, from, ev)
 		if r == nil {
@@ -532,19 +553,26 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event, wild bool
 }
 
 func pairName(s *State, e *Event) string {
-	if e == nil {
-		return s.Name + " (eventless)"
+	from := "*"
+	if s != nil {
+		from = s.Name
 	}
-	return s.Name + " × " + e.Name
+	if e == nil {
+		return from + " (eventless)"
+	}
+	return from + " × " + e.Name
 }
 
 // outcome resolves what a transition or branch does.
 func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event) *Rule {
-	r := &Rule{From: from, Event: ev, Pos: pos, To: from}
-	moves := o.To.Set || o.Effect.Set || o.Action.Set
+	r := &Rule{From: from, Event: ev, Pos: pos}
+	moves := o.To.Set || o.Effect.Set || len(o.Actions) > 0
 	switch {
 	case o.Ignore.Set && o.Reject.Set, (o.Ignore.Set || o.Reject.Set) && moves:
 		b.errorf(pos, "choose one of ignore, reject, or a transition (to, effect, action)")
+		return nil
+	case ev == nil && from != nil && (o.Ignore.Set || o.Reject.Set):
+		b.errorf(pos, "transient state %s has no event to ignore or reject: its eventless transitions must leave it", from.Name)
 		return nil
 	case o.Ignore.Set:
 		if !o.Ignore.Value {
@@ -566,25 +594,39 @@ func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event)
 	}
 	r.Kind = Transition
 	ok := true
+	if from != nil && from.Transient && !o.To.Set {
+		b.errorf(pos, "an eventless transition of transient state %s must leave it: give it \"to\"", from.Name)
+		return nil
+	}
 	if o.To.Set {
 		if r.To = b.state(o.To); r.To == nil {
 			ok = false
-		} else if r.To.Transient && o.Action.Set {
-			b.errorf(o.Action.Pos, "a transition into transient state %s emits no action: its eventless transitions do", r.To.Name)
-			ok = false
+		} else if r.To == from {
+			if from.Transient {
+				b.errorf(o.To.Pos, "transient state %s cannot lead to itself: it would loop without an event", from.Name)
+				ok = false
+			}
+			r.To = nil // "to" its own state: it stays
 		}
+	}
+	if r.To != nil && r.To.Transient && len(o.Actions) > 0 {
+		b.errorf(o.Actions[0].Pos, "a transition into transient state %s emits no action: its eventless transitions do", r.To.Name)
+		ok = false
 	}
 	if o.Effect.Set {
 		if r.Effect = b.fn(o.Effect, Effect); r.Effect == nil {
 			ok = false
 		}
 	}
-	if o.Action.Set {
-		if r.Action = b.action(o.Action); r.Action == nil {
+	for _, n := range o.Actions {
+		a := b.action(n)
+		if a == nil {
 			ok = false
+			continue
 		}
+		r.Actions = append(r.Actions, &Emit{Action: a})
 	}
-	if from.Terminal && r.To != from && r.To != nil {
+	if from != nil && from.Terminal && r.To != nil {
 		b.errorf(o.To.Pos, "terminal state %s cannot have a transition to %s: a terminal state is never left", from.Name, r.To.Name)
 		ok = false
 	}
@@ -594,25 +636,7 @@ func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event)
 	return r
 }
 
-// addRows records the rows for a pair. Explicit rows override rows from
-// "*"; two explicit (or two "*") entries for one pair are an error.
-func (b *builder) addRows(s *State, e *Event, p *pending) {
-	if b.rows[s] == nil {
-		b.rows[s] = map[*Event]*pending{}
-	}
-	prev, ok := b.rows[s][e]
-	switch {
-	case !ok:
-		b.rows[s][e] = p
-	case prev.wild && !p.wild:
-		b.rows[s][e] = p
-	case !prev.wild && p.wild:
-	default:
-		b.errorf(p.pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(s, e), prev.pos)
-	}
-}
-
-// stateLists adds the rows of each state's ignore and reject lists.
+// stateLists adds the rules of each state's ignore and reject lists.
 func (b *builder) stateLists() {
 	for i, ss := range b.f.States {
 		s := b.m.States[i]
@@ -625,293 +649,40 @@ func (b *builder) stateLists() {
 					b.errorf(n.Pos, "transient state %s receives no events, so it ignores or rejects none", s.Name)
 					break
 				}
+				if n.Value == "*" {
+					b.errorf(n.Pos, "%s lists take no \"*\": a new event must be placed in every state by hand; list the events", list.kind)
+					continue
+				}
 				e := b.event(n)
 				if e == nil {
 					continue
 				}
-				r := &Rule{Kind: list.kind, From: s, To: s, Event: e, Pos: n.Pos, Listed: true}
+				r := &Rule{Kind: list.kind, From: s, Event: e, Pos: n.Pos, Listed: true}
 				if list.kind == Reject {
 					r.Reason = fmt.Sprintf("%s is not accepted in state %s", e.Name, s.Name)
 				}
-				if prev, ok := b.rows[s][e]; ok && !prev.wild {
-					b.errorf(n.Pos, "%s is listed under %s but handled at %s: remove it from the list", pairName(s, e), list.kind, prev.pos)
+				if b.rows[s.Index] == nil {
+					b.rows[s.Index] = make([]*pending, len(b.m.Events))
+				}
+				if prev := b.rows[s.Index][e.Index]; prev != nil {
+					b.errorf(n.Pos, "%s is listed under %s but already handled at %s: remove it from one of them", pairName(s, e), list.kind, prev.pos)
 					continue
 				}
-				if b.rows[s] == nil {
-					b.rows[s] = map[*Event]*pending{}
-				}
-				b.rows[s][e] = &pending{rules: []*Rule{r}, pos: n.Pos}
+				b.rows[s.Index][e.Index] = &pending{rules: []*Rule{r}, pos: n.Pos}
 			}
 		}
 	}
 }
 
-// cells orders the rows into one cell per (state, event), numbers them,
-// reports the pairs nothing handles, and computes carry-overs.
-func (b *builder) cells() {
-	m := b.m
-	for _, s := range m.States {
-		if s.Transient {
-			p := b.rows[s][nil]
-			if p == nil {
-				b.errorf(s.Pos, "transient state %s has no eventless transitions: add transitions from it without \"on\"", s.Name)
-				continue
-			}
-			s.Choice = &Cell{State: s, Rules: p.rules}
-			b.number(p.rules)
-			continue
-		}
-		var missing []string
-		for _, e := range m.Events {
-			p := b.rows[s][e]
-			if p == nil {
-				missing = append(missing, e.Name)
-				continue
-			}
-			s.Cells = append(s.Cells, &Cell{State: s, Event: e, Rules: p.rules})
-			b.number(p.rules)
-		}
-		for _, name := range missing {
-			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
-		}
-	}
-	// Renumber in spec order: state by state, event by event.
-	for i, r := range m.Rules {
-		r.Index = i
-		b.carry(r)
-	}
-}
-
-func (b *builder) number(rules []*Rule) { b.m.Rules = append(b.m.Rules, rules...) }
-
-// carry computes what a row can fill by carrying fields over, and reports
-// target fields that stay unfilled on a row without an effect.
-func (b *builder) carry(r *Rule) {
-	if r.Kind != Transition {
-		return
-	}
-	var evFields []*Field
-	if r.Event != nil {
-		evFields = r.Event.Fields
-	}
-	// The source state's field wins: the state carries the context, the
-	// event fills in what the state does not have.
-	fill := func(target *Field) (Assign, bool) {
-		for _, f := range r.From.Fields {
-			if f.Name == target.Name && f.Type == target.Type {
-				return Assign{Field: target, Source: FromState, Src: f}, true
-			}
-		}
-		for _, f := range evFields {
-			if f.Name == target.Name && f.Type == target.Type {
-				return Assign{Field: target, Source: FromEvent, Src: f}, true
-			}
-		}
-		return Assign{}, false
-	}
-	check := func(what, name string, fields []*Field, out *[]Assign) {
-		for _, f := range fields {
-			a, ok := fill(f)
-			if ok {
-				*out = append(*out, a)
-				continue
-			}
-			if r.Effect == nil {
-				src := "state " + r.From.Name
-				if r.Event != nil {
-					src += " or event " + r.Event.Name
-				}
-				b.errorf(r.Pos, "field %s of %s %s cannot be filled: no field %s %s of %s has it; name an effect that sets it", f.Name, what, name, f.Name, f.Type, src)
-			}
-		}
-	}
-	if !r.Stays() {
-		check("state", r.To.Name, r.To.Fields, &r.ToInit)
-	}
-	if r.Action != nil {
-		check("action", r.Action.Name, r.Action.Fields, &r.ActInit)
-	}
-}
-
-// signatures derives each guard's and effect's parameters from its rows and
-// checks that every row agrees.
-func (b *builder) signatures() {
-	for _, r := range b.m.Rules {
-		if r.Guard != nil {
-			b.use(r.Guard, r)
-		}
-		if r.Effect != nil {
-			b.use(r.Effect, r)
-		}
-	}
-}
-
-func (b *builder) use(fn *Func, r *Rule) {
-	var sig Signature
-	if p := b.rows[r.From][r.Event]; p != nil && !p.wild && len(r.From.Fields) > 0 {
-		sig.From = r.From
-	}
-	if r.Event != nil && len(r.Event.Fields) > 0 {
-		sig.Event = r.Event
-	}
-	if fn.Kind == Effect {
-		sig.Stays = r.Stays()
-		if !r.Stays() && len(r.To.Fields) > 0 {
-			sig.To = r.To
-		}
-		if sig.Stays && len(r.From.Fields) > 0 {
-			sig.From = r.From // a row that stays updates its state in place, even from "*"
-		}
-		if r.Action != nil && len(r.Action.Fields) > 0 {
-			sig.Act = r.Action
-		}
-	}
-	if len(fn.Uses) > 0 && fn.Sig != sig {
-		first := fn.Uses[0]
-		b.errorf(r.Pos, "%s %s needs other parameters here than at %s (%s): use a separate %s", kindWord(fn.Kind), fn.Name, first.Pos, describe(fn.Sig), kindWord(fn.Kind))
-		return
-	}
-	fn.Sig = sig
-	fn.Uses = append(fn.Uses, r)
-}
-
-func describe(s Signature) string {
-	var parts []string
-	if s.From != nil {
-		parts = append(parts, "state "+s.From.Name)
-	}
-	if s.Event != nil {
-		parts = append(parts, "event "+s.Event.Name)
-	}
-	if s.To != nil {
-		parts = append(parts, "target "+s.To.Name)
-	}
-	if s.Act != nil {
-		parts = append(parts, "action "+s.Act.Name)
-	}
-	if len(parts) == 0 {
-		return "no parameters"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// graph checks reachability, ways out, and loops among transient states.
-func (b *builder) graph() {
-	m := b.m
-	if m.Initial == nil {
-		return
-	}
-	succ := map[*State][]*State{}
-	for _, r := range m.Rules {
-		if r.Kind == Transition && !r.Stays() {
-			succ[r.From] = append(succ[r.From], r.To)
-		}
-	}
-	reached := map[*State]bool{m.Initial: true}
-	queue := []*State{m.Initial}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		for _, t := range succ[s] {
-			if !reached[t] {
-				reached[t] = true
-				queue = append(queue, t)
-			}
-		}
-	}
-	for _, s := range m.States {
-		if !reached[s] {
-			b.errorf(s.Pos, "state %s is unreachable from the initial state %s", s.Name, m.Initial.Name)
-		}
-		if !s.Terminal && len(succ[s]) == 0 {
-			b.errorf(s.Pos, "state %s has no way out: add a transition to another state, or mark it \"terminal: true\"", s.Name)
-		}
-	}
-	// A transient state whose eventless rows can lead back to itself
-	// through transient states would loop within one step.
-	var visit func(s *State, path []*State) bool
-	visit = func(s *State, path []*State) bool {
-		for i, p := range path {
-			if p == s {
-				names := make([]string, 0, len(path)-i+1)
-				for _, q := range path[i:] {
-					names = append(names, q.Name)
-				}
-				b.errorf(s.Pos, "transient states could loop without an event: %s → %s", strings.Join(names, " → "), s.Name)
-				return true
-			}
-		}
-		if s.Choice == nil {
-			return false
-		}
-		for _, r := range s.Choice.Rules {
-			if r.Kind == Transition && r.To.Transient && visit(r.To, append(path, s)) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, s := range m.States {
-		if s.Transient && visit(s, nil) {
-			break
-		}
-	}
-}
-
-// unused warns about declarations no row uses, and imports no field uses.
-func (b *builder) unused() {
-	usedEv, usedAct := map[*Event]bool{}, map[*Action]bool{}
-	for _, r := range b.m.Rules {
-		if r.Kind == Transition {
-			usedEv[r.Event] = true
-			if r.Action != nil {
-				usedAct[r.Action] = true
-			}
-		}
-	}
-	for _, e := range b.m.Events {
-		if !usedEv[e] {
-			b.diags.Warnf(e.Pos, "event %s never causes a transition: every state ignores or rejects it", e.Name)
-		}
-	}
-	for _, a := range b.m.Actions {
-		if !usedAct[a] {
-			b.diags.Warnf(a.Pos, "action %s is never emitted", a.Name)
-		}
-	}
-	for _, fns := range [][]*Func{b.m.Guards, b.m.Effects} {
-		for _, fn := range fns {
-			if len(fn.Uses) == 0 {
-				b.diags.Warnf(fn.Pos, "%s %s is never used", kindWord(fn.Kind), fn.Name)
-			}
-		}
-	}
-	for _, imp := range b.f.Imports {
-		if u := b.imports[imp.Alias.Value]; u != nil && !u.used {
-			b.diags.Warnf(imp.Alias.Pos, "import %s is not used by any field type", imp.Alias.Value)
-		}
-	}
-	m := b.m
-	m.Imports = slices.DeleteFunc(m.Imports, func(i Import) bool { return !b.imports[i.Alias].used })
-}
-
-// reserved are the identifiers every generated package declares.
-var reserved = []string{
-	"Machine", "New", "Restore", "State", "Event", "Action", "StateKind", "EventKind",
-	"ActionKind", "Behavior", "Observer", "Step", "Rule", "RuleKind", "Rules",
-	"RuleTransition", "RuleIgnore", "RuleReject", "ErrRejected", "RejectedError",
-	"MarshalState", "UnmarshalState", "MarshalEvent", "UnmarshalEvent", "MarshalAction",
-	"UnmarshalAction", "StateKinds", "EventKinds", "ActionKinds",
-}
-
-// goNames reports spec names that turn into the same Go identifier.
+// goNames reports spec names that turn into the same Go identifier, or
+// into one fsmgen generates.
 func (b *builder) goNames() {
 	type owner struct {
 		what string
 		pos  diag.Pos
 	}
 	taken := map[string]owner{}
-	for _, r := range reserved {
+	for _, r := range Generated {
 		taken[r] = owner{what: "a name fsmgen generates"}
 	}
 	claim := func(id, what string, pos diag.Pos) bool {
@@ -927,45 +698,16 @@ func (b *builder) goNames() {
 		taken[id] = owner{what: what, pos: pos}
 		return true
 	}
-	decls := func(kind string, ds []*Decl) {
-		for _, d := range ds {
-			if d.GoName != "" && claim(d.GoName, kind+" "+d.Name, d.Pos) {
-				claim(d.KindName, kind+" "+d.Name+"'s kind constant", d.Pos)
+	for _, ds := range b.kindSets() {
+		for _, d := range ds.decls {
+			if d.GoName != "" && claim(d.GoName, ds.what+" "+d.Name, d.Pos) {
+				claim(d.KindName, ds.what+" "+d.Name+"'s kind constant", d.Pos)
 			}
 		}
 	}
-	var ss, es, as []*Decl
-	for _, s := range b.m.States {
-		ss = append(ss, &s.Decl)
-	}
-	for _, e := range b.m.Events {
-		es = append(es, &e.Decl)
-	}
 	for _, a := range b.m.Actions {
-		as = append(as, &a.Decl)
-	}
-	decls("state", ss)
-	decls("event", es)
-	decls("action", as)
-	if t := b.m.Behavior; t != "" {
-		pos := b.f.Behavior.Pos
-		if claim(t, "behavior type "+t, pos) && len(b.m.Guards)+len(b.m.Effects) == 0 {
-			b.errorf(pos, "behavior %s has nothing to do: the machine has no guards or effects; remove the behavior key", t)
-		}
-	}
-	// A field type may name a type written by hand in the output package,
-	// or one fsmgen generates, but not a function, variable or constant.
-	values := map[string]bool{"New": true, "Restore": true, "Rules": true, "ErrRejected": true,
-		"UnmarshalState": true, "UnmarshalEvent": true, "UnmarshalAction": true,
-		"RuleTransition": true, "RuleIgnore": true, "RuleReject": true}
-	for _, ds := range [][]*Decl{ss, es, as} {
-		for _, d := range ds {
-			values[d.KindName] = true
-		}
-	}
-	for _, lt := range b.localTypes {
-		if values[lt.name] {
-			b.errorf(lt.typ.Pos, "type %q uses %s, which fsmgen generates as a function, variable or constant, not a type", lt.typ.Value, lt.name)
+		if a.GoName == "Actions" {
+			b.errorf(a.Pos, "action %s is %s in Go, the name of the Recorder's list of actions: rename it", a.Name, a.GoName)
 		}
 	}
 	methods := map[string]owner{}
@@ -977,6 +719,200 @@ func (b *builder) goNames() {
 				continue
 			}
 			methods[fn.GoName] = owner{what: what, pos: fn.Pos}
+		}
+	}
+}
+
+// kindSet is the declarations of one kind, for checks that treat states,
+// events and actions alike.
+type kindSet struct {
+	what  string
+	decls []*Decl
+}
+
+func (b *builder) kindSets() []kindSet {
+	var ss, es, as []*Decl
+	for _, s := range b.m.States {
+		ss = append(ss, &s.Decl)
+	}
+	for _, e := range b.m.Events {
+		es = append(es, &e.Decl)
+	}
+	for _, a := range b.m.Actions {
+		as = append(as, &a.Decl)
+	}
+	return []kindSet{{"state", ss}, {"event", es}, {"action", as}}
+}
+
+// data lays out the machine's storage: one entry per field name and type
+// of the states, shared by the states that have it.
+func (b *builder) data() {
+	type key struct{ name, typ string }
+	byKey := map[key]*Data{}
+	used := map[string]bool{}
+	for _, s := range b.m.States {
+		for _, f := range s.Fields {
+			k := key{f.Name, f.Type}
+			d := byKey[k]
+			if d == nil {
+				base := LowerName(f.Name)
+				goName := base
+				for i := 2; used[goName] || token.IsKeyword(goName); i++ {
+					goName = fmt.Sprintf("%s%d", base, i)
+				}
+				used[goName] = true
+				d = &Data{Name: f.Name, Type: f.Type, GoName: goName, Zero: b.zero(f.Type)}
+				byKey[k] = d
+				b.m.Data = append(b.m.Data, d)
+			}
+			d.States = append(d.States, s)
+			f.Data = d
+		}
+	}
+}
+
+// applies reports whether the "*" row p gives state s its rules for the
+// event: never to a transient state, and never to a terminal state that
+// one of its rules would lead out.
+func applies(s *State, p *pending) bool {
+	if s.Transient {
+		return false
+	}
+	if s.Terminal {
+		for _, r := range p.rules {
+			if r.Kind == Transition && r.To != nil && r.To != s {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// cells orders the rules into cells, numbers them, and reports the pairs
+// nothing resolves.
+func (b *builder) cells() {
+	m := b.m
+	b.wildFrom = make([][]*State, len(m.Events))
+	for _, s := range m.States {
+		if s.Transient {
+			p := b.eventless[s.Index]
+			if p == nil {
+				b.errorf(s.Pos, "transient state %s has no eventless transitions: add transitions from it without \"on\"", s.Name)
+				continue
+			}
+			s.Choice = &Cell{State: s, Rules: p.rules}
+			b.number(p.rules)
+			continue
+		}
+		var missing []string
+		for _, e := range m.Events {
+			var p *pending
+			if b.rows[s.Index] != nil {
+				p = b.rows[s.Index][e.Index]
+			}
+			if p == nil {
+				if w := b.wild[e.Index]; w != nil && applies(s, w) {
+					s.Wild = append(s.Wild, e)
+					b.wildFrom[e.Index] = append(b.wildFrom[e.Index], s)
+				} else {
+					missing = append(missing, e.Name)
+				}
+				continue
+			}
+			c := &Cell{State: s, Event: e, Rules: p.rules}
+			if len(p.rules) == 1 && p.rules[0].Kind != Transition {
+				s.Refuses = append(s.Refuses, c)
+			} else {
+				s.Handles = append(s.Handles, c)
+			}
+			b.number(p.rules)
+		}
+		b.reportMissing(s, missing)
+	}
+	for _, e := range m.Events {
+		if p := b.wild[e.Index]; p != nil {
+			m.Wild = append(m.Wild, &Cell{Event: e, Rules: p.rules})
+			b.number(p.rules)
+		}
+	}
+}
+
+// reportMissing reports the events a state resolves in no way: one error
+// per event, or one for them all when there are many.
+func (b *builder) reportMissing(s *State, missing []string) {
+	const each = 3
+	if len(missing) <= each {
+		for _, name := range missing {
+			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
+		}
+		return
+	}
+	shown := missing[:each]
+	b.errorf(s.Pos, "state %s does not handle %d events: %s and %d more: add transitions, or list them under the state's ignore or reject", s.Name, len(missing), strings.Join(shown, ", "), len(missing)-each)
+}
+
+func (b *builder) number(rules []*Rule) {
+	for _, r := range rules {
+		r.Index = len(b.m.Rules)
+		r.Label = RuleLabel(r)
+		b.m.Rules = append(b.m.Rules, r)
+	}
+}
+
+// sources returns the states whose data rule r reads: its own, or every
+// state a "*" row applies to.
+func (b *builder) sources(r *Rule) []*State {
+	if r.From != nil {
+		return []*State{r.From}
+	}
+	return b.wildFrom[r.Event.Index]
+}
+
+// resolve works out what every rule passes, stores, clears and emits, and
+// reports the fields that nothing fills.
+func (b *builder) resolve() {
+	for _, r := range b.m.Rules {
+		if r.Guard != nil {
+			r.Guard.Uses = append(r.Guard.Uses, r)
+		}
+		if r.Effect != nil {
+			r.Effect.Uses = append(r.Effect.Uses, r)
+		}
+		if r.Kind != Transition && r.Guard == nil {
+			continue
+		}
+		fl := &flow{b: b, r: r, from: b.sources(r)}
+		fl.run()
+	}
+	for _, s := range b.m.States {
+		for _, c := range append(append([]*Cell(nil), s.Handles...), s.Choice) {
+			b.markReads(c)
+		}
+	}
+	for _, c := range b.m.Wild {
+		b.markReads(c)
+	}
+}
+
+// markReads sets c.ReadsEvent, and the machine's ReadsEvents, when a rule
+// of c reads its event.
+func (b *builder) markReads(c *Cell) {
+	if c == nil || c.Event == nil {
+		return
+	}
+	for _, r := range c.Rules {
+		vals := append(append([]Value(nil), r.GuardArgs...), r.EffectArgs...)
+		for _, st := range r.Stores {
+			vals = append(vals, st.Value)
+		}
+		for _, e := range r.Actions {
+			vals = append(vals, e.Args...)
+		}
+		for _, v := range vals {
+			if v.Source == FromEvent {
+				c.ReadsEvent, b.m.ReadsEvents = true, true
+				return
+			}
 		}
 	}
 }

@@ -6,21 +6,32 @@ import (
 	"strings"
 )
 
-// Dump writes a readable listing of the machine: states, events, actions,
-// every rule with its carry-overs, and each guard's and effect's
-// parameters. It is a debugging aid (fsmgen debug SPEC).
+// Dump writes a readable listing of the machine, everything the emitters
+// read: states with their storage, events, actions, the signature of every
+// guard and effect, each state's cells, and every rule with the values it
+// passes, stores, clears and emits. It is a debugging aid (fsmgen debug
+// SPEC); positions are the spec's.
 func Dump(w io.Writer, m *Machine) {
 	fmt.Fprintf(w, "machine %s (package %s, spec %s)\n", m.Name, m.Package, m.SpecFile)
-	if m.Behavior != "" {
-		fmt.Fprintf(w, "behavior %s (called directly)\n", m.Behavior)
-	}
 	for _, imp := range m.Imports {
 		fmt.Fprintf(w, "import %s %q\n", imp.Alias, imp.Path)
 	}
+	fmt.Fprintln(w, "storage:")
+	for _, d := range m.Data {
+		var owners []string
+		for _, s := range d.States {
+			owners = append(owners, s.Name)
+		}
+		fmt.Fprintf(w, "  %s %s (field %s of %s)\n", d.GoName, d.Type, d.Name, strings.Join(owners, ", "))
+	}
 	decl := func(kind string, d *Decl, flags string) {
-		fmt.Fprintf(w, "%s %s (Go %s, kind %s)%s\n", kind, d.Name, d.GoName, d.Snake, flags)
+		fmt.Fprintf(w, "%s %s (Go %s, kind %s, JSON %q) at %s%s\n", kind, d.Name, d.GoName, d.KindName, d.Snake, d.Pos, flags)
 		for _, f := range d.Fields {
-			fmt.Fprintf(w, "  field %s %s (Go %s, JSON %s)\n", f.Name, f.Type, f.GoName, f.JSONName)
+			store := ""
+			if f.Data != nil {
+				store = ", stored in " + f.Data.GoName
+			}
+			fmt.Fprintf(w, "  field %s %s (Go %s, JSON %s%s)\n", f.Name, f.Type, f.GoName, f.JSONName, store)
 		}
 	}
 	for _, s := range m.States {
@@ -38,6 +49,25 @@ func Dump(w io.Writer, m *Machine) {
 			extra = " [" + strings.Join(flags, ", ") + "]"
 		}
 		decl("state", &s.Decl, extra)
+		cells := func(what string, cs []*Cell) {
+			if len(cs) == 0 {
+				return
+			}
+			var names []string
+			for _, c := range cs {
+				names = append(names, c.Event.Name)
+			}
+			fmt.Fprintf(w, "  %s: %s\n", what, strings.Join(names, ", "))
+		}
+		cells("handles", s.Handles)
+		cells("refuses", s.Refuses)
+		if len(s.Wild) > 0 {
+			var names []string
+			for _, e := range s.Wild {
+				names = append(names, e.Name)
+			}
+			fmt.Fprintf(w, "  leaves to \"*\": %s\n", strings.Join(names, ", "))
+		}
 	}
 	for _, e := range m.Events {
 		decl("event", &e.Decl, "")
@@ -45,34 +75,90 @@ func Dump(w io.Writer, m *Machine) {
 	for _, a := range m.Actions {
 		decl("action", &a.Decl, "")
 	}
-	for _, r := range m.Rules {
-		fmt.Fprintf(w, "rule %d %s\n", r.Index, RuleLabel(r))
-		for _, a := range r.ToInit {
-			fmt.Fprintf(w, "  %s.%s = %s\n", r.To.Name, a.Field.Name, sourceName(r, a))
-		}
-		for _, a := range r.ActInit {
-			fmt.Fprintf(w, "  %s.%s = %s\n", r.Action.Name, a.Field.Name, sourceName(r, a))
-		}
-	}
 	for _, fns := range [][]*Func{m.Guards, m.Effects} {
 		for _, fn := range fns {
-			fmt.Fprintf(w, "%s %s (Go %s): %s\n", kindWord(fn.Kind), fn.Name, fn.GoName, describe(fn.Sig))
+			fmt.Fprintf(w, "%s %s (Go %s) at %s: %s\n", kindWord(fn.Kind), fn.Name, fn.GoName, fn.Pos, Signature(fn))
+		}
+	}
+	for _, r := range m.Rules {
+		fmt.Fprintf(w, "rule %d at %s: %s\n", r.Index, r.Pos, r.Label)
+		if r.Guard != nil {
+			fmt.Fprintf(w, "  guard %s(%s)\n", r.Guard.Name, values(r.GuardArgs))
+		}
+		for _, c := range r.Captures {
+			fmt.Fprintf(w, "  capture %s = %s\n", c.Local, c.Data.GoName)
+		}
+		if r.Effect != nil {
+			fmt.Fprintf(w, "  effect %s(%s)\n", r.Effect.Name, values(r.EffectArgs))
+		}
+		for _, st := range r.Stores {
+			fmt.Fprintf(w, "  store %s = %s\n", st.Data.GoName, value(st.Value))
+		}
+		for _, d := range r.Clears {
+			fmt.Fprintf(w, "  clear %s\n", d.GoName)
+		}
+		if len(r.Keeps) > 0 || r.From == nil && r.To != nil {
+			var keeps []string
+			for _, d := range r.Keeps {
+				keeps = append(keeps, d.GoName)
+			}
+			fmt.Fprintf(w, "  clear all storage but [%s]\n", strings.Join(keeps, ", "))
+		}
+		for _, e := range r.Actions {
+			fmt.Fprintf(w, "  emit %s(%s)\n", e.Action.Name, values(e.Args))
 		}
 	}
 }
 
-func sourceName(r *Rule, a Assign) string {
-	if a.Source == FromEvent {
-		return r.Event.Name + "." + a.Src.Name
+// Signature describes a guard's or effect's Go signature in spec terms:
+// "(retries int, error chat.LLMError) bool".
+func Signature(fn *Func) string {
+	var in, out []string
+	for _, f := range fn.Reads {
+		in = append(in, f.Param+" "+f.Type)
 	}
-	return r.From.Name + "." + a.Src.Name
+	for _, f := range fn.Sets {
+		out = append(out, f.Name+" "+f.Type)
+	}
+	sig := "(" + strings.Join(in, ", ") + ")"
+	switch {
+	case fn.Kind == Guard:
+		return sig + " bool"
+	case len(out) == 1:
+		return sig + " " + out[0]
+	}
+	return sig + " (" + strings.Join(out, ", ") + ")"
+}
+
+func values(vs []Value) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, value(v))
+	}
+	return strings.Join(out, ", ")
+}
+
+func value(v Value) string {
+	switch v.Source {
+	case FromEvent:
+		return "event." + v.Field.Name
+	case FromResult:
+		return "result." + v.Result.Name
+	}
+	if v.Local != "" {
+		return v.Local
+	}
+	if v.Data == nil {
+		return "?"
+	}
+	return "storage." + v.Data.GoName
 }
 
 // RuleLabel describes a rule on one line, e.g.
-// "CallingLlm --LlmError [canRetry]--> Error / ScheduleRetry".
+// "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry".
 func RuleLabel(r *Rule) string {
 	var b strings.Builder
-	b.WriteString(r.From.Name)
+	b.WriteString(r.From.String())
 	b.WriteString(" --")
 	if r.Event != nil {
 		b.WriteString(r.Event.Name)
@@ -92,12 +178,20 @@ func RuleLabel(r *Rule) string {
 		b.WriteString("rejected: " + strings.Join(strings.Fields(r.Reason), " "))
 		return b.String()
 	}
-	b.WriteString(r.To.Name)
+	if r.To == nil {
+		b.WriteString("(stays)")
+	} else {
+		b.WriteString(r.To.Name)
+	}
 	if r.Effect != nil {
 		b.WriteString(" {" + r.Effect.Name + "}")
 	}
-	if r.Action != nil {
-		b.WriteString(" / " + r.Action.Name)
+	if len(r.Actions) > 0 {
+		var acts []string
+		for _, e := range r.Actions {
+			acts = append(acts, e.Action.Name)
+		}
+		b.WriteString(" / " + strings.Join(acts, ", "))
 	}
 	return b.String()
 }

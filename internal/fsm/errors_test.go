@@ -53,7 +53,7 @@ func check(path string, src []byte) diag.List {
 	if f == nil || diags.HasErrors() {
 		return diags
 	}
-	_, more := fsm.Build(f)
+	_, more := fsm.Build(f, fsm.Env{})
 	return append(diags, more...)
 }
 

@@ -33,7 +33,7 @@ func fuzzCheck(t *testing.T, src []byte) {
 			require.True(t, diags.HasErrors(), "no syntax tree but no error")
 			return
 		}
-		m, diags := fsm.Build(sf)
+		m, diags := fsm.Build(sf, fsm.Env{})
 		checkDiags(t, diags, src)
 		require.Equal(t, m == nil, diags.HasErrors(), "a machine exactly when there is no error: %s", diags)
 		if m != nil {

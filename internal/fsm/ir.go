@@ -1,21 +1,18 @@
 // Package fsm is the resolved, checked model of a state machine (the IR)
 // and the builder that makes it from a parsed spec.
 //
-// The IR is final: every Go name, JSON name, doc text and carry-over
-// assignment is computed here once, and slices are in a fixed order, so the
-// emitters only read it. Build collects every problem of a spec into one
-// sorted list.
+// The IR is final: every Go name, JSON name, doc text, storage field, and
+// every value a rule passes, stores or clears is computed here once, and
+// slices are in a fixed order, so the emitters only read it. Build collects
+// every problem of a spec into one sorted list.
 package fsm
 
 import "github.com/fsmgen/fsmgen/internal/diag"
 
 // Machine is a checked state machine.
 type Machine struct {
-	Name    string // the spec's machine name, e.g. "Agent"
-	Package string // the Go package name
-	// Behavior names the hand-written type of the output package whose
-	// guards and effects the machine calls directly, or is empty.
-	Behavior string
+	Name     string // the spec's machine name, e.g. "Agent"
+	Package  string // the Go package name
 	Doc      string
 	SpecFile string // the spec's file name, without directories
 	Imports  []Import
@@ -25,9 +22,37 @@ type Machine struct {
 	Actions  []*Action
 	Guards   []*Func
 	Effects  []*Func
-	Rules    []*Rule // every row, wildcards and state lists expanded; Rules[i].Index == i
-	Initial  *State
+	// Data is the machine's storage: one entry per field name and type
+	// that some state has. States share the entries of their fields, so a
+	// field carried over from one state to the next is not copied.
+	Data []*Data
+	// Rules are every rule of the machine, numbered: for each state in
+	// spec order, its cells in event order, then the eventless rules of
+	// the transient states, then the "*" rules in event order.
+	// Rules[i].Index == i.
+	Rules []*Rule
+	// Wild holds the cells of the "*" rows, in event order.
+	Wild    []*Cell
+	Initial *State
+	// ReadsEvents is set when some rule reads its event's fields, so that
+	// the machine checks for nil events.
+	ReadsEvents bool
 }
+
+// HasBehavior reports whether the machine calls guards or effects.
+func (m *Machine) HasBehavior() bool {
+	for _, fns := range [][]*Func{m.Guards, m.Effects} {
+		for _, fn := range fns {
+			if len(fn.Uses) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasHandler reports whether the machine has actions to hand to a Handler.
+func (m *Machine) HasHandler() bool { return len(m.Actions) > 0 }
 
 // Output holds the spec's output paths, relative to the spec file's
 // directory, in slash form; empty when the output is not wanted.
@@ -55,15 +80,58 @@ type Decl struct {
 	Index    int // position in its list; the kind constant's value is Index+1
 }
 
-// Field is a typed field.
+// Field returns the field of the given spec name, or nil.
+func (d *Decl) Field(name string) *Field {
+	for _, f := range d.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Field is a typed field of a state, event or action, or a value a guard
+// or effect reads or an effect sets.
 type Field struct {
 	Name     string // as written
-	GoName   string
+	GoName   string // exported, for struct fields
 	JSONName string
-	Type     string // Go type expression, as written
-	Doc      string
-	Pos      diag.Pos
+	// Param is the unexported Go name used for the field as a parameter,
+	// a result or a local variable: "callID", "error_".
+	Param string
+	Type  string // Go type expression, normalised
+	Doc   string
+	Pos   diag.Pos
+	// TypePos is where the type is written.
+	TypePos diag.Pos
+	// Data is the storage of a state's field; nil for other fields.
+	Data *Data
 }
+
+// Data is one field of the machine's storage, shared by every state that
+// has a field of its name and type.
+type Data struct {
+	Name   string // the fields' spec name
+	Type   string
+	GoName string // the storage field's unexported name: "conversation", "amountCents2"
+	// Zero says how the zero value of Type is written in Go.
+	Zero Zero
+	// States are the states that have the field, in spec order.
+	States []*State
+}
+
+// Zero says how the zero value of a type is written.
+type Zero int
+
+// The ways of writing a zero value.
+const (
+	ZeroNew       Zero = iota // *new(T): a type whose kind is not known
+	ZeroNumber                // 0
+	ZeroString                // ""
+	ZeroBool                  // false
+	ZeroNil                   // nil: a pointer, slice, map, channel, function or interface
+	ZeroComposite             // T{}: a struct or an array
+)
 
 // State is a state of the machine.
 type State struct {
@@ -71,32 +139,52 @@ type State struct {
 	Initial   bool
 	Terminal  bool
 	Transient bool
-	// Cells has one entry per event, in event order; empty for a transient state.
-	Cells []*Cell
-	// Choice holds the eventless rows of a transient state, in guard order.
+	// Handles are the cells of the events the state handles with rules
+	// of its own (transitions, or guarded rules), in event order.
+	Handles []*Cell
+	// Refuses are the cells of the events the state ignores or rejects
+	// without guards (its ignore and reject lists, and unguarded rows
+	// that ignore or reject), in event order.
+	Refuses []*Cell
+	// Wild lists the events the state leaves to a "*" row, in event order.
+	Wild []*Event
+	// Choice holds the eventless rules of a transient state.
 	Choice *Cell
+}
+
+// Has reports whether the state has data field d.
+func (s *State) Has(d *Data) bool {
+	for _, f := range s.Fields {
+		if f.Data == d {
+			return true
+		}
+	}
+	return false
 }
 
 // Event is an event the machine handles.
 type Event struct{ Decl }
 
-// Action is an action the machine returns.
+// Action is an action the machine emits.
 type Action struct{ Decl }
 
-// Cell is how one state handles one event: the rows that may fire, in
-// the order their guards are tried. An unguarded cell has one row.
+// Cell is how one state (or, for a "*" row, every state that leaves the
+// event to it) handles one event: the rules that may fire, in the order
+// their guards are tried. An unguarded cell has one rule.
 type Cell struct {
-	State *State
-	Event *Event // nil for the eventless rows of a transient state
+	State *State // nil for a "*" row
+	Event *Event // nil for the eventless rules of a transient state
 	Rules []*Rule
+	// ReadsEvent is set when a rule of the cell reads the event's fields.
+	ReadsEvent bool
 }
 
-// RuleKind says what a row does with its event.
+// RuleKind says what a rule does with its event.
 type RuleKind int
 
-// The kinds of rows.
+// The kinds of rules.
 const (
-	Transition RuleKind = iota // move (or stay) and emit an action
+	Transition RuleKind = iota // move (or stay), run the effect, emit the actions
 	Ignore                     // drop the event; nothing changes
 	Reject                     // refuse the event; report it to the caller
 )
@@ -106,44 +194,92 @@ func (k RuleKind) String() string {
 	return [...]string{"transition", "ignore", "reject"}[k]
 }
 
-// Rule is one row of the expanded transition table.
+// Rule is one rule of the machine: a row of the spec for one state, a
+// guarded branch of one, an entry of a state's ignore or reject list, or
+// a "*" row (for every state that leaves its event to it).
 type Rule struct {
-	Index  int
-	Kind   RuleKind
-	From   *State
-	Event  *Event // nil for an eventless row
-	Guard  *Func  // nil when unguarded or the else branch
-	Else   bool
-	To     *State // equals From for a row that stays
+	Index int
+	Kind  RuleKind
+	From  *State // nil for a "*" rule
+	Event *Event // nil for an eventless rule
+	Guard *Func  // nil when unguarded or the else branch
+	Else  bool
+	// To is the state after the rule; nil when the rule stays where it is.
+	To     *State
 	Effect *Func
-	Action *Action
-	Reason string // why a Reject row refuses the event
-	Listed bool   // the row comes from a state's ignore or reject list
-	Pos    diag.Pos
-	// ToInit fills the target state's fields when To differs from From;
-	// ActInit fills the action's fields. Both hold carry-overs only; the
-	// effect, if any, sets the rest.
-	ToInit  []Assign
-	ActInit []Assign
+	// Actions are the actions the rule emits, in order.
+	Actions []*Emit
+	Reason  string // why a Reject rule refuses the event
+	Listed  bool   // the rule comes from a state's ignore or reject list
+	Pos     diag.Pos
+	Label   string // one line for comments, tests and messages; see RuleLabel
+
+	// GuardArgs and EffectArgs are the values passed for the guard's and
+	// the effect's reads, in order.
+	GuardArgs  []Value
+	EffectArgs []Value
+	// Stores are the storage writes of the rule, made after its effect
+	// ran: the effect's results and the fields carried over from the
+	// event. Fields carried over from the source state share its storage
+	// and need no write.
+	Stores []Store
+	// Clears are the storage fields of the source state that the target
+	// does not have, zeroed when the rule leaves it (explicit rules).
+	Clears []*Data
+	// Keeps are, for a "*" rule that moves, the storage fields the target
+	// has: the rule zeroes all storage but these, since it does not know
+	// statically which state it leaves.
+	Keeps []*Data
+	// Captures are storage fields an action reads that the rule
+	// overwrites or clears: the machine reads them into locals first.
+	Captures []Capture
 }
 
-// Stays reports whether the row leaves the machine in its state.
-func (r *Rule) Stays() bool { return r.To == r.From }
+// Capture is a storage field read into a local before a rule changes it.
+type Capture struct {
+	Data  *Data
+	Local string // the local variable's name, e.g. "prevRetries"
+}
 
-// Source says where a carried-over value comes from.
+// Stays reports whether the rule leaves the machine in its state.
+func (r *Rule) Stays() bool { return r.To == nil }
+
+// Wild reports whether the rule is a "*" row.
+func (r *Rule) Wild() bool { return r.From == nil }
+
+// Emit is one action a rule emits, with the values of its fields.
+type Emit struct {
+	Action *Action
+	Args   []Value // one per field of the action, in order
+}
+
+// Source says where a value comes from.
 type Source int
 
-// The sources of carried-over values.
+// The sources of values.
 const (
-	FromState Source = iota
-	FromEvent
+	FromData   Source = iota // the source state's field, in storage
+	FromEvent                // the event's field
+	FromResult               // a result of the rule's effect
 )
 
-// Assign fills Field with the field Src of the source state or event.
-type Assign struct {
-	Field  *Field
+// Value is a value a rule reads: a field of the source state, a field of
+// the event, or a result of the effect.
+type Value struct {
 	Source Source
-	Src    *Field
+	Data   *Data  // FromData
+	Field  *Field // FromEvent: the event's field
+	Result *Field // FromResult: the effect's set
+	// Local names the local variable that holds a FromData value the
+	// rule read before changing its storage (see Rule.Captures); "" when
+	// the value is read from storage.
+	Local string
+}
+
+// Store writes a value into the machine's storage.
+type Store struct {
+	Data  *Data
+	Value Value
 }
 
 // FuncKind tells guards from effects.
@@ -156,24 +292,26 @@ const (
 )
 
 // Func is a guard or an effect, implemented by hand as a method of the
-// generated Behavior interface.
+// generated Behavior interface. Its signature follows from what it
+// declares: it takes what it reads, in order, and a guard returns bool
+// while an effect returns what it sets, in order.
 type Func struct {
 	Name   string
 	GoName string
 	Kind   FuncKind
 	Doc    string
 	Pos    diag.Pos
+	Reads  []*Field
+	Sets   []*Field
 	Uses   []*Rule
-	Sig    Signature
 }
 
-// Signature lists the parameters of a guard or effect; a nil entry is
-// omitted. A guard gets From and Event and returns bool; an effect gets
-// From (or, on a row that stays, the state to update), Event, To and Act.
-type Signature struct {
-	From  *State
-	Event *Event
-	To    *State
-	Act   *Action
-	Stays bool
+// Set returns the field the effect sets of the given name, or nil.
+func (fn *Func) Set(name string) *Field {
+	for _, f := range fn.Sets {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
 }

@@ -90,3 +90,41 @@ func SnakeName(name string) string {
 	}
 	return strings.Join(words, "_")
 }
+
+// predeclared are Go's predeclared identifiers: a parameter or local
+// variable of generated code must not shadow them.
+var predeclared = map[string]bool{
+	"any": true, "append": true, "bool": true, "byte": true, "cap": true, "clear": true,
+	"close": true, "comparable": true, "complex": true, "complex128": true, "complex64": true,
+	"copy": true, "delete": true, "error": true, "false": true, "float32": true, "float64": true,
+	"imag": true, "int": true, "int16": true, "int32": true, "int64": true, "int8": true,
+	"iota": true, "len": true, "make": true, "max": true, "min": true, "new": true, "nil": true,
+	"panic": true, "print": true, "println": true, "real": true, "recover": true, "rune": true,
+	"string": true, "true": true, "uint": true, "uint16": true, "uint32": true, "uint64": true,
+	"uint8": true, "uintptr": true,
+}
+
+// localNames are the identifiers generated code uses for receivers,
+// parameters and locals of its own: a parameter derived from a spec name
+// must not be one of them.
+var localNames = map[string]bool{"m": true, "ev": true, "r": true, "b": true, "h": true, "s": true, "v": true, "d": true, "t": true, "tt": true, "from": true}
+
+// ParamName turns a spec name into the unexported Go name of a parameter,
+// result or local variable: "call_id" → "callID", "error" → "err" (the Go
+// idiom). Another name that would shadow a predeclared identifier, a
+// package of the spec's imports or a name of generated code gets a
+// trailing underscore: "len" → "len_".
+func ParamName(name string, imports []Import) string {
+	p := LowerName(name)
+	if p == "error" {
+		p = "err"
+	}
+	clash := predeclared[p] || localNames[p] || strings.HasPrefix(p, "fsm")
+	for _, imp := range imports {
+		clash = clash || imp.Alias == p
+	}
+	if clash && !strings.HasSuffix(p, "_") {
+		p += "_"
+	}
+	return p
+}

@@ -62,7 +62,7 @@ func Load(path string) (*Result, error) {
 	if f == nil || diags.HasErrors() {
 		return res, nil
 	}
-	m, diags := fsm.Build(f)
+	m, diags := fsm.Build(f, env(f))
 	res.Diags = append(res.Diags, diags...)
 	res.Diags.Sort()
 	if m == nil {
@@ -135,8 +135,7 @@ func Write(outputs []Output) ([]string, error) {
 // generated reports whether a file's first line carries fsmgen's header,
 // in any of the comment forms it writes (Go, Mermaid, Markdown).
 func generated(content []byte) bool {
-	first, _, _ := bytes.Cut(content, []byte("\n"))
-	return bytes.Contains(first, []byte(emit.Header))
+	return bytes.Contains(firstLine(content), []byte(emit.Header))
 }
 
 // writeAtomic creates path's directory and replaces the file atomically.

@@ -1,4 +1,4 @@
-// Package spec parses a state-machine spec (YAML, version 1) into a syntax
+// Package spec parses a state-machine spec (YAML, version 2) into a syntax
 // tree in which every value keeps its file:line:col position.
 //
 // Parsing is strict: "version" must come first, unknown and duplicate keys
@@ -30,7 +30,6 @@ type File struct {
 	Version     String
 	Machine     String
 	Package     String
-	Behavior    String // optional: a hand-written type of the output package the machine calls directly
 	Doc         String
 	Imports     []Import
 	Output      Output
@@ -81,18 +80,23 @@ type Decl struct {
 	Fields []Field
 }
 
-// Func is one entry of "guards" or "effects".
+// Func is one entry of "guards" or "effects": what it reads (its
+// parameters) and, for an effect, what it sets (its results).
 type Func struct {
-	Name String
-	Doc  String
+	Name  String
+	Doc   String
+	Reads []Field
+	Sets  []Field
+	// SetsPos is the position of the "sets" key, or zero when absent.
+	SetsPos diag.Pos
 }
 
 // Outcome is what a transition or one of its guarded branches does.
 type Outcome struct {
-	To     String
-	Effect String
-	Action String
-	Ignore Bool
+	To      String
+	Effect  String
+	Actions []String // the actions emitted, in order: "action: A" or "action: [A, B]"
+	Ignore  Bool
 	Reject String // the reason; set when the branch rejects the event
 }
 

@@ -25,7 +25,7 @@ const maxDepth = 16
 const maxNodes = 100_000
 
 // Version is the spec language version this package reads.
-const Version = "1"
+const Version = "2"
 
 // Parse parses the spec in src, read from path. It returns the syntax tree
 // and every problem found; the tree is nil when the file could not be read
@@ -97,13 +97,16 @@ func (p *parser) file(src []byte) *File {
 	p.mapping(root, map[string]func(k, v *yaml.Node){
 		"version": func(_, v *yaml.Node) {
 			f.Version = p.str(v)
-			if f.Version.Set && f.Version.Value != Version {
+			switch {
+			case !f.Version.Set || f.Version.Value == Version:
+			case f.Version.Value == "1":
+				p.errorf(v, "version 1 specs are no longer read: version %s declares what each guard and effect reads and sets; see \"From version 1\" in docs/spec.md", Version)
+			default:
 				p.errorf(v, "unsupported spec version %q: this fsmgen reads version %s", f.Version.Value, Version)
 			}
 		},
 		"machine":  func(_, v *yaml.Node) { f.Machine = p.str(v) },
 		"package":  func(_, v *yaml.Node) { f.Package = p.str(v) },
-		"behavior": func(_, v *yaml.Node) { f.Behavior = p.str(v) },
 		"doc":      func(_, v *yaml.Node) { f.Doc = p.str(v) },
 		"imports": func(_, v *yaml.Node) {
 			p.each(v, func(k, v *yaml.Node) { f.Imports = append(f.Imports, Import{Alias: p.str(k), Path: p.str(v)}) })
@@ -332,7 +335,12 @@ func (p *parser) fn(k, v *yaml.Node) Func {
 		return f
 	}
 	p.mapping(v, map[string]func(k, v *yaml.Node){
-		"doc": func(_, v *yaml.Node) { f.Doc = p.str(v) },
+		"doc":   func(_, v *yaml.Node) { f.Doc = p.str(v) },
+		"reads": func(_, v *yaml.Node) { f.Reads = p.fields(v) },
+		"sets": func(k, v *yaml.Node) {
+			f.SetsPos = p.pos(k)
+			f.Sets = p.fields(v)
+		},
 	})
 	return f
 }
@@ -342,7 +350,7 @@ func (p *parser) outcomeKeys(o *Outcome) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
 		"to":     func(_, v *yaml.Node) { o.To = p.str(v) },
 		"effect": func(_, v *yaml.Node) { o.Effect = p.str(v) },
-		"action": func(_, v *yaml.Node) { o.Action = p.str(v) },
+		"action": func(_, v *yaml.Node) { o.Actions = p.names(v) },
 		"ignore": func(_, v *yaml.Node) { o.Ignore = p.boolean(v) },
 		"reject": func(_, v *yaml.Node) { o.Reject = p.str(v) },
 	}

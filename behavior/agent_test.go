@@ -1,4 +1,4 @@
-package agent_test
+package behavior_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
@@ -37,6 +38,23 @@ func llmErr(kind chat.ErrorKind) agent.Event {
 	return &agent.LLMError{Error: chat.LLMError{Kind: kind, Message: string(kind)}}
 }
 
+// config returns the default configuration with changes applied.
+func config(change func(*behavior.Config)) behavior.Config {
+	cfg := behavior.DefaultConfig()
+	if change != nil {
+		change(&cfg)
+	}
+	return cfg
+}
+
+// newAgent returns the behaviour for cfg.
+func newAgent(t *testing.T, cfg behavior.Config) *behavior.Agent {
+	t.Helper()
+	b, err := behavior.New(cfg)
+	require.NoError(t, err)
+	return b
+}
+
 // step is one event of a scenario and what must follow from it.
 type step struct {
 	event    agent.Event
@@ -46,46 +64,63 @@ type step struct {
 	check    func(t *testing.T, m *agent.Machine, act agent.Action)
 }
 
-// viaInterface hides an *Agent behind another type, so that the machine
-// calls it through the Behavior interface instead of directly.
-type viaInterface struct{ *agent.Agent }
+// kept is what a step handed out, as JSON when it was handed out: the
+// action and the state, which must never change afterwards.
+type kept struct {
+	act, state      any
+	actJSON, stJSON string
+}
 
-// run feeds the steps to a fresh machine and checks each one. A second
-// machine calls the same behaviour through the Behavior interface (the
-// path a test's fake takes): it must take the same steps.
-func run(t *testing.T, cfg agent.Config, steps []step) *agent.Machine {
+// run feeds the steps to a fresh machine with a Recorder as its handler
+// and checks each one. Every action and state handed out is kept and
+// checked again at the end: later events must not have changed them.
+func run(t *testing.T, cfg behavior.Config, steps []step) *agent.Machine {
 	t.Helper()
-	m := agent.New(agent.NewAgent(cfg), agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
-	via := agent.New(viaInterface{agent.NewAgent(cfg)}, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
+	rec := &agent.Recorder{}
+	m := agent.New(newAgent(t, cfg), rec, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
+	var keep []kept
 	for i, s := range steps {
-		act, err := m.HandleEvent(s.event)
-		viaAct, viaErr := via.HandleEvent(s.event)
-		require.Equal(t, err, viaErr, "step %d: through the interface", i)
-		require.Equal(t, act, viaAct, "step %d: through the interface", i)
-		require.Equal(t, m.State(), via.State(), "step %d: through the interface", i)
+		before := len(rec.Actions)
+		err := m.HandleEvent(s.event)
 		if s.rejected {
 			require.ErrorIs(t, err, agent.ErrRejected, "step %d", i)
 		} else {
 			require.NoError(t, err, "step %d", i)
 		}
 		require.Equal(t, s.state, m.Kind(), "step %d: state", i)
+		acts := rec.Actions[before:]
+		var act agent.Action
 		if s.action == 0 {
-			require.Nil(t, act, "step %d: action", i)
+			require.Empty(t, acts, "step %d: actions", i)
 		} else {
-			require.NotNil(t, act, "step %d: action", i)
+			require.Len(t, acts, 1, "step %d: actions", i)
+			act = acts[0]
 			require.Equal(t, s.action, act.Kind(), "step %d: action", i)
 		}
 		if s.check != nil {
 			s.check(t, m, act)
 		}
+		st := m.State()
+		keep = append(keep, kept{act: act, state: st, actJSON: jsonOf(t, act), stJSON: jsonOf(t, st)})
+	}
+	for i, k := range keep {
+		assert.JSONEq(t, k.actJSON, jsonOf(t, k.act), "step %d: the action handed out changed later", i)
+		assert.JSONEq(t, k.stJSON, jsonOf(t, k.state), "step %d: the state handed out changed later", i)
 	}
 	return m
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(data)
 }
 
 // messages returns the conversation of the machine's state.
 func messages(t *testing.T, m *agent.Machine) []chat.Message {
 	t.Helper()
-	c, ok := agent.ConversationOf(m.State())
+	c, ok := behavior.ConversationOf(m.State())
 	require.True(t, ok, "state %s has no conversation", m.Kind())
 	return c.Messages()
 }
@@ -106,7 +141,7 @@ func sent(t *testing.T, act agent.Action) chat.Request {
 }
 
 func TestTurns(t *testing.T) {
-	cfg := agent.Config{Model: "m1", System: "be brief", MaxTokens: 100}
+	cfg := config(func(c *behavior.Config) { c.Model, c.System, c.MaxTokens = "m1", "be brief", 100 })
 	tests := []struct {
 		name  string
 		steps []step
@@ -242,27 +277,27 @@ func TestRetries(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		cfg   agent.Config
+		cfg   behavior.Config
 		steps []step
 	}{
-		{"max_retries 3 means 4 attempts, backoff doubles", agent.Config{}, []step{
+		{"max_retries 3 means 4 attempts, backoff doubles", config(nil), []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			retry(1, time.Second), fire(1),
 			retry(2, 2*time.Second), fire(2),
 			retry(3, 4*time.Second), fire(3),
 			giveUp("LLM request failed after 4 attempts: overloaded: overloaded"),
 		}},
-		{"backoff is capped", agent.Config{MaxRetries: 5, BaseDelay: 10 * time.Second, MaxDelay: 25 * time.Second}, []step{
+		{"backoff is capped", config(func(c *behavior.Config) { c.MaxRetries, c.BaseDelay, c.MaxDelay = 5, 10*time.Second, 25*time.Second }), []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			retry(1, 10*time.Second), fire(1),
 			retry(2, 20*time.Second), fire(2),
 			retry(3, 25*time.Second), fire(3),
 		}},
-		{"retries off: the first error is final", agent.Config{NoRetries: true}, []step{
+		{"retries off: the first error is final", config(func(c *behavior.Config) { c.MaxRetries = 0 }), []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			giveUp("LLM request failed: overloaded: overloaded (retries are off)"),
 		}},
-		{"non-retryable errors are not retried", agent.Config{}, []step{
+		{"non-retryable errors are not retried", config(nil), []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: &agent.LLMError{Error: chat.LLMError{Kind: chat.ErrAuth, StatusCode: 401, Message: "bad key"}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, "LLM request failed: auth (HTTP 401): bad key (not retried)", act.(*agent.DisplayError).Message)
@@ -272,13 +307,13 @@ func TestRetries(t *testing.T) {
 			}},
 			{event: &agent.LLMError{Error: chat.LLMError{Kind: chat.ErrInvalidRequest, StatusCode: 400}}, state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
 		}},
-		{"retry-after is honoured", agent.Config{}, []step{
+		{"retry-after is honoured", config(nil), []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: &agent.LLMError{Error: chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, RetryAfter: 7 * time.Second}}, state: agent.StateError, action: agent.ActionScheduleRetry, check: func(t *testing.T, _ *agent.Machine, act agent.Action) {
 				assert.Equal(t, 7*time.Second, act.(*agent.ScheduleRetry).Delay)
 			}},
 		}},
-		{"the count restarts after a tool round", agent.Config{MaxRetries: 1}, []step{
+		{"the count restarts after a tool round", config(func(c *behavior.Config) { c.MaxRetries = 1 }), []step{
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			retry(1, time.Second), fire(1),
 			{event: reply("", call("r", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
@@ -290,7 +325,7 @@ func TestRetries(t *testing.T) {
 			}},
 			{event: llmErr(chat.ErrTimeout), state: agent.StateWaitingForUserInput, action: agent.ActionDisplayError},
 		}},
-		{"a stale retry timer is rejected", agent.Config{}, []step{
+		{"a stale retry timer is rejected", config(nil), []step{
 			{event: &agent.RetryTimeoutFired{}, state: agent.StateWaitingForUserInput, rejected: true},
 			{event: user("hi"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
 			{event: &agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, rejected: true},
@@ -302,7 +337,9 @@ func TestRetries(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	a := agent.NewAgent(agent.Config{BaseDelay: time.Second, MaxDelay: 10 * time.Second, MaxRetryAfter: time.Minute})
+	a := newAgent(t, config(func(c *behavior.Config) {
+		c.BaseDelay, c.MaxDelay, c.MaxRetryAfter = time.Second, 10*time.Second, time.Minute
+	}))
 	tests := []struct {
 		attempt    int
 		retryAfter time.Duration
@@ -337,30 +374,28 @@ func TestSaveAndResume(t *testing.T) {
 		&agent.RetryTimeoutFired{},
 		reply("finished"),
 	}
-	b := agent.NewAgent(agent.Config{Model: "m"})
+	b := newAgent(t, config(nil))
 	for cut := range events {
-		orig := agent.New(b, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-save")})
+		origRec := &agent.Recorder{}
+		orig := agent.New(b, origRec, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-save")})
 		for _, ev := range events[:cut] {
-			_, err := orig.HandleEvent(ev)
-			require.NoError(t, err)
+			require.NoError(t, orig.HandleEvent(ev))
 		}
 		data, err := json.Marshal(orig.State())
 		require.NoError(t, err)
 		saved, err := agent.UnmarshalState(data)
 		require.NoError(t, err)
-		restored, err := agent.Restore(b, saved)
+		rec := &agent.Recorder{}
+		restored, err := agent.Restore(b, rec, saved)
 		require.NoError(t, err)
+		origRec.Actions = nil
 		for i, ev := range events[cut:] {
-			a1, err1 := orig.HandleEvent(ev)
-			j1, _ := json.Marshal(a1)
-			a2, err2 := restored.HandleEvent(ev)
-			j2, _ := json.Marshal(a2)
+			err1 := orig.HandleEvent(ev)
+			err2 := restored.HandleEvent(ev)
 			require.Equal(t, err1 == nil, err2 == nil, "cut %d event %d", cut, i)
-			require.JSONEq(t, string(j1), string(j2), "cut %d event %d: same action after restore", cut, i)
 		}
-		s1, _ := json.Marshal(orig.State())
-		s2, _ := json.Marshal(restored.State())
-		require.JSONEq(t, string(s1), string(s2), "cut %d: same final state", cut)
+		require.JSONEq(t, jsonOf(t, origRec.Actions), jsonOf(t, rec.Actions), "cut %d: same actions after restore", cut)
+		require.JSONEq(t, jsonOf(t, orig.State()), jsonOf(t, restored.State()), "cut %d: same final state", cut)
 	}
 }
 
@@ -368,23 +403,22 @@ func TestSaveAndResume(t *testing.T) {
 // never changes when the conversation grows, and that a restored copy can
 // grow independently.
 func TestConversationIsAppendOnly(t *testing.T) {
-	m := agent.New(agent.NewAgent(agent.Config{}), agent.WaitingForUserInput{})
-	act, err := m.HandleEvent(user("one"))
-	require.NoError(t, err)
-	first := sent(t, act).Messages
-	_, err = m.HandleEvent(reply("r1"))
-	require.NoError(t, err)
+	rec := &agent.Recorder{}
+	b := newAgent(t, config(nil))
+	m := agent.New(b, rec, agent.WaitingForUserInput{})
+	require.NoError(t, m.HandleEvent(user("one")))
+	first := sent(t, rec.Actions[0]).Messages
+	require.NoError(t, m.HandleEvent(reply("r1")))
 	snapshot := m.State()
-	act, err = m.HandleEvent(user("two"))
-	require.NoError(t, err)
+	require.NoError(t, m.HandleEvent(user("two")))
 	assert.Equal(t, []string{"user:one"}, contents(first))
-	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(sent(t, act).Messages))
+	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(sent(t, rec.Actions[len(rec.Actions)-1]).Messages))
 
-	other, err := agent.Restore(agent.NewAgent(agent.Config{}), snapshot)
+	otherRec := &agent.Recorder{}
+	other, err := agent.Restore(b, otherRec, snapshot)
 	require.NoError(t, err)
-	act, err = other.HandleEvent(user("elsewhere"))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"user:one", "assistant:r1", "user:elsewhere"}, contents(sent(t, act).Messages))
+	require.NoError(t, other.HandleEvent(user("elsewhere")))
+	assert.Equal(t, []string{"user:one", "assistant:r1", "user:elsewhere"}, contents(sent(t, otherRec.Actions[0]).Messages))
 	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(messages(t, m)), "the original is untouched by the copy")
 }
 
@@ -404,7 +438,7 @@ func TestConversationOf(t *testing.T) {
 		{nil, false},
 	}
 	for _, tt := range tests {
-		got, ok := agent.ConversationOf(tt.state)
+		got, ok := behavior.ConversationOf(tt.state)
 		assert.Equal(t, tt.ok, ok, "%T", tt.state)
 		if tt.ok {
 			assert.True(t, c.Equal(got), "%T", tt.state)
@@ -414,7 +448,7 @@ func TestConversationOf(t *testing.T) {
 
 // TestNilEvents feeds each state a nil pointer of every event type it
 // reads: an error that names the event, neither a panic nor a rejection,
-// and the machine is unchanged, directly and through the interface.
+// and the machine is unchanged.
 func TestNilEvents(t *testing.T) {
 	conv := chat.NewConversation("T-nil").Append(chat.UserMessage("hi"))
 	tests := []struct {
@@ -427,20 +461,45 @@ func TestNilEvents(t *testing.T) {
 		{agent.CallingLLM{Conversation: conv}, (*agent.LLMError)(nil)},
 		{agent.ExecutingTools{Conversation: conv}, (*agent.ToolProgress)(nil)},
 		{agent.ExecutingTools{Conversation: conv}, (*agent.ToolCompleted)(nil)},
-		{agent.PostToolsHook{Conversation: conv}, (*agent.PostToolsHookCompleted)(nil)},
 	}
 	for _, tt := range tests {
-		for _, b := range []agent.Behavior{agent.NewAgent(agent.Config{}), viaInterface{agent.NewAgent(agent.Config{})}} {
-			t.Run(tt.state.Kind().String()+"/"+tt.event.Kind().String(), func(t *testing.T) {
-				m, err := agent.Restore(b, tt.state)
-				require.NoError(t, err)
-				act, err := m.HandleEvent(tt.event)
-				require.Error(t, err)
-				assert.NotErrorIs(t, err, agent.ErrRejected)
-				assert.Contains(t, err.Error(), fmt.Sprintf("cannot handle a nil %T", tt.event))
-				assert.Nil(t, act)
-				assert.Equal(t, tt.state, m.State(), "a nil event changes nothing")
-			})
-		}
+		t.Run(tt.state.Kind().String()+"/"+tt.event.Kind().String(), func(t *testing.T) {
+			rec := &agent.Recorder{}
+			m, err := agent.Restore(newAgent(t, config(nil)), rec, tt.state)
+			require.NoError(t, err)
+			err = m.HandleEvent(tt.event)
+			require.Error(t, err)
+			assert.NotErrorIs(t, err, agent.ErrRejected)
+			assert.Contains(t, err.Error(), fmt.Sprintf("cannot handle a nil %T", tt.event))
+			assert.Empty(t, rec.Actions)
+			assert.Equal(t, tt.state, m.State(), "a nil event changes nothing")
+		})
 	}
+}
+
+// TestConfig checks that New refuses configurations without a sensible
+// value, naming the field, and that zero retries mean zero.
+func TestConfig(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*behavior.Config)
+		want   string
+	}{
+		{"no model", func(c *behavior.Config) { c.Model = "" }, "Config.Model"},
+		{"no tokens", func(c *behavior.Config) { c.MaxTokens = 0 }, "Config.MaxTokens"},
+		{"negative retries", func(c *behavior.Config) { c.MaxRetries = -1 }, "Config.MaxRetries"},
+		{"no delay", func(c *behavior.Config) { c.BaseDelay = 0 }, "Config.BaseDelay"},
+		{"cap below delay", func(c *behavior.Config) { c.MaxDelay = time.Millisecond }, "Config.MaxDelay"},
+		{"no retry-after cap", func(c *behavior.Config) { c.MaxRetryAfter = 0 }, "Config.MaxRetryAfter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := behavior.New(config(tt.change))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	b := newAgent(t, config(func(c *behavior.Config) { c.MaxRetries = 0 }))
+	assert.False(t, b.CanRetry(chat.LLMError{Kind: chat.ErrOverloaded}, 0), "MaxRetries 0 means no retries")
+	assert.Equal(t, 0, b.Config().MaxRetries)
 }

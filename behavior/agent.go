@@ -1,0 +1,343 @@
+// Package behavior holds the coding agent's guards and effects, written by
+// hand: the decisions of the machine that spec/agent.yaml describes and
+// gen/agent implements. It decides when an LLM error is retried and after
+// how long, threads the conversation (user message, assistant message, tool
+// results in the LLM's order), and freezes the request sent after the
+// post-tools hook.
+//
+// Everything here is pure: no I/O, clocks or randomness, so the machine
+// stays deterministic and an event log replays exactly. Nothing here
+// modifies a value it is given: the machine's states and the actions it
+// handed out share their memory and must never change.
+//
+//	b, err := behavior.New(behavior.DefaultConfig())
+//	m := agent.New(b, handler, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-1")})
+//	err = m.HandleEvent(&agent.UserInput{Message: chat.UserMessage("hello")})
+package behavior
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+)
+
+// Config is what the agent's decisions depend on. Every field means what
+// it says, zero included: DefaultConfig gives the defaults.
+type Config struct {
+	// Model names the LLM model every request asks for; required.
+	Model string
+	// System is the system prompt of every request.
+	System string
+	// MaxTokens caps each reply; it must be positive.
+	MaxTokens int
+	// Temperature is the sampling temperature; nil leaves the provider's default.
+	Temperature *float64
+	// Tools are offered to the LLM in every request.
+	Tools []chat.ToolSpec
+	// MaxRetries counts retries after the first attempt: with 3, a request
+	// is tried at most 4 times; with 0, once.
+	MaxRetries int
+	// BaseDelay is the delay before the first retry; each further retry
+	// doubles it, up to MaxDelay.
+	BaseDelay time.Duration
+	// MaxDelay caps the backoff.
+	MaxDelay time.Duration
+	// MaxRetryAfter caps a delay a server asks for with retry-after.
+	MaxRetryAfter time.Duration
+	// MutatingTools name the tools that may change files; any completed
+	// call of one (even a failed one) runs the post-tools hook. None, when
+	// empty.
+	MutatingTools []string
+}
+
+// The defaults of DefaultConfig.
+const (
+	DefaultModel         = "claude-sonnet-4-5"
+	DefaultMaxTokens     = 4096
+	DefaultMaxRetries    = 3
+	DefaultBaseDelay     = time.Second
+	DefaultMaxDelay      = 30 * time.Second
+	DefaultMaxRetryAfter = 5 * time.Minute
+)
+
+// DefaultMutatingTools are the tools DefaultConfig lists as mutating.
+var DefaultMutatingTools = []string{"edit_file", "bash"}
+
+// DefaultConfig returns the default configuration: DefaultModel, 4096
+// tokens, 3 retries after 1s, 2s, 4s (at most 30s, or 5m when the server
+// asks), edit_file and bash mutating.
+func DefaultConfig() Config {
+	return Config{
+		Model:         DefaultModel,
+		MaxTokens:     DefaultMaxTokens,
+		MaxRetries:    DefaultMaxRetries,
+		BaseDelay:     DefaultBaseDelay,
+		MaxDelay:      DefaultMaxDelay,
+		MaxRetryAfter: DefaultMaxRetryAfter,
+		MutatingTools: slices.Clone(DefaultMutatingTools),
+	}
+}
+
+// Agent is the agent's Behavior. It is immutable and safe to share.
+type Agent struct {
+	cfg Config
+}
+
+var _ agent.Behavior = (*Agent)(nil)
+
+// New returns the behaviour for cfg, or an error naming the first field
+// that has no sensible value.
+func New(cfg Config) (*Agent, error) {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(cfg.Model != "", "behavior: the model is empty: name one (Config.Model)")
+	check(cfg.MaxTokens > 0, "behavior: max tokens is %d: it must be positive (Config.MaxTokens)", cfg.MaxTokens)
+	check(cfg.MaxRetries >= 0, "behavior: max retries is %d: it must be 0 or more (Config.MaxRetries)", cfg.MaxRetries)
+	check(cfg.BaseDelay > 0, "behavior: the retry delay is %s: it must be positive (Config.BaseDelay)", cfg.BaseDelay)
+	check(cfg.MaxDelay >= cfg.BaseDelay, "behavior: the longest retry delay %s is shorter than the first, %s (Config.MaxDelay)", cfg.MaxDelay, cfg.BaseDelay)
+	check(cfg.MaxRetryAfter > 0, "behavior: the cap on retry-after is %s: it must be positive (Config.MaxRetryAfter)", cfg.MaxRetryAfter)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	cfg.MutatingTools = slices.Clone(cfg.MutatingTools)
+	cfg.Tools = slices.Clone(cfg.Tools)
+	return &Agent{cfg: cfg}, nil
+}
+
+// Config returns the configuration in effect.
+func (a *Agent) Config() Config {
+	cfg := a.cfg
+	cfg.MutatingTools = slices.Clone(cfg.MutatingTools)
+	cfg.Tools = slices.Clone(cfg.Tools)
+	return cfg
+}
+
+// BuildRequest builds the request for the conversation.
+func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
+	return chat.Request{
+		Model:       a.cfg.Model,
+		System:      a.cfg.System,
+		Messages:    c.Messages(),
+		Tools:       a.cfg.Tools,
+		MaxTokens:   a.cfg.MaxTokens,
+		Temperature: a.cfg.Temperature,
+	}
+}
+
+// Backoff returns the delay before retry number attempt (1 for the first
+// retry): BaseDelay doubled for each earlier retry, capped at MaxDelay. A
+// server's retry-after, when given, is used instead, capped at MaxRetryAfter.
+func (a *Agent) Backoff(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return min(retryAfter, a.cfg.MaxRetryAfter)
+	}
+	d := a.cfg.BaseDelay
+	for i := 1; i < attempt && d < a.cfg.MaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, a.cfg.MaxDelay)
+}
+
+// CanRetry reports whether the error is retryable and the request has
+// retries left.
+func (a *Agent) CanRetry(err chat.LLMError, retries int) bool {
+	return err.Retryable() && retries < a.cfg.MaxRetries
+}
+
+// HasToolCalls reports whether the reply asks for tools.
+func (a *Agent) HasToolCalls(response chat.Response) bool {
+	return len(response.Message.ToolCalls) > 0
+}
+
+// pending returns the index of the first execution for callID that has
+// not completed, or -1.
+func pending(execs []chat.ToolExecution, callID string) int {
+	for i := range execs {
+		if execs[i].Call.ID == callID && execs[i].Status != chat.ToolCompleted {
+			return i
+		}
+	}
+	return -1
+}
+
+// IsUnknownCall reports whether the completion names no pending call of
+// this round (unknown or already completed).
+func (a *Agent) IsUnknownCall(executions []chat.ToolExecution, callID string) bool {
+	return pending(executions, callID) < 0
+}
+
+// ToolsPending reports whether other calls of the round are still pending
+// once this one completes. The spec tests it after isUnknownCall, so the
+// completing call is itself pending: others are when more than one is.
+func (a *Agent) ToolsPending(executions []chat.ToolExecution) bool {
+	n := 0
+	for i := range executions {
+		if executions[i].Status != chat.ToolCompleted {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// MutatingToolRan reports whether, with this completion, a completed call
+// of the round used a mutating tool. The spec tests it once the completing
+// call is the last pending one (after isUnknownCall and toolsPending), so
+// every call of the round has then run: any mutating one counts. A failed
+// call counts too: a failed bash command may still have changed files.
+func (a *Agent) MutatingToolRan(executions []chat.ToolExecution) bool {
+	for i := range executions {
+		if slices.Contains(a.cfg.MutatingTools, executions[i].Call.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsKnownCall reports whether the progress report names a call of this
+// round that has not completed.
+func (a *Agent) IsKnownCall(executions []chat.ToolExecution, callID string) bool {
+	return pending(executions, callID) >= 0
+}
+
+// StartTurn appends the user's message and builds the request; a new
+// request has had no retries.
+func (a *Agent) StartTurn(c chat.Conversation, msg chat.Message) (chat.Conversation, int, chat.Request) {
+	c = c.Append(withRole(msg, chat.RoleUser))
+	return c, 0, a.BuildRequest(c)
+}
+
+// RecordResponse appends the assistant's message.
+func (a *Agent) RecordResponse(c chat.Conversation, response chat.Response) chat.Conversation {
+	return c.Append(withRole(response.Message, chat.RoleAssistant))
+}
+
+// withRole returns msg with role when it has none.
+func withRole(msg chat.Message, role chat.Role) chat.Message {
+	if msg.Role == "" {
+		msg.Role = role
+	}
+	return msg
+}
+
+// StartTools lists one pending execution per tool call, in the LLM's order.
+func (a *Agent) StartTools(response chat.Response) ([]chat.ToolExecution, []chat.ToolCall) {
+	calls := response.Message.ToolCalls
+	execs := make([]chat.ToolExecution, len(calls))
+	for i := range calls {
+		execs[i] = chat.ToolExecution{Call: calls[i], Status: chat.ToolPending}
+	}
+	return execs, slices.Clip(calls)
+}
+
+// ScheduleRetry counts the failed attempt and computes the backoff delay.
+func (a *Agent) ScheduleRetry(retries int, err chat.LLMError) (int, chat.ErrorOrigin, int, time.Duration) {
+	attempt := retries + 1
+	return attempt, chat.OriginLLM, attempt, a.Backoff(attempt, err.RetryAfter)
+}
+
+// GiveUp describes the error the request failed with.
+func (a *Agent) GiveUp(retries int, err chat.LLMError) string {
+	attempts := retries + 1
+	switch {
+	case !err.Retryable():
+		return fmt.Sprintf("LLM request failed: %s (not retried)", err.Error())
+	case attempts == 1:
+		return fmt.Sprintf("LLM request failed: %s (retries are off)", err.Error())
+	}
+	return fmt.Sprintf("LLM request failed after %d attempts: %s", attempts, err.Error())
+}
+
+// RecordProgress marks the call running with its progress, in a copy of
+// the executions.
+func (a *Agent) RecordProgress(executions []chat.ToolExecution, callID string, progress chat.ToolProgress) []chat.ToolExecution {
+	i := pending(executions, callID)
+	if i < 0 {
+		return executions
+	}
+	out := slices.Clone(executions)
+	out[i].Status = chat.ToolRunning
+	out[i].Progress = progress
+	return out
+}
+
+// RecordOutcome marks the call completed with its outcome, in a copy of
+// the executions.
+func (a *Agent) RecordOutcome(executions []chat.ToolExecution, callID string, outcome chat.ToolOutcome) []chat.ToolExecution {
+	i := pending(executions, callID)
+	if i < 0 {
+		return executions
+	}
+	out := slices.Clone(executions)
+	out[i].Status = chat.ToolCompleted
+	out[i].Outcome = outcome
+	return out
+}
+
+// results appends one tool message per execution to the conversation, in
+// the LLM's order. The call still pending, the one the event completes
+// (the spec tests toolsPending first), gets outcome.
+func results(c chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) chat.Conversation {
+	for i := range executions {
+		e := &executions[i]
+		out := &e.Outcome
+		if e.Status != chat.ToolCompleted {
+			out = &outcome
+		}
+		c = c.Append(chat.Message{Role: chat.RoleTool, Content: out.Content, ToolCallID: e.Call.ID, ToolName: e.Call.Name, IsError: out.IsError})
+	}
+	return c
+}
+
+// FinishToolsWithHook appends the tool results in the LLM's order and
+// freezes the next request for after the hook.
+func (a *Agent) FinishToolsWithHook(c chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, chat.Request, []chat.CompletedTool) {
+	c = results(c, executions, outcome)
+	msgs := c.Messages()
+	done := make([]chat.CompletedTool, len(executions))
+	for i := range executions {
+		msg := &msgs[len(msgs)-len(executions)+i]
+		done[i] = chat.CompletedTool{CallID: msg.ToolCallID, ToolName: msg.ToolName, Succeeded: !msg.IsError}
+	}
+	return c, a.BuildRequest(c), done
+}
+
+// FinishTools appends the tool results in the LLM's order and builds the
+// next request, which has had no retries.
+func (a *Agent) FinishTools(c chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request) {
+	c = results(c, executions, outcome)
+	return c, 0, a.BuildRequest(c)
+}
+
+// ResumeAfterHook sends the request frozen before the hook, which has had
+// no retries.
+func (a *Agent) ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request) {
+	return 0, pendingRequest
+}
+
+// ConversationOf returns the conversation a state carries, and false for a
+// state without one (ShuttingDown, or nil).
+func ConversationOf(s agent.State) (chat.Conversation, bool) {
+	switch s := s.(type) {
+	case agent.WaitingForUserInput:
+		return s.Conversation, true
+	case agent.CallingLLM:
+		return s.Conversation, true
+	case agent.ProcessingLLMResponse:
+		return s.Conversation, true
+	case agent.ExecutingTools:
+		return s.Conversation, true
+	case agent.PostToolsHook:
+		return s.Conversation, true
+	case agent.Error:
+		return s.Conversation, true
+	}
+	return chat.Conversation{}, false
+}

@@ -1,0 +1,143 @@
+package fsm
+
+import "strings"
+
+// successors returns, for each state, the states its rules can move it
+// to, "*" rows included.
+func (b *builder) successors() map[*State][]*State {
+	succ := map[*State][]*State{}
+	add := func(from *State, r *Rule) {
+		if r.Kind == Transition && r.To != nil {
+			succ[from] = append(succ[from], r.To)
+		}
+	}
+	for _, r := range b.m.Rules {
+		if r.From != nil {
+			add(r.From, r)
+		}
+	}
+	wild := map[*Event]*Cell{}
+	for _, c := range b.m.Wild {
+		wild[c.Event] = c
+	}
+	for _, s := range b.m.States {
+		for _, e := range s.Wild {
+			for _, r := range wild[e].Rules {
+				add(s, r)
+			}
+		}
+	}
+	return succ
+}
+
+// graph checks reachability, ways out, and loops among transient states.
+func (b *builder) graph() {
+	m := b.m
+	if m.Initial == nil {
+		return
+	}
+	succ := b.successors()
+	reached := map[*State]bool{m.Initial: true}
+	queue := []*State{m.Initial}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, t := range succ[s] {
+			if !reached[t] {
+				reached[t] = true
+				queue = append(queue, t)
+			}
+		}
+	}
+	for _, s := range m.States {
+		if !reached[s] {
+			b.errorf(s.Pos, "state %s is unreachable from the initial state %s", s.Name, m.Initial.Name)
+		}
+		if !s.Terminal && len(succ[s]) == 0 {
+			b.errorf(s.Pos, "state %s has no way out: add a transition to another state, or mark it \"terminal: true\"", s.Name)
+		}
+	}
+	// A transient state whose eventless rules can lead back to itself
+	// through transient states would loop within one step.
+	var visit func(s *State, path []*State) bool
+	visit = func(s *State, path []*State) bool {
+		for i, p := range path {
+			if p == s {
+				names := make([]string, 0, len(path)-i+1)
+				for _, q := range path[i:] {
+					names = append(names, q.Name)
+				}
+				b.errorf(s.Pos, "transient states could loop without an event: %s → %s", strings.Join(names, " → "), s.Name)
+				return true
+			}
+		}
+		if s.Choice == nil {
+			return false
+		}
+		for _, r := range s.Choice.Rules {
+			if r.Kind == Transition && r.To != nil && r.To.Transient && visit(r.To, append(path, s)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range m.States {
+		if s.Transient && visit(s, nil) {
+			break
+		}
+	}
+}
+
+// unused warns about declarations no rule uses, "*" rows no state leaves
+// its event to, and imports no field uses.
+func (b *builder) unused() {
+	m := b.m
+	usedEv, usedAct := map[*Event]bool{}, map[*Action]bool{}
+	for _, r := range m.Rules {
+		if r.Kind == Transition {
+			usedEv[r.Event] = true
+			for _, e := range r.Actions {
+				usedAct[e.Action] = true
+			}
+		}
+	}
+	for _, e := range m.Events {
+		if !usedEv[e] {
+			b.diags.Warnf(e.Pos, "event %s never causes a transition: every state ignores or rejects it", e.Name)
+		}
+	}
+	for _, a := range m.Actions {
+		if !usedAct[a] {
+			b.diags.Warnf(a.Pos, "action %s is never emitted", a.Name)
+		}
+	}
+	for _, fns := range [][]*Func{m.Guards, m.Effects} {
+		for _, fn := range fns {
+			if len(fn.Uses) == 0 {
+				b.diags.Warnf(fn.Pos, "%s %s is never used", kindWord(fn.Kind), fn.Name)
+			}
+		}
+	}
+	for _, c := range m.Wild {
+		if len(b.sources(c.Rules[0])) == 0 {
+			b.diags.Warnf(c.Rules[0].Pos, "the \"*\" row for %s applies to no state: every state handles %s itself; remove the row", c.Event.Name, c.Event.Name)
+		}
+	}
+	for _, imp := range b.f.Imports {
+		if u := b.imports[imp.Alias.Value]; u != nil && !u.used {
+			b.diags.Warnf(imp.Alias.Pos, "import %s is not used by any field type", imp.Alias.Value)
+		}
+	}
+	m.Imports = slicesDeleteUnused(m.Imports, b.imports)
+}
+
+// slicesDeleteUnused drops the imports no field type uses.
+func slicesDeleteUnused(imps []Import, uses map[string]*importUse) []Import {
+	out := imps[:0]
+	for _, i := range imps {
+		if u := uses[i.Alias]; u != nil && u.used {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,335 @@
+package fsm
+
+import (
+	"fmt"
+	"strings"
+)
+
+// flow works out the field flow of one rule: where its guard's and
+// effect's reads come from, where its effect's results go, what it
+// carries over from the source state and the event into the target state
+// and its actions, and what it clears. Every field of the target state and
+// of every action must be carried over (same name and same type) or set
+// by the effect; anything else is an error naming the field and the row.
+type flow struct {
+	b *builder
+	r *Rule
+	// from are the states whose data the rule reads: the rule's own, or
+	// every state a "*" row applies to.
+	from []*State
+	// placed marks the effect's results that found a destination.
+	placed map[*Field]bool
+	// written marks the storage the rule writes.
+	written map[*Data]bool
+}
+
+func (fl *flow) run() {
+	r := fl.r
+	fl.placed, fl.written = map[*Field]bool{}, map[*Data]bool{}
+	if r.Guard != nil {
+		r.GuardArgs = fl.reads(r.Guard)
+	}
+	if r.Kind != Transition {
+		return
+	}
+	if r.Effect != nil {
+		r.EffectArgs = fl.reads(r.Effect)
+	}
+	if r.To != nil {
+		fl.fill(r.To)
+	} else {
+		fl.update()
+	}
+	for _, e := range r.Actions {
+		fl.emit(e)
+	}
+	if r.Effect != nil {
+		for _, set := range r.Effect.Sets {
+			if !fl.placed[set] {
+				fl.b.errorf(r.Pos, "effect %s sets %s, but nothing on this row (%s) takes it: %s; drop %s from the effect's sets or use another effect here", r.Effect.Name, set.Name, r.Label, fl.nowhere(set), set.Name)
+			}
+		}
+	}
+	fl.leave()
+}
+
+// where names the source of the rule's values in messages.
+func (fl *flow) where() string {
+	r := fl.r
+	src := "state " + r.From.String()
+	if r.From == nil {
+		src = "the states \"*\" applies to"
+	}
+	if r.Event != nil {
+		return "neither " + src + " nor event " + r.Event.Name + " has it"
+	}
+	return src + " does not have it"
+}
+
+// nowhere says why an effect's result has no destination.
+func (fl *flow) nowhere(set *Field) string {
+	r := fl.r
+	var parts []string
+	switch {
+	case r.To != nil:
+		parts = append(parts, "state "+r.To.Name)
+	case r.From != nil:
+		parts = append(parts, "state "+r.From.Name)
+	default:
+		parts = append(parts, "not every state \"*\" applies to")
+	}
+	for _, e := range r.Actions {
+		parts = append(parts, "action "+e.Action.Name)
+	}
+	return joinOr(parts) + " has no field " + set.Name + " " + set.Type
+}
+
+// joinOr joins "a", "b" and "c" as "a, b or c".
+func joinOr(parts []string) string {
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// found is where lookup found a value.
+type found struct {
+	val  Value
+	typ  string
+	desc string // e.g. "state CallingLlm's retries"
+}
+
+// lookup finds the value of the given name that the rule reads: the
+// source state's field (the state carries the context) or else the
+// event's. It returns nil when neither has one, and an error message when
+// the states of a "*" row disagree.
+func (fl *flow) lookup(name string) (*found, string) {
+	var have []*Field
+	for _, s := range fl.from {
+		if f := s.Field(name); f != nil {
+			have = append(have, f)
+		}
+	}
+	switch {
+	case len(have) > 0 && len(have) == len(fl.from):
+		for i, f := range have {
+			if f.Data != have[0].Data {
+				return nil, fmt.Sprintf("the states \"*\" applies to have %s of different types (%s in %s, %s in %s)", name, have[0].Type, fl.from[0].Name, f.Type, fl.from[i].Name)
+			}
+		}
+		desc := "state " + fl.from[0].Name + "'s " + name
+		if fl.r.From == nil {
+			desc = "the " + name + " of the states \"*\" applies to"
+		}
+		return &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}, ""
+	case len(have) > 0:
+		var with, without []string
+		for _, s := range fl.from {
+			if s.Field(name) != nil {
+				with = append(with, s.Name)
+			} else {
+				without = append(without, s.Name)
+			}
+		}
+		return nil, fmt.Sprintf("only some of the states \"*\" applies to have %s (%s do; %s do not), so the row cannot read it from all of them: give the states the field, or write rows of their own", name, strings.Join(with, ", "), strings.Join(without, ", "))
+	}
+	if fl.r.Event != nil {
+		if f := fl.r.Event.Field(name); f != nil {
+			return &found{val: Value{Source: FromEvent, Field: f}, typ: f.Type, desc: "event " + fl.r.Event.Name + "'s " + name}, ""
+		}
+	}
+	return nil, ""
+}
+
+// reads resolves the reads of a guard or effect on this row.
+func (fl *flow) reads(fn *Func) []Value {
+	r := fl.r
+	var out []Value
+	for _, rd := range fn.Reads {
+		src, problem := fl.lookup(rd.Name)
+		switch {
+		case problem != "":
+			fl.b.errorf(r.Pos, "%s %s reads %s, but %s", kindWord(fn.Kind), fn.Name, rd.Name, problem)
+		case src == nil:
+			fl.b.errorf(r.Pos, "%s %s reads %s %s, but on this row (%s) %s: use it where %s is available, or add the field", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, fl.where(), rd.Name)
+		case src.typ != rd.Type:
+			fl.b.errorf(r.Pos, "%s %s reads %s as %s, but on this row (%s) %s is %s: declare the same type in both places", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, src.desc, src.typ)
+		default:
+			out = append(out, src.val)
+			continue
+		}
+		out = append(out, Value{})
+	}
+	return out
+}
+
+// result returns the effect's result of the given name, marked as
+// placed, or nil.
+func (fl *flow) result(name string) *Field {
+	if fl.r.Effect == nil {
+		return nil
+	}
+	set := fl.r.Effect.Set(name)
+	if set != nil {
+		fl.placed[set] = true
+	}
+	return set
+}
+
+// store records a storage write.
+func (fl *flow) store(d *Data, v Value) {
+	fl.r.Stores = append(fl.r.Stores, Store{Data: d, Value: v})
+	fl.written[d] = true
+}
+
+// fill fills every field of the target state of a rule that moves.
+func (fl *flow) fill(to *State) {
+	r := fl.r
+	for _, tf := range to.Fields {
+		if set := fl.result(tf.Name); set != nil {
+			if set.Type != tf.Type {
+				fl.b.errorf(r.Pos, "effect %s sets %s as %s, but state %s's %s is %s (%s): make the types agree", r.Effect.Name, set.Name, set.Type, to.Name, tf.Name, tf.Type, r.Label)
+				continue
+			}
+			fl.store(tf.Data, Value{Source: FromResult, Result: set})
+			continue
+		}
+		src, problem := fl.lookup(tf.Name)
+		switch {
+		case problem != "":
+			fl.b.errorf(r.Pos, "field %s of state %s is not filled on this row (%s): %s", tf.Name, to.Name, r.Label, problem)
+		case src == nil:
+			fl.b.errorf(r.Pos, "field %s of state %s is not filled on this row (%s): %s; carry it over (a field %s %s) or name an effect that sets it", tf.Name, to.Name, r.Label, fl.where(), tf.Name, tf.Type)
+		case src.typ != tf.Type:
+			fl.b.errorf(r.Pos, "field %s of state %s is %s, but %s is %s (%s): a field carries over only with the same name and type; make the types agree, or name an effect that sets it", tf.Name, to.Name, tf.Type, src.desc, src.typ, r.Label)
+		case src.val.Source == FromEvent:
+			fl.store(tf.Data, src.val)
+		}
+		// From the source state: the target shares its storage.
+	}
+}
+
+// update stores the results of the effect of a rule that stays in the
+// source state's fields of the same name.
+func (fl *flow) update() {
+	r := fl.r
+	if r.Effect == nil {
+		return
+	}
+	for _, set := range r.Effect.Sets {
+		var have []*Field
+		for _, s := range fl.from {
+			if f := s.Field(set.Name); f != nil {
+				have = append(have, f)
+			}
+		}
+		if len(have) == 0 {
+			continue // an action may take it
+		}
+		fl.placed[set] = true
+		if len(have) < len(fl.from) {
+			fl.b.errorf(r.Pos, "effect %s sets %s, but only some of the states \"*\" applies to have it (%s): give them all the field, or write rows of their own", r.Effect.Name, set.Name, r.Label)
+			continue
+		}
+		ok := true
+		for i, f := range have {
+			if f.Type != set.Type {
+				fl.b.errorf(r.Pos, "effect %s sets %s as %s, but state %s's %s is %s (%s): make the types agree", r.Effect.Name, set.Name, set.Type, fl.from[i].Name, f.Name, f.Type, r.Label)
+				ok = false
+				break
+			}
+		}
+		if ok {
+			fl.store(have[0].Data, Value{Source: FromResult, Result: set})
+		}
+	}
+}
+
+// emit fills the fields of an action the rule emits.
+func (fl *flow) emit(e *Emit) {
+	r := fl.r
+	for _, af := range e.Action.Fields {
+		if set := fl.result(af.Name); set != nil {
+			if set.Type != af.Type {
+				fl.b.errorf(r.Pos, "effect %s sets %s as %s, but action %s's %s is %s (%s): make the types agree", r.Effect.Name, set.Name, set.Type, e.Action.Name, af.Name, af.Type, r.Label)
+			}
+			e.Args = append(e.Args, Value{Source: FromResult, Result: set})
+			continue
+		}
+		src, problem := fl.lookup(af.Name)
+		switch {
+		case problem != "":
+			fl.b.errorf(r.Pos, "field %s of action %s is not filled on this row (%s): %s", af.Name, e.Action.Name, r.Label, problem)
+		case src == nil:
+			fl.b.errorf(r.Pos, "field %s of action %s is not filled on this row (%s): %s; carry it over (a field %s %s) or name an effect that sets it", af.Name, e.Action.Name, r.Label, fl.where(), af.Name, af.Type)
+		case src.typ != af.Type:
+			fl.b.errorf(r.Pos, "field %s of action %s is %s, but %s is %s (%s): a field carries over only with the same name and type; make the types agree, or name an effect that sets it", af.Name, e.Action.Name, af.Type, src.desc, src.typ, r.Label)
+		default:
+			e.Args = append(e.Args, src.val)
+			continue
+		}
+		e.Args = append(e.Args, Value{})
+	}
+}
+
+// leave works out the storage a rule that moves clears (or, for "*", keeps)
+// and the values its actions must read before it changes them.
+func (fl *flow) leave() {
+	r := fl.r
+	cleared := map[*Data]bool{}
+	wiped := r.From == nil && r.To != nil // "*" moving: all storage but the target's is zeroed
+	if r.To != nil {
+		if r.From != nil {
+			for _, f := range r.From.Fields {
+				if !r.To.Has(f.Data) {
+					r.Clears = append(r.Clears, f.Data)
+					cleared[f.Data] = true
+				}
+			}
+		} else {
+			for _, f := range r.To.Fields {
+				if !fl.written[f.Data] {
+					r.Keeps = append(r.Keeps, f.Data)
+				}
+			}
+		}
+	}
+	taken := map[string]bool{}
+	if r.Effect != nil {
+		for _, set := range r.Effect.Sets {
+			taken[set.Param] = true
+		}
+	}
+	locals := map[*Data]string{}
+	for _, e := range r.Actions {
+		for i := range e.Args {
+			v := &e.Args[i]
+			if v.Source != FromData {
+				continue
+			}
+			d := v.Data
+			if !fl.written[d] && !cleared[d] && !(wiped && !r.To.Has(d)) {
+				continue
+			}
+			local, ok := locals[d]
+			if !ok {
+				local = "prev" + GoName(d.Name)
+				for n := 2; taken[local]; n++ {
+					local = fmt.Sprintf("prev%s%d", GoName(d.Name), n)
+				}
+				taken[local] = true
+				locals[d] = local
+				r.Captures = append(r.Captures, Capture{Data: d, Local: local})
+			}
+			v.Local = local
+		}
+	}
+}
+
+// String returns the state's name, or "*" for nil (a "*" rule's source).
+func (s *State) String() string {
+	if s == nil {
+		return "*"
+	}
+	return s.Name
+}

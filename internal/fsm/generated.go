@@ -1,0 +1,40 @@
+package fsm
+
+// Generated lists every top-level identifier fsmgen declares in a
+// generated package (its Go file and its test file), besides those derived
+// from the spec: the types of its states, events and actions and their
+// kind constants. It is the one list of them: the checker refuses a spec
+// name that would collide with one, and the emitter's tests check that the
+// generated files declare nothing else.
+var Generated = []string{
+	// The package's API.
+	"Action", "ActionKind", "Behavior", "ErrRejected", "Event", "EventKind", "Handler",
+	"Machine", "New", "Observer", "Recorder", "RejectedError", "Restore", "Rule", "RuleIgnore",
+	"RuleKind", "RuleReject", "RuleTransition", "Rules", "State", "StateKind", "Step",
+	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
+	// Its unexported helpers.
+	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules",
+	// The generated tests.
+	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestKindStrings", "TestMachineErrors",
+	"TestRandomSequences", "TestRecorder", "TestRules", "TestStateJSON", "fsmFake", "fsmStates", "fsmTrace",
+}
+
+// Values are the identifiers of Generated that name functions, variables
+// or constants: a field type may name a generated type, never one of
+// these.
+var Values = []string{
+	"ErrRejected", "New", "Restore", "RuleIgnore", "RuleReject", "RuleTransition", "Rules",
+	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState", "errReentrant", "fsmAsPointer",
+	"fsmAsValue", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "TestActionJSON", "TestEventJSON",
+	"TestEveryPair", "TestKindStrings", "TestMachineErrors", "TestRandomSequences", "TestRecorder",
+	"TestRules", "TestStateJSON", "fsmStates",
+}
+
+// Members are the names of the methods and fields generated types declare
+// beside the ones the spec names: a field of a state, event or action
+// must not be called Kind or MarshalJSON, and no action Actions (the
+// Recorder's field).
+var Members = map[string]string{
+	"Kind":        "the Kind method of every state, event and action",
+	"MarshalJSON": "the MarshalJSON method of every state, event and action",
+}

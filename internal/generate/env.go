@@ -1,0 +1,119 @@
+package generate
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/fsmgen/fsmgen/internal/emit"
+	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/internal/spec"
+)
+
+// env returns what the checker may know of the Go world around spec f,
+// read from disk: the packages its imports name, type-checked (loaded
+// with go/packages from the spec's directory, so in the module that holds
+// it), and the types that hand-written files of its output package
+// declare.
+func env(f *spec.File) fsm.Env {
+	dir := filepath.Dir(f.Path)
+	e := fsm.Env{}
+	var paths []string
+	for _, imp := range f.Imports {
+		if imp.Path.Set && !slices.Contains(paths, imp.Path.Value) {
+			paths = append(paths, imp.Path.Value)
+		}
+	}
+	if len(paths) > 0 {
+		pkgs, errs := loadPackages(dir, paths)
+		e.Import = func(path string) (*types.Package, error) {
+			if err := errs[path]; err != nil {
+				return nil, err
+			}
+			if p := pkgs[path]; p != nil {
+				return p, nil
+			}
+			return nil, fmt.Errorf("not found")
+		}
+	}
+	if f.Output.Go.Set && !filepath.IsAbs(f.Output.Go.Value) {
+		e.LocalTypes = localTypes(filepath.Join(dir, filepath.FromSlash(f.Output.Go.Value)))
+	}
+	return e
+}
+
+// loadPackages type-checks the packages at paths, as imported from dir.
+func loadPackages(dir string, paths []string) (map[string]*types.Package, map[string]error) {
+	pkgs, errs := map[string]*types.Package{}, map[string]error{}
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: dir}
+	loaded, err := packages.Load(cfg, paths...)
+	if err != nil {
+		for _, p := range paths {
+			errs[p] = err
+		}
+		return pkgs, errs
+	}
+	for _, p := range loaded {
+		if len(p.Errors) > 0 {
+			var msgs []string
+			for _, e := range p.Errors {
+				msgs = append(msgs, e.Msg)
+			}
+			errs[p.PkgPath] = fmt.Errorf("%s", strings.Join(msgs, "; "))
+			continue
+		}
+		if p.Types != nil {
+			pkgs[p.PkgPath] = p.Types
+		}
+	}
+	return pkgs, errs
+}
+
+// localTypes returns the names of the types declared by the hand-written
+// (not generated, not test) Go files of dir. Files that do not parse are
+// skipped: the compiler reports them.
+func localTypes(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	fset := token.NewFileSet()
+	for _, ent := range entries {
+		name := ent.Name()
+		if ent.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || bytes.Contains(firstLine(src), []byte(emit.Header)) {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range file.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				for _, s := range gd.Specs {
+					names = append(names, s.(*ast.TypeSpec).Name.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func firstLine(src []byte) []byte {
+	line, _, _ := bytes.Cut(src, []byte("\n"))
+	return line
+}

@@ -14,7 +14,7 @@ import (
 // TestHostileFiles runs fsmgen generate on files that are not specs: each
 // must exit 1 with a message naming the file, write nothing, and not panic.
 func TestHostileFiles(t *testing.T) {
-	valid := "version: 1\nmachine: M\npackage: m\noutput:\n  go: out\nstates:\n  A:\n    initial: true\n    terminal: true\n    ignore: [E]\nevents:\n  E: {}\n"
+	valid := "version: 2\nmachine: M\npackage: m\noutput:\n  go: out\nstates:\n  A:\n    initial: true\n    terminal: true\n    ignore: [E]\nevents:\n  E: {}\n"
 	tests := []struct {
 		name    string
 		content []byte
@@ -22,14 +22,14 @@ func TestHostileFiles(t *testing.T) {
 	}{
 		{"empty", nil, `spec is empty`},
 		{"binary", []byte("\x7fELF\x02\x01\x01\x00\x00\x00"), `contains a NUL byte`},
-		{"invalid UTF-8", []byte("version: 1\nmachine: \xc3\x28\n"), `spec is not valid UTF-8`},
-		{"tabs", []byte("version: 1\nstates:\n\tA: {}\n"), `tabs cannot indent YAML`},
-		{"list root", []byte("- version: 1\n"), `spec must be a mapping`},
+		{"invalid UTF-8", []byte("version: 2\nmachine: \xc3\x28\n"), `spec is not valid UTF-8`},
+		{"tabs", []byte("version: 2\nstates:\n\tA: {}\n"), `tabs cannot indent YAML`},
+		{"list root", []byte("- version: 2\n"), `spec must be a mapping`},
 		{"unknown key", []byte(strings.Replace(valid, "machine:", "machin:", 1)), `unknown key "machin" \(did you mean "machine"\?\)`},
-		{"version", []byte(strings.Replace(valid, "version: 1", "version: 3", 1)), `unsupported spec version "3"`},
-		{"alias bomb", []byte("version: 1\na: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"), `too many aliases`},
-		{"deep", []byte("version: 1\ndoc: " + strings.Repeat("{a: ", 30) + "1" + strings.Repeat("}", 30) + "\n"), `nested more than 16 levels deep`},
-		{"huge", []byte("version: 1\ndoc: \"" + strings.Repeat("x", 2<<20) + "\"\n"), `larger than the 1048576-byte limit`},
+		{"version", []byte(strings.Replace(valid, "version: 2", "version: 3", 1)), `unsupported spec version "3"`},
+		{"alias bomb", []byte("version: 2\na: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"), `too many aliases`},
+		{"deep", []byte("version: 2\ndoc: " + strings.Repeat("{a: ", 30) + "1" + strings.Repeat("}", 30) + "\n"), `nested more than 16 levels deep`},
+		{"huge", []byte("version: 2\ndoc: \"" + strings.Repeat("x", 2<<20) + "\"\n"), `larger than the 1048576-byte limit`},
 		{"absolute output", []byte(strings.Replace(valid, "go: out", "go: /etc/evil", 1)), `output path "/etc/evil" must be relative`},
 		{"odd output", []byte(strings.Replace(valid, "go: out", "go: \"out\\n//x\"", 1)), `output path .* may use only letters`},
 	}

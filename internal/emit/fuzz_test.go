@@ -37,7 +37,7 @@ func fuzzEmit(t *testing.T, src []byte) {
 		if sf == nil || diags.HasErrors() {
 			return
 		}
-		m, _ := fsm.Build(sf)
+		m, _ := fsm.Build(sf, fsm.Env{})
 		if m == nil {
 			return
 		}
@@ -55,7 +55,7 @@ func TestVerifyAgent(t *testing.T) {
 	require.NoError(t, err)
 	sf, diags := spec.Parse("agent.yaml", src)
 	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := fsm.Build(sf)
+	m, diags := fsm.Build(sf, fsm.Env{})
 	require.NotNil(t, m, "%s", diags)
 	files, err := emit.All(m)
 	require.NoError(t, err)
@@ -66,9 +66,9 @@ func TestVerifyAgent(t *testing.T) {
 // TestHostileSpecFileName checks that a spec file name cannot inject a
 // directive into the generated package doc.
 func TestHostileSpecFileName(t *testing.T) {
-	sf, diags := spec.Parse("x\n//go:build ignore\n.yaml", []byte("version: 1\nmachine: M\npackage: m\nstates:\n  A:\n    initial: true\n    terminal: true\n    ignore: [E]\nevents:\n  E: {}\n"))
+	sf, diags := spec.Parse("x\n//go:build ignore\n.yaml", []byte("version: 2\nmachine: M\npackage: m\nstates:\n  A:\n    initial: true\n    terminal: true\n    ignore: [E]\nevents:\n  E: {}\n"))
 	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := fsm.Build(sf)
+	m, diags := fsm.Build(sf, fsm.Env{})
 	require.NotNil(t, m, "%s", diags)
 	m.Output = fsm.Output{GoDir: "out", Diagram: "out/d.mmd", Table: "out/t.md"}
 	files, err := emit.All(m)

@@ -44,6 +44,11 @@ func GoFile(m *fsm.Machine) *jen.File {
 	return g.f
 }
 
+// kv is one keyed element of a composite literal. Literals are written
+// with kv in the order of the type's fields, as by hand (jen.Dict sorts
+// its keys).
+func kv(key string, val jen.Code) jen.Code { return jen.Id(key).Op(":").Add(val) }
+
 // decls returns the declarations of one kind: "state", "event" or "action".
 func decls(m *fsm.Machine, what string) []*fsm.Decl {
 	var out []*fsm.Decl
@@ -350,13 +355,13 @@ func (g *goGen) genHandler() {
 	)
 	g.f.Var().Id("_").Id("Handler").Op("=").Parens(jen.Op("*").Id("Recorder")).Parens(jen.Nil())
 	for _, a := range m.Actions {
-		vals := jen.Dict{}
+		var vals []jen.Code
 		for _, fd := range a.Fields {
-			vals[jen.Id(fd.GoName)] = jen.Id(fd.Param)
+			vals = append(vals, kv(fd.GoName, jen.Id(fd.Param)))
 		}
 		g.f.Comment(fmt.Sprintf("// %s records %s %s.", a.GoName, article(a.GoName), a.GoName))
 		g.f.Func().Params(jen.Id("r").Op("*").Id("Recorder")).Id(a.GoName).Params(params(m, a.Fields)...).Block(
-			jen.Id("r").Dot("Actions").Op("=").Append(jen.Id("r").Dot("Actions"), jen.Op("&").Id(a.GoName).Values(vals)))
+			jen.Id("r").Dot("Actions").Op("=").Append(jen.Id("r").Dot("Actions"), jen.Op("&").Id(a.GoName).Values(vals...)))
 	}
 }
 
@@ -372,7 +377,8 @@ func (g *goGen) genRules() {
 	f.Type().Id("RuleKind").Uint8()
 	f.Comment("// The kinds of rules.")
 	f.Const().Defs(
-		jen.Comment("// RuleTransition moves to a state (or stays), runs the rule's effect and emits its actions."),
+		jen.Comment("// RuleTransition moves to a state (or stays), runs the rule's effect and"),
+		jen.Comment("// emits its actions."),
 		jen.Id("RuleTransition").Id("RuleKind").Op("=").Iota(),
 		jen.Comment("// RuleIgnore drops the event: nothing changes."),
 		jen.Id("RuleIgnore"),
@@ -410,8 +416,8 @@ func (g *goGen) genRules() {
 		}
 		grp.Line()
 	})
-	f.Comment("// Rules returns the rule table: every rule of the spec, state by state in spec")
-	f.Comment("// order, then the \"*\" rows. Step.Rule indexes it.")
+	f.Comment("// Rules returns the rule table: every rule of the spec, state by state in")
+	f.Comment("// spec order, then the \"*\" rows. Step.Rule indexes it.")
 	f.Func().Id("Rules").Params().Index().Id("Rule").Block(
 		jen.Id("rules").Op(":=").Qual(pkgSlices, "Clone").Call(jen.Id("fsmRules").Index(jen.Op(":"))),
 		jen.For(jen.Id("i").Op(":=").Range().Id("rules")).Block(
@@ -420,38 +426,38 @@ func (g *goGen) genRules() {
 	)
 }
 
-// ruleValue is the table entry of a rule.
+// ruleValue is the table entry of a rule, its fields in order.
 func ruleValue(r *fsm.Rule) jen.Code {
-	d := jen.Dict{jen.Id("Kind"): jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[r.Kind])}
+	d := []jen.Code{kv("Kind", jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[r.Kind]))}
 	if r.From != nil {
-		d[jen.Id("From")] = jen.Id(r.From.KindName)
+		d = append(d, kv("From", jen.Id(r.From.KindName)))
 	}
 	if r.Event != nil {
-		d[jen.Id("Event")] = jen.Id(r.Event.KindName)
+		d = append(d, kv("Event", jen.Id(r.Event.KindName)))
 	}
 	switch {
 	case r.Guard != nil:
-		d[jen.Id("Guard")] = jen.Lit(r.Guard.Name)
+		d = append(d, kv("Guard", jen.Lit(r.Guard.Name)))
 	case r.Else:
-		d[jen.Id("Guard")] = jen.Lit("else")
+		d = append(d, kv("Guard", jen.Lit("else")))
 	}
 	if r.To != nil {
-		d[jen.Id("To")] = jen.Id(r.To.KindName)
+		d = append(d, kv("To", jen.Id(r.To.KindName)))
 	}
 	if r.Effect != nil {
-		d[jen.Id("Effect")] = jen.Lit(r.Effect.Name)
+		d = append(d, kv("Effect", jen.Lit(r.Effect.Name)))
 	}
 	if len(r.Actions) > 0 {
 		var acts []jen.Code
 		for _, e := range r.Actions {
 			acts = append(acts, jen.Id(e.Action.KindName))
 		}
-		d[jen.Id("Actions")] = jen.Index().Id("ActionKind").Values(acts...)
+		d = append(d, kv("Actions", jen.Index().Id("ActionKind").Values(acts...)))
 	}
 	if r.Kind == fsm.Reject {
-		d[jen.Id("Reason")] = jen.Lit(r.Reason)
+		d = append(d, kv("Reason", jen.Lit(r.Reason)))
 	}
-	return jen.Values(d)
+	return jen.Values(d...)
 }
 
 // genErrors emits ErrRejected, RejectedError and errReentrant.
@@ -459,8 +465,8 @@ func (g *goGen) genErrors() {
 	f, pkg := g.f, g.m.Package
 	f.Comment("// ErrRejected is wrapped by every *RejectedError, for errors.Is.")
 	f.Var().Id("ErrRejected").Op("=").Qual(pkgErrors, "New").Call(jen.Lit("event rejected"))
-	f.Comment("// RejectedError reports that the current state refused an event; the machine is")
-	f.Comment("// unchanged.")
+	f.Comment("// RejectedError reports that the current state refused an event; the machine")
+	f.Comment("// is unchanged.")
 	f.Type().Id("RejectedError").Struct(
 		jen.Comment("// State is the state that refused the event."), jen.Id("State").Id("StateKind"),
 		jen.Comment("// Event is the refused event's kind."), jen.Id("Event").Id("EventKind"),
@@ -596,11 +602,11 @@ func (g *goGen) genMachine() {
 
 	var scases []jen.Code
 	for _, s := range m.States {
-		vals := jen.Dict{}
+		var vals []jen.Code
 		for _, fd := range s.Fields {
-			vals[jen.Id(fd.GoName)] = jen.Id("m").Dot("d").Dot(fd.Data.GoName)
+			vals = append(vals, kv(fd.GoName, jen.Id("m").Dot("d").Dot(fd.Data.GoName)))
 		}
-		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id(s.GoName).Values(vals))))
+		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id(s.GoName).Values(vals...))))
 	}
 	f.Add(comment("", "State returns the current state, or nil for a Machine not made by New or Restore. "+
 		"The value is the caller's to keep: later events never change it."))
@@ -614,15 +620,16 @@ func (g *goGen) genMachine() {
 	f.Comment("// Observer is called after every step the machine takes, before the step's")
 	f.Comment("// actions are handed to the Handler.")
 	f.Type().Id("Observer").Func().Params(jen.Id("Step"))
-	f.Comment("// Step describes one step: an event handled by a rule, or an eventless rule of a")
-	f.Comment("// transient state.")
+	f.Comment("// Step describes one step: an event handled by a rule, or an eventless rule")
+	f.Comment("// of a transient state.")
 	f.Type().Id("Step").Struct(
 		jen.Comment("// From is the state before the step."), jen.Id("From").Id("StateKind"),
 		jen.Comment("// Event is the event handled; zero for an eventless step."), jen.Id("Event").Id("EventKind"),
 		jen.Comment("// Rule is the number of the rule that fired, an index into Rules()."), jen.Id("Rule").Int(),
 		jen.Comment("// To is the state after the step."), jen.Id("To").Id("StateKind"),
 	)
-	f.Comment("// SetObserver makes the machine call o after every step; nil removes the observer.")
+	f.Comment("// SetObserver makes the machine call o after every step; nil removes the")
+	f.Comment("// observer.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("SetObserver").Params(jen.Id("o").Id("Observer")).Block(
 		jen.Id("m").Dot("obs").Op("=").Id("o"))
 }
@@ -736,8 +743,8 @@ func (g *goGen) genOtherwise() {
 			jen.Switch(subject).Block(evCases...))
 	}
 	body = append(body, jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev"))))
-	g.f.Comment("// otherwise finishes the events the current state does not handle with rules of")
-	g.f.Comment("// its own: those it ignores or rejects, then those it leaves to a \"*\" row.")
+	g.f.Comment("// otherwise finishes the events the current state does not handle with rules")
+	g.f.Comment("// of its own: those it ignores or rejects, then those it leaves to a \"*\" row.")
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("otherwise").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
 }
 
@@ -861,11 +868,11 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 		from = jen.Id("from")
 	}
 	if r.From == nil && r.To != nil {
-		keep := jen.Dict{}
+		var keep []jen.Code
 		for _, d := range r.Keeps {
-			keep[jen.Id(d.GoName)] = jen.Id("m").Dot("d").Dot(d.GoName)
+			keep = append(keep, kv(d.GoName, jen.Id("m").Dot("d").Dot(d.GoName)))
 		}
-		out = append(out, jen.Id("m").Dot("d").Op("=").Id("fsmData").Values(keep))
+		out = append(out, jen.Id("m").Dot("d").Op("=").Id("fsmData").Values(keep...))
 	}
 	for _, st := range r.Stores {
 		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
@@ -904,12 +911,11 @@ func (g *goGen) genSteps() {
 	f.Comment("// step tells the observer, which is set, that rule i moved the machine from")
 	f.Comment("// state from.")
 	f.Func().Params(recv.Clone()).Id("step").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind")).Block(
-		jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(jen.Dict{
-			jen.Id("From"):  jen.Id("from"),
-			jen.Id("Event"): jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"),
-			jen.Id("Rule"):  jen.Id("i"),
-			jen.Id("To"):    jen.Id("m").Dot("kind"),
-		})))
+		jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(
+			kv("From", jen.Id("from")),
+			kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),
+			kv("Rule", jen.Id("i")),
+			kv("To", jen.Id("m").Dot("kind")))))
 	tell := jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
 		jen.Id("m").Dot("busy").Op("=").True(),
 		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind")),
@@ -920,8 +926,10 @@ func (g *goGen) genSteps() {
 	f.Comment("// reject finishes rule i, which refuses its event.")
 	f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Error().Block(
 		tell.Clone(),
-		jen.Return(jen.Op("&").Id("RejectedError").Values(jen.Dict{
-			jen.Id("State"): jen.Id("m").Dot("kind"), jen.Id("Event"): jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event"), jen.Id("Reason"): jen.Id("fsmRules").Index(jen.Id("i")).Dot("Reason")})))
+		jen.Return(jen.Op("&").Id("RejectedError").Values(
+			kv("State", jen.Id("m").Dot("kind")),
+			kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),
+			kv("Reason", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Reason")))))
 	if m.ReadsEvents {
 		f.Comment("// nilEvent reports a nil event pointer, which HandleEvent refuses where its")
 		f.Comment("// rules would read the event.")

@@ -1,10 +1,15 @@
 package fsm_test
 
 import (
+	"fmt"
+	"go/importer"
+	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,13 +52,35 @@ func parseWants(t *testing.T, src string) []*want {
 	return wants
 }
 
+var (
+	stdMu       sync.Mutex
+	stdImporter types.Importer
+)
+
+// env is what the checker knows in these tests: the standard library (from
+// source), and one type written by hand in the output package, Money.
+var env = fsm.Env{
+	Import: func(path string) (*types.Package, error) {
+		stdMu.Lock()
+		defer stdMu.Unlock()
+		if strings.Contains(strings.Split(path, "/")[0], ".") {
+			return nil, fmt.Errorf("no such package in the tests")
+		}
+		if stdImporter == nil {
+			stdImporter = importer.ForCompiler(token.NewFileSet(), "source", nil)
+		}
+		return stdImporter.Import(path)
+	},
+	LocalTypes: []string{"Money"},
+}
+
 // check parses and builds a spec and returns its diagnostics.
 func check(path string, src []byte) diag.List {
 	f, diags := spec.Parse(path, src)
 	if f == nil || diags.HasErrors() {
 		return diags
 	}
-	_, more := fsm.Build(f, fsm.Env{})
+	_, more := fsm.Build(f, env)
 	return append(diags, more...)
 }
 

@@ -304,7 +304,7 @@ func (fl *flow) leave() {
 	for _, e := range r.Actions {
 		for i := range e.Args {
 			v := &e.Args[i]
-			if v.Source != FromData {
+			if v.Source != FromData || v.Data == nil { // nil: not filled, reported
 				continue
 			}
 			d := v.Data

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -161,15 +162,47 @@ func (b *builder) types() {
 	}
 }
 
+// otherLanguages maps type names of other languages to Go's, for
+// suggestions.
+var otherLanguages = map[string]string{
+	"integer": "int", "long": "int64", "short": "int16", "boolean": "bool", "str": "string",
+	"text": "string", "float": "float64", "double": "float64", "number": "float64", "char": "rune",
+	"object": "any", "Object": "any", "String": "string", "Integer": "int", "Boolean": "bool",
+}
+
 func (b *builder) localType(u typeUse, known map[string]bool) {
 	if known[u.name] {
 		return
 	}
-	if obj := types.Universe.Lookup(u.name); obj != nil || slices.Contains(Values, u.name) {
+	if types.Universe.Lookup(u.name) != nil {
 		b.errorf(u.typ.Pos, "type %q uses %s, which is not a type", u.typ.Value, u.name)
 		return
 	}
-	b.errorf(u.typ.Pos, "unknown type %s in %q: use a Go type (int, string, …), a type of an imported package (pkg.Name), or a type declared in the output package%s", u.name, u.typ.Value, suggest.DidYouMean(u.name, names(known)))
+	if b.generatedValue(u.name) {
+		b.errorf(u.typ.Pos, "type %q uses %s, which is a function, variable or constant fsmgen generates, not a type", u.typ.Value, u.name)
+		return
+	}
+	hint := suggest.DidYouMean(u.name, names(known))
+	if goName, ok := otherLanguages[u.name]; ok {
+		hint = fmt.Sprintf(" (did you mean %q?)", goName)
+	}
+	b.errorf(u.typ.Pos, "unknown type %s in %q: use a Go type (int, string, …), a type of an imported package (pkg.Name), or a type declared in the output package%s", u.name, u.typ.Value, hint)
+}
+
+// generatedValue reports whether name is a function, variable or constant
+// of the generated package: one of Values, or a kind constant.
+func (b *builder) generatedValue(name string) bool {
+	if slices.Contains(Values, name) {
+		return true
+	}
+	for _, ks := range b.kindSets() {
+		for _, d := range ks.decls {
+			if d.KindName == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (b *builder) qualifiedType(u typeUse, pkg *types.Package) {

@@ -41,7 +41,7 @@ func TestAgentSpecForgottenTransition(t *testing.T) {
 		}
 		t.Run(from+"×"+on[1], func(t *testing.T) {
 			edited := strings.Join(append(append([]string(nil), lines[:start]...), lines[end:]...), "")
-			dir := t.TempDir()
+			dir := tempModule(t)
 			path := filepath.Join(dir, "agent.yaml")
 			require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
 			res, err := generate.Load(path)

@@ -28,7 +28,7 @@ import (
 func synthSpec(n int) []byte {
 	var b strings.Builder
 	name := func(i int) string { return fmt.Sprintf("S%04d", i) }
-	b.WriteString("version: 1\nmachine: Synth\npackage: synth\n")
+	b.WriteString("version: 2\nmachine: Synth\npackage: synth\n")
 	b.WriteString("doc: A synthetic machine for fsmgen's benchmarks.\n")
 	b.WriteString("output:\n  go: out\n  diagram: out/synth.mmd\n  table: out/synth.md\n")
 	b.WriteString("states:\n")
@@ -48,7 +48,7 @@ func synthSpec(n int) []byte {
 	}
 	b.WriteString("effects:\n")
 	for i := 0; i < n; i += 10 {
-		fmt.Fprintf(&b, "  double%04d:\n    doc: doubles the count of state %d.\n", i, i)
+		fmt.Fprintf(&b, "  double%04d:\n    doc: doubles the count of state %d.\n    reads:\n      count: int\n    sets:\n      count: int\n", i, i)
 	}
 	b.WriteString("transitions:\n")
 	for i := range n {
@@ -77,7 +77,7 @@ func TestSynthSpec(t *testing.T) {
 	for _, n := range synthSizes {
 		f, diags := spec.Parse("synth.yaml", synthSpec(n))
 		require.Empty(t, diags, "n=%d", n)
-		m, diags := fsm.Build(f)
+		m, diags := fsm.Build(f, fsm.Env{})
 		require.Empty(t, diags, "n=%d", n)
 		require.Len(t, m.States, n+1)
 		_, err := emit.All(m)
@@ -138,7 +138,7 @@ func BenchmarkGenerate(b *testing.B) {
 				if diags.HasErrors() {
 					b.Fatal(diags)
 				}
-				m, diags := fsm.Build(f)
+				m, diags := fsm.Build(f, fsm.Env{})
 				if m == nil {
 					b.Fatal(diags)
 				}

@@ -78,6 +78,28 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
+// tempModule returns a new module in a temporary directory that requires
+// this repository's module through a replace, with the repository's
+// go.sum, so that specs importing its packages (chat) load there offline.
+func tempModule(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	testify := requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify")
+	dir := t.TempDir()
+	gomod := "module example.com/m\n\ngo 1.26\n\nrequire (\n\tgithub.com/fsmgen/fsmgen v0.0.0\n\tgithub.com/stretchr/testify " + testify + "\n)\n\nreplace github.com/fsmgen/fsmgen => " + root + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
+	// The module is not tidy (its go.mod lists no indirect requirements):
+	// let the go command that loads the spec's imports complete it, offline.
+	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOWORK", "off")
+	return dir
+}
+
 // requiredVersion returns the version go.mod requires of module.
 func requiredVersion(t *testing.T, gomod, module string) string {
 	data, err := os.ReadFile(gomod)

@@ -2,6 +2,7 @@ package generate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -39,10 +40,7 @@ func env(f *spec.File) fsm.Env {
 			if err := errs[path]; err != nil {
 				return nil, err
 			}
-			if p := pkgs[path]; p != nil {
-				return p, nil
-			}
-			return nil, fmt.Errorf("not found")
+			return pkgs[path], nil
 		}
 	}
 	if f.Output.Go.Set && !filepath.IsAbs(f.Output.Go.Value) {
@@ -63,16 +61,25 @@ func loadPackages(dir string, paths []string) (map[string]*types.Package, map[st
 		return pkgs, errs
 	}
 	for _, p := range loaded {
+		path := p.PkgPath
+		if path == "" {
+			path = p.ID
+		}
 		if len(p.Errors) > 0 {
 			var msgs []string
 			for _, e := range p.Errors {
 				msgs = append(msgs, e.Msg)
 			}
-			errs[p.PkgPath] = fmt.Errorf("%s", strings.Join(msgs, "; "))
+			errs[path] = errors.New(strings.Join(msgs, "; "))
 			continue
 		}
 		if p.Types != nil {
-			pkgs[p.PkgPath] = p.Types
+			pkgs[path] = p.Types
+		}
+	}
+	for _, p := range paths {
+		if pkgs[p] == nil && errs[p] == nil {
+			errs[p] = fmt.Errorf("go list found no package %s from %s: run fsmgen in a module that requires it (go get it, then go mod tidy)", p, dir)
 		}
 	}
 	return pkgs, errs

@@ -76,11 +76,11 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 // for its shape, so editors flag it as you type.
 func TestSchemaRejects(t *testing.T) {
 	sch := compileSchema(t)
-	base := "version: 1\nmachine: Door\npackage: door\nstates:\n  Closed:\n    initial: true\nevents:\n  Push: {}\n"
+	base := "version: 2\nmachine: Door\npackage: door\nstates:\n  Closed:\n    initial: true\nevents:\n  Push: {}\n"
 	tests := map[string]string{
 		"unknown top-level key":     base + "outptu: {}\n",
-		"missing states":            "version: 1\nmachine: Door\npackage: door\nevents:\n  Push: {}\n",
-		"unsupported version":       strings.Replace(base, "version: 1", "version: 2", 1),
+		"missing states":            "version: 2\nmachine: Door\npackage: door\nevents:\n  Push: {}\n",
+		"unsupported version":       strings.Replace(base, "version: 2", "version: 1", 1),
 		"package not lower case":    strings.Replace(base, "package: door", "package: Door", 1),
 		"state name not identifier": strings.Replace(base, "  Closed:", "  Clo-sed:", 1),
 		"unknown state key":         base[:len(base)-len("events:\n  Push: {}\n")] + "    termnal: true\nevents:\n  Push: {}\n",
@@ -98,14 +98,14 @@ func TestSchemaRejects(t *testing.T) {
 		"ignore list of non-names":  strings.Replace(base, "    initial: true\n", "    initial: true\n    ignore: [\"a b\"]\n", 1),
 		"import alias not ident":    base + "imports:\n  9x: example.com/x\n",
 		"guard declaration unknown": base + "guards:\n  g:\n    docs: x\n",
-		"events given as a list":    "version: 1\nmachine: Door\npackage: door\nstates:\n  Closed: {}\nevents: [Push]\n",
+		"events given as a list":    "version: 2\nmachine: Door\npackage: door\nstates:\n  Closed: {}\nevents: [Push]\n",
 	}
 	for name, src := range tests {
 		t.Run(name, func(t *testing.T) {
 			assert.Error(t, sch.Validate(instance(t, []byte(src))))
 			f, diags := spec.Parse("x.yaml", []byte(src))
 			if !diags.HasErrors() {
-				_, diags = fsm.Build(f)
+				_, diags = fsm.Build(f, fsm.Env{})
 			}
 			assert.True(t, diags.HasErrors(), "fsmgen accepts what the schema refuses")
 		})

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/bench/floor"
 	"github.com/fsmgen/fsmgen/bench/looplabagent"
@@ -47,7 +49,7 @@ type runner interface {
 // and evs converted to the contender's event type.
 type contender struct {
 	name string
-	make func(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner
+	make func(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner
 }
 
 var contenders = []contender{
@@ -59,15 +61,95 @@ var contenders = []contender{
 
 var errNoAction = errors.New("the turn's event returned no action")
 
-// generated: gen/agent with agent.New.
+// generated: gen/agent with agent.New and the agent's behaviour. In the
+// benchmark its Handler counts the actions it is handed (the others'
+// runners check that they got one); in the equivalence test a Recorder
+// keeps them, for their data.
 
 type generated struct {
 	m   *agent.Machine
+	h   *countHandler
+	rec *agent.Recorder
 	evs []agent.Event
 }
 
-func newGenerated(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
-	r := &generated{m: agent.New(agent.NewAgent(cfg), agent.WaitingForUserInput{Conversation: conv})}
+// countHandler is the generated machine's Handler in the benchmark.
+type countHandler struct {
+	n   int
+	rec *agent.Recorder // set in the equivalence test
+}
+
+var _ agent.Handler = (*countHandler)(nil)
+
+func (h *countHandler) SendLLMRequest(request chat.Request) {
+	h.n++
+	if h.rec != nil {
+		h.rec.SendLLMRequest(request)
+	}
+}
+
+func (h *countHandler) ExecuteTools(calls []chat.ToolCall) {
+	h.n++
+	if h.rec != nil {
+		h.rec.ExecuteTools(calls)
+	}
+}
+
+func (h *countHandler) RunPostToolsHook(completedTools []chat.CompletedTool) {
+	h.n++
+	if h.rec != nil {
+		h.rec.RunPostToolsHook(completedTools)
+	}
+}
+
+func (h *countHandler) WaitForInput() {
+	h.n++
+	if h.rec != nil {
+		h.rec.WaitForInput()
+	}
+}
+
+func (h *countHandler) DisplayMessage(content string) {
+	h.n++
+	if h.rec != nil {
+		h.rec.DisplayMessage(content)
+	}
+}
+
+func (h *countHandler) DisplayError(message string) {
+	h.n++
+	if h.rec != nil {
+		h.rec.DisplayError(message)
+	}
+}
+
+func (h *countHandler) ScheduleRetry(delay time.Duration, attempt int, err chat.LLMError) {
+	h.n++
+	if h.rec != nil {
+		h.rec.ScheduleRetry(delay, attempt, err)
+	}
+}
+
+func (h *countHandler) Shutdown() {
+	h.n++
+	if h.rec != nil {
+		h.rec.Shutdown()
+	}
+}
+
+// mustBehavior returns the agent's behaviour for cfg, which must be valid.
+func mustBehavior(cfg behavior.Config) *behavior.Agent {
+	b, err := behavior.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func newGenerated(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+	r := &generated{h: &countHandler{}, rec: &agent.Recorder{}}
+	r.h.rec = r.rec
+	r.m = agent.New(mustBehavior(cfg), r.h, agent.WaitingForUserInput{Conversation: conv})
 	for i := range evs {
 		r.evs = append(r.evs, toAgent(&evs[i]))
 	}
@@ -102,12 +184,14 @@ func toAgent(e *agentcore.Event) agent.Event {
 }
 
 func (r *generated) turn() error {
+	r.h.rec = nil
+	m, h := r.m, r.h
 	for _, ev := range r.evs {
-		act, err := r.m.HandleEvent(ev)
-		if err != nil {
+		n := h.n
+		if err := m.HandleEvent(ev); err != nil {
 			return err
 		}
-		if act == nil {
+		if h.n == n {
 			return errNoAction
 		}
 	}
@@ -115,7 +199,15 @@ func (r *generated) turn() error {
 }
 
 func (r *generated) step(i int) outcome {
-	act, err := r.m.HandleEvent(r.evs[i])
+	r.h.rec = r.rec
+	before := len(r.rec.Actions)
+	err := r.m.HandleEvent(r.evs[i])
+	var act agent.Action
+	if acts := r.rec.Actions[before:]; len(acts) == 1 {
+		act = acts[0]
+	} else if len(acts) > 1 {
+		panic("the agent machine emits one action per event")
+	}
 	o := outcome{State: r.m.Kind().String(), Rejected: errors.Is(err, agent.ErrRejected)}
 	if err != nil && !o.Rejected {
 		o.Detail = "error: " + err.Error()
@@ -190,7 +282,7 @@ type core[M coreMachine] struct {
 	evs []agentcore.Event
 }
 
-func newFloor(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+func newFloor(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
 	return &floorRunner{core[*floor.Machine]{m: floor.New(cfg, conv), evs: evs}}
 }
 
@@ -216,11 +308,11 @@ func (r *floorRunner) turn() error {
 	return nil
 }
 
-func newLooplab(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+func newLooplab(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
 	return &core[*looplabagent.Machine]{m: looplabagent.New(cfg, conv), evs: evs}
 }
 
-func newStateless(cfg agent.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+func newStateless(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
 	return &core[*statelessagent.Machine]{m: statelessagent.New(cfg, conv), evs: evs}
 }
 

@@ -2,12 +2,14 @@ package bench_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
@@ -76,15 +78,22 @@ func standardTurn() []agentcore.Event {
 const turnEvents = 11
 
 // benchConfig is the configuration every contender gets.
-var benchConfig = agent.Config{
-	Model:     "claude-sonnet-4-5",
-	System:    "You are a careful coding agent.",
-	MaxTokens: 8192,
-	Tools: []chat.ToolSpec{
+var benchConfig = config(func(c *behavior.Config) {
+	c.Model = "claude-sonnet-4-5"
+	c.System = "You are a careful coding agent."
+	c.MaxTokens = 8192
+	c.Tools = []chat.ToolSpec{
 		{Name: "read_file", Description: "Read a file.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "edit_file", Description: "Edit a file.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "bash", Description: "Run a command.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-	},
+	}
+})
+
+// config returns the default configuration with changes applied.
+func config(change func(*behavior.Config)) behavior.Config {
+	cfg := behavior.DefaultConfig()
+	change(&cfg)
+	return cfg
 }
 
 // scenarios cover every transition of the agent: tool rounds with and
@@ -93,7 +102,7 @@ var benchConfig = agent.Config{
 // retried, refused and ignored events, and shutdown from every state.
 var scenarios = []struct {
 	name   string
-	cfg    agent.Config
+	cfg    behavior.Config
 	events []agentcore.Event
 }{
 	{"a long session", benchConfig, []agentcore.Event{
@@ -118,10 +127,12 @@ var scenarios = []struct {
 	{"shutdown while executing", benchConfig, []agentcore.Event{user("hi"), reply("", call("a", "bash")), shutdown(), done("a", "A")}},
 	{"shutdown in the hook", benchConfig, []agentcore.Event{user("hi"), reply("", call("a", "bash")), done("a", "A"), shutdown(), hookDone()}},
 	{"shutdown in error", benchConfig, []agentcore.Event{user("hi"), llmErr(chat.ErrTimeout, 408), shutdown(), fire()}},
-	{"retries off", agent.Config{Model: "m", NoRetries: true}, []agentcore.Event{
+	{"retries off", config(func(c *behavior.Config) { c.Model, c.MaxRetries = "m", 0 }), []agentcore.Event{
 		user("hi"), llmErr(chat.ErrNetwork, 0), user("again"), llmErr(chat.ErrInvalidRequest, 400),
 	}},
-	{"capped backoff and retry-after", agent.Config{Model: "m", MaxRetries: 5, BaseDelay: 10 * time.Second, MaxDelay: 25 * time.Second}, []agentcore.Event{
+	{"capped backoff and retry-after", config(func(c *behavior.Config) {
+		c.Model, c.MaxRetries, c.BaseDelay, c.MaxDelay = "m", 5, 10*time.Second, 25*time.Second
+	}), []agentcore.Event{
 		user("hi"), llmErr(chat.ErrServer, 500), fire(), llmErr(chat.ErrServer, 500), fire(), llmErr(chat.ErrServer, 500), fire(),
 		{Kind: agentcore.LLMError, Error: chat.LLMError{Kind: chat.ErrRateLimited, StatusCode: 429, RetryAfter: 7 * time.Second}},
 	}},
@@ -161,16 +172,16 @@ func TestSameSteps(t *testing.T) {
 func TestScenarioCoversTheMachine(t *testing.T) {
 	fired := map[int]bool{}
 	for _, sc := range scenarios {
-		m := agent.New(agent.NewAgent(sc.cfg), agent.WaitingForUserInput{Conversation: chat.NewConversation("T-cov")})
+		m := agent.New(mustBehavior(sc.cfg), &agent.Recorder{}, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-cov")})
 		m.SetObserver(func(s agent.Step) { fired[s.Rule] = true })
 		for i := range sc.events {
-			_, _ = m.HandleEvent(toAgent(&sc.events[i]))
+			_ = m.HandleEvent(toAgent(&sc.events[i]))
 		}
 	}
 	var missed []string
 	for i, r := range agent.Rules() {
 		if r.Kind == agent.RuleTransition && !fired[i] {
-			missed = append(missed, r.Pos)
+			missed = append(missed, fmt.Sprintf("rule %d (%s × %s)", i, r.From, r.Event))
 		}
 	}
 	assert.Empty(t, missed, "transitions no scenario takes")

@@ -21,9 +21,11 @@ type Conversation struct {
 	n   int
 }
 
-// messageLog is the storage that copies of a Conversation share.
+// messageLog is the storage that copies of a Conversation share, and the
+// tool rounds started from them (see ToolRound).
 type messageLog struct {
-	msgs []Message
+	msgs    []Message
+	reports []toolReport
 }
 
 // NewConversation returns an empty conversation with the given identifier.

@@ -19,8 +19,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
 // State identifies a state of the agent machine.
@@ -173,10 +173,10 @@ type Core struct {
 	mutating      []string
 }
 
-// Init puts c in WaitingForUserInput with conv, configured as
-// agent.NewAgent(cfg) would be (the same defaults).
-func (c *Core) Init(cfg agent.Config, conv chat.Conversation) {
-	full := agent.NewAgent(cfg).Config()
+// Init puts c in WaitingForUserInput with conv, configured by cfg as
+// behavior.New(cfg) is.
+func (c *Core) Init(cfg behavior.Config, conv chat.Conversation) {
+	full := cfg
 	*c = Core{
 		State:         WaitingForUserInput,
 		conv:          conv,
@@ -289,7 +289,7 @@ func (c *Core) CanRetry(ev *Event) bool {
 	return ev.Error.Retryable() && c.retries < c.maxRetries
 }
 
-// backoff returns the delay before retry number attempt, as agent.Agent.Backoff.
+// backoff returns the delay before retry number attempt, as behavior.Agent.Backoff.
 func (c *Core) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if retryAfter > 0 {
 		return min(retryAfter, c.maxRetryAfter)

@@ -17,9 +17,9 @@ import (
 
 	"github.com/looplab/fsm"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
 // The library's state names are the spec's.
@@ -51,8 +51,8 @@ type Machine struct {
 }
 
 // New returns a machine waiting for user input with conv, configured as
-// agent.NewAgent(cfg).
-func New(cfg agent.Config, conv chat.Conversation) *Machine {
+// behavior.New(cfg).
+func New(cfg behavior.Config, conv chat.Conversation) *Machine {
 	m := &Machine{ctx: context.Background()}
 	m.c.Init(cfg, conv)
 	ev := func(e *fsm.Event) *agentcore.Event { return e.Args[0].(*agentcore.Event) }

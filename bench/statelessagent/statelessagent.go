@@ -17,9 +17,9 @@ import (
 
 	"github.com/qmuntal/stateless"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
 // Machine is the agent on qmuntal/stateless.
@@ -29,8 +29,8 @@ type Machine struct {
 }
 
 // New returns a machine waiting for user input with conv, configured as
-// agent.NewAgent(cfg).
-func New(cfg agent.Config, conv chat.Conversation) *Machine {
+// behavior.New(cfg).
+func New(cfg behavior.Config, conv chat.Conversation) *Machine {
 	m := &Machine{}
 	m.c.Init(cfg, conv)
 	c := &m.c

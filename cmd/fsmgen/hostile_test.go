@@ -60,3 +60,26 @@ func regexpQuote(s string) string {
 	}
 	return b.String()
 }
+
+// TestOutputLeavesModule checks that a spec cannot write outside the
+// module that holds it.
+func TestOutputLeavesModule(t *testing.T) {
+	root := t.TempDir()
+	mod := filepath.Join(root, "mod")
+	require.NoError(t, os.MkdirAll(filepath.Join(mod, "spec"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/m\n"), 0o644))
+	valid := "version: 2\nmachine: M\npackage: m\noutput:\n  go: ../../outside\nstates:\n  A:\n    initial: true\n    terminal: true\n    ignore: [E]\nevents:\n  E: {}\n"
+	path := filepath.Join(mod, "spec", "m.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(valid), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"generate", path}, &stdout, &stderr)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr.String(), `m.yaml:5:7: output path "../../outside" leads out of `+mod)
+	assert.NoDirExists(t, filepath.Join(root, "outside"))
+
+	inside := strings.Replace(valid, "../../outside", "../gen/m", 1)
+	require.NoError(t, os.WriteFile(path, []byte(inside), 0o644))
+	stderr.Reset()
+	assert.Equal(t, exitOK, run([]string{"generate", path}, &stdout, &stderr), "stderr: %s", stderr.String())
+	assert.FileExists(t, filepath.Join(mod, "gen", "m", "m_gen.go"))
+}

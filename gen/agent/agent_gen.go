@@ -668,11 +668,7 @@ func (r *Recorder) DisplayError(message string) {
 
 // ScheduleRetry records a ScheduleRetry.
 func (r *Recorder) ScheduleRetry(delay time.Duration, attempt int, err chat.LLMError) {
-	r.Actions = append(r.Actions, &ScheduleRetry{
-		Attempt: attempt,
-		Delay:   delay,
-		Error:   err,
-	})
+	r.Actions = append(r.Actions, &ScheduleRetry{Delay: delay, Attempt: attempt, Error: err})
 }
 
 // Shutdown records a Shutdown.
@@ -685,7 +681,8 @@ type RuleKind uint8
 
 // The kinds of rules.
 const (
-	// RuleTransition moves to a state (or stays), runs the rule's effect and emits its actions.
+	// RuleTransition moves to a state (or stays), runs the rule's effect and
+	// emits its actions.
 	RuleTransition RuleKind = iota
 	// RuleIgnore drops the event: nothing changes.
 	RuleIgnore
@@ -734,400 +731,72 @@ type Rule struct {
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{
-		Actions: []ActionKind{ActionSendLLMRequest},
-		Effect:  "startTurn",
-		Event:   EventUserInput,
-		From:    StateWaitingForUserInput,
-		Kind:    RuleTransition,
-		To:      StateCallingLLM,
-	},
-	{
-		Event:  EventTextDelta,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "TextDelta is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventToolCallDelta,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "ToolCallDelta is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventLLMCompleted,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "LlmCompleted is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventLLMError,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "LlmError is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventToolProgress,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "ToolProgress is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventToolCompleted,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "ToolCompleted is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventPostToolsHookCompleted,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventRetryTimeoutFired,
-		From:   StateWaitingForUserInput,
-		Kind:   RuleReject,
-		Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput",
-	},
-	{
-		Event:  EventUserInput,
-		From:   StateCallingLLM,
-		Kind:   RuleReject,
-		Reason: "UserInput is not accepted in state CallingLlm",
-	},
-	{
-		Actions: []ActionKind{ActionDisplayMessage},
-		Event:   EventTextDelta,
-		From:    StateCallingLLM,
-		Kind:    RuleTransition,
-	},
-	{
-		Actions: []ActionKind{ActionWaitForInput},
-		Event:   EventToolCallDelta,
-		From:    StateCallingLLM,
-		Kind:    RuleTransition,
-	},
-	{
-		Effect: "recordResponse",
-		Event:  EventLLMCompleted,
-		From:   StateCallingLLM,
-		Kind:   RuleTransition,
-		To:     StateProcessingLLMResponse,
-	},
-	{
-		Actions: []ActionKind{ActionScheduleRetry},
-		Effect:  "scheduleRetry",
-		Event:   EventLLMError,
-		From:    StateCallingLLM,
-		Guard:   "canRetry",
-		Kind:    RuleTransition,
-		To:      StateError,
-	},
-	{
-		Actions: []ActionKind{ActionDisplayError},
-		Effect:  "giveUp",
-		Event:   EventLLMError,
-		From:    StateCallingLLM,
-		Guard:   "else",
-		Kind:    RuleTransition,
-		To:      StateWaitingForUserInput,
-	},
-	{
-		Event:  EventToolProgress,
-		From:   StateCallingLLM,
-		Kind:   RuleReject,
-		Reason: "ToolProgress is not accepted in state CallingLlm",
-	},
-	{
-		Event:  EventToolCompleted,
-		From:   StateCallingLLM,
-		Kind:   RuleReject,
-		Reason: "ToolCompleted is not accepted in state CallingLlm",
-	},
-	{
-		Event:  EventPostToolsHookCompleted,
-		From:   StateCallingLLM,
-		Kind:   RuleReject,
-		Reason: "PostToolsHookCompleted is not accepted in state CallingLlm",
-	},
-	{
-		Event:  EventRetryTimeoutFired,
-		From:   StateCallingLLM,
-		Kind:   RuleReject,
-		Reason: "RetryTimeoutFired is not accepted in state CallingLlm",
-	},
-	{
-		Actions: []ActionKind{ActionExecuteTools},
-		Effect:  "startTools",
-		From:    StateProcessingLLMResponse,
-		Guard:   "hasToolCalls",
-		Kind:    RuleTransition,
-		To:      StateExecutingTools,
-	},
-	{
-		Actions: []ActionKind{ActionWaitForInput},
-		From:    StateProcessingLLMResponse,
-		Guard:   "else",
-		Kind:    RuleTransition,
-		To:      StateWaitingForUserInput,
-	},
-	{
-		Event:  EventUserInput,
-		From:   StateExecutingTools,
-		Kind:   RuleReject,
-		Reason: "UserInput is not accepted in state ExecutingTools",
-	},
-	{
-		Event:  EventTextDelta,
-		From:   StateExecutingTools,
-		Kind:   RuleReject,
-		Reason: "TextDelta is not accepted in state ExecutingTools",
-	},
-	{
-		Event:  EventToolCallDelta,
-		From:   StateExecutingTools,
-		Kind:   RuleReject,
-		Reason: "ToolCallDelta is not accepted in state ExecutingTools",
-	},
-	{
-		Event:  EventLLMCompleted,
-		From:   StateExecutingTools,
-		Kind:   RuleReject,
-		Reason: "LlmCompleted is not accepted in state ExecutingTools",
-	},
-	{
-		Event:  EventLLMError,
-		From:   StateExecutingTools,
-		Kind:   RuleReject,
-		Reason: "LlmError is not accepted in state ExecutingTools",
-	},
-	{
-		Actions: []ActionKind{ActionWaitForInput},
-		Effect:  "recordProgress",
-		Event:   EventToolProgress,
-		From:    StateExecutingTools,
-		Guard:   "isKnownCall",
-		Kind:    RuleTransition,
-	},
-	{
-		Event: EventToolProgress,
-		From:  StateExecutingTools,
-		Guard: "else",
-		Kind:  RuleIgnore,
-	},
-	{
-		Event:  EventToolCompleted,
-		From:   StateExecutingTools,
-		Guard:  "isUnknownCall",
-		Kind:   RuleReject,
-		Reason: "the call is not pending in this round (unknown or already completed)",
-	},
-	{
-		Actions: []ActionKind{ActionWaitForInput},
-		Effect:  "recordOutcome",
-		Event:   EventToolCompleted,
-		From:    StateExecutingTools,
-		Guard:   "toolsPending",
-		Kind:    RuleTransition,
-	},
-	{
-		Actions: []ActionKind{ActionRunPostToolsHook},
-		Effect:  "finishToolsWithHook",
-		Event:   EventToolCompleted,
-		From:    StateExecutingTools,
-		Guard:   "mutatingToolRan",
-		Kind:    RuleTransition,
-		To:      StatePostToolsHook,
-	},
-	{
-		Actions: []ActionKind{ActionSendLLMRequest},
-		Effect:  "finishTools",
-		Event:   EventToolCompleted,
-		From:    StateExecutingTools,
-		Guard:   "else",
-		Kind:    RuleTransition,
-		To:      StateCallingLLM,
-	},
-	{
-		Event:  EventPostToolsHookCompleted,
-		From:   StateExecutingTools,
-		Kind:   RuleReject,
-		Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools",
-	},
-	{
-		Event:  EventRetryTimeoutFired,
-		From:   StateExecutingTools,
-		Kind:   RuleReject,
-		Reason: "RetryTimeoutFired is not accepted in state ExecutingTools",
-	},
-	{
-		Event:  EventUserInput,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "UserInput is not accepted in state PostToolsHook",
-	},
-	{
-		Event:  EventTextDelta,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "TextDelta is not accepted in state PostToolsHook",
-	},
-	{
-		Event:  EventToolCallDelta,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "ToolCallDelta is not accepted in state PostToolsHook",
-	},
-	{
-		Event:  EventLLMCompleted,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "LlmCompleted is not accepted in state PostToolsHook",
-	},
-	{
-		Event:  EventLLMError,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "LlmError is not accepted in state PostToolsHook",
-	},
-	{
-		Event:  EventToolProgress,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "ToolProgress is not accepted in state PostToolsHook",
-	},
-	{
-		Event:  EventToolCompleted,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "ToolCompleted is not accepted in state PostToolsHook",
-	},
-	{
-		Actions: []ActionKind{ActionSendLLMRequest},
-		Effect:  "resumeAfterHook",
-		Event:   EventPostToolsHookCompleted,
-		From:    StatePostToolsHook,
-		Kind:    RuleTransition,
-		To:      StateCallingLLM,
-	},
-	{
-		Event:  EventRetryTimeoutFired,
-		From:   StatePostToolsHook,
-		Kind:   RuleReject,
-		Reason: "RetryTimeoutFired is not accepted in state PostToolsHook",
-	},
-	{
-		Event:  EventUserInput,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "UserInput is not accepted in state Error",
-	},
-	{
-		Event:  EventTextDelta,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "TextDelta is not accepted in state Error",
-	},
-	{
-		Event:  EventToolCallDelta,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "ToolCallDelta is not accepted in state Error",
-	},
-	{
-		Event:  EventLLMCompleted,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "LlmCompleted is not accepted in state Error",
-	},
-	{
-		Event:  EventLLMError,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "LlmError is not accepted in state Error",
-	},
-	{
-		Event:  EventToolProgress,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "ToolProgress is not accepted in state Error",
-	},
-	{
-		Event:  EventToolCompleted,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "ToolCompleted is not accepted in state Error",
-	},
-	{
-		Event:  EventPostToolsHookCompleted,
-		From:   StateError,
-		Kind:   RuleReject,
-		Reason: "PostToolsHookCompleted is not accepted in state Error",
-	},
-	{
-		Actions: []ActionKind{ActionSendLLMRequest},
-		Effect:  "buildRequest",
-		Event:   EventRetryTimeoutFired,
-		From:    StateError,
-		Kind:    RuleTransition,
-		To:      StateCallingLLM,
-	},
-	{
-		Event: EventUserInput,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventTextDelta,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventToolCallDelta,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventLLMCompleted,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventLLMError,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventToolProgress,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventToolCompleted,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventPostToolsHookCompleted,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Event: EventRetryTimeoutFired,
-		From:  StateShuttingDown,
-		Kind:  RuleIgnore,
-	},
-	{
-		Actions: []ActionKind{ActionShutdown},
-		Event:   EventShutdownRequested,
-		Kind:    RuleTransition,
-		To:      StateShuttingDown,
-	},
+	{Kind: RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventLLMError, Reason: "LlmError is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm"},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMCompleted, To: StateProcessingLLMResponse, Effect: "recordResponse"},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleRetry", Actions: []ActionKind{ActionScheduleRetry}},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUp", Actions: []ActionKind{ActionDisplayError}},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state CallingLlm"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm"},
+	{Kind: RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}},
+	{Kind: RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventTextDelta, Reason: "TextDelta is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventLLMError, Reason: "LlmError is not accepted in state ExecutingTools"},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolProgress, Guard: "isKnownCall", Effect: "recordProgress", Actions: []ActionKind{ActionWaitForInput}},
+	{Kind: RuleIgnore, From: StateExecutingTools, Event: EventToolProgress, Guard: "else"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)"},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook"},
+	{Kind: RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventLLMError, Reason: "LlmError is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error"},
+	{Kind: RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventUserInput},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventTextDelta},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventLLMCompleted},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventLLMError},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolProgress},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired},
+	{Kind: RuleTransition, Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
 }
 
-// Rules returns the rule table: every rule of the spec, state by state in spec
-// order, then the "*" rows. Step.Rule indexes it.
+// Rules returns the rule table: every rule of the spec, state by state in
+// spec order, then the "*" rows. Step.Rule indexes it.
 func Rules() []Rule {
 	rules := slices.Clone(fsmRules[:])
 	for i := range rules {
@@ -1139,8 +808,8 @@ func Rules() []Rule {
 // ErrRejected is wrapped by every *RejectedError, for errors.Is.
 var ErrRejected = errors.New("event rejected")
 
-// RejectedError reports that the current state refused an event; the machine is
-// unchanged.
+// RejectedError reports that the current state refused an event; the machine
+// is unchanged.
 type RejectedError struct {
 	// State is the state that refused the event.
 	State StateKind
@@ -1263,33 +932,15 @@ func (m *Machine) State() State {
 	case StateWaitingForUserInput:
 		return WaitingForUserInput{Conversation: m.d.conversation}
 	case StateCallingLLM:
-		return CallingLLM{
-			Conversation: m.d.conversation,
-			Retries:      m.d.retries,
-		}
+		return CallingLLM{Conversation: m.d.conversation, Retries: m.d.retries}
 	case StateProcessingLLMResponse:
-		return ProcessingLLMResponse{
-			Conversation: m.d.conversation,
-			Response:     m.d.response,
-		}
+		return ProcessingLLMResponse{Conversation: m.d.conversation, Response: m.d.response}
 	case StateExecutingTools:
-		return ExecutingTools{
-			Conversation: m.d.conversation,
-			Executions:   m.d.executions,
-		}
+		return ExecutingTools{Conversation: m.d.conversation, Executions: m.d.executions}
 	case StatePostToolsHook:
-		return PostToolsHook{
-			CompletedTools: m.d.completedTools,
-			Conversation:   m.d.conversation,
-			PendingRequest: m.d.pendingRequest,
-		}
+		return PostToolsHook{Conversation: m.d.conversation, PendingRequest: m.d.pendingRequest, CompletedTools: m.d.completedTools}
 	case StateError:
-		return Error{
-			Conversation: m.d.conversation,
-			Error:        m.d.error,
-			Origin:       m.d.origin,
-			Retries:      m.d.retries,
-		}
+		return Error{Conversation: m.d.conversation, Error: m.d.error, Retries: m.d.retries, Origin: m.d.origin}
 	case StateShuttingDown:
 		return ShuttingDown{}
 	}
@@ -1305,8 +956,8 @@ func (m *Machine) Kind() StateKind {
 // actions are handed to the Handler.
 type Observer func(Step)
 
-// Step describes one step: an event handled by a rule, or an eventless rule of a
-// transient state.
+// Step describes one step: an event handled by a rule, or an eventless rule
+// of a transient state.
 type Step struct {
 	// From is the state before the step.
 	From StateKind
@@ -1318,7 +969,8 @@ type Step struct {
 	To StateKind
 }
 
-// SetObserver makes the machine call o after every step; nil removes the observer.
+// SetObserver makes the machine call o after every step; nil removes the
+// observer.
 func (m *Machine) SetObserver(o Observer) {
 	m.obs = o
 }
@@ -1541,8 +1193,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 	return m.otherwise(ev)
 }
 
-// otherwise finishes the events the current state does not handle with rules of
-// its own: those it ignores or rejects, then those it leaves to a "*" row.
+// otherwise finishes the events the current state does not handle with rules
+// of its own: those it ignores or rejects, then those it leaves to a "*" row.
 func (m *Machine) otherwise(ev Event) error {
 	switch m.kind {
 	case StateWaitingForUserInput:
@@ -1709,12 +1361,7 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 // step tells the observer, which is set, that rule i moved the machine from
 // state from.
 func (m *Machine) step(i int, from StateKind) {
-	m.obs(Step{
-		Event: fsmRules[i].Event,
-		From:  from,
-		Rule:  i,
-		To:    m.kind,
-	})
+	m.obs(Step{From: from, Event: fsmRules[i].Event, Rule: i, To: m.kind})
 }
 
 // ignore finishes rule i, which drops its event.
@@ -1734,11 +1381,7 @@ func (m *Machine) reject(i int) error {
 		m.step(i, m.kind)
 		m.busy = false
 	}
-	return &RejectedError{
-		Event:  fsmRules[i].Event,
-		Reason: fsmRules[i].Reason,
-		State:  m.kind,
-	}
+	return &RejectedError{State: m.kind, Event: fsmRules[i].Event, Reason: fsmRules[i].Reason}
 }
 
 // nilEvent reports a nil event pointer, which HandleEvent refuses where its

@@ -702,6 +702,7 @@ func TestRules(t *testing.T) {
 func TestEveryPair(t *testing.T) {
 	states := []State{WaitingForUserInput{}, CallingLLM{}, ExecutingTools{}, PostToolsHook{}, Error{}, ShuttingDown{}}
 	events := []Event{&UserInput{}, &TextDelta{}, &ToolCallDelta{}, &LLMCompleted{}, &LLMError{}, &ToolProgress{}, &ToolCompleted{}, &PostToolsHookCompleted{}, &RetryTimeoutFired{}, &ShutdownRequested{}}
+	rules := Rules()
 	for _, s := range states {
 		for _, ev := range events {
 			b := &fsmFake{guards: map[string]bool{}}
@@ -714,7 +715,7 @@ func TestEveryPair(t *testing.T) {
 			}
 			require.NotEmpty(t, *steps, "%s × %s: no rule fired", s.Kind(), ev.Kind())
 			first := (*steps)[0]
-			rule := Rules()[first.Rule]
+			rule := rules[first.Rule]
 			assert.Equal(t, ev.Kind(), rule.Event, "%s × %s: rule %d", s.Kind(), ev.Kind(), first.Rule)
 			assert.Contains(t, []StateKind{s.Kind(), 0}, rule.From, "%s × %s: rule %d", s.Kind(), ev.Kind(), first.Rule)
 		}
@@ -733,6 +734,7 @@ func TestStateJSON(t *testing.T) {
 		Error{Retries: 3},
 		ShuttingDown{},
 	} {
+		v.isState()
 		t.Run(v.Kind().String(), func(t *testing.T) {
 			data, err := json.Marshal(v)
 			require.NoError(t, err)
@@ -766,6 +768,7 @@ func TestEventJSON(t *testing.T) {
 		&RetryTimeoutFired{},
 		&ShutdownRequested{},
 	} {
+		v.isEvent()
 		t.Run(v.Kind().String(), func(t *testing.T) {
 			data, err := json.Marshal(v)
 			require.NoError(t, err)
@@ -793,6 +796,7 @@ func TestActionJSON(t *testing.T) {
 		&ScheduleRetry{Attempt: 2},
 		&Shutdown{},
 	} {
+		v.isAction()
 		t.Run(v.Kind().String(), func(t *testing.T) {
 			data, err := json.Marshal(v)
 			require.NoError(t, err)
@@ -847,6 +851,13 @@ func TestKindStrings(t *testing.T) {
 // nil behaviour or handler, a transient state restored, and HandleEvent called
 // from the observer.
 func TestMachineErrors(t *testing.T) {
+	_, err := fsmAsValue[WaitingForUserInput, State](fsmDecodeAs[WaitingForUserInput]([]byte("["), "test"))
+	assert.Error(t, err)
+	_, err = fsmAsPointer[WaitingForUserInput, State](nil, err)
+	assert.Error(t, err)
+	rejected := &RejectedError{State: StateWaitingForUserInput, Event: EventUserInput, Reason: "a test"}
+	assert.ErrorIs(t, rejected, ErrRejected)
+	assert.Equal(t, "agent: WaitingForUserInput rejects UserInput: a test", rejected.Error())
 	var zero Machine
 	assert.ErrorContains(t, zero.HandleEvent(&UserInput{}), "not initialised")
 	assert.Nil(t, zero.State())

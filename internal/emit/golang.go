@@ -347,7 +347,7 @@ func (g *goGen) genHandler() {
 			"them afterwards."))
 	g.f.Type().Id("Handler").Interface(methods...)
 
-	g.f.Add(paragraphs("Recorder is a Handler that keeps every action it is given, as a value, "+
+	g.f.Add(paragraphs("Recorder is a Handler that keeps every action it is given, as a value, " +
 		"in order: for tests, logs and replay. The zero Recorder is ready to use."))
 	g.f.Type().Id("Recorder").Struct(
 		jen.Comment("// Actions are the actions performed so far, oldest first."),
@@ -916,20 +916,26 @@ func (g *goGen) genSteps() {
 			kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),
 			kv("Rule", jen.Id("i")),
 			kv("To", jen.Id("m").Dot("kind")))))
-	tell := jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
-		jen.Id("m").Dot("busy").Op("=").True(),
-		jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind")),
-		jen.Id("m").Dot("busy").Op("=").False())
-	f.Comment("// ignore finishes rule i, which drops its event.")
-	f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Error().Block(
-		tell, jen.Return(jen.Nil()))
-	f.Comment("// reject finishes rule i, which refuses its event.")
-	f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Error().Block(
-		tell.Clone(),
-		jen.Return(jen.Op("&").Id("RejectedError").Values(
-			kv("State", jen.Id("m").Dot("kind")),
-			kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),
-			kv("Reason", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Reason")))))
+	tell := func() jen.Code {
+		return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
+			jen.Id("m").Dot("busy").Op("=").True(),
+			jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind")),
+			jen.Id("m").Dot("busy").Op("=").False())
+	}
+	if m.Ignores {
+		f.Comment("// ignore finishes rule i, which drops its event.")
+		f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Error().Block(
+			tell(), jen.Return(jen.Nil()))
+	}
+	if m.Rejects {
+		f.Comment("// reject finishes rule i, which refuses its event.")
+		f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Error().Block(
+			tell(),
+			jen.Return(jen.Op("&").Id("RejectedError").Values(
+				kv("State", jen.Id("m").Dot("kind")),
+				kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),
+				kv("Reason", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Reason")))))
+	}
 	if m.ReadsEvents {
 		f.Comment("// nilEvent reports a nil event pointer, which HandleEvent refuses where its")
 		f.Comment("// rules would read the event.")

@@ -347,7 +347,7 @@ func (g *testGen) statesAndEvents() []jen.Code {
 // it: no pair is left unresolved, and the first rule fired is for that
 // state and event.
 func (g *testGen) genEveryPair() {
-	body := g.statesAndEvents()
+	body := append(g.statesAndEvents(), jen.Id("rules").Op(":=").Id("Rules").Call())
 	inner := g.setup(jen.Map(jen.String()).Bool().Values())
 	inner = append(inner,
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Add(g.restore(jen.Id("s"))),
@@ -357,7 +357,7 @@ func (g *testGen) genEveryPair() {
 			jen.Qual(pkgRequire, "ErrorIs").Call(jen.Id("t"), jen.Err(), jen.Id("ErrRejected"), jen.Lit("%s × %s"), jen.Id("s").Dot("Kind").Call(), jen.Id("ev").Dot("Kind").Call())),
 		jen.Qual(pkgRequire, "NotEmpty").Call(jen.Id("t"), jen.Op("*").Id("steps"), jen.Lit("%s × %s: no rule fired"), jen.Id("s").Dot("Kind").Call(), jen.Id("ev").Dot("Kind").Call()),
 		jen.Id("first").Op(":=").Parens(jen.Op("*").Id("steps")).Index(jen.Lit(0)),
-		jen.Id("rule").Op(":=").Id("Rules").Call().Index(jen.Id("first").Dot("Rule")),
+		jen.Id("rule").Op(":=").Id("rules").Index(jen.Id("first").Dot("Rule")),
 		jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Id("ev").Dot("Kind").Call(), jen.Id("rule").Dot("Event"), jen.Lit("%s × %s: rule %d"), jen.Id("s").Dot("Kind").Call(), jen.Id("ev").Dot("Kind").Call(), jen.Id("first").Dot("Rule")),
 		jen.Qual(pkgAssert, "Contains").Call(jen.Id("t"), jen.Index().Id("StateKind").Values(jen.Id("s").Dot("Kind").Call(), jen.Lit(0)), jen.Id("rule").Dot("From"), jen.Lit("%s × %s: rule %d"), jen.Id("s").Dot("Kind").Call(), jen.Id("ev").Dot("Kind").Call(), jen.Id("first").Dot("Rule")),
 	)
@@ -398,6 +398,7 @@ func (g *testGen) genRoundTrips() {
 					grp.Line()
 				}
 			})).Block(
+				jen.Id("v").Dot(ks.marker).Call(),
 				jen.Id("t").Dot("Run").Call(jen.Id("v").Dot("Kind").Call().Dot("String").Call(), jen.Func().Params(jen.Id("t").Op("*").Qual(pkgTesting, "T")).Block(
 					jen.List(jen.Id("data"), jen.Err()).Op(":=").Qual(pkgJSON, "Marshal").Call(jen.Id("v")),
 					jen.Qual(pkgRequire, "NoError").Call(jen.Id("t"), jen.Err()),
@@ -471,6 +472,17 @@ func (g *testGen) genMachineErrors() {
 	m := g.m
 	var body []jen.Code
 	anyEvent := jen.Op("&").Id(m.Events[0].GoName).Values()
+	// The JSON decoding helpers' failures, whatever the spec's fields.
+	st := m.States[0].GoName
+	body = append(body,
+		jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("fsmAsValue").Types(jen.Id(st), jen.Id("State")).Call(jen.Id("fsmDecodeAs").Types(jen.Id(st)).Call(jen.Index().Byte().Call(jen.Lit("[")), jen.Lit("test"))),
+		jen.Qual(pkgAssert, "Error").Call(jen.Id("t"), jen.Err()),
+		jen.List(jen.Id("_"), jen.Err()).Op("=").Id("fsmAsPointer").Types(jen.Id(st), jen.Id("State")).Call(jen.Nil(), jen.Err()),
+		jen.Qual(pkgAssert, "Error").Call(jen.Id("t"), jen.Err()),
+		jen.Id("rejected").Op(":=").Op("&").Id("RejectedError").Values(kv("State", jen.Id(m.States[0].KindName)), kv("Event", jen.Id(m.Events[0].KindName)), kv("Reason", jen.Lit("a test"))),
+		jen.Qual(pkgAssert, "ErrorIs").Call(jen.Id("t"), jen.Id("rejected"), jen.Id("ErrRejected")),
+		jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Lit(fmt.Sprintf("%s: %s rejects %s: a test", m.Package, m.States[0].Name, m.Events[0].Name)), jen.Id("rejected").Dot("Error").Call()),
+	)
 	body = append(body,
 		jen.Var().Id("zero").Id("Machine"),
 		jen.Qual(pkgAssert, "ErrorContains").Call(jen.Id("t"), jen.Id("zero").Dot("HandleEvent").Call(anyEvent), jen.Lit("not initialised")),

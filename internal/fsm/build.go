@@ -853,6 +853,8 @@ func (b *builder) reportMissing(s *State, missing []string) {
 
 func (b *builder) number(rules []*Rule) {
 	for _, r := range rules {
+		b.m.Ignores = b.m.Ignores || r.Kind == Ignore
+		b.m.Rejects = b.m.Rejects || r.Kind == Reject
 		r.Index = len(b.m.Rules)
 		r.Label = RuleLabel(r)
 		b.m.Rules = append(b.m.Rules, r)

@@ -37,6 +37,9 @@ type Machine struct {
 	// ReadsEvents is set when some rule reads its event's fields, so that
 	// the machine checks for nil events.
 	ReadsEvents bool
+	// Ignores and Rejects are set when some rule ignores, or rejects, its
+	// event.
+	Ignores, Rejects bool
 }
 
 // HasBehavior reports whether the machine calls guards or effects.

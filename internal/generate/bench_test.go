@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/emit"
@@ -69,6 +71,90 @@ func synthSpec(n int) []byte {
 }
 
 var synthSizes = []int{10, 100, 1000}
+
+// wideSpec returns a valid spec with n states S0… and n events E0…: state
+// Si moves to the next state on Ei, and a "*" row for every event ignores
+// it in the other states; a "*" row on Stop leads every state to the
+// terminal Done. Its table has (n+1) × (n+1) pairs, nearly all resolved
+// by "*" rows: generated code that copied a "*" row into every state
+// would grow with the square of n.
+func wideSpec(n int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 2\nmachine: Wide\npackage: wide\noutput:\n  go: out\n  diagram: out/wide.mmd\n  table: out/wide.md\nstates:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  S%d:\n", i)
+		if i == 0 {
+			b.WriteString("    initial: true\n")
+		}
+		b.WriteString("    fields:\n      count: int\n")
+	}
+	b.WriteString("  Done:\n    terminal: true\nevents:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  E%d: {}\n", i)
+	}
+	b.WriteString("  Stop: {}\nactions:\n  Moved:\n    fields:\n      count: int\n  Stopped: {}\ntransitions:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - from: S%d\n    on: E%d\n    to: S%d\n    action: Moved\n", i, i, (i+1)%n)
+	}
+	for i := range n {
+		fmt.Fprintf(&b, "  - from: \"*\"\n    on: E%d\n    ignore: true\n", i)
+	}
+	b.WriteString("  - from: \"*\"\n    on: Stop\n    to: Done\n    action: Stopped\n")
+	return []byte(b.String())
+}
+
+// generateAllocs runs the pipeline on src and returns the machine (nil
+// with the diagnostics on error) and the bytes it allocated.
+func generateAllocs(t testing.TB, src []byte) (*fsm.Machine, string, uint64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f, diags := spec.Parse("wide.yaml", src)
+	var m *fsm.Machine
+	if !diags.HasErrors() {
+		m, diags = fsm.Build(f, fsm.Env{})
+	}
+	if m != nil {
+		_, err := emit.All(m)
+		require.NoError(t, err)
+	}
+	runtime.ReadMemStats(&after)
+	return m, diags.Error(), after.TotalAlloc - before.TotalAlloc
+}
+
+// TestWideSpec generates the 600 × 600 spec of the size limits and checks
+// that the whole pipeline allocates less than 1 GiB (BenchmarkGenerateWide
+// times it), and that a spec past the documented limit is refused early,
+// with an error that says so, having allocated little.
+func TestWideSpec(t *testing.T) {
+	m, diags, bytes := generateAllocs(t, wideSpec(600))
+	require.NotNil(t, m, "%s", diags)
+	t.Logf("600 × 600: %d MiB allocated in all", bytes>>20)
+	assert.Less(t, bytes, uint64(1<<30))
+
+	m, diags, bytes = generateAllocs(t, wideSpec(2100))
+	require.Nil(t, m)
+	assert.Contains(t, diags, "pairs to resolve, more than the limit of 4000000")
+	assert.Less(t, bytes, uint64(256<<20), "refused before the table is built")
+}
+
+// TestWideSpecBuilds generates the 600 × 600 spec into a temporary module,
+// where its package must vet and pass its own tests.
+func TestWideSpecBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	dir := tempModule(t)
+	path := filepath.Join(dir, "wide.yaml")
+	require.NoError(t, os.WriteFile(path, wideSpec(600), 0o644))
+	res, err := generate.Load(path)
+	require.NoError(t, err)
+	require.NotNil(t, res.Machine, "%s", res.Diags)
+	_, err = generate.Write(res.Outputs)
+	require.NoError(t, err)
+	goIn(t, dir, "vet", "./out")
+	goIn(t, dir, "test", "-count=1", "./out")
+}
 
 // TestSynthSpec checks that the synthetic specs are clean (no errors or
 // warnings) and as large as they say, so that the benchmarks below time
@@ -148,6 +234,18 @@ func BenchmarkGenerate(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/state")
 		})
+	}
+}
+
+// BenchmarkGenerateWide times fsmgen's pipeline on the 600 × 600 spec of
+// the size limits (see TestWideSpec).
+func BenchmarkGenerateWide(b *testing.B) {
+	src := wideSpec(600)
+	b.ReportAllocs()
+	for b.Loop() {
+		if m, diags, _ := generateAllocs(b, src); m == nil {
+			b.Fatal(diags)
+		}
 	}
 }
 

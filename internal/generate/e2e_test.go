@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/tools/txtar"
 
@@ -65,17 +68,45 @@ func TestEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, wrote, len(res.Outputs))
 
-			for _, args := range [][]string{{"vet", "./..."}, {"test", "-count=1", "./..."}} {
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-				cmd := exec.CommandContext(ctx, "go", args...)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-				out, err := cmd.CombinedOutput()
-				cancel()
-				require.NoError(t, err, "go %s in the generated module:\n%s", strings.Join(args, " "), out)
+			goIn(t, dir, "vet", "./...")
+			out := goIn(t, dir, "test", "-count=1", "-cover", "./...")
+			assertCoverage(t, out, 90)
+			// No spec text became a build constraint or a directive: both
+			// files stay in the build, nothing is ignored, embedded or
+			// generated.
+			for _, pkg := range strings.Fields(goIn(t, dir, "list", "-f", "{{.Dir}}", "./...")) {
+				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
+				assert.Equal(t, "1 1 0 0 0\n", listed, "%s: go files, test files, ignored files, embed patterns", pkg)
 			}
+			assert.Empty(t, goIn(t, dir, "generate", "-n", "./..."), "no go:generate line in generated files")
 		})
 	}
+}
+
+// assertCoverage checks that every package go test reported on covers at
+// least min percent of its statements, and logs the figures.
+func assertCoverage(t *testing.T, goTestOutput string, min float64) {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^ok\s+(\S+)\s.*coverage: ([0-9.]+)% of statements`)
+	matches := re.FindAllStringSubmatch(goTestOutput, -1)
+	require.NotEmpty(t, matches, "no coverage in:\n%s", goTestOutput)
+	for _, m := range matches {
+		pct, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		t.Logf("%s: %.1f%% of statements covered by its generated tests", m[1], pct)
+		assert.GreaterOrEqual(t, pct, min, "%s: statement coverage", m[1])
+	}
+}
+
+// TestGeneratedCoverage measures the statement coverage of the generated
+// agent package by the package's own (generated) tests: at least 90%.
+func TestGeneratedCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	assertCoverage(t, goIn(t, root, "test", "-count=1", "-cover", "./gen/..."), 90)
 }
 
 // tempModule returns a new module in a temporary directory that requires
@@ -100,6 +131,20 @@ func tempModule(t *testing.T) string {
 	return dir
 }
 
+// goIn runs the go command in dir, offline, and returns its output; it
+// fails the test when the command fails.
+func goIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go %s in %s:\n%s", strings.Join(args, " "), dir, out)
+	return string(out)
+}
+
 // requiredVersion returns the version go.mod requires of module.
 func requiredVersion(t *testing.T, gomod, module string) string {
 	data, err := os.ReadFile(gomod)
@@ -112,4 +157,46 @@ func requiredVersion(t *testing.T, gomod, module string) string {
 	}
 	t.Fatalf("%s does not require %s", gomod, module)
 	return ""
+}
+
+// TestGoTool uses fsmgen from another module as the README says: go get
+// -tool (with a replace to this checkout), a go:generate line running go
+// tool fsmgen, then go generate, go vet and go test there.
+func TestGoTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	// The module cache must hold the go.mod of every module in the graph
+	// for go get to work offline below; fetch what is missing (the go
+	// command's own proxy settings, as for the project's dependencies).
+	cmd := exec.Command("go", "mod", "download")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go mod download:\n%s", out)
+
+	dir := t.TempDir()
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
+	goIn(t, dir, "mod", "init", "example.com/orders")
+	// The checkout stands in for a published version.
+	goIn(t, dir, "mod", "edit", "-replace", "github.com/fsmgen/fsmgen="+root, "-require", "github.com/fsmgen/fsmgen@v0.0.0-00010101000000-000000000000")
+	goIn(t, dir, "get", "-tool", "github.com/fsmgen/fsmgen/cmd/fsmgen")
+	goIn(t, dir, "get", "github.com/stretchr/testify@"+requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify"))
+
+	ar, err := txtar.ParseFile("../emit/testdata/golden/fields.txtar")
+	require.NoError(t, err)
+	for _, f := range ar.Files {
+		if f.Name == "spec.yaml" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "orders.yaml"), f.Data, 0o644))
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "generate.go"), []byte("package order\n\n//go:generate go tool fsmgen generate orders.yaml\n"), 0o644))
+	goIn(t, dir, "generate", "./...")
+	require.FileExists(t, filepath.Join(dir, "order_gen.go"))
+	goIn(t, dir, "tool", "fsmgen", "check", "orders.yaml")
+	goIn(t, dir, "vet", "./...")
+	assertCoverage(t, goIn(t, dir, "test", "-count=1", "-cover", "./..."), 90)
 }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -66,6 +67,11 @@ func Load(path string) (*Result, error) {
 	res.Diags = append(res.Diags, diags...)
 	res.Diags.Sort()
 	if m == nil {
+		return res, nil
+	}
+	confine(f, &res.Diags)
+	if res.Diags.HasErrors() {
+		res.Diags.Sort()
 		return res, nil
 	}
 	res.Machine = m
@@ -186,4 +192,34 @@ func Check(outputs []Output) ([]Stale, error) {
 		stale = append(stale, Stale{Path: o.Path, Diff: diff})
 	}
 	return stale, nil
+}
+
+// confine reports output paths that lead out of the module holding the
+// spec (the directory of the nearest go.mod above it, or the spec's own
+// directory when there is none): a spec may write beside itself or
+// elsewhere in its module, never outside it.
+func confine(f *spec.File, diags *diag.List) {
+	dir, err := filepath.Abs(filepath.Dir(f.Path))
+	if err != nil {
+		return
+	}
+	root := dir
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for _, out := range []spec.String{f.Output.Go, f.Output.Diagram, f.Output.Table} {
+		if !out.Set || filepath.IsAbs(out.Value) {
+			continue
+		}
+		target := filepath.Join(dir, filepath.FromSlash(out.Value))
+		if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			diags.Errorf(out.Pos, "output path %q leads out of %s, the module (or directory) that holds the spec: write inside it", out.Value, root)
+		}
+	}
 }

@@ -1,0 +1,218 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ToolRound is the tool calls of one LLM reply and how far each has got:
+// pending, running with a progress report, or completed with an outcome.
+//
+// A ToolRound is an immutable value, cheap to copy: Progress and Complete
+// return the round with one more report and leave the receiver as it was,
+// so a round handed out earlier (in a saved state, an action) never
+// changes. Like a [Conversation], rounds keep their reports in storage
+// that copies share while they are used in a line, as a state machine uses
+// them: a round started from a conversation with [Conversation.StartRound]
+// uses that conversation's storage, so that a session's rounds, one after
+// another, allocate nothing once it has grown.
+//
+// The zero ToolRound has no calls.
+type ToolRound struct {
+	calls []ToolCall
+	log   *messageLog
+	start int // the round's first report in log.reports
+	n     int // the round's number of reports
+}
+
+// toolReport is one report of a round: call index, status and what came
+// with it.
+type toolReport struct {
+	call     int
+	status   ToolStatus
+	progress ToolProgress
+	outcome  ToolOutcome
+}
+
+// StartRound returns a round of calls, all pending, whose reports share
+// the conversation's storage. The calls must not be modified afterwards.
+func (c Conversation) StartRound(calls []ToolCall) ToolRound {
+	r := ToolRound{calls: calls[:len(calls):len(calls)], log: c.log}
+	if c.log != nil {
+		r.start = len(c.log.reports)
+	}
+	return r
+}
+
+// NewToolRound returns a round of calls, all pending, with storage of its
+// own. The calls must not be modified afterwards.
+func NewToolRound(calls []ToolCall) ToolRound {
+	return ToolRound{calls: calls[:len(calls):len(calls)]}
+}
+
+// Len returns the number of calls.
+func (r ToolRound) Len() int { return len(r.calls) }
+
+// Calls returns the calls in the LLM's order. The slice shares memory with
+// the round: read it, never modify it.
+func (r ToolRound) Calls() []ToolCall { return r.calls }
+
+// reports returns the round's reports, oldest first.
+func (r ToolRound) reports() []toolReport {
+	if r.log == nil {
+		return nil
+	}
+	return r.log.reports[r.start : r.start+r.n]
+}
+
+// Execution returns call i and how far it has got.
+func (r ToolRound) Execution(i int) ToolExecution {
+	e := ToolExecution{Call: r.calls[i], Status: ToolPending}
+	for _, rep := range r.reports() {
+		if rep.call == i {
+			e.Status = rep.status
+			if rep.status == ToolCompleted {
+				e.Outcome = rep.outcome
+			} else {
+				e.Progress = rep.progress
+			}
+		}
+	}
+	return e
+}
+
+// status returns where call i stands.
+func (r ToolRound) status(i int) ToolStatus {
+	s := ToolPending
+	for _, rep := range r.reports() {
+		if rep.call == i {
+			s = rep.status
+		}
+	}
+	return s
+}
+
+// Executions returns every call and how far it has got, in the LLM's
+// order, in a new slice.
+func (r ToolRound) Executions() []ToolExecution {
+	out := make([]ToolExecution, len(r.calls))
+	for i := range r.calls {
+		out[i] = r.Execution(i)
+	}
+	return out
+}
+
+// Pending returns the index of the first call with the given ID that has
+// not completed, or -1: a reply may repeat an ID, and each completion
+// completes the first still-pending call with it.
+func (r ToolRound) Pending(callID string) int {
+	for i := range r.calls {
+		if r.calls[i].ID == callID && r.status(i) != ToolCompleted {
+			return i
+		}
+	}
+	return -1
+}
+
+// PendingCount returns the number of calls that have not completed.
+func (r ToolRound) PendingCount() int {
+	n := 0
+	for i := range r.calls {
+		if r.status(i) != ToolCompleted {
+			n++
+		}
+	}
+	return n
+}
+
+// Progress returns the round with call i running with progress p.
+func (r ToolRound) Progress(i int, p ToolProgress) ToolRound {
+	return r.with(toolReport{call: i, status: ToolRunning, progress: p})
+}
+
+// Complete returns the round with call i completed with outcome o.
+func (r ToolRound) Complete(i int, o ToolOutcome) ToolRound {
+	return r.with(toolReport{call: i, status: ToolCompleted, outcome: o})
+}
+
+// with returns the round with rep added. It appends to the shared storage
+// when the round is the last one written there; otherwise (another copy
+// reported first, or there is no storage) it takes storage of its own.
+func (r ToolRound) with(rep toolReport) ToolRound {
+	end := r.start + r.n
+	switch {
+	case r.log == nil || len(r.log.reports) != end:
+		fresh := make([]toolReport, r.n, max(2*(r.n+1), 8))
+		copy(fresh, r.reports())
+		r.log, r.start = &messageLog{reports: fresh}, 0
+	case end == cap(r.log.reports):
+		// Full: double, keeping every round's reports where they were.
+		grown := make([]toolReport, end, 2*end)
+		copy(grown, r.log.reports)
+		r.log.reports = grown
+	}
+	r.log.reports = append(r.log.reports, rep)
+	r.n++
+	return r
+}
+
+// Completed summarises the round's completed calls for the post-tools
+// hook, in the LLM's order, in a new slice.
+func (r ToolRound) Completed() []CompletedTool {
+	var out []CompletedTool
+	for i := range r.calls {
+		if e := r.Execution(i); e.Status == ToolCompleted {
+			out = append(out, CompletedTool{CallID: e.Call.ID, ToolName: e.Call.Name, Succeeded: !e.Outcome.IsError})
+		}
+	}
+	return out
+}
+
+// Equal reports whether two rounds have the same calls, each as far on.
+func (r ToolRound) Equal(o ToolRound) bool {
+	if len(r.calls) != len(o.calls) {
+		return false
+	}
+	for i := range r.calls {
+		a, b := r.Execution(i), o.Execution(i)
+		if a.Call.ID != b.Call.ID || a.Call.Name != b.Call.Name || string(a.Call.Arguments) != string(b.Call.Arguments) ||
+			a.Status != b.Status || a.Progress != b.Progress || a.Outcome != b.Outcome {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalJSON encodes the round as the list of its executions.
+func (r ToolRound) MarshalJSON() ([]byte, error) {
+	if r.calls == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(r.Executions())
+}
+
+// UnmarshalJSON decodes the list MarshalJSON writes.
+func (r *ToolRound) UnmarshalJSON(data []byte) error {
+	var execs []ToolExecution
+	if err := json.Unmarshal(data, &execs); err != nil {
+		return fmt.Errorf("decode tool round: %w", err)
+	}
+	calls := make([]ToolCall, len(execs))
+	for i, e := range execs {
+		calls[i] = e.Call
+	}
+	round := NewToolRound(calls)
+	for i, e := range execs {
+		switch e.Status {
+		case ToolPending:
+		case ToolRunning:
+			round = round.Progress(i, e.Progress)
+		case ToolCompleted:
+			round = round.Complete(i, e.Outcome)
+		default:
+			return fmt.Errorf("decode tool round: call %d (%s) has status %q: want pending, running or completed", i, e.Call.ID, e.Status)
+		}
+	}
+	*r = round
+	return nil
+}

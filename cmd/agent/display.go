@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 )
 
@@ -25,9 +25,9 @@ type terminal struct {
 	midLine   bool // out's last byte was not a newline
 }
 
-var _ runtime.Display = (*terminal)(nil)
+var _ agentexec.Display = (*terminal)(nil)
 
-// Text implements runtime.Display.
+// Text implements agentexec.Display.
 func (t *terminal) Text(delta string) {
 	if !t.stream || delta == "" {
 		return
@@ -36,7 +36,7 @@ func (t *terminal) Text(delta string) {
 	t.midLine = !strings.HasSuffix(delta, "\n")
 }
 
-// Reply implements runtime.Display.
+// Reply implements agentexec.Display.
 func (t *terminal) Reply(msg chat.Message) {
 	if t.stream {
 		t.endLine()
@@ -65,12 +65,12 @@ func (t *terminal) diagf(format string, args ...any) {
 	_, _ = fmt.Fprintf(t.diag, format+"\n", args...)
 }
 
-// ToolCall implements runtime.Display.
+// ToolCall implements agentexec.Display.
 func (t *terminal) ToolCall(call chat.ToolCall) {
 	t.diagf("→ %s %s", call.Name, short(string(call.Arguments), 100))
 }
 
-// ToolProgress implements runtime.Display.
+// ToolProgress implements agentexec.Display.
 func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	msg := p.Message
 	if msg == "" && p.Fraction > 0 {
@@ -79,7 +79,7 @@ func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	t.diagf("  … %s: %s", call.Name, short(msg, 100))
 }
 
-// ToolResult implements runtime.Display.
+// ToolResult implements agentexec.Display.
 func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	mark := "✓"
 	if out.IsError {
@@ -93,7 +93,7 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	t.diagf("  %s %s: %s (%d lines)", mark, call.Name, short(first, 100), lines)
 }
 
-// Hook implements runtime.Display.
+// Hook implements agentexec.Display.
 func (t *terminal) Hook(res autocommit.Result, err error) {
 	switch {
 	case err != nil:
@@ -106,18 +106,18 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 	}
 }
 
-// Retry implements runtime.Display.
+// Retry implements agentexec.Display.
 func (t *terminal) Retry(attempt int, delay time.Duration, err chat.LLMError) {
 	t.diagf("! %s; retry %d in %s", err.Error(), attempt, delay)
 }
 
-// Error implements runtime.Display.
+// Error implements agentexec.Display.
 func (t *terminal) Error(msg string) { t.diagf("error: %s", msg) }
 
-// Notice implements runtime.Display.
+// Notice implements agentexec.Display.
 func (t *terminal) Notice(msg string) { t.diagf("agent: %s", msg) }
 
-// TurnEnd implements runtime.Display.
+// TurnEnd implements agentexec.Display.
 func (t *terminal) TurnEnd() {
 	t.endLine()
 	t.showPrompt()

@@ -44,7 +44,8 @@
 //	-log FILE         the event log (default <threads>/<ID>.events.jsonl)
 //	-max-retries N    retries of a failed LLM request (default 3; 0: none)
 //	-retry-delay D    delay before the first retry, doubled for each next
-//	                  one (default 1s); a server's retry-after wins
+//	                  one up to 30s (default 1s; at most 30s); a server's
+//	                  retry-after wins
 //	-tool-timeout D   time limit of each tool call (default 2m)
 //	-v                log debug records to standard error
 //
@@ -65,10 +66,11 @@
 // pending auto-commit runs, a pending retry is scheduled again.
 //
 // Every event handed to the machine is appended to the event log, one JSON
-// line each, with the action the machine returned. "agent replay LOG" feeds
-// the events to a fresh machine, needing no network, and checks that every
-// action and rejection is identical: it prints "replay ok: N events" and
-// exits 0, or prints the first difference and exits 1.
+// line each, with the actions the machine performed for it, in order.
+// "agent replay LOG" feeds the events to a fresh machine, needing no
+// network, and checks that every action and rejection is identical: it
+// prints "replay ok: N events" and exits 0, or prints the first difference
+// and exits 1.
 //
 // # Tools
 //
@@ -97,8 +99,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
-	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/thread"
@@ -183,8 +187,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
-	fs.IntVar(&o.maxRetries, "max-retries", agent.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
-	fs.DurationVar(&o.retryDelay, "retry-delay", agent.DefaultBaseDelay, "delay before the first retry, doubled for each next one")
+	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
+	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
 	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
 	if err := fs.Parse(args); err != nil {
@@ -203,15 +207,55 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		fmt.Fprintln(stderr, "agent: -p needs a non-empty prompt")
 		return o, exitUsage
 	}
-	if o.maxRetries < 0 {
-		fmt.Fprintln(stderr, "agent: -max-retries must be 0 or more")
+	if err := checkBehavior(o); err != nil {
+		fmt.Fprintf(stderr, "agent: %v\n", err)
 		return o, exitUsage
 	}
-	if o.retryDelay <= 0 || o.toolTimeout <= 0 {
-		fmt.Fprintln(stderr, "agent: -retry-delay and -tool-timeout must be positive")
+	if o.toolTimeout <= 0 {
+		fmt.Fprintln(stderr, "agent: -tool-timeout must be positive")
 		return o, exitUsage
 	}
 	return o, -1
+}
+
+// behaviorFlags are the flags that set the behaviour's configuration: how
+// each sets it, and what behavior.New asks of it, in the user's terms.
+var behaviorFlags = []struct {
+	name string
+	set  func(c *behavior.Config, o options)
+	want string
+}{
+	{"max-retries", func(c *behavior.Config, o options) { c.MaxRetries = o.maxRetries }, "must be 0 or more"},
+	{"retry-delay", func(c *behavior.Config, o options) { c.BaseDelay = o.retryDelay },
+		"must be positive and at most " + behavior.DefaultMaxDelay.String() + " (the longest delay between retries)"},
+}
+
+// behaviorConfig returns the behaviour's configuration: the defaults, the
+// flags, and what the program settled on (the model: -model, the resumed
+// thread's or the provider's default) or provides (the system prompt, the
+// tools).
+func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Config {
+	c := behavior.DefaultConfig()
+	for _, f := range behaviorFlags {
+		f.set(&c, o)
+	}
+	c.Model, c.System, c.Tools = model, systemPrompt, specs
+	return c
+}
+
+// checkBehavior reports, in terms of the flags, what behavior.New would
+// refuse in the configuration the flags give: each flag is tried alone on
+// the defaults, so the error names every flag at fault.
+func checkBehavior(o options) error {
+	var errs []error
+	for _, f := range behaviorFlags {
+		c := behavior.DefaultConfig()
+		f.set(&c, o)
+		if _, err := behavior.New(c); err != nil {
+			errs = append(errs, fmt.Errorf("-%s %s", f.name, f.want))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // defaultThreadsDir is $XDG_DATA_HOME/fsmgen-agent/threads, or
@@ -293,13 +337,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	defer unlock()
 
-	bcfg := agent.Config{
-		Model:      o.model,
-		System:     systemPrompt,
-		Tools:      toolSet.Specs(),
-		MaxRetries: o.maxRetries,
-		NoRetries:  o.maxRetries == 0,
-		BaseDelay:  o.retryDelay,
+	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
+	if err != nil {
+		return fmt.Errorf("the agent's configuration: %w", err)
 	}
 	t.Provider, t.Model, t.Workspace = provider.Name(), o.model, ws.Root()
 
@@ -318,7 +358,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	if interactive {
 		input = stdin
 		if input == nil {
-			f := runtime.OpenStdin()
+			f := agentexec.OpenStdin()
 			if f != os.Stdin {
 				defer f.Close()
 			}
@@ -330,8 +370,8 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: prompt}
 
-	a, err := runtime.NewAgent(runtime.AgentConfig{
-		Behavior:  agent.NewAgent(bcfg),
+	a, err := agentexec.New(agentexec.Config{
+		Behavior:  b,
 		Provider:  provider,
 		Tools:     toolSet,
 		Workspace: ws.Root(),
@@ -401,7 +441,7 @@ func replay(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer f.Close()
-	rep, err := runtime.ReplayAgent(f)
+	rep, err := agentexec.ReplayAgent(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "agent replay: %s: %v\n", fs.Arg(0), err)
 		return exitError

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
@@ -154,7 +155,7 @@ func (e *env) state(t *testing.T, id string) agent.State {
 
 // messages returns the conversation of a state as role: text lines.
 func messages(st agent.State) []string {
-	c, _ := agent.ConversationOf(st)
+	c, _ := behavior.ConversationOf(st)
 	var out []string
 	for _, m := range c.Messages() {
 		line := string(m.Role) + ": " + m.Content
@@ -241,6 +242,13 @@ func TestOneShot(t *testing.T) {
 			replies:  []fakellm.Reply{{Status: 401, ErrorMessage: "invalid x-api-key"}},
 			wantCode: 1,
 			wantErr:  []string{"error: LLM request failed", "not retried"},
+		},
+		{
+			name:     "-max-retries 0 turns retries off",
+			replies:  []fakellm.Reply{{Status: 500}},
+			args:     []string{"-max-retries", "0"},
+			wantCode: 1,
+			wantErr:  []string{"error: LLM request failed", "retries are off"},
 		},
 		{
 			name:     "retries used up fail the turn",
@@ -527,7 +535,11 @@ func TestUsage(t *testing.T) {
 		{[]string{"-p"}, "flag needs an argument"},
 		{[]string{"-p", ""}, "non-empty prompt"},
 		{[]string{"stray"}, "unexpected argument"},
-		{[]string{"-max-retries", "-1"}, "-max-retries"},
+		{[]string{"-max-retries", "-1"}, "agent: -max-retries must be 0 or more\n"},
+		{[]string{"-retry-delay", "0"}, "agent: -retry-delay must be positive and at most 30s"},
+		{[]string{"-retry-delay", "1m"}, "agent: -retry-delay must be positive and at most 30s"},
+		{[]string{"-max-retries", "-1", "-retry-delay", "-1s"}, "-max-retries must be 0 or more\n-retry-delay must be positive"},
+		{[]string{"-tool-timeout", "0"}, "agent: -tool-timeout must be positive"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -536,6 +548,35 @@ func TestUsage(t *testing.T) {
 			code := run(context.Background(), tt.args, nil, &stdout, &stderr)
 			assert.Equal(t, exitUsage, code)
 			assert.Contains(t, stderr.String(), tt.want)
+		})
+	}
+}
+
+// TestBehaviorConfig checks the behaviour's configuration the flags give:
+// the defaults, changed by the flags only.
+func TestBehaviorConfig(t *testing.T) {
+	specs := []chat.ToolSpec{{Name: "read_file"}}
+	tests := []struct {
+		args []string
+		want func(c *behavior.Config)
+	}{
+		{nil, func(*behavior.Config) {}},
+		{[]string{"-max-retries", "0"}, func(c *behavior.Config) { c.MaxRetries = 0 }},
+		{[]string{"-max-retries", "5", "-retry-delay", "250ms"}, func(c *behavior.Config) { c.MaxRetries, c.BaseDelay = 5, 250*time.Millisecond }},
+		{[]string{"-retry-delay", "30s"}, func(c *behavior.Config) { c.BaseDelay = 30 * time.Second }},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			o, code := parseFlags(tt.args, &stderr)
+			require.Equal(t, -1, code, stderr.String())
+			want := behavior.DefaultConfig()
+			want.Model, want.System, want.Tools = "m", systemPrompt, specs
+			tt.want(&want)
+			got := behaviorConfig(o, "m", specs)
+			assert.Equal(t, want, got)
+			_, err := behavior.New(got)
+			assert.NoError(t, err)
 		})
 	}
 }

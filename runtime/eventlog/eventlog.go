@@ -4,10 +4,12 @@
 // A log is a sequence of sessions. Each session starts with a header line
 // that says which machine ran, with which configuration and from which
 // state, followed by one line per event handed to the machine: the event,
-// the action the machine returned and whether it rejected the event:
+// the actions the machine performed for it (through its Handler, in
+// order; none when it ignored or rejected the event) and whether it
+// rejected the event:
 //
-//	{"type":"session","format":"fsmgen-eventlog/1","machine":"agent","config":{...},"state":{...},...}
-//	{"type":"event","seq":1,"event":{"kind":"user_input",...},"action":{"kind":"send_llm_request",...},"rejected":false}
+//	{"type":"session","format":"fsmgen-eventlog/2","machine":"agent","config":{...},"state":{...},...}
+//	{"type":"event","seq":1,"event":{"kind":"user_input",...},"actions":[{"kind":"send_llm_request",...}],"rejected":false}
 //
 // Because a generated machine is deterministic, feeding the events of a
 // session to a fresh machine built from its header must give the same
@@ -27,11 +29,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
-// Format identifies the log format in every header.
-const Format = "fsmgen-eventlog/1"
+// Format identifies the log format in every header. Format 2 records the
+// list of actions each event caused ("actions"); format 1, which recorded
+// at most one ("action"), is no longer read.
+const Format = "fsmgen-eventlog/2"
 
 // The values of the "type" field of a line.
 const (
@@ -51,7 +56,8 @@ type Header struct {
 	Thread string `json:"thread,omitempty"`
 	// Started is when the session started.
 	Started time.Time `json:"started"`
-	// Config is the machine's behaviour configuration (never a secret).
+	// Config is the machine's behaviour configuration (never a secret):
+	// for the agent, a behavior.Config.
 	Config json.RawMessage `json:"config"`
 	// State is the state the machine started the session in.
 	State json.RawMessage `json:"state"`
@@ -68,22 +74,23 @@ type Record struct {
 	Seq int64 `json:"seq"`
 	// Event is the event as its MarshalJSON writes it.
 	Event json.RawMessage `json:"event"`
-	// Action is the action the machine returned, or null for none.
-	Action json.RawMessage `json:"action"`
+	// Actions are the actions the machine performed for the event, in
+	// order, each as its MarshalJSON writes it; empty for none.
+	Actions []json.RawMessage `json:"actions"`
 	// Rejected says whether the machine rejected the event.
 	Rejected bool `json:"rejected"`
 	// Error is the text of the machine's error, if it returned one.
 	Error string `json:"error,omitempty"`
-	// Sum is a checksum of Seq, Event, Action and Rejected, so that replay
+	// Sum is a checksum of Seq, Event, Actions and Rejected, so that replay
 	// notices a record edited after it was written even when the machine
 	// would not (say, the text of a rejected event).
 	Sum string `json:"sum,omitempty"`
 }
 
 // sum returns the checksum of a record's replayed fields.
-func sum(seq int64, event, action json.RawMessage, rejected bool) string {
+func sum(seq int64, event json.RawMessage, actions []json.RawMessage, rejected bool) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\n%s\n%s\n%t", seq, compact(event), compact(action), rejected)
+	fmt.Fprintf(h, "%d\n%s\n%s\n%t", seq, compact(event), compactList(actions), rejected)
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
@@ -157,10 +164,10 @@ func (w *Writer) WriteHeader(h Header) error {
 func (w *Writer) Append(r Record) (int64, error) {
 	r.Type = TypeEvent
 	r.Seq = w.seq + 1
-	if len(r.Action) == 0 {
-		r.Action = json.RawMessage("null")
+	if r.Actions == nil {
+		r.Actions = []json.RawMessage{}
 	}
-	r.Sum = sum(r.Seq, r.Event, r.Action, r.Rejected)
+	r.Sum = sum(r.Seq, r.Event, r.Actions, r.Rejected)
 	if err := w.writeLine(r); err != nil {
 		return 0, err
 	}
@@ -192,10 +199,10 @@ func (w *Writer) Close() error {
 }
 
 // Step feeds one recorded event to the machine being replayed and returns
-// the action it returned (JSON, or nil for none) and whether it rejected
-// the event. An error means the event could not be replayed at all (it
-// does not decode, say).
-type Step func(event json.RawMessage) (action json.RawMessage, rejected bool, err error)
+// the actions it performed, in order (JSON; none when it ignored or
+// rejected the event), and whether it rejected the event. An error means
+// the event could not be replayed at all (it does not decode, say).
+type Step func(event json.RawMessage) (actions []json.RawMessage, rejected bool, err error)
 
 // Start builds a fresh machine for the session h starts and returns how to
 // feed it events.
@@ -220,7 +227,8 @@ type Diff struct {
 	Seq int64
 	// Event is the event as recorded.
 	Event json.RawMessage
-	// What names what differs: "action", "rejection", or "record" when
+	// What names what differs: "action" (the list of actions),
+	// "rejection", or "record" when
 	// the record was edited after it was written (its checksum or its
 	// sequence number is off) though the machine acts the same.
 	What string
@@ -320,7 +328,7 @@ func Replay(r io.Reader, start Start) (Report, error) {
 			if err := json.Unmarshal(raw, &rec); err != nil {
 				return rep, fmt.Errorf("line %d: bad event record: %w", line, err)
 			}
-			act, rejected, err := step(rec.Event)
+			acts, rejected, err := step(rec.Event)
 			if err != nil {
 				return rep, fmt.Errorf("line %d (event %d): %w", line, rec.Seq, err)
 			}
@@ -329,7 +337,7 @@ func Replay(r io.Reader, start Start) (Report, error) {
 					Want: fmt.Sprintf("rejected=%t", rec.Rejected), Got: fmt.Sprintf("rejected=%t", rejected)}
 				return rep, nil
 			}
-			want, got := compact(rec.Action), compact(act)
+			want, got := compactList(rec.Actions), compactList(acts)
 			if want != got {
 				rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "action", Want: want, Got: got}
 				return rep, nil
@@ -341,7 +349,7 @@ func Replay(r io.Reader, start Start) (Report, error) {
 			}
 			lastSeq = rec.Seq
 			if rec.Sum != "" {
-				if s := sum(rec.Seq, rec.Event, rec.Action, rec.Rejected); s != rec.Sum {
+				if s := sum(rec.Seq, rec.Event, rec.Actions, rec.Rejected); s != rec.Sum {
 					rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "record",
 						Want: "checksum " + rec.Sum, Got: "checksum " + s + " (the record was edited after it was written)"}
 					return rep, nil
@@ -359,6 +367,21 @@ func Replay(r io.Reader, start Start) (Report, error) {
 		return rep, errors.New("the log has no session; it is empty or not an event log")
 	}
 	return rep, nil
+}
+
+// compactList returns the compact form of a list of JSON values; "[]" for
+// none.
+func compactList(vs []json.RawMessage) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(compact(v))
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // compact returns the compact form of a JSON value; "null" for none.

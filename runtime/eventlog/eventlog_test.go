@@ -16,26 +16,39 @@ import (
 )
 
 // adder is a toy machine for replay: events are {"kind":"add","n":N}; the
-// action is the running total, starting from the header's state; a
-// negative N is rejected.
+// action is the running total, starting from the header's state, and a
+// second action, "even", follows it when the total is even; a negative N
+// is rejected and zero is ignored (no action).
 func adder(h eventlog.Header) (eventlog.Step, error) {
 	var total int
 	if err := json.Unmarshal(h.State, &total); err != nil {
 		return nil, err
 	}
-	return func(raw json.RawMessage) (json.RawMessage, bool, error) {
+	return func(raw json.RawMessage) ([]json.RawMessage, bool, error) {
 		var ev struct {
 			N int `json:"n"`
 		}
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return nil, false, err
 		}
-		if ev.N < 0 {
+		switch {
+		case ev.N < 0:
 			return nil, true, nil
+		case ev.N == 0:
+			return nil, false, nil
 		}
 		total += ev.N
-		return json.RawMessage(strconv.Itoa(total)), false, nil
+		return adderActions(total), false, nil
 	}, nil
+}
+
+// adderActions returns the actions adder performs when the total becomes total.
+func adderActions(total int) []json.RawMessage {
+	acts := []json.RawMessage{json.RawMessage(strconv.Itoa(total))}
+	if total%2 == 0 {
+		acts = append(acts, json.RawMessage(`"even"`))
+	}
+	return acts
 }
 
 // writeLog writes sessions of (start, events) to a new log and returns its path.
@@ -49,11 +62,12 @@ func writeLog(t *testing.T, sessions ...[]int) string {
 		total := s[0]
 		for _, n := range s[1:] {
 			rec := eventlog.Record{Event: json.RawMessage(`{"kind":"add","n":` + strconv.Itoa(n) + `}`)}
-			if n < 0 {
+			switch {
+			case n < 0:
 				rec.Rejected = true
-			} else {
+			case n > 0:
 				total += n
-				rec.Action = json.RawMessage(strconv.Itoa(total))
+				rec.Actions = adderActions(total)
 			}
 			_, err := w.Append(rec)
 			require.NoError(t, err)
@@ -73,22 +87,27 @@ func replayFile(t *testing.T, p string) (eventlog.Report, error) {
 
 // TestReplayExact replays a log of two sessions.
 func TestReplayExact(t *testing.T) {
-	p := writeLog(t, []int{0, 1, 2, -1, 3}, []int{100, 5})
+	p := writeLog(t, []int{0, 1, 2, -1, 0, 3}, []int{100, 5})
 	rep, err := replayFile(t, p)
 	require.NoError(t, err)
-	assert.Equal(t, eventlog.Report{Sessions: 2, Events: 5}, rep)
+	assert.Equal(t, eventlog.Report{Sessions: 2, Events: 6}, rep)
 
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	var seqs []int64
+	var actions []string
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var r eventlog.Record
 		require.NoError(t, json.Unmarshal([]byte(line), &r))
 		if r.Type == eventlog.TypeEvent {
 			seqs = append(seqs, r.Seq)
+			a, err := json.Marshal(r.Actions)
+			require.NoError(t, err)
+			actions = append(actions, string(a))
 		}
 	}
-	assert.Equal(t, []int64{1, 2, 3, 4, 5}, seqs, "numbering continues across sessions")
+	assert.Equal(t, []int64{1, 2, 3, 4, 5, 6}, seqs, "numbering continues across sessions")
+	assert.Equal(t, []string{`[1]`, `[3]`, `[]`, `[]`, `[6,"even"]`, `[105]`}, actions, "every action of an event, in order; none for a rejected or ignored event")
 }
 
 // TestReplayFindsTheFirstDifference edits one record of a log in each way.
@@ -100,13 +119,23 @@ func TestReplayFindsTheFirstDifference(t *testing.T) {
 		events   int
 	}{
 		{
-			name: "an edited event", old: `"n":2}`, new: `"n":7}`,
-			want:   eventlog.Diff{Line: 3, Seq: 2, What: "action", Want: "3", Got: "8"},
+			name: "an edited event", old: `"n":2}`, new: `"n":8}`,
+			want:   eventlog.Diff{Line: 3, Seq: 2, What: "action", Want: "[3]", Got: "[9]"},
 			events: 1,
 		},
 		{
-			name: "an edited action", old: `"action":6`, new: `"action":60`,
-			want:   eventlog.Diff{Line: 5, Seq: 4, What: "action", Want: "60", Got: "6"},
+			name: "an edited action", old: `"actions":[6,`, new: `"actions":[60,`,
+			want:   eventlog.Diff{Line: 5, Seq: 4, What: "action", Want: `[60,"even"]`, Got: `[6,"even"]`},
+			events: 3,
+		},
+		{
+			name: "a removed action", old: `"actions":[6,"even"]`, new: `"actions":[6]`,
+			want:   eventlog.Diff{Line: 5, Seq: 4, What: "action", Want: `[6]`, Got: `[6,"even"]`},
+			events: 3,
+		},
+		{
+			name: "swapped actions", old: `"actions":[6,"even"]`, new: `"actions":["even",6]`,
+			want:   eventlog.Diff{Line: 5, Seq: 4, What: "action", Want: `["even",6]`, Got: `[6,"even"]`},
 			events: 3,
 		},
 		{
@@ -160,16 +189,17 @@ func TestReplayFindsTheFirstDifference(t *testing.T) {
 
 // TestReplayDamagedLogs replays logs that are not logs.
 func TestReplayDamagedLogs(t *testing.T) {
-	header := `{"type":"session","format":"fsmgen-eventlog/1","machine":"adder","config":{},"state":0}`
+	header := `{"type":"session","format":"fsmgen-eventlog/2","machine":"adder","config":{},"state":0}`
 	tests := []struct {
 		name, log, want string
 	}{
 		{"empty", "", "no session"},
 		{"not JSON", "hello\n", "not a JSON line"},
-		{"event before header", `{"type":"event","seq":1,"event":{"n":1},"action":1,"rejected":false}` + "\n", "before any session header"},
+		{"event before header", `{"type":"event","seq":1,"event":{"n":1},"actions":[1],"rejected":false}` + "\n", "before any session header"},
+		{"format 1", `{"type":"session","format":"fsmgen-eventlog/1"}` + "\n", `log format "fsmgen-eventlog/1", want "fsmgen-eventlog/2"`},
 		{"other format", `{"type":"session","format":"other/9"}` + "\n", `log format "other/9"`},
 		{"unknown line", header + "\n" + `{"type":"weird"}` + "\n", `unknown line type "weird"`},
-		{"bad event", header + "\n" + `{"type":"event","seq":1,"event":"x","action":null,"rejected":false}` + "\n", "event 1"},
+		{"bad event", header + "\n" + `{"type":"event","seq":1,"event":"x","actions":[],"rejected":false}` + "\n", "event 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +224,7 @@ func TestOpenDropsAPartialLastLine(t *testing.T) {
 
 	w, err := eventlog.Open(p)
 	require.NoError(t, err)
-	seq, err := w.Append(eventlog.Record{Event: json.RawMessage(`{"n":4}`), Action: json.RawMessage(`7`)})
+	seq, err := w.Append(eventlog.Record{Event: json.RawMessage(`{"n":4}`), Actions: []json.RawMessage{json.RawMessage(`7`)}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), seq)
 	require.NoError(t, w.Close())

@@ -1,4 +1,4 @@
-package runtime_test
+package agentexec_test
 
 import (
 	"context"
@@ -13,9 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
-	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
 	"github.com/fsmgen/fsmgen/runtime/gittest"
@@ -42,7 +43,7 @@ func TestMultiRoundSession(t *testing.T) {
 			d := &recorder{}
 			res, err := s.run(t, run{prompt: "Fix the greeting as the notes say.", tools: newBarrier(s.defaultTools(t), 2), display: d})
 			require.NoError(t, err)
-			assert.Equal(t, runtime.Result{Turns: 1, Idle: true, State: agent.StateWaitingForUserInput}, res)
+			assert.Equal(t, agentexec.Result{Turns: 1, Idle: true, State: agent.StateWaitingForUserInput}, res)
 
 			// The file changed and the hook committed it.
 			assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, s.ws, "hello.txt"))
@@ -73,6 +74,13 @@ func TestMultiRoundSession(t *testing.T) {
 			assert.Equal(t, "Let me read the notes and fix the greeting.Done: hello.txt now greets the agent.", d.text.String())
 			assert.Equal(t, 1, d.turns)
 			assert.Empty(t, d.errors)
+			// Each event is shown before what it caused: the reply before the
+			// calls it asks for, the results before the hook. The results
+			// come in either order.
+			require.Len(t, d.shown, 8)
+			assert.Equal(t, []string{"reply", "call read_file", "call edit_file"}, d.shown[:3])
+			assert.ElementsMatch(t, []string{"result read_file", "result edit_file"}, d.shown[3:5])
+			assert.Equal(t, []string{"hook", "reply", "turn end"}, d.shown[5:])
 
 			// The thread is saved at the turn end with the whole conversation.
 			assert.Equal(t, []string{
@@ -101,7 +109,7 @@ func TestFaults(t *testing.T) {
 		name       string
 		anthropic  bool // Anthropic only
 		replies    []fakellm.Reply
-		maxRetries int
+		maxRetries int // 0: the default, behavior.DefaultMaxRetries
 		wantRetry  []retry
 		wantError  string // the DisplayError the turn ends with, if any
 	}{
@@ -162,7 +170,12 @@ func TestFaults(t *testing.T) {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				s := newSession(t, p, nil, tt.replies...)
 				d := &recorder{}
-				res, err := s.run(t, run{prompt: "What is the answer?", display: d, bcfg: agent.Config{MaxRetries: tt.maxRetries}})
+				bcfg := func(c *behavior.Config) {
+					if tt.maxRetries != 0 {
+						c.MaxRetries = tt.maxRetries
+					}
+				}
+				res, err := s.run(t, run{prompt: "What is the answer?", display: d, bcfg: bcfg})
 				require.NoError(t, err)
 				assert.Equal(t, tt.wantRetry, d.retries)
 				assert.Len(t, s.srv.Requests(), len(tt.replies))
@@ -326,7 +339,7 @@ func TestResume(t *testing.T) {
 				"user: Go.",
 				`assistant:  [edit_file {"path":"hello.txt","old_str":"world","new_str":"agent"}] [block {}]`,
 				"tool: edited hello.txt",
-				"tool: " + runtime.InterruptedPrefix + "; it may or may not have taken effect, so check before running it again (error)",
+				"tool: " + agentexec.InterruptedPrefix + "; it may or may not have taken effect, so check before running it again (error)",
 				"assistant: The block tool was interrupted.",
 			},
 			check: func(t *testing.T, s *session) {
@@ -338,7 +351,7 @@ func TestResume(t *testing.T) {
 			name:  "waiting to retry",
 			first: []fakellm.Reply{{Status: 500}},
 			stop: func(t *testing.T, r *run, s *session) {
-				r.bcfg.BaseDelay = time.Hour
+				r.bcfg = func(c *behavior.Config) { c.BaseDelay, c.MaxDelay = time.Hour, time.Hour }
 				r.display.onRetry = func() { signalSelf(t, sig) }
 			},
 			wantState: agent.StateError,
@@ -413,10 +426,10 @@ func TestResume(t *testing.T) {
 // the agent against the fake server: see cmd/agent's TestInteractive) with
 // no network.
 func TestDemoReplays(t *testing.T) {
-	f, err := os.Open("testdata/demo.events.jsonl")
+	f, err := os.Open("../testdata/demo.events.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
-	rep, err := runtime.ReplayAgent(f)
+	rep, err := agentexec.ReplayAgent(f)
 	require.NoError(t, err)
 	require.Nil(t, rep.Diff)
 	assert.Equal(t, 1, rep.Sessions)

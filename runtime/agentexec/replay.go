@@ -1,4 +1,4 @@
-package runtime
+package agentexec
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
@@ -13,10 +14,11 @@ import (
 
 // ReplayAgent replays an event log the agent wrote: for each session, a
 // fresh agent machine is built with the behaviour configuration and the
-// starting state of the session's header, then fed the session's events;
-// every action and rejection must be identical to the record. It needs no
-// network, tools or files other than the log. See eventlog.Replay for the
-// report and the errors.
+// starting state of the session's header, and an agent.Recorder as its
+// Handler, then fed the session's events; the actions recorded for each
+// event, in order, and every rejection must be identical to the log. It
+// needs no network, tools or files other than the log. See
+// eventlog.Replay for the report and the errors.
 func ReplayAgent(r io.Reader) (eventlog.Report, error) {
 	return eventlog.Replay(r, startAgent)
 }
@@ -26,38 +28,41 @@ func startAgent(h eventlog.Header) (eventlog.Step, error) {
 	if h.Machine != MachineName {
 		return nil, fmt.Errorf("the log is of machine %q, not %q; replay it with that machine's program", h.Machine, MachineName)
 	}
-	var cfg agent.Config
+	var cfg behavior.Config
 	if err := json.Unmarshal(h.Config, &cfg); err != nil {
 		return nil, fmt.Errorf("decode the behaviour config: %w", err)
 	}
-	b := agent.NewAgent(cfg)
+	b, err := behavior.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the behaviour config: %w", err)
+	}
+	rec := &agent.Recorder{}
 	var m *agent.Machine
 	if len(h.State) == 0 || string(h.State) == "null" {
-		m = agent.New(b, agent.WaitingForUserInput{Conversation: chat.NewConversation(h.Thread)})
+		m = agent.New(b, rec, agent.WaitingForUserInput{Conversation: chat.NewConversation(h.Thread)})
 	} else {
 		st, err := agent.UnmarshalState(h.State)
 		if err != nil {
 			return nil, fmt.Errorf("decode the starting state: %w", err)
 		}
-		if m, err = agent.Restore(b, st); err != nil {
+		if m, err = agent.Restore(b, rec, st); err != nil {
 			return nil, err
 		}
 	}
-	return func(raw json.RawMessage) (json.RawMessage, bool, error) {
+	return func(raw json.RawMessage) ([]json.RawMessage, bool, error) {
 		ev, err := agent.UnmarshalEvent(raw)
 		if err != nil {
 			return nil, false, err
 		}
-		act, err := m.HandleEvent(ev)
-		if err != nil {
+		rec.Actions = rec.Actions[:0]
+		if err := m.HandleEvent(ev); err != nil {
 			return nil, errors.Is(err, agent.ErrRejected), nil
 		}
-		if act == nil {
-			return nil, false, nil
-		}
-		out, err := json.Marshal(act)
-		if err != nil {
-			return nil, false, fmt.Errorf("encode the action: %w", err)
+		out := make([]json.RawMessage, len(rec.Actions))
+		for i, act := range rec.Actions {
+			if out[i], err = json.Marshal(act); err != nil {
+				return nil, false, fmt.Errorf("encode action %d: %w", i+1, err)
+			}
 		}
 		return out, false, nil
 	}, nil

@@ -1,4 +1,4 @@
-package runtime_test
+package agentexec_test
 
 import (
 	"context"
@@ -15,9 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
-	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
@@ -58,6 +59,10 @@ type recorder struct {
 	errors   []string
 	notices  []string
 	turns    int
+	// shown lists, in order, the replies ("reply"), tool calls ("call
+	// NAME"), results ("result NAME"), hooks ("hook") and turn ends ("turn
+	// end") shown.
+	shown []string
 
 	onText       func()
 	onRetry      func()
@@ -66,9 +71,9 @@ type recorder struct {
 	onTurnEnd    func()
 }
 
-var _ runtime.Display = (*recorder)(nil)
+var _ agentexec.Display = (*recorder)(nil)
 
-// Text implements runtime.Display.
+// Text implements agentexec.Display.
 func (r *recorder) Text(delta string) {
 	r.mu.Lock()
 	r.text.WriteString(delta)
@@ -78,41 +83,44 @@ func (r *recorder) Text(delta string) {
 	}
 }
 
-// Reply implements runtime.Display.
+// Reply implements agentexec.Display.
 func (r *recorder) Reply(msg chat.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.replies = append(r.replies, msg.Content)
+	r.shown = append(r.shown, "reply")
 }
 
-// ToolCall implements runtime.Display.
+// ToolCall implements agentexec.Display.
 func (r *recorder) ToolCall(call chat.ToolCall) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, call.Name)
+	r.shown = append(r.shown, "call "+call.Name)
 }
 
-// ToolProgress implements runtime.Display.
+// ToolProgress implements agentexec.Display.
 func (r *recorder) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.progress = append(r.progress, call.Name+": "+p.Message)
 }
 
-// ToolResult implements runtime.Display.
+// ToolResult implements agentexec.Display.
 func (r *recorder) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	r.mu.Lock()
 	if r.results == nil {
 		r.results = map[string]chat.ToolOutcome{}
 	}
 	r.results[call.Name] = out
+	r.shown = append(r.shown, "result "+call.Name)
 	r.mu.Unlock()
 	if r.onToolResult != nil {
 		r.onToolResult(call)
 	}
 }
 
-// Hook implements runtime.Display.
+// Hook implements agentexec.Display.
 func (r *recorder) Hook(res autocommit.Result, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -120,9 +128,10 @@ func (r *recorder) Hook(res autocommit.Result, err error) {
 		res.Skipped = "error: " + err.Error()
 	}
 	r.hooks = append(r.hooks, res)
+	r.shown = append(r.shown, "hook")
 }
 
-// Retry implements runtime.Display.
+// Retry implements agentexec.Display.
 func (r *recorder) Retry(attempt int, delay time.Duration, err chat.LLMError) {
 	r.mu.Lock()
 	r.retries = append(r.retries, retry{Attempt: attempt, Delay: delay, Kind: err.Kind})
@@ -132,14 +141,14 @@ func (r *recorder) Retry(attempt int, delay time.Duration, err chat.LLMError) {
 	}
 }
 
-// Error implements runtime.Display.
+// Error implements agentexec.Display.
 func (r *recorder) Error(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.errors = append(r.errors, msg)
 }
 
-// Notice implements runtime.Display.
+// Notice implements agentexec.Display.
 func (r *recorder) Notice(msg string) {
 	r.mu.Lock()
 	r.notices = append(r.notices, msg)
@@ -149,10 +158,11 @@ func (r *recorder) Notice(msg string) {
 	}
 }
 
-// TurnEnd implements runtime.Display.
+// TurnEnd implements agentexec.Display.
 func (r *recorder) TurnEnd() {
 	r.mu.Lock()
 	r.turns++
+	r.shown = append(r.shown, "turn end")
 	r.mu.Unlock()
 	if r.onTurnEnd != nil {
 		r.onTurnEnd()
@@ -195,10 +205,13 @@ func newSession(t *testing.T, provider fakellm.Provider, files map[string]string
 
 // run holds what one run of the agent is given; zero fields get defaults.
 type run struct {
-	bcfg    agent.Config
-	tools   runtime.ToolRunner
+	// bcfg changes the behaviour's configuration: the test's defaults
+	// (behavior.DefaultConfig, the model "fake-model", retries after 1ms,
+	// the tools' specs).
+	bcfg    func(c *behavior.Config)
+	tools   agentexec.ToolRunner
 	display *recorder
-	hook    runtime.Hook
+	hook    agentexec.Hook
 	prompt  string
 	input   io.Reader
 	signals []os.Signal
@@ -213,7 +226,7 @@ func (s *session) defaultTools(t *testing.T) *tools.Set {
 }
 
 // specs returns the specs of tools offered by r, or the default ones.
-func specsOf(r runtime.ToolRunner) []chat.ToolSpec {
+func specsOf(r agentexec.ToolRunner) []chat.ToolSpec {
 	if set, ok := r.(interface{ Specs() []chat.ToolSpec }); ok {
 		return set.Specs()
 	}
@@ -222,7 +235,7 @@ func specsOf(r runtime.ToolRunner) []chat.ToolSpec {
 
 // run runs the agent on the session's thread (new, or saved by an
 // earlier run) until it stops.
-func (s *session) run(t *testing.T, r run) (runtime.Result, error) {
+func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 	t.Helper()
 	if r.tools == nil {
 		r.tools = s.defaultTools(t)
@@ -230,28 +243,28 @@ func (s *session) run(t *testing.T, r run) (runtime.Result, error) {
 	if r.display == nil {
 		r.display = &recorder{}
 	}
-	if r.bcfg.Model == "" {
-		r.bcfg.Model = "fake-model"
+	bcfg := behavior.DefaultConfig()
+	bcfg.Model = "fake-model"
+	bcfg.BaseDelay = time.Millisecond
+	bcfg.Tools = specsOf(r.tools)
+	bcfg.System = "You are a test."
+	if r.bcfg != nil {
+		r.bcfg(&bcfg)
 	}
-	if r.bcfg.BaseDelay == 0 {
-		r.bcfg.BaseDelay = time.Millisecond
-	}
-	if r.bcfg.Tools == nil {
-		r.bcfg.Tools = specsOf(r.tools)
-	}
-	r.bcfg.System = "You are a test."
+	b, err := behavior.New(bcfg)
+	require.NoError(t, err)
 
 	th, err := s.store.Load(s.id)
 	if err != nil {
 		require.ErrorIs(t, err, thread.ErrNotFound)
-		th = &thread.Thread{Version: thread.Version, ID: s.id, Created: time.Now(), Provider: string(s.provider), Model: r.bcfg.Model, Workspace: s.ws}
+		th = &thread.Thread{Version: thread.Version, ID: s.id, Created: time.Now(), Provider: string(s.provider), Model: bcfg.Model, Workspace: s.ws}
 	}
 	provider, err := llm.New(string(s.provider), llm.Config{APIKey: testKey, BaseURL: s.srv.BaseURL()})
 	require.NoError(t, err)
 	elog, err := eventlog.Open(s.logPath)
 	require.NoError(t, err)
-	cfg := runtime.AgentConfig{
-		Behavior:  agent.NewAgent(r.bcfg),
+	cfg := agentexec.Config{
+		Behavior:  b,
 		Provider:  provider,
 		Tools:     r.tools,
 		Workspace: s.ws,
@@ -267,7 +280,7 @@ func (s *session) run(t *testing.T, r run) (runtime.Result, error) {
 	if r.input != nil {
 		cfg.Input = r.input
 	}
-	a, err := runtime.NewAgent(cfg)
+	a, err := agentexec.New(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
@@ -297,7 +310,7 @@ func (s *session) state(t *testing.T) agent.State {
 func (s *session) conversation(t *testing.T) []string {
 	t.Helper()
 	st := s.state(t)
-	c, ok := agent.ConversationOf(st)
+	c, ok := behavior.ConversationOf(st)
 	require.True(t, ok, "unexpected state %T", st)
 	var out []string
 	for _, m := range c.Messages() {
@@ -324,7 +337,7 @@ func (s *session) checkReplay(t *testing.T) eventlog.Report {
 	f, err := os.Open(s.logPath)
 	require.NoError(t, err)
 	defer f.Close()
-	rep, err := runtime.ReplayAgent(f)
+	rep, err := agentexec.ReplayAgent(f)
 	require.NoError(t, err)
 	require.Nil(t, rep.Diff, "replay differs")
 	require.Positive(t, rep.Events)
@@ -376,7 +389,7 @@ func (f toolFunc) Run(ctx context.Context, args json.RawMessage, progress func(c
 // barrier runs the calls it is given only once n of them have started, so
 // a round of n calls completes only if they run in parallel.
 type barrier struct {
-	inner runtime.ToolRunner
+	inner agentexec.ToolRunner
 	n     int
 
 	mu      sync.Mutex
@@ -384,14 +397,14 @@ type barrier struct {
 	all     chan struct{}
 }
 
-func newBarrier(inner runtime.ToolRunner, n int) *barrier {
+func newBarrier(inner agentexec.ToolRunner, n int) *barrier {
 	return &barrier{inner: inner, n: n, all: make(chan struct{})}
 }
 
 // Specs returns the specs of the tools behind the barrier.
 func (b *barrier) Specs() []chat.ToolSpec { return specsOf(b.inner) }
 
-// Run implements runtime.ToolRunner.
+// Run implements agentexec.ToolRunner.
 func (b *barrier) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
 	b.mu.Lock()
 	b.started++

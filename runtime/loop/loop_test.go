@@ -1,4 +1,4 @@
-package runtime_test
+package loop_test
 
 import (
 	"context"
@@ -11,58 +11,75 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/runtime"
+	"github.com/fsmgen/fsmgen/runtime/loop"
 )
 
-// counter is a toy machine with string events: "inc" adds one and returns
-// the count as its action, "quiet" returns no action, "stop" returns the
-// action "stop", anything else is refused.
-type counter struct{ n int }
+// counter is a toy machine with string events, as generated machines
+// are: it hands its actions to its handler during HandleEvent. "inc" adds
+// one and performs the count as its action, "quiet" performs no action,
+// "stop" performs the action "stop", anything else is refused.
+type counter struct {
+	n      int
+	handle func(action string)
+}
 
 var errRefused = errors.New("refused")
 
-// HandleEvent implements runtime.Machine.
-func (c *counter) HandleEvent(ev string) (*string, error) {
+// HandleEvent implements loop.Machine.
+func (c *counter) HandleEvent(ev string) error {
 	switch ev {
 	case "inc":
 		c.n++
-		s := fmt.Sprint(c.n)
-		return &s, nil
+		c.handle(fmt.Sprint(c.n))
 	case "quiet":
-		return nil, nil
 	case "stop":
-		s := "stop"
-		return &s, nil
+		c.handle("stop")
+	default:
+		return errRefused
 	}
-	return nil, errRefused
+	return nil
 }
 
-// script is an executor made of functions.
+// script is an executor made of functions; it is also the counter's
+// handler, and keeps the actions of the event at hand until Execute.
 type script struct {
-	start func(ctx context.Context, l *runtime.Loop[string, *string]) error
-	steps []string // "event→action" or "event!"
-	on    func(ctx context.Context, l *runtime.Loop[string, *string], s runtime.Step[string, *string]) error
+	start   func(ctx context.Context, l *loop.Loop[string]) error
+	steps   []string // "event→action" or "event!"
+	on      func(ctx context.Context, l *loop.Loop[string], s loop.Step[string]) error
+	actions []string
 }
 
-// Start implements runtime.Starter.
-func (x *script) Start(ctx context.Context, l *runtime.Loop[string, *string]) error {
+// perform is the counter's handler.
+func (x *script) perform(action string) { x.actions = append(x.actions, action) }
+
+// newLoop returns a loop driving a new counter whose handler is x.
+func newLoop(x *script) *loop.Loop[string] {
+	return loop.New[string](&counter{handle: x.perform}, x, loop.Options{})
+}
+
+// Start implements loop.Starter.
+func (x *script) Start(ctx context.Context, l *loop.Loop[string]) error {
 	if x.start != nil {
 		return x.start(ctx, l)
 	}
 	return nil
 }
 
-// Execute implements runtime.Executor.
-func (x *script) Execute(ctx context.Context, l *runtime.Loop[string, *string], s runtime.Step[string, *string]) error {
+// Execute implements loop.Executor.
+func (x *script) Execute(ctx context.Context, l *loop.Loop[string], s loop.Step[string]) error {
+	actions := x.actions
+	x.actions = nil
 	switch {
 	case s.Err != nil:
 		x.steps = append(x.steps, s.Event+"!")
-	case s.Action == nil:
+	case len(actions) == 0:
 		x.steps = append(x.steps, s.Event+"→nil")
 	default:
-		x.steps = append(x.steps, s.Event+"→"+*s.Action)
-		if *s.Action == "stop" {
-			l.Stop()
+		for _, a := range actions {
+			x.steps = append(x.steps, s.Event+"→"+a)
+			if a == "stop" {
+				l.Stop()
+			}
 		}
 	}
 	if x.on != nil {
@@ -72,7 +89,7 @@ func (x *script) Execute(ctx context.Context, l *runtime.Loop[string, *string], 
 }
 
 // runLoop runs l with a deadline and returns Run's error.
-func runLoop(t *testing.T, l *runtime.Loop[string, *string]) error {
+func runLoop(t *testing.T, l *loop.Loop[string]) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -85,12 +102,12 @@ func runLoop(t *testing.T, l *runtime.Loop[string, *string]) error {
 func TestLoopHandsEventsInOrder(t *testing.T) {
 	tests := []struct {
 		name  string
-		start func(ctx context.Context, l *runtime.Loop[string, *string]) error
+		start func(ctx context.Context, l *loop.Loop[string]) error
 		want  []string
 	}{
 		{
 			name: "a task's events arrive in the order sent",
-			start: func(ctx context.Context, l *runtime.Loop[string, *string]) error {
+			start: func(ctx context.Context, l *loop.Loop[string]) error {
 				l.Go(ctx, "sender", func(ctx context.Context) {
 					for _, ev := range []string{"inc", "quiet", "bogus", "inc", "stop"} {
 						if l.Send(ctx, ev) != nil {
@@ -104,7 +121,7 @@ func TestLoopHandsEventsInOrder(t *testing.T) {
 		},
 		{
 			name: "Next goes ahead of queued events, in order",
-			start: func(ctx context.Context, l *runtime.Loop[string, *string]) error {
+			start: func(ctx context.Context, l *loop.Loop[string]) error {
 				require.NoError(t, l.Send(ctx, "stop"))
 				l.Next("inc")
 				l.Next("quiet")
@@ -114,7 +131,7 @@ func TestLoopHandsEventsInOrder(t *testing.T) {
 		},
 		{
 			name: "a stale event is dropped",
-			start: func(ctx context.Context, l *runtime.Loop[string, *string]) error {
+			start: func(ctx context.Context, l *loop.Loop[string]) error {
 				require.NoError(t, l.SendIf(ctx, "inc", func() bool { return false }))
 				require.NoError(t, l.SendIf(ctx, "inc", func() bool { return true }))
 				require.NoError(t, l.Send(ctx, "stop"))
@@ -124,7 +141,7 @@ func TestLoopHandsEventsInOrder(t *testing.T) {
 		},
 		{
 			name: "Call runs between events",
-			start: func(ctx context.Context, l *runtime.Loop[string, *string]) error {
+			start: func(ctx context.Context, l *loop.Loop[string]) error {
 				require.NoError(t, l.Send(ctx, "inc"))
 				require.NoError(t, l.Call(ctx, func() { l.Next("inc") }))
 				require.NoError(t, l.Send(ctx, "stop"))
@@ -136,7 +153,7 @@ func TestLoopHandsEventsInOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := &script{start: tt.start}
-			l := runtime.NewLoop[string, *string](&counter{}, x, runtime.Options{})
+			l := newLoop(x)
 			require.NoError(t, runLoop(t, l))
 			assert.Equal(t, tt.want, x.steps)
 		})
@@ -148,14 +165,14 @@ func TestLoopHandsEventsInOrder(t *testing.T) {
 func TestLoopStopsItsTasks(t *testing.T) {
 	tests := []struct {
 		name    string
-		on      func(ctx context.Context, l *runtime.Loop[string, *string], s runtime.Step[string, *string]) error
+		on      func(ctx context.Context, l *loop.Loop[string], s loop.Step[string]) error
 		cancel  bool // cancel Run's context instead
 		wantErr string
 	}{
 		{name: "Stop", on: nil},
 		{
 			name: "an executor error",
-			on: func(_ context.Context, _ *runtime.Loop[string, *string], s runtime.Step[string, *string]) error {
+			on: func(_ context.Context, _ *loop.Loop[string], s loop.Step[string]) error {
 				if s.Err != nil {
 					return errors.New("executor failed")
 				}
@@ -165,7 +182,7 @@ func TestLoopStopsItsTasks(t *testing.T) {
 		},
 		{
 			name: "a task panics",
-			on: func(ctx context.Context, l *runtime.Loop[string, *string], s runtime.Step[string, *string]) error {
+			on: func(ctx context.Context, l *loop.Loop[string], s loop.Step[string]) error {
 				if s.Err != nil {
 					l.Go(ctx, "bomb", func(context.Context) { panic("boom") })
 				}
@@ -178,12 +195,12 @@ func TestLoopStopsItsTasks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stopped atomic.Int32
-			var l *runtime.Loop[string, *string]
+			var l *loop.Loop[string]
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			x := &script{
 				on: tt.on,
-				start: func(lctx context.Context, l *runtime.Loop[string, *string]) error {
+				start: func(lctx context.Context, l *loop.Loop[string]) error {
 					for range 3 {
 						require.True(t, l.Go(lctx, "waiter", func(ctx context.Context) {
 							<-ctx.Done()
@@ -202,7 +219,7 @@ func TestLoopStopsItsTasks(t *testing.T) {
 					return nil
 				},
 			}
-			l = runtime.NewLoop[string, *string](&counter{}, x, runtime.Options{})
+			l = newLoop(x)
 			err := l.Run(ctx)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
@@ -210,24 +227,16 @@ func TestLoopStopsItsTasks(t *testing.T) {
 				require.ErrorContains(t, err, tt.wantErr)
 			}
 			assert.Equal(t, int32(3), stopped.Load(), "every task returned before Run did")
-			assert.ErrorIs(t, l.Send(context.Background(), "inc"), runtime.ErrStopped)
-			assert.ErrorIs(t, l.Call(context.Background(), func() {}), runtime.ErrStopped)
+			assert.ErrorIs(t, l.Send(context.Background(), "inc"), loop.ErrStopped)
+			assert.ErrorIs(t, l.Call(context.Background(), func() {}), loop.ErrStopped)
 			assert.False(t, l.Go(context.Background(), "late", func(context.Context) {}))
 			assert.ErrorContains(t, l.Run(context.Background()), "called twice")
 		})
 	}
 }
 
-// failingStart is an executor whose Start fails.
-type failingStart struct{ script }
-
-// Start implements runtime.Starter.
-func (failingStart) Start(context.Context, *runtime.Loop[string, *string]) error {
-	return errors.New("cannot start")
-}
-
 // TestLoopStartError checks that a failing Start stops Run.
 func TestLoopStartError(t *testing.T) {
-	l := runtime.NewLoop[string, *string](&counter{}, &failingStart{}, runtime.Options{})
-	require.EqualError(t, runLoop(t, l), "cannot start")
+	x := &script{start: func(context.Context, *loop.Loop[string]) error { return errors.New("cannot start") }}
+	require.EqualError(t, runLoop(t, newLoop(x)), "cannot start")
 }

@@ -1,0 +1,3 @@
+package trafficlight
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate trafficlight.yaml

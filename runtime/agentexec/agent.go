@@ -1,0 +1,409 @@
+// Package agentexec makes the coding agent act: it drives the agent
+// machine (gen/agent, with its guards and effects from package behavior)
+// with a runtime/loop Loop and performs the machine's actions.
+//
+// An [Agent] is both the machine's agent.Handler and the loop's Executor.
+// The machine calls its Handler methods during HandleEvent, on the loop
+// goroutine, once per action and in order: they start the work (an LLM
+// stream, a round of tools in parallel, the post-tools auto-commit hook, a
+// retry timer) in tasks the loop owns, which send their results back as
+// events. After each event, Execute records it and its actions in the
+// event log (see runtime/eventlog), saves the thread (see runtime/thread)
+// when the event changed it, and sends the input queued while the agent
+// was busy once the machine waits for it. A session can then be resumed
+// from the saved thread, and replayed from the log with [ReplayAgent].
+//
+// The files split the work by concern: agent.go (configuration, Run,
+// Start, Execute), handler.go (the actions), stream.go, tools.go, hook.go
+// and retry.go (the tasks the actions start), persist.go (the event log
+// and the thread), input.go (standard input, input lines, signals),
+// display.go and replay.go.
+package agentexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/loop"
+	"github.com/fsmgen/fsmgen/runtime/thread"
+)
+
+// Config is what an [Agent] works with.
+type Config struct {
+	// Behavior is the machine's guards and effects. Required.
+	Behavior *behavior.Agent
+	// Provider streams the LLM's replies. Required.
+	Provider llm.Provider
+	// Tools runs the tool calls. Required.
+	Tools ToolRunner
+	// Workspace is the directory the hook runs in. Required.
+	Workspace string
+	// Hook is the post-tools hook; nil means autocommit.Commit.
+	Hook Hook
+	// Display shows the agent's work; nil shows nothing.
+	Display Display
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Thread is the thread worked on. Its State is where the machine
+	// starts: empty for a new thread (an empty conversation named by
+	// Thread.ID), or a saved state to resume. Required.
+	Thread *thread.Thread
+	// Store saves Thread after every event that changes the conversation
+	// or the round of tools, at every turn end and on shutdown; nil saves
+	// nothing.
+	Store *thread.Store
+	// EventLog records every event handed to the machine, with the
+	// actions it caused; nil records nothing. The agent writes a session
+	// header to it when it starts.
+	EventLog *eventlog.Writer
+	// Secrets are replaced by "[REDACTED]" in everything the agent writes
+	// to the thread and the event log (an API key, say, that a tool
+	// printed).
+	Secrets []string
+	// Prompt, when set, is sent as the user's message once the machine
+	// waits for input (after finishing a resumed turn, if any).
+	Prompt string
+	// Input supplies the user's messages, one per line; nil means none.
+	// When it ends, the agent stops once every turn has ended. Run
+	// interrupts a blocked read when it stops: through SetReadDeadline (a
+	// pollable file: see [OpenStdin]; a connection) or Close (an
+	// io.PipeReader). A reader that allows neither is read through a
+	// goroutine of its own that may outlive Run until the read returns.
+	Input io.Reader
+	// Signals, when received, ask the agent to shut down (e.g. os.Interrupt
+	// and syscall.SIGTERM); nil means none are watched.
+	Signals []os.Signal
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result is how a run of the agent ended.
+type Result struct {
+	// Turns counts the turns that ended during the run.
+	Turns int
+	// LastError is the error the last turn ended with ("" when it ended
+	// with the assistant's reply).
+	LastError string
+	// Idle is true when the agent stopped between turns, false when it
+	// was stopped in the middle of one (by a signal, say); the thread then
+	// resumes that turn.
+	Idle bool
+	// State is the kind of state the thread was saved in.
+	State agent.StateKind
+}
+
+// Agent runs the coding agent machine: it is the machine's agent.Handler,
+// which performs the actions, and the loop's [loop.Executor], which
+// records, saves and feeds queued input after every event. Create it with
+// [New] and run it once with [Agent.Run].
+type Agent struct {
+	cfg     Config
+	m       *agent.Machine
+	log     *slog.Logger
+	display Display
+	hook    Hook
+	now     func() time.Time
+
+	// Set by Start: the loop the Handler methods start their tasks in, and
+	// its context.
+	loop *loop.Loop[agent.Event]
+	ctx  context.Context
+
+	// Loop goroutine only.
+	ev           agent.Event    // the event the machine is handling
+	actions      []agent.Action // the actions performed for ev, for the event log
+	arrived      bool           // what ev brought was shown (see arrive)
+	failed       error          // a Handler method's failure, returned by Execute
+	streamGen    uint64
+	streamCancel context.CancelFunc
+	toolsGen     uint64
+	toolsCancel  context.CancelFunc
+	timerGen     uint64
+	timerCancel  context.CancelFunc
+	calls        map[string]chat.ToolCall
+	queue        []string
+	inputClosed  bool
+	shutdownSent bool
+	busy         bool
+	turnErr      string
+	saved        []byte // the last state saved that is not ShuttingDown
+	savedKind    agent.StateKind
+	result       Result
+	ran          bool
+}
+
+var (
+	_ loop.Executor[agent.Event] = (*Agent)(nil)
+	_ loop.Starter[agent.Event]  = (*Agent)(nil)
+)
+
+// New returns an agent for cfg, its machine in the state cfg.Thread was
+// saved in.
+func New(cfg Config) (*Agent, error) {
+	switch {
+	case cfg.Behavior == nil:
+		return nil, errors.New("agentexec: Config.Behavior is nil; build one with behavior.New")
+	case cfg.Provider == nil:
+		return nil, errors.New("agentexec: Config.Provider is nil; build one with llm.New")
+	case cfg.Tools == nil:
+		return nil, errors.New("agentexec: Config.Tools is nil; use tools.Default")
+	case cfg.Thread == nil:
+		return nil, errors.New("agentexec: Config.Thread is nil; give a new thread or a loaded one")
+	}
+	a := &Agent{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		display: cfg.Display,
+		hook:    cfg.Hook,
+		now:     cfg.Now,
+		calls:   map[string]chat.ToolCall{},
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.display == nil {
+		a.display = NopDisplay{}
+	}
+	if a.hook == nil {
+		a.hook = autocommit.Commit
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	m, err := restore(cfg.Behavior, a, cfg.Thread)
+	if err != nil {
+		return nil, err
+	}
+	a.m = m
+	a.busy = m.Kind() != agent.StateWaitingForUserInput
+	a.saved = cfg.Thread.State
+	a.savedKind = m.Kind()
+	a.queue = slices.Clone(cfg.Thread.QueuedInput)
+	return a, nil
+}
+
+// restore builds the machine for a thread, with h as its Handler: new, or
+// in its saved state.
+func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machine, error) {
+	if len(t.State) == 0 {
+		return agent.New(b, h, agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}), nil
+	}
+	st, err := agent.UnmarshalState(t.State)
+	if err != nil {
+		return nil, fmt.Errorf("resume thread %s: %w; the thread file is damaged", t.ID, err)
+	}
+	if st.Kind() == agent.StateShuttingDown {
+		return nil, fmt.Errorf("resume thread %s: it was saved shutting down, without its conversation; it cannot be resumed", t.ID)
+	}
+	m, err := agent.Restore(b, h, st)
+	if err != nil {
+		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+	}
+	return m, nil
+}
+
+// Machine returns the agent's machine. Read it only when Run is not
+// running, and never hand it events: its Handler is the Agent, whose
+// methods work only inside Run.
+func (a *Agent) Machine() *agent.Machine { return a.m }
+
+// Run runs the agent until it shuts down: when asked to (a signal, the end
+// of its input once every turn has ended), when ctx is done (without a
+// final save: use a signal or ShutdownRequested for a clean stop), or on a
+// failure to save the thread or write the event log.
+func (a *Agent) Run(ctx context.Context) (Result, error) {
+	if a.ran {
+		return Result{}, errors.New("agentexec: Agent.Run called twice; create a new Agent (from the saved thread) for each run")
+	}
+	a.ran = true
+	l := loop.New[agent.Event](stepper{a}, a, loop.Options{Logger: a.log})
+	err := l.Run(ctx)
+	a.result.State = a.savedKind
+	a.result.Idle = a.savedKind == agent.StateWaitingForUserInput && len(a.queue) == 0
+	return a.result, err
+}
+
+// stepper is the machine as the loop drives it: it notes the event at
+// hand before the machine handles it, so that the Handler methods know
+// what their actions answer.
+type stepper struct{ a *Agent }
+
+// HandleEvent implements loop.Machine.
+func (s stepper) HandleEvent(ev agent.Event) error {
+	s.a.ev, s.a.actions, s.a.arrived = ev, s.a.actions[:0], false
+	return s.a.m.HandleEvent(ev)
+}
+
+// Start writes the session header, resumes what the saved state had in
+// flight, and starts reading input and watching signals.
+func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
+	a.loop, a.ctx = l, ctx
+	if err := a.writeHeader(); err != nil {
+		return err
+	}
+	if err := a.save(); err != nil {
+		return err
+	}
+	if len(a.cfg.Signals) > 0 {
+		a.watchSignals()
+	}
+	switch st := a.m.State().(type) {
+	case agent.CallingLLM:
+		a.display.Notice("resuming: sending the LLM request again")
+		a.startStream(a.cfg.Behavior.BuildRequest(st.Conversation))
+	case agent.ExecutingTools:
+		for _, e := range st.Executions {
+			a.calls[e.Call.ID] = e.Call
+			if e.Status != chat.ToolCompleted {
+				a.display.Notice(fmt.Sprintf("resuming: tool %s (%s) was interrupted", e.Call.Name, e.Call.ID))
+				l.Next(&agent.ToolCompleted{CallID: e.Call.ID, Outcome: interruptedOutcome})
+			}
+		}
+	case agent.PostToolsHook:
+		a.display.Notice("resuming: running the post-tools hook")
+		a.startHook(st.CompletedTools)
+	case agent.Error:
+		d := a.cfg.Behavior.Backoff(st.Retries, st.Error.RetryAfter)
+		a.display.Retry(st.Retries, d, st.Error)
+		a.startTimer(d)
+	}
+	if a.cfg.Prompt != "" {
+		a.queue = append(a.queue, a.cfg.Prompt)
+	}
+	if a.cfg.Input != nil {
+		a.readInput()
+	} else {
+		a.inputClosed = true
+	}
+	a.settle()
+	return nil
+}
+
+// Execute records the step and the actions the machine performed for it,
+// saves the thread when the step changed it, and sends queued input once
+// the machine waits.
+func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Step[agent.Event]) error {
+	rejected := errors.Is(s.Err, agent.ErrRejected)
+	if err := a.record(s, rejected); err != nil {
+		return err
+	}
+	if a.failed != nil {
+		return a.failed
+	}
+	if s.Err != nil {
+		if ui, ok := s.Event.(*agent.UserInput); ok && rejected {
+			a.queue = append(a.queue, ui.Message.Content)
+			a.display.Notice("busy: your message is queued and will be sent when this turn ends")
+			return a.save()
+		}
+		a.log.Warn("the machine refused an event", "seq", s.Seq, "event", s.Event.Kind().String(), "error", s.Err)
+		return nil
+	}
+	if !a.arrived {
+		a.arrive()
+	}
+	busy := a.isBusy()
+	if a.m.Kind() != agent.StateShuttingDown && changesThread(s.Event) {
+		if err := a.capture(); err != nil {
+			return err
+		}
+		if err := a.save(); err != nil {
+			return err
+		}
+	}
+	if a.busy && !busy && a.m.Kind() == agent.StateWaitingForUserInput {
+		a.result.Turns++
+		a.result.LastError = a.turnErr
+		a.display.TurnEnd()
+	}
+	a.busy = busy
+	a.settle()
+	return nil
+}
+
+// isBusy reports whether the machine is in the middle of a turn.
+func (a *Agent) isBusy() bool {
+	k := a.m.Kind()
+	return k != agent.StateWaitingForUserInput && k != agent.StateShuttingDown
+}
+
+// arrive shows what the accepted event at hand brought (the reply, a
+// tool's progress or result) and notes the start of a turn. It runs once
+// per event, before the event's first action is performed (or in Execute
+// when there was none), so that the user sees the event before what it
+// caused.
+func (a *Agent) arrive() {
+	a.arrived = true
+	acted := len(a.actions) > 0
+	switch ev := a.ev.(type) {
+	case *agent.LLMCompleted:
+		a.display.Reply(ev.Response.Message)
+	case *agent.ToolProgress:
+		if acted { // an ignored report (of a call that has completed) is not shown
+			a.display.ToolProgress(a.call(ev.CallID), ev.Progress)
+		}
+	case *agent.ToolCompleted:
+		a.display.ToolResult(a.call(ev.CallID), ev.Outcome)
+	}
+	if a.isBusy() && !a.busy {
+		a.turnErr = ""
+	}
+}
+
+// changesThread reports whether an accepted event changes what the thread
+// saves: the conversation, the round of tools, the retry count. Deltas and
+// progress reports do not.
+func changesThread(ev agent.Event) bool {
+	switch ev.(type) {
+	case *agent.TextDelta, *agent.ToolCallDelta, *agent.ToolProgress:
+		return false
+	}
+	return true
+}
+
+// settle sends the next queued message, or asks to shut down once the
+// input has ended, when the machine waits for input.
+func (a *Agent) settle() {
+	if a.m.Kind() != agent.StateWaitingForUserInput || a.shutdownSent {
+		return
+	}
+	if len(a.queue) > 0 {
+		msg := a.queue[0]
+		a.queue = a.queue[1:]
+		a.loop.Next(&agent.UserInput{Message: chat.UserMessage(msg)})
+		return
+	}
+	if a.inputClosed {
+		a.shutdownSent = true
+		a.loop.Next(&agent.ShutdownRequested{})
+	}
+}
+
+// call returns the tool call with the given ID, as far as it is known.
+func (a *Agent) call(id string) chat.ToolCall {
+	if c, ok := a.calls[id]; ok {
+		return c
+	}
+	return chat.ToolCall{ID: id, Name: "?"}
+}
+
+// cancelAll cancels the stream, the tools and the timer in flight.
+func (a *Agent) cancelAll() {
+	for _, c := range []context.CancelFunc{a.streamCancel, a.toolsCancel, a.timerCancel} {
+		if c != nil {
+			c()
+		}
+	}
+}

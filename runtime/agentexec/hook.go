@@ -1,0 +1,30 @@
+package agentexec
+
+import (
+	"context"
+
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
+)
+
+// Hook is the post-tools hook: it runs after a round of tools that may have
+// changed files, in the workspace dir. autocommit.Commit is one.
+type Hook func(ctx context.Context, dir string, tools []chat.CompletedTool) (autocommit.Result, error)
+
+// startHook runs the post-tools hook in a task, then shows what it did and
+// sends PostToolsHookCompleted. A failed hook does not stop the turn.
+func (a *Agent) startHook(completed []chat.CompletedTool) {
+	l := a.loop
+	l.Go(a.ctx, "post-tools hook", func(ctx context.Context) {
+		res, err := a.hook(ctx, a.cfg.Workspace, completed)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			a.log.Warn("post-tools hook failed", "error", err)
+		}
+		_ = l.Call(ctx, func() { a.display.Hook(res, err) })
+		_ = l.Send(ctx, &agent.PostToolsHookCompleted{ActionTaken: err == nil && res.Committed})
+	})
+}

@@ -1,0 +1,154 @@
+package agentexec
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/gen/agent"
+)
+
+// maxInputLine caps one line of input.
+const maxInputLine = 4 << 20
+
+// readInput reads the user's messages, one per line, in a task; blank
+// lines are skipped. When the input ends the agent stops once every turn
+// has ended.
+func (a *Agent) readInput() {
+	r := a.cfg.Input
+	if !interruptible(r) {
+		r = detach(r)
+	}
+	l := a.loop
+	l.Go(a.ctx, "input", func(ctx context.Context) {
+		stop := context.AfterFunc(ctx, func() { interrupt(r) })
+		defer stop()
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), maxInputLine)
+		for sc.Scan() {
+			line := strings.TrimRight(sc.Text(), "\r")
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			if l.Send(ctx, &agent.UserInput{Message: chat.UserMessage(line)}) != nil {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil && ctx.Err() == nil {
+			a.log.Warn("reading input failed; no more input is read", "error", err)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		_ = l.Call(ctx, func() {
+			a.inputClosed = true
+			a.settle()
+		})
+	})
+}
+
+// deadliner is a reader whose blocked reads a deadline can end.
+type deadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// interruptible reports whether a blocked Read on r can be ended: a
+// regular file never blocks, a pollable file or connection takes a
+// deadline, another io.Closer (an io.PipeReader) ends reads when closed.
+func interruptible(r io.Reader) bool {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+		return f.SetReadDeadline(time.Time{}) == nil
+	}
+	if d, ok := r.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
+		return true
+	}
+	_, ok := r.(io.Closer)
+	return ok
+}
+
+// interrupt makes a blocked Read on r return.
+func interrupt(r io.Reader) {
+	if d, ok := r.(deadliner); ok && d.SetReadDeadline(time.Now()) == nil {
+		return
+	}
+	if _, isFile := r.(*os.File); isFile {
+		return // a regular file: its reads do not block
+	}
+	if c, ok := r.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// detach returns a reader of r that can be closed while a read of r
+// blocks. It copies r in a goroutine that no one can stop: a read that
+// the operating system cannot interrupt ends only with input, the end of
+// the input, or the process. It is the fallback for such readers (a
+// terminal OpenStdin could not open again); the input task itself stays
+// owned by the loop and stops when told to.
+func detach(r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		_ = pw.CloseWithError(err)
+	}()
+	return pr
+}
+
+// OpenStdin returns a reader of the process's standard input whose reads
+// can be interrupted, so that [Agent.Run] can stop its input task.
+//
+// A read from os.Stdin on a terminal or a pipe blocks in the kernel and
+// cannot be interrupted. When standard input is a terminal or a pipe,
+// OpenStdin opens it again (through /dev/stdin, a file description of its
+// own, in non-blocking mode so that Go's poller serves it and
+// SetReadDeadline works); the flags of the descriptor the shell shares are
+// untouched. Anything else (a regular file, whose reads never block), or a
+// failure to reopen, gives os.Stdin itself. Close the file returned when it
+// is not os.Stdin.
+func OpenStdin() *os.File {
+	fi, err := os.Stdin.Stat()
+	if err != nil || fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) == 0 {
+		return os.Stdin
+	}
+	for _, name := range []string{"/dev/stdin", "/proc/self/fd/0"} {
+		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			return os.NewFile(uintptr(fd), name)
+		}
+	}
+	return os.Stdin
+}
+
+// watchSignals sends ShutdownRequested when one of the configured signals
+// arrives.
+func (a *Agent) watchSignals() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, a.cfg.Signals...)
+	l := a.loop
+	started := l.Go(a.ctx, "signals", func(ctx context.Context) {
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case sig := <-ch:
+				a.log.Info("signal received; shutting down", "signal", sig.String())
+				_ = l.Call(ctx, func() { a.display.Notice(fmt.Sprintf("%s: stopping; the thread is saved", sig)) })
+				_ = l.Send(ctx, &agent.ShutdownRequested{})
+			}
+		}
+	})
+	if !started {
+		signal.Stop(ch)
+	}
+}

@@ -1,0 +1,109 @@
+package agentexec
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/loop"
+)
+
+// MachineName is the machine name the agent writes in event log headers.
+const MachineName = "agent"
+
+// writeHeader starts the session in the event log: the behaviour's
+// configuration (a behavior.Config) and the state the machine starts in.
+func (a *Agent) writeHeader() error {
+	if a.cfg.EventLog == nil {
+		return nil
+	}
+	conf, err := json.Marshal(a.cfg.Behavior.Config())
+	if err != nil {
+		return fmt.Errorf("event log header: encode the behaviour config: %w", err)
+	}
+	state, err := json.Marshal(a.m.State())
+	if err != nil {
+		return fmt.Errorf("event log header: encode the state: %w", err)
+	}
+	t := a.cfg.Thread
+	err = a.cfg.EventLog.WriteHeader(eventlog.Header{
+		Machine: MachineName,
+		Thread:  t.ID,
+		Started: a.now().UTC(),
+		Config:  a.redact(conf),
+		State:   a.redact(state),
+		Meta:    map[string]string{"provider": t.Provider, "model": t.Model, "workspace": t.Workspace},
+	})
+	if err != nil {
+		return fmt.Errorf("start the event log: %w", err)
+	}
+	return nil
+}
+
+// record appends the step and the actions performed for it to the event
+// log.
+func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
+	if a.cfg.EventLog == nil {
+		return nil
+	}
+	ev, err := json.Marshal(s.Event)
+	if err != nil {
+		return fmt.Errorf("event log: encode event %d: %w", s.Seq, err)
+	}
+	acts := make([]json.RawMessage, len(a.actions))
+	for i, act := range a.actions {
+		b, err := json.Marshal(act)
+		if err != nil {
+			return fmt.Errorf("event log: encode action %d of event %d: %w", i+1, s.Seq, err)
+		}
+		acts[i] = a.redact(b)
+	}
+	rec := eventlog.Record{Event: a.redact(ev), Actions: acts, Rejected: rejected}
+	if s.Err != nil {
+		rec.Error = string(a.redact([]byte(s.Err.Error())))
+	}
+	if _, err := a.cfg.EventLog.Append(rec); err != nil {
+		return fmt.Errorf("record event %d: %w", s.Seq, err)
+	}
+	return nil
+}
+
+// capture keeps the machine's current state for the next save.
+func (a *Agent) capture() error {
+	st, err := json.Marshal(a.m.State())
+	if err != nil {
+		return fmt.Errorf("save thread %s: encode the state: %w", a.cfg.Thread.ID, err)
+	}
+	a.saved = st
+	a.savedKind = a.m.Kind()
+	return nil
+}
+
+// save writes the thread with the last captured state and the queued input.
+func (a *Agent) save() error {
+	t := a.cfg.Thread
+	t.State = a.redact(a.saved)
+	t.QueuedInput = slices.Clone(a.queue)
+	t.Updated = a.now().UTC()
+	if a.cfg.Store == nil {
+		return nil
+	}
+	return a.cfg.Store.Save(t)
+}
+
+// redact replaces every secret in data.
+func (a *Agent) redact(data []byte) []byte {
+	if data == nil {
+		return nil
+	}
+	out := string(data)
+	for _, s := range a.cfg.Secrets {
+		if len(s) >= 8 {
+			out = strings.ReplaceAll(out, s, "[REDACTED]")
+		}
+	}
+	return []byte(out)
+}

@@ -157,34 +157,17 @@ func (a *Agent) HasToolCalls(response chat.Response) bool {
 	return len(response.Message.ToolCalls) > 0
 }
 
-// pending returns the index of the first execution for callID that has
-// not completed, or -1.
-func pending(execs []chat.ToolExecution, callID string) int {
-	for i := range execs {
-		if execs[i].Call.ID == callID && execs[i].Status != chat.ToolCompleted {
-			return i
-		}
-	}
-	return -1
-}
-
 // IsUnknownCall reports whether the completion names no pending call of
 // this round (unknown or already completed).
-func (a *Agent) IsUnknownCall(executions []chat.ToolExecution, callID string) bool {
-	return pending(executions, callID) < 0
+func (a *Agent) IsUnknownCall(round chat.ToolRound, callID string) bool {
+	return round.Pending(callID) < 0
 }
 
 // ToolsPending reports whether other calls of the round are still pending
 // once this one completes. The spec tests it after isUnknownCall, so the
 // completing call is itself pending: others are when more than one is.
-func (a *Agent) ToolsPending(executions []chat.ToolExecution) bool {
-	n := 0
-	for i := range executions {
-		if executions[i].Status != chat.ToolCompleted {
-			n++
-		}
-	}
-	return n > 1
+func (a *Agent) ToolsPending(round chat.ToolRound) bool {
+	return round.PendingCount() > 1
 }
 
 // MutatingToolRan reports whether, with this completion, a completed call
@@ -192,9 +175,9 @@ func (a *Agent) ToolsPending(executions []chat.ToolExecution) bool {
 // call is the last pending one (after isUnknownCall and toolsPending), so
 // every call of the round has then run: any mutating one counts. A failed
 // call counts too: a failed bash command may still have changed files.
-func (a *Agent) MutatingToolRan(executions []chat.ToolExecution) bool {
-	for i := range executions {
-		if slices.Contains(a.cfg.MutatingTools, executions[i].Call.Name) {
+func (a *Agent) MutatingToolRan(round chat.ToolRound) bool {
+	for _, c := range round.Calls() {
+		if slices.Contains(a.cfg.MutatingTools, c.Name) {
 			return true
 		}
 	}
@@ -203,8 +186,8 @@ func (a *Agent) MutatingToolRan(executions []chat.ToolExecution) bool {
 
 // IsKnownCall reports whether the progress report names a call of this
 // round that has not completed.
-func (a *Agent) IsKnownCall(executions []chat.ToolExecution, callID string) bool {
-	return pending(executions, callID) >= 0
+func (a *Agent) IsKnownCall(round chat.ToolRound, callID string) bool {
+	return round.Pending(callID) >= 0
 }
 
 // StartTurn appends the user's message and builds the request; a new
@@ -227,14 +210,11 @@ func withRole(msg chat.Message, role chat.Role) chat.Message {
 	return msg
 }
 
-// StartTools lists one pending execution per tool call, in the LLM's order.
-func (a *Agent) StartTools(response chat.Response) ([]chat.ToolExecution, []chat.ToolCall) {
-	calls := response.Message.ToolCalls
-	execs := make([]chat.ToolExecution, len(calls))
-	for i := range calls {
-		execs[i] = chat.ToolExecution{Call: calls[i], Status: chat.ToolPending}
-	}
-	return execs, slices.Clip(calls)
+// StartTools starts the round of the reply's tool calls, all pending, in
+// the LLM's order, in the conversation's storage.
+func (a *Agent) StartTools(c chat.Conversation, response chat.Response) (chat.ToolRound, []chat.ToolCall) {
+	round := c.StartRound(response.Message.ToolCalls)
+	return round, round.Calls()
 }
 
 // ScheduleRetry counts the failed attempt and computes the backoff delay.
@@ -255,64 +235,43 @@ func (a *Agent) GiveUp(retries int, err chat.LLMError) string {
 	return fmt.Sprintf("LLM request failed after %d attempts: %s", attempts, err.Error())
 }
 
-// RecordProgress marks the call running with its progress, in a copy of
-// the executions.
-func (a *Agent) RecordProgress(executions []chat.ToolExecution, callID string, progress chat.ToolProgress) []chat.ToolExecution {
-	i := pending(executions, callID)
-	if i < 0 {
-		return executions
+// RecordProgress marks the call running with its progress.
+func (a *Agent) RecordProgress(round chat.ToolRound, callID string, progress chat.ToolProgress) chat.ToolRound {
+	if i := round.Pending(callID); i >= 0 {
+		return round.Progress(i, progress)
 	}
-	out := slices.Clone(executions)
-	out[i].Status = chat.ToolRunning
-	out[i].Progress = progress
-	return out
+	return round
 }
 
-// RecordOutcome marks the call completed with its outcome, in a copy of
-// the executions.
-func (a *Agent) RecordOutcome(executions []chat.ToolExecution, callID string, outcome chat.ToolOutcome) []chat.ToolExecution {
-	i := pending(executions, callID)
-	if i < 0 {
-		return executions
+// RecordOutcome marks the call completed with its outcome.
+func (a *Agent) RecordOutcome(round chat.ToolRound, callID string, outcome chat.ToolOutcome) chat.ToolRound {
+	if i := round.Pending(callID); i >= 0 {
+		return round.Complete(i, outcome)
 	}
-	out := slices.Clone(executions)
-	out[i].Status = chat.ToolCompleted
-	out[i].Outcome = outcome
-	return out
+	return round
 }
 
-// results appends one tool message per execution to the conversation, in
-// the LLM's order. The call still pending, the one the event completes
-// (the spec tests toolsPending first), gets outcome.
-func results(c chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) chat.Conversation {
-	for i := range executions {
-		e := &executions[i]
-		out := &e.Outcome
-		if e.Status != chat.ToolCompleted {
-			out = &outcome
-		}
-		c = c.Append(chat.Message{Role: chat.RoleTool, Content: out.Content, ToolCallID: e.Call.ID, ToolName: e.Call.Name, IsError: out.IsError})
+// finish completes the last pending call of the round and appends one
+// tool message per call to the conversation, in the LLM's order.
+func finish(c chat.Conversation, round chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, chat.ToolRound) {
+	if i := round.Pending(callID); i >= 0 {
+		round = round.Complete(i, outcome)
 	}
-	return c
+	return c.AppendToolResults(round), round
 }
 
 // FinishToolsWithHook appends the tool results in the LLM's order and
-// freezes the next request for after the hook.
-func (a *Agent) FinishToolsWithHook(c chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, chat.Request, []chat.CompletedTool) {
-	c = results(c, executions, outcome)
-	msgs := c.Messages()
-	done := make([]chat.CompletedTool, len(executions))
-	for i := range executions {
-		msg := &msgs[len(msgs)-len(executions)+i]
-		done[i] = chat.CompletedTool{CallID: msg.ToolCallID, ToolName: msg.ToolName, Succeeded: !msg.IsError}
-	}
-	return c, a.BuildRequest(c), done
+// freezes the next request for after the hook, which runs on the
+// completed round.
+func (a *Agent) FinishToolsWithHook(c chat.Conversation, round chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, chat.Request, chat.ToolRound) {
+	c, round = finish(c, round, callID, outcome)
+	return c, a.BuildRequest(c), round
 }
 
 // FinishTools appends the tool results in the LLM's order and builds the
 // next request, which has had no retries.
-func (a *Agent) FinishTools(c chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request) {
-	c = results(c, executions, outcome)
+func (a *Agent) FinishTools(c chat.Conversation, round chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request) {
+	c, _ = finish(c, round, callID, outcome)
 	return c, 0, a.BuildRequest(c)
 }
 

@@ -181,7 +181,7 @@ func TestTurns(t *testing.T) {
 			{event: reply("", call("a", "read_file"), call("b", "bash"), call("c", "read_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
 			{event: done("c", "C"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
 			{event: &agent.ToolProgress{CallID: "b", Progress: chat.ToolProgress{Fraction: 0.5, Message: "half"}}, state: agent.StateExecutingTools, action: agent.ActionWaitForInput, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
-				ex := m.State().(agent.ExecutingTools).Executions
+				ex := m.State().(agent.ExecutingTools).Executions.Executions()
 				assert.Equal(t, chat.ToolPending, ex[0].Status)
 				assert.Equal(t, chat.ToolRunning, ex[1].Status, "progress moves Pending to Running")
 				assert.Equal(t, "half", ex[1].Progress.Message)
@@ -195,7 +195,7 @@ func TestTurns(t *testing.T) {
 					{CallID: "a", ToolName: "read_file", Succeeded: true},
 					{CallID: "b", ToolName: "bash", Succeeded: false},
 					{CallID: "c", ToolName: "read_file", Succeeded: true},
-				}, act.(*agent.RunPostToolsHook).CompletedTools, "a failed bash still runs the hook")
+				}, act.(*agent.RunPostToolsHook).CompletedTools.Completed(), "a failed bash still runs the hook")
 				h := m.State().(agent.PostToolsHook)
 				assert.Equal(t, []string{"user:go", "assistant:", "tool:A", "tool:exit 1", "tool:C"}, contents(h.Conversation.Messages()))
 				assert.True(t, h.Conversation.Messages()[3].IsError)

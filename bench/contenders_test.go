@@ -95,7 +95,7 @@ func (h *countHandler) ExecuteTools(calls []chat.ToolCall) {
 	}
 }
 
-func (h *countHandler) RunPostToolsHook(completedTools []chat.CompletedTool) {
+func (h *countHandler) RunPostToolsHook(completedTools chat.ToolRound) {
 	h.n++
 	if h.rec != nil {
 		h.rec.RunPostToolsHook(completedTools)
@@ -234,7 +234,7 @@ func (r *generated) step(i int) outcome {
 	case *agent.ExecuteTools:
 		o.Detail = describeCalls(a.Calls)
 	case *agent.RunPostToolsHook:
-		o.Detail = fmt.Sprint(a.CompletedTools)
+		o.Detail = fmt.Sprint(a.CompletedTools.Completed())
 	case *agent.DisplayMessage:
 		o.Detail = a.Content
 	case *agent.DisplayError:

@@ -61,7 +61,17 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 	if len(msgs) == 0 {
 		return c
 	}
-	switch need := c.n + len(msgs); {
+	c = c.reserve(len(msgs))
+	c.log.msgs = append(c.log.msgs, msgs...)
+	c.n = len(c.log.msgs)
+	return c
+}
+
+// reserve returns c with room for k more messages at the end of its
+// storage, which it may then append in place: c's own storage when c is
+// the last copy that appended to it, new storage otherwise.
+func (c Conversation) reserve(k int) Conversation {
+	switch need := c.n + k; {
 	case c.log == nil || len(c.log.msgs) != c.n:
 		// Empty, or another copy appended first: take storage of our own.
 		c.log = &messageLog{msgs: c.moved(max(2*need, 8))}
@@ -71,19 +81,41 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 		// a long conversation four times as often).
 		c.log.msgs = c.moved(max(2*cap(c.log.msgs), need))
 	}
-	c.log.msgs = append(c.log.msgs, msgs...)
+	return c
+}
+
+// AppendToolResults returns the conversation with one tool message per
+// call of the round, in the LLM's order, each with the call's outcome (or
+// none, for a call that has not completed). c itself is unchanged.
+func (c Conversation) AppendToolResults(r ToolRound) Conversation {
+	k := len(r.calls)
+	if k == 0 {
+		return c
+	}
+	c = c.reserve(k)
+	start := len(c.log.msgs)
+	c.log.msgs = c.log.msgs[:start+k]
+	for i := range r.calls {
+		call := &r.calls[i]
+		msg := Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name}
+		if o := r.outcome(i); o != nil {
+			msg.Content, msg.IsError = o.Content, o.IsError
+		}
+		c.log.msgs[start+i] = msg
+	}
 	c.n = len(c.log.msgs)
 	return c
 }
 
-// Grow returns the conversation with room for n more messages: appending
-// them, one copy after another, allocates nothing. c itself is unchanged;
-// the result has storage of its own unless c already had the room.
+// Grow returns the conversation with room for n more messages, and for n
+// more reports of the tool rounds started from it: appending them, one
+// copy after another, allocates nothing. c itself is unchanged; the result
+// has storage of its own unless c already had the room.
 func (c Conversation) Grow(n int) Conversation {
-	if n <= 0 || c.log != nil && len(c.log.msgs) == c.n && cap(c.log.msgs)-c.n >= n {
+	if n <= 0 || c.log != nil && len(c.log.msgs) == c.n && cap(c.log.msgs)-c.n >= n && cap(c.log.reports)-len(c.log.reports) >= n {
 		return c
 	}
-	c.log = &messageLog{msgs: c.moved(c.n + n)}
+	c.log = &messageLog{msgs: c.moved(c.n + n), reports: make([]toolReport, 0, n)}
 	return c
 }
 

@@ -106,8 +106,9 @@ func TestConversationGrow(t *testing.T) {
 	assert.Same(t, &g.Messages()[0], &c.Messages()[0], "appending what Grow made room for does not move the storage")
 	assert.Equal(t, []string{"one", "two"}, texts(b), "growing a copy leaves the others alone")
 	assert.Equal(t, g, g.Grow(0))
-	h := g.Append(chat.UserMessage("y"))
+	h := chat.NewConversation("T-4").Grow(20).Append(chat.UserMessage("y"))
 	assert.Equal(t, h, h.Grow(10), "room already there: nothing to do")
+	assert.NotSame(t, &h.Messages()[0], &h.Grow(20).Messages()[0], "room for 19 messages only: new storage")
 
 	var zero chat.Conversation
 	assert.Equal(t, 0, zero.Grow(3).Len())

@@ -68,8 +68,9 @@ func (r ToolRound) reports() []toolReport {
 // Execution returns call i and how far it has got.
 func (r ToolRound) Execution(i int) ToolExecution {
 	e := ToolExecution{Call: r.calls[i], Status: ToolPending}
-	for _, rep := range r.reports() {
-		if rep.call == i {
+	reps := r.reports()
+	for j := range reps {
+		if rep := &reps[j]; rep.call == i {
 			e.Status = rep.status
 			if rep.status == ToolCompleted {
 				e.Outcome = rep.outcome
@@ -84,12 +85,28 @@ func (r ToolRound) Execution(i int) ToolExecution {
 // status returns where call i stands.
 func (r ToolRound) status(i int) ToolStatus {
 	s := ToolPending
-	for _, rep := range r.reports() {
-		if rep.call == i {
-			s = rep.status
+	reps := r.reports()
+	for j := range reps {
+		if reps[j].call == i {
+			s = reps[j].status
 		}
 	}
 	return s
+}
+
+// outcome returns the outcome of call i, or nil when it has not
+// completed. It points into the round's storage: read it, never modify it.
+func (r ToolRound) outcome(i int) *ToolOutcome {
+	reps := r.reports()
+	for j := len(reps) - 1; j >= 0; j-- {
+		if rep := &reps[j]; rep.call == i {
+			if rep.status == ToolCompleted {
+				return &rep.outcome
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // Executions returns every call and how far it has got, in the LLM's
@@ -196,6 +213,10 @@ func (r *ToolRound) UnmarshalJSON(data []byte) error {
 	var execs []ToolExecution
 	if err := json.Unmarshal(data, &execs); err != nil {
 		return fmt.Errorf("decode tool round: %w", err)
+	}
+	if len(execs) == 0 {
+		*r = ToolRound{}
+		return nil
 	}
 	calls := make([]ToolCall, len(execs))
 	for i, e := range execs {

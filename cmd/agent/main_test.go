@@ -434,15 +434,15 @@ func TestKillMidTurnAndResume(t *testing.T) {
 		}
 		id = ids[0]
 		st, ok := e.state(t, id).(agent.ExecutingTools)
-		return ok && len(st.Executions) == 2 && st.Executions[0].Status == chat.ToolCompleted
+		return ok && st.Executions.Len() == 2 && st.Executions.Execution(0).Status == chat.ToolCompleted
 	}, 20*time.Second, 20*time.Millisecond, "stderr:\n%s", stderr.String())
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 
 	st := e.state(t, id).(agent.ExecutingTools)
 	assert.Equal(t, []string{"user: Fix the greeting, then run the slow check.", "assistant: Fixing the greeting and running the slow check."}, messages(st))
-	assert.Equal(t, "toolu_edit", st.Executions[0].Call.ID)
-	assert.NotEqual(t, chat.ToolCompleted, st.Executions[1].Status)
+	assert.Equal(t, "toolu_edit", st.Executions.Execution(0).Call.ID)
+	assert.NotEqual(t, chat.ToolCompleted, st.Executions.Execution(1).Status)
 	assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, e.ws, "hello.txt"))
 	assert.Equal(t, "initial", gittest.Git(t, e.ws, "log", "-1", "--format=%s"), "killed before the hook")
 

@@ -243,8 +243,8 @@ func (ProcessingLLMResponse) isState() {}
 // ExecutingTools is the state ExecutingTools: The tool calls of the last reply
 // run in parallel; executions follow the LLM's order.
 type ExecutingTools struct {
-	Conversation chat.Conversation    `json:"conversation"`
-	Executions   []chat.ToolExecution `json:"executions"`
+	Conversation chat.Conversation `json:"conversation"`
+	Executions   chat.ToolRound    `json:"executions"`
 }
 
 // Kind returns StateExecutingTools.
@@ -256,9 +256,9 @@ func (ExecutingTools) isState() {}
 // PostToolsHook is the state PostToolsHook: A mutating tool ran; the
 // auto-commit hook runs before the frozen next request is sent.
 type PostToolsHook struct {
-	Conversation   chat.Conversation    `json:"conversation"`
-	PendingRequest chat.Request         `json:"pending_request"`
-	CompletedTools []chat.CompletedTool `json:"completed_tools"`
+	Conversation   chat.Conversation `json:"conversation"`
+	PendingRequest chat.Request      `json:"pending_request"`
+	CompletedTools chat.ToolRound    `json:"completed_tools"`
 }
 
 // Kind returns StatePostToolsHook.
@@ -435,7 +435,7 @@ func (*ExecuteTools) isAction() {}
 // RunPostToolsHook is the action RunPostToolsHook: Run the post-tools hook
 // (auto-commit), then send PostToolsHookCompleted.
 type RunPostToolsHook struct {
-	CompletedTools []chat.CompletedTool `json:"completed_tools"`
+	CompletedTools chat.ToolRound `json:"completed_tools"`
 }
 
 // Kind returns ActionRunPostToolsHook.
@@ -525,22 +525,22 @@ type Behavior interface {
 	// round (unknown or duplicate).
 	//
 	// It is given executions and call_id.
-	IsUnknownCall(executions []chat.ToolExecution, callID string) bool
+	IsUnknownCall(executions chat.ToolRound, callID string) bool
 	// ToolsPending reports whether other calls of the round are still pending once
 	// this one completes.
 	//
 	// It is given executions.
-	ToolsPending(executions []chat.ToolExecution) bool
+	ToolsPending(executions chat.ToolRound) bool
 	// MutatingToolRan reports whether, with this completion, a completed call of
 	// the round used a mutating tool.
 	//
 	// It is given executions.
-	MutatingToolRan(executions []chat.ToolExecution) bool
+	MutatingToolRan(executions chat.ToolRound) bool
 	// IsKnownCall reports whether the progress report names a call of this round
 	// that has not completed.
 	//
 	// It is given executions and call_id.
-	IsKnownCall(executions []chat.ToolExecution, callID string) bool
+	IsKnownCall(executions chat.ToolRound, callID string) bool
 	// StartTurn appends the user's message and builds the request.
 	//
 	// It is given conversation and message and returns conversation, retries and
@@ -551,10 +551,12 @@ type Behavior interface {
 	//
 	// It is given conversation and response and returns conversation.
 	RecordResponse(conversation chat.Conversation, response chat.Response) chat.Conversation
-	// StartTools lists one pending execution per tool call, in the LLM's order.
+	// StartTools starts the round of the reply's tool calls, all pending, in the
+	// LLM's order.
 	//
-	// It is given response and returns executions and calls, in that order.
-	StartTools(response chat.Response) ([]chat.ToolExecution, []chat.ToolCall)
+	// It is given conversation and response and returns executions and calls, in
+	// that order.
+	StartTools(conversation chat.Conversation, response chat.Response) (chat.ToolRound, []chat.ToolCall)
 	// ScheduleRetry counts the failed attempt and computes the backoff delay.
 	//
 	// It is given retries and error and returns retries, origin, attempt and
@@ -571,23 +573,23 @@ type Behavior interface {
 	// RecordProgress marks the call running with its progress.
 	//
 	// It is given executions, call_id and progress and returns executions.
-	RecordProgress(executions []chat.ToolExecution, callID string, progress chat.ToolProgress) []chat.ToolExecution
+	RecordProgress(executions chat.ToolRound, callID string, progress chat.ToolProgress) chat.ToolRound
 	// RecordOutcome marks the call completed with its outcome.
 	//
 	// It is given executions, call_id and outcome and returns executions.
-	RecordOutcome(executions []chat.ToolExecution, callID string, outcome chat.ToolOutcome) []chat.ToolExecution
+	RecordOutcome(executions chat.ToolRound, callID string, outcome chat.ToolOutcome) chat.ToolRound
 	// FinishToolsWithHook appends the tool results in the LLM's order and freezes
 	// the next request for after the hook.
 	//
-	// It is given conversation, executions and outcome and returns conversation,
-	// pending_request and completed_tools, in that order.
-	FinishToolsWithHook(conversation chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, chat.Request, []chat.CompletedTool)
+	// It is given conversation, executions, call_id and outcome and returns
+	// conversation, pending_request and completed_tools, in that order.
+	FinishToolsWithHook(conversation chat.Conversation, executions chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, chat.Request, chat.ToolRound)
 	// FinishTools appends the tool results in the LLM's order and builds the next
 	// request.
 	//
-	// It is given conversation, executions and outcome and returns conversation,
-	// retries and request, in that order.
-	FinishTools(conversation chat.Conversation, executions []chat.ToolExecution, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
+	// It is given conversation, executions, call_id and outcome and returns
+	// conversation, retries and request, in that order.
+	FinishTools(conversation chat.Conversation, executions chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
 	// It is given pending_request and returns retries and request, in that order.
@@ -610,7 +612,7 @@ type Handler interface {
 	ExecuteTools(calls []chat.ToolCall)
 	// RunPostToolsHook performs the action RunPostToolsHook. Run the post-tools
 	// hook (auto-commit), then send PostToolsHookCompleted.
-	RunPostToolsHook(completedTools []chat.CompletedTool)
+	RunPostToolsHook(completedTools chat.ToolRound)
 	// WaitForInput performs the action WaitForInput. Nothing to do until the next
 	// event arrives.
 	WaitForInput()
@@ -647,7 +649,7 @@ func (r *Recorder) ExecuteTools(calls []chat.ToolCall) {
 }
 
 // RunPostToolsHook records a RunPostToolsHook.
-func (r *Recorder) RunPostToolsHook(completedTools []chat.CompletedTool) {
+func (r *Recorder) RunPostToolsHook(completedTools chat.ToolRound) {
 	r.Actions = append(r.Actions, &RunPostToolsHook{CompletedTools: completedTools})
 }
 
@@ -844,11 +846,11 @@ type fsmData struct {
 	// response is the field response of ProcessingLlmResponse.
 	response chat.Response
 	// executions is the field executions of ExecutingTools.
-	executions []chat.ToolExecution
+	executions chat.ToolRound
 	// pendingRequest is the field pending_request of PostToolsHook.
 	pendingRequest chat.Request
 	// completedTools is the field completed_tools of PostToolsHook.
-	completedTools []chat.CompletedTool
+	completedTools chat.ToolRound
 	// error is the field error of Error.
 	error chat.LLMError
 	// origin is the field origin of Error.
@@ -1125,11 +1127,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.MutatingToolRan(m.d.executions):
 				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook
 				// {finishToolsWithHook} / RunPostToolsHook
-				conversation, pendingRequest, completedTools := m.b.FinishToolsWithHook(m.d.conversation, m.d.executions, ev.Outcome)
+				conversation, pendingRequest, completedTools := m.b.FinishToolsWithHook(m.d.conversation, m.d.executions, ev.CallID, ev.Outcome)
 				m.d.conversation = conversation
 				m.d.pendingRequest = pendingRequest
 				m.d.completedTools = completedTools
-				m.d.executions = nil
+				m.d.executions = chat.ToolRound{}
 				m.kind = StatePostToolsHook
 				m.busy = true
 				if m.obs != nil {
@@ -1141,10 +1143,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 			default:
 				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} /
 				// SendLlmRequest
-				conversation, retries, request := m.b.FinishTools(m.d.conversation, m.d.executions, ev.Outcome)
+				conversation, retries, request := m.b.FinishTools(m.d.conversation, m.d.executions, ev.CallID, ev.Outcome)
 				m.d.conversation = conversation
 				m.d.retries = retries
-				m.d.executions = nil
+				m.d.executions = chat.ToolRound{}
 				m.kind = StateCallingLLM
 				m.busy = true
 				if m.obs != nil {
@@ -1163,7 +1165,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			retries, request := m.b.ResumeAfterHook(m.d.pendingRequest)
 			m.d.retries = retries
 			m.d.pendingRequest = chat.Request{}
-			m.d.completedTools = nil
+			m.d.completedTools = chat.ToolRound{}
 			m.kind = StateCallingLLM
 			m.busy = true
 			if m.obs != nil {
@@ -1333,7 +1335,7 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 	case m.b.HasToolCalls(m.d.response):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} /
 		// ExecuteTools
-		executions, calls := m.b.StartTools(m.d.response)
+		executions, calls := m.b.StartTools(m.d.conversation, m.d.response)
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.kind = StateExecutingTools

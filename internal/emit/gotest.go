@@ -404,7 +404,10 @@ func (g *testGen) genRoundTrips() {
 					jen.Qual(pkgRequire, "NoError").Call(jen.Id("t"), jen.Err()),
 					jen.List(jen.Id("got"), jen.Err()).Op(":=").Id("Unmarshal"+ks.iface).Call(jen.Id("data")),
 					jen.Qual(pkgRequire, "NoError").Call(jen.Id("t"), jen.Err()),
-					jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Id("v"), jen.Id("got")),
+					jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Id("v").Dot("Kind").Call(), jen.Id("got").Dot("Kind").Call()),
+					jen.List(jen.Id("again"), jen.Err()).Op(":=").Qual(pkgJSON, "Marshal").Call(jen.Id("got")),
+					jen.Qual(pkgRequire, "NoError").Call(jen.Id("t"), jen.Err()),
+					jen.Qual(pkgAssert, "JSONEq").Call(jen.Id("t"), jen.String().Call(jen.Id("data")), jen.String().Call(jen.Id("again"))),
 				)),
 			),
 			jen.For(jen.List(jen.Id("_"), jen.Id("data")).Op(":=").Range().Index().String().Values(bad...)).Block(

@@ -264,7 +264,7 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		a.display.Notice("resuming: sending the LLM request again")
 		a.startStream(a.cfg.Behavior.BuildRequest(st.Conversation))
 	case agent.ExecutingTools:
-		for _, e := range st.Executions {
+		for _, e := range st.Executions.Executions() {
 			a.calls[e.Call.ID] = e.Call
 			if e.Status != chat.ToolCompleted {
 				a.display.Notice(fmt.Sprintf("resuming: tool %s (%s) was interrupted", e.Call.Name, e.Call.ID))
@@ -273,7 +273,7 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		}
 	case agent.PostToolsHook:
 		a.display.Notice("resuming: running the post-tools hook")
-		a.startHook(st.CompletedTools)
+		a.startHook(st.CompletedTools.Completed())
 	case agent.Error:
 		d := a.cfg.Behavior.Backoff(st.Retries, st.Error.RetryAfter)
 		a.display.Retry(st.Retries, d, st.Error)

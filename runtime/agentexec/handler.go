@@ -37,10 +37,11 @@ func (a *Agent) ExecuteTools(calls []chat.ToolCall) {
 	a.startTools(calls)
 }
 
-// RunPostToolsHook implements agent.Handler: it runs the post-tools hook.
-func (a *Agent) RunPostToolsHook(completedTools []chat.CompletedTool) {
+// RunPostToolsHook implements agent.Handler: it runs the post-tools hook
+// on the round's completed calls.
+func (a *Agent) RunPostToolsHook(completedTools chat.ToolRound) {
 	a.perform(&agent.RunPostToolsHook{CompletedTools: completedTools})
-	a.startHook(completedTools)
+	a.startHook(completedTools.Completed())
 }
 
 // WaitForInput implements agent.Handler: there is nothing to do.

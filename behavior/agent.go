@@ -193,21 +193,13 @@ func (a *Agent) IsKnownCall(round chat.ToolRound, callID string) bool {
 // StartTurn appends the user's message and builds the request; a new
 // request has had no retries.
 func (a *Agent) StartTurn(c chat.Conversation, msg chat.Message) (chat.Conversation, int, chat.Request) {
-	c = c.Append(withRole(msg, chat.RoleUser))
+	c = c.AppendMessage(&msg, chat.RoleUser)
 	return c, 0, a.BuildRequest(c)
 }
 
 // RecordResponse appends the assistant's message.
 func (a *Agent) RecordResponse(c chat.Conversation, response chat.Response) chat.Conversation {
-	return c.Append(withRole(response.Message, chat.RoleAssistant))
-}
-
-// withRole returns msg with role when it has none.
-func withRole(msg chat.Message, role chat.Role) chat.Message {
-	if msg.Role == "" {
-		msg.Role = role
-	}
-	return msg
+	return c.AppendMessage(&response.Message, chat.RoleAssistant)
 }
 
 // StartTools starts the round of the reply's tool calls, all pending, in

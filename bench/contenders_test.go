@@ -10,6 +10,7 @@ import (
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/bench/floor"
 	"github.com/fsmgen/fsmgen/bench/looplabagent"
+	"github.com/fsmgen/fsmgen/bench/safefloor"
 	"github.com/fsmgen/fsmgen/bench/statelessagent"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
@@ -55,6 +56,7 @@ type contender struct {
 var contenders = []contender{
 	{"generated", newGenerated},
 	{"handwritten", newFloor},
+	{"safe-handwritten", newSafeFloor},
 	{"looplab", newLooplab},
 	{"stateless", newStateless},
 }
@@ -224,9 +226,14 @@ func (r *generated) step(i int) outcome {
 	case agent.Error:
 		o.ConvLen, o.Retries = s.Conversation.Len(), s.Retries
 	}
-	if act == nil {
-		return o
+	if act != nil {
+		describeAction(&o, act)
 	}
+	return o
+}
+
+// describeAction records a generated action and what it carries in o.
+func describeAction(o *outcome, act agent.Action) {
 	o.Action = act.Kind().String()
 	switch a := act.(type) {
 	case *agent.SendLLMRequest:
@@ -242,7 +249,6 @@ func (r *generated) step(i int) outcome {
 	case *agent.ScheduleRetry:
 		o.Detail = fmt.Sprintf("attempt %d after %s: %s", a.Attempt, a.Delay, a.Error.Kind)
 	}
-	return o
 }
 
 // describeRequest summarises a request: its settings and every message.
@@ -280,6 +286,61 @@ type coreMachine interface {
 type core[M coreMachine] struct {
 	m   M
 	evs []agentcore.Event
+}
+
+// safeFloor: the machine written by hand to the generated one's contract
+// (package safefloor).
+
+type safeFloor struct {
+	m   *safefloor.Machine
+	h   *countHandler
+	rec *agent.Recorder
+	evs []agent.Event
+}
+
+func newSafeFloor(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
+	r := &safeFloor{h: &countHandler{}, rec: &agent.Recorder{}}
+	r.h.rec = r.rec
+	r.m = safefloor.New(mustBehavior(cfg), r.h, conv)
+	for i := range evs {
+		r.evs = append(r.evs, toAgent(&evs[i]))
+	}
+	return r
+}
+
+func (r *safeFloor) turn() error {
+	r.h.rec = nil
+	m, h := r.m, r.h
+	for _, ev := range r.evs {
+		n := h.n
+		if err := m.HandleEvent(ev); err != nil {
+			return err
+		}
+		if h.n == n {
+			return errNoAction
+		}
+	}
+	return nil
+}
+
+func (r *safeFloor) step(i int) outcome {
+	r.h.rec = r.rec
+	before := len(r.rec.Actions)
+	err := r.m.HandleEvent(r.evs[i])
+	o := outcome{State: r.m.Kind().String(), Rejected: errors.Is(err, safefloor.ErrRejected)}
+	if err != nil && !o.Rejected {
+		o.Detail = "error: " + err.Error()
+	}
+	if k := r.m.Kind(); k != agent.StateShuttingDown {
+		o.ConvLen = r.m.Conversation().Len()
+	}
+	if k := r.m.Kind(); k == agent.StateCallingLLM || k == agent.StateError {
+		o.Retries = r.m.Retries()
+	}
+	if acts := r.rec.Actions[before:]; len(acts) == 1 {
+		describeAction(&o, acts[0])
+	}
+	return o
 }
 
 func newFloor(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {

@@ -2,7 +2,7 @@
 # run.sh runs fsmgen's benchmark suite and prints benchstat tables; `make
 # bench` calls it. See docs/performance.md for what it measures.
 #
-# It first runs the suite's tests (the four agent machines must take the
+# It first runs the suite's tests (the five agent machines must take the
 # same steps). It then builds two test binaries once, the agent machines'
 # (this module) and fsmgen's own (internal/generate), and runs every
 # benchmark ROUNDS times in rounds: each round runs each benchmark once,
@@ -56,7 +56,7 @@ done
 cat "$OUT/machine.txt"
 echo
 echo "## The agent machines, side by side (one op = one turn of 11 events)"
-go tool benchstat -row /conv,/gomaxprocs -col '/impl@(handwritten generated looplab stateless)' "$OUT/agent.txt"
+go tool benchstat -row /conv,/gomaxprocs -col '/impl@(handwritten safe-handwritten generated looplab stateless)' "$OUT/agent.txt"
 echo
 echo "## Each machine as the conversation grows"
 go tool benchstat -row /impl,/gomaxprocs -col /conv "$OUT/agent.txt"

@@ -67,6 +67,18 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 	return c
 }
 
+// AppendMessage returns the conversation with *msg added at the end, with
+// role when msg has none. c itself is unchanged, and so is *msg.
+func (c Conversation) AppendMessage(msg *Message, role Role) Conversation {
+	c = c.reserve(1)
+	c.log.msgs = append(c.log.msgs, *msg)
+	c.n = len(c.log.msgs)
+	if last := &c.log.msgs[c.n-1]; last.Role == "" {
+		last.Role = role
+	}
+	return c
+}
+
 // reserve returns c with room for k more messages at the end of its
 // storage, which it may then append in place: c's own storage when c is
 // the last copy that appended to it, new storage otherwise.
@@ -96,12 +108,13 @@ func (c Conversation) AppendToolResults(r ToolRound) Conversation {
 	start := len(c.log.msgs)
 	c.log.msgs = c.log.msgs[:start+k]
 	for i := range r.calls {
-		call := &r.calls[i]
-		msg := Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name}
+		// Field by field, where the message lies (see ToolRound.report).
+		call, msg := &r.calls[i], &c.log.msgs[start+i]
+		msg.Role, msg.ToolCallID, msg.ToolName, msg.ToolCalls = RoleTool, call.ID, call.Name, nil
+		msg.Content, msg.IsError = "", false
 		if o := r.outcome(i); o != nil {
 			msg.Content, msg.IsError = o.Content, o.IsError
 		}
-		c.log.msgs[start+i] = msg
 	}
 	c.n = len(c.log.msgs)
 	return c

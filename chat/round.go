@@ -23,6 +23,11 @@ type ToolRound struct {
 	log   *messageLog
 	start int // the round's first report in log.reports
 	n     int // the round's number of reports
+	// completed counts the completed calls; done has bit i set when call
+	// i < 64 has completed, so that the common questions (is a call
+	// pending, how many are) need no look at the reports.
+	completed int
+	done      uint64
 }
 
 // toolReport is one report of a round: call index, status and what came
@@ -51,14 +56,14 @@ func NewToolRound(calls []ToolCall) ToolRound {
 }
 
 // Len returns the number of calls.
-func (r ToolRound) Len() int { return len(r.calls) }
+func (r *ToolRound) Len() int { return len(r.calls) }
 
 // Calls returns the calls in the LLM's order. The slice shares memory with
 // the round: read it, never modify it.
-func (r ToolRound) Calls() []ToolCall { return r.calls }
+func (r *ToolRound) Calls() []ToolCall { return r.calls }
 
 // reports returns the round's reports, oldest first.
-func (r ToolRound) reports() []toolReport {
+func (r *ToolRound) reports() []toolReport {
 	if r.log == nil {
 		return nil
 	}
@@ -66,7 +71,7 @@ func (r ToolRound) reports() []toolReport {
 }
 
 // Execution returns call i and how far it has got.
-func (r ToolRound) Execution(i int) ToolExecution {
+func (r *ToolRound) Execution(i int) ToolExecution {
 	e := ToolExecution{Call: r.calls[i], Status: ToolPending}
 	reps := r.reports()
 	for j := range reps {
@@ -83,7 +88,7 @@ func (r ToolRound) Execution(i int) ToolExecution {
 }
 
 // status returns where call i stands.
-func (r ToolRound) status(i int) ToolStatus {
+func (r *ToolRound) status(i int) ToolStatus {
 	s := ToolPending
 	reps := r.reports()
 	for j := range reps {
@@ -96,7 +101,7 @@ func (r ToolRound) status(i int) ToolStatus {
 
 // outcome returns the outcome of call i, or nil when it has not
 // completed. It points into the round's storage: read it, never modify it.
-func (r ToolRound) outcome(i int) *ToolOutcome {
+func (r *ToolRound) outcome(i int) *ToolOutcome {
 	reps := r.reports()
 	for j := len(reps) - 1; j >= 0; j-- {
 		if rep := &reps[j]; rep.call == i {
@@ -119,12 +124,20 @@ func (r ToolRound) Executions() []ToolExecution {
 	return out
 }
 
+// isCompleted reports whether call i has completed.
+func (r *ToolRound) isCompleted(i int) bool {
+	if i < 64 {
+		return r.done&(1<<i) != 0
+	}
+	return r.status(i) == ToolCompleted
+}
+
 // Pending returns the index of the first call with the given ID that has
 // not completed, or -1: a reply may repeat an ID, and each completion
 // completes the first still-pending call with it.
-func (r ToolRound) Pending(callID string) int {
+func (r *ToolRound) Pending(callID string) int {
 	for i := range r.calls {
-		if r.calls[i].ID == callID && r.status(i) != ToolCompleted {
+		if r.calls[i].ID == callID && !r.isCompleted(i) {
 			return i
 		}
 	}
@@ -132,45 +145,53 @@ func (r ToolRound) Pending(callID string) int {
 }
 
 // PendingCount returns the number of calls that have not completed.
-func (r ToolRound) PendingCount() int {
-	n := 0
-	for i := range r.calls {
-		if r.status(i) != ToolCompleted {
-			n++
-		}
-	}
-	return n
-}
+func (r *ToolRound) PendingCount() int { return len(r.calls) - r.completed }
 
 // Progress returns the round with call i running with progress p.
 func (r ToolRound) Progress(i int, p ToolProgress) ToolRound {
-	return r.with(toolReport{call: i, status: ToolRunning, progress: p})
+	r, rep := r.report(i, ToolRunning)
+	rep.progress = p
+	return r
 }
 
 // Complete returns the round with call i completed with outcome o.
 func (r ToolRound) Complete(i int, o ToolOutcome) ToolRound {
-	return r.with(toolReport{call: i, status: ToolCompleted, outcome: o})
+	if !r.isCompleted(i) {
+		r.completed++
+		if i < 64 {
+			r.done |= 1 << i
+		}
+	}
+	r, rep := r.report(i, ToolCompleted)
+	rep.outcome = o
+	return r
 }
 
-// with returns the round with rep added. It appends to the shared storage
-// when the round is the last one written there; otherwise (another copy
-// reported first, or there is no storage) it takes storage of its own.
-func (r ToolRound) with(rep toolReport) ToolRound {
+// report returns the round with one more report, for call i with status,
+// and that report, to fill in. It appends to the shared storage when the
+// round is the last one written there; otherwise (another copy reported
+// first, or there is no storage) it takes storage of its own. The report
+// is filled where it lies: a report built elsewhere and copied in would
+// cost more than the rest of the update.
+func (r ToolRound) report(i int, status ToolStatus) (ToolRound, *toolReport) {
 	end := r.start + r.n
 	switch {
 	case r.log == nil || len(r.log.reports) != end:
 		fresh := make([]toolReport, r.n, max(2*(r.n+1), 8))
 		copy(fresh, r.reports())
-		r.log, r.start = &messageLog{reports: fresh}, 0
+		r.log, r.start, end = &messageLog{reports: fresh}, 0, r.n
 	case end == cap(r.log.reports):
 		// Full: double, keeping every round's reports where they were.
-		grown := make([]toolReport, end, 2*end)
+		grown := make([]toolReport, end, 2*end+8)
 		copy(grown, r.log.reports)
 		r.log.reports = grown
 	}
-	r.log.reports = append(r.log.reports, rep)
+	r.log.reports = r.log.reports[:end+1]
+	rep := &r.log.reports[end]
+	rep.call, rep.status = i, status
+	rep.progress, rep.outcome = ToolProgress{}, ToolOutcome{}
 	r.n++
-	return r
+	return r, rep
 }
 
 // Completed summarises the round's completed calls for the post-tools

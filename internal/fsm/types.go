@@ -243,7 +243,6 @@ func objectKind(obj types.Object) string {
 	return "name"
 }
 
-
 // zero returns how the zero value of type t (a type expression checked by
 // parseType) is written, as far as the builder knows the types it names.
 func (b *builder) zero(t string) Zero {

@@ -97,7 +97,7 @@ type Outcome struct {
 	Effect  String
 	Actions []String // the actions emitted, in order: "action: A" or "action: [A, B]"
 	Ignore  Bool
-	Reject String // the reason; set when the branch rejects the event
+	Reject  String // the reason; set when the branch rejects the event
 }
 
 // Transition is one entry of "transitions".

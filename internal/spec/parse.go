@@ -105,9 +105,9 @@ func (p *parser) file(src []byte) *File {
 				p.errorf(v, "unsupported spec version %q: this fsmgen reads version %s", f.Version.Value, Version)
 			}
 		},
-		"machine":  func(_, v *yaml.Node) { f.Machine = p.str(v) },
-		"package":  func(_, v *yaml.Node) { f.Package = p.str(v) },
-		"doc":      func(_, v *yaml.Node) { f.Doc = p.str(v) },
+		"machine": func(_, v *yaml.Node) { f.Machine = p.str(v) },
+		"package": func(_, v *yaml.Node) { f.Package = p.str(v) },
+		"doc":     func(_, v *yaml.Node) { f.Doc = p.str(v) },
 		"imports": func(_, v *yaml.Node) {
 			p.each(v, func(k, v *yaml.Node) { f.Imports = append(f.Imports, Import{Alias: p.str(k), Path: p.str(v)}) })
 		},

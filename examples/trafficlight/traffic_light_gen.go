@@ -546,14 +546,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 			cycles, color, delay := m.b.SwitchOn()
 			m.d.cycles = cycles
 			m.kind = StateRed
-			m.busy = true
-			if m.obs != nil {
-				m.step(0, StateOff)
-			}
+			m.start(0, StateOff)
 			m.h.SwitchLights(color)
 			m.h.StartTimer(delay)
-			m.busy = false
-			return nil
+			return m.finish()
 		}
 	case StateRed:
 		switch ev.(type) {
@@ -561,14 +557,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Red --TimerFired--> Green {turnGreen} / SwitchLights, StartTimer
 			color, delay := m.b.TurnGreen()
 			m.kind = StateGreen
-			m.busy = true
-			if m.obs != nil {
-				m.step(3, StateRed)
-			}
+			m.start(3, StateRed)
 			m.h.SwitchLights(color)
 			m.h.StartTimer(delay)
-			m.busy = false
-			return nil
+			return m.finish()
 		}
 	case StateGreen:
 		switch ev.(type) {
@@ -576,14 +568,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Green --TimerFired--> Yellow {turnYellow} / SwitchLights, StartTimer
 			color, delay := m.b.TurnYellow()
 			m.kind = StateYellow
-			m.busy = true
-			if m.obs != nil {
-				m.step(5, StateGreen)
-			}
+			m.start(5, StateGreen)
 			m.h.SwitchLights(color)
 			m.h.StartTimer(delay)
-			m.busy = false
-			return nil
+			return m.finish()
 		}
 	case StateYellow:
 		switch ev.(type) {
@@ -593,26 +581,18 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Yellow --TimerFired [lastCycle]--> Off / PowerDown
 				m.d.cycles = 0
 				m.kind = StateOff
-				m.busy = true
-				if m.obs != nil {
-					m.step(7, StateYellow)
-				}
+				m.start(7, StateYellow)
 				m.h.PowerDown()
-				m.busy = false
-				return nil
+				return m.finish()
 			default:
 				// Yellow --TimerFired [else]--> Red {endCycle} / SwitchLights, StartTimer
 				cycles, color, delay := m.b.EndCycle(m.d.cycles)
 				m.d.cycles = cycles
 				m.kind = StateRed
-				m.busy = true
-				if m.obs != nil {
-					m.step(8, StateYellow)
-				}
+				m.start(8, StateYellow)
 				m.h.SwitchLights(color)
 				m.h.StartTimer(delay)
-				m.busy = false
-				return nil
+				return m.finish()
 			}
 		}
 	}
@@ -654,15 +634,26 @@ func (m *Machine) otherwise(ev Event) error {
 		from := m.kind
 		m.d = fsmData{}
 		m.kind = StateOff
-		m.busy = true
-		if m.obs != nil {
-			m.step(9, from)
-		}
+		m.start(9, from)
 		m.h.PowerDown()
-		m.busy = false
-		return nil
+		return m.finish()
 	}
 	return m.unhandled(ev)
+}
+
+// start begins handing out the step of rule i from state from: it tells the
+// observer, if any, and refuses calls of HandleEvent until finish.
+func (m *Machine) start(i int, from StateKind) {
+	m.busy = true
+	if m.obs != nil {
+		m.step(i, from)
+	}
+}
+
+// finish ends the step that start began.
+func (m *Machine) finish() error {
+	m.busy = false
+	return nil
 }
 
 // step tells the observer, which is set, that rule i moved the machine from
@@ -673,21 +664,14 @@ func (m *Machine) step(i int, from StateKind) {
 
 // ignore finishes rule i, which drops its event.
 func (m *Machine) ignore(i int) error {
-	if m.obs != nil {
-		m.busy = true
-		m.step(i, m.kind)
-		m.busy = false
-	}
-	return nil
+	m.start(i, m.kind)
+	return m.finish()
 }
 
 // reject finishes rule i, which refuses its event.
 func (m *Machine) reject(i int) error {
-	if m.obs != nil {
-		m.busy = true
-		m.step(i, m.kind)
-		m.busy = false
-	}
+	m.start(i, m.kind)
+	m.busy = false
 	return &RejectedError{State: m.kind, Event: fsmRules[i].Event, Reason: fsmRules[i].Reason}
 }
 

@@ -1002,13 +1002,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.retries = retries
 			m.kind = StateCallingLLM
-			m.busy = true
-			if m.obs != nil {
-				m.step(0, StateWaitingForUserInput)
-			}
+			m.start(0, StateWaitingForUserInput)
 			m.h.SendLLMRequest(request)
-			m.busy = false
-			return nil
+			return m.finish()
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
@@ -1017,22 +1013,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.nilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.busy = true
-			if m.obs != nil {
-				m.step(10, StateCallingLLM)
-			}
+			m.start(10, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
-			m.busy = false
-			return nil
+			return m.finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.busy = true
-			if m.obs != nil {
-				m.step(11, StateCallingLLM)
-			}
+			m.start(11, StateCallingLLM)
 			m.h.WaitForInput()
-			m.busy = false
-			return nil
+			return m.finish()
 		case *LLMCompleted:
 			if ev == nil {
 				return m.nilEvent(ev)
@@ -1043,9 +1031,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.kind = StateProcessingLLMResponse
-			if m.obs != nil {
-				m.step(12, StateCallingLLM)
-			}
+			m.start(12, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1059,25 +1045,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.kind = StateError
-				m.busy = true
-				if m.obs != nil {
-					m.step(13, StateCallingLLM)
-				}
+				m.start(13, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
-				m.busy = false
-				return nil
+				return m.finish()
 			default:
 				// CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.kind = StateWaitingForUserInput
-				m.busy = true
-				if m.obs != nil {
-					m.step(14, StateCallingLLM)
-				}
+				m.start(14, StateCallingLLM)
 				m.h.DisplayError(message)
-				m.busy = false
-				return nil
+				return m.finish()
 			}
 		}
 	case StateExecutingTools:
@@ -1092,13 +1070,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.busy = true
-				if m.obs != nil {
-					m.step(26, StateExecutingTools)
-				}
+				m.start(26, StateExecutingTools)
 				m.h.WaitForInput()
-				m.busy = false
-				return nil
+				return m.finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
 				return m.ignore(27)
@@ -1117,13 +1091,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.busy = true
-				if m.obs != nil {
-					m.step(29, StateExecutingTools)
-				}
+				m.start(29, StateExecutingTools)
 				m.h.WaitForInput()
-				m.busy = false
-				return nil
+				return m.finish()
 			case m.b.MutatingToolRan(m.d.executions):
 				// ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook
 				// {finishToolsWithHook} / RunPostToolsHook
@@ -1133,13 +1103,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.kind = StatePostToolsHook
-				m.busy = true
-				if m.obs != nil {
-					m.step(30, StateExecutingTools)
-				}
+				m.start(30, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
-				m.busy = false
-				return nil
+				return m.finish()
 			default:
 				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} /
 				// SendLlmRequest
@@ -1148,13 +1114,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.executions = chat.ToolRound{}
 				m.kind = StateCallingLLM
-				m.busy = true
-				if m.obs != nil {
-					m.step(31, StateExecutingTools)
-				}
+				m.start(31, StateExecutingTools)
 				m.h.SendLLMRequest(request)
-				m.busy = false
-				return nil
+				return m.finish()
 			}
 		}
 	case StatePostToolsHook:
@@ -1167,13 +1129,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.kind = StateCallingLLM
-			m.busy = true
-			if m.obs != nil {
-				m.step(41, StatePostToolsHook)
-			}
+			m.start(41, StatePostToolsHook)
 			m.h.SendLLMRequest(request)
-			m.busy = false
-			return nil
+			return m.finish()
 		}
 	case StateError:
 		switch ev.(type) {
@@ -1183,13 +1141,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.error = chat.LLMError{}
 			m.d.origin = ""
 			m.kind = StateCallingLLM
-			m.busy = true
-			if m.obs != nil {
-				m.step(51, StateError)
-			}
+			m.start(51, StateError)
 			m.h.SendLLMRequest(request)
-			m.busy = false
-			return nil
+			return m.finish()
 		}
 	}
 	return m.otherwise(ev)
@@ -1318,13 +1272,9 @@ func (m *Machine) otherwise(ev Event) error {
 		from := m.kind
 		m.d = fsmData{}
 		m.kind = StateShuttingDown
-		m.busy = true
-		if m.obs != nil {
-			m.step(61, from)
-		}
+		m.start(61, from)
 		m.h.Shutdown()
-		m.busy = false
-		return nil
+		return m.finish()
 	}
 	return m.unhandled(ev)
 }
@@ -1339,25 +1289,32 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.kind = StateExecutingTools
-		m.busy = true
-		if m.obs != nil {
-			m.step(19, StateProcessingLLMResponse)
-		}
+		m.start(19, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
-		m.busy = false
-		return nil
+		return m.finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.kind = StateWaitingForUserInput
-		m.busy = true
-		if m.obs != nil {
-			m.step(20, StateProcessingLLMResponse)
-		}
+		m.start(20, StateProcessingLLMResponse)
 		m.h.WaitForInput()
-		m.busy = false
-		return nil
+		return m.finish()
 	}
+}
+
+// start begins handing out the step of rule i from state from: it tells the
+// observer, if any, and refuses calls of HandleEvent until finish.
+func (m *Machine) start(i int, from StateKind) {
+	m.busy = true
+	if m.obs != nil {
+		m.step(i, from)
+	}
+}
+
+// finish ends the step that start began.
+func (m *Machine) finish() error {
+	m.busy = false
+	return nil
 }
 
 // step tells the observer, which is set, that rule i moved the machine from
@@ -1368,21 +1325,14 @@ func (m *Machine) step(i int, from StateKind) {
 
 // ignore finishes rule i, which drops its event.
 func (m *Machine) ignore(i int) error {
-	if m.obs != nil {
-		m.busy = true
-		m.step(i, m.kind)
-		m.busy = false
-	}
-	return nil
+	m.start(i, m.kind)
+	return m.finish()
 }
 
 // reject finishes rule i, which refuses its event.
 func (m *Machine) reject(i int) error {
-	if m.obs != nil {
-		m.busy = true
-		m.step(i, m.kind)
-		m.busy = false
-	}
+	m.start(i, m.kind)
+	m.busy = false
 	return &RejectedError{State: m.kind, Event: fsmRules[i].Event, Reason: fsmRules[i].Reason}
 }
 

@@ -10,11 +10,11 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"path"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
-	"golang.org/x/tools/imports"
 
 	"github.com/fsmgen/fsmgen/internal/fsm"
 )
@@ -64,17 +64,17 @@ func All(m *fsm.Machine) ([]File, error) {
 	return files, nil
 }
 
-// render renders a jennifer file unformatted and formats it once, the
-// goimports way (standard library imports first, then the rest). When the
-// code does not format, the error shows it with line numbers, to debug the
-// emitter.
+// render renders a jennifer file unformatted and formats it once, with
+// the imports grouped the goimports way (standard library first, then the
+// rest). When the code does not format, the error shows it with line
+// numbers, to debug the emitter.
 func render(f *jen.File) ([]byte, error) {
 	f.NoFormat = true
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render generated code: %w", err)
 	}
-	out, err := imports.Process("gen.go", buf.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+	out, err := format.Source(groupImports(buf.Bytes()))
 	if err == nil {
 		return out, nil
 	}
@@ -83,6 +83,39 @@ func render(f *jen.File) ([]byte, error) {
 		fmt.Fprintf(&numbered, "%5d  %s\n", i+1, line)
 	}
 	return nil, fmt.Errorf("generated code does not format: %w\n%s", err, numbered.String())
+}
+
+// groupImports puts a blank line between the standard library's imports
+// and the others in the import block jennifer renders (one import per
+// line, sorted by path), so that gofmt keeps them in two groups.
+func groupImports(src []byte) []byte {
+	start := bytes.Index(src, []byte("\nimport (\n"))
+	if start < 0 {
+		return src
+	}
+	start += len("\nimport (\n")
+	end := bytes.Index(src[start:], []byte("\n)\n"))
+	if end < 0 {
+		return src
+	}
+	var std, other [][]byte
+	for _, line := range bytes.Split(src[start:start+end], []byte("\n")) {
+		path := line[bytes.IndexByte(line, '"')+1:]
+		first, _, _ := bytes.Cut(path, []byte("/"))
+		if bytes.Contains(first, []byte(".")) {
+			other = append(other, line)
+		} else {
+			std = append(std, line)
+		}
+	}
+	block := bytes.Join(std, []byte("\n"))
+	if len(std) > 0 && len(other) > 0 {
+		block = append(block, "\n\n"...)
+	}
+	block = append(block, bytes.Join(other, []byte("\n"))...)
+	out := append([]byte(nil), src[:start]...)
+	out = append(out, block...)
+	return append(out, src[start+end:]...)
 }
 
 // wrapAt is the width doc comments are wrapped at, not counting "// ".

@@ -834,13 +834,9 @@ func (g *goGen) values(vs []fsm.Value) []jen.Code {
 //	m.d.retries = retries
 //	m.d.response = chat.Response{}                  // clears: the source state's fields the target lacks
 //	m.kind = StateB
-//	m.busy = true
-//	if m.obs != nil {
-//		m.step(7, StateA)
-//	}
+//	m.start(7, StateA)                              // tell the observer
 //	m.h.SendLLMRequest(request)                     // actions, in order
-//	m.busy = false
-//	return nil
+//	return m.finish()
 //
 // A "*" rule that moves does not know which state it leaves: it keeps the
 // target's storage and zeroes the rest (m.d = fsmData{...}).
@@ -883,31 +879,31 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	if r.To != nil {
 		out = append(out, jen.Id("m").Dot("kind").Op("=").Id(r.To.KindName))
 	}
+	out = append(out, jen.Id("m").Dot("start").Call(jen.Lit(r.Index), from))
 	if r.To != nil && r.To.Transient {
 		// The eventless rule that leaves the transient state hands out
 		// the step's actions; this rule has none.
-		return append(out, observe(r, from), jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
+		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
 	}
-	out = append(out, jen.Id("m").Dot("busy").Op("=").True(), observe(r, from))
 	for _, e := range r.Actions {
 		out = append(out, jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(g.values(e.Args)...))
 	}
-	return append(out, jen.Id("m").Dot("busy").Op("=").False(), jen.Return(jen.Nil()))
-}
-
-// observe tells the observer, if any, of rule r's step from state from:
-//
-//	if m.obs != nil {
-//		m.step(7, StateA)
-//	}
-func observe(r *fsm.Rule, from jen.Code) jen.Code {
-	return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(jen.Id("m").Dot("step").Call(jen.Lit(r.Index), from))
+	return append(out, jen.Return(jen.Id("m").Dot("finish").Call()))
 }
 
 // genSteps emits the helpers that tell the observer and finish refusals.
 func (g *goGen) genSteps() {
 	f, m := g.f, g.m
 	recv := jen.Id("m").Op("*").Id("Machine")
+	f.Comment("// start begins handing out the step of rule i from state from: it tells the")
+	f.Comment("// observer, if any, and refuses calls of HandleEvent until finish.")
+	f.Func().Params(recv.Clone()).Id("start").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind")).Block(
+		jen.Id("m").Dot("busy").Op("=").True(),
+		jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("from"))))
+	f.Comment("// finish ends the step that start began.")
+	f.Func().Params(recv.Clone()).Id("finish").Params().Error().Block(
+		jen.Id("m").Dot("busy").Op("=").False(),
+		jen.Return(jen.Nil()))
 	f.Comment("// step tells the observer, which is set, that rule i moved the machine from")
 	f.Comment("// state from.")
 	f.Func().Params(recv.Clone()).Id("step").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind")).Block(
@@ -917,20 +913,18 @@ func (g *goGen) genSteps() {
 			kv("Rule", jen.Id("i")),
 			kv("To", jen.Id("m").Dot("kind")))))
 	tell := func() jen.Code {
-		return jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(
-			jen.Id("m").Dot("busy").Op("=").True(),
-			jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("m").Dot("kind")),
-			jen.Id("m").Dot("busy").Op("=").False())
+		return jen.Id("m").Dot("start").Call(jen.Id("i"), jen.Id("m").Dot("kind"))
 	}
 	if m.Ignores {
 		f.Comment("// ignore finishes rule i, which drops its event.")
 		f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Error().Block(
-			tell(), jen.Return(jen.Nil()))
+			tell(), jen.Return(jen.Id("m").Dot("finish").Call()))
 	}
 	if m.Rejects {
 		f.Comment("// reject finishes rule i, which refuses its event.")
 		f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Error().Block(
 			tell(),
+			jen.Id("m").Dot("busy").Op("=").False(),
 			jen.Return(jen.Op("&").Id("RejectedError").Values(
 				kv("State", jen.Id("m").Dot("kind")),
 				kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),

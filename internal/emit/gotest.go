@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/dave/jennifer/jen"
@@ -228,42 +229,44 @@ func (g *testGen) genRuleTests() {
 				to = r.To
 			}
 		}
-		d := jen.Dict{
-			jen.Id("name"):  jen.Lit(c.name),
-			jen.Id("from"):  jen.Id(c.from.GoName).Values(),
-			jen.Id("event"): jen.Op("&").Id(c.event.GoName).Values(),
-			jen.Id("to"):    jen.Id(to.KindName),
+		// One line per case, its fields in the order of the struct.
+		d := []jen.Code{
+			kv("name", jen.Lit(c.name)),
+			kv("from", jen.Id(c.from.GoName).Values()),
+			kv("event", jen.Op("&").Id(c.event.GoName).Values()),
 		}
-		if last.Kind != fsm.Transition {
-			d[jen.Id("kind")] = jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[last.Kind])
+		if len(c.guards) > 0 {
+			names := slices.Sorted(maps.Keys(c.guards))
+			var gd []jen.Code
+			for _, k := range names {
+				gd = append(gd, jen.Lit(k).Op(":").Lit(c.guards[k]))
+			}
+			d = append(d, kv("guards", jen.Map(jen.String()).Bool().Values(gd...)))
 		}
 		var rules []jen.Code
 		for _, r := range c.rules {
 			rules = append(rules, jen.Lit(r.Index))
 		}
-		d[jen.Id("rules")] = jen.Index().Int().Values(rules...)
-		if len(c.guards) > 0 {
-			gd := jen.Dict{}
-			for k, v := range c.guards {
-				gd[jen.Lit(k)] = jen.Lit(v)
-			}
-			d[jen.Id("guards")] = jen.Map(jen.String()).Bool().Values(gd)
+		d = append(d, kv("rules", jen.Index().Int().Values(rules...)))
+		if last.Kind != fsm.Transition {
+			d = append(d, kv("kind", jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[last.Kind])))
 		}
+		d = append(d, kv("to", jen.Id(to.KindName)))
 		if len(last.Actions) > 0 {
 			var acts []jen.Code
 			for _, e := range last.Actions {
 				acts = append(acts, jen.Id(e.Action.KindName))
 			}
-			d[jen.Id("actions")] = jen.Index().Id("ActionKind").Values(acts...)
+			d = append(d, kv("actions", jen.Index().Id("ActionKind").Values(acts...)))
 		}
 		if len(c.effects) > 0 {
 			var es []jen.Code
 			for _, e := range c.effects {
 				es = append(es, jen.Lit(e))
 			}
-			d[jen.Id("effects")] = jen.Index().String().Values(es...)
+			d = append(d, kv("effects", jen.Index().String().Values(es...)))
 		}
-		rows = append(rows, jen.Values(d))
+		rows = append(rows, jen.Values(d...))
 	}
 	fields := []jen.Code{
 		jen.Id("name").String(),

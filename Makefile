@@ -1,6 +1,6 @@
 # fsmgen: the two commands a fresh machine needs are `make generate` and `make test`.
 GO ?= go
-SPECS := $(wildcard spec/*.yaml)
+SPECS := $(wildcard spec/*.yaml examples/*/*.yaml)
 # FUZZTIME is how long `make fuzz` runs each fuzz target; `make test` runs
 # them for CI_FUZZTIME.
 FUZZTIME ?= 1m

@@ -168,7 +168,9 @@ func TestSameSteps(t *testing.T) {
 // generated machine, every rule of the transition table that can fire
 // from WaitingForUserInput without a shutdown, and every shutdown row in
 // the shutdown scenarios: the equivalence above is then over the whole
-// machine, not a corner of it.
+// machine, not a corner of it. Rules from or to a state that the
+// hand-written contenders do not have (one added to the spec since, as the
+// README's tutorial adds Paused) are outside the comparison.
 func TestScenarioCoversTheMachine(t *testing.T) {
 	fired := map[int]bool{}
 	for _, sc := range scenarios {
@@ -179,8 +181,13 @@ func TestScenarioCoversTheMachine(t *testing.T) {
 		}
 	}
 	var missed []string
+	known := map[string]bool{}
+	for s := agentcore.WaitingForUserInput; s <= agentcore.ShuttingDown; s++ {
+		known[s.String()] = true
+	}
+	compared := func(k agent.StateKind) bool { return k == 0 || known[k.String()] }
 	for i, r := range agent.Rules() {
-		if r.Kind == agent.RuleTransition && !fired[i] {
+		if r.Kind == agent.RuleTransition && !fired[i] && compared(r.From) && compared(r.To) {
 			missed = append(missed, fmt.Sprintf("rule %d (%s × %s)", i, r.From, r.Event))
 		}
 	}

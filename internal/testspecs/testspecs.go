@@ -1,6 +1,6 @@
 // Package testspecs finds the specs in the repository that tests use as
-// inputs and fuzz seeds: the real specs under spec/, the spec of every
-// golden archive, and the invalid specs of the checker's tests.
+// inputs and fuzz seeds: the real specs under spec/ and examples/, the spec
+// of every golden archive, and the invalid specs of the checker's tests.
 package testspecs
 
 import (
@@ -18,13 +18,18 @@ type Spec struct {
 	Src  []byte
 }
 
-// Valid returns spec/*.yaml and the spec.yaml of every golden archive,
-// given the repository's root.
+// Valid returns spec/*.yaml, the examples' specs and the spec.yaml of
+// every golden archive, given the repository's root.
 func Valid(root string) ([]Spec, error) {
 	specs, err := files(filepath.Join(root, "spec", "*.yaml"))
 	if err != nil {
 		return nil, err
 	}
+	examples, err := files(filepath.Join(root, "examples", "*", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	specs = append(specs, examples...)
 	archives, err := filepath.Glob(filepath.Join(root, "internal", "emit", "testdata", "golden", "*.txtar"))
 	if err != nil {
 		return nil, fmt.Errorf("find golden archives: %w", err)

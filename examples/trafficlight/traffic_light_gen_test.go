@@ -5,6 +5,7 @@ package trafficlight
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,18 +13,36 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fsmFake is a Behavior whose guards return what a test sets and whose effects
-// record that they ran and return zero values.
+// fsmFake is a Behavior whose guards answer as a test says and whose effects
+// record that they ran and return zero values. With a script, the guards
+// must be tested in its order ("g": g holds, "!g": it does not); without
+// one, they answer from the guards map.
 type fsmFake struct {
 	guards map[string]bool
+	script []string
+	wrong  []string
 	ran    []string
 }
 
 var _ Behavior = (*fsmFake)(nil)
 
-// LastCycle returns what the test set for the guard lastCycle.
+// test answers for the guard name.
+func (f *fsmFake) test(name string) bool {
+	if f.script == nil {
+		return f.guards[name]
+	}
+	if len(f.script) == 0 || strings.TrimPrefix(f.script[0], "!") != name {
+		f.wrong = append(f.wrong, name)
+		return false
+	}
+	holds := !strings.HasPrefix(f.script[0], "!")
+	f.script = f.script[1:]
+	return holds
+}
+
+// LastCycle answers for the guard lastCycle.
 func (f *fsmFake) LastCycle(int) bool {
-	return f.guards["lastCycle"]
+	return f.test("lastCycle")
 }
 
 // SwitchOn records that the effect switchOn ran.
@@ -59,15 +78,16 @@ func fsmTrace(m *Machine) *[]Step {
 	return steps
 }
 
-// TestRules sends each event to each state with the guards set so that every rule
-// of the table fires, and checks the rules fired, the resulting state, the actions
-// and the effects run. A "*" row is tested from the first state it applies to.
+// TestRules takes every way through the table: it sends each event to each state
+// with the guards answering as the way needs, in the order the machine tests
+// them, and checks the rules fired, the resulting state, the actions and the
+// effects run. A "*" row is tested from the first state it applies to.
 func TestRules(t *testing.T) {
 	tests := []struct {
 		name    string
 		from    State
 		event   Event
-		guards  map[string]bool
+		tests   []string
 		rules   []int
 		kind    RuleKind
 		to      StateKind
@@ -80,14 +100,14 @@ func TestRules(t *testing.T) {
 		{name: "Red --SwitchOn--> rejected: SwitchOn is not accepted in state Red", from: Red{}, event: &SwitchOn{}, rules: []int{2}, kind: RuleReject, to: StateRed},
 		{name: "Green --TimerFired--> Yellow {turnYellow} / SwitchLights, StartTimer", from: Green{}, event: &TimerFired{}, rules: []int{5}, to: StateYellow, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"turnYellow"}},
 		{name: "Green --SwitchOn--> rejected: SwitchOn is not accepted in state Green", from: Green{}, event: &SwitchOn{}, rules: []int{4}, kind: RuleReject, to: StateGreen},
-		{name: "Yellow --TimerFired [lastCycle]--> Off / PowerDown", from: Yellow{}, event: &TimerFired{}, guards: map[string]bool{"lastCycle": true}, rules: []int{7}, to: StateOff, actions: []ActionKind{ActionPowerDown}},
-		{name: "Yellow --TimerFired [else]--> Red {endCycle} / SwitchLights, StartTimer", from: Yellow{}, event: &TimerFired{}, guards: map[string]bool{"lastCycle": false}, rules: []int{8}, to: StateRed, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"endCycle"}},
+		{name: "Yellow --TimerFired [lastCycle]--> Off / PowerDown", from: Yellow{}, event: &TimerFired{}, tests: []string{"lastCycle"}, rules: []int{7}, to: StateOff, actions: []ActionKind{ActionPowerDown}},
+		{name: "Yellow --TimerFired [else]--> Red {endCycle} / SwitchLights, StartTimer", from: Yellow{}, event: &TimerFired{}, tests: []string{"!lastCycle"}, rules: []int{8}, to: StateRed, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"endCycle"}},
 		{name: "Yellow --SwitchOn--> rejected: SwitchOn is not accepted in state Yellow", from: Yellow{}, event: &SwitchOn{}, rules: []int{6}, kind: RuleReject, to: StateYellow},
 		{name: "* --SwitchOff--> Off / PowerDown", from: Off{}, event: &SwitchOff{}, rules: []int{9}, to: StateOff, actions: []ActionKind{ActionPowerDown}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &fsmFake{guards: tt.guards}
+			b := &fsmFake{script: append([]string{}, tt.tests...)}
 			rec := &Recorder{}
 			m, err := Restore(b, rec, tt.from)
 			require.NoError(t, err)
@@ -115,6 +135,8 @@ func TestRules(t *testing.T) {
 			}
 			assert.Equal(t, tt.actions, acts, "actions handed to the Handler")
 			assert.Equal(t, tt.effects, b.ran, "effects run")
+			assert.Empty(t, b.wrong, "guards tested out of the script's order")
+			assert.Empty(t, b.script, "guards the script expected but the machine did not test")
 		})
 	}
 }

@@ -4,8 +4,8 @@
 //
 // Agent is the Loom coding agent: an event-driven machine that threads a
 // conversation through LLM calls, parallel tool rounds and a post-tools hook.
-// It performs no I/O: the runtime executes the actions it returns and feeds
-// the results back as events.
+// It performs no I/O: it hands its actions to the runtime, which performs
+// them and feeds the results back as events.
 //
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to

@@ -5,6 +5,7 @@ package agent
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,43 +14,61 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fsmFake is a Behavior whose guards return what a test sets and whose effects
-// record that they ran and return zero values.
+// fsmFake is a Behavior whose guards answer as a test says and whose effects
+// record that they ran and return zero values. With a script, the guards
+// must be tested in its order ("g": g holds, "!g": it does not); without
+// one, they answer from the guards map.
 type fsmFake struct {
 	guards map[string]bool
+	script []string
+	wrong  []string
 	ran    []string
 }
 
 var _ Behavior = (*fsmFake)(nil)
 
-// CanRetry returns what the test set for the guard canRetry.
+// test answers for the guard name.
+func (f *fsmFake) test(name string) bool {
+	if f.script == nil {
+		return f.guards[name]
+	}
+	if len(f.script) == 0 || strings.TrimPrefix(f.script[0], "!") != name {
+		f.wrong = append(f.wrong, name)
+		return false
+	}
+	holds := !strings.HasPrefix(f.script[0], "!")
+	f.script = f.script[1:]
+	return holds
+}
+
+// CanRetry answers for the guard canRetry.
 func (f *fsmFake) CanRetry(chat.LLMError, int) bool {
-	return f.guards["canRetry"]
+	return f.test("canRetry")
 }
 
-// HasToolCalls returns what the test set for the guard hasToolCalls.
+// HasToolCalls answers for the guard hasToolCalls.
 func (f *fsmFake) HasToolCalls(chat.Response) bool {
-	return f.guards["hasToolCalls"]
+	return f.test("hasToolCalls")
 }
 
-// IsUnknownCall returns what the test set for the guard isUnknownCall.
+// IsUnknownCall answers for the guard isUnknownCall.
 func (f *fsmFake) IsUnknownCall(chat.ToolRound, string) bool {
-	return f.guards["isUnknownCall"]
+	return f.test("isUnknownCall")
 }
 
-// ToolsPending returns what the test set for the guard toolsPending.
+// ToolsPending answers for the guard toolsPending.
 func (f *fsmFake) ToolsPending(chat.ToolRound) bool {
-	return f.guards["toolsPending"]
+	return f.test("toolsPending")
 }
 
-// MutatingToolRan returns what the test set for the guard mutatingToolRan.
+// MutatingToolRan answers for the guard mutatingToolRan.
 func (f *fsmFake) MutatingToolRan(chat.ToolRound) bool {
-	return f.guards["mutatingToolRan"]
+	return f.test("mutatingToolRan")
 }
 
-// IsKnownCall returns what the test set for the guard isKnownCall.
+// IsKnownCall answers for the guard isKnownCall.
 func (f *fsmFake) IsKnownCall(chat.ToolRound, string) bool {
-	return f.guards["isKnownCall"]
+	return f.test("isKnownCall")
 }
 
 // StartTurn records that the effect startTurn ran.
@@ -127,15 +146,16 @@ func fsmTrace(m *Machine) *[]Step {
 	return steps
 }
 
-// TestRules sends each event to each state with the guards set so that every rule
-// of the table fires, and checks the rules fired, the resulting state, the actions
-// and the effects run. A "*" row is tested from the first state it applies to.
+// TestRules takes every way through the table: it sends each event to each state
+// with the guards answering as the way needs, in the order the machine tests
+// them, and checks the rules fired, the resulting state, the actions and the
+// effects run. A "*" row is tested from the first state it applies to.
 func TestRules(t *testing.T) {
 	tests := []struct {
 		name    string
 		from    State
 		event   Event
-		guards  map[string]bool
+		tests   []string
 		rules   []int
 		kind    RuleKind
 		to      StateKind
@@ -153,21 +173,21 @@ func TestRules(t *testing.T) {
 		{name: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput", from: WaitingForUserInput{}, event: &RetryTimeoutFired{}, rules: []int{8}, kind: RuleReject, to: StateWaitingForUserInput},
 		{name: "CallingLlm --TextDelta--> (stays) / DisplayMessage", from: CallingLLM{}, event: &TextDelta{}, rules: []int{10}, to: StateCallingLLM, actions: []ActionKind{ActionDisplayMessage}},
 		{name: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput", from: CallingLLM{}, event: &ToolCallDelta{}, rules: []int{11}, to: StateCallingLLM, actions: []ActionKind{ActionWaitForInput}},
-		{name: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools", from: CallingLLM{}, event: &LLMCompleted{}, guards: map[string]bool{"hasToolCalls": true}, rules: []int{12, 19}, to: StateExecutingTools, actions: []ActionKind{ActionExecuteTools}, effects: []string{"recordResponse", "startTools"}},
-		{name: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput", from: CallingLLM{}, event: &LLMCompleted{}, guards: map[string]bool{"hasToolCalls": false}, rules: []int{12, 20}, to: StateWaitingForUserInput, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordResponse"}},
-		{name: "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry", from: CallingLLM{}, event: &LLMError{}, guards: map[string]bool{"canRetry": true}, rules: []int{13}, to: StateError, actions: []ActionKind{ActionScheduleRetry}, effects: []string{"scheduleRetry"}},
-		{name: "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError", from: CallingLLM{}, event: &LLMError{}, guards: map[string]bool{"canRetry": false}, rules: []int{14}, to: StateWaitingForUserInput, actions: []ActionKind{ActionDisplayError}, effects: []string{"giveUp"}},
+		{name: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools", from: CallingLLM{}, event: &LLMCompleted{}, tests: []string{"hasToolCalls"}, rules: []int{12, 19}, to: StateExecutingTools, actions: []ActionKind{ActionExecuteTools}, effects: []string{"recordResponse", "startTools"}},
+		{name: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}, then ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput", from: CallingLLM{}, event: &LLMCompleted{}, tests: []string{"!hasToolCalls"}, rules: []int{12, 20}, to: StateWaitingForUserInput, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordResponse"}},
+		{name: "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry", from: CallingLLM{}, event: &LLMError{}, tests: []string{"canRetry"}, rules: []int{13}, to: StateError, actions: []ActionKind{ActionScheduleRetry}, effects: []string{"scheduleRetry"}},
+		{name: "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError", from: CallingLLM{}, event: &LLMError{}, tests: []string{"!canRetry"}, rules: []int{14}, to: StateWaitingForUserInput, actions: []ActionKind{ActionDisplayError}, effects: []string{"giveUp"}},
 		{name: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm", from: CallingLLM{}, event: &UserInput{}, rules: []int{9}, kind: RuleReject, to: StateCallingLLM},
 		{name: "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm", from: CallingLLM{}, event: &ToolProgress{}, rules: []int{15}, kind: RuleReject, to: StateCallingLLM},
 		{name: "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm", from: CallingLLM{}, event: &ToolCompleted{}, rules: []int{16}, kind: RuleReject, to: StateCallingLLM},
 		{name: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm", from: CallingLLM{}, event: &PostToolsHookCompleted{}, rules: []int{17}, kind: RuleReject, to: StateCallingLLM},
 		{name: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm", from: CallingLLM{}, event: &RetryTimeoutFired{}, rules: []int{18}, kind: RuleReject, to: StateCallingLLM},
-		{name: "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput", from: ExecutingTools{}, event: &ToolProgress{}, guards: map[string]bool{"isKnownCall": true}, rules: []int{26}, to: StateExecutingTools, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordProgress"}},
-		{name: "ExecutingTools --ToolProgress [else]--> ignored", from: ExecutingTools{}, event: &ToolProgress{}, guards: map[string]bool{"isKnownCall": false}, rules: []int{27}, kind: RuleIgnore, to: StateExecutingTools},
-		{name: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)", from: ExecutingTools{}, event: &ToolCompleted{}, guards: map[string]bool{"isUnknownCall": true}, rules: []int{28}, kind: RuleReject, to: StateExecutingTools},
-		{name: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput", from: ExecutingTools{}, event: &ToolCompleted{}, guards: map[string]bool{"isUnknownCall": false, "toolsPending": true}, rules: []int{29}, to: StateExecutingTools, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordOutcome"}},
-		{name: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook", from: ExecutingTools{}, event: &ToolCompleted{}, guards: map[string]bool{"isUnknownCall": false, "mutatingToolRan": true, "toolsPending": false}, rules: []int{30}, to: StatePostToolsHook, actions: []ActionKind{ActionRunPostToolsHook}, effects: []string{"finishToolsWithHook"}},
-		{name: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest", from: ExecutingTools{}, event: &ToolCompleted{}, guards: map[string]bool{"isUnknownCall": false, "mutatingToolRan": false, "toolsPending": false}, rules: []int{31}, to: StateCallingLLM, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"finishTools"}},
+		{name: "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput", from: ExecutingTools{}, event: &ToolProgress{}, tests: []string{"isKnownCall"}, rules: []int{26}, to: StateExecutingTools, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordProgress"}},
+		{name: "ExecutingTools --ToolProgress [else]--> ignored", from: ExecutingTools{}, event: &ToolProgress{}, tests: []string{"!isKnownCall"}, rules: []int{27}, kind: RuleIgnore, to: StateExecutingTools},
+		{name: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)", from: ExecutingTools{}, event: &ToolCompleted{}, tests: []string{"isUnknownCall"}, rules: []int{28}, kind: RuleReject, to: StateExecutingTools},
+		{name: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput", from: ExecutingTools{}, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "toolsPending"}, rules: []int{29}, to: StateExecutingTools, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordOutcome"}},
+		{name: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook", from: ExecutingTools{}, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, rules: []int{30}, to: StatePostToolsHook, actions: []ActionKind{ActionRunPostToolsHook}, effects: []string{"finishToolsWithHook"}},
+		{name: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest", from: ExecutingTools{}, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan"}, rules: []int{31}, to: StateCallingLLM, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"finishTools"}},
 		{name: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools", from: ExecutingTools{}, event: &UserInput{}, rules: []int{21}, kind: RuleReject, to: StateExecutingTools},
 		{name: "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools", from: ExecutingTools{}, event: &TextDelta{}, rules: []int{22}, kind: RuleReject, to: StateExecutingTools},
 		{name: "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools", from: ExecutingTools{}, event: &ToolCallDelta{}, rules: []int{23}, kind: RuleReject, to: StateExecutingTools},
@@ -206,7 +226,7 @@ func TestRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &fsmFake{guards: tt.guards}
+			b := &fsmFake{script: append([]string{}, tt.tests...)}
 			rec := &Recorder{}
 			m, err := Restore(b, rec, tt.from)
 			require.NoError(t, err)
@@ -234,6 +254,8 @@ func TestRules(t *testing.T) {
 			}
 			assert.Equal(t, tt.actions, acts, "actions handed to the Handler")
 			assert.Equal(t, tt.effects, b.ran, "effects run")
+			assert.Empty(t, b.wrong, "guards tested out of the script's order")
+			assert.Empty(t, b.script, "guards the script expected but the machine did not test")
 		})
 	}
 }

@@ -2,8 +2,7 @@ package emit
 
 import (
 	"fmt"
-	"maps"
-	"slices"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -75,18 +74,35 @@ func (g *testGen) setup(guards jen.Code) []jen.Code {
 	return out
 }
 
-// genFake emits a Behavior whose guards return what a test sets and whose
-// effects record that they ran and return zero values:
+// genFake emits a Behavior whose guards answer as a test scripts them and
+// whose effects record that they ran and return zero values:
 //
-//	type fsmFake struct { guards map[string]bool; ran []string }
-//	func (f *fsmFake) CanRetry(chat.LLMError, int) bool { return f.guards["canRetry"] }
+//	type fsmFake struct { guards map[string]bool; script []string; wrong []string; ran []string }
+//	func (f *fsmFake) CanRetry(chat.LLMError, int) bool { return f.test("canRetry") }
 //	func (f *fsmFake) StartTurn(chat.Conversation, chat.Message) (_ chat.Conversation, _ chat.Request) { ...; return }
 func (g *testGen) genFake() {
 	f := g.f
-	f.Comment("// fsmFake is a Behavior whose guards return what a test sets and whose effects")
-	f.Comment("// record that they ran and return zero values.")
-	f.Type().Id("fsmFake").Struct(jen.Id("guards").Map(jen.String()).Bool(), jen.Id("ran").Index().String())
+	f.Comment("// fsmFake is a Behavior whose guards answer as a test says and whose effects")
+	f.Comment("// record that they ran and return zero values. With a script, the guards")
+	f.Comment("// must be tested in its order (\"g\": g holds, \"!g\": it does not); without")
+	f.Comment("// one, they answer from the guards map.")
+	f.Type().Id("fsmFake").Struct(
+		jen.Id("guards").Map(jen.String()).Bool(),
+		jen.Id("script").Index().String(),
+		jen.Id("wrong").Index().String(),
+		jen.Id("ran").Index().String(),
+	)
 	f.Var().Id("_").Id("Behavior").Op("=").Parens(jen.Op("*").Id("fsmFake")).Parens(jen.Nil())
+	f.Comment("// test answers for the guard name.")
+	f.Func().Params(jen.Id("f").Op("*").Id("fsmFake")).Id("test").Params(jen.Id("name").String()).Bool().Block(
+		jen.If(jen.Id("f").Dot("script").Op("==").Nil()).Block(jen.Return(jen.Id("f").Dot("guards").Index(jen.Id("name")))),
+		jen.If(jen.Len(jen.Id("f").Dot("script")).Op("==").Lit(0).Op("||").Qual("strings", "TrimPrefix").Call(jen.Id("f").Dot("script").Index(jen.Lit(0)), jen.Lit("!")).Op("!=").Id("name")).Block(
+			jen.Id("f").Dot("wrong").Op("=").Append(jen.Id("f").Dot("wrong"), jen.Id("name")),
+			jen.Return(jen.False())),
+		jen.Id("holds").Op(":=").Op("!").Qual("strings", "HasPrefix").Call(jen.Id("f").Dot("script").Index(jen.Lit(0)), jen.Lit("!")),
+		jen.Id("f").Dot("script").Op("=").Id("f").Dot("script").Index(jen.Lit(1), jen.Empty()),
+		jen.Return(jen.Id("holds")),
+	)
 	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
 		for _, fn := range fns {
 			if len(fn.Uses) == 0 {
@@ -98,9 +114,9 @@ func (g *testGen) genFake() {
 			}
 			recv := jen.Id("f").Op("*").Id("fsmFake")
 			if fn.Kind == fsm.Guard {
-				f.Comment(fmt.Sprintf("// %s returns what the test set for the guard %s.", fn.GoName, fn.Name))
+				f.Comment(fmt.Sprintf("// %s answers for the guard %s.", fn.GoName, fn.Name))
 				f.Func().Params(recv).Id(fn.GoName).Params(in...).Bool().Block(
-					jen.Return(jen.Id("f").Dot("guards").Index(jen.Lit(fn.Name))))
+					jen.Return(jen.Id("f").Dot("test").Call(jen.Lit(fn.Name))))
 				continue
 			}
 			var out []jen.Code
@@ -127,91 +143,6 @@ func (g *testGen) genTrace() {
 	)
 }
 
-// ruleCase is one generated test case: an event sent in a state, with the
-// guards set so that a chain of rules fires.
-type ruleCase struct {
-	name    string
-	from    *fsm.State
-	event   *fsm.Event
-	guards  map[string]bool
-	rules   []*fsm.Rule // the rules that fire, in order (more than one through transient states)
-	effects []string
-}
-
-// representative returns the state a test fires a rule in: its own, or
-// for a "*" rule the first state that leaves its event to it.
-func representative(m *fsm.Machine, r *fsm.Rule) *fsm.State {
-	if r.From != nil {
-		return r.From
-	}
-	for _, s := range m.States {
-		if slices.Contains(s.Wild, r.Event) {
-			return s
-		}
-	}
-	return nil
-}
-
-// cases lists one case per way through every cell: each rule of each cell,
-// continued through every branch of the transient states it enters.
-func (g *testGen) cases() []ruleCase {
-	var out []ruleCase
-	var follow func(c ruleCase, r *fsm.Rule, chain []*fsm.Rule)
-	// pick sets the guards of chain so that r fires.
-	pick := func(guards map[string]bool, chain []*fsm.Rule, r *fsm.Rule) map[string]bool {
-		next := map[string]bool{}
-		for k, v := range guards {
-			next[k] = v
-		}
-		for _, other := range chain {
-			if other.Guard == nil {
-				continue
-			}
-			next[other.Guard.Name] = other == r
-			if other == r {
-				break
-			}
-		}
-		return next
-	}
-	follow = func(c ruleCase, r *fsm.Rule, chain []*fsm.Rule) {
-		c.guards = pick(c.guards, chain, r)
-		c.rules = append(slices.Clone(c.rules), r)
-		if r.Effect != nil {
-			c.effects = append(slices.Clone(c.effects), r.Effect.Name)
-		}
-		if r.Kind == fsm.Transition && r.To != nil && r.To.Transient && r.To.Choice != nil {
-			for _, next := range r.To.Choice.Rules {
-				follow(c, next, r.To.Choice.Rules)
-			}
-			return
-		}
-		c.name = ""
-		for i, fired := range c.rules {
-			if i > 0 {
-				c.name += ", then "
-			}
-			c.name += fired.Label
-		}
-		out = append(out, c)
-	}
-	var cells []*fsm.Cell
-	for _, s := range g.m.States {
-		cells = append(append(cells, s.Handles...), s.Refuses...)
-	}
-	cells = append(cells, g.m.Wild...)
-	for _, cell := range cells {
-		for _, r := range cell.Rules {
-			from := representative(g.m, r)
-			if from == nil {
-				continue // a "*" row no state leaves its event to
-			}
-			follow(ruleCase{from: from, event: cell.Event, guards: map[string]bool{}}, r, cell.Rules)
-		}
-	}
-	return out
-}
-
 // genRuleTests emits a table-driven test with one case per way through
 // each cell:
 //
@@ -221,37 +152,37 @@ func (g *testGen) cases() []ruleCase {
 //	}
 func (g *testGen) genRuleTests() {
 	var rows []jen.Code
-	for _, c := range g.cases() {
-		last := c.rules[len(c.rules)-1]
-		to := c.from
-		for _, r := range c.rules {
-			if r.To != nil {
-				to = r.To
-			}
+	for _, w := range g.m.Ways {
+		last := w.Rules[len(w.Rules)-1]
+		var labels []string
+		for _, r := range w.Rules {
+			labels = append(labels, r.Label)
 		}
 		// One line per case, its fields in the order of the struct.
 		d := []jen.Code{
-			kv("name", jen.Lit(c.name)),
-			kv("from", jen.Id(c.from.GoName).Values()),
-			kv("event", jen.Op("&").Id(c.event.GoName).Values()),
+			kv("name", jen.Lit(strings.Join(labels, ", then "))),
+			kv("from", jen.Id(w.From.GoName).Values()),
+			kv("event", jen.Op("&").Id(w.Event.GoName).Values()),
 		}
-		if len(c.guards) > 0 {
-			names := slices.Sorted(maps.Keys(c.guards))
-			var gd []jen.Code
-			for _, k := range names {
-				gd = append(gd, jen.Lit(k).Op(":").Lit(c.guards[k]))
+		if len(w.Tests) > 0 {
+			var tests []jen.Code
+			for _, t := range w.Tests {
+				tests = append(tests, jen.Lit(t.String()))
 			}
-			d = append(d, kv("guards", jen.Map(jen.String()).Bool().Values(gd...)))
+			d = append(d, kv("tests", jen.Index().String().Values(tests...)))
 		}
-		var rules []jen.Code
-		for _, r := range c.rules {
+		var rules, effects []jen.Code
+		for _, r := range w.Rules {
 			rules = append(rules, jen.Lit(r.Index))
+			if r.Effect != nil {
+				effects = append(effects, jen.Lit(r.Effect.Name))
+			}
 		}
 		d = append(d, kv("rules", jen.Index().Int().Values(rules...)))
 		if last.Kind != fsm.Transition {
 			d = append(d, kv("kind", jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[last.Kind])))
 		}
-		d = append(d, kv("to", jen.Id(to.KindName)))
+		d = append(d, kv("to", jen.Id(w.To.KindName)))
 		if len(last.Actions) > 0 {
 			var acts []jen.Code
 			for _, e := range last.Actions {
@@ -259,12 +190,8 @@ func (g *testGen) genRuleTests() {
 			}
 			d = append(d, kv("actions", jen.Index().Id("ActionKind").Values(acts...)))
 		}
-		if len(c.effects) > 0 {
-			var es []jen.Code
-			for _, e := range c.effects {
-				es = append(es, jen.Lit(e))
-			}
-			d = append(d, kv("effects", jen.Index().String().Values(es...)))
+		if len(effects) > 0 {
+			d = append(d, kv("effects", jen.Index().String().Values(effects...)))
 		}
 		rows = append(rows, jen.Values(d...))
 	}
@@ -272,7 +199,7 @@ func (g *testGen) genRuleTests() {
 		jen.Id("name").String(),
 		jen.Id("from").Id("State"),
 		jen.Id("event").Id("Event"),
-		jen.Id("guards").Map(jen.String()).Bool(),
+		jen.Id("tests").Index().String(),
 		jen.Id("rules").Index().Int(),
 		jen.Id("kind").Id("RuleKind"),
 		jen.Id("to").Id("StateKind"),
@@ -280,7 +207,12 @@ func (g *testGen) genRuleTests() {
 		jen.Id("effects").Index().String(),
 	}
 	run := []jen.Code{}
-	run = append(run, g.setup(jen.Id("tt").Dot("guards"))...)
+	if g.m.HasBehavior() {
+		run = append(run, jen.Id("b").Op(":=").Op("&").Id("fsmFake").Values(kv("script", jen.Append(jen.Index().String().Values(), jen.Id("tt").Dot("tests").Op("...")))))
+	}
+	if g.m.HasHandler() {
+		run = append(run, jen.Id("rec").Op(":=").Op("&").Id("Recorder").Values())
+	}
 	run = append(run,
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Add(g.restore(jen.Id("tt").Dot("from"))),
 		jen.Qual(pkgRequire, "NoError").Call(jen.Id("t"), jen.Err()),
@@ -309,11 +241,15 @@ func (g *testGen) genRuleTests() {
 			jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Id("tt").Dot("actions"), jen.Id("acts"), jen.Lit("actions handed to the Handler")))
 	}
 	if g.m.HasBehavior() {
-		run = append(run, jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Id("tt").Dot("effects"), jen.Id("b").Dot("ran"), jen.Lit("effects run")))
+		run = append(run,
+			jen.Qual(pkgAssert, "Equal").Call(jen.Id("t"), jen.Id("tt").Dot("effects"), jen.Id("b").Dot("ran"), jen.Lit("effects run")),
+			jen.Qual(pkgAssert, "Empty").Call(jen.Id("t"), jen.Id("b").Dot("wrong"), jen.Lit("guards tested out of the script's order")),
+			jen.Qual(pkgAssert, "Empty").Call(jen.Id("t"), jen.Id("b").Dot("script"), jen.Lit("guards the script expected but the machine did not test")))
 	}
-	g.f.Comment("// TestRules sends each event to each state with the guards set so that every rule")
-	g.f.Comment("// of the table fires, and checks the rules fired, the resulting state, the actions")
-	g.f.Comment("// and the effects run. A \"*\" row is tested from the first state it applies to.")
+	g.f.Comment("// TestRules takes every way through the table: it sends each event to each state")
+	g.f.Comment("// with the guards answering as the way needs, in the order the machine tests")
+	g.f.Comment("// them, and checks the rules fired, the resulting state, the actions and the")
+	g.f.Comment("// effects run. A \"*\" row is tested from the first state it applies to.")
 	g.f.Func().Id("TestRules").Params(jen.Id("t").Op("*").Qual(pkgTesting, "T")).Block(
 		jen.Id("tests").Op(":=").Index().Struct(fields...).ValuesFunc(func(grp *jen.Group) {
 			for _, r := range rows {

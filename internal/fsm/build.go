@@ -50,6 +50,11 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		b.graph()
 		b.unused()
 	}
+	if !b.diags.HasErrors() {
+		// The ways through transient states end only once they cannot
+		// loop, which graph checks.
+		b.ways()
+	}
 	b.diags.Sort()
 	if b.diags.HasErrors() {
 		return nil, b.diags

@@ -108,6 +108,30 @@ func Dump(w io.Writer, m *Machine) {
 			fmt.Fprintf(w, "  emit %s(%s)\n", e.Action.Name, values(e.Args))
 		}
 	}
+	dumpWays(w, m)
+}
+
+// dumpWays lists the ways through the cells that the generated tests take.
+func dumpWays(w io.Writer, m *Machine) {
+	for _, way := range m.Ways {
+		var tests, rules []string
+		for _, t := range way.Tests {
+			tests = append(tests, t.String())
+		}
+		for _, r := range way.Rules {
+			rules = append(rules, fmt.Sprint(r.Index))
+		}
+		fmt.Fprintf(w, "way %s × %s [%s]: rules %s, to %s\n", way.From.Name, way.Event.Name, strings.Join(tests, " "), strings.Join(rules, ", "), way.To.Name)
+	}
+}
+
+// String writes a guard's test as the generated tests script it:
+// "canRetry" when it holds, "!canRetry" when it does not.
+func (t Test) String() string {
+	if t.Holds {
+		return t.Guard.Name
+	}
+	return "!" + t.Guard.Name
 }
 
 // Signature describes a guard's or effect's Go signature in spec terms:

@@ -32,7 +32,10 @@ type Machine struct {
 	// Rules[i].Index == i.
 	Rules []*Rule
 	// Wild holds the cells of the "*" rows, in event order.
-	Wild    []*Cell
+	Wild []*Cell
+	// Ways are the ways through every cell (see Way), for the generated
+	// tests.
+	Ways    []*Way
 	Initial *State
 	// ReadsEvents is set when some rule reads its event's fields, so that
 	// the machine checks for nil events.

@@ -1,0 +1,72 @@
+package fsm
+
+// Way is one way through a cell: an event sent to a state, the guards the
+// machine then tests with what each answers, and the rules that fire, in
+// order (more than one when the way goes through transient states). The
+// generated tests take every way of every cell.
+type Way struct {
+	// From is the state the event is sent in: the cell's own, or for a "*"
+	// row the first state that leaves its event to it.
+	From  *State
+	Event *Event
+	// Tests are the guards tested, in the order the machine tests them,
+	// each with its answer.
+	Tests []Test
+	Rules []*Rule
+	// To is the state the machine rests in after the way.
+	To *State
+}
+
+// Test is a guard tested on a way, and what it answers.
+type Test struct {
+	Guard *Func
+	Holds bool
+}
+
+// ways lists one way per rule of every cell, continued through every
+// branch of the transient states it enters: the cells of each state in
+// spec order, then the "*" rows.
+func (b *builder) ways() {
+	m := b.m
+	var follow func(w Way, r *Rule, chain []*Rule)
+	follow = func(w Way, r *Rule, chain []*Rule) {
+		w.Tests = append([]Test(nil), w.Tests...)
+		for _, other := range chain {
+			if other.Guard != nil {
+				w.Tests = append(w.Tests, Test{Guard: other.Guard, Holds: other == r})
+			}
+			if other == r {
+				break
+			}
+		}
+		w.Rules = append(append([]*Rule(nil), w.Rules...), r)
+		if r.To != nil {
+			w.To = r.To
+		}
+		if r.Kind == Transition && r.To != nil && r.To.Transient && r.To.Choice != nil {
+			for _, next := range r.To.Choice.Rules {
+				follow(w, next, r.To.Choice.Rules)
+			}
+			return
+		}
+		m.Ways = append(m.Ways, &w)
+	}
+	var cells []*Cell
+	for _, s := range m.States {
+		cells = append(append(cells, s.Handles...), s.Refuses...)
+	}
+	cells = append(cells, m.Wild...)
+	for _, c := range cells {
+		from := c.State
+		if from == nil {
+			if states := b.wildFrom[c.Event.Index]; len(states) > 0 {
+				from = states[0]
+			} else {
+				continue // a "*" row no state leaves its event to
+			}
+		}
+		for _, r := range c.Rules {
+			follow(Way{From: from, Event: c.Event, To: from}, r, c.Rules)
+		}
+	}
+}

@@ -655,7 +655,12 @@ func (g *goGen) genMachine() {
 //		return m.otherwise(ev)
 //	}
 func (g *goGen) genHandleEvent() {
-	var states []jen.Code
+	// A machine of many states gets one method per state, so that no
+	// function grows with the whole table (the compiler's back end takes
+	// more than linear time in a function's size); a small one keeps its
+	// rules in HandleEvent, with no call between the dispatch and them.
+	split := len(g.m.States) > splitAbove
+	var states, methods []jen.Code
 	for _, s := range g.m.States {
 		if len(s.Handles) == 0 {
 			continue
@@ -670,7 +675,16 @@ func (g *goGen) genHandleEvent() {
 		if bound {
 			subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
 		}
-		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
+		if !split {
+			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
+			continue
+		}
+		methods = append(methods,
+			jen.Comment(fmt.Sprintf("// in%s is HandleEvent in the state %s.", s.GoName, s.Name)).Line().
+				Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("in"+s.GoName).Params(jen.Id("ev").Id("Event")).Error().Block(
+				jen.Switch(subject).Block(evCases...),
+				jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev")))))
+		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("in"+s.GoName).Call(jen.Id("ev")))))
 	}
 	g.f.Add(paragraphs(
 		"HandleEvent feeds ev to the machine: the rule for the current state and ev "+
@@ -687,7 +701,14 @@ func (g *goGen) genHandleEvent() {
 	}
 	body = append(body, jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev"))))
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
+	for _, m := range methods {
+		g.f.Add(m)
+	}
 }
+
+// splitAbove is the number of states above which HandleEvent calls one
+// method per state instead of holding every rule itself.
+const splitAbove = 64
 
 // genOtherwise emits otherwise, which finishes the events the current
 // state does not handle with rules of its own: those it ignores or

@@ -90,7 +90,14 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 		lines++
 	}
 	first, _, _ := strings.Cut(out.Content, "\n")
-	t.diagf("  %s %s: %s (%d lines)", mark, call.Name, short(first, 100), lines)
+	more := ""
+	switch {
+	case lines == 2:
+		more = " (and 1 more line)"
+	case lines > 2:
+		more = fmt.Sprintf(" (and %d more lines)", lines-1)
+	}
+	t.diagf("  %s %s: %s%s", mark, call.Name, short(first, 100), more)
 }
 
 // Hook implements agentexec.Display.

@@ -308,6 +308,9 @@ func newSafeFloor(cfg behavior.Config, conv chat.Conversation, evs []agentcore.E
 	return r
 }
 
+// turn is generated.turn for the safe floor's machine: the runners call
+// HandleEvent directly, as the floor's does (a shared helper would call it
+// through a function value or an interface, a cost neither would pay).
 func (r *safeFloor) turn() error {
 	r.h.rec = nil
 	m, h := r.m, r.h

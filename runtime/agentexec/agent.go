@@ -126,12 +126,9 @@ type Agent struct {
 	actions      []agent.Action // the actions performed for ev, for the event log
 	arrived      bool           // what ev brought was shown (see arrive)
 	failed       error          // a Handler method's failure, returned by Execute
-	streamGen    uint64
-	streamCancel context.CancelFunc
-	toolsGen     uint64
-	toolsCancel  context.CancelFunc
-	timerGen     uint64
-	timerCancel  context.CancelFunc
+	stream       work           // the LLM stream in flight
+	tools        work           // the round of tools in flight
+	timer        work           // the retry timer running
 	calls        map[string]chat.ToolCall
 	queue        []string
 	inputClosed  bool
@@ -401,9 +398,7 @@ func (a *Agent) call(id string) chat.ToolCall {
 
 // cancelAll cancels the stream, the tools and the timer in flight.
 func (a *Agent) cancelAll() {
-	for _, c := range []context.CancelFunc{a.streamCancel, a.toolsCancel, a.timerCancel} {
-		if c != nil {
-			c()
-		}
-	}
+	a.stream.stop()
+	a.tools.stop()
+	a.timer.stop()
 }

@@ -11,14 +11,7 @@ import (
 // It cancels the timer still running, if any; a timer cancelled after it
 // fired has its event dropped.
 func (a *Agent) startTimer(d time.Duration) {
-	if a.timerCancel != nil {
-		a.timerCancel()
-	}
-	a.timerGen++
-	gen := a.timerGen
-	valid := func() bool { return a.timerGen == gen }
-	tctx, cancel := context.WithCancel(a.ctx)
-	a.timerCancel = cancel
+	tctx, valid := a.timer.restart(a.ctx)
 	l := a.loop
 	l.Go(tctx, "retry timer", func(ctx context.Context) {
 		t := time.NewTimer(d)

@@ -12,14 +12,7 @@ import (
 // events, cancelling any stream still running. The events of a cancelled
 // stream are dropped, even those already queued.
 func (a *Agent) startStream(req chat.Request) {
-	if a.streamCancel != nil {
-		a.streamCancel()
-	}
-	a.streamGen++
-	gen := a.streamGen
-	valid := func() bool { return a.streamGen == gen }
-	sctx, cancel := context.WithCancel(a.ctx)
-	a.streamCancel = cancel
+	sctx, valid := a.stream.restart(a.ctx)
 	l := a.loop
 	l.Go(sctx, "llm stream", func(ctx context.Context) {
 		ended := false

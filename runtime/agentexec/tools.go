@@ -30,14 +30,7 @@ var interruptedOutcome = chat.ToolOutcome{
 // cancels the tools of an earlier round still running, whose events are
 // then dropped.
 func (a *Agent) startTools(calls []chat.ToolCall) {
-	if a.toolsCancel != nil {
-		a.toolsCancel()
-	}
-	a.toolsGen++
-	gen := a.toolsGen
-	valid := func() bool { return a.toolsGen == gen }
-	tctx, cancel := context.WithCancel(a.ctx)
-	a.toolsCancel = cancel
+	tctx, valid := a.tools.restart(a.ctx)
 	clear(a.calls)
 	for _, c := range calls {
 		a.calls[c.ID] = c

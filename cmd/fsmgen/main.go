@@ -8,7 +8,7 @@
 //	fsmgen check [-werror] SPEC...      verify every output is up to date; print a diff of stale ones
 //	fsmgen diagram SPEC                 print the Mermaid diagram
 //	fsmgen schema                       print the JSON Schema of the spec language
-//	fsmgen debug SPEC                   print the checked machine (states, rules, signatures)
+//	fsmgen debug SPEC                   print the checked machine (storage, signatures, every rule's data flow)
 //
 // Output paths in a spec are relative to the spec file, so the result is
 // the same from any working directory. Problems are reported as
@@ -18,11 +18,15 @@
 // Exit status: 0 when all is well, 1 for a spec error or a stale output,
 // 2 for a usage error.
 //
-// In a Go package, generate with one line in a hand-written file:
+// From another module, add fsmgen as a tool and generate with one line in a
+// hand-written file of the package:
 //
-//	//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate ../../spec/agent.yaml
+//	go get -tool github.com/fsmgen/fsmgen/cmd/fsmgen
+//	//go:generate go tool fsmgen generate orders.yaml
 //
-// The spec language is described in docs/spec.md.
+// The spec's imports are loaded from the module that holds the spec, to
+// check that field types name types. The spec language is described in
+// docs/spec.md.
 package main
 
 import (

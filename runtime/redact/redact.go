@@ -1,0 +1,149 @@
+// Package redact keeps secrets (an API key, say) out of what the coding
+// agent sends, shows and saves: a [Redactor] replaces every occurrence of
+// a secret, raw or in the encodings a tool's output is likely to carry it
+// in, with [Mark].
+//
+// The encodings recognised are: the raw text; JSON string escaping (a key
+// with a quote or a backslash, as it appears inside saved JSON); URL query
+// escaping; lower- and upper-case hexadecimal; and standard and URL-safe
+// base64, padded or not, at each of the three alignments the secret can
+// have inside a longer base64 text (so "user:KEY" encoded whole is caught
+// too, apart from the one or two characters on each side of the secret
+// that mix its bits with its neighbours').
+//
+// Secrets shorter than [MinLen] are ignored: replacing a short string
+// everywhere would mangle ordinary text, and such a string is no secret.
+package redact
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Mark is what a secret is replaced with.
+const Mark = "[REDACTED]"
+
+// MinLen is the length below which a secret is ignored.
+const MinLen = 8
+
+// Redactor replaces secrets in text. The zero value and a nil *Redactor
+// redact nothing. A Redactor is immutable and safe for concurrent use.
+type Redactor struct {
+	forms    []string // every form of every secret, longest first
+	replacer *strings.Replacer
+}
+
+// New returns a redactor of the given secrets; empty and short ones
+// (under MinLen bytes) are skipped.
+func New(secrets ...string) *Redactor {
+	seen := map[string]bool{}
+	var forms []string
+	add := func(f string) {
+		// A form shorter than MinLen (the middle of a short secret's
+		// base64, say) would match ordinary text.
+		if len(f) >= MinLen && !seen[f] {
+			seen[f] = true
+			forms = append(forms, f)
+		}
+	}
+	for _, s := range secrets {
+		if len(s) < MinLen {
+			continue
+		}
+		for _, f := range encodings(s) {
+			add(f)
+		}
+	}
+	if len(forms) == 0 {
+		return &Redactor{}
+	}
+	// Longest first, so that a form containing another is replaced whole.
+	slices.SortFunc(forms, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, Mark)
+	}
+	return &Redactor{forms: forms, replacer: strings.NewReplacer(pairs...)}
+}
+
+// encodings returns the forms of s to look for.
+func encodings(s string) []string {
+	b := []byte(s)
+	forms := []string{
+		s,
+		url.QueryEscape(s),
+		hex.EncodeToString(b),
+		strings.ToUpper(hex.EncodeToString(b)),
+	}
+	if j, err := json.Marshal(s); err == nil {
+		forms = append(forms, string(j[1:len(j)-1]))
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		forms = append(forms, enc.EncodeToString(b))
+		forms = append(forms, base64Aligned(enc.WithPadding(base64.NoPadding), b)...)
+	}
+	return forms
+}
+
+// base64Aligned returns, for each of the three offsets (0, 1 or 2 bytes
+// before s in a longer text), the base64 characters that depend on s
+// alone.
+func base64Aligned(enc *base64.Encoding, s []byte) []string {
+	forms := make([]string, 0, 3)
+	for pad := range 3 {
+		buf := append(make([]byte, pad, pad+len(s)), s...)
+		full := enc.EncodeToString(buf)
+		// The first character that depends on s alone: s starts at bit
+		// 8*pad; characters are 6 bits wide.
+		start := (8*pad + 5) / 6
+		// The last whole character inside s: s ends at bit 8*(pad+len(s)).
+		end := (8 * (pad + len(s))) / 6
+		if end > start {
+			forms = append(forms, full[start:end])
+		}
+	}
+	return forms
+}
+
+// String returns s with every secret replaced by Mark.
+func (r *Redactor) String(s string) string {
+	if r == nil || r.replacer == nil {
+		return s
+	}
+	return r.replacer.Replace(s)
+}
+
+// Bytes returns b with every secret replaced by Mark; b itself when it
+// holds none (a nil b stays nil).
+func (r *Redactor) Bytes(b []byte) []byte {
+	if !r.Contains(b) {
+		return b
+	}
+	return []byte(r.replacer.Replace(string(b)))
+}
+
+// Contains reports whether b holds a secret in any of its forms.
+func (r *Redactor) Contains(b []byte) bool {
+	if r == nil {
+		return false
+	}
+	for _, f := range r.forms {
+		if bytes.Contains(b, []byte(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Empty reports whether r redacts nothing.
+func (r *Redactor) Empty() bool { return r == nil || len(r.forms) == 0 }

@@ -10,12 +10,18 @@ import (
 	"syscall"
 )
 
+// TempPattern is the pattern, for os.CreateTemp and filepath.Glob, of the
+// temporary files Write creates to replace the file named base. A process
+// killed during Write leaves one behind; remove them when no Write of
+// the file can be running.
+func TempPattern(base string) string { return "." + base + ".tmp-*" }
+
 // Write replaces the file at path with data and mode perm: it writes a
 // temporary file in the same directory, syncs it, renames it over path and
 // syncs the directory. The directory must exist.
 func Write(path string, data []byte, perm fs.FileMode) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, TempPattern(filepath.Base(path)))
 	if err != nil {
 		return err
 	}

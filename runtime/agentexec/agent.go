@@ -37,6 +37,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/loop"
+	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )
 
@@ -68,10 +69,15 @@ type Config struct {
 	// actions it caused; nil records nothing. The agent writes a session
 	// header to it when it starts.
 	EventLog *eventlog.Writer
-	// Secrets are replaced by "[REDACTED]" in everything the agent writes
-	// to the thread and the event log (an API key, say, that a tool
-	// printed).
+	// Secrets (an API key, say) are replaced by "[REDACTED]", raw or
+	// encoded (see runtime/redact), in everything that reaches the agent
+	// from outside — input lines, the LLM's replies and errors, tool
+	// results and progress — before the machine, the display, the thread,
+	// the event log or the next request sees it.
 	Secrets []string
+	// Limits bounds the work of one reply; its zero fields take the
+	// defaults of [DefaultLimits].
+	Limits Limits
 	// Prompt, when set, is sent as the user's message once the machine
 	// waits for input (after finishing a resumed turn, if any).
 	Prompt string
@@ -87,6 +93,38 @@ type Config struct {
 	Signals []os.Signal
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+}
+
+// Limits bounds what one reply of the LLM and one line of input can make
+// the agent do.
+type Limits struct {
+	// ToolCalls is how many tool calls of one reply are run; the calls
+	// beyond it are not run and get an error result telling the model the
+	// limit.
+	ToolCalls int
+	// ParallelTools is how many tool calls run at once; the others wait
+	// for a free slot.
+	ParallelTools int
+	// InputLine is the longest line of input, in bytes, sent as a message;
+	// a longer line is refused with a notice and the input goes on.
+	InputLine int
+}
+
+// DefaultLimits are the limits a zero field of [Limits] takes.
+var DefaultLimits = Limits{ToolCalls: 64, ParallelTools: 8, InputLine: 1 << 20}
+
+// withDefaults returns l with its zero fields set to the defaults.
+func (l Limits) withDefaults() Limits {
+	if l.ToolCalls <= 0 {
+		l.ToolCalls = DefaultLimits.ToolCalls
+	}
+	if l.ParallelTools <= 0 {
+		l.ParallelTools = DefaultLimits.ParallelTools
+	}
+	if l.InputLine <= 0 {
+		l.InputLine = DefaultLimits.InputLine
+	}
+	return l
 }
 
 // Result is how a run of the agent ended.
@@ -115,6 +153,8 @@ type Agent struct {
 	display Display
 	hook    Hook
 	now     func() time.Time
+	secrets *redact.Redactor
+	limits  Limits
 
 	// Set by Start: the loop the Handler methods start their tasks in, and
 	// its context.
@@ -124,6 +164,7 @@ type Agent struct {
 	// Loop goroutine only.
 	ev           agent.Event    // the event the machine is handling
 	actions      []agent.Action // the actions performed for ev, for the event log
+	starts       []func()       // the work ev's actions start, once the step is saved
 	arrived      bool           // what ev brought was shown (see arrive)
 	failed       error          // a Handler method's failure, returned by Execute
 	stream       work           // the LLM stream in flight
@@ -165,6 +206,8 @@ func New(cfg Config) (*Agent, error) {
 		display: cfg.Display,
 		hook:    cfg.Hook,
 		now:     cfg.Now,
+		secrets: redact.New(cfg.Secrets...),
+		limits:  cfg.Limits.withDefaults(),
 		calls:   map[string]chat.ToolCall{},
 	}
 	if a.log == nil {
@@ -201,14 +244,48 @@ func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machi
 	if err != nil {
 		return nil, fmt.Errorf("resume thread %s: %w; the thread file is damaged", t.ID, err)
 	}
-	if st.Kind() == agent.StateShuttingDown {
-		return nil, fmt.Errorf("resume thread %s: it was saved shutting down, without its conversation; it cannot be resumed", t.ID)
+	if err := resumable(st); err != nil {
+		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 	}
 	m, err := agent.Restore(b, h, st)
 	if err != nil {
 		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 	}
 	return m, nil
+}
+
+// resumable reports why the agent cannot resume a machine in st: a state
+// it is never saved in, or one that lacks what [Agent.Start] needs to go
+// on, which would otherwise leave the agent waiting for an event that
+// never comes.
+func resumable(st agent.State) error {
+	damaged := func(what string) error {
+		return fmt.Errorf("the thread file is damaged: it was saved %s (state %s), which cannot be resumed; start a new thread", what, st.Kind())
+	}
+	switch st := st.(type) {
+	case agent.WaitingForUserInput, agent.PostToolsHook:
+		return nil
+	case agent.CallingLLM:
+		if st.Conversation.Len() == 0 {
+			return damaged("calling the LLM with an empty conversation")
+		}
+	case agent.Error:
+		if st.Conversation.Len() == 0 {
+			return damaged("waiting to retry an empty conversation")
+		}
+	case agent.ExecutingTools:
+		if st.Executions.Len() == 0 {
+			return damaged("executing a round of no tool calls")
+		}
+		if st.Executions.PendingCount() == 0 {
+			return damaged("executing a round whose tool calls have all completed")
+		}
+	case agent.ShuttingDown:
+		return errors.New("it was saved shutting down, without its conversation; it cannot be resumed")
+	default:
+		return damaged("in a state it never rests in")
+	}
+	return nil
 }
 
 // Machine returns the agent's machine. Read it only when Run is not
@@ -240,6 +317,8 @@ type stepper struct{ a *Agent }
 // HandleEvent implements loop.Machine.
 func (s stepper) HandleEvent(ev agent.Event) error {
 	s.a.ev, s.a.actions, s.a.arrived = ev, s.a.actions[:0], false
+	clear(s.a.starts)
+	s.a.starts = s.a.starts[:0]
 	return s.a.m.HandleEvent(ev)
 }
 
@@ -279,6 +358,7 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	if a.cfg.Prompt != "" {
 		a.queue = append(a.queue, a.cfg.Prompt)
 	}
+	a.launch()
 	if a.cfg.Input != nil {
 		a.readInput()
 	} else {
@@ -320,6 +400,11 @@ func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Ste
 			return err
 		}
 	}
+	// Only now, with the state that records it saved, does the work the
+	// actions asked for start: a crash before this point leaves a thread
+	// that runs it on resume, a crash after it one that knows it may have
+	// run (a tool call is then "interrupted", never run twice).
+	a.launch()
 	if a.busy && !busy && a.m.Kind() == agent.StateWaitingForUserInput {
 		a.result.Turns++
 		a.result.LastError = a.turnErr
@@ -328,6 +413,20 @@ func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Ste
 	a.busy = busy
 	a.settle()
 	return nil
+}
+
+// later queues work to start once the step at hand is recorded and saved
+// (see Execute).
+func (a *Agent) later(start func()) { a.starts = append(a.starts, start) }
+
+// launch starts the work queued by later, in order.
+func (a *Agent) launch() {
+	starts := a.starts
+	a.starts = a.starts[:0]
+	for _, start := range starts {
+		start()
+	}
+	clear(starts)
 }
 
 // isBusy reports whether the machine is in the middle of a turn.

@@ -215,6 +215,7 @@ type run struct {
 	prompt  string
 	input   io.Reader
 	signals []os.Signal
+	limits  agentexec.Limits
 }
 
 // defaultTools returns the standard tools working in the session's workspace.
@@ -276,6 +277,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		Secrets:   []string{testKey},
 		Prompt:    r.prompt,
 		Signals:   r.signals,
+		Limits:    r.limits,
 	}
 	if r.input != nil {
 		cfg.Input = r.input

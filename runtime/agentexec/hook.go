@@ -16,15 +16,20 @@ type Hook func(ctx context.Context, dir string, tools []chat.CompletedTool) (aut
 // sends PostToolsHookCompleted. A failed hook does not stop the turn.
 func (a *Agent) startHook(completed []chat.CompletedTool) {
 	l := a.loop
-	l.Go(a.ctx, "post-tools hook", func(ctx context.Context) {
-		res, err := a.hook(ctx, a.cfg.Workspace, completed)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			a.log.Warn("post-tools hook failed", "error", err)
-		}
-		_ = l.Call(ctx, func() { a.display.Hook(res, err) })
-		_ = l.Send(ctx, &agent.PostToolsHookCompleted{ActionTaken: err == nil && res.Committed})
-	})
+	a.later(func() { l.Go(a.ctx, "post-tools hook", func(ctx context.Context) { a.runHook(ctx, completed) }) })
+}
+
+// runHook runs the post-tools hook, shows what it did and sends
+// PostToolsHookCompleted.
+func (a *Agent) runHook(ctx context.Context, completed []chat.CompletedTool) {
+	l := a.loop
+	res, err := a.hook(ctx, a.cfg.Workspace, completed)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		a.log.Debug("post-tools hook failed", "error", err) // the display shows it
+	}
+	_ = l.Call(ctx, func() { a.display.Hook(res, err) })
+	_ = l.Send(ctx, &agent.PostToolsHookCompleted{ActionTaken: err == nil && res.Committed})
 }

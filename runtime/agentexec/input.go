@@ -3,6 +3,7 @@ package agentexec
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,12 +16,10 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
-// maxInputLine caps one line of input.
-const maxInputLine = 4 << 20
-
 // readInput reads the user's messages, one per line, in a task; blank
-// lines are skipped. When the input ends the agent stops once every turn
-// has ended.
+// lines are skipped, and a line longer than Limits.InputLine is refused
+// with a notice (the input goes on with the next line). When the input
+// ends the agent stops once every turn has ended.
 func (a *Agent) readInput() {
 	r := a.cfg.Input
 	if !interruptible(r) {
@@ -30,19 +29,27 @@ func (a *Agent) readInput() {
 	l.Go(a.ctx, "input", func(ctx context.Context) {
 		stop := context.AfterFunc(ctx, func() { interrupt(r) })
 		defer stop()
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), maxInputLine)
-		for sc.Scan() {
-			line := strings.TrimRight(sc.Text(), "\r")
-			if strings.TrimSpace(line) == "" {
-				continue
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			line, size, err := readLine(br, a.limits.InputLine)
+			if size > a.limits.InputLine {
+				notice := fmt.Sprintf("an input line of %d bytes is longer than the limit of %d bytes and was not sent; put long text in a file and ask the agent to read it",
+					size, a.limits.InputLine)
+				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
+					return
+				}
+			} else if line = strings.TrimRight(line, "\r"); strings.TrimSpace(line) != "" {
+				if l.Send(ctx, &agent.UserInput{Message: chat.UserMessage(a.secrets.String(line))}) != nil {
+					return
+				}
 			}
-			if l.Send(ctx, &agent.UserInput{Message: chat.UserMessage(line)}) != nil {
-				return
+			if err != nil {
+				if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+					msg := fmt.Sprintf("reading input failed, no more input is read: %v", err)
+					_ = l.Call(ctx, func() { a.display.Notice(msg) })
+				}
+				break
 			}
-		}
-		if err := sc.Err(); err != nil && ctx.Err() == nil {
-			a.log.Warn("reading input failed; no more input is read", "error", err)
 		}
 		if ctx.Err() != nil {
 			return
@@ -52,6 +59,36 @@ func (a *Agent) readInput() {
 			a.settle()
 		})
 	})
+}
+
+// readLine reads one line from br, without its newline, and its size in
+// bytes. A line longer than limit is read to its end but not kept: line
+// is then empty and size tells how long it was. err is io.EOF after the
+// last line (which may lack a newline) or the read error.
+func readLine(br *bufio.Reader, limit int) (line string, size int, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		size += len(chunk)
+		if size <= limit+1 { // +1: the newline
+			buf = append(buf, chunk...)
+		} else {
+			buf = nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if n := len(chunk); err == nil && n > 0 {
+			size-- // the newline is not part of the line
+			if buf != nil {
+				buf = buf[:len(buf)-1]
+			}
+		}
+		if size > limit {
+			return "", size, err
+		}
+		return string(buf), size, err
+	}
 }
 
 // deadliner is a reader whose blocked reads a deadline can end.

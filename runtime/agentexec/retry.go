@@ -13,13 +13,15 @@ import (
 func (a *Agent) startTimer(d time.Duration) {
 	tctx, valid := a.timer.restart(a.ctx)
 	l := a.loop
-	l.Go(tctx, "retry timer", func(ctx context.Context) {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			_ = l.SendIf(ctx, &agent.RetryTimeoutFired{}, valid)
-		case <-ctx.Done():
-		}
+	a.later(func() {
+		l.Go(tctx, "retry timer", func(ctx context.Context) {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				_ = l.SendIf(ctx, &agent.RetryTimeoutFired{}, valid)
+			case <-ctx.Done():
+			}
+		})
 	})
 }

@@ -2,6 +2,7 @@ package agentexec
 
 import (
 	"context"
+	"slices"
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
@@ -14,32 +15,57 @@ import (
 func (a *Agent) startStream(req chat.Request) {
 	sctx, valid := a.stream.restart(a.ctx)
 	l := a.loop
-	l.Go(sctx, "llm stream", func(ctx context.Context) {
-		ended := false
-		send := func(ev agent.Event) { _ = l.SendIf(ctx, ev, valid) }
-		err := a.cfg.Provider.Stream(ctx, req, func(e llm.Event) {
-			switch e := e.(type) {
-			case llm.TextDelta:
-				send(&agent.TextDelta{Content: e.Text})
-			case llm.ToolCallDelta:
-				send(&agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: e.Fragment})
-			case llm.Completed:
-				ended = true
-				send(&agent.LLMCompleted{Response: e.Response})
-			case llm.Failed:
-				ended = true
-				send(&agent.LLMError{Error: e.Err})
-			}
-		})
-		if ctx.Err() != nil || ended {
-			return
+	a.later(func() { l.Go(sctx, "llm stream", func(ctx context.Context) { a.streamReply(ctx, req, valid) }) })
+}
+
+// streamReply streams the reply to req, sending its events while valid says
+// the stream is still the current one. Everything the LLM sent is
+// redacted before the machine sees it.
+func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() bool) {
+	l := a.loop
+	ended := false
+	send := func(ev agent.Event) { _ = l.SendIf(ctx, ev, valid) }
+	err := a.cfg.Provider.Stream(ctx, req, func(e llm.Event) {
+		switch e := e.(type) {
+		case llm.TextDelta:
+			send(&agent.TextDelta{Content: a.secrets.String(e.Text)})
+		case llm.ToolCallDelta:
+			send(&agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: a.secrets.String(e.Fragment)})
+		case llm.Completed:
+			ended = true
+			send(&agent.LLMCompleted{Response: a.redactResponse(e.Response)})
+		case llm.Failed:
+			ended = true
+			e.Err.Message = a.secrets.String(e.Err.Message)
+			send(&agent.LLMError{Error: e.Err})
 		}
-		// The provider broke its contract; fail the call so the turn goes on.
-		msg := "the LLM stream ended without a reply or an error"
-		if err != nil {
-			msg = err.Error()
-		}
-		a.log.Error("llm provider ended a stream without Completed or Failed", "provider", a.cfg.Provider.Name(), "error", err)
-		send(&agent.LLMError{Error: chat.LLMError{Kind: chat.ErrNetwork, Message: msg}})
 	})
+	if ctx.Err() != nil || ended {
+		return
+	}
+	// The provider broke its contract; fail the call so the turn goes on.
+	msg := "the LLM stream ended without a reply or an error"
+	if err != nil {
+		msg = err.Error()
+	}
+	a.log.Error("llm provider ended a stream without Completed or Failed", "provider", a.cfg.Provider.Name(), "error", err)
+	send(&agent.LLMError{Error: chat.LLMError{Kind: chat.ErrNetwork, Message: a.secrets.String(msg)}})
+}
+
+// redactResponse returns r with the secrets redacted from its text and
+// its tool calls. A tool call's arguments stay valid JSON: a secret
+// inside a JSON string becomes the mark, which needs no escaping.
+func (a *Agent) redactResponse(r chat.Response) chat.Response {
+	if a.secrets.Empty() {
+		return r
+	}
+	r.Message.Content = a.secrets.String(r.Message.Content)
+	if len(r.Message.ToolCalls) > 0 {
+		calls := slices.Clone(r.Message.ToolCalls)
+		for i := range calls {
+			calls[i].Arguments = a.secrets.Bytes(calls[i].Arguments)
+		}
+		r.Message.ToolCalls = calls
+	}
+	return r
 }

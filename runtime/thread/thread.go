@@ -148,7 +148,8 @@ func (s *Store) Load(id string) (*Thread, error) {
 }
 
 // Lock takes an exclusive lock on the thread id, so that two agents never
-// work on one thread. The lock is released by calling the returned
+// work on one thread, and removes the temporary files of saves of the
+// thread that a crash cut short. The lock is released by calling the returned
 // function, or by the operating system when the process ends, even by
 // SIGKILL.
 func (s *Store) Lock(id string) (unlock func(), err error) {
@@ -167,8 +168,29 @@ func (s *Store) Lock(id string) (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("lock thread %s: %w", id, err)
 	}
+	if err := s.removeTemp(id); err != nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+		return nil, fmt.Errorf("lock thread %s: %w", id, err)
+	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		_ = f.Close()
 	}, nil
+}
+
+// removeTemp removes the temporary files that saves of thread id left
+// behind when the process was killed mid-save. Only the holder of the
+// thread's lock may call it: no save of the thread is then in flight.
+func (s *Store) removeTemp(id string) error {
+	left, err := filepath.Glob(filepath.Join(s.dir, atomicfile.TempPattern(id+".json")))
+	if err != nil {
+		return err
+	}
+	for _, p := range left {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s, left by a save that was cut short: %w", p, err)
+		}
+	}
+	return nil
 }

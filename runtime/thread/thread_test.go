@@ -106,3 +106,32 @@ func TestNewIDIsValidAndUnique(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestLockRemovesTemp checks that taking a thread's lock removes what a
+// save of that thread cut short by a crash left behind, and nothing else.
+func TestLockRemovesTemp(t *testing.T) {
+	store, err := thread.NewStore(t.TempDir())
+	require.NoError(t, err)
+	files := map[string]bool{ // name: removed
+		".t1.json.tmp-123":  true,
+		".t1.json.tmp-abc":  true,
+		".t2.json.tmp-123":  false, // another thread's, maybe being saved
+		"t1.json":           false,
+		"t1.events.jsonl":   false,
+		".t1.jsonx.tmp-123": false,
+	}
+	for name := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), name), []byte("partial"), 0o600))
+	}
+	unlock, err := store.Lock("t1")
+	require.NoError(t, err)
+	defer unlock()
+	for name, removed := range files {
+		_, err := os.Stat(filepath.Join(store.Dir(), name))
+		if removed {
+			assert.ErrorIs(t, err, os.ErrNotExist, "%s is left", name)
+		} else {
+			assert.NoError(t, err, "%s was removed", name)
+		}
+	}
+}

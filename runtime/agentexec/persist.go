@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
@@ -94,16 +93,5 @@ func (a *Agent) save() error {
 	return a.cfg.Store.Save(t)
 }
 
-// redact replaces every secret in data.
-func (a *Agent) redact(data []byte) []byte {
-	if data == nil {
-		return nil
-	}
-	out := string(data)
-	for _, s := range a.cfg.Secrets {
-		if len(s) >= 8 {
-			out = strings.ReplaceAll(out, s, "[REDACTED]")
-		}
-	}
-	return []byte(out)
-}
+// redact replaces every secret in data, raw or encoded.
+func (a *Agent) redact(data []byte) []byte { return a.secrets.Bytes(data) }

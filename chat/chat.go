@@ -82,10 +82,39 @@ type Request struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 }
 
-// Usage counts the tokens of one LLM call.
+// Usage counts the tokens of one LLM call, or of several added with
+// [Usage.Add]. The cache and reasoning figures are parts of the totals, not
+// additions to them; a provider that does not report one leaves it 0.
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
+	// InputTokens counts every token of the prompt, those written to or
+	// read from the provider's prompt cache included.
+	InputTokens int `json:"input_tokens"`
+	// OutputTokens counts every token of the reply, reasoning included.
 	OutputTokens int `json:"output_tokens"`
+	// CacheCreationInputTokens is the part of InputTokens written to the
+	// prompt cache (Anthropic's cache_creation_input_tokens, OpenAI's
+	// prompt_tokens_details.cache_write_tokens).
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitempty"`
+	// CacheReadInputTokens is the part of InputTokens read from the prompt
+	// cache (Anthropic's cache_read_input_tokens, OpenAI's
+	// prompt_tokens_details.cached_tokens).
+	CacheReadInputTokens int `json:"cache_read_input_tokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens the model spent thinking
+	// (OpenAI's completion_tokens_details.reasoning_tokens, Anthropic's
+	// output_tokens_details.thinking_tokens).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+}
+
+// Add returns the sum of u and v, figure by figure: the usage of two calls
+// together, e.g. for a ledger of a whole thread.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:              u.InputTokens + v.InputTokens,
+		OutputTokens:             u.OutputTokens + v.OutputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens + v.CacheCreationInputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens + v.CacheReadInputTokens,
+		ReasoningTokens:          u.ReasoningTokens + v.ReasoningTokens,
+	}
 }
 
 // Response is a completed LLM reply.

@@ -129,6 +129,10 @@ Paths are relative to the workspace root. Make small, focused changes and check 
 Your changes are committed to git automatically after each round of tools. When you are done, say briefly what you did.`
 
 func main() {
+	if err := hideKeys(); err != nil {
+		fmt.Fprintf(os.Stderr, "agent: %v\n", err)
+		os.Exit(exitError)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], nil, os.Stdout, os.Stderr))
 }
 

@@ -225,7 +225,7 @@ func TestOneShot(t *testing.T) {
 		{
 			name: "the commands the agent runs do not see the API key",
 			replies: []fakellm.Reply{
-				{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo \"key=[$ANTHROPIC_API_KEY$OPENAI_API_KEY]\""}`}}},
+				{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo \"key=[$ANTHROPIC_API_KEY$OPENAI_API_KEY]\"; tr '\\0' '\\n' < /proc/$PPID/environ | grep -c _API_KEY= || true"}`}}},
 				{Text: "No key."},
 			},
 			wantOut: "No key.\n",
@@ -234,7 +234,10 @@ func TestOneShot(t *testing.T) {
 				require.Len(t, reqs, 2)
 				m := reqs[1].Messages
 				require.Len(t, m, 3)
-				assert.Contains(t, m[2].Text, "key=[]")
+				assert.Equal(t, "key=[]\n0\n", m[2].Text, "neither the command's environment nor the agent's holds a key")
+				for _, r := range reqs {
+					assert.Contains(t, r.Header.Get("X-Api-Key")+r.Header.Get("Authorization"), testKey, "the agent still sends the key")
+				}
 			},
 		},
 		{

@@ -66,6 +66,13 @@ type Options struct {
 	// Logger receives debug records of every call and warnings for panics
 	// and timeouts; nil discards them.
 	Logger *slog.Logger
+	// MaxArgBytes caps the size of a call's JSON arguments: a larger call is
+	// refused, without being decoded, with an error saying the size and the
+	// limit; 0 means DefaultMaxArgBytes.
+	MaxArgBytes int
+	// MaxEditBytes is the largest file edit_file edits; a larger file is
+	// refused with a hint to use bash; 0 means DefaultMaxEditBytes.
+	MaxEditBytes int64
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.
@@ -93,6 +100,7 @@ type Set struct {
 	timeout time.Duration
 	grace   time.Duration
 	log     *slog.Logger
+	maxArgs int // Options.MaxArgBytes; 0 means DefaultMaxArgBytes
 }
 
 // Default returns the agent's standard tools — read_file, list_files,
@@ -102,7 +110,7 @@ func Default(ws *Workspace, opt Options) *Set {
 	s, err := NewSet(opt,
 		ReadFile(ws),
 		ListFiles(ws),
-		EditFile(ws),
+		EditFile(ws, EditOptions{MaxBytes: opt.MaxEditBytes}),
 		Bash(ws, BashOptions{OutputLimit: opt.BashOutputLimit, ProgressEvery: opt.ProgressEvery}),
 	)
 	if err != nil {
@@ -120,6 +128,7 @@ func NewSet(opt Options, tools ...Tool) (*Set, error) {
 		timeout: opt.Timeout,
 		grace:   abandonGrace,
 		log:     opt.Logger,
+		maxArgs: opt.MaxArgBytes,
 	}
 	for _, t := range tools {
 		name := t.Spec().Name
@@ -154,10 +163,14 @@ type result struct {
 	err error
 }
 
-// Run runs one call to completion and never panics. An unknown tool, bad
-// JSON arguments, a tool error, a panic inside the tool, the timeout and
-// the cancellation of ctx all become an outcome with IsError set and a
-// message saying what went wrong.
+// DefaultMaxArgBytes is the default of Options.MaxArgBytes: 1 MiB.
+const DefaultMaxArgBytes = 1 << 20
+
+// Run runs one call to completion and never panics. An unknown tool,
+// arguments over Options.MaxArgBytes (refused before they are decoded), bad
+// JSON arguments, a tool error, a panic inside the tool, the timeout and the
+// cancellation of ctx all become an outcome with IsError set and a message
+// saying what went wrong.
 //
 // progress, which may be nil, receives the tool's progress reports; it may
 // be called from another goroutine, and never after Run returns. A tool
@@ -170,6 +183,16 @@ func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.To
 	if !ok {
 		log.Warn("unknown tool requested")
 		return errorOutcome(fmt.Sprintf("unknown tool %q; use one of: %s", call.Name, strings.Join(s.names, ", ")), "")
+	}
+	limit := s.maxArgs
+	if limit <= 0 {
+		limit = DefaultMaxArgBytes
+	}
+	if n := len(call.Arguments); n > limit {
+		log.Warn("tool arguments over the limit", "bytes", n, "limit", limit)
+		return errorOutcome(fmt.Sprintf("the arguments of this %s call are %s, over the limit of %s, so the call was not run; "+
+			"make the change in smaller steps (several edit_file calls with shorter old_str and new_str, or bash)",
+			call.Name, sizeString(int64(n)), sizeString(int64(limit))), "")
 	}
 	if err := ctx.Err(); err != nil {
 		return errorOutcome(fmt.Sprintf("tool %s was not run: %v", call.Name, err), "")

@@ -5,65 +5,84 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 )
 
-// maxSymlinkHops bounds how many symbolic links Resolve follows for one path,
+// maxSymlinkHops bounds how many symbolic links resolve follows for one path,
 // so a link loop fails instead of spinning.
 const maxSymlinkHops = 64
 
 // Workspace confines file access to one directory tree.
 //
-// Its root is an absolute path with every symbolic link resolved, so that a
-// path inside the workspace can be recognised by a plain prefix comparison.
-// A Workspace is immutable and safe for concurrent use.
+// It keeps the root directory open (an [os.Root]) and reaches every file
+// beneath that open handle: each path is walked from the root one
+// component at a time by the kernel (openat), and a symbolic link or ".."
+// that would lead outside is refused at the moment of use. A process that
+// swaps a directory for a symbolic link while a file tool runs (the agent's
+// own bash tool could) therefore cannot make the tool read or write outside
+// the workspace; the tool fails instead. Symbolic links that stay inside
+// keep working, relative ones through the open handle and absolute ones
+// that point inside the root by being rewritten to relative paths first.
 //
-// Confinement is checked when a path is resolved; it does not defend against
-// a process that swaps a directory for a symbolic link between the check and
-// the use (the agent's own bash tool could do that, and it is not confined
-// to the workspace anyway).
+// A Workspace is safe for concurrent use. Close it when the agent stops.
 type Workspace struct {
-	root string
+	dir  string   // absolute, every symbolic link resolved
+	root *os.Root // dir, held open
 }
 
-// NewWorkspace returns the workspace rooted at dir, which must be an existing
+// NewWorkspace opens the workspace rooted at dir, which must be an existing
 // directory. A relative dir is taken from the current working directory.
+// The caller closes the workspace when done with it.
 func NewWorkspace(dir string) (*Workspace, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
 	}
-	root, err := filepath.EvalSymlinks(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w; give an existing directory", dir, err)
 	}
-	fi, err := os.Stat(root)
+	fi, err := os.Stat(resolved)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %q is not a directory; give a directory", dir)
 	}
-	return &Workspace{root: root}, nil
+	root, err := os.OpenRoot(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	return &Workspace{dir: resolved, root: root}, nil
 }
 
 // Root returns the workspace's root directory: absolute, with every symbolic
-// link resolved.
-func (w *Workspace) Root() string { return w.root }
+// link resolved as it was when the workspace was opened. The file tools do
+// not use this path; the bash tool runs there.
+func (w *Workspace) Root() string { return w.dir }
 
-// Resolve maps a tool's path argument to an absolute path inside the
-// workspace, or fails with an error that says why.
+// Close releases the handle on the root directory. The file tools fail
+// once their workspace is closed.
+func (w *Workspace) Close() error { return w.root.Close() }
+
+// resolve maps a tool's path argument to a clean, slash-separated path
+// relative to the workspace root, or fails with an error that says why.
 //
 // p must be relative to the workspace root. Absolute paths are refused, as
 // are paths whose ".." elements climb above the root ("../x", "a/../../x").
 // Every symbolic link met on the way is followed — a final link, a link in a
 // parent directory, a dangling link, and the parent of a file that does not
 // exist yet — and the path is refused if it leads outside the workspace.
-// Links that stay inside are allowed. The result has every existing
-// component resolved; components that do not exist yet are appended as given.
-func (w *Workspace) Resolve(p string) (string, error) {
+// Components that do not exist yet are appended as given.
+//
+// The result names the file the tool means, for messages and for the
+// ".git" check; it is not what keeps the tool inside the workspace: the
+// caller opens it through the root, which refuses an escape made between
+// the resolution and the use.
+func (w *Workspace) resolve(p string) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path; give a path relative to the workspace root, e.g. \"main.go\" or \".\"")
 	}
@@ -73,27 +92,27 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	if filepath.IsAbs(p) {
 		return "", fmt.Errorf("path %q is absolute; give a path relative to the workspace root", p)
 	}
-	clean := filepath.Clean(p)
-	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+	clean := filepath.ToSlash(filepath.Clean(p))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", fmt.Errorf("path %q leads outside the workspace; give a path inside it", p)
 	}
 	resolved, err := w.follow(clean)
 	if err != nil {
-		return "", fmt.Errorf("resolve path %q: %w", p, err)
-	}
-	if !w.contains(resolved) {
-		return "", fmt.Errorf("path %q leads outside the workspace through a symbolic link; give a path inside it", p)
+		return "", pathError("resolve path", p, err)
 	}
 	return resolved, nil
 }
 
-// follow resolves the clean relative path rel against the root, following
+// errOutside says that a symbolic link leads outside the workspace.
+var errOutside = errors.New("a symbolic link leads outside the workspace")
+
+// follow resolves the clean relative path rel beneath the root, following
 // symbolic links one component at a time. It tolerates components that do
-// not exist (they are appended lexically) and never fails merely because a
-// link leads outside: the caller checks the final result.
+// not exist (they are appended as given) and fails with errOutside when a
+// link leads outside the root.
 func (w *Workspace) follow(rel string) (string, error) {
-	pending := splitPath(rel)
-	cur := w.root
+	pending := strings.Split(rel, "/")
+	var cur []string // resolved components, none a symbolic link when looked at
 	hops := 0
 	for len(pending) > 0 {
 		comp := pending[0]
@@ -102,60 +121,143 @@ func (w *Workspace) follow(rel string) (string, error) {
 		case "", ".":
 			continue
 		case "..":
-			cur = filepath.Dir(cur)
+			if len(cur) == 0 {
+				return "", errOutside // only a link's target can climb here: rel is clean
+			}
+			cur = cur[:len(cur)-1]
 			continue
 		}
-		next := filepath.Join(cur, comp)
-		fi, err := os.Lstat(next)
+		next := path.Join(append(cur, comp)...)
+		fi, err := w.root.Lstat(next)
 		switch {
-		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || isNotDir(err):
-			// Nothing there (yet): nothing to follow.
-			cur = next
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			cur = append(cur, comp) // nothing there (yet): nothing to follow
 			continue
 		case err != nil:
 			return "", err
 		case fi.Mode()&fs.ModeSymlink == 0:
-			cur = next
+			cur = append(cur, comp)
 			continue
 		}
 		hops++
 		if hops > maxSymlinkHops {
-			return "", fmt.Errorf("more than %d symbolic links (a link loop?)", maxSymlinkHops)
+			return "", syscall.ELOOP
 		}
-		target, err := os.Readlink(next)
+		target, err := w.root.Readlink(next)
 		if err != nil {
 			return "", err
 		}
-		if filepath.IsAbs(target) {
-			cur = string(filepath.Separator)
+		target = filepath.ToSlash(target)
+		if path.IsAbs(target) {
+			// os.Root refuses absolute links; one that points inside the
+			// root is followed as the relative path it stands for.
+			r, err := filepath.Rel(w.dir, filepath.FromSlash(target))
+			if err != nil || r == ".." || strings.HasPrefix(filepath.ToSlash(r), "../") || filepath.IsAbs(r) {
+				return "", errOutside
+			}
+			cur, target = nil, filepath.ToSlash(r)
 		}
-		pending = append(splitPath(target), pending...)
+		pending = append(strings.Split(target, "/"), pending...)
 	}
-	return cur, nil
+	if len(cur) == 0 {
+		return ".", nil
+	}
+	return path.Join(cur...), nil
 }
 
-// contains reports whether the absolute path p is the root or below it.
-func (w *Workspace) contains(p string) bool {
-	rel, err := filepath.Rel(w.root, p)
+// pathError turns an error met on the way to the file name into one the
+// LLM can act on: escapes and link loops get their own messages.
+func pathError(verb, name string, err error) error {
+	switch {
+	case errors.Is(err, errOutside) || isEscape(err):
+		return fmt.Errorf("path %q leads outside the workspace through a symbolic link; give a path inside it", name)
+	case errors.Is(err, syscall.ELOOP):
+		return fmt.Errorf("path %q: more than %d symbolic links (a link loop?); give a path without the loop", name, maxSymlinkHops)
+	}
+	return fmt.Errorf("%s %q: %w", verb, name, reason(err))
+}
+
+// reason is err without the path an fs.PathError adds (a path relative to
+// the root that the caller names already), and with os.Root's refusal of
+// an escape in the workspace's words.
+func reason(err error) error {
+	if isEscape(err) {
+		return errOutside
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// isEscape reports whether err is os.Root refusing a path that leads
+// outside it. The os package does not export that error, only its text.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// underGit reports whether any component of the slash-separated path p is
+// ".git", in any case (case-insensitive file systems treat ".GIT" alike).
+func underGit(p string) bool {
+	for c := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+// linkCount returns the number of hard links of the file fi describes, or
+// 1 when the system does not say.
+func linkCount(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// openRegular opens the regular file at rel (resolved from the argument
+// name) for reading, beneath r, and returns it with its status
+// taken from the open descriptor. It refuses directories, special files
+// (without blocking on a FIFO) and files with more than one hard link: a
+// hard link's other names may lie outside the workspace, and nothing on
+// the path to it says so. verb ("read", "edit") goes into the messages.
+func openRegular(r *os.Root, rel, name, verb string) (*os.File, fs.FileInfo, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return false
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fs.ErrNotExist
+		}
+		return nil, nil, pathError(verb, name, err)
 	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-// rel returns p relative to the root, for messages; p itself when it is not
-// inside the root.
-func (w *Workspace) rel(p string) string {
-	if r, err := filepath.Rel(w.root, p); err == nil && w.contains(p) {
-		return filepath.ToSlash(r)
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%s %q: %w", verb, name, err)
 	}
-	return p
+	switch {
+	case fi.IsDir():
+		_ = f.Close()
+		return nil, nil, errIsDir
+	case !fi.Mode().IsRegular():
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%q is not a regular file (%s); only regular files can be %s", name, fi.Mode().Type(), pastTense(verb))
+	}
+	if n := linkCount(fi); n > 1 {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%q has %d hard links; a hard link can point outside the workspace, so it is not %s", name, n, pastTense(verb))
+	}
+	return f, fi, nil
 }
 
-// splitPath splits a path into its components.
-func splitPath(p string) []string {
-	return strings.Split(filepath.ToSlash(p), "/")
-}
+// errIsDir is openRegular's error for a directory; callers word it.
+var errIsDir = errors.New("is a directory")
 
-// isNotDir reports whether err says a path component is not a directory.
-func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+// pastTense returns "read" or "edited" for the verbs of openRegular.
+func pastTense(verb string) string {
+	if strings.HasSuffix(verb, "t") {
+		return verb + "ed"
+	}
+	return verb
+}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -21,7 +19,13 @@ type Anthropic struct {
 	client anthropic.Client
 	log    *slog.Logger
 	sc     scrubber
+	lim    limits
+	// baseURL is the API's root, for messages.
+	baseURL string
 }
+
+// anthropicBaseURL is the root of Anthropic's own API.
+const anthropicBaseURL = "https://api.anthropic.com"
 
 var _ Provider = (*Anthropic)(nil)
 
@@ -30,7 +34,7 @@ var _ Provider = (*Anthropic)(nil)
 // that. The SDK's own retries are off.
 func NewAnthropic(cfg Config) (*Anthropic, error) {
 	if cfg.APIKey == "" {
-		return nil, fmt.Errorf("anthropic: %w: set ANTHROPIC_API_KEY or Config.APIKey", ErrNoAPIKey)
+		return nil, fmt.Errorf("anthropic: %w: set ANTHROPIC_API_KEY (or use -%s %s with OPENAI_API_KEY)", ErrNoAPIKey, FlagProvider, NameOpenAI)
 	}
 	if err := checkBaseURL("ANTHROPIC_BASE_URL", cfg.BaseURL); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
@@ -50,23 +54,17 @@ func NewAnthropic(cfg Config) (*Anthropic, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	return &Anthropic{
-		client: anthropic.NewClient(opts...),
-		log:    loggerOr(cfg.Logger),
-		sc:     scrubber{secret: cfg.APIKey},
-	}, nil
-}
-
-// defaultHTTPClient returns a client whose transport gives up on a server
-// that sends no response headers for ten minutes; it does not limit how long
-// a stream may run.
-func defaultHTTPClient() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
-		return &http.Client{Transport: t}
+	base := cfg.BaseURL
+	if base == "" {
+		base = anthropicBaseURL
 	}
-	return &http.Client{Transport: http.DefaultTransport}
+	return &Anthropic{
+		client:  anthropic.NewClient(opts...),
+		log:     loggerOr(cfg.Logger),
+		sc:      scrubber{secret: cfg.APIKey},
+		lim:     limitsOf(cfg),
+		baseURL: base,
+	}, nil
 }
 
 // Name returns "anthropic".
@@ -74,7 +72,7 @@ func (a *Anthropic) Name() string { return NameAnthropic }
 
 // Stream sends req to the Messages API and streams the reply; see [Provider].
 func (a *Anthropic) Stream(ctx context.Context, req chat.Request, emit func(Event)) error {
-	c := &call{provider: NameAnthropic, ctx: ctx, emit: emit, log: a.log, sc: a.sc}
+	c := newCall(ctx, NameAnthropic, a.baseURL, emit, a.log, a.sc, a.lim)
 	return c.run(req, func() (chat.Response, error) { return a.stream(c, req) })
 }
 
@@ -117,6 +115,9 @@ func (a *Anthropic) stream(c *call, req chat.Request) (chat.Response, error) {
 				c.send(ToolCallDelta{CallID: b.ID, ToolName: b.Name})
 			}
 		case "content_block_delta":
+			if err := c.grow(len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking)); err != nil {
+				return chat.Response{}, err
+			}
 			switch ev.Delta.Type {
 			case "text_delta":
 				if ev.Delta.Text != "" && msg.Content[ev.Index].Type == "text" {
@@ -172,9 +173,14 @@ func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) 
 	u := msg.Usage
 	return chat.Response{
 		Message: out,
+		// The API's input_tokens leaves out the tokens written to and read
+		// from the cache; chat.Usage counts them in.
 		Usage: chat.Usage{
-			InputTokens:  int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
-			OutputTokens: int(u.OutputTokens),
+			InputTokens:              int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+			OutputTokens:             int(u.OutputTokens),
+			CacheCreationInputTokens: int(u.CacheCreationInputTokens),
+			CacheReadInputTokens:     int(u.CacheReadInputTokens),
+			ReasoningTokens:          int(u.OutputTokensDetails.ThinkingTokens),
 		},
 		StopReason: string(msg.StopReason),
 	}, nil
@@ -183,11 +189,11 @@ func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) 
 // params maps req to the Messages API's parameters.
 func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParams, error) {
 	if req.Model == "" {
-		return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest, "the request names no model: set Request.Model")
+		return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest, "the request names no model: name one with -%s", FlagModel)
 	}
 	if req.MaxTokens <= 0 {
 		return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest,
-			"max tokens is %d: the Messages API needs a positive Request.MaxTokens", req.MaxTokens)
+			"the request allows the reply %d tokens: the Messages API needs a positive max tokens", req.MaxTokens)
 	}
 	p := anthropic.MessageNewParams{
 		Model:     anthropic.Model(req.Model),

@@ -66,7 +66,7 @@ func TestAnthropicStream(t *testing.T) {
 					{ID: "toolu_02Bq9cXnJ3kLmN7pQrStUvWx", Name: "list_dir", Arguments: json.RawMessage(`{"dir": ".", "depth": 2}`)},
 				},
 				stop:  "tool_use",
-				usage: chat.Usage{InputTokens: 472 + 10 + 5, OutputTokens: 89},
+				usage: chat.Usage{InputTokens: 472 + 10 + 5, OutputTokens: 89, CacheCreationInputTokens: 10, CacheReadInputTokens: 5},
 			},
 		},
 		{
@@ -81,7 +81,7 @@ func TestAnthropicStream(t *testing.T) {
 		{
 			name:    "tool arguments cut by max_tokens",
 			respond: serveSSE(streamScript{events: loadEvents(t, "anthropic_tool_cut_by_max_tokens.sse")}),
-			want:    wantOutcome{kind: chat.ErrInvalidRequest, msgHas: []string{"write_file", "raise Request.MaxTokens"}},
+			want:    wantOutcome{kind: chat.ErrInvalidRequest, msgHas: []string{"write_file", "which were cut off", "allow longer replies"}},
 		},
 		{
 			name: "429 with retry-after seconds",
@@ -268,8 +268,8 @@ func TestAnthropicBadRequestIsNotSent(t *testing.T) {
 		req    chat.Request
 		msgHas string
 	}{
-		{"no model", chat.Request{MaxTokens: 10, Messages: []chat.Message{chat.UserMessage("x")}}, "Request.Model"},
-		{"no max tokens", chat.Request{Model: "m", Messages: []chat.Message{chat.UserMessage("x")}}, "MaxTokens"},
+		{"no model", chat.Request{MaxTokens: 10, Messages: []chat.Message{chat.UserMessage("x")}}, "name one with -model"},
+		{"no max tokens", chat.Request{Model: "m", Messages: []chat.Message{chat.UserMessage("x")}}, "positive max tokens"},
 		{"schema not an object", chat.Request{Model: "m", MaxTokens: 10, Tools: []chat.ToolSpec{{Name: "t", InputSchema: json.RawMessage(`[1]`)}}}, "input schema"},
 		{"unknown role", chat.Request{Model: "m", MaxTokens: 10, Messages: []chat.Message{{Role: "robot", Content: "x"}}}, "unknown role"},
 	}

@@ -16,15 +16,30 @@ import (
 // the bookkeeping common to both providers.
 type call struct {
 	provider string
-	ctx      context.Context
-	emit     func(Event)
-	log      *slog.Logger
-	sc       scrubber
-	wire     httpCapture
-	start    time.Time
+	// baseURL is the API's root as the user gave it, for messages.
+	baseURL string
+	// parent is the caller's context; ctx, derived from it, is the one the
+	// request runs under, which the watchdog cancels when the server is
+	// silent too long.
+	parent context.Context
+	ctx    context.Context
+	emit   func(Event)
+	log    *slog.Logger
+	sc     scrubber
+	lim    limits
+	wire   httpCapture
+	start  time.Time
+	// replyBytes counts the bytes of text, thinking and tool arguments the
+	// reply has streamed so far.
+	replyBytes int
 	// inEmit is set while the caller's emit runs, so that a panic of the
 	// caller's own is passed on rather than taken for bad server input.
 	inEmit bool
+}
+
+// newCall returns the state of one call of the named provider.
+func newCall(ctx context.Context, provider, baseURL string, emit func(Event), log *slog.Logger, sc scrubber, lim limits) *call {
+	return &call{provider: provider, baseURL: baseURL, parent: ctx, ctx: ctx, emit: emit, log: log, sc: sc, lim: lim}
 }
 
 // failure is an error already classified by the provider code.
@@ -44,12 +59,32 @@ func (c *call) send(ev Event) {
 	c.inEmit = false
 }
 
+// grow counts n more bytes of the reply, and fails the call when the reply
+// has passed its size limit.
+func (c *call) grow(n int) error {
+	c.replyBytes += n
+	if c.lim.maxReply > 0 && c.replyBytes > c.lim.maxReply {
+		return &failure{err: errorHint(c.provider, chat.ErrOther,
+			fmt.Sprintf("not retried; if so long a reply is expected, raise the limit with -%s", FlagMaxReply),
+			"the reply exceeded %d bytes of text and tool call arguments, the limit, and was cut off", c.lim.maxReply)}
+	}
+	return nil
+}
+
 // run runs body, which streams the reply and sends the deltas, and ends the
 // call as the [Provider] contract says: exactly one Completed or Failed, or
 // ctx.Err() without either when ctx was cancelled.
 func (c *call) run(req chat.Request, body func() (chat.Response, error)) (ret error) {
 	c.start = time.Now()
-	c.log.DebugContext(c.ctx, "llm call", "provider", c.provider, "model", req.Model,
+	ctx, cancel := context.WithCancelCause(c.parent)
+	c.ctx = ctx
+	c.wire.watch = newWatchdog(cancel)
+	c.wire.lim = c.lim
+	defer func() {
+		c.wire.watch.disarm()
+		cancel(nil)
+	}()
+	c.log.DebugContext(c.parent, "llm call", "provider", c.provider, "model", req.Model,
 		"messages", len(req.Messages), "tools", len(req.Tools))
 	defer func() {
 		r := recover()
@@ -59,11 +94,13 @@ func (c *call) run(req chat.Request, body func() (chat.Response, error)) (ret er
 		if c.inEmit {
 			panic(r)
 		}
-		if errors.Is(c.ctx.Err(), context.Canceled) {
-			ret = c.ctx.Err()
+		if errors.Is(c.parent.Err(), context.Canceled) {
+			ret = c.parent.Err()
 			return
 		}
-		c.log.ErrorContext(c.ctx, "llm call panicked", "provider", c.provider,
+		// The panic is reported as the Failed event; its stack is for a
+		// developer, who turns debug logs on.
+		c.log.DebugContext(c.parent, "llm call panicked", "provider", c.provider,
 			"panic", c.sc.scrub(fmt.Sprint(r)), "stack", string(debug.Stack()))
 		c.finishErr(errorf(c.provider, chat.ErrMalformed, "the SDK failed on the server's reply: %v", r))
 		ret = nil
@@ -71,42 +108,55 @@ func (c *call) run(req chat.Request, body func() (chat.Response, error)) (ret er
 
 	resp, err := body()
 	if err == nil {
-		c.log.DebugContext(c.ctx, "llm reply", "provider", c.provider, "model", req.Model,
+		c.log.DebugContext(c.parent, "llm reply", "provider", c.provider, "model", req.Model,
 			"stop_reason", resp.StopReason, "tool_calls", len(resp.Message.ToolCalls),
 			"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens,
-			"duration", time.Since(c.start))
+			"cache_creation_input_tokens", resp.Usage.CacheCreationInputTokens,
+			"cache_read_input_tokens", resp.Usage.CacheReadInputTokens,
+			"reasoning_tokens", resp.Usage.ReasoningTokens,
+			"reply_bytes", c.replyBytes, "duration", time.Since(c.start))
 		c.send(Completed{Response: resp})
 		return nil
 	}
-	if errors.Is(c.ctx.Err(), context.Canceled) {
-		c.log.DebugContext(c.ctx, "llm call cancelled", "provider", c.provider, "model", req.Model)
-		return c.ctx.Err()
+	if errors.Is(c.parent.Err(), context.Canceled) {
+		c.log.DebugContext(c.parent, "llm call cancelled", "provider", c.provider, "model", req.Model)
+		return c.parent.Err()
 	}
 	c.finishErr(c.classify(err))
 	return nil
 }
 
-// finishErr logs e and sends it as the Failed event.
+// finishErr sends e as the Failed event. It is logged at debug level only:
+// the caller shows the failure, and one failure is shown once.
 func (c *call) finishErr(e chat.LLMError) {
 	ev := c.sc.fail(e)
-	c.log.WarnContext(c.ctx, "llm call failed", "provider", c.provider,
+	c.log.DebugContext(c.parent, "llm call failed", "provider", c.provider,
 		"kind", string(ev.Err.Kind), "status", ev.Err.StatusCode, "retry_after", ev.Err.RetryAfter,
-		"requests", c.wire.requests, "duration", time.Since(c.start), "error", ev.Err.Message)
+		"requests", c.wire.requests, "reply_bytes", c.replyBytes, "duration", time.Since(c.start),
+		"error", ev.Err.Message)
 	c.send(ev)
 }
 
-// classify turns what body returned into an LLMError: a failure as it is,
-// an API error from its status and body, anything else from its nature.
+// classify turns what body returned into an LLMError: a failure as it is;
+// a server that does not speak the API, or that went silent, as such; an
+// API error from its status and body; anything else from its nature.
 func (c *call) classify(err error) chat.LLMError {
 	var f *failure
 	if errors.As(err, &f) {
 		return f.err
 	}
+	if c.wire.foreign != nil {
+		return c.wire.foreign.llmError(c.provider, shownURL(c.baseURL))
+	}
+	var quiet *silence
+	if errors.As(context.Cause(c.ctx), &quiet) && c.parent.Err() == nil {
+		return quiet.llmError(c.provider)
+	}
 	if api, ok := apiFailureOf(err, &c.wire); ok {
 		return classifyAPI(c.provider, api, time.Now())
 	}
-	if errors.Is(c.ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", c.ctx.Err(), err)
+	if errors.Is(c.parent.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", c.parent.Err(), err)
 	}
 	streaming := c.wire.status >= 200 && c.wire.status < 300
 	return classifyTransport(c.provider, err, c.wire.requests > 0, streaming)

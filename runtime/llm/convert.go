@@ -33,25 +33,25 @@ func argsOrEmpty(b []byte) json.RawMessage {
 // toolSchema returns the JSON Schema of t's arguments to send, checked.
 func toolSchema(t chat.ToolSpec) (json.RawMessage, error) {
 	if t.Name == "" {
-		return nil, errors.New("a tool has no name: give every ToolSpec a Name")
+		return nil, errors.New("a tool offered to the model has no name")
 	}
 	if len(bytes.TrimSpace(t.InputSchema)) == 0 {
 		return emptySchema, nil
 	}
 	if !isJSONObject(t.InputSchema) {
-		return nil, fmt.Errorf("tool %q: its input schema is not a JSON object: fix ToolSpec.InputSchema", t.Name)
+		return nil, fmt.Errorf("tool %q: its input schema is not a JSON object", t.Name)
 	}
 	return t.InputSchema, nil
 }
 
 // badArgsError reports tool arguments that are not a JSON object. When the
 // reply stopped at the token limit (stopReason == limitReason) the arguments
-// were cut off, and the request must allow more tokens.
+// were cut off: the reply needs more tokens than the request allows.
 func badArgsError(c *call, stopReason, limitReason, tool, raw string) error {
 	if stopReason == limitReason {
-		return c.fail(chat.ErrInvalidRequest,
-			"the reply reached the token limit inside the arguments of tool %q (stop reason %s): raise Request.MaxTokens",
-			tool, stopReason)
+		return &failure{err: errorHint(c.provider, chat.ErrInvalidRequest, "ask for a smaller step, or allow longer replies (max tokens)",
+			"the reply reached the request's max tokens inside the arguments of tool %q, which were cut off (stop reason %s)",
+			tool, stopReason)}
 	}
 	return c.fail(chat.ErrMalformed, "tool %q got arguments that are not a JSON object: %s",
 		tool, truncate(oneLine(raw), 200))

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/chat"
@@ -29,8 +30,9 @@ const maxDetail = 500
 // maxRetryAfter caps the delay a server may ask for.
 const maxRetryAfter = 24 * time.Hour
 
-// httpCapture records what happened on the wire during one call. Its
-// middleware runs on the goroutine that calls the SDK, so it needs no lock.
+// httpCapture records what happened on the wire during one call, and
+// watches it for silence. Its middleware runs on the goroutine that calls
+// the SDK, so it needs no lock.
 type httpCapture struct {
 	// requests counts the HTTP requests sent.
 	requests int
@@ -40,24 +42,58 @@ type httpCapture struct {
 	header http.Header
 	// body is the start of the last error response's body.
 	body []byte
+	// foreign, when set, says that the server does not speak the API.
+	foreign *foreignReply
+
+	// watch, when set, limits the server's silences to lim's timeouts.
+	watch *watchdog
+	lim   limits
 }
 
 // middleware records the request and its response. It reads the body of an
-// error response (status >= 400) and puts an unread copy back for the SDK.
-// Its signature is that of both SDKs' option.Middleware.
+// error response (status >= 400) and puts an unread copy back for the SDK;
+// it tells a server that does not speak the API by its response; and it
+// runs the watchdog's clock while the server is awaited. Its signature is
+// that of both SDKs' option.Middleware.
 func (c *httpCapture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	c.requests++
+	if c.watch != nil {
+		c.watch.arm(c.lim.header, "the response headers", FlagHeaderTimeout)
+	}
 	res, err := next(req)
+	if c.watch != nil {
+		c.watch.disarm()
+	}
 	if err != nil || res == nil {
 		return res, err
 	}
 	c.status = res.StatusCode
 	c.header = res.Header.Clone()
-	if res.StatusCode >= 400 && res.Body != nil {
+	if res.Body == nil {
+		return res, nil
+	}
+	if c.watch != nil {
+		res.Body = &watchedBody{ReadCloser: res.Body, w: c.watch, limit: c.lim.idle}
+	}
+	ct := res.Header.Get("Content-Type")
+	if res.StatusCode >= 400 {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		_ = res.Body.Close()
 		c.body = b
 		res.Body = io.NopCloser(bytes.NewReader(b))
+		if f, ok := foreignError(res.StatusCode, ct, b); ok {
+			c.foreign = f
+		}
+		return res, nil
+	}
+	if res.StatusCode >= 200 && res.StatusCode < 300 {
+		body, f := sniffSuccess(res.StatusCode, ct, res.Body)
+		if f != nil {
+			_ = body.Close()
+			c.foreign = f
+			return nil, errNotAPI
+		}
+		res.Body = body
 	}
 	return res, nil
 }
@@ -208,6 +244,10 @@ func classifyAPI(provider string, f apiFailure, now time.Time) chat.LLMError {
 		detail.WriteString(info.typ + ": ")
 	}
 	msg := info.message
+	if !json.Valid(bytes.TrimSpace(f.body)) {
+		// A page from a proxy, or text: only its start, as text.
+		msg = excerpt(mediaType(f.header.Get("Content-Type")), f.body)
+	}
 	if strings.TrimSpace(msg) == "" {
 		msg = http.StatusText(f.status)
 	}
@@ -274,9 +314,10 @@ func withHint(msg string, kind chat.ErrorKind, provider string) string {
 	case chat.ErrTimeout:
 		hint = "the call timed out: retry, or allow it more time"
 	case chat.ErrNetwork:
-		hint = "the connection failed or was cut: check the network and the base URL, then retry"
+		hint = "the connection failed or was cut: check the network and the base URL (" + baseURLSettings(provider) + "), then retry"
 	case chat.ErrMalformed:
-		hint = "the reply could not be parsed: retry, and check that the base URL points at a server that speaks the " + provider + " API"
+		hint = "the reply could not be parsed: retry, and check that the base URL (" + baseURLSettings(provider) +
+			") points at a server that speaks the " + provider + " API"
 	case chat.ErrAuth:
 		hint = "check the API key (" + strings.ToUpper(provider) + "_API_KEY) and its permissions"
 	case chat.ErrInvalidRequest:
@@ -285,6 +326,12 @@ func withHint(msg string, kind chat.ErrorKind, provider string) string {
 		hint = "not retried: check the provider's message"
 	}
 	return msg + "; " + hint
+}
+
+// baseURLSettings names the settings of a provider's base URL: the flag
+// and the environment variable.
+func baseURLSettings(provider string) string {
+	return "-" + FlagBaseURL + " or " + strings.ToUpper(provider) + "_BASE_URL"
 }
 
 // retryAfter returns the delay the server asked for in the retry-after-ms or
@@ -327,8 +374,21 @@ func clampDelay(ns float64) time.Duration {
 	return time.Duration(ns)
 }
 
-// oneLine collapses runs of white space, newlines included, into one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine collapses runs of white space, newlines included, into one space,
+// and drops control characters and the characters that reorder text
+// (bidirectional overrides), so that a server's text shows as it is.
+func oneLine(s string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v':
+			return ' '
+		case unicode.IsControl(r), r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == utf8.RuneError:
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(clean), " ")
+}
 
 // truncate shortens s to at most n runes, marking the cut.
 func truncate(s string, n int) string {
@@ -343,4 +403,10 @@ func truncate(s string, n int) string {
 // the kind's hint.
 func errorf(provider string, kind chat.ErrorKind, format string, args ...any) chat.LLMError {
 	return chat.LLMError{Kind: kind, Message: withHint(provider+": "+fmt.Sprintf(format, args...), kind, provider)}
+}
+
+// errorHint returns an LLMError of the given kind with a formatted message
+// and a hint of its own in place of the kind's.
+func errorHint(provider string, kind chat.ErrorKind, hint, format string, args ...any) chat.LLMError {
+	return chat.LLMError{Kind: kind, Message: provider + ": " + fmt.Sprintf(format, args...) + "; " + hint}
 }

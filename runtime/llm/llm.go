@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
 )
@@ -88,10 +89,90 @@ type Config struct {
 	// llama.cpp server. [New] fills it from ANTHROPIC_BASE_URL or
 	// OPENAI_BASE_URL when empty; empty means the provider's public API.
 	BaseURL string
-	// HTTPClient makes the HTTP requests; nil means the SDK's default client.
+	// HTTPClient makes the HTTP requests; nil means a client of its own
+	// (http.DefaultTransport's settings). The time limits below apply to
+	// any client.
 	HTTPClient *http.Client
-	// Logger receives the provider's logs; nil discards them.
+	// Logger receives the provider's logs; nil discards them. A failure the
+	// provider reports as [Failed] is logged at debug level only: the
+	// caller shows it.
 	Logger *slog.Logger
+
+	// HeaderTimeout is the longest a call waits, once its request is sent,
+	// for the response's status and headers. 0 means
+	// [DefaultHeaderTimeout]; a negative value means no limit. Passing it
+	// fails the call with a retryable [chat.ErrTimeout].
+	HeaderTimeout time.Duration
+	// IdleTimeout is the longest the response's body may stay silent:
+	// before its first byte (a server that sent the headers and nothing
+	// more) and between any two reads. 0 means [DefaultIdleTimeout]; a
+	// negative value means no limit. Passing it fails the call with a
+	// retryable [chat.ErrTimeout].
+	IdleTimeout time.Duration
+	// MaxReplyBytes caps the size of one reply: its text, thinking and
+	// tool call arguments together, in bytes. 0 means
+	// [DefaultMaxReplyBytes]; a negative value means no limit. Passing it
+	// cuts the stream and fails the call with [chat.ErrOther], which is
+	// not retried.
+	MaxReplyBytes int
+}
+
+// The defaults of the time and size limits of [Config].
+const (
+	// DefaultHeaderTimeout is long because a local server (llama.cpp)
+	// answers only once it has read the whole prompt, which on a CPU takes
+	// minutes for a long conversation; a provider's API answers within
+	// seconds, so the limit only matters when something is broken.
+	DefaultHeaderTimeout = 5 * time.Minute
+	// DefaultIdleTimeout is far beyond the silence of a healthy stream: a
+	// model writes several tokens a second, and Anthropic sends ping events
+	// while it thinks; yet a dead connection costs at most two minutes per
+	// attempt, and the attempt is retried.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxReplyBytes is several times the longest reply a model can
+	// write (output limits are at most a few hundred thousand tokens, a few
+	// bytes each), so only a runaway server reaches it, while the memory a
+	// reply holds stays bounded.
+	DefaultMaxReplyBytes = 4 << 20
+)
+
+// The command-line flags the messages of this package tell the user to
+// set, so that the program that defines them uses the same names.
+const (
+	FlagProvider      = "provider"
+	FlagBaseURL       = "base-url"
+	FlagModel         = "model"
+	FlagHeaderTimeout = "llm-header-timeout"
+	FlagIdleTimeout   = "llm-idle-timeout"
+	FlagMaxReply      = "llm-max-reply"
+)
+
+// limits are a provider's time and size limits, defaults applied: 0 means
+// none.
+type limits struct {
+	header, idle time.Duration
+	maxReply     int
+}
+
+// limitsOf returns cfg's limits with their defaults.
+func limitsOf(cfg Config) limits {
+	pick := func(v, def time.Duration) time.Duration {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	l := limits{header: pick(cfg.HeaderTimeout, DefaultHeaderTimeout), idle: pick(cfg.IdleTimeout, DefaultIdleTimeout)}
+	switch {
+	case cfg.MaxReplyBytes == 0:
+		l.maxReply = DefaultMaxReplyBytes
+	case cfg.MaxReplyBytes > 0:
+		l.maxReply = cfg.MaxReplyBytes
+	}
+	return l
 }
 
 // envPrefix returns the prefix of a provider's environment variables.
@@ -144,13 +225,32 @@ func checkBaseURL(envName, base string) error {
 	}
 	u, err := url.Parse(base)
 	if err != nil {
-		return fmt.Errorf("%w: %w: fix Config.BaseURL or %s", ErrBadBaseURL, err, envName)
+		return fmt.Errorf("%w: %w: fix -%s or %s", ErrBadBaseURL, err, FlagBaseURL, envName)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w %q: want an http(s) URL such as http://localhost:8080/v1; fix Config.BaseURL or %s",
-			ErrBadBaseURL, u.Redacted(), envName)
+		return fmt.Errorf("%w %q: want an http(s) URL such as http://localhost:8080/v1; fix -%s or %s",
+			ErrBadBaseURL, u.Redacted(), FlagBaseURL, envName)
 	}
 	return nil
+}
+
+// shownURL returns base for a message, without a password it may hold.
+func shownURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	return u.Redacted()
+}
+
+// defaultHTTPClient returns a client of its own with the settings of
+// http.DefaultTransport. It has no time limits: the provider's watchdog
+// applies them to any client.
+func defaultHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		return &http.Client{Transport: t.Clone()}
+	}
+	return &http.Client{Transport: http.DefaultTransport}
 }
 
 // loggerOr returns l, or a logger that discards everything when l is nil.

@@ -25,6 +25,9 @@ type OpenAI struct {
 	client openai.Client
 	log    *slog.Logger
 	sc     scrubber
+	lim    limits
+	// baseURL is the API's root, for messages.
+	baseURL string
 	// official is set for api.openai.com, which wants max_completion_tokens;
 	// compatible servers get the older max_tokens, which they all read.
 	official bool
@@ -44,7 +47,8 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	base := cfg.BaseURL
 	if base == "" {
 		if cfg.APIKey == "" {
-			return nil, fmt.Errorf("openai: %w: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server that needs none", ErrNoAPIKey)
+			return nil, fmt.Errorf("openai: %w: set OPENAI_API_KEY, or point -%s or OPENAI_BASE_URL at a local server that needs none (or use -%s %s with ANTHROPIC_API_KEY)",
+				ErrNoAPIKey, FlagBaseURL, FlagProvider, NameAnthropic)
 		}
 		base = openAIBaseURL
 	}
@@ -55,15 +59,19 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	httpClient := cfg.HTTPClient
+	if httpClient == nil {
+		httpClient = defaultHTTPClient()
 	}
+	opts = append(opts, option.WithHTTPClient(httpClient))
 	u, _ := url.Parse(base) // checked above
 	return &OpenAI{
 		client:   openai.NewClient(opts...),
 		log:      loggerOr(cfg.Logger),
 		sc:       scrubber{secret: cfg.APIKey},
 		official: strings.EqualFold(u.Hostname(), "api.openai.com"),
+		lim:      limitsOf(cfg),
+		baseURL:  base,
 	}, nil
 }
 
@@ -74,7 +82,7 @@ func (o *OpenAI) Name() string { return NameOpenAI }
 // [Provider]. A reply is complete once a finish_reason has arrived and the
 // stream ended cleanly ([DONE], or the end of the body after it).
 func (o *OpenAI) Stream(ctx context.Context, req chat.Request, emit func(Event)) error {
-	c := &call{provider: NameOpenAI, ctx: ctx, emit: emit, log: o.log, sc: o.sc}
+	c := newCall(ctx, NameOpenAI, o.baseURL, emit, o.log, o.sc, o.lim)
 	return c.run(req, func() (chat.Response, error) { return o.stream(c, req) })
 }
 
@@ -105,11 +113,25 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 		chunk := stream.Current()
 		events++
 		if u := chunk.Usage; u.PromptTokens > 0 || u.CompletionTokens > 0 {
-			usage = chat.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens)}
+			// prompt_tokens counts the cached tokens in, as chat.Usage does.
+			usage = chat.Usage{
+				InputTokens:              int(u.PromptTokens),
+				OutputTokens:             int(u.CompletionTokens),
+				CacheCreationInputTokens: int(u.PromptTokensDetails.CacheWriteTokens),
+				CacheReadInputTokens:     int(u.PromptTokensDetails.CachedTokens),
+				ReasoningTokens:          int(u.CompletionTokensDetails.ReasoningTokens),
+			}
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {
 				continue // only one choice is asked for
+			}
+			n := len(choice.Delta.Content)
+			for _, tc := range choice.Delta.ToolCalls {
+				n += len(tc.Function.Arguments)
+			}
+			if err := c.grow(n); err != nil {
+				return chat.Response{}, err
 			}
 			if d := choice.Delta.Content; d != "" {
 				text.WriteString(d)
@@ -166,7 +188,7 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 // params maps req to the chat completions API's parameters.
 func (o *OpenAI) params(c *call, req chat.Request) (openai.ChatCompletionNewParams, error) {
 	if req.Model == "" {
-		return openai.ChatCompletionNewParams{}, c.fail(chat.ErrInvalidRequest, "the request names no model: set Request.Model")
+		return openai.ChatCompletionNewParams{}, c.fail(chat.ErrInvalidRequest, "the request names no model: name one with -%s", FlagModel)
 	}
 	p := openai.ChatCompletionNewParams{
 		Model:         req.Model,

@@ -204,7 +204,7 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 	}
 
 	old := []byte(oldStr)
-	m, err := scan(ctx, f, old)
+	m, err := scan(ctx, f, old, editChunk)
 	if err != nil {
 		return "", fmt.Errorf("edit %q: %w", name, err)
 	}
@@ -239,16 +239,15 @@ type matches struct {
 }
 
 // scan counts the occurrences of old (non-empty) in r as strings.Count
-// does, reading editChunk bytes at a time and keeping no more than
-// len(old)-1 bytes between reads, so that an occurrence across two chunks
-// is found and memory stays O(editChunk + len(old)).
-func scan(ctx context.Context, r io.Reader, old []byte) (matches, error) {
+// does, reading chunk bytes at a time and keeping no more than len(old)-1
+// bytes between reads, so that an occurrence across two chunks is found and
+// memory stays O(chunk + len(old)).
+func scan(ctx context.Context, r io.Reader, old []byte, chunk int) (matches, error) {
 	m := matches{first: -1}
-	buf := make([]byte, 0, editChunk+len(old))
+	buf := make([]byte, 0, chunk+len(old))
 	var base int64 // offset in r of buf[0]
 	from := 0      // where in buf the search resumes
-	counted := 0   // how much of buf the line count covers, until the first match
-	lines := 0
+	lines := 0     // newlines before buf[0], until the first match
 	for eof := false; !eof; {
 		if err := ctx.Err(); err != nil {
 			return matches{}, err
@@ -270,19 +269,19 @@ func scan(ctx context.Context, r io.Reader, old []byte) (matches, error) {
 			m.count++
 			if m.first < 0 {
 				m.first = base + int64(i)
-				m.line = lines + bytes.Count(buf[counted:i], []byte{'\n'}) + 1
+				m.line = lines + bytes.Count(buf[:i], []byte{'\n'}) + 1
 			}
 			from = i + len(old)
 		}
 		// Keep what could still begin an occurrence.
 		keep := max(from, len(buf)-len(old)+1)
 		if m.first < 0 {
-			lines += bytes.Count(buf[counted:keep], []byte{'\n'})
+			lines += bytes.Count(buf[:keep], []byte{'\n'})
 		}
 		n = copy(buf, buf[keep:])
 		buf = buf[:n]
 		base += int64(keep)
-		from, counted = 0, 0
+		from = 0
 	}
 	return m, nil
 }

@@ -308,9 +308,11 @@ func TestEditFile(t *testing.T) {
 			fi, err := os.Lstat(filepath.Join(root, "link.txt"))
 			require.NoError(t, err)
 			assert.NotZero(t, fi.Mode()&os.ModeSymlink, "the symlink was replaced by a file")
-			leftovers, err := filepath.Glob(filepath.Join(root, ".*.tmp-*"))
-			require.NoError(t, err)
-			assert.Empty(t, leftovers, "temporary files were left behind")
+			for _, pattern := range []string{EditTempPattern, ".*.tmp-*"} {
+				leftovers, err := filepath.Glob(filepath.Join(root, pattern))
+				require.NoError(t, err)
+				assert.Empty(t, leftovers, "temporary files were left behind")
+			}
 		})
 	}
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // terminal shows the agent's work: the assistant's text on out, everything
-// else (tools, retries, errors, notices) on diag.
+// else (tools, retries, errors, notices) on diag. Everything it writes goes
+// through sanitize first.
 //
 // Interactive, the reply streams to out as it arrives. One-shot, out gets
 // each completed assistant message whole, so that a reply cut off and
@@ -32,6 +33,7 @@ func (t *terminal) Text(delta string) {
 	if !t.stream || delta == "" {
 		return
 	}
+	delta = sanitize(delta)
 	_, _ = io.WriteString(t.out, delta)
 	t.midLine = !strings.HasSuffix(delta, "\n")
 }
@@ -42,11 +44,12 @@ func (t *terminal) Reply(msg chat.Message) {
 		t.endLine()
 		return
 	}
-	if msg.Content == "" {
+	content := sanitize(msg.Content)
+	if content == "" {
 		return
 	}
-	_, _ = io.WriteString(t.out, msg.Content)
-	if !strings.HasSuffix(msg.Content, "\n") {
+	_, _ = io.WriteString(t.out, content)
+	if !strings.HasSuffix(content, "\n") {
 		_, _ = io.WriteString(t.out, "\n")
 	}
 }
@@ -59,10 +62,11 @@ func (t *terminal) endLine() {
 	}
 }
 
-// diagf writes one line of diagnostics.
+// diagf writes one line of diagnostics, with what the model, the tools
+// or a server wrote in it made safe for a terminal.
 func (t *terminal) diagf(format string, args ...any) {
 	t.endLine()
-	_, _ = fmt.Fprintf(t.diag, format+"\n", args...)
+	_, _ = io.WriteString(t.diag, sanitize(fmt.Sprintf(format, args...))+"\n")
 }
 
 // ToolCall implements agentexec.Display.

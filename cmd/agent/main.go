@@ -144,16 +144,23 @@ type options struct {
 	retryDelay, toolTimeout                     time.Duration
 	verbose                                     bool
 	set                                         map[string]bool // flags given explicitly
+	// command is the subcommand ("replay") and commandArgs its arguments;
+	// command is empty when the agent is to run.
+	command     string
+	commandArgs []string
 }
+
+// commandFlags are the flags that apply to a subcommand too.
+var commandFlags = map[string]bool{"v": true}
 
 // run is the program; stdin nil means the process's standard input.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "replay" {
-		return replay(args[1:], stdout, stderr)
-	}
 	opt, code := parseFlags(args, stderr)
 	if code >= 0 {
 		return code
+	}
+	if opt.command == "replay" {
+		return replay(opt.commandArgs, opt.verbose, stdout, stderr)
 	}
 	if err := agentMain(ctx, opt, stdin, stdout, stderr); err != nil {
 		var ex exitCode
@@ -201,12 +208,22 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		}
 		return o, exitUsage
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if fs.NArg() > 0 && fs.Arg(0) == "replay" {
+		o.command, o.commandArgs = fs.Arg(0), fs.Args()[1:]
+		for name := range o.set {
+			if !commandFlags[name] {
+				fmt.Fprintf(stderr, "agent: -%s does not apply to %s; only -v does\n", name, o.command)
+				return o, exitUsage
+			}
+		}
+		return o, -1
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "agent: unexpected argument %q; give the prompt with -p, or type it on standard input\n", fs.Arg(0))
 		return o, exitUsage
 	}
-	o.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if o.set["p"] && o.prompt == "" {
 		fmt.Fprintln(stderr, "agent: -p needs a non-empty prompt")
 		return o, exitUsage
@@ -424,8 +441,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	return nil
 }
 
-// replay runs "agent replay LOG".
-func replay(args []string, stdout, stderr io.Writer) int {
+// replay runs "agent replay LOG"; verbose also says how many sessions the
+// log holds.
+func replay(args []string, verbose bool, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agent replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, "usage: agent replay LOG") }
@@ -453,6 +471,9 @@ func replay(args []string, stdout, stderr io.Writer) int {
 	if rep.Diff != nil {
 		fmt.Fprintf(stdout, "replay differs after %d identical events: %s\n", rep.Events, rep.Diff)
 		return exitError
+	}
+	if verbose {
+		fmt.Fprintf(stderr, "agent replay: %s: %d sessions\n", fs.Arg(0), rep.Sessions)
 	}
 	fmt.Fprintf(stdout, "replay ok: %d events\n", rep.Events)
 	return exitOK

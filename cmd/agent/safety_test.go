@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/runtime/fakellm"
+)
+
+// TestTerminalEscapes checks that escape sequences in the model's text
+// and in a tool's output never reach the terminal.
+func TestTerminalEscapes(t *testing.T) {
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		t.Run(string(p), func(t *testing.T) {
+			e := newEnv(t, p, nil,
+				fakellm.Reply{Text: "Look: \x1b]0;pwned\x07\x1b[2J", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash",
+					Args: `{"command":"printf 'out \\033]52;c;ZXZpbA==\\007\\033[31mred\\n'"}`}}},
+				fakellm.Reply{Text: "Done \u009b31m."})
+			for _, mode := range [][]string{{"-p", "Go."}, nil} {
+				stdin := ""
+				if mode == nil {
+					e.srv.Add(fakellm.Reply{Text: "Look: \x1b]0;pwned\x07\x1b[2J", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash",
+						Args: `{"command":"printf 'out \\033]52;c;ZXZpbA==\\007\\033[31mred\\n'"}`}}}, fakellm.Reply{Text: "Done \u009b31m."})
+					stdin = "Go.\n"
+				}
+				r := e.run(t, stdin, mode...)
+				assert.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+				for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
+					assert.NotContains(t, out, "\x1b", "%s holds an escape", name)
+					assert.NotContains(t, out, "\u009b", "%s holds a C1 CSI", name)
+					assert.NotContains(t, out, "\x07", "%s holds a bell", name)
+				}
+				assert.Contains(t, r.stdout, "Done .", "a C1 CSI sequence is removed whole")
+				assert.Contains(t, r.stderr, "✓ bash: out red")
+			}
+		})
+	}
+}
+
+// TestVerboseReplay checks that flags before a subcommand are taken.
+func TestVerboseReplay(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."})
+	r := e.run(t, "", "-p", "Hello.")
+	assert.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	log := filepath.Join(e.threads, e.onlyThread(t)+".events.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"-v", "replay", log}, nil, &stdout, &stderr)
+	assert.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
+	assert.Contains(t, stdout.String(), "replay ok: ")
+	assert.Contains(t, stderr.String(), "1 sessions")
+}

@@ -1,0 +1,163 @@
+// Package ledger keeps the coding agent's account of the tokens the LLM
+// used — input, output, the prompt cache's reads and writes, reasoning —
+// per turn and per thread, and what they cost at a model's prices.
+//
+// The figures are the providers' own (see chat.Usage): the agent adds up
+// what each completed reply reports. A request that failed, or a reply cut
+// off before it completed, reports nothing and is not counted, although
+// the provider may bill for it.
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+// Ledger is the account of one thread. Its zero value is an empty
+// account, ready to use.
+type Ledger struct {
+	// Total is what every reply of the thread used.
+	Total chat.Usage `json:"total"`
+	// Turn is what the replies of the turn in progress used so far.
+	Turn chat.Usage `json:"turn"`
+	// Turns holds what each ended turn used, oldest first.
+	Turns []chat.Usage `json:"turns,omitempty"`
+	// Replies counts the replies counted.
+	Replies int `json:"replies"`
+}
+
+// Add counts the usage of one reply.
+func (l *Ledger) Add(u chat.Usage) {
+	l.Total = l.Total.Add(u)
+	l.Turn = l.Turn.Add(u)
+	l.Replies++
+}
+
+// EndTurn closes the turn in progress: it joins Turns and Turn starts
+// again from zero.
+func (l *Ledger) EndTurn() {
+	l.Turns = append(l.Turns, l.Turn)
+	l.Turn = chat.Usage{}
+}
+
+// LastTurn returns what the last ended turn used; ok is false when no
+// turn has ended.
+func (l Ledger) LastTurn() (u chat.Usage, ok bool) {
+	if len(l.Turns) == 0 {
+		return chat.Usage{}, false
+	}
+	return l.Turns[len(l.Turns)-1], true
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens.
+type Price struct {
+	// Input is the price of input tokens neither written to nor read from
+	// the prompt cache.
+	Input float64 `json:"input"`
+	// Output is the price of output tokens, reasoning included.
+	Output float64 `json:"output"`
+	// CacheWrite is the price of input tokens written to the cache.
+	CacheWrite float64 `json:"cache_write"`
+	// CacheRead is the price of input tokens read from the cache.
+	CacheRead float64 `json:"cache_read"`
+}
+
+// Cost returns what u cost at p, in US dollars.
+func (p Price) Cost(u chat.Usage) float64 {
+	plain := max(u.InputTokens-u.CacheCreationInputTokens-u.CacheReadInputTokens, 0)
+	return (float64(plain)*p.Input +
+		float64(u.CacheCreationInputTokens)*p.CacheWrite +
+		float64(u.CacheReadInputTokens)*p.CacheRead +
+		float64(u.OutputTokens)*p.Output) / 1e6
+}
+
+// KnownPrices are the list prices of the agent's default models, as their
+// providers published them in 2026 (Anthropic's five-minute cache writes;
+// OpenAI charges nothing extra for cache writes). Prices change: pass the
+// current ones with -price.
+var KnownPrices = map[string]Price{
+	"claude-sonnet-4-5": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"gpt-4.1":           {Input: 2, Output: 8, CacheWrite: 2, CacheRead: 0.50},
+}
+
+// ParsePrice parses a price given as "INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ]"
+// in US dollars per million tokens, e.g. "3,15,3.75,0.3". Without the
+// cache prices, cache writes cost the input price and reads a tenth of it.
+func ParsePrice(s string) (Price, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 2 && len(parts) != 4 {
+		return Price{}, fmt.Errorf("price %q: want INPUT,OUTPUT or INPUT,OUTPUT,CACHE_WRITE,CACHE_READ in dollars per million tokens, e.g. 3,15,3.75,0.3", s)
+	}
+	var v [4]float64
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || f < 0 {
+			return Price{}, fmt.Errorf("price %q: %q is not a price; give dollars per million tokens, e.g. 3 or 0.3", s, p)
+		}
+		v[i] = f
+	}
+	if len(parts) == 2 {
+		v[2], v[3] = v[0], v[0]/10
+	}
+	return Price{Input: v[0], Output: v[1], CacheWrite: v[2], CacheRead: v[3]}, nil
+}
+
+// ErrNoPrice is returned by PriceOf for a model whose price is not known.
+var ErrNoPrice = errors.New("no price known")
+
+// PriceOf returns the known price of model.
+func PriceOf(model string) (Price, error) {
+	p, ok := KnownPrices[model]
+	if !ok {
+		return Price{}, fmt.Errorf("model %q: %w; give it with -price to see costs", model, ErrNoPrice)
+	}
+	return p, nil
+}
+
+// Format describes u on one line, e.g. "12,345 tokens in (10,000 from the
+// cache, 1,000 into it), 678 out (100 reasoning)", with its cost when a
+// price is given.
+func Format(u chat.Usage, price *Price) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s tokens in", thousands(u.InputTokens))
+	var cache []string
+	if u.CacheReadInputTokens > 0 {
+		cache = append(cache, thousands(u.CacheReadInputTokens)+" from the cache")
+	}
+	if u.CacheCreationInputTokens > 0 {
+		cache = append(cache, thousands(u.CacheCreationInputTokens)+" into it")
+	}
+	if len(cache) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(cache, ", "))
+	}
+	fmt.Fprintf(&b, ", %s out", thousands(u.OutputTokens))
+	if u.ReasoningTokens > 0 {
+		fmt.Fprintf(&b, " (%s reasoning)", thousands(u.ReasoningTokens))
+	}
+	if price != nil {
+		fmt.Fprintf(&b, ", $%.4f", price.Cost(u))
+	}
+	return b.String()
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -7,6 +7,21 @@
 //
 // The servers are the real HTTP edge of the agent: the official SDKs talk
 // to them exactly as they would talk to the providers.
+//
+// Besides good replies and the providers' errors, a Reply can reproduce a
+// broken server:
+//
+//	Reply{Text: "la", Forever: true}   // text deltas without end
+//	Reply{Forever: true}               // empty deltas without end
+//	Reply{HeadersOnly: true}           // the stream's headers, then silence
+//	Reply{NoHeaders: true}             // silence from the start
+//	Reply{Text: "Hi", Stall: true}     // some text, then silence
+//	Reply{Page: 501}                   // a web server's HTML error page
+//	Reply{Body: "hello", ContentType: "text/plain"} // any other answer
+//	Reply{Text: "Hi", Usage: &chat.Usage{...}}      // usage with cache figures
+//
+// [NewWebServer] starts a plain web server that answers every request with
+// an HTML page, as `python -m http.server` answers a POST.
 package fakellm
 
 import (
@@ -18,6 +33,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fsmgen/fsmgen/chat"
 )
 
 // Provider names the wire format a server speaks.
@@ -66,6 +83,36 @@ type Reply struct {
 	// Stall, after the text, keeps the stream open until the client goes
 	// away.
 	Stall bool
+	// Forever, after the text, streams text deltas without end until the
+	// client goes away: a runaway server. The deltas repeat the text's; with
+	// no Text they are empty, a flood that carries no text at all.
+	Forever bool
+	// HeadersOnly sends the stream's status and headers (200,
+	// text/event-stream), then nothing until the client goes away.
+	HeadersOnly bool
+	// NoHeaders sends nothing at all, not even the status, until the client
+	// goes away.
+	NoHeaders bool
+	// Page, when not 0, answers as a web server that does not speak the
+	// API, whatever the method and path: this HTTP status with an HTML page
+	// (text/html), e.g. 501 as `python -m http.server` answers a POST, 404
+	// or 405 as other web servers do, or 200 as a web app answers any path.
+	Page int
+	// Body, when set, is the whole answer, whatever the method and path,
+	// sent with Status (200 when 0) and ContentType (text/plain when
+	// empty): an answer of any other kind, e.g. a wrong content type.
+	Body string
+	// ContentType, when set, replaces the Content-Type of the answer: of
+	// Body, or of a stream (whose events are still those of the provider).
+	ContentType string
+	// Usage, when set, is the usage the reply reports, in the provider's
+	// wire format: Anthropic's message_start and message_delta usage (the
+	// cache figures apart from input_tokens, the reasoning tokens as
+	// output_tokens_details.thinking_tokens), OpenAI's final usage chunk
+	// (prompt_tokens_details.cached_tokens and cache_write_tokens,
+	// completion_tokens_details.reasoning_tokens). Its figures mean what
+	// chat.Usage's mean. Nil reports 10 input and 20 output tokens.
+	Usage *chat.Usage
 	// Wait, when set, holds the answer until it is closed (or the client
 	// goes away).
 	Wait <-chan struct{}
@@ -105,6 +152,9 @@ type Message struct {
 type Server struct {
 	*httptest.Server
 	provider Provider
+	// web, when not 0, makes the server a web server answering every
+	// request with this status and a page (NewWebServer).
+	web int
 
 	mu         sync.Mutex
 	replies    []Reply
@@ -118,6 +168,18 @@ type Server struct {
 func New(t testing.TB, provider Provider, replies ...Reply) *Server {
 	t.Helper()
 	s := &Server{provider: provider, replies: replies}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewWebServer starts a plain web server that speaks no LLM API: it
+// answers every request, whatever its method and path, with status and an
+// HTML page, as `python -m http.server` answers a POST with 501. It records
+// the requests (Requests) and closes when the test ends.
+func NewWebServer(t testing.TB, status int) *Server {
+	t.Helper()
+	s := &Server{web: status}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -163,9 +225,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, req)
 	var reply Reply
 	ok := n < len(s.replies)
-	if ok {
+	switch {
+	case s.web != 0:
+		reply, ok = Reply{Page: s.web}, true
+	case ok:
 		reply = s.replies[n]
-	} else {
+	default:
 		s.unexpected = append(s.unexpected, fmt.Sprintf("request %d to %s: no reply scripted", n+1, r.URL.Path))
 	}
 	s.mu.Unlock()
@@ -184,17 +249,74 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		s.fail(w, Reply{Status: http.StatusBadRequest, ErrorMessage: fmt.Sprintf("fakellm: no reply scripted for request %d", n+1)})
+	case reply.NoHeaders:
+		stall(r)
+	case reply.Page != 0:
+		page(w, r, reply)
+	case reply.Body != "":
+		plain(w, reply)
 	case r.Method != http.MethodPost || r.URL.Path != wantPath:
 		s.fail(w, Reply{Status: http.StatusNotFound, ErrorMessage: "fakellm: no such endpoint " + r.Method + " " + r.URL.Path})
 	case reply.Handler != nil:
 		reply.Handler(w, r)
 	case reply.Status != 0 && reply.Status != http.StatusOK:
 		s.fail(w, reply)
+	case reply.HeadersOnly:
+		_ = startSSE(w, reply).rc.Flush()
+		stall(r)
 	case s.provider == OpenAI:
 		streamOpenAI(w, r, reply)
 	default:
 		streamAnthropic(w, r, reply)
 	}
+}
+
+// page answers as a web server that does not speak the API: the reply's
+// Page status with an HTML page, which has a title, a style and a script
+// as real pages do.
+func page(w http.ResponseWriter, r *http.Request, reply Reply) {
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	ct := reply.ContentType
+	if ct == "" {
+		ct = "text/html; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(reply.Page)
+	text := http.StatusText(reply.Page)
+	_, _ = fmt.Fprintf(w, `<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <title>%[1]d %[2]s</title>
+    <style>body { font-family: sans-serif; color: #333; }</style>
+  </head>
+  <body>
+    <h1>%[1]d %[2]s</h1>
+    <p>fakellm web server: no page for %[3]s %[4]s.</p>
+    <script>console.log("this is a web page, not an API");</script>
+  </body>
+</html>
+`, reply.Page, text, r.Method, r.URL.Path)
+}
+
+// plain answers with the reply's Body as it is.
+func plain(w http.ResponseWriter, reply Reply) {
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	ct := reply.ContentType
+	if ct == "" {
+		ct = "text/plain; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	status := reply.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, reply.Body)
 }
 
 // defaultErrorType is the provider's error type for an HTTP status.
@@ -284,7 +406,11 @@ func startSSE(w http.ResponseWriter, reply Reply) *sse {
 	for k, v := range reply.Header {
 		w.Header().Set(k, v)
 	}
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	ct := reply.ContentType
+	if ct == "" {
+		ct = "text/event-stream; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	return &sse{w: w, rc: http.NewResponseController(w)}
@@ -314,16 +440,41 @@ func abort() { panic(http.ErrAbortHandler) }
 // stall waits for the client to go away.
 func stall(r *http.Request) { <-r.Context().Done() }
 
+// forever calls send with the pieces in turn, round and round, until the
+// client goes away.
+func forever(r *http.Request, pieces []string, send func(string)) {
+	if len(pieces) == 0 {
+		pieces = []string{""}
+	}
+	for i := 0; r.Context().Err() == nil; i++ {
+		send(pieces[i%len(pieces)])
+	}
+}
+
+// usageOr returns the reply's usage, or the default one.
+func usageOr(u *chat.Usage) chat.Usage {
+	if u == nil {
+		return chat.Usage{InputTokens: 10, OutputTokens: 20}
+	}
+	return *u
+}
+
 // streamAnthropic streams reply as Messages API events.
 func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 	s := startSSE(w, reply)
+	u := usageOr(reply.Usage)
+	startUsage := map[string]any{"input_tokens": u.InputTokens - u.CacheCreationInputTokens - u.CacheReadInputTokens, "output_tokens": 1}
+	if reply.Usage != nil {
+		startUsage["cache_creation_input_tokens"] = u.CacheCreationInputTokens
+		startUsage["cache_read_input_tokens"] = u.CacheReadInputTokens
+	}
 	s.event("message_start", jsonText(map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "content": []any{}, "model": "fake-model",
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1},
+		"stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
 	}}))
 	s.event("ping", `{"type": "ping"}`)
 	index := 0
-	if reply.Text != "" || reply.CutAfter > 0 || reply.Malformed {
+	if reply.Text != "" || reply.CutAfter > 0 || reply.Malformed || reply.Forever {
 		s.event("content_block_start", jsonText(map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "text", "text": ""}}))
 		for i, d := range deltas(reply.Text) {
@@ -335,6 +486,13 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 		}
 		if reply.CutAfter > 0 {
 			abort()
+		}
+		if reply.Forever {
+			forever(r, deltas(reply.Text), func(d string) {
+				s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": 0,
+					"delta": map[string]any{"type": "text_delta", "text": d}}))
+			})
+			return
 		}
 		if reply.Malformed {
 			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"oops`)
@@ -364,8 +522,12 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 	if len(reply.ToolCalls) > 0 {
 		stop = "tool_use"
 	}
+	endUsage := map[string]any{"output_tokens": u.OutputTokens}
+	if u.ReasoningTokens != 0 {
+		endUsage["output_tokens_details"] = map[string]any{"thinking_tokens": u.ReasoningTokens}
+	}
 	s.event("message_delta", jsonText(map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}}))
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": endUsage}))
 	s.event("message_stop", `{"type":"message_stop"}`)
 }
 
@@ -385,6 +547,10 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, reply Reply) {
 	}
 	if reply.CutAfter > 0 {
 		abort()
+	}
+	if reply.Forever {
+		forever(r, deltas(reply.Text), func(d string) { s.event("", chunk(map[string]any{"content": d}, nil)) })
+		return
 	}
 	if reply.Malformed {
 		s.event("", `{"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"oops`)
@@ -406,8 +572,18 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, reply Reply) {
 		finish = "tool_calls"
 	}
 	s.event("", chunk(map[string]any{}, finish))
+	u := usageOr(reply.Usage)
+	usage := map[string]any{"prompt_tokens": u.InputTokens, "completion_tokens": u.OutputTokens, "total_tokens": u.InputTokens + u.OutputTokens}
+	if reply.Usage != nil {
+		prompt := map[string]any{"cached_tokens": u.CacheReadInputTokens}
+		if u.CacheCreationInputTokens != 0 {
+			prompt["cache_write_tokens"] = u.CacheCreationInputTokens
+		}
+		usage["prompt_tokens_details"] = prompt
+		usage["completion_tokens_details"] = map[string]any{"reasoning_tokens": u.ReasoningTokens}
+	}
 	s.event("", jsonText(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000,
-		"model": "fake-model", "choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}}))
+		"model": "fake-model", "choices": []any{}, "usage": usage}))
 	s.event("", "[DONE]")
 }
 

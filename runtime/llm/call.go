@@ -64,11 +64,18 @@ func (c *call) send(ev Event) {
 func (c *call) grow(n int) error {
 	c.replyBytes += n
 	if c.lim.maxReply > 0 && c.replyBytes > c.lim.maxReply {
-		return &failure{err: errorHint(c.provider, chat.ErrOther,
-			fmt.Sprintf("not retried; if so long a reply is expected, raise the limit with -%s", FlagMaxReply),
-			"the reply exceeded %d bytes of text and tool call arguments, the limit, and was cut off", c.lim.maxReply)}
+		return &failure{err: c.tooLarge("the reply exceeded %d bytes of text and tool call arguments, the limit, and was cut off",
+			c.lim.maxReply)}
 	}
 	return nil
+}
+
+// tooLarge returns the error of a reply that passed its size limit: not
+// retried, since the same request may well run away again.
+func (c *call) tooLarge(format string, args ...any) chat.LLMError {
+	return errorHint(c.provider, chat.ErrOther,
+		fmt.Sprintf("not retried; if so long a reply is expected, raise the limit with -%s (now %d bytes)", FlagMaxReply, c.lim.maxReply),
+		format, args...)
 }
 
 // run runs body, which streams the reply and sends the deltas, and ends the
@@ -147,6 +154,10 @@ func (c *call) classify(err error) chat.LLMError {
 	}
 	if c.wire.foreign != nil {
 		return c.wire.foreign.llmError(c.provider, shownURL(c.baseURL))
+	}
+	if c.wire.overflow {
+		return c.tooLarge("the server sent more than %d bytes (%d times the limit of the reply's size) for one reply, and was cut off",
+			c.lim.maxReply*wireFactor, wireFactor)
 	}
 	var quiet *silence
 	if errors.As(context.Cause(c.ctx), &quiet) && c.parent.Err() == nil {

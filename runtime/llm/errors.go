@@ -44,6 +44,9 @@ type httpCapture struct {
 	body []byte
 	// foreign, when set, says that the server does not speak the API.
 	foreign *foreignReply
+	// overflow says that the response body passed wireFactor times the
+	// reply's size limit.
+	overflow bool
 
 	// watch, when set, limits the server's silences to lim's timeouts.
 	watch *watchdog
@@ -73,7 +76,8 @@ func (c *httpCapture) middleware(req *http.Request, next func(*http.Request) (*h
 		return res, nil
 	}
 	if c.watch != nil {
-		res.Body = &watchedBody{ReadCloser: res.Body, w: c.watch, limit: c.lim.idle}
+		res.Body = &watchedBody{ReadCloser: res.Body, w: c.watch, limit: c.lim.idle,
+			maxRead: int64(c.lim.maxReply) * wireFactor, overflow: &c.overflow}
 	}
 	ct := res.Header.Get("Content-Type")
 	if res.StatusCode >= 400 {

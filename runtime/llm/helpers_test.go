@@ -88,6 +88,10 @@ type streamScript struct {
 	abort bool
 	// stall, after the cut, waits for the client to go away.
 	stall bool
+	// pauseAfter, when > 0, pauses the stream for pause after that many
+	// events.
+	pauseAfter int
+	pause      time.Duration
 }
 
 // serveSSE streams the script's events as text/event-stream, flushing each.
@@ -102,7 +106,10 @@ func serveSSE(s streamScript) http.HandlerFunc {
 			events = events[:s.cutAfter]
 		}
 		rc := http.NewResponseController(w)
-		for _, ev := range events {
+		for i, ev := range events {
+			if s.pauseAfter > 0 && i == s.pauseAfter {
+				time.Sleep(s.pause)
+			}
 			_, _ = io.WriteString(w, ev)
 			_ = rc.Flush()
 		}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -83,18 +84,37 @@ func (w *watchdog) fire() {
 	w.cancel(&cause)
 }
 
+// wireFactor is how many times the reply's size limit a response body may
+// hold on the wire. The events that carry a reply weigh far more than its
+// text (an OpenAI chunk of about 200 bytes carries one token), but no
+// healthy server comes near this; a server that floods the stream with
+// events that carry no text (empty deltas, pings) is cut off.
+const wireFactor = 64
+
+// errWireLimit is the error a watched body's Read returns once the body has
+// passed its size limit; the call's httpCapture records it.
+var errWireLimit = errors.New("the response body passed its size limit")
+
 // watchedBody is a response body whose reads are watched for silence and
 // counted.
 type watchedBody struct {
 	io.ReadCloser
 	w     *watchdog
 	limit time.Duration
+	// maxRead, when > 0, is the most the body may hold; overflow is set
+	// when it held more.
+	maxRead  int64
+	overflow *bool
 	// read counts the bytes read so far.
 	read int64
 }
 
 // Read reads from the body with the watchdog's clock running.
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.maxRead > 0 && b.read > b.maxRead {
+		*b.overflow = true
+		return 0, errWireLimit
+	}
 	what := "more of the reply (the stream stalled)"
 	if b.read == 0 {
 		what = "the first byte of the reply after its headers"

@@ -10,6 +10,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
 
 // terminal shows the agent's work: the assistant's text on out, everything
@@ -22,8 +23,9 @@ import (
 type terminal struct {
 	out, diag io.Writer
 	stream    bool
-	prompt    bool // show a prompt when waiting for input
-	midLine   bool // out's last byte was not a newline
+	prompt    bool          // show a prompt when waiting for input
+	midLine   bool          // out's last byte was not a newline
+	price     *ledger.Price // the model's price, when known
 }
 
 var _ agentexec.Display = (*terminal)(nil)
@@ -127,6 +129,20 @@ func (t *terminal) Error(msg string) { t.diagf("error: %s", msg) }
 
 // Notice implements agentexec.Display.
 func (t *terminal) Notice(msg string) { t.diagf("agent: %s", msg) }
+
+// Usage implements agentexec.Display.
+func (t *terminal) Usage(l ledger.Ledger) {
+	if u, ok := l.LastTurn(); ok && l.Turn == (chat.Usage{}) {
+		t.diagf("agent: last turn: %s", ledger.Format(u, t.price))
+	} else {
+		t.diagf("agent: this turn: %s", ledger.Format(l.Turn, t.price))
+	}
+	replies := "replies"
+	if l.Replies == 1 {
+		replies = "reply"
+	}
+	t.diagf("agent: thread: %s, over %d %s", ledger.Format(l.Total, t.price), l.Replies, replies)
+}
 
 // TurnEnd implements agentexec.Display.
 func (t *terminal) TurnEnd() {

@@ -104,6 +104,7 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
@@ -139,7 +140,7 @@ func main() {
 // options are the parsed command line.
 type options struct {
 	prompt, workspace, provider, model, baseURL string
-	resume, threads, logFile                    string
+	resume, threads, logFile, price             string
 	maxRetries                                  int
 	retryDelay, toolTimeout                     time.Duration
 	verbose                                     bool
@@ -201,6 +202,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
 	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
+	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -235,6 +237,12 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	if o.toolTimeout <= 0 {
 		fmt.Fprintln(stderr, "agent: -tool-timeout must be positive")
 		return o, exitUsage
+	}
+	if o.price != "" {
+		if _, err := ledger.ParsePrice(o.price); err != nil {
+			fmt.Fprintf(stderr, "agent: -price: %v\n", err)
+			return o, exitUsage
+		}
 	}
 	return o, -1
 }
@@ -277,6 +285,18 @@ func checkBehavior(o options) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// priceOf returns the model's price: -price, or the known list price.
+func priceOf(o options) (ledger.Price, error) {
+	if o.price != "" {
+		p, err := ledger.ParsePrice(o.price)
+		if err != nil {
+			return p, fmt.Errorf("-price: %w", err)
+		}
+		return p, nil
+	}
+	return ledger.PriceOf(o.model)
 }
 
 // defaultThreadsDir is $XDG_DATA_HOME/fsmgen-agent/threads, or
@@ -390,6 +410,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		}
 	}
 	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: prompt}
+	if p, err := priceOf(o); err == nil {
+		display.price = &p
+	}
 
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  b,
@@ -423,6 +446,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	res, runErr := a.Run(ctx)
+	if !interactive {
+		display.Usage(res.Ledger)
+	}
 	closeErr := elog.Close()
 	display.endLine()
 	fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)

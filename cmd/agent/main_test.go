@@ -545,6 +545,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-max-retries", "-1", "-retry-delay", "-1s"}, "-max-retries must be 0 or more\n-retry-delay must be positive"},
 		{[]string{"-tool-timeout", "0"}, "agent: -tool-timeout must be positive"},
 		{[]string{"-nope"}, "flag provided but not defined"},
+		{[]string{"-price", "3"}, "agent: -price: price \"3\": want INPUT,OUTPUT"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -52,3 +52,26 @@ func TestVerboseReplay(t *testing.T) {
 	assert.Contains(t, stdout.String(), "replay ok: ")
 	assert.Contains(t, stderr.String(), "1 sessions")
 }
+
+// TestLedgerShown checks that a one-shot run ends with the tokens it used,
+// and their cost when the price is known.
+func TestLedgerShown(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no price for the model", nil, []string{"agent: last turn: 10 tokens in, 20 out\n", "agent: thread: 10 tokens in, 20 out, over 1 reply\n"}},
+		{"a price", []string{"-price", "3,15"}, []string{"agent: last turn: 10 tokens in, 20 out, $0.0003\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, fakellm.OpenAI, nil, fakellm.Reply{Text: "Hi."})
+			r := e.run(t, "", append(tt.args, "-p", "Hello.")...)
+			assert.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, r.stderr, w)
+			}
+		})
+	}
+}

@@ -35,6 +35,7 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/loop"
 	"github.com/fsmgen/fsmgen/runtime/redact"
@@ -140,6 +141,8 @@ type Result struct {
 	Idle bool
 	// State is the kind of state the thread was saved in.
 	State agent.StateKind
+	// Ledger is the thread's account of tokens when the run ended.
+	Ledger ledger.Ledger
 }
 
 // Agent runs the coding agent machine: it is the machine's agent.Handler,
@@ -306,6 +309,7 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 	err := l.Run(ctx)
 	a.result.State = a.savedKind
 	a.result.Idle = a.savedKind == agent.StateWaitingForUserInput && len(a.queue) == 0
+	a.result.Ledger = a.cfg.Thread.Ledger
 	return a.result, err
 }
 
@@ -392,6 +396,10 @@ func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Ste
 		a.arrive()
 	}
 	busy := a.isBusy()
+	turnEnded := a.busy && !busy && a.m.Kind() == agent.StateWaitingForUserInput
+	if turnEnded {
+		a.cfg.Thread.Ledger.EndTurn()
+	}
 	if a.m.Kind() != agent.StateShuttingDown && changesThread(s.Event) {
 		if err := a.capture(); err != nil {
 			return err
@@ -405,7 +413,7 @@ func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Ste
 	// that runs it on resume, a crash after it one that knows it may have
 	// run (a tool call is then "interrupted", never run twice).
 	a.launch()
-	if a.busy && !busy && a.m.Kind() == agent.StateWaitingForUserInput {
+	if turnEnded {
 		a.result.Turns++
 		a.result.LastError = a.turnErr
 		a.display.TurnEnd()
@@ -445,6 +453,7 @@ func (a *Agent) arrive() {
 	acted := len(a.actions) > 0
 	switch ev := a.ev.(type) {
 	case *agent.LLMCompleted:
+		a.cfg.Thread.Ledger.Add(ev.Response.Usage)
 		a.display.Reply(ev.Response.Message)
 	case *agent.ToolProgress:
 		if acted { // an ignored report (of a call that has completed) is not shown

@@ -20,6 +20,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
 	"github.com/fsmgen/fsmgen/runtime/gittest"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
@@ -43,7 +44,9 @@ func TestMultiRoundSession(t *testing.T) {
 			d := &recorder{}
 			res, err := s.run(t, run{prompt: "Fix the greeting as the notes say.", tools: newBarrier(s.defaultTools(t), 2), display: d})
 			require.NoError(t, err)
-			assert.Equal(t, agentexec.Result{Turns: 1, Idle: true, State: agent.StateWaitingForUserInput}, res)
+			used := chat.Usage{InputTokens: 20, OutputTokens: 40} // the fake server's 10 in and 20 out, twice
+			assert.Equal(t, agentexec.Result{Turns: 1, Idle: true, State: agent.StateWaitingForUserInput,
+				Ledger: ledger.Ledger{Total: used, Turns: []chat.Usage{used}, Replies: 2}}, res)
 
 			// The file changed and the hook committed it.
 			assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, s.ws, "hello.txt"))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
 
 // Display shows the agent's work to the user. The agent calls its methods
@@ -33,6 +34,9 @@ type Display interface {
 	Notice(msg string)
 	// TurnEnd is called when a turn ends and the agent waits for input.
 	TurnEnd()
+	// Usage shows the thread's account of tokens, when the user asks for
+	// it (an input line "/usage").
+	Usage(l ledger.Ledger)
 }
 
 // NopDisplay shows nothing. Embed it to implement only some of Display.
@@ -69,3 +73,6 @@ func (NopDisplay) Notice(string) {}
 
 // TurnEnd implements Display.
 func (NopDisplay) TurnEnd() {}
+
+// Usage implements Display.
+func (NopDisplay) Usage(ledger.Ledger) {}

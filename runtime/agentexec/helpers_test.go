@@ -23,6 +23,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
 	"github.com/fsmgen/fsmgen/runtime/gittest"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
@@ -58,6 +59,7 @@ type recorder struct {
 	retries  []retry
 	errors   []string
 	notices  []string
+	usage    []ledger.Ledger
 	turns    int
 	// shown lists, in order, the replies ("reply"), tool calls ("call
 	// NAME"), results ("result NAME"), hooks ("hook") and turn ends ("turn
@@ -156,6 +158,13 @@ func (r *recorder) Notice(msg string) {
 	if r.onNotice != nil {
 		r.onNotice(msg)
 	}
+}
+
+// Usage implements agentexec.Display.
+func (r *recorder) Usage(l ledger.Ledger) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.usage = append(r.usage, l)
 }
 
 // TurnEnd implements agentexec.Display.

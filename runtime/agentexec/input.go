@@ -16,10 +16,15 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
+// UsageCommand is the input line that shows the thread's account of
+// tokens (see Display.Usage) instead of being sent to the model.
+const UsageCommand = "/usage"
+
 // readInput reads the user's messages, one per line, in a task; blank
-// lines are skipped, and a line longer than Limits.InputLine is refused
-// with a notice (the input goes on with the next line). When the input
-// ends the agent stops once every turn has ended.
+// lines are skipped, the line UsageCommand shows the ledger at once (busy
+// or not), and a line longer than Limits.InputLine is refused with a
+// notice (the input goes on with the next line). When the input ends the
+// agent stops once every turn has ended.
 func (a *Agent) readInput() {
 	r := a.cfg.Input
 	if !interruptible(r) {
@@ -38,7 +43,11 @@ func (a *Agent) readInput() {
 				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
 					return
 				}
-			} else if line = strings.TrimRight(line, "\r"); strings.TrimSpace(line) != "" {
+			} else if line = strings.TrimRight(line, "\r"); strings.TrimSpace(line) == UsageCommand {
+				if l.Call(ctx, func() { a.display.Usage(a.cfg.Thread.Ledger) }) != nil {
+					return
+				}
+			} else if strings.TrimSpace(line) != "" {
 				if l.Send(ctx, &agent.UserInput{Message: chat.UserMessage(a.secrets.String(line))}) != nil {
 					return
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
@@ -199,4 +200,34 @@ func TestSecretsRedacted(t *testing.T) {
 	shown := fmt.Sprint(d.text.String(), d.replies, d.progress, d.results)
 	assert.NotContains(t, shown, testKey)
 	s.checkNoSecret(t)
+}
+
+// TestLedger checks the account of tokens: per turn, per thread, saved
+// with the thread and carried over a resume, shown on "/usage".
+func TestLedger(t *testing.T) {
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			// The fake server reports 10 tokens in and 20 out for every reply.
+			per := chat.Usage{InputTokens: 10, OutputTokens: 20}
+			s := newSession(t, p, map[string]string{"a.txt": "a\n"},
+				fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "read_file", Args: `{"path":"a.txt"}`}}},
+				fakellm.Reply{Text: "Read it."},
+				fakellm.Reply{Text: "Second."})
+			d := &recorder{}
+			res, err := s.run(t, run{input: strings.NewReader("First.\nSecond.\n" + agentexec.UsageCommand + "\n"), display: d})
+			require.NoError(t, err)
+			assert.Equal(t, 2, res.Turns)
+			want := ledger.Ledger{Total: per.Add(per).Add(per), Turns: []chat.Usage{per.Add(per), per}, Replies: 3}
+			assert.Equal(t, want, res.Ledger)
+			assert.Equal(t, want, s.thread(t).Ledger, "the ledger is saved with the thread")
+			require.NotEmpty(t, d.usage, "/usage shows the ledger")
+
+			s.srv.Add(fakellm.Reply{Text: "Third."})
+			res, err = s.run(t, run{prompt: "Third."})
+			require.NoError(t, err)
+			assert.Equal(t, 4, res.Ledger.Replies, "a resumed thread goes on counting")
+			assert.Equal(t, per.Add(per).Add(per).Add(per), res.Ledger.Total)
+			assert.Len(t, res.Ledger.Turns, 3)
+		})
+	}
 }

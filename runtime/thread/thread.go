@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
 
 // Version is the format version of the thread files this package writes.
@@ -50,6 +51,8 @@ type Thread struct {
 	// QueuedInput holds the user's messages typed while the agent was busy
 	// and not yet handed to the machine, oldest first.
 	QueuedInput []string `json:"queued_input,omitempty"`
+	// Ledger is the account of the tokens the thread's replies used.
+	Ledger ledger.Ledger `json:"ledger"`
 }
 
 // ErrNotFound is wrapped by Load when no thread has the given ID.

@@ -54,6 +54,14 @@ func committedFiles(t *testing.T, dir string) []string {
 	return strings.Split(gittest.Git(t, dir, "ls-tree", "-r", "--name-only", "HEAD"), "\n")
 }
 
+// open opens a committer for dir, failing the test on error.
+func open(t *testing.T, dir string) *Committer {
+	t.Helper()
+	c, err := Open(context.Background(), dir, Options{})
+	require.NoError(t, err)
+	return c
+}
+
 var editAndBash = []chat.CompletedTool{
 	{CallID: "c1", ToolName: "edit_file", Succeeded: true},
 	{CallID: "c2", ToolName: "bash", Succeeded: false},
@@ -130,9 +138,10 @@ func TestCommit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := newRepo(t, tt.repo)
 			before, _ := gitTry(dir, "rev-parse", "HEAD")
+			c := open(t, dir)
 			tt.change(t, dir)
 
-			res, err := Commit(context.Background(), dir, editAndBash)
+			res, err := c.Commit(context.Background(), editAndBash)
 			require.NoError(t, err)
 			if tt.wantSkipped != "" {
 				assert.Equal(t, Result{Skipped: tt.wantSkipped}, res)
@@ -149,7 +158,7 @@ func TestCommit(t *testing.T) {
 			assert.Equal(t, tt.wantFiles, committedFiles(t, dir))
 			assert.Empty(t, gittest.Git(t, dir, "status", "--porcelain"), "changes were left uncommitted")
 
-			again, err := Commit(context.Background(), dir, editAndBash)
+			again, err := c.Commit(context.Background(), editAndBash)
 			require.NoError(t, err)
 			assert.Equal(t, Result{Skipped: SkippedNoChanges}, again, "a second commit with nothing new")
 		})
@@ -159,11 +168,12 @@ func TestCommit(t *testing.T) {
 func TestCommitKeepsConfigUnchanged(t *testing.T) {
 	gittest.IsolateGit(t)
 	dir := newRepo(t, repoOptions{noIdentity: true})
+	c := open(t, dir)
 	gittest.WriteFile(t, dir, "new.txt", "x\n")
 	configBefore, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
 	require.NoError(t, err)
 
-	res, err := Commit(context.Background(), dir, editAndBash)
+	res, err := c.Commit(context.Background(), editAndBash)
 	require.NoError(t, err)
 	require.True(t, res.Committed)
 
@@ -177,8 +187,10 @@ func TestCommitKeepsConfigUnchanged(t *testing.T) {
 func TestCommitNotARepository(t *testing.T) {
 	gittest.IsolateGit(t)
 	dir := t.TempDir()
+	c := open(t, dir)
+	assert.Empty(t, c.Repository())
 	gittest.WriteFile(t, dir, "main.go", "package main\n")
-	res, err := Commit(context.Background(), dir, editAndBash)
+	res, err := c.Commit(context.Background(), editAndBash)
 	require.NoError(t, err)
 	assert.Equal(t, Result{Skipped: SkippedNotRepo}, res)
 	assert.NoDirExists(t, filepath.Join(dir, ".git"))
@@ -191,6 +203,10 @@ func TestCommitOnlyTheWorkspace(t *testing.T) {
 	gittest.WriteFile(t, repo, "other/notes.txt", "notes\n")
 	gittest.Git(t, repo, "add", ".")
 	gittest.Git(t, repo, "commit", "--quiet", "-m", "layout")
+	ws, other := open(t, filepath.Join(repo, "ws")), open(t, filepath.Join(repo, "other"))
+	gitDir, err := filepath.EvalSymlinks(filepath.Join(repo, ".git"))
+	require.NoError(t, err)
+	assert.Equal(t, gitDir, ws.Repository())
 
 	// The user's own work outside the workspace: one staged, one not.
 	gittest.WriteFile(t, repo, "README.md", "# staged by the user\n")
@@ -200,14 +216,14 @@ func TestCommitOnlyTheWorkspace(t *testing.T) {
 	gittest.WriteFile(t, repo, "ws/code.go", "package ws // edited\n")
 	gittest.WriteFile(t, repo, "ws/new.go", "package ws\n")
 
-	res, err := Commit(context.Background(), filepath.Join(repo, "ws"), editAndBash)
+	res, err := ws.Commit(context.Background(), editAndBash)
 	require.NoError(t, err)
 	require.True(t, res.Committed, res.Skipped)
 	assert.Equal(t, "ws/code.go\nws/new.go", gittest.Git(t, repo, "show", "--name-only", "--format=", "HEAD"))
 	assert.Equal(t, "M  README.md\n M other/notes.txt", gittest.Git(t, repo, "status", "--porcelain"),
 		"the user's changes outside the workspace must stay as they were")
 
-	res, err = Commit(context.Background(), filepath.Join(repo, "other"), nil)
+	res, err = other.Hook(context.Background(), filepath.Join(repo, "other"), nil)
 	require.NoError(t, err)
 	require.True(t, res.Committed)
 	assert.Equal(t, "other/notes.txt", gittest.Git(t, repo, "show", "--name-only", "--format=", "HEAD"))
@@ -217,24 +233,73 @@ func TestCommitOnlyTheWorkspace(t *testing.T) {
 func TestCommitErrors(t *testing.T) {
 	gittest.IsolateGit(t)
 	dir := newRepo(t, repoOptions{})
+	c := open(t, dir)
 	gittest.WriteFile(t, dir, "x.txt", "x\n")
 
-	_, err := Commit(context.Background(), filepath.Join(dir, "missing"), editAndBash)
+	_, err := Open(context.Background(), filepath.Join(dir, "missing"), Options{})
 	assert.ErrorContains(t, err, "give an existing directory")
 
-	_, err = Commit(context.Background(), filepath.Join(dir, "x.txt"), editAndBash)
+	_, err = Open(context.Background(), filepath.Join(dir, "x.txt"), Options{})
 	assert.ErrorContains(t, err, "not a directory")
+
+	_, err = c.Hook(context.Background(), t.TempDir(), editAndBash)
+	assert.ErrorContains(t, err, "open a committer for each workspace")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Commit(ctx, dir, editAndBash)
+	_, err = c.Commit(ctx, editAndBash)
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = Open(ctx, dir, Options{})
 	assert.ErrorIs(t, err, context.Canceled)
 
-	// A pre-commit hook that refuses: the error carries git's output.
-	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
-	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\necho 'lint failed: fix x.txt' >&2\nexit 1\n"), 0o755))
-	_, err = Commit(context.Background(), dir, editAndBash)
-	assert.ErrorContains(t, err, "lint failed: fix x.txt")
+	// Another git holding the index: the error carries git's output.
+	lock := filepath.Join(dir, ".git", "index.lock")
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	_, err = c.Commit(context.Background(), editAndBash)
+	assert.ErrorContains(t, err, "index.lock': File exists")
+	require.NoError(t, os.Remove(lock))
+
+	res, err := c.Commit(context.Background(), editAndBash)
+	require.NoError(t, err)
+	assert.True(t, res.Committed)
+}
+
+// TestDeprecatedCommit checks the package-level Commit, which opens a
+// committer and commits at once.
+func TestDeprecatedCommit(t *testing.T) {
+	gittest.IsolateGit(t)
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, dir string)
+		wantErr string
+	}{
+		{name: "commits", setup: func(*testing.T, string) {}},
+		{
+			name: "refuses a filter the repository defines",
+			setup: func(t *testing.T, dir string) {
+				gittest.Git(t, dir, "config", "filter.x.clean", "cat")
+				gittest.WriteFile(t, dir, ".gitattributes", "* filter=x\n")
+			},
+			wantErr: "the repository's configuration sets filter.x.clean",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, repoOptions{})
+			tt.setup(t, dir)
+			gittest.WriteFile(t, dir, "x.txt", "x\n")
+			res, err := Commit(context.Background(), dir, editAndBash)
+			if tt.wantErr != "" {
+				assert.ErrorIs(t, err, ErrConfigChanged)
+				assert.ErrorContains(t, err, tt.wantErr)
+				assert.False(t, res.Committed)
+				return
+			}
+			require.NoError(t, err)
+			assert.True(t, res.Committed)
+			assert.Equal(t, "x.txt", gittest.Git(t, dir, "show", "--name-only", "--format=", "HEAD"))
+		})
+	}
 }
 
 func TestMessage(t *testing.T) {

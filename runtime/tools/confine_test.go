@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -295,4 +296,29 @@ func readString(t *testing.T, p string) string {
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
 	return string(data)
+}
+
+func TestSpecialFilesRefused(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644))
+	ws, err := NewWorkspace(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ws.Close() })
+	s := Default(ws, Options{Timeout: 10 * time.Second}) // a tool blocked on the FIFO would time out
+	tests := []struct {
+		name, tool string
+		args       obj
+		wantErr    string
+	}{
+		{"read a FIFO", "read_file", obj{"path": "pipe"}, `"pipe" is not a regular file (p---------); only regular files can be read`},
+		{"edit a FIFO", "edit_file", obj{"path": "pipe", "old_str": "x", "new_str": "y"}, `"pipe" is not a regular file (p---------); only regular files can be edited`},
+		{"create over a FIFO", "edit_file", obj{"path": "pipe", "old_str": "", "new_str": "y"}, "already exists"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := call(t, s, tt.tool, tt.args)
+			assert.True(t, out.IsError, out.Content)
+			assert.Contains(t, out.Content, tt.wantErr)
+		})
+	}
 }

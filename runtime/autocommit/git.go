@@ -1,0 +1,154 @@
+package autocommit
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// defaultWaitDelay is how long a git command's output is waited for after
+// the command was killed or exited, in case a process it started outside
+// its process group still holds the pipes.
+const defaultWaitDelay = 2 * time.Second
+
+// hardening is the configuration every git command runs with, on its
+// command line so that it overrides every configuration file: no hook,
+// no file system monitor, no signing, no garbage collection or maintenance
+// in the background, no external diff, no pager, editor, askpass, ssh or
+// credential helper, and dirty submodules left alone (git would run a
+// status inside each of them, under their own configuration).
+var hardening = []string{
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.pager=cat",
+	"-c", "core.editor=:",
+	"-c", "core.askPass=",
+	"-c", "core.sshCommand=false",
+	"-c", "credential.helper=",
+	"-c", "commit.gpgSign=false",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
+	"-c", "diff.ignoreSubmodules=dirty",
+	"-c", "status.submoduleSummary=false",
+}
+
+// hardEnv is the environment every git command runs with, after the
+// agent's own: no system configuration, no prompt, and programs that do
+// nothing where git could start one.
+var hardEnv = []string{
+	"GIT_CONFIG_NOSYSTEM=1",
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_PAGER=cat",
+	"PAGER=cat",
+	"GIT_EDITOR=:",
+	"GIT_SEQUENCE_EDITOR=:",
+	"GIT_ASKPASS=",
+	"SSH_ASKPASS=",
+	"GIT_SSH_COMMAND=false",
+	"LC_ALL=C", // git's messages are recognised by their English text
+}
+
+// droppedEnv are the agent's environment variables git commands do not
+// see: programs git would run in place of its own.
+var droppedEnv = []string{"GIT_EXTERNAL_DIFF", "GIT_SSH"}
+
+// environ returns the agent's environment without droppedEnv, then
+// hardEnv, then extra; for a variable given twice, the last wins.
+func environ(extra []string) []string {
+	env := make([]string, 0, len(os.Environ())+len(hardEnv)+len(extra))
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(droppedEnv, name) {
+			env = append(env, kv)
+		}
+	}
+	return append(append(env, hardEnv...), extra...)
+}
+
+// git runs git commands in one directory.
+type git struct {
+	dir     string        // the working directory
+	env     []string      // added to the environment, e.g. GIT_DIR
+	timeout time.Duration // of each command
+	// waitDelay is the command's exec.Cmd.WaitDelay; 0 means
+	// defaultWaitDelay.
+	waitDelay time.Duration
+}
+
+// run runs git with args in the directory and returns its standard output.
+// The error includes git's standard error.
+func (g git) run(ctx context.Context, args ...string) ([]byte, error) {
+	out, _, err := g.runCode(ctx, args...)
+	return out, err
+}
+
+// runCode is run that also returns git's exit code (-1 when git did not
+// run to an exit).
+//
+// git runs in its own process group, with a deadline of g.timeout; when
+// the deadline passes or ctx is done the whole group is killed (hooks,
+// filters, whatever git started), and after g.waitDelay the pipes are closed
+// even if a process that left the group still holds them, so that the
+// call returns promptly.
+func (g git) runCode(ctx context.Context, args ...string) ([]byte, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, -1, fmt.Errorf("auto-commit: git %s not run: %w", args[0], err)
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, g.timeout, errTimedOut)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "git", append(append([]string{}, hardening...), args...)...)
+	cmd.Dir = g.dir
+	cmd.Env = environ(g.env)
+	cmd.Stdin = nil // /dev/null
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The group is the one git leads (Setpgid): its id is git's pid.
+		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if errors.Is(err, syscall.ESRCH) {
+			return os.ErrProcessDone
+		}
+		return err
+	}
+	cmd.WaitDelay = cmp.Or(g.waitDelay, defaultWaitDelay)
+	err := cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), 0, nil
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, -1, fmt.Errorf("auto-commit: %w; install git or turn auto-commit off", err)
+	}
+	code := -1
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, code, fmt.Errorf("auto-commit: git %s stopped: %w", args[0], ctx.Err())
+	case errors.Is(context.Cause(cctx), errTimedOut):
+		return nil, code, fmt.Errorf("auto-commit: git %s in %s did not finish within %s and was stopped (a filter or another git process holding the repository?); "+
+			"raise the limit with the agent's -commit-timeout flag: %w", args[0], g.dir, g.timeout, errTimedOut)
+	}
+	detail := strings.TrimSpace(stderr.String())
+	if detail == "" {
+		detail = strings.TrimSpace(stdout.String())
+	}
+	if detail != "" {
+		return stdout.Bytes(), code, fmt.Errorf("auto-commit: git %s in %s: %w: %s", args[0], g.dir, err, detail)
+	}
+	return stdout.Bytes(), code, fmt.Errorf("auto-commit: git %s in %s: %w", args[0], g.dir, err)
+}
+
+// errTimedOut is the cause of a git command's context when its own
+// deadline passed.
+var errTimedOut = errors.New("git timed out")

@@ -64,7 +64,7 @@ func (c *call) send(ev Event) {
 func (c *call) grow(n int) error {
 	c.replyBytes += n
 	if c.lim.maxReply > 0 && c.replyBytes > c.lim.maxReply {
-		return &failure{err: c.tooLarge("the reply exceeded %d bytes of text and tool call arguments, the limit, and was cut off",
+		return &failure{err: c.tooLarge("the reply passed the limit of %d bytes of text and tool call arguments, and was cut off",
 			c.lim.maxReply)}
 	}
 	return nil
@@ -74,7 +74,7 @@ func (c *call) grow(n int) error {
 // retried, since the same request may well run away again.
 func (c *call) tooLarge(format string, args ...any) chat.LLMError {
 	return errorHint(c.provider, chat.ErrOther,
-		fmt.Sprintf("not retried; if so long a reply is expected, raise the limit with -%s (now %d bytes)", FlagMaxReply, c.lim.maxReply),
+		fmt.Sprintf("if so long a reply is expected, raise the limit with -%s (now %d bytes)", FlagMaxReply, c.lim.maxReply),
 		format, args...)
 }
 
@@ -156,7 +156,7 @@ func (c *call) classify(err error) chat.LLMError {
 		return c.wire.foreign.llmError(c.provider, shownURL(c.baseURL))
 	}
 	if c.wire.overflow {
-		return c.tooLarge("the server sent more than %d bytes (%d times the limit of the reply's size) for one reply, and was cut off",
+		return c.tooLarge("the server sent more than %d bytes for one reply (%d times the reply's limit), and was cut off",
 			c.lim.maxReply*wireFactor, wireFactor)
 	}
 	var quiet *silence

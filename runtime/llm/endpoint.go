@@ -163,17 +163,24 @@ func looksLikeEvents(head []byte) bool {
 	return false
 }
 
-// htmlNoise matches what a page holds that is not its text: scripts,
-// styles, comments and tags.
-var htmlNoise = regexp.MustCompile(`(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->|<[^>]*>`)
+// htmlNoise matches what a page holds that is not the text of its body:
+// its head (whose title the body repeats), scripts, styles, comments and
+// tags.
+var htmlNoise = regexp.MustCompile(`(?is)<head\b.*?</head\s*>|<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->|<[^>]*>`)
+
+// htmlTitle matches a page's title.
+var htmlTitle = regexp.MustCompile(`(?is)<title\b[^>]*>(.*?)</title\s*>`)
 
 // excerpt returns the start of a body's text, safe to show on one line: a
-// web page's text without its markup, no control characters, at most
-// maxExcerpt runes.
+// web page's text without its markup (its title when its body has none),
+// no control characters, at most maxExcerpt runes.
 func excerpt(mediaType string, body []byte) string {
 	text := string(body)
 	if isHTML(mediaType) || bytes.HasPrefix(bytes.TrimSpace(body), []byte("<")) {
-		text = html.UnescapeString(htmlNoise.ReplaceAllString(text, " "))
+		text = oneLine(html.UnescapeString(htmlNoise.ReplaceAllString(text, " ")))
+		if m := htmlTitle.FindStringSubmatch(string(body)); text == "" && m != nil {
+			text = html.UnescapeString(m[1])
+		}
 	}
 	return truncate(oneLine(text), maxExcerpt)
 }

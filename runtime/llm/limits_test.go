@@ -243,7 +243,7 @@ func TestReplySizeLimit(t *testing.T) {
 			ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"new_str":"` + strings.Repeat("y", 500) + `"}`}}},
 			false, []string{"1000 bytes", "-llm-max-reply"}},
 		{"text without end", fakellm.Reply{Text: "all work and no play ", Forever: true}, false, []string{"1000 bytes", "-llm-max-reply"}},
-		{"empty deltas without end", fakellm.Reply{Forever: true}, false, []string{"more than 64000 bytes", "-llm-max-reply"}},
+		{"empty deltas without end", fakellm.Reply{Forever: true}, false, []string{"more than 64000 bytes for one reply", "-llm-max-reply (now 1000 bytes)"}},
 	}
 	for _, p := range fakeProviders {
 		for _, tt := range tests {
@@ -337,7 +337,7 @@ func TestPlainWebServer(t *testing.T) {
 			e := failedOf(t, rec)
 			assert.Equal(t, chat.ErrInvalidRequest, e.Kind)
 			assert.Contains(t, e.Message, "does not look like")
-			assert.Contains(t, e.Message, "(HTTP 501, text/html: \"501 Not Implemented 501 Not Implemented fakellm web server: no page for POST")
+			assert.Contains(t, e.Message, "(HTTP 501, text/html: \"501 Not Implemented fakellm web server: no page for POST")
 			require.Len(t, srv.Requests(), 1, "not retried")
 			assert.Contains(t, []string{"/v1/messages", "/chat/completions"}, srv.Requests()[0].Path)
 		})

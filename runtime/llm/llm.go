@@ -56,6 +56,14 @@ func (Failed) isEvent()        {}
 // cancelled it stops promptly and returns ctx.Err() without emitting Failed
 // (a context that passed its deadline is not a cancellation: it ends with
 // Failed of kind [chat.ErrTimeout]). It never panics on bad server input.
+//
+// The limits of [Config] end a call with Failed too: a server silent for
+// longer than HeaderTimeout or IdleTimeout with [chat.ErrTimeout] (retried),
+// a reply longer than MaxReplyBytes with [chat.ErrOther] (not retried), and
+// a server that does not speak the API (a web page, text, a 404, 405 or 501
+// without an error of the API's shape) with [chat.ErrInvalidRequest] (not
+// retried). Every message names the flags and environment variables that
+// change what went wrong.
 type Provider interface {
 	Stream(ctx context.Context, req chat.Request, emit func(Event)) error
 	Name() string

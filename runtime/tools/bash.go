@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 )
 
 // drainGrace is how long the bash tool keeps reading output after the
-// command's process group is gone, in case a process that left the group
-// still holds the output pipe open.
+// command is gone, in case a process that escaped the kill (possible only
+// with the sandbox off) still holds the output pipe open.
 const drainGrace = time.Second
 
 // BashOptions configures the bash tool. The zero value gives the defaults.
@@ -29,16 +30,23 @@ type BashOptions struct {
 	// ProgressEvery is how often progress is reported while the command
 	// runs; 0 means DefaultProgressEvery.
 	ProgressEvery time.Duration
+	// Sandbox confines the commands; nil means a sandbox with the default
+	// options (mode auto: bubblewrap, or no bash at all), detected at the
+	// first call.
+	Sandbox *sandbox.Sandbox
 }
 
 // Bash returns the bash tool, which runs a shell command with the
 // workspace root as its working directory.
 //
-// The command runs as `bash -c COMMAND` in a process group of its own, with
-// standard input closed and standard output and error combined. When it
-// ends, and when its context is done, the whole group is killed with
-// SIGKILL, so no process it started in the background outlives the call
-// (unless it left the group, e.g. with setsid).
+// The command runs as `bash -c COMMAND` through the sandbox (see package
+// sandbox for what it confines in each mode), with standard input empty,
+// standard output and error combined, and the sandbox's curated
+// environment. When it ends, and when its context is done, every process
+// it started is killed: with the sandbox, all of its PID namespace; with
+// the sandbox off, its process group (a process that left the group, e.g.
+// with setsid, survives). When the sandbox is unavailable (mode auto
+// without a working bubblewrap), every call fails saying why.
 func Bash(ws *Workspace, opt BashOptions) Tool {
 	if opt.OutputLimit <= 0 {
 		opt.OutputLimit = DefaultBashOutputLimit
@@ -46,31 +54,71 @@ func Bash(ws *Workspace, opt BashOptions) Tool {
 	if opt.ProgressEvery <= 0 {
 		opt.ProgressEvery = DefaultProgressEvery
 	}
-	return bashTool{ws: ws, opt: opt}
+	return &bashTool{ws: ws, opt: opt}
 }
 
 // bashTool implements bash.
 type bashTool struct {
 	ws  *Workspace
 	opt BashOptions
+
+	mu       sync.Mutex       // guards detected
+	detected *sandbox.Sandbox // the default sandbox, once detected (opt.Sandbox nil)
+}
+
+// sandbox returns the sandbox to run commands in: opt.Sandbox, or the
+// default one, detected at the first call that gets this far.
+func (t *bashTool) sandbox(ctx context.Context) (*sandbox.Sandbox, error) {
+	if t.opt.Sandbox != nil {
+		return t.opt.Sandbox, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.detected == nil {
+		sb, err := sandbox.New(ctx, sandbox.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("set up the sandbox for bash: %w", err)
+		}
+		t.detected = sb
+	}
+	return t.detected, nil
 }
 
 // bashUsage describes bash's arguments in error messages.
 const bashUsage = `{"command": "go test ./..."}`
 
-// Spec implements Tool.
-func (t bashTool) Spec() chat.ToolSpec {
+// Spec implements Tool. What it says of the sandbox follows opt.Sandbox
+// (nil is described as the default: confined, no network).
+func (t *bashTool) Spec() chat.ToolSpec {
+	var b strings.Builder
+	sb := t.opt.Sandbox
+	if sb != nil && sb.Disabled() != nil {
+		b.WriteString("This tool is disabled here because its sandbox is unavailable: every call fails. Use read_file, list_files and edit_file instead. ")
+	}
+	b.WriteString("Run a shell command with `bash -c` in the workspace root and return its combined standard output and standard error. " +
+		"Use it to build, run tests, search (grep -rn, find), inspect git history, and run programs. " +
+		"The command is not interactive: standard input is empty and nothing can prompt, so pass flags such as -y or --no-pager. " +
+		"A non-zero exit status is reported as an error together with the output. ")
+	fmt.Fprintf(&b, "Output over %d KiB is cut in the middle, keeping its beginning and end, with a note. ", t.opt.OutputLimit>>10)
+	if sb == nil || sb.Confined() || sb.Disabled() != nil {
+		b.WriteString("The command runs in a sandbox. It can write only inside the workspace and in /tmp, which is private to the call and emptied after it; " +
+			"the rest of the file system is read-only, and files holding credentials are hidden. " +
+			"The repository's .git is read-only: inspect it with git status, git log and git diff, but do not run git add, git commit or anything else that changes it; " +
+			"the agent commits your changes itself. ")
+		if sb != nil && sb.Network() {
+			b.WriteString("Network access is allowed. ")
+		} else {
+			b.WriteString("There is no network access, so whatever downloads (go get, go mod download, npm install, pip install, curl) fails unless what it needs is already present. ")
+		}
+		b.WriteString("The environment is minimal and holds no secrets. ")
+	}
+	b.WriteString("The command has a time limit; when it is exceeded, or when the command finishes, every process it started, including background ones, is killed, " +
+		"so do not start servers or watchers expecting them to keep running. " +
+		"Each call starts a fresh shell in the workspace root: cd and exported variables do not carry over between calls. " +
+		"Prefer read_file, list_files and edit_file for reading and changing files.")
 	return chat.ToolSpec{
-		Name: "bash",
-		Description: "Run a shell command with `bash -c` in the workspace root and return its combined standard output and standard error. " +
-			"Use it to build, run tests, search (grep -rn, find), inspect git history, and run programs. " +
-			"The command is not interactive: standard input is empty and nothing can prompt, so pass flags such as -y or --no-pager. " +
-			"A non-zero exit status is reported as an error together with the output. " +
-			fmt.Sprintf("Output over %d KiB is cut in the middle, keeping its beginning and end, with a note. ", t.opt.OutputLimit>>10) +
-			"The command has a time limit; when it is exceeded, or when the command finishes, every process it started, including background ones, is killed, " +
-			"so do not start servers or watchers expecting them to keep running. " +
-			"Each call starts a fresh shell in the workspace root: cd and exported variables do not carry over between calls. " +
-			"Prefer read_file, list_files and edit_file for reading and changing files.",
+		Name:        "bash",
+		Description: b.String(),
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -83,7 +131,7 @@ func (t bashTool) Spec() chat.ToolSpec {
 }
 
 // Run implements Tool.
-func (t bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(chat.ToolProgress)) (string, error) {
+func (t *bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(chat.ToolProgress)) (string, error) {
 	var args struct {
 		Command *string `json:"command"`
 	}
@@ -102,23 +150,26 @@ func (t bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(ch
 	if progress == nil {
 		progress = func(chat.ToolProgress) {}
 	}
+	sb, err := t.sandbox(ctx)
+	if err != nil {
+		return "", err
+	}
+	if why := sb.Disabled(); why != nil {
+		return "", fmt.Errorf("bash is disabled because its sandbox is unavailable: %v; use read_file, list_files and edit_file instead", why)
+	}
 
 	r, w, err := os.Pipe()
 	if err != nil {
 		return "", fmt.Errorf("start bash: create the output pipe: %w", err)
 	}
-	cmd := exec.Command("bash", "-c", *args.Command)
-	cmd.Dir = t.ws.Root()
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat")
-	cmd.Stdout, cmd.Stderr = w, w // an *os.File: Wait does not wait for the pipe to drain
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// An *os.File: Wait does not wait for the pipe to drain.
+	p, err := sb.Start(sandbox.Command{Workspace: t.ws.Root(), Args: []string{"bash", "-c", *args.Command}, Stdout: w, Stderr: w})
+	if err != nil {
 		r.Close()
 		w.Close()
 		return "", fmt.Errorf("start bash: %w; check that bash is installed", err)
 	}
-	w.Close() // the children hold the write end now
-	pgid := cmd.Process.Pid
+	w.Close() // the command holds the write end now
 	start := time.Now()
 
 	out := newCappedBuffer(t.opt.OutputLimit)
@@ -127,8 +178,6 @@ func (t bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(ch
 		defer close(readDone)
 		_, _ = io.Copy(out, r) // ends at EOF, or when r is closed below
 	}()
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }()
 
 	ticker := time.NewTicker(t.opt.ProgressEvery)
 	defer ticker.Stop()
@@ -136,7 +185,8 @@ func (t bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(ch
 loop:
 	for {
 		select {
-		case waitErr = <-waitDone:
+		case <-p.Done():
+			waitErr = p.Wait()
 			break loop
 		case <-ticker.C:
 			elapsed := time.Since(start).Round(time.Second)
@@ -146,21 +196,21 @@ loop:
 				UnitsProcessed: lines,
 			})
 		case <-ctx.Done():
-			killGroup(pgid)
-			waitErr = <-waitDone
+			p.Kill()
+			waitErr = p.Wait()
 			stopErr = ctx.Err()
 			break loop
 		}
 	}
-	// Kill whatever the command left running in the background. The group
-	// keeps its id while any member is alive, so this cannot hit a stranger.
-	killGroup(pgid)
+	// Kill whatever the command left running in the background (with the
+	// sandbox, its PID namespace is gone already).
+	p.Kill()
 	drain := time.NewTimer(drainGrace)
 	select {
 	case <-readDone:
 		drain.Stop()
 	case <-drain.C:
-		r.Close() // a process outside the group still holds the pipe: stop reading
+		r.Close() // a process that escaped still holds the pipe: stop reading
 		<-readDone
 	}
 	r.Close()
@@ -168,29 +218,41 @@ loop:
 	elapsed := time.Since(start).Round(time.Millisecond)
 	output := out.String()
 	if stopErr != nil {
-		return output, fmt.Errorf("command stopped after %s and its whole process group was killed: %w", elapsed, stopErr)
+		what := "its whole process group was killed"
+		if sb.Confined() {
+			what = "every process it started was killed"
+		}
+		return output, fmt.Errorf("command stopped after %s and %s: %w", elapsed, what, stopErr)
 	}
+	if err := exitError(waitErr, sb.Confined()); err != nil {
+		return output, err
+	}
+	if output == "" {
+		output = "(no output)"
+	}
+	return output, nil
+}
+
+// exitError turns how bash ended into the tool's error; nil on success.
+func exitError(waitErr error, confined bool) error {
 	var exitErr *exec.ExitError
 	switch {
 	case waitErr == nil:
-		if output == "" {
-			output = "(no output)"
-		}
-		return output, nil
+		return nil
 	case errors.As(waitErr, &exitErr):
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return output, fmt.Errorf("command was killed by signal %s", ws.Signal())
+			return fmt.Errorf("command was killed by signal %s", ws.Signal())
 		}
-		return output, fmt.Errorf("command exited with status %d", exitErr.ExitCode())
+		code := exitErr.ExitCode()
+		// bubblewrap reports a command killed by signal N as status 128+N,
+		// as shells do.
+		if confined && code > 128 && code < 128+65 {
+			return fmt.Errorf("command exited with status %d: it was killed by signal %s", code, syscall.Signal(code-128))
+		}
+		return fmt.Errorf("command exited with status %d", code)
 	default:
-		return output, fmt.Errorf("wait for bash: %w", waitErr)
+		return fmt.Errorf("wait for bash: %w", waitErr)
 	}
-}
-
-// killGroup sends SIGKILL to every process of the group pgid.
-func killGroup(pgid int) {
-	// ESRCH (nothing left to kill) is the normal case after a clean exit.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
 // cappedBuffer collects a command's output, keeping the first and the last

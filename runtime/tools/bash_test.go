@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
+	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 )
 
 // newWorkspace returns a workspace in a fresh temporary directory.
@@ -27,10 +28,19 @@ func newWorkspace(t *testing.T) *Workspace {
 	return ws
 }
 
+// modes are the sandbox modes the bash tool's tests run in.
+var modes = []sandbox.Mode{sandbox.Off, sandbox.Bwrap}
+
+// bashSet returns the default tools in ws with the bash tool confined as
+// mode says (skipping the test in mode bwrap where bubblewrap cannot run,
+// unless FSMGEN_REQUIRE_SANDBOX=1).
+func bashSet(t *testing.T, mode sandbox.Mode, ws *Workspace, opt Options) *Set {
+	t.Helper()
+	opt.Sandbox = sandboxtest.New(t, sandbox.Options{Mode: mode})
+	return Default(ws, opt)
+}
+
 func TestBash(t *testing.T) {
-	ws := newWorkspace(t)
-	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "here.txt"), []byte("x"), 0o644))
-	s := Default(ws, Options{BashOutputLimit: 1000})
 	tests := []struct {
 		name     string
 		command  string
@@ -40,7 +50,7 @@ func TestBash(t *testing.T) {
 	}{
 		{name: "stdout", command: "echo hello", want: "hello\n"},
 		{name: "stdout and stderr combined", command: "echo out; echo err >&2; echo out2", want: "out\nerr\nout2\n"},
-		{name: "runs in the workspace root", command: "pwd; ls", want: ws.Root() + "\nhere.txt\n"},
+		{name: "runs in the workspace root", command: "pwd; ls", want: "{root}\nhere.txt\n"},
 		{name: "no output", command: "true", want: "(no output)"},
 		{name: "stdin is empty", command: "cat; echo done", want: "done\n"},
 		{name: "non-zero exit", command: "echo failing; exit 3", wantErr: true, want: "command exited with status 3\n\nfailing\n"},
@@ -50,16 +60,24 @@ func TestBash(t *testing.T) {
 			contains: []string{"line1\n", "line500\n", "output cut: 3892 bytes in total", "showing the first 500 and the last 500 bytes"},
 		},
 		{name: "empty command", command: "  ", wantErr: true, contains: []string{"command is empty"}},
+		{name: "git never prompts and nothing pages", command: "echo $GIT_TERMINAL_PROMPT $GIT_PAGER $PAGER", want: "0 cat cat\n"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out := call(t, s, "bash", obj{"command": tt.command})
-			assert.Equal(t, tt.wantErr, out.IsError, out.Content)
-			if tt.want != "" {
-				assert.Equal(t, tt.want, out.Content)
-			}
-			for _, c := range tt.contains {
-				assert.Contains(t, out.Content, c)
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			ws := newWorkspace(t)
+			require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "here.txt"), []byte("x"), 0o644))
+			s := bashSet(t, mode, ws, Options{BashOutputLimit: 1000})
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					out := call(t, s, "bash", obj{"command": tt.command})
+					assert.Equal(t, tt.wantErr, out.IsError, out.Content)
+					if tt.want != "" {
+						assert.Equal(t, strings.ReplaceAll(tt.want, "{root}", ws.Root()), out.Content)
+					}
+					for _, c := range tt.contains {
+						assert.Contains(t, out.Content, c)
+					}
+				})
 			}
 		})
 	}
@@ -86,137 +104,244 @@ func TestBashArguments(t *testing.T) {
 	}
 }
 
-// hangingCommand starts a background child, records its pid in pidFile,
-// and hangs.
-func hangingCommand(pidFile string) string {
-	return fmt.Sprintf("sleep 30 & echo $! > %s; echo started; sleep 30", shellQuote(pidFile))
-}
-
-// waitForPID waits for the command to write its child's pid.
-func waitForPID(t *testing.T, pidFile string) int {
-	t.Helper()
-	var pid int
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(pidFile)
-		if err != nil || !strings.HasSuffix(string(data), "\n") {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil
-	}, 5*time.Second, 10*time.Millisecond, "the command never wrote its child's pid")
-	return pid
-}
-
-// alive reports whether process pid exists and is not a zombie waiting to
-// be reaped.
-func alive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
+// TestBashDefaultSandbox checks that the bash tool of Default without a
+// sandbox is confined (mode auto), never run unconfined.
+func TestBashDefaultSandbox(t *testing.T) {
+	if _, err := sandbox.Detect(context.Background(), ""); err != nil {
+		sandboxtest.Unavailable(t, err)
 	}
-	// The state follows the command name, which is in parentheses.
-	i := strings.LastIndexByte(string(data), ')')
-	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
+	s := Default(newWorkspace(t), Options{})
+	// A confined command has no capabilities and its own PID namespace,
+	// where it is not far from pid 1.
+	out := call(t, s, "bash", obj{"command": "grep CapEff /proc/self/status; echo $$"})
+	require.False(t, out.IsError, out.Content)
+	assert.Regexp(t, `^CapEff:\s+0+\n[2-9]\n$`, out.Content)
 }
 
-func TestBashKillsTheWholeGroup(t *testing.T) {
+// TestBashDisabled checks that in mode auto without a working bubblewrap
+// every call fails saying why, and the tool's description says so.
+func TestBashDisabled(t *testing.T) {
+	sb, err := sandbox.New(context.Background(), sandbox.Options{Mode: sandbox.Auto, Bwrap: filepath.Join(t.TempDir(), "no-bwrap")})
+	require.NoError(t, err)
+	require.Error(t, sb.Disabled())
+	ws := newWorkspace(t)
+	s := Default(ws, Options{Sandbox: sb})
+	out := call(t, s, "bash", obj{"command": "touch ran"})
+	assert.True(t, out.IsError)
+	assert.Contains(t, out.Content, "bash is disabled because its sandbox is unavailable: bubblewrap is not installed")
+	assert.Contains(t, out.Content, "-sandbox=off")
+	assert.NoFileExists(t, filepath.Join(ws.Root(), "ran"))
+	assert.True(t, strings.HasPrefix(s.Specs()[0].Description, "This tool is disabled here"), s.Specs()[0].Description)
+}
+
+func TestBashSpecDescribesTheSandbox(t *testing.T) {
 	tests := []struct {
-		name    string
-		timeout time.Duration
-		cancel  bool // cancel the context once the child runs
-		want    []string
+		name          string
+		opt           sandbox.Options
+		want, wantNot []string
 	}{
-		{name: "on timeout", timeout: 2 * time.Second, want: []string{"timed out after 2s", "process group was killed", "started"}},
-		{name: "on cancellation", timeout: time.Minute, cancel: true, want: []string{"was cancelled", "process group was killed", "started"}},
+		{
+			name:    "confined",
+			opt:     sandbox.Options{Mode: sandbox.Bwrap},
+			want:    []string{"runs in a sandbox", "write only inside the workspace", ".git is read-only", "no network access", "including background ones, is killed"},
+			wantNot: []string{"disabled", "Network access is allowed"},
+		},
+		{
+			name:    "confined with network",
+			opt:     sandbox.Options{Mode: sandbox.Bwrap, Network: true},
+			want:    []string{"runs in a sandbox", "Network access is allowed"},
+			wantNot: []string{"no network access"},
+		},
+		{
+			name:    "off",
+			opt:     sandbox.Options{Mode: sandbox.Off},
+			want:    []string{"including background ones, is killed"},
+			wantNot: []string{"sandbox", "network"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			sb := sandboxtest.New(t, tt.opt)
+			desc := Bash(newWorkspace(t), BashOptions{Sandbox: sb}).Spec().Description
+			for _, w := range tt.want {
+				assert.Contains(t, desc, w)
+			}
+			for _, w := range tt.wantNot {
+				assert.NotContains(t, desc, w)
+			}
+		})
+	}
+}
+
+// beatCommand starts, in the way how says, a background shell that
+// appends to the file beat in the workspace every 50ms, and waits for its
+// first beat; marker, in the shell's command line, lets the test find
+// every process of the command from outside.
+func beatCommand(how, marker string) string {
+	loop := fmt.Sprintf(": %s; while :; do date >> beat; sleep 0.05; done", marker)
+	switch how {
+	case "setsid":
+		loop = fmt.Sprintf("setsid sh -c '%s' &", loop)
+	case "set -m":
+		loop = fmt.Sprintf("set -m; (%s) &", loop)
+	default:
+		loop = fmt.Sprintf("sh -c '%s' &", loop)
+	}
+	return loop + "\nwhile [ ! -s beat ]; do sleep 0.01; done"
+}
+
+// assertAllGone waits until no process of the command marked by marker is
+// left, then checks that the beat file stopped growing.
+func assertAllGone(t *testing.T, marker, beat string) {
+	t.Helper()
+	assert.Eventually(t, func() bool { return len(sandboxtest.Processes(marker)) == 0 }, 10*time.Second, 10*time.Millisecond,
+		"processes of the command outlived the call: %v", sandboxtest.Processes(marker))
+	fi, err := os.Stat(beat)
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond) // four beats, were anything left beating
+	fi2, err := os.Stat(beat)
+	require.NoError(t, err)
+	assert.Equal(t, fi.Size(), fi2.Size(), "the beat file still grows")
+}
+
+func TestBashKillsEverythingItStarted(t *testing.T) {
+	type test struct {
+		mode sandbox.Mode
+		how  string // how the background process is started
+		end  string // how the call ends: done, timeout or cancel
+	}
+	var tests []test
+	for _, mode := range modes {
+		for _, how := range []string{"&", "setsid", "set -m"} {
+			if mode == sandbox.Off && how != "&" {
+				continue // a process that leaves the group escapes without the sandbox, as documented
+			}
+			for _, end := range []string{"done", "timeout", "cancel"} {
+				tests = append(tests, test{mode, how, end})
+			}
+		}
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s/%s", tt.mode, tt.how, tt.end), func(t *testing.T) {
+			t.Parallel() // each waits seconds for a timeout or for processes to die
 			ws := newWorkspace(t)
-			pidFile := filepath.Join(t.TempDir(), "child.pid")
-			s := Default(ws, Options{Timeout: tt.timeout})
+			timeout := time.Minute
+			if tt.end == "timeout" {
+				timeout = 2 * time.Second
+			}
+			s := bashSet(t, tt.mode, ws, Options{Timeout: timeout})
+			marker := fmt.Sprintf("fsmgen-bash-test-%d", time.Now().UnixNano())
+			command := beatCommand(tt.how, marker) + "\necho started; touch ready"
+			if tt.end != "done" {
+				command += "; sleep 30"
+			}
+			raw, err := json.Marshal(obj{"command": command})
+			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			raw, err := json.Marshal(obj{"command": hangingCommand(pidFile)})
-			require.NoError(t, err)
 
 			done := make(chan chat.ToolOutcome, 1)
 			go func() { done <- s.Run(ctx, chat.ToolCall{Name: "bash", Arguments: raw}, nil) }()
-			child := waitForPID(t, pidFile)
-			assert.True(t, alive(child), "the background child should be running")
-			if tt.cancel {
+			ready := filepath.Join(ws.Root(), "ready")
+			require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 10*time.Second, 10*time.Millisecond,
+				"the command never got ready")
+			if tt.end == "cancel" {
 				cancel()
 			}
 			var out chat.ToolOutcome
 			select {
 			case out = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("Run did not return after the command was stopped")
+			case <-time.After(20 * time.Second):
+				t.Fatal("Run did not return")
 			}
-			assert.True(t, out.IsError, out.Content)
-			for _, w := range tt.want {
-				assert.Contains(t, out.Content, w)
+			switch tt.end {
+			case "done":
+				assert.Equal(t, chat.ToolOutcome{Content: "started\n"}, out)
+			case "timeout":
+				assert.True(t, out.IsError, out.Content)
+				assert.Contains(t, out.Content, "timed out after 2s")
+			case "cancel":
+				assert.True(t, out.IsError, out.Content)
+				assert.Contains(t, out.Content, "was cancelled")
 			}
-			assert.Eventually(t, func() bool { return !alive(child) }, 2*time.Second, 10*time.Millisecond,
-				"the background child %d outlived the call", child)
+			if tt.end != "done" {
+				killed := "every process it started was killed"
+				if tt.mode == sandbox.Off {
+					killed = "process group was killed"
+				}
+				assert.Contains(t, out.Content, killed)
+				assert.Contains(t, out.Content, "started")
+			}
+			assertAllGone(t, marker, filepath.Join(ws.Root(), "beat"))
 		})
 	}
 }
 
-func TestBashKillsBackgroundChildrenWhenDone(t *testing.T) {
-	ws := newWorkspace(t)
-	pidFile := filepath.Join(t.TempDir(), "child.pid")
-	s := Default(ws, Options{})
-	// The child keeps the output pipe open; Run must still return promptly.
-	out := call(t, s, "bash", obj{"command": fmt.Sprintf("sleep 30 & echo $! > %s; echo parent done", shellQuote(pidFile))})
-	assert.False(t, out.IsError, out.Content)
-	assert.Equal(t, "parent done\n", out.Content)
-	child := waitForPID(t, pidFile)
-	assert.Eventually(t, func() bool { return !alive(child) }, 2*time.Second, 10*time.Millisecond)
+func TestBashReportsProgress(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			ws := newWorkspace(t)
+			s := bashSet(t, mode, ws, Options{ProgressEvery: 50 * time.Millisecond})
+			var (
+				mu      sync.Mutex
+				reports []chat.ToolProgress
+			)
+			progress := func(p chat.ToolProgress) {
+				mu.Lock()
+				defer mu.Unlock()
+				reports = append(reports, p)
+			}
+			// The command waits for a gate file, so the test decides when it
+			// ends instead of racing a sleep. The gate is in the workspace,
+			// which the sandbox shares with the test.
+			raw, err := json.Marshal(obj{"command": "echo a; echo b; while [ ! -e gate ]; do sleep 0.01; done; echo c"})
+			require.NoError(t, err)
+			done := make(chan chat.ToolOutcome, 1)
+			go func() { done <- s.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, progress) }()
+
+			sawTwoLines := func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, p := range reports {
+					if p.UnitsProcessed == 2 {
+						return true
+					}
+				}
+				return false
+			}
+			require.Eventually(t, sawTwoLines, 20*time.Second, 10*time.Millisecond, "a progress report counting the two lines printed so far")
+			require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "gate"), nil, 0o644))
+			out := <-done
+			require.False(t, out.IsError, out.Content)
+			assert.Equal(t, "a\nb\nc\n", out.Content)
+
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range reports {
+				if p.UnitsProcessed == 2 {
+					assert.Regexp(t, `^running \d+s, 2 lines of output$`, p.Message)
+				}
+				assert.LessOrEqual(t, p.UnitsProcessed, int64(3))
+			}
+		})
+	}
 }
 
-func TestBashReportsProgress(t *testing.T) {
-	ws := newWorkspace(t)
-	s := Default(ws, Options{ProgressEvery: 50 * time.Millisecond})
-	var (
-		mu      sync.Mutex
-		reports []chat.ToolProgress
-	)
-	progress := func(p chat.ToolProgress) {
-		mu.Lock()
-		defer mu.Unlock()
-		reports = append(reports, p)
-	}
-	// The command waits for a gate file, so the test decides when it ends
-	// instead of racing a sleep.
-	gate := filepath.Join(t.TempDir(), "gate")
-	raw, err := json.Marshal(obj{"command": fmt.Sprintf("echo a; echo b; while [ ! -e %s ]; do sleep 0.01; done; echo c", shellQuote(gate))})
-	require.NoError(t, err)
-	done := make(chan chat.ToolOutcome, 1)
-	go func() { done <- s.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, progress) }()
-
-	sawTwoLines := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, p := range reports {
-			if p.UnitsProcessed == 2 {
-				return true
+// BenchmarkBash measures a call of the bash tool running `true`, confined
+// and not: the sandbox's cost per call.
+func BenchmarkBash(b *testing.B) {
+	for _, mode := range modes {
+		b.Run(string(mode), func(b *testing.B) {
+			ws, err := NewWorkspace(b.TempDir())
+			require.NoError(b, err)
+			s := Default(ws, Options{Sandbox: sandboxtest.New(b, sandbox.Options{Mode: mode})})
+			call := chat.ToolCall{Name: "bash", Arguments: json.RawMessage(`{"command": "true"}`)}
+			for b.Loop() {
+				if out := s.Run(context.Background(), call, nil); out.IsError {
+					b.Fatal(out.Content)
+				}
 			}
-		}
-		return false
-	}
-	require.Eventually(t, sawTwoLines, 20*time.Second, 10*time.Millisecond, "a progress report counting the two lines printed so far")
-	require.NoError(t, os.WriteFile(gate, nil, 0o644))
-	out := <-done
-	require.False(t, out.IsError, out.Content)
-	assert.Equal(t, "a\nb\nc\n", out.Content)
-
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range reports {
-		if p.UnitsProcessed == 2 {
-			assert.Regexp(t, `^running \d+s, 2 lines of output$`, p.Message)
-		}
-		assert.LessOrEqual(t, p.UnitsProcessed, int64(3))
+		})
 	}
 }
 

@@ -4,8 +4,9 @@
 //
 // The file tools are confined to a [Workspace]: a path that leads outside
 // it, lexically or through a symbolic link, is refused. The bash tool runs
-// with the workspace root as its working directory; it is not sandboxed, but
-// its whole process group is killed when it times out or is cancelled.
+// with the workspace root as its working directory, confined by a
+// [sandbox.Sandbox] (bubblewrap by default: writes only in the workspace, no
+// network, secrets hidden, every process it started killed when it ends).
 //
 // Every failure of a call — an unknown tool, bad arguments, a tool error, a
 // panic, a timeout, a cancellation — becomes a [chat.ToolOutcome] with
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 )
 
 // Tool is one tool the LLM can call.
@@ -73,6 +75,9 @@ type Options struct {
 	// MaxEditBytes is the largest file edit_file edits; a larger file is
 	// refused with a hint to use bash; 0 means DefaultMaxEditBytes.
 	MaxEditBytes int64
+	// Sandbox confines the bash tool's commands; nil means a sandbox with
+	// the default options (mode auto), detected at the first call.
+	Sandbox *sandbox.Sandbox
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.
@@ -111,7 +116,7 @@ func Default(ws *Workspace, opt Options) *Set {
 		ReadFile(ws),
 		ListFiles(ws),
 		EditFile(ws, EditOptions{MaxBytes: opt.MaxEditBytes}),
-		Bash(ws, BashOptions{OutputLimit: opt.BashOutputLimit, ProgressEvery: opt.ProgressEvery}),
+		Bash(ws, BashOptions{OutputLimit: opt.BashOutputLimit, ProgressEvery: opt.ProgressEvery, Sandbox: opt.Sandbox}),
 	)
 	if err != nil {
 		panic(fmt.Sprintf("tools: the default set is inconsistent: %v", err)) // a bug in this package

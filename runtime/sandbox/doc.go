@@ -1,0 +1,97 @@
+// Package sandbox runs the coding agent's shell commands confined, with
+// bubblewrap (bwrap) on Linux, so that a command the LLM wrote can change
+// nothing but the workspace, read no credentials, reach no network, touch
+// no other process and leave nothing running.
+//
+// # Modes
+//
+// [Auto], the default, confines commands with bubblewrap when it works
+// here, and otherwise refuses to run them ([Sandbox.Disabled] says why,
+// and the bash tool fails every call with that reason): it never falls
+// back to running them unconfined. [Bwrap] requires bubblewrap: [New]
+// fails without it. [Off] runs commands unconfined; it must be chosen.
+// [New] proves that bubblewrap works by running it once, confined as a
+// command will be.
+//
+// # Confined (modes auto and bwrap)
+//
+// Each command runs under bubblewrap in new mount, PID, network, IPC, UTS
+// and cgroup namespaces (and a user namespace where one can be made), with
+// no capabilities, no_new_privs set (setuid programs gain nothing), nested
+// user namespaces disabled (bubblewrap 0.8 and later), and no controlling
+// terminal (--new-session: it cannot push keystrokes into the agent's
+// terminal). Specifically:
+//
+//   - Files. The host's file system is mounted read-only, except the
+//     workspace and [Options.CacheDir], which are writable. /tmp is a
+//     private, empty tmpfs that is gone when the command ends; /dev is a
+//     minimal one (null, zero, random, tty, ...). Writing anywhere else
+//     fails with "Read-only file system".
+//   - Secrets. The paths of [Options.Hidden] ([DefaultHidden]: /etc/shadow,
+//     ssh host keys, /run, ~/.ssh, ~/.aws, ~/.netrc, ... plus what the
+//     agent adds: its threads and event log) are hidden: a directory
+//     appears empty and read-only, a file cannot be read.
+//   - Git. The workspace's .git, a directory or a file (a worktree, a
+//     submodule) and a gitdir it names inside the workspace, is mounted
+//     read-only: git status, log and diff work, git add and commit fail.
+//     When the workspace is a subdirectory of a repository, the
+//     repository's .git is outside the workspace and read-only anyway. The
+//     agent's own auto-commit runs outside the sandbox.
+//   - Network. Only a loopback interface of its own, unless
+//     [Options.Network]: nothing of the host's network, including
+//     services listening on the host's 127.0.0.1 and abstract unix
+//     sockets, is reachable.
+//   - Processes. A PID namespace with its own /proc: the agent, its
+//     /proc/PID/environ and every other process of the machine are out of
+//     sight, and cannot be signalled or traced.
+//   - Lifetime. Every process the command starts dies when it exits, when
+//     it is killed (timeout, cancellation) and when the agent dies, even
+//     one started with setsid, set -m or nohup: bubblewrap runs with
+//     --die-with-parent, and when the namespace's init dies the kernel
+//     kills the rest of the namespace.
+//   - Environment: the curated one below, with TMPDIR=/tmp,
+//     XDG_CACHE_HOME set to the cache directory and GOCACHE to its go-build
+//     subdirectory (without a cache directory, both are in the private
+//     /tmp), and GOTMPDIR unset. GOROOT, GOPATH and GOMODCACHE stay
+//     readable, so go build and go test work on modules already
+//     downloaded.
+//
+// Not confined, even so: CPU, memory, disk space and the number of
+// processes are not limited (the tool's timeout bounds time only); every
+// file the agent's user can read and that is not hidden is readable (when
+// the agent runs as root, that is every root-owned file: run it as an
+// ordinary user); unix sockets outside /run and /tmp can be connected to;
+// with Options.Network, whatever the machine can reach is reachable;
+// system calls are not filtered (no seccomp), so a kernel bug reachable
+// by an unprivileged process remains a way out; the workspace is the
+// command's to change as it likes (the agent's auto-commit records what it
+// did), and the cache directory is shared by all commands.
+//
+// # Environment (every mode)
+//
+// A command never inherits the agent's environment wholesale. It gets the
+// variables of [DefaultEnv] (PATH, HOME, USER, LANG, LC_*, TERM, TZ, Go's
+// variables, the CA bundle variables, ...; the proxy variables when the
+// network is allowed) and of [Options.Env], except any whose name looks
+// secret ([SecretName]: *_KEY, *_TOKEN, *SECRET*, *PASSWORD*,
+// *CREDENTIAL*, ANTHROPIC_*, OPENAI_*, ...), whose value holds a secret
+// the [Options.Redactor] knows, or whose value holds a URL with a
+// password. GIT_TERMINAL_PROMPT=0, GIT_PAGER=cat and PAGER=cat are set.
+//
+// # Off
+//
+// The command runs unconfined, as the agent's user, with the curated
+// environment, in a process group of its own that is killed when it ends
+// or is stopped. It can read, write and reach everything the agent's user
+// can, signal the agent, and read the agent's /proc/PID/environ; a
+// process that leaves the group (setsid, set -m) survives the call.
+//
+// # Requirements and cost
+//
+// Linux and bubblewrap (the Debian and Ubuntu package bubblewrap), run
+// either as root or by an ordinary user where unprivileged user namespaces
+// are allowed (the default on current Debian and Fedora; on Ubuntu 24.04
+// and later, AppArmor allows them to bwrap through its profile). A
+// confined command costs one bubblewrap start, a few milliseconds (see
+// BenchmarkBash in package tools).
+package sandbox

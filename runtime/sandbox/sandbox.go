@@ -1,0 +1,384 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsmgen/fsmgen/runtime/redact"
+)
+
+// probeTimeout bounds the trial run of bubblewrap in New.
+const probeTimeout = 30 * time.Second
+
+// offAdvice ends every error that leaves commands unconfinable.
+const offAdvice = "or run with -sandbox=off to run bash unconfined"
+
+// Options configures a [Sandbox]. The zero value asks for the defaults:
+// mode auto, no network, the default hidden paths, no persistent cache.
+type Options struct {
+	// Mode chooses whether commands are confined; "" means Auto.
+	Mode Mode
+	// Network lets confined commands reach the network; by default they
+	// only have a loopback interface of their own.
+	Network bool
+	// CacheDir, if set, is a directory (created if need be) that confined
+	// commands may write to and that persists between them:
+	// XDG_CACHE_HOME points at it and GOCACHE at its go-build
+	// subdirectory, so that builds stay incremental. When empty, the
+	// cache is in the command's private /tmp and lost when it ends.
+	CacheDir string
+	// Hidden lists the paths confined commands must not see: absolute, or
+	// starting with "~/" for the home directory, wildcards allowed. nil
+	// means DefaultHidden(); to add paths, append to DefaultHidden().
+	Hidden []string
+	// Env adds variable names to the allow-list of DefaultEnv (a trailing
+	// "*" stands for any suffix). Names that look secret are still
+	// dropped.
+	Env []string
+	// Redactor knows the agent's secrets: a variable whose value holds
+	// one never reaches a command, whatever its name. nil knows none.
+	Redactor *redact.Redactor
+	// Bwrap is the bubblewrap program; "" means "bwrap" on PATH.
+	Bwrap string
+	// Environ returns the environment commands take their variables from;
+	// nil means os.Environ, read at each command's start.
+	Environ func() []string
+}
+
+// Sandbox starts commands confined as its [Options] say. It is immutable
+// and safe for concurrent use.
+type Sandbox struct {
+	mode     Mode
+	disabled error  // why commands are refused; nil when they run
+	bwrap    string // the bubblewrap program, when commands are confined
+	version  string // what `bwrap --version` printed
+	lay      layout // writable holds the cache only; the workspace is per command
+	cache    string
+	env      envSpec
+	environ  func() []string
+}
+
+// New returns the sandbox opt describes.
+//
+// In modes auto and bwrap it finds bubblewrap and proves that it works by
+// running it once, confined as commands will be. When that fails, mode
+// bwrap returns the error; mode auto returns a sandbox whose commands are
+// all refused, with the reason in [Sandbox.Disabled]. An error is also
+// returned for invalid options and when ctx ends first.
+func New(ctx context.Context, opt Options) (*Sandbox, error) {
+	mode := opt.Mode
+	if mode == "" {
+		mode = Auto
+	}
+	if _, err := ParseMode(string(mode)); err != nil {
+		return nil, err
+	}
+	s := &Sandbox{
+		mode:    mode,
+		environ: opt.Environ,
+		env:     envSpec{network: opt.Network, extra: opt.Env, redactor: opt.Redactor},
+	}
+	if s.environ == nil {
+		s.environ = os.Environ
+	}
+	if mode == Off {
+		s.env.network = true // nothing stops it; the proxy variables are useful
+		return s, nil
+	}
+
+	hidden := opt.Hidden
+	if hidden == nil {
+		hidden = defaultHidden
+	}
+	home, _ := os.UserHomeDir() // without one, "~/" paths hide nothing
+	expanded, err := expandHidden(hidden, home)
+	if err != nil {
+		return nil, err
+	}
+	s.lay = layout{network: opt.Network, hidden: expanded}
+	if opt.CacheDir != "" {
+		abs, err := filepath.Abs(opt.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox cache directory %q: %w", opt.CacheDir, err)
+		}
+		s.cache = abs
+	}
+
+	if err := s.detect(ctx, opt.Bwrap); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("check the sandbox: %w", context.Cause(ctx))
+		}
+		if mode == Bwrap {
+			return nil, err
+		}
+		s.disabled = err
+		s.bwrap = ""
+	}
+	return s, nil
+}
+
+// Detect finds bubblewrap (bwrap, or "bwrap" on PATH when empty) and
+// proves that it works here by running it once, confined like a command
+// with the default options. It returns the program's path, or an error
+// that says what is wrong and what to do.
+func Detect(ctx context.Context, bwrap string) (string, error) {
+	s, err := New(ctx, Options{Mode: Bwrap, Bwrap: bwrap})
+	if err != nil {
+		return "", err
+	}
+	return s.bwrap, nil
+}
+
+// detect sets s.bwrap, s.version and s.lay.userns from a trial run.
+func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("the sandbox needs Linux (bubblewrap), not %s; %s", runtime.GOOS, offAdvice)
+	}
+	name := bwrap
+	if name == "" {
+		name = "bwrap"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		where := ""
+		if bwrap != "" {
+			where = " at " + bwrap
+		}
+		return fmt.Errorf("bubblewrap is not installed%s: install the bubblewrap package (apt install bubblewrap) %s", where, offAdvice)
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return fmt.Errorf("bubblewrap %q: %w", name, err)
+	}
+	s.bwrap = path
+	if err := s.ensureCache(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	// First with nested user namespaces disabled (bubblewrap 0.8 and
+	// later, and only where a user namespace can be made), then without.
+	var msg string
+	for _, userns := range []bool{true, false} {
+		s.lay.userns = userns
+		out, err := s.probe(ctx)
+		if err == nil {
+			s.version = out
+			return nil
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		msg = err.Error()
+	}
+	return fmt.Errorf("bubblewrap cannot create namespaces here: %s; allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor profile for bwrap) %s", msg, offAdvice)
+}
+
+// probe runs `bwrap --version` inside the sandbox and returns what it
+// printed, or an error holding bubblewrap's message.
+func (s *Sandbox) probe(ctx context.Context) (string, error) {
+	var out bytes.Buffer
+	p, err := s.start(Command{Dir: "/", Args: []string{s.bwrap, "--version"}, Stdout: &out, Stderr: &out})
+	if err != nil {
+		return "", err
+	}
+	stop := context.AfterFunc(ctx, p.Kill)
+	defer stop()
+	err = p.Wait()
+	text := strings.TrimSpace(out.String())
+	if err != nil || !strings.HasPrefix(text, "bubblewrap") {
+		if text == "" && err != nil {
+			text = err.Error()
+		}
+		return "", errors.New(text)
+	}
+	return text, nil
+}
+
+// ensureCache creates the cache directory and records its real path.
+func (s *Sandbox) ensureCache() error {
+	if s.cache == "" {
+		return nil
+	}
+	if err := os.MkdirAll(s.cache, 0o700); err != nil {
+		return fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
+	}
+	real, err := filepath.EvalSymlinks(s.cache)
+	if err != nil {
+		return fmt.Errorf("sandbox cache directory: %w", err)
+	}
+	s.lay.writable = []string{real}
+	return nil
+}
+
+// Mode returns the mode asked for.
+func (s *Sandbox) Mode() Mode { return s.mode }
+
+// Confined reports whether commands run inside bubblewrap.
+func (s *Sandbox) Confined() bool { return s.bwrap != "" }
+
+// Network reports whether commands can reach the network: always with
+// mode off, and when Options.Network allows it otherwise.
+func (s *Sandbox) Network() bool { return s.env.network }
+
+// Disabled returns why commands are refused — mode auto found no working
+// bubblewrap — or nil when they run. The agent prints it at start.
+func (s *Sandbox) Disabled() error { return s.disabled }
+
+// String describes the sandbox in a few words, for a start-up message.
+func (s *Sandbox) String() string {
+	switch {
+	case s.disabled != nil:
+		return "disabled: " + s.disabled.Error()
+	case !s.Confined():
+		return "off: commands run unconfined"
+	}
+	net := "no network"
+	if s.env.network {
+		net = "network allowed"
+	}
+	return fmt.Sprintf("%s (%s), %s", s.version, s.bwrap, net)
+}
+
+// Command is one command to start.
+type Command struct {
+	// Workspace is the directory the command may write to: absolute, not
+	// "/". Empty only for a command that needs no workspace.
+	Workspace string
+	// Dir is the working directory; "" means Workspace.
+	Dir string
+	// Args is the program and its arguments, e.g. {"bash", "-c", script}.
+	Args []string
+	// Stdout and Stderr receive the command's output; nil discards it.
+	// Standard input is empty. Give an *os.File so that Wait does not wait
+	// for the output to be copied.
+	Stdout, Stderr io.Writer
+}
+
+// Start starts c, confined as the sandbox says, with the curated
+// environment, in a process group of its own. The caller must call Wait.
+func (s *Sandbox) Start(c Command) (*Process, error) {
+	if s.disabled != nil {
+		return nil, fmt.Errorf("commands are disabled because the sandbox is unavailable: %w", s.disabled)
+	}
+	if c.Workspace != "" && (!filepath.IsAbs(c.Workspace) || filepath.Clean(c.Workspace) == "/") {
+		return nil, fmt.Errorf("workspace %q: give an absolute directory other than /", c.Workspace)
+	}
+	if s.Confined() {
+		if err := s.ensureCache(); err != nil {
+			return nil, err
+		}
+	}
+	return s.start(c)
+}
+
+// start starts c without checking it.
+func (s *Sandbox) start(c Command) (*Process, error) {
+	if len(c.Args) == 0 {
+		return nil, errors.New("no command given")
+	}
+	dir := c.Dir
+	if dir == "" {
+		dir = c.Workspace
+	}
+	argv := c.Args
+	env := s.env
+	if s.Confined() {
+		lay := s.lay
+		if c.Workspace != "" {
+			lay.workspace = filepath.Clean(c.Workspace)
+			lay.writable = append([]string{lay.workspace}, lay.writable...)
+		}
+		cache := filepath.Join("/tmp", ".cache")
+		if s.cache != "" {
+			cache = s.cache
+		}
+		env.set = map[string]string{
+			"TMPDIR":         "/tmp",
+			"GOTMPDIR":       "",
+			"XDG_CACHE_HOME": cache,
+			"GOCACHE":        filepath.Join(cache, "go-build"),
+		}
+		argv = append([]string{s.bwrap}, lay.args(dir, c.Args)...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = curate(s.environ(), env)
+	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{})}
+	started := make(chan error, 1)
+	go p.run(started)
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	return p, nil
+}
+
+// Process is a started command.
+type Process struct {
+	cmd      *exec.Cmd
+	confined bool
+	done     chan struct{} // closed once the command was waited for
+	err      error         // what cmd.Wait returned; set before done is closed
+	killMu   sync.Mutex    // serialises Kill
+}
+
+// run starts the command and waits for it, on one locked OS thread.
+// bubblewrap's --die-with-parent kills the sandbox when the thread that
+// started it exits (Linux's parent-death signal follows the thread, not
+// the process), and Go may end a thread; locking keeps that thread alive
+// for as long as the command runs.
+func (p *Process) run(started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := p.cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	started <- nil
+	p.err = p.cmd.Wait()
+	close(p.done)
+}
+
+// Wait waits for the command to exit and returns what [exec.Cmd.Wait]
+// does: nil, or an *exec.ExitError. A confined command killed by signal N
+// exits with status 128+N.
+func (p *Process) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// Done is closed once the command has exited and was waited for.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Kill kills the command and every process it started. Confined, that is
+// everything in its PID namespace, which dies with bubblewrap (and with
+// the command itself, so Kill has nothing to do once it has exited).
+// Unconfined, it is the command's process group: a process that left the
+// group (setsid, set -m) survives.
+func (p *Process) Kill() {
+	p.killMu.Lock()
+	defer p.killMu.Unlock()
+	select {
+	case <-p.done:
+		if p.confined {
+			return // the namespace is gone, and the group id may be reused
+		}
+	default:
+	}
+	// ESRCH (nothing left to kill) is the normal case after a clean exit.
+	// While the command has not been waited for, its group id cannot be
+	// reused; after, the group keeps its id while any member is alive.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}

@@ -280,6 +280,18 @@ func TestCommitExcludesTemporaryFiles(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Result{Skipped: SkippedNoChanges}, res)
 	})
+	t.Run("a subdirectory workspace: nothing to commit", func(t *testing.T) {
+		repo := newRepo(t, repoOptions{})
+		ws := filepath.Join(repo, "ws")
+		require.NoError(t, os.Mkdir(ws, 0o755))
+		c := open(t, ws)
+		for _, p := range temps {
+			gittest.WriteFile(t, ws, p, "partial")
+		}
+		res, err := c.Commit(context.Background(), editAndBash)
+		require.NoError(t, err)
+		assert.Equal(t, Result{Skipped: SkippedNoChanges}, res)
+	})
 	t.Run("committed without them, then cleaned at start", func(t *testing.T) {
 		dir := newRepo(t, repoOptions{})
 		c := open(t, dir)

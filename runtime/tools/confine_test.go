@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/chat"
 )
 
 // exchange swaps the directory entries a and b atomically (renameat2 with
@@ -133,6 +136,15 @@ func TestFileToolsRace(t *testing.T) {
 				swapped <- nil
 			}()
 
+			// run is call without require, which must not be used off the
+			// test's goroutine.
+			run := func(tool string, args obj) chat.ToolOutcome {
+				raw, err := json.Marshal(args)
+				if err != nil {
+					return chat.ToolOutcome{Content: err.Error(), IsError: true}
+				}
+				return s.Run(context.Background(), chat.ToolCall{ID: "race", Name: tool, Arguments: raw}, nil)
+			}
 			var ok, refused, leaked atomic.Int64
 			var wg sync.WaitGroup
 			for w := range workers {
@@ -141,15 +153,15 @@ func TestFileToolsRace(t *testing.T) {
 					old, repl := "TOKEN", "TOKEN!"
 					for i := range rounds {
 						outs := []string{}
-						o := call(t, s, "edit_file", obj{"path": fmt.Sprintf("d/new-%d-%d.txt", w, i), "old_str": "", "new_str": "new\n"})
+						o := run("edit_file", obj{"path": fmt.Sprintf("d/new-%d-%d.txt", w, i), "old_str": "", "new_str": "new\n"})
 						outs = append(outs, o.Content)
 						count(o.IsError, &ok, &refused)
-						o = call(t, s, "edit_file", obj{"path": file, "old_str": old, "new_str": repl})
+						o = run("edit_file", obj{"path": file, "old_str": old, "new_str": repl})
 						outs = append(outs, o.Content)
 						if count(o.IsError, &ok, &refused) {
 							old, repl = repl, old
 						}
-						o = call(t, s, "read_file", obj{"path": file})
+						o = run("read_file", obj{"path": file})
 						outs = append(outs, o.Content)
 						count(o.IsError, &ok, &refused)
 						for _, out := range outs {

@@ -158,6 +158,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	replies    []Reply
+	respond    func(Request) Reply
 	requests   []Request
 	unexpected []string
 }
@@ -200,6 +201,17 @@ func (s *Server) Add(replies ...Reply) {
 	s.replies = append(s.replies, replies...)
 }
 
+// Respond makes fn answer the requests that come after the script: it is
+// given each request, parsed, and returns the reply. It lets a test serve
+// a conversation whose requests it cannot count in advance (an agent
+// killed and resumed at random moments sends some requests again). fn is
+// called from the server's goroutines, one request at a time.
+func (s *Server) Respond(fn func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = fn
+}
+
 // Requests returns the requests received so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -230,6 +242,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		reply, ok = Reply{Page: s.web}, true
 	case ok:
 		reply = s.replies[n]
+	case s.respond != nil:
+		reply, ok = s.respond(req), true
 	default:
 		s.unexpected = append(s.unexpected, fmt.Sprintf("request %d to %s: no reply scripted", n+1, r.URL.Path))
 	}

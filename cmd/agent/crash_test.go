@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/gittest"
+)
+
+// crashRounds is how many rounds of tools the model of TestKillNeverRunsTwice
+// asks for before it answers.
+const crashRounds = 3
+
+// crashModel answers like a model that runs crashRounds rounds of two
+// non-idempotent commands, each appending a line naming its call to
+// runs.log, then says it is done. It decides from the conversation alone,
+// so a request sent again on resume gets the same answer.
+func crashModel(req fakellm.Request) fakellm.Reply {
+	rounds := 0
+	for _, m := range req.Messages {
+		if len(m.ToolCalls) > 0 {
+			rounds++
+		}
+	}
+	if rounds >= crashRounds {
+		return fakellm.Reply{Text: "Done."}
+	}
+	r := rounds + 1
+	call := func(id, extra string) fakellm.ToolCall {
+		return fakellm.ToolCall{ID: id, Name: "bash", Args: fmt.Sprintf(`{"command":"echo %s >> runs.log%s"}`, id, extra)}
+	}
+	return fakellm.Reply{
+		Text:      fmt.Sprintf("Round %d.", r),
+		ToolCalls: []fakellm.ToolCall{call(fmt.Sprintf("r%da", r), ""), call(fmt.Sprintf("r%db", r), "; sleep 0.02")},
+	}
+}
+
+// TestKillNeverRunsTwice kills the agent with SIGKILL at random moments of
+// a turn of non-idempotent tool rounds — while it waits for the model,
+// while tools run, while it saves the thread, while it commits — and
+// resumes it, killing it again at random, until the turn ends. No command
+// may ever run twice, and every call ends with its own result or an
+// "interrupted" one.
+func TestKillNeverRunsTwice(t *testing.T) {
+	const trials = 16
+	rng := rand.New(rand.NewPCG(1, 2))
+	midSave := 0
+	for trial := range trials {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			e := newEnv(t, fakellm.Anthropic, map[string]string{"README": "crash test\n"})
+			e.srv.Respond(crashModel)
+			id := ""
+			for attempt := 0; ; attempt++ {
+				require.Less(t, attempt, 20, "the turn never ended")
+				args := []string{"-p", "Go."}
+				if id != "" {
+					args = []string{"-resume", id}
+				}
+				// Kill three runs in four, half of them after up to 300 ms
+				// (a whole turn takes about that long), half in the middle
+				// of one of their first saves of the thread; let the rest
+				// finish.
+				if attempt < 8 && rng.IntN(4) != 0 {
+					if rng.IntN(2) == 0 {
+						killAfter(t, e, time.Duration(rng.IntN(300))*time.Millisecond, args...)
+					} else {
+						killAtSave(t, e, rng.IntN(8), args...)
+					}
+					if ids := e.threadIDs(t); len(ids) == 1 {
+						id = ids[0]
+						if left, _ := filepath.Glob(filepath.Join(e.threads, "."+id+".json.tmp-*")); len(left) > 0 {
+							midSave++
+						}
+					}
+					continue
+				}
+				if id == "" {
+					// Killed before the thread was first saved: nothing ran.
+					assert.NoFileExists(t, filepath.Join(e.ws, "runs.log"))
+					args = []string{"-p", "Go."}
+				}
+				r := e.run(t, "", args...)
+				require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+				break
+			}
+			id = e.onlyThread(t)
+
+			var runs []string
+			if b, err := os.ReadFile(filepath.Join(e.ws, "runs.log")); err == nil {
+				runs = strings.Fields(string(b))
+			}
+			counts := map[string]int{}
+			for _, r := range runs {
+				counts[r]++
+				assert.Equal(t, 1, counts[r], "command %s ran twice: runs.log is %q", r, runs)
+			}
+			// Every call has exactly one result: its own or "interrupted".
+			conv := messages(e.state(t, id))
+			results := 0
+			for _, m := range conv {
+				if strings.HasPrefix(m, "tool: ") {
+					results++
+					ok := m == "tool: (no output)" || strings.HasPrefix(m, "tool: "+agentexec.InterruptedPrefix)
+					assert.True(t, ok, "unexpected tool result %q", m)
+				}
+			}
+			assert.Equal(t, 2*crashRounds, results, "conversation: %q", conv)
+			assert.Equal(t, "assistant: Done.", conv[len(conv)-1])
+			assert.LessOrEqual(t, len(runs), 2*crashRounds)
+			assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code, "the event log replays")
+			assert.NotContains(t, gittest.Git(t, e.ws, "ls-files"), ".tmp-", "no temporary file was committed")
+			e.checkNoSecret(t)
+		})
+	}
+	t.Logf("%d kills landed in the middle of a save of the thread", midSave)
+	assert.Positive(t, midSave, "no kill landed in the middle of a save")
+}
+
+// killAfter runs the agent with args and kills it with SIGKILL after d (or
+// lets it end, if it ends first).
+func killAfter(t *testing.T, e *env, d time.Duration, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.command(ctx, args...)
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cmd.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// killAtSave runs the agent with args and kills it with SIGKILL as soon as
+// its (skip+1)th save of the thread has created its temporary file, that
+// is in the middle of the save (or lets it end, if it ends first).
+func killAtSave(t *testing.T, e *env, skip int, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.command(ctx, args...)
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cmd.Wait()
+	}()
+	seen := map[string]bool{}
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		entries, _ := os.ReadDir(e.threads)
+		for _, de := range entries {
+			if name := de.Name(); strings.HasPrefix(name, ".") && strings.Contains(name, ".json.tmp-") && !seen[name] {
+				seen[name] = true
+				if len(seen) > skip {
+					_ = cmd.Process.Kill()
+					<-done
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}

@@ -96,6 +96,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -103,6 +104,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
@@ -143,8 +145,14 @@ type options struct {
 	resume, threads, logFile, price             string
 	maxRetries                                  int
 	retryDelay, toolTimeout                     time.Duration
-	verbose                                     bool
-	set                                         map[string]bool // flags given explicitly
+	// The limits.
+	maxToolCalls, parallelTools            int
+	maxToolArgs, maxEditSize, maxInputLine byteSize
+	llmMaxReply                            byteSize
+	llmHeaderTimeout, llmIdleTimeout       time.Duration
+	commitTimeout                          time.Duration
+	verbose                                bool
+	set                                    map[string]bool // flags given explicitly
 	// command is the subcommand ("replay") and commandArgs its arguments;
 	// command is empty when the agent is to run.
 	command     string
@@ -202,6 +210,17 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
 	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
+	o.maxToolArgs, o.maxEditSize = tools.DefaultMaxArgBytes, tools.DefaultMaxEditBytes
+	o.maxInputLine, o.llmMaxReply = byteSize(agentexec.DefaultLimits.InputLine), llm.DefaultMaxReplyBytes
+	fs.IntVar(&o.maxToolCalls, "max-tool-calls", agentexec.DefaultLimits.ToolCalls, "tool calls of one reply that are run; the model is told about the others")
+	fs.IntVar(&o.parallelTools, "parallel-tools", agentexec.DefaultLimits.ParallelTools, "tool calls run at once")
+	fs.Var(&o.maxToolArgs, "max-tool-args", "the largest arguments of a tool call, e.g. 1MiB; a larger call is refused")
+	fs.Var(&o.maxEditSize, "max-edit-size", "the largest file edit_file changes, e.g. 16MiB")
+	fs.Var(&o.maxInputLine, "max-input-line", "the longest input line sent as a message; a longer one is refused")
+	fs.Var(&o.llmMaxReply, llm.FlagMaxReply, "the largest reply of the LLM (text and tool call arguments); a larger one is cut off and fails the turn")
+	fs.DurationVar(&o.llmHeaderTimeout, llm.FlagHeaderTimeout, llm.DefaultHeaderTimeout, "how long the LLM server may take to start its reply")
+	fs.DurationVar(&o.llmIdleTimeout, llm.FlagIdleTimeout, llm.DefaultIdleTimeout, "how long the LLM's reply may stall; the request is then retried")
+	fs.DurationVar(&o.commitTimeout, "commit-timeout", autocommit.DefaultTimeout, "time limit of each git command of the auto-commit")
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
 	if err := fs.Parse(args); err != nil {
@@ -234,9 +253,22 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		fmt.Fprintf(stderr, "agent: %v\n", err)
 		return o, exitUsage
 	}
-	if o.toolTimeout <= 0 {
-		fmt.Fprintln(stderr, "agent: -tool-timeout must be positive")
-		return o, exitUsage
+	for _, f := range []struct {
+		name string
+		ok   bool
+		want string
+	}{
+		{"tool-timeout", o.toolTimeout > 0, "be positive"},
+		{llm.FlagHeaderTimeout, o.llmHeaderTimeout > 0, "be positive"},
+		{llm.FlagIdleTimeout, o.llmIdleTimeout > 0, "be positive"},
+		{"commit-timeout", o.commitTimeout > 0, "be positive"},
+		{"max-tool-calls", o.maxToolCalls > 0, "be at least 1"},
+		{"parallel-tools", o.parallelTools > 0, "be at least 1"},
+	} {
+		if !f.ok {
+			fmt.Fprintf(stderr, "agent: -%s must %s\n", f.name, f.want)
+			return o, exitUsage
+		}
 	}
 	if o.price != "" {
 		if _, err := ledger.ParsePrice(o.price); err != nil {
@@ -360,9 +392,12 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return fmt.Errorf("%w (set it with -workspace)", err)
 	}
-	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger})
+	defer ws.Close()
+	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize)})
 
-	llmCfg := llm.FromEnv(o.provider, llm.Config{BaseURL: o.baseURL, Logger: logger})
+	llmCfg := llm.FromEnv(o.provider, llm.Config{BaseURL: o.baseURL, Logger: logger,
+		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, MaxReplyBytes: int(o.llmMaxReply)})
 	provider, err := llm.New(o.provider, llmCfg)
 	if err != nil {
 		return err
@@ -414,11 +449,24 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		display.price = &p
 	}
 
+	if removed, err := tools.CleanTemp(ctx, ws); err != nil {
+		display.Notice(fmt.Sprintf("could not remove the temporary files of edits cut short: %v", err))
+	} else if len(removed) > 0 {
+		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
+	}
+	var hook agentexec.Hook
+	if c, err := autocommit.Open(ctx, ws.Root(), autocommit.Options{Timeout: o.commitTimeout}); err != nil {
+		display.Notice(fmt.Sprintf("changes will not be committed: %v", err))
+	} else {
+		hook = c.Hook
+	}
+
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  b,
 		Provider:  provider,
 		Tools:     toolSet,
 		Workspace: ws.Root(),
+		Hook:      hook,
 		Display:   display,
 		Logger:    logger,
 		Thread:    t,
@@ -428,6 +476,8 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Prompt:    o.prompt,
 		Input:     input,
 		Signals:   []os.Signal{os.Interrupt, syscall.SIGTERM},
+		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
+			InputLine: int(o.maxInputLine)},
 	})
 	if err != nil {
 		_ = elog.Close()

@@ -545,6 +545,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"-max-retries", "-1", "-retry-delay", "-1s"}, "-max-retries must be 0 or more\n-retry-delay must be positive"},
 		{[]string{"-tool-timeout", "0"}, "agent: -tool-timeout must be positive"},
 		{[]string{"-nope"}, "flag provided but not defined"},
+		{[]string{"-llm-idle-timeout", "0"}, "agent: -llm-idle-timeout must be positive"},
+		{[]string{"-parallel-tools", "0"}, "agent: -parallel-tools must be at least 1"},
+		{[]string{"-max-edit-size", "huge"}, `invalid value "huge" for flag -max-edit-size: "huge" is not a size`},
 		{[]string{"-price", "3"}, "agent: -price: price \"3\": want INPUT,OUTPUT"},
 	}
 	for _, tt := range tests {

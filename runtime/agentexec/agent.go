@@ -33,7 +33,6 @@ import (
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
-	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
@@ -52,7 +51,9 @@ type Config struct {
 	Tools ToolRunner
 	// Workspace is the directory the hook runs in. Required.
 	Workspace string
-	// Hook is the post-tools hook; nil means autocommit.Commit.
+	// Hook is the post-tools hook, e.g. the Hook method of an
+	// autocommit.Committer opened on the workspace when the agent starts;
+	// nil means none (the round's tools are followed by nothing).
 	Hook Hook
 	// Display shows the agent's work; nil shows nothing.
 	Display Display
@@ -220,7 +221,7 @@ func New(cfg Config) (*Agent, error) {
 		a.display = NopDisplay{}
 	}
 	if a.hook == nil {
-		a.hook = autocommit.Commit
+		a.hook = noHook
 	}
 	if a.now == nil {
 		a.now = time.Now

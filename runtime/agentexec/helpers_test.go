@@ -253,6 +253,11 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 	if r.display == nil {
 		r.display = &recorder{}
 	}
+	if r.hook == nil {
+		c, err := autocommit.Open(context.Background(), s.ws, autocommit.Options{})
+		require.NoError(t, err)
+		r.hook = c.Hook
+	}
 	bcfg := behavior.DefaultConfig()
 	bcfg.Model = "fake-model"
 	bcfg.BaseDelay = time.Millisecond

@@ -12,6 +12,15 @@ import (
 // changed files, in the workspace dir. autocommit.Commit is one.
 type Hook func(ctx context.Context, dir string, tools []chat.CompletedTool) (autocommit.Result, error)
 
+// NoHookSkipped is the reason the Result of the post-tools hook gives
+// when the agent has none.
+const NoHookSkipped = "no post-tools hook"
+
+// noHook is the hook of an agent configured without one.
+func noHook(context.Context, string, []chat.CompletedTool) (autocommit.Result, error) {
+	return autocommit.Result{Skipped: NoHookSkipped}, nil
+}
+
 // startHook runs the post-tools hook in a task, then shows what it did and
 // sends PostToolsHookCompleted. A failed hook does not stop the turn.
 func (a *Agent) startHook(completed []chat.CompletedTool) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
 	"github.com/fsmgen/fsmgen/runtime/gittest"
 	"github.com/fsmgen/fsmgen/runtime/thread"
@@ -337,7 +339,10 @@ func TestInteractive(t *testing.T) {
 	}
 }
 
-// TestReplay plays back the demo session, and reports tampered copies.
+// TestReplay plays back the demo session, and reports tampered copies:
+// edited in place, where the edited line no longer chains, and rewritten
+// whole through an event log writer, every line chaining, where only the
+// machine can tell.
 func TestReplay(t *testing.T) {
 	t.Run("the demo session replays exactly", func(t *testing.T) {
 		r := replayExit(t, demoLog)
@@ -354,29 +359,87 @@ func TestReplay(t *testing.T) {
 
 	demo, err := os.ReadFile(demoLog)
 	require.NoError(t, err)
+	// rewrite writes log to a new file line by line through an event log
+	// writer, as a program forging a whole log would: every line chains.
+	rewrite := func(t *testing.T, log string) string {
+		t.Helper()
+		p := filepath.Join(t.TempDir(), "rewritten.events.jsonl")
+		w, err := eventlog.Open(p)
+		require.NoError(t, err)
+		for _, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
+			if strings.HasPrefix(line, `{"type":"session"`) {
+				var h eventlog.Header
+				require.NoError(t, json.Unmarshal([]byte(line), &h))
+				require.NoError(t, w.WriteHeader(h))
+				continue
+			}
+			var rec eventlog.Record
+			require.NoError(t, json.Unmarshal([]byte(line), &rec))
+			_, err := w.Append(rec)
+			require.NoError(t, err)
+		}
+		require.NoError(t, w.Close())
+		return p
+	}
+	t.Run("the demo session rewritten as it is", func(t *testing.T) {
+		b, err := os.ReadFile(rewrite(t, string(demo)))
+		require.NoError(t, err)
+		assert.Equal(t, string(demo), string(b), "the rewriting keeps every byte")
+	})
+
 	tampers := []struct {
-		name, old, new, want string
+		name, old, new string
+		// rewritten is what replay says of the edited log rewritten
+		// whole; "" when the machine acts the same.
+		rewritten string
 	}{
-		{"a user message queued while busy", `"content":"What did you change?"`, `"content":"What did you break?"`, "record differs"},
-		{"a user message", `"content":"Do what the TODO says."`, `"content":"Do what you like."`, "action differs"},
-		{"a streamed delta", `"content":"Let me read `, `"content":"Let us read `, "action differs"},
-		{"a tool result", `"outcome":{"content":"Hello, world\n"}`, `"outcome":{"content":"Hello, there\n"}`, "action differs"},
-		{"a tool result the round has not used yet", `"content":"Say goodbye in hello.txt too.\n"`, `"content":"Say hello in hello.txt too.\n"`, "record differs"},
+		{"a user message queued while busy", `"content":"What did you change?"`, `"content":"What did you break?"`, ""},
+		{"a user message", `"content":"Do what the TODO says."`, `"content":"Do what you like."`, "action differs: action 1 (send_llm_request) at request.messages"},
+		{"a streamed delta", `"content":"Let me read `, `"content":"Let us read `, "action differs: action 1 (display_message) at content"},
+		{"a tool result", `"outcome":{"content":"Hello, world\n"}`, `"outcome":{"content":"Hello, there\n"}`, "action differs: action 1 (send_llm_request) at request.messages"},
+		{"a tool result the round has not used yet", `"content":"Say goodbye in hello.txt too.\n"`, `"content":"Say hello in hello.txt too.\n"`, "tool_completed: action differs: action 1 (send_llm_request) at request.messages"},
 		{"a recorded rejection", `"rejected":true`, `"rejected":false`, "rejection differs"},
-		{"a recorded retry delay", `"kind":"schedule_retry","delay":`, `"kind":"schedule_retry","delay":9`, "action differs"},
+		{"a recorded retry delay", `"kind":"schedule_retry","delay":`, `"kind":"schedule_retry","delay":9`, "action differs: action 1 (schedule_retry) at delay"},
 	}
 	for _, tt := range tampers {
-		t.Run("tampered: "+tt.name, func(t *testing.T) {
-			require.Contains(t, string(demo), tt.old)
+		require.Contains(t, string(demo), tt.old)
+		edited := strings.Replace(string(demo), tt.old, tt.new, 1)
+		line := strings.Count(string(demo)[:strings.Index(string(demo), tt.old)], "\n") + 1
+		t.Run("edited: "+tt.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "tampered.events.jsonl")
-			require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(demo), tt.old, tt.new, 1)), 0o600))
+			require.NoError(t, os.WriteFile(p, []byte(edited), 0o600))
 			r := replayExit(t, p)
 			assert.Equal(t, 1, r.code)
-			assert.Contains(t, r.stdout, tt.want)
+			assert.Regexp(t, fmt.Sprintf(`event \d+ \(line %d\) \w+: the line does not chain`, line), r.stdout)
+		})
+		t.Run("rewritten: "+tt.name, func(t *testing.T) {
+			r := replayExit(t, rewrite(t, edited))
+			if tt.rewritten == "" {
+				assert.Equal(t, 0, r.code, "only the chain tells this edit: %s", r.stdout)
+				return
+			}
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.stdout, tt.rewritten)
 			assert.Regexp(t, `event \d+ \(line \d+\)`, r.stdout)
 			assert.Contains(t, r.stdout, "expected: ")
 		})
 	}
+
+	t.Run("a line removed", func(t *testing.T) {
+		lines := strings.SplitAfter(string(demo), "\n")
+		p := filepath.Join(t.TempDir(), "removed.events.jsonl")
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(append(lines[:4:4], lines[5:]...), "")), 0o600))
+		r := replayExit(t, p)
+		assert.Equal(t, 1, r.code)
+		assert.Regexp(t, `event 5 \(line 5\) \w+: the line does not chain`, r.stdout)
+	})
+	t.Run("a log whose last line a crash cut short", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "torn.events.jsonl")
+		require.NoError(t, os.WriteFile(p, demo[:len(demo)-30], 0o600))
+		r := replayExit(t, p)
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+		assert.Equal(t, fmt.Sprintf("replay ok: %d events\n", strings.Count(string(demo), "\n")-2), r.stdout)
+	})
 
 	t.Run("usage and unreadable logs", func(t *testing.T) {
 		var o, e bytes.Buffer
@@ -384,11 +447,16 @@ func TestReplay(t *testing.T) {
 		assert.Contains(t, e.String(), "usage: agent replay LOG")
 		r := replayExit(t, filepath.Join(t.TempDir(), "missing.jsonl"))
 		assert.Equal(t, 1, r.code)
-		p := filepath.Join(t.TempDir(), "junk.jsonl")
-		require.NoError(t, os.WriteFile(p, []byte("not a log\n"), 0o600))
-		r = replayExit(t, p)
-		assert.Equal(t, 1, r.code)
-		assert.Contains(t, r.stderr, "not a JSON line")
+		for content, want := range map[string]string{
+			"not a log\n": "not an fsmgen event log",
+			`{"type":"session","format":"fsmgen-eventlog/2","machine":"agent"}` + "\n": `another format ("fsmgen-eventlog/2", not "fsmgen-eventlog/3")`,
+		} {
+			p := filepath.Join(t.TempDir(), "other.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+			r = replayExit(t, p)
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.stderr, want)
+		}
 	})
 }
 

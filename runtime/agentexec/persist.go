@@ -14,7 +14,8 @@ import (
 const MachineName = "agent"
 
 // writeHeader starts the session in the event log: the behaviour's
-// configuration (a behavior.Config) and the state the machine starts in.
+// configuration (a behavior.Config), the state the machine starts in and
+// the parts of the actions recorded by reference ([LogRefs]).
 func (a *Agent) writeHeader() error {
 	if a.cfg.EventLog == nil {
 		return nil
@@ -34,6 +35,7 @@ func (a *Agent) writeHeader() error {
 		Started: a.now().UTC(),
 		Config:  a.redact(conf),
 		State:   a.redact(state),
+		Refs:    LogRefs(),
 		Meta:    map[string]string{"provider": t.Provider, "model": t.Model, "workspace": t.Workspace},
 	})
 	if err != nil {
@@ -43,7 +45,8 @@ func (a *Agent) writeHeader() error {
 }
 
 // record appends the step and the actions performed for it to the event
-// log.
+// log. The actions are handed over whole, redacted: the log digests the
+// parts [LogRefs] names, so a digest never stands for a secret.
 func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
 	if a.cfg.EventLog == nil {
 		return nil

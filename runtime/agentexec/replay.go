@@ -12,12 +12,32 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 )
 
+// LogRefs returns what the agent's event log records by reference rather
+// than whole (see runtime/eventlog): the conversation, the system prompt
+// and the tools of every LLM request — the request's model, token limit
+// and temperature stay inline —, the round of tools a post-tools hook is
+// given (their results are in the round's tool_completed events), and any
+// action longer than 16 KiB. The conversation is what would make the log
+// grow with the square of the session; the events rebuild all of it, so
+// replay still tells an identical request from another by its digest.
+func LogRefs() eventlog.RefPolicy {
+	return eventlog.RefPolicy{
+		Fields: map[string][]string{
+			"send_llm_request":    {"request.messages", "request.system", "request.tools"},
+			"run_post_tools_hook": {"completed_tools"},
+		},
+		MaxBytes: 16 << 10,
+	}
+}
+
 // ReplayAgent replays an event log the agent wrote: for each session, a
 // fresh agent machine is built with the behaviour configuration and the
 // starting state of the session's header, and an agent.Recorder as its
 // Handler, then fed the session's events; the actions recorded for each
-// event, in order, and every rejection must be identical to the log. It
-// needs no network, tools or files other than the log. See
+// event, in order (reduced as the header's refs say: an LLM request's
+// conversation is compared by its count and digest), and every rejection
+// must be identical to the log, and every line must chain to the one
+// before it. It needs no network, tools or files other than the log. See
 // eventlog.Replay for the report and the errors.
 func ReplayAgent(r io.Reader) (eventlog.Report, error) {
 	return eventlog.Replay(r, startAgent)

@@ -1,42 +1,101 @@
 // Package eventlog records the events a state machine handles, one JSON
 // line each, and replays them.
 //
-// A log is a sequence of sessions. Each session starts with a header line
-// that says which machine ran, with which configuration and from which
-// state, followed by one line per event handed to the machine: the event,
-// the actions the machine performed for it (through its Handler, in
-// order; none when it ignored or rejected the event) and whether it
-// rejected the event:
+// # Lines
 //
-//	{"type":"session","format":"fsmgen-eventlog/2","machine":"agent","config":{...},"state":{...},...}
-//	{"type":"event","seq":1,"event":{"kind":"user_input",...},"actions":[{"kind":"send_llm_request",...}],"rejected":false}
+// A log is a sequence of sessions. Each session starts with a header line
+// that says which machine ran, with which configuration, from which state
+// and which parts of its actions are recorded by reference, followed by
+// one line per event handed to the machine: the event, the actions the
+// machine performed for it (through its Handler, in order; none when it
+// ignored or rejected the event) and whether it rejected the event:
+//
+//	{"type":"session","format":"fsmgen-eventlog/3","machine":"agent","config":{...},"state":{...},"refs":{...},...,"chain":"5e0c…"}
+//	{"type":"event","seq":1,"event":{"kind":"user_input",...},"actions":[{"kind":"send_llm_request",...}],"rejected":false,"chain":"91ad…"}
 //
 // Because a generated machine is deterministic, feeding the events of a
 // session to a fresh machine built from its header must give the same
-// actions and rejections; [Replay] checks that. It also checks each
-// record's checksum and numbering, so that a record edited by hand is
-// reported even where the machine would act the same. Nothing secret belongs in a
-// log: callers must keep API keys out of the header's config.
+// actions and rejections; [Replay] checks that. Nothing secret belongs in
+// a log: callers redact what they record and keep API keys out of the
+// header's config.
+//
+// # Actions by reference
+//
+// An action can hold far more than the event that caused it: the agent's
+// SendLlmRequest carries the whole conversation, so recording it whole
+// would make the log grow with the square of the session. The events
+// alone rebuild everything the machine holds (the user's messages, the
+// LLM's replies and the tool results are all events), so the log needs an
+// action only to tell whether the replayed one is the same. A header's
+// "refs" ([RefPolicy]) names, for each action kind, the members recorded
+// by reference — the agent's are an LLM request's messages, system prompt
+// and tools (its model and token limit stay inline) and the round of
+// tools a post-tools hook is given — and the longest action recorded
+// whole. A reference is an object holding the SHA-256 of
+// the value's JSON, its size and, for an array, its count:
+//
+//	{"kind":"send_llm_request","request":{"model":"m","messages":{"$digest":"sha256:ab12…","bytes":34560,"count":12},...}}
+//
+// An action longer than "max_bytes" once its members are referred to is
+// recorded as {"kind":K,"$digest":…,"bytes":N}. Replay reduces the action
+// the fresh machine performs under the same policy (see
+// [RefPolicy.Reduce]) and compares: equal digests mean identical values,
+// and a difference names the member that differs, e.g. the request's
+// messages, with both counts and digests:
+//
+//	event 41 (line 43) tool_completed: action differs: action 1 (send_llm_request) at request.messages
+//	  expected: 12 elements, 34560 bytes, sha256 cd34ab12ef56…
+//	  got:      12 elements, 34571 bytes, sha256 ab12cd34ef56…
+//
+// The digest is that of the JSON the caller hands over, in the form the
+// log would hold it (compact, with <, > and & escaped as json.Marshal
+// does), so the machine's encoding must be deterministic, as generated
+// code is. A value that is a reference already is kept, so reducing is
+// idempotent and a log copied line by line through a [Writer] stays the
+// same. Callers redact an action before it is digested, so a digest
+// never stands for a secret.
+//
+// # The chain
+//
+// Every line ends with a "chain" member: the hex SHA-256 of the chain
+// value of the line before it (the empty string for the first line of the
+// log), a newline, and the line without its chain member. A line edited
+// after it was written no longer chains, and neither does the line after
+// one removed, added or moved; [Verify] and [Replay] report the first
+// such line with its number ([LineError]). The chain runs across sessions,
+// so a session removed from the middle of a log is noticed too. A chain
+// with no key tells neither a log whose last lines were removed nor one
+// rewritten from an edit to its end; the chain value of its last line
+// ([Writer.Chain], [Summary.Chain]), noted elsewhere, tells both.
+//
+// A last line without its newline was cut short by a crash: [Verify] and
+// [Replay] ignore it and say so ([Summary.Torn], [Report.Torn]), and
+// [Open] removes it before appending. A line counts as written only with
+// its newline.
+//
+// # Appending
+//
+// [Open] appends a new session to an existing log once it has checked its
+// chain. It refuses, leaving the file as it is, a file that is not an
+// event log ([ErrNotEventLog]), a log of another format ([ErrFormat]) and
+// a log whose chain is broken ([LineError]).
 package eventlog
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 )
 
-// Format identifies the log format in every header. Format 2 records the
-// list of actions each event caused ("actions"); format 1, which recorded
-// at most one ("action"), is no longer read.
-const Format = "fsmgen-eventlog/2"
+// Format identifies the log format in every header. Format 3 records
+// actions by reference where the header says so and chains its lines;
+// format 2 recorded every action whole with a checksum per line, and
+// format 1 at most one action per event. Neither is read any more.
+const Format = "fsmgen-eventlog/3"
 
 // The values of the "type" field of a line.
 const (
@@ -61,9 +120,15 @@ type Header struct {
 	Config json.RawMessage `json:"config"`
 	// State is the state the machine started the session in.
 	State json.RawMessage `json:"state"`
+	// Refs says which parts of the session's actions are recorded by
+	// reference; the zero value records them whole.
+	Refs RefPolicy `json:"refs,omitzero"`
 	// Meta holds informative values, such as the provider and the model;
 	// replay ignores them.
 	Meta map[string]string `json:"meta,omitempty"`
+	// Chain is the line's chain value, set by the Writer; what
+	// WriteHeader is given is ignored.
+	Chain string `json:"chain,omitempty"`
 }
 
 // Record is one event handed to the machine.
@@ -75,67 +140,73 @@ type Record struct {
 	// Event is the event as its MarshalJSON writes it.
 	Event json.RawMessage `json:"event"`
 	// Actions are the actions the machine performed for the event, in
-	// order, each as its MarshalJSON writes it; empty for none.
+	// order, each as its MarshalJSON writes it; empty for none. The log
+	// holds them as the session's RefPolicy reduces them.
 	Actions []json.RawMessage `json:"actions"`
 	// Rejected says whether the machine rejected the event.
 	Rejected bool `json:"rejected"`
 	// Error is the text of the machine's error, if it returned one.
 	Error string `json:"error,omitempty"`
-	// Sum is a checksum of Seq, Event, Actions and Rejected, so that replay
-	// notices a record edited after it was written even when the machine
-	// would not (say, the text of a rejected event).
-	Sum string `json:"sum,omitempty"`
-}
-
-// sum returns the checksum of a record's replayed fields.
-func sum(seq int64, event json.RawMessage, actions []json.RawMessage, rejected bool) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%d\n%s\n%s\n%t", seq, compact(event), compactList(actions), rejected)
-	return hex.EncodeToString(h.Sum(nil)[:12])
+	// Chain is the line's chain value, set by the Writer; what Append is
+	// given is ignored.
+	Chain string `json:"chain,omitempty"`
 }
 
 // Writer appends to a log file. It is not safe for concurrent use.
 type Writer struct {
-	f    *os.File
-	path string
-	seq  int64
+	f      *os.File
+	path   string
+	seq    int64     // number of the last event
+	chain  string    // chain value of the last line
+	end    int64     // offset just past the last line
+	refs   RefPolicy // the policy of the current session
+	header bool      // a session was started
+	err    error     // a write failed: the writer is unusable
+	repair Repair
+}
+
+// Repair describes the last line [Open] cut from a log: a crash stopped
+// the program while it wrote the line.
+type Repair struct {
+	// Line is the line's number, from 1; 0 when nothing was cut.
+	Line int
+	// Bytes is how much of the line had been written.
+	Bytes int
 }
 
 // Open opens the log at path for appending, creating it (mode 0600) if
-// needed. A last line cut short by a crash is removed, and numbering
-// continues after the last event recorded.
+// needed. An existing log must be of this format and chain throughout; a
+// last line cut short by a crash is removed (see [Writer.Repaired]) and
+// numbering continues after the last event recorded. Any other file is
+// refused and left as it is.
 func Open(path string) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open event log: %w; pass a writable file with -log", err)
+		return nil, fmt.Errorf("open event log: %w; give -log a writable file", err)
 	}
 	w := &Writer{f: f, path: path}
 	if err := w.recover(); err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("open event log %s: %w; move the file away or pass another with -log", path, err)
+		var le *LineError
+		switch {
+		case errors.Is(err, ErrNotEventLog):
+			return nil, fmt.Errorf("%s is %w; give -log a new file or an existing event log", path, err)
+		case errors.Is(err, ErrFormat):
+			return nil, fmt.Errorf("%s is %w; another version of the program wrote it: give -log a new file", path, err)
+		case errors.As(err, &le):
+			return nil, fmt.Errorf("event log %s: %w; nothing is appended to a log changed after it was written: give -log a new file", path, err)
+		}
+		return nil, fmt.Errorf("open event log %s: %w; move the file away or give -log another", path, err)
 	}
 	return w, nil
 }
 
-// recover finds the last sequence number and drops a partial last line.
+// recover checks the log's chain, finds the last event number and chain
+// value, and removes a partial last line.
 func (w *Writer) recover() error {
-	if _, err := w.f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	r := bufio.NewReaderSize(w.f, 64<<10)
-	var good int64 // bytes up to the end of the last complete line
+	walk := newWalker(w.f)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			good += int64(len(line))
-			var head struct {
-				Type string `json:"type"`
-				Seq  int64  `json:"seq"`
-			}
-			if json.Unmarshal(line, &head) == nil && head.Type == TypeEvent && head.Seq > w.seq {
-				w.seq = head.Seq
-			}
-		}
+		_, err := walk.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -143,31 +214,60 @@ func (w *Writer) recover() error {
 			return err
 		}
 	}
-	if err := w.f.Truncate(good); err != nil {
-		return err
+	w.seq, w.chain, w.end = walk.seq, walk.prev, walk.end
+	if walk.torn != 0 {
+		if err := w.f.Truncate(w.end); err != nil {
+			return fmt.Errorf("remove the partial last line %d: %w", walk.torn, err)
+		}
+		w.repair = Repair{Line: walk.torn, Bytes: walk.tornSize}
 	}
-	_, err := w.f.Seek(good, io.SeekStart)
+	_, err := w.f.Seek(w.end, io.SeekStart)
 	return err
 }
 
 // Path returns the log's file name.
 func (w *Writer) Path() string { return w.path }
 
-// WriteHeader starts a session.
+// Repaired tells which partial last line Open removed; its zero value
+// means none.
+func (w *Writer) Repaired() Repair { return w.repair }
+
+// Chain returns the chain value of the last line of the log: noted
+// elsewhere (with a thread, say), it lets [Verify]'s caller tell that no
+// line was changed or removed since, even at the end of the log.
+func (w *Writer) Chain() string { return w.chain }
+
+// WriteHeader starts a session; its Refs apply to the actions of the
+// events appended until the next header.
 func (w *Writer) WriteHeader(h Header) error {
-	h.Type, h.Format = TypeSession, Format
-	return w.writeLine(h)
+	if err := h.Refs.check(); err != nil {
+		return fmt.Errorf("event log header: refs: %w", err)
+	}
+	h.Type, h.Format, h.Chain = TypeSession, Format, ""
+	if err := w.writeLine(h); err != nil {
+		return err
+	}
+	w.refs, w.header = h.Refs, true
+	return nil
 }
 
-// Append records one event; it sets r.Type and r.Seq and returns the
-// sequence number given.
+// Append records one event, its actions reduced by the session's
+// RefPolicy; it sets r.Type and r.Seq and returns the sequence number
+// given.
 func (w *Writer) Append(r Record) (int64, error) {
-	r.Type = TypeEvent
-	r.Seq = w.seq + 1
-	if r.Actions == nil {
-		r.Actions = []json.RawMessage{}
+	if !w.header {
+		return 0, errors.New("event log: an event appended before the session header; call WriteHeader first")
 	}
-	r.Sum = sum(r.Seq, r.Event, r.Actions, r.Rejected)
+	r.Type, r.Seq, r.Chain = TypeEvent, w.seq+1, ""
+	acts := make([]json.RawMessage, len(r.Actions))
+	for i, a := range r.Actions {
+		red, err := w.refs.Reduce(a)
+		if err != nil {
+			return 0, fmt.Errorf("event log: event %d: action %d: %w", r.Seq, i+1, err)
+		}
+		acts[i] = red
+	}
+	r.Actions = acts
 	if err := w.writeLine(r); err != nil {
 		return 0, err
 	}
@@ -175,16 +275,30 @@ func (w *Writer) Append(r Record) (int64, error) {
 	return r.Seq, nil
 }
 
-// writeLine writes v as one line, in a single write.
+// writeLine writes v as one chained line, in a single write. After a
+// failed write the writer takes the partial line back if it can, and
+// refuses to write again: the chain would be broken.
 func (w *Writer) writeLine(v any) error {
-	b, err := json.Marshal(v)
+	if w.err != nil {
+		return fmt.Errorf("event log %s: an earlier write failed (%w); nothing more is recorded", w.path, w.err)
+	}
+	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("event log: encode: %w", err)
 	}
-	b = append(b, '\n')
-	if _, err := w.f.Write(b); err != nil {
+	if len(body) < 2 || body[0] != '{' || bytes.IndexByte(body, '\n') >= 0 {
+		return fmt.Errorf("event log: a line must be one JSON object, got %.40q", body)
+	}
+	line, chain := seal(w.chain, body)
+	if _, err := w.f.Write(line); err != nil {
+		w.err = err
+		if terr := w.f.Truncate(w.end); terr == nil {
+			_, _ = w.f.Seek(w.end, io.SeekStart)
+		}
 		return fmt.Errorf("event log %s: %w; check the disk", w.path, err)
 	}
+	w.chain = chain
+	w.end += int64(len(line))
 	return nil
 }
 
@@ -196,202 +310,4 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("close event log %s: %w", w.path, err)
 	}
 	return nil
-}
-
-// Step feeds one recorded event to the machine being replayed and returns
-// the actions it performed, in order (JSON; none when it ignored or
-// rejected the event), and whether it rejected the event. An error means
-// the event could not be replayed at all (it does not decode, say).
-type Step func(event json.RawMessage) (actions []json.RawMessage, rejected bool, err error)
-
-// Start builds a fresh machine for the session h starts and returns how to
-// feed it events.
-type Start func(h Header) (Step, error)
-
-// Report is what a replay found.
-type Report struct {
-	// Sessions counts the sessions replayed.
-	Sessions int
-	// Events counts the events replayed identically.
-	Events int
-	// Diff is the first difference, or nil when every action and
-	// rejection was identical.
-	Diff *Diff
-}
-
-// Diff is a difference between a log and its replay.
-type Diff struct {
-	// Line is the line of the log, from 1.
-	Line int
-	// Seq is the event's sequence number.
-	Seq int64
-	// Event is the event as recorded.
-	Event json.RawMessage
-	// What names what differs: "action" (the list of actions),
-	// "rejection", or "record" when
-	// the record was edited after it was written (its checksum or its
-	// sequence number is off) though the machine acts the same.
-	What string
-	// Want is what the log recorded; Got is what the replay gave.
-	Want, Got string
-}
-
-// String describes the difference for a person.
-func (d *Diff) String() string {
-	want, got := excerpt(d.Want, d.Got)
-	return fmt.Sprintf("event %d (line %d) %s: %s differs\n  expected: %s\n  got:      %s",
-		d.Seq, d.Line, kindOf(d.Event), d.What, want, got)
-}
-
-// kindOf returns the "kind" of a JSON object, or "?".
-func kindOf(data json.RawMessage) string {
-	var head struct {
-		Kind string `json:"kind"`
-	}
-	if json.Unmarshal(data, &head) != nil || head.Kind == "" {
-		return "?"
-	}
-	return head.Kind
-}
-
-// excerptRadius is how much of two long texts around their first
-// difference a Diff shows.
-const excerptRadius = 120
-
-// excerpt shortens a and b to the neighbourhood of their first difference.
-func excerpt(a, b string) (string, string) {
-	if len(a) <= 2*excerptRadius && len(b) <= 2*excerptRadius {
-		return a, b
-	}
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	cut := func(s string) string {
-		from, to := max(0, i-excerptRadius), min(len(s), i+excerptRadius)
-		out := s[from:to]
-		if from > 0 {
-			out = "…" + out
-		}
-		if to < len(s) {
-			out += "…"
-		}
-		return out
-	}
-	return cut(a), cut(b)
-}
-
-// Replay reads a log from r and feeds the events of each session to a
-// fresh machine built by start from the session's header. It stops at the
-// first event whose action or rejection differs from the record and
-// returns it in Report.Diff. An error means the log could not be read or a
-// machine not built: the log is damaged or from another program.
-func Replay(r io.Reader, start Start) (Report, error) {
-	var rep Report
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
-	var step Step
-	line := 0
-	var lastSeq int64
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var head struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return rep, fmt.Errorf("line %d: not a JSON line: %w; the log is damaged", line, err)
-		}
-		switch head.Type {
-		case TypeSession:
-			var h Header
-			if err := json.Unmarshal(raw, &h); err != nil {
-				return rep, fmt.Errorf("line %d: bad session header: %w", line, err)
-			}
-			if h.Format != Format {
-				return rep, fmt.Errorf("line %d: log format %q, want %q; replay it with the program that wrote it", line, h.Format, Format)
-			}
-			s, err := start(h)
-			if err != nil {
-				return rep, fmt.Errorf("line %d: start the machine: %w", line, err)
-			}
-			step = s
-			rep.Sessions++
-		case TypeEvent:
-			if step == nil {
-				return rep, fmt.Errorf("line %d: an event before any session header; the log is damaged or cut at the start", line)
-			}
-			var rec Record
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				return rep, fmt.Errorf("line %d: bad event record: %w", line, err)
-			}
-			acts, rejected, err := step(rec.Event)
-			if err != nil {
-				return rep, fmt.Errorf("line %d (event %d): %w", line, rec.Seq, err)
-			}
-			if rejected != rec.Rejected {
-				rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "rejection",
-					Want: fmt.Sprintf("rejected=%t", rec.Rejected), Got: fmt.Sprintf("rejected=%t", rejected)}
-				return rep, nil
-			}
-			want, got := compactList(rec.Actions), compactList(acts)
-			if want != got {
-				rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "action", Want: want, Got: got}
-				return rep, nil
-			}
-			if lastSeq != 0 && rec.Seq != lastSeq+1 {
-				rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "record",
-					Want: fmt.Sprintf("event number %d", lastSeq+1), Got: fmt.Sprintf("event number %d (lines were removed, added or moved)", rec.Seq)}
-				return rep, nil
-			}
-			lastSeq = rec.Seq
-			if rec.Sum != "" {
-				if s := sum(rec.Seq, rec.Event, rec.Actions, rec.Rejected); s != rec.Sum {
-					rep.Diff = &Diff{Line: line, Seq: rec.Seq, Event: rec.Event, What: "record",
-						Want: "checksum " + rec.Sum, Got: "checksum " + s + " (the record was edited after it was written)"}
-					return rep, nil
-				}
-			}
-			rep.Events++
-		default:
-			return rep, fmt.Errorf("line %d: unknown line type %q; the log is damaged or from another program", line, head.Type)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return rep, fmt.Errorf("read the log: %w", err)
-	}
-	if rep.Sessions == 0 {
-		return rep, errors.New("the log has no session; it is empty or not an event log")
-	}
-	return rep, nil
-}
-
-// compactList returns the compact form of a list of JSON values; "[]" for
-// none.
-func compactList(vs []json.RawMessage) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, v := range vs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(compact(v))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-// compact returns the compact form of a JSON value; "null" for none.
-func compact(v json.RawMessage) string {
-	if len(bytes.TrimSpace(v)) == 0 {
-		return "null"
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return string(v)
-	}
-	return b.String()
 }

@@ -1,0 +1,276 @@
+package eventlog
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// chainMember starts the member that ends every line: the line's chain
+// value, 64 hex digits, then `"}`.
+const chainMember = `,"chain":"`
+
+// chainHexLen is the length of a chain value.
+const chainHexLen = 2 * sha256.Size
+
+// chainTail is the length of what follows a line's body, less its closing
+// brace: the chain member and its closing `"}`.
+const chainTail = len(chainMember) + chainHexLen + 2
+
+// magic starts the first line of every log of this format.
+const magic = `{"type":"` + TypeSession + `","format":"` + Format + `"`
+
+// familyMagic starts the first line of a log of any format of the family.
+const familyMagic = `{"type":"` + TypeSession + `","format":"fsmgen-eventlog/`
+
+// chainOf returns the chain value of a line whose body (its JSON without
+// the chain member) is the concatenation of parts, after a line whose
+// chain value is prev ("" for the first line of the log).
+func chainOf(prev string, parts ...[]byte) string {
+	h := sha256.New()
+	h.Write([]byte(prev))
+	h.Write([]byte{'\n'})
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// seal returns the line for body, a JSON object, after a line whose chain
+// value is prev: body with the chain member added last, and a newline.
+func seal(prev string, body []byte) (line []byte, chain string) {
+	chain = chainOf(prev, body)
+	line = make([]byte, 0, len(body)+chainTail+1)
+	line = append(line, body[:len(body)-1]...)
+	line = append(line, chainMember...)
+	line = append(line, chain...)
+	return append(line, '"', '}', '\n'), chain
+}
+
+// unseal splits a line (without its newline) into the two parts of its
+// body — the body is head followed by "}" — and its chain value; ok is
+// false when the line does not end with a chain member.
+func unseal(line []byte) (head []byte, chain string, ok bool) {
+	n := len(line) - chainTail
+	if n < 1 || line[0] != '{' || !bytes.HasPrefix(line[n:], []byte(chainMember)) || !bytes.HasSuffix(line, []byte(`"}`)) {
+		return nil, "", false
+	}
+	v := line[n+len(chainMember) : len(line)-2]
+	for _, c := range v {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return nil, "", false
+		}
+	}
+	return line[:n], string(v), true
+}
+
+// ErrNotEventLog is wrapped by the errors for a file that is not an event
+// log of this family (its first line is not a session header).
+var ErrNotEventLog = errors.New("not an fsmgen event log")
+
+// ErrFormat is wrapped by the errors for an event log of another format
+// than [Format].
+var ErrFormat = errors.New("an event log of another format")
+
+// LineError is the first line of a log that does not follow from the
+// lines before it: it does not chain (it was edited after it was written,
+// or a line before it was removed, added or moved), or it chains but is
+// not in order (an event numbered out of turn, before any session header,
+// of an unknown type). Such a log was changed by something other than
+// this package.
+type LineError struct {
+	// Line is the line of the log, from 1.
+	Line int
+	// Seq is the line's event number, when it could be read; 0 for a
+	// session header.
+	Seq int64
+	// Chain is true when the line does not chain, false when it chains
+	// but is out of order.
+	Chain bool
+	// Reason says what is wrong, for a person.
+	Reason string
+	// Recorded and Computed are, for a line that does not chain, the chain
+	// value the line holds ("" for none) and the one the lines before it
+	// give.
+	Recorded, Computed string
+}
+
+// Error implements error.
+func (e *LineError) Error() string {
+	return fmt.Sprintf("line %d %s", e.Line, e.Reason)
+}
+
+// head is what every line says about itself.
+type head struct {
+	Type   string `json:"type"`
+	Format string `json:"format"`
+	Seq    int64  `json:"seq"`
+}
+
+// entry is one line of a log, checked.
+type entry struct {
+	line int    // its number, from 1
+	raw  []byte // the line, without its newline
+	head head
+}
+
+// walker reads a log line by line, checking that each line chains to the
+// one before it and is in order.
+type walker struct {
+	br       *bufio.Reader
+	line     int    // lines read
+	end      int64  // offset just past the last complete line
+	prev     string // chain value of the last line
+	seq      int64  // number of the last event
+	sessions int
+	events   int
+	// torn is the number of a last line cut short (no newline) and
+	// tornSize its length; 0 for none.
+	torn     int
+	tornSize int
+}
+
+// newWalker reads a log from r.
+func newWalker(r io.Reader) *walker {
+	return &walker{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next line of the log. It returns io.EOF at the end of
+// the log, also when the last line was cut short (w.torn is then set); a
+// *LineError for a line that does not chain or is out of order; an error
+// wrapping ErrNotEventLog or ErrFormat when the first line is not the
+// header of a log of this format.
+func (w *walker) next() (entry, error) {
+	raw, err := w.br.ReadBytes('\n')
+	switch {
+	case len(raw) > 0 && raw[len(raw)-1] == '\n':
+		raw = raw[:len(raw)-1]
+	case errors.Is(err, io.EOF) && len(raw) == 0:
+		return entry{}, io.EOF
+	case errors.Is(err, io.EOF):
+		w.line++
+		// A first line cut short is ours only if it got as far as saying
+		// so: a file is never cut on a guess.
+		if w.line == 1 && !bytes.HasPrefix(raw, []byte(magic)) {
+			return entry{}, w.notOurs(raw)
+		}
+		w.torn, w.tornSize = w.line, len(raw)
+		return entry{}, io.EOF
+	default:
+		return entry{}, fmt.Errorf("read the log: %w", err)
+	}
+	w.line++
+	if w.line == 1 && !bytes.HasPrefix(raw, []byte(magic)) {
+		return entry{}, w.notOurs(raw)
+	}
+	e := entry{line: w.line, raw: raw}
+	body, chain, ok := unseal(raw)
+	if !ok {
+		return e, &LineError{Line: w.line, Seq: seqOf(raw), Chain: true,
+			Reason:   "does not chain: it has no chain value at its end; it was edited, or added by another program",
+			Computed: "(none)"}
+	}
+	if want := chainOf(w.prev, body, []byte("}")); chain != want {
+		return e, &LineError{Line: w.line, Seq: seqOf(raw), Chain: true,
+			Reason:   "does not chain: it was edited after it was written, or a line before it was removed, added or moved",
+			Recorded: chain, Computed: want}
+	}
+	w.prev = chain
+	w.end += int64(len(raw)) + 1
+	if err := json.Unmarshal(raw, &e.head); err != nil {
+		return e, &LineError{Line: w.line, Reason: fmt.Sprintf("is not a line of this format: %v", err)}
+	}
+	switch e.head.Type {
+	case TypeSession:
+		if e.head.Format != Format {
+			return e, &LineError{Line: w.line, Reason: fmt.Sprintf("starts a session of format %q in a log of format %q", e.head.Format, Format)}
+		}
+		w.sessions++
+	case TypeEvent:
+		switch {
+		case w.sessions == 0:
+			return e, &LineError{Line: w.line, Seq: e.head.Seq, Reason: "is an event before any session header"}
+		case e.head.Seq != w.seq+1:
+			return e, &LineError{Line: w.line, Seq: e.head.Seq,
+				Reason: fmt.Sprintf("is event number %d where %d should come", e.head.Seq, w.seq+1)}
+		}
+		w.seq = e.head.Seq
+		w.events++
+	default:
+		return e, &LineError{Line: w.line, Reason: fmt.Sprintf("has the unknown line type %q", e.head.Type)}
+	}
+	return e, nil
+}
+
+// notOurs returns the error for a first line that is not the header of a
+// log of this format.
+func (w *walker) notOurs(line []byte) error {
+	if bytes.HasPrefix(line, []byte(familyMagic)) {
+		var h head
+		if json.Unmarshal(line, &h) == nil && h.Format != "" {
+			return fmt.Errorf("%w (%q, not %q)", ErrFormat, h.Format, Format)
+		}
+	}
+	return ErrNotEventLog
+}
+
+// seqOf returns the event number a line holds, or 0.
+func seqOf(line []byte) int64 {
+	var h head
+	if json.Unmarshal(line, &h) != nil || h.Type != TypeEvent {
+		return 0
+	}
+	return h.Seq
+}
+
+// Summary is what [Verify] found in a log.
+type Summary struct {
+	// Lines counts the complete lines, Sessions the session headers and
+	// Events the events.
+	Lines, Sessions, Events int
+	// Torn is the number of a last line cut short, with no newline (the
+	// program stopped while writing it), which is not part of the log; 0
+	// for none.
+	Torn int
+	// Chain is the chain value of the last complete line: a log whose
+	// last line still holds the value noted elsewhere (see
+	// [Writer.Chain]) had no line changed or removed, nor its end cut.
+	Chain string
+}
+
+// Verify reads a log and checks that every line chains to the one before
+// it and is in order, without replaying it. It returns a *LineError for
+// the first line that does not; an error wrapping ErrNotEventLog or
+// ErrFormat for a file that is not a log of this format. A last line cut
+// short is not an error: Summary.Torn tells.
+func Verify(r io.Reader) (Summary, error) {
+	w := newWalker(r)
+	for {
+		_, err := w.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return w.summary(), err
+		}
+	}
+	s := w.summary()
+	if s.Sessions == 0 && s.Torn == 0 {
+		return s, fmt.Errorf("the log is empty: %w", ErrNotEventLog)
+	}
+	return s, nil
+}
+
+// summary returns what w has read so far.
+func (w *walker) summary() Summary {
+	lines := w.line
+	if w.torn != 0 {
+		lines--
+	}
+	return Summary{Lines: lines, Sessions: w.sessions, Events: w.events, Torn: w.torn, Chain: w.prev}
+}

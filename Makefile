@@ -25,6 +25,33 @@ test:
 	cd bench && $(GO) vet ./... && $(GO) test ./...
 	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
 
+# The bash tool's sandbox needs bubblewrap (bwrap). FSMGEN_REQUIRE_SANDBOX=1,
+# the default on Linux, makes the tests that need it fail where it cannot
+# run, instead of skipping them, so that CI cannot pass without testing the
+# sandbox; `make test FSMGEN_REQUIRE_SANDBOX=0` skips them.
+FSMGEN_REQUIRE_SANDBOX ?= $(if $(filter Linux,$(shell uname -s)),1,0)
+test: export FSMGEN_REQUIRE_SANDBOX := $(FSMGEN_REQUIRE_SANDBOX)
+test: sandbox-deps
+.PHONY: sandbox-deps
+
+# sandbox-deps installs bubblewrap when bwrap is missing and the sandbox's
+# tests are required: with apt-get, as root (CI runs Debian as root),
+# updating the package lists if the first try fails. Elsewhere it says what
+# to install.
+sandbox-deps:
+	@command -v bwrap >/dev/null 2>&1 && exit 0; \
+	if [ "$(FSMGEN_REQUIRE_SANDBOX)" != 1 ]; then \
+		echo "make: bwrap is missing: the sandbox's tests will be skipped" >&2; exit 0; \
+	fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make: bubblewrap (bwrap) is missing, and only root with apt-get can install it here." >&2; \
+		echo "make: install it (sudo apt-get install bubblewrap, or your system's package), or run make test FSMGEN_REQUIRE_SANDBOX=0 to skip the sandbox's tests" >&2; \
+		exit 1; \
+	fi; \
+	echo "make: installing bubblewrap (bwrap) for the bash tool's sandbox" >&2; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y bubblewrap || { apt-get update && apt-get install -y bubblewrap; }
+
 # fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
 # verification of the generated Go and docs. Go spends up to a minute
 # minimising each new interesting input by default, which leaves a short

@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostDir returns a fresh directory outside /tmp (which the sandbox
+// replaces with its own), removed when the test ends.
+func hostDir(t *testing.T) string {
+	t.Helper()
+	parent := "/var/tmp"
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		parent = "." // the package's directory
+	}
+	dir, err := os.MkdirTemp(parent, "fsmgen-sandbox-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	abs, err := filepath.Abs(real)
+	require.NoError(t, err)
+	return abs
+}
+
+// mkTree creates the files (ending in "/" for a directory, "-> target"
+// for a symbolic link) under root.
+func mkTree(t *testing.T, root string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		name, target, isLink := strings.Cut(p, " -> ")
+		full := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		switch {
+		case isLink:
+			require.NoError(t, os.Symlink(target, full))
+		case strings.HasSuffix(name, "/"):
+			require.NoError(t, os.MkdirAll(full, 0o755))
+		default:
+			require.NoError(t, os.WriteFile(full, []byte("x"), 0o644))
+		}
+	}
+}
+
+func TestLayoutArgs(t *testing.T) {
+	r := hostDir(t)
+	mkTree(t, r,
+		"ws/.git/", "ws/secrets/", "ws/key.pem",
+		"cache/",
+		"out/dir/", "out/file", "out/key_a", "out/key_b",
+		"out/link -> dir",
+		"out/hidden-parent/ws2/",
+	)
+	// Under /tmp, which the sandbox replaces: nothing to hide.
+	private, err := os.MkdirTemp("/tmp", "fsmgen-sandbox-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(private) })
+	head := []string{"--unshare-all"}
+	mounts := []string{
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+	}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		lay  layout
+		dir  string
+		want []string
+	}{
+		{
+			name: "nothing hidden, no workspace",
+			lay:  layout{},
+			dir:  "/",
+			want: cat(head, mounts, []string{"--chdir", "/", "--", "cmd"}),
+		},
+		{
+			name: "network and user namespace",
+			lay:  layout{network: true, userns: true},
+			dir:  "/",
+			want: cat(head, []string{"--share-net", "--unshare-user", "--disable-userns"}, mounts, []string{"--chdir", "/", "--", "cmd"}),
+		},
+		{
+			name: "workspace, cache, .git and hidden paths in and out",
+			lay: layout{
+				workspace: r + "/ws",
+				writable:  []string{r + "/ws", r + "/cache"},
+				hidden: []string{
+					r + "/out/file", r + "/out/link", r + "/out/dir", // the link is the directory: hidden once
+					r + "/out/key_*", r + "/ws/secrets", r + "/ws/key.pem",
+					r + "/missing", private, r + "/out/[", // skipped: missing, under /tmp, bad pattern
+				},
+			},
+			dir: r + "/ws",
+			want: cat(head, mounts, []string{
+				"--tmpfs", r + "/out/dir",
+				"--ro-bind", "/dev/null", r + "/out/file",
+				"--ro-bind", "/dev/null", r + "/out/key_a",
+				"--ro-bind", "/dev/null", r + "/out/key_b",
+				"--bind", r + "/cache", r + "/cache",
+				"--bind", r + "/ws", r + "/ws",
+				"--ro-bind", r + "/ws/.git", r + "/ws/.git",
+				"--ro-bind", "/dev/null", r + "/ws/key.pem",
+				"--tmpfs", r + "/ws/secrets",
+				"--remount-ro", r + "/out/dir",
+				"--remount-ro", r + "/ws/secrets",
+				"--chdir", r + "/ws", "--", "cmd",
+			}),
+		},
+		{
+			name: "a workspace inside a hidden directory",
+			lay: layout{
+				workspace: r + "/out/hidden-parent/ws2",
+				writable:  []string{r + "/out/hidden-parent/ws2"},
+				hidden:    []string{r + "/out/hidden-parent"},
+			},
+			dir: r + "/out/hidden-parent/ws2",
+			want: cat(head, mounts, []string{
+				"--tmpfs", r + "/out/hidden-parent",
+				"--bind", r + "/out/hidden-parent/ws2", r + "/out/hidden-parent/ws2",
+				"--remount-ro", r + "/out/hidden-parent",
+				"--chdir", r + "/out/hidden-parent/ws2", "--", "cmd",
+			}),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.lay.args(tt.dir, []string{"cmd"}))
+		})
+	}
+}
+
+func TestGitPaths(t *testing.T) {
+	r := hostDir(t)
+	mkTree(t, r,
+		"plain/.git/",
+		"worktree/.git", // rewritten below: gitdir outside
+		"separate/.git", // rewritten below: gitdir inside
+		"separate/.realgit/",
+		"relative/.git", // rewritten below: relative gitdir inside
+		"relative/sub/gitdir/",
+		"linked/.git -> .store",
+		"linked/.store/",
+		"none/",
+		"repo/.git/", "repo/sub/",
+		"elsewhere/gitdir/",
+	)
+	require.NoError(t, os.WriteFile(r+"/worktree/.git", []byte("gitdir: "+r+"/elsewhere/gitdir\n"), 0o644))
+	require.NoError(t, os.WriteFile(r+"/separate/.git", []byte("gitdir: "+r+"/separate/.realgit\n"), 0o644))
+	require.NoError(t, os.WriteFile(r+"/relative/.git", []byte("gitdir: sub/gitdir"), 0o644))
+	tests := []struct {
+		ws   string
+		want []string
+	}{
+		{ws: "plain", want: []string{r + "/plain/.git"}},
+		{ws: "worktree", want: []string{r + "/worktree/.git"}},
+		{ws: "separate", want: []string{r + "/separate/.git", r + "/separate/.realgit"}},
+		{ws: "relative", want: []string{r + "/relative/.git", r + "/relative/sub/gitdir"}},
+		{ws: "linked", want: []string{r + "/linked/.store"}},
+		{ws: "none", want: nil},
+		{ws: "repo/sub", want: nil}, // the repository's .git is outside the workspace
+	}
+	for _, tt := range tests {
+		t.Run(tt.ws, func(t *testing.T) {
+			ws := filepath.Join(r, tt.ws)
+			assert.Equal(t, tt.want, gitPaths(ws, []string{ws}))
+		})
+	}
+	assert.Nil(t, gitPaths("", nil))
+}
+
+func TestExpandHidden(t *testing.T) {
+	tests := []struct {
+		name    string
+		paths   []string
+		home    string
+		want    []string
+		wantErr string
+	}{
+		{name: "absolute and home", paths: []string{"/etc/shadow", "~/.ssh", "/a/../b/"}, home: "/home/u", want: []string{"/etc/shadow", "/home/u/.ssh", "/b"}},
+		{name: "no home: home paths dropped", paths: []string{"~/.ssh", "/etc/shadow"}, want: []string{"/etc/shadow"}},
+		{name: "relative", paths: []string{"threads"}, home: "/h", wantErr: `hidden path "threads" is neither absolute nor in the home directory`},
+		{name: "tilde user", paths: []string{"~root/x"}, home: "/h", wantErr: "neither absolute"},
+		{name: "root", paths: []string{"/x/.."}, home: "/h", wantErr: `hidden path "/" would hide everything`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := expandHidden(tt.paths, tt.home)
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestDefaultHidden(t *testing.T) {
+	h := DefaultHidden()
+	for _, want := range []string{"/etc/shadow", "/etc/gshadow", "/run", "~/.ssh", "~/.gnupg", "~/.aws", "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.docker", "~/.kube"} {
+		assert.Contains(t, h, want)
+	}
+	_, err := expandHidden(h, "/home/u")
+	require.NoError(t, err, "the default list is valid")
+	h[0] = "changed"
+	assert.Equal(t, "/etc/shadow", DefaultHidden()[0], "DefaultHidden returns a copy")
+}

@@ -615,3 +615,32 @@ func TestGoBuildsInside(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentCalls runs calls in parallel through one sandbox, as the
+// agent runs the calls of one round.
+func TestConcurrentCalls(t *testing.T) {
+	for _, v := range []variant{off, bwrap} {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			const n = 8
+			outs := make(chan chat.ToolOutcome, n)
+			for i := range n {
+				raw, err := json.Marshal(map[string]string{"command": fmt.Sprintf("echo %d > out-%d.txt && cat out-%d.txt", i, i, i)})
+				require.NoError(t, err)
+				go func() {
+					outs <- f.set.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, nil)
+				}()
+			}
+			var got []string
+			for range n {
+				out := <-outs
+				assert.False(t, out.IsError, out.Content)
+				got = append(got, strings.TrimSpace(out.Content))
+			}
+			assert.ElementsMatch(t, []string{"0", "1", "2", "3", "4", "5", "6", "7"}, got)
+			for i := range n {
+				assert.FileExists(t, filepath.Join(f.ws, fmt.Sprintf("out-%d.txt", i)))
+			}
+		})
+	}
+}

@@ -161,7 +161,7 @@ func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
 		return fmt.Errorf("bubblewrap %q: %w", name, err)
 	}
 	s.bwrap = path
-	if err := s.ensureCache(); err != nil {
+	if err := s.setupCache(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
@@ -205,8 +205,9 @@ func (s *Sandbox) probe(ctx context.Context) (string, error) {
 	return text, nil
 }
 
-// ensureCache creates the cache directory and records its real path.
-func (s *Sandbox) ensureCache() error {
+// setupCache creates the cache directory and makes it, every link
+// resolved, the one writable directory of s's layout. Only New calls it.
+func (s *Sandbox) setupCache() error {
 	if s.cache == "" {
 		return nil
 	}
@@ -217,6 +218,7 @@ func (s *Sandbox) ensureCache() error {
 	if err != nil {
 		return fmt.Errorf("sandbox cache directory: %w", err)
 	}
+	s.cache = real
 	s.lay.writable = []string{real}
 	return nil
 }
@@ -274,9 +276,10 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 	if c.Workspace != "" && (!filepath.IsAbs(c.Workspace) || filepath.Clean(c.Workspace) == "/") {
 		return nil, fmt.Errorf("workspace %q: give an absolute directory other than /", c.Workspace)
 	}
-	if s.Confined() {
-		if err := s.ensureCache(); err != nil {
-			return nil, err
+	if s.Confined() && s.cache != "" {
+		// Recreate it if it was removed since: bubblewrap needs it.
+		if err := os.MkdirAll(s.cache, 0o700); err != nil {
+			return nil, fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
 		}
 	}
 	return s.start(c)

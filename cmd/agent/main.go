@@ -424,8 +424,21 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		logPath = filepath.Join(store.Dir(), t.ID+".events.jsonl")
 	}
 	elog, err := eventlog.Open(logPath)
+	if errors.Is(err, eventlog.ErrFormat) && o.logFile == "" {
+		// The thread's own log, written by an older agent: keep it aside
+		// and start a log of this format.
+		old := logPath + "." + now.Format("20060102-150405") + ".old"
+		if rerr := os.Rename(logPath, old); rerr != nil {
+			return fmt.Errorf("%w; moving it aside failed: %w", err, rerr)
+		}
+		fmt.Fprintf(stderr, "agent: the thread's event log is of an older format; it was moved to %s and a new one started\n", old)
+		elog, err = eventlog.Open(logPath)
+	}
 	if err != nil {
 		return err
+	}
+	if r := elog.Repaired(); r.Line != 0 {
+		fmt.Fprintf(stderr, "agent: the last line of the event log (line %d, %d bytes) was cut short by a crash and was removed\n", r.Line, r.Bytes)
 	}
 
 	var input io.Reader
@@ -547,6 +560,9 @@ func replay(args []string, verbose bool, stdout, stderr io.Writer) int {
 	if rep.Diff != nil {
 		fmt.Fprintf(stdout, "replay differs after %d identical events: %s\n", rep.Events, rep.Diff)
 		return exitError
+	}
+	if rep.Torn != 0 {
+		fmt.Fprintf(stderr, "agent replay: %s: line %d was cut short (the agent stopped while writing it) and was not replayed\n", fs.Arg(0), rep.Torn)
 	}
 	if verbose {
 		fmt.Fprintf(stderr, "agent replay: %s: %d sessions\n", fs.Arg(0), rep.Sessions)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
 )
@@ -74,4 +76,37 @@ func TestLedgerShown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOldEventLogMovedAside checks that resuming a thread whose event log
+// an older agent wrote keeps that log aside and starts a new one, and that
+// -log never touches a file that is not an event log of this format.
+func TestOldEventLogMovedAside(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."}, fakellm.Reply{Text: "Again."})
+	r := e.run(t, "", "-p", "Hello.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	id := e.onlyThread(t)
+	logPath := filepath.Join(e.threads, id+".events.jsonl")
+	old := `{"type":"session","format":"fsmgen-eventlog/2","machine":"agent"}` + "\n"
+	require.NoError(t, os.WriteFile(logPath, []byte(old), 0o600))
+
+	r = e.run(t, "Again.\n", "-resume", id)
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "the thread's event log is of an older format; it was moved to ")
+	moved, err := filepath.Glob(logPath + ".*.old")
+	require.NoError(t, err)
+	require.Len(t, moved, 1)
+	b, err := os.ReadFile(moved[0])
+	require.NoError(t, err)
+	assert.Equal(t, old, string(b), "the old log is kept as it was")
+	assert.Equal(t, 0, replayExit(t, logPath).code, "the new log replays")
+
+	notLog := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(notLog, []byte("my notes\nlast line without newline"), 0o600))
+	r = e.run(t, "", "-log", notLog, "-p", "Hi.")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "is not an fsmgen event log; give -log a new file or an existing event log")
+	b, err = os.ReadFile(notLog)
+	require.NoError(t, err)
+	assert.Equal(t, "my notes\nlast line without newline", string(b), "the file is untouched")
 }

@@ -40,7 +40,8 @@ type Options struct {
 	CacheDir string
 	// Hidden lists the paths confined commands must not see: absolute, or
 	// starting with "~/" for the home directory, wildcards allowed. nil
-	// means DefaultHidden(); to add paths, append to DefaultHidden().
+	// means DefaultHidden() (an empty list hides nothing); to add paths,
+	// append to DefaultHidden().
 	Hidden []string
 	// Env adds variable names to the allow-list of DefaultEnv (a trailing
 	// "*" stands for any suffix). Names that look secret are still
@@ -255,9 +256,10 @@ func (s *Sandbox) String() string {
 // Command is one command to start.
 type Command struct {
 	// Workspace is the directory the command may write to: absolute, not
-	// "/". Empty only for a command that needs no workspace.
+	// "/". It may be empty for a command that writes nothing, when Dir is
+	// set.
 	Workspace string
-	// Dir is the working directory; "" means Workspace.
+	// Dir is the working directory, absolute; "" means Workspace.
 	Dir string
 	// Args is the program and its arguments, e.g. {"bash", "-c", script}.
 	Args []string
@@ -275,6 +277,12 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 	}
 	if c.Workspace != "" && (!filepath.IsAbs(c.Workspace) || filepath.Clean(c.Workspace) == "/") {
 		return nil, fmt.Errorf("workspace %q: give an absolute directory other than /", c.Workspace)
+	}
+	if c.Dir != "" && !filepath.IsAbs(c.Dir) {
+		return nil, fmt.Errorf("working directory %q: give an absolute directory", c.Dir)
+	}
+	if c.Workspace == "" && c.Dir == "" {
+		return nil, errors.New("no workspace and no working directory given; give the workspace")
 	}
 	if s.Confined() && s.cache != "" {
 		// Recreate it if it was removed since: bubblewrap needs it.

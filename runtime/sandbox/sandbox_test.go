@@ -108,6 +108,8 @@ func TestStartRefusesBadCommands(t *testing.T) {
 		{name: "no args", cmd: Command{Workspace: t.TempDir()}, wantErr: "no command given"},
 		{name: "relative workspace", cmd: Command{Workspace: "ws", Args: []string{"true"}}, wantErr: `workspace "ws": give an absolute directory other than /`},
 		{name: "root workspace", cmd: Command{Workspace: "/", Args: []string{"true"}}, wantErr: `workspace "/": give an absolute directory`},
+		{name: "relative directory", cmd: Command{Workspace: t.TempDir(), Dir: "sub", Args: []string{"true"}}, wantErr: `working directory "sub": give an absolute directory`},
+		{name: "nowhere", cmd: Command{Args: []string{"true"}}, wantErr: "no workspace and no working directory given"},
 		{name: "missing program", cmd: Command{Workspace: t.TempDir(), Args: []string{"/no/such/program"}}, wantErr: "start /no/such/program"},
 	}
 	for _, tt := range tests {

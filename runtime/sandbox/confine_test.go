@@ -565,6 +565,7 @@ func TestEverythingDiesWithTheAgent(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			f := newFixture(t, v, sandbox.Options{})
 			marker := fmt.Sprintf("fsmgen-sandbox-test-%d", time.Now().UnixNano())
+			sandboxtest.KillAtCleanup(t, marker)
 			loop := fmt.Sprintf(": %s; while :; do date >> beat; sleep 0.05; done", marker)
 			command := fmt.Sprintf("setsid sh -c '%[1]s' & set -m; (%[1]s) & while [ ! -s beat ]; do sleep 0.01; done; touch ready; sleep 60", loop)
 			cmd, _ := f.helper(t, command, "none")

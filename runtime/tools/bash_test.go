@@ -231,6 +231,7 @@ func TestBashKillsEverythingItStarted(t *testing.T) {
 			}
 			s := bashSet(t, tt.mode, ws, Options{Timeout: timeout})
 			marker := fmt.Sprintf("fsmgen-bash-test-%d", time.Now().UnixNano())
+			sandboxtest.KillAtCleanup(t, marker)
 			command := beatCommand(tt.how, marker) + "\necho started; touch ready"
 			if tt.end != "done" {
 				command += "; sleep 30"

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
@@ -79,6 +80,19 @@ func Processes(marker string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// KillAtCleanup kills, when t ends, every process whose command line
+// contains marker, so that a test that finds the sandbox broken leaves
+// nothing running. (A confined command's bubblewrap holds the command line
+// too: killing it, the namespace's init, kills the whole namespace.)
+func KillAtCleanup(t testing.TB, marker string) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, pid := range Processes(marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 }
 
 // zombie reports whether process pid has exited but not been reaped.

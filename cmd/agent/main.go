@@ -108,6 +108,8 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/redact"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -151,6 +153,8 @@ type options struct {
 	llmMaxReply                            byteSize
 	llmHeaderTimeout, llmIdleTimeout       time.Duration
 	commitTimeout                          time.Duration
+	sandbox                                sandbox.Mode
+	sandboxNetwork                         bool
 	verbose                                bool
 	set                                    map[string]bool // flags given explicitly
 	// command is the subcommand ("replay") and commandArgs its arguments;
@@ -221,6 +225,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.DurationVar(&o.llmHeaderTimeout, llm.FlagHeaderTimeout, llm.DefaultHeaderTimeout, "how long the LLM server may take to start its reply")
 	fs.DurationVar(&o.llmIdleTimeout, llm.FlagIdleTimeout, llm.DefaultIdleTimeout, "how long the LLM's reply may stall; the request is then retried")
 	fs.DurationVar(&o.commitTimeout, "commit-timeout", autocommit.DefaultTimeout, "time limit of each git command of the auto-commit")
+	o.sandbox = sandbox.Auto
+	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
+	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
 	if err := fs.Parse(args); err != nil {
@@ -319,6 +326,26 @@ func checkBehavior(o options) error {
 	return errors.Join(errs...)
 }
 
+// openSandbox returns the sandbox of the bash tool the options ask for:
+// it hides the thread store and the event log from the commands, keeps
+// their build cache in the user's cache directory, and knows the API key.
+func openSandbox(ctx context.Context, o options, threads, logPath, key string) (*sandbox.Sandbox, error) {
+	opt := sandbox.Options{
+		Mode:     o.sandbox,
+		Network:  o.sandboxNetwork,
+		Hidden:   append(sandbox.DefaultHidden(), threads, logPath),
+		Redactor: redact.New(key),
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		opt.CacheDir = filepath.Join(dir, "fsmgen-agent", "sandbox")
+	}
+	sb, err := sandbox.New(ctx, opt)
+	if err != nil {
+		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
+	}
+	return sb, nil
+}
+
 // priceOf returns the model's price: -price, or the known list price.
 func priceOf(o options) (ledger.Price, error) {
 	if o.price != "" {
@@ -393,8 +420,6 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		return fmt.Errorf("%w (set it with -workspace)", err)
 	}
 	defer ws.Close()
-	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
-		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize)})
 
 	llmCfg := llm.FromEnv(o.provider, llm.Config{BaseURL: o.baseURL, Logger: logger,
 		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, MaxReplyBytes: int(o.llmMaxReply)})
@@ -402,8 +427,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	// The commands the agent runs must not see the API keys.
-	for _, v := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
+	// The agent's own environment keeps no key (see hideKeys); nor does
+	// that of the commands it runs.
+	for _, v := range keyVars {
 		_ = os.Unsetenv(v)
 	}
 
@@ -413,16 +439,28 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	defer unlock()
 
+	logPath := o.logFile
+	if logPath == "" {
+		logPath = filepath.Join(store.Dir(), t.ID+".events.jsonl")
+	}
+	sb, err := openSandbox(ctx, o, store.Dir(), logPath, llmCfg.APIKey)
+	if err != nil {
+		return err
+	}
+	if why := sb.Disabled(); why != nil {
+		fmt.Fprintf(stderr, "agent: bash is disabled: %v\n", why)
+	} else {
+		fmt.Fprintf(stderr, "agent: bash sandbox: %s\n", sb)
+	}
+	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb})
+
 	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
 	if err != nil {
 		return fmt.Errorf("the agent's configuration: %w", err)
 	}
 	t.Provider, t.Model, t.Workspace = provider.Name(), o.model, ws.Root()
 
-	logPath := o.logFile
-	if logPath == "" {
-		logPath = filepath.Join(store.Dir(), t.ID+".events.jsonl")
-	}
 	elog, err := eventlog.Open(logPath)
 	if errors.Is(err, eventlog.ErrFormat) && o.logFile == "" {
 		// The thread's own log, written by an older agent: keep it aside

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +26,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
 	"github.com/fsmgen/fsmgen/runtime/gittest"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )
 
@@ -41,6 +41,15 @@ const testKey = "sk-test-SECRET-KEY-0a1b2c3d4e5f"
 
 // agentBin is the agent binary built for the tests.
 var agentBin string
+
+// sandboxArgs are the flags every run of the agent gets about its
+// sandbox: none where bubblewrap works (the agent runs as users run it),
+// -sandbox=off where it does not (TestSandboxedBash is then skipped, or
+// fails when FSMGEN_REQUIRE_SANDBOX=1).
+var sandboxArgs []string
+
+// sandboxErr says why bubblewrap does not work here; nil when it does.
+var sandboxErr error
 
 // TestMain builds the agent binary the tests run.
 func TestMain(m *testing.M) {
@@ -57,6 +66,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build the agent: %v\n", err)
 		os.Exit(1)
 	}
+	if _, sandboxErr = sandbox.Detect(context.Background(), ""); sandboxErr != nil {
+		sandboxArgs = []string{"-sandbox=off"}
+	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
@@ -68,12 +80,13 @@ type env struct {
 	provider fakellm.Provider
 	ws       string
 	threads  string
+	cache    string // the agent's XDG_CACHE_HOME
 }
 
 func newEnv(t *testing.T, p fakellm.Provider, files map[string]string, replies ...fakellm.Reply) *env {
 	t.Helper()
 	gittest.IsolateGit(t)
-	e := &env{srv: fakellm.New(t, p, replies...), provider: p, ws: gittest.NewRepo(t, files), threads: filepath.Join(t.TempDir(), "threads")}
+	e := &env{srv: fakellm.New(t, p, replies...), provider: p, ws: gittest.NewRepo(t, files), threads: filepath.Join(t.TempDir(), "threads"), cache: t.TempDir()}
 	t.Cleanup(func() {
 		if u := e.srv.Unexpected(); len(u) > 0 {
 			t.Errorf("the agent made requests the test did not expect: %v", u)
@@ -84,12 +97,12 @@ func newEnv(t *testing.T, p fakellm.Provider, files map[string]string, replies .
 
 // command returns the agent command with the env's flags and args.
 func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
-	base := []string{"-provider", string(e.provider), "-base-url", e.srv.BaseURL(), "-model", "fake-model",
-		"-threads", e.threads, "-retry-delay", "1ms"}
+	base := append([]string{"-provider", string(e.provider), "-base-url", e.srv.BaseURL(), "-model", "fake-model",
+		"-threads", e.threads, "-retry-delay", "1ms"}, sandboxArgs...)
 	cmd := exec.CommandContext(ctx, agentBin, append(base, args...)...)
 	cmd.Dir = e.ws
 	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY="+testKey, "OPENAI_API_KEY="+testKey,
-		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=")
+		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+e.cache)
 	return cmd
 }
 
@@ -466,9 +479,9 @@ func TestReplay(t *testing.T) {
 // the tool that was running gets an "interrupted" result, and the turn
 // completes.
 func TestKillMidTurnAndResume(t *testing.T) {
-	marks := t.TempDir()
-	pidFile := filepath.Join(marks, "bash.pid")
-	slow := fmt.Sprintf(`{"command":"echo $$ > %s && exec sleep 60"}`, pidFile)
+	// The slow command marks that it runs in the workspace, the one place
+	// the sandbox lets it write.
+	slow := `{"command":"touch slow.started && exec sleep 60"}`
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"hello.txt": "Hello, world\n"},
 		fakellm.Reply{
 			Text: "Fixing the greeting and running the slow check.",
@@ -485,13 +498,11 @@ func TestKillMidTurnAndResume(t *testing.T) {
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
-				_ = syscall.Kill(-pid, syscall.SIGKILL) // the sleep's process group outlives the agent
-			}
-		}
-	})
+	if len(sandboxArgs) > 0 {
+		// Unconfined, the sleep's process group outlives the agent.
+		t.Cleanup(func() { _ = exec.Command("pkill", "-KILL", "-f", "^sleep 60$").Run() })
+	}
+	pidFile := filepath.Join(e.ws, "slow.started")
 
 	// Wait until the edit's result is saved and the slow command runs.
 	var id string

@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 )
 
 // TestTerminalEscapes checks that escape sequences in the model's text
@@ -109,4 +114,69 @@ func TestOldEventLogMovedAside(t *testing.T) {
 	b, err = os.ReadFile(notLog)
 	require.NoError(t, err)
 	assert.Equal(t, "my notes\nlast line without newline", string(b), "the file is untouched")
+}
+
+// TestSandboxedBash runs the agent as a user would, against a fake server,
+// with a model that tries through bash to read the agent's environment,
+// write outside the workspace and into .git, reach the network (the fake
+// server itself) and leave processes behind: every attempt fails and the
+// key appears nowhere.
+func TestSandboxedBash(t *testing.T) {
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	outside := t.TempDir()
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		t.Run(string(p), func(t *testing.T) {
+			e := newEnv(t, p, map[string]string{"README": "sandbox test\n"})
+			port := strings.TrimPrefix(e.srv.URL, "http://127.0.0.1:")
+			attempts := []struct{ id, command, want string }{
+				{"env", `cat /proc/$PPID/environ /proc/*/environ 2>/dev/null | tr '\0' '\n' | grep -c -e _API_KEY -e REDACTED || true`, "0\n"},
+				{"outside", fmt.Sprintf(`touch %s/escaped 2>&1 || echo refused`, outside), "refused"},
+				{"git", `echo x > .git/evil 2>&1 || echo refused`, "refused"},
+				{"network", fmt.Sprintf(`(exec 3<>/dev/tcp/127.0.0.1/%s) 2>/dev/null && echo reached || echo unreachable`, port), "unreachable\n"},
+				{"agent", `kill -0 $(pgrep -x agent || echo 1) 2>&1; pgrep -x agent || echo invisible`, "invisible"},
+				{"background", `setsid sh -c 'while :; do date >> beat; sleep 0.05; done' >/dev/null 2>&1 & sleep 0.2; echo started`, "started\n"},
+			}
+			var calls []fakellm.ToolCall
+			for _, a := range attempts {
+				args, err := json.Marshal(map[string]string{"command": a.command})
+				require.NoError(t, err)
+				calls = append(calls, fakellm.ToolCall{ID: "c_" + a.id, Name: "bash", Args: string(args)})
+			}
+			e.srv.Add(fakellm.Reply{ToolCalls: calls}, fakellm.Reply{Text: "Tried."})
+			r := e.run(t, "", "-p", "Try to escape.")
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "agent: bash sandbox: bubblewrap")
+
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 2)
+			results := map[string]string{}
+			for _, m := range reqs[1].Messages {
+				if m.ToolCallID != "" {
+					results[strings.TrimPrefix(m.ToolCallID, "c_")] = m.Text
+				}
+			}
+			for _, a := range attempts {
+				assert.Contains(t, results[a.id], a.want, "attempt %s", a.id)
+			}
+			assert.NoFileExists(t, filepath.Join(outside, "escaped"))
+			assert.NoFileExists(t, filepath.Join(e.ws, ".git", "evil"))
+
+			// The background loop died with its command.
+			beat := filepath.Join(e.ws, "beat")
+			before, err := os.ReadFile(beat)
+			require.NoError(t, err, "the loop ran")
+			time.Sleep(300 * time.Millisecond)
+			after, err := os.ReadFile(beat)
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(after), "the background loop outlived its command")
+
+			for _, req := range reqs {
+				assert.NotContains(t, string(req.Body), testKey)
+			}
+			assert.NotContains(t, r.stderr+r.stdout, testKey)
+			e.checkNoSecret(t)
+		})
+	}
 }

@@ -334,6 +334,11 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	if err := a.writeHeader(); err != nil {
 		return err
 	}
+	if a.cfg.Prompt != "" {
+		// Queued before the first save, so that a crash before the
+		// machine takes it leaves a thread that sends it on resume.
+		a.queue = append(a.queue, a.secrets.String(a.cfg.Prompt))
+	}
 	if err := a.save(); err != nil {
 		return err
 	}
@@ -359,9 +364,6 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		d := a.cfg.Behavior.Backoff(st.Retries, st.Error.RetryAfter)
 		a.display.Retry(st.Retries, d, st.Error)
 		a.startTimer(d)
-	}
-	if a.cfg.Prompt != "" {
-		a.queue = append(a.queue, a.cfg.Prompt)
 	}
 	a.launch()
 	if a.cfg.Input != nil {

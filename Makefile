@@ -53,13 +53,18 @@ sandbox-deps:
 	apt-get install -y bubblewrap || { apt-get update && apt-get install -y bubblewrap; }
 
 # fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
-# verification of the generated Go and docs. Go spends up to a minute
-# minimising each new interesting input by default, which leaves a short
-# run with nothing but minimisation; FUZZMINIMIZE caps it.
+# verification of the generated Go and docs; the event log's reduction of
+# actions and its chain check; the agent's terminal sanitiser. Go spends up
+# to a minute minimising each new interesting input by default, which
+# leaves a short run with nothing but minimisation; FUZZMINIMIZE caps it.
 FUZZMINIMIZE ?= 2s
+FUZZ = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 fuzz:
-	$(GO) test ./internal/fsm -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
-	$(GO) test ./internal/emit -run '^$$' -fuzz '^FuzzEmit$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(FUZZ) ./internal/fsm -fuzz '^FuzzCheck$$'
+	$(FUZZ) ./internal/emit -fuzz '^FuzzEmit$$'
+	$(FUZZ) ./runtime/eventlog -fuzz '^FuzzReduce$$'
+	$(FUZZ) ./runtime/eventlog -fuzz '^FuzzVerify$$'
+	$(FUZZ) ./cmd/agent -fuzz '^FuzzSanitize$$'
 
 # bench runs the benchmark suite (the bench/ module: the generated agent
 # machine against a hand-written floor, looplab/fsm and qmuntal/stateless;

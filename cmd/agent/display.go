@@ -108,6 +108,9 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 
 // Hook implements agentexec.Display.
 func (t *terminal) Hook(res autocommit.Result, err error) {
+	if len(res.Withheld) > 0 {
+		t.diagf("  ! not committed, because they hold a secret (the API key): %s", strings.Join(res.Withheld, ", "))
+	}
 	switch {
 	case err != nil:
 		t.diagf("  auto-commit failed: %v", err)

@@ -506,7 +506,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
 	var hook agentexec.Hook
-	if c, err := autocommit.Open(ctx, ws.Root(), autocommit.Options{Timeout: o.commitTimeout}); err != nil {
+	if c, err := autocommit.Open(ctx, ws.Root(), autocommit.Options{Timeout: o.commitTimeout, Secrets: redact.New(llmCfg.APIKey)}); err != nil {
 		display.Notice(fmt.Sprintf("changes will not be committed: %v", err))
 	} else {
 		hook = c.Hook

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/runtime/gittest"
 	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 )
 
@@ -179,4 +180,20 @@ func TestSandboxedBash(t *testing.T) {
 			e.checkNoSecret(t)
 		})
 	}
+}
+
+// TestKeyNeverCommitted checks that the auto-commit leaves out a file
+// holding the API key (here the user's own .env, untracked and not
+// ignored) and says so, and commits the rest.
+func TestKeyNeverCommitted(t *testing.T) {
+	e := newEnv(t, fakellm.OpenAI, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"main.go","old_str":"","new_str":"package main\n"}`}}},
+		fakellm.Reply{Text: "Created main.go."})
+	gittest.WriteFile(t, e.ws, ".env", "OPENAI_API_KEY="+testKey+"\n")
+	r := e.run(t, "", "-p", "Create main.go.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "not committed, because they hold a secret (the API key): .env")
+	assert.Equal(t, "main.go", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
+	assert.NotContains(t, gittest.Git(t, e.ws, "log", "--all", "-p"), testKey)
+	assert.Equal(t, "?? .env", gittest.Git(t, e.ws, "status", "--porcelain"))
 }

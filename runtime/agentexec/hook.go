@@ -9,7 +9,7 @@ import (
 )
 
 // Hook is the post-tools hook: it runs after a round of tools that may have
-// changed files, in the workspace dir. autocommit.Commit is one.
+// changed files, in the workspace dir. The Hook method of an autocommit.Committer is one.
 type Hook func(ctx context.Context, dir string, tools []chat.CompletedTool) (autocommit.Result, error)
 
 // NoHookSkipped is the reason the Result of the post-tools hook gives

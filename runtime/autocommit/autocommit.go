@@ -64,12 +64,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
 // The reasons a [Result] gives for committing nothing.
@@ -126,12 +128,20 @@ type Result struct {
 	// Skipped says why nothing was committed, e.g. SkippedNotRepo or
 	// SkippedNoChanges; empty when Committed.
 	Skipped string `json:"skipped,omitempty"`
+	// Withheld lists the changed files, relative to the workspace, that
+	// were not committed because they hold a secret (see
+	// Options.Secrets); they stay changed in the work tree.
+	Withheld []string `json:"withheld,omitempty"`
 }
 
 // Options configures a [Committer]. The zero value gives the defaults.
 type Options struct {
 	// Timeout limits each git command; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Secrets keeps changed files that hold a secret, raw or encoded (an
+	// API key a tool wrote into a file), out of the commits; nil keeps
+	// none out.
+	Secrets *redact.Redactor
 }
 
 // Committer commits the changes of one workspace into the repository it
@@ -143,6 +153,7 @@ type Committer struct {
 	gitDir  string // the git directory, when repo
 	top     string // the top of the work tree, when repo
 	timeout time.Duration
+	secrets *redact.Redactor
 	// waitDelay is the git commands' (see git.waitDelay); tests shorten it.
 	waitDelay time.Duration
 	// At Open: the git directory's identity, the ".git" entries from dir
@@ -150,9 +161,6 @@ type Committer struct {
 	gitDirID entry
 	layout   []entry
 	config   []setting
-	// strictFilters refuses filter drivers defined in the repository's
-	// own configuration (see Commit, the function).
-	strictFilters bool
 
 	mu sync.Mutex // one commit at a time
 }
@@ -179,7 +187,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Committer, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
-	c := &Committer{dir: resolved, timeout: opt.Timeout}
+	c := &Committer{dir: resolved, timeout: opt.Timeout, secrets: opt.Secrets}
 	find := git{dir: resolved, timeout: opt.Timeout}
 
 	inside, err := find.insideWorkTree(ctx)
@@ -281,24 +289,102 @@ func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (Res
 	if _, err := g.run(ctx, append([]string{"add", "--all"}, pathspec...)...); err != nil {
 		return Result{}, err
 	}
+	withheld, err := c.withholdSecrets(ctx, g)
+	if err != nil {
+		return Result{}, err
+	}
 	// Status can list changes that stage to nothing (e.g. untracked content
 	// inside a submodule); commit only when the index really differs.
 	if same, err := stagedMatchesHead(ctx, g); err != nil {
 		return Result{}, err
 	} else if same {
-		return Result{Skipped: SkippedNoChanges}, nil
+		return Result{Skipped: SkippedNoChanges, Withheld: withheld}, nil
 	}
 
 	msg := Message(tools)
 	args := append(fallbackIdentity(config), "commit", "--quiet", "--no-verify", "--message", msg)
-	if _, err := g.run(ctx, append(args, pathspec...)...); err != nil {
+	args = append(args, pathspec...)
+	for _, w := range withheld {
+		// A commit with paths takes their content from the work tree:
+		// the withheld files must be left out by name.
+		args = append(args, ":(exclude,literal)"+w)
+	}
+	if _, err := g.run(ctx, args...); err != nil {
 		return Result{}, err
 	}
 	sha, err := g.run(ctx, "rev-parse", "HEAD")
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Committed: true, Commit: strings.TrimSpace(string(sha)), Message: msg}, nil
+	return Result{Committed: true, Commit: strings.TrimSpace(string(sha)), Message: msg, Withheld: withheld}, nil
+}
+
+// withholdSecrets unstages the staged changes that hold a secret and
+// returns their paths. It searches the staged content (git grep --cached),
+// reading the secrets' forms from its standard input so that they appear
+// on no command line.
+func (c *Committer) withholdSecrets(ctx context.Context, g git) ([]string, error) {
+	var forms []string
+	for _, f := range c.secrets.Forms() {
+		if !strings.ContainsAny(f, "\n\r") {
+			forms = append(forms, f)
+		}
+	}
+	if len(forms) == 0 {
+		return nil, nil
+	}
+	out, err := g.run(ctx, append([]string{"diff", "--cached", "--name-only", "--relative", "-z", "--no-renames", "--diff-filter=d"}, pathspec...)...)
+	if err != nil {
+		return nil, err
+	}
+	changed := splitNUL(out)
+	patterns := []byte(strings.Join(forms, "\n") + "\n")
+	var hits []string
+	for chunk := range slices.Chunk(changed, 256) {
+		args := append([]string{"grep", "--cached", "-l", "-z", "-F", "--no-color", "-f", "-", "--"}, literal(chunk)...)
+		out, code, err := g.runInput(ctx, patterns, args...)
+		if err != nil && code != 1 { // 1: no file matches
+			return nil, err
+		}
+		hits = append(hits, splitNUL(out)...)
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	unstage := []string{"reset", "--quiet", "--"}
+	if _, code, err := g.runCode(ctx, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
+		if code != 1 {
+			return nil, err
+		}
+		unstage = []string{"rm", "--cached", "--quiet", "--"} // no HEAD to reset to yet
+	}
+	for chunk := range slices.Chunk(hits, 256) {
+		if _, err := g.run(ctx, append(unstage, literal(chunk)...)...); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(hits)
+	return hits, nil
+}
+
+// literal makes paths pathspecs that match themselves only (no globs).
+func literal(paths []string) []string {
+	specs := make([]string, len(paths))
+	for i, p := range paths {
+		specs[i] = ":(literal)" + p
+	}
+	return specs
+}
+
+// splitNUL splits git's -z output into its entries.
+func splitNUL(out []byte) []string {
+	var list []string
+	for e := range strings.SplitSeq(string(out), "\x00") {
+		if e != "" {
+			list = append(list, e)
+		}
+	}
+	return list
 }
 
 // Hook is Commit with the signature of the agent's post-tools hook
@@ -318,23 +404,6 @@ func sameDir(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
-}
-
-// Commit opens a committer for dir and commits at once.
-//
-// Deprecated: a committer opened just before the commit cannot tell what a
-// tool changed: open one with [Open] when the agent starts and use
-// [Committer.Commit] (or [Committer.Hook]). Commit runs git with the same
-// hardening, and refuses a repository whose own configuration (not the
-// user's global one) defines a filter driver, but it commits into whatever
-// repository it finds, one a tool planted included.
-func Commit(ctx context.Context, dir string, tools []chat.CompletedTool) (Result, error) {
-	c, err := Open(ctx, dir, Options{})
-	if err != nil {
-		return Result{}, err
-	}
-	c.strictFilters = true
-	return c.Commit(ctx, tools)
 }
 
 // Message returns the commit message for a round of tools: a summary line

@@ -264,44 +264,6 @@ func TestCommitErrors(t *testing.T) {
 	assert.True(t, res.Committed)
 }
 
-// TestDeprecatedCommit checks the package-level Commit, which opens a
-// committer and commits at once.
-func TestDeprecatedCommit(t *testing.T) {
-	gittest.IsolateGit(t)
-	tests := []struct {
-		name    string
-		setup   func(t *testing.T, dir string)
-		wantErr string
-	}{
-		{name: "commits", setup: func(*testing.T, string) {}},
-		{
-			name: "refuses a filter the repository defines",
-			setup: func(t *testing.T, dir string) {
-				gittest.Git(t, dir, "config", "filter.x.clean", "cat")
-				gittest.WriteFile(t, dir, ".gitattributes", "* filter=x\n")
-			},
-			wantErr: "the repository's configuration sets filter.x.clean",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := newRepo(t, repoOptions{})
-			tt.setup(t, dir)
-			gittest.WriteFile(t, dir, "x.txt", "x\n")
-			res, err := Commit(context.Background(), dir, editAndBash)
-			if tt.wantErr != "" {
-				assert.ErrorIs(t, err, ErrConfigChanged)
-				assert.ErrorContains(t, err, tt.wantErr)
-				assert.False(t, res.Committed)
-				return
-			}
-			require.NoError(t, err)
-			assert.True(t, res.Committed)
-			assert.Equal(t, "x.txt", gittest.Git(t, dir, "show", "--name-only", "--format=", "HEAD"))
-		})
-	}
-}
-
 func TestMessage(t *testing.T) {
 	tests := []struct {
 		name  string

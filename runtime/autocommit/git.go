@@ -99,6 +99,11 @@ func (g git) run(ctx context.Context, args ...string) ([]byte, error) {
 // even if a process that left the group still holds them, so that the
 // call returns promptly.
 func (g git) runCode(ctx context.Context, args ...string) ([]byte, int, error) {
+	return g.runInput(ctx, nil, args...)
+}
+
+// runInput is runCode with stdin as git's standard input (nil for none).
+func (g git) runInput(ctx context.Context, stdin []byte, args ...string) ([]byte, int, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, -1, fmt.Errorf("auto-commit: git %s not run: %w", args[0], err)
 	}
@@ -107,7 +112,9 @@ func (g git) runCode(ctx context.Context, args ...string) ([]byte, int, error) {
 	cmd := exec.CommandContext(cctx, "git", append(append([]string{}, hardening...), args...)...)
 	cmd.Dir = g.dir
 	cmd.Env = environ(g.env)
-	cmd.Stdin = nil // /dev/null
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

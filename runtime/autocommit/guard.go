@@ -201,14 +201,6 @@ func (c *Committer) checkConfig(ctx context.Context, g git) ([]setting, error) {
 			"Review .git/config and the files it includes (git config --list --show-origin shows every setting and where it is), "+
 			"then restart the agent to auto-commit again", ErrConfigChanged, strings.Join(changed, "; "))
 	}
-	if c.strictFilters {
-		for _, s := range now {
-			if (s.scope == "local" || s.scope == "worktree") && strings.HasPrefix(s.key, "filter.") && runsCommand(s.key) {
-				return nil, fmt.Errorf("auto-commit refused: the repository's configuration sets %s (in %s), a command git would run on every add; "+
-					"review .git/config: %w", s.key, strings.TrimPrefix(s.origin, "file:"), ErrConfigChanged)
-			}
-		}
-	}
 	return now, nil
 }
 

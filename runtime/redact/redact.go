@@ -145,5 +145,16 @@ func (r *Redactor) Contains(b []byte) bool {
 	return false
 }
 
+// Forms returns every form of every secret r looks for (the raw secrets
+// and their encodings), longest first; for handing to a program that
+// searches for them, such as git grep. Keep what it returns as secret as
+// the secrets themselves.
+func (r *Redactor) Forms() []string {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.forms)
+}
+
 // Empty reports whether r redacts nothing.
 func (r *Redactor) Empty() bool { return r == nil || len(r.forms) == 0 }

@@ -186,7 +186,7 @@ func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.To
 	log := s.log.With("tool", call.Name, "call_id", call.ID)
 	tool, ok := s.tools[call.Name]
 	if !ok {
-		log.Warn("unknown tool requested")
+		log.Debug("unknown tool requested") // the result says so; shown with it
 		return errorOutcome(fmt.Sprintf("unknown tool %q; use one of: %s", call.Name, strings.Join(s.names, ", ")), "")
 	}
 	limit := s.maxArgs
@@ -194,7 +194,7 @@ func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.To
 		limit = DefaultMaxArgBytes
 	}
 	if n := len(call.Arguments); n > limit {
-		log.Warn("tool arguments over the limit", "bytes", n, "limit", limit)
+		log.Debug("tool arguments over the limit", "bytes", n, "limit", limit)
 		return errorOutcome(fmt.Sprintf("the arguments of this %s call are %s, over the limit of %s, so the call was not run; "+
 			"make the change in smaller steps (several edit_file calls with shorter old_str and new_str, or bash)",
 			call.Name, sizeString(int64(n)), sizeString(int64(limit))), "")
@@ -245,7 +245,7 @@ func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.To
 	case ctx.Err() != nil:
 		why = fmt.Sprintf("tool %s was cancelled (%v)", call.Name, context.Cause(ctx))
 	case errors.Is(tctx.Err(), context.DeadlineExceeded):
-		log.Warn("tool timed out", "timeout", s.timeout)
+		log.Debug("tool timed out", "timeout", s.timeout)
 		why = fmt.Sprintf("tool %s timed out after %s and was stopped; split the work into smaller steps", call.Name, s.timeout)
 	}
 	if why != "" {

@@ -9,19 +9,21 @@
 //	agent [flags]                 interactive: one message per line on stdin
 //	agent [flags] -p "PROMPT"     one-shot: run one turn to the end, print the reply
 //	agent [flags] -resume ID      continue a saved thread where it stopped
-//	agent replay LOG              check that a recorded session replays exactly
+//	agent [-v] replay LOG         check that a recorded session replays exactly
 //
 // Interactive, the agent reads one message per line from standard input and
 // streams its reply to standard output as it arrives; tool calls, their
 // progress and results, auto-commits, errors and retries (with their delay)
 // go to standard error. A message typed while the agent is busy is queued
-// and sent when the current turn ends: input is never dropped. The agent
+// and sent when the current turn ends: input is never dropped. The line
+// "/usage" shows the tokens used so far instead of being sent. The agent
 // stops at the end of its input (Ctrl-D) once every turn has ended.
 //
 // One-shot (-p), the agent runs one user turn to the end, every tool round
 // included, prints the assistant's text on standard output and exits 0;
-// diagnostics go to standard error. It exits 1 when the turn ends with an
-// error (the LLM request failed, retries used up), or is interrupted.
+// diagnostics, and at the end the tokens used, go to standard error. It
+// exits 1 when the turn ends with an error (the LLM request failed, retries
+// used up), or is interrupted.
 //
 // Ctrl-C or SIGTERM stops the agent: the LLM request and the tools in
 // flight are cancelled, the thread is saved and the agent exits.
@@ -41,47 +43,84 @@
 //	-threads DIR      where threads are saved (default
 //	                  $XDG_DATA_HOME/fsmgen-agent/threads, or
 //	                  ~/.local/share/fsmgen-agent/threads)
-//	-log FILE         the event log (default <threads>/<ID>.events.jsonl)
+//	-log FILE         the event log (default <threads>/<ID>.events.jsonl): a
+//	                  new file or an event log of this format
 //	-max-retries N    retries of a failed LLM request (default 3; 0: none)
 //	-retry-delay D    delay before the first retry, doubled for each next
 //	                  one up to 30s (default 1s; at most 30s); a server's
 //	                  retry-after wins
-//	-tool-timeout D   time limit of each tool call (default 2m)
+//	-sandbox MODE     how bash is confined: auto (default: bubblewrap if it
+//	                  works, else bash is disabled and the agent says why),
+//	                  bwrap (bubblewrap, or an error) or off (unconfined)
+//	-sandbox-network  let sandboxed commands reach the network
+//	-price P          the model's price in dollars per million tokens,
+//	                  INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ], for the costs
+//	                  shown (default: the default models' list prices)
 //	-v                log debug records to standard error
 //
+// The limits, each reached with a message (and, where the model can act on
+// it, an error result the model reads); sizes take units such as 64KiB:
+//
+//	-llm-header-timeout D  the wait for the LLM's response headers (5m)
+//	-llm-idle-timeout D    a silent LLM stream (2m); both are retried
+//	-llm-max-reply SIZE    one reply's text and tool arguments (4MiB)
+//	-max-tool-calls N      tool calls run per reply (64)
+//	-parallel-tools N      tool calls running at once (8)
+//	-max-tool-args SIZE    one tool call's arguments (1MiB)
+//	-max-edit-size SIZE    the file edit_file changes (16MiB)
+//	-tool-timeout D        one tool call (2m)
+//	-commit-timeout D      each git command of the auto-commit (1m)
+//	-max-input-line SIZE   one line of input (1MiB)
+//
 // The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
-// compatible local server may need none). It is removed from the
-// environment of the commands the agent runs, and never written to a
-// thread, a log or an error message.
+// compatible local server may need none). The agent restarts itself at once
+// without it in its environment, handing it on through a pipe, and is not
+// dumpable, so that no command can read it from /proc. Everything that
+// reaches the agent — tool output, the model's text, input, errors — is
+// redacted of the key, raw or encoded, before the model, the screen, the
+// thread, the event log or a commit sees it, and the auto-commit leaves out
+// any changed file that holds it.
 //
 // # Threads, resume and replay
 //
 // Every conversation is a thread with an ID, printed when the agent starts.
-// The thread — the machine's state, conversation included — is saved
-// atomically after every event that changes it, at every turn end and on
-// shutdown, to <threads>/<ID>.json, so a crash or SIGKILL loses nothing that
-// was saved. -resume ID continues the thread in whatever state it was
-// saved: an LLM request in flight is sent again, tool calls that were
-// running get an "interrupted" result (the model decides what to do), a
-// pending auto-commit runs, a pending retry is scheduled again.
+// The thread — the machine's state, conversation included, and its account
+// of tokens — is saved atomically after every event that changes it, at
+// every turn end and on shutdown, to <threads>/<ID>.json, and a round's
+// tools start only once the state that records them is saved: a crash or
+// SIGKILL loses nothing that was saved and never runs a tool twice. -resume
+// ID continues the thread in whatever state it was saved: an LLM request in
+// flight is sent again, tool calls that may have run get an "interrupted"
+// result (the model decides what to do), a pending auto-commit runs, a
+// pending retry is scheduled again. A thread file that cannot be resumed is
+// refused with an error.
 //
 // Every event handed to the machine is appended to the event log, one JSON
-// line each, with the actions the machine performed for it, in order.
-// "agent replay LOG" feeds the events to a fresh machine, needing no
-// network, and checks that every action and rejection is identical: it
-// prints "replay ok: N events" and exits 0, or prints the first difference
-// and exits 1.
+// line each, with the actions the machine performed for it, in order; what
+// the model was sent is recorded by reference (the conversation's length
+// and SHA-256), so the log grows linearly, and each line carries a hash
+// chained to the line before it. "agent replay LOG" feeds the events to a
+// fresh machine, needing no network, and checks that every line chains and
+// every action and rejection is identical: it prints "replay ok: N events"
+// and exits 0, or prints the first difference (or the first line edited
+// after it was written) and exits 1.
 //
 // # Tools
 //
 // read_file, list_files, edit_file (replace one exact occurrence, or create
-// a file) and bash (run in the workspace, whole process group killed on
-// timeout or cancel). The file tools refuse paths outside the workspace.
-// bash is not sandboxed: run the agent only in workspaces you would let it
-// change. After a round of tools that may have changed files (edit_file,
-// bash), everything changed in the workspace is committed to git (skipped
-// when the workspace is not in a git repository; ignored files are never
-// committed).
+// a file) and bash. The file tools reach files only beneath an open handle
+// of the workspace, so no path, symbolic link or race leads outside; they
+// refuse hard-linked files, and edit_file never writes under .git. bash runs
+// in the workspace inside a bubblewrap sandbox (-sandbox): it can write only
+// the workspace (not its .git), a private /tmp and a build cache, sees no
+// credentials, no network (-sandbox-network) and no other process, and
+// everything it starts is killed when it ends. After a round of tools that
+// may have changed files, everything changed in the workspace is committed
+// to git (skipped when the workspace is not in a git repository; ignored
+// files, temporary files and files holding the API key are never
+// committed), with hooks and other configured commands off; the commit is
+// refused if the repository or its configuration changed since the agent
+// started.
 //
 // Exit status: 0 when all went well, 1 on an error (or a one-shot turn that
 // failed, or a replay that differs), 2 for a usage error.

@@ -117,10 +117,20 @@ func base64Aligned(enc *base64.Encoding, s []byte) []string {
 
 // String returns s with every secret replaced by Mark.
 func (r *Redactor) String(s string) string {
-	if r == nil || r.replacer == nil {
-		return s
+	if r == nil || r.replacer == nil || !r.containsString(s) {
+		return s // the usual case, and without the replacer's copy
 	}
 	return r.replacer.Replace(s)
+}
+
+// containsString reports whether s holds a secret in any of its forms.
+func (r *Redactor) containsString(s string) bool {
+	for _, f := range r.forms {
+		if strings.Contains(s, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // Bytes returns b with every secret replaced by Mark; b itself when it

@@ -68,3 +68,25 @@ func TestRedactSeveralSecrets(t *testing.T) {
 	r := redact.New("first-secret-value", "second-secret-value")
 	assert.Equal(t, "a [REDACTED] b [REDACTED]", r.String("a first-secret-value b second-secret-value"))
 }
+
+// BenchmarkRedact measures the redaction of a text delta and of a tool's
+// output, with and without the secret in it.
+func BenchmarkRedact(b *testing.B) {
+	r := redact.New(key)
+	output := strings.Repeat("ok  \tgithub.com/x/y\t0.012s\n", 64<<10/26)
+	for _, bb := range []struct {
+		name, text string
+	}{
+		{"delta", "Let me look at the"},
+		{"output-64KiB", output},
+		{"output-64KiB-with-key", output[:32<<10] + key + output[32<<10:]},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bb.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = r.String(bb.text)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +134,20 @@ func TestLockRemovesTemp(t *testing.T) {
 		} else {
 			assert.NoError(t, err, "%s was removed", name)
 		}
+	}
+}
+
+// BenchmarkSave measures a durable save (write, fsync, rename, directory
+// fsync) of a thread of about 100 KB, which a round of tools now waits for
+// before it starts.
+func BenchmarkSave(b *testing.B) {
+	store, err := thread.NewStore(b.TempDir())
+	require.NoError(b, err)
+	state, err := json.Marshal(map[string]string{"conversation": strings.Repeat("x", 100<<10)})
+	require.NoError(b, err)
+	th := &thread.Thread{Version: thread.Version, ID: "bench", State: state}
+	b.SetBytes(int64(len(state)))
+	for b.Loop() {
+		require.NoError(b, store.Save(th))
 	}
 }

@@ -127,9 +127,9 @@ func TestKillNeverRunsTwice(t *testing.T) {
 	assert.Positive(t, midSave, "no kill landed in the middle of a save")
 }
 
-// killAfter runs the agent with args and kills it with SIGKILL after d (or
-// lets it end, if it ends first).
-func killAfter(t *testing.T, e *env, d time.Duration, args ...string) {
+// killWhen runs the agent with args and kills it with SIGKILL as soon as
+// now, polled every 20 µs, says so (or lets it end, if it ends first).
+func killWhen(t *testing.T, e *env, now func() bool, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -140,12 +140,27 @@ func killAfter(t *testing.T, e *env, d time.Duration, args ...string) {
 		defer close(done)
 		_ = cmd.Wait()
 	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		_ = cmd.Process.Kill()
-		<-done
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if now() {
+			_ = cmd.Process.Kill()
+			<-done
+			return
+		}
+		time.Sleep(20 * time.Microsecond)
 	}
+}
+
+// killAfter runs the agent with args and kills it with SIGKILL after d (or
+// lets it end, if it ends first).
+func killAfter(t *testing.T, e *env, d time.Duration, args ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	killWhen(t, e, func() bool { return time.Now().After(deadline) }, args...)
 }
 
 // killAtSave runs the agent with args and kills it with SIGKILL as soon as
@@ -153,33 +168,14 @@ func killAfter(t *testing.T, e *env, d time.Duration, args ...string) {
 // is in the middle of the save (or lets it end, if it ends first).
 func killAtSave(t *testing.T, e *env, skip int, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := e.command(ctx, args...)
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = cmd.Wait()
-	}()
 	seen := map[string]bool{}
-	for {
-		select {
-		case <-done:
-			return
-		default:
-		}
+	killWhen(t, e, func() bool {
 		entries, _ := os.ReadDir(e.threads)
 		for _, de := range entries {
 			if name := de.Name(); strings.HasPrefix(name, ".") && strings.Contains(name, ".json.tmp-") && !seen[name] {
 				seen[name] = true
-				if len(seen) > skip {
-					_ = cmd.Process.Kill()
-					<-done
-					return
-				}
 			}
 		}
-		time.Sleep(20 * time.Microsecond)
-	}
+		return len(seen) > skip
+	}, args...)
 }

@@ -73,7 +73,7 @@ func (t *terminal) diagf(format string, args ...any) {
 
 // ToolCall implements agentexec.Display.
 func (t *terminal) ToolCall(call chat.ToolCall) {
-	t.diagf("→ %s %s", call.Name, short(string(call.Arguments), 100))
+	t.diagf("→ %s %s", short(call.Name, 64), short(string(call.Arguments), 100))
 }
 
 // ToolProgress implements agentexec.Display.
@@ -82,7 +82,7 @@ func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	if msg == "" && p.Fraction > 0 {
 		msg = fmt.Sprintf("%.0f%%", 100*p.Fraction)
 	}
-	t.diagf("  … %s: %s", call.Name, short(msg, 100))
+	t.diagf("  … %s: %s", short(call.Name, 64), short(msg, 100))
 }
 
 // ToolResult implements agentexec.Display.
@@ -103,7 +103,7 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	case lines > 2:
 		more = fmt.Sprintf(" (and %d more lines)", lines-1)
 	}
-	t.diagf("  %s %s: %s%s", mark, call.Name, short(first, 100), more)
+	t.diagf("  %s %s: %s%s", mark, short(call.Name, 64), short(first, 100), more)
 }
 
 // Hook implements agentexec.Display.

@@ -66,7 +66,7 @@ func TestLimits(t *testing.T) {
 				{Text: "Listed."},
 			},
 			args:    []string{"-max-tool-calls", "2", "-p", "List."},
-			wantErr: []string{"✗ list_files: not run: too many tool calls in one reply: the reply asked for 3 tool calls and at most 2"},
+			wantErr: []string{"✗ list_files: not run: too many tool calls in one reply: the reply asked for 3 and at most 2 are run"},
 		},
 		{
 			name:    "tool arguments too large",

@@ -173,7 +173,7 @@ Paths are relative to the workspace root. Make small, focused changes and check 
 Your changes are committed to git automatically after each round of tools. When you are done, say briefly what you did.`
 
 func main() {
-	if err := hideKeys(); err != nil {
+	if err := errors.Join(hideKeys(), closeInherited()); err != nil {
 		fmt.Fprintf(os.Stderr, "agent: %v\n", err)
 		os.Exit(exitError)
 	}
@@ -189,6 +189,7 @@ type options struct {
 	// The limits.
 	maxToolCalls, parallelTools            int
 	maxToolArgs, maxEditSize, maxInputLine byteSize
+	maxRoundOutput                         byteSize
 	llmMaxReply                            byteSize
 	llmHeaderTimeout, llmIdleTimeout       time.Duration
 	commitTimeout                          time.Duration
@@ -255,10 +256,12 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
 	o.maxToolArgs, o.maxEditSize = tools.DefaultMaxArgBytes, tools.DefaultMaxEditBytes
 	o.maxInputLine, o.llmMaxReply = byteSize(agentexec.DefaultLimits.InputLine), llm.DefaultMaxReplyBytes
+	o.maxRoundOutput = byteSize(agentexec.DefaultLimits.RoundOutput)
 	fs.IntVar(&o.maxToolCalls, "max-tool-calls", agentexec.DefaultLimits.ToolCalls, "tool calls of one reply that are run; the model is told about the others")
 	fs.IntVar(&o.parallelTools, "parallel-tools", agentexec.DefaultLimits.ParallelTools, "tool calls run at once")
 	fs.Var(&o.maxToolArgs, "max-tool-args", "the largest arguments of a tool call, e.g. 1MiB; a larger call is refused")
 	fs.Var(&o.maxEditSize, "max-edit-size", "the largest file edit_file changes, e.g. 16MiB")
+	fs.Var(&o.maxRoundOutput, "max-round-output", "the results of one round of tool calls, all sent to the model at once; later results are cut short")
 	fs.Var(&o.maxInputLine, "max-input-line", "the longest input line sent as a message; a longer one is refused")
 	fs.Var(&o.llmMaxReply, llm.FlagMaxReply, "the largest reply of the LLM (text and tool call arguments); a larger one is cut off and fails the turn")
 	fs.DurationVar(&o.llmHeaderTimeout, llm.FlagHeaderTimeout, llm.DefaultHeaderTimeout, "how long the LLM server may take to start its reply")
@@ -365,6 +368,35 @@ func checkBehavior(o options) error {
 	return errors.Join(errs...)
 }
 
+// checkWorkspace refuses a workspace the agent must not work in: one that
+// holds the home directory (its keys and settings, which the file tools
+// would read and the auto-commit commit), or the threads or the event log
+// (the agent would read, edit and commit its own records).
+func checkWorkspace(ws, threads, logFile string) error {
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(ws, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if real, err := filepath.EvalSymlinks(home); err == nil && inside(real) {
+			return fmt.Errorf("the workspace %s holds your home directory %s, with its keys and settings; run the agent in a project directory (-workspace)", ws, real)
+		}
+	}
+	for _, p := range []struct{ path, flag string }{{threads, "-threads"}, {logFile, "-log"}} {
+		if p.path == "" {
+			continue
+		}
+		real := p.path
+		if r, err := filepath.EvalSymlinks(p.path); err == nil {
+			real = r
+		}
+		if inside(real) {
+			return fmt.Errorf("%s %s is inside the workspace %s, where the agent would read, change and commit it; give %s a directory outside the workspace", p.flag, p.path, ws, p.flag)
+		}
+	}
+	return nil
+}
+
 // openSandbox returns the sandbox of the bash tool the options ask for:
 // it hides the thread store and the event log from the commands, keeps
 // their build cache in the user's cache directory, and knows the API key.
@@ -425,6 +457,17 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		}
 		o.threads = d
 	}
+	// Absolute, so that the sandbox can hide them and the workspace check
+	// below compares like with like.
+	for _, p := range []*string{&o.threads, &o.logFile} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return err
+			}
+			*p = abs
+		}
+	}
 	store, err := thread.NewStore(o.threads)
 	if err != nil {
 		return err
@@ -459,6 +502,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		return fmt.Errorf("%w (set it with -workspace)", err)
 	}
 	defer ws.Close()
+	if err := checkWorkspace(ws.Root(), o.threads, o.logFile); err != nil {
+		return err
+	}
 
 	llmCfg := llm.FromEnv(o.provider, llm.Config{BaseURL: o.baseURL, Logger: logger,
 		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, MaxReplyBytes: int(o.llmMaxReply)})
@@ -528,7 +574,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 			if f != os.Stdin {
 				defer f.Close()
 			}
-			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			if isTerminal(f) {
 				prompt = true
 			}
 			input = f
@@ -567,7 +613,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Input:     input,
 		Signals:   []os.Signal{os.Interrupt, syscall.SIGTERM},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
-			InputLine: int(o.maxInputLine)},
+			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 	})
 	if err != nil {
 		_ = elog.Close()
@@ -612,7 +658,8 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 func replay(args []string, verbose bool, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agent replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: agent replay LOG") }
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: agent [-v] replay [-v] LOG") }
+	fs.BoolVar(&verbose, "v", verbose, "also say how many sessions the log holds")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -629,6 +676,10 @@ func replay(args []string, verbose bool, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		fmt.Fprintf(stderr, "agent replay: %s is not a file; give an event log, such as <threads>/<ID>.events.jsonl\n", fs.Arg(0))
+		return exitError
+	}
 	rep, err := agentexec.ReplayAgent(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "agent replay: %s: %v\n", fs.Arg(0), err)

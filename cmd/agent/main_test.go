@@ -457,7 +457,7 @@ func TestReplay(t *testing.T) {
 	t.Run("usage and unreadable logs", func(t *testing.T) {
 		var o, e bytes.Buffer
 		assert.Equal(t, exitUsage, run(context.Background(), []string{"replay"}, nil, &o, &e))
-		assert.Contains(t, e.String(), "usage: agent replay LOG")
+		assert.Contains(t, e.String(), "usage: agent [-v] replay [-v] LOG")
 		r := replayExit(t, filepath.Join(t.TempDir(), "missing.jsonl"))
 		assert.Equal(t, 1, r.code)
 		for content, want := range map[string]string{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -59,6 +60,17 @@ func TestVerboseReplay(t *testing.T) {
 	assert.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
 	assert.Contains(t, stdout.String(), "replay ok: ")
 	assert.Contains(t, stderr.String(), "1 sessions")
+
+	stdout.Reset()
+	stderr.Reset()
+	code = run(t.Context(), []string{"replay", "-v", log}, nil, &stdout, &stderr)
+	assert.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
+	assert.Contains(t, stderr.String(), "1 sessions", "-v after the subcommand")
+
+	stderr.Reset()
+	code = run(t.Context(), []string{"replay", e.threads}, nil, &stdout, &stderr)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr.String(), "is not a file; give an event log")
 }
 
 // TestLedgerShown checks that a one-shot run ends with the tokens it used,
@@ -196,4 +208,81 @@ func TestKeyNeverCommitted(t *testing.T) {
 	assert.Equal(t, "main.go", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
 	assert.NotContains(t, gittest.Git(t, e.ws, "log", "--all", "-p"), testKey)
 	assert.Equal(t, "?? .env", gittest.Git(t, e.ws, "status", "--porcelain"))
+}
+
+// TestRiskyWorkspace checks that the agent refuses a workspace holding the
+// home directory, its threads or its event log.
+func TestRiskyWorkspace(t *testing.T) {
+	tests := []struct {
+		name string
+		args func(e *env) []string
+		env  func(e *env) []string
+		want string
+	}{
+		{
+			name: "the home directory",
+			env:  func(e *env) []string { return []string{"HOME=" + e.ws} },
+			want: "holds your home directory",
+		},
+		{
+			name: "a parent of the home directory",
+			env:  func(e *env) []string { return []string{"HOME=" + filepath.Join(e.ws, "user")} },
+			want: "holds your home directory",
+		},
+		{
+			name: "the threads",
+			args: func(e *env) []string { return []string{"-threads", filepath.Join(e.ws, "threads")} },
+			want: "-threads " + "{ws}/threads is inside the workspace",
+		},
+		{
+			name: "the event log, given relative",
+			args: func(*env) []string { return []string{"-log", "session.log"} },
+			want: "-log {ws}/session.log is inside the workspace",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, fakellm.Anthropic, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var args []string
+			if tt.args != nil {
+				args = tt.args(e)
+			}
+			cmd := e.command(ctx, append(args, "-p", "Hi.")...)
+			if tt.env != nil {
+				require.NoError(t, os.MkdirAll(filepath.Join(e.ws, "user"), 0o755))
+				cmd.Env = append(cmd.Env, tt.env(e)...)
+			}
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err)
+			assert.Contains(t, string(out), strings.ReplaceAll(tt.want, "{ws}", e.ws))
+			assert.Empty(t, e.srv.Requests(), "nothing was sent")
+		})
+	}
+}
+
+// TestInheritedDescriptors checks that a descriptor the agent inherits
+// (here one of a directory outside the workspace, opened by the shell that
+// started it) does not reach the commands it runs.
+func TestInheritedDescriptors(t *testing.T) {
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("OUTSIDE-SECRET"), 0o600))
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"ls /proc/self/fd; cat /proc/self/fd/*/secret.txt 2>&1; true"}`}}},
+		fakellm.Reply{Text: "Done."})
+	dir, err := os.Open(outside)
+	require.NoError(t, err)
+	defer dir.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.command(ctx, "-sandbox=off", "-p", "Look.")
+	cmd.ExtraFiles = []*os.File{dir} // fd 3 of the agent, without close-on-exec
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	result := reqs[1].Messages[len(reqs[1].Messages)-1].Text
+	assert.NotContains(t, result, "OUTSIDE-SECRET")
+	assert.Equal(t, "0\n1\n2\n", strings.SplitAfter(result, "2\n")[0], "the command has only its standard descriptors: %q", result)
 }

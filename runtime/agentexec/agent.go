@@ -110,10 +110,16 @@ type Limits struct {
 	// InputLine is the longest line of input, in bytes, sent as a message;
 	// a longer line is refused with a notice and the input goes on.
 	InputLine int
+	// RoundOutput bounds the bytes of the results of one round of tool
+	// calls, which all go to the model with the next request: once the
+	// round's results reach it, the results that complete after are cut
+	// short, with a note telling the model so.
+	RoundOutput int
 }
 
-// DefaultLimits are the limits a zero field of [Limits] takes.
-var DefaultLimits = Limits{ToolCalls: 64, ParallelTools: 8, InputLine: 1 << 20}
+// DefaultLimits are the limits a zero field of [Limits] takes. 512 KiB of
+// tool output is about 130,000 tokens, most of a model's context window.
+var DefaultLimits = Limits{ToolCalls: 64, ParallelTools: 8, InputLine: 1 << 20, RoundOutput: 512 << 10}
 
 // withDefaults returns l with its zero fields set to the defaults.
 func (l Limits) withDefaults() Limits {
@@ -125,6 +131,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.InputLine <= 0 {
 		l.InputLine = DefaultLimits.InputLine
+	}
+	if l.RoundOutput <= 0 {
+		l.RoundOutput = DefaultLimits.RoundOutput
 	}
 	return l
 }
@@ -166,14 +175,15 @@ type Agent struct {
 	ctx  context.Context
 
 	// Loop goroutine only.
-	ev           agent.Event    // the event the machine is handling
-	actions      []agent.Action // the actions performed for ev, for the event log
-	starts       []func()       // the work ev's actions start, once the step is saved
-	arrived      bool           // what ev brought was shown (see arrive)
-	failed       error          // a Handler method's failure, returned by Execute
-	stream       work           // the LLM stream in flight
-	tools        work           // the round of tools in flight
-	timer        work           // the retry timer running
+	ev           agent.Event     // the event the machine is handling
+	actions      []agent.Action  // the actions performed for ev, for the event log
+	starts       []func()        // the work ev's actions start, once the step is saved
+	refused      map[string]bool // the calls of the round beyond Limits.ToolCalls whose refusal is not handled yet
+	arrived      bool            // what ev brought was shown (see arrive)
+	failed       error           // a Handler method's failure, returned by Execute
+	stream       work            // the LLM stream in flight
+	tools        work            // the round of tools in flight
+	timer        work            // the retry timer running
 	calls        map[string]chat.ToolCall
 	queue        []string
 	inputClosed  bool
@@ -213,6 +223,7 @@ func New(cfg Config) (*Agent, error) {
 		secrets: redact.New(cfg.Secrets...),
 		limits:  cfg.Limits.withDefaults(),
 		calls:   map[string]chat.ToolCall{},
+		refused: map[string]bool{},
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -403,7 +414,7 @@ func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Ste
 	if turnEnded {
 		a.cfg.Thread.Ledger.EndTurn()
 	}
-	if a.m.Kind() != agent.StateShuttingDown && changesThread(s.Event) {
+	if a.m.Kind() != agent.StateShuttingDown && changesThread(s.Event) && !a.moreRefusals(s.Event) {
 		if err := a.capture(); err != nil {
 			return err
 		}
@@ -468,6 +479,19 @@ func (a *Agent) arrive() {
 	if a.isBusy() && !a.busy {
 		a.turnErr = ""
 	}
+}
+
+// moreRefusals reports whether ev is the refusal of a call beyond
+// Limits.ToolCalls with more such refusals to come: the thread is then
+// saved once, after the last one. Refused calls never run, so a crash
+// before that save loses nothing (on resume they are "interrupted").
+func (a *Agent) moreRefusals(ev agent.Event) bool {
+	tc, ok := ev.(*agent.ToolCompleted)
+	if !ok || !a.refused[tc.CallID] {
+		return false
+	}
+	delete(a.refused, tc.CallID)
+	return len(a.refused) > 0
 }
 
 // changesThread reports whether an accepted event changes what the thread

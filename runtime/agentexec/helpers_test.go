@@ -225,6 +225,8 @@ type run struct {
 	input   io.Reader
 	signals []os.Signal
 	limits  agentexec.Limits
+	// provider replaces the session's fake server.
+	provider llm.Provider
 }
 
 // defaultTools returns the standard tools working in the session's workspace.
@@ -274,8 +276,11 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		require.ErrorIs(t, err, thread.ErrNotFound)
 		th = &thread.Thread{Version: thread.Version, ID: s.id, Created: time.Now(), Provider: string(s.provider), Model: bcfg.Model, Workspace: s.ws}
 	}
-	provider, err := llm.New(string(s.provider), llm.Config{APIKey: testKey, BaseURL: s.srv.BaseURL()})
-	require.NoError(t, err)
+	provider := r.provider
+	if provider == nil {
+		provider, err = llm.New(string(s.provider), llm.Config{APIKey: testKey, BaseURL: s.srv.BaseURL()})
+		require.NoError(t, err)
+	}
 	elog, err := eventlog.Open(s.logPath)
 	require.NoError(t, err)
 	cfg := agentexec.Config{

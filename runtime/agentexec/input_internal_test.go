@@ -49,3 +49,34 @@ func TestReadLine(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputBudget checks how a round's results share the output budget.
+func TestOutputBudget(t *testing.T) {
+	big := strings.Repeat("a", 3000)
+	tests := []struct {
+		name  string
+		limit int
+		in    []string
+		want  []string // the results, or their beginning followed by "…" when cut
+	}{
+		{"within", 100, []string{"one", "two"}, []string{"one", "two"}},
+		{"the last one cut to the minimum", 3000, []string{big, big}, []string{big, big[:minCut] + "…"}},
+		{"cut to what is left", 6000, []string{big, big + big}, []string{big, big + "…"}},
+		{"small results pass the minimum after the limit", 3000, []string{big, "short"}, []string{big, "short"}},
+		{"whole characters", 2049, []string{strings.Repeat("é", 1025) + "x", ""}, []string{strings.Repeat("é", 1024) + "…", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newOutputBudget(tt.limit)
+			for i, in := range tt.in {
+				got := b.take(in)
+				if want, cut := strings.CutSuffix(tt.want[i], "…"); cut {
+					assert.True(t, strings.HasPrefix(got, want+"\n[... cut: this result is "), "result %d: %.80q", i, got)
+					assert.NotContains(t, strings.TrimPrefix(got, want), "a\n[", "cut at the right place")
+				} else {
+					assert.Equal(t, want, got, "result %d", i)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,7 +69,7 @@ func TestToolLimits(t *testing.T) {
 	}{
 		{name: "within the limits", calls: 4, limits: agentexec.Limits{ToolCalls: 4, ParallelTools: 4}, wantRun: 4, wantParallel: 4},
 		{name: "too many calls", calls: 7, limits: agentexec.Limits{ToolCalls: 3, ParallelTools: 8}, wantRun: 3, wantParallel: 3, wantRefused: 4,
-			wantInMessage: "the reply asked for 7 tool calls and at most 3 are run per reply"},
+			wantInMessage: "the reply asked for 7 and at most 3 are run per reply"},
 		{name: "parallel limit", calls: 6, limits: agentexec.Limits{ToolCalls: 10, ParallelTools: 2}, wantRun: 6, wantParallel: 2},
 	}
 	for _, tt := range tests {
@@ -230,4 +231,48 @@ func TestLedger(t *testing.T) {
 			assert.Len(t, res.Ledger.Turns, 3)
 		})
 	}
+}
+
+// splitProvider streams a reply whose text and tool arguments split the
+// test key across deltas.
+type splitProvider struct{}
+
+func (splitProvider) Name() string { return "split" }
+
+func (splitProvider) Stream(_ context.Context, req chat.Request, emit func(llm.Event)) error {
+	half := len(testKey) / 2
+	if req.Messages[len(req.Messages)-1].Role == chat.RoleTool {
+		emit(llm.TextDelta{Text: "Done."})
+		emit(llm.Completed{Response: chat.Response{Message: chat.Message{Role: chat.RoleAssistant, Content: "Done."}}})
+		return nil
+	}
+	for _, piece := range []string{"key: ", testKey[:half], testKey[half:], " end"} {
+		emit(llm.TextDelta{Text: piece})
+	}
+	args := `{"k":"` + testKey + `"}`
+	for _, piece := range []string{args[:5], args[5 : 5+half], args[5+half:]} {
+		emit(llm.ToolCallDelta{CallID: "c1", ToolName: "probe", Fragment: piece})
+	}
+	msg := chat.Message{Role: chat.RoleAssistant, Content: "key: " + testKey + " end"}
+	msg.ToolCalls = []chat.ToolCall{{ID: "c1", Name: "probe", Arguments: []byte(args)}}
+	emit(llm.Completed{Response: chat.Response{Message: msg}})
+	return nil
+}
+
+// TestSecretSplitAcrossDeltas checks that a secret the LLM streams in two
+// pieces is redacted from the display and the event log too.
+func TestSecretSplitAcrossDeltas(t *testing.T) {
+	s := newSession(t, fakellm.Anthropic, nil)
+	probe := toolFunc{name: "probe", run: func(context.Context, json.RawMessage, func(chat.ToolProgress)) (string, error) { return "ok", nil }}
+	set, err := tools.NewSet(tools.Options{}, probe)
+	require.NoError(t, err)
+	d := &recorder{}
+	_, err = s.run(t, run{prompt: "Go.", tools: set, display: d, provider: splitProvider{}})
+	require.NoError(t, err)
+	assert.Equal(t, "key: [REDACTED] endDone.", d.text.String(), "the streamed text, redacted, nothing lost")
+	s.checkNoSecret(t)
+	log, err := os.ReadFile(s.logPath)
+	require.NoError(t, err)
+	assert.NotContains(t, string(log), testKey[:len(testKey)/2+1])
+	assert.NotContains(t, string(log), testKey[len(testKey)/2-1:])
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
 // startStream sends req to the LLM in a task and feeds its stream back as
@@ -25,17 +26,45 @@ func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() 
 	l := a.loop
 	ended := false
 	send := func(ev agent.Event) { _ = l.SendIf(ctx, ev, valid) }
+	// A secret split across two deltas is caught by redacting each text
+	// as a stream: what could be the start of a secret waits for the next
+	// delta, and is sent before the reply ends.
+	text := a.secrets.Stream()
+	args := map[string]*redact.Stream{}
+	var callIDs []string
+	flush := func() {
+		if rest := text.Flush(); rest != "" {
+			send(&agent.TextDelta{Content: rest})
+		}
+		for _, id := range callIDs {
+			if rest := args[id].Flush(); rest != "" {
+				send(&agent.ToolCallDelta{CallID: id, ArgumentsFragment: rest})
+			}
+		}
+	}
 	err := a.cfg.Provider.Stream(ctx, req, func(e llm.Event) {
 		switch e := e.(type) {
 		case llm.TextDelta:
-			send(&agent.TextDelta{Content: a.secrets.String(e.Text)})
+			if shown := text.Write(e.Text); shown != "" {
+				send(&agent.TextDelta{Content: shown})
+			}
 		case llm.ToolCallDelta:
-			send(&agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: a.secrets.String(e.Fragment)})
+			st, ok := args[e.CallID]
+			if !ok {
+				st = a.secrets.Stream()
+				args[e.CallID] = st
+				callIDs = append(callIDs, e.CallID)
+			}
+			if shown := st.Write(e.Fragment); shown != "" || !ok {
+				send(&agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: shown})
+			}
 		case llm.Completed:
 			ended = true
+			flush()
 			send(&agent.LLMCompleted{Response: a.redactResponse(e.Response)})
 		case llm.Failed:
 			ended = true
+			flush()
 			e.Err.Message = a.secrets.String(e.Err.Message)
 			send(&agent.LLMError{Error: e.Err})
 		}

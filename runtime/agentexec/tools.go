@@ -3,6 +3,8 @@ package agentexec
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
@@ -44,13 +46,16 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 		a.display.ToolCall(c)
 	}
 	l := a.loop
+	clear(a.refused)
 	a.later(func() {
 		slots := make(chan struct{}, a.limits.ParallelTools)
+		budget := newOutputBudget(a.limits.RoundOutput)
 		for i, c := range calls {
 			if i >= a.limits.ToolCalls {
 				out := chat.ToolOutcome{IsError: true, Content: fmt.Sprintf(
-					"%s: the reply asked for %d tool calls and at most %d are run per reply; make at most %d calls in one reply and ask for the rest after seeing their results",
-					TooManyCallsPrefix, len(calls), a.limits.ToolCalls, a.limits.ToolCalls)}
+					"%s: the reply asked for %d and at most %d are run per reply; ask for the rest after seeing these results",
+					TooManyCallsPrefix, len(calls), a.limits.ToolCalls)}
+				a.refused[c.ID] = true
 				l.Next(&agent.ToolCompleted{CallID: c.ID, Outcome: out})
 				continue
 			}
@@ -66,9 +71,59 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 					_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
 				}
 				out := a.cfg.Tools.Run(ctx, c, progress)
-				out.Content = a.secrets.String(out.Content)
+				out.Content = budget.take(a.secrets.String(out.Content))
 				_ = l.SendIf(ctx, &agent.ToolCompleted{CallID: c.ID, Outcome: out}, valid)
 			})
 		}
 	})
+}
+
+// outputBudget is what is left of the bytes a round's tool results may
+// take (Limits.RoundOutput). It is safe for concurrent use: the round's
+// calls complete in parallel.
+type outputBudget struct {
+	limit int
+	left  atomic.Int64
+}
+
+// newOutputBudget returns a budget of limit bytes.
+func newOutputBudget(limit int) *outputBudget {
+	b := &outputBudget{limit: limit}
+	b.left.Store(int64(limit))
+	return b
+}
+
+// minCut is how much of a result is kept when the budget is spent, so
+// that the model still sees how the call went.
+const minCut = 2 << 10
+
+// take returns content whole when the budget holds it, and takes it from
+// the budget; otherwise it returns the beginning that fits (at least
+// minCut bytes, ending on a whole character) with a note saying what was
+// cut and why.
+func (b *outputBudget) take(content string) string {
+	n := int64(len(content))
+	for {
+		left := b.left.Load()
+		if n <= left {
+			if b.left.CompareAndSwap(left, left-n) {
+				return content
+			}
+			continue
+		}
+		keep := max(left, minCut)
+		if keep >= n {
+			keep = n
+		}
+		if b.left.CompareAndSwap(left, max(left-keep, 0)) {
+			if keep == n {
+				return content
+			}
+			for keep > 0 && !utf8.RuneStart(content[keep]) {
+				keep-- // end on a whole character
+			}
+			return fmt.Sprintf("%s\n[... cut: this result is %d bytes, and the results of this round passed the limit of %d bytes in all; ask for less at once (a part of a file, the end of a log) ...]",
+				content[:keep], n, b.limit)
+		}
+	}
 }

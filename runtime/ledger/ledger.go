@@ -11,6 +11,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -95,7 +96,7 @@ func ParsePrice(s string) (Price, error) {
 	var v [4]float64
 	for i, p := range parts {
 		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || f < 0 {
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 			return Price{}, fmt.Errorf("price %q: %q is not a price; give dollars per million tokens, e.g. 3 or 0.3", s, p)
 		}
 		v[i] = f

@@ -64,6 +64,8 @@ func TestParsePrice(t *testing.T) {
 		{in: "3", wantErr: "want INPUT,OUTPUT"},
 		{in: "3,x", wantErr: `"x" is not a price`},
 		{in: "3,-1", wantErr: `"-1" is not a price`},
+		{in: "NaN,1", wantErr: `"NaN" is not a price`},
+		{in: "1,Inf", wantErr: `"Inf" is not a price`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

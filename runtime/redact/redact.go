@@ -168,3 +168,52 @@ func (r *Redactor) Forms() []string {
 
 // Empty reports whether r redacts nothing.
 func (r *Redactor) Empty() bool { return r == nil || len(r.forms) == 0 }
+
+// Stream redacts a text that arrives in pieces (the deltas of a streamed
+// reply), so that a secret split across two pieces is caught too: Write
+// returns what can be shown of the text so far and holds back the end that
+// could be the start of a secret, Flush returns the rest. A nil or empty
+// Redactor's Stream holds nothing back. A Stream is not safe for
+// concurrent use.
+type Stream struct {
+	r       *Redactor
+	pending string
+}
+
+// Stream returns a stream redactor of r.
+func (r *Redactor) Stream() *Stream { return &Stream{r: r} }
+
+// Write takes the next piece of the text and returns what of the text so
+// far is certain not to hold any part of a secret, redacted.
+func (s *Stream) Write(piece string) string {
+	if s.r.Empty() {
+		return piece
+	}
+	text := s.r.String(s.pending + piece)
+	keep := s.r.partial(text)
+	s.pending = text[len(text)-keep:]
+	return text[:len(text)-keep]
+}
+
+// Flush returns what Write held back, redacted, and empties the stream.
+func (s *Stream) Flush() string {
+	rest := s.pending
+	s.pending = ""
+	return rest
+}
+
+// partial returns the length of the longest end of text that is the start
+// of one of r's forms (shorter than the form): the part a next piece could
+// complete into a secret.
+func (r *Redactor) partial(text string) int {
+	longest := 0
+	for _, f := range r.forms {
+		for n := min(len(f)-1, len(text)); n > longest; n-- {
+			if strings.HasSuffix(text, f[:n]) {
+				longest = n
+				break
+			}
+		}
+	}
+	return longest
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -89,4 +90,29 @@ func BenchmarkRedact(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestStream checks that a secret split across the pieces of a streamed
+// text never comes out whole, and that the text comes out otherwise
+// unchanged once flushed.
+func TestStream(t *testing.T) {
+	text := "before " + key + " middle " + base64.StdEncoding.EncodeToString([]byte(key)) + " after"
+	want := redact.New(key).String(text)
+	for _, size := range []int{1, 2, 3, 5, 7, 11, 64, len(text)} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			s := redact.New(key).Stream()
+			var out strings.Builder
+			for i := 0; i < len(text); i += size {
+				got := s.Write(text[i:min(i+size, len(text))])
+				assert.NotContains(t, out.String()+got, key[:len(key)-1], "a piece let the secret through")
+				out.WriteString(got)
+			}
+			out.WriteString(s.Flush())
+			assert.Equal(t, want, out.String())
+		})
+	}
+	var nothing *redact.Redactor
+	s := nothing.Stream()
+	assert.Equal(t, "sk-ant", s.Write("sk-ant"))
+	assert.Empty(t, s.Flush())
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,17 @@ func TestLimits(t *testing.T) {
 			wantErr: []string{"✗ list_files: not run: too many tool calls in one reply: the reply asked for 3 and at most 2 are run"},
 		},
 		{
+			name:    "thousands of tool calls in one reply",
+			replies: []fakellm.Reply{{ToolCalls: manyCalls(3000)}, {Text: "Listed."}},
+			args:    []string{"-max-tool-calls", "2", "-p", "List."},
+			wantErr: []string{"the reply asked for 3000 and at most 2 are run"},
+			check: func(t *testing.T, e *env) {
+				reqs := e.srv.Requests()
+				require.Len(t, reqs, 2)
+				assert.Len(t, reqs[1].Messages, 2+3000, "every call has its result")
+			},
+		},
+		{
 			name:    "tool arguments too large",
 			replies: []fakellm.Reply{{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"big.txt","old_str":"","new_str":"` + big + `"}`}}}, {Text: "Too big."}},
 			args:    []string{"-max-tool-args", "1KiB", "-p", "Write."},
@@ -130,4 +142,13 @@ func TestNotAnLLMServer(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(r.stderr, "does not look like an"), "said once:\n%s", r.stderr)
 		})
 	}
+}
+
+// manyCalls returns n list_files calls.
+func manyCalls(n int) []fakellm.ToolCall {
+	calls := make([]fakellm.ToolCall, n)
+	for i := range calls {
+		calls[i] = fakellm.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "list_files", Args: `{}`}
+	}
+	return calls
 }

@@ -6,15 +6,31 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"syscall"
 )
 
+// TempMark is what the name of every temporary file of Write holds, between
+// the base name of the file it replaces and a random part:
+// ".<base>.fsmgen-tmp-<random>". It is distinctive so that the agent's
+// auto-commit can leave exactly these files out of its commits, not the
+// user's own files named like ".notes.tmp-1".
+const TempMark = ".fsmgen-tmp-"
+
 // TempPattern is the pattern, for os.CreateTemp and filepath.Glob, of the
-// temporary files Write creates to replace the file named base. A process
-// killed during Write leaves one behind; remove them when no Write of
-// the file can be running.
-func TempPattern(base string) string { return "." + base + ".tmp-*" }
+// temporary files Write creates to replace the file named base:
+// ".<base>.fsmgen-tmp-*". A process killed during Write leaves one behind;
+// remove them when no Write of the file can be running.
+func TempPattern(base string) string { return "." + base + TempMark + "*" }
+
+// IsTemp reports whether name, a base name, matches TempPattern("*"),
+// the pattern of the temporary files of Write of any file (the pattern
+// the agent's auto-commit leaves out of its commits).
+func IsTemp(name string) bool {
+	ok, _ := path.Match(TempPattern("*"), name)
+	return ok
+}
 
 // Write replaces the file at path with data and mode perm: it writes a
 // temporary file in the same directory, syncs it, renames it over path and

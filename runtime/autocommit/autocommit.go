@@ -39,6 +39,16 @@
 //   - never commits edit_file's temporary files ([EditTempPattern]) nor
 //     those of the thread store's atomic writes ([AtomicTempPattern]),
 //     which a kill can leave behind;
+//   - never commits a git repository that a tool created inside the
+//     workspace (see "Repositories inside the workspace" below);
+//   - leaves out of the commit, unstaged, the changed files that hold a
+//     secret ([Options].Secrets) in their content, in their path or, for a
+//     symbolic link, in its target, and the new files over
+//     [Options].MaxNewFileBytes, and names them in the [Result];
+//   - passes the paths it adds, unstages and commits to git on standard
+//     input (--pathspec-from-file), and the secrets' forms too: a command
+//     line, which other users of the machine can read, names only paths
+//     that hold no secret; git's error messages are redacted;
 //   - runs each git command with a deadline ([Options].Timeout), in its
 //     own process group, which is killed when the deadline passes or the
 //     context is cancelled; the call returns within a couple of seconds
@@ -50,6 +60,30 @@
 // configured command, which it cannot without changing the configuration;
 // so a filter runs only if its command was configured when the agent
 // started. The user's hooks do not run for the agent's commits.
+//
+// # Repositories inside the workspace
+//
+// A tool can create a repository inside the workspace (git init in a
+// subdirectory, or a clone) whose configuration runs commands:
+// core.fsmonitor, a filter. Committed, it becomes a gitlink (a submodule
+// without .gitmodules), and from then on the user's own git status in the
+// workspace runs git inside it, under its configuration. So the
+// auto-commit never stages one: a directory that git reports as an
+// untracked repository is left out of git add, and a gitlink that is staged
+// nonetheless is unstaged. The repositories that appeared, or whose .git
+// changed, since [Open] are named in [Result].Repositories, once each, with
+// [RepositoryReason].
+//
+// The user's own submodules keep working: a gitlink that was in the index
+// at Open is committed when the commit it records changes (a tool checked
+// out another commit in the submodule), as long as the submodule's .git is
+// what it was at Open; when a tool replaced it (rm sub/.git, git init) the
+// change is left out and the submodule is named in Result.Repositories:
+// the user's git status now runs the new repository's configuration, which
+// the auto-commit cannot prevent, only report. Untracked
+// repositories that were there at Open are not committed either, and not
+// named. Repositories in ignored directories are not looked for: git
+// status in the workspace never looks inside them.
 //
 // The checks are made just before git runs. A process that a tool left
 // running in the background could still change the configuration in
@@ -71,6 +105,7 @@ import (
 	"unicode"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
@@ -94,9 +129,26 @@ const (
 	// (tools.EditTempPattern).
 	EditTempPattern = ".fsmgen-edit-*.tmp"
 	// AtomicTempPattern is the temporary files of the atomic writes of
-	// the agent's thread store (and of fsmgen's generator).
-	AtomicTempPattern = ".*.tmp-*"
+	// the agent's thread store (and of fsmgen's generator):
+	// atomicfile.TempPattern of any file.
+	AtomicTempPattern = ".*" + atomicfile.TempMark + "*"
 )
+
+// Why files are left out of a commit, for the user; see [Result].
+const (
+	// SecretReason is why the files of Result.Withheld are not committed.
+	SecretReason = "they hold a secret (the API key) in their content, their name or, for a symbolic link, its target"
+	// RepositoryReason is why the directories of Result.Repositories are
+	// not committed.
+	RepositoryReason = "a git repository created inside the workspace: review its .git/config before running git there"
+	// TooLargeReason is why the files of Result.TooLarge are not
+	// committed; the limit is Options.MaxNewFileBytes.
+	TooLargeReason = "new files over the size limit of the auto-commit (build outputs?): add them to .gitignore, or commit them yourself"
+)
+
+// DefaultMaxNewFileBytes is the size of the largest new file the
+// auto-commit commits unless [Options].MaxNewFileBytes says otherwise.
+const DefaultMaxNewFileBytes = 5 << 20
 
 // DefaultTimeout is how long one git command may run unless
 // [Options].Timeout says otherwise.
@@ -129,9 +181,21 @@ type Result struct {
 	// SkippedNoChanges; empty when Committed.
 	Skipped string `json:"skipped,omitempty"`
 	// Withheld lists the changed files, relative to the workspace, that
-	// were not committed because they hold a secret (see
-	// Options.Secrets); they stay changed in the work tree.
+	// were not committed because they hold a secret (see Options.Secrets
+	// and SecretReason); they stay changed in the work tree. A secret in
+	// a path is replaced by redact.Mark. Listed on every commit.
 	Withheld []string `json:"withheld,omitempty"`
+	// Repositories lists the git repositories inside the workspace
+	// (directories, relative to the workspace, redacted as Withheld)
+	// that appeared or whose .git changed since Open; none is committed
+	// (see RepositoryReason and the package documentation). Each is
+	// listed once, when it is first seen or changes again.
+	Repositories []string `json:"repositories,omitempty"`
+	// TooLarge lists the new files (not in the last commit) over
+	// Options.MaxNewFileBytes, not committed (see TooLargeReason); they
+	// stay in the work tree, untracked. Each is listed once for each
+	// content it has.
+	TooLarge []string `json:"too_large,omitempty"`
 }
 
 // Options configures a [Committer]. The zero value gives the defaults.
@@ -139,9 +203,13 @@ type Options struct {
 	// Timeout limits each git command; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Secrets keeps changed files that hold a secret, raw or encoded (an
-	// API key a tool wrote into a file), out of the commits; nil keeps
-	// none out.
+	// API key a tool wrote into a file, a file or directory named with
+	// it, a symbolic link to it), out of the commits; nil keeps none out.
 	Secrets *redact.Redactor
+	// MaxNewFileBytes is the size of the largest new file committed;
+	// larger ones are left out and named in Result.TooLarge. 0 means
+	// DefaultMaxNewFileBytes, a negative value no limit.
+	MaxNewFileBytes int64
 }
 
 // Committer commits the changes of one workspace into the repository it
@@ -152,8 +220,10 @@ type Committer struct {
 	repo    bool   // whether dir was in a git work tree at Open
 	gitDir  string // the git directory, when repo
 	top     string // the top of the work tree, when repo
+	prefix  string // dir relative to top, with a final "/", or ""
 	timeout time.Duration
 	secrets *redact.Redactor
+	maxNew  int64 // Options.MaxNewFileBytes; < 0: no limit
 	// waitDelay is the git commands' (see git.waitDelay); tests shorten it.
 	waitDelay time.Duration
 	// At Open: the git directory's identity, the ".git" entries from dir
@@ -161,8 +231,13 @@ type Committer struct {
 	gitDirID entry
 	layout   []entry
 	config   []setting
+	// The repositories inside the workspace at Open (see nested.go).
+	repos repositories
 
-	mu sync.Mutex // one commit at a time
+	mu sync.Mutex // one commit at a time; guards told
+	// told is what Result.Repositories and Result.TooLarge said, by path,
+	// so that each is said once (see noteNew).
+	told map[string]string
 }
 
 // Open records the repository the workspace dir belongs to, if any, and
@@ -187,8 +262,11 @@ func Open(ctx context.Context, dir string, opt Options) (*Committer, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
-	c := &Committer{dir: resolved, timeout: opt.Timeout, secrets: opt.Secrets}
-	find := git{dir: resolved, timeout: opt.Timeout}
+	if opt.MaxNewFileBytes == 0 {
+		opt.MaxNewFileBytes = DefaultMaxNewFileBytes
+	}
+	c := &Committer{dir: resolved, timeout: opt.Timeout, secrets: opt.Secrets, maxNew: opt.MaxNewFileBytes, told: map[string]string{}}
+	find := git{dir: resolved, timeout: opt.Timeout, redact: opt.Secrets}
 
 	inside, err := find.insideWorkTree(ctx)
 	if err != nil {
@@ -216,6 +294,12 @@ func Open(ctx context.Context, dir string, opt Options) (*Committer, error) {
 	if c.config, err = c.git().config(ctx); err != nil {
 		return nil, err
 	}
+	if c.prefix, err = c.git().prefix(ctx); err != nil {
+		return nil, err
+	}
+	if c.repos, err = c.scanRepositories(ctx, c.git()); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -233,6 +317,7 @@ func (c *Committer) git() git {
 		env:       []string{"GIT_DIR=" + c.gitDir, "GIT_WORK_TREE=" + c.top},
 		timeout:   c.timeout,
 		waitDelay: c.waitDelay,
+		redact:    c.secrets,
 	}
 }
 
@@ -254,13 +339,15 @@ var pathspec = []string{"--", ".",
 //
 //	Auto-committed after tools: edit_file (ok), bash (failed)
 //
-// When the repository has no user name or email configured, the commit is
-// made as FallbackName <FallbackEmail>. It is refused with an error
-// wrapping ErrRepositoryChanged or ErrConfigChanged when the repository or
-// its configuration changed since Open (see the package documentation).
-// Any other error means git failed or was stopped (a merge is in progress,
-// the index is locked, the timeout passed, ctx was cancelled, …); its text
-// includes git's own message.
+// Files holding a secret, new files over the size limit and repositories
+// inside the workspace are left out, unstaged, and named in the Result
+// (see the package documentation). When the repository has no user name or
+// email configured, the commit is made as FallbackName <FallbackEmail>. It
+// is refused with an error wrapping ErrRepositoryChanged or
+// ErrConfigChanged when the repository or its configuration changed since
+// Open (see the package documentation). Any other error means git failed
+// or was stopped (a merge is in progress, the index is locked, the timeout
+// passed, ctx was cancelled, …); its text includes git's own message.
 func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -283,14 +370,28 @@ func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	if len(status) == 0 {
-		return Result{Skipped: SkippedNoChanges}, nil
-	}
-	if _, err := g.run(ctx, append([]string{"add", "--all"}, pathspec...)...); err != nil {
+	untrackedRepos, err := c.untrackedRepositories(status)
+	if err != nil {
 		return Result{}, err
 	}
-	withheld, err := c.withholdSecrets(ctx, g)
+	// A submodule whose .git a tool replaced is named even when nothing
+	// is to be committed: the user's git status runs the new one.
+	var out leftOut
+	out.repos = append(c.replacedSubmodules(), untrackedRepos...)
+	if len(status) == 0 {
+		return c.result(Result{Skipped: SkippedNoChanges}, out), nil
+	}
+	// Untracked repositories are never staged: git add would make them
+	// gitlinks (or fail, for one without a commit).
+	specs := slices.Concat(pathspec[1:], exclude(untrackedRepos))
+	if _, err := g.runPaths(ctx, specs, "add", "--all"); err != nil {
+		return Result{}, err
+	}
+	staged, err := c.review(ctx, g, &out)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := unstage(ctx, g, staged); err != nil {
 		return Result{}, err
 	}
 	// Status can list changes that stage to nothing (e.g. untracked content
@@ -298,73 +399,67 @@ func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (Res
 	if same, err := stagedMatchesHead(ctx, g); err != nil {
 		return Result{}, err
 	} else if same {
-		return Result{Skipped: SkippedNoChanges, Withheld: withheld}, nil
+		return c.result(Result{Skipped: SkippedNoChanges}, out), nil
 	}
 
 	msg := Message(tools)
 	args := append(fallbackIdentity(config), "commit", "--quiet", "--no-verify", "--message", msg)
-	args = append(args, pathspec...)
-	for _, w := range withheld {
-		// A commit with paths takes their content from the work tree:
-		// the withheld files must be left out by name.
-		args = append(args, ":(exclude,literal)"+w)
-	}
-	if _, err := g.run(ctx, args...); err != nil {
+	// A commit with paths takes their content from the work tree: what
+	// was left out must be excluded by name.
+	specs = slices.Concat(pathspec[1:], exclude(untrackedRepos), exclude(staged))
+	if _, err := g.runPaths(ctx, specs, args...); err != nil {
 		return Result{}, err
 	}
 	sha, err := g.run(ctx, "rev-parse", "HEAD")
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Committed: true, Commit: strings.TrimSpace(string(sha)), Message: msg, Withheld: withheld}, nil
+	return c.result(Result{Committed: true, Commit: strings.TrimSpace(string(sha)), Message: msg}, out), nil
 }
 
-// withholdSecrets unstages the staged changes that hold a secret and
-// returns their paths. It searches the staged content (git grep --cached),
-// reading the secrets' forms from its standard input so that they appear
-// on no command line.
-func (c *Committer) withholdSecrets(ctx context.Context, g git) ([]string, error) {
-	var forms []string
-	for _, f := range c.secrets.Forms() {
-		if !strings.ContainsAny(f, "\n\r") {
-			forms = append(forms, f)
+// result is res with what was left out of the commit, redacted and
+// sorted; repositories and large files that were named before with the
+// same state are not named again.
+func (c *Committer) result(res Result, out leftOut) Result {
+	list := func(paths []string, kind string, states map[string]string) []string {
+		var named []string
+		for _, p := range paths {
+			if states != nil && !c.noteNew(kind, p, states[p]) {
+				continue
+			}
+			named = append(named, c.secrets.String(p))
 		}
+		slices.Sort(named)
+		return slices.Compact(named)
 	}
-	if len(forms) == 0 {
-		return nil, nil
+	res.Withheld = list(out.secrets, "", nil)
+	res.Repositories = list(out.repos, repositoryKind, c.repoStates(out.repos))
+	res.TooLarge = list(out.large, largeKind, out.largeStates)
+	return res
+}
+
+// largeKind is the kind of noteNew's records of large files.
+const largeKind = "large"
+
+// noteNew reports whether the path p of the kind has a state other than
+// the one it had when it was last named, and records the state.
+func (c *Committer) noteNew(kind, p, state string) bool {
+	key := kind + "\x00" + p
+	if was, ok := c.told[key]; ok && was == state {
+		return false
 	}
-	out, err := g.run(ctx, append([]string{"diff", "--cached", "--name-only", "--relative", "-z", "--no-renames", "--diff-filter=d"}, pathspec...)...)
-	if err != nil {
-		return nil, err
+	c.told[key] = state
+	return true
+}
+
+// exclude makes the paths pathspecs that exclude themselves and what is
+// below them.
+func exclude(paths []string) []string {
+	specs := make([]string, len(paths))
+	for i, p := range paths {
+		specs[i] = ":(exclude,literal)" + p
 	}
-	changed := splitNUL(out)
-	patterns := []byte(strings.Join(forms, "\n") + "\n")
-	var hits []string
-	for chunk := range slices.Chunk(changed, 256) {
-		args := append([]string{"grep", "--cached", "-l", "-z", "-F", "--no-color", "-f", "-", "--"}, literal(chunk)...)
-		out, code, err := g.runInput(ctx, patterns, args...)
-		if err != nil && code != 1 { // 1: no file matches
-			return nil, err
-		}
-		hits = append(hits, splitNUL(out)...)
-	}
-	if len(hits) == 0 {
-		return nil, nil
-	}
-	unstage := []string{"reset", "--quiet", "--"}
-	if _, code, err := g.runCode(ctx, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
-		if code != 1 {
-			return nil, err
-		}
-		unstage = []string{"rm", "--cached", "--quiet", "--"} // no HEAD to reset to yet
-	}
-	for chunk := range slices.Chunk(hits, 256) {
-		if _, err := g.run(ctx, append(unstage, literal(chunk)...)...); err != nil {
-			return nil, err
-		}
-	}
-	slices.Sort(hits)
-	return hits, nil
+	return specs
 }
 
 // literal makes paths pathspecs that match themselves only (no globs).

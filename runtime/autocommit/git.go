@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
 // defaultWaitDelay is how long a git command's output is waited for after
@@ -81,6 +83,9 @@ type git struct {
 	// waitDelay is the command's exec.Cmd.WaitDelay; 0 means
 	// defaultWaitDelay.
 	waitDelay time.Duration
+	// redact is applied to git's messages in errors: they can quote a
+	// path named with a secret.
+	redact *redact.Redactor
 }
 
 // run runs git with args in the directory and returns its standard output.
@@ -88,6 +93,32 @@ type git struct {
 func (g git) run(ctx context.Context, args ...string) ([]byte, error) {
 	out, _, err := g.runCode(ctx, args...)
 	return out, err
+}
+
+// runPaths runs git with args and the pathspecs specs, which it reads
+// from its standard input (--pathspec-from-file): paths, which may hold a
+// secret, never appear on a command line. The command must accept
+// --pathspec-from-file (add, commit, reset, rm, …).
+func (g git) runPaths(ctx context.Context, specs []string, args ...string) ([]byte, error) {
+	var in bytes.Buffer
+	for _, s := range specs {
+		in.WriteString(s)
+		in.WriteByte(0)
+	}
+	args = append(slices.Clip(args), "--pathspec-from-file=-", "--pathspec-file-nul")
+	out, _, err := g.runInput(ctx, in.Bytes(), args...)
+	return out, err
+}
+
+// prefix returns the working directory relative to the top of the work
+// tree, with a final "/", or "" at the top: what paths relative to the top
+// (git status's) begin with below the working directory.
+func (g git) prefix(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "--show-prefix")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(out), "\n"), nil
 }
 
 // runCode is run that also returns git's exit code (-1 when git did not
@@ -150,6 +181,7 @@ func (g git) runInput(ctx context.Context, stdin []byte, args ...string) ([]byte
 	if detail == "" {
 		detail = strings.TrimSpace(stdout.String())
 	}
+	detail = g.redact.String(detail)
 	if detail != "" {
 		return stdout.Bytes(), code, fmt.Errorf("auto-commit: git %s in %s: %w: %s", args[0], g.dir, err, detail)
 	}

@@ -3,7 +3,9 @@ package autocommit
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +83,103 @@ func TestSecretsWithheld(t *testing.T) {
 			}
 			assert.Empty(t, gittest.Git(t, top, "diff", "--cached", "--name-only"), "nothing is left staged")
 		})
+	}
+}
+
+// TestSecretsInNamesWithheld checks that changed paths named with a secret
+// and symbolic links to one stay out of the commit, the index and the
+// Result: git grep searches the contents of regular files only.
+func TestSecretsInNamesWithheld(t *testing.T) {
+	const key = "sk-ant-review-secret-0123456789"
+	gittest.IsolateGit(t)
+	tests := []struct {
+		name         string
+		script       string // run by bash in the workspace after Open, with .env holding the key
+		wantWithheld []string
+	}{
+		{
+			name:         "the reviewer's command",
+			script:       `K=$(cut -d= -f2 .env); ln -s "$K" link1; mkdir "d-$K"; echo x > "d-$K/f"`,
+			wantWithheld: []string{"d-" + redact.Mark + "/f", "link1"},
+		},
+		{
+			name:         "a link to a path holding the key in base64",
+			script:       `ln -s "/tmp/$(cut -d= -f2 .env | tr -d '\n' | base64 -w0)/x" link2`,
+			wantWithheld: []string{"link2"},
+		},
+		{
+			name:         "a file named with the key in hex, and a link named with it",
+			script:       `H=$(cut -d= -f2 .env | tr -d '\n' | xxd -p -c 256); echo x > "f-$H.txt"; ln -s ok.go "l-$H"`,
+			wantWithheld: []string{"f-" + redact.Mark + ".txt", "l-" + redact.Mark},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if strings.Contains(tt.script, "xxd") {
+				if _, err := exec.LookPath("xxd"); err != nil {
+					t.Skip("xxd is not installed")
+				}
+			}
+			dir := newRepo(t, repoOptions{})
+			gittest.WriteFile(t, dir, ".gitignore", "*.log\nbuild/\n.env\n")
+			gittest.Git(t, dir, "commit", "--quiet", "-am", "ignore .env")
+			gittest.WriteFile(t, dir, ".env", "KEY="+key+"\n")
+			c, err := Open(context.Background(), dir, Options{Secrets: redact.New(key)})
+			require.NoError(t, err)
+			bash(t, dir, t.TempDir(), tt.script)
+			gittest.WriteFile(t, dir, "ok.go", "package ok\n")
+
+			res, err := c.Commit(context.Background(), editAndBash)
+			require.NoError(t, err)
+			assert.True(t, res.Committed, "%+v", res)
+			assert.Equal(t, tt.wantWithheld, res.Withheld)
+			assert.Equal(t, []string{".gitignore", "README.md", "ok.go"}, committedFiles(t, dir))
+			for _, what := range [][]string{
+				{"log", "--all", "-p", "--format=%H %B"},
+				{"ls-tree", "-r", "HEAD"},
+				{"ls-files", "--stage"},
+			} {
+				out := gittest.Git(t, dir, what...)
+				assert.False(t, redact.New(key).Contains([]byte(out)), "git %s shows the key:\n%s", what[0], out)
+			}
+			j, err := json.Marshal(res)
+			require.NoError(t, err)
+			assert.False(t, redact.New(key).Contains(j), "the result shows the key: %s", j)
+			assert.Empty(t, gittest.Git(t, dir, "diff", "--cached", "--name-only"), "nothing is left staged")
+		})
+	}
+}
+
+// TestSecretsNotOnCommandLines checks that no git command of a commit that
+// withholds files named with the key has the key in its arguments, where
+// other users of the machine could read it: a git on PATH that records
+// every command line, then runs the real git, stands in for git.
+func TestSecretsNotOnCommandLines(t *testing.T) {
+	const key = "sk-ant-review-secret-0123456789"
+	gittest.IsolateGit(t)
+	real, err := exec.LookPath("git")
+	require.NoError(t, err)
+	bin, logFile := t.TempDir(), filepath.Join(t.TempDir(), "args")
+	wrapper := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + logFile + "'\nexec '" + real + "' \"$@\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755))
+
+	dir := newRepo(t, repoOptions{})
+	gittest.WriteFile(t, dir, "README.md", "# changed\n") // a tracked file, so that HEAD exists and reset runs
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	c, err := Open(context.Background(), dir, Options{Secrets: redact.New(key)})
+	require.NoError(t, err)
+	bash(t, dir, t.TempDir(), `K=`+key+`; ln -s "$K" link1; mkdir "d-$K"; echo x > "d-$K/f"; mkdir "r-$K" && git -C "r-$K" init -q`)
+	require.NoError(t, os.Remove(logFile)) // the tool's own git commands
+
+	res, err := c.Commit(context.Background(), editAndBash)
+	require.NoError(t, err)
+	assert.True(t, res.Committed, "%+v", res)
+	assert.Equal(t, []string{"d-" + redact.Mark + "/f", "link1"}, res.Withheld)
+	assert.Equal(t, []string{"r-" + redact.Mark}, res.Repositories)
+	args, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(args), "pathspec-from-file"), "the wrapper did not record the commands")
+	for line := range strings.SplitSeq(string(args), "\n") {
+		assert.False(t, strings.Contains(line, key), "a command line holds the key: %s", redact.New(key).String(line))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/runtime/gittest"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -268,7 +269,8 @@ func TestCommitRefusesAChangedRepository(t *testing.T) {
 func TestCommitExcludesTemporaryFiles(t *testing.T) {
 	gittest.IsolateGit(t)
 	assert.Equal(t, tools.EditTempPattern, EditTempPattern, "edit_file's temporary files are named differently")
-	temps := []string{".fsmgen-edit-123.tmp", "sub/.fsmgen-edit-9.tmp", ".T-1.json.tmp-42", "sub/.main.go.tmp-7"}
+	assert.Equal(t, atomicfile.TempPattern("*"), AtomicTempPattern, "atomic writes' temporary files are named differently")
+	temps := []string{".fsmgen-edit-123.tmp", "sub/.fsmgen-edit-9.tmp", ".T-1.json.fsmgen-tmp-42", "sub/.main.go.fsmgen-tmp-7"}
 
 	t.Run("only temporary files: nothing to commit", func(t *testing.T) {
 		dir := newRepo(t, repoOptions{})
@@ -299,10 +301,13 @@ func TestCommitExcludesTemporaryFiles(t *testing.T) {
 			gittest.WriteFile(t, dir, p, "partial")
 		}
 		gittest.WriteFile(t, dir, "sub/main.go", "package main\n")
+		// Files of the user's named like generic temporary files.
+		gittest.WriteFile(t, dir, ".a.tmp-1", "mine")
+		gittest.WriteFile(t, dir, "sub/.notes.txt.tmp-2", "mine")
 		res, err := c.Commit(context.Background(), editAndBash)
 		require.NoError(t, err)
 		require.True(t, res.Committed)
-		assert.Equal(t, []string{".gitignore", "README.md", "sub/main.go"}, committedFiles(t, dir))
+		assert.Equal(t, []string{".a.tmp-1", ".gitignore", "README.md", "sub/.notes.txt.tmp-2", "sub/main.go"}, committedFiles(t, dir))
 
 		ws, err := tools.NewWorkspace(dir)
 		require.NoError(t, err)

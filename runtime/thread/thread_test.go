@@ -44,7 +44,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	entries, err := os.ReadDir(s.Dir())
 	require.NoError(t, err)
 	for _, e := range entries {
-		assert.NotContains(t, e.Name(), ".tmp-", "no temporary file is left behind")
+		assert.NotContains(t, e.Name(), "tmp-", "no temporary file is left behind")
 	}
 
 	in.QueuedInput = nil
@@ -114,12 +114,13 @@ func TestLockRemovesTemp(t *testing.T) {
 	store, err := thread.NewStore(t.TempDir())
 	require.NoError(t, err)
 	files := map[string]bool{ // name: removed
-		".t1.json.tmp-123":  true,
-		".t1.json.tmp-abc":  true,
-		".t2.json.tmp-123":  false, // another thread's, maybe being saved
-		"t1.json":           false,
-		"t1.events.jsonl":   false,
-		".t1.jsonx.tmp-123": false,
+		".t1.json.fsmgen-tmp-123":  true,
+		".t1.json.fsmgen-tmp-abc":  true,
+		".t2.json.fsmgen-tmp-123":  false, // another thread's, maybe being saved
+		"t1.json":                  false,
+		"t1.events.jsonl":          false,
+		".t1.jsonx.fsmgen-tmp-123": false,
+		".t1.json.tmp-123":         false, // not a save's: a generic name
 	}
 	for name := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), name), []byte("partial"), 0o600))

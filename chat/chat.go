@@ -154,6 +154,12 @@ type LLMError struct {
 	StatusCode int `json:"status_code,omitempty"`
 	// RetryAfter is the delay the server asked for, or 0.
 	RetryAfter time.Duration `json:"retry_after,omitempty"`
+	// Usage is what the failed call is known to have used, for a ledger: a
+	// reply cut short is still charged for its prompt and for what the
+	// model wrote before the cut. It holds the figures the provider reported before
+	// the failure and, where the reply was cut before the provider counted
+	// its output, an estimate of it; zero when no reply started.
+	Usage Usage `json:"usage,omitzero"`
 }
 
 // Retryable reports whether trying the same request again may succeed.

@@ -13,6 +13,9 @@
 //
 //	Reply{Text: "la", Forever: true}   // text deltas without end
 //	Reply{Forever: true}               // empty deltas without end
+//	Reply{Pings: true}                 // the reply's start, then keep-alives without end
+//	Reply{Text: "Hi", Pings: true}     // some text, then keep-alives without end
+//	Reply{Text: "la", Forever: true, Every: time.Second} // a slow trickle of text
 //	Reply{HeadersOnly: true}           // the stream's headers, then silence
 //	Reply{NoHeaders: true}             // silence from the start
 //	Reply{Text: "Hi", Stall: true}     // some text, then silence
@@ -33,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
 )
@@ -87,6 +91,16 @@ type Reply struct {
 	// client goes away: a runaway server. The deltas repeat the text's; with
 	// no Text they are empty, a flood that carries no text at all.
 	Forever bool
+	// Pings, after the reply's start and its text, sends keep-alives
+	// without end until the client goes away: a server that keeps the
+	// connection busy while nothing of the reply comes. Anthropic's are
+	// ping events and SSE comment lines (": ping") in turn; OpenAI's are
+	// comment lines, as OpenAI-compatible servers and proxies send them.
+	Pings bool
+	// Every paces Forever's deltas and Pings' keep-alives: one each Every.
+	// 0 sends Forever's as fast as the client reads them, and Pings' every
+	// 10 ms.
+	Every time.Duration
 	// HeadersOnly sends the stream's status and headers (200,
 	// text/event-stream), then nothing until the client goes away.
 	HeadersOnly bool
@@ -454,15 +468,44 @@ func abort() { panic(http.ErrAbortHandler) }
 // stall waits for the client to go away.
 func stall(r *http.Request) { <-r.Context().Done() }
 
-// forever calls send with the pieces in turn, round and round, until the
-// client goes away.
-func forever(r *http.Request, pieces []string, send func(string)) {
+// forever calls send with the pieces in turn, round and round, one every
+// every (without pause when 0), until the client goes away.
+func forever(r *http.Request, every time.Duration, pieces []string, send func(string)) {
 	if len(pieces) == 0 {
 		pieces = []string{""}
 	}
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for i := 0; r.Context().Err() == nil; i++ {
+		if tick != nil {
+			select {
+			case <-tick:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		send(pieces[i%len(pieces)])
 	}
+}
+
+// defaultPingEvery is how often Pings sends a keep-alive when Every is 0.
+const defaultPingEvery = 10 * time.Millisecond
+
+// pings sends the keep-alives in turn, one every reply.Every, until the
+// client goes away.
+func (s *sse) pings(r *http.Request, reply Reply, keepAlives ...string) {
+	every := reply.Every
+	if every <= 0 {
+		every = defaultPingEvery
+	}
+	forever(r, every, keepAlives, func(k string) {
+		_, _ = io.WriteString(s.w, k)
+		_ = s.rc.Flush()
+	})
 }
 
 // usageOr returns the reply's usage, or the default one.
@@ -502,7 +545,7 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 			abort()
 		}
 		if reply.Forever {
-			forever(r, deltas(reply.Text), func(d string) {
+			forever(r, reply.Every, deltas(reply.Text), func(d string) {
 				s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": 0,
 					"delta": map[string]any{"type": "text_delta", "text": d}}))
 			})
@@ -520,6 +563,10 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 	}
 	if reply.Stall {
 		stall(r)
+		return
+	}
+	if reply.Pings {
+		s.pings(r, reply, "event: ping\ndata: {\"type\": \"ping\"}\n\n", ": ping\n\n")
 		return
 	}
 	for _, tc := range reply.ToolCalls {
@@ -563,7 +610,7 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, reply Reply) {
 		abort()
 	}
 	if reply.Forever {
-		forever(r, deltas(reply.Text), func(d string) { s.event("", chunk(map[string]any{"content": d}, nil)) })
+		forever(r, reply.Every, deltas(reply.Text), func(d string) { s.event("", chunk(map[string]any{"content": d}, nil)) })
 		return
 	}
 	if reply.Malformed {
@@ -571,6 +618,10 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, reply Reply) {
 	}
 	if reply.Stall {
 		stall(r)
+		return
+	}
+	if reply.Pings {
+		s.pings(r, reply, ": ping\n\n")
 		return
 	}
 	for i, tc := range reply.ToolCalls {

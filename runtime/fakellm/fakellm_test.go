@@ -209,3 +209,86 @@ func TestNewWebServer(t *testing.T) {
 	assert.Empty(t, s.Unexpected())
 	assert.Equal(t, s.URL, s.BaseURL())
 }
+
+// readLines reads a stream's lines until it has seen n keep-alives (ping
+// events or comment lines) and returns the lines read.
+func readLines(t *testing.T, body io.Reader, n int) []string {
+	t.Helper()
+	var lines []string
+	keepAlives := 0
+	sc := bufio.NewScanner(body)
+	for keepAlives < n && sc.Scan() {
+		line := sc.Text()
+		lines = append(lines, line)
+		if line == "event: ping" || strings.HasPrefix(line, ":") {
+			keepAlives++
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Equal(t, n, keepAlives, "the stream ended after %d keep-alives: %q", keepAlives, lines)
+	return lines
+}
+
+func TestPingsWithoutEnd(t *testing.T) {
+	tests := []struct {
+		name     string
+		provider Provider
+		reply    Reply
+		// want are lines the stream holds; never a line holding one of
+		// notWant.
+		want    []string
+		notWant []string
+	}{
+		{"pings", Anthropic, Reply{Pings: true}, []string{"event: message_start", "event: ping", ": ping"},
+			[]string{"content_block_delta", "message_delta", "message_stop"}},
+		{"text, then pings", Anthropic, Reply{Text: "Thinking", Pings: true, Every: time.Millisecond},
+			[]string{"event: message_start", `data: {"delta":{"text":"Thinking","type":"text_delta"},"index":0,"type":"content_block_delta"}`, "event: ping", ": ping"},
+			[]string{"message_delta", "message_stop"}},
+		{"pings", OpenAI, Reply{Pings: true}, []string{": ping"}, []string{`"content":"T`, "finish_reason\":\"", "[DONE]"}},
+		{"text, then pings", OpenAI, Reply{Text: "Thinking", Pings: true, Every: time.Millisecond}, []string{": ping"},
+			[]string{"finish_reason\":\"", "[DONE]"}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.provider)+"/"+tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := New(t, tt.provider, tt.reply)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := post(ctx, t, endpoint(s, tt.provider))
+			require.NoError(t, err)
+			defer func() { _ = res.Body.Close() }()
+			lines := readLines(t, res.Body, 20)
+			for _, w := range tt.want {
+				assert.Contains(t, lines, w)
+			}
+			for _, line := range lines {
+				for _, nw := range tt.notWant {
+					assert.NotContains(t, line, nw)
+				}
+			}
+			if tt.provider == OpenAI && tt.reply.Text != "" {
+				assert.Contains(t, strings.Join(lines, "\n"), `"content":"Thinking"`)
+			}
+		})
+	}
+}
+
+// TestEveryPacesForever checks that Every holds Forever's deltas back: with
+// an hour between them, nothing comes after the reply's text for as long
+// as the test waits.
+func TestEveryPacesForever(t *testing.T) {
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
+			s := New(t, p, Reply{Text: "la", Forever: true, Every: time.Hour})
+			ctx, cancel := context.WithTimeout(context.Background(), quiet)
+			defer cancel()
+			res, err := post(ctx, t, endpoint(s, p))
+			require.NoError(t, err)
+			defer func() { _ = res.Body.Close() }()
+			body, err := io.ReadAll(res.Body)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, 1, strings.Count(string(body), `"la"`), "only the text's own delta: %s", body)
+		})
+	}
+}

@@ -89,7 +89,7 @@ func (a *Anthropic) stream(c *call, req chat.Request) (chat.Response, error) {
 	// badArgs holds, by block index, tool input that was not a JSON object
 	// when its block ended: the accumulator would replace it with {}.
 	badArgs := map[int]string{}
-	stopped := false
+	stopped, started := false, false
 	events := 0
 	for !stopped && stream.Next() {
 		ev := stream.Current()
@@ -106,17 +106,53 @@ func (a *Anthropic) stream(c *call, req chat.Request) (chat.Response, error) {
 				noteBadArgs(&msg, i, badArgs)
 			}
 		}
+		usageBefore, stopBefore := c.usage, msg.StopReason
 		if err := msg.Accumulate(ev); err != nil {
 			return chat.Response{}, c.fail(chat.ErrMalformed, "bad %s event: %v", ev.Type, err)
 		}
 		switch ev.Type {
+		case "message_start":
+			c.usage = anthropicUsage(msg.Usage)
+			if !started {
+				c.progress()
+			}
+			started = true
+		case "message_delta":
+			c.usage, c.outputCounted = anthropicUsage(msg.Usage), true
+			if c.usage != usageBefore || msg.StopReason != stopBefore {
+				c.progress()
+			}
 		case "content_block_start":
-			if b := msg.Content[ev.Index]; b.Type == "tool_use" {
+			b := msg.Content[ev.Index]
+			n := len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Data)
+			if b.Type == "tool_use" {
+				if err := c.checkToolCall(b.ID, b.Name); err != nil {
+					return chat.Response{}, err
+				}
+				n += len(b.ID) + len(b.Name)
+				if in := string(b.Input); in != "{}" {
+					n += len(in)
+				}
+			}
+			if err := c.grow(n); err != nil {
+				return chat.Response{}, err
+			}
+			if n > 0 {
+				c.progress()
+			}
+			if b.Type == "tool_use" {
 				c.send(ToolCallDelta{CallID: b.ID, ToolName: b.Name})
 			}
 		case "content_block_delta":
-			if err := c.grow(len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking)); err != nil {
+			n := len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking) + len(ev.Delta.Signature)
+			if ev.Delta.Type == "citations_delta" {
+				n += len(ev.Delta.Citation.RawJSON())
+			}
+			if err := c.grow(n); err != nil {
 				return chat.Response{}, err
+			}
+			if n > 0 {
+				c.progress()
 			}
 			switch ev.Delta.Type {
 			case "text_delta":
@@ -170,20 +206,20 @@ func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) 
 		}
 	}
 	out.Content = string(text)
-	u := msg.Usage
-	return chat.Response{
-		Message: out,
-		// The API's input_tokens leaves out the tokens written to and read
-		// from the cache; chat.Usage counts them in.
-		Usage: chat.Usage{
-			InputTokens:              int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
-			OutputTokens:             int(u.OutputTokens),
-			CacheCreationInputTokens: int(u.CacheCreationInputTokens),
-			CacheReadInputTokens:     int(u.CacheReadInputTokens),
-			ReasoningTokens:          int(u.OutputTokensDetails.ThinkingTokens),
-		},
-		StopReason: string(msg.StopReason),
-	}, nil
+	return chat.Response{Message: out, Usage: anthropicUsage(msg.Usage), StopReason: string(msg.StopReason)}, nil
+}
+
+// anthropicUsage returns the API's usage figures as a chat.Usage. The API's
+// input_tokens leaves out the tokens written to and read from the cache;
+// chat.Usage counts them in.
+func anthropicUsage(u anthropic.Usage) chat.Usage {
+	return chat.Usage{
+		InputTokens:              int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+		OutputTokens:             int(u.OutputTokens),
+		CacheCreationInputTokens: int(u.CacheCreationInputTokens),
+		CacheReadInputTokens:     int(u.CacheReadInputTokens),
+		ReasoningTokens:          int(u.OutputTokensDetails.ThinkingTokens),
+	}
 }
 
 // params maps req to the Messages API's parameters.

@@ -29,9 +29,14 @@ type call struct {
 	lim    limits
 	wire   httpCapture
 	start  time.Time
-	// replyBytes counts the bytes of text, thinking and tool arguments the
-	// reply has streamed so far.
+	// replyBytes counts the bytes of text, thinking, tool names, call IDs
+	// and tool arguments the reply has streamed so far.
 	replyBytes int
+	// usage is the usage the server has reported so far; outputCounted
+	// says that it counted the reply's output (Anthropic's message_delta,
+	// OpenAI's usage chunk), not only its prompt.
+	usage         chat.Usage
+	outputCounted bool
 	// inEmit is set while the caller's emit runs, so that a panic of the
 	// caller's own is passed on rather than taken for bad server input.
 	inEmit bool
@@ -70,6 +75,39 @@ func (c *call) grow(n int) error {
 	return nil
 }
 
+// progress notes that the reply grew: its idle clock starts again.
+func (c *call) progress() { c.wire.idle.progress() }
+
+// checkToolCall fails the call when a tool call's name or ID is longer
+// than any a healthy server sends. It is called before the call is passed
+// on, so that no one shows or keeps the oversized name.
+func (c *call) checkToolCall(id, name string) error {
+	check := func(what, v string, limit int) error {
+		if len(v) <= limit {
+			return nil
+		}
+		return &failure{err: errorHint(c.provider, chat.ErrOther,
+			fmt.Sprintf("not retried: the server or its model is broken; check -%s and the base URL (%s)", FlagModel, baseURLSettings(c.provider)),
+			"the reply has a tool call whose %s is %d bytes long (%q), more than the %d bytes a tool call %s may have",
+			what, len(v), truncate(oneLine(v), 40), limit, what)}
+	}
+	if err := check("name", name, MaxToolNameBytes); err != nil {
+		return err
+	}
+	return check("ID", id, MaxCallIDBytes)
+}
+
+// usageSoFar returns what the call is known to have used: the usage the
+// server reported, with the output estimated from the reply's bytes when
+// the server has not counted it yet.
+func (c *call) usageSoFar() chat.Usage {
+	u := c.usage
+	if !c.outputCounted {
+		u.OutputTokens = max(u.OutputTokens, (c.replyBytes+bytesPerToken-1)/bytesPerToken)
+	}
+	return u
+}
+
 // tooLarge returns the error of a reply that passed its size limit: not
 // retried, since the same request may well run away again.
 func (c *call) tooLarge(format string, args ...any) chat.LLMError {
@@ -88,7 +126,7 @@ func (c *call) run(req chat.Request, body func() (chat.Response, error)) (ret er
 	c.wire.watch = newWatchdog(cancel)
 	c.wire.lim = c.lim
 	defer func() {
-		c.wire.watch.disarm()
+		c.wire.watch.stop()
 		cancel(nil)
 	}()
 	c.log.DebugContext(c.parent, "llm call", "provider", c.provider, "model", req.Model,
@@ -136,10 +174,12 @@ func (c *call) run(req chat.Request, body func() (chat.Response, error)) (ret er
 // finishErr sends e as the Failed event. It is logged at debug level only:
 // the caller shows the failure, and one failure is shown once.
 func (c *call) finishErr(e chat.LLMError) {
+	e.Usage = c.usageSoFar()
 	ev := c.sc.fail(e)
 	c.log.DebugContext(c.parent, "llm call failed", "provider", c.provider,
 		"kind", string(ev.Err.Kind), "status", ev.Err.StatusCode, "retry_after", ev.Err.RetryAfter,
 		"requests", c.wire.requests, "reply_bytes", c.replyBytes, "duration", time.Since(c.start),
+		"input_tokens", ev.Err.Usage.InputTokens, "output_tokens", ev.Err.Usage.OutputTokens,
 		"error", ev.Err.Message)
 	c.send(ev)
 }
@@ -159,9 +199,15 @@ func (c *call) classify(err error) chat.LLMError {
 		return c.tooLarge("the server sent more than %d bytes for one reply (%d times the reply's limit), and was cut off",
 			c.lim.maxReply*wireFactor, wireFactor)
 	}
-	var quiet *silence
-	if errors.As(context.Cause(c.ctx), &quiet) && c.parent.Err() == nil {
-		return quiet.llmError(c.provider)
+	if c.parent.Err() == nil {
+		var quiet *silence
+		var late *overtime
+		switch cause := context.Cause(c.ctx); {
+		case errors.As(cause, &quiet):
+			return quiet.llmError(c.provider)
+		case errors.As(cause, &late):
+			return late.llmError(c.provider)
+		}
 	}
 	if api, ok := apiFailureOf(err, &c.wire); ok {
 		return classifyAPI(c.provider, api, time.Now())

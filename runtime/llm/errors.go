@@ -48,9 +48,11 @@ type httpCapture struct {
 	// reply's size limit.
 	overflow bool
 
-	// watch, when set, limits the server's silences to lim's timeouts.
+	// watch, when set, limits the server's silences and the reply's
+	// duration to lim's timeouts; idle measures the reply's silence.
 	watch *watchdog
 	lim   limits
+	idle  idleClock
 }
 
 // middleware records the request and its response. It reads the body of an
@@ -61,11 +63,14 @@ type httpCapture struct {
 func (c *httpCapture) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	c.requests++
 	if c.watch != nil {
-		c.watch.arm(c.lim.header, "the response headers", FlagHeaderTimeout)
+		c.watch.arm(c.lim.header, silence{what: "the response headers", limit: c.lim.header, flag: FlagHeaderTimeout})
 	}
 	res, err := next(req)
 	if c.watch != nil {
 		c.watch.disarm()
+		if res != nil {
+			c.watch.limitReply(c.lim.reply)
+		}
 	}
 	if err != nil || res == nil {
 		return res, err
@@ -76,7 +81,8 @@ func (c *httpCapture) middleware(req *http.Request, next func(*http.Request) (*h
 		return res, nil
 	}
 	if c.watch != nil {
-		res.Body = &watchedBody{ReadCloser: res.Body, w: c.watch, limit: c.lim.idle,
+		c.idle = idleClock{limit: c.lim.idle}
+		res.Body = &watchedBody{ReadCloser: res.Body, w: c.watch, clock: &c.idle,
 			maxRead: int64(c.lim.maxReply) * wireFactor, overflow: &c.overflow}
 	}
 	ct := res.Header.Get("Content-Type")

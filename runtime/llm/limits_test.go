@@ -135,14 +135,15 @@ func TestIdleClockStopsWhileTheCallerWorks(t *testing.T) {
 }
 
 func TestNegativeTimeoutsAreNoLimit(t *testing.T) {
-	assert.Equal(t, limits{header: DefaultHeaderTimeout, idle: DefaultIdleTimeout, maxReply: DefaultMaxReplyBytes}, limitsOf(Config{}))
-	assert.Equal(t, limits{}, limitsOf(Config{HeaderTimeout: -1, IdleTimeout: -1, MaxReplyBytes: -1}))
-	assert.Equal(t, limits{header: time.Second, idle: 2 * time.Second, maxReply: 10}, limitsOf(Config{HeaderTimeout: time.Second, IdleTimeout: 2 * time.Second, MaxReplyBytes: 10}))
+	assert.Equal(t, limits{header: DefaultHeaderTimeout, idle: DefaultIdleTimeout, reply: DefaultReplyTimeout, maxReply: DefaultMaxReplyBytes}, limitsOf(Config{}))
+	assert.Equal(t, limits{}, limitsOf(Config{HeaderTimeout: -1, IdleTimeout: -1, ReplyTimeout: -1, MaxReplyBytes: -1}))
+	assert.Equal(t, limits{header: time.Second, idle: 2 * time.Second, reply: 3 * time.Second, maxReply: 10},
+		limitsOf(Config{HeaderTimeout: time.Second, IdleTimeout: 2 * time.Second, ReplyTimeout: 3 * time.Second, MaxReplyBytes: 10}))
 
 	for _, p := range fakeProviders {
 		t.Run(string(p), func(t *testing.T) {
 			srv := fakellm.New(t, p, fakellm.Reply{HeadersOnly: true})
-			prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: -1, IdleTimeout: -1})
+			prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: -1, IdleTimeout: -1, ReplyTimeout: -1})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*short)
 			defer cancel()
 			rec := &recorder{}
@@ -488,5 +489,105 @@ func TestConfigErrorsNameFlagsAndVariables(t *testing.T) {
 			assertUserTerms(t, err.Error())
 			assert.NotContains(t, err.Error(), "hunter2")
 		})
+	}
+}
+
+// TestToolNameAndIDLimits checks that a tool call's name and ID are
+// capped, each alone and in the reply's size, and that an oversized one
+// is never passed on.
+func TestToolNameAndIDLimits(t *testing.T) {
+	huge := strings.Repeat("n", 3<<20)
+	tests := []struct {
+		name string
+		call fakellm.ToolCall
+		cfg  Config
+		// msgHas is in the message; "" means the call completes.
+		msgHas string
+	}{
+		{"a name of the limit", fakellm.ToolCall{ID: "c1", Name: strings.Repeat("n", MaxToolNameBytes), Args: "{}"}, Config{}, ""},
+		{"an ID of the limit", fakellm.ToolCall{ID: strings.Repeat("i", MaxCallIDBytes), Name: "list_files", Args: "{}"}, Config{}, ""},
+		{"a name one byte over", fakellm.ToolCall{ID: "c1", Name: strings.Repeat("n", MaxToolNameBytes+1), Args: "{}"}, Config{},
+			`the reply has a tool call whose name is 257 bytes long ("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…"), more than the 256 bytes a tool call name may have`},
+		{"an ID one byte over", fakellm.ToolCall{ID: strings.Repeat("i", MaxCallIDBytes+1), Name: "list_files", Args: "{}"}, Config{},
+			"the reply has a tool call whose ID is 257 bytes long"},
+		{"a name of 3 MB", fakellm.ToolCall{ID: "c1", Name: huge, Args: "{}"}, Config{}, "whose name is 3145728 bytes long"},
+		{"an ID of 3 MB", fakellm.ToolCall{ID: huge, Name: "list_files", Args: "{}"}, Config{}, "whose ID is 3145728 bytes long"},
+		{"name and ID count towards the reply's size", fakellm.ToolCall{ID: strings.Repeat("i", 250), Name: strings.Repeat("n", 250),
+			Args: `{"s":"` + strings.Repeat("a", 550) + `"}`}, Config{MaxReplyBytes: 1000}, "the reply passed the limit of 1000 bytes"},
+	}
+	for _, p := range fakeProviders {
+		for _, tt := range tests {
+			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				srv := fakellm.New(t, p, fakellm.Reply{ToolCalls: []fakellm.ToolCall{tt.call}})
+				rec, err := streamOutcome(t, newFakeProvider(t, srv, p, tt.cfg), context.Background(), simpleRequest())
+				require.NoError(t, err)
+				for _, ev := range rec.events {
+					if d, ok := ev.(ToolCallDelta); ok {
+						assert.LessOrEqual(t, len(d.ToolName), MaxToolNameBytes, "an oversized name is not passed on")
+						assert.LessOrEqual(t, len(d.CallID), MaxCallIDBytes, "an oversized ID is not passed on")
+					}
+				}
+				if tt.msgHas == "" {
+					c, ok := rec.terminal(t).(Completed)
+					require.Truef(t, ok, "want Completed, got %#v", rec.events[len(rec.events)-1])
+					require.Len(t, c.Response.Message.ToolCalls, 1)
+					assert.Equal(t, tt.call.Name, c.Response.Message.ToolCalls[0].Name)
+					assert.Equal(t, tt.call.ID, c.Response.Message.ToolCalls[0].ID)
+					return
+				}
+				e := failedOf(t, rec)
+				assert.Equal(t, chat.ErrOther, e.Kind, e.Message)
+				assert.False(t, e.Retryable())
+				assert.Contains(t, e.Message, tt.msgHas)
+				assert.LessOrEqual(t, len(e.Message), 600, "the message quotes only the start of a name or ID")
+			})
+		}
+	}
+}
+
+// TestUsageOfAFailedCall checks that a call that fails once its reply
+// started reports what it is known to have used: the figures the server
+// sent, and the output estimated from the bytes received when the server
+// had not counted it.
+func TestUsageOfAFailedCall(t *testing.T) {
+	prompt := &chat.Usage{InputTokens: 1000, OutputTokens: 50, CacheReadInputTokens: 600}
+	tests := []struct {
+		name  string
+		reply fakellm.Reply
+		cfg   Config
+		kind  chat.ErrorKind
+		// anthropic and openai are the usage each provider's Failed
+		// carries: Anthropic reports the prompt as the reply starts,
+		// OpenAI nothing before the reply's end.
+		anthropic, openai chat.Usage
+	}{
+		{"cut mid-stream", fakellm.Reply{Text: "one two three four five six", CutAfter: 1, Usage: prompt}, Config{}, chat.ErrNetwork,
+			// "one two three " is 14 bytes: 4 tokens.
+			chat.Usage{InputTokens: 1000, OutputTokens: 4, CacheReadInputTokens: 600}, chat.Usage{OutputTokens: 4}},
+		{"cut at the size limit", fakellm.Reply{Text: "0123456789 abcdefghij ", Forever: true, Usage: prompt}, Config{MaxReplyBytes: 1000}, chat.ErrOther,
+			// 1012 bytes received, the delta that passed the limit
+			// included: 253 tokens.
+			chat.Usage{InputTokens: 1000, OutputTokens: 253, CacheReadInputTokens: 600}, chat.Usage{OutputTokens: 253}},
+		{"refused with an HTTP error", fakellm.Reply{Status: 500}, Config{}, chat.ErrServer, chat.Usage{}, chat.Usage{}},
+		{"stalled before any text", fakellm.Reply{Stall: true, Usage: prompt}, Config{IdleTimeout: short}, chat.ErrTimeout,
+			chat.Usage{InputTokens: 1000, OutputTokens: 1, CacheReadInputTokens: 600}, chat.Usage{}},
+	}
+	for _, p := range fakeProviders {
+		for _, tt := range tests {
+			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				srv := fakellm.New(t, p, tt.reply)
+				rec, err := streamOutcome(t, newFakeProvider(t, srv, p, tt.cfg), context.Background(), simpleRequest())
+				require.NoError(t, err)
+				e := failedOf(t, rec)
+				assert.Equal(t, tt.kind, e.Kind, e.Message)
+				want := tt.anthropic
+				if p == fakellm.OpenAI {
+					want = tt.openai
+				}
+				assert.Equal(t, want, e.Usage)
+			})
+		}
 	}
 }

@@ -41,7 +41,13 @@ type ToolCallDelta struct{ CallID, ToolName, Fragment string }
 // LLM gave none).
 type Completed struct{ Response chat.Response }
 
-// Failed reports that the call failed, classified.
+// Failed reports that the call failed, classified. Err.Usage is what the
+// call is known to have used: the figures the server reported before the
+// failure (Anthropic reports the prompt's tokens as the reply starts,
+// OpenAI only at its end), and, when the reply was cut before the server
+// counted its output, an estimate of the output from the bytes of text,
+// thinking and tool calls received, at [bytesPerToken] bytes a token. It is
+// zero when no reply started (an HTTP error, a refused connection).
 type Failed struct{ Err chat.LLMError }
 
 func (TextDelta) isEvent()     {}
@@ -58,12 +64,16 @@ func (Failed) isEvent()        {}
 // Failed of kind [chat.ErrTimeout]). It never panics on bad server input.
 //
 // The limits of [Config] end a call with Failed too: a server silent for
-// longer than HeaderTimeout or IdleTimeout with [chat.ErrTimeout] (retried),
-// a reply longer than MaxReplyBytes with [chat.ErrOther] (not retried), and
-// a server that does not speak the API (a web page, text, a 404, 405 or 501
-// without an error of the API's shape) with [chat.ErrInvalidRequest] (not
-// retried). Every message names the flags and environment variables that
-// change what went wrong.
+// longer than HeaderTimeout, or that sends nothing of the reply (only
+// keep-alives, or nothing at all) for longer than IdleTimeout, with
+// [chat.ErrTimeout] (retried); a reply longer than MaxReplyBytes or
+// ReplyTimeout with [chat.ErrOther] (not retried); a tool call whose name
+// is longer than [MaxToolNameBytes] or whose ID is longer than
+// [MaxCallIDBytes] with [chat.ErrOther] (not retried); and a server that
+// does not speak the API (a web page, text, a 404, 405 or 501 without an
+// error of the API's shape) with [chat.ErrInvalidRequest] (not retried).
+// Every message names the flags and environment variables that change
+// what went wrong.
 type Provider interface {
 	Stream(ctx context.Context, req chat.Request, emit func(Event)) error
 	Name() string
@@ -111,17 +121,27 @@ type Config struct {
 	// [DefaultHeaderTimeout]; a negative value means no limit. Passing it
 	// fails the call with a retryable [chat.ErrTimeout].
 	HeaderTimeout time.Duration
-	// IdleTimeout is the longest the response's body may stay silent:
-	// before its first byte (a server that sent the headers and nothing
-	// more) and between any two reads. 0 means [DefaultIdleTimeout]; a
-	// negative value means no limit. Passing it fails the call with a
-	// retryable [chat.ErrTimeout].
+	// IdleTimeout is the longest the reply may make no progress once the
+	// response's headers arrived: before its start, and between any two
+	// events that carry part of it (its start, text, thinking, a tool
+	// call's name, ID or arguments, a stop reason, new usage figures).
+	// Keep-alives do not count as progress: Anthropic's ping events, SSE
+	// comments, deltas with nothing in them. Only the time spent waiting
+	// for the server counts, not the time the caller takes with the
+	// events. 0 means [DefaultIdleTimeout]; a negative value means no
+	// limit. Passing it fails the call with a retryable [chat.ErrTimeout].
 	IdleTimeout time.Duration
-	// MaxReplyBytes caps the size of one reply: its text, thinking and
-	// tool call arguments together, in bytes. 0 means
-	// [DefaultMaxReplyBytes]; a negative value means no limit. Passing it
-	// cuts the stream and fails the call with [chat.ErrOther], which is
-	// not retried.
+	// ReplyTimeout is the longest one reply may stream, from its response
+	// headers to its end, however steadily it progresses. 0 means
+	// [DefaultReplyTimeout]; a negative value means no limit. Passing it
+	// cuts the stream and fails the call with [chat.ErrOther], which is not
+	// retried: the same request would most likely take as long again.
+	ReplyTimeout time.Duration
+	// MaxReplyBytes caps the size of one reply: its text, thinking, tool
+	// names, tool call IDs and tool call arguments together, in bytes. 0
+	// means [DefaultMaxReplyBytes]; a negative value means no limit.
+	// Passing it cuts the stream and fails the call with [chat.ErrOther],
+	// which is not retried.
 	MaxReplyBytes int
 }
 
@@ -133,10 +153,20 @@ const (
 	// seconds, so the limit only matters when something is broken.
 	DefaultHeaderTimeout = 5 * time.Minute
 	// DefaultIdleTimeout is far beyond the silence of a healthy stream: a
-	// model writes several tokens a second, and Anthropic sends ping events
-	// while it thinks; yet a dead connection costs at most two minutes per
-	// attempt, and the attempt is retried.
+	// model writes several tokens a second, its thinking included, and a
+	// provider starts the reply well within a minute of its response
+	// headers; yet a dead connection, or a server that only sends
+	// keep-alives, costs at most two minutes per attempt, and the attempt
+	// is retried.
 	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultReplyTimeout bounds a reply that keeps progressing too slowly
+	// to end (a server trickling one token per idle period holds a call
+	// for years before it reaches MaxReplyBytes), far above the longest
+	// healthy reply: at the agent's default of 4096 tokens a reply must
+	// come slower than 2.3 tokens a second to reach it (a CPU-bound local
+	// model writes 5 to 15), and a provider's 64k-token reply at 50 tokens
+	// a second takes 22 minutes.
+	DefaultReplyTimeout = 30 * time.Minute
 	// DefaultMaxReplyBytes is several times the longest reply a model can
 	// write (output limits are at most a few hundred thousand tokens, a few
 	// bytes each), so only a runaway server reaches it, while the memory a
@@ -152,14 +182,32 @@ const (
 	FlagModel         = "model"
 	FlagHeaderTimeout = "llm-header-timeout"
 	FlagIdleTimeout   = "llm-idle-timeout"
+	FlagReplyTimeout  = "llm-reply-timeout"
 	FlagMaxReply      = "llm-max-reply"
 )
+
+// The longest tool name and tool call ID a reply may hold. Both APIs allow
+// tool names of at most 64 characters ([a-zA-Z0-9_-]), and the IDs they and
+// the OpenAI-compatible servers give are short (Anthropic's toolu_… about
+// 30 bytes, OpenAI's call_… about 30, vLLM's chatcmpl-tool-… 46, UUIDs 36).
+// Four times those leaves a model that misspells a tool name to the
+// caller, which answers it as an unknown tool; a longer one comes from a
+// broken server, and fails the call, not retried.
+const (
+	MaxToolNameBytes = 256
+	MaxCallIDBytes   = 256
+)
+
+// bytesPerToken is the size of a token, in bytes of text, by which the
+// output of a reply cut before the server counted it is estimated: about
+// four for English and code with the providers' tokenizers.
+const bytesPerToken = 4
 
 // limits are a provider's time and size limits, defaults applied: 0 means
 // none.
 type limits struct {
-	header, idle time.Duration
-	maxReply     int
+	header, idle, reply time.Duration
+	maxReply            int
 }
 
 // limitsOf returns cfg's limits with their defaults.
@@ -173,7 +221,8 @@ func limitsOf(cfg Config) limits {
 		}
 		return v
 	}
-	l := limits{header: pick(cfg.HeaderTimeout, DefaultHeaderTimeout), idle: pick(cfg.IdleTimeout, DefaultIdleTimeout)}
+	l := limits{header: pick(cfg.HeaderTimeout, DefaultHeaderTimeout), idle: pick(cfg.IdleTimeout, DefaultIdleTimeout),
+		reply: pick(cfg.ReplyTimeout, DefaultReplyTimeout)}
 	switch {
 	case cfg.MaxReplyBytes == 0:
 		l.maxReply = DefaultMaxReplyBytes

@@ -109,6 +109,7 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 		usage   chat.Usage
 	)
 	events := 0
+	started := false
 	for stream.Next() {
 		chunk := stream.Current()
 		events++
@@ -121,17 +122,41 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 				CacheReadInputTokens:     int(u.PromptTokensDetails.CachedTokens),
 				ReasoningTokens:          int(u.CompletionTokensDetails.ReasoningTokens),
 			}
+			if usage != c.usage {
+				c.progress()
+			}
+			c.usage, c.outputCounted = usage, true
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {
 				continue // only one choice is asked for
 			}
-			n := len(choice.Delta.Content)
+			if choice.Delta.Role != "" && !started {
+				started = true
+				c.progress()
+			}
+			// Reasoning and refusals are not passed on, but they are part
+			// of the reply: they count towards its size, and as progress.
+			n := len(choice.Delta.Content) + len(choice.Delta.Refusal) + reasoningBytes(choice.Delta)
 			for _, tc := range choice.Delta.ToolCalls {
 				n += len(tc.Function.Arguments)
+				// The ID and the name count once, as they are kept (see
+				// below): some servers repeat them in every delta.
+				switch call := byIndex[tc.Index]; {
+				case call == nil || (tc.ID != "" && call.id != tc.ID):
+					n += len(tc.ID) + len(tc.Function.Name)
+				case call.name == "":
+					n += len(tc.Function.Name)
+				}
+				if err := c.checkToolCall(tc.ID, tc.Function.Name); err != nil {
+					return chat.Response{}, err
+				}
 			}
 			if err := c.grow(n); err != nil {
 				return chat.Response{}, err
+			}
+			if n > 0 {
+				c.progress()
 			}
 			if d := choice.Delta.Content; d != "" {
 				text.WriteString(d)
@@ -164,6 +189,9 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 				}
 			}
 			if choice.FinishReason != "" {
+				if finish == "" {
+					c.progress()
+				}
 				finish = choice.FinishReason
 			}
 		}
@@ -183,6 +211,29 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 		msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: call.id, Name: call.name, Arguments: argsOrEmpty([]byte(args))})
 	}
 	return chat.Response{Message: msg, Usage: usage, StopReason: finish}, nil
+}
+
+// reasoningFields are the members of a delta in which OpenAI-compatible
+// servers stream a model's reasoning: reasoning_content (llama.cpp, vLLM,
+// DeepSeek) and reasoning (Ollama, OpenRouter).
+var reasoningFields = []string{"reasoning_content", "reasoning"}
+
+// reasoningBytes returns the length of the reasoning text a delta holds.
+func reasoningBytes(d openai.ChatCompletionChunkChoiceDelta) int {
+	n := 0
+	for _, name := range reasoningFields {
+		// The SDK marks members it does not know as not valid; their raw
+		// JSON is kept.
+		f, ok := d.JSON.ExtraFields[name]
+		if !ok || f.Raw() == "" {
+			continue
+		}
+		var text string
+		if json.Unmarshal([]byte(f.Raw()), &text) == nil {
+			n += len(text)
+		}
+	}
+	return n
 }
 
 // params maps req to the chat completions API's parameters.

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"syscall"
 )
 
 // chainMember starts the member that ends every line: the line's chain
@@ -133,6 +135,10 @@ type walker struct {
 	// tornSize its length; 0 for none.
 	torn     int
 	tornSize int
+	// noted is a chain value noted for the log, "" for none, and
+	// notedLine the line that has it, 0 until one does.
+	noted     string
+	notedLine int
 }
 
 // newWalker reads a log from r.
@@ -162,7 +168,7 @@ func (w *walker) next() (entry, error) {
 		w.torn, w.tornSize = w.line, len(raw)
 		return entry{}, io.EOF
 	default:
-		return entry{}, fmt.Errorf("read the log: %w", err)
+		return entry{}, &readError{line: w.line + 1, err: err}
 	}
 	w.line++
 	if w.line == 1 && !bytes.HasPrefix(raw, []byte(magic)) {
@@ -182,6 +188,9 @@ func (w *walker) next() (entry, error) {
 	}
 	w.prev = chain
 	w.end += int64(len(raw)) + 1
+	if w.noted != "" && chain == w.noted && w.notedLine == 0 {
+		w.notedLine = w.line
+	}
 	if err := json.Unmarshal(raw, &e.head); err != nil {
 		return e, &LineError{Line: w.line, Reason: fmt.Sprintf("is not a line of this format: %v", err)}
 	}
@@ -205,6 +214,33 @@ func (w *walker) next() (entry, error) {
 		return e, &LineError{Line: w.line, Reason: fmt.Sprintf("has the unknown line type %q", e.head.Type)}
 	}
 	return e, nil
+}
+
+// readError is a failure to read the log itself rather than a line of it.
+type readError struct {
+	// line is the line being read, from 1.
+	line int
+	err  error
+}
+
+// Error says what failed, and for a directory what to give instead.
+func (e *readError) Error() string {
+	if errors.Is(e.err, syscall.EISDIR) {
+		name := "the log"
+		if pe := (*fs.PathError)(nil); errors.As(e.err, &pe) {
+			name = pe.Path
+		}
+		return name + " is a directory, not an fsmgen event log; give the event log file"
+	}
+	return fmt.Sprintf("read the log at line %d: %v", e.line, e.err)
+}
+
+// Unwrap returns the read's error, and ErrNotEventLog for a directory.
+func (e *readError) Unwrap() []error {
+	if errors.Is(e.err, syscall.EISDIR) {
+		return []error{ErrNotEventLog, e.err}
+	}
+	return []error{e.err}
 }
 
 // notOurs returns the error for a first line that is not the header of a
@@ -237,19 +273,45 @@ type Summary struct {
 	// program stopped while writing it), which is not part of the log; 0
 	// for none.
 	Torn int
-	// Chain is the chain value of the last complete line: a log whose
-	// last line still holds the value noted elsewhere (see
-	// [Writer.Chain]) had no line changed or removed, nor its end cut.
+	// Chain is the chain value of the last complete line (see
+	// [Writer.Chain]).
 	Chain string
+	// Noted is the line whose chain value is the one [VerifyAgainst] was
+	// given: it and the lines before it are as they were when the value
+	// was noted; the lines after it were written since. 0 when no value
+	// was given.
+	Noted int
 }
+
+// ErrNotedChain is wrapped by the error of [VerifyAgainst], and named by
+// the Diff of [ReplayAgainst], when no line of the log has the chain value
+// noted for it: lines were removed from its end, or rewritten, since the
+// value was noted.
+var ErrNotedChain = errors.New("no line of the log has the chain value noted for it")
 
 // Verify reads a log and checks that every line chains to the one before
 // it and is in order, without replaying it. It returns a *LineError for
 // the first line that does not; an error wrapping ErrNotEventLog or
-// ErrFormat for a file that is not a log of this format. A last line cut
-// short is not an error: Summary.Torn tells.
-func Verify(r io.Reader) (Summary, error) {
+// ErrFormat for a file that is not a log of this format (a directory
+// included). A last line cut short is not an error: Summary.Torn tells.
+//
+// A log cut after a whole line, or rewritten from an edit onwards with
+// its chain recomputed, passes; [VerifyAgainst] tells both, given a chain
+// value noted elsewhere.
+func Verify(r io.Reader) (Summary, error) { return VerifyAgainst(r, "") }
+
+// VerifyAgainst is [Verify], and also checks that a line of the log has
+// the chain value noted, a value [Writer.Chain] returned while the log
+// was written (kept with a thread, say): a log cut after a whole line, or
+// rewritten from an edit onwards with its chain recomputed, no longer
+// reaches it, and the error wraps [ErrNotedChain]. Summary.Noted is the
+// line that has it. An empty noted value checks nothing more than Verify.
+func VerifyAgainst(r io.Reader, noted string) (Summary, error) {
+	if err := checkNoted(noted); err != nil {
+		return Summary{}, err
+	}
 	w := newWalker(r)
+	w.noted = noted
 	for {
 		_, err := w.next()
 		if errors.Is(err, io.EOF) {
@@ -263,7 +325,27 @@ func Verify(r io.Reader) (Summary, error) {
 	if s.Sessions == 0 && s.Torn == 0 {
 		return s, fmt.Errorf("the log is empty: %w", ErrNotEventLog)
 	}
+	if noted != "" && s.Noted == 0 {
+		return s, fmt.Errorf("%w (%s); lines were removed from its end, or rewritten, since the value was noted (its last line, %d, has %s)",
+			ErrNotedChain, short(noted), s.Lines, short(s.Chain))
+	}
 	return s, nil
+}
+
+// checkNoted reports a noted chain value that is not one: 64 lower-case
+// hex digits, or empty for none.
+func checkNoted(noted string) error {
+	if noted == "" {
+		return nil
+	}
+	ok := len(noted) == chainHexLen
+	for _, c := range []byte(noted) {
+		ok = ok && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f')
+	}
+	if !ok {
+		return fmt.Errorf("the chain value noted for the log, %.80q, is not one (64 hex digits); it was damaged where it was kept", noted)
+	}
+	return nil
 }
 
 // summary returns what w has read so far.
@@ -272,5 +354,5 @@ func (w *walker) summary() Summary {
 	if w.torn != 0 {
 		lines--
 	}
-	return Summary{Lines: lines, Sessions: w.sessions, Events: w.events, Torn: w.torn, Chain: w.prev}
+	return Summary{Lines: lines, Sessions: w.sessions, Events: w.events, Torn: w.torn, Chain: w.prev, Noted: w.notedLine}
 }

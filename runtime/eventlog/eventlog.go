@@ -59,14 +59,30 @@
 //
 // Every line ends with a "chain" member: the hex SHA-256 of the chain
 // value of the line before it (the empty string for the first line of the
-// log), a newline, and the line without its chain member. A line edited
-// after it was written no longer chains, and neither does the line after
-// one removed, added or moved; [Verify] and [Replay] report the first
-// such line with its number ([LineError]). The chain runs across sessions,
-// so a session removed from the middle of a log is noticed too. A chain
-// with no key tells neither a log whose last lines were removed nor one
-// rewritten from an edit to its end; the chain value of its last line
-// ([Writer.Chain], [Summary.Chain]), noted elsewhere, tells both.
+// log), a newline, and the line without its chain member. The chain runs
+// across sessions.
+//
+// What the chain detects: a line edited after it was written, and a line
+// removed, added or moved anywhere but at the end of the log, by hand, by
+// another program or by a writer that broke. The line changed, or the one
+// after a line removed, added or moved, no longer chains; [Verify] and
+// [Replay] report the first such line with its number ([LineError]). A
+// session removed from the middle of a log is noticed too.
+//
+// What it does not detect: the chain has no key, so it is a checksum of
+// the log's history, not a signature. Whoever can write the file can edit
+// a line and compute the chain values of it and of every line after it
+// again; that log verifies and replays. A log cut after a whole line
+// (head -n 5 LOG) is a shorter log whose every line chains, and verifies
+// and replays too. Both are told only by a chain value kept elsewhere:
+// [Writer.Chain] returns the chain value of the last line written, and a
+// caller that keeps it (the agent saves it with its thread) gives it to
+// [VerifyAgainst] or [ReplayAgainst], which check that a line of the log
+// still has it. A log cut before that line, or rewritten at that line or
+// before it, no longer has it ([ErrNotedChain]). The lines written after
+// the value was noted are not covered by it, and the value protects the
+// log only as far as the place it is kept does: one who can rewrite both
+// is not detected.
 //
 // A last line without its newline was cut short by a crash: [Verify] and
 // [Replay] ignore it and say so ([Summary.Torn], [Report.Torn]), and
@@ -76,9 +92,16 @@
 // # Appending
 //
 // [Open] appends a new session to an existing log once it has checked its
-// chain. It refuses, leaving the file as it is, a file that is not an
-// event log ([ErrNotEventLog]), a log of another format ([ErrFormat]) and
-// a log whose chain is broken ([LineError]).
+// chain, and holds an exclusive lock on the file (flock) until
+// [Writer.Close], so that two programs never append to one log and
+// interleave their chains. It refuses, leaving the file as it is, a log
+// another Writer holds ([ErrInUse]), a path that is neither a regular file
+// nor missing ([ErrNotRegular]: a directory, a symbolic link, a named
+// pipe, a device such as /dev/null, which would block or lose the lines),
+// a file that is not an event log ([ErrNotEventLog]), a log of another
+// format ([ErrFormat]) and a log whose chain is broken ([LineError]). The
+// lock binds only the programs that take it: one that writes to the file
+// by other means is not stopped, but its lines do not chain.
 package eventlog
 
 import (
@@ -87,7 +110,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -174,15 +199,47 @@ type Repair struct {
 	Bytes int
 }
 
+// ErrInUse is wrapped by [Open]'s error for a log that another Writer
+// holds open, in another process or in this one.
+var ErrInUse = errors.New("in use by another agent")
+
+// ErrNotRegular is wrapped by [Open]'s error for a path that is neither a
+// regular file nor missing: a directory, a symbolic link, a named pipe, a
+// device, a socket.
+var ErrNotRegular = errors.New("not a regular file")
+
 // Open opens the log at path for appending, creating it (mode 0600) if
-// needed. An existing log must be of this format and chain throughout; a
+// needed, and takes an exclusive lock on it (flock), which [Writer.Close]
+// releases, as does the end of the process: a log has one writer at a
+// time, or its chain would break. A log another Writer holds is refused
+// with [ErrInUse]. path must name a regular file or nothing; anything
+// else, a symbolic link included, is refused with [ErrNotRegular]
+// without being opened for long, so Open never blocks (on a named pipe,
+// say). An existing log must be of this format and chain throughout; a
 // last line cut short by a crash is removed (see [Writer.Repaired]) and
 // numbering continues after the last event recorded. Any other file is
 // refused and left as it is.
 func Open(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if fi, err := os.Lstat(path); err == nil {
+		if err := checkRegular(path, fi); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("open event log: %w; give -log a readable and writable file", err)
+	}
+	// O_NOFOLLOW and O_NONBLOCK keep what the path became since it was
+	// looked at (a link, a pipe) from being followed or from blocking;
+	// the file opened is checked again below.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open event log: %w; give -log a writable file", err)
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("event log %s is a symbolic link, %w; give -log the file it points to", path, ErrNotRegular)
+		}
+		return nil, fmt.Errorf("open event log: %w; give -log a readable and writable file", err)
+	}
+	if err := lockLog(f, path); err != nil {
+		_ = f.Close()
+		return nil, err
 	}
 	w := &Writer{f: f, path: path}
 	if err := w.recover(); err != nil {
@@ -199,6 +256,66 @@ func Open(path string) (*Writer, error) {
 		return nil, fmt.Errorf("open event log %s: %w; move the file away or give -log another", path, err)
 	}
 	return w, nil
+}
+
+// checkRegular returns the error for a log path that is not a regular
+// file, saying what it is.
+func checkRegular(path string, fi fs.FileInfo) error {
+	var what string
+	m := fi.Mode()
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+		if to, err := os.Readlink(path); err == nil {
+			what += " to " + to
+		}
+		return fmt.Errorf("event log %s is %s, %w; give -log the file it points to", path, what, ErrNotRegular)
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	default:
+		what = "a special file"
+	}
+	return fmt.Errorf("event log %s is %s, %w; give -log a regular file, or a path where one can be created", path, what, ErrNotRegular)
+}
+
+// lockLog checks that f, just opened as the log at path, is a regular
+// file, puts it back in blocking mode and takes its exclusive lock.
+func lockLog(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open event log %s: %w; give -log a readable and writable file", path, err)
+	}
+	if err := checkRegular(path, fi); err != nil {
+		return err
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("open event log %s: %w", path, err)
+	}
+	var lerr error
+	if err := rc.Control(func(fd uintptr) {
+		if lerr = syscall.SetNonblock(int(fd), false); lerr != nil {
+			return
+		}
+		lerr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
+	}); err != nil {
+		return fmt.Errorf("open event log %s: %w", path, err)
+	}
+	switch {
+	case errors.Is(lerr, syscall.EWOULDBLOCK):
+		return fmt.Errorf("event log %s is %w (it holds the file's lock); stop that agent, or give -log another file", path, ErrInUse)
+	case lerr != nil:
+		return fmt.Errorf("lock event log %s: %w; give -log a file on a local file system", path, lerr)
+	}
+	return nil
 }
 
 // recover checks the log's chain, finds the last event number and chain
@@ -232,9 +349,11 @@ func (w *Writer) Path() string { return w.path }
 // means none.
 func (w *Writer) Repaired() Repair { return w.repair }
 
-// Chain returns the chain value of the last line of the log: noted
-// elsewhere (with a thread, say), it lets [Verify]'s caller tell that no
-// line was changed or removed since, even at the end of the log.
+// Chain returns the chain value of the last line of the log ("" for an
+// empty log). Kept elsewhere (with a thread, say) and given to
+// [VerifyAgainst] or [ReplayAgainst], it tells a log cut after a whole line
+// or rewritten with its chain recomputed, which [Verify] and [Replay] do
+// not.
 func (w *Writer) Chain() string { return w.chain }
 
 // WriteHeader starts a session; its Refs apply to the actions of the
@@ -302,7 +421,7 @@ func (w *Writer) writeLine(v any) error {
 	return nil
 }
 
-// Close syncs and closes the log.
+// Close syncs and closes the log, which releases its lock.
 func (w *Writer) Close() error {
 	serr := w.f.Sync()
 	cerr := w.f.Close()

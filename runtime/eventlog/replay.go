@@ -33,6 +33,9 @@ type Report struct {
 	// program stopped while writing it), which was not replayed; 0 for
 	// none.
 	Torn int
+	// Noted is the line whose chain value is the one [ReplayAgainst] was
+	// given (see [Summary.Noted]); 0 when none was given.
+	Noted int
 }
 
 // Diff is a difference between a log and its replay, or a line of the log
@@ -48,7 +51,9 @@ type Diff struct {
 	// What names what differs: "action" (the actions the machine
 	// performed), "rejection", "chain" (the line does not chain: it was
 	// edited after it was written, or a line before it was removed, added
-	// or moved) or "record" (the line chains but is out of order).
+	// or moved), "record" (the line chains but is out of order) or "end"
+	// (no line has the chain value noted for the log, see
+	// [ErrNotedChain]: Line is the log's last).
 	What string
 	// Action is the number, from 1, of the first action that differs when
 	// the machine performed as many actions as recorded; 0 otherwise. Kind
@@ -57,11 +62,13 @@ type Diff struct {
 	Action int
 	Kind   string
 	Path   string
-	// Reason says, for "chain" and "record", what is wrong with the line.
+	// Reason says, for "chain", "record" and "end", what is wrong with the
+	// line.
 	Reason string
 	// Want is what the log recorded; Got is what the replay gave (for
 	// "chain", the chain value the line holds and the one the lines
-	// before it give). A value recorded by reference is shown as its
+	// before it give; for "end", the chain value noted and the one of the
+	// log's last line). A value recorded by reference is shown as its
 	// count, size and digest.
 	Want, Got string
 }
@@ -75,6 +82,9 @@ func (d *Diff) String() string {
 		fmt.Fprintf(&b, "line %d: ", d.Line)
 	}
 	switch d.What {
+	case "end":
+		fmt.Fprintf(&b, "the log %s\n  noted:     %s\n  last line: %s", d.Reason, d.Want, d.Got)
+		return b.String()
 	case "chain", "record":
 		fmt.Fprintf(&b, "the line %s", d.Reason)
 		if d.Want == "" && d.Got == "" {
@@ -145,10 +155,29 @@ func excerpt(a, b string) (string, string) {
 // Report.Diff. A last line cut short is not replayed (Report.Torn). An
 // error means the log could not be read or a machine not built: the file
 // is not an event log of this format (the error wraps ErrNotEventLog or
-// ErrFormat), or a line holds what the machine cannot take.
-func Replay(r io.Reader, start Start) (Report, error) {
+// ErrFormat; a directory is not one either), or a line holds what the
+// machine cannot take.
+//
+// A log cut after a whole line, or rewritten from an edit onwards with
+// its chain recomputed, replays; [ReplayAgainst] tells both, given a chain
+// value noted elsewhere.
+func Replay(r io.Reader, start Start) (Report, error) { return ReplayAgainst(r, start, "") }
+
+// ReplayAgainst is [Replay], and also checks that a line of the log has
+// the chain value noted, a value [Writer.Chain] returned while the log
+// was written (kept with a thread, say). When none has (lines were
+// removed from the log's end, or rewritten with the chain recomputed,
+// since the value was noted), Report.Diff says so, with What "end", once
+// every line has replayed. Report.Noted is the line that has it. An empty
+// noted value checks nothing more than Replay; one that is not a chain
+// value is an error.
+func ReplayAgainst(r io.Reader, start Start, noted string) (Report, error) {
 	var rep Report
+	if err := checkNoted(noted); err != nil {
+		return rep, err
+	}
 	w := newWalker(r)
+	w.noted = noted
 	var step Step
 	var refs RefPolicy
 	for {
@@ -159,6 +188,9 @@ func Replay(r io.Reader, start Start) (Report, error) {
 		if le := (*LineError)(nil); errors.As(err, &le) {
 			rep.Diff = lineDiff(le, e.raw)
 			return rep, nil
+		}
+		if re := (*readError)(nil); errors.As(err, &re) {
+			return rep, err // it says where
 		}
 		if err != nil {
 			return rep, fmt.Errorf("line %d: %w", w.line, err)
@@ -206,12 +238,18 @@ func Replay(r io.Reader, start Start) (Report, error) {
 			rep.Events++
 		}
 	}
-	rep.Torn = w.torn
+	rep.Torn, rep.Noted = w.torn, w.notedLine
 	if rep.Sessions == 0 {
 		if w.torn != 0 {
 			return rep, errors.New("the log's only line was cut short while it was written: it has no session to replay")
 		}
 		return rep, fmt.Errorf("the log is empty: %w", ErrNotEventLog)
+	}
+	if noted != "" && rep.Noted == 0 {
+		last := w.summary()
+		rep.Diff = &Diff{Line: last.Lines, What: "end",
+			Reason: "has no line with the chain value noted for it: lines were removed from its end, or rewritten, since the value was noted",
+			Want:   "chain value " + short(noted), Got: fmt.Sprintf("chain value %s (line %d)", short(last.Chain), last.Lines)}
 	}
 	return rep, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -50,7 +52,8 @@ func exchange(a, b string) error {
 // TestFileToolsRace runs read_file and edit_file (create and replace)
 // thousands of times on paths through a directory that another goroutine
 // keeps swapping for a symbolic link to a directory outside the workspace,
-// and checks that nothing outside was read, created or changed.
+// or to the workspace's .git, and checks that nothing there was read (from
+// outside), created or changed, and that every refusal says why in words.
 func TestFileToolsRace(t *testing.T) {
 	const (
 		workers = 4
@@ -59,25 +62,34 @@ func TestFileToolsRace(t *testing.T) {
 	tests := []struct {
 		name string
 		// setup prepares root/d (and whatever swap needs) and returns the
-		// swap, run in a loop until the workers are done.
-		setup func(t *testing.T, root, outside string) (swap func() error)
+		// swap, run in a loop until the workers are done, and the
+		// directory the tools must not write in (outside or root/.git).
+		setup func(t *testing.T, root, outside string) (swap func() error, protected string)
+		// readable: reading the protected directory through the link is
+		// allowed (read_file reads .git).
+		readable bool
 	}{
 		{
 			name: "directory exchanged with a link to outside",
-			setup: func(t *testing.T, root, outside string) func() error {
-				require.NoError(t, os.Mkdir(filepath.Join(root, "d"), 0o755))
-				require.NoError(t, os.Symlink(outside, filepath.Join(root, "away")))
-				swap := func() error { return exchange(filepath.Join(root, "d"), filepath.Join(root, "away")) }
-				if err := swap(); err != nil {
-					t.Skipf("renameat2(RENAME_EXCHANGE) is not available: %v", err)
-				}
-				require.NoError(t, swap()) // back: d is the directory
-				return swap
+			setup: func(t *testing.T, root, outside string) (func() error, string) {
+				return exchanger(t, root, outside), outside
 			},
 		},
 		{
+			// The reviewer's scenario: edit_file checked the path for
+			// .git, then the directory became a link to .git.
+			name: "directory exchanged with a link to .git",
+			setup: func(t *testing.T, root, _ string) (func() error, string) {
+				git := filepath.Join(root, ".git")
+				require.NoError(t, os.Mkdir(git, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(git, "config"), []byte("[core]\n\tbare = false\n"), 0o644))
+				return exchanger(t, root, ".git"), git
+			},
+			readable: true,
+		},
+		{
 			name: "link retargeted between inside and outside",
-			setup: func(t *testing.T, root, outside string) func() error {
+			setup: func(t *testing.T, root, outside string) (func() error, string) {
 				require.NoError(t, os.Mkdir(filepath.Join(root, "real"), 0o755))
 				require.NoError(t, os.Symlink("real", filepath.Join(root, "d")))
 				in, out := filepath.Join(root, "to-in"), filepath.Join(root, "to-out")
@@ -94,7 +106,7 @@ func TestFileToolsRace(t *testing.T) {
 						return err
 					}
 					return os.Rename(tmp, filepath.Join(root, "d"))
-				}
+				}, outside
 			},
 		},
 	}
@@ -105,13 +117,14 @@ func TestFileToolsRace(t *testing.T) {
 			root, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
 			require.NoError(t, os.Mkdir(root, 0o755))
 			require.NoError(t, os.Mkdir(outside, 0o755))
-			outsideFiles := map[string]string{}
+			swap, protected := tt.setup(t, root, outside)
+			protectedFiles := map[string]string{}
 			for w := range workers {
 				name := fmt.Sprintf("f%d.txt", w)
-				outsideFiles[name] = "OUTSIDE TOKEN\n"
-				require.NoError(t, os.WriteFile(filepath.Join(outside, name), []byte(outsideFiles[name]), 0o644))
+				protectedFiles[name] = "OUTSIDE TOKEN\n"
+				require.NoError(t, os.WriteFile(filepath.Join(protected, name), []byte(protectedFiles[name]), 0o644))
 			}
-			swap := tt.setup(t, root, outside)
+			protectedFiles = readDir(t, protected)
 			// The files the workers edit, in the directory d names when it
 			// is inside.
 			for w := range workers {
@@ -145,7 +158,8 @@ func TestFileToolsRace(t *testing.T) {
 				}
 				return s.Run(context.Background(), chat.ToolCall{ID: "race", Name: tool, Arguments: raw}, nil)
 			}
-			var ok, refused, leaked atomic.Int64
+			var ok, refused, leaked, unclear atomic.Int64
+			var sample sync.Map // a refusal message of each kind
 			var wg sync.WaitGroup
 			for w := range workers {
 				wg.Go(func() {
@@ -165,8 +179,14 @@ func TestFileToolsRace(t *testing.T) {
 						outs = append(outs, o.Content)
 						count(o.IsError, &ok, &refused)
 						for _, out := range outs {
-							if strings.Contains(out, "OUTSIDE") {
+							if strings.Contains(out, "OUTSIDE") && !tt.readable {
 								leaked.Add(1)
+							}
+							if !strings.Contains(out, "OUTSIDE") && !strings.HasPrefix(out, "inside") && !strings.HasPrefix(out, "edited ") && !strings.HasPrefix(out, "created ") {
+								sample.LoadOrStore(quoted.ReplaceAllString(out, `"…"`), out)
+							}
+							if systemWords(out) {
+								unclear.Add(1)
 							}
 						}
 					}
@@ -176,16 +196,13 @@ func TestFileToolsRace(t *testing.T) {
 			stop()
 			require.NoError(t, <-swapped)
 
-			entries, err := os.ReadDir(outside)
-			require.NoError(t, err)
-			got := map[string]string{}
-			for _, e := range entries {
-				data, err := os.ReadFile(filepath.Join(outside, e.Name()))
-				require.NoError(t, err)
-				got[e.Name()] = string(data)
-			}
-			assert.Equal(t, outsideFiles, got, "files were created or changed outside the workspace")
+			assert.Equal(t, protectedFiles, readDir(t, protected), "files were created or changed in %s", protected)
 			assert.Zero(t, leaked.Load(), "contents from outside the workspace were returned")
+			sample.Range(func(_, msg any) bool {
+				t.Logf("refusal: %s", msg)
+				return true
+			})
+			assert.Zero(t, unclear.Load(), "refusals in the system's words, not the tool's (see the log)")
 			// The race was run: calls went through and calls were refused.
 			assert.Positive(t, swaps.Load())
 			assert.Positive(t, ok.Load(), "no call succeeded")
@@ -193,6 +210,55 @@ func TestFileToolsRace(t *testing.T) {
 			t.Logf("%d swaps, %d calls succeeded, %d refused", swaps.Load(), ok.Load(), refused.Load())
 		})
 	}
+}
+
+// systemWords reports whether a tool's message ends in the text of a
+// system error, which says what failed but not why nor what to do.
+func systemWords(msg string) bool {
+	for _, errno := range []syscall.Errno{syscall.EINVAL, syscall.ENOTDIR, syscall.ELOOP, syscall.ENOENT, syscall.EEXIST, syscall.EISDIR, syscall.EBADF} {
+		if strings.HasSuffix(msg, ": "+errno.Error()) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoted matches the quoted paths of a tool's messages.
+var quoted = regexp.MustCompile(`"[^"]*"`)
+
+// exchanger makes root/d a directory and root/away a symbolic link to
+// target, and returns a swap that exchanges them atomically. It skips the
+// test where the system cannot.
+func exchanger(t *testing.T, root, target string) func() error {
+	t.Helper()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "d"), 0o755))
+	require.NoError(t, os.Symlink(target, filepath.Join(root, "away")))
+	swap := func() error { return exchange(filepath.Join(root, "d"), filepath.Join(root, "away")) }
+	if err := swap(); err != nil {
+		t.Skipf("renameat2(RENAME_EXCHANGE) is not available: %v", err)
+	}
+	require.NoError(t, swap()) // back: d is the directory
+	return swap
+}
+
+// readDir returns the files of the directory dir and their contents,
+// recursively, by path relative to dir.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		files[rel] = string(data)
+		return err
+	}))
+	return files
 }
 
 // count adds one to ok or refused and reports whether the call succeeded.
@@ -252,6 +318,7 @@ func TestEditFileRefusesGit(t *testing.T) {
 		{"through a link to .git", obj{"path": "gitlink/config", "old_str": "[core]", "new_str": "[core]\n\tfsmonitor = touch pwned"}, "under .git"},
 		{"dot-dot into .git", obj{"path": "sub/../.git/config", "old_str": "[core]", "new_str": "x"}, "under .git"},
 		{"a temporary file's name", obj{"path": "sub/.fsmgen-edit-42.tmp", "old_str": "", "new_str": "x"}, "temporary files"},
+		{"an atomic write's temporary file's name", obj{"path": "sub/.t1.json.fsmgen-tmp-42", "old_str": "", "new_str": "x"}, "temporary files"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,6 +342,7 @@ func TestEditFileRefusesGit(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(root, ".git", "hooks", "pre-commit"))
 			assert.NoFileExists(t, filepath.Join(root, "sub", ".git"))
 			assert.NoFileExists(t, filepath.Join(root, "sub", ".fsmgen-edit-42.tmp"))
+			assert.NoFileExists(t, filepath.Join(root, "sub", ".t1.json.fsmgen-tmp-42"))
 		})
 	}
 }
@@ -313,6 +381,16 @@ func readString(t *testing.T, p string) string {
 func TestSpecialFilesRefused(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644))
+	// A socket: a path short enough for a Unix socket's address.
+	sockDir, err := os.MkdirTemp("", "sock")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(sockDir) })
+	l, err := net.Listen("unix", filepath.Join(sockDir, "s"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	require.NoError(t, os.Rename(filepath.Join(sockDir, "s"), filepath.Join(root, "sock")))
+	// A device (/dev/null's numbers): only root may make one.
+	haveDevice := syscall.Mknod(filepath.Join(root, "null"), syscall.S_IFCHR|0o666, 1<<8|3) == nil
 	ws, err := NewWorkspace(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ws.Close() })
@@ -321,13 +399,21 @@ func TestSpecialFilesRefused(t *testing.T) {
 		name, tool string
 		args       obj
 		wantErr    string
+		device     bool // needs the device
 	}{
-		{"read a FIFO", "read_file", obj{"path": "pipe"}, `"pipe" is not a regular file (p---------); only regular files can be read`},
-		{"edit a FIFO", "edit_file", obj{"path": "pipe", "old_str": "x", "new_str": "y"}, `"pipe" is not a regular file (p---------); only regular files can be edited`},
-		{"create over a FIFO", "edit_file", obj{"path": "pipe", "old_str": "", "new_str": "y"}, "already exists"},
+		{"read a FIFO", "read_file", obj{"path": "pipe"}, `"pipe" is a named pipe (FIFO), not a regular file; only regular files can be read`, false},
+		{"edit a FIFO", "edit_file", obj{"path": "pipe", "old_str": "x", "new_str": "y"}, `"pipe" is a named pipe (FIFO), not a regular file; only regular files can be edited`, false},
+		{"create over a FIFO", "edit_file", obj{"path": "pipe", "old_str": "", "new_str": "y"}, "already exists", false},
+		{"read a socket", "read_file", obj{"path": "sock"}, `"sock" is a socket, not a regular file; only regular files can be read`, false},
+		{"edit a socket", "edit_file", obj{"path": "sock", "old_str": "x", "new_str": "y"}, `"sock" is a socket, not a regular file; only regular files can be edited`, false},
+		{"read a device", "read_file", obj{"path": "null"}, `"null" is a device, not a regular file; only regular files can be read`, true},
+		{"edit a device", "edit_file", obj{"path": "null", "old_str": "x", "new_str": "y"}, `"null" is a device, not a regular file; only regular files can be edited`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.device && !haveDevice {
+				t.Skip("making a device needs root")
+			}
 			out := call(t, s, tt.tool, tt.args)
 			assert.True(t, out.IsError, out.Content)
 			assert.Contains(t, out.Content, tt.wantErr)

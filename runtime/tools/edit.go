@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 )
 
 // Limits and names of edit_file.
@@ -50,7 +51,11 @@ type EditOptions struct {
 // which is synced and renamed over it: memory stays in proportion to the
 // chunk and the two strings, whatever the file's size, and a reader (or
 // the file system after a crash) sees the old content or the new. Files
-// with more than one hard link and paths under .git are refused.
+// with more than one hard link, paths under .git, paths that name a
+// directory ("dir/") and the names of temporary files are refused. The
+// directory written in is reached without following links, so that a
+// command racing the edit cannot redirect it into .git (see
+// [Workspace]).
 func EditFile(ws *Workspace, opts ...EditOptions) Tool {
 	var opt EditOptions
 	if len(opts) > 0 {
@@ -85,8 +90,9 @@ func (t editFileTool) Spec() chat.ToolSpec {
 			"To create a file that does not exist yet, give an empty old_str and the whole content as new_str; missing parent directories are created. " +
 			"To delete text, give an empty new_str. The file is written atomically and keeps its permissions. " +
 			fmt.Sprintf("Files over %s are refused; change those with bash (e.g. sed -i). ", sizeString(t.maxBytes)) +
-			"Files under .git are refused: the agent commits your changes itself. " +
-			"Paths are relative to the workspace root; paths outside the workspace are refused.",
+			"Files under .git are refused, also through a symbolic link: the agent commits your changes itself. " +
+			"Paths are relative to the workspace root; paths outside the workspace are refused. " +
+			"Symbolic links in the path are followed while they stay inside the workspace; if one changes while the edit runs, the edit fails rather than write elsewhere: retry, or give the link's target path.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -122,6 +128,9 @@ func (t editFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 		return "", err
 	}
 	name, oldStr, newStr := *args.Path, *args.OldStr, *args.NewStr
+	if namesDir(name) {
+		return "", fmt.Errorf("path %q names a directory (it ends in \"/\", \".\" or \"..\"); edit_file changes and creates files only: give the path of a file, e.g. \"dir/file.go\"", name)
+	}
 	rel, err := t.ws.resolve(name)
 	if err != nil {
 		return "", err
@@ -129,8 +138,10 @@ func (t editFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 	if underGit(filepath.ToSlash(filepath.Clean(name))) || underGit(rel) {
 		return "", fmt.Errorf("%q is under .git, which edit_file does not change: the agent commits your changes itself after each round of tools, so edit the files of the work tree only", name)
 	}
-	if isEditTemp(path.Base(rel)) {
-		return "", fmt.Errorf("%q has the name of edit_file's temporary files (%s), which are deleted and never committed; choose another name", name, EditTempPattern)
+	for _, n := range []string{path.Base(filepath.ToSlash(filepath.Clean(name))), path.Base(rel)} {
+		if isEditTemp(n) || atomicfile.IsTemp(n) {
+			return "", fmt.Errorf("%q has the name of the agent's temporary files (%s or %s), which are deleted and never committed; choose another name", name, EditTempPattern, atomicfile.TempPattern("*"))
+		}
 	}
 	if oldStr == "" {
 		return t.create(name, rel, newStr)
@@ -143,20 +154,17 @@ func (t editFileTool) create(name, rel, content string) (string, error) {
 	if rel == "." {
 		return "", fmt.Errorf("cannot create %q: it is the workspace root; give a file path", name)
 	}
-	dir, base := path.Dir(rel), path.Base(rel)
-	if dir != "." {
-		if err := t.ws.root.MkdirAll(dir, 0o755); err != nil {
-			return "", pathError("create the parent directories of", name, err)
-		}
-	}
-	d, err := t.ws.root.OpenRoot(dir)
+	// The directory is opened without following links, creating what is
+	// missing: it is the one at the path checked for .git.
+	d, err := t.ws.openDir(path.Dir(rel), true)
 	if err != nil {
-		return "", pathError("create", name, err)
+		return "", pathError("create the parent directories of", name, err)
 	}
 	defer d.Close()
-	if fi, err := d.Lstat(base); err == nil {
+	base := path.Base(rel)
+	if m, err := d.typeOf(base); err == nil {
 		what := "file"
-		if fi.IsDir() {
+		if m.IsDir() {
 			what = "directory"
 		}
 		return "", fmt.Errorf("cannot create %q: a %s with that name already exists; to change a file, give the exact text to replace as old_str", name, what)
@@ -177,9 +185,11 @@ func (t editFileTool) create(name, rel, content string) (string, error) {
 // streaming it through a temporary file.
 func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr string) (string, error) {
 	missing := fmt.Errorf("file %q does not exist; to create it, give an empty old_str", name)
-	// The directory is held open from here on: the temporary file is
-	// written, and renamed, in the directory the file was read from.
-	d, err := t.ws.root.OpenRoot(path.Dir(rel))
+	// The directory is opened without following links (it is the one at
+	// the path checked for .git) and held open from here on: the temporary
+	// file is written, and renamed, in the directory the file was read
+	// from.
+	d, err := t.ws.openDir(path.Dir(rel), false)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return "", missing
@@ -323,7 +333,7 @@ func splice(src *os.File, fi fs.FileInfo, dst *os.File, first int64, old []byte,
 // its content into a temporary file (named after EditTempPattern) of mode
 // perm, which is synced and renamed over base; the directory is synced
 // then. On failure the temporary file is removed.
-func replaceFile(d *os.Root, base string, perm fs.FileMode, fill func(*os.File) error) (err error) {
+func replaceFile(d *dir, base string, perm fs.FileMode, fill func(*os.File) error) (err error) {
 	tmp, f, err := createTemp(d)
 	if err != nil {
 		return err
@@ -349,12 +359,12 @@ func replaceFile(d *os.Root, base string, perm fs.FileMode, fill func(*os.File) 
 	if err = d.Rename(tmp, base); err != nil {
 		return err
 	}
-	return syncDir(d)
+	return d.Sync()
 }
 
 // createTemp creates a new temporary file in d, named after
 // EditTempPattern, open for writing; it returns its name and the file.
-func createTemp(d *os.Root) (string, *os.File, error) {
+func createTemp(d *dir) (string, *os.File, error) {
 	for range 100 {
 		name := editTempPrefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + editTempSuffix
 		f, err := d.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -366,18 +376,12 @@ func createTemp(d *os.Root) (string, *os.File, error) {
 	return "", nil, fmt.Errorf("no free name for a temporary file like %s after 100 tries; delete the leftover ones", EditTempPattern)
 }
 
-// syncDir makes a rename in d durable. Some file systems cannot sync a
-// directory; that is not an error.
-func syncDir(d *os.Root) error {
-	f, err := d.Open(".")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
+// namesDir reports whether the path p names a directory whatever is
+// there: it ends in "/" or its last element is "." or "..".
+func namesDir(p string) bool {
+	p = filepath.ToSlash(p)
+	last := p[strings.LastIndexByte(p, '/')+1:]
+	return strings.HasSuffix(p, "/") || last == "." || last == ".."
 }
 
 // isEditTemp reports whether a file's base name matches EditTempPattern.

@@ -72,7 +72,7 @@ func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 	if err != nil {
 		return "", err
 	}
-	f, fi, err := openRegular(t.ws.root, rel, name, "read")
+	f, fi, err := openRegular(rootOpener{t.ws.root}, rel, name, "read")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("file %q does not exist; use list_files to see what is there", name)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 )
 
 // call runs the named tool of s with args encoded as JSON.
@@ -195,6 +196,7 @@ func TestEditFile(t *testing.T) {
 		wantFile string // path checked after the call
 		want     string // its expected content
 		wantMode os.FileMode
+		wantNone string // a path that must not exist after the call
 	}{
 		{
 			name:     "replaces the one occurrence",
@@ -247,6 +249,36 @@ func TestEditFile(t *testing.T) {
 			wantErr: "a directory with that name already exists",
 		},
 		{
+			name:     "creates through a symbolic link to a directory",
+			args:     obj{"path": "dlink/new.txt", "old_str": "", "new_str": "x\n"},
+			wantFile: "d/new.txt", want: "x\n", wantMode: newFileMode,
+		},
+		{
+			name:     "creates a file named like a generic temporary file",
+			args:     obj{"path": ".a.tmp-1", "old_str": "", "new_str": "mine\n"},
+			wantFile: ".a.tmp-1", want: "mine\n", wantMode: newFileMode,
+		},
+		{
+			name:    "refuses a path ending in a slash",
+			args:    obj{"path": "newdir/", "old_str": "", "new_str": "x"},
+			wantErr: `path "newdir/" names a directory`, wantNone: "newdir",
+		},
+		{
+			name:    "refuses a path ending in a dot",
+			args:    obj{"path": "d/.", "old_str": "", "new_str": "x"},
+			wantErr: `path "d/." names a directory`,
+		},
+		{
+			name:    "refuses a path ending in two dots",
+			args:    obj{"path": "a/b/..", "old_str": "", "new_str": "x"},
+			wantErr: `path "a/b/.." names a directory`, wantNone: "a",
+		},
+		{
+			name:    "refuses to create below a file",
+			args:    obj{"path": "f.txt/x", "old_str": "", "new_str": "x"},
+			wantErr: "a part of its directory path is a file, not a directory", wantFile: "f.txt", want: original,
+		},
+		{
 			name:    "refuses to replace in a missing file",
 			args:    obj{"path": "missing.txt", "old_str": "x", "new_str": "y"},
 			wantErr: "does not exist; to create it, give an empty old_str",
@@ -284,8 +316,10 @@ func TestEditFile(t *testing.T) {
 			require.NoError(t, os.Chmod(filepath.Join(root, "f.txt"), 0o755))
 			require.NoError(t, os.Symlink("f.txt", filepath.Join(root, "link.txt")))
 			require.NoError(t, os.Mkdir(filepath.Join(root, "d"), 0o755))
+			require.NoError(t, os.Symlink("d", filepath.Join(root, "dlink")))
 			ws, err := NewWorkspace(root)
 			require.NoError(t, err)
+			t.Cleanup(func() { _ = ws.Close() })
 
 			out := call(t, Default(ws, Options{}), "edit_file", tt.args)
 			if tt.wantErr != "" {
@@ -308,7 +342,13 @@ func TestEditFile(t *testing.T) {
 			fi, err := os.Lstat(filepath.Join(root, "link.txt"))
 			require.NoError(t, err)
 			assert.NotZero(t, fi.Mode()&os.ModeSymlink, "the symlink was replaced by a file")
-			for _, pattern := range []string{EditTempPattern, ".*.tmp-*"} {
+			if tt.wantNone != "" {
+				assert.NoFileExists(t, filepath.Join(root, tt.wantNone))
+			}
+			fi, err = os.Lstat(filepath.Join(root, "dlink"))
+			require.NoError(t, err)
+			assert.NotZero(t, fi.Mode()&os.ModeSymlink, "the link to a directory was replaced")
+			for _, pattern := range []string{EditTempPattern, atomicfile.TempPattern("*")} {
 				leftovers, err := filepath.Glob(filepath.Join(root, pattern))
 				require.NoError(t, err)
 				assert.Empty(t, leftovers, "temporary files were left behind")

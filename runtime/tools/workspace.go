@@ -27,10 +27,37 @@ const maxSymlinkHops = 64
 // keep working, relative ones through the open handle and absolute ones
 // that point inside the root by being rewritten to relative paths first.
 //
+// # Writing, and .git
+//
+// os.Root keeps a tool inside the workspace, but not out of .git, which is
+// inside it: a directory swapped for a symbolic link to .git between the
+// check of a path and its use would be followed. So edit_file, which
+// refuses to write under .git, reaches the directory it writes in
+// differently ([Workspace.openDir]): the path is first resolved, every
+// symbolic link followed as above, and checked for a ".git" component;
+// then the directory it names is opened from the root's descriptor one
+// component at a time with openat(O_NOFOLLOW|O_DIRECTORY), creating the
+// missing ones with mkdirat, and every file operation is made relative to
+// that descriptor, never following a link. The directory written in is
+// therefore the one at the checked path, whatever a concurrent command
+// does: a component that became a link meanwhile makes the edit fail
+// (the tool says so) instead of being followed. Links in the path keep
+// working when nothing changes them, because the path opened is the one
+// they resolved to. (A directory renamed, not linked, into place is not
+// detected; .git itself cannot be renamed by the sandboxed bash tool, to
+// which it is a read-only mount, and nothing can be renamed out of it.)
+//
+// The component walk is used rather than openat2(RESOLVE_BENEATH|
+// RESOLVE_NO_SYMLINKS), which would refuse the same links in one call:
+// the walk also creates missing directories, with no window between the
+// creation and the opening in which a link could be put in their place,
+// and it needs no kernel newer than openat's.
+//
 // A Workspace is safe for concurrent use. Close it when the agent stops.
 type Workspace struct {
-	dir  string   // absolute, every symbolic link resolved
-	root *os.Root // dir, held open
+	dir      string   // absolute, every symbolic link resolved
+	root     *os.Root // dir, held open
+	rootFile *os.File // dir, held open: the start of openDir's walks
 }
 
 // NewWorkspace opens the workspace rooted at dir, which must be an existing
@@ -56,7 +83,12 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
 	}
-	return &Workspace{dir: resolved, root: root}, nil
+	rootFile, err := root.Open(".")
+	if err != nil {
+		_ = root.Close()
+		return nil, fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	return &Workspace{dir: resolved, root: root, rootFile: rootFile}, nil
 }
 
 // Root returns the workspace's root directory: absolute, with every symbolic
@@ -66,7 +98,7 @@ func (w *Workspace) Root() string { return w.dir }
 
 // Close releases the handle on the root directory. The file tools fail
 // once their workspace is closed.
-func (w *Workspace) Close() error { return w.root.Close() }
+func (w *Workspace) Close() error { return errors.Join(w.rootFile.Close(), w.root.Close()) }
 
 // resolve maps a tool's path argument to a clean, slash-separated path
 // relative to the workspace root, or fails with an error that says why.
@@ -106,6 +138,17 @@ func (w *Workspace) resolve(p string) (string, error) {
 // errOutside says that a symbolic link leads outside the workspace.
 var errOutside = errors.New("a symbolic link leads outside the workspace")
 
+// errChanging says that a path kept changing while it was resolved.
+var errChanging = errors.New("it kept changing while it was looked up")
+
+// errLinkRace says that a directory on the way to a file edit_file writes,
+// or the file, became a symbolic link after the path was checked.
+var errLinkRace = errors.New("a part of the path was replaced by a symbolic link while edit_file ran")
+
+// maxRetries bounds how many times resolve looks again at a component that
+// changed between two looks.
+const maxRetries = 100
+
 // follow resolves the clean relative path rel beneath the root, following
 // symbolic links one component at a time. It tolerates components that do
 // not exist (they are appended as given) and fails with errOutside when a
@@ -113,7 +156,7 @@ var errOutside = errors.New("a symbolic link leads outside the workspace")
 func (w *Workspace) follow(rel string) (string, error) {
 	pending := strings.Split(rel, "/")
 	var cur []string // resolved components, none a symbolic link when looked at
-	hops := 0
+	hops, retries := 0, 0
 	for len(pending) > 0 {
 		comp := pending[0]
 		pending = pending[1:]
@@ -144,6 +187,16 @@ func (w *Workspace) follow(rel string) (string, error) {
 			return "", syscall.ELOOP
 		}
 		target, err := w.root.Readlink(next)
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, fs.ErrNotExist) {
+			// No longer a link (or gone) since Lstat: another command is
+			// changing it. Look at it again, a bounded number of times.
+			hops--
+			if retries++; retries > maxRetries {
+				return "", errChanging
+			}
+			pending = append([]string{comp}, pending...)
+			continue
+		}
 		if err != nil {
 			return "", err
 		}
@@ -171,8 +224,15 @@ func pathError(verb, name string, err error) error {
 	switch {
 	case errors.Is(err, errOutside) || isEscape(err):
 		return fmt.Errorf("path %q leads outside the workspace through a symbolic link; give a path inside it", name)
+	case errors.Is(err, errLinkRace):
+		return fmt.Errorf("%s %q: %w (another command is changing it?); edit_file writes only in the directory whose path it checked, so nothing was changed: "+
+			"retry when the command is done, or give the link's target path", verb, name, errLinkRace)
+	case errors.Is(err, errChanging):
+		return fmt.Errorf("%s %q: %w (another command is renaming or replacing it?); nothing was changed: retry when the command is done", verb, name, errChanging)
 	case errors.Is(err, syscall.ELOOP):
 		return fmt.Errorf("path %q: more than %d symbolic links (a link loop?); give a path without the loop", name, maxSymlinkHops)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%s %q: a part of its directory path is a file, not a directory (or another command replaced it while the tool ran); check the path with list_files", verb, name)
 	}
 	return fmt.Errorf("%s %q: %w", verb, name, reason(err))
 }
@@ -217,17 +277,45 @@ func linkCount(fi fs.FileInfo) uint64 {
 	return 1
 }
 
+// opener opens files and says what they are: a rootOpener, or a *dir
+// for edit_file.
+type opener interface {
+	OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
+	// typeOf returns the type bits (fs.ModeType) of the file name, not
+	// following a final symbolic link.
+	typeOf(name string) (fs.FileMode, error)
+}
+
+// rootOpener is an os.Root as an opener.
+type rootOpener struct{ *os.Root }
+
+// typeOf implements opener.
+func (r rootOpener) typeOf(name string) (fs.FileMode, error) {
+	fi, err := r.Lstat(name)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Mode().Type(), nil
+}
+
 // openRegular opens the regular file at rel (resolved from the argument
 // name) for reading, beneath r, and returns it with its status
 // taken from the open descriptor. It refuses directories, special files
 // (without blocking on a FIFO) and files with more than one hard link: a
 // hard link's other names may lie outside the workspace, and nothing on
 // the path to it says so. verb ("read", "edit") goes into the messages.
-func openRegular(r *os.Root, rel, name, verb string) (*os.File, fs.FileInfo, error) {
+func openRegular(r opener, rel, name, verb string) (*os.File, fs.FileInfo, error) {
 	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fs.ErrNotExist
+		}
+		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EOPNOTSUPP) {
+			// A socket, or a device with nothing behind it, cannot be
+			// opened: say what it is.
+			if m, terr := r.typeOf(rel); terr == nil && m&(fs.ModeSocket|fs.ModeDevice) != 0 {
+				return nil, nil, fmt.Errorf("%q is %s, not a regular file; only regular files can be %s", name, special(m), pastTense(verb))
+			}
 		}
 		return nil, nil, pathError(verb, name, err)
 	}
@@ -242,13 +330,29 @@ func openRegular(r *os.Root, rel, name, verb string) (*os.File, fs.FileInfo, err
 		return nil, nil, errIsDir
 	case !fi.Mode().IsRegular():
 		_ = f.Close()
-		return nil, nil, fmt.Errorf("%q is not a regular file (%s); only regular files can be %s", name, fi.Mode().Type(), pastTense(verb))
+		return nil, nil, fmt.Errorf("%q is %s, not a regular file; only regular files can be %s", name, special(fi.Mode()), pastTense(verb))
 	}
 	if n := linkCount(fi); n > 1 {
 		_ = f.Close()
 		return nil, nil, fmt.Errorf("%q has %d hard links; a hard link can point outside the workspace, so it is not %s", name, n, pastTense(verb))
 	}
 	return f, fi, nil
+}
+
+// special names the kind of a file that is neither regular nor a
+// directory, for messages.
+func special(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return fmt.Sprintf("a special file (%s)", m.Type())
 }
 
 // errIsDir is openRegular's error for a directory; callers word it.

@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +136,56 @@ func TestResolve(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestOpenDir checks that the directories edit_file writes in are reached
+// without following any symbolic link, even one that stays inside (resolve
+// follows those first), and that missing ones are created.
+func TestOpenDir(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name    string
+		rel     string
+		create  bool
+		wantErr error // nil: opens
+		wantDir string
+	}{
+		{name: "the root", rel: ".", wantDir: "."},
+		{name: "a directory", rel: "sub", wantDir: "sub"},
+		{name: "a link to a directory inside", rel: "subinlink", wantErr: errLinkRace},
+		{name: "a link to a directory outside", rel: "linkdir", wantErr: errLinkRace},
+		{name: "a link below a directory", rel: "sub/../subinlink", wantErr: fs.ErrInvalid},
+		{name: "a file", rel: "a.txt", wantErr: syscall.ENOTDIR},
+		{name: "missing", rel: "new/deeper", wantErr: fs.ErrNotExist},
+		{name: "missing, created", rel: "new/deeper", create: true, wantDir: "new/deeper"},
+		{name: "created below a link", rel: "subinlink/x", create: true, wantErr: errLinkRace},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := f.ws.openDir(tt.rel, tt.create)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				assert.NoDirExists(t, filepath.Join(f.root, "sub", "x"), "created through a link")
+				return
+			}
+			require.NoError(t, err)
+			defer d.Close()
+			// A file made through d is in the directory at the path.
+			w, err := d.OpenFile("made.txt", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			assert.FileExists(t, filepath.Join(f.root, tt.wantDir, "made.txt"))
+			require.NoError(t, d.Remove("made.txt"))
+		})
+	}
+	t.Run("a final link is not followed", func(t *testing.T) {
+		d, err := f.ws.openDir(".", false)
+		require.NoError(t, err)
+		defer d.Close()
+		_, err = d.OpenFile("inlink", os.O_RDONLY, 0)
+		assert.ErrorIs(t, err, errLinkRace)
+		m, err := d.typeOf("inlink")
+		require.NoError(t, err)
+		assert.Equal(t, fs.ModeSymlink, m)
+	})
 }

@@ -57,7 +57,7 @@ func exchange(a, b string) error {
 func TestFileToolsRace(t *testing.T) {
 	const (
 		workers = 4
-		rounds  = 1000 // per worker; each round is a create, a replace and a read
+		rounds  = 500 // per worker; each round is a create, a replace and a read
 	)
 	tests := []struct {
 		name string

@@ -187,16 +187,16 @@ type options struct {
 	maxRetries                                  int
 	retryDelay, toolTimeout                     time.Duration
 	// The limits.
-	maxToolCalls, parallelTools            int
-	maxToolArgs, maxEditSize, maxInputLine byteSize
-	maxRoundOutput                         byteSize
-	llmMaxReply                            byteSize
-	llmHeaderTimeout, llmIdleTimeout       time.Duration
-	commitTimeout                          time.Duration
-	sandbox                                sandbox.Mode
-	sandboxNetwork                         bool
-	verbose                                bool
-	set                                    map[string]bool // flags given explicitly
+	maxToolCalls, parallelTools                       int
+	maxToolArgs, maxEditSize, maxInputLine            byteSize
+	maxRoundOutput                                    byteSize
+	llmMaxReply                                       byteSize
+	llmHeaderTimeout, llmIdleTimeout, llmReplyTimeout time.Duration
+	commitTimeout                                     time.Duration
+	sandbox                                           sandbox.Mode
+	sandboxNetwork                                    bool
+	verbose                                           bool
+	set                                               map[string]bool // flags given explicitly
 	// command is the subcommand ("replay") and commandArgs its arguments;
 	// command is empty when the agent is to run.
 	command     string
@@ -265,7 +265,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.Var(&o.maxInputLine, "max-input-line", "the longest input line sent as a message; a longer one is refused")
 	fs.Var(&o.llmMaxReply, llm.FlagMaxReply, "the largest reply of the LLM (text and tool call arguments); a larger one is cut off and fails the turn")
 	fs.DurationVar(&o.llmHeaderTimeout, llm.FlagHeaderTimeout, llm.DefaultHeaderTimeout, "how long the LLM server may take to start its reply")
-	fs.DurationVar(&o.llmIdleTimeout, llm.FlagIdleTimeout, llm.DefaultIdleTimeout, "how long the LLM's reply may stall; the request is then retried")
+	fs.DurationVar(&o.llmIdleTimeout, llm.FlagIdleTimeout, llm.DefaultIdleTimeout, "how long the LLM's reply may make no progress (keep-alives do not count); the request is then retried")
+	fs.DurationVar(&o.llmReplyTimeout, llm.FlagReplyTimeout, llm.DefaultReplyTimeout, "how long one LLM reply may stream in all")
 	fs.DurationVar(&o.commitTimeout, "commit-timeout", autocommit.DefaultTimeout, "time limit of each git command of the auto-commit")
 	o.sandbox = sandbox.Auto
 	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
@@ -310,6 +311,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		{"tool-timeout", o.toolTimeout > 0, "be positive"},
 		{llm.FlagHeaderTimeout, o.llmHeaderTimeout > 0, "be positive"},
 		{llm.FlagIdleTimeout, o.llmIdleTimeout > 0, "be positive"},
+		{llm.FlagReplyTimeout, o.llmReplyTimeout > 0, "be positive"},
 		{"commit-timeout", o.commitTimeout > 0, "be positive"},
 		{"max-tool-calls", o.maxToolCalls > 0, "be at least 1"},
 		{"parallel-tools", o.parallelTools > 0, "be at least 1"},
@@ -366,6 +368,26 @@ func checkBehavior(o options) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// notedChain returns the chain value of the event log's last line that
+// the log's thread noted when it was last saved, and the thread's file,
+// when the log is a thread's own (<threads>/<ID>.events.jsonl beside
+// <threads>/<ID>.json); "" otherwise.
+func notedChain(logPath string) (chain, threadFile string) {
+	base, ok := strings.CutSuffix(filepath.Base(logPath), ".events.jsonl")
+	if !ok || thread.CheckID(base) != nil {
+		return "", ""
+	}
+	store, err := thread.NewStore(filepath.Dir(logPath)) // the log's directory exists
+	if err != nil {
+		return "", ""
+	}
+	t, err := store.Load(base)
+	if err != nil {
+		return "", ""
+	}
+	return t.LogChain, store.Path(base)
 }
 
 // checkWorkspace refuses a workspace the agent must not work in: one that
@@ -507,7 +529,8 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	llmCfg := llm.FromEnv(o.provider, llm.Config{BaseURL: o.baseURL, Logger: logger,
-		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, MaxReplyBytes: int(o.llmMaxReply)})
+		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, ReplyTimeout: o.llmReplyTimeout,
+		MaxReplyBytes: int(o.llmMaxReply)})
 	provider, err := llm.New(o.provider, llmCfg)
 	if err != nil {
 		return err
@@ -680,7 +703,8 @@ func replay(args []string, verbose bool, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agent replay: %s is not a file; give an event log, such as <threads>/<ID>.events.jsonl\n", fs.Arg(0))
 		return exitError
 	}
-	rep, err := agentexec.ReplayAgent(f)
+	noted, threadFile := notedChain(fs.Arg(0))
+	rep, err := agentexec.ReplayAgentAgainst(f, noted)
 	if err != nil {
 		fmt.Fprintf(stderr, "agent replay: %s: %v\n", fs.Arg(0), err)
 		return exitError
@@ -694,6 +718,9 @@ func replay(args []string, verbose bool, stdout, stderr io.Writer) int {
 	}
 	if verbose {
 		fmt.Fprintf(stderr, "agent replay: %s: %d sessions\n", fs.Arg(0), rep.Sessions)
+		if noted != "" {
+			fmt.Fprintf(stderr, "agent replay: %s: line %d is the last one %s noted\n", fs.Arg(0), rep.Noted, threadFile)
+		}
 	}
 	fmt.Fprintf(stdout, "replay ok: %d events\n", rep.Events)
 	return exitOK

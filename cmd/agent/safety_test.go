@@ -286,3 +286,26 @@ func TestInheritedDescriptors(t *testing.T) {
 	assert.NotContains(t, result, "OUTSIDE-SECRET")
 	assert.Equal(t, "0\n1\n2\n", strings.SplitAfter(result, "2\n")[0], "the command has only its standard descriptors: %q", result)
 }
+
+// TestReplayFindsACutLog checks that replay of a thread's own log finds a
+// log cut at a line boundary, which the chain alone cannot tell, through
+// the chain value the thread noted.
+func TestReplayFindsACutLog(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."})
+	r := e.run(t, "", "-p", "Hello.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	log := filepath.Join(e.threads, e.onlyThread(t)+".events.jsonl")
+	assert.Equal(t, 0, replayExit(t, log).code, "the whole log replays")
+
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	cut := strings.Join(lines[:len(lines)-3], "")
+	require.NoError(t, os.WriteFile(log, []byte(cut), 0o600))
+	rr := replayExit(t, log)
+	assert.Equal(t, exitError, rr.code, "a log cut at a line boundary is found out:\n%s%s", rr.stdout, rr.stderr)
+
+	other := filepath.Join(t.TempDir(), "copy.jsonl") // not beside its thread: the chain alone
+	require.NoError(t, os.WriteFile(other, []byte(cut), 0o600))
+	assert.Equal(t, exitOK, replayExit(t, other).code)
+}

@@ -469,6 +469,10 @@ func (a *Agent) arrive() {
 	case *agent.LLMCompleted:
 		a.cfg.Thread.Ledger.Add(ev.Response.Usage)
 		a.display.Reply(ev.Response.Message)
+	case *agent.LLMError:
+		if ev.Error.Usage != (chat.Usage{}) { // what a failed reply used before it failed
+			a.cfg.Thread.Ledger.Add(ev.Error.Usage)
+		}
 	case *agent.ToolProgress:
 		if acted { // an ignored report (of a call that has completed) is not shown
 			a.display.ToolProgress(a.call(ev.CallID), ev.Progress)

@@ -89,6 +89,9 @@ func (a *Agent) save() error {
 	t := a.cfg.Thread
 	t.State = a.redact(a.saved)
 	t.QueuedInput = slices.Clone(a.queue)
+	if a.cfg.EventLog != nil {
+		t.LogChain = a.cfg.EventLog.Chain()
+	}
 	t.Updated = a.now().UTC()
 	if a.cfg.Store == nil {
 		return nil

@@ -43,6 +43,14 @@ func ReplayAgent(r io.Reader) (eventlog.Report, error) {
 	return eventlog.Replay(r, startAgent)
 }
 
+// ReplayAgentAgainst is ReplayAgent that also checks that the log still
+// has a line whose chain value is noted — the value a thread saved (see
+// thread.Thread.LogChain) — so that a log cut or rewritten after that line
+// is told from a whole one (see eventlog.ReplayAgainst).
+func ReplayAgentAgainst(r io.Reader, noted string) (eventlog.Report, error) {
+	return eventlog.ReplayAgainst(r, startAgent, noted)
+}
+
 // startAgent builds the agent machine a session header describes.
 func startAgent(h eventlog.Header) (eventlog.Step, error) {
 	if h.Machine != MachineName {

@@ -3,9 +3,11 @@
 // per turn and per thread, and what they cost at a model's prices.
 //
 // The figures are the providers' own (see chat.Usage): the agent adds up
-// what each completed reply reports. A request that failed, or a reply cut
-// off before it completed, reports nothing and is not counted, although
-// the provider may bill for it.
+// what each completed reply reports, and what a failed or cut-off reply
+// reported before it failed (its output estimated from the bytes received
+// when the provider had not counted it yet). A request that failed before
+// any reply (an HTTP error) reports nothing, nor does a call the agent
+// cancelled, although the provider may bill for them.
 package ledger
 
 import (
@@ -27,7 +29,7 @@ type Ledger struct {
 	Turn chat.Usage `json:"turn"`
 	// Turns holds what each ended turn used, oldest first.
 	Turns []chat.Usage `json:"turns,omitempty"`
-	// Replies counts the replies counted.
+	// Replies counts the replies counted, failed ones included.
 	Replies int `json:"replies"`
 }
 

@@ -53,6 +53,11 @@ type Thread struct {
 	QueuedInput []string `json:"queued_input,omitempty"`
 	// Ledger is the account of the tokens the thread's replies used.
 	Ledger ledger.Ledger `json:"ledger"`
+	// LogChain is the chain value of the last line of the thread's event
+	// log when the thread was saved (see runtime/eventlog): replay checks
+	// that the log still has that line, so that a log cut short or
+	// rewritten after it is found out.
+	LogChain string `json:"log_chain,omitempty"`
 }
 
 // ErrNotFound is wrapped by Load when no thread has the given ID.

@@ -62,12 +62,15 @@
 // it, an error result the model reads); sizes take units such as 64KiB:
 //
 //	-llm-header-timeout D  the wait for the LLM's response headers (5m)
-//	-llm-idle-timeout D    a silent LLM stream (2m); both are retried
-//	-llm-max-reply SIZE    one reply's text and tool arguments (4MiB)
+//	-llm-idle-timeout D    an LLM reply making no progress (2m); both are
+//	                       retried
+//	-llm-reply-timeout D   one LLM reply in all (30m)
+//	-llm-max-reply SIZE    one reply's text and tool calls (4MiB)
 //	-max-tool-calls N      tool calls run per reply (64)
 //	-parallel-tools N      tool calls running at once (8)
 //	-max-tool-args SIZE    one tool call's arguments (1MiB)
 //	-max-edit-size SIZE    the file edit_file changes (16MiB)
+//	-max-round-output SIZE the results of one round of tools (512KiB)
 //	-tool-timeout D        one tool call (2m)
 //	-commit-timeout D      each git command of the auto-commit (1m)
 //	-max-input-line SIZE   one line of input (1MiB)
@@ -99,11 +102,13 @@
 // line each, with the actions the machine performed for it, in order; what
 // the model was sent is recorded by reference (the conversation's length
 // and SHA-256), so the log grows linearly, and each line carries a hash
-// chained to the line before it. "agent replay LOG" feeds the events to a
-// fresh machine, needing no network, and checks that every line chains and
-// every action and rejection is identical: it prints "replay ok: N events"
-// and exits 0, or prints the first difference (or the first line edited
-// after it was written) and exits 1.
+// chained to the line before it; the thread notes the last one when it is
+// saved. "agent replay LOG" feeds the events to a fresh machine, needing no
+// network, and checks that every line chains, that a thread's own log
+// still has the line its thread noted, and that every action and rejection
+// is identical: it prints "replay ok: N events" and exits 0, or prints the
+// first difference (or the first line edited after it was written, or
+// that the log was cut) and exits 1.
 //
 // # Tools
 //

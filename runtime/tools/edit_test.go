@@ -184,7 +184,8 @@ func TestCleanTemp(t *testing.T) {
 		".fsmgen-edit-.tmp":             false, // no random part: not edit_file's
 		"fsmgen-edit-1.tmp":             false,
 		".git/.fsmgen-edit-5.tmp":       false, // git's business
-		"sub/.f.txt.tmp-123":            false, // another writer's (the thread store's)
+		"sub/.f.txt.fsmgen-tmp-123":     false, // another writer's (the thread store's)
+		"sub/.f.txt.tmp-123":            false, // a user's
 		"sub/.fsmgen-edit-7.tmp/inside": false, // a directory of that name is not a file
 	}
 	for name := range files {

@@ -48,6 +48,9 @@ type helperSpec struct {
 	Workspace string
 	Cache     string
 	Command   string // "{agent}" is replaced with the helper's pid
+	// PrintTTY makes the helper print its own controlling terminal first,
+	// as "agent-tty=N" (tty_nr of /proc/self/stat, 0 for none).
+	PrintTTY bool
 }
 
 // runHelper runs one bash call as the agent would, prints its output and
@@ -67,6 +70,14 @@ func runHelper(spec string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
+	}
+	if h.PrintTTY {
+		tty, err := ttyNr("self")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 2
+		}
+		fmt.Printf("agent-tty=%d\n", tty)
 	}
 	command := strings.ReplaceAll(h.Command, "{agent}", strconv.Itoa(os.Getpid()))
 	raw, _ := json.Marshal(map[string]string{"command": command})
@@ -109,7 +120,8 @@ type fixture struct {
 	home     string // $HOME, with credentials
 	threads  string // the agent's threads, to be hidden
 	eventLog string // the agent's event log, to be hidden
-	cache    string
+	cache    string // the sandbox's cache directory (Options.CacheDir)
+	wsCache  string // the workspace's cache directory in it
 	sb       *sandbox.Sandbox
 	set      *tools.Set
 }
@@ -150,6 +162,23 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 		"data/T-1.events.jsonl":      `{"event": "LOGSECRET"}`,
 		"ws/.private/notes":          "INNERSECRET\n",
 		"home/.config/gh/hosts.yaml": "oauth_token: GHSECRET\n",
+		// Where the review found keys readable, and a few more.
+		"home/.bashrc":                               "export OPENAI_API_KEY=BASHRCSECRET\n",
+		"home/.profile":                              "export HF_TOKEN=PROFILESECRET\n",
+		"home/.zshrc":                                "export GITHUB_TOKEN=ZSHRCSECRET\n",
+		"home/.config/fish/config.fish":              "set -gx API_TOKEN FISHSECRET\n",
+		"home/.claude/.credentials.json":             `{"claudeAiOauth": {"accessToken": "CLAUDESECRET"}}`,
+		"home/.claude.json":                          `{"primaryApiKey": "CLAUDEJSONSECRET"}`,
+		"home/.codex/auth.json":                      `{"OPENAI_API_KEY": "CODEXSECRET"}`,
+		"home/.cache/huggingface/token":              "hf_HFSECRET\n",
+		"home/.m2/settings.xml":                      "<password>M2SECRET</password>\n",
+		"home/.gradle/gradle.properties":             "signing.password=GRADLESECRET\n",
+		"home/.config/rclone/rclone.conf":            "secret_access_key = RCLONESECRET\n",
+		"home/.s3cfg":                                "secret_key = S3CFGSECRET\n",
+		"home/.local/share/com.vercel.cli/auth.json": `{"token": "VERCELSECRET"}`,
+		// Beside hidden files, what builds need stays readable.
+		"home/.m2/repository/lib.jar":           "jar\n",
+		"home/.cache/huggingface/hub/model.bin": "weights\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(base, name)
@@ -173,6 +202,12 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 		Mode: v.mode, Network: opt.Network, Hidden: hidden, Redactor: opt.Redactor,
 		CacheDir: f.cache, Bwrap: bwrapPath, Env: opt.Env,
 	})
+	f.wsCache = f.sb.CacheDir(f.ws)
+	if v.unprivileged {
+		// Start would make it, as root, for root only.
+		require.NoError(t, os.Mkdir(f.wsCache, 0o777))
+		require.NoError(t, os.Chmod(f.wsCache, 0o777))
+	}
 	ws, err := tools.NewWorkspace(f.ws)
 	require.NoError(t, err)
 	f.set = tools.Default(ws, tools.Options{Sandbox: f.sb, Timeout: time.Minute})
@@ -286,6 +321,19 @@ func TestSecretsAreHidden(t *testing.T) {
 		{"aws", "cat ~/.aws/credentials", "AWSSECRET"},
 		{"netrc", "cat ~/.netrc", "NETRCSECRET"},
 		{"gh", "cat ~/.config/gh/hosts.yaml", "GHSECRET"},
+		{"bashrc", "cat ~/.bashrc", "BASHRCSECRET"},
+		{"profile", "cat ~/.profile", "PROFILESECRET"},
+		{"zshrc", "cat ~/.zshrc", "ZSHRCSECRET"},
+		{"fish", "cat ~/.config/fish/config.fish", "FISHSECRET"},
+		{"claude code", "cat ~/.claude/.credentials.json", "CLAUDESECRET"},
+		{"claude code's settings", "cat ~/.claude.json", "CLAUDEJSONSECRET"},
+		{"codex", "cat ~/.codex/auth.json", "CODEXSECRET"},
+		{"hugging face", "cat ~/.cache/huggingface/token", "HFSECRET"},
+		{"maven", "cat ~/.m2/settings.xml", "M2SECRET"},
+		{"gradle", "cat ~/.gradle/gradle.properties", "GRADLESECRET"},
+		{"rclone", "cat ~/.config/rclone/rclone.conf", "RCLONESECRET"},
+		{"s3cmd", "cat ~/.s3cfg", "S3CFGSECRET"},
+		{"vercel", "cat ~/.local/share/com.vercel.cli/auth.json", "VERCELSECRET"},
 		{"threads", "cat {threads}/*", "THREADSECRET"},
 		{"event log", "cat {log}", "LOGSECRET"},
 		{"hidden inside the workspace", "cat .private/notes", "INNERSECRET"},
@@ -309,7 +357,9 @@ func TestSecretsAreHidden(t *testing.T) {
 			if !v.confined() {
 				return
 			}
-			out := f.bash(t, "ls -A ~/.ssh {threads} .private /run; echo x > ~/.ssh/new; echo y > .private/new")
+			out := f.bash(t, "cat ~/.m2/repository/lib.jar ~/.cache/huggingface/hub/model.bin")
+			assert.Equal(t, chat.ToolOutcome{Content: "jar\nweights\n"}, out, "only the files holding secrets are hidden")
+			out = f.bash(t, "ls -A ~/.ssh {threads} .private /run; echo x > ~/.ssh/new; echo y > .private/new")
 			assert.True(t, out.IsError)
 			assert.Equal(t, 2, strings.Count(out.Content, "Read-only file system"), out.Content)
 			assert.NoFileExists(t, filepath.Join(f.home, ".ssh", "new"))
@@ -481,8 +531,9 @@ func TestEnvironment(t *testing.T) {
 			}
 			if v.confined() {
 				assert.Contains(t, out.Content, "TMPDIR=/tmp\n")
-				assert.Contains(t, out.Content, "XDG_CACHE_HOME="+f.cache+"\n")
-				assert.Contains(t, out.Content, "GOCACHE="+filepath.Join(f.cache, "go-build")+"\n")
+				require.NotEmpty(t, f.wsCache)
+				assert.Contains(t, out.Content, "XDG_CACHE_HOME="+f.wsCache+"\n")
+				assert.Contains(t, out.Content, "GOCACHE="+filepath.Join(f.wsCache, "go-build")+"\n")
 			}
 		})
 	}
@@ -609,8 +660,8 @@ func TestGoBuildsInside(t *testing.T) {
 				t.Skipf("go cannot run as nobody here (its GOROOT or GOPATH is private): %s", out.Content)
 			}
 			require.False(t, out.IsError, out.Content)
-			assert.Equal(t, filepath.Join(f.cache, "go-build")+"\nbuilt\n", out.Content)
-			entries, err := os.ReadDir(filepath.Join(f.cache, "go-build"))
+			assert.Equal(t, filepath.Join(f.wsCache, "go-build")+"\nbuilt\n", out.Content)
+			entries, err := os.ReadDir(filepath.Join(f.wsCache, "go-build"))
 			require.NoError(t, err)
 			assert.NotEmpty(t, entries, "the build cache persists outside the sandbox")
 		})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -23,28 +24,55 @@ var defaultHidden = []string{
 	// and gpg-agent under /run/user. A socket on a read-only mount can
 	// still be connected to.
 	"/run", "/var/run",
-	// Credentials of the user's tools.
-	"~/.ssh", "~/.gnupg", "~/.password-store", "~/.local/share/keyrings",
+	// Keys, password stores and git's credentials.
+	"~/.ssh", "~/.gnupg", "~/.password-store", "~/.local/share/keyrings", "~/.pki",
+	"~/.config/op", "~/.op", "~/.config/Bitwarden CLI", "~/.config/sops",
 	"~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
-	"~/.config/gh", "~/.config/hub",
-	"~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.docker",
-	"~/.npmrc", "~/.yarnrc", "~/.pypirc", "~/.gem/credentials",
+	// Forges and their CLIs.
+	"~/.config/gh", "~/.config/hub", "~/.config/glab-cli",
+	// Clouds and hosting: AWS, Azure, Google Cloud, Kubernetes, Docker and
+	// Podman registries, Oracle Cloud, DigitalOcean, Hetzner, Fly.io,
+	// Netlify, Vercel, Cloudflare, Stripe, ngrok, rclone, s3cmd, boto
+	// (gsutil), Databricks, Snowflake, dbt.
+	"~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.docker", "~/.config/containers/auth.json",
+	"~/.oci", "~/.config/doctl", "~/.config/hcloud", "~/.fly",
+	"~/.netlify", "~/.config/netlify", "~/.vercel", "~/.local/share/com.vercel.cli",
+	"~/.wrangler", "~/.config/.wrangler", "~/.cloudflared", "~/.config/stripe",
+	"~/.config/ngrok", "~/.ngrok2", "~/.config/rclone", "~/.s3cfg", "~/.boto",
+	"~/.databrickscfg", "~/.snowflake", "~/.dbt/profiles.yml",
+	// Package registries and build tools: npm, yarn, pip, Poetry, gem,
+	// cargo, Composer, Maven, Gradle, Terraform, Vault.
+	"~/.npmrc", "~/.yarnrc", "~/.yarnrc.yml", "~/.pypirc", "~/.config/pypoetry/auth.toml", "~/.gem/credentials",
 	"~/.cargo/credentials", "~/.cargo/credentials.toml",
-	"~/.terraform.d/credentials.tfrc.json", "~/.vault-token",
+	"~/.composer/auth.json", "~/.config/composer/auth.json",
+	"~/.m2/settings.xml", "~/.m2/settings-security.xml", "~/.gradle/gradle.properties",
+	"~/.terraform.d/credentials.tfrc.json", "~/.terraformrc", "~/.vault-token",
+	// Databases.
 	"~/.pgpass", "~/.my.cnf",
-	// Shell histories (secrets typed on command lines) and browser
-	// profiles (cookies, saved passwords).
-	"~/.bash_history", "~/.zsh_history", "~/.python_history", "~/.psql_history",
+	// AI tools: Claude Code, Codex, Gemini CLI, GitHub Copilot, Hugging
+	// Face (current and legacy token files).
+	"~/.claude", "~/.claude.json", "~/.codex", "~/.gemini", "~/.config/github-copilot",
+	"~/.cache/huggingface/token", "~/.cache/huggingface/stored_tokens", "~/.huggingface",
+	// Shell startup files, where people export API keys. Non-interactive
+	// `bash -c` reads none of them, so hiding them costs commands nothing.
+	"~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_aliases", "~/.profile",
+	"~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.zlogin", "~/.config/fish",
+	// Histories (secrets typed on command lines) and browser profiles
+	// (cookies, saved passwords).
+	"~/.bash_history", "~/.zsh_history", "~/.local/share/fish/fish_history", "~/.local/share/atuin",
+	"~/.python_history", "~/.node_repl_history", "~/.psql_history", "~/.mysql_history", "~/.rediscli_history",
 	"~/.mozilla", "~/.config/google-chrome", "~/.config/chromium",
 }
 
 // DefaultHidden returns the paths hidden from confined commands by
 // default: password hashes and host keys under /etc, /run and /var/run
 // (daemons' sockets: Docker, D-Bus, databases, ssh-agent, gpg-agent), and
-// under the home directory ("~/") the credentials of ssh, gpg, pass, git,
-// gh, AWS, Azure, gcloud, kubectl, Docker, npm, yarn, pip, gem, cargo,
-// Terraform, Vault, PostgreSQL and MySQL, shell histories and browser
-// profiles.
+// under the home directory ("~/") the credentials of ssh, gpg, password
+// managers, git and the forges' CLIs, the clouds' and hosting services'
+// CLIs, package registries and build tools (npm, pip, cargo, Maven,
+// Gradle, ...), databases and AI tools (Claude Code, Codex, Hugging Face,
+// ...), shell startup files (~/.bashrc, ~/.profile, ~/.zshrc, ...),
+// histories and browser profiles.
 //
 // A hidden directory appears empty and read-only; a hidden file appears
 // empty. Paths that do not exist when a command starts are skipped; a
@@ -94,6 +122,12 @@ func resolveHidden(patterns []string) []hiddenPath {
 			paths, _ = filepath.Glob(pat) // the only error is a bad pattern: hide nothing for it
 		}
 		for _, p := range paths {
+			// Most paths do not exist: one lstat says so (it fails when any
+			// directory on the way is missing), where EvalSymlinks would
+			// take one per component.
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil || seen[real] || real == "/" {
 				continue
@@ -129,6 +163,7 @@ var private = []string{"/tmp", "/dev", "/proc"}
 type layout struct {
 	network  bool
 	userns   bool     // pass --unshare-user --disable-userns
+	seccomp  bool     // pass --seccomp: the filter is on seccompFD
 	writable []string // absolute, resolved: the workspace and the cache
 	hidden   []string // absolute patterns (see expandHidden)
 	// workspace, if set, is the directory whose .git is made read-only.
@@ -157,6 +192,11 @@ func (l layout) args(dir string, argv []string) []string {
 		// Without this, a command run by root keeps every capability and
 		// can simply remount / read-write.
 		"--cap-drop", "ALL",
+	)
+	if l.seccomp {
+		a = append(a, "--seccomp", strconv.Itoa(seccompFD))
+	}
+	a = append(a,
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +90,12 @@ func TestLayoutArgs(t *testing.T) {
 			lay:  layout{network: true, userns: true},
 			dir:  "/",
 			want: cat(head, []string{"--share-net", "--unshare-user", "--disable-userns"}, mounts, []string{"--chdir", "/", "--", "cmd"}),
+		},
+		{
+			name: "seccomp filter",
+			lay:  layout{seccomp: true},
+			dir:  "/",
+			want: cat(head, mounts[:4], []string{"--seccomp", "3"}, mounts[4:], []string{"--chdir", "/", "--", "cmd"}),
 		},
 		{
 			name: "workspace, cache, .git and hidden paths in and out",
@@ -208,9 +215,17 @@ func TestExpandHidden(t *testing.T) {
 
 func TestDefaultHidden(t *testing.T) {
 	h := DefaultHidden()
-	for _, want := range []string{"/etc/shadow", "/etc/gshadow", "/run", "~/.ssh", "~/.gnupg", "~/.aws", "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.docker", "~/.kube"} {
+	for _, want := range []string{
+		"/etc/shadow", "/etc/gshadow", "/run", "~/.ssh", "~/.gnupg", "~/.aws", "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.docker", "~/.kube",
+		// Shell startup files, where API keys get exported.
+		"~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.profile", "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.zlogin", "~/.config/fish",
+		// Credential stores the review found readable, and their kin.
+		"~/.claude", "~/.codex", "~/.huggingface", "~/.cache/huggingface/token", "~/.m2/settings.xml", "~/.gradle/gradle.properties",
+		"~/.config/rclone", "~/.config/op", "~/.s3cfg", "~/.boto", "~/.oci", "~/.config/doctl", "~/.config/hcloud", "~/.netlify", "~/.vercel",
+	} {
 		assert.Contains(t, h, want)
 	}
+	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(h))), len(h), "no duplicates")
 	_, err := expandHidden(h, "/home/u")
 	require.NoError(t, err, "the default list is valid")
 	h[0] = "changed"

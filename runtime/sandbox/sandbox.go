@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
@@ -32,11 +36,12 @@ type Options struct {
 	// Network lets confined commands reach the network; by default they
 	// only have a loopback interface of their own.
 	Network bool
-	// CacheDir, if set, is a directory (created if need be) that confined
-	// commands may write to and that persists between them:
-	// XDG_CACHE_HOME points at it and GOCACHE at its go-build
-	// subdirectory, so that builds stay incremental. When empty, the
-	// cache is in the command's private /tmp and lost when it ends.
+	// CacheDir, if set, is a directory (created if need be) that holds a
+	// cache for each workspace: confined commands may write to their
+	// workspace's, which persists between them, and XDG_CACHE_HOME points
+	// at it and GOCACHE at its go-build subdirectory, so that builds stay
+	// incremental (see [Sandbox.CacheDir]). When empty, the cache is in
+	// the command's private /tmp and lost when it ends.
 	CacheDir string
 	// Hidden lists the paths confined commands must not see: absolute, or
 	// starting with "~/" for the home directory, wildcards allowed. nil
@@ -64,10 +69,11 @@ type Sandbox struct {
 	disabled error  // why commands are refused; nil when they run
 	bwrap    string // the bubblewrap program, when commands are confined
 	version  string // what `bwrap --version` printed
-	lay      layout // writable holds the cache only; the workspace is per command
-	cache    string
+	lay      layout // without the workspace and its cache, which are per command
+	cache    string // the base of the workspaces' caches, every link resolved
 	env      envSpec
 	environ  func() []string
+	filter   []byte // the seccomp filter (see seccomp.go); nil where there is none
 }
 
 // New returns the sandbox opt describes.
@@ -107,7 +113,12 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.lay = layout{network: opt.Network, hidden: expanded}
+	filter, err := seccompFilter(runtime.GOARCH)
+	if err != nil {
+		return nil, err
+	}
+	s.filter = filter
+	s.lay = layout{network: opt.Network, hidden: expanded, seccomp: filter != nil}
 	if opt.CacheDir != "" {
 		abs, err := filepath.Abs(opt.CacheDir)
 		if err != nil {
@@ -182,6 +193,9 @@ func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
 		}
 		msg = err.Error()
 	}
+	if strings.Contains(strings.ToLower(msg), "seccomp") {
+		return fmt.Errorf("bubblewrap cannot install the sandbox's seccomp filter here: %s; use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER) %s", msg, offAdvice)
+	}
 	return fmt.Errorf("bubblewrap cannot create namespaces here: %s; allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor profile for bwrap) %s", msg, offAdvice)
 }
 
@@ -189,7 +203,7 @@ func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
 // printed, or an error holding bubblewrap's message.
 func (s *Sandbox) probe(ctx context.Context) (string, error) {
 	var out bytes.Buffer
-	p, err := s.start(Command{Dir: "/", Args: []string{s.bwrap, "--version"}, Stdout: &out, Stderr: &out})
+	p, err := s.start(Command{Dir: "/", Args: []string{s.bwrap, "--version"}, Stdout: &out, Stderr: &out}, "")
 	if err != nil {
 		return "", err
 	}
@@ -206,8 +220,8 @@ func (s *Sandbox) probe(ctx context.Context) (string, error) {
 	return text, nil
 }
 
-// setupCache creates the cache directory and makes it, every link
-// resolved, the one writable directory of s's layout. Only New calls it.
+// setupCache creates the base cache directory and resolves its links.
+// Only New calls it.
 func (s *Sandbox) setupCache() error {
 	if s.cache == "" {
 		return nil
@@ -220,7 +234,62 @@ func (s *Sandbox) setupCache() error {
 		return fmt.Errorf("sandbox cache directory: %w", err)
 	}
 	s.cache = real
-	s.lay.writable = []string{real}
+	return nil
+}
+
+// maxCacheLabel bounds the readable part of a workspace cache's name.
+const maxCacheLabel = 32
+
+// CacheDir returns the cache directory of the commands run in workspace:
+// a subdirectory of [Options.CacheDir] named after the workspace, its base
+// name then 16 hexadecimal digits of the SHA-256 of its absolute path
+// with every link resolved (e.g. "myproject-0123456789abcdef"). It
+// returns "" when commands have no persistent cache: without
+// Options.CacheDir, without a workspace, and when they are not confined.
+//
+// Each workspace has a cache of its own because a build cache is trusted:
+// Go's GOCACHE does not check what it hands back, so a command that could
+// write to another project's cache could plant build outputs in that
+// project's builds. The same workspace gets the same directory in every
+// sandbox, so builds stay incremental from one session to the next.
+func (s *Sandbox) CacheDir(workspace string) string {
+	if s.cache == "" || workspace == "" || !s.Confined() {
+		return ""
+	}
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	sum := sha256.Sum256([]byte(ws))
+	label := strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-') {
+			return r
+		}
+		return '_'
+	}, filepath.Base(ws))
+	if len(label) > maxCacheLabel {
+		label = label[:maxCacheLabel]
+	}
+	return filepath.Join(s.cache, strings.TrimLeft(label, ".")+"-"+hex.EncodeToString(sum[:8]))
+}
+
+// setupWorkspaceCache creates dir, a workspace's cache directory (see
+// CacheDir), if need be, and checks that it is a directory of its own.
+func setupWorkspaceCache(dir string) error {
+	// The base too, in case it was removed since New.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("sandbox cache directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("sandbox cache directory %s is not a directory (a link?); remove it", dir)
+	}
 	return nil
 }
 
@@ -270,7 +339,14 @@ type Command struct {
 }
 
 // Start starts c, confined as the sandbox says, with the curated
-// environment, in a process group of its own. The caller must call Wait.
+// environment, in a session of its own (without a controlling terminal).
+// The caller must call Wait.
+//
+// The command gets standard input, output and error as c says, and no
+// other file descriptor of the agent: Start first marks every descriptor
+// of the process from 3 up close-on-exec (process-wide, see the package
+// doc), so that one the agent inherited without the flag cannot take a
+// command around the sandbox.
 func (s *Sandbox) Start(c Command) (*Process, error) {
 	if s.disabled != nil {
 		return nil, fmt.Errorf("commands are disabled because the sandbox is unavailable: %w", s.disabled)
@@ -284,17 +360,18 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 	if c.Workspace == "" && c.Dir == "" {
 		return nil, errors.New("no workspace and no working directory given; give the workspace")
 	}
-	if s.Confined() && s.cache != "" {
-		// Recreate it if it was removed since: bubblewrap needs it.
-		if err := os.MkdirAll(s.cache, 0o700); err != nil {
-			return nil, fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
+	cache := s.CacheDir(c.Workspace)
+	if cache != "" {
+		if err := setupWorkspaceCache(cache); err != nil {
+			return nil, err
 		}
 	}
-	return s.start(c)
+	return s.start(c, cache)
 }
 
-// start starts c without checking it.
-func (s *Sandbox) start(c Command) (*Process, error) {
+// start starts c without checking it, with cache as its cache directory
+// ("" for one in its private /tmp).
+func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 	if len(c.Args) == 0 {
 		return nil, errors.New("no command given")
 	}
@@ -308,11 +385,12 @@ func (s *Sandbox) start(c Command) (*Process, error) {
 		lay := s.lay
 		if c.Workspace != "" {
 			lay.workspace = filepath.Clean(c.Workspace)
-			lay.writable = append([]string{lay.workspace}, lay.writable...)
+			lay.writable = []string{lay.workspace}
 		}
-		cache := filepath.Join("/tmp", ".cache")
-		if s.cache != "" {
-			cache = s.cache
+		if cache != "" {
+			lay.writable = append(lay.writable, cache)
+		} else {
+			cache = filepath.Join("/tmp", ".cache")
 		}
 		env.set = map[string]string{
 			"TMPDIR":         "/tmp",
@@ -326,7 +404,31 @@ func (s *Sandbox) start(c Command) (*Process, error) {
 	cmd.Dir = dir
 	cmd.Env = curate(s.environ(), env)
 	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: no controlling terminal, so that, even
+	// unconfined, it can neither read the user's keystrokes nor write to
+	// their terminal through /dev/tty; and a process group of its own,
+	// the session's, which Kill kills.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if s.Confined() && s.filter != nil {
+		// The filter goes to bubblewrap through a pipe (fd 3, see
+		// layout.args), written in full before the start: it is far
+		// smaller than a pipe's buffer.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("start %s: pass the seccomp filter: %w", argv[0], err)
+		}
+		_, err = w.Write(s.filter)
+		w.Close()
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("start %s: pass the seccomp filter: %w", argv[0], err)
+		}
+		defer r.Close() // the child has its copy once started
+		cmd.ExtraFiles = []*os.File{r}
+	}
+	if err := closeInheritedFDs(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
 	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{})}
 	started := make(chan error, 1)
 	go p.run(started)
@@ -376,8 +478,8 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 // Kill kills the command and every process it started. Confined, that is
 // everything in its PID namespace, which dies with bubblewrap (and with
 // the command itself, so Kill has nothing to do once it has exited).
-// Unconfined, it is the command's process group: a process that left the
-// group (setsid, set -m) survives.
+// Unconfined, it is the command's process group (that of its session):
+// a process that left the group (setsid, set -m) survives.
 func (p *Process) Kill() {
 	p.killMu.Lock()
 	defer p.killMu.Unlock()

@@ -31,6 +31,7 @@ func TestNewDetects(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "no-bwrap")
 	noNamespaces := fakeBwrap(t, `echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2; exit 1`)
+	noSeccomp := fakeBwrap(t, `echo "bwrap: prctl(PR_SET_SECCOMP): Invalid argument" >&2; exit 1`)
 	// Fails with --disable-userns, like bubblewrap before 0.8, and works
 	// without: the sandbox does without it.
 	old := fakeBwrap(t, `for a; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done
@@ -51,6 +52,8 @@ exit 1`)
 			wantErr: "bubblewrap cannot create namespaces here: bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.; allow unprivileged user namespaces"},
 		{name: "auto, no namespaces", opt: Options{Mode: Auto, Bwrap: noNamespaces},
 			wantDisabled: "bubblewrap cannot create namespaces here: bwrap: No permissions", wantString: "disabled: bubblewrap cannot create namespaces"},
+		{name: "bwrap, no seccomp", opt: Options{Mode: Bwrap, Bwrap: noSeccomp},
+			wantErr: "bubblewrap cannot install the sandbox's seccomp filter here: bwrap: prctl(PR_SET_SECCOMP): Invalid argument; use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER) or run with -sandbox=off"},
 		{name: "bubblewrap without --disable-userns", opt: Options{Mode: Bwrap, Bwrap: old},
 			wantString: "bubblewrap 0.4.1 (" + old + "), no network"},
 		{name: "network", opt: Options{Mode: Bwrap, Bwrap: old, Network: true},
@@ -136,4 +139,53 @@ func TestOffRunsUnconfined(t *testing.T) {
 	require.NoError(t, p.Wait())
 	assert.Equal(t, ws+"\nunset cat\n", out.String())
 	p.Kill() // after the end: harmless
+}
+
+// BenchmarkPerCall measures what Start does for each command besides
+// starting bubblewrap: the file descriptor check, the seccomp filter's
+// pipe, the workspace's cache directory, and bubblewrap's arguments with
+// the default hidden paths resolved. (BenchmarkBash in package tools
+// measures a whole call.)
+func BenchmarkPerCall(b *testing.B) {
+	filter, err := seccompFilter("amd64")
+	require.NoError(b, err)
+	home := b.TempDir()
+	b.Setenv("HOME", home)
+	hidden, err := expandHidden(DefaultHidden(), home)
+	require.NoError(b, err)
+	ws := b.TempDir()
+	s := &Sandbox{bwrap: "bwrap", cache: b.TempDir()}
+	b.Run("close inherited fds", func(b *testing.B) {
+		for b.Loop() {
+			if err := closeInheritedFDs(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("seccomp pipe", func(b *testing.B) {
+		for b.Loop() {
+			r, w, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := w.Write(filter); err != nil {
+				b.Fatal(err)
+			}
+			w.Close()
+			r.Close()
+		}
+	})
+	b.Run("workspace cache", func(b *testing.B) {
+		for b.Loop() {
+			if err := setupWorkspaceCache(s.CacheDir(ws)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bwrap arguments", func(b *testing.B) {
+		lay := layout{hidden: hidden, seccomp: true, workspace: ws, writable: []string{ws, s.CacheDir(ws)}}
+		for b.Loop() {
+			lay.args(ws, []string{"true"})
+		}
+	})
 }

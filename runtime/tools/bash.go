@@ -41,8 +41,8 @@ type BashOptions struct {
 //
 // The command runs as `bash -c COMMAND` through the sandbox (see package
 // sandbox for what it confines in each mode), with standard input empty,
-// standard output and error combined, and the sandbox's curated
-// environment. When it ends, and when its context is done, every process
+// standard output and error combined, no other file descriptor of the
+// agent, no controlling terminal, and the sandbox's curated environment. When it ends, and when its context is done, every process
 // it started is killed: with the sandbox, all of its PID namespace; with
 // the sandbox off, its process group (a process that left the group, e.g.
 // with setsid, survives). When the sandbox is unavailable (mode auto
@@ -103,6 +103,7 @@ func (t *bashTool) Spec() chat.ToolSpec {
 	if sb == nil || sb.Confined() || sb.Disabled() != nil {
 		b.WriteString("The command runs in a sandbox. It can write only inside the workspace and in /tmp, which is private to the call and emptied after it; " +
 			"the rest of the file system is read-only, and files holding credentials are hidden. " +
+			"Setting the setuid or setgid bit of a file fails (Operation not permitted). " +
 			"The repository's .git is read-only: inspect it with git status, git log and git diff, but do not run git add, git commit or anything else that changes it; " +
 			"the agent commits your changes itself. ")
 		if sb != nil && sb.Network() {

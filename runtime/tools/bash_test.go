@@ -61,6 +61,8 @@ func TestBash(t *testing.T) {
 		},
 		{name: "empty command", command: "  ", wantErr: true, contains: []string{"command is empty"}},
 		{name: "git never prompts and nothing pages", command: "echo $GIT_TERMINAL_PROMPT $GIT_PAGER $PAGER", want: "0 cat cat\n"},
+		// Field 7 of /proc/PID/stat is the controlling terminal, 0 for none.
+		{name: "no controlling terminal", command: "cut -d' ' -f7 /proc/self/stat; tty; echo hi > /dev/tty", wantErr: true, contains: []string{"\n\n0\nnot a tty\n", "/dev/tty: No such device or address"}},
 	}
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
@@ -81,6 +83,36 @@ func TestBash(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBashOwnSession checks that a command runs in a session of its own,
+// away from the agent's and so from its terminal, if it has one (the
+// sandbox's tests run an agent on a terminal).
+func TestBashOwnSession(t *testing.T) {
+	self, err := os.ReadFile("/proc/self/stat")
+	require.NoError(t, err)
+	mySession := statField(t, string(self), 6)
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			ws := newWorkspace(t)
+			s := bashSet(t, mode, ws, Options{})
+			out := call(t, s, "bash", obj{"command": "cat /proc/self/stat"})
+			require.False(t, out.IsError, out.Content)
+			assert.NotEqual(t, mySession, statField(t, out.Content, 6), "the command's session is the agent's")
+			assert.Equal(t, "0", statField(t, out.Content, 7), "the command has a controlling terminal")
+		})
+	}
+}
+
+// statField returns field n (from 1) of a /proc/PID/stat line.
+func statField(t *testing.T, stat string, n int) string {
+	t.Helper()
+	// The command name, field 2, is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(stat, ')')
+	require.Positive(t, i, stat)
+	fields := strings.Fields(stat[i+1:])
+	require.Greater(t, len(fields), n-3, stat)
+	return fields[n-3]
 }
 
 func TestBashArguments(t *testing.T) {

@@ -71,19 +71,28 @@
 // auto-commit never stages one: a directory that git reports as an
 // untracked repository is left out of git add, and a gitlink that is staged
 // nonetheless is unstaged. The repositories that appeared, or whose .git
-// changed, since [Open] are named in [Result].Repositories, once each, with
-// [RepositoryReason].
+// or configuration changed, since [Open] are named in
+// [Result].Repositories, once for each state, with [RepositoryReason]; so
+// is a .git that git itself does not take for a repository (one in a
+// directory with tracked files, whose files git keeps treating as the
+// workspace's; a .git file naming no repository), which runs its commands
+// when the user runs git in that directory. Those are looked for in the
+// directories that held tracked or untracked files when the agent started
+// or at a commit since: a .git alone in an otherwise empty new directory
+// is not seen, nor is one in an ignored directory.
 //
 // The user's own submodules keep working: a gitlink that was in the index
 // at Open is committed when the commit it records changes (a tool checked
-// out another commit in the submodule), as long as the submodule's .git is
-// what it was at Open; when a tool replaced it (rm sub/.git, git init) the
+// out another commit in the submodule), as long as the submodule's .git and
+// configuration are what they were at Open; when a tool replaced or changed
+// them (rm sub/.git, git init; git config in the submodule) the
 // change is left out and the submodule is named in Result.Repositories:
 // the user's git status now runs the new repository's configuration, which
 // the auto-commit cannot prevent, only report. Untracked
-// repositories that were there at Open are not committed either, and not
-// named. Repositories in ignored directories are not looked for: git
-// status in the workspace never looks inside them.
+// repositories that were there at Open are not committed either, and are
+// named only when their .git or configuration changes. Repositories in
+// ignored directories are not looked for: git status in the workspace
+// never looks inside them, and git add never adds them.
 //
 // The checks are made just before git runs. A process that a tool left
 // running in the background could still change the configuration in
@@ -140,7 +149,7 @@ const (
 	SecretReason = "they hold a secret (the API key) in their content, their name or, for a symbolic link, its target"
 	// RepositoryReason is why the directories of Result.Repositories are
 	// not committed.
-	RepositoryReason = "a git repository created inside the workspace: review its .git/config before running git there"
+	RepositoryReason = "a git repository created (or its configuration changed) inside the workspace: review its .git/config before running git there"
 	// TooLargeReason is why the files of Result.TooLarge are not
 	// committed; the limit is Options.MaxNewFileBytes.
 	TooLargeReason = "new files over the size limit of the auto-commit (build outputs?): add them to .gitignore, or commit them yourself"
@@ -187,9 +196,10 @@ type Result struct {
 	Withheld []string `json:"withheld,omitempty"`
 	// Repositories lists the git repositories inside the workspace
 	// (directories, relative to the workspace, redacted as Withheld)
-	// that appeared or whose .git changed since Open; none is committed
-	// (see RepositoryReason and the package documentation). Each is
-	// listed once, when it is first seen or changes again.
+	// that appeared, or whose .git or configuration changed, since Open;
+	// none is committed (see RepositoryReason and the package
+	// documentation). Each is listed once, when it is first seen or
+	// changes again.
 	Repositories []string `json:"repositories,omitempty"`
 	// TooLarge lists the new files (not in the last commit) over
 	// Options.MaxNewFileBytes, not committed (see TooLargeReason); they
@@ -234,7 +244,7 @@ type Committer struct {
 	// The repositories inside the workspace at Open (see nested.go).
 	repos repositories
 
-	mu sync.Mutex // one commit at a time; guards told
+	mu sync.Mutex // one commit at a time; guards told and repos.dirs
 	// told is what Result.Repositories and Result.TooLarge said, by path,
 	// so that each is said once (see noteNew).
 	told map[string]string
@@ -377,7 +387,7 @@ func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (Res
 	// A submodule whose .git a tool replaced is named even when nothing
 	// is to be committed: the user's git status runs the new one.
 	var out leftOut
-	out.repos = append(c.replacedSubmodules(), untrackedRepos...)
+	out.repos = slices.Concat(c.replacedSubmodules(), untrackedRepos, c.dotGitsInDirs())
 	if len(status) == 0 {
 		return c.result(Result{Skipped: SkippedNoChanges}, out), nil
 	}

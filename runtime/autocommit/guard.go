@@ -27,6 +27,9 @@ type entry struct {
 	kind     string // "nothing", "directory", "file", "link", "other"
 	dev, ino uint64 // of a directory
 	content  string // a file's first bytes, a link's target
+	// config is, for the .git of a repository inside the workspace, a
+	// digest of its configuration (see Committer.dotGit); else "".
+	config string
 }
 
 // stateOf looks at the path p without following a final link.

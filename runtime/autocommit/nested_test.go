@@ -108,12 +108,33 @@ func TestCommitLeavesOutNestedRepositories(t *testing.T) {
 			name:      "a tracked directory made a repository",
 			before:    `mkdir lib && echo 'package lib' > lib/lib.go && git add lib && git commit -qm lib`,
 			script:    `cd lib && git init -q && git config core.fsmonitor "touch $M/fsmonitor; false" && git add . && git commit -qm x && echo changed >> lib.go`,
+			wantRepos: []string{"lib"}, // git status does not show it: its files are the workspace's
 			wantFiles: []string{".gitignore", "README.md", "lib/lib.go", "main.go"},
+		},
+		{
+			name:      "a .git file naming no repository, in a new directory",
+			script:    `mkdir x && echo "gitdir: /nowhere" > x/.git && echo a > x/a`,
+			wantRepos: []string{"x"},
+			wantFiles: []string{".gitignore", "README.md", "main.go", "x/a"},
+		},
+		{
+			name:      "a .git file naming no repository, alone in a tracked directory",
+			before:    `mkdir -p lib/deep && echo 'package deep' > lib/deep/deep.go && git add lib && git commit -qm lib`,
+			script:    `echo "gitdir: /nowhere" > lib/.git`,
+			wantRepos: []string{"lib"},
+			wantFiles: []string{".gitignore", "README.md", "lib/deep/deep.go", "main.go"},
 		},
 		{
 			name:      "the user's untracked repository is neither committed nor named",
 			before:    `mkdir mine && cd mine && git init -q && git commit --allow-empty -qm x`,
 			script:    `cd mine && git commit --allow-empty -qm y`,
+			wantFiles: []string{".gitignore", "README.md", "main.go"},
+		},
+		{
+			name:      "the user's untracked repository, its configuration changed",
+			before:    `mkdir mine && cd mine && git init -q && git commit --allow-empty -qm x`,
+			script:    `git -C mine config core.fsmonitor "touch $M/fsmonitor; false"`,
+			wantRepos: []string{"mine"},
 			wantFiles: []string{".gitignore", "README.md", "main.go"},
 		},
 	}
@@ -183,6 +204,11 @@ func TestCommitSubmodules(t *testing.T) {
 			name:      "a new commit checked out in the user's submodule is committed",
 			script:    `cd lib && git checkout -q HEAD~1`,
 			wantMoved: true,
+		},
+		{
+			name:      "a submodule whose configuration a tool changed is left out and named",
+			script:    `cd lib && git config core.fsmonitor "touch $M/fsmonitor; false" && git checkout -q HEAD~1`,
+			wantRepos: []string{"lib"},
 		},
 		{
 			name:      "a submodule whose .git a tool replaced is left out and named",

@@ -108,8 +108,17 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 
 // Hook implements agentexec.Display.
 func (t *terminal) Hook(res autocommit.Result, err error) {
-	if len(res.Withheld) > 0 {
-		t.diagf("  ! not committed, because they hold a secret (the API key): %s", strings.Join(res.Withheld, ", "))
+	for _, left := range []struct {
+		paths  []string
+		reason string
+	}{
+		{res.Withheld, autocommit.SecretReason},
+		{res.Repositories, autocommit.RepositoryReason},
+		{res.TooLarge, autocommit.TooLargeReason + " (-commit-max-new-file)"},
+	} {
+		if len(left.paths) > 0 {
+			t.diagf("  ! not committed: %s — %s", short(strings.Join(left.paths, ", "), 200), left.reason)
+		}
 	}
 	switch {
 	case err != nil:

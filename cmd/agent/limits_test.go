@@ -90,6 +90,15 @@ func TestLimits(t *testing.T) {
 			},
 		},
 		{
+			name:    "a new file too large to commit",
+			replies: []fakellm.Reply{{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"big.bin","old_str":"","new_str":"` + big + `"}`}}}, {Text: "Made it."}},
+			args:    []string{"-commit-max-new-file", "1KiB", "-p", "Make it."},
+			wantErr: []string{"! not committed: big.bin — new files over the size limit of the auto-commit", "-commit-max-new-file"},
+			check: func(t *testing.T, e *env) {
+				assert.Equal(t, "?? big.bin", gittest.Git(t, e.ws, "status", "--porcelain"))
+			},
+		},
+		{
 			name:    "a file too large to edit",
 			files:   map[string]string{"big.txt": big},
 			replies: []fakellm.Reply{{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"big.txt","old_str":"xx","new_str":"y"}`}}}, {Text: "Too big."}},

@@ -73,6 +73,7 @@
 //	-max-round-output SIZE the results of one round of tools (512KiB)
 //	-tool-timeout D        one tool call (2m)
 //	-commit-timeout D      each git command of the auto-commit (1m)
+//	-commit-max-new-file SIZE  a new file the auto-commit commits (5MiB)
 //	-max-input-line SIZE   one line of input (1MiB)
 //
 // The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
@@ -195,6 +196,7 @@ type options struct {
 	maxToolCalls, parallelTools                       int
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
 	maxRoundOutput                                    byteSize
+	commitMaxNewFile                                  byteSize
 	llmMaxReply                                       byteSize
 	llmHeaderTimeout, llmIdleTimeout, llmReplyTimeout time.Duration
 	commitTimeout                                     time.Duration
@@ -272,6 +274,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.DurationVar(&o.llmHeaderTimeout, llm.FlagHeaderTimeout, llm.DefaultHeaderTimeout, "how long the LLM server may take to start its reply")
 	fs.DurationVar(&o.llmIdleTimeout, llm.FlagIdleTimeout, llm.DefaultIdleTimeout, "how long the LLM's reply may make no progress (keep-alives do not count); the request is then retried")
 	fs.DurationVar(&o.llmReplyTimeout, llm.FlagReplyTimeout, llm.DefaultReplyTimeout, "how long one LLM reply may stream in all")
+	o.commitMaxNewFile = byteSize(autocommit.DefaultMaxNewFileBytes)
+	fs.Var(&o.commitMaxNewFile, "commit-max-new-file", "the largest new file the auto-commit commits; larger ones are left out and named")
 	fs.DurationVar(&o.commitTimeout, "commit-timeout", autocommit.DefaultTimeout, "time limit of each git command of the auto-commit")
 	o.sandbox = sandbox.Auto
 	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
@@ -619,7 +623,8 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
 	var hook agentexec.Hook
-	if c, err := autocommit.Open(ctx, ws.Root(), autocommit.Options{Timeout: o.commitTimeout, Secrets: redact.New(llmCfg.APIKey)}); err != nil {
+	if c, err := autocommit.Open(ctx, ws.Root(), autocommit.Options{Timeout: o.commitTimeout, Secrets: redact.New(llmCfg.APIKey),
+		MaxNewFileBytes: int64(o.commitMaxNewFile)}); err != nil {
 		display.Notice(fmt.Sprintf("changes will not be committed: %v", err))
 	} else {
 		hook = c.Hook

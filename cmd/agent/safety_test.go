@@ -204,7 +204,7 @@ func TestKeyNeverCommitted(t *testing.T) {
 	gittest.WriteFile(t, e.ws, ".env", "OPENAI_API_KEY="+testKey+"\n")
 	r := e.run(t, "", "-p", "Create main.go.")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
-	assert.Contains(t, r.stderr, "not committed, because they hold a secret (the API key): .env")
+	assert.Contains(t, r.stderr, "! not committed: .env — they hold a secret (the API key)")
 	assert.Equal(t, "main.go", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
 	assert.NotContains(t, gittest.Git(t, e.ws, "log", "--all", "-p"), testKey)
 	assert.Equal(t, "?? .env", gittest.Git(t, e.ws, "status", "--porcelain"))
@@ -308,4 +308,24 @@ func TestReplayFindsACutLog(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "copy.jsonl") // not beside its thread: the chain alone
 	require.NoError(t, os.WriteFile(other, []byte(cut), 0o600))
 	assert.Equal(t, exitOK, replayExit(t, other).code)
+}
+
+// TestNestedRepositoryNotCommitted checks that a repository a command
+// creates inside the workspace, configured to run a command, is neither
+// committed nor run, and the user is told.
+func TestNestedRepositoryNotCommitted(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	cmdline := "mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch " + marker + "; false' && " +
+		"echo a > a && git -c user.name=a -c user.email=b commit -q --allow-empty -m x && git add a && cd .. && echo ok > ok.txt"
+	args, err := json.Marshal(map[string]string{"command": cmdline})
+	require.NoError(t, err)
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: string(args)}}},
+		fakellm.Reply{Text: "Done."})
+	r := e.run(t, "", "-p", "Go.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "! not committed: sub — a git repository created")
+	assert.Equal(t, "ok.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
+	gittest.Git(t, e.ws, "status")
+	assert.NoFileExists(t, marker, "the nested repository's fsmonitor ran")
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // keyVars are the environment variables that hold the API keys.
@@ -122,28 +120,3 @@ func readKeys(fd string) error {
 
 // isKeyVar reports whether name is one of keyVars.
 func isKeyVar(name string) bool { return slices.Contains(keyVars, name) }
-
-// closeInherited marks every descriptor the agent inherited above standard
-// error close-on-exec, so that none reaches a command the agent runs (a
-// descriptor of a directory outside the workspace would let a sandboxed
-// command read and write through /proc/self/fd). Go opens its own
-// descriptors close-on-exec already.
-func closeInherited() error {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("list the inherited descriptors: %w", err)
-	}
-	for _, e := range entries {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			syscall.CloseOnExec(fd)
-		}
-	}
-	return nil
-}
-
-// isTerminal reports whether f is a terminal (not merely a character
-// device such as /dev/null).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}

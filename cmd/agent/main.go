@@ -179,7 +179,8 @@ Paths are relative to the workspace root. Make small, focused changes and check 
 Your changes are committed to git automatically after each round of tools. When you are done, say briefly what you did.`
 
 func main() {
-	if err := errors.Join(hideKeys(), closeInherited()); err != nil {
+	// No descriptor the agent inherited reaches a command it runs.
+	if err := errors.Join(hideKeys(), sandbox.CloseInheritedFDs()); err != nil {
 		fmt.Fprintf(os.Stderr, "agent: %v\n", err)
 		os.Exit(exitError)
 	}

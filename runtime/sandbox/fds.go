@@ -16,7 +16,7 @@ const (
 	closeRangeCloexec = 1 << 2
 )
 
-// closeInheritedFDs marks every file descriptor of this process from 3 up
+// CloseInheritedFDs marks every file descriptor of this process from 3 up
 // close-on-exec, so that a command started next gets only its standard
 // input, output and error and the descriptors passed to it on purpose
 // (exec.Cmd.ExtraFiles, which the child dups without the flag).
@@ -30,8 +30,9 @@ const (
 // to inherit loses that. Start calls it before each command, so that
 // descriptors opened since (by cgo or raw system calls) are caught too;
 // only one opened without the flag by another goroutine between this call
-// and the command's start can still slip through.
-func closeInheritedFDs() error {
+// and the command's start can still slip through. A program that runs
+// other commands too (the agent's git) calls it once when it starts.
+func CloseInheritedFDs() error {
 	_, _, errno := syscall.Syscall(sysCloseRange, 3, math.MaxUint32, closeRangeCloexec)
 	if errno == 0 {
 		return nil
@@ -39,7 +40,7 @@ func closeInheritedFDs() error {
 	return closeListedFDs() // before Linux 5.11
 }
 
-// closeListedFDs does what closeInheritedFDs does, one descriptor at a
+// closeListedFDs does what CloseInheritedFDs does, one descriptor at a
 // time, as /proc/self/fd lists them.
 func closeListedFDs() error {
 	entries, err := os.ReadDir("/proc/self/fd")

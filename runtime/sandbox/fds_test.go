@@ -13,7 +13,7 @@ func TestCloseInheritedFDs(t *testing.T) {
 		name string
 		mark func() error
 	}{
-		{"close_range", closeInheritedFDs},
+		{"close_range", CloseInheritedFDs},
 		{"one by one", closeListedFDs},
 	}
 	for _, w := range ways {

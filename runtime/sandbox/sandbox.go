@@ -426,7 +426,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		defer r.Close() // the child has its copy once started
 		cmd.ExtraFiles = []*os.File{r}
 	}
-	if err := closeInheritedFDs(); err != nil {
+	if err := CloseInheritedFDs(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{})}

@@ -157,7 +157,7 @@ func BenchmarkPerCall(b *testing.B) {
 	s := &Sandbox{bwrap: "bwrap", cache: b.TempDir()}
 	b.Run("close inherited fds", func(b *testing.B) {
 		for b.Loop() {
-			if err := closeInheritedFDs(); err != nil {
+			if err := CloseInheritedFDs(); err != nil {
 				b.Fatal(err)
 			}
 		}

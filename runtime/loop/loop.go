@@ -12,7 +12,8 @@
 // waiting for a signal — runs in a task the loop starts with [Loop.Go] and
 // sends its results back as events with [Loop.Send]. The loop cancels and
 // waits for every task before [Loop.Run] returns, so no goroutine outlives
-// it.
+// it. [Timers] provides the StartTimer and CancelTimer methods fsmgen
+// generates for state timers (after:), each timer a task of the loop.
 //
 // The loop is generic over the machine's event type only, so any machine
 // fsmgen generates can be driven by it; it knows nothing of any particular

@@ -1,0 +1,578 @@
+package loop_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/runtime/loop"
+)
+
+// timerID stands for the TimerID type fsmgen generates for a machine with
+// state timers.
+type timerID uint64
+
+// event stands for a generated machine's event type.
+type event interface{ isEvent() }
+
+// timerFired stands for the generated TimerFired event.
+type timerFired struct{ Timer timerID }
+
+// poke is an event that starts a test's script.
+type poke struct{}
+
+func (*timerFired) isEvent() {}
+func (*poke) isEvent()       {}
+
+// timerHandler has the two methods fsmgen generates in the Handler of a
+// machine with state timers.
+type timerHandler interface {
+	StartTimer(timer timerID, delay time.Duration)
+	CancelTimer(timer timerID)
+}
+
+// userHandler is a Handler as a user writes it: it embeds the timer
+// service, whose methods then satisfy the generated ones.
+type userHandler struct {
+	*loop.Timers[timerID, event]
+}
+
+var _ timerHandler = userHandler{}
+
+// ticker is a toy machine: it notes every event it is handed ("poke",
+// "fired 3") and then lets its script react, through its handler, as a
+// generated machine performs its actions during HandleEvent.
+type ticker struct {
+	h      userHandler
+	stop   func() // stops the loop; loop goroutine only
+	script func(m *ticker, ev event)
+	notes  []string
+	fired  int // timer events handed to the machine
+}
+
+// HandleEvent implements loop.Machine.
+func (m *ticker) HandleEvent(ev event) error {
+	switch ev := ev.(type) {
+	case *poke:
+		m.note("poke")
+	case *timerFired:
+		m.fired++
+		m.note("fired %d", ev.Timer)
+	default:
+		return fmt.Errorf("ticker: unknown event %T", ev)
+	}
+	if m.script != nil {
+		m.script(m, ev)
+	}
+	return nil
+}
+
+// note records what happened.
+func (m *ticker) note(format string, args ...any) {
+	m.notes = append(m.notes, fmt.Sprintf(format, args...))
+}
+
+// strict is an executor that stops the loop on the first refused event.
+type strict struct{}
+
+// Execute implements loop.Executor.
+func (strict) Execute(_ context.Context, _ *loop.Loop[event], s loop.Step[event]) error {
+	return s.Err
+}
+
+// newTicker returns a ticker, the loop that drives it and the timer
+// service of its handler.
+func newTicker(script func(m *ticker, ev event)) (*ticker, *loop.Loop[event], *loop.Timers[timerID, event]) {
+	m := &ticker{script: script}
+	l := loop.New[event](m, strict{}, loop.Options{})
+	timers := loop.NewTimers(l, func(id timerID) event { return &timerFired{Timer: id} })
+	m.h = userHandler{timers}
+	m.stop = l.Stop
+	return m, l, timers
+}
+
+// runTicker runs l with a deadline and returns Run's error.
+func runTicker(t *testing.T, l *loop.Loop[event]) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := l.Run(ctx)
+	require.NoError(t, ctx.Err(), "the loop did not stop in time")
+	return err
+}
+
+// fired reports whether ev is the event of timer id.
+func fired(ev event, id timerID) bool {
+	f, ok := ev.(*timerFired)
+	return ok && f.Timer == id
+}
+
+// sentinel is the timer that ends a script. A script starts it once
+// everything it checks has happened; its delay is longer than any timer
+// that must not fire, so that such a timer, if it did fire, would be seen
+// before the sentinel.
+const sentinel timerID = 1_000_000
+
+// endWith starts the sentinel timer.
+func endWith(m *ticker) { m.h.StartTimer(sentinel, 5*time.Millisecond) }
+
+// TestTimersFire checks which timer events reach the machine, and in what
+// order. Every script's order of events is fixed by cause and effect, not
+// by how long anything takes.
+func TestTimersFire(t *testing.T) {
+	tests := []struct {
+		name   string
+		script func(m *ticker, ev event)
+		want   []string
+	}{
+		{
+			name: "a timer fires once with its id",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.StartTimer(7, time.Millisecond)
+					m.note("running %d", m.h.Running())
+				case fired(ev, 7):
+					m.note("running %d", m.h.Running())
+					endWith(m)
+				case fired(ev, sentinel):
+					m.stop()
+				}
+			},
+			want: []string{"poke", "running 1", "fired 7", "running 0", "fired 1000000"},
+		},
+		{
+			name: "a timer cancelled before it fires sends nothing",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.StartTimer(1, time.Millisecond)
+					m.h.StartTimer(2, time.Millisecond)
+					m.h.CancelTimer(1)
+					m.note("running %d", m.h.Running())
+				case fired(ev, 2):
+					endWith(m)
+				case fired(ev, sentinel):
+					m.stop()
+				}
+			},
+			want: []string{"poke", "running 1", "fired 2", "fired 1000000"},
+		},
+		{
+			name: "a timer cancelled after it fired, before its event is handled, sends nothing",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.StartTimer(1, 0)
+					time.Sleep(5 * time.Millisecond) // most likely, timer 1 fires and queues its event meanwhile
+					m.h.CancelTimer(1)
+					m.h.StartTimer(2, 0) // its event queues after timer 1's
+				case fired(ev, 2):
+					m.stop()
+				}
+			},
+			want: []string{"poke", "fired 2"},
+		},
+		{
+			name: "a running timer started again fires once",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.StartTimer(1, time.Millisecond)
+					m.h.StartTimer(1, 0)
+					m.h.StartTimer(1, time.Millisecond)
+					m.note("running %d", m.h.Running())
+				case fired(ev, 1):
+					endWith(m)
+				case fired(ev, sentinel):
+					m.stop()
+				}
+			},
+			want: []string{"poke", "running 1", "fired 1", "fired 1000000"},
+		},
+		{
+			name: "a timer started again after it fired, before its event is handled, fires once",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.StartTimer(1, 0)
+					time.Sleep(5 * time.Millisecond) // most likely, timer 1 fires and queues its event meanwhile
+					m.h.StartTimer(1, time.Millisecond)
+				case fired(ev, 1):
+					endWith(m)
+				case fired(ev, sentinel):
+					m.stop()
+				}
+			},
+			want: []string{"poke", "fired 1", "fired 1000000"},
+		},
+		{
+			name: "a negative delay fires",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.StartTimer(1, -time.Hour)
+				case fired(ev, 1):
+					m.stop()
+				}
+			},
+			want: []string{"poke", "fired 1"},
+		},
+		{
+			name: "cancelling an unknown timer does nothing",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.CancelTimer(42)
+					m.h.StartTimer(1, 0)
+					m.h.CancelTimer(42)
+					m.note("running %d", m.h.Running())
+				case fired(ev, 1):
+					m.h.CancelTimer(1) // fired: no longer running
+					m.stop()
+				}
+			},
+			want: []string{"poke", "running 1", "fired 1"},
+		},
+		{
+			name: "a timer started again as its event is handled fires again",
+			script: func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					m.h.StartTimer(1, time.Millisecond)
+				case fired(ev, 1) && m.fired < 3:
+					m.h.StartTimer(1, time.Millisecond)
+				case fired(ev, 1):
+					m.stop()
+				}
+			},
+			want: []string{"poke", "fired 1", "fired 1", "fired 1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, l, timers := newTicker(tt.script)
+			require.NoError(t, l.Send(context.Background(), &poke{}))
+			require.NoError(t, runTicker(t, l))
+			assert.Equal(t, tt.want, m.notes)
+			assert.Zero(t, timers.Running())
+		})
+	}
+}
+
+// isPoke reports whether ev is a poke.
+func isPoke(ev event) bool {
+	_, ok := ev.(*poke)
+	return ok
+}
+
+// TestTimersMany runs many timers at once, some cancelled, and checks that
+// each of the others fires exactly once.
+func TestTimersMany(t *testing.T) {
+	tests := []struct {
+		name        string
+		n           int
+		cancelEvery int // cancel timers whose id is a multiple; 0 cancels none
+	}{
+		{name: "one", n: 1},
+		{name: "a hundred", n: 100},
+		{name: "a thousand, every third cancelled", n: 1000, cancelEvery: 3},
+		{name: "a hundred, all cancelled", n: 100, cancelEvery: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []string
+			for id := 1; id <= tt.n; id++ {
+				if tt.cancelEvery == 0 || id%tt.cancelEvery != 0 {
+					want = append(want, fmt.Sprintf("fired %d", id))
+				}
+			}
+			m, l, timers := newTicker(func(m *ticker, ev event) {
+				switch {
+				case isPoke(ev):
+					for id := 1; id <= tt.n; id++ {
+						// Delays of -1ms, 0, 1ms and 2ms.
+						m.h.StartTimer(timerID(id), time.Duration(id%4-1)*time.Millisecond)
+					}
+					for id := 1; id <= tt.n; id++ {
+						if tt.cancelEvery != 0 && id%tt.cancelEvery == 0 {
+							m.h.CancelTimer(timerID(id))
+						}
+					}
+					m.note("running %d", m.h.Running())
+				case fired(ev, sentinel):
+					m.stop()
+					return
+				}
+				if m.fired == len(want) {
+					endWith(m)
+				}
+			})
+			require.NoError(t, l.Send(context.Background(), &poke{}))
+			require.NoError(t, runTicker(t, l))
+
+			require.GreaterOrEqual(t, len(m.notes), 3)
+			assert.Equal(t, []string{"poke", fmt.Sprintf("running %d", len(want))}, m.notes[:2])
+			assert.Equal(t, "fired 1000000", m.notes[len(m.notes)-1], "the sentinel comes last")
+			assert.ElementsMatch(t, want, m.notes[2:len(m.notes)-1])
+			assert.Zero(t, timers.Running())
+		})
+	}
+}
+
+// TestTimersStopWithTheLoop stops the loop, in every way, while timers run,
+// and checks that none is left running and that no goroutine outlives Run.
+func TestTimersStopWithTheLoop(t *testing.T) {
+	const n = 20
+	tests := []struct {
+		name      string
+		beforeRun bool // start the timers before Run instead of on a poke
+		// fired also starts a timer that fires, its event left queued
+		// when the loop stops.
+		fired  bool
+		cancel bool // cancel Run's context instead of calling Stop
+		// precancel cancels Run's context before Run. Run may then hand
+		// the machine an event or two before it sees the cancel, and
+		// return nil if one of them stops it.
+		precancel bool
+		wantErr   error
+	}{
+		{name: "Stop"},
+		{name: "Run's context is cancelled", cancel: true, wantErr: context.Canceled},
+		{name: "a timer has fired, its event is not handled yet", fired: true},
+		{name: "a timer has fired, Run's context is cancelled", fired: true, cancel: true, wantErr: context.Canceled},
+		{name: "timers started before Run, then Stop", beforeRun: true},
+		{name: "timers started before Run, Run's context cancelled before Run", beforeRun: true, precancel: true, wantErr: context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := settledGoroutines(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			startAll := func(h userHandler) {
+				for id := range timerID(n) {
+					h.StartTimer(id, time.Hour)
+				}
+			}
+			m, l, timers := newTicker(func(m *ticker, ev event) {
+				if !isPoke(ev) {
+					return
+				}
+				if !tt.beforeRun {
+					startAll(m.h)
+				}
+				if tt.fired {
+					m.h.StartTimer(n, 0)
+					time.Sleep(5 * time.Millisecond) // most likely, it fires and queues its event meanwhile
+					m.h.CancelTimer(n)
+					m.h.StartTimer(n, 0) // a restart, so that the stale event is also queued
+					time.Sleep(5 * time.Millisecond)
+				}
+				m.note("running %d", m.h.Running())
+				if tt.cancel {
+					cancel()
+				} else {
+					m.stop()
+				}
+			})
+			if tt.beforeRun {
+				startAll(m.h)
+				assert.Equal(t, n, timers.Running(), "timers waiting for Run count as running")
+			}
+			require.NoError(t, l.Send(context.Background(), &poke{}))
+			if tt.precancel {
+				cancel()
+			}
+
+			err := l.Run(ctx)
+			switch {
+			case tt.precancel && err == nil:
+			case tt.wantErr == nil:
+				require.NoError(t, err)
+			default:
+				require.ErrorIs(t, err, tt.wantErr)
+			}
+			if !tt.precancel {
+				running := n
+				if tt.fired {
+					running++
+				}
+				want := []string{"poke", fmt.Sprintf("running %d", running)}
+				if tt.fired && tt.cancel && len(m.notes) == 3 {
+					// Run's context is cancelled asynchronously: the loop
+					// may hand the machine the queued event first.
+					want = append(want, fmt.Sprintf("fired %d", n))
+				}
+				assert.Equal(t, want, m.notes)
+			}
+			assert.Zero(t, timers.Running())
+			m.h.StartTimer(1, 0) // after the loop stopped: does nothing
+			assert.Zero(t, timers.Running())
+			assertGoroutinesBack(t, base)
+		})
+	}
+}
+
+// assertGoroutinesBack waits, on the test's goroutine, until no more than
+// base goroutines run, and fails with their stacks if that takes seconds.
+// (assert.Eventually would not do: it asks its condition on a goroutine of
+// its own.)
+func assertGoroutinesBack(t *testing.T, base int) {
+	t.Helper()
+	for range 5000 {
+		if runtime.NumGoroutine() <= base {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	buf := make([]byte, 1<<20)
+	assert.Fail(t, "goroutines outlived the loop",
+		"%d goroutines, %d before the loop:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+}
+
+// settledGoroutines returns the number of goroutines once those of earlier
+// tests have finished returning.
+func settledGoroutines(t *testing.T) int {
+	t.Helper()
+	n := runtime.NumGoroutine()
+	for range 100 {
+		time.Sleep(time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m == n {
+			return n
+		}
+		n = m
+	}
+	return n
+}
+
+// TestTimersBeforeRun starts timers before the loop runs, as a machine's
+// constructor may, and checks that they wait for Run without a goroutine
+// and then behave as any other timer.
+func TestTimersBeforeRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		before func(h userHandler) // called before Run
+		want   []string
+	}{
+		{
+			name:   "a timer started before Run fires",
+			before: func(h userHandler) { h.StartTimer(1, time.Millisecond) },
+			want:   []string{"fired 1", "fired 1000000"},
+		},
+		{
+			name: "a timer started and cancelled before Run sends nothing",
+			before: func(h userHandler) {
+				h.StartTimer(1, 0)
+				h.StartTimer(2, time.Millisecond)
+				h.CancelTimer(1)
+			},
+			want: []string{"fired 2", "fired 1000000"},
+		},
+		{
+			name: "a timer started twice before Run fires once",
+			before: func(h userHandler) {
+				h.StartTimer(1, 0)
+				h.StartTimer(1, -time.Second)
+			},
+			want: []string{"fired 1", "fired 1000000"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, l, timers := newTicker(func(m *ticker, ev event) {
+				switch {
+				case fired(ev, sentinel):
+					m.stop()
+				case m.fired == 1:
+					endWith(m)
+				}
+			})
+			// Timers that would hold a goroutine each, were they started
+			// before Run.
+			const idle = 50
+			base := settledGoroutines(t)
+			for id := range timerID(idle) {
+				m.h.StartTimer(100+id, time.Hour)
+			}
+			tt.before(m.h)
+			assert.Less(t, runtime.NumGoroutine(), base+idle, "no goroutine before Run")
+			require.GreaterOrEqual(t, timers.Running(), idle+1)
+			for id := range timerID(idle) {
+				m.h.CancelTimer(100 + id)
+			}
+
+			require.NoError(t, runTicker(t, l))
+			assert.Equal(t, tt.want, m.notes)
+			assert.Zero(t, timers.Running())
+		})
+	}
+}
+
+// TestTimersCancelReleasesTasks cancels and restarts timers while the loop
+// runs and checks that the tasks of the old timers return then, not when
+// the loop stops.
+func TestTimersCancelReleasesTasks(t *testing.T) {
+	const n = 50
+	tests := []struct {
+		name    string
+		script  func(h userHandler)
+		running int // timers left running, each with its task
+	}{
+		{
+			name: "cancelled",
+			script: func(h userHandler) {
+				for id := range timerID(n) {
+					h.StartTimer(id, time.Hour)
+				}
+				for id := range timerID(n) {
+					h.CancelTimer(id)
+				}
+			},
+		},
+		{
+			name: "restarted",
+			script: func(h userHandler) {
+				for id := range timerID(n) {
+					h.StartTimer(id, time.Hour)
+				}
+				for id := range timerID(n) {
+					h.StartTimer(id, time.Hour)
+				}
+			},
+			running: n,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := settledGoroutines(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			_, l, timers := newTicker(func(m *ticker, ev event) {
+				if isPoke(ev) {
+					tt.script(m.h)
+					close(done)
+				}
+			})
+			require.NoError(t, l.Send(context.Background(), &poke{}))
+			ran := make(chan error, 1)
+			go func() { ran <- l.Run(ctx) }()
+			<-done
+
+			assert.Equal(t, tt.running, timers.Running())
+			// The loop's goroutine, and one task per running timer.
+			assertGoroutinesBack(t, base+1+tt.running)
+
+			cancel()
+			require.ErrorIs(t, <-ran, context.Canceled)
+			assert.Zero(t, timers.Running())
+			assertGoroutinesBack(t, base)
+		})
+	}
+}

@@ -712,8 +712,9 @@ func (k RuleKind) String() string {
 type Rule struct {
 	// Kind says what the rule does.
 	Kind RuleKind
-	// From is the state the rule applies in; zero for a "*" row, which applies
-	// in every state that has no rule of its own for the event.
+	// From is the state the rule applies in; zero for a rule many states share
+	// (a "*" row, or a rule of a composite state), which applies in every
+	// state that has no rule of its own for the event.
 	From StateKind
 	// Event is the event the rule handles; zero for an eventless rule of a
 	// transient state.
@@ -798,7 +799,8 @@ var fsmRules = [...]Rule{
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
-// spec order, then the "*" rows. Step.Rule indexes it.
+// spec order, then the rules states share (those of composite states, then
+// the "*" rows), then the timers'. Step.Rule indexes it.
 func Rules() []Rule {
 	rules := slices.Clone(fsmRules[:])
 	for i := range rules {
@@ -1150,7 +1152,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 }
 
 // otherwise finishes the events the current state does not handle with rules
-// of its own: those it ignores or rejects, then those it leaves to a "*" row.
+// of its own: those it ignores or rejects, then those it leaves to a composite
+// state it is in or to a "*" row.
 func (m *Machine) otherwise(ev Event) error {
 	switch m.kind {
 	case StateWaitingForUserInput:
@@ -1262,7 +1265,7 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.ignore(60)
 		}
 	}
-	// A machine not made by New or Restore is in no state: no "*" row applies.
+	// A machine not made by New or Restore is in no state: no shared rule applies.
 	if m.kind == 0 {
 		return m.unhandled(ev)
 	}

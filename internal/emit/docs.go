@@ -11,78 +11,166 @@ import (
 	"github.com/fsmgen/fsmgen/templates"
 )
 
-// diagramView is what diagram.mmd.tmpl renders.
+// diagramView is what diagram.mmd.tmpl renders: the diagram's lines,
+// indented.
 type diagramView struct {
 	Header, Title string
-	Initial       string
-	Choices       []string
-	Edges         []edge
-	Terminals     []string
+	Lines         []string
 }
 
-type edge struct{ From, To, Label string }
-
-// Mermaid returns the machine's stateDiagram-v2: the initial and terminal
-// pseudo-states, one edge per transition labelled "Event [guard] / Action",
-// a "*" row drawn from every state it applies to, and transient states
-// drawn as <<choice>> nodes.
+// Mermaid returns the machine's stateDiagram-v2: composite states as
+// "state X { ... }" with their initial child, one edge per transition
+// labelled "Event [guard] / Action" (a composite state's rules drawn once,
+// from it; a "*" row from every state it applies to), timers as "after"
+// edges, entry and exit in a note, transient states drawn as <<choice>>
+// nodes, and the initial and terminal pseudo-states.
 func Mermaid(m *fsm.Machine) ([]byte, error) {
-	v := diagramView{Header: Header, Title: mermaidText(m.Name + " state machine, from " + m.SpecFile), Initial: m.Initial.Name}
+	v := diagramView{Header: Header, Title: mermaidText(m.Name + " state machine, from " + m.SpecFile)}
+	d := &diagram{m: m, loops: map[string]int{}}
+	var top []*fsm.State
+	for _, s := range m.Composites {
+		if s.Parent == nil {
+			top = append(top, s)
+		}
+	}
 	for _, s := range m.States {
-		if s.Transient {
-			v.Choices = append(v.Choices, s.Name)
-		}
-		if s.Terminal {
-			v.Terminals = append(v.Terminals, s.Name)
+		if s.Parent == nil {
+			top = append(top, s)
 		}
 	}
-	// Mermaid draws only the last of several self-loops on one state
-	// (mermaid-js/mermaid#6132), so a state's self-loops share one edge
-	// whose label lists them, one per line.
-	loops := map[string]int{}
-	add := func(from *fsm.State, r *fsm.Rule) {
-		to := r.To
-		if to == nil {
-			to = from
-		}
-		label := edgeLabel(r)
-		if to == from {
-			if i, ok := loops[from.Name]; ok {
-				v.Edges[i].Label += "<br/>" + label
-				return
-			}
-			loops[from.Name] = len(v.Edges)
-		}
-		v.Edges = append(v.Edges, edge{From: from.Name, To: to.Name, Label: label})
-	}
-	wild := map[*fsm.Event]*fsm.Cell{}
-	for _, c := range m.Wild {
-		wild[c.Event] = c
-	}
+	slices.SortStableFunc(top, func(a, b *fsm.State) int { return a.Pos.Line - b.Pos.Line })
+	d.states(top, m.Initial.Path()[0], 1)
 	for _, s := range m.States {
 		var cells []*fsm.Cell
 		if s.Choice != nil {
 			cells = append(cells, s.Choice)
 		}
 		cells = append(cells, s.Handles...)
-		for _, e := range s.Wild {
-			cells = append(cells, wild[e])
-		}
-		for _, c := range cells {
-			for _, r := range c.Rules {
-				if r.Kind == fsm.Transition {
-					add(s, r)
-				}
+		for _, c := range s.Inherited {
+			if c.Owner == nil {
+				cells = append(cells, c)
 			}
 		}
+		d.cells(s, cells)
 	}
+	for _, c := range m.Shared {
+		if c.Owner != nil {
+			d.cells(c.Owner, []*fsm.Cell{c})
+		}
+	}
+	for _, t := range m.Timers {
+		d.cells(t.State, []*fsm.Cell{t.Cell})
+	}
+	for _, e := range d.edges {
+		line := "    " + e.From + " --> " + e.To
+		if e.Label != "" {
+			line += " : " + e.Label
+		}
+		d.lines = append(d.lines, line)
+	}
+	for _, s := range m.States {
+		if s.Terminal {
+			d.lines = append(d.lines, "    "+s.Name+" --> [*]")
+		}
+	}
+	v.Lines = d.lines
 	return execute("diagram.mmd.tmpl", v)
+}
+
+type edge struct{ From, To, Label string }
+
+// diagram collects the lines of a Mermaid diagram.
+type diagram struct {
+	m     *fsm.Machine
+	lines []string
+	edges []edge
+	// Mermaid draws only the last of several self-loops on one state
+	// (mermaid-js/mermaid#6132), so a state's self-loops share one edge
+	// whose label lists them, one per line.
+	loops map[string]int
+}
+
+// states writes the declarations of states at one level: composite
+// states as blocks with their initial child, choices, and notes for entry
+// and exit.
+func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
+	ind := strings.Repeat("    ", depth)
+	if initial != nil {
+		d.lines = append(d.lines, ind+"[*] --> "+initial.Name)
+	}
+	for _, s := range list {
+		switch {
+		case s.Composite():
+			d.lines = append(d.lines, ind+"state "+s.Name+" {")
+			d.states(s.Children, s.InitialChild, depth+1)
+			d.lines = append(d.lines, ind+"}")
+		case s.Transient:
+			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
+		case s.Parent != nil:
+			// Declared inside its composite state, which edges drawn
+			// outside the block would not do.
+			d.lines = append(d.lines, ind+s.Name)
+		}
+		var note []string
+		for _, h := range []struct {
+			what string
+			h    *fsm.Hook
+		}{{"entry", s.Entry}, {"exit", s.Exit}} {
+			if h.h == nil {
+				continue
+			}
+			text := h.what
+			if h.h.Effect != nil {
+				text += " {" + h.h.Effect.Name + "}"
+			}
+			if len(h.h.Actions) > 0 {
+				var names []string
+				for _, a := range h.h.Actions {
+					names = append(names, a.Name)
+				}
+				text += " / " + strings.Join(names, ", ")
+			}
+			note = append(note, text)
+		}
+		if len(note) > 0 {
+			d.lines = append(d.lines, ind+"note right of "+s.Name+" : "+strings.Join(note, "<br/>"))
+		}
+	}
+}
+
+// cells draws the transitions of cells from state from.
+func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
+	for _, c := range cells {
+		for _, r := range c.Rules {
+			if r.Kind != fsm.Transition {
+				continue
+			}
+			to := r.Target
+			if to == nil {
+				to = from
+			}
+			label := edgeLabel(r)
+			if to == from {
+				if i, ok := d.loops[from.Name]; ok {
+					d.edges[i].Label += "<br/>" + label
+					continue
+				}
+				d.loops[from.Name] = len(d.edges)
+			}
+			d.edges = append(d.edges, edge{From: from.Name, To: to.Name, Label: label})
+		}
+	}
 }
 
 // edgeLabel returns "Event [guard] / Action, Action" with the parts a rule has.
 func edgeLabel(r *fsm.Rule) string {
 	var parts []string
-	if r.Event != nil {
+	switch {
+	case r.Timer != nil && r.Timer.DelayFunc != nil:
+		parts = append(parts, "after "+r.Timer.DelayFunc.Name)
+	case r.Timer != nil:
+		parts = append(parts, "after "+r.Timer.DelayText)
+	case r.Event != nil:
 		parts = append(parts, r.Event.Name)
 	}
 	switch {
@@ -97,6 +185,9 @@ func edgeLabel(r *fsm.Rule) string {
 			acts = append(acts, e.Action.Name)
 		}
 		parts = append(parts, "/ "+strings.Join(acts, ", "))
+	}
+	if r.Local {
+		parts = append(parts, "(local)")
 	}
 	return strings.Join(parts, " ")
 }
@@ -124,6 +215,8 @@ type tableView struct {
 	Transitions              []transitionRow
 	Refusals                 []refusalRow
 	Reasons                  []string
+	Composites               []declRow
+	Inherits                 []inheritRow
 }
 
 type declRow struct{ Name, Kind, Fields, Doc string }
@@ -131,6 +224,8 @@ type declRow struct{ Name, Kind, Fields, Doc string }
 type transitionRow struct{ From, Event, Guard, To, Effect, Action, Where string }
 
 type refusalRow struct{ State, Ignored, Rejected string }
+
+type inheritRow struct{ State, Events string }
 
 // Markdown returns the machine's documentation: its states, events and
 // actions with their fields, the transition table, and what each state
@@ -143,6 +238,22 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 	}
 	for _, s := range m.States {
 		v.States = append(v.States, declRow{Name: s.Name, Kind: stateKinds(s), Fields: mdFields(s.Fields), Doc: mdText(s.Doc)})
+		if len(s.Inherited) > 0 {
+			byOwner := map[string][]string{}
+			var owners []string
+			for _, c := range s.Inherited {
+				o := c.Owner.String()
+				if byOwner[o] == nil {
+					owners = append(owners, o)
+				}
+				byOwner[o] = append(byOwner[o], code(c.Event.Name))
+			}
+			var parts []string
+			for _, o := range owners {
+				parts = append(parts, strings.Join(byOwner[o], ", ")+" by "+code(o))
+			}
+			v.Inherits = append(v.Inherits, inheritRow{State: code(s.Name), Events: strings.Join(parts, "; ")})
+		}
 	}
 	for _, e := range m.Events {
 		v.Events = append(v.Events, declRow{Name: e.Name, Fields: mdFields(e.Fields), Doc: mdText(e.Doc)})
@@ -154,6 +265,17 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 		v.addRules(m, s)
 	}
 	v.addRules(m, nil)
+	for _, s := range m.Composites {
+		d := s.Doc
+		if p := s.Parent; p != nil {
+			d = strings.TrimSpace(d + " Substate of " + p.Name + ".")
+		}
+		var kids []string
+		for _, c := range s.Children {
+			kids = append(kids, code(c.Name))
+		}
+		v.Composites = append(v.Composites, declRow{Name: s.Name, Kind: strings.Join(kids, ", "), Fields: mdFields(s.Own), Doc: mdText(d)})
+	}
 	return execute("table.md.tmpl", v)
 }
 
@@ -187,7 +309,10 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 	var ignored, rejected []string
 	var cells []*fsm.Cell
 	if s == nil {
-		cells = m.Wild
+		cells = slices.Clone(m.Shared)
+		for _, t := range m.Timers {
+			cells = append(cells, t.Cell)
+		}
 	} else {
 		cells = append(append(cells, s.Handles...), s.Refuses...)
 		if s.Choice != nil {
@@ -201,7 +326,14 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
 	for _, r := range rules {
 		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
-		if r.Event != nil {
+		switch {
+		case r.Timer != nil && r.Timer.DelayFunc != nil:
+			row.Event = "after " + code(r.Timer.DelayFunc.Name)
+		case r.Timer != nil:
+			row.Event = "after " + r.Timer.DelayText
+		case r == m.Stale:
+			row.From, row.Event = "*", code(r.Event.Name)+" of a timer not running"
+		case r.Event != nil:
 			row.Event = code(r.Event.Name)
 		}
 		switch {
@@ -214,8 +346,8 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		switch {
 		case r.Kind == fsm.Transition:
 			row.To = "(stays)"
-			if r.To != nil {
-				row.To = code(r.To.Name)
+			if r.Target != nil {
+				row.To = code(r.Target.Name)
 			}
 			if r.Effect != nil {
 				row.Effect = code(r.Effect.Name)

@@ -31,6 +31,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genKinds()
 	g.genInterfaces()
 	g.genDecls()
+	g.genTimerTypes()
 	g.genBehavior()
 	g.genHandler()
 	g.genRules()
@@ -39,6 +40,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genHandleEvent()
 	g.genOtherwise()
 	g.genChoices()
+	g.genTimers()
 	g.genSteps()
 	g.genJSON()
 	return g.f
@@ -203,10 +205,16 @@ func (g *goGen) genDecls() {
 				fields = append(fields, c.Id(fd.GoName).Add(typeCode(g.m, fd.Type)).Tag(map[string]string{"json": fd.JSONName}))
 			}
 			lead := fmt.Sprintf("%s is the %s %s", d.GoName, ks.what, d.Name)
-			if d.Doc != "" {
+			doc := d.Doc
+			if ks.what == "state" {
+				if extra := hookDoc(g.m.States[d.Index]); extra != "" {
+					doc = strings.TrimSpace(doc + "\n\n" + extra)
+				}
+			}
+			if doc != "" {
 				lead += ": "
 			}
-			g.f.Add(comment(lead, d.Doc))
+			g.f.Add(comment(lead, doc))
 			g.f.Type().Id(d.GoName).Struct(fields...)
 			recv := jen.Id(d.GoName)
 			if ks.what != "state" {
@@ -294,7 +302,7 @@ func (g *goGen) genBehavior() {
 	var methods []jen.Code
 	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
 		for _, fn := range fns {
-			if len(fn.Uses) == 0 {
+			if !fn.Used() {
 				continue
 			}
 			c := jen.Add(funcDoc(fn)).Line().Id(fn.GoName).Params(params(g.m, fn.Reads)...)
@@ -398,8 +406,15 @@ func (g *goGen) genRules() {
 	f.Add(comment("", fmt.Sprintf("Rule is one rule of the %s machine: a row of its spec for one state (a \"*\" row once for all states), a guarded branch of one, or an entry of a state's ignore or reject list.", g.m.Name)))
 	f.Type().Id("Rule").Struct(
 		jen.Comment("// Kind says what the rule does."), jen.Id("Kind").Id("RuleKind"),
-		jen.Comment("// From is the state the rule applies in; zero for a \"*\" row, which applies"),
-		jen.Comment("// in every state that has no rule of its own for the event."), jen.Id("From").Id("StateKind"),
+		jen.Comment("// From is the state the rule applies in; zero for a rule many states share"),
+		jen.Comment("// (a \"*\" row, or a rule of a composite state), which applies in every"),
+		jen.Comment("// state that has no rule of its own for the event."), jen.Id("From").Id("StateKind"),
+		jen.Do(func(st *jen.Statement) {
+			if len(g.m.Composites) > 0 {
+				st.Comment("// Composite names the composite state whose rule it is, shared by its").Line().
+					Comment("// substates; \"\" for other rules.").Line().Id("Composite").String()
+			}
+		}),
 		jen.Comment("// Event is the event the rule handles; zero for an eventless rule of a"),
 		jen.Comment("// transient state."), jen.Id("Event").Id("EventKind"),
 		jen.Comment("// Guard names the guard that must hold, \"else\" on a last branch, or \"\" when"),
@@ -417,7 +432,8 @@ func (g *goGen) genRules() {
 		grp.Line()
 	})
 	f.Comment("// Rules returns the rule table: every rule of the spec, state by state in")
-	f.Comment("// spec order, then the \"*\" rows. Step.Rule indexes it.")
+	f.Comment("// spec order, then the rules states share (those of composite states, then")
+	f.Comment("// the \"*\" rows), then the timers'. Step.Rule indexes it.")
 	f.Func().Id("Rules").Params().Index().Id("Rule").Block(
 		jen.Id("rules").Op(":=").Qual(pkgSlices, "Clone").Call(jen.Id("fsmRules").Index(jen.Op(":"))),
 		jen.For(jen.Id("i").Op(":=").Range().Id("rules")).Block(
@@ -429,7 +445,11 @@ func (g *goGen) genRules() {
 // ruleValue is the table entry of a rule, its fields in order.
 func ruleValue(r *fsm.Rule) jen.Code {
 	d := []jen.Code{kv("Kind", jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[r.Kind]))}
-	if r.From != nil {
+	switch {
+	case r.From == nil:
+	case r.From.Composite():
+		d = append(d, kv("Composite", jen.Lit(r.From.Name)))
+	default:
 		d = append(d, kv("From", jen.Id(r.From.KindName)))
 	}
 	if r.Event != nil {
@@ -556,7 +576,15 @@ func (g *goGen) genMachine() {
 		jen.Id("kind").Id("StateKind"),
 		jen.Comment("// busy is set while the machine hands out the actions of an event."),
 		jen.Id("busy").Bool(),
-		jen.Id("d").Id("fsmData"))
+		jen.Id("d").Id("fsmData"),
+		jen.Do(func(st *jen.Statement) {
+			if len(m.Timers) > 0 {
+				st.Comment("// timers holds each state's running timer, valid while the state is active;").Line().
+					Comment("// lastTimer is the id of the last timer started.").Line().
+					Id("timers").Index(jen.Lit(len(m.Timers))).Id("fsmTimer").Line().
+					Id("lastTimer").Id("TimerID")
+			}
+		}))
 	f.Type().Id("Machine").Struct(fields...)
 
 	ps, init := g.newParams()
@@ -569,6 +597,9 @@ func (g *goGen) genMachine() {
 		needs = append(needs, "h")
 	}
 	newDoc := fmt.Sprintf("New returns a machine in the initial state %s with the given data.", ini.Name)
+	if len(m.Start) > 0 {
+		newDoc += " Entering it, the machine hands the actions of its entry (and of its ancestors', outermost first) to h before New returns."
+	}
 	if len(needs) > 0 {
 		newDoc += " It panics if " + strings.Join(needs, " or ") + " is nil."
 	}
@@ -576,6 +607,7 @@ func (g *goGen) genMachine() {
 	newBody := g.nilChecks(func(msg string) jen.Code { return jen.Panic(jen.Lit(msg)) })
 	newBody = append(newBody, jen.Id("m").Op(":=").Op("&").Id("Machine").Values(append(init, jen.Id("kind").Op(":").Id(ini.KindName))...))
 	newBody = append(newBody, storeState(ini, jen.Id("initial"))...)
+	newBody = append(newBody, g.startBody()...)
 	newBody = append(newBody, jen.Return(jen.Id("m")))
 	f.Func().Id("New").Params(append(ps, jen.Id("initial").Id(ini.GoName))...).Op("*").Id("Machine").Block(newBody...)
 
@@ -587,6 +619,7 @@ func (g *goGen) genMachine() {
 			continue
 		}
 		body := append([]jen.Code{jen.Id("m").Dot("kind").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
+		body = append(body, g.armTimers(s)...)
 		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(body...))
 	}
 	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
@@ -696,6 +729,10 @@ func (g *goGen) genHandleEvent() {
 			"would read is an error, which leaves the machine unchanged too. HandleEvent must "+
 			"not be called from a Handler or Observer method."))
 	body := []jen.Code{jen.If(jen.Id("m").Dot("busy")).Block(jen.Return(jen.Id("errReentrant")))}
+	if len(g.m.Timers) > 0 {
+		body = append(body, jen.If(jen.List(jen.Id("t"), jen.Id("ok")).Op(":=").Id("ev").Assert(jen.Op("*").Id("TimerFired")), jen.Id("ok")).Block(
+			jen.Return(jen.Id("m").Dot("timerFired").Call(jen.Id("t")))))
+	}
 	if len(states) > 0 {
 		body = append(body, jen.Switch(jen.Id("m").Dot("kind")).Block(states...))
 	}
@@ -747,25 +784,11 @@ func (g *goGen) genOtherwise() {
 	if len(states) > 0 {
 		body = append(body, jen.Switch(jen.Id("m").Dot("kind")).Block(states...))
 	}
-	if len(g.m.Wild) > 0 {
-		var evCases []jen.Code
-		bound := false
-		for _, c := range g.m.Wild {
-			bound = bound || c.ReadsEvent
-			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.cellBody(c)...))
-		}
-		subject := jen.Id("ev").Assert(jen.Type())
-		if bound {
-			subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
-		}
-		body = append(body,
-			jen.Comment("// A machine not made by New or Restore is in no state: no \"*\" row applies."),
-			jen.If(jen.Id("m").Dot("kind").Op("==").Lit(0)).Block(jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev")))),
-			jen.Switch(subject).Block(evCases...))
-	}
+	body = append(body, g.sharedDispatch()...)
 	body = append(body, jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev"))))
 	g.f.Comment("// otherwise finishes the events the current state does not handle with rules")
-	g.f.Comment("// of its own: those it ignores or rejects, then those it leaves to a \"*\" row.")
+	g.f.Comment("// of its own: those it ignores or rejects, then those it leaves to a composite")
+	g.f.Comment("// state it is in or to a \"*\" row.")
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("otherwise").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
 }
 
@@ -827,14 +850,18 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 
 // value renders a value a rule reads.
 func (g *goGen) value(v fsm.Value) jen.Code {
+	if v.Local != "" {
+		return jen.Id(v.Local)
+	}
 	switch v.Source {
 	case fsm.FromEvent:
 		return jen.Id("ev").Dot(v.Field.GoName)
 	case fsm.FromResult:
 		return jen.Id(v.Result.Param)
-	}
-	if v.Local != "" {
-		return jen.Id(v.Local)
+	case fsm.FromTimer:
+		return jen.Id("m").Dot("timers").Index(jen.Lit(v.Timer.Index)).Dot("id")
+	case fsm.FromConst:
+		return durationCode(v.Timer.Delay)
 	}
 	return jen.Id("m").Dot("d").Dot(v.Data.GoName)
 }
@@ -866,8 +893,18 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 		return []jen.Code{g.refusal(r)}
 	}
 	var out []jen.Code
+	from := jen.Id("m").Dot("kind")
+	if r.Shared() {
+		out = append(out, jen.Id("from").Op(":=").Id("m").Dot("kind"))
+		from = jen.Id("from")
+	} else {
+		from = jen.Id(r.From.KindName)
+	}
 	for _, c := range r.Captures {
 		out = append(out, jen.Id(c.Local).Op(":=").Id("m").Dot("d").Dot(c.Data.GoName))
+	}
+	for _, run := range r.Exits {
+		out = append(out, g.runCompute(run, from)...)
 	}
 	if e := r.Effect; e != nil {
 		call := jen.Id("m").Dot("b").Dot(e.GoName).Call(g.values(r.EffectArgs)...)
@@ -877,14 +914,7 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 		}
 		out = append(out, jen.List(locals...).Op(":=").Add(call))
 	}
-	from := jen.Id("m").Dot("kind")
-	if r.From != nil {
-		from = jen.Id(r.From.KindName)
-	} else {
-		out = append(out, jen.Id("from").Op(":=").Id("m").Dot("kind"))
-		from = jen.Id("from")
-	}
-	if r.From == nil && r.To != nil {
+	if r.Shared() && r.To != nil {
 		var keep []jen.Code
 		for _, d := range r.Keeps {
 			keep = append(keep, kv(d.GoName, jen.Id("m").Dot("d").Dot(d.GoName)))
@@ -897,17 +927,29 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	for _, d := range r.Clears {
 		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(g.m, d)))
 	}
-	if r.To != nil {
+	if r.To != nil && r.To != r.From {
 		out = append(out, jen.Id("m").Dot("kind").Op("=").Id(r.To.KindName))
 	}
+	for _, run := range r.Entries {
+		out = append(out, g.runCompute(run, from)...)
+	}
 	out = append(out, jen.Id("m").Dot("start").Call(jen.Lit(r.Index), from))
+	for _, run := range r.Exits {
+		out = append(out, g.runActions(run, from)...)
+	}
 	if r.To != nil && r.To.Transient {
 		// The eventless rule that leaves the transient state hands out
-		// the step's actions; this rule has none.
+		// the rest of the step's actions; this rule has none of its own.
+		for _, run := range r.Entries {
+			out = append(out, g.runActions(run, from)...)
+		}
 		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
 	}
 	for _, e := range r.Actions {
-		out = append(out, jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(g.values(e.Args)...))
+		out = append(out, g.emitAction(e)...)
+	}
+	for _, run := range r.Entries {
+		out = append(out, g.runActions(run, from)...)
 	}
 	return append(out, jen.Return(jen.Id("m").Dot("finish").Call()))
 }

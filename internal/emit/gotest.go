@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -105,7 +106,7 @@ func (g *testGen) genFake() {
 	)
 	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
 		for _, fn := range fns {
-			if len(fn.Uses) == 0 {
+			if !fn.Used() {
 				continue
 			}
 			var in []jen.Code
@@ -159,10 +160,15 @@ func (g *testGen) genRuleTests() {
 			labels = append(labels, r.Label)
 		}
 		// One line per case, its fields in the order of the struct.
+		event := jen.Op("&").Id(w.Event.GoName).Values()
+		if t := w.Rules[0].Timer; t != nil {
+			// Restore numbers the running timers from 1, outermost first.
+			event = jen.Op("&").Id(w.Event.GoName).Values(kv("Timer", jen.Lit(slices.Index(timerChain(w.From), t)+1)))
+		}
 		d := []jen.Code{
 			kv("name", jen.Lit(strings.Join(labels, ", then "))),
 			kv("from", jen.Id(w.From.GoName).Values()),
-			kv("event", jen.Op("&").Id(w.Event.GoName).Values()),
+			kv("event", event),
 		}
 		if len(w.Tests) > 0 {
 			var tests []jen.Code
@@ -174,19 +180,20 @@ func (g *testGen) genRuleTests() {
 		var rules, effects []jen.Code
 		for _, r := range w.Rules {
 			rules = append(rules, jen.Lit(r.Index))
-			if r.Effect != nil {
-				effects = append(effects, jen.Lit(r.Effect.Name))
-			}
+		}
+		actions, ran := wayTrace(w)
+		for _, name := range ran {
+			effects = append(effects, jen.Lit(name))
 		}
 		d = append(d, kv("rules", jen.Index().Int().Values(rules...)))
 		if last.Kind != fsm.Transition {
 			d = append(d, kv("kind", jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[last.Kind])))
 		}
 		d = append(d, kv("to", jen.Id(w.To.KindName)))
-		if len(last.Actions) > 0 {
+		if len(actions) > 0 {
 			var acts []jen.Code
-			for _, e := range last.Actions {
-				acts = append(acts, jen.Id(e.Action.KindName))
+			for _, a := range actions {
+				acts = append(acts, jen.Id(a.KindName))
 			}
 			d = append(d, kv("actions", jen.Index().Id("ActionKind").Values(acts...)))
 		}
@@ -215,7 +222,11 @@ func (g *testGen) genRuleTests() {
 	}
 	run = append(run,
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Add(g.restore(jen.Id("tt").Dot("from"))),
-		jen.Qual(pkgRequire, "NoError").Call(jen.Id("t"), jen.Err()),
+		jen.Qual(pkgRequire, "NoError").Call(jen.Id("t"), jen.Err()))
+	if g.delays() {
+		run = append(run, jen.Id("b").Dot("ran").Op("=").Nil().Comment("// the delays Restore computed"))
+	}
+	run = append(run,
 		jen.Id("steps").Op(":=").Id("fsmTrace").Call(jen.Id("m")),
 		jen.Err().Op("=").Id("m").Dot("HandleEvent").Call(jen.Id("tt").Dot("event")),
 		jen.Var().Id("fired").Index().Int(),
@@ -533,7 +544,7 @@ func (g *testGen) genRandom() {
 	}
 	var guards []jen.Code
 	for _, fn := range m.Guards {
-		if len(fn.Uses) > 0 {
+		if fn.Used() {
 			guards = append(guards, jen.Lit(fn.Name))
 		}
 	}
@@ -578,4 +589,65 @@ func (g *testGen) genRandom() {
 	g.f.Comment("// after every step, that the machine is in a state at rest, never leaves a")
 	g.f.Comment("// terminal state, and that a rejected event changes nothing.")
 	g.f.Func().Id("TestRandomSequences").Params(jen.Id("t").Op("*").Qual(pkgTesting, "T")).Block(body...)
+}
+
+// delays reports whether a timer's delay is computed by an effect, which
+// Restore runs.
+func (g *testGen) delays() bool {
+	for _, t := range g.m.Timers {
+		if t.DelayFunc != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// wayTrace returns the actions a way hands to the Handler and the effects
+// it runs, in order: for each rule, the exits, the rule's own, and the
+// entries.
+func wayTrace(w *fsm.Way) ([]*fsm.Action, []string) {
+	var acts []*fsm.Action
+	var ran []string
+	src := w.From
+	for _, r := range w.Rules {
+		if r.Kind != fsm.Transition {
+			continue
+		}
+		runs := func(list []*fsm.Run, emit bool) {
+			for _, run := range list {
+				if run.When != nil && !run.When.Contains(src) {
+					continue
+				}
+				h := run.State.Exit
+				if run.Entry {
+					h = run.State.Entry
+				}
+				if h != nil && h.Effect != nil {
+					ran = append(ran, h.Effect.Name)
+				}
+				if run.Delay != "" {
+					ran = append(ran, run.State.Timer.DelayFunc.Name)
+				}
+				if emit {
+					for _, e := range run.Actions {
+						acts = append(acts, e.Action)
+					}
+				}
+			}
+		}
+		runs(r.Exits, true)
+		if r.Effect != nil {
+			ran = append(ran, r.Effect.Name)
+		}
+		if r.To == nil || !r.To.Transient {
+			for _, e := range r.Actions {
+				acts = append(acts, e.Action)
+			}
+		}
+		runs(r.Entries, true)
+		if r.To != nil {
+			src = r.To
+		}
+	}
+	return acts, ran
 }

@@ -265,7 +265,7 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 }
 
 // mermaidLine is every line fsmgen may write in a diagram.
-var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|    state [A-Za-z][A-Za-z0-9_]* <<choice>>|    (\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : [A-Za-z0-9_ ,\[\]/]+(<br/>[A-Za-z0-9_ ,\[\]/]+)*)?)$`)
+var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : [A-Za-z0-9_ ,.()\[\]/]+(<br/>[A-Za-z0-9_ ,.()\[\]/]+)*)?))$`)
 
 // verifyDocs checks that no spec text changed the structure of the
 // diagram or the table: every diagram line fits the grammar fsmgen emits,
@@ -285,10 +285,16 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					edges++
 				}
 			}
-			want := 1 // the initial [*]
-			wild := map[*fsm.Event]*fsm.Cell{}
-			for _, c := range m.Wild {
-				wild[c.Event] = c
+			want := 1 + len(m.Composites) // the initial [*] of the machine and of each composite state
+			loops := map[*fsm.State]bool{}
+			count := func(from *fsm.State, rules []*fsm.Rule) {
+				for _, r := range rules {
+					self := r.Target == nil || r.Target == from
+					if r.Kind == fsm.Transition && (!self || !loops[from]) {
+						want++
+						loops[from] = loops[from] || self
+					}
+				}
 			}
 			for _, s := range m.States {
 				if s.Terminal {
@@ -301,17 +307,20 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 				for _, c := range s.Handles {
 					rules = append(rules, c.Rules...)
 				}
-				for _, e := range s.Wild {
-					rules = append(rules, wild[e].Rules...)
-				}
-				loop := false
-				for _, r := range rules {
-					self := r.To == nil || r.To == s
-					if r.Kind == fsm.Transition && (!self || !loop) {
-						want++
-						loop = loop || self
+				for _, c := range s.Inherited {
+					if c.Owner == nil {
+						rules = append(rules, c.Rules...)
 					}
 				}
+				count(s, rules)
+			}
+			for _, c := range m.Shared {
+				if c.Owner != nil {
+					count(c.Owner, c.Rules)
+				}
+			}
+			for _, t := range m.Timers {
+				count(t.State, t.Cell.Rules)
 			}
 			if edges != want {
 				return fmt.Errorf("%s: %d edges, want %d", f.Path, edges, want)

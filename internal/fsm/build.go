@@ -39,14 +39,17 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, b.diags
 	}
 	b.transitions()
+	b.hooks()
 	b.stateLists()
 	b.goNames()
 	// Totality, field flow, reachability and unused declarations are only
 	// worth reporting once every name resolves; before that they are noise.
 	if !b.diags.HasErrors() {
 		b.data()
+		b.timerArgs()
 		b.cells()
 		b.resolve()
+		b.start()
 		b.graph()
 		b.unused()
 	}
@@ -82,10 +85,29 @@ type builder struct {
 	rows      [][]*pending
 	wild      []*pending
 	eventless []*pending
-	// wildFrom[event] are the states that leave the event to its "*" row.
-	wildFrom [][]*State
+	// shared[composite][event] is the row of a composite state for an
+	// event (shared[c] is allocated for composites that have rows).
+	shared map[*State][]*pending
+	// other holds the "ignore: *" and "reject: *" of the states.
+	other map[*State]otherList
+	// sharedCells are the shared cells made so far, by owner and event;
+	// users lists the states that leave their event to each, and cellOf
+	// the cell of every rule.
+	sharedCells map[sharedKey]*Cell
+	users       map[*Cell][]*State
+	cellOf      map[*Rule]*Cell
+	// specOf maps each state to its spec entry; all lists every state,
+	// composite or leaf, depth first.
+	specOf map[*State]*spec.State
+	all    []*State
 	// pkgs are the imported packages loaded to check field types.
 	pkgs map[string]*types.Package
+}
+
+// sharedKey identifies a shared cell: its owner (nil for "*") and event.
+type sharedKey struct {
+	owner *State
+	event *Event
 }
 
 type importUse struct {
@@ -238,27 +260,8 @@ func (b *builder) decl(kind string, name, doc spec.String, fields []spec.Field, 
 func (b *builder) decls() {
 	f, m := b.f, b.m
 	b.states, b.events, b.actions = map[string]*State{}, map[string]*Event{}, map[string]*Action{}
-	for i, ss := range f.States {
-		s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.Fields, i)}
-		s.Initial, s.Terminal, s.Transient = ss.Initial.Value, ss.Terminal.Value, ss.Transient.Value
-		if s.Transient && (s.Initial || s.Terminal) {
-			b.errorf(ss.Transient.Pos, "state %s cannot be transient and %s: a transient state is left in the step that enters it", s.Name, map[bool]string{true: "initial", false: "terminal"}[s.Initial])
-		}
-		if s.Initial {
-			if m.Initial != nil {
-				b.errorf(ss.Initial.Pos, "state %s is marked initial, but %s (%s) already is: a machine has one initial state", s.Name, m.Initial.Name, m.Initial.Pos)
-			} else {
-				m.Initial = s
-			}
-		}
-		if s.GoName != "" {
-			b.states[s.Name] = s
-		}
-		m.States = append(m.States, s)
-	}
-	if m.Initial == nil && len(f.States) > 0 {
-		b.errorf(f.States[0].Name.Pos, "no state is marked \"initial: true\": mark the state the machine starts in")
-	}
+	b.specOf = map[*State]*spec.State{}
+	b.readStates()
 	for i, se := range f.Events {
 		e := &Event{Decl: b.decl("event", se.Name, se.Doc, se.Fields, i)}
 		if e.GoName != "" {
@@ -272,6 +275,9 @@ func (b *builder) decls() {
 			b.actions[a.Name] = a
 		}
 		m.Actions = append(m.Actions, a)
+	}
+	if hasTimers(f.States) {
+		b.timerDecls()
 	}
 }
 
@@ -405,11 +411,16 @@ func (b *builder) transitions() {
 	b.rows = make([][]*pending, len(b.m.States))
 	b.wild = make([]*pending, len(b.m.Events))
 	b.eventless = make([]*pending, len(b.m.States))
+	b.shared = map[*State][]*pending{}
 	for i := range b.f.Transitions {
 		t := &b.f.Transitions[i]
 		var ev *Event
 		if t.On.Set {
 			if ev = b.event(t.On); ev == nil {
+				continue
+			}
+			if ev.Builtin {
+				b.errorf(t.On.Pos, "%s is the event of the timers: give the state \"after\" instead of a transition on it", ev.Name)
 				continue
 			}
 		}
@@ -432,6 +443,25 @@ func (b *builder) transitions() {
 			continue
 		}
 		for _, from := range b.froms(t) {
+			if from.Composite() {
+				if ev == nil {
+					b.errorf(t.Pos, "transition from composite state %s has no \"on\": only a transient state has eventless transitions", from.Name)
+					continue
+				}
+				rules := b.rowRules(t, from, ev)
+				if rules == nil {
+					continue
+				}
+				if b.shared[from] == nil {
+					b.shared[from] = make([]*pending, len(b.m.Events))
+				}
+				if prev := b.shared[from][ev.Index]; prev != nil {
+					b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, ev), prev.pos)
+					continue
+				}
+				b.shared[from][ev.Index] = &pending{rules: rules, pos: t.Pos}
+				continue
+			}
 			if from.Transient != (ev == nil) {
 				if ev == nil {
 					b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions", from.Name)
@@ -604,14 +634,25 @@ func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event)
 		return nil
 	}
 	if o.To.Set {
-		if r.To = b.state(o.To); r.To == nil {
+		if r.Target = b.state(o.To); r.Target == nil {
 			ok = false
-		} else if r.To == from {
-			if from.Transient {
-				b.errorf(o.To.Pos, "transient state %s cannot lead to itself: it would loop without an event", from.Name)
-				ok = false
-			}
-			r.To = nil // "to" its own state: it stays
+		} else if r.To = descend(r.Target); r.To == nil {
+			ok = false // the composite's missing initial child is reported
+		} else if r.To == from && from.Transient {
+			b.errorf(o.To.Pos, "transient state %s cannot lead to itself: it would loop without an event", from.Name)
+			ok = false
+		}
+	}
+	if o.Local.Set && o.Local.Value {
+		switch {
+		case from == nil || !from.Composite():
+			b.errorf(o.Local.Pos, "local applies to a transition of a composite state into its own substates: this one has no composite source")
+			ok = false
+		case r.Target == nil || !from.Contains(r.Target):
+			b.errorf(o.Local.Pos, "a local transition of %s must lead to %s or one of its substates", from.Name, from.Name)
+			ok = false
+		default:
+			r.Local = true
 		}
 	}
 	if r.To != nil && r.To.Transient && len(o.Actions) > 0 {
@@ -631,7 +672,7 @@ func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event)
 		}
 		r.Actions = append(r.Actions, &Emit{Action: a})
 	}
-	if from != nil && from.Terminal && r.To != nil {
+	if from != nil && from.Terminal && r.To != nil && r.To != from {
 		b.errorf(o.To.Pos, "terminal state %s cannot have a transition to %s: a terminal state is never left", from.Name, r.To.Name)
 		ok = false
 	}
@@ -641,10 +682,12 @@ func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event)
 	return r
 }
 
-// stateLists adds the rules of each state's ignore and reject lists.
+// stateLists adds the rules of each state's ignore and reject lists; a
+// "*" list resolves every event the state has no rule for.
 func (b *builder) stateLists() {
-	for i, ss := range b.f.States {
-		s := b.m.States[i]
+	b.other = map[*State]otherList{}
+	for _, s := range b.all {
+		ss := b.specOf[s]
 		for _, list := range []struct {
 			names []spec.String
 			kind  RuleKind
@@ -655,28 +698,52 @@ func (b *builder) stateLists() {
 					break
 				}
 				if n.Value == "*" {
-					b.errorf(n.Pos, "%s lists take no \"*\": a new event must be placed in every state by hand; list the events", list.kind)
+					if prev, ok := b.other[s]; ok {
+						b.errorf(n.Pos, "state %s already resolves every other event at %s", s.Name, prev.pos)
+						continue
+					}
+					if len(list.names) > 1 {
+						b.errorf(n.Pos, "\"*\" stands alone in a %s list: it already means every other event", list.kind)
+						continue
+					}
+					b.other[s] = otherList{kind: list.kind, pos: n.Pos}
 					continue
 				}
 				e := b.event(n)
 				if e == nil {
 					continue
 				}
+				if e.Builtin {
+					b.errorf(n.Pos, "%s is the event of the timers: a state without a running timer already ignores it", e.Name)
+					continue
+				}
 				r := &Rule{Kind: list.kind, From: s, Event: e, Pos: n.Pos, Listed: true}
 				if list.kind == Reject {
 					r.Reason = fmt.Sprintf("%s is not accepted in state %s", e.Name, s.Name)
 				}
-				if b.rows[s.Index] == nil {
-					b.rows[s.Index] = make([]*pending, len(b.m.Events))
-				}
-				if prev := b.rows[s.Index][e.Index]; prev != nil {
+				rows := b.rowsOf(s)
+				if prev := rows[e.Index]; prev != nil {
 					b.errorf(n.Pos, "%s is listed under %s but already handled at %s: remove it from one of them", pairName(s, e), list.kind, prev.pos)
 					continue
 				}
-				b.rows[s.Index][e.Index] = &pending{rules: []*Rule{r}, pos: n.Pos}
+				rows[e.Index] = &pending{rules: []*Rule{r}, pos: n.Pos}
 			}
 		}
 	}
+}
+
+// rowsOf returns the rows of a state, by event, allocating them.
+func (b *builder) rowsOf(s *State) []*pending {
+	if s.Composite() {
+		if b.shared[s] == nil {
+			b.shared[s] = make([]*pending, len(b.m.Events))
+		}
+		return b.shared[s]
+	}
+	if b.rows[s.Index] == nil {
+		b.rows[s.Index] = make([]*pending, len(b.m.Events))
+	}
+	return b.rows[s.Index]
 }
 
 // goNames reports spec names that turn into the same Go identifier, or
@@ -703,9 +770,18 @@ func (b *builder) goNames() {
 		taken[id] = owner{what: what, pos: pos}
 		return true
 	}
+	if b.m.TimerFired != nil {
+		for _, d := range []*Decl{&b.m.TimerFired.Decl, &b.m.StartTimer.Decl, &b.m.CancelTimer.Decl} {
+			taken[d.GoName] = owner{what: "the " + d.Name + " fsmgen declares for the timers"}
+			taken[d.KindName] = owner{what: "the kind constant of " + d.Name + ", which fsmgen declares for the timers"}
+		}
+	}
 	for _, ds := range b.kindSets() {
 		for _, d := range ds.decls {
-			if d.GoName != "" && claim(d.GoName, ds.what+" "+d.Name, d.Pos) {
+			if d.Builtin {
+				continue
+			}
+			if d.GoName != "" && claim(d.GoName, ds.what+" "+d.Name, d.Pos) && d.KindName != "" {
 				claim(d.KindName, ds.what+" "+d.Name+"'s kind constant", d.Pos)
 			}
 		}
@@ -737,7 +813,7 @@ type kindSet struct {
 
 func (b *builder) kindSets() []kindSet {
 	var ss, es, as []*Decl
-	for _, s := range b.m.States {
+	for _, s := range b.all {
 		ss = append(ss, &s.Decl)
 	}
 	for _, e := range b.m.Events {
@@ -755,7 +831,7 @@ func (b *builder) data() {
 	type key struct{ name, typ string }
 	byKey := map[key]*Data{}
 	used := map[string]bool{}
-	for _, s := range b.m.States {
+	for _, s := range b.all {
 		for _, f := range s.Fields {
 			k := key{f.Name, f.Type}
 			d := byKey[k]
@@ -770,15 +846,17 @@ func (b *builder) data() {
 				byKey[k] = d
 				b.m.Data = append(b.m.Data, d)
 			}
-			d.States = append(d.States, s)
+			if !s.Composite() {
+				d.States = append(d.States, s)
+			}
 			f.Data = d
 		}
 	}
 }
 
-// applies reports whether the "*" row p gives state s its rules for the
-// event: never to a transient state, and never to a terminal state that
-// one of its rules would lead out.
+// applies reports whether the shared row p gives state s its rules for
+// the event: never to a transient state, and never to a terminal state
+// that one of its rules would lead out.
 func applies(s *State, p *pending) bool {
 	if s.Transient {
 		return false
@@ -794,10 +872,12 @@ func applies(s *State, p *pending) bool {
 }
 
 // cells orders the rules into cells, numbers them, and reports the pairs
-// nothing resolves.
+// nothing resolves. A state handles an event with a rule of its own, or
+// else leaves it to the innermost ancestor with a rule for it, or else to
+// a "*" row.
 func (b *builder) cells() {
 	m := b.m
-	b.wildFrom = make([][]*State, len(m.Events))
+	b.sharedCells, b.users, b.cellOf = map[sharedKey]*Cell{}, map[*Cell][]*State{}, map[*Rule]*Cell{}
 	for _, s := range m.States {
 		if s.Transient {
 			p := b.eventless[s.Index]
@@ -806,19 +886,25 @@ func (b *builder) cells() {
 				continue
 			}
 			s.Choice = &Cell{State: s, Rules: p.rules}
-			b.number(p.rules)
+			b.number(s.Choice)
 			continue
 		}
 		var missing []string
 		for _, e := range m.Events {
+			if e.Builtin {
+				continue
+			}
 			var p *pending
 			if b.rows[s.Index] != nil {
 				p = b.rows[s.Index][e.Index]
 			}
 			if p == nil {
-				if w := b.wild[e.Index]; w != nil && applies(s, w) {
-					s.Wild = append(s.Wild, e)
-					b.wildFrom[e.Index] = append(b.wildFrom[e.Index], s)
+				p = b.others(s, e)
+			}
+			if p == nil {
+				if c := b.inherited(s, e); c != nil {
+					s.Inherited = append(s.Inherited, c)
+					b.users[c] = append(b.users[c], s)
 				} else {
 					missing = append(missing, e.Name)
 				}
@@ -830,14 +916,78 @@ func (b *builder) cells() {
 			} else {
 				s.Handles = append(s.Handles, c)
 			}
-			b.number(p.rules)
+			b.number(c)
 		}
 		b.reportMissing(s, missing)
 	}
-	for _, e := range m.Events {
-		if p := b.wild[e.Index]; p != nil {
-			m.Wild = append(m.Wild, &Cell{Event: e, Rules: p.rules})
-			b.number(p.rules)
+	comps := slices.Clone(m.Composites)
+	slices.SortStableFunc(comps, func(a, c *State) int { return c.Depth - a.Depth })
+	for _, owner := range append(comps, nil) {
+		for _, e := range m.Events {
+			if c := b.sharedCells[sharedKey{owner, e}]; c != nil {
+				m.Shared = append(m.Shared, c)
+				b.number(c)
+			}
+		}
+	}
+	for _, t := range m.Timers {
+		b.number(t.Cell)
+		if t.State.Composite() {
+			for _, s := range m.States {
+				if t.State.Contains(s) {
+					b.users[t.Cell] = append(b.users[t.Cell], s)
+				}
+			}
+		}
+	}
+	if m.TimerFired != nil {
+		m.Stale = &Rule{Kind: Ignore, Event: m.TimerFired, Pos: m.Timers[0].Pos, Reason: "the timer is not running"}
+		b.number(&Cell{Event: m.TimerFired, Rules: []*Rule{m.Stale}})
+	}
+	for _, p := range b.wild {
+		if p != nil && b.cellOf[p.rules[0]] == nil {
+			e := p.rules[0].Event
+			b.diags.Warnf(p.pos, "the \"*\" row for %s applies to no state: every state handles %s itself; remove the row", e.Name, e.Name)
+		}
+	}
+	for owner, rows := range b.shared {
+		for _, p := range rows {
+			if p != nil && b.cellOf[p.rules[0]] == nil {
+				b.diags.Warnf(p.pos, "the rule of %s for %s applies to no state: every state in %s handles %s itself; remove the rule", owner.Name, p.rules[0].Event.Name, owner.Name, p.rules[0].Event.Name)
+			}
+		}
+	}
+}
+
+// inherited returns the shared cell that gives leaf s its rules for e:
+// the innermost ancestor's that has a row (or an "ignore: *" or
+// "reject: *"), else the "*" row's; nil when none applies.
+func (b *builder) inherited(s *State, e *Event) *Cell {
+	for a := s.Parent; ; a = a.Parent {
+		var p *pending
+		if a == nil {
+			p = b.wild[e.Index]
+		} else if rows := b.shared[a]; rows != nil && rows[e.Index] != nil {
+			p = rows[e.Index]
+		} else if k := (sharedKey{a, e}); b.sharedCells[k] != nil {
+			p = &pending{rules: b.sharedCells[k].Rules}
+		} else {
+			p = b.others(a, e)
+		}
+		if p != nil {
+			if !applies(s, p) {
+				return nil
+			}
+			k := sharedKey{a, e}
+			c := b.sharedCells[k]
+			if c == nil {
+				c = &Cell{Owner: a, Event: e, Rules: p.rules}
+				b.sharedCells[k] = c
+			}
+			return c
+		}
+		if a == nil {
+			return nil
 		}
 	}
 }
@@ -856,8 +1006,9 @@ func (b *builder) reportMissing(s *State, missing []string) {
 	b.errorf(s.Pos, "state %s does not handle %d events: %s and %d more: add transitions, or list them under the state's ignore or reject", s.Name, len(missing), strings.Join(shown, ", "), len(missing)-each)
 }
 
-func (b *builder) number(rules []*Rule) {
-	for _, r := range rules {
+func (b *builder) number(c *Cell) {
+	for _, r := range c.Rules {
+		b.cellOf[r] = c
 		b.m.Ignores = b.m.Ignores || r.Kind == Ignore
 		b.m.Rejects = b.m.Rejects || r.Kind == Reject
 		r.Index = len(b.m.Rules)
@@ -867,12 +1018,12 @@ func (b *builder) number(rules []*Rule) {
 }
 
 // sources returns the states whose data rule r reads: its own, or every
-// state a "*" row applies to.
+// state that leaves its event to a shared rule.
 func (b *builder) sources(r *Rule) []*State {
-	if r.From != nil {
+	if !r.Shared() {
 		return []*State{r.From}
 	}
-	return b.wildFrom[r.Event.Index]
+	return b.users[b.cellOf[r]]
 }
 
 // resolve works out what every rule passes, stores, clears and emits, and
@@ -888,6 +1039,7 @@ func (b *builder) resolve() {
 		if r.Kind != Transition && r.Guard == nil {
 			continue
 		}
+		b.routes(r)
 		fl := &flow{b: b, r: r, from: b.sources(r)}
 		fl.run()
 	}
@@ -896,8 +1048,11 @@ func (b *builder) resolve() {
 			b.markReads(c)
 		}
 	}
-	for _, c := range b.m.Wild {
+	for _, c := range b.m.Shared {
 		b.markReads(c)
+	}
+	for _, t := range b.m.Timers {
+		b.markReads(t.Cell)
 	}
 }
 

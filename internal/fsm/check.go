@@ -1,6 +1,9 @@
 package fsm
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // successors returns, for each state, the states its rules can move it
 // to, "*" rows included.
@@ -12,18 +15,23 @@ func (b *builder) successors() map[*State][]*State {
 		}
 	}
 	for _, r := range b.m.Rules {
-		if r.From != nil {
+		if r.From != nil && !r.Shared() && r.Timer == nil {
 			add(r.From, r)
 		}
 	}
-	wild := map[*Event]*Cell{}
-	for _, c := range b.m.Wild {
-		wild[c.Event] = c
-	}
-	for _, s := range b.m.States {
-		for _, e := range s.Wild {
-			for _, r := range wild[e].Rules {
+	for _, c := range b.m.Shared {
+		for _, s := range b.users[c] {
+			for _, r := range c.Rules {
 				add(s, r)
+			}
+		}
+	}
+	for _, t := range b.m.Timers {
+		for _, s := range b.m.States {
+			if t.State.Contains(s) {
+				for _, r := range t.Cell.Rules {
+					add(s, r)
+				}
 			}
 		}
 	}
@@ -100,27 +108,27 @@ func (b *builder) unused() {
 				usedAct[e.Action] = true
 			}
 		}
+		for _, run := range append(append(slices.Clone(r.Exits), r.Entries...), m.Start...) {
+			for _, e := range run.Actions {
+				usedAct[e.Action] = true
+			}
+		}
 	}
 	for _, e := range m.Events {
-		if !usedEv[e] {
+		if !usedEv[e] && !e.Builtin {
 			b.diags.Warnf(e.Pos, "event %s never causes a transition: every state ignores or rejects it", e.Name)
 		}
 	}
 	for _, a := range m.Actions {
-		if !usedAct[a] {
+		if !usedAct[a] && !a.Builtin {
 			b.diags.Warnf(a.Pos, "action %s is never emitted", a.Name)
 		}
 	}
 	for _, fns := range [][]*Func{m.Guards, m.Effects} {
 		for _, fn := range fns {
-			if len(fn.Uses) == 0 {
+			if !fn.Used() {
 				b.diags.Warnf(fn.Pos, "%s %s is never used", kindWord(fn.Kind), fn.Name)
 			}
-		}
-	}
-	for _, c := range m.Wild {
-		if len(b.sources(c.Rules[0])) == 0 {
-			b.diags.Warnf(c.Rules[0].Pos, "the \"*\" row for %s applies to no state: every state handles %s itself; remove the row", c.Event.Name, c.Event.Name)
 		}
 	}
 	for _, imp := range b.f.Imports {

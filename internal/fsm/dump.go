@@ -61,12 +61,12 @@ func Dump(w io.Writer, m *Machine) {
 		}
 		cells("handles", s.Handles)
 		cells("refuses", s.Refuses)
-		if len(s.Wild) > 0 {
+		if len(s.Inherited) > 0 {
 			var names []string
-			for _, e := range s.Wild {
-				names = append(names, e.Name)
+			for _, c := range s.Inherited {
+				names = append(names, c.Event.Name+" to "+c.Owner.String())
 			}
-			fmt.Fprintf(w, "  leaves to \"*\": %s\n", strings.Join(names, ", "))
+			fmt.Fprintf(w, "  leaves %s\n", strings.Join(names, ", "))
 		}
 	}
 	for _, e := range m.Events {
@@ -97,7 +97,10 @@ func Dump(w io.Writer, m *Machine) {
 		for _, d := range r.Clears {
 			fmt.Fprintf(w, "  clear %s\n", d.GoName)
 		}
-		if len(r.Keeps) > 0 || r.From == nil && r.To != nil {
+		for _, run := range r.Exits {
+			dumpRun(w, run)
+		}
+		if len(r.Keeps) > 0 || r.Shared() && r.To != nil {
 			var keeps []string
 			for _, d := range r.Keeps {
 				keeps = append(keeps, d.GoName)
@@ -106,6 +109,9 @@ func Dump(w io.Writer, m *Machine) {
 		}
 		for _, e := range r.Actions {
 			fmt.Fprintf(w, "  emit %s(%s)\n", e.Action.Name, values(e.Args))
+		}
+		for _, run := range r.Entries {
+			dumpRun(w, run)
 		}
 	}
 	dumpWays(w, m)
@@ -184,7 +190,12 @@ func RuleLabel(r *Rule) string {
 	var b strings.Builder
 	b.WriteString(r.From.String())
 	b.WriteString(" --")
-	if r.Event != nil {
+	switch {
+	case r.Timer != nil && r.Timer.DelayFunc != nil:
+		b.WriteString("after " + r.Timer.DelayFunc.Name)
+	case r.Timer != nil:
+		b.WriteString("after " + r.Timer.DelayText)
+	case r.Event != nil:
 		b.WriteString(r.Event.Name)
 	}
 	switch {
@@ -202,10 +213,13 @@ func RuleLabel(r *Rule) string {
 		b.WriteString("rejected: " + strings.Join(strings.Fields(r.Reason), " "))
 		return b.String()
 	}
-	if r.To == nil {
+	if r.Target == nil {
 		b.WriteString("(stays)")
 	} else {
-		b.WriteString(r.To.Name)
+		b.WriteString(r.Target.Name)
+	}
+	if r.Local {
+		b.WriteString(" (local)")
 	}
 	if r.Effect != nil {
 		b.WriteString(" {" + r.Effect.Name + "}")
@@ -218,4 +232,32 @@ func RuleLabel(r *Rule) string {
 		b.WriteString(" / " + strings.Join(acts, ", "))
 	}
 	return b.String()
+}
+
+// dumpRun writes one entry or exit of a rule.
+func dumpRun(w io.Writer, run *Run) {
+	what := "exit"
+	if run.Entry {
+		what = "entry"
+	}
+	when := ""
+	if run.When != nil {
+		when = " when in " + run.When.Name
+	}
+	fmt.Fprintf(w, "  %s %s%s\n", what, run.State.Name, when)
+	if h := run.State.Exit; !run.Entry && h != nil && h.Effect != nil {
+		fmt.Fprintf(w, "    effect %s(%s) -> %s\n", h.Effect.Name, values(run.EffectArgs), strings.Join(run.Results, ", "))
+	}
+	if h := run.State.Entry; run.Entry && h != nil && h.Effect != nil {
+		fmt.Fprintf(w, "    effect %s(%s) -> %s\n", h.Effect.Name, values(run.EffectArgs), strings.Join(run.Results, ", "))
+	}
+	for _, st := range run.Stores {
+		fmt.Fprintf(w, "    store %s = %s\n", st.Data.GoName, value(st.Value))
+	}
+	if run.Delay != "" {
+		fmt.Fprintf(w, "    delay %s(%s) -> %s\n", run.State.Timer.DelayFunc.Name, values(run.DelayArgs), run.Delay)
+	}
+	for _, e := range run.Actions {
+		fmt.Fprintf(w, "    emit %s(%s)\n", e.Action.Name, values(e.Args))
+	}
 }

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,11 +22,14 @@ type flow struct {
 	placed map[*Field]bool
 	// written marks the storage the rule writes.
 	written map[*Data]bool
+	// taken are the local names the rule's generated code uses.
+	taken map[string]bool
 }
 
 func (fl *flow) run() {
 	r := fl.r
 	fl.placed, fl.written = map[*Field]bool{}, map[*Data]bool{}
+	fl.taken = map[string]bool{"m": true, "ev": true, "from": true}
 	if r.Guard != nil {
 		r.GuardArgs = fl.reads(r.Guard)
 	}
@@ -34,6 +38,13 @@ func (fl *flow) run() {
 	}
 	if r.Effect != nil {
 		r.EffectArgs = fl.reads(r.Effect)
+		for _, set := range r.Effect.Sets {
+			fl.taken[set.Param] = true
+		}
+	}
+	ctx := &runCtx{taken: fl.taken, written: fl.written, firing: r.Timer}
+	for _, run := range r.Exits {
+		fl.b.resolveRun(run, ctx)
 	}
 	if r.To != nil {
 		fl.fill(r.To)
@@ -50,15 +61,44 @@ func (fl *flow) run() {
 			}
 		}
 	}
+	for _, run := range r.Entries {
+		fl.b.resolveRun(run, ctx)
+	}
 	fl.leave()
+}
+
+// entrySets returns the storage that the entries of the rule fill: the
+// own fields of the entered states that their entry effects set.
+func (fl *flow) entrySets() map[*Data]bool {
+	out := map[*Data]bool{}
+	for _, run := range fl.r.Entries {
+		h := run.State.Entry
+		if h == nil || h.Effect == nil {
+			continue
+		}
+		for _, f := range run.State.Own {
+			if h.Effect.Set(f.Name) != nil {
+				out[f.Data] = true
+			}
+		}
+	}
+	return out
+}
+
+// shared names the states a shared rule reads from, in messages.
+func (fl *flow) shared() string {
+	if fl.r.From == nil {
+		return "the states \"*\" applies to"
+	}
+	return "the states that take " + fl.r.From.Name + "'s rule"
 }
 
 // where names the source of the rule's values in messages.
 func (fl *flow) where() string {
 	r := fl.r
 	src := "state " + r.From.String()
-	if r.From == nil {
-		src = "the states \"*\" applies to"
+	if r.Shared() {
+		src = fl.shared()
 	}
 	if r.Event != nil {
 		return "neither " + src + " nor event " + r.Event.Name + " has it"
@@ -73,10 +113,10 @@ func (fl *flow) nowhere(set *Field) string {
 	switch {
 	case r.To != nil:
 		parts = append(parts, "state "+r.To.Name)
-	case r.From != nil:
+	case !r.Shared():
 		parts = append(parts, "state "+r.From.Name)
 	default:
-		parts = append(parts, "not every state \"*\" applies to")
+		parts = append(parts, "not every one of "+fl.shared())
 	}
 	for _, e := range r.Actions {
 		parts = append(parts, "action "+e.Action.Name)
@@ -114,12 +154,12 @@ func (fl *flow) lookup(name string) (*found, string) {
 	case len(have) > 0 && len(have) == len(fl.from):
 		for i, f := range have {
 			if f.Data != have[0].Data {
-				return nil, fmt.Sprintf("the states \"*\" applies to have %s of different types (%s in %s, %s in %s)", name, have[0].Type, fl.from[0].Name, f.Type, fl.from[i].Name)
+				return nil, fmt.Sprintf("%s have %s of different types (%s in %s, %s in %s)", fl.shared(), name, have[0].Type, fl.from[0].Name, f.Type, fl.from[i].Name)
 			}
 		}
 		desc := "state " + fl.from[0].Name + "'s " + name
-		if fl.r.From == nil {
-			desc = "the " + name + " of the states \"*\" applies to"
+		if fl.r.Shared() {
+			desc = "the " + name + " of " + fl.shared()
 		}
 		return &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}, ""
 	case len(have) > 0:
@@ -131,7 +171,7 @@ func (fl *flow) lookup(name string) (*found, string) {
 				without = append(without, s.Name)
 			}
 		}
-		return nil, fmt.Sprintf("only some of the states \"*\" applies to have %s (%s do; %s do not), so the row cannot read it from all of them: give the states the field, or write rows of their own", name, strings.Join(with, ", "), strings.Join(without, ", "))
+		return nil, fmt.Sprintf("only some of %s have %s (%s do; %s do not), so the row cannot read it from all of them: give the states the field, or write rows of their own", fl.shared(), name, strings.Join(with, ", "), strings.Join(without, ", "))
 	}
 	if fl.r.Event != nil {
 		if f := fl.r.Event.Field(name); f != nil {
@@ -185,7 +225,14 @@ func (fl *flow) store(d *Data, v Value) {
 // fill fills every field of the target state of a rule that moves.
 func (fl *flow) fill(to *State) {
 	r := fl.r
+	byEntry := fl.entrySets()
 	for _, tf := range to.Fields {
+		if byEntry[tf.Data] {
+			if set := fl.result(tf.Name); set != nil {
+				fl.b.errorf(r.Pos, "effect %s sets %s, but the entry of the state that owns %s sets it too (%s): drop it from one of them", r.Effect.Name, set.Name, set.Name, r.Label)
+			}
+			continue
+		}
 		if set := fl.result(tf.Name); set != nil {
 			if set.Type != tf.Type {
 				fl.b.errorf(r.Pos, "effect %s sets %s as %s, but state %s's %s is %s (%s): make the types agree", r.Effect.Name, set.Name, set.Type, to.Name, tf.Name, tf.Type, r.Label)
@@ -228,7 +275,7 @@ func (fl *flow) update() {
 		}
 		fl.placed[set] = true
 		if len(have) < len(fl.from) {
-			fl.b.errorf(r.Pos, "effect %s sets %s, but only some of the states \"*\" applies to have it (%s): give them all the field, or write rows of their own", r.Effect.Name, set.Name, r.Label)
+			fl.b.errorf(r.Pos, "effect %s sets %s, but only some of %s have it (%s): give them all the field, or write rows of their own", r.Effect.Name, set.Name, fl.shared(), r.Label)
 			continue
 		}
 		ok := true
@@ -277,9 +324,9 @@ func (fl *flow) emit(e *Emit) {
 func (fl *flow) leave() {
 	r := fl.r
 	cleared := map[*Data]bool{}
-	wiped := r.From == nil && r.To != nil // "*" moving: all storage but the target's is zeroed
+	wiped := r.Shared() && r.To != nil // a shared rule moving: all storage but the target's is zeroed
 	if r.To != nil {
-		if r.From != nil {
+		if !r.Shared() {
 			for _, f := range r.From.Fields {
 				if !r.To.Has(f.Data) {
 					r.Clears = append(r.Clears, f.Data)
@@ -294,14 +341,13 @@ func (fl *flow) leave() {
 			}
 		}
 	}
-	taken := map[string]bool{}
-	if r.Effect != nil {
-		for _, set := range r.Effect.Sets {
-			taken[set.Param] = true
-		}
-	}
+	taken := fl.taken
 	locals := map[*Data]string{}
-	for _, e := range r.Actions {
+	emits := slices.Clone(r.Actions)
+	for _, run := range r.Exits {
+		emits = append(emits, run.Actions...)
+	}
+	for _, e := range emits {
 		for i := range e.Args {
 			v := &e.Args[i]
 			if v.Source != FromData || v.Data == nil { // nil: not filled, reported

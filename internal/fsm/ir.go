@@ -31,8 +31,27 @@ type Machine struct {
 	// the transient states, then the "*" rules in event order.
 	// Rules[i].Index == i.
 	Rules []*Rule
-	// Wild holds the cells of the "*" rows, in event order.
-	Wild []*Cell
+	// Shared holds the cells whose rules many states share: the rules of
+	// the composite states, innermost first (deepest, then in spec order),
+	// each in event order, then the "*" rows in event order.
+	Shared []*Cell
+	// Composites are the composite states, in spec order (a parent before
+	// its children). They group states; the machine is never in one
+	// without being in one of its leaves, the states of States.
+	Composites []*State
+	// Timers are the timers the states declare with "after", in spec
+	// order; Timers[i].Index == i.
+	Timers []*Timer
+	// TimerFired, StartTimer and CancelTimer are the event and actions
+	// fsmgen declares when the machine has timers; nil otherwise.
+	TimerFired              *Event
+	StartTimer, CancelTimer *Action
+	// Stale is the rule that ignores a TimerFired of a timer no active
+	// state runs; nil without timers.
+	Stale *Rule
+	// Start are the entries New runs: the initial state's ancestors,
+	// outermost first, then the state itself.
+	Start []*Run
 	// Ways are the ways through every cell (see Way), for the generated
 	// tests.
 	Ways    []*Way
@@ -49,7 +68,7 @@ type Machine struct {
 func (m *Machine) HasBehavior() bool {
 	for _, fns := range [][]*Func{m.Guards, m.Effects} {
 		for _, fn := range fns {
-			if len(fn.Uses) > 0 {
+			if fn.Used() {
 				return true
 			}
 		}
@@ -84,6 +103,8 @@ type Decl struct {
 	Fields   []*Field
 	Pos      diag.Pos
 	Index    int // position in its list; the kind constant's value is Index+1
+	// Builtin is set on the event and actions fsmgen declares for timers.
+	Builtin bool
 }
 
 // Field returns the field of the given spec name, or nil.
@@ -139,12 +160,35 @@ const (
 	ZeroComposite             // T{}: a struct or an array
 )
 
-// State is a state of the machine.
+// State is a state of the machine: a leaf, which the machine can be in,
+// or a composite state, which groups states.
 type State struct {
 	Decl
 	Initial   bool
 	Terminal  bool
 	Transient bool
+	// Parent is the composite state that contains the state; nil at the
+	// top level.
+	Parent *State
+	// Depth is the number of ancestors.
+	Depth int
+	// Children are a composite state's states, in spec order; nil for a
+	// leaf.
+	Children []*State
+	// InitialChild is the child a composite state is entered through.
+	InitialChild *State
+	// First and Last are a composite state's first and last leaves: the
+	// leaves are numbered depth first, so a composite's leaves are the
+	// states whose kinds lie from First's to Last's.
+	First, Last *State
+	// Entry and Exit are what the state does when it is entered and when
+	// it is left; nil when nothing.
+	Entry, Exit *Hook
+	// Timer is the state's timer; nil when it has none.
+	Timer *Timer
+	// Own are the fields the state declares itself; Fields adds, first,
+	// those of its ancestors.
+	Own []*Field
 	// Handles are the cells of the events the state handles with rules
 	// of its own (transitions, or guarded rules), in event order.
 	Handles []*Cell
@@ -152,10 +196,59 @@ type State struct {
 	// without guards (its ignore and reject lists, and unguarded rows
 	// that ignore or reject), in event order.
 	Refuses []*Cell
-	// Wild lists the events the state leaves to a "*" row, in event order.
-	Wild []*Event
+	// Inherited are the shared cells (of an ancestor, or a "*" row) the
+	// state leaves events to, in event order.
+	Inherited []*Cell
 	// Choice holds the eventless rules of a transient state.
 	Choice *Cell
+}
+
+// Composite reports whether the state contains states.
+func (s *State) Composite() bool { return s.Children != nil }
+
+// Contains reports whether t is s or one of its descendants.
+func (s *State) Contains(t *State) bool {
+	for ; t != nil; t = t.Parent {
+		if t == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Path returns the state's ancestors, outermost first, then the state.
+func (s *State) Path() []*State {
+	out := make([]*State, s.Depth+1)
+	for t := s; t != nil; t = t.Parent {
+		out[t.Depth] = t
+	}
+	return out
+}
+
+// Hook is what a state does when it is entered or left: an effect and the
+// actions it emits.
+type Hook struct {
+	Effect  *Func
+	Actions []*Action
+	Pos     diag.Pos
+}
+
+// Timer is a state's "after": once the state has been entered, its
+// TimerFired fires the timer's rules unless the state is left first.
+type Timer struct {
+	Index int
+	State *State
+	// Delay is a constant delay, in nanoseconds, when DelayFunc is nil;
+	// DelayText is the delay as the spec writes it.
+	Delay     int64
+	DelayText string
+	// DelayFunc is the effect that computes the delay from the state's
+	// fields, and DelayArgs the values it is given.
+	DelayFunc *Func
+	DelayArgs []Value
+	// Cell holds the timer's rules: one, or its guarded branches.
+	Cell *Cell
+	Pos  diag.Pos
 }
 
 // Has reports whether the state has data field d.
@@ -178,7 +271,10 @@ type Action struct{ Decl }
 // event to it) handles one event: the rules that may fire, in the order
 // their guards are tried. An unguarded cell has one rule.
 type Cell struct {
-	State *State // nil for a "*" row
+	State *State // nil for a shared cell
+	// Owner is, for a shared cell, the composite state whose rules it
+	// holds; nil for a "*" row.
+	Owner *State
 	Event *Event // nil for the eventless rules of a transient state
 	Rules []*Rule
 	// ReadsEvent is set when a rule of the cell reads the event's fields.
@@ -206,17 +302,35 @@ func (k RuleKind) String() string {
 type Rule struct {
 	Index int
 	Kind  RuleKind
-	From  *State // nil for a "*" rule
+	// From is the state whose rule it is: a leaf, a composite state (whose
+	// leaves share it) or nil for a "*" row.
+	From *State
 	Event *Event // nil for an eventless rule
 	Guard *Func  // nil when unguarded or the else branch
 	Else  bool
-	// To is the state after the rule; nil when the rule stays where it is.
-	To     *State
+	// To is the state after the rule, a leaf; nil when the rule stays
+	// where it is (an internal transition: nothing is left or entered).
+	To *State
+	// Target is the state the spec names with "to": To, or a composite
+	// state entered down to To through its initial children.
+	Target *State
+	// Local is set when the rule moves within its own composite source
+	// without leaving it.
+	Local bool
+	// Timer is the timer that fires the rule; nil for other rules.
+	Timer *Timer
+	// Exits are the states the rule leaves, innermost first, and Entries
+	// those it enters, outermost first, down to To. Shared rules run some
+	// exits only from some of their states (see Run.When).
+	Exits, Entries []*Run
 	Effect *Func
 	// Actions are the actions the rule emits, in order.
 	Actions []*Emit
 	Reason  string // why a Reject rule refuses the event
 	Listed  bool   // the rule comes from a state's ignore or reject list
+	// Others is set on a listed rule that comes from "ignore: *" or
+	// "reject: *": the state resolves every other event that way.
+	Others bool
 	Pos     diag.Pos
 	Label   string // one line for comments, tests and messages; see RuleLabel
 
@@ -253,6 +367,34 @@ func (r *Rule) Stays() bool { return r.To == nil }
 // Wild reports whether the rule is a "*" row.
 func (r *Rule) Wild() bool { return r.From == nil }
 
+// Shared reports whether many states share the rule: a rule of a
+// composite state, or a "*" row.
+func (r *Rule) Shared() bool { return r.From == nil || r.From.Composite() }
+
+// Run is the entry or the exit of one state as one rule (or New) runs it:
+// the effect, where its results go, and the actions emitted.
+type Run struct {
+	State *State
+	Entry bool
+	// When, for an exit that a shared rule runs only from some of its
+	// states, is the state (a leaf, or a composite state) the machine must
+	// be in; nil when the run always happens.
+	When *State
+	// EffectArgs are the values passed for the effect's reads; Results
+	// the locals that receive its results, one per set.
+	EffectArgs []Value
+	Results    []string
+	// Stores are, for an entry, the state's fields its effect sets.
+	Stores []Store
+	// Actions are the actions emitted, in order: for an exit the timer's
+	// CancelTimer first, for an entry the timer's StartTimer last.
+	Actions []*Emit
+	// DelayArgs are the values passed to the timer's delay function, and
+	// Delay the local that receives the delay.
+	DelayArgs []Value
+	Delay     string
+}
+
 // Emit is one action a rule emits, with the values of its fields.
 type Emit struct {
 	Action *Action
@@ -267,6 +409,8 @@ const (
 	FromData   Source = iota // the source state's field, in storage
 	FromEvent                // the event's field
 	FromResult               // a result of the rule's effect
+	FromTimer                // the id of a running timer
+	FromConst                // a constant
 )
 
 // Value is a value a rule reads: a field of the source state, a field of
@@ -276,6 +420,7 @@ type Value struct {
 	Data   *Data  // FromData
 	Field  *Field // FromEvent: the event's field
 	Result *Field // FromResult: the effect's set
+	Timer  *Timer // FromTimer; and for FromConst, the timer whose delay it is
 	// Local names the local variable that holds a FromData value the
 	// rule read before changing its storage (see Rule.Captures); "" when
 	// the value is read from storage.
@@ -310,7 +455,12 @@ type Func struct {
 	Reads  []*Field
 	Sets   []*Field
 	Uses   []*Rule
+	// Hooks are the states whose entry, exit or timer calls the effect.
+	Hooks []*State
 }
+
+// Used reports whether a rule, an entry, an exit or a timer calls fn.
+func (fn *Func) Used() bool { return len(fn.Uses) > 0 || len(fn.Hooks) > 0 }
 
 // Set returns the field the effect sets of the given name, or nil.
 func (fn *Func) Set(name string) *Field {

@@ -5,8 +5,8 @@ package fsm
 // order (more than one when the way goes through transient states). The
 // generated tests take every way of every cell.
 type Way struct {
-	// From is the state the event is sent in: the cell's own, or for a "*"
-	// row the first state that leaves its event to it.
+	// From is the state the event is sent in: the cell's own, or for a
+	// shared cell the first state that leaves its event to it.
 	From  *State
 	Event *Event
 	// Tests are the guards tested, in the order the machine tests them,
@@ -25,7 +25,7 @@ type Test struct {
 
 // ways lists one way per rule of every cell, continued through every
 // branch of the transient states it enters: the cells of each state in
-// spec order, then the "*" rows.
+// spec order, then the shared cells, then the timers.
 func (b *builder) ways() {
 	m := b.m
 	var follow func(w Way, r *Rule, chain []*Rule)
@@ -55,15 +55,14 @@ func (b *builder) ways() {
 	for _, s := range m.States {
 		cells = append(append(cells, s.Handles...), s.Refuses...)
 	}
-	cells = append(cells, m.Wild...)
+	cells = append(cells, m.Shared...)
+	for _, t := range m.Timers {
+		cells = append(cells, t.Cell)
+	}
 	for _, c := range cells {
 		from := c.State
 		if from == nil {
-			if states := b.wildFrom[c.Event.Index]; len(states) > 0 {
-				from = states[0]
-			} else {
-				continue // a "*" row no state leaves its event to
-			}
+			from = b.users[c][0]
 		}
 		for _, r := range c.Rules {
 			follow(Way{From: from, Event: c.Event, To: from}, r, c.Rules)

@@ -61,16 +61,39 @@ type Field struct {
 	Doc  String
 }
 
-// State is one entry of "states".
+// State is one entry of "states", or of a composite state's "states".
 type State struct {
 	Name      String
 	Doc       String
-	Initial   Bool
+	Initial   Bool // the machine's initial state, or its parent's initial child
 	Terminal  Bool
 	Transient Bool
 	Fields    []Field
-	Ignore    []String // events ignored in this state; "*" for every unhandled one
-	Reject    []String // events rejected in this state; "*" for every unhandled one
+	Ignore    []String // events ignored in this state; "*" for every other one
+	Reject    []String // events rejected in this state; "*" for every other one
+	Entry     *Hook    // what the state does when entered; nil when absent
+	Exit      *Hook    // what the state does when left; nil when absent
+	After     *After   // the state's timer; nil when absent
+	// States are the children of a composite state, in spec order.
+	States []State
+	// StatesPos is the position of the "states" key, or zero when absent.
+	StatesPos diag.Pos
+}
+
+// Hook is a state's "entry" or "exit": an effect and the actions emitted.
+type Hook struct {
+	Pos     diag.Pos
+	Effect  String
+	Actions []String
+}
+
+// After is a state's timer: how long after entering it the transition
+// fires, unless the state is left first.
+type After struct {
+	Pos    diag.Pos
+	Delay  String // a Go duration ("90s") or the name of an effect that computes one
+	Guards []Branch
+	Outcome
 }
 
 // Decl is one entry of "events" or "actions".
@@ -98,6 +121,9 @@ type Outcome struct {
 	Actions []String // the actions emitted, in order: "action: A" or "action: [A, B]"
 	Ignore  Bool
 	Reject  String // the reason; set when the branch rejects the event
+	// Local keeps a transition into the source state's own substates from
+	// leaving and re-entering the source.
+	Local Bool
 }
 
 // Transition is one entry of "transitions".

@@ -18,7 +18,7 @@ import (
 const MaxSize = 1 << 20
 
 // maxDepth bounds the nesting of YAML collections; a spec never needs more.
-const maxDepth = 16
+const maxDepth = 48
 
 // maxNodes bounds the number of YAML nodes after alias expansion, so that an
 // alias bomb is refused instead of exhausting memory.
@@ -313,8 +313,44 @@ func (p *parser) state(k, v *yaml.Node) State {
 		"fields":    func(_, v *yaml.Node) { s.Fields = p.fields(v) },
 		"ignore":    func(_, v *yaml.Node) { s.Ignore = p.names(v) },
 		"reject":    func(_, v *yaml.Node) { s.Reject = p.names(v) },
+		"entry":     func(_, v *yaml.Node) { s.Entry = p.hook(v) },
+		"exit":      func(_, v *yaml.Node) { s.Exit = p.hook(v) },
+		"after":     func(_, v *yaml.Node) { s.After = p.after(v) },
+		"states": func(k, v *yaml.Node) {
+			s.StatesPos = p.pos(k)
+			p.each(v, func(k, v *yaml.Node) { s.States = append(s.States, p.state(k, v)) })
+		},
 	})
 	return s
+}
+
+// hook reads an "entry" or "exit": an action, a list of actions, or a
+// mapping with "effect" and "action".
+func (p *parser) hook(v *yaml.Node) *Hook {
+	h := &Hook{Pos: p.pos(v)}
+	if v.Kind != yaml.MappingNode {
+		h.Actions = p.names(v)
+		return h
+	}
+	p.mapping(v, map[string]func(k, v *yaml.Node){
+		"effect": func(_, v *yaml.Node) { h.Effect = p.str(v) },
+		"action": func(_, v *yaml.Node) { h.Actions = p.names(v) },
+	})
+	return h
+}
+
+// after reads a state's timer: its delay and the transition it fires,
+// with or without guards.
+func (p *parser) after(v *yaml.Node) *After {
+	a := &After{Pos: p.pos(v)}
+	keys := p.outcomeKeys(&a.Outcome)
+	keys["delay"] = func(_, v *yaml.Node) { a.Delay = p.str(v) }
+	keys["guards"] = func(_, v *yaml.Node) { a.Guards = p.branches(v) }
+	p.mapping(v, keys)
+	if v.Kind == yaml.MappingNode && !a.Delay.Set {
+		p.errorf(v, "after has no \"delay\": give a duration such as 30s, or the effect that computes one")
+	}
+	return a
 }
 
 func (p *parser) decl(k, v *yaml.Node) Decl {
@@ -353,6 +389,7 @@ func (p *parser) outcomeKeys(o *Outcome) map[string]func(k, v *yaml.Node) {
 		"action": func(_, v *yaml.Node) { o.Actions = p.names(v) },
 		"ignore": func(_, v *yaml.Node) { o.Ignore = p.boolean(v) },
 		"reject": func(_, v *yaml.Node) { o.Reject = p.str(v) },
+		"local":  func(_, v *yaml.Node) { o.Local = p.boolean(v) },
 	}
 }
 

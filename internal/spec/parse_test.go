@@ -98,7 +98,7 @@ func TestParseHostile(t *testing.T) {
 		{"duplicate key", "version: 2\nmachine: A\nmachine: B\n", `x.yaml:3:1: duplicate key "machine"`},
 		{"misspelled key", "version: 2\nmachnie: A\n", `x.yaml:2:1: unknown key "machnie" \(did you mean "machine"\?\)`},
 		{"alias bomb", bomb, `more than 100000 YAML nodes`},
-		{"deep nesting", "version: 2\ndoc: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "\n", `nested more than 16 levels deep`},
+		{"deep nesting", "version: 2\ndoc: " + strings.Repeat("[", 60) + strings.Repeat("]", 60) + "\n", `nested more than 48 levels deep`},
 		{"too large", "version: 2\ndoc: " + strings.Repeat("x", spec.MaxSize) + "\n", `^x.yaml: spec is \d+ bytes, larger than the 1048576-byte limit`},
 		{"wrong type", "version: 2\nstates: [a, b]\n", `x.yaml:2:9: expected a mapping of names, found a list`},
 	}

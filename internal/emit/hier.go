@@ -1,0 +1,310 @@
+package emit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/fsm"
+)
+
+// This file emits what the hierarchy adds to a rule: the entries and
+// exits it runs, the timers, and the dispatch of the rules composite
+// states share. The resolution happened at generate time (package fsm);
+// what is emitted here is straight-line code and range tests on kinds.
+
+// within is the test that kind k is state s: a leaf, or one of the leaves
+// of a composite state, whose kinds are consecutive.
+func within(k jen.Code, s *fsm.State) jen.Code {
+	if !s.Composite() {
+		return jen.Add(k).Op("==").Id(s.KindName)
+	}
+	if s.First == s.Last {
+		return jen.Add(k).Op("==").Id(s.First.KindName)
+	}
+	return jen.Add(k).Op(">=").Id(s.First.KindName).Op("&&").Add(k).Op("<=").Id(s.Last.KindName)
+}
+
+// runCompute emits what a run computes before the machine changes state:
+// its effect's results, an entry's stores, and its timer's delay.
+func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
+	var out []jen.Code
+	h := run.State.Exit
+	if run.Entry {
+		h = run.State.Entry
+	}
+	if h != nil && h.Effect != nil {
+		call := jen.Id("m").Dot("b").Dot(h.Effect.GoName).Call(g.values(run.EffectArgs)...)
+		var locals []jen.Code
+		for _, l := range run.Results {
+			locals = append(locals, jen.Id(l))
+		}
+		if run.When != nil {
+			for i, set := range h.Effect.Sets {
+				out = append(out, jen.Var().Id(run.Results[i]).Add(typeCode(g.m, set.Type)))
+			}
+			out = append(out, jen.If(within(from, run.When)).Block(jen.List(locals...).Op("=").Add(call)))
+		} else {
+			out = append(out, jen.List(locals...).Op(":=").Add(call))
+		}
+	}
+	for _, st := range run.Stores {
+		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
+	}
+	if run.Delay != "" {
+		out = append(out, jen.Id(run.Delay).Op(":=").Id("m").Dot("b").Dot(run.State.Timer.DelayFunc.GoName).Call(g.values(run.DelayArgs)...))
+	}
+	return out
+}
+
+// runActions emits the actions of a run, under its condition.
+func (g *goGen) runActions(run *fsm.Run, from jen.Code) []jen.Code {
+	var out []jen.Code
+	for _, e := range run.Actions {
+		out = append(out, g.emitAction(e)...)
+	}
+	if run.When != nil && len(out) > 0 {
+		return []jen.Code{jen.If(within(from, run.When)).Block(out...)}
+	}
+	return out
+}
+
+// emitAction emits the call that hands one action to the Handler; a
+// StartTimer first numbers the timer.
+func (g *goGen) emitAction(e *fsm.Emit) []jen.Code {
+	if e.Action == g.m.StartTimer {
+		slot := jen.Id("m").Dot("timers").Index(jen.Lit(e.Args[0].Timer.Index))
+		delay := g.value(e.Args[1])
+		return []jen.Code{
+			jen.Id("m").Dot("lastTimer").Op("++"),
+			slot.Op("=").Id("fsmTimer").Values(kv("id", jen.Id("m").Dot("lastTimer")), kv("delay", delay)),
+			jen.Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), g.value(e.Args[1])),
+		}
+	}
+	return []jen.Code{jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(g.values(e.Args)...)}
+}
+
+// durationCode writes a constant duration as a reader would:
+// 2 * time.Minute, 1500 * time.Millisecond.
+func durationCode(d int64) jen.Code {
+	units := []struct {
+		name string
+		size time.Duration
+	}{{"Hour", time.Hour}, {"Minute", time.Minute}, {"Second", time.Second}, {"Millisecond", time.Millisecond}, {"Microsecond", time.Microsecond}, {"Nanosecond", time.Nanosecond}}
+	for _, u := range units {
+		if time.Duration(d)%u.size == 0 {
+			n := time.Duration(d) / u.size
+			if n == 1 {
+				return jen.Qual("time", u.name)
+			}
+			return jen.Lit(int(n)).Op("*").Qual("time", u.name)
+		}
+	}
+	return jen.Qual("time", "Duration").Call(jen.Lit(d))
+}
+
+// genTimerTypes emits TimerID and the machine's record of a running
+// timer.
+func (g *goGen) genTimerTypes() {
+	if len(g.m.Timers) == 0 {
+		return
+	}
+	f := g.f
+	f.Comment("// TimerID identifies a timer the machine started. The machine numbers its")
+	f.Comment("// timers from 1 as it starts them, so a TimerFired of a timer started before")
+	f.Comment("// its state was left names no running timer, and changes nothing.")
+	f.Type().Id("TimerID").Uint64()
+	f.Comment("// fsmTimer is a running timer of an active state.")
+	f.Type().Id("fsmTimer").Struct(jen.Id("id").Id("TimerID"), jen.Id("delay").Qual("time", "Duration"))
+}
+
+// timerChain returns the timers of s and its ancestors, outermost first:
+// those running while the machine is in s.
+func timerChain(s *fsm.State) []*fsm.Timer {
+	var out []*fsm.Timer
+	for _, a := range s.Path() {
+		if a.Timer != nil {
+			out = append(out, a.Timer)
+		}
+	}
+	return out
+}
+
+// armTimers emits, for Restore, the statements that number and start the
+// records of the timers of state s, which the Handler is then to re-arm.
+func (g *goGen) armTimers(s *fsm.State) []jen.Code {
+	var out []jen.Code
+	for _, t := range timerChain(s) {
+		var delay jen.Code
+		if t.DelayFunc != nil {
+			delay = jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
+		} else {
+			delay = durationCode(t.Delay)
+		}
+		out = append(out,
+			jen.Id("m").Dot("lastTimer").Op("++"),
+			jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Id("fsmTimer").Values(kv("id", jen.Id("m").Dot("lastTimer")), kv("delay", delay)))
+	}
+	return out
+}
+
+// genTimers emits Timers and timerFired, the dispatch of TimerFired.
+//
+//	func (m *Machine) timerFired(ev *TimerFired) error {
+//		switch {
+//		case m.kind == StateA && ev.Timer == m.timers[0].id:
+//			<the rules of A's timer>
+//		}
+//		return m.ignore(stale)
+//	}
+func (g *goGen) genTimers() {
+	m := g.m
+	if len(m.Timers) == 0 {
+		return
+	}
+	f := g.f
+	// Leaves with the same timers share a case.
+	type group struct {
+		kinds  []jen.Code
+		timers []*fsm.Timer
+	}
+	var groups []*group
+	for _, s := range m.States {
+		chain := timerChain(s)
+		if len(chain) == 0 {
+			continue
+		}
+		i := slices.IndexFunc(groups, func(gr *group) bool { return slices.Equal(gr.timers, chain) })
+		if i < 0 {
+			groups = append(groups, &group{timers: chain})
+			i = len(groups) - 1
+		}
+		groups[i].kinds = append(groups[i].kinds, jen.Id(s.KindName))
+	}
+	var cases []jen.Code
+	for _, gr := range groups {
+		var vals []jen.Code
+		for _, t := range gr.timers {
+			slot := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index))
+			vals = append(vals, jen.Values(kv("Timer", slot.Clone().Dot("id")), kv("Delay", slot.Clone().Dot("delay"))))
+		}
+		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(jen.Index().Op("*").Id("StartTimer").Values(vals...))))
+	}
+	f.Add(paragraphs("Timers returns the timers the current state has running, outermost state first, "+
+		"as the StartTimer actions that started them. A machine made by Restore has numbered "+
+		"them afresh, from 1, but no Handler has started them: start them with these to re-arm them.",
+		"The values are the caller's to keep."))
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Timers").Params().Index().Op("*").Id("StartTimer").Block(
+		jen.Switch(jen.Id("m").Dot("kind")).Block(cases...),
+		jen.Return(jen.Nil()))
+
+	var fired []jen.Code
+	for _, t := range m.Timers {
+		cond := jen.Add(within(jen.Id("m").Dot("kind"), t.State)).Op("&&").Id("ev").Dot("Timer").Op("==").Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("id")
+		fired = append(fired, jen.Case(cond).Block(g.cellBody(t.Cell)...))
+	}
+	f.Comment("// timerFired handles a TimerFired: the rules of the timer it names when that")
+	f.Comment("// timer runs for the current state, else the rule that ignores it.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("timerFired").Params(jen.Id("ev").Op("*").Id("TimerFired")).Error().Block(
+		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("m").Dot("nilEvent").Call(jen.Id("ev")))),
+		jen.Switch().Block(fired...),
+		jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(m.Stale.Index))))
+}
+
+// sharedDispatch emits, in otherwise, the rules composite states and "*"
+// rows share, for each event innermost first:
+//
+//	switch ev := ev.(type) {
+//	case *E:
+//		if m.kind >= StateA && m.kind <= StateC {
+//			<the composite's rules for E>
+//		}
+//		<the "*" row for E>
+//	}
+func (g *goGen) sharedDispatch() []jen.Code {
+	var evCases []jen.Code
+	bound := false
+	var order []*fsm.Event
+	byEvent := map[*fsm.Event][]*fsm.Cell{}
+	for _, c := range g.m.Shared {
+		if byEvent[c.Event] == nil {
+			order = append(order, c.Event)
+		}
+		byEvent[c.Event] = append(byEvent[c.Event], c)
+	}
+	slices.SortFunc(order, func(a, b *fsm.Event) int { return a.Index - b.Index })
+	for _, e := range order {
+		var body []jen.Code
+		for _, c := range byEvent[e] {
+			bound = bound || c.ReadsEvent
+			if c.Owner == nil {
+				body = append(body, g.cellBody(c)...)
+				continue
+			}
+			body = append(body, jen.Comment("// The rules of "+c.Owner.Name+", for its states that have none of their own."),
+				jen.If(within(jen.Id("m").Dot("kind"), c.Owner)).Block(g.cellBody(c)...))
+		}
+		evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
+	}
+	if len(evCases) == 0 {
+		return nil
+	}
+	subject := jen.Id("ev").Assert(jen.Type())
+	if bound {
+		subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
+	}
+	return []jen.Code{
+		jen.Comment("// A machine not made by New or Restore is in no state: no shared rule applies."),
+		jen.If(jen.Id("m").Dot("kind").Op("==").Lit(0)).Block(jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev")))),
+		jen.Switch(subject).Block(evCases...),
+	}
+}
+
+// startBody emits what New does after storing the initial state: the
+// entries of the initial state and its ancestors, outermost first.
+func (g *goGen) startBody() []jen.Code {
+	var out, acts []jen.Code
+	for _, run := range g.m.Start {
+		out = append(out, g.runCompute(run, nil)...)
+		acts = append(acts, g.runActions(run, nil)...)
+	}
+	return append(out, acts...)
+}
+
+// hookDoc describes a state's entry, exit and timer for its doc comment.
+func hookDoc(s *fsm.State) string {
+	var parts []string
+	describe := func(what string, h *fsm.Hook) {
+		if h == nil {
+			return
+		}
+		var bits []string
+		if h.Effect != nil {
+			bits = append(bits, "runs "+h.Effect.Name)
+		}
+		if len(h.Actions) > 0 {
+			var names []string
+			for _, a := range h.Actions {
+				names = append(names, a.Name)
+			}
+			bits = append(bits, "emits "+list(names))
+		}
+		parts = append(parts, "On "+what+" it "+strings.Join(bits, " and ")+".")
+	}
+	describe("entry", s.Entry)
+	describe("exit", s.Exit)
+	if t := s.Timer; t != nil {
+		delay := t.DelayText
+		if t.DelayFunc != nil {
+			delay = "the delay " + t.DelayFunc.Name + " computes"
+		}
+		parts = append(parts, fmt.Sprintf("Its timer fires after %s unless the state is left first.", delay))
+	}
+	if s.Parent != nil {
+		parts = append([]string{"It is a substate of " + s.Parent.Name + "."}, parts...)
+	}
+	return strings.Join(parts, " ")
+}

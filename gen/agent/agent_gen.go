@@ -203,6 +203,8 @@ type Action interface {
 
 // WaitingForUserInput is the state WaitingForUserInput: Idle between turns,
 // ready for the user's next message.
+//
+// It is a substate of Running.
 type WaitingForUserInput struct {
 	Conversation chat.Conversation `json:"conversation"`
 }
@@ -215,6 +217,8 @@ func (WaitingForUserInput) isState() {}
 
 // CallingLLM is the state CallingLlm: An LLM request is in flight; retries
 // counts the failed attempts of the current request.
+//
+// It is a substate of Running.
 type CallingLLM struct {
 	Conversation chat.Conversation `json:"conversation"`
 	Retries      int               `json:"retries"`
@@ -229,6 +233,8 @@ func (CallingLLM) isState() {}
 // ProcessingLLMResponse is the state ProcessingLlmResponse: Examines a
 // completed reply and leaves at once for ExecutingTools or
 // WaitingForUserInput.
+//
+// It is a substate of Running.
 type ProcessingLLMResponse struct {
 	Conversation chat.Conversation `json:"conversation"`
 	Response     chat.Response     `json:"response"`
@@ -242,6 +248,8 @@ func (ProcessingLLMResponse) isState() {}
 
 // ExecutingTools is the state ExecutingTools: The tool calls of the last reply
 // run in parallel; executions follow the LLM's order.
+//
+// It is a substate of Running.
 type ExecutingTools struct {
 	Conversation chat.Conversation `json:"conversation"`
 	Executions   chat.ToolRound    `json:"executions"`
@@ -255,6 +263,8 @@ func (ExecutingTools) isState() {}
 
 // PostToolsHook is the state PostToolsHook: A mutating tool ran; the
 // auto-commit hook runs before the frozen next request is sent.
+//
+// It is a substate of Running.
 type PostToolsHook struct {
 	Conversation   chat.Conversation `json:"conversation"`
 	PendingRequest chat.Request      `json:"pending_request"`
@@ -269,6 +279,8 @@ func (PostToolsHook) isState() {}
 
 // Error is the state Error: A retryable LLM error; waits for the retry timer
 // the runtime started.
+//
+// It is a substate of Running.
 type Error struct {
 	Conversation chat.Conversation `json:"conversation"`
 	Error        chat.LLMError     `json:"error"`
@@ -283,7 +295,8 @@ func (Error) Kind() StateKind {
 func (Error) isState() {}
 
 // ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the
-// thread and exits.
+// thread and exits; a second shutdown request repeats Shutdown, and every
+// other event is ignored.
 type ShuttingDown struct{}
 
 // Kind returns StateShuttingDown.
@@ -716,6 +729,9 @@ type Rule struct {
 	// (a "*" row, or a rule of a composite state), which applies in every
 	// state that has no rule of its own for the event.
 	From StateKind
+	// Composite names the composite state whose rule it is, shared by its
+	// substates; "" for other rules.
+	Composite string
 	// Event is the event the rule handles; zero for an eventless rule of a
 	// transient state.
 	Event EventKind
@@ -795,7 +811,8 @@ var fsmRules = [...]Rule{
 	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted},
 	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted},
 	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired},
-	{Kind: RuleTransition, Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
+	{Kind: RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}},
+	{Kind: RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
@@ -1147,6 +1164,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendLLMRequest(request)
 			return m.finish()
 		}
+	case StateShuttingDown:
+		switch ev.(type) {
+		case *ShutdownRequested:
+			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
+			m.start(61, StateShuttingDown)
+			m.h.Shutdown()
+			return m.finish()
+		}
 	}
 	return m.otherwise(ev)
 }
@@ -1271,13 +1296,16 @@ func (m *Machine) otherwise(ev Event) error {
 	}
 	switch ev.(type) {
 	case *ShutdownRequested:
-		// * --ShutdownRequested--> ShuttingDown / Shutdown
-		from := m.kind
-		m.d = fsmData{}
-		m.kind = StateShuttingDown
-		m.start(61, from)
-		m.h.Shutdown()
-		return m.finish()
+		// The rules of Running, for its states that have none of their own.
+		if m.kind >= StateWaitingForUserInput && m.kind <= StateError {
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateShuttingDown
+			m.start(62, from)
+			m.h.Shutdown()
+			return m.finish()
+		}
 	}
 	return m.unhandled(ev)
 }

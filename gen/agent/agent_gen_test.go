@@ -213,6 +213,7 @@ func TestRules(t *testing.T) {
 		{name: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error", from: Error{}, event: &ToolProgress{}, rules: []int{48}, kind: RuleReject, to: StateError},
 		{name: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error", from: Error{}, event: &ToolCompleted{}, rules: []int{49}, kind: RuleReject, to: StateError},
 		{name: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error", from: Error{}, event: &PostToolsHookCompleted{}, rules: []int{50}, kind: RuleReject, to: StateError},
+		{name: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown", from: ShuttingDown{}, event: &ShutdownRequested{}, rules: []int{61}, to: StateShuttingDown, actions: []ActionKind{ActionShutdown}},
 		{name: "ShuttingDown --UserInput--> ignored", from: ShuttingDown{}, event: &UserInput{}, rules: []int{52}, kind: RuleIgnore, to: StateShuttingDown},
 		{name: "ShuttingDown --TextDelta--> ignored", from: ShuttingDown{}, event: &TextDelta{}, rules: []int{53}, kind: RuleIgnore, to: StateShuttingDown},
 		{name: "ShuttingDown --ToolCallDelta--> ignored", from: ShuttingDown{}, event: &ToolCallDelta{}, rules: []int{54}, kind: RuleIgnore, to: StateShuttingDown},
@@ -222,7 +223,7 @@ func TestRules(t *testing.T) {
 		{name: "ShuttingDown --ToolCompleted--> ignored", from: ShuttingDown{}, event: &ToolCompleted{}, rules: []int{58}, kind: RuleIgnore, to: StateShuttingDown},
 		{name: "ShuttingDown --PostToolsHookCompleted--> ignored", from: ShuttingDown{}, event: &PostToolsHookCompleted{}, rules: []int{59}, kind: RuleIgnore, to: StateShuttingDown},
 		{name: "ShuttingDown --RetryTimeoutFired--> ignored", from: ShuttingDown{}, event: &RetryTimeoutFired{}, rules: []int{60}, kind: RuleIgnore, to: StateShuttingDown},
-		{name: "* --ShutdownRequested--> ShuttingDown / Shutdown", from: WaitingForUserInput{}, event: &ShutdownRequested{}, rules: []int{61}, to: StateShuttingDown, actions: []ActionKind{ActionShutdown}},
+		{name: "Running --ShutdownRequested--> ShuttingDown / Shutdown", from: WaitingForUserInput{}, event: &ShutdownRequested{}, rules: []int{62}, to: StateShuttingDown, actions: []ActionKind{ActionShutdown}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

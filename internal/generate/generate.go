@@ -83,6 +83,8 @@ func Load(path string) (*Result, error) {
 	for _, file := range files {
 		res.Outputs = append(res.Outputs, Output{Path: filepath.Join(dir, filepath.FromSlash(file.Path)), Content: file.Content})
 	}
+	newEvents(m, res.Outputs, &res.Diags)
+	res.Diags.Sort()
 	return res, nil
 }
 

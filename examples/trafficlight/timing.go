@@ -28,22 +28,26 @@ func (t Timing) LastCycle(cycles int) bool {
 	return t.Cycles > 0 && cycles+1 >= t.Cycles
 }
 
-// SwitchOn starts the first cycle on red.
-func (t Timing) SwitchOn() (int, string, time.Duration) {
-	return 0, ColorRed, t.Red
-}
+// SwitchOn starts the first cycle.
+func (Timing) SwitchOn() int { return 0 }
 
-// TurnGreen picks green and how long it lasts.
-func (t Timing) TurnGreen() (string, time.Duration) {
-	return ColorGreen, t.Green
-}
+// ShowRed picks red.
+func (Timing) ShowRed() string { return ColorRed }
 
-// TurnYellow picks yellow and how long it lasts.
-func (t Timing) TurnYellow() (string, time.Duration) {
-	return ColorYellow, t.Yellow
-}
+// ShowGreen picks green.
+func (Timing) ShowGreen() string { return ColorGreen }
 
-// EndCycle counts the cycle that ends and picks red and how long it lasts.
-func (t Timing) EndCycle(cycles int) (int, string, time.Duration) {
-	return cycles + 1, ColorRed, t.Red
-}
+// ShowYellow picks yellow.
+func (Timing) ShowYellow() string { return ColorYellow }
+
+// RedTime says how long red lasts.
+func (t Timing) RedTime() time.Duration { return t.Red }
+
+// GreenTime says how long green lasts.
+func (t Timing) GreenTime() time.Duration { return t.Green }
+
+// YellowTime says how long yellow lasts.
+func (t Timing) YellowTime() time.Duration { return t.Yellow }
+
+// EndCycle counts the cycle that ends.
+func (Timing) EndCycle(cycles int) int { return cycles + 1 }

@@ -4,9 +4,9 @@
 // trafficlight.yaml.
 //
 // TrafficLight is a traffic light: switched on, it shows red, then green,
-// then yellow, then red again, each for as long as its timer runs, for a
-// number of cycles or until it is switched off. It performs no I/O: its
-// Handler switches the lamps and runs the timers.
+// then yellow, then red again, each color for as long as its timer runs,
+// for a number of cycles or until it is switched off. It performs no I/O:
+// its Handler switches the lamps and runs the timers.
 //
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
@@ -63,10 +63,10 @@ type EventKind uint8
 const (
 	// EventSwitchOn identifies the event SwitchOn.
 	EventSwitchOn EventKind = iota + 1
-	// EventTimerFired identifies the event TimerFired.
-	EventTimerFired
 	// EventSwitchOff identifies the event SwitchOff.
 	EventSwitchOff
+	// EventTimerFired identifies the event TimerFired.
+	EventTimerFired
 )
 
 // String returns the event's name as the spec writes it.
@@ -74,10 +74,10 @@ func (k EventKind) String() string {
 	switch k {
 	case EventSwitchOn:
 		return "SwitchOn"
-	case EventTimerFired:
-		return "TimerFired"
 	case EventSwitchOff:
 		return "SwitchOff"
+	case EventTimerFired:
+		return "TimerFired"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -90,10 +90,12 @@ type ActionKind uint8
 const (
 	// ActionSwitchLights identifies the action SwitchLights.
 	ActionSwitchLights ActionKind = iota + 1
-	// ActionStartTimer identifies the action StartTimer.
-	ActionStartTimer
 	// ActionPowerDown identifies the action PowerDown.
 	ActionPowerDown
+	// ActionStartTimer identifies the action StartTimer.
+	ActionStartTimer
+	// ActionCancelTimer identifies the action CancelTimer.
+	ActionCancelTimer
 )
 
 // String returns the action's name as the spec writes it.
@@ -101,10 +103,12 @@ func (k ActionKind) String() string {
 	switch k {
 	case ActionSwitchLights:
 		return "SwitchLights"
-	case ActionStartTimer:
-		return "StartTimer"
 	case ActionPowerDown:
 		return "PowerDown"
+	case ActionStartTimer:
+		return "StartTimer"
+	case ActionCancelTimer:
+		return "CancelTimer"
 	}
 	return "ActionKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -118,7 +122,7 @@ type State interface {
 }
 
 // Event is an event the TrafficLight machine handles: one of *SwitchOn,
-// *TimerFired and *SwitchOff. Events are passed by pointer; the machine reads
+// *SwitchOff and *TimerFired. Events are passed by pointer; the machine reads
 // them during HandleEvent and keeps no pointer to them, though it may keep
 // what their fields hold.
 type Event interface {
@@ -128,9 +132,9 @@ type Event interface {
 }
 
 // Action is an action of the TrafficLight machine, as a value: one of
-// *SwitchLights, *StartTimer and *PowerDown. The machine hands actions to its
-// Handler as method calls; a Recorder turns them into Actions, and
-// UnmarshalAction reads one back from JSON.
+// *SwitchLights, *PowerDown, *StartTimer and *CancelTimer. The machine hands
+// actions to its Handler as method calls; a Recorder turns them into Actions,
+// and UnmarshalAction reads one back from JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -146,8 +150,10 @@ func (Off) Kind() StateKind {
 }
 func (Off) isState() {}
 
-// Red is the state Red: Traffic stops; cycles counts the cycles completed
-// since the light was switched on.
+// Red is the state Red: Traffic stops.
+//
+// It is a substate of On. On entry it runs showRed and emits SwitchLights. Its
+// timer fires after the delay redTime computes unless the state is left first.
 type Red struct {
 	Cycles int `json:"cycles"`
 }
@@ -159,6 +165,10 @@ func (Red) Kind() StateKind {
 func (Red) isState() {}
 
 // Green is the state Green: Traffic goes.
+//
+// It is a substate of On. On entry it runs showGreen and emits SwitchLights.
+// Its timer fires after the delay greenTime computes unless the state is left
+// first.
 type Green struct {
 	Cycles int `json:"cycles"`
 }
@@ -169,7 +179,12 @@ func (Green) Kind() StateKind {
 }
 func (Green) isState() {}
 
-// Yellow is the state Yellow: Traffic stops if it can; red comes next.
+// Yellow is the state Yellow: Traffic stops if it can; red comes next, or off
+// after the last cycle.
+//
+// It is a substate of On. On entry it runs showYellow and emits SwitchLights.
+// Its timer fires after the delay yellowTime computes unless the state is left
+// first.
 type Yellow struct {
 	Cycles int `json:"cycles"`
 }
@@ -189,15 +204,6 @@ func (*SwitchOn) Kind() EventKind {
 }
 func (*SwitchOn) isEvent() {}
 
-// TimerFired is the event TimerFired: The timer of the current color ran out.
-type TimerFired struct{}
-
-// Kind returns EventTimerFired.
-func (*TimerFired) Kind() EventKind {
-	return EventTimerFired
-}
-func (*TimerFired) isEvent() {}
-
 // SwitchOff is the event SwitchOff: Someone switched the light off.
 type SwitchOff struct{}
 
@@ -206,6 +212,19 @@ func (*SwitchOff) Kind() EventKind {
 	return EventSwitchOff
 }
 func (*SwitchOff) isEvent() {}
+
+// TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
+// timer that is not running any more (its state was left) fires nothing.
+type TimerFired struct {
+	// Timer The timer that ran out.
+	Timer TimerID `json:"timer"`
+}
+
+// Kind returns EventTimerFired.
+func (*TimerFired) Kind() EventKind {
+	return EventTimerFired
+}
+func (*TimerFired) isEvent() {}
 
 // SwitchLights is the action SwitchLights: Show one color, and only it.
 type SwitchLights struct {
@@ -218,9 +237,22 @@ func (*SwitchLights) Kind() ActionKind {
 }
 func (*SwitchLights) isAction() {}
 
-// StartTimer is the action StartTimer: Start a timer for delay, then send
-// TimerFired.
+// PowerDown is the action PowerDown: Switch every lamp off.
+type PowerDown struct{}
+
+// Kind returns ActionPowerDown.
+func (*PowerDown) Kind() ActionKind {
+	return ActionPowerDown
+}
+func (*PowerDown) isAction() {}
+
+// StartTimer is the action StartTimer: Start a timer: after delay, send
+// TimerFired with its id, unless CancelTimer stops it first. Starting an id
+// again restarts it.
 type StartTimer struct {
+	// Timer The timer's id.
+	Timer TimerID `json:"timer"`
+	// Delay How long the timer runs.
 	Delay time.Duration `json:"delay"`
 }
 
@@ -230,14 +262,29 @@ func (*StartTimer) Kind() ActionKind {
 }
 func (*StartTimer) isAction() {}
 
-// PowerDown is the action PowerDown: Switch every lamp off and stop the timer.
-type PowerDown struct{}
-
-// Kind returns ActionPowerDown.
-func (*PowerDown) Kind() ActionKind {
-	return ActionPowerDown
+// CancelTimer is the action CancelTimer: Stop a timer: its state was left. A
+// TimerFired it sends anyway changes nothing.
+type CancelTimer struct {
+	// Timer The timer's id.
+	Timer TimerID `json:"timer"`
 }
-func (*PowerDown) isAction() {}
+
+// Kind returns ActionCancelTimer.
+func (*CancelTimer) Kind() ActionKind {
+	return ActionCancelTimer
+}
+func (*CancelTimer) isAction() {}
+
+// TimerID identifies a timer the machine started. The machine numbers its
+// timers from 1 as it starts them, so a TimerFired of a timer started before
+// its state was left names no running timer, and changes nothing.
+type TimerID uint64
+
+// fsmTimer is a running timer of an active state.
+type fsmTimer struct {
+	id    TimerID
+	delay time.Duration
+}
 
 // Behavior holds the guards and effects of the TrafficLight machine, written
 // by hand. A guard decides between the branches of a transition; an effect
@@ -255,22 +302,38 @@ type Behavior interface {
 	//
 	// It is given cycles.
 	LastCycle(cycles int) bool
-	// SwitchOn starts the first cycle on red.
+	// SwitchOn starts the first cycle.
 	//
-	// It returns cycles, color and delay, in that order.
-	SwitchOn() (int, string, time.Duration)
-	// TurnGreen picks green and how long it lasts.
+	// It returns cycles.
+	SwitchOn() int
+	// ShowRed picks red.
 	//
-	// It returns color and delay, in that order.
-	TurnGreen() (string, time.Duration)
-	// TurnYellow picks yellow and how long it lasts.
+	// It returns color.
+	ShowRed() string
+	// ShowGreen picks green.
 	//
-	// It returns color and delay, in that order.
-	TurnYellow() (string, time.Duration)
-	// EndCycle counts the cycle that ends and picks red and how long it lasts.
+	// It returns color.
+	ShowGreen() string
+	// ShowYellow picks yellow.
 	//
-	// It is given cycles and returns cycles, color and delay, in that order.
-	EndCycle(cycles int) (int, string, time.Duration)
+	// It returns color.
+	ShowYellow() string
+	// RedTime says how long red lasts.
+	//
+	// It returns delay.
+	RedTime() time.Duration
+	// GreenTime says how long green lasts.
+	//
+	// It returns delay.
+	GreenTime() time.Duration
+	// YellowTime says how long yellow lasts.
+	//
+	// It returns delay.
+	YellowTime() time.Duration
+	// EndCycle counts the cycle that ends.
+	//
+	// It is given cycles and returns cycles.
+	EndCycle(cycles int) int
 }
 
 // Handler performs the actions of the TrafficLight machine. HandleEvent calls
@@ -283,12 +346,15 @@ type Behavior interface {
 type Handler interface {
 	// SwitchLights performs the action SwitchLights. Show one color, and only it.
 	SwitchLights(color string)
-	// StartTimer performs the action StartTimer. Start a timer for delay, then
-	// send TimerFired.
-	StartTimer(delay time.Duration)
-	// PowerDown performs the action PowerDown. Switch every lamp off and stop the
-	// timer.
+	// PowerDown performs the action PowerDown. Switch every lamp off.
 	PowerDown()
+	// StartTimer performs the action StartTimer. Start a timer: after delay, send
+	// TimerFired with its id, unless CancelTimer stops it first. Starting an id
+	// again restarts it.
+	StartTimer(timer TimerID, delay time.Duration)
+	// CancelTimer performs the action CancelTimer. Stop a timer: its state was
+	// left. A TimerFired it sends anyway changes nothing.
+	CancelTimer(timer TimerID)
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -305,14 +371,19 @@ func (r *Recorder) SwitchLights(color string) {
 	r.Actions = append(r.Actions, &SwitchLights{Color: color})
 }
 
-// StartTimer records a StartTimer.
-func (r *Recorder) StartTimer(delay time.Duration) {
-	r.Actions = append(r.Actions, &StartTimer{Delay: delay})
-}
-
 // PowerDown records a PowerDown.
 func (r *Recorder) PowerDown() {
 	r.Actions = append(r.Actions, &PowerDown{})
+}
+
+// StartTimer records a StartTimer.
+func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) {
+	r.Actions = append(r.Actions, &StartTimer{Timer: timer, Delay: delay})
+}
+
+// CancelTimer records a CancelTimer.
+func (r *Recorder) CancelTimer(timer TimerID) {
+	r.Actions = append(r.Actions, &CancelTimer{Timer: timer})
 }
 
 // RuleKind says what a rule does with its event.
@@ -353,6 +424,9 @@ type Rule struct {
 	// (a "*" row, or a rule of a composite state), which applies in every
 	// state that has no rule of its own for the event.
 	From StateKind
+	// Composite names the composite state whose rule it is, shared by its
+	// substates; "" for other rules.
+	Composite string
 	// Event is the event the rule handles; zero for an eventless rule of a
 	// transient state.
 	Event EventKind
@@ -371,16 +445,15 @@ type Rule struct {
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{Kind: RuleTransition, From: StateOff, Event: EventSwitchOn, To: StateRed, Effect: "switchOn", Actions: []ActionKind{ActionSwitchLights, ActionStartTimer}},
-	{Kind: RuleIgnore, From: StateOff, Event: EventTimerFired},
-	{Kind: RuleReject, From: StateRed, Event: EventSwitchOn, Reason: "SwitchOn is not accepted in state Red"},
-	{Kind: RuleTransition, From: StateRed, Event: EventTimerFired, To: StateGreen, Effect: "turnGreen", Actions: []ActionKind{ActionSwitchLights, ActionStartTimer}},
-	{Kind: RuleReject, From: StateGreen, Event: EventSwitchOn, Reason: "SwitchOn is not accepted in state Green"},
-	{Kind: RuleTransition, From: StateGreen, Event: EventTimerFired, To: StateYellow, Effect: "turnYellow", Actions: []ActionKind{ActionSwitchLights, ActionStartTimer}},
-	{Kind: RuleReject, From: StateYellow, Event: EventSwitchOn, Reason: "SwitchOn is not accepted in state Yellow"},
-	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "lastCycle", To: StateOff, Actions: []ActionKind{ActionPowerDown}},
-	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "else", To: StateRed, Effect: "endCycle", Actions: []ActionKind{ActionSwitchLights, ActionStartTimer}},
-	{Kind: RuleTransition, Event: EventSwitchOff, To: StateOff, Actions: []ActionKind{ActionPowerDown}},
+	{Kind: RuleTransition, From: StateOff, Event: EventSwitchOn, To: StateRed, Effect: "switchOn"},
+	{Kind: RuleIgnore, From: StateOff, Event: EventSwitchOff},
+	{Kind: RuleReject, Composite: "On", Event: EventSwitchOn, Reason: "SwitchOn is not accepted in state On"},
+	{Kind: RuleTransition, Composite: "On", Event: EventSwitchOff, To: StateOff},
+	{Kind: RuleTransition, From: StateRed, Event: EventTimerFired, To: StateGreen},
+	{Kind: RuleTransition, From: StateGreen, Event: EventTimerFired, To: StateYellow},
+	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "lastCycle", To: StateOff},
+	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "else", To: StateRed, Effect: "endCycle"},
+	{Kind: RuleIgnore, Event: EventTimerFired},
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
@@ -440,6 +513,10 @@ type Machine struct {
 	// busy is set while the machine hands out the actions of an event.
 	busy bool
 	d    fsmData
+	// timers holds each state's running timer, valid while the state is active;
+	// lastTimer is the id of the last timer started.
+	timers    [3]fsmTimer
+	lastTimer TimerID
 }
 
 // New returns a machine in the initial state Off with the given data. It
@@ -471,12 +548,18 @@ func Restore(b Behavior, h Handler, s State) (*Machine, error) {
 	case Red:
 		m.kind = StateRed
 		m.d.cycles = s.Cycles
+		m.lastTimer++
+		m.timers[0] = fsmTimer{id: m.lastTimer, delay: m.b.RedTime()}
 	case Green:
 		m.kind = StateGreen
 		m.d.cycles = s.Cycles
+		m.lastTimer++
+		m.timers[1] = fsmTimer{id: m.lastTimer, delay: m.b.GreenTime()}
 	case Yellow:
 		m.kind = StateYellow
 		m.d.cycles = s.Cycles
+		m.lastTimer++
+		m.timers[2] = fsmTimer{id: m.lastTimer, delay: m.b.YellowTime()}
 	default:
 		return nil, fmt.Errorf("trafficlight: cannot restore %T: it is not a state of the TrafficLight machine", s)
 	}
@@ -540,62 +623,25 @@ func (m *Machine) HandleEvent(ev Event) error {
 	if m.busy {
 		return errReentrant
 	}
+	if t, ok := ev.(*TimerFired); ok {
+		return m.timerFired(t)
+	}
 	switch m.kind {
 	case StateOff:
 		switch ev.(type) {
 		case *SwitchOn:
-			// Off --SwitchOn--> Red {switchOn} / SwitchLights, StartTimer
-			cycles, color, delay := m.b.SwitchOn()
+			// Off --SwitchOn--> On {switchOn}
+			cycles := m.b.SwitchOn()
 			m.d.cycles = cycles
 			m.kind = StateRed
+			color := m.b.ShowRed()
+			delay := m.b.RedTime()
 			m.start(0, StateOff)
 			m.h.SwitchLights(color)
-			m.h.StartTimer(delay)
+			m.lastTimer++
+			m.timers[0] = fsmTimer{id: m.lastTimer, delay: delay}
+			m.h.StartTimer(m.lastTimer, delay)
 			return m.finish()
-		}
-	case StateRed:
-		switch ev.(type) {
-		case *TimerFired:
-			// Red --TimerFired--> Green {turnGreen} / SwitchLights, StartTimer
-			color, delay := m.b.TurnGreen()
-			m.kind = StateGreen
-			m.start(3, StateRed)
-			m.h.SwitchLights(color)
-			m.h.StartTimer(delay)
-			return m.finish()
-		}
-	case StateGreen:
-		switch ev.(type) {
-		case *TimerFired:
-			// Green --TimerFired--> Yellow {turnYellow} / SwitchLights, StartTimer
-			color, delay := m.b.TurnYellow()
-			m.kind = StateYellow
-			m.start(5, StateGreen)
-			m.h.SwitchLights(color)
-			m.h.StartTimer(delay)
-			return m.finish()
-		}
-	case StateYellow:
-		switch ev.(type) {
-		case *TimerFired:
-			switch {
-			case m.b.LastCycle(m.d.cycles):
-				// Yellow --TimerFired [lastCycle]--> Off / PowerDown
-				m.d.cycles = 0
-				m.kind = StateOff
-				m.start(7, StateYellow)
-				m.h.PowerDown()
-				return m.finish()
-			default:
-				// Yellow --TimerFired [else]--> Red {endCycle} / SwitchLights, StartTimer
-				cycles, color, delay := m.b.EndCycle(m.d.cycles)
-				m.d.cycles = cycles
-				m.kind = StateRed
-				m.start(8, StateYellow)
-				m.h.SwitchLights(color)
-				m.h.StartTimer(delay)
-				return m.finish()
-			}
 		}
 	}
 	return m.otherwise(ev)
@@ -608,23 +654,8 @@ func (m *Machine) otherwise(ev Event) error {
 	switch m.kind {
 	case StateOff:
 		switch ev.(type) {
-		case *TimerFired:
+		case *SwitchOff:
 			return m.ignore(1)
-		}
-	case StateRed:
-		switch ev.(type) {
-		case *SwitchOn:
-			return m.reject(2)
-		}
-	case StateGreen:
-		switch ev.(type) {
-		case *SwitchOn:
-			return m.reject(4)
-		}
-	case StateYellow:
-		switch ev.(type) {
-		case *SwitchOn:
-			return m.reject(6)
 		}
 	}
 	// A machine not made by New or Restore is in no state: no shared rule applies.
@@ -632,16 +663,108 @@ func (m *Machine) otherwise(ev Event) error {
 		return m.unhandled(ev)
 	}
 	switch ev.(type) {
+	case *SwitchOn:
+		// The rules of On, for its states that have none of their own.
+		if m.kind >= StateRed && m.kind <= StateYellow {
+			// On --SwitchOn--> rejected: SwitchOn is not accepted in state On
+			return m.reject(2)
+		}
 	case *SwitchOff:
-		// * --SwitchOff--> Off / PowerDown
-		from := m.kind
-		m.d = fsmData{}
-		m.kind = StateOff
-		m.start(9, from)
-		m.h.PowerDown()
-		return m.finish()
+		// The rules of On, for its states that have none of their own.
+		if m.kind >= StateRed && m.kind <= StateYellow {
+			// On --SwitchOff--> Off
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateOff
+			m.start(3, from)
+			if from == StateRed {
+				m.h.CancelTimer(m.timers[0].id)
+			}
+			if from == StateGreen {
+				m.h.CancelTimer(m.timers[1].id)
+			}
+			if from == StateYellow {
+				m.h.CancelTimer(m.timers[2].id)
+			}
+			m.h.PowerDown()
+			return m.finish()
+		}
 	}
 	return m.unhandled(ev)
+}
+
+// Timers returns the timers the current state has running, outermost state
+// first, as the StartTimer actions that started them. A machine made by
+// Restore has numbered them afresh, from 1, but no Handler has started them:
+// start them with these to re-arm them.
+//
+// The values are the caller's to keep.
+func (m *Machine) Timers() []*StartTimer {
+	switch m.kind {
+	case StateRed:
+		return []*StartTimer{{Timer: m.timers[0].id, Delay: m.timers[0].delay}}
+	case StateGreen:
+		return []*StartTimer{{Timer: m.timers[1].id, Delay: m.timers[1].delay}}
+	case StateYellow:
+		return []*StartTimer{{Timer: m.timers[2].id, Delay: m.timers[2].delay}}
+	}
+	return nil
+}
+
+// timerFired handles a TimerFired: the rules of the timer it names when that
+// timer runs for the current state, else the rule that ignores it.
+func (m *Machine) timerFired(ev *TimerFired) error {
+	if ev == nil {
+		return m.nilEvent(ev)
+	}
+	switch {
+	case m.kind == StateRed && ev.Timer == m.timers[0].id:
+		// Red --after redTime--> Green
+		m.kind = StateGreen
+		color := m.b.ShowGreen()
+		delay := m.b.GreenTime()
+		m.start(4, StateRed)
+		m.h.SwitchLights(color)
+		m.lastTimer++
+		m.timers[1] = fsmTimer{id: m.lastTimer, delay: delay}
+		m.h.StartTimer(m.lastTimer, delay)
+		return m.finish()
+	case m.kind == StateGreen && ev.Timer == m.timers[1].id:
+		// Green --after greenTime--> Yellow
+		m.kind = StateYellow
+		color := m.b.ShowYellow()
+		delay := m.b.YellowTime()
+		m.start(5, StateGreen)
+		m.h.SwitchLights(color)
+		m.lastTimer++
+		m.timers[2] = fsmTimer{id: m.lastTimer, delay: delay}
+		m.h.StartTimer(m.lastTimer, delay)
+		return m.finish()
+	case m.kind == StateYellow && ev.Timer == m.timers[2].id:
+		switch {
+		case m.b.LastCycle(m.d.cycles):
+			// Yellow --after yellowTime [lastCycle]--> Off
+			m.d.cycles = 0
+			m.kind = StateOff
+			m.start(6, StateYellow)
+			m.h.PowerDown()
+			return m.finish()
+		default:
+			// Yellow --after yellowTime [else]--> Red {endCycle}
+			cycles := m.b.EndCycle(m.d.cycles)
+			m.d.cycles = cycles
+			m.kind = StateRed
+			color := m.b.ShowRed()
+			delay := m.b.RedTime()
+			m.start(7, StateYellow)
+			m.h.SwitchLights(color)
+			m.lastTimer++
+			m.timers[0] = fsmTimer{id: m.lastTimer, delay: delay}
+			m.h.StartTimer(m.lastTimer, delay)
+			return m.finish()
+		}
+	}
+	return m.ignore(8)
 }
 
 // start begins handing out the step of rule i from state from: it tells the
@@ -676,6 +799,12 @@ func (m *Machine) reject(i int) error {
 	m.start(i, m.kind)
 	m.busy = false
 	return &RejectedError{State: m.kind, Event: fsmRules[i].Event, Reason: fsmRules[i].Reason}
+}
+
+// nilEvent reports a nil event pointer, which HandleEvent refuses where its
+// rules would read the event.
+func (m *Machine) nilEvent(ev Event) error {
+	return fmt.Errorf("trafficlight: %s cannot handle a nil %T: an event must point to a value", m.kind, ev)
 }
 
 // unhandled explains why HandleEvent found no rule for ev.
@@ -743,14 +872,18 @@ func (SwitchOn) MarshalJSON() ([]byte, error) {
 	return []byte("{\"kind\":\"switch_on\"}"), nil
 }
 
-// MarshalJSON encodes the event as {"kind": "timer_fired", ...its fields}.
-func (TimerFired) MarshalJSON() ([]byte, error) {
-	return []byte("{\"kind\":\"timer_fired\"}"), nil
-}
-
 // MarshalJSON encodes the event as {"kind": "switch_off", ...its fields}.
 func (SwitchOff) MarshalJSON() ([]byte, error) {
 	return []byte("{\"kind\":\"switch_off\"}"), nil
+}
+
+// MarshalJSON encodes the event as {"kind": "timer_fired", ...its fields}.
+func (v TimerFired) MarshalJSON() ([]byte, error) {
+	type fields TimerFired
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		fields
+	}{"timer_fired", fields(v)})
 }
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
@@ -762,10 +895,10 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	switch kind {
 	case "switch_on":
 		return fsmAsPointer[SwitchOn, Event](fsmDecodeAs[SwitchOn](data, "event switch_on"))
-	case "timer_fired":
-		return fsmAsPointer[TimerFired, Event](fsmDecodeAs[TimerFired](data, "event timer_fired"))
 	case "switch_off":
 		return fsmAsPointer[SwitchOff, Event](fsmDecodeAs[SwitchOff](data, "event switch_off"))
+	case "timer_fired":
+		return fsmAsPointer[TimerFired, Event](fsmDecodeAs[TimerFired](data, "event timer_fired"))
 	default:
 		return nil, fmt.Errorf("trafficlight: decode event: unknown kind %q", kind)
 	}
@@ -780,6 +913,11 @@ func (v SwitchLights) MarshalJSON() ([]byte, error) {
 	}{"switch_lights", fields(v)})
 }
 
+// MarshalJSON encodes the action as {"kind": "power_down", ...its fields}.
+func (PowerDown) MarshalJSON() ([]byte, error) {
+	return []byte("{\"kind\":\"power_down\"}"), nil
+}
+
 // MarshalJSON encodes the action as {"kind": "start_timer", ...its fields}.
 func (v StartTimer) MarshalJSON() ([]byte, error) {
 	type fields StartTimer
@@ -789,9 +927,13 @@ func (v StartTimer) MarshalJSON() ([]byte, error) {
 	}{"start_timer", fields(v)})
 }
 
-// MarshalJSON encodes the action as {"kind": "power_down", ...its fields}.
-func (PowerDown) MarshalJSON() ([]byte, error) {
-	return []byte("{\"kind\":\"power_down\"}"), nil
+// MarshalJSON encodes the action as {"kind": "cancel_timer", ...its fields}.
+func (v CancelTimer) MarshalJSON() ([]byte, error) {
+	type fields CancelTimer
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		fields
+	}{"cancel_timer", fields(v)})
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -803,10 +945,12 @@ func UnmarshalAction(data []byte) (Action, error) {
 	switch kind {
 	case "switch_lights":
 		return fsmAsPointer[SwitchLights, Action](fsmDecodeAs[SwitchLights](data, "action switch_lights"))
-	case "start_timer":
-		return fsmAsPointer[StartTimer, Action](fsmDecodeAs[StartTimer](data, "action start_timer"))
 	case "power_down":
 		return fsmAsPointer[PowerDown, Action](fsmDecodeAs[PowerDown](data, "action power_down"))
+	case "start_timer":
+		return fsmAsPointer[StartTimer, Action](fsmDecodeAs[StartTimer](data, "action start_timer"))
+	case "cancel_timer":
+		return fsmAsPointer[CancelTimer, Action](fsmDecodeAs[CancelTimer](data, "action cancel_timer"))
 	default:
 		return nil, fmt.Errorf("trafficlight: decode action: unknown kind %q", kind)
 	}

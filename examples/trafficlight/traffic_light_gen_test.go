@@ -46,25 +46,49 @@ func (f *fsmFake) LastCycle(int) bool {
 }
 
 // SwitchOn records that the effect switchOn ran.
-func (f *fsmFake) SwitchOn() (_ int, _ string, _ time.Duration) {
+func (f *fsmFake) SwitchOn() (_ int) {
 	f.ran = append(f.ran, "switchOn")
 	return
 }
 
-// TurnGreen records that the effect turnGreen ran.
-func (f *fsmFake) TurnGreen() (_ string, _ time.Duration) {
-	f.ran = append(f.ran, "turnGreen")
+// ShowRed records that the effect showRed ran.
+func (f *fsmFake) ShowRed() (_ string) {
+	f.ran = append(f.ran, "showRed")
 	return
 }
 
-// TurnYellow records that the effect turnYellow ran.
-func (f *fsmFake) TurnYellow() (_ string, _ time.Duration) {
-	f.ran = append(f.ran, "turnYellow")
+// ShowGreen records that the effect showGreen ran.
+func (f *fsmFake) ShowGreen() (_ string) {
+	f.ran = append(f.ran, "showGreen")
+	return
+}
+
+// ShowYellow records that the effect showYellow ran.
+func (f *fsmFake) ShowYellow() (_ string) {
+	f.ran = append(f.ran, "showYellow")
+	return
+}
+
+// RedTime records that the effect redTime ran.
+func (f *fsmFake) RedTime() (_ time.Duration) {
+	f.ran = append(f.ran, "redTime")
+	return
+}
+
+// GreenTime records that the effect greenTime ran.
+func (f *fsmFake) GreenTime() (_ time.Duration) {
+	f.ran = append(f.ran, "greenTime")
+	return
+}
+
+// YellowTime records that the effect yellowTime ran.
+func (f *fsmFake) YellowTime() (_ time.Duration) {
+	f.ran = append(f.ran, "yellowTime")
 	return
 }
 
 // EndCycle records that the effect endCycle ran.
-func (f *fsmFake) EndCycle(int) (_ int, _ string, _ time.Duration) {
+func (f *fsmFake) EndCycle(int) (_ int) {
 	f.ran = append(f.ran, "endCycle")
 	return
 }
@@ -94,16 +118,14 @@ func TestRules(t *testing.T) {
 		actions []ActionKind
 		effects []string
 	}{
-		{name: "Off --SwitchOn--> Red {switchOn} / SwitchLights, StartTimer", from: Off{}, event: &SwitchOn{}, rules: []int{0}, to: StateRed, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"switchOn"}},
-		{name: "Off --TimerFired--> ignored", from: Off{}, event: &TimerFired{}, rules: []int{1}, kind: RuleIgnore, to: StateOff},
-		{name: "Red --TimerFired--> Green {turnGreen} / SwitchLights, StartTimer", from: Red{}, event: &TimerFired{}, rules: []int{3}, to: StateGreen, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"turnGreen"}},
-		{name: "Red --SwitchOn--> rejected: SwitchOn is not accepted in state Red", from: Red{}, event: &SwitchOn{}, rules: []int{2}, kind: RuleReject, to: StateRed},
-		{name: "Green --TimerFired--> Yellow {turnYellow} / SwitchLights, StartTimer", from: Green{}, event: &TimerFired{}, rules: []int{5}, to: StateYellow, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"turnYellow"}},
-		{name: "Green --SwitchOn--> rejected: SwitchOn is not accepted in state Green", from: Green{}, event: &SwitchOn{}, rules: []int{4}, kind: RuleReject, to: StateGreen},
-		{name: "Yellow --TimerFired [lastCycle]--> Off / PowerDown", from: Yellow{}, event: &TimerFired{}, tests: []string{"lastCycle"}, rules: []int{7}, to: StateOff, actions: []ActionKind{ActionPowerDown}},
-		{name: "Yellow --TimerFired [else]--> Red {endCycle} / SwitchLights, StartTimer", from: Yellow{}, event: &TimerFired{}, tests: []string{"!lastCycle"}, rules: []int{8}, to: StateRed, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"endCycle"}},
-		{name: "Yellow --SwitchOn--> rejected: SwitchOn is not accepted in state Yellow", from: Yellow{}, event: &SwitchOn{}, rules: []int{6}, kind: RuleReject, to: StateYellow},
-		{name: "* --SwitchOff--> Off / PowerDown", from: Off{}, event: &SwitchOff{}, rules: []int{9}, to: StateOff, actions: []ActionKind{ActionPowerDown}},
+		{name: "Off --SwitchOn--> On {switchOn}", from: Off{}, event: &SwitchOn{}, rules: []int{0}, to: StateRed, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"switchOn", "showRed", "redTime"}},
+		{name: "Off --SwitchOff--> ignored", from: Off{}, event: &SwitchOff{}, rules: []int{1}, kind: RuleIgnore, to: StateOff},
+		{name: "On --SwitchOn--> rejected: SwitchOn is not accepted in state On", from: Red{}, event: &SwitchOn{}, rules: []int{2}, kind: RuleReject, to: StateRed},
+		{name: "On --SwitchOff--> Off", from: Red{}, event: &SwitchOff{}, rules: []int{3}, to: StateOff, actions: []ActionKind{ActionCancelTimer, ActionPowerDown}},
+		{name: "Red --after redTime--> Green", from: Red{}, event: &TimerFired{Timer: 1}, rules: []int{4}, to: StateGreen, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showGreen", "greenTime"}},
+		{name: "Green --after greenTime--> Yellow", from: Green{}, event: &TimerFired{Timer: 1}, rules: []int{5}, to: StateYellow, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showYellow", "yellowTime"}},
+		{name: "Yellow --after yellowTime [lastCycle]--> Off", from: Yellow{}, event: &TimerFired{Timer: 1}, tests: []string{"lastCycle"}, rules: []int{6}, to: StateOff, actions: []ActionKind{ActionPowerDown}},
+		{name: "Yellow --after yellowTime [else]--> Red {endCycle}", from: Yellow{}, event: &TimerFired{Timer: 1}, tests: []string{"!lastCycle"}, rules: []int{7}, to: StateRed, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"endCycle", "showRed", "redTime"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +133,7 @@ func TestRules(t *testing.T) {
 			rec := &Recorder{}
 			m, err := Restore(b, rec, tt.from)
 			require.NoError(t, err)
+			b.ran = nil // the delays Restore computed
 			steps := fsmTrace(m)
 			err = m.HandleEvent(tt.event)
 			var fired []int
@@ -145,7 +168,7 @@ func TestRules(t *testing.T) {
 // and checks that a rule of that state, or a "*" row, resolves the pair.
 func TestEveryPair(t *testing.T) {
 	states := []State{Off{}, Red{}, Green{}, Yellow{}}
-	events := []Event{&SwitchOn{}, &TimerFired{}, &SwitchOff{}}
+	events := []Event{&SwitchOn{}, &SwitchOff{}, &TimerFired{}}
 	rules := Rules()
 	for _, s := range states {
 		for _, ev := range events {
@@ -198,8 +221,8 @@ func TestStateJSON(t *testing.T) {
 func TestEventJSON(t *testing.T) {
 	for _, v := range []Event{
 		&SwitchOn{},
-		&TimerFired{},
 		&SwitchOff{},
+		&TimerFired{},
 	} {
 		v.isEvent()
 		t.Run(v.Kind().String(), func(t *testing.T) {
@@ -224,8 +247,9 @@ func TestEventJSON(t *testing.T) {
 func TestActionJSON(t *testing.T) {
 	for _, v := range []Action{
 		&SwitchLights{Color: "sample a"},
-		&StartTimer{},
 		&PowerDown{},
+		&StartTimer{},
+		&CancelTimer{},
 	} {
 		v.isAction()
 		t.Run(v.Kind().String(), func(t *testing.T) {
@@ -253,12 +277,13 @@ func TestKindStrings(t *testing.T) {
 	assert.Equal(t, "Yellow", StateYellow.String())
 	assert.Equal(t, "StateKind(0)", StateKind(0).String())
 	assert.Equal(t, "SwitchOn", EventSwitchOn.String())
-	assert.Equal(t, "TimerFired", EventTimerFired.String())
 	assert.Equal(t, "SwitchOff", EventSwitchOff.String())
+	assert.Equal(t, "TimerFired", EventTimerFired.String())
 	assert.Equal(t, "EventKind(0)", EventKind(0).String())
 	assert.Equal(t, "SwitchLights", ActionSwitchLights.String())
-	assert.Equal(t, "StartTimer", ActionStartTimer.String())
 	assert.Equal(t, "PowerDown", ActionPowerDown.String())
+	assert.Equal(t, "StartTimer", ActionStartTimer.String())
+	assert.Equal(t, "CancelTimer", ActionCancelTimer.String())
 	assert.Equal(t, "ActionKind(0)", ActionKind(0).String())
 	assert.NotContains(t, RuleTransition.String(), "RuleKind(")
 	assert.NotContains(t, RuleIgnore.String(), "RuleKind(")
@@ -312,11 +337,13 @@ func TestRecorder(t *testing.T) {
 	rec := &Recorder{}
 	a0 := &SwitchLights{Color: "sample a"}
 	rec.SwitchLights(a0.Color)
-	a1 := &StartTimer{}
-	rec.StartTimer(a1.Delay)
-	a2 := &PowerDown{}
+	a1 := &PowerDown{}
 	rec.PowerDown()
-	assert.Equal(t, []Action{a0, a1, a2}, rec.Actions)
+	a2 := &StartTimer{}
+	rec.StartTimer(a2.Timer, a2.Delay)
+	a3 := &CancelTimer{}
+	rec.CancelTimer(a3.Timer)
+	assert.Equal(t, []Action{a0, a1, a2, a3}, rec.Actions)
 }
 
 // TestRandomSequences sends random events with random guard results and checks,
@@ -324,7 +351,7 @@ func TestRecorder(t *testing.T) {
 // terminal state, and that a rejected event changes nothing.
 func TestRandomSequences(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	events := []Event{&SwitchOn{}, &TimerFired{}, &SwitchOff{}}
+	events := []Event{&SwitchOn{}, &SwitchOff{}, &TimerFired{}}
 	terminal := map[StateKind]bool{}
 	transient := map[StateKind]bool{}
 	guards := []string{"lastCycle"}

@@ -2,7 +2,6 @@ package trafficlight_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,26 +13,22 @@ import (
 )
 
 // controller drives the lamps of a traffic light: it is the machine's
-// Handler and the loop's Executor. Its timers are real, each in a task the
-// loop owns; PowerDown stops the timer and the loop.
+// Handler and the loop's Executor. Its timers are the loop's (real timers,
+// each in a task the loop owns); PowerDown stops the loop.
 type controller struct {
+	*loop.Timers[trafficlight.TimerID, trafficlight.Event]
 	m *trafficlight.Machine
 	// after, when set, runs after every step, on the loop goroutine.
 	after func(c *controller, s loop.Step[trafficlight.Event])
 
 	// Set by Start.
 	loop *loop.Loop[trafficlight.Event]
-	ctx  context.Context
 
 	// Loop goroutine only.
-	start       []trafficlight.Event // handed to the machine first
-	timerGen    uint64
-	timerCancel context.CancelFunc
-	shown       []string        // the colors shown, "off" when powered down
-	delays      []time.Duration // the timers started
-	rejected    []string        // the events the machine rejected
-
-	timers atomic.Int32 // timer tasks running
+	start    []trafficlight.Event // handed to the machine first
+	shown    []string             // the colors shown, "off" when powered down
+	delays   []time.Duration      // the timers started
+	rejected []string             // the events the machine rejected
 }
 
 var (
@@ -45,49 +40,22 @@ var (
 // SwitchLights implements trafficlight.Handler.
 func (c *controller) SwitchLights(color string) { c.shown = append(c.shown, color) }
 
-// StartTimer implements trafficlight.Handler: it sends TimerFired after
-// delay, from a task of the loop, cancelling the timer still running.
-func (c *controller) StartTimer(delay time.Duration) {
+// StartTimer implements trafficlight.Handler: it notes the delay and
+// starts the loop's timer.
+func (c *controller) StartTimer(timer trafficlight.TimerID, delay time.Duration) {
 	c.delays = append(c.delays, delay)
-	c.stopTimer()
-	c.timerGen++
-	gen := c.timerGen
-	ctx, cancel := context.WithCancel(c.ctx)
-	c.timerCancel = cancel
-	c.timers.Add(1)
-	c.loop.Go(ctx, "timer", func(ctx context.Context) {
-		defer c.timers.Add(-1)
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			// A timer stopped after it fired must not count.
-			_ = c.loop.SendIf(ctx, &trafficlight.TimerFired{}, func() bool { return c.timerGen == gen })
-		case <-ctx.Done():
-		}
-	})
+	c.Timers.StartTimer(timer, delay)
 }
 
-// PowerDown implements trafficlight.Handler: it stops the timer and the
-// loop.
+// PowerDown implements trafficlight.Handler: it stops the loop.
 func (c *controller) PowerDown() {
-	c.stopTimer()
-	c.timerGen++
 	c.shown = append(c.shown, "off")
 	c.loop.Stop()
 }
 
-// stopTimer cancels the timer running, if any.
-func (c *controller) stopTimer() {
-	if c.timerCancel != nil {
-		c.timerCancel()
-		c.timerCancel = nil
-	}
-}
-
 // Start implements loop.Starter.
-func (c *controller) Start(ctx context.Context, l *loop.Loop[trafficlight.Event]) error {
-	c.loop, c.ctx = l, ctx
+func (c *controller) Start(_ context.Context, l *loop.Loop[trafficlight.Event]) error {
+	c.loop = l
 	for _, ev := range c.start {
 		l.Next(ev)
 	}
@@ -153,18 +121,18 @@ func TestTrafficLight(t *testing.T) {
 			wantState:    trafficlight.Off{},
 		},
 		{
-			name:       "switched off before it was on",
-			timing:     trafficlight.Timing{Red: ms, Green: ms, Yellow: ms},
-			start:      []trafficlight.Event{&trafficlight.TimerFired{}, &trafficlight.SwitchOff{}},
-			wantShown:  []string{"off"},
-			wantDelays: nil,
+			name:       "switched off before it was on, a stale timer event before",
+			timing:     trafficlight.Timing{Red: ms, Green: ms, Yellow: ms, Cycles: 1},
+			start:      []trafficlight.Event{&trafficlight.TimerFired{Timer: 7}, &trafficlight.SwitchOff{}, &trafficlight.SwitchOn{}},
+			wantShown:  []string{"red", "green", "yellow", "off"},
+			wantDelays: []time.Duration{ms, ms, ms},
 			wantState:  trafficlight.Off{},
 		},
 		{
 			name:       "Run's context is cancelled while a timer runs",
 			timing:     trafficlight.Timing{Red: time.Hour, Green: ms, Yellow: ms},
 			start:      []trafficlight.Event{&trafficlight.SwitchOn{}},
-			cancel:     func(c *controller) bool { return c.timers.Load() == 1 },
+			cancel:     func(c *controller) bool { return c.Running() == 1 },
 			wantErr:    context.Canceled,
 			wantShown:  []string{"red"},
 			wantDelays: []time.Duration{time.Hour},
@@ -174,8 +142,11 @@ func TestTrafficLight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &controller{start: tt.start, after: tt.after}
+			// Off has no entry: New hands nothing to c, whose timers
+			// need the loop, which needs the machine.
 			c.m = trafficlight.New(tt.timing, c, trafficlight.Off{})
 			l := loop.New[trafficlight.Event](c.m, c, loop.Options{})
+			c.Timers = loop.NewTimers(l, func(id trafficlight.TimerID) trafficlight.Event { return &trafficlight.TimerFired{Timer: id} })
 
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -199,7 +170,7 @@ func TestTrafficLight(t *testing.T) {
 				require.NoError(t, ctx.Err(), "the light did not stop in time")
 			}
 
-			assert.Zero(t, c.timers.Load(), "every timer task returned before Run did")
+			assert.Zero(t, c.Running(), "every timer stopped before Run returned")
 			assert.Equal(t, tt.wantShown, c.shown)
 			assert.Equal(t, tt.wantDelays, c.delays)
 			assert.Equal(t, tt.wantRejected, c.rejected)

@@ -173,7 +173,14 @@ func value(v Value) string {
 	case FromEvent:
 		return "event." + v.Field.Name
 	case FromResult:
+		if v.Local != "" {
+			return "result." + v.Local
+		}
 		return "result." + v.Result.Name
+	case FromTimer:
+		return "timer of " + v.Timer.State.Name
+	case FromConst:
+		return v.Timer.DelayText
 	}
 	if v.Local != "" {
 		return v.Local

@@ -68,7 +68,8 @@ func (fl *flow) run() {
 }
 
 // entrySets returns the storage that the entries of the rule fill: the
-// own fields of the entered states that their entry effects set.
+// own fields of the entered states that their entry effects set without
+// reading them (a field an entry effect reads, the rule must fill first).
 func (fl *flow) entrySets() map[*Data]bool {
 	out := map[*Data]bool{}
 	for _, run := range fl.r.Entries {
@@ -77,7 +78,7 @@ func (fl *flow) entrySets() map[*Data]bool {
 			continue
 		}
 		for _, f := range run.State.Own {
-			if h.Effect.Set(f.Name) != nil {
+			if h.Effect.Set(f.Name) != nil && !slices.ContainsFunc(h.Effect.Reads, func(rd *Field) bool { return rd.Name == f.Name }) {
 				out[f.Data] = true
 			}
 		}

@@ -11,9 +11,9 @@ var Generated = []string{
 	"Action", "ActionKind", "Behavior", "ErrRejected", "Event", "EventKind", "Handler",
 	"Machine", "New", "Observer", "Recorder", "RejectedError", "Restore", "Rule", "RuleIgnore",
 	"RuleKind", "RuleReject", "RuleTransition", "Rules", "State", "StateKind", "Step",
-	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
+	"TimerID", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
-	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules",
+	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmTimer",
 	// The generated tests.
 	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestKindStrings", "TestMachineErrors",
 	"TestRandomSequences", "TestRecorder", "TestRules", "TestStateJSON", "fsmFake", "fsmStates", "fsmTrace",

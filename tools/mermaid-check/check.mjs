@@ -74,6 +74,12 @@ function parseMmd(text) {
     let m;
     if ((m = line.match(/^state\s+"([^"]*)"\s+as\s+(\S+)/))) {
       add(clean(m[2]), 'state', m[1]);
+    } else if ((m = line.match(/^state\s+([^\s{]+)\s*\{$/))) {
+      add(clean(m[1]), 'composite'); // drawn as a cluster holding its states
+    } else if (line === '}' || /^note\s/.test(line)) {
+      // the end of a composite state; a note is drawn beside its state
+    } else if ((m = line.match(/^([A-Za-z_][\w]*)$/))) {
+      add(clean(m[1])); // a state declared inside a composite state
     } else if ((m = line.match(/^state\s+([^\s{]+)\s*(?:<<(\w+)>>)?/))) {
       add(clean(m[1]), m[2] ? m[2].toLowerCase() : 'state');
     } else if ((m = line.match(/^(\S+?)\s*-->\s*([^\s:]+)\s*(?::(.*))?$/))) {
@@ -119,9 +125,21 @@ function inspectInPage(id, wanted) {
   /* global document, CSS */
   const svg = document.querySelector('#host svg');
   const nodes = [...svg.querySelectorAll('g.node')];
+  const clusters = [...svg.querySelectorAll('g.statediagram-cluster')];
   const found = {};
   for (const [name, want] of wanted) {
     const re = new RegExp(`^${id}-state-${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-\\d+$`);
+    if (want.kind === 'composite') {
+      // A composite state is a cluster: a box titled with its name.
+      const c = clusters.find((n) => re.test(n.id));
+      if (!c) { found[name] = { drawn: false, why: 'no cluster in the SVG' }; continue; }
+      const box = c.getBBox();
+      const title = c.querySelector('g.cluster-label')?.textContent.replace(/\s+/g, ' ').trim();
+      if (!(box.width > 0 && box.height > 0)) { found[name] = { drawn: false, why: `cluster ${c.id} has an empty box` }; continue; }
+      if (title !== name) { found[name] = { drawn: false, why: `cluster ${c.id} is titled ${JSON.stringify(title)}` }; continue; }
+      found[name] = { drawn: true, id: c.id, label: title };
+      continue;
+    }
     const g = nodes.find((n) => re.test(n.id));
     if (!g) { found[name] = { drawn: false, why: 'no node in the SVG' }; continue; }
     const box = g.getBBox();
@@ -217,8 +235,10 @@ try {
       }
       edgeNote = `, ${transitions.length - missing.length}/${transitions.length} transitions drawn`;
     }
-    const kinds = [...states.values()].filter((s) => s.kind !== 'state').length;
-    const summary = `${drawn} states drawn${kinds ? ` (${kinds} pseudo-state${kinds > 1 ? 's' : ''})` : ''}${edgeNote}`;
+    const kinds = [...states.values()].filter((s) => s.kind !== 'state' && s.kind !== 'composite').length;
+    const comps = [...states.values()].filter((s) => s.kind === 'composite').length;
+    const notes = [comps ? `${comps} composite` : '', kinds ? `${kinds} pseudo-state${kinds > 1 ? 's' : ''}` : ''].filter(Boolean);
+    const summary = `${drawn} states drawn${notes.length ? ` (${notes.join(', ')})` : ''}${edgeNote}`;
     const out = [`    svg: ${svgOut}`, `    png: ${pngOut}`];
     if (problems.length) {
       failed = true;

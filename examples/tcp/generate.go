@@ -1,0 +1,3 @@
+package tcp
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate tcp.yaml

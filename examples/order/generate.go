@@ -1,0 +1,3 @@
+package order
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate order.yaml

@@ -1,0 +1,3 @@
+package phonecall
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate phonecall.yaml

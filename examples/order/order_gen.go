@@ -436,7 +436,7 @@ func (*Cancel) isEvent() {}
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
 type TimerFired struct {
-	// Timer The timer that ran out.
+	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
 }
 
@@ -537,9 +537,9 @@ func (*Refund) isAction() {}
 // TimerFired with its id, unless CancelTimer stops it first. Starting an id
 // again restarts it.
 type StartTimer struct {
-	// Timer The timer's id.
+	// Timer is the timer's id.
 	Timer TimerID `json:"timer"`
-	// Delay How long the timer runs.
+	// Delay is how long the timer runs.
 	Delay time.Duration `json:"delay"`
 }
 
@@ -789,23 +789,23 @@ var fsmRules = [...]Rule{
 	{Kind: RuleReject, From: StateExpired, Event: EventDispatched, Reason: "Dispatched is not accepted in state Expired"},
 	{Kind: RuleReject, From: StateExpired, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Expired"},
 	{Kind: RuleReject, From: StateExpired, Event: EventCancel, Reason: "Cancel is not accepted in state Expired"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventAddItem, Reason: "AddItem is not accepted in state Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventBackToCart, Reason: "BackToCart is not accepted in state Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventPicked, Reason: "Picked is not accepted in state Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventDispatched, Reason: "Dispatched is not accepted in state Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventAddItem, Reason: "AddItem is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventPicked, Reason: "Picked is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventDispatched, Reason: "Dispatched is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Unpaid"},
 	{Kind: RuleTransition, Composite: "Unpaid", Event: EventCancel, To: StateCancelled},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventAddItem, Reason: "AddItem is not accepted in state Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBackToCart, Reason: "BackToCart is not accepted in state Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventAddItem, Reason: "AddItem is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Fulfilment"},
 	{Kind: RuleIgnore, Composite: "Fulfilment", Event: EventPaymentReceived},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPicked, Reason: "Picked is not accepted in state Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDispatched, Reason: "Dispatched is not accepted in state Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPicked, Reason: "Picked is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDispatched, Reason: "Dispatched is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Fulfilment"},
 	{Kind: RuleTransition, Composite: "Fulfilment", Event: EventCancel, To: StateCancelled, Actions: []ActionKind{ActionRefund}},
 	{Kind: RuleTransition, From: StateAwaitingPayment, Event: EventTimerFired, To: StateExpired, Actions: []ActionKind{ActionSendExpiryNotice}},
 	{Kind: RuleIgnore, Event: EventTimerFired},
@@ -1176,57 +1176,57 @@ func (m *Machine) otherwise(ev Event) error {
 	case *AddItem:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --AddItem--> rejected: AddItem is not accepted in state Unpaid
+			// Unpaid --AddItem--> rejected: AddItem is not accepted while in Unpaid
 			return m.reject(37)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
 		if m.kind >= StatePicking && m.kind <= StateShipped {
-			// Fulfilment --AddItem--> rejected: AddItem is not accepted in state
+			// Fulfilment --AddItem--> rejected: AddItem is not accepted while in
 			// Fulfilment
 			return m.reject(46)
 		}
 	case *BeginCheckout:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --BeginCheckout--> rejected: BeginCheckout is not accepted in state
+			// Unpaid --BeginCheckout--> rejected: BeginCheckout is not accepted while in
 			// Unpaid
 			return m.reject(38)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
 		if m.kind >= StatePicking && m.kind <= StateShipped {
-			// Fulfilment --BeginCheckout--> rejected: BeginCheckout is not accepted in
-			// state Fulfilment
+			// Fulfilment --BeginCheckout--> rejected: BeginCheckout is not accepted while
+			// in Fulfilment
 			return m.reject(47)
 		}
 	case *BackToCart:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --BackToCart--> rejected: BackToCart is not accepted in state Unpaid
+			// Unpaid --BackToCart--> rejected: BackToCart is not accepted while in Unpaid
 			return m.reject(39)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
 		if m.kind >= StatePicking && m.kind <= StateShipped {
-			// Fulfilment --BackToCart--> rejected: BackToCart is not accepted in state
+			// Fulfilment --BackToCart--> rejected: BackToCart is not accepted while in
 			// Fulfilment
 			return m.reject(48)
 		}
 	case *PlaceOrder:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --PlaceOrder--> rejected: PlaceOrder is not accepted in state Unpaid
+			// Unpaid --PlaceOrder--> rejected: PlaceOrder is not accepted while in Unpaid
 			return m.reject(40)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
 		if m.kind >= StatePicking && m.kind <= StateShipped {
-			// Fulfilment --PlaceOrder--> rejected: PlaceOrder is not accepted in state
+			// Fulfilment --PlaceOrder--> rejected: PlaceOrder is not accepted while in
 			// Fulfilment
 			return m.reject(49)
 		}
 	case *PaymentReceived:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --PaymentReceived--> rejected: PaymentReceived is not accepted in
-			// state Unpaid
+			// Unpaid --PaymentReceived--> rejected: PaymentReceived is not accepted while
+			// in Unpaid
 			return m.reject(41)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
@@ -1237,37 +1237,37 @@ func (m *Machine) otherwise(ev Event) error {
 	case *Picked:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --Picked--> rejected: Picked is not accepted in state Unpaid
+			// Unpaid --Picked--> rejected: Picked is not accepted while in Unpaid
 			return m.reject(42)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
 		if m.kind >= StatePicking && m.kind <= StateShipped {
-			// Fulfilment --Picked--> rejected: Picked is not accepted in state Fulfilment
+			// Fulfilment --Picked--> rejected: Picked is not accepted while in Fulfilment
 			return m.reject(51)
 		}
 	case *Dispatched:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --Dispatched--> rejected: Dispatched is not accepted in state Unpaid
+			// Unpaid --Dispatched--> rejected: Dispatched is not accepted while in Unpaid
 			return m.reject(43)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
 		if m.kind >= StatePicking && m.kind <= StateShipped {
-			// Fulfilment --Dispatched--> rejected: Dispatched is not accepted in state
+			// Fulfilment --Dispatched--> rejected: Dispatched is not accepted while in
 			// Fulfilment
 			return m.reject(52)
 		}
 	case *DeliveryConfirmed:
 		// The rules of Unpaid, for its states that have none of their own.
 		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in
-			// state Unpaid
+			// Unpaid --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted
+			// while in Unpaid
 			return m.reject(44)
 		}
 		// The rules of Fulfilment, for its states that have none of their own.
 		if m.kind >= StatePicking && m.kind <= StateShipped {
 			// Fulfilment --DeliveryConfirmed--> rejected: DeliveryConfirmed is not
-			// accepted in state Fulfilment
+			// accepted while in Fulfilment
 			return m.reject(53)
 		}
 	case *Cancel:

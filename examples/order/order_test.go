@@ -91,7 +91,7 @@ func TestPlaceOrder(t *testing.T) {
 			name:       "no payment is asked for in the cart",
 			ev:         &order.PaymentReceived{},
 			wantState:  order.Cart{},
-			wantReason: "PaymentReceived is not accepted in state Unpaid", // the composite whose list rejects it
+			wantReason: "PaymentReceived is not accepted while in Unpaid", // the composite whose list rejects it
 		},
 	}
 	for _, tt := range tests {

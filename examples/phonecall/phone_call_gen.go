@@ -636,11 +636,11 @@ var fsmRules = [...]Rule{
 	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed"},
 	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed"},
 	{Kind: RuleIgnore, Composite: "Connected", Event: EventCallDialed},
-	{Kind: RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted in state Connected"},
+	{Kind: RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected"},
 	{Kind: RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook},
 	{Kind: RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold},
-	{Kind: RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Connected"},
-	{Kind: RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Connected"},
+	{Kind: RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected"},
+	{Kind: RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected"},
 	{Kind: RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}},
 	{Kind: RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}},
 	{Kind: RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}},
@@ -931,8 +931,8 @@ func (m *Machine) otherwise(ev Event) error {
 	case *CallConnected:
 		// The rules of Connected, for its states that have none of their own.
 		if m.kind >= StateTalking && m.kind <= StateOnHold {
-			// Connected --CallConnected--> rejected: CallConnected is not accepted in
-			// state Connected
+			// Connected --CallConnected--> rejected: CallConnected is not accepted while
+			// in Connected
 			return m.reject(31)
 		}
 	case *LeftMessage:
@@ -963,7 +963,7 @@ func (m *Machine) otherwise(ev Event) error {
 	case *TakenOffHold:
 		// The rules of Connected, for its states that have none of their own.
 		if m.kind >= StateTalking && m.kind <= StateOnHold {
-			// Connected --TakenOffHold--> rejected: TakenOffHold is not accepted in state
+			// Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in
 			// Connected
 			return m.reject(34)
 		}
@@ -971,7 +971,7 @@ func (m *Machine) otherwise(ev Event) error {
 		// The rules of Connected, for its states that have none of their own.
 		if m.kind >= StateTalking && m.kind <= StateOnHold {
 			// Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is
-			// not accepted in state Connected
+			// not accepted while in Connected
 			return m.reject(35)
 		}
 	case *MuteMicrophone:

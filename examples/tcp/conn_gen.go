@@ -512,7 +512,7 @@ func (*Rst) isEvent() {}
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
 type TimerFired struct {
-	// Timer The timer that ran out.
+	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
 }
 
@@ -629,9 +629,9 @@ func (*SignalRefused) isAction() {}
 // TimerFired with its id, unless CancelTimer stops it first. Starting an id
 // again restarts it.
 type StartTimer struct {
-	// Timer The timer's id.
+	// Timer is the timer's id.
 	Timer TimerID `json:"timer"`
-	// Delay How long the timer runs.
+	// Delay is how long the timer runs.
 	Delay time.Duration `json:"delay"`
 }
 

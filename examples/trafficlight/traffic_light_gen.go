@@ -216,7 +216,7 @@ func (*SwitchOff) isEvent() {}
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
 type TimerFired struct {
-	// Timer The timer that ran out.
+	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
 }
 
@@ -250,9 +250,9 @@ func (*PowerDown) isAction() {}
 // TimerFired with its id, unless CancelTimer stops it first. Starting an id
 // again restarts it.
 type StartTimer struct {
-	// Timer The timer's id.
+	// Timer is the timer's id.
 	Timer TimerID `json:"timer"`
-	// Delay How long the timer runs.
+	// Delay is how long the timer runs.
 	Delay time.Duration `json:"delay"`
 }
 
@@ -447,7 +447,7 @@ type Rule struct {
 var fsmRules = [...]Rule{
 	{Kind: RuleTransition, From: StateOff, Event: EventSwitchOn, To: StateRed, Effect: "switchOn"},
 	{Kind: RuleIgnore, From: StateOff, Event: EventSwitchOff},
-	{Kind: RuleReject, Composite: "On", Event: EventSwitchOn, Reason: "SwitchOn is not accepted in state On"},
+	{Kind: RuleReject, Composite: "On", Event: EventSwitchOn, Reason: "SwitchOn is not accepted while in On"},
 	{Kind: RuleTransition, Composite: "On", Event: EventSwitchOff, To: StateOff},
 	{Kind: RuleTransition, From: StateRed, Event: EventTimerFired, To: StateGreen},
 	{Kind: RuleTransition, From: StateGreen, Event: EventTimerFired, To: StateYellow},
@@ -666,7 +666,7 @@ func (m *Machine) otherwise(ev Event) error {
 	case *SwitchOn:
 		// The rules of On, for its states that have none of their own.
 		if m.kind >= StateRed && m.kind <= StateYellow {
-			// On --SwitchOn--> rejected: SwitchOn is not accepted in state On
+			// On --SwitchOn--> rejected: SwitchOn is not accepted while in On
 			return m.reject(2)
 		}
 	case *SwitchOff:

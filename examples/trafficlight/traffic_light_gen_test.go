@@ -120,7 +120,7 @@ func TestRules(t *testing.T) {
 	}{
 		{name: "Off --SwitchOn--> On {switchOn}", from: Off{}, event: &SwitchOn{}, rules: []int{0}, to: StateRed, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"switchOn", "showRed", "redTime"}},
 		{name: "Off --SwitchOff--> ignored", from: Off{}, event: &SwitchOff{}, rules: []int{1}, kind: RuleIgnore, to: StateOff},
-		{name: "On --SwitchOn--> rejected: SwitchOn is not accepted in state On", from: Red{}, event: &SwitchOn{}, rules: []int{2}, kind: RuleReject, to: StateRed},
+		{name: "On --SwitchOn--> rejected: SwitchOn is not accepted while in On", from: Red{}, event: &SwitchOn{}, rules: []int{2}, kind: RuleReject, to: StateRed},
 		{name: "On --SwitchOff--> Off", from: Red{}, event: &SwitchOff{}, rules: []int{3}, to: StateOff, actions: []ActionKind{ActionCancelTimer, ActionPowerDown}},
 		{name: "Red --after redTime--> Green", from: Red{}, event: &TimerFired{Timer: 1}, rules: []int{4}, to: StateGreen, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showGreen", "greenTime"}},
 		{name: "Green --after greenTime--> Yellow", from: Green{}, event: &TimerFired{Timer: 1}, rules: []int{5}, to: StateYellow, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showYellow", "yellowTime"}},

@@ -84,9 +84,8 @@ type diagram struct {
 	m     *fsm.Machine
 	lines []string
 	edges []edge
-	// Mermaid draws only the last of several self-loops on one state
-	// (mermaid-js/mermaid#6132), so a state's self-loops share one edge
-	// whose label lists them, one per line.
+	// loops indexes the edges whose labels are merged, by "from to": a
+	// state's self-loops, and the edges to or from a composite state.
 	loops map[string]int
 }
 
@@ -106,9 +105,10 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 			d.lines = append(d.lines, ind+"}")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
-		case s.Parent != nil:
+		case s.Parent != nil || s.Entry != nil || s.Exit != nil:
 			// Declared inside its composite state, which edges drawn
-			// outside the block would not do.
+			// outside the block would not do, and before a note on it,
+			// which Mermaid cannot place on a state not yet declared.
 			d.lines = append(d.lines, ind+s.Name)
 		}
 		var note []string
@@ -150,12 +150,17 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 				to = from
 			}
 			label := edgeLabel(r)
-			if to == from {
-				if i, ok := d.loops[from.Name]; ok {
+			if to == from || from.Composite() || to.Composite() {
+				// One edge per pair: Mermaid draws only the last of
+				// several self-loops (mermaid-js/mermaid#6132), and lays
+				// the labels of parallel edges to or from a composite
+				// state on top of one another.
+				key := from.Name + " " + to.Name
+				if i, ok := d.loops[key]; ok {
 					d.edges[i].Label += "<br/>" + label
 					continue
 				}
-				d.loops[from.Name] = len(d.edges)
+				d.loops[key] = len(d.edges)
 			}
 			d.edges = append(d.edges, edge{From: from.Name, To: to.Name, Label: label})
 		}
@@ -370,7 +375,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 			if guarded {
 				g = " [" + strings.Trim(row.Guard, "`") + "]"
 			}
-			v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`%s: %s", r.From.String(), r.Event.Name, g, mdText(r.Reason)))
+			if !r.Listed {
+				v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`%s: %s", r.From.String(), r.Event.Name, g, mdText(r.Reason)))
+			}
 		default:
 			rejected = append(rejected, r.Event.Name)
 			if !r.Listed {

@@ -719,7 +719,7 @@ func (b *builder) stateLists() {
 				}
 				r := &Rule{Kind: list.kind, From: s, Event: e, Pos: n.Pos, Listed: true}
 				if list.kind == Reject {
-					r.Reason = fmt.Sprintf("%s is not accepted in state %s", e.Name, s.Name)
+					r.Reason = refusal(s, e)
 				}
 				rows := b.rowsOf(s)
 				if prev := rows[e.Index]; prev != nil {
@@ -730,6 +730,15 @@ func (b *builder) stateLists() {
 			}
 		}
 	}
+}
+
+// refusal is the reason a state's reject list gives: "X is not accepted
+// in state S", or for a composite state "X is not accepted while in S".
+func refusal(s *State, e *Event) string {
+	if s.Composite() {
+		return fmt.Sprintf("%s is not accepted while in %s", e.Name, s.Name)
+	}
+	return fmt.Sprintf("%s is not accepted in state %s", e.Name, s.Name)
 }
 
 // rowsOf returns the rows of a state, by event, allocating them.

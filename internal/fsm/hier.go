@@ -179,11 +179,11 @@ func (b *builder) timerDecls() {
 		return Decl{Name: name, GoName: name, Snake: SnakeName(name), KindName: strings.ToUpper(kind[:1]) + kind[1:] + name, Doc: doc, Fields: fields, Builtin: true}
 	}
 	m.TimerFired = &Event{Decl: builtin("event", "TimerFired", "A timer started by StartTimer ran out. A timer that is not running any more (its state was left) fires nothing.",
-		field("timer", "TimerID", "The timer that ran out."))}
+		field("timer", "TimerID", "is the timer that ran out."))}
 	m.TimerFired.Index = len(m.Events)
 	m.Events = append(m.Events, m.TimerFired)
 	m.StartTimer = &Action{Decl: builtin("action", "StartTimer", "Start a timer: after delay, send TimerFired with its id, unless CancelTimer stops it first. Starting an id again restarts it.",
-		field("timer", "TimerID", "The timer's id."), field("delay", "time.Duration", "How long the timer runs."))}
+		field("timer", "TimerID", "is the timer's id."), field("delay", "time.Duration", "is how long the timer runs."))}
 	m.CancelTimer = &Action{Decl: builtin("action", "CancelTimer", "Stop a timer: its state was left. A TimerFired it sends anyway changes nothing.",
 		field("timer", "TimerID", "The timer's id."))}
 	for _, a := range []*Action{m.StartTimer, m.CancelTimer} {
@@ -286,8 +286,8 @@ func fieldNames(fs []*Field) string {
 
 // routes works out the states a rule that moves leaves and enters: it
 // leaves the states up to the rule's domain (the innermost state that
-// contains both its source and its target, but not the source itself
-// unless the rule is local) and enters those below it down to To.
+// properly contains both its source and its target; the source itself
+// for a local rule) and enters those below it down to To.
 func (b *builder) routes(r *Rule) {
 	if r.Kind != Transition || r.To == nil {
 		return
@@ -297,7 +297,10 @@ func (b *builder) routes(r *Rule) {
 	if r.Local {
 		domain = owner
 	} else if owner != nil {
-		for domain = owner.Parent; domain != nil && !domain.Contains(r.Target); domain = domain.Parent {
+		// The innermost proper ancestor of the source that contains the
+		// target and is not the target itself: a transition to an
+		// enclosing state leaves it and enters it again (SCXML's LCCA).
+		for domain = owner.Parent; domain != nil && (!domain.Contains(r.Target) || domain == r.Target); domain = domain.Parent {
 		}
 	}
 	hooked := func(s *State) bool { return s.Exit != nil || s.Timer != nil }
@@ -528,7 +531,7 @@ func (b *builder) others(s *State, e *Event) *pending {
 	}
 	r := &Rule{Kind: o.kind, From: s, Event: e, Pos: o.pos, Listed: true, Others: true}
 	if o.kind == Reject {
-		r.Reason = fmt.Sprintf("%s is not accepted in state %s", e.Name, s.Name)
+		r.Reason = refusal(s, e)
 	}
 	return &pending{rules: []*Rule{r}, pos: o.pos}
 }

@@ -426,14 +426,14 @@ type adapterData struct {
 // adapterFunc is one method of the scripted Behavior, as Go fragments.
 type adapterFunc struct {
 	GoName  string
-	Name    string // the spec name, quoted
-	Params  string // "peer string, n int"
-	Names   string // `"peer", "n"`: the spec names of the reads
-	Args    string // "peer, n"
-	Results string // "int, time.Duration"
-	Vars    []string
-	Ptrs    string // "&r0, &r1"
-	Rets    string // "r0, r1"
+	Name    string   // the spec name, quoted
+	Params  string   // "peer string, n int"
+	Names   string   // `"peer", "n"`: the spec names of the reads
+	Args    string   // "peer, n"
+	Results string   // "int, time.Duration"
+	Vars    []string // "fsmConfR0 int"
+	Ptrs    string   // "&fsmConfR0, &fsmConfR1"
+	Rets    string   // "fsmConfR0, fsmConfR1"
 }
 
 var adapterTemplate = template.Must(template.New("adapter").Parse(adapterSource))
@@ -501,6 +501,7 @@ type model struct {
 
 func newModel(m *fsm.Machine) *model { return &model{m: m} }
 
+// action returns the first action (builtin ones included) match accepts.
 func (mdl *model) action(match func(*fsm.Action) bool) *fsm.Action {
 	for _, a := range mdl.m.Actions {
 		if match(a) {
@@ -510,6 +511,8 @@ func (mdl *model) action(match func(*fsm.Action) bool) *fsm.Action {
 	return nil
 }
 
+// fn returns the guard or effect of the given name that the machine
+// calls, or nil.
 func (mdl *model) fn(name string) *fsm.Func {
 	for _, fns := range [][]*fsm.Func{mdl.m.Guards, mdl.m.Effects} {
 		for _, fn := range fns {
@@ -521,6 +524,7 @@ func (mdl *model) fn(name string) *fsm.Func {
 	return nil
 }
 
+// leaf returns the first leaf state match accepts.
 func (mdl *model) leaf(match func(*fsm.State) bool) *fsm.State {
 	for _, s := range mdl.m.States {
 		if match(s) {

@@ -1,8 +1,9 @@
 // Package conformance holds a corpus of cases that pin the hierarchical
 // semantics of the machines fsmgen generates: composite states, entry
 // and exit, external, local and internal transitions, "*" rows, transient
-// states inside composites, and state timers. It has no code of its own;
-// go test runs the corpus (conformance_test.go).
+// states inside composites, and state timers. It has no code of its own:
+// go test runs the corpus (conformance_test.go) and tests the harness
+// itself (harness_test.go).
 //
 // # Cases
 //

@@ -1028,9 +1028,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Cart --BeginCheckout [else]--> rejected: the cart is empty
 				return m.reject(2)
 			}
+		case *Cancel:
+			return m.takeUnpaidCancel(ev)
 		}
 	case StateCheckout:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *BackToCart:
 			// Checkout --BackToCart--> Cart
 			m.kind = StateCart
@@ -1045,26 +1047,34 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.timers[0] = fsmTimer{id: m.lastTimer, delay: 30 * time.Minute}
 			m.h.StartTimer(m.lastTimer, 30*time.Minute)
 			return m.finish()
+		case *Cancel:
+			return m.takeUnpaidCancel(ev)
 		}
 	case StateAwaitingPayment:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *PaymentReceived:
 			// AwaitingPayment --PaymentReceived--> Fulfilment / SendReceipt
 			m.kind = StatePicking
 			m.start(5, StateAwaitingPayment)
-			m.h.CancelTimer(m.timers[0].id)
+			if m.timers[0].id != 0 {
+				m.h.CancelTimer(m.timers[0].id)
+			}
 			m.h.RevokePaymentLink()
 			m.h.SendReceipt(m.d.total)
 			m.h.OpenWarehouseOrder()
 			return m.finish()
+		case *Cancel:
+			return m.takeUnpaidCancel(ev)
 		}
 	case StatePicking:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *Picked:
 			// Picking --Picked--> Packing
 			m.kind = StatePacking
 			m.start(6, StatePicking)
 			return m.finish()
+		case *Cancel:
+			return m.takeFulfilmentCancel(ev)
 		}
 	case StatePacking:
 		switch ev := ev.(type) {
@@ -1078,6 +1088,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(7, StatePacking)
 			m.h.SendTrackingLink(ev.Tracking)
 			return m.finish()
+		case *Cancel:
+			return m.takeFulfilmentCancel(ev)
 		}
 	case StateShipped:
 		switch ev.(type) {
@@ -1270,48 +1282,65 @@ func (m *Machine) otherwise(ev Event) error {
 			// accepted while in Fulfilment
 			return m.reject(53)
 		}
-	case *Cancel:
-		// The rules of Unpaid, for its states that have none of their own.
-		if m.kind >= StateCart && m.kind <= StateAwaitingPayment {
-			// Unpaid --Cancel--> Cancelled
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateCancelled
-			m.start(45, from)
-			if from == StateAwaitingPayment {
-				m.h.CancelTimer(m.timers[0].id)
-				m.h.RevokePaymentLink()
-			}
-			return m.finish()
-		}
-		// The rules of Fulfilment, for its states that have none of their own.
-		if m.kind >= StatePicking && m.kind <= StateShipped {
-			// Fulfilment --Cancel--> Cancelled / Refund
-			from := m.kind
-			prevTotal := m.d.total
-			m.d = fsmData{}
-			m.kind = StateCancelled
-			m.start(54, from)
-			m.h.CloseWarehouseOrder()
-			m.h.Refund(prevTotal)
-			return m.finish()
-		}
 	}
 	return m.unhandled(ev)
 }
 
+// takeUnpaidCancel takes the rules of Unpaid for Cancel, for the states inside it
+// that have none of their own.
+func (m *Machine) takeUnpaidCancel(ev *Cancel) error {
+	// Unpaid --Cancel--> Cancelled
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateCancelled
+	m.start(45, from)
+	if from == StateAwaitingPayment {
+		if m.timers[0].id != 0 {
+			m.h.CancelTimer(m.timers[0].id)
+		}
+		m.h.RevokePaymentLink()
+	}
+	return m.finish()
+}
+
+// takeFulfilmentCancel takes the rules of Fulfilment for Cancel, for the states inside it
+// that have none of their own.
+func (m *Machine) takeFulfilmentCancel(ev *Cancel) error {
+	// Fulfilment --Cancel--> Cancelled / Refund
+	from := m.kind
+	prevTotal := m.d.total
+	m.d = fsmData{}
+	m.kind = StateCancelled
+	m.start(54, from)
+	m.h.CloseWarehouseOrder()
+	m.h.Refund(prevTotal)
+	return m.finish()
+}
+
 // Timers returns the timers the current state has running, outermost state
-// first, as the StartTimer actions that started them. A machine made by
-// Restore has numbered them afresh, from 1, but no Handler has started them:
-// start them with these to re-arm them.
+// first, as the StartTimer actions that started them: a timer runs from its
+// state's entry until it fires or the state is left. A machine made by Restore
+// has numbered them afresh, from 1, but no Handler has started them: start
+// them with these to re-arm them.
 //
 // The values are the caller's to keep.
 func (m *Machine) Timers() []*StartTimer {
 	switch m.kind {
 	case StateAwaitingPayment:
-		return []*StartTimer{{Timer: m.timers[0].id, Delay: m.timers[0].delay}}
+		return fsmRunning(m.timers[0])
 	}
 	return nil
+}
+
+// fsmRunning returns the timers of ts that run, as StartTimer actions.
+func fsmRunning(ts ...fsmTimer) []*StartTimer {
+	var out []*StartTimer
+	for _, t := range ts {
+		if t.id != 0 {
+			out = append(out, &StartTimer{Timer: t.id, Delay: t.delay})
+		}
+	}
+	return out
 }
 
 // timerFired handles a TimerFired: the rules of the timer it names when that
@@ -1321,6 +1350,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		return m.nilEvent(ev)
 	}
 	switch {
+	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.kind == StateAwaitingPayment && ev.Timer == m.timers[0].id:
 		// AwaitingPayment --after 30m--> Expired / SendExpiryNotice
 		m.d.total = *new(Cents)

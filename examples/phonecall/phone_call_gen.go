@@ -828,8 +828,23 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.StartCallTimer()
 			return m.finish()
 		}
+	case StateTalking:
+		switch ev := ev.(type) {
+		case *LeftMessage:
+			return m.takeConnectedLeftMessage(ev)
+		case *PlacedOnHold:
+			return m.takeConnectedPlacedOnHold(ev)
+		case *MuteMicrophone:
+			return m.takeConnectedMuteMicrophone(ev)
+		case *UnmuteMicrophone:
+			return m.takeConnectedUnmuteMicrophone(ev)
+		case *SetVolume:
+			return m.takeConnectedSetVolume(ev)
+		}
 	case StateOnHold:
-		switch ev.(type) {
+		switch ev := ev.(type) {
+		case *LeftMessage:
+			return m.takeConnectedLeftMessage(ev)
 		case *TakenOffHold:
 			// OnHold --TakenOffHold--> Talking
 			m.kind = StateTalking
@@ -844,6 +859,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.StopCallTimer()
 			m.h.ReportDestroyed()
 			return m.finish()
+		case *MuteMicrophone:
+			return m.takeConnectedMuteMicrophone(ev)
+		case *UnmuteMicrophone:
+			return m.takeConnectedUnmuteMicrophone(ev)
+		case *SetVolume:
+			return m.takeConnectedSetVolume(ev)
 		}
 	}
 	return m.otherwise(ev)
@@ -921,7 +942,7 @@ func (m *Machine) otherwise(ev Event) error {
 	if m.kind == 0 {
 		return m.unhandled(ev)
 	}
-	switch ev := ev.(type) {
+	switch ev.(type) {
 	case *CallDialed:
 		// The rules of Connected, for its states that have none of their own.
 		if m.kind >= StateTalking && m.kind <= StateOnHold {
@@ -934,31 +955,6 @@ func (m *Machine) otherwise(ev Event) error {
 			// Connected --CallConnected--> rejected: CallConnected is not accepted while
 			// in Connected
 			return m.reject(31)
-		}
-	case *LeftMessage:
-		// The rules of Connected, for its states that have none of their own.
-		if m.kind >= StateTalking && m.kind <= StateOnHold {
-			// Connected --LeftMessage--> OffHook
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateOffHook
-			m.start(32, from)
-			if from == StateOnHold {
-				m.h.StopHoldMusic()
-			}
-			m.h.StopCallTimer()
-			return m.finish()
-		}
-	case *PlacedOnHold:
-		// The rules of Connected, for its states that have none of their own.
-		if m.kind >= StateTalking && m.kind <= StateOnHold {
-			// Connected --PlacedOnHold--> OnHold (local)
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateOnHold
-			m.start(33, from)
-			m.h.PlayHoldMusic()
-			return m.finish()
 		}
 	case *TakenOffHold:
 		// The rules of Connected, for its states that have none of their own.
@@ -974,38 +970,68 @@ func (m *Machine) otherwise(ev Event) error {
 			// not accepted while in Connected
 			return m.reject(35)
 		}
-	case *MuteMicrophone:
-		// The rules of Connected, for its states that have none of their own.
-		if m.kind >= StateTalking && m.kind <= StateOnHold {
-			// Connected --MuteMicrophone--> (stays) / Mute
-			from := m.kind
-			m.start(36, from)
-			m.h.Mute()
-			return m.finish()
-		}
-	case *UnmuteMicrophone:
-		// The rules of Connected, for its states that have none of their own.
-		if m.kind >= StateTalking && m.kind <= StateOnHold {
-			// Connected --UnmuteMicrophone--> (stays) / Unmute
-			from := m.kind
-			m.start(37, from)
-			m.h.Unmute()
-			return m.finish()
-		}
-	case *SetVolume:
-		// The rules of Connected, for its states that have none of their own.
-		if m.kind >= StateTalking && m.kind <= StateOnHold {
-			if ev == nil {
-				return m.nilEvent(ev)
-			}
-			// Connected --SetVolume--> (stays) / ChangeVolume
-			from := m.kind
-			m.start(38, from)
-			m.h.ChangeVolume(ev.Volume)
-			return m.finish()
-		}
 	}
 	return m.unhandled(ev)
+}
+
+// takeConnectedLeftMessage takes the rules of Connected for LeftMessage, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectedLeftMessage(ev *LeftMessage) error {
+	// Connected --LeftMessage--> OffHook
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateOffHook
+	m.start(32, from)
+	if from == StateOnHold {
+		m.h.StopHoldMusic()
+	}
+	m.h.StopCallTimer()
+	return m.finish()
+}
+
+// takeConnectedPlacedOnHold takes the rules of Connected for PlacedOnHold, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectedPlacedOnHold(ev *PlacedOnHold) error {
+	// Connected --PlacedOnHold--> OnHold (local)
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateOnHold
+	m.start(33, from)
+	m.h.PlayHoldMusic()
+	return m.finish()
+}
+
+// takeConnectedMuteMicrophone takes the rules of Connected for MuteMicrophone, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectedMuteMicrophone(ev *MuteMicrophone) error {
+	// Connected --MuteMicrophone--> (stays) / Mute
+	from := m.kind
+	m.start(36, from)
+	m.h.Mute()
+	return m.finish()
+}
+
+// takeConnectedUnmuteMicrophone takes the rules of Connected for UnmuteMicrophone, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectedUnmuteMicrophone(ev *UnmuteMicrophone) error {
+	// Connected --UnmuteMicrophone--> (stays) / Unmute
+	from := m.kind
+	m.start(37, from)
+	m.h.Unmute()
+	return m.finish()
+}
+
+// takeConnectedSetVolume takes the rules of Connected for SetVolume, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectedSetVolume(ev *SetVolume) error {
+	if ev == nil {
+		return m.nilEvent(ev)
+	}
+	// Connected --SetVolume--> (stays) / ChangeVolume
+	from := m.kind
+	m.start(38, from)
+	m.h.ChangeVolume(ev.Volume)
+	return m.finish()
 }
 
 // start begins handing out the step of rule i from state from: it tells the

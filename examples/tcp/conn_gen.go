@@ -1179,7 +1179,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.finish()
 		}
 	case StateListen:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *Send:
 			// Listen --Send--> SynSent {activate} / SendSyn
 			passive := m.b.Activate()
@@ -1188,6 +1188,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(10, StateListen)
 			m.h.SendSyn()
 			return m.finish()
+		case *Close:
+			return m.takeAwaitingSynClose(ev)
+		case *Abort:
+			return m.takeAwaitingSynAbort(ev)
 		case *Syn:
 			// Listen --Syn--> SynReceived / SendSynAck
 			m.kind = StateSynReceived
@@ -1206,12 +1210,16 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.finish()
 		}
 	case StateSynSent:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *Send:
 			// SynSent --Send--> (stays) / QueueData
 			m.start(16, StateSynSent)
 			m.h.QueueData()
 			return m.finish()
+		case *Close:
+			return m.takeAwaitingSynClose(ev)
+		case *Abort:
+			return m.takeAwaitingSynAbort(ev)
 		case *Syn:
 			// SynSent --Syn--> SynReceived / SendSynAck
 			m.kind = StateSynReceived
@@ -1224,9 +1232,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(18, StateSynSent)
 			m.h.SendAck()
 			return m.finish()
+		case *Rst:
+			return m.takeConnectionRst(ev)
 		}
 	case StateSynReceived:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *Send:
 			// SynReceived --Send--> (stays) / QueueData
 			m.start(21, StateSynReceived)
@@ -1238,6 +1248,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(22, StateSynReceived)
 			m.h.SendFin()
 			return m.finish()
+		case *Abort:
+			return m.takeConnectionAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
 		case *SynAck:
 			// SynReceived --SynAck--> Established
 			m.kind = StateEstablished
@@ -1272,7 +1286,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			}
 		}
 	case StateEstablished:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *Send:
 			// Established --Send--> (stays) / SendData
 			m.start(28, StateEstablished)
@@ -1284,15 +1298,23 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(29, StateEstablished)
 			m.h.SendFin()
 			return m.finish()
+		case *Abort:
+			return m.takeConnectionAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
+		case *SynAck:
+			return m.takeConnectionSynAck(ev)
 		case *Fin:
 			// Established --Fin--> CloseWait / SendAck
 			m.kind = StateCloseWait
 			m.start(30, StateEstablished)
 			m.h.SendAck()
 			return m.finish()
+		case *Rst:
+			return m.takeConnectionRst(ev)
 		}
 	case StateCloseWait:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *Send:
 			// CloseWait --Send--> (stays) / SendData
 			m.start(31, StateCloseWait)
@@ -1304,14 +1326,28 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(32, StateCloseWait)
 			m.h.SendFin()
 			return m.finish()
+		case *Abort:
+			return m.takeConnectionAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
+		case *SynAck:
+			return m.takeConnectionSynAck(ev)
 		case *Fin:
 			// CloseWait --Fin--> (stays) / SendAck
 			m.start(33, StateCloseWait)
 			m.h.SendAck()
 			return m.finish()
+		case *Rst:
+			return m.takeConnectionRst(ev)
 		}
 	case StateFinWait1:
-		switch ev.(type) {
+		switch ev := ev.(type) {
+		case *Abort:
+			return m.takeConnectionAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
+		case *SynAck:
+			return m.takeConnectionSynAck(ev)
 		case *Ack:
 			// FinWait1 --Ack--> FinWait2
 			m.kind = StateFinWait2
@@ -1323,9 +1359,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(37, StateFinWait1)
 			m.h.SendAck()
 			return m.finish()
+		case *Rst:
+			return m.takeConnectionRst(ev)
 		}
 	case StateFinWait2:
-		switch ev.(type) {
+		switch ev := ev.(type) {
+		case *Abort:
+			return m.takeConnectionAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
+		case *SynAck:
+			return m.takeConnectionSynAck(ev)
 		case *Fin:
 			// FinWait2 --Fin--> TimeWait / SendAck
 			m.kind = StateTimeWait
@@ -1336,9 +1380,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.timers[0] = fsmTimer{id: m.lastTimer, delay: delay}
 			m.h.StartTimer(m.lastTimer, delay)
 			return m.finish()
+		case *Rst:
+			return m.takeConnectionRst(ev)
 		}
 	case StateClosing:
-		switch ev.(type) {
+		switch ev := ev.(type) {
+		case *Abort:
+			return m.takeFinsExchangedAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
+		case *SynAck:
+			return m.takeConnectionSynAck(ev)
 		case *Ack:
 			// Closing --Ack--> TimeWait
 			m.kind = StateTimeWait
@@ -1348,9 +1400,19 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.timers[0] = fsmTimer{id: m.lastTimer, delay: delay}
 			m.h.StartTimer(m.lastTimer, delay)
 			return m.finish()
+		case *Fin:
+			return m.takeFinsExchangedFin(ev)
+		case *Rst:
+			return m.takeFinsExchangedRst(ev)
 		}
 	case StateLastAck:
-		switch ev.(type) {
+		switch ev := ev.(type) {
+		case *Abort:
+			return m.takeFinsExchangedAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
+		case *SynAck:
+			return m.takeConnectionSynAck(ev)
 		case *Ack:
 			// LastAck --Ack--> Closed / DeleteTCB
 			m.d.passive = false
@@ -1358,19 +1420,33 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(42, StateLastAck)
 			m.h.DeleteTcb()
 			return m.finish()
+		case *Fin:
+			return m.takeFinsExchangedFin(ev)
+		case *Rst:
+			return m.takeFinsExchangedRst(ev)
 		}
 	case StateTimeWait:
-		switch ev.(type) {
+		switch ev := ev.(type) {
+		case *Abort:
+			return m.takeFinsExchangedAbort(ev)
+		case *Syn:
+			return m.takeConnectionSyn(ev)
+		case *SynAck:
+			return m.takeConnectionSynAck(ev)
 		case *Fin:
 			// TimeWait --Fin--> TimeWait / SendAck
 			delay := m.b.TwoMsl()
 			m.start(43, StateTimeWait)
-			m.h.CancelTimer(m.timers[0].id)
+			if m.timers[0].id != 0 {
+				m.h.CancelTimer(m.timers[0].id)
+			}
 			m.h.SendAck()
 			m.lastTimer++
 			m.timers[0] = fsmTimer{id: m.lastTimer, delay: delay}
 			m.h.StartTimer(m.lastTimer, delay)
 			return m.finish()
+		case *Rst:
+			return m.takeFinsExchangedRst(ev)
 		}
 	}
 	return m.otherwise(ev)
@@ -1444,127 +1520,156 @@ func (m *Machine) otherwise(ev Event) error {
 			// FinsExchanged --Close--> rejected: connection closing
 			return m.reject(45)
 		}
-		// The rules of AwaitingSyn, for its states that have none of their own.
-		if m.kind >= StateListen && m.kind <= StateSynSent {
-			// AwaitingSyn --Close--> Closed / DeleteTCB
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateClosed
-			m.start(49, from)
-			m.h.DeleteTcb()
-			return m.finish()
-		}
-	case *Abort:
-		// The rules of FinsExchanged, for its states that have none of their own.
-		if m.kind >= StateClosing && m.kind <= StateTimeWait {
-			// FinsExchanged --Abort--> Closed / DeleteTCB
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateClosed
-			m.start(46, from)
-			if from == StateTimeWait {
-				m.h.CancelTimer(m.timers[0].id)
-			}
-			m.h.DeleteTcb()
-			return m.finish()
-		}
-		// The rules of AwaitingSyn, for its states that have none of their own.
-		if m.kind >= StateListen && m.kind <= StateSynSent {
-			// AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateClosed
-			m.start(50, from)
-			m.h.SignalReset()
-			m.h.DeleteTcb()
-			return m.finish()
-		}
-		// The rules of Connection, for its states that have none of their own.
-		if m.kind >= StateListen && m.kind <= StateTimeWait {
-			// Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateClosed
-			m.start(53, from)
-			m.h.SendRst()
-			m.h.SignalReset()
-			m.h.DeleteTcb()
-			return m.finish()
-		}
-	case *Syn:
-		// The rules of Connection, for its states that have none of their own.
-		if m.kind >= StateListen && m.kind <= StateTimeWait {
-			// Connection --Syn--> (stays) / SendAck
-			from := m.kind
-			m.start(54, from)
-			m.h.SendAck()
-			return m.finish()
-		}
-	case *SynAck:
-		// The rules of Connection, for its states that have none of their own.
-		if m.kind >= StateListen && m.kind <= StateTimeWait {
-			// Connection --SynAck--> (stays) / SendAck
-			from := m.kind
-			m.start(55, from)
-			m.h.SendAck()
-			return m.finish()
-		}
 	case *Ack:
 		// The rules of Synchronized, for its states that have none of their own.
 		if m.kind >= StateEstablished && m.kind <= StateTimeWait {
 			// Synchronized --Ack--> ignored
 			return m.ignore(51)
 		}
-	case *Fin:
-		// The rules of FinsExchanged, for its states that have none of their own.
-		if m.kind >= StateClosing && m.kind <= StateTimeWait {
-			// FinsExchanged --Fin--> (stays) / SendAck
-			from := m.kind
-			m.start(47, from)
-			m.h.SendAck()
-			return m.finish()
-		}
-	case *Rst:
-		// The rules of FinsExchanged, for its states that have none of their own.
-		if m.kind >= StateClosing && m.kind <= StateTimeWait {
-			// FinsExchanged --Rst--> Closed / DeleteTCB
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateClosed
-			m.start(48, from)
-			if from == StateTimeWait {
-				m.h.CancelTimer(m.timers[0].id)
-			}
-			m.h.DeleteTcb()
-			return m.finish()
-		}
-		// The rules of Connection, for its states that have none of their own.
-		if m.kind >= StateListen && m.kind <= StateTimeWait {
-			// Connection --Rst--> Closed / SignalReset, DeleteTCB
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateClosed
-			m.start(56, from)
-			m.h.SignalReset()
-			m.h.DeleteTcb()
-			return m.finish()
-		}
 	}
 	return m.unhandled(ev)
 }
 
+// takeFinsExchangedAbort takes the rules of FinsExchanged for Abort, for the states inside it
+// that have none of their own.
+func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
+	// FinsExchanged --Abort--> Closed / DeleteTCB
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateClosed
+	m.start(46, from)
+	if from == StateTimeWait {
+		if m.timers[0].id != 0 {
+			m.h.CancelTimer(m.timers[0].id)
+		}
+	}
+	m.h.DeleteTcb()
+	return m.finish()
+}
+
+// takeFinsExchangedFin takes the rules of FinsExchanged for Fin, for the states inside it
+// that have none of their own.
+func (m *Machine) takeFinsExchangedFin(ev *Fin) error {
+	// FinsExchanged --Fin--> (stays) / SendAck
+	from := m.kind
+	m.start(47, from)
+	m.h.SendAck()
+	return m.finish()
+}
+
+// takeFinsExchangedRst takes the rules of FinsExchanged for Rst, for the states inside it
+// that have none of their own.
+func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
+	// FinsExchanged --Rst--> Closed / DeleteTCB
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateClosed
+	m.start(48, from)
+	if from == StateTimeWait {
+		if m.timers[0].id != 0 {
+			m.h.CancelTimer(m.timers[0].id)
+		}
+	}
+	m.h.DeleteTcb()
+	return m.finish()
+}
+
+// takeAwaitingSynClose takes the rules of AwaitingSyn for Close, for the states inside it
+// that have none of their own.
+func (m *Machine) takeAwaitingSynClose(ev *Close) error {
+	// AwaitingSyn --Close--> Closed / DeleteTCB
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateClosed
+	m.start(49, from)
+	m.h.DeleteTcb()
+	return m.finish()
+}
+
+// takeAwaitingSynAbort takes the rules of AwaitingSyn for Abort, for the states inside it
+// that have none of their own.
+func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
+	// AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateClosed
+	m.start(50, from)
+	m.h.SignalReset()
+	m.h.DeleteTcb()
+	return m.finish()
+}
+
+// takeConnectionAbort takes the rules of Connection for Abort, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectionAbort(ev *Abort) error {
+	// Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateClosed
+	m.start(53, from)
+	m.h.SendRst()
+	m.h.SignalReset()
+	m.h.DeleteTcb()
+	return m.finish()
+}
+
+// takeConnectionSyn takes the rules of Connection for Syn, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectionSyn(ev *Syn) error {
+	// Connection --Syn--> (stays) / SendAck
+	from := m.kind
+	m.start(54, from)
+	m.h.SendAck()
+	return m.finish()
+}
+
+// takeConnectionSynAck takes the rules of Connection for SynAck, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectionSynAck(ev *SynAck) error {
+	// Connection --SynAck--> (stays) / SendAck
+	from := m.kind
+	m.start(55, from)
+	m.h.SendAck()
+	return m.finish()
+}
+
+// takeConnectionRst takes the rules of Connection for Rst, for the states inside it
+// that have none of their own.
+func (m *Machine) takeConnectionRst(ev *Rst) error {
+	// Connection --Rst--> Closed / SignalReset, DeleteTCB
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateClosed
+	m.start(56, from)
+	m.h.SignalReset()
+	m.h.DeleteTcb()
+	return m.finish()
+}
+
 // Timers returns the timers the current state has running, outermost state
-// first, as the StartTimer actions that started them. A machine made by
-// Restore has numbered them afresh, from 1, but no Handler has started them:
-// start them with these to re-arm them.
+// first, as the StartTimer actions that started them: a timer runs from its
+// state's entry until it fires or the state is left. A machine made by Restore
+// has numbered them afresh, from 1, but no Handler has started them: start
+// them with these to re-arm them.
 //
 // The values are the caller's to keep.
 func (m *Machine) Timers() []*StartTimer {
 	switch m.kind {
 	case StateTimeWait:
-		return []*StartTimer{{Timer: m.timers[0].id, Delay: m.timers[0].delay}}
+		return fsmRunning(m.timers[0])
 	}
 	return nil
+}
+
+// fsmRunning returns the timers of ts that run, as StartTimer actions.
+func fsmRunning(ts ...fsmTimer) []*StartTimer {
+	var out []*StartTimer
+	for _, t := range ts {
+		if t.id != 0 {
+			out = append(out, &StartTimer{Timer: t.id, Delay: t.delay})
+		}
+	}
+	return out
 }
 
 // timerFired handles a TimerFired: the rules of the timer it names when that
@@ -1574,6 +1679,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		return m.nilEvent(ev)
 	}
 	switch {
+	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.kind == StateTimeWait && ev.Timer == m.timers[0].id:
 		// TimeWait --after twoMSL--> Closed / DeleteTCB
 		m.d.passive = false

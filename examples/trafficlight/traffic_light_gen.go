@@ -643,6 +643,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.StartTimer(m.lastTimer, delay)
 			return m.finish()
 		}
+	case StateRed:
+		switch ev := ev.(type) {
+		case *SwitchOff:
+			return m.takeOnSwitchOff(ev)
+		}
+	case StateGreen:
+		switch ev := ev.(type) {
+		case *SwitchOff:
+			return m.takeOnSwitchOff(ev)
+		}
+	case StateYellow:
+		switch ev := ev.(type) {
+		case *SwitchOff:
+			return m.takeOnSwitchOff(ev)
+		}
 	}
 	return m.otherwise(ev)
 }
@@ -669,46 +684,65 @@ func (m *Machine) otherwise(ev Event) error {
 			// On --SwitchOn--> rejected: SwitchOn is not accepted while in On
 			return m.reject(2)
 		}
-	case *SwitchOff:
-		// The rules of On, for its states that have none of their own.
-		if m.kind >= StateRed && m.kind <= StateYellow {
-			// On --SwitchOff--> Off
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateOff
-			m.start(3, from)
-			if from == StateRed {
-				m.h.CancelTimer(m.timers[0].id)
-			}
-			if from == StateGreen {
-				m.h.CancelTimer(m.timers[1].id)
-			}
-			if from == StateYellow {
-				m.h.CancelTimer(m.timers[2].id)
-			}
-			m.h.PowerDown()
-			return m.finish()
-		}
 	}
 	return m.unhandled(ev)
 }
 
+// takeOnSwitchOff takes the rules of On for SwitchOff, for the states inside it
+// that have none of their own.
+func (m *Machine) takeOnSwitchOff(ev *SwitchOff) error {
+	// On --SwitchOff--> Off
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateOff
+	m.start(3, from)
+	if from == StateRed {
+		if m.timers[0].id != 0 {
+			m.h.CancelTimer(m.timers[0].id)
+		}
+	}
+	if from == StateGreen {
+		if m.timers[1].id != 0 {
+			m.h.CancelTimer(m.timers[1].id)
+		}
+	}
+	if from == StateYellow {
+		if m.timers[2].id != 0 {
+			m.h.CancelTimer(m.timers[2].id)
+		}
+	}
+	m.h.PowerDown()
+	return m.finish()
+}
+
 // Timers returns the timers the current state has running, outermost state
-// first, as the StartTimer actions that started them. A machine made by
-// Restore has numbered them afresh, from 1, but no Handler has started them:
-// start them with these to re-arm them.
+// first, as the StartTimer actions that started them: a timer runs from its
+// state's entry until it fires or the state is left. A machine made by Restore
+// has numbered them afresh, from 1, but no Handler has started them: start
+// them with these to re-arm them.
 //
 // The values are the caller's to keep.
 func (m *Machine) Timers() []*StartTimer {
 	switch m.kind {
 	case StateRed:
-		return []*StartTimer{{Timer: m.timers[0].id, Delay: m.timers[0].delay}}
+		return fsmRunning(m.timers[0])
 	case StateGreen:
-		return []*StartTimer{{Timer: m.timers[1].id, Delay: m.timers[1].delay}}
+		return fsmRunning(m.timers[1])
 	case StateYellow:
-		return []*StartTimer{{Timer: m.timers[2].id, Delay: m.timers[2].delay}}
+		return fsmRunning(m.timers[2])
 	}
 	return nil
+}
+
+// fsmRunning returns the timers of ts that run, as StartTimer actions.
+func fsmRunning(ts ...fsmTimer) []*StartTimer {
+	var out []*StartTimer
+	for _, t := range ts {
+		if t.id != 0 {
+			out = append(out, &StartTimer{Timer: t.id, Delay: t.delay})
+		}
+	}
+	return out
 }
 
 // timerFired handles a TimerFired: the rules of the timer it names when that
@@ -718,6 +752,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		return m.nilEvent(ev)
 	}
 	switch {
+	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.kind == StateRed && ev.Timer == m.timers[0].id:
 		// Red --after redTime--> Green
 		m.kind = StateGreen

@@ -1024,6 +1024,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(0, StateWaitingForUserInput)
 			m.h.SendLLMRequest(request)
 			return m.finish()
+		case *ShutdownRequested:
+			return m.takeRunningShutdownRequested(ev)
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
@@ -1076,6 +1078,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.DisplayError(message)
 				return m.finish()
 			}
+		case *ShutdownRequested:
+			return m.takeRunningShutdownRequested(ev)
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
@@ -1137,9 +1141,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.SendLLMRequest(request)
 				return m.finish()
 			}
+		case *ShutdownRequested:
+			return m.takeRunningShutdownRequested(ev)
 		}
 	case StatePostToolsHook:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *PostToolsHookCompleted:
 			// PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} /
 			// SendLlmRequest
@@ -1151,9 +1157,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(41, StatePostToolsHook)
 			m.h.SendLLMRequest(request)
 			return m.finish()
+		case *ShutdownRequested:
+			return m.takeRunningShutdownRequested(ev)
 		}
 	case StateError:
-		switch ev.(type) {
+		switch ev := ev.(type) {
 		case *RetryTimeoutFired:
 			// Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest
 			request := m.b.BuildRequest(m.d.conversation)
@@ -1163,6 +1171,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.start(51, StateError)
 			m.h.SendLLMRequest(request)
 			return m.finish()
+		case *ShutdownRequested:
+			return m.takeRunningShutdownRequested(ev)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
@@ -1290,23 +1300,6 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.ignore(60)
 		}
 	}
-	// A machine not made by New or Restore is in no state: no shared rule applies.
-	if m.kind == 0 {
-		return m.unhandled(ev)
-	}
-	switch ev.(type) {
-	case *ShutdownRequested:
-		// The rules of Running, for its states that have none of their own.
-		if m.kind >= StateWaitingForUserInput && m.kind <= StateError {
-			// Running --ShutdownRequested--> ShuttingDown / Shutdown
-			from := m.kind
-			m.d = fsmData{}
-			m.kind = StateShuttingDown
-			m.start(62, from)
-			m.h.Shutdown()
-			return m.finish()
-		}
-	}
 	return m.unhandled(ev)
 }
 
@@ -1331,6 +1324,18 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.h.WaitForInput()
 		return m.finish()
 	}
+}
+
+// takeRunningShutdownRequested takes the rules of Running for ShutdownRequested, for the states inside it
+// that have none of their own.
+func (m *Machine) takeRunningShutdownRequested(ev *ShutdownRequested) error {
+	// Running --ShutdownRequested--> ShuttingDown / Shutdown
+	from := m.kind
+	m.d = fsmData{}
+	m.kind = StateShuttingDown
+	m.start(62, from)
+	m.h.Shutdown()
+	return m.finish()
 }
 
 // start begins handing out the step of rule i from state from: it tells the

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -40,6 +41,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genHandleEvent()
 	g.genOtherwise()
 	g.genChoices()
+	g.genTakes()
 	g.genTimers()
 	g.genSteps()
 	g.genJSON()
@@ -695,12 +697,27 @@ func (g *goGen) genHandleEvent() {
 	split := len(g.m.States) > splitAbove
 	var states, methods []jen.Code
 	for _, s := range g.m.States {
-		if len(s.Handles) == 0 {
+		// The state's own cells, and the composite rules it takes, in
+		// event order; a composite's rules are written once, in a method
+		// each state that takes them calls.
+		cells := slices.Clone(s.Handles)
+		for _, c := range s.Inherited {
+			if direct(c) {
+				cells = append(cells, c)
+			}
+		}
+		if len(cells) == 0 {
 			continue
 		}
+		slices.SortStableFunc(cells, func(a, b *fsm.Cell) int { return a.Event.Index - b.Event.Index })
 		var evCases []jen.Code
 		bound := false
-		for _, c := range s.Handles {
+		for _, c := range cells {
+			if direct(c) {
+				bound = true
+				evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev")))))
+				continue
+			}
 			bound = bound || c.ReadsEvent
 			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.cellBody(c)...))
 		}
@@ -932,6 +949,9 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	}
 	for _, run := range r.Entries {
 		out = append(out, g.runCompute(run, from)...)
+	}
+	if t := r.Spends; t != nil {
+		out = append(out, jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("id").Op("=").Lit(0).Comment("// the timer has fired: it runs no more"))
 	}
 	out = append(out, jen.Id("m").Dot("start").Call(jen.Lit(r.Index), from))
 	for _, run := range r.Exits {

@@ -84,6 +84,12 @@ func (g *goGen) emitAction(e *fsm.Emit) []jen.Code {
 			jen.Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), g.value(e.Args[1])),
 		}
 	}
+	if e.Action == g.m.CancelTimer {
+		// A timer whose rule fired without leaving its state is spent:
+		// there is nothing to cancel.
+		id := jen.Id("m").Dot("timers").Index(jen.Lit(e.Args[0].Timer.Index)).Dot("id")
+		return []jen.Code{jen.If(id.Clone().Op("!=").Lit(0)).Block(jen.Id("m").Dot("h").Dot("CancelTimer").Call(id))}
+	}
 	return []jen.Code{jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(g.values(e.Args)...)}
 }
 
@@ -186,22 +192,29 @@ func (g *goGen) genTimers() {
 	}
 	var cases []jen.Code
 	for _, gr := range groups {
-		var vals []jen.Code
+		var slots []jen.Code
 		for _, t := range gr.timers {
-			slot := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index))
-			vals = append(vals, jen.Values(kv("Timer", slot.Clone().Dot("id")), kv("Delay", slot.Clone().Dot("delay"))))
+			slots = append(slots, jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)))
 		}
-		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(jen.Index().Op("*").Id("StartTimer").Values(vals...))))
+		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(jen.Id("fsmRunning").Call(slots...))))
 	}
 	f.Add(paragraphs("Timers returns the timers the current state has running, outermost state first, "+
-		"as the StartTimer actions that started them. A machine made by Restore has numbered "+
-		"them afresh, from 1, but no Handler has started them: start them with these to re-arm them.",
+		"as the StartTimer actions that started them: a timer runs from its state's entry until it "+
+		"fires or the state is left. A machine made by Restore has numbered them afresh, from 1, "+
+		"but no Handler has started them: start them with these to re-arm them.",
 		"The values are the caller's to keep."))
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Timers").Params().Index().Op("*").Id("StartTimer").Block(
 		jen.Switch(jen.Id("m").Dot("kind")).Block(cases...),
 		jen.Return(jen.Nil()))
+	f.Comment("// fsmRunning returns the timers of ts that run, as StartTimer actions.")
+	f.Func().Id("fsmRunning").Params(jen.Id("ts").Op("...").Id("fsmTimer")).Index().Op("*").Id("StartTimer").Block(
+		jen.Var().Id("out").Index().Op("*").Id("StartTimer"),
+		jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Id("ts")).Block(
+			jen.If(jen.Id("t").Dot("id").Op("!=").Lit(0)).Block(
+				jen.Id("out").Op("=").Append(jen.Id("out"), jen.Op("&").Id("StartTimer").Values(kv("Timer", jen.Id("t").Dot("id")), kv("Delay", jen.Id("t").Dot("delay")))))),
+		jen.Return(jen.Id("out")))
 
-	var fired []jen.Code
+	fired := []jen.Code{jen.Case(jen.Id("ev").Dot("Timer").Op("==").Lit(0)).Comment("// no timer has the zero id; a spent timer's slot holds it")}
 	for _, t := range m.Timers {
 		cond := jen.Add(within(jen.Id("m").Dot("kind"), t.State)).Op("&&").Id("ev").Dot("Timer").Op("==").Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("id")
 		fired = append(fired, jen.Case(cond).Block(g.cellBody(t.Cell)...))
@@ -214,8 +227,34 @@ func (g *goGen) genTimers() {
 		jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(m.Stale.Index))))
 }
 
-// sharedDispatch emits, in otherwise, the rules composite states and "*"
-// rows share, for each event innermost first:
+// direct reports whether the states that take shared cell c reach it
+// straight from HandleEvent, through its take method: the cells of
+// composite states that do more than ignore or reject, so that a rule
+// written on a composite state costs about what it would written on each
+// state. "*" rows, and the ignore and reject lists of composite states,
+// stay in otherwise, written once for all the states that take them.
+func direct(c *fsm.Cell) bool {
+	return c.Owner != nil && (len(c.Rules) > 1 || c.Rules[0].Kind == fsm.Transition)
+}
+
+// takeMethod names the method that holds the rules of a direct shared
+// cell: "takeConnectionAbort".
+func takeMethod(c *fsm.Cell) string { return "take" + c.Owner.GoName + c.Event.GoName }
+
+// genTakes emits the take method of each direct shared cell.
+func (g *goGen) genTakes() {
+	for _, c := range g.m.Shared {
+		if !direct(c) {
+			continue
+		}
+		g.f.Comment(fmt.Sprintf("// %s takes the rules of %s for %s, for the states inside it", takeMethod(c), c.Owner.Name, c.Event.Name))
+		g.f.Comment("// that have none of their own.")
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(takeMethod(c)).Params(jen.Id("ev").Op("*").Id(c.Event.GoName)).Error().Block(g.cellBody(c)...)
+	}
+}
+
+// sharedDispatch emits, in otherwise, the rules "*" rows and the lists of
+// composite states share, for each event innermost first:
 //
 //	switch ev := ev.(type) {
 //	case *E:
@@ -239,6 +278,9 @@ func (g *goGen) sharedDispatch() []jen.Code {
 	for _, e := range order {
 		var body []jen.Code
 		for _, c := range byEvent[e] {
+			if direct(c) {
+				continue // dispatched by HandleEvent, in each state that takes it
+			}
 			bound = bound || c.ReadsEvent
 			if c.Owner == nil {
 				body = append(body, g.cellBody(c)...)
@@ -247,7 +289,9 @@ func (g *goGen) sharedDispatch() []jen.Code {
 			body = append(body, jen.Comment("// The rules of "+c.Owner.Name+", for its states that have none of their own."),
 				jen.If(within(jen.Id("m").Dot("kind"), c.Owner)).Block(g.cellBody(c)...))
 		}
-		evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
+		if len(body) > 0 {
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
+		}
 	}
 	if len(evCases) == 0 {
 		return nil

@@ -648,8 +648,8 @@ func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event)
 		case from == nil || !from.Composite():
 			b.errorf(o.Local.Pos, "local applies to a transition of a composite state into its own substates: this one has no composite source")
 			ok = false
-		case r.Target == nil || !from.Contains(r.Target):
-			b.errorf(o.Local.Pos, "a local transition of %s must lead to %s or one of its substates", from.Name, from.Name)
+		case r.Target == nil || !from.Contains(r.Target) || r.Target == from:
+			b.errorf(o.Local.Pos, "a local transition of %s must lead to one of its substates (UML: its target differs from its source); to leave and re-enter %s, remove local", from.Name, from.Name)
 			ok = false
 		default:
 			r.Local = true
@@ -1049,6 +1049,9 @@ func (b *builder) resolve() {
 			continue
 		}
 		b.routes(r)
+		if r.Timer != nil && r.Kind == Transition && !slices.ContainsFunc(r.Exits, func(run *Run) bool { return run.State == r.Timer.State }) {
+			r.Spends = r.Timer
+		}
 		fl := &flow{b: b, r: r, from: b.sources(r)}
 		fl.run()
 	}

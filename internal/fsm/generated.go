@@ -13,7 +13,7 @@ var Generated = []string{
 	"RuleKind", "RuleReject", "RuleTransition", "Rules", "State", "StateKind", "Step",
 	"TimerID", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
-	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmTimer",
+	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmRunning", "fsmTimer",
 	// The generated tests.
 	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestKindStrings", "TestMachineErrors",
 	"TestRandomSequences", "TestRecorder", "TestRules", "TestStateJSON", "fsmFake", "fsmStates", "fsmTrace",
@@ -25,7 +25,7 @@ var Generated = []string{
 var Values = []string{
 	"ErrRejected", "New", "Restore", "RuleIgnore", "RuleReject", "RuleTransition", "Rules",
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState", "errReentrant", "fsmAsPointer",
-	"fsmAsValue", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "TestActionJSON", "TestEventJSON",
+	"fsmAsValue", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmRunning", "TestActionJSON", "TestEventJSON",
 	"TestEveryPair", "TestKindStrings", "TestMachineErrors", "TestRandomSequences", "TestRecorder",
 	"TestRules", "TestStateJSON", "fsmStates",
 }

@@ -319,6 +319,10 @@ type Rule struct {
 	Local bool
 	// Timer is the timer that fires the rule; nil for other rules.
 	Timer *Timer
+	// Spends is, for a timer's rule that does not leave the timer's
+	// state, the timer: it has fired and runs no more, though its state
+	// stays active.
+	Spends *Timer
 	// Exits are the states the rule leaves, innermost first, and Entries
 	// those it enters, outermost first, down to To. Shared rules run some
 	// exits only from some of their states (see Run.When).

@@ -1029,10 +1029,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.reject(2)
 			}
 		case *Cancel:
-			return m.takeUnpaidCancel(ev)
+			// Unpaid --Cancel--> Cancelled
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateCancelled
+			m.start(45, from)
+			if from == StateAwaitingPayment {
+				if m.timers[0].id != 0 {
+					m.h.CancelTimer(m.timers[0].id)
+				}
+				m.h.RevokePaymentLink()
+			}
+			return m.finish()
 		}
 	case StateCheckout:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case *BackToCart:
 			// Checkout --BackToCart--> Cart
 			m.kind = StateCart
@@ -1048,10 +1059,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.StartTimer(m.lastTimer, 30*time.Minute)
 			return m.finish()
 		case *Cancel:
-			return m.takeUnpaidCancel(ev)
+			// Unpaid --Cancel--> Cancelled
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateCancelled
+			m.start(45, from)
+			if from == StateAwaitingPayment {
+				if m.timers[0].id != 0 {
+					m.h.CancelTimer(m.timers[0].id)
+				}
+				m.h.RevokePaymentLink()
+			}
+			return m.finish()
 		}
 	case StateAwaitingPayment:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case *PaymentReceived:
 			// AwaitingPayment --PaymentReceived--> Fulfilment / SendReceipt
 			m.kind = StatePicking
@@ -1064,7 +1086,18 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.OpenWarehouseOrder()
 			return m.finish()
 		case *Cancel:
-			return m.takeUnpaidCancel(ev)
+			// Unpaid --Cancel--> Cancelled
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateCancelled
+			m.start(45, from)
+			if from == StateAwaitingPayment {
+				if m.timers[0].id != 0 {
+					m.h.CancelTimer(m.timers[0].id)
+				}
+				m.h.RevokePaymentLink()
+			}
+			return m.finish()
 		}
 	case StatePicking:
 		switch ev := ev.(type) {
@@ -1284,23 +1317,6 @@ func (m *Machine) otherwise(ev Event) error {
 		}
 	}
 	return m.unhandled(ev)
-}
-
-// takeUnpaidCancel takes the rules of Unpaid for Cancel, for the states inside it
-// that have none of their own.
-func (m *Machine) takeUnpaidCancel(ev *Cancel) error {
-	// Unpaid --Cancel--> Cancelled
-	from := m.kind
-	m.d = fsmData{}
-	m.kind = StateCancelled
-	m.start(45, from)
-	if from == StateAwaitingPayment {
-		if m.timers[0].id != 0 {
-			m.h.CancelTimer(m.timers[0].id)
-		}
-		m.h.RevokePaymentLink()
-	}
-	return m.finish()
 }
 
 // takeFulfilmentCancel takes the rules of Fulfilment for Cancel, for the states inside it

@@ -833,11 +833,25 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *LeftMessage:
 			return m.takeConnectedLeftMessage(ev)
 		case *PlacedOnHold:
-			return m.takeConnectedPlacedOnHold(ev)
+			// Connected --PlacedOnHold--> OnHold (local)
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateOnHold
+			m.start(33, from)
+			m.h.PlayHoldMusic()
+			return m.finish()
 		case *MuteMicrophone:
-			return m.takeConnectedMuteMicrophone(ev)
+			// Connected --MuteMicrophone--> (stays) / Mute
+			from := m.kind
+			m.start(36, from)
+			m.h.Mute()
+			return m.finish()
 		case *UnmuteMicrophone:
-			return m.takeConnectedUnmuteMicrophone(ev)
+			// Connected --UnmuteMicrophone--> (stays) / Unmute
+			from := m.kind
+			m.start(37, from)
+			m.h.Unmute()
+			return m.finish()
 		case *SetVolume:
 			return m.takeConnectedSetVolume(ev)
 		}
@@ -860,9 +874,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.ReportDestroyed()
 			return m.finish()
 		case *MuteMicrophone:
-			return m.takeConnectedMuteMicrophone(ev)
+			// Connected --MuteMicrophone--> (stays) / Mute
+			from := m.kind
+			m.start(36, from)
+			m.h.Mute()
+			return m.finish()
 		case *UnmuteMicrophone:
-			return m.takeConnectedUnmuteMicrophone(ev)
+			// Connected --UnmuteMicrophone--> (stays) / Unmute
+			from := m.kind
+			m.start(37, from)
+			m.h.Unmute()
+			return m.finish()
 		case *SetVolume:
 			return m.takeConnectedSetVolume(ev)
 		}
@@ -986,38 +1008,6 @@ func (m *Machine) takeConnectedLeftMessage(ev *LeftMessage) error {
 		m.h.StopHoldMusic()
 	}
 	m.h.StopCallTimer()
-	return m.finish()
-}
-
-// takeConnectedPlacedOnHold takes the rules of Connected for PlacedOnHold, for the states inside it
-// that have none of their own.
-func (m *Machine) takeConnectedPlacedOnHold(ev *PlacedOnHold) error {
-	// Connected --PlacedOnHold--> OnHold (local)
-	from := m.kind
-	m.d = fsmData{}
-	m.kind = StateOnHold
-	m.start(33, from)
-	m.h.PlayHoldMusic()
-	return m.finish()
-}
-
-// takeConnectedMuteMicrophone takes the rules of Connected for MuteMicrophone, for the states inside it
-// that have none of their own.
-func (m *Machine) takeConnectedMuteMicrophone(ev *MuteMicrophone) error {
-	// Connected --MuteMicrophone--> (stays) / Mute
-	from := m.kind
-	m.start(36, from)
-	m.h.Mute()
-	return m.finish()
-}
-
-// takeConnectedUnmuteMicrophone takes the rules of Connected for UnmuteMicrophone, for the states inside it
-// that have none of their own.
-func (m *Machine) takeConnectedUnmuteMicrophone(ev *UnmuteMicrophone) error {
-	// Connected --UnmuteMicrophone--> (stays) / Unmute
-	from := m.kind
-	m.start(37, from)
-	m.h.Unmute()
 	return m.finish()
 }
 

@@ -1189,7 +1189,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendSyn()
 			return m.finish()
 		case *Close:
-			return m.takeAwaitingSynClose(ev)
+			// AwaitingSyn --Close--> Closed / DeleteTCB
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateClosed
+			m.start(49, from)
+			m.h.DeleteTcb()
+			return m.finish()
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
 		case *Syn:
@@ -1217,7 +1223,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.QueueData()
 			return m.finish()
 		case *Close:
-			return m.takeAwaitingSynClose(ev)
+			// AwaitingSyn --Close--> Closed / DeleteTCB
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateClosed
+			m.start(49, from)
+			m.h.DeleteTcb()
+			return m.finish()
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
 		case *Syn:
@@ -1251,7 +1263,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
 			// SynReceived --SynAck--> Established
 			m.kind = StateEstablished
@@ -1301,9 +1317,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
-			return m.takeConnectionSynAck(ev)
+			// Connection --SynAck--> (stays) / SendAck
+			from := m.kind
+			m.start(55, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Fin:
 			// Established --Fin--> CloseWait / SendAck
 			m.kind = StateCloseWait
@@ -1329,9 +1353,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
-			return m.takeConnectionSynAck(ev)
+			// Connection --SynAck--> (stays) / SendAck
+			from := m.kind
+			m.start(55, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Fin:
 			// CloseWait --Fin--> (stays) / SendAck
 			m.start(33, StateCloseWait)
@@ -1345,9 +1377,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
-			return m.takeConnectionSynAck(ev)
+			// Connection --SynAck--> (stays) / SendAck
+			from := m.kind
+			m.start(55, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Ack:
 			// FinWait1 --Ack--> FinWait2
 			m.kind = StateFinWait2
@@ -1367,9 +1407,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
-			return m.takeConnectionSynAck(ev)
+			// Connection --SynAck--> (stays) / SendAck
+			from := m.kind
+			m.start(55, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Fin:
 			// FinWait2 --Fin--> TimeWait / SendAck
 			m.kind = StateTimeWait
@@ -1388,9 +1436,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
-			return m.takeConnectionSynAck(ev)
+			// Connection --SynAck--> (stays) / SendAck
+			from := m.kind
+			m.start(55, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Ack:
 			// Closing --Ack--> TimeWait
 			m.kind = StateTimeWait
@@ -1401,7 +1457,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.StartTimer(m.lastTimer, delay)
 			return m.finish()
 		case *Fin:
-			return m.takeFinsExchangedFin(ev)
+			// FinsExchanged --Fin--> (stays) / SendAck
+			from := m.kind
+			m.start(47, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Rst:
 			return m.takeFinsExchangedRst(ev)
 		}
@@ -1410,9 +1470,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
-			return m.takeConnectionSynAck(ev)
+			// Connection --SynAck--> (stays) / SendAck
+			from := m.kind
+			m.start(55, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Ack:
 			// LastAck --Ack--> Closed / DeleteTCB
 			m.d.passive = false
@@ -1421,7 +1489,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.DeleteTcb()
 			return m.finish()
 		case *Fin:
-			return m.takeFinsExchangedFin(ev)
+			// FinsExchanged --Fin--> (stays) / SendAck
+			from := m.kind
+			m.start(47, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Rst:
 			return m.takeFinsExchangedRst(ev)
 		}
@@ -1430,9 +1502,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
-			return m.takeConnectionSyn(ev)
+			// Connection --Syn--> (stays) / SendAck
+			from := m.kind
+			m.start(54, from)
+			m.h.SendAck()
+			return m.finish()
 		case *SynAck:
-			return m.takeConnectionSynAck(ev)
+			// Connection --SynAck--> (stays) / SendAck
+			from := m.kind
+			m.start(55, from)
+			m.h.SendAck()
+			return m.finish()
 		case *Fin:
 			// TimeWait --Fin--> TimeWait / SendAck
 			delay := m.b.TwoMsl()
@@ -1547,16 +1627,6 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 	return m.finish()
 }
 
-// takeFinsExchangedFin takes the rules of FinsExchanged for Fin, for the states inside it
-// that have none of their own.
-func (m *Machine) takeFinsExchangedFin(ev *Fin) error {
-	// FinsExchanged --Fin--> (stays) / SendAck
-	from := m.kind
-	m.start(47, from)
-	m.h.SendAck()
-	return m.finish()
-}
-
 // takeFinsExchangedRst takes the rules of FinsExchanged for Rst, for the states inside it
 // that have none of their own.
 func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
@@ -1570,18 +1640,6 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 			m.h.CancelTimer(m.timers[0].id)
 		}
 	}
-	m.h.DeleteTcb()
-	return m.finish()
-}
-
-// takeAwaitingSynClose takes the rules of AwaitingSyn for Close, for the states inside it
-// that have none of their own.
-func (m *Machine) takeAwaitingSynClose(ev *Close) error {
-	// AwaitingSyn --Close--> Closed / DeleteTCB
-	from := m.kind
-	m.d = fsmData{}
-	m.kind = StateClosed
-	m.start(49, from)
 	m.h.DeleteTcb()
 	return m.finish()
 }
@@ -1610,26 +1668,6 @@ func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	m.h.SendRst()
 	m.h.SignalReset()
 	m.h.DeleteTcb()
-	return m.finish()
-}
-
-// takeConnectionSyn takes the rules of Connection for Syn, for the states inside it
-// that have none of their own.
-func (m *Machine) takeConnectionSyn(ev *Syn) error {
-	// Connection --Syn--> (stays) / SendAck
-	from := m.kind
-	m.start(54, from)
-	m.h.SendAck()
-	return m.finish()
-}
-
-// takeConnectionSynAck takes the rules of Connection for SynAck, for the states inside it
-// that have none of their own.
-func (m *Machine) takeConnectionSynAck(ev *SynAck) error {
-	// Connection --SynAck--> (stays) / SendAck
-	from := m.kind
-	m.start(55, from)
-	m.h.SendAck()
 	return m.finish()
 }
 

@@ -1025,7 +1025,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendLLMRequest(request)
 			return m.finish()
 		case *ShutdownRequested:
-			return m.takeRunningShutdownRequested(ev)
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateShuttingDown
+			m.start(62, from)
+			m.h.Shutdown()
+			return m.finish()
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
@@ -1079,7 +1085,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.finish()
 			}
 		case *ShutdownRequested:
-			return m.takeRunningShutdownRequested(ev)
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateShuttingDown
+			m.start(62, from)
+			m.h.Shutdown()
+			return m.finish()
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
@@ -1142,10 +1154,16 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.finish()
 			}
 		case *ShutdownRequested:
-			return m.takeRunningShutdownRequested(ev)
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateShuttingDown
+			m.start(62, from)
+			m.h.Shutdown()
+			return m.finish()
 		}
 	case StatePostToolsHook:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case *PostToolsHookCompleted:
 			// PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} /
 			// SendLlmRequest
@@ -1158,10 +1176,16 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendLLMRequest(request)
 			return m.finish()
 		case *ShutdownRequested:
-			return m.takeRunningShutdownRequested(ev)
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateShuttingDown
+			m.start(62, from)
+			m.h.Shutdown()
+			return m.finish()
 		}
 	case StateError:
-		switch ev := ev.(type) {
+		switch ev.(type) {
 		case *RetryTimeoutFired:
 			// Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest
 			request := m.b.BuildRequest(m.d.conversation)
@@ -1172,7 +1196,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendLLMRequest(request)
 			return m.finish()
 		case *ShutdownRequested:
-			return m.takeRunningShutdownRequested(ev)
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.kind
+			m.d = fsmData{}
+			m.kind = StateShuttingDown
+			m.start(62, from)
+			m.h.Shutdown()
+			return m.finish()
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
@@ -1324,18 +1354,6 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.h.WaitForInput()
 		return m.finish()
 	}
-}
-
-// takeRunningShutdownRequested takes the rules of Running for ShutdownRequested, for the states inside it
-// that have none of their own.
-func (m *Machine) takeRunningShutdownRequested(ev *ShutdownRequested) error {
-	// Running --ShutdownRequested--> ShuttingDown / Shutdown
-	from := m.kind
-	m.d = fsmData{}
-	m.kind = StateShuttingDown
-	m.start(62, from)
-	m.h.Shutdown()
-	return m.finish()
 }
 
 // start begins handing out the step of rule i from state from: it tells the

@@ -713,7 +713,7 @@ func (g *goGen) genHandleEvent() {
 		var evCases []jen.Code
 		bound := false
 		for _, c := range cells {
-			if direct(c) {
+			if direct(c) && !g.inline(c) {
 				bound = true
 				evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev")))))
 				continue

@@ -241,10 +241,22 @@ func direct(c *fsm.Cell) bool {
 // cell: "takeConnectionAbort".
 func takeMethod(c *fsm.Cell) string { return "take" + c.Owner.GoName + c.Event.GoName }
 
-// genTakes emits the take method of each direct shared cell.
+// inlineMax is the most statements a composite state's rule may have to
+// be written out in each state that takes it, as the state's own rule
+// would be, rather than called: a call costs a fifth of a small rule.
+const inlineMax = 6
+
+// inline reports whether direct shared cell c is written out in each state
+// that takes it: one unguarded rule of a few statements.
+func (g *goGen) inline(c *fsm.Cell) bool {
+	return len(c.Rules) == 1 && c.Rules[0].Guard == nil && !c.ReadsEvent && len(g.ruleBody(c.Rules[0])) <= inlineMax
+}
+
+// genTakes emits the take method of each direct shared cell that is not
+// written out in its states.
 func (g *goGen) genTakes() {
 	for _, c := range g.m.Shared {
-		if !direct(c) {
+		if !direct(c) || g.inline(c) {
 			continue
 		}
 		g.f.Comment(fmt.Sprintf("// %s takes the rules of %s for %s, for the states inside it", takeMethod(c), c.Owner.Name, c.Event.Name))

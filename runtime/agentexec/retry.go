@@ -11,8 +11,8 @@ import (
 // RetryTimeoutFired) rather than a state timer ("after" on Error), which
 // fsmgen offers since issue 13. That was considered and is not simpler
 // here: ScheduleRetry hands the runtime the delay together with the
-// attempt and the error, which the user sees ("retrying in 4s, attempt
-// 2: ..."), while a timer's StartTimer carries only the delay, so the spec
+// attempt and the error, which the user sees ("! overloaded; retry 2 in
+// 4s"), while a timer's StartTimer carries only the delay, so the spec
 // would need a second action and would compute the delay in two places;
 // the event log, the recorded demo and the four hand-written machines of
 // the benchmark (bench/) all model RetryTimeoutFired as a plain event, and

@@ -1319,8 +1319,8 @@ func (m *Machine) otherwise(ev Event) error {
 	return m.unhandled(ev)
 }
 
-// takeFulfilmentCancel takes the rules of Fulfilment for Cancel, for the states inside it
-// that have none of their own.
+// takeFulfilmentCancel takes the rules of Fulfilment for Cancel, for the
+// states inside it that have none of their own.
 func (m *Machine) takeFulfilmentCancel(ev *Cancel) error {
 	// Fulfilment --Cancel--> Cancelled / Refund
 	from := m.kind

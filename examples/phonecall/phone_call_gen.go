@@ -996,8 +996,8 @@ func (m *Machine) otherwise(ev Event) error {
 	return m.unhandled(ev)
 }
 
-// takeConnectedLeftMessage takes the rules of Connected for LeftMessage, for the states inside it
-// that have none of their own.
+// takeConnectedLeftMessage takes the rules of Connected for LeftMessage, for
+// the states inside it that have none of their own.
 func (m *Machine) takeConnectedLeftMessage(ev *LeftMessage) error {
 	// Connected --LeftMessage--> OffHook
 	from := m.kind
@@ -1011,8 +1011,8 @@ func (m *Machine) takeConnectedLeftMessage(ev *LeftMessage) error {
 	return m.finish()
 }
 
-// takeConnectedSetVolume takes the rules of Connected for SetVolume, for the states inside it
-// that have none of their own.
+// takeConnectedSetVolume takes the rules of Connected for SetVolume, for the
+// states inside it that have none of their own.
 func (m *Machine) takeConnectedSetVolume(ev *SetVolume) error {
 	if ev == nil {
 		return m.nilEvent(ev)

@@ -1610,8 +1610,8 @@ func (m *Machine) otherwise(ev Event) error {
 	return m.unhandled(ev)
 }
 
-// takeFinsExchangedAbort takes the rules of FinsExchanged for Abort, for the states inside it
-// that have none of their own.
+// takeFinsExchangedAbort takes the rules of FinsExchanged for Abort, for the
+// states inside it that have none of their own.
 func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 	// FinsExchanged --Abort--> Closed / DeleteTCB
 	from := m.kind
@@ -1627,8 +1627,8 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 	return m.finish()
 }
 
-// takeFinsExchangedRst takes the rules of FinsExchanged for Rst, for the states inside it
-// that have none of their own.
+// takeFinsExchangedRst takes the rules of FinsExchanged for Rst, for the
+// states inside it that have none of their own.
 func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 	// FinsExchanged --Rst--> Closed / DeleteTCB
 	from := m.kind
@@ -1644,8 +1644,8 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 	return m.finish()
 }
 
-// takeAwaitingSynAbort takes the rules of AwaitingSyn for Abort, for the states inside it
-// that have none of their own.
+// takeAwaitingSynAbort takes the rules of AwaitingSyn for Abort, for the
+// states inside it that have none of their own.
 func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 	// AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB
 	from := m.kind
@@ -1657,8 +1657,8 @@ func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 	return m.finish()
 }
 
-// takeConnectionAbort takes the rules of Connection for Abort, for the states inside it
-// that have none of their own.
+// takeConnectionAbort takes the rules of Connection for Abort, for the states
+// inside it that have none of their own.
 func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	// Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB
 	from := m.kind
@@ -1671,8 +1671,8 @@ func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	return m.finish()
 }
 
-// takeConnectionRst takes the rules of Connection for Rst, for the states inside it
-// that have none of their own.
+// takeConnectionRst takes the rules of Connection for Rst, for the states
+// inside it that have none of their own.
 func (m *Machine) takeConnectionRst(ev *Rst) error {
 	// Connection --Rst--> Closed / SignalReset, DeleteTCB
 	from := m.kind

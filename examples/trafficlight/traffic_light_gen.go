@@ -688,8 +688,8 @@ func (m *Machine) otherwise(ev Event) error {
 	return m.unhandled(ev)
 }
 
-// takeOnSwitchOff takes the rules of On for SwitchOff, for the states inside it
-// that have none of their own.
+// takeOnSwitchOff takes the rules of On for SwitchOff, for the states inside
+// it that have none of their own.
 func (m *Machine) takeOnSwitchOff(ev *SwitchOff) error {
 	// On --SwitchOff--> Off
 	from := m.kind

@@ -259,8 +259,7 @@ func (g *goGen) genTakes() {
 		if !direct(c) || g.inline(c) {
 			continue
 		}
-		g.f.Comment(fmt.Sprintf("// %s takes the rules of %s for %s, for the states inside it", takeMethod(c), c.Owner.Name, c.Event.Name))
-		g.f.Comment("// that have none of their own.")
+		g.f.Add(comment("", fmt.Sprintf("%s takes the rules of %s for %s, for the states inside it that have none of their own.", takeMethod(c), c.Owner.Name, c.Event.Name)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(takeMethod(c)).Params(jen.Id("ev").Op("*").Id(c.Event.GoName)).Error().Block(g.cellBody(c)...)
 	}
 }

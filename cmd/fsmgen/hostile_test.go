@@ -28,7 +28,7 @@ func TestHostileFiles(t *testing.T) {
 		{"unknown key", []byte(strings.Replace(valid, "machine:", "machin:", 1)), `unknown key "machin" \(did you mean "machine"\?\)`},
 		{"version", []byte(strings.Replace(valid, "version: 2", "version: 3", 1)), `unsupported spec version "3"`},
 		{"alias bomb", []byte("version: 2\na: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"), `too many aliases`},
-		{"deep", []byte("version: 2\ndoc: " + strings.Repeat("{a: ", 30) + "1" + strings.Repeat("}", 30) + "\n"), `nested more than 16 levels deep`},
+		{"deep", []byte("version: 2\ndoc: " + strings.Repeat("{a: ", 60) + "1" + strings.Repeat("}", 60) + "\n"), `nested more than 48 levels deep`},
 		{"huge", []byte("version: 2\ndoc: \"" + strings.Repeat("x", 2<<20) + "\"\n"), `larger than the 1048576-byte limit`},
 		{"absolute output", []byte(strings.Replace(valid, "go: out", "go: /etc/evil", 1)), `output path "/etc/evil" must be relative`},
 		{"odd output", []byte(strings.Replace(valid, "go: out", "go: \"out\\n//x\"", 1)), `output path .* may use only letters`},

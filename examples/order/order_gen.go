@@ -30,6 +30,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -748,67 +750,69 @@ type Rule struct {
 	Actions []ActionKind
 	// Reason says why a reject rule refuses the event.
 	Reason string
+	// Label describes the rule on one line, as the spec writes it.
+	Label string
 }
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{Kind: RuleTransition, From: StateCart, Event: EventAddItem, Effect: "addToTotal"},
-	{Kind: RuleTransition, From: StateCart, Event: EventBeginCheckout, Guard: "hasItems", To: StateCheckout},
-	{Kind: RuleReject, From: StateCart, Event: EventBeginCheckout, Guard: "else", Reason: "the cart is empty"},
-	{Kind: RuleTransition, From: StateCheckout, Event: EventBackToCart, To: StateCart},
-	{Kind: RuleTransition, From: StateCheckout, Event: EventPlaceOrder, To: StateAwaitingPayment},
-	{Kind: RuleTransition, From: StateAwaitingPayment, Event: EventPaymentReceived, To: StatePicking, Actions: []ActionKind{ActionSendReceipt}},
-	{Kind: RuleTransition, From: StatePicking, Event: EventPicked, To: StatePacking},
-	{Kind: RuleTransition, From: StatePacking, Event: EventDispatched, To: StateShipped, Actions: []ActionKind{ActionSendTrackingLink}},
-	{Kind: RuleTransition, From: StateShipped, Event: EventDeliveryConfirmed, To: StateDelivered},
-	{Kind: RuleReject, From: StateShipped, Event: EventCancel, Reason: "the parcel has shipped"},
-	{Kind: RuleReject, From: StateDelivered, Event: EventAddItem, Reason: "AddItem is not accepted in state Delivered"},
-	{Kind: RuleReject, From: StateDelivered, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Delivered"},
-	{Kind: RuleReject, From: StateDelivered, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Delivered"},
-	{Kind: RuleReject, From: StateDelivered, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Delivered"},
-	{Kind: RuleIgnore, From: StateDelivered, Event: EventPaymentReceived},
-	{Kind: RuleReject, From: StateDelivered, Event: EventPicked, Reason: "Picked is not accepted in state Delivered"},
-	{Kind: RuleReject, From: StateDelivered, Event: EventDispatched, Reason: "Dispatched is not accepted in state Delivered"},
-	{Kind: RuleReject, From: StateDelivered, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Delivered"},
-	{Kind: RuleReject, From: StateDelivered, Event: EventCancel, Reason: "Cancel is not accepted in state Delivered"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventAddItem, Reason: "AddItem is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventPicked, Reason: "Picked is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventDispatched, Reason: "Dispatched is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateCancelled, Event: EventCancel, Reason: "Cancel is not accepted in state Cancelled"},
-	{Kind: RuleReject, From: StateExpired, Event: EventAddItem, Reason: "AddItem is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventPicked, Reason: "Picked is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventDispatched, Reason: "Dispatched is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Expired"},
-	{Kind: RuleReject, From: StateExpired, Event: EventCancel, Reason: "Cancel is not accepted in state Expired"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventAddItem, Reason: "AddItem is not accepted while in Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted while in Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventPicked, Reason: "Picked is not accepted while in Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventDispatched, Reason: "Dispatched is not accepted while in Unpaid"},
-	{Kind: RuleReject, Composite: "Unpaid", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Unpaid"},
-	{Kind: RuleTransition, Composite: "Unpaid", Event: EventCancel, To: StateCancelled},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventAddItem, Reason: "AddItem is not accepted while in Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Fulfilment"},
-	{Kind: RuleIgnore, Composite: "Fulfilment", Event: EventPaymentReceived},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPicked, Reason: "Picked is not accepted while in Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDispatched, Reason: "Dispatched is not accepted while in Fulfilment"},
-	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Fulfilment"},
-	{Kind: RuleTransition, Composite: "Fulfilment", Event: EventCancel, To: StateCancelled, Actions: []ActionKind{ActionRefund}},
-	{Kind: RuleTransition, From: StateAwaitingPayment, Event: EventTimerFired, To: StateExpired, Actions: []ActionKind{ActionSendExpiryNotice}},
-	{Kind: RuleIgnore, Event: EventTimerFired},
+	{Kind: RuleTransition, From: StateCart, Event: EventAddItem, Effect: "addToTotal", Label: "Cart --AddItem--> (stays) {addToTotal}"},
+	{Kind: RuleTransition, From: StateCart, Event: EventBeginCheckout, Guard: "hasItems", To: StateCheckout, Label: "Cart --BeginCheckout [hasItems]--> Checkout"},
+	{Kind: RuleReject, From: StateCart, Event: EventBeginCheckout, Guard: "else", Reason: "the cart is empty", Label: "Cart --BeginCheckout [else]--> rejected: the cart is empty"},
+	{Kind: RuleTransition, From: StateCheckout, Event: EventBackToCart, To: StateCart, Label: "Checkout --BackToCart--> Cart"},
+	{Kind: RuleTransition, From: StateCheckout, Event: EventPlaceOrder, To: StateAwaitingPayment, Label: "Checkout --PlaceOrder--> AwaitingPayment"},
+	{Kind: RuleTransition, From: StateAwaitingPayment, Event: EventPaymentReceived, To: StatePicking, Actions: []ActionKind{ActionSendReceipt}, Label: "AwaitingPayment --PaymentReceived--> Fulfilment / SendReceipt"},
+	{Kind: RuleTransition, From: StatePicking, Event: EventPicked, To: StatePacking, Label: "Picking --Picked--> Packing"},
+	{Kind: RuleTransition, From: StatePacking, Event: EventDispatched, To: StateShipped, Actions: []ActionKind{ActionSendTrackingLink}, Label: "Packing --Dispatched--> Shipped / SendTrackingLink"},
+	{Kind: RuleTransition, From: StateShipped, Event: EventDeliveryConfirmed, To: StateDelivered, Label: "Shipped --DeliveryConfirmed--> Delivered"},
+	{Kind: RuleReject, From: StateShipped, Event: EventCancel, Reason: "the parcel has shipped", Label: "Shipped --Cancel--> rejected: the parcel has shipped"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventAddItem, Reason: "AddItem is not accepted in state Delivered", Label: "Delivered --AddItem--> rejected: AddItem is not accepted in state Delivered"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Delivered", Label: "Delivered --BeginCheckout--> rejected: BeginCheckout is not accepted in state Delivered"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Delivered", Label: "Delivered --BackToCart--> rejected: BackToCart is not accepted in state Delivered"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Delivered", Label: "Delivered --PlaceOrder--> rejected: PlaceOrder is not accepted in state Delivered"},
+	{Kind: RuleIgnore, From: StateDelivered, Event: EventPaymentReceived, Label: "Delivered --PaymentReceived--> ignored"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventPicked, Reason: "Picked is not accepted in state Delivered", Label: "Delivered --Picked--> rejected: Picked is not accepted in state Delivered"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventDispatched, Reason: "Dispatched is not accepted in state Delivered", Label: "Delivered --Dispatched--> rejected: Dispatched is not accepted in state Delivered"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Delivered", Label: "Delivered --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Delivered"},
+	{Kind: RuleReject, From: StateDelivered, Event: EventCancel, Reason: "Cancel is not accepted in state Delivered", Label: "Delivered --Cancel--> rejected: Cancel is not accepted in state Delivered"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventAddItem, Reason: "AddItem is not accepted in state Cancelled", Label: "Cancelled --AddItem--> rejected: AddItem is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Cancelled", Label: "Cancelled --BeginCheckout--> rejected: BeginCheckout is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Cancelled", Label: "Cancelled --BackToCart--> rejected: BackToCart is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Cancelled", Label: "Cancelled --PlaceOrder--> rejected: PlaceOrder is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Cancelled", Label: "Cancelled --PaymentReceived--> rejected: PaymentReceived is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventPicked, Reason: "Picked is not accepted in state Cancelled", Label: "Cancelled --Picked--> rejected: Picked is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventDispatched, Reason: "Dispatched is not accepted in state Cancelled", Label: "Cancelled --Dispatched--> rejected: Dispatched is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Cancelled", Label: "Cancelled --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateCancelled, Event: EventCancel, Reason: "Cancel is not accepted in state Cancelled", Label: "Cancelled --Cancel--> rejected: Cancel is not accepted in state Cancelled"},
+	{Kind: RuleReject, From: StateExpired, Event: EventAddItem, Reason: "AddItem is not accepted in state Expired", Label: "Expired --AddItem--> rejected: AddItem is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Expired", Label: "Expired --BeginCheckout--> rejected: BeginCheckout is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Expired", Label: "Expired --BackToCart--> rejected: BackToCart is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Expired", Label: "Expired --PlaceOrder--> rejected: PlaceOrder is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Expired", Label: "Expired --PaymentReceived--> rejected: PaymentReceived is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventPicked, Reason: "Picked is not accepted in state Expired", Label: "Expired --Picked--> rejected: Picked is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventDispatched, Reason: "Dispatched is not accepted in state Expired", Label: "Expired --Dispatched--> rejected: Dispatched is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Expired", Label: "Expired --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Expired"},
+	{Kind: RuleReject, From: StateExpired, Event: EventCancel, Reason: "Cancel is not accepted in state Expired", Label: "Expired --Cancel--> rejected: Cancel is not accepted in state Expired"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventAddItem, Reason: "AddItem is not accepted while in Unpaid", Label: "Unpaid --AddItem--> rejected: AddItem is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Unpaid", Label: "Unpaid --BeginCheckout--> rejected: BeginCheckout is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Unpaid", Label: "Unpaid --BackToCart--> rejected: BackToCart is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Unpaid", Label: "Unpaid --PlaceOrder--> rejected: PlaceOrder is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted while in Unpaid", Label: "Unpaid --PaymentReceived--> rejected: PaymentReceived is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventPicked, Reason: "Picked is not accepted while in Unpaid", Label: "Unpaid --Picked--> rejected: Picked is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventDispatched, Reason: "Dispatched is not accepted while in Unpaid", Label: "Unpaid --Dispatched--> rejected: Dispatched is not accepted while in Unpaid"},
+	{Kind: RuleReject, Composite: "Unpaid", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Unpaid", Label: "Unpaid --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted while in Unpaid"},
+	{Kind: RuleTransition, Composite: "Unpaid", Event: EventCancel, To: StateCancelled, Label: "Unpaid --Cancel--> Cancelled"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventAddItem, Reason: "AddItem is not accepted while in Fulfilment", Label: "Fulfilment --AddItem--> rejected: AddItem is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Fulfilment", Label: "Fulfilment --BeginCheckout--> rejected: BeginCheckout is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Fulfilment", Label: "Fulfilment --BackToCart--> rejected: BackToCart is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Fulfilment", Label: "Fulfilment --PlaceOrder--> rejected: PlaceOrder is not accepted while in Fulfilment"},
+	{Kind: RuleIgnore, Composite: "Fulfilment", Event: EventPaymentReceived, Label: "Fulfilment --PaymentReceived--> ignored"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventPicked, Reason: "Picked is not accepted while in Fulfilment", Label: "Fulfilment --Picked--> rejected: Picked is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDispatched, Reason: "Dispatched is not accepted while in Fulfilment", Label: "Fulfilment --Dispatched--> rejected: Dispatched is not accepted while in Fulfilment"},
+	{Kind: RuleReject, Composite: "Fulfilment", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Fulfilment", Label: "Fulfilment --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted while in Fulfilment"},
+	{Kind: RuleTransition, Composite: "Fulfilment", Event: EventCancel, To: StateCancelled, Actions: []ActionKind{ActionRefund}, Label: "Fulfilment --Cancel--> Cancelled / Refund"},
+	{Kind: RuleTransition, From: StateAwaitingPayment, Event: EventTimerFired, To: StateExpired, Actions: []ActionKind{ActionSendExpiryNotice}, Label: "AwaitingPayment --after 30m--> Expired / SendExpiryNotice"},
+	{Kind: RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
@@ -1425,6 +1429,65 @@ func (m *Machine) unhandled(ev Event) error {
 		return errors.New("order: the machine is not initialised: create it with New or Restore")
 	}
 	return fmt.Errorf("order: %s cannot handle %T: it is not an event of the Order machine", m.kind, ev)
+}
+
+// Coverage records which rules of the Order machine fire, for your own tests:
+// which transitions does the code never exercise? Attach it with
+// m.SetObserver(c.Observe), or call Observe from your own observer; one
+// Coverage may observe many machines, from many goroutines. The zero Coverage
+// is ready to use.
+type Coverage struct {
+	mu    sync.Mutex
+	fired [57]bool
+}
+
+// Observe records the rule of step s; it is an Observer.
+func (c *Coverage) Observe(s Step) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.Rule >= 0 && s.Rule < len(c.fired) {
+		c.fired[s.Rule] = true
+	}
+}
+
+// rules returns the rules whose fired flag is want, in rule order.
+func (c *Coverage) rules(want bool) []Rule {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Rule
+	for i, r := range fsmRules {
+		if c.fired[i] == want {
+			r.Actions = slices.Clone(r.Actions)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Fired returns the rules that fired, in rule order.
+func (c *Coverage) Fired() []Rule {
+	return c.rules(true)
+}
+
+// Missed returns the rules that never fired, in rule order.
+func (c *Coverage) Missed() []Rule {
+	return c.rules(false)
+}
+
+// Percent returns the share of the machine's rules that fired, from 0 to 100.
+func (c *Coverage) Percent() float64 {
+	return 100 * float64(len(c.Fired())) / 57.0
+}
+
+// String reports the coverage: how many rules fired, and each rule that never did.
+func (c *Coverage) String() string {
+	missed := c.Missed()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d rules fired (%.1f%%)", 57-len(missed), 57, c.Percent())
+	for _, r := range missed {
+		fmt.Fprintf(&b, "\nnever fired: %s", r.Label)
+	}
+	return b.String()
 }
 
 // MarshalJSON encodes the state as {"kind": "cart", ...its fields}.

@@ -5,6 +5,7 @@ package order
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,6 +167,139 @@ func TestRules(t *testing.T) {
 			assert.Empty(t, b.script, "guards the script expected but the machine did not test")
 		})
 	}
+}
+
+// fsmWitness is the prefix tree of the rules' witness paths: each node is one
+// event sent after its parent's (up; -1 for the first), with the guards'
+// answers it needs, the steps the machine then takes and what it hands out.
+var fsmWitness = [...]struct {
+	up      int
+	event   Event
+	tests   []string
+	steps   []Step
+	actions []ActionKind
+	effects []string
+}{
+	{up: -1, event: &AddItem{}, steps: []Step{{From: StateCart, Event: EventAddItem, Rule: 0, To: StateCart}}, effects: []string{"addToTotal"}},
+	{up: -1, event: &BeginCheckout{}, tests: []string{"hasItems"}, steps: []Step{{From: StateCart, Event: EventBeginCheckout, Rule: 1, To: StateCheckout}}},
+	{up: -1, event: &BeginCheckout{}, tests: []string{"!hasItems"}, steps: []Step{{From: StateCart, Event: EventBeginCheckout, Rule: 2, To: StateCart}}},
+	{up: 1, event: &BackToCart{}, steps: []Step{{From: StateCheckout, Event: EventBackToCart, Rule: 3, To: StateCart}}},
+	{up: 1, event: &PlaceOrder{}, steps: []Step{{From: StateCheckout, Event: EventPlaceOrder, Rule: 4, To: StateAwaitingPayment}}, actions: []ActionKind{ActionSendPaymentLink, ActionStartTimer}},
+	{up: 4, event: &PaymentReceived{}, steps: []Step{{From: StateAwaitingPayment, Event: EventPaymentReceived, Rule: 5, To: StatePicking}}, actions: []ActionKind{ActionCancelTimer, ActionRevokePaymentLink, ActionSendReceipt, ActionOpenWarehouseOrder}},
+	{up: 5, event: &Picked{}, steps: []Step{{From: StatePicking, Event: EventPicked, Rule: 6, To: StatePacking}}},
+	{up: 6, event: &Dispatched{}, steps: []Step{{From: StatePacking, Event: EventDispatched, Rule: 7, To: StateShipped}}, actions: []ActionKind{ActionSendTrackingLink}},
+	{up: 7, event: &DeliveryConfirmed{}, steps: []Step{{From: StateShipped, Event: EventDeliveryConfirmed, Rule: 8, To: StateDelivered}}, actions: []ActionKind{ActionCloseWarehouseOrder}},
+	{up: 7, event: &Cancel{}, steps: []Step{{From: StateShipped, Event: EventCancel, Rule: 9, To: StateShipped}}},
+	{up: 8, event: &AddItem{}, steps: []Step{{From: StateDelivered, Event: EventAddItem, Rule: 10, To: StateDelivered}}},
+	{up: 8, event: &BeginCheckout{}, steps: []Step{{From: StateDelivered, Event: EventBeginCheckout, Rule: 11, To: StateDelivered}}},
+	{up: 8, event: &BackToCart{}, steps: []Step{{From: StateDelivered, Event: EventBackToCart, Rule: 12, To: StateDelivered}}},
+	{up: 8, event: &PlaceOrder{}, steps: []Step{{From: StateDelivered, Event: EventPlaceOrder, Rule: 13, To: StateDelivered}}},
+	{up: 8, event: &PaymentReceived{}, steps: []Step{{From: StateDelivered, Event: EventPaymentReceived, Rule: 14, To: StateDelivered}}},
+	{up: 8, event: &Picked{}, steps: []Step{{From: StateDelivered, Event: EventPicked, Rule: 15, To: StateDelivered}}},
+	{up: 8, event: &Dispatched{}, steps: []Step{{From: StateDelivered, Event: EventDispatched, Rule: 16, To: StateDelivered}}},
+	{up: 8, event: &DeliveryConfirmed{}, steps: []Step{{From: StateDelivered, Event: EventDeliveryConfirmed, Rule: 17, To: StateDelivered}}},
+	{up: 8, event: &Cancel{}, steps: []Step{{From: StateDelivered, Event: EventCancel, Rule: 18, To: StateDelivered}}},
+	{up: -1, event: &Cancel{}, steps: []Step{{From: StateCart, Event: EventCancel, Rule: 45, To: StateCancelled}}},
+	{up: 19, event: &AddItem{}, steps: []Step{{From: StateCancelled, Event: EventAddItem, Rule: 19, To: StateCancelled}}},
+	{up: 19, event: &BeginCheckout{}, steps: []Step{{From: StateCancelled, Event: EventBeginCheckout, Rule: 20, To: StateCancelled}}},
+	{up: 19, event: &BackToCart{}, steps: []Step{{From: StateCancelled, Event: EventBackToCart, Rule: 21, To: StateCancelled}}},
+	{up: 19, event: &PlaceOrder{}, steps: []Step{{From: StateCancelled, Event: EventPlaceOrder, Rule: 22, To: StateCancelled}}},
+	{up: 19, event: &PaymentReceived{}, steps: []Step{{From: StateCancelled, Event: EventPaymentReceived, Rule: 23, To: StateCancelled}}},
+	{up: 19, event: &Picked{}, steps: []Step{{From: StateCancelled, Event: EventPicked, Rule: 24, To: StateCancelled}}},
+	{up: 19, event: &Dispatched{}, steps: []Step{{From: StateCancelled, Event: EventDispatched, Rule: 25, To: StateCancelled}}},
+	{up: 19, event: &DeliveryConfirmed{}, steps: []Step{{From: StateCancelled, Event: EventDeliveryConfirmed, Rule: 26, To: StateCancelled}}},
+	{up: 19, event: &Cancel{}, steps: []Step{{From: StateCancelled, Event: EventCancel, Rule: 27, To: StateCancelled}}},
+	{up: 4, event: &TimerFired{Timer: 1}, steps: []Step{{From: StateAwaitingPayment, Event: EventTimerFired, Rule: 55, To: StateExpired}}, actions: []ActionKind{ActionRevokePaymentLink, ActionSendExpiryNotice}},
+	{up: 29, event: &AddItem{}, steps: []Step{{From: StateExpired, Event: EventAddItem, Rule: 28, To: StateExpired}}},
+	{up: 29, event: &BeginCheckout{}, steps: []Step{{From: StateExpired, Event: EventBeginCheckout, Rule: 29, To: StateExpired}}},
+	{up: 29, event: &BackToCart{}, steps: []Step{{From: StateExpired, Event: EventBackToCart, Rule: 30, To: StateExpired}}},
+	{up: 29, event: &PlaceOrder{}, steps: []Step{{From: StateExpired, Event: EventPlaceOrder, Rule: 31, To: StateExpired}}},
+	{up: 29, event: &PaymentReceived{}, steps: []Step{{From: StateExpired, Event: EventPaymentReceived, Rule: 32, To: StateExpired}}},
+	{up: 29, event: &Picked{}, steps: []Step{{From: StateExpired, Event: EventPicked, Rule: 33, To: StateExpired}}},
+	{up: 29, event: &Dispatched{}, steps: []Step{{From: StateExpired, Event: EventDispatched, Rule: 34, To: StateExpired}}},
+	{up: 29, event: &DeliveryConfirmed{}, steps: []Step{{From: StateExpired, Event: EventDeliveryConfirmed, Rule: 35, To: StateExpired}}},
+	{up: 29, event: &Cancel{}, steps: []Step{{From: StateExpired, Event: EventCancel, Rule: 36, To: StateExpired}}},
+	{up: 1, event: &AddItem{}, steps: []Step{{From: StateCheckout, Event: EventAddItem, Rule: 37, To: StateCheckout}}},
+	{up: 1, event: &BeginCheckout{}, steps: []Step{{From: StateCheckout, Event: EventBeginCheckout, Rule: 38, To: StateCheckout}}},
+	{up: -1, event: &BackToCart{}, steps: []Step{{From: StateCart, Event: EventBackToCart, Rule: 39, To: StateCart}}},
+	{up: -1, event: &PlaceOrder{}, steps: []Step{{From: StateCart, Event: EventPlaceOrder, Rule: 40, To: StateCart}}},
+	{up: -1, event: &PaymentReceived{}, steps: []Step{{From: StateCart, Event: EventPaymentReceived, Rule: 41, To: StateCart}}},
+	{up: -1, event: &Picked{}, steps: []Step{{From: StateCart, Event: EventPicked, Rule: 42, To: StateCart}}},
+	{up: -1, event: &Dispatched{}, steps: []Step{{From: StateCart, Event: EventDispatched, Rule: 43, To: StateCart}}},
+	{up: -1, event: &DeliveryConfirmed{}, steps: []Step{{From: StateCart, Event: EventDeliveryConfirmed, Rule: 44, To: StateCart}}},
+	{up: 5, event: &AddItem{}, steps: []Step{{From: StatePicking, Event: EventAddItem, Rule: 46, To: StatePicking}}},
+	{up: 5, event: &BeginCheckout{}, steps: []Step{{From: StatePicking, Event: EventBeginCheckout, Rule: 47, To: StatePicking}}},
+	{up: 5, event: &BackToCart{}, steps: []Step{{From: StatePicking, Event: EventBackToCart, Rule: 48, To: StatePicking}}},
+	{up: 5, event: &PlaceOrder{}, steps: []Step{{From: StatePicking, Event: EventPlaceOrder, Rule: 49, To: StatePicking}}},
+	{up: 5, event: &PaymentReceived{}, steps: []Step{{From: StatePicking, Event: EventPaymentReceived, Rule: 50, To: StatePicking}}},
+	{up: 6, event: &Picked{}, steps: []Step{{From: StatePacking, Event: EventPicked, Rule: 51, To: StatePacking}}},
+	{up: 5, event: &Dispatched{}, steps: []Step{{From: StatePicking, Event: EventDispatched, Rule: 52, To: StatePicking}}},
+	{up: 5, event: &DeliveryConfirmed{}, steps: []Step{{From: StatePicking, Event: EventDeliveryConfirmed, Rule: 53, To: StatePicking}}},
+	{up: 5, event: &Cancel{}, steps: []Step{{From: StatePicking, Event: EventCancel, Rule: 54, To: StateCancelled}}, actions: []ActionKind{ActionCloseWarehouseOrder, ActionRefund}},
+	{up: -1, event: &TimerFired{Timer: 0}, steps: []Step{{From: StateCart, Event: EventTimerFired, Rule: 56, To: StateCart}}},
+}
+
+// fsmPathEnds holds, for each rule in order, the last node of its witness path.
+var fsmPathEnds = [...]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 19, 47, 48, 49, 50, 51, 52, 53, 54, 55, 29, 56}
+
+// fsmPath returns the nodes of the path that ends at node end, first first.
+func fsmPath(end int) []int {
+	var path []int
+	for i := end; i >= 0; i = fsmWitness[i].up {
+		path = append(path, i)
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// TestPaths drives a machine made by New along the witness path of each of the
+// 57 rules: the shortest sequence of events from the initial state that fires
+// it, with the guards answering as the path needs, and checks every step the
+// machine takes, the actions it hands out and the effects it runs. Together
+// the paths fire every rule; the test reports the rule coverage.
+func TestPaths(t *testing.T) {
+	fired := make(map[int]bool)
+	for rule, end := range fsmPathEnds {
+		t.Run(fsmRules[rule].Label, func(t *testing.T) {
+			b := &fsmFake{script: []string{}}
+			rec := &Recorder{}
+			m := New(b, rec, Cart{})
+			rec.Actions = nil // New's entries are not the path's
+			b.ran = nil
+			var wantSteps []Step
+			var wantActions []ActionKind
+			var wantEffects []string
+			steps := fsmTrace(m)
+			for k, i := range fsmPath(end) {
+				n := fsmWitness[i]
+				b.script = append(b.script, n.tests...)
+				if err := m.HandleEvent(n.event); err != nil {
+					require.ErrorIs(t, err, ErrRejected, "step %d", k)
+				}
+				wantSteps = append(wantSteps, n.steps...)
+				wantActions = append(wantActions, n.actions...)
+				wantEffects = append(wantEffects, n.effects...)
+			}
+			assert.Equal(t, wantSteps, *steps, "steps taken")
+			require.NotEmpty(t, *steps)
+			assert.True(t, slices.ContainsFunc(*steps, func(s Step) bool {
+				return s.Rule == rule
+			}), "the path fires its rule")
+			var acts []ActionKind
+			for _, a := range rec.Actions {
+				acts = append(acts, a.Kind())
+			}
+			assert.Equal(t, wantActions, acts, "actions handed to the Handler")
+			assert.Equal(t, wantEffects, b.ran, "effects run")
+			assert.Empty(t, b.wrong, "guards tested out of the path's order")
+			assert.Empty(t, b.script, "guards the path expected but the machine did not test")
+			for _, s := range *steps {
+				fired[s.Rule] = true
+			}
+		})
+	}
+	t.Logf("rule coverage: the paths fired %d of %d rules", len(fired), len(fsmRules))
+	assert.Len(t, fired, len(fsmRules), "every rule fired by its path")
 }
 
 // TestEveryPair sends every event to every state at rest, with every guard false,

@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 )
 
 // StateKind identifies a state of the PhoneCall machine. The zero StateKind is
@@ -601,49 +603,51 @@ type Rule struct {
 	Actions []ActionKind
 	// Reason says why a reject rule refuses the event.
 	Reason string
+	// Label describes the rule on one line, as the spec writes it.
+	Label string
 }
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{Kind: RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}},
-	{Kind: RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook"},
-	{Kind: RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook"},
-	{Kind: RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook"},
-	{Kind: RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook"},
-	{Kind: RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook"},
-	{Kind: RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook"},
-	{Kind: RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook"},
-	{Kind: RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook"},
-	{Kind: RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}},
-	{Kind: RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateTalking},
-	{Kind: RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing"},
-	{Kind: RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing"},
-	{Kind: RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing"},
-	{Kind: RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing"},
-	{Kind: RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing"},
-	{Kind: RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing"},
-	{Kind: RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing"},
-	{Kind: RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold},
-	{Kind: RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateTalking},
-	{Kind: RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed"},
-	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed"},
-	{Kind: RuleIgnore, Composite: "Connected", Event: EventCallDialed},
-	{Kind: RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected"},
-	{Kind: RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook},
-	{Kind: RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold},
-	{Kind: RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected"},
-	{Kind: RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected"},
-	{Kind: RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}},
-	{Kind: RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}},
-	{Kind: RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}},
+	{Kind: RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "OffHook --CallDialed--> Ringing / Dial"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook", Label: "OffHook --CallConnected--> rejected: CallConnected is not accepted in state OffHook"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook", Label: "OffHook --LeftMessage--> rejected: LeftMessage is not accepted in state OffHook"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook", Label: "OffHook --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state OffHook"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook", Label: "OffHook --TakenOffHold--> rejected: TakenOffHold is not accepted in state OffHook"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook", Label: "OffHook --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state OffHook"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook", Label: "OffHook --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state OffHook"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook", Label: "OffHook --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state OffHook"},
+	{Kind: RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook", Label: "OffHook --SetVolume--> rejected: SetVolume is not accepted in state OffHook"},
+	{Kind: RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "Ringing --CallDialed--> Ringing / Dial"},
+	{Kind: RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateTalking, Label: "Ringing --CallConnected--> Connected"},
+	{Kind: RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing", Label: "Ringing --LeftMessage--> rejected: LeftMessage is not accepted in state Ringing"},
+	{Kind: RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing", Label: "Ringing --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state Ringing"},
+	{Kind: RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing", Label: "Ringing --TakenOffHold--> rejected: TakenOffHold is not accepted in state Ringing"},
+	{Kind: RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing", Label: "Ringing --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state Ringing"},
+	{Kind: RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing", Label: "Ringing --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state Ringing"},
+	{Kind: RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing", Label: "Ringing --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state Ringing"},
+	{Kind: RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing", Label: "Ringing --SetVolume--> rejected: SetVolume is not accepted in state Ringing"},
+	{Kind: RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold, Label: "OnHold --PlacedOnHold--> ignored"},
+	{Kind: RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateTalking, Label: "OnHold --TakenOffHold--> Talking"},
+	{Kind: RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}, Label: "OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallDialed--> rejected: CallDialed is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallConnected--> rejected: CallConnected is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --LeftMessage--> rejected: LeftMessage is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --TakenOffHold--> rejected: TakenOffHold is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state PhoneDestroyed"},
+	{Kind: RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SetVolume--> rejected: SetVolume is not accepted in state PhoneDestroyed"},
+	{Kind: RuleIgnore, Composite: "Connected", Event: EventCallDialed, Label: "Connected --CallDialed--> ignored"},
+	{Kind: RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected", Label: "Connected --CallConnected--> rejected: CallConnected is not accepted while in Connected"},
+	{Kind: RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook, Label: "Connected --LeftMessage--> OffHook"},
+	{Kind: RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold, Label: "Connected --PlacedOnHold--> OnHold (local)"},
+	{Kind: RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected", Label: "Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in Connected"},
+	{Kind: RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected", Label: "Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted while in Connected"},
+	{Kind: RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}, Label: "Connected --MuteMicrophone--> (stays) / Mute"},
+	{Kind: RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}, Label: "Connected --UnmuteMicrophone--> (stays) / Unmute"},
+	{Kind: RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}, Label: "Connected --SetVolume--> (stays) / ChangeVolume"},
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
@@ -1070,6 +1074,65 @@ func (m *Machine) unhandled(ev Event) error {
 		return errors.New("phonecall: the machine is not initialised: create it with New or Restore")
 	}
 	return fmt.Errorf("phonecall: %s cannot handle %T: it is not an event of the PhoneCall machine", m.kind, ev)
+}
+
+// Coverage records which rules of the PhoneCall machine fire, for your own
+// tests: which transitions does the code never exercise? Attach it with
+// m.SetObserver(c.Observe), or call Observe from your own observer; one
+// Coverage may observe many machines, from many goroutines. The zero Coverage
+// is ready to use.
+type Coverage struct {
+	mu    sync.Mutex
+	fired [39]bool
+}
+
+// Observe records the rule of step s; it is an Observer.
+func (c *Coverage) Observe(s Step) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.Rule >= 0 && s.Rule < len(c.fired) {
+		c.fired[s.Rule] = true
+	}
+}
+
+// rules returns the rules whose fired flag is want, in rule order.
+func (c *Coverage) rules(want bool) []Rule {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Rule
+	for i, r := range fsmRules {
+		if c.fired[i] == want {
+			r.Actions = slices.Clone(r.Actions)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Fired returns the rules that fired, in rule order.
+func (c *Coverage) Fired() []Rule {
+	return c.rules(true)
+}
+
+// Missed returns the rules that never fired, in rule order.
+func (c *Coverage) Missed() []Rule {
+	return c.rules(false)
+}
+
+// Percent returns the share of the machine's rules that fired, from 0 to 100.
+func (c *Coverage) Percent() float64 {
+	return 100 * float64(len(c.Fired())) / 39.0
+}
+
+// String reports the coverage: how many rules fired, and each rule that never did.
+func (c *Coverage) String() string {
+	missed := c.Missed()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d rules fired (%.1f%%)", 39-len(missed), 39, c.Percent())
+	for _, r := range missed {
+		fmt.Fprintf(&b, "\nnever fired: %s", r.Label)
+	}
+	return b.String()
 }
 
 // MarshalJSON encodes the state as {"kind": "off_hook", ...its fields}.

@@ -5,6 +5,7 @@ package phonecall
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,6 +107,112 @@ func TestRules(t *testing.T) {
 			assert.Equal(t, tt.actions, acts, "actions handed to the Handler")
 		})
 	}
+}
+
+// fsmWitness is the prefix tree of the rules' witness paths: each node is one
+// event sent after its parent's (up; -1 for the first), with the guards'
+// answers it needs, the steps the machine then takes and what it hands out.
+var fsmWitness = [...]struct {
+	up      int
+	event   Event
+	tests   []string
+	steps   []Step
+	actions []ActionKind
+}{
+	{up: -1, event: &CallDialed{}, steps: []Step{{From: StateOffHook, Event: EventCallDialed, Rule: 0, To: StateRinging}}, actions: []ActionKind{ActionDial, ActionStartRingingTone}},
+	{up: -1, event: &CallConnected{}, steps: []Step{{From: StateOffHook, Event: EventCallConnected, Rule: 1, To: StateOffHook}}},
+	{up: -1, event: &LeftMessage{}, steps: []Step{{From: StateOffHook, Event: EventLeftMessage, Rule: 2, To: StateOffHook}}},
+	{up: -1, event: &PlacedOnHold{}, steps: []Step{{From: StateOffHook, Event: EventPlacedOnHold, Rule: 3, To: StateOffHook}}},
+	{up: -1, event: &TakenOffHold{}, steps: []Step{{From: StateOffHook, Event: EventTakenOffHold, Rule: 4, To: StateOffHook}}},
+	{up: -1, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateOffHook, Event: EventPhoneHurledAgainstWall, Rule: 5, To: StateOffHook}}},
+	{up: -1, event: &MuteMicrophone{}, steps: []Step{{From: StateOffHook, Event: EventMuteMicrophone, Rule: 6, To: StateOffHook}}},
+	{up: -1, event: &UnmuteMicrophone{}, steps: []Step{{From: StateOffHook, Event: EventUnmuteMicrophone, Rule: 7, To: StateOffHook}}},
+	{up: -1, event: &SetVolume{}, steps: []Step{{From: StateOffHook, Event: EventSetVolume, Rule: 8, To: StateOffHook}}},
+	{up: 0, event: &CallDialed{}, steps: []Step{{From: StateRinging, Event: EventCallDialed, Rule: 9, To: StateRinging}}, actions: []ActionKind{ActionStopRingingTone, ActionDial, ActionStartRingingTone}},
+	{up: 0, event: &CallConnected{}, steps: []Step{{From: StateRinging, Event: EventCallConnected, Rule: 10, To: StateTalking}}, actions: []ActionKind{ActionStopRingingTone, ActionStartCallTimer}},
+	{up: 0, event: &LeftMessage{}, steps: []Step{{From: StateRinging, Event: EventLeftMessage, Rule: 11, To: StateRinging}}},
+	{up: 0, event: &PlacedOnHold{}, steps: []Step{{From: StateRinging, Event: EventPlacedOnHold, Rule: 12, To: StateRinging}}},
+	{up: 0, event: &TakenOffHold{}, steps: []Step{{From: StateRinging, Event: EventTakenOffHold, Rule: 13, To: StateRinging}}},
+	{up: 0, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateRinging, Event: EventPhoneHurledAgainstWall, Rule: 14, To: StateRinging}}},
+	{up: 0, event: &MuteMicrophone{}, steps: []Step{{From: StateRinging, Event: EventMuteMicrophone, Rule: 15, To: StateRinging}}},
+	{up: 0, event: &UnmuteMicrophone{}, steps: []Step{{From: StateRinging, Event: EventUnmuteMicrophone, Rule: 16, To: StateRinging}}},
+	{up: 0, event: &SetVolume{}, steps: []Step{{From: StateRinging, Event: EventSetVolume, Rule: 17, To: StateRinging}}},
+	{up: 10, event: &PlacedOnHold{}, steps: []Step{{From: StateTalking, Event: EventPlacedOnHold, Rule: 33, To: StateOnHold}}, actions: []ActionKind{ActionPlayHoldMusic}},
+	{up: 18, event: &PlacedOnHold{}, steps: []Step{{From: StateOnHold, Event: EventPlacedOnHold, Rule: 18, To: StateOnHold}}},
+	{up: 18, event: &TakenOffHold{}, steps: []Step{{From: StateOnHold, Event: EventTakenOffHold, Rule: 19, To: StateTalking}}, actions: []ActionKind{ActionStopHoldMusic}},
+	{up: 18, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateOnHold, Event: EventPhoneHurledAgainstWall, Rule: 20, To: StatePhoneDestroyed}}, actions: []ActionKind{ActionStopHoldMusic, ActionStopCallTimer, ActionReportDestroyed}},
+	{up: 21, event: &CallDialed{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventCallDialed, Rule: 21, To: StatePhoneDestroyed}}},
+	{up: 21, event: &CallConnected{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventCallConnected, Rule: 22, To: StatePhoneDestroyed}}},
+	{up: 21, event: &LeftMessage{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventLeftMessage, Rule: 23, To: StatePhoneDestroyed}}},
+	{up: 21, event: &PlacedOnHold{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventPlacedOnHold, Rule: 24, To: StatePhoneDestroyed}}},
+	{up: 21, event: &TakenOffHold{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventTakenOffHold, Rule: 25, To: StatePhoneDestroyed}}},
+	{up: 21, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Rule: 26, To: StatePhoneDestroyed}}},
+	{up: 21, event: &MuteMicrophone{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventMuteMicrophone, Rule: 27, To: StatePhoneDestroyed}}},
+	{up: 21, event: &UnmuteMicrophone{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Rule: 28, To: StatePhoneDestroyed}}},
+	{up: 21, event: &SetVolume{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventSetVolume, Rule: 29, To: StatePhoneDestroyed}}},
+	{up: 10, event: &CallDialed{}, steps: []Step{{From: StateTalking, Event: EventCallDialed, Rule: 30, To: StateTalking}}},
+	{up: 10, event: &CallConnected{}, steps: []Step{{From: StateTalking, Event: EventCallConnected, Rule: 31, To: StateTalking}}},
+	{up: 10, event: &LeftMessage{}, steps: []Step{{From: StateTalking, Event: EventLeftMessage, Rule: 32, To: StateOffHook}}, actions: []ActionKind{ActionStopCallTimer}},
+	{up: 10, event: &TakenOffHold{}, steps: []Step{{From: StateTalking, Event: EventTakenOffHold, Rule: 34, To: StateTalking}}},
+	{up: 10, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateTalking, Event: EventPhoneHurledAgainstWall, Rule: 35, To: StateTalking}}},
+	{up: 10, event: &MuteMicrophone{}, steps: []Step{{From: StateTalking, Event: EventMuteMicrophone, Rule: 36, To: StateTalking}}, actions: []ActionKind{ActionMute}},
+	{up: 10, event: &UnmuteMicrophone{}, steps: []Step{{From: StateTalking, Event: EventUnmuteMicrophone, Rule: 37, To: StateTalking}}, actions: []ActionKind{ActionUnmute}},
+	{up: 10, event: &SetVolume{}, steps: []Step{{From: StateTalking, Event: EventSetVolume, Rule: 38, To: StateTalking}}, actions: []ActionKind{ActionChangeVolume}},
+}
+
+// fsmPathEnds holds, for each rule in order, the last node of its witness path.
+var fsmPathEnds = [...]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 18, 34, 35, 36, 37, 38}
+
+// fsmPath returns the nodes of the path that ends at node end, first first.
+func fsmPath(end int) []int {
+	var path []int
+	for i := end; i >= 0; i = fsmWitness[i].up {
+		path = append(path, i)
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// TestPaths drives a machine made by New along the witness path of each of the
+// 39 rules: the shortest sequence of events from the initial state that fires
+// it, with the guards answering as the path needs, and checks every step the
+// machine takes, the actions it hands out and the effects it runs. Together
+// the paths fire every rule; the test reports the rule coverage.
+func TestPaths(t *testing.T) {
+	fired := make(map[int]bool)
+	for rule, end := range fsmPathEnds {
+		t.Run(fsmRules[rule].Label, func(t *testing.T) {
+			rec := &Recorder{}
+			m := New(rec, OffHook{})
+			rec.Actions = nil // New's entries are not the path's
+			var wantSteps []Step
+			var wantActions []ActionKind
+			steps := fsmTrace(m)
+			for k, i := range fsmPath(end) {
+				n := fsmWitness[i]
+				if err := m.HandleEvent(n.event); err != nil {
+					require.ErrorIs(t, err, ErrRejected, "step %d", k)
+				}
+				wantSteps = append(wantSteps, n.steps...)
+				wantActions = append(wantActions, n.actions...)
+			}
+			assert.Equal(t, wantSteps, *steps, "steps taken")
+			require.NotEmpty(t, *steps)
+			assert.True(t, slices.ContainsFunc(*steps, func(s Step) bool {
+				return s.Rule == rule
+			}), "the path fires its rule")
+			var acts []ActionKind
+			for _, a := range rec.Actions {
+				acts = append(acts, a.Kind())
+			}
+			assert.Equal(t, wantActions, acts, "actions handed to the Handler")
+			for _, s := range *steps {
+				fired[s.Rule] = true
+			}
+		})
+	}
+	t.Logf("rule coverage: the paths fired %d of %d rules", len(fired), len(fsmRules))
+	assert.Len(t, fired, len(fsmRules), "every rule fired by its path")
 }
 
 // TestEveryPair sends every event to every state at rest, with every guard false,

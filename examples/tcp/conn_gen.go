@@ -39,6 +39,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -866,69 +868,71 @@ type Rule struct {
 	Actions []ActionKind
 	// Reason says why a reject rule refuses the event.
 	Reason string
+	// Label describes the rule on one line, as the spec writes it.
+	Label string
 }
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTcb}},
-	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
-	{Kind: RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist"},
-	{Kind: RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist"},
-	{Kind: RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist"},
-	{Kind: RuleTransition, From: StateClosed, Event: EventSyn, Actions: []ActionKind{ActionSendRst}},
-	{Kind: RuleTransition, From: StateClosed, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}},
-	{Kind: RuleTransition, From: StateClosed, Event: EventAck, Actions: []ActionKind{ActionSendRst}},
-	{Kind: RuleTransition, From: StateClosed, Event: EventFin, Actions: []ActionKind{ActionSendRst}},
-	{Kind: RuleIgnore, From: StateClosed, Event: EventRst},
-	{Kind: RuleTransition, From: StateListen, Event: EventSend, To: StateSynSent, Effect: "activate", Actions: []ActionKind{ActionSendSyn}},
-	{Kind: RuleTransition, From: StateListen, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}},
-	{Kind: RuleTransition, From: StateListen, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}},
-	{Kind: RuleTransition, From: StateListen, Event: EventAck, Actions: []ActionKind{ActionSendRst}},
-	{Kind: RuleIgnore, From: StateListen, Event: EventFin},
-	{Kind: RuleIgnore, From: StateListen, Event: EventRst},
-	{Kind: RuleTransition, From: StateSynSent, Event: EventSend, Actions: []ActionKind{ActionQueueData}},
-	{Kind: RuleTransition, From: StateSynSent, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}},
-	{Kind: RuleTransition, From: StateSynSent, Event: EventSynAck, To: StateEstablished, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleIgnore, From: StateSynSent, Event: EventAck},
-	{Kind: RuleIgnore, From: StateSynSent, Event: EventFin},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventSend, Actions: []ActionKind{ActionQueueData}},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventSynAck, To: StateEstablished},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
-	{Kind: RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}},
-	{Kind: RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}},
-	{Kind: RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleTransition, From: StateCloseWait, Event: EventSend, Actions: []ActionKind{ActionSendData}},
-	{Kind: RuleTransition, From: StateCloseWait, Event: EventClose, To: StateLastAck, Actions: []ActionKind{ActionSendFin}},
-	{Kind: RuleTransition, From: StateCloseWait, Event: EventFin, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleReject, From: StateFinWait1, Event: EventSend, Reason: "connection closing"},
-	{Kind: RuleReject, From: StateFinWait1, Event: EventClose, Reason: "connection closing"},
-	{Kind: RuleTransition, From: StateFinWait1, Event: EventAck, To: StateFinWait2},
-	{Kind: RuleTransition, From: StateFinWait1, Event: EventFin, To: StateClosing, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleReject, From: StateFinWait2, Event: EventSend, Reason: "connection closing"},
-	{Kind: RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing"},
-	{Kind: RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait},
-	{Kind: RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
-	{Kind: RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing"},
-	{Kind: RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing"},
-	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
-	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
-	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
-	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-	{Kind: RuleIgnore, Composite: "Synchronized", Event: EventAck},
-	{Kind: RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists"},
-	{Kind: RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
-	{Kind: RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}},
-	{Kind: RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-	{Kind: RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
-	{Kind: RuleIgnore, Event: EventTimerFired},
+	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTcb}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
+	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTcb, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
+	{Kind: RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist", Label: "Closed --Send--> rejected: connection does not exist"},
+	{Kind: RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist", Label: "Closed --Close--> rejected: connection does not exist"},
+	{Kind: RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist", Label: "Closed --Abort--> rejected: connection does not exist"},
+	{Kind: RuleTransition, From: StateClosed, Event: EventSyn, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Syn--> (stays) / SendRst"},
+	{Kind: RuleTransition, From: StateClosed, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --SynAck--> (stays) / SendRst"},
+	{Kind: RuleTransition, From: StateClosed, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Ack--> (stays) / SendRst"},
+	{Kind: RuleTransition, From: StateClosed, Event: EventFin, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Fin--> (stays) / SendRst"},
+	{Kind: RuleIgnore, From: StateClosed, Event: EventRst, Label: "Closed --Rst--> ignored"},
+	{Kind: RuleTransition, From: StateListen, Event: EventSend, To: StateSynSent, Effect: "activate", Actions: []ActionKind{ActionSendSyn}, Label: "Listen --Send--> SynSent {activate} / SendSyn"},
+	{Kind: RuleTransition, From: StateListen, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "Listen --Syn--> SynReceived / SendSynAck"},
+	{Kind: RuleTransition, From: StateListen, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --SynAck--> (stays) / SendRst"},
+	{Kind: RuleTransition, From: StateListen, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --Ack--> (stays) / SendRst"},
+	{Kind: RuleIgnore, From: StateListen, Event: EventFin, Label: "Listen --Fin--> ignored"},
+	{Kind: RuleIgnore, From: StateListen, Event: EventRst, Label: "Listen --Rst--> ignored"},
+	{Kind: RuleTransition, From: StateSynSent, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynSent --Send--> (stays) / QueueData"},
+	{Kind: RuleTransition, From: StateSynSent, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "SynSent --Syn--> SynReceived / SendSynAck"},
+	{Kind: RuleTransition, From: StateSynSent, Event: EventSynAck, To: StateEstablished, Actions: []ActionKind{ActionSendAck}, Label: "SynSent --SynAck--> Established / SendAck"},
+	{Kind: RuleIgnore, From: StateSynSent, Event: EventAck, Label: "SynSent --Ack--> ignored"},
+	{Kind: RuleIgnore, From: StateSynSent, Event: EventFin, Label: "SynSent --Fin--> ignored"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynReceived --Send--> (stays) / QueueData"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "SynReceived --Close--> FinWait1 / SendFin"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventSynAck, To: StateEstablished, Label: "SynReceived --SynAck--> Established"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished, Label: "SynReceived --Ack--> Established"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "SynReceived --Fin--> CloseWait / SendAck"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen, Label: "SynReceived --Rst [passive]--> Listen"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
+	{Kind: RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "Established --Send--> (stays) / SendData"},
+	{Kind: RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "Established --Close--> FinWait1 / SendFin"},
+	{Kind: RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "Established --Fin--> CloseWait / SendAck"},
+	{Kind: RuleTransition, From: StateCloseWait, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "CloseWait --Send--> (stays) / SendData"},
+	{Kind: RuleTransition, From: StateCloseWait, Event: EventClose, To: StateLastAck, Actions: []ActionKind{ActionSendFin}, Label: "CloseWait --Close--> LastAck / SendFin"},
+	{Kind: RuleTransition, From: StateCloseWait, Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "CloseWait --Fin--> (stays) / SendAck"},
+	{Kind: RuleReject, From: StateFinWait1, Event: EventSend, Reason: "connection closing", Label: "FinWait1 --Send--> rejected: connection closing"},
+	{Kind: RuleReject, From: StateFinWait1, Event: EventClose, Reason: "connection closing", Label: "FinWait1 --Close--> rejected: connection closing"},
+	{Kind: RuleTransition, From: StateFinWait1, Event: EventAck, To: StateFinWait2, Label: "FinWait1 --Ack--> FinWait2"},
+	{Kind: RuleTransition, From: StateFinWait1, Event: EventFin, To: StateClosing, Actions: []ActionKind{ActionSendAck}, Label: "FinWait1 --Fin--> Closing / SendAck"},
+	{Kind: RuleReject, From: StateFinWait2, Event: EventSend, Reason: "connection closing", Label: "FinWait2 --Send--> rejected: connection closing"},
+	{Kind: RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing", Label: "FinWait2 --Close--> rejected: connection closing"},
+	{Kind: RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "FinWait2 --Fin--> TimeWait / SendAck"},
+	{Kind: RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait, Label: "Closing --Ack--> TimeWait"},
+	{Kind: RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "TimeWait --Fin--> TimeWait / SendAck"},
+	{Kind: RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing", Label: "FinsExchanged --Send--> rejected: connection closing"},
+	{Kind: RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing", Label: "FinsExchanged --Close--> rejected: connection closing"},
+	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "FinsExchanged --Fin--> (stays) / SendAck"},
+	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
+	{Kind: RuleIgnore, Composite: "Synchronized", Event: EventAck, Label: "Synchronized --Ack--> ignored"},
+	{Kind: RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists", Label: "Connection --Open--> rejected: connection already exists"},
+	{Kind: RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
+	{Kind: RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}, Label: "Connection --Syn--> (stays) / SendAck"},
+	{Kind: RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SynAck--> (stays) / SendAck"},
+	{Kind: RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
+	{Kind: RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
+	{Kind: RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
@@ -1775,6 +1779,65 @@ func (m *Machine) unhandled(ev Event) error {
 		return errors.New("tcp: the machine is not initialised: create it with New or Restore")
 	}
 	return fmt.Errorf("tcp: %s cannot handle %T: it is not an event of the Conn machine", m.kind, ev)
+}
+
+// Coverage records which rules of the Conn machine fire, for your own tests:
+// which transitions does the code never exercise? Attach it with
+// m.SetObserver(c.Observe), or call Observe from your own observer; one
+// Coverage may observe many machines, from many goroutines. The zero Coverage
+// is ready to use.
+type Coverage struct {
+	mu    sync.Mutex
+	fired [59]bool
+}
+
+// Observe records the rule of step s; it is an Observer.
+func (c *Coverage) Observe(s Step) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.Rule >= 0 && s.Rule < len(c.fired) {
+		c.fired[s.Rule] = true
+	}
+}
+
+// rules returns the rules whose fired flag is want, in rule order.
+func (c *Coverage) rules(want bool) []Rule {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Rule
+	for i, r := range fsmRules {
+		if c.fired[i] == want {
+			r.Actions = slices.Clone(r.Actions)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Fired returns the rules that fired, in rule order.
+func (c *Coverage) Fired() []Rule {
+	return c.rules(true)
+}
+
+// Missed returns the rules that never fired, in rule order.
+func (c *Coverage) Missed() []Rule {
+	return c.rules(false)
+}
+
+// Percent returns the share of the machine's rules that fired, from 0 to 100.
+func (c *Coverage) Percent() float64 {
+	return 100 * float64(len(c.Fired())) / 59.0
+}
+
+// String reports the coverage: how many rules fired, and each rule that never did.
+func (c *Coverage) String() string {
+	missed := c.Missed()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d rules fired (%.1f%%)", 59-len(missed), 59, c.Percent())
+	for _, r := range missed {
+		fmt.Fprintf(&b, "\nnever fired: %s", r.Label)
+	}
+	return b.String()
 }
 
 // MarshalJSON encodes the state as {"kind": "closed", ...its fields}.

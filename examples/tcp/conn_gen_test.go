@@ -5,6 +5,7 @@ package tcp
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,141 @@ func TestRules(t *testing.T) {
 			assert.Empty(t, b.script, "guards the script expected but the machine did not test")
 		})
 	}
+}
+
+// fsmWitness is the prefix tree of the rules' witness paths: each node is one
+// event sent after its parent's (up; -1 for the first), with the guards'
+// answers it needs, the steps the machine then takes and what it hands out.
+var fsmWitness = [...]struct {
+	up      int
+	event   Event
+	tests   []string
+	steps   []Step
+	actions []ActionKind
+	effects []string
+}{
+	{up: -1, event: &Open{}, tests: []string{"passive"}, steps: []Step{{From: StateClosed, Event: EventOpen, Rule: 0, To: StateListen}}, actions: []ActionKind{ActionCreateTcb}},
+	{up: -1, event: &Open{}, tests: []string{"!passive"}, steps: []Step{{From: StateClosed, Event: EventOpen, Rule: 1, To: StateSynSent}}, actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
+	{up: -1, event: &Send{}, steps: []Step{{From: StateClosed, Event: EventSend, Rule: 2, To: StateClosed}}},
+	{up: -1, event: &Close{}, steps: []Step{{From: StateClosed, Event: EventClose, Rule: 3, To: StateClosed}}},
+	{up: -1, event: &Abort{}, steps: []Step{{From: StateClosed, Event: EventAbort, Rule: 4, To: StateClosed}}},
+	{up: -1, event: &Syn{}, steps: []Step{{From: StateClosed, Event: EventSyn, Rule: 5, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &SynAck{}, steps: []Step{{From: StateClosed, Event: EventSynAck, Rule: 6, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &Ack{}, steps: []Step{{From: StateClosed, Event: EventAck, Rule: 7, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &Fin{}, steps: []Step{{From: StateClosed, Event: EventFin, Rule: 8, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &Rst{}, steps: []Step{{From: StateClosed, Event: EventRst, Rule: 9, To: StateClosed}}},
+	{up: 0, event: &Send{}, steps: []Step{{From: StateListen, Event: EventSend, Rule: 10, To: StateSynSent}}, actions: []ActionKind{ActionSendSyn}, effects: []string{"activate"}},
+	{up: 0, event: &Syn{}, steps: []Step{{From: StateListen, Event: EventSyn, Rule: 11, To: StateSynReceived}}, actions: []ActionKind{ActionSendSynAck}},
+	{up: 0, event: &SynAck{}, steps: []Step{{From: StateListen, Event: EventSynAck, Rule: 12, To: StateListen}}, actions: []ActionKind{ActionSendRst}},
+	{up: 0, event: &Ack{}, steps: []Step{{From: StateListen, Event: EventAck, Rule: 13, To: StateListen}}, actions: []ActionKind{ActionSendRst}},
+	{up: 0, event: &Fin{}, steps: []Step{{From: StateListen, Event: EventFin, Rule: 14, To: StateListen}}},
+	{up: 0, event: &Rst{}, steps: []Step{{From: StateListen, Event: EventRst, Rule: 15, To: StateListen}}},
+	{up: 1, event: &Send{}, steps: []Step{{From: StateSynSent, Event: EventSend, Rule: 16, To: StateSynSent}}, actions: []ActionKind{ActionQueueData}},
+	{up: 1, event: &Syn{}, steps: []Step{{From: StateSynSent, Event: EventSyn, Rule: 17, To: StateSynReceived}}, actions: []ActionKind{ActionSendSynAck}},
+	{up: 1, event: &SynAck{}, steps: []Step{{From: StateSynSent, Event: EventSynAck, Rule: 18, To: StateEstablished}}, actions: []ActionKind{ActionSendAck}},
+	{up: 1, event: &Ack{}, steps: []Step{{From: StateSynSent, Event: EventAck, Rule: 19, To: StateSynSent}}},
+	{up: 1, event: &Fin{}, steps: []Step{{From: StateSynSent, Event: EventFin, Rule: 20, To: StateSynSent}}},
+	{up: 11, event: &Send{}, steps: []Step{{From: StateSynReceived, Event: EventSend, Rule: 21, To: StateSynReceived}}, actions: []ActionKind{ActionQueueData}},
+	{up: 11, event: &Close{}, steps: []Step{{From: StateSynReceived, Event: EventClose, Rule: 22, To: StateFinWait1}}, actions: []ActionKind{ActionSendFin}},
+	{up: 11, event: &SynAck{}, steps: []Step{{From: StateSynReceived, Event: EventSynAck, Rule: 23, To: StateEstablished}}},
+	{up: 11, event: &Ack{}, steps: []Step{{From: StateSynReceived, Event: EventAck, Rule: 24, To: StateEstablished}}},
+	{up: 11, event: &Fin{}, steps: []Step{{From: StateSynReceived, Event: EventFin, Rule: 25, To: StateCloseWait}}, actions: []ActionKind{ActionSendAck}},
+	{up: 11, event: &Rst{}, tests: []string{"passive"}, steps: []Step{{From: StateSynReceived, Event: EventRst, Rule: 26, To: StateListen}}},
+	{up: 11, event: &Rst{}, tests: []string{"!passive"}, steps: []Step{{From: StateSynReceived, Event: EventRst, Rule: 27, To: StateClosed}}, actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
+	{up: 18, event: &Send{}, steps: []Step{{From: StateEstablished, Event: EventSend, Rule: 28, To: StateEstablished}}, actions: []ActionKind{ActionSendData}},
+	{up: 18, event: &Close{}, steps: []Step{{From: StateEstablished, Event: EventClose, Rule: 29, To: StateFinWait1}}, actions: []ActionKind{ActionSendFin}},
+	{up: 18, event: &Fin{}, steps: []Step{{From: StateEstablished, Event: EventFin, Rule: 30, To: StateCloseWait}}, actions: []ActionKind{ActionSendAck}},
+	{up: 25, event: &Send{}, steps: []Step{{From: StateCloseWait, Event: EventSend, Rule: 31, To: StateCloseWait}}, actions: []ActionKind{ActionSendData}},
+	{up: 25, event: &Close{}, steps: []Step{{From: StateCloseWait, Event: EventClose, Rule: 32, To: StateLastAck}}, actions: []ActionKind{ActionSendFin}},
+	{up: 25, event: &Fin{}, steps: []Step{{From: StateCloseWait, Event: EventFin, Rule: 33, To: StateCloseWait}}, actions: []ActionKind{ActionSendAck}},
+	{up: 22, event: &Send{}, steps: []Step{{From: StateFinWait1, Event: EventSend, Rule: 34, To: StateFinWait1}}},
+	{up: 22, event: &Close{}, steps: []Step{{From: StateFinWait1, Event: EventClose, Rule: 35, To: StateFinWait1}}},
+	{up: 22, event: &Ack{}, steps: []Step{{From: StateFinWait1, Event: EventAck, Rule: 36, To: StateFinWait2}}},
+	{up: 22, event: &Fin{}, steps: []Step{{From: StateFinWait1, Event: EventFin, Rule: 37, To: StateClosing}}, actions: []ActionKind{ActionSendAck}},
+	{up: 36, event: &Send{}, steps: []Step{{From: StateFinWait2, Event: EventSend, Rule: 38, To: StateFinWait2}}},
+	{up: 36, event: &Close{}, steps: []Step{{From: StateFinWait2, Event: EventClose, Rule: 39, To: StateFinWait2}}},
+	{up: 36, event: &Fin{}, steps: []Step{{From: StateFinWait2, Event: EventFin, Rule: 40, To: StateTimeWait}}, actions: []ActionKind{ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
+	{up: 37, event: &Ack{}, steps: []Step{{From: StateClosing, Event: EventAck, Rule: 41, To: StateTimeWait}}, actions: []ActionKind{ActionStartTimer}, effects: []string{"twoMSL"}},
+	{up: 32, event: &Ack{}, steps: []Step{{From: StateLastAck, Event: EventAck, Rule: 42, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 40, event: &Fin{}, steps: []Step{{From: StateTimeWait, Event: EventFin, Rule: 43, To: StateTimeWait}}, actions: []ActionKind{ActionCancelTimer, ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
+	{up: 37, event: &Send{}, steps: []Step{{From: StateClosing, Event: EventSend, Rule: 44, To: StateClosing}}},
+	{up: 37, event: &Close{}, steps: []Step{{From: StateClosing, Event: EventClose, Rule: 45, To: StateClosing}}},
+	{up: 37, event: &Abort{}, steps: []Step{{From: StateClosing, Event: EventAbort, Rule: 46, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 37, event: &Fin{}, steps: []Step{{From: StateClosing, Event: EventFin, Rule: 47, To: StateClosing}}, actions: []ActionKind{ActionSendAck}},
+	{up: 37, event: &Rst{}, steps: []Step{{From: StateClosing, Event: EventRst, Rule: 48, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 0, event: &Close{}, steps: []Step{{From: StateListen, Event: EventClose, Rule: 49, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 0, event: &Abort{}, steps: []Step{{From: StateListen, Event: EventAbort, Rule: 50, To: StateClosed}}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+	{up: 18, event: &Ack{}, steps: []Step{{From: StateEstablished, Event: EventAck, Rule: 51, To: StateEstablished}}},
+	{up: 0, event: &Open{}, steps: []Step{{From: StateListen, Event: EventOpen, Rule: 52, To: StateListen}}},
+	{up: 11, event: &Abort{}, steps: []Step{{From: StateSynReceived, Event: EventAbort, Rule: 53, To: StateClosed}}, actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
+	{up: 11, event: &Syn{}, steps: []Step{{From: StateSynReceived, Event: EventSyn, Rule: 54, To: StateSynReceived}}, actions: []ActionKind{ActionSendAck}},
+	{up: 18, event: &SynAck{}, steps: []Step{{From: StateEstablished, Event: EventSynAck, Rule: 55, To: StateEstablished}}, actions: []ActionKind{ActionSendAck}},
+	{up: 1, event: &Rst{}, steps: []Step{{From: StateSynSent, Event: EventRst, Rule: 56, To: StateClosed}}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+	{up: 40, event: &TimerFired{Timer: 1}, steps: []Step{{From: StateTimeWait, Event: EventTimerFired, Rule: 57, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: -1, event: &TimerFired{Timer: 0}, steps: []Step{{From: StateClosed, Event: EventTimerFired, Rule: 58, To: StateClosed}}},
+}
+
+// fsmPathEnds holds, for each rule in order, the last node of its witness path.
+var fsmPathEnds = [...]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58}
+
+// fsmPath returns the nodes of the path that ends at node end, first first.
+func fsmPath(end int) []int {
+	var path []int
+	for i := end; i >= 0; i = fsmWitness[i].up {
+		path = append(path, i)
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// TestPaths drives a machine made by New along the witness path of each of the
+// 59 rules: the shortest sequence of events from the initial state that fires
+// it, with the guards answering as the path needs, and checks every step the
+// machine takes, the actions it hands out and the effects it runs. Together
+// the paths fire every rule; the test reports the rule coverage.
+func TestPaths(t *testing.T) {
+	fired := make(map[int]bool)
+	for rule, end := range fsmPathEnds {
+		t.Run(fsmRules[rule].Label, func(t *testing.T) {
+			b := &fsmFake{script: []string{}}
+			rec := &Recorder{}
+			m := New(b, rec, Closed{})
+			rec.Actions = nil // New's entries are not the path's
+			b.ran = nil
+			var wantSteps []Step
+			var wantActions []ActionKind
+			var wantEffects []string
+			steps := fsmTrace(m)
+			for k, i := range fsmPath(end) {
+				n := fsmWitness[i]
+				b.script = append(b.script, n.tests...)
+				if err := m.HandleEvent(n.event); err != nil {
+					require.ErrorIs(t, err, ErrRejected, "step %d", k)
+				}
+				wantSteps = append(wantSteps, n.steps...)
+				wantActions = append(wantActions, n.actions...)
+				wantEffects = append(wantEffects, n.effects...)
+			}
+			assert.Equal(t, wantSteps, *steps, "steps taken")
+			require.NotEmpty(t, *steps)
+			assert.True(t, slices.ContainsFunc(*steps, func(s Step) bool {
+				return s.Rule == rule
+			}), "the path fires its rule")
+			var acts []ActionKind
+			for _, a := range rec.Actions {
+				acts = append(acts, a.Kind())
+			}
+			assert.Equal(t, wantActions, acts, "actions handed to the Handler")
+			assert.Equal(t, wantEffects, b.ran, "effects run")
+			assert.Empty(t, b.wrong, "guards tested out of the path's order")
+			assert.Empty(t, b.script, "guards the path expected but the machine did not test")
+			for _, s := range *steps {
+				fired[s.Rule] = true
+			}
+		})
+	}
+	t.Logf("rule coverage: the paths fired %d of %d rules", len(fired), len(fsmRules))
+	assert.Len(t, fired, len(fsmRules), "every rule fired by its path")
 }
 
 // TestEveryPair sends every event to every state at rest, with every guard false,

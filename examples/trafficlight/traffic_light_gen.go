@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -441,19 +443,21 @@ type Rule struct {
 	Actions []ActionKind
 	// Reason says why a reject rule refuses the event.
 	Reason string
+	// Label describes the rule on one line, as the spec writes it.
+	Label string
 }
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{Kind: RuleTransition, From: StateOff, Event: EventSwitchOn, To: StateRed, Effect: "switchOn"},
-	{Kind: RuleIgnore, From: StateOff, Event: EventSwitchOff},
-	{Kind: RuleReject, Composite: "On", Event: EventSwitchOn, Reason: "SwitchOn is not accepted while in On"},
-	{Kind: RuleTransition, Composite: "On", Event: EventSwitchOff, To: StateOff},
-	{Kind: RuleTransition, From: StateRed, Event: EventTimerFired, To: StateGreen},
-	{Kind: RuleTransition, From: StateGreen, Event: EventTimerFired, To: StateYellow},
-	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "lastCycle", To: StateOff},
-	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "else", To: StateRed, Effect: "endCycle"},
-	{Kind: RuleIgnore, Event: EventTimerFired},
+	{Kind: RuleTransition, From: StateOff, Event: EventSwitchOn, To: StateRed, Effect: "switchOn", Label: "Off --SwitchOn--> On {switchOn}"},
+	{Kind: RuleIgnore, From: StateOff, Event: EventSwitchOff, Label: "Off --SwitchOff--> ignored"},
+	{Kind: RuleReject, Composite: "On", Event: EventSwitchOn, Reason: "SwitchOn is not accepted while in On", Label: "On --SwitchOn--> rejected: SwitchOn is not accepted while in On"},
+	{Kind: RuleTransition, Composite: "On", Event: EventSwitchOff, To: StateOff, Label: "On --SwitchOff--> Off"},
+	{Kind: RuleTransition, From: StateRed, Event: EventTimerFired, To: StateGreen, Label: "Red --after redTime--> Green"},
+	{Kind: RuleTransition, From: StateGreen, Event: EventTimerFired, To: StateYellow, Label: "Green --after greenTime--> Yellow"},
+	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "lastCycle", To: StateOff, Label: "Yellow --after yellowTime [lastCycle]--> Off"},
+	{Kind: RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "else", To: StateRed, Effect: "endCycle", Label: "Yellow --after yellowTime [else]--> Red {endCycle}"},
+	{Kind: RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
@@ -848,6 +852,65 @@ func (m *Machine) unhandled(ev Event) error {
 		return errors.New("trafficlight: the machine is not initialised: create it with New or Restore")
 	}
 	return fmt.Errorf("trafficlight: %s cannot handle %T: it is not an event of the TrafficLight machine", m.kind, ev)
+}
+
+// Coverage records which rules of the TrafficLight machine fire, for your own
+// tests: which transitions does the code never exercise? Attach it with
+// m.SetObserver(c.Observe), or call Observe from your own observer; one
+// Coverage may observe many machines, from many goroutines. The zero Coverage
+// is ready to use.
+type Coverage struct {
+	mu    sync.Mutex
+	fired [9]bool
+}
+
+// Observe records the rule of step s; it is an Observer.
+func (c *Coverage) Observe(s Step) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.Rule >= 0 && s.Rule < len(c.fired) {
+		c.fired[s.Rule] = true
+	}
+}
+
+// rules returns the rules whose fired flag is want, in rule order.
+func (c *Coverage) rules(want bool) []Rule {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Rule
+	for i, r := range fsmRules {
+		if c.fired[i] == want {
+			r.Actions = slices.Clone(r.Actions)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Fired returns the rules that fired, in rule order.
+func (c *Coverage) Fired() []Rule {
+	return c.rules(true)
+}
+
+// Missed returns the rules that never fired, in rule order.
+func (c *Coverage) Missed() []Rule {
+	return c.rules(false)
+}
+
+// Percent returns the share of the machine's rules that fired, from 0 to 100.
+func (c *Coverage) Percent() float64 {
+	return 100 * float64(len(c.Fired())) / 9.0
+}
+
+// String reports the coverage: how many rules fired, and each rule that never did.
+func (c *Coverage) String() string {
+	missed := c.Missed()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d rules fired (%.1f%%)", 9-len(missed), 9, c.Percent())
+	for _, r := range missed {
+		fmt.Fprintf(&b, "\nnever fired: %s", r.Label)
+	}
+	return b.String()
 }
 
 // MarshalJSON encodes the state as {"kind": "off", ...its fields}.

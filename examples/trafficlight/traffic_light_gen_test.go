@@ -5,6 +5,7 @@ package trafficlight
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,91 @@ func TestRules(t *testing.T) {
 			assert.Empty(t, b.script, "guards the script expected but the machine did not test")
 		})
 	}
+}
+
+// fsmWitness is the prefix tree of the rules' witness paths: each node is one
+// event sent after its parent's (up; -1 for the first), with the guards'
+// answers it needs, the steps the machine then takes and what it hands out.
+var fsmWitness = [...]struct {
+	up      int
+	event   Event
+	tests   []string
+	steps   []Step
+	actions []ActionKind
+	effects []string
+}{
+	{up: -1, event: &SwitchOn{}, steps: []Step{{From: StateOff, Event: EventSwitchOn, Rule: 0, To: StateRed}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"switchOn", "showRed", "redTime"}},
+	{up: -1, event: &SwitchOff{}, steps: []Step{{From: StateOff, Event: EventSwitchOff, Rule: 1, To: StateOff}}},
+	{up: 0, event: &SwitchOn{}, steps: []Step{{From: StateRed, Event: EventSwitchOn, Rule: 2, To: StateRed}}},
+	{up: 0, event: &SwitchOff{}, steps: []Step{{From: StateRed, Event: EventSwitchOff, Rule: 3, To: StateOff}}, actions: []ActionKind{ActionCancelTimer, ActionPowerDown}},
+	{up: 0, event: &TimerFired{Timer: 1}, steps: []Step{{From: StateRed, Event: EventTimerFired, Rule: 4, To: StateGreen}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showGreen", "greenTime"}},
+	{up: 4, event: &TimerFired{Timer: 2}, steps: []Step{{From: StateGreen, Event: EventTimerFired, Rule: 5, To: StateYellow}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showYellow", "yellowTime"}},
+	{up: 5, event: &TimerFired{Timer: 3}, tests: []string{"lastCycle"}, steps: []Step{{From: StateYellow, Event: EventTimerFired, Rule: 6, To: StateOff}}, actions: []ActionKind{ActionPowerDown}},
+	{up: 5, event: &TimerFired{Timer: 3}, tests: []string{"!lastCycle"}, steps: []Step{{From: StateYellow, Event: EventTimerFired, Rule: 7, To: StateRed}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"endCycle", "showRed", "redTime"}},
+	{up: -1, event: &TimerFired{Timer: 0}, steps: []Step{{From: StateOff, Event: EventTimerFired, Rule: 8, To: StateOff}}},
+}
+
+// fsmPathEnds holds, for each rule in order, the last node of its witness path.
+var fsmPathEnds = [...]int{0, 1, 2, 3, 4, 5, 6, 7, 8}
+
+// fsmPath returns the nodes of the path that ends at node end, first first.
+func fsmPath(end int) []int {
+	var path []int
+	for i := end; i >= 0; i = fsmWitness[i].up {
+		path = append(path, i)
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// TestPaths drives a machine made by New along the witness path of each of the
+// 9 rules: the shortest sequence of events from the initial state that fires
+// it, with the guards answering as the path needs, and checks every step the
+// machine takes, the actions it hands out and the effects it runs. Together
+// the paths fire every rule; the test reports the rule coverage.
+func TestPaths(t *testing.T) {
+	fired := make(map[int]bool)
+	for rule, end := range fsmPathEnds {
+		t.Run(fsmRules[rule].Label, func(t *testing.T) {
+			b := &fsmFake{script: []string{}}
+			rec := &Recorder{}
+			m := New(b, rec, Off{})
+			rec.Actions = nil // New's entries are not the path's
+			b.ran = nil
+			var wantSteps []Step
+			var wantActions []ActionKind
+			var wantEffects []string
+			steps := fsmTrace(m)
+			for k, i := range fsmPath(end) {
+				n := fsmWitness[i]
+				b.script = append(b.script, n.tests...)
+				if err := m.HandleEvent(n.event); err != nil {
+					require.ErrorIs(t, err, ErrRejected, "step %d", k)
+				}
+				wantSteps = append(wantSteps, n.steps...)
+				wantActions = append(wantActions, n.actions...)
+				wantEffects = append(wantEffects, n.effects...)
+			}
+			assert.Equal(t, wantSteps, *steps, "steps taken")
+			require.NotEmpty(t, *steps)
+			assert.True(t, slices.ContainsFunc(*steps, func(s Step) bool {
+				return s.Rule == rule
+			}), "the path fires its rule")
+			var acts []ActionKind
+			for _, a := range rec.Actions {
+				acts = append(acts, a.Kind())
+			}
+			assert.Equal(t, wantActions, acts, "actions handed to the Handler")
+			assert.Equal(t, wantEffects, b.ran, "effects run")
+			assert.Empty(t, b.wrong, "guards tested out of the path's order")
+			assert.Empty(t, b.script, "guards the path expected but the machine did not test")
+			for _, s := range *steps {
+				fired[s.Rule] = true
+			}
+		})
+	}
+	t.Logf("rule coverage: the paths fired %d of %d rules", len(fired), len(fsmRules))
+	assert.Len(t, fired, len(fsmRules), "every rule fired by its path")
 }
 
 // TestEveryPair sends every event to every state at rest, with every guard false,

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
@@ -746,73 +748,75 @@ type Rule struct {
 	Actions []ActionKind
 	// Reason says why a reject rule refuses the event.
 	Reason string
+	// Label describes the rule on one line, as the spec writes it.
+	Label string
 }
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{Kind: RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventLLMError, Reason: "LlmError is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput"},
-	{Kind: RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm"},
-	{Kind: RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}},
-	{Kind: RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}},
-	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMCompleted, To: StateProcessingLLMResponse, Effect: "recordResponse"},
-	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleRetry", Actions: []ActionKind{ActionScheduleRetry}},
-	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUp", Actions: []ActionKind{ActionDisplayError}},
-	{Kind: RuleReject, From: StateCallingLLM, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state CallingLlm"},
-	{Kind: RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm"},
-	{Kind: RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm"},
-	{Kind: RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm"},
-	{Kind: RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}},
-	{Kind: RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools"},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventTextDelta, Reason: "TextDelta is not accepted in state ExecutingTools"},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state ExecutingTools"},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state ExecutingTools"},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventLLMError, Reason: "LlmError is not accepted in state ExecutingTools"},
-	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolProgress, Guard: "isKnownCall", Effect: "recordProgress", Actions: []ActionKind{ActionWaitForInput}},
-	{Kind: RuleIgnore, From: StateExecutingTools, Event: EventToolProgress, Guard: "else"},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)"},
-	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}},
-	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}},
-	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools"},
-	{Kind: RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools"},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook"},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook"},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook"},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state PostToolsHook"},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook"},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook"},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook"},
-	{Kind: RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}},
-	{Kind: RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook"},
-	{Kind: RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error"},
-	{Kind: RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error"},
-	{Kind: RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error"},
-	{Kind: RuleReject, From: StateError, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state Error"},
-	{Kind: RuleReject, From: StateError, Event: EventLLMError, Reason: "LlmError is not accepted in state Error"},
-	{Kind: RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error"},
-	{Kind: RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error"},
-	{Kind: RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error"},
-	{Kind: RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventUserInput},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventTextDelta},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventLLMCompleted},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventLLMError},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolProgress},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted},
-	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired},
-	{Kind: RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}},
-	{Kind: RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
+	{Kind: RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventLLMError, Reason: "LlmError is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmError--> rejected: LlmError is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolProgress--> rejected: ToolProgress is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCompleted--> rejected: ToolCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMCompleted, To: StateProcessingLLMResponse, Effect: "recordResponse", Label: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}"},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry"},
+	{Kind: RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUp", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state CallingLlm", Label: "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm", Label: "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
+	{Kind: RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
+	{Kind: RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
+	{Kind: RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventTextDelta, Reason: "TextDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventLLMError, Reason: "LlmError is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools"},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolProgress, Guard: "isKnownCall", Effect: "recordProgress", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput"},
+	{Kind: RuleIgnore, From: StateExecutingTools, Event: EventToolProgress, Guard: "else", Label: "ExecutingTools --ToolProgress [else]--> ignored"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
+	{Kind: RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}, Label: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmCompleted--> rejected: LlmCompleted is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
+	{Kind: RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
+	{Kind: RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
+	{Kind: RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state Error", Label: "Error --LlmCompleted--> rejected: LlmCompleted is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventLLMError, Reason: "LlmError is not accepted in state Error", Label: "Error --LlmError--> rejected: LlmError is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error", Label: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
+	{Kind: RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
+	{Kind: RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventLLMCompleted, Label: "ShuttingDown --LlmCompleted--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventLLMError, Label: "ShuttingDown --LlmError--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolProgress, Label: "ShuttingDown --ToolProgress--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted, Label: "ShuttingDown --ToolCompleted--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted, Label: "ShuttingDown --PostToolsHookCompleted--> ignored"},
+	{Kind: RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
+	{Kind: RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
+	{Kind: RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
 }
 
 // Rules returns the rule table: every rule of the spec, state by state in
@@ -1402,6 +1406,65 @@ func (m *Machine) unhandled(ev Event) error {
 		return errors.New("agent: the machine is not initialised: create it with New or Restore")
 	}
 	return fmt.Errorf("agent: %s cannot handle %T: it is not an event of the Agent machine", m.kind, ev)
+}
+
+// Coverage records which rules of the Agent machine fire, for your own tests:
+// which transitions does the code never exercise? Attach it with
+// m.SetObserver(c.Observe), or call Observe from your own observer; one
+// Coverage may observe many machines, from many goroutines. The zero Coverage
+// is ready to use.
+type Coverage struct {
+	mu    sync.Mutex
+	fired [63]bool
+}
+
+// Observe records the rule of step s; it is an Observer.
+func (c *Coverage) Observe(s Step) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.Rule >= 0 && s.Rule < len(c.fired) {
+		c.fired[s.Rule] = true
+	}
+}
+
+// rules returns the rules whose fired flag is want, in rule order.
+func (c *Coverage) rules(want bool) []Rule {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Rule
+	for i, r := range fsmRules {
+		if c.fired[i] == want {
+			r.Actions = slices.Clone(r.Actions)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Fired returns the rules that fired, in rule order.
+func (c *Coverage) Fired() []Rule {
+	return c.rules(true)
+}
+
+// Missed returns the rules that never fired, in rule order.
+func (c *Coverage) Missed() []Rule {
+	return c.rules(false)
+}
+
+// Percent returns the share of the machine's rules that fired, from 0 to 100.
+func (c *Coverage) Percent() float64 {
+	return 100 * float64(len(c.Fired())) / 63.0
+}
+
+// String reports the coverage: how many rules fired, and each rule that never did.
+func (c *Coverage) String() string {
+	missed := c.Missed()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d rules fired (%.1f%%)", 63-len(missed), 63, c.Percent())
+	for _, r := range missed {
+		fmt.Fprintf(&b, "\nnever fired: %s", r.Label)
+	}
+	return b.String()
 }
 
 // MarshalJSON encodes the state as {"kind": "waiting_for_user_input", ...its fields}.

@@ -5,6 +5,7 @@ package agent
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,6 +260,144 @@ func TestRules(t *testing.T) {
 			assert.Empty(t, b.script, "guards the script expected but the machine did not test")
 		})
 	}
+}
+
+// fsmWitness is the prefix tree of the rules' witness paths: each node is one
+// event sent after its parent's (up; -1 for the first), with the guards'
+// answers it needs, the steps the machine then takes and what it hands out.
+var fsmWitness = [...]struct {
+	up      int
+	event   Event
+	tests   []string
+	steps   []Step
+	actions []ActionKind
+	effects []string
+}{
+	{up: -1, event: &UserInput{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventUserInput, Rule: 0, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"startTurn"}},
+	{up: -1, event: &TextDelta{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventTextDelta, Rule: 1, To: StateWaitingForUserInput}}},
+	{up: -1, event: &ToolCallDelta{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventToolCallDelta, Rule: 2, To: StateWaitingForUserInput}}},
+	{up: -1, event: &LLMCompleted{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventLLMCompleted, Rule: 3, To: StateWaitingForUserInput}}},
+	{up: -1, event: &LLMError{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventLLMError, Rule: 4, To: StateWaitingForUserInput}}},
+	{up: -1, event: &ToolProgress{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventToolProgress, Rule: 5, To: StateWaitingForUserInput}}},
+	{up: -1, event: &ToolCompleted{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventToolCompleted, Rule: 6, To: StateWaitingForUserInput}}},
+	{up: -1, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Rule: 7, To: StateWaitingForUserInput}}},
+	{up: -1, event: &RetryTimeoutFired{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Rule: 8, To: StateWaitingForUserInput}}},
+	{up: 0, event: &UserInput{}, steps: []Step{{From: StateCallingLLM, Event: EventUserInput, Rule: 9, To: StateCallingLLM}}},
+	{up: 0, event: &TextDelta{}, steps: []Step{{From: StateCallingLLM, Event: EventTextDelta, Rule: 10, To: StateCallingLLM}}, actions: []ActionKind{ActionDisplayMessage}},
+	{up: 0, event: &ToolCallDelta{}, steps: []Step{{From: StateCallingLLM, Event: EventToolCallDelta, Rule: 11, To: StateCallingLLM}}, actions: []ActionKind{ActionWaitForInput}},
+	{up: 0, event: &LLMCompleted{}, tests: []string{"hasToolCalls"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMCompleted, Rule: 12, To: StateProcessingLLMResponse}, {From: StateProcessingLLMResponse, Rule: 19, To: StateExecutingTools}}, actions: []ActionKind{ActionExecuteTools}, effects: []string{"recordResponse", "startTools"}},
+	{up: 0, event: &LLMError{}, tests: []string{"canRetry"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMError, Rule: 13, To: StateError}}, actions: []ActionKind{ActionScheduleRetry}, effects: []string{"scheduleRetry"}},
+	{up: 0, event: &LLMError{}, tests: []string{"!canRetry"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMError, Rule: 14, To: StateWaitingForUserInput}}, actions: []ActionKind{ActionDisplayError}, effects: []string{"giveUp"}},
+	{up: 0, event: &ToolProgress{}, steps: []Step{{From: StateCallingLLM, Event: EventToolProgress, Rule: 15, To: StateCallingLLM}}},
+	{up: 0, event: &ToolCompleted{}, steps: []Step{{From: StateCallingLLM, Event: EventToolCompleted, Rule: 16, To: StateCallingLLM}}},
+	{up: 0, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateCallingLLM, Event: EventPostToolsHookCompleted, Rule: 17, To: StateCallingLLM}}},
+	{up: 0, event: &RetryTimeoutFired{}, steps: []Step{{From: StateCallingLLM, Event: EventRetryTimeoutFired, Rule: 18, To: StateCallingLLM}}},
+	{up: 0, event: &LLMCompleted{}, tests: []string{"!hasToolCalls"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMCompleted, Rule: 12, To: StateProcessingLLMResponse}, {From: StateProcessingLLMResponse, Rule: 20, To: StateWaitingForUserInput}}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordResponse"}},
+	{up: 12, event: &UserInput{}, steps: []Step{{From: StateExecutingTools, Event: EventUserInput, Rule: 21, To: StateExecutingTools}}},
+	{up: 12, event: &TextDelta{}, steps: []Step{{From: StateExecutingTools, Event: EventTextDelta, Rule: 22, To: StateExecutingTools}}},
+	{up: 12, event: &ToolCallDelta{}, steps: []Step{{From: StateExecutingTools, Event: EventToolCallDelta, Rule: 23, To: StateExecutingTools}}},
+	{up: 12, event: &LLMCompleted{}, steps: []Step{{From: StateExecutingTools, Event: EventLLMCompleted, Rule: 24, To: StateExecutingTools}}},
+	{up: 12, event: &LLMError{}, steps: []Step{{From: StateExecutingTools, Event: EventLLMError, Rule: 25, To: StateExecutingTools}}},
+	{up: 12, event: &ToolProgress{}, tests: []string{"isKnownCall"}, steps: []Step{{From: StateExecutingTools, Event: EventToolProgress, Rule: 26, To: StateExecutingTools}}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordProgress"}},
+	{up: 12, event: &ToolProgress{}, tests: []string{"!isKnownCall"}, steps: []Step{{From: StateExecutingTools, Event: EventToolProgress, Rule: 27, To: StateExecutingTools}}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"isUnknownCall"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 28, To: StateExecutingTools}}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "toolsPending"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 29, To: StateExecutingTools}}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordOutcome"}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 30, To: StatePostToolsHook}}, actions: []ActionKind{ActionRunPostToolsHook}, effects: []string{"finishToolsWithHook"}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 31, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"finishTools"}},
+	{up: 12, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateExecutingTools, Event: EventPostToolsHookCompleted, Rule: 32, To: StateExecutingTools}}},
+	{up: 12, event: &RetryTimeoutFired{}, steps: []Step{{From: StateExecutingTools, Event: EventRetryTimeoutFired, Rule: 33, To: StateExecutingTools}}},
+	{up: 29, event: &UserInput{}, steps: []Step{{From: StatePostToolsHook, Event: EventUserInput, Rule: 34, To: StatePostToolsHook}}},
+	{up: 29, event: &TextDelta{}, steps: []Step{{From: StatePostToolsHook, Event: EventTextDelta, Rule: 35, To: StatePostToolsHook}}},
+	{up: 29, event: &ToolCallDelta{}, steps: []Step{{From: StatePostToolsHook, Event: EventToolCallDelta, Rule: 36, To: StatePostToolsHook}}},
+	{up: 29, event: &LLMCompleted{}, steps: []Step{{From: StatePostToolsHook, Event: EventLLMCompleted, Rule: 37, To: StatePostToolsHook}}},
+	{up: 29, event: &LLMError{}, steps: []Step{{From: StatePostToolsHook, Event: EventLLMError, Rule: 38, To: StatePostToolsHook}}},
+	{up: 29, event: &ToolProgress{}, steps: []Step{{From: StatePostToolsHook, Event: EventToolProgress, Rule: 39, To: StatePostToolsHook}}},
+	{up: 29, event: &ToolCompleted{}, steps: []Step{{From: StatePostToolsHook, Event: EventToolCompleted, Rule: 40, To: StatePostToolsHook}}},
+	{up: 29, event: &PostToolsHookCompleted{}, steps: []Step{{From: StatePostToolsHook, Event: EventPostToolsHookCompleted, Rule: 41, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"resumeAfterHook"}},
+	{up: 29, event: &RetryTimeoutFired{}, steps: []Step{{From: StatePostToolsHook, Event: EventRetryTimeoutFired, Rule: 42, To: StatePostToolsHook}}},
+	{up: 13, event: &UserInput{}, steps: []Step{{From: StateError, Event: EventUserInput, Rule: 43, To: StateError}}},
+	{up: 13, event: &TextDelta{}, steps: []Step{{From: StateError, Event: EventTextDelta, Rule: 44, To: StateError}}},
+	{up: 13, event: &ToolCallDelta{}, steps: []Step{{From: StateError, Event: EventToolCallDelta, Rule: 45, To: StateError}}},
+	{up: 13, event: &LLMCompleted{}, steps: []Step{{From: StateError, Event: EventLLMCompleted, Rule: 46, To: StateError}}},
+	{up: 13, event: &LLMError{}, steps: []Step{{From: StateError, Event: EventLLMError, Rule: 47, To: StateError}}},
+	{up: 13, event: &ToolProgress{}, steps: []Step{{From: StateError, Event: EventToolProgress, Rule: 48, To: StateError}}},
+	{up: 13, event: &ToolCompleted{}, steps: []Step{{From: StateError, Event: EventToolCompleted, Rule: 49, To: StateError}}},
+	{up: 13, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateError, Event: EventPostToolsHookCompleted, Rule: 50, To: StateError}}},
+	{up: 13, event: &RetryTimeoutFired{}, steps: []Step{{From: StateError, Event: EventRetryTimeoutFired, Rule: 51, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"buildRequest"}},
+	{up: -1, event: &ShutdownRequested{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventShutdownRequested, Rule: 62, To: StateShuttingDown}}, actions: []ActionKind{ActionShutdown}},
+	{up: 51, event: &UserInput{}, steps: []Step{{From: StateShuttingDown, Event: EventUserInput, Rule: 52, To: StateShuttingDown}}},
+	{up: 51, event: &TextDelta{}, steps: []Step{{From: StateShuttingDown, Event: EventTextDelta, Rule: 53, To: StateShuttingDown}}},
+	{up: 51, event: &ToolCallDelta{}, steps: []Step{{From: StateShuttingDown, Event: EventToolCallDelta, Rule: 54, To: StateShuttingDown}}},
+	{up: 51, event: &LLMCompleted{}, steps: []Step{{From: StateShuttingDown, Event: EventLLMCompleted, Rule: 55, To: StateShuttingDown}}},
+	{up: 51, event: &LLMError{}, steps: []Step{{From: StateShuttingDown, Event: EventLLMError, Rule: 56, To: StateShuttingDown}}},
+	{up: 51, event: &ToolProgress{}, steps: []Step{{From: StateShuttingDown, Event: EventToolProgress, Rule: 57, To: StateShuttingDown}}},
+	{up: 51, event: &ToolCompleted{}, steps: []Step{{From: StateShuttingDown, Event: EventToolCompleted, Rule: 58, To: StateShuttingDown}}},
+	{up: 51, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateShuttingDown, Event: EventPostToolsHookCompleted, Rule: 59, To: StateShuttingDown}}},
+	{up: 51, event: &RetryTimeoutFired{}, steps: []Step{{From: StateShuttingDown, Event: EventRetryTimeoutFired, Rule: 60, To: StateShuttingDown}}},
+	{up: 51, event: &ShutdownRequested{}, steps: []Step{{From: StateShuttingDown, Event: EventShutdownRequested, Rule: 61, To: StateShuttingDown}}, actions: []ActionKind{ActionShutdown}},
+}
+
+// fsmPathEnds holds, for each rule in order, the last node of its witness path.
+var fsmPathEnds = [...]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 12, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 51}
+
+// fsmPath returns the nodes of the path that ends at node end, first first.
+func fsmPath(end int) []int {
+	var path []int
+	for i := end; i >= 0; i = fsmWitness[i].up {
+		path = append(path, i)
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// TestPaths drives a machine made by New along the witness path of each of the
+// 63 rules: the shortest sequence of events from the initial state that fires
+// it, with the guards answering as the path needs, and checks every step the
+// machine takes, the actions it hands out and the effects it runs. Together
+// the paths fire every rule; the test reports the rule coverage.
+func TestPaths(t *testing.T) {
+	fired := make(map[int]bool)
+	for rule, end := range fsmPathEnds {
+		t.Run(fsmRules[rule].Label, func(t *testing.T) {
+			b := &fsmFake{script: []string{}}
+			rec := &Recorder{}
+			m := New(b, rec, WaitingForUserInput{})
+			rec.Actions = nil // New's entries are not the path's
+			b.ran = nil
+			var wantSteps []Step
+			var wantActions []ActionKind
+			var wantEffects []string
+			steps := fsmTrace(m)
+			for k, i := range fsmPath(end) {
+				n := fsmWitness[i]
+				b.script = append(b.script, n.tests...)
+				if err := m.HandleEvent(n.event); err != nil {
+					require.ErrorIs(t, err, ErrRejected, "step %d", k)
+				}
+				wantSteps = append(wantSteps, n.steps...)
+				wantActions = append(wantActions, n.actions...)
+				wantEffects = append(wantEffects, n.effects...)
+			}
+			assert.Equal(t, wantSteps, *steps, "steps taken")
+			require.NotEmpty(t, *steps)
+			assert.True(t, slices.ContainsFunc(*steps, func(s Step) bool {
+				return s.Rule == rule
+			}), "the path fires its rule")
+			var acts []ActionKind
+			for _, a := range rec.Actions {
+				acts = append(acts, a.Kind())
+			}
+			assert.Equal(t, wantActions, acts, "actions handed to the Handler")
+			assert.Equal(t, wantEffects, b.ran, "effects run")
+			assert.Empty(t, b.wrong, "guards tested out of the path's order")
+			assert.Empty(t, b.script, "guards the path expected but the machine did not test")
+			for _, s := range *steps {
+				fired[s.Rule] = true
+			}
+		})
+	}
+	t.Logf("rule coverage: the paths fired %d of %d rules", len(fired), len(fsmRules))
+	assert.Len(t, fired, len(fsmRules), "every rule fired by its path")
 }
 
 // TestEveryPair sends every event to every state at rest, with every guard false,

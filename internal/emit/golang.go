@@ -44,6 +44,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genTakes()
 	g.genTimers()
 	g.genSteps()
+	g.genCoverage()
 	g.genJSON()
 	return g.f
 }
@@ -425,6 +426,7 @@ func (g *goGen) genRules() {
 		jen.Comment("// Effect names the effect that runs, or \"\"."), jen.Id("Effect").String(),
 		jen.Comment("// Actions are the actions the rule emits, in order."), jen.Id("Actions").Index().Id("ActionKind"),
 		jen.Comment("// Reason says why a reject rule refuses the event."), jen.Id("Reason").String(),
+		jen.Comment("// Label describes the rule on one line, as the spec writes it."), jen.Id("Label").String(),
 	)
 	f.Comment("// fsmRules is the rule table; a rule's index is its number in Step.Rule.")
 	f.Var().Id("fsmRules").Op("=").Index(jen.Op("...")).Id("Rule").ValuesFunc(func(grp *jen.Group) {
@@ -479,6 +481,7 @@ func ruleValue(r *fsm.Rule) jen.Code {
 	if r.Kind == fsm.Reject {
 		d = append(d, kv("Reason", jen.Lit(r.Reason)))
 	}
+	d = append(d, kv("Label", jen.Lit(r.Label)))
 	return jen.Values(d...)
 }
 

@@ -39,6 +39,7 @@ func TestFile(m *fsm.Machine) *jen.File {
 	}
 	g.genTrace()
 	g.genRuleTests()
+	g.genPaths()
 	g.genEveryPair()
 	g.genRoundTrips()
 	g.genKindStrings()

@@ -57,6 +57,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		// The ways through transient states end only once they cannot
 		// loop, which graph checks.
 		b.ways()
+		b.paths()
 	}
 	b.diags.Sort()
 	if b.diags.HasErrors() {

@@ -8,15 +8,16 @@ package fsm
 // generated files declare nothing else.
 var Generated = []string{
 	// The package's API.
-	"Action", "ActionKind", "Behavior", "ErrRejected", "Event", "EventKind", "Handler",
+	"Action", "ActionKind", "Behavior", "Coverage", "ErrRejected", "Event", "EventKind", "Handler",
 	"Machine", "New", "Observer", "Recorder", "RejectedError", "Restore", "Rule", "RuleIgnore",
 	"RuleKind", "RuleReject", "RuleTransition", "Rules", "State", "StateKind", "Step",
 	"TimerID", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
 	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmRunning", "fsmTimer",
 	// The generated tests.
-	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestKindStrings", "TestMachineErrors",
-	"TestRandomSequences", "TestRecorder", "TestRules", "TestStateJSON", "fsmFake", "fsmStates", "fsmTrace",
+	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestKindStrings", "TestMachineErrors", "TestPaths",
+	"TestRandomSequences", "TestRecorder", "TestRules", "TestStateJSON", "fsmFake", "fsmPath", "fsmPathEnds",
+	"fsmStates", "fsmTrace", "fsmWitness",
 }
 
 // Values are the identifiers of Generated that name functions, variables
@@ -27,7 +28,7 @@ var Values = []string{
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState", "errReentrant", "fsmAsPointer",
 	"fsmAsValue", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmRunning", "TestActionJSON", "TestEventJSON",
 	"TestEveryPair", "TestKindStrings", "TestMachineErrors", "TestRandomSequences", "TestRecorder",
-	"TestRules", "TestStateJSON", "fsmStates",
+	"TestRules", "TestStateJSON", "fsmStates", "TestPaths", "fsmPath", "fsmPathEnds", "fsmWitness",
 }
 
 // Members are the names of the methods and fields generated types declare

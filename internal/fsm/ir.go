@@ -54,7 +54,10 @@ type Machine struct {
 	Start []*Run
 	// Ways are the ways through every cell (see Way), for the generated
 	// tests.
-	Ways    []*Way
+	Ways []*Way
+	// Paths are the witnesses of the rules, in rule order: for each, the
+	// shortest sequence of events from the initial state that fires it.
+	Paths []*Path
 	Initial *State
 	// ReadsEvents is set when some rule reads its event's fields, so that
 	// the machine checks for nil events.

@@ -9,6 +9,10 @@ type Way struct {
 	// shared cell the first state that leaves its event to it.
 	From  *State
 	Event *Event
+	// Timer is, for a TimerFired, the timer that fired: a running timer of
+	// From's; nil for other events, and for the TimerFired of a timer not
+	// running.
+	Timer *Timer
 	// Tests are the guards tested, in the order the machine tests them,
 	// each with its answer.
 	Tests []Test
@@ -28,6 +32,32 @@ type Test struct {
 // spec order, then the shared cells, then the timers.
 func (b *builder) ways() {
 	m := b.m
+	var cells []*Cell
+	for _, s := range m.States {
+		cells = append(append(cells, s.Handles...), s.Refuses...)
+	}
+	cells = append(cells, m.Shared...)
+	for _, t := range m.Timers {
+		cells = append(cells, t.Cell)
+	}
+	for _, c := range cells {
+		from := c.State
+		if from == nil {
+			from = b.users[c][0]
+		}
+		m.Ways = append(m.Ways, expand(from, c)...)
+	}
+}
+
+// expand returns the ways through cell c when its event is sent in state
+// from: one per rule, continued through every branch of the transient
+// states it enters.
+func expand(from *State, c *Cell) []*Way {
+	var out []*Way
+	var timer *Timer
+	if len(c.Rules) > 0 {
+		timer = c.Rules[0].Timer
+	}
 	var follow func(w Way, r *Rule, chain []*Rule)
 	follow = func(w Way, r *Rule, chain []*Rule) {
 		w.Tests = append([]Test(nil), w.Tests...)
@@ -49,23 +79,10 @@ func (b *builder) ways() {
 			}
 			return
 		}
-		m.Ways = append(m.Ways, &w)
+		out = append(out, &w)
 	}
-	var cells []*Cell
-	for _, s := range m.States {
-		cells = append(append(cells, s.Handles...), s.Refuses...)
+	for _, r := range c.Rules {
+		follow(Way{From: from, Event: c.Event, Timer: timer, To: from}, r, c.Rules)
 	}
-	cells = append(cells, m.Shared...)
-	for _, t := range m.Timers {
-		cells = append(cells, t.Cell)
-	}
-	for _, c := range cells {
-		from := c.State
-		if from == nil {
-			from = b.users[c][0]
-		}
-		for _, r := range c.Rules {
-			follow(Way{From: from, Event: c.Event, To: from}, r, c.Rules)
-		}
-	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"testing"
 
 	"golang.org/x/tools/txtar"
 )
@@ -79,4 +80,23 @@ func files(glob string) ([]Spec, error) {
 		out = append(out, Spec{Name: p, Src: src})
 	}
 	return out, nil
+}
+
+// FromArchives returns the spec.yaml of each txtar archive at paths (the
+// conformance corpus), named by the archive.
+func FromArchives(t testing.TB, paths []string) []Spec {
+	t.Helper()
+	var out []Spec
+	for _, p := range paths {
+		ar, err := txtar.ParseFile(p)
+		if err != nil {
+			t.Fatalf("read archive: %v", err)
+		}
+		for _, f := range ar.Files {
+			if f.Name == "spec.yaml" {
+				out = append(out, Spec{Name: p, Src: f.Data})
+			}
+		}
+	}
+	return out
 }

@@ -1,0 +1,195 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+)
+
+// Path is a witness of one rule: the shortest sequence of events that,
+// sent to a machine made by New, fires the rule, each step with the
+// answers its guards must give. Taking branch k of a guarded rule means
+// the guards before it answer false and guard k true.
+type Path struct {
+	Rule *Rule
+	// Steps are the events sent, in order; the last fires Rule (as its
+	// last rule, or before it, through transient states).
+	Steps []*Way
+}
+
+// node is a state of the search: the leaf the machine rests in, and which
+// of the timers of that leaf's states are spent (fired by a rule that kept
+// their state: they fire no more until it is entered again).
+type node struct {
+	leaf  *State
+	spent uint64 // bit i: timer i is spent; only timers below 64 are tracked
+}
+
+// paths finds, breadth first from the initial state, the shortest path to
+// every rule. Guards answer as each branch needs, so a rule is out of
+// reach only when no state that takes it is; graph reports those states.
+func (b *builder) paths() {
+	m := b.m
+	if m.Initial == nil {
+		return
+	}
+	found := make([]*Path, len(m.Rules))
+	type item struct {
+		n     node
+		steps []*Way
+	}
+	start := node{leaf: m.Initial}
+	seen := map[node]bool{start: true}
+	queue := []item{{n: start}}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		for _, w := range b.edges(it.n) {
+			steps := append(slices.Clip(it.steps), w)
+			for _, r := range w.Rules {
+				if found[r.Index] == nil {
+					found[r.Index] = &Path{Rule: r, Steps: steps}
+				}
+			}
+			next := node{leaf: w.To, spent: spend(it.n.spent, w)}
+			if !seen[next] {
+				seen[next] = true
+				queue = append(queue, item{n: next, steps: steps})
+			}
+		}
+	}
+	for _, p := range found {
+		if p != nil {
+			m.Paths = append(m.Paths, p)
+		}
+	}
+	for _, r := range m.Rules {
+		if found[r.Index] == nil {
+			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
+		}
+	}
+}
+
+// edges returns the ways out of a node: every event in event order (the
+// leaf's own rule, or the one it takes from an ancestor or a "*" row),
+// then the leaf's running timers, outermost first, then a TimerFired of no
+// running timer.
+func (b *builder) edges(n node) []*Way {
+	m := b.m
+	s := n.leaf
+	byEvent := map[*Event]*Cell{}
+	for _, cs := range [][]*Cell{s.Handles, s.Refuses, s.Inherited} {
+		for _, c := range cs {
+			byEvent[c.Event] = c
+		}
+	}
+	var out []*Way
+	for _, e := range m.Events {
+		if c := byEvent[e]; c != nil {
+			out = append(out, expand(s, c)...)
+		}
+	}
+	for _, a := range s.Path() {
+		if t := a.Timer; t != nil && !(t.Index < 64 && n.spent&(1<<t.Index) != 0) {
+			out = append(out, expand(s, t.Cell)...)
+		}
+	}
+	if m.Stale != nil {
+		out = append(out, &Way{From: s, Event: m.TimerFired, Rules: []*Rule{m.Stale}, To: s})
+	}
+	return out
+}
+
+// spend returns the spent timers after way w: those its rules spend, less
+// those of the states it enters, which start again; only the timers of
+// the states of the leaf it ends in are kept.
+func spend(spent uint64, w *Way) uint64 {
+	for _, r := range w.Rules {
+		for _, run := range r.Entries {
+			if t := run.State.Timer; t != nil && t.Index < 64 {
+				spent &^= 1 << t.Index
+			}
+		}
+		if t := r.Spends; t != nil && t.Index < 64 {
+			spent |= 1 << t.Index
+		}
+	}
+	var keep uint64
+	for _, a := range w.To.Path() {
+		if t := a.Timer; t != nil && t.Index < 64 {
+			keep |= 1 << t.Index
+		}
+	}
+	return spent & keep
+}
+
+// PathStep is one step of a path as `fsmgen paths -json` prints it.
+type PathStep struct {
+	From  string `json:"from"`
+	Event string `json:"event"`
+	// Timer names the state whose timer fires, for a TimerFired.
+	Timer  string       `json:"timer,omitempty"`
+	Guards []GuardValue `json:"guards,omitempty"`
+	Rules  []int        `json:"rules"`
+	To     string       `json:"to"`
+}
+
+// GuardValue is a guard's answer on a step.
+type GuardValue struct {
+	Guard string `json:"guard"`
+	Holds bool   `json:"holds"`
+}
+
+// PathRecord is a rule's path as `fsmgen paths -json` prints it.
+type PathRecord struct {
+	Rule  int        `json:"rule"`
+	Label string     `json:"label"`
+	At    string     `json:"at"`
+	Steps []PathStep `json:"steps"`
+}
+
+// Records returns the machine's paths as records, in rule order.
+func (m *Machine) Records() []PathRecord {
+	var out []PathRecord
+	for _, p := range m.Paths {
+		rec := PathRecord{Rule: p.Rule.Index, Label: p.Rule.Label, At: p.Rule.Pos.String()}
+		for _, w := range p.Steps {
+			st := PathStep{From: w.From.Name, Event: w.Event.Name, To: w.To.Name}
+			if w.Timer != nil {
+				st.Timer = w.Timer.State.Name
+			}
+			for _, t := range w.Tests {
+				st.Guards = append(st.Guards, GuardValue{Guard: t.Guard.Name, Holds: t.Holds})
+			}
+			for _, r := range w.Rules {
+				st.Rules = append(st.Rules, r.Index)
+			}
+			rec.Steps = append(rec.Steps, st)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// StepText describes a step on one line: "in Idle, send Start", "in
+// TimeWait, its timer fires", with the guards' answers.
+func StepText(w *Way) string {
+	s := "in " + w.From.Name + ", "
+	switch {
+	case w.Timer != nil && w.Timer.State == w.From:
+		s += "its timer fires"
+	case w.Timer != nil:
+		s += "the timer of " + w.Timer.State.Name + " fires"
+	case w.Event.Builtin:
+		s += "a TimerFired of no running timer arrives"
+	default:
+		s += "send " + w.Event.Name
+	}
+	if len(w.Tests) > 0 {
+		var g []string
+		for _, t := range w.Tests {
+			g = append(g, t.String())
+		}
+		s += " [" + strings.Join(g, ", ") + "]"
+	}
+	return s + " → " + w.To.Name
+}

@@ -46,6 +46,13 @@ func All(m *fsm.Machine) ([]File, error) {
 		files = append(files,
 			File{Path: path.Join(dir, base+"_gen.go"), Content: code},
 			File{Path: path.Join(dir, base+"_gen_test.go"), Content: tests})
+		if ef := ExamplesFile(m); ef != nil {
+			examples, err := render(ef)
+			if err != nil {
+				return nil, fmt.Errorf("emit the example tests for %s: %w", m.Name, err)
+			}
+			files = append(files, File{Path: path.Join(dir, base+"_examples_gen_test.go"), Content: examples})
+		}
 	}
 	if p := m.Output.Diagram; p != "" {
 		out, err := Mermaid(m)

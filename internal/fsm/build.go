@@ -29,7 +29,7 @@ const (
 // zero Env knows none (field types may then name predeclared types, the
 // spec's own and imported packages' names, unchecked).
 func Build(f *spec.File, env Env) (*Machine, diag.List) {
-	b := &builder{f: f, env: env, m: &Machine{SpecFile: filepath.Base(f.Path)}}
+	b := &builder{f: f, env: env, m: &Machine{SpecFile: filepath.Base(f.Path), ImportPath: env.PackagePath}}
 	b.header()
 	b.decls()
 	b.funcs()
@@ -40,6 +40,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 	}
 	b.transitions()
 	b.hooks()
+	b.behavior()
 	b.stateLists()
 	b.goNames()
 	// Totality, field flow, reachability and unused declarations are only
@@ -58,6 +59,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		// loop, which graph checks.
 		b.ways()
 		b.paths()
+		b.examples()
 	}
 	b.diags.Sort()
 	if b.diags.HasErrors() {
@@ -97,6 +99,8 @@ type builder struct {
 	sharedCells map[sharedKey]*Cell
 	users       map[*Cell][]*State
 	cellOf      map[*Rule]*Cell
+	// pendingEx are the examples of each outcome, with its rules.
+	pendingEx []*pendingExamples
 	// specOf maps each state to its spec entry; all lists every state,
 	// composite or leaf, depth first.
 	specOf map[*State]*spec.State
@@ -601,6 +605,20 @@ func pairName(s *State, e *Event) string {
 
 // outcome resolves what a transition or branch does.
 func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event) *Rule {
+	r := b.outcomeRule(o, pos, from, ev)
+	if r != nil && len(o.Examples) > 0 {
+		i := slices.IndexFunc(b.pendingEx, func(pe *pendingExamples) bool { return &pe.examples[0] == &o.Examples[0] })
+		if i < 0 {
+			b.pendingEx = append(b.pendingEx, &pendingExamples{examples: o.Examples})
+			i = len(b.pendingEx) - 1
+		}
+		b.pendingEx[i].rules = append(b.pendingEx[i].rules, r)
+	}
+	return r
+}
+
+// outcomeRule makes the rule of an outcome.
+func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Event) *Rule {
 	r := &Rule{From: from, Event: ev, Pos: pos}
 	moves := o.To.Set || o.Effect.Set || len(o.Actions) > 0
 	switch {

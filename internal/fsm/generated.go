@@ -15,7 +15,7 @@ var Generated = []string{
 	// Its unexported helpers.
 	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmRunning", "fsmTimer",
 	// The generated tests.
-	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestKindStrings", "TestMachineErrors", "TestPaths",
+	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestExamples", "TestKindStrings", "TestMachineErrors", "TestPaths",
 	"TestRandomSequences", "TestRecorder", "TestRules", "TestStateJSON", "fsmFake", "fsmPath", "fsmPathEnds",
 	"fsmStates", "fsmTrace", "fsmWitness",
 }

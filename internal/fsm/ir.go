@@ -58,6 +58,15 @@ type Machine struct {
 	// Paths are the witnesses of the rules, in rule order: for each, the
 	// shortest sequence of events from the initial state that fires it.
 	Paths []*Path
+	// Examples are the spec's examples, in rule order; Behavior is the Go
+	// expression that makes the real Behavior they run through, and
+	// BehaviorErr says it also gives an error.
+	Examples    []*Example
+	Behavior    string
+	BehaviorErr bool
+	// ImportPath is the generated package's import path, when the loader
+	// knows it (the example tests import it); "" otherwise.
+	ImportPath string
 	Initial *State
 	// ReadsEvents is set when some rule reads its event's fields, so that
 	// the machine checks for nil events.

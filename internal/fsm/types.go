@@ -22,6 +22,9 @@ type Env struct {
 	// LocalTypes are the type names that hand-written files of the output
 	// package declare, which field types may name without a qualifier.
 	LocalTypes []string
+	// PackagePath is the import path the generated package will have;
+	// "" when not known.
+	PackagePath string
 }
 
 // typeUse is a name a field type uses: a bare identifier, or a qualified

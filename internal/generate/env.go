@@ -9,10 +9,12 @@ import (
 	"go/token"
 	"go/types"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/packages"
 
 	"github.com/fsmgen/fsmgen/internal/emit"
@@ -44,9 +46,34 @@ func env(f *spec.File) fsm.Env {
 		}
 	}
 	if f.Output.Go.Set && !filepath.IsAbs(f.Output.Go.Value) {
-		e.LocalTypes = localTypes(filepath.Join(dir, filepath.FromSlash(f.Output.Go.Value)))
+		out := filepath.Join(dir, filepath.FromSlash(f.Output.Go.Value))
+		e.LocalTypes = localTypes(out)
+		e.PackagePath = packagePath(out)
 	}
 	return e
+}
+
+// packagePath returns the import path of the package in directory dir:
+// the path of the module that holds it joined with dir's place in it; ""
+// when dir is in no module.
+func packagePath(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if data, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			mod := modfile.ModulePath(data)
+			rel, err := filepath.Rel(d, abs)
+			if mod == "" || err != nil {
+				return ""
+			}
+			return path.Join(mod, filepath.ToSlash(rel))
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // loadPackages type-checks the packages at paths, as imported from dir.

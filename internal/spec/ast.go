@@ -39,6 +39,9 @@ type File struct {
 	Guards      []Func
 	Effects     []Func
 	Transitions []Transition
+	// Behavior is the Go expression that makes the hand-written Behavior
+	// the examples run through, e.g. "behavior.New(behavior.DefaultConfig())".
+	Behavior String
 }
 
 // Import binds a package qualifier used in field types to an import path.
@@ -124,6 +127,31 @@ type Outcome struct {
 	// Local keeps a transition into the source state's own substates from
 	// leaving and re-entering the source.
 	Local Bool
+	// Examples are concrete cases that must take this rule.
+	Examples []Example
+}
+
+// Example is a concrete case the spec says takes a rule: a state at rest
+// with its fields, and an event with its fields.
+type Example struct {
+	Pos  diag.Pos
+	Name String
+	// In is the state at rest the machine starts in, and Send the event
+	// sent; absent, the rule's own.
+	In, Send String
+	// State and Event are the fields given, in spec order, as YAML values
+	// decoded into Go values (strings, numbers, bools, lists, maps).
+	State, Event []Value
+}
+
+// Value is a field's value in an example.
+type Value struct {
+	Name  String
+	Value any
+	// Tag is the YAML tag of a scalar ("!!str", "!!int", ...), or "" for
+	// a list or a mapping.
+	Tag string
+	Pos diag.Pos
 }
 
 // Transition is one entry of "transitions".

@@ -126,6 +126,7 @@ func (p *parser) file(src []byte) *File {
 		"guards":      func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Guards = append(f.Guards, p.fn(k, v)) }) },
 		"effects":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Effects = append(f.Effects, p.fn(k, v)) }) },
 		"transitions": func(_, v *yaml.Node) { p.transitions(v, f) },
+		"behavior":    func(_, v *yaml.Node) { f.Behavior = p.str(v) },
 	})
 	for _, key := range []struct {
 		name string
@@ -390,6 +391,15 @@ func (p *parser) outcomeKeys(o *Outcome) map[string]func(k, v *yaml.Node) {
 		"ignore": func(_, v *yaml.Node) { o.Ignore = p.boolean(v) },
 		"reject": func(_, v *yaml.Node) { o.Reject = p.str(v) },
 		"local":  func(_, v *yaml.Node) { o.Local = p.boolean(v) },
+		"examples": func(_, v *yaml.Node) {
+			if v.Kind != yaml.SequenceNode {
+				p.errorf(v, "examples must be a list, found %s", kindName(v))
+				return
+			}
+			for _, c := range v.Content {
+				o.Examples = append(o.Examples, p.example(resolve(c)))
+			}
+		},
 	}
 }
 
@@ -430,6 +440,38 @@ func (p *parser) branches(n *yaml.Node) []Branch {
 		out = append(out, b)
 	}
 	return out
+}
+
+// example reads one example: its name, the state it starts in and the
+// event it sends, with their fields' values.
+func (p *parser) example(n *yaml.Node) Example {
+	ex := Example{Pos: p.pos(n)}
+	values := func(v *yaml.Node) []Value {
+		var out []Value
+		p.each(v, func(k, v *yaml.Node) {
+			val := Value{Name: p.str(k), Pos: p.pos(v)}
+			if v.Kind == yaml.ScalarNode {
+				val.Tag = v.Tag
+			}
+			if err := v.Decode(&val.Value); err != nil {
+				p.errorf(v, "cannot read the value of %s: %v", k.Value, err)
+				return
+			}
+			out = append(out, val)
+		})
+		return out
+	}
+	p.mapping(n, map[string]func(k, v *yaml.Node){
+		"name":  func(_, v *yaml.Node) { ex.Name = p.str(v) },
+		"in":    func(_, v *yaml.Node) { ex.In = p.str(v) },
+		"send":  func(_, v *yaml.Node) { ex.Send = p.str(v) },
+		"state": func(_, v *yaml.Node) { ex.State = values(v) },
+		"event": func(_, v *yaml.Node) { ex.Event = values(v) },
+	})
+	if n.Kind == yaml.MappingNode && !ex.Name.Set {
+		p.errorf(n, "example has no \"name\": say in a few words what the case is")
+	}
+	return ex
 }
 
 // resolve follows an alias to the node it names.

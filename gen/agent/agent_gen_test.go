@@ -356,7 +356,7 @@ func fsmPath(end int) []int {
 // machine takes, the actions it hands out and the effects it runs. Together
 // the paths fire every rule; the test reports the rule coverage.
 func TestPaths(t *testing.T) {
-	fired := make(map[int]bool)
+	var cov Coverage
 	for rule, end := range fsmPathEnds {
 		t.Run(fsmRules[rule].Label, func(t *testing.T) {
 			b := &fsmFake{script: []string{}}
@@ -392,12 +392,14 @@ func TestPaths(t *testing.T) {
 			assert.Empty(t, b.wrong, "guards tested out of the path's order")
 			assert.Empty(t, b.script, "guards the path expected but the machine did not test")
 			for _, s := range *steps {
-				fired[s.Rule] = true
+				cov.Observe(s)
 			}
 		})
 	}
-	t.Logf("rule coverage: the paths fired %d of %d rules", len(fired), len(fsmRules))
-	assert.Len(t, fired, len(fsmRules), "every rule fired by its path")
+	t.Log("rule coverage of the paths: ", cov.String())
+	assert.Empty(t, cov.Missed(), "rules no path fired")
+	assert.Len(t, cov.Fired(), len(fsmRules))
+	assert.InDelta(t, 100.0, cov.Percent(), 1e-09)
 }
 
 // TestEveryPair sends every event to every state at rest, with every guard false,

@@ -272,7 +272,7 @@ func (g *testGen) genPaths() {
 			jen.Qual(pkgAssert, "Empty").Call(jen.Id("t"), jen.Id("b").Dot("script"), jen.Lit("guards the path expected but the machine did not test")))
 	}
 	run = append(run, jen.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Op("*").Id("steps")).Block(
-		jen.Id("fired").Index(jen.Id("s").Dot("Rule")).Op("=").True()))
+		jen.Id("cov").Dot("Observe").Call(jen.Id("s"))))
 
 	f := g.f
 	fields := []jen.Code{
@@ -312,11 +312,13 @@ func (g *testGen) genPaths() {
 			"out and the effects it runs. Together the paths fire every rule; the test reports the rule "+
 			"coverage.", len(m.Rules))))
 	f.Func().Id("TestPaths").Params(jen.Id("t").Op("*").Qual(pkgTesting, "T")).Block(
-		jen.Id("fired").Op(":=").Make(jen.Map(jen.Int()).Bool()),
+		jen.Var().Id("cov").Id("Coverage"),
 		jen.For(jen.List(jen.Id("rule"), jen.Id("end")).Op(":=").Range().Id("fsmPathEnds")).Block(
 			jen.Id("t").Dot("Run").Call(jen.Id("fsmRules").Index(jen.Id("rule")).Dot("Label"), jen.Func().Params(jen.Id("t").Op("*").Qual(pkgTesting, "T")).Block(run...))),
-		jen.Id("t").Dot("Logf").Call(jen.Lit("rule coverage: the paths fired %d of %d rules"), jen.Len(jen.Id("fired")), jen.Len(jen.Id("fsmRules"))),
-		jen.Qual(pkgAssert, "Len").Call(jen.Id("t"), jen.Id("fired"), jen.Len(jen.Id("fsmRules")), jen.Lit("every rule fired by its path")),
+		jen.Id("t").Dot("Log").Call(jen.Lit("rule coverage of the paths: "), jen.Id("cov").Dot("String").Call()),
+		jen.Qual(pkgAssert, "Empty").Call(jen.Id("t"), jen.Id("cov").Dot("Missed").Call(), jen.Lit("rules no path fired")),
+		jen.Qual(pkgAssert, "Len").Call(jen.Id("t"), jen.Id("cov").Dot("Fired").Call(), jen.Len(jen.Id("fsmRules"))),
+		jen.Qual(pkgAssert, "InDelta").Call(jen.Id("t"), jen.Lit(100.0), jen.Id("cov").Dot("Percent").Call(), jen.Lit(1e-9)),
 	)
 }
 

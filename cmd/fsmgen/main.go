@@ -4,19 +4,70 @@
 //
 // Usage:
 //
-//	fsmgen generate [-werror] SPEC...   write every output of each spec (only files whose bytes change)
-//	fsmgen check [-werror] SPEC...      verify every output is up to date; print a diff of stale ones
-//	fsmgen diagram SPEC                 print the Mermaid diagram
-//	fsmgen schema                       print the JSON Schema of the spec language
-//	fsmgen debug SPEC                   print the checked machine (storage, signatures, every rule's data flow)
+//	fsmgen generate [-werror] [-format F] SPEC...   write every output of each spec (only files whose bytes change)
+//	fsmgen check [-werror] [-format F] SPEC...      verify every output is up to date; print a diff of stale ones
+//	fsmgen diagram SPEC                             print the Mermaid diagram
+//	fsmgen schema                                   print the JSON Schema of the spec language
+//	fsmgen debug SPEC                               print the checked machine (storage, signatures, every rule's data flow)
 //
 // Output paths in a spec are relative to the spec file, so the result is
 // the same from any working directory. Problems are reported as
-// path:line:col: message, with the source line and a caret. Warnings do
-// not stop generation unless -werror is given.
+// path:line:col: message, with the source line and a caret, and any notes
+// that explain the problem as indented "note:" lines after them. Warnings
+// do not stop generation unless -werror is given, which reports them as
+// errors.
 //
 // Exit status: 0 when all is well, 1 for a spec error or a stale output,
 // 2 for a usage error.
+//
+// # Output formats for CI
+//
+// -format text (the default) is the output described above, on stderr;
+// check prints the diff of each stale output on stdout. -format json and
+// -format sarif print one document on stdout instead, and nothing else
+// there ("wrote PATH" lines of generate go to stderr); the exit status is
+// the same. Every problem has a rule: a stable kebab-case id such as
+// unknown-name, unhandled-pair or unused-declaration (docs/spec.md lists
+// them). In these formats a stale output of check is a finding too, with
+// rule stale-output, at the output's path, saying to run fsmgen generate,
+// in place of the diff. The document is printed even when fsmgen stops on
+// a failure that is not a spec's problem (an unreadable spec, two specs
+// writing one file): the failure is then in it as well as on stderr.
+// Findings are sorted by file, line, column, severity and message, so
+// the same input gives the same bytes.
+//
+// -format json prints an object:
+//
+//	{
+//	  "diagnostics": [
+//	    {
+//	      "file": "door.yaml",          // the spec as given, or a generated file's path
+//	      "line": 15,                   // from 1; 0 when the problem is the whole file
+//	      "column": 9,                  // from 1, in characters; 0 when unknown
+//	      "severity": "error",          // or "warning"
+//	      "rule": "unknown-name",
+//	      "message": "unknown state \"Opne\" (did you mean \"Open\"?)",
+//	      "notes": []                   // more lines explaining the problem
+//	    }
+//	  ],
+//	  "error": "read spec: ..."         // only when fsmgen stopped on a failure
+//	}
+//
+// -format sarif prints a SARIF 2.1.0 log, as GitHub code scanning and
+// other SARIF viewers read it: one run whose tool.driver (name fsmgen)
+// lists the rules the results use, with their descriptions, help and
+// default level; one result per finding with ruleId, ruleIndex, level,
+// message (notes as extra lines, also as Markdown and in
+// properties.notes), a location whose uri is relative to the current
+// directory (with uriBaseId %SRCROOT%, so run fsmgen from the repository
+// root; a file outside it gets an absolute file: URI) and whose region is
+// left out when the problem is the whole file, and a partial fingerprint
+// "fsmgen/v1": a SHA-256 of the rule, the uri and the message, with the
+// occurrence number of the same triple after a colon, so a finding keeps
+// its identity when lines move. Columns count Unicode code points
+// (run.columnKind). A failure other than a spec's problem appears as
+// invocations[0].executionSuccessful false with a tool execution
+// notification.
 //
 // From another module, add fsmgen as a tool and generate with one line in a
 // hand-written file of the package:
@@ -35,6 +86,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 	"github.com/fsmgen/fsmgen/internal/emit"
@@ -51,8 +103,8 @@ const (
 )
 
 const usage = `usage:
-  fsmgen generate [-werror] SPEC...
-  fsmgen check [-werror] SPEC...
+  fsmgen generate [-werror] [-format text|json|sarif] SPEC...
+  fsmgen check [-werror] [-format text|json|sarif] SPEC...
   fsmgen diagram SPEC
   fsmgen schema
   fsmgen debug SPEC
@@ -61,6 +113,22 @@ const usage = `usage:
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// options are the flags of generate and check.
+type options struct {
+	werror bool   // report warnings as errors, and fail on them
+	format string // one of formats
+}
+
+// The output formats of generate and check.
+const (
+	formatText  = "text"
+	formatJSON  = "json"
+	formatSARIF = "sarif"
+)
+
+// formats are the values -format accepts.
+var formats = []string{formatText, formatJSON, formatSARIF}
 
 // errUsage marks a usage error (exit status 2).
 var errUsage = errors.New("usage")
@@ -94,9 +162,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	werror := false
+	var o options
 	if cmd == "generate" || cmd == "check" {
-		fs.BoolVar(&werror, "werror", false, "treat warnings as errors")
+		fs.BoolVar(&o.werror, "werror", false, "treat warnings as errors")
+		fs.StringVar(&o.format, "format", formatText, "output format: text, json or sarif")
 	}
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%s: %w: %w", cmd, err, errUsage)
@@ -104,10 +173,16 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	args = fs.Args()
 	switch cmd {
 	case "generate", "check":
+		if !slices.Contains(formats, o.format) {
+			return fmt.Errorf("%s: -format %q is not one of text, json, sarif: %w", cmd, o.format, errUsage)
+		}
 		if len(args) == 0 {
 			return fmt.Errorf("%s needs at least one spec file: %w", cmd, errUsage)
 		}
-		return generateOrCheck(cmd == "check", werror, args, stdout, stderr)
+		if o.format != formatText {
+			return report(cmd == "check", o, args, stdout, stderr)
+		}
+		return generateOrCheck(cmd == "check", o.werror, args, stdout, stderr)
 	case "diagram", "debug":
 		if len(args) != 1 {
 			return fmt.Errorf("%s needs exactly one spec file: %w", cmd, errUsage)
@@ -152,8 +227,7 @@ func load(paths []string, werror bool, stderr io.Writer) ([]*generate.Result, er
 			if werror {
 				d.Severity = diag.Error
 			}
-			fmt.Fprintln(stderr, d)
-			fmt.Fprint(stderr, diag.Excerpt(r.Source, d))
+			printText(stderr, d, r.Source)
 		}
 		if r.Machine == nil || werror && len(r.Diags) > 0 {
 			failed = true
@@ -165,6 +239,16 @@ func load(paths []string, werror bool, stderr io.Writer) ([]*generate.Result, er
 	return results, nil
 }
 
+// printText prints d as -format text does: "path:line:col: message", the
+// line of src it points at with a caret, then its notes.
+func printText(w io.Writer, d diag.Diagnostic, src []byte) {
+	fmt.Fprintln(w, d)
+	fmt.Fprint(w, diag.Excerpt(src, d))
+	fmt.Fprint(w, d.NotesText())
+}
+
+// generateOrCheck runs generate or check for -format text: diagnostics on
+// stderr; for check, the diff of each stale output on stdout.
 func generateOrCheck(check, werror bool, paths []string, stdout, stderr io.Writer) error {
 	results, err := load(paths, werror, stderr)
 	if err != nil {

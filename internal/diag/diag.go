@@ -1,5 +1,7 @@
 // Package diag holds source positions and the sorted list of problems that
-// every stage of fsmgen reports, in the form path:line:col: message.
+// every stage of fsmgen reports, in the form path:line:col: message. Each
+// problem carries the id of its rule (see Rule), given from its message, and
+// may carry notes that explain it further.
 package diag
 
 import (
@@ -38,11 +40,26 @@ const (
 	Error
 )
 
+// String returns "warning" or "error", the words SARIF and fsmgen's JSON
+// output use.
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
 // Diagnostic is one problem found in a spec.
 type Diagnostic struct {
 	Pos      Pos
 	Severity Severity
-	Msg      string
+	// Rule is the id of the problem's kind (see Rules), such as
+	// "unknown-name"; Errorf and Warnf set it from the message.
+	Rule string
+	Msg  string
+	// Notes explain the problem further (a path that shows it, a reason),
+	// one line each; List.Note adds them.
+	Notes []string
 }
 
 // String formats the diagnostic as "path:line:col: message", with
@@ -54,21 +71,47 @@ func (d Diagnostic) String() string {
 	return d.Pos.String() + ": " + d.Msg
 }
 
+// NotesText returns the diagnostic's notes as text lines to print under
+// it: each indented by four spaces after "note: ", a note's own line
+// breaks indented to match; "" when it has none.
+func (d Diagnostic) NotesText() string {
+	var b strings.Builder
+	for _, n := range d.Notes {
+		b.WriteString("    note: ")
+		b.WriteString(strings.ReplaceAll(n, "\n", "\n          "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // List collects diagnostics. The zero List is empty and ready to use.
 type List []Diagnostic
 
-// Errorf adds an error at pos.
+// Errorf adds an error at pos, with the rule its message belongs to.
 func (l *List) Errorf(pos Pos, format string, args ...any) {
-	*l = append(*l, Diagnostic{Pos: pos, Severity: Error, Msg: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	*l = append(*l, Diagnostic{Pos: pos, Severity: Error, Rule: Classify(msg), Msg: msg})
 }
 
-// Warnf adds a warning at pos.
+// Warnf adds a warning at pos, with the rule its message belongs to.
 func (l *List) Warnf(pos Pos, format string, args ...any) {
-	*l = append(*l, Diagnostic{Pos: pos, Severity: Warning, Msg: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	*l = append(*l, Diagnostic{Pos: pos, Severity: Warning, Rule: Classify(msg), Msg: msg})
 }
 
-// Sort orders the list by file, line, column, then message, and drops
-// exact duplicates.
+// Note appends text as a note to the diagnostic added last, such as the
+// path of events that shows an error or the reason behind it. It does
+// nothing when the list is empty.
+func (l *List) Note(text string) {
+	if len(*l) == 0 {
+		return
+	}
+	d := &(*l)[len(*l)-1]
+	d.Notes = append(d.Notes, text)
+}
+
+// Sort orders the list by file, line, column, severity (errors first),
+// message, then notes, and drops exact duplicates.
 func (l *List) Sort() {
 	slices.SortStableFunc(*l, func(a, b Diagnostic) int {
 		return cmp.Or(
@@ -77,9 +120,13 @@ func (l *List) Sort() {
 			cmp.Compare(a.Pos.Col, b.Pos.Col),
 			cmp.Compare(b.Severity, a.Severity),
 			cmp.Compare(a.Msg, b.Msg),
+			cmp.Compare(a.Rule, b.Rule),
+			slices.Compare(a.Notes, b.Notes),
 		)
 	})
-	*l = slices.Compact(*l)
+	*l = slices.CompactFunc(*l, func(a, b Diagnostic) bool {
+		return a.Pos == b.Pos && a.Severity == b.Severity && a.Rule == b.Rule && a.Msg == b.Msg && slices.Equal(a.Notes, b.Notes)
+	})
 }
 
 // HasErrors reports whether the list holds an error (not only warnings).
@@ -105,7 +152,8 @@ func (l List) Err() error {
 	return nil
 }
 
-// Error implements error: one diagnostic per line.
+// Error implements error: one diagnostic per line, each followed by its
+// notes (see NotesText).
 func (l List) Error() string {
 	var b strings.Builder
 	for i, d := range l {
@@ -113,6 +161,10 @@ func (l List) Error() string {
 			b.WriteByte('\n')
 		}
 		b.WriteString(d.String())
+		if len(d.Notes) > 0 {
+			b.WriteByte('\n')
+			b.WriteString(strings.TrimSuffix(d.NotesText(), "\n"))
+		}
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/diag"
 )
@@ -64,4 +65,73 @@ func TestListSortAndError(t *testing.T) {
 	assert.Len(t, l.Warnings(), 1)
 	assert.Error(t, l.Err())
 	assert.NoError(t, l.Warnings().Err())
+}
+
+func TestNote(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(l *diag.List)
+		notes [][]string // the notes of each diagnostic, in order
+		text  string     // l.Error()
+	}{
+		{
+			name:  "a note on an empty list does nothing",
+			build: func(l *diag.List) { l.Note("lost") },
+			text:  "",
+		},
+		{
+			name: "notes go to the diagnostic added last",
+			build: func(l *diag.List) {
+				l.Errorf(diag.Pos{File: "a.yaml", Line: 1, Col: 1}, "first")
+				l.Note("one")
+				l.Warnf(diag.Pos{File: "a.yaml", Line: 2, Col: 1}, "second")
+				l.Note("two")
+				l.Note("three")
+			},
+			notes: [][]string{{"one"}, {"two", "three"}},
+			text:  "a.yaml:1:1: first\n    note: one\na.yaml:2:1: warning: second\n    note: two\n    note: three",
+		},
+		{
+			name: "a note's own lines are indented",
+			build: func(l *diag.List) {
+				l.Errorf(diag.Pos{File: "a.yaml"}, "whole file")
+				l.Note("path:\nA -E-> B")
+			},
+			notes: [][]string{{"path:\nA -E-> B"}},
+			text:  "a.yaml: whole file\n    note: path:\n          A -E-> B",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l diag.List
+			tt.build(&l)
+			var notes [][]string
+			for _, d := range l {
+				notes = append(notes, d.Notes)
+			}
+			assert.Equal(t, tt.notes, notes)
+			assert.Equal(t, tt.text, l.Error())
+		})
+	}
+}
+
+func TestSortKeepsNotes(t *testing.T) {
+	var l diag.List
+	at := diag.Pos{File: "a.yaml", Line: 3, Col: 1}
+	l.Errorf(at, "unknown state %q", "X")
+	l.Note("b")
+	l.Errorf(at, "unknown state %q", "X")
+	l.Note("a")
+	l.Errorf(at, "unknown state %q", "X")
+	l.Note("a")
+	l.Sort()
+	require.Len(t, l, 2, "exact duplicates, notes included, are dropped")
+	assert.Equal(t, []string{"a"}, l[0].Notes)
+	assert.Equal(t, []string{"b"}, l[1].Notes)
+	assert.Equal(t, "unknown-name", l[0].Rule)
+}
+
+func TestSeverityString(t *testing.T) {
+	assert.Equal(t, "error", diag.Error.String())
+	assert.Equal(t, "warning", diag.Warning.String())
 }

@@ -1,0 +1,426 @@
+package diag
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+)
+
+// Rule is one kind of problem fsmgen reports. Its ID is stable across
+// releases, so CI tools (SARIF viewers, code scanning, scripts reading
+// fsmgen check -format json) can group, filter and suppress findings by it
+// while the wording of messages improves.
+//
+// A diagnostic gets its rule from its message: the checker's packages call
+// Errorf and Warnf with plain messages, and the table below says which
+// messages belong to which rule. TestEveryMessageHasOneRule parses every
+// Errorf and Warnf call of fsmgen and fails when a message matches no rule,
+// or more than one.
+type Rule struct {
+	ID       string   // kebab-case, never reused for another meaning
+	Level    Severity // the severity of every message of the rule
+	Short    string   // what is wrong, in one sentence
+	Full     string   // what the rule covers, and why it matters
+	Help     string   // what to do about it
+	Patterns []string // regular expressions; a message of the rule matches one
+}
+
+// Unclassified is the rule of a message that no rule's patterns match. The
+// classification test keeps fsmgen's own messages out of it; it is there
+// so that a message added without a rule still has an id.
+const Unclassified = "unclassified"
+
+// rules is the table, in no particular order; Rules returns it sorted by
+// id. Patterns are matched against whole messages, so each names the fixed
+// words of its message, with .* where fsmgen puts a name, a position or a
+// hint.
+var rules = []Rule{
+	// Reading the file.
+	{
+		ID: "not-text", Level: Error,
+		Short:    "The spec file is not text.",
+		Full:     "A spec must be UTF-8 text without NUL bytes; anything else (a binary, another encoding) is refused before YAML is read.",
+		Help:     "Check that the path names the spec and not another file, and save it as UTF-8.",
+		Patterns: []string{`^spec contains a NUL byte`, `^spec is not valid UTF-8`},
+	},
+	{
+		ID: "empty-spec", Level: Error,
+		Short:    "The spec file is empty.",
+		Full:     "The file holds nothing but white space, so there is no machine to read.",
+		Help:     "Start the spec with the version line, then the machine's name, package, states and events (see docs/spec.md, \"A first machine\").",
+		Patterns: []string{`^spec is empty`},
+	},
+	{
+		ID: "limit-exceeded", Level: Error,
+		Short: "The spec or its machine is larger than fsmgen accepts.",
+		Full:  "fsmgen refuses specs over 1 MiB, YAML nested too deeply or expanding through aliases to too many nodes, and machines with too many states, events or state × event pairs, so that a hostile or runaway file cannot exhaust memory or time.",
+		Help:  "Split the machine into machines that talk through actions and events, trim long doc text, or remove the aliases that multiply the document.",
+		Patterns: []string{
+			`^spec is \d+ bytes, larger than the \d+-byte limit`,
+			`^spec is nested more than \d+ levels deep`,
+			`^spec expands to more than \d+ YAML nodes`,
+			`^the machine has \d+ .*more than the limit of \d+`,
+		},
+	},
+	{
+		ID: "yaml-syntax", Level: Error,
+		Short:    "The spec is not well-formed YAML.",
+		Full:     "The YAML parser could not read the file; the message is the parser's, with the line it stopped at.",
+		Help:     "Fix the YAML at the line shown: indent with spaces (never tabs), close brackets and quotes, and quote values that contain \": \" or start with a special character.",
+		Patterns: []string{`^invalid YAML: `},
+	},
+	// The shape of the document.
+	{
+		ID: "spec-version", Level: Error,
+		Short:    "The spec does not start with a version this fsmgen reads.",
+		Full:     "Every spec starts with \"version: 2\". Version 1 specs are no longer read: version 2 declares what each guard and effect reads and sets.",
+		Help:     "Put \"version: 2\" first; to convert a version 1 spec, follow \"From version 1\" in docs/spec.md.",
+		Patterns: []string{`^spec must start with "version: `, `^version 1 specs are no longer read`, `^unsupported spec version `},
+	},
+	{
+		ID: "wrong-value-type", Level: Error,
+		Short:    "A value has the wrong YAML type.",
+		Full:     "A key holds a value of another kind than the spec language expects: a list where a mapping belongs, a mapping where a name belongs, and so on.",
+		Help:     "Write the value in the form the message names; docs/spec.md shows each key with an example, and the JSON Schema (fsmgen schema) lets an editor flag it as you type.",
+		Patterns: []string{`^spec must be a mapping`, `^expected .*, found `, `^transitions must be a list`, `^guards must be a list of branches`},
+	},
+	{
+		ID: "unknown-key", Level: Error,
+		Short:    "A key is not part of the spec language.",
+		Full:     "Unknown keys are refused rather than ignored, so that a misspelt key does not silently drop what it meant to say.",
+		Help:     "Correct the spelling (the message suggests the nearest known key), or remove the key.",
+		Patterns: []string{`^unknown key "`},
+	},
+	{
+		ID: "duplicate-key", Level: Error,
+		Short:    "A mapping has the same key twice.",
+		Full:     "YAML would keep only the last value of a repeated key; fsmgen refuses the file instead.",
+		Help:     "Merge the two entries into one, or remove one of them.",
+		Patterns: []string{`^duplicate key "`},
+	},
+	{
+		ID: "missing-key", Level: Error,
+		Short:    "A required key is missing.",
+		Full:     "The spec, a field, a timer, a transition or a \"*\" row lacks a key it cannot do without.",
+		Help:     "Add the key the message names.",
+		Patterns: []string{`^spec has no "`, `^field (".*" )?has no type$`, `^after has no "delay"`, `^transition has no "from"`, `^a "\*" row needs "on"`},
+	},
+	// Names.
+	{
+		ID: "invalid-name", Level: Error,
+		Short:    "A name cannot be used in the generated Go.",
+		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a lower-case Go identifier, import aliases identifiers that are not Go keywords, and import paths valid Go import paths.",
+		Help:     "Rename it with letters, digits and underscores, starting with a letter.",
+		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a lower-case Go identifier|reserved)`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`},
+	},
+	{
+		ID: "go-name-clash", Level: Error,
+		Short:    "Two names become the same Go identifier.",
+		Full:     "Spec names are turned into Go identifiers; two that map to the same identifier, or one that takes a name fsmgen generates or an import needs, would not compile. Each place is reported.",
+		Help:     "Rename one of them, or choose another import alias.",
+		Patterns: []string{` in Go, .*rename (it|one of them)$`, ` are both .* in Go: rename one$`, `^import alias ".*" is the generated package's own name`, `^import alias time names `},
+	},
+	{
+		ID: "duplicate-declaration", Level: Error,
+		Short:    "A name is declared twice.",
+		Full:     "States, events, actions, guards and effects share one name space each, states across the whole machine; a state is listed twice in one list; a substate repeats a field its ancestors already have.",
+		Help:     "Rename one of the two, or remove the repetition.",
+		Patterns: []string{`^duplicate name "`, `^state .* is declared twice`, `^".*" is declared as both a `, `^state .* is listed twice$`, `^field .* of state .* is already a field of `},
+	},
+	{
+		ID: "unknown-name", Level: Error,
+		Short:    "A name refers to nothing declared.",
+		Full:     "A transition, list or declaration names a state, event, action, guard or effect the spec does not declare.",
+		Help:     "Correct the spelling (the message suggests the nearest declared name), or declare it.",
+		Patterns: []string{`^unknown (state|event|action) "`, `^unknown \S+ ".*": declare it under `},
+	},
+	{
+		ID: "wrong-name-kind", Level: Error,
+		Short:    "A name is used as another kind of declaration.",
+		Full:     "A guard is named where an effect belongs, or an effect where a guard belongs.",
+		Help:     "Name a declaration of the kind the place needs, or move the declaration under the right key.",
+		Patterns: []string{`^".*" is a \S+, not a \S+$`},
+	},
+	// Types and imports.
+	{
+		ID: "invalid-field-type", Level: Error,
+		Short:    "A field's type is not a type the generated package can use.",
+		Full:     "Field types are Go type expressions: names, qualified names of imported packages, pointers, slices, arrays and maps of those. fsmgen checks that each name is a type, exists, and is exported.",
+		Help:     "Use a Go type, a type of a package listed under imports (pkg.Name), or a type declared in the output package.",
+		Patterns: []string{`^type ".*" (is not a Go type expression|uses package|is not supported|uses .*, which is)`, `^unknown type .* in "`, `^package .* \(.*\) has no type `, ` is not exported by package .*, so the generated package cannot use it`, `^\S+ is a \S+, not a type$`, ` is a generic type: name an instance`},
+	},
+	{
+		ID: "import-not-loaded", Level: Error,
+		Short:    "An imported package could not be loaded.",
+		Full:     "fsmgen loads the packages that field types use, from the module that holds the spec, to check the types; this one failed to load.",
+		Help:     "Check the import path, and that the package builds in the spec's module (go build, go mod tidy).",
+		Patterns: []string{`^cannot load package ".*", which field types use`},
+	},
+	// Guards and effects.
+	{
+		ID: "guard-effect-sets", Level: Error,
+		Short:    "A guard sets fields, or an effect sets none.",
+		Full:     "A guard only decides between branches; an effect exists to compute fields, which it lists under \"sets\".",
+		Help:     "Move what a guard computes to an effect; list the fields an effect computes under its \"sets\".",
+		Patterns: []string{`^guard .* sets nothing: a guard only decides`, `^effect .* sets nothing: list the fields`},
+	},
+	{
+		ID: "guard-branches", Level: Error,
+		Short:    "Guard branches are malformed or cannot all fire.",
+		Full:     "A guarded transition or timer lists branches, each with \"if\" a guard or a final \"else: true\"; a branch after else, a guard tested twice or a chain without else leaves some case unhandled or some branch dead.",
+		Help:     "Give each branch \"if\" or \"else: true\", test each guard once, and end the chain with \"- else: true\".",
+		Patterns: []string{`^a (transition|timer) with guards keeps to, effect, action, ignore and reject inside its branches$`, `^branch after else can never fire`, `^a branch has either "if" or "else"`, `^write "else: true" for the last branch`, `^branch has no "if"`, `^guard .* is already tested at .*: this branch can never fire`, `^guards of .* end without an else branch`},
+	},
+	{
+		ID: "rule-outcome", Level: Error,
+		Short:    "A transition has no outcome, or more than one.",
+		Full:     "Each rule either moves (to, effect, action), ignores the event, or rejects it with a reason; not several of these, not none.",
+		Help:     "Keep one of ignore, reject (with a reason) or a transition.",
+		Patterns: []string{`^choose one of ignore, reject, or a transition`, `^write "ignore: true", or remove it$`, `^reject needs a reason`, `^transition does nothing`, `^a timer's rule cannot reject`},
+	},
+	{
+		ID: "conflicting-rules", Level: Error,
+		Short:    "Two rules handle the same state and event.",
+		Full:     "A state × event pair is handled by two transitions, by a transition and an ignore or reject list, or by two \"*\" rows, so either could fire.",
+		Help:     "Merge them into one transition with guards, or remove the pair from one of the places.",
+		Patterns: []string{`^"\*" already handles `, ` is already handled at .*: two transitions for one pair can both fire`, ` is listed under .* but already handled at `, `^state .* already resolves every other event at `},
+	},
+	{
+		ID: "redundant-star", Level: Error,
+		Short:    "\"*\" is listed with other names.",
+		Full:     "\"*\" already means every state (in from) or every other event (in ignore and reject lists); listing names beside it is a contradiction.",
+		Help:     "Keep \"*\" alone, or list the names without it.",
+		Patterns: []string{`^"\*" stands alone`},
+	},
+	{
+		ID: "timer-event-misused", Level: Error,
+		Short:    "The timers' event is handled like an ordinary event.",
+		Full:     "The event that timers fire is generated for the states' \"after\" keys; transitions and ignore lists do not name it.",
+		Help:     "Give the state \"after\" instead, or remove the event from the list.",
+		Patterns: []string{` is the event of the timers: `},
+	},
+	{
+		ID: "timer-delay", Level: Error,
+		Short:    "A timer's delay is not a positive duration.",
+		Full:     "\"delay\" is a Go duration such as 30s or 2m30s, or the name of an effect that sets exactly one time.Duration.",
+		Help:     "Give a positive duration, or an effect that sets one time.Duration field.",
+		Patterns: []string{`^the delay of state .*'s timer is `, `^effect .* computes the delay of state `, `^delay ".*" is neither a duration`},
+	},
+	// States.
+	{
+		ID: "initial-state", Level: Error,
+		Short:    "The initial state is missing or given twice.",
+		Full:     "A machine has exactly one initial top-level state, and each composite state exactly one initial child.",
+		Help:     "Mark the state the machine (or the composite state) starts in \"initial: true\", and only that one.",
+		Patterns: []string{`is marked initial, but .* already is`, `^composite state .* has no initial child`, `^no state is marked "initial: true"`},
+	},
+	{
+		ID: "composite-state", Level: Error,
+		Short:    "A composite state is misdeclared.",
+		Full:     "A composite state has substates, and the flags that belong to leaves (terminal, transient) are put on its leaves.",
+		Help:     "List its substates, or remove the empty \"states\" key; mark one of its leaves instead of the composite.",
+		Patterns: []string{`^state .* has an empty "states"`, `^composite state .* cannot be `},
+	},
+	{
+		ID: "transient-state", Level: Error,
+		Short:    "A transient state is misused.",
+		Full:     "A transient state is left in the step that enters it, through eventless transitions (no \"on\"); it handles no events, has no entry, exit or timer, and transient states must not loop.",
+		Help:     "Give the transient state eventless transitions that lead elsewhere, move events and actions to its neighbours, or make it an ordinary state.",
+		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of transient state `, `^a transition into transient state `, `^state .* cannot be transient and `},
+	},
+	{
+		ID: "local-transition", Level: Error,
+		Short:    "\"local\" is used where it does not apply.",
+		Full:     "A local transition goes from a composite state into one of its own substates without leaving the composite (UML); elsewhere it means nothing.",
+		Help:     "Remove \"local\", or target one of the source's substates.",
+		Patterns: []string{`^local applies to a transition of a composite state`, `^a local transition of .* must lead to one of its substates`},
+	},
+	{
+		ID: "terminal-state-left", Level: Error,
+		Short:    "A terminal state has a transition to another state.",
+		Full:     "A terminal state is never left; a transition out of it contradicts the mark.",
+		Help:     "Remove the transition, or remove \"terminal: true\".",
+		Patterns: []string{`^terminal state .* cannot have a transition to `},
+	},
+	{
+		ID: "unhandled-pair", Level: Error,
+		Short:    "A state does not say what it does with an event.",
+		Full:     "fsmgen machines are total: every state resolves every event, by a transition, an ignore or a reject (its own, an enclosing state's, or a \"*\" row's), so no event is dropped silently.",
+		Help:     "Add a transition, or list the event under the state's ignore or reject.",
+		Patterns: []string{`^state .* does not handle (event|\d+ events)`},
+	},
+	{
+		ID: "unreachable-state", Level: Error,
+		Short:    "A state cannot be reached from the initial state.",
+		Full:     "No sequence of events leads from the initial state to this one, so its rules are dead code.",
+		Help:     "Add a transition into it, or remove it.",
+		Patterns: []string{`^state .* is unreachable from the initial state`},
+	},
+	{
+		ID: "no-way-out", Level: Error,
+		Short:    "A non-terminal state can never be left.",
+		Full:     "Every rule of the state keeps it where it is, yet it is not marked terminal: the machine would be stuck there.",
+		Help:     "Add a transition to another state, or mark it \"terminal: true\".",
+		Patterns: []string{`^state .* has no way out`},
+	},
+	{
+		ID: "unreachable-rule", Level: Error,
+		Short:    "A rule can never fire.",
+		Full:     "No sequence of events from the initial state reaches a state that takes the rule, so it is dead code.",
+		Help:     "Make a state that takes the rule reachable, or remove the rule.",
+		Patterns: []string{`^rule .* can never fire`},
+	},
+	// Examples run through the real behaviour.
+	{
+		ID: "invalid-example", Level: Error,
+		Short:    "An example of a rule is malformed or cannot run.",
+		Full:     "A rule's examples name the state at rest they start in and the event they send, with field values of the fields' types; fsmgen runs them through the real behaviour.",
+		Help:     "Correct the example as the message says: its name, \"in\", \"send\", and values that fit the fields.",
+		Patterns: []string{`^examples? `, `^cannot read the value of `},
+	},
+	{
+		ID: "invalid-behavior", Level: Error,
+		Short:    "\"behavior\" does not make the machine's Behavior.",
+		Full:     "\"behavior\" is a Go expression, using the spec's imports, that gives the Behavior (and optionally an error) the examples run through.",
+		Help:     "Write a call such as mypkg.New() of a package listed under imports.",
+		Patterns: []string{`^behavior ".*"`, `^behavior names `},
+	},
+	// Field flow.
+	{
+		ID: "field-not-filled", Level: Error,
+		Short:    "A field of the target state or of an action gets no value.",
+		Full:     "On each row, every field of the state entered and of the actions emitted is carried over (same name and type) from the source state or the event, or set by the row's effect.",
+		Help:     "Carry it over with a field of the same name and type, or name an effect that sets it.",
+		Patterns: []string{`^field .* of (state|action) .* is not filled on `},
+	},
+	{
+		ID: "field-type-mismatch", Level: Error,
+		Short:    "A field has different types in two places.",
+		Full:     "A value flows between fields, effect results and reads only with the same name and type.",
+		Help:     "Declare the same type in both places.",
+		Patterns: []string{`make the types agree`, `declare the same type in both places$`},
+	},
+	{
+		ID: "field-not-available", Level: Error,
+		Short:    "A guard or effect reads a field the row does not provide.",
+		Full:     "A guard or effect reads only fields of the source state, the event, or (for entry and exit effects) the state itself.",
+		Help:     "Use the guard or effect where the field is available, or add the field.",
+		Patterns: []string{`^\S+ \S+ reads \S+, but `, `^\S+ \S+ reads .*, but on this row .*: use it where .* is available`, `^effect .* runs on .* of state .* and reads .*, but the state has no field `},
+	},
+	{
+		ID: "effect-result-unused", Level: Error,
+		Short:    "An effect sets a field nothing takes.",
+		Full:     "What an effect sets must go into the target state or an emitted action; a result nothing takes is a mistake in the spec.",
+		Help:     "Drop the field from the effect's sets, or use another effect here.",
+		Patterns: []string{`^effect .* sets .*, but nothing on .* takes it`},
+	},
+	{
+		ID: "effect-result-conflict", Level: Error,
+		Short:    "An effect's result cannot be stored unambiguously.",
+		Full:     "An effect sets a field that an entry effect also sets, or that only some of the row's source states have.",
+		Help:     "Drop the field from one of the effects, give all the states the field, or write rows of their own.",
+		Patterns: []string{`^effect .* sets .*, but the entry of the state that owns .* sets it too`, `^effect .* sets .*, but only some of .* have it`},
+	},
+	// Output.
+	{
+		ID: "invalid-output-path", Level: Error,
+		Short:    "An output path is empty, absolute or uses odd characters.",
+		Full:     "Output paths are relative to the spec, use forward slashes, and only letters, digits, '.', '_', '-' and '/', so no spec text can steer a write elsewhere.",
+		Help:     "Write a relative path such as ../gen/door.",
+		Patterns: []string{`^output path is empty$`, `^output path ".*" (must be relative|may use only)`},
+	},
+	{
+		ID: "output-outside-module", Level: Error,
+		Short:    "An output path leads out of the spec's module.",
+		Full:     "Outputs stay inside the module that holds the spec (the directory of the nearest go.mod), or the spec's directory when there is none.",
+		Help:     "Choose an output path inside the module.",
+		Patterns: []string{`^output path ".*" leads out of `},
+	},
+	{
+		ID: "stale-output", Level: Error,
+		Short:    "A generated file is out of date with its spec.",
+		Full:     "fsmgen check found a generated file whose bytes differ from what its spec generates now, or that is missing.",
+		Help:     "Run fsmgen generate on the spec (or make generate) and commit the result.",
+		Patterns: []string{`^generated file is (stale|missing): `},
+	},
+	// Warnings.
+	{
+		ID: "unused-declaration", Level: Warning,
+		Short:    "A declaration is never used.",
+		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through.",
+		Help:     "Remove it, or use it where it was meant to be used.",
+		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`},
+	},
+	{
+		ID: "rule-applies-nowhere", Level: Warning,
+		Short:    "A \"*\" row or an enclosing state's rule applies to no state.",
+		Full:     "Every state it would cover handles the event itself, so the rule is dead.",
+		Help:     "Remove the rule.",
+		Patterns: []string{` applies to no state: `},
+	},
+	{
+		ID: "new-event-through-star", Level: Warning,
+		Short:    "A state handles a new event only through \"*\".",
+		Full:     "An event added since the last generation reaches a state through a \"*\" row or list, which may not be what the state should do with it.",
+		Help:     "If it is wrong, give the state a rule for the event; if it is right, regenerate to accept it.",
+		Patterns: []string{` the new event .* through "\*"`},
+	},
+	{
+		ID: Unclassified, Level: Error,
+		Short: "A problem fsmgen has not classified.",
+		Full:  "fsmgen's own tests keep every message it produces classified; this id appears only for a message added without a rule.",
+		Help:  "Read the message; please report it so that it gets a rule of its own.",
+	},
+}
+
+// compiled holds each rule's patterns compiled, in the order of rules.
+var compiled = func() [][]*regexp.Regexp {
+	out := make([][]*regexp.Regexp, len(rules))
+	for i, r := range rules {
+		for _, p := range r.Patterns {
+			out[i] = append(out[i], regexp.MustCompile(p))
+		}
+	}
+	return out
+}()
+
+// Classify returns the id of the rule a message belongs to, or
+// Unclassified when no rule matches.
+func Classify(msg string) string {
+	if ids := matching(msg); len(ids) > 0 {
+		return ids[0]
+	}
+	return Unclassified
+}
+
+// matching returns the ids of every rule one of whose patterns matches msg.
+func matching(msg string) []string {
+	var ids []string
+	for i, res := range compiled {
+		if slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(msg) }) {
+			ids = append(ids, rules[i].ID)
+		}
+	}
+	return ids
+}
+
+// Rules returns a copy of every rule, sorted by id.
+func Rules() []Rule {
+	out := slices.Clone(rules)
+	for i := range out {
+		out[i].Patterns = slices.Clone(out[i].Patterns)
+	}
+	slices.SortFunc(out, func(a, b Rule) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// RuleByID returns a copy of the rule with the given id.
+func RuleByID(id string) (Rule, bool) {
+	i := slices.IndexFunc(rules, func(r Rule) bool { return r.ID == id })
+	if i < 0 {
+		return Rule{}, false
+	}
+	r := rules[i]
+	r.Patterns = slices.Clone(r.Patterns)
+	return r, true
+}

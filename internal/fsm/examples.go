@@ -105,9 +105,11 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 		return nil
 	}
 	fires := false
-	for _, w := range b.edges(node{leaf: out.In}) {
-		if w.Event == out.Send && slices.Contains(w.Rules, r) {
-			fires = true
+	for _, e := range b.edges(node{leaf: out.In}) {
+		for _, w := range e.ways(out.In) {
+			if w.Event == out.Send && slices.Contains(w.Rules, r) {
+				fires = true
+			}
 		}
 	}
 	if !fires {

@@ -43,17 +43,28 @@ func (b *builder) paths() {
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
-		for _, w := range b.edges(it.n) {
-			steps := append(slices.Clip(it.steps), w)
-			for _, r := range w.Rules {
-				if found[r.Index] == nil {
-					found[r.Index] = &Path{Rule: r, Steps: steps}
-				}
+		for _, c := range b.edges(it.n) {
+			if c.known(found, seen, it.n) {
+				continue // nothing new down this cell: skip building its ways
 			}
-			next := node{leaf: w.To, spent: spend(it.n.spent, w)}
-			if !seen[next] {
-				seen[next] = true
-				queue = append(queue, item{n: next, steps: steps})
+			for _, w := range c.ways(it.n.leaf) {
+				var steps []*Way // the path to w, built only if something needs it
+				path := func() []*Way {
+					if steps == nil {
+						steps = append(slices.Clip(it.steps), w)
+					}
+					return steps
+				}
+				for _, r := range w.Rules {
+					if found[r.Index] == nil {
+						found[r.Index] = &Path{Rule: r, Steps: path()}
+					}
+				}
+				next := node{leaf: w.To, spent: spend(it.n.spent, w)}
+				if !seen[next] {
+					seen[next] = true
+					queue = append(queue, item{n: next, steps: path()})
+				}
 			}
 		}
 	}
@@ -69,32 +80,74 @@ func (b *builder) paths() {
 	}
 }
 
-// edges returns the ways out of a node: every event in event order (the
+// edge is a cell a node can take: an event's, a running timer's, or the
+// TimerFired of no running timer (stale).
+type edge struct {
+	cell  *Cell
+	stale *Way
+}
+
+// ways returns the ways through the edge's cell from state from.
+func (e edge) ways(from *State) []*Way {
+	if e.stale != nil {
+		return []*Way{e.stale}
+	}
+	return expand(from, e.cell)
+}
+
+// known reports whether taking the edge from node n can find nothing new:
+// every rule of its cell is found, none leads into a transient state, and
+// each leads to a node already seen. Wide machines have many such cells.
+func (e edge) known(found []*Path, seen map[node]bool, n node) bool {
+	if e.stale != nil {
+		return found[e.stale.Rules[0].Index] != nil
+	}
+	for _, r := range e.cell.Rules {
+		if found[r.Index] == nil || r.Spends != nil || len(r.Entries) > 0 {
+			return false
+		}
+		if r.Kind != Transition || r.To == nil {
+			continue
+		}
+		if r.To.Transient || !seen[node{leaf: r.To, spent: n.spent & timersOf(r.To)}] {
+			return false
+		}
+	}
+	return true
+}
+
+// timersOf returns the bits of the timers of s and its ancestors.
+func timersOf(s *State) uint64 {
+	var bits uint64
+	for a := s; a != nil; a = a.Parent {
+		if t := a.Timer; t != nil && t.Index < 64 {
+			bits |= 1 << t.Index
+		}
+	}
+	return bits
+}
+
+// edges returns the cells out of a node: every event's in event order (the
 // leaf's own rule, or the one it takes from an ancestor or a "*" row),
 // then the leaf's running timers, outermost first, then a TimerFired of no
 // running timer.
-func (b *builder) edges(n node) []*Way {
+func (b *builder) edges(n node) []edge {
 	m := b.m
 	s := n.leaf
-	byEvent := map[*Event]*Cell{}
-	for _, cs := range [][]*Cell{s.Handles, s.Refuses, s.Inherited} {
-		for _, c := range cs {
-			byEvent[c.Event] = c
-		}
-	}
-	var out []*Way
-	for _, e := range m.Events {
-		if c := byEvent[e]; c != nil {
-			out = append(out, expand(s, c)...)
-		}
+	var out []edge
+	own := append(slices.Clone(s.Handles), s.Refuses...)
+	own = append(own, s.Inherited...)
+	slices.SortFunc(own, func(x, y *Cell) int { return x.Event.Index - y.Event.Index })
+	for _, c := range own {
+		out = append(out, edge{cell: c})
 	}
 	for _, a := range s.Path() {
 		if t := a.Timer; t != nil && !(t.Index < 64 && n.spent&(1<<t.Index) != 0) {
-			out = append(out, expand(s, t.Cell)...)
+			out = append(out, edge{cell: t.Cell})
 		}
 	}
 	if m.Stale != nil {
-		out = append(out, &Way{From: s, Event: m.TimerFired, Rules: []*Rule{m.Stale}, To: s})
+		out = append(out, edge{stale: &Way{From: s, Event: m.TimerFired, Rules: []*Rule{m.Stale}, To: s}})
 	}
 	return out
 }

@@ -9,6 +9,7 @@
 //	fsmgen diagram SPEC                             print the Mermaid diagram
 //	fsmgen schema                                   print the JSON Schema of the spec language
 //	fsmgen debug SPEC                               print the checked machine (storage, signatures, every rule's data flow)
+//	fsmgen paths [-json] SPEC                       print each rule's witness path: the shortest events from New that fire it
 //
 // Output paths in a spec are relative to the spec file, so the result is
 // the same from any working directory. Problems are reported as
@@ -108,6 +109,7 @@ const usage = `usage:
   fsmgen diagram SPEC
   fsmgen schema
   fsmgen debug SPEC
+  fsmgen paths [-json] SPEC
 `
 
 func main() {
@@ -167,6 +169,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fs.BoolVar(&o.werror, "werror", false, "treat warnings as errors")
 		fs.StringVar(&o.format, "format", formatText, "output format: text, json or sarif")
 	}
+	asJSON := false
+	if cmd == "paths" {
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	}
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%s: %w: %w", cmd, err, errUsage)
 	}
@@ -201,6 +207,15 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		}
 		_, err = stdout.Write(out)
 		return err
+	case "paths":
+		if len(args) != 1 {
+			return fmt.Errorf("paths needs exactly one spec file: %w", errUsage)
+		}
+		res, err := load(args, false, stderr)
+		if err != nil {
+			return err
+		}
+		return printPaths(stdout, res[0].Machine, asJSON)
 	case "schema":
 		if len(args) != 0 {
 			return fmt.Errorf("schema takes no arguments: %w", errUsage)

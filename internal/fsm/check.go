@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -60,6 +61,7 @@ func (b *builder) graph() {
 	for _, s := range m.States {
 		if !reached[s] {
 			b.errorf(s.Pos, "state %s is unreachable from the initial state %s", s.Name, m.Initial.Name)
+			b.unreachableNotes(s, succ, reached)
 		}
 		if !s.Terminal && len(succ[s]) == 0 {
 			b.errorf(s.Pos, "state %s has no way out: add a transition to another state, or mark it \"terminal: true\"", s.Name)
@@ -148,4 +150,41 @@ func slicesDeleteUnused(imps []Import, uses map[string]*importUse) []Import {
 		}
 	}
 	return out
+}
+
+// unreachableNotes explains an unreachable state: what leads to it (only
+// rules of states that are unreachable too, or none), and which of its
+// rules can therefore never fire.
+func (b *builder) unreachableNotes(s *State, succ map[*State][]*State, reached map[*State]bool) {
+	var from []string
+	for _, t := range b.m.States {
+		if slices.Contains(succ[t], s) {
+			from = append(from, t.Name)
+		}
+	}
+	if len(from) == 0 {
+		b.diags.Note("no rule leads to " + s.Name + ": give a reachable state a transition to it, or remove it")
+	} else {
+		b.diags.Note("the rules that lead to " + s.Name + " start only in states that are unreachable too: " + strings.Join(from, ", "))
+	}
+	var never []string
+	for _, cs := range [][]*Cell{s.Handles, s.Refuses, s.Inherited} {
+		for _, c := range cs {
+			for _, r := range c.Rules {
+				never = append(never, r.Label)
+			}
+		}
+	}
+	if s.Choice != nil {
+		for _, r := range s.Choice.Rules {
+			never = append(never, r.Label)
+		}
+	}
+	const shown = 5
+	switch {
+	case len(never) > shown:
+		b.diags.Note(fmt.Sprintf("so these rules never fire from %s: %s and %d more", s.Name, strings.Join(never[:shown], "; "), len(never)-shown))
+	case len(never) > 0:
+		b.diags.Note(fmt.Sprintf("so these rules never fire from %s: %s", s.Name, strings.Join(never, "; ")))
+	}
 }

@@ -167,18 +167,18 @@ func (b *builder) unreachableNotes(s *State, succ map[*State][]*State, reached m
 	} else {
 		b.diags.Note("the rules that lead to " + s.Name + " start only in states that are unreachable too: " + strings.Join(from, ", "))
 	}
-	var never []string
-	for _, cs := range [][]*Cell{s.Handles, s.Refuses, s.Inherited} {
+	var rules []*Rule
+	for _, cs := range [][]*Cell{s.Handles, s.Refuses, s.Inherited, {s.Choice}} {
 		for _, c := range cs {
-			for _, r := range c.Rules {
-				never = append(never, r.Label)
+			if c != nil {
+				rules = append(rules, c.Rules...)
 			}
 		}
 	}
-	if s.Choice != nil {
-		for _, r := range s.Choice.Rules {
-			never = append(never, r.Label)
-		}
+	slices.SortFunc(rules, func(x, y *Rule) int { return x.Index - y.Index })
+	var never []string
+	for _, r := range rules {
+		never = append(never, r.Label)
 	}
 	const shown = 5
 	switch {

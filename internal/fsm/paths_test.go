@@ -2,6 +2,7 @@ package fsm_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,4 +131,71 @@ func takes(m *fsm.Machine, s *fsm.State, r *fsm.Rule) bool {
 		}
 	}
 	return false
+}
+
+// TestUnreachableRulesReported checks that a spec edit that cuts a state
+// off reports it with the reason and the rules that can then never fire.
+func TestUnreachableRulesReported(t *testing.T) {
+	const src = `version: 2
+machine: Lamp
+package: lamp
+states:
+  Off:
+    initial: true
+  On:
+    ignore: [Kick]
+  Broken:
+    ignore: [Flip]
+events:
+  Flip: {}
+  Kick: {}
+transitions:
+  - from: Off
+    on: Flip
+    to: On
+  - from: Off
+    on: Kick
+    ignore: true
+  - from: On
+    on: Flip
+    to: Off
+  - from: Broken
+    on: Kick
+    to: Off
+`
+	tests := []struct {
+		name      string
+		edit      func(string) string
+		wantNotes []string
+	}{
+		{"nothing leads to it", func(s string) string { return s }, []string{
+			"no rule leads to Broken",
+			"so these rules never fire from Broken: Broken --Flip--> ignored; Broken --Kick--> Off",
+		}},
+		{"only an unreachable state leads to it", func(s string) string {
+			return strings.Replace(s, "  On:\n    ignore: [Kick]\n", "  On:\n    ignore: [Kick]\n  Gone:\n    ignore: [Flip]\n", 1) +
+				"  - from: Gone\n    on: Kick\n    to: Broken\n"
+		}, []string{
+			"the rules that lead to Broken start only in states that are unreachable too: Gone",
+			"so these rules never fire from Broken",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sf, diags := spec.Parse("lamp.yaml", []byte(tt.edit(src)))
+			require.False(t, diags.HasErrors(), "%s", diags)
+			m, diags := fsm.Build(sf, fsm.Env{})
+			require.Nil(t, m)
+			var notes []string
+			for _, d := range diags {
+				if strings.Contains(d.Msg, "state Broken is unreachable") {
+					notes = d.Notes
+				}
+			}
+			require.Len(t, notes, len(tt.wantNotes), "%s", diags)
+			for i, w := range tt.wantNotes {
+				assert.Contains(t, notes[i], w)
+			}
+		})
+	}
 }

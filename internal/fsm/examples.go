@@ -240,7 +240,11 @@ func (b *builder) behavior() {
 	}
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
 	if err := types.CheckExpr(token.NewFileSet(), pkg, token.NoPos, expr, info); err != nil {
-		b.errorf(s.Pos, "behavior %q: %v", m.Behavior, err)
+		msg := err.Error()
+		if te, ok := err.(types.Error); ok {
+			msg = te.Msg // without the position, which is not in the spec
+		}
+		b.errorf(s.Pos, "behavior %q: %s", m.Behavior, msg)
 		return
 	}
 	tv := info.Types[expr]

@@ -214,7 +214,7 @@ func TestSARIF(t *testing.T) {
 				require.NoError(t, os.Remove(filepath.Join(dir, "specs/out/m_gen_test.go")))
 			},
 			code: exitError,
-			want: []string{"stale-output error specs/out/m_gen.go", "stale-output error specs/out/m_gen_test.go"},
+			want: []string{"stale-output error specs/out/m_gen.go:1:0", "stale-output error specs/out/m_gen_test.go:1:0"},
 		},
 		{
 			name: "up to date",
@@ -232,10 +232,10 @@ func TestSARIF(t *testing.T) {
 			want: []string{"unknown-name error specs/bad.yaml:15:9"},
 		},
 		{
-			name: "a whole-file problem has no region",
+			name: "a whole-file problem is on the first line",
 			args: []string{"check", "-format", "sarif", "specs/empty.yaml"},
 			code: exitError,
-			want: []string{"empty-spec error specs/empty.yaml"},
+			want: []string{"empty-spec error specs/empty.yaml:1:0"},
 		},
 	}
 	for _, tt := range tests {
@@ -273,7 +273,8 @@ func TestSARIF(t *testing.T) {
 				require.Less(t, r.RuleIndex, len(run.Tool.Driver.Rules))
 				assert.Equal(t, r.RuleID, run.Tool.Driver.Rules[r.RuleIndex].ID, "ruleIndex points at the rule")
 				pos := loc.ArtifactLocation.URI
-				if loc.Region != nil {
+				require.NotNil(t, loc.Region, "GitHub code scanning needs a region with a startLine")
+				{
 					assert.GreaterOrEqual(t, loc.Region.StartLine, 1, "a location with uri and startLine")
 					pos += ":" + itoa(loc.Region.StartLine) + ":" + itoa(loc.Region.StartColumn)
 				}

@@ -62,7 +62,8 @@
 // properties.notes), a location whose uri is relative to the current
 // directory (with uriBaseId %SRCROOT%, so run fsmgen from the repository
 // root; a file outside it gets an absolute file: URI) and whose region is
-// left out when the problem is the whole file, and a partial fingerprint
+// the file's first line when the problem is the whole file (GitHub code
+// scanning needs a startLine), and a partial fingerprint
 // "fsmgen/v1": a SHA-256 of the rule, the uri and the message, with the
 // occurrence number of the same triple after a colon, so a finding keeps
 // its identity when lines move. Columns count Unicode code points

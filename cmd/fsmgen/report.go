@@ -307,9 +307,14 @@ func writeSARIF(w io.Writer, findings diag.List, failure error) error {
 				ArtifactLocation: sarifArtifact{URI: uri, URIBaseID: base},
 			}}},
 		}
-		if d.Pos.Line > 0 {
-			res.Locations[0].PhysicalLocation.Region = &sarifRegion{StartLine: d.Pos.Line, StartColumn: d.Pos.Col}
+		// GitHub code scanning places a result by its region's startLine
+		// and needs one: a problem of the whole file is put on its first
+		// line.
+		region := &sarifRegion{StartLine: d.Pos.Line, StartColumn: d.Pos.Col}
+		if d.Pos.Line <= 0 {
+			region = &sarifRegion{StartLine: 1}
 		}
+		res.Locations[0].PhysicalLocation.Region = region
 		if len(d.Notes) > 0 {
 			res.Properties = &sarifProperties{Notes: d.Notes}
 		}

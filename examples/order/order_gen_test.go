@@ -171,72 +171,72 @@ func TestRules(t *testing.T) {
 
 // fsmWitness is the prefix tree of the rules' witness paths: each node is one
 // event sent after its parent's (up; -1 for the first), with the guards'
-// answers it needs, the steps the machine then takes and what it hands out.
+// answers it needs, the rules the machine then fires and what it hands out.
 var fsmWitness = [...]struct {
 	up      int
 	event   Event
 	tests   []string
-	steps   []Step
+	rules   []int
 	actions []ActionKind
 	effects []string
 }{
-	{up: -1, event: &AddItem{}, steps: []Step{{From: StateCart, Event: EventAddItem, Rule: 0, To: StateCart}}, effects: []string{"addToTotal"}},
-	{up: -1, event: &BeginCheckout{}, tests: []string{"hasItems"}, steps: []Step{{From: StateCart, Event: EventBeginCheckout, Rule: 1, To: StateCheckout}}},
-	{up: -1, event: &BeginCheckout{}, tests: []string{"!hasItems"}, steps: []Step{{From: StateCart, Event: EventBeginCheckout, Rule: 2, To: StateCart}}},
-	{up: 1, event: &BackToCart{}, steps: []Step{{From: StateCheckout, Event: EventBackToCart, Rule: 3, To: StateCart}}},
-	{up: 1, event: &PlaceOrder{}, steps: []Step{{From: StateCheckout, Event: EventPlaceOrder, Rule: 4, To: StateAwaitingPayment}}, actions: []ActionKind{ActionSendPaymentLink, ActionStartTimer}},
-	{up: 4, event: &PaymentReceived{}, steps: []Step{{From: StateAwaitingPayment, Event: EventPaymentReceived, Rule: 5, To: StatePicking}}, actions: []ActionKind{ActionCancelTimer, ActionRevokePaymentLink, ActionSendReceipt, ActionOpenWarehouseOrder}},
-	{up: 5, event: &Picked{}, steps: []Step{{From: StatePicking, Event: EventPicked, Rule: 6, To: StatePacking}}},
-	{up: 6, event: &Dispatched{}, steps: []Step{{From: StatePacking, Event: EventDispatched, Rule: 7, To: StateShipped}}, actions: []ActionKind{ActionSendTrackingLink}},
-	{up: 7, event: &DeliveryConfirmed{}, steps: []Step{{From: StateShipped, Event: EventDeliveryConfirmed, Rule: 8, To: StateDelivered}}, actions: []ActionKind{ActionCloseWarehouseOrder}},
-	{up: 7, event: &Cancel{}, steps: []Step{{From: StateShipped, Event: EventCancel, Rule: 9, To: StateShipped}}},
-	{up: 8, event: &AddItem{}, steps: []Step{{From: StateDelivered, Event: EventAddItem, Rule: 10, To: StateDelivered}}},
-	{up: 8, event: &BeginCheckout{}, steps: []Step{{From: StateDelivered, Event: EventBeginCheckout, Rule: 11, To: StateDelivered}}},
-	{up: 8, event: &BackToCart{}, steps: []Step{{From: StateDelivered, Event: EventBackToCart, Rule: 12, To: StateDelivered}}},
-	{up: 8, event: &PlaceOrder{}, steps: []Step{{From: StateDelivered, Event: EventPlaceOrder, Rule: 13, To: StateDelivered}}},
-	{up: 8, event: &PaymentReceived{}, steps: []Step{{From: StateDelivered, Event: EventPaymentReceived, Rule: 14, To: StateDelivered}}},
-	{up: 8, event: &Picked{}, steps: []Step{{From: StateDelivered, Event: EventPicked, Rule: 15, To: StateDelivered}}},
-	{up: 8, event: &Dispatched{}, steps: []Step{{From: StateDelivered, Event: EventDispatched, Rule: 16, To: StateDelivered}}},
-	{up: 8, event: &DeliveryConfirmed{}, steps: []Step{{From: StateDelivered, Event: EventDeliveryConfirmed, Rule: 17, To: StateDelivered}}},
-	{up: 8, event: &Cancel{}, steps: []Step{{From: StateDelivered, Event: EventCancel, Rule: 18, To: StateDelivered}}},
-	{up: -1, event: &Cancel{}, steps: []Step{{From: StateCart, Event: EventCancel, Rule: 45, To: StateCancelled}}},
-	{up: 19, event: &AddItem{}, steps: []Step{{From: StateCancelled, Event: EventAddItem, Rule: 19, To: StateCancelled}}},
-	{up: 19, event: &BeginCheckout{}, steps: []Step{{From: StateCancelled, Event: EventBeginCheckout, Rule: 20, To: StateCancelled}}},
-	{up: 19, event: &BackToCart{}, steps: []Step{{From: StateCancelled, Event: EventBackToCart, Rule: 21, To: StateCancelled}}},
-	{up: 19, event: &PlaceOrder{}, steps: []Step{{From: StateCancelled, Event: EventPlaceOrder, Rule: 22, To: StateCancelled}}},
-	{up: 19, event: &PaymentReceived{}, steps: []Step{{From: StateCancelled, Event: EventPaymentReceived, Rule: 23, To: StateCancelled}}},
-	{up: 19, event: &Picked{}, steps: []Step{{From: StateCancelled, Event: EventPicked, Rule: 24, To: StateCancelled}}},
-	{up: 19, event: &Dispatched{}, steps: []Step{{From: StateCancelled, Event: EventDispatched, Rule: 25, To: StateCancelled}}},
-	{up: 19, event: &DeliveryConfirmed{}, steps: []Step{{From: StateCancelled, Event: EventDeliveryConfirmed, Rule: 26, To: StateCancelled}}},
-	{up: 19, event: &Cancel{}, steps: []Step{{From: StateCancelled, Event: EventCancel, Rule: 27, To: StateCancelled}}},
-	{up: 4, event: &TimerFired{Timer: 1}, steps: []Step{{From: StateAwaitingPayment, Event: EventTimerFired, Rule: 55, To: StateExpired}}, actions: []ActionKind{ActionRevokePaymentLink, ActionSendExpiryNotice}},
-	{up: 29, event: &AddItem{}, steps: []Step{{From: StateExpired, Event: EventAddItem, Rule: 28, To: StateExpired}}},
-	{up: 29, event: &BeginCheckout{}, steps: []Step{{From: StateExpired, Event: EventBeginCheckout, Rule: 29, To: StateExpired}}},
-	{up: 29, event: &BackToCart{}, steps: []Step{{From: StateExpired, Event: EventBackToCart, Rule: 30, To: StateExpired}}},
-	{up: 29, event: &PlaceOrder{}, steps: []Step{{From: StateExpired, Event: EventPlaceOrder, Rule: 31, To: StateExpired}}},
-	{up: 29, event: &PaymentReceived{}, steps: []Step{{From: StateExpired, Event: EventPaymentReceived, Rule: 32, To: StateExpired}}},
-	{up: 29, event: &Picked{}, steps: []Step{{From: StateExpired, Event: EventPicked, Rule: 33, To: StateExpired}}},
-	{up: 29, event: &Dispatched{}, steps: []Step{{From: StateExpired, Event: EventDispatched, Rule: 34, To: StateExpired}}},
-	{up: 29, event: &DeliveryConfirmed{}, steps: []Step{{From: StateExpired, Event: EventDeliveryConfirmed, Rule: 35, To: StateExpired}}},
-	{up: 29, event: &Cancel{}, steps: []Step{{From: StateExpired, Event: EventCancel, Rule: 36, To: StateExpired}}},
-	{up: 1, event: &AddItem{}, steps: []Step{{From: StateCheckout, Event: EventAddItem, Rule: 37, To: StateCheckout}}},
-	{up: 1, event: &BeginCheckout{}, steps: []Step{{From: StateCheckout, Event: EventBeginCheckout, Rule: 38, To: StateCheckout}}},
-	{up: -1, event: &BackToCart{}, steps: []Step{{From: StateCart, Event: EventBackToCart, Rule: 39, To: StateCart}}},
-	{up: -1, event: &PlaceOrder{}, steps: []Step{{From: StateCart, Event: EventPlaceOrder, Rule: 40, To: StateCart}}},
-	{up: -1, event: &PaymentReceived{}, steps: []Step{{From: StateCart, Event: EventPaymentReceived, Rule: 41, To: StateCart}}},
-	{up: -1, event: &Picked{}, steps: []Step{{From: StateCart, Event: EventPicked, Rule: 42, To: StateCart}}},
-	{up: -1, event: &Dispatched{}, steps: []Step{{From: StateCart, Event: EventDispatched, Rule: 43, To: StateCart}}},
-	{up: -1, event: &DeliveryConfirmed{}, steps: []Step{{From: StateCart, Event: EventDeliveryConfirmed, Rule: 44, To: StateCart}}},
-	{up: 5, event: &AddItem{}, steps: []Step{{From: StatePicking, Event: EventAddItem, Rule: 46, To: StatePicking}}},
-	{up: 5, event: &BeginCheckout{}, steps: []Step{{From: StatePicking, Event: EventBeginCheckout, Rule: 47, To: StatePicking}}},
-	{up: 5, event: &BackToCart{}, steps: []Step{{From: StatePicking, Event: EventBackToCart, Rule: 48, To: StatePicking}}},
-	{up: 5, event: &PlaceOrder{}, steps: []Step{{From: StatePicking, Event: EventPlaceOrder, Rule: 49, To: StatePicking}}},
-	{up: 5, event: &PaymentReceived{}, steps: []Step{{From: StatePicking, Event: EventPaymentReceived, Rule: 50, To: StatePicking}}},
-	{up: 6, event: &Picked{}, steps: []Step{{From: StatePacking, Event: EventPicked, Rule: 51, To: StatePacking}}},
-	{up: 5, event: &Dispatched{}, steps: []Step{{From: StatePicking, Event: EventDispatched, Rule: 52, To: StatePicking}}},
-	{up: 5, event: &DeliveryConfirmed{}, steps: []Step{{From: StatePicking, Event: EventDeliveryConfirmed, Rule: 53, To: StatePicking}}},
-	{up: 5, event: &Cancel{}, steps: []Step{{From: StatePicking, Event: EventCancel, Rule: 54, To: StateCancelled}}, actions: []ActionKind{ActionCloseWarehouseOrder, ActionRefund}},
-	{up: -1, event: &TimerFired{Timer: 0}, steps: []Step{{From: StateCart, Event: EventTimerFired, Rule: 56, To: StateCart}}},
+	{up: -1, event: &AddItem{}, rules: []int{0}, effects: []string{"addToTotal"}},
+	{up: -1, event: &BeginCheckout{}, tests: []string{"hasItems"}, rules: []int{1}},
+	{up: -1, event: &BeginCheckout{}, tests: []string{"!hasItems"}, rules: []int{2}},
+	{up: 1, event: &BackToCart{}, rules: []int{3}},
+	{up: 1, event: &PlaceOrder{}, rules: []int{4}, actions: []ActionKind{ActionSendPaymentLink, ActionStartTimer}},
+	{up: 4, event: &PaymentReceived{}, rules: []int{5}, actions: []ActionKind{ActionCancelTimer, ActionRevokePaymentLink, ActionSendReceipt, ActionOpenWarehouseOrder}},
+	{up: 5, event: &Picked{}, rules: []int{6}},
+	{up: 6, event: &Dispatched{}, rules: []int{7}, actions: []ActionKind{ActionSendTrackingLink}},
+	{up: 7, event: &DeliveryConfirmed{}, rules: []int{8}, actions: []ActionKind{ActionCloseWarehouseOrder}},
+	{up: 7, event: &Cancel{}, rules: []int{9}},
+	{up: 8, event: &AddItem{}, rules: []int{10}},
+	{up: 8, event: &BeginCheckout{}, rules: []int{11}},
+	{up: 8, event: &BackToCart{}, rules: []int{12}},
+	{up: 8, event: &PlaceOrder{}, rules: []int{13}},
+	{up: 8, event: &PaymentReceived{}, rules: []int{14}},
+	{up: 8, event: &Picked{}, rules: []int{15}},
+	{up: 8, event: &Dispatched{}, rules: []int{16}},
+	{up: 8, event: &DeliveryConfirmed{}, rules: []int{17}},
+	{up: 8, event: &Cancel{}, rules: []int{18}},
+	{up: -1, event: &Cancel{}, rules: []int{45}},
+	{up: 19, event: &AddItem{}, rules: []int{19}},
+	{up: 19, event: &BeginCheckout{}, rules: []int{20}},
+	{up: 19, event: &BackToCart{}, rules: []int{21}},
+	{up: 19, event: &PlaceOrder{}, rules: []int{22}},
+	{up: 19, event: &PaymentReceived{}, rules: []int{23}},
+	{up: 19, event: &Picked{}, rules: []int{24}},
+	{up: 19, event: &Dispatched{}, rules: []int{25}},
+	{up: 19, event: &DeliveryConfirmed{}, rules: []int{26}},
+	{up: 19, event: &Cancel{}, rules: []int{27}},
+	{up: 4, event: &TimerFired{Timer: 1}, rules: []int{55}, actions: []ActionKind{ActionRevokePaymentLink, ActionSendExpiryNotice}},
+	{up: 29, event: &AddItem{}, rules: []int{28}},
+	{up: 29, event: &BeginCheckout{}, rules: []int{29}},
+	{up: 29, event: &BackToCart{}, rules: []int{30}},
+	{up: 29, event: &PlaceOrder{}, rules: []int{31}},
+	{up: 29, event: &PaymentReceived{}, rules: []int{32}},
+	{up: 29, event: &Picked{}, rules: []int{33}},
+	{up: 29, event: &Dispatched{}, rules: []int{34}},
+	{up: 29, event: &DeliveryConfirmed{}, rules: []int{35}},
+	{up: 29, event: &Cancel{}, rules: []int{36}},
+	{up: 1, event: &AddItem{}, rules: []int{37}},
+	{up: 1, event: &BeginCheckout{}, rules: []int{38}},
+	{up: -1, event: &BackToCart{}, rules: []int{39}},
+	{up: -1, event: &PlaceOrder{}, rules: []int{40}},
+	{up: -1, event: &PaymentReceived{}, rules: []int{41}},
+	{up: -1, event: &Picked{}, rules: []int{42}},
+	{up: -1, event: &Dispatched{}, rules: []int{43}},
+	{up: -1, event: &DeliveryConfirmed{}, rules: []int{44}},
+	{up: 5, event: &AddItem{}, rules: []int{46}},
+	{up: 5, event: &BeginCheckout{}, rules: []int{47}},
+	{up: 5, event: &BackToCart{}, rules: []int{48}},
+	{up: 5, event: &PlaceOrder{}, rules: []int{49}},
+	{up: 5, event: &PaymentReceived{}, rules: []int{50}},
+	{up: 6, event: &Picked{}, rules: []int{51}},
+	{up: 5, event: &Dispatched{}, rules: []int{52}},
+	{up: 5, event: &DeliveryConfirmed{}, rules: []int{53}},
+	{up: 5, event: &Cancel{}, rules: []int{54}, actions: []ActionKind{ActionCloseWarehouseOrder, ActionRefund}},
+	{up: -1, event: &TimerFired{Timer: 0}, rules: []int{56}},
 }
 
 // fsmPathEnds holds, for each rule in order, the last node of its witness path.
@@ -270,13 +270,21 @@ func TestPaths(t *testing.T) {
 			var wantActions []ActionKind
 			var wantEffects []string
 			steps := fsmTrace(m)
+			at := StateCart
 			for k, i := range fsmPath(end) {
 				n := fsmWitness[i]
 				b.script = append(b.script, n.tests...)
 				if err := m.HandleEvent(n.event); err != nil {
 					require.ErrorIs(t, err, ErrRejected, "step %d", k)
 				}
-				wantSteps = append(wantSteps, n.steps...)
+				for _, r := range n.rules {
+					to := fsmRules[r].To
+					if to == 0 {
+						to = at
+					}
+					wantSteps = append(wantSteps, Step{From: at, Event: fsmRules[r].Event, Rule: r, To: to})
+					at = to
+				}
 				wantActions = append(wantActions, n.actions...)
 				wantEffects = append(wantEffects, n.effects...)
 			}

@@ -111,53 +111,53 @@ func TestRules(t *testing.T) {
 
 // fsmWitness is the prefix tree of the rules' witness paths: each node is one
 // event sent after its parent's (up; -1 for the first), with the guards'
-// answers it needs, the steps the machine then takes and what it hands out.
+// answers it needs, the rules the machine then fires and what it hands out.
 var fsmWitness = [...]struct {
 	up      int
 	event   Event
 	tests   []string
-	steps   []Step
+	rules   []int
 	actions []ActionKind
 }{
-	{up: -1, event: &CallDialed{}, steps: []Step{{From: StateOffHook, Event: EventCallDialed, Rule: 0, To: StateRinging}}, actions: []ActionKind{ActionDial, ActionStartRingingTone}},
-	{up: -1, event: &CallConnected{}, steps: []Step{{From: StateOffHook, Event: EventCallConnected, Rule: 1, To: StateOffHook}}},
-	{up: -1, event: &LeftMessage{}, steps: []Step{{From: StateOffHook, Event: EventLeftMessage, Rule: 2, To: StateOffHook}}},
-	{up: -1, event: &PlacedOnHold{}, steps: []Step{{From: StateOffHook, Event: EventPlacedOnHold, Rule: 3, To: StateOffHook}}},
-	{up: -1, event: &TakenOffHold{}, steps: []Step{{From: StateOffHook, Event: EventTakenOffHold, Rule: 4, To: StateOffHook}}},
-	{up: -1, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateOffHook, Event: EventPhoneHurledAgainstWall, Rule: 5, To: StateOffHook}}},
-	{up: -1, event: &MuteMicrophone{}, steps: []Step{{From: StateOffHook, Event: EventMuteMicrophone, Rule: 6, To: StateOffHook}}},
-	{up: -1, event: &UnmuteMicrophone{}, steps: []Step{{From: StateOffHook, Event: EventUnmuteMicrophone, Rule: 7, To: StateOffHook}}},
-	{up: -1, event: &SetVolume{}, steps: []Step{{From: StateOffHook, Event: EventSetVolume, Rule: 8, To: StateOffHook}}},
-	{up: 0, event: &CallDialed{}, steps: []Step{{From: StateRinging, Event: EventCallDialed, Rule: 9, To: StateRinging}}, actions: []ActionKind{ActionStopRingingTone, ActionDial, ActionStartRingingTone}},
-	{up: 0, event: &CallConnected{}, steps: []Step{{From: StateRinging, Event: EventCallConnected, Rule: 10, To: StateTalking}}, actions: []ActionKind{ActionStopRingingTone, ActionStartCallTimer}},
-	{up: 0, event: &LeftMessage{}, steps: []Step{{From: StateRinging, Event: EventLeftMessage, Rule: 11, To: StateRinging}}},
-	{up: 0, event: &PlacedOnHold{}, steps: []Step{{From: StateRinging, Event: EventPlacedOnHold, Rule: 12, To: StateRinging}}},
-	{up: 0, event: &TakenOffHold{}, steps: []Step{{From: StateRinging, Event: EventTakenOffHold, Rule: 13, To: StateRinging}}},
-	{up: 0, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateRinging, Event: EventPhoneHurledAgainstWall, Rule: 14, To: StateRinging}}},
-	{up: 0, event: &MuteMicrophone{}, steps: []Step{{From: StateRinging, Event: EventMuteMicrophone, Rule: 15, To: StateRinging}}},
-	{up: 0, event: &UnmuteMicrophone{}, steps: []Step{{From: StateRinging, Event: EventUnmuteMicrophone, Rule: 16, To: StateRinging}}},
-	{up: 0, event: &SetVolume{}, steps: []Step{{From: StateRinging, Event: EventSetVolume, Rule: 17, To: StateRinging}}},
-	{up: 10, event: &PlacedOnHold{}, steps: []Step{{From: StateTalking, Event: EventPlacedOnHold, Rule: 33, To: StateOnHold}}, actions: []ActionKind{ActionPlayHoldMusic}},
-	{up: 18, event: &PlacedOnHold{}, steps: []Step{{From: StateOnHold, Event: EventPlacedOnHold, Rule: 18, To: StateOnHold}}},
-	{up: 18, event: &TakenOffHold{}, steps: []Step{{From: StateOnHold, Event: EventTakenOffHold, Rule: 19, To: StateTalking}}, actions: []ActionKind{ActionStopHoldMusic}},
-	{up: 18, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateOnHold, Event: EventPhoneHurledAgainstWall, Rule: 20, To: StatePhoneDestroyed}}, actions: []ActionKind{ActionStopHoldMusic, ActionStopCallTimer, ActionReportDestroyed}},
-	{up: 21, event: &CallDialed{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventCallDialed, Rule: 21, To: StatePhoneDestroyed}}},
-	{up: 21, event: &CallConnected{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventCallConnected, Rule: 22, To: StatePhoneDestroyed}}},
-	{up: 21, event: &LeftMessage{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventLeftMessage, Rule: 23, To: StatePhoneDestroyed}}},
-	{up: 21, event: &PlacedOnHold{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventPlacedOnHold, Rule: 24, To: StatePhoneDestroyed}}},
-	{up: 21, event: &TakenOffHold{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventTakenOffHold, Rule: 25, To: StatePhoneDestroyed}}},
-	{up: 21, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Rule: 26, To: StatePhoneDestroyed}}},
-	{up: 21, event: &MuteMicrophone{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventMuteMicrophone, Rule: 27, To: StatePhoneDestroyed}}},
-	{up: 21, event: &UnmuteMicrophone{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Rule: 28, To: StatePhoneDestroyed}}},
-	{up: 21, event: &SetVolume{}, steps: []Step{{From: StatePhoneDestroyed, Event: EventSetVolume, Rule: 29, To: StatePhoneDestroyed}}},
-	{up: 10, event: &CallDialed{}, steps: []Step{{From: StateTalking, Event: EventCallDialed, Rule: 30, To: StateTalking}}},
-	{up: 10, event: &CallConnected{}, steps: []Step{{From: StateTalking, Event: EventCallConnected, Rule: 31, To: StateTalking}}},
-	{up: 10, event: &LeftMessage{}, steps: []Step{{From: StateTalking, Event: EventLeftMessage, Rule: 32, To: StateOffHook}}, actions: []ActionKind{ActionStopCallTimer}},
-	{up: 10, event: &TakenOffHold{}, steps: []Step{{From: StateTalking, Event: EventTakenOffHold, Rule: 34, To: StateTalking}}},
-	{up: 10, event: &PhoneHurledAgainstWall{}, steps: []Step{{From: StateTalking, Event: EventPhoneHurledAgainstWall, Rule: 35, To: StateTalking}}},
-	{up: 10, event: &MuteMicrophone{}, steps: []Step{{From: StateTalking, Event: EventMuteMicrophone, Rule: 36, To: StateTalking}}, actions: []ActionKind{ActionMute}},
-	{up: 10, event: &UnmuteMicrophone{}, steps: []Step{{From: StateTalking, Event: EventUnmuteMicrophone, Rule: 37, To: StateTalking}}, actions: []ActionKind{ActionUnmute}},
-	{up: 10, event: &SetVolume{}, steps: []Step{{From: StateTalking, Event: EventSetVolume, Rule: 38, To: StateTalking}}, actions: []ActionKind{ActionChangeVolume}},
+	{up: -1, event: &CallDialed{}, rules: []int{0}, actions: []ActionKind{ActionDial, ActionStartRingingTone}},
+	{up: -1, event: &CallConnected{}, rules: []int{1}},
+	{up: -1, event: &LeftMessage{}, rules: []int{2}},
+	{up: -1, event: &PlacedOnHold{}, rules: []int{3}},
+	{up: -1, event: &TakenOffHold{}, rules: []int{4}},
+	{up: -1, event: &PhoneHurledAgainstWall{}, rules: []int{5}},
+	{up: -1, event: &MuteMicrophone{}, rules: []int{6}},
+	{up: -1, event: &UnmuteMicrophone{}, rules: []int{7}},
+	{up: -1, event: &SetVolume{}, rules: []int{8}},
+	{up: 0, event: &CallDialed{}, rules: []int{9}, actions: []ActionKind{ActionStopRingingTone, ActionDial, ActionStartRingingTone}},
+	{up: 0, event: &CallConnected{}, rules: []int{10}, actions: []ActionKind{ActionStopRingingTone, ActionStartCallTimer}},
+	{up: 0, event: &LeftMessage{}, rules: []int{11}},
+	{up: 0, event: &PlacedOnHold{}, rules: []int{12}},
+	{up: 0, event: &TakenOffHold{}, rules: []int{13}},
+	{up: 0, event: &PhoneHurledAgainstWall{}, rules: []int{14}},
+	{up: 0, event: &MuteMicrophone{}, rules: []int{15}},
+	{up: 0, event: &UnmuteMicrophone{}, rules: []int{16}},
+	{up: 0, event: &SetVolume{}, rules: []int{17}},
+	{up: 10, event: &PlacedOnHold{}, rules: []int{33}, actions: []ActionKind{ActionPlayHoldMusic}},
+	{up: 18, event: &PlacedOnHold{}, rules: []int{18}},
+	{up: 18, event: &TakenOffHold{}, rules: []int{19}, actions: []ActionKind{ActionStopHoldMusic}},
+	{up: 18, event: &PhoneHurledAgainstWall{}, rules: []int{20}, actions: []ActionKind{ActionStopHoldMusic, ActionStopCallTimer, ActionReportDestroyed}},
+	{up: 21, event: &CallDialed{}, rules: []int{21}},
+	{up: 21, event: &CallConnected{}, rules: []int{22}},
+	{up: 21, event: &LeftMessage{}, rules: []int{23}},
+	{up: 21, event: &PlacedOnHold{}, rules: []int{24}},
+	{up: 21, event: &TakenOffHold{}, rules: []int{25}},
+	{up: 21, event: &PhoneHurledAgainstWall{}, rules: []int{26}},
+	{up: 21, event: &MuteMicrophone{}, rules: []int{27}},
+	{up: 21, event: &UnmuteMicrophone{}, rules: []int{28}},
+	{up: 21, event: &SetVolume{}, rules: []int{29}},
+	{up: 10, event: &CallDialed{}, rules: []int{30}},
+	{up: 10, event: &CallConnected{}, rules: []int{31}},
+	{up: 10, event: &LeftMessage{}, rules: []int{32}, actions: []ActionKind{ActionStopCallTimer}},
+	{up: 10, event: &TakenOffHold{}, rules: []int{34}},
+	{up: 10, event: &PhoneHurledAgainstWall{}, rules: []int{35}},
+	{up: 10, event: &MuteMicrophone{}, rules: []int{36}, actions: []ActionKind{ActionMute}},
+	{up: 10, event: &UnmuteMicrophone{}, rules: []int{37}, actions: []ActionKind{ActionUnmute}},
+	{up: 10, event: &SetVolume{}, rules: []int{38}, actions: []ActionKind{ActionChangeVolume}},
 }
 
 // fsmPathEnds holds, for each rule in order, the last node of its witness path.
@@ -188,12 +188,20 @@ func TestPaths(t *testing.T) {
 			var wantSteps []Step
 			var wantActions []ActionKind
 			steps := fsmTrace(m)
+			at := StateOffHook
 			for k, i := range fsmPath(end) {
 				n := fsmWitness[i]
 				if err := m.HandleEvent(n.event); err != nil {
 					require.ErrorIs(t, err, ErrRejected, "step %d", k)
 				}
-				wantSteps = append(wantSteps, n.steps...)
+				for _, r := range n.rules {
+					to := fsmRules[r].To
+					if to == 0 {
+						to = at
+					}
+					wantSteps = append(wantSteps, Step{From: at, Event: fsmRules[r].Event, Rule: r, To: to})
+					at = to
+				}
 				wantActions = append(wantActions, n.actions...)
 			}
 			assert.Equal(t, wantSteps, *steps, "steps taken")

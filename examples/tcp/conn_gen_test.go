@@ -181,74 +181,74 @@ func TestRules(t *testing.T) {
 
 // fsmWitness is the prefix tree of the rules' witness paths: each node is one
 // event sent after its parent's (up; -1 for the first), with the guards'
-// answers it needs, the steps the machine then takes and what it hands out.
+// answers it needs, the rules the machine then fires and what it hands out.
 var fsmWitness = [...]struct {
 	up      int
 	event   Event
 	tests   []string
-	steps   []Step
+	rules   []int
 	actions []ActionKind
 	effects []string
 }{
-	{up: -1, event: &Open{}, tests: []string{"passive"}, steps: []Step{{From: StateClosed, Event: EventOpen, Rule: 0, To: StateListen}}, actions: []ActionKind{ActionCreateTcb}},
-	{up: -1, event: &Open{}, tests: []string{"!passive"}, steps: []Step{{From: StateClosed, Event: EventOpen, Rule: 1, To: StateSynSent}}, actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
-	{up: -1, event: &Send{}, steps: []Step{{From: StateClosed, Event: EventSend, Rule: 2, To: StateClosed}}},
-	{up: -1, event: &Close{}, steps: []Step{{From: StateClosed, Event: EventClose, Rule: 3, To: StateClosed}}},
-	{up: -1, event: &Abort{}, steps: []Step{{From: StateClosed, Event: EventAbort, Rule: 4, To: StateClosed}}},
-	{up: -1, event: &Syn{}, steps: []Step{{From: StateClosed, Event: EventSyn, Rule: 5, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
-	{up: -1, event: &SynAck{}, steps: []Step{{From: StateClosed, Event: EventSynAck, Rule: 6, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
-	{up: -1, event: &Ack{}, steps: []Step{{From: StateClosed, Event: EventAck, Rule: 7, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
-	{up: -1, event: &Fin{}, steps: []Step{{From: StateClosed, Event: EventFin, Rule: 8, To: StateClosed}}, actions: []ActionKind{ActionSendRst}},
-	{up: -1, event: &Rst{}, steps: []Step{{From: StateClosed, Event: EventRst, Rule: 9, To: StateClosed}}},
-	{up: 0, event: &Send{}, steps: []Step{{From: StateListen, Event: EventSend, Rule: 10, To: StateSynSent}}, actions: []ActionKind{ActionSendSyn}, effects: []string{"activate"}},
-	{up: 0, event: &Syn{}, steps: []Step{{From: StateListen, Event: EventSyn, Rule: 11, To: StateSynReceived}}, actions: []ActionKind{ActionSendSynAck}},
-	{up: 0, event: &SynAck{}, steps: []Step{{From: StateListen, Event: EventSynAck, Rule: 12, To: StateListen}}, actions: []ActionKind{ActionSendRst}},
-	{up: 0, event: &Ack{}, steps: []Step{{From: StateListen, Event: EventAck, Rule: 13, To: StateListen}}, actions: []ActionKind{ActionSendRst}},
-	{up: 0, event: &Fin{}, steps: []Step{{From: StateListen, Event: EventFin, Rule: 14, To: StateListen}}},
-	{up: 0, event: &Rst{}, steps: []Step{{From: StateListen, Event: EventRst, Rule: 15, To: StateListen}}},
-	{up: 1, event: &Send{}, steps: []Step{{From: StateSynSent, Event: EventSend, Rule: 16, To: StateSynSent}}, actions: []ActionKind{ActionQueueData}},
-	{up: 1, event: &Syn{}, steps: []Step{{From: StateSynSent, Event: EventSyn, Rule: 17, To: StateSynReceived}}, actions: []ActionKind{ActionSendSynAck}},
-	{up: 1, event: &SynAck{}, steps: []Step{{From: StateSynSent, Event: EventSynAck, Rule: 18, To: StateEstablished}}, actions: []ActionKind{ActionSendAck}},
-	{up: 1, event: &Ack{}, steps: []Step{{From: StateSynSent, Event: EventAck, Rule: 19, To: StateSynSent}}},
-	{up: 1, event: &Fin{}, steps: []Step{{From: StateSynSent, Event: EventFin, Rule: 20, To: StateSynSent}}},
-	{up: 11, event: &Send{}, steps: []Step{{From: StateSynReceived, Event: EventSend, Rule: 21, To: StateSynReceived}}, actions: []ActionKind{ActionQueueData}},
-	{up: 11, event: &Close{}, steps: []Step{{From: StateSynReceived, Event: EventClose, Rule: 22, To: StateFinWait1}}, actions: []ActionKind{ActionSendFin}},
-	{up: 11, event: &SynAck{}, steps: []Step{{From: StateSynReceived, Event: EventSynAck, Rule: 23, To: StateEstablished}}},
-	{up: 11, event: &Ack{}, steps: []Step{{From: StateSynReceived, Event: EventAck, Rule: 24, To: StateEstablished}}},
-	{up: 11, event: &Fin{}, steps: []Step{{From: StateSynReceived, Event: EventFin, Rule: 25, To: StateCloseWait}}, actions: []ActionKind{ActionSendAck}},
-	{up: 11, event: &Rst{}, tests: []string{"passive"}, steps: []Step{{From: StateSynReceived, Event: EventRst, Rule: 26, To: StateListen}}},
-	{up: 11, event: &Rst{}, tests: []string{"!passive"}, steps: []Step{{From: StateSynReceived, Event: EventRst, Rule: 27, To: StateClosed}}, actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
-	{up: 18, event: &Send{}, steps: []Step{{From: StateEstablished, Event: EventSend, Rule: 28, To: StateEstablished}}, actions: []ActionKind{ActionSendData}},
-	{up: 18, event: &Close{}, steps: []Step{{From: StateEstablished, Event: EventClose, Rule: 29, To: StateFinWait1}}, actions: []ActionKind{ActionSendFin}},
-	{up: 18, event: &Fin{}, steps: []Step{{From: StateEstablished, Event: EventFin, Rule: 30, To: StateCloseWait}}, actions: []ActionKind{ActionSendAck}},
-	{up: 25, event: &Send{}, steps: []Step{{From: StateCloseWait, Event: EventSend, Rule: 31, To: StateCloseWait}}, actions: []ActionKind{ActionSendData}},
-	{up: 25, event: &Close{}, steps: []Step{{From: StateCloseWait, Event: EventClose, Rule: 32, To: StateLastAck}}, actions: []ActionKind{ActionSendFin}},
-	{up: 25, event: &Fin{}, steps: []Step{{From: StateCloseWait, Event: EventFin, Rule: 33, To: StateCloseWait}}, actions: []ActionKind{ActionSendAck}},
-	{up: 22, event: &Send{}, steps: []Step{{From: StateFinWait1, Event: EventSend, Rule: 34, To: StateFinWait1}}},
-	{up: 22, event: &Close{}, steps: []Step{{From: StateFinWait1, Event: EventClose, Rule: 35, To: StateFinWait1}}},
-	{up: 22, event: &Ack{}, steps: []Step{{From: StateFinWait1, Event: EventAck, Rule: 36, To: StateFinWait2}}},
-	{up: 22, event: &Fin{}, steps: []Step{{From: StateFinWait1, Event: EventFin, Rule: 37, To: StateClosing}}, actions: []ActionKind{ActionSendAck}},
-	{up: 36, event: &Send{}, steps: []Step{{From: StateFinWait2, Event: EventSend, Rule: 38, To: StateFinWait2}}},
-	{up: 36, event: &Close{}, steps: []Step{{From: StateFinWait2, Event: EventClose, Rule: 39, To: StateFinWait2}}},
-	{up: 36, event: &Fin{}, steps: []Step{{From: StateFinWait2, Event: EventFin, Rule: 40, To: StateTimeWait}}, actions: []ActionKind{ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
-	{up: 37, event: &Ack{}, steps: []Step{{From: StateClosing, Event: EventAck, Rule: 41, To: StateTimeWait}}, actions: []ActionKind{ActionStartTimer}, effects: []string{"twoMSL"}},
-	{up: 32, event: &Ack{}, steps: []Step{{From: StateLastAck, Event: EventAck, Rule: 42, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
-	{up: 40, event: &Fin{}, steps: []Step{{From: StateTimeWait, Event: EventFin, Rule: 43, To: StateTimeWait}}, actions: []ActionKind{ActionCancelTimer, ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
-	{up: 37, event: &Send{}, steps: []Step{{From: StateClosing, Event: EventSend, Rule: 44, To: StateClosing}}},
-	{up: 37, event: &Close{}, steps: []Step{{From: StateClosing, Event: EventClose, Rule: 45, To: StateClosing}}},
-	{up: 37, event: &Abort{}, steps: []Step{{From: StateClosing, Event: EventAbort, Rule: 46, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
-	{up: 37, event: &Fin{}, steps: []Step{{From: StateClosing, Event: EventFin, Rule: 47, To: StateClosing}}, actions: []ActionKind{ActionSendAck}},
-	{up: 37, event: &Rst{}, steps: []Step{{From: StateClosing, Event: EventRst, Rule: 48, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
-	{up: 0, event: &Close{}, steps: []Step{{From: StateListen, Event: EventClose, Rule: 49, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
-	{up: 0, event: &Abort{}, steps: []Step{{From: StateListen, Event: EventAbort, Rule: 50, To: StateClosed}}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-	{up: 18, event: &Ack{}, steps: []Step{{From: StateEstablished, Event: EventAck, Rule: 51, To: StateEstablished}}},
-	{up: 0, event: &Open{}, steps: []Step{{From: StateListen, Event: EventOpen, Rule: 52, To: StateListen}}},
-	{up: 11, event: &Abort{}, steps: []Step{{From: StateSynReceived, Event: EventAbort, Rule: 53, To: StateClosed}}, actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
-	{up: 11, event: &Syn{}, steps: []Step{{From: StateSynReceived, Event: EventSyn, Rule: 54, To: StateSynReceived}}, actions: []ActionKind{ActionSendAck}},
-	{up: 18, event: &SynAck{}, steps: []Step{{From: StateEstablished, Event: EventSynAck, Rule: 55, To: StateEstablished}}, actions: []ActionKind{ActionSendAck}},
-	{up: 1, event: &Rst{}, steps: []Step{{From: StateSynSent, Event: EventRst, Rule: 56, To: StateClosed}}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-	{up: 40, event: &TimerFired{Timer: 1}, steps: []Step{{From: StateTimeWait, Event: EventTimerFired, Rule: 57, To: StateClosed}}, actions: []ActionKind{ActionDeleteTcb}},
-	{up: -1, event: &TimerFired{Timer: 0}, steps: []Step{{From: StateClosed, Event: EventTimerFired, Rule: 58, To: StateClosed}}},
+	{up: -1, event: &Open{}, tests: []string{"passive"}, rules: []int{0}, actions: []ActionKind{ActionCreateTcb}},
+	{up: -1, event: &Open{}, tests: []string{"!passive"}, rules: []int{1}, actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
+	{up: -1, event: &Send{}, rules: []int{2}},
+	{up: -1, event: &Close{}, rules: []int{3}},
+	{up: -1, event: &Abort{}, rules: []int{4}},
+	{up: -1, event: &Syn{}, rules: []int{5}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &SynAck{}, rules: []int{6}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &Ack{}, rules: []int{7}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &Fin{}, rules: []int{8}, actions: []ActionKind{ActionSendRst}},
+	{up: -1, event: &Rst{}, rules: []int{9}},
+	{up: 0, event: &Send{}, rules: []int{10}, actions: []ActionKind{ActionSendSyn}, effects: []string{"activate"}},
+	{up: 0, event: &Syn{}, rules: []int{11}, actions: []ActionKind{ActionSendSynAck}},
+	{up: 0, event: &SynAck{}, rules: []int{12}, actions: []ActionKind{ActionSendRst}},
+	{up: 0, event: &Ack{}, rules: []int{13}, actions: []ActionKind{ActionSendRst}},
+	{up: 0, event: &Fin{}, rules: []int{14}},
+	{up: 0, event: &Rst{}, rules: []int{15}},
+	{up: 1, event: &Send{}, rules: []int{16}, actions: []ActionKind{ActionQueueData}},
+	{up: 1, event: &Syn{}, rules: []int{17}, actions: []ActionKind{ActionSendSynAck}},
+	{up: 1, event: &SynAck{}, rules: []int{18}, actions: []ActionKind{ActionSendAck}},
+	{up: 1, event: &Ack{}, rules: []int{19}},
+	{up: 1, event: &Fin{}, rules: []int{20}},
+	{up: 11, event: &Send{}, rules: []int{21}, actions: []ActionKind{ActionQueueData}},
+	{up: 11, event: &Close{}, rules: []int{22}, actions: []ActionKind{ActionSendFin}},
+	{up: 11, event: &SynAck{}, rules: []int{23}},
+	{up: 11, event: &Ack{}, rules: []int{24}},
+	{up: 11, event: &Fin{}, rules: []int{25}, actions: []ActionKind{ActionSendAck}},
+	{up: 11, event: &Rst{}, tests: []string{"passive"}, rules: []int{26}},
+	{up: 11, event: &Rst{}, tests: []string{"!passive"}, rules: []int{27}, actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
+	{up: 18, event: &Send{}, rules: []int{28}, actions: []ActionKind{ActionSendData}},
+	{up: 18, event: &Close{}, rules: []int{29}, actions: []ActionKind{ActionSendFin}},
+	{up: 18, event: &Fin{}, rules: []int{30}, actions: []ActionKind{ActionSendAck}},
+	{up: 25, event: &Send{}, rules: []int{31}, actions: []ActionKind{ActionSendData}},
+	{up: 25, event: &Close{}, rules: []int{32}, actions: []ActionKind{ActionSendFin}},
+	{up: 25, event: &Fin{}, rules: []int{33}, actions: []ActionKind{ActionSendAck}},
+	{up: 22, event: &Send{}, rules: []int{34}},
+	{up: 22, event: &Close{}, rules: []int{35}},
+	{up: 22, event: &Ack{}, rules: []int{36}},
+	{up: 22, event: &Fin{}, rules: []int{37}, actions: []ActionKind{ActionSendAck}},
+	{up: 36, event: &Send{}, rules: []int{38}},
+	{up: 36, event: &Close{}, rules: []int{39}},
+	{up: 36, event: &Fin{}, rules: []int{40}, actions: []ActionKind{ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
+	{up: 37, event: &Ack{}, rules: []int{41}, actions: []ActionKind{ActionStartTimer}, effects: []string{"twoMSL"}},
+	{up: 32, event: &Ack{}, rules: []int{42}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 40, event: &Fin{}, rules: []int{43}, actions: []ActionKind{ActionCancelTimer, ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
+	{up: 37, event: &Send{}, rules: []int{44}},
+	{up: 37, event: &Close{}, rules: []int{45}},
+	{up: 37, event: &Abort{}, rules: []int{46}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 37, event: &Fin{}, rules: []int{47}, actions: []ActionKind{ActionSendAck}},
+	{up: 37, event: &Rst{}, rules: []int{48}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 0, event: &Close{}, rules: []int{49}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 0, event: &Abort{}, rules: []int{50}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+	{up: 18, event: &Ack{}, rules: []int{51}},
+	{up: 0, event: &Open{}, rules: []int{52}},
+	{up: 11, event: &Abort{}, rules: []int{53}, actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
+	{up: 11, event: &Syn{}, rules: []int{54}, actions: []ActionKind{ActionSendAck}},
+	{up: 18, event: &SynAck{}, rules: []int{55}, actions: []ActionKind{ActionSendAck}},
+	{up: 1, event: &Rst{}, rules: []int{56}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+	{up: 40, event: &TimerFired{Timer: 1}, rules: []int{57}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: -1, event: &TimerFired{Timer: 0}, rules: []int{58}},
 }
 
 // fsmPathEnds holds, for each rule in order, the last node of its witness path.
@@ -282,13 +282,21 @@ func TestPaths(t *testing.T) {
 			var wantActions []ActionKind
 			var wantEffects []string
 			steps := fsmTrace(m)
+			at := StateClosed
 			for k, i := range fsmPath(end) {
 				n := fsmWitness[i]
 				b.script = append(b.script, n.tests...)
 				if err := m.HandleEvent(n.event); err != nil {
 					require.ErrorIs(t, err, ErrRejected, "step %d", k)
 				}
-				wantSteps = append(wantSteps, n.steps...)
+				for _, r := range n.rules {
+					to := fsmRules[r].To
+					if to == 0 {
+						to = at
+					}
+					wantSteps = append(wantSteps, Step{From: at, Event: fsmRules[r].Event, Rule: r, To: to})
+					at = to
+				}
 				wantActions = append(wantActions, n.actions...)
 				wantEffects = append(wantEffects, n.effects...)
 			}

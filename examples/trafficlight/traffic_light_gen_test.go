@@ -167,24 +167,24 @@ func TestRules(t *testing.T) {
 
 // fsmWitness is the prefix tree of the rules' witness paths: each node is one
 // event sent after its parent's (up; -1 for the first), with the guards'
-// answers it needs, the steps the machine then takes and what it hands out.
+// answers it needs, the rules the machine then fires and what it hands out.
 var fsmWitness = [...]struct {
 	up      int
 	event   Event
 	tests   []string
-	steps   []Step
+	rules   []int
 	actions []ActionKind
 	effects []string
 }{
-	{up: -1, event: &SwitchOn{}, steps: []Step{{From: StateOff, Event: EventSwitchOn, Rule: 0, To: StateRed}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"switchOn", "showRed", "redTime"}},
-	{up: -1, event: &SwitchOff{}, steps: []Step{{From: StateOff, Event: EventSwitchOff, Rule: 1, To: StateOff}}},
-	{up: 0, event: &SwitchOn{}, steps: []Step{{From: StateRed, Event: EventSwitchOn, Rule: 2, To: StateRed}}},
-	{up: 0, event: &SwitchOff{}, steps: []Step{{From: StateRed, Event: EventSwitchOff, Rule: 3, To: StateOff}}, actions: []ActionKind{ActionCancelTimer, ActionPowerDown}},
-	{up: 0, event: &TimerFired{Timer: 1}, steps: []Step{{From: StateRed, Event: EventTimerFired, Rule: 4, To: StateGreen}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showGreen", "greenTime"}},
-	{up: 4, event: &TimerFired{Timer: 2}, steps: []Step{{From: StateGreen, Event: EventTimerFired, Rule: 5, To: StateYellow}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showYellow", "yellowTime"}},
-	{up: 5, event: &TimerFired{Timer: 3}, tests: []string{"lastCycle"}, steps: []Step{{From: StateYellow, Event: EventTimerFired, Rule: 6, To: StateOff}}, actions: []ActionKind{ActionPowerDown}},
-	{up: 5, event: &TimerFired{Timer: 3}, tests: []string{"!lastCycle"}, steps: []Step{{From: StateYellow, Event: EventTimerFired, Rule: 7, To: StateRed}}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"endCycle", "showRed", "redTime"}},
-	{up: -1, event: &TimerFired{Timer: 0}, steps: []Step{{From: StateOff, Event: EventTimerFired, Rule: 8, To: StateOff}}},
+	{up: -1, event: &SwitchOn{}, rules: []int{0}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"switchOn", "showRed", "redTime"}},
+	{up: -1, event: &SwitchOff{}, rules: []int{1}},
+	{up: 0, event: &SwitchOn{}, rules: []int{2}},
+	{up: 0, event: &SwitchOff{}, rules: []int{3}, actions: []ActionKind{ActionCancelTimer, ActionPowerDown}},
+	{up: 0, event: &TimerFired{Timer: 1}, rules: []int{4}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showGreen", "greenTime"}},
+	{up: 4, event: &TimerFired{Timer: 2}, rules: []int{5}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"showYellow", "yellowTime"}},
+	{up: 5, event: &TimerFired{Timer: 3}, tests: []string{"lastCycle"}, rules: []int{6}, actions: []ActionKind{ActionPowerDown}},
+	{up: 5, event: &TimerFired{Timer: 3}, tests: []string{"!lastCycle"}, rules: []int{7}, actions: []ActionKind{ActionSwitchLights, ActionStartTimer}, effects: []string{"endCycle", "showRed", "redTime"}},
+	{up: -1, event: &TimerFired{Timer: 0}, rules: []int{8}},
 }
 
 // fsmPathEnds holds, for each rule in order, the last node of its witness path.
@@ -218,13 +218,21 @@ func TestPaths(t *testing.T) {
 			var wantActions []ActionKind
 			var wantEffects []string
 			steps := fsmTrace(m)
+			at := StateOff
 			for k, i := range fsmPath(end) {
 				n := fsmWitness[i]
 				b.script = append(b.script, n.tests...)
 				if err := m.HandleEvent(n.event); err != nil {
 					require.ErrorIs(t, err, ErrRejected, "step %d", k)
 				}
-				wantSteps = append(wantSteps, n.steps...)
+				for _, r := range n.rules {
+					to := fsmRules[r].To
+					if to == 0 {
+						to = at
+					}
+					wantSteps = append(wantSteps, Step{From: at, Event: fsmRules[r].Event, Rule: r, To: to})
+					at = to
+				}
 				wantActions = append(wantActions, n.actions...)
 				wantEffects = append(wantEffects, n.effects...)
 			}

@@ -264,77 +264,77 @@ func TestRules(t *testing.T) {
 
 // fsmWitness is the prefix tree of the rules' witness paths: each node is one
 // event sent after its parent's (up; -1 for the first), with the guards'
-// answers it needs, the steps the machine then takes and what it hands out.
+// answers it needs, the rules the machine then fires and what it hands out.
 var fsmWitness = [...]struct {
 	up      int
 	event   Event
 	tests   []string
-	steps   []Step
+	rules   []int
 	actions []ActionKind
 	effects []string
 }{
-	{up: -1, event: &UserInput{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventUserInput, Rule: 0, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"startTurn"}},
-	{up: -1, event: &TextDelta{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventTextDelta, Rule: 1, To: StateWaitingForUserInput}}},
-	{up: -1, event: &ToolCallDelta{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventToolCallDelta, Rule: 2, To: StateWaitingForUserInput}}},
-	{up: -1, event: &LLMCompleted{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventLLMCompleted, Rule: 3, To: StateWaitingForUserInput}}},
-	{up: -1, event: &LLMError{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventLLMError, Rule: 4, To: StateWaitingForUserInput}}},
-	{up: -1, event: &ToolProgress{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventToolProgress, Rule: 5, To: StateWaitingForUserInput}}},
-	{up: -1, event: &ToolCompleted{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventToolCompleted, Rule: 6, To: StateWaitingForUserInput}}},
-	{up: -1, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Rule: 7, To: StateWaitingForUserInput}}},
-	{up: -1, event: &RetryTimeoutFired{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Rule: 8, To: StateWaitingForUserInput}}},
-	{up: 0, event: &UserInput{}, steps: []Step{{From: StateCallingLLM, Event: EventUserInput, Rule: 9, To: StateCallingLLM}}},
-	{up: 0, event: &TextDelta{}, steps: []Step{{From: StateCallingLLM, Event: EventTextDelta, Rule: 10, To: StateCallingLLM}}, actions: []ActionKind{ActionDisplayMessage}},
-	{up: 0, event: &ToolCallDelta{}, steps: []Step{{From: StateCallingLLM, Event: EventToolCallDelta, Rule: 11, To: StateCallingLLM}}, actions: []ActionKind{ActionWaitForInput}},
-	{up: 0, event: &LLMCompleted{}, tests: []string{"hasToolCalls"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMCompleted, Rule: 12, To: StateProcessingLLMResponse}, {From: StateProcessingLLMResponse, Rule: 19, To: StateExecutingTools}}, actions: []ActionKind{ActionExecuteTools}, effects: []string{"recordResponse", "startTools"}},
-	{up: 0, event: &LLMError{}, tests: []string{"canRetry"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMError, Rule: 13, To: StateError}}, actions: []ActionKind{ActionScheduleRetry}, effects: []string{"scheduleRetry"}},
-	{up: 0, event: &LLMError{}, tests: []string{"!canRetry"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMError, Rule: 14, To: StateWaitingForUserInput}}, actions: []ActionKind{ActionDisplayError}, effects: []string{"giveUp"}},
-	{up: 0, event: &ToolProgress{}, steps: []Step{{From: StateCallingLLM, Event: EventToolProgress, Rule: 15, To: StateCallingLLM}}},
-	{up: 0, event: &ToolCompleted{}, steps: []Step{{From: StateCallingLLM, Event: EventToolCompleted, Rule: 16, To: StateCallingLLM}}},
-	{up: 0, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateCallingLLM, Event: EventPostToolsHookCompleted, Rule: 17, To: StateCallingLLM}}},
-	{up: 0, event: &RetryTimeoutFired{}, steps: []Step{{From: StateCallingLLM, Event: EventRetryTimeoutFired, Rule: 18, To: StateCallingLLM}}},
-	{up: 0, event: &LLMCompleted{}, tests: []string{"!hasToolCalls"}, steps: []Step{{From: StateCallingLLM, Event: EventLLMCompleted, Rule: 12, To: StateProcessingLLMResponse}, {From: StateProcessingLLMResponse, Rule: 20, To: StateWaitingForUserInput}}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordResponse"}},
-	{up: 12, event: &UserInput{}, steps: []Step{{From: StateExecutingTools, Event: EventUserInput, Rule: 21, To: StateExecutingTools}}},
-	{up: 12, event: &TextDelta{}, steps: []Step{{From: StateExecutingTools, Event: EventTextDelta, Rule: 22, To: StateExecutingTools}}},
-	{up: 12, event: &ToolCallDelta{}, steps: []Step{{From: StateExecutingTools, Event: EventToolCallDelta, Rule: 23, To: StateExecutingTools}}},
-	{up: 12, event: &LLMCompleted{}, steps: []Step{{From: StateExecutingTools, Event: EventLLMCompleted, Rule: 24, To: StateExecutingTools}}},
-	{up: 12, event: &LLMError{}, steps: []Step{{From: StateExecutingTools, Event: EventLLMError, Rule: 25, To: StateExecutingTools}}},
-	{up: 12, event: &ToolProgress{}, tests: []string{"isKnownCall"}, steps: []Step{{From: StateExecutingTools, Event: EventToolProgress, Rule: 26, To: StateExecutingTools}}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordProgress"}},
-	{up: 12, event: &ToolProgress{}, tests: []string{"!isKnownCall"}, steps: []Step{{From: StateExecutingTools, Event: EventToolProgress, Rule: 27, To: StateExecutingTools}}},
-	{up: 12, event: &ToolCompleted{}, tests: []string{"isUnknownCall"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 28, To: StateExecutingTools}}},
-	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "toolsPending"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 29, To: StateExecutingTools}}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordOutcome"}},
-	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 30, To: StatePostToolsHook}}, actions: []ActionKind{ActionRunPostToolsHook}, effects: []string{"finishToolsWithHook"}},
-	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan"}, steps: []Step{{From: StateExecutingTools, Event: EventToolCompleted, Rule: 31, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"finishTools"}},
-	{up: 12, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateExecutingTools, Event: EventPostToolsHookCompleted, Rule: 32, To: StateExecutingTools}}},
-	{up: 12, event: &RetryTimeoutFired{}, steps: []Step{{From: StateExecutingTools, Event: EventRetryTimeoutFired, Rule: 33, To: StateExecutingTools}}},
-	{up: 29, event: &UserInput{}, steps: []Step{{From: StatePostToolsHook, Event: EventUserInput, Rule: 34, To: StatePostToolsHook}}},
-	{up: 29, event: &TextDelta{}, steps: []Step{{From: StatePostToolsHook, Event: EventTextDelta, Rule: 35, To: StatePostToolsHook}}},
-	{up: 29, event: &ToolCallDelta{}, steps: []Step{{From: StatePostToolsHook, Event: EventToolCallDelta, Rule: 36, To: StatePostToolsHook}}},
-	{up: 29, event: &LLMCompleted{}, steps: []Step{{From: StatePostToolsHook, Event: EventLLMCompleted, Rule: 37, To: StatePostToolsHook}}},
-	{up: 29, event: &LLMError{}, steps: []Step{{From: StatePostToolsHook, Event: EventLLMError, Rule: 38, To: StatePostToolsHook}}},
-	{up: 29, event: &ToolProgress{}, steps: []Step{{From: StatePostToolsHook, Event: EventToolProgress, Rule: 39, To: StatePostToolsHook}}},
-	{up: 29, event: &ToolCompleted{}, steps: []Step{{From: StatePostToolsHook, Event: EventToolCompleted, Rule: 40, To: StatePostToolsHook}}},
-	{up: 29, event: &PostToolsHookCompleted{}, steps: []Step{{From: StatePostToolsHook, Event: EventPostToolsHookCompleted, Rule: 41, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"resumeAfterHook"}},
-	{up: 29, event: &RetryTimeoutFired{}, steps: []Step{{From: StatePostToolsHook, Event: EventRetryTimeoutFired, Rule: 42, To: StatePostToolsHook}}},
-	{up: 13, event: &UserInput{}, steps: []Step{{From: StateError, Event: EventUserInput, Rule: 43, To: StateError}}},
-	{up: 13, event: &TextDelta{}, steps: []Step{{From: StateError, Event: EventTextDelta, Rule: 44, To: StateError}}},
-	{up: 13, event: &ToolCallDelta{}, steps: []Step{{From: StateError, Event: EventToolCallDelta, Rule: 45, To: StateError}}},
-	{up: 13, event: &LLMCompleted{}, steps: []Step{{From: StateError, Event: EventLLMCompleted, Rule: 46, To: StateError}}},
-	{up: 13, event: &LLMError{}, steps: []Step{{From: StateError, Event: EventLLMError, Rule: 47, To: StateError}}},
-	{up: 13, event: &ToolProgress{}, steps: []Step{{From: StateError, Event: EventToolProgress, Rule: 48, To: StateError}}},
-	{up: 13, event: &ToolCompleted{}, steps: []Step{{From: StateError, Event: EventToolCompleted, Rule: 49, To: StateError}}},
-	{up: 13, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateError, Event: EventPostToolsHookCompleted, Rule: 50, To: StateError}}},
-	{up: 13, event: &RetryTimeoutFired{}, steps: []Step{{From: StateError, Event: EventRetryTimeoutFired, Rule: 51, To: StateCallingLLM}}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"buildRequest"}},
-	{up: -1, event: &ShutdownRequested{}, steps: []Step{{From: StateWaitingForUserInput, Event: EventShutdownRequested, Rule: 62, To: StateShuttingDown}}, actions: []ActionKind{ActionShutdown}},
-	{up: 51, event: &UserInput{}, steps: []Step{{From: StateShuttingDown, Event: EventUserInput, Rule: 52, To: StateShuttingDown}}},
-	{up: 51, event: &TextDelta{}, steps: []Step{{From: StateShuttingDown, Event: EventTextDelta, Rule: 53, To: StateShuttingDown}}},
-	{up: 51, event: &ToolCallDelta{}, steps: []Step{{From: StateShuttingDown, Event: EventToolCallDelta, Rule: 54, To: StateShuttingDown}}},
-	{up: 51, event: &LLMCompleted{}, steps: []Step{{From: StateShuttingDown, Event: EventLLMCompleted, Rule: 55, To: StateShuttingDown}}},
-	{up: 51, event: &LLMError{}, steps: []Step{{From: StateShuttingDown, Event: EventLLMError, Rule: 56, To: StateShuttingDown}}},
-	{up: 51, event: &ToolProgress{}, steps: []Step{{From: StateShuttingDown, Event: EventToolProgress, Rule: 57, To: StateShuttingDown}}},
-	{up: 51, event: &ToolCompleted{}, steps: []Step{{From: StateShuttingDown, Event: EventToolCompleted, Rule: 58, To: StateShuttingDown}}},
-	{up: 51, event: &PostToolsHookCompleted{}, steps: []Step{{From: StateShuttingDown, Event: EventPostToolsHookCompleted, Rule: 59, To: StateShuttingDown}}},
-	{up: 51, event: &RetryTimeoutFired{}, steps: []Step{{From: StateShuttingDown, Event: EventRetryTimeoutFired, Rule: 60, To: StateShuttingDown}}},
-	{up: 51, event: &ShutdownRequested{}, steps: []Step{{From: StateShuttingDown, Event: EventShutdownRequested, Rule: 61, To: StateShuttingDown}}, actions: []ActionKind{ActionShutdown}},
+	{up: -1, event: &UserInput{}, rules: []int{0}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"startTurn"}},
+	{up: -1, event: &TextDelta{}, rules: []int{1}},
+	{up: -1, event: &ToolCallDelta{}, rules: []int{2}},
+	{up: -1, event: &LLMCompleted{}, rules: []int{3}},
+	{up: -1, event: &LLMError{}, rules: []int{4}},
+	{up: -1, event: &ToolProgress{}, rules: []int{5}},
+	{up: -1, event: &ToolCompleted{}, rules: []int{6}},
+	{up: -1, event: &PostToolsHookCompleted{}, rules: []int{7}},
+	{up: -1, event: &RetryTimeoutFired{}, rules: []int{8}},
+	{up: 0, event: &UserInput{}, rules: []int{9}},
+	{up: 0, event: &TextDelta{}, rules: []int{10}, actions: []ActionKind{ActionDisplayMessage}},
+	{up: 0, event: &ToolCallDelta{}, rules: []int{11}, actions: []ActionKind{ActionWaitForInput}},
+	{up: 0, event: &LLMCompleted{}, tests: []string{"hasToolCalls"}, rules: []int{12, 19}, actions: []ActionKind{ActionExecuteTools}, effects: []string{"recordResponse", "startTools"}},
+	{up: 0, event: &LLMError{}, tests: []string{"canRetry"}, rules: []int{13}, actions: []ActionKind{ActionScheduleRetry}, effects: []string{"scheduleRetry"}},
+	{up: 0, event: &LLMError{}, tests: []string{"!canRetry"}, rules: []int{14}, actions: []ActionKind{ActionDisplayError}, effects: []string{"giveUp"}},
+	{up: 0, event: &ToolProgress{}, rules: []int{15}},
+	{up: 0, event: &ToolCompleted{}, rules: []int{16}},
+	{up: 0, event: &PostToolsHookCompleted{}, rules: []int{17}},
+	{up: 0, event: &RetryTimeoutFired{}, rules: []int{18}},
+	{up: 0, event: &LLMCompleted{}, tests: []string{"!hasToolCalls"}, rules: []int{12, 20}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordResponse"}},
+	{up: 12, event: &UserInput{}, rules: []int{21}},
+	{up: 12, event: &TextDelta{}, rules: []int{22}},
+	{up: 12, event: &ToolCallDelta{}, rules: []int{23}},
+	{up: 12, event: &LLMCompleted{}, rules: []int{24}},
+	{up: 12, event: &LLMError{}, rules: []int{25}},
+	{up: 12, event: &ToolProgress{}, tests: []string{"isKnownCall"}, rules: []int{26}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordProgress"}},
+	{up: 12, event: &ToolProgress{}, tests: []string{"!isKnownCall"}, rules: []int{27}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"isUnknownCall"}, rules: []int{28}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "toolsPending"}, rules: []int{29}, actions: []ActionKind{ActionWaitForInput}, effects: []string{"recordOutcome"}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, rules: []int{30}, actions: []ActionKind{ActionRunPostToolsHook}, effects: []string{"finishToolsWithHook"}},
+	{up: 12, event: &ToolCompleted{}, tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan"}, rules: []int{31}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"finishTools"}},
+	{up: 12, event: &PostToolsHookCompleted{}, rules: []int{32}},
+	{up: 12, event: &RetryTimeoutFired{}, rules: []int{33}},
+	{up: 29, event: &UserInput{}, rules: []int{34}},
+	{up: 29, event: &TextDelta{}, rules: []int{35}},
+	{up: 29, event: &ToolCallDelta{}, rules: []int{36}},
+	{up: 29, event: &LLMCompleted{}, rules: []int{37}},
+	{up: 29, event: &LLMError{}, rules: []int{38}},
+	{up: 29, event: &ToolProgress{}, rules: []int{39}},
+	{up: 29, event: &ToolCompleted{}, rules: []int{40}},
+	{up: 29, event: &PostToolsHookCompleted{}, rules: []int{41}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"resumeAfterHook"}},
+	{up: 29, event: &RetryTimeoutFired{}, rules: []int{42}},
+	{up: 13, event: &UserInput{}, rules: []int{43}},
+	{up: 13, event: &TextDelta{}, rules: []int{44}},
+	{up: 13, event: &ToolCallDelta{}, rules: []int{45}},
+	{up: 13, event: &LLMCompleted{}, rules: []int{46}},
+	{up: 13, event: &LLMError{}, rules: []int{47}},
+	{up: 13, event: &ToolProgress{}, rules: []int{48}},
+	{up: 13, event: &ToolCompleted{}, rules: []int{49}},
+	{up: 13, event: &PostToolsHookCompleted{}, rules: []int{50}},
+	{up: 13, event: &RetryTimeoutFired{}, rules: []int{51}, actions: []ActionKind{ActionSendLLMRequest}, effects: []string{"buildRequest"}},
+	{up: -1, event: &ShutdownRequested{}, rules: []int{62}, actions: []ActionKind{ActionShutdown}},
+	{up: 51, event: &UserInput{}, rules: []int{52}},
+	{up: 51, event: &TextDelta{}, rules: []int{53}},
+	{up: 51, event: &ToolCallDelta{}, rules: []int{54}},
+	{up: 51, event: &LLMCompleted{}, rules: []int{55}},
+	{up: 51, event: &LLMError{}, rules: []int{56}},
+	{up: 51, event: &ToolProgress{}, rules: []int{57}},
+	{up: 51, event: &ToolCompleted{}, rules: []int{58}},
+	{up: 51, event: &PostToolsHookCompleted{}, rules: []int{59}},
+	{up: 51, event: &RetryTimeoutFired{}, rules: []int{60}},
+	{up: 51, event: &ShutdownRequested{}, rules: []int{61}, actions: []ActionKind{ActionShutdown}},
 }
 
 // fsmPathEnds holds, for each rule in order, the last node of its witness path.
@@ -368,13 +368,21 @@ func TestPaths(t *testing.T) {
 			var wantActions []ActionKind
 			var wantEffects []string
 			steps := fsmTrace(m)
+			at := StateWaitingForUserInput
 			for k, i := range fsmPath(end) {
 				n := fsmWitness[i]
 				b.script = append(b.script, n.tests...)
 				if err := m.HandleEvent(n.event); err != nil {
 					require.ErrorIs(t, err, ErrRejected, "step %d", k)
 				}
-				wantSteps = append(wantSteps, n.steps...)
+				for _, r := range n.rules {
+					to := fsmRules[r].To
+					if to == 0 {
+						to = at
+					}
+					wantSteps = append(wantSteps, Step{From: at, Event: fsmRules[r].Event, Rule: r, To: to})
+					at = to
+				}
 				wantActions = append(wantActions, n.actions...)
 				wantEffects = append(wantEffects, n.effects...)
 			}

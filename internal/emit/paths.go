@@ -13,26 +13,18 @@ import (
 type witness struct {
 	up      int // the parent node; -1 for a first step
 	way     *fsm.Way
-	timerID int            // for a TimerFired, the id the machine gave the timer
-	steps   []stepValue    // the steps the machine takes
-	actions []*fsm.Action  // the actions it hands out
-	ran     []string       // the effects it runs
+	timerID int           // for a TimerFired, the id the machine gave the timer
+	rules   []int         // the rules the machine fires
+	actions []*fsm.Action // the actions it hands out
+	ran     []string      // the effects it runs
 	timers  map[*fsm.Timer]int
 	counter int
-}
-
-// stepValue is a Step the machine reports.
-type stepValue struct {
-	from  *fsm.State
-	event *fsm.Event
-	rule  int
-	to    *fsm.State
 }
 
 // witnessTree lays the machine's paths out as a prefix tree, so that the
 // generated table grows with the number of rules, not with the sum of the
 // paths' lengths, and simulates along it what the machine does: the ids
-// it gives its timers, the steps it reports, the actions it hands out.
+// it gives its timers, the rules it fires, the actions it hands out.
 // It returns the nodes and, for each path, its last node.
 func witnessTree(m *fsm.Machine) ([]*witness, []int) {
 	type key struct {
@@ -92,7 +84,7 @@ func (n *witness) simulate(m *fsm.Machine) {
 		if r.To != nil {
 			to = r.To
 		}
-		n.steps = append(n.steps, stepValue{from: src, event: r.Event, rule: r.Index, to: to})
+		n.rules = append(n.rules, r.Index)
 		if r.Kind != fsm.Transition {
 			continue
 		}
@@ -155,7 +147,7 @@ func (n *witness) simulate(m *fsm.Machine) {
 // witness path of every rule and checks the steps it takes, the actions it
 // hands out and the effects it runs; together the paths fire every rule.
 //
-//	var fsmWitness = [...]struct{ up int; event Event; tests []string; steps []Step; ... }{...}
+//	var fsmWitness = [...]struct{ up int; event Event; tests []string; rules []int; ... }{...}
 //	var fsmPathEnds = [...]int{...}   // rule i's path ends at node fsmPathEnds[i]
 //	func TestPaths(t *testing.T) { ... }
 func (g *testGen) genPaths() {
@@ -179,16 +171,11 @@ func (g *testGen) genPaths() {
 			}
 			d = append(d, kv("tests", jen.Index().String().Values(tests...)))
 		}
-		var steps []jen.Code
-		for _, s := range n.steps {
-			sd := []jen.Code{kv("From", jen.Id(s.from.KindName))}
-			if s.event != nil {
-				sd = append(sd, kv("Event", jen.Id(s.event.KindName)))
-			}
-			sd = append(sd, kv("Rule", jen.Lit(s.rule)), kv("To", jen.Id(s.to.KindName)))
-			steps = append(steps, jen.Values(sd...))
+		var rules []jen.Code
+		for _, r := range n.rules {
+			rules = append(rules, jen.Lit(r))
 		}
-		d = append(d, kv("steps", jen.Index().Id("Step").Values(steps...)))
+		d = append(d, kv("rules", jen.Index().Int().Values(rules...)))
 		if len(n.actions) > 0 && m.HasHandler() {
 			var acts []jen.Code
 			for _, a := range n.actions {
@@ -236,7 +223,8 @@ func (g *testGen) genPaths() {
 		wantDecl = append(wantDecl, jen.Var().Id("wantEffects").Index().String())
 	}
 	run = append(run, wantDecl...)
-	run = append(run, jen.Id("steps").Op(":=").Id("fsmTrace").Call(jen.Id("m")))
+	run = append(run, jen.Id("steps").Op(":=").Id("fsmTrace").Call(jen.Id("m")),
+		jen.Id("at").Op(":=").Id(m.Initial.KindName))
 	var each []jen.Code
 	each = append(each, jen.Id("n").Op(":=").Id("fsmWitness").Index(jen.Id("i")))
 	if m.HasBehavior() {
@@ -245,7 +233,14 @@ func (g *testGen) genPaths() {
 	each = append(each,
 		jen.If(jen.Err().Op(":=").Id("m").Dot("HandleEvent").Call(jen.Id("n").Dot("event")), jen.Err().Op("!=").Nil()).Block(
 			jen.Qual(pkgRequire, "ErrorIs").Call(jen.Id("t"), jen.Err(), jen.Id("ErrRejected"), jen.Lit("step %d"), jen.Id("k"))),
-		jen.Id("wantSteps").Op("=").Append(jen.Id("wantSteps"), jen.Id("n").Dot("steps").Op("...")))
+		// The steps the rules make: each starts where the last ended and
+		// ends in the rule's target, or stays.
+		jen.For(jen.List(jen.Id("_"), jen.Id("r")).Op(":=").Range().Id("n").Dot("rules")).Block(
+			jen.Id("to").Op(":=").Id("fsmRules").Index(jen.Id("r")).Dot("To"),
+			jen.If(jen.Id("to").Op("==").Lit(0)).Block(jen.Id("to").Op("=").Id("at")),
+			jen.Id("wantSteps").Op("=").Append(jen.Id("wantSteps"), jen.Id("Step").Values(
+				kv("From", jen.Id("at")), kv("Event", jen.Id("fsmRules").Index(jen.Id("r")).Dot("Event")), kv("Rule", jen.Id("r")), kv("To", jen.Id("to")))),
+			jen.Id("at").Op("=").Id("to")))
 	if m.HasHandler() {
 		each = append(each, jen.Id("wantActions").Op("=").Append(jen.Id("wantActions"), jen.Id("n").Dot("actions").Op("...")))
 	}
@@ -279,7 +274,7 @@ func (g *testGen) genPaths() {
 		jen.Id("up").Int(),
 		jen.Id("event").Id("Event"),
 		jen.Id("tests").Index().String(),
-		jen.Id("steps").Index().Id("Step"),
+		jen.Id("rules").Index().Int(),
 	}
 	if m.HasHandler() {
 		fields = append(fields, jen.Id("actions").Index().Id("ActionKind"))
@@ -289,7 +284,7 @@ func (g *testGen) genPaths() {
 	}
 	f.Comment("// fsmWitness is the prefix tree of the rules' witness paths: each node is one")
 	f.Comment("// event sent after its parent's (up; -1 for the first), with the guards'")
-	f.Comment("// answers it needs, the steps the machine then takes and what it hands out.")
+	f.Comment("// answers it needs, the rules the machine then fires and what it hands out.")
 	f.Var().Id("fsmWitness").Op("=").Index(jen.Op("...")).Struct(fields...).ValuesFunc(func(grp *jen.Group) {
 		for _, r := range rows {
 			grp.Line().Add(r)

@@ -67,7 +67,7 @@ type Machine struct {
 	// ImportPath is the generated package's import path, when the loader
 	// knows it (the example tests import it); "" otherwise.
 	ImportPath string
-	Initial *State
+	Initial    *State
 	// ReadsEvents is set when some rule reads its event's fields, so that
 	// the machine checks for nil events.
 	ReadsEvents bool
@@ -316,7 +316,7 @@ type Rule struct {
 	Kind  RuleKind
 	// From is the state whose rule it is: a leaf, a composite state (whose
 	// leaves share it) or nil for a "*" row.
-	From *State
+	From  *State
 	Event *Event // nil for an eventless rule
 	Guard *Func  // nil when unguarded or the else branch
 	Else  bool
@@ -339,7 +339,7 @@ type Rule struct {
 	// those it enters, outermost first, down to To. Shared rules run some
 	// exits only from some of their states (see Run.When).
 	Exits, Entries []*Run
-	Effect *Func
+	Effect         *Func
 	// Actions are the actions the rule emits, in order.
 	Actions []*Emit
 	Reason  string // why a Reject rule refuses the event
@@ -347,8 +347,8 @@ type Rule struct {
 	// Others is set on a listed rule that comes from "ignore: *" or
 	// "reject: *": the state resolves every other event that way.
 	Others bool
-	Pos     diag.Pos
-	Label   string // one line for comments, tests and messages; see RuleLabel
+	Pos    diag.Pos
+	Label  string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and
 	// the effect's reads, in order.

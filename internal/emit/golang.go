@@ -913,10 +913,9 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 		return []jen.Code{g.refusal(r)}
 	}
 	var out []jen.Code
-	from := jen.Id("m").Dot("kind")
+	from := jen.Id("from")
 	if r.Shared() {
 		out = append(out, jen.Id("from").Op(":=").Id("m").Dot("kind"))
-		from = jen.Id("from")
 	} else {
 		from = jen.Id(r.From.KindName)
 	}

@@ -2,7 +2,6 @@ package emit
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -161,10 +160,10 @@ func (g *testGen) genRuleTests() {
 			labels = append(labels, r.Label)
 		}
 		// One line per case, its fields in the order of the struct.
+		trace := wayTrace(g.m, w)
 		event := jen.Op("&").Id(w.Event.GoName).Values()
-		if t := w.Rules[0].Timer; t != nil {
-			// Restore numbers the running timers from 1, outermost first.
-			event = jen.Op("&").Id(w.Event.GoName).Values(kv("Timer", jen.Lit(slices.Index(timerChain(w.From), t)+1)))
+		if w.Rules[0].Timer != nil {
+			event = jen.Op("&").Id(w.Event.GoName).Values(kv("Timer", jen.Lit(trace.timerID)))
 		}
 		d := []jen.Code{
 			kv("name", jen.Lit(strings.Join(labels, ", then "))),
@@ -182,8 +181,8 @@ func (g *testGen) genRuleTests() {
 		for _, r := range w.Rules {
 			rules = append(rules, jen.Lit(r.Index))
 		}
-		actions, ran := wayTrace(w)
-		for _, name := range ran {
+		actions := trace.actions
+		for _, name := range trace.ran {
 			effects = append(effects, jen.Lit(name))
 		}
 		d = append(d, kv("rules", jen.Index().Int().Values(rules...)))
@@ -603,52 +602,16 @@ func (g *testGen) delays() bool {
 	return false
 }
 
-// wayTrace returns the actions a way hands to the Handler and the effects
-// it runs, in order: for each rule, the exits, the rule's own, and the
-// entries.
-func wayTrace(w *fsm.Way) ([]*fsm.Action, []string) {
-	var acts []*fsm.Action
-	var ran []string
-	src := w.From
-	for _, r := range w.Rules {
-		if r.Kind != fsm.Transition {
-			continue
-		}
-		runs := func(list []*fsm.Run, emit bool) {
-			for _, run := range list {
-				if run.When != nil && !run.When.Contains(src) {
-					continue
-				}
-				h := run.State.Exit
-				if run.Entry {
-					h = run.State.Entry
-				}
-				if h != nil && h.Effect != nil {
-					ran = append(ran, h.Effect.Name)
-				}
-				if run.Delay != "" {
-					ran = append(ran, run.State.Timer.DelayFunc.Name)
-				}
-				if emit {
-					for _, e := range run.Actions {
-						acts = append(acts, e.Action)
-					}
-				}
-			}
-		}
-		runs(r.Exits, true)
-		if r.Effect != nil {
-			ran = append(ran, r.Effect.Name)
-		}
-		if r.To == nil || !r.To.Transient {
-			for _, e := range r.Actions {
-				acts = append(acts, e.Action)
-			}
-		}
-		runs(r.Entries, true)
-		if r.To != nil {
-			src = r.To
-		}
+// wayTrace works out what way w does from a machine made by Restore, whose
+// timers all run, numbered from 1 outermost first: the id of the timer
+// that fires (for a TimerFired), the actions handed to the Handler and the
+// effects run, in order.
+func wayTrace(m *fsm.Machine, w *fsm.Way) *witness {
+	n := &witness{way: w, timers: map[*fsm.Timer]int{}}
+	for i, t := range timerChain(w.From) {
+		n.counter = i + 1
+		n.timers[t] = n.counter
 	}
-	return acts, ran
+	n.simulate(m)
+	return n
 }

@@ -32,11 +32,7 @@ func within(k jen.Code, s *fsm.State) jen.Code {
 // its effect's results, an entry's stores, and its timer's delay.
 func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 	var out []jen.Code
-	h := run.State.Exit
-	if run.Entry {
-		h = run.State.Entry
-	}
-	if h != nil && h.Effect != nil {
+	if h := run.Hook(); h != nil && h.Effect != nil {
 		call := jen.Id("m").Dot("b").Dot(h.Effect.GoName).Call(g.values(run.EffectArgs)...)
 		var locals []jen.Code
 		for _, l := range run.Results {
@@ -81,7 +77,7 @@ func (g *goGen) emitAction(e *fsm.Emit) []jen.Code {
 		return []jen.Code{
 			jen.Id("m").Dot("lastTimer").Op("++"),
 			slot.Op("=").Id("fsmTimer").Values(kv("id", jen.Id("m").Dot("lastTimer")), kv("delay", delay)),
-			jen.Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), g.value(e.Args[1])),
+			jen.Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), delay),
 		}
 	}
 	if e.Action == g.m.CancelTimer {

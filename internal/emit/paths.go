@@ -93,11 +93,7 @@ func (n *witness) simulate(m *fsm.Machine) {
 				if run.When != nil && !run.When.Contains(src) {
 					continue
 				}
-				h := run.State.Exit
-				if run.Entry {
-					h = run.State.Entry
-				}
-				if h != nil && h.Effect != nil {
+				if h := run.Hook(); h != nil && h.Effect != nil {
 					n.ran = append(n.ran, h.Effect.Name)
 				}
 				if run.Delay != "" {

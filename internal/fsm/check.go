@@ -110,10 +110,15 @@ func (b *builder) unused() {
 				usedAct[e.Action] = true
 			}
 		}
-		for _, run := range append(append(slices.Clone(r.Exits), r.Entries...), m.Start...) {
+		for _, run := range append(slices.Clone(r.Exits), r.Entries...) {
 			for _, e := range run.Actions {
 				usedAct[e.Action] = true
 			}
+		}
+	}
+	for _, run := range m.Start {
+		for _, e := range run.Actions {
+			usedAct[e.Action] = true
 		}
 	}
 	for _, e := range m.Events {

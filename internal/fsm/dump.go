@@ -252,10 +252,7 @@ func dumpRun(w io.Writer, run *Run) {
 		when = " when in " + run.When.Name
 	}
 	fmt.Fprintf(w, "  %s %s%s\n", what, run.State.Name, when)
-	if h := run.State.Exit; !run.Entry && h != nil && h.Effect != nil {
-		fmt.Fprintf(w, "    effect %s(%s) -> %s\n", h.Effect.Name, values(run.EffectArgs), strings.Join(run.Results, ", "))
-	}
-	if h := run.State.Entry; run.Entry && h != nil && h.Effect != nil {
+	if h := run.Hook(); h != nil && h.Effect != nil {
 		fmt.Fprintf(w, "    effect %s(%s) -> %s\n", h.Effect.Name, values(run.EffectArgs), strings.Join(run.Results, ", "))
 	}
 	for _, st := range run.Stores {

@@ -73,7 +73,7 @@ func (fl *flow) run() {
 func (fl *flow) entrySets() map[*Data]bool {
 	out := map[*Data]bool{}
 	for _, run := range fl.r.Entries {
-		h := run.State.Entry
+		h := run.Hook()
 		if h == nil || h.Effect == nil {
 			continue
 		}

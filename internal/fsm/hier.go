@@ -30,6 +30,9 @@ func (b *builder) readStates() {
 			s.Own = s.Fields
 			b.all = append(b.all, s)
 			if parent != nil {
+				parent.Children = append(parent.Children, s)
+			}
+			if parent != nil {
 				s.Depth = parent.Depth + 1
 				s.Fields = b.inherit(s, parent)
 			}
@@ -81,12 +84,7 @@ func (b *builder) readStates() {
 			s.Index = len(m.Composites)
 			m.Composites = append(m.Composites, s)
 			first := len(m.States)
-			walk(ss.States, s)
-			for _, c := range ss.States {
-				if st := b.states[c.Name.Value]; st != nil && st.Parent == s {
-					s.Children = append(s.Children, st)
-				}
-			}
+			walk(ss.States, s) // each child adds itself to s.Children
 			if len(m.States) > first {
 				s.First, s.Last = m.States[first], m.States[len(m.States)-1]
 			}
@@ -387,10 +385,10 @@ func (c *runCtx) local(name string) string {
 // state's own fields (an entry) and to its actions.
 func (b *builder) resolveRun(run *Run, c *runCtx) {
 	s := run.State
-	h := s.Exit
+	h := run.Hook()
 	what := "exit"
 	if run.Entry {
-		h, what = s.Entry, "entry"
+		what = "entry"
 	}
 	results := map[string]*Field{}
 	local := map[*Field]string{}

@@ -411,6 +411,15 @@ type Run struct {
 	Delay     string
 }
 
+// Hook returns what the run's state does on this entry or exit; nil when
+// it does nothing but run its timer.
+func (run *Run) Hook() *Hook {
+	if run.Entry {
+		return run.State.Entry
+	}
+	return run.State.Exit
+}
+
 // Emit is one action a rule emits, with the values of its fields.
 type Emit struct {
 	Action *Action

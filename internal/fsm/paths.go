@@ -166,13 +166,7 @@ func spend(spent uint64, w *Way) uint64 {
 			spent |= 1 << t.Index
 		}
 	}
-	var keep uint64
-	for _, a := range w.To.Path() {
-		if t := a.Timer; t != nil && t.Index < 64 {
-			keep |= 1 << t.Index
-		}
-	}
-	return spent & keep
+	return spent & timersOf(w.To)
 }
 
 // PathStep is one step of a path as `fsmgen paths -json` prints it.

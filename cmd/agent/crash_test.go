@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
+	"github.com/fsmgen/fsmgen/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
-	"github.com/fsmgen/fsmgen/runtime/fakellm"
-	"github.com/fsmgen/fsmgen/runtime/gittest"
 )
 
 // crashRounds is how many rounds of tools the model of TestKillNeverRunsTwice

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/runtime/fakellm"
-	"github.com/fsmgen/fsmgen/runtime/gittest"
+	"github.com/fsmgen/fsmgen/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
 )
 
 // TestLimits runs the agent as a user would against servers and models

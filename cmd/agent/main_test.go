@@ -23,9 +23,9 @@ import (
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
-	"github.com/fsmgen/fsmgen/runtime/fakellm"
-	"github.com/fsmgen/fsmgen/runtime/gittest"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )

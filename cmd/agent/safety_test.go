@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/runtime/fakellm"
-	"github.com/fsmgen/fsmgen/runtime/gittest"
+	"github.com/fsmgen/fsmgen/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 )
 

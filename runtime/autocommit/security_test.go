@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
-	"github.com/fsmgen/fsmgen/runtime/gittest"
+	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/runtime/fakellm"
+	"github.com/fsmgen/fsmgen/internal/fakellm"
 )
 
 // keepAlivesOnly answers with a stream's headers, then only SSE comments,

@@ -11,7 +11,7 @@
 // handed out share their memory and must never change.
 //
 //	b, err := behavior.New(behavior.DefaultConfig())
-//	m := agent.New(b, handler, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-1")})
+//	m, err := agent.New(agent.Config{Behavior: b, Handler: handler, Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation("T-1")}})
 //	err = m.HandleEvent(&agent.UserInput{Message: chat.UserMessage("hello")})
 package behavior
 

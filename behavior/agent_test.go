@@ -12,6 +12,7 @@ import (
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // Helpers that build events and responses.
@@ -71,19 +72,27 @@ type kept struct {
 	actJSON, stJSON string
 }
 
+// newMachine returns a machine made by New in the initial state initial.
+func newMachine(t *testing.T, b agent.Behavior, h agent.Handler, initial agent.WaitingForUserInput) *agent.Machine {
+	t.Helper()
+	m, err := agent.New(agent.Config{Behavior: b, Handler: h, Initial: initial})
+	require.NoError(t, err)
+	return m
+}
+
 // run feeds the steps to a fresh machine with a Recorder as its handler
 // and checks each one. Every action and state handed out is kept and
 // checked again at the end: later events must not have changed them.
 func run(t *testing.T, cfg behavior.Config, steps []step) *agent.Machine {
 	t.Helper()
 	rec := &agent.Recorder{}
-	m := agent.New(newAgent(t, cfg), rec, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
+	m := newMachine(t, newAgent(t, cfg), rec, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-test")})
 	var keep []kept
 	for i, s := range steps {
 		before := len(rec.Actions)
 		err := m.HandleEvent(s.event)
 		if s.rejected {
-			require.ErrorIs(t, err, agent.ErrRejected, "step %d", i)
+			require.ErrorIs(t, err, fsmrt.ErrRejected, "step %d", i)
 		} else {
 			require.NoError(t, err, "step %d", i)
 		}
@@ -377,7 +386,7 @@ func TestSaveAndResume(t *testing.T) {
 	b := newAgent(t, config(nil))
 	for cut := range events {
 		origRec := &agent.Recorder{}
-		orig := agent.New(b, origRec, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-save")})
+		orig := newMachine(t, b, origRec, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-save")})
 		for _, ev := range events[:cut] {
 			require.NoError(t, orig.HandleEvent(ev))
 		}
@@ -386,7 +395,7 @@ func TestSaveAndResume(t *testing.T) {
 		saved, err := agent.UnmarshalState(data)
 		require.NoError(t, err)
 		rec := &agent.Recorder{}
-		restored, err := agent.Restore(b, rec, saved)
+		restored, err := agent.Restore(agent.Config{Behavior: b, Handler: rec}, saved)
 		require.NoError(t, err)
 		origRec.Actions = nil
 		for i, ev := range events[cut:] {
@@ -405,7 +414,7 @@ func TestSaveAndResume(t *testing.T) {
 func TestConversationIsAppendOnly(t *testing.T) {
 	rec := &agent.Recorder{}
 	b := newAgent(t, config(nil))
-	m := agent.New(b, rec, agent.WaitingForUserInput{})
+	m := newMachine(t, b, rec, agent.WaitingForUserInput{})
 	require.NoError(t, m.HandleEvent(user("one")))
 	first := sent(t, rec.Actions[0]).Messages
 	require.NoError(t, m.HandleEvent(reply("r1")))
@@ -415,7 +424,7 @@ func TestConversationIsAppendOnly(t *testing.T) {
 	assert.Equal(t, []string{"user:one", "assistant:r1", "user:two"}, contents(sent(t, rec.Actions[len(rec.Actions)-1]).Messages))
 
 	otherRec := &agent.Recorder{}
-	other, err := agent.Restore(b, otherRec, snapshot)
+	other, err := agent.Restore(agent.Config{Behavior: b, Handler: otherRec}, snapshot)
 	require.NoError(t, err)
 	require.NoError(t, other.HandleEvent(user("elsewhere")))
 	assert.Equal(t, []string{"user:one", "assistant:r1", "user:elsewhere"}, contents(sent(t, otherRec.Actions[0]).Messages))
@@ -465,11 +474,11 @@ func TestNilEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.state.Kind().String()+"/"+tt.event.Kind().String(), func(t *testing.T) {
 			rec := &agent.Recorder{}
-			m, err := agent.Restore(newAgent(t, config(nil)), rec, tt.state)
+			m, err := agent.Restore(agent.Config{Behavior: newAgent(t, config(nil)), Handler: rec}, tt.state)
 			require.NoError(t, err)
 			err = m.HandleEvent(tt.event)
 			require.Error(t, err)
-			assert.NotErrorIs(t, err, agent.ErrRejected)
+			assert.NotErrorIs(t, err, fsmrt.ErrRejected)
 			assert.Contains(t, err.Error(), fmt.Sprintf("cannot handle a nil %T", tt.event))
 			assert.Empty(t, rec.Actions)
 			assert.Equal(t, tt.state, m.State(), "a nil event changes nothing")

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/bench/statelessagent"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // outcome is what one event did: the state the machine rests in, the
@@ -151,7 +152,11 @@ func mustBehavior(cfg behavior.Config) *behavior.Agent {
 func newGenerated(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
 	r := &generated{h: &countHandler{}, rec: &agent.Recorder{}}
 	r.h.rec = r.rec
-	r.m = agent.New(mustBehavior(cfg), r.h, agent.WaitingForUserInput{Conversation: conv})
+	m, err := agent.New(agent.Config{Behavior: mustBehavior(cfg), Handler: r.h, Initial: agent.WaitingForUserInput{Conversation: conv}})
+	if err != nil {
+		panic(err)
+	}
+	r.m = m
 	for i := range evs {
 		r.evs = append(r.evs, toAgent(&evs[i]))
 	}
@@ -210,7 +215,7 @@ func (r *generated) step(i int) outcome {
 	} else if len(acts) > 1 {
 		panic("the agent machine emits one action per event")
 	}
-	o := outcome{State: r.m.Kind().String(), Rejected: errors.Is(err, agent.ErrRejected)}
+	o := outcome{State: r.m.Kind().String(), Rejected: errors.Is(err, fsmrt.ErrRejected)}
 	if err != nil && !o.Rejected {
 		o.Detail = "error: " + err.Error()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // Events of the scenarios, in agentcore's form.
@@ -174,7 +175,8 @@ func TestSameSteps(t *testing.T) {
 func TestScenarioCoversTheMachine(t *testing.T) {
 	fired := map[int]bool{}
 	for _, sc := range scenarios {
-		m := agent.New(mustBehavior(sc.cfg), &agent.Recorder{}, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-cov")})
+		m, err := agent.New(agent.Config{Behavior: mustBehavior(sc.cfg), Handler: &agent.Recorder{}, Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation("T-cov")}})
+		require.NoError(t, err)
 		m.SetObserver(func(s agent.Step) { fired[s.Rule] = true })
 		for i := range sc.events {
 			_ = m.HandleEvent(toAgent(&sc.events[i]))
@@ -187,7 +189,7 @@ func TestScenarioCoversTheMachine(t *testing.T) {
 	}
 	compared := func(k agent.StateKind) bool { return k == 0 || known[k.String()] }
 	for i, r := range agent.Rules() {
-		if r.Kind == agent.RuleTransition && !fired[i] && compared(r.From) && compared(r.To) {
+		if r.Kind == fsmrt.RuleTransition && !fired[i] && compared(r.From) && compared(r.To) {
 			missed = append(missed, fmt.Sprintf("rule %d (%s × %s)", i, r.From, r.Event))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/examples/order"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // deadline is how long a placed order waits for its payment.
@@ -25,7 +26,8 @@ var placed = []order.Event{
 // the events of path.
 func newOrder(t *testing.T, rec *order.Recorder, path ...order.Event) *order.Machine {
 	t.Helper()
-	m := order.New(order.Shop{}, rec, order.Cart{})
+	m, err := order.New(order.Config{Behavior: order.Shop{}, Handler: rec})
+	require.NoError(t, err)
 	for i, ev := range path {
 		require.NoError(t, m.HandleEvent(ev), "event %d (%s) of the path", i, ev.Kind())
 	}
@@ -184,7 +186,7 @@ func TestLatePayment(t *testing.T) {
 
 	rec.Actions = nil
 	err := m.HandleEvent(&order.PaymentReceived{})
-	require.ErrorIs(t, err, order.ErrRejected)
+	require.ErrorIs(t, err, fsmrt.ErrRejected)
 	assert.Equal(t, order.Expired{}, m.State())
 	assert.Empty(t, rec.Actions)
 }

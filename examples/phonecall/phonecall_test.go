@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/examples/phonecall"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // step is one event of a script and what must come of it.
@@ -126,7 +127,8 @@ func TestCall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &phonecall.Recorder{}
-			m := phonecall.New(rec, phonecall.OffHook{})
+			m, err := phonecall.New(phonecall.Config{Handler: rec})
+			require.NoError(t, err)
 			for i, ev := range tt.path {
 				require.NoError(t, m.HandleEvent(ev), "event %d (%s) of the path", i, ev.Kind())
 			}
@@ -134,7 +136,7 @@ func TestCall(t *testing.T) {
 				rec.Actions = nil
 				err := m.HandleEvent(s.ev)
 				if s.rejected {
-					require.ErrorIs(t, err, phonecall.ErrRejected, "step %d (%s)", i, s.ev.Kind())
+					require.ErrorIs(t, err, fsmrt.ErrRejected, "step %d (%s)", i, s.ev.Kind())
 				} else {
 					require.NoError(t, err, "step %d (%s)", i, s.ev.Kind())
 				}
@@ -153,7 +155,8 @@ func TestCall(t *testing.T) {
 // exit.
 func TestStatelessExample(t *testing.T) {
 	rec := &phonecall.Recorder{}
-	m := phonecall.New(rec, phonecall.OffHook{})
+	m, err := phonecall.New(phonecall.Config{Handler: rec})
+	require.NoError(t, err)
 	for _, ev := range []phonecall.Event{
 		&phonecall.CallDialed{Callee: "qmuntal"},
 		&phonecall.CallConnected{},

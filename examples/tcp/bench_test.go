@@ -58,7 +58,7 @@ var depthCases = []struct {
 func BenchmarkRuleDepth(b *testing.B) {
 	for _, bc := range depthCases {
 		b.Run(bc.name, func(b *testing.B) {
-			m, err := tcp.Restore(tcp.Stack{MSL: tcp.MSL}, discard{}, bc.state)
+			m, err := tcp.Restore(tcp.Config{Behavior: tcp.Stack{MSL: tcp.MSL}, Handler: discard{}}, bc.state)
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -76,7 +76,7 @@ func BenchmarkRuleDepth(b *testing.B) {
 func TestRuleDepthAllocs(t *testing.T) {
 	for _, tc := range depthCases {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := tcp.Restore(tcp.Stack{MSL: tcp.MSL}, discard{}, tc.state)
+			m, err := tcp.Restore(tcp.Config{Behavior: tcp.Stack{MSL: tcp.MSL}, Handler: discard{}}, tc.state)
 			require.NoError(t, err)
 			allocs := testing.AllocsPerRun(100, func() {
 				if err := m.HandleEvent(tc.ev); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/examples/tcp"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // msl is the maximum segment lifetime of the scripted tests: TIME-WAIT
@@ -167,10 +168,13 @@ func TestScenarios(t *testing.T) {
 // hands its actions to rec.
 func start(t *testing.T, rec *tcp.Recorder, s tcp.State) *tcp.Machine {
 	t.Helper()
+	c := tcp.Config{Behavior: tcp.Stack{MSL: msl}, Handler: rec}
 	if s == nil {
-		return tcp.New(tcp.Stack{MSL: msl}, rec, tcp.Closed{})
+		m, err := tcp.New(c)
+		require.NoError(t, err)
+		return m
 	}
-	m, err := tcp.Restore(tcp.Stack{MSL: msl}, rec, s)
+	m, err := tcp.Restore(c, s)
 	require.NoError(t, err)
 	return m
 }
@@ -216,7 +220,7 @@ func TestAbortAndReset(t *testing.T) {
 				m := start(t, rec, tt.state)
 				err := m.HandleEvent(&tcp.Abort{})
 				if tt.abortRefused {
-					require.ErrorIs(t, err, tcp.ErrRejected)
+					require.ErrorIs(t, err, fsmrt.ErrRejected)
 					assert.Equal(t, tt.state, m.State())
 				} else {
 					require.NoError(t, err)
@@ -253,12 +257,12 @@ func TestTimeWaitLasts2MSL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.msl.String(), func(t *testing.T) {
 			rec := &tcp.Recorder{}
-			m, err := tcp.Restore(tcp.Stack{MSL: tt.msl}, rec, tcp.FinWait2{})
+			m, err := tcp.Restore(tcp.Config{Behavior: tcp.Stack{MSL: tt.msl}, Handler: rec}, tcp.FinWait2{})
 			require.NoError(t, err)
 			require.NoError(t, m.HandleEvent(&tcp.Fin{}))
 			assert.Equal(t, []tcp.Action{&tcp.SendAck{}, &tcp.StartTimer{Timer: 1, Delay: tt.want}}, rec.Actions)
 
-			restored, err := tcp.Restore(tcp.Stack{MSL: tt.msl}, &tcp.Recorder{}, m.State())
+			restored, err := tcp.Restore(tcp.Config{Behavior: tcp.Stack{MSL: tt.msl}, Handler: &tcp.Recorder{}}, m.State())
 			require.NoError(t, err)
 			assert.Equal(t, []*tcp.StartTimer{{Timer: 1, Delay: tt.want}}, restored.Timers())
 		})

@@ -17,7 +17,7 @@ import (
 // loop's timer service.
 type endpoint struct {
 	tcp.Recorder
-	timers *loop.Timers[tcp.TimerID, tcp.Event]
+	timers *loop.Timers[tcp.Event]
 }
 
 var _ tcp.Handler = (*endpoint)(nil)
@@ -112,7 +112,8 @@ func TestTimeWaitOnLoop(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &endpoint{}
-			m := tcp.New(tcp.Stack{MSL: tt.msl}, h, tcp.Closed{})
+			m, err := tcp.New(tcp.Config{Behavior: tcp.Stack{MSL: tt.msl}, Handler: h})
+			require.NoError(t, err)
 			d := &driver{m: m, script: tt.script}
 			l := loop.New[tcp.Event](m, d, loop.Options{})
 			h.timers = loop.NewTimers(l, func(id tcp.TimerID) tcp.Event { return &tcp.TimerFired{Timer: id} })

@@ -16,7 +16,7 @@ import (
 // Handler and the loop's Executor. Its timers are the loop's (real timers,
 // each in a task the loop owns); PowerDown stops the loop.
 type controller struct {
-	*loop.Timers[trafficlight.TimerID, trafficlight.Event]
+	*loop.Timers[trafficlight.Event]
 	m *trafficlight.Machine
 	// after, when set, runs after every step, on the loop goroutine.
 	after func(c *controller, s loop.Step[trafficlight.Event])
@@ -144,7 +144,9 @@ func TestTrafficLight(t *testing.T) {
 			c := &controller{start: tt.start, after: tt.after}
 			// Off has no entry: New hands nothing to c, whose timers
 			// need the loop, which needs the machine.
-			c.m = trafficlight.New(tt.timing, c, trafficlight.Off{})
+			m, err := trafficlight.New(trafficlight.Config{Behavior: tt.timing, Handler: c})
+			require.NoError(t, err)
+			c.m = m
 			l := loop.New[trafficlight.Event](c.m, c, loop.Options{})
 			c.Timers = loop.NewTimers(l, func(id trafficlight.TimerID) trafficlight.Event { return &trafficlight.TimerFired{Timer: id} })
 
@@ -162,7 +164,7 @@ func TestTrafficLight(t *testing.T) {
 					cancel()
 				}()
 			}
-			err := l.Run(ctx)
+			err = l.Run(ctx)
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 			} else {

@@ -52,7 +52,15 @@ func TestConformance(t *testing.T) {
 	require.GreaterOrEqual(t, len(archives), 25, "the corpus")
 
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module "+module+"\n\ngo 1.26\n"), 0o644))
+	// The generated packages import fsmgen's runtime: the module requires
+	// this checkout, with its go.sum, and builds offline.
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	gomod := "module " + module + "\n\ngo 1.26\n\nrequire github.com/fsmgen/fsmgen v0.0.0\n\nreplace github.com/fsmgen/fsmgen => " + root + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
 	var runnable []*prepared
 	for _, path := range archives {
 		c, err := loadCase(path)
@@ -414,13 +422,16 @@ func mainFile(names []string) []byte {
 
 // adapterData is what the adapter template is given.
 type adapterData struct {
-	Package  string
-	Imports  []string // import specs: `time "time"`
-	Guards   []adapterFunc
-	Effects  []adapterFunc
-	Initial  string // the initial leaf's Go type
-	Behavior string // "fsmConfBehavior{c.d}, " when New and Restore take a Behavior
-	Timers   bool
+	Package string
+	Imports []string // import specs: `time "time"`
+	Guards  []adapterFunc
+	Effects []adapterFunc
+	Initial string // the initial leaf's Go type
+	// InitialData is set when the initial leaf has fields, which New's
+	// Config carries.
+	InitialData bool
+	Behavior    string // "Behavior: fsmConfBehavior{c.d}, " when the Config has a Behavior
+	Timers      bool
 }
 
 // adapterFunc is one method of the scripted Behavior, as Go fragments.
@@ -440,9 +451,9 @@ var adapterTemplate = template.Must(template.New("adapter").Parse(adapterSource)
 
 // adapterFile generates the adapter of machine m's package.
 func adapterFile(m *fsm.Machine) ([]byte, error) {
-	d := adapterData{Package: m.Package, Initial: m.Initial.GoName, Timers: len(m.Timers) > 0}
+	d := adapterData{Package: m.Package, Initial: m.Initial.GoName, InitialData: len(m.Initial.Fields) > 0, Timers: len(m.Timers) > 0}
 	if m.HasBehavior() {
-		d.Behavior = "fsmConfBehavior{c.d}, "
+		d.Behavior = "Behavior: fsmConfBehavior{c.d}, "
 	}
 	var types []string
 	for _, fns := range [][]*fsm.Func{m.Guards, m.Effects} {

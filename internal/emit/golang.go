@@ -8,15 +8,13 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // Import paths the generated code uses, in one place.
 const (
-	pkgErrors  = "errors"
-	pkgFmt     = "fmt"
-	pkgJSON    = "encoding/json"
-	pkgSlices  = "slices"
-	pkgStrconv = "strconv"
+	pkgJSON  = "encoding/json"
+	pkgFsmrt = "github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // goGen emits the machine's Go package.
@@ -27,25 +25,23 @@ type goGen struct {
 
 // GoFile returns the generated package for m as a jennifer file.
 func GoFile(m *fsm.Machine) *jen.File {
-	g := &goGen{m: m, f: newFile(m)}
+	g := &goGen{m: m, f: newFile(m, m.Package)}
 	g.genPackageDoc()
+	g.genVersion()
 	g.genKinds()
 	g.genInterfaces()
 	g.genDecls()
-	g.genTimerTypes()
 	g.genBehavior()
 	g.genHandler()
+	g.genConfig()
 	g.genRules()
-	g.genErrors()
 	g.genMachine()
 	g.genHandleEvent()
 	g.genOtherwise()
 	g.genChoices()
 	g.genTakes()
 	g.genTimers()
-	g.genSteps()
-	g.genCoverage()
-	g.genJSON()
+	g.genUnmarshal()
 	return g.f
 }
 
@@ -53,6 +49,49 @@ func GoFile(m *fsm.Machine) *jen.File {
 // with kv in the order of the type's fields, as by hand (jen.Dict sorts
 // its keys).
 func kv(key string, val jen.Code) jen.Code { return jen.Id(key).Op(":").Add(val) }
+
+// short completes a function declaration with a body of one line, which
+// gofmt keeps on one line when it fits: func (A) Kind() StateKind { return StateA }.
+func short(decl *jen.Statement, stmts ...jen.Code) *jen.Statement {
+	decl.Op("{")
+	for i, s := range stmts {
+		if i > 0 {
+			decl.Op(";")
+		}
+		decl.Add(s)
+	}
+	return decl.Op("}")
+}
+
+// filled writes strings as the elements of a composite literal, as many
+// on a line as fit in about 80 columns.
+func filled(ss []string) func(*jen.Group) {
+	return func(grp *jen.Group) {
+		width := 80
+		for _, s := range ss {
+			lit := fmt.Sprintf("%q", s)
+			if width+len(lit)+2 > 80 {
+				grp.Line().Lit(s)
+				width = 0
+			} else {
+				grp.Lit(s)
+			}
+			width += len(lit) + 2
+		}
+		grp.Line()
+	}
+}
+
+// rt names an identifier of package fsmrt.
+func rt(name string) *jen.Statement { return jen.Qual(pkgFsmrt, name) }
+
+// kinds are the type arguments of fsmrt's machine types.
+func kinds(n int) []jen.Code {
+	return []jen.Code{jen.Id("StateKind"), jen.Id("EventKind"), jen.Id("ActionKind")}[:n]
+}
+
+// core is the machine's fsmrt.Core, m.core.
+func core() *jen.Statement { return jen.Id("m").Dot("core") }
 
 // decls returns the declarations of one kind: "state", "event" or "action".
 func decls(m *fsm.Machine, what string) []*fsm.Decl {
@@ -85,13 +124,14 @@ var kindSets = []struct{ what, iface, kind, marker string }{
 // genPackageDoc emits the package comment from the spec's doc.
 func (g *goGen) genPackageDoc() {
 	m := g.m
-	var ps []string
-	ps = append(ps, fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, strings.Join(docLines(m.SpecFile), " ")))
-	ps = append(ps, m.Doc)
-	ps = append(ps, "Feed events to a Machine with HandleEvent: it decides what happens, "+
-		"calls the guards and effects of its Behavior, and hands the actions to perform "+
-		"to its Handler, in order. The machine is synchronous and deterministic: it does "+
-		"no I/O, and the same events always give the same actions, so an event log replays exactly.")
+	ps := []string{
+		fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, strings.Join(docLines(m.SpecFile), " ")),
+		m.Doc,
+		"Feed events to a Machine with HandleEvent: it decides what happens, " +
+			"calls the guards and effects of its Behavior, and hands the actions to perform " +
+			"to its Handler, in order. The machine is synchronous and deterministic: it does " +
+			"no I/O, and the same events always give the same actions, so an event log replays exactly.",
+	}
 	var lines []string
 	for _, p := range ps {
 		if strings.TrimSpace(p) == "" {
@@ -103,12 +143,23 @@ func (g *goGen) genPackageDoc() {
 		lines = append(lines, docLines(p)...)
 	}
 	for _, l := range lines {
-		if l == "" {
-			g.f.PackageComment("//")
-		} else {
-			g.f.PackageComment("// " + l)
-		}
+		g.f.PackageComment(strings.TrimRight("// "+l, " "))
 	}
+}
+
+// genVersion emits the compile-time check that the file and package fsmrt
+// were made for each other:
+//
+//	const (
+//		_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+//	)
+func (g *goGen) genVersion() {
+	g.f.Comment("// This file needs the package fsmrt of the fsmgen that wrote it.")
+	g.f.Const().Defs(
+		jen.Id("_").Op("=").Add(rt("RegenerateWithNewerFsmgen")).Call(jen.Lit(fsmrt.GenVersion).Op("-").Add(rt("MinVersion"))),
+		jen.Id("_").Op("=").Add(rt("UpgradeFsmgenRuntime")).Call(rt("MaxVersion").Op("-").Lit(fsmrt.GenVersion)),
+	)
 }
 
 // kindType returns the narrowest unsigned type that numbers n kinds from
@@ -127,33 +178,37 @@ func kindType(n int) *jen.Statement {
 //
 //	type StateKind uint8 // or wider, for more than 255 states
 //	const ( StateA StateKind = iota + 1; ... )
-//	func (k StateKind) String() string { switch k { case StateA: return "A" ... } }
+//	func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmStateNames[:]) }
+//	var fsmStateNames = [...]string{"A", ...}
 func (g *goGen) genKinds() {
 	for _, ks := range kindSets {
 		ds := decls(g.m, ks.what)
 		g.f.Add(comment("", fmt.Sprintf("%s identifies %s %s of the %s machine. The zero %s is no %s.", ks.kind, article(ks.what), ks.what, g.m.Name, ks.kind, ks.what)))
 		g.f.Type().Id(ks.kind).Add(kindType(len(ds)))
+		if len(ds) == 0 {
+			g.f.Comment(fmt.Sprintf("// String returns %s(k): the machine has no %ss.", ks.kind, ks.what))
+			short(g.f.Func().Params(jen.Id("k").Id(ks.kind)).Id("String").Params().String(),
+				jen.Return(rt("KindName").Call(jen.Id("k"), jen.Lit(ks.kind), jen.Nil())))
+			continue
+		}
 		consts := make([]jen.Code, 0, len(ds))
-		cases := make([]jen.Code, 0, len(ds))
+		names := make([]string, 0, len(ds))
 		for i, d := range ds {
-			c := jen.Add(comment("", fmt.Sprintf("%s identifies the %s %s.", d.KindName, ks.what, d.Name))).Line().Id(d.KindName)
+			c := jen.Id(d.KindName)
 			if i == 0 {
 				c.Id(ks.kind).Op("=").Iota().Op("+").Lit(1)
 			}
 			consts = append(consts, c)
-			cases = append(cases, jen.Case(jen.Id(d.KindName)).Block(jen.Return(jen.Lit(d.Name))))
+			names = append(names, d.Name)
 		}
-		if len(ds) > 0 {
-			g.f.Comment(fmt.Sprintf("// The %ss of the %s machine.", ks.what, g.m.Name))
-			g.f.Const().Defs(consts...)
-		}
+		g.f.Add(comment("", fmt.Sprintf("The %ss of the %s machine: %s identifies the %s %s, and so on.", ks.what, g.m.Name, ds[0].KindName, ks.what, ds[0].Name)))
+		g.f.Const().Defs(consts...)
+		namesVar := "fsm" + ks.iface + "Names"
 		g.f.Comment(fmt.Sprintf("// String returns the %s's name as the spec writes it.", ks.what))
-		body := []jen.Code{}
-		if len(cases) > 0 {
-			body = append(body, jen.Switch(jen.Id("k")).Block(cases...))
-		}
-		body = append(body, jen.Return(jen.Lit(ks.kind+"(").Op("+").Qual(pkgStrconv, "Itoa").Call(jen.Int().Call(jen.Id("k"))).Op("+").Lit(")")))
-		g.f.Func().Params(jen.Id("k").Id(ks.kind)).Id("String").Params().String().Block(body...)
+		short(g.f.Func().Params(jen.Id("k").Id(ks.kind)).Id("String").Params().String(),
+			jen.Return(rt("KindName").Call(jen.Id("k"), jen.Lit(ks.kind), jen.Id(namesVar).Index(jen.Op(":")))))
+		g.f.Comment(fmt.Sprintf("// %s are the names of the %ss, in kind order.", namesVar, ks.what))
+		g.f.Var().Id(namesVar).Op("=").Index(jen.Op("...")).String().ValuesFunc(filled(names))
 	}
 }
 
@@ -186,13 +241,20 @@ func (g *goGen) genInterfaces() {
 }
 
 // genDecls emits one struct per state, event and action, with its Kind
-// method, e.g.
+// and MarshalJSON methods, e.g.
 //
 //	// CallingLLM is the state CallingLlm: <doc>
 //	type CallingLLM struct { Retries int `json:"retries"` }
+//
 //	// Kind returns StateCallingLLM.
 //	func (CallingLLM) Kind() StateKind { return StateCallingLLM }
-//	func (CallingLLM) isState() {}
+//	func (CallingLLM) isState()         {}
+//
+//	// MarshalJSON encodes the state as {"kind": "calling_llm", ...its fields}.
+//	func (v CallingLLM) MarshalJSON() ([]byte, error) {
+//		type fields CallingLLM
+//		return fsmrt.MarshalKind("calling_llm", fields(v))
+//	}
 //
 // Events and actions implement their interface with pointer receivers: the
 // compiler then refuses a value where a pointer is meant.
@@ -205,7 +267,7 @@ func (g *goGen) genDecls() {
 				if fd.Doc != "" {
 					c.Add(comment(fd.GoName+" ", fd.Doc)).Line()
 				}
-				fields = append(fields, c.Id(fd.GoName).Add(typeCode(g.m, fd.Type)).Tag(map[string]string{"json": fd.JSONName}))
+				fields = append(fields, c.Id(fd.GoName).Add(goType(fd.GoType)).Tag(map[string]string{"json": fd.JSONName}))
 			}
 			lead := fmt.Sprintf("%s is the %s %s", d.GoName, ks.what, d.Name)
 			doc := d.Doc
@@ -224,32 +286,34 @@ func (g *goGen) genDecls() {
 				recv = jen.Op("*").Id(d.GoName)
 			}
 			g.f.Comment(fmt.Sprintf("// Kind returns %s.", d.KindName))
-			g.f.Func().Params(recv.Clone()).Id("Kind").Params().Id(ks.kind).Block(jen.Return(jen.Id(d.KindName)))
-			g.f.Func().Params(recv.Clone()).Id(ks.marker).Params().Block()
+			short(g.f.Func().Params(recv.Clone()).Id("Kind").Params().Id(ks.kind), jen.Return(jen.Id(d.KindName)))
+			short(g.f.Func().Params(recv.Clone()).Id(ks.marker).Params())
+			g.f.Comment(fmt.Sprintf("// MarshalJSON encodes the %s as {\"kind\": %q, ...its fields}.", ks.what, d.Snake))
+			sig := jen.Func().Params(jen.Id("v").Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error())
+			if len(d.Fields) == 0 {
+				g.f.Add(short(jen.Func().Params(jen.Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()),
+					jen.Return(jen.Index().Byte().Call(rawString(fmt.Sprintf(`{"kind":%q}`, d.Snake))), jen.Nil())))
+				continue
+			}
+			g.f.Add(sig.Block(
+				jen.Type().Id("fields").Id(d.GoName),
+				jen.Return(rt("MarshalKind").Call(jen.Lit(d.Snake), jen.Id("fields").Call(jen.Id("v")))),
+			))
 		}
 	}
 }
 
 // params returns the named parameters of a guard or effect, or of an
 // action's Handler method: one per field.
-func params(m *fsm.Machine, fields []*fsm.Field) []jen.Code {
+func params(fields []*fsm.Field) []jen.Code {
 	var ps []jen.Code
 	for _, f := range fields {
-		ps = append(ps, jen.Id(f.Param).Add(typeCode(m, f.Type)))
+		ps = append(ps, jen.Id(f.Param).Add(goType(f.GoType)))
 	}
 	return ps
 }
 
-// results returns the result types of an effect: what it sets, in order.
-func results(m *fsm.Machine, fn *fsm.Func) []jen.Code {
-	var rs []jen.Code
-	for _, f := range fn.Sets {
-		rs = append(rs, typeCode(m, f.Type))
-	}
-	return rs
-}
-
-// names lists fields by name for docs.
+// fieldNames lists fields by name for docs.
 func fieldNames(fields []*fsm.Field) string {
 	var out []string
 	for _, f := range fields {
@@ -288,34 +352,45 @@ func kindWord(fn *fsm.Func) string {
 	return "effect"
 }
 
+// usedFuncs returns the guards and the effects the machine calls, in spec
+// order.
+func usedFuncs(m *fsm.Machine) []*fsm.Func {
+	var out []*fsm.Func
+	for _, fn := range append(slices.Clip(m.Guards), m.Effects...) {
+		if fn.Used() {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
 // genBehavior emits the interface the hand-written guards and effects
 // satisfy, one method per guard or effect, its signature following from
 // what it reads and sets:
 //
 //	type Behavior interface {
 //		// CanRetry reports ...
-//		CanRetry(error_ chat.LLMError, retries int) bool
+//		CanRetry(err chat.LLMError, retries int) bool
 //		// ScheduleRetry counts ...
-//		ScheduleRetry(retries int, error_ chat.LLMError) (int, chat.ErrorOrigin, int, time.Duration)
+//		ScheduleRetry(retries int, err chat.LLMError) (int, chat.ErrorOrigin, int, time.Duration)
 //	}
 func (g *goGen) genBehavior() {
 	if !g.m.HasBehavior() {
 		return
 	}
 	var methods []jen.Code
-	for _, fns := range [][]*fsm.Func{g.m.Guards, g.m.Effects} {
-		for _, fn := range fns {
-			if !fn.Used() {
-				continue
+	for _, fn := range usedFuncs(g.m) {
+		c := jen.Add(funcDoc(fn)).Line().Id(fn.GoName).Params(params(fn.Reads)...)
+		if fn.Kind == fsm.Guard {
+			c.Bool()
+		} else {
+			var rs []jen.Code
+			for _, f := range fn.Sets {
+				rs = append(rs, goType(f.GoType))
 			}
-			c := jen.Add(funcDoc(fn)).Line().Id(fn.GoName).Params(params(g.m, fn.Reads)...)
-			if fn.Kind == fsm.Guard {
-				c.Bool()
-			} else {
-				c.Params(results(g.m, fn)...)
-			}
-			methods = append(methods, c)
+			c.Params(rs...)
 		}
+		methods = append(methods, c)
 	}
 	g.f.Add(paragraphs(
 		fmt.Sprintf("Behavior holds the guards and effects of the %s machine, written by hand. "+
@@ -347,7 +422,7 @@ func (g *goGen) genHandler() {
 		if a.Doc != "" {
 			doc += " " + a.Doc
 		}
-		methods = append(methods, jen.Add(comment(a.GoName+" ", doc)).Line().Id(a.GoName).Params(params(m, a.Fields)...))
+		methods = append(methods, jen.Add(comment(a.GoName+" ", doc)).Line().Id(a.GoName).Params(params(a.Fields)...))
 	}
 	g.f.Add(paragraphs(
 		fmt.Sprintf("Handler performs the actions of the %s machine. HandleEvent calls one "+
@@ -364,91 +439,92 @@ func (g *goGen) genHandler() {
 		jen.Comment("// Actions are the actions performed so far, oldest first."),
 		jen.Id("Actions").Index().Id("Action"),
 	)
-	g.f.Var().Id("_").Id("Handler").Op("=").Parens(jen.Op("*").Id("Recorder")).Parens(jen.Nil())
 	for _, a := range m.Actions {
 		var vals []jen.Code
 		for _, fd := range a.Fields {
 			vals = append(vals, kv(fd.GoName, jen.Id(fd.Param)))
 		}
 		g.f.Comment(fmt.Sprintf("// %s records %s %s.", a.GoName, article(a.GoName), a.GoName))
-		g.f.Func().Params(jen.Id("r").Op("*").Id("Recorder")).Id(a.GoName).Params(params(m, a.Fields)...).Block(
+		short(g.f.Func().Params(jen.Id("r").Op("*").Id("Recorder")).Id(a.GoName).Params(params(a.Fields)...),
 			jen.Id("r").Dot("Actions").Op("=").Append(jen.Id("r").Dot("Actions"), jen.Op("&").Id(a.GoName).Values(vals...)))
 	}
 }
 
-// genRules emits the transition table as data:
+// genConfig emits Config, what New and Restore take: the behaviour and
+// the handler when the machine has them, and the initial state's data
+// when it has fields. A spec that gains its first guard, action or
+// initial field adds a field to Config; New and Restore keep their shape.
+func (g *goGen) genConfig() {
+	m := g.m
+	var fields []jen.Code
+	var needs []string
+	if m.HasBehavior() {
+		needs = append(needs, "its guards and effects (Behavior)")
+		fields = append(fields, jen.Comment("// Behavior holds the guards and effects, written by hand. It must not be nil."), jen.Id("Behavior").Id("Behavior"))
+	}
+	if m.HasHandler() {
+		needs = append(needs, "whatever performs its actions (Handler)")
+		fields = append(fields, jen.Comment("// Handler performs the actions. It must not be nil."), jen.Id("Handler").Id("Handler"))
+	}
+	if len(m.Initial.Fields) > 0 {
+		needs = append(needs, "the data it starts with (Initial)")
+		fields = append(fields,
+			jen.Add(comment("", fmt.Sprintf("Initial is the data of the initial state, %s, that New starts the machine with; Restore, which is given a state, does not use it.", m.Initial.Name))),
+			jen.Id("Initial").Id(m.Initial.GoName))
+	}
+	doc := fmt.Sprintf("Config is what New and Restore make a %s machine with: %s.", m.Name, list(needs))
+	if len(needs) == 0 {
+		doc = fmt.Sprintf("Config is what New and Restore make a %s machine with. The machine has no guards, effects, actions or initial data, so it is empty; should the spec gain them, Config gains fields and New and Restore keep their shape.", m.Name)
+	}
+	g.f.Add(comment("", doc))
+	g.f.Type().Id("Config").Struct(fields...)
+}
+
+// genRules emits the aliases of fsmrt's types and the rule table:
 //
-//	type RuleKind uint8; const ( RuleTransition RuleKind = iota; ... )
-//	type Rule struct { From StateKind; Event EventKind; ... }
-//	var fsmRules = [...]Rule{ {From: StateA, Event: EventX, ...}, ... }
-//	func Rules() []Rule
+//	type Rule = fsmrt.Rule[StateKind, EventKind, ActionKind]
+//	var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "p", Machine: "M", Rules: []Rule{...}}
+//	func Rules() []Rule { return fsmDesc.CopyRules() }
 func (g *goGen) genRules() {
-	f := g.f
-	f.Comment("// RuleKind says what a rule does with its event.")
-	f.Type().Id("RuleKind").Uint8()
-	f.Comment("// The kinds of rules.")
-	f.Const().Defs(
-		jen.Comment("// RuleTransition moves to a state (or stays), runs the rule's effect and"),
-		jen.Comment("// emits its actions."),
-		jen.Id("RuleTransition").Id("RuleKind").Op("=").Iota(),
-		jen.Comment("// RuleIgnore drops the event: nothing changes."),
-		jen.Id("RuleIgnore"),
-		jen.Comment("// RuleReject refuses the event: nothing changes and HandleEvent returns a"),
-		jen.Comment("// *RejectedError."),
-		jen.Id("RuleReject"),
-	)
-	f.Comment("// String returns \"transition\", \"ignore\" or \"reject\".")
-	f.Func().Params(jen.Id("k").Id("RuleKind")).Id("String").Params().String().Block(
-		jen.Switch(jen.Id("k")).Block(
-			jen.Case(jen.Id("RuleTransition")).Block(jen.Return(jen.Lit("transition"))),
-			jen.Case(jen.Id("RuleIgnore")).Block(jen.Return(jen.Lit("ignore"))),
-			jen.Case(jen.Id("RuleReject")).Block(jen.Return(jen.Lit("reject"))),
-		),
-		jen.Return(jen.Lit("RuleKind(").Op("+").Qual(pkgStrconv, "Itoa").Call(jen.Int().Call(jen.Id("k"))).Op("+").Lit(")")),
-	)
-	f.Add(comment("", fmt.Sprintf("Rule is one rule of the %s machine: a row of its spec for one state (a \"*\" row once for all states), a guarded branch of one, or an entry of a state's ignore or reject list.", g.m.Name)))
-	f.Type().Id("Rule").Struct(
-		jen.Comment("// Kind says what the rule does."), jen.Id("Kind").Id("RuleKind"),
-		jen.Comment("// From is the state the rule applies in; zero for a rule many states share"),
-		jen.Comment("// (a \"*\" row, or a rule of a composite state), which applies in every"),
-		jen.Comment("// state that has no rule of its own for the event."), jen.Id("From").Id("StateKind"),
-		jen.Do(func(st *jen.Statement) {
-			if len(g.m.Composites) > 0 {
-				st.Comment("// Composite names the composite state whose rule it is, shared by its").Line().
-					Comment("// substates; \"\" for other rules.").Line().Id("Composite").String()
+	f, m := g.f, g.m
+	f.Comment("// Rule is a rule of the machine; Rules returns them all.")
+	f.Type().Id("Rule").Op("=").Add(rt("Rule")).Types(kinds(3)...)
+	f.Comment("// Step is a step the machine takes, which its observer is given (see")
+	f.Comment("// SetObserver).")
+	f.Type().Id("Step").Op("=").Add(rt("Step")).Types(kinds(2)...)
+	f.Comment("// RejectedError reports an event the current state refused; it wraps")
+	f.Comment("// fsmrt.ErrRejected.")
+	f.Type().Id("RejectedError").Op("=").Add(rt("RejectedError")).Types(kinds(2)...)
+	if len(m.Timers) > 0 {
+		f.Comment("// TimerID identifies a timer the machine started, numbered from 1 as the")
+		f.Comment("// machine starts them.")
+		f.Type().Id("TimerID").Op("=").Add(rt("TimerID"))
+	}
+	f.Comment("// fsmDesc describes the machine to package fsmrt; its rule table is indexed by")
+	f.Comment("// Step.Rule.")
+	f.Var().Id("fsmDesc").Op("=").Add(rt("Desc")).Types(kinds(3)...).Values(
+		kv("Package", jen.Lit(m.Package)),
+		kv("Machine", jen.Lit(m.Name)),
+		kv("Rules", jen.Index().Id("Rule").ValuesFunc(func(grp *jen.Group) {
+			for _, r := range m.Rules {
+				grp.Line().Add(ruleValue(r))
 			}
-		}),
-		jen.Comment("// Event is the event the rule handles; zero for an eventless rule of a"),
-		jen.Comment("// transient state."), jen.Id("Event").Id("EventKind"),
-		jen.Comment("// Guard names the guard that must hold, \"else\" on a last branch, or \"\" when"),
-		jen.Comment("// unguarded."), jen.Id("Guard").String(),
-		jen.Comment("// To is the state after the rule; zero when the rule stays in its state."), jen.Id("To").Id("StateKind"),
-		jen.Comment("// Effect names the effect that runs, or \"\"."), jen.Id("Effect").String(),
-		jen.Comment("// Actions are the actions the rule emits, in order."), jen.Id("Actions").Index().Id("ActionKind"),
-		jen.Comment("// Reason says why a reject rule refuses the event."), jen.Id("Reason").String(),
-		jen.Comment("// Label describes the rule on one line, as the spec writes it."), jen.Id("Label").String(),
+			grp.Line()
+		})),
 	)
-	f.Comment("// fsmRules is the rule table; a rule's index is its number in Step.Rule.")
-	f.Var().Id("fsmRules").Op("=").Index(jen.Op("...")).Id("Rule").ValuesFunc(func(grp *jen.Group) {
-		for _, r := range g.m.Rules {
-			grp.Line().Add(ruleValue(r))
-		}
-		grp.Line()
-	})
-	f.Comment("// Rules returns the rule table: every rule of the spec, state by state in")
-	f.Comment("// spec order, then the rules states share (those of composite states, then")
-	f.Comment("// the \"*\" rows), then the timers'. Step.Rule indexes it.")
-	f.Func().Id("Rules").Params().Index().Id("Rule").Block(
-		jen.Id("rules").Op(":=").Qual(pkgSlices, "Clone").Call(jen.Id("fsmRules").Index(jen.Op(":"))),
-		jen.For(jen.Id("i").Op(":=").Range().Id("rules")).Block(
-			jen.Id("rules").Index(jen.Id("i")).Dot("Actions").Op("=").Qual(pkgSlices, "Clone").Call(jen.Id("rules").Index(jen.Id("i")).Dot("Actions"))),
-		jen.Return(jen.Id("rules")),
-	)
+	f.Comment("// Rules returns the rule table, which Step.Rule indexes: the rules of each state")
+	f.Comment("// in spec order, then those states share, then the timers'.")
+	short(f.Func().Id("Rules").Params().Index().Id("Rule"), jen.Return(jen.Id("fsmDesc").Dot("CopyRules").Call()))
+}
+
+// ruleKind names the fsmrt constant of a rule's kind.
+func ruleKind(k fsm.RuleKind) *jen.Statement {
+	return rt([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[k])
 }
 
 // ruleValue is the table entry of a rule, its fields in order.
 func ruleValue(r *fsm.Rule) jen.Code {
-	d := []jen.Code{kv("Kind", jen.Id([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[r.Kind]))}
+	d := []jen.Code{kv("Kind", ruleKind(r.Kind))}
 	switch {
 	case r.From == nil:
 	case r.From.Composite():
@@ -485,56 +561,6 @@ func ruleValue(r *fsm.Rule) jen.Code {
 	return jen.Values(d...)
 }
 
-// genErrors emits ErrRejected, RejectedError and errReentrant.
-func (g *goGen) genErrors() {
-	f, pkg := g.f, g.m.Package
-	f.Comment("// ErrRejected is wrapped by every *RejectedError, for errors.Is.")
-	f.Var().Id("ErrRejected").Op("=").Qual(pkgErrors, "New").Call(jen.Lit("event rejected"))
-	f.Comment("// RejectedError reports that the current state refused an event; the machine")
-	f.Comment("// is unchanged.")
-	f.Type().Id("RejectedError").Struct(
-		jen.Comment("// State is the state that refused the event."), jen.Id("State").Id("StateKind"),
-		jen.Comment("// Event is the refused event's kind."), jen.Id("Event").Id("EventKind"),
-		jen.Comment("// Reason says why, as the spec gives it."), jen.Id("Reason").String(),
-	)
-	f.Comment("// Error returns \"" + pkg + ": STATE rejects EVENT: REASON\".")
-	f.Func().Params(jen.Id("e").Op("*").Id("RejectedError")).Id("Error").Params().String().Block(
-		jen.Return(jen.Qual(pkgFmt, "Sprintf").Call(jen.Lit(pkg+": %s rejects %s: %s"), jen.Id("e").Dot("State"), jen.Id("e").Dot("Event"), jen.Id("e").Dot("Reason"))))
-	f.Comment("// Unwrap returns ErrRejected.")
-	f.Func().Params(jen.Op("*").Id("RejectedError")).Id("Unwrap").Params().Error().Block(jen.Return(jen.Id("ErrRejected")))
-	f.Comment("// errReentrant is returned by HandleEvent when it is called while the machine")
-	f.Comment("// hands out the actions of an earlier event.")
-	f.Var().Id("errReentrant").Op("=").Qual(pkgErrors, "New").Call(jen.Lit(pkg + ": HandleEvent called from a Handler or Observer " +
-		"method (or after one panicked): queue the event and handle it once HandleEvent has returned"))
-}
-
-// newParams returns the parameters New and Restore take before the state:
-// the behaviour and the handler, when the machine has them.
-func (g *goGen) newParams() (ps, init []jen.Code) {
-	if g.m.HasBehavior() {
-		ps = append(ps, jen.Id("b").Id("Behavior"))
-		init = append(init, jen.Id("b").Op(":").Id("b"))
-	}
-	if g.m.HasHandler() {
-		ps = append(ps, jen.Id("h").Id("Handler"))
-		init = append(init, jen.Id("h").Op(":").Id("h"))
-	}
-	return ps, init
-}
-
-// nilChecks returns the statements that refuse a nil behaviour or handler,
-// with fail turning a message into the statement that reports it.
-func (g *goGen) nilChecks(fail func(msg string) jen.Code) []jen.Code {
-	var out []jen.Code
-	if g.m.HasBehavior() {
-		out = append(out, jen.If(jen.Id("b").Op("==").Nil()).Block(fail(g.m.Package+": the Behavior is nil")))
-	}
-	if g.m.HasHandler() {
-		out = append(out, jen.If(jen.Id("h").Op("==").Nil()).Block(fail(g.m.Package+": the Handler is nil")))
-	}
-	return out
-}
-
 // storeState returns the statements that load state value s of the given
 // state into storage: m.d.conversation = s.Conversation.
 func storeState(s *fsm.State, from jen.Code) []jen.Code {
@@ -549,94 +575,109 @@ func storeState(s *fsm.State, from jen.Code) []jen.Code {
 // accessors.
 //
 //	type fsmData struct { conversation chat.Conversation; retries int; ... }
-//	type Machine struct { b Behavior; h Handler; obs Observer; kind StateKind; busy bool; d fsmData }
-//	func New(b Behavior, h Handler, initial A) *Machine
-//	func Restore(b Behavior, h Handler, s State) (*Machine, error)
+//	type Machine struct { core fsmrt.Core[...]; b Behavior; h Handler; d fsmData }
+//	func New(c Config) (*Machine, error)
+//	func Restore(c Config, s State) (*Machine, error)
 //	func (m *Machine) State() State
 func (g *goGen) genMachine() {
 	f, m := g.f, g.m
-	var data []jen.Code
-	for _, d := range m.Data {
-		var owners []string
-		for _, s := range d.States {
-			owners = append(owners, s.Name)
+	if len(m.Data) > 0 {
+		var data []jen.Code
+		for _, d := range m.Data {
+			var owners []string
+			for _, s := range d.States {
+				owners = append(owners, s.Name)
+			}
+			data = append(data, jen.Add(comment("", d.GoName+" is the field "+d.Name+" of "+list(owners)+".")).Line().Id(d.GoName).Add(goType(d.GoType)))
 		}
-		data = append(data, jen.Add(comment("", d.GoName+" is the field "+d.Name+" of "+list(owners)+".")).Line().Id(d.GoName).Add(typeCode(m, d.Type)))
+		f.Comment("// fsmData is the machine's storage: the fields of every state, once per name")
+		f.Comment("// and type. The current state's fields hold its data; the others are zero.")
+		f.Type().Id("fsmData").Struct(data...)
 	}
-	f.Comment("// fsmData is the machine's storage: the fields of every state, once per name")
-	f.Comment("// and type. The current state's fields hold its data; the others are zero.")
-	f.Type().Id("fsmData").Struct(data...)
 
 	f.Add(comment("", fmt.Sprintf("Machine runs the %s state machine. Create it with New or Restore. It is not safe for "+
 		"concurrent use: one goroutine owns it and feeds it one event at a time.", m.Name)))
-	var fields []jen.Code
-	if m.HasBehavior() {
-		fields = append(fields, jen.Id("b").Id("Behavior"))
+	fields := []jen.Code{jen.Id("core").Add(rt("Core")).Types(kinds(3)...)}
+	init := []jen.Code{kv("core", rt("NewCore").Call(jen.Op("&").Id("fsmDesc"), jen.Id("s")))}
+	var checks []jen.Code
+	for _, dep := range []struct {
+		name, field string
+		has         bool
+	}{{"Behavior", "b", m.HasBehavior()}, {"Handler", "h", m.HasHandler()}} {
+		if !dep.has {
+			continue
+		}
+		fields = append(fields, jen.Id(dep.field).Id(dep.name))
+		init = append(init, kv(dep.field, jen.Id("c").Dot(dep.name)))
+		checks = append(checks, jen.If(jen.Id("c").Dot(dep.name).Op("==").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("NoDependency").Call(jen.Lit(dep.name)))))
 	}
-	if m.HasHandler() {
-		fields = append(fields, jen.Id("h").Id("Handler"))
+	if len(m.Data) > 0 {
+		fields = append(fields, jen.Id("d").Id("fsmData"))
 	}
-	fields = append(fields,
-		jen.Id("obs").Id("Observer"),
-		jen.Id("kind").Id("StateKind"),
-		jen.Comment("// busy is set while the machine hands out the actions of an event."),
-		jen.Id("busy").Bool(),
-		jen.Id("d").Id("fsmData"),
-		jen.Do(func(st *jen.Statement) {
-			if len(m.Timers) > 0 {
-				st.Comment("// timers holds each state's running timer, valid while the state is active;").Line().
-					Comment("// lastTimer is the id of the last timer started.").Line().
-					Id("timers").Index(jen.Lit(len(m.Timers))).Id("fsmTimer").Line().
-					Id("lastTimer").Id("TimerID")
-			}
-		}))
+	if len(m.Timers) > 0 {
+		fields = append(fields,
+			jen.Comment("// timers holds each state's running timer, valid while the state is active;"),
+			jen.Comment("// lastTimer is the id of the last timer started."),
+			jen.Id("timers").Index(jen.Lit(len(m.Timers))).Add(rt("Timer")),
+			jen.Id("lastTimer").Id("TimerID"))
+	}
 	f.Type().Id("Machine").Struct(fields...)
 
-	ps, init := g.newParams()
+	f.Comment("// fsmNew returns a machine in state s with c's behaviour and handler, or the")
+	f.Comment("// error of a nil one.")
+	f.Func().Id("fsmNew").Params(jen.Id("c").Id("Config"), jen.Id("s").Id("StateKind")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+		append(checks, jen.Return(jen.Op("&").Id("Machine").Values(init...), jen.Nil()))...)
+
 	ini := m.Initial
-	var needs []string
-	if m.HasBehavior() {
-		needs = append(needs, "b")
+	newDoc := fmt.Sprintf("New returns a machine in the initial state %s", ini.Name)
+	if len(ini.Fields) > 0 {
+		newDoc += ", with the data c.Initial holds"
 	}
-	if m.HasHandler() {
-		needs = append(needs, "h")
-	}
-	newDoc := fmt.Sprintf("New returns a machine in the initial state %s with the given data.", ini.Name)
+	newDoc += "."
 	if len(m.Start) > 0 {
-		newDoc += " Entering it, the machine hands the actions of its entry (and of its ancestors', outermost first) to h before New returns."
+		newDoc += " Entering it, the machine hands the actions of its entry (and of its ancestors', outermost first) to c.Handler before New returns."
 	}
-	if len(needs) > 0 {
-		newDoc += " It panics if " + strings.Join(needs, " or ") + " is nil."
+	if len(checks) > 0 {
+		newDoc += " It fails when c lacks what the machine needs."
 	}
 	f.Add(comment("", newDoc))
-	newBody := g.nilChecks(func(msg string) jen.Code { return jen.Panic(jen.Lit(msg)) })
-	newBody = append(newBody, jen.Id("m").Op(":=").Op("&").Id("Machine").Values(append(init, jen.Id("kind").Op(":").Id(ini.KindName))...))
-	newBody = append(newBody, storeState(ini, jen.Id("initial"))...)
-	newBody = append(newBody, g.startBody()...)
-	newBody = append(newBody, jen.Return(jen.Id("m")))
-	f.Func().Id("New").Params(append(ps, jen.Id("initial").Id(ini.GoName))...).Op("*").Id("Machine").Block(newBody...)
+	newBody := append(storeState(ini, jen.Id("c").Dot("Initial")), g.startBody()...)
+	if len(newBody) == 0 {
+		newBody = []jen.Code{jen.Return(jen.Id("fsmNew").Call(jen.Id("c"), jen.Id(ini.KindName)))}
+	} else {
+		newBody = append([]jen.Code{
+			jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Id(ini.KindName)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		}, newBody...)
+		newBody = append(newBody, jen.Return(jen.Id("m"), jen.Nil()))
+	}
+	f.Func().Id("New").Params(jen.Id("c").Id("Config")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(newBody...)
 
 	var cases []jen.Code
 	for _, s := range m.States {
 		if s.Transient {
-			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Qual(pkgErrors, "New").Call(
-				jen.Lit(fmt.Sprintf("%s: cannot restore the transient state %s: it is never at rest", m.Package, s.Name))))))
+			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Transient").Call(jen.Lit(s.Name)))))
 			continue
 		}
-		body := append([]jen.Code{jen.Id("m").Dot("kind").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
+		body := append([]jen.Code{core().Dot("State").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
 		body = append(body, g.armTimers(s)...)
 		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(body...))
 	}
-	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
-		jen.Lit(m.Package+": cannot restore %T: it is not a state of the "+m.Name+" machine"), jen.Id("s")))))
-	f.Add(comment("", "Restore returns a machine in state s, e.g. one decoded by UnmarshalState. "+
-		"It fails for a transient state, which is left in the step that enters it."))
-	restoreBody := g.nilChecks(func(msg string) jen.Code { return jen.Return(jen.Nil(), jen.Qual(pkgErrors, "New").Call(jen.Lit(msg))) })
-	restoreBody = append(restoreBody,
-		jen.Id("m").Op(":=").Op("&").Id("Machine").Values(init...),
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Unrestorable").Call(jen.Id("s")))))
+	restoreDoc := "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler; it does not run s's entry."
+	if len(ini.Fields) > 0 {
+		restoreDoc = "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler (not c.Initial); it does not run s's entry."
+	}
+	if len(m.Timers) > 0 {
+		restoreDoc += " Its timers are numbered afresh (see Timers)."
+	}
+	f.Add(comment("", restoreDoc+" It fails for a transient state, which is left in the step that enters it."))
+	f.Func().Id("Restore").Params(jen.Id("c").Id("Config"), jen.Id("s").Id("State")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
 		jen.Return(jen.Id("m"), jen.Nil()))
-	f.Func().Id("Restore").Params(append(ps, jen.Id("s").Id("State"))...).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(restoreBody...)
 
 	var scases []jen.Code
 	for _, s := range m.States {
@@ -649,27 +690,15 @@ func (g *goGen) genMachine() {
 	f.Add(comment("", "State returns the current state, or nil for a Machine not made by New or Restore. "+
 		"The value is the caller's to keep: later events never change it."))
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("State").Params().Id("State").Block(
-		jen.Switch(jen.Id("m").Dot("kind")).Block(scases...),
+		jen.Switch(core().Dot("State")).Block(scases...),
 		jen.Return(jen.Nil()),
 	)
 	f.Comment("// Kind returns the kind of the current state.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Kind").Params().Id("StateKind").Block(jen.Return(jen.Id("m").Dot("kind")))
-
-	f.Comment("// Observer is called after every step the machine takes, before the step's")
-	f.Comment("// actions are handed to the Handler.")
-	f.Type().Id("Observer").Func().Params(jen.Id("Step"))
-	f.Comment("// Step describes one step: an event handled by a rule, or an eventless rule")
-	f.Comment("// of a transient state.")
-	f.Type().Id("Step").Struct(
-		jen.Comment("// From is the state before the step."), jen.Id("From").Id("StateKind"),
-		jen.Comment("// Event is the event handled; zero for an eventless step."), jen.Id("Event").Id("EventKind"),
-		jen.Comment("// Rule is the number of the rule that fired, an index into Rules()."), jen.Id("Rule").Int(),
-		jen.Comment("// To is the state after the step."), jen.Id("To").Id("StateKind"),
-	)
-	f.Comment("// SetObserver makes the machine call o after every step; nil removes the")
-	f.Comment("// observer.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("SetObserver").Params(jen.Id("o").Id("Observer")).Block(
-		jen.Id("m").Dot("obs").Op("=").Id("o"))
+	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Kind").Params().Id("StateKind"), jen.Return(core().Dot("State")))
+	f.Comment("// SetObserver makes the machine call o after every step, before the step's")
+	f.Comment("// actions are handed to the Handler; nil removes the observer.")
+	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("SetObserver").Params(jen.Id("o").Func().Params(jen.Id("Step"))),
+		core().Dot("SetObserver").Call(jen.Id("o")))
 }
 
 // genHandleEvent emits the exhaustive nested switch, state then event,
@@ -678,15 +707,15 @@ func (g *goGen) genMachine() {
 // "*" row, goes to otherwise:
 //
 //	func (m *Machine) HandleEvent(ev Event) error {
-//		if m.busy {
-//			return errReentrant
+//		if m.core.Busy {
+//			return m.core.Reentrant()
 //		}
-//		switch m.kind {
+//		switch m.core.State {
 //		case StateA:
 //			switch ev := ev.(type) {
 //			case *X:
 //				...
-//				return nil
+//				return m.core.Finish()
 //			}
 //		...
 //		}
@@ -740,21 +769,19 @@ func (g *goGen) genHandleEvent() {
 		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("in"+s.GoName).Call(jen.Id("ev")))))
 	}
 	g.f.Add(paragraphs(
-		"HandleEvent feeds ev to the machine: the rule for the current state and ev "+
-			"decides the next state, runs its effect, and hands its actions to the Handler, in "+
-			"order, before HandleEvent returns.",
-		"When the current state rejects ev, HandleEvent returns a *RejectedError (see "+
-			"ErrRejected) and the machine is unchanged; an ignored event returns nil. The "+
-			"machine reads ev during the call and keeps no reference to it; a nil event it "+
-			"would read is an error, which leaves the machine unchanged too. HandleEvent must "+
-			"not be called from a Handler or Observer method."))
-	body := []jen.Code{jen.If(jen.Id("m").Dot("busy")).Block(jen.Return(jen.Id("errReentrant")))}
+		"HandleEvent feeds ev to the machine: the rule for the current state and ev " +
+			"decides the next state, runs its effect and hands its actions to the Handler, in " +
+			"order, before HandleEvent returns. A rejected event returns a *RejectedError and " +
+			"changes nothing, as does a nil event a rule would read; an ignored one returns nil. " +
+			"The machine keeps no reference to ev. HandleEvent must not be called from a Handler " +
+			"or observer method."))
+	body := []jen.Code{jen.If(core().Dot("Busy")).Block(jen.Return(core().Dot("Reentrant").Call()))}
 	if len(g.m.Timers) > 0 {
 		body = append(body, jen.If(jen.List(jen.Id("t"), jen.Id("ok")).Op(":=").Id("ev").Assert(jen.Op("*").Id("TimerFired")), jen.Id("ok")).Block(
 			jen.Return(jen.Id("m").Dot("timerFired").Call(jen.Id("t")))))
 	}
 	if len(states) > 0 {
-		body = append(body, jen.Switch(jen.Id("m").Dot("kind")).Block(states...))
+		body = append(body, jen.Switch(core().Dot("State")).Block(states...))
 	}
 	body = append(body, jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev"))))
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
@@ -772,29 +799,28 @@ const splitAbove = 64
 // rejects, then those it leaves to a "*" row, each "*" row written once:
 //
 //	func (m *Machine) otherwise(ev Event) error {
-//		switch m.kind {
+//		switch m.core.State {
 //		case StateA:
 //			switch ev.(type) {
 //			case *Y:
-//				return m.reject(3)
+//				return m.core.Reject(3)
 //			}
 //		}
-//		if m.kind == 0 {
-//			return m.unhandled(ev)
+//		if m.core.State == 0 {
+//			return m.core.Unhandled(ev)
 //		}
 //		switch ev := ev.(type) {
 //		case *Z:
 //			<the "*" row for Z>
 //		}
-//		return m.unhandled(ev)
+//		return m.core.Unhandled(ev)
 //	}
 func (g *goGen) genOtherwise() {
 	var states []jen.Code
 	for _, s := range g.m.States {
 		var evCases []jen.Code
 		for _, c := range s.Refuses {
-			r := c.Rules[0]
-			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.refusal(r)))
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(refusal(c.Rules[0])))
 		}
 		if len(evCases) > 0 {
 			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(jen.Id("ev").Assert(jen.Type())).Block(evCases...)))
@@ -802,10 +828,10 @@ func (g *goGen) genOtherwise() {
 	}
 	var body []jen.Code
 	if len(states) > 0 {
-		body = append(body, jen.Switch(jen.Id("m").Dot("kind")).Block(states...))
+		body = append(body, jen.Switch(core().Dot("State")).Block(states...))
 	}
 	body = append(body, g.sharedDispatch()...)
-	body = append(body, jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev"))))
+	body = append(body, jen.Return(core().Dot("Unhandled").Call(jen.Id("ev"))))
 	g.f.Comment("// otherwise finishes the events the current state does not handle with rules")
 	g.f.Comment("// of its own: those it ignores or rejects, then those it leaves to a composite")
 	g.f.Comment("// state it is in or to a \"*\" row.")
@@ -813,12 +839,12 @@ func (g *goGen) genOtherwise() {
 }
 
 // refusal is the statement that finishes an ignore or reject rule.
-func (g *goGen) refusal(r *fsm.Rule) jen.Code {
-	finish := "reject"
+func refusal(r *fsm.Rule) jen.Code {
+	finish := "Reject"
 	if r.Kind == fsm.Ignore {
-		finish = "ignore"
+		finish = "Ignore"
 	}
-	return jen.Return(jen.Id("m").Dot(finish).Call(jen.Lit(r.Index)))
+	return jen.Return(core().Dot(finish).Call(jen.Lit(r.Index)))
 }
 
 // leaveMethod names the method that takes the eventless rules of a
@@ -851,7 +877,7 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	if c.ReadsEvent {
 		// A nil event of a type with fields would panic where the rules
 		// read it: refuse it first.
-		out = append(out, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("m").Dot("nilEvent").Call(jen.Id("ev")))))
+		out = append(out, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
 	}
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
 		return append(append(out, comment("", c.Rules[0].Label)), g.ruleBody(c.Rules[0])...)
@@ -879,7 +905,7 @@ func (g *goGen) value(v fsm.Value) jen.Code {
 	case fsm.FromResult:
 		return jen.Id(v.Result.Param)
 	case fsm.FromTimer:
-		return jen.Id("m").Dot("timers").Index(jen.Lit(v.Timer.Index)).Dot("id")
+		return jen.Id("m").Dot("timers").Index(jen.Lit(v.Timer.Index)).Dot("ID")
 	case fsm.FromConst:
 		return durationCode(v.Timer.Delay)
 	}
@@ -901,21 +927,21 @@ func (g *goGen) values(vs []fsm.Value) []jen.Code {
 //	m.d.conversation = conversation                 // stores: the effect's results, fields from the event
 //	m.d.retries = retries
 //	m.d.response = chat.Response{}                  // clears: the source state's fields the target lacks
-//	m.kind = StateB
-//	m.start(7, StateA)                              // tell the observer
+//	m.core.State = StateB
+//	m.core.Start(7, StateA)                         // tell the observer
 //	m.h.SendLLMRequest(request)                     // actions, in order
-//	return m.finish()
+//	return m.core.Finish()
 //
 // A "*" rule that moves does not know which state it leaves: it keeps the
 // target's storage and zeroes the rest (m.d = fsmData{...}).
 func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	if r.Kind != fsm.Transition {
-		return []jen.Code{g.refusal(r)}
+		return []jen.Code{refusal(r)}
 	}
 	var out []jen.Code
 	from := jen.Id("from")
 	if r.Shared() {
-		out = append(out, jen.Id("from").Op(":=").Id("m").Dot("kind"))
+		out = append(out, jen.Id("from").Op(":=").Add(core().Dot("State")))
 	} else {
 		from = jen.Id(r.From.KindName)
 	}
@@ -933,7 +959,7 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 		}
 		out = append(out, jen.List(locals...).Op(":=").Add(call))
 	}
-	if r.Shared() && r.To != nil {
+	if r.Shared() && r.To != nil && len(g.m.Data) > 0 {
 		var keep []jen.Code
 		for _, d := range r.Keeps {
 			keep = append(keep, kv(d.GoName, jen.Id("m").Dot("d").Dot(d.GoName)))
@@ -944,18 +970,18 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
 	}
 	for _, d := range r.Clears {
-		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(g.m, d)))
+		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(d)))
 	}
 	if r.To != nil && r.To != r.From {
-		out = append(out, jen.Id("m").Dot("kind").Op("=").Id(r.To.KindName))
+		out = append(out, core().Dot("State").Op("=").Id(r.To.KindName))
 	}
 	for _, run := range r.Entries {
 		out = append(out, g.runCompute(run, from)...)
 	}
 	if t := r.Spends; t != nil {
-		out = append(out, jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("id").Op("=").Lit(0).Comment("// the timer has fired: it runs no more"))
+		out = append(out, jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values().Comment("// the timer has fired: it runs no more"))
 	}
-	out = append(out, jen.Id("m").Dot("start").Call(jen.Lit(r.Index), from))
+	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), from))
 	for _, run := range r.Exits {
 		out = append(out, g.runActions(run, from)...)
 	}
@@ -973,128 +999,40 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	for _, run := range r.Entries {
 		out = append(out, g.runActions(run, from)...)
 	}
-	return append(out, jen.Return(jen.Id("m").Dot("finish").Call()))
+	return append(out, jen.Return(core().Dot("Finish").Call()))
 }
 
-// genSteps emits the helpers that tell the observer and finish refusals.
-func (g *goGen) genSteps() {
-	f, m := g.f, g.m
-	recv := jen.Id("m").Op("*").Id("Machine")
-	f.Comment("// start begins handing out the step of rule i from state from: it tells the")
-	f.Comment("// observer, if any, and refuses calls of HandleEvent until finish.")
-	f.Func().Params(recv.Clone()).Id("start").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind")).Block(
-		jen.Id("m").Dot("busy").Op("=").True(),
-		jen.If(jen.Id("m").Dot("obs").Op("!=").Nil()).Block(jen.Id("m").Dot("step").Call(jen.Id("i"), jen.Id("from"))))
-	f.Comment("// finish ends the step that start began.")
-	f.Func().Params(recv.Clone()).Id("finish").Params().Error().Block(
-		jen.Id("m").Dot("busy").Op("=").False(),
-		jen.Return(jen.Nil()))
-	f.Comment("// step tells the observer, which is set, that rule i moved the machine from")
-	f.Comment("// state from.")
-	f.Func().Params(recv.Clone()).Id("step").Params(jen.Id("i").Int(), jen.Id("from").Id("StateKind")).Block(
-		jen.Id("m").Dot("obs").Call(jen.Id("Step").Values(
-			kv("From", jen.Id("from")),
-			kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),
-			kv("Rule", jen.Id("i")),
-			kv("To", jen.Id("m").Dot("kind")))))
-	tell := func() jen.Code {
-		return jen.Id("m").Dot("start").Call(jen.Id("i"), jen.Id("m").Dot("kind"))
-	}
-	if m.Ignores {
-		f.Comment("// ignore finishes rule i, which drops its event.")
-		f.Func().Params(recv.Clone()).Id("ignore").Params(jen.Id("i").Int()).Error().Block(
-			tell(), jen.Return(jen.Id("m").Dot("finish").Call()))
-	}
-	if m.Rejects {
-		f.Comment("// reject finishes rule i, which refuses its event.")
-		f.Func().Params(recv.Clone()).Id("reject").Params(jen.Id("i").Int()).Error().Block(
-			tell(),
-			jen.Id("m").Dot("busy").Op("=").False(),
-			jen.Return(jen.Op("&").Id("RejectedError").Values(
-				kv("State", jen.Id("m").Dot("kind")),
-				kv("Event", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Event")),
-				kv("Reason", jen.Id("fsmRules").Index(jen.Id("i")).Dot("Reason")))))
-	}
-	if m.ReadsEvents {
-		f.Comment("// nilEvent reports a nil event pointer, which HandleEvent refuses where its")
-		f.Comment("// rules would read the event.")
-		f.Func().Params(recv.Clone()).Id("nilEvent").Params(jen.Id("ev").Id("Event")).Error().Block(
-			jen.Return(jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": %s cannot handle a nil %T: an event must point to a value"), jen.Id("m").Dot("kind"), jen.Id("ev"))))
-	}
-	f.Comment("// unhandled explains why HandleEvent found no rule for ev.")
-	f.Func().Params(recv.Clone()).Id("unhandled").Params(jen.Id("ev").Id("Event")).Error().Block(
-		jen.If(jen.Id("m").Dot("kind").Op("==").Lit(0)).Block(
-			jen.Return(jen.Qual(pkgErrors, "New").Call(jen.Lit(m.Package+": the machine is not initialised: create it with New or Restore")))),
-		jen.Return(jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": %s cannot handle %T: it is not an event of the "+m.Name+" machine"), jen.Id("m").Dot("kind"), jen.Id("ev"))),
-	)
-}
-
-// genJSON emits the JSON encoding of states, events and actions:
+// genUnmarshal emits the decoding of states, events and actions:
 //
-//	func (v A) MarshalJSON() ([]byte, error)   // {"kind":"a", ...fields}
-//	func UnmarshalState(data []byte) (State, error)
-func (g *goGen) genJSON() {
-	f, m := g.f, g.m
+//	func UnmarshalState(data []byte) (State, error) {
+//		kind, err := fsmDesc.KindOf(data, "state")
+//		...
+//		switch kind {
+//		case "a":
+//			return fsmrt.DecodeValue[A, State](&fsmDesc, data, "state a")
+//		}
+//		return nil, fsmDesc.UnknownKind("state", kind)
+//	}
+func (g *goGen) genUnmarshal() {
 	for _, ks := range kindSets {
-		ds := decls(m, ks.what)
-		for _, d := range ds {
-			recv := jen.Id("v").Id(d.GoName)
-			f.Comment(fmt.Sprintf("// MarshalJSON encodes the %s as {\"kind\": %q, ...its fields}.", ks.what, d.Snake))
-			if len(d.Fields) == 0 {
-				f.Func().Params(jen.Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-					jen.Return(jen.Index().Byte().Call(jen.Lit(fmt.Sprintf(`{"kind":%q}`, d.Snake))), jen.Nil()))
-				continue
-			}
-			f.Func().Params(recv).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-				jen.Type().Id("fields").Id(d.GoName),
-				jen.Return(jen.Qual(pkgJSON, "Marshal").Call(jen.Struct(
-					jen.Id("Kind").String().Tag(map[string]string{"json": "kind"}),
-					jen.Id("fields"),
-				).Values(jen.Lit(d.Snake), jen.Id("fields").Call(jen.Id("v"))))),
-			)
-		}
-		wrap := "fsmAsPointer"
+		decode := "DecodePointer"
 		if ks.what == "state" {
-			wrap = "fsmAsValue"
+			decode = "DecodeValue"
 		}
 		var cases []jen.Code
-		for _, d := range ds {
+		for _, d := range decls(g.m, ks.what) {
 			cases = append(cases, jen.Case(jen.Lit(d.Snake)).Block(
-				jen.Return(jen.Id(wrap).Types(jen.Id(d.GoName), jen.Id(ks.iface)).Call(jen.Id("fsmDecodeAs").Types(jen.Id(d.GoName)).Call(jen.Id("data"), jen.Lit(ks.what+" "+d.Snake))))))
+				jen.Return(rt(decode).Types(jen.Id(d.GoName), jen.Id(ks.iface)).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), jen.Lit(ks.what+" "+d.Snake)))))
 		}
-		cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(
-			jen.Lit(m.Package+": decode "+ks.what+": unknown kind %q"), jen.Id("kind")))))
-		f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", ks.iface, article(ks.what), ks.what))
-		f.Func().Id("Unmarshal"+ks.iface).Params(jen.Id("data").Index().Byte()).Params(jen.Id(ks.iface), jen.Error()).Block(
-			jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("fsmDecodeKind").Call(jen.Id("data"), jen.Lit(ks.what)),
+		body := []jen.Code{
+			jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("fsmDesc").Dot("KindOf").Call(jen.Id("data"), jen.Lit(ks.what)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.Switch(jen.Id("kind")).Block(cases...),
-		)
+		}
+		if len(cases) > 0 {
+			body = append(body, jen.Switch(jen.Id("kind")).Block(cases...))
+		}
+		body = append(body, jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("UnknownKind").Call(jen.Lit(ks.what), jen.Id("kind"))))
+		g.f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", ks.iface, article(ks.what), ks.what))
+		g.f.Func().Id("Unmarshal"+ks.iface).Params(jen.Id("data").Index().Byte()).Params(jen.Id(ks.iface), jen.Error()).Block(body...)
 	}
-	f.Comment("// fsmDecodeKind reads the \"kind\" of a JSON-encoded state, event or action.")
-	f.Func().Id("fsmDecodeKind").Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.String(), jen.Error()).Block(
-		jen.Var().Id("head").Struct(jen.Id("Kind").String().Tag(map[string]string{"json": "kind"})),
-		jen.If(jen.Err().Op(":=").Qual(pkgJSON, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("head")), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Lit(""), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: %w"), jen.Id("what"), jen.Err()))),
-		jen.If(jen.Id("head").Dot("Kind").Op("==").Lit("")).Block(
-			jen.Return(jen.Lit(""), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: no \"kind\""), jen.Id("what")))),
-		jen.Return(jen.Id("head").Dot("Kind"), jen.Nil()),
-	)
-	f.Comment("// fsmDecodeAs decodes data into a new T.")
-	f.Func().Id("fsmDecodeAs").Types(jen.Id("T").Any()).Params(jen.Id("data").Index().Byte(), jen.Id("what").String()).Params(jen.Op("*").Id("T"), jen.Error()).Block(
-		jen.Id("v").Op(":=").New(jen.Id("T")),
-		jen.If(jen.Err().Op(":=").Qual(pkgJSON, "Unmarshal").Call(jen.Id("data"), jen.Id("v")), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual(pkgFmt, "Errorf").Call(jen.Lit(m.Package+": decode %s: %w"), jen.Id("what"), jen.Err()))),
-		jen.Return(jen.Id("v"), jen.Nil()),
-	)
-	f.Comment("// fsmAsValue returns *v as an I, or the error.")
-	f.Func().Id("fsmAsValue").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Var().Id("zero").Id("I"), jen.Return(jen.Id("zero"), jen.Err())),
-		jen.Return(jen.Any().Call(jen.Op("*").Id("v")).Assert(jen.Id("I")), jen.Nil()),
-	)
-	f.Comment("// fsmAsPointer returns v as an I, or the error.")
-	f.Func().Id("fsmAsPointer").Types(jen.Id("T").Any(), jen.Id("I").Any()).Params(jen.Id("v").Op("*").Id("T"), jen.Err().Error()).Params(jen.Id("I"), jen.Error()).Block(
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Var().Id("zero").Id("I"), jen.Return(jen.Id("zero"), jen.Err())),
-		jen.Return(jen.Any().Call(jen.Id("v")).Assert(jen.Id("I")), jen.Nil()),
-	)
 }

@@ -40,7 +40,7 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 		}
 		if run.When != nil {
 			for i, set := range h.Effect.Sets {
-				out = append(out, jen.Var().Id(run.Results[i]).Add(typeCode(g.m, set.Type)))
+				out = append(out, jen.Var().Id(run.Results[i]).Add(goType(set.GoType)))
 			}
 			out = append(out, jen.If(within(from, run.When)).Block(jen.List(locals...).Op("=").Add(call)))
 		} else {
@@ -76,14 +76,14 @@ func (g *goGen) emitAction(e *fsm.Emit) []jen.Code {
 		delay := g.value(e.Args[1])
 		return []jen.Code{
 			jen.Id("m").Dot("lastTimer").Op("++"),
-			slot.Op("=").Id("fsmTimer").Values(kv("id", jen.Id("m").Dot("lastTimer")), kv("delay", delay)),
+			slot.Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)),
 			jen.Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), delay),
 		}
 	}
 	if e.Action == g.m.CancelTimer {
 		// A timer whose rule fired without leaving its state is spent:
 		// there is nothing to cancel.
-		id := jen.Id("m").Dot("timers").Index(jen.Lit(e.Args[0].Timer.Index)).Dot("id")
+		id := jen.Id("m").Dot("timers").Index(jen.Lit(e.Args[0].Timer.Index)).Dot("ID")
 		return []jen.Code{jen.If(id.Clone().Op("!=").Lit(0)).Block(jen.Id("m").Dot("h").Dot("CancelTimer").Call(id))}
 	}
 	return []jen.Code{jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(g.values(e.Args)...)}
@@ -106,21 +106,6 @@ func durationCode(d int64) jen.Code {
 		}
 	}
 	return jen.Qual("time", "Duration").Call(jen.Lit(d))
-}
-
-// genTimerTypes emits TimerID and the machine's record of a running
-// timer.
-func (g *goGen) genTimerTypes() {
-	if len(g.m.Timers) == 0 {
-		return
-	}
-	f := g.f
-	f.Comment("// TimerID identifies a timer the machine started. The machine numbers its")
-	f.Comment("// timers from 1 as it starts them, so a TimerFired of a timer started before")
-	f.Comment("// its state was left names no running timer, and changes nothing.")
-	f.Type().Id("TimerID").Uint64()
-	f.Comment("// fsmTimer is a running timer of an active state.")
-	f.Type().Id("fsmTimer").Struct(jen.Id("id").Id("TimerID"), jen.Id("delay").Qual("time", "Duration"))
 }
 
 // timerChain returns the timers of s and its ancestors, outermost first:
@@ -148,7 +133,7 @@ func (g *goGen) armTimers(s *fsm.State) []jen.Code {
 		}
 		out = append(out,
 			jen.Id("m").Dot("lastTimer").Op("++"),
-			jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Id("fsmTimer").Values(kv("id", jen.Id("m").Dot("lastTimer")), kv("delay", delay)))
+			jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)))
 	}
 	return out
 }
@@ -157,10 +142,10 @@ func (g *goGen) armTimers(s *fsm.State) []jen.Code {
 //
 //	func (m *Machine) timerFired(ev *TimerFired) error {
 //		switch {
-//		case m.kind == StateA && ev.Timer == m.timers[0].id:
+//		case m.core.State == StateA && ev.Timer == m.timers[0].ID:
 //			<the rules of A's timer>
 //		}
-//		return m.ignore(stale)
+//		return m.core.Ignore(stale)
 //	}
 func (g *goGen) genTimers() {
 	m := g.m
@@ -200,27 +185,27 @@ func (g *goGen) genTimers() {
 		"but no Handler has started them: start them with these to re-arm them.",
 		"The values are the caller's to keep."))
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Timers").Params().Index().Op("*").Id("StartTimer").Block(
-		jen.Switch(jen.Id("m").Dot("kind")).Block(cases...),
+		jen.Switch(core().Dot("State")).Block(cases...),
 		jen.Return(jen.Nil()))
 	f.Comment("// fsmRunning returns the timers of ts that run, as StartTimer actions.")
-	f.Func().Id("fsmRunning").Params(jen.Id("ts").Op("...").Id("fsmTimer")).Index().Op("*").Id("StartTimer").Block(
+	f.Func().Id("fsmRunning").Params(jen.Id("ts").Op("...").Add(rt("Timer"))).Index().Op("*").Id("StartTimer").Block(
 		jen.Var().Id("out").Index().Op("*").Id("StartTimer"),
 		jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Id("ts")).Block(
-			jen.If(jen.Id("t").Dot("id").Op("!=").Lit(0)).Block(
-				jen.Id("out").Op("=").Append(jen.Id("out"), jen.Op("&").Id("StartTimer").Values(kv("Timer", jen.Id("t").Dot("id")), kv("Delay", jen.Id("t").Dot("delay")))))),
+			jen.If(jen.Id("t").Dot("ID").Op("!=").Lit(0)).Block(
+				jen.Id("out").Op("=").Append(jen.Id("out"), jen.Op("&").Id("StartTimer").Values(kv("Timer", jen.Id("t").Dot("ID")), kv("Delay", jen.Id("t").Dot("Delay")))))),
 		jen.Return(jen.Id("out")))
 
 	fired := []jen.Code{jen.Case(jen.Id("ev").Dot("Timer").Op("==").Lit(0)).Comment("// no timer has the zero id; a spent timer's slot holds it")}
 	for _, t := range m.Timers {
-		cond := jen.Add(within(jen.Id("m").Dot("kind"), t.State)).Op("&&").Id("ev").Dot("Timer").Op("==").Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("id")
+		cond := jen.Add(within(core().Dot("State"), t.State)).Op("&&").Id("ev").Dot("Timer").Op("==").Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("ID")
 		fired = append(fired, jen.Case(cond).Block(g.cellBody(t.Cell)...))
 	}
 	f.Comment("// timerFired handles a TimerFired: the rules of the timer it names when that")
 	f.Comment("// timer runs for the current state, else the rule that ignores it.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("timerFired").Params(jen.Id("ev").Op("*").Id("TimerFired")).Error().Block(
-		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(jen.Id("m").Dot("nilEvent").Call(jen.Id("ev")))),
+		jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))),
 		jen.Switch().Block(fired...),
-		jen.Return(jen.Id("m").Dot("ignore").Call(jen.Lit(m.Stale.Index))))
+		jen.Return(core().Dot("Ignore").Call(jen.Lit(m.Stale.Index))))
 }
 
 // direct reports whether the states that take shared cell c reach it
@@ -265,7 +250,7 @@ func (g *goGen) genTakes() {
 //
 //	switch ev := ev.(type) {
 //	case *E:
-//		if m.kind >= StateA && m.kind <= StateC {
+//		if m.core.State >= StateA && m.core.State <= StateC {
 //			<the composite's rules for E>
 //		}
 //		<the "*" row for E>
@@ -282,6 +267,7 @@ func (g *goGen) sharedDispatch() []jen.Code {
 		byEvent[c.Event] = append(byEvent[c.Event], c)
 	}
 	slices.SortFunc(order, func(a, b *fsm.Event) int { return a.Index - b.Index })
+	wild := false // a "*" row, which applies in every state
 	for _, e := range order {
 		var body []jen.Code
 		for _, c := range byEvent[e] {
@@ -290,11 +276,13 @@ func (g *goGen) sharedDispatch() []jen.Code {
 			}
 			bound = bound || c.ReadsEvent
 			if c.Owner == nil {
+				wild = true
 				body = append(body, g.cellBody(c)...)
 				continue
 			}
-			body = append(body, jen.Comment("// The rules of "+c.Owner.Name+", for its states that have none of their own."),
-				jen.If(within(jen.Id("m").Dot("kind"), c.Owner)).Block(g.cellBody(c)...))
+			// The composite's rules, for its states that have none of
+			// their own.
+			body = append(body, jen.If(within(core().Dot("State"), c.Owner)).Block(g.cellBody(c)...))
 		}
 		if len(body) > 0 {
 			evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
@@ -307,11 +295,13 @@ func (g *goGen) sharedDispatch() []jen.Code {
 	if bound {
 		subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
 	}
-	return []jen.Code{
-		jen.Comment("// A machine not made by New or Restore is in no state: no shared rule applies."),
-		jen.If(jen.Id("m").Dot("kind").Op("==").Lit(0)).Block(jen.Return(jen.Id("m").Dot("unhandled").Call(jen.Id("ev")))),
-		jen.Switch(subject).Block(evCases...),
+	var out []jen.Code
+	if wild {
+		out = append(out,
+			jen.Comment("// A machine not made by New or Restore is in no state: no shared rule applies."),
+			jen.If(core().Dot("State").Op("==").Lit(0)).Block(jen.Return(core().Dot("Unhandled").Call(jen.Id("ev")))))
 	}
+	return append(out, jen.Switch(subject).Block(evCases...))
 }
 
 // startBody emits what New does after storing the initial state: the

@@ -1,67 +1,55 @@
 package emit
 
 import (
-	"go/ast"
-	"go/parser"
 	"path"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
-// newFile starts a jennifer file for the machine's package with the
-// generated-code header and the spec's import aliases.
-func newFile(m *fsm.Machine) *jen.File {
-	f := jen.NewFile(m.Package)
+// newFile starts a jennifer file of package pkg for the machine, with the
+// generated-code header, which names fsmgen's version and the spec, and
+// the names the spec's packages are imported under.
+func newFile(m *fsm.Machine, pkg string) *jen.File {
+	f := jen.NewFile(pkg)
 	f.HeaderComment(Header)
+	f.HeaderComment("versions:")
+	f.HeaderComment("\tfsmgen " + fsmrt.Version)
+	f.HeaderComment("source: " + strings.Join(docLines(m.Source), " "))
+	f.ImportName(pkgFsmrt, "fsmrt")
+	f.ImportName(pkgFsmtest, "fsmtest")
 	for _, imp := range m.Imports {
-		if path.Base(imp.Path) == imp.Alias {
-			f.ImportName(imp.Path, imp.Alias)
+		if path.Base(imp.Path) == imp.GoName {
+			f.ImportName(imp.Path, imp.GoName)
 		} else {
-			f.ImportAlias(imp.Path, imp.Alias)
+			f.ImportAlias(imp.Path, imp.GoName)
 		}
 	}
 	return f
 }
 
-// typeCode turns a field's Go type expression, checked by fsm.Build, into
-// jennifer code whose qualifiers are resolved through the spec's imports.
-func typeCode(m *fsm.Machine, t string) *jen.Statement {
-	expr, err := parser.ParseExpr(t)
-	if err != nil {
-		return jen.Id(t) // unreachable: fsm.Build parsed it
-	}
-	paths := map[string]string{}
-	for _, imp := range m.Imports {
-		paths[imp.Alias] = imp.Path
-	}
-	var conv func(e ast.Expr) *jen.Statement
-	conv = func(e ast.Expr) *jen.Statement {
-		switch e := e.(type) {
-		case *ast.Ident:
-			return jen.Id(e.Name)
-		case *ast.SelectorExpr:
-			return jen.Qual(paths[e.X.(*ast.Ident).Name], e.Sel.Name)
-		case *ast.StarExpr:
-			return jen.Op("*").Add(conv(e.X))
-		case *ast.ArrayType:
-			if e.Len == nil {
-				return jen.Index().Add(conv(e.Elt))
-			}
-			return jen.Index(jen.Id(e.Len.(*ast.BasicLit).Value)).Add(conv(e.Elt))
-		case *ast.MapType:
-			return jen.Map(conv(e.Key)).Add(conv(e.Value))
+// goType writes a Go type or expression of the spec, resolved by
+// fsm.Build: its qualified names through the file's imports, the rest as
+// the spec writes it (gofmt spaces it).
+func goType(c fsm.GoCode) *jen.Statement {
+	st := jen.Null()
+	for _, t := range c {
+		if t.Ident != nil {
+			st.Qual(t.Ident.GoImportPath, t.Ident.GoName)
+		} else {
+			st.Op(t.Text)
 		}
-		return jen.Id(t)
 	}
-	return conv(expr)
+	return st
 }
 
 // zeroValue returns the zero value of a storage field, written as the IR
 // says: 0, "", false, nil, T{} or, for a type whose kind is not known,
 // *new(T).
-func zeroValue(m *fsm.Machine, d *fsm.Data) jen.Code {
+func zeroValue(d *fsm.Data) jen.Code {
 	switch d.Zero {
 	case fsm.ZeroNumber:
 		return jen.Lit(0)
@@ -72,15 +60,15 @@ func zeroValue(m *fsm.Machine, d *fsm.Data) jen.Code {
 	case fsm.ZeroNil:
 		return jen.Nil()
 	case fsm.ZeroComposite:
-		return typeCode(m, d.Type).Clone().Values()
+		return goType(d.GoType).Values()
 	}
-	return jen.Op("*").New(typeCode(m, d.Type))
+	return jen.Op("*").New(goType(d.GoType))
 }
 
 // sampleValue returns a non-zero literal for a field of a predeclared
 // type, for the generated JSON round-trip tests, or nil for other types.
-func sampleValue(t string, n int) jen.Code {
-	switch t {
+func sampleValue(t fsm.GoCode, n int) jen.Code {
+	switch t.Predeclared() {
 	case "string":
 		return jen.Lit("sample " + string(rune('a'+n%26)))
 	case "bool":

@@ -118,7 +118,7 @@ func verifyGo(m *fsm.Machine, files []emit.File) error {
 			return fmt.Errorf("the generated code does not declare %s", name)
 		}
 	}
-	allowed := map[string]bool{"encoding/json": true, "errors": true, "fmt": true, "slices": true, "strconv": true, "strings": true, "sync": true}
+	allowed := map[string]bool{"github.com/fsmgen/fsmgen/runtime/fsmrt": true}
 	for _, imp := range m.Imports {
 		allowed[imp.Path] = true
 	}

@@ -29,7 +29,10 @@ const (
 // zero Env knows none (field types may then name predeclared types, the
 // spec's own and imported packages' names, unchecked).
 func Build(f *spec.File, env Env) (*Machine, diag.List) {
-	b := &builder{f: f, env: env, m: &Machine{SpecFile: filepath.Base(f.Path), ImportPath: env.PackagePath}}
+	b := &builder{f: f, env: env, m: &Machine{SpecFile: filepath.Base(f.Path), Source: env.Source, ImportPath: env.PackagePath}}
+	if b.m.Source == "" {
+		b.m.Source = b.m.SpecFile
+	}
 	b.header()
 	b.decls()
 	b.funcs()
@@ -59,6 +62,8 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		// loop, which graph checks.
 		b.ways()
 		b.paths()
+		b.m.traceWays()
+		b.m.witnesses()
 		b.examples()
 	}
 	b.diags.Sort()
@@ -163,6 +168,9 @@ func (b *builder) header() {
 			m.Imports = append(m.Imports, Import{Alias: alias, Path: p})
 		}
 	}
+	for i, imp := range m.Imports {
+		m.Imports[i].GoName = importName(imp.Alias, aliasesBut(m.Imports, i))
+	}
 	slices.SortFunc(m.Imports, func(a, c Import) int { return strings.Compare(a.Alias, c.Alias) })
 	m.Output = Output{
 		GoDir:   b.outPath(f.Output.Go),
@@ -243,6 +251,7 @@ func (b *builder) fields(what string, list []spec.Field) []*Field {
 		byGo[fd.GoName] = fd
 		if b.parseType(sf.Type) {
 			fd.Type = normaliseType(fd.Type)
+			fd.GoType = b.goCode(fd.Type)
 		}
 		out = append(out, fd)
 	}
@@ -870,7 +879,7 @@ func (b *builder) data() {
 					goName = fmt.Sprintf("%s%d", base, i)
 				}
 				used[goName] = true
-				d = &Data{Name: f.Name, Type: f.Type, GoName: goName, Zero: b.zero(f.Type)}
+				d = &Data{Name: f.Name, Type: f.Type, GoType: f.GoType, GoName: goName, Zero: b.zero(f.Type)}
 				byKey[k] = d
 				b.m.Data = append(b.m.Data, d)
 			}

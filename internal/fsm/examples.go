@@ -235,6 +235,7 @@ func (b *builder) behavior() {
 			pkg.Scope().Insert(types.NewPkgName(token.NoPos, pkg, q, p))
 		}
 	}
+	m.BehaviorCode = b.goCode(m.Behavior)
 	if b.env.Import == nil {
 		return
 	}

@@ -8,27 +8,24 @@ package fsm
 // generated files declare nothing else.
 var Generated = []string{
 	// The package's API.
-	"Action", "ActionKind", "Behavior", "Coverage", "ErrRejected", "Event", "EventKind", "Handler",
-	"Machine", "New", "Observer", "Recorder", "RejectedError", "Restore", "Rule", "RuleIgnore",
-	"RuleKind", "RuleReject", "RuleTransition", "Rules", "State", "StateKind", "Step",
-	"TimerID", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
+	"Action", "ActionKind", "Behavior", "Config", "Event", "EventKind", "Handler", "Machine", "New",
+	"Recorder", "RejectedError", "Restore", "Rule", "Rules", "State", "StateKind", "Step", "TimerID",
+	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
-	"errReentrant", "fsmAsPointer", "fsmAsValue", "fsmData", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmRunning", "fsmTimer",
+	"fsmActionNames", "fsmData", "fsmDesc", "fsmEventNames", "fsmNew", "fsmRunning", "fsmStateNames",
 	// The generated tests.
-	"TestActionJSON", "TestEventJSON", "TestEveryPair", "TestExamples", "TestKindStrings", "TestMachineErrors", "TestPaths",
-	"TestRandomSequences", "TestRecorder", "TestRules", "TestStateJSON", "fsmFake", "fsmPath", "fsmPathEnds",
-	"fsmStates", "fsmTrace", "fsmWitness",
+	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"TestRecorder", "TestRules", "fsmFake", "fsmSubject",
 }
 
 // Values are the identifiers of Generated that name functions, variables
 // or constants: a field type may name a generated type, never one of
 // these.
 var Values = []string{
-	"ErrRejected", "New", "Restore", "RuleIgnore", "RuleReject", "RuleTransition", "Rules",
-	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState", "errReentrant", "fsmAsPointer",
-	"fsmAsValue", "fsmDecodeAs", "fsmDecodeKind", "fsmRules", "fsmRunning", "TestActionJSON", "TestEventJSON",
-	"TestEveryPair", "TestKindStrings", "TestMachineErrors", "TestRandomSequences", "TestRecorder",
-	"TestRules", "TestStateJSON", "fsmStates", "TestPaths", "fsmPath", "fsmPathEnds", "fsmWitness",
+	"New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
+	"fsmActionNames", "fsmDesc", "fsmEventNames", "fsmNew", "fsmRunning", "fsmStateNames",
+	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"TestRecorder", "TestRules", "fsmSubject",
 }
 
 // Members are the names of the methods and fields generated types declare

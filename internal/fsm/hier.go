@@ -167,11 +167,11 @@ func (b *builder) timerDecls() {
 		imp.used = true
 	} else {
 		b.imports["time"] = &importUse{Import: spec.Import{Alias: spec.String{Value: "time"}, Path: spec.String{Value: "time"}}, used: true}
-		m.Imports = append(m.Imports, Import{Alias: "time", Path: "time"})
+		m.Imports = append(m.Imports, Import{Alias: "time", Path: "time", GoName: "time"})
 		slices.SortFunc(m.Imports, func(a, c Import) int { return strings.Compare(a.Alias, c.Alias) })
 	}
 	field := func(name, typ, doc string) *Field {
-		return &Field{Name: name, GoName: GoName(name), JSONName: SnakeName(name), Param: ParamName(name, m.Imports), Type: typ, Doc: doc}
+		return &Field{Name: name, GoName: GoName(name), JSONName: SnakeName(name), Param: ParamName(name, m.Imports), Type: typ, GoType: b.goCode(typ), Doc: doc}
 	}
 	builtin := func(kind, name, doc string, fields ...*Field) Decl {
 		return Decl{Name: name, GoName: name, Snake: SnakeName(name), KindName: strings.ToUpper(kind[:1]) + kind[1:] + name, Doc: doc, Fields: fields, Builtin: true}
@@ -183,7 +183,7 @@ func (b *builder) timerDecls() {
 	m.StartTimer = &Action{Decl: builtin("action", "StartTimer", "Start a timer: after delay, send TimerFired with its id, unless CancelTimer stops it first. Starting an id again restarts it.",
 		field("timer", "TimerID", "is the timer's id."), field("delay", "time.Duration", "is how long the timer runs."))}
 	m.CancelTimer = &Action{Decl: builtin("action", "CancelTimer", "Stop a timer: its state was left. A TimerFired it sends anyway changes nothing.",
-		field("timer", "TimerID", "The timer's id."))}
+		field("timer", "TimerID", "is the timer's id."))}
 	for _, a := range []*Action{m.StartTimer, m.CancelTimer} {
 		a.Index = len(m.Actions)
 		m.Actions = append(m.Actions, a)

@@ -15,13 +15,16 @@ type Machine struct {
 	Package  string // the Go package name
 	Doc      string
 	SpecFile string // the spec's file name, without directories
-	Imports  []Import
-	Output   Output
-	States   []*State
-	Events   []*Event
-	Actions  []*Action
-	Guards   []*Func
-	Effects  []*Func
+	// Source is the spec's path in its module (slash-separated), or
+	// SpecFile outside a module: the generated files name it.
+	Source  string
+	Imports []Import
+	Output  Output
+	States  []*State
+	Events  []*Event
+	Actions []*Action
+	Guards  []*Func
+	Effects []*Func
 	// Data is the machine's storage: one entry per field name and type
 	// that some state has. States share the entries of their fields, so a
 	// field carried over from one state to the next is not copied.
@@ -58,12 +61,18 @@ type Machine struct {
 	// Paths are the witnesses of the rules, in rule order: for each, the
 	// shortest sequence of events from the initial state that fires it.
 	Paths []*Path
+	// Witnesses lay the paths out as a prefix tree, and PathEnds holds,
+	// for each path in order, its last node (see Witness).
+	Witnesses []*Witness
+	PathEnds  []int
 	// Examples are the spec's examples, in rule order; Behavior is the Go
-	// expression that makes the real Behavior they run through, and
-	// BehaviorErr says it also gives an error.
-	Examples    []*Example
-	Behavior    string
-	BehaviorErr bool
+	// expression that makes the real Behavior they run through, as the
+	// spec writes it and resolved, and BehaviorErr says it also gives an
+	// error.
+	Examples     []*Example
+	Behavior     string
+	BehaviorCode GoCode
+	BehaviorErr  bool
 	// ImportPath is the generated package's import path, when the loader
 	// knows it (the example tests import it); "" otherwise.
 	ImportPath string
@@ -103,6 +112,9 @@ type Output struct {
 type Import struct {
 	Alias string
 	Path  string
+	// GoName is the name the generated files import the package under:
+	// Alias, unless generated code uses that name for something else.
+	GoName string
 }
 
 // Decl is what states, events and actions have in common.
@@ -138,9 +150,11 @@ type Field struct {
 	// Param is the unexported Go name used for the field as a parameter,
 	// a result or a local variable: "callID", "error_".
 	Param string
-	Type  string // Go type expression, normalised
-	Doc   string
-	Pos   diag.Pos
+	Type  string // Go type expression, normalised: for messages and comparisons
+	// GoType is Type resolved, for the emitter.
+	GoType GoCode
+	Doc    string
+	Pos    diag.Pos
 	// TypePos is where the type is written.
 	TypePos diag.Pos
 	// Data is the storage of a state's field; nil for other fields.
@@ -152,6 +166,7 @@ type Field struct {
 type Data struct {
 	Name   string // the fields' spec name
 	Type   string
+	GoType GoCode
 	GoName string // the storage field's unexported name: "conversation", "amountCents2"
 	// Zero says how the zero value of Type is written in Go.
 	Zero Zero

@@ -109,6 +109,18 @@ var predeclared = map[string]bool{
 // must not be one of them.
 var localNames = map[string]bool{"m": true, "ev": true, "r": true, "b": true, "h": true, "s": true, "v": true, "d": true, "t": true, "tt": true, "from": true}
 
+// generatedImports are the names under which generated files import
+// packages of their own (the standard library, fsmgen's runtime and test
+// drivers, testify), and the other identifiers they use in function
+// bodies: a package of the spec's imports is imported under another name
+// than these (see importName).
+var generatedImports = map[string]bool{
+	"assert": true, "errors": true, "fmt": true, "fsmrt": true, "fsmtest": true, "json": true, "rand": true,
+	"require": true, "slices": true, "strconv": true, "strings": true, "sync": true, "testing": true,
+	"behaviour": true, "c": true, "data": true, "err": true, "fields": true, "kind": true, "rec": true,
+	"rules": true, "script": true, "st": true, "tests": true, "fired": true,
+}
+
 // ParamName turns a spec name into the unexported Go name of a parameter,
 // result or local variable: "call_id" → "callID", "error" → "err" (the Go
 // idiom). Another name that would shadow a predeclared identifier, a
@@ -121,7 +133,7 @@ func ParamName(name string, imports []Import) string {
 	}
 	clash := predeclared[p] || localNames[p] || strings.HasPrefix(p, "fsm")
 	for _, imp := range imports {
-		clash = clash || imp.Alias == p
+		clash = clash || imp.Alias == p || imp.GoName == p
 	}
 	if clash && !strings.HasSuffix(p, "_") {
 		p += "_"

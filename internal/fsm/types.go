@@ -25,6 +25,9 @@ type Env struct {
 	// PackagePath is the import path the generated package will have;
 	// "" when not known.
 	PackagePath string
+	// Source is the spec's path in its module, slash-separated, which the
+	// generated files name; "" for the spec's file name.
+	Source string
 }
 
 // typeUse is a name a field type uses: a bare identifier, or a qualified

@@ -19,6 +19,9 @@ type Way struct {
 	Rules []*Rule
 	// To is the state the machine rests in after the way.
 	To *State
+	// Trace is what the way does from a machine made by Restore in From,
+	// which numbers the running timers from 1, outermost first.
+	Trace Trace
 }
 
 // Test is a guard tested on a way, and what it answers.

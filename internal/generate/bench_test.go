@@ -185,7 +185,7 @@ func TestManyStatesCompile(t *testing.T) {
 // writeSynthModule generates the n-state synthetic spec's package into a
 // new module in dir and returns the generated Go file's contents.
 func writeSynthModule(t testing.TB, dir string, n int) []byte {
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/synth\n\ngo 1.26\n"), 0o644))
+	requireCheckout(t, dir, "example.com/synth")
 	specPath := filepath.Join(dir, "synth.yaml")
 	require.NoError(t, os.WriteFile(specPath, synthSpec(n), 0o644))
 	res, err := generate.Load(specPath)

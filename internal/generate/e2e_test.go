@@ -26,11 +26,6 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds temporary modules")
 	}
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	require.NoError(t, err)
-	testify := requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify")
 	archives, err := filepath.Glob("../emit/testdata/golden/*.txtar")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(archives), 2)
@@ -40,9 +35,7 @@ func TestEndToEnd(t *testing.T) {
 			ar, err := txtar.ParseFile(path)
 			require.NoError(t, err)
 			dir := t.TempDir()
-			gomod := "module example.com/" + name + "\n\ngo 1.26\n\nrequire github.com/stretchr/testify " + testify + "\n"
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
+			requireCheckout(t, dir, "example.com/"+name)
 			for _, f := range ar.Files {
 				if f.Name == "spec.yaml" {
 					require.NoError(t, os.WriteFile(filepath.Join(dir, "spec.yaml"), f.Data, 0o644))
@@ -109,20 +102,28 @@ func TestGeneratedCoverage(t *testing.T) {
 	assertCoverage(t, goIn(t, root, "test", "-count=1", "-cover", "./gen/..."), 90)
 }
 
-// tempModule returns a new module in a temporary directory that requires
-// this repository's module through a replace, with the repository's
-// go.sum, so that specs importing its packages (chat) load there offline.
-func tempModule(t *testing.T) string {
+// requireCheckout makes dir the module path, requiring this repository's
+// module through a replace, with the repository's go.sum: generated code,
+// which imports fsmgen's runtime, and specs importing the repository's
+// packages (chat) then build there offline.
+func requireCheckout(t testing.TB, dir, path string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	require.NoError(t, err)
 	testify := requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify")
-	dir := t.TempDir()
-	gomod := "module example.com/m\n\ngo 1.26\n\nrequire (\n\tgithub.com/fsmgen/fsmgen v0.0.0\n\tgithub.com/stretchr/testify " + testify + "\n)\n\nreplace github.com/fsmgen/fsmgen => " + root + "\n"
+	gomod := "module " + path + "\n\ngo 1.26\n\nrequire (\n\tgithub.com/fsmgen/fsmgen v0.0.0\n\tgithub.com/stretchr/testify " + testify + "\n)\n\nreplace github.com/fsmgen/fsmgen => " + root + "\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
+}
+
+// tempModule returns a new module in a temporary directory that requires
+// this repository's module (see requireCheckout).
+func tempModule(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	requireCheckout(t, dir, "example.com/m")
 	// The module is not tidy (its go.mod lists no indirect requirements):
 	// let the go command that loads the spec's imports complete it, offline.
 	t.Setenv("GOFLAGS", "-mod=mod")
@@ -146,7 +147,7 @@ func goIn(t *testing.T, dir string, args ...string) string {
 }
 
 // requiredVersion returns the version go.mod requires of module.
-func requiredVersion(t *testing.T, gomod, module string) string {
+func requiredVersion(t testing.TB, gomod, module string) string {
 	data, err := os.ReadFile(gomod)
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(data), "\n") {
@@ -184,9 +185,8 @@ func TestGoTool(t *testing.T) {
 	// The checkout stands in for a published version.
 	goIn(t, dir, "mod", "edit", "-replace", "github.com/fsmgen/fsmgen="+root, "-require", "github.com/fsmgen/fsmgen@v0.0.0-00010101000000-000000000000")
 	goIn(t, dir, "get", "-tool", "github.com/fsmgen/fsmgen/cmd/fsmgen")
-	goIn(t, dir, "get", "github.com/stretchr/testify@"+requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify"))
 
-	ar, err := txtar.ParseFile("../emit/testdata/golden/fields.txtar")
+	ar, err := txtar.ParseFile("../emit/testdata/golden/flow.txtar")
 	require.NoError(t, err)
 	for _, f := range ar.Files {
 		if f.Name == "spec.yaml" {
@@ -196,6 +196,9 @@ func TestGoTool(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "generate.go"), []byte("package order\n\n//go:generate go tool fsmgen generate orders.yaml\n"), 0o644))
 	goIn(t, dir, "generate", "./...")
 	require.FileExists(t, filepath.Join(dir, "order_gen.go"))
+	// The generated code imports fsmgen's runtime, and its tests the
+	// runtime's test drivers: go mod tidy records what they need.
+	goIn(t, dir, "mod", "tidy", "-e") // -e: offline, the tests of dependencies' dependencies may be missing
 	goIn(t, dir, "tool", "fsmgen", "check", "orders.yaml")
 	goIn(t, dir, "vet", "./...")
 	assertCoverage(t, goIn(t, dir, "test", "-count=1", "-cover", "./..."), 90)

@@ -34,6 +34,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/loop"
@@ -253,7 +254,7 @@ func New(cfg Config) (*Agent, error) {
 // in its saved state.
 func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machine, error) {
 	if len(t.State) == 0 {
-		return agent.New(b, h, agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}), nil
+		return agent.New(agent.Config{Behavior: b, Handler: h, Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}})
 	}
 	st, err := agent.UnmarshalState(t.State)
 	if err != nil {
@@ -262,7 +263,7 @@ func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machi
 	if err := resumable(st); err != nil {
 		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 	}
-	m, err := agent.Restore(b, h, st)
+	m, err := agent.Restore(agent.Config{Behavior: b, Handler: h}, st)
 	if err != nil {
 		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 	}
@@ -390,7 +391,7 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 // saves the thread when the step changed it, and sends queued input once
 // the machine waits.
 func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Step[agent.Event]) error {
-	rejected := errors.Is(s.Err, agent.ErrRejected)
+	rejected := errors.Is(s.Err, fsmrt.ErrRejected)
 	if err := a.record(s, rejected); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // LogRefs returns what the agent's event log records by reference rather
@@ -65,15 +66,19 @@ func startAgent(h eventlog.Header) (eventlog.Step, error) {
 		return nil, fmt.Errorf("the behaviour config: %w", err)
 	}
 	rec := &agent.Recorder{}
+	c := agent.Config{Behavior: b, Handler: rec}
 	var m *agent.Machine
 	if len(h.State) == 0 || string(h.State) == "null" {
-		m = agent.New(b, rec, agent.WaitingForUserInput{Conversation: chat.NewConversation(h.Thread)})
+		c.Initial = agent.WaitingForUserInput{Conversation: chat.NewConversation(h.Thread)}
+		if m, err = agent.New(c); err != nil {
+			return nil, err
+		}
 	} else {
 		st, err := agent.UnmarshalState(h.State)
 		if err != nil {
 			return nil, fmt.Errorf("decode the starting state: %w", err)
 		}
-		if m, err = agent.Restore(b, rec, st); err != nil {
+		if m, err = agent.Restore(c, st); err != nil {
 			return nil, err
 		}
 	}
@@ -84,7 +89,7 @@ func startAgent(h eventlog.Header) (eventlog.Step, error) {
 		}
 		rec.Actions = rec.Actions[:0]
 		if err := m.HandleEvent(ev); err != nil {
-			return nil, errors.Is(err, agent.ErrRejected), nil
+			return nil, errors.Is(err, fsmrt.ErrRejected), nil
 		}
 		out := make([]json.RawMessage, len(rec.Actions))
 		for i, act := range rec.Actions {

@@ -26,7 +26,8 @@ func TestLogRefsFitTheActions(t *testing.T) {
 	b, err := behavior.New(cfg)
 	require.NoError(t, err)
 	rec := &agent.Recorder{}
-	m := agent.New(b, rec, agent.WaitingForUserInput{Conversation: chat.NewConversation("T-refs")})
+	m, err := agent.New(agent.Config{Behavior: b, Handler: rec, Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation("T-refs")}})
+	require.NoError(t, err)
 	edit := chat.ToolCall{ID: "c1", Name: "edit_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}
 	for _, ev := range []agent.Event{
 		&agent.UserInput{Message: chat.UserMessage("Change a.go.")},

@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
 // Timers is a timer service for the machine a Loop drives: it gives the
 // machine's Handler the StartTimer and CancelTimer methods fsmgen
 // generates for a machine whose states declare after:, backed by real
-// timers. ID is the machine's TimerID type and E its event type; a user
-// embeds a *Timers[pkg.TimerID, pkg.Event] in the struct that implements
-// the machine's Handler, and the embedded methods satisfy the generated
-// ones.
+// timers. E is the machine's event type; a user embeds a
+// *Timers[pkg.Event] in the struct that implements the machine's Handler,
+// and the embedded methods satisfy the generated ones (every machine's
+// TimerID is fsmrt.TimerID).
 //
 // Each running timer is a task of the loop (see [Loop.Go]). When its delay
 // has passed, it sends the event fire returned for its id into the loop
@@ -30,13 +32,13 @@ import (
 // Such a timer waits, without a goroutine, until Run begins; its delay
 // counts from the StartTimer call, so a timer whose delay has passed by
 // then fires at once. [Timers.Running] may be called from any goroutine.
-type Timers[ID comparable, E any] struct {
+type Timers[E any] struct {
 	l    *Loop[E]
-	fire func(ID) E
+	fire func(fsmrt.TimerID) E
 
 	mu     sync.Mutex
-	timers map[ID]*timer[E] // the running timers, started or pending
-	queued bool             // a start of the pending timers waits for Run
+	timers map[fsmrt.TimerID]*timer[E] // the running timers, started or pending
+	queued bool                        // a start of the pending timers waits for Run
 }
 
 // timer is one running timer.
@@ -59,8 +61,8 @@ type timer[E any] struct {
 //	loop.NewTimers(l, func(id pkg.TimerID) pkg.Event { return &pkg.TimerFired{Timer: id} })
 //
 // l and fire must not be nil.
-func NewTimers[ID comparable, E any](l *Loop[E], fire func(ID) E) *Timers[ID, E] {
-	return &Timers[ID, E]{l: l, fire: fire, timers: make(map[ID]*timer[E])}
+func NewTimers[E any](l *Loop[E], fire func(fsmrt.TimerID) E) *Timers[E] {
+	return &Timers[E]{l: l, fire: fire, timers: make(map[fsmrt.TimerID]*timer[E])}
 }
 
 // StartTimer starts timer id: once delay has passed, the event fire(id)
@@ -69,7 +71,7 @@ func NewTimers[ID comparable, E any](l *Loop[E], fire func(ID) E) *Timers[ID, E]
 // the old timer sends nothing. A zero or negative delay fires promptly.
 // Called before the loop runs, the timer starts when Run begins (see
 // [Timers]); called after the loop has stopped, it does nothing.
-func (t *Timers[ID, E]) StartTimer(id ID, delay time.Duration) {
+func (t *Timers[E]) StartTimer(id fsmrt.TimerID, delay time.Duration) {
 	tm := &timer[E]{ev: t.fire(id), begun: time.Now(), delay: delay}
 	running := t.l.started()
 
@@ -94,7 +96,7 @@ func (t *Timers[ID, E]) StartTimer(id ID, delay time.Duration) {
 // CancelTimer stops timer id; its event is not sent, or is dropped if it
 // is already waiting in the loop's queue. Cancelling an id that is not
 // running does nothing.
-func (t *Timers[ID, E]) CancelTimer(id ID) {
+func (t *Timers[E]) CancelTimer(id fsmrt.TimerID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopLocked(id)
@@ -104,7 +106,7 @@ func (t *Timers[ID, E]) CancelTimer(id ID) {
 // event handed to the machine), cancelled or stopped with the loop. It
 // counts timers started before Run that wait for the loop to run, and is
 // 0 once the loop has stopped. It is meant for tests and metrics.
-func (t *Timers[ID, E]) Running() int {
+func (t *Timers[E]) Running() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.l.ctx.Err() != nil {
@@ -116,7 +118,7 @@ func (t *Timers[ID, E]) Running() int {
 }
 
 // stopLocked stops timer id and forgets it, if it is running. t.mu is held.
-func (t *Timers[ID, E]) stopLocked(id ID) {
+func (t *Timers[E]) stopLocked(id fsmrt.TimerID) {
 	tm, ok := t.timers[id]
 	if !ok {
 		return
@@ -130,7 +132,7 @@ func (t *Timers[ID, E]) stopLocked(id ID) {
 // startLocked starts the task of tm, the running timer id, with what is
 // left of its delay. If the loop has stopped, the timer is forgotten.
 // t.mu is held.
-func (t *Timers[ID, E]) startLocked(id ID, tm *timer[E]) {
+func (t *Timers[E]) startLocked(id fsmrt.TimerID, tm *timer[E]) {
 	left := tm.delay
 	if left > 0 {
 		// Measured from StartTimer for a timer started before Run.
@@ -146,7 +148,7 @@ func (t *Timers[ID, E]) startLocked(id ID, tm *timer[E]) {
 
 // startPending starts the timers started before Run. It runs on the loop
 // goroutine as Run begins.
-func (t *Timers[ID, E]) startPending() {
+func (t *Timers[E]) startPending() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.queued = false
@@ -161,7 +163,7 @@ func (t *Timers[ID, E]) startPending() {
 // timer's event, to be handed to the machine only if tm is still timer id
 // by then. It returns at once when ctx is done: the timer was cancelled or
 // restarted, or the loop stops.
-func (t *Timers[ID, E]) run(ctx context.Context, id ID, tm *timer[E], delay time.Duration) {
+func (t *Timers[E]) run(ctx context.Context, id fsmrt.TimerID, tm *timer[E], delay time.Duration) {
 	defer tm.cancel()
 	c := time.NewTimer(delay)
 	defer c.Stop()
@@ -177,7 +179,7 @@ func (t *Timers[ID, E]) run(ctx context.Context, id ID, tm *timer[E], delay time
 }
 
 // forget forgets timer id if it is still tm.
-func (t *Timers[ID, E]) forget(id ID, tm *timer[E]) {
+func (t *Timers[E]) forget(id fsmrt.TimerID, tm *timer[E]) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.timers[id] == tm {
@@ -188,7 +190,7 @@ func (t *Timers[ID, E]) forget(id ID, tm *timer[E]) {
 // claim reports whether tm, which has fired, is still timer id, and then
 // forgets it: its event is about to be handed to the machine. It is asked
 // on the loop goroutine; false drops the event as stale.
-func (t *Timers[ID, E]) claim(id ID, tm *timer[E]) bool {
+func (t *Timers[E]) claim(id fsmrt.TimerID, tm *timer[E]) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.timers[id] != tm {

@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/loop"
 )
 
-// timerID stands for the TimerID type fsmgen generates for a machine with
+// timerID is the TimerID type of every machine fsmgen generates with
 // state timers.
-type timerID uint64
+type timerID = fsmrt.TimerID
 
 // event stands for a generated machine's event type.
 type event interface{ isEvent() }
@@ -39,7 +40,7 @@ type timerHandler interface {
 // userHandler is a Handler as a user writes it: it embeds the timer
 // service, whose methods then satisfy the generated ones.
 type userHandler struct {
-	*loop.Timers[timerID, event]
+	*loop.Timers[event]
 }
 
 var _ timerHandler = userHandler{}
@@ -87,7 +88,7 @@ func (strict) Execute(_ context.Context, _ *loop.Loop[event], s loop.Step[event]
 
 // newTicker returns a ticker, the loop that drives it and the timer
 // service of its handler.
-func newTicker(script func(m *ticker, ev event)) (*ticker, *loop.Loop[event], *loop.Timers[timerID, event]) {
+func newTicker(script func(m *ticker, ev event)) (*ticker, *loop.Loop[event], *loop.Timers[event]) {
 	m := &ticker{script: script}
 	l := loop.New[event](m, strict{}, loop.Options{})
 	timers := loop.NewTimers(l, func(id timerID) event { return &timerFired{Timer: id} })

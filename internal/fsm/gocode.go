@@ -1,0 +1,113 @@
+package fsm
+
+import (
+	"go/scanner"
+	"go/token"
+	"strconv"
+	"strings"
+)
+
+// GoIdent is a Go identifier of an imported package: its name there and
+// the package's import path.
+type GoIdent struct {
+	GoName       string
+	GoImportPath string
+}
+
+// GoToken is one token of Go source as the generated code writes it:
+// source text (an operator, a literal, a name the generated package
+// declares or Go predeclares), or a name of an imported package.
+type GoToken struct {
+	Text  string
+	Ident *GoIdent // set for a qualified name, in place of Text
+}
+
+// GoCode is a Go type or expression of the spec, resolved: its qualified
+// names carry their import paths, so the emitter writes it without
+// parsing it again, under whatever name the generated file imports each
+// package.
+type GoCode []GoToken
+
+// Predeclared returns the name of the predeclared type the code is
+// (string, int, ...), or "".
+func (c GoCode) Predeclared() string {
+	if len(c) == 1 && c[0].Ident == nil && predeclared[c[0].Text] {
+		return c[0].Text
+	}
+	return ""
+}
+
+// goCode resolves Go source that parseType or the behavior check accepted:
+// each pkg.Name whose pkg is one of the spec's imports becomes a GoIdent.
+func (b *builder) goCode(src string) GoCode {
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(src))
+	s.Init(file, []byte(src), nil, 0)
+	type tok struct {
+		t   token.Token
+		lit string
+	}
+	var toks []tok
+	for {
+		_, t, lit := s.Scan()
+		if t == token.EOF {
+			break
+		}
+		if t == token.SEMICOLON && lit == "\n" {
+			continue // inserted at the end
+		}
+		if lit == "" {
+			lit = t.String()
+		}
+		toks = append(toks, tok{t, lit})
+	}
+	var out GoCode
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		afterDot := i > 0 && toks[i-1].t == token.PERIOD
+		if t.t == token.IDENT && !afterDot && i+2 < len(toks) && toks[i+1].t == token.PERIOD && toks[i+2].t == token.IDENT {
+			if imp := b.imports[t.lit]; imp != nil {
+				out = append(out, GoToken{Ident: &GoIdent{GoName: toks[i+2].lit, GoImportPath: imp.Path.Value}})
+				i += 2
+				continue
+			}
+		}
+		out = append(out, GoToken{Text: t.lit})
+	}
+	return out
+}
+
+// importName returns the name the generated files import a package of
+// the spec's imports under: its alias, unless generated code uses that
+// name itself (a local variable, a package it imports, a predeclared
+// identifier), in which case the alias with "pkg" and, if need be, a
+// number appended.
+func importName(alias string, taken map[string]bool) string {
+	if !reservedName(alias) && !taken[alias] {
+		return alias
+	}
+	name := alias + "pkg"
+	for i := 2; reservedName(name) || taken[name]; i++ {
+		name = alias + "pkg" + strconv.Itoa(i)
+	}
+	return name
+}
+
+// reservedName reports whether generated code may use name for something
+// else than a package of the spec's imports.
+func reservedName(name string) bool {
+	return predeclared[name] || localNames[name] || generatedImports[name] || strings.HasPrefix(name, "fsm") ||
+		token.IsExported(name)
+}
+
+// aliasesBut returns the aliases of imps but the i-th.
+func aliasesBut(imps []Import, i int) map[string]bool {
+	taken := map[string]bool{}
+	for j, imp := range imps {
+		if j != i {
+			taken[imp.Alias] = true
+		}
+	}
+	return taken
+}

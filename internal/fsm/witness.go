@@ -1,0 +1,158 @@
+package fsm
+
+import "maps"
+
+// Trace is what the machine does on a way: the id it gave the timer that
+// fires (for a TimerFired), the actions it hands out and the effects it
+// runs, in order. The generated tests check it.
+type Trace struct {
+	TimerID int
+	Actions []*Action
+	Effects []*Func
+}
+
+// Witness is one node of the prefix tree of the machine's paths: one
+// step (a way: an event and the guards' answers it needs) after the steps
+// of the node above it, and what the machine does on it. Laid out as a
+// tree, the paths take room in proportion to the number of rules, not to
+// the sum of their lengths.
+type Witness struct {
+	// Up is the node above; -1 for a first step.
+	Up  int
+	Way *Way
+	Trace
+}
+
+// timerRun numbers the running timers as the machine does: from 1, in
+// the order they start.
+type timerRun struct {
+	ids  map[*Timer]int // 0: not running, or spent
+	last int
+}
+
+// restored returns the timers of a machine made by Restore in state s:
+// those of s and its ancestors, numbered from 1 outermost first.
+func restored(s *State) timerRun {
+	run := timerRun{ids: map[*Timer]int{}}
+	for _, a := range s.Path() {
+		if a.Timer != nil {
+			run.last++
+			run.ids[a.Timer] = run.last
+		}
+	}
+	return run
+}
+
+// step works out what way w does from the running timers, and returns
+// it with the timers after it.
+func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
+	run := timerRun{ids: maps.Clone(before.ids), last: before.last}
+	var tr Trace
+	if w.Timer != nil {
+		tr.TimerID = run.ids[w.Timer]
+	}
+	src := w.From
+	for _, r := range w.Rules {
+		if r.Kind != Transition {
+			continue
+		}
+		applies := func(x *Run) bool { return x.When == nil || x.When.Contains(src) }
+		effects := func(list []*Run) {
+			for _, x := range list {
+				if !applies(x) {
+					continue
+				}
+				if h := x.Hook(); h != nil && h.Effect != nil {
+					tr.Effects = append(tr.Effects, h.Effect)
+				}
+				if x.Delay != "" {
+					tr.Effects = append(tr.Effects, x.State.Timer.DelayFunc)
+				}
+			}
+		}
+		effects(r.Exits)
+		if r.Effect != nil {
+			tr.Effects = append(tr.Effects, r.Effect)
+		}
+		effects(r.Entries)
+		if t := r.Spends; t != nil {
+			run.ids[t] = 0
+		}
+		for _, x := range r.Exits {
+			if !applies(x) {
+				continue
+			}
+			for _, e := range x.Actions {
+				if e.Action == m.CancelTimer && run.ids[e.Args[0].Timer] == 0 {
+					continue // spent: nothing to cancel
+				}
+				tr.Actions = append(tr.Actions, e.Action)
+			}
+		}
+		if r.To == nil || !r.To.Transient {
+			for _, e := range r.Actions {
+				tr.Actions = append(tr.Actions, e.Action)
+			}
+		}
+		for _, x := range r.Entries {
+			for _, e := range x.Actions {
+				if e.Action == m.StartTimer {
+					run.last++
+					run.ids[e.Args[0].Timer] = run.last
+				}
+				tr.Actions = append(tr.Actions, e.Action)
+			}
+		}
+		if r.To != nil {
+			src = r.To
+		}
+	}
+	return tr, run
+}
+
+// traceWays works out what every way does from a machine made by Restore.
+func (m *Machine) traceWays() {
+	for _, w := range m.Ways {
+		w.Trace, _ = m.step(w, restored(w.From))
+	}
+}
+
+// witnesses lays the paths out as a prefix tree and works out what the
+// machine does along it, from the timers New starts.
+func (m *Machine) witnesses() {
+	type key struct {
+		up  int
+		way *Way
+	}
+	index := map[key]int{}
+	var runs []timerRun
+	start := timerRun{ids: map[*Timer]int{}}
+	for _, x := range m.Start {
+		for _, e := range x.Actions {
+			if e.Action == m.StartTimer {
+				start.last++
+				start.ids[e.Args[0].Timer] = start.last
+			}
+		}
+	}
+	for _, p := range m.Paths {
+		up := -1
+		for _, w := range p.Steps {
+			k := key{up, w}
+			if i, ok := index[k]; ok {
+				up = i
+				continue
+			}
+			before := start
+			if up >= 0 {
+				before = runs[up]
+			}
+			tr, after := m.step(w, before)
+			index[k] = len(m.Witnesses)
+			up = len(m.Witnesses)
+			m.Witnesses = append(m.Witnesses, &Witness{Up: k.up, Way: w, Trace: tr})
+			runs = append(runs, after)
+		}
+		m.PathEnds = append(m.PathEnds, up)
+	}
+}

@@ -138,12 +138,17 @@ type found struct {
 	val  Value
 	typ  string
 	desc string // e.g. "state CallingLlm's retries"
+	// shadows is the event's field of the same name when the value is the
+	// source state's: the rule cannot tell which one the spec means.
+	shadows *Field
 }
 
 // lookup finds the value of the given name that the rule reads: the
 // source state's field (the state carries the context) or else the
 // event's. It returns nil when neither has one, and an error message when
-// the states of a "*" row disagree.
+// the states of a "*" row disagree. When both the state and the event
+// have the name, the state's is returned with the event's in shadows,
+// which the caller reports (ambiguous).
 func (fl *flow) lookup(name string) (*found, string) {
 	var have []*Field
 	for _, s := range fl.from {
@@ -162,7 +167,11 @@ func (fl *flow) lookup(name string) (*found, string) {
 		if fl.r.Shared() {
 			desc = "the " + name + " of " + fl.shared()
 		}
-		return &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}, ""
+		src := &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}
+		if fl.r.Event != nil {
+			src.shadows = fl.r.Event.Field(name)
+		}
+		return src, ""
 	case len(have) > 0:
 		var with, without []string
 		for _, s := range fl.from {
@@ -182,6 +191,18 @@ func (fl *flow) lookup(name string) (*found, string) {
 	return nil, ""
 }
 
+// ambiguous reports that the rule reads a name (what says who reads it,
+// e.g. "effect e reads x") that both its source state and its event
+// have: taking the state's would silently ignore the event's.
+func (fl *flow) ambiguous(what, name string) {
+	r := fl.r
+	src := "state " + r.From.String()
+	if r.Shared() {
+		src = fl.shared()
+	}
+	fl.b.errorf(r.Pos, "%s on this row (%s), but both %s and event %s have a field %s: it is ambiguous which one is meant; rename one of the two (an effect that reads the event's can then set the state's)", what, r.Label, src, r.Event.Name, name)
+}
+
 // reads resolves the reads of a guard or effect on this row.
 func (fl *flow) reads(fn *Func) []Value {
 	r := fl.r
@@ -193,6 +214,8 @@ func (fl *flow) reads(fn *Func) []Value {
 			fl.b.errorf(r.Pos, "%s %s reads %s, but %s", kindWord(fn.Kind), fn.Name, rd.Name, problem)
 		case src == nil:
 			fl.b.errorf(r.Pos, "%s %s reads %s %s, but on this row (%s) %s: use it where %s is available, or add the field", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, fl.where(), rd.Name)
+		case src.shadows != nil:
+			fl.ambiguous(kindWord(fn.Kind)+" "+fn.Name+" reads "+rd.Name, rd.Name)
 		case src.typ != rd.Type:
 			fl.b.errorf(r.Pos, "%s %s reads %s as %s, but on this row (%s) %s is %s: declare the same type in both places", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, src.desc, src.typ)
 		default:
@@ -248,6 +271,8 @@ func (fl *flow) fill(to *State) {
 			fl.b.errorf(r.Pos, "field %s of state %s is not filled on this row (%s): %s", tf.Name, to.Name, r.Label, problem)
 		case src == nil:
 			fl.b.errorf(r.Pos, "field %s of state %s is not filled on this row (%s): %s; carry it over (a field %s %s) or name an effect that sets it", tf.Name, to.Name, r.Label, fl.where(), tf.Name, tf.Type)
+		case src.shadows != nil:
+			fl.ambiguous("field "+tf.Name+" of state "+to.Name+" carries over", tf.Name)
 		case src.typ != tf.Type:
 			fl.b.errorf(r.Pos, "field %s of state %s is %s, but %s is %s (%s): a field carries over only with the same name and type; make the types agree, or name an effect that sets it", tf.Name, to.Name, tf.Type, src.desc, src.typ, r.Label)
 		case src.val.Source == FromEvent:
@@ -310,6 +335,8 @@ func (fl *flow) emit(e *Emit) {
 			fl.b.errorf(r.Pos, "field %s of action %s is not filled on this row (%s): %s", af.Name, e.Action.Name, r.Label, problem)
 		case src == nil:
 			fl.b.errorf(r.Pos, "field %s of action %s is not filled on this row (%s): %s; carry it over (a field %s %s) or name an effect that sets it", af.Name, e.Action.Name, r.Label, fl.where(), af.Name, af.Type)
+		case src.shadows != nil:
+			fl.ambiguous("field "+af.Name+" of action "+e.Action.Name+" carries over", af.Name)
 		case src.typ != af.Type:
 			fl.b.errorf(r.Pos, "field %s of action %s is %s, but %s is %s (%s): a field carries over only with the same name and type; make the types agree, or name an effect that sets it", af.Name, e.Action.Name, af.Type, src.desc, src.typ, r.Label)
 		default:

@@ -164,10 +164,10 @@ type ActionKind uint8
 
 // The actions of the Conn machine.
 const (
-	// ActionCreateTcb identifies the action CreateTCB.
-	ActionCreateTcb ActionKind = iota + 1
-	// ActionDeleteTcb identifies the action DeleteTCB.
-	ActionDeleteTcb
+	// ActionCreateTCB identifies the action CreateTCB.
+	ActionCreateTCB ActionKind = iota + 1
+	// ActionDeleteTCB identifies the action DeleteTCB.
+	ActionDeleteTCB
 	// ActionSendSyn identifies the action SendSyn.
 	ActionSendSyn
 	// ActionSendSynAck identifies the action SendSynAck.
@@ -195,9 +195,9 @@ const (
 // String returns the action's name as the spec writes it.
 func (k ActionKind) String() string {
 	switch k {
-	case ActionCreateTcb:
+	case ActionCreateTCB:
 		return "CreateTCB"
-	case ActionDeleteTcb:
+	case ActionDeleteTCB:
 		return "DeleteTCB"
 	case ActionSendSyn:
 		return "SendSyn"
@@ -244,8 +244,8 @@ type Event interface {
 	isEvent()
 }
 
-// Action is an action of the Conn machine, as a value: one of *CreateTcb,
-// *DeleteTcb, *SendSyn, *SendSynAck, *SendAck, *SendFin, *SendRst, *SendData,
+// Action is an action of the Conn machine, as a value: one of *CreateTCB,
+// *DeleteTCB, *SendSyn, *SendSynAck, *SendAck, *SendFin, *SendRst, *SendData,
 // *QueueData, *SignalReset, *SignalRefused, *StartTimer and *CancelTimer. The
 // machine hands actions to its Handler as method calls; a Recorder turns them
 // into Actions, and UnmarshalAction reads one back from JSON.
@@ -524,23 +524,23 @@ func (*TimerFired) Kind() EventKind {
 }
 func (*TimerFired) isEvent() {}
 
-// CreateTcb is the action CreateTCB: Create the transmission control block.
-type CreateTcb struct{}
+// CreateTCB is the action CreateTCB: Create the transmission control block.
+type CreateTCB struct{}
 
-// Kind returns ActionCreateTcb.
-func (*CreateTcb) Kind() ActionKind {
-	return ActionCreateTcb
+// Kind returns ActionCreateTCB.
+func (*CreateTCB) Kind() ActionKind {
+	return ActionCreateTCB
 }
-func (*CreateTcb) isAction() {}
+func (*CreateTCB) isAction() {}
 
-// DeleteTcb is the action DeleteTCB: Delete the transmission control block.
-type DeleteTcb struct{}
+// DeleteTCB is the action DeleteTCB: Delete the transmission control block.
+type DeleteTCB struct{}
 
-// Kind returns ActionDeleteTcb.
-func (*DeleteTcb) Kind() ActionKind {
-	return ActionDeleteTcb
+// Kind returns ActionDeleteTCB.
+func (*DeleteTCB) Kind() ActionKind {
+	return ActionDeleteTCB
 }
-func (*DeleteTcb) isAction() {}
+func (*DeleteTCB) isAction() {}
 
 // SendSyn is the action SendSyn: Send a SYN segment.
 type SendSyn struct{}
@@ -687,10 +687,10 @@ type Behavior interface {
 	//
 	// It returns passive.
 	Activate() bool
-	// TwoMsl returns how long TIME-WAIT lasts, twice the maximum segment lifetime.
+	// TwoMSL returns how long TIME-WAIT lasts, twice the maximum segment lifetime.
 	//
 	// It returns delay.
-	TwoMsl() time.Duration
+	TwoMSL() time.Duration
 }
 
 // Handler performs the actions of the Conn machine. HandleEvent calls one
@@ -701,12 +701,12 @@ type Behavior interface {
 // The values a method is given are the caller's to keep: the machine never
 // changes them afterwards.
 type Handler interface {
-	// CreateTcb performs the action CreateTCB. Create the transmission control
+	// CreateTCB performs the action CreateTCB. Create the transmission control
 	// block.
-	CreateTcb()
-	// DeleteTcb performs the action DeleteTCB. Delete the transmission control
+	CreateTCB()
+	// DeleteTCB performs the action DeleteTCB. Delete the transmission control
 	// block.
-	DeleteTcb()
+	DeleteTCB()
 	// SendSyn performs the action SendSyn. Send a SYN segment.
 	SendSyn()
 	// SendSynAck performs the action SendSynAck. Send a segment with SYN and ACK.
@@ -748,14 +748,14 @@ type Recorder struct {
 
 var _ Handler = (*Recorder)(nil)
 
-// CreateTcb records a CreateTcb.
-func (r *Recorder) CreateTcb() {
-	r.Actions = append(r.Actions, &CreateTcb{})
+// CreateTCB records a CreateTCB.
+func (r *Recorder) CreateTCB() {
+	r.Actions = append(r.Actions, &CreateTCB{})
 }
 
-// DeleteTcb records a DeleteTcb.
-func (r *Recorder) DeleteTcb() {
-	r.Actions = append(r.Actions, &DeleteTcb{})
+// DeleteTCB records a DeleteTCB.
+func (r *Recorder) DeleteTCB() {
+	r.Actions = append(r.Actions, &DeleteTCB{})
 }
 
 // SendSyn records a SendSyn.
@@ -874,8 +874,8 @@ type Rule struct {
 
 // fsmRules is the rule table; a rule's index is its number in Step.Rule.
 var fsmRules = [...]Rule{
-	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTcb}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
-	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTcb, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
+	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTCB}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
+	{Kind: RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
 	{Kind: RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist", Label: "Closed --Send--> rejected: connection does not exist"},
 	{Kind: RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist", Label: "Closed --Close--> rejected: connection does not exist"},
 	{Kind: RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist", Label: "Closed --Abort--> rejected: connection does not exist"},
@@ -901,7 +901,7 @@ var fsmRules = [...]Rule{
 	{Kind: RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished, Label: "SynReceived --Ack--> Established"},
 	{Kind: RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "SynReceived --Fin--> CloseWait / SendAck"},
 	{Kind: RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen, Label: "SynReceived --Rst [passive]--> Listen"},
-	{Kind: RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
+	{Kind: RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
 	{Kind: RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "Established --Send--> (stays) / SendData"},
 	{Kind: RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "Established --Close--> FinWait1 / SendFin"},
 	{Kind: RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "Established --Fin--> CloseWait / SendAck"},
@@ -916,22 +916,22 @@ var fsmRules = [...]Rule{
 	{Kind: RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing", Label: "FinWait2 --Close--> rejected: connection closing"},
 	{Kind: RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "FinWait2 --Fin--> TimeWait / SendAck"},
 	{Kind: RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait, Label: "Closing --Ack--> TimeWait"},
-	{Kind: RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
 	{Kind: RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "TimeWait --Fin--> TimeWait / SendAck"},
 	{Kind: RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing", Label: "FinsExchanged --Send--> rejected: connection closing"},
 	{Kind: RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing", Label: "FinsExchanged --Close--> rejected: connection closing"},
-	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
 	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "FinsExchanged --Fin--> (stays) / SendAck"},
-	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
-	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
-	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
+	{Kind: RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
 	{Kind: RuleIgnore, Composite: "Synchronized", Event: EventAck, Label: "Synchronized --Ack--> ignored"},
 	{Kind: RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists", Label: "Connection --Open--> rejected: connection already exists"},
-	{Kind: RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
+	{Kind: RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
 	{Kind: RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}, Label: "Connection --Syn--> (stays) / SendAck"},
 	{Kind: RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SynAck--> (stays) / SendAck"},
-	{Kind: RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
-	{Kind: RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
+	{Kind: RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
+	{Kind: RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
 	{Kind: RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 }
 
@@ -1056,7 +1056,7 @@ func Restore(b Behavior, h Handler, s State) (*Machine, error) {
 		m.kind = StateTimeWait
 		m.d.passive = s.Passive
 		m.lastTimer++
-		m.timers[0] = fsmTimer{id: m.lastTimer, delay: m.b.TwoMsl()}
+		m.timers[0] = fsmTimer{id: m.lastTimer, delay: m.b.TwoMSL()}
 	default:
 		return nil, fmt.Errorf("tcp: cannot restore %T: it is not a state of the Conn machine", s)
 	}
@@ -1150,14 +1150,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.passive = ev.Passive
 				m.kind = StateListen
 				m.start(0, StateClosed)
-				m.h.CreateTcb()
+				m.h.CreateTCB()
 				return m.finish()
 			default:
 				// Closed --Open [else]--> SynSent / CreateTCB, SendSyn
 				m.d.passive = ev.Passive
 				m.kind = StateSynSent
 				m.start(1, StateClosed)
-				m.h.CreateTcb()
+				m.h.CreateTCB()
 				m.h.SendSyn()
 				return m.finish()
 			}
@@ -1198,7 +1198,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d = fsmData{}
 			m.kind = StateClosed
 			m.start(49, from)
-			m.h.DeleteTcb()
+			m.h.DeleteTCB()
 			return m.finish()
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
@@ -1232,7 +1232,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d = fsmData{}
 			m.kind = StateClosed
 			m.start(49, from)
-			m.h.DeleteTcb()
+			m.h.DeleteTCB()
 			return m.finish()
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
@@ -1301,7 +1301,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.kind = StateClosed
 				m.start(27, StateSynReceived)
 				m.h.SignalRefused()
-				m.h.DeleteTcb()
+				m.h.DeleteTCB()
 				return m.finish()
 			}
 		}
@@ -1425,7 +1425,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Fin:
 			// FinWait2 --Fin--> TimeWait / SendAck
 			m.kind = StateTimeWait
-			delay := m.b.TwoMsl()
+			delay := m.b.TwoMSL()
 			m.start(40, StateFinWait2)
 			m.h.SendAck()
 			m.lastTimer++
@@ -1454,7 +1454,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Ack:
 			// Closing --Ack--> TimeWait
 			m.kind = StateTimeWait
-			delay := m.b.TwoMsl()
+			delay := m.b.TwoMSL()
 			m.start(41, StateClosing)
 			m.lastTimer++
 			m.timers[0] = fsmTimer{id: m.lastTimer, delay: delay}
@@ -1490,7 +1490,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.passive = false
 			m.kind = StateClosed
 			m.start(42, StateLastAck)
-			m.h.DeleteTcb()
+			m.h.DeleteTCB()
 			return m.finish()
 		case *Fin:
 			// FinsExchanged --Fin--> (stays) / SendAck
@@ -1519,7 +1519,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.finish()
 		case *Fin:
 			// TimeWait --Fin--> TimeWait / SendAck
-			delay := m.b.TwoMsl()
+			delay := m.b.TwoMSL()
 			m.start(43, StateTimeWait)
 			if m.timers[0].id != 0 {
 				m.h.CancelTimer(m.timers[0].id)
@@ -1627,7 +1627,7 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 			m.h.CancelTimer(m.timers[0].id)
 		}
 	}
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.finish()
 }
 
@@ -1644,7 +1644,7 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 			m.h.CancelTimer(m.timers[0].id)
 		}
 	}
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.finish()
 }
 
@@ -1657,7 +1657,7 @@ func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 	m.kind = StateClosed
 	m.start(50, from)
 	m.h.SignalReset()
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.finish()
 }
 
@@ -1671,7 +1671,7 @@ func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	m.start(53, from)
 	m.h.SendRst()
 	m.h.SignalReset()
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.finish()
 }
 
@@ -1684,7 +1684,7 @@ func (m *Machine) takeConnectionRst(ev *Rst) error {
 	m.kind = StateClosed
 	m.start(56, from)
 	m.h.SignalReset()
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.finish()
 }
 
@@ -1727,7 +1727,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		m.d.passive = false
 		m.kind = StateClosed
 		m.start(57, StateTimeWait)
-		m.h.DeleteTcb()
+		m.h.DeleteTCB()
 		return m.finish()
 	}
 	return m.ignore(58)
@@ -2060,12 +2060,12 @@ func UnmarshalEvent(data []byte) (Event, error) {
 }
 
 // MarshalJSON encodes the action as {"kind": "create_tcb", ...its fields}.
-func (CreateTcb) MarshalJSON() ([]byte, error) {
+func (CreateTCB) MarshalJSON() ([]byte, error) {
 	return []byte("{\"kind\":\"create_tcb\"}"), nil
 }
 
 // MarshalJSON encodes the action as {"kind": "delete_tcb", ...its fields}.
-func (DeleteTcb) MarshalJSON() ([]byte, error) {
+func (DeleteTCB) MarshalJSON() ([]byte, error) {
 	return []byte("{\"kind\":\"delete_tcb\"}"), nil
 }
 
@@ -2140,9 +2140,9 @@ func UnmarshalAction(data []byte) (Action, error) {
 	}
 	switch kind {
 	case "create_tcb":
-		return fsmAsPointer[CreateTcb, Action](fsmDecodeAs[CreateTcb](data, "action create_tcb"))
+		return fsmAsPointer[CreateTCB, Action](fsmDecodeAs[CreateTCB](data, "action create_tcb"))
 	case "delete_tcb":
-		return fsmAsPointer[DeleteTcb, Action](fsmDecodeAs[DeleteTcb](data, "action delete_tcb"))
+		return fsmAsPointer[DeleteTCB, Action](fsmDecodeAs[DeleteTCB](data, "action delete_tcb"))
 	case "send_syn":
 		return fsmAsPointer[SendSyn, Action](fsmDecodeAs[SendSyn](data, "action send_syn"))
 	case "send_syn_ack":

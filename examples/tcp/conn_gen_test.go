@@ -52,8 +52,8 @@ func (f *fsmFake) Activate() (_ bool) {
 	return
 }
 
-// TwoMsl records that the effect twoMSL ran.
-func (f *fsmFake) TwoMsl() (_ time.Duration) {
+// TwoMSL records that the effect twoMSL ran.
+func (f *fsmFake) TwoMSL() (_ time.Duration) {
 	f.ran = append(f.ran, "twoMSL")
 	return
 }
@@ -83,8 +83,8 @@ func TestRules(t *testing.T) {
 		actions []ActionKind
 		effects []string
 	}{
-		{name: "Closed --Open [passive]--> Listen / CreateTCB", from: Closed{}, event: &Open{}, tests: []string{"passive"}, rules: []int{0}, to: StateListen, actions: []ActionKind{ActionCreateTcb}},
-		{name: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn", from: Closed{}, event: &Open{}, tests: []string{"!passive"}, rules: []int{1}, to: StateSynSent, actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
+		{name: "Closed --Open [passive]--> Listen / CreateTCB", from: Closed{}, event: &Open{}, tests: []string{"passive"}, rules: []int{0}, to: StateListen, actions: []ActionKind{ActionCreateTCB}},
+		{name: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn", from: Closed{}, event: &Open{}, tests: []string{"!passive"}, rules: []int{1}, to: StateSynSent, actions: []ActionKind{ActionCreateTCB, ActionSendSyn}},
 		{name: "Closed --Syn--> (stays) / SendRst", from: Closed{}, event: &Syn{}, rules: []int{5}, to: StateClosed, actions: []ActionKind{ActionSendRst}},
 		{name: "Closed --SynAck--> (stays) / SendRst", from: Closed{}, event: &SynAck{}, rules: []int{6}, to: StateClosed, actions: []ActionKind{ActionSendRst}},
 		{name: "Closed --Ack--> (stays) / SendRst", from: Closed{}, event: &Ack{}, rules: []int{7}, to: StateClosed, actions: []ActionKind{ActionSendRst}},
@@ -110,7 +110,7 @@ func TestRules(t *testing.T) {
 		{name: "SynReceived --Ack--> Established", from: SynReceived{}, event: &Ack{}, rules: []int{24}, to: StateEstablished},
 		{name: "SynReceived --Fin--> CloseWait / SendAck", from: SynReceived{}, event: &Fin{}, rules: []int{25}, to: StateCloseWait, actions: []ActionKind{ActionSendAck}},
 		{name: "SynReceived --Rst [passive]--> Listen", from: SynReceived{}, event: &Rst{}, tests: []string{"passive"}, rules: []int{26}, to: StateListen},
-		{name: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB", from: SynReceived{}, event: &Rst{}, tests: []string{"!passive"}, rules: []int{27}, to: StateClosed, actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
+		{name: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB", from: SynReceived{}, event: &Rst{}, tests: []string{"!passive"}, rules: []int{27}, to: StateClosed, actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}},
 		{name: "Established --Send--> (stays) / SendData", from: Established{}, event: &Send{}, rules: []int{28}, to: StateEstablished, actions: []ActionKind{ActionSendData}},
 		{name: "Established --Close--> FinWait1 / SendFin", from: Established{}, event: &Close{}, rules: []int{29}, to: StateFinWait1, actions: []ActionKind{ActionSendFin}},
 		{name: "Established --Fin--> CloseWait / SendAck", from: Established{}, event: &Fin{}, rules: []int{30}, to: StateCloseWait, actions: []ActionKind{ActionSendAck}},
@@ -125,22 +125,22 @@ func TestRules(t *testing.T) {
 		{name: "FinWait2 --Send--> rejected: connection closing", from: FinWait2{}, event: &Send{}, rules: []int{38}, kind: RuleReject, to: StateFinWait2},
 		{name: "FinWait2 --Close--> rejected: connection closing", from: FinWait2{}, event: &Close{}, rules: []int{39}, kind: RuleReject, to: StateFinWait2},
 		{name: "Closing --Ack--> TimeWait", from: Closing{}, event: &Ack{}, rules: []int{41}, to: StateTimeWait, actions: []ActionKind{ActionStartTimer}, effects: []string{"twoMSL"}},
-		{name: "LastAck --Ack--> Closed / DeleteTCB", from: LastAck{}, event: &Ack{}, rules: []int{42}, to: StateClosed, actions: []ActionKind{ActionDeleteTcb}},
+		{name: "LastAck --Ack--> Closed / DeleteTCB", from: LastAck{}, event: &Ack{}, rules: []int{42}, to: StateClosed, actions: []ActionKind{ActionDeleteTCB}},
 		{name: "TimeWait --Fin--> TimeWait / SendAck", from: TimeWait{}, event: &Fin{}, rules: []int{43}, to: StateTimeWait, actions: []ActionKind{ActionCancelTimer, ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
 		{name: "FinsExchanged --Send--> rejected: connection closing", from: Closing{}, event: &Send{}, rules: []int{44}, kind: RuleReject, to: StateClosing},
 		{name: "FinsExchanged --Close--> rejected: connection closing", from: Closing{}, event: &Close{}, rules: []int{45}, kind: RuleReject, to: StateClosing},
-		{name: "FinsExchanged --Abort--> Closed / DeleteTCB", from: Closing{}, event: &Abort{}, rules: []int{46}, to: StateClosed, actions: []ActionKind{ActionDeleteTcb}},
+		{name: "FinsExchanged --Abort--> Closed / DeleteTCB", from: Closing{}, event: &Abort{}, rules: []int{46}, to: StateClosed, actions: []ActionKind{ActionDeleteTCB}},
 		{name: "FinsExchanged --Fin--> (stays) / SendAck", from: Closing{}, event: &Fin{}, rules: []int{47}, to: StateClosing, actions: []ActionKind{ActionSendAck}},
-		{name: "FinsExchanged --Rst--> Closed / DeleteTCB", from: Closing{}, event: &Rst{}, rules: []int{48}, to: StateClosed, actions: []ActionKind{ActionDeleteTcb}},
-		{name: "AwaitingSyn --Close--> Closed / DeleteTCB", from: Listen{}, event: &Close{}, rules: []int{49}, to: StateClosed, actions: []ActionKind{ActionDeleteTcb}},
-		{name: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB", from: Listen{}, event: &Abort{}, rules: []int{50}, to: StateClosed, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+		{name: "FinsExchanged --Rst--> Closed / DeleteTCB", from: Closing{}, event: &Rst{}, rules: []int{48}, to: StateClosed, actions: []ActionKind{ActionDeleteTCB}},
+		{name: "AwaitingSyn --Close--> Closed / DeleteTCB", from: Listen{}, event: &Close{}, rules: []int{49}, to: StateClosed, actions: []ActionKind{ActionDeleteTCB}},
+		{name: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB", from: Listen{}, event: &Abort{}, rules: []int{50}, to: StateClosed, actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
 		{name: "Synchronized --Ack--> ignored", from: Established{}, event: &Ack{}, rules: []int{51}, kind: RuleIgnore, to: StateEstablished},
 		{name: "Connection --Open--> rejected: connection already exists", from: Listen{}, event: &Open{}, rules: []int{52}, kind: RuleReject, to: StateListen},
-		{name: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB", from: SynReceived{}, event: &Abort{}, rules: []int{53}, to: StateClosed, actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
+		{name: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB", from: SynReceived{}, event: &Abort{}, rules: []int{53}, to: StateClosed, actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}},
 		{name: "Connection --Syn--> (stays) / SendAck", from: SynReceived{}, event: &Syn{}, rules: []int{54}, to: StateSynReceived, actions: []ActionKind{ActionSendAck}},
 		{name: "Connection --SynAck--> (stays) / SendAck", from: Established{}, event: &SynAck{}, rules: []int{55}, to: StateEstablished, actions: []ActionKind{ActionSendAck}},
-		{name: "Connection --Rst--> Closed / SignalReset, DeleteTCB", from: SynSent{}, event: &Rst{}, rules: []int{56}, to: StateClosed, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-		{name: "TimeWait --after twoMSL--> Closed / DeleteTCB", from: TimeWait{}, event: &TimerFired{Timer: 1}, rules: []int{57}, to: StateClosed, actions: []ActionKind{ActionDeleteTcb}},
+		{name: "Connection --Rst--> Closed / SignalReset, DeleteTCB", from: SynSent{}, event: &Rst{}, rules: []int{56}, to: StateClosed, actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
+		{name: "TimeWait --after twoMSL--> Closed / DeleteTCB", from: TimeWait{}, event: &TimerFired{Timer: 1}, rules: []int{57}, to: StateClosed, actions: []ActionKind{ActionDeleteTCB}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,8 +190,8 @@ var fsmWitness = [...]struct {
 	actions []ActionKind
 	effects []string
 }{
-	{up: -1, event: &Open{}, tests: []string{"passive"}, rules: []int{0}, actions: []ActionKind{ActionCreateTcb}},
-	{up: -1, event: &Open{}, tests: []string{"!passive"}, rules: []int{1}, actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
+	{up: -1, event: &Open{}, tests: []string{"passive"}, rules: []int{0}, actions: []ActionKind{ActionCreateTCB}},
+	{up: -1, event: &Open{}, tests: []string{"!passive"}, rules: []int{1}, actions: []ActionKind{ActionCreateTCB, ActionSendSyn}},
 	{up: -1, event: &Send{}, rules: []int{2}},
 	{up: -1, event: &Close{}, rules: []int{3}},
 	{up: -1, event: &Abort{}, rules: []int{4}},
@@ -217,7 +217,7 @@ var fsmWitness = [...]struct {
 	{up: 11, event: &Ack{}, rules: []int{24}},
 	{up: 11, event: &Fin{}, rules: []int{25}, actions: []ActionKind{ActionSendAck}},
 	{up: 11, event: &Rst{}, tests: []string{"passive"}, rules: []int{26}},
-	{up: 11, event: &Rst{}, tests: []string{"!passive"}, rules: []int{27}, actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
+	{up: 11, event: &Rst{}, tests: []string{"!passive"}, rules: []int{27}, actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}},
 	{up: 18, event: &Send{}, rules: []int{28}, actions: []ActionKind{ActionSendData}},
 	{up: 18, event: &Close{}, rules: []int{29}, actions: []ActionKind{ActionSendFin}},
 	{up: 18, event: &Fin{}, rules: []int{30}, actions: []ActionKind{ActionSendAck}},
@@ -232,22 +232,22 @@ var fsmWitness = [...]struct {
 	{up: 36, event: &Close{}, rules: []int{39}},
 	{up: 36, event: &Fin{}, rules: []int{40}, actions: []ActionKind{ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
 	{up: 37, event: &Ack{}, rules: []int{41}, actions: []ActionKind{ActionStartTimer}, effects: []string{"twoMSL"}},
-	{up: 32, event: &Ack{}, rules: []int{42}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 32, event: &Ack{}, rules: []int{42}, actions: []ActionKind{ActionDeleteTCB}},
 	{up: 40, event: &Fin{}, rules: []int{43}, actions: []ActionKind{ActionCancelTimer, ActionSendAck, ActionStartTimer}, effects: []string{"twoMSL"}},
 	{up: 37, event: &Send{}, rules: []int{44}},
 	{up: 37, event: &Close{}, rules: []int{45}},
-	{up: 37, event: &Abort{}, rules: []int{46}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 37, event: &Abort{}, rules: []int{46}, actions: []ActionKind{ActionDeleteTCB}},
 	{up: 37, event: &Fin{}, rules: []int{47}, actions: []ActionKind{ActionSendAck}},
-	{up: 37, event: &Rst{}, rules: []int{48}, actions: []ActionKind{ActionDeleteTcb}},
-	{up: 0, event: &Close{}, rules: []int{49}, actions: []ActionKind{ActionDeleteTcb}},
-	{up: 0, event: &Abort{}, rules: []int{50}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+	{up: 37, event: &Rst{}, rules: []int{48}, actions: []ActionKind{ActionDeleteTCB}},
+	{up: 0, event: &Close{}, rules: []int{49}, actions: []ActionKind{ActionDeleteTCB}},
+	{up: 0, event: &Abort{}, rules: []int{50}, actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
 	{up: 18, event: &Ack{}, rules: []int{51}},
 	{up: 0, event: &Open{}, rules: []int{52}},
-	{up: 11, event: &Abort{}, rules: []int{53}, actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
+	{up: 11, event: &Abort{}, rules: []int{53}, actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}},
 	{up: 11, event: &Syn{}, rules: []int{54}, actions: []ActionKind{ActionSendAck}},
 	{up: 18, event: &SynAck{}, rules: []int{55}, actions: []ActionKind{ActionSendAck}},
-	{up: 1, event: &Rst{}, rules: []int{56}, actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-	{up: 40, event: &TimerFired{Timer: 1}, rules: []int{57}, actions: []ActionKind{ActionDeleteTcb}},
+	{up: 1, event: &Rst{}, rules: []int{56}, actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
+	{up: 40, event: &TimerFired{Timer: 1}, rules: []int{57}, actions: []ActionKind{ActionDeleteTCB}},
 	{up: -1, event: &TimerFired{Timer: 0}, rules: []int{58}},
 }
 
@@ -420,8 +420,8 @@ func TestEventJSON(t *testing.T) {
 // and that malformed JSON is an error.
 func TestActionJSON(t *testing.T) {
 	for _, v := range []Action{
-		&CreateTcb{},
-		&DeleteTcb{},
+		&CreateTCB{},
+		&DeleteTCB{},
 		&SendSyn{},
 		&SendSynAck{},
 		&SendAck{},
@@ -477,8 +477,8 @@ func TestKindStrings(t *testing.T) {
 	assert.Equal(t, "Rst", EventRst.String())
 	assert.Equal(t, "TimerFired", EventTimerFired.String())
 	assert.Equal(t, "EventKind(0)", EventKind(0).String())
-	assert.Equal(t, "CreateTCB", ActionCreateTcb.String())
-	assert.Equal(t, "DeleteTCB", ActionDeleteTcb.String())
+	assert.Equal(t, "CreateTCB", ActionCreateTCB.String())
+	assert.Equal(t, "DeleteTCB", ActionDeleteTCB.String())
 	assert.Equal(t, "SendSyn", ActionSendSyn.String())
 	assert.Equal(t, "SendSynAck", ActionSendSynAck.String())
 	assert.Equal(t, "SendAck", ActionSendAck.String())
@@ -545,10 +545,10 @@ func TestMachineErrors(t *testing.T) {
 // TestRecorder checks that the Recorder keeps every action with its values.
 func TestRecorder(t *testing.T) {
 	rec := &Recorder{}
-	a0 := &CreateTcb{}
-	rec.CreateTcb()
-	a1 := &DeleteTcb{}
-	rec.DeleteTcb()
+	a0 := &CreateTCB{}
+	rec.CreateTCB()
+	a1 := &DeleteTCB{}
+	rec.DeleteTCB()
 	a2 := &SendSyn{}
 	rec.SendSyn()
 	a3 := &SendSynAck{}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/suggest"
 )
 
 // flow works out the field flow of one rule: where its guard's and
@@ -57,7 +59,7 @@ func (fl *flow) run() {
 	if r.Effect != nil {
 		for _, set := range r.Effect.Sets {
 			if !fl.placed[set] {
-				fl.b.errorf(r.Pos, "effect %s sets %s, but nothing on this row (%s) takes it: %s; drop %s from the effect's sets or use another effect here", r.Effect.Name, set.Name, r.Label, fl.nowhere(set), set.Name)
+				fl.b.errorf(r.Pos, "effect %s sets %s, but nothing on this row (%s) takes it: %s%s; drop %s from the effect's sets or use another effect here", r.Effect.Name, set.Name, r.Label, fl.nowhere(set), fl.takers(set), set.Name)
 			}
 		}
 	}
@@ -123,6 +125,41 @@ func (fl *flow) nowhere(set *Field) string {
 		parts = append(parts, "action "+e.Action.Name)
 	}
 	return joinOr(parts) + " has no field " + set.Name + " " + set.Type
+}
+
+// takers returns a "did you mean" for an effect's result that nothing
+// on the row takes: the closest name among the fields that take results
+// on it (the target's, or the state's for a row that stays, and the
+// actions'), leaving out what the effect sets already.
+func (fl *flow) takers(set *Field) string {
+	r := fl.r
+	var fields [][]*Field
+	if r.To != nil {
+		fields = append(fields, r.To.Fields)
+	} else {
+		for _, s := range fl.from {
+			fields = append(fields, s.Fields)
+		}
+	}
+	for _, e := range r.Actions {
+		fields = append(fields, e.Action.Fields)
+	}
+	return didYouMean(set.Name, r.Effect.Sets, fields...)
+}
+
+// didYouMean returns ` (did you mean "x"?)` for the name among fields
+// closest to name, leaving out the names of skip (the other names of the
+// same list), or "".
+func didYouMean(name string, skip []*Field, fields ...[]*Field) string {
+	var names []string
+	for _, fs := range fields {
+		for _, f := range fs {
+			if !slices.Contains(names, f.Name) && !slices.ContainsFunc(skip, func(s *Field) bool { return s.Name == f.Name }) {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return suggest.DidYouMean(name, names)
 }
 
 // joinOr joins "a", "b" and "c" as "a, b or c".
@@ -213,7 +250,14 @@ func (fl *flow) reads(fn *Func) []Value {
 		case problem != "":
 			fl.b.errorf(r.Pos, "%s %s reads %s, but %s", kindWord(fn.Kind), fn.Name, rd.Name, problem)
 		case src == nil:
-			fl.b.errorf(r.Pos, "%s %s reads %s %s, but on this row (%s) %s: use it where %s is available, or add the field", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, fl.where(), rd.Name)
+			fields := [][]*Field{}
+			for _, s := range fl.from {
+				fields = append(fields, s.Fields)
+			}
+			if r.Event != nil {
+				fields = append(fields, r.Event.Fields)
+			}
+			fl.b.errorf(r.Pos, "%s %s reads %s %s, but on this row (%s) %s%s: use it where %s is available, or add the field", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, fl.where(), didYouMean(rd.Name, fn.Reads, fields...), rd.Name)
 		case src.shadows != nil:
 			fl.ambiguous(kindWord(fn.Kind)+" "+fn.Name+" reads "+rd.Name, rd.Name)
 		case src.typ != rd.Type:

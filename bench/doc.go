@@ -9,6 +9,8 @@
 // (state, action, refusal, and what the action carries) over scenarios
 // with tool rounds, the post-tools hook, retries up to the limit, giving
 // up and shutdown; its benchmarks time a standard turn of eleven events on
-// conversations of 10, 1,000 and 100,000 messages. docs/performance.md
-// gives the results and how to reproduce them.
+// conversations of 10, 1,000 and 100,000 messages. Package phonecalls
+// does the same for the phone call of examples/phonecall (the generated
+// machine, a hand-written switch, stateless and looplab), one event at a
+// time. docs/performance.md gives the results and how to reproduce them.
 package bench

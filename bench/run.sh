@@ -3,24 +3,26 @@
 # bench` calls it. See docs/performance.md for what it measures.
 #
 # It first runs the suite's tests (the five agent machines must take the
-# same steps). It then builds two test binaries once, the agent machines'
-# (this module) and fsmgen's own (internal/generate), and runs every
+# same steps, and so must the four phone calls). It then builds three test
+# binaries once, the agent machines' (this module), the phone calls'
+# (./phonecalls) and fsmgen's own (internal/generate), and runs every
 # benchmark ROUNDS times in rounds: each round runs each benchmark once,
 # so that the contenders are interleaved in time and a slow spell of a
 # shared machine hits them all alike, which -count would not do (it
 # repeats one benchmark before the next). benchstat then summarises the
 # rounds: medians with 95% confidence intervals.
 #
-# The agent machines run with GOMAXPROCS=1 (-test.cpu): each is one
-# goroutine, and on a two-vCPU virtual machine whose vCPUs share a core,
-# whatever the runtime wakes on the second vCPU (the collections that
-# rewind the benchmark's conversation) slows the first one's tight loops up
-# to threefold; docs/performance.md measures it. CPUS=1,2 runs them at both.
+# The agent machines and the phone calls run with GOMAXPROCS=1
+# (-test.cpu): each is one goroutine, and on a two-vCPU virtual machine
+# whose vCPUs share a core, whatever the runtime wakes on the second vCPU
+# (the collections that rewind the benchmark's conversation) slows the
+# first one's tight loops up to threefold; docs/performance.md measures
+# it. CPUS=1,2 runs them at both.
 #
 # Environment: ROUNDS (default 10), BENCHTIME (default 1s, for the agent
-# benchmarks), CPUS (default 1: the GOMAXPROCS values of the agent
-# benchmarks), OUT (default bench/out: the raw results, kept for
-# benchstat comparisons between runs).
+# and phone call benchmarks), CPUS (default 1: their GOMAXPROCS values),
+# OUT (default bench/out: the raw results, kept for benchstat comparisons
+# between runs).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +37,7 @@ OUT=$(cd "$OUT" && pwd)
 cd "$here"
 go test -count=1 ./...
 go test -c -o "$OUT/agent.test" .
+go test -c -o "$OUT/phonecall.test" ./phonecalls
 (cd "$root" && go test -c -o "$OUT/generate.test" ./internal/generate)
 
 {
@@ -43,12 +46,15 @@ go test -c -o "$OUT/agent.test" .
 	echo "# rounds=$ROUNDS benchtime=$BENCHTIME cpus=$CPUS started $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/machine.txt"
 : >"$OUT/agent.txt"
+: >"$OUT/phonecall.txt"
 : >"$OUT/generate.txt"
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
 	echo "round $i of $ROUNDS" >&2
 	"$OUT/agent.test" -test.run='^$' -test.bench=. -test.benchmem -test.count=1 \
 		-test.benchtime="$BENCHTIME" -test.cpu="$CPUS" >>"$OUT/agent.txt"
+	"$OUT/phonecall.test" -test.run='^$' -test.bench=. -test.benchmem -test.count=1 \
+		-test.benchtime="$BENCHTIME" -test.cpu="$CPUS" >>"$OUT/phonecall.txt"
 	"$OUT/generate.test" -test.run='^$' -test.bench=. -test.benchmem -test.count=1 >>"$OUT/generate.txt"
 	i=$((i + 1))
 done
@@ -60,6 +66,9 @@ go tool benchstat -row /conv,/gomaxprocs -col '/impl@(handwritten safe-handwritt
 echo
 echo "## Each machine as the conversation grows"
 go tool benchstat -row /impl,/gomaxprocs -col /conv "$OUT/agent.txt"
+echo
+echo "## The phone call, four ways (one op = one event of the call BenchmarkPhoneCall repeats)"
+go tool benchstat -row /gomaxprocs -col '/impl@(handwritten generated stateless looplab)' "$OUT/phonecall.txt"
 echo
 echo "## fsmgen on synthetic specs, and go build of the 1,000-state package"
 go tool benchstat "$OUT/generate.txt"

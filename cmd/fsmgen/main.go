@@ -5,7 +5,7 @@
 // Usage:
 //
 //	fsmgen generate [-werror] [-format F] SPEC...   write every output of each spec (only files whose bytes change)
-//	fsmgen check [-werror] [-format F] SPEC...      verify every output is up to date; print a diff of stale ones
+//	fsmgen check [-werror] [-format F] SPEC...      verify every output is up to date; print a diff of stale ones, name missing ones
 //	fsmgen diagram SPEC                             print the Mermaid diagram
 //	fsmgen schema                                   print the JSON Schema of the spec language
 //	fsmgen debug SPEC                               print the checked machine (storage, signatures, every rule's data flow)
@@ -24,7 +24,9 @@
 // # Output formats for CI
 //
 // -format text (the default) is the output described above, on stderr;
-// check prints the diff of each stale output on stdout. -format json and
+// check prints the diff of each stale output on stdout, and names each
+// stale or missing output on stderr with the command that regenerates it
+// (a missing output has no diff: it is the whole file). -format json and
 // -format sarif print one document on stdout instead, and nothing else
 // there ("wrote PATH" lines of generate go to stderr); the exit status is
 // the same. Every problem has a rule: a stable kebab-case id such as
@@ -264,32 +266,41 @@ func printText(w io.Writer, d diag.Diagnostic, src []byte) {
 }
 
 // generateOrCheck runs generate or check for -format text: diagnostics on
-// stderr; for check, the diff of each stale output on stdout.
+// stderr; for check, the diff of each stale output on stdout, and a line
+// on stderr for each stale or missing output saying what to run.
 func generateOrCheck(check, werror bool, paths []string, stdout, stderr io.Writer) error {
 	results, err := load(paths, werror, stderr)
 	if err != nil {
 		return err
 	}
-	var outputs []generate.Output
-	for _, r := range results {
-		outputs = append(outputs, r.Outputs...)
-	}
 	if !check {
+		var outputs []generate.Output
+		for _, r := range results {
+			outputs = append(outputs, r.Outputs...)
+		}
 		wrote, err := generate.Write(outputs)
 		for _, p := range wrote {
 			fmt.Fprintln(stdout, "wrote", p)
 		}
 		return err
 	}
-	stale, err := generate.Check(outputs)
-	if err != nil {
-		return err
+	failed := false
+	for _, r := range results {
+		stale, err := generate.Check(r.Outputs)
+		if err != nil {
+			return err
+		}
+		for _, s := range stale {
+			failed = true
+			if s.Missing {
+				fmt.Fprintf(stderr, "fsmgen: %s is missing: run fsmgen generate %s\n", s.Path, r.Spec)
+				continue
+			}
+			fmt.Fprint(stdout, s.Diff)
+			fmt.Fprintf(stderr, "fsmgen: %s is stale: run fsmgen generate %s\n", s.Path, r.Spec)
+		}
 	}
-	for _, s := range stale {
-		fmt.Fprint(stdout, s.Diff)
-		fmt.Fprintf(stderr, "fsmgen: %s is stale: run fsmgen generate (make generate)\n", s.Path)
-	}
-	if len(stale) > 0 {
+	if failed {
 		return errReported
 	}
 	return nil

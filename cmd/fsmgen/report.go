@@ -4,10 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -88,7 +86,7 @@ func collect(check, werror bool, paths []string, stderr io.Writer) (diag.List, b
 			return findings, false, err
 		}
 		for _, s := range stale {
-			staleFinding(&findings, r.Spec, s.Path)
+			staleFinding(&findings, r.Spec, s)
 			failed = true
 		}
 	}
@@ -96,13 +94,13 @@ func collect(check, werror bool, paths []string, stderr io.Writer) (diag.List, b
 }
 
 // staleFinding adds the finding for a generated file of spec that is not
-// up to date, at the file.
-func staleFinding(l *diag.List, spec, path string) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		l.Errorf(diag.Pos{File: path}, "generated file is missing: spec %s generates it; run fsmgen generate %s", spec, spec)
+// up to date, or missing, at the file.
+func staleFinding(l *diag.List, spec string, s generate.Stale) {
+	if s.Missing {
+		l.Errorf(diag.Pos{File: s.Path}, "generated file is missing: spec %s generates it; run fsmgen generate %s", spec, spec)
 		return
 	}
-	l.Errorf(diag.Pos{File: path}, "generated file is stale: it differs from what spec %s generates; run fsmgen generate %s", spec, spec)
+	l.Errorf(diag.Pos{File: s.Path}, "generated file is stale: it differs from what spec %s generates; run fsmgen generate %s", spec, spec)
 }
 
 // ruleOf returns d's rule id, classifying its message when it was made

@@ -16,8 +16,8 @@ type discard struct{}
 var _ tcp.Handler = discard{}
 
 // The methods of discard do nothing.
-func (discard) CreateTcb()                            {}
-func (discard) DeleteTcb()                            {}
+func (discard) CreateTCB()                            {}
+func (discard) DeleteTCB()                            {}
 func (discard) SendSyn()                              {}
 func (discard) SendSynAck()                           {}
 func (discard) SendAck()                              {}

@@ -109,11 +109,11 @@ var fsmEventNames = [...]string{
 // no action.
 type ActionKind uint8
 
-// The actions of the Conn machine: ActionCreateTcb identifies the action
+// The actions of the Conn machine: ActionCreateTCB identifies the action
 // CreateTCB, and so on.
 const (
-	ActionCreateTcb ActionKind = iota + 1
-	ActionDeleteTcb
+	ActionCreateTCB ActionKind = iota + 1
+	ActionDeleteTCB
 	ActionSendSyn
 	ActionSendSynAck
 	ActionSendAck
@@ -156,8 +156,8 @@ type Event interface {
 	isEvent()
 }
 
-// Action is an action of the Conn machine, as a value: one of *CreateTcb,
-// *DeleteTcb, *SendSyn, *SendSynAck, *SendAck, *SendFin, *SendRst, *SendData,
+// Action is an action of the Conn machine, as a value: one of *CreateTCB,
+// *DeleteTCB, *SendSyn, *SendSynAck, *SendAck, *SendFin, *SendRst, *SendData,
 // *QueueData, *SignalReset, *SignalRefused, *StartTimer and *CancelTimer. The
 // machine hands actions to its Handler as method calls; a Recorder turns them
 // into Actions, and UnmarshalAction reads one back from JSON.
@@ -493,25 +493,25 @@ func (v TimerFired) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("timer_fired", fields(v))
 }
 
-// CreateTcb is the action CreateTCB: Create the transmission control block.
-type CreateTcb struct{}
+// CreateTCB is the action CreateTCB: Create the transmission control block.
+type CreateTCB struct{}
 
-// Kind returns ActionCreateTcb.
-func (*CreateTcb) Kind() ActionKind { return ActionCreateTcb }
-func (*CreateTcb) isAction()        {}
+// Kind returns ActionCreateTCB.
+func (*CreateTCB) Kind() ActionKind { return ActionCreateTCB }
+func (*CreateTCB) isAction()        {}
 
 // MarshalJSON encodes the action as {"kind": "create_tcb", ...its fields}.
-func (CreateTcb) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"create_tcb"}`), nil }
+func (CreateTCB) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"create_tcb"}`), nil }
 
-// DeleteTcb is the action DeleteTCB: Delete the transmission control block.
-type DeleteTcb struct{}
+// DeleteTCB is the action DeleteTCB: Delete the transmission control block.
+type DeleteTCB struct{}
 
-// Kind returns ActionDeleteTcb.
-func (*DeleteTcb) Kind() ActionKind { return ActionDeleteTcb }
-func (*DeleteTcb) isAction()        {}
+// Kind returns ActionDeleteTCB.
+func (*DeleteTCB) Kind() ActionKind { return ActionDeleteTCB }
+func (*DeleteTCB) isAction()        {}
 
 // MarshalJSON encodes the action as {"kind": "delete_tcb", ...its fields}.
-func (DeleteTcb) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"delete_tcb"}`), nil }
+func (DeleteTCB) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"delete_tcb"}`), nil }
 
 // SendSyn is the action SendSyn: Send a SYN segment.
 type SendSyn struct{}
@@ -664,10 +664,10 @@ type Behavior interface {
 	//
 	// It returns passive.
 	Activate() bool
-	// TwoMsl returns how long TIME-WAIT lasts, twice the maximum segment lifetime.
+	// TwoMSL returns how long TIME-WAIT lasts, twice the maximum segment lifetime.
 	//
 	// It returns delay.
-	TwoMsl() time.Duration
+	TwoMSL() time.Duration
 }
 
 // Handler performs the actions of the Conn machine. HandleEvent calls one
@@ -678,12 +678,12 @@ type Behavior interface {
 // The values a method is given are the caller's to keep: the machine never
 // changes them afterwards.
 type Handler interface {
-	// CreateTcb performs the action CreateTCB. Create the transmission control
+	// CreateTCB performs the action CreateTCB. Create the transmission control
 	// block.
-	CreateTcb()
-	// DeleteTcb performs the action DeleteTCB. Delete the transmission control
+	CreateTCB()
+	// DeleteTCB performs the action DeleteTCB. Delete the transmission control
 	// block.
-	DeleteTcb()
+	DeleteTCB()
 	// SendSyn performs the action SendSyn. Send a SYN segment.
 	SendSyn()
 	// SendSynAck performs the action SendSynAck. Send a segment with SYN and ACK.
@@ -723,11 +723,11 @@ type Recorder struct {
 	Actions []Action
 }
 
-// CreateTcb records a CreateTcb.
-func (r *Recorder) CreateTcb() { r.Actions = append(r.Actions, &CreateTcb{}) }
+// CreateTCB records a CreateTCB.
+func (r *Recorder) CreateTCB() { r.Actions = append(r.Actions, &CreateTCB{}) }
 
-// DeleteTcb records a DeleteTcb.
-func (r *Recorder) DeleteTcb() { r.Actions = append(r.Actions, &DeleteTcb{}) }
+// DeleteTCB records a DeleteTCB.
+func (r *Recorder) DeleteTCB() { r.Actions = append(r.Actions, &DeleteTCB{}) }
 
 // SendSyn records a SendSyn.
 func (r *Recorder) SendSyn() { r.Actions = append(r.Actions, &SendSyn{}) }
@@ -793,8 +793,8 @@ type TimerID = fsmrt.TimerID
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "tcp", Machine: "Conn", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTcb}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTcb, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
+	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTCB}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
+	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
 	{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist", Label: "Closed --Send--> rejected: connection does not exist"},
 	{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist", Label: "Closed --Close--> rejected: connection does not exist"},
 	{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist", Label: "Closed --Abort--> rejected: connection does not exist"},
@@ -820,7 +820,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "tcp", Machi
 	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished, Label: "SynReceived --Ack--> Established"},
 	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "SynReceived --Fin--> CloseWait / SendAck"},
 	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen, Label: "SynReceived --Rst [passive]--> Listen"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
 	{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "Established --Send--> (stays) / SendData"},
 	{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "Established --Close--> FinWait1 / SendFin"},
 	{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "Established --Fin--> CloseWait / SendAck"},
@@ -835,22 +835,22 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "tcp", Machi
 	{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing", Label: "FinWait2 --Close--> rejected: connection closing"},
 	{Kind: fsmrt.RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "FinWait2 --Fin--> TimeWait / SendAck"},
 	{Kind: fsmrt.RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait, Label: "Closing --Ack--> TimeWait"},
-	{Kind: fsmrt.RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
 	{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "TimeWait --Fin--> TimeWait / SendAck"},
 	{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing", Label: "FinsExchanged --Send--> rejected: connection closing"},
 	{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing", Label: "FinsExchanged --Close--> rejected: connection closing"},
-	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
 	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "FinsExchanged --Fin--> (stays) / SendAck"},
-	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
 	{Kind: fsmrt.RuleIgnore, Composite: "Synchronized", Event: EventAck, Label: "Synchronized --Ack--> ignored"},
 	{Kind: fsmrt.RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists", Label: "Connection --Open--> rejected: connection already exists"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
 	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}, Label: "Connection --Syn--> (stays) / SendAck"},
 	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SynAck--> (stays) / SendAck"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
+	{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
 	{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 }}
 
@@ -941,7 +941,7 @@ func Restore(c Config, s State) (*Machine, error) {
 		m.core.State = StateTimeWait
 		m.d.passive = s.Passive
 		m.lastTimer++
-		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.TwoMsl()}
+		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.TwoMSL()}
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
@@ -1011,14 +1011,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.passive = ev.Passive
 				m.core.State = StateListen
 				m.core.Start(0, StateClosed)
-				m.h.CreateTcb()
+				m.h.CreateTCB()
 				return m.core.Finish()
 			default:
 				// Closed --Open [else]--> SynSent / CreateTCB, SendSyn
 				m.d.passive = ev.Passive
 				m.core.State = StateSynSent
 				m.core.Start(1, StateClosed)
-				m.h.CreateTcb()
+				m.h.CreateTCB()
 				m.h.SendSyn()
 				return m.core.Finish()
 			}
@@ -1059,7 +1059,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d = fsmData{}
 			m.core.State = StateClosed
 			m.core.Start(49, from)
-			m.h.DeleteTcb()
+			m.h.DeleteTCB()
 			return m.core.Finish()
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
@@ -1093,7 +1093,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d = fsmData{}
 			m.core.State = StateClosed
 			m.core.Start(49, from)
-			m.h.DeleteTcb()
+			m.h.DeleteTCB()
 			return m.core.Finish()
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
@@ -1162,7 +1162,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.core.State = StateClosed
 				m.core.Start(27, StateSynReceived)
 				m.h.SignalRefused()
-				m.h.DeleteTcb()
+				m.h.DeleteTCB()
 				return m.core.Finish()
 			}
 		}
@@ -1286,7 +1286,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Fin:
 			// FinWait2 --Fin--> TimeWait / SendAck
 			m.core.State = StateTimeWait
-			delay := m.b.TwoMsl()
+			delay := m.b.TwoMSL()
 			m.core.Start(40, StateFinWait2)
 			m.h.SendAck()
 			m.lastTimer++
@@ -1315,7 +1315,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Ack:
 			// Closing --Ack--> TimeWait
 			m.core.State = StateTimeWait
-			delay := m.b.TwoMsl()
+			delay := m.b.TwoMSL()
 			m.core.Start(41, StateClosing)
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
@@ -1351,7 +1351,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.passive = false
 			m.core.State = StateClosed
 			m.core.Start(42, StateLastAck)
-			m.h.DeleteTcb()
+			m.h.DeleteTCB()
 			return m.core.Finish()
 		case *Fin:
 			// FinsExchanged --Fin--> (stays) / SendAck
@@ -1380,7 +1380,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.core.Finish()
 		case *Fin:
 			// TimeWait --Fin--> TimeWait / SendAck
-			delay := m.b.TwoMsl()
+			delay := m.b.TwoMSL()
 			m.core.Start(43, StateTimeWait)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
@@ -1480,7 +1480,7 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 			m.h.CancelTimer(m.timers[0].ID)
 		}
 	}
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.core.Finish()
 }
 
@@ -1497,7 +1497,7 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 			m.h.CancelTimer(m.timers[0].ID)
 		}
 	}
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.core.Finish()
 }
 
@@ -1510,7 +1510,7 @@ func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 	m.core.State = StateClosed
 	m.core.Start(50, from)
 	m.h.SignalReset()
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.core.Finish()
 }
 
@@ -1524,7 +1524,7 @@ func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	m.core.Start(53, from)
 	m.h.SendRst()
 	m.h.SignalReset()
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.core.Finish()
 }
 
@@ -1537,7 +1537,7 @@ func (m *Machine) takeConnectionRst(ev *Rst) error {
 	m.core.State = StateClosed
 	m.core.Start(56, from)
 	m.h.SignalReset()
-	m.h.DeleteTcb()
+	m.h.DeleteTCB()
 	return m.core.Finish()
 }
 
@@ -1580,7 +1580,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		m.d.passive = false
 		m.core.State = StateClosed
 		m.core.Start(57, StateTimeWait)
-		m.h.DeleteTcb()
+		m.h.DeleteTCB()
 		return m.core.Finish()
 	}
 	return m.core.Ignore(58)
@@ -1658,9 +1658,9 @@ func UnmarshalAction(data []byte) (Action, error) {
 	}
 	switch kind {
 	case "create_tcb":
-		return fsmrt.DecodePointer[CreateTcb, Action](&fsmDesc, data, "action create_tcb")
+		return fsmrt.DecodePointer[CreateTCB, Action](&fsmDesc, data, "action create_tcb")
 	case "delete_tcb":
-		return fsmrt.DecodePointer[DeleteTcb, Action](&fsmDesc, data, "action delete_tcb")
+		return fsmrt.DecodePointer[DeleteTCB, Action](&fsmDesc, data, "action delete_tcb")
 	case "send_syn":
 		return fsmrt.DecodePointer[SendSyn, Action](&fsmDesc, data, "action send_syn")
 	case "send_syn_ack":

@@ -24,8 +24,8 @@ func (f fsmFake) Passive(bool) bool { return f.s.Guard("passive") }
 // Activate notes that the effect activate ran.
 func (f fsmFake) Activate() (_ bool) { f.s.Effect("activate"); return }
 
-// TwoMsl notes that the effect twoMSL ran.
-func (f fsmFake) TwoMsl() (_ time.Duration) { f.s.Effect("twoMSL"); return }
+// TwoMSL notes that the effect twoMSL ran.
+func (f fsmFake) TwoMSL() (_ time.Duration) { f.s.Effect("twoMSL"); return }
 
 // fsmSubject is the machine as the drivers of package fsmtest make and watch
 // it: in any state at rest, with the fake behaviour and a Recorder.
@@ -53,8 +53,8 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 // TestRules takes every way through the rule table: see fsmtest.Rules.
 func TestRules(t *testing.T) {
 	fsmtest.Rules(t, fsmSubject, []fsmtest.Way[State, Event, StateKind, ActionKind]{
-		{From: Closed{}, Event: &Open{}, Tests: []string{"passive"}, Rules: []int{0}, To: StateListen, Actions: []ActionKind{ActionCreateTcb}},
-		{From: Closed{}, Event: &Open{}, Tests: []string{"!passive"}, Rules: []int{1}, To: StateSynSent, Actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
+		{From: Closed{}, Event: &Open{}, Tests: []string{"passive"}, Rules: []int{0}, To: StateListen, Actions: []ActionKind{ActionCreateTCB}},
+		{From: Closed{}, Event: &Open{}, Tests: []string{"!passive"}, Rules: []int{1}, To: StateSynSent, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}},
 		{From: Closed{}, Event: &Syn{}, Rules: []int{5}, To: StateClosed, Actions: []ActionKind{ActionSendRst}},
 		{From: Closed{}, Event: &SynAck{}, Rules: []int{6}, To: StateClosed, Actions: []ActionKind{ActionSendRst}},
 		{From: Closed{}, Event: &Ack{}, Rules: []int{7}, To: StateClosed, Actions: []ActionKind{ActionSendRst}},
@@ -80,7 +80,7 @@ func TestRules(t *testing.T) {
 		{From: SynReceived{}, Event: &Ack{}, Rules: []int{24}, To: StateEstablished},
 		{From: SynReceived{}, Event: &Fin{}, Rules: []int{25}, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}},
 		{From: SynReceived{}, Event: &Rst{}, Tests: []string{"passive"}, Rules: []int{26}, To: StateListen},
-		{From: SynReceived{}, Event: &Rst{}, Tests: []string{"!passive"}, Rules: []int{27}, To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
+		{From: SynReceived{}, Event: &Rst{}, Tests: []string{"!passive"}, Rules: []int{27}, To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}},
 		{From: Established{}, Event: &Send{}, Rules: []int{28}, To: StateEstablished, Actions: []ActionKind{ActionSendData}},
 		{From: Established{}, Event: &Close{}, Rules: []int{29}, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}},
 		{From: Established{}, Event: &Fin{}, Rules: []int{30}, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}},
@@ -95,22 +95,22 @@ func TestRules(t *testing.T) {
 		{From: FinWait2{}, Event: &Send{}, Rules: []int{38}, To: StateFinWait2},
 		{From: FinWait2{}, Event: &Close{}, Rules: []int{39}, To: StateFinWait2},
 		{From: Closing{}, Event: &Ack{}, Rules: []int{41}, To: StateTimeWait, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"twoMSL"}},
-		{From: LastAck{}, Event: &Ack{}, Rules: []int{42}, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
+		{From: LastAck{}, Event: &Ack{}, Rules: []int{42}, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}},
 		{From: TimeWait{}, Event: &Fin{}, Rules: []int{43}, To: StateTimeWait, Actions: []ActionKind{ActionCancelTimer, ActionSendAck, ActionStartTimer}, Effects: []string{"twoMSL"}},
 		{From: Closing{}, Event: &Send{}, Rules: []int{44}, To: StateClosing},
 		{From: Closing{}, Event: &Close{}, Rules: []int{45}, To: StateClosing},
-		{From: Closing{}, Event: &Abort{}, Rules: []int{46}, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
+		{From: Closing{}, Event: &Abort{}, Rules: []int{46}, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}},
 		{From: Closing{}, Event: &Fin{}, Rules: []int{47}, To: StateClosing, Actions: []ActionKind{ActionSendAck}},
-		{From: Closing{}, Event: &Rst{}, Rules: []int{48}, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
-		{From: Listen{}, Event: &Close{}, Rules: []int{49}, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
-		{From: Listen{}, Event: &Abort{}, Rules: []int{50}, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+		{From: Closing{}, Event: &Rst{}, Rules: []int{48}, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}},
+		{From: Listen{}, Event: &Close{}, Rules: []int{49}, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}},
+		{From: Listen{}, Event: &Abort{}, Rules: []int{50}, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
 		{From: Established{}, Event: &Ack{}, Rules: []int{51}, To: StateEstablished},
 		{From: Listen{}, Event: &Open{}, Rules: []int{52}, To: StateListen},
-		{From: SynReceived{}, Event: &Abort{}, Rules: []int{53}, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
+		{From: SynReceived{}, Event: &Abort{}, Rules: []int{53}, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}},
 		{From: SynReceived{}, Event: &Syn{}, Rules: []int{54}, To: StateSynReceived, Actions: []ActionKind{ActionSendAck}},
 		{From: Established{}, Event: &SynAck{}, Rules: []int{55}, To: StateEstablished, Actions: []ActionKind{ActionSendAck}},
-		{From: SynSent{}, Event: &Rst{}, Rules: []int{56}, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-		{From: TimeWait{}, Event: &TimerFired{Timer: 1}, Rules: []int{57}, To: StateClosed, Actions: []ActionKind{ActionDeleteTcb}},
+		{From: SynSent{}, Event: &Rst{}, Rules: []int{56}, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
+		{From: TimeWait{}, Event: &TimerFired{Timer: 1}, Rules: []int{57}, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}},
 	})
 }
 
@@ -118,8 +118,8 @@ func TestRules(t *testing.T) {
 // the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{
-		{Up: -1, Event: &Open{}, Tests: []string{"passive"}, Rules: []int{0}, Actions: []ActionKind{ActionCreateTcb}},
-		{Up: -1, Event: &Open{}, Tests: []string{"!passive"}, Rules: []int{1}, Actions: []ActionKind{ActionCreateTcb, ActionSendSyn}},
+		{Up: -1, Event: &Open{}, Tests: []string{"passive"}, Rules: []int{0}, Actions: []ActionKind{ActionCreateTCB}},
+		{Up: -1, Event: &Open{}, Tests: []string{"!passive"}, Rules: []int{1}, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}},
 		{Up: -1, Event: &Send{}, Rules: []int{2}},
 		{Up: -1, Event: &Close{}, Rules: []int{3}},
 		{Up: -1, Event: &Abort{}, Rules: []int{4}},
@@ -145,7 +145,7 @@ func TestPaths(t *testing.T) {
 		{Up: 11, Event: &Ack{}, Rules: []int{24}},
 		{Up: 11, Event: &Fin{}, Rules: []int{25}, Actions: []ActionKind{ActionSendAck}},
 		{Up: 11, Event: &Rst{}, Tests: []string{"passive"}, Rules: []int{26}},
-		{Up: 11, Event: &Rst{}, Tests: []string{"!passive"}, Rules: []int{27}, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTcb}},
+		{Up: 11, Event: &Rst{}, Tests: []string{"!passive"}, Rules: []int{27}, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}},
 		{Up: 18, Event: &Send{}, Rules: []int{28}, Actions: []ActionKind{ActionSendData}},
 		{Up: 18, Event: &Close{}, Rules: []int{29}, Actions: []ActionKind{ActionSendFin}},
 		{Up: 18, Event: &Fin{}, Rules: []int{30}, Actions: []ActionKind{ActionSendAck}},
@@ -160,22 +160,22 @@ func TestPaths(t *testing.T) {
 		{Up: 36, Event: &Close{}, Rules: []int{39}},
 		{Up: 36, Event: &Fin{}, Rules: []int{40}, Actions: []ActionKind{ActionSendAck, ActionStartTimer}, Effects: []string{"twoMSL"}},
 		{Up: 37, Event: &Ack{}, Rules: []int{41}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"twoMSL"}},
-		{Up: 32, Event: &Ack{}, Rules: []int{42}, Actions: []ActionKind{ActionDeleteTcb}},
+		{Up: 32, Event: &Ack{}, Rules: []int{42}, Actions: []ActionKind{ActionDeleteTCB}},
 		{Up: 40, Event: &Fin{}, Rules: []int{43}, Actions: []ActionKind{ActionCancelTimer, ActionSendAck, ActionStartTimer}, Effects: []string{"twoMSL"}},
 		{Up: 37, Event: &Send{}, Rules: []int{44}},
 		{Up: 37, Event: &Close{}, Rules: []int{45}},
-		{Up: 37, Event: &Abort{}, Rules: []int{46}, Actions: []ActionKind{ActionDeleteTcb}},
+		{Up: 37, Event: &Abort{}, Rules: []int{46}, Actions: []ActionKind{ActionDeleteTCB}},
 		{Up: 37, Event: &Fin{}, Rules: []int{47}, Actions: []ActionKind{ActionSendAck}},
-		{Up: 37, Event: &Rst{}, Rules: []int{48}, Actions: []ActionKind{ActionDeleteTcb}},
-		{Up: 0, Event: &Close{}, Rules: []int{49}, Actions: []ActionKind{ActionDeleteTcb}},
-		{Up: 0, Event: &Abort{}, Rules: []int{50}, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
+		{Up: 37, Event: &Rst{}, Rules: []int{48}, Actions: []ActionKind{ActionDeleteTCB}},
+		{Up: 0, Event: &Close{}, Rules: []int{49}, Actions: []ActionKind{ActionDeleteTCB}},
+		{Up: 0, Event: &Abort{}, Rules: []int{50}, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
 		{Up: 18, Event: &Ack{}, Rules: []int{51}},
 		{Up: 0, Event: &Open{}, Rules: []int{52}},
-		{Up: 11, Event: &Abort{}, Rules: []int{53}, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTcb}},
+		{Up: 11, Event: &Abort{}, Rules: []int{53}, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}},
 		{Up: 11, Event: &Syn{}, Rules: []int{54}, Actions: []ActionKind{ActionSendAck}},
 		{Up: 18, Event: &SynAck{}, Rules: []int{55}, Actions: []ActionKind{ActionSendAck}},
-		{Up: 1, Event: &Rst{}, Rules: []int{56}, Actions: []ActionKind{ActionSignalReset, ActionDeleteTcb}},
-		{Up: 40, Event: &TimerFired{Timer: 1}, Rules: []int{57}, Actions: []ActionKind{ActionDeleteTcb}},
+		{Up: 1, Event: &Rst{}, Rules: []int{56}, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}},
+		{Up: 40, Event: &TimerFired{Timer: 1}, Rules: []int{57}, Actions: []ActionKind{ActionDeleteTCB}},
 		{Up: -1, Event: &TimerFired{}, Rules: []int{58}},
 	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58})
 }
@@ -207,7 +207,7 @@ func TestMachineErrors(t *testing.T) {
 func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []State{Closed{}, Listen{Passive: true}, SynSent{Passive: true}, SynReceived{Passive: true}, Established{Passive: true}, CloseWait{Passive: true}, FinWait1{Passive: true}, FinWait2{Passive: true}, Closing{Passive: true}, LastAck{Passive: true}, TimeWait{Passive: true}}, UnmarshalState, `{"kind":"listen","passive":"not a number"}`)
 	fsmtest.JSON(t, []Event{&Open{Passive: true}, &Send{}, &Close{}, &Abort{}, &Syn{}, &SynAck{}, &Ack{}, &Fin{}, &Rst{}, &TimerFired{}}, UnmarshalEvent, `{"kind":"open","passive":"not a number"}`)
-	fsmtest.JSON(t, []Action{&CreateTcb{}, &DeleteTcb{}, &SendSyn{}, &SendSynAck{}, &SendAck{}, &SendFin{}, &SendRst{}, &SendData{}, &QueueData{}, &SignalReset{}, &SignalRefused{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction)
+	fsmtest.JSON(t, []Action{&CreateTCB{}, &DeleteTCB{}, &SendSyn{}, &SendSynAck{}, &SendAck{}, &SendFin{}, &SendRst{}, &SendData{}, &QueueData{}, &SignalReset{}, &SignalRefused{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction)
 }
 
 // TestRecorder checks that the Recorder keeps the values of the actions.

@@ -39,25 +39,25 @@ func TestScenarios(t *testing.T) {
 		{
 			name: "active open, active close, TIME-WAIT ends by its timer",
 			steps: []step{
-				{ev: &tcp.Open{}, want: tcp.SynSent{}, acts: []tcp.Action{&tcp.CreateTcb{}, &tcp.SendSyn{}}},
+				{ev: &tcp.Open{}, want: tcp.SynSent{}, acts: []tcp.Action{&tcp.CreateTCB{}, &tcp.SendSyn{}}},
 				{ev: &tcp.SynAck{}, want: tcp.Established{}, acts: []tcp.Action{&tcp.SendAck{}}},
 				{ev: &tcp.Send{}, want: tcp.Established{}, acts: []tcp.Action{&tcp.SendData{}}},
 				{ev: &tcp.Close{}, want: tcp.FinWait1{}, acts: []tcp.Action{&tcp.SendFin{}}},
 				{ev: &tcp.Ack{}, want: tcp.FinWait2{}},
 				{ev: &tcp.Fin{}, want: tcp.TimeWait{}, acts: []tcp.Action{&tcp.SendAck{}, &tcp.StartTimer{Timer: 1, Delay: twoMSL}}},
-				{ev: &tcp.TimerFired{Timer: 1}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTcb{}}},
+				{ev: &tcp.TimerFired{Timer: 1}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTCB{}}},
 			},
 		},
 		{
 			name: "passive open, three-way handshake, the peer closes first",
 			steps: []step{
-				{ev: &tcp.Open{Passive: true}, want: tcp.Listen{Passive: true}, acts: []tcp.Action{&tcp.CreateTcb{}}},
+				{ev: &tcp.Open{Passive: true}, want: tcp.Listen{Passive: true}, acts: []tcp.Action{&tcp.CreateTCB{}}},
 				{ev: &tcp.Syn{}, want: tcp.SynReceived{Passive: true}, acts: []tcp.Action{&tcp.SendSynAck{}}},
 				{ev: &tcp.Ack{}, want: tcp.Established{Passive: true}},
 				{ev: &tcp.Fin{}, want: tcp.CloseWait{Passive: true}, acts: []tcp.Action{&tcp.SendAck{}}},
 				{ev: &tcp.Send{}, want: tcp.CloseWait{Passive: true}, acts: []tcp.Action{&tcp.SendData{}}},
 				{ev: &tcp.Close{}, want: tcp.LastAck{Passive: true}, acts: []tcp.Action{&tcp.SendFin{}}},
-				{ev: &tcp.Ack{}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTcb{}}},
+				{ev: &tcp.Ack{}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTCB{}}},
 			},
 		},
 		{
@@ -67,13 +67,13 @@ func TestScenarios(t *testing.T) {
 				{ev: &tcp.Close{}, want: tcp.FinWait1{}, acts: []tcp.Action{&tcp.SendFin{}}},
 				{ev: &tcp.Fin{}, want: tcp.Closing{}, acts: []tcp.Action{&tcp.SendAck{}}},
 				{ev: &tcp.Ack{}, want: tcp.TimeWait{}, acts: []tcp.Action{&tcp.StartTimer{Timer: 1, Delay: twoMSL}}},
-				{ev: &tcp.TimerFired{Timer: 1}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTcb{}}},
+				{ev: &tcp.TimerFired{Timer: 1}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTCB{}}},
 			},
 		},
 		{
 			name: "simultaneous open: both SYNs cross",
 			steps: []step{
-				{ev: &tcp.Open{}, want: tcp.SynSent{}, acts: []tcp.Action{&tcp.CreateTcb{}, &tcp.SendSyn{}}},
+				{ev: &tcp.Open{}, want: tcp.SynSent{}, acts: []tcp.Action{&tcp.CreateTCB{}, &tcp.SendSyn{}}},
 				{ev: &tcp.Syn{}, want: tcp.SynReceived{}, acts: []tcp.Action{&tcp.SendSynAck{}}},
 				{ev: &tcp.SynAck{}, want: tcp.Established{}},
 			},
@@ -82,13 +82,13 @@ func TestScenarios(t *testing.T) {
 			name:  "a reset in ESTABLISHED closes and tells the user",
 			start: tcp.Established{Passive: true},
 			steps: []step{
-				{ev: &tcp.Rst{}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.SignalReset{}, &tcp.DeleteTcb{}}},
+				{ev: &tcp.Rst{}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.SignalReset{}, &tcp.DeleteTCB{}}},
 			},
 		},
 		{
 			name: "a reset in SYN-RECEIVED after a passive open goes back to LISTEN",
 			steps: []step{
-				{ev: &tcp.Open{Passive: true}, want: tcp.Listen{Passive: true}, acts: []tcp.Action{&tcp.CreateTcb{}}},
+				{ev: &tcp.Open{Passive: true}, want: tcp.Listen{Passive: true}, acts: []tcp.Action{&tcp.CreateTCB{}}},
 				{ev: &tcp.Syn{}, want: tcp.SynReceived{Passive: true}, acts: []tcp.Action{&tcp.SendSynAck{}}},
 				{ev: &tcp.Rst{}, want: tcp.Listen{Passive: true}},
 				{ev: &tcp.Rst{}, want: tcp.Listen{Passive: true}}, // LISTEN ignores a reset
@@ -97,10 +97,10 @@ func TestScenarios(t *testing.T) {
 		{
 			name: "a SEND in LISTEN makes the connection active: a reset then refuses it",
 			steps: []step{
-				{ev: &tcp.Open{Passive: true}, want: tcp.Listen{Passive: true}, acts: []tcp.Action{&tcp.CreateTcb{}}},
+				{ev: &tcp.Open{Passive: true}, want: tcp.Listen{Passive: true}, acts: []tcp.Action{&tcp.CreateTCB{}}},
 				{ev: &tcp.Send{}, want: tcp.SynSent{}, acts: []tcp.Action{&tcp.SendSyn{}}},
 				{ev: &tcp.Syn{}, want: tcp.SynReceived{}, acts: []tcp.Action{&tcp.SendSynAck{}}},
-				{ev: &tcp.Rst{}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.SignalRefused{}, &tcp.DeleteTcb{}}},
+				{ev: &tcp.Rst{}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.SignalRefused{}, &tcp.DeleteTCB{}}},
 			},
 		},
 		{
@@ -110,7 +110,7 @@ func TestScenarios(t *testing.T) {
 				{ev: &tcp.Fin{}, want: tcp.TimeWait{}, acts: []tcp.Action{&tcp.SendAck{}, &tcp.StartTimer{Timer: 1, Delay: twoMSL}}},
 				{ev: &tcp.Fin{}, want: tcp.TimeWait{}, acts: []tcp.Action{&tcp.CancelTimer{Timer: 1}, &tcp.SendAck{}, &tcp.StartTimer{Timer: 2, Delay: twoMSL}}},
 				{ev: &tcp.TimerFired{Timer: 1}, want: tcp.TimeWait{}},
-				{ev: &tcp.TimerFired{Timer: 2}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTcb{}}},
+				{ev: &tcp.TimerFired{Timer: 2}, want: tcp.Closed{}, acts: []tcp.Action{&tcp.DeleteTCB{}}},
 			},
 		},
 		{
@@ -134,7 +134,7 @@ func TestScenarios(t *testing.T) {
 			steps: []step{
 				{ev: &tcp.Close{}, want: tcp.Closed{}, reason: "connection does not exist"},
 				{ev: &tcp.Abort{}, want: tcp.Closed{}, reason: "connection does not exist"},
-				{ev: &tcp.Open{}, want: tcp.SynSent{}, acts: []tcp.Action{&tcp.CreateTcb{}, &tcp.SendSyn{}}},
+				{ev: &tcp.Open{}, want: tcp.SynSent{}, acts: []tcp.Action{&tcp.CreateTCB{}, &tcp.SendSyn{}}},
 				{ev: &tcp.Open{}, want: tcp.SynSent{}, reason: "connection already exists"},
 				{ev: &tcp.SynAck{}, want: tcp.Established{}, acts: []tcp.Action{&tcp.SendAck{}}},
 				{ev: &tcp.Close{}, want: tcp.FinWait1{}, acts: []tcp.Action{&tcp.SendFin{}}},
@@ -185,10 +185,10 @@ func start(t *testing.T, rec *tcp.Recorder, s tcp.State) *tcp.Machine {
 func TestAbortAndReset(t *testing.T) {
 	// A machine restored in TIME-WAIT numbers its timer 1.
 	var (
-		sendRst   = []tcp.Action{&tcp.SendRst{}, &tcp.SignalReset{}, &tcp.DeleteTcb{}}
-		tellUser  = []tcp.Action{&tcp.SignalReset{}, &tcp.DeleteTcb{}}
-		quiet     = []tcp.Action{&tcp.DeleteTcb{}}
-		quietWait = []tcp.Action{&tcp.CancelTimer{Timer: 1}, &tcp.DeleteTcb{}}
+		sendRst   = []tcp.Action{&tcp.SendRst{}, &tcp.SignalReset{}, &tcp.DeleteTCB{}}
+		tellUser  = []tcp.Action{&tcp.SignalReset{}, &tcp.DeleteTCB{}}
+		quiet     = []tcp.Action{&tcp.DeleteTCB{}}
+		quietWait = []tcp.Action{&tcp.CancelTimer{Timer: 1}, &tcp.DeleteTCB{}}
 	)
 	tests := []struct {
 		state tcp.State
@@ -204,7 +204,7 @@ func TestAbortAndReset(t *testing.T) {
 		{state: tcp.Closed{}, abortRefused: true, resetIgnored: true, resetTo: tcp.Closed{}},
 		{state: tcp.Listen{Passive: true}, abort: tellUser, resetIgnored: true, resetTo: tcp.Listen{Passive: true}},
 		{state: tcp.SynSent{}, abort: tellUser, reset: tellUser, resetTo: tcp.Closed{}},
-		{state: tcp.SynReceived{}, abort: sendRst, reset: []tcp.Action{&tcp.SignalRefused{}, &tcp.DeleteTcb{}}, resetTo: tcp.Closed{}},
+		{state: tcp.SynReceived{}, abort: sendRst, reset: []tcp.Action{&tcp.SignalRefused{}, &tcp.DeleteTCB{}}, resetTo: tcp.Closed{}},
 		{state: tcp.Established{}, abort: sendRst, reset: tellUser, resetTo: tcp.Closed{}},
 		{state: tcp.CloseWait{}, abort: sendRst, reset: tellUser, resetTo: tcp.Closed{}},
 		{state: tcp.FinWait1{}, abort: sendRst, reset: tellUser, resetTo: tcp.Closed{}},

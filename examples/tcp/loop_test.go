@@ -126,7 +126,7 @@ func TestTimeWaitOnLoop(t *testing.T) {
 			assert.Equal(t, tt.wantSteps, d.steps)
 			assert.Equal(t, tcp.Closed{}, m.State())
 			assert.Equal(t, tt.wantTimers, timerActions(h.Actions))
-			assert.Equal(t, &tcp.DeleteTcb{}, h.Actions[len(h.Actions)-1], "the TCB is deleted last")
+			assert.Equal(t, &tcp.DeleteTCB{}, h.Actions[len(h.Actions)-1], "the TCB is deleted last")
 			assert.Zero(t, h.timers.Running(), "no timer runs once the loop has stopped")
 		})
 	}

@@ -25,6 +25,6 @@ func (Stack) Passive(passive bool) bool { return passive }
 // a reset in SYN-RECEIVED then closes it instead of listening again.
 func (Stack) Activate() bool { return false }
 
-// TwoMsl returns how long TIME-WAIT lasts, twice the maximum segment
+// TwoMSL returns how long TIME-WAIT lasts, twice the maximum segment
 // lifetime.
-func (s Stack) TwoMsl() time.Duration { return 2 * s.MSL }
+func (s Stack) TwoMSL() time.Duration { return 2 * s.MSL }

@@ -308,6 +308,13 @@ var rules = []Rule{
 		Patterns: []string{`^\S+ \S+ reads \S+, but `, `^\S+ \S+ reads .*, but on this row .*: use it where .* is available`, `^effect .* runs on .* of state .* and reads .*, but the state has no field `},
 	},
 	{
+		ID: "field-ambiguous", Level: Error,
+		Short:    "A row reads a name that both its source state and its event have.",
+		Full:     "A value a row carries over, or a guard or effect reads, comes from the source state or the event by name; when both have a field of that name, taking the state's would silently ignore the event's (a new value the event brings), so fsmgen refuses to choose.",
+		Help:     "Rename one of the two fields; to replace the state's value with the event's, read the event's under its new name in an effect that sets the state's field.",
+		Patterns: []string{`, but both .* and event .* have a field .*: it is ambiguous which one is meant`},
+	},
+	{
 		ID: "effect-result-unused", Level: Error,
 		Short:    "An effect sets a field nothing takes.",
 		Full:     "What an effect sets must go into the target state or an emitted action; a result nothing takes is a mistake in the spec.",

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/suggest"
 )
 
 // flow works out the field flow of one rule: where its guard's and
@@ -57,7 +59,7 @@ func (fl *flow) run() {
 	if r.Effect != nil {
 		for _, set := range r.Effect.Sets {
 			if !fl.placed[set] {
-				fl.b.errorf(r.Pos, "effect %s sets %s, but nothing on this row (%s) takes it: %s; drop %s from the effect's sets or use another effect here", r.Effect.Name, set.Name, r.Label, fl.nowhere(set), set.Name)
+				fl.b.errorf(r.Pos, "effect %s sets %s, but nothing on this row (%s) takes it: %s%s; drop %s from the effect's sets or use another effect here", r.Effect.Name, set.Name, r.Label, fl.nowhere(set), fl.takers(set), set.Name)
 			}
 		}
 	}
@@ -125,6 +127,41 @@ func (fl *flow) nowhere(set *Field) string {
 	return joinOr(parts) + " has no field " + set.Name + " " + set.Type
 }
 
+// takers returns a "did you mean" for an effect's result that nothing
+// on the row takes: the closest name among the fields that take results
+// on it (the target's, or the state's for a row that stays, and the
+// actions'), leaving out what the effect sets already.
+func (fl *flow) takers(set *Field) string {
+	r := fl.r
+	var fields [][]*Field
+	if r.To != nil {
+		fields = append(fields, r.To.Fields)
+	} else {
+		for _, s := range fl.from {
+			fields = append(fields, s.Fields)
+		}
+	}
+	for _, e := range r.Actions {
+		fields = append(fields, e.Action.Fields)
+	}
+	return didYouMean(set.Name, r.Effect.Sets, fields...)
+}
+
+// didYouMean returns ` (did you mean "x"?)` for the name among fields
+// closest to name, leaving out the names of skip (the other names of the
+// same list), or "".
+func didYouMean(name string, skip []*Field, fields ...[]*Field) string {
+	var names []string
+	for _, fs := range fields {
+		for _, f := range fs {
+			if !slices.Contains(names, f.Name) && !slices.ContainsFunc(skip, func(s *Field) bool { return s.Name == f.Name }) {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return suggest.DidYouMean(name, names)
+}
+
 // joinOr joins "a", "b" and "c" as "a, b or c".
 func joinOr(parts []string) string {
 	if len(parts) <= 1 {
@@ -138,12 +175,17 @@ type found struct {
 	val  Value
 	typ  string
 	desc string // e.g. "state CallingLlm's retries"
+	// shadows is the event's field of the same name when the value is the
+	// source state's: the rule cannot tell which one the spec means.
+	shadows *Field
 }
 
 // lookup finds the value of the given name that the rule reads: the
 // source state's field (the state carries the context) or else the
 // event's. It returns nil when neither has one, and an error message when
-// the states of a "*" row disagree.
+// the states of a "*" row disagree. When both the state and the event
+// have the name, the state's is returned with the event's in shadows,
+// which the caller reports (ambiguous).
 func (fl *flow) lookup(name string) (*found, string) {
 	var have []*Field
 	for _, s := range fl.from {
@@ -162,7 +204,11 @@ func (fl *flow) lookup(name string) (*found, string) {
 		if fl.r.Shared() {
 			desc = "the " + name + " of " + fl.shared()
 		}
-		return &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}, ""
+		src := &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}
+		if fl.r.Event != nil {
+			src.shadows = fl.r.Event.Field(name)
+		}
+		return src, ""
 	case len(have) > 0:
 		var with, without []string
 		for _, s := range fl.from {
@@ -182,6 +228,18 @@ func (fl *flow) lookup(name string) (*found, string) {
 	return nil, ""
 }
 
+// ambiguous reports that the rule reads a name (what says who reads it,
+// e.g. "effect e reads x") that both its source state and its event
+// have: taking the state's would silently ignore the event's.
+func (fl *flow) ambiguous(what, name string) {
+	r := fl.r
+	src := "state " + r.From.String()
+	if r.Shared() {
+		src = fl.shared()
+	}
+	fl.b.errorf(r.Pos, "%s on this row (%s), but both %s and event %s have a field %s: it is ambiguous which one is meant; rename one of the two (an effect that reads the event's can then set the state's)", what, r.Label, src, r.Event.Name, name)
+}
+
 // reads resolves the reads of a guard or effect on this row.
 func (fl *flow) reads(fn *Func) []Value {
 	r := fl.r
@@ -192,7 +250,16 @@ func (fl *flow) reads(fn *Func) []Value {
 		case problem != "":
 			fl.b.errorf(r.Pos, "%s %s reads %s, but %s", kindWord(fn.Kind), fn.Name, rd.Name, problem)
 		case src == nil:
-			fl.b.errorf(r.Pos, "%s %s reads %s %s, but on this row (%s) %s: use it where %s is available, or add the field", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, fl.where(), rd.Name)
+			fields := [][]*Field{}
+			for _, s := range fl.from {
+				fields = append(fields, s.Fields)
+			}
+			if r.Event != nil {
+				fields = append(fields, r.Event.Fields)
+			}
+			fl.b.errorf(r.Pos, "%s %s reads %s %s, but on this row (%s) %s%s: use it where %s is available, or add the field", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, fl.where(), didYouMean(rd.Name, fn.Reads, fields...), rd.Name)
+		case src.shadows != nil:
+			fl.ambiguous(kindWord(fn.Kind)+" "+fn.Name+" reads "+rd.Name, rd.Name)
 		case src.typ != rd.Type:
 			fl.b.errorf(r.Pos, "%s %s reads %s as %s, but on this row (%s) %s is %s: declare the same type in both places", kindWord(fn.Kind), fn.Name, rd.Name, rd.Type, r.Label, src.desc, src.typ)
 		default:
@@ -248,6 +315,8 @@ func (fl *flow) fill(to *State) {
 			fl.b.errorf(r.Pos, "field %s of state %s is not filled on this row (%s): %s", tf.Name, to.Name, r.Label, problem)
 		case src == nil:
 			fl.b.errorf(r.Pos, "field %s of state %s is not filled on this row (%s): %s; carry it over (a field %s %s) or name an effect that sets it", tf.Name, to.Name, r.Label, fl.where(), tf.Name, tf.Type)
+		case src.shadows != nil:
+			fl.ambiguous("field "+tf.Name+" of state "+to.Name+" carries over", tf.Name)
 		case src.typ != tf.Type:
 			fl.b.errorf(r.Pos, "field %s of state %s is %s, but %s is %s (%s): a field carries over only with the same name and type; make the types agree, or name an effect that sets it", tf.Name, to.Name, tf.Type, src.desc, src.typ, r.Label)
 		case src.val.Source == FromEvent:
@@ -310,6 +379,8 @@ func (fl *flow) emit(e *Emit) {
 			fl.b.errorf(r.Pos, "field %s of action %s is not filled on this row (%s): %s", af.Name, e.Action.Name, r.Label, problem)
 		case src == nil:
 			fl.b.errorf(r.Pos, "field %s of action %s is not filled on this row (%s): %s; carry it over (a field %s %s) or name an effect that sets it", af.Name, e.Action.Name, r.Label, fl.where(), af.Name, af.Type)
+		case src.shadows != nil:
+			fl.ambiguous("field "+af.Name+" of action "+e.Action.Name+" carries over", af.Name)
 		case src.typ != af.Type:
 			fl.b.errorf(r.Pos, "field %s of action %s is %s, but %s is %s (%s): a field carries over only with the same name and type; make the types agree, or name an effect that sets it", af.Name, e.Action.Name, af.Type, src.desc, src.typ, r.Label)
 		default:

@@ -453,7 +453,14 @@ func (b *builder) resolveRun(run *Run, c *runCtx) {
 		if h.Effect != nil {
 			for _, set := range h.Effect.Sets {
 				if !placed[set] {
-					b.errorf(h.Pos, "effect %s sets %s, but nothing on %s of state %s takes it: neither the state's own fields nor its %s actions have %s %s", h.Effect.Name, set.Name, what, s.Name, what, set.Name, set.Type)
+					takers := [][]*Field{}
+					if run.Entry {
+						takers = append(takers, s.Own)
+					}
+					for _, a := range h.Actions {
+						takers = append(takers, a.Fields)
+					}
+					b.errorf(h.Pos, "effect %s sets %s, but nothing on %s of state %s takes it: neither the state's own fields nor its %s actions have %s %s%s", h.Effect.Name, set.Name, what, s.Name, what, set.Name, set.Type, didYouMean(set.Name, h.Effect.Sets, takers...))
 				}
 			}
 		}
@@ -478,7 +485,7 @@ func (b *builder) stateReads(fn *Func, s *State, c *runCtx, what string) []Value
 		f := s.Field(rd.Name)
 		switch {
 		case f == nil:
-			b.errorf(fn.Pos, "effect %s runs on %s of state %s and reads %s, but the state has no field %s: an %s effect reads the state's fields", fn.Name, what, s.Name, rd.Name, rd.Name, what)
+			b.errorf(fn.Pos, "effect %s runs on %s of state %s and reads %s, but the state has no field %s%s: an %s effect reads the state's fields", fn.Name, what, s.Name, rd.Name, rd.Name, didYouMean(rd.Name, fn.Reads, s.Fields), what)
 		case f.Type != rd.Type:
 			b.errorf(fn.Pos, "effect %s reads %s as %s, but state %s's %s is %s: declare the same type in both places", fn.Name, rd.Name, rd.Type, s.Name, f.Name, f.Type)
 		default:

@@ -51,31 +51,61 @@ func Words(name string) []string {
 	return words
 }
 
-// GoName turns a spec name into an exported Go identifier, spelling
-// initialisms in capitals: "CallingLlm" → "CallingLLM", "call_id" → "CallID".
+// GoName turns a spec name into an exported Go identifier in Go's style
+// for initialisms: a word the spec writes in capitals stays so ("CreateTCB"
+// → "CreateTCB", "TL" → "TL"), a known initialism is put in capitals
+// however it is written ("CallingLlm" → "CallingLLM", "call_id" →
+// "CallID"), and any other word is capitalised ("tcp_syn_sent" →
+// "TCPSynSent").
 func GoName(name string) string {
 	var b strings.Builder
 	for _, w := range Words(name) {
-		if up := strings.ToUpper(w); initialisms[up] {
-			b.WriteString(up)
-			continue
-		}
-		rs := []rune(strings.ToLower(w))
-		rs[0] = unicode.ToUpper(rs[0])
-		b.WriteString(string(rs))
+		b.WriteString(goWord(w))
 	}
 	return b.String()
 }
 
-// LowerName turns a spec name into an unexported Go identifier:
-// "CallingLlm" → "callingLLM", "LLMError" → "llmError".
+// goWord spells one word of a name as GoName does.
+func goWord(w string) string {
+	if capitals(w) {
+		return w
+	}
+	if up := strings.ToUpper(w); initialisms[up] {
+		return up
+	}
+	rs := []rune(strings.ToLower(w))
+	rs[0] = unicode.ToUpper(rs[0])
+	return string(rs)
+}
+
+// capitals reports whether a word is written in capitals: it has an upper
+// case letter and no lower case one ("TCB", "UTF8", "A").
+func capitals(w string) bool {
+	upper := false
+	for _, r := range w {
+		if unicode.IsLower(r) {
+			return false
+		}
+		upper = upper || unicode.IsUpper(r)
+	}
+	return upper
+}
+
+// LowerName turns a spec name into an unexported Go identifier: its first
+// word in lower case, even an initialism, and the others as GoName spells
+// them: "CallingLlm" → "callingLLM", "LLMError" → "llmError", "TCB" →
+// "tcb", "createTCB" → "createTCB".
 func LowerName(name string) string {
 	words := Words(name)
 	if len(words) == 0 {
 		return ""
 	}
 	first := strings.ToLower(words[0])
-	rest := GoName(strings.Join(words[1:], "_"))
+	var b strings.Builder
+	for _, w := range words[1:] {
+		b.WriteString(goWord(w))
+	}
+	rest := b.String()
 	if s := first + rest; !token.IsKeyword(s) {
 		return s
 	}

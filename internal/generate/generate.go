@@ -158,21 +158,24 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // Stale is an output whose file on disk differs from what generation
-// would write.
+// would write, or that is not on disk at all.
 type Stale struct {
-	Path string
-	Diff string // unified diff from the file on disk to the generated content
+	Path    string
+	Missing bool   // the file does not exist: nothing to diff, generate writes it
+	Diff    string // unified diff from the file on disk to the generated content; empty when Missing
 }
 
 // Check compares each output with the file on disk and returns the stale
-// ones, with diffs, in output order.
+// ones in output order: a file that differs with its diff, a file that
+// does not exist as missing (a diff from nothing would be the whole file).
 func Check(outputs []Output) ([]Stale, error) {
 	var stale []Stale
 	for _, o := range outputs {
 		old, err := os.ReadFile(o.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			old = nil
+			stale = append(stale, Stale{Path: o.Path, Missing: true})
+			continue
 		case err != nil:
 			return nil, fmt.Errorf("read %s: %w", o.Path, err)
 		case bytes.Equal(old, o.Content):
@@ -187,9 +190,6 @@ func Check(outputs []Output) ([]Stale, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("diff %s: %w", o.Path, err)
-		}
-		if old == nil {
-			diff = "--- " + o.Path + " is missing\n" + diff
 		}
 		stale = append(stale, Stale{Path: o.Path, Diff: diff})
 	}

@@ -94,7 +94,25 @@ func (p *parser) file(src []byte) *File {
 	if len(root.Content) == 0 || root.Content[0].Value != "version" {
 		p.errorf(root, "spec must start with \"version: %s\"", Version)
 	}
-	p.mapping(root, map[string]func(k, v *yaml.Node){
+	p.mapping(root, p.fileKeys(f))
+	for _, key := range []struct {
+		name string
+		set  bool
+	}{{"version", f.Version.Set}, {"machine", f.Machine.Set}, {"package", f.Package.Set}, {"states", len(f.States) > 0}, {"events", len(f.Events) > 0}} {
+		if !key.set {
+			p.errorf(root, "spec has no %q", key.name)
+		}
+	}
+	return f
+}
+
+// The handlers of each mapping the parser reads are made by a method
+// named for it (fileKeys, stateKeys, ...): the keys of those maps are the
+// keys fsmgen accepts there, which a test compares with the JSON Schema's.
+
+// fileKeys returns the handlers of the top-level keys, filling f.
+func (p *parser) fileKeys(f *File) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
 		"version": func(_, v *yaml.Node) {
 			f.Version = p.str(v)
 			switch {
@@ -111,13 +129,7 @@ func (p *parser) file(src []byte) *File {
 		"imports": func(_, v *yaml.Node) {
 			p.each(v, func(k, v *yaml.Node) { f.Imports = append(f.Imports, Import{Alias: p.str(k), Path: p.str(v)}) })
 		},
-		"output": func(_, v *yaml.Node) {
-			p.mapping(v, map[string]func(k, v *yaml.Node){
-				"go":      func(_, v *yaml.Node) { f.Output.Go = p.str(v) },
-				"diagram": func(_, v *yaml.Node) { f.Output.Diagram = p.str(v) },
-				"table":   func(_, v *yaml.Node) { f.Output.Table = p.str(v) },
-			})
-		},
+		"output": func(_, v *yaml.Node) { p.mapping(v, p.outputKeys(&f.Output)) },
 		"states": func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.States = append(f.States, p.state(k, v)) }) },
 		"events": func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Events = append(f.Events, p.decl(k, v)) }) },
 		"actions": func(_, v *yaml.Node) {
@@ -127,16 +139,16 @@ func (p *parser) file(src []byte) *File {
 		"effects":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Effects = append(f.Effects, p.fn(k, v)) }) },
 		"transitions": func(_, v *yaml.Node) { p.transitions(v, f) },
 		"behavior":    func(_, v *yaml.Node) { f.Behavior = p.str(v) },
-	})
-	for _, key := range []struct {
-		name string
-		set  bool
-	}{{"version", f.Version.Set}, {"machine", f.Machine.Set}, {"package", f.Package.Set}, {"states", len(f.States) > 0}, {"events", len(f.Events) > 0}} {
-		if !key.set {
-			p.errorf(root, "spec has no %q", key.name)
-		}
 	}
-	return f
+}
+
+// outputKeys returns the handlers of the keys of "output", filling o.
+func (p *parser) outputKeys(o *Output) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
+		"go":      func(_, v *yaml.Node) { o.Go = p.str(v) },
+		"diagram": func(_, v *yaml.Node) { o.Diagram = p.str(v) },
+		"table":   func(_, v *yaml.Node) { o.Table = p.str(v) },
+	}
 }
 
 // yamlError turns a yaml.v3 error into positioned diagnostics.
@@ -286,10 +298,7 @@ func (p *parser) fields(n *yaml.Node) []Field {
 	p.each(n, func(k, v *yaml.Node) {
 		f := Field{Name: p.str(k)}
 		if v.Kind == yaml.MappingNode {
-			p.mapping(v, map[string]func(k, v *yaml.Node){
-				"type": func(_, v *yaml.Node) { f.Type = p.str(v) },
-				"doc":  func(_, v *yaml.Node) { f.Doc = p.str(v) },
-			})
+			p.mapping(v, p.fieldKeys(&f))
 			if !f.Type.Set {
 				p.errorf(v, "field %q has no type", k.Value)
 			}
@@ -301,12 +310,27 @@ func (p *parser) fields(n *yaml.Node) []Field {
 	return out
 }
 
+// fieldKeys returns the handlers of the keys of a field written as a
+// mapping, filling f.
+func (p *parser) fieldKeys(f *Field) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
+		"type": func(_, v *yaml.Node) { f.Type = p.str(v) },
+		"doc":  func(_, v *yaml.Node) { f.Doc = p.str(v) },
+	}
+}
+
 func (p *parser) state(k, v *yaml.Node) State {
 	s := State{Name: p.str(k)}
 	if isEmpty(v) {
 		return s
 	}
-	p.mapping(v, map[string]func(k, v *yaml.Node){
+	p.mapping(v, p.stateKeys(&s))
+	return s
+}
+
+// stateKeys returns the handlers of the keys of a state, filling s.
+func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
 		"doc":       func(_, v *yaml.Node) { s.Doc = p.str(v) },
 		"initial":   func(_, v *yaml.Node) { s.Initial = p.boolean(v) },
 		"terminal":  func(_, v *yaml.Node) { s.Terminal = p.boolean(v) },
@@ -321,8 +345,7 @@ func (p *parser) state(k, v *yaml.Node) State {
 			s.StatesPos = p.pos(k)
 			p.each(v, func(k, v *yaml.Node) { s.States = append(s.States, p.state(k, v)) })
 		},
-	})
-	return s
+	}
 }
 
 // hook reads an "entry" or "exit": an action, a list of actions, or a
@@ -333,25 +356,36 @@ func (p *parser) hook(v *yaml.Node) *Hook {
 		h.Actions = p.names(v)
 		return h
 	}
-	p.mapping(v, map[string]func(k, v *yaml.Node){
+	p.mapping(v, p.hookKeys(h))
+	return h
+}
+
+// hookKeys returns the handlers of the keys of an "entry" or "exit"
+// written as a mapping, filling h.
+func (p *parser) hookKeys(h *Hook) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
 		"effect": func(_, v *yaml.Node) { h.Effect = p.str(v) },
 		"action": func(_, v *yaml.Node) { h.Actions = p.names(v) },
-	})
-	return h
+	}
 }
 
 // after reads a state's timer: its delay and the transition it fires,
 // with or without guards.
 func (p *parser) after(v *yaml.Node) *After {
 	a := &After{Pos: p.pos(v)}
-	keys := p.outcomeKeys(&a.Outcome)
-	keys["delay"] = func(_, v *yaml.Node) { a.Delay = p.str(v) }
-	keys["guards"] = func(_, v *yaml.Node) { a.Guards = p.branches(v) }
-	p.mapping(v, keys)
+	p.mapping(v, p.afterKeys(a))
 	if v.Kind == yaml.MappingNode && !a.Delay.Set {
 		p.errorf(v, "after has no \"delay\": give a duration such as 30s, or the effect that computes one")
 	}
 	return a
+}
+
+// afterKeys returns the handlers of the keys of "after", filling a.
+func (p *parser) afterKeys(a *After) map[string]func(k, v *yaml.Node) {
+	keys := p.outcomeKeys(&a.Outcome)
+	keys["delay"] = func(_, v *yaml.Node) { a.Delay = p.str(v) }
+	keys["guards"] = func(_, v *yaml.Node) { a.Guards = p.branches(v) }
+	return keys
 }
 
 func (p *parser) decl(k, v *yaml.Node) Decl {
@@ -359,11 +393,17 @@ func (p *parser) decl(k, v *yaml.Node) Decl {
 	if isEmpty(v) {
 		return d
 	}
-	p.mapping(v, map[string]func(k, v *yaml.Node){
+	p.mapping(v, p.declKeys(&d))
+	return d
+}
+
+// declKeys returns the handlers of the keys of an event or an action,
+// filling d.
+func (p *parser) declKeys(d *Decl) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
 		"doc":    func(_, v *yaml.Node) { d.Doc = p.str(v) },
 		"fields": func(_, v *yaml.Node) { d.Fields = p.fields(v) },
-	})
-	return d
+	}
 }
 
 func (p *parser) fn(k, v *yaml.Node) Func {
@@ -371,15 +411,21 @@ func (p *parser) fn(k, v *yaml.Node) Func {
 	if isEmpty(v) {
 		return f
 	}
-	p.mapping(v, map[string]func(k, v *yaml.Node){
+	p.mapping(v, p.fnKeys(&f))
+	return f
+}
+
+// fnKeys returns the handlers of the keys of a guard or an effect,
+// filling f.
+func (p *parser) fnKeys(f *Func) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
 		"doc":   func(_, v *yaml.Node) { f.Doc = p.str(v) },
 		"reads": func(_, v *yaml.Node) { f.Reads = p.fields(v) },
 		"sets": func(k, v *yaml.Node) {
 			f.SetsPos = p.pos(k)
 			f.Sets = p.fields(v)
 		},
-	})
-	return f
+	}
 }
 
 // outcomeKeys returns the handlers of the keys an outcome can have.
@@ -412,16 +458,22 @@ func (p *parser) transitions(n *yaml.Node, f *File) {
 	for _, c := range n.Content {
 		c = resolve(c)
 		t := Transition{Pos: p.pos(c)}
-		keys := p.outcomeKeys(&t.Outcome)
-		keys["from"] = func(_, v *yaml.Node) { t.From = p.names(v) }
-		keys["on"] = func(_, v *yaml.Node) { t.On = p.str(v) }
-		keys["guards"] = func(_, v *yaml.Node) { t.Guards = p.branches(v) }
-		p.mapping(c, keys)
+		p.mapping(c, p.transitionKeys(&t))
 		if c.Kind == yaml.MappingNode && len(t.From) == 0 {
 			p.errorf(c, "transition has no \"from\"")
 		}
 		f.Transitions = append(f.Transitions, t)
 	}
+}
+
+// transitionKeys returns the handlers of the keys of a transition,
+// filling t.
+func (p *parser) transitionKeys(t *Transition) map[string]func(k, v *yaml.Node) {
+	keys := p.outcomeKeys(&t.Outcome)
+	keys["from"] = func(_, v *yaml.Node) { t.From = p.names(v) }
+	keys["on"] = func(_, v *yaml.Node) { t.On = p.str(v) }
+	keys["guards"] = func(_, v *yaml.Node) { t.Guards = p.branches(v) }
+	return keys
 }
 
 func (p *parser) branches(n *yaml.Node) []Branch {
@@ -433,45 +485,57 @@ func (p *parser) branches(n *yaml.Node) []Branch {
 	for _, c := range n.Content {
 		c = resolve(c)
 		b := Branch{Pos: p.pos(c)}
-		keys := p.outcomeKeys(&b.Outcome)
-		keys["if"] = func(_, v *yaml.Node) { b.If = p.str(v) }
-		keys["else"] = func(_, v *yaml.Node) { b.Else = p.boolean(v) }
-		p.mapping(c, keys)
+		p.mapping(c, p.branchKeys(&b))
 		out = append(out, b)
 	}
 	return out
+}
+
+// branchKeys returns the handlers of the keys of a guard branch, filling b.
+func (p *parser) branchKeys(b *Branch) map[string]func(k, v *yaml.Node) {
+	keys := p.outcomeKeys(&b.Outcome)
+	keys["if"] = func(_, v *yaml.Node) { b.If = p.str(v) }
+	keys["else"] = func(_, v *yaml.Node) { b.Else = p.boolean(v) }
+	return keys
 }
 
 // example reads one example: its name, the state it starts in and the
 // event it sends, with their fields' values.
 func (p *parser) example(n *yaml.Node) Example {
 	ex := Example{Pos: p.pos(n)}
-	values := func(v *yaml.Node) []Value {
-		var out []Value
-		p.each(v, func(k, v *yaml.Node) {
-			val := Value{Name: p.str(k), Pos: p.pos(v)}
-			if v.Kind == yaml.ScalarNode {
-				val.Tag = v.Tag
-			}
-			if err := v.Decode(&val.Value); err != nil {
-				p.errorf(v, "cannot read the value of %s: %v", k.Value, err)
-				return
-			}
-			out = append(out, val)
-		})
-		return out
-	}
-	p.mapping(n, map[string]func(k, v *yaml.Node){
-		"name":  func(_, v *yaml.Node) { ex.Name = p.str(v) },
-		"in":    func(_, v *yaml.Node) { ex.In = p.str(v) },
-		"send":  func(_, v *yaml.Node) { ex.Send = p.str(v) },
-		"state": func(_, v *yaml.Node) { ex.State = values(v) },
-		"event": func(_, v *yaml.Node) { ex.Event = values(v) },
-	})
+	p.mapping(n, p.exampleKeys(&ex))
 	if n.Kind == yaml.MappingNode && !ex.Name.Set {
 		p.errorf(n, "example has no \"name\": say in a few words what the case is")
 	}
 	return ex
+}
+
+// exampleKeys returns the handlers of the keys of an example, filling ex.
+func (p *parser) exampleKeys(ex *Example) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
+		"name":  func(_, v *yaml.Node) { ex.Name = p.str(v) },
+		"in":    func(_, v *yaml.Node) { ex.In = p.str(v) },
+		"send":  func(_, v *yaml.Node) { ex.Send = p.str(v) },
+		"state": func(_, v *yaml.Node) { ex.State = p.values(v) },
+		"event": func(_, v *yaml.Node) { ex.Event = p.values(v) },
+	}
+}
+
+// values reads an example's field values, by spec name, as YAML gives them.
+func (p *parser) values(v *yaml.Node) []Value {
+	var out []Value
+	p.each(v, func(k, v *yaml.Node) {
+		val := Value{Name: p.str(k), Pos: p.pos(v)}
+		if v.Kind == yaml.ScalarNode {
+			val.Tag = v.Tag
+		}
+		if err := v.Decode(&val.Value); err != nil {
+			p.errorf(v, "cannot read the value of %s: %v", k.Value, err)
+			return
+		}
+		out = append(out, val)
+	})
+	return out
 }
 
 // resolve follows an alias to the node it names.

@@ -72,6 +72,59 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 	assert.Equal(t, string(spec.Schema), string(committed), "docs/fsmgen.schema.json is stale: run make generate")
 }
 
+// TestSchemaAccepts checks that the schema accepts specs fsmgen accepts
+// that use keys in places the repository's specs do not, so that editors
+// do not flag them.
+func TestSchemaAccepts(t *testing.T) {
+	sch := compileSchema(t)
+	// call is a composite state whose timer moves into its own substate
+	// without leaving it.
+	call := `version: 2
+machine: Phone
+package: phone
+states:
+  Idle:
+    initial: true
+    ignore: [Hang]
+  Call:
+    ignore: [Dial]
+    after:
+      delay: 30s
+      to: Held
+      local: true
+    states:
+      Talking:
+        initial: true
+      Held: {}
+events:
+  Dial: {}
+  Hang: {}
+transitions:
+  - from: Idle
+    on: Dial
+    to: Call
+  - from: Call
+    on: Hang
+    to: Idle
+`
+	tests := map[string]string{
+		"local inside after": call,
+		"local inside a timer's branch": strings.Replace(call, "      to: Held\n      local: true\n",
+			"      guards:\n        - if: quiet\n          to: Held\n          local: true\n        - else: true\n          ignore: true\n", 1) +
+			"guards:\n  quiet: {}\n",
+	}
+	for name, src := range tests {
+		t.Run(name, func(t *testing.T) {
+			f, diags := spec.Parse("x.yaml", []byte(src))
+			if !diags.HasErrors() {
+				_, diags = fsm.Build(f, fsm.Env{})
+			}
+			require.False(t, diags.HasErrors(), "fsmgen refuses the spec: %v", diags)
+			assert.NoError(t, sch.Validate(instance(t, []byte(src))))
+		})
+	}
+}
+
 // TestSchemaRejects checks that the schema refuses what the parser refuses
 // for its shape, so editors flag it as you type.
 func TestSchemaRejects(t *testing.T) {
@@ -99,6 +152,7 @@ func TestSchemaRejects(t *testing.T) {
 		"import alias not ident":    base + "imports:\n  9x: example.com/x\n",
 		"guard declaration unknown": base + "guards:\n  g:\n    docs: x\n",
 		"events given as a list":    "version: 2\nmachine: Door\npackage: door\nstates:\n  Closed: {}\nevents: [Push]\n",
+		"a timer that rejects":      strings.Replace(base, "    initial: true\n", "    initial: true\n    after:\n      delay: 1s\n      reject: too late\n", 1),
 	}
 	for name, src := range tests {
 		t.Run(name, func(t *testing.T) {

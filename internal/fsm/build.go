@@ -828,6 +828,17 @@ func (b *builder) goNames() {
 			b.errorf(a.Pos, "action %s is %s in Go, the name of the Recorder's list of actions: rename it", a.Name, a.GoName)
 		}
 	}
+	// A package the spec imports under the Go name of a state, event or
+	// action (an alias in capitals) is imported under another name.
+	for i, imp := range b.m.Imports {
+		if _, clash := taken[imp.GoName]; clash {
+			names := aliasesBut(b.m.Imports, i)
+			for id := range taken {
+				names[id] = true
+			}
+			b.m.Imports[i].GoName = importName(imp.Alias, names)
+		}
+	}
 	methods := map[string]owner{}
 	for _, fns := range [][]*Func{b.m.Guards, b.m.Effects} {
 		for _, fn := range fns {

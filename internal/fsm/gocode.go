@@ -3,6 +3,7 @@ package fsm
 import (
 	"go/scanner"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -82,23 +83,29 @@ func (b *builder) goCode(src string) GoCode {
 // the spec's imports under: its alias, unless generated code uses that
 // name itself (a local variable, a package it imports, a predeclared
 // identifier), in which case the alias with "pkg" and, if need be, a
-// number appended.
+// number appended ("pkg" put first for an alias that begins with "fsm",
+// which generated names do).
 func importName(alias string, taken map[string]bool) string {
 	if !reservedName(alias) && !taken[alias] {
 		return alias
 	}
-	name := alias + "pkg"
+	base := alias + "pkg"
+	if strings.HasPrefix(base, "fsm") {
+		base = "pkg" + alias
+	}
+	name := base
 	for i := 2; reservedName(name) || taken[name]; i++ {
-		name = alias + "pkg" + strconv.Itoa(i)
+		name = base + strconv.Itoa(i)
 	}
 	return name
 }
 
 // reservedName reports whether generated code may use name for something
-// else than a package of the spec's imports.
+// else than a package of the spec's imports. (The names of the spec's
+// states, events and actions are taken too: see goNames.)
 func reservedName(name string) bool {
 	return predeclared[name] || localNames[name] || generatedImports[name] || strings.HasPrefix(name, "fsm") ||
-		token.IsExported(name)
+		slices.Contains(Generated, name)
 }
 
 // aliasesBut returns the aliases of imps but the i-th.

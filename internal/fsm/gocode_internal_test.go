@@ -41,7 +41,9 @@ func TestGoCode(t *testing.T) {
 		"chat": {Import: spec.Import{Path: spec.String{Value: "example.com/chat"}}},
 		"t":    {Import: spec.Import{Path: spec.String{Value: "time"}}},
 	}}
-	chat := func(name string) GoToken { return GoToken{Ident: &GoIdent{GoName: name, GoImportPath: "example.com/chat"}} }
+	chat := func(name string) GoToken {
+		return GoToken{Ident: &GoIdent{GoName: name, GoImportPath: "example.com/chat"}}
+	}
 	text := func(s string) GoToken { return GoToken{Text: s} }
 	tests := []struct {
 		src  string

@@ -9,10 +9,12 @@ package emit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/format"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/dave/jennifer/jen"
 
@@ -31,44 +33,52 @@ type File struct {
 }
 
 // All returns every file the machine's spec asks for, in a fixed order.
+// The files are made at the same time, each on a goroutine of its own:
+// formatting the Go code is most of fsmgen's work on a large machine.
 func All(m *fsm.Machine) ([]File, error) {
-	var files []File
+	type job struct {
+		path string
+		make func() ([]byte, error)
+	}
+	var jobs []job
 	if dir := m.Output.GoDir; dir != "" {
-		base := fsm.SnakeName(m.Name)
-		code, err := render(GoFile(m))
-		if err != nil {
-			return nil, fmt.Errorf("emit Go code for %s: %w", m.Name, err)
-		}
-		tests, err := render(TestFile(m))
-		if err != nil {
-			return nil, fmt.Errorf("emit Go tests for %s: %w", m.Name, err)
-		}
-		files = append(files,
-			File{Path: path.Join(dir, base+"_gen.go"), Content: code},
-			File{Path: path.Join(dir, base+"_gen_test.go"), Content: tests})
+		base := path.Join(dir, fsm.SnakeName(m.Name))
+		jobs = append(jobs,
+			job{base + "_gen.go", func() ([]byte, error) { return goFile("Go code", GoFile(m)) }},
+			job{base + "_gen_test.go", func() ([]byte, error) { return goFile("Go tests", TestFile(m)) }})
 		if ef := ExamplesFile(m); ef != nil {
-			examples, err := render(ef)
-			if err != nil {
-				return nil, fmt.Errorf("emit the example tests for %s: %w", m.Name, err)
-			}
-			files = append(files, File{Path: path.Join(dir, base+"_examples_gen_test.go"), Content: examples})
+			jobs = append(jobs, job{base + "_examples_gen_test.go", func() ([]byte, error) { return goFile("the example tests", ef) }})
 		}
 	}
 	if p := m.Output.Diagram; p != "" {
-		out, err := Mermaid(m)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, File{Path: p, Content: out})
+		jobs = append(jobs, job{p, func() ([]byte, error) { return Mermaid(m) }})
 	}
 	if p := m.Output.Table; p != "" {
-		out, err := Markdown(m)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, File{Path: p, Content: out})
+		jobs = append(jobs, job{p, func() ([]byte, error) { return Markdown(m) }})
+	}
+	files := make([]File, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			files[i].Path = j.path
+			files[i].Content, errs[i] = j.make()
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("emit %s: %w", m.Name, err)
 	}
 	return files, nil
+}
+
+// goFile renders a jennifer file; what names it in an error.
+func goFile(what string, f *jen.File) ([]byte, error) {
+	out, err := render(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
 // render renders a jennifer file unformatted and formats it once, with
@@ -81,7 +91,7 @@ func render(f *jen.File) ([]byte, error) {
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render generated code: %w", err)
 	}
-	out, err := format.Source(groupImports(buf.Bytes()))
+	out, err := formatGo(groupImports(buf.Bytes()))
 	if err == nil {
 		return out, nil
 	}
@@ -90,6 +100,87 @@ func render(f *jen.File) ([]byte, error) {
 		fmt.Fprintf(&numbered, "%5d  %s\n", i+1, line)
 	}
 	return nil, fmt.Errorf("generated code does not format: %w\n%s", err, numbered.String())
+}
+
+// chunkSize is the size of unformatted Go above which formatGo formats a
+// file in pieces at the same time.
+const chunkSize = 256 << 10
+
+// formatGo formats the Go source of a whole file, as go/format does. A
+// large file is cut before top-level functions into pieces of about
+// chunkSize, which are formatted at the same time: gofmt puts one blank
+// line before a declaration with a doc comment, so joining the pieces with
+// one gives the bytes formatting the whole file gives (TestFormatGo checks
+// it).
+func formatGo(src []byte) ([]byte, error) { return formatPieces(src, chunkSize) }
+
+// formatPieces formats src in pieces of about size bytes.
+func formatPieces(src []byte, size int) ([]byte, error) {
+	cuts := cutPoints(src, size)
+	if len(cuts) == 0 {
+		return format.Source(src)
+	}
+	pieces := make([][]byte, len(cuts)+1)
+	errs := make([]error, len(pieces))
+	var wg sync.WaitGroup
+	for i := range pieces {
+		from, to := 0, len(src)
+		if i > 0 {
+			from = cuts[i-1]
+		}
+		if i < len(cuts) {
+			to = cuts[i]
+		}
+		wg.Go(func() { pieces[i], errs[i] = format.Source(src[from:to]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i := range pieces {
+		pieces[i] = bytes.TrimRight(pieces[i], "\n")
+	}
+	return append(bytes.Join(pieces, []byte("\n\n")), '\n'), nil
+}
+
+// cutPoints returns where formatGo may cut src, about every size bytes:
+// the start of a doc comment at the left margin that follows a line "}"
+// (the end of a declaration) and documents a function.
+func cutPoints(src []byte, size int) []int {
+	var cuts []int
+	last := 0
+	for at := 0; at < len(src); {
+		end := bytes.IndexByte(src[at:], '\n')
+		if end < 0 {
+			break
+		}
+		next := at + end + 1
+		if string(src[at:next]) == "}\n" && next-last >= size && docOfFunc(src[next:]) {
+			cuts = append(cuts, next)
+			last = next
+		}
+		at = next
+	}
+	return cuts
+}
+
+// docOfFunc reports whether src begins with // comment lines at the left
+// margin followed by a function declaration.
+func docOfFunc(src []byte) bool {
+	if !bytes.HasPrefix(src, []byte("// ")) {
+		return false
+	}
+	for bytes.HasPrefix(src, []byte("//")) {
+		end := bytes.IndexByte(src, '\n')
+		if end < 0 {
+			return false
+		}
+		src = src[end+1:]
+		if len(src) > 0 && src[0] == ' ' { // a wrapped comment line, as jennifer renders it
+			src = bytes.TrimLeft(src, " ")
+		}
+	}
+	return bytes.HasPrefix(src, []byte("func "))
 }
 
 // groupImports puts a blank line between the standard library's imports

@@ -570,8 +570,12 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else {
 		fmt.Fprintf(stderr, "agent: bash sandbox: %s\n", sb)
 	}
+	guard, err := tools.NewGitGuard(ctx, ws)
+	if err != nil {
+		return err
+	}
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
-		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb})
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard})
 
 	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
 	if err != nil {
@@ -628,7 +632,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		MaxNewFileBytes: int64(o.commitMaxNewFile)}); err != nil {
 		display.Notice(fmt.Sprintf("changes will not be committed: %v", err))
 	} else {
-		hook = c.Hook
+		hook = guardedHook(guard, c.Hook)
 	}
 
 	a, err := agentexec.New(agentexec.Config{
@@ -671,6 +675,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	closeErr := elog.Close()
 	display.endLine()
+	reportGitChanges(context.WithoutCancel(ctx), guard, stderr)
 	fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)
 	if err := errors.Join(runErr, closeErr); err != nil {
 		return err

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,5 +235,37 @@ func TestEditFileRefusesGitDirectories(t *testing.T) {
 				assert.NoFileExists(t, filepath.Join(root, tt.path))
 			}
 		})
+	}
+}
+
+// BenchmarkGitGuardCheck measures a check of a workspace of 1,000
+// directories of 10 files each with a submodule and a nested repository:
+// what the guard adds to every bash command.
+func BenchmarkGitGuardCheck(b *testing.B) {
+	dir := b.TempDir()
+	for _, c := range [][]string{{"init", "-q", "nested"}, {"init", "-q", "sub"}} {
+		cmd := exec.Command("git", c...)
+		cmd.Dir = dir
+		require.NoError(b, cmd.Run())
+	}
+	require.NoError(b, os.Rename(filepath.Join(dir, "sub", ".git"), filepath.Join(dir, "sub.gitdir")))
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "sub", ".git"), []byte("gitdir: ../sub.gitdir\n"), 0o644))
+	for i := range 1000 {
+		d := filepath.Join(dir, "src", fmt.Sprintf("p%02d", i/100), fmt.Sprintf("d%03d", i))
+		require.NoError(b, os.MkdirAll(d, 0o755))
+		for j := range 10 {
+			require.NoError(b, os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.go", j)), []byte("package x\n"), 0o644))
+		}
+	}
+	ws, err := NewWorkspace(dir)
+	require.NoError(b, err)
+	defer ws.Close()
+	g, err := NewGitGuard(context.Background(), ws)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if found, err := g.Check(context.Background()); err != nil || len(found) > 0 {
+			b.Fatal(found, err)
+		}
 	}
 }

@@ -1,12 +1,9 @@
 package tools
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -127,16 +124,22 @@ var markNames = []struct {
 // GitGuard keeps to put back; a larger one is only told apart by digest.
 const maxRecorded = 1 << 20
 
-// gitFile is what one path was: its type and permissions, and a file's
-// content or a link's target.
+// gitFile is what one path was: its type and permissions, its identity
+// and, where it was kept, its content (a link's target).
 type gitFile struct {
 	mode    fs.FileMode
-	content []byte // nil when the file is over maxRecorded
-	sum     [sha256.Size]byte
+	size    int64
+	ino     uint64
+	ctime   int64 // nanoseconds
+	content []byte
+	kept    bool // content holds the whole content
 }
 
-// same reports whether f and o are alike.
-func (f gitFile) same(o gitFile) bool { return f.mode == o.mode && f.sum == o.sum }
+// same reports whether f and o are alike: no write, chmod or replacement
+// happened in between.
+func (f gitFile) same(o gitFile) bool {
+	return f.mode == o.mode && f.size == o.size && f.ino == o.ino && f.ctime == o.ctime
+}
 
 // gitDirState is what a git directory was: its identity and the files
 // in it that can make git run a program or look elsewhere.
@@ -170,7 +173,7 @@ type dotGitState struct {
 // when the agent starts, before any tool runs.
 func NewGitGuard(ctx context.Context, ws *Workspace) (*GitGuard, error) {
 	g := &GitGuard{ws: ws}
-	snap, err := g.scan(ctx)
+	snap, err := scanner{ws: ws, keep: true}.scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("record the git repositories of the workspace %s: %w", ws.Root(), err)
 	}
@@ -185,7 +188,7 @@ func NewGitGuard(ctx context.Context, ws *Workspace) (*GitGuard, error) {
 func (g *GitGuard) Check(ctx context.Context) ([]GitChange, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now, err := g.scan(ctx)
+	now, err := scanner{ws: g.ws}.scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("check the git repositories of the workspace %s: %w", g.ws.Root(), err)
 	}
@@ -265,9 +268,10 @@ func (g *GitGuard) checkDotGit(p string, was dotGitState, now gitSnapshot, add f
 			what = "the gitdir pointer was replaced by a directory"
 		}
 		c := GitChange{Path: p, What: what}
-		if err := g.restoreFile(p, *was.file, true); err != nil {
+		if now, err := g.restoreFile(p, *was.file, true); err != nil {
 			c.Note = fmt.Sprintf("it could not be put back (%v): check it, and what it points to, before running git there", err)
 		} else {
+			*was.file = now
 			c.Undone, c.Note = true, "put back as it was"
 		}
 		add(c)
@@ -310,10 +314,10 @@ func (g *GitGuard) checkGitDir(p, what string, was, cur gitDirState, add func(Gi
 			err = g.remove(full)
 		case !inCur:
 			change.What = "removed from a " + what
-			err = g.restoreFile(full, w, false)
+			was.files[n], err = g.restoreFile(full, w, false)
 		default:
 			change.What = "changed in a " + what
-			err = g.restoreFile(full, w, false)
+			was.files[n], err = g.restoreFile(full, w, false)
 		}
 		if err != nil {
 			change.Note = fmt.Sprintf("it could not be put back (%v): review the repository's configuration and hooks before running git there", err)
@@ -385,65 +389,87 @@ func (g *GitGuard) unmakeGitDir(p string, marks uint8, add func(GitChange)) {
 	add(c)
 }
 
-// scan records the git repositories of the workspace.
-func (g *GitGuard) scan(ctx context.Context) (gitSnapshot, error) {
+// scanner records the git repositories of a workspace: with keep, the
+// content of their files too, to put them back.
+type scanner struct {
+	ws   *Workspace
+	keep bool
+}
+
+// scan records the git repositories of the workspace. It reads each
+// directory through a descriptor opened from its parent's without
+// following links, so that a directory costs one open, one read and one
+// close whatever its depth.
+func (sc scanner) scan(ctx context.Context) (gitSnapshot, error) {
 	s := gitSnapshot{dotGits: map[string]dotGitState{}, gitDirs: map[string]gitDirState{}, marks: map[string]uint8{}, dirs: map[string]struct{}{}}
-	fsys := g.ws.root.FS()
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		if err := ctx.Err(); err != nil {
+	root, err := sc.ws.openDir(".", false)
+	if err != nil {
+		return s, reason(err)
+	}
+	f := os.NewFile(uintptr(root.fd), ".") // f closes it
+	return s, sc.walk(ctx, f, ".", &s)
+}
+
+// walk records the git repositories in the directory dir, open as f,
+// which it closes.
+func (sc scanner) walk(ctx context.Context, f *os.File, dir string, s *gitSnapshot) error {
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		_ = f.Close()
+		if dir == "." {
 			return err
 		}
-		entries, err := fs.ReadDir(fsys, dir)
-		if err != nil {
-			if dir == "." {
-				return err
-			}
-			return nil // unreadable, or gone since: nothing git reads either
-		}
-		s.dirs[dir] = struct{}{}
-		var marks uint8
-		var subdirs []string
-		for _, e := range entries {
-			name := e.Name()
-			marks |= markOf(name, e.IsDir())
-			if name == ".git" {
-				st, err := g.dotGit(path.Join(dir, name), e)
-				if err != nil {
-					return err
-				}
-				s.dotGits[path.Join(dir, name)] = st
-				continue
-			}
-			if e.IsDir() {
-				subdirs = append(subdirs, path.Join(dir, name))
-			}
-		}
-		if marks != 0 {
-			s.marks[dir] = marks
-		}
-		if gitDirMarks(marks) {
-			st, err := g.gitDir(dir)
+		return nil // unreadable, or gone since: nothing git reads either
+	}
+	defer f.Close()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.dirs[dir] = struct{}{}
+	var marks uint8
+	var subdirs []string
+	for _, e := range entries {
+		name := e.Name()
+		marks |= markOf(name, e.IsDir())
+		if name == ".git" {
+			st, err := sc.dotGit(path.Join(dir, name), e)
 			if err != nil {
 				return err
 			}
-			s.gitDirs[dir] = st
-			return nil // its objects are not looked through
+			s.dotGits[path.Join(dir, name)] = st
+			continue
 		}
-		for _, d := range subdirs {
-			if err := walk(d); err != nil {
-				return err
-			}
+		if e.IsDir() {
+			subdirs = append(subdirs, name)
 		}
-		return nil
 	}
-	return s, walk(".")
+	if marks != 0 {
+		s.marks[dir] = marks
+	}
+	if gitDirMarks(marks) {
+		st, err := sc.gitDir(dir)
+		if err != nil {
+			return err
+		}
+		s.gitDirs[dir] = st
+		return nil // its objects are not looked through
+	}
+	for _, name := range subdirs {
+		fd, err := openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			continue // gone, or replaced by a link, since it was listed
+		}
+		if err := sc.walk(ctx, os.NewFile(uintptr(fd), name), path.Join(dir, name), s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dotGit records the .git entry p.
-func (g *GitGuard) dotGit(p string, e fs.DirEntry) (dotGitState, error) {
+func (sc scanner) dotGit(p string, e fs.DirEntry) (dotGitState, error) {
 	if !e.IsDir() {
-		f, err := g.record(p)
+		f, err := sc.record(p)
 		if err != nil {
 			return dotGitState{}, err
 		}
@@ -452,7 +478,7 @@ func (g *GitGuard) dotGit(p string, e fs.DirEntry) (dotGitState, error) {
 	if p == ".git" {
 		return dotGitState{skipped: true}, nil // the workspace's own repository
 	}
-	st, err := g.gitDir(p)
+	st, err := sc.gitDir(p)
 	if err != nil {
 		return dotGitState{}, err
 	}
@@ -461,16 +487,16 @@ func (g *GitGuard) dotGit(p string, e fs.DirEntry) (dotGitState, error) {
 
 // gitDir records the git directory p: its identity and its files that
 // can make git run a program or look elsewhere.
-func (g *GitGuard) gitDir(p string) (gitDirState, error) {
+func (sc scanner) gitDir(p string) (gitDirState, error) {
 	st := gitDirState{files: map[string]gitFile{}}
-	fi, err := g.ws.root.Lstat(p)
+	fi, err := sc.ws.root.Lstat(p)
 	if err != nil {
 		return st, nil // gone since it was listed
 	}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
 		st.dev, st.ino = uint64(sys.Dev), sys.Ino
 	}
-	return st, g.sensitive(p, "", st.files, 0)
+	return st, sc.sensitive(p, "", st.files, 0)
 }
 
 // maxNesting bounds how deep modules and worktrees are looked through.
@@ -481,11 +507,11 @@ const maxNesting = 16
 // elsewhere: config, config.worktree, commondir, gitdir, everything under
 // hooks, and the same in each git directory under modules and worktrees
 // (a submodule's name may hold slashes).
-func (g *GitGuard) sensitive(dir, prefix string, files map[string]gitFile, depth int) error {
+func (sc scanner) sensitive(dir, prefix string, files map[string]gitFile, depth int) error {
 	if depth > maxNesting {
 		return nil
 	}
-	entries, err := fs.ReadDir(g.ws.root.FS(), path.Join(dir, prefix))
+	entries, err := fs.ReadDir(sc.ws.root.FS(), path.Join(dir, prefix))
 	if err != nil {
 		return nil // unreadable, or gone since it was listed
 	}
@@ -494,17 +520,17 @@ func (g *GitGuard) sensitive(dir, prefix string, files map[string]gitFile, depth
 		rel := path.Join(prefix, name)
 		switch {
 		case !e.IsDir() && (name == "config" || name == "config.worktree" || name == "commondir" || name == "gitdir"):
-			f, err := g.record(path.Join(dir, rel))
+			f, err := sc.record(path.Join(dir, rel))
 			if err != nil {
 				return err
 			}
 			files[rel] = f
 		case e.IsDir() && name == "hooks":
-			err := fs.WalkDir(g.ws.root.FS(), path.Join(dir, rel), func(p string, d fs.DirEntry, err error) error {
+			err := fs.WalkDir(sc.ws.root.FS(), path.Join(dir, rel), func(p string, d fs.DirEntry, err error) error {
 				if err != nil || d.IsDir() {
 					return nil
 				}
-				f, err := g.record(p)
+				f, err := sc.record(p)
 				if err != nil {
 					return err
 				}
@@ -515,7 +541,7 @@ func (g *GitGuard) sensitive(dir, prefix string, files map[string]gitFile, depth
 				return err
 			}
 		case e.IsDir() && (name == "modules" || name == "worktrees"):
-			if err := g.nested(dir, rel, files, depth+1); err != nil {
+			if err := sc.nested(dir, rel, files, depth+1); err != nil {
 				return err
 			}
 		}
@@ -525,11 +551,11 @@ func (g *GitGuard) sensitive(dir, prefix string, files map[string]gitFile, depth
 
 // nested adds the sensitive files of the git directories below
 // dir/prefix, a modules or worktrees directory.
-func (g *GitGuard) nested(dir, prefix string, files map[string]gitFile, depth int) error {
+func (sc scanner) nested(dir, prefix string, files map[string]gitFile, depth int) error {
 	if depth > maxNesting {
 		return nil
 	}
-	entries, err := fs.ReadDir(g.ws.root.FS(), path.Join(dir, prefix))
+	entries, err := fs.ReadDir(sc.ws.root.FS(), path.Join(dir, prefix))
 	if err != nil {
 		return nil
 	}
@@ -538,98 +564,88 @@ func (g *GitGuard) nested(dir, prefix string, files map[string]gitFile, depth in
 			continue
 		}
 		sub := path.Join(prefix, e.Name())
-		if _, err := g.ws.root.Lstat(path.Join(dir, sub, "HEAD")); err == nil {
-			err = g.sensitive(dir, sub, files, depth+1)
+		if _, err := sc.ws.root.Lstat(path.Join(dir, sub, "HEAD")); err == nil {
+			err = sc.sensitive(dir, sub, files, depth+1)
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		if err := g.nested(dir, sub, files, depth+1); err != nil {
+		if err := sc.nested(dir, sub, files, depth+1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// record returns what the file p is: its mode, and its content (a link's
-// target) up to maxRecorded.
-func (g *GitGuard) record(p string) (gitFile, error) {
-	fi, err := g.ws.root.Lstat(p)
+// record returns what the file p is: its type and permissions, size,
+// inode and change time (which every write, chmod and replacement
+// changes, and which no command can set back), and, with keep, its
+// content (a link's target), when it is at most maxRecorded bytes.
+func (sc scanner) record(p string) (gitFile, error) {
+	fi, err := sc.ws.root.Lstat(p)
 	if err != nil {
 		return gitFile{mode: fs.ModeIrregular}, nil // gone since it was listed: some state that differs
 	}
-	f := gitFile{mode: fi.Mode()}
+	f := gitFile{mode: fi.Mode(), size: fi.Size()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		f.ino, f.ctime = st.Ino, st.Ctim.Nano()
+	}
+	if !sc.keep {
+		return f, nil
+	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := g.ws.root.Readlink(p)
-		if err != nil {
-			return f, nil
-		}
-		f.content = []byte(target)
-	case fi.Mode().IsRegular():
-		r, err := g.ws.root.Open(p)
-		if err != nil {
-			return f, nil
-		}
-		defer r.Close()
-		h := sha256.New()
-		var kept bytes.Buffer
-		n, err := io.Copy(io.MultiWriter(h, &limitedBuffer{&kept, maxRecorded}), r)
+		target, err := sc.ws.root.Readlink(p)
 		if err != nil {
 			return f, fmt.Errorf("read %s: %w", p, reason(err))
 		}
-		copy(f.sum[:], h.Sum(nil))
-		if n <= maxRecorded {
-			f.content = kept.Bytes()
+		f.content, f.kept = []byte(target), true
+	case fi.Mode().IsRegular() && fi.Size() <= maxRecorded:
+		b, err := sc.ws.root.ReadFile(p)
+		if err != nil {
+			return f, fmt.Errorf("read %s: %w", p, reason(err))
 		}
-		return f, nil
+		f.content, f.kept = b, true
 	}
-	f.sum = sha256.Sum256(f.content)
 	return f, nil
 }
 
-// limitedBuffer keeps the first limit bytes written to it and drops the
-// rest, never failing.
-type limitedBuffer struct {
-	b     *bytes.Buffer
-	limit int
-}
-
-// Write implements io.Writer.
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.limit - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-// restoreFile puts the file p back as f recorded it. When top, p is a
-// .git entry directly in its directory, whose directory is not created
+// restoreFile puts the file p back as f recorded it, and returns what it
+// is now (with f's content), to compare later checks with. When top, p is
+// a .git entry directly in its directory, whose directory is not created
 // when it is missing.
-func (g *GitGuard) restoreFile(p string, f gitFile, top bool) error {
-	if f.content == nil && f.mode.IsRegular() {
-		return errors.New("it is too large to have been recorded")
+func (g *GitGuard) restoreFile(p string, f gitFile, top bool) (gitFile, error) {
+	if !f.kept {
+		return f, errors.New("it is too large to have been recorded")
 	}
 	d, err := g.ws.openDir(path.Dir(p), !top)
 	if err != nil {
-		return reason(err)
+		return f, reason(err)
 	}
 	defer d.Close()
 	base := path.Base(p)
 	if err := removeAt(d.fd, base, 0); err != nil {
-		return err
+		return f, err
 	}
 	if f.mode&fs.ModeSymlink != 0 {
-		return unix.Symlinkat(string(f.content), d.fd, base)
+		if err := unix.Symlinkat(string(f.content), d.fd, base); err != nil {
+			return f, err
+		}
+	} else {
+		w, err := d.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return f, reason(err)
+		}
+		_, werr := w.Write(f.content)
+		cerr := w.Chmod(f.mode.Perm())
+		if err := errors.Join(werr, cerr, w.Close()); err != nil {
+			return f, err
+		}
 	}
-	w, err := d.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return reason(err)
-	}
-	_, werr := w.Write(f.content)
-	cerr := w.Chmod(f.mode.Perm())
-	return errors.Join(werr, cerr, w.Close())
+	now, err := scanner{ws: g.ws}.record(p)
+	now.content, now.kept = f.content, f.kept
+	return now, err
 }
 
 // remove removes the file or directory tree p, never following a

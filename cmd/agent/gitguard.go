@@ -45,3 +45,12 @@ func reportGitChanges(ctx context.Context, guard *tools.GitGuard, w io.Writer) {
 		fmt.Fprintln(w, "agent: some of these could not be undone: review them before you run git in the workspace")
 	}
 }
+
+// noteUnusualRepositories tells the user, when the agent starts, of the
+// git repositories of the workspace that look planted (see
+// tools.GitGuard.Unusual): the agent takes the workspace as it finds it.
+func noteUnusualRepositories(guard *tools.GitGuard, w io.Writer) {
+	for _, u := range guard.Unusual() {
+		fmt.Fprintf(w, "agent: note: %s; git obeys its configuration: review it before running git in the workspace\n", u)
+	}
+}

@@ -51,6 +51,7 @@ func TestPlantedSubmoduleGitdirUndone(t *testing.T) {
 	assert.Contains(t, r.stderr, "agent:   evil: a git repository was created; removed")
 	assert.Contains(t, r.stderr, "agent:   sub/.git: the gitdir pointer changed; put back as it was")
 	assert.Equal(t, "notes.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
+	assert.NotContains(t, r.stderr, "agent: note:", "nothing looked planted at the start")
 
 	// The user's own git, at the top of the repository.
 	gittest.WriteFile(t, e.ws, "user.txt", "mine\n")
@@ -80,4 +81,20 @@ func TestEditFileLeavesNoSetuidFile(t *testing.T) {
 	results := resultsOf(e.srv.Requests()[1])
 	require.Len(t, results, 1)
 	assert.Contains(t, results[0], "its setuid and setgid bits were removed")
+}
+
+// TestUnusualRepositoryNoted starts the agent in a workspace where a
+// killed session left a plant (a submodule's pointer to a copy of its git
+// directory): the agent says so at once.
+func TestUnusualRepositoryNoted(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"README": "top\n"}, fakellm.Reply{Text: "Hi."})
+	upstream := gittest.NewRepo(t, map[string]string{"lib.go": "package lib\n"})
+	gittest.Git(t, e.ws, "-c", "protocol.file.allow=always", "submodule", "--quiet", "add", upstream, "sub")
+	gittest.Git(t, e.ws, "commit", "--quiet", "-m", "sub")
+	require.NoError(t, exec.Command("cp", "-r", filepath.Join(e.ws, ".git/modules/sub"), filepath.Join(e.ws, "evil")).Run())
+	gittest.WriteFile(t, e.ws, "sub/.git", "gitdir: ../evil\n")
+	r := e.run(t, "", "-p", "Hi.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "agent: note: evil is a git repository outside a .git (a bare repository); git obeys its configuration")
+	assert.Contains(t, r.stderr, "agent: note: sub/.git points to evil, outside every .git directory")
 }

@@ -574,6 +574,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	noteUnusualRepositories(guard, stderr)
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard})
 

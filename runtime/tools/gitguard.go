@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -229,6 +230,40 @@ func (g *GitGuard) Changes() []GitChange {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return slices.Clone(g.changes)
+}
+
+// Unusual returns, sorted, the git repositories of the workspace, as the
+// guard found them when it was made, that the user is unlikely to have
+// made: a gitdir pointer that names a directory outside every .git (git
+// itself points a submodule into .git/modules and a worktree into
+// .git/worktrees), and a git directory outside a .git (a bare
+// repository). The guard takes the workspace as it finds them; a session
+// killed between a command and its check leaves what the command planted
+// for the next session to find, and these are what such a plant looks
+// like.
+func (g *GitGuard) Unusual() []string {
+	var out []string
+	for p, st := range g.start.dotGits {
+		if st.file == nil || st.file.mode&fs.ModeSymlink != 0 {
+			continue
+		}
+		target, ok := strings.CutPrefix(strings.TrimSpace(string(st.file.content)), "gitdir:")
+		if !ok {
+			continue
+		}
+		target = filepath.ToSlash(strings.TrimSpace(target))
+		if !path.IsAbs(target) {
+			target = path.Join(path.Dir(p), target)
+		}
+		if !slices.Contains(strings.Split(target, "/"), ".git") {
+			out = append(out, fmt.Sprintf("%s points to %s, outside every .git directory", p, target))
+		}
+	}
+	for p := range g.start.gitDirs {
+		out = append(out, fmt.Sprintf("%s is a git repository outside a .git (a bare repository)", p))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // CheckNote runs Check and words what it found for the model: "" when

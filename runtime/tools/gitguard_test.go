@@ -269,3 +269,24 @@ func BenchmarkGitGuardCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestGitGuardUnusual checks what the guard finds odd when it starts: a
+// gitdir pointer out of every .git, and a bare repository.
+func TestGitGuardUnusual(t *testing.T) {
+	dir := guardedRepo(t)
+	ws, err := NewWorkspace(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ws.Close() })
+	g, err := NewGitGuard(context.Background(), ws)
+	require.NoError(t, err)
+	assert.Empty(t, g.Unusual(), "a submodule and a nested repository are usual")
+
+	sh(t, dir, `cp -r .git/modules/sub evil && printf 'gitdir: ../evil\n' > sub/.git && git init -q --bare x.git`)
+	g, err = NewGitGuard(context.Background(), ws)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"evil is a git repository outside a .git (a bare repository)",
+		"sub/.git points to evil, outside every .git directory",
+		"x.git is a git repository outside a .git (a bare repository)",
+	}, g.Unusual())
+}

@@ -43,12 +43,18 @@
 //     workspace (see "Repositories inside the workspace" below);
 //   - leaves out of the commit, unstaged, the changed files that hold a
 //     secret ([Options].Secrets) in their content, in their path or, for a
-//     symbolic link, in its target, and the new files over
-//     [Options].MaxNewFileBytes, and names them in the [Result];
+//     symbolic link, in its target — in any form the redactor finds, pieces
+//     of the secret and encodings broken over lines included: the staged
+//     contents are streamed from git cat-file through the redactor, in
+//     bounded memory —, and the new files over [Options].MaxNewFileBytes,
+//     and names them in the [Result];
 //   - passes the paths it adds, unstages and commits to git on standard
-//     input (--pathspec-from-file), and the secrets' forms too: a command
-//     line, which other users of the machine can read, names only paths
-//     that hold no secret; git's error messages are redacted;
+//     input (--pathspec-from-file), and the commit message in a temporary
+//     file of its own (a round of thousands of calls makes it larger than
+//     one argument may be): a command line, which other users of the
+//     machine can read, names only paths that hold no secret, and no
+//     secret's form is written anywhere; git's error messages are
+//     redacted;
 //   - runs each git command with a deadline ([Options].Timeout), in its
 //     own process group, which is killed when the deadline passes or the
 //     context is cancelled; the call returns within a couple of seconds
@@ -80,6 +86,11 @@
 // directories that held tracked or untracked files when the agent started
 // or at a commit since: a .git alone in an otherwise empty new directory
 // is not seen, nor is one in an ignored directory.
+//
+// The agent's git guard (runtime/tools.GitGuard), run before every
+// commit, removes the repositories a tool created and puts back what a
+// tool changed of the others; what is said here is the auto-commit's own
+// net, for a repository the guard could not undo or when there is none.
 //
 // The user's own submodules keep working: a gitlink that was in the index
 // at Open is committed when the commit it records changes (a tool checked

@@ -8,6 +8,9 @@
 // [sandbox.Sandbox] (bubblewrap by default: writes only in the workspace, no
 // network, secrets hidden, every process it started killed when it ends).
 //
+// A [GitGuard], given to the bash tool, puts back after every command what
+// it changed of the workspace's git repositories other than its own .git.
+//
 // Every failure of a call — an unknown tool, bad arguments, a tool error, a
 // panic, a timeout, a cancellation — becomes a [chat.ToolOutcome] with
 // IsError set, written for the LLM to read and act on.

@@ -475,12 +475,15 @@ func (r *Redactor) ContainsReader(rd io.Reader) (bool, error) {
 	for {
 		n, err := rd.Read(chunk)
 		// Whitespace goes at once: it does not count, and what is kept
-		// between chunks stays short.
+		// between chunks stays short. Without a branch: each byte is
+		// written, and the next one goes over it when it is a space.
+		j := len(buf)
+		buf = buf[:j+n]
 		for _, c := range chunk[:n] {
-			if !space[c] {
-				buf = append(buf, c)
-			}
+			buf[j] = c
+			j += int(keepMask[c] & 1)
 		}
+		buf = buf[:j]
 		if r.Contains(buf) {
 			return true, nil
 		}

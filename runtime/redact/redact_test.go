@@ -217,6 +217,20 @@ func TestContainsReaderAcrossChunks(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
+// BenchmarkContainsReader measures the search of 64 KiB of a file's
+// content, as the auto-commit searches what it stages.
+func BenchmarkContainsReader(b *testing.B) {
+	content := strings.Repeat("func f() { return x }\n", 64<<10/22)
+	r := redact.New(longKey)
+	b.SetBytes(int64(len(content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if found, _ := r.ContainsReader(strings.NewReader(content)); found {
+			b.Fatal("found a key")
+		}
+	}
+}
+
 // TestRedactOrdinaryText runs the redactor over this package's own
 // source, which holds no key: nothing changes.
 func TestRedactOrdinaryText(t *testing.T) {
@@ -252,6 +266,22 @@ func BenchmarkRedact(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkStream measures a reply of 4 KiB streamed in deltas of 16
+// bytes through a Stream, as the agent redacts the model's text.
+func BenchmarkStream(b *testing.B) {
+	reply := strings.Repeat("Let me look at the failing test first. ", 4<<10/39)
+	r := redact.New(longKey)
+	b.SetBytes(int64(len(reply)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := r.Stream()
+		for i := 0; i < len(reply); i += 16 {
+			_ = s.Write(reply[i:min(i+16, len(reply))])
+		}
+		_ = s.Flush()
 	}
 }
 

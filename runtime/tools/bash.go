@@ -117,6 +117,10 @@ func (t *bashTool) Spec() chat.ToolSpec {
 		}
 		b.WriteString("The environment is minimal and holds no secrets. ")
 	}
+	if t.opt.GitGuard != nil {
+		b.WriteString("Do not create or change git repositories in the workspace (a .git, a submodule's configuration, a bare repository): " +
+			"the agent undoes such changes after every command. ")
+	}
 	b.WriteString("The command has a time limit; when it is exceeded, or when the command finishes, every process it started, including background ones, is killed, " +
 		"so do not start servers or watchers expecting them to keep running. " +
 		"Each call starts a fresh shell in the workspace root: cd and exported variables do not carry over between calls. " +

@@ -51,8 +51,14 @@ type ToolCall struct {
 	ID string `json:"id"`
 	// Name is the tool to run.
 	Name string `json:"name"`
-	// Arguments is the JSON object of arguments, as the LLM wrote it.
+	// Arguments is the JSON object of arguments, as the LLM wrote it; for
+	// a Malformed call, what the LLM wrote as a JSON string.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Malformed, when not empty, says why the arguments the LLM wrote
+	// cannot be used, e.g. "are not a JSON object". Such a call is not
+	// run: it is answered with an error saying so, and the rest of the
+	// reply goes on.
+	Malformed string `json:"malformed,omitempty"`
 }
 
 // ToolSpec describes a tool to the LLM.

@@ -213,7 +213,7 @@ func (r ToolRound) Equal(o ToolRound) bool {
 	}
 	for i := range r.calls {
 		a, b := r.Execution(i), o.Execution(i)
-		if a.Call.ID != b.Call.ID || a.Call.Name != b.Call.Name || string(a.Call.Arguments) != string(b.Call.Arguments) ||
+		if a.Call.ID != b.Call.ID || a.Call.Name != b.Call.Name || string(a.Call.Arguments) != string(b.Call.Arguments) || a.Call.Malformed != b.Call.Malformed ||
 			a.Status != b.Status || a.Progress != b.Progress || a.Outcome != b.Outcome {
 			return false
 		}

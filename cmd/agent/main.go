@@ -80,10 +80,14 @@
 // compatible local server may need none). The agent restarts itself at once
 // without it in its environment, handing it on through a pipe, and is not
 // dumpable, so that no command can read it from /proc. Everything that
-// reaches the agent — tool output, the model's text, input, errors — is
-// redacted of the key, raw or encoded, before the model, the screen, the
-// thread, the event log or a commit sees it, and the auto-commit leaves out
-// any changed file that holds it.
+// reaches the agent — tool output, the model's text as it streams, the tool
+// names and call IDs it chooses, input, errors — is redacted of the key
+// before the model, the screen, the thread, the event log or a commit sees
+// it: raw, escaped, reversed, in hex, base64 or base32, whitespace ignored,
+// and any 24 characters of it; the auto-commit leaves out any changed file
+// that holds it so. Redaction cannot catch a key the model's commands
+// transform otherwise (see runtime/redact): keep the key out of the
+// workspace.
 //
 // # Threads, resume and replay
 //
@@ -96,8 +100,8 @@
 // ID continues the thread in whatever state it was saved: an LLM request in
 // flight is sent again, tool calls that may have run get an "interrupted"
 // result (the model decides what to do), a pending auto-commit runs, a
-// pending retry is scheduled again. A thread file that cannot be resumed is
-// refused with an error.
+// pending retry is scheduled again, a line typed before the crash is sent.
+// A thread file that cannot be resumed is refused with an error.
 //
 // Every event handed to the machine is appended to the event log, one JSON
 // line each, with the actions the machine performed for it, in order; what
@@ -116,11 +120,18 @@
 // read_file, list_files, edit_file (replace one exact occurrence, or create
 // a file) and bash. The file tools reach files only beneath an open handle
 // of the workspace, so no path, symbolic link or race leads outside; they
-// refuse hard-linked files, and edit_file never writes under .git. bash runs
-// in the workspace inside a bubblewrap sandbox (-sandbox): it can write only
-// the workspace (not its .git), a private /tmp and a build cache, sees no
-// credentials, no network (-sandbox-network) and no other process, and
-// everything it starts is killed when it ends. After a round of tools that
+// refuse hard-linked files, edit_file never writes under .git nor in a git
+// repository, and drops the setuid and setgid bits of a file it edits. bash
+// runs in the workspace inside a bubblewrap sandbox (-sandbox): it can write
+// only the workspace (not its .git), a private /tmp and a build cache, sees
+// no credentials, no network (-sandbox-network) and no other process, and
+// everything it starts is killed when it ends. After every command, before
+// every commit and when the agent stops, what a tool changed of the
+// workspace's other git repositories (a submodule's gitdir pointer, a
+// nested .git's configuration and hooks) is put back, and a .git or a
+// repository a tool created is removed; the agent tells the model at once,
+// and the user at the end. A tool call whose arguments are not a JSON
+// object is answered with an error naming it. After a round of tools that
 // may have changed files, everything changed in the workspace is committed
 // to git (skipped when the workspace is not in a git repository; ignored
 // files, temporary files and files holding the API key are never
@@ -570,8 +581,13 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else {
 		fmt.Fprintf(stderr, "agent: bash sandbox: %s\n", sb)
 	}
+	guard, err := tools.NewGitGuard(ctx, ws)
+	if err != nil {
+		return err
+	}
+	noteUnusualRepositories(guard, stderr)
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
-		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb})
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard})
 
 	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
 	if err != nil {
@@ -628,7 +644,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		MaxNewFileBytes: int64(o.commitMaxNewFile)}); err != nil {
 		display.Notice(fmt.Sprintf("changes will not be committed: %v", err))
 	} else {
-		hook = c.Hook
+		hook = guardedHook(guard, c.Hook)
 	}
 
 	a, err := agentexec.New(agentexec.Config{
@@ -671,6 +687,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	closeErr := elog.Close()
 	display.endLine()
+	reportGitChanges(context.WithoutCancel(ctx), guard, stderr)
 	fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)
 	if err := errors.Join(runErr, closeErr); err != nil {
 		return err

@@ -312,7 +312,8 @@ func TestReplayFindsACutLog(t *testing.T) {
 
 // TestNestedRepositoryNotCommitted checks that a repository a command
 // creates inside the workspace, configured to run a command, is neither
-// committed nor run, and the user is told.
+// committed nor run, and the user is told: the git guard removes its
+// .git, and its files are committed as the workspace's own.
 func TestNestedRepositoryNotCommitted(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "PWNED")
 	cmdline := "mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch " + marker + "; false' && " +
@@ -324,8 +325,9 @@ func TestNestedRepositoryNotCommitted(t *testing.T) {
 		fakellm.Reply{Text: "Done."})
 	r := e.run(t, "", "-p", "Go.")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
-	assert.Contains(t, r.stderr, "! not committed: sub — a git repository created")
-	assert.Equal(t, "ok.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
+	assert.Contains(t, r.stderr, "agent:   sub/.git: a .git was created; removed")
+	assert.NoDirExists(t, filepath.Join(e.ws, "sub", ".git"))
+	assert.Equal(t, "ok.txt\nsub/a", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
 	gittest.Git(t, e.ws, "status")
 	assert.NoFileExists(t, marker, "the nested repository's fsmonitor ran")
 }

@@ -74,9 +74,10 @@ type Config struct {
 	EventLog *eventlog.Writer
 	// Secrets (an API key, say) are replaced by "[REDACTED]", raw or
 	// encoded (see runtime/redact), in everything that reaches the agent
-	// from outside — input lines, the LLM's replies and errors, tool
-	// results and progress — before the machine, the display, the thread,
-	// the event log or the next request sees it.
+	// from outside — input lines, the LLM's replies (streamed deltas,
+	// tool names and call IDs included) and errors, tool results and
+	// progress — before the machine, the display, the thread, the event
+	// log or the next request sees it.
 	Secrets []string
 	// Limits bounds the work of one reply; its zero fields take the
 	// defaults of [DefaultLimits].
@@ -176,17 +177,18 @@ type Agent struct {
 	ctx  context.Context
 
 	// Loop goroutine only.
-	ev           agent.Event     // the event the machine is handling
-	actions      []agent.Action  // the actions performed for ev, for the event log
-	starts       []func()        // the work ev's actions start, once the step is saved
-	refused      map[string]bool // the calls of the round beyond Limits.ToolCalls whose refusal is not handled yet
-	arrived      bool            // what ev brought was shown (see arrive)
-	failed       error           // a Handler method's failure, returned by Execute
-	stream       work            // the LLM stream in flight
-	tools        work            // the round of tools in flight
-	timer        work            // the retry timer running
+	ev           agent.Event                   // the event the machine is handling
+	actions      []agent.Action                // the actions performed for ev, for the event log
+	starts       []func()                      // the work ev's actions start, once the step is saved
+	refused      map[*agent.ToolCompleted]bool // the refusals of calls not run (see startTools) that are not handled yet
+	arrived      bool                          // what ev brought was shown (see arrive)
+	failed       error                         // a Handler method's failure, returned by Execute
+	stream       work                          // the LLM stream in flight
+	tools        work                          // the round of tools in flight
+	timer        work                          // the retry timer running
 	calls        map[string]chat.ToolCall
 	queue        []string
+	typed        []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
 	inputClosed  bool
 	shutdownSent bool
 	busy         bool
@@ -224,7 +226,7 @@ func New(cfg Config) (*Agent, error) {
 		secrets: redact.New(cfg.Secrets...),
 		limits:  cfg.Limits.withDefaults(),
 		calls:   map[string]chat.ToolCall{},
-		refused: map[string]bool{},
+		refused: map[*agent.ToolCompleted]bool{},
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -320,6 +322,9 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 	a.ran = true
 	l := loop.New[agent.Event](stepper{a}, a, loop.Options{Logger: a.log})
 	err := l.Run(ctx)
+	if err == nil && a.failed != nil {
+		err = a.failed // a failure to save outside a step (see takeInput)
+	}
 	a.result.State = a.savedKind
 	a.result.Idle = a.savedKind == agent.StateWaitingForUserInput && len(a.queue) == 0
 	a.result.Ledger = a.cfg.Thread.Ledger
@@ -397,6 +402,11 @@ func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Ste
 	}
 	if a.failed != nil {
 		return a.failed
+	}
+	if ui, ok := s.Event.(*agent.UserInput); ok {
+		// Typed input stays in the saved queue until the save below
+		// records what the machine did with it.
+		a.typed = slices.DeleteFunc(a.typed, func(t *agent.UserInput) bool { return t == ui })
 	}
 	if s.Err != nil {
 		if ui, ok := s.Event.(*agent.UserInput); ok && rejected {
@@ -486,16 +496,17 @@ func (a *Agent) arrive() {
 	}
 }
 
-// moreRefusals reports whether ev is the refusal of a call beyond
-// Limits.ToolCalls with more such refusals to come: the thread is then
-// saved once, after the last one. Refused calls never run, so a crash
-// before that save loses nothing (on resume they are "interrupted").
+// moreRefusals reports whether ev is the refusal of a call that is not
+// run (beyond Limits.ToolCalls, or malformed) with more such refusals to
+// come: the thread is then saved once, after the last one. Refused calls
+// never run, so a crash before that save loses nothing (on resume they
+// are "interrupted").
 func (a *Agent) moreRefusals(ev agent.Event) bool {
 	tc, ok := ev.(*agent.ToolCompleted)
-	if !ok || !a.refused[tc.CallID] {
+	if !ok || !a.refused[tc] {
 		return false
 	}
-	delete(a.refused, tc.CallID)
+	delete(a.refused, tc)
 	return len(a.refused) > 0
 }
 

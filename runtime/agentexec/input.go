@@ -48,7 +48,8 @@ func (a *Agent) readInput() {
 					return
 				}
 			} else if strings.TrimSpace(line) != "" {
-				if l.Send(ctx, &agent.UserInput{Message: chat.UserMessage(a.secrets.String(line))}) != nil {
+				ev := &agent.UserInput{Message: chat.UserMessage(a.secrets.String(line))}
+				if l.Call(ctx, func() { a.takeInput(ev) }) != nil {
 					return
 				}
 			}
@@ -68,6 +69,20 @@ func (a *Agent) readInput() {
 			a.settle()
 		})
 	})
+}
+
+// takeInput hands the machine a message the user typed, once the thread
+// that keeps it among the queued input is saved: a crash at any moment
+// after the line was read leaves it in the thread, or its effect (see
+// Execute), so that a resumed session sends it. Loop goroutine only.
+func (a *Agent) takeInput(ev *agent.UserInput) {
+	a.typed = append(a.typed, ev)
+	if err := a.save(); err != nil {
+		a.failed = err
+		a.loop.Stop()
+		return
+	}
+	a.loop.Next(ev)
 }
 
 // readLine reads one line from br, without its newline, and its size in

@@ -89,6 +89,9 @@ func (a *Agent) save() error {
 	t := a.cfg.Thread
 	t.State = a.redact(a.saved)
 	t.QueuedInput = slices.Clone(a.queue)
+	for _, ui := range a.typed {
+		t.QueuedInput = append(t.QueuedInput, ui.Message.Content)
+	}
 	if a.cfg.EventLog != nil {
 		t.LogChain = a.cfg.EventLog.Chain()
 	}

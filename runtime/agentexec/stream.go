@@ -49,14 +49,16 @@ func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() 
 				send(&agent.TextDelta{Content: shown})
 			}
 		case llm.ToolCallDelta:
-			st, ok := args[e.CallID]
+			// The model chooses the call's ID and the tool's name too.
+			id, name := a.secrets.String(e.CallID), a.secrets.String(e.ToolName)
+			st, ok := args[id]
 			if !ok {
 				st = a.secrets.Stream()
-				args[e.CallID] = st
-				callIDs = append(callIDs, e.CallID)
+				args[id] = st
+				callIDs = append(callIDs, id)
 			}
 			if shown := st.Write(e.Fragment); shown != "" || !ok {
-				send(&agent.ToolCallDelta{CallID: e.CallID, ToolName: e.ToolName, ArgumentsFragment: shown})
+				send(&agent.ToolCallDelta{CallID: id, ToolName: name, ArgumentsFragment: shown})
 			}
 		case llm.Completed:
 			ended = true
@@ -81,18 +83,22 @@ func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() 
 	send(&agent.LLMError{Error: chat.LLMError{Kind: chat.ErrNetwork, Message: a.secrets.String(msg)}})
 }
 
-// redactResponse returns r with the secrets redacted from its text and
-// its tool calls. A tool call's arguments stay valid JSON: a secret
-// inside a JSON string becomes the mark, which needs no escaping.
+// redactResponse returns r with the secrets redacted from its text, its
+// stop reason and its tool calls: their IDs, tools' names and arguments,
+// which the model chose. A tool call's arguments stay valid JSON: a
+// secret inside a JSON string becomes the mark, which needs no escaping.
 func (a *Agent) redactResponse(r chat.Response) chat.Response {
 	if a.secrets.Empty() {
 		return r
 	}
 	r.Message.Content = a.secrets.String(r.Message.Content)
+	r.StopReason = a.secrets.String(r.StopReason)
 	if len(r.Message.ToolCalls) > 0 {
 		calls := slices.Clone(r.Message.ToolCalls)
 		for i := range calls {
-			calls[i].Arguments = a.secrets.Bytes(calls[i].Arguments)
+			c := &calls[i]
+			c.ID, c.Name = a.secrets.String(c.ID), a.secrets.String(c.Name)
+			c.Arguments = a.secrets.Bytes(c.Arguments)
 		}
 		r.Message.ToolCalls = calls
 	}

@@ -2,6 +2,7 @@ package agentexec
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"unicode/utf8"
@@ -32,17 +33,28 @@ var interruptedOutcome = chat.ToolOutcome{
 // Limits.ToolCalls, which is not run.
 const TooManyCallsPrefix = "not run: too many tool calls in one reply"
 
+// MalformedPrefix starts the outcome of a tool call whose arguments
+// could not be used (see chat.ToolCall.Malformed), which is not run.
+const MalformedPrefix = "not run: the arguments of this call"
+
 // startTools runs the calls in parallel, at most Limits.ParallelTools at
 // once, one task each, and sends one ToolCompleted for each, with
 // ToolProgress reports while they run. The calls beyond Limits.ToolCalls
 // are not run: each completes at once with an error telling the model the
-// limit. It cancels the tools of an earlier round still running, whose
-// events are then dropped.
+// limit; nor are malformed calls, whose error names the call and says
+// what was wrong with it. It cancels the tools of an earlier round still
+// running, whose events are then dropped.
+//
+// Calls that share an ID complete in the LLM's order, whichever finishes
+// first: the machine gives each completion to the first still-pending
+// call with its ID, so that each call gets its own result.
 func (a *Agent) startTools(calls []chat.ToolCall) {
 	tctx, valid := a.tools.restart(a.ctx)
 	clear(a.calls)
 	for _, c := range calls {
-		a.calls[c.ID] = c
+		if _, ok := a.calls[c.ID]; !ok {
+			a.calls[c.ID] = c
+		}
 		a.display.ToolCall(c)
 	}
 	l := a.loop
@@ -50,32 +62,114 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 	a.later(func() {
 		slots := make(chan struct{}, a.limits.ParallelTools)
 		budget := newOutputBudget(a.limits.RoundOutput)
+		turns := completionOrder(calls)
 		for i, c := range calls {
-			if i >= a.limits.ToolCalls {
-				out := chat.ToolOutcome{IsError: true, Content: fmt.Sprintf(
+			var refusal *chat.ToolOutcome
+			switch {
+			case i >= a.limits.ToolCalls:
+				refusal = &chat.ToolOutcome{IsError: true, Content: fmt.Sprintf(
 					"%s: the reply asked for %d and at most %d are run per reply; ask for the rest after seeing these results",
 					TooManyCallsPrefix, len(calls), a.limits.ToolCalls)}
-				a.refused[c.ID] = true
-				l.Next(&agent.ToolCompleted{CallID: c.ID, Outcome: out})
+			case c.Malformed != "":
+				refusal = &chat.ToolOutcome{IsError: true, Content: malformedOutcome(c)}
+			}
+			turn := turns[i]
+			if refusal != nil && turn.after == nil {
+				ev := &agent.ToolCompleted{CallID: c.ID, Outcome: *refusal}
+				a.refused[ev] = true
+				l.Next(ev)
+				turn.done()
 				continue
 			}
 			l.Go(tctx, "tool "+c.Name, func(ctx context.Context) {
-				select {
-				case slots <- struct{}{}:
-					defer func() { <-slots }()
-				case <-ctx.Done():
+				var out chat.ToolOutcome
+				if refusal != nil {
+					out = *refusal
+				} else {
+					select {
+					case slots <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					progress := func(p chat.ToolProgress) {
+						p.Message = a.secrets.String(p.Message)
+						_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
+					}
+					out = a.cfg.Tools.Run(ctx, c, progress)
+					<-slots
+					out.Content = budget.take(a.secrets.String(out.Content))
+				}
+				if !turn.wait(ctx) {
 					return
 				}
-				progress := func(p chat.ToolProgress) {
-					p.Message = a.secrets.String(p.Message)
-					_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
-				}
-				out := a.cfg.Tools.Run(ctx, c, progress)
-				out.Content = budget.take(a.secrets.String(out.Content))
 				_ = l.SendIf(ctx, &agent.ToolCompleted{CallID: c.ID, Outcome: out}, valid)
+				turn.done()
 			})
 		}
 	})
+}
+
+// malformedOutcome is the result of a malformed call, which names the
+// call, says what is wrong and shows the start of what the model wrote.
+func malformedOutcome(c chat.ToolCall) string {
+	var raw string
+	if json.Unmarshal(c.Arguments, &raw) != nil {
+		raw = string(c.Arguments)
+	}
+	const show = 200
+	if len(raw) > show {
+		cut := show
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
+			cut--
+		}
+		raw = raw[:cut] + fmt.Sprintf("… (%d bytes in all)", len(raw))
+	}
+	return fmt.Sprintf("%s to %s (id %s) %s (the reply's other calls were run); call it again with its arguments as one complete JSON object. What arrived: %s",
+		MalformedPrefix, c.Name, c.ID, c.Malformed, raw)
+}
+
+// turn is when a call may send its completion: after the call before it
+// with the same ID (after) has sent its own; done says so to the next.
+type turn struct {
+	after <-chan struct{} // nil: at once
+	next  chan struct{}   // nil: no later call shares the ID
+}
+
+// wait waits for the call's turn; false when ctx ended first.
+func (t turn) wait(ctx context.Context) bool {
+	if t.after == nil {
+		return true
+	}
+	select {
+	case <-t.after:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// done lets the next call with the same ID send its completion: the
+// completion just sent is queued before it.
+func (t turn) done() {
+	if t.next != nil {
+		close(t.next)
+	}
+}
+
+// completionOrder returns each call's turn: calls whose ID no other call
+// repeats complete when they finish; the others one after another, in
+// the LLM's order.
+func completionOrder(calls []chat.ToolCall) []turn {
+	turns := make([]turn, len(calls))
+	last := make(map[string]int, len(calls))
+	for i, c := range calls {
+		if j, ok := last[c.ID]; ok {
+			turns[j].next = make(chan struct{})
+			turns[i].after = turns[j].next
+		}
+		last[c.ID] = i
+	}
+	return turns
 }
 
 // outputBudget is what is left of the bytes a round's tool results may

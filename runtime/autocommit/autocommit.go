@@ -43,12 +43,18 @@
 //     workspace (see "Repositories inside the workspace" below);
 //   - leaves out of the commit, unstaged, the changed files that hold a
 //     secret ([Options].Secrets) in their content, in their path or, for a
-//     symbolic link, in its target, and the new files over
-//     [Options].MaxNewFileBytes, and names them in the [Result];
+//     symbolic link, in its target — in any form the redactor finds, pieces
+//     of the secret and encodings broken over lines included: the staged
+//     contents are streamed from git cat-file through the redactor, in
+//     bounded memory —, and the new files over [Options].MaxNewFileBytes,
+//     and names them in the [Result];
 //   - passes the paths it adds, unstages and commits to git on standard
-//     input (--pathspec-from-file), and the secrets' forms too: a command
-//     line, which other users of the machine can read, names only paths
-//     that hold no secret; git's error messages are redacted;
+//     input (--pathspec-from-file), and the commit message in a temporary
+//     file of its own (a round of thousands of calls makes it larger than
+//     one argument may be): a command line, which other users of the
+//     machine can read, names only paths that hold no secret, and no
+//     secret's form is written anywhere; git's error messages are
+//     redacted;
 //   - runs each git command with a deadline ([Options].Timeout), in its
 //     own process group, which is killed when the deadline passes or the
 //     context is cancelled; the call returns within a couple of seconds
@@ -80,6 +86,11 @@
 // directories that held tracked or untracked files when the agent started
 // or at a commit since: a .git alone in an otherwise empty new directory
 // is not seen, nor is one in an ignored directory.
+//
+// The agent's git guard (runtime/tools.GitGuard), run before every
+// commit, removes the repositories a tool created and puts back what a
+// tool changed of the others; what is said here is the auto-commit's own
+// net, for a repository the guard could not undo or when there is none.
 //
 // The user's own submodules keep working: a gitlink that was in the index
 // at Open is committed when the commit it records changes (a tool checked
@@ -248,6 +259,24 @@ type Committer struct {
 	// told is what Result.Repositories and Result.TooLarge said, by path,
 	// so that each is said once (see noteNew).
 	told map[string]string
+	// failed says that the last commit failed: its changes are still to
+	// be committed.
+	failed bool
+}
+
+// writeMessage writes a commit message to a new temporary file, readable
+// by its owner only, and returns its name; the caller removes it.
+func writeMessage(msg string) (string, error) {
+	f, err := os.CreateTemp("", "fsmgen-commit-*.txt")
+	if err != nil {
+		return "", fmt.Errorf("write the commit message: %w; check that the temporary directory (TMPDIR) is writable", err)
+	}
+	_, werr := f.WriteString(msg)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		_ = os.Remove(f.Name())
+		return "", fmt.Errorf("write the commit message: %w", err)
+	}
+	return f.Name(), nil
 }
 
 // Open records the repository the workspace dir belongs to, if any, and
@@ -358,9 +387,14 @@ var pathspec = []string{"--", ".",
 // Open (see the package documentation). Any other error means git failed
 // or was stopped (a merge is in progress, the index is locked, the timeout
 // passed, ctx was cancelled, …); its text includes git's own message.
-func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (Result, error) {
+func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (res Result, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer func() {
+		// What a failed commit left is committed by the next one, which
+		// says so.
+		c.failed = err != nil
+	}()
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("auto-commit in %s not made: %w", c.dir, err)
 	}
@@ -413,7 +447,18 @@ func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (Res
 	}
 
 	msg := Message(tools)
-	args := append(fallbackIdentity(config), "commit", "--quiet", "--no-verify", "--message", msg)
+	if c.failed {
+		msg += "\n\nThe auto-commit of an earlier round failed: this commit holds that round's changes too."
+	}
+	// The message goes in a file: as an argument, a long one would pass
+	// the system's limit on one argument (128 KiB on Linux), and
+	// standard input carries the paths.
+	msgFile, err := writeMessage(msg)
+	if err != nil {
+		return Result{}, fmt.Errorf("auto-commit in %s: %w", c.dir, err)
+	}
+	defer os.Remove(msgFile)
+	args := append(fallbackIdentity(config), "commit", "--quiet", "--no-verify", "--file", msgFile)
 	// A commit with paths takes their content from the work tree: what
 	// was left out must be excluded by name.
 	specs = slices.Concat(pathspec[1:], exclude(untrackedRepos), exclude(staged))
@@ -511,16 +556,26 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
+// The most tool names a commit message's summary line names, and the
+// most calls its body lists: a reply can ask for thousands.
+const (
+	maxSummaryNames = 8
+	maxBodyCalls    = 64
+)
+
 // Message returns the commit message for a round of tools: a summary line
 // naming each tool once, in the order they ran, then a body listing every
-// call with its status.
+// call with its status. A round of many calls names its first
+// maxSummaryNames tools and lists its first maxBodyCalls calls, then says
+// how many more there were.
 func Message(tools []chat.CompletedTool) string {
 	if len(tools) == 0 {
 		return "agent: auto-commit\n\nAuto-committed after tools: (none recorded)"
 	}
 	seen := make(map[string]bool, len(tools))
 	var names, calls []string
-	for _, t := range tools {
+	failed := 0
+	for i, t := range tools {
 		name := cleanName(t.ToolName)
 		if !seen[name] {
 			seen[name] = true
@@ -530,7 +585,17 @@ func Message(tools []chat.CompletedTool) string {
 		if !t.Succeeded {
 			status = "failed"
 		}
-		calls = append(calls, fmt.Sprintf("%s (%s)", name, status))
+		if i < maxBodyCalls {
+			calls = append(calls, fmt.Sprintf("%s (%s)", name, status))
+		} else if !t.Succeeded {
+			failed++
+		}
+	}
+	if n := len(names); n > maxSummaryNames {
+		names = append(names[:maxSummaryNames], fmt.Sprintf("and %d more", n-maxSummaryNames))
+	}
+	if n := len(tools); n > maxBodyCalls {
+		calls = append(calls, fmt.Sprintf("and %d more calls (%d failed)", n-maxBodyCalls, failed))
 	}
 	return fmt.Sprintf("agent: %s\n\nAuto-committed after tools: %s", strings.Join(names, ", "), strings.Join(calls, ", "))
 }

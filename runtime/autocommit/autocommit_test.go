@@ -2,6 +2,7 @@ package autocommit
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,6 +263,34 @@ func TestCommitErrors(t *testing.T) {
 	res, err := c.Commit(context.Background(), editAndBash)
 	require.NoError(t, err)
 	assert.True(t, res.Committed)
+	assert.Contains(t, res.Message, "The auto-commit of an earlier round failed: this commit holds that round's changes too.",
+		"the commit that takes over a failed one's changes says so")
+	assert.Equal(t, res.Message, gittest.Git(t, dir, "log", "-1", "--format=%B"))
+
+	gittest.WriteFile(t, dir, "again.txt", "again\n")
+	res, err = c.Commit(context.Background(), editAndBash)
+	require.NoError(t, err)
+	assert.Equal(t, editAndBashMessage, res.Message, "only once")
+}
+
+// TestCommitHugeRound commits after a round of thousands of calls with
+// long names, whose full list would not fit in one command-line argument.
+func TestCommitHugeRound(t *testing.T) {
+	dir := newRepo(t, repoOptions{})
+	c, err := Open(context.Background(), dir, Options{})
+	require.NoError(t, err)
+	gittest.WriteFile(t, dir, "a.txt", "a\n")
+	var tools []chat.CompletedTool
+	for i := range 3000 {
+		tools = append(tools, chat.CompletedTool{CallID: fmt.Sprint(i), ToolName: fmt.Sprintf("tool_%04d_%s", i, strings.Repeat("x", 60)), Succeeded: i%2 == 0})
+	}
+	res, err := c.Commit(context.Background(), tools)
+	require.NoError(t, err)
+	assert.True(t, res.Committed)
+	assert.Less(t, len(res.Message), 8<<10)
+	assert.Equal(t, res.Message, gittest.Git(t, dir, "log", "-1", "--format=%B"))
+	assert.Contains(t, res.Message, "and 2992 more\n")
+	assert.True(t, strings.HasSuffix(res.Message, "and 2936 more calls (1468 failed)"), res.Message)
 }
 
 func TestMessage(t *testing.T) {
@@ -284,6 +313,20 @@ func TestMessage(t *testing.T) {
 			name:  "odd names are made safe",
 			tools: []chat.CompletedTool{{ToolName: "evil\nname, x", Succeeded: true}, {ToolName: "", Succeeded: true}},
 			want:  "agent: evil_name__x, (unnamed)\n\nAuto-committed after tools: evil_name__x (ok), (unnamed) (ok)",
+		},
+		{
+			name: "many calls: the first names and calls, then how many more",
+			tools: func() []chat.CompletedTool {
+				var tools []chat.CompletedTool
+				for i := range 70 {
+					tools = append(tools, chat.CompletedTool{ToolName: fmt.Sprintf("t%d", i%10), Succeeded: i != 69})
+				}
+				return tools
+			}(),
+			want: "agent: t0, t1, t2, t3, t4, t5, t6, t7, and 2 more\n\nAuto-committed after tools: " +
+				"t0 (ok), t1 (ok), t2 (ok), t3 (ok), t4 (ok), t5 (ok), t6 (ok), t7 (ok), t8 (ok), t9 (ok), " +
+				strings.Repeat("t0 (ok), t1 (ok), t2 (ok), t3 (ok), t4 (ok), t5 (ok), t6 (ok), t7 (ok), t8 (ok), t9 (ok), ", 5) +
+				"t0 (ok), t1 (ok), t2 (ok), t3 (ok), and 6 more calls (1 failed)",
 		},
 		{
 			name:  "long names are cut",

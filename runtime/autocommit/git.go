@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -135,8 +136,33 @@ func (g git) runCode(ctx context.Context, args ...string) ([]byte, int, error) {
 
 // runInput is runCode with stdin as git's standard input (nil for none).
 func (g git) runInput(ctx context.Context, stdin []byte, args ...string) ([]byte, int, error) {
+	var stdout bytes.Buffer
+	code, err := g.exec(ctx, stdin, &stdout, nil, args...)
+	if err != nil {
+		// Some callers read the output of a command that failed (git
+		// grep's exit 1); it is there when git ran to an exit.
+		return stdout.Bytes(), code, err
+	}
+	return stdout.Bytes(), code, nil
+}
+
+// runStream runs git with stdin as its standard input and hands its
+// standard output to consume as git writes it, so that output larger
+// than memory can be read. When consume returns early, git's output is
+// no longer read, and git, stopped by the closed pipe, is waited for; the
+// error is consume's, else git's.
+func (g git) runStream(ctx context.Context, stdin []byte, consume func(io.Reader) error, args ...string) error {
+	_, err := g.exec(ctx, stdin, nil, consume, args...)
+	return err
+}
+
+// exec runs git with args, stdin as its standard input (nil for none),
+// and its standard output in stdout or, when consume is not nil, handed
+// to consume as it comes (see runStream). It returns git's exit code and
+// an error that includes git's standard error.
+func (g git) exec(ctx context.Context, stdin []byte, stdout *bytes.Buffer, consume func(io.Reader) error, args ...string) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, -1, fmt.Errorf("auto-commit: git %s not run: %w", args[0], err)
+		return -1, fmt.Errorf("auto-commit: git %s not run: %w", args[0], err)
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, g.timeout, errTimedOut)
 	defer cancel()
@@ -146,8 +172,11 @@ func (g git) runInput(ctx context.Context, stdin []byte, args ...string) ([]byte
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if stdout == nil {
+		stdout = &bytes.Buffer{}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// The group is the one git leads (Setpgid): its id is git's pid.
@@ -158,12 +187,22 @@ func (g git) runInput(ctx context.Context, stdin []byte, args ...string) ([]byte
 		return err
 	}
 	cmd.WaitDelay = cmp.Or(g.waitDelay, defaultWaitDelay)
-	err := cmd.Run()
+	var err error
+	if consume == nil {
+		cmd.Stdout = stdout
+		err = cmd.Run()
+	} else {
+		err = runConsumed(cmd, consume)
+	}
 	if err == nil {
-		return stdout.Bytes(), 0, nil
+		return 0, nil
+	}
+	var consumeErr *consumeError
+	if errors.As(err, &consumeErr) && ctx.Err() == nil && !errors.Is(context.Cause(cctx), errTimedOut) {
+		return -1, consumeErr.err
 	}
 	if errors.Is(err, exec.ErrNotFound) {
-		return nil, -1, fmt.Errorf("auto-commit: %w; install git or turn auto-commit off", err)
+		return -1, fmt.Errorf("auto-commit: %w; install git or turn auto-commit off", err)
 	}
 	code := -1
 	var exitErr *exec.ExitError
@@ -172,9 +211,11 @@ func (g git) runInput(ctx context.Context, stdin []byte, args ...string) ([]byte
 	}
 	switch {
 	case ctx.Err() != nil:
-		return nil, code, fmt.Errorf("auto-commit: git %s stopped: %w", args[0], ctx.Err())
+		stdout.Reset()
+		return code, fmt.Errorf("auto-commit: git %s stopped: %w", args[0], ctx.Err())
 	case errors.Is(context.Cause(cctx), errTimedOut):
-		return nil, code, fmt.Errorf("auto-commit: git %s in %s did not finish within %s and was stopped (a filter or another git process holding the repository?); "+
+		stdout.Reset()
+		return code, fmt.Errorf("auto-commit: git %s in %s did not finish within %s and was stopped (a filter or another git process holding the repository?); "+
 			"raise the limit with the agent's -commit-timeout flag: %w", args[0], g.dir, g.timeout, errTimedOut)
 	}
 	detail := strings.TrimSpace(stderr.String())
@@ -183,9 +224,36 @@ func (g git) runInput(ctx context.Context, stdin []byte, args ...string) ([]byte
 	}
 	detail = g.redact.String(detail)
 	if detail != "" {
-		return stdout.Bytes(), code, fmt.Errorf("auto-commit: git %s in %s: %w: %s", args[0], g.dir, err, detail)
+		return code, fmt.Errorf("auto-commit: git %s in %s: %w: %s", args[0], g.dir, err, detail)
 	}
-	return stdout.Bytes(), code, fmt.Errorf("auto-commit: git %s in %s: %w", args[0], g.dir, err)
+	return code, fmt.Errorf("auto-commit: git %s in %s: %w", args[0], g.dir, err)
+}
+
+// consumeError is the error a consumer of runStream returned.
+type consumeError struct{ err error }
+
+func (e *consumeError) Error() string { return e.err.Error() }
+
+// runConsumed starts cmd with its standard output in a pipe that consume
+// reads, then waits for cmd. cmd.Cancel kills git's group when the
+// context is done, which ends consume's reads; a consumer that stops
+// early closes the pipe, which makes git stop writing.
+func runConsumed(cmd *exec.Cmd, consume func(io.Reader) error) error {
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	cerr := consume(out)
+	// Whatever consume left unread: read no more, so that git ends.
+	_ = out.Close()
+	werr := cmd.Wait()
+	if cerr != nil {
+		return &consumeError{cerr}
+	}
+	return werr
 }
 
 // errTimedOut is the cause of a git command's context when its own

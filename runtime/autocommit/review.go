@@ -1,9 +1,11 @@
 package autocommit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,9 +33,9 @@ type staged struct {
 // holds a secret, and new files over the size limit. It adds them to out
 // and returns their paths, to be unstaged.
 //
-// Contents are searched by git grep and git cat-file, which read the
-// secrets' forms and the object names on their standard input: the forms
-// appear on no command line.
+// Contents are read with git cat-file, fed the object names on its
+// standard input, and searched by the redactor in the agent: the secrets'
+// forms appear on no command line and in no file.
 func (c *Committer) review(ctx context.Context, g git, out *leftOut) ([]string, error) {
 	raw, err := g.run(ctx, append([]string{"diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames", "--relative", "--diff-filter=d"}, pathspec...)...)
 	if err != nil {
@@ -62,19 +64,6 @@ func (c *Committer) review(ctx context.Context, g git, out *leftOut) ([]string, 
 		}
 	}
 
-	if len(links) > 0 && !c.secrets.Empty() {
-		targets, err := g.objects(ctx, links, true)
-		if err != nil {
-			return nil, err
-		}
-		for i, s := range links {
-			if c.secrets.Contains(targets[i]) {
-				out.secrets = append(out.secrets, s.path)
-				left = append(left, s.path)
-			}
-		}
-	}
-
 	if c.maxNew >= 0 {
 		var added []staged
 		for _, s := range files {
@@ -82,7 +71,7 @@ func (c *Committer) review(ctx context.Context, g git, out *leftOut) ([]string, 
 				added = append(added, s)
 			}
 		}
-		sizes, err := g.objects(ctx, added, false)
+		sizes, err := g.sizes(ctx, added)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +86,7 @@ func (c *Committer) review(ctx context.Context, g git, out *leftOut) ([]string, 
 		files = slices.DeleteFunc(files, func(s staged) bool { return slices.Contains(out.large, s.path) })
 	}
 
-	hits, err := c.grepSecrets(ctx, g, files)
+	hits, err := c.scanSecrets(ctx, g, slices.Concat(links, files))
 	if err != nil {
 		return nil, err
 	}
@@ -105,34 +94,52 @@ func (c *Committer) review(ctx context.Context, g git, out *leftOut) ([]string, 
 	return append(left, hits...), nil
 }
 
-// grepSecrets returns the files whose staged content holds a secret. It
-// searches with git grep, fed the secret's forms on its standard input.
-func (c *Committer) grepSecrets(ctx context.Context, g git, files []staged) ([]string, error) {
-	var forms []string
-	for _, f := range c.secrets.Forms() {
-		if !strings.ContainsAny(f, "\n\r") {
-			forms = append(forms, f)
-		}
-	}
-	if len(forms) == 0 || len(files) == 0 {
+// scanSecrets returns the paths of the changes whose staged content (a
+// file's, or a symbolic link's target) holds a secret, raw or in any form
+// the redactor knows, whitespace-broken encodings and pieces of a key
+// included. The contents are streamed from git cat-file --batch, which
+// reads the object names on its standard input, one at a time, through
+// the redactor: memory stays small whatever their size.
+func (c *Committer) scanSecrets(ctx context.Context, g git, changes []staged) ([]string, error) {
+	if c.secrets.Empty() || len(changes) == 0 {
 		return nil, nil
 	}
-	patterns := []byte(strings.Join(forms, "\n") + "\n")
-	var hits []string
-	for chunk := range slices.Chunk(files, 256) {
-		// These paths hold no secret (review checked): they may go on
-		// the command line.
-		args := []string{"grep", "--cached", "-l", "-z", "-F", "--no-color", "-f", "-", "--"}
-		for _, s := range chunk {
-			args = append(args, ":(literal)"+s.path)
-		}
-		out, code, err := g.runInput(ctx, patterns, args...)
-		if err != nil && code != 1 { // 1: no file matches
-			return nil, err
-		}
-		hits = append(hits, splitNUL(out)...)
+	var in bytes.Buffer
+	for _, s := range changes {
+		in.WriteString(s.object + "\n")
 	}
-	return hits, nil
+	var hits []string
+	err := g.runStream(ctx, in.Bytes(), func(out io.Reader) error {
+		br := bufio.NewReaderSize(out, 64<<10)
+		for _, s := range changes {
+			// "<object> <type> <size>\n", the content, "\n".
+			line, err := br.ReadString('\n')
+			f := strings.Fields(line)
+			if err != nil || len(f) != 3 || f[0] != s.object {
+				return fmt.Errorf("auto-commit in %s: git cat-file gave output it cannot read for %s (%q); check the repository with git fsck", g.dir, s.object, line)
+			}
+			n, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("auto-commit in %s: git cat-file gave a size it cannot read for %s (%q); check the repository with git fsck", g.dir, s.object, line)
+			}
+			content := io.LimitReader(br, n)
+			found, err := c.secrets.ContainsReader(content)
+			if err != nil {
+				return fmt.Errorf("auto-commit in %s: read %s from git cat-file: %w", g.dir, s.object, err)
+			}
+			if found {
+				hits = append(hits, s.path)
+			}
+			if _, err := io.Copy(io.Discard, content); err != nil {
+				return fmt.Errorf("auto-commit in %s: read %s from git cat-file: %w", g.dir, s.object, err)
+			}
+			if b, err := br.ReadByte(); err != nil || b != '\n' {
+				return fmt.Errorf("auto-commit in %s: git cat-file's output for %s ends unexpectedly; check the repository with git fsck", g.dir, s.object)
+			}
+		}
+		return nil
+	}, "cat-file", "--batch")
+	return hits, err
 }
 
 // unstage takes the paths out of the index: back to what HEAD has, or out
@@ -171,10 +178,10 @@ func parseRaw(raw []byte) ([]staged, error) {
 	return changes, nil
 }
 
-// objects returns, for each of the staged changes, its new object's
-// content (contents) or size in decimal (!contents), with git cat-file
-// --batch or --batch-check fed the object names on its standard input.
-func (g git) objects(ctx context.Context, changes []staged, contents bool) ([][]byte, error) {
+// sizes returns, for each of the staged changes, its new object's size
+// in decimal, with git cat-file --batch-check fed the object names on its
+// standard input.
+func (g git) sizes(ctx context.Context, changes []staged) ([][]byte, error) {
 	if len(changes) == 0 {
 		return nil, nil
 	}
@@ -182,32 +189,20 @@ func (g git) objects(ctx context.Context, changes []staged, contents bool) ([][]
 	for _, s := range changes {
 		in.WriteString(s.object + "\n")
 	}
-	mode := "--batch-check"
-	if contents {
-		mode = "--batch"
-	}
-	out, _, err := g.runInput(ctx, in.Bytes(), "cat-file", mode)
+	out, _, err := g.runInput(ctx, in.Bytes(), "cat-file", "--batch-check")
 	if err != nil {
 		return nil, err
 	}
 	results := make([][]byte, len(changes))
 	for i, s := range changes {
-		// "<object> <type> <size>\n", then with --batch the content and "\n".
+		// "<object> <type> <size>\n"
 		line, rest, ok := bytes.Cut(out, []byte{'\n'})
 		f := strings.Fields(string(line))
 		if !ok || len(f) != 3 || f[0] != s.object {
 			return nil, fmt.Errorf("auto-commit in %s: git cat-file gave output it cannot read for %s (%q); check the repository with git fsck", g.dir, s.object, line)
 		}
 		out = rest
-		if !contents {
-			results[i] = []byte(f[2])
-			continue
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil || n < 0 || n+1 > len(out) {
-			return nil, fmt.Errorf("auto-commit in %s: git cat-file gave a size it cannot read for %s (%q); check the repository with git fsck", g.dir, s.object, line)
-		}
-		results[i], out = out[:n], out[n+1:]
+		results[i] = []byte(f[2])
 	}
 	return results, nil
 }

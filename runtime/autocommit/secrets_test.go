@@ -3,6 +3,7 @@ package autocommit
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -16,6 +17,16 @@ import (
 	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
+
+// wrapLines breaks s into lines of width characters.
+func wrapLines(s string, width int) string {
+	var b strings.Builder
+	for len(s) > width {
+		b.WriteString(s[:width] + "\n")
+		s = s[width:]
+	}
+	return b.String() + s + "\n"
+}
 
 // TestSecretsWithheld checks that changed files holding a secret, raw or
 // encoded, stay out of the commit, and the rest is committed.
@@ -35,6 +46,17 @@ func TestSecretsWithheld(t *testing.T) {
 			files:        map[string]string{"notes.txt": "key=" + key + "\n", "README.md": "# test\n" + base64.StdEncoding.EncodeToString([]byte("u:"+key)) + "\n", "ok.go": "package ok\n"},
 			wantWithheld: []string{"README.md", "notes.txt"},
 			wantCommit:   []string{"ok.go"},
+		},
+		{
+			name: "encodings broken over lines, and a piece of the key",
+			files: map[string]string{
+				"enc_b64.txt": wrapLines(base64.StdEncoding.EncodeToString([]byte("KEY="+key+"\n"+strings.Repeat("padding ", 20))), 76),
+				"enc_hex.txt": wrapLines(hex.EncodeToString([]byte(key)), 16),
+				"piece.txt":   "it starts " + key[:redact.MinRun] + "\n",
+				"fine.txt":    "nothing\n",
+			},
+			wantWithheld: []string{"enc_b64.txt", "enc_hex.txt", "piece.txt"},
+			wantCommit:   []string{"fine.txt"},
 		},
 		{
 			name:         "nothing else changed",

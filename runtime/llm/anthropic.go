@@ -174,7 +174,7 @@ func (a *Anthropic) stream(c *call, req chat.Request) (chat.Response, error) {
 		}
 		return chat.Response{}, c.cutShort(events, "message_stop")
 	}
-	return anthropicResponse(c, &msg, badArgs)
+	return anthropicResponse(c, &msg, badArgs), nil
 }
 
 // noteBadArgs records the input of tool block i when it is not a JSON object.
@@ -191,7 +191,7 @@ func noteBadArgs(msg *anthropic.Message, i int, bad map[int]string) {
 }
 
 // anthropicResponse turns the accumulated message into a chat.Response.
-func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) (chat.Response, error) {
+func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) chat.Response {
 	out := chat.Message{Role: chat.RoleAssistant}
 	var text []byte
 	for i, b := range msg.Content {
@@ -200,13 +200,15 @@ func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) 
 			text = append(text, b.Text...)
 		case "tool_use":
 			if raw, bad := badArgs[i]; bad {
-				return chat.Response{}, badArgsError(c, string(msg.StopReason), "max_tokens", b.Name, raw)
+				c.log.DebugContext(c.ctx, "tool call arguments are not a JSON object", "provider", NameAnthropic, "call_id", b.ID, "tool", b.Name)
+				out.ToolCalls = append(out.ToolCalls, malformedCall(b.ID, b.Name, raw, string(msg.StopReason), "max_tokens"))
+				continue
 			}
 			out.ToolCalls = append(out.ToolCalls, chat.ToolCall{ID: b.ID, Name: b.Name, Arguments: argsOrEmpty(b.Input)})
 		}
 	}
 	out.Content = string(text)
-	return chat.Response{Message: out, Usage: anthropicUsage(msg.Usage), StopReason: string(msg.StopReason)}, nil
+	return chat.Response{Message: out, Usage: anthropicUsage(msg.Usage), StopReason: string(msg.StopReason)}
 }
 
 // anthropicUsage returns the API's usage figures as a chat.Usage. The API's
@@ -309,7 +311,7 @@ func (a *Anthropic) historyArgs(c *call, i int, tc chat.ToolCall) []byte {
 	if isJSONObject(tc.Arguments) {
 		return tc.Arguments
 	}
-	if len(tc.Arguments) > 0 {
+	if len(tc.Arguments) > 0 && tc.Malformed == "" { // a malformed call's result says why
 		a.log.WarnContext(c.ctx, "tool call arguments are not a JSON object; sending {}",
 			"provider", NameAnthropic, "message", i, "call_id", tc.ID, "tool", tc.Name)
 	}

@@ -81,7 +81,13 @@ func TestAnthropicStream(t *testing.T) {
 		{
 			name:    "tool arguments cut by max_tokens",
 			respond: serveSSE(streamScript{events: loadEvents(t, "anthropic_tool_cut_by_max_tokens.sse")}),
-			want:    wantOutcome{kind: chat.ErrInvalidRequest, msgHas: []string{"write_file", "which were cut off", "allow longer replies"}},
+			// The call is answered with an error; the rest of the reply goes on.
+			want: wantOutcome{
+				calls: []chat.ToolCall{{ID: "toolu_01Cut", Name: "write_file", Arguments: json.RawMessage(`"{\"path\": \"a.go\", \"content\": \"package ma"`),
+					Malformed: "were cut off: the reply reached its token limit (stop reason max_tokens)"}},
+				stop:  "max_tokens",
+				usage: chat.Usage{InputTokens: 40, OutputTokens: 16},
+			},
 		},
 		{
 			name: "429 with retry-after seconds",

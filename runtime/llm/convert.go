@@ -44,17 +44,18 @@ func toolSchema(t chat.ToolSpec) (json.RawMessage, error) {
 	return t.InputSchema, nil
 }
 
-// badArgsError reports tool arguments that are not a JSON object. When the
-// reply stopped at the token limit (stopReason == limitReason) the arguments
-// were cut off: the reply needs more tokens than the request allows.
-func badArgsError(c *call, stopReason, limitReason, tool, raw string) error {
+// malformedCall returns the call of the tool named name whose arguments
+// raw are not a JSON object, to be answered with an error rather than
+// run: the rest of the reply is good. When the reply stopped at the token
+// limit (stopReason == limitReason) the arguments were cut off: the model
+// needs to ask for less at once.
+func malformedCall(id, name, raw, stopReason, limitReason string) chat.ToolCall {
+	why := "are not a JSON object"
 	if stopReason == limitReason {
-		return &failure{err: errorHint(c.provider, chat.ErrInvalidRequest, "ask for a smaller step, or allow longer replies (max tokens)",
-			"the reply reached the request's max tokens inside the arguments of tool %q, which were cut off (stop reason %s)",
-			tool, stopReason)}
+		why = fmt.Sprintf("were cut off: the reply reached its token limit (stop reason %s) inside them, so ask for less in one call", stopReason)
 	}
-	return c.fail(chat.ErrMalformed, "tool %q got arguments that are not a JSON object: %s",
-		tool, truncate(oneLine(raw), 200))
+	args, _ := json.Marshal(raw) // a string: it cannot fail
+	return chat.ToolCall{ID: id, Name: name, Arguments: args, Malformed: why}
 }
 
 // apiFailureOf recognises an error the API reported, as either SDK returns

@@ -256,9 +256,14 @@ func (w wantOutcome) check(t *testing.T, rec *recorder) {
 		assert.Equal(t, want.ID, got.ID)
 		assert.Equal(t, want.Name, got.Name)
 		assert.JSONEq(t, string(want.Arguments), string(got.Arguments))
+		if want.Malformed != "" {
+			assert.Contains(t, got.Malformed, want.Malformed)
+		} else {
+			assert.Empty(t, got.Malformed)
+		}
 		if want.ID != "" && order != nil {
 			assert.Equal(t, want.ID, order[i], "tool call deltas in the LLM's order")
-			if frag := args[want.ID]; frag != "" {
+			if frag := args[want.ID]; frag != "" && want.Malformed == "" {
 				assert.Equal(t, string(got.Arguments), frag, "arguments = concatenated fragments")
 			}
 		}

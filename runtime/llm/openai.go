@@ -206,7 +206,9 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 	for _, call := range calls {
 		args := call.args.String()
 		if strings.TrimSpace(args) != "" && !isJSONObject([]byte(args)) {
-			return chat.Response{}, badArgsError(c, finish, "length", call.name, args)
+			c.log.DebugContext(c.ctx, "tool call arguments are not a JSON object", "provider", NameOpenAI, "call_id", call.id, "tool", call.name)
+			msg.ToolCalls = append(msg.ToolCalls, malformedCall(call.id, call.name, args, finish, "length"))
+			continue
 		}
 		msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: call.id, Name: call.name, Arguments: argsOrEmpty([]byte(args))})
 	}
@@ -272,7 +274,7 @@ func (o *OpenAI) params(c *call, req chat.Request) (openai.ChatCompletionNewPara
 			for _, tc := range m.ToolCalls {
 				args := string(tc.Arguments)
 				if !isJSONObject(tc.Arguments) {
-					if len(tc.Arguments) > 0 {
+					if len(tc.Arguments) > 0 && tc.Malformed == "" { // a malformed call's result says why
 						o.log.WarnContext(c.ctx, "tool call arguments are not a JSON object; sending {}",
 							"provider", NameOpenAI, "message", i, "call_id", tc.ID, "tool", tc.Name)
 					}

@@ -75,7 +75,12 @@ func TestOpenAIStream(t *testing.T) {
 		{
 			name:    "tool arguments cut by the length limit",
 			respond: serveSSE(streamScript{events: loadEvents(t, "openai_tool_cut_by_length.sse")}),
-			want:    wantOutcome{kind: chat.ErrInvalidRequest, msgHas: []string{"write_file", "which were cut off", "allow longer replies"}},
+			// The call is answered with an error; the rest of the reply goes on.
+			want: wantOutcome{
+				calls: []chat.ToolCall{{ID: "call_len", Name: "write_file", Arguments: json.RawMessage(`"{\"path\": \"a.go\", \"content\": \"package ma"`),
+					Malformed: "were cut off: the reply reached its token limit (stop reason length)"}},
+				stop: "length",
+			},
 		},
 		{
 			name:    "finish_reason arrived, then the stream ended without [DONE]",

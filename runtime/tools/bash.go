@@ -34,6 +34,10 @@ type BashOptions struct {
 	// options (mode auto: bubblewrap, or no bash at all), detected at the
 	// first call.
 	Sandbox *sandbox.Sandbox
+	// GitGuard, when set, is checked after every command: what the
+	// command changed of the workspace's git repositories is put back,
+	// and the output says so (see [GitGuard]).
+	GitGuard *GitGuard
 }
 
 // Bash returns the bash tool, which runs a shell command with the
@@ -113,6 +117,10 @@ func (t *bashTool) Spec() chat.ToolSpec {
 		}
 		b.WriteString("The environment is minimal and holds no secrets. ")
 	}
+	if t.opt.GitGuard != nil {
+		b.WriteString("Do not create or change git repositories in the workspace (a .git, a submodule's configuration, a bare repository): " +
+			"the agent undoes such changes after every command. ")
+	}
 	b.WriteString("The command has a time limit; when it is exceeded, or when the command finishes, every process it started, including background ones, is killed, " +
 		"so do not start servers or watchers expecting them to keep running. " +
 		"Each call starts a fresh shell in the workspace root: cd and exported variables do not carry over between calls. " +
@@ -131,8 +139,25 @@ func (t *bashTool) Spec() chat.ToolSpec {
 	}
 }
 
-// Run implements Tool.
+// Run implements Tool. Once a command ran, the git guard, if any, puts
+// back what it changed of the workspace's git repositories, even when
+// the command failed or was stopped.
 func (t *bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(chat.ToolProgress)) (string, error) {
+	ran := false
+	out, err := t.runCommand(ctx, raw, progress, &ran)
+	if ran && t.opt.GitGuard != nil {
+		// Not cancelled with the call: what a command that was stopped
+		// planted is undone too.
+		if note := t.opt.GitGuard.CheckNote(context.WithoutCancel(ctx)); note != "" {
+			out = strings.TrimSuffix(out, "(no output)") + "\n" + note
+			out = strings.TrimPrefix(out, "\n")
+		}
+	}
+	return out, err
+}
+
+// runCommand runs the command, setting *ran once it has started.
+func (t *bashTool) runCommand(ctx context.Context, raw json.RawMessage, progress func(chat.ToolProgress), ran *bool) (string, error) {
 	var args struct {
 		Command *string `json:"command"`
 	}
@@ -171,6 +196,7 @@ func (t *bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(c
 		return "", fmt.Errorf("start bash: %w; check that bash is installed", err)
 	}
 	w.Close() // the command holds the write end now
+	*ran = true
 	start := time.Now()
 
 	out := newCappedBuffer(t.opt.OutputLimit)

@@ -88,7 +88,7 @@ func (t editFileTool) Spec() chat.ToolSpec {
 			"if it occurs zero times or several times the edit is refused and the error says how many times it was found, " +
 			"so include enough surrounding lines to make it unique (read the file first with read_file). " +
 			"To create a file that does not exist yet, give an empty old_str and the whole content as new_str; missing parent directories are created. " +
-			"To delete text, give an empty new_str. The file is written atomically and keeps its permissions. " +
+			"To delete text, give an empty new_str. The file is written atomically and keeps its permissions, but for setuid and setgid bits, which are removed. " +
 			fmt.Sprintf("Files over %s are refused; change those with bash (e.g. sed -i). ", sizeString(t.maxBytes)) +
 			"Files under .git are refused, also through a symbolic link: the agent commits your changes itself. " +
 			"Paths are relative to the workspace root; paths outside the workspace are refused. " +
@@ -137,6 +137,10 @@ func (t editFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 	}
 	if underGit(filepath.ToSlash(filepath.Clean(name))) || underGit(rel) {
 		return "", fmt.Errorf("%q is under .git, which edit_file does not change: the agent commits your changes itself after each round of tools, so edit the files of the work tree only", name)
+	}
+	if d := t.ws.gitDirOn(rel); d != "" {
+		return "", fmt.Errorf("%q is in %s, which git takes for a repository (it has a HEAD and objects and refs, or a commondir), or would once it is written; "+
+			"edit_file does not write there: a repository's files can make git run programs. Edit the files of the work tree only", name, d)
 	}
 	for _, n := range []string{path.Base(filepath.ToSlash(filepath.Clean(name))), path.Base(rel)} {
 		if isEditTemp(n) || atomicfile.IsTemp(n) {
@@ -229,7 +233,10 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 		return "", fmt.Errorf("old_str and new_str are the same, so the edit would change nothing in %q; give the new text as new_str", name)
 	}
 
-	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	// The new file is the agent's (root's, when the agent runs as root),
+	// with content the model chose: it keeps the permissions but never
+	// the setuid or setgid bit, which would make it run as its owner.
+	mode := fi.Mode() & (fs.ModePerm | fs.ModeSticky)
 	err = replaceFile(d, base, mode, func(w *os.File) error { return splice(f, fi, w, m.first, old, newStr) })
 	if errors.Is(err, errChanged) {
 		return "", fmt.Errorf("%q changed while it was being edited (by another command?), so nothing was changed; read it again with read_file and retry", name)
@@ -237,8 +244,23 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 	if err != nil {
 		return "", pathError("edit", name, err)
 	}
-	return fmt.Sprintf("edited %s: replaced 1 occurrence at line %d (%s removed, %s added)",
-		name, m.line, plural(countLines(oldStr), "line"), plural(countLines(newStr), "line")), nil
+	note := ""
+	if dropped := fi.Mode() & (fs.ModeSetuid | fs.ModeSetgid); dropped != 0 {
+		note = fmt.Sprintf("; its %s removed: edit_file never leaves a file that runs as its owner or group", setidBits(dropped))
+	}
+	return fmt.Sprintf("edited %s: replaced 1 occurrence at line %d (%s removed, %s added)%s",
+		name, m.line, plural(countLines(oldStr), "line"), plural(countLines(newStr), "line"), note), nil
+}
+
+// setidBits names the setuid and setgid bits of m.
+func setidBits(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSetuid != 0 && m&fs.ModeSetgid != 0:
+		return "setuid and setgid bits were"
+	case m&fs.ModeSetuid != 0:
+		return "setuid bit was"
+	}
+	return "setgid bit was"
 }
 
 // matches is what scan found.

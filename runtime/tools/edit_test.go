@@ -266,3 +266,46 @@ func TestSetRunArgumentLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestEditFileDropsSetuid checks that an edited file keeps its
+// permissions but never its setuid and setgid bits (issue 20 item 5): the
+// agent rewrites it, as root when it runs as root, with content the model
+// chose.
+func TestEditFileDropsSetuid(t *testing.T) {
+	tests := []struct {
+		mode os.FileMode
+		want os.FileMode
+		note string
+	}{
+		{0o755 | os.ModeSetuid, 0o755, "; its setuid bit was removed"},
+		{0o750 | os.ModeSetgid, 0o750, "; its setgid bit was removed"},
+		{0o755 | os.ModeSetuid | os.ModeSetgid, 0o755, "; its setuid and setgid bits were removed"},
+		{0o755 | os.ModeSticky, 0o755 | os.ModeSticky, ""},
+		{0o640, 0o640, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			root := t.TempDir()
+			p := filepath.Join(root, "tool.sh")
+			require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\necho old\n"), 0o600))
+			require.NoError(t, os.Chmod(p, tt.mode))
+			fi, err := os.Stat(p)
+			require.NoError(t, err)
+			require.Equal(t, tt.mode, fi.Mode(), "the file system keeps the bits")
+			ws, err := NewWorkspace(root)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = ws.Close() })
+
+			out := call(t, Default(ws, Options{}), "edit_file", obj{"path": "tool.sh", "old_str": "old", "new_str": "new"})
+			require.False(t, out.IsError, out.Content)
+			want := "edited tool.sh: replaced 1 occurrence at line 2 (1 line removed, 1 line added)"
+			if tt.note != "" {
+				want += tt.note + ": edit_file never leaves a file that runs as its owner or group"
+			}
+			assert.Equal(t, want, out.Content)
+			fi, err = os.Stat(p)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, fi.Mode())
+		})
+	}
+}

@@ -8,6 +8,9 @@
 // [sandbox.Sandbox] (bubblewrap by default: writes only in the workspace, no
 // network, secrets hidden, every process it started killed when it ends).
 //
+// A [GitGuard], given to the bash tool, puts back after every command what
+// it changed of the workspace's git repositories other than its own .git.
+//
 // Every failure of a call — an unknown tool, bad arguments, a tool error, a
 // panic, a timeout, a cancellation — becomes a [chat.ToolOutcome] with
 // IsError set, written for the LLM to read and act on.
@@ -78,6 +81,9 @@ type Options struct {
 	// Sandbox confines the bash tool's commands; nil means a sandbox with
 	// the default options (mode auto), detected at the first call.
 	Sandbox *sandbox.Sandbox
+	// GitGuard, when set, puts back what a bash command changed of the
+	// workspace's git repositories (see [GitGuard]).
+	GitGuard *GitGuard
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.
@@ -116,7 +122,7 @@ func Default(ws *Workspace, opt Options) *Set {
 		ReadFile(ws),
 		ListFiles(ws),
 		EditFile(ws, EditOptions{MaxBytes: opt.MaxEditBytes}),
-		Bash(ws, BashOptions{OutputLimit: opt.BashOutputLimit, ProgressEvery: opt.ProgressEvery, Sandbox: opt.Sandbox}),
+		Bash(ws, BashOptions{OutputLimit: opt.BashOutputLimit, ProgressEvery: opt.ProgressEvery, Sandbox: opt.Sandbox, GitGuard: opt.GitGuard}),
 	)
 	if err != nil {
 		panic(fmt.Sprintf("tools: the default set is inconsistent: %v", err)) // a bug in this package

@@ -1,0 +1,86 @@
+package agentexec
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/chat"
+)
+
+// TestCompletionOrder checks which calls wait for which: each call whose
+// ID an earlier call has waits for the last such call, the others for
+// none.
+func TestCompletionOrder(t *testing.T) {
+	tests := []struct {
+		name  string
+		ids   []string
+		after []int // the call each waits for; -1 for none
+	}{
+		{"distinct IDs", []string{"a", "b", "c"}, []int{-1, -1, -1}},
+		{"one ID three times", []string{"a", "a", "a"}, []int{-1, 0, 1}},
+		{"interleaved", []string{"a", "b", "a", "c", "b", "a"}, []int{-1, -1, 0, -1, 1, 2}},
+		{"empty IDs are one ID", []string{"", ""}, []int{-1, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := make([]chat.ToolCall, len(tt.ids))
+			for i, id := range tt.ids {
+				calls[i] = chat.ToolCall{ID: id}
+			}
+			turns := completionOrder(calls)
+			for i, want := range tt.after {
+				if want < 0 {
+					assert.Nil(t, turns[i].after, "call %d", i)
+					continue
+				}
+				assert.True(t, turns[i].after == turns[want].next, "call %d waits for call %d", i, want)
+			}
+			// Done in order, each lets the next go.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			for i := range turns {
+				assert.True(t, turns[i].wait(ctx), "call %d", i)
+				turns[i].done()
+			}
+		})
+	}
+	t.Run("a call waiting for its turn stops with its context", func(t *testing.T) {
+		turns := completionOrder([]chat.ToolCall{{ID: "a"}, {ID: "a"}})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		assert.False(t, turns[1].wait(ctx))
+	})
+}
+
+// TestMalformedOutcome checks the result of a malformed call: it names
+// the call, says what is wrong and shows the start of what arrived.
+func TestMalformedOutcome(t *testing.T) {
+	long, _ := json.Marshal(`{"command":"` + strings.Repeat("é", 300))
+	tests := []struct {
+		name string
+		call chat.ToolCall
+		want string
+	}{
+		{
+			name: "short",
+			call: chat.ToolCall{ID: "c2", Name: "bash", Arguments: json.RawMessage(`"{\"command\":\"echo"`), Malformed: "are not a JSON object"},
+			want: MalformedPrefix + ` to bash (id c2) are not a JSON object (the reply's other calls were run); call it again with its arguments as one complete JSON object. What arrived: {"command":"echo`,
+		},
+		{
+			name: "long, cut on a whole character",
+			call: chat.ToolCall{ID: "c3", Name: "edit_file", Arguments: long, Malformed: "were cut off"},
+			want: MalformedPrefix + ` to edit_file (id c3) were cut off (the reply's other calls were run); call it again with its arguments as one complete JSON object. What arrived: {"command":"` +
+				strings.Repeat("é", 94) + "… (612 bytes in all)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, malformedOutcome(tt.call))
+		})
+	}
+}

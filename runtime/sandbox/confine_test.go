@@ -35,6 +35,7 @@ import (
 const helperEnv = "FSMGEN_SANDBOX_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	sandboxtest.Main()
 	if spec := os.Getenv(helperEnv); spec != "" {
 		os.Exit(runHelper(spec))
 	}
@@ -544,6 +545,14 @@ func TestEnvironment(t *testing.T) {
 // environment, and returns the helper and a channel of its output.
 func (f *fixture) helper(t *testing.T, command, secret string) (*exec.Cmd, <-chan string) {
 	t.Helper()
+	cmd := f.helperCmd(t, command, secret)
+	return cmd, f.startHelper(t, cmd)
+}
+
+// helperCmd returns the command of a helper agent (see helper), not
+// started.
+func (f *fixture) helperCmd(t *testing.T, command, secret string) *exec.Cmd {
+	t.Helper()
 	var bwrapPath string
 	if f.v.unprivileged {
 		bwrapPath = filepath.Join(f.base, "bwrap-as-nobody")
@@ -552,6 +561,13 @@ func (f *fixture) helper(t *testing.T, command, secret string) (*exec.Cmd, <-cha
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+string(spec), "ANTHROPIC_API_KEY="+secret)
+	return cmd
+}
+
+// startHelper starts cmd, a helper agent, and returns a channel of its
+// output.
+func (f *fixture) startHelper(t *testing.T, cmd *exec.Cmd) <-chan string {
+	t.Helper()
 	outc := make(chan string, 1)
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
@@ -572,7 +588,7 @@ func (f *fixture) helper(t *testing.T, command, secret string) (*exec.Cmd, <-cha
 		outc <- b.String()
 	}()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, outc
+	return outc
 }
 
 // TestAgentIsOutOfReach runs a command from a helper agent whose own
@@ -693,6 +709,31 @@ func TestConcurrentCalls(t *testing.T) {
 			for i := range n {
 				assert.FileExists(t, filepath.Join(f.ws, fmt.Sprintf("out-%d.txt", i)))
 			}
+		})
+	}
+}
+
+// TestKeyringIsOutOfReach runs a command from a helper agent whose
+// session keyring holds a key (as a user's login session can), and tries
+// to read the key as `keyctl search` and `keyctl read` would: the kernel
+// keyring is not namespaced, so only the seccomp filter stands between
+// the command and the key.
+func TestKeyringIsOutOfReach(t *testing.T) {
+	const desc, payload = "fsmgen-sandbox-test", "KEYRING-SECRET-0a1b2c3d"
+	for _, v := range allVariants {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			cmd := f.helperCmd(t, sandboxtest.KeyReader(t, f.base, desc), "none")
+			sandboxtest.WithSessionKey(t, cmd, desc, payload)
+			outc := f.startHelper(t, cmd)
+			out := <-outc
+			require.NoError(t, cmd.Wait(), out)
+			if !v.confined() {
+				assert.Contains(t, out, payload, "unconfined, the session's keys are readable")
+				return
+			}
+			assert.NotContains(t, out, payload)
+			assert.Contains(t, out, "keyring: search: operation not permitted")
 		})
 	}
 }

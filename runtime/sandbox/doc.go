@@ -45,7 +45,14 @@
 //     on 2 cores, against 7 ms for a whole confined call), and it has no window in which a setuid file exists, nor a
 //     process left to race the sweep once the command is killed. On other
 //     architectures there is no filter, and a command run by root can
-//     make setuid files: run the agent as an ordinary user there.
+//     make setuid files, and read the keyrings: run the agent as an
+//     ordinary user there.
+//   - Keyrings. The kernel's keyrings are not namespaced: a command
+//     started from a login session could read the keys of the session's
+//     keyring. The seccomp filter fails keyctl, add_key and request_key
+//     with EPERM (`keyctl` prints "Operation not permitted"), and
+//     /proc/keys and /proc/key-users, which list the keys a process may
+//     view, cannot be read.
 //   - Secrets. The paths of [Options.Hidden] ([DefaultHidden]: /etc/shadow,
 //     ssh host keys, /run, ~/.ssh, ~/.aws, ~/.netrc, ... plus what the
 //     agent adds: its threads and event log) are hidden: a directory

@@ -159,11 +159,29 @@ func withinAny(p string, roots []string) bool {
 // them are out of sight already.
 var private = []string{"/tmp", "/dev", "/proc"}
 
+// procKeys are the files of /proc that list the kernel keyrings' keys (the
+// keys a process may view, with their descriptions, and their users):
+// the seccomp filter refuses the keyrings' system calls, and these are
+// made unreadable. Kernels without keyrings have neither.
+var procKeys = []string{"/proc/keys", "/proc/key-users"}
+
+// existing returns the paths that exist on this machine.
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // layout is what a confined command sees and may do.
 type layout struct {
 	network  bool
 	userns   bool     // pass --unshare-user --disable-userns
 	seccomp  bool     // pass --seccomp: the filter is on seccompFD
+	procKeys []string // files of /proc to make unreadable (see procKeys)
 	writable []string // absolute, resolved: the workspace and the cache
 	hidden   []string // absolute patterns (see expandHidden)
 	// workspace, if set, is the directory whose .git is made read-only.
@@ -173,7 +191,8 @@ type layout struct {
 // args returns bubblewrap's arguments to run argv in dir.
 //
 // The mounts are made in this order, each able to cover the ones before:
-// the host's root read-only; a fresh /dev, /proc and /tmp; an empty tmpfs
+// the host's root read-only; a fresh /dev, /proc (its lists of keys made
+// unreadable) and /tmp; an empty tmpfs
 // over each hidden directory outside the writable ones (/dev/null over
 // each hidden file); the writable directories; the workspace's .git
 // read-only; the hidden paths inside the writable directories; then the
@@ -200,8 +219,11 @@ func (l layout) args(dir string, argv []string) []string {
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
-		"--tmpfs", "/tmp",
 	)
+	for _, p := range l.procKeys {
+		a = append(a, "--ro-bind", os.DevNull, p)
+	}
+	a = append(a, "--tmpfs", "/tmp")
 	writable := slices.Clone(l.writable)
 	slices.Sort(writable) // a parent before its children
 

@@ -92,6 +92,12 @@ func TestLayoutArgs(t *testing.T) {
 			want: cat(head, []string{"--share-net", "--unshare-user", "--disable-userns"}, mounts, []string{"--chdir", "/", "--", "cmd"}),
 		},
 		{
+			name: "the keyrings' lists in /proc",
+			lay:  layout{procKeys: []string{"/proc/keys", "/proc/key-users"}},
+			dir:  "/",
+			want: cat(head, mounts[:11], []string{"--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users"}, mounts[11:], []string{"--chdir", "/", "--", "cmd"}),
+		},
+		{
 			name: "seccomp filter",
 			lay:  layout{seccomp: true},
 			dir:  "/",

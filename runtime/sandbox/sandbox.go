@@ -118,7 +118,7 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		return nil, err
 	}
 	s.filter = filter
-	s.lay = layout{network: opt.Network, hidden: expanded, seccomp: filter != nil}
+	s.lay = layout{network: opt.Network, hidden: expanded, seccomp: filter != nil, procKeys: existing(procKeys)}
 	if opt.CacheDir != "" {
 		abs, err := filepath.Abs(opt.CacheDir)
 		if err != nil {

@@ -158,7 +158,7 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 		"home/.ssh/id_ed25519":       "-----BEGIN OPENSSH PRIVATE KEY-----\n",
 		"home/.aws/credentials":      "aws_secret_access_key = AWSSECRET\n",
 		"home/.netrc":                "machine example.com password NETRCSECRET\n",
-		"home/.gitconfig":            "[user]\n\tname = Test User\n\temail = test@example.com\n[safe]\n\tdirectory = *\n",
+		"home/.gitconfig":            "[user]\n\tname = Test User\n\temail = test@example.com\n[safe]\n\tdirectory = *\n[url \"https://x:GITCONFIGSECRET@github.com/\"]\n\tinsteadOf = https://github.com/\n",
 		"data/threads/T-1.json":      `{"thread": "THREADSECRET"}`,
 		"data/T-1.events.jsonl":      `{"event": "LOGSECRET"}`,
 		"ws/.private/notes":          "INNERSECRET\n",
@@ -177,8 +177,18 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 		"home/.config/rclone/rclone.conf":            "secret_access_key = RCLONESECRET\n",
 		"home/.s3cfg":                                "secret_key = S3CFGSECRET\n",
 		"home/.local/share/com.vercel.cli/auth.json": `{"token": "VERCELSECRET"}`,
+		// What issue 20 found readable outside the list of hidden paths.
+		"home/.config/environment.d/keys.conf":            "OPENAI_API_KEY=ENVDSECRET\n",
+		"home/.pam_environment":                           "HF_TOKEN DEFAULT=PAMSECRET\n",
+		"home/.env":                                       "ANTHROPIC_API_KEY=HOMEENVSECRET\n",
+		"home/.config/zsh/.zshrc":                         "export GITHUB_TOKEN=ZDOTDIRSECRET\n",
+		"home/.bashrc.d/keys.sh":                          "export API_TOKEN=BASHRCDSECRET\n",
+		"home/.config/io.datasette.llm/keys.json":         `{"openai": "LLMSECRET"}`,
+		"home/.aider.conf.yml":                            "openai-api-key: AIDERSECRET\n",
+		"home/.local/share/fsmgen-agent/threads/OLD.json": `{"thread": "OLDTHREADSECRET"}`,
 		// Beside hidden files, what builds need stays readable.
 		"home/.m2/repository/lib.jar":           "jar\n",
+		"home/rw/.keep":                         "",
 		"home/.cache/huggingface/hub/model.bin": "weights\n",
 	}
 	for name, content := range files {
@@ -200,7 +210,7 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 	hidden := append(sandbox.DefaultHidden(), f.threads, f.eventLog, filepath.Join(f.ws, ".private"))
 	hidden = append(hidden, opt.Hidden...)
 	f.sb = sandboxtest.New(t, sandbox.Options{
-		Mode: v.mode, Network: opt.Network, Hidden: hidden, Redactor: opt.Redactor,
+		Mode: v.mode, Network: opt.Network, Hidden: hidden, Expose: opt.Expose, Redactor: opt.Redactor,
 		CacheDir: f.cache, Bwrap: bwrapPath, Env: opt.Env,
 	})
 	f.wsCache = f.sb.CacheDir(f.ws)
@@ -335,6 +345,15 @@ func TestSecretsAreHidden(t *testing.T) {
 		{"rclone", "cat ~/.config/rclone/rclone.conf", "RCLONESECRET"},
 		{"s3cmd", "cat ~/.s3cfg", "S3CFGSECRET"},
 		{"vercel", "cat ~/.local/share/com.vercel.cli/auth.json", "VERCELSECRET"},
+		{"environment.d", "cat ~/.config/environment.d/*", "ENVDSECRET"},
+		{"pam_environment", "cat ~/.pam_environment", "PAMSECRET"},
+		{"the home's .env", "cat ~/.env", "HOMEENVSECRET"},
+		{"ZDOTDIR", "cat ~/.config/zsh/.zshrc", "ZDOTDIRSECRET"},
+		{"bashrc.d", "cat ~/.bashrc.d/*", "BASHRCDSECRET"},
+		{"git's configuration", "git config --global --get-regexp url 2>&1; cat ~/.gitconfig", "GITCONFIGSECRET"},
+		{"llm", "cat ~/.config/io.datasette.llm/keys.json", "LLMSECRET"},
+		{"aider", "cat ~/.aider.conf.yml", "AIDERSECRET"},
+		{"earlier sessions", "cat ~/.local/share/fsmgen-agent/threads/*", "OLDTHREADSECRET"},
 		{"threads", "cat {threads}/*", "THREADSECRET"},
 		{"event log", "cat {log}", "LOGSECRET"},
 		{"hidden inside the workspace", "cat .private/notes", "INNERSECRET"},
@@ -358,9 +377,59 @@ func TestSecretsAreHidden(t *testing.T) {
 			if !v.confined() {
 				return
 			}
+			out := f.bash(t, "ls -A ~; echo x > ~/new")
+			assert.Equal(t, chat.ToolOutcome{Content: "command exited with status 1\n\nbash: line 1: " + f.home + "/new: Read-only file system\n", IsError: true}, out,
+				"an empty, read-only home")
+			out = f.bash(t, "cat ~/.m2/repository/lib.jar ~/.cache/huggingface/hub/model.bin")
+			assert.True(t, out.IsError, "nothing of the home is exposed by default: %s", out.Content)
+			out = f.bash(t, strings.ReplaceAll("ls -A {threads} .private /run; echo y > .private/new", "{threads}", f.threads))
+			assert.True(t, out.IsError)
+			assert.Equal(t, 1, strings.Count(out.Content, "Read-only file system"), out.Content)
+			assert.NoFileExists(t, filepath.Join(f.ws, ".private", "new"))
+			if !v.unprivileged { // nobody cannot read it anyway
+				out = f.bash(t, "cat /etc/shadow /etc/gshadow")
+				assert.True(t, out.IsError)
+				assert.NotContains(t, out.Content, "root:")
+			}
+		})
+	}
+}
+
+// TestExposed checks what -sandbox-expose shows of the home directory: an
+// exposed directory, read-only or writable, but for the credentials the
+// hidden list names inside it.
+func TestExposed(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Expose: []sandbox.Exposure{
+				{Path: "~/.m2"}, {Path: "~/.cache/huggingface"}, {Path: "~/.config"}, {Path: "~/.ssh"}, {Path: "~/rw", Writable: true},
+			}})
+			for _, c := range []struct{ command, want string }{
+				{"cat ~/.m2/repository/lib.jar ~/.cache/huggingface/hub/model.bin", "jar\nweights\n"},
+				{"cat ~/.ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n"}, // named on its own: the more specific path wins
+				{"ls -A ~ | sort | tr '\\n' ' '", ".cache .config .m2 .ssh rw "},
+				{"cat ~/.m2/settings.xml ~/.cache/huggingface/token ~/.config/gh/hosts.yaml ~/.config/environment.d/keys.conf ~/.config/io.datasette.llm/keys.json 2>&1 | grep -c SECRET || true", "0\n"},
+				{"echo x > ~/rw/new && cat ~/rw/new", "x\n"},
+				{"{ echo x > ~/.m2/new; } 2>/dev/null || echo refused", "refused\n"},
+			} {
+				out := f.bash(t, c.command)
+				assert.Equal(t, c.want, out.Content, c.command)
+			}
+			assert.FileExists(t, filepath.Join(f.home, "rw", "new"))
+			assert.NoFileExists(t, filepath.Join(f.home, ".m2", "new"))
+		})
+	}
+}
+
+func TestSecretsAreHiddenInExposures(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Expose: []sandbox.Exposure{{Path: "~"}}})
 			out := f.bash(t, "cat ~/.m2/repository/lib.jar ~/.cache/huggingface/hub/model.bin")
 			assert.Equal(t, chat.ToolOutcome{Content: "jar\nweights\n"}, out, "only the files holding secrets are hidden")
-			out = f.bash(t, "ls -A ~/.ssh {threads} .private /run; echo x > ~/.ssh/new; echo y > .private/new")
+			out = f.bash(t, "grep -r SECRET ~ 2>/dev/null | cut -c1-200")
+			assert.NotContains(t, out.Content, "SECRET", "the whole home exposed, the list still hides what it names")
+			out = f.bash(t, strings.ReplaceAll("ls -A ~/.ssh {threads} .private /run; echo x > ~/.ssh/new; echo y > .private/new", "{threads}", f.threads))
 			assert.True(t, out.IsError)
 			assert.Equal(t, 2, strings.Count(out.Content, "Read-only file system"), out.Content)
 			assert.NoFileExists(t, filepath.Join(f.home, ".ssh", "new"))

@@ -53,10 +53,25 @@
 //     with EPERM (`keyctl` prints "Operation not permitted"), and
 //     /proc/keys and /proc/key-users, which list the keys a process may
 //     view, cannot be read.
-//   - Secrets. The paths of [Options.Hidden] ([DefaultHidden]: /etc/shadow,
-//     ssh host keys, /run, ~/.ssh, ~/.aws, ~/.netrc, ... plus what the
-//     agent adds: its threads and event log) are hidden: a directory
-//     appears empty and read-only, a file cannot be read.
+//   - Home directories: deny by default. The home directory, /home and
+//     /root appear empty and read-only; what a command may see of them is
+//     named ([Options.Expose], the agent's -sandbox-expose, read-only or
+//     writable; by default Go's module cache, read-only, so that builds
+//     work) and mounted back, with the workspace and its cache when they
+//     lie there. [Sandbox.HiddenPATH] names the directories of PATH a
+//     command cannot see (a toolchain in the home directory, which must
+//     be exposed to be of use).
+//   - Secrets. The other paths of [Options.Hidden] ([DefaultHidden]:
+//     /etc/shadow, ssh host keys, /run, ... plus what the agent adds: its
+//     threads and event log) are hidden: a directory appears empty and
+//     read-only, a file cannot be read. The list also names, under the
+//     home directory, what is known to hold credentials (~/.ssh, ~/.aws,
+//     ~/.gitconfig, ~/.config/environment.d, ...): those stay hidden
+//     inside an exposed directory, even the whole home exposed. Where a
+//     hidden path and an exposed one are nested, the more specific wins.
+//   - Masked files. The files [Command].Masked names (the agent's: the
+//     files of the workspace that hold its API key, see package mask)
+//     read as [MaskNotice] and cannot be changed, moved or removed.
 //   - Git. The workspace's .git, a directory or a file (a worktree, a
 //     submodule) and a gitdir it names inside the workspace, is mounted
 //     read-only: git status, log and diff work, git add and commit fail.
@@ -89,9 +104,11 @@
 //
 // Not confined, even so: CPU, memory, disk space and the number of
 // processes are not limited (the tool's timeout bounds time only); every
-// file the agent's user can read and that is not hidden is readable (when
-// the agent runs as root, that is every root-owned file: run it as an
-// ordinary user); unix sockets outside /run and /tmp can be connected to;
+// file the agent's user can read outside the home directories and the
+// hidden paths is readable (when the agent runs as root, that is every
+// root-owned file there, /etc and /var included: run it as an ordinary
+// user), and so is a home directory elsewhere than $HOME, /home and
+// /root (another user's, or a service's); unix sockets outside /run and /tmp can be connected to;
 // with Options.Network, whatever the machine can reach is reachable;
 // system calls are filtered only as described above (openat2, io_uring and
 // calls newer than the filter fail with ENOSYS too), so a kernel bug
@@ -129,10 +146,12 @@
 // and later, AppArmor allows them to bwrap through its profile), and a
 // kernel with seccomp filters (every distribution's). A confined command
 // costs one bubblewrap start, a few milliseconds (see BenchmarkBash in
-// package tools), plus a mount or two for each hidden path that exists
-// (about 0.3 ms each, measured on 2 cores); the seccomp filter, the file
-// descriptor check and the workspace's cache directory add about 20
-// microseconds (BenchmarkPerCall).
+// package tools), plus a mount or two for each hidden path, exposure and
+// masked file that shows (about 0.3 ms each, measured on 2 cores: a
+// hidden path inside the hidden home costs nothing, there being nothing
+// to hide); the seccomp filter, the file descriptor check and the
+// workspace's cache directory add about 20 microseconds
+// (BenchmarkPerCall).
 //
 // Start marks every file descriptor of the agent's process from 3 up
 // close-on-exec before each command (process-wide), so that one the agent

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
@@ -44,10 +46,19 @@ type Options struct {
 	// the command's private /tmp and lost when it ends.
 	CacheDir string
 	// Hidden lists the paths confined commands must not see: absolute, or
-	// starting with "~/" for the home directory, wildcards allowed. nil
-	// means DefaultHidden() (an empty list hides nothing); to add paths,
-	// append to DefaultHidden().
+	// starting with "~/" for the home directory ("~" is the home
+	// directory itself), wildcards allowed. nil means DefaultHidden(),
+	// which starts with the home directories (an empty list hides
+	// nothing); to add paths, append to DefaultHidden().
 	Hidden []string
+	// Expose lists the paths confined commands see although a hidden
+	// directory holds them (the home directory, mostly): read-only unless
+	// said writable. Where a hidden path and an exposed one are nested,
+	// the more specific one wins: exposing ~/.config shows it but for
+	// ~/.config/gh, which DefaultHidden names. nil means DefaultExpose(nil)
+	// (Go's module cache); to add paths, append to it. New fails when
+	// a path does not exist.
+	Expose []Exposure
 	// Env adds variable names to the allow-list of DefaultEnv (a trailing
 	// "*" stands for any suffix). Names that look secret are still
 	// dropped.
@@ -118,7 +129,15 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		return nil, err
 	}
 	s.filter = filter
-	s.lay = layout{network: opt.Network, hidden: expanded, seccomp: filter != nil, procKeys: existing(procKeys)}
+	expose := opt.Expose
+	if expose == nil {
+		expose = DefaultExpose(s.environ())
+	}
+	exposed, err := expandExposures(expose, home)
+	if err != nil {
+		return nil, err
+	}
+	s.lay = layout{network: opt.Network, hidden: expanded, expose: exposed, seccomp: filter != nil, procKeys: existing(procKeys)}
 	if opt.CacheDir != "" {
 		abs, err := filepath.Abs(opt.CacheDir)
 		if err != nil {
@@ -234,8 +253,26 @@ func (s *Sandbox) setupCache() error {
 		return fmt.Errorf("sandbox cache directory: %w", err)
 	}
 	s.cache = real
+	// The notice a command reads in place of a masked file. Commands see
+	// the cache's directory read-only: only its workspace's is writable.
+	notice := filepath.Join(s.cache, maskNoticeName)
+	if old, err := os.ReadFile(notice); err != nil || string(old) != MaskNotice {
+		if err := atomicfile.Write(notice, []byte(MaskNotice), 0o444); err != nil {
+			return fmt.Errorf("write the notice of masked files in the sandbox cache directory: %w", err)
+		}
+	}
+	s.lay.notice = notice
 	return nil
 }
+
+// MaskNotice is what a confined command reads in place of a masked file
+// (see [Command].Masked) when the sandbox has a cache directory (without
+// one, a masked file cannot be read at all).
+const MaskNotice = "fsmgen-agent: this file is masked: it holds the agent's API key, which commands may not read. Leave it as it is.\n"
+
+// maskNoticeName is the notice's file in the cache directory: the cache
+// of no workspace, whose names end in a hash.
+const maskNoticeName = "masked-file-notice.txt"
 
 // maxCacheLabel bounds the readable part of a workspace cache's name.
 const maxCacheLabel = 32
@@ -293,6 +330,40 @@ func setupWorkspaceCache(dir string) error {
 	return nil
 }
 
+// HiddenPATH returns the directories of the commands' PATH that they
+// cannot see, as the agent's environment gives it (a toolchain in the
+// home directory, say, which must be exposed to be of use): none when
+// commands are not confined.
+func (s *Sandbox) HiddenPATH() []string {
+	if !s.Confined() {
+		return nil
+	}
+	var path string
+	for _, kv := range curate(s.environ(), s.env) {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	ms := s.lay.mounts()
+	var out []string
+	for _, dir := range filepath.SplitList(path) {
+		real, err := filepath.EvalSymlinks(dir)
+		if !filepath.IsAbs(dir) || err != nil || slices.Contains(out, dir) {
+			continue
+		}
+		var last *mount // the most specific mount that holds it
+		for i := range ms {
+			if within(real, ms[i].path) {
+				last = &ms[i]
+			}
+		}
+		if last != nil && (last.kind == hideDir || last.kind == hideFile) {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
 // Mode returns the mode asked for.
 func (s *Sandbox) Mode() Mode { return s.mode }
 
@@ -336,6 +407,12 @@ type Command struct {
 	// Standard input is empty. Give an *os.File so that Wait does not wait
 	// for the output to be copied.
 	Stdout, Stderr io.Writer
+	// Masked lists files (absolute paths; links are followed) the command
+	// reads [MaskNotice] in place of, and cannot change, move or remove:
+	// the files of the workspace that hold the agent's API key. Those
+	// that are no regular file, or inside a hidden directory, are
+	// skipped.
+	Masked []string
 }
 
 // Start starts c, confined as the sandbox says, with the curated
@@ -387,6 +464,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 			lay.workspace = filepath.Clean(c.Workspace)
 			lay.writable = []string{lay.workspace}
 		}
+		lay.masked = c.Masked
 		if cache != "" {
 			lay.writable = append(lay.writable, cache)
 		} else {

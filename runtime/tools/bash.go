@@ -102,7 +102,8 @@ func (t *bashTool) Spec() chat.ToolSpec {
 	fmt.Fprintf(&b, "Output over %d KiB is cut in the middle, keeping its beginning and end, with a note. ", t.opt.OutputLimit>>10)
 	if sb == nil || sb.Confined() || sb.Disabled() != nil {
 		b.WriteString("The command runs in a sandbox. It can write only inside the workspace and in /tmp, which is private to the call and emptied after it; " +
-			"the rest of the file system is read-only, and files holding credentials are hidden. " +
+			"the rest of the file system is read-only, the home directory is empty but for what the user chose to show, files holding credentials are hidden, " +
+			"and a file holding the agent's API key reads as a notice (leave it as it is). " +
 			"Setting the setuid or setgid bit of a file fails (Operation not permitted). " +
 			"The repository's .git is read-only: inspect it with git status, git log and git diff, but do not run git add, git commit or anything else that changes it; " +
 			"the agent commits your changes itself. ")
@@ -164,7 +165,8 @@ func (t *bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(c
 		return "", fmt.Errorf("start bash: create the output pipe: %w", err)
 	}
 	// An *os.File: Wait does not wait for the pipe to drain.
-	p, err := sb.Start(sandbox.Command{Workspace: t.ws.Root(), Args: []string{"bash", "-c", *args.Command}, Stdout: w, Stderr: w})
+	p, err := sb.Start(sandbox.Command{Workspace: t.ws.Root(), Args: []string{"bash", "-c", *args.Command}, Stdout: w, Stderr: w,
+		Masked: t.ws.maskedSet().Paths()})
 	if err != nil {
 		r.Close()
 		w.Close()

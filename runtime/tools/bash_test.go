@@ -175,7 +175,7 @@ func TestBashSpecDescribesTheSandbox(t *testing.T) {
 		{
 			name:    "confined",
 			opt:     sandbox.Options{Mode: sandbox.Bwrap},
-			want:    []string{"runs in a sandbox", "write only inside the workspace", ".git is read-only", "no network access", "including background ones, is killed"},
+			want:    []string{"runs in a sandbox", "write only inside the workspace", "home directory is empty", "reads as a notice", ".git is read-only", "no network access", "including background ones, is killed"},
 			wantNot: []string{"disabled", "Network access is allowed"},
 		},
 		{

@@ -197,6 +197,11 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 		return "", pathError("edit", name, err)
 	}
 	defer d.Close()
+	masked := t.ws.maskedSet()
+	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
+	if masked.Masked(abs) {
+		return "", maskedError(name)
+	}
 	base := path.Base(rel)
 	f, fi, err := openRegular(d, base, name, "edit")
 	switch {
@@ -213,6 +218,15 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 			name, sizeString(fi.Size()), sizeString(t.maxBytes), shellQuote(name))
 	}
 
+	if hit, err := masked.Holds(f); err != nil {
+		return "", fmt.Errorf("edit %q: %w", name, err)
+	} else if hit {
+		masked.Add(abs)
+		return "", maskedError(name)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("edit %q: %w", name, err)
+	}
 	old := []byte(oldStr)
 	m, err := scan(ctx, f, old, editChunk)
 	if err != nil {

@@ -53,6 +53,10 @@
 //	                  works, else bash is disabled and the agent says why),
 //	                  bwrap (bubblewrap, or an error) or off (unconfined)
 //	-sandbox-network  let sandboxed commands reach the network
+//	-sandbox-expose PATH  show sandboxed commands this path of the home
+//	                  directory, which they otherwise see empty (read-only;
+//	                  PATH:rw for writable); repeatable. Go's module cache
+//	                  is shown by default
 //	-price P          the model's price in dollars per million tokens,
 //	                  INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ], for the costs
 //	                  shown (default: the default models' list prices)
@@ -118,9 +122,12 @@
 // of the workspace, so no path, symbolic link or race leads outside; they
 // refuse hard-linked files, and edit_file never writes under .git. bash runs
 // in the workspace inside a bubblewrap sandbox (-sandbox): it can write only
-// the workspace (not its .git), a private /tmp and a build cache, sees no
-// credentials, no network (-sandbox-network) and no other process, and
-// everything it starts is killed when it ends. After a round of tools that
+// the workspace (not its .git), a private /tmp and a build cache, sees an
+// empty home directory (-sandbox-expose), no other credentials it knows of,
+// no network (-sandbox-network) and no other process, and everything it
+// starts is killed when it ends. The files of the workspace that hold the
+// API key are masked from bash and the file tools alike: the agent names
+// them at start. After a round of tools that
 // may have changed files, everything changed in the workspace is committed
 // to git (skipped when the workspace is not in a git repository; ignored
 // files, temporary files and files holding the API key are never
@@ -203,6 +210,7 @@ type options struct {
 	commitTimeout                                     time.Duration
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
+	sandboxFlags                                      sandboxFlags
 	verbose                                           bool
 	set                                               map[string]bool // flags given explicitly
 	// command is the subcommand ("replay") and commandArgs its arguments;
@@ -281,6 +289,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	o.sandbox = sandbox.Auto
 	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
+	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
 	if err := fs.Parse(args); err != nil {
@@ -442,6 +451,7 @@ func openSandbox(ctx context.Context, o options, threads, logPath, key string) (
 	if dir, err := os.UserCacheDir(); err == nil {
 		opt.CacheDir = filepath.Join(dir, "fsmgen-agent", "sandbox")
 	}
+	o.sandboxFlags.apply(&opt)
 	sb, err := sandbox.New(ctx, opt)
 	if err != nil {
 		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
@@ -569,6 +579,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "agent: bash is disabled: %v\n", why)
 	} else {
 		fmt.Fprintf(stderr, "agent: bash sandbox: %s\n", sb)
+	}
+	if err := maskWorkspace(ctx, ws, sb, llmCfg.APIKey, stderr); err != nil {
+		return err
 	}
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb})

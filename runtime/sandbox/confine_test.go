@@ -49,6 +49,7 @@ type helperSpec struct {
 	Workspace string
 	Cache     string
 	Command   string // "{agent}" is replaced with the helper's pid
+	Limits    *sandbox.Limits
 	// PrintTTY makes the helper print its own controlling terminal first,
 	// as "agent-tty=N" (tty_nr of /proc/self/stat, 0 for none).
 	PrintTTY bool
@@ -62,7 +63,7 @@ func runHelper(spec string) int {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
 	}
-	sb, err := sandbox.New(context.Background(), sandbox.Options{Mode: h.Mode, Bwrap: h.Bwrap, CacheDir: h.Cache})
+	sb, err := sandbox.New(context.Background(), sandbox.Options{Mode: h.Mode, Bwrap: h.Bwrap, CacheDir: h.Cache, Limits: h.Limits})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
@@ -211,7 +212,7 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 	hidden = append(hidden, opt.Hidden...)
 	f.sb = sandboxtest.New(t, sandbox.Options{
 		Mode: v.mode, Network: opt.Network, Hidden: hidden, Expose: opt.Expose, Redactor: opt.Redactor,
-		CacheDir: f.cache, Bwrap: bwrapPath, Env: opt.Env,
+		CacheDir: f.cache, Bwrap: bwrapPath, Env: opt.Env, Limits: opt.Limits,
 	})
 	f.wsCache = f.sb.CacheDir(f.ws)
 	if v.unprivileged {
@@ -805,4 +806,94 @@ func TestKeyringIsOutOfReach(t *testing.T) {
 			assert.Contains(t, out, "keyring: search: operation not permitted")
 		})
 	}
+}
+
+// forkCount is a command that tries to start 200 processes at once
+// without retrying (bash retries a refused fork for half a minute) and
+// prints how many it started and why it stopped.
+const forkCount = `perl -e 'my $n = 0; for (1..200) { my $p = fork; last unless defined $p; if (!$p) { sleep 10; exit } $n++ } print "started $n: $!\n"'`
+
+// TestLimits reaches each limit of a confined command through the bash
+// tool, and checks that the command is stopped or refused and that the
+// result says which limit, naming its flag. The agent runs as root here
+// (the process limit is then a pids cgroup), and bubblewrap as root or as
+// nobody.
+func TestLimits(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed") // Debian's perl-base is essential
+	}
+	limits := sandbox.Limits{Memory: 64 << 20, Processes: 40, CPU: time.Second, FileSize: 1 << 20, TmpSize: 8 << 20}
+	tests := []struct {
+		name, command string
+		isError       bool
+		want          []string // in the result, in order
+	}{
+		{name: "processes", command: forkCount,
+			want: []string{"[sandbox limit -sandbox-processes: the command reached its limit of 40 processes and threads at once", "started 3", ": Resource temporarily unavailable"}},
+		{name: "memory", command: `perl -e '$x = "a" x (200 << 20); print length($x), "\n"'`, isError: true,
+			want: []string{"sandbox limit -sandbox-memory: a process may have run out of its 64 MiB of memory", "Out of memory"}},
+		{name: "memory below the limit", command: `perl -e '$x = "a" x (16 << 20); print length($x), "\n"'`,
+			want: []string{"16777216\n"}},
+		{name: "CPU", command: "while :; do :; done", isError: true,
+			want: []string{"sandbox limit -sandbox-cpu: a process used its 1s of CPU time and was killed", "killed by signal CPU time limit exceeded"}},
+		{name: "file size", command: "head -c 2M /dev/zero > big; stat -c %s big", isError: false,
+			want: []string{"[sandbox limit -sandbox-file-size: a process tried to write a file over 1 MiB and was stopped", "File size limit exceeded", "1048576\n"}},
+		{name: "/tmp", command: "for i in $(seq 12); do head -c 1000K /dev/zero > /tmp/f$i || break; done; du -sk /tmp | cut -f1", isError: false,
+			want: []string{"[sandbox limit -sandbox-tmp-size: the command may have filled its /tmp of 8 MiB", "No space left on device", "8192\n"}},
+	}
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Limits: &limits})
+			assert.Contains(t, f.sb.String(), "limits: 64 MiB of memory per process, 40 processes (a pids cgroup), 1s of CPU per process, files up to 1 MiB, a /tmp of 8 MiB")
+			t.Run("its cgroup cannot be left", func(t *testing.T) {
+				out := f.bash(t, "for f in /sys/fs/cgroup/pids/tasks /sys/fs/cgroup/pids/cgroup.procs; do (echo $$ > $f) 2>&1; done; true")
+				assert.Equal(t, 2, strings.Count(out.Content, "Read-only file system"), out.Content)
+			})
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					out := f.bash(t, tt.command)
+					assert.Equal(t, tt.isError, out.IsError, out.Content)
+					rest := out.Content
+					for _, w := range tt.want {
+						i := strings.Index(rest, w)
+						if !assert.GreaterOrEqual(t, i, 0, "%q not in (what follows of) %q", w, out.Content) {
+							break
+						}
+						rest = rest[i+len(w):]
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestLimitsWithoutRoot runs the bash tool from a helper agent that runs
+// as nobody, as an ordinary user runs the agent: there is no pids cgroup,
+// and RLIMIT_NPROC, counted in the sandbox's own user namespace, limits
+// the processes of the command alone.
+func TestLimitsWithoutRoot(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("runs the agent as nobody, which needs root")
+	}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	f := newFixture(t, unprivileged, sandbox.Options{})
+	bin := filepath.Join(f.base, "agent-as-nobody")
+	data, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	require.NoError(t, os.Chmod(f.wsCache, 0o777))
+	limits := sandbox.Limits{Processes: 40}
+	spec, err := json.Marshal(helperSpec{Mode: sandbox.Bwrap, Workspace: f.ws, Cache: f.cache, Command: forkCount, Limits: &limits})
+	require.NoError(t, err)
+	cmd := exec.Command(setpriv, "--reuid="+nobody, "--regid="+nobody, "--clear-groups", bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(spec), "HOME="+f.home)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `^\[sandbox limit -sandbox-processes: the command may have reached its limit of 40 processes and threads at once\. .*\]\nstarted 3\d: Resource temporarily unavailable\n$`, string(out))
 }

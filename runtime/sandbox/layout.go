@@ -316,6 +316,7 @@ type layout struct {
 	userns   bool     // pass --unshare-user --disable-userns
 	seccomp  bool     // pass --seccomp: the filter is on seccompFD
 	procKeys []string // files of /proc to make unreadable (see procKeys)
+	tmpSize  int64    // the size of /tmp in bytes; 0 for the tmpfs default
 	hidden   []string // absolute patterns (see expandHidden)
 	expose   []Exposure
 	writable []string // absolute, resolved: the workspace and the cache
@@ -384,6 +385,9 @@ func (l layout) args(dir string, argv []string) []string {
 	)
 	for _, p := range l.procKeys {
 		a = append(a, "--ro-bind", os.DevNull, p)
+	}
+	if l.tmpSize > 0 {
+		a = append(a, "--size", strconv.FormatInt(l.tmpSize, 10))
 	}
 	a = append(a, "--tmpfs", "/tmp")
 

@@ -188,4 +188,40 @@ func BenchmarkPerCall(b *testing.B) {
 			lay.args(ws, []string{"true"})
 		}
 	})
+	b.Run("pids cgroup", func(b *testing.B) {
+		pids, err := findPidsCgroups()
+		if err != nil {
+			b.Skipf("no pids cgroup here: %v", err)
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for b.Loop() {
+			cg, err := pids.create(1024)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cg.enter(); err != nil {
+				b.Fatal(err)
+			}
+			if err := cg.leave(); err != nil {
+				b.Fatal(err)
+			}
+			cg.refused()
+			cg.remove()
+		}
+	})
+}
+
+// BenchmarkNew measures making a sandbox, which runs bubblewrap once to
+// prove that it works: what the agent pays at start.
+func BenchmarkNew(b *testing.B) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		b.Skip("bubblewrap is not installed")
+	}
+	cache := b.TempDir()
+	for b.Loop() {
+		if _, err := New(context.Background(), Options{Mode: Bwrap, CacheDir: cache}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -113,6 +113,9 @@ func (t *bashTool) Spec() chat.ToolSpec {
 			b.WriteString("There is no network access, so whatever downloads (go get, go mod download, npm install, pip install, curl) fails unless what it needs is already present. ")
 		}
 		b.WriteString("The environment is minimal and holds no secrets. ")
+		if sb != nil && sb.Confined() {
+			fmt.Fprintf(&b, "Its use of the machine is limited (%s); a limit reached is said first in the result. ", sb.Limits())
+		}
 	}
 	b.WriteString("The command has a time limit; when it is exceeded, or when the command finishes, every process it started, including background ones, is killed, " +
 		"so do not start servers or watchers expecting them to keep running. " +
@@ -220,6 +223,7 @@ loop:
 
 	elapsed := time.Since(start).Round(time.Millisecond)
 	output := out.String()
+	note := p.LimitNote([]byte(output))
 	if stopErr != nil {
 		what := "its whole process group was killed"
 		if sb.Confined() {
@@ -228,7 +232,14 @@ loop:
 		return output, fmt.Errorf("command stopped after %s and %s: %w", elapsed, what, stopErr)
 	}
 	if err := exitError(waitErr, sb.Confined()); err != nil {
+		if note != "" {
+			// First: the user sees the first line of a result.
+			return output, fmt.Errorf("%s; %w", note, err)
+		}
 		return output, err
+	}
+	if note != "" {
+		return "[" + note + "]\n" + output, nil
 	}
 	if output == "" {
 		output = "(no output)"

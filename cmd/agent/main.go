@@ -79,6 +79,13 @@
 //	-commit-timeout D      each git command of the auto-commit (1m)
 //	-commit-max-new-file SIZE  a new file the auto-commit commits (5MiB)
 //	-max-input-line SIZE   one line of input (1MiB)
+//	-sandbox-memory SIZE   the memory each process of a bash command may
+//	                       allocate (1GiB; 0: no limit, as for the next four)
+//	-sandbox-processes N   a bash command's processes and threads at once
+//	                       (1024; for root, only where cgroup v1 is mounted)
+//	-sandbox-cpu D         the CPU time of each process of a command (10m)
+//	-sandbox-file-size SIZE  a file a command writes (1GiB)
+//	-sandbox-tmp-size SIZE a command's private /tmp, in memory (512MiB)
 //
 // The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
 // compatible local server may need none). The agent restarts itself at once
@@ -318,7 +325,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		fmt.Fprintln(stderr, "agent: -p needs a non-empty prompt")
 		return o, exitUsage
 	}
-	if err := checkBehavior(o); err != nil {
+	if err := errors.Join(checkBehavior(o), o.sandboxFlags.check()); err != nil {
 		fmt.Fprintf(stderr, "agent: %v\n", err)
 		return o, exitUsage
 	}

@@ -5,8 +5,11 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 )
 
@@ -233,4 +237,96 @@ func pathOutsideHomes() string {
 		}
 	}
 	return strings.Join(keep, string(os.PathListSeparator))
+}
+
+// TestSandboxFlags checks the sandbox's flags: their defaults, what they
+// set, and the values refused.
+func TestSandboxFlags(t *testing.T) {
+	def := sandbox.DefaultLimits()
+	tests := []struct {
+		args    []string
+		want    sandbox.Limits
+		expose  []sandbox.Exposure
+		wantErr string
+	}{
+		{args: nil, want: def},
+		{args: []string{"-sandbox-memory", "2GiB", "-sandbox-processes", "64", "-sandbox-cpu", "90s", "-sandbox-file-size", "16MiB", "-sandbox-tmp-size", "64MiB"},
+			want: sandbox.Limits{Memory: 2 << 30, Processes: 64, CPU: 90 * time.Second, FileSize: 16 << 20, TmpSize: 64 << 20}},
+		{args: []string{"-sandbox-memory", "0", "-sandbox-processes", "0", "-sandbox-cpu", "0", "-sandbox-file-size", "0", "-sandbox-tmp-size", "0"},
+			want: sandbox.Limits{}},
+		{args: []string{"-sandbox-expose", "~/.cargo/bin", "-sandbox-expose=/opt/x:rw"}, want: def,
+			expose: []sandbox.Exposure{{Path: "~/.cargo/bin"}, {Path: "/opt/x", Writable: true}}},
+		{args: []string{"-sandbox-memory", "lots"}, wantErr: `invalid value "lots" for flag -sandbox-memory: "lots" is not a size: give a number of bytes, e.g. 512MiB or 2GiB, or 0 for no limit`},
+		{args: []string{"-sandbox-processes", "-1"}, wantErr: "agent: -sandbox-processes must be 0 (no limit) or more\n"},
+		{args: []string{"-sandbox-cpu", "-1s"}, wantErr: "agent: -sandbox-cpu must be 0 (no limit) or more\n"},
+		{args: []string{"-sandbox-expose", ":rw"}, wantErr: `invalid value ":rw" for flag -sandbox-expose: exposed path ":rw" is empty`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stderr strings.Builder
+			o, code := parseFlags(append(tt.args, "-p", "Hi."), &stderr)
+			if tt.wantErr != "" {
+				assert.Equal(t, exitUsage, code)
+				assert.Contains(t, stderr.String(), tt.wantErr)
+				return
+			}
+			require.Equal(t, -1, code, stderr.String())
+			var opt sandbox.Options
+			o.sandboxFlags.apply(&opt)
+			require.NotNil(t, opt.Limits)
+			assert.Equal(t, tt.want, *opt.Limits)
+			assert.Equal(t, append(sandbox.DefaultExpose(nil), tt.expose...), opt.Expose)
+		})
+	}
+}
+
+// TestResourceLimits (issue 20 item 9): with default flags, a command can
+// no longer start 3,000 processes, allocate 2 GiB or put 600 MiB in its
+// /tmp (host memory); the CPU time and file size limits stop a process;
+// each limit reached is a message to the model and, on the first line of
+// the result, to the user, naming the flag that raises it.
+func TestResourceLimits(t *testing.T) {
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed") // Debian's perl-base is essential
+	}
+	commands := []string{
+		// 3,000 processes at once, without the half minute bash retries a
+		// refused fork for.
+		`perl -e 'my $n = 0; for (1..3000) { my $p = fork; last unless defined $p; if (!$p) { sleep 20; exit } $n++ } print "started $n\n"'`,
+		`perl -e '$x = "a" x (2 << 30); print length($x), "\n"'`,
+		`head -c 600M /dev/zero > /tmp/big; stat -c %s /tmp/big`,
+	}
+	e := newEnv(t, fakellm.Anthropic, nil, bashCalls(t, commands...), fakellm.Reply{Text: "Done."})
+	r := e.run(t, "", "-p", "Use a lot.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "limits: 1 GiB of memory per process, 1024 processes")
+	results := toolResults(t, e)
+	started := regexp.MustCompile(`started (\d+)`).FindStringSubmatch(results["c_0"])
+	require.Len(t, started, 2, results["c_0"])
+	n, err := strconv.Atoi(started[1])
+	require.NoError(t, err)
+	assert.Less(t, n, 1024, "processes started at once")
+	assert.Contains(t, results["c_0"], "-sandbox-processes: the command reached its limit of 1024 processes")
+	assert.NotContains(t, results["c_1"], "2147483648", "2 GiB allocated")
+	assert.Contains(t, results["c_1"], "sandbox limit -sandbox-memory: a process may have run out of its 1 GiB of memory")
+	assert.NotContains(t, results["c_2"], "629145600", "600 MiB in /tmp")
+	assert.Contains(t, results["c_2"], "-sandbox-tmp-size: the command may have filled its /tmp of 512 MiB")
+	for _, flag := range []string{"-sandbox-processes", "-sandbox-memory", "-sandbox-tmp-size"} {
+		assert.Regexp(t, "(?m)^  [✓✗] bash: .*"+flag, r.stderr, "the user is told which flag")
+	}
+
+	// Lower limits, for the CPU time and the size of a file.
+	e = newEnv(t, fakellm.OpenAI, nil,
+		bashCalls(t, "while :; do :; done", "head -c 3M /dev/zero > big; stat -c %s big"),
+		fakellm.Reply{Text: "Done."})
+	r = e.run(t, "", "-sandbox-cpu", "1s", "-sandbox-file-size", "1MiB", "-p", "Spin.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	results = toolResults(t, e)
+	assert.Contains(t, results["c_0"], "sandbox limit -sandbox-cpu: a process used its 1s of CPU time and was killed")
+	assert.Contains(t, results["c_1"], "sandbox limit -sandbox-file-size: a process tried to write a file over 1 MiB and was stopped")
+	assert.Contains(t, results["c_1"], "1048576\n")
+	assert.Regexp(t, "(?m)^  ✗ bash: sandbox limit -sandbox-cpu: ", r.stderr)
 }

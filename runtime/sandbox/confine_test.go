@@ -897,3 +897,45 @@ func TestLimitsWithoutRoot(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Regexp(t, `^\[sandbox limit -sandbox-processes: the command may have reached its limit of 40 processes and threads at once\. .*\]\nstarted 3\d: Resource temporarily unavailable\n$`, string(out))
 }
+
+// TestWorkspaceInTheHome runs a command in a workspace inside the home
+// directory, where projects usually are, with its cache there too: the
+// home is empty but for them, and they are writable.
+func TestWorkspaceInTheHome(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			proj := filepath.Join(f.home, "src", "proj")
+			require.NoError(t, os.MkdirAll(proj, 0o777))
+			require.NoError(t, os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o666))
+			sb := sandboxtest.New(t, sandbox.Options{Mode: v.mode, CacheDir: filepath.Join(f.home, ".cache", "agent"), Bwrap: bwrapOf(f)})
+			if v.unprivileged {
+				require.NoError(t, os.MkdirAll(sb.CacheDir(proj), 0o777))
+				chmodAll(t, f.home)
+			}
+			ws, err := tools.NewWorkspace(proj)
+			require.NoError(t, err)
+			set := tools.Default(ws, tools.Options{Sandbox: sb, Timeout: time.Minute})
+			raw, err := json.Marshal(map[string]string{"command": "cat main.go && echo x > new && echo y > $XDG_CACHE_HOME/c && find ~ -mindepth 1 | sort && cat ~/.ssh/id_ed25519"})
+			require.NoError(t, err)
+			out := set.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, nil)
+			cache := sb.CacheDir(proj)
+			want := "command exited with status 1\n\npackage main\n" + strings.Join([]string{
+				f.home + "/.cache", f.home + "/.cache/agent", cache, cache + "/c",
+				f.home + "/src", proj, proj + "/main.go", proj + "/new",
+			}, "\n") + "\ncat: " + f.home + "/.ssh/id_ed25519: No such file or directory\n"
+			assert.Equal(t, want, out.Content, "only the workspace and its cache, writable, in an empty home")
+			assert.FileExists(t, filepath.Join(proj, "new"))
+			assert.FileExists(t, filepath.Join(cache, "c"))
+		})
+	}
+}
+
+// bwrapOf returns the bubblewrap program of f's variant ("" for bwrap on
+// PATH).
+func bwrapOf(f *fixture) string {
+	if f.v.unprivileged {
+		return filepath.Join(f.base, "bwrap-as-nobody")
+	}
+	return ""
+}

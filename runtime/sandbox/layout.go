@@ -186,7 +186,10 @@ func ParseExposure(s string) (Exposure, error) {
 // GOPATH's pkg/mod, or ~/go/pkg/mod) and GOROOT when set, read-only, so
 // that go build and go test work on the modules already downloaded. They
 // are taken from environ (os.Environ() when nil) and kept when they
-// exist.
+// exist. What `go env -w` wrote is not read, and commands do not see it
+// either (it is in the hidden ~/.config/go/env): a module cache moved
+// there must be exposed by hand, with that file if commands are to use
+// the rest of it.
 func DefaultExpose(environ []string) []Exposure {
 	if environ == nil {
 		environ = os.Environ()

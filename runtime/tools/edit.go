@@ -154,6 +154,9 @@ func (t editFileTool) create(name, rel, content string) (string, error) {
 	if rel == "." {
 		return "", fmt.Errorf("cannot create %q: it is the workspace root; give a file path", name)
 	}
+	if t.ws.maskedSet().Masked(filepath.Join(t.ws.dir, filepath.FromSlash(rel))) {
+		return "", maskedError(name)
+	}
 	// The directory is opened without following links, creating what is
 	// missing: it is the one at the path checked for .git.
 	d, err := t.ws.openDir(path.Dir(rel), true)

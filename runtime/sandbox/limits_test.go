@@ -159,3 +159,22 @@ func TestCgroupFiles(t *testing.T) {
 	cg.dir = filepath.Join(dir, "missing")
 	assert.Zero(t, cg.refused())
 }
+
+func TestEnforcedLimits(t *testing.T) {
+	l := DefaultLimits()
+	withCgroup := &Sandbox{limits: l, pids: &pidsCgroups{parent: "/x"}, lay: layout{userns: true}}
+	assert.Equal(t, l, withCgroup.enforced(), "a pids cgroup: everything holds")
+	noUserns := &Sandbox{limits: l, lay: layout{userns: false}}
+	want := l
+	want.Processes = 0
+	assert.Equal(t, want, noUserns.enforced(), "no user namespace: RLIMIT_NPROC would count all of the user's processes")
+	assert.Contains(t, noUserns.LimitsString(), "not limited here: processes, as ")
+	userns := &Sandbox{limits: l, lay: layout{userns: true}}
+	if os.Geteuid() == 0 {
+		assert.Equal(t, want, userns.enforced(), "root without a pids cgroup: RLIMIT_NPROC does not bind root")
+		assert.Contains(t, userns.LimitsString(), "not limited here: processes, as root is exempt from RLIMIT_NPROC")
+	} else {
+		assert.Equal(t, l, userns.enforced(), "an ordinary user in a user namespace: RLIMIT_NPROC holds")
+		assert.NotContains(t, userns.LimitsString(), "not limited")
+	}
+}

@@ -429,6 +429,8 @@ func (s *Sandbox) LimitsString() string {
 			text = strings.Replace(text, " processes", " processes (a pids cgroup)", 1)
 		case os.Geteuid() == 0:
 			not = append(not, fmt.Sprintf("processes, as root is exempt from RLIMIT_NPROC and no pids cgroup can be made (%v)", s.pidsWhy))
+		case !s.lay.userns:
+			not = append(not, "processes, as without a user namespace (a setuid bubblewrap) RLIMIT_NPROC would count all of your processes")
 		}
 	}
 	if s.tmpUnlimited {
@@ -442,6 +444,19 @@ func (s *Sandbox) LimitsString() string {
 
 // Limits returns the limits of confined commands.
 func (s *Sandbox) Limits() Limits { return s.limits }
+
+// enforced returns the limits as they are set on a command: without the
+// process limit where it cannot hold, so that it neither fails every fork
+// of an ordinary user with a setuid bubblewrap (RLIMIT_NPROC would count
+// all of the user's processes) nor is said to have been reached by root's
+// commands, which it does not bind.
+func (s *Sandbox) enforced() Limits {
+	l := s.limits
+	if s.pids == nil && (os.Geteuid() == 0 || !s.lay.userns) {
+		l.Processes = 0
+	}
+	return l
+}
 
 // Command is one command to start.
 type Command struct {
@@ -526,7 +541,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 			"XDG_CACHE_HOME": cache,
 			"GOCACHE":        filepath.Join(cache, "go-build"),
 		}
-		argv = append([]string{s.bwrap}, lay.args(dir, s.limits.wrap(c.Args))...)
+		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(c.Args))...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -563,7 +578,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 	if err := CloseInheritedFDs(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{}), limits: s.limits, tmpUnlimited: s.tmpUnlimited}
+	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{}), limits: s.enforced(), tmpUnlimited: s.tmpUnlimited}
 	if s.Confined() && s.pids != nil {
 		cg, err := s.pids.create(s.limits.Processes)
 		if err != nil {

@@ -143,7 +143,8 @@
 //     two included), 1024 by default. When the agent runs as an ordinary
 //     user, RLIMIT_NPROC, set inside the sandbox, where its user
 //     namespace counts the sandbox's processes alone (without a user
-//     namespace, with a setuid bubblewrap, it counts all of the user's).
+//     namespace, with a setuid bubblewrap, it would count all of the
+//     user's, and is not set: the number is then not limited).
 //     Root is exempt from RLIMIT_NPROC, in every user namespace (the
 //     kernel exempts uid 0, which bubblewrap's --uid does not change), so
 //     for root the limit is a pids cgroup of the command's own in the

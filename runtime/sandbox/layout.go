@@ -16,7 +16,7 @@ import (
 // alone is the home directory.
 const (
 	homePrefix = "~/"
-	home       = "~"
+	tilde      = "~"
 )
 
 // defaultHidden is what DefaultHidden returns.
@@ -24,7 +24,7 @@ var defaultHidden = []string{
 	// Home directories: the agent's user's and everyone's (all readable
 	// when the agent runs as root). Commands see an empty, read-only home;
 	// the workspace, its cache and what is exposed are mounted back.
-	home, "/home", "/root",
+	tilde, "/home", "/root",
 	// Password hashes and host keys (readable when the agent runs as root).
 	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
 	"/etc/ssh/ssh_host_*_key",
@@ -112,7 +112,7 @@ func DefaultHidden() []string { return slices.Clone(defaultHidden) }
 // whatever it is.
 func expandHome(p, homeDir string) (string, bool) {
 	rest, inHome := strings.CutPrefix(p, homePrefix)
-	if p == home {
+	if p == tilde {
 		rest, inHome = "", true
 	}
 	if !inHome {

@@ -176,7 +176,7 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 	// tries to read them nor to create them anew.
 	masked := map[string]bool{}
 	for _, p := range t.ws.maskedSet().Paths() {
-		if r, err := filepath.Rel(t.ws.dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		if r, err := filepath.Rel(t.ws.dir, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
 			masked[filepath.ToSlash(r)] = true
 		}
 	}

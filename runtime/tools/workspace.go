@@ -66,8 +66,8 @@ type Workspace struct {
 
 // SetMasked sets the files of the workspace that hold the agent's API key
 // (see package mask): the file tools refuse to read or change them, and
-// to a file they find to hold the key, and bash reads a notice in their
-// place. Call it before the tools run.
+// add to the set a file they find to hold the key; bash reads a notice in
+// their place. Call it before the tools run.
 func (w *Workspace) SetMasked(s *mask.Set) { w.masked.Store(s) }
 
 // maskedSet returns the set of SetMasked; nil masks nothing.

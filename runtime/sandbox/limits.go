@@ -43,16 +43,6 @@ func DefaultLimits() Limits {
 	return Limits{Memory: 1 << 30, Processes: 1024, CPU: 10 * time.Minute, FileSize: 1 << 30, TmpSize: 512 << 20}
 }
 
-// The agent's flags that set the limits, named in the notes of a limit
-// reached.
-const (
-	FlagMemory    = "sandbox-memory"
-	FlagProcesses = "sandbox-processes"
-	FlagCPU       = "sandbox-cpu"
-	FlagFileSize  = "sandbox-file-size"
-	FlagTmpSize   = "sandbox-tmp-size"
-)
-
 // cpuSeconds returns the CPU limit in whole seconds, rounded up.
 func (l Limits) cpuSeconds() int64 {
 	return int64((l.CPU + time.Second - 1) / time.Second)

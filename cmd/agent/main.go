@@ -53,6 +53,10 @@
 //	                  works, else bash is disabled and the agent says why),
 //	                  bwrap (bubblewrap, or an error) or off (unconfined)
 //	-sandbox-network  let sandboxed commands reach the network
+//	-sandbox-expose PATH  show sandboxed commands this path of the home
+//	                  directory, which they otherwise see empty (read-only;
+//	                  PATH:rw for writable); repeatable. Go's module cache
+//	                  is shown by default
 //	-price P          the model's price in dollars per million tokens,
 //	                  INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ], for the costs
 //	                  shown (default: the default models' list prices)
@@ -75,6 +79,13 @@
 //	-commit-timeout D      each git command of the auto-commit (1m)
 //	-commit-max-new-file SIZE  a new file the auto-commit commits (5MiB)
 //	-max-input-line SIZE   one line of input (1MiB)
+//	-sandbox-memory SIZE   the memory each process of a bash command may
+//	                       allocate (1GiB; 0: no limit, as for the next four)
+//	-sandbox-processes N   a bash command's processes and threads at once
+//	                       (1024; for root, only where cgroup v1 is mounted)
+//	-sandbox-cpu D         the CPU time of each process of a command (10m)
+//	-sandbox-file-size SIZE  a file a command writes (1GiB)
+//	-sandbox-tmp-size SIZE a command's private /tmp, in memory (512MiB)
 //
 // The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
 // compatible local server may need none). The agent restarts itself at once
@@ -124,14 +135,17 @@
 // repository, and drops the setuid and setgid bits of a file it edits. bash
 // runs in the workspace inside a bubblewrap sandbox (-sandbox): it can write
 // only the workspace (not its .git), a private /tmp and a build cache, sees
-// no credentials, no network (-sandbox-network) and no other process, and
-// everything it starts is killed when it ends. After every command, before
-// every commit and when the agent stops, what a tool changed of the
-// workspace's other git repositories (a submodule's gitdir pointer, a
-// nested .git's configuration and hooks) is put back, and a .git or a
-// repository a tool created is removed; the agent tells the model at once,
-// and the user at the end. A tool call whose arguments are not a JSON
-// object is answered with an error naming it. After a round of tools that
+// an empty home directory (-sandbox-expose), no other credentials it knows
+// of, no network (-sandbox-network) and no other process, and everything it
+// starts is killed when it ends. The files of the workspace that hold the
+// API key are masked from bash and the file tools alike: the agent names
+// them at start. After every command, before every commit and when the
+// agent stops, what a tool changed of the workspace's other git
+// repositories (a submodule's gitdir pointer, a nested .git's configuration
+// and hooks) is put back, and a .git or a repository a tool created is
+// removed; the agent tells the model at once, and the user at the end. A
+// tool call whose arguments are not a JSON object is answered with an error
+// naming it. After a round of tools that
 // may have changed files, everything changed in the workspace is committed
 // to git (skipped when the workspace is not in a git repository; ignored
 // files, temporary files and files holding the API key are never
@@ -214,6 +228,7 @@ type options struct {
 	commitTimeout                                     time.Duration
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
+	sandboxFlags                                      sandboxFlags
 	verbose                                           bool
 	set                                               map[string]bool // flags given explicitly
 	// command is the subcommand ("replay") and commandArgs its arguments;
@@ -292,6 +307,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	o.sandbox = sandbox.Auto
 	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
+	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
 	if err := fs.Parse(args); err != nil {
@@ -320,7 +336,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		fmt.Fprintln(stderr, "agent: -p needs a non-empty prompt")
 		return o, exitUsage
 	}
-	if err := checkBehavior(o); err != nil {
+	if err := errors.Join(checkBehavior(o), o.sandboxFlags.check()); err != nil {
 		fmt.Fprintf(stderr, "agent: %v\n", err)
 		return o, exitUsage
 	}
@@ -453,6 +469,7 @@ func openSandbox(ctx context.Context, o options, threads, logPath, key string) (
 	if dir, err := os.UserCacheDir(); err == nil {
 		opt.CacheDir = filepath.Join(dir, "fsmgen-agent", "sandbox")
 	}
+	o.sandboxFlags.apply(&opt)
 	sb, err := sandbox.New(ctx, opt)
 	if err != nil {
 		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
@@ -580,6 +597,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "agent: bash is disabled: %v\n", why)
 	} else {
 		fmt.Fprintf(stderr, "agent: bash sandbox: %s\n", sb)
+	}
+	if err := maskWorkspace(ctx, ws, sb, llmCfg.APIKey, stderr); err != nil {
+		return err
 	}
 	guard, err := tools.NewGitGuard(ctx, ws)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
+	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )
 
@@ -53,6 +54,7 @@ var sandboxErr error
 
 // TestMain builds the agent binary the tests run.
 func TestMain(m *testing.M) {
+	sandboxtest.Main() // the test binary's helper roles (a session keyring, a key reader)
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "agent-test-")
 	if err != nil {

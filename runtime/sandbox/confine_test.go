@@ -35,6 +35,7 @@ import (
 const helperEnv = "FSMGEN_SANDBOX_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	sandboxtest.Main()
 	if spec := os.Getenv(helperEnv); spec != "" {
 		os.Exit(runHelper(spec))
 	}
@@ -48,6 +49,7 @@ type helperSpec struct {
 	Workspace string
 	Cache     string
 	Command   string // "{agent}" is replaced with the helper's pid
+	Limits    *sandbox.Limits
 	// PrintTTY makes the helper print its own controlling terminal first,
 	// as "agent-tty=N" (tty_nr of /proc/self/stat, 0 for none).
 	PrintTTY bool
@@ -61,7 +63,7 @@ func runHelper(spec string) int {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
 	}
-	sb, err := sandbox.New(context.Background(), sandbox.Options{Mode: h.Mode, Bwrap: h.Bwrap, CacheDir: h.Cache})
+	sb, err := sandbox.New(context.Background(), sandbox.Options{Mode: h.Mode, Bwrap: h.Bwrap, CacheDir: h.Cache, Limits: h.Limits})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
@@ -157,7 +159,7 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 		"home/.ssh/id_ed25519":       "-----BEGIN OPENSSH PRIVATE KEY-----\n",
 		"home/.aws/credentials":      "aws_secret_access_key = AWSSECRET\n",
 		"home/.netrc":                "machine example.com password NETRCSECRET\n",
-		"home/.gitconfig":            "[user]\n\tname = Test User\n\temail = test@example.com\n[safe]\n\tdirectory = *\n",
+		"home/.gitconfig":            "[user]\n\tname = Test User\n\temail = test@example.com\n[safe]\n\tdirectory = *\n[url \"https://x:GITCONFIGSECRET@github.com/\"]\n\tinsteadOf = https://github.com/\n",
 		"data/threads/T-1.json":      `{"thread": "THREADSECRET"}`,
 		"data/T-1.events.jsonl":      `{"event": "LOGSECRET"}`,
 		"ws/.private/notes":          "INNERSECRET\n",
@@ -176,8 +178,18 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 		"home/.config/rclone/rclone.conf":            "secret_access_key = RCLONESECRET\n",
 		"home/.s3cfg":                                "secret_key = S3CFGSECRET\n",
 		"home/.local/share/com.vercel.cli/auth.json": `{"token": "VERCELSECRET"}`,
+		// What issue 20 found readable outside the list of hidden paths.
+		"home/.config/environment.d/keys.conf":            "OPENAI_API_KEY=ENVDSECRET\n",
+		"home/.pam_environment":                           "HF_TOKEN DEFAULT=PAMSECRET\n",
+		"home/.env":                                       "ANTHROPIC_API_KEY=HOMEENVSECRET\n",
+		"home/.config/zsh/.zshrc":                         "export GITHUB_TOKEN=ZDOTDIRSECRET\n",
+		"home/.bashrc.d/keys.sh":                          "export API_TOKEN=BASHRCDSECRET\n",
+		"home/.config/io.datasette.llm/keys.json":         `{"openai": "LLMSECRET"}`,
+		"home/.aider.conf.yml":                            "openai-api-key: AIDERSECRET\n",
+		"home/.local/share/fsmgen-agent/threads/OLD.json": `{"thread": "OLDTHREADSECRET"}`,
 		// Beside hidden files, what builds need stays readable.
 		"home/.m2/repository/lib.jar":           "jar\n",
+		"home/rw/.keep":                         "",
 		"home/.cache/huggingface/hub/model.bin": "weights\n",
 	}
 	for name, content := range files {
@@ -199,8 +211,8 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 	hidden := append(sandbox.DefaultHidden(), f.threads, f.eventLog, filepath.Join(f.ws, ".private"))
 	hidden = append(hidden, opt.Hidden...)
 	f.sb = sandboxtest.New(t, sandbox.Options{
-		Mode: v.mode, Network: opt.Network, Hidden: hidden, Redactor: opt.Redactor,
-		CacheDir: f.cache, Bwrap: bwrapPath, Env: opt.Env,
+		Mode: v.mode, Network: opt.Network, Hidden: hidden, Expose: opt.Expose, Redactor: opt.Redactor,
+		CacheDir: f.cache, Bwrap: bwrapPath, Env: opt.Env, Limits: opt.Limits,
 	})
 	f.wsCache = f.sb.CacheDir(f.ws)
 	if v.unprivileged {
@@ -334,6 +346,15 @@ func TestSecretsAreHidden(t *testing.T) {
 		{"rclone", "cat ~/.config/rclone/rclone.conf", "RCLONESECRET"},
 		{"s3cmd", "cat ~/.s3cfg", "S3CFGSECRET"},
 		{"vercel", "cat ~/.local/share/com.vercel.cli/auth.json", "VERCELSECRET"},
+		{"environment.d", "cat ~/.config/environment.d/*", "ENVDSECRET"},
+		{"pam_environment", "cat ~/.pam_environment", "PAMSECRET"},
+		{"the home's .env", "cat ~/.env", "HOMEENVSECRET"},
+		{"ZDOTDIR", "cat ~/.config/zsh/.zshrc", "ZDOTDIRSECRET"},
+		{"bashrc.d", "cat ~/.bashrc.d/*", "BASHRCDSECRET"},
+		{"git's configuration", "git config --global --get-regexp url 2>&1; cat ~/.gitconfig", "GITCONFIGSECRET"},
+		{"llm", "cat ~/.config/io.datasette.llm/keys.json", "LLMSECRET"},
+		{"aider", "cat ~/.aider.conf.yml", "AIDERSECRET"},
+		{"earlier sessions", "cat ~/.local/share/fsmgen-agent/threads/*", "OLDTHREADSECRET"},
 		{"threads", "cat {threads}/*", "THREADSECRET"},
 		{"event log", "cat {log}", "LOGSECRET"},
 		{"hidden inside the workspace", "cat .private/notes", "INNERSECRET"},
@@ -357,9 +378,59 @@ func TestSecretsAreHidden(t *testing.T) {
 			if !v.confined() {
 				return
 			}
+			out := f.bash(t, "ls -A ~; echo x > ~/new")
+			assert.Equal(t, chat.ToolOutcome{Content: "command exited with status 1\n\nbash: line 1: " + f.home + "/new: Read-only file system\n", IsError: true}, out,
+				"an empty, read-only home")
+			out = f.bash(t, "cat ~/.m2/repository/lib.jar ~/.cache/huggingface/hub/model.bin")
+			assert.True(t, out.IsError, "nothing of the home is exposed by default: %s", out.Content)
+			out = f.bash(t, strings.ReplaceAll("ls -A {threads} .private /run; echo y > .private/new", "{threads}", f.threads))
+			assert.True(t, out.IsError)
+			assert.Equal(t, 1, strings.Count(out.Content, "Read-only file system"), out.Content)
+			assert.NoFileExists(t, filepath.Join(f.ws, ".private", "new"))
+			if !v.unprivileged { // nobody cannot read it anyway
+				out = f.bash(t, "cat /etc/shadow /etc/gshadow")
+				assert.True(t, out.IsError)
+				assert.NotContains(t, out.Content, "root:")
+			}
+		})
+	}
+}
+
+// TestExposed checks what -sandbox-expose shows of the home directory: an
+// exposed directory, read-only or writable, but for the credentials the
+// hidden list names inside it.
+func TestExposed(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Expose: []sandbox.Exposure{
+				{Path: "~/.m2"}, {Path: "~/.cache/huggingface"}, {Path: "~/.config"}, {Path: "~/.ssh"}, {Path: "~/rw", Writable: true},
+			}})
+			for _, c := range []struct{ command, want string }{
+				{"cat ~/.m2/repository/lib.jar ~/.cache/huggingface/hub/model.bin", "jar\nweights\n"},
+				{"cat ~/.ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n"}, // named on its own: the more specific path wins
+				{"ls -A ~ | sort | tr '\\n' ' '", ".cache .config .m2 .ssh rw "},
+				{"cat ~/.m2/settings.xml ~/.cache/huggingface/token ~/.config/gh/hosts.yaml ~/.config/environment.d/keys.conf ~/.config/io.datasette.llm/keys.json 2>&1 | grep -c SECRET || true", "0\n"},
+				{"echo x > ~/rw/new && cat ~/rw/new", "x\n"},
+				{"{ echo x > ~/.m2/new; } 2>/dev/null || echo refused", "refused\n"},
+			} {
+				out := f.bash(t, c.command)
+				assert.Equal(t, c.want, out.Content, c.command)
+			}
+			assert.FileExists(t, filepath.Join(f.home, "rw", "new"))
+			assert.NoFileExists(t, filepath.Join(f.home, ".m2", "new"))
+		})
+	}
+}
+
+func TestSecretsAreHiddenInExposures(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Expose: []sandbox.Exposure{{Path: "~"}}})
 			out := f.bash(t, "cat ~/.m2/repository/lib.jar ~/.cache/huggingface/hub/model.bin")
 			assert.Equal(t, chat.ToolOutcome{Content: "jar\nweights\n"}, out, "only the files holding secrets are hidden")
-			out = f.bash(t, "ls -A ~/.ssh {threads} .private /run; echo x > ~/.ssh/new; echo y > .private/new")
+			out = f.bash(t, "grep -r SECRET ~ 2>/dev/null | cut -c1-200")
+			assert.NotContains(t, out.Content, "SECRET", "the whole home exposed, the list still hides what it names")
+			out = f.bash(t, strings.ReplaceAll("ls -A ~/.ssh {threads} .private /run; echo x > ~/.ssh/new; echo y > .private/new", "{threads}", f.threads))
 			assert.True(t, out.IsError)
 			assert.Equal(t, 2, strings.Count(out.Content, "Read-only file system"), out.Content)
 			assert.NoFileExists(t, filepath.Join(f.home, ".ssh", "new"))
@@ -544,6 +615,14 @@ func TestEnvironment(t *testing.T) {
 // environment, and returns the helper and a channel of its output.
 func (f *fixture) helper(t *testing.T, command, secret string) (*exec.Cmd, <-chan string) {
 	t.Helper()
+	cmd := f.helperCmd(t, command, secret)
+	return cmd, f.startHelper(t, cmd)
+}
+
+// helperCmd returns the command of a helper agent (see helper), not
+// started.
+func (f *fixture) helperCmd(t *testing.T, command, secret string) *exec.Cmd {
+	t.Helper()
 	var bwrapPath string
 	if f.v.unprivileged {
 		bwrapPath = filepath.Join(f.base, "bwrap-as-nobody")
@@ -552,6 +631,13 @@ func (f *fixture) helper(t *testing.T, command, secret string) (*exec.Cmd, <-cha
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+string(spec), "ANTHROPIC_API_KEY="+secret)
+	return cmd
+}
+
+// startHelper starts cmd, a helper agent, and returns a channel of its
+// output.
+func (f *fixture) startHelper(t *testing.T, cmd *exec.Cmd) <-chan string {
+	t.Helper()
 	outc := make(chan string, 1)
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
@@ -572,7 +658,7 @@ func (f *fixture) helper(t *testing.T, command, secret string) (*exec.Cmd, <-cha
 		outc <- b.String()
 	}()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, outc
+	return outc
 }
 
 // TestAgentIsOutOfReach runs a command from a helper agent whose own
@@ -695,4 +781,161 @@ func TestConcurrentCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeyringIsOutOfReach runs a command from a helper agent whose
+// session keyring holds a key (as a user's login session can), and tries
+// to read the key as `keyctl search` and `keyctl read` would: the kernel
+// keyring is not namespaced, so only the seccomp filter stands between
+// the command and the key.
+func TestKeyringIsOutOfReach(t *testing.T) {
+	const desc, payload = "fsmgen-sandbox-test", "KEYRING-SECRET-0a1b2c3d"
+	for _, v := range allVariants {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			cmd := f.helperCmd(t, sandboxtest.KeyReader(t, f.base, desc), "none")
+			sandboxtest.WithSessionKey(t, cmd, desc, payload)
+			outc := f.startHelper(t, cmd)
+			out := <-outc
+			require.NoError(t, cmd.Wait(), out)
+			if !v.confined() {
+				assert.Contains(t, out, payload, "unconfined, the session's keys are readable")
+				return
+			}
+			assert.NotContains(t, out, payload)
+			assert.Contains(t, out, "keyring: search: operation not permitted")
+		})
+	}
+}
+
+// forkCount is a command that tries to start 200 processes at once
+// without retrying (bash retries a refused fork for half a minute) and
+// prints how many it started and why it stopped.
+const forkCount = `perl -e 'my $n = 0; for (1..200) { my $p = fork; last unless defined $p; if (!$p) { sleep 10; exit } $n++ } print "started $n: $!\n"'`
+
+// TestLimits reaches each limit of a confined command through the bash
+// tool, and checks that the command is stopped or refused and that the
+// result says which limit, naming its flag. The agent runs as root here
+// (the process limit is then a pids cgroup), and bubblewrap as root or as
+// nobody.
+func TestLimits(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed") // Debian's perl-base is essential
+	}
+	limits := sandbox.Limits{Memory: 64 << 20, Processes: 40, CPU: time.Second, FileSize: 1 << 20, TmpSize: 8 << 20}
+	tests := []struct {
+		name, command string
+		isError       bool
+		want          []string // in the result, in order
+	}{
+		{name: "processes", command: forkCount,
+			want: []string{"[sandbox limit -sandbox-processes: the command reached its limit of 40 processes and threads at once", "started 3", ": Resource temporarily unavailable"}},
+		{name: "memory", command: `perl -e '$x = "a" x (200 << 20); print length($x), "\n"'`, isError: true,
+			want: []string{"sandbox limit -sandbox-memory: a process may have run out of its 64 MiB of memory", "Out of memory"}},
+		{name: "memory below the limit", command: `perl -e '$x = "a" x (16 << 20); print length($x), "\n"'`,
+			want: []string{"16777216\n"}},
+		{name: "CPU", command: "while :; do :; done", isError: true,
+			want: []string{"sandbox limit -sandbox-cpu: a process used its 1s of CPU time and was killed", "killed by signal CPU time limit exceeded"}},
+		{name: "file size", command: "head -c 2M /dev/zero > big; stat -c %s big", isError: false,
+			want: []string{"[sandbox limit -sandbox-file-size: a process tried to write a file over 1 MiB and was stopped", "File size limit exceeded", "1048576\n"}},
+		{name: "/tmp", command: "for i in $(seq 12); do head -c 1000K /dev/zero > /tmp/f$i || break; done; du -sk /tmp | cut -f1", isError: false,
+			want: []string{"[sandbox limit -sandbox-tmp-size: the command may have filled its /tmp of 8 MiB", "No space left on device", "8192\n"}},
+	}
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Limits: &limits})
+			assert.Contains(t, f.sb.String(), "limits: 64 MiB of memory per process, 40 processes (a pids cgroup), 1s of CPU per process, files up to 1 MiB, a /tmp of 8 MiB")
+			t.Run("its cgroup cannot be left", func(t *testing.T) {
+				out := f.bash(t, "for f in /sys/fs/cgroup/pids/tasks /sys/fs/cgroup/pids/cgroup.procs; do (echo $$ > $f) 2>&1; done; true")
+				assert.Equal(t, 2, strings.Count(out.Content, "Read-only file system"), out.Content)
+			})
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					out := f.bash(t, tt.command)
+					assert.Equal(t, tt.isError, out.IsError, out.Content)
+					rest := out.Content
+					for _, w := range tt.want {
+						i := strings.Index(rest, w)
+						if !assert.GreaterOrEqual(t, i, 0, "%q not in (what follows of) %q", w, out.Content) {
+							break
+						}
+						rest = rest[i+len(w):]
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestLimitsWithoutRoot runs the bash tool from a helper agent that runs
+// as nobody, as an ordinary user runs the agent: there is no pids cgroup,
+// and RLIMIT_NPROC, counted in the sandbox's own user namespace, limits
+// the processes of the command alone.
+func TestLimitsWithoutRoot(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("runs the agent as nobody, which needs root")
+	}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	f := newFixture(t, unprivileged, sandbox.Options{})
+	bin := filepath.Join(f.base, "agent-as-nobody")
+	data, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	require.NoError(t, os.Chmod(f.wsCache, 0o777))
+	limits := sandbox.Limits{Processes: 40}
+	spec, err := json.Marshal(helperSpec{Mode: sandbox.Bwrap, Workspace: f.ws, Cache: f.cache, Command: forkCount, Limits: &limits})
+	require.NoError(t, err)
+	cmd := exec.Command(setpriv, "--reuid="+nobody, "--regid="+nobody, "--clear-groups", bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(spec), "HOME="+f.home)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `^\[sandbox limit -sandbox-processes: the command may have reached its limit of 40 processes and threads at once\. .*\]\nstarted 3\d: Resource temporarily unavailable\n$`, string(out))
+}
+
+// TestWorkspaceInTheHome runs a command in a workspace inside the home
+// directory, where projects usually are, with its cache there too: the
+// home is empty but for them, and they are writable.
+func TestWorkspaceInTheHome(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			proj := filepath.Join(f.home, "src", "proj")
+			require.NoError(t, os.MkdirAll(proj, 0o777))
+			require.NoError(t, os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o666))
+			sb := sandboxtest.New(t, sandbox.Options{Mode: v.mode, CacheDir: filepath.Join(f.home, ".cache", "agent"), Bwrap: bwrapOf(f)})
+			if v.unprivileged {
+				require.NoError(t, os.MkdirAll(sb.CacheDir(proj), 0o777))
+				chmodAll(t, f.home)
+			}
+			ws, err := tools.NewWorkspace(proj)
+			require.NoError(t, err)
+			set := tools.Default(ws, tools.Options{Sandbox: sb, Timeout: time.Minute})
+			raw, err := json.Marshal(map[string]string{"command": "cat main.go && echo x > new && echo y > $XDG_CACHE_HOME/c && find ~ -mindepth 1 | sort && cat ~/.ssh/id_ed25519"})
+			require.NoError(t, err)
+			out := set.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, nil)
+			cache := sb.CacheDir(proj)
+			want := "command exited with status 1\n\npackage main\n" + strings.Join([]string{
+				f.home + "/.cache", f.home + "/.cache/agent", cache, cache + "/c",
+				f.home + "/src", proj, proj + "/main.go", proj + "/new",
+			}, "\n") + "\ncat: " + f.home + "/.ssh/id_ed25519: No such file or directory\n"
+			assert.Equal(t, want, out.Content, "only the workspace and its cache, writable, in an empty home")
+			assert.FileExists(t, filepath.Join(proj, "new"))
+			assert.FileExists(t, filepath.Join(cache, "c"))
+		})
+	}
+}
+
+// bwrapOf returns the bubblewrap program of f's variant ("" for bwrap on
+// PATH).
+func bwrapOf(f *fixture) string {
+	if f.v.unprivileged {
+		return filepath.Join(f.base, "bwrap-as-nobody")
+	}
+	return ""
 }

@@ -45,11 +45,33 @@
 //     on 2 cores, against 7 ms for a whole confined call), and it has no window in which a setuid file exists, nor a
 //     process left to race the sweep once the command is killed. On other
 //     architectures there is no filter, and a command run by root can
-//     make setuid files: run the agent as an ordinary user there.
-//   - Secrets. The paths of [Options.Hidden] ([DefaultHidden]: /etc/shadow,
-//     ssh host keys, /run, ~/.ssh, ~/.aws, ~/.netrc, ... plus what the
-//     agent adds: its threads and event log) are hidden: a directory
-//     appears empty and read-only, a file cannot be read.
+//     make setuid files, and read the keyrings: run the agent as an
+//     ordinary user there.
+//   - Keyrings. The kernel's keyrings are not namespaced: a command
+//     started from a login session could read the keys of the session's
+//     keyring. The seccomp filter fails keyctl, add_key and request_key
+//     with EPERM (`keyctl` prints "Operation not permitted"), and
+//     /proc/keys and /proc/key-users, which list the keys a process may
+//     view, cannot be read.
+//   - Home directories: deny by default. The home directory, /home and
+//     /root appear empty and read-only; what a command may see of them is
+//     named ([Options.Expose], the agent's -sandbox-expose, read-only or
+//     writable; by default Go's module cache, read-only, so that builds
+//     work) and mounted back, with the workspace and its cache when they
+//     lie there. [Sandbox.HiddenPATH] names the directories of PATH a
+//     command cannot see (a toolchain in the home directory, which must
+//     be exposed to be of use).
+//   - Secrets. The other paths of [Options.Hidden] ([DefaultHidden]:
+//     /etc/shadow, ssh host keys, /run, ... plus what the agent adds: its
+//     threads and event log) are hidden: a directory appears empty and
+//     read-only, a file cannot be read. The list also names, under the
+//     home directory, what is known to hold credentials (~/.ssh, ~/.aws,
+//     ~/.gitconfig, ~/.config/environment.d, ...): those stay hidden
+//     inside an exposed directory, even the whole home exposed. Where a
+//     hidden path and an exposed one are nested, the more specific wins.
+//   - Masked files. The files [Command].Masked names (the agent's: the
+//     files of the workspace that hold its API key, see package mask)
+//     read as [MaskNotice] and cannot be changed, moved or removed.
 //   - Git. The workspace's .git, a directory or a file (a worktree, a
 //     submodule) and a gitdir it names inside the workspace, is mounted
 //     read-only: git status, log and diff work, git add and commit fail.
@@ -76,15 +98,21 @@
 //   - Environment: the curated one below, with TMPDIR=/tmp,
 //     XDG_CACHE_HOME set to the workspace's cache directory and GOCACHE to
 //     its go-build subdirectory (without a cache directory, both are in
-//     the private /tmp), and GOTMPDIR unset. GOROOT, GOPATH and GOMODCACHE
-//     stay readable, so go build and go test work on modules already
-//     downloaded.
+//     the private /tmp), and GOTMPDIR unset. GOROOT and the module cache
+//     stay readable (exposed, when in the home directory), so go build
+//     and go test work on modules already downloaded.
+//   - Limits: see below.
 //
-// Not confined, even so: CPU, memory, disk space and the number of
-// processes are not limited (the tool's timeout bounds time only); every
-// file the agent's user can read and that is not hidden is readable (when
-// the agent runs as root, that is every root-owned file: run it as an
-// ordinary user); unix sockets outside /run and /tmp can be connected to;
+// Not confined, even so: the total memory of a command's processes, the
+// disk space it fills in the workspace and its cache (each file is
+// limited, not their number), and, when the agent runs as root without a
+// cgroup v1 pids hierarchy (cgroup v2), the number of its processes (see
+// Limits); every file the agent's user can read outside the home
+// directories and the hidden paths is readable (when the agent runs as
+// root, that is every root-owned file there, /etc and /var included: run
+// it as an ordinary user), and so is a home directory elsewhere than
+// $HOME, /home and /root (another user's, or a service's); unix sockets
+// outside /run and /tmp can be connected to;
 // with Options.Network, whatever the machine can reach is reachable;
 // system calls are filtered only as described above (openat2, io_uring and
 // calls newer than the filter fail with ENOSYS too), so a kernel bug
@@ -92,6 +120,61 @@
 // the command's to change as it likes (the agent's auto-commit records
 // what it did), and a workspace's cache directory is shared by all of its
 // commands, from one session to the next.
+//
+// # Limits
+//
+// [Options.Limits] ([DefaultLimits], the agent's -sandbox-* flags) bounds
+// what a confined command uses:
+//
+//   - Memory, per process: RLIMIT_DATA (heap, anonymous and private
+//     writable mappings), 1 GiB by default. Not RLIMIT_AS, which counts
+//     the address space programs reserve without using it: under an
+//     RLIMIT_AS of 1 GiB a `go test -race` binary dies at once
+//     (ThreadSanitizer cannot reserve its memory) and one fresh `go
+//     build` in five crashed (the runtime could not start its garbage
+//     collector's workers), where under an RLIMIT_DATA of 1 GiB both run,
+//     and so do the build of this repository's tests (`go test -run XXX
+//     ./...`: 34 processes and threads and 159 MiB of /tmp at most),
+//     Node.js and Perl;
+//     both limits refuse an allocation of 2 GiB (measured on Linux 6.18,
+//     Go 1.26, Node.js 20). An allocation over the limit fails (ENOMEM:
+//     "out of memory", "Cannot allocate memory").
+//   - Processes and threads, all of the command's at once (bubblewrap's
+//     two included), 1024 by default. When the agent runs as an ordinary
+//     user, RLIMIT_NPROC, set inside the sandbox, where its user
+//     namespace counts the sandbox's processes alone (without a user
+//     namespace, with a setuid bubblewrap, it would count all of the
+//     user's, and is not set: the number is then not limited).
+//     Root is exempt from RLIMIT_NPROC, in every user namespace (the
+//     kernel exempts uid 0, which bubblewrap's --uid does not change), so
+//     for root the limit is a pids cgroup of the command's own in the
+//     cgroup v1 pids hierarchy (cgroup.go: the agent's thread that starts
+//     the command joins it for the fork, so that no process starts
+//     outside it; the command cannot leave it, /sys being read-only). On
+//     cgroup v2 the agent makes no cgroup (that needs a delegated subtree
+//     and the agent moved into a leaf of it): root's commands are then
+//     not limited in number, and [Sandbox.LimitsString] says so. A fork
+//     past the limit fails with EAGAIN ("Resource temporarily
+//     unavailable"; bash retries it for a while first).
+//   - CPU time, per process: RLIMIT_CPU, 10 minutes by default: SIGXCPU
+//     ("CPU time limit exceeded") at the limit, SIGKILL a second later.
+//     The tool's timeout bounds the command's time in all.
+//   - File size, per file: RLIMIT_FSIZE, 1 GiB by default: a write past it
+//     fails and the process gets SIGXFSZ ("File size limit exceeded").
+//     Core dumps are off (RLIMIT_CORE 0).
+//   - /tmp: the tmpfs's size, 512 MiB by default (bubblewrap 0.7 and
+//     later; an older one leaves /tmp unlimited and the sandbox says so):
+//     writes past it fail with ENOSPC ("No space left on device"). /tmp
+//     is in memory.
+//
+// The per-process limits are set by a bash that runs first inside the
+// sandbox and runs the command in its place, both soft and hard: the
+// command cannot raise them. [Process.LimitNote] tells which limit a
+// command reached, naming the flag that raises it: for sure from the
+// pids cgroup, from a process killed by SIGXCPU or SIGXFSZ and from a
+// shell's message of it; as "may have" from the messages of a failed
+// allocation, fork or write in its output. The bash tool puts it first in
+// the result, which is what the agent shows the user of a result.
 //
 // # Environment (every mode)
 //
@@ -122,10 +205,19 @@
 // and later, AppArmor allows them to bwrap through its profile), and a
 // kernel with seccomp filters (every distribution's). A confined command
 // costs one bubblewrap start, a few milliseconds (see BenchmarkBash in
-// package tools), plus a mount or two for each hidden path that exists
-// (about 0.3 ms each, measured on 2 cores); the seccomp filter, the file
-// descriptor check and the workspace's cache directory add about 20
-// microseconds (BenchmarkPerCall).
+// package tools), plus a mount or two for each hidden path, exposure and
+// masked file that shows (about 0.3 ms each, measured on 2 cores: a
+// hidden path inside the hidden home costs nothing, there being nothing
+// to hide); the seccomp filter, the file descriptor check and the
+// workspace's cache directory add about 20 microseconds
+// (BenchmarkPerCall). The limits add the bash that sets them (about a
+// millisecond) and, for root, the pids cgroup: making it and moving the
+// starting thread in and out takes about 0.2 ms, but the move waits for
+// an RCU grace period now and then (up to 10 ms, measured), and the
+// cgroup can be removed only a millisecond or so after the command's end
+// (which does not wait for it). In all, a confined call of `true` went
+// from 7.9 ms to 11.6 ms with the limits and the empty home (medians of
+// 10 interleaved runs on 2 shared cores; docs/performance.md).
 //
 // Start marks every file descriptor of the agent's process from 3 up
 // close-on-exec before each command (process-wide), so that one the agent

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
@@ -44,10 +46,19 @@ type Options struct {
 	// the command's private /tmp and lost when it ends.
 	CacheDir string
 	// Hidden lists the paths confined commands must not see: absolute, or
-	// starting with "~/" for the home directory, wildcards allowed. nil
-	// means DefaultHidden() (an empty list hides nothing); to add paths,
-	// append to DefaultHidden().
+	// starting with "~/" for the home directory ("~" is the home
+	// directory itself), wildcards allowed. nil means DefaultHidden(),
+	// which starts with the home directories (an empty list hides
+	// nothing); to add paths, append to DefaultHidden().
 	Hidden []string
+	// Expose lists the paths confined commands see although a hidden
+	// directory holds them (the home directory, mostly): read-only unless
+	// said writable. Where a hidden path and an exposed one are nested,
+	// the more specific one wins: exposing ~/.config shows it but for
+	// ~/.config/gh, which DefaultHidden names. nil means DefaultExpose(nil)
+	// (Go's module cache); to add paths, append to it. New fails when
+	// a path does not exist.
+	Expose []Exposure
 	// Env adds variable names to the allow-list of DefaultEnv (a trailing
 	// "*" stands for any suffix). Names that look secret are still
 	// dropped.
@@ -55,6 +66,10 @@ type Options struct {
 	// Redactor knows the agent's secrets: a variable whose value holds
 	// one never reaches a command, whatever its name. nil knows none.
 	Redactor *redact.Redactor
+	// Limits bounds what each confined command may use; nil means
+	// DefaultLimits(). A zero field sets no limit. Commands run with mode
+	// off are not limited.
+	Limits *Limits
 	// Bwrap is the bubblewrap program; "" means "bwrap" on PATH.
 	Bwrap string
 	// Environ returns the environment commands take their variables from;
@@ -74,6 +89,11 @@ type Sandbox struct {
 	env      envSpec
 	environ  func() []string
 	filter   []byte // the seccomp filter (see seccomp.go); nil where there is none
+	limits   Limits
+	pids     *pidsCgroups // where commands get a pids cgroup; nil for RLIMIT_NPROC alone
+	pidsWhy  error        // why there is no pids cgroup, when the agent runs as root
+	// tmpUnlimited says that this bubblewrap cannot size /tmp (before 0.7).
+	tmpUnlimited bool
 }
 
 // New returns the sandbox opt describes.
@@ -118,7 +138,23 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		return nil, err
 	}
 	s.filter = filter
-	s.lay = layout{network: opt.Network, hidden: expanded, seccomp: filter != nil}
+	expose := opt.Expose
+	if expose == nil {
+		expose = DefaultExpose(s.environ())
+	}
+	exposed, err := expandExposures(expose, home)
+	if err != nil {
+		return nil, err
+	}
+	s.limits = DefaultLimits()
+	if opt.Limits != nil {
+		s.limits = *opt.Limits
+	}
+	if s.limits.Processes > 0 && os.Geteuid() == 0 {
+		s.pids, s.pidsWhy = findPidsCgroups()
+	}
+	s.lay = layout{network: opt.Network, hidden: expanded, expose: exposed, seccomp: filter != nil, procKeys: existing(procKeys),
+		tmpSize: s.limits.TmpSize}
 	if opt.CacheDir != "" {
 		abs, err := filepath.Abs(opt.CacheDir)
 		if err != nil {
@@ -184,6 +220,11 @@ func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
 	for _, userns := range []bool{true, false} {
 		s.lay.userns = userns
 		out, err := s.probe(ctx)
+		if err != nil && s.lay.tmpSize > 0 && strings.Contains(err.Error(), "--size") {
+			// Bubblewrap before 0.7 cannot size a tmpfs: /tmp is not limited.
+			s.lay.tmpSize, s.tmpUnlimited = 0, true
+			out, err = s.probe(ctx)
+		}
 		if err == nil {
 			s.version = out
 			return nil
@@ -192,6 +233,9 @@ func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
 			return context.Cause(ctx)
 		}
 		msg = err.Error()
+	}
+	if strings.Contains(msg, limitsArg0+":") {
+		return fmt.Errorf("the sandbox cannot set its limits here: %s; check that bash is installed %s", msg, offAdvice)
 	}
 	if strings.Contains(strings.ToLower(msg), "seccomp") {
 		return fmt.Errorf("bubblewrap cannot install the sandbox's seccomp filter here: %s; use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER) %s", msg, offAdvice)
@@ -234,8 +278,26 @@ func (s *Sandbox) setupCache() error {
 		return fmt.Errorf("sandbox cache directory: %w", err)
 	}
 	s.cache = real
+	// The notice a command reads in place of a masked file. Commands see
+	// the cache's directory read-only: only its workspace's is writable.
+	notice := filepath.Join(s.cache, maskNoticeName)
+	if old, err := os.ReadFile(notice); err != nil || string(old) != MaskNotice {
+		if err := atomicfile.Write(notice, []byte(MaskNotice), 0o444); err != nil {
+			return fmt.Errorf("write the notice of masked files in the sandbox cache directory: %w", err)
+		}
+	}
+	s.lay.notice = notice
 	return nil
 }
+
+// MaskNotice is what a confined command reads in place of a masked file
+// (see [Command].Masked) when the sandbox has a cache directory (without
+// one, a masked file cannot be read at all).
+const MaskNotice = "fsmgen-agent: this file is masked: it holds the agent's API key, which commands may not read. Leave it as it is.\n"
+
+// maskNoticeName is the notice's file in the cache directory: the cache
+// of no workspace, whose names end in a hash.
+const maskNoticeName = "masked-file-notice.txt"
 
 // maxCacheLabel bounds the readable part of a workspace cache's name.
 const maxCacheLabel = 32
@@ -293,6 +355,40 @@ func setupWorkspaceCache(dir string) error {
 	return nil
 }
 
+// HiddenPATH returns the directories of the commands' PATH that they
+// cannot see, as the agent's environment gives it (a toolchain in the
+// home directory, say, which must be exposed to be of use): none when
+// commands are not confined.
+func (s *Sandbox) HiddenPATH() []string {
+	if !s.Confined() {
+		return nil
+	}
+	var path string
+	for _, kv := range curate(s.environ(), s.env) {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	ms := s.lay.mounts()
+	var out []string
+	for _, dir := range filepath.SplitList(path) {
+		real, err := filepath.EvalSymlinks(dir)
+		if !filepath.IsAbs(dir) || err != nil || slices.Contains(out, dir) {
+			continue
+		}
+		var last *mount // the most specific mount that holds it
+		for i := range ms {
+			if within(real, ms[i].path) {
+				last = &ms[i]
+			}
+		}
+		if last != nil && (last.kind == hideDir || last.kind == hideFile) {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
 // Mode returns the mode asked for.
 func (s *Sandbox) Mode() Mode { return s.mode }
 
@@ -319,7 +415,47 @@ func (s *Sandbox) String() string {
 	if s.env.network {
 		net = "network allowed"
 	}
-	return fmt.Sprintf("%s (%s), %s", s.version, s.bwrap, net)
+	return fmt.Sprintf("%s (%s), %s; limits: %s", s.version, s.bwrap, net, s.LimitsString())
+}
+
+// LimitsString describes the limits of confined commands and says which
+// do not hold here, and why.
+func (s *Sandbox) LimitsString() string {
+	text := s.limits.String()
+	var not []string
+	if s.limits.Processes > 0 {
+		switch {
+		case s.pids != nil:
+			text = strings.Replace(text, " processes", " processes (a pids cgroup)", 1)
+		case os.Geteuid() == 0:
+			not = append(not, fmt.Sprintf("processes, as root is exempt from RLIMIT_NPROC and no pids cgroup can be made (%v)", s.pidsWhy))
+		case !s.lay.userns:
+			not = append(not, "processes, as without a user namespace (a setuid bubblewrap) RLIMIT_NPROC would count all of your processes")
+		}
+	}
+	if s.tmpUnlimited {
+		not = append(not, "the size of /tmp, which this bubblewrap cannot set (0.7 or later can)")
+	}
+	if len(not) > 0 {
+		text += "; not limited here: " + strings.Join(not, "; ")
+	}
+	return text
+}
+
+// Limits returns the limits of confined commands.
+func (s *Sandbox) Limits() Limits { return s.limits }
+
+// enforced returns the limits as they are set on a command: without the
+// process limit where it cannot hold, so that it neither fails every fork
+// of an ordinary user with a setuid bubblewrap (RLIMIT_NPROC would count
+// all of the user's processes) nor is said to have been reached by root's
+// commands, which it does not bind.
+func (s *Sandbox) enforced() Limits {
+	l := s.limits
+	if s.pids == nil && (os.Geteuid() == 0 || !s.lay.userns) {
+		l.Processes = 0
+	}
+	return l
 }
 
 // Command is one command to start.
@@ -336,6 +472,12 @@ type Command struct {
 	// Standard input is empty. Give an *os.File so that Wait does not wait
 	// for the output to be copied.
 	Stdout, Stderr io.Writer
+	// Masked lists files (absolute paths; links are followed) the command
+	// reads [MaskNotice] in place of, and cannot change, move or remove:
+	// the files of the workspace that hold the agent's API key. Those
+	// that are no regular file, or inside a hidden directory, are
+	// skipped.
+	Masked []string
 }
 
 // Start starts c, confined as the sandbox says, with the curated
@@ -387,6 +529,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 			lay.workspace = filepath.Clean(c.Workspace)
 			lay.writable = []string{lay.workspace}
 		}
+		lay.masked = c.Masked
 		if cache != "" {
 			lay.writable = append(lay.writable, cache)
 		} else {
@@ -398,7 +541,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 			"XDG_CACHE_HOME": cache,
 			"GOCACHE":        filepath.Join(cache, "go-build"),
 		}
-		argv = append([]string{s.bwrap}, lay.args(dir, c.Args)...)
+		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(c.Args))...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -409,6 +552,12 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 	// their terminal through /dev/tty; and a process group of its own,
 	// the session's, which Kill kills.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if s.Confined() {
+		// bubblewrap's --die-with-parent holds from when bubblewrap has
+		// started; this, set before it runs, also covers an agent killed
+		// as it starts a command (which bubblewrap would outlive).
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	if s.Confined() && s.filter != nil {
 		// The filter goes to bubblewrap through a pipe (fd 3, see
 		// layout.args), written in full before the start: it is far
@@ -429,7 +578,14 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 	if err := CloseInheritedFDs(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{})}
+	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{}), limits: s.enforced(), tmpUnlimited: s.tmpUnlimited}
+	if s.Confined() && s.pids != nil {
+		cg, err := s.pids.create(s.limits.Processes)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", argv[0], err)
+		}
+		p.cgroup, p.pidsCgroup = cg, true
+	}
 	started := make(chan error, 1)
 	go p.run(started)
 	if err := <-started; err != nil {
@@ -440,28 +596,67 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 
 // Process is a started command.
 type Process struct {
-	cmd      *exec.Cmd
-	confined bool
-	done     chan struct{} // closed once the command was waited for
-	err      error         // what cmd.Wait returned; set before done is closed
-	killMu   sync.Mutex    // serialises Kill
+	cmd          *exec.Cmd
+	confined     bool
+	limits       Limits
+	tmpUnlimited bool
+	cgroup       *commandCgroup // its pids cgroup; nil without
+	pidsCgroup   bool           // it has a pids cgroup
+	done         chan struct{}  // closed once the command was waited for
+	err          error          // what cmd.Wait returned; set before done is closed
+	pidsRefused  int            // tasks its pids cgroup refused; set before done is closed
+	killMu       sync.Mutex     // serialises Kill
 }
 
 // run starts the command and waits for it, on one locked OS thread.
 // bubblewrap's --die-with-parent kills the sandbox when the thread that
 // started it exits (Linux's parent-death signal follows the thread, not
 // the process), and Go may end a thread; locking keeps that thread alive
-// for as long as the command runs.
+// for as long as the command runs. With a pids cgroup, the thread joins
+// the cgroup for the fork, so that bubblewrap starts in it (see
+// cgroup.go); should it fail to leave, it stays locked, and so ends with
+// this goroutine rather than serve other goroutines from the command's
+// cgroup.
 func (p *Process) run(started chan<- error) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := p.cmd.Start(); err != nil {
+	unlock := true
+	defer func() {
+		if unlock {
+			runtime.UnlockOSThread()
+		}
+	}()
+	cg := p.cgroup
+	if cg != nil {
+		if err := cg.enter(); err != nil {
+			cg.remove()
+			started <- fmt.Errorf("put the command in its pids cgroup: %w", err)
+			return
+		}
+	}
+	err := p.cmd.Start()
+	if cg != nil && cg.leave() != nil {
+		unlock = false
+	}
+	if err != nil {
+		if cg != nil && unlock {
+			cg.remove()
+		}
 		started <- err
 		return
 	}
 	started <- nil
 	p.err = p.cmd.Wait()
+	if cg == nil {
+		close(p.done)
+		return
+	}
+	p.pidsRefused = cg.refused()
 	close(p.done)
+	// The cgroup empties a millisecond or so after the command's last
+	// process is reaped: its removal need not hold up the command's end.
+	if unlock {
+		cg.remove()
+	}
 }
 
 // Wait waits for the command to exit and returns what [exec.Cmd.Wait]

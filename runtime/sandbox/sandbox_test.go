@@ -37,6 +37,10 @@ func TestNewDetects(t *testing.T) {
 	old := fakeBwrap(t, `for a; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done
 for a; do [ "$a" = --version ] && { echo "bubblewrap 0.4.1"; exit 0; }; done
 exit 1`)
+	// Knows no --size, like bubblewrap before 0.7: /tmp goes unlimited.
+	noSize := fakeBwrap(t, `for a; do [ "$a" = --size ] && { echo "bwrap: Unknown option --size" >&2; exit 1; }; done
+for a; do [ "$a" = --version ] && { echo "bubblewrap 0.6.2"; exit 0; }; done
+exit 1`)
 	tests := []struct {
 		name         string
 		opt          Options
@@ -56,6 +60,11 @@ exit 1`)
 			wantErr: "bubblewrap cannot install the sandbox's seccomp filter here: bwrap: prctl(PR_SET_SECCOMP): Invalid argument; use a kernel with seccomp filters (CONFIG_SECCOMP_FILTER) or run with -sandbox=off"},
 		{name: "bubblewrap without --disable-userns", opt: Options{Mode: Bwrap, Bwrap: old},
 			wantString: "bubblewrap 0.4.1 (" + old + "), no network"},
+		{name: "bubblewrap without --size", opt: Options{Mode: Bwrap, Bwrap: noSize},
+			wantString: "bubblewrap 0.6.2 (" + noSize + "), no network; limits: 1 GiB of memory per process, 1024 processes"},
+		{name: "bubblewrap without --size says so", opt: Options{Mode: Bwrap, Bwrap: noSize, Limits: &Limits{TmpSize: 1 << 20}},
+			wantString: "; limits: a /tmp of 1 MiB; not limited here: the size of /tmp, which this bubblewrap cannot set (0.7 or later can)"},
+		{name: "no limits", opt: Options{Mode: Bwrap, Bwrap: old, Limits: &Limits{}}, wantString: "; limits: no limits"},
 		{name: "network", opt: Options{Mode: Bwrap, Bwrap: old, Network: true},
 			wantString: "bubblewrap 0.4.1 (" + old + "), network allowed"},
 		{name: "off needs no bubblewrap", opt: Options{Mode: Off, Bwrap: missing}, wantString: "off: commands run unconfined"},
@@ -188,4 +197,40 @@ func BenchmarkPerCall(b *testing.B) {
 			lay.args(ws, []string{"true"})
 		}
 	})
+	b.Run("pids cgroup", func(b *testing.B) {
+		pids, err := findPidsCgroups()
+		if err != nil {
+			b.Skipf("no pids cgroup here: %v", err)
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for b.Loop() {
+			cg, err := pids.create(1024)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cg.enter(); err != nil {
+				b.Fatal(err)
+			}
+			if err := cg.leave(); err != nil {
+				b.Fatal(err)
+			}
+			cg.refused()
+			cg.remove()
+		}
+	})
+}
+
+// BenchmarkNew measures making a sandbox, which runs bubblewrap once to
+// prove that it works: what the agent pays at start.
+func BenchmarkNew(b *testing.B) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		b.Skip("bubblewrap is not installed")
+	}
+	cache := b.TempDir()
+	for b.Loop() {
+		if _, err := New(context.Background(), Options{Mode: Bwrap, CacheDir: cache}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -7,7 +7,16 @@ import (
 )
 
 // The seccomp filter handed to bubblewrap (--seccomp) keeps confined
-// commands from making setuid and setgid files: a command run by root
+// commands from two things: the kernel's keyrings, and making setuid and
+// setgid files.
+//
+// The keyrings are not namespaced: a command started from a login
+// session could search the session's keyring (and the user's) and read
+// the keys in it, whatever mount, PID or user namespace it runs in. The
+// filter fails keyctl, add_key and request_key with EPERM, whatever their
+// arguments, as Docker's and Flatpak's default profiles do.
+//
+// Setuid files: a command run by root
 // owns the files it creates, so `chmod 4755` on a copy of bash would
 // otherwise leave a root shell in the workspace for anyone on the host to
 // run. The filter fails with EPERM every call that would set S_ISUID or
@@ -79,10 +88,14 @@ const seccompFD = 3
 // No argument: a rule whose call has no flags word.
 const noArg = -1
 
+// refuse, as a rule's mode, fails the call with EPERM whatever its
+// arguments.
+const refuse = -2
+
 // seccompRule is what the filter does with one system call: fail it with
-// ENOSYS when mode is noArg; otherwise fail it with EPERM when its
-// argument mode holds S_ISUID or S_ISGID and, if flags is not noArg, its
-// argument flags holds O_CREAT or O_TMPFILE.
+// ENOSYS when mode is noArg, with EPERM when mode is refuse; otherwise
+// fail it with EPERM when its argument mode holds S_ISUID or S_ISGID and,
+// if flags is not noArg, its argument flags holds O_CREAT or O_TMPFILE.
 type seccompRule struct {
 	name  string // for tests and errors
 	nr    uint32
@@ -118,13 +131,31 @@ const (
 	auditArchARM     = 0x40000028
 )
 
+// keyringRules refuses the kernel keyrings' calls, numbered by ABI.
+func keyringRules(addKey, requestKey, keyctl uint32) []seccompRule {
+	return []seccompRule{
+		{"add_key", addKey, refuse, noArg},
+		{"request_key", requestKey, refuse, noArg},
+		{"keyctl", keyctl, refuse, noArg},
+	}
+}
+
+// abiRules joins the rules of one ABI.
+func abiRules(parts ...[]seccompRule) []seccompRule {
+	var out []seccompRule
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
 // seccompABIs lists, per GOARCH, the ABIs a process of that architecture
 // can call the kernel through, with their call numbers (see the kernel's
 // syscall tables; a test checks the native ones against package syscall
 // on each of these architectures).
 var seccompABIs = map[string][]seccompABI{
 	"amd64": {
-		{name: "x86_64", audit: auditArchX86_64, rules: append([]seccompRule{
+		{name: "x86_64", audit: auditArchX86_64, rules: abiRules([]seccompRule{
 			{"open", 2, 2, 1},
 			{"creat", 85, 1, noArg},
 			{"chmod", 90, 1, noArg},
@@ -133,8 +164,8 @@ var seccompABIs = map[string][]seccompABI{
 			{"openat", 257, 3, 2},
 			{"mknodat", 259, 2, noArg},
 			{"fchmodat", 268, 2, noArg},
-		}, unifiedRules...)},
-		{name: "i386", audit: auditArchI386, rules: append([]seccompRule{
+		}, keyringRules(248, 249, 250), unifiedRules)},
+		{name: "i386", audit: auditArchI386, rules: abiRules([]seccompRule{
 			{"open", 5, 2, 1},
 			{"creat", 8, 1, noArg},
 			{"mknod", 14, 1, noArg},
@@ -143,16 +174,16 @@ var seccompABIs = map[string][]seccompABI{
 			{"openat", 295, 3, 2},
 			{"mknodat", 297, 2, noArg},
 			{"fchmodat", 306, 2, noArg},
-		}, unifiedRules...)},
+		}, keyringRules(286, 287, 288), unifiedRules)},
 	},
 	"arm64": {
-		{name: "aarch64", audit: auditArchAArch64, rules: append([]seccompRule{
+		{name: "aarch64", audit: auditArchAArch64, rules: abiRules([]seccompRule{
 			{"mknodat", 33, 2, noArg},
 			{"fchmod", 52, 1, noArg},
 			{"fchmodat", 53, 2, noArg},
 			{"openat", 56, 3, 2},
-		}, unifiedRules...)},
-		{name: "arm", audit: auditArchARM, allowFrom: armPrivateSyscalls, rules: append([]seccompRule{
+		}, keyringRules(217, 218, 219), unifiedRules)},
+		{name: "arm", audit: auditArchARM, allowFrom: armPrivateSyscalls, rules: abiRules([]seccompRule{
 			{"open", 5, 2, 1},
 			{"creat", 8, 1, noArg},
 			{"mknod", 14, 1, noArg},
@@ -161,7 +192,7 @@ var seccompABIs = map[string][]seccompABI{
 			{"openat", 322, 3, 2},
 			{"mknodat", 324, 2, noArg},
 			{"fchmodat", 333, 2, noArg},
-		}, unifiedRules...)},
+		}, keyringRules(309, 310, 311), unifiedRules)},
 	},
 }
 
@@ -197,6 +228,8 @@ func seccompProgram(goarch string) ([]bpfInsn, error) {
 			switch {
 			case r.mode == noArg:
 				body = []bpfInsn{enosys}
+			case r.mode == refuse:
+				body = []bpfInsn{eperm}
 			case r.flags == noArg:
 				body = []bpfInsn{ld(arg(r.mode)), jump(bpfJumpSet, setIDBits, 0, 1), eperm, allow}
 			default:

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestSeccompNativeNumbers(t *testing.T) {
@@ -10,5 +12,6 @@ func TestSeccompNativeNumbers(t *testing.T) {
 		"open": syscall.SYS_OPEN, "creat": syscall.SYS_CREAT, "chmod": syscall.SYS_CHMOD,
 		"fchmod": syscall.SYS_FCHMOD, "mknod": syscall.SYS_MKNOD, "openat": syscall.SYS_OPENAT,
 		"mknodat": syscall.SYS_MKNODAT, "fchmodat": syscall.SYS_FCHMODAT,
+		"add_key": unix.SYS_ADD_KEY, "request_key": unix.SYS_REQUEST_KEY, "keyctl": unix.SYS_KEYCTL,
 	})
 }

@@ -106,7 +106,8 @@ func (t *bashTool) Spec() chat.ToolSpec {
 	fmt.Fprintf(&b, "Output over %d KiB is cut in the middle, keeping its beginning and end, with a note. ", t.opt.OutputLimit>>10)
 	if sb == nil || sb.Confined() || sb.Disabled() != nil {
 		b.WriteString("The command runs in a sandbox. It can write only inside the workspace and in /tmp, which is private to the call and emptied after it; " +
-			"the rest of the file system is read-only, and files holding credentials are hidden. " +
+			"the rest of the file system is read-only, the home directory is empty but for what the user chose to show, files holding credentials are hidden, " +
+			"and a file holding the agent's API key reads as a notice (leave it as it is). " +
 			"Setting the setuid or setgid bit of a file fails (Operation not permitted). " +
 			"The repository's .git is read-only: inspect it with git status, git log and git diff, but do not run git add, git commit or anything else that changes it; " +
 			"the agent commits your changes itself. ")
@@ -116,6 +117,9 @@ func (t *bashTool) Spec() chat.ToolSpec {
 			b.WriteString("There is no network access, so whatever downloads (go get, go mod download, npm install, pip install, curl) fails unless what it needs is already present. ")
 		}
 		b.WriteString("The environment is minimal and holds no secrets. ")
+		if sb != nil && sb.Confined() {
+			fmt.Fprintf(&b, "Its use of the machine is limited (%s); a limit reached is said first in the result. ", sb.Limits())
+		}
 	}
 	if t.opt.GitGuard != nil {
 		b.WriteString("Do not create or change git repositories in the workspace (a .git, a submodule's configuration, a bare repository): " +
@@ -189,7 +193,8 @@ func (t *bashTool) runCommand(ctx context.Context, raw json.RawMessage, progress
 		return "", fmt.Errorf("start bash: create the output pipe: %w", err)
 	}
 	// An *os.File: Wait does not wait for the pipe to drain.
-	p, err := sb.Start(sandbox.Command{Workspace: t.ws.Root(), Args: []string{"bash", "-c", *args.Command}, Stdout: w, Stderr: w})
+	p, err := sb.Start(sandbox.Command{Workspace: t.ws.Root(), Args: []string{"bash", "-c", *args.Command}, Stdout: w, Stderr: w,
+		Masked: t.ws.maskedSet().Paths()})
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -244,6 +249,7 @@ loop:
 
 	elapsed := time.Since(start).Round(time.Millisecond)
 	output := out.String()
+	note := p.LimitNote([]byte(output))
 	if stopErr != nil {
 		what := "its whole process group was killed"
 		if sb.Confined() {
@@ -252,7 +258,14 @@ loop:
 		return output, fmt.Errorf("command stopped after %s and %s: %w", elapsed, what, stopErr)
 	}
 	if err := exitError(waitErr, sb.Confined()); err != nil {
+		if note != "" {
+			// First: the user sees the first line of a result.
+			return output, fmt.Errorf("%s; %w", note, err)
+		}
 		return output, err
+	}
+	if note != "" {
+		return "[" + note + "]\n" + output, nil
 	}
 	if output == "" {
 		output = "(no output)"

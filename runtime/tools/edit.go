@@ -158,6 +158,9 @@ func (t editFileTool) create(name, rel, content string) (string, error) {
 	if rel == "." {
 		return "", fmt.Errorf("cannot create %q: it is the workspace root; give a file path", name)
 	}
+	if t.ws.maskedSet().Masked(filepath.Join(t.ws.dir, filepath.FromSlash(rel))) {
+		return "", maskedError(name)
+	}
 	// The directory is opened without following links, creating what is
 	// missing: it is the one at the path checked for .git.
 	d, err := t.ws.openDir(path.Dir(rel), true)
@@ -201,6 +204,11 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 		return "", pathError("edit", name, err)
 	}
 	defer d.Close()
+	masked := t.ws.maskedSet()
+	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
+	if masked.Masked(abs) {
+		return "", maskedError(name)
+	}
 	base := path.Base(rel)
 	f, fi, err := openRegular(d, base, name, "edit")
 	switch {
@@ -217,6 +225,15 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 			name, sizeString(fi.Size()), sizeString(t.maxBytes), shellQuote(name))
 	}
 
+	if hit, err := masked.Holds(f); err != nil {
+		return "", fmt.Errorf("edit %q: %w", name, err)
+	} else if hit {
+		masked.Add(abs)
+		return "", maskedError(name)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("edit %q: %w", name, err)
+	}
 	old := []byte(oldStr)
 	m, err := scan(ctx, f, old, editChunk)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -72,6 +73,11 @@ func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 	if err != nil {
 		return "", err
 	}
+	masked := t.ws.maskedSet()
+	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
+	if masked.Masked(abs) {
+		return "", maskedError(name)
+	}
 	f, fi, err := openRegular(rootOpener{t.ws.root}, rel, name, "read")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -89,6 +95,11 @@ func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 		return "", fmt.Errorf("read %q: %w", name, err)
 	}
 	data = data[:n]
+	if masked.Check(abs, data) {
+		// It came to hold the key since the agent started (or is a name of
+		// a masked file the set did not know): masked from now on.
+		return "", maskedError(name)
+	}
 	if bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0 {
 		return fmt.Sprintf("(%q is a binary file of %d bytes; its contents are not shown)", name, fi.Size()), nil
 	}
@@ -161,6 +172,14 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 		return "", fmt.Errorf("%q is a file, not a directory; use read_file to read it", arg)
 	}
 
+	// Masked files are listed with a note, so that the model neither
+	// tries to read them nor to create them anew.
+	masked := map[string]bool{}
+	for _, p := range t.ws.maskedSet().Paths() {
+		if r, err := filepath.Rel(t.ws.dir, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			masked[filepath.ToSlash(r)] = true
+		}
+	}
 	// The walk goes through the root: a directory swapped for a link to
 	// outside while it runs is refused, not followed.
 	var entries, problems []string
@@ -187,8 +206,11 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 			return fs.SkipAll
 		}
 		name := p
-		if d.IsDir() {
+		switch {
+		case d.IsDir():
 			name += "/"
+		case masked[p]:
+			name += maskedNote
 		}
 		entries = append(entries, name)
 		return nil
@@ -214,6 +236,9 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
+
+// maskedNote follows the name of a masked file in list_files' output.
+const maskedNote = "  (masked: it holds the agent's API key; it cannot be read or changed)"
 
 // countLines counts the lines of s, a last line without "\n" included.
 func countLines(s string) int {

@@ -8,7 +8,10 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
+
+	"github.com/fsmgen/fsmgen/runtime/mask"
 )
 
 // maxSymlinkHops bounds how many symbolic links resolve follows for one path,
@@ -58,6 +61,22 @@ type Workspace struct {
 	dir      string   // absolute, every symbolic link resolved
 	root     *os.Root // dir, held open
 	rootFile *os.File // dir, held open: the start of openDir's walks
+	masked   atomic.Pointer[mask.Set]
+}
+
+// SetMasked sets the files of the workspace that hold the agent's API key
+// (see package mask): the file tools refuse to read or change them, and
+// add to the set a file they find to hold the key; bash reads a notice in
+// their place. Call it before the tools run.
+func (w *Workspace) SetMasked(s *mask.Set) { w.masked.Store(s) }
+
+// maskedSet returns the set of SetMasked; nil masks nothing.
+func (w *Workspace) maskedSet() *mask.Set { return w.masked.Load() }
+
+// maskedError is the error of a file tool that met the masked file name.
+func maskedError(name string) error {
+	return fmt.Errorf("%q is masked: it holds the agent's API key, so the file tools and bash can neither read nor change it (bash reads a notice in its place); "+
+		"leave it as it is, and ask the user if you need something from it", name)
 }
 
 // NewWorkspace opens the workspace rooted at dir, which must be an existing

@@ -1,0 +1,312 @@
+// Package mask finds the files that hold a secret (the agent's API key,
+// raw or in an encoding the redactor knows) in a workspace, so that
+// neither the agent's file tools nor its sandboxed commands read them.
+//
+// The redactor (package redact) removes the secret from whatever reaches
+// the model, in the forms it knows; a command that can read a file
+// holding the key can write it in any other form (base32, reversed, one
+// character per line), which no redactor knows. A file the model cannot
+// read is one whose key it cannot re-encode. The agent scans the
+// workspace when it starts ([Scan]); the file tools also look at what
+// they read, and add to the set a file that has come to hold the key
+// since ([Set.Check]); the bash tool hands the set's files to the
+// sandbox, which shows commands a notice in their place.
+//
+// # What is scanned
+//
+// Every regular file of the workspace up to [Options.MaxFileBytes] (a
+// larger one is listed by [Set.TooLarge], and read_file still looks at
+// what it returns of it), but for git's object store (compressed: it
+// cannot hold the key in a form looked for); and the file a symbolic link
+// in the workspace leads to outside it (a command follows the link). A
+// link to a directory outside is not followed. Directories that cannot be
+// read are skipped. A file that holds a secret is masked under every name
+// it has in the workspace, each of which is scanned.
+//
+// Not found: the secret in a file's name or a link's target (the
+// redactor removes it from what commands print), in a file outside the
+// workspace that no link of the workspace leads to (the sandbox hides the
+// home directory; a key kept elsewhere is readable), and in a file that
+// comes to hold it during the session before a file tool reads it (it is
+// masked from commands from the next session, or once a file tool met
+// it).
+package mask
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/fsmgen/fsmgen/runtime/redact"
+)
+
+// DefaultMaxFileBytes is the largest file Scan reads unless told
+// otherwise: 64 MiB.
+const DefaultMaxFileBytes = 64 << 20
+
+// chunk is how much of a file is searched at a time.
+const chunk = 256 << 10
+
+// Options configures [Scan]. The zero value gives the defaults.
+type Options struct {
+	// MaxFileBytes is the size of the largest file scanned; 0 means
+	// DefaultMaxFileBytes.
+	MaxFileBytes int64
+}
+
+// Set is the files that hold a secret: absolute paths, links resolved.
+// The nil *Set masks nothing. A Set is safe for concurrent use.
+type Set struct {
+	root    string // absolute, links resolved
+	forms   [][]byte
+	overlap int // the longest form's length, less one
+
+	mu       sync.Mutex
+	files    map[string]bool
+	tooLarge []string // relative to root, sorted
+	scanned  int
+}
+
+// New returns an empty set of files under root (a directory, absolute)
+// holding one of the secrets: none when the redactor knows none.
+func New(root string, secrets *redact.Redactor) *Set {
+	s := &Set{root: filepath.Clean(root), files: map[string]bool{}}
+	for _, f := range secrets.Forms() {
+		s.forms = append(s.forms, []byte(f))
+		s.overlap = max(s.overlap, len(f)-1)
+	}
+	return s
+}
+
+// Scan returns the files of root, a directory, that hold a secret the
+// redactor knows (see the package doc for what is scanned). With no
+// secret, it reads nothing. It stops with ctx.
+func Scan(ctx context.Context, root string, secrets *redact.Redactor, opt Options) (*Set, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("scan %s for files holding the API key: %w", root, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	s := New(abs, secrets)
+	if len(s.forms) == 0 {
+		return s, nil
+	}
+	limit := opt.MaxFileBytes
+	if limit <= 0 {
+		limit = DefaultMaxFileBytes
+	}
+	buf := make([]byte, chunk+s.overlap)
+	err = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		switch {
+		case err != nil && p == s.root:
+			return err
+		case err != nil:
+			return nil // unreadable: skipped (a directory is not entered)
+		case d.IsDir():
+			if d.Name() == "objects" && strings.Contains(p, string(filepath.Separator)+".git"+string(filepath.Separator)) {
+				return fs.SkipDir
+			}
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			s.scanLink(p, limit, buf)
+			return nil
+		case !d.Type().IsRegular():
+			return nil
+		}
+		if !s.scanFile(p, limit, buf) {
+			rel, _ := filepath.Rel(s.root, p)
+			s.tooLarge = append(s.tooLarge, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s for files holding the API key: %w", s.root, err)
+	}
+	slices.Sort(s.tooLarge)
+	return s, nil
+}
+
+// scanLink scans the regular file outside the root that the link at p
+// leads to, if it is not too large.
+func (s *Set) scanLink(p string, limit int64, buf []byte) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || within(real, s.root) {
+		return // dangling, or a file of the workspace, scanned as such
+	}
+	s.scanFile(real, limit, buf)
+}
+
+// scanFile adds the file at p (absolute) if it holds a secret; it
+// reports false when the file is larger than limit, and was not read. A
+// file that cannot be read, or is no regular file, is skipped.
+func (s *Set) scanFile(p string, limit int64, buf []byte) bool {
+	// O_NONBLOCK: a file swapped for a FIFO since it was listed does not
+	// block the scan; O_NOFOLLOW: nor is a link followed.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil || !fi.Mode().IsRegular():
+		return true
+	case fi.Size() > limit:
+		return false
+	}
+	s.scanned++
+	if hit, _ := s.holds(f, buf); hit {
+		s.add(p)
+	}
+	return true
+}
+
+// holds reports whether r holds a secret, reading it through buf (whose
+// size is at least overlap+1), so that a secret across two reads is found.
+func (s *Set) holds(r io.Reader, buf []byte) (bool, error) {
+	kept := 0
+	for {
+		n, err := io.ReadFull(r, buf[kept:])
+		data := buf[:kept+n]
+		if s.contains(data) {
+			return true, nil
+		}
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		kept = copy(buf, data[max(0, len(data)-s.overlap):])
+	}
+}
+
+// contains reports whether b holds a secret.
+func (s *Set) contains(b []byte) bool {
+	for _, f := range s.forms {
+		if bytes.Contains(b, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Holds reports whether r, read to its end, holds a secret, in memory of
+// the order of a few hundred KiB whatever its size. A nil Set finds none.
+func (s *Set) Holds(r io.Reader) (bool, error) {
+	if s == nil || len(s.forms) == 0 {
+		return false, nil
+	}
+	return s.holds(r, make([]byte, chunk+s.overlap))
+}
+
+// Check adds the file at p (absolute) to the set when content, what was
+// read of it, holds a secret, and reports whether p is masked.
+func (s *Set) Check(p string, content []byte) bool {
+	if s == nil {
+		return false
+	}
+	if s.contains(content) {
+		s.add(p)
+		return true
+	}
+	return s.Masked(p)
+}
+
+// Add adds the file at p (absolute) to the set.
+func (s *Set) Add(p string) {
+	if s != nil {
+		s.add(p)
+	}
+}
+
+// add adds p, with its links resolved, to the set.
+func (s *Set) add(p string) {
+	p = filepath.Clean(p)
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[p] = true
+}
+
+// Masked reports whether the file at p (absolute) is masked.
+func (s *Set) Masked(p string) bool {
+	if s == nil {
+		return false
+	}
+	p = filepath.Clean(p)
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.files[p]
+}
+
+// Paths returns the masked files, absolute and sorted.
+func (s *Set) Paths() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.files))
+	for p := range s.files {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Names returns the masked files for people: relative to the root, slash-
+// separated, and absolute for those outside it; sorted.
+func (s *Set) Names() []string {
+	var out []string
+	for _, p := range s.Paths() {
+		if rel, err := filepath.Rel(s.root, p); err == nil && within(p, s.root) {
+			p = filepath.ToSlash(rel)
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TooLarge returns the files Scan did not read because they are larger
+// than Options.MaxFileBytes, relative to the root, sorted.
+func (s *Set) TooLarge() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.tooLarge)
+}
+
+// Scanned returns how many files Scan read.
+func (s *Set) Scanned() int {
+	if s == nil {
+		return 0
+	}
+	return s.scanned
+}
+
+// within reports whether p is root or lies under it; both are clean and
+// absolute.
+func within(p, root string) bool {
+	return p == root || root == "/" || strings.HasPrefix(p, root+string(filepath.Separator))
+}

@@ -632,7 +632,7 @@ type Handler interface {
 	// StartTimer performs the action StartTimer. Start a timer: after delay, send
 	// TimerFired with its id, unless CancelTimer stops it first. Starting an id
 	// again restarts it.
-	StartTimer(timer TimerID, delay time.Duration)
+	StartTimer(timer TimerID, delay time.Duration) time.Time
 	// CancelTimer performs the action CancelTimer. Stop a timer: its state was
 	// left. A TimerFired it sends anyway changes nothing.
 	CancelTimer(timer TimerID)
@@ -643,6 +643,9 @@ type Handler interface {
 type Recorder struct {
 	// Actions are the actions performed so far, oldest first.
 	Actions []Action
+	// Now is the time StartTimer counts deadlines from: a timer started with
+	// delay d fires at Now plus d.
+	Now time.Time
 }
 
 // SendPaymentLink records a SendPaymentLink.
@@ -675,9 +678,10 @@ func (r *Recorder) SendTrackingLink(tracking string) {
 // Refund records a Refund.
 func (r *Recorder) Refund(total Cents) { r.Actions = append(r.Actions, &Refund{Total: total}) }
 
-// StartTimer records a StartTimer.
-func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) {
+// StartTimer records a StartTimer and returns its deadline, Now plus delay.
+func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) time.Time {
 	r.Actions = append(r.Actions, &StartTimer{Timer: timer, Delay: delay})
+	return r.Now.Add(delay)
 }
 
 // CancelTimer records a CancelTimer.
@@ -715,65 +719,71 @@ type TimerID = fsmrt.TimerID
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "order", Machine: "Order", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateCart, Event: EventAddItem, Effect: "addToTotal", Label: "Cart --AddItem--> (stays) {addToTotal}"},
-	{Kind: fsmrt.RuleTransition, From: StateCart, Event: EventBeginCheckout, Guard: "hasItems", To: StateCheckout, Label: "Cart --BeginCheckout [hasItems]--> Checkout"},
-	{Kind: fsmrt.RuleReject, From: StateCart, Event: EventBeginCheckout, Guard: "else", Reason: "the cart is empty", Label: "Cart --BeginCheckout [else]--> rejected: the cart is empty"},
-	{Kind: fsmrt.RuleTransition, From: StateCheckout, Event: EventBackToCart, To: StateCart, Label: "Checkout --BackToCart--> Cart"},
-	{Kind: fsmrt.RuleTransition, From: StateCheckout, Event: EventPlaceOrder, To: StateAwaitingPayment, Label: "Checkout --PlaceOrder--> AwaitingPayment"},
-	{Kind: fsmrt.RuleTransition, From: StateAwaitingPayment, Event: EventPaymentReceived, To: StatePicking, Actions: []ActionKind{ActionSendReceipt}, Label: "AwaitingPayment --PaymentReceived--> Fulfilment / SendReceipt"},
-	{Kind: fsmrt.RuleTransition, From: StatePicking, Event: EventPicked, To: StatePacking, Label: "Picking --Picked--> Packing"},
-	{Kind: fsmrt.RuleTransition, From: StatePacking, Event: EventDispatched, To: StateShipped, Actions: []ActionKind{ActionSendTrackingLink}, Label: "Packing --Dispatched--> Shipped / SendTrackingLink"},
-	{Kind: fsmrt.RuleTransition, From: StateShipped, Event: EventDeliveryConfirmed, To: StateDelivered, Label: "Shipped --DeliveryConfirmed--> Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateShipped, Event: EventCancel, Reason: "the parcel has shipped", Label: "Shipped --Cancel--> rejected: the parcel has shipped"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventAddItem, Reason: "AddItem is not accepted in state Delivered", Label: "Delivered --AddItem--> rejected: AddItem is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Delivered", Label: "Delivered --BeginCheckout--> rejected: BeginCheckout is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Delivered", Label: "Delivered --BackToCart--> rejected: BackToCart is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Delivered", Label: "Delivered --PlaceOrder--> rejected: PlaceOrder is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleIgnore, From: StateDelivered, Event: EventPaymentReceived, Label: "Delivered --PaymentReceived--> ignored"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventPicked, Reason: "Picked is not accepted in state Delivered", Label: "Delivered --Picked--> rejected: Picked is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventDispatched, Reason: "Dispatched is not accepted in state Delivered", Label: "Delivered --Dispatched--> rejected: Dispatched is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Delivered", Label: "Delivered --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventCancel, Reason: "Cancel is not accepted in state Delivered", Label: "Delivered --Cancel--> rejected: Cancel is not accepted in state Delivered"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventAddItem, Reason: "AddItem is not accepted in state Cancelled", Label: "Cancelled --AddItem--> rejected: AddItem is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Cancelled", Label: "Cancelled --BeginCheckout--> rejected: BeginCheckout is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Cancelled", Label: "Cancelled --BackToCart--> rejected: BackToCart is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Cancelled", Label: "Cancelled --PlaceOrder--> rejected: PlaceOrder is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Cancelled", Label: "Cancelled --PaymentReceived--> rejected: PaymentReceived is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventPicked, Reason: "Picked is not accepted in state Cancelled", Label: "Cancelled --Picked--> rejected: Picked is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventDispatched, Reason: "Dispatched is not accepted in state Cancelled", Label: "Cancelled --Dispatched--> rejected: Dispatched is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Cancelled", Label: "Cancelled --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventCancel, Reason: "Cancel is not accepted in state Cancelled", Label: "Cancelled --Cancel--> rejected: Cancel is not accepted in state Cancelled"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventAddItem, Reason: "AddItem is not accepted in state Expired", Label: "Expired --AddItem--> rejected: AddItem is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Expired", Label: "Expired --BeginCheckout--> rejected: BeginCheckout is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Expired", Label: "Expired --BackToCart--> rejected: BackToCart is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Expired", Label: "Expired --PlaceOrder--> rejected: PlaceOrder is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Expired", Label: "Expired --PaymentReceived--> rejected: PaymentReceived is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventPicked, Reason: "Picked is not accepted in state Expired", Label: "Expired --Picked--> rejected: Picked is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventDispatched, Reason: "Dispatched is not accepted in state Expired", Label: "Expired --Dispatched--> rejected: Dispatched is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Expired", Label: "Expired --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventCancel, Reason: "Cancel is not accepted in state Expired", Label: "Expired --Cancel--> rejected: Cancel is not accepted in state Expired"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventAddItem, Reason: "AddItem is not accepted while in Unpaid", Label: "Unpaid --AddItem--> rejected: AddItem is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Unpaid", Label: "Unpaid --BeginCheckout--> rejected: BeginCheckout is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Unpaid", Label: "Unpaid --BackToCart--> rejected: BackToCart is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Unpaid", Label: "Unpaid --PlaceOrder--> rejected: PlaceOrder is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted while in Unpaid", Label: "Unpaid --PaymentReceived--> rejected: PaymentReceived is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventPicked, Reason: "Picked is not accepted while in Unpaid", Label: "Unpaid --Picked--> rejected: Picked is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventDispatched, Reason: "Dispatched is not accepted while in Unpaid", Label: "Unpaid --Dispatched--> rejected: Dispatched is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Unpaid", Label: "Unpaid --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted while in Unpaid"},
-	{Kind: fsmrt.RuleTransition, Composite: "Unpaid", Event: EventCancel, To: StateCancelled, Label: "Unpaid --Cancel--> Cancelled"},
-	{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventAddItem, Reason: "AddItem is not accepted while in Fulfilment", Label: "Fulfilment --AddItem--> rejected: AddItem is not accepted while in Fulfilment"},
-	{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Fulfilment", Label: "Fulfilment --BeginCheckout--> rejected: BeginCheckout is not accepted while in Fulfilment"},
-	{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Fulfilment", Label: "Fulfilment --BackToCart--> rejected: BackToCart is not accepted while in Fulfilment"},
-	{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Fulfilment", Label: "Fulfilment --PlaceOrder--> rejected: PlaceOrder is not accepted while in Fulfilment"},
-	{Kind: fsmrt.RuleIgnore, Composite: "Fulfilment", Event: EventPaymentReceived, Label: "Fulfilment --PaymentReceived--> ignored"},
-	{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventPicked, Reason: "Picked is not accepted while in Fulfilment", Label: "Fulfilment --Picked--> rejected: Picked is not accepted while in Fulfilment"},
-	{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventDispatched, Reason: "Dispatched is not accepted while in Fulfilment", Label: "Fulfilment --Dispatched--> rejected: Dispatched is not accepted while in Fulfilment"},
-	{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Fulfilment", Label: "Fulfilment --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted while in Fulfilment"},
-	{Kind: fsmrt.RuleTransition, Composite: "Fulfilment", Event: EventCancel, To: StateCancelled, Actions: []ActionKind{ActionRefund}, Label: "Fulfilment --Cancel--> Cancelled / Refund"},
-	{Kind: fsmrt.RuleTransition, From: StateAwaitingPayment, Event: EventTimerFired, To: StateExpired, Actions: []ActionKind{ActionSendExpiryNotice}, Label: "AwaitingPayment --after 30m--> Expired / SendExpiryNotice"},
-	{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package: "order",
+	Machine: "Order",
+	Shape:   "sha256:c9925ec7429bd656e8be5674faaa066d",
+	Timers:  []fsmrt.TimerOf[StateKind]{{State: "awaiting_payment", First: StateAwaitingPayment, Last: StateAwaitingPayment}},
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateCart, Event: EventAddItem, Effect: "addToTotal", Label: "Cart --AddItem--> (stays) {addToTotal}"},
+		{Kind: fsmrt.RuleTransition, From: StateCart, Event: EventBeginCheckout, Guard: "hasItems", To: StateCheckout, Label: "Cart --BeginCheckout [hasItems]--> Checkout"},
+		{Kind: fsmrt.RuleReject, From: StateCart, Event: EventBeginCheckout, Guard: "else", Reason: "the cart is empty", Label: "Cart --BeginCheckout [else]--> rejected: the cart is empty"},
+		{Kind: fsmrt.RuleTransition, From: StateCheckout, Event: EventBackToCart, To: StateCart, Label: "Checkout --BackToCart--> Cart"},
+		{Kind: fsmrt.RuleTransition, From: StateCheckout, Event: EventPlaceOrder, To: StateAwaitingPayment, Label: "Checkout --PlaceOrder--> AwaitingPayment"},
+		{Kind: fsmrt.RuleTransition, From: StateAwaitingPayment, Event: EventPaymentReceived, To: StatePicking, Actions: []ActionKind{ActionSendReceipt}, Label: "AwaitingPayment --PaymentReceived--> Fulfilment / SendReceipt"},
+		{Kind: fsmrt.RuleTransition, From: StatePicking, Event: EventPicked, To: StatePacking, Label: "Picking --Picked--> Packing"},
+		{Kind: fsmrt.RuleTransition, From: StatePacking, Event: EventDispatched, To: StateShipped, Actions: []ActionKind{ActionSendTrackingLink}, Label: "Packing --Dispatched--> Shipped / SendTrackingLink"},
+		{Kind: fsmrt.RuleTransition, From: StateShipped, Event: EventDeliveryConfirmed, To: StateDelivered, Label: "Shipped --DeliveryConfirmed--> Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateShipped, Event: EventCancel, Reason: "the parcel has shipped", Label: "Shipped --Cancel--> rejected: the parcel has shipped"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventAddItem, Reason: "AddItem is not accepted in state Delivered", Label: "Delivered --AddItem--> rejected: AddItem is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Delivered", Label: "Delivered --BeginCheckout--> rejected: BeginCheckout is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Delivered", Label: "Delivered --BackToCart--> rejected: BackToCart is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Delivered", Label: "Delivered --PlaceOrder--> rejected: PlaceOrder is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleIgnore, From: StateDelivered, Event: EventPaymentReceived, Label: "Delivered --PaymentReceived--> ignored"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventPicked, Reason: "Picked is not accepted in state Delivered", Label: "Delivered --Picked--> rejected: Picked is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventDispatched, Reason: "Dispatched is not accepted in state Delivered", Label: "Delivered --Dispatched--> rejected: Dispatched is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Delivered", Label: "Delivered --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateDelivered, Event: EventCancel, Reason: "Cancel is not accepted in state Delivered", Label: "Delivered --Cancel--> rejected: Cancel is not accepted in state Delivered"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventAddItem, Reason: "AddItem is not accepted in state Cancelled", Label: "Cancelled --AddItem--> rejected: AddItem is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Cancelled", Label: "Cancelled --BeginCheckout--> rejected: BeginCheckout is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Cancelled", Label: "Cancelled --BackToCart--> rejected: BackToCart is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Cancelled", Label: "Cancelled --PlaceOrder--> rejected: PlaceOrder is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Cancelled", Label: "Cancelled --PaymentReceived--> rejected: PaymentReceived is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventPicked, Reason: "Picked is not accepted in state Cancelled", Label: "Cancelled --Picked--> rejected: Picked is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventDispatched, Reason: "Dispatched is not accepted in state Cancelled", Label: "Cancelled --Dispatched--> rejected: Dispatched is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Cancelled", Label: "Cancelled --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateCancelled, Event: EventCancel, Reason: "Cancel is not accepted in state Cancelled", Label: "Cancelled --Cancel--> rejected: Cancel is not accepted in state Cancelled"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventAddItem, Reason: "AddItem is not accepted in state Expired", Label: "Expired --AddItem--> rejected: AddItem is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted in state Expired", Label: "Expired --BeginCheckout--> rejected: BeginCheckout is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventBackToCart, Reason: "BackToCart is not accepted in state Expired", Label: "Expired --BackToCart--> rejected: BackToCart is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted in state Expired", Label: "Expired --PlaceOrder--> rejected: PlaceOrder is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted in state Expired", Label: "Expired --PaymentReceived--> rejected: PaymentReceived is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventPicked, Reason: "Picked is not accepted in state Expired", Label: "Expired --Picked--> rejected: Picked is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventDispatched, Reason: "Dispatched is not accepted in state Expired", Label: "Expired --Dispatched--> rejected: Dispatched is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted in state Expired", Label: "Expired --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, From: StateExpired, Event: EventCancel, Reason: "Cancel is not accepted in state Expired", Label: "Expired --Cancel--> rejected: Cancel is not accepted in state Expired"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventAddItem, Reason: "AddItem is not accepted while in Unpaid", Label: "Unpaid --AddItem--> rejected: AddItem is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Unpaid", Label: "Unpaid --BeginCheckout--> rejected: BeginCheckout is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Unpaid", Label: "Unpaid --BackToCart--> rejected: BackToCart is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Unpaid", Label: "Unpaid --PlaceOrder--> rejected: PlaceOrder is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventPaymentReceived, Reason: "PaymentReceived is not accepted while in Unpaid", Label: "Unpaid --PaymentReceived--> rejected: PaymentReceived is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventPicked, Reason: "Picked is not accepted while in Unpaid", Label: "Unpaid --Picked--> rejected: Picked is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventDispatched, Reason: "Dispatched is not accepted while in Unpaid", Label: "Unpaid --Dispatched--> rejected: Dispatched is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleReject, Composite: "Unpaid", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Unpaid", Label: "Unpaid --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted while in Unpaid"},
+		{Kind: fsmrt.RuleTransition, Composite: "Unpaid", Event: EventCancel, To: StateCancelled, Label: "Unpaid --Cancel--> Cancelled"},
+		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventAddItem, Reason: "AddItem is not accepted while in Fulfilment", Label: "Fulfilment --AddItem--> rejected: AddItem is not accepted while in Fulfilment"},
+		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventBeginCheckout, Reason: "BeginCheckout is not accepted while in Fulfilment", Label: "Fulfilment --BeginCheckout--> rejected: BeginCheckout is not accepted while in Fulfilment"},
+		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventBackToCart, Reason: "BackToCart is not accepted while in Fulfilment", Label: "Fulfilment --BackToCart--> rejected: BackToCart is not accepted while in Fulfilment"},
+		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventPlaceOrder, Reason: "PlaceOrder is not accepted while in Fulfilment", Label: "Fulfilment --PlaceOrder--> rejected: PlaceOrder is not accepted while in Fulfilment"},
+		{Kind: fsmrt.RuleIgnore, Composite: "Fulfilment", Event: EventPaymentReceived, Label: "Fulfilment --PaymentReceived--> ignored"},
+		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventPicked, Reason: "Picked is not accepted while in Fulfilment", Label: "Fulfilment --Picked--> rejected: Picked is not accepted while in Fulfilment"},
+		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventDispatched, Reason: "Dispatched is not accepted while in Fulfilment", Label: "Fulfilment --Dispatched--> rejected: Dispatched is not accepted while in Fulfilment"},
+		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Fulfilment", Label: "Fulfilment --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted while in Fulfilment"},
+		{Kind: fsmrt.RuleTransition, Composite: "Fulfilment", Event: EventCancel, To: StateCancelled, Actions: []ActionKind{ActionRefund}, Label: "Fulfilment --Cancel--> Cancelled / Refund"},
+		{Kind: fsmrt.RuleTransition, From: StateAwaitingPayment, Event: EventTimerFired, To: StateExpired, Actions: []ActionKind{ActionSendExpiryNotice}, Label: "AwaitingPayment --after 30m--> Expired / SendExpiryNotice"},
+		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -828,13 +838,24 @@ func New(c Config) (*Machine, error) {
 
 // Restore returns a machine in state s, e.g. one decoded by UnmarshalState,
 // with c's behaviour and handler (not c.Initial); it does not run s's entry.
-// Its timers are numbered afresh (see Timers). It fails for a transient state,
-// which is left in the step that enters it.
+// The timers of s and its ancestors run, numbered afresh from 1, with no
+// deadline known: see Timers; Load restores a saved machine's timers as they
+// were. It fails for a transient state, which is left in the step that enters
+// it.
 func Restore(c Config, s State) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.put(s); err != nil {
+		return nil, err
+	}
+	m.startTimers()
+	return m, nil
+}
+
+// put puts the machine in state s, with its data.
+func (m *Machine) put(s State) error {
 	switch s := s.(type) {
 	case Cart:
 		m.core.State = StateCart
@@ -845,8 +866,6 @@ func Restore(c Config, s State) (*Machine, error) {
 	case AwaitingPayment:
 		m.core.State = StateAwaitingPayment
 		m.d.total = s.Total
-		m.lastTimer++
-		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Minute}
 	case Picking:
 		m.core.State = StatePicking
 		m.d.total = s.Total
@@ -864,7 +883,42 @@ func Restore(c Config, s State) (*Machine, error) {
 	case Expired:
 		m.core.State = StateExpired
 	default:
-		return nil, fsmDesc.Unrestorable(s)
+		return fsmDesc.Unrestorable(s)
+	}
+	return nil
+}
+
+// Save returns the machine as JSON, for Load: its name, the fingerprint of its
+// saved shape, its state and, for each running timer, its id and deadline.
+// Save after an event and before performing its actions, and a timer's firing
+// is handled once, whatever moment the process is killed (see docs/spec.md).
+func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
+
+// Load returns the machine Save saved, with c's behaviour and handler, in its
+// state and with its timers running as they were (see Timers and Deadline); it
+// hands out no action. It reads strictly: unknown fields, fields in another
+// case and fields given twice are refused, naming them. Data saved by an
+// earlier revision of the spec loads when the states and fields it names still
+// exist, or were renamed with renamed_from; a field it lacks loads as its zero
+// value.
+func Load(c Config, data []byte) (*Machine, error) {
+	m, err := fsmNew(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := fsmDesc.Load(data, m.timers[:], &m.lastTimer)
+	if err != nil {
+		return nil, err
+	}
+	s, err := UnmarshalState(raw)
+	if err != nil {
+		return nil, fsmDesc.Reshaped(data, err)
+	}
+	if err := m.put(s); err != nil {
+		return nil, err
+	}
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -947,6 +1001,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if from == StateAwaitingPayment {
 				if m.timers[0].ID != 0 {
 					m.h.CancelTimer(m.timers[0].ID)
+					m.timers[0] = fsmrt.Timer{}
 				}
 				m.h.RevokePaymentLink()
 			}
@@ -966,7 +1021,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendPaymentLink(m.d.total)
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Minute}
-			m.h.StartTimer(m.lastTimer, 30*time.Minute)
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, 30*time.Minute)
 			return m.core.Finish()
 		case *Cancel:
 			// Unpaid --Cancel--> Cancelled
@@ -977,6 +1032,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if from == StateAwaitingPayment {
 				if m.timers[0].ID != 0 {
 					m.h.CancelTimer(m.timers[0].ID)
+					m.timers[0] = fsmrt.Timer{}
 				}
 				m.h.RevokePaymentLink()
 			}
@@ -990,6 +1046,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.core.Start(5, StateAwaitingPayment)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
+				m.timers[0] = fsmrt.Timer{}
 			}
 			m.h.RevokePaymentLink()
 			m.h.SendReceipt(m.d.total)
@@ -1004,6 +1061,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if from == StateAwaitingPayment {
 				if m.timers[0].ID != 0 {
 					m.h.CancelTimer(m.timers[0].ID)
+					m.timers[0] = fsmrt.Timer{}
 				}
 				m.h.RevokePaymentLink()
 			}
@@ -1223,30 +1281,44 @@ func (m *Machine) takeFulfilmentCancel(ev *Cancel) error {
 	return m.core.Finish()
 }
 
+// startTimers numbers afresh and records the timers of the current state and
+// its ancestors, outermost first, for Restore: their deadlines are not known.
+func (m *Machine) startTimers() {
+	switch m.core.State {
+	case StateAwaitingPayment:
+		m.lastTimer++
+		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Minute}
+	}
+}
+
 // Timers returns the timers the current state has running, outermost state
 // first, as the StartTimer actions that started them: a timer runs from its
-// state's entry until it fires or the state is left. A machine made by Restore
-// has numbered them afresh, from 1, but no Handler has started them: start
-// them with these to re-arm them.
+// state's entry until it fires or the state is left. After Load or Restore,
+// arm them again: at their Deadline, or, after Restore, which numbers them
+// afresh from 1 and knows no deadline, after their delay.
 //
 // The values are the caller's to keep.
 func (m *Machine) Timers() []*StartTimer {
-	switch m.core.State {
-	case StateAwaitingPayment:
-		return fsmRunning(m.timers[0])
-	}
-	return nil
-}
-
-// fsmRunning returns the timers of ts that run, as StartTimer actions.
-func fsmRunning(ts ...fsmrt.Timer) []*StartTimer {
 	var out []*StartTimer
-	for _, t := range ts {
+	for _, t := range m.timers {
 		if t.ID != 0 {
 			out = append(out, &StartTimer{Timer: t.ID, Delay: t.Delay})
 		}
 	}
 	return out
+}
+
+// Deadline returns when running timer id fires: what the Handler's StartTimer
+// returned for it, or what Load read. It is the zero time for a timer whose
+// deadline the machine does not know (its state was put with Restore) and for
+// a timer that is not running.
+func (m *Machine) Deadline(id TimerID) time.Time {
+	for _, t := range m.timers {
+		if id != 0 && t.ID == id {
+			return t.Deadline
+		}
+	}
+	return time.Time{}
 }
 
 // timerFired handles a TimerFired: the rules of the timer it names when that
@@ -1258,6 +1330,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 	switch {
 	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.core.State == StateAwaitingPayment && ev.Timer == m.timers[0].ID:
+		m.timers[0] = fsmrt.Timer{}
 		// AwaitingPayment --after 30m--> Expired / SendExpiryNotice
 		m.d.total = *new(Cents)
 		m.core.State = StateExpired

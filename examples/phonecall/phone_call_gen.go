@@ -530,47 +530,52 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "phonecall", Machine: "PhoneCall", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "OffHook --CallDialed--> Ringing / Dial"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook", Label: "OffHook --CallConnected--> rejected: CallConnected is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook", Label: "OffHook --LeftMessage--> rejected: LeftMessage is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook", Label: "OffHook --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook", Label: "OffHook --TakenOffHold--> rejected: TakenOffHold is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook", Label: "OffHook --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook", Label: "OffHook --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook", Label: "OffHook --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook", Label: "OffHook --SetVolume--> rejected: SetVolume is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "Ringing --CallDialed--> Ringing / Dial"},
-	{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateTalking, Label: "Ringing --CallConnected--> Connected"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing", Label: "Ringing --LeftMessage--> rejected: LeftMessage is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing", Label: "Ringing --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing", Label: "Ringing --TakenOffHold--> rejected: TakenOffHold is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing", Label: "Ringing --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing", Label: "Ringing --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing", Label: "Ringing --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing", Label: "Ringing --SetVolume--> rejected: SetVolume is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold, Label: "OnHold --PlacedOnHold--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateTalking, Label: "OnHold --TakenOffHold--> Talking"},
-	{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}, Label: "OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallDialed--> rejected: CallDialed is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallConnected--> rejected: CallConnected is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --LeftMessage--> rejected: LeftMessage is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --TakenOffHold--> rejected: TakenOffHold is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SetVolume--> rejected: SetVolume is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleIgnore, Composite: "Connected", Event: EventCallDialed, Label: "Connected --CallDialed--> ignored"},
-	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected", Label: "Connected --CallConnected--> rejected: CallConnected is not accepted while in Connected"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook, Label: "Connected --LeftMessage--> OffHook"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold, Label: "Connected --PlacedOnHold--> OnHold (local)"},
-	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected", Label: "Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in Connected"},
-	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected", Label: "Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted while in Connected"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}, Label: "Connected --MuteMicrophone--> (stays) / Mute"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}, Label: "Connected --UnmuteMicrophone--> (stays) / Unmute"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}, Label: "Connected --SetVolume--> (stays) / ChangeVolume"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package: "phonecall",
+	Machine: "PhoneCall",
+	Shape:   "sha256:eb15e468f4e9e78c79730cc824cb5f66",
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "OffHook --CallDialed--> Ringing / Dial"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook", Label: "OffHook --CallConnected--> rejected: CallConnected is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook", Label: "OffHook --LeftMessage--> rejected: LeftMessage is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook", Label: "OffHook --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook", Label: "OffHook --TakenOffHold--> rejected: TakenOffHold is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook", Label: "OffHook --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook", Label: "OffHook --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook", Label: "OffHook --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook", Label: "OffHook --SetVolume--> rejected: SetVolume is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "Ringing --CallDialed--> Ringing / Dial"},
+		{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateTalking, Label: "Ringing --CallConnected--> Connected"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing", Label: "Ringing --LeftMessage--> rejected: LeftMessage is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing", Label: "Ringing --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing", Label: "Ringing --TakenOffHold--> rejected: TakenOffHold is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing", Label: "Ringing --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing", Label: "Ringing --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing", Label: "Ringing --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing", Label: "Ringing --SetVolume--> rejected: SetVolume is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold, Label: "OnHold --PlacedOnHold--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateTalking, Label: "OnHold --TakenOffHold--> Talking"},
+		{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}, Label: "OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallDialed--> rejected: CallDialed is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallConnected--> rejected: CallConnected is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --LeftMessage--> rejected: LeftMessage is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --TakenOffHold--> rejected: TakenOffHold is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SetVolume--> rejected: SetVolume is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleIgnore, Composite: "Connected", Event: EventCallDialed, Label: "Connected --CallDialed--> ignored"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected", Label: "Connected --CallConnected--> rejected: CallConnected is not accepted while in Connected"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook, Label: "Connected --LeftMessage--> OffHook"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold, Label: "Connected --PlacedOnHold--> OnHold (local)"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected", Label: "Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in Connected"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected", Label: "Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted while in Connected"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}, Label: "Connected --MuteMicrophone--> (stays) / Mute"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}, Label: "Connected --UnmuteMicrophone--> (stays) / Unmute"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}, Label: "Connected --SetVolume--> (stays) / ChangeVolume"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -607,6 +612,14 @@ func Restore(c Config, s State) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.put(s); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// put puts the machine in state s, with its data.
+func (m *Machine) put(s State) error {
 	switch s := s.(type) {
 	case OffHook:
 		m.core.State = StateOffHook
@@ -619,7 +632,39 @@ func Restore(c Config, s State) (*Machine, error) {
 	case PhoneDestroyed:
 		m.core.State = StatePhoneDestroyed
 	default:
-		return nil, fsmDesc.Unrestorable(s)
+		return fsmDesc.Unrestorable(s)
+	}
+	return nil
+}
+
+// Save returns the machine as JSON, for Load: its name, the fingerprint of its
+// saved shape, its state and, for each running timer, its id and deadline.
+// Save after an event and before performing its actions, and a timer's firing
+// is handled once, whatever moment the process is killed (see docs/spec.md).
+func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), nil, 0) }
+
+// Load returns the machine Save saved, with c's behaviour and handler, in its
+// state and with its timers running as they were (see Timers and Deadline); it
+// hands out no action. It reads strictly: unknown fields, fields in another
+// case and fields given twice are refused, naming them. Data saved by an
+// earlier revision of the spec loads when the states and fields it names still
+// exist, or were renamed with renamed_from; a field it lacks loads as its zero
+// value.
+func Load(c Config, data []byte) (*Machine, error) {
+	m, err := fsmNew(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := fsmDesc.Load(data, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	s, err := UnmarshalState(raw)
+	if err != nil {
+		return nil, fsmDesc.Reshaped(data, err)
+	}
+	if err := m.put(s); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

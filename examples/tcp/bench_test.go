@@ -16,19 +16,19 @@ type discard struct{}
 var _ tcp.Handler = discard{}
 
 // The methods of discard do nothing.
-func (discard) CreateTCB()                            {}
-func (discard) DeleteTCB()                            {}
-func (discard) SendSyn()                              {}
-func (discard) SendSynAck()                           {}
-func (discard) SendAck()                              {}
-func (discard) SendFin()                              {}
-func (discard) SendRst()                              {}
-func (discard) SendData()                             {}
-func (discard) QueueData()                            {}
-func (discard) SignalReset()                          {}
-func (discard) SignalRefused()                        {}
-func (discard) StartTimer(tcp.TimerID, time.Duration) {}
-func (discard) CancelTimer(tcp.TimerID)               {}
+func (discard) CreateTCB()                                      {}
+func (discard) DeleteTCB()                                      {}
+func (discard) SendSyn()                                        {}
+func (discard) SendSynAck()                                     {}
+func (discard) SendAck()                                        {}
+func (discard) SendFin()                                        {}
+func (discard) SendRst()                                        {}
+func (discard) SendData()                                       {}
+func (discard) QueueData()                                      {}
+func (discard) SignalReset()                                    {}
+func (discard) SignalRefused()                                  {}
+func (discard) StartTimer(tcp.TimerID, time.Duration) time.Time { return time.Time{} }
+func (discard) CancelTimer(tcp.TimerID)                         {}
 
 // depthCases are events that stay in their state, each handled by a rule
 // written at a different depth above the leaf the machine is in. Each

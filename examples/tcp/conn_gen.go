@@ -710,7 +710,7 @@ type Handler interface {
 	// StartTimer performs the action StartTimer. Start a timer: after delay, send
 	// TimerFired with its id, unless CancelTimer stops it first. Starting an id
 	// again restarts it.
-	StartTimer(timer TimerID, delay time.Duration)
+	StartTimer(timer TimerID, delay time.Duration) time.Time
 	// CancelTimer performs the action CancelTimer. Stop a timer: its state was
 	// left. A TimerFired it sends anyway changes nothing.
 	CancelTimer(timer TimerID)
@@ -721,6 +721,9 @@ type Handler interface {
 type Recorder struct {
 	// Actions are the actions performed so far, oldest first.
 	Actions []Action
+	// Now is the time StartTimer counts deadlines from: a timer started with
+	// delay d fires at Now plus d.
+	Now time.Time
 }
 
 // CreateTCB records a CreateTCB.
@@ -756,9 +759,10 @@ func (r *Recorder) SignalReset() { r.Actions = append(r.Actions, &SignalReset{})
 // SignalRefused records a SignalRefused.
 func (r *Recorder) SignalRefused() { r.Actions = append(r.Actions, &SignalRefused{}) }
 
-// StartTimer records a StartTimer.
-func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) {
+// StartTimer records a StartTimer and returns its deadline, Now plus delay.
+func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) time.Time {
 	r.Actions = append(r.Actions, &StartTimer{Timer: timer, Delay: delay})
+	return r.Now.Add(delay)
 }
 
 // CancelTimer records a CancelTimer.
@@ -792,67 +796,73 @@ type TimerID = fsmrt.TimerID
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "tcp", Machine: "Conn", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTCB}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
-	{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist", Label: "Closed --Send--> rejected: connection does not exist"},
-	{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist", Label: "Closed --Close--> rejected: connection does not exist"},
-	{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist", Label: "Closed --Abort--> rejected: connection does not exist"},
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSyn, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Syn--> (stays) / SendRst"},
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --SynAck--> (stays) / SendRst"},
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Ack--> (stays) / SendRst"},
-	{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventFin, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Fin--> (stays) / SendRst"},
-	{Kind: fsmrt.RuleIgnore, From: StateClosed, Event: EventRst, Label: "Closed --Rst--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSend, To: StateSynSent, Effect: "activate", Actions: []ActionKind{ActionSendSyn}, Label: "Listen --Send--> SynSent {activate} / SendSyn"},
-	{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "Listen --Syn--> SynReceived / SendSynAck"},
-	{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --SynAck--> (stays) / SendRst"},
-	{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --Ack--> (stays) / SendRst"},
-	{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventFin, Label: "Listen --Fin--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventRst, Label: "Listen --Rst--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynSent --Send--> (stays) / QueueData"},
-	{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "SynSent --Syn--> SynReceived / SendSynAck"},
-	{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSynAck, To: StateEstablished, Actions: []ActionKind{ActionSendAck}, Label: "SynSent --SynAck--> Established / SendAck"},
-	{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventAck, Label: "SynSent --Ack--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventFin, Label: "SynSent --Fin--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynReceived --Send--> (stays) / QueueData"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "SynReceived --Close--> FinWait1 / SendFin"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSynAck, To: StateEstablished, Label: "SynReceived --SynAck--> Established"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished, Label: "SynReceived --Ack--> Established"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "SynReceived --Fin--> CloseWait / SendAck"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen, Label: "SynReceived --Rst [passive]--> Listen"},
-	{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "Established --Send--> (stays) / SendData"},
-	{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "Established --Close--> FinWait1 / SendFin"},
-	{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "Established --Fin--> CloseWait / SendAck"},
-	{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "CloseWait --Send--> (stays) / SendData"},
-	{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventClose, To: StateLastAck, Actions: []ActionKind{ActionSendFin}, Label: "CloseWait --Close--> LastAck / SendFin"},
-	{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "CloseWait --Fin--> (stays) / SendAck"},
-	{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventSend, Reason: "connection closing", Label: "FinWait1 --Send--> rejected: connection closing"},
-	{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventClose, Reason: "connection closing", Label: "FinWait1 --Close--> rejected: connection closing"},
-	{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventAck, To: StateFinWait2, Label: "FinWait1 --Ack--> FinWait2"},
-	{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventFin, To: StateClosing, Actions: []ActionKind{ActionSendAck}, Label: "FinWait1 --Fin--> Closing / SendAck"},
-	{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventSend, Reason: "connection closing", Label: "FinWait2 --Send--> rejected: connection closing"},
-	{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing", Label: "FinWait2 --Close--> rejected: connection closing"},
-	{Kind: fsmrt.RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "FinWait2 --Fin--> TimeWait / SendAck"},
-	{Kind: fsmrt.RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait, Label: "Closing --Ack--> TimeWait"},
-	{Kind: fsmrt.RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "TimeWait --Fin--> TimeWait / SendAck"},
-	{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing", Label: "FinsExchanged --Send--> rejected: connection closing"},
-	{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing", Label: "FinsExchanged --Close--> rejected: connection closing"},
-	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "FinsExchanged --Fin--> (stays) / SendAck"},
-	{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
-	{Kind: fsmrt.RuleIgnore, Composite: "Synchronized", Event: EventAck, Label: "Synchronized --Ack--> ignored"},
-	{Kind: fsmrt.RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists", Label: "Connection --Open--> rejected: connection already exists"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}, Label: "Connection --Syn--> (stays) / SendAck"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SynAck--> (stays) / SendAck"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
-	{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
-	{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package: "tcp",
+	Machine: "Conn",
+	Shape:   "sha256:f120fe3a83b4c8bf5053370e480884f6",
+	Timers:  []fsmrt.TimerOf[StateKind]{{State: "time_wait", First: StateTimeWait, Last: StateTimeWait}},
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTCB}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
+		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist", Label: "Closed --Send--> rejected: connection does not exist"},
+		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist", Label: "Closed --Close--> rejected: connection does not exist"},
+		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist", Label: "Closed --Abort--> rejected: connection does not exist"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSyn, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Syn--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --SynAck--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Ack--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventFin, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Fin--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleIgnore, From: StateClosed, Event: EventRst, Label: "Closed --Rst--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSend, To: StateSynSent, Effect: "activate", Actions: []ActionKind{ActionSendSyn}, Label: "Listen --Send--> SynSent {activate} / SendSyn"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "Listen --Syn--> SynReceived / SendSynAck"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --SynAck--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --Ack--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventFin, Label: "Listen --Fin--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventRst, Label: "Listen --Rst--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynSent --Send--> (stays) / QueueData"},
+		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "SynSent --Syn--> SynReceived / SendSynAck"},
+		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSynAck, To: StateEstablished, Actions: []ActionKind{ActionSendAck}, Label: "SynSent --SynAck--> Established / SendAck"},
+		{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventAck, Label: "SynSent --Ack--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventFin, Label: "SynSent --Fin--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynReceived --Send--> (stays) / QueueData"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "SynReceived --Close--> FinWait1 / SendFin"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSynAck, To: StateEstablished, Label: "SynReceived --SynAck--> Established"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished, Label: "SynReceived --Ack--> Established"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "SynReceived --Fin--> CloseWait / SendAck"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen, Label: "SynReceived --Rst [passive]--> Listen"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "Established --Send--> (stays) / SendData"},
+		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "Established --Close--> FinWait1 / SendFin"},
+		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "Established --Fin--> CloseWait / SendAck"},
+		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "CloseWait --Send--> (stays) / SendData"},
+		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventClose, To: StateLastAck, Actions: []ActionKind{ActionSendFin}, Label: "CloseWait --Close--> LastAck / SendFin"},
+		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "CloseWait --Fin--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventSend, Reason: "connection closing", Label: "FinWait1 --Send--> rejected: connection closing"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventClose, Reason: "connection closing", Label: "FinWait1 --Close--> rejected: connection closing"},
+		{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventAck, To: StateFinWait2, Label: "FinWait1 --Ack--> FinWait2"},
+		{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventFin, To: StateClosing, Actions: []ActionKind{ActionSendAck}, Label: "FinWait1 --Fin--> Closing / SendAck"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventSend, Reason: "connection closing", Label: "FinWait2 --Send--> rejected: connection closing"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing", Label: "FinWait2 --Close--> rejected: connection closing"},
+		{Kind: fsmrt.RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "FinWait2 --Fin--> TimeWait / SendAck"},
+		{Kind: fsmrt.RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait, Label: "Closing --Ack--> TimeWait"},
+		{Kind: fsmrt.RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "TimeWait --Fin--> TimeWait / SendAck"},
+		{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing", Label: "FinsExchanged --Send--> rejected: connection closing"},
+		{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing", Label: "FinsExchanged --Close--> rejected: connection closing"},
+		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "FinsExchanged --Fin--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
+		{Kind: fsmrt.RuleIgnore, Composite: "Synchronized", Event: EventAck, Label: "Synchronized --Ack--> ignored"},
+		{Kind: fsmrt.RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists", Label: "Connection --Open--> rejected: connection already exists"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}, Label: "Connection --Syn--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SynAck--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
+		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -899,14 +909,24 @@ func New(c Config) (*Machine, error) {
 }
 
 // Restore returns a machine in state s, e.g. one decoded by UnmarshalState,
-// with c's behaviour and handler; it does not run s's entry. Its timers are
-// numbered afresh (see Timers). It fails for a transient state, which is left
-// in the step that enters it.
+// with c's behaviour and handler; it does not run s's entry. The timers of s
+// and its ancestors run, numbered afresh from 1, with no deadline known: see
+// Timers; Load restores a saved machine's timers as they were. It fails for a
+// transient state, which is left in the step that enters it.
 func Restore(c Config, s State) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.put(s); err != nil {
+		return nil, err
+	}
+	m.startTimers()
+	return m, nil
+}
+
+// put puts the machine in state s, with its data.
+func (m *Machine) put(s State) error {
 	switch s := s.(type) {
 	case Closed:
 		m.core.State = StateClosed
@@ -940,10 +960,43 @@ func Restore(c Config, s State) (*Machine, error) {
 	case TimeWait:
 		m.core.State = StateTimeWait
 		m.d.passive = s.Passive
-		m.lastTimer++
-		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.TwoMSL()}
 	default:
-		return nil, fsmDesc.Unrestorable(s)
+		return fsmDesc.Unrestorable(s)
+	}
+	return nil
+}
+
+// Save returns the machine as JSON, for Load: its name, the fingerprint of its
+// saved shape, its state and, for each running timer, its id and deadline.
+// Save after an event and before performing its actions, and a timer's firing
+// is handled once, whatever moment the process is killed (see docs/spec.md).
+func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
+
+// Load returns the machine Save saved, with c's behaviour and handler, in its
+// state and with its timers running as they were (see Timers and Deadline); it
+// hands out no action. It reads strictly: unknown fields, fields in another
+// case and fields given twice are refused, naming them. Data saved by an
+// earlier revision of the spec loads when the states and fields it names still
+// exist, or were renamed with renamed_from; a field it lacks loads as its zero
+// value.
+func Load(c Config, data []byte) (*Machine, error) {
+	m, err := fsmNew(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := fsmDesc.Load(data, m.timers[:], &m.lastTimer)
+	if err != nil {
+		return nil, err
+	}
+	s, err := UnmarshalState(raw)
+	if err != nil {
+		return nil, fsmDesc.Reshaped(data, err)
+	}
+	if err := m.put(s); err != nil {
+		return nil, err
+	}
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -1291,7 +1344,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendAck()
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.h.StartTimer(m.lastTimer, delay)
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		case *Rst:
 			return m.takeConnectionRst(ev)
@@ -1319,7 +1372,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.core.Start(41, StateClosing)
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.h.StartTimer(m.lastTimer, delay)
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		case *Fin:
 			// FinsExchanged --Fin--> (stays) / SendAck
@@ -1384,11 +1437,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.core.Start(43, StateTimeWait)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
+				m.timers[0] = fsmrt.Timer{}
 			}
 			m.h.SendAck()
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.h.StartTimer(m.lastTimer, delay)
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		case *Rst:
 			return m.takeFinsExchangedRst(ev)
@@ -1478,6 +1532,7 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 	if from == StateTimeWait {
 		if m.timers[0].ID != 0 {
 			m.h.CancelTimer(m.timers[0].ID)
+			m.timers[0] = fsmrt.Timer{}
 		}
 	}
 	m.h.DeleteTCB()
@@ -1495,6 +1550,7 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 	if from == StateTimeWait {
 		if m.timers[0].ID != 0 {
 			m.h.CancelTimer(m.timers[0].ID)
+			m.timers[0] = fsmrt.Timer{}
 		}
 	}
 	m.h.DeleteTCB()
@@ -1541,30 +1597,44 @@ func (m *Machine) takeConnectionRst(ev *Rst) error {
 	return m.core.Finish()
 }
 
+// startTimers numbers afresh and records the timers of the current state and
+// its ancestors, outermost first, for Restore: their deadlines are not known.
+func (m *Machine) startTimers() {
+	switch m.core.State {
+	case StateTimeWait:
+		m.lastTimer++
+		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.TwoMSL()}
+	}
+}
+
 // Timers returns the timers the current state has running, outermost state
 // first, as the StartTimer actions that started them: a timer runs from its
-// state's entry until it fires or the state is left. A machine made by Restore
-// has numbered them afresh, from 1, but no Handler has started them: start
-// them with these to re-arm them.
+// state's entry until it fires or the state is left. After Load or Restore,
+// arm them again: at their Deadline, or, after Restore, which numbers them
+// afresh from 1 and knows no deadline, after their delay.
 //
 // The values are the caller's to keep.
 func (m *Machine) Timers() []*StartTimer {
-	switch m.core.State {
-	case StateTimeWait:
-		return fsmRunning(m.timers[0])
-	}
-	return nil
-}
-
-// fsmRunning returns the timers of ts that run, as StartTimer actions.
-func fsmRunning(ts ...fsmrt.Timer) []*StartTimer {
 	var out []*StartTimer
-	for _, t := range ts {
+	for _, t := range m.timers {
 		if t.ID != 0 {
 			out = append(out, &StartTimer{Timer: t.ID, Delay: t.Delay})
 		}
 	}
 	return out
+}
+
+// Deadline returns when running timer id fires: what the Handler's StartTimer
+// returned for it, or what Load read. It is the zero time for a timer whose
+// deadline the machine does not know (its state was put with Restore) and for
+// a timer that is not running.
+func (m *Machine) Deadline(id TimerID) time.Time {
+	for _, t := range m.timers {
+		if id != 0 && t.ID == id {
+			return t.Deadline
+		}
+	}
+	return time.Time{}
 }
 
 // timerFired handles a TimerFired: the rules of the timer it names when that
@@ -1576,6 +1646,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 	switch {
 	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.core.State == StateTimeWait && ev.Timer == m.timers[0].ID:
+		m.timers[0] = fsmrt.Timer{}
 		// TimeWait --after twoMSL--> Closed / DeleteTCB
 		m.d.passive = false
 		m.core.State = StateClosed

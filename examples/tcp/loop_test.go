@@ -24,9 +24,9 @@ var _ tcp.Handler = (*endpoint)(nil)
 
 // StartTimer implements tcp.Handler: it records the action and starts a
 // real timer, which sends TimerFired into the loop.
-func (e *endpoint) StartTimer(timer tcp.TimerID, delay time.Duration) {
+func (e *endpoint) StartTimer(timer tcp.TimerID, delay time.Duration) time.Time {
 	e.Recorder.StartTimer(timer, delay)
-	e.timers.StartTimer(timer, delay)
+	return e.timers.StartTimer(timer, delay)
 }
 
 // CancelTimer implements tcp.Handler: it records the action and stops the

@@ -351,7 +351,7 @@ type Handler interface {
 	// StartTimer performs the action StartTimer. Start a timer: after delay, send
 	// TimerFired with its id, unless CancelTimer stops it first. Starting an id
 	// again restarts it.
-	StartTimer(timer TimerID, delay time.Duration)
+	StartTimer(timer TimerID, delay time.Duration) time.Time
 	// CancelTimer performs the action CancelTimer. Stop a timer: its state was
 	// left. A TimerFired it sends anyway changes nothing.
 	CancelTimer(timer TimerID)
@@ -362,6 +362,9 @@ type Handler interface {
 type Recorder struct {
 	// Actions are the actions performed so far, oldest first.
 	Actions []Action
+	// Now is the time StartTimer counts deadlines from: a timer started with
+	// delay d fires at Now plus d.
+	Now time.Time
 }
 
 // SwitchLights records a SwitchLights.
@@ -372,9 +375,10 @@ func (r *Recorder) SwitchLights(color string) {
 // PowerDown records a PowerDown.
 func (r *Recorder) PowerDown() { r.Actions = append(r.Actions, &PowerDown{}) }
 
-// StartTimer records a StartTimer.
-func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) {
+// StartTimer records a StartTimer and returns its deadline, Now plus delay.
+func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) time.Time {
 	r.Actions = append(r.Actions, &StartTimer{Timer: timer, Delay: delay})
+	return r.Now.Add(delay)
 }
 
 // CancelTimer records a CancelTimer.
@@ -408,17 +412,23 @@ type TimerID = fsmrt.TimerID
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "trafficlight", Machine: "TrafficLight", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventSwitchOn, To: StateRed, Effect: "switchOn", Label: "Off --SwitchOn--> On {switchOn}"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventSwitchOff, Label: "Off --SwitchOff--> ignored"},
-	{Kind: fsmrt.RuleReject, Composite: "On", Event: EventSwitchOn, Reason: "SwitchOn is not accepted while in On", Label: "On --SwitchOn--> rejected: SwitchOn is not accepted while in On"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventSwitchOff, To: StateOff, Label: "On --SwitchOff--> Off"},
-	{Kind: fsmrt.RuleTransition, From: StateRed, Event: EventTimerFired, To: StateGreen, Label: "Red --after redTime--> Green"},
-	{Kind: fsmrt.RuleTransition, From: StateGreen, Event: EventTimerFired, To: StateYellow, Label: "Green --after greenTime--> Yellow"},
-	{Kind: fsmrt.RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "lastCycle", To: StateOff, Label: "Yellow --after yellowTime [lastCycle]--> Off"},
-	{Kind: fsmrt.RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "else", To: StateRed, Effect: "endCycle", Label: "Yellow --after yellowTime [else]--> Red {endCycle}"},
-	{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package: "trafficlight",
+	Machine: "TrafficLight",
+	Shape:   "sha256:6afc9d2b5d9256eb45b8476008c28947",
+	Timers:  []fsmrt.TimerOf[StateKind]{{State: "red", First: StateRed, Last: StateRed}, {State: "green", First: StateGreen, Last: StateGreen}, {State: "yellow", First: StateYellow, Last: StateYellow}},
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventSwitchOn, To: StateRed, Effect: "switchOn", Label: "Off --SwitchOn--> On {switchOn}"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventSwitchOff, Label: "Off --SwitchOff--> ignored"},
+		{Kind: fsmrt.RuleReject, Composite: "On", Event: EventSwitchOn, Reason: "SwitchOn is not accepted while in On", Label: "On --SwitchOn--> rejected: SwitchOn is not accepted while in On"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventSwitchOff, To: StateOff, Label: "On --SwitchOff--> Off"},
+		{Kind: fsmrt.RuleTransition, From: StateRed, Event: EventTimerFired, To: StateGreen, Label: "Red --after redTime--> Green"},
+		{Kind: fsmrt.RuleTransition, From: StateGreen, Event: EventTimerFired, To: StateYellow, Label: "Green --after greenTime--> Yellow"},
+		{Kind: fsmrt.RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "lastCycle", To: StateOff, Label: "Yellow --after yellowTime [lastCycle]--> Off"},
+		{Kind: fsmrt.RuleTransition, From: StateYellow, Event: EventTimerFired, Guard: "else", To: StateRed, Effect: "endCycle", Label: "Yellow --after yellowTime [else]--> Red {endCycle}"},
+		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -464,34 +474,73 @@ func New(c Config) (*Machine, error) {
 }
 
 // Restore returns a machine in state s, e.g. one decoded by UnmarshalState,
-// with c's behaviour and handler; it does not run s's entry. Its timers are
-// numbered afresh (see Timers). It fails for a transient state, which is left
-// in the step that enters it.
+// with c's behaviour and handler; it does not run s's entry. The timers of s
+// and its ancestors run, numbered afresh from 1, with no deadline known: see
+// Timers; Load restores a saved machine's timers as they were. It fails for a
+// transient state, which is left in the step that enters it.
 func Restore(c Config, s State) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.put(s); err != nil {
+		return nil, err
+	}
+	m.startTimers()
+	return m, nil
+}
+
+// put puts the machine in state s, with its data.
+func (m *Machine) put(s State) error {
 	switch s := s.(type) {
 	case Off:
 		m.core.State = StateOff
 	case Red:
 		m.core.State = StateRed
 		m.d.cycles = s.Cycles
-		m.lastTimer++
-		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.RedTime()}
 	case Green:
 		m.core.State = StateGreen
 		m.d.cycles = s.Cycles
-		m.lastTimer++
-		m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.GreenTime()}
 	case Yellow:
 		m.core.State = StateYellow
 		m.d.cycles = s.Cycles
-		m.lastTimer++
-		m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.YellowTime()}
 	default:
-		return nil, fsmDesc.Unrestorable(s)
+		return fsmDesc.Unrestorable(s)
+	}
+	return nil
+}
+
+// Save returns the machine as JSON, for Load: its name, the fingerprint of its
+// saved shape, its state and, for each running timer, its id and deadline.
+// Save after an event and before performing its actions, and a timer's firing
+// is handled once, whatever moment the process is killed (see docs/spec.md).
+func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
+
+// Load returns the machine Save saved, with c's behaviour and handler, in its
+// state and with its timers running as they were (see Timers and Deadline); it
+// hands out no action. It reads strictly: unknown fields, fields in another
+// case and fields given twice are refused, naming them. Data saved by an
+// earlier revision of the spec loads when the states and fields it names still
+// exist, or were renamed with renamed_from; a field it lacks loads as its zero
+// value.
+func Load(c Config, data []byte) (*Machine, error) {
+	m, err := fsmNew(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := fsmDesc.Load(data, m.timers[:], &m.lastTimer)
+	if err != nil {
+		return nil, err
+	}
+	s, err := UnmarshalState(raw)
+	if err != nil {
+		return nil, fsmDesc.Reshaped(data, err)
+	}
+	if err := m.put(s); err != nil {
+		return nil, err
+	}
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -546,7 +595,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SwitchLights(color)
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.h.StartTimer(m.lastTimer, delay)
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		}
 	case StateRed:
@@ -600,50 +649,69 @@ func (m *Machine) takeOnSwitchOff(ev *SwitchOff) error {
 	if from == StateRed {
 		if m.timers[0].ID != 0 {
 			m.h.CancelTimer(m.timers[0].ID)
+			m.timers[0] = fsmrt.Timer{}
 		}
 	}
 	if from == StateGreen {
 		if m.timers[1].ID != 0 {
 			m.h.CancelTimer(m.timers[1].ID)
+			m.timers[1] = fsmrt.Timer{}
 		}
 	}
 	if from == StateYellow {
 		if m.timers[2].ID != 0 {
 			m.h.CancelTimer(m.timers[2].ID)
+			m.timers[2] = fsmrt.Timer{}
 		}
 	}
 	m.h.PowerDown()
 	return m.core.Finish()
 }
 
+// startTimers numbers afresh and records the timers of the current state and
+// its ancestors, outermost first, for Restore: their deadlines are not known.
+func (m *Machine) startTimers() {
+	switch m.core.State {
+	case StateRed:
+		m.lastTimer++
+		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.RedTime()}
+	case StateGreen:
+		m.lastTimer++
+		m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.GreenTime()}
+	case StateYellow:
+		m.lastTimer++
+		m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.YellowTime()}
+	}
+}
+
 // Timers returns the timers the current state has running, outermost state
 // first, as the StartTimer actions that started them: a timer runs from its
-// state's entry until it fires or the state is left. A machine made by Restore
-// has numbered them afresh, from 1, but no Handler has started them: start
-// them with these to re-arm them.
+// state's entry until it fires or the state is left. After Load or Restore,
+// arm them again: at their Deadline, or, after Restore, which numbers them
+// afresh from 1 and knows no deadline, after their delay.
 //
 // The values are the caller's to keep.
 func (m *Machine) Timers() []*StartTimer {
-	switch m.core.State {
-	case StateRed:
-		return fsmRunning(m.timers[0])
-	case StateGreen:
-		return fsmRunning(m.timers[1])
-	case StateYellow:
-		return fsmRunning(m.timers[2])
-	}
-	return nil
-}
-
-// fsmRunning returns the timers of ts that run, as StartTimer actions.
-func fsmRunning(ts ...fsmrt.Timer) []*StartTimer {
 	var out []*StartTimer
-	for _, t := range ts {
+	for _, t := range m.timers {
 		if t.ID != 0 {
 			out = append(out, &StartTimer{Timer: t.ID, Delay: t.Delay})
 		}
 	}
 	return out
+}
+
+// Deadline returns when running timer id fires: what the Handler's StartTimer
+// returned for it, or what Load read. It is the zero time for a timer whose
+// deadline the machine does not know (its state was put with Restore) and for
+// a timer that is not running.
+func (m *Machine) Deadline(id TimerID) time.Time {
+	for _, t := range m.timers {
+		if id != 0 && t.ID == id {
+			return t.Deadline
+		}
+	}
+	return time.Time{}
 }
 
 // timerFired handles a TimerFired: the rules of the timer it names when that
@@ -655,6 +723,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 	switch {
 	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.core.State == StateRed && ev.Timer == m.timers[0].ID:
+		m.timers[0] = fsmrt.Timer{}
 		// Red --after redTime--> Green
 		m.core.State = StateGreen
 		color := m.b.ShowGreen()
@@ -663,9 +732,10 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		m.h.SwitchLights(color)
 		m.lastTimer++
 		m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-		m.h.StartTimer(m.lastTimer, delay)
+		m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, delay)
 		return m.core.Finish()
 	case m.core.State == StateGreen && ev.Timer == m.timers[1].ID:
+		m.timers[1] = fsmrt.Timer{}
 		// Green --after greenTime--> Yellow
 		m.core.State = StateYellow
 		color := m.b.ShowYellow()
@@ -674,9 +744,10 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		m.h.SwitchLights(color)
 		m.lastTimer++
 		m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-		m.h.StartTimer(m.lastTimer, delay)
+		m.timers[2].Deadline = m.h.StartTimer(m.lastTimer, delay)
 		return m.core.Finish()
 	case m.core.State == StateYellow && ev.Timer == m.timers[2].ID:
+		m.timers[2] = fsmrt.Timer{}
 		switch {
 		case m.b.LastCycle(m.d.cycles):
 			// Yellow --after yellowTime [lastCycle]--> Off
@@ -696,7 +767,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 			m.h.SwitchLights(color)
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.h.StartTimer(m.lastTimer, delay)
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		}
 	}

@@ -63,6 +63,11 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		m, err := Restore(Config{Behavior: fsmFake{script}, Handler: rec}, s)
 		return m, &rec.Actions, err
 	},
+	Load: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
+		return m, &rec.Actions, err
+	},
 }
 
 // TestRules takes every way through the rule table: see fsmtest.Rules.
@@ -102,6 +107,10 @@ func TestEveryPair(t *testing.T) { fsmtest.EveryPair(t, fsmSubject) }
 // TestRandomSequences checks the machine's invariants along random events: see
 // fsmtest.Random.
 func TestRandomSequences(t *testing.T) { fsmtest.Random(t, fsmSubject) }
+
+// TestSaved checks that the machine survives Save and Load in every state, and
+// that Load reads strictly: see fsmtest.Saved.
+func TestSaved(t *testing.T) { fsmtest.Saved(t, fsmSubject) }
 
 // TestMachineErrors checks the machine's errors: see fsmtest.Errors; and New
 // and Restore refuse a Config without what the machine needs.

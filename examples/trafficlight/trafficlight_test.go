@@ -42,9 +42,9 @@ func (c *controller) SwitchLights(color string) { c.shown = append(c.shown, colo
 
 // StartTimer implements trafficlight.Handler: it notes the delay and
 // starts the loop's timer.
-func (c *controller) StartTimer(timer trafficlight.TimerID, delay time.Duration) {
+func (c *controller) StartTimer(timer trafficlight.TimerID, delay time.Duration) time.Time {
 	c.delays = append(c.delays, delay)
-	c.Timers.StartTimer(timer, delay)
+	return c.Timers.StartTimer(timer, delay)
 }
 
 // PowerDown implements trafficlight.Handler: it stops the loop.

@@ -422,7 +422,11 @@ func (g *goGen) genHandler() {
 		if a.Doc != "" {
 			doc += " " + a.Doc
 		}
-		methods = append(methods, jen.Add(comment(a.GoName+" ", doc)).Line().Id(a.GoName).Params(params(a.Fields)...))
+		method := jen.Add(comment(a.GoName+" ", doc)).Line().Id(a.GoName).Params(params(a.Fields)...)
+		if a == m.StartTimer {
+			method.Add(jen.Qual("time", "Time"))
+		}
+		methods = append(methods, method)
 	}
 	g.f.Add(paragraphs(
 		fmt.Sprintf("Handler performs the actions of the %s machine. HandleEvent calls one "+
@@ -435,18 +439,31 @@ func (g *goGen) genHandler() {
 
 	g.f.Add(paragraphs("Recorder is a Handler that keeps every action it is given, as a value, " +
 		"in order: for tests, logs and replay. The zero Recorder is ready to use."))
-	g.f.Type().Id("Recorder").Struct(
+	fields := []jen.Code{
 		jen.Comment("// Actions are the actions performed so far, oldest first."),
 		jen.Id("Actions").Index().Id("Action"),
-	)
+	}
+	if m.StartTimer != nil {
+		fields = append(fields,
+			jen.Comment("// Now is the time StartTimer counts deadlines from: a timer started with"),
+			jen.Comment("// delay d fires at Now plus d."),
+			jen.Id("Now").Qual("time", "Time"))
+	}
+	g.f.Type().Id("Recorder").Struct(fields...)
 	for _, a := range m.Actions {
 		var vals []jen.Code
 		for _, fd := range a.Fields {
 			vals = append(vals, kv(fd.GoName, jen.Id(fd.Param)))
 		}
+		record := jen.Id("r").Dot("Actions").Op("=").Append(jen.Id("r").Dot("Actions"), jen.Op("&").Id(a.GoName).Values(vals...))
+		sig := jen.Func().Params(jen.Id("r").Op("*").Id("Recorder")).Id(a.GoName).Params(params(a.Fields)...)
+		if a == m.StartTimer {
+			g.f.Comment("// StartTimer records a StartTimer and returns its deadline, Now plus delay.")
+			g.f.Add(short(sig.Qual("time", "Time"), record, jen.Return(jen.Id("r").Dot("Now").Dot("Add").Call(jen.Id(a.Fields[1].Param)))))
+			continue
+		}
 		g.f.Comment(fmt.Sprintf("// %s records %s %s.", a.GoName, article(a.GoName), a.GoName))
-		short(g.f.Func().Params(jen.Id("r").Op("*").Id("Recorder")).Id(a.GoName).Params(params(a.Fields)...),
-			jen.Id("r").Dot("Actions").Op("=").Append(jen.Id("r").Dot("Actions"), jen.Op("&").Id(a.GoName).Values(vals...)))
+		g.f.Add(short(sig, record))
 	}
 }
 
@@ -502,19 +519,60 @@ func (g *goGen) genRules() {
 	}
 	f.Comment("// fsmDesc describes the machine to package fsmrt; its rule table is indexed by")
 	f.Comment("// Step.Rule.")
-	f.Var().Id("fsmDesc").Op("=").Add(rt("Desc")).Types(kinds(3)...).Values(
-		kv("Package", jen.Lit(m.Package)),
-		kv("Machine", jen.Lit(m.Name)),
-		kv("Rules", jen.Index().Id("Rule").ValuesFunc(func(grp *jen.Group) {
-			for _, r := range m.Rules {
-				grp.Line().Add(ruleValue(r))
+	desc := []jen.Code{
+		jen.Line().Add(kv("Package", jen.Lit(m.Package))),
+		jen.Line().Add(kv("Machine", jen.Lit(m.Name))),
+		jen.Line().Add(kv("Shape", jen.Lit(m.Shape))),
+	}
+	if len(m.Timers) > 0 {
+		var timers []jen.Code
+		for _, t := range m.Timers {
+			first, last := t.State, t.State
+			if t.State.Composite() {
+				first, last = t.State.First, t.State.Last
 			}
-			grp.Line()
-		})),
-	)
+			timers = append(timers, jen.Values(kv("State", jen.Lit(t.State.Snake)), kv("First", jen.Id(first.KindName)), kv("Last", jen.Id(last.KindName))))
+		}
+		desc = append(desc, jen.Line().Add(kv("Timers", jen.Index().Add(rt("TimerOf")).Types(jen.Id("StateKind")).Values(timers...))))
+	}
+	if renamed := renamedFields(m); len(renamed) > 0 {
+		desc = append(desc, jen.Line().Add(kv("Renamed", jen.Map(jen.String()).Map(jen.String()).String().ValuesFunc(table(renamed)))))
+	}
+	desc = append(desc, jen.Line().Add(kv("Rules", jen.Index().Id("Rule").ValuesFunc(table(ruleValues(m))))), jen.Line())
+	f.Var().Id("fsmDesc").Op("=").Add(rt("Desc")).Types(kinds(3)...).Values(desc...)
 	f.Comment("// Rules returns the rule table, which Step.Rule indexes: the rules of each state")
 	f.Comment("// in spec order, then those states share, then the timers'.")
 	short(f.Func().Id("Rules").Params().Index().Id("Rule"), jen.Return(jen.Id("fsmDesc").Dot("CopyRules").Call()))
+}
+
+// ruleValues are the entries of the rule table.
+func ruleValues(m *fsm.Machine) []jen.Code {
+	var out []jen.Code
+	for _, r := range m.Rules {
+		out = append(out, ruleValue(r))
+	}
+	return out
+}
+
+// renamedFields returns, for each state, event and action with fields
+// renamed (renamed_from), the entry of the map from its old JSON names to
+// its new ones: "state created": {"order_idd": "order_id"}.
+func renamedFields(m *fsm.Machine) []jen.Code {
+	var out []jen.Code
+	for _, ks := range kindSets {
+		for _, d := range decls(m, ks.what) {
+			var pairs []jen.Code
+			for _, f := range d.Fields {
+				for _, old := range f.RenamedFrom {
+					pairs = append(pairs, jen.Lit(fsm.SnakeName(old)).Op(":").Lit(f.JSONName))
+				}
+			}
+			if len(pairs) > 0 {
+				out = append(out, jen.Lit(ks.what+" "+d.Snake).Op(":").Values(pairs...))
+			}
+		}
+	}
+	return out
 }
 
 // ruleKind names the fsmrt constant of a rule's kind.
@@ -654,30 +712,8 @@ func (g *goGen) genMachine() {
 	}
 	f.Func().Id("New").Params(jen.Id("c").Id("Config")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(newBody...)
 
-	var cases []jen.Code
-	for _, s := range m.States {
-		if s.Transient {
-			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Transient").Call(jen.Lit(s.Name)))))
-			continue
-		}
-		body := append([]jen.Code{core().Dot("State").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
-		body = append(body, g.armTimers(s)...)
-		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(body...))
-	}
-	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Unrestorable").Call(jen.Id("s")))))
-	restoreDoc := "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler; it does not run s's entry."
-	if len(ini.Fields) > 0 {
-		restoreDoc = "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler (not c.Initial); it does not run s's entry."
-	}
-	if len(m.Timers) > 0 {
-		restoreDoc += " Its timers are numbered afresh (see Timers)."
-	}
-	f.Add(comment("", restoreDoc+" It fails for a transient state, which is left in the step that enters it."))
-	f.Func().Id("Restore").Params(jen.Id("c").Id("Config"), jen.Id("s").Id("State")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
-		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
-		jen.Return(jen.Id("m"), jen.Nil()))
+	g.genRestore()
+	g.genSaved()
 
 	var scases []jen.Code
 	for _, s := range m.States {
@@ -699,6 +735,98 @@ func (g *goGen) genMachine() {
 	f.Comment("// actions are handed to the Handler; nil removes the observer.")
 	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("SetObserver").Params(jen.Id("o").Func().Params(jen.Id("Step"))),
 		core().Dot("SetObserver").Call(jen.Id("o")))
+}
+
+// genRestore emits put, which puts the machine in a state with its data,
+// and Restore:
+//
+//	func Restore(c Config, s State) (*Machine, error) {
+//		m, err := fsmNew(c, 0)
+//		...
+//		if err := m.put(s); err != nil { return nil, err }
+//		m.startTimers() // with timers
+//		return m, nil
+//	}
+//	func (m *Machine) put(s State) error { switch s := s.(type) { case A: m.core.State = StateA; m.d.x = s.X ... } }
+func (g *goGen) genRestore() {
+	f, m := g.f, g.m
+	var cases []jen.Code
+	for _, s := range m.States {
+		if s.Transient {
+			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Id("fsmDesc").Dot("Transient").Call(jen.Lit(s.Name)))))
+			continue
+		}
+		body := append([]jen.Code{core().Dot("State").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
+		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(body...))
+	}
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Id("fsmDesc").Dot("Unrestorable").Call(jen.Id("s")))))
+	restoreDoc := "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler; it does not run s's entry."
+	if len(m.Initial.Fields) > 0 {
+		restoreDoc = "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler (not c.Initial); it does not run s's entry."
+	}
+	if len(m.Timers) > 0 {
+		restoreDoc += " The timers of s and its ancestors run, numbered afresh from 1, with no deadline known: see Timers; Load restores a saved machine's timers as they were."
+	}
+	f.Add(comment("", restoreDoc+" It fails for a transient state, which is left in the step that enters it."))
+	body := []jen.Code{
+		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Id("m").Dot("put").Call(jen.Id("s")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+	}
+	if len(m.Timers) > 0 {
+		body = append(body, jen.Id("m").Dot("startTimers").Call())
+	}
+	body = append(body, jen.Return(jen.Id("m"), jen.Nil()))
+	f.Func().Id("Restore").Params(jen.Id("c").Id("Config"), jen.Id("s").Id("State")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(body...)
+	f.Comment("// put puts the machine in state s, with its data.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("put").Params(jen.Id("s").Id("State")).Error().Block(
+		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
+		jen.Return(jen.Nil()))
+}
+
+// genSaved emits Save and Load, which save a machine, its running timers
+// and their deadlines included, and read it back, strictly:
+//
+//	func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
+//	func Load(c Config, data []byte) (*Machine, error)
+func (g *goGen) genSaved() {
+	f, m := g.f, g.m
+	timers, last := jen.Nil(), jen.Lit(0)
+	if len(m.Timers) > 0 {
+		timers, last = jen.Id("m").Dot("timers").Index(jen.Op(":")), jen.Id("m").Dot("lastTimer")
+	}
+	f.Add(paragraphs("Save returns the machine as JSON, for Load: its name, the fingerprint of its "+
+		"saved shape, its state and, for each running timer, its id and deadline. Save after an "+
+		"event and before performing its actions, and a timer's firing is handled once, whatever "+
+		"moment the process is killed (see docs/spec.md)."))
+	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()),
+		jen.Return(jen.Id("fsmDesc").Dot("Save").Call(jen.Id("m").Dot("State").Call(), timers.Clone(), last.Clone())))
+	body := []jen.Code{
+		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+	}
+	lastArg := jen.Nil()
+	if len(m.Timers) > 0 {
+		lastArg = jen.Op("&").Id("m").Dot("lastTimer")
+	}
+	body = append(body,
+		jen.List(jen.Id("raw"), jen.Err()).Op(":=").Id("fsmDesc").Dot("Load").Call(jen.Id("data"), timers.Clone(), lastArg),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("UnmarshalState").Call(jen.Id("raw")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Reshaped").Call(jen.Id("data"), jen.Err()))),
+		jen.If(jen.Err().Op(":=").Id("m").Dot("put").Call(jen.Id("s")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+	)
+	if len(m.Timers) > 0 {
+		body = append(body,
+			jen.If(jen.Err().Op(":=").Id("fsmDesc").Dot("CheckTimers").Call(core().Dot("State"), timers.Clone()), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	body = append(body, jen.Return(jen.Id("m"), jen.Nil()))
+	f.Add(paragraphs("Load returns the machine Save saved, with c's behaviour and handler, in its state "+
+		"and with its timers running as they were (see Timers and Deadline); it hands out no action. "+
+		"It reads strictly: unknown fields, fields in another case and fields given twice are refused, "+
+		"naming them. Data saved by an earlier revision of the spec loads when the states and fields it "+
+		"names still exist, or were renamed with renamed_from; a field it lacks loads as its zero value."))
+	f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(body...)
 }
 
 // genHandleEvent emits the exhaustive nested switch, state then event,
@@ -978,9 +1106,6 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	for _, run := range r.Entries {
 		out = append(out, g.runCompute(run, from)...)
 	}
-	if t := r.Spends; t != nil {
-		out = append(out, jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values().Comment("// the timer has fired: it runs no more"))
-	}
 	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), from))
 	for _, run := range r.Exits {
 		out = append(out, g.runActions(run, from)...)
@@ -1021,7 +1146,11 @@ func (g *goGen) genUnmarshal() {
 		}
 		var cases []jen.Code
 		for _, d := range decls(g.m, ks.what) {
-			cases = append(cases, jen.Case(jen.Lit(d.Snake)).Block(
+			names := []jen.Code{jen.Lit(d.Snake)}
+			for _, old := range d.RenamedFrom {
+				names = append(names, jen.Lit(fsm.SnakeName(old)))
+			}
+			cases = append(cases, jen.Case(names...).Block(
 				jen.Return(rt(decode).Types(jen.Id(d.GoName), jen.Id(ks.iface)).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), jen.Lit(ks.what+" "+d.Snake)))))
 		}
 		body := []jen.Code{

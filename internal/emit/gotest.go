@@ -193,6 +193,8 @@ func (g *testGen) genSubject() {
 			build(jen.Id("New").Call(g.config(script)))...)),
 		kv("Restore", jen.Func().Params(jen.Id("s").Id("State"), jen.Id("script").Op("*").Add(ft("Script"))).Add(results.Clone()).Block(
 			build(jen.Id("Restore").Call(g.config(script), jen.Id("s")))...)),
+		kv("Load", jen.Func().Params(jen.Id("data").Index().Byte(), jen.Id("script").Op("*").Add(ft("Script"))).Add(results.Clone()).Block(
+			build(jen.Id("Load").Call(g.config(script), jen.Id("data")))...)),
 	)
 	g.f.Comment("// fsmSubject is the machine as the drivers of package fsmtest make and watch")
 	g.f.Comment("// it: in any state at rest, with the fake behaviour and a Recorder.")
@@ -314,6 +316,8 @@ func (g *testGen) genDriven() {
 		ft("EveryPair").Call(jen.Id("t"), jen.Id("fsmSubject")))
 	g.testFunc("RandomSequences", "TestRandomSequences checks the machine's invariants along random events: see fsmtest.Random.",
 		ft("Random").Call(jen.Id("t"), jen.Id("fsmSubject")))
+	g.testFunc("Saved", "TestSaved checks that the machine survives Save and Load in every state, and that Load reads strictly: see fsmtest.Saved.",
+		ft("Saved").Call(jen.Id("t"), jen.Id("fsmSubject")))
 }
 
 // genMachineErrors emits a test of the machine's errors: those fsmtest

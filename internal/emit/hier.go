@@ -76,15 +76,18 @@ func (g *goGen) emitAction(e *fsm.Emit) []jen.Code {
 		delay := g.value(e.Args[1])
 		return []jen.Code{
 			jen.Id("m").Dot("lastTimer").Op("++"),
-			slot.Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)),
-			jen.Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), delay),
+			slot.Clone().Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)),
+			slot.Clone().Dot("Deadline").Op("=").Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), delay),
 		}
 	}
 	if e.Action == g.m.CancelTimer {
 		// A timer whose rule fired without leaving its state is spent:
-		// there is nothing to cancel.
-		id := jen.Id("m").Dot("timers").Index(jen.Lit(e.Args[0].Timer.Index)).Dot("ID")
-		return []jen.Code{jen.If(id.Clone().Op("!=").Lit(0)).Block(jen.Id("m").Dot("h").Dot("CancelTimer").Call(id))}
+		// there is nothing to cancel. A cancelled timer's record is
+		// cleared: the records hold the running timers only.
+		slot := jen.Id("m").Dot("timers").Index(jen.Lit(e.Args[0].Timer.Index))
+		return []jen.Code{jen.If(slot.Clone().Dot("ID").Op("!=").Lit(0)).Block(
+			jen.Id("m").Dot("h").Dot("CancelTimer").Call(slot.Clone().Dot("ID")),
+			slot.Clone().Op("=").Add(rt("Timer")).Values())}
 	}
 	return []jen.Code{jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(g.values(e.Args)...)}
 }
@@ -120,26 +123,12 @@ func timerChain(s *fsm.State) []*fsm.Timer {
 	return out
 }
 
-// armTimers emits, for Restore, the statements that number and start the
-// records of the timers of state s, which the Handler is then to re-arm.
-func (g *goGen) armTimers(s *fsm.State) []jen.Code {
-	var out []jen.Code
-	for _, t := range timerChain(s) {
-		var delay jen.Code
-		if t.DelayFunc != nil {
-			delay = jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
-		} else {
-			delay = durationCode(t.Delay)
-		}
-		out = append(out,
-			jen.Id("m").Dot("lastTimer").Op("++"),
-			jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)))
-	}
-	return out
-}
-
-// genTimers emits Timers and timerFired, the dispatch of TimerFired.
+// genTimers emits startTimers, Timers, Deadline and timerFired, the
+// dispatch of TimerFired.
 //
+//	func (m *Machine) startTimers() { switch m.core.State { case StateA: m.lastTimer++; m.timers[0] = ... } }
+//	func (m *Machine) Timers() []*StartTimer
+//	func (m *Machine) Deadline(id TimerID) time.Time
 //	func (m *Machine) timerFired(ev *TimerFired) error {
 //		switch {
 //		case m.core.State == StateA && ev.Timer == m.timers[0].ID:
@@ -173,32 +162,50 @@ func (g *goGen) genTimers() {
 	}
 	var cases []jen.Code
 	for _, gr := range groups {
-		var slots []jen.Code
+		var body []jen.Code
 		for _, t := range gr.timers {
-			slots = append(slots, jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)))
+			var delay jen.Code
+			if t.DelayFunc != nil {
+				delay = jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
+			} else {
+				delay = durationCode(t.Delay)
+			}
+			body = append(body,
+				jen.Id("m").Dot("lastTimer").Op("++"),
+				jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)))
 		}
-		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(jen.Id("fsmRunning").Call(slots...))))
+		cases = append(cases, jen.Case(gr.kinds...).Block(body...))
 	}
+	f.Comment("// startTimers numbers afresh and records the timers of the current state and")
+	f.Comment("// its ancestors, outermost first, for Restore: their deadlines are not known.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("startTimers").Params().Block(jen.Switch(core().Dot("State")).Block(cases...))
+
 	f.Add(paragraphs("Timers returns the timers the current state has running, outermost state first, "+
 		"as the StartTimer actions that started them: a timer runs from its state's entry until it "+
-		"fires or the state is left. A machine made by Restore has numbered them afresh, from 1, "+
-		"but no Handler has started them: start them with these to re-arm them.",
+		"fires or the state is left. After Load or Restore, arm them again: at their Deadline, or, "+
+		"after Restore, which numbers them afresh from 1 and knows no deadline, after their delay.",
 		"The values are the caller's to keep."))
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Timers").Params().Index().Op("*").Id("StartTimer").Block(
-		jen.Switch(core().Dot("State")).Block(cases...),
-		jen.Return(jen.Nil()))
-	f.Comment("// fsmRunning returns the timers of ts that run, as StartTimer actions.")
-	f.Func().Id("fsmRunning").Params(jen.Id("ts").Op("...").Add(rt("Timer"))).Index().Op("*").Id("StartTimer").Block(
 		jen.Var().Id("out").Index().Op("*").Id("StartTimer"),
-		jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Id("ts")).Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Id("m").Dot("timers")).Block(
 			jen.If(jen.Id("t").Dot("ID").Op("!=").Lit(0)).Block(
 				jen.Id("out").Op("=").Append(jen.Id("out"), jen.Op("&").Id("StartTimer").Values(kv("Timer", jen.Id("t").Dot("ID")), kv("Delay", jen.Id("t").Dot("Delay")))))),
 		jen.Return(jen.Id("out")))
+	f.Add(paragraphs("Deadline returns when running timer id fires: what the Handler's StartTimer returned for it, " +
+		"or what Load read. It is the zero time for a timer whose deadline the machine does not know " +
+		"(its state was put with Restore) and for a timer that is not running."))
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Deadline").Params(jen.Id("id").Id("TimerID")).Qual("time", "Time").Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Id("m").Dot("timers")).Block(
+			jen.If(jen.Id("id").Op("!=").Lit(0).Op("&&").Id("t").Dot("ID").Op("==").Id("id")).Block(jen.Return(jen.Id("t").Dot("Deadline")))),
+		jen.Return(jen.Qual("time", "Time").Values()))
 
 	fired := []jen.Code{jen.Case(jen.Id("ev").Dot("Timer").Op("==").Lit(0)).Comment("// no timer has the zero id; a spent timer's slot holds it")}
 	for _, t := range m.Timers {
 		cond := jen.Add(within(core().Dot("State"), t.State)).Op("&&").Id("ev").Dot("Timer").Op("==").Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("ID")
-		fired = append(fired, jen.Case(cond).Block(g.cellBody(t.Cell)...))
+		// The timer has fired: it runs no more (its rule may start it
+		// again, by entering its state).
+		clear := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values()
+		fired = append(fired, jen.Case(cond).Block(append([]jen.Code{clear}, g.cellBody(t.Cell)...)...))
 	}
 	f.Comment("// timerFired handles a TimerFired: the rules of the timer it names when that")
 	f.Comment("// timer runs for the current state, else the rule that ignores it.")

@@ -49,6 +49,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 	// Totality, field flow, reachability and unused declarations are only
 	// worth reporting once every name resolves; before that they are noise.
 	if !b.diags.HasErrors() {
+		b.renames()
 		b.data()
 		b.timerArgs()
 		b.cells()
@@ -64,6 +65,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		b.paths()
 		b.m.traceWays()
 		b.m.witnesses()
+		b.shape()
 		b.examples()
 	}
 	b.diags.Sort()
@@ -151,6 +153,9 @@ func (b *builder) header() {
 		}
 	}
 	m.Doc = strings.TrimSpace(f.Doc.Value)
+	for _, br := range f.Breaks {
+		m.Breaks = append(m.Breaks, Break{Change: strings.Join(strings.Fields(br.Change.Value), " "), Why: strings.TrimSpace(br.Why.Value), Pos: br.Pos})
+	}
 	b.imports = map[string]*importUse{}
 	for _, imp := range f.Imports {
 		alias, p := imp.Alias.Value, imp.Path.Value
@@ -249,6 +254,7 @@ func (b *builder) fields(what string, list []spec.Field) []*Field {
 			continue
 		}
 		byGo[fd.GoName] = fd
+		fd.RenamedFrom = b.oldNames("field "+fd.Name, fd.JSONName, sf.RenamedFrom)
 		if b.parseType(sf.Type) {
 			fd.Type = normaliseType(fd.Type)
 			fd.GoType = b.goCode(fd.Type)
@@ -258,7 +264,7 @@ func (b *builder) fields(what string, list []spec.Field) []*Field {
 	return out
 }
 
-func (b *builder) decl(kind string, name, doc spec.String, fields []spec.Field, index int) Decl {
+func (b *builder) decl(kind string, name, doc spec.String, fields []spec.Field, renamed []spec.String, index int) Decl {
 	d := Decl{Name: name.Value, Pos: name.Pos, Index: index, Doc: strings.TrimSpace(doc.Value)}
 	if !identRE.MatchString(name.Value) {
 		b.errorf(name.Pos, "%s name %q is not an identifier: use letters, digits and underscores, starting with a letter", kind, name.Value)
@@ -268,7 +274,28 @@ func (b *builder) decl(kind string, name, doc spec.String, fields []spec.Field, 
 	d.Snake = SnakeName(name.Value)
 	d.KindName = strings.ToUpper(kind[:1]) + kind[1:] + d.GoName
 	d.Fields = b.fields(kind, fields)
+	d.RenamedFrom = b.oldNames(kind+" "+d.Name, d.Snake, renamed)
 	return d
+}
+
+// oldNames checks the names a state, event, action or field had before
+// (renamed_from) and returns them; current is the name's JSON form now,
+// which an old name must differ from.
+func (b *builder) oldNames(what, current string, renamed []spec.String) []string {
+	var out []string
+	for _, old := range renamed {
+		switch {
+		case !identRE.MatchString(old.Value):
+			b.errorf(old.Pos, "%s: renamed_from %q is not a name", what, old.Value)
+		case SnakeName(old.Value) == current:
+			b.errorf(old.Pos, "%s: renamed_from %q is its name now (in JSON, %s): give the name it had before", what, old.Value, current)
+		case slices.Contains(out, old.Value):
+			b.errorf(old.Pos, "%s: renamed_from lists %q twice", what, old.Value)
+		default:
+			out = append(out, old.Value)
+		}
+	}
+	return out
 }
 
 func (b *builder) decls() {
@@ -277,14 +304,14 @@ func (b *builder) decls() {
 	b.specOf = map[*State]*spec.State{}
 	b.readStates()
 	for i, se := range f.Events {
-		e := &Event{Decl: b.decl("event", se.Name, se.Doc, se.Fields, i)}
+		e := &Event{Decl: b.decl("event", se.Name, se.Doc, se.Fields, se.RenamedFrom, i)}
 		if e.GoName != "" {
 			b.events[e.Name] = e
 		}
 		m.Events = append(m.Events, e)
 	}
 	for i, sa := range f.Actions {
-		a := &Action{Decl: b.decl("action", sa.Name, sa.Doc, sa.Fields, i)}
+		a := &Action{Decl: b.decl("action", sa.Name, sa.Doc, sa.Fields, sa.RenamedFrom, i)}
 		if a.GoName != "" {
 			b.actions[a.Name] = a
 		}

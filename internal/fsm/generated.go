@@ -15,7 +15,7 @@ var Generated = []string{
 	"fsmActionNames", "fsmData", "fsmDesc", "fsmEventNames", "fsmNew", "fsmRunning", "fsmStateNames",
 	// The generated tests.
 	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
-	"TestRecorder", "TestRules", "fsmFake", "fsmSubject",
+	"TestRecorder", "TestRules", "TestSaved", "fsmFake", "fsmSubject",
 }
 
 // Values are the identifiers of Generated that name functions, variables
@@ -25,7 +25,7 @@ var Values = []string{
 	"New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionNames", "fsmDesc", "fsmEventNames", "fsmNew", "fsmRunning", "fsmStateNames",
 	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
-	"TestRecorder", "TestRules", "fsmSubject",
+	"TestRecorder", "TestRules", "TestSaved", "fsmSubject",
 }
 
 // Members are the names of the methods and fields generated types declare

@@ -73,6 +73,10 @@ type Machine struct {
 	Behavior     string
 	BehaviorCode GoCode
 	BehaviorErr  bool
+	// Shape is the fingerprint of what a saved machine holds (see shape).
+	Shape string
+	// Breaks are the changes the spec declares it makes on purpose.
+	Breaks []Break
 	// ImportPath is the generated package's import path, when the loader
 	// knows it (the example tests import it); "" otherwise.
 	ImportPath string
@@ -129,6 +133,9 @@ type Decl struct {
 	Index    int // position in its list; the kind constant's value is Index+1
 	// Builtin is set on the event and actions fsmgen declares for timers.
 	Builtin bool
+	// RenamedFrom are the names the spec says it had in earlier
+	// revisions (renamed_from), whose data still loads.
+	RenamedFrom []string
 }
 
 // Field returns the field of the given spec name, or nil.
@@ -157,6 +164,9 @@ type Field struct {
 	Pos    diag.Pos
 	// TypePos is where the type is written.
 	TypePos diag.Pos
+	// RenamedFrom are the names the field had in earlier revisions
+	// (renamed_from), whose data still loads.
+	RenamedFrom []string
 	// Data is the storage of a state's field; nil for other fields.
 	Data *Data
 }

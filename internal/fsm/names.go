@@ -148,7 +148,7 @@ var generatedImports = map[string]bool{
 	"assert": true, "errors": true, "fmt": true, "fsmrt": true, "fsmtest": true, "json": true, "rand": true,
 	"require": true, "slices": true, "strconv": true, "strings": true, "sync": true, "testing": true,
 	"behaviour": true, "c": true, "data": true, "err": true, "fields": true, "kind": true, "rec": true,
-	"rules": true, "script": true, "st": true, "tests": true, "fired": true,
+	"rules": true, "script": true, "st": true, "tests": true, "fired": true, "raw": true, "id": true,
 }
 
 // ParamName turns a spec name into the unexported Go name of a parameter,

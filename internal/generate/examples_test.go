@@ -26,7 +26,7 @@ func TestExamplesCatchABrokenGuard(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	for _, sub := range []string{"go.mod", "go.sum", "gen", "behavior", "chat", "runtime/fsmrt"} {
+	for _, sub := range []string{"go.mod", "go.sum", "gen", "behavior", "chat", "runtime/fsmrt", "internal/suggest"} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, sub)), 0o755))
 		out, err := exec.Command("cp", "-r", filepath.Join(root, sub), filepath.Join(dir, sub)).CombinedOutput()
 		require.NoError(t, err, "%s", out)

@@ -53,6 +53,12 @@ func TestVersionCheck(t *testing.T) {
 			dir := t.TempDir()
 			runtimeDir := filepath.Join(dir, "fsmgen", "runtime", "fsmrt")
 			require.NoError(t, os.MkdirAll(runtimeDir, 0o755))
+			// What fsmrt imports of the module besides.
+			suggest := filepath.Join(dir, "fsmgen", "internal", "suggest")
+			require.NoError(t, os.MkdirAll(suggest, 0o755))
+			src, err := os.ReadFile(filepath.Join(root, "internal", "suggest", "suggest.go"))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(suggest, "suggest.go"), src, 0o644))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "fsmgen", "go.mod"), []byte("module github.com/fsmgen/fsmgen\n\ngo 1.26\n"), 0o644))
 			sources, err := filepath.Glob(filepath.Join(root, "runtime", "fsmrt", "*.go"))
 			require.NoError(t, err)

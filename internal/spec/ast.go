@@ -42,6 +42,17 @@ type File struct {
 	// Behavior is the Go expression that makes the hand-written Behavior
 	// the examples run through, e.g. "behavior.New(behavior.DefaultConfig())".
 	Behavior String
+	// Breaks are the changes from the previous revision the spec declares
+	// it makes on purpose, for fsmgen diff.
+	Breaks []Break
+}
+
+// Break is an intended breaking change: what changes, named as fsmgen
+// diff names it ("field Paid.paid_at", "state Legacy"), and why.
+type Break struct {
+	Pos    diag.Pos
+	Change String
+	Why    String
 }
 
 // Import binds a package qualifier used in field types to an import path.
@@ -62,21 +73,25 @@ type Field struct {
 	Name String
 	Type String
 	Doc  String
+	// RenamedFrom are the names the field had in earlier revisions.
+	RenamedFrom []String
 }
 
 // State is one entry of "states", or of a composite state's "states".
 type State struct {
-	Name      String
-	Doc       String
-	Initial   Bool // the machine's initial state, or its parent's initial child
-	Terminal  Bool
-	Transient Bool
-	Fields    []Field
-	Ignore    []String // events ignored in this state; "*" for every other one
-	Reject    []String // events rejected in this state; "*" for every other one
-	Entry     *Hook    // what the state does when entered; nil when absent
-	Exit      *Hook    // what the state does when left; nil when absent
-	After     *After   // the state's timer; nil when absent
+	Name String
+	Doc  String
+	// RenamedFrom are the names the state had in earlier revisions.
+	RenamedFrom []String
+	Initial     Bool // the machine's initial state, or its parent's initial child
+	Terminal    Bool
+	Transient   Bool
+	Fields      []Field
+	Ignore      []String // events ignored in this state; "*" for every other one
+	Reject      []String // events rejected in this state; "*" for every other one
+	Entry       *Hook    // what the state does when entered; nil when absent
+	Exit        *Hook    // what the state does when left; nil when absent
+	After       *After   // the state's timer; nil when absent
 	// States are the children of a composite state, in spec order.
 	States []State
 	// StatesPos is the position of the "states" key, or zero when absent.
@@ -104,6 +119,9 @@ type Decl struct {
 	Name   String
 	Doc    String
 	Fields []Field
+	// RenamedFrom are the names the event or action had in earlier
+	// revisions.
+	RenamedFrom []String
 }
 
 // Func is one entry of "guards" or "effects": what it reads (its

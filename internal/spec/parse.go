@@ -139,6 +139,29 @@ func (p *parser) fileKeys(f *File) map[string]func(k, v *yaml.Node) {
 		"effects":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Effects = append(f.Effects, p.fn(k, v)) }) },
 		"transitions": func(_, v *yaml.Node) { p.transitions(v, f) },
 		"behavior":    func(_, v *yaml.Node) { f.Behavior = p.str(v) },
+		"breaks": func(_, v *yaml.Node) {
+			if v.Kind != yaml.SequenceNode {
+				p.errorf(v, "breaks is a list of the changes made on purpose, each with change and why")
+				return
+			}
+			for _, n := range v.Content {
+				b := Break{Pos: p.pos(n)}
+				p.mapping(n, p.breakKeys(&b))
+				if n.Kind == yaml.MappingNode && (!b.Change.Set || !b.Why.Set) {
+					p.errorf(n, "a declared break names the change (as fsmgen diff names it) and says why")
+				}
+				f.Breaks = append(f.Breaks, b)
+			}
+		},
+	}
+}
+
+// breakKeys returns the handlers of the keys of an entry of "breaks",
+// filling b.
+func (p *parser) breakKeys(b *Break) map[string]func(k, v *yaml.Node) {
+	return map[string]func(k, v *yaml.Node){
+		"change": func(_, v *yaml.Node) { b.Change = p.str(v) },
+		"why":    func(_, v *yaml.Node) { b.Why = p.str(v) },
 	}
 }
 
@@ -314,8 +337,9 @@ func (p *parser) fields(n *yaml.Node) []Field {
 // mapping, filling f.
 func (p *parser) fieldKeys(f *Field) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
-		"type": func(_, v *yaml.Node) { f.Type = p.str(v) },
-		"doc":  func(_, v *yaml.Node) { f.Doc = p.str(v) },
+		"type":         func(_, v *yaml.Node) { f.Type = p.str(v) },
+		"doc":          func(_, v *yaml.Node) { f.Doc = p.str(v) },
+		"renamed_from": func(_, v *yaml.Node) { f.RenamedFrom = p.names(v) },
 	}
 }
 
@@ -331,16 +355,17 @@ func (p *parser) state(k, v *yaml.Node) State {
 // stateKeys returns the handlers of the keys of a state, filling s.
 func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
-		"doc":       func(_, v *yaml.Node) { s.Doc = p.str(v) },
-		"initial":   func(_, v *yaml.Node) { s.Initial = p.boolean(v) },
-		"terminal":  func(_, v *yaml.Node) { s.Terminal = p.boolean(v) },
-		"transient": func(_, v *yaml.Node) { s.Transient = p.boolean(v) },
-		"fields":    func(_, v *yaml.Node) { s.Fields = p.fields(v) },
-		"ignore":    func(_, v *yaml.Node) { s.Ignore = p.names(v) },
-		"reject":    func(_, v *yaml.Node) { s.Reject = p.names(v) },
-		"entry":     func(_, v *yaml.Node) { s.Entry = p.hook(v) },
-		"exit":      func(_, v *yaml.Node) { s.Exit = p.hook(v) },
-		"after":     func(_, v *yaml.Node) { s.After = p.after(v) },
+		"doc":          func(_, v *yaml.Node) { s.Doc = p.str(v) },
+		"renamed_from": func(_, v *yaml.Node) { s.RenamedFrom = p.names(v) },
+		"initial":      func(_, v *yaml.Node) { s.Initial = p.boolean(v) },
+		"terminal":     func(_, v *yaml.Node) { s.Terminal = p.boolean(v) },
+		"transient":    func(_, v *yaml.Node) { s.Transient = p.boolean(v) },
+		"fields":       func(_, v *yaml.Node) { s.Fields = p.fields(v) },
+		"ignore":       func(_, v *yaml.Node) { s.Ignore = p.names(v) },
+		"reject":       func(_, v *yaml.Node) { s.Reject = p.names(v) },
+		"entry":        func(_, v *yaml.Node) { s.Entry = p.hook(v) },
+		"exit":         func(_, v *yaml.Node) { s.Exit = p.hook(v) },
+		"after":        func(_, v *yaml.Node) { s.After = p.after(v) },
 		"states": func(k, v *yaml.Node) {
 			s.StatesPos = p.pos(k)
 			p.each(v, func(k, v *yaml.Node) { s.States = append(s.States, p.state(k, v)) })
@@ -401,8 +426,9 @@ func (p *parser) decl(k, v *yaml.Node) Decl {
 // filling d.
 func (p *parser) declKeys(d *Decl) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
-		"doc":    func(_, v *yaml.Node) { d.Doc = p.str(v) },
-		"fields": func(_, v *yaml.Node) { d.Fields = p.fields(v) },
+		"doc":          func(_, v *yaml.Node) { d.Doc = p.str(v) },
+		"fields":       func(_, v *yaml.Node) { d.Fields = p.fields(v) },
+		"renamed_from": func(_, v *yaml.Node) { d.RenamedFrom = p.names(v) },
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // {"kind":"calling_llm","retries":2}. Generated MarshalJSON methods write
 // it with MarshalKind; UnmarshalState, UnmarshalEvent and UnmarshalAction
 // read the kind with KindOf and decode the value with DecodeValue or
-// DecodePointer.
+// DecodePointer, strictly (see decodeStrict).
 
 // MarshalKind encodes fields, a struct without a MarshalJSON method, as a
 // JSON object with "kind" first.
@@ -36,16 +36,24 @@ func MarshalKind(kind string, fields any) ([]byte, error) {
 // KindOf returns the "kind" of a JSON-encoded state, event or action of
 // the machine; what says which, for the error.
 func (d *Desc[S, E, A]) KindOf(data []byte, what string) (string, error) {
-	var head struct {
-		Kind string `json:"kind"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	keys, values, err := members(data)
+	if err != nil {
 		return "", fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
-	if head.Kind == "" {
-		return "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
+	for i, key := range keys {
+		if key != "kind" {
+			continue
+		}
+		var kind string
+		if err := json.Unmarshal(values[i], &kind); err != nil {
+			return "", fmt.Errorf("%s: decode %s: \"kind\" is not a string", d.Package, what)
+		}
+		if kind == "" {
+			break
+		}
+		return kind, nil
 	}
-	return head.Kind, nil
+	return "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
 }
 
 // UnknownKind returns the error of a kind that names no state, event or
@@ -78,10 +86,11 @@ func DecodePointer[T, I any, S, E, A Kind](d *Desc[S, E, A], data []byte, what s
 	return any(v).(I), nil
 }
 
-// decode decodes data into a new T.
+// decode decodes data into a new T, strictly (see decodeStrict), with the
+// renames the spec declares for what.
 func decode[T any, S, E, A Kind](d *Desc[S, E, A], data []byte, what string) (*T, error) {
 	v := new(T)
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := decodeStrict(data, v, "kind", d.Renamed[what]); err != nil {
 		return nil, fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
 	return v, nil

@@ -100,6 +100,22 @@ type Desc[S, E, A Kind] struct {
 	Machine string
 	// Rules is the rule table.
 	Rules []Rule[S, E, A]
+	// Shape is the fingerprint of what a saved machine holds: its states,
+	// their fields and the fields' types, and its timers (see Save).
+	Shape string
+	// Timers describes the machine's timers, in order.
+	Timers []TimerOf[S]
+	// Renamed maps, for a state, event or action ("state created"), the
+	// old JSON names of its renamed fields to their names now.
+	Renamed map[string]map[string]string
+}
+
+// TimerOf describes a timer of a machine: the state whose timer it is,
+// by its JSON kind, and the first and last of that state's leaves (the
+// leaves of a state have consecutive kinds).
+type TimerOf[S Kind] struct {
+	State       string
+	First, Last S
 }
 
 // CopyRules returns a copy of the rule table that shares no memory with

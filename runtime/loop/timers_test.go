@@ -33,7 +33,7 @@ func (*poke) isEvent()       {}
 // timerHandler has the two methods fsmgen generates in the Handler of a
 // machine with state timers.
 type timerHandler interface {
-	StartTimer(timer timerID, delay time.Duration)
+	StartTimer(timer timerID, delay time.Duration) time.Time
 	CancelTimer(timer timerID)
 }
 
@@ -516,8 +516,8 @@ func TestTimersBeforeRun(t *testing.T) {
 }
 
 // TestTimersCancelReleasesTasks cancels and restarts timers while the loop
-// runs and checks that the tasks of the old timers return then, not when
-// the loop stops.
+// runs and checks that they are forgotten then, not when the loop stops,
+// and that one task serves every timer.
 func TestTimersCancelReleasesTasks(t *testing.T) {
 	const n = 50
 	tests := []struct {
@@ -567,8 +567,8 @@ func TestTimersCancelReleasesTasks(t *testing.T) {
 			<-done
 
 			assert.Equal(t, tt.running, timers.Running())
-			// The loop's goroutine, and one task per running timer.
-			assertGoroutinesBack(t, base+1+tt.running)
+			// The loop's goroutine, and the one task of the timers.
+			assertGoroutinesBack(t, base+2)
 
 			cancel()
 			require.ErrorIs(t, <-ran, context.Canceled)
@@ -576,4 +576,80 @@ func TestTimersCancelReleasesTasks(t *testing.T) {
 			assertGoroutinesBack(t, base)
 		})
 	}
+}
+
+// TestTimersDeadlines checks that StartTimer returns the deadline it sets
+// (in UTC), that Arm fires timers whose deadlines have passed at once, in
+// deadline order and then by id, and that Arm with no deadline counts the
+// delay from now.
+func TestTimersDeadlines(t *testing.T) {
+	past := time.Now().Add(-time.Hour)
+	var deadline time.Time
+	var before, after time.Time
+	m, l, timers := newTicker(func(m *ticker, ev event) {
+		switch {
+		case isPoke(ev):
+			before = time.Now()
+			deadline = m.h.StartTimer(40, time.Hour)
+			after = time.Now()
+			m.h.CancelTimer(40)
+			// Overdue, out of order; 3 and 4 share a deadline.
+			m.h.Arm(1, past.Add(3*time.Second), time.Hour)
+			m.h.Arm(2, past.Add(1*time.Second), time.Hour)
+			m.h.Arm(4, past.Add(2*time.Second), time.Hour)
+			m.h.Arm(3, past.Add(2*time.Second), time.Hour)
+			m.h.Arm(5, time.Time{}, time.Millisecond)
+		case fired(ev, 5):
+			endWith(m)
+		case fired(ev, sentinel):
+			m.stop()
+		}
+	})
+	require.NoError(t, l.Send(context.Background(), &poke{}))
+	require.NoError(t, runTicker(t, l))
+	assert.Equal(t, []string{"poke", "fired 2", "fired 3", "fired 4", "fired 1", "fired 5", "fired 1000000"}, m.notes)
+	assert.Equal(t, time.UTC, deadline.Location())
+	assert.False(t, deadline.Before(before.Add(time.Hour)), "the deadline is now plus the delay")
+	assert.False(t, deadline.After(after.Add(time.Hour)), "the deadline is now plus the delay")
+	assert.Zero(t, timers.Running())
+}
+
+// TestTimersScale arms many timers before the loop runs, with deadlines
+// out of order, and checks that each fires once, in deadline order: one
+// heap and one task serve them all.
+func TestTimersScale(t *testing.T) {
+	const n = 20_000
+	start := time.Now()
+	deadlines := map[timerID]time.Time{}
+	var got []timerID
+	_, l, timers := newTicker(func(m *ticker, ev event) {
+		switch {
+		case fired(ev, sentinel):
+			m.stop()
+		default:
+			got = append(got, ev.(*timerFired).Timer)
+			if len(got) == n {
+				endWith(m)
+			}
+		}
+	})
+	for i := range timerID(n) {
+		id := (i*7919)%n + 1 // a permutation of 1..n
+		d := start.Add(time.Duration(id%97) * 50 * time.Microsecond)
+		deadlines[id] = d
+		timers.Arm(id, d, 0)
+	}
+	require.Equal(t, n, timers.Running())
+	require.NoError(t, runTicker(t, l))
+	require.Len(t, got, n, "each timer fires once")
+	seen := map[timerID]bool{}
+	for i, id := range got {
+		require.False(t, seen[id], "timer %d fired twice", id)
+		seen[id] = true
+		if i > 0 {
+			prev := got[i-1]
+			require.False(t, deadlines[id].Before(deadlines[prev]), "timer %d (deadline %s) fired after timer %d (deadline %s)", id, deadlines[id], prev, deadlines[prev])
+		}
+	}
+	assert.Zero(t, timers.Running())
 }

@@ -11,7 +11,9 @@
 package fsmtest
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -35,6 +37,7 @@ type Machine[St, Ev any, S, E fsmrt.Kind] interface {
 	Kind() S
 	State() St
 	SetObserver(o func(fsmrt.Step[S, E]))
+	Save() ([]byte, error)
 }
 
 // Subject is a generated machine as the drivers make and watch it: its
@@ -57,12 +60,13 @@ type Subject[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind] struct {
 	NilEvents []NilEvent[St, Ev]
 	// Zero returns a Machine not made by New or Restore.
 	Zero func() Machine[St, Ev, S, E]
-	// New makes the machine with New, and Restore with Restore in state
-	// s; its guards and effects follow script, and its Handler is a
-	// Recorder, whose actions they return (nil for a machine without
-	// actions).
+	// New makes the machine with New, Restore with Restore in state s,
+	// and Load with Load from data Save saved; its guards and effects
+	// follow script, and its Handler is a Recorder, whose actions they
+	// return (nil for a machine without actions).
 	New     func(script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
 	Restore func(s St, script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
+	Load    func(data []byte, script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
 }
 
 // NilEvent is a state and a nil event its rules would read.
@@ -198,9 +202,11 @@ type Node[Ev any, A fsmrt.Kind] struct {
 }
 
 // Paths drives a machine made by New along the witness path of every rule:
-// ends[i] is the last node of rule i's path in nodes. It checks every step
-// the machine takes, the actions it hands out and the effects it runs, and
-// that together the paths fire every rule.
+// ends[i] is the last node of rule i's path in nodes. After every step it
+// saves the machine and goes on with the machine Load makes of it, as a
+// program restarted between two events would: its timers keep their ids.
+// It checks every step the machines take, the actions they hand out and
+// the effects they run, and that together the paths fire every rule.
 func Paths[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A], nodes []Node[Ev, A], ends []int) {
 	cov := fsmrt.NewCoverage(subj.Rules)
 	for rule, end := range ends {
@@ -214,6 +220,7 @@ func Paths[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 			}
 			script.ran = nil
 			steps := trace(m)
+			var gotActions []A
 			var path []int
 			for i := end; i >= 0; i = nodes[i].Up {
 				path = append(path, i)
@@ -238,11 +245,24 @@ func Paths[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 				}
 				wantActions = append(wantActions, n.Actions...)
 				wantEffects = append(wantEffects, n.Effects...)
+				// Restart between two events.
+				gotActions = append(gotActions, kinds(acts, start)...)
+				data, err := m.Save()
+				require.NoError(t, err, "step %d: save", k)
+				before := m.State()
+				m, acts, err = subj.Load(data, script)
+				require.NoError(t, err, "step %d: load %s", k, data)
+				require.Equal(t, before, m.State(), "step %d: the loaded state", k)
+				again, err := m.Save()
+				require.NoError(t, err)
+				require.JSONEq(t, string(data), string(again), "step %d: the loaded machine saves as it was saved", k)
+				start = 0
+				m.SetObserver(func(s fsmrt.Step[S, E]) { *steps = append(*steps, s) })
 			}
 			assert.Equal(t, wantSteps, *steps, "steps taken")
 			assert.True(t, slices.ContainsFunc(*steps, func(s fsmrt.Step[S, E]) bool { return s.Rule == rule }), "the path fires its rule")
 			if acts != nil {
-				assert.Equal(t, wantActions, kinds(acts, start), "actions handed to the Handler")
+				assert.Equal(t, wantActions, gotActions, "actions handed to the Handler")
 			}
 			script.check(t, wantEffects)
 			for _, s := range *steps {
@@ -344,8 +364,9 @@ func Errors[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testin
 }
 
 // JSON checks that every value survives a JSON round trip with its kind,
-// and that unmarshal refuses malformed JSON, an unknown or empty kind and
-// each of bad.
+// that unmarshal reads strictly (it refuses an unknown member, a member in
+// another case and a member given twice, naming it), and that it refuses
+// malformed JSON, an unknown or empty kind and each of bad.
 func JSON[V Value[K], K fsmrt.Kind](t *testing.T, values []V, unmarshal func([]byte) (V, error), bad ...string) {
 	for _, v := range values {
 		t.Run(v.Kind().String(), func(t *testing.T) {
@@ -357,11 +378,115 @@ func JSON[V Value[K], K fsmrt.Kind](t *testing.T, values []V, unmarshal func([]b
 			again, err := json.Marshal(got)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(data), string(again))
+			strict(t, data, func(data []byte) error { _, err := unmarshal(data); return err })
 		})
 	}
 	for _, data := range append([]string{`{"kind":"no_such_kind"}`, `{"kind":""}`, `[`}, bad...) {
 		_, err := unmarshal([]byte(data))
 		assert.Error(t, err, data)
+	}
+}
+
+// strict checks that read refuses data, a JSON object it reads, with a
+// member added that it does not know, with a member given twice, and with
+// a member but "kind" in another case.
+func strict(t *testing.T, data []byte, read func([]byte) error) {
+	t.Helper()
+	keys, values := members(t, data)
+	unknown := object(append([]string{"fsmgen_no_such_field"}, keys...), append([]json.RawMessage{json.RawMessage("1")}, values...))
+	assert.ErrorContains(t, read(unknown), `unknown field "fsmgen_no_such_field"`)
+	twice := object(append(keys, keys[0]), append(values, values[0]))
+	assert.ErrorContains(t, read(twice), fmt.Sprintf("duplicate field %q", keys[0]))
+	for i, key := range keys {
+		if key == "kind" {
+			continue
+		}
+		recased := slices.Clone(keys)
+		recased[i] = strings.ToUpper(key[:1]) + key[1:]
+		if recased[i] == key {
+			recased[i] = strings.ToLower(key[:1]) + key[1:]
+		}
+		assert.ErrorContains(t, read(object(recased, values)), fmt.Sprintf("unknown field %q", recased[i]))
+		break
+	}
+}
+
+// members returns the members of the JSON object data, in order.
+func members(t *testing.T, data []byte) ([]string, []json.RawMessage) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok, "a JSON object")
+	var keys []string
+	var values []json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		require.NoError(t, err)
+		var v json.RawMessage
+		require.NoError(t, dec.Decode(&v))
+		keys = append(keys, tok.(string))
+		values = append(values, v)
+	}
+	return keys, values
+}
+
+// object writes a JSON object of the members, in order, repeats included.
+func object(keys []string, values []json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, key := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(values[i])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// Saved checks that every state at rest survives Save and Load, the
+// loaded machine saving as it was saved, and that Load reads strictly: it
+// refuses malformed data, another machine's, and an unknown, repeated or
+// re-cased member, in the saved machine and in its state.
+func Saved[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A]) {
+	var first []byte
+	for _, s := range subj.States {
+		m, _, err := subj.Restore(s, &Script{})
+		require.NoError(t, err)
+		data, err := m.Save()
+		require.NoError(t, err)
+		loaded, _, err := subj.Load(data, &Script{})
+		require.NoError(t, err, "load %s", data)
+		assert.Equal(t, s, loaded.State())
+		again, err := loaded.Save()
+		require.NoError(t, err)
+		assert.JSONEq(t, string(data), string(again))
+		if first == nil {
+			first = data
+		}
+	}
+	load := func(data []byte) error { _, _, err := subj.Load(data, &Script{}); return err }
+	assert.Error(t, load([]byte("[")))
+	assert.Error(t, load(nil))
+	strict(t, first, load)
+	keys, values := members(t, first)
+	for i, key := range keys {
+		switch key {
+		case "machine":
+			other := slices.Clone(values)
+			other[i] = json.RawMessage(`"SomeOtherMachine"`)
+			assert.ErrorContains(t, load(object(keys, other)), `it is a "SomeOtherMachine" machine`)
+		case "state":
+			strict(t, values[i], func(state []byte) error {
+				with := slices.Clone(values)
+				with[i] = state
+				return load(object(keys, with))
+			})
+		}
 	}
 }
 

@@ -1,9 +1,7 @@
 package fsmtest_test
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -74,6 +72,22 @@ func (m *lamp) State() state {
 	return nil
 }
 func (m *lamp) SetObserver(o func(fsmrt.Step[stateKind, eventKind])) { m.core.SetObserver(o) }
+func (m *lamp) Save() ([]byte, error)                                { return desc.Save(m.State(), nil, 0) }
+
+// unmarshalState reads a state of the lamp, strictly.
+func unmarshalState(data []byte) (state, error) {
+	kind, err := desc.KindOf(data, "state")
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case "off":
+		return fsmrt.DecodeValue[off, state](&desc, data, "state off")
+	case "on":
+		return fsmrt.DecodeValue[on, state](&desc, data, "state on")
+	}
+	return nil, desc.UnknownKind("state", kind)
+}
 
 func (m *lamp) HandleEvent(ev event) error {
 	if m.core.Busy {
@@ -124,6 +138,17 @@ func subject(broken string) *fsmtest.Subject[state, event, action, stateKind, ev
 		m := &lamp{core: fsmrt.NewCore(&desc, s.Kind()), script: script, acts: &[]action{}, broken: broken}
 		return m, m.acts, nil
 	}
+	load := func(data []byte, script *fsmtest.Script) (fsmtest.Machine[state, event, stateKind, eventKind], *[]action, error) {
+		raw, err := desc.Load(data, nil, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := unmarshalState(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		return restore(s, script)
+	}
 	return &fsmtest.Subject[state, event, action, stateKind, eventKind, actionKind]{
 		Rules:     desc.Rules,
 		States:    []state{off{}, on{}},
@@ -135,6 +160,7 @@ func subject(broken string) *fsmtest.Subject[state, event, action, stateKind, ev
 			return restore(off{}, script)
 		},
 		Restore: restore,
+		Load:    load,
 	}
 }
 
@@ -163,19 +189,8 @@ func TestDrivers(t *testing.T) {
 	fsmtest.EveryPair(t, s)
 	fsmtest.Random(t, s)
 	fsmtest.Errors(t, s)
-	fsmtest.JSON(t, []state{off{}, on{}}, func(data []byte) (state, error) {
-		var head struct{ Kind string }
-		if err := json.Unmarshal(data, &head); err != nil {
-			return nil, err
-		}
-		switch head.Kind {
-		case "off":
-			return off{}, nil
-		case "on":
-			return on{}, nil
-		}
-		return nil, fmt.Errorf("unknown kind %q", head.Kind)
-	})
+	fsmtest.JSON(t, []state{off{}, on{}}, unmarshalState)
+	fsmtest.Saved(t, s)
 	fsmtest.Recorded(t, []action{&beep{}}, []action{&beep{}})
 }
 

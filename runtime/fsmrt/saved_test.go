@@ -1,0 +1,131 @@
+package fsmrt_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
+)
+
+// timed is the toy machine of fsmrt_test.go with a timer on Busy (kind 2).
+var timed = func() fsmrt.Desc[stateKind, eventKind, actionKind] {
+	d := desc
+	d.Shape = "sha256:toy"
+	d.Timers = []fsmrt.TimerOf[stateKind]{{State: "busy", First: 2, Last: 2}}
+	d.Renamed = map[string]map[string]string{"state busy": {"old_n": "N"}}
+	return d
+}()
+
+// busy is a state of the toy machine, with a field.
+type busy struct {
+	N int
+}
+
+func (busy) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"busy","N":7}`), nil }
+
+func TestSaveLoad(t *testing.T) {
+	deadline := time.Date(2026, 11, 26, 3, 30, 0, 0, time.FixedZone("CET", 3600))
+	data, err := timed.Save(busy{N: 7}, []fsmrt.Timer{{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}}, 4)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"busy","N":7},
+		"timers":[{"state":"busy","id":3,"delay":"30m0s","deadline":"2026-11-26T02:30:00Z"}],"last_timer":4}`, string(data))
+
+	timers := make([]fsmrt.Timer, 1)
+	var last fsmrt.TimerID
+	state, err := timed.Load(data, timers, &last)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"kind":"busy","N":7}`, string(state))
+	assert.Equal(t, fsmrt.TimerID(4), last)
+	assert.Equal(t, fsmrt.TimerID(3), timers[0].ID)
+	assert.Equal(t, 30*time.Minute, timers[0].Delay)
+	assert.True(t, timers[0].Deadline.Equal(deadline))
+	assert.Equal(t, time.UTC, timers[0].Deadline.Location())
+	require.NoError(t, timed.CheckTimers(2, timers))
+	assert.ErrorIs(t, timed.CheckTimers(1, timers), fsmrt.ErrTimerNotRunning)
+
+	// A timer without a deadline (its state put with Restore) saves none.
+	data, err = timed.Save(busy{N: 7}, []fsmrt.Timer{{ID: 1, Delay: time.Second}}, 1)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "deadline")
+	timers = make([]fsmrt.Timer, 1)
+	_, err = timed.Load(data, timers, &last)
+	require.NoError(t, err)
+	assert.True(t, timers[0].Deadline.IsZero())
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{
+		{"not JSON", `[`, "load a saved machine"},
+		{"not an object", `[1]`, "want a JSON object, found an array"},
+		{"two values", `{"format":1} {}`, "more than one JSON value"},
+		{"another format", `{"format":2,"machine":"Toy","shape":"x","state":{"kind":"idle"}}`, "format 2, but this version of fsmgen reads format 1"},
+		{"another machine", `{"format":1,"machine":"Door","shape":"x","state":{"kind":"idle"}}`, `it is a "Door" machine, not a "Toy" one`},
+		{"no state", `{"format":1,"machine":"Toy","shape":"x"}`, "no state"},
+		{"unknown member", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"idle"},"regions":[]}`, `unknown field "regions"`},
+		{"member in another case", `{"format":1,"Machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `unknown field "Machine" (did you mean "machine"?)`},
+		{"member twice", `{"format":1,"machine":"Toy","machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `duplicate field "machine"`},
+		{"a timer of a state without one", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"idle","id":1,"delay":"1s"}],"last_timer":1}`, `a timer of state "idle", which has no timer`},
+		{"two timers of a state", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s"},{"state":"busy","id":2,"delay":"1s"}],"last_timer":2}`, `two timers of state "busy"`},
+		{"a timer not started", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":5,"delay":"1s"}],"last_timer":2}`, "timer 5 of state \"busy\" is not one the machine started (the last was 2)"},
+		{"a timer with the zero id", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":0,"delay":"1s"}],"last_timer":2}`, "is not one the machine started"},
+		{"a bad delay", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"soon"}],"last_timer":1}`, `timer 1: time: invalid duration "soon"`},
+		{"a timer member unknown", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s","at":"x"}],"last_timer":1}`, `timer 1: unknown field "at"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var last fsmrt.TimerID
+			_, err := timed.Load([]byte(tt.data), make([]fsmrt.Timer, 1), &last)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, tt.want)
+			assert.ErrorContains(t, err, "toy: load a saved machine")
+		})
+	}
+	_, err := desc.Load([]byte(`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"idle"},"last_timer":3}`), nil, nil)
+	assert.ErrorContains(t, err, "it has timers, and this machine none")
+}
+
+func TestReshaped(t *testing.T) {
+	cause := errors.New("decode state busy: unknown field \"n2\"")
+	same := []byte(`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{}}`)
+	other := []byte(`{"format":1,"machine":"Toy","shape":"sha256:old","state":{}}`)
+	assert.Equal(t, cause, timed.Reshaped(same, cause))
+	err := timed.Reshaped(other, cause)
+	assert.ErrorIs(t, err, cause)
+	assert.ErrorContains(t, err, "saved with shape sha256:old; this revision's is sha256:toy: fsmgen diff says what changed")
+}
+
+func TestStrictDecoding(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+		n                int
+	}{
+		{"the fields", `{"kind":"busy","N":3}`, "", 3},
+		{"a missing field is zero", `{"kind":"busy"}`, "", 0},
+		{"a renamed field", `{"kind":"busy","old_n":4}`, "", 4},
+		{"the old and the new name", `{"kind":"busy","old_n":4,"N":5}`, `field "N" is given twice, once under its old name`, 0},
+		{"an unknown field", `{"kind":"busy","M":3}`, `toy: decode state busy: unknown field "M"`, 0},
+		{"a field in another case", `{"kind":"busy","n":3}`, `unknown field "n" (did you mean "N"?)`, 0},
+		{"a field twice", `{"kind":"busy","N":3,"N":4}`, `duplicate field "N"`, 0},
+		{"kind twice", `{"kind":"busy","kind":"busy"}`, `duplicate field "kind"`, 0},
+		{"a field of the wrong type", `{"kind":"busy","N":"three"}`, "cannot unmarshal string", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := fsmrt.DecodeValue[busy, any](&timed, []byte(tt.data), "state busy")
+			if tt.want != "" {
+				assert.ErrorContains(t, err, tt.want)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, busy{N: tt.n}, v)
+		})
+	}
+	_, err := timed.KindOf([]byte(`{"Kind":"busy"}`), "state")
+	assert.ErrorContains(t, err, `no "kind"`, "the kind's name is read in its case only")
+}

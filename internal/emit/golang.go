@@ -795,9 +795,9 @@ func (g *goGen) genSaved() {
 	if len(m.Timers) > 0 {
 		timers, last = jen.Id("m").Dot("timers").Index(jen.Op(":")), jen.Id("m").Dot("lastTimer")
 	}
-	f.Add(paragraphs("Save returns the machine as JSON, for Load: its name, the fingerprint of its "+
-		"saved shape, its state and, for each running timer, its id and deadline. Save after an "+
-		"event and before performing its actions, and a timer's firing is handled once, whatever "+
+	f.Add(paragraphs("Save returns the machine as JSON, for Load: its name, the fingerprint of its " +
+		"saved shape, its state and, for each running timer, its id and deadline. Save after an " +
+		"event and before performing its actions, and a timer's firing is handled once, whatever " +
 		"moment the process is killed (see docs/spec.md)."))
 	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()),
 		jen.Return(jen.Id("fsmDesc").Dot("Save").Call(jen.Id("m").Dot("State").Call(), timers.Clone(), last.Clone())))
@@ -821,10 +821,10 @@ func (g *goGen) genSaved() {
 			jen.If(jen.Err().Op(":=").Id("fsmDesc").Dot("CheckTimers").Call(core().Dot("State"), timers.Clone()), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	body = append(body, jen.Return(jen.Id("m"), jen.Nil()))
-	f.Add(paragraphs("Load returns the machine Save saved, with c's behaviour and handler, in its state "+
-		"and with its timers running as they were (see Timers and Deadline); it hands out no action. "+
-		"It reads strictly: unknown fields, fields in another case and fields given twice are refused, "+
-		"naming them. Data saved by an earlier revision of the spec loads when the states and fields it "+
+	f.Add(paragraphs("Load returns the machine Save saved, with c's behaviour and handler, in its state " +
+		"and with its timers running as they were (see Timers and Deadline); it hands out no action. " +
+		"It reads strictly: unknown fields, fields in another case and fields given twice are refused, " +
+		"naming them. Data saved by an earlier revision of the spec loads when the states and fields it " +
 		"names still exist, or were renamed with renamed_from; a field it lacks loads as its zero value."))
 	f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(body...)
 }

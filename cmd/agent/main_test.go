@@ -165,7 +165,9 @@ func (e *env) state(t *testing.T, id string) agent.State {
 	if len(th.State) == 0 {
 		return nil
 	}
-	st, err := agent.UnmarshalState(th.State)
+	var saved struct{ State json.RawMessage } // the machine as Save saves it
+	require.NoError(t, json.Unmarshal(th.State, &saved))
+	st, err := agent.UnmarshalState(saved.State)
 	require.NoError(t, err)
 	return st
 }

@@ -253,20 +253,30 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // restore builds the machine for a thread, with h as its Handler: new, or
-// in its saved state.
+// as it was saved (a version 1 thread holds the bare state, which Restore
+// takes; the machine has no timers to lose).
 func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machine, error) {
+	c := agent.Config{Behavior: b, Handler: h}
 	if len(t.State) == 0 {
-		return agent.New(agent.Config{Behavior: b, Handler: h, Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}})
+		c.Initial = agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}
+		return agent.New(c)
 	}
-	st, err := agent.UnmarshalState(t.State)
-	if err != nil {
-		return nil, fmt.Errorf("resume thread %s: %w; the thread file is damaged", t.ID, err)
+	var m *agent.Machine
+	if t.Version == 1 {
+		st, err := agent.UnmarshalState(t.State)
+		if err != nil {
+			return nil, fmt.Errorf("resume thread %s: %w; the thread file is damaged", t.ID, err)
+		}
+		if m, err = agent.Restore(c, st); err != nil {
+			return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+		}
+	} else {
+		var err error
+		if m, err = agent.Load(c, t.State); err != nil {
+			return nil, fmt.Errorf("resume thread %s: %w; the thread file is damaged", t.ID, err)
+		}
 	}
-	if err := resumable(st); err != nil {
-		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
-	}
-	m, err := agent.Restore(agent.Config{Behavior: b, Handler: h}, st)
-	if err != nil {
+	if err := resumable(m.State()); err != nil {
 		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 	}
 	return m, nil

@@ -322,7 +322,9 @@ func (s *session) thread(t *testing.T) *thread.Thread {
 // state decodes the machine state the thread was saved in.
 func (s *session) state(t *testing.T) agent.State {
 	t.Helper()
-	st, err := agent.UnmarshalState(s.thread(t).State)
+	var saved struct{ State json.RawMessage } // the machine as Save saves it
+	require.NoError(t, json.Unmarshal(s.thread(t).State, &saved))
+	st, err := agent.UnmarshalState(saved.State)
 	require.NoError(t, err)
 	return st
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/loop"
+	"github.com/fsmgen/fsmgen/runtime/thread"
 )
 
 // MachineName is the machine name the agent writes in event log headers.
@@ -73,11 +74,11 @@ func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
 	return nil
 }
 
-// capture keeps the machine's current state for the next save.
+// capture keeps the machine, as its Save saves it, for the next save.
 func (a *Agent) capture() error {
-	st, err := json.Marshal(a.m.State())
+	st, err := a.m.Save()
 	if err != nil {
-		return fmt.Errorf("save thread %s: encode the state: %w", a.cfg.Thread.ID, err)
+		return fmt.Errorf("save thread %s: %w", a.cfg.Thread.ID, err)
 	}
 	a.saved = st
 	a.savedKind = a.m.Kind()
@@ -87,6 +88,7 @@ func (a *Agent) capture() error {
 // save writes the thread with the last captured state and the queued input.
 func (a *Agent) save() error {
 	t := a.cfg.Thread
+	t.Version = thread.Version
 	t.State = a.redact(a.saved)
 	t.QueuedInput = slices.Clone(a.queue)
 	for _, ui := range a.typed {

@@ -10,6 +10,7 @@
 package thread
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -26,8 +27,11 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
 
-// Version is the format version of the thread files this package writes.
-const Version = 1
+// Version is the format version of the thread files this package writes:
+// 2, whose State is the machine as its Save method saves it (its running
+// timers and the fingerprint of its shape included). Load reads version 1
+// too, whose State is the machine's bare state (its MarshalJSON).
+const Version = 2
 
 // Thread is one saved conversation with the agent.
 type Thread struct {
@@ -45,8 +49,9 @@ type Thread struct {
 	Model string `json:"model"`
 	// Workspace is the absolute directory the agent works in.
 	Workspace string `json:"workspace"`
-	// State is the machine's state as its generated MarshalJSON writes it,
-	// or empty for a thread that has not started yet.
+	// State is the machine as its generated Save method saves it (in a
+	// version 1 file, its state as its MarshalJSON writes it), or empty
+	// for a thread that has not started yet.
 	State json.RawMessage `json:"state,omitempty"`
 	// QueuedInput holds the user's messages typed while the agent was busy
 	// and not yet handed to the machine, oldest first.
@@ -143,11 +148,13 @@ func (s *Store) Load(id string) (*Thread, error) {
 		return nil, fmt.Errorf("load thread %s: %w", id, err)
 	}
 	var t Thread
-	if err := json.Unmarshal(data, &t); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields() // a misspelled field is refused, not dropped
+	if err := dec.Decode(&t); err != nil {
 		return nil, fmt.Errorf("load thread %s: %s is not a thread file: %w", id, s.Path(id), err)
 	}
-	if t.Version != Version {
-		return nil, fmt.Errorf("load thread %s: format version %d, this agent reads version %d; use a matching agent", id, t.Version, Version)
+	if t.Version != Version && t.Version != 1 {
+		return nil, fmt.Errorf("load thread %s: format version %d, this agent reads versions 1 and %d; use a matching agent", id, t.Version, Version)
 	}
 	if t.ID != id {
 		return nil, fmt.Errorf("load thread %s: the file says it is thread %q; rename it back or resume that ID", id, t.ID)

@@ -60,6 +60,8 @@ func TestLoadErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(s.Path("garbage"), []byte("{not json"), 0o600))
 	require.NoError(t, os.WriteFile(s.Path("future"), []byte(`{"version":99,"id":"future"}`), 0o600))
 	require.NoError(t, os.WriteFile(s.Path("renamed"), []byte(`{"version":1,"id":"other"}`), 0o600))
+	require.NoError(t, os.WriteFile(s.Path("misspelled"), []byte(`{"version":2,"id":"misspelled","queued_inptu":["hi"]}`), 0o600))
+	require.NoError(t, os.WriteFile(s.Path("old"), []byte(`{"version":1,"id":"old","state":{"kind":"waiting_for_user_input"}}`), 0o600))
 	tests := []struct {
 		id, want string
 	}{
@@ -69,6 +71,7 @@ func TestLoadErrors(t *testing.T) {
 		{"garbage", "not a thread file"},
 		{"future", "format version 99"},
 		{"renamed", `says it is thread "other"`},
+		{"misspelled", `unknown field "queued_inptu"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -78,6 +81,9 @@ func TestLoadErrors(t *testing.T) {
 	}
 	_, err := s.Load("missing")
 	assert.ErrorIs(t, err, thread.ErrNotFound)
+	old, err := s.Load("old")
+	require.NoError(t, err, "a version 1 thread still loads")
+	assert.Equal(t, 1, old.Version)
 }
 
 // TestLock checks that a thread is locked by one agent at a time.

@@ -7,8 +7,9 @@
 //
 // Order is an online shop's order, from the cart to the customer's door.
 // The customer fills a cart, checks out and places the order; the shop then
-// sends a payment link and waits up to 30 minutes for the payment, after
-// which the order expires. A paid order is fulfilled: picked, packed and
+// sends a payment link and waits for the payment up to the end of the
+// shop's payment window (30 minutes), after which the order expires. A paid
+// order is fulfilled: picked, packed and
 // shipped by the warehouse, then delivered. Until it ships, the customer
 // may cancel it and is refunded; once shipped, it can no longer be
 // cancelled.
@@ -193,11 +194,12 @@ func (v Checkout) MarshalJSON() ([]byte, error) {
 }
 
 // AwaitingPayment is the state AwaitingPayment: The order is placed and the
-// payment link sent; the payment must arrive within 30 minutes.
+// payment link sent; the payment must arrive within the shop's payment window
+// (30 minutes).
 //
 // It is a substate of Unpaid. On entry it emits SendPaymentLink. On exit it
-// emits RevokePaymentLink. Its timer fires after 30m unless the state is left
-// first.
+// emits RevokePaymentLink. Its timer fires after the delay paymentWindow
+// computes unless the state is left first.
 type AwaitingPayment struct {
 	// Total is the price of the items in the cart.
 	Total Cents `json:"total"`
@@ -592,6 +594,10 @@ type Behavior interface {
 	//
 	// It is given total.
 	HasItems(total Cents) bool
+	// PaymentWindow says how long a placed order waits for its payment.
+	//
+	// It returns delay.
+	PaymentWindow() time.Duration
 	// AddToTotal adds the item's price to the cart's total.
 	//
 	// It is given total and price and returns total.
@@ -780,7 +786,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventDispatched, Reason: "Dispatched is not accepted while in Fulfilment", Label: "Fulfilment --Dispatched--> rejected: Dispatched is not accepted while in Fulfilment"},
 		{Kind: fsmrt.RuleReject, Composite: "Fulfilment", Event: EventDeliveryConfirmed, Reason: "DeliveryConfirmed is not accepted while in Fulfilment", Label: "Fulfilment --DeliveryConfirmed--> rejected: DeliveryConfirmed is not accepted while in Fulfilment"},
 		{Kind: fsmrt.RuleTransition, Composite: "Fulfilment", Event: EventCancel, To: StateCancelled, Actions: []ActionKind{ActionRefund}, Label: "Fulfilment --Cancel--> Cancelled / Refund"},
-		{Kind: fsmrt.RuleTransition, From: StateAwaitingPayment, Event: EventTimerFired, To: StateExpired, Actions: []ActionKind{ActionSendExpiryNotice}, Label: "AwaitingPayment --after 30m--> Expired / SendExpiryNotice"},
+		{Kind: fsmrt.RuleTransition, From: StateAwaitingPayment, Event: EventTimerFired, To: StateExpired, Actions: []ActionKind{ActionSendExpiryNotice}, Label: "AwaitingPayment --after paymentWindow--> Expired / SendExpiryNotice"},
 		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 	},
 }
@@ -1017,11 +1023,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *PlaceOrder:
 			// Checkout --PlaceOrder--> AwaitingPayment
 			m.core.State = StateAwaitingPayment
+			delay := m.b.PaymentWindow()
 			m.core.Start(4, StateCheckout)
 			m.h.SendPaymentLink(m.d.total)
 			m.lastTimer++
-			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Minute}
-			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, 30*time.Minute)
+			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		case *Cancel:
 			// Unpaid --Cancel--> Cancelled
@@ -1287,7 +1294,7 @@ func (m *Machine) startTimers() {
 	switch m.core.State {
 	case StateAwaitingPayment:
 		m.lastTimer++
-		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Minute}
+		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.PaymentWindow()}
 	}
 }
 
@@ -1331,7 +1338,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.core.State == StateAwaitingPayment && ev.Timer == m.timers[0].ID:
 		m.timers[0] = fsmrt.Timer{}
-		// AwaitingPayment --after 30m--> Expired / SendExpiryNotice
+		// AwaitingPayment --after paymentWindow--> Expired / SendExpiryNotice
 		m.d.total = *new(Cents)
 		m.core.State = StateExpired
 		m.core.Start(55, StateAwaitingPayment)

@@ -7,6 +7,7 @@ package order
 
 import (
 	"testing"
+	"time"
 
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
@@ -19,6 +20,9 @@ type fsmFake struct {
 
 // HasItems answers for the guard hasItems.
 func (f fsmFake) HasItems(Cents) bool { return f.s.Guard("hasItems") }
+
+// PaymentWindow notes that the effect paymentWindow ran.
+func (f fsmFake) PaymentWindow() (_ time.Duration) { f.s.Effect("paymentWindow"); return }
 
 // AddToTotal notes that the effect addToTotal ran.
 func (f fsmFake) AddToTotal(Cents, Cents) (_ Cents) { f.s.Effect("addToTotal"); return }
@@ -60,7 +64,7 @@ func TestRules(t *testing.T) {
 		{From: Cart{}, Event: &BeginCheckout{}, Tests: []string{"hasItems"}, Rules: []int{1}, To: StateCheckout},
 		{From: Cart{}, Event: &BeginCheckout{}, Tests: []string{"!hasItems"}, Rules: []int{2}, To: StateCart},
 		{From: Checkout{}, Event: &BackToCart{}, Rules: []int{3}, To: StateCart},
-		{From: Checkout{}, Event: &PlaceOrder{}, Rules: []int{4}, To: StateAwaitingPayment, Actions: []ActionKind{ActionSendPaymentLink, ActionStartTimer}},
+		{From: Checkout{}, Event: &PlaceOrder{}, Rules: []int{4}, To: StateAwaitingPayment, Actions: []ActionKind{ActionSendPaymentLink, ActionStartTimer}, Effects: []string{"paymentWindow"}},
 		{From: AwaitingPayment{}, Event: &PaymentReceived{}, Rules: []int{5}, To: StatePicking, Actions: []ActionKind{ActionCancelTimer, ActionRevokePaymentLink, ActionSendReceipt, ActionOpenWarehouseOrder}},
 		{From: Picking{}, Event: &Picked{}, Rules: []int{6}, To: StatePacking},
 		{From: Packing{}, Event: &Dispatched{}, Rules: []int{7}, To: StateShipped, Actions: []ActionKind{ActionSendTrackingLink}},
@@ -123,7 +127,7 @@ func TestPaths(t *testing.T) {
 		{Up: -1, Event: &BeginCheckout{}, Tests: []string{"hasItems"}, Rules: []int{1}},
 		{Up: -1, Event: &BeginCheckout{}, Tests: []string{"!hasItems"}, Rules: []int{2}},
 		{Up: 1, Event: &BackToCart{}, Rules: []int{3}},
-		{Up: 1, Event: &PlaceOrder{}, Rules: []int{4}, Actions: []ActionKind{ActionSendPaymentLink, ActionStartTimer}},
+		{Up: 1, Event: &PlaceOrder{}, Rules: []int{4}, Actions: []ActionKind{ActionSendPaymentLink, ActionStartTimer}, Effects: []string{"paymentWindow"}},
 		{Up: 4, Event: &PaymentReceived{}, Rules: []int{5}, Actions: []ActionKind{ActionCancelTimer, ActionRevokePaymentLink, ActionSendReceipt, ActionOpenWarehouseOrder}},
 		{Up: 5, Event: &Picked{}, Rules: []int{6}},
 		{Up: 6, Event: &Dispatched{}, Rules: []int{7}, Actions: []ActionKind{ActionSendTrackingLink}},

@@ -12,7 +12,7 @@ FUZZ_CI_EMIT ?= 300x
 FUZZ_CI_EVENTLOG ?= 40000x
 FUZZ_CI_SANITIZE ?= 20000x
 
-.PHONY: generate test fuzz bench
+.PHONY: generate test fuzz bench diff
 
 # generate regenerates every output of every spec (go generate runs fsmgen
 # in each generated package) and the JSON Schema copy for editors.
@@ -20,16 +20,31 @@ generate:
 	$(GO) generate ./...
 	$(GO) run ./cmd/fsmgen schema > docs/fsmgen.schema.json
 
-# test vets the code, checks that every generated file is up to date, runs
-# all tests (with those of the bench/ module, which check that the four
+# test vets the code, checks that every generated file is up to date,
+# compares every spec with the previous commit's (make diff), runs all tests (with those of the bench/ module, which check that the four
 # benchmarked machines take the same steps), and fuzzes the spec pipeline
 # briefly.
 test:
 	$(GO) vet ./...
 	$(GO) run ./cmd/fsmgen check $(SPECS)
+	$(MAKE) diff
 	$(GO) test ./...
 	cd bench && $(GO) vet ./... && $(GO) test ./...
 	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE)
+
+# diff runs fsmgen diff of every spec against its revision at commit BASE
+# (the previous commit by default): it fails on a change that breaks saved
+# data, the hand-written code or the machine's behaviour unless the spec
+# declares it under breaks:. A checkout without BASE (no git, a shallow
+# clone, the first commit) has nothing to compare with, and says so.
+BASE ?= HEAD~1
+diff:
+	@if ! git rev-parse --verify --quiet '$(BASE)^{commit}' >/dev/null 2>&1; then \
+		echo "make: no commit $(BASE) to compare the specs with: fsmgen diff skipped" >&2; exit 0; \
+	fi; \
+	bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/fsmgen" ./cmd/fsmgen && \
+	for spec in $(SPECS); do "$$bin/fsmgen" diff "git:$(BASE):$$spec" "$$spec" || exit $$?; done
 
 # The bash tool's sandbox needs bubblewrap (bwrap). FSMGEN_REQUIRE_SANDBOX=1,
 # the default on Linux, makes the tests that need it fail where it cannot

@@ -10,6 +10,7 @@
 //	fsmgen schema                                   print the JSON Schema of the spec language
 //	fsmgen debug SPEC                               print the checked machine (storage, signatures, every rule's data flow)
 //	fsmgen paths [-json] SPEC                       print each rule's witness path: the shortest events from New that fire it
+//	fsmgen diff [-format F] OLD NEW                 list what changed between two revisions of a spec, and what each change breaks
 //
 // Output paths in a spec are relative to the spec file, so the result is
 // the same from any working directory. Problems are reported as
@@ -19,7 +20,26 @@
 // errors.
 //
 // Exit status: 0 when all is well, 1 for a spec error or a stale output,
-// 2 for a usage error.
+// 2 for a usage error, 3 when fsmgen diff finds a change that breaks
+// something the new spec does not declare under breaks:.
+//
+// # Comparing revisions
+//
+// fsmgen diff OLD NEW checks both revisions of a spec and lists every
+// change between them: a state, event, action, field, guard, effect,
+// timer, entry or exit, or rule added, removed, renamed (renamed_from) or
+// changed. Each change has a verdict, ok, review or breaks, for four
+// things: states saved by the old revision (m.Save, a database), events
+// and actions saved by it (an event log), the hand-written Behavior and
+// Handler, and the machine's behaviour. OLD is a file, or git:REV:PATH for
+// the file PATH (relative to the current directory) at commit REV, as in
+//
+//	fsmgen diff git:HEAD~1:spec/order.yaml spec/order.yaml
+//
+// A change the new spec declares under breaks: is reported as declared
+// and does not fail; one it declares that names no change is noted. A
+// spec that OLD does not have is new: nothing was saved with it. -format
+// json and -format sarif print the report as one document on stdout.
 //
 // # Output formats for CI
 //
@@ -104,6 +124,9 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
+	// exitBreaks is the exit status of fsmgen diff when a change breaks
+	// something the new spec does not declare.
+	exitBreaks = 3
 )
 
 const usage = `usage:
@@ -113,6 +136,7 @@ const usage = `usage:
   fsmgen schema
   fsmgen debug SPEC
   fsmgen paths [-json] SPEC
+  fsmgen diff [-format text|json|sarif] OLD NEW
 `
 
 func main() {
@@ -154,6 +178,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case errors.Is(err, errReported):
 		return exitError
+	case errors.Is(err, errBreaks):
+		return exitBreaks
 	default:
 		fmt.Fprintln(stderr, "fsmgen:", err)
 		return exitError
@@ -170,6 +196,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	var o options
 	if cmd == "generate" || cmd == "check" {
 		fs.BoolVar(&o.werror, "werror", false, "treat warnings as errors")
+	}
+	if cmd == "generate" || cmd == "check" || cmd == "diff" {
 		fs.StringVar(&o.format, "format", formatText, "output format: text, json or sarif")
 	}
 	asJSON := false
@@ -192,6 +220,14 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return report(cmd == "check", o, args, stdout, stderr)
 		}
 		return generateOrCheck(cmd == "check", o.werror, args, stdout, stderr)
+	case "diff":
+		if !slices.Contains(formats, o.format) {
+			return fmt.Errorf("diff: -format %q is not one of text, json, sarif: %w", o.format, errUsage)
+		}
+		if err := diffUsage(args); err != nil {
+			return err
+		}
+		return diffSpecs(o.format, args[0], args[1], stdout, stderr)
 	case "diagram", "debug":
 		if len(args) != 1 {
 			return fmt.Errorf("%s needs exactly one spec file: %w", cmd, errUsage)

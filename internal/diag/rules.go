@@ -82,7 +82,7 @@ var rules = []Rule{
 		Short:    "A value has the wrong YAML type.",
 		Full:     "A key holds a value of another kind than the spec language expects: a list where a mapping belongs, a mapping where a name belongs, and so on.",
 		Help:     "Write the value in the form the message names; docs/spec.md shows each key with an example, and the JSON Schema (fsmgen schema) lets an editor flag it as you type.",
-		Patterns: []string{`^spec must be a mapping`, `^expected .*, found `, `^transitions must be a list`, `^guards must be a list of branches`},
+		Patterns: []string{`^spec must be a mapping`, `^expected .*, found `, `^transitions must be a list`, `^guards must be a list of branches`, `^breaks is a list of the changes made on purpose`},
 	},
 	{
 		ID: "unknown-key", Level: Error,
@@ -103,7 +103,7 @@ var rules = []Rule{
 		Short:    "A required key is missing.",
 		Full:     "The spec, a field, a timer, a transition or a \"*\" row lacks a key it cannot do without.",
 		Help:     "Add the key the message names.",
-		Patterns: []string{`^spec has no "`, `^field (".*" )?has no type$`, `^after has no "delay"`, `^transition has no "from"`, `^a "\*" row needs "on"`},
+		Patterns: []string{`^spec has no "`, `^field (".*" )?has no type$`, `^after has no "delay"`, `^transition has no "from"`, `^a "\*" row needs "on"`, `^a declared break names the change`},
 	},
 	// Names.
 	{
@@ -112,6 +112,13 @@ var rules = []Rule{
 		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a lower-case Go identifier, import aliases identifiers that are not Go keywords, and import paths valid Go import paths.",
 		Help:     "Rename it with letters, digits and underscores, starting with a letter.",
 		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a lower-case Go identifier|reserved)`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`},
+	},
+	{
+		ID: "invalid-rename", Level: Error,
+		Short:    "A renamed_from entry would not keep old data readable.",
+		Full:     "renamed_from lists the names a state, event, action or field had in earlier revisions, so that data saved under them still loads. Each must be a name, differ from the current one, appear once, and belong to one declaration only: an old name that is another declaration's name now, or that two declarations claim, would load as either.",
+		Help:     "List each earlier name once, on the declaration that carries it now; remove an entry that names the current name or another declaration.",
+		Patterns: []string{`: renamed_from ".*" is (not a name|its name now)`, `: renamed_from lists ".*" twice$`, ` was renamed from .*, which is the name of `, ` were both renamed from `},
 	},
 	{
 		ID: "go-name-clash", Level: Error,
@@ -344,6 +351,20 @@ var rules = []Rule{
 		Patterns: []string{`^output path ".*" leads out of `},
 	},
 	{
+		ID: "breaking-change", Level: Error,
+		Short:    "A change between two revisions of a spec breaks something the new one does not declare.",
+		Full:     "fsmgen diff found a change that breaks states or events saved by the old revision, the hand-written Behavior or Handler, or what the machine does, and the new spec does not list it under breaks:.",
+		Help:     "Undo the change, keep old data readable with renamed_from, or declare the break under breaks: with the change's subject and why (fsmgen diff then reports it as declared).",
+		Patterns: []string{`^breaking change: `},
+	},
+	{
+		ID: "declared-break", Level: Warning,
+		Short:    "A change breaks something, as the new spec declares under breaks:.",
+		Full:     "fsmgen diff found a breaking change that the new spec lists under breaks:, so it is intended; it is reported so that whoever upgrades knows what to migrate.",
+		Help:     "Migrate what the verdicts name (saved states, an event log, the Behavior or Handler); remove the entry from breaks: once no saved data of the old revision is left.",
+		Patterns: []string{`^declared breaking change: `},
+	},
+	{
 		ID: "stale-output", Level: Error,
 		Short:    "A generated file is out of date with its spec.",
 		Full:     "fsmgen check found a generated file whose bytes differ from what its spec generates now, or that is missing.",
@@ -356,7 +377,7 @@ var rules = []Rule{
 		Short:    "A declaration is never used.",
 		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through.",
 		Help:     "Remove it, or use it where it was meant to be used.",
-		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`},
+		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no change`},
 	},
 	{
 		ID: "rule-applies-nowhere", Level: Warning,
@@ -368,9 +389,9 @@ var rules = []Rule{
 	{
 		ID: "new-event-through-star", Level: Warning,
 		Short:    "A state handles a new event only through \"*\".",
-		Full:     "An event added since the last generation reaches a state through a \"*\" row or list, which may not be what the state should do with it.",
-		Help:     "If it is wrong, give the state a rule for the event; if it is right, regenerate to accept it.",
-		Patterns: []string{` the new event .* through "\*"`},
+		Full:     "fsmgen diff found an event the old revision did not have that a state ignores or rejects through \"ignore: *\" or \"reject: *\" rather than by a rule written for it, which may not be what the state should do with it.",
+		Help:     "If it is wrong, give the state a rule for the event; if it is right, nothing needs doing.",
+		Patterns: []string{`^the new event .* reaches .* through "\*"`},
 	},
 	{
 		ID: Unclassified, Level: Error,

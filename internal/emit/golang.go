@@ -531,7 +531,15 @@ func (g *goGen) genRules() {
 			if t.State.Composite() {
 				first, last = t.State.First, t.State.Last
 			}
-			timers = append(timers, jen.Values(kv("State", jen.Lit(t.State.Snake)), kv("First", jen.Id(first.KindName)), kv("Last", jen.Id(last.KindName))))
+			fields := []jen.Code{kv("State", jen.Lit(t.State.Snake)), kv("First", jen.Id(first.KindName)), kv("Last", jen.Id(last.KindName))}
+			if len(t.State.RenamedFrom) > 0 {
+				var was []jen.Code
+				for _, old := range t.State.RenamedFrom {
+					was = append(was, jen.Lit(fsm.SnakeName(old)))
+				}
+				fields = append(fields, kv("Was", jen.Index().String().Values(was...)))
+			}
+			timers = append(timers, jen.Values(fields...))
 		}
 		desc = append(desc, jen.Line().Add(kv("Timers", jen.Index().Add(rt("TimerOf")).Types(jen.Id("StateKind")).Values(timers...))))
 	}

@@ -8,7 +8,7 @@ package fsm
 // generated files declare nothing else.
 var Generated = []string{
 	// The package's API.
-	"Action", "ActionKind", "Behavior", "Config", "Event", "EventKind", "Handler", "Machine", "New",
+	"Action", "ActionKind", "Behavior", "Config", "Event", "EventKind", "Handler", "Load", "Machine", "New",
 	"Recorder", "RejectedError", "Restore", "Rule", "Rules", "State", "StateKind", "Step", "TimerID",
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
@@ -22,7 +22,7 @@ var Generated = []string{
 // or constants: a field type may name a generated type, never one of
 // these.
 var Values = []string{
-	"New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
+	"Load", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionNames", "fsmDesc", "fsmEventNames", "fsmNew", "fsmRunning", "fsmStateNames",
 	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmSubject",

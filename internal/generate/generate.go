@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -83,7 +84,6 @@ func Load(path string) (*Result, error) {
 	for _, file := range files {
 		res.Outputs = append(res.Outputs, Output{Path: filepath.Join(dir, filepath.FromSlash(file.Path)), Content: file.Content})
 	}
-	newEvents(m, res.Outputs, &res.Diags)
 	res.Diags.Sort()
 	return res, nil
 }
@@ -224,4 +224,59 @@ func confine(f *spec.File, diags *diag.List) {
 			diags.Errorf(out.Pos, "output path %q leads out of %s, the module (or directory) that holds the spec: write inside it", out.Value, root)
 		}
 	}
+}
+
+// Revision parses and checks a revision of the spec at path, whose
+// source is src, for fsmgen diff: positions name the revision as name
+// ("git:HEAD~1:spec/agent.yaml"), and the Go packages around the spec are
+// those of path's module as they are now. It emits nothing.
+func Revision(path, name string, src []byte) *Result {
+	res := &Result{Spec: name, Source: src}
+	f, diags := spec.Parse(name, src)
+	res.Diags = diags
+	if f == nil || diags.HasErrors() {
+		return res
+	}
+	f.Path = path
+	m, diags := fsm.Build(f, env(f))
+	res.Diags = append(res.Diags, diags...)
+	res.Diags.Sort()
+	res.Machine = m
+	return res
+}
+
+// ReadRevision reads a revision of a spec: a file, or, written
+// git:REV:PATH, the file PATH (relative to the current directory) as
+// commit REV of the git repository holding it has it. exists is false
+// when that commit has no such file.
+func ReadRevision(source string) (src []byte, path string, exists bool, err error) {
+	rest, isGit := strings.CutPrefix(source, "git:")
+	if !isGit {
+		src, err := os.ReadFile(source)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, source, false, nil
+		}
+		if err != nil {
+			return nil, source, false, fmt.Errorf("read %s: %w", source, err)
+		}
+		return src, source, true, nil
+	}
+	rev, path, ok := strings.Cut(rest, ":")
+	if !ok || rev == "" || path == "" {
+		return nil, "", false, fmt.Errorf("%q is not git:REV:PATH, as in git:HEAD~1:spec/agent.yaml", source)
+	}
+	if out, err := exec.Command("git", "rev-parse", "--verify", "--quiet", rev+"^{commit}").Output(); err != nil || len(out) == 0 {
+		return nil, path, false, fmt.Errorf("%s: git knows no commit %q here", source, rev)
+	}
+	cmd := exec.Command("git", "show", rev+":./"+filepath.ToSlash(path))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if strings.Contains(stderr.String(), "does not exist") || strings.Contains(stderr.String(), "exists on disk, but not in") {
+			return nil, path, false, nil
+		}
+		return nil, path, false, fmt.Errorf("git show %s:%s: %w: %s", rev, path, err, strings.TrimSpace(stderr.String()))
+	}
+	return out, path, true, nil
 }

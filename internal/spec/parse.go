@@ -461,8 +461,14 @@ func (p *parser) outcomeKeys(o *Outcome) map[string]func(k, v *yaml.Node) {
 		"effect": func(_, v *yaml.Node) { o.Effect = p.str(v) },
 		"action": func(_, v *yaml.Node) { o.Actions = p.names(v) },
 		"ignore": func(_, v *yaml.Node) { o.Ignore = p.boolean(v) },
-		"reject": func(_, v *yaml.Node) { o.Reject = p.str(v) },
-		"local":  func(_, v *yaml.Node) { o.Local = p.boolean(v) },
+		"reject": func(_, v *yaml.Node) {
+			if r := resolve(v); r.Kind == yaml.ScalarNode && r.Tag == "!!bool" {
+				p.errorf(v, "expected the reason the caller is told (reject: the cart is empty), found %s", r.Value)
+				return
+			}
+			o.Reject = p.str(v)
+		},
+		"local": func(_, v *yaml.Node) { o.Local = p.boolean(v) },
 		"examples": func(_, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode {
 				p.errorf(v, "examples must be a list, found %s", kindName(v))

@@ -101,6 +101,9 @@ func TestParseHostile(t *testing.T) {
 		{"deep nesting", "version: 2\ndoc: " + strings.Repeat("[", 60) + strings.Repeat("]", 60) + "\n", `nested more than 48 levels deep`},
 		{"too large", "version: 2\ndoc: " + strings.Repeat("x", spec.MaxSize) + "\n", `^x.yaml: spec is \d+ bytes, larger than the 1048576-byte limit`},
 		{"wrong type", "version: 2\nstates: [a, b]\n", `x.yaml:2:9: expected a mapping of names, found a list`},
+		{"reject: true", "version: 2\ntransitions:\n  - from: A\n    on: E\n    reject: true\n", `x.yaml:5:13: expected the reason the caller is told \(reject: the cart is empty\), found true`},
+		{"breaks not a list", "version: 2\nbreaks: {change: state A}\n", `x.yaml:2:9: breaks is a list of the changes made on purpose, each with change and why`},
+		{"a break without why", "version: 2\nbreaks:\n  - change: state A\n", `x.yaml:3:5: a declared break names the change \(as fsmgen diff names it\) and says why`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -116,6 +116,9 @@ type Desc[S, E, A Kind] struct {
 type TimerOf[S Kind] struct {
 	State       string
 	First, Last S
+	// Was lists the state's earlier JSON names (renamed_from), under
+	// which a machine saved by an earlier revision holds its timer.
+	Was []string
 }
 
 // CopyRules returns a copy of the rule table that shares no memory with

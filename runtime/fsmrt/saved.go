@@ -103,12 +103,15 @@ func (d *Desc[S, E, A]) Load(data []byte, timers []Timer, last *TimerID) (json.R
 	slot := map[string]int{}
 	for i, t := range d.Timers {
 		slot[t.State] = i
+		for _, was := range t.Was {
+			slot[was] = i
+		}
 	}
 	for _, t := range s.saved.Timers {
 		i, ok := slot[t.State]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("%s: load a saved machine: a timer of state %q, which has no timer", d.Package, t.State)
+			return nil, d.Reshaped(data, fmt.Errorf("%s: load a saved machine: a timer of state %q, which is no state with a timer in this revision (a renamed state keeps its old name in renamed_from)", d.Package, t.State))
 		case timers[i].ID != 0:
 			return nil, fmt.Errorf("%s: load a saved machine: two timers of state %q", d.Package, t.State)
 		case t.ID == 0 || t.ID > s.LastTimer:

@@ -15,7 +15,7 @@ import (
 var timed = func() fsmrt.Desc[stateKind, eventKind, actionKind] {
 	d := desc
 	d.Shape = "sha256:toy"
-	d.Timers = []fsmrt.TimerOf[stateKind]{{State: "busy", First: 2, Last: 2}}
+	d.Timers = []fsmrt.TimerOf[stateKind]{{State: "busy", First: 2, Last: 2, Was: []string{"working"}}}
 	d.Renamed = map[string]map[string]string{"state busy": {"old_n": "N"}}
 	return d
 }()
@@ -55,6 +55,13 @@ func TestSaveLoad(t *testing.T) {
 	_, err = timed.Load(data, timers, &last)
 	require.NoError(t, err)
 	assert.True(t, timers[0].Deadline.IsZero())
+
+	// The timer of a state saved under its old name (renamed_from) loads.
+	timers = make([]fsmrt.Timer, 1)
+	_, err = timed.Load([]byte(`{"format":1,"machine":"Toy","shape":"sha256:old","state":{"kind":"working"},
+		"timers":[{"state":"working","id":2,"delay":"1s","deadline":"2026-11-26T02:30:00Z"}],"last_timer":2}`), timers, &last)
+	require.NoError(t, err)
+	assert.Equal(t, fsmrt.TimerID(2), timers[0].ID)
 }
 
 func TestLoadErrors(t *testing.T) {
@@ -70,7 +77,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown member", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"idle"},"regions":[]}`, `unknown field "regions"`},
 		{"member in another case", `{"format":1,"Machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `unknown field "Machine" (did you mean "machine"?)`},
 		{"member twice", `{"format":1,"machine":"Toy","machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `duplicate field "machine"`},
-		{"a timer of a state without one", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"idle","id":1,"delay":"1s"}],"last_timer":1}`, `a timer of state "idle", which has no timer`},
+		{"a timer of a state without one", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"idle","id":1,"delay":"1s"}],"last_timer":1}`, `a timer of state "idle", which is no state with a timer in this revision`},
 		{"two timers of a state", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s"},{"state":"busy","id":2,"delay":"1s"}],"last_timer":2}`, `two timers of state "busy"`},
 		{"a timer not started", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":5,"delay":"1s"}],"last_timer":2}`, "timer 5 of state \"busy\" is not one the machine started (the last was 2)"},
 		{"a timer with the zero id", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":0,"delay":"1s"}],"last_timer":2}`, "is not one the machine started"},

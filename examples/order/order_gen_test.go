@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
 
@@ -54,6 +55,13 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		rec := &Recorder{}
 		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
 		return m, &rec.Actions, err
+	},
+	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
+		var out []fsmrt.Timer
+		for _, t := range m.(*Machine).Timers() {
+			out = append(out, fsmrt.Timer{ID: t.Timer, Delay: t.Delay, Deadline: m.(*Machine).Deadline(t.Timer)})
+		}
+		return out
 	},
 }
 
@@ -195,17 +203,21 @@ func TestRandomSequences(t *testing.T) { fsmtest.Random(t, fsmSubject) }
 // that Load reads strictly: see fsmtest.Saved.
 func TestSaved(t *testing.T) { fsmtest.Saved(t, fsmSubject) }
 
-// TestMachineErrors checks the machine's errors: see fsmtest.Errors; and New
-// and Restore refuse a Config without what the machine needs.
+// TestMachineErrors checks the machine's errors: see fsmtest.Errors; and New,
+// Restore and Load refuse a Config without what the machine needs.
 func TestMachineErrors(t *testing.T) {
 	fsmtest.Errors(t, fsmSubject)
 	_, err := New(Config{Handler: &Recorder{}})
 	fsmtest.Missing(t, err, "Behavior")
 	_, err = Restore(Config{Handler: &Recorder{}}, Cart{})
 	fsmtest.Missing(t, err, "Behavior")
+	_, err = Load(Config{Handler: &Recorder{}}, nil)
+	fsmtest.Missing(t, err, "Behavior")
 	_, err = New(Config{Behavior: fsmFake{}})
 	fsmtest.Missing(t, err, "Handler")
 	_, err = Restore(Config{Behavior: fsmFake{}}, Cart{})
+	fsmtest.Missing(t, err, "Handler")
+	_, err = Load(Config{Behavior: fsmFake{}}, nil)
 	fsmtest.Missing(t, err, "Handler")
 }
 

@@ -143,13 +143,15 @@ func TestRandomSequences(t *testing.T) { fsmtest.Random(t, fsmSubject) }
 // that Load reads strictly: see fsmtest.Saved.
 func TestSaved(t *testing.T) { fsmtest.Saved(t, fsmSubject) }
 
-// TestMachineErrors checks the machine's errors: see fsmtest.Errors; and New
-// and Restore refuse a Config without what the machine needs.
+// TestMachineErrors checks the machine's errors: see fsmtest.Errors; and New,
+// Restore and Load refuse a Config without what the machine needs.
 func TestMachineErrors(t *testing.T) {
 	fsmtest.Errors(t, fsmSubject)
 	_, err := New(Config{})
 	fsmtest.Missing(t, err, "Handler")
 	_, err = Restore(Config{}, OffHook{})
+	fsmtest.Missing(t, err, "Handler")
+	_, err = Load(Config{}, nil)
 	fsmtest.Missing(t, err, "Handler")
 }
 

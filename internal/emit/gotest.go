@@ -196,6 +196,18 @@ func (g *testGen) genSubject() {
 		kv("Load", jen.Func().Params(jen.Id("data").Index().Byte(), jen.Id("script").Op("*").Add(ft("Script"))).Add(results.Clone()).Block(
 			build(jen.Id("Load").Call(g.config(script), jen.Id("data")))...)),
 	)
+	if len(m.Timers) > 0 {
+		m := jen.Id("m").Assert(jen.Op("*").Id("Machine"))
+		fields = append(fields, kv("Timers", jen.Func().Params(jen.Id("m").Add(machineType())).Index().Add(rt("Timer")).Block(
+			jen.Var().Id("out").Index().Add(rt("Timer")),
+			jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Add(m.Clone()).Dot("Timers").Call()).Block(
+				jen.Id("out").Op("=").Append(jen.Id("out"), rt("Timer").Values(
+					kv("ID", jen.Id("t").Dot("Timer")), kv("Delay", jen.Id("t").Dot("Delay")),
+					kv("Deadline", m.Clone().Dot("Deadline").Call(jen.Id("t").Dot("Timer"))))),
+			),
+			jen.Return(jen.Id("out")),
+		)))
+	}
 	g.f.Comment("// fsmSubject is the machine as the drivers of package fsmtest make and watch")
 	g.f.Comment("// it: in any state at rest, with the fake behaviour and a Recorder.")
 	g.f.Var().Id("fsmSubject").Op("=").Op("&").Add(ft("Subject")).Types(jen.Id("State"), jen.Id("Event"), jen.Id("Action"), jen.Id("StateKind"), jen.Id("EventKind"), jen.Id("ActionKind")).
@@ -352,9 +364,11 @@ func (g *testGen) genMachineErrors() {
 			jen.List(jen.Id("_"), jen.Err()).Add(assign).Id("New").Call(jen.Id("Config").Values(cfg...)),
 			ft("Missing").Call(jen.Id("t"), jen.Err(), jen.Lit(dep.field)),
 			jen.List(jen.Id("_"), jen.Err()).Op("=").Id("Restore").Call(jen.Id("Config").Values(cfg...), ini.Clone()),
+			ft("Missing").Call(jen.Id("t"), jen.Err(), jen.Lit(dep.field)),
+			jen.List(jen.Id("_"), jen.Err()).Op("=").Id("Load").Call(jen.Id("Config").Values(cfg...), jen.Nil()),
 			ft("Missing").Call(jen.Id("t"), jen.Err(), jen.Lit(dep.field)))
 	}
-	g.testFunc("MachineErrors", "TestMachineErrors checks the machine's errors: see fsmtest.Errors; and New and Restore refuse a Config without what the machine needs.", body...)
+	g.testFunc("MachineErrors", "TestMachineErrors checks the machine's errors: see fsmtest.Errors; and New, Restore and Load refuse a Config without what the machine needs.", body...)
 }
 
 // genJSON emits TestJSON: every state, event and action, with sample

@@ -67,6 +67,10 @@ type Subject[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind] struct {
 	New     func(script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
 	Restore func(s St, script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
 	Load    func(data []byte, script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
+	// Timers returns a machine's running timers, each with its deadline
+	// (Timers and Deadline of the generated package); nil for a machine
+	// without timers.
+	Timers func(m Machine[St, Ev, S, E]) []fsmrt.Timer
 }
 
 // NilEvent is a state and a nil event its rules would read.
@@ -249,10 +253,11 @@ func Paths[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 				gotActions = append(gotActions, kinds(acts, start)...)
 				data, err := m.Save()
 				require.NoError(t, err, "step %d: save", k)
-				before := m.State()
+				before, beforeTimers := m.State(), subj.timers(m)
 				m, acts, err = subj.Load(data, script)
 				require.NoError(t, err, "step %d: load %s", k, data)
 				sameState(t, before, m.State(), "step %d: the loaded state", k)
+				sameTimers(t, beforeTimers, subj.timers(m), "step %d: the loaded timers", k)
 				again, err := m.Save()
 				require.NoError(t, err)
 				require.JSONEq(t, string(data), string(again), "step %d: the loaded machine saves as it was saved", k)
@@ -461,12 +466,32 @@ func sameState(t *testing.T, saved, loaded any, msgAndArgs ...any) {
 	require.JSONEq(t, string(want), string(got), msgAndArgs...)
 }
 
+// timers returns m's running timers, or none for a machine without.
+func (subj *Subject[St, Ev, Ac, S, E, A]) timers(m Machine[St, Ev, S, E]) []fsmrt.Timer {
+	if subj.Timers == nil {
+		return nil
+	}
+	return subj.Timers(m)
+}
+
+// sameTimers checks that a loaded machine runs the timers saved: the same
+// ids and delays, and the same deadlines (as instants).
+func sameTimers(t *testing.T, saved, loaded []fsmrt.Timer, msgAndArgs ...any) {
+	t.Helper()
+	require.Len(t, loaded, len(saved), msgAndArgs...)
+	for i := range saved {
+		assert.Equal(t, saved[i].ID, loaded[i].ID, msgAndArgs...)
+		assert.Equal(t, saved[i].Delay, loaded[i].Delay, msgAndArgs...)
+		assert.True(t, saved[i].Deadline.Equal(loaded[i].Deadline), "deadline %s, loaded as %s", saved[i].Deadline, loaded[i].Deadline)
+	}
+}
+
 // Saved checks that every state at rest survives Save and Load, the
 // loaded machine saving as it was saved, and that Load reads strictly: it
 // refuses malformed data, another machine's, and an unknown, repeated or
 // re-cased member, in the saved machine and in its state.
 func Saved[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A]) {
-	var first []byte
+	var first, timed, untimed []byte
 	for _, s := range subj.States {
 		m, _, err := subj.Restore(s, &Script{})
 		require.NoError(t, err)
@@ -475,6 +500,12 @@ func Saved[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 		loaded, _, err := subj.Load(data, &Script{})
 		require.NoError(t, err, "load %s", data)
 		sameState(t, s, loaded.State(), "state %s", s.Kind())
+		sameTimers(t, subj.timers(m), subj.timers(loaded), "state %s", s.Kind())
+		if len(subj.timers(m)) > 0 && timed == nil {
+			timed = data
+		} else if len(subj.timers(m)) == 0 && untimed == nil {
+			untimed = data
+		}
 		again, err := loaded.Save()
 		require.NoError(t, err)
 		assert.JSONEq(t, string(data), string(again))
@@ -483,6 +514,14 @@ func Saved[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 		}
 	}
 	load := func(data []byte) error { _, _, err := subj.Load(data, &Script{}); return err }
+	if timed != nil && untimed != nil {
+		// A timer saved running in a state that does not run it.
+		tk, tv := members(t, timed)
+		uk, uv := members(t, untimed)
+		stray := slices.Clone(tv)
+		stray[slices.Index(tk, "state")] = uv[slices.Index(uk, "state")]
+		assert.ErrorIs(t, load(object(tk, stray)), fsmrt.ErrTimerNotRunning)
+	}
 	assert.Error(t, load([]byte("[")))
 	assert.Error(t, load(nil))
 	strict(t, first, load)

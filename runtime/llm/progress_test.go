@@ -152,14 +152,17 @@ func thinkingEvents(p fakellm.Provider, n int) []string {
 // thinking deltas, the reasoning of OpenAI-compatible servers) is part of
 // the reply, with keep-alives in between.
 func TestThinkingIsProgress(t *testing.T) {
-	const pieces = 8
+	// Each pause is a tenth of the limit, so that a busy machine's hiccups
+	// do not stall the stream; all of them together last well beyond it.
+	const (
+		pieces = 8
+		limit  = time.Second
+	)
 	for _, p := range fakeProviders {
 		t.Run(string(p), func(t *testing.T) {
 			t.Parallel()
-			// Each pause is a fifth of the limit; all of them together
-			// last well beyond it.
-			srv := fakellm.New(t, p, fakellm.Reply{Handler: slowStream(thinkingEvents(p, pieces), short/10)})
-			prov := newFakeProvider(t, srv, p, Config{IdleTimeout: short})
+			srv := fakellm.New(t, p, fakellm.Reply{Handler: slowStream(thinkingEvents(p, pieces), limit/10)})
+			prov := newFakeProvider(t, srv, p, Config{IdleTimeout: limit})
 			rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
 			require.NoError(t, err)
 			c, ok := rec.terminal(t).(Completed)

@@ -1,0 +1,174 @@
+// Command server runs Loom's cron monitoring on fsmgen machines: a monitor
+// per job, each an fsmgen machine (spec/monitor.yaml) whose own timers
+// catch missed runs and runs that take too long, kept in SQLite.
+//
+// Usage:
+//
+//	server [-addr 127.0.0.1:8080] [-db server.db] [-alert-webhook URL] [-ping-rate N] [-reset-token]
+//
+// On its first start (or with -reset-token) the server makes an API token
+// and prints it once, on a line "token: …"; it keeps only its SHA-256.
+// The API (under /api/crons/) needs it as a bearer token; pings
+// (/ping/KEY…) do not: a monitor's ping key is their secret. The web page
+// is at /.
+//
+// Every request the server acknowledges is stored first, durably: it
+// survives a kill -9. SIGINT or SIGTERM stop it gracefully: it finishes
+// the requests in flight, then exits. The HTTP API is described in
+// docs/server.md.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
+	"github.com/fsmgen/fsmgen/server/store/sqlite"
+	"github.com/fsmgen/fsmgen/server/web"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "server:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// options are the command line's flags.
+type options struct {
+	addr       string
+	db         string
+	webhook    string
+	pingRate   float64
+	resetToken bool
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "the `HOST:PORT` to serve HTTP on")
+	fs.StringVar(&o.db, "db", "server.db", "the SQLite database `file` (created if missing)")
+	fs.StringVar(&o.webhook, "alert-webhook", "", "the `URL` alerts are posted to, for monitors without a webhook of their own")
+	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
+	fs.BoolVar(&o.resetToken, "reset-token", false, "make a new API token, print it, and forget the old one")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q: the server takes only flags", fs.Arg(0))
+	}
+	if o.pingRate <= 0 {
+		return o, fmt.Errorf("-ping-rate %g: give a positive number", o.pingRate)
+	}
+	return o, nil
+}
+
+// tokenKey is the meta key of the API token's SHA-256.
+const tokenKey = "api_token_sha256"
+
+// run serves until ctx is done.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	st, err := sqlite.Open(ctx, o.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	hash, err := token(ctx, st, o.resetToken, stdout)
+	if err != nil {
+		return err
+	}
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Log: log})
+	if err != nil {
+		return fmt.Errorf("load the monitors: %w", err)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           api.New(api.Config{Engine: engine, TokenHash: hash, PingRate: o.pingRate, Page: web.Page(), Log: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(engine.Hub().Close)
+	log.Info("serving", "addr", "http://"+ln.Addr().String(), "db", o.db, "monitors", len(engine.List()), "timers", engine.Timers())
+
+	engineCtx, stopEngine := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := engine.Run(engineCtx); err != nil {
+			log.Error("the engine stopped", "err", err)
+		}
+	})
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+		log.Info("shutting down")
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = srv.Shutdown(shutdown)
+		cancel()
+	}
+	// The requests in flight are answered; now the engine stops.
+	stopEngine()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// token returns the SHA-256 of the API token, making (and printing) a
+// token on the first start or when reset asks for one.
+func token(ctx context.Context, st store.Store, reset bool, stdout io.Writer) ([32]byte, error) {
+	var hash [32]byte
+	stored, ok, err := st.Meta(ctx, tokenKey)
+	if err != nil {
+		return hash, err
+	}
+	if ok && !reset {
+		b, err := hex.DecodeString(stored)
+		if err != nil || len(b) != len(hash) {
+			return hash, fmt.Errorf("the stored API token is damaged: start with -reset-token for a new one")
+		}
+		copy(hash[:], b)
+		return hash, nil
+	}
+	var raw [32]byte
+	rand.Read(raw[:])
+	tok := "fsm_" + base64.RawURLEncoding.EncodeToString(raw[:])
+	hash = sha256.Sum256([]byte(tok))
+	if err := st.SetMeta(ctx, tokenKey, hex.EncodeToString(hash[:])); err != nil {
+		return hash, err
+	}
+	fmt.Fprintf(stdout, "token: %s\n", tok)
+	return hash, nil
+}

@@ -1,0 +1,295 @@
+// Package api is the server's HTTP interface: the cron monitors' JSON API
+// (bearer token), the pings (no token: the ping key is the secret), the
+// event stream, the health check and the web page.
+//
+// Every request that goes wrong gets a 4xx (or, when the server cannot
+// store a change, a 503) with a JSON body {"error": {"code": …, "message":
+// …}} that says what is wrong; no input makes it answer 500 or panic.
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fsmgen/fsmgen/server/monitors"
+)
+
+// Config is what a Server is made with.
+type Config struct {
+	// Engine runs the monitors. It must not be nil.
+	Engine *monitors.Engine
+	// TokenHash is the SHA-256 of the API's bearer token.
+	TokenHash [32]byte
+	// PingRate is how many pings a second each ping key may make, on
+	// average (DefaultPingRate when 0); a key may burst to twice as many.
+	PingRate float64
+	// Page serves the web page at /; none when nil.
+	Page http.Handler
+	// Log receives a line for each failure the server answers 5xx.
+	Log *slog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// DefaultPingRate is how many pings a second a ping key may make by
+// default.
+const DefaultPingRate = 100
+
+// Limits on what a request may send.
+const (
+	maxBody      = 64 << 10 // an API request's JSON
+	maxOutput    = 10 << 10 // the output a ping keeps
+	maxPingBody  = 1 << 20  // what a ping may send at all
+	maxCheckins  = 10000
+	defCheckins  = 100
+	maxPreview   = 1000
+	defPreview   = 10
+	truncatedTag = "...[truncated]"
+)
+
+// Server handles the HTTP requests.
+type Server struct {
+	engine *monitors.Engine
+	token  [32]byte
+	limits *keyLimits
+	page   http.Handler
+	log    *slog.Logger
+	now    func() time.Time
+	mux    *http.ServeMux
+}
+
+// New returns the server.
+func New(c Config) *Server {
+	s := &Server{engine: c.Engine, token: c.TokenHash, page: c.Page, log: c.Log, now: c.Now}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	rate := c.PingRate
+	if rate <= 0 {
+		rate = DefaultPingRate
+	}
+	s.limits = newKeyLimits(rate)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", s.methods(map[string]http.HandlerFunc{"GET": s.health}))
+	mux.HandleFunc("/api/crons/monitors", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listMonitors, "POST": s.createMonitor})))
+	mux.HandleFunc("/api/crons/monitors/{slug}", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.getMonitor, "PATCH": s.patchMonitor, "DELETE": s.deleteMonitor})))
+	mux.HandleFunc("/api/crons/monitors/{slug}/checkins", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listCheckins, "POST": s.postCheckin})))
+	mux.HandleFunc("/api/crons/preview", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.preview})))
+	mux.HandleFunc("/api/crons/stream", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.stream})))
+	ping := s.methods(map[string]http.HandlerFunc{"GET": s.ping, "POST": s.ping, "HEAD": s.ping})
+	mux.HandleFunc("/ping/{key}", ping)
+	mux.HandleFunc("/ping/{key}/{what}", ping)
+	mux.HandleFunc("/{$}", s.methods(map[string]http.HandlerFunc{"GET": s.index}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &monitors.Error{Status: 404, Code: "not_found", Message: fmt.Sprintf("no such path %q: the API is under /api/crons/, pings under /ping/", r.URL.Path)})
+	})
+	s.mux = mux
+	return s
+}
+
+// ServeHTTP serves a request; a panic in a handler is answered 500 and
+// logged, and the server goes on.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("a request panicked", "method", r.Method, "path", r.URL.Path, "panic", p)
+			writeError(w, &monitors.Error{Status: 500, Code: "internal", Message: "the server failed on this request; it is logged"})
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// methods dispatches on the method, answering 405 with the allowed ones.
+func (s *Server) methods(by map[string]http.HandlerFunc) http.HandlerFunc {
+	var allowed []string
+	for m := range by {
+		allowed = append(allowed, m)
+	}
+	slices.Sort(allowed)
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := by[r.Method]
+		if h == nil {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeError(w, &monitors.Error{Status: 405, Code: "method_not_allowed", Message: fmt.Sprintf("%s is not allowed on %s: use %s", r.Method, r.URL.Path, strings.Join(allowed, " or "))})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// auth requires the bearer token.
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Get("Authorization")
+		token, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || token == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fsmgen"`)
+			writeError(w, &monitors.Error{Status: 401, Code: "unauthorized", Message: "the API needs the server's token: send Authorization: Bearer <token> (the server printed it on its first start)"})
+			return
+		}
+		sum := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fsmgen", error="invalid_token"`)
+			writeError(w, &monitors.Error{Status: 401, Code: "invalid_token", Message: "the token is not the server's"})
+			return
+		}
+		next(w, r)
+	}
+}
+
+// writeJSON answers status with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// writeError answers err: an *monitors.Error as it says, anything else
+// 500.
+func writeError(w http.ResponseWriter, err error) {
+	e := monitors.AsError(err)
+	if e == nil {
+		e = &monitors.Error{Status: 500, Code: "internal", Message: "the server failed on this request; it is logged"}
+	}
+	type body struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	writeJSON(w, e.Status, map[string]body{"error": {e.Code, e.Message}})
+}
+
+// fail answers err, logging it when it is the server's own failure.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if e := monitors.AsError(err); e == nil || e.Status >= 500 {
+		s.log.Error("a request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, err)
+}
+
+func badRequest(code, format string, args ...any) error {
+	return &monitors.Error{Status: 400, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// decode reads the request's JSON body into v, strictly: one object, no
+// unknown field, at most maxBody bytes.
+func decode(r *http.Request, v any) error {
+	// curl -d sends application/x-www-form-urlencoded: its body is read
+	// as the JSON it is.
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		return &monitors.Error{Status: 415, Code: "unsupported_media_type", Message: fmt.Sprintf("the body is %s: send application/json", ct)}
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return badRequest("bad_body", "the body could not be read: %v", err)
+	}
+	if len(data) > maxBody {
+		return &monitors.Error{Status: 413, Code: "body_too_large", Message: fmt.Sprintf("the body is larger than %d bytes", maxBody)}
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return badRequest("bad_json", "the body is empty: send a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("bad_json", "the body is not the JSON this endpoint takes: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return badRequest("bad_json", "the body holds more than one JSON value")
+	}
+	return nil
+}
+
+// jsonProblem says what is wrong with a JSON body.
+func jsonProblem(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("invalid JSON at byte %d: %v", syntax.Offset, err)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return fmt.Sprintf("want a JSON object, found %s", typ.Value)
+		}
+		return fmt.Sprintf("field %s: want %s, found %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends too early"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func jsonKind(k string) string {
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+		return "a number"
+	case k == "string":
+		return "a string"
+	case k == "bool":
+		return "true or false"
+	case k == "struct", k == "map":
+		return "an object"
+	case k == "slice":
+		return "a list"
+	}
+	return k
+}
+
+// intParam reads an integer query parameter between lo and hi, def when
+// absent.
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, badRequest("invalid_"+name, "%s=%q: give a whole number from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}
+
+// keepOutput returns what a check-in keeps of a job's output: valid UTF-8
+// (invalid bytes replaced), at most maxOutput bytes and then a mark.
+func keepOutput(data []byte) *string {
+	if len(data) == 0 {
+		return nil
+	}
+	cut := len(data) > maxOutput
+	if cut {
+		n := maxOutput
+		for n > 0 && !utf8.RuneStart(data[n]) {
+			n-- // not inside a character
+		}
+		data = data[:n]
+	}
+	s := strings.ToValidUTF8(string(data), "\uFFFD")
+	if cut {
+		s += truncatedTag
+	}
+	return &s
+}
+
+// retryAfter is the Retry-After value, in whole seconds, for a wait.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}

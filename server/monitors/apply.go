@@ -1,0 +1,272 @@
+package monitors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/fsmgen/fsmgen/gen/monitor"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
+	"github.com/fsmgen/fsmgen/server/store"
+)
+
+// request is what the API asks of Run.
+type request struct {
+	apply func(e *Engine, rs *roundState) (result, error)
+	done  chan result
+}
+
+// result is a request's answer.
+type result struct {
+	mon     *mon
+	checkin string
+	err     error
+}
+
+// roundState is what a round has done so far.
+type roundState struct {
+	now   time.Time
+	batch store.Batch
+	// before holds, for each monitor the round changed, its committed row
+	// (a copy), to roll back to; created and deleted mark monitors the
+	// round created or deleted.
+	before  map[*mon]store.Monitor
+	created map[*mon]bool
+	deleted map[*mon]bool
+	// checkins are the check-ins the round created that are in progress,
+	// by id, so that a finishing ping of the same round finds them.
+	checkins map[string]*mon
+	events   []Event
+	alerts   bool
+}
+
+// step is one event applied to one monitor's machine: the handler's
+// methods write into it.
+type step struct {
+	mon    *mon
+	at     time.Time
+	rs     *roundState
+	batch  *store.Batch
+	closed string // the run CloseRun closed
+}
+
+// touch records that the round changes m, keeping its committed row.
+func (rs *roundState) touch(m *mon) {
+	if _, ok := rs.before[m]; !ok {
+		rs.before[m] = m.row
+	}
+}
+
+// begin starts a step of m at time at.
+func (e *Engine) begin(rs *roundState, m *mon, at time.Time) *step {
+	rs.touch(m)
+	st := &step{mon: m, at: at, rs: rs, batch: &store.Batch{}}
+	e.step = st
+	return st
+}
+
+// end finishes a step that succeeded: its writes join the round's, and a
+// change of health is published and alerted.
+func (e *Engine) end(st *step) {
+	e.step = nil
+	st.rs.batch.Append(st.batch)
+	m := st.mon
+	health := healthOf(m.machine.State(), m.row.Health)
+	if health == m.row.Health {
+		return
+	}
+	change := HealthChange{Slug: m.row.Slug, Name: m.row.Name, From: m.row.Health, To: health, At: st.at.UTC()}
+	m.row.Health = health
+	st.rs.events = append(st.rs.events, Event{Kind: EventHealth, Data: change})
+	url := m.row.AlertWebhookURL
+	if url == "" {
+		url = e.webhook
+	}
+	if url != "" && (alerting(change.From) || alerting(change.To)) {
+		payload, _ := json.Marshal(Alert{Event: "health_changed", HealthChange: change})
+		st.rs.batch.Add(store.InsertAlert{URL: url, Payload: payload, At: st.at})
+		st.rs.alerts = true
+	}
+}
+
+// abandon drops a step that failed: its writes are discarded; the
+// machine, which refused the event, is unchanged.
+func (e *Engine) abandon(st *step) { e.step = nil }
+
+// round applies the requests and the timers due, writes the result in one
+// transaction, then answers and publishes; when the write fails, every
+// monitor the round changed goes back to its committed state, and the
+// requests fail.
+func (e *Engine) round(ctx context.Context, reqs []*request) {
+	rs := &roundState{
+		now:    e.now().UTC(),
+		before: map[*mon]store.Monitor{}, created: map[*mon]bool{}, deleted: map[*mon]bool{},
+		checkins: map[string]*mon{},
+	}
+	results := make([]result, len(reqs))
+	for i, r := range reqs {
+		res, err := r.apply(e, rs)
+		res.err = err
+		results[i] = res
+	}
+	for _, d := range e.due(rs.now, maxRound) {
+		e.fire(rs, d)
+	}
+	for m := range rs.before {
+		if rs.deleted[m] {
+			continue
+		}
+		saved, err := m.machine.Save()
+		if err != nil {
+			e.log.Error("save a monitor's machine", "monitor", m.row.Slug, "err", err)
+			continue
+		}
+		m.row.Machine = saved
+		m.row.UpdatedAt = rs.now
+		rs.batch.Add(store.UpdateMonitor{Monitor: m.row})
+	}
+	if err := e.store.Apply(ctx, &rs.batch); err != nil {
+		e.log.Error("write a round", "err", err, "requests", len(reqs), "monitors", len(rs.before))
+		e.rollback(rs)
+		for i, r := range reqs {
+			if results[i].err == nil {
+				results[i] = result{err: &Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}}
+			}
+			r.done <- results[i]
+		}
+		return
+	}
+	for m := range rs.before {
+		if !rs.deleted[m] {
+			m.publish(e)
+		}
+	}
+	for i, r := range reqs {
+		r.done <- results[i]
+	}
+	for _, ev := range rs.events {
+		e.hub.Publish(ev)
+	}
+	if rs.alerts {
+		select {
+		case e.alerts <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// rollback returns every monitor the round changed to its committed state.
+func (e *Engine) rollback(rs *roundState) {
+	for m, row := range rs.before {
+		switch {
+		case rs.created[m]:
+			e.disarmAll(m)
+			e.remove(m)
+		default:
+			m.row = row
+			if err := e.load(m); err != nil {
+				// The row was loaded before; it still loads.
+				e.log.Error("reload a monitor after a failed write", "monitor", m.row.Slug, "err", err)
+			}
+			if rs.deleted[m] {
+				e.add(m)
+			} else if m.row.Slug != rs.before[m].Slug {
+				e.reindex(m, m.row.Slug)
+			}
+		}
+	}
+}
+
+// fire hands a timer's firing to its machine, at its deadline.
+func (e *Engine) fire(rs *roundState, d dueTimer) {
+	st := e.begin(rs, d.mon, d.entry.deadline)
+	if err := d.mon.machine.HandleEvent(&monitor.TimerFired{Timer: d.entry.key.id}); err != nil {
+		e.log.Error("a monitor refused its timer", "monitor", d.mon.row.Slug, "err", err)
+		e.abandon(st)
+		return
+	}
+	e.end(st)
+}
+
+// handler performs one monitor's actions, within the step being applied.
+type handler struct {
+	e   *Engine
+	mon *mon
+}
+
+func (h *handler) current() *step {
+	st := h.e.step
+	if st == nil || st.mon != h.mon {
+		// Load hands out no action; New's start a step first.
+		panic("monitors: an action outside a step")
+	}
+	return st
+}
+
+// RecordMissed records a missed check-in, created when the run was missed.
+func (h *handler) RecordMissed(expectedAt time.Time) {
+	st := h.current()
+	c := &store.Checkin{ID: newID(), MonitorID: h.mon.row.ID, Status: CheckinMissed, Source: SourceSystem, CreatedAt: st.at, ExpectedAt: expectedAt}
+	st.batch.Add(store.InsertCheckin{Checkin: *c})
+	st.rs.events = append(st.rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: h.mon.row.Slug, Checkin: newCheckinView(c)}})
+}
+
+// RecordTimeout closes the running check-in as timed out.
+func (h *handler) RecordTimeout(run string) {
+	st := h.current()
+	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinTimeout, At: st.at})
+	st.rs.events = append(st.rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: h.mon.row.Slug, Checkin: CheckinView{ID: run, Status: CheckinTimeout, CreatedAt: st.at}}})
+}
+
+// CloseRun notes the run the step's check-in finishes; the ping closes it
+// with its own status.
+func (h *handler) CloseRun(run string) { h.current().closed = run }
+
+// Supersede closes a run a new start replaced, as an error.
+func (h *handler) Supersede(run string) {
+	st := h.current()
+	why := "superseded by a new start"
+	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinError, At: st.at, Output: &why})
+}
+
+// StartTimer arms the timer at the step's time plus delay.
+func (h *handler) StartTimer(id fsmrt.TimerID, delay time.Duration) time.Time {
+	deadline := h.current().at.Add(delay)
+	h.e.arm(h.mon, id, deadline)
+	return deadline
+}
+
+// CancelTimer disarms the timer.
+func (h *handler) CancelTimer(id fsmrt.TimerID) { h.e.disarm(h.mon, id) }
+
+// The statuses and sources of check-ins.
+const (
+	CheckinInProgress = "in_progress"
+	CheckinOK         = "ok"
+	CheckinError      = "error"
+	CheckinMissed     = "missed"
+	CheckinTimeout    = "timeout"
+
+	SourcePing   = "ping"
+	SourceAPI    = "api"
+	SourceSystem = "system"
+)
+
+// Error is a request's failure as the API reports it.
+type Error struct {
+	Status  int    // the HTTP status
+	Code    string // a stable snake_case code
+	Message string // what is wrong and what to do
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// AsError returns err as an *Error, or nil.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+// Package monitors is the server's cron-monitoring engine: it keeps every
+// monitor's machine (package gen/monitor) in memory, feeds it the pings
+// and the firings of its timers, and writes what each step changed to the
+// store before it answers.
+//
+// One goroutine, Run, owns the machines. It works in rounds: it takes the
+// requests waiting (up to a bound) and the timers due, applies them to
+// their machines, writes everything they changed (check-ins, each
+// machine as Save saved it, alerts) in one transaction, and only then
+// answers the requests and publishes the changes. So an acknowledged
+// request survives a kill -9, a round's machines are saved after their
+// events and before their effects leave the process (the recipe of
+// docs/spec.md), and many pings share one sync.
+//
+// Time enters as input: a request's step happens at the engine's clock
+// when the round takes it; a timer's firing happens at its deadline, even
+// when the engine handles it late (after a restart), so a deadline armed
+// from it is exact. Each monitor's timers live in one heap for all
+// monitors.
+package monitors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsmgen/fsmgen/crons"
+	"github.com/fsmgen/fsmgen/gen/monitor"
+	"github.com/fsmgen/fsmgen/server/store"
+)
+
+// Config is what an Engine is made with.
+type Config struct {
+	// Store keeps the monitors. It must not be nil.
+	Store store.Store
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// AlertWebhook is the URL alerts go to for monitors without one of
+	// their own; none when empty.
+	AlertWebhook string
+	// Log receives the engine's messages; slog.Default() when nil.
+	Log *slog.Logger
+}
+
+// Engine runs the monitors.
+type Engine struct {
+	store    store.Store
+	now      func() time.Time
+	log      *slog.Logger
+	webhook  string
+	behavior *crons.Behavior
+	reqs     chan *request
+	hub      *Hub
+	alerts   chan struct{} // nudges the alert sender
+
+	// mu guards the maps for the readers (List, Get, lookups); only Run
+	// changes them.
+	mu     sync.RWMutex
+	byID   map[int64]*mon
+	bySlug map[string]*mon
+	byKey  map[string]*mon
+
+	// Owned by Run.
+	// dispatch hands a request to Run and waits for its result
+	// (e.submit; tests apply it at once instead).
+	dispatch func(ctx context.Context, r *request) result
+
+	nextID     int64
+	timers     timerHeap
+	armedCount atomic.Int64
+	step       *step // the step being applied
+}
+
+// ErrStopped is returned for requests made after Run has stopped.
+var ErrStopped = errors.New("the server is shutting down")
+
+// New loads every monitor from the store, with its machine as it was saved
+// and its timers armed at their saved deadlines (overdue ones fire first
+// when Run starts, in deadline order).
+func New(ctx context.Context, c Config) (*Engine, error) {
+	e := &Engine{
+		store: c.Store, now: c.Now, log: c.Log, webhook: c.AlertWebhook,
+		behavior: &crons.Behavior{},
+		reqs:     make(chan *request, 4096),
+		hub:      NewHub(),
+		alerts:   make(chan struct{}, 1),
+		byID:     map[int64]*mon{}, bySlug: map[string]*mon{}, byKey: map[string]*mon{},
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.dispatch = e.submit
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	rows, err := e.store.Monitors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		m := &mon{row: *row}
+		m.handler = &handler{e: e, mon: m}
+		if err := e.load(m); err != nil {
+			return nil, fmt.Errorf("monitor %s: %w", row.Slug, err)
+		}
+		e.add(m)
+		m.publish(e)
+		e.nextID = max(e.nextID, row.ID)
+	}
+	return e, nil
+}
+
+// load makes m's machine from its saved row and arms its timers.
+func (e *Engine) load(m *mon) error {
+	if _, err := crons.Compile(settingsOf(m.row.Machine)); err != nil {
+		return fmt.Errorf("its saved schedule: %w", err)
+	}
+	machine, err := monitor.Load(monitor.Config{Behavior: e.behavior, Handler: m.handler}, m.row.Machine)
+	if err != nil {
+		return err
+	}
+	m.machine = machine
+	e.disarmAll(m)
+	for _, t := range machine.Timers() {
+		deadline := machine.Deadline(t.Timer)
+		if deadline.IsZero() {
+			deadline = e.now().Add(t.Delay)
+		}
+		e.arm(m, t.Timer, deadline)
+	}
+	return nil
+}
+
+// add indexes m.
+func (e *Engine) add(m *mon) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.byID[m.row.ID] = m
+	e.bySlug[m.row.Slug] = m
+	e.byKey[m.row.PingKey] = m
+}
+
+// remove unindexes m.
+func (e *Engine) remove(m *mon) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.byID, m.row.ID)
+	if e.bySlug[m.row.Slug] == m {
+		delete(e.bySlug, m.row.Slug)
+	}
+	if e.byKey[m.row.PingKey] == m {
+		delete(e.byKey, m.row.PingKey)
+	}
+}
+
+// reindex moves m from its old slug to its new one.
+func (e *Engine) reindex(m *mon, oldSlug string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.bySlug[oldSlug] == m {
+		delete(e.bySlug, oldSlug)
+	}
+	e.bySlug[m.row.Slug] = m
+}
+
+// Hub returns the hub that publishes the monitors' changes.
+func (e *Engine) Hub() *Hub { return e.hub }
+
+// Timers reports how many timers are armed.
+func (e *Engine) Timers() int { return int(e.armedCount.Load()) }
+
+// Run applies requests and timers until ctx is done; it returns nil then.
+// Requests still waiting fail with ErrStopped.
+func (e *Engine) Run(ctx context.Context) error {
+	clock := time.NewTimer(time.Hour)
+	defer clock.Stop()
+	go e.sendAlerts(ctx)
+	for {
+		var batch []*request
+		wait := time.Hour
+		if next := e.timers.peek(); next != nil {
+			wait = max(next.deadline.Sub(e.now()), 0)
+		}
+		clock.Reset(wait)
+		select {
+		case <-ctx.Done():
+			e.drain()
+			return nil
+		case r := <-e.reqs:
+			batch = append(batch, r)
+		case <-clock.C:
+		}
+	more:
+		for len(batch) < maxRound {
+			select {
+			case r := <-e.reqs:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		e.round(ctx, batch)
+	}
+}
+
+// maxRound bounds the requests, and the timers, a round applies.
+const maxRound = 512
+
+// drain fails the requests waiting.
+func (e *Engine) drain() {
+	for {
+		select {
+		case r := <-e.reqs:
+			r.done <- result{err: ErrStopped}
+		default:
+			return
+		}
+	}
+}
+
+// submit hands r to Run and waits for its result.
+func (e *Engine) submit(ctx context.Context, r *request) result {
+	r.done = make(chan result, 1)
+	select {
+	case e.reqs <- r:
+	case <-ctx.Done():
+		return result{err: ctx.Err()}
+	}
+	select {
+	case res := <-r.done:
+		return res
+	case <-ctx.Done():
+		// The request may still be applied: its result is dropped.
+		return result{err: ctx.Err()}
+	}
+}
+
+// sortedViews returns the views of every monitor, by slug.
+func (e *Engine) sortedViews() []*View {
+	e.mu.RLock()
+	views := make([]*View, 0, len(e.bySlug))
+	for _, m := range e.bySlug {
+		views = append(views, m.view.Load())
+	}
+	e.mu.RUnlock()
+	slices.SortFunc(views, func(a, b *View) int {
+		switch {
+		case a.Slug < b.Slug:
+			return -1
+		case a.Slug > b.Slug:
+			return 1
+		}
+		return 0
+	})
+	return views
+}

@@ -1,0 +1,215 @@
+// Package memory is a store.Store in memory, for the tests that must not
+// link a database (the fuzz targets of the HTTP handlers). It keeps what
+// a database keeps, with the same rules (a failed batch writes nothing, a
+// finished check-in is not finished again), and loses it all when the
+// process ends: the server never uses it.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fsmgen/fsmgen/server/store"
+)
+
+// Store is a database in memory. The zero Store is not usable: call New.
+type Store struct {
+	mu       sync.Mutex
+	meta     map[string]string
+	monitors map[int64]store.Monitor
+	checkins []store.Checkin // in insertion order
+	alerts   []alert
+}
+
+type alert struct {
+	store.Alert
+	next      time.Time
+	delivered bool
+	givenUp   bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{meta: map[string]string{}, monitors: map[int64]store.Monitor{}}
+}
+
+// Meta returns the value stored under key.
+func (s *Store) Meta(ctx context.Context, key string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.meta[key]
+	return v, ok, nil
+}
+
+// SetMeta stores value under key.
+func (s *Store) SetMeta(ctx context.Context, key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.meta[key] = value
+	return nil
+}
+
+// Monitors returns every monitor, by id.
+func (s *Store) Monitors(ctx context.Context) ([]*store.Monitor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Monitor
+	for _, m := range s.monitors {
+		m.Machine = slices.Clone(m.Machine)
+		out = append(out, &m)
+	}
+	slices.SortFunc(out, func(a, b *store.Monitor) int { return int(a.ID - b.ID) })
+	return out, nil
+}
+
+// Checkins returns a monitor's last limit check-ins, newest first.
+func (s *Store) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store.Checkin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Checkin
+	for i := len(s.checkins) - 1; i >= 0 && len(out) < limit; i-- {
+		if c := s.checkins[i]; c.MonitorID == monitorID {
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+// Checkin returns one check-in of a monitor, or nil.
+func (s *Store) Checkin(ctx context.Context, monitorID int64, id string) (*store.Checkin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.checkins {
+		if c.MonitorID == monitorID && c.ID == id {
+			return &c, nil
+		}
+	}
+	return nil, nil
+}
+
+// Apply applies the batch, all of it or, on an error, nothing.
+func (s *Store) Apply(ctx context.Context, b *store.Batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	monitors := make(map[int64]store.Monitor, len(s.monitors))
+	for id, m := range s.monitors {
+		monitors[id] = m
+	}
+	checkins := slices.Clone(s.checkins)
+	alerts := slices.Clone(s.alerts)
+	for _, op := range b.Ops {
+		switch op := op.(type) {
+		case store.InsertMonitor:
+			if _, taken := monitors[op.Monitor.ID]; taken {
+				return fmt.Errorf("monitor %d exists", op.Monitor.ID)
+			}
+			for _, m := range monitors {
+				if m.Slug == op.Monitor.Slug || m.PingKey == op.Monitor.PingKey {
+					return fmt.Errorf("monitor %s: slug or ping key taken", op.Monitor.Slug)
+				}
+			}
+			monitors[op.Monitor.ID] = op.Monitor
+		case store.UpdateMonitor:
+			old, ok := monitors[op.Monitor.ID]
+			if !ok {
+				continue
+			}
+			m := op.Monitor
+			m.CreatedAt = old.CreatedAt
+			monitors[m.ID] = m
+		case store.DeleteMonitor:
+			delete(monitors, op.ID)
+			checkins = slices.DeleteFunc(checkins, func(c store.Checkin) bool { return c.MonitorID == op.ID })
+		case store.InsertCheckin:
+			if _, ok := monitors[op.Checkin.MonitorID]; !ok {
+				return fmt.Errorf("check-in %s: no monitor %d", op.Checkin.ID, op.Checkin.MonitorID)
+			}
+			checkins = append(checkins, op.Checkin)
+		case store.FinishCheckin:
+			for i := range checkins {
+				c := &checkins[i]
+				if c.MonitorID == op.MonitorID && c.ID == op.ID && c.Status == "in_progress" {
+					c.Status, c.FinishedAt = op.Status, op.At
+					d := op.At.Sub(c.CreatedAt).Round(time.Millisecond)
+					c.Duration = &d
+					if op.ExitCode != nil {
+						c.ExitCode = op.ExitCode
+					}
+					if op.Output != nil {
+						c.Output = op.Output
+					}
+				}
+			}
+		case store.InsertAlert:
+			alerts = append(alerts, alert{Alert: store.Alert{ID: int64(len(alerts) + 1), URL: op.URL, Payload: op.Payload}, next: op.At})
+		default:
+			return fmt.Errorf("unknown write %T", op)
+		}
+	}
+	s.monitors, s.checkins, s.alerts = monitors, checkins, alerts
+	return nil
+}
+
+// PendingAlerts returns up to limit undelivered alerts due at now.
+func (s *Store) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*store.Alert, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Alert
+	waiting := map[string]bool{} // URLs with an older alert undelivered
+	for _, a := range s.alerts {
+		if a.delivered || a.givenUp {
+			continue
+		}
+		if !waiting[a.URL] && !a.next.After(now) && len(out) < limit {
+			out = append(out, &a.Alert)
+		}
+		waiting[a.URL] = true
+	}
+	return out, nil
+}
+
+// NextAlertAt returns when the next undelivered alert is due.
+func (s *Store) NextAlertAt(ctx context.Context) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var next time.Time
+	for _, a := range s.alerts {
+		if !a.delivered && !a.givenUp && (next.IsZero() || a.next.Before(next)) {
+			next = a.next
+		}
+	}
+	return next, nil
+}
+
+// AlertDelivered records a delivery.
+func (s *Store) AlertDelivered(ctx context.Context, id int64, now time.Time) error {
+	return s.alert(id, func(a *alert) { a.delivered = true; a.Attempts++ })
+}
+
+// AlertFailed records a failed attempt.
+func (s *Store) AlertFailed(ctx context.Context, id int64, now, next time.Time, why string) error {
+	return s.alert(id, func(a *alert) {
+		a.Attempts++
+		a.next, a.givenUp = next, next.IsZero()
+	})
+}
+
+func (s *Store) alert(id int64, f func(*alert)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.alerts {
+		if s.alerts[i].ID == id {
+			f(&s.alerts[i])
+			return nil
+		}
+	}
+	return fmt.Errorf("no alert %d", id)
+}
+
+// Close does nothing.
+func (s *Store) Close() error { return nil }

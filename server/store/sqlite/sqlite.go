@@ -1,0 +1,327 @@
+// Package sqlite keeps the server's monitors in SQLite (modernc.org/sqlite,
+// pure Go, no cgo): one file, in WAL mode, every transaction synced
+// (synchronous=FULL) before Apply returns, the schema migrated on open.
+// It implements store.Store.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/fsmgen/fsmgen/server/store"
+)
+
+// DB is an open database.
+type DB struct {
+	db *sql.DB
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open opens (creating it if needed) the database file at path and
+// migrates its schema.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(ON)&_pragma=busy_timeout(10000)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// One connection writes; SQLite serialises writers anyway, and one
+	// connection keeps the pragmas and avoids busy errors.
+	db.SetMaxOpenConns(1)
+	s := &DB{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+// migrations are the schema's versions: migrations[i] takes the database
+// from version i to i+1 (PRAGMA user_version). Never edit one that has
+// shipped: add another.
+var migrations = []string{
+	`CREATE TABLE meta (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	);
+	CREATE TABLE monitors (
+		id                   INTEGER PRIMARY KEY,
+		slug                 TEXT NOT NULL UNIQUE,
+		name                 TEXT NOT NULL,
+		ping_key             TEXT NOT NULL UNIQUE,
+		alert_webhook_url    TEXT NOT NULL DEFAULT '',
+		machine              TEXT NOT NULL,
+		health               TEXT NOT NULL,
+		last_checkin_at      TEXT,
+		created_at           TEXT NOT NULL,
+		updated_at           TEXT NOT NULL
+	);
+	CREATE TABLE checkins (
+		seq          INTEGER PRIMARY KEY,
+		id           TEXT NOT NULL UNIQUE,
+		monitor_id   INTEGER NOT NULL REFERENCES monitors(id) ON DELETE CASCADE,
+		status       TEXT NOT NULL,
+		source       TEXT NOT NULL,
+		created_at   TEXT NOT NULL,
+		finished_at  TEXT,
+		duration_ms  INTEGER,
+		exit_code    INTEGER,
+		output       TEXT,
+		expected_at  TEXT
+	);
+	CREATE INDEX checkins_by_monitor ON checkins(monitor_id, seq);
+	CREATE TABLE alerts (
+		id               INTEGER PRIMARY KEY,
+		url              TEXT NOT NULL,
+		payload          TEXT NOT NULL,
+		attempts         INTEGER NOT NULL DEFAULT 0,
+		next_attempt_at  TEXT NOT NULL,
+		delivered_at     TEXT,
+		given_up_at      TEXT,
+		last_error       TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX alerts_pending ON alerts(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;`,
+}
+
+// migrate brings the schema to the last version, one transaction per
+// migration. A database newer than this server is refused.
+func (s *DB) migrate(ctx context.Context) error {
+	var version int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("the database has schema version %d, newer than this server's %d: run a newer server", version, len(migrations))
+	}
+	for v := version; v < len(migrations); v++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate the schema to version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate the schema to version %d: %w", v+1, err)
+		}
+	}
+	return nil
+}
+
+// Meta returns the value stored under key, and whether there is one.
+func (s *DB) Meta(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read %s: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// SetMeta stores value under key, durably.
+func (s *DB) SetMeta(ctx context.Context, key, value string) error {
+	_, err := s.db.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, value)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", key, err)
+	}
+	return nil
+}
+
+
+
+// Monitors returns every monitor, by id.
+func (s *DB) Monitors(ctx context.Context) ([]*store.Monitor, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at FROM monitors ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("read the monitors: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Monitor
+	for rows.Next() {
+		m := &store.Monitor{}
+		var machine string
+		var last sql.NullString
+		var created, updated string
+		if err := rows.Scan(&m.ID, &m.Slug, &m.Name, &m.PingKey, &m.AlertWebhookURL, &machine, &m.Health, &last, &created, &updated); err != nil {
+			return nil, fmt.Errorf("read the monitors: %w", err)
+		}
+		m.Machine = []byte(machine)
+		var errs []error
+		m.LastCheckinAt, err = parseNull(last)
+		errs = append(errs, err)
+		m.CreatedAt, err = parseTime(created)
+		errs = append(errs, err)
+		m.UpdatedAt, err = parseTime(updated)
+		errs = append(errs, err)
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("read monitor %s: %w", m.Slug, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the monitors: %w", err)
+	}
+	return out, nil
+}
+
+// Checkins returns the last limit check-ins of a monitor, newest first.
+func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store.Checkin, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at
+		FROM checkins WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?`, monitorID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Checkin
+	for rows.Next() {
+		c := &store.Checkin{MonitorID: monitorID}
+		var created string
+		var finished, expected, output sql.NullString
+		var duration, exit sql.NullInt64
+		if err := rows.Scan(&c.ID, &c.Status, &c.Source, &created, &finished, &duration, &exit, &output, &expected); err != nil {
+			return nil, fmt.Errorf("read the check-ins: %w", err)
+		}
+		var errs []error
+		c.CreatedAt, err = parseTime(created)
+		errs = append(errs, err)
+		c.FinishedAt, err = parseNull(finished)
+		errs = append(errs, err)
+		c.ExpectedAt, err = parseNull(expected)
+		errs = append(errs, err)
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("read check-in %s: %w", c.ID, err)
+		}
+		if duration.Valid {
+			d := time.Duration(duration.Int64) * time.Millisecond
+			c.Duration = &d
+		}
+		if exit.Valid {
+			e := int(exit.Int64)
+			c.ExitCode = &e
+		}
+		if output.Valid {
+			c.Output = &output.String
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	return out, nil
+}
+
+// Checkin returns one check-in of a monitor, or nil when it has none of
+// that id.
+func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Checkin, error) {
+	var c store.Checkin
+	var created string
+	err := s.db.QueryRowContext(ctx, `SELECT status, source, created_at FROM checkins WHERE monitor_id = ? AND id = ?`, monitorID, id).Scan(&c.Status, &c.Source, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read check-in %s: %w", id, err)
+	}
+	c.ID, c.MonitorID = id, monitorID
+	if c.CreatedAt, err = parseTime(created); err != nil {
+		return nil, fmt.Errorf("read check-in %s: %w", id, err)
+	}
+	return &c, nil
+}
+
+
+// PendingAlerts returns up to limit alerts due at now, oldest first: of
+// each URL, only the oldest undelivered alert, so that a webhook gets its
+// alerts in order.
+func (s *DB) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*store.Alert, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, url, payload, attempts FROM alerts a
+		WHERE delivered_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= ?
+		AND NOT EXISTS (SELECT 1 FROM alerts b WHERE b.url = a.url AND b.id < a.id AND b.delivered_at IS NULL AND b.given_up_at IS NULL)
+		ORDER BY id LIMIT ?`, formatTime(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the alerts: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Alert
+	for rows.Next() {
+		a := &store.Alert{}
+		var payload string
+		if err := rows.Scan(&a.ID, &a.URL, &payload, &a.Attempts); err != nil {
+			return nil, fmt.Errorf("read the alerts: %w", err)
+		}
+		a.Payload = []byte(payload)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// NextAlertAt returns when the next undelivered alert is due, or the zero
+// time when none waits.
+func (s *DB) NextAlertAt(ctx context.Context) (time.Time, error) {
+	var next sql.NullString
+	if err := s.db.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&next); err != nil {
+		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
+	}
+	return parseNull(next)
+}
+
+// AlertDelivered records that alert id was delivered at now.
+func (s *DB) AlertDelivered(ctx context.Context, id int64, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE alerts SET delivered_at = ?, attempts = attempts + 1 WHERE id = ?`, formatTime(now), id)
+	return err
+}
+
+// AlertFailed records a failed delivery of alert id at now, to be tried
+// again at next; after the last attempt, next is the zero time and the
+// alert is given up, with its error.
+func (s *DB) AlertFailed(ctx context.Context, id int64, now, next time.Time, why string) error {
+	if next.IsZero() {
+		_, err := s.db.ExecContext(ctx, `UPDATE alerts SET attempts = attempts + 1, last_error = ?, given_up_at = ? WHERE id = ?`, why, formatTime(now), id)
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE alerts SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE id = ?`, why, formatTime(next), id)
+	return err
+}
+
+// formatTime writes t as the database keeps times: RFC 3339 in UTC, with
+// nanoseconds, so that text order is time order.
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
+}
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+func parseNull(s sql.NullString) (time.Time, error) {
+	if !s.Valid || s.String == "" {
+		return time.Time{}, nil
+	}
+	return parseTime(s.String)
+}

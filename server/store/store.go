@@ -1,0 +1,140 @@
+// Package store defines what the server keeps — monitors, check-ins and
+// the alerts waiting for delivery — and the interface of the databases
+// that keep it: SQLite (package store/sqlite, the embedded default) and,
+// for tests that must not link a database, memory (package store/memory).
+//
+// The engine writes in batches: it applies many requests to its machines,
+// then writes all they changed in one transaction (Apply), so that a ping
+// is acknowledged only once it would survive a kill -9, and thousands of
+// pings a second share a few syncs.
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Store is a database of monitors.
+type Store interface {
+	// Meta returns the value stored under key, and whether there is one;
+	// SetMeta stores one, durably.
+	Meta(ctx context.Context, key string) (string, bool, error)
+	SetMeta(ctx context.Context, key, value string) error
+	// Monitors returns every monitor, by id.
+	Monitors(ctx context.Context) ([]*Monitor, error)
+	// Checkins returns a monitor's last limit check-ins, newest first;
+	// Checkin one of them, or nil when it has none of that id.
+	Checkins(ctx context.Context, monitorID int64, limit int) ([]*Checkin, error)
+	Checkin(ctx context.Context, monitorID int64, id string) (*Checkin, error)
+	// Apply writes a batch in one transaction, durably, or nothing of it.
+	Apply(ctx context.Context, b *Batch) error
+	// PendingAlerts returns up to limit undelivered alerts due at now,
+	// oldest first, and of each URL only the oldest undelivered one (a
+	// webhook gets its alerts in order); NextAlertAt when the next one is
+	// due (zero: none).
+	PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*Alert, error)
+	NextAlertAt(ctx context.Context) (time.Time, error)
+	// AlertDelivered records a delivery; AlertFailed a failed attempt at
+	// now, to be tried again at next, or given up when next is zero.
+	AlertDelivered(ctx context.Context, id int64, now time.Time) error
+	AlertFailed(ctx context.Context, id int64, now, next time.Time, why string) error
+	// Close closes the database.
+	Close() error
+}
+
+// Monitor is a monitor's row.
+type Monitor struct {
+	ID              int64
+	Slug, Name      string
+	PingKey         string
+	AlertWebhookURL string
+	// Machine is the monitor's machine as Save saved it.
+	Machine []byte
+	// Health is the health last reported (it stays while a run is in
+	// progress, paused or disabled).
+	Health        string
+	LastCheckinAt time.Time // zero when none
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Checkin is a check-in's row.
+type Checkin struct {
+	ID        string
+	MonitorID int64
+	Status    string // in_progress, ok, error, missed, timeout
+	Source    string // ping, api, system
+	CreatedAt time.Time
+	// FinishedAt and Duration are set when a run finishes; ExitCode when
+	// the ping gave one; ExpectedAt on a missed check-in.
+	FinishedAt time.Time
+	Duration   *time.Duration
+	ExitCode   *int
+	Output     *string
+	ExpectedAt time.Time
+}
+
+// Alert is an alert waiting to be delivered to a webhook.
+type Alert struct {
+	ID       int64
+	URL      string
+	Payload  []byte
+	Attempts int
+}
+
+// Batch is the writes of a round, applied in order in one transaction.
+type Batch struct {
+	Ops []Op
+}
+
+// Op is a write: InsertMonitor, UpdateMonitor, DeleteMonitor,
+// InsertCheckin, FinishCheckin or InsertAlert.
+type Op interface{ isOp() }
+
+// InsertMonitor adds a monitor, with its id.
+type InsertMonitor struct{ Monitor Monitor }
+
+// UpdateMonitor writes every field of a monitor but its id and creation
+// time.
+type UpdateMonitor struct{ Monitor Monitor }
+
+// DeleteMonitor removes a monitor and its check-ins.
+type DeleteMonitor struct{ ID int64 }
+
+// InsertCheckin adds a check-in.
+type InsertCheckin struct{ Checkin Checkin }
+
+// FinishCheckin closes a monitor's in-progress check-in with Status at
+// At; its duration runs from its creation. ExitCode and Output are kept
+// when not nil. A check-in that is not in progress is left as it is.
+type FinishCheckin struct {
+	MonitorID int64
+	ID        string
+	Status    string
+	At        time.Time
+	ExitCode  *int
+	Output    *string
+}
+
+// InsertAlert queues an alert for delivery to URL, due at At.
+type InsertAlert struct {
+	URL     string
+	Payload []byte
+	At      time.Time
+}
+
+func (InsertMonitor) isOp() {}
+func (UpdateMonitor) isOp() {}
+func (DeleteMonitor) isOp() {}
+func (InsertCheckin) isOp() {}
+func (FinishCheckin) isOp() {}
+func (InsertAlert) isOp()   {}
+
+// Add appends writes to the batch.
+func (b *Batch) Add(ops ...Op) { b.Ops = append(b.Ops, ops...) }
+
+// Append adds the writes of other after b's.
+func (b *Batch) Append(other *Batch) { b.Ops = append(b.Ops, other.Ops...) }
+
+// Len reports how many writes the batch holds.
+func (b *Batch) Len() int { return len(b.Ops) }

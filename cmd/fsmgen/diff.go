@@ -103,7 +103,7 @@ func writeDiffText(w io.Writer, oldSource, newPath string, oldExists bool, rep *
 		}
 	}
 	for _, b := range rep.Unused {
-		fmt.Fprintf(w, "%s: note: breaks declares %q, which names no change from %s: remove it\n", b.Pos, b.Change, oldSource)
+		fmt.Fprintf(w, "%s: note: breaks declares %q, which names no breaking change from %s: remove it\n", b.Pos, b.Change, oldSource)
 	}
 }
 
@@ -235,7 +235,7 @@ func diffFindings(rep *diff.Report) diag.List {
 		}
 	}
 	for _, b := range rep.Unused {
-		l.Warnf(b.Pos, "breaks declares %q, which names no change: remove it", b.Change)
+		l.Warnf(b.Pos, "breaks declares %q, which names no breaking change: remove it", b.Change)
 	}
 	l.Sort()
 	return l

@@ -64,7 +64,7 @@ func TestDiffExitStatus(t *testing.T) {
 			"new.yaml:8:21: field Off.watts: retyped from int to float64 (was at old.yaml:8:21): breaks\n\tsaved states: breaks: a state saved by the old revision of state Off holds watts as int, which may not load as float64",
 		}},
 		{name: "a declared break", old: lampSpec, new: lampDeclared, code: exitOK, stdout: []string{"2 changes, 0 breaking, 2 declared", ": breaks (declared)\n", "\tdeclared: lamps are measured to the tenth of a watt now.\n"}},
-		{name: "a declared break that names no change", old: lampSpec, new: strings.Replace(lampSpec, "transitions:\n", "breaks:\n  - change: state Dim\n    why: gone.\ntransitions:\n", 1), code: exitOK, stdout: []string{`new.yaml:15:5: note: breaks declares "state Dim", which names no change from old.yaml: remove it`}},
+		{name: "a declared break that names no change", old: lampSpec, new: strings.Replace(lampSpec, "transitions:\n", "breaks:\n  - change: state Dim\n    why: gone.\ntransitions:\n", 1), code: exitOK, stdout: []string{`new.yaml:15:5: note: breaks declares "state Dim", which names no breaking change from old.yaml: remove it`}},
 		{name: "a new spec", old: "", new: lampSpec, code: exitOK, stdout: []string{"new.yaml is new (old.yaml has no such spec)"}},
 		{name: "an old revision that does not check", old: strings.Replace(lampSpec, "to: Off", "to: Of", 1), new: lampSpec, code: exitError, stderr: []string{`old.yaml:20:9: unknown state "Of"`, "diff compares two revisions that check"}},
 		{name: "a new revision missing", old: lampSpec, new: "", code: exitError, stderr: []string{"read new.yaml: no such file"}},

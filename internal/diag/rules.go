@@ -377,7 +377,7 @@ var rules = []Rule{
 		Short:    "A declaration is never used.",
 		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through.",
 		Help:     "Remove it, or use it where it was meant to be used.",
-		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no change`},
+		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no breaking change`},
 	},
 	{
 		ID: "rule-applies-nowhere", Level: Warning,

@@ -85,7 +85,8 @@ func (c *Change) Breaks() bool {
 // Report is the comparison of two revisions.
 type Report struct {
 	Changes []*Change
-	// Unused are the breaks: entries of the new spec that name no change.
+	// Unused are the breaks: entries of the new spec that name no breaking
+	// change.
 	Unused []fsm.Break
 }
 
@@ -651,13 +652,13 @@ func (d *differ) timer(t *fsm.Timer) string {
 	return "fires after " + delay + ": " + d.cellText(t.Cell)
 }
 
-// declared marks the changes the new spec declares, and lists the
-// declarations that name none.
+// declared marks the breaking changes the new spec declares, and lists
+// the declarations that name none.
 func (d *differ) declared() {
 	for _, b := range d.new.Breaks {
 		found := false
 		for _, c := range d.r.Changes {
-			if c.Subject == b.Change {
+			if c.Subject == b.Change && slices.Contains(c.Verdicts[:], Breaks) {
 				c.Declared = b.Why
 				found = true
 			}

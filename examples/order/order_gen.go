@@ -853,16 +853,19 @@ func Restore(c Config, s State) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.put(s); err != nil {
+	if m, err = m.put(s); err != nil {
 		return nil, err
 	}
 	m.startTimers()
 	return m, nil
 }
 
-// put puts the machine in state s, with its data.
-func (m *Machine) put(s State) error {
+// put puts the machine in state s, with its data, and returns it; the timers
+// it runs must belong to s or its ancestors.
+func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
+	case Delivered, Cancelled, Expired:
+		m.core.State = s.Kind()
 	case Cart:
 		m.core.State = StateCart
 		m.d.total = s.Total
@@ -882,16 +885,13 @@ func (m *Machine) put(s State) error {
 		m.core.State = StateShipped
 		m.d.total = s.Total
 		m.d.tracking = s.Tracking
-	case Delivered:
-		m.core.State = StateDelivered
-	case Cancelled:
-		m.core.State = StateCancelled
-	case Expired:
-		m.core.State = StateExpired
 	default:
-		return fsmDesc.Unrestorable(s)
+		return nil, fsmDesc.Unrestorable(s)
 	}
-	return nil
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
@@ -912,21 +912,11 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := fsmDesc.Load(data, m.timers[:], &m.lastTimer)
+	s, err := fsmrt.LoadState(&fsmDesc, data, m.timers[:], &m.lastTimer, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	s, err := UnmarshalState(raw)
-	if err != nil {
-		return nil, fsmDesc.Reshaped(data, err)
-	}
-	if err := m.put(s); err != nil {
-		return nil, err
-	}
-	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.put(s)
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1351,91 +1341,56 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
-	kind, err := fsmDesc.KindOf(data, "state")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "cart":
-		return fsmrt.DecodeValue[Cart, State](&fsmDesc, data, "state cart")
-	case "checkout":
-		return fsmrt.DecodeValue[Checkout, State](&fsmDesc, data, "state checkout")
-	case "awaiting_payment":
-		return fsmrt.DecodeValue[AwaitingPayment, State](&fsmDesc, data, "state awaiting_payment")
-	case "picking":
-		return fsmrt.DecodeValue[Picking, State](&fsmDesc, data, "state picking")
-	case "packing":
-		return fsmrt.DecodeValue[Packing, State](&fsmDesc, data, "state packing")
-	case "shipped":
-		return fsmrt.DecodeValue[Shipped, State](&fsmDesc, data, "state shipped")
-	case "delivered":
-		return fsmrt.DecodeValue[Delivered, State](&fsmDesc, data, "state delivered")
-	case "cancelled":
-		return fsmrt.DecodeValue[Cancelled, State](&fsmDesc, data, "state cancelled")
-	case "expired":
-		return fsmrt.DecodeValue[Expired, State](&fsmDesc, data, "state expired")
-	}
-	return nil, fsmDesc.UnknownKind("state", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders)
+}
+
+// fsmStateDecoders decode the states, by kind (and by the kinds they had before).
+var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
+	"cart":             fsmrt.Value[Cart, State](&fsmDesc, "state cart"),
+	"checkout":         fsmrt.Value[Checkout, State](&fsmDesc, "state checkout"),
+	"awaiting_payment": fsmrt.Value[AwaitingPayment, State](&fsmDesc, "state awaiting_payment"),
+	"picking":          fsmrt.Value[Picking, State](&fsmDesc, "state picking"),
+	"packing":          fsmrt.Value[Packing, State](&fsmDesc, "state packing"),
+	"shipped":          fsmrt.Value[Shipped, State](&fsmDesc, "state shipped"),
+	"delivered":        fsmrt.Value[Delivered, State](&fsmDesc, "state delivered"),
+	"cancelled":        fsmrt.Value[Cancelled, State](&fsmDesc, "state cancelled"),
+	"expired":          fsmrt.Value[Expired, State](&fsmDesc, "state expired"),
 }
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
 func UnmarshalEvent(data []byte) (Event, error) {
-	kind, err := fsmDesc.KindOf(data, "event")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "add_item":
-		return fsmrt.DecodePointer[AddItem, Event](&fsmDesc, data, "event add_item")
-	case "begin_checkout":
-		return fsmrt.DecodePointer[BeginCheckout, Event](&fsmDesc, data, "event begin_checkout")
-	case "back_to_cart":
-		return fsmrt.DecodePointer[BackToCart, Event](&fsmDesc, data, "event back_to_cart")
-	case "place_order":
-		return fsmrt.DecodePointer[PlaceOrder, Event](&fsmDesc, data, "event place_order")
-	case "payment_received":
-		return fsmrt.DecodePointer[PaymentReceived, Event](&fsmDesc, data, "event payment_received")
-	case "picked":
-		return fsmrt.DecodePointer[Picked, Event](&fsmDesc, data, "event picked")
-	case "dispatched":
-		return fsmrt.DecodePointer[Dispatched, Event](&fsmDesc, data, "event dispatched")
-	case "delivery_confirmed":
-		return fsmrt.DecodePointer[DeliveryConfirmed, Event](&fsmDesc, data, "event delivery_confirmed")
-	case "cancel":
-		return fsmrt.DecodePointer[Cancel, Event](&fsmDesc, data, "event cancel")
-	case "timer_fired":
-		return fsmrt.DecodePointer[TimerFired, Event](&fsmDesc, data, "event timer_fired")
-	}
-	return nil, fsmDesc.UnknownKind("event", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "event", data, fsmEventDecoders)
+}
+
+// fsmEventDecoders decode the events, by kind (and by the kinds they had before).
+var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
+	"add_item":           fsmrt.Pointer[AddItem, Event](&fsmDesc, "event add_item"),
+	"begin_checkout":     fsmrt.Pointer[BeginCheckout, Event](&fsmDesc, "event begin_checkout"),
+	"back_to_cart":       fsmrt.Pointer[BackToCart, Event](&fsmDesc, "event back_to_cart"),
+	"place_order":        fsmrt.Pointer[PlaceOrder, Event](&fsmDesc, "event place_order"),
+	"payment_received":   fsmrt.Pointer[PaymentReceived, Event](&fsmDesc, "event payment_received"),
+	"picked":             fsmrt.Pointer[Picked, Event](&fsmDesc, "event picked"),
+	"dispatched":         fsmrt.Pointer[Dispatched, Event](&fsmDesc, "event dispatched"),
+	"delivery_confirmed": fsmrt.Pointer[DeliveryConfirmed, Event](&fsmDesc, "event delivery_confirmed"),
+	"cancel":             fsmrt.Pointer[Cancel, Event](&fsmDesc, "event cancel"),
+	"timer_fired":        fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := fsmDesc.KindOf(data, "action")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "send_payment_link":
-		return fsmrt.DecodePointer[SendPaymentLink, Action](&fsmDesc, data, "action send_payment_link")
-	case "revoke_payment_link":
-		return fsmrt.DecodePointer[RevokePaymentLink, Action](&fsmDesc, data, "action revoke_payment_link")
-	case "send_receipt":
-		return fsmrt.DecodePointer[SendReceipt, Action](&fsmDesc, data, "action send_receipt")
-	case "send_expiry_notice":
-		return fsmrt.DecodePointer[SendExpiryNotice, Action](&fsmDesc, data, "action send_expiry_notice")
-	case "open_warehouse_order":
-		return fsmrt.DecodePointer[OpenWarehouseOrder, Action](&fsmDesc, data, "action open_warehouse_order")
-	case "close_warehouse_order":
-		return fsmrt.DecodePointer[CloseWarehouseOrder, Action](&fsmDesc, data, "action close_warehouse_order")
-	case "send_tracking_link":
-		return fsmrt.DecodePointer[SendTrackingLink, Action](&fsmDesc, data, "action send_tracking_link")
-	case "refund":
-		return fsmrt.DecodePointer[Refund, Action](&fsmDesc, data, "action refund")
-	case "start_timer":
-		return fsmrt.DecodePointer[StartTimer, Action](&fsmDesc, data, "action start_timer")
-	case "cancel_timer":
-		return fsmrt.DecodePointer[CancelTimer, Action](&fsmDesc, data, "action cancel_timer")
-	}
-	return nil, fsmDesc.UnknownKind("action", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "action", data, fsmActionDecoders)
+}
+
+// fsmActionDecoders decode the actions, by kind (and by the kinds they had before).
+var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
+	"send_payment_link":     fsmrt.Pointer[SendPaymentLink, Action](&fsmDesc, "action send_payment_link"),
+	"revoke_payment_link":   fsmrt.Pointer[RevokePaymentLink, Action](&fsmDesc, "action revoke_payment_link"),
+	"send_receipt":          fsmrt.Pointer[SendReceipt, Action](&fsmDesc, "action send_receipt"),
+	"send_expiry_notice":    fsmrt.Pointer[SendExpiryNotice, Action](&fsmDesc, "action send_expiry_notice"),
+	"open_warehouse_order":  fsmrt.Pointer[OpenWarehouseOrder, Action](&fsmDesc, "action open_warehouse_order"),
+	"close_warehouse_order": fsmrt.Pointer[CloseWarehouseOrder, Action](&fsmDesc, "action close_warehouse_order"),
+	"send_tracking_link":    fsmrt.Pointer[SendTrackingLink, Action](&fsmDesc, "action send_tracking_link"),
+	"refund":                fsmrt.Pointer[Refund, Action](&fsmDesc, "action refund"),
+	"start_timer":           fsmrt.Pointer[StartTimer, Action](&fsmDesc, "action start_timer"),
+	"cancel_timer":          fsmrt.Pointer[CancelTimer, Action](&fsmDesc, "action cancel_timer"),
 }

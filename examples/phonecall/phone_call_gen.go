@@ -530,52 +530,47 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
-	Package: "phonecall",
-	Machine: "PhoneCall",
-	Shape:   "sha256:eb15e468f4e9e78c79730cc824cb5f66",
-	Rules: []Rule{
-		{Kind: fsmrt.RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "OffHook --CallDialed--> Ringing / Dial"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook", Label: "OffHook --CallConnected--> rejected: CallConnected is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook", Label: "OffHook --LeftMessage--> rejected: LeftMessage is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook", Label: "OffHook --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook", Label: "OffHook --TakenOffHold--> rejected: TakenOffHold is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook", Label: "OffHook --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook", Label: "OffHook --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook", Label: "OffHook --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook", Label: "OffHook --SetVolume--> rejected: SetVolume is not accepted in state OffHook"},
-		{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "Ringing --CallDialed--> Ringing / Dial"},
-		{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateTalking, Label: "Ringing --CallConnected--> Connected"},
-		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing", Label: "Ringing --LeftMessage--> rejected: LeftMessage is not accepted in state Ringing"},
-		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing", Label: "Ringing --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state Ringing"},
-		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing", Label: "Ringing --TakenOffHold--> rejected: TakenOffHold is not accepted in state Ringing"},
-		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing", Label: "Ringing --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state Ringing"},
-		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing", Label: "Ringing --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state Ringing"},
-		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing", Label: "Ringing --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state Ringing"},
-		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing", Label: "Ringing --SetVolume--> rejected: SetVolume is not accepted in state Ringing"},
-		{Kind: fsmrt.RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold, Label: "OnHold --PlacedOnHold--> ignored"},
-		{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateTalking, Label: "OnHold --TakenOffHold--> Talking"},
-		{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}, Label: "OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallDialed--> rejected: CallDialed is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallConnected--> rejected: CallConnected is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --LeftMessage--> rejected: LeftMessage is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --TakenOffHold--> rejected: TakenOffHold is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SetVolume--> rejected: SetVolume is not accepted in state PhoneDestroyed"},
-		{Kind: fsmrt.RuleIgnore, Composite: "Connected", Event: EventCallDialed, Label: "Connected --CallDialed--> ignored"},
-		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected", Label: "Connected --CallConnected--> rejected: CallConnected is not accepted while in Connected"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook, Label: "Connected --LeftMessage--> OffHook"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold, Label: "Connected --PlacedOnHold--> OnHold (local)"},
-		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected", Label: "Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in Connected"},
-		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected", Label: "Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted while in Connected"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}, Label: "Connected --MuteMicrophone--> (stays) / Mute"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}, Label: "Connected --UnmuteMicrophone--> (stays) / Unmute"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}, Label: "Connected --SetVolume--> (stays) / ChangeVolume"},
-	},
-}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "phonecall", Machine: "PhoneCall", Shape: "sha256:eb15e468f4e9e78c79730cc824cb5f66", Rules: []Rule{
+	{Kind: fsmrt.RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "OffHook --CallDialed--> Ringing / Dial"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook", Label: "OffHook --CallConnected--> rejected: CallConnected is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook", Label: "OffHook --LeftMessage--> rejected: LeftMessage is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook", Label: "OffHook --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook", Label: "OffHook --TakenOffHold--> rejected: TakenOffHold is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook", Label: "OffHook --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook", Label: "OffHook --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook", Label: "OffHook --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook", Label: "OffHook --SetVolume--> rejected: SetVolume is not accepted in state OffHook"},
+	{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "Ringing --CallDialed--> Ringing / Dial"},
+	{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateTalking, Label: "Ringing --CallConnected--> Connected"},
+	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing", Label: "Ringing --LeftMessage--> rejected: LeftMessage is not accepted in state Ringing"},
+	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing", Label: "Ringing --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state Ringing"},
+	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing", Label: "Ringing --TakenOffHold--> rejected: TakenOffHold is not accepted in state Ringing"},
+	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing", Label: "Ringing --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state Ringing"},
+	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing", Label: "Ringing --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state Ringing"},
+	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing", Label: "Ringing --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state Ringing"},
+	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing", Label: "Ringing --SetVolume--> rejected: SetVolume is not accepted in state Ringing"},
+	{Kind: fsmrt.RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold, Label: "OnHold --PlacedOnHold--> ignored"},
+	{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateTalking, Label: "OnHold --TakenOffHold--> Talking"},
+	{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}, Label: "OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallDialed--> rejected: CallDialed is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallConnected--> rejected: CallConnected is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --LeftMessage--> rejected: LeftMessage is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --TakenOffHold--> rejected: TakenOffHold is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SetVolume--> rejected: SetVolume is not accepted in state PhoneDestroyed"},
+	{Kind: fsmrt.RuleIgnore, Composite: "Connected", Event: EventCallDialed, Label: "Connected --CallDialed--> ignored"},
+	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected", Label: "Connected --CallConnected--> rejected: CallConnected is not accepted while in Connected"},
+	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook, Label: "Connected --LeftMessage--> OffHook"},
+	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold, Label: "Connected --PlacedOnHold--> OnHold (local)"},
+	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected", Label: "Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in Connected"},
+	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected", Label: "Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted while in Connected"},
+	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}, Label: "Connected --MuteMicrophone--> (stays) / Mute"},
+	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}, Label: "Connected --UnmuteMicrophone--> (stays) / Unmute"},
+	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}, Label: "Connected --SetVolume--> (stays) / ChangeVolume"},
+}}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -612,61 +607,40 @@ func Restore(c Config, s State) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.put(s); err != nil {
-		return nil, err
+	return m.put(s)
+}
+
+// put puts the machine in state s, with its data, and returns it.
+func (m *Machine) put(s State) (*Machine, error) {
+	switch s := s.(type) {
+	case OffHook, Ringing, Talking, OnHold, PhoneDestroyed:
+		m.core.State = s.Kind()
+	default:
+		return nil, fsmDesc.Unrestorable(s)
 	}
 	return m, nil
 }
 
-// put puts the machine in state s, with its data.
-func (m *Machine) put(s State) error {
-	switch s := s.(type) {
-	case OffHook:
-		m.core.State = StateOffHook
-	case Ringing:
-		m.core.State = StateRinging
-	case Talking:
-		m.core.State = StateTalking
-	case OnHold:
-		m.core.State = StateOnHold
-	case PhoneDestroyed:
-		m.core.State = StatePhoneDestroyed
-	default:
-		return fsmDesc.Unrestorable(s)
-	}
-	return nil
-}
-
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
-// saved shape, its state and, for each running timer, its id and deadline.
-// Save after an event and before performing its actions, and a timer's firing
-// is handled once, whatever moment the process is killed (see docs/spec.md).
+// saved shape and its state (see docs/spec.md).
 func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), nil, 0) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state and with its timers running as they were (see Timers and Deadline); it
-// hands out no action. It reads strictly: unknown fields, fields in another
-// case and fields given twice are refused, naming them. Data saved by an
-// earlier revision of the spec loads when the states and fields it names still
-// exist, or were renamed with renamed_from; a field it lacks loads as its zero
-// value.
+// state; it hands out no action. It reads strictly: unknown fields, fields in
+// another case and fields given twice are refused, naming them. Data saved by
+// an earlier revision of the spec loads when the states and fields it names
+// still exist, or were renamed with renamed_from; a field it lacks loads as
+// its zero value.
 func Load(c Config, data []byte) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := fsmDesc.Load(data, nil, nil)
+	s, err := fsmrt.LoadState(&fsmDesc, data, nil, nil, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	s, err := UnmarshalState(raw)
-	if err != nil {
-		return nil, fsmDesc.Reshaped(data, err)
-	}
-	if err := m.put(s); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.put(s)
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -759,14 +733,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.core.Finish()
 		case *MuteMicrophone:
 			// Connected --MuteMicrophone--> (stays) / Mute
-			from := m.core.State
-			m.core.Start(36, from)
+			m.core.Start(36, m.core.State)
 			m.h.Mute()
 			return m.core.Finish()
 		case *UnmuteMicrophone:
 			// Connected --UnmuteMicrophone--> (stays) / Unmute
-			from := m.core.State
-			m.core.Start(37, from)
+			m.core.Start(37, m.core.State)
 			m.h.Unmute()
 			return m.core.Finish()
 		case *SetVolume:
@@ -800,14 +772,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.core.Finish()
 		case *MuteMicrophone:
 			// Connected --MuteMicrophone--> (stays) / Mute
-			from := m.core.State
-			m.core.Start(36, from)
+			m.core.Start(36, m.core.State)
 			m.h.Mute()
 			return m.core.Finish()
 		case *UnmuteMicrophone:
 			// Connected --UnmuteMicrophone--> (stays) / Unmute
-			from := m.core.State
-			m.core.Start(37, from)
+			m.core.Start(37, m.core.State)
 			m.h.Unmute()
 			return m.core.Finish()
 		case *SetVolume:
@@ -920,91 +890,59 @@ func (m *Machine) takeConnectedSetVolume(ev *SetVolume) error {
 		return m.core.NilEvent(ev)
 	}
 	// Connected --SetVolume--> (stays) / ChangeVolume
-	from := m.core.State
-	m.core.Start(38, from)
+	m.core.Start(38, m.core.State)
 	m.h.ChangeVolume(ev.Volume)
 	return m.core.Finish()
 }
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
-	kind, err := fsmDesc.KindOf(data, "state")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "off_hook":
-		return fsmrt.DecodeValue[OffHook, State](&fsmDesc, data, "state off_hook")
-	case "ringing":
-		return fsmrt.DecodeValue[Ringing, State](&fsmDesc, data, "state ringing")
-	case "talking":
-		return fsmrt.DecodeValue[Talking, State](&fsmDesc, data, "state talking")
-	case "on_hold":
-		return fsmrt.DecodeValue[OnHold, State](&fsmDesc, data, "state on_hold")
-	case "phone_destroyed":
-		return fsmrt.DecodeValue[PhoneDestroyed, State](&fsmDesc, data, "state phone_destroyed")
-	}
-	return nil, fsmDesc.UnknownKind("state", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders)
+}
+
+// fsmStateDecoders decode the states, by kind (and by the kinds they had before).
+var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
+	"off_hook":        fsmrt.Value[OffHook, State](&fsmDesc, "state off_hook"),
+	"ringing":         fsmrt.Value[Ringing, State](&fsmDesc, "state ringing"),
+	"talking":         fsmrt.Value[Talking, State](&fsmDesc, "state talking"),
+	"on_hold":         fsmrt.Value[OnHold, State](&fsmDesc, "state on_hold"),
+	"phone_destroyed": fsmrt.Value[PhoneDestroyed, State](&fsmDesc, "state phone_destroyed"),
 }
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
 func UnmarshalEvent(data []byte) (Event, error) {
-	kind, err := fsmDesc.KindOf(data, "event")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "call_dialed":
-		return fsmrt.DecodePointer[CallDialed, Event](&fsmDesc, data, "event call_dialed")
-	case "call_connected":
-		return fsmrt.DecodePointer[CallConnected, Event](&fsmDesc, data, "event call_connected")
-	case "left_message":
-		return fsmrt.DecodePointer[LeftMessage, Event](&fsmDesc, data, "event left_message")
-	case "placed_on_hold":
-		return fsmrt.DecodePointer[PlacedOnHold, Event](&fsmDesc, data, "event placed_on_hold")
-	case "taken_off_hold":
-		return fsmrt.DecodePointer[TakenOffHold, Event](&fsmDesc, data, "event taken_off_hold")
-	case "phone_hurled_against_wall":
-		return fsmrt.DecodePointer[PhoneHurledAgainstWall, Event](&fsmDesc, data, "event phone_hurled_against_wall")
-	case "mute_microphone":
-		return fsmrt.DecodePointer[MuteMicrophone, Event](&fsmDesc, data, "event mute_microphone")
-	case "unmute_microphone":
-		return fsmrt.DecodePointer[UnmuteMicrophone, Event](&fsmDesc, data, "event unmute_microphone")
-	case "set_volume":
-		return fsmrt.DecodePointer[SetVolume, Event](&fsmDesc, data, "event set_volume")
-	}
-	return nil, fsmDesc.UnknownKind("event", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "event", data, fsmEventDecoders)
+}
+
+// fsmEventDecoders decode the events, by kind (and by the kinds they had before).
+var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
+	"call_dialed":               fsmrt.Pointer[CallDialed, Event](&fsmDesc, "event call_dialed"),
+	"call_connected":            fsmrt.Pointer[CallConnected, Event](&fsmDesc, "event call_connected"),
+	"left_message":              fsmrt.Pointer[LeftMessage, Event](&fsmDesc, "event left_message"),
+	"placed_on_hold":            fsmrt.Pointer[PlacedOnHold, Event](&fsmDesc, "event placed_on_hold"),
+	"taken_off_hold":            fsmrt.Pointer[TakenOffHold, Event](&fsmDesc, "event taken_off_hold"),
+	"phone_hurled_against_wall": fsmrt.Pointer[PhoneHurledAgainstWall, Event](&fsmDesc, "event phone_hurled_against_wall"),
+	"mute_microphone":           fsmrt.Pointer[MuteMicrophone, Event](&fsmDesc, "event mute_microphone"),
+	"unmute_microphone":         fsmrt.Pointer[UnmuteMicrophone, Event](&fsmDesc, "event unmute_microphone"),
+	"set_volume":                fsmrt.Pointer[SetVolume, Event](&fsmDesc, "event set_volume"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := fsmDesc.KindOf(data, "action")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "dial":
-		return fsmrt.DecodePointer[Dial, Action](&fsmDesc, data, "action dial")
-	case "start_ringing_tone":
-		return fsmrt.DecodePointer[StartRingingTone, Action](&fsmDesc, data, "action start_ringing_tone")
-	case "stop_ringing_tone":
-		return fsmrt.DecodePointer[StopRingingTone, Action](&fsmDesc, data, "action stop_ringing_tone")
-	case "start_call_timer":
-		return fsmrt.DecodePointer[StartCallTimer, Action](&fsmDesc, data, "action start_call_timer")
-	case "stop_call_timer":
-		return fsmrt.DecodePointer[StopCallTimer, Action](&fsmDesc, data, "action stop_call_timer")
-	case "mute":
-		return fsmrt.DecodePointer[Mute, Action](&fsmDesc, data, "action mute")
-	case "unmute":
-		return fsmrt.DecodePointer[Unmute, Action](&fsmDesc, data, "action unmute")
-	case "change_volume":
-		return fsmrt.DecodePointer[ChangeVolume, Action](&fsmDesc, data, "action change_volume")
-	case "play_hold_music":
-		return fsmrt.DecodePointer[PlayHoldMusic, Action](&fsmDesc, data, "action play_hold_music")
-	case "stop_hold_music":
-		return fsmrt.DecodePointer[StopHoldMusic, Action](&fsmDesc, data, "action stop_hold_music")
-	case "report_destroyed":
-		return fsmrt.DecodePointer[ReportDestroyed, Action](&fsmDesc, data, "action report_destroyed")
-	}
-	return nil, fsmDesc.UnknownKind("action", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "action", data, fsmActionDecoders)
+}
+
+// fsmActionDecoders decode the actions, by kind (and by the kinds they had before).
+var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
+	"dial":               fsmrt.Pointer[Dial, Action](&fsmDesc, "action dial"),
+	"start_ringing_tone": fsmrt.Pointer[StartRingingTone, Action](&fsmDesc, "action start_ringing_tone"),
+	"stop_ringing_tone":  fsmrt.Pointer[StopRingingTone, Action](&fsmDesc, "action stop_ringing_tone"),
+	"start_call_timer":   fsmrt.Pointer[StartCallTimer, Action](&fsmDesc, "action start_call_timer"),
+	"stop_call_timer":    fsmrt.Pointer[StopCallTimer, Action](&fsmDesc, "action stop_call_timer"),
+	"mute":               fsmrt.Pointer[Mute, Action](&fsmDesc, "action mute"),
+	"unmute":             fsmrt.Pointer[Unmute, Action](&fsmDesc, "action unmute"),
+	"change_volume":      fsmrt.Pointer[ChangeVolume, Action](&fsmDesc, "action change_volume"),
+	"play_hold_music":    fsmrt.Pointer[PlayHoldMusic, Action](&fsmDesc, "action play_hold_music"),
+	"stop_hold_music":    fsmrt.Pointer[StopHoldMusic, Action](&fsmDesc, "action stop_hold_music"),
+	"report_destroyed":   fsmrt.Pointer[ReportDestroyed, Action](&fsmDesc, "action report_destroyed"),
 }

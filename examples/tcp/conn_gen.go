@@ -918,18 +918,19 @@ func Restore(c Config, s State) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.put(s); err != nil {
+	if m, err = m.put(s); err != nil {
 		return nil, err
 	}
 	m.startTimers()
 	return m, nil
 }
 
-// put puts the machine in state s, with its data.
-func (m *Machine) put(s State) error {
+// put puts the machine in state s, with its data, and returns it; the timers
+// it runs must belong to s or its ancestors.
+func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
 	case Closed:
-		m.core.State = StateClosed
+		m.core.State = s.Kind()
 	case Listen:
 		m.core.State = StateListen
 		m.d.passive = s.Passive
@@ -961,9 +962,12 @@ func (m *Machine) put(s State) error {
 		m.core.State = StateTimeWait
 		m.d.passive = s.Passive
 	default:
-		return fsmDesc.Unrestorable(s)
+		return nil, fsmDesc.Unrestorable(s)
 	}
-	return nil
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
@@ -984,21 +988,11 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := fsmDesc.Load(data, m.timers[:], &m.lastTimer)
+	s, err := fsmrt.LoadState(&fsmDesc, data, m.timers[:], &m.lastTimer, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	s, err := UnmarshalState(raw)
-	if err != nil {
-		return nil, fsmDesc.Reshaped(data, err)
-	}
-	if err := m.put(s); err != nil {
-		return nil, err
-	}
-	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.put(s)
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1182,8 +1176,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeConnectionAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
@@ -1236,14 +1229,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeConnectionAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
 			// Connection --SynAck--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(55, from)
+			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
@@ -1272,14 +1263,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeConnectionAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
 			// Connection --SynAck--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(55, from)
+			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
@@ -1296,14 +1285,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeConnectionAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
 			// Connection --SynAck--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(55, from)
+			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Ack:
@@ -1326,14 +1313,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeConnectionAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
 			// Connection --SynAck--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(55, from)
+			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
@@ -1355,14 +1340,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
 			// Connection --SynAck--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(55, from)
+			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Ack:
@@ -1376,8 +1359,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.core.Finish()
 		case *Fin:
 			// FinsExchanged --Fin--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(47, from)
+			m.core.Start(47, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Rst:
@@ -1389,14 +1371,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
 			// Connection --SynAck--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(55, from)
+			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Ack:
@@ -1408,8 +1388,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.core.Finish()
 		case *Fin:
 			// FinsExchanged --Fin--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(47, from)
+			m.core.Start(47, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Rst:
@@ -1421,14 +1400,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
 			// Connection --Syn--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(54, from)
+			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
 			// Connection --SynAck--> (stays) / SendAck
-			from := m.core.State
-			m.core.Start(55, from)
+			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
@@ -1659,101 +1636,61 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
-	kind, err := fsmDesc.KindOf(data, "state")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "closed":
-		return fsmrt.DecodeValue[Closed, State](&fsmDesc, data, "state closed")
-	case "listen":
-		return fsmrt.DecodeValue[Listen, State](&fsmDesc, data, "state listen")
-	case "syn_sent":
-		return fsmrt.DecodeValue[SynSent, State](&fsmDesc, data, "state syn_sent")
-	case "syn_received":
-		return fsmrt.DecodeValue[SynReceived, State](&fsmDesc, data, "state syn_received")
-	case "established":
-		return fsmrt.DecodeValue[Established, State](&fsmDesc, data, "state established")
-	case "close_wait":
-		return fsmrt.DecodeValue[CloseWait, State](&fsmDesc, data, "state close_wait")
-	case "fin_wait1":
-		return fsmrt.DecodeValue[FinWait1, State](&fsmDesc, data, "state fin_wait1")
-	case "fin_wait2":
-		return fsmrt.DecodeValue[FinWait2, State](&fsmDesc, data, "state fin_wait2")
-	case "closing":
-		return fsmrt.DecodeValue[Closing, State](&fsmDesc, data, "state closing")
-	case "last_ack":
-		return fsmrt.DecodeValue[LastAck, State](&fsmDesc, data, "state last_ack")
-	case "time_wait":
-		return fsmrt.DecodeValue[TimeWait, State](&fsmDesc, data, "state time_wait")
-	}
-	return nil, fsmDesc.UnknownKind("state", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders)
+}
+
+// fsmStateDecoders decode the states, by kind (and by the kinds they had before).
+var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
+	"closed":       fsmrt.Value[Closed, State](&fsmDesc, "state closed"),
+	"listen":       fsmrt.Value[Listen, State](&fsmDesc, "state listen"),
+	"syn_sent":     fsmrt.Value[SynSent, State](&fsmDesc, "state syn_sent"),
+	"syn_received": fsmrt.Value[SynReceived, State](&fsmDesc, "state syn_received"),
+	"established":  fsmrt.Value[Established, State](&fsmDesc, "state established"),
+	"close_wait":   fsmrt.Value[CloseWait, State](&fsmDesc, "state close_wait"),
+	"fin_wait1":    fsmrt.Value[FinWait1, State](&fsmDesc, "state fin_wait1"),
+	"fin_wait2":    fsmrt.Value[FinWait2, State](&fsmDesc, "state fin_wait2"),
+	"closing":      fsmrt.Value[Closing, State](&fsmDesc, "state closing"),
+	"last_ack":     fsmrt.Value[LastAck, State](&fsmDesc, "state last_ack"),
+	"time_wait":    fsmrt.Value[TimeWait, State](&fsmDesc, "state time_wait"),
 }
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
 func UnmarshalEvent(data []byte) (Event, error) {
-	kind, err := fsmDesc.KindOf(data, "event")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "open":
-		return fsmrt.DecodePointer[Open, Event](&fsmDesc, data, "event open")
-	case "send":
-		return fsmrt.DecodePointer[Send, Event](&fsmDesc, data, "event send")
-	case "close":
-		return fsmrt.DecodePointer[Close, Event](&fsmDesc, data, "event close")
-	case "abort":
-		return fsmrt.DecodePointer[Abort, Event](&fsmDesc, data, "event abort")
-	case "syn":
-		return fsmrt.DecodePointer[Syn, Event](&fsmDesc, data, "event syn")
-	case "syn_ack":
-		return fsmrt.DecodePointer[SynAck, Event](&fsmDesc, data, "event syn_ack")
-	case "ack":
-		return fsmrt.DecodePointer[Ack, Event](&fsmDesc, data, "event ack")
-	case "fin":
-		return fsmrt.DecodePointer[Fin, Event](&fsmDesc, data, "event fin")
-	case "rst":
-		return fsmrt.DecodePointer[Rst, Event](&fsmDesc, data, "event rst")
-	case "timer_fired":
-		return fsmrt.DecodePointer[TimerFired, Event](&fsmDesc, data, "event timer_fired")
-	}
-	return nil, fsmDesc.UnknownKind("event", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "event", data, fsmEventDecoders)
+}
+
+// fsmEventDecoders decode the events, by kind (and by the kinds they had before).
+var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
+	"open":        fsmrt.Pointer[Open, Event](&fsmDesc, "event open"),
+	"send":        fsmrt.Pointer[Send, Event](&fsmDesc, "event send"),
+	"close":       fsmrt.Pointer[Close, Event](&fsmDesc, "event close"),
+	"abort":       fsmrt.Pointer[Abort, Event](&fsmDesc, "event abort"),
+	"syn":         fsmrt.Pointer[Syn, Event](&fsmDesc, "event syn"),
+	"syn_ack":     fsmrt.Pointer[SynAck, Event](&fsmDesc, "event syn_ack"),
+	"ack":         fsmrt.Pointer[Ack, Event](&fsmDesc, "event ack"),
+	"fin":         fsmrt.Pointer[Fin, Event](&fsmDesc, "event fin"),
+	"rst":         fsmrt.Pointer[Rst, Event](&fsmDesc, "event rst"),
+	"timer_fired": fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := fsmDesc.KindOf(data, "action")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "create_tcb":
-		return fsmrt.DecodePointer[CreateTCB, Action](&fsmDesc, data, "action create_tcb")
-	case "delete_tcb":
-		return fsmrt.DecodePointer[DeleteTCB, Action](&fsmDesc, data, "action delete_tcb")
-	case "send_syn":
-		return fsmrt.DecodePointer[SendSyn, Action](&fsmDesc, data, "action send_syn")
-	case "send_syn_ack":
-		return fsmrt.DecodePointer[SendSynAck, Action](&fsmDesc, data, "action send_syn_ack")
-	case "send_ack":
-		return fsmrt.DecodePointer[SendAck, Action](&fsmDesc, data, "action send_ack")
-	case "send_fin":
-		return fsmrt.DecodePointer[SendFin, Action](&fsmDesc, data, "action send_fin")
-	case "send_rst":
-		return fsmrt.DecodePointer[SendRst, Action](&fsmDesc, data, "action send_rst")
-	case "send_data":
-		return fsmrt.DecodePointer[SendData, Action](&fsmDesc, data, "action send_data")
-	case "queue_data":
-		return fsmrt.DecodePointer[QueueData, Action](&fsmDesc, data, "action queue_data")
-	case "signal_reset":
-		return fsmrt.DecodePointer[SignalReset, Action](&fsmDesc, data, "action signal_reset")
-	case "signal_refused":
-		return fsmrt.DecodePointer[SignalRefused, Action](&fsmDesc, data, "action signal_refused")
-	case "start_timer":
-		return fsmrt.DecodePointer[StartTimer, Action](&fsmDesc, data, "action start_timer")
-	case "cancel_timer":
-		return fsmrt.DecodePointer[CancelTimer, Action](&fsmDesc, data, "action cancel_timer")
-	}
-	return nil, fsmDesc.UnknownKind("action", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "action", data, fsmActionDecoders)
+}
+
+// fsmActionDecoders decode the actions, by kind (and by the kinds they had before).
+var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
+	"create_tcb":     fsmrt.Pointer[CreateTCB, Action](&fsmDesc, "action create_tcb"),
+	"delete_tcb":     fsmrt.Pointer[DeleteTCB, Action](&fsmDesc, "action delete_tcb"),
+	"send_syn":       fsmrt.Pointer[SendSyn, Action](&fsmDesc, "action send_syn"),
+	"send_syn_ack":   fsmrt.Pointer[SendSynAck, Action](&fsmDesc, "action send_syn_ack"),
+	"send_ack":       fsmrt.Pointer[SendAck, Action](&fsmDesc, "action send_ack"),
+	"send_fin":       fsmrt.Pointer[SendFin, Action](&fsmDesc, "action send_fin"),
+	"send_rst":       fsmrt.Pointer[SendRst, Action](&fsmDesc, "action send_rst"),
+	"send_data":      fsmrt.Pointer[SendData, Action](&fsmDesc, "action send_data"),
+	"queue_data":     fsmrt.Pointer[QueueData, Action](&fsmDesc, "action queue_data"),
+	"signal_reset":   fsmrt.Pointer[SignalReset, Action](&fsmDesc, "action signal_reset"),
+	"signal_refused": fsmrt.Pointer[SignalRefused, Action](&fsmDesc, "action signal_refused"),
+	"start_timer":    fsmrt.Pointer[StartTimer, Action](&fsmDesc, "action start_timer"),
+	"cancel_timer":   fsmrt.Pointer[CancelTimer, Action](&fsmDesc, "action cancel_timer"),
 }

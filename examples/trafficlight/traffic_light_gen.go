@@ -483,18 +483,19 @@ func Restore(c Config, s State) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.put(s); err != nil {
+	if m, err = m.put(s); err != nil {
 		return nil, err
 	}
 	m.startTimers()
 	return m, nil
 }
 
-// put puts the machine in state s, with its data.
-func (m *Machine) put(s State) error {
+// put puts the machine in state s, with its data, and returns it; the timers
+// it runs must belong to s or its ancestors.
+func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
 	case Off:
-		m.core.State = StateOff
+		m.core.State = s.Kind()
 	case Red:
 		m.core.State = StateRed
 		m.d.cycles = s.Cycles
@@ -505,9 +506,12 @@ func (m *Machine) put(s State) error {
 		m.core.State = StateYellow
 		m.d.cycles = s.Cycles
 	default:
-		return fsmDesc.Unrestorable(s)
+		return nil, fsmDesc.Unrestorable(s)
 	}
-	return nil
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
@@ -528,21 +532,11 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := fsmDesc.Load(data, m.timers[:], &m.lastTimer)
+	s, err := fsmrt.LoadState(&fsmDesc, data, m.timers[:], &m.lastTimer, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	s, err := UnmarshalState(raw)
-	if err != nil {
-		return nil, fsmDesc.Reshaped(data, err)
-	}
-	if err := m.put(s); err != nil {
-		return nil, err
-	}
-	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.put(s)
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -776,55 +770,38 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
-	kind, err := fsmDesc.KindOf(data, "state")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "off":
-		return fsmrt.DecodeValue[Off, State](&fsmDesc, data, "state off")
-	case "red":
-		return fsmrt.DecodeValue[Red, State](&fsmDesc, data, "state red")
-	case "green":
-		return fsmrt.DecodeValue[Green, State](&fsmDesc, data, "state green")
-	case "yellow":
-		return fsmrt.DecodeValue[Yellow, State](&fsmDesc, data, "state yellow")
-	}
-	return nil, fsmDesc.UnknownKind("state", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders)
+}
+
+// fsmStateDecoders decode the states, by kind (and by the kinds they had before).
+var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
+	"off":    fsmrt.Value[Off, State](&fsmDesc, "state off"),
+	"red":    fsmrt.Value[Red, State](&fsmDesc, "state red"),
+	"green":  fsmrt.Value[Green, State](&fsmDesc, "state green"),
+	"yellow": fsmrt.Value[Yellow, State](&fsmDesc, "state yellow"),
 }
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
 func UnmarshalEvent(data []byte) (Event, error) {
-	kind, err := fsmDesc.KindOf(data, "event")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "switch_on":
-		return fsmrt.DecodePointer[SwitchOn, Event](&fsmDesc, data, "event switch_on")
-	case "switch_off":
-		return fsmrt.DecodePointer[SwitchOff, Event](&fsmDesc, data, "event switch_off")
-	case "timer_fired":
-		return fsmrt.DecodePointer[TimerFired, Event](&fsmDesc, data, "event timer_fired")
-	}
-	return nil, fsmDesc.UnknownKind("event", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "event", data, fsmEventDecoders)
+}
+
+// fsmEventDecoders decode the events, by kind (and by the kinds they had before).
+var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
+	"switch_on":   fsmrt.Pointer[SwitchOn, Event](&fsmDesc, "event switch_on"),
+	"switch_off":  fsmrt.Pointer[SwitchOff, Event](&fsmDesc, "event switch_off"),
+	"timer_fired": fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := fsmDesc.KindOf(data, "action")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "switch_lights":
-		return fsmrt.DecodePointer[SwitchLights, Action](&fsmDesc, data, "action switch_lights")
-	case "power_down":
-		return fsmrt.DecodePointer[PowerDown, Action](&fsmDesc, data, "action power_down")
-	case "start_timer":
-		return fsmrt.DecodePointer[StartTimer, Action](&fsmDesc, data, "action start_timer")
-	case "cancel_timer":
-		return fsmrt.DecodePointer[CancelTimer, Action](&fsmDesc, data, "action cancel_timer")
-	}
-	return nil, fsmDesc.UnknownKind("action", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "action", data, fsmActionDecoders)
+}
+
+// fsmActionDecoders decode the actions, by kind (and by the kinds they had before).
+var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
+	"switch_lights": fsmrt.Pointer[SwitchLights, Action](&fsmDesc, "action switch_lights"),
+	"power_down":    fsmrt.Pointer[PowerDown, Action](&fsmDesc, "action power_down"),
+	"start_timer":   fsmrt.Pointer[StartTimer, Action](&fsmDesc, "action start_timer"),
+	"cancel_timer":  fsmrt.Pointer[CancelTimer, Action](&fsmDesc, "action cancel_timer"),
 }

@@ -740,76 +740,71 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
-	Package: "agent",
-	Machine: "Agent",
-	Shape:   "sha256:11204eb1fd2901b677cd6cecb96f1c2a",
-	Rules: []Rule{
-		{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMError, Reason: "LlmError is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmError--> rejected: LlmError is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolProgress--> rejected: ToolProgress is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCompleted--> rejected: ToolCompleted is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
-		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
-		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
-		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
-		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMCompleted, To: StateProcessingLLMResponse, Effect: "recordResponse", Label: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}"},
-		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry"},
-		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUp", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError"},
-		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state CallingLlm", Label: "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm"},
-		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm", Label: "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm"},
-		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
-		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
-		{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
-		{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventTextDelta, Reason: "TextDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMError, Reason: "LlmError is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools"},
-		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolProgress, Guard: "isKnownCall", Effect: "recordProgress", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput"},
-		{Kind: fsmrt.RuleIgnore, From: StateExecutingTools, Event: EventToolProgress, Guard: "else", Label: "ExecutingTools --ToolProgress [else]--> ignored"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
-		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
-		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
-		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}, Label: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
-		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmCompleted--> rejected: LlmCompleted is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
-		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state Error", Label: "Error --LlmCompleted--> rejected: LlmCompleted is not accepted in state Error"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMError, Reason: "LlmError is not accepted in state Error", Label: "Error --LlmError--> rejected: LlmError is not accepted in state Error"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error", Label: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
-		{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
-		{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMCompleted, Label: "ShuttingDown --LlmCompleted--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMError, Label: "ShuttingDown --LlmError--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolProgress, Label: "ShuttingDown --ToolProgress--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted, Label: "ShuttingDown --ToolCompleted--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted, Label: "ShuttingDown --PostToolsHookCompleted--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
-		{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
-		{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
-	},
-}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:11204eb1fd2901b677cd6cecb96f1c2a", Rules: []Rule{
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMError, Reason: "LlmError is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmError--> rejected: LlmError is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolProgress--> rejected: ToolProgress is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCompleted--> rejected: ToolCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMCompleted, To: StateProcessingLLMResponse, Effect: "recordResponse", Label: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUp", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state CallingLlm", Label: "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm", Label: "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
+	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventTextDelta, Reason: "TextDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMError, Reason: "LlmError is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolProgress, Guard: "isKnownCall", Effect: "recordProgress", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput"},
+	{Kind: fsmrt.RuleIgnore, From: StateExecutingTools, Event: EventToolProgress, Guard: "else", Label: "ExecutingTools --ToolProgress [else]--> ignored"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}, Label: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmCompleted--> rejected: LlmCompleted is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state Error", Label: "Error --LlmCompleted--> rejected: LlmCompleted is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMError, Reason: "LlmError is not accepted in state Error", Label: "Error --LlmError--> rejected: LlmError is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error", Label: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMCompleted, Label: "ShuttingDown --LlmCompleted--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMError, Label: "ShuttingDown --LlmError--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolProgress, Label: "ShuttingDown --ToolProgress--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted, Label: "ShuttingDown --ToolCompleted--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted, Label: "ShuttingDown --PostToolsHookCompleted--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
+	{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
+	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
+}}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -878,15 +873,14 @@ func Restore(c Config, s State) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.put(s); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.put(s)
 }
 
-// put puts the machine in state s, with its data.
-func (m *Machine) put(s State) error {
+// put puts the machine in state s, with its data, and returns it.
+func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
+	case ShuttingDown:
+		m.core.State = s.Kind()
 	case WaitingForUserInput:
 		m.core.State = StateWaitingForUserInput
 		m.d.conversation = s.Conversation
@@ -895,7 +889,7 @@ func (m *Machine) put(s State) error {
 		m.d.conversation = s.Conversation
 		m.d.retries = s.Retries
 	case ProcessingLLMResponse:
-		return fsmDesc.Transient("ProcessingLlmResponse")
+		return nil, fsmDesc.Transient("ProcessingLlmResponse")
 	case ExecutingTools:
 		m.core.State = StateExecutingTools
 		m.d.conversation = s.Conversation
@@ -911,44 +905,32 @@ func (m *Machine) put(s State) error {
 		m.d.error = s.Error
 		m.d.retries = s.Retries
 		m.d.origin = s.Origin
-	case ShuttingDown:
-		m.core.State = StateShuttingDown
 	default:
-		return fsmDesc.Unrestorable(s)
+		return nil, fsmDesc.Unrestorable(s)
 	}
-	return nil
+	return m, nil
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
-// saved shape, its state and, for each running timer, its id and deadline.
-// Save after an event and before performing its actions, and a timer's firing
-// is handled once, whatever moment the process is killed (see docs/spec.md).
+// saved shape and its state (see docs/spec.md).
 func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), nil, 0) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state and with its timers running as they were (see Timers and Deadline); it
-// hands out no action. It reads strictly: unknown fields, fields in another
-// case and fields given twice are refused, naming them. Data saved by an
-// earlier revision of the spec loads when the states and fields it names still
-// exist, or were renamed with renamed_from; a field it lacks loads as its zero
-// value.
+// state; it hands out no action. It reads strictly: unknown fields, fields in
+// another case and fields given twice are refused, naming them. Data saved by
+// an earlier revision of the spec loads when the states and fields it names
+// still exist, or were renamed with renamed_from; a field it lacks loads as
+// its zero value.
 func Load(c Config, data []byte) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := fsmDesc.Load(data, nil, nil)
+	s, err := fsmrt.LoadState(&fsmDesc, data, nil, nil, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	s, err := UnmarshalState(raw)
-	if err != nil {
-		return nil, fsmDesc.Reshaped(data, err)
-	}
-	if err := m.put(s); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.put(s)
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1339,83 +1321,52 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
-	kind, err := fsmDesc.KindOf(data, "state")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "waiting_for_user_input":
-		return fsmrt.DecodeValue[WaitingForUserInput, State](&fsmDesc, data, "state waiting_for_user_input")
-	case "calling_llm":
-		return fsmrt.DecodeValue[CallingLLM, State](&fsmDesc, data, "state calling_llm")
-	case "processing_llm_response":
-		return fsmrt.DecodeValue[ProcessingLLMResponse, State](&fsmDesc, data, "state processing_llm_response")
-	case "executing_tools":
-		return fsmrt.DecodeValue[ExecutingTools, State](&fsmDesc, data, "state executing_tools")
-	case "post_tools_hook":
-		return fsmrt.DecodeValue[PostToolsHook, State](&fsmDesc, data, "state post_tools_hook")
-	case "error":
-		return fsmrt.DecodeValue[Error, State](&fsmDesc, data, "state error")
-	case "shutting_down":
-		return fsmrt.DecodeValue[ShuttingDown, State](&fsmDesc, data, "state shutting_down")
-	}
-	return nil, fsmDesc.UnknownKind("state", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders)
+}
+
+// fsmStateDecoders decode the states, by kind (and by the kinds they had before).
+var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
+	"waiting_for_user_input":  fsmrt.Value[WaitingForUserInput, State](&fsmDesc, "state waiting_for_user_input"),
+	"calling_llm":             fsmrt.Value[CallingLLM, State](&fsmDesc, "state calling_llm"),
+	"processing_llm_response": fsmrt.Value[ProcessingLLMResponse, State](&fsmDesc, "state processing_llm_response"),
+	"executing_tools":         fsmrt.Value[ExecutingTools, State](&fsmDesc, "state executing_tools"),
+	"post_tools_hook":         fsmrt.Value[PostToolsHook, State](&fsmDesc, "state post_tools_hook"),
+	"error":                   fsmrt.Value[Error, State](&fsmDesc, "state error"),
+	"shutting_down":           fsmrt.Value[ShuttingDown, State](&fsmDesc, "state shutting_down"),
 }
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
 func UnmarshalEvent(data []byte) (Event, error) {
-	kind, err := fsmDesc.KindOf(data, "event")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "user_input":
-		return fsmrt.DecodePointer[UserInput, Event](&fsmDesc, data, "event user_input")
-	case "text_delta":
-		return fsmrt.DecodePointer[TextDelta, Event](&fsmDesc, data, "event text_delta")
-	case "tool_call_delta":
-		return fsmrt.DecodePointer[ToolCallDelta, Event](&fsmDesc, data, "event tool_call_delta")
-	case "llm_completed":
-		return fsmrt.DecodePointer[LLMCompleted, Event](&fsmDesc, data, "event llm_completed")
-	case "llm_error":
-		return fsmrt.DecodePointer[LLMError, Event](&fsmDesc, data, "event llm_error")
-	case "tool_progress":
-		return fsmrt.DecodePointer[ToolProgress, Event](&fsmDesc, data, "event tool_progress")
-	case "tool_completed":
-		return fsmrt.DecodePointer[ToolCompleted, Event](&fsmDesc, data, "event tool_completed")
-	case "post_tools_hook_completed":
-		return fsmrt.DecodePointer[PostToolsHookCompleted, Event](&fsmDesc, data, "event post_tools_hook_completed")
-	case "retry_timeout_fired":
-		return fsmrt.DecodePointer[RetryTimeoutFired, Event](&fsmDesc, data, "event retry_timeout_fired")
-	case "shutdown_requested":
-		return fsmrt.DecodePointer[ShutdownRequested, Event](&fsmDesc, data, "event shutdown_requested")
-	}
-	return nil, fsmDesc.UnknownKind("event", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "event", data, fsmEventDecoders)
+}
+
+// fsmEventDecoders decode the events, by kind (and by the kinds they had before).
+var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
+	"user_input":                fsmrt.Pointer[UserInput, Event](&fsmDesc, "event user_input"),
+	"text_delta":                fsmrt.Pointer[TextDelta, Event](&fsmDesc, "event text_delta"),
+	"tool_call_delta":           fsmrt.Pointer[ToolCallDelta, Event](&fsmDesc, "event tool_call_delta"),
+	"llm_completed":             fsmrt.Pointer[LLMCompleted, Event](&fsmDesc, "event llm_completed"),
+	"llm_error":                 fsmrt.Pointer[LLMError, Event](&fsmDesc, "event llm_error"),
+	"tool_progress":             fsmrt.Pointer[ToolProgress, Event](&fsmDesc, "event tool_progress"),
+	"tool_completed":            fsmrt.Pointer[ToolCompleted, Event](&fsmDesc, "event tool_completed"),
+	"post_tools_hook_completed": fsmrt.Pointer[PostToolsHookCompleted, Event](&fsmDesc, "event post_tools_hook_completed"),
+	"retry_timeout_fired":       fsmrt.Pointer[RetryTimeoutFired, Event](&fsmDesc, "event retry_timeout_fired"),
+	"shutdown_requested":        fsmrt.Pointer[ShutdownRequested, Event](&fsmDesc, "event shutdown_requested"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := fsmDesc.KindOf(data, "action")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "send_llm_request":
-		return fsmrt.DecodePointer[SendLLMRequest, Action](&fsmDesc, data, "action send_llm_request")
-	case "execute_tools":
-		return fsmrt.DecodePointer[ExecuteTools, Action](&fsmDesc, data, "action execute_tools")
-	case "run_post_tools_hook":
-		return fsmrt.DecodePointer[RunPostToolsHook, Action](&fsmDesc, data, "action run_post_tools_hook")
-	case "wait_for_input":
-		return fsmrt.DecodePointer[WaitForInput, Action](&fsmDesc, data, "action wait_for_input")
-	case "display_message":
-		return fsmrt.DecodePointer[DisplayMessage, Action](&fsmDesc, data, "action display_message")
-	case "display_error":
-		return fsmrt.DecodePointer[DisplayError, Action](&fsmDesc, data, "action display_error")
-	case "schedule_retry":
-		return fsmrt.DecodePointer[ScheduleRetry, Action](&fsmDesc, data, "action schedule_retry")
-	case "shutdown":
-		return fsmrt.DecodePointer[Shutdown, Action](&fsmDesc, data, "action shutdown")
-	}
-	return nil, fsmDesc.UnknownKind("action", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "action", data, fsmActionDecoders)
+}
+
+// fsmActionDecoders decode the actions, by kind (and by the kinds they had before).
+var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
+	"send_llm_request":    fsmrt.Pointer[SendLLMRequest, Action](&fsmDesc, "action send_llm_request"),
+	"execute_tools":       fsmrt.Pointer[ExecuteTools, Action](&fsmDesc, "action execute_tools"),
+	"run_post_tools_hook": fsmrt.Pointer[RunPostToolsHook, Action](&fsmDesc, "action run_post_tools_hook"),
+	"wait_for_input":      fsmrt.Pointer[WaitForInput, Action](&fsmDesc, "action wait_for_input"),
+	"display_message":     fsmrt.Pointer[DisplayMessage, Action](&fsmDesc, "action display_message"),
+	"display_error":       fsmrt.Pointer[DisplayError, Action](&fsmDesc, "action display_error"),
+	"schedule_retry":      fsmrt.Pointer[ScheduleRetry, Action](&fsmDesc, "action schedule_retry"),
+	"shutdown":            fsmrt.Pointer[Shutdown, Action](&fsmDesc, "action shutdown"),
 }

@@ -929,15 +929,16 @@ func Restore(c Config, s State) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.put(s); err != nil {
+	if m, err = m.put(s); err != nil {
 		return nil, err
 	}
 	m.startTimers()
 	return m, nil
 }
 
-// put puts the machine in state s, with its data.
-func (m *Machine) put(s State) error {
+// put puts the machine in state s, with its data, and returns it; the timers
+// it runs must belong to s or its ancestors.
+func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
 	case Fresh:
 		m.core.State = StateFresh
@@ -1003,9 +1004,12 @@ func (m *Machine) put(s State) error {
 		m.core.State = StateDisabled
 		m.d.settings = s.Settings
 	default:
-		return fsmDesc.Unrestorable(s)
+		return nil, fsmDesc.Unrestorable(s)
 	}
-	return nil
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
@@ -1026,21 +1030,11 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := fsmDesc.Load(data, m.timers[:], &m.lastTimer)
+	s, err := fsmrt.LoadState(&fsmDesc, data, m.timers[:], &m.lastTimer, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	s, err := UnmarshalState(raw)
-	if err != nil {
-		return nil, fsmDesc.Reshaped(data, err)
-	}
-	if err := m.put(s); err != nil {
-		return nil, err
-	}
-	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m.put(s)
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1855,79 +1849,50 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
-	kind, err := fsmDesc.KindOf(data, "state")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "fresh":
-		return fsmrt.DecodeValue[Fresh, State](&fsmDesc, data, "state fresh")
-	case "up":
-		return fsmrt.DecodeValue[Up, State](&fsmDesc, data, "state up")
-	case "failing":
-		return fsmrt.DecodeValue[Failing, State](&fsmDesc, data, "state failing")
-	case "timed_out":
-		return fsmrt.DecodeValue[TimedOut, State](&fsmDesc, data, "state timed_out")
-	case "late":
-		return fsmrt.DecodeValue[Late, State](&fsmDesc, data, "state late")
-	case "missed":
-		return fsmrt.DecodeValue[Missed, State](&fsmDesc, data, "state missed")
-	case "running":
-		return fsmrt.DecodeValue[Running, State](&fsmDesc, data, "state running")
-	case "paused":
-		return fsmrt.DecodeValue[Paused, State](&fsmDesc, data, "state paused")
-	case "disabled":
-		return fsmrt.DecodeValue[Disabled, State](&fsmDesc, data, "state disabled")
-	}
-	return nil, fsmDesc.UnknownKind("state", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders)
+}
+
+// fsmStateDecoders decode the states, by kind (and by the kinds they had before).
+var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
+	"fresh":     fsmrt.Value[Fresh, State](&fsmDesc, "state fresh"),
+	"up":        fsmrt.Value[Up, State](&fsmDesc, "state up"),
+	"failing":   fsmrt.Value[Failing, State](&fsmDesc, "state failing"),
+	"timed_out": fsmrt.Value[TimedOut, State](&fsmDesc, "state timed_out"),
+	"late":      fsmrt.Value[Late, State](&fsmDesc, "state late"),
+	"missed":    fsmrt.Value[Missed, State](&fsmDesc, "state missed"),
+	"running":   fsmrt.Value[Running, State](&fsmDesc, "state running"),
+	"paused":    fsmrt.Value[Paused, State](&fsmDesc, "state paused"),
+	"disabled":  fsmrt.Value[Disabled, State](&fsmDesc, "state disabled"),
 }
 
 // UnmarshalEvent decodes an event written by its MarshalJSON method.
 func UnmarshalEvent(data []byte) (Event, error) {
-	kind, err := fsmDesc.KindOf(data, "event")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "start":
-		return fsmrt.DecodePointer[Start, Event](&fsmDesc, data, "event start")
-	case "succeeded":
-		return fsmrt.DecodePointer[Succeeded, Event](&fsmDesc, data, "event succeeded")
-	case "failed":
-		return fsmrt.DecodePointer[Failed, Event](&fsmDesc, data, "event failed")
-	case "pause":
-		return fsmrt.DecodePointer[Pause, Event](&fsmDesc, data, "event pause")
-	case "disable":
-		return fsmrt.DecodePointer[Disable, Event](&fsmDesc, data, "event disable")
-	case "resume":
-		return fsmrt.DecodePointer[Resume, Event](&fsmDesc, data, "event resume")
-	case "reconfigure":
-		return fsmrt.DecodePointer[Reconfigure, Event](&fsmDesc, data, "event reconfigure")
-	case "timer_fired":
-		return fsmrt.DecodePointer[TimerFired, Event](&fsmDesc, data, "event timer_fired")
-	}
-	return nil, fsmDesc.UnknownKind("event", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "event", data, fsmEventDecoders)
+}
+
+// fsmEventDecoders decode the events, by kind (and by the kinds they had before).
+var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
+	"start":       fsmrt.Pointer[Start, Event](&fsmDesc, "event start"),
+	"succeeded":   fsmrt.Pointer[Succeeded, Event](&fsmDesc, "event succeeded"),
+	"failed":      fsmrt.Pointer[Failed, Event](&fsmDesc, "event failed"),
+	"pause":       fsmrt.Pointer[Pause, Event](&fsmDesc, "event pause"),
+	"disable":     fsmrt.Pointer[Disable, Event](&fsmDesc, "event disable"),
+	"resume":      fsmrt.Pointer[Resume, Event](&fsmDesc, "event resume"),
+	"reconfigure": fsmrt.Pointer[Reconfigure, Event](&fsmDesc, "event reconfigure"),
+	"timer_fired": fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
 func UnmarshalAction(data []byte) (Action, error) {
-	kind, err := fsmDesc.KindOf(data, "action")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "record_missed":
-		return fsmrt.DecodePointer[RecordMissed, Action](&fsmDesc, data, "action record_missed")
-	case "record_timeout":
-		return fsmrt.DecodePointer[RecordTimeout, Action](&fsmDesc, data, "action record_timeout")
-	case "close_run":
-		return fsmrt.DecodePointer[CloseRun, Action](&fsmDesc, data, "action close_run")
-	case "supersede":
-		return fsmrt.DecodePointer[Supersede, Action](&fsmDesc, data, "action supersede")
-	case "start_timer":
-		return fsmrt.DecodePointer[StartTimer, Action](&fsmDesc, data, "action start_timer")
-	case "cancel_timer":
-		return fsmrt.DecodePointer[CancelTimer, Action](&fsmDesc, data, "action cancel_timer")
-	}
-	return nil, fsmDesc.UnknownKind("action", kind)
+	return fsmrt.Unmarshal(&fsmDesc, "action", data, fsmActionDecoders)
+}
+
+// fsmActionDecoders decode the actions, by kind (and by the kinds they had before).
+var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
+	"record_missed":  fsmrt.Pointer[RecordMissed, Action](&fsmDesc, "action record_missed"),
+	"record_timeout": fsmrt.Pointer[RecordTimeout, Action](&fsmDesc, "action record_timeout"),
+	"close_run":      fsmrt.Pointer[CloseRun, Action](&fsmDesc, "action close_run"),
+	"supersede":      fsmrt.Pointer[Supersede, Action](&fsmDesc, "action supersede"),
+	"start_timer":    fsmrt.Pointer[StartTimer, Action](&fsmDesc, "action start_timer"),
+	"cancel_timer":   fsmrt.Pointer[CancelTimer, Action](&fsmDesc, "action cancel_timer"),
 }

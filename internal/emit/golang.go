@@ -519,11 +519,8 @@ func (g *goGen) genRules() {
 	}
 	f.Comment("// fsmDesc describes the machine to package fsmrt; its rule table is indexed by")
 	f.Comment("// Step.Rule.")
-	desc := []jen.Code{
-		jen.Line().Add(kv("Package", jen.Lit(m.Package))),
-		jen.Line().Add(kv("Machine", jen.Lit(m.Name))),
-		jen.Line().Add(kv("Shape", jen.Lit(m.Shape))),
-	}
+	desc := []jen.Code{kv("Package", jen.Lit(m.Package)), kv("Machine", jen.Lit(m.Name)), kv("Shape", jen.Lit(m.Shape))}
+	var more []jen.Code // the members that need lines of their own
 	if len(m.Timers) > 0 {
 		var timers []jen.Code
 		for _, t := range m.Timers {
@@ -541,12 +538,25 @@ func (g *goGen) genRules() {
 			}
 			timers = append(timers, jen.Values(fields...))
 		}
-		desc = append(desc, jen.Line().Add(kv("Timers", jen.Index().Add(rt("TimerOf")).Types(jen.Id("StateKind")).Values(timers...))))
+		more = append(more, kv("Timers", jen.Index().Add(rt("TimerOf")).Types(jen.Id("StateKind")).Values(timers...)))
 	}
 	if renamed := renamedFields(m); len(renamed) > 0 {
-		desc = append(desc, jen.Line().Add(kv("Renamed", jen.Map(jen.String()).Map(jen.String()).String().ValuesFunc(table(renamed)))))
+		more = append(more, kv("Renamed", jen.Map(jen.String()).Map(jen.String()).String().ValuesFunc(table(renamed))))
 	}
-	desc = append(desc, jen.Line().Add(kv("Rules", jen.Index().Id("Rule").ValuesFunc(table(ruleValues(m))))), jen.Line())
+	rules := kv("Rules", jen.Index().Id("Rule").ValuesFunc(table(ruleValues(m))))
+	if len(more) == 0 {
+		desc = append(desc, rules)
+	} else {
+		// One member a line.
+		for i, c := range append(append(desc, more...), rules) {
+			if i < len(desc) {
+				desc[i] = jen.Line().Add(c)
+			} else {
+				desc = append(desc, jen.Line().Add(c))
+			}
+		}
+		desc = append(desc, jen.Line())
+	}
 	f.Var().Id("fsmDesc").Op("=").Add(rt("Desc")).Types(kinds(3)...).Values(desc...)
 	f.Comment("// Rules returns the rule table, which Step.Rule indexes: the rules of each state")
 	f.Comment("// in spec order, then those states share, then the timers'.")
@@ -758,16 +768,24 @@ func (g *goGen) genMachine() {
 //	func (m *Machine) put(s State) error { switch s := s.(type) { case A: m.core.State = StateA; m.d.x = s.X ... } }
 func (g *goGen) genRestore() {
 	f, m := g.f, g.m
-	var cases []jen.Code
+	var cases, bare []jen.Code
 	for _, s := range m.States {
 		if s.Transient {
-			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Id("fsmDesc").Dot("Transient").Call(jen.Lit(s.Name)))))
+			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Transient").Call(jen.Lit(s.Name)))))
+			continue
+		}
+		if len(s.Fields) == 0 {
+			bare = append(bare, jen.Id(s.GoName))
 			continue
 		}
 		body := append([]jen.Code{core().Dot("State").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
 		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(body...))
 	}
-	cases = append(cases, jen.Default().Block(jen.Return(jen.Id("fsmDesc").Dot("Unrestorable").Call(jen.Id("s")))))
+	if len(bare) > 0 {
+		// The states without fields: their kind is all there is to put.
+		cases = append([]jen.Code{jen.Case(bare...).Block(core().Dot("State").Op("=").Id("s").Dot("Kind").Call())}, cases...)
+	}
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Unrestorable").Call(jen.Id("s")))))
 	restoreDoc := "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler; it does not run s's entry."
 	if len(m.Initial.Fields) > 0 {
 		restoreDoc = "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler (not c.Initial); it does not run s's entry."
@@ -779,17 +797,28 @@ func (g *goGen) genRestore() {
 	body := []jen.Code{
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.If(jen.Err().Op(":=").Id("m").Dot("put").Call(jen.Id("s")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 	}
 	if len(m.Timers) > 0 {
-		body = append(body, jen.Id("m").Dot("startTimers").Call())
+		body = append(body,
+			jen.If(jen.List(jen.Id("m"), jen.Err()).Op("=").Id("m").Dot("put").Call(jen.Id("s")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Id("m").Dot("startTimers").Call(),
+			jen.Return(jen.Id("m"), jen.Nil()))
+	} else {
+		body = append(body, jen.Return(jen.Id("m").Dot("put").Call(jen.Id("s"))))
 	}
-	body = append(body, jen.Return(jen.Id("m"), jen.Nil()))
 	f.Func().Id("Restore").Params(jen.Id("c").Id("Config"), jen.Id("s").Id("State")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(body...)
-	f.Comment("// put puts the machine in state s, with its data.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("put").Params(jen.Id("s").Id("State")).Error().Block(
-		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
-		jen.Return(jen.Nil()))
+	putDoc := "// put puts the machine in state s, with its data, and returns it."
+	tail := []jen.Code{jen.Return(jen.Id("m"), jen.Nil())}
+	if len(m.Timers) > 0 {
+		putDoc = "// put puts the machine in state s, with its data, and returns it; the timers\n// it runs must belong to s or its ancestors."
+		tail = []jen.Code{
+			jen.If(jen.Err().Op(":=").Id("fsmDesc").Dot("CheckTimers").Call(core().Dot("State"), jen.Id("m").Dot("timers").Index(jen.Op(":"))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Return(jen.Id("m"), jen.Nil()),
+		}
+	}
+	f.Comment(putDoc)
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("put").Params(jen.Id("s").Id("State")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+		append([]jen.Code{jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...)}, tail...)...)
 }
 
 // genSaved emits Save and Load, which save a machine, its running timers
@@ -800,41 +829,35 @@ func (g *goGen) genRestore() {
 func (g *goGen) genSaved() {
 	f, m := g.f, g.m
 	timers, last := jen.Nil(), jen.Lit(0)
+	saveDoc := "Save returns the machine as JSON, for Load: its name, the fingerprint of its saved shape and its state (see docs/spec.md)."
+	loadDoc := "Load returns the machine Save saved, with c's behaviour and handler, in its state; it hands out no action."
 	if len(m.Timers) > 0 {
 		timers, last = jen.Id("m").Dot("timers").Index(jen.Op(":")), jen.Id("m").Dot("lastTimer")
+		saveDoc = "Save returns the machine as JSON, for Load: its name, the fingerprint of its " +
+			"saved shape, its state and, for each running timer, its id and deadline. Save after an " +
+			"event and before performing its actions, and a timer's firing is handled once, whatever " +
+			"moment the process is killed (see docs/spec.md)."
+		loadDoc = "Load returns the machine Save saved, with c's behaviour and handler, in its state " +
+			"and with its timers running as they were (see Timers and Deadline); it hands out no action."
 	}
-	f.Add(paragraphs("Save returns the machine as JSON, for Load: its name, the fingerprint of its " +
-		"saved shape, its state and, for each running timer, its id and deadline. Save after an " +
-		"event and before performing its actions, and a timer's firing is handled once, whatever " +
-		"moment the process is killed (see docs/spec.md)."))
+	f.Add(paragraphs(saveDoc))
 	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()),
 		jen.Return(jen.Id("fsmDesc").Dot("Save").Call(jen.Id("m").Dot("State").Call(), timers.Clone(), last.Clone())))
-	body := []jen.Code{
-		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-	}
 	lastArg := jen.Nil()
 	if len(m.Timers) > 0 {
 		lastArg = jen.Op("&").Id("m").Dot("lastTimer")
 	}
-	body = append(body,
-		jen.List(jen.Id("raw"), jen.Err()).Op(":=").Id("fsmDesc").Dot("Load").Call(jen.Id("data"), timers.Clone(), lastArg),
+	f.Add(paragraphs(loadDoc + " It reads strictly: unknown fields, fields in another case and fields " +
+		"given twice are refused, naming them. Data saved by an earlier revision of the spec loads when " +
+		"the states and fields it names still exist, or were renamed with renamed_from; a field it lacks " +
+		"loads as its zero value."))
+	f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("UnmarshalState").Call(jen.Id("raw")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Reshaped").Call(jen.Id("data"), jen.Err()))),
-		jen.If(jen.Err().Op(":=").Id("m").Dot("put").Call(jen.Id("s")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(rt("LoadState")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), timers.Clone(), lastArg, jen.Id("UnmarshalState")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Id("m").Dot("put").Call(jen.Id("s"))),
 	)
-	if len(m.Timers) > 0 {
-		body = append(body,
-			jen.If(jen.Err().Op(":=").Id("fsmDesc").Dot("CheckTimers").Call(core().Dot("State"), timers.Clone()), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
-	}
-	body = append(body, jen.Return(jen.Id("m"), jen.Nil()))
-	f.Add(paragraphs("Load returns the machine Save saved, with c's behaviour and handler, in its state " +
-		"and with its timers running as they were (see Timers and Deadline); it hands out no action. " +
-		"It reads strictly: unknown fields, fields in another case and fields given twice are refused, " +
-		"naming them. Data saved by an earlier revision of the spec loads when the states and fields it " +
-		"names still exist, or were renamed with renamed_from; a field it lacks loads as its zero value."))
-	f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(body...)
 }
 
 // genHandleEvent emits the exhaustive nested switch, state then event,
@@ -1077,7 +1100,11 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	var out []jen.Code
 	from := jen.Id("from")
 	if r.Shared() {
-		out = append(out, jen.Id("from").Op(":=").Add(core().Dot("State")))
+		if r.To == nil && len(r.Exits) == 0 && len(r.Entries) == 0 {
+			from = core().Dot("State") // read once, and the rule stays
+		} else {
+			out = append(out, jen.Id("from").Op(":=").Add(core().Dot("State")))
+		}
 	} else {
 		from = jen.Id(r.From.KindName)
 	}
@@ -1135,41 +1162,32 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	return append(out, jen.Return(core().Dot("Finish").Call()))
 }
 
-// genUnmarshal emits the decoding of states, events and actions:
+// genUnmarshal emits the decoding of states, events and actions, a table
+// of decoders by kind:
 //
-//	func UnmarshalState(data []byte) (State, error) {
-//		kind, err := fsmDesc.KindOf(data, "state")
-//		...
-//		switch kind {
-//		case "a":
-//			return fsmrt.DecodeValue[A, State](&fsmDesc, data, "state a")
-//		}
-//		return nil, fsmDesc.UnknownKind("state", kind)
+//	func UnmarshalState(data []byte) (State, error) { return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders) }
+//	var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
+//		"a": fsmrt.Value[A, State](&fsmDesc, "state a"),
 //	}
 func (g *goGen) genUnmarshal() {
 	for _, ks := range kindSets {
-		decode := "DecodePointer"
+		decoder := "Pointer"
 		if ks.what == "state" {
-			decode = "DecodeValue"
+			decoder = "Value"
 		}
-		var cases []jen.Code
+		var entries []jen.Code
 		for _, d := range decls(g.m, ks.what) {
-			names := []jen.Code{jen.Lit(d.Snake)}
+			dec := rt(decoder).Types(jen.Id(d.GoName), jen.Id(ks.iface)).Call(jen.Op("&").Id("fsmDesc"), jen.Lit(ks.what+" "+d.Snake))
+			entries = append(entries, jen.Lit(d.Snake).Op(":").Add(dec))
 			for _, old := range d.RenamedFrom {
-				names = append(names, jen.Lit(fsm.SnakeName(old)))
+				entries = append(entries, jen.Lit(fsm.SnakeName(old)).Op(":").Add(dec.Clone()))
 			}
-			cases = append(cases, jen.Case(names...).Block(
-				jen.Return(rt(decode).Types(jen.Id(d.GoName), jen.Id(ks.iface)).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), jen.Lit(ks.what+" "+d.Snake)))))
 		}
-		body := []jen.Code{
-			jen.List(jen.Id("kind"), jen.Err()).Op(":=").Id("fsmDesc").Dot("KindOf").Call(jen.Id("data"), jen.Lit(ks.what)),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		}
-		if len(cases) > 0 {
-			body = append(body, jen.Switch(jen.Id("kind")).Block(cases...))
-		}
-		body = append(body, jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("UnknownKind").Call(jen.Lit(ks.what), jen.Id("kind"))))
+		decoders := "fsm" + ks.iface + "Decoders"
 		g.f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", ks.iface, article(ks.what), ks.what))
-		g.f.Func().Id("Unmarshal"+ks.iface).Params(jen.Id("data").Index().Byte()).Params(jen.Id(ks.iface), jen.Error()).Block(body...)
+		short(g.f.Func().Id("Unmarshal"+ks.iface).Params(jen.Id("data").Index().Byte()).Params(jen.Id(ks.iface), jen.Error()),
+			jen.Return(rt("Unmarshal").Call(jen.Op("&").Id("fsmDesc"), jen.Lit(ks.what), jen.Id("data"), jen.Id(decoders))))
+		g.f.Comment(fmt.Sprintf("// %s decode the %ss, by kind (and by the kinds they had before).", decoders, ks.what))
+		g.f.Var().Id(decoders).Op("=").Map(jen.String()).Add(rt("Decoder")).Types(jen.Id(ks.iface)).ValuesFunc(table(entries))
 	}
 }

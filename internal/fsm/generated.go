@@ -12,7 +12,8 @@ var Generated = []string{
 	"Recorder", "RejectedError", "Restore", "Rule", "Rules", "State", "StateKind", "Step", "TimerID",
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
-	"fsmActionNames", "fsmData", "fsmDesc", "fsmEventNames", "fsmNew", "fsmRunning", "fsmStateNames",
+	"fsmActionDecoders", "fsmActionNames", "fsmData", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew",
+	"fsmRunning", "fsmStateDecoders", "fsmStateNames",
 	// The generated tests.
 	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmFake", "fsmSubject",
@@ -23,7 +24,8 @@ var Generated = []string{
 // these.
 var Values = []string{
 	"Load", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
-	"fsmActionNames", "fsmDesc", "fsmEventNames", "fsmNew", "fsmRunning", "fsmStateNames",
+	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
+	"fsmStateDecoders", "fsmStateNames",
 	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmSubject",
 }

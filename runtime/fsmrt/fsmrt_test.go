@@ -185,15 +185,23 @@ func TestJSON(t *testing.T) {
 	}
 	assert.EqualError(t, desc.UnknownKind("event", "nope"), `toy: decode event: unknown kind "nope"`)
 
-	v, err := fsmrt.DecodeValue[value, kinded](&desc, []byte(`{"kind":"busy","N":3}`), "state busy")
+	decoders := map[string]fsmrt.Decoder[kinded]{
+		"busy": fsmrt.Value[value, kinded](&desc, "state busy"),
+		"go":   fsmrt.Pointer[pointer, kinded](&desc, "event go"),
+	}
+	v, err := fsmrt.Unmarshal(&desc, "state", []byte(`{"kind":"busy","N":3}`), decoders)
 	require.NoError(t, err)
 	assert.Equal(t, value{N: 3}, v)
-	p, err := fsmrt.DecodePointer[pointer, kinded](&desc, []byte(`{"kind":"go","s":"x"}`), "event go")
+	p, err := fsmrt.Unmarshal(&desc, "event", []byte(`{"kind":"go","s":"x"}`), decoders)
 	require.NoError(t, err)
 	assert.Equal(t, &pointer{S: "x"}, p)
-	_, err = fsmrt.DecodeValue[value, kinded](&desc, []byte(`{"kind":"busy","N":"three"}`), "state busy")
+	_, err = fsmrt.Unmarshal(&desc, "state", []byte(`{"kind":"busy","N":"three"}`), decoders)
 	assert.ErrorContains(t, err, "toy: decode state busy:")
-	_, err = fsmrt.DecodePointer[pointer, kinded](&desc, []byte(`{"kind":"go","s":1}`), "event go")
+	_, err = fsmrt.Unmarshal(&desc, "state", []byte(`{"kind":"idle"}`), decoders)
+	assert.EqualError(t, err, `toy: decode state: unknown kind "idle"`)
+	_, err = fsmrt.Unmarshal(&desc, "state", []byte(`{"N":3}`), decoders)
+	assert.EqualError(t, err, `toy: decode state: no "kind"`)
+	_, err = fsmrt.Unmarshal(&desc, "event", []byte(`{"kind":"go","s":1}`), decoders)
 	var typeErr *json.UnmarshalTypeError
 	assert.True(t, errors.As(err, &typeErr), "the decoding error is wrapped: %v", err)
 }

@@ -9,8 +9,8 @@ import (
 // is an object with the value's kind first, then its fields:
 // {"kind":"calling_llm","retries":2}. Generated MarshalJSON methods write
 // it with MarshalKind; UnmarshalState, UnmarshalEvent and UnmarshalAction
-// read the kind with KindOf and decode the value with DecodeValue or
-// DecodePointer, strictly (see decodeStrict).
+// read them with Unmarshal, which reads the kind and decodes the value with
+// that kind's Decoder (Value or Pointer), strictly (see decodeStrict).
 
 // MarshalKind encodes fields, a struct without a MarshalJSON method, as a
 // JSON object with "kind" first.
@@ -56,34 +56,55 @@ func (d *Desc[S, E, A]) KindOf(data []byte, what string) (string, error) {
 	return "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
 }
 
-// UnknownKind returns the error of a kind that names no state, event or
+// UnknownKind is the error of a kind that is not a state, event or
 // action of the machine; what says which.
 func (d *Desc[S, E, A]) UnknownKind(what, kind string) error {
 	return fmt.Errorf("%s: decode %s: unknown kind %q", d.Package, what, kind)
 }
 
-// DecodeValue decodes data into a T and returns it as an I: how a
-// generated package decodes a state, which is a value. what names the
-// kind, for errors: "state calling_llm".
-func DecodeValue[T, I any, S, E, A Kind](d *Desc[S, E, A], data []byte, what string) (I, error) {
-	v, err := decode[T](d, data, what)
+// Decoder decodes the JSON of one kind of state, event or action.
+type Decoder[I any] func(data []byte) (I, error)
+
+// Unmarshal decodes the JSON of a state, event or action (what says
+// which) with the decoder of its kind: decoders maps each JSON kind, and
+// each name a kind had before (renamed_from), to its decoder.
+func Unmarshal[I any, S, E, A Kind](d *Desc[S, E, A], what string, data []byte, decoders map[string]Decoder[I]) (I, error) {
+	var zero I
+	kind, err := d.KindOf(data, what)
 	if err != nil {
-		var zero I
 		return zero, err
 	}
-	return any(*v).(I), nil
+	decode := decoders[kind]
+	if decode == nil {
+		return zero, d.UnknownKind(what, kind)
+	}
+	return decode(data)
 }
 
-// DecodePointer decodes data into a new T and returns the pointer as an
-// I: how a generated package decodes an event or an action, which are
-// pointers. what names the kind, for errors: "event user_input".
-func DecodePointer[T, I any, S, E, A Kind](d *Desc[S, E, A], data []byte, what string) (I, error) {
-	v, err := decode[T](d, data, what)
-	if err != nil {
-		var zero I
-		return zero, err
+// Value returns the decoder of T, a state (a value), as an I; what names
+// its kind, for errors and for the fields it renamed: "state calling_llm".
+func Value[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
+	return func(data []byte) (I, error) {
+		v, err := decode[T](d, data, what)
+		if err != nil {
+			var zero I
+			return zero, err
+		}
+		return any(*v).(I), nil
 	}
-	return any(v).(I), nil
+}
+
+// Pointer returns the decoder of T, an event or an action (a pointer), as
+// an I; what names its kind: "event user_input".
+func Pointer[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
+	return func(data []byte) (I, error) {
+		v, err := decode[T](d, data, what)
+		if err != nil {
+			var zero I
+			return zero, err
+		}
+		return any(v).(I), nil
+	}
 }
 
 // decode decodes data into a new T, strictly (see decodeStrict), with the

@@ -69,7 +69,7 @@ func (d *Desc[S, E, A]) Save(state any, timers []Timer, last TimerID) ([]byte, e
 	return json.Marshal(out)
 }
 
-// Load decodes a machine Save encoded, strictly: it must be a saved
+// load decodes a machine Save encoded, strictly: it must be a saved
 // machine of this name, with no unknown, re-cased or repeated member, and
 // each timer must be one of the machine's, given once, with an id no
 // later than the last. It fills timers (by the timers' states, as Save
@@ -78,7 +78,7 @@ func (d *Desc[S, E, A]) Save(state any, timers []Timer, last TimerID) ([]byte, e
 // one's still loads when its state decodes: renamed states and fields
 // load under their new names, added fields as zero values; when it does
 // not, the error says that the shapes differ.
-func (d *Desc[S, E, A]) Load(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
+func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
 	var s struct {
 		saved
 		Timers []json.RawMessage `json:"timers,omitempty"` // each read strictly below
@@ -111,7 +111,7 @@ func (d *Desc[S, E, A]) Load(data []byte, timers []Timer, last *TimerID) (json.R
 		i, ok := slot[t.State]
 		switch {
 		case !ok:
-			return nil, d.Reshaped(data, fmt.Errorf("%s: load a saved machine: a timer of state %q, which is no state with a timer in this revision (a renamed state keeps its old name in renamed_from)", d.Package, t.State))
+			return nil, d.reshaped(data, fmt.Errorf("%s: load a saved machine: a timer of state %q, which is no state with a timer in this revision (a renamed state keeps its old name in renamed_from)", d.Package, t.State))
 		case timers[i].ID != 0:
 			return nil, fmt.Errorf("%s: load a saved machine: two timers of state %q", d.Package, t.State)
 		case t.ID == 0 || t.ID > s.LastTimer:
@@ -134,9 +134,26 @@ func (d *Desc[S, E, A]) Load(data []byte, timers []Timer, last *TimerID) (json.R
 	return s.State, nil
 }
 
-// Reshaped wraps err, an error decoding the state of a saved machine, with
+// LoadState decodes a machine Save encoded, as Load does (filling timers
+// and *last), and its state with decode: how a generated package's Load
+// reads it. A state that does not decode is an error that says, when
+// the saved shape differs from this revision's, that they differ.
+func LoadState[I any, S, E, A Kind](d *Desc[S, E, A], data []byte, timers []Timer, last *TimerID, decode func([]byte) (I, error)) (I, error) {
+	var zero I
+	raw, err := d.load(data, timers, last)
+	if err != nil {
+		return zero, err
+	}
+	s, err := decode(raw)
+	if err != nil {
+		return zero, d.reshaped(data, err)
+	}
+	return s, nil
+}
+
+// reshaped wraps err, an error decoding the state of a saved machine, with
 // what was saved and what loads it when their shapes differ.
-func (d *Desc[S, E, A]) Reshaped(data []byte, err error) error {
+func (d *Desc[S, E, A]) reshaped(data []byte, err error) error {
 	var s struct {
 		Shape string `json:"shape"`
 	}

@@ -1,6 +1,7 @@
 package fsmrt_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestSaveLoad(t *testing.T) {
 
 	timers := make([]fsmrt.Timer, 1)
 	var last fsmrt.TimerID
-	state, err := timed.Load(data, timers, &last)
+	state, err := load(&timed, data, timers, &last)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"kind":"busy","N":7}`, string(state))
 	assert.Equal(t, fsmrt.TimerID(4), last)
@@ -52,13 +53,13 @@ func TestSaveLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), "deadline")
 	timers = make([]fsmrt.Timer, 1)
-	_, err = timed.Load(data, timers, &last)
+	_, err = load(&timed, data, timers, &last)
 	require.NoError(t, err)
 	assert.True(t, timers[0].Deadline.IsZero())
 
 	// The timer of a state saved under its old name (renamed_from) loads.
 	timers = make([]fsmrt.Timer, 1)
-	_, err = timed.Load([]byte(`{"format":1,"machine":"Toy","shape":"sha256:old","state":{"kind":"working"},
+	_, err = load(&timed, []byte(`{"format":1,"machine":"Toy","shape":"sha256:old","state":{"kind":"working"},
 		"timers":[{"state":"working","id":2,"delay":"1s","deadline":"2026-11-26T02:30:00Z"}],"last_timer":2}`), timers, &last)
 	require.NoError(t, err)
 	assert.Equal(t, fsmrt.TimerID(2), timers[0].ID)
@@ -87,22 +88,29 @@ func TestLoadErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var last fsmrt.TimerID
-			_, err := timed.Load([]byte(tt.data), make([]fsmrt.Timer, 1), &last)
+			_, err := load(&timed, []byte(tt.data), make([]fsmrt.Timer, 1), &last)
 			require.Error(t, err)
 			assert.ErrorContains(t, err, tt.want)
 			assert.ErrorContains(t, err, "toy: load a saved machine")
 		})
 	}
-	_, err := desc.Load([]byte(`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"idle"},"last_timer":3}`), nil, nil)
+	_, err := load(&desc, []byte(`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"idle"},"last_timer":3}`), nil, nil)
 	assert.ErrorContains(t, err, "it has timers, and this machine none")
+}
+
+// load reads a saved machine with LoadState, keeping its state's JSON.
+func load(d *fsmrt.Desc[stateKind, eventKind, actionKind], data []byte, timers []fsmrt.Timer, last *fsmrt.TimerID) (json.RawMessage, error) {
+	return fsmrt.LoadState(d, data, timers, last, func(raw []byte) (json.RawMessage, error) { return raw, nil })
 }
 
 func TestReshaped(t *testing.T) {
 	cause := errors.New("decode state busy: unknown field \"n2\"")
 	same := []byte(`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{}}`)
 	other := []byte(`{"format":1,"machine":"Toy","shape":"sha256:old","state":{}}`)
-	assert.Equal(t, cause, timed.Reshaped(same, cause))
-	err := timed.Reshaped(other, cause)
+	fail := func([]byte) (json.RawMessage, error) { return nil, cause }
+	_, err := fsmrt.LoadState(&timed, same, make([]fsmrt.Timer, 1), new(fsmrt.TimerID), fail)
+	assert.Equal(t, cause, err, "the same shape: the error as it is")
+	_, err = fsmrt.LoadState(&timed, other, make([]fsmrt.Timer, 1), new(fsmrt.TimerID), fail)
 	assert.ErrorIs(t, err, cause)
 	assert.ErrorContains(t, err, "saved with shape sha256:old; this revision's is sha256:toy: fsmgen diff says what changed")
 }
@@ -124,7 +132,7 @@ func TestStrictDecoding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := fsmrt.DecodeValue[busy, any](&timed, []byte(tt.data), "state busy")
+			v, err := fsmrt.Value[busy, any](&timed, "state busy")([]byte(tt.data))
 			if tt.want != "" {
 				assert.ErrorContains(t, err, tt.want)
 				return

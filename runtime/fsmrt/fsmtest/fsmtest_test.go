@@ -76,17 +76,10 @@ func (m *lamp) Save() ([]byte, error)                                { return de
 
 // unmarshalState reads a state of the lamp, strictly.
 func unmarshalState(data []byte) (state, error) {
-	kind, err := desc.KindOf(data, "state")
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "off":
-		return fsmrt.DecodeValue[off, state](&desc, data, "state off")
-	case "on":
-		return fsmrt.DecodeValue[on, state](&desc, data, "state on")
-	}
-	return nil, desc.UnknownKind("state", kind)
+	return fsmrt.Unmarshal(&desc, "state", data, map[string]fsmrt.Decoder[state]{
+		"off": fsmrt.Value[off, state](&desc, "state off"),
+		"on":  fsmrt.Value[on, state](&desc, "state on"),
+	})
 }
 
 func (m *lamp) HandleEvent(ev event) error {
@@ -139,11 +132,7 @@ func subject(broken string) *fsmtest.Subject[state, event, action, stateKind, ev
 		return m, m.acts, nil
 	}
 	load := func(data []byte, script *fsmtest.Script) (fsmtest.Machine[state, event, stateKind, eventKind], *[]action, error) {
-		raw, err := desc.Load(data, nil, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := unmarshalState(raw)
+		s, err := fsmrt.LoadState(&desc, data, nil, nil, unmarshalState)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,7 +12,7 @@ FUZZ_CI_EMIT ?= 300x
 FUZZ_CI_EVENTLOG ?= 40000x
 FUZZ_CI_SANITIZE ?= 20000x
 
-.PHONY: generate test fuzz bench diff
+.PHONY: generate test fuzz bench bench-server diff
 
 # generate regenerates every output of every spec (go generate runs fsmgen
 # in each generated package) and the JSON Schema copy for editors.
@@ -98,3 +98,11 @@ fuzz:
 # ROUNDS, BENCHTIME and CPUS (e.g. CPUS=1,2) tune it.
 bench:
 	./bench/run.sh
+
+# bench-server measures the cron monitoring server (server/bench): durable
+# pings a second and their latency, the start-up and memory of 100,000
+# monitors, how late their misses are recorded. About five minutes; see
+# docs/performance.md. COUNT sets the runs of each scenario.
+COUNT ?= 5
+bench-server:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(COUNT) -timeout 60m ./server/bench

@@ -58,7 +58,7 @@ type Hub struct {
 func NewHub() *Hub { return &Hub{subs: map[chan []byte]struct{}{}} }
 
 // subscriberBuffer is how many events a subscriber may fall behind.
-const subscriberBuffer = 1024
+const subscriberBuffer = 16384
 
 // Subscribe returns a channel of events, each formatted as a server-sent
 // event, and the function that ends the subscription.

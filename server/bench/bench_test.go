@@ -1,0 +1,221 @@
+// Package bench measures the cron monitoring server (make bench-server):
+// durable pings a second and their latency through the real HTTP stack
+// and SQLite; the start-up of 100,000 monitors (every deadline re-armed)
+// and the memory they take; and how late 100,000 monitors' misses are
+// recorded. docs/performance.md writes the results up. Each benchmark is
+// a whole scenario: run them with -benchtime=1x and -count.
+package bench_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store/sqlite"
+)
+
+// serve starts the real stack on a database in dir: the engine running,
+// the API on a local HTTP server. It returns the server's URL and the
+// engine.
+func serve(b *testing.B, dir string) (string, *monitors.Engine) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "s.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := monitors.New(ctx, monitors.Config{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { e.Run(ctx) })
+	srv := httptest.NewServer(api.New(api.Config{Engine: e, TokenHash: sha256.Sum256([]byte("t")), PingRate: 1e9}))
+	b.Cleanup(func() {
+		srv.Close()
+		cancel()
+		wg.Wait()
+		st.Close()
+	})
+	return srv.URL, e
+}
+
+// create makes n interval monitors through the engine, many at a time;
+// interval(i) and margin(i) give each one's settings.
+func create(b *testing.B, e *monitors.Engine, n int, interval, margin func(i int) int) []string {
+	b.Helper()
+	keys := make([]string, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 256 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				slug, sec, m := fmt.Sprintf("m%06d", i), interval(i), margin(i)
+				v, err := e.Create(context.Background(), &monitors.Input{Slug: &slug, Schedule: &monitors.Schedule{Type: "interval", Seconds: sec}, CheckinMarginSeconds: &m})
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				keys[i] = v.PingKey
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	return keys
+}
+
+// BenchmarkDurablePings sends pings from 64 clients over keep-alive
+// connections to 100 monitors; each 200 means the check-in is synced to
+// disk. It reports pings a second and the latency's median and 99th
+// percentile.
+func BenchmarkDurablePings(b *testing.B) {
+	for range b.N {
+		url, e := serve(b, b.TempDir())
+		keys := create(b, e, 100, func(int) int { return 3600 }, func(int) int { return 60 })
+		const clients, perClient = 64, 500
+		lat := make([][]time.Duration, clients)
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+		var wg sync.WaitGroup
+		var errs atomic.Int64
+		start := time.Now()
+		for c := range clients {
+			wg.Go(func() {
+				for i := range perClient {
+					t0 := time.Now()
+					resp, err := client.Get(url + "/ping/" + keys[(c*perClient+i)%len(keys)])
+					if err != nil {
+						errs.Add(1)
+						continue
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						errs.Add(1)
+						continue
+					}
+					lat[c] = append(lat[c], time.Since(t0))
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		if n := errs.Load(); n > 0 {
+			b.Fatalf("%d pings failed", n)
+		}
+		all := slices.Concat(lat...)
+		slices.Sort(all)
+		b.ReportMetric(float64(len(all))/elapsed.Seconds(), "pings/s")
+		b.ReportMetric(ms(all[len(all)/2]), "p50-ms")
+		b.ReportMetric(ms(all[len(all)*99/100]), "p99-ms")
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// prepared is a database of 100,000 monitors (interval 30 to 89 minutes,
+// so that none is due while the benchmark runs), made once.
+var prepared struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func prepare(b *testing.B) string {
+	prepared.once.Do(func() {
+		prepared.dir, prepared.err = os.MkdirTemp("", "fsmgen-bench-")
+		if prepared.err != nil {
+			return
+		}
+		_, e := serve(b, prepared.dir)
+		create(b, e, 100_000, func(i int) int { return 1800 + 60*(i%60) }, func(int) int { return 60 })
+	})
+	if prepared.err != nil {
+		b.Fatal(prepared.err)
+	}
+	return prepared.dir
+}
+
+// BenchmarkStartup100k loads 100,000 monitors and re-arms their timers,
+// as the server does when it starts, and reports the heap they hold.
+func BenchmarkStartup100k(b *testing.B) {
+	dir := prepare(b)
+	b.ResetTimer()
+	for range b.N {
+		ctx := context.Background()
+		start := time.Now()
+		st, err := sqlite.Open(ctx, filepath.Join(dir, "s.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e, err := monitors.New(ctx, monitors.Config{Store: st})
+		if err != nil {
+			b.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		runtime.GC()
+		var mem runtime.MemStats
+		runtime.ReadMemStats(&mem)
+		b.ReportMetric(elapsed.Seconds(), "startup-s")
+		b.ReportMetric(float64(mem.HeapAlloc)/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(e.Timers()), "timers")
+		runtime.KeepAlive(e)
+		st.Close()
+	}
+	os.RemoveAll(dir)
+}
+
+// BenchmarkMisses100k makes 100,000 monitors whose runs are due 60 to 90
+// seconds later and never check in, and measures how late each miss is
+// published after its deadline (the end of the margin).
+func BenchmarkMisses100k(b *testing.B) {
+	const n = 100_000
+	for range b.N {
+		_, e := serve(b, b.TempDir())
+		events, stop := e.Hub().Subscribe()
+		// Each monitor's run is due its interval after its creation; the
+		// margins spread the deadlines over 30 seconds.
+		create(b, e, n, func(int) int { return 60 }, func(i int) int { return rand.IntN(30) })
+		var late []time.Duration
+		timeout := time.After(3 * time.Minute)
+		for len(late) < n {
+			select {
+			case msg, ok := <-events:
+				if !ok {
+					b.Fatal("the hub dropped the subscriber: it fell behind")
+				}
+				if at, ok := missedAt(msg); ok {
+					late = append(late, time.Since(at))
+				}
+			case <-timeout:
+				b.Fatalf("%d of %d misses in 3 minutes", len(late), n)
+			}
+		}
+		stop()
+		slices.Sort(late)
+		b.ReportMetric(ms(late[len(late)/2]), "p50-late-ms")
+		b.ReportMetric(ms(late[len(late)*99/100]), "p99-late-ms")
+		b.ReportMetric(ms(late[len(late)-1]), "max-late-ms")
+	}
+}

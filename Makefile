@@ -73,6 +73,24 @@ sandbox-deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y bubblewrap || { apt-get update && apt-get install -y bubblewrap; }
 
+# The web page's test (server/web) drives a headless Chromium; it fails,
+# rather than skips, where chromium is missing. browser-deps installs it
+# when it is missing: with apt-get, as root (CI runs Debian as root),
+# updating the package lists if the first try fails. Elsewhere it says what
+# to install.
+test: browser-deps
+.PHONY: browser-deps
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make: chromium is missing, and only root with apt-get can install it here." >&2; \
+		echo "make: install it (sudo apt-get install chromium, or your system's package, as the command chromium on PATH): the web page's test (server/web) needs it" >&2; \
+		exit 1; \
+	fi; \
+	echo "make: installing chromium for the web page's test" >&2; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }
+
 # fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
 # verification of the generated Go and docs; the event log's reduction of
 # actions and its chain check; the agent's terminal sanitiser. Go spends up

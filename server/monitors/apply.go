@@ -129,6 +129,7 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 	if err := e.store.Apply(ctx, &rs.batch); err != nil {
 		e.log.Error("write a round", "err", err, "requests", len(reqs), "monitors", len(rs.before))
 		e.rollback(rs)
+		e.retryAt = e.now().Add(retryWrite)
 		for i, r := range reqs {
 			if results[i].err == nil {
 				results[i] = result{err: &Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}}
@@ -155,6 +156,10 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 		}
 	}
 }
+
+// retryWrite is how long due timers wait after a round failed to write,
+// so that a failing disk is not hammered.
+const retryWrite = time.Second
 
 // rollback returns every monitor the round changed to its committed state.
 func (e *Engine) rollback(rs *roundState) {

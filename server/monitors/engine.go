@@ -74,6 +74,9 @@ type Engine struct {
 	timers     timerHeap
 	armedCount atomic.Int64
 	step       *step // the step being applied
+	// retryAt is when timers may be tried again after a round failed to
+	// write.
+	retryAt time.Time
 }
 
 // ErrStopped is returned for requests made after Run has stopped.
@@ -184,7 +187,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		var batch []*request
 		wait := time.Hour
 		if next := e.timers.peek(); next != nil {
-			wait = max(next.deadline.Sub(e.now()), 0)
+			// After a failed write, due timers wait a moment before
+			// they are tried again.
+			wait = max(next.deadline.Sub(e.now()), e.retryAt.Sub(e.now()), 0)
 		}
 		clock.Reset(wait)
 		select {

@@ -69,4 +69,3 @@ func (s *DB) Apply(ctx context.Context, b *store.Batch) error {
 	}
 	return nil
 }
-

@@ -144,8 +144,6 @@ func (s *DB) SetMeta(ctx context.Context, key, value string) error {
 	return nil
 }
 
-
-
 // Monitors returns every monitor, by id.
 func (s *DB) Monitors(ctx context.Context) ([]*store.Monitor, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at FROM monitors ORDER BY id`)
@@ -245,7 +243,6 @@ func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Ch
 	}
 	return &c, nil
 }
-
 
 // PendingAlerts returns up to limit alerts due at now, oldest first: of
 // each URL, only the oldest undelivered alert, so that a webhook gets its

@@ -78,6 +78,11 @@ func (in *Input) merge(v *View) error {
 		v.Schedule = *in.Schedule
 	}
 	if in.Timezone != nil {
+		// Checked for every schedule, not only a cron one: an interval
+		// monitor keeps it for a later change to a cron schedule.
+		if _, err := crons.Location(*in.Timezone); err != nil {
+			return invalid("timezone", "%v", err)
+		}
 		v.Timezone = *in.Timezone
 	}
 	if in.CheckinMarginSeconds != nil {
@@ -421,6 +426,9 @@ func (e *Engine) runOf(rs *roundState, m *mon, id string) error {
 
 // Preview returns the next count run times of a schedule after after.
 func Preview(s Schedule, timezone string, after time.Time, count int) ([]time.Time, error) {
+	if _, err := crons.Location(timezone); err != nil {
+		return nil, err
+	}
 	sched, err := crons.Compile(crons.Settings{Schedule: crons.Schedule(s), Timezone: timezone})
 	if err != nil {
 		return nil, err

@@ -35,8 +35,11 @@ type roundState struct {
 	created map[*mon]bool
 	deleted map[*mon]bool
 	// checkins are the check-ins the round created that are in progress,
-	// by id, so that a finishing ping of the same round finds them.
+	// by id, so that a finishing ping of the same round finds them;
+	// finished those the round closed (a ping, a timeout, a new start),
+	// which the store still has in progress until the round is written.
 	checkins map[string]*mon
+	finished map[string]finishedRun
 	events   []Event
 	alerts   bool
 }
@@ -49,6 +52,22 @@ type step struct {
 	rs     *roundState
 	batch  *store.Batch
 	closed string // the run CloseRun closed
+	// finished are the check-ins the step closed, with their status.
+	finished map[string]string
+}
+
+// finishedRun is a check-in a round closed.
+type finishedRun struct {
+	mon    *mon
+	status string
+}
+
+// finish records that the step closes check-in id with status.
+func (st *step) finish(id, status string) {
+	if st.finished == nil {
+		st.finished = map[string]string{}
+	}
+	st.finished[id] = status
 }
 
 // touch records that the round changes m, keeping its committed row.
@@ -71,6 +90,10 @@ func (e *Engine) begin(rs *roundState, m *mon, at time.Time) *step {
 func (e *Engine) end(st *step) {
 	e.step = nil
 	st.rs.batch.Append(st.batch)
+	for id, status := range st.finished {
+		st.rs.finished[id] = finishedRun{st.mon, status}
+		delete(st.rs.checkins, id)
+	}
 	m := st.mon
 	health := healthOf(m.machine.State(), m.row.Health)
 	if health == m.row.Health {
@@ -109,7 +132,7 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 		rs := &roundState{
 			now:    e.now().UTC(),
 			before: map[*mon]store.Monitor{}, created: map[*mon]bool{}, deleted: map[*mon]bool{},
-			checkins: map[string]*mon{},
+			checkins: map[string]*mon{}, finished: map[string]finishedRun{},
 		}
 		// One at a time: a firing may arm a timer that is due too (the
 		// next run's miss, after a long stop).
@@ -258,6 +281,7 @@ func (h *handler) RecordMissed(expectedAt time.Time) {
 func (h *handler) RecordTimeout(run string) {
 	st := h.current()
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinTimeout, At: st.at})
+	st.finish(run, CheckinTimeout)
 	st.rs.events = append(st.rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: h.mon.row.Slug, Checkin: CheckinView{ID: run, Status: CheckinTimeout, CreatedAt: st.at}}})
 }
 
@@ -270,6 +294,7 @@ func (h *handler) Supersede(run string) {
 	st := h.current()
 	why := "superseded by a new start"
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinError, At: st.at, Output: &why})
+	st.finish(run, CheckinError)
 }
 
 // StartTimer arms the timer at the step's time plus delay.

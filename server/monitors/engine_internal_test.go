@@ -504,3 +504,69 @@ func TestStoppedEngine(t *testing.T) {
 	assert.Equal(t, "shutting_down", AsError(err).Code)
 	assert.NoError(t, wait.Err(), "answered without waiting for the client")
 }
+
+// TestFinishClosedInTheSameRound sends a finishing ping for a run that
+// the same round closed (timed out, superseded by a start), before the
+// round is written: the store still has it in progress, but the ping is
+// refused as for a run closed earlier, not acknowledged and dropped.
+func TestFinishClosedInTheSameRound(t *testing.T) {
+	b := newBench(t)
+	v := b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 600}, "max_runtime_seconds": 60}`)
+	round := func(pings ...Ping) []result {
+		var reqs []*request
+		for _, p := range pings {
+			reqs = append(reqs, &request{apply: func(e *Engine, rs *roundState) (result, error) { return e.check(rs, p) }, done: make(chan result, 1)})
+		}
+		b.e.round(context.Background(), reqs)
+		var out []result
+		for _, r := range reqs {
+			out = append(out, <-r.done)
+		}
+		return out
+	}
+	start := Ping{Key: v.PingKey, Kind: PingStart, Source: SourcePing}
+	finish := func(id string) Ping { return Ping{Key: v.PingKey, Kind: PingOK, Checkin: id, Source: SourcePing} }
+
+	// Superseded by a start of the same round.
+	first := round(start)[0]
+	require.NoError(t, first.err)
+	res := round(start, finish(first.checkin))
+	require.NoError(t, res[0].err)
+	require.Error(t, res[1].err)
+	assert.Equal(t, "checkin_finished", AsError(res[1].err).Code)
+	assert.Contains(t, AsError(res[1].err).Message, "(error)")
+
+	// Started and superseded in the same round.
+	var started string
+	reqs := []*request{
+		{apply: func(e *Engine, rs *roundState) (result, error) {
+			res, err := e.check(rs, start)
+			started = res.checkin
+			return res, err
+		}},
+		{apply: func(e *Engine, rs *roundState) (result, error) { return e.check(rs, start) }},
+		{apply: func(e *Engine, rs *roundState) (result, error) { return e.check(rs, finish(started)) }},
+	}
+	for _, r := range reqs {
+		r.done = make(chan result, 1)
+	}
+	b.e.round(context.Background(), reqs)
+	require.NoError(t, (<-reqs[0].done).err)
+	second := <-reqs[1].done
+	require.NoError(t, second.err)
+	err := (<-reqs[2].done).err
+	require.Error(t, err)
+	assert.Equal(t, "checkin_finished", AsError(err).Code)
+	assert.Equal(t, second.checkin, b.get("job").RunningCheckinID)
+
+	// Timed out by the round's timer, which fires before the ping.
+	run := second.checkin
+	b.now = b.now.Add(61 * time.Second)
+	res = round(finish(run))
+	require.Error(t, res[0].err)
+	assert.Equal(t, "checkin_finished", AsError(res[0].err).Code)
+	assert.Contains(t, AsError(res[0].err).Message, "(timeout)")
+	list := b.checkins("job")
+	assert.Equal(t, CheckinTimeout, list[0].Status)
+	assert.Equal(t, run, list[0].ID)
+}

@@ -391,7 +391,7 @@ func (e *Engine) check(rs *roundState, p Ping) (result, error) {
 	}
 	if id != "" {
 		st.batch.Add(store.FinishCheckin{MonitorID: m.row.ID, ID: id, Status: status, At: now, ExitCode: p.ExitCode, Output: p.Output})
-		delete(rs.checkins, id)
+		st.finish(id, status)
 		rs.events = append(rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: m.row.Slug, Checkin: CheckinView{ID: id, Status: status, Source: p.Source, CreatedAt: now}}})
 	} else {
 		id = newID()
@@ -406,6 +406,10 @@ func (e *Engine) check(rs *roundState, p Ping) (result, error) {
 
 // runOf checks that id names an in-progress check-in of m.
 func (e *Engine) runOf(rs *roundState, m *mon, id string) error {
+	if f, ok := rs.finished[id]; ok && f.mon == m {
+		// Closed by this round, not yet written.
+		return &Error{Status: 409, Code: "checkin_finished", Message: fmt.Sprintf("check-in %q is already finished (%s)", id, f.status)}
+	}
 	if r, ok := m.machine.State().(monitor.Running); ok && r.Run == id {
 		return nil
 	}

@@ -11,6 +11,8 @@ FUZZ_CI_CHECK ?= 40000x
 FUZZ_CI_EMIT ?= 300x
 FUZZ_CI_EVENTLOG ?= 40000x
 FUZZ_CI_SANITIZE ?= 20000x
+FUZZ_CI_CRON ?= 40000x
+FUZZ_CI_API ?= 5000x
 
 .PHONY: generate test fuzz bench bench-server diff
 
@@ -30,7 +32,7 @@ test:
 	$(MAKE) diff
 	$(GO) test ./...
 	cd bench && $(GO) vet ./... && $(GO) test ./...
-	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE)
+	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API)
 
 # diff runs fsmgen diff of every spec against its revision at commit BASE
 # (the previous commit by default): it fails on a change that breaks saved
@@ -93,7 +95,9 @@ browser-deps:
 
 # fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
 # verification of the generated Go and docs; the event log's reduction of
-# actions and its chain check; the agent's terminal sanitiser. Go spends up
+# actions and its chain check; the agent's terminal sanitiser; the cron
+# expression parser; the server's HTTP handlers (on the in-memory store:
+# package server/api's tests do not link SQLite). Go spends up
 # to a minute minimising each new interesting input by default, which
 # leaves a short run with nothing but minimisation; FUZZMINIMIZE caps it.
 FUZZMINIMIZE ?= 2s
@@ -101,6 +105,8 @@ FUZZ_CHECK ?= $(FUZZTIME)
 FUZZ_EMIT ?= $(FUZZTIME)
 FUZZ_EVENTLOG ?= $(FUZZTIME)
 FUZZ_SANITIZE ?= $(FUZZTIME)
+FUZZ_CRON ?= $(FUZZTIME)
+FUZZ_API ?= $(FUZZTIME)
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime $(FUZZMINIMIZE)
 fuzz:
 	$(FUZZ) ./internal/fsm -fuzz '^FuzzCheck$$' -fuzztime $(FUZZ_CHECK)
@@ -108,6 +114,8 @@ fuzz:
 	$(FUZZ) ./runtime/eventlog -fuzz '^FuzzReduce$$' -fuzztime $(FUZZ_EVENTLOG)
 	$(FUZZ) ./runtime/eventlog -fuzz '^FuzzVerify$$' -fuzztime $(FUZZ_EVENTLOG)
 	$(FUZZ) ./cmd/agent -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
+	$(FUZZ) ./schedule -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZ_CRON)
+	$(FUZZ) ./server/api -fuzz '^FuzzAPI$$' -fuzztime $(FUZZ_API)
 
 # bench runs the benchmark suite (the bench/ module: the generated agent
 # machine against a hand-written floor, looplab/fsm and qmuntal/stateless;

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -138,9 +139,10 @@ func (s *Server) methods(by map[string]http.HandlerFunc) http.HandlerFunc {
 // auth requires the bearer token.
 func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		h := r.Header.Get("Authorization")
-		token, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || token == "" {
+		// The scheme is case-insensitive (RFC 9110, section 11.1).
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		token = strings.TrimLeft(token, " ")
+		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fsmgen"`)
 			writeError(w, &monitors.Error{Status: 401, Code: "unauthorized", Message: "the API needs the server's token: send Authorization: Bearer <token> (the server printed it on its first start)"})
 			return
@@ -179,9 +181,10 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, e.Status, map[string]body{"error": {e.Code, e.Message}})
 }
 
-// fail answers err, logging it when it is the server's own failure.
+// fail answers err, logging it when it is the server's own failure (not
+// an *monitors.Error: the engine logs a failed write itself).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if e := monitors.AsError(err); e == nil || e.Status >= 500 {
+	if monitors.AsError(err) == nil {
 		s.log.Error("a request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeError(w, err)
@@ -196,7 +199,7 @@ func badRequest(code, format string, args ...any) error {
 func decode(r *http.Request, v any) error {
 	// curl -d sends application/x-www-form-urlencoded: its body is read
 	// as the JSON it is.
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonType(ct) {
 		return &monitors.Error{Status: 415, Code: "unsupported_media_type", Message: fmt.Sprintf("the body is %s: send application/json", ct)}
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -214,10 +217,24 @@ func decode(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return badRequest("bad_json", "the body is not the JSON this endpoint takes: %s", jsonProblem(err))
 	}
-	if dec.More() {
-		return badRequest("bad_json", "the body holds more than one JSON value")
+	// Only white space may follow the object (dec.More would let a
+	// closing } or ] through).
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("bad_json", "the body holds data after the JSON object (at byte %d): send one JSON object", dec.InputOffset())
 	}
 	return nil
+}
+
+// jsonType reports whether a request's Content-Type may hold JSON:
+// application/json, a type with the +json suffix, or
+// application/x-www-form-urlencoded, which curl -d sends.
+func jsonType(ct string) bool {
+	t, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return t == "application/json" || t == "application/x-www-form-urlencoded" ||
+		(strings.HasPrefix(t, "application/") && strings.HasSuffix(t, "+json"))
 }
 
 // jsonProblem says what is wrong with a JSON body.
@@ -269,20 +286,37 @@ func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 }
 
 // keepOutput returns what a check-in keeps of a job's output: valid UTF-8
-// (invalid bytes replaced), at most maxOutput bytes and then a mark.
+// (invalid bytes replaced), at most maxOutput bytes and then a mark when
+// it was cut.
 func keepOutput(data []byte) *string {
 	if len(data) == 0 {
 		return nil
 	}
 	cut := len(data) > maxOutput
 	if cut {
-		n := maxOutput
-		for n > 0 && !utf8.RuneStart(data[n]) {
-			n-- // not inside a character
+		data = data[:maxOutput]
+		// Drop a character the cut split; invalid bytes are replaced
+		// below.
+		for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(data[i]) {
+				if !utf8.FullRune(data[i:]) {
+					data = data[:i]
+				}
+				break
+			}
 		}
-		data = data[:n]
 	}
 	s := strings.ToValidUTF8(string(data), "\uFFFD")
+	if len(s) > maxOutput {
+		// The replacements (3 bytes each) made it longer: cut again, at
+		// a character (s is valid UTF-8 now).
+		cut = true
+		n := maxOutput
+		for !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
 	if cut {
 		s += truncatedTag
 	}

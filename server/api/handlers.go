@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsmgen/fsmgen/server/monitors"
@@ -124,6 +125,10 @@ func (s *Server) postCheckin(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("invalid_status", "status %q: give in_progress, ok or error", in.Status))
 		return
 	}
+	if in.ExitCode != nil && (*in.ExitCode < 0 || *in.ExitCode > 255) {
+		s.fail(w, r, badRequest("invalid_exit_code", "exit_code %d: give a whole number from 0 to 255", *in.ExitCode))
+		return
+	}
 	if in.Output != nil {
 		p.Output = keepOutput([]byte(*in.Output))
 	}
@@ -235,7 +240,10 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 	runs, err := monitors.Preview(sched, tz, after, count)
 	if err != nil {
 		field := "schedule"
-		if sched.Type == "interval" {
+		switch {
+		case strings.HasPrefix(err.Error(), "timezone"):
+			field = "timezone"
+		case sched.Type == "interval":
 			field = "interval_seconds"
 		}
 		s.fail(w, r, badRequest("invalid_"+field, "%v", err))

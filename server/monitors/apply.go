@@ -35,8 +35,11 @@ type roundState struct {
 	created map[*mon]bool
 	deleted map[*mon]bool
 	// checkins are the check-ins the round created that are in progress,
-	// by id, so that a finishing ping of the same round finds them.
+	// by id, so that a finishing ping of the same round finds them;
+	// finished those the round closed (a ping, a timeout, a new start),
+	// which the store still has in progress until the round is written.
 	checkins map[string]*mon
+	finished map[string]finishedRun
 	events   []Event
 	alerts   bool
 }
@@ -49,6 +52,22 @@ type step struct {
 	rs     *roundState
 	batch  *store.Batch
 	closed string // the run CloseRun closed
+	// finished are the check-ins the step closed, with their status.
+	finished map[string]string
+}
+
+// finishedRun is a check-in a round closed.
+type finishedRun struct {
+	mon    *mon
+	status string
+}
+
+// finish records that the step closes check-in id with status.
+func (st *step) finish(id, status string) {
+	if st.finished == nil {
+		st.finished = map[string]string{}
+	}
+	st.finished[id] = status
 }
 
 // touch records that the round changes m, keeping its committed row.
@@ -71,6 +90,10 @@ func (e *Engine) begin(rs *roundState, m *mon, at time.Time) *step {
 func (e *Engine) end(st *step) {
 	e.step = nil
 	st.rs.batch.Append(st.batch)
+	for id, status := range st.finished {
+		st.rs.finished[id] = finishedRun{st.mon, status}
+		delete(st.rs.checkins, id)
+	}
 	m := st.mon
 	health := healthOf(m.machine.State(), m.row.Health)
 	if health == m.row.Health {
@@ -94,25 +117,60 @@ func (e *Engine) end(st *step) {
 // machine, which refused the event, is unchanged.
 func (e *Engine) abandon(st *step) { e.step = nil }
 
-// round applies the requests and the timers due, writes the result in one
-// transaction, then answers and publishes; when the write fails, every
+// round fires the timers due, applies the requests, writes the result in
+// one transaction, then answers and publishes; when the write fails, every
 // monitor the round changed goes back to its committed state, and the
 // requests fail.
+//
+// The timers fire first: their deadlines passed before the round began,
+// and the requests happen at its time, so a ping that arrives after a run
+// was missed does not erase the miss. A round fires at most maxRound
+// timers; when more are due (a backlog, after a restart), they fire in
+// rounds of their own before the requests.
 func (e *Engine) round(ctx context.Context, reqs []*request) {
-	rs := &roundState{
-		now:    e.now().UTC(),
-		before: map[*mon]store.Monitor{}, created: map[*mon]bool{}, deleted: map[*mon]bool{},
-		checkins: map[string]*mon{},
+	for {
+		rs := &roundState{
+			now:    e.now().UTC(),
+			before: map[*mon]store.Monitor{}, created: map[*mon]bool{}, deleted: map[*mon]bool{},
+			checkins: map[string]*mon{}, finished: map[string]finishedRun{},
+		}
+		// One at a time: a firing may arm a timer that is due too (the
+		// next run's miss, after a long stop).
+		fired := 0
+		for ; fired < maxRound; fired++ {
+			due := e.due(rs.now, 1)
+			if len(due) == 0 {
+				break
+			}
+			e.fire(rs, due[0])
+		}
+		if fired == maxRound {
+			if next := e.timers.peek(); next != nil && !next.deadline.After(rs.now) {
+				if !e.commit(ctx, rs, nil, nil) {
+					for _, r := range reqs {
+						r.done <- result{err: errStorage()}
+					}
+					return
+				}
+				continue
+			}
+		}
+		results := make([]result, len(reqs))
+		for i, r := range reqs {
+			res, err := r.apply(e, rs)
+			res.err = err
+			results[i] = res
+		}
+		e.commit(ctx, rs, reqs, results)
+		return
 	}
-	results := make([]result, len(reqs))
-	for i, r := range reqs {
-		res, err := r.apply(e, rs)
-		res.err = err
-		results[i] = res
-	}
-	for _, d := range e.due(rs.now, maxRound) {
-		e.fire(rs, d)
-	}
+}
+
+// commit writes what a round changed, then answers its requests and
+// publishes its events, and reports true; when the write fails, it rolls
+// the monitors back, answers 503 to the requests that had succeeded, and
+// reports false.
+func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, results []result) bool {
 	for m := range rs.before {
 		if rs.deleted[m] {
 			continue
@@ -132,11 +190,11 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 		e.retryAt = e.now().Add(retryWrite)
 		for i, r := range reqs {
 			if results[i].err == nil {
-				results[i] = result{err: &Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}}
+				results[i] = result{err: errStorage()}
 			}
 			r.done <- results[i]
 		}
-		return
+		return false
 	}
 	for m := range rs.before {
 		if !rs.deleted[m] {
@@ -155,6 +213,12 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 		default:
 		}
 	}
+	return true
+}
+
+// errStorage is the answer to a request whose round could not be written.
+func errStorage() error {
+	return &Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}
 }
 
 // retryWrite is how long due timers wait after a round failed to write,
@@ -169,6 +233,7 @@ func (e *Engine) rollback(rs *roundState) {
 			e.disarmAll(m)
 			e.remove(m)
 		default:
+			renamed := m.row.Slug // the slug the round gave it
 			m.row = row
 			if err := e.load(m); err != nil {
 				// The row was loaded before; it still loads.
@@ -176,8 +241,8 @@ func (e *Engine) rollback(rs *roundState) {
 			}
 			if rs.deleted[m] {
 				e.add(m)
-			} else if m.row.Slug != rs.before[m].Slug {
-				e.reindex(m, m.row.Slug)
+			} else if renamed != m.row.Slug {
+				e.reindex(m, renamed)
 			}
 		}
 	}
@@ -221,6 +286,7 @@ func (h *handler) RecordMissed(expectedAt time.Time) {
 func (h *handler) RecordTimeout(run string) {
 	st := h.current()
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinTimeout, At: st.at})
+	st.finish(run, CheckinTimeout)
 	st.rs.events = append(st.rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: h.mon.row.Slug, Checkin: CheckinView{ID: run, Status: CheckinTimeout, CreatedAt: st.at}}})
 }
 
@@ -233,6 +299,7 @@ func (h *handler) Supersede(run string) {
 	st := h.current()
 	why := "superseded by a new start"
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinError, At: st.at, Output: &why})
+	st.finish(run, CheckinError)
 }
 
 // StartTimer arms the timer at the step's time plus delay.

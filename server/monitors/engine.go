@@ -21,7 +21,6 @@ package monitors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -57,6 +56,7 @@ type Engine struct {
 	reqs     chan *request
 	hub      *Hub
 	alerts   chan struct{} // nudges the alert sender
+	stopped  chan struct{} // closed when Run returns
 
 	// mu guards the maps for the readers (List, Get, lookups); only Run
 	// changes them.
@@ -79,8 +79,14 @@ type Engine struct {
 	retryAt time.Time
 }
 
-// ErrStopped is returned for requests made after Run has stopped.
-var ErrStopped = errors.New("the server is shutting down")
+// ErrStopped is returned for requests made after Run has stopped (503).
+var ErrStopped error = &Error{Status: 503, Code: "shutting_down", Message: "the server is shutting down: retry in a moment"}
+
+// errGone is the answer to a request whose client left (its context ended)
+// before it was answered; nobody reads it, but it is no server failure.
+func errGone(err error) error {
+	return &Error{Status: 503, Code: "request_cancelled", Message: fmt.Sprintf("the request ended before it was answered (%v): it may have been stored", err)}
+}
 
 // New loads every monitor from the store, with its machine as it was saved
 // and its timers armed at their saved deadlines (overdue ones fire first
@@ -92,6 +98,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		reqs:     make(chan *request, 4096),
 		hub:      NewHub(),
 		alerts:   make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
 		byID:     map[int64]*mon{}, bySlug: map[string]*mon{}, byKey: map[string]*mon{},
 	}
 	if e.now == nil {
@@ -194,6 +201,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		clock.Reset(wait)
 		select {
 		case <-ctx.Done():
+			close(e.stopped)
 			e.drain()
 			return nil
 		case r := <-e.reqs:
@@ -231,17 +239,30 @@ func (e *Engine) drain() {
 // submit hands r to Run and waits for its result.
 func (e *Engine) submit(ctx context.Context, r *request) result {
 	r.done = make(chan result, 1)
+	if err := ctx.Err(); err != nil {
+		return result{err: errGone(err)} // not applied
+	}
 	select {
 	case e.reqs <- r:
+	case <-e.stopped:
+		return result{err: ErrStopped}
 	case <-ctx.Done():
-		return result{err: ctx.Err()}
+		return result{err: errGone(ctx.Err())}
 	}
 	select {
 	case res := <-r.done:
 		return res
+	case <-e.stopped:
+		// Run may have answered before it stopped; if not, nobody will.
+		select {
+		case res := <-r.done:
+			return res
+		default:
+			return result{err: ErrStopped}
+		}
 	case <-ctx.Done():
 		// The request may still be applied: its result is dropped.
-		return result{err: ctx.Err()}
+		return result{err: errGone(ctx.Err())}
 	}
 }
 

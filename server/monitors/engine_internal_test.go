@@ -395,3 +395,178 @@ func TestAlerts(t *testing.T) {
 	assert.Equal(t, []string{HealthMissed, HealthHealthy}, []string{got[1].From, got[1].To})
 	assert.Equal(t, t0.Add(60*time.Second), got[0].At)
 }
+
+// TestTimersBeforeRequests checks that a round fires the timers due before
+// it applies its requests: a deadline that passed before the round (the
+// engine was busy, or down) happened before the round's pings, and a ping
+// that comes after a run was missed does not erase the miss.
+func TestTimersBeforeRequests(t *testing.T) {
+	tests := []struct {
+		name    string
+		restart bool
+	}{
+		{"a busy engine", false},
+		{"a restart", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBench(t)
+			v := b.create(`{"slug": "backup", "schedule": {"type": "interval", "seconds": 60}, "checkin_margin_seconds": 10}`)
+			b.now = t0.Add(135 * time.Second) // the timers due are not fired yet
+			if tt.restart {
+				b.load()
+			}
+			_, err := b.ping(v.PingKey, PingOK, "")
+			require.NoError(t, err)
+			list := b.checkins("backup")
+			assert.Equal(t, []string{CheckinMissed, CheckinMissed, CheckinOK}, statuses(list))
+			require.Len(t, list, 3)
+			assert.Equal(t, t0.Add(70*time.Second), list[2].CreatedAt)
+			assert.Equal(t, t0.Add(130*time.Second), list[1].CreatedAt)
+			got := b.get("backup")
+			assert.Equal(t, HealthHealthy, got.Health)
+			assert.Equal(t, t0.Add(195*time.Second), *got.NextExpectedAt)
+		})
+	}
+}
+
+// TestBacklogBeforeRequests stops the engine for longer than a round's
+// worth of deadlines: the misses fire in rounds of their own, every one
+// at its time, before the ping that comes after them.
+func TestBacklogBeforeRequests(t *testing.T) {
+	b := newBench(t)
+	v := b.create(`{"slug": "fast", "schedule": {"type": "interval", "seconds": 1}, "checkin_margin_seconds": 0}`)
+	const misses = 3*maxRound + 7
+	b.now = t0.Add(misses * time.Second)
+	b.load()
+	_, err := b.ping(v.PingKey, PingOK, "")
+	require.NoError(t, err)
+	list, err := b.e.Checkins(context.Background(), "fast", 10000)
+	require.NoError(t, err)
+	require.Equal(t, misses+1, len(list))
+	assert.Equal(t, CheckinOK, list[0].Status, "the ping comes last")
+	for i, c := range list[1:] {
+		n := misses - i // newest first
+		require.Equal(t, CheckinMissed, c.Status, "check-in %d", n)
+		assert.Equal(t, t0.Add(time.Duration(n)*time.Second), *c.ExpectedAt)
+		assert.Equal(t, t0.Add(time.Duration(n)*time.Second), c.CreatedAt)
+	}
+	assert.Equal(t, HealthHealthy, b.get("fast").Health)
+}
+
+// TestFailedRenameKeepsSlug renames a monitor in a round whose write
+// fails: the monitor keeps its slug, and the new one names nothing.
+func TestFailedRenameKeepsSlug(t *testing.T) {
+	b := newBench(t)
+	f := &failing{Store: b.store}
+	b.store = f
+	b.load()
+	b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 60}}`)
+	f.broken = true
+	_, err := b.e.Patch(context.Background(), "job", &Input{Slug: ptr("renamed")})
+	assert.Equal(t, 503, AsError(err).Status)
+	assert.Equal(t, "job", b.get("job").Slug)
+	_, err = b.e.Get("renamed")
+	assert.Error(t, err, "the new slug names nothing")
+	f.broken = false
+	v, err := b.e.Patch(context.Background(), "job", &Input{Slug: ptr("renamed")})
+	require.NoError(t, err)
+	assert.Equal(t, "renamed", v.Slug)
+	_, err = b.e.Get("job")
+	assert.Error(t, err)
+}
+
+// TestStoppedEngine checks the answers of requests the engine cannot
+// apply: after Run stopped (503 shutting_down, at once), and when the
+// client left (503 request_cancelled, not a server failure).
+func TestStoppedEngine(t *testing.T) {
+	b := newBench(t)
+	b.e.dispatch = b.e.submit // the real Run
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.e.Run(ctx) }()
+	v, err := b.e.Create(context.Background(), &Input{Slug: ptr("job"), Schedule: &Schedule{Type: "interval", Seconds: 60}})
+	require.NoError(t, err)
+
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = b.e.Check(gone, Ping{Key: v.PingKey, Kind: PingOK, Source: SourcePing})
+	require.NotNil(t, AsError(err), "%v", err)
+	assert.Equal(t, "request_cancelled", AsError(err).Code)
+
+	stop()
+	require.NoError(t, <-stopped)
+	wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = b.e.Check(wait, Ping{Key: v.PingKey, Kind: PingOK, Source: SourcePing})
+	require.NotNil(t, AsError(err), "%v", err)
+	assert.Equal(t, 503, AsError(err).Status)
+	assert.Equal(t, "shutting_down", AsError(err).Code)
+	assert.NoError(t, wait.Err(), "answered without waiting for the client")
+}
+
+// TestFinishClosedInTheSameRound sends a finishing ping for a run that
+// the same round closed (timed out, superseded by a start), before the
+// round is written: the store still has it in progress, but the ping is
+// refused as for a run closed earlier, not acknowledged and dropped.
+func TestFinishClosedInTheSameRound(t *testing.T) {
+	b := newBench(t)
+	v := b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 600}, "max_runtime_seconds": 60}`)
+	round := func(pings ...Ping) []result {
+		var reqs []*request
+		for _, p := range pings {
+			reqs = append(reqs, &request{apply: func(e *Engine, rs *roundState) (result, error) { return e.check(rs, p) }, done: make(chan result, 1)})
+		}
+		b.e.round(context.Background(), reqs)
+		var out []result
+		for _, r := range reqs {
+			out = append(out, <-r.done)
+		}
+		return out
+	}
+	start := Ping{Key: v.PingKey, Kind: PingStart, Source: SourcePing}
+	finish := func(id string) Ping { return Ping{Key: v.PingKey, Kind: PingOK, Checkin: id, Source: SourcePing} }
+
+	// Superseded by a start of the same round.
+	first := round(start)[0]
+	require.NoError(t, first.err)
+	res := round(start, finish(first.checkin))
+	require.NoError(t, res[0].err)
+	require.Error(t, res[1].err)
+	assert.Equal(t, "checkin_finished", AsError(res[1].err).Code)
+	assert.Contains(t, AsError(res[1].err).Message, "(error)")
+
+	// Started and superseded in the same round.
+	var started string
+	reqs := []*request{
+		{apply: func(e *Engine, rs *roundState) (result, error) {
+			res, err := e.check(rs, start)
+			started = res.checkin
+			return res, err
+		}},
+		{apply: func(e *Engine, rs *roundState) (result, error) { return e.check(rs, start) }},
+		{apply: func(e *Engine, rs *roundState) (result, error) { return e.check(rs, finish(started)) }},
+	}
+	for _, r := range reqs {
+		r.done = make(chan result, 1)
+	}
+	b.e.round(context.Background(), reqs)
+	require.NoError(t, (<-reqs[0].done).err)
+	second := <-reqs[1].done
+	require.NoError(t, second.err)
+	err := (<-reqs[2].done).err
+	require.Error(t, err)
+	assert.Equal(t, "checkin_finished", AsError(err).Code)
+	assert.Equal(t, second.checkin, b.get("job").RunningCheckinID)
+
+	// Timed out by the round's timer, which fires before the ping.
+	run := second.checkin
+	b.now = b.now.Add(61 * time.Second)
+	res = round(finish(run))
+	require.Error(t, res[0].err)
+	assert.Equal(t, "checkin_finished", AsError(res[0].err).Code)
+	assert.Contains(t, AsError(res[0].err).Message, "(timeout)")
+	list := b.checkins("job")
+	assert.Equal(t, CheckinTimeout, list[0].Status)
+	assert.Equal(t, run, list[0].ID)
+}

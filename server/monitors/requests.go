@@ -78,6 +78,11 @@ func (in *Input) merge(v *View) error {
 		v.Schedule = *in.Schedule
 	}
 	if in.Timezone != nil {
+		// Checked for every schedule, not only a cron one: an interval
+		// monitor keeps it for a later change to a cron schedule.
+		if _, err := crons.Location(*in.Timezone); err != nil {
+			return invalid("timezone", "%v", err)
+		}
 		v.Timezone = *in.Timezone
 	}
 	if in.CheckinMarginSeconds != nil {
@@ -386,7 +391,7 @@ func (e *Engine) check(rs *roundState, p Ping) (result, error) {
 	}
 	if id != "" {
 		st.batch.Add(store.FinishCheckin{MonitorID: m.row.ID, ID: id, Status: status, At: now, ExitCode: p.ExitCode, Output: p.Output})
-		delete(rs.checkins, id)
+		st.finish(id, status)
 		rs.events = append(rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: m.row.Slug, Checkin: CheckinView{ID: id, Status: status, Source: p.Source, CreatedAt: now}}})
 	} else {
 		id = newID()
@@ -401,6 +406,10 @@ func (e *Engine) check(rs *roundState, p Ping) (result, error) {
 
 // runOf checks that id names an in-progress check-in of m.
 func (e *Engine) runOf(rs *roundState, m *mon, id string) error {
+	if f, ok := rs.finished[id]; ok && f.mon == m {
+		// Closed by this round, not yet written.
+		return &Error{Status: 409, Code: "checkin_finished", Message: fmt.Sprintf("check-in %q is already finished (%s)", id, f.status)}
+	}
 	if r, ok := m.machine.State().(monitor.Running); ok && r.Run == id {
 		return nil
 	}
@@ -421,6 +430,9 @@ func (e *Engine) runOf(rs *roundState, m *mon, id string) error {
 
 // Preview returns the next count run times of a schedule after after.
 func Preview(s Schedule, timezone string, after time.Time, count int) ([]time.Time, error) {
+	if _, err := crons.Location(timezone); err != nil {
+		return nil, err
+	}
 	sched, err := crons.Compile(crons.Settings{Schedule: crons.Schedule(s), Timezone: timezone})
 	if err != nil {
 		return nil, err

@@ -53,22 +53,38 @@ const (
 	ScheduleInterval = "interval"
 )
 
+// InvalidError is the error of settings that do not compile: Field says
+// which setting is wrong ("schedule" or "timezone").
+type InvalidError struct {
+	Field string
+	Err   error
+}
+
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *InvalidError) Unwrap() error { return e.Err }
+
 // Compile returns the schedule of s: a cron expression read in s's time
-// zone, or an interval.
+// zone, or an interval. Its error is an *InvalidError.
 func Compile(s Settings) (schedule.Schedule, error) {
+	loc, err := Location(s.Timezone)
+	if err != nil {
+		return nil, &InvalidError{"timezone", err}
+	}
+	var sched schedule.Schedule
 	switch s.Schedule.Type {
 	case ScheduleCron:
-		loc, err := Location(s.Timezone)
-		if err != nil {
-			return nil, err
-		}
-		return schedule.ParseCron(s.Schedule.Expression, loc)
+		sched, err = schedule.ParseCron(s.Schedule.Expression, loc)
 	case ScheduleInterval:
-		return schedule.NewInterval(s.Schedule.Seconds)
+		sched, err = schedule.NewInterval(s.Schedule.Seconds)
 	case "":
-		return nil, errors.New(`schedule has no type: give "cron" with an expression, or "interval" with seconds`)
+		err = errors.New(`no type: give "cron" with an expression, or "interval" with seconds`)
+	default:
+		err = fmt.Errorf("type %q is not \"cron\" or \"interval\"", s.Schedule.Type)
 	}
-	return nil, fmt.Errorf("schedule type %q is not \"cron\" or \"interval\"", s.Schedule.Type)
+	if err != nil {
+		return nil, &InvalidError{"schedule", err}
+	}
+	return sched, nil
 }
 
 // Location returns the IANA time zone name names; "" is UTC.
@@ -78,7 +94,7 @@ func Location(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil || name == "Local" {
-		return nil, fmt.Errorf("timezone %q is not an IANA time zone name such as Europe/Berlin or UTC", name)
+		return nil, fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin or UTC", name)
 	}
 	return loc, nil
 }

@@ -12,7 +12,9 @@ import (
 
 var day = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 
-func at(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+func at(h, m int) time.Time {
+	return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
+}
 
 func TestCompile(t *testing.T) {
 	tests := []struct {
@@ -26,10 +28,10 @@ func TestCompile(t *testing.T) {
 		{"bad cron", crons.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "60 0 * * *"}}, `minute field "60"`},
 		{"no expression", crons.Settings{Schedule: crons.Schedule{Type: "cron"}}, "fields"},
 		{"zero interval", crons.Settings{Schedule: crons.Schedule{Type: "interval"}}, "interval"},
-		{"no type", crons.Settings{}, `schedule has no type`},
-		{"other type", crons.Settings{Schedule: crons.Schedule{Type: "weekly"}}, `schedule type "weekly"`},
-		{"unknown zone", crons.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "@daily"}, Timezone: "Mars/Olympus"}, `timezone "Mars/Olympus"`},
-		{"Local", crons.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "@daily"}, Timezone: "Local"}, `timezone "Local"`},
+		{"no type", crons.Settings{}, `schedule: no type`},
+		{"other type", crons.Settings{Schedule: crons.Schedule{Type: "weekly"}}, `schedule: type "weekly"`},
+		{"unknown zone", crons.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "@daily"}, Timezone: "Mars/Olympus"}, `timezone: "Mars/Olympus"`},
+		{"Local", crons.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "@daily"}, Timezone: "Local"}, `timezone: "Local"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,13 +1,14 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
@@ -239,14 +240,15 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 	tz := q.Get("timezone")
 	runs, err := monitors.Preview(sched, tz, after, count)
 	if err != nil {
-		field := "schedule"
-		switch {
-		case strings.HasPrefix(err.Error(), "timezone"):
-			field = "timezone"
-		case sched.Type == "interval":
+		field, why := "schedule", error(err)
+		var bad *crons.InvalidError
+		if errors.As(err, &bad) {
+			field, why = bad.Field, bad.Err
+		}
+		if field == "schedule" && sched.Type == "interval" {
 			field = "interval_seconds"
 		}
-		s.fail(w, r, badRequest("invalid_"+field, "%v", err))
+		s.fail(w, r, badRequest("invalid_"+field, "%s: %v", field, why))
 		return
 	}
 	if tz == "" {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -126,11 +127,11 @@ func (in *Input) merge(v *View) error {
 		}
 	}
 	if _, err := crons.Compile(v.settings()); err != nil {
-		field := "schedule"
-		if strings.HasPrefix(err.Error(), "timezone") {
-			field = "timezone"
+		var bad *crons.InvalidError
+		if errors.As(err, &bad) {
+			return invalid(bad.Field, "%v", bad.Err)
 		}
-		return invalid(field, "%v", err)
+		return invalid("schedule", "%v", err)
 	}
 	return nil
 }
@@ -428,11 +429,9 @@ func (e *Engine) runOf(rs *roundState, m *mon, id string) error {
 	return nil
 }
 
-// Preview returns the next count run times of a schedule after after.
+// Preview returns the next count run times of a schedule after after; its
+// error is a *crons.InvalidError.
 func Preview(s Schedule, timezone string, after time.Time, count int) ([]time.Time, error) {
-	if _, err := crons.Location(timezone); err != nil {
-		return nil, err
-	}
 	sched, err := crons.Compile(crons.Settings{Schedule: crons.Schedule(s), Timezone: timezone})
 	if err != nil {
 		return nil, err

@@ -251,7 +251,7 @@ func (e *Engine) rollback(rs *roundState) {
 // fire hands a timer's firing to its machine, at its deadline.
 func (e *Engine) fire(rs *roundState, d dueTimer) {
 	st := e.begin(rs, d.mon, d.entry.deadline)
-	if err := d.mon.machine.HandleEvent(&monitor.TimerFired{Timer: d.entry.key.id}); err != nil {
+	if err := d.mon.machine.HandleEvent(&monitor.TimerFired{Timer: d.entry.id}); err != nil {
 		e.log.Error("a monitor refused its timer", "monitor", d.mon.row.Slug, "err", err)
 		e.abandon(st)
 		return

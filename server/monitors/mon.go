@@ -7,7 +7,6 @@ import (
 
 	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/gen/monitor"
-	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/server/store"
 )
 
@@ -19,8 +18,8 @@ type mon struct {
 	handler *handler
 	// view is what readers see: the committed monitor.
 	view atomic.Pointer[View]
-	// timers are the machine's armed timers (Run's).
-	timers map[fsmrt.TimerID]*timerEntry
+	// timers are the machine's armed timers (Run's): a few at most.
+	timers []*timerEntry
 }
 
 // The monitor's health, as the API reports it.

@@ -2,22 +2,17 @@ package monitors
 
 import (
 	"container/heap"
+	"slices"
 	"time"
 
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
-// timerKey names a running timer: its monitor's id and the machine's id
-// for it.
-type timerKey struct {
-	monitor int64
-	id      fsmrt.TimerID
-}
-
 // timerEntry is an armed timer. A cancelled entry stays in the heap until
 // it comes up, and is then dropped.
 type timerEntry struct {
-	key       timerKey
+	mon       *mon
+	id        fsmrt.TimerID
 	deadline  time.Time
 	seq       uint64 // arming order, for equal deadlines
 	cancelled bool
@@ -58,35 +53,43 @@ func (h *timerHeap) peek() *timerEntry {
 	return nil
 }
 
+// armed returns the index of m's timer id in m.timers, or -1.
+func (m *mon) armed(id fsmrt.TimerID) int {
+	for i, t := range m.timers {
+		if t.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // arm sets m's timer id to fire at deadline, replacing one of that id.
 func (e *Engine) arm(m *mon, id fsmrt.TimerID, deadline time.Time) {
-	if old := m.timers[id]; old != nil {
-		old.cancelled = true
+	e.timers.seq++
+	t := &timerEntry{mon: m, id: id, deadline: deadline, seq: e.timers.seq}
+	if i := m.armed(id); i >= 0 {
+		m.timers[i].cancelled = true
+		m.timers[i] = t
 	} else {
+		m.timers = append(m.timers, t)
 		e.armedCount.Add(1)
 	}
-	if m.timers == nil {
-		m.timers = map[fsmrt.TimerID]*timerEntry{}
-	}
-	e.timers.seq++
-	t := &timerEntry{key: timerKey{m.row.ID, id}, deadline: deadline, seq: e.timers.seq}
-	m.timers[id] = t
 	heap.Push(&e.timers, t)
 }
 
 // disarm cancels m's timer id, if it is armed.
 func (e *Engine) disarm(m *mon, id fsmrt.TimerID) {
-	if t := m.timers[id]; t != nil {
-		t.cancelled = true
-		delete(m.timers, id)
+	if i := m.armed(id); i >= 0 {
+		m.timers[i].cancelled = true
+		m.timers = slices.Delete(m.timers, i, i+1)
 		e.armedCount.Add(-1)
 	}
 }
 
 // disarmAll cancels every timer of m.
 func (e *Engine) disarmAll(m *mon) {
-	for id := range m.timers {
-		e.disarm(m, id)
+	for len(m.timers) > 0 {
+		e.disarm(m, m.timers[0].id)
 	}
 }
 
@@ -100,11 +103,12 @@ func (e *Engine) due(now time.Time, limit int) []dueTimer {
 			break
 		}
 		heap.Pop(&e.timers)
-		m := e.byID[t.key.monitor]
-		if m == nil || m.timers[t.key.id] != t {
-			continue // its monitor was deleted
+		m := t.mon
+		i := m.armed(t.id)
+		if i < 0 || m.timers[i] != t {
+			continue // not armed any more (its monitor was deleted)
 		}
-		delete(m.timers, t.key.id)
+		m.timers = slices.Delete(m.timers, i, i+1)
 		e.armedCount.Add(-1)
 		out = append(out, dueTimer{m, t})
 	}

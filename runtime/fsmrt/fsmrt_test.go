@@ -176,18 +176,15 @@ func TestJSON(t *testing.T) {
 	_, err := fsmrt.MarshalKind("bad", struct{ C chan int }{})
 	assert.Error(t, err)
 
-	kind, err := desc.KindOf([]byte(`{"kind":"busy","n":1}`), "state")
-	require.NoError(t, err)
-	assert.Equal(t, "busy", kind)
-	for _, bad := range []string{`[`, `{"kind":""}`, `{}`, `{"kind":3}`} {
-		_, err := desc.KindOf([]byte(bad), "state")
-		assert.ErrorContains(t, err, "toy: decode state", bad)
-	}
 	assert.EqualError(t, desc.UnknownKind("event", "nope"), `toy: decode event: unknown kind "nope"`)
 
 	decoders := map[string]fsmrt.Decoder[kinded]{
 		"busy": fsmrt.Value[value, kinded](&desc, "state busy"),
 		"go":   fsmrt.Pointer[pointer, kinded](&desc, "event go"),
+	}
+	for _, bad := range []string{`[`, `{"kind":""}`, `{}`, `{"kind":3}`, `{"Kind":"busy"}`, `{"kind":"busy"} {}`} {
+		_, err := fsmrt.Unmarshal(&desc, "state", []byte(bad), decoders)
+		assert.ErrorContains(t, err, "toy: decode state:", bad)
 	}
 	v, err := fsmrt.Unmarshal(&desc, "state", []byte(`{"kind":"busy","N":3}`), decoders)
 	require.NoError(t, err)

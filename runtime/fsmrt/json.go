@@ -3,14 +3,16 @@ package fsmrt
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // The JSON encoding of a generated machine's states, events and actions
 // is an object with the value's kind first, then its fields:
 // {"kind":"calling_llm","retries":2}. Generated MarshalJSON methods write
 // it with MarshalKind; UnmarshalState, UnmarshalEvent and UnmarshalAction
-// read them with Unmarshal, which reads the kind and decodes the value with
-// that kind's Decoder (Value or Pointer), strictly (see decodeStrict).
+// read them with Unmarshal, which reads the object once, finds its kind and
+// decodes it with that kind's Decoder (Value or Pointer), strictly (see
+// decodeStrict).
 
 // MarshalKind encodes fields, a struct without a MarshalJSON method, as a
 // JSON object with "kind" first.
@@ -33,27 +35,34 @@ func MarshalKind(kind string, fields any) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// KindOf returns the "kind" of a JSON-encoded state, event or action of
-// the machine; what says which, for the error.
-func (d *Desc[S, E, A]) KindOf(data []byte, what string) (string, error) {
+// object is a JSON object as members read it: its JSON, and its members'
+// names and values, in order.
+type object struct {
+	data   []byte
+	keys   []string
+	values []json.RawMessage
+}
+
+// kindOf reads the object of a JSON-encoded state, event or action of the
+// machine and its "kind"; what says which, for the error.
+func (d *Desc[S, E, A]) kindOf(data []byte, what string) (*object, string, error) {
 	keys, values, err := members(data)
 	if err != nil {
-		return "", fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
+		return nil, "", fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
-	for i, key := range keys {
-		if key != "kind" {
-			continue
-		}
-		var kind string
-		if err := json.Unmarshal(values[i], &kind); err != nil {
-			return "", fmt.Errorf("%s: decode %s: \"kind\" is not a string", d.Package, what)
-		}
-		if kind == "" {
-			break
-		}
-		return kind, nil
+	obj := &object{data: data, keys: keys, values: values}
+	i := slices.Index(keys, "kind")
+	if i < 0 {
+		return nil, "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
 	}
-	return "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
+	var kind string
+	if err := json.Unmarshal(values[i], &kind); err != nil {
+		return nil, "", fmt.Errorf("%s: decode %s: \"kind\" is not a string", d.Package, what)
+	}
+	if kind == "" {
+		return nil, "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
+	}
+	return obj, kind, nil
 }
 
 // UnknownKind is the error of a kind that is not a state, event or
@@ -62,15 +71,16 @@ func (d *Desc[S, E, A]) UnknownKind(what, kind string) error {
 	return fmt.Errorf("%s: decode %s: unknown kind %q", d.Package, what, kind)
 }
 
-// Decoder decodes the JSON of one kind of state, event or action.
-type Decoder[I any] func(data []byte) (I, error)
+// Decoder decodes the JSON of one kind of state, event or action; Value
+// and Pointer make one, Unmarshal uses it.
+type Decoder[I any] func(obj *object) (I, error)
 
 // Unmarshal decodes the JSON of a state, event or action (what says
 // which) with the decoder of its kind: decoders maps each JSON kind, and
 // each name a kind had before (renamed_from), to its decoder.
 func Unmarshal[I any, S, E, A Kind](d *Desc[S, E, A], what string, data []byte, decoders map[string]Decoder[I]) (I, error) {
 	var zero I
-	kind, err := d.KindOf(data, what)
+	obj, kind, err := d.kindOf(data, what)
 	if err != nil {
 		return zero, err
 	}
@@ -78,14 +88,14 @@ func Unmarshal[I any, S, E, A Kind](d *Desc[S, E, A], what string, data []byte, 
 	if decode == nil {
 		return zero, d.UnknownKind(what, kind)
 	}
-	return decode(data)
+	return decode(obj)
 }
 
 // Value returns the decoder of T, a state (a value), as an I; what names
 // its kind, for errors and for the fields it renamed: "state calling_llm".
 func Value[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
-	return func(data []byte) (I, error) {
-		v, err := decode[T](d, data, what)
+	return func(obj *object) (I, error) {
+		v, err := decode[T](d, obj, what)
 		if err != nil {
 			var zero I
 			return zero, err
@@ -97,8 +107,8 @@ func Value[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
 // Pointer returns the decoder of T, an event or an action (a pointer), as
 // an I; what names its kind: "event user_input".
 func Pointer[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
-	return func(data []byte) (I, error) {
-		v, err := decode[T](d, data, what)
+	return func(obj *object) (I, error) {
+		v, err := decode[T](d, obj, what)
 		if err != nil {
 			var zero I
 			return zero, err
@@ -107,11 +117,11 @@ func Pointer[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
 	}
 }
 
-// decode decodes data into a new T, strictly (see decodeStrict), with the
-// renames the spec declares for what.
-func decode[T any, S, E, A Kind](d *Desc[S, E, A], data []byte, what string) (*T, error) {
+// decode decodes an object into a new T, strictly (see decodeStrict),
+// with the renames the spec declares for what.
+func decode[T any, S, E, A Kind](d *Desc[S, E, A], obj *object, what string) (*T, error) {
 	v := new(T)
-	if err := decodeStrict(data, v, "kind", d.Renamed[what]); err != nil {
+	if err := decodeMembers(obj.keys, obj.values, obj.data, v, "kind", d.Renamed[what]); err != nil {
 		return nil, fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
 	return v, nil

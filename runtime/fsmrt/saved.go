@@ -79,16 +79,20 @@ func (d *Desc[S, E, A]) Save(state any, timers []Timer, last TimerID) ([]byte, e
 // load under their new names, added fields as zero values; when it does
 // not, the error says that the shapes differ.
 func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
-	var s struct {
-		saved
-		Timers []json.RawMessage `json:"timers,omitempty"` // each read strictly below
+	var s struct { // saved, with the timers read strictly below
+		Format    int               `json:"format"`
+		Machine   string            `json:"machine"`
+		Shape     string            `json:"shape"`
+		State     json.RawMessage   `json:"state"`
+		Timers    []json.RawMessage `json:"timers"`
+		LastTimer TimerID           `json:"last_timer"`
 	}
 	if err := decodeStrict(data, &s, "", nil); err != nil {
 		return nil, fmt.Errorf("%s: load a saved machine: %w", d.Package, err)
 	}
-	s.saved.Timers = make([]savedTimer, len(s.Timers))
+	savedTimers := make([]savedTimer, len(s.Timers))
 	for i, raw := range s.Timers {
-		if err := decodeStrict(raw, &s.saved.Timers[i], "", nil); err != nil {
+		if err := decodeStrict(raw, &savedTimers[i], "", nil); err != nil {
 			return nil, fmt.Errorf("%s: load a saved machine: timer %d: %w", d.Package, i+1, err)
 		}
 	}
@@ -107,7 +111,7 @@ func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.R
 			slot[was] = i
 		}
 	}
-	for _, t := range s.saved.Timers {
+	for _, t := range savedTimers {
 		i, ok := slot[t.State]
 		switch {
 		case !ok:
@@ -128,7 +132,7 @@ func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.R
 	}
 	if last != nil {
 		*last = s.LastTimer
-	} else if len(s.saved.Timers) > 0 || s.LastTimer != 0 {
+	} else if len(savedTimers) > 0 || s.LastTimer != 0 {
 		return nil, fmt.Errorf("%s: load a saved machine: it has timers, and this machine none", d.Package)
 	}
 	return s.State, nil

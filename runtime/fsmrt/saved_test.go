@@ -128,11 +128,11 @@ func TestStrictDecoding(t *testing.T) {
 		{"a field in another case", `{"kind":"busy","n":3}`, `unknown field "n" (did you mean "N"?)`, 0},
 		{"a field twice", `{"kind":"busy","N":3,"N":4}`, `duplicate field "N"`, 0},
 		{"kind twice", `{"kind":"busy","kind":"busy"}`, `duplicate field "kind"`, 0},
-		{"a field of the wrong type", `{"kind":"busy","N":"three"}`, "cannot unmarshal string", 0},
+		{"a field of the wrong type", `{"kind":"busy","N":"three"}`, `field "N": json: cannot unmarshal string`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := fsmrt.Value[busy, any](&timed, "state busy")([]byte(tt.data))
+			v, err := fsmrt.Unmarshal(&timed, "state", []byte(tt.data), map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")})
 			if tt.want != "" {
 				assert.ErrorContains(t, err, tt.want)
 				return
@@ -141,6 +141,6 @@ func TestStrictDecoding(t *testing.T) {
 			assert.Equal(t, busy{N: tt.n}, v)
 		})
 	}
-	_, err := timed.KindOf([]byte(`{"Kind":"busy"}`), "state")
+	_, err := fsmrt.Unmarshal(&timed, "state", []byte(`{"Kind":"busy"}`), map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")})
 	assert.ErrorContains(t, err, `no "kind"`, "the kind's name is read in its case only")
 }

@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -112,38 +113,69 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, row := range rows {
-		m := &mon{row: *row}
-		m.handler = &handler{e: e, mon: m}
-		if err := e.load(m); err != nil {
-			return nil, fmt.Errorf("monitor %s: %w", row.Slug, err)
+	// Decoding the machines is most of the work: it runs on every CPU;
+	// arming the timers and indexing the monitors, after it, do not.
+	mons := make([]*mon, len(rows))
+	errs := make([]error, len(rows))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(rows); i = int(next.Add(1) - 1) {
+				m := &mon{row: *rows[i]}
+				m.handler = &handler{e: e, mon: m}
+				errs[i] = e.decode(m)
+				mons[i] = m
+			}
+		})
+	}
+	wg.Wait()
+	for i, m := range mons {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("monitor %s: %w", m.row.Slug, errs[i])
 		}
+		e.armAll(m)
 		e.add(m)
 		m.publish(e)
-		e.nextID = max(e.nextID, row.ID)
+		e.nextID = max(e.nextID, m.row.ID)
 	}
 	return e, nil
 }
 
 // load makes m's machine from its saved row and arms its timers.
 func (e *Engine) load(m *mon) error {
-	if _, err := crons.Compile(settingsOf(m.row.Machine)); err != nil {
-		return fmt.Errorf("its saved schedule: %w", err)
+	if err := e.decode(m); err != nil {
+		return err
 	}
+	e.armAll(m)
+	return nil
+}
+
+// decode makes m's machine from its saved row, and checks its schedule.
+func (e *Engine) decode(m *mon) error {
 	machine, err := monitor.Load(monitor.Config{Behavior: e.behavior, Handler: m.handler}, m.row.Machine)
 	if err != nil {
 		return err
 	}
+	settings, _, _, _ := active(machine.State())
+	if _, err := crons.Compile(settings); err != nil {
+		return fmt.Errorf("its saved schedule: %w", err)
+	}
 	m.machine = machine
+	return nil
+}
+
+// armAll arms m's timers as its machine has them, at their deadlines,
+// in place of those armed before.
+func (e *Engine) armAll(m *mon) {
 	e.disarmAll(m)
-	for _, t := range machine.Timers() {
-		deadline := machine.Deadline(t.Timer)
+	for _, t := range m.machine.Timers() {
+		deadline := m.machine.Deadline(t.Timer)
 		if deadline.IsZero() {
 			deadline = e.now().Add(t.Delay)
 		}
 		e.arm(m, t.Timer, deadline)
 	}
-	return nil
 }
 
 // add indexes m.

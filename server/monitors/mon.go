@@ -1,7 +1,6 @@
 package monitors
 
 import (
-	"encoding/json"
 	"sync/atomic"
 	"time"
 
@@ -101,18 +100,6 @@ func active(s monitor.State) (settings crons.Settings, next time.Time, failures 
 	return crons.Settings{}, time.Time{}, 0, false
 }
 
-// settingsOf reads the settings of a saved machine, for checking them
-// before it is loaded; the zero Settings when they cannot be read (Load
-// then says why).
-func settingsOf(saved []byte) crons.Settings {
-	var s struct {
-		State struct {
-			Settings crons.Settings `json:"settings"`
-		} `json:"state"`
-	}
-	_ = json.Unmarshal(saved, &s)
-	return s.State.Settings
-}
 
 // publish makes the committed row and machine what readers see.
 func (m *mon) publish(e *Engine) {

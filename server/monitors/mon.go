@@ -100,7 +100,6 @@ func active(s monitor.State) (settings crons.Settings, next time.Time, failures 
 	return crons.Settings{}, time.Time{}, 0, false
 }
 
-
 // publish makes the committed row and machine what readers see.
 func (m *mon) publish(e *Engine) {
 	m.view.Store(newView(&m.row, m.machine))

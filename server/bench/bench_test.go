@@ -218,10 +218,10 @@ func BenchmarkMisses100k(b *testing.B) {
 	const n = 100_000
 	for range b.N {
 		_, e := serve(b, b.TempDir())
-		events, stop := e.Hub().Subscribe()
 		// Each monitor's run is due its interval after its creation; the
 		// margins spread the deadlines over 30 seconds.
 		create(b, e, n, func(int) int { return 60 }, func(i int) int { return rand.IntN(30) })
+		events, stop := e.Hub().Subscribe()
 		var late []time.Duration
 		timeout := time.After(3 * time.Minute)
 		for len(late) < n {

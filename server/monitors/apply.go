@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fsmgen/fsmgen/gen/monitor"
@@ -171,20 +172,28 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 // the monitors back, answers 503 to the requests that had succeeded, and
 // reports false.
 func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, results []result) bool {
-	for m := range rs.before {
-		if rs.deleted[m] {
+	var err error
+	for m, before := range rs.before {
+		if rs.deleted[m] || err != nil {
 			continue
 		}
-		saved, err := m.machine.Save()
-		if err != nil {
-			e.log.Error("save a monitor's machine", "monitor", m.row.Slug, "err", err)
+		var saved []byte
+		if saved, err = m.machine.Save(); err != nil {
+			err = fmt.Errorf("save the machine of %s: %w", m.row.Slug, err)
 			continue
 		}
 		m.row.Machine = saved
 		m.row.UpdatedAt = rs.now
-		rs.batch.Add(store.UpdateMonitor{Monitor: m.row})
+		if m.row.Slug != before.Slug || m.row.Name != before.Name || m.row.PingKey != before.PingKey || m.row.AlertWebhookURL != before.AlertWebhookURL {
+			rs.batch.Add(store.UpdateMonitor{Monitor: m.row})
+		} else {
+			rs.batch.Add(store.SaveMachine{ID: m.row.ID, Machine: saved, Health: m.row.Health, LastCheckinAt: m.row.LastCheckinAt, UpdatedAt: rs.now})
+		}
 	}
-	if err := e.store.Apply(ctx, &rs.batch); err != nil {
+	if err == nil {
+		err = e.store.Apply(ctx, &rs.batch)
+	}
+	if err != nil {
 		e.log.Error("write a round", "err", err, "requests", len(reqs), "monitors", len(rs.before))
 		e.rollback(rs)
 		e.retryAt = e.now().Add(retryWrite)

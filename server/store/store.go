@@ -87,8 +87,8 @@ type Batch struct {
 	Ops []Op
 }
 
-// Op is a write: InsertMonitor, UpdateMonitor, DeleteMonitor,
-// InsertCheckin, FinishCheckin or InsertAlert.
+// Op is a write: InsertMonitor, UpdateMonitor, SaveMachine,
+// DeleteMonitor, InsertCheckin, FinishCheckin or InsertAlert.
 type Op interface{ isOp() }
 
 // InsertMonitor adds a monitor, with its id.
@@ -97,6 +97,16 @@ type InsertMonitor struct{ Monitor Monitor }
 // UpdateMonitor writes every field of a monitor but its id and creation
 // time.
 type UpdateMonitor struct{ Monitor Monitor }
+
+// SaveMachine writes what a monitor's steps change: its machine, its
+// health, its last check-in and its update time.
+type SaveMachine struct {
+	ID            int64
+	Machine       []byte
+	Health        string
+	LastCheckinAt time.Time
+	UpdatedAt     time.Time
+}
 
 // DeleteMonitor removes a monitor and its check-ins.
 type DeleteMonitor struct{ ID int64 }
@@ -125,6 +135,7 @@ type InsertAlert struct {
 
 func (InsertMonitor) isOp() {}
 func (UpdateMonitor) isOp() {}
+func (SaveMachine) isOp()   {}
 func (DeleteMonitor) isOp() {}
 func (InsertCheckin) isOp() {}
 func (FinishCheckin) isOp() {}

@@ -122,6 +122,13 @@ func (s *Store) Apply(ctx context.Context, b *store.Batch) error {
 			m := op.Monitor
 			m.CreatedAt = old.CreatedAt
 			monitors[m.ID] = m
+		case store.SaveMachine:
+			m, ok := monitors[op.ID]
+			if !ok {
+				continue
+			}
+			m.Machine, m.Health, m.LastCheckinAt, m.UpdatedAt = op.Machine, op.Health, op.LastCheckinAt, op.UpdatedAt
+			monitors[op.ID] = m
 		case store.DeleteMonitor:
 			delete(monitors, op.ID)
 			checkins = slices.DeleteFunc(checkins, func(c store.Checkin) bool { return c.MonitorID == op.ID })

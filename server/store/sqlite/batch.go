@@ -9,37 +9,70 @@ import (
 	"github.com/fsmgen/fsmgen/server/store"
 )
 
+// The statements of the writes, prepared once.
+const (
+	insertMonitor = iota
+	updateMonitor
+	saveMachine
+	deleteMonitor
+	insertCheckin
+	finishCheckin
+	insertAlert
+	numStatements
+)
+
+var statements = [numStatements]string{
+	insertMonitor: `INSERT INTO monitors(id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	updateMonitor: `UPDATE monitors SET slug = ?, name = ?, ping_key = ?, alert_webhook_url = ?, machine = ?, health = ?, last_checkin_at = ?, updated_at = ? WHERE id = ?`,
+	saveMachine:   `UPDATE monitors SET machine = ?, health = ?, last_checkin_at = ?, updated_at = ? WHERE id = ?`,
+	deleteMonitor: `DELETE FROM monitors WHERE id = ?`,
+	insertCheckin: `INSERT INTO checkins(id, monitor_id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	finishCheckin: `UPDATE checkins SET status = ?, finished_at = ?,
+			duration_ms = CAST(ROUND((julianday(?) - julianday(created_at)) * 86400000) AS INTEGER),
+			exit_code = COALESCE(?, exit_code), output = COALESCE(?, output)
+		WHERE monitor_id = ? AND id = ? AND status = 'in_progress'`,
+	insertAlert: `INSERT INTO alerts(url, payload, next_attempt_at) VALUES(?, ?, ?)`,
+}
+
+// prepare prepares the statements of the writes.
+func (s *DB) prepare(ctx context.Context) error {
+	for i, q := range statements {
+		stmt, err := s.db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", q, err)
+		}
+		s.stmts[i] = stmt
+	}
+	return nil
+}
+
 // exec performs one write of a batch in tx.
-func exec(ctx context.Context, tx *sql.Tx, op store.Op) error {
-	var err error
+func (s *DB) exec(ctx context.Context, tx *sql.Tx, op store.Op) error {
+	run := func(which int, args ...any) error {
+		_, err := tx.StmtContext(ctx, s.stmts[which]).ExecContext(ctx, args...)
+		return err
+	}
 	switch op := op.(type) {
 	case store.InsertMonitor:
 		m := op.Monitor
-		_, err = tx.ExecContext(ctx, `INSERT INTO monitors(id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.ID, m.Slug, m.Name, m.PingKey, m.AlertWebhookURL, string(m.Machine), m.Health, nullTime(m.LastCheckinAt), formatTime(m.CreatedAt), formatTime(m.UpdatedAt))
+		return run(insertMonitor, m.ID, m.Slug, m.Name, m.PingKey, m.AlertWebhookURL, string(m.Machine), m.Health, nullTime(m.LastCheckinAt), formatTime(m.CreatedAt), formatTime(m.UpdatedAt))
 	case store.UpdateMonitor:
 		m := op.Monitor
-		_, err = tx.ExecContext(ctx, `UPDATE monitors SET slug = ?, name = ?, ping_key = ?, alert_webhook_url = ?, machine = ?, health = ?, last_checkin_at = ?, updated_at = ? WHERE id = ?`,
-			m.Slug, m.Name, m.PingKey, m.AlertWebhookURL, string(m.Machine), m.Health, nullTime(m.LastCheckinAt), formatTime(m.UpdatedAt), m.ID)
+		return run(updateMonitor, m.Slug, m.Name, m.PingKey, m.AlertWebhookURL, string(m.Machine), m.Health, nullTime(m.LastCheckinAt), formatTime(m.UpdatedAt), m.ID)
+	case store.SaveMachine:
+		return run(saveMachine, string(op.Machine), op.Health, nullTime(op.LastCheckinAt), formatTime(op.UpdatedAt), op.ID)
 	case store.DeleteMonitor:
-		_, err = tx.ExecContext(ctx, `DELETE FROM monitors WHERE id = ?`, op.ID)
+		return run(deleteMonitor, op.ID)
 	case store.InsertCheckin:
 		c := op.Checkin
-		_, err = tx.ExecContext(ctx, `INSERT INTO checkins(id, monitor_id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.ID, c.MonitorID, c.Status, c.Source, formatTime(c.CreatedAt), nullTime(c.FinishedAt), durationMS(c.Duration), c.ExitCode, c.Output, nullTime(c.ExpectedAt))
+		return run(insertCheckin, c.ID, c.MonitorID, c.Status, c.Source, formatTime(c.CreatedAt), nullTime(c.FinishedAt), durationMS(c.Duration), c.ExitCode, c.Output, nullTime(c.ExpectedAt))
 	case store.FinishCheckin:
 		at := formatTime(op.At)
-		_, err = tx.ExecContext(ctx, `UPDATE checkins SET status = ?, finished_at = ?,
-				duration_ms = CAST(ROUND((julianday(?) - julianday(created_at)) * 86400000) AS INTEGER),
-				exit_code = COALESCE(?, exit_code), output = COALESCE(?, output)
-			WHERE monitor_id = ? AND id = ? AND status = 'in_progress'`,
-			op.Status, at, at, op.ExitCode, op.Output, op.MonitorID, op.ID)
+		return run(finishCheckin, op.Status, at, at, op.ExitCode, op.Output, op.MonitorID, op.ID)
 	case store.InsertAlert:
-		_, err = tx.ExecContext(ctx, `INSERT INTO alerts(url, payload, next_attempt_at) VALUES(?, ?, ?)`, op.URL, string(op.Payload), formatTime(op.At))
-	default:
-		err = fmt.Errorf("unknown write %T", op)
+		return run(insertAlert, op.URL, string(op.Payload), formatTime(op.At))
 	}
-	return err
+	return fmt.Errorf("unknown write %T", op)
 }
 
 func durationMS(d *time.Duration) any {
@@ -59,7 +92,7 @@ func (s *DB) Apply(ctx context.Context, b *store.Batch) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	for _, op := range b.Ops {
-		if err := exec(ctx, tx, op); err != nil {
+		if err := s.exec(ctx, tx, op); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("write: %w", err)
 		}

@@ -16,34 +16,50 @@ import (
 	"github.com/fsmgen/fsmgen/server/store"
 )
 
-// DB is an open database.
+// DB is an open database: one connection writes, a few others read
+// (SQLite in WAL mode lets them read while it writes).
 type DB struct {
-	db *sql.DB
+	db    *sql.DB
+	read  *sql.DB
+	stmts [numStatements]*sql.Stmt
 }
 
 var _ store.Store = (*DB)(nil)
 
+// readers is how many connections read at once.
+const readers = 4
+
 // Open opens (creating it if needed) the database file at path and
 // migrates its schema.
 func Open(ctx context.Context, path string) (*DB, error) {
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(ON)&_pragma=busy_timeout(10000)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(ON)&_pragma=busy_timeout(10000)"
+	db, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	// One connection writes; SQLite serialises writers anyway, and one
-	// connection keeps the pragmas and avoids busy errors.
+	// One connection writes: SQLite serialises writers anyway, and one
+	// connection keeps the prepared statements and avoids busy errors.
 	db.SetMaxOpenConns(1)
 	s := &DB{db: db}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := s.prepare(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s.read, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s.read.SetMaxOpenConns(readers)
 	return s, nil
 }
 
 // Close closes the database.
-func (s *DB) Close() error { return s.db.Close() }
+func (s *DB) Close() error { return errors.Join(s.read.Close(), s.db.Close()) }
 
 // migrations are the schema's versions: migrations[i] takes the database
 // from version i to i+1 (PRAGMA user_version). Never edit one that has
@@ -146,7 +162,7 @@ func (s *DB) SetMeta(ctx context.Context, key, value string) error {
 
 // Monitors returns every monitor, by id.
 func (s *DB) Monitors(ctx context.Context) ([]*store.Monitor, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at FROM monitors ORDER BY id`)
+	rows, err := s.read.QueryContext(ctx, `SELECT id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at FROM monitors ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read the monitors: %w", err)
 	}
@@ -181,7 +197,7 @@ func (s *DB) Monitors(ctx context.Context) ([]*store.Monitor, error) {
 
 // Checkins returns the last limit check-ins of a monitor, newest first.
 func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store.Checkin, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at
+	rows, err := s.read.QueryContext(ctx, `SELECT id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at
 		FROM checkins WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?`, monitorID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the check-ins: %w", err)
@@ -230,7 +246,7 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Checkin, error) {
 	var c store.Checkin
 	var created string
-	err := s.db.QueryRowContext(ctx, `SELECT status, source, created_at FROM checkins WHERE monitor_id = ? AND id = ?`, monitorID, id).Scan(&c.Status, &c.Source, &created)
+	err := s.read.QueryRowContext(ctx, `SELECT status, source, created_at FROM checkins WHERE monitor_id = ? AND id = ?`, monitorID, id).Scan(&c.Status, &c.Source, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -248,7 +264,7 @@ func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Ch
 // each URL, only the oldest undelivered alert, so that a webhook gets its
 // alerts in order.
 func (s *DB) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*store.Alert, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, url, payload, attempts FROM alerts a
+	rows, err := s.read.QueryContext(ctx, `SELECT id, url, payload, attempts FROM alerts a
 		WHERE delivered_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= ?
 		AND NOT EXISTS (SELECT 1 FROM alerts b WHERE b.url = a.url AND b.id < a.id AND b.delivered_at IS NULL AND b.given_up_at IS NULL)
 		ORDER BY id LIMIT ?`, formatTime(now), limit)
@@ -273,7 +289,7 @@ func (s *DB) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*st
 // time when none waits.
 func (s *DB) NextAlertAt(ctx context.Context) (time.Time, error) {
 	var next sql.NullString
-	if err := s.db.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&next); err != nil {
+	if err := s.read.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
 	}
 	return parseNull(next)

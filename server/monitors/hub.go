@@ -86,6 +86,9 @@ func (h *Hub) Subscribers() int {
 
 // Publish hands ev to every subscriber.
 func (h *Hub) Publish(ev Event) {
+	if h.Subscribers() == 0 {
+		return
+	}
 	data, err := json.Marshal(ev.Data)
 	if err != nil {
 		return

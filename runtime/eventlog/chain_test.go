@@ -105,6 +105,7 @@ func TestWriteFailureStopsTheWriter(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "log")
 	w, err := Open(p)
 	require.NoError(t, err)
+	defer w.Close() // releases the lock, whose file is closed under it
 	require.NoError(t, w.WriteHeader(Header{Machine: "m", Config: json.RawMessage(`{}`), State: json.RawMessage(`0`)}))
 	require.NoError(t, w.f.Close())
 	_, err = w.Append(Record{Event: json.RawMessage(`{"kind":"x"}`)})

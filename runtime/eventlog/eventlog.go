@@ -92,7 +92,7 @@
 // # Appending
 //
 // [Open] appends a new session to an existing log once it has checked its
-// chain, and holds an exclusive lock on the file (flock) until
+// chain, and holds an exclusive lock on the file (a record lock) until
 // [Writer.Close], so that two programs never append to one log and
 // interleave their chains. It refuses, leaving the file as it is, a log
 // another Writer holds ([ErrInUse]), a path that is neither a regular file
@@ -114,6 +114,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/fsmgen/fsmgen/internal/proclock"
 )
 
 // Format identifies the log format in every header. Format 3 records
@@ -179,15 +181,16 @@ type Record struct {
 
 // Writer appends to a log file. It is not safe for concurrent use.
 type Writer struct {
-	f      *os.File
-	path   string
-	seq    int64     // number of the last event
-	chain  string    // chain value of the last line
-	end    int64     // offset just past the last line
-	refs   RefPolicy // the policy of the current session
-	header bool      // a session was started
-	err    error     // a write failed: the writer is unusable
-	repair Repair
+	f       *os.File
+	release func() error // releases the lock and closes f
+	path    string
+	seq     int64     // number of the last event
+	chain   string    // chain value of the last line
+	end     int64     // offset just past the last line
+	refs    RefPolicy // the policy of the current session
+	header  bool      // a session was started
+	err     error     // a write failed: the writer is unusable
+	repair  Repair
 }
 
 // Repair describes the last line [Open] cut from a log: a crash stopped
@@ -209,16 +212,16 @@ var ErrInUse = errors.New("in use by another agent")
 var ErrNotRegular = errors.New("not a regular file")
 
 // Open opens the log at path for appending, creating it (mode 0600) if
-// needed, and takes an exclusive lock on it (flock), which [Writer.Close]
-// releases, as does the end of the process: a log has one writer at a
-// time, or its chain would break. A log another Writer holds is refused
-// with [ErrInUse]. path must name a regular file or nothing; anything
-// else, a symbolic link included, is refused with [ErrNotRegular]
-// without being opened for long, so Open never blocks (on a named pipe,
-// say). An existing log must be of this format and chain throughout; a
-// last line cut short by a crash is removed (see [Writer.Repaired]) and
-// numbering continues after the last event recorded. Any other file is
-// refused and left as it is.
+// needed, and takes an exclusive lock on it (a record lock), which
+// [Writer.Close] releases, as does the end of the process: a log has one
+// writer at a time, or its chain would break. A log another Writer holds
+// is refused with [ErrInUse]. path must name a regular file or nothing;
+// anything else, a symbolic link included, is refused with
+// [ErrNotRegular] without being opened for long, so Open never blocks (on
+// a named pipe, say). An existing log must be of this format and chain
+// throughout; a last line cut short by a crash is removed (see
+// [Writer.Repaired]) and numbering continues after the last event
+// recorded. Any other file is refused and left as it is.
 func Open(path string) (*Writer, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if err := checkRegular(path, fi); err != nil {
@@ -237,13 +240,13 @@ func Open(path string) (*Writer, error) {
 		}
 		return nil, fmt.Errorf("open event log: %w; give -log a readable and writable file", err)
 	}
-	if err := lockLog(f, path); err != nil {
-		_ = f.Close()
+	release, err := lockLog(f, path)
+	if err != nil {
 		return nil, err
 	}
-	w := &Writer{f: f, path: path}
+	w := &Writer{f: f, release: release, path: path}
 	if err := w.recover(); err != nil {
-		_ = f.Close()
+		_ = release()
 		var le *LineError
 		switch {
 		case errors.Is(err, ErrNotEventLog):
@@ -287,35 +290,43 @@ func checkRegular(path string, fi fs.FileInfo) error {
 }
 
 // lockLog checks that f, just opened as the log at path, is a regular
-// file, puts it back in blocking mode and takes its exclusive lock.
-func lockLog(f *os.File, path string) error {
+// file, puts it back in blocking mode and takes its exclusive lock, which
+// belongs to the process (see internal/proclock): a command the process
+// was starting when it was killed, which has a copy of the descriptor
+// until it runs its program, does not hold the log. It returns the
+// function that releases the lock and closes f; on error, f is taken care
+// of.
+func lockLog(f *os.File, path string) (release func() error, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("open event log %s: %w; give -log a readable and writable file", path, err)
+		_ = f.Close()
+		return nil, fmt.Errorf("open event log %s: %w; give -log a readable and writable file", path, err)
 	}
 	if err := checkRegular(path, fi); err != nil {
-		return err
+		_ = f.Close()
+		return nil, err
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("open event log %s: %w", path, err)
+		_ = f.Close()
+		return nil, fmt.Errorf("open event log %s: %w", path, err)
 	}
-	var lerr error
-	if err := rc.Control(func(fd uintptr) {
-		if lerr = syscall.SetNonblock(int(fd), false); lerr != nil {
-			return
-		}
-		lerr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
-	}); err != nil {
-		return fmt.Errorf("open event log %s: %w", path, err)
+	var berr error
+	if err := rc.Control(func(fd uintptr) { berr = syscall.SetNonblock(int(fd), false) }); err != nil {
+		berr = err
 	}
+	if berr != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open event log %s: %w", path, berr)
+	}
+	release, err = proclock.Lock(f)
 	switch {
-	case errors.Is(lerr, syscall.EWOULDBLOCK):
-		return fmt.Errorf("event log %s is %w (it holds the file's lock); stop that agent, or give -log another file", path, ErrInUse)
-	case lerr != nil:
-		return fmt.Errorf("lock event log %s: %w; give -log a file on a local file system", path, lerr)
+	case errors.Is(err, proclock.ErrHeld):
+		return nil, fmt.Errorf("event log %s is %w (it holds the file's lock); stop that agent, or give -log another file", path, ErrInUse)
+	case err != nil:
+		return nil, fmt.Errorf("lock event log %s: %w; give -log a file on a local file system", path, err)
 	}
-	return nil
+	return release, nil
 }
 
 // recover checks the log's chain, finds the last event number and chain
@@ -424,7 +435,7 @@ func (w *Writer) writeLine(v any) error {
 // Close syncs and closes the log, which releases its lock.
 func (w *Writer) Close() error {
 	serr := w.f.Sync()
-	cerr := w.f.Close()
+	cerr := w.release()
 	if err := errors.Join(serr, cerr); err != nil {
 		return fmt.Errorf("close event log %s: %w", w.path, err)
 	}

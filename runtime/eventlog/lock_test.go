@@ -18,8 +18,7 @@ func TestLockLogChecksWhatWasOpened(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(p, 0o600))
 	f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NONBLOCK, 0)
 	require.NoError(t, err)
-	defer f.Close()
-	err = lockLog(f, p)
+	_, err = lockLog(f, p) // closes f
 	require.ErrorIs(t, err, ErrNotRegular)
 	assert.Contains(t, err.Error(), "is a named pipe")
 }

@@ -20,10 +20,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
+	"github.com/fsmgen/fsmgen/internal/proclock"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
 
@@ -164,9 +164,12 @@ func (s *Store) Load(id string) (*Thread, error) {
 
 // Lock takes an exclusive lock on the thread id, so that two agents never
 // work on one thread, and removes the temporary files of saves of the
-// thread that a crash cut short. The lock is released by calling the returned
-// function, or by the operating system when the process ends, even by
-// SIGKILL.
+// thread that a crash cut short. The lock is released by calling the
+// returned function, or by the operating system when the process ends,
+// even by SIGKILL. It belongs to the process, not to its descriptor of the
+// lock file (see internal/proclock): a command the agent was starting when
+// it was killed, which has a copy of that descriptor until it runs its
+// program, does not hold the thread.
 func (s *Store) Lock(id string) (unlock func(), err error) {
 	if err := CheckID(id); err != nil {
 		return nil, fmt.Errorf("lock thread: %w", err)
@@ -176,22 +179,18 @@ func (s *Store) Lock(id string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock thread %s: %w", id, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("lock thread %s: %w by another agent; stop it first or start a new thread", id, ErrLocked)
-		}
+	release, err := proclock.Lock(f)
+	if errors.Is(err, proclock.ErrHeld) {
+		return nil, fmt.Errorf("lock thread %s: %w by another agent; stop it first or start a new thread", id, ErrLocked)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("lock thread %s: %w", id, err)
 	}
 	if err := s.removeTemp(id); err != nil {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
+		_ = release()
 		return nil, fmt.Errorf("lock thread %s: %w", id, err)
 	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
+	return func() { _ = release() }, nil
 }
 
 // removeTemp removes the temporary files that saves of thread id left

@@ -124,3 +124,32 @@ func (r *Registry) Register(j Job) error {
 
 // Jobs returns the registered jobs, in the order they were registered.
 func (r *Registry) Jobs() []*Job { return r.jobs }
+
+// The statuses of a run.
+const (
+	RunRunning   = "running"
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
+// A job's health: healthy; degraded with 1 to UnhealthyAfter-1
+// consecutive failed runs, or when disabled; unhealthy from
+// UnhealthyAfter.
+const (
+	HealthHealthy   = "healthy"
+	HealthDegraded  = "degraded"
+	HealthUnhealthy = "unhealthy"
+	UnhealthyAfter  = 3
+)
+
+// Health is the health of a job with failures consecutive failed runs.
+func Health(failures int, enabled bool) string {
+	switch {
+	case failures >= UnhealthyAfter:
+		return HealthUnhealthy
+	case failures > 0 || !enabled:
+		return HealthDegraded
+	}
+	return HealthHealthy
+}

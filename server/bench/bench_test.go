@@ -44,7 +44,7 @@ func serve(b *testing.B, dir string) (string, *monitors.Engine) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { e.Run(ctx) })
-	srv := httptest.NewServer(api.New(api.Config{Engine: e, TokenHash: sha256.Sum256([]byte("t")), PingRate: 1e9}))
+	srv := httptest.NewServer(api.New(api.Config{Engine: e, Store: st, TokenHash: sha256.Sum256([]byte("t")), PingRate: 1e9}))
 	b.Cleanup(func() {
 		srv.Close()
 		cancel()

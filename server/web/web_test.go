@@ -185,7 +185,7 @@ func startServer(t *testing.T) *server {
 	var raw [32]byte
 	rand.Read(raw[:])
 	token := "fsm_" + base64.RawURLEncoding.EncodeToString(raw[:])
-	srv := httptest.NewServer(api.New(api.Config{Engine: engine, TokenHash: sha256.Sum256([]byte(token)), Page: web.Page(), Log: log}))
+	srv := httptest.NewServer(api.New(api.Config{Engine: engine, Store: st, TokenHash: sha256.Sum256([]byte(token)), Page: web.Page(), Log: log}))
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- engine.Run(runCtx) }()

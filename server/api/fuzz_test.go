@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmgen/fsmgen/server/api"
 	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/jobs"
+	"github.com/fsmgen/fsmgen/server/api"
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store/memory"

@@ -60,16 +60,19 @@ func (b *Behavior) Backoff(s Settings, attempt int) time.Duration {
 	return min(d, s.BackoffCap)
 }
 
-// Due starts the scheduled run at next.
+// Due makes the scheduled run due, at next.
 func (b *Behavior) Due(next time.Time) (time.Time, int, string) { return next, 0, TriggerSchedule }
 
-// Trigger starts a manual run at now.
+// Trigger makes a manual run due at now.
 func (b *Behavior) Trigger(now time.Time) (time.Time, int, string) { return now, 0, TriggerManual }
 
-// Retry starts the attempt-th retry at the end of its backoff.
+// Retry makes the attempt-th retry due, at the end of its backoff.
 func (b *Behavior) Retry(s Settings, at time.Time, attempt int) (time.Time, string) {
 	return at.Add(b.Backoff(s, attempt)), TriggerRetry
 }
+
+// Begin starts the due run at now.
+func (b *Behavior) Begin(now time.Time) time.Time { return now }
 
 // Succeed ends a run well at now: no failure in a row, and the next run
 // after now.

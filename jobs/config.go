@@ -103,7 +103,7 @@ func Parse(name string, data []byte) ([]Job, error) {
 	return out, nil
 }
 
-// yamlErrorRE matches a line of yaml.v3's errors.
+// The lines of yaml.v3's errors, and the two kinds this package rewords.
 var (
 	yamlLineRE    = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 	yamlUnknownRE = regexp.MustCompile(`^field (\S+) not found in type jobs\.(\w+)$`)
@@ -122,10 +122,11 @@ var fieldsOf = map[string]string{
 func yamlError(name string, err error) error {
 	var lines []string
 	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		lines = te.Errors
-	} else {
+	syntax := !errors.As(err, &te)
+	if syntax {
 		lines = []string{err.Error()}
+	} else {
+		lines = te.Errors
 	}
 	var errs []error
 	for _, l := range lines {
@@ -135,7 +136,9 @@ func yamlError(name string, err error) error {
 			continue
 		}
 		msg := m[2]
-		if u := yamlUnknownRE.FindStringSubmatch(msg); u != nil {
+		if syntax {
+			msg = "invalid YAML: " + msg
+		} else if u := yamlUnknownRE.FindStringSubmatch(msg); u != nil {
 			msg = fmt.Sprintf("unknown key %q: the keys here are %s", u[1], fieldsOf[u[2]])
 		} else if t := yamlTypeRE.FindStringSubmatch(msg); t != nil {
 			switch {

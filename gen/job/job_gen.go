@@ -12,7 +12,11 @@
 //
 // Time enters as input: every event carries the server's time (now), and a
 // timer's firing happens at the deadline the server armed. The job keeps
-// the time of its last step (at); its timers count from at. A run that
+// the time of its last step (at); its timers count from at. A run that is
+// due (its time came, a retry's backoff passed, an admin triggered it) is
+// Starting until the server has started it and says when (Started): its
+// timeout counts from then, so a run started late, after a restart, has
+// its whole timeout. A run that
 // fails (or times out, or is interrupted by a restart) is retried after a
 // backoff that doubles from the base up to the cap, as many times as the
 // settings allow; then the job waits for its next scheduled run. The
@@ -46,6 +50,7 @@ type StateKind uint8
 // Scheduled, and so on.
 const (
 	StateScheduled StateKind = iota + 1
+	StateStarting
 	StateRunning
 	StateWaitingToRetry
 	StateDisabled
@@ -56,17 +61,18 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
-	"Scheduled", "Running", "WaitingToRetry", "Disabled",
+	"Scheduled", "Starting", "Running", "WaitingToRetry", "Disabled",
 }
 
 // EventKind identifies an event of the Job machine. The zero EventKind is no
 // event.
 type EventKind uint8
 
-// The events of the Job machine: EventTrigger identifies the event Trigger,
+// The events of the Job machine: EventStarted identifies the event Started,
 // and so on.
 const (
-	EventTrigger EventKind = iota + 1
+	EventStarted EventKind = iota + 1
+	EventTrigger
 	EventSucceeded
 	EventFailed
 	EventInterrupted
@@ -82,8 +88,8 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 
 // fsmEventNames are the names of the events, in kind order.
 var fsmEventNames = [...]string{
-	"Trigger", "Succeeded", "Failed", "Interrupted", "Cancel", "Disable", "Enable",
-	"Reconfigure", "TimerFired",
+	"Started", "Trigger", "Succeeded", "Failed", "Interrupted", "Cancel",
+	"Disable", "Enable", "Reconfigure", "TimerFired",
 }
 
 // ActionKind identifies an action of the Job machine. The zero ActionKind is
@@ -108,7 +114,7 @@ var fsmActionNames = [...]string{
 	"StartRun", "TimeOutRun", "CancelRun", "StartTimer", "CancelTimer",
 }
 
-// State is a state of the Job machine: one of Scheduled, Running,
+// State is a state of the Job machine: one of Scheduled, Starting, Running,
 // WaitingToRetry and Disabled. States are values.
 type State interface {
 	// Kind returns which state this is.
@@ -116,9 +122,9 @@ type State interface {
 	isState()
 }
 
-// Event is an event the Job machine handles: one of *Trigger, *Succeeded,
-// *Failed, *Interrupted, *Cancel, *Disable, *Enable, *Reconfigure and
-// *TimerFired. Events are passed by pointer; the machine reads them during
+// Event is an event the Job machine handles: one of *Started, *Trigger,
+// *Succeeded, *Failed, *Interrupted, *Cancel, *Disable, *Enable, *Reconfigure
+// and *TimerFired. Events are passed by pointer; the machine reads them during
 // HandleEvent and keeps no pointer to them, though it may keep what their
 // fields hold.
 type Event interface {
@@ -160,6 +166,33 @@ func (Scheduled) isState()        {}
 func (v Scheduled) MarshalJSON() ([]byte, error) {
 	type fields Scheduled
 	return fsmrt.MarshalKind("scheduled", fields(v))
+}
+
+// Starting is the state Starting: A run is due; the server starts it and says
+// when.
+//
+// It is a substate of Enabled.
+type Starting struct {
+	// Settings are the job's schedule, timeout and retry policy.
+	Settings jobs.Settings `json:"settings"`
+	// At is the time of the job's last step.
+	At time.Time `json:"at"`
+	// Failures counts the consecutive failed runs.
+	Failures int `json:"failures"`
+	// Attempt is 0 for a first try, n for the nth retry.
+	Attempt int `json:"attempt"`
+	// Trigger is what started the run: schedule, manual or retry.
+	Trigger string `json:"trigger"`
+}
+
+// Kind returns StateStarting.
+func (Starting) Kind() StateKind { return StateStarting }
+func (Starting) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "starting", ...its fields}.
+func (v Starting) MarshalJSON() ([]byte, error) {
+	type fields Starting
+	return fsmrt.MarshalKind("starting", fields(v))
 }
 
 // Running is the state Running: A run is in progress; it may take the
@@ -230,6 +263,21 @@ func (Disabled) isState()        {}
 func (v Disabled) MarshalJSON() ([]byte, error) {
 	type fields Disabled
 	return fsmrt.MarshalKind("disabled", fields(v))
+}
+
+// Started is the event Started: The server started the due run.
+type Started struct {
+	Now time.Time `json:"now"`
+}
+
+// Kind returns EventStarted.
+func (*Started) Kind() EventKind { return EventStarted }
+func (*Started) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "started", ...its fields}.
+func (v Started) MarshalJSON() ([]byte, error) {
+	type fields Started
+	return fsmrt.MarshalKind("started", fields(v))
 }
 
 // Trigger is the event Trigger: An admin asks for a run now (a manual run).
@@ -371,7 +419,7 @@ func (v TimerFired) MarshalJSON() ([]byte, error) {
 }
 
 // StartRun is the action StartRun: Start a run (the attempt-th retry, started
-// by trigger) at the step's time.
+// by trigger), and say when with Started.
 type StartRun struct {
 	Attempt int    `json:"attempt"`
 	Trigger string `json:"trigger"`
@@ -475,19 +523,23 @@ type Behavior interface {
 	//
 	// It is given settings and attempt and returns delay.
 	Backoff(settings jobs.Settings, attempt int) time.Duration
-	// Due starts the scheduled run at next_run.
+	// Due makes the scheduled run due, at next_run.
 	//
 	// It is given next_run and returns at, attempt and trigger, in that order.
 	Due(nextRun time.Time) (time.Time, int, string)
-	// Trigger starts a manual run at now.
+	// Trigger makes a manual run due at now.
 	//
 	// It is given now and returns at, attempt and trigger, in that order.
 	Trigger(now time.Time) (time.Time, int, string)
-	// Retry starts the retry at the end of the backoff.
+	// Retry makes the retry due, at the end of its backoff.
 	//
 	// It is given settings, at and attempt and returns at and trigger, in that
 	// order.
 	Retry(settings jobs.Settings, at time.Time, attempt int) (time.Time, string)
+	// Begin starts the run at now.
+	//
+	// It is given now and returns at.
+	Begin(now time.Time) time.Time
 	// Succeed ends the run well at now and waits for the next scheduled run.
 	//
 	// It is given settings and now and returns at, failures and next_run, in that
@@ -542,7 +594,7 @@ type Behavior interface {
 // changes them afterwards.
 type Handler interface {
 	// StartRun performs the action StartRun. Start a run (the attempt-th retry,
-	// started by trigger) at the step's time.
+	// started by trigger), and say when with Started.
 	StartRun(attempt int, trigger string)
 	// TimeOutRun performs the action TimeOutRun. Stop the run in progress, which
 	// took too long, and record it failed.
@@ -624,16 +676,26 @@ type TimerID = fsmrt.TimerID
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "job",
 	Machine: "Job",
-	Shape:   "sha256:fee410c6bdbaa4a1c0a13bdda1079ad4",
+	Shape:   "sha256:b20e6d60b228567e8b3d567e989d5ed3",
 	Timers:  []fsmrt.TimerOf[StateKind]{{State: "scheduled", First: StateScheduled, Last: StateScheduled}, {State: "running", First: StateRunning, Last: StateRunning}, {State: "waiting_to_retry", First: StateWaitingToRetry, Last: StateWaitingToRetry}},
 	Rules: []Rule{
-		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventTrigger, To: StateRunning, Effect: "trigger", Actions: []ActionKind{ActionStartRun}, Label: "Scheduled --Trigger--> Running {trigger} / StartRun"},
+		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventStarted, Label: "Scheduled --Started--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventTrigger, To: StateStarting, Effect: "trigger", Actions: []ActionKind{ActionStartRun}, Label: "Scheduled --Trigger--> Starting {trigger} / StartRun"},
 		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventSucceeded, Label: "Scheduled --Succeeded--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventFailed, Label: "Scheduled --Failed--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventInterrupted, Label: "Scheduled --Interrupted--> ignored"},
 		{Kind: fsmrt.RuleReject, From: StateScheduled, Event: EventCancel, Reason: "no run is in progress", Label: "Scheduled --Cancel--> rejected: no run is in progress"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventDisable, To: StateDisabled, Label: "Scheduled --Disable--> Disabled"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventReconfigure, To: StateScheduled, Effect: "reconfigure", Label: "Scheduled --Reconfigure--> Scheduled {reconfigure}"},
+		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventStarted, To: StateRunning, Effect: "begin", Label: "Starting --Started--> Running {begin}"},
+		{Kind: fsmrt.RuleReject, From: StateStarting, Event: EventTrigger, Reason: "a run is in progress", Label: "Starting --Trigger--> rejected: a run is in progress"},
+		{Kind: fsmrt.RuleIgnore, From: StateStarting, Event: EventSucceeded, Label: "Starting --Succeeded--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateStarting, Event: EventFailed, Label: "Starting --Failed--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateStarting, Event: EventInterrupted, Label: "Starting --Interrupted--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventCancel, To: StateScheduled, Effect: "skip", Actions: []ActionKind{ActionCancelRun}, Label: "Starting --Cancel--> Scheduled {skip} / CancelRun"},
+		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventDisable, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}, Label: "Starting --Disable--> Disabled / CancelRun"},
+		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventReconfigure, Effect: "retune", Label: "Starting --Reconfigure--> (stays) {retune}"},
+		{Kind: fsmrt.RuleIgnore, From: StateRunning, Event: EventStarted, Label: "Running --Started--> ignored"},
 		{Kind: fsmrt.RuleReject, From: StateRunning, Event: EventTrigger, Reason: "a run is in progress", Label: "Running --Trigger--> rejected: a run is in progress"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventSucceeded, To: StateScheduled, Effect: "succeed", Label: "Running --Succeeded--> Scheduled {succeed}"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventFailed, Guard: "retriesLeft", To: StateWaitingToRetry, Effect: "failAndRetry", Label: "Running --Failed [retriesLeft]--> WaitingToRetry {failAndRetry}"},
@@ -643,13 +705,15 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancel, To: StateScheduled, Effect: "skip", Actions: []ActionKind{ActionCancelRun}, Label: "Running --Cancel--> Scheduled {skip} / CancelRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventDisable, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}, Label: "Running --Disable--> Disabled / CancelRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventReconfigure, Effect: "retune", Label: "Running --Reconfigure--> (stays) {retune}"},
-		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventTrigger, To: StateRunning, Effect: "trigger", Actions: []ActionKind{ActionStartRun}, Label: "WaitingToRetry --Trigger--> Running {trigger} / StartRun"},
+		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventStarted, Label: "WaitingToRetry --Started--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventTrigger, To: StateStarting, Effect: "trigger", Actions: []ActionKind{ActionStartRun}, Label: "WaitingToRetry --Trigger--> Starting {trigger} / StartRun"},
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventSucceeded, Label: "WaitingToRetry --Succeeded--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventFailed, Label: "WaitingToRetry --Failed--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventInterrupted, Label: "WaitingToRetry --Interrupted--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventCancel, To: StateScheduled, Effect: "skip", Label: "WaitingToRetry --Cancel--> Scheduled {skip}"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventDisable, To: StateDisabled, Label: "WaitingToRetry --Disable--> Disabled"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventReconfigure, To: StateScheduled, Effect: "reconfigure", Label: "WaitingToRetry --Reconfigure--> Scheduled {reconfigure}"},
+		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventStarted, Label: "Disabled --Started--> ignored"},
 		{Kind: fsmrt.RuleReject, From: StateDisabled, Event: EventTrigger, Reason: "Trigger is not accepted in state Disabled", Label: "Disabled --Trigger--> rejected: Trigger is not accepted in state Disabled"},
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventSucceeded, Label: "Disabled --Succeeded--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventFailed, Label: "Disabled --Failed--> ignored"},
@@ -659,10 +723,10 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventEnable, To: StateScheduled, Effect: "skip", Label: "Disabled --Enable--> Scheduled {skip}"},
 		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventReconfigure, Effect: "retune", Label: "Disabled --Reconfigure--> (stays) {retune}"},
 		{Kind: fsmrt.RuleIgnore, Composite: "Enabled", Event: EventEnable, Label: "Enabled --Enable--> ignored"},
-		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventTimerFired, To: StateRunning, Effect: "due", Actions: []ActionKind{ActionStartRun}, Label: "Scheduled --after untilNextRun--> Running {due} / StartRun"},
+		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventTimerFired, To: StateStarting, Effect: "due", Actions: []ActionKind{ActionStartRun}, Label: "Scheduled --after untilNextRun--> Starting {due} / StartRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTimerFired, Guard: "retriesLeft", To: StateWaitingToRetry, Effect: "timeOutAndRetry", Actions: []ActionKind{ActionTimeOutRun}, Label: "Running --after timeout [retriesLeft]--> WaitingToRetry {timeOutAndRetry} / TimeOutRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTimerFired, Guard: "else", To: StateScheduled, Effect: "timeOutAndGiveUp", Actions: []ActionKind{ActionTimeOutRun}, Label: "Running --after timeout [else]--> Scheduled {timeOutAndGiveUp} / TimeOutRun"},
-		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventTimerFired, To: StateRunning, Effect: "retry", Actions: []ActionKind{ActionStartRun}, Label: "WaitingToRetry --after backoff--> Running {retry} / StartRun"},
+		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventTimerFired, To: StateStarting, Effect: "retry", Actions: []ActionKind{ActionStartRun}, Label: "WaitingToRetry --after backoff--> Starting {retry} / StartRun"},
 		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 	},
 }
@@ -674,19 +738,19 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 // fsmData is the machine's storage: the fields of every state, once per name
 // and type. The current state's fields hold its data; the others are zero.
 type fsmData struct {
-	// settings is the field settings of Scheduled, Running, WaitingToRetry and
-	// Disabled.
+	// settings is the field settings of Scheduled, Starting, Running,
+	// WaitingToRetry and Disabled.
 	settings jobs.Settings
-	// at is the field at of Scheduled, Running and WaitingToRetry.
+	// at is the field at of Scheduled, Starting, Running and WaitingToRetry.
 	at time.Time
-	// failures is the field failures of Scheduled, Running, WaitingToRetry and
-	// Disabled.
+	// failures is the field failures of Scheduled, Starting, Running,
+	// WaitingToRetry and Disabled.
 	failures int
 	// nextRun is the field next_run of Scheduled.
 	nextRun time.Time
-	// attempt is the field attempt of Running and WaitingToRetry.
+	// attempt is the field attempt of Starting, Running and WaitingToRetry.
 	attempt int
-	// trigger is the field trigger of Running.
+	// trigger is the field trigger of Starting and Running.
 	trigger string
 }
 
@@ -764,6 +828,13 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.d.at = s.At
 		m.d.failures = s.Failures
 		m.d.nextRun = s.NextRun
+	case Starting:
+		m.core.State = StateStarting
+		m.d.settings = s.Settings
+		m.d.at = s.At
+		m.d.failures = s.Failures
+		m.d.attempt = s.Attempt
+		m.d.trigger = s.Trigger
 	case Running:
 		m.core.State = StateRunning
 		m.d.settings = s.Settings
@@ -821,6 +892,8 @@ func (m *Machine) State() State {
 	switch m.core.State {
 	case StateScheduled:
 		return Scheduled{Settings: m.d.settings, At: m.d.at, Failures: m.d.failures, NextRun: m.d.nextRun}
+	case StateStarting:
+		return Starting{Settings: m.d.settings, At: m.d.at, Failures: m.d.failures, Attempt: m.d.attempt, Trigger: m.d.trigger}
 	case StateRunning:
 		return Running{Settings: m.d.settings, At: m.d.at, Failures: m.d.failures, Attempt: m.d.attempt, Trigger: m.d.trigger}
 	case StateWaitingToRetry:
@@ -858,30 +931,26 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Scheduled --Trigger--> Running {trigger} / StartRun
+			// Scheduled --Trigger--> Starting {trigger} / StartRun
 			at, attempt, trigger := m.b.Trigger(ev.Now)
 			m.d.at = at
 			m.d.attempt = attempt
 			m.d.trigger = trigger
 			m.d.nextRun = time.Time{}
-			m.core.State = StateRunning
-			delay := m.b.Timeout(m.d.settings)
-			m.core.Start(0, StateScheduled)
+			m.core.State = StateStarting
+			m.core.Start(1, StateScheduled)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
 				m.timers[0] = fsmrt.Timer{}
 			}
 			m.h.StartRun(attempt, trigger)
-			m.lastTimer++
-			m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		case *Disable:
 			// Scheduled --Disable--> Disabled
 			m.d.at = time.Time{}
 			m.d.nextRun = time.Time{}
 			m.core.State = StateDisabled
-			m.core.Start(5, StateScheduled)
+			m.core.Start(6, StateScheduled)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
 				m.timers[0] = fsmrt.Timer{}
@@ -897,7 +966,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.at = at
 			m.d.nextRun = nextRun
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(6, StateScheduled)
+			m.core.Start(7, StateScheduled)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
 				m.timers[0] = fsmrt.Timer{}
@@ -905,6 +974,59 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
 			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
+			return m.core.Finish()
+		}
+	case StateStarting:
+		switch ev := ev.(type) {
+		case *Started:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			// Starting --Started--> Running {begin}
+			at := m.b.Begin(ev.Now)
+			m.d.at = at
+			m.core.State = StateRunning
+			delay := m.b.Timeout(m.d.settings)
+			m.core.Start(8, StateStarting)
+			m.lastTimer++
+			m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
+			m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, delay)
+			return m.core.Finish()
+		case *Cancel:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			// Starting --Cancel--> Scheduled {skip} / CancelRun
+			at, nextRun := m.b.Skip(m.d.settings, ev.Now)
+			m.d.at = at
+			m.d.nextRun = nextRun
+			m.d.attempt = 0
+			m.d.trigger = ""
+			m.core.State = StateScheduled
+			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
+			m.core.Start(13, StateStarting)
+			m.h.CancelRun()
+			m.lastTimer++
+			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
+			return m.core.Finish()
+		case *Disable:
+			// Starting --Disable--> Disabled / CancelRun
+			m.d.at = time.Time{}
+			m.d.attempt = 0
+			m.d.trigger = ""
+			m.core.State = StateDisabled
+			m.core.Start(14, StateStarting)
+			m.h.CancelRun()
+			return m.core.Finish()
+		case *Reconfigure:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			// Starting --Reconfigure--> (stays) {retune}
+			settings := m.b.Retune(ev.NewSettings)
+			m.d.settings = settings
+			m.core.Start(15, StateStarting)
 			return m.core.Finish()
 		}
 	case StateRunning:
@@ -922,7 +1044,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.trigger = ""
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(8, StateRunning)
+			m.core.Start(18, StateRunning)
 			if m.timers[1].ID != 0 {
 				m.h.CancelTimer(m.timers[1].ID)
 				m.timers[1] = fsmrt.Timer{}
@@ -945,7 +1067,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.trigger = ""
 				m.core.State = StateWaitingToRetry
 				delay := m.b.Backoff(m.d.settings, m.d.attempt)
-				m.core.Start(9, StateRunning)
+				m.core.Start(19, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -964,7 +1086,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.trigger = ""
 				m.core.State = StateScheduled
 				delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-				m.core.Start(10, StateRunning)
+				m.core.Start(20, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -988,7 +1110,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.trigger = ""
 				m.core.State = StateWaitingToRetry
 				delay := m.b.Backoff(m.d.settings, m.d.attempt)
-				m.core.Start(11, StateRunning)
+				m.core.Start(21, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -1007,7 +1129,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.trigger = ""
 				m.core.State = StateScheduled
 				delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-				m.core.Start(12, StateRunning)
+				m.core.Start(22, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -1029,7 +1151,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.trigger = ""
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(13, StateRunning)
+			m.core.Start(23, StateRunning)
 			if m.timers[1].ID != 0 {
 				m.h.CancelTimer(m.timers[1].ID)
 				m.timers[1] = fsmrt.Timer{}
@@ -1045,7 +1167,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.attempt = 0
 			m.d.trigger = ""
 			m.core.State = StateDisabled
-			m.core.Start(14, StateRunning)
+			m.core.Start(24, StateRunning)
 			if m.timers[1].ID != 0 {
 				m.h.CancelTimer(m.timers[1].ID)
 				m.timers[1] = fsmrt.Timer{}
@@ -1059,7 +1181,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Running --Reconfigure--> (stays) {retune}
 			settings := m.b.Retune(ev.NewSettings)
 			m.d.settings = settings
-			m.core.Start(15, StateRunning)
+			m.core.Start(25, StateRunning)
 			return m.core.Finish()
 		}
 	case StateWaitingToRetry:
@@ -1068,22 +1190,18 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// WaitingToRetry --Trigger--> Running {trigger} / StartRun
+			// WaitingToRetry --Trigger--> Starting {trigger} / StartRun
 			at, attempt, trigger := m.b.Trigger(ev.Now)
 			m.d.at = at
 			m.d.attempt = attempt
 			m.d.trigger = trigger
-			m.core.State = StateRunning
-			delay := m.b.Timeout(m.d.settings)
-			m.core.Start(16, StateWaitingToRetry)
+			m.core.State = StateStarting
+			m.core.Start(27, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
 			}
 			m.h.StartRun(attempt, trigger)
-			m.lastTimer++
-			m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		case *Cancel:
 			if ev == nil {
@@ -1096,7 +1214,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.attempt = 0
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(20, StateWaitingToRetry)
+			m.core.Start(31, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
@@ -1110,7 +1228,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.at = time.Time{}
 			m.d.attempt = 0
 			m.core.State = StateDisabled
-			m.core.Start(21, StateWaitingToRetry)
+			m.core.Start(32, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
@@ -1128,7 +1246,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.attempt = 0
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(22, StateWaitingToRetry)
+			m.core.Start(33, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
@@ -1150,7 +1268,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.nextRun = nextRun
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(29, StateDisabled)
+			m.core.Start(41, StateDisabled)
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
 			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
@@ -1162,7 +1280,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Disabled --Reconfigure--> (stays) {retune}
 			settings := m.b.Retune(ev.NewSettings)
 			m.d.settings = settings
-			m.core.Start(30, StateDisabled)
+			m.core.Start(42, StateDisabled)
 			return m.core.Finish()
 		}
 	}
@@ -1176,50 +1294,69 @@ func (m *Machine) otherwise(ev Event) error {
 	switch m.core.State {
 	case StateScheduled:
 		switch ev.(type) {
+		case *Started:
+			return m.core.Ignore(0)
 		case *Succeeded:
-			return m.core.Ignore(1)
-		case *Failed:
 			return m.core.Ignore(2)
-		case *Interrupted:
+		case *Failed:
 			return m.core.Ignore(3)
+		case *Interrupted:
+			return m.core.Ignore(4)
 		case *Cancel:
-			return m.core.Reject(4)
+			return m.core.Reject(5)
+		}
+	case StateStarting:
+		switch ev.(type) {
+		case *Trigger:
+			return m.core.Reject(9)
+		case *Succeeded:
+			return m.core.Ignore(10)
+		case *Failed:
+			return m.core.Ignore(11)
+		case *Interrupted:
+			return m.core.Ignore(12)
 		}
 	case StateRunning:
 		switch ev.(type) {
+		case *Started:
+			return m.core.Ignore(16)
 		case *Trigger:
-			return m.core.Reject(7)
+			return m.core.Reject(17)
 		}
 	case StateWaitingToRetry:
 		switch ev.(type) {
+		case *Started:
+			return m.core.Ignore(26)
 		case *Succeeded:
-			return m.core.Ignore(17)
+			return m.core.Ignore(28)
 		case *Failed:
-			return m.core.Ignore(18)
+			return m.core.Ignore(29)
 		case *Interrupted:
-			return m.core.Ignore(19)
+			return m.core.Ignore(30)
 		}
 	case StateDisabled:
 		switch ev.(type) {
+		case *Started:
+			return m.core.Ignore(34)
 		case *Trigger:
-			return m.core.Reject(23)
+			return m.core.Reject(35)
 		case *Succeeded:
-			return m.core.Ignore(24)
+			return m.core.Ignore(36)
 		case *Failed:
-			return m.core.Ignore(25)
+			return m.core.Ignore(37)
 		case *Interrupted:
-			return m.core.Ignore(26)
+			return m.core.Ignore(38)
 		case *Cancel:
-			return m.core.Reject(27)
+			return m.core.Reject(39)
 		case *Disable:
-			return m.core.Ignore(28)
+			return m.core.Ignore(40)
 		}
 	}
 	switch ev.(type) {
 	case *Enable:
 		if m.core.State >= StateScheduled && m.core.State <= StateWaitingToRetry {
 			// Enabled --Enable--> ignored
-			return m.core.Ignore(31)
+			return m.core.Ignore(43)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1281,19 +1418,15 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.core.State == StateScheduled && ev.Timer == m.timers[0].ID:
 		m.timers[0] = fsmrt.Timer{}
-		// Scheduled --after untilNextRun--> Running {due} / StartRun
+		// Scheduled --after untilNextRun--> Starting {due} / StartRun
 		at, attempt, trigger := m.b.Due(m.d.nextRun)
 		m.d.at = at
 		m.d.attempt = attempt
 		m.d.trigger = trigger
 		m.d.nextRun = time.Time{}
-		m.core.State = StateRunning
-		delay := m.b.Timeout(m.d.settings)
-		m.core.Start(32, StateScheduled)
+		m.core.State = StateStarting
+		m.core.Start(44, StateScheduled)
 		m.h.StartRun(attempt, trigger)
-		m.lastTimer++
-		m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-		m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, delay)
 		return m.core.Finish()
 	case m.core.State == StateRunning && ev.Timer == m.timers[1].ID:
 		m.timers[1] = fsmrt.Timer{}
@@ -1308,7 +1441,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 			m.d.trigger = ""
 			m.core.State = StateWaitingToRetry
 			delay := m.b.Backoff(m.d.settings, m.d.attempt)
-			m.core.Start(33, StateRunning)
+			m.core.Start(45, StateRunning)
 			m.h.TimeOutRun()
 			m.lastTimer++
 			m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
@@ -1324,7 +1457,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 			m.d.trigger = ""
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(34, StateRunning)
+			m.core.Start(46, StateRunning)
 			m.h.TimeOutRun()
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
@@ -1333,20 +1466,16 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		}
 	case m.core.State == StateWaitingToRetry && ev.Timer == m.timers[2].ID:
 		m.timers[2] = fsmrt.Timer{}
-		// WaitingToRetry --after backoff--> Running {retry} / StartRun
+		// WaitingToRetry --after backoff--> Starting {retry} / StartRun
 		at, trigger := m.b.Retry(m.d.settings, m.d.at, m.d.attempt)
 		m.d.at = at
 		m.d.trigger = trigger
-		m.core.State = StateRunning
-		delay := m.b.Timeout(m.d.settings)
-		m.core.Start(35, StateWaitingToRetry)
+		m.core.State = StateStarting
+		m.core.Start(47, StateWaitingToRetry)
 		m.h.StartRun(m.d.attempt, trigger)
-		m.lastTimer++
-		m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-		m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, delay)
 		return m.core.Finish()
 	}
-	return m.core.Ignore(36)
+	return m.core.Ignore(48)
 }
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
@@ -1357,6 +1486,7 @@ func UnmarshalState(data []byte) (State, error) {
 // fsmStateDecoders decode the states, by kind (and by the kinds they had before).
 var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"scheduled":        fsmrt.Value[Scheduled, State](&fsmDesc, "state scheduled"),
+	"starting":         fsmrt.Value[Starting, State](&fsmDesc, "state starting"),
 	"running":          fsmrt.Value[Running, State](&fsmDesc, "state running"),
 	"waiting_to_retry": fsmrt.Value[WaitingToRetry, State](&fsmDesc, "state waiting_to_retry"),
 	"disabled":         fsmrt.Value[Disabled, State](&fsmDesc, "state disabled"),
@@ -1369,6 +1499,7 @@ func UnmarshalEvent(data []byte) (Event, error) {
 
 // fsmEventDecoders decode the events, by kind (and by the kinds they had before).
 var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
+	"started":     fsmrt.Pointer[Started, Event](&fsmDesc, "event started"),
 	"trigger":     fsmrt.Pointer[Trigger, Event](&fsmDesc, "event trigger"),
 	"succeeded":   fsmrt.Pointer[Succeeded, Event](&fsmDesc, "event succeeded"),
 	"failed":      fsmrt.Pointer[Failed, Event](&fsmDesc, "event failed"),

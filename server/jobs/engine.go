@@ -286,6 +286,16 @@ func (e *Engine) apply(ctx context.Context, j *jobState, at time.Time, finish *s
 	}
 	e.step = st
 	err := do()
+	if err == nil && st.start != nil {
+		// The run starts now (later than its time, after a restart): its
+		// timeout counts from now.
+		if now := e.now().UTC(); now.After(st.at) {
+			st.at = now
+		}
+		now := st.at
+		st.start.StartedAt = now
+		err = j.machine.HandleEvent(&job.Started{Now: now})
+	}
 	e.step = nil
 	if err != nil {
 		e.revert(j)
@@ -406,10 +416,11 @@ func (h *handler) current() *step {
 	return st
 }
 
-// StartRun notes the run to start once the step is stored.
+// StartRun notes the run to start once the step is stored; the step
+// tells the machine it started (Started).
 func (h *handler) StartRun(attempt int, trigger string) {
 	st := h.current()
-	st.start = &store.Run{ID: newID(), JobID: h.job.def.ID, Status: jobs.RunRunning, Attempt: attempt, TriggeredBy: trigger, StartedAt: st.at}
+	st.start = &store.Run{ID: newID(), JobID: h.job.def.ID, Status: jobs.RunRunning, Attempt: attempt, TriggeredBy: trigger}
 }
 
 // TimeOutRun notes that the run in progress is stopped and failed.

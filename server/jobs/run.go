@@ -157,7 +157,7 @@ func (e *Engine) Trigger(ctx context.Context, id string) (*RunView, error) {
 			return nil, notFound(id)
 		}
 		switch j.machine.Kind() {
-		case job.StateRunning:
+		case job.StateStarting, job.StateRunning:
 			return nil, &monitors.Error{Status: 409, Code: "job_running", Message: fmt.Sprintf("job %q has a run in progress (%s): wait for it, or cancel it first", id, j.exec.run.ID)}
 		case job.StateDisabled:
 			return nil, &monitors.Error{Status: 409, Code: "job_disabled", Message: fmt.Sprintf("job %q is disabled: enable it in the jobs file first", id)}

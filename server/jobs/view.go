@@ -86,7 +86,7 @@ func (j *jobState) publish() {
 	switch st := j.machine.State().(type) {
 	case job.Scheduled:
 		v.Status, next = StatusScheduled, st.NextRun
-	case job.Running:
+	case job.Starting, job.Running:
 		v.Status = StatusRunning
 	case job.WaitingToRetry:
 		v.Status = StatusWaitingToRetry
@@ -111,6 +111,8 @@ func settingsOf(s job.State) jobs.Settings {
 	switch s := s.(type) {
 	case job.Scheduled:
 		return s.Settings
+	case job.Starting:
+		return s.Settings
 	case job.Running:
 		return s.Settings
 	case job.WaitingToRetry:
@@ -125,6 +127,8 @@ func settingsOf(s job.State) jobs.Settings {
 func failuresOf(s job.State) int {
 	switch s := s.(type) {
 	case job.Scheduled:
+		return s.Failures
+	case job.Starting:
 		return s.Failures
 	case job.Running:
 		return s.Failures

@@ -345,7 +345,7 @@ jobs:
 	run := p.trigger(tok, "long")
 	grandchild := readPID(t, pidFile)
 	assert.Equal(t, 0, p.term())
-	assert.True(t, gone(grandchild), "the run's processes end with the server")
+	require.Eventually(t, func() bool { return gone(grandchild) }, 5*time.Second, 10*time.Millisecond, "the run's processes end with the server")
 
 	p = launch(t, db, "-jobs", file)
 	runs := p.runs(tok, "long")

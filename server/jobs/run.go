@@ -102,6 +102,9 @@ func (e *Engine) finished(ctx context.Context, res *result) {
 	}
 }
 
+// shutdownWait bounds how long shutdown waits for the runs to end.
+const shutdownWait = 15 * time.Second
+
 // shutdown cancels the runs in progress and waits for them to end.
 func (e *Engine) shutdown() {
 	close(e.stopping)
@@ -117,7 +120,18 @@ func (e *Engine) shutdown() {
 			j.exec.cancel(errors.New("shutdown"))
 		}
 	}
-	e.runs.Wait()
+	// A command's group is killed within killGrace; a Go job that ignores
+	// its context is left behind, said so.
+	ended := make(chan struct{})
+	go func() {
+		e.runs.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(shutdownWait):
+		e.log.Error("runs did not end at shutdown: a Go job ignores its context", "waited", shutdownWait)
+	}
 	close(e.stopped)
 	for {
 		select {

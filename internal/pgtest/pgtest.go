@@ -285,3 +285,39 @@ func removeStale() {
 		os.RemoveAll(dir)
 	}
 }
+
+// envStore names the store a test binary's tests run on, in the run
+// Again starts.
+const envStore = "FSMGEN_TEST_STORE"
+
+// OnPostgres reports whether the tests run on Postgres: in the run Again
+// starts.
+func OnPostgres() bool { return os.Getenv(envStore) == "postgres" }
+
+// Again runs the binary's tests again on Postgres, in a child process
+// where OnPostgres reports true, all but the calling test, and fails t
+// when they fail, with their output. Tests that build a store from
+// OnPostgres then run on both stores.
+func Again(t *testing.T) {
+	t.Helper()
+	if OnPostgres() {
+		t.Fatal("pgtest: Again runs in the run on Postgres: skip its test there (-test.skip)")
+	}
+	args := []string{"-test.skip", "^" + t.Name() + "$", "-test.count=1", "-test.timeout=20m"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	if testing.Verbose() {
+		args = append(args, "-test.v")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envStore+"=postgres")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the tests on Postgres failed (%v):\n%s", err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("the tests on Postgres:\n%s", out)
+	}
+}

@@ -150,6 +150,10 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		e.held = map[int]time.Time{}
 		e.shardChanges = make(chan shardChange)
 		e.rebalance = make(chan struct{}, 1)
+		// The first share of the shards, before Run starts.
+		if _, err := e.leaseRound(ctx, func(c shardChange) error { e.changeShards(c); return nil }); err != nil {
+			return nil, err
+		}
 		return e, nil
 	}
 	rows, err := e.store.Monitors(ctx)

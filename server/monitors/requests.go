@@ -71,8 +71,8 @@ func (in *Input) merge(v *View) error {
 	}
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
-		if name == "" || utf8.RuneCountInString(name) > 200 || !utf8.ValidString(name) {
-			return invalid("name", "give 1 to 200 characters of text")
+		if name == "" || utf8.RuneCountInString(name) > 200 || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+			return invalid("name", "give 1 to 200 characters of text (no NUL)")
 		}
 		v.Name = name
 	}

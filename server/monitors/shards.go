@@ -146,7 +146,7 @@ func (e *Engine) keepLeases(ctx context.Context) {
 		case <-e.rebalance:
 		case <-wait.C:
 		}
-		next, err := e.leaseRound(ctx)
+		next, err := e.leaseRound(ctx, func(c shardChange) error { return e.toRun(ctx, c) })
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("keep the leases", "err", err)
 		}
@@ -160,9 +160,9 @@ func (e *Engine) keepLeases(ctx context.Context) {
 }
 
 // leaseRound renews the leases, releases the shards beyond a fair share
-// and claims those below it; it returns when another instance's lease
-// expires next.
-func (e *Engine) leaseRound(ctx context.Context) (time.Duration, error) {
+// and claims those below it, handing the changes to apply (which makes
+// Run apply them); it returns when another instance's lease expires next.
+func (e *Engine) leaseRound(ctx context.Context, apply func(shardChange) error) (time.Duration, error) {
 	start := time.Now()
 	live, err := e.shared.Heartbeat(ctx, e.instance, e.addr, e.lease)
 	if err != nil {
@@ -175,7 +175,7 @@ func (e *Engine) leaseRound(ctx context.Context) (time.Duration, error) {
 		extra := held[fair:]
 		held = held[:fair]
 		// Run stops running them before another instance may.
-		if err := e.toRun(ctx, shardChange{lost: extra}); err != nil {
+		if err := apply(shardChange{lost: extra}); err != nil {
 			return 0, err
 		}
 		if err := e.shared.Release(ctx, e.instance, extra); err != nil {
@@ -204,7 +204,7 @@ func (e *Engine) leaseRound(ctx context.Context) (time.Duration, error) {
 	if len(change.lost) > 0 {
 		e.log.Warn("lost leases", "shards", change.lost)
 	}
-	return next, e.toRun(ctx, change)
+	return next, apply(change)
 }
 
 // loadShards reads and decodes the monitors of the shards into into.

@@ -30,19 +30,27 @@ func queue(b *pgx.Batch, op store.Op) error {
 	case store.InsertCheckin:
 		c := op.Checkin
 		b.Queue(`INSERT INTO checkins(id, monitor_id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			c.ID, c.MonitorID, c.Status, c.Source, c.CreatedAt, nullTime(c.FinishedAt), durationMS(c.Duration), c.ExitCode, c.Output, nullTime(c.ExpectedAt))
+			c.ID, c.MonitorID, c.Status, c.Source, c.CreatedAt, nullTime(c.FinishedAt), durationMS(c.Duration), c.ExitCode, bytesOf(c.Output), nullTime(c.ExpectedAt))
 	case store.FinishCheckin:
 		b.Queue(`UPDATE checkins SET status = $1, finished_at = $2,
 				duration_ms = round(extract(epoch FROM $2::timestamptz - created_at) * 1000)::bigint,
 				exit_code = COALESCE($3, exit_code), output = COALESCE($4, output)
 			WHERE monitor_id = $5 AND id = $6 AND status = 'in_progress'`,
-			op.Status, op.At, op.ExitCode, op.Output, op.MonitorID, op.ID)
+			op.Status, op.At, op.ExitCode, bytesOf(op.Output), op.MonitorID, op.ID)
 	case store.InsertAlert:
 		b.Queue(`INSERT INTO alerts(url, payload, next_attempt_at) VALUES($1, $2, $3)`, op.URL, string(op.Payload), op.At)
 	default:
 		return fmt.Errorf("unknown write %T", op)
 	}
 	return nil
+}
+
+// bytesOf is an output as the bytea column keeps it: nil for none.
+func bytesOf(s *string) []byte {
+	if s == nil {
+		return nil
+	}
+	return []byte(*s)
 }
 
 func durationMS(d *time.Duration) *int64 {

@@ -99,7 +99,7 @@ var migrations = []string{
 		finished_at timestamptz,
 		duration_ms bigint,
 		exit_code   integer,
-		output      text,
+		output      bytea, -- a job's output may hold NUL bytes, which text cannot
 		expected_at timestamptz
 	);
 	CREATE INDEX checkins_by_monitor ON checkins(monitor_id, seq);
@@ -244,11 +244,16 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 		c := &store.Checkin{MonitorID: monitorID}
 		var finished, expected pgtype.Timestamptz
 		var duration *int64
-		if err := rows.Scan(&c.ID, &c.Status, &c.Source, &c.CreatedAt, &finished, &duration, &c.ExitCode, &c.Output, &expected); err != nil {
+		var output []byte
+		if err := rows.Scan(&c.ID, &c.Status, &c.Source, &c.CreatedAt, &finished, &duration, &c.ExitCode, &output, &expected); err != nil {
 			return nil, fmt.Errorf("read the check-ins: %w", err)
 		}
 		c.CreatedAt = c.CreatedAt.UTC()
 		c.FinishedAt, c.ExpectedAt = fromNull(finished), fromNull(expected)
+		if output != nil {
+			o := string(output)
+			c.Output = &o
+		}
 		if duration != nil {
 			d := time.Duration(*duration) * time.Millisecond
 			c.Duration = &d

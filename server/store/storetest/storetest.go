@@ -94,7 +94,7 @@ func Run(t *testing.T, o Opener) {
 		m := monitorRow(1, "m")
 		other := monitorRow(2, "other")
 		apply(t, s, store.InsertMonitor{Monitor: m}, store.InsertMonitor{Monitor: other})
-		ok := store.Checkin{ID: "c1", MonitorID: 1, Status: "ok", Source: "ping", CreatedAt: t0, FinishedAt: t0, ExitCode: ptr(0), Output: ptr("done")}
+		ok := store.Checkin{ID: "c1", MonitorID: 1, Status: "ok", Source: "ping", CreatedAt: t0, FinishedAt: t0, ExitCode: ptr(0), Output: ptr("done\x00with a NUL byte")}
 		run := store.Checkin{ID: "c2", MonitorID: 1, Status: "in_progress", Source: "api", CreatedAt: t0.Add(time.Second)}
 		missed := store.Checkin{ID: "c3", MonitorID: 1, Status: "missed", Source: "system", CreatedAt: t0.Add(2 * time.Second), ExpectedAt: t0.Add(time.Second / 2)}
 		elsewhere := store.Checkin{ID: "c4", MonitorID: 2, Status: "ok", Source: "ping", CreatedAt: t0}

@@ -12,14 +12,19 @@ import (
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
-// health answers GET /health: the server is up, with a few counts.
+// health answers GET /health: the server is up, with a few counts (on a
+// shared database, of what this instance runs, and how many shards).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	body := map[string]any{
 		"status":      "ok",
 		"monitors":    s.engine.Monitors(),
 		"timers":      s.engine.Timers(),
 		"subscribers": s.engine.Hub().Subscribers(),
-	})
+	}
+	if n, shared := s.engine.Shards(); shared {
+		body["shards"] = n
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // index serves the web page.

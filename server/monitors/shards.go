@@ -45,6 +45,17 @@ func (e *Engine) holds(shard int) bool {
 	return ok
 }
 
+// Shards reports how many shards the instance runs, and whether the store
+// is shared (false: the instance runs every monitor).
+func (e *Engine) Shards() (int, bool) {
+	if e.shared == nil {
+		return 0, false
+	}
+	e.shardMu.RLock()
+	defer e.shardMu.RUnlock()
+	return len(e.held), true
+}
+
 // heldShards returns the shards the instance runs.
 func (e *Engine) heldShards() []int {
 	e.shardMu.RLock()

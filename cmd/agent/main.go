@@ -660,11 +660,16 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
 	var hook agentexec.Hook
+	slash := &slashSession{display: display, commands: slashCommands()}
 	if c, err := autocommit.Open(ctx, ws.Root(), autocommit.Options{Timeout: o.commitTimeout, Secrets: redact.New(llmCfg.APIKey),
 		MaxNewFileBytes: int64(o.commitMaxNewFile)}); err != nil {
 		display.Notice(fmt.Sprintf("changes will not be committed: %v", err))
 	} else {
 		hook = guardedHook(guard, c.Hook)
+		slash.committer = c
+		if slash.base, err = c.Head(ctx); err != nil {
+			display.Notice(fmt.Sprintf("/diff will show the whole repository: reading its HEAD failed: %v", err))
+		}
 	}
 
 	a, err := agentexec.New(agentexec.Config{
@@ -681,6 +686,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Secrets:   []string{llmCfg.APIKey},
 		Prompt:    o.prompt,
 		Input:     input,
+		Commands:  func(ctx context.Context, line string) { slash.run(ctx, line) },
 		Signals:   []os.Signal{os.Interrupt, syscall.SIGTERM},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
@@ -689,6 +695,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		_ = elog.Close()
 		return err
 	}
+	slash.agent = a
 	verb := "started"
 	if o.resume != "" {
 		verb = "resumed"

@@ -10,6 +10,14 @@
 // It performs no I/O: it hands its actions to the runtime, which performs
 // them and feeds the results back as events.
 //
+// Tool order: the calls of one reply that may change anything (the
+// mutating tools, edit_file and bash by default) run in the order the LLM
+// gave them, each once every call before it has ended; read-only calls
+// run in parallel with one another, each once the mutating calls before it
+// have ended. A round so has the effect of its calls run one after another
+// (a file written by bash can be edited by the next call), and its results
+// are appended in the LLM's order whatever order they finish in.
+//
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
 // its Handler, in order. The machine is synchronous and deterministic: it does
@@ -199,7 +207,8 @@ func (v ProcessingLLMResponse) MarshalJSON() ([]byte, error) {
 }
 
 // ExecutingTools is the state ExecutingTools: The tool calls of the last reply
-// run in parallel; executions follow the LLM's order.
+// run (mutating ones in order, reads in parallel); executions follow the LLM's
+// order.
 //
 // It is a substate of Running.
 type ExecutingTools struct {
@@ -440,8 +449,9 @@ func (v SendLLMRequest) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("send_llm_request", fields(v))
 }
 
-// ExecuteTools is the action ExecuteTools: Run the tool calls in parallel and
-// send one ToolCompleted for each.
+// ExecuteTools is the action ExecuteTools: Run the tool calls, mutating ones
+// in the LLM's order and read-only ones in parallel beside them, and send one
+// ToolCompleted for each.
 type ExecuteTools struct {
 	Calls []chat.ToolCall `json:"calls"`
 }
@@ -649,8 +659,9 @@ type Handler interface {
 	// SendLLMRequest performs the action SendLlmRequest. Call the LLM with the
 	// request and stream its reply back as events.
 	SendLLMRequest(request chat.Request)
-	// ExecuteTools performs the action ExecuteTools. Run the tool calls in
-	// parallel and send one ToolCompleted for each.
+	// ExecuteTools performs the action ExecuteTools. Run the tool calls, mutating
+	// ones in the LLM's order and read-only ones in parallel beside them, and send
+	// one ToolCompleted for each.
 	ExecuteTools(calls []chat.ToolCall)
 	// RunPostToolsHook performs the action RunPostToolsHook. Run the post-tools
 	// hook (auto-commit), then send PostToolsHookCompleted.

@@ -170,6 +170,8 @@ type Agent struct {
 	now     func() time.Time
 	secrets *redact.Redactor
 	limits  Limits
+	// mutatingTools are the behaviour's mutating tools (see callOrder).
+	mutatingTools []string
 
 	// Set by Start: the loop the Handler methods start their tasks in, and
 	// its context.
@@ -227,6 +229,8 @@ func New(cfg Config) (*Agent, error) {
 		limits:  cfg.Limits.withDefaults(),
 		calls:   map[string]chat.ToolCall{},
 		refused: map[*agent.ToolCompleted]bool{},
+
+		mutatingTools: cfg.Behavior.Config().MutatingTools,
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

@@ -11,10 +11,9 @@ import (
 )
 
 // TestToolOrder checks that the calls of one reply that change anything
-// run in the order the model gave them, while reads run beside one
-// another (issue 23 item 8): a file written by bash and then edited in
-// the same reply is edited, a read after the edit sees it, and two slow
-// reads overlap.
+// run in the order the model gave them (issue 23 item 8): a file written
+// by bash and then edited in the same reply is edited, and a command
+// after the edit sees it.
 func TestToolOrder(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -34,13 +33,13 @@ func TestToolOrder(t *testing.T) {
 			want: map[string]string{"gen/b.txt": "edited\n"},
 		},
 		{
-			name: "bash writes, edit_file edits, read_file reads, one call at a time",
+			name: "bash writes, edit_file edits, bash reads, one call at a time",
 			args: []string{"-parallel-tools", "1"},
 			calls: func(t *testing.T) []fakellm.ToolCall {
 				return []fakellm.ToolCall{
 					bashCall(t, "c1", "sleep 0.3; mkdir -p gen; echo original > gen/b.txt"),
 					{ID: "c2", Name: "edit_file", Args: `{"path":"gen/b.txt","old_str":"original","new_str":"edited"}`},
-					{ID: "c3", Name: "read_file", Args: `{"path":"gen/b.txt"}`},
+					bashCall(t, "c3", "cat gen/b.txt"),
 				}
 			},
 			want: map[string]string{"gen/b.txt": "edited\n"},

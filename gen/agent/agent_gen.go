@@ -12,11 +12,10 @@
 //
 // Tool order: the calls of one reply that may change anything (the
 // mutating tools, edit_file and bash by default) run in the order the LLM
-// gave them, each once every call before it has ended; read-only calls
-// run in parallel with one another, each once the mutating calls before it
-// have ended. A round so has the effect of its calls run one after another
-// (a file written by bash can be edited by the next call), and its results
-// are appended in the LLM's order whatever order they finish in.
+// gave them, each once the one before it has ended (a file written by bash
+// can be edited by the next call); read-only calls run in parallel beside
+// them. The results are appended in the LLM's order whatever order the
+// calls finish in.
 //
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
@@ -227,7 +226,8 @@ func (v ExecutingTools) MarshalJSON() ([]byte, error) {
 }
 
 // PostToolsHook is the state PostToolsHook: A mutating tool ran; the
-// auto-commit hook runs before the frozen next request is sent.
+// post-tools hook (which notes what the round changed, for the turn's commit)
+// runs before the frozen next request is sent.
 //
 // It is a substate of Running.
 type PostToolsHook struct {
@@ -392,7 +392,8 @@ func (v ToolCompleted) MarshalJSON() ([]byte, error) {
 }
 
 // PostToolsHookCompleted is the event PostToolsHookCompleted: The post-tools
-// hook finished; action_taken says whether it committed.
+// hook finished; action_taken says whether it committed (the agent's hook
+// never does; its turn's commit follows the turn).
 type PostToolsHookCompleted struct {
 	ActionTaken bool `json:"action_taken"`
 }
@@ -466,8 +467,9 @@ func (v ExecuteTools) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("execute_tools", fields(v))
 }
 
-// RunPostToolsHook is the action RunPostToolsHook: Run the post-tools hook
-// (auto-commit), then send PostToolsHookCompleted.
+// RunPostToolsHook is the action RunPostToolsHook: Run the post-tools hook (it
+// notes what the round's tools changed, which the turn's one commit holds),
+// then send PostToolsHookCompleted.
 type RunPostToolsHook struct {
 	CompletedTools chat.ToolRound `json:"completed_tools"`
 }
@@ -664,7 +666,8 @@ type Handler interface {
 	// one ToolCompleted for each.
 	ExecuteTools(calls []chat.ToolCall)
 	// RunPostToolsHook performs the action RunPostToolsHook. Run the post-tools
-	// hook (auto-commit), then send PostToolsHookCompleted.
+	// hook (it notes what the round's tools changed, which the turn's one commit
+	// holds), then send PostToolsHookCompleted.
 	RunPostToolsHook(completedTools chat.ToolRound)
 	// WaitForInput performs the action WaitForInput. Nothing to do until the next
 	// event arrives.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
 )
 
 // ToolRunner runs one tool call to completion; *tools.Set is one. Run must
@@ -42,9 +43,8 @@ const MalformedPrefix = "not run: the arguments of this call"
 // task each, and sends one ToolCompleted for each, with ToolProgress
 // reports while they run. Calls that may change anything (the mutating
 // tools of the behaviour's configuration) run in the order the LLM gave
-// them: each starts once every call before it has ended; read-only calls
-// run in parallel with one another, each once the mutating calls before
-// it have ended (see [callOrder]). The calls beyond Limits.ToolCalls
+// them, each once the one before it has ended; read-only calls run in
+// parallel beside them (see [callOrder]). The calls beyond Limits.ToolCalls
 // are not run: each completes at once with an error telling the model the
 // limit; nor are malformed calls, whose error names the call and says
 // what was wrong with it. It cancels the tools of an earlier round still
@@ -69,6 +69,20 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 		budget := newOutputBudget(a.limits.RoundOutput)
 		turns := completionOrder(calls)
 		order := callOrder(calls, a.mutating)
+		if slices.ContainsFunc(calls, func(c chat.ToolCall) bool { return a.mutating(c.Name) }) {
+			// The calls start once the workspace is noted, so that the
+			// turn's commit holds what they change and nothing else.
+			noted := make(chan struct{})
+			l.Go(tctx, "snapshot", func(ctx context.Context) {
+				defer close(noted)
+				if err := a.commits.Snapshot(ctx); err != nil && ctx.Err() == nil {
+					_ = l.Call(ctx, func() { a.display.Hook(autocommit.Result{}, err) })
+				}
+			})
+			for i := range order {
+				order[i].after = append(order[i].after, noted)
+			}
+		}
 		for i, c := range calls {
 			var refusal *chat.ToolOutcome
 			switch {
@@ -207,31 +221,24 @@ func (s step) wait(ctx context.Context) bool {
 // end says the call has ended.
 func (s step) end() { close(s.ended) }
 
-// callOrder returns when each call of a round may start, so that the
-// round has the effect of running its calls one after another in the
-// LLM's order while reads overlap: a mutating call (mutating reports
-// which are) waits for every call before it, a read-only call for the
-// mutating calls before it only. A reply that writes a file with bash
-// and then edits it works; a reply that reads five files reads them at
-// once.
+// callOrder returns when each call of a round may start: a mutating
+// call (mutating reports which are) once the mutating call before it has
+// ended, so that the calls that change anything run one after another in
+// the LLM's order; a read-only call at once, beside them. A reply that
+// writes a file with bash and then edits it works; a reply that reads
+// five files reads them at once.
 func callOrder(calls []chat.ToolCall, mutating func(name string) bool) []step {
 	steps := make([]step, len(calls))
 	var lastWrite <-chan struct{} // the last mutating call so far
-	var since []<-chan struct{}   // the calls after it
 	for i, c := range calls {
 		steps[i].ended = make(chan struct{})
-		if mutating(c.Name) {
-			steps[i].after = since
-			if lastWrite != nil {
-				steps[i].after = append(slices.Clip(since), lastWrite)
-			}
-			lastWrite, since = steps[i].ended, nil
+		if !mutating(c.Name) {
 			continue
 		}
 		if lastWrite != nil {
 			steps[i].after = []<-chan struct{}{lastWrite}
 		}
-		since = append(since, steps[i].ended)
+		lastWrite = steps[i].ended
 	}
 	return steps
 }

@@ -29,6 +29,7 @@ type terminal struct {
 	prompt    bool          // show a prompt when waiting for input
 	midLine   bool          // out's last byte was not a newline
 	price     *ledger.Price // the model's price, when known
+	color     bool          // diag takes colour (see useColor)
 }
 
 var _ agentexec.Display = (*terminal)(nil)

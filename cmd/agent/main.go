@@ -683,7 +683,14 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	committer := openCommitter(ctx, o, ws.Root(), t.ID, llmCfg.APIKey, guard, stderr)
+	slash := &slashSession{display: display, commands: slashCommands()}
+	committer, c := openCommitter(ctx, o, ws.Root(), t.ID, llmCfg.APIKey, guard, stderr)
+	if c != nil {
+		slash.committer = c
+		if slash.base, err = c.Head(ctx); err != nil {
+			display.Notice(fmt.Sprintf("/diff will show the whole repository: reading its HEAD failed: %v", err))
+		}
+	}
 
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  b,
@@ -699,6 +706,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Secrets:   []string{llmCfg.APIKey},
 		Prompt:    o.prompt,
 		Input:     input,
+		Commands:  func(ctx context.Context, line string) { slash.run(ctx, line) },
 		Signals:   []os.Signal{os.Interrupt, syscall.SIGTERM},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
@@ -707,6 +715,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		_ = elog.Close()
 		return err
 	}
+	slash.agent = a
 	verb := "started"
 	if o.resume != "" {
 		verb = "resumed"

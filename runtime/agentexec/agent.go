@@ -94,6 +94,12 @@ type Config struct {
 	// io.PipeReader). A reader that allows neither is read through a
 	// goroutine of its own that may outlive Run until the read returns.
 	Input io.Reader
+	// Editor, when set, supplies the user's messages instead of Input: a
+	// terminal's line editor, say, where a message may span lines.
+	Editor MessageReader
+	// Commands runs the slash commands the user types; nil sends them to
+	// the model like any message.
+	Commands Commands
 	// Signals, when received, ask the agent to shut down (e.g. os.Interrupt
 	// and syscall.SIGTERM); nil means none are watched.
 	Signals []os.Signal
@@ -194,6 +200,7 @@ type Agent struct {
 	queue        []string
 	typed        []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
 	inputClosed  bool
+	idleWaiters  []chan struct{} // closed once the agent is idle (see waitIdle)
 	shutdownSent bool
 	busy         bool
 	turnErr      string
@@ -401,7 +408,7 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		a.startTimer(d)
 	}
 	a.launch()
-	if a.cfg.Input != nil {
+	if a.cfg.Input != nil || a.cfg.Editor != nil {
 		a.readInput()
 	} else {
 		a.inputClosed = true
@@ -553,6 +560,12 @@ func changesThread(ev agent.Event) bool {
 func (a *Agent) settle() {
 	if a.m.Kind() != agent.StateWaitingForUserInput || a.shutdownSent {
 		return
+	}
+	if len(a.queue) == 0 {
+		for _, w := range a.idleWaiters {
+			close(w)
+		}
+		a.idleWaiters = a.idleWaiters[:0]
 	}
 	if len(a.queue) > 0 {
 		msg := a.queue[0]

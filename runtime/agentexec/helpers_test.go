@@ -224,7 +224,11 @@ type run struct {
 	prompt  string
 	input   io.Reader
 	signals []os.Signal
-	limits  agentexec.Limits
+	// interrupts stop the turn (see Config.Interrupts).
+	interrupts []os.Signal
+	// commands runs the slash commands, with the agent at hand.
+	commands func(ctx context.Context, a *agentexec.Agent, line string)
+	limits   agentexec.Limits
 	// provider replaces the session's fake server.
 	provider llm.Provider
 }
@@ -301,7 +305,11 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 	if r.input != nil {
 		cfg.Input = r.input
 	}
-	a, err := agentexec.New(cfg)
+	var a *agentexec.Agent
+	if r.commands != nil {
+		cfg.Commands = func(ctx context.Context, line string) { r.commands(ctx, a, line) }
+	}
+	a, err = agentexec.New(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()

@@ -16,39 +16,52 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
-// UsageCommand is the input line that shows the thread's account of
-// tokens (see Display.Usage) instead of being sent to the model.
-const UsageCommand = "/usage"
+// MessageReader reads the user's messages one at a time: a terminal's
+// line editor (see runtime/term), where one message may hold several
+// lines.
+type MessageReader interface {
+	// ReadMessage returns the next message, io.EOF after the last one; it
+	// returns soon after ctx is done.
+	ReadMessage(ctx context.Context) (string, error)
+}
 
-// readInput reads the user's messages, one per line, in a task; blank
-// lines are skipped, the line UsageCommand shows the ledger at once (busy
-// or not), and a line longer than Limits.InputLine is refused with a
-// notice (the input goes on with the next line). When the input ends the
-// agent stops once every turn has ended.
+// readInput reads the user's messages in a task: from Config.Editor, or
+// one per line from Config.Input. Blank messages are skipped, a slash
+// command (see IsCommand) goes to Config.Commands, a message longer than
+// Limits.InputLine is refused with a notice (the input goes on with the
+// next one), and a message that starts with "//" is sent less its first
+// slash. When the input ends the agent stops once every turn has ended.
 func (a *Agent) readInput() {
-	r := a.cfg.Input
-	if !interruptible(r) {
-		r = detach(r)
+	next := a.cfg.Editor
+	if next == nil {
+		next = newLineReader(a.cfg.Input, a.limits.InputLine)
 	}
 	l := a.loop
 	l.Go(a.ctx, "input", func(ctx context.Context) {
-		stop := context.AfterFunc(ctx, func() { interrupt(r) })
-		defer stop()
-		br := bufio.NewReaderSize(r, 64<<10)
 		for {
-			line, size, err := readLine(br, a.limits.InputLine)
-			if size > a.limits.InputLine {
-				notice := fmt.Sprintf("an input line of %d bytes is longer than the limit of %d bytes and was not sent; put long text in a file and ask the agent to read it",
+			msg, err := next.ReadMessage(ctx)
+			var long *tooLongError
+			switch {
+			case errors.As(err, &long) || len(msg) > a.limits.InputLine:
+				size := len(msg)
+				if long != nil {
+					size, err = long.size, nil
+				}
+				notice := fmt.Sprintf("a message of %d bytes is longer than the limit of %d bytes (-max-input-line) and was not sent; put long text in a file and ask the agent to read it",
 					size, a.limits.InputLine)
 				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
 					return
 				}
-			} else if line = strings.TrimRight(line, "\r"); strings.TrimSpace(line) == UsageCommand {
-				if l.Call(ctx, func() { a.display.Usage(a.cfg.Thread.Ledger) }) != nil {
+			case strings.TrimSpace(msg) == "":
+			case a.cfg.Commands != nil && IsCommand(strings.TrimSpace(msg)):
+				// Typed at a terminal, a command runs at once; read from
+				// a script, after the turns of the lines before it.
+				if a.cfg.Editor == nil && a.waitIdle(ctx) != nil {
 					return
 				}
-			} else if strings.TrimSpace(line) != "" {
-				ev := &agent.UserInput{Message: chat.UserMessage(a.secrets.String(line))}
+				a.cfg.Commands(ctx, strings.TrimSpace(msg))
+			default:
+				ev := &agent.UserInput{Message: chat.UserMessage(a.secrets.String(Literal(msg)))}
 				if l.Call(ctx, func() { a.takeInput(ev) }) != nil {
 					return
 				}
@@ -69,6 +82,44 @@ func (a *Agent) readInput() {
 			a.settle()
 		})
 	})
+}
+
+// lineReader reads messages one per line.
+type lineReader struct {
+	r     io.Reader
+	br    *bufio.Reader
+	limit int
+}
+
+// newLineReader returns a reader of the messages of r, one per line,
+// whose reads Run can interrupt (see Config.Input).
+func newLineReader(r io.Reader, limit int) *lineReader {
+	if !interruptible(r) {
+		r = detach(r)
+	}
+	return &lineReader{r: r, br: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// tooLongError is a line longer than the limit, read to its end but not
+// kept.
+type tooLongError struct{ size int }
+
+// Error implements error.
+func (e *tooLongError) Error() string { return fmt.Sprintf("a line of %d bytes is too long", e.size) }
+
+// ReadMessage implements MessageReader: the next line, without its line
+// ending; a *tooLongError for a line over the limit.
+func (lr *lineReader) ReadMessage(ctx context.Context) (string, error) {
+	stop := context.AfterFunc(ctx, func() { interrupt(lr.r) })
+	defer stop()
+	line, size, err := readLine(lr.br, lr.limit)
+	if size > lr.limit {
+		return "", &tooLongError{size: size}
+	}
+	if line == "" && err != nil {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r"), nil
 }
 
 // takeInput hands the machine a message the user typed, once the thread

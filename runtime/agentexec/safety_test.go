@@ -228,7 +228,11 @@ func TestLedger(t *testing.T) {
 				fakellm.Reply{Text: "Read it."},
 				fakellm.Reply{Text: "Second."})
 			d := &recorder{}
-			res, err := s.run(t, run{input: strings.NewReader("First.\nSecond.\n" + agentexec.UsageCommand + "\n"), display: d})
+			res, err := s.run(t, run{input: strings.NewReader("First.\nSecond.\n/usage\n"), display: d,
+				commands: func(ctx context.Context, a *agentexec.Agent, line string) {
+					assert.Equal(t, "/usage", line)
+					assert.NoError(t, a.ShowUsage(ctx))
+				}})
 			require.NoError(t, err)
 			assert.Equal(t, 2, res.Turns)
 			want := ledger.Ledger{Total: per.Add(per).Add(per), Turns: []chat.Usage{per.Add(per), per}, Replies: 3}

@@ -86,7 +86,7 @@ func (c *Committer) CommitTurn(ctx context.Context, turn Turn) (res Result, err 
 		if _, err := gi.run(ctx, "read-tree", "--empty"); err != nil {
 			return Result{}, err
 		}
-		if base, err = emptyTree(ctx, gi); err != nil {
+		if base, err = emptyTreeIn(ctx, gi); err != nil {
 			return Result{}, err
 		}
 	} else if _, err := gi.run(ctx, "read-tree", parent); err != nil {
@@ -260,8 +260,8 @@ func checkBranchName(ctx context.Context, name string) error {
 	return nil
 }
 
-// emptyTree returns the name of the empty tree in the repository's hash.
-func emptyTree(ctx context.Context, g git) (string, error) {
+// emptyTreeIn returns the name of the empty tree in the repository's hash (SHA-1 or SHA-256).
+func emptyTreeIn(ctx context.Context, g git) (string, error) {
 	out, _, err := g.runInput(ctx, []byte{}, "mktree")
 	return strings.TrimSpace(string(out)), err
 }

@@ -1,16 +1,26 @@
-// Package thread saves and loads the coding agent's threads: one JSON file
-// per thread, <dir>/<id>.json, holding the machine's state (conversation
-// included) and what the thread was started with.
+// Package thread saves and loads the coding agent's threads. A thread is
+// kept in a journal, <dir>/<id>.journal: one record a line, each a JSON
+// object after the CRC-32C of its bytes, appended and synced as the
+// thread changes (see [Journal]). The first record holds the whole thread;
+// each next one holds only what changed — the messages added, the
+// machine's state without its conversation, the queued input, the account
+// of tokens — so a save costs the same at the 500th round as at the 10th.
+// Now and then the journal is compacted: replaced, atomically, by one
+// record holding the whole thread.
 //
-// Files are replaced atomically — written to a temporary file in the same
-// directory, synced, renamed over the old file, and the directory synced —
-// so a crash at any moment leaves either the old thread or the new one,
-// never a mix. A thread is locked while an agent works on it, so that two
-// agents cannot resume the same thread at once.
+// A record cut short by a crash (kill -9 in the middle of an append) is
+// the journal's last line, without its newline or its checksum: opening
+// the journal removes it and says so. A damaged record before the last is
+// refused, naming the file and the offset. A thread is locked while an
+// agent works on it, so that two agents cannot resume the same thread at
+// once.
+//
+// Version 3 of the format is the journal. A thread saved by an earlier
+// agent (version 2 or 1, one JSON file <id>.json) is refused with a
+// message: continue it with the agent that saved it.
 package thread
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
@@ -27,17 +38,16 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
 
-// Version is the format version of the thread files this package writes:
-// 2, whose State is the machine as its Save method saves it (its running
-// timers and the fingerprint of its shape included). Load reads version 1
-// too, whose State is the machine's bare state (its MarshalJSON).
-const Version = 2
+// Version is the format version of the thread journals this package
+// writes: 3, the journal of records. Versions 1 and 2 were one JSON file
+// rewritten whole at every save; they are not read.
+const Version = 3
 
 // Thread is one saved conversation with the agent.
 type Thread struct {
-	// Version is the file format version.
+	// Version is the format version.
 	Version int `json:"version"`
-	// ID names the thread; the file is <ID>.json.
+	// ID names the thread; the journal is <ID>.journal.
 	ID string `json:"id"`
 	// Created is when the thread was started.
 	Created time.Time `json:"created"`
@@ -49,10 +59,17 @@ type Thread struct {
 	Model string `json:"model"`
 	// Workspace is the absolute directory the agent works in.
 	Workspace string `json:"workspace"`
-	// State is the machine as its generated Save method saves it (in a
-	// version 1 file, its state as its MarshalJSON writes it), or empty
+	// ForkedFrom names the thread this one was forked from, if any.
+	ForkedFrom string `json:"forked_from,omitempty"`
+	// Forks names the threads forked from this one, oldest first.
+	Forks []string `json:"forks,omitempty"`
+	// State is the machine as its generated Save method saves it, with
+	// its conversation's messages left out (they are Messages), or empty
 	// for a thread that has not started yet.
 	State json.RawMessage `json:"state,omitempty"`
+	// Messages are the conversation's messages, each as JSON, oldest
+	// first. They only grow, but for [Journal.Undo].
+	Messages []json.RawMessage `json:"messages,omitempty"`
 	// QueuedInput holds the user's messages typed while the agent was busy
 	// and not yet handed to the machine, oldest first.
 	QueuedInput []string `json:"queued_input,omitempty"`
@@ -111,99 +128,85 @@ func NewStore(dir string) (*Store, error) {
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-// Path returns the file that holds the thread id.
-func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+".json") }
+// Path returns the journal that holds the thread id.
+func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+journalExt) }
 
-// Save writes t atomically to its file.
-func (s *Store) Save(t *Thread) error {
-	if err := CheckID(t.ID); err != nil {
-		return fmt.Errorf("save thread: %w", err)
-	}
-	if t.Version == 0 {
-		t.Version = Version
-	}
-	// Not indented: indenting would rewrite the raw JSON inside the state
-	// (tool call arguments), and the thread must give back what was saved.
-	data, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("save thread %s: encode: %w", t.ID, err)
-	}
-	data = append(data, '\n')
-	if err := atomicfile.Write(s.Path(t.ID), data, 0o600); err != nil {
-		return fmt.Errorf("save thread %s: %w; check that %s is writable and the disk is not full", t.ID, err, s.dir)
-	}
-	return nil
-}
-
-// Load reads the thread id.
-func (s *Store) Load(id string) (*Thread, error) {
-	if err := CheckID(id); err != nil {
-		return nil, fmt.Errorf("load thread: %w", err)
-	}
-	data, err := os.ReadFile(s.Path(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("load thread %s: %w in %s; check the ID and -threads", id, ErrNotFound, s.dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load thread %s: %w", id, err)
-	}
-	var t Thread
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields() // a misspelled field is refused, not dropped
-	if err := dec.Decode(&t); err != nil {
-		return nil, fmt.Errorf("load thread %s: %s is not a thread file: %w", id, s.Path(id), err)
-	}
-	if t.Version != Version && t.Version != 1 {
-		return nil, fmt.Errorf("load thread %s: format version %d, this agent reads versions 1 and %d; use a matching agent", id, t.Version, Version)
-	}
-	if t.ID != id {
-		return nil, fmt.Errorf("load thread %s: the file says it is thread %q; rename it back or resume that ID", id, t.ID)
-	}
-	return &t, nil
-}
+// oldPath returns the file in which an agent of format version 1 or 2
+// saved the thread id.
+func (s *Store) oldPath(id string) string { return filepath.Join(s.dir, id+".json") }
 
 // Lock takes an exclusive lock on the thread id, so that two agents never
-// work on one thread, and removes the temporary files of saves of the
-// thread that a crash cut short. The lock is released by calling the
-// returned function, or by the operating system when the process ends,
-// even by SIGKILL. It belongs to the process, not to its descriptor of the
-// lock file (see internal/proclock): a command the agent was starting when
-// it was killed, which has a copy of that descriptor until it runs its
-// program, does not hold the thread.
+// work on one thread, and removes the temporary files of compactions of
+// the thread that a crash cut short. The lock is released by calling the
+// returned function, which also removes the lock file, or by the
+// operating system when the process ends, even by SIGKILL (the lock file
+// then stays, empty, until the thread is next locked and unlocked). It
+// belongs to the process, not to its descriptor of the lock file (see
+// internal/proclock): a command the agent was starting when it was
+// killed, which has a copy of that descriptor until it runs its program,
+// does not hold the thread.
 func (s *Store) Lock(id string) (unlock func(), err error) {
 	if err := CheckID(id); err != nil {
 		return nil, fmt.Errorf("lock thread: %w", err)
 	}
 	p := filepath.Join(s.dir, id+".lock")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock thread %s: %w", id, err)
+	for {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("lock thread %s: %w; check that %s is writable", id, err, s.dir)
+		}
+		release, err := proclock.Lock(f)
+		if errors.Is(err, proclock.ErrHeld) {
+			return nil, fmt.Errorf("lock thread %s: %w by another agent; stop it first or start a new thread", id, ErrLocked)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock thread %s: %w", id, err)
+		}
+		// The holder before us may have removed the file between our
+		// open and our lock: the lock is then on a file no one else will
+		// open. Lock the file the name now names.
+		if !sameFile(f, p) {
+			_ = release()
+			continue
+		}
+		if err := s.removeTemp(id); err != nil {
+			_ = release()
+			return nil, fmt.Errorf("lock thread %s: %w", id, err)
+		}
+		return func() {
+			_ = os.Remove(p) // while held: whoever opened it will see it gone
+			_ = release()
+		}, nil
 	}
-	release, err := proclock.Lock(f)
-	if errors.Is(err, proclock.ErrHeld) {
-		return nil, fmt.Errorf("lock thread %s: %w by another agent; stop it first or start a new thread", id, ErrLocked)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lock thread %s: %w", id, err)
-	}
-	if err := s.removeTemp(id); err != nil {
-		_ = release()
-		return nil, fmt.Errorf("lock thread %s: %w", id, err)
-	}
-	return func() { _ = release() }, nil
 }
 
-// removeTemp removes the temporary files that saves of thread id left
-// behind when the process was killed mid-save. Only the holder of the
-// thread's lock may call it: no save of the thread is then in flight.
+// sameFile reports whether the open file f is the file path names.
+func sameFile(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	sa, okA := a.Sys().(*syscall.Stat_t)
+	sb, okB := b.Sys().(*syscall.Stat_t)
+	return okA && okB && sa.Dev == sb.Dev && sa.Ino == sb.Ino
+}
+
+// removeTemp removes the temporary files that compactions of thread id
+// left behind when the process was killed in the middle of one. Only the
+// holder of the thread's lock may call it: no compaction of the thread is
+// then in flight.
 func (s *Store) removeTemp(id string) error {
-	left, err := filepath.Glob(filepath.Join(s.dir, atomicfile.TempPattern(id+".json")))
+	left, err := filepath.Glob(filepath.Join(s.dir, atomicfile.TempPattern(id+journalExt)))
 	if err != nil {
 		return err
 	}
 	for _, p := range left {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s, left by a save that was cut short: %w", p, err)
+			return fmt.Errorf("remove %s, left by a compaction that was cut short: %w", p, err)
 		}
 	}
 	return nil

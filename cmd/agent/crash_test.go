@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
@@ -62,19 +61,19 @@ func TestKillNeverRunsTwice(t *testing.T) {
 	for trial := range trials {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) { midSave += crashTrial(t, rng, false) })
 	}
-	// Kills in the middle of a save depend on timing: when none landed
-	// (a loaded machine), aim only at saves until one does.
+	// Kills right after an append to the journal depend on timing: when
+	// none landed (a loaded machine), aim only at saves until one does.
 	for extra := 0; midSave == 0 && extra < 40; extra++ {
 		t.Run(fmt.Sprint("at a save ", extra), func(t *testing.T) { midSave += crashTrial(t, rng, true) })
 	}
-	t.Logf("%d kills landed in the middle of a save of the thread", midSave)
-	assert.Positive(t, midSave, "no kill landed in the middle of a save")
+	t.Logf("%d kills landed right after an append to the thread's journal", midSave)
+	assert.Positive(t, midSave, "no kill landed right after an append")
 }
 
 // crashTrial runs one turn of crashModel's, killing the agent at random
 // moments (only in the middle of saves when atSave) and resuming it until
 // the turn ends, then checks that no command ran twice. It returns how
-// many kills landed in the middle of a save.
+// many kills landed right after an append to the journal.
 func crashTrial(t *testing.T, rng *rand.Rand, atSave bool) (midSave int) {
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"README": "crash test\n"})
 	e.srv.Respond(crashModel)
@@ -86,19 +85,17 @@ func crashTrial(t *testing.T, rng *rand.Rand, atSave bool) (midSave int) {
 			args = []string{"-resume", id}
 		}
 		// Kill three runs in four, half of them after up to 300 ms (a
-		// whole turn takes about that long), half in the middle of one of
-		// their first saves of the thread; let the rest finish.
+		// whole turn takes about that long), half right after one of
+		// their first appends to the thread's journal; let the rest
+		// finish.
 		if attempt < 8 && rng.IntN(4) != 0 {
 			if !atSave && rng.IntN(2) == 0 {
 				killAfter(t, e, time.Duration(rng.IntN(300))*time.Millisecond, args...)
-			} else {
-				killAtSave(t, e, rng.IntN(8), args...)
+			} else if killAtSave(t, e, rng.IntN(8), args...) {
+				midSave++
 			}
 			if ids := e.threadIDs(t); len(ids) == 1 {
 				id = ids[0]
-				if left, _ := filepath.Glob(filepath.Join(e.threads, atomicfile.TempPattern(id+".json"))); len(left) > 0 {
-					midSave++
-				}
 			}
 			continue
 		}
@@ -157,22 +154,29 @@ func killAfter(t *testing.T, e *env, d time.Duration, args ...string) {
 }
 
 // killAtSave runs the agent with args and kills it with SIGKILL as soon as
-// its (skip+1)th save of the thread has created its temporary file, that
-// is in the middle of the save (or lets it end, if it ends first).
-func killAtSave(t *testing.T, e *env, skip int, args ...string) {
+// its (skip+1)th save has appended to the thread's journal (polled every
+// 20 µs: the kill lands while the record is synced, or while what it
+// records starts), or lets it end, if it ends first. It reports whether
+// the kill followed an append.
+func killAtSave(t *testing.T, e *env, skip int, args ...string) (atAppend bool) {
 	t.Helper()
-	seen := map[string]bool{}
+	appends, last := 0, int64(-1)
 	killWhen(t, e, func() bool {
-		entries, _ := os.ReadDir(e.threads)
-		for _, de := range entries {
-			if name := de.Name(); !seen[name] {
-				if temp, _ := filepath.Match(atomicfile.TempPattern("*.json"), name); temp {
-					seen[name] = true
-				}
-			}
+		journals, _ := filepath.Glob(filepath.Join(e.threads, "*.journal"))
+		if len(journals) != 1 {
+			return false
 		}
-		return len(seen) > skip
+		fi, err := os.Stat(journals[0])
+		if err != nil {
+			return false
+		}
+		if fi.Size() != last {
+			appends, last = appends+1, fi.Size()
+		}
+		atAppend = appends > skip
+		return atAppend
 	}, args...)
+	return atAppend
 }
 
 // TestKillKeepsTypedInput kills the agent with SIGKILL as soon as the

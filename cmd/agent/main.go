@@ -180,6 +180,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -558,10 +559,23 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	now := time.Now().UTC()
-	var t *thread.Thread
+	var (
+		t       *thread.Thread
+		journal *thread.Journal
+	)
 	if o.resume != "" {
-		if t, err = store.Load(o.resume); err != nil {
+		// Locked before the journal is opened: Open may repair it.
+		unlock, err := store.Lock(o.resume)
+		if err != nil {
 			return err
+		}
+		defer unlock()
+		if t, journal, err = store.Open(o.resume); err != nil {
+			return err
+		}
+		defer journal.Close()
+		if r := journal.Repaired(); r.Bytes > 0 {
+			fmt.Fprintf(stderr, "agent: the last record of %s (at offset %d, %d bytes) was cut short by a crash and was removed; nothing it held had been acted on\n", journal.Path(), r.Offset, r.Bytes)
 		}
 		if !o.set["provider"] && t.Provider != "" {
 			o.provider = t.Provider
@@ -603,11 +617,13 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		_ = os.Unsetenv(v)
 	}
 
-	unlock, err := store.Lock(t.ID)
-	if err != nil {
-		return err
+	if journal == nil {
+		unlock, err := store.Lock(t.ID)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 
 	logPath := o.logFile
 	if logPath == "" {
@@ -639,6 +655,16 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	t.Provider, t.Model, t.Workspace = provider.Name(), o.model, ws.Root()
 
+	// A session that ends before its first message leaves nothing behind:
+	// no journal (see agentexec.Agent.save) and no event log of its own.
+	_, statErr := os.Stat(logPath)
+	newLog := o.logFile == "" && errors.Is(statErr, fs.ErrNotExist)
+	journalOf := func() *thread.Journal { return journal }
+	defer func() {
+		if newLog && journalOf() == nil {
+			_ = os.Remove(logPath)
+		}
+	}()
 	elog, err := eventlog.Open(logPath)
 	if errors.Is(err, eventlog.ErrFormat) && o.logFile == "" {
 		// The thread's own log, written by an older agent: keep it aside
@@ -702,6 +728,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Logger:    logger,
 		Thread:    t,
 		Store:     store,
+		Journal:   journal,
 		EventLog:  elog,
 		Secrets:   []string{llmCfg.APIKey},
 		Prompt:    o.prompt,
@@ -716,6 +743,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		return err
 	}
 	slash.agent = a
+	journalOf = a.Journal
 	verb := "started"
 	if o.resume != "" {
 		verb = "resumed"
@@ -733,9 +761,16 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		display.Usage(res.Ledger)
 	}
 	closeErr := elog.Close()
+	if j := a.Journal(); j != nil {
+		closeErr = errors.Join(closeErr, j.Close())
+	}
 	display.endLine()
 	reportGitChanges(context.WithoutCancel(ctx), guard, stderr)
-	fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)
+	if a.Journal() != nil {
+		fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)
+	} else {
+		fmt.Fprintf(stderr, "agent: thread %s had no message; nothing was saved\n", t.ID)
+	}
 	if err := errors.Join(runErr, closeErr); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
@@ -138,11 +139,11 @@ func (e *env) run(t *testing.T, stdin string, args ...string) result {
 // threadIDs lists the saved threads.
 func (e *env) threadIDs(t *testing.T) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(e.threads, "*.json"))
+	m, err := filepath.Glob(filepath.Join(e.threads, "*.journal"))
 	require.NoError(t, err)
 	var ids []string
 	for _, p := range m {
-		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".json"))
+		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".journal"))
 	}
 	return ids
 }
@@ -162,12 +163,7 @@ func (e *env) state(t *testing.T, id string) agent.State {
 	require.NoError(t, err)
 	th, err := store.Load(id)
 	require.NoError(t, err)
-	if len(th.State) == 0 {
-		return nil
-	}
-	var saved struct{ State json.RawMessage } // the machine as Save saves it
-	require.NoError(t, json.Unmarshal(th.State, &saved))
-	st, err := agent.UnmarshalState(saved.State)
+	st, err := agentexec.ThreadState(th)
 	require.NoError(t, err)
 	return st
 }

@@ -22,6 +22,7 @@ package agentexec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,9 +68,14 @@ type Config struct {
 	// Thread.ID), or a saved state to resume. Required.
 	Thread *thread.Thread
 	// Store saves Thread after every event that changes the conversation
-	// or the round of tools, at every turn end and on shutdown; nil saves
-	// nothing.
+	// or the round of tools, at every turn end and on shutdown, appending
+	// what changed to its journal; nil saves nothing.
 	Store *thread.Store
+	// Journal is the open journal of a resumed Thread (see
+	// thread.Store.Open); nil for a new thread, whose journal the agent
+	// starts at its first save that holds a message or queued input. The
+	// caller closes it, and the one [Agent.Journal] returns, after Run.
+	Journal *thread.Journal
 	// EventLog records every event handed to the machine, with the
 	// actions it caused; nil records nothing. The agent writes a session
 	// header to it when it starts.
@@ -206,7 +212,9 @@ type Agent struct {
 	turnErr      string
 	turnStart    int                  // the index of the turn's first message in the conversation
 	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
-	saved        []byte               // the last state saved that is not ShuttingDown
+	saved        []byte               // the last state saved that is not ShuttingDown, without its messages
+	msgs         []json.RawMessage    // the conversation's messages, encoded, as of the last capture
+	journal      *thread.Journal      // the thread's journal; nil until its first save
 	savedKind    agent.StateKind
 	result       Result
 	ran          bool
@@ -262,34 +270,23 @@ func New(cfg Config) (*Agent, error) {
 	a.m = m
 	a.busy = m.Kind() != agent.StateWaitingForUserInput
 	a.saved = cfg.Thread.State
+	a.msgs = cfg.Thread.Messages
+	a.journal = cfg.Journal
 	a.savedKind = m.Kind()
 	a.queue = slices.Clone(cfg.Thread.QueuedInput)
 	return a, nil
 }
 
 // restore builds the machine for a thread, with h as its Handler: new, or
-// as it was saved (a version 1 thread holds the bare state, which Restore
-// takes; the machine has no timers to lose).
+// as it was saved.
 func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machine, error) {
-	c := agent.Config{Behavior: b, Handler: h}
 	if len(t.State) == 0 {
-		c.Initial = agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}
-		return agent.New(c)
+		return agent.New(agent.Config{Behavior: b, Handler: h,
+			Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}})
 	}
-	var m *agent.Machine
-	if t.Version == 1 {
-		st, err := agent.UnmarshalState(t.State)
-		if err != nil {
-			return nil, fmt.Errorf("resume thread %s: %w; the thread file is damaged", t.ID, err)
-		}
-		if m, err = agent.Restore(c, st); err != nil {
-			return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
-		}
-	} else {
-		var err error
-		if m, err = agent.Load(c, t.State); err != nil {
-			return nil, fmt.Errorf("resume thread %s: %w; the thread file is damaged", t.ID, err)
-		}
+	m, err := load(b, h, t)
+	if err != nil {
+		return nil, err
 	}
 	if err := resumable(m.State()); err != nil {
 		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
@@ -303,7 +300,7 @@ func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machi
 // never comes.
 func resumable(st agent.State) error {
 	damaged := func(what string) error {
-		return fmt.Errorf("the thread file is damaged: it was saved %s (state %s), which cannot be resumed; start a new thread", what, st.Kind())
+		return fmt.Errorf("the thread's journal is damaged: it was saved %s (state %s), which cannot be resumed; start a new thread", what, st.Kind())
 	}
 	switch st := st.(type) {
 	case agent.WaitingForUserInput, agent.PostToolsHook:

@@ -275,7 +275,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 	b, err := behavior.New(bcfg)
 	require.NoError(t, err)
 
-	th, err := s.store.Load(s.id)
+	th, journal, err := s.store.Open(s.id)
 	if err != nil {
 		require.ErrorIs(t, err, thread.ErrNotFound)
 		th = &thread.Thread{Version: thread.Version, ID: s.id, Created: time.Now(), Provider: string(s.provider), Model: bcfg.Model, Workspace: s.ws}
@@ -296,6 +296,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		Display:   r.display,
 		Thread:    th,
 		Store:     s.store,
+		Journal:   journal,
 		EventLog:  elog,
 		Secrets:   []string{testKey},
 		Prompt:    r.prompt,
@@ -315,6 +316,9 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 	defer cancel()
 	res, err := a.Run(ctx)
 	require.NoError(t, elog.Close())
+	if j := a.Journal(); j != nil {
+		require.NoError(t, j.Close())
+	}
 	require.NoError(t, ctx.Err(), "the agent did not stop in time")
 	return res, err
 }
@@ -330,9 +334,7 @@ func (s *session) thread(t *testing.T) *thread.Thread {
 // state decodes the machine state the thread was saved in.
 func (s *session) state(t *testing.T) agent.State {
 	t.Helper()
-	var saved struct{ State json.RawMessage } // the machine as Save saves it
-	require.NoError(t, json.Unmarshal(s.thread(t).State, &saved))
-	st, err := agent.UnmarshalState(saved.State)
+	st, err := agentexec.ThreadState(s.thread(t))
 	require.NoError(t, err)
 	return st
 }

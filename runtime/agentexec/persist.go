@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/loop"
@@ -74,22 +76,46 @@ func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
 	return nil
 }
 
-// capture keeps the machine, as its Save saves it, for the next save.
+// capture keeps the machine, as its Save saves it without its
+// conversation's messages, and the messages added since the last capture,
+// each encoded once, for the next save: what a save costs does not grow
+// with the conversation.
 func (a *Agent) capture() error {
-	st, err := a.m.Save()
+	st := a.m.State()
+	conv, _ := behavior.ConversationOf(st)
+	if conv.Len() < len(a.msgs) {
+		a.msgs = a.msgs[:conv.Len()] // cut back (see Undo)
+	}
+	for _, msg := range conv.Messages()[len(a.msgs):] {
+		b, err := json.Marshal(msg)
+		if err != nil {
+			return fmt.Errorf("save thread %s: encode message %d: %w", a.cfg.Thread.ID, len(a.msgs)+1, err)
+		}
+		a.msgs = append(a.msgs, a.redact(b))
+	}
+	m, err := agent.Restore(agent.Config{Behavior: a.cfg.Behavior, Handler: a}, bare(st))
 	if err != nil {
 		return fmt.Errorf("save thread %s: %w", a.cfg.Thread.ID, err)
 	}
-	a.saved = st
+	saved, err := m.Save()
+	if err != nil {
+		return fmt.Errorf("save thread %s: %w", a.cfg.Thread.ID, err)
+	}
+	a.saved = a.redact(saved)
 	a.savedKind = a.m.Kind()
 	return nil
 }
 
-// save writes the thread with the last captured state and the queued input.
+// save writes the thread with the last captured state and the queued
+// input to its journal: it appends what changed, or starts the journal at
+// the first save of a thread that holds something to resume (a message,
+// queued input), so that a session that ends before its first message
+// leaves no thread behind.
 func (a *Agent) save() error {
 	t := a.cfg.Thread
 	t.Version = thread.Version
-	t.State = a.redact(a.saved)
+	t.State = a.saved
+	t.Messages = a.msgs
 	t.QueuedInput = slices.Clone(a.queue)
 	for _, ui := range a.typed {
 		t.QueuedInput = append(t.QueuedInput, ui.Message.Content)
@@ -98,10 +124,120 @@ func (a *Agent) save() error {
 		t.LogChain = a.cfg.EventLog.Chain()
 	}
 	t.Updated = a.now().UTC()
-	if a.cfg.Store == nil {
+	switch {
+	case a.cfg.Store == nil:
+		return nil
+	case a.journal != nil:
+		return a.journal.Save(t)
+	case len(t.Messages) == 0 && len(t.QueuedInput) == 0:
 		return nil
 	}
-	return a.cfg.Store.Save(t)
+	j, err := a.cfg.Store.Create(t)
+	if err != nil {
+		return err
+	}
+	a.journal = j
+	return nil
+}
+
+// Journal returns the thread's journal: the one Config gave, or the one
+// the agent started at its first save; nil when none was started.
+func (a *Agent) Journal() *thread.Journal { return a.journal }
+
+// bare returns st with its conversation emptied (its ID kept), and the
+// request frozen in PostToolsHook without its messages when they are the
+// conversation's, as they always are: what [dress] puts back.
+func bare(st agent.State) agent.State {
+	switch s := st.(type) {
+	case agent.WaitingForUserInput:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
+	case agent.CallingLLM:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
+	case agent.ExecutingTools:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
+	case agent.PostToolsHook:
+		if sameMessages(s.PendingRequest.Messages, s.Conversation.Messages()) {
+			s.PendingRequest.Messages = nil
+		}
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
+	case agent.Error:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
+	}
+	return st
+}
+
+// dress returns the bare state st with the conversation's messages msgs
+// put back.
+func dress(st agent.State, msgs []chat.Message) agent.State {
+	conv := func(c chat.Conversation) chat.Conversation { return chat.NewConversation(c.ID()).Append(msgs...) }
+	switch s := st.(type) {
+	case agent.WaitingForUserInput:
+		s.Conversation = conv(s.Conversation)
+		return s
+	case agent.CallingLLM:
+		s.Conversation = conv(s.Conversation)
+		return s
+	case agent.ExecutingTools:
+		s.Conversation = conv(s.Conversation)
+		return s
+	case agent.PostToolsHook:
+		s.Conversation = conv(s.Conversation)
+		if s.PendingRequest.Messages == nil {
+			s.PendingRequest.Messages = s.Conversation.Messages()
+		}
+		return s
+	case agent.Error:
+		s.Conversation = conv(s.Conversation)
+		return s
+	}
+	return st
+}
+
+// sameMessages reports whether a and b are the same messages in the same
+// memory, as a request built from a conversation shares it.
+func sameMessages(a, b []chat.Message) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// ThreadState returns the machine's state a thread was saved in, its
+// conversation included; nil for a thread that has not started.
+func ThreadState(t *thread.Thread) (agent.State, error) {
+	if len(t.State) == 0 {
+		return nil, nil
+	}
+	b, err := behavior.New(behavior.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	m, err := load(b, &agent.Recorder{}, t)
+	if err != nil {
+		return nil, err
+	}
+	return m.State(), nil
+}
+
+// load builds the machine a thread was saved as, with h as its Handler.
+func load(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machine, error) {
+	c := agent.Config{Behavior: b, Handler: h}
+	m, err := agent.Load(c, t.State)
+	if err != nil {
+		return nil, fmt.Errorf("resume thread %s: %w; the thread's journal is damaged", t.ID, err)
+	}
+	msgs := make([]chat.Message, len(t.Messages))
+	for i, raw := range t.Messages {
+		if err := json.Unmarshal(raw, &msgs[i]); err != nil {
+			return nil, fmt.Errorf("resume thread %s: message %d: %w; the thread's journal is damaged", t.ID, i+1, err)
+		}
+	}
+	if m, err = agent.Restore(c, dress(m.State(), msgs)); err != nil {
+		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+	}
+	return m, nil
 }
 
 // redact replaces every secret in data, raw or encoded.

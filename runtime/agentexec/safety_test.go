@@ -126,36 +126,30 @@ func TestToolLimits(t *testing.T) {
 
 // TestDamagedThreads checks that a thread saved in a state the agent
 // cannot resume from, or saved with a field misspelled, gives a clear error
-// at once instead of an agent waiting forever or an empty conversation:
-// in the saved machine of a version 2 thread, and in the bare state of a
-// version 1 thread.
+// at once instead of an agent waiting forever or an empty conversation.
 func TestDamagedThreads(t *testing.T) {
 	saved := func(state string) string {
 		return `{"format":1,"machine":"Agent","shape":"sha256:x","state":` + state + `}`
 	}
 	tests := []struct {
-		name    string
-		version int
-		state   string
-		want    string
+		name  string
+		state string
+		want  string
 	}{
-		{"executing no tools", 2, saved(`{"kind":"executing_tools"}`), "executing a round of no tool calls"},
-		{"calling with nothing", 2, saved(`{"kind":"calling_llm","conversation":{"id":"x","messages":[]},"retries":0}`), "calling the LLM with an empty conversation"},
-		{"retrying nothing", 2, saved(`{"kind":"error","conversation":{"id":"x","messages":[]}}`), "waiting to retry an empty conversation"},
-		{"transient state", 2, saved(`{"kind":"processing_llm_response","conversation":{"id":"x","messages":[{"role":"user","content":"hi"}]}}`), "cannot restore the transient state ProcessingLlmResponse"},
-		{"shutting down", 2, saved(`{"kind":"shutting_down"}`), "saved shutting down"},
-		{"not a state", 2, saved(`{"kind":"dancing"}`), "the thread file is damaged"},
-		{"a misspelled field", 2, saved(`{"kind":"waiting_for_user_input","conversaton":{"id":"x","messages":[]}}`), `unknown field "conversaton" (did you mean "conversation"?)`},
-		{"another machine", 2, `{"format":1,"machine":"Door","shape":"sha256:x","state":{"kind":"shutting_down"}}`, `it is a "Door" machine, not a "Agent" one`},
-		{"bare state, executing no tools", 1, `{"kind":"executing_tools"}`, "executing a round of no tool calls"},
-		{"bare state, transient", 1, `{"kind":"processing_llm_response","conversation":{"id":"x","messages":[{"role":"user","content":"hi"}]}}`, "cannot restore the transient state ProcessingLlmResponse"},
-		{"bare state, a misspelled field", 1, `{"kind":"waiting_for_user_input","conversaton":{"id":"x","messages":[]}}`, `unknown field "conversaton"`},
+		{"executing no tools", saved(`{"kind":"executing_tools"}`), "executing a round of no tool calls"},
+		{"calling with nothing", saved(`{"kind":"calling_llm","conversation":{"id":"x","messages":[]},"retries":0}`), "calling the LLM with an empty conversation"},
+		{"retrying nothing", saved(`{"kind":"error","conversation":{"id":"x","messages":[]}}`), "waiting to retry an empty conversation"},
+		{"transient state", saved(`{"kind":"processing_llm_response","conversation":{"id":"x","messages":[{"role":"user","content":"hi"}]}}`), "cannot restore the transient state ProcessingLlmResponse"},
+		{"shutting down", saved(`{"kind":"shutting_down"}`), "saved shutting down"},
+		{"not a state", saved(`{"kind":"dancing"}`), "the thread's journal is damaged"},
+		{"a misspelled field", saved(`{"kind":"waiting_for_user_input","conversaton":{"id":"x","messages":[]}}`), `unknown field "conversaton" (did you mean "conversation"?)`},
+		{"another machine", `{"format":1,"machine":"Door","shape":"sha256:x","state":{"kind":"shutting_down"}}`, `it is a "Door" machine, not a "Agent" one`},
 	}
 	b, err := behavior.New(func() behavior.Config { c := behavior.DefaultConfig(); c.Model = "m"; return c }())
 	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			th := &thread.Thread{Version: tt.version, ID: "t1", State: json.RawMessage(tt.state)}
+			th := &thread.Thread{Version: thread.Version, ID: "t1", State: json.RawMessage(tt.state)}
 			_, err := agentexec.New(agentexec.Config{Behavior: b, Provider: nopProvider{}, Tools: &tools.Set{}, Thread: th})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)

@@ -79,4 +79,3 @@ func TestLockRemovesTemp(t *testing.T) {
 		}
 	}
 }
-

@@ -53,8 +53,8 @@ func TestSlashCommands(t *testing.T) {
 		{
 			name:    "/quit ends the session before the next message",
 			input:   "/quit\nNever sent.\n",
-			notErr:  []string{"error:"},
-			wantErr: []string{"saved; continue it with"},
+			notErr:  []string{"error:", "Never sent"},
+			wantErr: []string{"had no message; nothing was saved"},
 		},
 		{
 			name:       "/diff shows the session's changes",

@@ -1,9 +1,9 @@
 package bench_test
 
 import (
-	"errors"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"

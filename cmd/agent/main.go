@@ -104,15 +104,22 @@
 //
 // Every conversation is a thread with an ID, printed when the agent starts.
 // The thread — the machine's state, conversation included, and its account
-// of tokens — is saved atomically after every event that changes it, at
-// every turn end and on shutdown, to <threads>/<ID>.json, and a round's
-// tools start only once the state that records them is saved: a crash or
-// SIGKILL loses nothing that was saved and never runs a tool twice. -resume
+// of tokens — is saved after every event that changes it, at every turn end
+// and on shutdown, in its journal <threads>/<ID>.journal: each save appends
+// one checksummed record with what changed and syncs it, and a round's
+// tools start only once the record of their state is synced: a crash or
+// SIGKILL loses nothing that was saved and never runs a tool twice. A
+// record cut short by a crash is removed on resume, with a message; a
+// journal damaged before its last record is refused, naming the file and
+// the offset. The journal is rewritten whole, atomically, when it holds
+// more than twice its thread and a megabyte. A session that ends before
+// its first message saves nothing. Threads saved by an earlier agent
+// (<ID>.json) are refused: continue them with that agent. -resume
 // ID continues the thread in whatever state it was saved: an LLM request in
 // flight is sent again, tool calls that may have run get an "interrupted"
 // result (the model decides what to do), a pending auto-commit runs, a
 // pending retry is scheduled again, a line typed before the crash is sent.
-// A thread file that cannot be resumed is refused with an error.
+// A thread that cannot be resumed is refused with an error.
 //
 // Every event handed to the machine is appended to the event log, one JSON
 // line each, with the actions the machine performed for it, in order; what
@@ -435,7 +442,7 @@ func checkBehavior(o options) error {
 // notedChain returns the chain value of the event log's last line that
 // the log's thread noted when it was last saved, and the thread's file,
 // when the log is a thread's own (<threads>/<ID>.events.jsonl beside
-// <threads>/<ID>.json); "" otherwise.
+// <threads>/<ID>.journal); "" otherwise.
 func notedChain(logPath string) (chain, threadFile string) {
 	base, ok := strings.CutSuffix(filepath.Base(logPath), ".events.jsonl")
 	if !ok || thread.CheckID(base) != nil {

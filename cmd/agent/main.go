@@ -9,6 +9,8 @@
 //	agent [flags]                 interactive: one message per line on stdin
 //	agent [flags] -p "PROMPT"     one-shot: run one turn to the end, print the reply
 //	agent [flags] -resume ID      continue a saved thread where it stopped
+//	agent [flags] -resume last    continue the newest thread of the workspace
+//	agent [-threads DIR] sessions list the saved threads, newest first
 //	agent [-v] replay LOG         check that a recorded session replays exactly
 //
 // Interactive, the agent reads one message per line from standard input and
@@ -39,7 +41,7 @@
 //	                  gpt-4.1 for openai; when resuming, the thread's)
 //	-base-url URL     the API's base URL (default: $ANTHROPIC_BASE_URL or
 //	                  $OPENAI_BASE_URL, else the provider's public API)
-//	-resume ID        continue the thread ID
+//	-resume ID        continue the thread ID; "last": the workspace's newest
 //	-threads DIR      where threads are saved (default
 //	                  $XDG_DATA_HOME/fsmgen-agent/threads, or
 //	                  ~/.local/share/fsmgen-agent/threads)
@@ -114,7 +116,13 @@
 // the offset. The journal is rewritten whole, atomically, when it holds
 // more than twice its thread and a megabyte. A session that ends before
 // its first message saves nothing. Threads saved by an earlier agent
-// (<ID>.json) are refused: continue them with that agent. -resume
+// (<ID>.json) are refused: continue them with that agent.
+//
+// "agent sessions" lists the threads of the folder, the most recently
+// saved first: ID, workspace, start, tokens, cost (at the model's list
+// price, or -price) and the first prompt. "-resume last" continues the
+// newest thread of the workspace (-workspace, or the current directory).
+// A resumed interactive session shows its last three exchanges first. -resume
 // ID continues the thread in whatever state it was saved: an LLM request in
 // flight is sent again, tool calls that may have run get an "interrupted"
 // result (the model decides what to do), a pending auto-commit runs, a
@@ -189,6 +197,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -264,8 +273,11 @@ type options struct {
 	commandArgs []string
 }
 
-// commandFlags are the flags that apply to a subcommand too.
-var commandFlags = map[string]bool{"v": true}
+// commandFlags are the subcommands and the flags that apply to each.
+var commandFlags = map[string]map[string]bool{
+	"replay":   {"v": true},
+	"sessions": {"threads": true, "price": true},
+}
 
 // run is the program; stdin nil means the process's standard input.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -273,8 +285,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if code >= 0 {
 		return code
 	}
-	if opt.command == "replay" {
+	switch opt.command {
+	case "replay":
 		return replay(opt.commandArgs, opt.verbose, stdout, stderr)
+	case "sessions":
+		return listSessions(opt, stdout, stderr)
 	}
 	if err := agentMain(ctx, opt, stdin, stdout, stderr); err != nil {
 		var ex exitCode
@@ -301,7 +316,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage:\n  agent [flags]               interactive\n  agent [flags] -p PROMPT     one-shot\n  agent [flags] -resume ID    continue a thread\n  agent replay LOG            check a recorded session\n\nflags:\n")
+		fmt.Fprintf(stderr, "usage:\n  agent [flags]               interactive\n  agent [flags] -p PROMPT     one-shot\n  agent [flags] -resume ID    continue a thread (last: the workspace's newest)\n  agent sessions              list the saved threads\n  agent replay LOG            check a recorded session\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.prompt, "p", "", "run one turn with this `prompt`, print the reply and exit")
@@ -309,7 +324,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.provider, "provider", llm.NameAnthropic, "LLM provider: anthropic or openai (OpenAI-compatible servers too)")
 	fs.StringVar(&o.model, "model", "", "model `name` (default: claude-sonnet-4-5 or gpt-4.1, or the resumed thread's)")
 	fs.StringVar(&o.baseURL, "base-url", "", "API base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public API)")
-	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`")
+	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`, or \"last\": the newest thread of the workspace (agent sessions lists them)")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
@@ -346,11 +361,16 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	}
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
-	if fs.NArg() > 0 && fs.Arg(0) == "replay" {
+	if allowed, ok := commandFlags[fs.Arg(0)]; ok && fs.NArg() > 0 {
 		o.command, o.commandArgs = fs.Arg(0), fs.Args()[1:]
 		for name := range o.set {
-			if !commandFlags[name] {
-				fmt.Fprintf(stderr, "agent: -%s does not apply to %s; only -v does\n", name, o.command)
+			if !allowed[name] {
+				names := slices.Sorted(maps.Keys(allowed))
+				only := "-" + names[0] + " does"
+				if len(names) > 1 {
+					only = "-" + strings.Join(names[:len(names)-1], ", -") + " and -" + names[len(names)-1] + " do"
+				}
+				fmt.Fprintf(stderr, "agent: -%s does not apply to %s; only %s\n", name, o.command, only)
 				return o, exitUsage
 			}
 		}
@@ -534,6 +554,39 @@ func defaultThreadsDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "fsmgen-agent", "threads"), nil
 }
 
+// openStore opens the threads folder the options name: -threads, or the
+// default, made absolute (so that the sandbox can hide it and the
+// workspace check compares like with like).
+func openStore(o options) (*thread.Store, error) {
+	dir := o.threads
+	if dir == "" {
+		d, err := defaultThreadsDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("-threads %s: %w", dir, err)
+	}
+	return thread.NewStore(abs)
+}
+
+// lastOf returns the newest thread of the workspace dir ("" for the
+// current directory).
+func lastOf(store *thread.Store, dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		return "", fmt.Errorf("-resume last: %w (set it with -workspace)", err)
+	}
+	defer ws.Close()
+	return newestOf(store, ws.Root())
+}
+
 // agentMain sets the agent up from the options and runs it.
 func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
@@ -542,27 +595,24 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	if o.threads == "" {
-		d, err := defaultThreadsDir()
+	if o.logFile != "" {
+		// Absolute, so that the sandbox can hide it and the workspace
+		// check below compares like with like.
+		abs, err := filepath.Abs(o.logFile)
 		if err != nil {
 			return err
 		}
-		o.threads = d
+		o.logFile = abs
 	}
-	// Absolute, so that the sandbox can hide them and the workspace check
-	// below compares like with like.
-	for _, p := range []*string{&o.threads, &o.logFile} {
-		if *p != "" {
-			abs, err := filepath.Abs(*p)
-			if err != nil {
-				return err
-			}
-			*p = abs
-		}
-	}
-	store, err := thread.NewStore(o.threads)
+	store, err := openStore(o)
 	if err != nil {
 		return err
+	}
+	o.threads = store.Dir()
+	if o.resume == resumeLast {
+		if o.resume, err = lastOf(store, o.workspace); err != nil {
+			return err
+		}
 	}
 
 	now := time.Now().UTC()
@@ -756,6 +806,11 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		verb = "resumed"
 	}
 	fmt.Fprintf(stderr, "agent: thread %s %s (%s %s in %s)\n", t.ID, verb, t.Provider, t.Model, t.Workspace)
+	if o.resume != "" && interactive {
+		if conv, ok := behavior.ConversationOf(a.Machine().State()); ok {
+			showEarlier(stdout, conv.Messages(), earlierExchanges)
+		}
+	}
 	if interactive {
 		fmt.Fprintln(stderr, "agent: type a message and press Enter; Ctrl-D to quit, Ctrl-C to stop at once")
 		if a.Machine().Kind() == agent.StateWaitingForUserInput {

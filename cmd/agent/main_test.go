@@ -621,6 +621,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-p", ""}, "non-empty prompt"},
 		{[]string{"stray"}, "unexpected argument"},
 		{[]string{"-p", "x", "replay", "log"}, "agent: -p does not apply to replay; only -v does"},
+		{[]string{"-model", "x", "sessions"}, "agent: -model does not apply to sessions; only -price and -threads do"},
 		{[]string{"-max-retries", "-1"}, "agent: -max-retries must be 0 or more\n"},
 		{[]string{"-retry-delay", "0"}, "agent: -retry-delay must be positive and at most 30s"},
 		{[]string{"-retry-delay", "1m"}, "agent: -retry-delay must be positive and at most 30s"},

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
@@ -423,4 +424,20 @@ func (j *Journal) Close() error {
 		return fmt.Errorf("close thread %s: %w", j.id, err)
 	}
 	return nil
+}
+
+// List returns the IDs of the threads that have a journal in the store,
+// sorted.
+func (s *Store) List() ([]string, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), journalExt); ok && e.Type().IsRegular() && CheckID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }

@@ -411,3 +411,20 @@ func BenchmarkSaveRound(b *testing.B) {
 		})
 	}
 }
+
+// TestList lists the threads of a store: those with a journal, not their
+// event logs, lock files or the files of an earlier format.
+func TestList(t *testing.T) {
+	s := newStore(t)
+	for _, name := range []string{"b.events.jsonl", "a.lock", "old.json", ".c.journal.fsmgen-tmp-1"} {
+		require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), name), nil, 0o600))
+	}
+	for _, id := range []string{"b", "a"} {
+		j, err := s.Create(start(id))
+		require.NoError(t, err)
+		require.NoError(t, j.Close())
+	}
+	ids, err := s.List()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, ids)
+}

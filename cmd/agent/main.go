@@ -766,7 +766,10 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	slash := &slashSession{display: display, commands: slashCommands()}
+	slash := &slashSession{display: display, commands: slashCommands(), store: store}
+	if o.price != "" {
+		slash.price = display.price
+	}
 	committer, c := openCommitter(ctx, o, ws.Root(), t.ID, llmCfg.APIKey, guard, stderr)
 	if c != nil {
 		slash.committer = c

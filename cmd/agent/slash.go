@@ -10,6 +10,8 @@ import (
 	"github.com/fsmgen/fsmgen/internal/suggest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
+	"github.com/fsmgen/fsmgen/runtime/thread"
 )
 
 // slashCommand is a command the user types at the prompt, "/name args",
@@ -36,6 +38,7 @@ func slashCommands() []slashCommand {
 		helpCommand,
 		diffCommand,
 		usageCommand,
+		sessionsCommand,
 		quitCommand,
 	}
 }
@@ -49,6 +52,10 @@ type slashSession struct {
 	// committed; base is the commit HEAD named when the session started.
 	committer *autocommit.Committer
 	base      string
+	// store is the threads folder; price the model's price given with
+	// -price, nil for the list prices.
+	store *thread.Store
+	price *ledger.Price
 }
 
 // say shows text to the user as the answer of a command: on the display,
@@ -151,6 +158,26 @@ var usageCommand = slashCommand{
 	help: "the tokens used and their cost, this turn and in the whole thread",
 	run: func(ctx context.Context, s *slashSession, _ string) error {
 		return s.agent.ShowUsage(ctx)
+	},
+}
+
+// sessionsCommand lists the saved threads.
+var sessionsCommand = slashCommand{
+	name: "sessions",
+	help: "the saved threads, the most recently saved first (as agent sessions lists them)",
+	run: func(ctx context.Context, s *slashSession, _ string) error {
+		list, problems, err := sessions(s.store)
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		if err := writeSessions(&b, list, s.price); err != nil {
+			return err
+		}
+		for _, p := range problems {
+			fmt.Fprintf(&b, "%v\n", p)
+		}
+		return s.say(ctx, b.String())
 	},
 }
 

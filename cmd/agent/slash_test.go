@@ -24,7 +24,7 @@ func TestSlashCommands(t *testing.T) {
 		{
 			name:    "/help lists the commands and the keys",
 			input:   "/help\n",
-			wantErr: []string{"/help", "/diff", "/usage", "/quit", "Ctrl-C", "//text"},
+			wantErr: []string{"/help", "/diff", "/usage", "/sessions", "/quit", "Ctrl-C", "//text"},
 		},
 		{
 			name:    "an unknown command is an error with a suggestion",
@@ -48,6 +48,13 @@ func TestSlashCommands(t *testing.T) {
 			input:      "Hi.\n/usage\n",
 			replies:    []fakellm.Reply{{Text: "Hello."}},
 			wantErr:    []string{"agent: thread: 10 tokens in, 20 out, over 1 reply"},
+			wantPrompt: []string{"Hi."},
+		},
+		{
+			name:       "/sessions lists the threads, this one included",
+			input:      "Hi.\n/sessions\n",
+			replies:    []fakellm.Reply{{Text: "Hello."}},
+			wantErr:    []string{"ID  ", "FIRST PROMPT", "  30      -     Hi.\n"},
 			wantPrompt: []string{"Hi."},
 		},
 		{

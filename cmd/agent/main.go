@@ -811,7 +811,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	fmt.Fprintf(stderr, "agent: thread %s %s (%s %s in %s)\n", t.ID, verb, t.Provider, t.Model, t.Workspace)
 	if o.resume != "" && interactive {
 		if conv, ok := behavior.ConversationOf(a.Machine().State()); ok {
-			showEarlier(stdout, conv.Messages(), earlierExchanges)
+			showEarlier(stderr, conv.Messages(), earlierExchanges)
 		}
 	}
 	if interactive {

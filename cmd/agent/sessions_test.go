@@ -80,7 +80,8 @@ func TestSessions(t *testing.T) {
 	r = e.run(t, "Third thing.\n", "-resume", "last")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	assert.Equal(t, ids[1], startedID(t, r.stderr), "the newest thread of this workspace")
-	assert.True(t, strings.HasPrefix(r.stdout, "── earlier in this thread (2 messages; the last 2 shown) ──\n> Second thing,\nTwo.\n──\n"), "stdout:\n%s", r.stdout)
+	assert.Contains(t, r.stderr, "resumed (anthropic fake-model in "+e.ws+")\n── earlier in this thread (2 messages; the last 2 shown) ──\n> Second thing,\nTwo.\n──\n")
+	assert.Equal(t, "Three.\n", r.stdout, "stdout holds the replies alone")
 	assert.Equal(t, []string{"user: Second thing,", "assistant: Two.", "user: Third thing.", "assistant: Three."}, messages(e.state(t, ids[1])))
 
 	r = e.run(t, "", "-workspace", t.TempDir(), "-resume", "last")

@@ -84,7 +84,7 @@ func (a *Agent) capture() error {
 	st := a.m.State()
 	conv, _ := behavior.ConversationOf(st)
 	if conv.Len() < len(a.msgs) {
-		a.msgs = a.msgs[:conv.Len()] // cut back (see Undo)
+		return fmt.Errorf("save thread %s: the conversation has %d messages, fewer than the %d saved, and a conversation only grows", a.cfg.Thread.ID, conv.Len(), len(a.msgs))
 	}
 	for _, msg := range conv.Messages()[len(a.msgs):] {
 		b, err := json.Marshal(msg)

@@ -31,8 +31,6 @@ const compactSlack = 1 << 20
 const (
 	kindThread = "thread" // the whole thread: the first record
 	kindStep   = "step"   // what a save changed
-	kindUndo   = "undo"   // the conversation cut back, and what else changed
-	kindFork   = "fork"   // a thread was forked from this one
 )
 
 // ErrOldFormat is wrapped by Load and Open for a thread saved by an agent
@@ -46,16 +44,14 @@ var ErrDamaged = errors.New("the thread's journal is damaged")
 // castagnoli is the CRC-32C table of the records' checksums.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// record is one line of a journal, after its checksum. A step or undo
-// record holds the thread's fields that a save may change; the messages
-// and the ended turns of the ledger, which only grow, are those added
-// after the first Base (TurnsBase) ones.
+// record is one line of a journal, after its checksum. A step record
+// holds the thread's fields that a save may change; the messages and the
+// ended turns of the ledger, which only grow, are those added after the
+// first Base (TurnsBase) ones.
 type record struct {
 	Kind string `json:"kind"`
 	// Thread is the whole thread (kindThread).
 	Thread *Thread `json:"thread,omitempty"`
-	// Fork names the thread forked (kindFork).
-	Fork string `json:"fork,omitempty"`
 
 	Base        int               `json:"base,omitempty"`
 	Messages    []json.RawMessage `json:"messages,omitempty"`
@@ -110,10 +106,10 @@ func decodeRecord(line []byte) (*record, error) {
 
 // stepRecord returns the record of the save of t into a journal holding
 // base messages and turnsBase ended turns.
-func stepRecord(kind string, t *Thread, base, turnsBase int) *record {
+func stepRecord(t *Thread, base, turnsBase int) *record {
 	updated, total, turn := t.Updated, t.Ledger.Total, t.Ledger.Turn
 	r := &record{
-		Kind: kind, Base: base, State: t.State, QueuedInput: t.QueuedInput,
+		Kind: kindStep, Base: base, State: t.State, QueuedInput: t.QueuedInput,
 		Total: &total, Turn: &turn, Replies: t.Ledger.Replies, TurnsBase: turnsBase,
 		LogChain: t.LogChain, Updated: &updated,
 		Provider: t.Provider, Model: t.Model, Workspace: t.Workspace,
@@ -127,13 +123,11 @@ func stepRecord(kind string, t *Thread, base, turnsBase int) *record {
 	return r
 }
 
-// apply changes t as the step or undo record r says.
+// apply changes t as the step record r says.
 func (r *record) apply(t *Thread) error {
 	switch {
-	case r.Kind == kindStep && r.Base != len(t.Messages):
+	case r.Base != len(t.Messages):
 		return fmt.Errorf("a step after message %d of a thread of %d messages", r.Base, len(t.Messages))
-	case r.Base > len(t.Messages):
-		return fmt.Errorf("an undo to message %d of a thread of %d messages", r.Base, len(t.Messages))
 	case r.TurnsBase != len(t.Ledger.Turns):
 		return fmt.Errorf("turns counted after turn %d of a thread of %d turns", r.TurnsBase, len(t.Ledger.Turns))
 	case r.Total == nil || r.Turn == nil || r.Updated == nil:
@@ -196,14 +190,12 @@ func (s *Store) read(id string) (*journalFile, error) {
 			case n == 1:
 				err = checkHead(id, r.Thread)
 				jf.thread = r.Thread
-			case r.Kind == kindStep || r.Kind == kindUndo:
+			case r.Kind == kindStep:
 				err = r.apply(jf.thread)
 				jf.live += int64(len(r.Messages)) * 8
 				for _, m := range r.Messages {
 					jf.live += int64(len(m))
 				}
-			case r.Kind == kindFork:
-				jf.thread.Forks = append(jf.thread.Forks, r.Fork)
 			default:
 				err = fmt.Errorf("a record of kind %q, which this agent does not know", r.Kind)
 			}
@@ -326,36 +318,17 @@ func (j *Journal) Repaired() Repair { return j.repair }
 func (j *Journal) Path() string { return j.store.Path(j.id) }
 
 // Save appends what changed of t since the last save: the messages added
-// (t.Messages only grows, but through Undo), and t's other fields. It
+// (t.Messages only grows), and t's other fields. It
 // returns once the record is on disk. Now and then it compacts the
 // journal instead.
 func (j *Journal) Save(t *Thread) error {
 	if len(t.Messages) < j.messages {
-		return fmt.Errorf("save thread %s: %d messages, fewer than the %d saved; cut the conversation back with Undo", t.ID, len(t.Messages), j.messages)
+		return fmt.Errorf("save thread %s: %d messages, fewer than the %d saved: a thread's messages only grow", t.ID, len(t.Messages), j.messages)
 	}
 	if j.size > 2*j.live+compactSlack {
 		return j.compact(t)
 	}
-	return j.append(t, stepRecord(kindStep, t, j.messages, j.turns))
-}
-
-// Undo appends the record of t's conversation cut back to its
-// len(t.Messages) first messages, with t's other fields.
-func (j *Journal) Undo(t *Thread) error {
-	if len(t.Messages) > j.messages {
-		return fmt.Errorf("undo in thread %s: %d messages, more than the %d saved; save them first", t.ID, len(t.Messages), j.messages)
-	}
-	return j.append(t, stepRecord(kindUndo, t, len(t.Messages), j.turns))
-}
-
-// Fork appends the record of the thread child forked from t, and names it
-// in t.Forks.
-func (j *Journal) Fork(t *Thread, child string) error {
-	if err := j.append(t, &record{Kind: kindFork, Fork: child}); err != nil {
-		return err
-	}
-	t.Forks = append(t.Forks, child)
-	return nil
+	return j.append(t, stepRecord(t, j.messages, j.turns))
 }
 
 // append writes the record r of t's save at the journal's end and syncs

@@ -74,7 +74,8 @@ func clone(t *testing.T, th *thread.Thread) *thread.Thread {
 }
 
 // TestJournalReadsBackIdentical saves a thread through its journal after
-// every change — rounds, an undo, a fork, a resume through Open — and
+// every change — rounds, a change of the queue alone, a resume through
+// Open — and
 // loads it after each: it reads back identical to the thread in memory.
 func TestJournalReadsBackIdentical(t *testing.T) {
 	s := newStore(t)
@@ -98,21 +99,6 @@ func TestJournalReadsBackIdentical(t *testing.T) {
 			th.QueuedInput = []string{"one", "two"}
 			require.NoError(t, j.Save(th))
 		}},
-		{"an undo of the last round", func(t *testing.T) {
-			th.Messages = th.Messages[:len(th.Messages)-2]
-			th.State = json.RawMessage(`{"format":1,"state":{"kind":"waiting_for_user_input"}}`)
-			require.NoError(t, j.Undo(th))
-		}},
-		{"rounds after the undo", func(t *testing.T) {
-			for n := 13; n <= 15; n++ {
-				round(th, n, 10)
-				require.NoError(t, j.Save(th))
-			}
-		}},
-		{"a fork", func(t *testing.T) {
-			require.NoError(t, j.Fork(th, "t2"))
-			assert.Equal(t, []string{"t2"}, th.Forks)
-		}},
 		{"resumed", func(t *testing.T) {
 			require.NoError(t, j.Close())
 			var again *thread.Thread
@@ -121,7 +107,7 @@ func TestJournalReadsBackIdentical(t *testing.T) {
 			assert.Zero(t, j.Repaired())
 			require.Equal(t, th, again)
 			th = again
-			round(th, 16, 10)
+			round(th, 13, 10)
 			require.NoError(t, j.Save(th))
 		}},
 	}
@@ -150,8 +136,7 @@ func TestJournalErrors(t *testing.T) {
 
 	_, err = s.Create(start("t1"))
 	require.ErrorContains(t, err, "resume it with -resume t1", "a thread is created once")
-	require.ErrorContains(t, j.Undo(&thread.Thread{ID: "t1", Messages: append(th.Messages, th.Messages...)}), "save them first")
-	require.ErrorContains(t, j.Save(&thread.Thread{ID: "t1"}), "cut the conversation back with Undo")
+	require.ErrorContains(t, j.Save(&thread.Thread{ID: "t1"}), "fewer than the 2 saved: a thread's messages only grow")
 }
 
 // saveRounds creates thread id and saves rounds 1 to n of it; it returns

@@ -59,16 +59,12 @@ type Thread struct {
 	Model string `json:"model"`
 	// Workspace is the absolute directory the agent works in.
 	Workspace string `json:"workspace"`
-	// ForkedFrom names the thread this one was forked from, if any.
-	ForkedFrom string `json:"forked_from,omitempty"`
-	// Forks names the threads forked from this one, oldest first.
-	Forks []string `json:"forks,omitempty"`
 	// State is the machine as its generated Save method saves it, with
 	// its conversation's messages left out (they are Messages), or empty
 	// for a thread that has not started yet.
 	State json.RawMessage `json:"state,omitempty"`
 	// Messages are the conversation's messages, each as JSON, oldest
-	// first. They only grow, but for [Journal.Undo].
+	// first. They only grow.
 	Messages []json.RawMessage `json:"messages,omitempty"`
 	// QueuedInput holds the user's messages typed while the agent was busy
 	// and not yet handed to the machine, oldest first.

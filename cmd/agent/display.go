@@ -30,6 +30,10 @@ type terminal struct {
 	midLine   bool          // out's last byte was not a newline
 	price     *ledger.Price // the model's price, when known
 	color     bool          // diag takes colour (see useColor)
+	// wholeLines writes the streamed reply a line at a time (see
+	// writeText); partial is the end of it not written yet.
+	wholeLines bool
+	partial    string
 }
 
 var _ agentexec.Display = (*terminal)(nil)
@@ -40,7 +44,7 @@ func (t *terminal) Text(delta string) {
 		return
 	}
 	delta = sanitize(delta)
-	_, _ = io.WriteString(t.out, delta)
+	t.writeText(delta)
 	t.midLine = !strings.HasSuffix(delta, "\n")
 }
 
@@ -63,7 +67,7 @@ func (t *terminal) Reply(msg chat.Message) {
 // endLine finishes a streamed line on out.
 func (t *terminal) endLine() {
 	if t.midLine {
-		_, _ = io.WriteString(t.out, "\n")
+		t.writeText("\n")
 		t.midLine = false
 	}
 }

@@ -180,6 +180,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
+	"github.com/fsmgen/fsmgen/runtime/term"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -634,6 +635,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	var input io.Reader
+	var editor *term.Editor
 	interactive := o.prompt == ""
 	prompt := false
 	if interactive {
@@ -645,11 +647,20 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 			}
 			if isTerminal(f) {
 				prompt = true
+				if editor, err = openEditor(f, stderr); err != nil {
+					return err
+				}
 			}
 			input = f
 		}
 	}
 	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: prompt}
+	var messages agentexec.MessageReader
+	if editor != nil {
+		defer editor.Close()
+		display.useEditor(editor, stdout)
+		messages, input = editor, nil
+	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p
 	}
@@ -673,21 +684,23 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	a, err := agentexec.New(agentexec.Config{
-		Behavior:  b,
-		Provider:  provider,
-		Tools:     toolSet,
-		Workspace: ws.Root(),
-		Hook:      hook,
-		Display:   display,
-		Logger:    logger,
-		Thread:    t,
-		Store:     store,
-		EventLog:  elog,
-		Secrets:   []string{llmCfg.APIKey},
-		Prompt:    o.prompt,
-		Input:     input,
-		Commands:  func(ctx context.Context, line string) { slash.run(ctx, line) },
-		Signals:   []os.Signal{os.Interrupt, syscall.SIGTERM},
+		Behavior:   b,
+		Provider:   provider,
+		Tools:      toolSet,
+		Workspace:  ws.Root(),
+		Hook:       hook,
+		Display:    display,
+		Logger:     logger,
+		Thread:     t,
+		Store:      store,
+		EventLog:   elog,
+		Secrets:    []string{llmCfg.APIKey},
+		Prompt:     o.prompt,
+		Input:      input,
+		Editor:     messages,
+		Commands:   func(ctx context.Context, line string) { slash.run(ctx, line) },
+		Signals:    []os.Signal{syscall.SIGTERM},
+		Interrupts: []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 	})

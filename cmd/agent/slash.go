@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/suggest"
-	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
 )
 
 // slashCommand is a command the user types at the prompt, "/name args",

@@ -154,7 +154,7 @@ func TestClassify(t *testing.T) {
 		{`state Open does not handle event Push: add a transition, or list Push under the state's ignore or reject`, "unhandled-pair"},
 		{`action Unused is never emitted`, "unused-declaration"},
 		{`invalid YAML: did not find expected key`, "yaml-syntax"},
-		{`guard IsBig reads Size, but only some of A, B have Size (A do; B do not), so the row cannot read it from all of them: give the states the field, or write rows of their own`, "field-not-available"},
+		{`guard IsBig reads Size, but only some of A, B have Size (A has it; B has not), so the row cannot read it from all of them: give the states the field, or write rows of their own`, "field-not-available"},
 		{`something fsmgen never says`, Unclassified},
 	}
 	for _, tt := range tests {

@@ -216,6 +216,8 @@ func (d *differ) decls(kind string, old, new any) {
 			c.verdict(EventLog, OK, "")
 			if kind == "action" {
 				c.verdict(Code, Breaks, fmt.Sprintf("the Handler's method %s is now %s", o.GoName, n.GoName))
+			} else if o.GoName != n.GoName {
+				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
 			}
 			d.add(c)
 		}
@@ -280,6 +282,9 @@ func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
 		if of.Name != nf.Name {
 			c := &Change{Subject: subject, What: "renamed from " + of.Name, Old: of.Pos, New: nf.Pos}
 			c.verdict(area, OK, fmt.Sprintf("%s loads %s under its new name", saved, of.Name))
+			if of.GoName != nf.GoName {
+				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s.%s: code that names it no longer compiles until it is updated", n.GoName, of.GoName, n.GoName, nf.GoName))
+			}
 			d.add(c)
 		}
 		if ot, nt := of.GoType.Canonical(), nf.GoType.Canonical(); ot != nt {
@@ -335,6 +340,9 @@ func (d *differ) states() {
 		if o.Name != n.Name {
 			c := &Change{Subject: "state " + n.Name, What: "renamed from " + o.Name, Old: o.Pos, New: n.Pos}
 			c.verdict(SavedStates, OK, "a machine saved in "+o.Name+" loads in "+n.Name)
+			if o.GoName != n.GoName {
+				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
+			}
 			d.add(c)
 		}
 		switch {
@@ -691,4 +699,10 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// renamedType says what a rename does to the code that uses the generated
+// package: the Go type of a state or event, and its kind, take the new name.
+func renamedType(old, new string) string {
+	return fmt.Sprintf("the Go type %s is now %s (its kind constant too): code that names it no longer compiles until it is updated", old, new)
 }

@@ -175,10 +175,10 @@ func TestCompare(t *testing.T) {
 			old:  jobSpec,
 			new:  renamed,
 			want: []want{
-				{subject: "state Paused", what: "renamed from Held"},
-				{subject: "field Paused.why", what: "renamed from reason"},
-				{subject: "event Pause", what: "renamed from Hold"},
-				{subject: "field Pause.why", what: "renamed from reason"},
+				{subject: "state Paused", what: "renamed from Held", verdicts: []string{"code=review"}},
+				{subject: "field Paused.why", what: "renamed from reason", verdicts: []string{"code=review"}},
+				{subject: "event Pause", what: "renamed from Hold", verdicts: []string{"code=review"}},
+				{subject: "field Pause.why", what: "renamed from reason", verdicts: []string{"code=review"}},
 			},
 		},
 		{

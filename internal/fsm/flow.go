@@ -162,6 +162,20 @@ func didYouMean(name string, skip []*Field, fields ...[]*Field) string {
 	return suggest.DidYouMean(name, names)
 }
 
+// does writes the states' names followed by what (a verb in the third
+// person singular, "has it"), in the plural when there are several:
+// "A has it", "A and B have it".
+func does(names []string, what string) string {
+	if len(names) == 1 {
+		return names[0] + " " + what
+	}
+	verb, rest, _ := strings.Cut(what, " ")
+	if verb == "has" {
+		verb = "have"
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " " + verb + " " + rest
+}
+
 // joinOr joins "a", "b" and "c" as "a, b or c".
 func joinOr(parts []string) string {
 	if len(parts) <= 1 {
@@ -218,7 +232,10 @@ func (fl *flow) lookup(name string) (*found, string) {
 				without = append(without, s.Name)
 			}
 		}
-		return nil, fmt.Sprintf("only some of %s have %s (%s do; %s do not), so the row cannot read it from all of them: give the states the field, or write rows of their own", fl.shared(), name, strings.Join(with, ", "), strings.Join(without, ", "))
+		if fl.r.Event != nil && fl.r.Event.Field(name) != nil {
+			return nil, fmt.Sprintf("only some of %s have %s (%s; %s), and event %s has it too, so the row would read the state's from some and the event's from others: rename the event's field (an effect that reads it can set the state's), or write rows of their own", fl.shared(), name, does(with, "has it"), does(without, "has not"), fl.r.Event.Name)
+		}
+		return nil, fmt.Sprintf("only some of %s have %s (%s; %s), so the row cannot read it from all of them: give the states the field, or write rows of their own", fl.shared(), name, does(with, "has it"), does(without, "has not"))
 	}
 	if fl.r.Event != nil {
 		if f := fl.r.Event.Field(name); f != nil {

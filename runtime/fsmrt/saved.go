@@ -88,6 +88,12 @@ func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.R
 		LastTimer TimerID           `json:"last_timer"`
 	}
 	if err := decodeStrict(data, &s, "", nil); err != nil {
+		var state struct {
+			Kind *string `json:"kind"`
+		}
+		if json.Unmarshal(data, &state) == nil && state.Kind != nil {
+			return nil, fmt.Errorf("%s: load a saved machine: %w: this is a state alone (%q), as MarshalJSON writes it, not what Save saves; restore it with UnmarshalState and Restore", d.Package, err, *state.Kind)
+		}
 		return nil, fmt.Errorf("%s: load a saved machine: %w", d.Package, err)
 	}
 	savedTimers := make([]savedTimer, len(s.Timers))
@@ -97,6 +103,8 @@ func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.R
 		}
 	}
 	switch {
+	case s.Format == 0:
+		return nil, fmt.Errorf("%s: load a saved machine: no \"format\": this is not what Save saves (a state alone, as MarshalJSON writes it, restores with UnmarshalState and Restore)", d.Package)
 	case s.Format != SavedFormat:
 		return nil, fmt.Errorf("%s: load a saved machine: format %d, but this version of fsmgen reads format %d", d.Package, s.Format, SavedFormat)
 	case s.Machine != d.Machine:

@@ -72,6 +72,8 @@ func TestLoadErrors(t *testing.T) {
 		{"not JSON", `[`, "load a saved machine"},
 		{"not an object", `[1]`, "want a JSON object, found an array"},
 		{"two values", `{"format":1} {}`, "more than one JSON value"},
+		{"no format", `{"machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `no "format": this is not what Save saves`},
+		{"a state alone", `{"kind":"idle"}`, `unknown field "kind": this is a state alone ("idle"), as MarshalJSON writes it, not what Save saves; restore it with UnmarshalState and Restore`},
 		{"another format", `{"format":2,"machine":"Toy","shape":"x","state":{"kind":"idle"}}`, "format 2, but this version of fsmgen reads format 1"},
 		{"another machine", `{"format":1,"machine":"Door","shape":"x","state":{"kind":"idle"}}`, `it is a "Door" machine, not a "Toy" one`},
 		{"no state", `{"format":1,"machine":"Toy","shape":"x"}`, "no state"},

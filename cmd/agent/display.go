@@ -34,6 +34,23 @@ type terminal struct {
 	// writeText); partial is the end of it not written yet.
 	wholeLines bool
 	partial    string
+	// verbose shows tool calls and results whole (-v).
+	verbose bool
+	// noPrice says why costs are not shown, once (see Usage); "" once
+	// said, or when the price is known.
+	noPrice string
+	// final is the last assistant text of a one-shot run, its answer.
+	final string
+	// outputs are the results of the last round of tools, whole, for
+	// /expand; resultsShown says a new round starts with the next result.
+	outputs      []toolOutput
+	resultsShown bool
+}
+
+// toolOutput is a tool call's result, kept for /expand.
+type toolOutput struct {
+	call    chat.ToolCall
+	content string
 }
 
 var _ agentexec.Display = (*terminal)(nil)
@@ -54,13 +71,8 @@ func (t *terminal) Reply(msg chat.Message) {
 		t.endLine()
 		return
 	}
-	content := sanitize(msg.Content)
-	if content == "" {
-		return
-	}
-	_, _ = io.WriteString(t.out, content)
-	if !strings.HasSuffix(content, "\n") {
-		_, _ = io.WriteString(t.out, "\n")
+	if content := sanitize(msg.Content); content != "" {
+		t.final = content // written at the end (see answerOnly)
 	}
 }
 
@@ -81,7 +93,13 @@ func (t *terminal) diagf(format string, args ...any) {
 
 // ToolCall implements agentexec.Display.
 func (t *terminal) ToolCall(call chat.ToolCall) {
-	t.diagf("→ %s %s", short(call.Name, 64), short(string(call.Arguments), 100))
+	if t.verbose {
+		t.diagf("→ %s %s", short(call.Name, 64), string(call.Arguments))
+		t.resultsShown = len(t.outputs) > 0
+		return
+	}
+	t.diagf("→ %s %s", short(call.Name, 64), callSummary(call))
+	t.resultsShown = len(t.outputs) > 0
 }
 
 // ToolProgress implements agentexec.Display.
@@ -93,25 +111,76 @@ func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	t.diagf("  … %s: %s", short(call.Name, 64), short(msg, 100))
 }
 
-// ToolResult implements agentexec.Display.
+// ToolResult implements agentexec.Display: an error whole; an edit with
+// its diff; a command with the last lines of its output; another tool
+// with its first line. -v shows every result whole; /expand shows the
+// last round's.
 func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
-	mark := "✓"
-	if out.IsError {
-		mark = "✗"
+	if t.resultsShown {
+		t.outputs, t.resultsShown = t.outputs[:0], false
 	}
-	lines := strings.Count(out.Content, "\n")
-	if out.Content != "" && !strings.HasSuffix(out.Content, "\n") {
-		lines++
-	}
-	first, _, _ := strings.Cut(out.Content, "\n")
-	more := ""
+	t.outputs = append(t.outputs, toolOutput{call: call, content: out.Content})
+	name := sanitize(short(call.Name, 64))
+	content := sanitize(out.Content)
+	all := lines(content)
+	ok := t.paint(sgrGreen, "✓")
 	switch {
-	case lines == 2:
-		more = " (and 1 more line)"
-	case lines > 2:
-		more = fmt.Sprintf(" (and %d more lines)", lines-1)
+	case out.IsError, t.verbose:
+		if out.IsError {
+			ok = t.paint(sgrRed, "✗")
+		}
+		t.line(fmt.Sprintf("  %s %s: %s", ok, name, indent(content)))
+	case call.Name == "edit_file":
+		t.line(fmt.Sprintf("  %s %s: %s", ok, name, content))
+		if d := lines(editDiff(call, out.Content)); len(d) > 0 {
+			shown := d[:min(len(d), diffLines)]
+			t.diff(strings.Join(shown, "\n"), "    ")
+			if len(d) > len(shown) {
+				t.line(fmt.Sprintf("    … %d more lines of the diff; /diff shows every change", len(d)-len(shown)))
+			}
+		}
+	case call.Name == "bash":
+		t.line(fmt.Sprintf("  %s %s: %d lines of output", ok, name, len(all)))
+		shown := all[max(0, len(all)-tailLines):]
+		if hidden := len(all) - len(shown); hidden > 0 {
+			t.line(fmt.Sprintf("    … %d earlier lines hidden; /expand shows the whole output", hidden))
+		}
+		if len(shown) > 0 {
+			t.line("    " + t.paint(sgrDim, indent(strings.Join(shown, "\n"))))
+		}
+	default:
+		first, more := "", ""
+		if len(all) > 0 {
+			first = all[0]
+		}
+		if len(all) > 1 {
+			more = fmt.Sprintf(" (%d lines; /expand shows them)", len(all))
+		}
+		t.line(fmt.Sprintf("  %s %s: %s%s", ok, name, short(first, 100), more))
 	}
-	t.diagf("  %s %s: %s%s", mark, short(call.Name, 64), short(first, 100), more)
+}
+
+// line writes one line of diagnostics as it is: its parts were made safe
+// for a terminal (see sanitize) by the caller.
+func (t *terminal) line(s string) {
+	t.endLine()
+	_, _ = io.WriteString(t.diag, s+"\n")
+}
+
+// expand shows the results of the last round of tools whole.
+func (t *terminal) expand() {
+	if len(t.outputs) == 0 {
+		t.answer("no tool has run yet")
+		return
+	}
+	for _, o := range t.outputs {
+		t.answer(fmt.Sprintf("── %s %s\n%s", o.call.Name, callSummary(o.call), o.content))
+	}
+}
+
+// indent indents the lines after the first of s by four spaces.
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n    ")
 }
 
 // Hook implements agentexec.Display.
@@ -141,7 +210,15 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 
 // Retry implements agentexec.Display.
 func (t *terminal) Retry(attempt int, delay time.Duration, err chat.LLMError) {
-	t.diagf("! %s; retry %d in %s", err.Error(), attempt, delay)
+	// One short line a retry; the server's whole message the first time.
+	what := string(err.Kind)
+	if err.StatusCode != 0 {
+		what += fmt.Sprintf(" (HTTP %d)", err.StatusCode)
+	}
+	if attempt == 1 || t.verbose {
+		what = err.Error()
+	}
+	t.diagf("! %s; retry %d in %s", what, attempt, delay)
 }
 
 // Error implements agentexec.Display.
@@ -162,6 +239,10 @@ func (t *terminal) Usage(l ledger.Ledger) {
 		replies = "reply"
 	}
 	t.diagf("agent: thread: %s, over %d %s", ledger.Format(l.Total, t.price), l.Replies, replies)
+	if t.noPrice != "" {
+		t.diagf("agent: no cost shown: %s", t.noPrice)
+		t.noPrice = ""
+	}
 }
 
 // TurnEnd implements agentexec.Display.
@@ -177,14 +258,18 @@ func (t *terminal) showPrompt() {
 	}
 }
 
-// short cuts s to n characters on one line, marking the cut.
+// short cuts s to about n characters on one line, at a space when there
+// is one in its second half, marking the cut.
 func short(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
+	cut := string([]rune(s)[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
 }
 
 // isTerminal reports whether f is a terminal (not merely a character

@@ -230,8 +230,11 @@ type options struct {
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
-	verbose                                           bool
-	set                                               map[string]bool // flags given explicitly
+	verbose, json, version                            bool
+	// first is the prompt given as an argument: the first message of an
+	// interactive session.
+	first string
+	set   map[string]bool // flags given explicitly
 	// command is the subcommand ("replay") and commandArgs its arguments;
 	// command is empty when the agent is to run.
 	command     string
@@ -246,6 +249,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	opt, code := parseFlags(args, stderr)
 	if code >= 0 {
 		return code
+	}
+	if opt.version {
+		fmt.Fprintln(stdout, version())
+		return exitOK
 	}
 	if opt.command == "replay" {
 		return replay(opt.commandArgs, opt.verbose, stdout, stderr)
@@ -310,7 +317,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
-	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
+	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
+	fs.BoolVar(&o.json, "json", false, "with -p: print the result as one JSON object (session, answer, error, usage, cost)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, exitOK
@@ -329,8 +338,21 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		}
 		return o, -1
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agent: unexpected argument %q; give the prompt with -p, or type it on standard input\n", fs.Arg(0))
+	if o.version {
+		return o, -1 // run prints it
+	}
+	switch {
+	case fs.NArg() > 1:
+		fmt.Fprintf(stderr, "agent: unexpected argument %q after the prompt %q; put the flags before the prompt, and quote the prompt as one argument\n", fs.Arg(1), fs.Arg(0))
+		return o, exitUsage
+	case fs.NArg() == 1 && o.set["p"]:
+		fmt.Fprintf(stderr, "agent: unexpected argument %q: -p gives the prompt already\n", fs.Arg(0))
+		return o, exitUsage
+	case fs.NArg() == 1:
+		o.first = fs.Arg(0)
+	}
+	if o.json && !o.set["p"] {
+		fmt.Fprintln(stderr, "agent: -json applies to a one-shot run; give the prompt with -p")
 		return o, exitUsage
 	}
 	if o.set["p"] && o.prompt == "" {
@@ -663,7 +685,10 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p
+	} else {
+		display.noPrice = priceNote(err)
 	}
+	display.verbose, display.color = o.verbose, colorOf(stderr)
 
 	if removed, err := tools.CleanTemp(ctx, ws); err != nil {
 		display.Notice(fmt.Sprintf("could not remove the temporary files of edits cut short: %v", err))
@@ -695,7 +720,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Store:      store,
 		EventLog:   elog,
 		Secrets:    []string{llmCfg.APIKey},
-		Prompt:     o.prompt,
+		Prompt:     o.prompt + o.first,
 		Input:      input,
 		Editor:     messages,
 		Commands:   func(ctx context.Context, line string) { slash.run(ctx, line) },
@@ -723,7 +748,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 
 	res, runErr := a.Run(ctx)
 	if !interactive {
-		display.Usage(res.Ledger)
+		display.finishOneShot(t.ID, res, o.json)
 	}
 	closeErr := elog.Close()
 	display.endLine()

@@ -125,11 +125,8 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	all := lines(content)
 	ok := t.paint(sgrGreen, "✓")
 	switch {
-	case out.IsError, t.verbose:
-		if out.IsError {
-			ok = t.paint(sgrRed, "✗")
-		}
-		t.line(fmt.Sprintf("  %s %s: %s", ok, name, indent(content)))
+	case out.IsError:
+		t.whole(t.paint(sgrRed, "✗"), name, all)
 	case call.Name == "edit_file":
 		t.line(fmt.Sprintf("  %s %s: %s", ok, name, content))
 		if d := lines(editDiff(call, out.Content)); len(d) > 0 {
@@ -139,6 +136,8 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 				t.line(fmt.Sprintf("    … %d more lines of the diff; /diff shows every change", len(d)-len(shown)))
 			}
 		}
+	case t.verbose:
+		t.whole(ok, name, all)
 	case call.Name == "bash":
 		t.line(fmt.Sprintf("  %s %s: %d lines of output", ok, name, len(all)))
 		shown := all[max(0, len(all)-tailLines):]
@@ -158,6 +157,16 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 		}
 		t.line(fmt.Sprintf("  %s %s: %s%s", ok, name, short(first, 100), more))
 	}
+}
+
+// whole shows a tool's result whole: on its line when it has one, else
+// on the lines below.
+func (t *terminal) whole(mark, name string, all []string) {
+	if len(all) <= 1 {
+		t.line(fmt.Sprintf("  %s %s: %s", mark, name, strings.Join(all, "")))
+		return
+	}
+	t.line(fmt.Sprintf("  %s %s:\n    %s", mark, name, strings.Join(all, "\n    ")))
 }
 
 // line writes one line of diagnostics as it is: its parts were made safe

@@ -37,9 +37,9 @@ func callSummary(call chat.ToolCall) string {
 	case a.Command != "":
 		return "$ " + short(a.Command, 200)
 	case a.Path != "" && call.Name == "edit_file" && a.OldStr == "":
-		return a.Path + " (new file)"
+		return short(a.Path, 200) + " (new file)"
 	case a.Path != "":
-		return a.Path
+		return short(a.Path, 200)
 	}
 	return short(string(call.Arguments), 100)
 }
@@ -59,7 +59,7 @@ func editDiff(call chat.ToolCall, result string) string {
 		return ""
 	}
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a.OldStr), B: difflib.SplitLines(a.NewStr),
+		A: splitLines(a.OldStr), B: splitLines(a.NewStr),
 		FromFile: "a/" + a.Path, ToFile: "b/" + a.Path, Context: 3,
 	})
 	if a.OldStr == "" {
@@ -86,6 +86,19 @@ func editDiff(call chat.ToolCall, result string) string {
 		b.WriteString(line)
 	}
 	return b.String()
+}
+
+// splitLines splits s into its lines, each with its newline (one added
+// to a last line without).
+func splitLines(s string) []string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if !strings.HasSuffix(line, "\n") {
+			line += "\n"
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // lines splits s into its lines, without their newlines.

@@ -127,7 +127,8 @@ bench:
 
 # bench-server measures the cron monitoring server (server/bench): durable
 # pings a second and their latency, the start-up and memory of 100,000
-# monitors, how late their misses are recorded. About five minutes; see
+# monitors, how late their misses are recorded, a background job's overhead
+# per run (trigger to start). About five minutes; see
 # docs/performance.md. COUNT sets the runs of each scenario.
 COUNT ?= 5
 bench-server:

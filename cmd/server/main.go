@@ -1,10 +1,13 @@
-// Command server runs Loom's cron monitoring on fsmgen machines: a monitor
-// per job, each an fsmgen machine (spec/monitor.yaml) whose own timers
-// catch missed runs and runs that take too long, kept in SQLite.
+// Command server runs Loom's cron monitoring and background jobs on fsmgen
+// machines: a monitor per watched job, each an fsmgen machine
+// (spec/monitor.yaml) whose own timers catch missed runs and runs that
+// take too long, and the background jobs of a configuration file, each an
+// fsmgen machine (spec/job.yaml) that runs, times out and retries them;
+// all kept in SQLite.
 //
 // Usage:
 //
-//	server [-addr 127.0.0.1:8080] [-db server.db] [-alert-webhook URL] [-ping-rate N] [-reset-token]
+//	server [-addr 127.0.0.1:8080] [-db server.db] [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N] [-reset-token]
 //
 // On its first start (or with -reset-token) the server makes an API token
 // and prints it once, on a line "token: …"; it keeps only its SHA-256.
@@ -13,8 +16,10 @@
 // is at /.
 //
 // Every request the server acknowledges is stored first, durably: it
-// survives a kill -9. SIGINT or SIGTERM stop it gracefully: it finishes
-// the requests in flight, then exits. The HTTP API is described in
+// survives a kill -9; a job's run left running by a kill -9 is closed as
+// failed at the next start, and retried. SIGINT or SIGTERM stop it
+// gracefully: it finishes the requests in flight, cancels the runs in
+// progress (recorded cancelled), then exits. The HTTP API is described in
 // docs/server.md.
 package main
 
@@ -37,7 +42,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/api"
+	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
@@ -62,6 +69,8 @@ type options struct {
 	webhook    string
 	pingRate   float64
 	resetToken bool
+	jobs       string
+	retention  time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -72,12 +81,17 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.db, "db", "server.db", "the SQLite database `file` (created if missing)")
 	fs.StringVar(&o.webhook, "alert-webhook", "", "the `URL` alerts are posted to, for monitors without a webhook of their own")
 	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
+	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
+	fs.DurationVar(&o.retention, "retention", 30*24*time.Hour, "how long job runs and their check-ins are kept")
 	fs.BoolVar(&o.resetToken, "reset-token", false, "make a new API token, print it, and forget the old one")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q: the server takes only flags", fs.Arg(0))
+	}
+	if o.retention <= 0 {
+		return o, fmt.Errorf("-retention %v: give a positive duration, as in 720h", o.retention)
 	}
 	if o.pingRate <= 0 {
 		return o, fmt.Errorf("-ping-rate %g: give a positive number", o.pingRate)
@@ -95,6 +109,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var registry jobs.Registry
+	if o.jobs != "" {
+		defs, err := jobs.Load(o.jobs)
+		if err != nil {
+			return err
+		}
+		for _, d := range defs {
+			if err := registry.Register(d); err != nil {
+				return fmt.Errorf("%s: %w", o.jobs, err)
+			}
+		}
+	}
 	st, err := sqlite.Open(ctx, o.db)
 	if err != nil {
 		return err
@@ -108,17 +134,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("load the monitors: %w", err)
 	}
+	if err := registry.Register(*jobsengine.Retention(st, o.retention, time.Now)); err != nil {
+		return fmt.Errorf("the built-in retention job: %w (give your job another id)", err)
+	}
+	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), AlertWebhook: o.webhook, Log: log})
+	if err != nil {
+		return fmt.Errorf("load the jobs: %w", err)
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api.New(api.Config{Engine: engine, TokenHash: hash, PingRate: o.pingRate, Page: web.Page(), Log: log}),
+		Handler:           api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: hash, PingRate: o.pingRate, Page: web.Page(), Log: log}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(engine.Hub().Close)
-	log.Info("serving", "addr", "http://"+ln.Addr().String(), "db", o.db, "monitors", len(engine.List()), "timers", engine.Timers())
+	log.Info("serving", "addr", "http://"+ln.Addr().String(), "db", o.db, "monitors", len(engine.List()), "timers", engine.Timers(), "jobs", len(registry.Jobs()))
 
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -127,6 +160,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("the engine stopped", "err", err)
 		}
 	})
+	// The jobs stop first: their runs, cancelled, check in to the
+	// monitors.
+	jobsCtx, stopJobs := context.WithCancel(context.Background())
+	jobsDone := make(chan struct{})
+	go func() {
+		defer close(jobsDone)
+		if err := jobEngine.Run(jobsCtx); err != nil {
+			log.Error("the jobs engine stopped", "err", err)
+		}
+	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	select {
@@ -137,7 +180,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = srv.Shutdown(shutdown)
 		cancel()
 	}
-	// The requests in flight are answered; now the engine stops.
+	// The requests in flight are answered; now the jobs stop, then the
+	// monitors.
+	stopJobs()
+	<-jobsDone
 	stopEngine()
 	wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {

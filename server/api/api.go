@@ -1,6 +1,6 @@
-// Package api is the server's HTTP interface: the cron monitors' JSON API
-// (bearer token), the pings (no token: the ping key is the secret), the
-// event stream, the health check and the web page.
+// Package api is the server's HTTP interface: the cron monitors' and the
+// background jobs' JSON API (bearer token), the pings (no token: the ping
+// key is the secret), the event stream, the health check and the web page.
 //
 // Every request that goes wrong gets a 4xx (or, when the server cannot
 // store a change, a 503) with a JSON body {"error": {"code": …, "message":
@@ -24,13 +24,20 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
 )
 
 // Config is what a Server is made with.
 type Config struct {
 	// Engine runs the monitors. It must not be nil.
 	Engine *monitors.Engine
+	// Jobs runs the background jobs; no /api/jobs when nil.
+	Jobs *jobs.Engine
+	// Store is the database, whose health /health reports. It must not
+	// be nil.
+	Store store.Store
 	// TokenHash is the SHA-256 of the API's bearer token.
 	TokenHash [32]byte
 	// PingRate is how many pings a second each ping key may make, on
@@ -63,6 +70,8 @@ const (
 // Server handles the HTTP requests.
 type Server struct {
 	engine *monitors.Engine
+	jobs   *jobs.Engine
+	store  store.Store
 	token  [32]byte
 	limits *keyLimits
 	page   http.Handler
@@ -73,7 +82,7 @@ type Server struct {
 
 // New returns the server.
 func New(c Config) *Server {
-	s := &Server{engine: c.Engine, token: c.TokenHash, page: c.Page, log: c.Log, now: c.Now}
+	s := &Server{engine: c.Engine, jobs: c.Jobs, store: c.Store, token: c.TokenHash, page: c.Page, log: c.Log, now: c.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -92,6 +101,12 @@ func New(c Config) *Server {
 	mux.HandleFunc("/api/crons/monitors/{slug}/checkins", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listCheckins, "POST": s.postCheckin})))
 	mux.HandleFunc("/api/crons/preview", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.preview})))
 	mux.HandleFunc("/api/crons/stream", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.stream})))
+	if s.jobs != nil {
+		mux.HandleFunc("/api/jobs", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listJobs})))
+		mux.HandleFunc("/api/jobs/{id}/runs", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listRuns})))
+		mux.HandleFunc("/api/jobs/{id}/trigger", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.triggerJob})))
+		mux.HandleFunc("/api/jobs/runs/{run}/cancel", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.cancelRun})))
+	}
 	ping := s.methods(map[string]http.HandlerFunc{"GET": s.ping, "POST": s.ping, "HEAD": s.ping})
 	mux.HandleFunc("/ping/{key}", ping)
 	mux.HandleFunc("/ping/{key}/{what}", ping)

@@ -20,7 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmgen/fsmgen/crons"
+	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/api"
+	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store/memory"
 	"github.com/fsmgen/fsmgen/server/web"
@@ -44,17 +47,27 @@ type fuzzStack struct {
 
 func newFuzzStack(t *testing.T) *fuzzStack {
 	ctx := context.Background()
-	engine, err := monitors.New(ctx, monitors.Config{Store: memory.New(), Now: func() time.Time { return fuzzNow }})
+	st := memory.New()
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, Now: func() time.Time { return fuzzNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noop := &jobs.Job{ID: "noop", Name: "noop", Func: func(ctx context.Context) (string, error) { return "", nil }, Enabled: true,
+		Settings: jobs.Settings{Schedule: crons.Schedule{Type: "interval", Seconds: 3600}, Timeout: time.Minute, BackoffBase: time.Second, BackoffCap: time.Second}}
+	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Jobs: []*jobs.Job{noop}, Now: func() time.Time { return fuzzNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
+	stopped := make(chan error, 2)
 	go func() { stopped <- engine.Run(runCtx) }()
+	go func() { stopped <- jobEngine.Run(runCtx) }()
 	stop := func() {
 		cancel()
-		if err := <-stopped; err != nil {
-			t.Errorf("Run: %v", err)
+		for range 2 {
+			if err := <-stopped; err != nil {
+				t.Errorf("Run: %v", err)
+			}
 		}
 	}
 	must := func(err error) {
@@ -78,6 +91,8 @@ func newFuzzStack(t *testing.T) *fuzzStack {
 	must(err)
 	h := api.New(api.Config{
 		Engine:    engine,
+		Jobs:      jobEngine,
+		Store:     st,
 		TokenHash: sha256.Sum256([]byte(fuzzToken)),
 		PingRate:  0.5, // a burst of 1: the second ping of a key is limited
 		Page:      web.Page(),
@@ -167,6 +182,10 @@ func FuzzAPI(f *testing.F) {
 		{"GET", "/ping/{key}/0", "checkin_id={run}", "", ""},
 		{"HEAD", "/ping/{key}/7", "", "", ""},
 		{"GET", "/ping/{key}", "exit_code=3", "", ""},
+		{"GET", "/api/jobs", "", auth, ""},
+		{"GET", "/api/jobs/noop/runs", "limit=5", auth, ""},
+		{"POST", "/api/jobs/noop/trigger", "", auth, ""},
+		{"POST", "/api/jobs/runs/0123/cancel", "", auth, ""},
 		// Invalid ones.
 		{"GET", "/api/crons/monitors", "", "Authorization: Basic eDp5\n", ""},
 		{"GET", "/api/crons/monitors", "", "Authorization: Bearer fsm_wrong\n", ""},

@@ -12,16 +12,6 @@ import (
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
-// health answers GET /health: the server is up, with a few counts.
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"status":      "ok",
-		"monitors":    len(s.engine.List()),
-		"timers":      s.engine.Timers(),
-		"subscribers": s.engine.Hub().Subscribers(),
-	})
-}
-
 // index serves the web page.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	if s.page == nil {

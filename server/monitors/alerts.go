@@ -75,6 +75,15 @@ func (e *Engine) deliverDue(ctx context.Context) {
 	}
 }
 
+// NudgeAlerts has the alerts stored by others than the engine (the
+// background jobs' engine) delivered now rather than at the next poll.
+func (e *Engine) NudgeAlerts() {
+	select {
+	case e.alerts <- struct{}{}:
+	default:
+	}
+}
+
 // post posts payload to url as JSON; an answer other than 2xx is an error.
 func post(ctx context.Context, url string, payload []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))

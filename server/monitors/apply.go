@@ -332,6 +332,7 @@ const (
 	SourcePing   = "ping"
 	SourceAPI    = "api"
 	SourceSystem = "system"
+	SourceJob    = "job"
 )
 
 // Error is a request's failure as the API reports it.

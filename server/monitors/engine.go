@@ -58,6 +58,7 @@ type Engine struct {
 	hub      *Hub
 	alerts   chan struct{} // nudges the alert sender
 	stopped  chan struct{} // closed when Run returns
+	running  atomic.Bool
 
 	// mu guards the maps for the readers (List, Get, lookups); only Run
 	// changes them.
@@ -213,12 +214,17 @@ func (e *Engine) reindex(m *mon, oldSlug string) {
 // Hub returns the hub that publishes the monitors' changes.
 func (e *Engine) Hub() *Hub { return e.hub }
 
+// Running reports whether Run is running.
+func (e *Engine) Running() bool { return e.running.Load() }
+
 // Timers reports how many timers are armed.
 func (e *Engine) Timers() int { return int(e.armedCount.Load()) }
 
 // Run applies requests and timers until ctx is done; it returns nil then.
 // Requests still waiting fail with ErrStopped.
 func (e *Engine) Run(ctx context.Context) error {
+	e.running.Store(true)
+	defer e.running.Store(false)
 	clock := time.NewTimer(time.Hour)
 	defer clock.Stop()
 	go e.sendAlerts(ctx)

@@ -1,7 +1,8 @@
-// Package store defines what the server keeps — monitors, check-ins and
-// the alerts waiting for delivery — and the interface of the databases
-// that keep it: SQLite (package store/sqlite, the embedded default) and,
-// for tests that must not link a database, memory (package store/memory).
+// Package store defines what the server keeps — monitors, check-ins,
+// background jobs and their runs, and the alerts waiting for delivery —
+// and the interface of the databases that keep it: SQLite (package
+// store/sqlite, the embedded default) and, for tests that must not link a
+// database, memory (package store/memory).
 //
 // The engine writes in batches: it applies many requests to its machines,
 // then writes all they changed in one transaction (Apply), so that a ping
@@ -38,6 +39,15 @@ type Store interface {
 	// now, to be tried again at next, or given up when next is zero.
 	AlertDelivered(ctx context.Context, id int64, now time.Time) error
 	AlertFailed(ctx context.Context, id int64, now, next time.Time, why string) error
+	// Jobs returns every job's row, by id.
+	Jobs(ctx context.Context) ([]*Job, error)
+	// Runs returns a job's last limit runs, newest first; Run one run, or
+	// nil when there is none of that id.
+	Runs(ctx context.Context, jobID string, limit int) ([]*Run, error)
+	Run(ctx context.Context, id string) (*Run, error)
+	// RunningRuns returns the runs still marked running (at a start, those
+	// a killed server left), oldest first.
+	RunningRuns(ctx context.Context) ([]*Run, error)
 	// Close closes the database.
 	Close() error
 }
@@ -74,6 +84,37 @@ type Checkin struct {
 	ExpectedAt time.Time
 }
 
+// Job is a background job's row: its machine as Save saved it and the
+// health last reported. What the job runs comes from the configuration,
+// not from the database.
+type Job struct {
+	ID        string
+	Machine   []byte
+	Health    string
+	UpdatedAt time.Time
+}
+
+// Run is a job run's row.
+type Run struct {
+	ID    string
+	JobID string
+	// Status is running, succeeded, failed or cancelled.
+	Status string
+	// Attempt is 0 for a first try, n for the nth retry.
+	Attempt int
+	// TriggeredBy is schedule, manual or retry.
+	TriggeredBy string
+	StartedAt   time.Time
+	// FinishedAt, Duration, Output, Truncated, ExitCode and Error are set
+	// when the run finishes (ExitCode when a command exited).
+	FinishedAt time.Time
+	Duration   *time.Duration
+	Output     string
+	Truncated  bool // the output was cut to its end
+	ExitCode   *int
+	Error      string
+}
+
 // Alert is an alert waiting to be delivered to a webhook.
 type Alert struct {
 	ID       int64
@@ -88,7 +129,8 @@ type Batch struct {
 }
 
 // Op is a write: InsertMonitor, UpdateMonitor, SaveMachine,
-// DeleteMonitor, InsertCheckin, FinishCheckin or InsertAlert.
+// DeleteMonitor, InsertCheckin, FinishCheckin, InsertAlert, SaveJob,
+// InsertRun, FinishRun, DeleteRuns or DeleteCheckins.
 type Op interface{ isOp() }
 
 // InsertMonitor adds a monitor, with its id.
@@ -133,13 +175,48 @@ type InsertAlert struct {
 	At      time.Time
 }
 
-func (InsertMonitor) isOp() {}
-func (UpdateMonitor) isOp() {}
-func (SaveMachine) isOp()   {}
-func (DeleteMonitor) isOp() {}
-func (InsertCheckin) isOp() {}
-func (FinishCheckin) isOp() {}
-func (InsertAlert) isOp()   {}
+// SaveJob writes a job's row, adding it when it is new.
+type SaveJob struct{ Job Job }
+
+// InsertRun adds a run.
+type InsertRun struct{ Run Run }
+
+// FinishRun closes a running run with Status at At, with its duration,
+// output, exit code and error. A run that is not running is left as it
+// is, so a run is never finished twice.
+type FinishRun struct {
+	ID         string
+	Status     string
+	FinishedAt time.Time
+	Duration   time.Duration
+	Output     string
+	Truncated  bool
+	ExitCode   *int
+	Error      string
+}
+
+// DeleteRuns removes the finished runs that started before Before.
+type DeleteRuns struct{ Before time.Time }
+
+// DeleteCheckins removes a monitor's finished check-ins created before
+// Before.
+type DeleteCheckins struct {
+	MonitorID int64
+	Before    time.Time
+}
+
+func (InsertMonitor) isOp()  {}
+func (UpdateMonitor) isOp()  {}
+func (SaveMachine) isOp()    {}
+func (DeleteMonitor) isOp()  {}
+func (InsertCheckin) isOp()  {}
+func (FinishCheckin) isOp()  {}
+func (InsertAlert) isOp()    {}
+func (SaveJob) isOp()        {}
+func (InsertRun) isOp()      {}
+func (FinishRun) isOp()      {}
+func (DeleteRuns) isOp()     {}
+func (DeleteCheckins) isOp() {}
 
 // Add appends writes to the batch.
 func (b *Batch) Add(ops ...Op) { b.Ops = append(b.Ops, ops...) }

@@ -27,7 +27,10 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/fsmgen/fsmgen/crons"
+	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/api"
+	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
 	"github.com/fsmgen/fsmgen/server/web"
@@ -37,7 +40,9 @@ import (
 // stack (SQLite, the engine running on the real clock, the API): signing
 // in, the monitors and their health, changes of health that arrive by the
 // event stream, a monitor's check-ins and next runs, the stream's
-// reconnection, escaping of the server's text, and a refused token.
+// reconnection, the background jobs beside the monitors (a run asked for
+// from the page, its failure shown), escaping of the server's text, and a
+// refused token.
 func TestPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a browser: skipped with -short")
@@ -126,6 +131,24 @@ func TestPage(t *testing.T) {
 	b.wait("its name, as text", fmt.Sprintf(`document.querySelector("#detail-name").textContent === %s`, jsonString(evil)))
 	b.equal("images in the page", `document.querySelectorAll("img").length`, 0)
 
+	// The background jobs, beside the monitors.
+	jobRow := func(id, sel string) string {
+		return fmt.Sprintf(`document.querySelector('#jobs tr[data-job=%q] %s')`, id, sel)
+	}
+	b.wait("two jobs listed", `!document.querySelector("#jobs-section").hidden && document.querySelectorAll("#jobs tbody tr").length === 2`)
+	b.equal("the jobs, in their order", `[...document.querySelectorAll("#jobs tbody tr")].map(r => r.dataset.job)`, []string{"sweep", "marked"})
+	b.equal("the job named with markup", jobRow("marked", ".job-name")+".textContent", evil)
+	b.equal("the job's health", jobRow("sweep", ".health .badge")+".textContent", "healthy")
+	b.equal("the job's schedule", jobRow("sweep", ".schedule")+".textContent", "0 3 1 1 * (UTC)")
+	b.equal("the job's last run", jobRow("sweep", ".last")+".textContent", "never")
+	b.wait("the job's next run, relative", jobRow("sweep", ".next .rel")+`.textContent.startsWith("in ")`)
+	b.do("run the job now", chromedp.Click(chromedp.CSS(`#jobs tr[data-job="sweep"] button.run`)))
+	b.wait("its failed run", jobRow("sweep", ".last .badge")+`?.textContent === "failed"`)
+	b.equal("the run's error", jobRow("sweep", ".last .error-text")+".textContent", "the disk is full")
+	b.equal("the failure counted", jobRow("sweep", ".failures")+".textContent", "1")
+	b.equal("the job degraded", jobRow("sweep", ".health .badge")+".textContent", "degraded")
+	b.equal("images in the page", `document.querySelectorAll("img").length`, 0)
+
 	// The stream ends: the page reconnects, and reads the changes again.
 	var live []string
 	b.get("the stream's states", `seen["#live"]`, &live)
@@ -185,13 +208,28 @@ func startServer(t *testing.T) *server {
 	var raw [32]byte
 	rand.Read(raw[:])
 	token := "fsm_" + base64.RawURLEncoding.EncodeToString(raw[:])
-	srv := httptest.NewServer(api.New(api.Config{Engine: engine, TokenHash: sha256.Sum256([]byte(token)), Page: web.Page(), Log: log}))
+	sched := jobs.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "0 3 1 1 *"}, Timezone: "UTC", Timeout: time.Minute, BackoffBase: time.Second, BackoffCap: time.Second}
+	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Log: log, Jobs: []*jobs.Job{
+		{ID: "sweep", Name: "Sweep", Enabled: true, Settings: sched, Func: func(ctx context.Context) (string, error) { return "", errors.New("the disk is full") }},
+		{ID: "marked", Name: `<img src=x onerror=alert(1)>`, Enabled: true, Settings: sched, Func: func(ctx context.Context) (string, error) { return "", nil }},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: sha256.Sum256([]byte(token)), Page: web.Page(), Log: log}))
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- engine.Run(runCtx) }()
+	jobsCtx, stopJobs := context.WithCancel(ctx)
+	jobsDone := make(chan error, 1)
+	go func() { jobsDone <- jobEngine.Run(jobsCtx) }()
 	t.Cleanup(func() {
 		engine.Hub().Close() // the streams end, so Close does not wait for them
 		srv.Close()
+		stopJobs()
+		if err := <-jobsDone; err != nil {
+			t.Errorf("the jobs engine: %v", err)
+		}
 		stop()
 		if err := <-done; err != nil {
 			t.Errorf("the engine: %v", err)

@@ -49,6 +49,7 @@ func start(t *testing.T, c api.Config) *stack {
 		assert.NoError(t, <-stopped)
 	})
 	c.Engine = engine
+	c.Store = st
 	c.TokenHash = sha256.Sum256([]byte(token))
 	srv := httptest.NewServer(api.New(c))
 	t.Cleanup(func() {
@@ -817,16 +818,26 @@ func TestHealth(t *testing.T) {
 	a := s.do(req{method: "GET", path: "/health", header: map[string]string{"Authorization": ""}})
 	require.Equal(t, http.StatusOK, a.status)
 	var h struct {
-		Status      string `json:"status"`
-		Monitors    int    `json:"monitors"`
-		Timers      int    `json:"timers"`
-		Subscribers int    `json:"subscribers"`
+		Status     string `json:"status"`
+		Components struct {
+			Store    struct{ Status string } `json:"store"`
+			Alerts   struct{ Status string } `json:"alerts"`
+			Monitors struct {
+				Status      string `json:"status"`
+				Monitors    int    `json:"monitors"`
+				Timers      int    `json:"timers"`
+				Subscribers int    `json:"subscribers"`
+			} `json:"monitors"`
+		} `json:"components"`
 	}
 	require.NoError(t, json.Unmarshal(a.body, &h))
 	assert.Equal(t, "ok", h.Status)
-	assert.Equal(t, 2, h.Monitors)
-	assert.Equal(t, 2, h.Timers, "the active monitor's late and missed timers")
-	assert.Zero(t, h.Subscribers)
+	assert.Equal(t, "ok", h.Components.Store.Status)
+	assert.Equal(t, "ok", h.Components.Alerts.Status)
+	assert.Equal(t, "ok", h.Components.Monitors.Status)
+	assert.Equal(t, 2, h.Components.Monitors.Monitors)
+	assert.Equal(t, 2, h.Components.Monitors.Timers, "the active monitor's late and missed timers")
+	assert.Zero(t, h.Components.Monitors.Subscribers)
 }
 
 // sse is a client of the event stream.
@@ -879,10 +890,14 @@ func (s *stack) stream() *sse {
 	// The stream is subscribed once /health counts it.
 	require.Eventually(s.t, func() bool {
 		var h struct {
-			Subscribers int `json:"subscribers"`
+			Components struct {
+				Monitors struct {
+					Subscribers int `json:"subscribers"`
+				} `json:"monitors"`
+			} `json:"components"`
 		}
 		s.json("GET", "/health", "", http.StatusOK, &h)
-		return h.Subscribers > 0
+		return h.Components.Monitors.Subscribers > 0
 	}, 10*time.Second, 5*time.Millisecond)
 	return c
 }

@@ -1,5 +1,6 @@
 // Package memory is a store.Store in memory, for the tests that must not
-// link a database (the fuzz targets of the HTTP handlers). It keeps what
+// link a database (the fuzz targets of the HTTP handlers, the jobs
+// engine's tests with a fake clock). It keeps what
 // a database keeps, with the same rules (a failed batch writes nothing, a
 // finished check-in is not finished again), and loses it all when the
 // process ends: the server never uses it.
@@ -9,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +24,8 @@ type Store struct {
 	monitors map[int64]store.Monitor
 	checkins []store.Checkin // in insertion order
 	alerts   []alert
+	jobs     map[string]store.Job
+	runs     []store.Run // in insertion order
 }
 
 type alert struct {
@@ -35,7 +39,7 @@ var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{meta: map[string]string{}, monitors: map[int64]store.Monitor{}}
+	return &Store{meta: map[string]string{}, monitors: map[int64]store.Monitor{}, jobs: map[string]store.Job{}}
 }
 
 // Meta returns the value stored under key.
@@ -102,6 +106,11 @@ func (s *Store) Apply(ctx context.Context, b *store.Batch) error {
 	}
 	checkins := slices.Clone(s.checkins)
 	alerts := slices.Clone(s.alerts)
+	jobs := make(map[string]store.Job, len(s.jobs))
+	for id, j := range s.jobs {
+		jobs[id] = j
+	}
+	runs := slices.Clone(s.runs)
 	for _, op := range b.Ops {
 		switch op := op.(type) {
 		case store.InsertMonitor:
@@ -154,11 +163,35 @@ func (s *Store) Apply(ctx context.Context, b *store.Batch) error {
 			}
 		case store.InsertAlert:
 			alerts = append(alerts, alert{Alert: store.Alert{ID: int64(len(alerts) + 1), URL: op.URL, Payload: op.Payload}, next: op.At})
+		case store.SaveJob:
+			jobs[op.Job.ID] = op.Job
+		case store.InsertRun:
+			for _, r := range runs {
+				if r.ID == op.Run.ID {
+					return fmt.Errorf("run %s exists", r.ID)
+				}
+			}
+			runs = append(runs, op.Run)
+		case store.FinishRun:
+			for i := range runs {
+				r := &runs[i]
+				if r.ID == op.ID && r.Status == "running" {
+					d := op.Duration.Round(time.Millisecond)
+					r.Status, r.FinishedAt, r.Duration = op.Status, op.FinishedAt, &d
+					r.Output, r.Truncated, r.ExitCode, r.Error = op.Output, op.Truncated, op.ExitCode, op.Error
+				}
+			}
+		case store.DeleteRuns:
+			runs = slices.DeleteFunc(runs, func(r store.Run) bool { return r.Status != "running" && r.StartedAt.Before(op.Before) })
+		case store.DeleteCheckins:
+			checkins = slices.DeleteFunc(checkins, func(c store.Checkin) bool {
+				return c.MonitorID == op.MonitorID && c.Status != "in_progress" && c.CreatedAt.Before(op.Before)
+			})
 		default:
 			return fmt.Errorf("unknown write %T", op)
 		}
 	}
-	s.monitors, s.checkins, s.alerts = monitors, checkins, alerts
+	s.monitors, s.checkins, s.alerts, s.jobs, s.runs = monitors, checkins, alerts, jobs, runs
 	return nil
 }
 
@@ -216,6 +249,57 @@ func (s *Store) alert(id int64, f func(*alert)) error {
 		}
 	}
 	return fmt.Errorf("no alert %d", id)
+}
+
+// Jobs returns every job's row, by id.
+func (s *Store) Jobs(ctx context.Context) ([]*store.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Job
+	for _, j := range s.jobs {
+		j.Machine = slices.Clone(j.Machine)
+		out = append(out, &j)
+	}
+	slices.SortFunc(out, func(a, b *store.Job) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Runs returns a job's last limit runs, newest first.
+func (s *Store) Runs(ctx context.Context, jobID string, limit int) ([]*store.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Run
+	for i := len(s.runs) - 1; i >= 0 && len(out) < limit; i-- {
+		if r := s.runs[i]; r.JobID == jobID {
+			out = append(out, &r)
+		}
+	}
+	return out, nil
+}
+
+// Run returns one run, or nil.
+func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		if r.ID == id {
+			return &r, nil
+		}
+	}
+	return nil, nil
+}
+
+// RunningRuns returns the runs marked running, oldest first.
+func (s *Store) RunningRuns(ctx context.Context) ([]*store.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Run
+	for _, r := range s.runs {
+		if r.Status == "running" {
+			out = append(out, &r)
+		}
+	}
+	return out, nil
 }
 
 // Close does nothing.

@@ -18,6 +18,11 @@ const (
 	insertCheckin
 	finishCheckin
 	insertAlert
+	saveJob
+	insertRun
+	finishRun
+	deleteRuns
+	deleteCheckins
 	numStatements
 )
 
@@ -32,6 +37,13 @@ var statements = [numStatements]string{
 			exit_code = COALESCE(?, exit_code), output = COALESCE(?, output)
 		WHERE monitor_id = ? AND id = ? AND status = 'in_progress'`,
 	insertAlert: `INSERT INTO alerts(url, payload, next_attempt_at) VALUES(?, ?, ?)`,
+	saveJob: `INSERT INTO jobs(id, machine, health, updated_at) VALUES(?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET machine = excluded.machine, health = excluded.health, updated_at = excluded.updated_at`,
+	insertRun: `INSERT INTO runs(id, job_id, status, attempt, triggered_by, started_at) VALUES(?, ?, ?, ?, ?, ?)`,
+	finishRun: `UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, output = ?, truncated = ?, exit_code = ?, error = ?
+		WHERE id = ? AND status = 'running'`,
+	deleteRuns:     `DELETE FROM runs WHERE started_at < ? AND status <> 'running'`,
+	deleteCheckins: `DELETE FROM checkins WHERE monitor_id = ? AND created_at < ? AND status <> 'in_progress'`,
 }
 
 // prepare prepares the statements of the writes.
@@ -71,6 +83,18 @@ func (s *DB) exec(ctx context.Context, tx *sql.Tx, op store.Op) error {
 		return run(finishCheckin, op.Status, at, at, op.ExitCode, op.Output, op.MonitorID, op.ID)
 	case store.InsertAlert:
 		return run(insertAlert, op.URL, string(op.Payload), formatTime(op.At))
+	case store.SaveJob:
+		j := op.Job
+		return run(saveJob, j.ID, string(j.Machine), j.Health, formatTime(j.UpdatedAt))
+	case store.InsertRun:
+		r := op.Run
+		return run(insertRun, r.ID, r.JobID, r.Status, r.Attempt, r.TriggeredBy, formatTime(r.StartedAt))
+	case store.FinishRun:
+		return run(finishRun, op.Status, formatTime(op.FinishedAt), op.Duration.Milliseconds(), op.Output, op.Truncated, op.ExitCode, op.Error, op.ID)
+	case store.DeleteRuns:
+		return run(deleteRuns, formatTime(op.Before))
+	case store.DeleteCheckins:
+		return run(deleteCheckins, op.MonitorID, formatTime(op.Before))
 	}
 	return fmt.Errorf("unknown write %T", op)
 }

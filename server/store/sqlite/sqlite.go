@@ -106,6 +106,31 @@ var migrations = []string{
 		last_error       TEXT NOT NULL DEFAULT ''
 	);
 	CREATE INDEX alerts_pending ON alerts(next_attempt_at) WHERE delivered_at IS NULL AND given_up_at IS NULL;`,
+	`CREATE TABLE jobs (
+		id          TEXT PRIMARY KEY,
+		machine     TEXT NOT NULL,
+		health      TEXT NOT NULL,
+		updated_at  TEXT NOT NULL
+	);
+	CREATE TABLE runs (
+		seq           INTEGER PRIMARY KEY,
+		id            TEXT NOT NULL UNIQUE,
+		job_id        TEXT NOT NULL,
+		status        TEXT NOT NULL,
+		attempt       INTEGER NOT NULL,
+		triggered_by  TEXT NOT NULL,
+		started_at    TEXT NOT NULL,
+		finished_at   TEXT,
+		duration_ms   INTEGER,
+		output        TEXT NOT NULL DEFAULT '',
+		truncated     INTEGER NOT NULL DEFAULT 0,
+		exit_code     INTEGER,
+		error         TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX runs_by_job ON runs(job_id, seq);
+	CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
+	CREATE INDEX runs_by_start ON runs(started_at);
+	CREATE INDEX checkins_by_created ON checkins(monitor_id, created_at);`,
 }
 
 // migrate brings the schema to the last version, one transaction per
@@ -258,6 +283,105 @@ func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Ch
 		return nil, fmt.Errorf("read check-in %s: %w", id, err)
 	}
 	return &c, nil
+}
+
+// runColumns are the columns a run is read from, in scanRun's order.
+const runColumns = `id, job_id, status, attempt, triggered_by, started_at, finished_at, duration_ms, output, truncated, exit_code, error`
+
+// scanRun reads a run's row.
+func scanRun(scan func(...any) error) (*store.Run, error) {
+	r := &store.Run{}
+	var started string
+	var finished sql.NullString
+	var duration, exit sql.NullInt64
+	if err := scan(&r.ID, &r.JobID, &r.Status, &r.Attempt, &r.TriggeredBy, &started, &finished, &duration, &r.Output, &r.Truncated, &exit, &r.Error); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.StartedAt, err = parseTime(started); err != nil {
+		return nil, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	if r.FinishedAt, err = parseNull(finished); err != nil {
+		return nil, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	if duration.Valid {
+		d := time.Duration(duration.Int64) * time.Millisecond
+		r.Duration = &d
+	}
+	if exit.Valid {
+		e := int(exit.Int64)
+		r.ExitCode = &e
+	}
+	return r, nil
+}
+
+// queryRuns returns the runs a query selects.
+func (s *DB) queryRuns(ctx context.Context, query string, args ...any) ([]*store.Run, error) {
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the runs: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("read the runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the runs: %w", err)
+	}
+	return out, nil
+}
+
+// Jobs returns every job's row, by id.
+func (s *DB) Jobs(ctx context.Context) ([]*store.Job, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, machine, health, updated_at FROM jobs ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("read the jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Job
+	for rows.Next() {
+		j := &store.Job{}
+		var machine, updated string
+		if err := rows.Scan(&j.ID, &machine, &j.Health, &updated); err != nil {
+			return nil, fmt.Errorf("read the jobs: %w", err)
+		}
+		j.Machine = []byte(machine)
+		if j.UpdatedAt, err = parseTime(updated); err != nil {
+			return nil, fmt.Errorf("read job %s: %w", j.ID, err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the jobs: %w", err)
+	}
+	return out, nil
+}
+
+// Runs returns a job's last limit runs, newest first.
+func (s *DB) Runs(ctx context.Context, jobID string, limit int) ([]*store.Run, error) {
+	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE job_id = ? ORDER BY seq DESC LIMIT ?`, jobID, limit)
+}
+
+// Run returns one run, or nil when there is none of that id.
+func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
+	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id).Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// RunningRuns returns the runs marked running, oldest first.
+func (s *DB) RunningRuns(ctx context.Context) ([]*store.Run, error) {
+	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE status = 'running' ORDER BY seq`)
 }
 
 // PendingAlerts returns up to limit alerts due at now, oldest first: of

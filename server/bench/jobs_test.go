@@ -1,0 +1,108 @@
+package bench_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsmgen/fsmgen/crons"
+	"github.com/fsmgen/fsmgen/jobs"
+	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
+	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store/sqlite"
+)
+
+// jobRuns is how many runs each job benchmark makes.
+const jobRuns = 300
+
+// BenchmarkJobTriggerToStart measures the jobs engine's overhead per run
+// on SQLite, with the monitors engine the runs check in to: from a manual
+// trigger to the job's code starting (the run recorded running, synced,
+// and its monitor's start check-in stored), and from the trigger to the
+// run recorded finished. A Go job that does nothing, and a command
+// (/bin/true) that adds a process start. Runs one after another.
+func BenchmarkJobTriggerToStart(b *testing.B) {
+	for _, kind := range []string{"go", "command"} {
+		b.Run(kind, func(b *testing.B) {
+			for range b.N {
+				benchJobRuns(b, kind)
+			}
+		})
+	}
+}
+
+func benchJobRuns(b *testing.B, kind string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "s.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	mon, err := monitors.New(ctx, monitors.Config{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	started := make(chan time.Time, 1)
+	def := &jobs.Job{ID: "bench", Enabled: true, Settings: jobs.Settings{
+		Schedule: crons.Schedule{Type: "cron", Expression: "0 3 1 1 *"}, Timezone: "UTC",
+		Timeout: time.Minute, BackoffBase: time.Second, BackoffCap: time.Second,
+	}}
+	if kind == "go" {
+		def.Func = func(ctx context.Context) (string, error) { started <- time.Now(); return "", nil }
+	} else {
+		def.Command = []string{"/bin/true"}
+	}
+	e, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: mon, Jobs: []*jobs.Job{def}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { mon.Run(ctx) })
+	wg.Go(func() { e.Run(ctx) })
+	defer func() {
+		cancel()
+		wg.Wait()
+		st.Close()
+	}()
+	// The job's monitor exists once Run has begun.
+	for {
+		if _, err := mon.Get("job-bench"); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var toStart, toEnd []time.Duration
+	b.ResetTimer()
+	begin := time.Now()
+	for range jobRuns {
+		t0 := time.Now()
+		if _, err := e.Trigger(ctx, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		if kind == "go" {
+			toStart = append(toStart, (<-started).Sub(t0))
+		}
+		for e.List()[0].Status != jobsengine.StatusScheduled {
+			time.Sleep(50 * time.Microsecond)
+		}
+		toEnd = append(toEnd, time.Since(t0))
+	}
+	elapsed := time.Since(begin)
+	b.StopTimer()
+	if kind == "go" {
+		b.ReportMetric(pct(toStart, 50), "start-p50-ms")
+		b.ReportMetric(pct(toStart, 99), "start-p99-ms")
+	}
+	b.ReportMetric(pct(toEnd, 50), "run-p50-ms")
+	b.ReportMetric(pct(toEnd, 99), "run-p99-ms")
+	b.ReportMetric(float64(jobRuns)/elapsed.Seconds(), "runs/s")
+}
+
+// pct returns the p-th percentile of ds, in milliseconds.
+func pct(ds []time.Duration, p int) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return ms(s[min(len(s)-1, len(s)*p/100)])
+}

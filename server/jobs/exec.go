@@ -1,0 +1,244 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fsmgen/fsmgen/jobs"
+	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
+)
+
+// execution is a run in progress.
+type execution struct {
+	run store.Run
+	// cancel stops the run (a timeout, a cancel, the shutdown); nil for a
+	// run a killed server left.
+	cancel context.CancelCauseFunc
+}
+
+// result is how a run ended.
+type result struct {
+	exec      *execution
+	output    string
+	truncated bool
+	exitCode  *int
+	err       error
+}
+
+// finish is the record of the run's end at now.
+func (r *result) finish(now time.Time) *store.FinishRun {
+	f := &store.FinishRun{ID: r.exec.run.ID, Status: jobs.RunSucceeded, FinishedAt: now, Duration: now.Sub(r.exec.run.StartedAt), Output: r.output, Truncated: r.truncated, ExitCode: r.exitCode}
+	if r.err != nil {
+		f.Status, f.Error = jobs.RunFailed, r.err.Error()
+	}
+	return f
+}
+
+// MaxOutput is how much of a run's output is kept: its last 64 KiB.
+const MaxOutput = 64 << 10
+
+// killGrace is how long a cancelled command has between SIGTERM to its
+// process group and SIGKILL.
+const killGrace = 2 * time.Second
+
+// launch starts run r of job j, which the store records running. It is the
+// one place a run starts: a check that this instance owns the job (a shard
+// lease) belongs here.
+func (e *Engine) launch(j *jobState, r store.Run) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	x := &execution{run: r, cancel: cancel}
+	j.exec = x
+	def := j.def
+	e.runs.Go(func() {
+		defer cancel(nil)
+		checkin := e.checkIn(def.ID, monitors.PingStart, "", nil, nil)
+		res := &result{exec: x}
+		if def.Func != nil {
+			res.output, res.err = callFunc(ctx, def.Func)
+			res.output, res.truncated = keepTail([]byte(res.output))
+		} else {
+			res.output, res.truncated, res.exitCode, res.err = runCommand(ctx, def.Command)
+		}
+		if cause := context.Cause(ctx); cause != nil && res.err == nil {
+			res.err = cause
+		}
+		kind := monitors.PingOK
+		if res.err != nil {
+			kind = monitors.PingFail
+		}
+		out := res.output
+		e.checkIn(def.ID, kind, checkin, res.exitCode, &out)
+		select {
+		case e.results <- res:
+		case <-e.stopping:
+		}
+	})
+}
+
+// callFunc calls a Go job, turning a panic into its error.
+func callFunc(ctx context.Context, f jobs.Func) (out string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the job panicked: %v", p)
+		}
+	}()
+	return f(ctx)
+}
+
+// runCommand runs argv in a process group of its own, with its output
+// (stdout and stderr) in one pipe. When ctx ends the group gets SIGTERM,
+// then SIGKILL after killGrace; when the command ends, whatever it left in
+// its group is killed.
+func runCommand(ctx context.Context, argv []string) (string, bool, *int, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", false, nil, fmt.Errorf("make the output pipe: %w", err)
+	}
+	defer r.Close()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = killGrace
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return "", false, nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	w.Close()
+	out := &tail{}
+	var read sync.WaitGroup
+	read.Go(func() { out.readFrom(r) })
+	err = cmd.Wait()
+	// The group goes with its leader: a process it left behind would hold
+	// the pipe open, and outlive the run.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	read.Wait()
+	text, cut := out.text()
+	var code *int
+	if st := cmd.ProcessState; st != nil && st.Exited() {
+		c := st.ExitCode()
+		code = &c
+	}
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) && ctx.Err() == nil {
+		err = fmt.Errorf("%s: %s", argv[0], exitErr.ProcessState)
+	}
+	return text, cut, code, err
+}
+
+// tail keeps the last MaxOutput bytes written to it.
+type tail struct {
+	buf []byte
+	cut bool
+}
+
+// readFrom reads r to its end.
+func (t *tail) readFrom(r *os.File) {
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(chunk)
+		t.buf = append(t.buf, chunk[:n]...)
+		if len(t.buf) > 2*MaxOutput {
+			t.buf = append(t.buf[:0], t.buf[len(t.buf)-MaxOutput:]...)
+			t.cut = true
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// text returns the output kept, and whether its start was cut.
+func (t *tail) text() (string, bool) {
+	b, cut := t.buf, t.cut
+	if len(b) > MaxOutput {
+		b, cut = b[len(b)-MaxOutput:], true
+	}
+	if cut {
+		// Start at a character.
+		for i := 0; i < utf8.UTFMax && i < len(b) && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), cut
+}
+
+// keepTail is what a run keeps of out: its last MaxOutput bytes.
+func keepTail(out []byte) (string, bool) {
+	t := &tail{buf: out}
+	return t.text()
+}
+
+// monitorSlug is the slug of job id's monitor.
+func monitorSlug(id string) string { return "job-" + id }
+
+// checkIn records a check-in of job id's monitor and returns its id;
+// a failure is logged: the run goes on.
+func (e *Engine) checkIn(id, kind, checkin string, exitCode *int, output *string) string {
+	if e.monitors == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if output != nil && len(*output) > maxCheckinOutput {
+		s := (*output)[len(*output)-maxCheckinOutput:]
+		for len(s) > 0 && !utf8.RuneStart(s[0]) {
+			s = s[1:]
+		}
+		output = &s
+	}
+	c, err := e.monitors.Check(ctx, monitors.Ping{Slug: monitorSlug(id), Kind: kind, Checkin: checkin, ExitCode: exitCode, Output: output, Source: monitors.SourceJob})
+	if err != nil {
+		e.log.Warn("a job's check-in failed", "job", id, "kind", kind, "err", err)
+	}
+	return c
+}
+
+// maxCheckinOutput is how much of a run's output its check-in keeps (the
+// run keeps more).
+const maxCheckinOutput = 10 << 10
+
+// syncMonitors creates or updates each job's monitor from its settings.
+func (e *Engine) syncMonitors(ctx context.Context) {
+	if e.monitors == nil {
+		return
+	}
+	for _, j := range e.list {
+		s := j.def.Settings
+		slug := monitorSlug(j.def.ID)
+		name := "Job: " + j.def.Name
+		sched := monitors.Schedule(s.Schedule)
+		tz := s.Timezone
+		if tz == "" {
+			tz = "UTC"
+		}
+		maxRuntime := min(max(int(s.Timeout/time.Second), 1), 7*86400)
+		status := monitors.StatusActive
+		if !j.def.Enabled {
+			status = monitors.StatusPaused
+		}
+		in := &monitors.Input{Slug: &slug, Name: &name, Schedule: &sched, Timezone: &tz, MaxRuntimeSeconds: &maxRuntime, Status: &status}
+		var err error
+		if v, _ := e.monitors.Get(slug); v == nil {
+			in.Status = nil
+			_, err = e.monitors.Create(ctx, in)
+			if err == nil && status != monitors.StatusActive {
+				_, err = e.monitors.Patch(ctx, slug, &monitors.Input{Status: &status})
+			}
+		} else if v.Name != name || v.Schedule != sched || v.Timezone != tz || v.MaxRuntimeSeconds != maxRuntime || v.Status != status {
+			_, err = e.monitors.Patch(ctx, slug, in)
+		}
+		if err != nil {
+			e.log.Warn("make a job's monitor", "job", j.def.ID, "err", err)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 )
 
 // terminal shows the agent's work: the assistant's text on out, everything
@@ -139,7 +140,11 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	case t.verbose:
 		t.whole(ok, name, all)
 	case call.Name == "bash":
-		t.line(fmt.Sprintf("  %s %s: %d lines of output", ok, name, len(all)))
+		head := fmt.Sprintf("  %s %s: %s of output", ok, name, plural(len(all), "line"))
+		if len(all) > 0 && strings.Contains(all[0], sandbox.LimitNote) {
+			head += ", " + all[0] // the limit reached, and its flag
+		}
+		t.line(head)
 		shown := all[max(0, len(all)-tailLines):]
 		if hidden := len(all) - len(shown); hidden > 0 {
 			t.line(fmt.Sprintf("    … %d earlier lines hidden; /expand shows the whole output", hidden))
@@ -159,14 +164,18 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	}
 }
 
-// whole shows a tool's result whole: on its line when it has one, else
-// on the lines below.
+// whole shows a tool's result whole: its first line on the tool's line,
+// the others below it.
 func (t *terminal) whole(mark, name string, all []string) {
-	if len(all) <= 1 {
-		t.line(fmt.Sprintf("  %s %s: %s", mark, name, strings.Join(all, "")))
-		return
+	t.line(fmt.Sprintf("  %s %s: %s", mark, name, strings.Join(all, "\n    ")))
+}
+
+// plural is "1 line" or "n lines".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
 	}
-	t.line(fmt.Sprintf("  %s %s:\n    %s", mark, name, strings.Join(all, "\n    ")))
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // line writes one line of diagnostics as it is: its parts were made safe

@@ -49,7 +49,7 @@ func TestToolOutput(t *testing.T) {
 			name:  "-v",
 			args:  []string{"-v"},
 			input: "Go.\n",
-			want:  []string{`→ bash {"command":"seq 1 25"}`, "\n    1\n    2\n"},
+			want:  []string{`→ bash {"command":"seq 1 25"}`, "✓ bash: 1\n    2\n    3\n"},
 		},
 	}
 	for _, tt := range tests {

@@ -93,6 +93,25 @@ browser-deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }
 
+# The Postgres store's tests (internal/pgtest starts a server of their
+# own) need Debian's postgresql; they fail, rather than skip, where it is
+# missing. postgres-deps installs it when it is missing: with apt-get, as
+# root (CI runs Debian as root), updating the package lists if the first
+# try fails. Elsewhere it says what to install.
+test: postgres-deps
+bench-server: postgres-deps
+.PHONY: postgres-deps
+postgres-deps:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make: Postgres is missing, and only root with apt-get can install it here." >&2; \
+		echo "make: install it (sudo apt-get install postgresql, or your system's package): the Postgres store's tests need it" >&2; \
+		exit 1; \
+	fi; \
+	echo "make: installing postgresql for the Postgres store's tests" >&2; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y postgresql || { apt-get update && apt-get install -y postgresql; }
+
 # fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
 # verification of the generated Go and docs; the event log's reduction of
 # actions and its chain check; the agent's terminal sanitiser; the cron
@@ -128,7 +147,8 @@ bench:
 # bench-server measures the cron monitoring server (server/bench): durable
 # pings a second and their latency, the start-up and memory of 100,000
 # monitors, how late their misses are recorded, a background job's overhead
-# per run (trigger to start). About five minutes; see
+# per run (trigger to start); on SQLite, and on a durable Postgres the
+# benchmarks start, with two instances. About ten minutes; see
 # docs/performance.md. COUNT sets the runs of each scenario.
 COUNT ?= 5
 bench-server:

@@ -210,6 +210,7 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 		{res.Withheld, autocommit.SecretReason},
 		{res.Repositories, autocommit.RepositoryReason},
 		{res.TooLarge, autocommit.TooLargeReason + " (-commit-max-new-file)"},
+		{res.Mixed, autocommit.MixedReason},
 	} {
 		if len(left.paths) > 0 {
 			t.diagf("  ! not committed: %s — %s", short(strings.Join(left.paths, ", "), 200), left.reason)
@@ -220,7 +221,9 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 		t.diagf("  auto-commit failed: %v", err)
 	case res.Committed:
 		subject, _, _ := strings.Cut(res.Message, "\n")
-		t.diagf("  committed %s: %s", short(res.Commit, 12), subject)
+		t.diagf("  committed %s on %s: %s", short(res.Commit, 12), res.Branch, subject)
+	case res.Skipped == autocommit.SkippedRecorded:
+		// A round's changes, committed when the turn ends.
 	default:
 		t.diagf("  auto-commit skipped: %s", res.Skipped)
 	}

@@ -11,16 +11,44 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
-// guardedHook is the post-tools hook next, run once the guard has put
-// back what the round's tools changed of the workspace's git
-// repositories: the auto-commit then sees them as they were.
-func guardedHook(guard *tools.GitGuard, next agentexec.Hook) agentexec.Hook {
-	return func(ctx context.Context, dir string, done []chat.CompletedTool) (autocommit.Result, error) {
-		if _, err := guard.Check(ctx); err != nil {
-			return autocommit.Result{}, fmt.Errorf("auto-commit not made: %w", err)
-		}
-		return next(ctx, dir, done)
+// guarded is a Committer whose every step runs once the guard has put
+// back what the tools changed of the workspace's git repositories: the
+// auto-commit then sees them as they were.
+type guarded struct {
+	guard *tools.GitGuard
+	next  agentexec.Committer
+}
+
+// check runs the guard.
+func (g guarded) check(ctx context.Context) error {
+	if _, err := g.guard.Check(ctx); err != nil {
+		return fmt.Errorf("auto-commit not made: %w", err)
 	}
+	return nil
+}
+
+// Snapshot implements agentexec.Committer.
+func (g guarded) Snapshot(ctx context.Context) error {
+	if err := g.check(ctx); err != nil {
+		return err
+	}
+	return g.next.Snapshot(ctx)
+}
+
+// Hook implements agentexec.Committer.
+func (g guarded) Hook(ctx context.Context, dir string, done []chat.CompletedTool) (autocommit.Result, error) {
+	if err := g.check(ctx); err != nil {
+		return autocommit.Result{}, err
+	}
+	return g.next.Hook(ctx, dir, done)
+}
+
+// CommitTurn implements agentexec.Committer.
+func (g guarded) CommitTurn(ctx context.Context, turn autocommit.Turn) (autocommit.Result, error) {
+	if err := g.check(ctx); err != nil {
+		return autocommit.Result{}, err
+	}
+	return g.next.CommitTurn(ctx, turn)
 }
 
 // reportGitChanges checks the workspace's git repositories a last time

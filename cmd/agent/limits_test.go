@@ -113,7 +113,7 @@ func TestLimits(t *testing.T) {
 			replies: []fakellm.Reply{{Text: "Short one."}},
 			args:    []string{"-max-input-line", "16"},
 			stdin:   big + "\nshort\n",
-			wantErr: []string{"agent: an input line of 2048 bytes is longer than the limit of 16 bytes and was not sent"},
+			wantErr: []string{"agent: a message of 2048 bytes is longer than the limit of 16 bytes (-max-input-line) and was not sent"},
 		},
 	}
 	for _, tt := range tests {

@@ -13,7 +13,7 @@
 //	agent -version                print the version
 //
 // Interactive, the agent streams its reply to standard output as it
-// arrives; tool calls, their results, auto-commits, errors and retries go
+// arrives; tool calls, their results, commits, errors and retries go
 // to standard error. A tool call is shown by what it works on (a path, a
 // command), an edit as a unified diff numbered from its line, a command by
 // its last 10 lines and the count of those hidden (/expand shows them
@@ -182,13 +182,30 @@
 // and hooks) is put back, and a .git or a repository a tool created is
 // removed; the agent tells the model at once, and the user at the end. A
 // tool call whose arguments are not a JSON object is answered with an error
-// naming it. After a round of tools that
-// may have changed files, everything changed in the workspace is committed
-// to git (skipped when the workspace is not in a git repository; ignored
-// files, temporary files and files holding the API key are never
-// committed), with hooks and other configured commands off; the commit is
+// naming it. The calls of one reply that may change anything (edit_file,
+// bash) run in the order the model gave them, each once the one before it
+// has ended; read_file and list_files run in parallel beside them.
+//
+// # Commits
+//
+// When the workspace is in a git repository, each turn that changed files
+// ends with one commit holding only what the agent's tools changed: the
+// files they wrote, and what bash changed, found by comparing the
+// workspace's changed and untracked files with a snapshot taken before
+// each round. Your own uncommitted changes stay as they were, never staged
+// nor committed; a file you had changed that the tools changed too is
+// named and left out. The commit is made through an index of its own, by
+// "fsmgen-agent <agent@fsmgen.invalid>", with hooks and other configured
+// commands off; its message is derived from the turn (nothing is asked of
+// the model): the first line of the model's last reply, your request, the
+// files with A, M or D, and the tools run. Ignored files, temporary files
+// and files holding the API key are never committed, and the commit is
 // refused if the repository or its configuration changed since the agent
-// started.
+// started. The start banner says where commits go:
+//
+//	-commit MODE      current (default: the branch checked out), branch (a
+//	                  branch of its own, agent/<thread ID>, started at
+//	                  HEAD; your checkout is untouched) or off
 //
 // Exit status: 0 when all went well, 1 on an error (or a one-shot turn that
 // failed, or a replay that differs), 2 for a usage error.
@@ -203,6 +220,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -239,7 +257,7 @@ var defaultModels = map[string]string{
 const systemPrompt = `You are a coding agent working in a software project (the workspace).
 Use the tools to look at the code before changing it: list_files to find your way, read_file to read a file before editing it, edit_file to change or create files, bash to build, test and inspect.
 Paths are relative to the workspace root. Make small, focused changes and check them (build, run the tests) when you can.
-Your changes are committed to git automatically after each round of tools. When you are done, say briefly what you did.`
+Your changes are committed to git automatically at the end of each turn; the first line of your last reply becomes the commit's subject, so end by saying briefly what you did.`
 
 func main() {
 	// No descriptor the agent inherited reaches a command it runs.
@@ -264,6 +282,7 @@ type options struct {
 	llmMaxReply                                       byteSize
 	llmHeaderTimeout, llmIdleTimeout, llmReplyTimeout time.Duration
 	commitTimeout                                     time.Duration
+	commit                                            string
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
@@ -330,6 +349,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
+	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
 	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
@@ -417,6 +437,10 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 			fmt.Fprintf(stderr, "agent: -%s must %s\n", f.name, f.want)
 			return o, exitUsage
 		}
+	}
+	if !slices.Contains(commitModes, o.commit) {
+		fmt.Fprintf(stderr, "agent: -commit %q: use %s\n", o.commit, strings.Join(commitModes, ", "))
+		return o, exitUsage
 	}
 	if o.price != "" {
 		if _, err := ledger.ParsePrice(o.price); err != nil {
@@ -732,13 +756,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	var hook agentexec.Hook
 	slash := &slashSession{display: display, commands: slashCommands()}
-	if c, err := autocommit.Open(ctx, ws.Root(), autocommit.Options{Timeout: o.commitTimeout, Secrets: redact.New(llmCfg.APIKey),
-		MaxNewFileBytes: int64(o.commitMaxNewFile)}); err != nil {
-		display.Notice(fmt.Sprintf("changes will not be committed: %v", err))
-	} else {
-		hook = guardedHook(guard, c.Hook)
+	committer, c := openCommitter(ctx, o, ws.Root(), t.ID, llmCfg.APIKey, guard, stderr)
+	if c != nil {
 		slash.committer = c
 		if slash.base, err = c.Head(ctx); err != nil {
 			display.Notice(fmt.Sprintf("/diff will show the whole repository: reading its HEAD failed: %v", err))
@@ -750,7 +770,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Provider:   provider,
 		Tools:      toolSet,
 		Workspace:  ws.Root(),
-		Hook:       hook,
+		Committer:  committer,
 		Display:    display,
 		Logger:     logger,
 		Thread:     t,

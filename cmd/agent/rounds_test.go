@@ -147,11 +147,11 @@ func wantRuns(results []string) []string {
 
 // TestManyCallsCommittedRoundByRound runs a round of 2,000 tool calls
 // whose names make the commit message larger than one command-line
-// argument may be, then a round of one edit: each round's change is
-// committed under its own name (issue 20 item 7). The calls beyond
+// argument may be, then a round of one edit: the turn's commit holds both
+// rounds' changes and says what ran (issues 20 item 7, 23 item 7). The calls beyond
 // -max-tool-calls are not run, but they are in the round the commit
 // message describes.
-func TestManyCallsCommittedRoundByRound(t *testing.T) {
+func TestManyCallsCommitted(t *testing.T) {
 	calls := []fakellm.ToolCall{{ID: "edit", Name: "edit_file", Args: `{"path":"first.txt","old_str":"","new_str":"first\n"}`}}
 	for i := range 1999 {
 		// Names the model made up: unknown tools, which fail at once.
@@ -166,13 +166,10 @@ func TestManyCallsCommittedRoundByRound(t *testing.T) {
 	assert.NotContains(t, r.stderr, "argument list too long")
 
 	subjects := strings.Split(gittest.Git(t, e.ws, "log", "--format=%s"), "\n")
-	require.Len(t, subjects, 3, "the first commit and one for each round: %q", subjects)
-	assert.Equal(t, "agent: edit_file", subjects[0])
-	assert.Equal(t, "second.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"), "the second round's commit holds its own change only")
-	assert.True(t, strings.HasPrefix(subjects[1], "agent: edit_file, tool_0000_"), subjects[1])
-	assert.True(t, strings.HasSuffix(subjects[1], ", and 1992 more"), subjects[1])
-	assert.Equal(t, "first.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD~1"), "the first round's change is committed under its own name")
-	body := gittest.Git(t, e.ws, "log", "-1", "--format=%b", "HEAD~1")
-	assert.True(t, strings.HasPrefix(body, "Auto-committed after tools: edit_file (ok), tool_0000_"), body)
-	assert.True(t, strings.HasSuffix(body, "and 1936 more calls (1936 failed)"), body)
+	require.Len(t, subjects, 2, "the first commit and one for the turn: %q", subjects)
+	assert.Equal(t, "agent: Done.", subjects[0])
+	assert.Equal(t, "first.txt\nsecond.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"), "the turn's commit holds both rounds' changes")
+	body := gittest.Git(t, e.ws, "log", "-1", "--format=%b")
+	assert.True(t, strings.HasPrefix(body, "Asked: Go.\n\nFiles:\n  A first.txt\n  A second.txt\n\nTools: edit_file ×2, tool_0000_"), body)
+	assert.True(t, strings.HasSuffix(body, "and 1992 more tools"), body)
 }

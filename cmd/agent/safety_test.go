@@ -194,9 +194,9 @@ func TestSandboxedBash(t *testing.T) {
 	}
 }
 
-// TestKeyNeverCommitted checks that the auto-commit leaves out a file
-// holding the API key (here the user's own .env, untracked and not
-// ignored) and says so, and commits the rest.
+// TestKeyNeverCommitted checks that a file holding the API key (here the
+// user's own .env, untracked and not ignored) is never committed: it is
+// the user's, so the commit leaves it alone, and commits the agent's work.
 func TestKeyNeverCommitted(t *testing.T) {
 	e := newEnv(t, fakellm.OpenAI, nil,
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"main.go","old_str":"","new_str":"package main\n"}`}}},
@@ -204,7 +204,6 @@ func TestKeyNeverCommitted(t *testing.T) {
 	gittest.WriteFile(t, e.ws, ".env", "OPENAI_API_KEY="+testKey+"\n")
 	r := e.run(t, "", "-p", "Create main.go.")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
-	assert.Contains(t, r.stderr, "! not committed: .env — they hold a secret (the API key)")
 	assert.Equal(t, "main.go", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"))
 	assert.NotContains(t, gittest.Git(t, e.ws, "log", "--all", "-p"), testKey)
 	assert.Equal(t, "?? .env", gittest.Git(t, e.ws, "status", "--porcelain"))

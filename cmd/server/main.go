@@ -3,11 +3,17 @@
 // (spec/monitor.yaml) whose own timers catch missed runs and runs that
 // take too long, and the background jobs of a configuration file, each an
 // fsmgen machine (spec/job.yaml) that runs, times out and retries them;
-// all kept in SQLite.
+// all kept in SQLite, or in Postgres shared by several instances.
 //
 // Usage:
 //
-//	server [-addr 127.0.0.1:8080] [-db server.db] [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N] [-reset-token]
+//	server [-addr 127.0.0.1:8080] [-db server.db | -postgres URL [-lease 15s] [-advertise URL]]
+//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N] [-reset-token]
+//
+// With -postgres, several servers share the database: each runs the
+// monitors of the shards whose leases it holds, forwards the requests
+// about the others' monitors to them (at the URL each advertises), and
+// takes over the monitors of an instance that dies within -lease.
 //
 // On its first start (or with -reset-token) the server makes an API token
 // and prints it once, on a line "token: …"; it keeps only its SHA-256.
@@ -47,6 +53,7 @@ import (
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store"
+	"github.com/fsmgen/fsmgen/server/store/postgres"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
 	"github.com/fsmgen/fsmgen/server/web"
 )
@@ -66,6 +73,9 @@ func main() {
 type options struct {
 	addr       string
 	db         string
+	postgres   string
+	lease      time.Duration
+	advertise  string
 	webhook    string
 	pingRate   float64
 	resetToken bool
@@ -79,6 +89,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "the `HOST:PORT` to serve HTTP on")
 	fs.StringVar(&o.db, "db", "server.db", "the SQLite database `file` (created if missing)")
+	fs.StringVar(&o.postgres, "postgres", "", "the Postgres database `URL` (postgres://…) to keep the monitors in, instead of -db; several servers may share it")
+	fs.DurationVar(&o.lease, "lease", monitors.DefaultLease, "with -postgres: how long an instance's `lease` on its monitors lasts unrenewed: another takes them over within it when it dies")
+	fs.StringVar(&o.advertise, "advertise", "", "with -postgres: the `URL` other instances forward this one's requests to (default http:// and -addr)")
 	fs.StringVar(&o.webhook, "alert-webhook", "", "the `URL` alerts are posted to, for monitors without a webhook of their own")
 	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
 	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
@@ -89,6 +102,17 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q: the server takes only flags", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["db"] && set["postgres"] {
+		return o, errors.New("-db and -postgres both given: keep the monitors in SQLite (-db FILE) or in Postgres (-postgres URL), not both")
+	}
+	if o.postgres == "" && (set["lease"] || set["advertise"]) {
+		return o, errors.New("-lease and -advertise are for several instances on one Postgres: give -postgres URL too")
+	}
+	if o.lease < time.Second {
+		return o, fmt.Errorf("-lease %s: give at least 1s", o.lease)
 	}
 	if o.retention <= 0 {
 		return o, fmt.Errorf("-retention %v: give a positive duration, as in 720h", o.retention)
@@ -121,7 +145,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	st, err := sqlite.Open(ctx, o.db)
+	var st store.Store
+	where := o.db
+	if o.postgres != "" {
+		st, err = postgres.Open(ctx, o.postgres)
+		where = "postgres"
+	} else {
+		st, err = sqlite.Open(ctx, o.db)
+	}
 	if err != nil {
 		return err
 	}
@@ -130,20 +161,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Log: log})
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
+		return err
+	}
+	advertise := o.advertise
+	if advertise == "" {
+		advertise = "http://" + ln.Addr().String()
+	}
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Log: log, Instance: instanceName(), Addr: advertise, Lease: o.lease})
+	if err != nil {
+		ln.Close()
 		return fmt.Errorf("load the monitors: %w", err)
 	}
 	if err := registry.Register(*jobsengine.Retention(st, o.retention, time.Now)); err != nil {
+		ln.Close()
 		return fmt.Errorf("the built-in retention job: %w (give your job another id)", err)
 	}
 	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), AlertWebhook: o.webhook, Log: log})
 	if err != nil {
+		ln.Close()
 		return fmt.Errorf("load the jobs: %w", err)
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return err
 	}
 	srv := &http.Server{
 		Handler:           api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: hash, PingRate: o.pingRate, Page: web.Page(), Log: log}),
@@ -151,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(engine.Hub().Close)
-	log.Info("serving", "addr", "http://"+ln.Addr().String(), "db", o.db, "monitors", len(engine.List()), "timers", engine.Timers(), "jobs", len(registry.Jobs()))
+	log.Info("serving", "addr", "http://"+ln.Addr().String(), "db", where, "monitors", engine.Monitors(), "timers", engine.Timers(), "jobs", len(registry.Jobs()))
 
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -190,6 +228,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = nil
 	}
 	return err
+}
+
+// instanceName names this process among the instances that share a
+// database: its host, its pid and random bits (a restarted process is a
+// new instance).
+func instanceName() string {
+	host, _ := os.Hostname()
+	var b [6]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // token returns the SHA-256 of the API token, making (and printing) a

@@ -29,6 +29,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/pgtest"
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
@@ -39,13 +40,34 @@ var (
 	buildErr  error
 )
 
-// TestMain removes the server the tests built.
+// TestMain removes the server the tests built, and stops their Postgres.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
+}
+
+// TestOnPostgres runs every other test again on Postgres.
+func TestOnPostgres(t *testing.T) { pgtest.Again(t) }
+
+// newDB returns a new database for a server: a SQLite file, or the URL
+// of a Postgres database in the run of TestOnPostgres.
+func newDB(t *testing.T) string {
+	t.Helper()
+	if pgtest.OnPostgres() {
+		return pgtest.DB(t)
+	}
+	return filepath.Join(t.TempDir(), "server.db")
+}
+
+// storeFlag is the flag that gives a server db.
+func storeFlag(db string) string {
+	if strings.HasPrefix(db, "postgres://") {
+		return "-postgres"
+	}
+	return "-db"
 }
 
 // serverBinary builds ./cmd/server once for all the tests.
@@ -110,12 +132,25 @@ func freeAddr(t *testing.T) string {
 }
 
 // launch starts the server on db, on a free port, and waits until it
-// answers.
+// answers (on Postgres, with leases of a second, until it runs monitors:
+// a server started again after a kill -9 waits for its predecessor's
+// leases to run out).
 func launch(t *testing.T, db string, args ...string) *proc {
+	t.Helper()
+	return launchShared(t, db, true, args...)
+}
+
+// launchShared is launch; it waits for the server to run monitors only
+// when run says so.
+func launchShared(t *testing.T, db string, run bool, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, addr: freeAddr(t), done: make(chan struct{})}
 	p.url = "http://" + p.addr
-	p.cmd = exec.Command(serverBinary(t), append([]string{"-addr", p.addr, "-db", db}, args...)...)
+	flags := []string{"-addr", p.addr, storeFlag(db), db}
+	if storeFlag(db) == "-postgres" {
+		flags = append(flags, "-lease", "1s")
+	}
+	p.cmd = exec.Command(serverBinary(t), append(flags, args...)...)
 	p.cmd.Stdout = &p.stdout
 	p.cmd.Stderr = &p.stderr
 	require.NoError(t, p.cmd.Start())
@@ -139,8 +174,17 @@ func launch(t *testing.T, db string, args ...string) *proc {
 		default:
 		}
 		if resp, err := client.Get(p.url + "/health"); err == nil {
+			var health struct {
+				Components struct {
+					Monitors struct {
+						Shards *int `json:"shards"`
+					} `json:"monitors"`
+				} `json:"components"`
+			}
+			err := json.NewDecoder(resp.Body).Decode(&health)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			shards := health.Components.Monitors.Shards
+			if resp.StatusCode == http.StatusOK && err == nil && (!run || shards == nil || *shards > 0) {
 				return p
 			}
 		}
@@ -288,7 +332,7 @@ func ping(client *http.Client, url string) (int, string, error) {
 // TestToken checks that the server prints its token on the first start
 // only, and a new one with -reset-token, which forgets the old one.
 func TestToken(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "server.db")
+	db := newDB(t)
 	steps := []struct {
 		name    string
 		args    []string
@@ -334,7 +378,7 @@ func TestToken(t *testing.T) {
 // open: the requests are answered and stored, the stream ends, the
 // process exits 0.
 func TestGracefulShutdown(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "server.db")
+	db := newDB(t)
 	p := launch(t, db)
 	tok := p.token()
 	var v monitors.View
@@ -468,7 +512,7 @@ func TestKillRestartCycles(t *testing.T) {
 		{"c", 2 * time.Second, true},
 		{"d", 3 * time.Second, true},
 	}
-	db := filepath.Join(t.TempDir(), "server.db")
+	db := newDB(t)
 	p := launch(t, db)
 	tok := p.token()
 	created := map[string]*monitors.View{}
@@ -609,7 +653,7 @@ func TestPingLoadKill(t *testing.T) {
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	db := filepath.Join(t.TempDir(), "server.db")
+	db := newDB(t)
 	p := launch(t, db, "-ping-rate", "1000000")
 	tok := p.token()
 	slugs := []string{"x", "y", "z"}

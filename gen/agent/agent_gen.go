@@ -10,6 +10,13 @@
 // It performs no I/O: it hands its actions to the runtime, which performs
 // them and feeds the results back as events.
 //
+// Tool order: the calls of one reply that may change anything (the
+// mutating tools, edit_file and bash by default) run in the order the LLM
+// gave them, each once the one before it has ended (a file written by bash
+// can be edited by the next call); read-only calls run in parallel beside
+// them. The results are appended in the LLM's order whatever order the
+// calls finish in.
+//
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
 // its Handler, in order. The machine is synchronous and deterministic: it does
@@ -203,7 +210,8 @@ func (v ProcessingLLMResponse) MarshalJSON() ([]byte, error) {
 }
 
 // ExecutingTools is the state ExecutingTools: The tool calls of the last reply
-// run in parallel; executions follow the LLM's order.
+// run (mutating ones in order, reads in parallel); executions follow the LLM's
+// order.
 //
 // It is a substate of Running.
 type ExecutingTools struct {
@@ -222,7 +230,8 @@ func (v ExecutingTools) MarshalJSON() ([]byte, error) {
 }
 
 // PostToolsHook is the state PostToolsHook: A mutating tool ran; the
-// auto-commit hook runs before the frozen next request is sent.
+// post-tools hook (which notes what the round changed, for the turn's commit)
+// runs before the frozen next request is sent.
 //
 // It is a substate of Running.
 type PostToolsHook struct {
@@ -407,7 +416,8 @@ func (v ToolCompleted) MarshalJSON() ([]byte, error) {
 }
 
 // PostToolsHookCompleted is the event PostToolsHookCompleted: The post-tools
-// hook finished; action_taken says whether it committed.
+// hook finished; action_taken says whether it committed (the agent's hook
+// never does; its turn's commit follows the turn).
 type PostToolsHookCompleted struct {
 	ActionTaken bool `json:"action_taken"`
 }
@@ -475,8 +485,9 @@ func (v SendLLMRequest) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("send_llm_request", fields(v))
 }
 
-// ExecuteTools is the action ExecuteTools: Run the tool calls in parallel and
-// send one ToolCompleted for each.
+// ExecuteTools is the action ExecuteTools: Run the tool calls, mutating ones
+// in the LLM's order and read-only ones in parallel beside them, and send one
+// ToolCompleted for each.
 type ExecuteTools struct {
 	Calls []chat.ToolCall `json:"calls"`
 }
@@ -491,8 +502,9 @@ func (v ExecuteTools) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("execute_tools", fields(v))
 }
 
-// RunPostToolsHook is the action RunPostToolsHook: Run the post-tools hook
-// (auto-commit), then send PostToolsHookCompleted.
+// RunPostToolsHook is the action RunPostToolsHook: Run the post-tools hook (it
+// notes what the round's tools changed, which the turn's one commit holds),
+// then send PostToolsHookCompleted.
 type RunPostToolsHook struct {
 	CompletedTools chat.ToolRound `json:"completed_tools"`
 }
@@ -711,11 +723,13 @@ type Handler interface {
 	// SendLLMRequest performs the action SendLlmRequest. Call the LLM with the
 	// request and stream its reply back as events.
 	SendLLMRequest(request chat.Request)
-	// ExecuteTools performs the action ExecuteTools. Run the tool calls in
-	// parallel and send one ToolCompleted for each.
+	// ExecuteTools performs the action ExecuteTools. Run the tool calls, mutating
+	// ones in the LLM's order and read-only ones in parallel beside them, and send
+	// one ToolCompleted for each.
 	ExecuteTools(calls []chat.ToolCall)
 	// RunPostToolsHook performs the action RunPostToolsHook. Run the post-tools
-	// hook (auto-commit), then send PostToolsHookCompleted.
+	// hook (it notes what the round's tools changed, which the turn's one commit
+	// holds), then send PostToolsHookCompleted.
 	RunPostToolsHook(completedTools chat.ToolRound)
 	// WaitForInput performs the action WaitForInput. Nothing to do until the next
 	// event arrives.

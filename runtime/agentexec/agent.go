@@ -52,10 +52,12 @@ type Config struct {
 	Tools ToolRunner
 	// Workspace is the directory the hook runs in. Required.
 	Workspace string
-	// Hook is the post-tools hook, e.g. the Hook method of an
-	// autocommit.Committer opened on the workspace when the agent starts;
-	// nil means none (the round's tools are followed by nothing).
-	Hook Hook
+	// Committer commits the agent's work, e.g. an autocommit.Committer
+	// opened on the workspace when the agent starts: it takes a snapshot
+	// before each round of tools that may change files, runs as the
+	// post-tools hook after it, and commits when a turn ends. nil means
+	// none (nothing is committed).
+	Committer Committer
 	// Display shows the agent's work; nil shows nothing.
 	Display Display
 	// Logger receives diagnostics; nil discards them.
@@ -178,10 +180,12 @@ type Agent struct {
 	m       *agent.Machine
 	log     *slog.Logger
 	display Display
-	hook    Hook
+	commits Committer
 	now     func() time.Time
 	secrets *redact.Redactor
 	limits  Limits
+	// mutatingTools are the behaviour's mutating tools (see callOrder).
+	mutatingTools []string
 
 	// Set by Start: the loop the Handler methods start their tasks in, and
 	// its context.
@@ -208,7 +212,9 @@ type Agent struct {
 	shutdownSent bool
 	busy         bool
 	turnErr      string
-	saved        []byte // the last state saved that is not ShuttingDown
+	turnStart    int                  // the index of the turn's first message in the conversation
+	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
+	saved        []byte               // the last state saved that is not ShuttingDown
 	savedKind    agent.StateKind
 	result       Result
 	ran          bool
@@ -236,12 +242,14 @@ func New(cfg Config) (*Agent, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		display: cfg.Display,
-		hook:    cfg.Hook,
+		commits: cfg.Committer,
 		now:     cfg.Now,
 		secrets: redact.New(cfg.Secrets...),
 		limits:  cfg.Limits.withDefaults(),
 		calls:   map[string]chat.ToolCall{},
 		refused: map[*agent.ToolCompleted]bool{},
+
+		mutatingTools: cfg.Behavior.Config().MutatingTools,
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -249,8 +257,8 @@ func New(cfg Config) (*Agent, error) {
 	if a.display == nil {
 		a.display = NopDisplay{}
 	}
-	if a.hook == nil {
-		a.hook = noHook
+	if a.commits == nil {
+		a.commits = noCommits{}
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -423,7 +431,7 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 // Execute records the step and the actions the machine performed for it,
 // saves the thread when the step changed it, and sends queued input once
 // the machine waits.
-func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Step[agent.Event]) error {
+func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.Step[agent.Event]) error {
 	rejected := errors.Is(s.Err, fsmrt.ErrRejected)
 	if err := a.record(s, rejected); err != nil {
 		return err
@@ -467,6 +475,7 @@ func (a *Agent) Execute(_ context.Context, _ *loop.Loop[agent.Event], s loop.Ste
 	// run (a tool call is then "interrupted", never run twice).
 	a.launch()
 	if turnEnded {
+		a.commitTurn(ctx)
 		a.result.Turns++
 		a.result.LastError = a.turnErr
 		a.display.TurnEnd()
@@ -524,7 +533,15 @@ func (a *Agent) arrive() {
 	}
 	if a.isBusy() && !a.busy {
 		a.turnErr = ""
+		a.turnStart = max(a.conversation().Len()-1, 0)
 	}
+}
+
+// conversation returns the machine's conversation (empty once it shuts
+// down).
+func (a *Agent) conversation() chat.Conversation {
+	c, _ := behavior.ConversationOf(a.m.State())
+	return c
 }
 
 // moreRefusals reports whether ev is the refusal of a call that is not

@@ -26,7 +26,8 @@ import (
 
 // TestMultiRoundSession runs one turn of two rounds: the model asks for
 // read_file and edit_file in one reply, both run in parallel, the file
-// changes, the hook commits, the model answers and the turn ends.
+// changes, the hook notes it, the model answers, the turn ends and its
+// commit holds the change.
 func TestMultiRoundSession(t *testing.T) {
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
@@ -50,11 +51,12 @@ func TestMultiRoundSession(t *testing.T) {
 
 			// The file changed and the hook committed it.
 			assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, s.ws, "hello.txt"))
-			assert.Equal(t, "agent: read_file, edit_file", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
+			assert.Equal(t, "agent: Done: hello.txt now greets the agent.", gittest.Git(t, s.ws, "log", "-1", "--format=%s"), "one commit for the turn, named for what it did")
 			assert.Equal(t, "hello.txt", gittest.Git(t, s.ws, "show", "--name-only", "--format=", "HEAD"))
 			assert.Empty(t, gittest.Git(t, s.ws, "status", "--porcelain"))
-			require.Len(t, d.hooks, 1)
-			assert.True(t, d.hooks[0].Committed)
+			require.Len(t, d.hooks, 2, "the round's hook, then the turn's commit")
+			assert.Equal(t, autocommit.SkippedRecorded, d.hooks[0].Skipped)
+			assert.True(t, d.hooks[1].Committed)
 
 			// The second request carries the results in the LLM's order.
 			reqs := s.srv.Requests()
@@ -80,10 +82,10 @@ func TestMultiRoundSession(t *testing.T) {
 			// Each event is shown before what it caused: the reply before the
 			// calls it asks for, the results before the hook. The results
 			// come in either order.
-			require.Len(t, d.shown, 8)
+			require.Len(t, d.shown, 9)
 			assert.Equal(t, []string{"reply", "call read_file", "call edit_file"}, d.shown[:3])
 			assert.ElementsMatch(t, []string{"result read_file", "result edit_file"}, d.shown[3:5])
-			assert.Equal(t, []string{"hook", "reply", "turn end"}, d.shown[5:])
+			assert.Equal(t, []string{"hook", "reply", "hook", "turn end"}, d.shown[5:], "the round's hook, the reply, the turn's commit")
 
 			// The thread is saved at the turn end with the whole conversation.
 			assert.Equal(t, []string{
@@ -347,7 +349,10 @@ func TestResume(t *testing.T) {
 			},
 			check: func(t *testing.T, s *session) {
 				assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, s.ws, "hello.txt"))
-				assert.Equal(t, "agent: edit_file, block", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
+				// What the round cut by the stop changed is not known to be
+				// the agent's alone: it stays in the work tree, uncommitted.
+				assert.Equal(t, "initial", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
+				assert.Equal(t, "M hello.txt", gittest.Git(t, s.ws, "status", "--porcelain"))
 			},
 		},
 		{
@@ -365,11 +370,9 @@ func TestResume(t *testing.T) {
 			name:  "running the post-tools hook",
 			first: []fakellm.Reply{{ToolCalls: []fakellm.ToolCall{editHello}}},
 			stop: func(t *testing.T, r *run, s *session) {
-				r.hook = func(ctx context.Context, _ string, _ []chat.CompletedTool) (res autocommit.Result, err error) {
-					signalSelf(t, sig)
-					<-ctx.Done()
-					return res, ctx.Err()
-				}
+				c, err := autocommit.Open(context.Background(), s.ws, autocommit.Options{})
+				require.NoError(t, err)
+				r.commits = blockingHook{c, func() { signalSelf(t, sig) }}
 			},
 			wantState: agent.StatePostToolsHook,
 			second:    []fakellm.Reply{{Text: "Edited."}},
@@ -380,7 +383,10 @@ func TestResume(t *testing.T) {
 				"assistant: Edited.",
 			},
 			check: func(t *testing.T, s *session) {
-				assert.Equal(t, "agent: edit_file", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
+				// What the round cut by the stop changed is not known to be
+				// the agent's alone: it stays in the work tree, uncommitted.
+				assert.Equal(t, "initial", gittest.Git(t, s.ws, "log", "-1", "--format=%s"))
+				assert.Equal(t, "M hello.txt", gittest.Git(t, s.ws, "status", "--porcelain"))
 			},
 		},
 	}
@@ -479,4 +485,18 @@ func TestStopsWithBlockedInput(t *testing.T) {
 			assert.Equal(t, []string{"user: Hello.", "assistant: Hi."}, s.conversation(t))
 		})
 	}
+}
+
+// blockingHook is a Committer whose post-tools hook calls started, then
+// blocks until it is cancelled.
+type blockingHook struct {
+	*autocommit.Committer
+	started func()
+}
+
+// Hook implements agentexec.Committer.
+func (b blockingHook) Hook(ctx context.Context, _ string, _ []chat.CompletedTool) (autocommit.Result, error) {
+	b.started()
+	<-ctx.Done()
+	return autocommit.Result{}, ctx.Err()
 }

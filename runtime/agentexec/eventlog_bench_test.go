@@ -78,6 +78,23 @@ func (s sizedTools) Run(_ context.Context, call chat.ToolCall, _ func(chat.ToolP
 	return chat.ToolOutcome{Content: b.String()[:s.size]}
 }
 
+// fixedCommits is a Committer that notes each round and commits each
+// turn at once, without git.
+type fixedCommits struct{}
+
+// Snapshot implements agentexec.Committer.
+func (fixedCommits) Snapshot(context.Context) error { return nil }
+
+// Hook implements agentexec.Committer.
+func (fixedCommits) Hook(context.Context, string, []chat.CompletedTool) (autocommit.Result, error) {
+	return autocommit.Result{Skipped: autocommit.SkippedRecorded}, nil
+}
+
+// CommitTurn implements agentexec.Committer.
+func (fixedCommits) CommitTurn(context.Context, autocommit.Turn) (autocommit.Result, error) {
+	return autocommit.Result{Committed: true, Commit: strings.Repeat("c", 40), Message: "agent: edit a.go"}, nil
+}
+
 // turnSignal is a Display that tells when a turn ends.
 type turnSignal struct {
 	agentexec.NopDisplay
@@ -126,14 +143,12 @@ func runRounds(tb testing.TB, rounds, resultSize int) (string, []int) {
 		Provider:  roundLLM{},
 		Tools:     sizedTools{size: resultSize},
 		Workspace: dir,
-		Hook: func(context.Context, string, []chat.CompletedTool) (autocommit.Result, error) {
-			return autocommit.Result{Committed: true, Commit: strings.Repeat("c", 40), Message: "agent: edit a.go"}, nil
-		},
-		Display:  turnSignal{ended: ended},
-		Thread:   &thread.Thread{Version: thread.Version, ID: "T-rounds", Created: time.Unix(0, 0).UTC(), Provider: "scripted", Model: cfg.Model, Workspace: dir},
-		EventLog: elog,
-		Secrets:  []string{testKey},
-		Input:    in,
+		Committer: fixedCommits{},
+		Display:   turnSignal{ended: ended},
+		Thread:    &thread.Thread{Version: thread.Version, ID: "T-rounds", Created: time.Unix(0, 0).UTC(), Provider: "scripted", Model: cfg.Model, Workspace: dir},
+		EventLog:  elog,
+		Secrets:   []string{testKey},
+		Input:     in,
 	})
 	require.NoError(tb, err)
 

@@ -220,7 +220,7 @@ type run struct {
 	bcfg    func(c *behavior.Config)
 	tools   agentexec.ToolRunner
 	display *recorder
-	hook    agentexec.Hook
+	commits agentexec.Committer
 	prompt  string
 	input   io.Reader
 	signals []os.Signal
@@ -259,10 +259,10 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 	if r.display == nil {
 		r.display = &recorder{}
 	}
-	if r.hook == nil {
+	if r.commits == nil {
 		c, err := autocommit.Open(context.Background(), s.ws, autocommit.Options{})
 		require.NoError(t, err)
-		r.hook = c.Hook
+		r.commits = c
 	}
 	bcfg := behavior.DefaultConfig()
 	bcfg.Model = "fake-model"
@@ -292,7 +292,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		Provider:  provider,
 		Tools:     r.tools,
 		Workspace: s.ws,
-		Hook:      r.hook,
+		Committer: r.commits,
 		Display:   r.display,
 		Thread:    th,
 		Store:     s.store,

@@ -8,16 +8,38 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 )
 
-// Hook is the post-tools hook: it runs after a round of tools that may have
-// changed files, in the workspace dir. The Hook method of an autocommit.Committer is one.
-type Hook func(ctx context.Context, dir string, tools []chat.CompletedTool) (autocommit.Result, error)
+// Committer commits the agent's work to git, one commit per turn, holding
+// only what the agent's tools changed; *autocommit.Committer is one.
+type Committer interface {
+	// Snapshot notes the workspace before a round of tools that may
+	// change it.
+	Snapshot(ctx context.Context) error
+	// Hook is the post-tools hook: it runs after a round of tools that
+	// may have changed files, in the workspace dir, and notes what they
+	// changed.
+	Hook(ctx context.Context, dir string, tools []chat.CompletedTool) (autocommit.Result, error)
+	// CommitTurn commits what the turn's tools changed, when the turn
+	// ends.
+	CommitTurn(ctx context.Context, turn autocommit.Turn) (autocommit.Result, error)
+}
 
 // NoHookSkipped is the reason the Result of the post-tools hook gives
-// when the agent has none.
+// when the agent has no Committer.
 const NoHookSkipped = "no post-tools hook"
 
-// noHook is the hook of an agent configured without one.
-func noHook(context.Context, string, []chat.CompletedTool) (autocommit.Result, error) {
+// noCommits is the Committer of an agent configured without one.
+type noCommits struct{}
+
+// Snapshot implements Committer.
+func (noCommits) Snapshot(context.Context) error { return nil }
+
+// Hook implements Committer.
+func (noCommits) Hook(context.Context, string, []chat.CompletedTool) (autocommit.Result, error) {
+	return autocommit.Result{Skipped: NoHookSkipped}, nil
+}
+
+// CommitTurn implements Committer.
+func (noCommits) CommitTurn(context.Context, autocommit.Turn) (autocommit.Result, error) {
 	return autocommit.Result{Skipped: NoHookSkipped}, nil
 }
 
@@ -25,10 +47,11 @@ func noHook(context.Context, string, []chat.CompletedTool) (autocommit.Result, e
 // sends PostToolsHookCompleted. A failed hook does not stop the turn.
 //
 // It runs once the tasks of the round of tools have ended: after a round
-// the user stopped (see CancelTurn), what they changed is committed only
-// once the cancelled commands are gone.
+// the user stopped (see CancelTurn), what they changed is noted for the
+// turn's commit only once the cancelled commands are gone.
 func (a *Agent) startHook(completed []chat.CompletedTool) {
 	l := a.loop
+	a.turnTools = append(a.turnTools, completed...)
 	if a.m.Kind() == agent.StateStoppingTurn {
 		a.stopTurn()
 	}
@@ -51,7 +74,7 @@ func (a *Agent) startHook(completed []chat.CompletedTool) {
 // PostToolsHookCompleted.
 func (a *Agent) runHook(ctx context.Context, completed []chat.CompletedTool) {
 	l := a.loop
-	res, err := a.hook(ctx, a.cfg.Workspace, completed)
+	res, err := a.commits.Hook(ctx, a.cfg.Workspace, completed)
 	if ctx.Err() != nil {
 		return
 	}
@@ -60,4 +83,32 @@ func (a *Agent) runHook(ctx context.Context, completed []chat.CompletedTool) {
 	}
 	_ = l.Call(ctx, func() { a.display.Hook(res, err) })
 	_ = l.Send(ctx, &agent.PostToolsHookCompleted{ActionTaken: err == nil && res.Committed})
+}
+
+// commitTurn commits what the turn that just ended changed, and shows it.
+// It runs on the loop goroutine, before the next turn can start, so that
+// the next turn's snapshot follows the commit. Loop goroutine only.
+func (a *Agent) commitTurn(ctx context.Context) {
+	turn := autocommit.Turn{Tools: a.turnTools}
+	msgs := a.conversation().Messages()
+	for i := min(a.turnStart, len(msgs)); i < len(msgs); i++ {
+		switch m := msgs[i]; m.Role {
+		case chat.RoleUser:
+			if turn.Prompt == "" {
+				turn.Prompt = m.Content
+			}
+		case chat.RoleAssistant:
+			if m.Content != "" {
+				turn.Summary = m.Content
+			}
+		}
+	}
+	a.turnTools = nil
+	res, err := a.commits.CommitTurn(ctx, turn)
+	if err != nil {
+		a.log.Debug("the turn's commit failed", "error", err) // the display shows it
+	}
+	if err != nil || res.Committed || len(res.Mixed)+len(res.Withheld)+len(res.Repositories)+len(res.TooLarge) > 0 {
+		a.display.Hook(res, err)
+	}
 }

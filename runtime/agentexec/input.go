@@ -48,7 +48,7 @@ func (a *Agent) readInput() {
 				if long != nil {
 					size, err = long.size, nil
 				}
-				notice := fmt.Sprintf("an input line of %d bytes is longer than the limit of %d bytes and was not sent; put long text in a file and ask the agent to read it",
+				notice := fmt.Sprintf("a message of %d bytes is longer than the limit of %d bytes (-max-input-line) and was not sent; put long text in a file and ask the agent to read it",
 					size, a.limits.InputLine)
 				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
 					return

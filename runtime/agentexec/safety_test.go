@@ -182,12 +182,12 @@ func TestInputLineLimit(t *testing.T) {
 	assertConversation(t, []string{"user: first", "assistant: One.", "user: second", "assistant: Two."}, s.conversation(t))
 	var refused []string
 	for _, n := range d.notices {
-		if strings.Contains(n, "input line") {
+		if strings.Contains(n, "-max-input-line") {
 			refused = append(refused, n)
 		}
 	}
 	require.Len(t, refused, 1, "notices: %q", d.notices)
-	assert.Contains(t, refused[0], "an input line of 100 bytes is longer than the limit of 50 bytes and was not sent")
+	assert.Contains(t, refused[0], "a message of 100 bytes is longer than the limit of 50 bytes (-max-input-line) and was not sent")
 }
 
 // TestSecretsRedacted checks that a secret a tool printed, raw or

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
 )
 
 // ToolRunner runs one tool call to completion; *tools.Set is one. Run must
@@ -37,9 +39,12 @@ const TooManyCallsPrefix = "not run: too many tool calls in one reply"
 // could not be used (see chat.ToolCall.Malformed), which is not run.
 const MalformedPrefix = "not run: the arguments of this call"
 
-// startTools runs the calls in parallel, at most Limits.ParallelTools at
-// once, one task each, and sends one ToolCompleted for each, with
-// ToolProgress reports while they run. The calls beyond Limits.ToolCalls
+// startTools runs the calls, at most Limits.ParallelTools at once, one
+// task each, and sends one ToolCompleted for each, with ToolProgress
+// reports while they run. Calls that may change anything (the mutating
+// tools of the behaviour's configuration) run in the order the LLM gave
+// them, each once the one before it has ended; read-only calls run in
+// parallel beside them (see [callOrder]). The calls beyond Limits.ToolCalls
 // are not run: each completes at once with an error telling the model the
 // limit; nor are malformed calls, whose error names the call and says
 // what was wrong with it. It cancels the tools of an earlier round still
@@ -66,6 +71,21 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 		running := newTaskCount()
 		a.toolsStopped = running.done
 		defer running.close()
+		order := callOrder(calls, a.mutating)
+		if slices.ContainsFunc(calls, func(c chat.ToolCall) bool { return a.mutating(c.Name) }) {
+			// The calls start once the workspace is noted, so that the
+			// turn's commit holds what they change and nothing else.
+			noted := make(chan struct{})
+			l.Go(tctx, "snapshot", func(ctx context.Context) {
+				defer close(noted)
+				if err := a.commits.Snapshot(ctx); err != nil && ctx.Err() == nil {
+					_ = l.Call(ctx, func() { a.display.Hook(autocommit.Result{}, err) })
+				}
+			})
+			for i := range order {
+				order[i].after = append(order[i].after, noted)
+			}
+		}
 		for i, c := range calls {
 			var refusal *chat.ToolOutcome
 			switch {
@@ -82,6 +102,7 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 				a.refused[ev] = true
 				l.Next(ev)
 				turn.done()
+				order[i].end()
 				continue
 			}
 			running.add()
@@ -90,7 +111,11 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 				var out chat.ToolOutcome
 				if refusal != nil {
 					out = *refusal
+					order[i].end()
 				} else {
+					if !order[i].wait(ctx) {
+						return
+					}
 					select {
 					case slots <- struct{}{}:
 					case <-ctx.Done():
@@ -102,6 +127,7 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 					}
 					out = a.cfg.Tools.Run(ctx, c, progress)
 					<-slots
+					order[i].end()
 					out.Content = budget.take(a.secrets.String(out.Content))
 				}
 				if !turn.wait(ctx) {
@@ -178,6 +204,58 @@ func completionOrder(calls []chat.ToolCall) []turn {
 		last[c.ID] = i
 	}
 	return turns
+}
+
+// step is when a call of a round may start: once every call it waits for
+// has ended; end says it has ended.
+type step struct {
+	after []<-chan struct{}
+	ended chan struct{}
+}
+
+// wait waits until the calls the step waits for have ended; false when
+// ctx ended first.
+func (s step) wait(ctx context.Context) bool {
+	for _, ch := range s.after {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// end says the call has ended.
+func (s step) end() { close(s.ended) }
+
+// callOrder returns when each call of a round may start: a mutating
+// call (mutating reports which are) once the mutating call before it has
+// ended, so that the calls that change anything run one after another in
+// the LLM's order; a read-only call at once, beside them. A reply that
+// writes a file with bash and then edits it works; a reply that reads
+// five files reads them at once.
+func callOrder(calls []chat.ToolCall, mutating func(name string) bool) []step {
+	steps := make([]step, len(calls))
+	var lastWrite <-chan struct{} // the last mutating call so far
+	for i, c := range calls {
+		steps[i].ended = make(chan struct{})
+		if !mutating(c.Name) {
+			continue
+		}
+		if lastWrite != nil {
+			steps[i].after = []<-chan struct{}{lastWrite}
+		}
+		lastWrite = steps[i].ended
+	}
+	return steps
+}
+
+// mutating reports whether the tool name may change anything: whether it
+// is among the behaviour's mutating tools, whose calls run the
+// post-tools hook.
+func (a *Agent) mutating(name string) bool {
+	return slices.Contains(a.mutatingTools, name)
 }
 
 // outputBudget is what is left of the bytes a round's tool results may

@@ -84,3 +84,39 @@ func TestMalformedOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestCallOrder checks which calls of a round each call waits for: a
+// mutating call for the mutating call before it, a read-only one for
+// none.
+func TestCallOrder(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools []string
+		after [][]int // the calls each waits for, directly
+	}{
+		{"reads only", []string{"read_file", "list_files", "read_file"}, [][]int{nil, nil, nil}},
+		{"writes only", []string{"bash", "edit_file", "bash"}, [][]int{nil, {0}, {1}}},
+		{"reads around a write", []string{"read_file", "read_file", "bash", "read_file", "list_files"}, [][]int{nil, nil, nil, nil, nil}},
+		{"writes between reads", []string{"edit_file", "read_file", "read_file", "bash", "read_file", "edit_file"}, [][]int{nil, nil, nil, {0}, nil, {3}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := make([]chat.ToolCall, len(tt.tools))
+			for i, name := range tt.tools {
+				calls[i] = chat.ToolCall{ID: string(rune('a' + i)), Name: name}
+			}
+			steps := callOrder(calls, func(name string) bool { return name == "bash" || name == "edit_file" })
+			for i, s := range steps {
+				var got []int
+				for _, ch := range s.after {
+					for j := range steps {
+						if (<-chan struct{})(steps[j].ended) == ch {
+							got = append(got, j)
+						}
+					}
+				}
+				assert.Equal(t, tt.after[i], got, "call %d (%s)", i, tt.tools[i])
+			}
+		})
+	}
+}

@@ -1,11 +1,17 @@
-// Package autocommit is the coding agent's post-tools hook: after a round of
-// tool calls that may have changed files, it commits every change in the
-// workspace to git, with a message saying which tools ran.
+// Package autocommit commits the coding agent's work to git: one commit per
+// turn, holding only what the agent's tools changed. [Committer.Snapshot],
+// before each round of tools, notes what the workspace's changed and
+// untracked files hold; [Committer.Hook], the post-tools hook, notes the
+// paths whose content the round changed (a path the user had changed
+// before is named in Result.Mixed and never committed); and
+// [Committer.CommitTurn], when the turn ends, commits those paths through
+// an index of its own (the user's index is never staged into, and only
+// brought up to date for the paths committed), as AgentName <AgentEmail>,
+// to the branch checked out or to Options.Branch, with a message derived
+// from the turn ([TurnMessage]).
 //
 // It runs the git command line through os/exec. It never changes the user's
-// git configuration and never commits files outside the workspace directory:
-// when the workspace is a subdirectory of a larger repository, only changes
-// below it are committed, and changes the user staged elsewhere stay staged.
+// git configuration and never commits files outside the workspace directory.
 //
 // # What a tool cannot make it do
 //
@@ -17,7 +23,7 @@
 // records which repository the workspace belongs to, if any — its git
 // directory, its work tree, what every ".git" entry from the workspace up
 // to the top of the work tree is — and the effective git configuration,
-// every file git reads included. Each [Committer.Commit] then:
+// every file git reads included. Each [Committer.CommitTurn] then:
 //
 //   - refuses, with [ErrRepositoryChanged], when a ".git" appeared in or
 //     above a workspace that was not in a repository at start, or when a
@@ -48,10 +54,10 @@
 //     contents are streamed from git cat-file through the redactor, in
 //     bounded memory —, and the new files over [Options].MaxNewFileBytes,
 //     and names them in the [Result];
-//   - passes the paths it adds, unstages and commits to git on standard
-//     input (--pathspec-from-file), and the commit message in a temporary
-//     file of its own (a round of thousands of calls makes it larger than
-//     one argument may be): a command line, which other users of the
+//   - passes the paths it adds and unstages to git on standard input
+//     (--pathspec-from-file), and the commit message in a temporary file
+//     of its own (a turn of thousands of calls or files makes it larger
+//     than one argument may be): a command line, which other users of the
 //     machine can read, names only paths that hold no secret, and no
 //     secret's form is written anywhere; git's error messages are
 //     redacted;
@@ -124,7 +130,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
@@ -135,11 +140,13 @@ const (
 	SkippedNoChanges = "no changes"
 )
 
-// The identity used when the repository has none configured. It is passed
-// with `git -c` for the one commit, never written to any configuration.
+// The identity of the agent's commits, as their author and committer
+// (not the user's: the commits hold the agent's work). It is passed in
+// the environment of the one git command that makes a commit, never
+// written to any configuration.
 const (
-	FallbackName  = "fsmgen-agent"
-	FallbackEmail = "agent@fsmgen.invalid"
+	AgentName  = "fsmgen-agent"
+	AgentEmail = "agent@fsmgen.invalid"
 )
 
 // The temporary files that are never committed, as globs of a file's
@@ -217,6 +224,13 @@ type Result struct {
 	// stay in the work tree, untracked. Each is listed once for each
 	// content it has.
 	TooLarge []string `json:"too_large,omitempty"`
+	// Mixed lists the paths, relative to the workspace, that the user
+	// had changed before the agent's tools changed them too: they are
+	// never committed (see MixedReason), and stay as they are.
+	Mixed []string `json:"mixed,omitempty"`
+	// Branch is the branch the commit went to, when Committed ("HEAD"
+	// for a detached HEAD).
+	Branch string `json:"branch,omitempty"`
 }
 
 // Options configures a [Committer]. The zero value gives the defaults.
@@ -231,6 +245,11 @@ type Options struct {
 	// larger ones are left out and named in Result.TooLarge. 0 means
 	// DefaultMaxNewFileBytes, a negative value no limit.
 	MaxNewFileBytes int64
+	// Branch is the branch the commits go to, created from HEAD's commit
+	// when it does not exist (e.g. "agent/<thread>"); the user's checkout,
+	// index and branch are then never touched. Empty means the branch
+	// checked out (or a detached HEAD).
+	Branch string
 }
 
 // Committer commits the changes of one workspace into the repository it
@@ -262,6 +281,16 @@ type Committer struct {
 	// failed says that the last commit failed: its changes are still to
 	// be committed.
 	failed bool
+	// branch is Options.Branch.
+	branch string
+	// before is the snapshot taken before the round of tools at hand;
+	// owned what the agent's tools left in each path they changed; turn
+	// the paths the turn's tools changed, to commit; mixed those the user
+	// had changed too (see Hook).
+	before snapshot
+	owned  map[string]fingerprint
+	turn   map[string]bool
+	mixed  map[string]bool
 }
 
 // writeMessage writes a commit message to a new temporary file, readable
@@ -304,7 +333,13 @@ func Open(ctx context.Context, dir string, opt Options) (*Committer, error) {
 	if opt.MaxNewFileBytes == 0 {
 		opt.MaxNewFileBytes = DefaultMaxNewFileBytes
 	}
-	c := &Committer{dir: resolved, timeout: opt.Timeout, secrets: opt.Secrets, maxNew: opt.MaxNewFileBytes, told: map[string]string{}}
+	if opt.Branch != "" {
+		if err := checkBranchName(ctx, opt.Branch); err != nil {
+			return nil, err
+		}
+	}
+	c := &Committer{dir: resolved, timeout: opt.Timeout, secrets: opt.Secrets, maxNew: opt.MaxNewFileBytes, told: map[string]string{},
+		branch: opt.Branch, owned: map[string]fingerprint{}, turn: map[string]bool{}, mixed: map[string]bool{}}
 	find := git{dir: resolved, timeout: opt.Timeout, redact: opt.Secrets}
 
 	inside, err := find.insideWorkTree(ctx)
@@ -339,6 +374,9 @@ func Open(ctx context.Context, dir string, opt Options) (*Committer, error) {
 	if c.repos, err = c.scanRepositories(ctx, c.git()); err != nil {
 		return nil, err
 	}
+	if c.before, err = c.snapshot(ctx); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -365,111 +403,6 @@ func (c *Committer) git() git {
 var pathspec = []string{"--", ".",
 	":(exclude,glob)**/" + EditTempPattern,
 	":(exclude,glob)**/" + AtomicTempPattern,
-}
-
-// Commit commits every change below the workspace — modified, added and
-// deleted files, respecting .gitignore so that ignored files are never
-// committed, temporary files excepted — if anything changed. It is
-// skipped, with the reason in Result.Skipped, when the workspace was not in
-// a git work tree at Open or nothing changed. The message says which tools
-// ran, e.g.
-//
-//	agent: edit_file, bash
-//
-//	Auto-committed after tools: edit_file (ok), bash (failed)
-//
-// Files holding a secret, new files over the size limit and repositories
-// inside the workspace are left out, unstaged, and named in the Result
-// (see the package documentation). When the repository has no user name or
-// email configured, the commit is made as FallbackName <FallbackEmail>. It
-// is refused with an error wrapping ErrRepositoryChanged or
-// ErrConfigChanged when the repository or its configuration changed since
-// Open (see the package documentation). Any other error means git failed
-// or was stopped (a merge is in progress, the index is locked, the timeout
-// passed, ctx was cancelled, …); its text includes git's own message.
-func (c *Committer) Commit(ctx context.Context, tools []chat.CompletedTool) (res Result, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	defer func() {
-		// What a failed commit left is committed by the next one, which
-		// says so.
-		c.failed = err != nil
-	}()
-	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("auto-commit in %s not made: %w", c.dir, err)
-	}
-	if err := c.checkLayout(); err != nil {
-		return Result{}, err
-	}
-	if !c.repo {
-		return Result{Skipped: SkippedNotRepo}, nil
-	}
-	g := c.git()
-	config, err := c.checkConfig(ctx, g)
-	if err != nil {
-		return Result{}, err
-	}
-
-	status, err := g.run(ctx, append([]string{"status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=dirty"}, pathspec...)...)
-	if err != nil {
-		return Result{}, err
-	}
-	untrackedRepos, err := c.untrackedRepositories(status)
-	if err != nil {
-		return Result{}, err
-	}
-	// A submodule whose .git a tool replaced is named even when nothing
-	// is to be committed: the user's git status runs the new one.
-	var out leftOut
-	out.repos = slices.Concat(c.replacedSubmodules(), untrackedRepos, c.dotGitsInDirs())
-	if len(status) == 0 {
-		return c.result(Result{Skipped: SkippedNoChanges}, out), nil
-	}
-	// Untracked repositories are never staged: git add would make them
-	// gitlinks (or fail, for one without a commit).
-	specs := slices.Concat(pathspec[1:], exclude(untrackedRepos))
-	if _, err := g.runPaths(ctx, specs, "add", "--all"); err != nil {
-		return Result{}, err
-	}
-	staged, err := c.review(ctx, g, &out)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := unstage(ctx, g, staged); err != nil {
-		return Result{}, err
-	}
-	// Status can list changes that stage to nothing (e.g. untracked content
-	// inside a submodule); commit only when the index really differs.
-	if same, err := stagedMatchesHead(ctx, g); err != nil {
-		return Result{}, err
-	} else if same {
-		return c.result(Result{Skipped: SkippedNoChanges}, out), nil
-	}
-
-	msg := Message(tools)
-	if c.failed {
-		msg += "\n\nThe auto-commit of an earlier round failed: this commit holds that round's changes too."
-	}
-	// The message goes in a file: as an argument, a long one would pass
-	// the system's limit on one argument (128 KiB on Linux), and
-	// standard input carries the paths.
-	msgFile, err := writeMessage(msg)
-	if err != nil {
-		return Result{}, fmt.Errorf("auto-commit in %s: %w", c.dir, err)
-	}
-	defer os.Remove(msgFile)
-	args := append(fallbackIdentity(config), "commit", "--quiet", "--no-verify", "--file", msgFile)
-	// A commit with paths takes their content from the work tree: what
-	// was left out must be excluded by name.
-	specs = slices.Concat(pathspec[1:], exclude(untrackedRepos), exclude(staged))
-	if _, err := g.runPaths(ctx, specs, args...); err != nil {
-		return Result{}, err
-	}
-	sha, err := g.run(ctx, "rev-parse", "HEAD")
-	if err != nil {
-		return Result{}, err
-	}
-	return c.result(Result{Committed: true, Commit: strings.TrimSpace(string(sha)), Message: msg}, out), nil
 }
 
 // result is res with what was left out of the commit, redacted and
@@ -537,15 +470,6 @@ func splitNUL(out []byte) []string {
 	return list
 }
 
-// Hook is Commit with the signature of the agent's post-tools hook
-// (agentexec.Hook). dir must be the committer's workspace.
-func (c *Committer) Hook(ctx context.Context, dir string, tools []chat.CompletedTool) (Result, error) {
-	if !sameDir(dir, c.dir) {
-		return Result{}, fmt.Errorf("auto-commit was opened for %s, not for %s; open a committer for each workspace", c.dir, dir)
-	}
-	return c.Commit(ctx, tools)
-}
-
 // sameDir reports whether a and b name the same directory.
 func sameDir(a, b string) bool {
 	if a == b {
@@ -554,50 +478,6 @@ func sameDir(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
-}
-
-// The most tool names a commit message's summary line names, and the
-// most calls its body lists: a reply can ask for thousands.
-const (
-	maxSummaryNames = 8
-	maxBodyCalls    = 64
-)
-
-// Message returns the commit message for a round of tools: a summary line
-// naming each tool once, in the order they ran, then a body listing every
-// call with its status. A round of many calls names its first
-// maxSummaryNames tools and lists its first maxBodyCalls calls, then says
-// how many more there were.
-func Message(tools []chat.CompletedTool) string {
-	if len(tools) == 0 {
-		return "agent: auto-commit\n\nAuto-committed after tools: (none recorded)"
-	}
-	seen := make(map[string]bool, len(tools))
-	var names, calls []string
-	failed := 0
-	for i, t := range tools {
-		name := cleanName(t.ToolName)
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, name)
-		}
-		status := "ok"
-		if !t.Succeeded {
-			status = "failed"
-		}
-		if i < maxBodyCalls {
-			calls = append(calls, fmt.Sprintf("%s (%s)", name, status))
-		} else if !t.Succeeded {
-			failed++
-		}
-	}
-	if n := len(names); n > maxSummaryNames {
-		names = append(names[:maxSummaryNames], fmt.Sprintf("and %d more", n-maxSummaryNames))
-	}
-	if n := len(tools); n > maxBodyCalls {
-		calls = append(calls, fmt.Sprintf("and %d more calls (%d failed)", n-maxBodyCalls, failed))
-	}
-	return fmt.Sprintf("agent: %s\n\nAuto-committed after tools: %s", strings.Join(names, ", "), strings.Join(calls, ", "))
 }
 
 // cleanName makes a tool name safe to quote on one line of a message.
@@ -628,38 +508,4 @@ func (g git) insideWorkTree(ctx context.Context) (bool, error) {
 	}
 	// "false" inside a .git directory or a bare repository.
 	return strings.TrimSpace(string(out)) == "true", nil
-}
-
-// stagedMatchesHead reports whether the index matches HEAD below the
-// directory, so that a commit would record nothing. In a repository without
-// commits yet, anything staged is a change.
-func stagedMatchesHead(ctx context.Context, g git) (bool, error) {
-	if _, code, err := g.runCode(ctx, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
-		if code == 1 {
-			// No HEAD yet: the first commit. Anything in the index is new.
-			out, err := g.run(ctx, append([]string{"ls-files", "--cached", "-z"}, pathspec...)...)
-			return len(out) == 0, err
-		}
-		return false, err
-	}
-	_, code, err := g.runCode(ctx, append([]string{"diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"}, pathspec...)...)
-	switch {
-	case err == nil:
-		return true, nil
-	case code == 1:
-		return false, nil
-	}
-	return false, err
-}
-
-// fallbackIdentity returns the `-c` options that supply the fallback user
-// name and email when the configuration lacks them.
-func fallbackIdentity(config []setting) []string {
-	var opts []string
-	for _, kv := range [][2]string{{"user.name", FallbackName}, {"user.email", FallbackEmail}} {
-		if strings.TrimSpace(lookup(config, kv[0])) == "" {
-			opts = append(opts, "-c", kv[0]+"="+kv[1])
-		}
-	}
-	return opts
 }

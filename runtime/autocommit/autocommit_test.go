@@ -68,7 +68,11 @@ var editAndBash = []chat.CompletedTool{
 	{CallID: "c2", ToolName: "bash", Succeeded: false},
 }
 
-const editAndBashMessage = "agent: edit_file, bash\n\nAuto-committed after tools: edit_file (ok), bash (failed)"
+// editAndBashMessage is the message of commitRound's commit that
+// changed files.
+func editAndBashMessage(files ...FileChange) string {
+	return TurnMessage(Turn{Prompt: "Go.", Summary: "Done.", Tools: editAndBash}, files)
+}
 
 func TestCommit(t *testing.T) {
 	gittest.IsolateGit(t)
@@ -78,7 +82,6 @@ func TestCommit(t *testing.T) {
 		change      func(t *testing.T, dir string)
 		wantSkipped string
 		wantFiles   []string // HEAD's tree after a commit
-		wantAuthor  string
 	}{
 		{
 			name: "modified, added and deleted files are committed",
@@ -87,8 +90,7 @@ func TestCommit(t *testing.T) {
 				gittest.WriteFile(t, dir, "src/main.go", "package main\n")
 				require.NoError(t, os.Remove(filepath.Join(dir, ".gitignore")))
 			},
-			wantFiles:  []string{"README.md", "src/main.go"},
-			wantAuthor: "Test User <test@example.com>",
+			wantFiles: []string{"README.md", "src/main.go"},
 		},
 		{
 			name: "ignored files are not committed",
@@ -97,22 +99,22 @@ func TestCommit(t *testing.T) {
 				gittest.WriteFile(t, dir, "debug.log", "noise\n")
 				gittest.WriteFile(t, dir, "build/out.bin", "binary\n")
 			},
-			wantFiles:  []string{".gitignore", "README.md", "main.go"},
-			wantAuthor: "Test User <test@example.com>",
+			wantFiles: []string{".gitignore", "README.md", "main.go"},
 		},
 		{
-			name:       "a repository without identity uses the fallback",
-			repo:       repoOptions{noIdentity: true},
-			change:     func(t *testing.T, dir string) { gittest.WriteFile(t, dir, "new.txt", "x\n") },
-			wantFiles:  []string{".gitignore", "README.md", "new.txt"},
-			wantAuthor: "fsmgen-agent <agent@fsmgen.invalid>",
+			name:      "a repository without identity uses the fallback",
+			repo:      repoOptions{noIdentity: true},
+			change:    func(t *testing.T, dir string) { gittest.WriteFile(t, dir, "new.txt", "x\n") },
+			wantFiles: []string{".gitignore", "README.md", "new.txt"},
 		},
 		{
-			name:       "the first commit of a new repository",
-			repo:       repoOptions{noCommit: true},
-			change:     func(t *testing.T, dir string) { gittest.WriteFile(t, dir, "debug.log", "noise\n") },
-			wantFiles:  []string{".gitignore", "README.md"},
-			wantAuthor: "Test User <test@example.com>",
+			name: "the first commit of a new repository",
+			repo: repoOptions{noCommit: true},
+			change: func(t *testing.T, dir string) {
+				gittest.WriteFile(t, dir, "debug.log", "noise\n")
+				gittest.WriteFile(t, dir, "main.go", "package main\n")
+			},
+			wantFiles: []string{"main.go"},
 		},
 		{
 			name:        "no change is skipped",
@@ -140,9 +142,10 @@ func TestCommit(t *testing.T) {
 			dir := newRepo(t, tt.repo)
 			before, _ := gitTry(dir, "rev-parse", "HEAD")
 			c := open(t, dir)
+			userStatus := gittest.Git(t, dir, "status", "--porcelain")
 			tt.change(t, dir)
 
-			res, err := c.Commit(context.Background(), editAndBash)
+			res, err := commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			if tt.wantSkipped != "" {
 				assert.Equal(t, Result{Skipped: tt.wantSkipped}, res)
@@ -152,14 +155,15 @@ func TestCommit(t *testing.T) {
 			}
 			assert.True(t, res.Committed)
 			assert.Empty(t, res.Skipped)
-			assert.Equal(t, editAndBashMessage, res.Message)
+			assert.True(t, strings.HasPrefix(res.Message, "agent: Done.\n\nAsked: Go.\n\nFiles:\n"), res.Message)
 			assert.Equal(t, gittest.Git(t, dir, "rev-parse", "HEAD"), res.Commit)
-			assert.Equal(t, editAndBashMessage, gittest.Git(t, dir, "log", "-1", "--format=%B"))
-			assert.Equal(t, tt.wantAuthor, gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>"))
+			assert.Equal(t, res.Message, gittest.Git(t, dir, "log", "-1", "--format=%B"))
+			assert.Equal(t, AgentName+" <"+AgentEmail+">", gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>"), "the agent's identity, not the user's")
+			assert.Equal(t, AgentName+" <"+AgentEmail+">", gittest.Git(t, dir, "log", "-1", "--format=%cn <%ce>"))
 			assert.Equal(t, tt.wantFiles, committedFiles(t, dir))
-			assert.Empty(t, gittest.Git(t, dir, "status", "--porcelain"), "changes were left uncommitted")
+			assert.Equal(t, userStatus, gittest.Git(t, dir, "status", "--porcelain"), "the agent's changes were left uncommitted, or the user's committed")
 
-			again, err := c.Commit(context.Background(), editAndBash)
+			again, err := commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			assert.Equal(t, Result{Skipped: SkippedNoChanges}, again, "a second commit with nothing new")
 		})
@@ -174,7 +178,7 @@ func TestCommitKeepsConfigUnchanged(t *testing.T) {
 	configBefore, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
 	require.NoError(t, err)
 
-	res, err := c.Commit(context.Background(), editAndBash)
+	res, err := commitRound(context.Background(), c, editAndBash)
 	require.NoError(t, err)
 	require.True(t, res.Committed)
 
@@ -191,7 +195,7 @@ func TestCommitNotARepository(t *testing.T) {
 	c := open(t, dir)
 	assert.Empty(t, c.Repository())
 	gittest.WriteFile(t, dir, "main.go", "package main\n")
-	res, err := c.Commit(context.Background(), editAndBash)
+	res, err := commitRound(context.Background(), c, editAndBash)
 	require.NoError(t, err)
 	assert.Equal(t, Result{Skipped: SkippedNotRepo}, res)
 	assert.NoDirExists(t, filepath.Join(dir, ".git"))
@@ -217,18 +221,17 @@ func TestCommitOnlyTheWorkspace(t *testing.T) {
 	gittest.WriteFile(t, repo, "ws/code.go", "package ws // edited\n")
 	gittest.WriteFile(t, repo, "ws/new.go", "package ws\n")
 
-	res, err := ws.Commit(context.Background(), editAndBash)
+	res, err := commitRound(context.Background(), ws, editAndBash)
 	require.NoError(t, err)
 	require.True(t, res.Committed, res.Skipped)
 	assert.Equal(t, "ws/code.go\nws/new.go", gittest.Git(t, repo, "show", "--name-only", "--format=", "HEAD"))
 	assert.Equal(t, "M  README.md\n M other/notes.txt", gittest.Git(t, repo, "status", "--porcelain"),
 		"the user's changes outside the workspace must stay as they were")
 
-	res, err = other.Hook(context.Background(), filepath.Join(repo, "other"), nil)
+	res, err = commitRound(context.Background(), other, nil)
 	require.NoError(t, err)
 	require.True(t, res.Committed)
 	assert.Equal(t, "other/notes.txt", gittest.Git(t, repo, "show", "--name-only", "--format=", "HEAD"))
-	assert.Equal(t, "agent: auto-commit\n\nAuto-committed after tools: (none recorded)", res.Message)
 }
 
 func TestCommitErrors(t *testing.T) {
@@ -248,7 +251,7 @@ func TestCommitErrors(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = c.Commit(ctx, editAndBash)
+	_, err = commitRound(ctx, c, editAndBash)
 	assert.ErrorIs(t, err, context.Canceled)
 	_, err = Open(ctx, dir, Options{})
 	assert.ErrorIs(t, err, context.Canceled)
@@ -256,21 +259,21 @@ func TestCommitErrors(t *testing.T) {
 	// Another git holding the index: the error carries git's output.
 	lock := filepath.Join(dir, ".git", "index.lock")
 	require.NoError(t, os.WriteFile(lock, nil, 0o644))
-	_, err = c.Commit(context.Background(), editAndBash)
+	_, err = commitRound(context.Background(), c, editAndBash)
 	assert.ErrorContains(t, err, "index.lock': File exists")
 	require.NoError(t, os.Remove(lock))
 
-	res, err := c.Commit(context.Background(), editAndBash)
+	res, err := commitRound(context.Background(), c, editAndBash)
 	require.NoError(t, err)
 	assert.True(t, res.Committed)
-	assert.Contains(t, res.Message, "The auto-commit of an earlier round failed: this commit holds that round's changes too.",
+	assert.Contains(t, res.Message, "The auto-commit of an earlier turn failed: this commit holds that turn's changes too.",
 		"the commit that takes over a failed one's changes says so")
 	assert.Equal(t, res.Message, gittest.Git(t, dir, "log", "-1", "--format=%B"))
 
 	gittest.WriteFile(t, dir, "again.txt", "again\n")
-	res, err = c.Commit(context.Background(), editAndBash)
+	res, err = commitRound(context.Background(), c, editAndBash)
 	require.NoError(t, err)
-	assert.Equal(t, editAndBashMessage, res.Message, "only once")
+	assert.Equal(t, editAndBashMessage(FileChange{'A', "again.txt"}), res.Message, "only once")
 }
 
 // TestCommitHugeRound commits after a round of thousands of calls with
@@ -284,59 +287,83 @@ func TestCommitHugeRound(t *testing.T) {
 	for i := range 3000 {
 		tools = append(tools, chat.CompletedTool{CallID: fmt.Sprint(i), ToolName: fmt.Sprintf("tool_%04d_%s", i, strings.Repeat("x", 60)), Succeeded: i%2 == 0})
 	}
-	res, err := c.Commit(context.Background(), tools)
+	res, err := commitRound(context.Background(), c, tools)
 	require.NoError(t, err)
 	assert.True(t, res.Committed)
 	assert.Less(t, len(res.Message), 8<<10)
 	assert.Equal(t, res.Message, gittest.Git(t, dir, "log", "-1", "--format=%B"))
-	assert.Contains(t, res.Message, "and 2992 more\n")
-	assert.True(t, strings.HasSuffix(res.Message, "and 2936 more calls (1468 failed)"), res.Message)
+	assert.True(t, strings.HasSuffix(res.Message, "and 2992 more tools"), res.Message)
 }
 
-func TestMessage(t *testing.T) {
+// TestTurnMessage checks the message of a turn's commit: a subject from
+// the reply, the request, the files, the tools.
+func TestTurnMessage(t *testing.T) {
+	files := []FileChange{{'M', "main.go"}, {'A', "gen/b.txt"}, {'D', "old.txt"}}
 	tests := []struct {
 		name  string
-		tools []chat.CompletedTool
+		turn  Turn
+		files []FileChange
 		want  string
 	}{
-		{name: "edit and bash", tools: editAndBash, want: editAndBashMessage},
-		{name: "none", want: "agent: auto-commit\n\nAuto-committed after tools: (none recorded)"},
 		{
-			name: "names once in the summary, every call in the body",
-			tools: []chat.CompletedTool{
-				{ToolName: "edit_file", Succeeded: true}, {ToolName: "read_file", Succeeded: true},
-				{ToolName: "edit_file", Succeeded: false},
-			},
-			want: "agent: edit_file, read_file\n\nAuto-committed after tools: edit_file (ok), read_file (ok), edit_file (failed)",
+			name:  "reply, request, files and tools",
+			turn:  Turn{Prompt: "Fix the\nfailing test", Summary: "## Fixed the off-by-one in main.go\n\nThe loop ran once too often.", Tools: editAndBash},
+			files: files,
+			want:  "agent: Fixed the off-by-one in main.go\n\nAsked: Fix the failing test\n\nFiles:\n  M main.go\n  A gen/b.txt\n  D old.txt\n\nTools: edit_file ×1, bash ×1 (1 failed)",
 		},
 		{
-			name:  "odd names are made safe",
-			tools: []chat.CompletedTool{{ToolName: "evil\nname, x", Succeeded: true}, {ToolName: "", Succeeded: true}},
-			want:  "agent: evil_name__x, (unnamed)\n\nAuto-committed after tools: evil_name__x (ok), (unnamed) (ok)",
+			name:  "no reply: the request is the subject",
+			turn:  Turn{Prompt: "Add a README"},
+			files: files[1:2],
+			want:  "agent: Add a README\n\nAsked: Add a README\n\nFiles:\n  A gen/b.txt",
 		},
 		{
-			name: "many calls: the first names and calls, then how many more",
-			tools: func() []chat.CompletedTool {
+			name:  "long subject, odd tool names",
+			turn:  Turn{Summary: strings.Repeat("a", 100), Tools: []chat.CompletedTool{{ToolName: "evil\nname, x", Succeeded: true}, {ToolName: "", Succeeded: true}}},
+			files: files[:1],
+			want:  "agent: " + strings.Repeat("a", 71) + "…\n\nFiles:\n  M main.go\n\nTools: evil_name__x ×1, (unnamed) ×1",
+		},
+		{
+			name: "many files and tools",
+			turn: Turn{Summary: "Done.", Tools: func() []chat.CompletedTool {
 				var tools []chat.CompletedTool
-				for i := range 70 {
-					tools = append(tools, chat.CompletedTool{ToolName: fmt.Sprintf("t%d", i%10), Succeeded: i != 69})
+				for i := range 20 {
+					tools = append(tools, chat.CompletedTool{ToolName: fmt.Sprintf("t%d", i%10), Succeeded: true})
 				}
 				return tools
+			}()},
+			files: func() []FileChange {
+				var fs []FileChange
+				for i := range 102 {
+					fs = append(fs, FileChange{'A', fmt.Sprintf("f%03d", i)})
+				}
+				return fs
 			}(),
-			want: "agent: t0, t1, t2, t3, t4, t5, t6, t7, and 2 more\n\nAuto-committed after tools: " +
-				"t0 (ok), t1 (ok), t2 (ok), t3 (ok), t4 (ok), t5 (ok), t6 (ok), t7 (ok), t8 (ok), t9 (ok), " +
-				strings.Repeat("t0 (ok), t1 (ok), t2 (ok), t3 (ok), t4 (ok), t5 (ok), t6 (ok), t7 (ok), t8 (ok), t9 (ok), ", 5) +
-				"t0 (ok), t1 (ok), t2 (ok), t3 (ok), and 6 more calls (1 failed)",
-		},
-		{
-			name:  "long names are cut",
-			tools: []chat.CompletedTool{{ToolName: strings.Repeat("a", 100), Succeeded: true}},
-			want:  "agent: " + strings.Repeat("a", 64) + "…\n\nAuto-committed after tools: " + strings.Repeat("a", 64) + "… (ok)",
+			want: func() string {
+				var b strings.Builder
+				b.WriteString("agent: Done.\n\nFiles:\n")
+				for i := range 100 {
+					fmt.Fprintf(&b, "  A f%03d\n", i)
+				}
+				b.WriteString("  and 2 more\n\nTools: t0 ×2, t1 ×2, t2 ×2, t3 ×2, t4 ×2, t5 ×2, t6 ×2, t7 ×2, and 2 more tools")
+				return b.String()
+			}(),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Message(tt.tools))
+			assert.Equal(t, tt.want, TurnMessage(tt.turn, tt.files))
 		})
 	}
+}
+
+// commitRound notes what a round of tools changed since the last
+// snapshot and commits it as a turn of its own.
+func commitRound(ctx context.Context, c *Committer, tools []chat.CompletedTool) (Result, error) {
+	res, err := c.Hook(ctx, c.Dir(), tools)
+	if err != nil || res.Skipped == SkippedNotRepo {
+		return res, err
+	}
+	commit, err := c.CommitTurn(ctx, Turn{Prompt: "Go.", Summary: "Done.", Tools: tools})
+	return commit, err
 }

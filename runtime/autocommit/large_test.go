@@ -55,7 +55,7 @@ func TestCommitLeavesOutLargeNewFiles(t *testing.T) {
 			tt.change(t, dir)
 			gittest.WriteFile(t, dir, "main.go", "package main\n")
 
-			res, err := c.Commit(context.Background(), editAndBash)
+			res, err := commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			assert.True(t, res.Committed, "%+v", res)
 			assert.Equal(t, tt.wantLarge, res.TooLarge)
@@ -67,11 +67,11 @@ func TestCommitLeavesOutLargeNewFiles(t *testing.T) {
 			assert.Equal(t, "?? bin/", gittest.Git(t, dir, "status", "--porcelain"), "the large file is left untracked")
 
 			// Named once for each content.
-			again, err := c.Commit(context.Background(), editAndBash)
+			again, err := commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			assert.Equal(t, Result{Skipped: SkippedNoChanges}, again)
 			gittest.WriteFile(t, dir, "bin/agent", big+"y")
-			again, err = c.Commit(context.Background(), editAndBash)
+			again, err = commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			assert.Equal(t, Result{Skipped: SkippedNoChanges, TooLarge: tt.wantLarge}, again)
 		})

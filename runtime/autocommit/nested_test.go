@@ -156,7 +156,7 @@ func TestCommitLeavesOutNestedRepositories(t *testing.T) {
 			require.NoError(t, os.RemoveAll(markers))
 			require.NoError(t, os.Mkdir(markers, 0o755))
 
-			res, err := c.Commit(context.Background(), editAndBash)
+			res, err := commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			assert.True(t, res.Committed, "%+v", res)
 			assert.Equal(t, tt.wantRepos, res.Repositories)
@@ -171,7 +171,7 @@ func TestCommitLeavesOutNestedRepositories(t *testing.T) {
 
 			// Named once: a second round does not repeat it.
 			gittest.WriteFile(t, dir, "main.go", "package main // again\n")
-			res, err = c.Commit(context.Background(), editAndBash)
+			res, err = commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			assert.True(t, res.Committed, "%+v", res)
 			assert.Empty(t, res.Repositories)
@@ -231,7 +231,7 @@ func TestCommitSubmodules(t *testing.T) {
 			require.NoError(t, os.RemoveAll(markers))
 			require.NoError(t, os.Mkdir(markers, 0o755))
 
-			res, err := c.Commit(context.Background(), editAndBash)
+			res, err := commitRound(context.Background(), c, editAndBash)
 			require.NoError(t, err)
 			assert.True(t, res.Committed, "%+v", res)
 			assert.Equal(t, tt.wantRepos, res.Repositories)

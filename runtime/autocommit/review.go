@@ -27,7 +27,7 @@ type staged struct {
 	path             string // relative to the workspace
 }
 
-// review looks at the staged changes below the workspace and sorts out
+// review looks at the changes staged against the commit base below the workspace and sorts out
 // those that must not be committed: gitlinks that are not the user's
 // submodules, files whose path, content or (for a symbolic link) target
 // holds a secret, and new files over the size limit. It adds them to out
@@ -36,8 +36,8 @@ type staged struct {
 // Contents are read with git cat-file, fed the object names on its
 // standard input, and searched by the redactor in the agent: the secrets'
 // forms appear on no command line and in no file.
-func (c *Committer) review(ctx context.Context, g git, out *leftOut) ([]string, error) {
-	raw, err := g.run(ctx, append([]string{"diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames", "--relative", "--diff-filter=d"}, pathspec...)...)
+func (c *Committer) review(ctx context.Context, g git, base string, out *leftOut) ([]string, error) {
+	raw, err := g.run(ctx, append([]string{"diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames", "--relative", "--diff-filter=d", base}, pathspec...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -142,18 +142,15 @@ func (c *Committer) scanSecrets(ctx context.Context, g git, changes []staged) ([
 	return hits, err
 }
 
-// unstage takes the paths out of the index: back to what HEAD has, or out
-// of it when there is no HEAD yet.
-func unstage(ctx context.Context, g git, paths []string) error {
+// unstage takes the paths out of the index: back to what the commit
+// parent has, or out of it when there is none.
+func unstage(ctx context.Context, g git, parent string, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	args := []string{"reset", "--quiet"}
-	if _, code, err := g.runCode(ctx, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
-		if code != 1 {
-			return err
-		}
-		args = []string{"rm", "--cached", "--quiet"} // no HEAD to reset to yet
+	args := []string{"reset", "--quiet", parent}
+	if parent == "" {
+		args = []string{"rm", "--cached", "--quiet"} // no commit to reset to
 	}
 	_, err := g.runPaths(ctx, literal(paths), args...)
 	return err

@@ -112,7 +112,7 @@ func TestCommitRefusesConfigChanges(t *testing.T) {
 			gittest.WriteFile(t, dir, "x.txt", "x\n")
 			tt.tamper(t, dir, run)
 
-			res, err := c.Commit(context.Background(), editAndBash)
+			res, err := commitRound(context.Background(), c, editAndBash)
 			require.ErrorIs(t, err, ErrConfigChanged)
 			for _, k := range tt.wantKeys {
 				assert.Contains(t, err.Error(), k)
@@ -146,7 +146,7 @@ func TestCommitRunsNoHookNorConfiguredCommand(t *testing.T) {
 	c := open(t, dir)
 	gittest.WriteFile(t, dir, "x.txt", "x\n")
 
-	res, err := c.Commit(context.Background(), editAndBash)
+	res, err := commitRound(context.Background(), c, editAndBash)
 	require.NoError(t, err)
 	assert.True(t, res.Committed)
 	entries, err := os.ReadDir(markers)
@@ -253,7 +253,7 @@ func TestCommitRefusesAChangedRepository(t *testing.T) {
 			gittest.WriteFile(t, ws, "main.go", "package main\n")
 			tt.plant(t, base, ws, run)
 
-			res, err := c.Commit(context.Background(), editAndBash)
+			res, err := commitRound(context.Background(), c, editAndBash)
 			require.ErrorIs(t, err, ErrRepositoryChanged)
 			assert.ErrorContains(t, err, tt.wantErr)
 			assert.Equal(t, Result{}, res)
@@ -278,7 +278,7 @@ func TestCommitExcludesTemporaryFiles(t *testing.T) {
 		for _, p := range temps {
 			gittest.WriteFile(t, dir, p, "partial")
 		}
-		res, err := c.Commit(context.Background(), editAndBash)
+		res, err := commitRound(context.Background(), c, editAndBash)
 		require.NoError(t, err)
 		assert.Equal(t, Result{Skipped: SkippedNoChanges}, res)
 	})
@@ -290,7 +290,7 @@ func TestCommitExcludesTemporaryFiles(t *testing.T) {
 		for _, p := range temps {
 			gittest.WriteFile(t, ws, p, "partial")
 		}
-		res, err := c.Commit(context.Background(), editAndBash)
+		res, err := commitRound(context.Background(), c, editAndBash)
 		require.NoError(t, err)
 		assert.Equal(t, Result{Skipped: SkippedNoChanges}, res)
 	})
@@ -304,7 +304,7 @@ func TestCommitExcludesTemporaryFiles(t *testing.T) {
 		// Files of the user's named like generic temporary files.
 		gittest.WriteFile(t, dir, ".a.tmp-1", "mine")
 		gittest.WriteFile(t, dir, "sub/.notes.txt.tmp-2", "mine")
-		res, err := c.Commit(context.Background(), editAndBash)
+		res, err := commitRound(context.Background(), c, editAndBash)
 		require.NoError(t, err)
 		require.True(t, res.Committed)
 		assert.Equal(t, []string{".a.tmp-1", ".gitignore", "README.md", "sub/.notes.txt.tmp-2", "sub/main.go"}, committedFiles(t, dir))
@@ -393,7 +393,7 @@ func TestCommitStopsAHangingGit(t *testing.T) {
 			}
 			done := make(chan outcome, 1)
 			go func() {
-				res, err := c.Commit(ctx, editAndBash)
+				res, err := commitRound(ctx, c, editAndBash)
 				done <- outcome{res, err}
 			}()
 			if tt.cancel {

@@ -18,6 +18,8 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,8 +99,9 @@ func New(c Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", s.methods(map[string]http.HandlerFunc{"GET": s.health}))
 	mux.HandleFunc("/api/crons/monitors", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listMonitors, "POST": s.createMonitor})))
-	mux.HandleFunc("/api/crons/monitors/{slug}", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.getMonitor, "PATCH": s.patchMonitor, "DELETE": s.deleteMonitor})))
-	mux.HandleFunc("/api/crons/monitors/{slug}/checkins", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listCheckins, "POST": s.postCheckin})))
+	bySlug := func(r *http.Request) (string, string) { return r.PathValue("slug"), "" }
+	mux.HandleFunc("/api/crons/monitors/{slug}", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.getMonitor, "PATCH": s.routed(bySlug, s.patchMonitor), "DELETE": s.routed(bySlug, s.deleteMonitor)})))
+	mux.HandleFunc("/api/crons/monitors/{slug}/checkins", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listCheckins, "POST": s.routed(bySlug, s.postCheckin)})))
 	mux.HandleFunc("/api/crons/preview", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.preview})))
 	mux.HandleFunc("/api/crons/stream", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.stream})))
 	if s.jobs != nil {
@@ -107,7 +110,9 @@ func New(c Config) *Server {
 		mux.HandleFunc("/api/jobs/{id}/trigger", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.triggerJob})))
 		mux.HandleFunc("/api/jobs/runs/{run}/cancel", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.cancelRun})))
 	}
-	ping := s.methods(map[string]http.HandlerFunc{"GET": s.ping, "POST": s.ping, "HEAD": s.ping})
+	byKey := func(r *http.Request) (string, string) { return "", r.PathValue("key") }
+	routedPing := s.routed(byKey, s.ping)
+	ping := s.methods(map[string]http.HandlerFunc{"GET": routedPing, "POST": routedPing, "HEAD": routedPing})
 	mux.HandleFunc("/ping/{key}", ping)
 	mux.HandleFunc("/ping/{key}/{what}", ping)
 	mux.HandleFunc("/{$}", s.methods(map[string]http.HandlerFunc{"GET": s.index}))
@@ -341,4 +346,50 @@ func keepOutput(data []byte) *string {
 // retryAfter is the Retry-After value, in whole seconds, for a wait.
 func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
+
+// forwardedHeader marks a request one instance forwarded to another: it
+// is not forwarded again.
+const forwardedHeader = "Fsmgen-Forwarded"
+
+// routed serves a request about one monitor (which names it gives by
+// slug, or by ping key) here, or forwards it, as it came, to the
+// instance that runs the monitor, when several instances share a
+// database (monitors.Engine.Route).
+func (s *Server) routed(which func(*http.Request) (slug, key string), next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		slug, key := which(r)
+		addr, err := s.engine.Route(r.Context(), slug, key)
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			s.fail(w, r, err)
+			return
+		}
+		if addr == "" {
+			next(w, r)
+			return
+		}
+		if r.Header.Get(forwardedHeader) != "" {
+			w.Header().Set("Retry-After", "1")
+			s.fail(w, r, &monitors.Error{Status: 503, Code: "monitor_moved", Message: "the monitor moved to another instance while the request was on its way; nothing was changed: retry"})
+			return
+		}
+		target, err := url.Parse(addr)
+		if err != nil {
+			s.fail(w, r, fmt.Errorf("the address %q of the instance that runs the monitor: %w", addr, err))
+			return
+		}
+		proxy := &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(target)
+				pr.Out.Host = r.Host
+				pr.Out.Header.Set(forwardedHeader, "1")
+			},
+			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+				w.Header().Set("Retry-After", "1")
+				writeError(w, &monitors.Error{Status: 503, Code: "instance_unreachable", Message: fmt.Sprintf("the instance that runs the monitor does not answer (%v); another takes its monitors over when its lease runs out: retry", err)})
+			},
+		}
+		proxy.ServeHTTP(w, r)
+	}
 }

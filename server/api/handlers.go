@@ -22,7 +22,12 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listMonitors(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"monitors": s.engine.List()})
+	list, err := s.engine.List(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"monitors": list})
 }
 
 func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +46,7 @@ func (s *Server) createMonitor(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getMonitor(w http.ResponseWriter, r *http.Request) {
-	v, err := s.engine.Get(r.PathValue("slug"))
+	v, err := s.engine.Get(r.Context(), r.PathValue("slug"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -43,7 +43,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		}
 		components["alerts"] = alerts
 	}
-	mon := component{"status": statusOK, "monitors": len(s.engine.List()), "timers": s.engine.Timers(), "subscribers": s.engine.Hub().Subscribers()}
+	// The counts are of what this instance runs (on a shared database, the
+	// monitors of the shards it holds).
+	mon := component{"status": statusOK, "monitors": s.engine.Monitors(), "timers": s.engine.Timers(), "subscribers": s.engine.Hub().Subscribers()}
+	if n, shared := s.engine.Shards(); shared {
+		mon["shards"] = n
+	}
 	if !s.engine.Running() {
 		mon["status"] = statusUnhealthy
 	}

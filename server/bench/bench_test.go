@@ -59,6 +59,22 @@ func serve(b *testing.B, dir string) (string, *monitors.Engine) {
 // interval(i) and margin(i) give each one's settings.
 func create(b *testing.B, e *monitors.Engine, n int, interval, margin func(i int) int) []string {
 	b.Helper()
+	return createNamed(b, e, "m", n, interval, margin)
+}
+
+// createNamed is create, the monitors' slugs starting with prefix.
+func createNamed(b *testing.B, e *monitors.Engine, prefix string, n int, interval, margin func(i int) int) []string {
+	b.Helper()
+	keys, err := makeMonitors(e, prefix, n, interval, margin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return keys
+}
+
+// makeMonitors is createNamed for any goroutine: it returns the first
+// error instead of failing the benchmark.
+func makeMonitors(e *monitors.Engine, prefix string, n int, interval, margin func(i int) int) ([]string, error) {
 	keys := make([]string, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -70,7 +86,7 @@ func create(b *testing.B, e *monitors.Engine, n int, interval, margin func(i int
 				if i >= n {
 					return
 				}
-				slug, sec, m := fmt.Sprintf("m%06d", i), interval(i), margin(i)
+				slug, sec, m := fmt.Sprintf("%s%06d", prefix, i), interval(i), margin(i)
 				v, err := e.Create(context.Background(), &monitors.Input{Slug: &slug, Schedule: &monitors.Schedule{Type: "interval", Seconds: sec}, CheckinMarginSeconds: &m})
 				if err != nil {
 					failed.Store(err)
@@ -82,9 +98,9 @@ func create(b *testing.B, e *monitors.Engine, n int, interval, margin func(i int
 	}
 	wg.Wait()
 	if err, ok := failed.Load().(error); ok {
-		b.Fatal(err)
+		return nil, err
 	}
-	return keys
+	return keys, nil
 }
 
 // BenchmarkDurablePings sends pings from 64 clients over keep-alive
@@ -203,11 +219,15 @@ func BenchmarkStartup100k(b *testing.B) {
 	}
 }
 
-// TestMain removes the prepared database once every benchmark has run.
+// TestMain removes the prepared database once every benchmark has run,
+// and stops the Postgres server.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if prepared.dir != "" {
 		os.RemoveAll(prepared.dir)
+	}
+	if cluster.c != nil {
+		cluster.c.Stop()
 	}
 	os.Exit(code)
 }

@@ -68,7 +68,7 @@ func benchJobRuns(b *testing.B, kind string) {
 	}()
 	// The job's monitor exists once Run has begun.
 	for {
-		if _, err := mon.Get("job-bench"); err == nil {
+		if _, err := mon.Get(ctx, "job-bench"); err == nil {
 			break
 		}
 		time.Sleep(time.Millisecond)

@@ -228,7 +228,7 @@ func (e *Engine) syncMonitors(ctx context.Context) {
 		}
 		in := &monitors.Input{Slug: &slug, Name: &name, Schedule: &sched, Timezone: &tz, MaxRuntimeSeconds: &maxRuntime, Status: &status}
 		var err error
-		if v, _ := e.monitors.Get(slug); v == nil {
+		if v, _ := e.monitors.Get(ctx, slug); v == nil {
 			in.Status = nil
 			_, err = e.monitors.Create(ctx, in)
 			if err == nil && status != monitors.StatusActive {

@@ -46,7 +46,9 @@ func (e *Engine) deliverDue(ctx context.Context) {
 	for ctx.Err() == nil {
 		alerts, err := e.store.PendingAlerts(ctx, e.now(), 50)
 		if err != nil {
-			e.log.Error("read the alerts", "err", err)
+			if ctx.Err() == nil { // not the engine stopping
+				e.log.Error("read the alerts", "err", err)
+			}
 			return
 		}
 		if len(alerts) == 0 {

@@ -131,7 +131,8 @@ func (e *Engine) abandon(st *step) { e.step = nil }
 func (e *Engine) round(ctx context.Context, reqs []*request) {
 	for {
 		rs := &roundState{
-			now:    e.now().UTC(),
+			// To the microsecond: what Postgres keeps.
+			now:    e.now().UTC().Truncate(time.Microsecond),
 			before: map[*mon]store.Monitor{}, created: map[*mon]bool{}, deleted: map[*mon]bool{},
 			checkins: map[string]*mon{}, finished: map[string]finishedRun{},
 		}
@@ -191,7 +192,14 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		}
 	}
 	if err == nil {
+		rs.batch.Fence = e.fence(rs)
 		err = e.store.Apply(ctx, &rs.batch)
+	}
+	if errors.Is(err, store.ErrFenced) {
+		select {
+		case e.rebalance <- struct{}{}: // the keeper finds out which
+		default:
+		}
 	}
 	if err != nil {
 		e.log.Error("write a round", "err", err, "requests", len(reqs), "monitors", len(rs.before))

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,19 @@ type Config struct {
 	AlertWebhook string
 	// Log receives the engine's messages; slog.Default() when nil.
 	Log *slog.Logger
+	// Instance names this instance, when Store is a store.Shared that
+	// several instances share (see shards.go): it runs only the monitors
+	// of the shards whose leases it holds. Addr is the URL the other
+	// instances forward its monitors' requests to; Lease how long a lease
+	// lasts without renewal (DefaultLease when 0).
+	Instance string
+	Addr     string
+	Lease    time.Duration
 }
+
+// DefaultLease is how long a shard's lease lasts without renewal: when an
+// instance dies, another takes its monitors over within it.
+const DefaultLease = 15 * time.Second
 
 // Engine runs the monitors.
 type Engine struct {
@@ -66,6 +79,22 @@ type Engine struct {
 	byID   map[int64]*mon
 	bySlug map[string]*mon
 	byKey  map[string]*mon
+
+	// On a shared store: the store, this instance, its address and the
+	// lease time; held maps each shard the instance runs to when its lease
+	// may run out (shardMu guards it for the readers; Run changes it);
+	// the keeper hands Run its changes through shardChanges; rebalance
+	// asks the keeper for a round at once; created numbers the monitors
+	// created, to spread them over the shards.
+	shared       store.Shared
+	instance     string
+	addr         string
+	lease        time.Duration
+	shardMu      sync.RWMutex
+	held         map[int]time.Time
+	shardChanges chan shardChange
+	rebalance    chan struct{}
+	created      atomic.Int64
 
 	// Owned by Run.
 	// dispatch hands a request to Run and waits for its result
@@ -92,7 +121,8 @@ func errGone(err error) error {
 
 // New loads every monitor from the store, with its machine as it was saved
 // and its timers armed at their saved deadlines (overdue ones fire first
-// when Run starts, in deadline order).
+// when Run starts, in deadline order). On a shared store, it loads none:
+// Run loads the monitors of each shard it takes a lease of.
 func New(ctx context.Context, c Config) (*Engine, error) {
 	e := &Engine{
 		store: c.Store, now: c.Now, log: c.Log, webhook: c.AlertWebhook,
@@ -109,6 +139,23 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	e.dispatch = e.submit
 	if e.log == nil {
 		e.log = slog.Default()
+	}
+	if sh, ok := c.Store.(store.Shared); ok {
+		if c.Instance == "" {
+			return nil, fmt.Errorf("monitors: a shared store needs the instance's name (Config.Instance)")
+		}
+		e.shared, e.instance, e.addr, e.lease = sh, c.Instance, c.Addr, c.Lease
+		if e.lease <= 0 {
+			e.lease = DefaultLease
+		}
+		e.held = map[int]time.Time{}
+		e.shardChanges = make(chan shardChange)
+		e.rebalance = make(chan struct{}, 1)
+		// The first share of the shards, before Run starts.
+		if _, err := e.leaseRound(ctx, func(c shardChange) error { e.changeShards(c); return nil }); err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	rows, err := e.store.Monitors(ctx)
 	if err != nil {
@@ -227,7 +274,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer e.running.Store(false)
 	clock := time.NewTimer(time.Hour)
 	defer clock.Stop()
-	go e.sendAlerts(ctx)
+	var helpers sync.WaitGroup
+	defer helpers.Wait()
+	helpers.Go(func() { e.sendAlerts(ctx) })
+	if e.shared != nil {
+		helpers.Go(func() { e.keepLeases(ctx) })
+	}
 	for {
 		var batch []*request
 		wait := time.Hour
@@ -236,15 +288,26 @@ func (e *Engine) Run(ctx context.Context) error {
 			// they are tried again.
 			wait = max(next.deadline.Sub(e.now()), e.retryAt.Sub(e.now()), 0)
 		}
+		if e.shared != nil {
+			if until := e.expireShards(time.Now()); !until.IsZero() {
+				wait = min(wait, max(time.Until(until), 0))
+			}
+		}
 		clock.Reset(wait)
 		select {
 		case <-ctx.Done():
 			close(e.stopped)
 			e.drain()
 			return nil
+		case c := <-e.shardChanges:
+			e.changeShards(c)
+			continue
 		case r := <-e.reqs:
 			batch = append(batch, r)
 		case <-clock.C:
+			if e.shared != nil {
+				e.expireShards(time.Now())
+			}
 		}
 	more:
 		for len(batch) < maxRound {
@@ -312,14 +375,6 @@ func (e *Engine) sortedViews() []*View {
 		views = append(views, m.view.Load())
 	}
 	e.mu.RUnlock()
-	slices.SortFunc(views, func(a, b *View) int {
-		switch {
-		case a.Slug < b.Slug:
-			return -1
-		case a.Slug > b.Slug:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(views, func(a, b *View) int { return strings.Compare(a.Slug, b.Slug) })
 	return views
 }

@@ -85,7 +85,7 @@ func (b *bench) create(in string) *View {
 
 func (b *bench) get(slug string) *View {
 	b.t.Helper()
-	v, err := b.e.Get(slug)
+	v, err := b.e.Get(context.Background(), slug)
 	require.NoError(b.t, err)
 	return v
 }
@@ -340,7 +340,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	_, err = b.e.Create(context.Background(), &Input{Slug: ptr("other"), Schedule: &Schedule{Type: "interval", Seconds: 5}})
 	assert.Equal(t, 503, AsError(err).Status)
 	assert.Equal(t, "Fresh", b.get("job").State)
-	_, err = b.e.Get("other")
+	_, err = b.e.Get(context.Background(), "other")
 	assert.Error(t, err, "the monitor whose creation failed is gone")
 	b.now = t0.Add(70 * time.Second)
 	b.e.round(context.Background(), nil) // the miss cannot be written either
@@ -466,13 +466,13 @@ func TestFailedRenameKeepsSlug(t *testing.T) {
 	_, err := b.e.Patch(context.Background(), "job", &Input{Slug: ptr("renamed")})
 	assert.Equal(t, 503, AsError(err).Status)
 	assert.Equal(t, "job", b.get("job").Slug)
-	_, err = b.e.Get("renamed")
+	_, err = b.e.Get(context.Background(), "renamed")
 	assert.Error(t, err, "the new slug names nothing")
 	f.broken = false
 	v, err := b.e.Patch(context.Background(), "job", &Input{Slug: ptr("renamed")})
 	require.NoError(t, err)
 	assert.Equal(t, "renamed", v.Slug)
-	_, err = b.e.Get("job")
+	_, err = b.e.Get(context.Background(), "job")
 	assert.Error(t, err)
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -70,8 +71,8 @@ func (in *Input) merge(v *View) error {
 	}
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
-		if name == "" || utf8.RuneCountInString(name) > 200 || !utf8.ValidString(name) {
-			return invalid("name", "give 1 to 200 characters of text")
+		if name == "" || utf8.RuneCountInString(name) > 200 || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+			return invalid("name", "give 1 to 200 characters of text (no NUL)")
 		}
 		v.Name = name
 	}
@@ -163,12 +164,33 @@ func (e *Engine) Create(ctx context.Context, in *Input) (*View, error) {
 	if v.Name == "" {
 		v.Name = v.Slug
 	}
+	// On a shared store, the database numbers the monitor, and it goes to
+	// a shard this instance runs.
+	var id int64
+	var shard int
+	if e.shared != nil {
+		if err := e.slugFree(ctx, v.Slug); err != nil {
+			return nil, err
+		}
+		var err error
+		if shard, err = e.pickShard(); err != nil {
+			return nil, err
+		}
+		if id, err = e.shared.NewMonitorID(ctx); err != nil {
+			return nil, storageError(err)
+		}
+	}
 	res := e.dispatch(ctx, &request{apply: func(e *Engine, rs *roundState) (result, error) {
 		if e.bySlug[v.Slug] != nil {
-			return result{}, &Error{Status: 409, Code: "slug_taken", Message: fmt.Sprintf("a monitor %q exists: choose another slug", v.Slug)}
+			return result{}, slugTaken(v.Slug)
 		}
-		e.nextID++
-		m := &mon{row: store.Monitor{ID: e.nextID, Slug: v.Slug, Name: v.Name, PingKey: newPingKey(), AlertWebhookURL: v.AlertWebhookURL, Health: HealthUnknown, CreatedAt: rs.now, UpdatedAt: rs.now}}
+		if e.shared == nil {
+			e.nextID++
+			id = e.nextID
+		} else if !e.holds(shard) {
+			return result{}, errMoved
+		}
+		m := &mon{row: store.Monitor{ID: id, Shard: shard, Slug: v.Slug, Name: v.Name, PingKey: newPingKey(), AlertWebhookURL: v.AlertWebhookURL, Health: HealthUnknown, CreatedAt: rs.now, UpdatedAt: rs.now}}
 		m.handler = &handler{e: e, mon: m}
 		rs.touch(m)
 		rs.created[m] = true
@@ -197,6 +219,11 @@ func (e *Engine) Create(ctx context.Context, in *Input) (*View, error) {
 
 // Patch changes a monitor.
 func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, error) {
+	if e.shared != nil && in.Slug != nil && *in.Slug != slug {
+		if err := e.slugFree(ctx, *in.Slug); err != nil {
+			return nil, err
+		}
+	}
 	res := e.dispatch(ctx, &request{apply: func(e *Engine, rs *roundState) (result, error) {
 		m := e.bySlug[slug]
 		if m == nil || rs.deleted[m] {
@@ -208,7 +235,7 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 			return result{}, err
 		}
 		if next.Slug != cur.Slug && e.bySlug[next.Slug] != nil {
-			return result{}, &Error{Status: 409, Code: "slug_taken", Message: fmt.Sprintf("a monitor %q exists: choose another slug", next.Slug)}
+			return result{}, slugTaken(next.Slug)
 		}
 		st := e.begin(rs, m, rs.now)
 		var events []monitor.Event
@@ -242,6 +269,7 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: m.row.Slug, Change: "updated"}})
 		return result{mon: m}, nil
 	}})
+	res.err = e.missing(ctx, res.err, slug, "")
 	return res.viewOf()
 }
 
@@ -260,11 +288,35 @@ func (e *Engine) Delete(ctx context.Context, slug string) error {
 		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: slug, Change: "deleted"}})
 		return result{}, nil
 	}})
-	return res.err
+	return e.missing(ctx, res.err, slug, "")
 }
 
+// The codes of the answers about a monitor that does not exist.
+const (
+	codeNotFound   = "monitor_not_found"
+	codeUnknownKey = "unknown_ping_key"
+)
+
 func notFound(slug string) error {
-	return &Error{Status: 404, Code: "monitor_not_found", Message: fmt.Sprintf("no monitor %q: GET /api/crons/monitors lists them", slug)}
+	return &Error{Status: 404, Code: codeNotFound, Message: fmt.Sprintf("no monitor %q: GET /api/crons/monitors lists them", slug)}
+}
+
+func slugTaken(slug string) error {
+	return &Error{Status: 409, Code: "slug_taken", Message: fmt.Sprintf("a monitor %q exists: choose another slug", slug)}
+}
+
+// slugFree checks, on a shared store, that no instance has a monitor
+// called slug. (Two instances that create one at the same moment both
+// pass; the database refuses the second, whose round fails.)
+func (e *Engine) slugFree(ctx context.Context, slug string) error {
+	m, _, _, err := e.shared.Locate(ctx, slug, "")
+	switch {
+	case err != nil:
+		return storageError(err)
+	case m != nil:
+		return slugTaken(slug)
+	}
+	return nil
 }
 
 // viewOf returns the committed view of the request's monitor.
@@ -275,8 +327,18 @@ func (r result) viewOf() (*View, error) {
 	return r.mon.view.Load(), nil
 }
 
-// Get returns a monitor.
-func (e *Engine) Get(slug string) (*View, error) {
+// Get returns a monitor; on a shared store, as the database has it.
+func (e *Engine) Get(ctx context.Context, slug string) (*View, error) {
+	if e.shared != nil {
+		m, _, _, err := e.shared.Locate(ctx, slug, "")
+		if err != nil {
+			return nil, storageError(err)
+		}
+		if m == nil {
+			return nil, notFound(slug)
+		}
+		return e.viewOfRow(m)
+	}
 	e.mu.RLock()
 	m := e.bySlug[slug]
 	e.mu.RUnlock()
@@ -286,18 +348,67 @@ func (e *Engine) Get(slug string) (*View, error) {
 	return m.view.Load(), nil
 }
 
-// List returns every monitor, by slug.
-func (e *Engine) List() []*View { return e.sortedViews() }
+// viewOfRow returns the view of a monitor's row, its machine decoded.
+func (e *Engine) viewOfRow(row *store.Monitor) (*View, error) {
+	m := &mon{row: *row}
+	m.handler = &handler{e: e, mon: m}
+	if err := e.decode(m); err != nil {
+		return nil, fmt.Errorf("monitor %s: %w", row.Slug, err)
+	}
+	return newView(&m.row, m.machine), nil
+}
+
+// List returns every monitor, by slug; on a shared store, as the
+// database has them.
+func (e *Engine) List(ctx context.Context) ([]*View, error) {
+	if e.shared == nil {
+		return e.sortedViews(), nil
+	}
+	rows, err := e.shared.Monitors(ctx)
+	if err != nil {
+		return nil, storageError(err)
+	}
+	views := make([]*View, 0, len(rows))
+	for _, row := range rows {
+		v, err := e.viewOfRow(row)
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, v)
+	}
+	slices.SortFunc(views, func(a, b *View) int { return strings.Compare(a.Slug, b.Slug) })
+	return views, nil
+}
+
+// Monitors reports how many monitors this instance runs.
+func (e *Engine) Monitors() int {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return len(e.byID)
+}
 
 // Checkins returns a monitor's last limit check-ins, newest first.
 func (e *Engine) Checkins(ctx context.Context, slug string, limit int) ([]CheckinView, error) {
-	e.mu.RLock()
-	m := e.bySlug[slug]
-	e.mu.RUnlock()
-	if m == nil {
-		return nil, notFound(slug)
+	var id int64
+	if e.shared != nil {
+		m, _, _, err := e.shared.Locate(ctx, slug, "")
+		if err != nil {
+			return nil, storageError(err)
+		}
+		if m == nil {
+			return nil, notFound(slug)
+		}
+		id = m.ID
+	} else {
+		e.mu.RLock()
+		m := e.bySlug[slug]
+		e.mu.RUnlock()
+		if m == nil {
+			return nil, notFound(slug)
+		}
+		id = m.row.ID
 	}
-	rows, err := e.store.Checkins(ctx, m.row.ID, limit)
+	rows, err := e.store.Checkins(ctx, id, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +446,7 @@ const (
 // Check records a check-in and returns its id.
 func (e *Engine) Check(ctx context.Context, p Ping) (string, error) {
 	res := e.dispatch(ctx, &request{apply: func(e *Engine, rs *roundState) (result, error) { return e.check(rs, p) }})
-	return res.checkin, res.err
+	return res.checkin, e.missing(ctx, res.err, p.Slug, p.Key)
 }
 
 func (e *Engine) check(rs *roundState, p Ping) (result, error) {
@@ -347,7 +458,7 @@ func (e *Engine) check(rs *roundState, p Ping) (result, error) {
 		if p.Key == "" {
 			return result{}, notFound(p.Slug)
 		}
-		return result{}, &Error{Status: 404, Code: "unknown_ping_key", Message: "no monitor has this ping key: check the URL the job pings"}
+		return result{}, &Error{Status: 404, Code: codeUnknownKey, Message: "no monitor has this ping key: check the URL the job pings"}
 	}
 	if m.machine.Kind() == monitor.StateDisabled {
 		return result{}, &Error{Status: 409, Code: "monitor_disabled", Message: fmt.Sprintf("monitor %q is disabled and records no check-in: make it active first", m.row.Slug)}

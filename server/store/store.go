@@ -1,8 +1,9 @@
 // Package store defines what the server keeps — monitors, check-ins,
 // background jobs and their runs, and the alerts waiting for delivery —
 // and the interface of the databases that keep it: SQLite (package
-// store/sqlite, the embedded default) and, for tests that must not link a
-// database, memory (package store/memory).
+// store/sqlite, the embedded default), Postgres (package store/postgres,
+// which several instances share: see Shared) and, for tests that must not
+// link a database, memory (package store/memory).
 //
 // The engine writes in batches: it applies many requests to its machines,
 // then writes all they changed in one transaction (Apply), so that a ping
@@ -12,6 +13,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -66,6 +68,9 @@ type Monitor struct {
 	LastCheckinAt time.Time // zero when none
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// Shard is the shard the monitor belongs to, in a Shared store (0
+	// elsewhere): the instance that holds its lease runs it.
+	Shard int
 }
 
 // Checkin is a check-in's row.
@@ -126,6 +131,16 @@ type Alert struct {
 // Batch is the writes of a round, applied in order in one transaction.
 type Batch struct {
 	Ops []Op
+	// Fence, when set, makes a Shared store write the batch only if the
+	// instance still holds the lease of each of the shards (ErrFenced
+	// otherwise): the shards of the monitors the batch writes.
+	Fence *Fence
+}
+
+// Fence names the leases a batch needs.
+type Fence struct {
+	Instance string
+	Shards   []int
 }
 
 // Op is a write: InsertMonitor, UpdateMonitor, SaveMachine,
@@ -226,3 +241,38 @@ func (b *Batch) Append(other *Batch) { b.Ops = append(b.Ops, other.Ops...) }
 
 // Len reports how many writes the batch holds.
 func (b *Batch) Len() int { return len(b.Ops) }
+
+// ErrFenced is the error of a batch whose instance does not hold one of
+// the leases its Fence names (any more): it wrote nothing.
+var ErrFenced = errors.New("this instance no longer holds the lease of a shard the batch writes: another instance runs its monitors now")
+
+// Shared is a store several instances of the server share (Postgres).
+// Its monitors are divided into Shards shards by a column of their own;
+// an instance runs the monitors of the shards whose leases it holds, and
+// its batches are fenced by them.
+type Shared interface {
+	Store
+	// Shards reports how many shards there are.
+	Shards() int
+	// NewMonitorID returns an id no other monitor has, nor will have.
+	NewMonitorID(ctx context.Context) (int64, error)
+	// Heartbeat records that the instance lives, reachable at addr, for
+	// lease; it returns how many instances live.
+	Heartbeat(ctx context.Context, instance, addr string, lease time.Duration) (live int, err error)
+	// Leave removes the instance and frees its leases.
+	Leave(ctx context.Context, instance string) error
+	// Leases renews for lease the leases of the instance among held (those
+	// that did not expire), then claims up to claim free or expired ones;
+	// it returns the shards it renewed and those it claimed, and when the
+	// next lease of another instance expires (zero: none).
+	Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, nextExpiry time.Duration, err error)
+	// Release frees leases of the instance.
+	Release(ctx context.Context, instance string, shards []int) error
+	// ShardMonitors returns the monitors of the shards, by id.
+	ShardMonitors(ctx context.Context, shards []int) ([]*Monitor, error)
+	// Locate finds a monitor by slug (or by ping key when slug is empty):
+	// its row, and the address of the instance that holds its shard's
+	// lease and that instance (empty when none does). It returns nil for
+	// no such monitor.
+	Locate(ctx context.Context, slug, key string) (m *Monitor, owner, addr string, err error)
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,15 +18,24 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/pgtest"
 	"github.com/fsmgen/fsmgen/server/api"
 	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
+	"github.com/fsmgen/fsmgen/server/store/postgres"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
 )
 
 const token = "fsm_test-token"
 
-// stack is the server in-process: SQLite in a temporary directory, the
-// engine running, the handlers on an httptest server.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// TestOnPostgres runs every other test again on Postgres.
+func TestOnPostgres(t *testing.T) { pgtest.Again(t) }
+
+// stack is the server in-process: SQLite in a temporary directory (or a
+// Postgres database, in the run of TestOnPostgres), the engine running,
+// the handlers on an httptest server.
 type stack struct {
 	t      *testing.T
 	url    string
@@ -36,10 +46,16 @@ type stack struct {
 func start(t *testing.T, c api.Config) *stack {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "server.db"))
+	var st store.Store
+	var err error
+	if pgtest.OnPostgres() {
+		st, err = postgres.Open(ctx, pgtest.DB(t))
+	} else {
+		st, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "server.db"))
+	}
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	engine, err := monitors.New(ctx, monitors.Config{Store: st})
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, Instance: "test"})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
 	stopped := make(chan error, 1)

@@ -1,0 +1,91 @@
+package pgtest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("PGTEST_HELPER") == "1" {
+		helper()
+		return
+	}
+	os.Exit(Main(m))
+}
+
+// helper starts a cluster, prints its directory and its postmaster's
+// pid, and waits to be killed.
+func helper() {
+	c, err := Start(context.Background(), Options{})
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("%s %d\n", c.dir, c.cmd.Process.Pid)
+	time.Sleep(time.Hour)
+}
+
+// TestDatabases checks that each test gets a database of its own, empty,
+// on a server that runs.
+func TestDatabases(t *testing.T) {
+	ctx := context.Background()
+	urls := map[string]bool{}
+	for i := range 3 {
+		u := DB(t)
+		assert.False(t, urls[u], "database %d is new", i)
+		urls[u] = true
+		conn, err := pgx.Connect(ctx, u)
+		require.NoError(t, err)
+		var tables int
+		require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&tables))
+		assert.Zero(t, tables)
+		_, err = conn.Exec(ctx, "CREATE TABLE t (x int)")
+		require.NoError(t, err, "the database is writable")
+		require.NoError(t, conn.Close(ctx))
+	}
+}
+
+// TestDiesWithItsParent kills, with SIGKILL, a process that started a
+// cluster: its server stops, and the next cluster started removes the
+// directory left behind.
+func TestDiesWithItsParent(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PGTEST_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the helper prints its cluster")
+	dir, pidText, ok := strings.Cut(strings.TrimSpace(line), " ")
+	require.True(t, ok, "helper: %q", line)
+	pid, err := strconv.Atoi(pidText)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, 0), "the server runs")
+
+	require.NoError(t, cmd.Process.Kill())
+	cmd.Wait()
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 30*time.Second, 20*time.Millisecond, "the server outlives its parent")
+	_, err = os.Stat(filepath.Join(dir, "data"))
+	require.NoError(t, err, "the dead cluster's directory is left")
+
+	c, err := Start(context.Background(), Options{})
+	require.NoError(t, err)
+	_, err = os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "the stale cluster is removed: %v", err)
+	require.NoError(t, c.Stop())
+	_, err = os.Stat(c.dir)
+	assert.True(t, os.IsNotExist(err), "Stop removes the cluster")
+}

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/internal/pgtest"
 	jobdefs "github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
@@ -315,13 +314,7 @@ jobs:
 	require.Len(t, runs, 2, "the interrupted run and its retry, once each")
 	assert.Equal(t, run.ID, runs[0].ID)
 	assert.Equal(t, "failed", runs[0].Status)
-	interrupted := jobs.ErrInterrupted
-	if pgtest.OnPostgres() {
-		// A server started again is another instance, which takes the
-		// jobs over.
-		interrupted = jobs.ErrInterruptedInstance
-	}
-	assert.Equal(t, interrupted, runs[0].Error)
+	assert.Equal(t, jobs.ErrInterrupted, runs[0].Error)
 	assert.Equal(t, "retry", runs[1].TriggeredBy)
 	assert.Equal(t, 1, runs[1].Attempt)
 	assert.Equal(t, "succeeded", runs[1].Status)

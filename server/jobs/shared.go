@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/gen/job"
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store"
 )

@@ -65,6 +65,16 @@ func create(b *testing.B, e *monitors.Engine, n int, interval, margin func(i int
 // createNamed is create, the monitors' slugs starting with prefix.
 func createNamed(b *testing.B, e *monitors.Engine, prefix string, n int, interval, margin func(i int) int) []string {
 	b.Helper()
+	keys, err := makeMonitors(e, prefix, n, interval, margin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return keys
+}
+
+// makeMonitors is createNamed for any goroutine: it returns the first
+// error instead of failing the benchmark.
+func makeMonitors(e *monitors.Engine, prefix string, n int, interval, margin func(i int) int) ([]string, error) {
 	keys := make([]string, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -88,9 +98,9 @@ func createNamed(b *testing.B, e *monitors.Engine, prefix string, n int, interva
 	}
 	wg.Wait()
 	if err, ok := failed.Load().(error); ok {
-		b.Fatal(err)
+		return nil, err
 	}
-	return keys
+	return keys, nil
 }
 
 // BenchmarkDurablePings sends pings from 64 clients over keep-alive

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -214,12 +215,16 @@ func BenchmarkPostgresMisses100k(b *testing.B) {
 	for range b.N {
 		ins := serveShared(b, newPostgres(b), 2)
 		var wg sync.WaitGroup
+		errs := make([]error, len(ins))
 		for i, in := range ins {
 			wg.Go(func() {
-				createNamed(b, in.engine, string(rune('a'+i)), n/2, func(int) int { return 60 }, func(i int) int { return rand.IntN(30) })
+				_, errs[i] = makeMonitors(in.engine, string(rune('a'+i)), n/2, func(int) int { return 60 }, func(i int) int { return rand.IntN(30) })
 			})
 		}
 		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			b.Fatal(err)
+		}
 		var mu sync.Mutex
 		var late []time.Duration
 		var readers sync.WaitGroup

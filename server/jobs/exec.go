@@ -50,9 +50,8 @@ const MaxOutput = 64 << 10
 // process group and SIGKILL.
 const killGrace = 2 * time.Second
 
-// launch starts run r of job j, which the store records running. It is the
-// one place a run starts: a check that this instance owns the job (a shard
-// lease) belongs here.
+// launch starts run r of job j, which the store records running (on a
+// shared store, under the jobs' lease).
 func (e *Engine) launch(j *jobState, r store.Run) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	x := &execution{run: r, cancel: cancel}
@@ -68,7 +67,12 @@ func (e *Engine) launch(j *jobState, r store.Run) {
 		} else {
 			res.output, res.truncated, res.exitCode, res.err = runCommand(ctx, def.Command)
 		}
-		if cause := context.Cause(ctx); cause != nil && res.err == nil {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, errLeaseLost) {
+			// Another instance takes the jobs over and closes the run.
+			return
+		}
+		if cause != nil && res.err == nil {
 			res.err = cause
 		}
 		kind := monitors.PingOK
@@ -96,8 +100,9 @@ func callFunc(ctx context.Context, f jobs.Func) (out string, err error) {
 
 // runCommand runs argv in a process group of its own, with its output
 // (stdout and stderr) in one pipe. When ctx ends the group gets SIGTERM,
-// then SIGKILL after killGrace; when the command ends, whatever it left in
-// its group is killed.
+// then SIGKILL after killGrace (at once when the jobs' lease is lost:
+// another instance may run the job again soon); when the command ends,
+// whatever it left in its group is killed.
 func runCommand(ctx context.Context, argv []string) (string, bool, *int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -107,7 +112,12 @@ func runCommand(ctx context.Context, argv []string) (string, bool, *int, error) 
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.Cancel = func() error {
+		if errors.Is(context.Cause(ctx), errLeaseLost) {
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
 	cmd.WaitDelay = killGrace
 	if err := cmd.Start(); err != nil {
 		w.Close()
@@ -230,7 +240,9 @@ func (e *Engine) syncMonitors(ctx context.Context) {
 		var err error
 		if v, _ := e.monitors.Get(ctx, slug); v == nil {
 			in.Status = nil
-			_, err = e.monitors.Create(ctx, in)
+			// On a shared store, in the jobs' shard: this instance runs
+			// the monitor, and the runs' check-ins stay in the process.
+			_, err = e.monitors.CreatePinned(ctx, in, store.JobsShard)
 			if err == nil && status != monitors.StatusActive {
 				_, err = e.monitors.Patch(ctx, slug, &monitors.Input{Status: &status})
 			}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,22 +63,24 @@ func checkRuns(t *testing.T, p *proc, token, id string) []*jobs.RunView {
 }
 
 // checkLog checks the lines the runs of a job appended: each start
-// followed by its end, never by another start (two runs at once); it
-// returns how many runs started.
-func checkLog(t *testing.T, path string) int {
+// followed by its end, never by another start (two runs at once), but for
+// at most cut runs killed before their end (with the instance that ran
+// them); it returns how many runs started.
+func checkLog(t *testing.T, path string, cut int) int {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	lines := strings.Fields(string(data))
-	starts := 0
+	starts, unfinished := 0, 0
 	for i, l := range lines {
 		if l == "start" {
 			starts++
-			if i > 0 {
-				assert.Equal(t, "end", lines[i-1], "line %d: a run started while another ran", i+1)
+			if i > 0 && lines[i-1] != "end" {
+				unfinished++
 			}
 		}
 	}
+	assert.LessOrEqual(t, unfinished, cut, "runs that started while another ran, or that never ended: %q", lines)
 	return starts
 }
 
@@ -144,7 +145,7 @@ jobs:
 	}
 	checkRuns(t, other, tok, "tick")
 	runs := len(holder.runs(tok, "tick"))
-	starts := checkLog(t, tickLog)
+	starts := checkLog(t, tickLog, 0)
 	assert.Contains(t, []int{starts, starts + 1}, runs, "each run recorded once (the last may not have started its process yet)")
 	checkins := other.checkins(tok, "job-tick")
 	assert.GreaterOrEqual(t, len(checkins), runs-1, "the runs check in to the job's monitor")
@@ -165,9 +166,8 @@ jobs:
 	// The holder dies during the run; the other takes the jobs over.
 	holder.kill9()
 	killed := time.Now()
-	// A kill -9 leaves the run's processes: this one is killed here, as
-	// the holder's machine would have done.
-	require.NoError(t, syscall.Kill(-orphan, syscall.SIGKILL))
+	// The run's command dies with the holder (its parent-death signal).
+	require.Eventually(t, func() bool { return gone(orphan) }, 10*time.Second, 20*time.Millisecond, "the run's command dies with its instance")
 	require.Eventually(t, other.runsJobs, lease+slack+2*time.Second, 20*time.Millisecond)
 	took := time.Since(killed)
 	t.Logf("took the jobs over %s after the kill", took)
@@ -187,6 +187,8 @@ jobs:
 	require.Eventually(t, func() bool { return len(other.runs(tok, "tick")) >= before+2 }, 20*time.Second, 50*time.Millisecond)
 	ticks := checkRuns(t, other, tok, "tick")
 	assert.True(t, slices.ContainsFunc(ticks, func(r *jobs.RunView) bool { return r.StartedAt.After(killed) && r.Status != "running" }), "ticks after the takeover")
-	checkLog(t, tickLog)
+	// A tick that ran when the holder was killed died with it (its
+	// command gets SIGKILL with the server), before its end.
+	checkLog(t, tickLog, 1)
 	other.noErrors()
 }

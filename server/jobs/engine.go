@@ -273,6 +273,15 @@ func (e *Engine) closeInterrupted(ctx context.Context, now time.Time, why string
 		return err
 	}
 	for _, r := range runs {
+		// The processes the run left on this machine go before the run is
+		// closed, and so before its retry can start.
+		n, err := killLeftovers(r.ID)
+		if err != nil {
+			return fmt.Errorf("close the interrupted run %s: %w", r.ID, err)
+		}
+		if n > 0 {
+			e.log.Warn("killed what an interrupted run left running", "run", r.ID, "processes", n)
+		}
 		finish := &store.FinishRun{ID: r.ID, Status: jobs.RunFailed, FinishedAt: now, Duration: now.Sub(r.StartedAt), Error: why}
 		j := e.byID[r.JobID]
 		if j == nil || j.machine.Kind() != job.StateRunning {

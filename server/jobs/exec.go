@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,7 +66,7 @@ func (e *Engine) launch(j *jobState, r store.Run) {
 			res.output, res.err = callFunc(ctx, def.Func)
 			res.output, res.truncated = keepTail([]byte(res.output))
 		} else {
-			res.output, res.truncated, res.exitCode, res.err = runCommand(ctx, def.Command)
+			res.output, res.truncated, res.exitCode, res.err = runCommand(ctx, def.Command, r.ID)
 		}
 		cause := context.Cause(ctx)
 		if errors.Is(cause, errLeaseLost) {
@@ -103,7 +104,12 @@ func callFunc(ctx context.Context, f jobs.Func) (out string, err error) {
 // then SIGKILL after killGrace (at once when the jobs' lease is lost:
 // another instance may run the job again soon); when the command ends,
 // whatever it left in its group is killed.
-func runCommand(ctx context.Context, argv []string) (string, bool, *int, error) {
+//
+// Should the server die (kill -9) during the run, the command goes with it:
+// it gets SIGKILL as its parent-death signal. The processes it started
+// would outlive it, so each carries the run's id in its environment
+// (RunEnv), by which the next start finds and kills them (killLeftovers).
+func runCommand(ctx context.Context, argv []string, runID string) (string, bool, *int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return "", false, nil, fmt.Errorf("make the output pipe: %w", err)
@@ -111,7 +117,13 @@ func runCommand(ctx context.Context, argv []string) (string, bool, *int, error) 
 	defer r.Close()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), RunEnv+"="+runID)
+	// Linux sends the parent-death signal when the thread that started
+	// the command ends, not the process: this goroutine keeps its thread
+	// until the command has been waited for.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error {
 		if errors.Is(context.Cause(ctx), errLeaseLost) {
 			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

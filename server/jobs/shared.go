@@ -96,9 +96,12 @@ func (e *Engine) takeOver(ctx context.Context, l monitors.Lease) {
 	if err := e.load(ctx, ErrInterruptedInstance); err != nil {
 		e.forget()
 		e.retakeAt = time.Now().Add(time.Second)
-		if monitors.AsError(err) == nil {
+		switch {
+		case ctx.Err() != nil:
+			// The engine is stopping: nothing failed.
+		case monitors.AsError(err) == nil:
 			e.log.Error("take the jobs over (tried again in a second)", "err", err)
-		} else {
+		default:
 			// A write refused: the lease ran out meanwhile, or the store
 			// failed (the engine logged it).
 			e.log.Warn("take the jobs over (tried again in a second)", "err", err)

@@ -289,6 +289,47 @@ func ConversationOf(s agent.State) (chat.Conversation, bool) {
 		return s.Conversation, true
 	case agent.Error:
 		return s.Conversation, true
+	case agent.StoppingTurn:
+		return s.Conversation, true
 	}
 	return chat.Conversation{}, false
+}
+
+// UserStoppedNote is the message the conversation gets when the user stops
+// a turn before the model's reply ended, so that the model knows what the
+// next message follows.
+const UserStoppedNote = "[The user stopped this turn before the reply ended.]"
+
+// UserStoppedPrefix starts the outcome of a tool call the user stopped.
+const UserStoppedPrefix = "interrupted: the user stopped this tool before it finished"
+
+// userStopped is the outcome of a tool call the user stopped.
+var userStopped = chat.ToolOutcome{
+	Content: UserStoppedPrefix + "; it may or may not have taken effect, so check before running it again",
+	IsError: true,
+}
+
+// InterruptTurn tells the model, in the conversation, that the user
+// stopped the turn before the reply ended.
+func (a *Agent) InterruptTurn(c chat.Conversation) chat.Conversation {
+	return c.Append(chat.UserMessage(UserStoppedNote))
+}
+
+// InterruptTools completes the calls still running as stopped by the user
+// and appends the round's results, in the LLM's order.
+func (a *Agent) InterruptTools(c chat.Conversation, round chat.ToolRound) chat.Conversation {
+	c, _ = a.InterruptToolsWithHook(c, round)
+	return c
+}
+
+// InterruptToolsWithHook completes the calls still running as stopped by
+// the user, appends the round's results and returns the round for the
+// post-tools hook.
+func (a *Agent) InterruptToolsWithHook(c chat.Conversation, round chat.ToolRound) (chat.Conversation, chat.ToolRound) {
+	for i := range round.Len() {
+		if round.Execution(i).Status != chat.ToolCompleted {
+			round = round.Complete(i, userStopped)
+		}
+	}
+	return c.AppendToolResults(round), round
 }

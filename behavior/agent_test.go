@@ -443,6 +443,7 @@ func TestConversationOf(t *testing.T) {
 		{agent.ExecutingTools{Conversation: c}, true},
 		{agent.PostToolsHook{Conversation: c}, true},
 		{agent.Error{Conversation: c}, true},
+		{agent.StoppingTurn{Conversation: c}, true},
 		{agent.ShuttingDown{}, false},
 		{nil, false},
 	}

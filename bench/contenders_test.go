@@ -140,6 +140,13 @@ func (h *countHandler) Shutdown() {
 	}
 }
 
+func (h *countHandler) CancelTurn() {
+	h.n++
+	if h.rec != nil {
+		h.rec.CancelTurn()
+	}
+}
+
 // mustBehavior returns the agent's behaviour for cfg, which must be valid.
 func mustBehavior(cfg behavior.Config) *behavior.Agent {
 	b, err := behavior.New(cfg)

@@ -171,7 +171,8 @@ func TestSameSteps(t *testing.T) {
 // the shutdown scenarios: the equivalence above is then over the whole
 // machine, not a corner of it. Rules from or to a state that the
 // hand-written contenders do not have (one added to the spec since, as the
-// README's tutorial adds Paused) are outside the comparison.
+// README's tutorial adds Paused), or on an event they do not have (the
+// user's Interrupt, since issue 23), are outside the comparison.
 func TestScenarioCoversTheMachine(t *testing.T) {
 	fired := map[int]bool{}
 	for _, sc := range scenarios {
@@ -188,8 +189,12 @@ func TestScenarioCoversTheMachine(t *testing.T) {
 		known[s.String()] = true
 	}
 	compared := func(k agent.StateKind) bool { return k == 0 || known[k.String()] }
+	knownEvent := map[string]bool{}
+	for k := agentcore.UserInput; k <= agentcore.ShutdownRequested; k++ {
+		knownEvent[k.String()] = true
+	}
 	for i, r := range agent.Rules() {
-		if r.Kind == fsmrt.RuleTransition && !fired[i] && compared(r.From) && compared(r.To) {
+		if r.Kind == fsmrt.RuleTransition && !fired[i] && compared(r.From) && compared(r.To) && (r.Event == 0 || knownEvent[r.Event.String()]) {
 			missed = append(missed, fmt.Sprintf("rule %d (%s × %s)", i, r.From, r.Event))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 )
 
 // terminal shows the agent's work: the assistant's text on out, everything
@@ -30,6 +31,27 @@ type terminal struct {
 	midLine   bool          // out's last byte was not a newline
 	price     *ledger.Price // the model's price, when known
 	color     bool          // diag takes colour (see useColor)
+	// wholeLines writes the streamed reply a line at a time (see
+	// writeText); partial is the end of it not written yet.
+	wholeLines bool
+	partial    string
+	// verbose shows tool calls and results whole (-v).
+	verbose bool
+	// noPrice says why costs are not shown, once (see Usage); "" once
+	// said, or when the price is known.
+	noPrice string
+	// final is the last assistant text of a one-shot run, its answer.
+	final string
+	// outputs are the results of the last round of tools, whole, for
+	// /expand; resultsShown says a new round starts with the next result.
+	outputs      []toolOutput
+	resultsShown bool
+}
+
+// toolOutput is a tool call's result, kept for /expand.
+type toolOutput struct {
+	call    chat.ToolCall
+	content string
 }
 
 var _ agentexec.Display = (*terminal)(nil)
@@ -40,7 +62,7 @@ func (t *terminal) Text(delta string) {
 		return
 	}
 	delta = sanitize(delta)
-	_, _ = io.WriteString(t.out, delta)
+	t.writeText(delta)
 	t.midLine = !strings.HasSuffix(delta, "\n")
 }
 
@@ -50,20 +72,15 @@ func (t *terminal) Reply(msg chat.Message) {
 		t.endLine()
 		return
 	}
-	content := sanitize(msg.Content)
-	if content == "" {
-		return
-	}
-	_, _ = io.WriteString(t.out, content)
-	if !strings.HasSuffix(content, "\n") {
-		_, _ = io.WriteString(t.out, "\n")
+	if content := sanitize(msg.Content); content != "" {
+		t.final = content // written at the end (see answerOnly)
 	}
 }
 
 // endLine finishes a streamed line on out.
 func (t *terminal) endLine() {
 	if t.midLine {
-		_, _ = io.WriteString(t.out, "\n")
+		t.writeText("\n")
 		t.midLine = false
 	}
 }
@@ -77,7 +94,13 @@ func (t *terminal) diagf(format string, args ...any) {
 
 // ToolCall implements agentexec.Display.
 func (t *terminal) ToolCall(call chat.ToolCall) {
-	t.diagf("→ %s %s", short(call.Name, 64), short(string(call.Arguments), 100))
+	if t.verbose {
+		t.diagf("→ %s %s", short(call.Name, 64), string(call.Arguments))
+		t.resultsShown = len(t.outputs) > 0
+		return
+	}
+	t.diagf("→ %s %s", short(call.Name, 64), callSummary(call))
+	t.resultsShown = len(t.outputs) > 0
 }
 
 // ToolProgress implements agentexec.Display.
@@ -89,25 +112,93 @@ func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	t.diagf("  … %s: %s", short(call.Name, 64), short(msg, 100))
 }
 
-// ToolResult implements agentexec.Display.
+// ToolResult implements agentexec.Display: an error whole; an edit with
+// its diff; a command with the last lines of its output; another tool
+// with its first line. -v shows every result whole; /expand shows the
+// last round's.
 func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
-	mark := "✓"
-	if out.IsError {
-		mark = "✗"
+	if t.resultsShown {
+		t.outputs, t.resultsShown = t.outputs[:0], false
 	}
-	lines := strings.Count(out.Content, "\n")
-	if out.Content != "" && !strings.HasSuffix(out.Content, "\n") {
-		lines++
-	}
-	first, _, _ := strings.Cut(out.Content, "\n")
-	more := ""
+	t.outputs = append(t.outputs, toolOutput{call: call, content: out.Content})
+	name := sanitize(short(call.Name, 64))
+	content := sanitize(out.Content)
+	all := lines(content)
+	ok := t.paint(sgrGreen, "✓")
 	switch {
-	case lines == 2:
-		more = " (and 1 more line)"
-	case lines > 2:
-		more = fmt.Sprintf(" (and %d more lines)", lines-1)
+	case out.IsError:
+		t.whole(t.paint(sgrRed, "✗"), name, all)
+	case call.Name == "edit_file":
+		t.line(fmt.Sprintf("  %s %s: %s", ok, name, content))
+		if d := lines(editDiff(call, out.Content)); len(d) > 0 {
+			shown := d[:min(len(d), diffLines)]
+			t.diff(strings.Join(shown, "\n"), "    ")
+			if len(d) > len(shown) {
+				t.line(fmt.Sprintf("    … %d more lines of the diff; /diff shows every change", len(d)-len(shown)))
+			}
+		}
+	case t.verbose:
+		t.whole(ok, name, all)
+	case call.Name == "bash":
+		head := fmt.Sprintf("  %s %s: %s of output", ok, name, plural(len(all), "line"))
+		if len(all) > 0 && strings.Contains(all[0], sandbox.LimitNote) {
+			head += ", " + all[0] // the limit reached, and its flag
+		}
+		t.line(head)
+		shown := all[max(0, len(all)-tailLines):]
+		if hidden := len(all) - len(shown); hidden > 0 {
+			t.line(fmt.Sprintf("    … %d earlier lines hidden; /expand shows the whole output", hidden))
+		}
+		if len(shown) > 0 {
+			t.line("    " + t.paint(sgrDim, indent(strings.Join(shown, "\n"))))
+		}
+	default:
+		first, more := "", ""
+		if len(all) > 0 {
+			first = all[0]
+		}
+		if len(all) > 1 {
+			more = fmt.Sprintf(" (%d lines; /expand shows them)", len(all))
+		}
+		t.line(fmt.Sprintf("  %s %s: %s%s", ok, name, short(first, 100), more))
 	}
-	t.diagf("  %s %s: %s%s", mark, short(call.Name, 64), short(first, 100), more)
+}
+
+// whole shows a tool's result whole: its first line on the tool's line,
+// the others below it.
+func (t *terminal) whole(mark, name string, all []string) {
+	t.line(fmt.Sprintf("  %s %s: %s", mark, name, strings.Join(all, "\n    ")))
+}
+
+// plural is "1 line" or "n lines".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// line writes one line of diagnostics as it is: its parts were made safe
+// for a terminal (see sanitize) by the caller.
+func (t *terminal) line(s string) {
+	t.endLine()
+	_, _ = io.WriteString(t.diag, s+"\n")
+}
+
+// expand shows the results of the last round of tools whole.
+func (t *terminal) expand() {
+	if len(t.outputs) == 0 {
+		t.answer("no tool has run yet")
+		return
+	}
+	for _, o := range t.outputs {
+		t.answer(fmt.Sprintf("── %s %s\n%s", o.call.Name, callSummary(o.call), o.content))
+	}
+}
+
+// indent indents the lines after the first of s by four spaces.
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n    ")
 }
 
 // Hook implements agentexec.Display.
@@ -140,7 +231,15 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 
 // Retry implements agentexec.Display.
 func (t *terminal) Retry(attempt int, delay time.Duration, err chat.LLMError) {
-	t.diagf("! %s; retry %d in %s", err.Error(), attempt, delay)
+	// One short line a retry; the server's whole message the first time.
+	what := string(err.Kind)
+	if err.StatusCode != 0 {
+		what += fmt.Sprintf(" (HTTP %d)", err.StatusCode)
+	}
+	if attempt == 1 || t.verbose {
+		what = err.Error()
+	}
+	t.diagf("! %s; retry %d in %s", what, attempt, delay)
 }
 
 // Error implements agentexec.Display.
@@ -161,6 +260,10 @@ func (t *terminal) Usage(l ledger.Ledger) {
 		replies = "reply"
 	}
 	t.diagf("agent: thread: %s, over %d %s", ledger.Format(l.Total, t.price), l.Replies, replies)
+	if t.noPrice != "" {
+		t.diagf("agent: no cost shown: %s", t.noPrice)
+		t.noPrice = ""
+	}
 }
 
 // TurnEnd implements agentexec.Display.
@@ -176,14 +279,18 @@ func (t *terminal) showPrompt() {
 	}
 }
 
-// short cuts s to n characters on one line, marking the cut.
+// short cuts s to about n characters on one line, at a space when there
+// is one in its second half, marking the cut.
 func short(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
+	cut := string([]rune(s)[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
 }
 
 // isTerminal reports whether f is a terminal (not merely a character

@@ -6,29 +6,57 @@
 //
 // Usage:
 //
-//	agent [flags]                 interactive: one message per line on stdin
-//	agent [flags] -p "PROMPT"     one-shot: run one turn to the end, print the reply
+//	agent [flags] ["PROMPT"]      interactive, PROMPT (if given) the first message
+//	agent [flags] -p "PROMPT"     one-shot: run one turn to the end, print the answer
 //	agent [flags] -resume ID      continue a saved thread where it stopped
 //	agent [flags] -resume last    continue the newest thread of the workspace
 //	agent [-threads DIR] sessions list the saved threads, newest first
 //	agent [-v] replay LOG         check that a recorded session replays exactly
+//	agent -version                print the version
 //
-// Interactive, the agent reads one message per line from standard input and
-// streams its reply to standard output as it arrives; tool calls, their
-// progress and results, commits, errors and retries (with their delay)
-// go to standard error. A message typed while the agent is busy is queued
-// and sent when the current turn ends: input is never dropped. The line
-// "/usage" shows the tokens used so far instead of being sent. The agent
-// stops at the end of its input (Ctrl-D) once every turn has ended.
+// Interactive, the agent streams its reply to standard output as it
+// arrives; tool calls, their results, commits, errors and retries go
+// to standard error. A tool call is shown by what it works on (a path, a
+// command), an edit as a unified diff numbered from its line, a command by
+// its last 10 lines and the count of those hidden (/expand shows them
+// all), an error whole; -v shows every call's arguments and every result
+// whole. Colour is used when standard error is a terminal, unless NO_COLOR
+// is set or TERM is "dumb". A message typed while the agent is busy is
+// queued and sent when the current turn ends: input is never dropped.
+//
+// On a terminal, messages are typed in a line editor (golang.org/x/term):
+// Enter sends; a line ending with a backslash goes on on the next line;
+// lines pasted at once (bracketed paste) are one message, sent with the
+// next Enter; Left, Right, Home, End, Ctrl-U, Ctrl-W edit; Up and Down
+// recall the lines typed before; Ctrl-D on an empty line quits once the
+// turn has ended. From a pipe or a file, the agent reads one message per
+// line, so that scripts work as before: a slash command there runs once the
+// turns of the lines before it have ended.
+//
+// A line that starts with a slash and a command's name is a command,
+// answered by the agent itself and never sent to the model: /help (the
+// commands and keys), /diff (what changed in the workspace since the
+// session started: the agent's commits and what is not committed),
+// /expand (the last round of tools' whole output), /usage (the tokens used
+// and their cost), /quit (stop the turn, save and quit). An unknown
+// command is an error that suggests the closest one. A message that starts
+// with "//" is sent with one slash less ("//help" sends "/help"); a line
+// such as "/src/main.go:3: undefined" (a path) is a message.
+//
+// Ctrl-C stops the turn, as a crash would: the LLM request and the
+// commands in flight are cancelled, a round that may have changed files is
+// committed, the model is told the user stopped it, and the agent waits
+// for the next message. Ctrl-C again within 2 seconds, or while the agent
+// waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
+// session.
 //
 // One-shot (-p), the agent runs one user turn to the end, every tool round
-// included, prints the assistant's text on standard output and exits 0;
-// diagnostics, and at the end the tokens used, go to standard error. It
-// exits 1 when the turn ends with an error (the LLM request failed, retries
-// used up), or is interrupted.
-//
-// Ctrl-C or SIGTERM stops the agent: the LLM request and the tools in
-// flight are cancelled, the thread is saved and the agent exits.
+// included, prints the assistant's last text (its answer, not the
+// narration before it) on standard output and exits 0; diagnostics, and at
+// the end the tokens used, go to standard error. With -json it prints
+// instead one JSON object: {"session", "answer", "error", "usage",
+// "cost"} (cost null when no price is known). It exits 1 when the turn ends
+// with an error (the LLM request failed, retries used up), or is stopped.
 //
 // # Flags
 //
@@ -40,7 +68,10 @@
 //	-model NAME       the model (default claude-sonnet-4-5 for anthropic,
 //	                  gpt-4.1 for openai; when resuming, the thread's)
 //	-base-url URL     the API's base URL (default: $ANTHROPIC_BASE_URL or
-//	                  $OPENAI_BASE_URL, else the provider's public API)
+//	                  $OPENAI_BASE_URL, else the provider's public API);
+//	                  for anthropic a final /v1 is dropped (the API's paths
+//	                  start with it); a URL that is not the API's fails at
+//	                  once with the URL the request went to
 //	-resume ID        continue the thread ID; "last": the workspace's newest
 //	-threads DIR      where threads are saved (default
 //	                  $XDG_DATA_HOME/fsmgen-agent/threads, or
@@ -61,8 +92,14 @@
 //	                  is shown by default
 //	-price P          the model's price in dollars per million tokens,
 //	                  INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ], for the costs
-//	                  shown (default: the default models' list prices)
-//	-v                log debug records to standard error
+//	                  shown (default: the list price of the providers'
+//	                  current models, dated names included; for another
+//	                  model the agent says once that it shows no cost)
+//	-json             with -p: print the result as one JSON object
+//	-version          print the version and exit
+//	-v                show tool calls' arguments and results whole, the
+//	                  server's whole message on every retry (else on the
+//	                  first only), and log debug records to standard error
 //
 // The limits, each reached with a message (and, where the model can act on
 // it, an error result the model reads); sizes take units such as 64KiB:
@@ -215,6 +252,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
+	"github.com/fsmgen/fsmgen/runtime/term"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -265,8 +303,11 @@ type options struct {
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
-	verbose                                           bool
-	set                                               map[string]bool // flags given explicitly
+	verbose, json, version                            bool
+	// first is the prompt given as an argument: the first message of an
+	// interactive session.
+	first string
+	set   map[string]bool // flags given explicitly
 	// command is the subcommand ("replay") and commandArgs its arguments;
 	// command is empty when the agent is to run.
 	command     string
@@ -284,6 +325,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	opt, code := parseFlags(args, stderr)
 	if code >= 0 {
 		return code
+	}
+	if opt.version {
+		fmt.Fprintln(stdout, version())
+		return exitOK
 	}
 	switch opt.command {
 	case "replay":
@@ -352,7 +397,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
-	fs.BoolVar(&o.verbose, "v", false, "log debug records to standard error")
+	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
+	fs.BoolVar(&o.json, "json", false, "with -p: print the result as one JSON object (session, answer, error, usage, cost)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, exitOK
@@ -376,8 +423,21 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		}
 		return o, -1
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agent: unexpected argument %q; give the prompt with -p, or type it on standard input\n", fs.Arg(0))
+	if o.version {
+		return o, -1 // run prints it
+	}
+	switch {
+	case fs.NArg() > 1:
+		fmt.Fprintf(stderr, "agent: unexpected argument %q after the prompt %q; put the flags before the prompt, and quote the prompt as one argument\n", fs.Arg(1), fs.Arg(0))
+		return o, exitUsage
+	case fs.NArg() == 1 && o.set["p"]:
+		fmt.Fprintf(stderr, "agent: unexpected argument %q: -p gives the prompt already\n", fs.Arg(0))
+		return o, exitUsage
+	case fs.NArg() == 1:
+		o.first = fs.Arg(0)
+	}
+	if o.json && !o.set["p"] {
+		fmt.Fprintln(stderr, "agent: -json applies to a one-shot run; give the prompt with -p")
 		return o, exitUsage
 	}
 	if o.set["p"] && o.prompt == "" {
@@ -741,6 +801,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	var input io.Reader
+	var editor *term.Editor
 	interactive := o.prompt == ""
 	prompt := false
 	if interactive {
@@ -752,14 +813,26 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 			}
 			if isTerminal(f) {
 				prompt = true
+				if editor, err = openEditor(f, stderr); err != nil {
+					return err
+				}
 			}
 			input = f
 		}
 	}
 	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: prompt}
+	var messages agentexec.MessageReader
+	if editor != nil {
+		defer editor.Close()
+		display.useEditor(editor, stdout)
+		messages, input = editor, nil
+	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p
+	} else {
+		display.noPrice = priceNote(err)
 	}
+	display.verbose, display.color = o.verbose, colorOf(stderr)
 
 	if removed, err := tools.CleanTemp(ctx, ws); err != nil {
 		display.Notice(fmt.Sprintf("could not remove the temporary files of edits cut short: %v", err))
@@ -779,22 +852,24 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	a, err := agentexec.New(agentexec.Config{
-		Behavior:  b,
-		Provider:  provider,
-		Tools:     toolSet,
-		Workspace: ws.Root(),
-		Committer: committer,
-		Display:   display,
-		Logger:    logger,
-		Thread:    t,
-		Store:     store,
-		Journal:   journal,
-		EventLog:  elog,
-		Secrets:   []string{llmCfg.APIKey},
-		Prompt:    o.prompt,
-		Input:     input,
-		Commands:  func(ctx context.Context, line string) { slash.run(ctx, line) },
-		Signals:   []os.Signal{os.Interrupt, syscall.SIGTERM},
+		Behavior:   b,
+		Provider:   provider,
+		Tools:      toolSet,
+		Workspace:  ws.Root(),
+		Committer:  committer,
+		Display:    display,
+		Logger:     logger,
+		Thread:     t,
+		Store:      store,
+		Journal:    journal,
+		EventLog:   elog,
+		Secrets:    []string{llmCfg.APIKey},
+		Prompt:     o.prompt + o.first,
+		Input:      input,
+		Editor:     messages,
+		Commands:   func(ctx context.Context, line string) { slash.run(ctx, line) },
+		Signals:    []os.Signal{syscall.SIGTERM},
+		Interrupts: []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 	})
@@ -823,7 +898,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 
 	res, runErr := a.Run(ctx)
 	if !interactive {
-		display.Usage(res.Ledger)
+		display.finishOneShot(t.ID, res, o.json)
 	}
 	closeErr := elog.Close()
 	if j := a.Journal(); j != nil {

@@ -221,7 +221,7 @@ func TestOneShot(t *testing.T) {
 				{Text: "I'll create it.", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"greeting.txt","old_str":"","new_str":"hello\n"}`}}},
 				{Text: "Created greeting.txt."},
 			},
-			wantOut: "I'll create it.\nCreated greeting.txt.\n",
+			wantOut: "Created greeting.txt.\n", // the answer only, not the narration
 			wantErr: []string{"→ edit_file", "✓ edit_file", "committed", "agent -resume"},
 			check: func(t *testing.T, e *env) {
 				assert.Equal(t, "hello\n", gittest.ReadFile(t, e.ws, "greeting.txt"))
@@ -619,7 +619,9 @@ func TestUsage(t *testing.T) {
 	}{
 		{[]string{"-p"}, "flag needs an argument"},
 		{[]string{"-p", ""}, "non-empty prompt"},
-		{[]string{"stray"}, "unexpected argument"},
+		{[]string{"fix it", "-v"}, `unexpected argument "-v" after the prompt "fix it"; put the flags before the prompt`},
+		{[]string{"-p", "x", "stray"}, "-p gives the prompt already"},
+		{[]string{"-json"}, "-json applies to a one-shot run"},
 		{[]string{"-p", "x", "replay", "log"}, "agent: -p does not apply to replay; only -v does"},
 		{[]string{"-model", "x", "sessions"}, "agent: -model does not apply to sessions; only -price and -threads do"},
 		{[]string{"-max-retries", "-1"}, "agent: -max-retries must be 0 or more\n"},

@@ -43,7 +43,7 @@ func TestTerminalEscapes(t *testing.T) {
 					assert.NotContains(t, out, "\x07", "%s holds a bell", name)
 				}
 				assert.Contains(t, r.stdout, "Done .", "a C1 CSI sequence is removed whole")
-				assert.Contains(t, r.stderr, "✓ bash: out red")
+				assert.Contains(t, r.stderr, "✓ bash: 1 line of output\n    out red\n")
 			}
 		})
 	}

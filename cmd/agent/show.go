@@ -43,14 +43,15 @@ func (t *terminal) answer(text string) {
 	_, _ = io.WriteString(t.diag, text)
 }
 
-// diff shows a unified diff on diag, coloured when the display has
-// colour: added lines green, removed lines red, hunk headers cyan, file
-// headers bold.
-func (t *terminal) diff(d string) {
+// diff shows a unified diff on diag, each line after prefix, coloured
+// when the display has colour: added lines green, removed lines red, hunk
+// headers cyan, file headers bold.
+func (t *terminal) diff(d, prefix string) {
 	t.endLine()
 	var b strings.Builder
 	for line := range strings.Lines(sanitize(d)) {
 		line = strings.TrimSuffix(line, "\n")
+		b.WriteString(prefix)
 		b.WriteString(t.paint(diffColor(line), line))
 		b.WriteByte('\n')
 	}

@@ -37,6 +37,7 @@ func slashCommands() []slashCommand {
 	return []slashCommand{
 		helpCommand,
 		diffCommand,
+		expandCommand,
 		usageCommand,
 		sessionsCommand,
 		quitCommand,
@@ -148,7 +149,16 @@ var diffCommand = slashCommand{
 		if d == "" {
 			return s.say(ctx, "no changes since the session started")
 		}
-		return s.agent.Do(ctx, func() { s.display.diff(d) })
+		return s.agent.Do(ctx, func() { s.display.diff(d, "") })
+	},
+}
+
+// expandCommand shows the last round's tool results whole.
+var expandCommand = slashCommand{
+	name: "expand",
+	help: "the whole output of the last round of tools",
+	run: func(ctx context.Context, s *slashSession, _ string) error {
+		return s.agent.Do(ctx, s.display.expand)
 	},
 }
 

@@ -288,12 +288,12 @@ jobs:
 func TestJobKill9(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "server.db")
-	pidFile := filepath.Join(dir, "pid")
+	pidFile, leaderFile := filepath.Join(dir, "pid"), filepath.Join(dir, "leader")
 	mark := filepath.Join(dir, "ran")
 	file := jobsFile(t, dir, `
 jobs:
   - id: long
-    command: [sh, -c, "test -e `+mark+` && exit 0; touch `+mark+`; echo $$ > `+pidFile+`; sleep 60"]
+    command: [sh, -c, "test -e `+mark+` && exit 0; touch `+mark+`; echo $$ > `+leaderFile+`; sleep 60 & echo $! > `+pidFile+`; wait"]
     schedule: {type: interval, seconds: 3600}
     timeout: 1m
     retries: 3
@@ -302,13 +302,17 @@ jobs:
 	p := launch(t, db, "-jobs", file)
 	tok := p.token()
 	run := p.trigger(tok, "long")
-	orphan := readPID(t, pidFile)
+	child := readPID(t, pidFile)
+	leader := readPID(t, leaderFile)
 	p.kill9()
-	// A kill -9 of the server leaves its runs' processes: this one is
-	// killed here, as its machine would have been.
-	require.NoError(t, syscall.Kill(-orphan, syscall.SIGKILL))
+	// The command dies with the server (its parent-death signal); the
+	// process it started is left, until the next start kills it before
+	// the retry runs.
+	require.Eventually(t, func() bool { return gone(leader) }, 10*time.Second, 20*time.Millisecond, "the command dies with the server")
+	require.False(t, gone(child), "the command's child outlives the server")
 
 	p = launch(t, db, "-jobs", file)
+	require.Eventually(t, func() bool { return gone(child) }, 10*time.Second, 20*time.Millisecond, "the restart kills what the run left")
 	j := p.settled(tok, "long")
 	runs := p.runs(tok, "long")
 	require.Len(t, runs, 2, "the interrupted run and its retry, once each")

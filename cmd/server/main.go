@@ -13,7 +13,10 @@
 // With -postgres, several servers share the database: each runs the
 // monitors of the shards whose leases it holds, forwards the requests
 // about the others' monitors to them (at the URL each advertises), and
-// takes over the monitors of an instance that dies within -lease.
+// takes over the monitors of an instance that dies within -lease. The
+// jobs are run by one instance, the holder of one shard's lease (with
+// their monitors); the others forward triggers and cancels to it, and
+// one of them takes the jobs over within -lease when it dies.
 //
 // On its first start (or with -reset-token) the server makes an API token
 // and prints it once, on a line "token: …"; it keeps only its SHA-256.
@@ -169,7 +172,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if advertise == "" {
 		advertise = "http://" + ln.Addr().String()
 	}
-	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Log: log, Instance: instanceName(), Addr: advertise, Lease: o.lease})
+	instance := instanceName()
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Log: log, Instance: instance, Addr: advertise, Lease: o.lease})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("load the monitors: %w", err)
@@ -178,7 +182,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return fmt.Errorf("the built-in retention job: %w (give your job another id)", err)
 	}
-	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), AlertWebhook: o.webhook, Log: log})
+	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), AlertWebhook: o.webhook, Log: log, Instance: instance})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("load the jobs: %w", err)

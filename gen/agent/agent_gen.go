@@ -50,6 +50,7 @@ const (
 	StateExecutingTools
 	StatePostToolsHook
 	StateError
+	StateStoppingTurn
 	StateShuttingDown
 )
 
@@ -59,7 +60,7 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
 	"WaitingForUserInput", "CallingLlm", "ProcessingLlmResponse", "ExecutingTools",
-	"PostToolsHook", "Error", "ShuttingDown",
+	"PostToolsHook", "Error", "StoppingTurn", "ShuttingDown",
 }
 
 // EventKind identifies an event of the Agent machine. The zero EventKind is no
@@ -79,6 +80,7 @@ const (
 	EventPostToolsHookCompleted
 	EventRetryTimeoutFired
 	EventShutdownRequested
+	EventInterrupt
 )
 
 // String returns the event's name as the spec writes it.
@@ -88,7 +90,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 var fsmEventNames = [...]string{
 	"UserInput", "TextDelta", "ToolCallDelta", "LlmCompleted", "LlmError",
 	"ToolProgress", "ToolCompleted", "PostToolsHookCompleted", "RetryTimeoutFired",
-	"ShutdownRequested",
+	"ShutdownRequested", "Interrupt",
 }
 
 // ActionKind identifies an action of the Agent machine. The zero ActionKind is
@@ -106,6 +108,7 @@ const (
 	ActionDisplayError
 	ActionScheduleRetry
 	ActionShutdown
+	ActionCancelTurn
 )
 
 // String returns the action's name as the spec writes it.
@@ -114,12 +117,12 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 // fsmActionNames are the names of the actions, in kind order.
 var fsmActionNames = [...]string{
 	"SendLlmRequest", "ExecuteTools", "RunPostToolsHook", "WaitForInput",
-	"DisplayMessage", "DisplayError", "ScheduleRetry", "Shutdown",
+	"DisplayMessage", "DisplayError", "ScheduleRetry", "Shutdown", "CancelTurn",
 }
 
 // State is a state of the Agent machine: one of WaitingForUserInput,
-// CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error and
-// ShuttingDown. States are values.
+// CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error,
+// StoppingTurn and ShuttingDown. States are values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
@@ -128,9 +131,10 @@ type State interface {
 
 // Event is an event the Agent machine handles: one of *UserInput, *TextDelta,
 // *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted,
-// *PostToolsHookCompleted, *RetryTimeoutFired and *ShutdownRequested. Events
-// are passed by pointer; the machine reads them during HandleEvent and keeps
-// no pointer to them, though it may keep what their fields hold.
+// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested and
+// *Interrupt. Events are passed by pointer; the machine reads them during
+// HandleEvent and keeps no pointer to them, though it may keep what their
+// fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -139,9 +143,9 @@ type Event interface {
 
 // Action is an action of the Agent machine, as a value: one of
 // *SendLLMRequest, *ExecuteTools, *RunPostToolsHook, *WaitForInput,
-// *DisplayMessage, *DisplayError, *ScheduleRetry and *Shutdown. The machine
-// hands actions to its Handler as method calls; a Recorder turns them into
-// Actions, and UnmarshalAction reads one back from JSON.
+// *DisplayMessage, *DisplayError, *ScheduleRetry, *Shutdown and *CancelTurn.
+// The machine hands actions to its Handler as method calls; a Recorder turns
+// them into Actions, and UnmarshalAction reads one back from JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -265,6 +269,26 @@ func (Error) isState()        {}
 func (v Error) MarshalJSON() ([]byte, error) {
 	type fields Error
 	return fsmrt.MarshalKind("error", fields(v))
+}
+
+// StoppingTurn is the state StoppingTurn: The user stopped a round of tools
+// that may have changed files; the post-tools hook commits what they did, once
+// they have stopped, and the agent waits for input.
+//
+// It is a substate of Running.
+type StoppingTurn struct {
+	Conversation   chat.Conversation `json:"conversation"`
+	CompletedTools chat.ToolRound    `json:"completed_tools"`
+}
+
+// Kind returns StateStoppingTurn.
+func (StoppingTurn) Kind() StateKind { return StateStoppingTurn }
+func (StoppingTurn) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "stopping_turn", ...its fields}.
+func (v StoppingTurn) MarshalJSON() ([]byte, error) {
+	type fields StoppingTurn
+	return fsmrt.MarshalKind("stopping_turn", fields(v))
 }
 
 // ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the
@@ -434,6 +458,17 @@ func (ShutdownRequested) MarshalJSON() ([]byte, error) {
 	return []byte(`{"kind":"shutdown_requested"}`), nil
 }
 
+// Interrupt is the event Interrupt: The user stopped the turn (Ctrl-C); the
+// session goes on.
+type Interrupt struct{}
+
+// Kind returns EventInterrupt.
+func (*Interrupt) Kind() EventKind { return EventInterrupt }
+func (*Interrupt) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "interrupt", ...its fields}.
+func (Interrupt) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"interrupt"}`), nil }
+
 // SendLLMRequest is the action SendLlmRequest: Call the LLM with the request
 // and stream its reply back as events.
 type SendLLMRequest struct {
@@ -555,6 +590,17 @@ func (*Shutdown) isAction()        {}
 // MarshalJSON encodes the action as {"kind": "shutdown", ...its fields}.
 func (Shutdown) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"shutdown"}`), nil }
 
+// CancelTurn is the action CancelTurn: Stop the LLM call, the tools and the
+// retry timer in flight, as a crash would; the turn has ended.
+type CancelTurn struct{}
+
+// Kind returns ActionCancelTurn.
+func (*CancelTurn) Kind() ActionKind { return ActionCancelTurn }
+func (*CancelTurn) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "cancel_turn", ...its fields}.
+func (CancelTurn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"cancel_turn"}`), nil }
+
 // Behavior holds the guards and effects of the Agent machine, written by hand.
 // A guard decides between the branches of a transition; an effect computes
 // what the machine cannot carry over: it returns the fields it sets, and the
@@ -585,8 +631,8 @@ type Behavior interface {
 	//
 	// It is given executions.
 	ToolsPending(executions chat.ToolRound) bool
-	// MutatingToolRan reports whether, with this completion, a completed call of
-	// the round used a mutating tool.
+	// MutatingToolRan reports whether a call of the round used a mutating tool
+	// (once the last call completes, or when the user stops the round).
 	//
 	// It is given executions.
 	MutatingToolRan(executions chat.ToolRound) bool
@@ -644,6 +690,22 @@ type Behavior interface {
 	// It is given conversation, executions, call_id and outcome and returns
 	// conversation, retries and request, in that order.
 	FinishTools(conversation chat.Conversation, executions chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
+	// InterruptTurn tells the model, in the conversation, that the user stopped
+	// the turn before the reply ended.
+	//
+	// It is given conversation and returns conversation.
+	InterruptTurn(conversation chat.Conversation) chat.Conversation
+	// InterruptTools completes the calls still running as stopped by the user and
+	// appends the round's results, in the LLM's order.
+	//
+	// It is given conversation and executions and returns conversation.
+	InterruptTools(conversation chat.Conversation, executions chat.ToolRound) chat.Conversation
+	// InterruptToolsWithHook completes the calls still running as stopped by the
+	// user, appends the round's results and keeps the round for the hook.
+	//
+	// It is given conversation and executions and returns conversation and
+	// completed_tools, in that order.
+	InterruptToolsWithHook(conversation chat.Conversation, executions chat.ToolRound) (chat.Conversation, chat.ToolRound)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
 	// It is given pending_request and returns retries and request, in that order.
@@ -683,6 +745,9 @@ type Handler interface {
 	// Shutdown performs the action Shutdown. Cancel what is in flight, save the
 	// thread and exit.
 	Shutdown()
+	// CancelTurn performs the action CancelTurn. Stop the LLM call, the tools and
+	// the retry timer in flight, as a crash would; the turn has ended.
+	CancelTurn()
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -728,6 +793,9 @@ func (r *Recorder) ScheduleRetry(delay time.Duration, attempt int, err chat.LLME
 // Shutdown records a Shutdown.
 func (r *Recorder) Shutdown() { r.Actions = append(r.Actions, &Shutdown{}) }
 
+// CancelTurn records a CancelTurn.
+func (r *Recorder) CancelTurn() { r.Actions = append(r.Actions, &CancelTurn{}) }
+
 // Config is what New and Restore make a Agent machine with: its guards and
 // effects (Behavior), whatever performs its actions (Handler) and the data it
 // starts with (Initial).
@@ -754,7 +822,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:11204eb1fd2901b677cd6cecb96f1c2a", Rules: []Rule{
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:614b4b718d4dede7a65512debff83986", Rules: []Rule{
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
@@ -764,6 +832,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCompleted--> rejected: ToolCompleted is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
@@ -774,6 +843,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm", Label: "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -789,6 +859,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}, Label: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
@@ -798,6 +870,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
@@ -807,6 +880,17 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUserInput, Reason: "UserInput is not accepted in state StoppingTurn", Label: "StoppingTurn --UserInput--> rejected: UserInput is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --LlmCompleted--> rejected: LlmCompleted is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventLLMError, Reason: "LlmError is not accepted in state StoppingTurn", Label: "StoppingTurn --LlmError--> rejected: LlmError is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolProgress--> rejected: ToolProgress is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCompleted--> rejected: ToolCompleted is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateStoppingTurn, Event: EventPostToolsHookCompleted, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state StoppingTurn", Label: "StoppingTurn --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
@@ -817,6 +901,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted, Label: "ShuttingDown --PostToolsHookCompleted--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
 	{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
 }}
 
@@ -828,7 +913,8 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 // and type. The current state's fields hold its data; the others are zero.
 type fsmData struct {
 	// conversation is the field conversation of WaitingForUserInput, CallingLlm,
-	// ProcessingLlmResponse, ExecutingTools, PostToolsHook and Error.
+	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error and
+	// StoppingTurn.
 	conversation chat.Conversation
 	// retries is the field retries of CallingLlm and Error.
 	retries int
@@ -838,7 +924,8 @@ type fsmData struct {
 	executions chat.ToolRound
 	// pendingRequest is the field pending_request of PostToolsHook.
 	pendingRequest chat.Request
-	// completedTools is the field completed_tools of PostToolsHook.
+	// completedTools is the field completed_tools of PostToolsHook and
+	// StoppingTurn.
 	completedTools chat.ToolRound
 	// error is the field error of Error.
 	error chat.LLMError
@@ -919,6 +1006,10 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.d.error = s.Error
 		m.d.retries = s.Retries
 		m.d.origin = s.Origin
+	case StoppingTurn:
+		m.core.State = StateStoppingTurn
+		m.d.conversation = s.Conversation
+		m.d.completedTools = s.CompletedTools
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
@@ -963,6 +1054,8 @@ func (m *Machine) State() State {
 		return PostToolsHook{Conversation: m.d.conversation, PendingRequest: m.d.pendingRequest, CompletedTools: m.d.completedTools}
 	case StateError:
 		return Error{Conversation: m.d.conversation, Error: m.d.error, Retries: m.d.retries, Origin: m.d.origin}
+	case StateStoppingTurn:
+		return StoppingTurn{Conversation: m.d.conversation, CompletedTools: m.d.completedTools}
 	case StateShuttingDown:
 		return ShuttingDown{}
 	}
@@ -1006,7 +1099,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(62, from)
+			m.core.Start(79, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1017,12 +1110,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.core.Start(10, StateCallingLLM)
+			m.core.Start(11, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
 			return m.core.Finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.core.Start(11, StateCallingLLM)
+			m.core.Start(12, StateCallingLLM)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *LLMCompleted:
@@ -1035,7 +1128,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.core.State = StateProcessingLLMResponse
-			m.core.Start(12, StateCallingLLM)
+			m.core.Start(13, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1049,7 +1142,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.core.State = StateError
-				m.core.Start(13, StateCallingLLM)
+				m.core.Start(14, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1057,7 +1150,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(14, StateCallingLLM)
+				m.core.Start(15, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1066,8 +1159,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(62, from)
+			m.core.Start(79, from)
 			m.h.Shutdown()
+			return m.core.Finish()
+		case *Interrupt:
+			// CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn
+			conversation := m.b.InterruptTurn(m.d.conversation)
+			m.d.conversation = conversation
+			m.d.retries = 0
+			m.core.State = StateWaitingForUserInput
+			m.core.Start(20, StateCallingLLM)
+			m.h.CancelTurn()
 			return m.core.Finish()
 		}
 	case StateExecutingTools:
@@ -1082,12 +1184,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(26, StateExecutingTools)
+				m.core.Start(28, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(27)
+				return m.core.Ignore(29)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1097,13 +1199,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(28)
+				return m.core.Reject(30)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(29, StateExecutingTools)
+				m.core.Start(31, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1115,7 +1217,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(30, StateExecutingTools)
+				m.core.Start(32, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1126,7 +1228,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateCallingLLM
-				m.core.Start(31, StateExecutingTools)
+				m.core.Start(33, StateExecutingTools)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1135,9 +1237,33 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(62, from)
+			m.core.Start(79, from)
 			m.h.Shutdown()
 			return m.core.Finish()
+		case *Interrupt:
+			switch {
+			case m.b.MutatingToolRan(m.d.executions):
+				// ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn
+				// {interruptToolsWithHook} / RunPostToolsHook
+				conversation, completedTools := m.b.InterruptToolsWithHook(m.d.conversation, m.d.executions)
+				m.d.conversation = conversation
+				m.d.completedTools = completedTools
+				m.d.executions = chat.ToolRound{}
+				m.core.State = StateStoppingTurn
+				m.core.Start(36, StateExecutingTools)
+				m.h.RunPostToolsHook(completedTools)
+				return m.core.Finish()
+			default:
+				// ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} /
+				// CancelTurn
+				conversation := m.b.InterruptTools(m.d.conversation, m.d.executions)
+				m.d.conversation = conversation
+				m.d.executions = chat.ToolRound{}
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(37, StateExecutingTools)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			}
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
@@ -1149,7 +1275,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateCallingLLM
-			m.core.Start(41, StatePostToolsHook)
+			m.core.Start(45, StatePostToolsHook)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1157,8 +1283,15 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(62, from)
+			m.core.Start(79, from)
 			m.h.Shutdown()
+			return m.core.Finish()
+		case *Interrupt:
+			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
+			m.d.pendingRequest = chat.Request{}
+			m.core.State = StateStoppingTurn
+			m.core.Start(47, StatePostToolsHook)
+			m.h.WaitForInput()
 			return m.core.Finish()
 		}
 	case StateError:
@@ -1169,7 +1302,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.error = chat.LLMError{}
 			m.d.origin = ""
 			m.core.State = StateCallingLLM
-			m.core.Start(51, StateError)
+			m.core.Start(56, StateError)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1177,7 +1310,36 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(62, from)
+			m.core.Start(79, from)
+			m.h.Shutdown()
+			return m.core.Finish()
+		case *Interrupt:
+			// Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn
+			conversation := m.b.InterruptTurn(m.d.conversation)
+			m.d.conversation = conversation
+			m.d.error = chat.LLMError{}
+			m.d.retries = 0
+			m.d.origin = ""
+			m.core.State = StateWaitingForUserInput
+			m.core.Start(57, StateError)
+			m.h.CancelTurn()
+			return m.core.Finish()
+		}
+	case StateStoppingTurn:
+		switch ev.(type) {
+		case *PostToolsHookCompleted:
+			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
+			m.d.completedTools = chat.ToolRound{}
+			m.core.State = StateWaitingForUserInput
+			m.core.Start(65, StateStoppingTurn)
+			m.h.WaitForInput()
+			return m.core.Finish()
+		case *ShutdownRequested:
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.core.State
+			m.d = fsmData{}
+			m.core.State = StateShuttingDown
+			m.core.Start(79, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1185,7 +1347,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(61, StateShuttingDown)
+			m.core.Start(77, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1216,95 +1378,120 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Reject(7)
 		case *RetryTimeoutFired:
 			return m.core.Reject(8)
+		case *Interrupt:
+			return m.core.Ignore(9)
 		}
 	case StateCallingLLM:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(9)
+			return m.core.Reject(10)
 		case *ToolProgress:
-			return m.core.Reject(15)
-		case *ToolCompleted:
 			return m.core.Reject(16)
-		case *PostToolsHookCompleted:
+		case *ToolCompleted:
 			return m.core.Reject(17)
-		case *RetryTimeoutFired:
+		case *PostToolsHookCompleted:
 			return m.core.Reject(18)
+		case *RetryTimeoutFired:
+			return m.core.Reject(19)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(21)
-		case *TextDelta:
-			return m.core.Reject(22)
-		case *ToolCallDelta:
 			return m.core.Reject(23)
-		case *LLMCompleted:
+		case *TextDelta:
 			return m.core.Reject(24)
-		case *LLMError:
+		case *ToolCallDelta:
 			return m.core.Reject(25)
+		case *LLMCompleted:
+			return m.core.Reject(26)
+		case *LLMError:
+			return m.core.Reject(27)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(32)
+			return m.core.Reject(34)
 		case *RetryTimeoutFired:
-			return m.core.Reject(33)
+			return m.core.Reject(35)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(34)
-		case *TextDelta:
-			return m.core.Reject(35)
-		case *ToolCallDelta:
-			return m.core.Reject(36)
-		case *LLMCompleted:
-			return m.core.Reject(37)
-		case *LLMError:
 			return m.core.Reject(38)
-		case *ToolProgress:
+		case *TextDelta:
 			return m.core.Reject(39)
-		case *ToolCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(40)
-		case *RetryTimeoutFired:
+		case *LLMCompleted:
+			return m.core.Reject(41)
+		case *LLMError:
 			return m.core.Reject(42)
+		case *ToolProgress:
+			return m.core.Reject(43)
+		case *ToolCompleted:
+			return m.core.Reject(44)
+		case *RetryTimeoutFired:
+			return m.core.Reject(46)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(43)
-		case *TextDelta:
-			return m.core.Reject(44)
-		case *ToolCallDelta:
-			return m.core.Reject(45)
-		case *LLMCompleted:
-			return m.core.Reject(46)
-		case *LLMError:
-			return m.core.Reject(47)
-		case *ToolProgress:
 			return m.core.Reject(48)
-		case *ToolCompleted:
+		case *TextDelta:
 			return m.core.Reject(49)
-		case *PostToolsHookCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(50)
+		case *LLMCompleted:
+			return m.core.Reject(51)
+		case *LLMError:
+			return m.core.Reject(52)
+		case *ToolProgress:
+			return m.core.Reject(53)
+		case *ToolCompleted:
+			return m.core.Reject(54)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(55)
+		}
+	case StateStoppingTurn:
+		switch ev.(type) {
+		case *UserInput:
+			return m.core.Reject(58)
+		case *TextDelta:
+			return m.core.Reject(59)
+		case *ToolCallDelta:
+			return m.core.Reject(60)
+		case *LLMCompleted:
+			return m.core.Reject(61)
+		case *LLMError:
+			return m.core.Reject(62)
+		case *ToolProgress:
+			return m.core.Reject(63)
+		case *ToolCompleted:
+			return m.core.Reject(64)
+		case *RetryTimeoutFired:
+			return m.core.Reject(66)
+		case *Interrupt:
+			return m.core.Ignore(67)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(52)
+			return m.core.Ignore(68)
 		case *TextDelta:
-			return m.core.Ignore(53)
+			return m.core.Ignore(69)
 		case *ToolCallDelta:
-			return m.core.Ignore(54)
+			return m.core.Ignore(70)
 		case *LLMCompleted:
-			return m.core.Ignore(55)
+			return m.core.Ignore(71)
 		case *LLMError:
-			return m.core.Ignore(56)
+			return m.core.Ignore(72)
 		case *ToolProgress:
-			return m.core.Ignore(57)
+			return m.core.Ignore(73)
 		case *ToolCompleted:
-			return m.core.Ignore(58)
+			return m.core.Ignore(74)
 		case *PostToolsHookCompleted:
-			return m.core.Ignore(59)
+			return m.core.Ignore(75)
 		case *RetryTimeoutFired:
-			return m.core.Ignore(60)
+			return m.core.Ignore(76)
+		case *Interrupt:
+			return m.core.Ignore(78)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1320,14 +1507,14 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(19, StateProcessingLLMResponse)
+		m.core.Start(21, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(20, StateProcessingLLMResponse)
+		m.core.Start(22, StateProcessingLLMResponse)
 		m.h.WaitForInput()
 		return m.core.Finish()
 	}
@@ -1346,6 +1533,7 @@ var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"executing_tools":         fsmrt.Value[ExecutingTools, State](&fsmDesc, "state executing_tools"),
 	"post_tools_hook":         fsmrt.Value[PostToolsHook, State](&fsmDesc, "state post_tools_hook"),
 	"error":                   fsmrt.Value[Error, State](&fsmDesc, "state error"),
+	"stopping_turn":           fsmrt.Value[StoppingTurn, State](&fsmDesc, "state stopping_turn"),
 	"shutting_down":           fsmrt.Value[ShuttingDown, State](&fsmDesc, "state shutting_down"),
 }
 
@@ -1366,6 +1554,7 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"post_tools_hook_completed": fsmrt.Pointer[PostToolsHookCompleted, Event](&fsmDesc, "event post_tools_hook_completed"),
 	"retry_timeout_fired":       fsmrt.Pointer[RetryTimeoutFired, Event](&fsmDesc, "event retry_timeout_fired"),
 	"shutdown_requested":        fsmrt.Pointer[ShutdownRequested, Event](&fsmDesc, "event shutdown_requested"),
+	"interrupt":                 fsmrt.Pointer[Interrupt, Event](&fsmDesc, "event interrupt"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -1383,4 +1572,5 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"display_error":       fsmrt.Pointer[DisplayError, Action](&fsmDesc, "action display_error"),
 	"schedule_retry":      fsmrt.Pointer[ScheduleRetry, Action](&fsmDesc, "action schedule_retry"),
 	"shutdown":            fsmrt.Pointer[Shutdown, Action](&fsmDesc, "action shutdown"),
+	"cancel_turn":         fsmrt.Pointer[CancelTurn, Action](&fsmDesc, "action cancel_turn"),
 }

@@ -106,9 +106,15 @@ type Config struct {
 	// Commands runs the slash commands the user types; nil sends them to
 	// the model like any message.
 	Commands Commands
-	// Signals, when received, ask the agent to shut down (e.g. os.Interrupt
-	// and syscall.SIGTERM); nil means none are watched.
+	// Signals, when received, ask the agent to shut down (e.g.
+	// syscall.SIGTERM); nil means none are watched.
 	Signals []os.Signal
+	// Interrupts, when received, stop the turn in flight (e.g. os.Interrupt:
+	// Ctrl-C): the LLM call and the tools are cancelled, the model is told,
+	// and the agent waits for input. One received while the agent waits for
+	// input, or within InterruptWindow of the one before, asks the agent to
+	// shut down instead. nil means none are watched.
+	Interrupts []os.Signal
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -201,6 +207,8 @@ type Agent struct {
 	failed       error                         // a Handler method's failure, returned by Execute
 	stream       work                          // the LLM stream in flight
 	tools        work                          // the round of tools in flight
+	toolsStopped <-chan struct{}               // closed once every task of the last round of tools has ended
+	interrupted  time.Time                     // when the user last stopped a turn (see interrupt)
 	timer        work                          // the retry timer running
 	calls        map[string]chat.ToolCall
 	queue        []string
@@ -303,7 +311,7 @@ func resumable(st agent.State) error {
 		return fmt.Errorf("the thread's journal is damaged: it was saved %s (state %s), which cannot be resumed; start a new thread", what, st.Kind())
 	}
 	switch st := st.(type) {
-	case agent.WaitingForUserInput, agent.PostToolsHook:
+	case agent.WaitingForUserInput, agent.PostToolsHook, agent.StoppingTurn:
 		return nil
 	case agent.CallingLLM:
 		if st.Conversation.Len() == 0 {
@@ -381,7 +389,7 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	if err := a.save(); err != nil {
 		return err
 	}
-	if len(a.cfg.Signals) > 0 {
+	if len(a.cfg.Signals)+len(a.cfg.Interrupts) > 0 {
 		a.watchSignals()
 	}
 	switch st := a.m.State().(type) {
@@ -398,6 +406,9 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		}
 	case agent.PostToolsHook:
 		a.display.Notice("resuming: running the post-tools hook")
+		a.startHook(st.CompletedTools.Completed())
+	case agent.StoppingTurn:
+		a.display.Notice("resuming: running the post-tools hook of the round the user stopped")
 		a.startHook(st.CompletedTools.Completed())
 	case agent.Error:
 		d := a.cfg.Behavior.Backoff(st.Retries, st.Error.RetryAfter)
@@ -513,6 +524,9 @@ func (a *Agent) arrive() {
 		}
 	case *agent.ToolCompleted:
 		a.display.ToolResult(a.call(ev.CallID), ev.Outcome)
+	case *agent.Interrupt:
+		a.turnErr = TurnStopped
+		a.display.Notice("turn stopped; the model is told. Type your next message (Ctrl-C again quits)")
 	}
 	if a.isBusy() && !a.busy {
 		a.turnErr = ""

@@ -71,6 +71,21 @@ func (a *Agent) ScheduleRetry(delay time.Duration, attempt int, err chat.LLMErro
 	a.startTimer(delay)
 }
 
+// CancelTurn implements agent.Handler: it cancels the LLM stream, the
+// tools and the retry timer in flight and drops their events; a command
+// running is killed, as on a crash. The turn ends stopped by the user.
+func (a *Agent) CancelTurn() {
+	a.perform(&agent.CancelTurn{})
+	a.stopTurn()
+}
+
+// stopTurn cancels what the turn has in flight.
+func (a *Agent) stopTurn() {
+	a.stream.drop()
+	a.tools.drop()
+	a.timer.drop()
+}
+
 // Shutdown implements agent.Handler: it cancels what is in flight, saves
 // the thread and stops the loop once the step is executed. A failure to
 // save is returned by Execute, which stops the loop with it.

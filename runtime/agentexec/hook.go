@@ -45,10 +45,29 @@ func (noCommits) CommitTurn(context.Context, autocommit.Turn) (autocommit.Result
 
 // startHook runs the post-tools hook in a task, then shows what it did and
 // sends PostToolsHookCompleted. A failed hook does not stop the turn.
+//
+// It runs once the tasks of the round of tools have ended: after a round
+// the user stopped (see CancelTurn), what they changed is noted for the
+// turn's commit only once the cancelled commands are gone.
 func (a *Agent) startHook(completed []chat.CompletedTool) {
 	l := a.loop
 	a.turnTools = append(a.turnTools, completed...)
-	a.later(func() { l.Go(a.ctx, "post-tools hook", func(ctx context.Context) { a.runHook(ctx, completed) }) })
+	if a.m.Kind() == agent.StateStoppingTurn {
+		a.stopTurn()
+	}
+	stopped := a.toolsStopped
+	a.later(func() {
+		l.Go(a.ctx, "post-tools hook", func(ctx context.Context) {
+			if stopped != nil {
+				select {
+				case <-stopped:
+				case <-ctx.Done():
+					return
+				}
+			}
+			a.runHook(ctx, completed)
+		})
+	})
 }
 
 // runHook runs the post-tools hook, shows what it did and sends

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -241,11 +242,19 @@ func OpenStdin() *os.File {
 	return os.Stdin
 }
 
-// watchSignals sends ShutdownRequested when one of the configured signals
-// arrives.
+// TurnStopped is the Result's LastError of a turn the user stopped.
+const TurnStopped = "the turn was stopped by the user"
+
+// InterruptWindow is how soon after an interrupt (Ctrl-C) that stopped a
+// turn a second one quits.
+const InterruptWindow = 2 * time.Second
+
+// watchSignals sends ShutdownRequested when one of Config.Signals
+// arrives, and stops the turn or shuts down when one of Config.Interrupts
+// does (see interrupt).
 func (a *Agent) watchSignals() {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, a.cfg.Signals...)
+	signal.Notify(ch, append(slices.Clone(a.cfg.Signals), a.cfg.Interrupts...)...)
 	l := a.loop
 	started := l.Go(a.ctx, "signals", func(ctx context.Context) {
 		defer signal.Stop(ch)
@@ -254,6 +263,10 @@ func (a *Agent) watchSignals() {
 			case <-ctx.Done():
 				return
 			case sig := <-ch:
+				if slices.Contains(a.cfg.Interrupts, sig) {
+					_ = l.Call(ctx, a.interrupt)
+					continue
+				}
 				a.log.Info("signal received; shutting down", "signal", sig.String())
 				_ = l.Call(ctx, func() { a.display.Notice(fmt.Sprintf("%s: stopping; the thread is saved", sig)) })
 				_ = l.Send(ctx, &agent.ShutdownRequested{})
@@ -263,4 +276,20 @@ func (a *Agent) watchSignals() {
 	if !started {
 		signal.Stop(ch)
 	}
+}
+
+// interrupt stops the turn in flight; when there is none, or the user
+// stopped one less than InterruptWindow ago, it shuts the agent down.
+// Loop goroutine only.
+func (a *Agent) interrupt() {
+	now := a.now()
+	if a.isBusy() && (a.interrupted.IsZero() || now.Sub(a.interrupted) >= InterruptWindow) {
+		a.interrupted = now
+		a.log.Info("interrupt: stopping the turn")
+		a.loop.Next(&agent.Interrupt{})
+		return
+	}
+	a.log.Info("interrupt: shutting down")
+	a.display.Notice("quitting; the thread is saved")
+	a.loop.Next(&agent.ShutdownRequested{})
 }

@@ -167,6 +167,9 @@ func bare(st agent.State) agent.State {
 	case agent.Error:
 		s.Conversation = chat.NewConversation(s.Conversation.ID())
 		return s
+	case agent.StoppingTurn:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
 	}
 	return st
 }
@@ -192,6 +195,9 @@ func dress(st agent.State, msgs []chat.Message) agent.State {
 		}
 		return s
 	case agent.Error:
+		s.Conversation = conv(s.Conversation)
+		return s
+	case agent.StoppingTurn:
 		s.Conversation = conv(s.Conversation)
 		return s
 	}

@@ -47,6 +47,7 @@ func TestJournalKeepsEveryState(t *testing.T) {
 		{"calling", agent.CallingLLM{Conversation: conv, Retries: 2}},
 		{"executing", agent.ExecutingTools{Conversation: conv, Executions: round}},
 		{"post-tools hook", agent.PostToolsHook{Conversation: after, PendingRequest: b.BuildRequest(after), CompletedTools: done}},
+		{"stopping the turn", agent.StoppingTurn{Conversation: after, CompletedTools: done}},
 		{"error", agent.Error{Conversation: conv, Error: chat.LLMError{Kind: chat.ErrorKind("overloaded"), Message: "busy", StatusCode: 529}, Retries: 1, Origin: chat.OriginLLM}},
 	}
 	for _, tt := range tests {

@@ -68,6 +68,9 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 		slots := make(chan struct{}, a.limits.ParallelTools)
 		budget := newOutputBudget(a.limits.RoundOutput)
 		turns := completionOrder(calls)
+		running := newTaskCount()
+		a.toolsStopped = running.done
+		defer running.close()
 		order := callOrder(calls, a.mutating)
 		if slices.ContainsFunc(calls, func(c chat.ToolCall) bool { return a.mutating(c.Name) }) {
 			// The calls start once the workspace is noted, so that the
@@ -102,7 +105,9 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 				order[i].end()
 				continue
 			}
-			l.Go(tctx, "tool "+c.Name, func(ctx context.Context) {
+			running.add()
+			started := l.Go(tctx, "tool "+c.Name, func(ctx context.Context) {
+				defer running.end()
 				var out chat.ToolOutcome
 				if refusal != nil {
 					out = *refusal
@@ -131,6 +136,9 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 				_ = l.SendIf(ctx, &agent.ToolCompleted{CallID: c.ID, Outcome: out}, valid)
 				turn.done()
 			})
+			if !started {
+				running.end()
+			}
 		}
 	})
 }
@@ -299,3 +307,30 @@ func (b *outputBudget) take(content string) string {
 		}
 	}
 }
+
+// taskCount closes done once every task counted has ended and close was
+// called (no more tasks will be counted).
+type taskCount struct {
+	n    atomic.Int64 // the tasks running, plus one until close
+	done chan struct{}
+}
+
+// newTaskCount returns a count of no tasks, open.
+func newTaskCount() *taskCount {
+	c := &taskCount{done: make(chan struct{})}
+	c.n.Store(1)
+	return c
+}
+
+// add counts a task.
+func (c *taskCount) add() { c.n.Add(1) }
+
+// end counts a task's end.
+func (c *taskCount) end() {
+	if c.n.Add(-1) == 0 {
+		close(c.done)
+	}
+}
+
+// close says no more tasks will be counted.
+func (c *taskCount) close() { c.end() }

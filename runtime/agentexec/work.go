@@ -23,6 +23,13 @@ func (w *work) restart(parent context.Context) (ctx context.Context, current fun
 	return ctx, func() bool { return w.gen == gen }
 }
 
+// drop cancels the work running, if any, and drops its events, even
+// those already queued.
+func (w *work) drop() {
+	w.stop()
+	w.gen++
+}
+
 // stop cancels the work running, if any.
 func (w *work) stop() {
 	if w.cancel != nil {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -78,14 +79,41 @@ func (p Price) Cost(u chat.Usage) float64 {
 		float64(u.OutputTokens)*p.Output) / 1e6
 }
 
-// KnownPrices are the list prices of the agent's default models, as their
-// providers published them in 2026 (Anthropic's five-minute cache writes;
-// OpenAI charges nothing extra for cache writes). Prices change: pass the
-// current ones with -price.
+// KnownPrices are the list prices of the providers' current models, as
+// they published them (Anthropic's five-minute cache writes; OpenAI charges
+// nothing extra for cache writes). A model's dated name
+// (claude-sonnet-4-5-20250929, gpt-4.1-2025-04-14) takes its undated
+// name's price. Prices change: pass the current ones with -price.
 var KnownPrices = map[string]Price{
+	"claude-opus-4-5":   {Input: 5, Output: 25, CacheWrite: 6.25, CacheRead: 0.50},
+	"claude-opus-4-1":   {Input: 15, Output: 75, CacheWrite: 18.75, CacheRead: 1.50},
+	"claude-opus-4-0":   {Input: 15, Output: 75, CacheWrite: 18.75, CacheRead: 1.50},
 	"claude-sonnet-4-5": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"claude-sonnet-4-0": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"claude-3-7-sonnet": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.30},
+	"claude-haiku-4-5":  {Input: 1, Output: 5, CacheWrite: 1.25, CacheRead: 0.10},
+	"claude-3-5-haiku":  {Input: 0.80, Output: 4, CacheWrite: 1, CacheRead: 0.08},
+	"gpt-5":             {Input: 1.25, Output: 10, CacheWrite: 1.25, CacheRead: 0.125},
+	"gpt-5-mini":        {Input: 0.25, Output: 2, CacheWrite: 0.25, CacheRead: 0.025},
+	"gpt-5-nano":        {Input: 0.05, Output: 0.40, CacheWrite: 0.05, CacheRead: 0.005},
 	"gpt-4.1":           {Input: 2, Output: 8, CacheWrite: 2, CacheRead: 0.50},
+	"gpt-4.1-mini":      {Input: 0.40, Output: 1.60, CacheWrite: 0.40, CacheRead: 0.10},
+	"gpt-4.1-nano":      {Input: 0.10, Output: 0.40, CacheWrite: 0.10, CacheRead: 0.025},
+	"gpt-4o":            {Input: 2.50, Output: 10, CacheWrite: 2.50, CacheRead: 1.25},
+	"gpt-4o-mini":       {Input: 0.15, Output: 0.60, CacheWrite: 0.15, CacheRead: 0.075},
+	"o3":                {Input: 2, Output: 8, CacheWrite: 2, CacheRead: 0.50},
+	"o4-mini":           {Input: 1.10, Output: 4.40, CacheWrite: 1.10, CacheRead: 0.275},
 }
+
+// aliases are other names of the models of KnownPrices.
+var aliases = map[string]string{
+	"claude-opus-4":   "claude-opus-4-0",
+	"claude-sonnet-4": "claude-sonnet-4-0",
+}
+
+// dated is the date a model's dated name ends with: -20250929 or
+// -2025-04-14, or -latest.
+var dated = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$`)
 
 // ParsePrice parses a price given as "INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ]"
 // in US dollars per million tokens, e.g. "3,15,3.75,0.3". Without the
@@ -114,7 +142,11 @@ var ErrNoPrice = errors.New("no price known")
 
 // PriceOf returns the known price of model.
 func PriceOf(model string) (Price, error) {
-	p, ok := KnownPrices[model]
+	name := dated.ReplaceAllString(model, "")
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
+	p, ok := KnownPrices[name]
 	if !ok {
 		return Price{}, fmt.Errorf("model %q: %w; give it with -price to see costs", model, ErrNoPrice)
 	}

@@ -92,3 +92,32 @@ func TestFormat(t *testing.T) {
 		ledger.Format(chat.Usage{InputTokens: 1_234_567, CacheReadInputTokens: 1000, CacheCreationInputTokens: 20, OutputTokens: 678, ReasoningTokens: 100}, &p))
 	assert.Equal(t, "0 tokens in, 0 out", ledger.Format(chat.Usage{}, nil))
 }
+
+// TestPriceOf checks the model names the price table knows: undated,
+// dated, aliases; and that an unknown model says to give -price.
+func TestPriceOf(t *testing.T) {
+	tests := []struct {
+		model string
+		want  float64 // the input price; 0 for unknown
+	}{
+		{"claude-sonnet-4-5", 3},
+		{"claude-sonnet-4-5-20250929", 3},
+		{"claude-haiku-4-5-latest", 1},
+		{"claude-opus-4", 15},
+		{"gpt-4.1-2025-04-14", 2},
+		{"gpt-4o-mini", 0.15},
+		{"qwen2.5-coder", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			p, err := ledger.PriceOf(tt.model)
+			if tt.want == 0 {
+				require.ErrorIs(t, err, ledger.ErrNoPrice)
+				assert.ErrorContains(t, err, "-price")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, p.Input)
+		})
+	}
+}

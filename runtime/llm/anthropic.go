@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -51,10 +52,12 @@ func NewAnthropic(cfg Config) (*Anthropic, error) {
 		option.WithMaxRetries(0),
 		option.WithHTTPClient(httpClient),
 	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	// The SDK's paths start with v1/: a base URL that ends with it, as
+	// OpenAI-compatible ones do, would ask for /v1/v1/messages.
+	base := strings.TrimSuffix(strings.TrimRight(cfg.BaseURL, "/"), "/v1")
+	if base != "" {
+		opts = append(opts, option.WithBaseURL(base))
 	}
-	base := cfg.BaseURL
 	if base == "" {
 		base = anthropicBaseURL
 	}

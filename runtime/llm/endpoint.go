@@ -42,9 +42,11 @@ type foreignReply struct {
 func (f *foreignReply) llmError(provider, baseURL string) chat.LLMError {
 	api := "an Anthropic Messages API endpoint"
 	extra := ""
+	tried := strings.TrimRight(baseURL, "/") + "/v1/messages"
 	if provider == NameOpenAI {
 		api = "an OpenAI chat completions API endpoint"
 		extra = " (a local server's base URL usually ends in /v1)"
+		tried = strings.TrimRight(baseURL, "/") + "/chat/completions"
 	}
 	what := fmt.Sprintf("HTTP %d", f.status)
 	if f.contentType != "" {
@@ -57,7 +59,7 @@ func (f *foreignReply) llmError(provider, baseURL string) chat.LLMError {
 	}
 	e := errorHint(provider, chat.ErrInvalidRequest,
 		fmt.Sprintf("check %s%s, and -%s", baseURLSettings(provider), extra, FlagProvider),
-		"the base URL %s does not look like %s (%s)", baseURL, api, what)
+		"the base URL %s does not look like %s (%s from %s)", baseURL, api, what, tried)
 	if f.status >= 400 {
 		e.StatusCode = f.status
 	}

@@ -88,12 +88,15 @@ func (l Limits) wrap(argv []string) []string {
 // Signals of the limits, and the status bubblewrap and shells report for
 // a process killed by one (128+N).
 const (
-	sigXCPU   = syscall.SIGXCPU
-	sigXFSZ   = syscall.SIGXFSZ
-	exitXCPU  = 128 + int(sigXCPU)
-	exitXFSZ  = 128 + int(sigXFSZ)
-	noteStart = "sandbox limit "
+	sigXCPU  = syscall.SIGXCPU
+	sigXFSZ  = syscall.SIGXFSZ
+	exitXCPU = 128 + int(sigXCPU)
+	exitXFSZ = 128 + int(sigXFSZ)
 )
+
+// LimitNote starts the line a command's result begins with when it
+// reached a limit of the sandbox, which names the flag that raises it.
+const LimitNote = "sandbox limit "
 
 // outOfMemory are what programs print, in lower case, when an allocation
 // fails: the C library's strerror(ENOMEM) and bash ("cannot allocate"),
@@ -156,7 +159,7 @@ func (p *Process) LimitNote(output []byte) string {
 	if len(notes) == 0 {
 		return ""
 	}
-	return noteStart + strings.Join(notes, "; ") + ". Use less or split the work; the user can raise a limit with its flag"
+	return LimitNote + strings.Join(notes, "; ") + ". Use less or split the work; the user can raise a limit with its flag"
 }
 
 // containsAny reports whether b contains one of subs.

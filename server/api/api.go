@@ -99,19 +99,21 @@ func New(c Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", s.methods(map[string]http.HandlerFunc{"GET": s.health}))
 	mux.HandleFunc("/api/crons/monitors", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listMonitors, "POST": s.createMonitor})))
-	bySlug := func(r *http.Request) (string, string) { return r.PathValue("slug"), "" }
-	mux.HandleFunc("/api/crons/monitors/{slug}", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.getMonitor, "PATCH": s.routed(bySlug, s.patchMonitor), "DELETE": s.routed(bySlug, s.deleteMonitor)})))
-	mux.HandleFunc("/api/crons/monitors/{slug}/checkins", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listCheckins, "POST": s.routed(bySlug, s.postCheckin)})))
+	bySlug := func(r *http.Request) (string, error) { return s.engine.Route(r.Context(), r.PathValue("slug"), "") }
+	mux.HandleFunc("/api/crons/monitors/{slug}", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.getMonitor, "PATCH": s.routed(bySlug, errMonitorMoved, s.patchMonitor), "DELETE": s.routed(bySlug, errMonitorMoved, s.deleteMonitor)})))
+	mux.HandleFunc("/api/crons/monitors/{slug}/checkins", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listCheckins, "POST": s.routed(bySlug, errMonitorMoved, s.postCheckin)})))
 	mux.HandleFunc("/api/crons/preview", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.preview})))
 	mux.HandleFunc("/api/crons/stream", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.stream})))
 	if s.jobs != nil {
 		mux.HandleFunc("/api/jobs", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listJobs})))
 		mux.HandleFunc("/api/jobs/{id}/runs", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listRuns})))
-		mux.HandleFunc("/api/jobs/{id}/trigger", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.triggerJob})))
-		mux.HandleFunc("/api/jobs/runs/{run}/cancel", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.cancelRun})))
+		// Triggers and cancels go to the instance that runs the jobs.
+		toJobs := func(r *http.Request) (string, error) { return s.jobs.Route(r.Context()) }
+		mux.HandleFunc("/api/jobs/{id}/trigger", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.routed(toJobs, errJobsMoved, s.triggerJob)})))
+		mux.HandleFunc("/api/jobs/runs/{run}/cancel", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.routed(toJobs, errJobsMoved, s.cancelRun)})))
 	}
-	byKey := func(r *http.Request) (string, string) { return "", r.PathValue("key") }
-	routedPing := s.routed(byKey, s.ping)
+	byKey := func(r *http.Request) (string, error) { return s.engine.Route(r.Context(), "", r.PathValue("key")) }
+	routedPing := s.routed(byKey, errMonitorMoved, s.ping)
 	ping := s.methods(map[string]http.HandlerFunc{"GET": routedPing, "POST": routedPing, "HEAD": routedPing})
 	mux.HandleFunc("/ping/{key}", ping)
 	mux.HandleFunc("/ping/{key}/{what}", ping)
@@ -352,14 +354,21 @@ func retryAfter(d time.Duration) string {
 // is not forwarded again.
 const forwardedHeader = "Fsmgen-Forwarded"
 
-// routed serves a request about one monitor (which names it gives by
-// slug, or by ping key) here, or forwards it, as it came, to the
-// instance that runs the monitor, when several instances share a
-// database (monitors.Engine.Route).
-func (s *Server) routed(which func(*http.Request) (slug, key string), next http.HandlerFunc) http.HandlerFunc {
+// The answers to a forwarded request that finds that what it is about
+// moved again.
+var (
+	errMonitorMoved error = &monitors.Error{Status: 503, Code: "monitor_moved", Message: "the monitor moved to another instance while the request was on its way; nothing was changed: retry"}
+	errJobsMoved    error = &monitors.Error{Status: 503, Code: "jobs_moved", Message: "the jobs moved to another instance while the request was on its way; nothing was changed: retry"}
+)
+
+// routed serves a request here, or forwards it, as it came, to the
+// instance route names (by its address) when several instances share a
+// database: the one that runs the monitor it is about
+// (monitors.Engine.Route), or the jobs (jobs.Engine.Route). A request
+// forwarded once is not forwarded again: it gets moved.
+func (s *Server) routed(route func(*http.Request) (string, error), moved error, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		slug, key := which(r)
-		addr, err := s.engine.Route(r.Context(), slug, key)
+		addr, err := route(r)
 		if err != nil {
 			w.Header().Set("Retry-After", "1")
 			s.fail(w, r, err)
@@ -371,12 +380,12 @@ func (s *Server) routed(which func(*http.Request) (slug, key string), next http.
 		}
 		if r.Header.Get(forwardedHeader) != "" {
 			w.Header().Set("Retry-After", "1")
-			s.fail(w, r, &monitors.Error{Status: 503, Code: "monitor_moved", Message: "the monitor moved to another instance while the request was on its way; nothing was changed: retry"})
+			s.fail(w, r, moved)
 			return
 		}
 		target, err := url.Parse(addr)
 		if err != nil {
-			s.fail(w, r, fmt.Errorf("the address %q of the instance that runs the monitor: %w", addr, err))
+			s.fail(w, r, fmt.Errorf("the address %q of the instance to forward to: %w", addr, err))
 			return
 		}
 		proxy := &httputil.ReverseProxy{
@@ -387,7 +396,7 @@ func (s *Server) routed(which func(*http.Request) (slug, key string), next http.
 			},
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				w.Header().Set("Retry-After", "1")
-				writeError(w, &monitors.Error{Status: 503, Code: "instance_unreachable", Message: fmt.Sprintf("the instance that runs the monitor does not answer (%v); another takes its monitors over when its lease runs out: retry", err)})
+				writeError(w, &monitors.Error{Status: 503, Code: "instance_unreachable", Message: fmt.Sprintf("the instance that handles this request does not answer (%v); another takes its work over when its lease runs out: retry", err)})
 			},
 		}
 		proxy.ServeHTTP(w, r)

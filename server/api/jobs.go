@@ -54,11 +54,19 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	components["monitors"] = mon
 	if s.jobs != nil {
-		n, running, unhealthy := s.jobs.Counts()
+		n, running, unhealthy, err := s.jobs.Counts(ctx)
 		c := component{"status": statusOK, "jobs": n, "running": running, "unhealthy": unhealthy}
+		if active, shared := s.jobs.Active(); shared {
+			// Whether this instance is the one that runs the jobs.
+			c["active"] = active
+		}
 		switch {
 		case !s.jobs.Running():
 			c["status"] = statusUnhealthy
+		case err != nil:
+			s.log.Error("the health check could not read the jobs", "err", err)
+			c["status"] = statusUnhealthy
+			c["error"] = "the jobs cannot be read: see the server's log"
 		case unhealthy > 0:
 			c["status"] = statusDegraded
 		}
@@ -84,7 +92,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 // listJobs answers GET /api/jobs.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"jobs": s.jobs.List()})
+	list, err := s.jobs.ListStored(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": list})
 }
 
 // listRuns answers GET /api/jobs/{id}/runs?limit=N, newest first.

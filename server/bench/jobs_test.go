@@ -12,35 +12,47 @@ import (
 	"github.com/fsmgen/fsmgen/jobs"
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
+	"github.com/fsmgen/fsmgen/server/store/postgres"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
 )
 
 // jobRuns is how many runs each job benchmark makes.
 const jobRuns = 300
 
-// BenchmarkJobTriggerToStart measures the jobs engine's overhead per run
-// on SQLite, with the monitors engine the runs check in to: from a manual
-// trigger to the job's code starting (the run recorded running, synced,
-// and its monitor's start check-in stored), and from the trigger to the
-// run recorded finished. A Go job that does nothing, and a command
-// (/bin/true) that adds a process start. Runs one after another.
+// BenchmarkJobTriggerToStart measures the jobs engine's overhead per run,
+// with the monitors engine the runs check in to: from a manual trigger to
+// the job's code starting (the run recorded running, synced, and its
+// monitor's start check-in stored), and from the trigger to the run
+// recorded finished. A Go job that does nothing, and a command (/bin/true)
+// that adds a process start; on SQLite, and on a durable Postgres as an
+// instance that holds the jobs' lease (every write fenced by it). Runs one
+// after another.
 func BenchmarkJobTriggerToStart(b *testing.B) {
-	for _, kind := range []string{"go", "command"} {
-		b.Run(kind, func(b *testing.B) {
-			for range b.N {
-				benchJobRuns(b, kind)
-			}
-		})
+	for _, db := range []string{"sqlite", "postgres"} {
+		for _, kind := range []string{"go", "command"} {
+			b.Run(db+"/"+kind, func(b *testing.B) {
+				for range b.N {
+					benchJobRuns(b, db, kind)
+				}
+			})
+		}
 	}
 }
 
-func benchJobRuns(b *testing.B, kind string) {
+func benchJobRuns(b *testing.B, db, kind string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "s.db"))
+	var st store.Store
+	var err error
+	if db == "postgres" {
+		st, err = postgres.Open(ctx, newPostgres(b))
+	} else {
+		st, err = sqlite.Open(ctx, filepath.Join(b.TempDir(), "s.db"))
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	mon, err := monitors.New(ctx, monitors.Config{Store: st})
+	mon, err := monitors.New(ctx, monitors.Config{Store: st, Instance: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +66,7 @@ func benchJobRuns(b *testing.B, kind string) {
 	} else {
 		def.Command = []string{"/bin/true"}
 	}
-	e, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: mon, Jobs: []*jobs.Job{def}})
+	e, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: mon, Jobs: []*jobs.Job{def}, Instance: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,9 +78,11 @@ func benchJobRuns(b *testing.B, kind string) {
 		wg.Wait()
 		st.Close()
 	}()
-	// The job's monitor exists once Run has begun.
+	// The job's monitor exists once Run has begun (on Postgres, has
+	// taken the jobs over).
 	for {
-		if _, err := mon.Get(ctx, "job-bench"); err == nil {
+		active, _ := e.Active()
+		if _, err := mon.Get(ctx, "job-bench"); err == nil && active {
 			break
 		}
 		time.Sleep(time.Millisecond)

@@ -16,6 +16,10 @@
 //
 // Time enters as input: a request's step happens at the engine's clock, a
 // timer's firing at its deadline, even when handled late.
+//
+// On a store several instances share (Postgres), the jobs belong to the
+// lease of one shard, store.JobsShard, which the monitors engine keeps:
+// only the instance that holds it runs the jobs (shared.go).
 package jobs
 
 import (
@@ -54,6 +58,10 @@ type Config struct {
 	Now func() time.Time
 	// Log receives the engine's messages; slog.Default() when nil.
 	Log *slog.Logger
+	// Instance names this instance when Store is a store.Shared that
+	// several instances share: it runs the jobs while it holds the lease
+	// of store.JobsShard, which Monitors (then required) keeps.
+	Instance string
 }
 
 // Engine runs the jobs.
@@ -80,6 +88,18 @@ type Engine struct {
 	list []*jobState
 	byID map[string]*jobState
 	step *step // the step being applied
+
+	// On a shared store: the store and this instance. active says
+	// whether this instance runs the jobs (Run's; always on one
+	// instance), holding the same for the readers; lease is the hold on
+	// store.JobsShard the jobs run under; retakeAt is when a failed
+	// takeover is tried again.
+	shared   store.Shared
+	instance string
+	active   bool
+	holding  atomic.Bool
+	lease    monitors.Lease
+	retakeAt time.Time
 }
 
 // jobState is a job as the engine keeps it.
@@ -114,7 +134,8 @@ var ErrStopped error = &monitors.Error{Status: 503, Code: "shutting_down", Messa
 
 // New loads every job's machine from the store (making a machine for a new
 // job), reconfigures those whose settings changed, and closes the runs a
-// killed server left running, telling their machines.
+// killed server left running, telling their machines. On a shared store
+// it loads none: Run does, when this instance takes the jobs' lease.
 func New(ctx context.Context, c Config) (*Engine, error) {
 	e := &Engine{
 		store: c.Store, monitors: c.Monitors, now: c.Now, log: c.Log, webhook: c.AlertWebhook,
@@ -131,15 +152,6 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	rows, err := e.store.Jobs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	saved := map[string]*store.Job{}
-	for _, r := range rows {
-		saved[r.ID] = r
-	}
-	now := e.now().UTC()
 	for _, def := range c.Jobs {
 		if e.byID[def.ID] != nil {
 			return nil, fmt.Errorf("job %q is given twice: give each job its own id", def.ID)
@@ -148,14 +160,41 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		j.handler = &handler{e: e, job: j}
 		e.list = append(e.list, j)
 		e.byID[def.ID] = j
-		if err := e.open(ctx, j, saved[def.ID], now); err != nil {
-			return nil, fmt.Errorf("job %s: %w", def.ID, err)
-		}
 	}
-	if err := e.closeInterrupted(ctx, now); err != nil {
+	if sh, ok := c.Store.(store.Shared); ok {
+		if c.Instance == "" || c.Monitors == nil {
+			return nil, errors.New("jobs: a shared store needs the instance's name and the monitors engine that keeps its leases (Config.Instance, Config.Monitors)")
+		}
+		e.shared, e.instance = sh, c.Instance
+		return e, nil
+	}
+	if err := e.load(ctx, ErrInterrupted); err != nil {
 		return nil, err
 	}
+	e.active = true
+	e.holding.Store(true)
 	return e, nil
+}
+
+// load loads every job's machine from the store (making a machine for a
+// new job), reconfigures those whose settings changed, and closes the
+// runs left running as failed with the error why, telling their machines.
+func (e *Engine) load(ctx context.Context, why string) error {
+	rows, err := e.store.Jobs(ctx)
+	if err != nil {
+		return fmt.Errorf("read the jobs: %w", err)
+	}
+	saved := map[string]*store.Job{}
+	for _, r := range rows {
+		saved[r.ID] = r
+	}
+	now := e.now().UTC()
+	for _, j := range e.list {
+		if err := e.open(ctx, j, saved[j.def.ID], now); err != nil {
+			return fmt.Errorf("job %s: %w", j.def.ID, err)
+		}
+	}
+	return e.closeInterrupted(ctx, now, why)
 }
 
 // open makes j's machine: loaded from its row, or new; then brought to the
@@ -177,7 +216,7 @@ func (e *Engine) open(ctx context.Context, j *jobState, row *store.Job, now time
 		})
 	}
 	j.row = *row
-	if err := e.load(j); err != nil {
+	if err := e.loadMachine(j); err != nil {
 		return err
 	}
 	runs, err := e.store.Runs(ctx, j.def.ID, 1)
@@ -206,9 +245,9 @@ func (e *Engine) open(ctx context.Context, j *jobState, row *store.Job, now time
 	return nil
 }
 
-// load makes j's machine from its row and arms its timers at their saved
-// deadlines.
-func (e *Engine) load(j *jobState) error {
+// loadMachine makes j's machine from its row and arms its timers at their
+// saved deadlines.
+func (e *Engine) loadMachine(j *jobState) error {
 	m, err := job.Load(job.Config{Behavior: e.behavior, Handler: j.handler}, j.row.Machine)
 	if err != nil {
 		return fmt.Errorf("load its machine: %w", err)
@@ -225,20 +264,30 @@ func (e *Engine) load(j *jobState) error {
 	return nil
 }
 
-// closeInterrupted closes the runs a killed server left running, as
-// failed, and tells their machines.
-func (e *Engine) closeInterrupted(ctx context.Context, now time.Time) error {
+// closeInterrupted closes the runs a killed server (or, on a shared store,
+// the instance that ran the jobs before) left running, as failed with the
+// error why, and tells their machines.
+func (e *Engine) closeInterrupted(ctx context.Context, now time.Time, why string) error {
 	runs, err := e.store.RunningRuns(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range runs {
-		finish := &store.FinishRun{ID: r.ID, Status: jobs.RunFailed, FinishedAt: now, Duration: now.Sub(r.StartedAt), Error: ErrInterrupted}
+		// The processes the run left on this machine go before the run is
+		// closed, and so before its retry can start.
+		n, err := killLeftovers(r.ID)
+		if err != nil {
+			return fmt.Errorf("close the interrupted run %s: %w", r.ID, err)
+		}
+		if n > 0 {
+			e.log.Warn("killed what an interrupted run left running", "run", r.ID, "processes", n)
+		}
+		finish := &store.FinishRun{ID: r.ID, Status: jobs.RunFailed, FinishedAt: now, Duration: now.Sub(r.StartedAt), Error: why}
 		j := e.byID[r.JobID]
 		if j == nil || j.machine.Kind() != job.StateRunning {
 			// A job no longer configured, or one whose machine was
 			// saved after the run ended.
-			b := &store.Batch{}
+			b := &store.Batch{Fence: e.fence()}
 			b.Add(*finish)
 			if err := e.store.Apply(ctx, b); err != nil {
 				return fmt.Errorf("close the interrupted run %s: %w", r.ID, err)
@@ -249,13 +298,19 @@ func (e *Engine) closeInterrupted(ctx context.Context, now time.Time) error {
 		if err := e.apply(ctx, j, now, finish, func() error { return j.machine.HandleEvent(&job.Interrupted{Now: now}) }); err != nil {
 			return fmt.Errorf("close the interrupted run %s: %w", r.ID, err)
 		}
-		e.log.Warn("a run was interrupted by a restart", "job", j.def.ID, "run", r.ID)
+		e.log.Warn("a run was interrupted", "job", j.def.ID, "run", r.ID, "error", why)
 	}
 	return nil
 }
 
-// ErrInterrupted is the error of a run a restart interrupted.
-const ErrInterrupted = "interrupted by a restart"
+// ErrInterrupted is the error of a run a restart interrupted;
+// ErrInterruptedInstance, on a shared store, that of a run the instance
+// that ran the jobs left when it stopped (killed, or cut from the
+// database past its lease).
+const (
+	ErrInterrupted         = "interrupted by a restart"
+	ErrInterruptedInstance = "interrupted: the instance running it stopped"
+)
 
 // newID returns a run id: 128 random bits, in hex.
 func newID() string {
@@ -279,6 +334,9 @@ type step struct {
 // performed (a run started or stopped). When do or the write fails, j is
 // as before.
 func (e *Engine) apply(ctx context.Context, j *jobState, at time.Time, finish *store.FinishRun, do func() error) error {
+	if !e.leased() {
+		return errMoved
+	}
 	st := &step{job: j, at: at}
 	prev := 0
 	if j.machine != nil {
@@ -301,7 +359,7 @@ func (e *Engine) apply(ctx context.Context, j *jobState, at time.Time, finish *s
 		e.revert(j)
 		return err
 	}
-	b := &store.Batch{}
+	b := &store.Batch{Fence: e.fence()}
 	ended := j.exec
 	if finish != nil {
 		b.Add(*finish)
@@ -329,6 +387,10 @@ func (e *Engine) apply(ctx context.Context, j *jobState, at time.Time, finish *s
 	}
 	if err := e.store.Apply(ctx, b); err != nil {
 		e.revert(j)
+		if errors.Is(err, store.ErrFenced) {
+			e.log.Warn("a job's step was not written: another instance runs the jobs now", "job", j.def.ID)
+			return errMoved
+		}
 		e.log.Error("write a job's step", "job", j.def.ID, "err", err)
 		return &monitors.Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}
 	}
@@ -360,7 +422,7 @@ func (e *Engine) revert(j *jobState) {
 	if j.row.Machine == nil {
 		return // a new job: New fails
 	}
-	if err := e.load(j); err != nil {
+	if err := e.loadMachine(j); err != nil {
 		e.log.Error("reload a job after a failed step", "job", j.def.ID, "err", err)
 	}
 }

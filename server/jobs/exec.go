@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,9 +51,8 @@ const MaxOutput = 64 << 10
 // process group and SIGKILL.
 const killGrace = 2 * time.Second
 
-// launch starts run r of job j, which the store records running. It is the
-// one place a run starts: a check that this instance owns the job (a shard
-// lease) belongs here.
+// launch starts run r of job j, which the store records running (on a
+// shared store, under the jobs' lease).
 func (e *Engine) launch(j *jobState, r store.Run) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	x := &execution{run: r, cancel: cancel}
@@ -66,9 +66,14 @@ func (e *Engine) launch(j *jobState, r store.Run) {
 			res.output, res.err = callFunc(ctx, def.Func)
 			res.output, res.truncated = keepTail([]byte(res.output))
 		} else {
-			res.output, res.truncated, res.exitCode, res.err = runCommand(ctx, def.Command)
+			res.output, res.truncated, res.exitCode, res.err = runCommand(ctx, def.Command, r.ID)
 		}
-		if cause := context.Cause(ctx); cause != nil && res.err == nil {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, errLeaseLost) {
+			// Another instance takes the jobs over and closes the run.
+			return
+		}
+		if cause != nil && res.err == nil {
 			res.err = cause
 		}
 		kind := monitors.PingOK
@@ -96,9 +101,15 @@ func callFunc(ctx context.Context, f jobs.Func) (out string, err error) {
 
 // runCommand runs argv in a process group of its own, with its output
 // (stdout and stderr) in one pipe. When ctx ends the group gets SIGTERM,
-// then SIGKILL after killGrace; when the command ends, whatever it left in
-// its group is killed.
-func runCommand(ctx context.Context, argv []string) (string, bool, *int, error) {
+// then SIGKILL after killGrace (at once when the jobs' lease is lost:
+// another instance may run the job again soon); when the command ends,
+// whatever it left in its group is killed.
+//
+// Should the server die (kill -9) during the run, the command goes with it:
+// it gets SIGKILL as its parent-death signal. The processes it started
+// would outlive it, so each carries the run's id in its environment
+// (RunEnv), by which the next start finds and kills them (killLeftovers).
+func runCommand(ctx context.Context, argv []string, runID string) (string, bool, *int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return "", false, nil, fmt.Errorf("make the output pipe: %w", err)
@@ -106,8 +117,19 @@ func runCommand(ctx context.Context, argv []string) (string, bool, *int, error) 
 	defer r.Close()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.Env = append(os.Environ(), RunEnv+"="+runID)
+	// Linux sends the parent-death signal when the thread that started
+	// the command ends, not the process: this goroutine keeps its thread
+	// until the command has been waited for.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		if errors.Is(context.Cause(ctx), errLeaseLost) {
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
 	cmd.WaitDelay = killGrace
 	if err := cmd.Start(); err != nil {
 		w.Close()
@@ -230,7 +252,9 @@ func (e *Engine) syncMonitors(ctx context.Context) {
 		var err error
 		if v, _ := e.monitors.Get(ctx, slug); v == nil {
 			in.Status = nil
-			_, err = e.monitors.Create(ctx, in)
+			// On a shared store, in the jobs' shard: this instance runs
+			// the monitor, and the runs' check-ins stay in the process.
+			_, err = e.monitors.CreatePinned(ctx, in, store.JobsShard)
 			if err == nil && status != monitors.StatusActive {
 				_, err = e.monitors.Patch(ctx, slug, &monitors.Input{Status: &status})
 			}

@@ -14,11 +14,19 @@ import (
 // Run fires the jobs' timers, starts and records their runs and applies
 // the API's requests until ctx is done. Then it cancels the runs in
 // progress (recorded cancelled, their processes killed), waits for them to
-// end, and returns nil. Requests still waiting fail with ErrStopped.
+// end, and returns nil. Requests still waiting fail with ErrStopped. On a
+// shared store it does so while this instance holds the jobs' lease, and
+// waits for it otherwise (shared.go).
 func (e *Engine) Run(ctx context.Context) error {
 	e.running.Store(true)
 	defer e.running.Store(false)
-	e.syncMonitors(ctx)
+	var leaseChanged <-chan struct{}
+	if e.shared == nil {
+		e.syncMonitors(ctx)
+	} else {
+		leaseChanged = e.monitors.LeaseChanged()
+		e.checkLease(ctx)
+	}
 	clock := time.NewTimer(time.Hour)
 	defer clock.Stop()
 	for {
@@ -26,17 +34,25 @@ func (e *Engine) Run(ctx context.Context) error {
 		if _, deadline := e.nextTimer(); !deadline.IsZero() {
 			wait = max(deadline.Sub(e.now()), 0)
 		}
+		if e.shared != nil {
+			wait = min(wait, e.leaseWait())
+		}
 		clock.Reset(wait)
 		select {
 		case <-ctx.Done():
 			e.shutdown()
 			return nil
+		case <-leaseChanged:
+			e.checkLease(ctx)
 		case r := <-e.reqs:
 			v, err := r.apply()
 			r.done <- reply{v, err}
 		case res := <-e.results:
 			e.finished(ctx, res)
 		case <-clock.C:
+			if e.shared != nil {
+				e.checkLease(ctx)
+			}
 			e.fireDue(ctx, e.now())
 		}
 	}
@@ -167,8 +183,11 @@ func (e *Engine) do(ctx context.Context, apply func() (any, error)) (any, error)
 func (e *Engine) Trigger(ctx context.Context, id string) (*RunView, error) {
 	v, err := e.do(ctx, func() (any, error) {
 		j := e.byID[id]
-		if j == nil {
+		switch {
+		case j == nil:
 			return nil, notFound(id)
+		case !e.active:
+			return nil, errMoved
 		}
 		switch j.machine.Kind() {
 		case job.StateStarting, job.StateRunning:
@@ -192,6 +211,9 @@ func (e *Engine) Trigger(ctx context.Context, id string) (*RunView, error) {
 // killed and it is recorded cancelled.
 func (e *Engine) Cancel(ctx context.Context, runID string) (*RunView, error) {
 	v, err := e.do(ctx, func() (any, error) {
+		if !e.active {
+			return nil, errMoved
+		}
 		for _, j := range e.list {
 			if j.exec == nil || j.exec.run.ID != runID {
 				continue

@@ -69,7 +69,27 @@ func newRunView(r *store.Run) *RunView {
 }
 
 // publish makes j's committed state what readers see.
-func (j *jobState) publish() {
+func (j *jobState) publish() { j.view.Store(j.newView()) }
+
+// newView returns j's view; a job without a machine (not yet stored) as
+// its definition says.
+func (j *jobState) newView() *View {
+	if j.machine == nil {
+		v := &View{
+			ID: j.def.ID, Name: j.def.Name, Kind: "command", Command: j.def.Command,
+			Schedule: j.def.Settings.Schedule, Timezone: j.def.Settings.Timezone,
+			TimeoutSeconds: j.def.Settings.Timeout.Seconds(), Retries: j.def.Settings.Retries,
+			BackoffBaseSeconds: j.def.Settings.BackoffBase.Seconds(), BackoffCapSeconds: j.def.Settings.BackoffCap.Seconds(),
+			Enabled: j.def.Enabled, Status: StatusScheduled, Health: jobs.Health(0, j.def.Enabled), Monitor: monitorSlug(j.def.ID),
+		}
+		if !j.def.Enabled {
+			v.Status = StatusDisabled
+		}
+		if j.def.Func != nil {
+			v.Kind = "go"
+		}
+		return v
+	}
 	s := settingsOf(j.machine.State())
 	v := &View{
 		ID: j.def.ID, Name: j.def.Name, Kind: "command", Command: j.def.Command,
@@ -103,7 +123,7 @@ func (j *jobState) publish() {
 	if j.last != nil {
 		v.LastRun = newRunView(j.last)
 	}
-	j.view.Store(v)
+	return v
 }
 
 // settingsOf returns the settings of a state.
@@ -171,9 +191,14 @@ func (e *Engine) Runs(ctx context.Context, id string, limit int) ([]*RunView, er
 }
 
 // Counts reports how many jobs there are, how many have a run in progress
-// and how many are unhealthy.
-func (e *Engine) Counts() (n, running, unhealthy int) {
-	for _, v := range e.List() {
+// and how many are unhealthy (on a shared store, as the database has
+// them).
+func (e *Engine) Counts(ctx context.Context) (n, running, unhealthy int, err error) {
+	views, err := e.ListStored(ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, v := range views {
 		if v.Status == StatusRunning {
 			running++
 		}
@@ -181,5 +206,5 @@ func (e *Engine) Counts() (n, running, unhealthy int) {
 			unhealthy++
 		}
 	}
-	return len(e.list), running, unhealthy
+	return len(views), running, unhealthy, nil
 }

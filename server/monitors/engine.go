@@ -95,6 +95,13 @@ type Engine struct {
 	shardChanges chan shardChange
 	rebalance    chan struct{}
 	created      atomic.Int64
+	// claims numbers each held shard's claim (shardMu guards it; Run
+	// changes it; claimed counts the claims); leaseChanged tells the
+	// reader of LeaseChanged that the held shards or their leases
+	// changed.
+	claims       map[int]uint64
+	claimed      uint64
+	leaseChanged chan struct{}
 
 	// Owned by Run.
 	// dispatch hands a request to Run and waits for its result
@@ -149,6 +156,8 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 			e.lease = DefaultLease
 		}
 		e.held = map[int]time.Time{}
+		e.claims = map[int]uint64{}
+		e.leaseChanged = make(chan struct{}, 1)
 		e.shardChanges = make(chan shardChange)
 		e.rebalance = make(chan struct{}, 1)
 		// The first share of the shards, before Run starts.

@@ -148,6 +148,19 @@ func checkWebhook(u string) error {
 
 // Create adds a monitor.
 func (e *Engine) Create(ctx context.Context, in *Input) (*View, error) {
+	return e.create(ctx, in, -1)
+}
+
+// CreatePinned adds a monitor, on a shared store to shard, which this
+// instance must hold (503 otherwise); on one instance it is Create. The
+// jobs' monitors are pinned to store.JobsShard.
+func (e *Engine) CreatePinned(ctx context.Context, in *Input, shard int) (*View, error) {
+	return e.create(ctx, in, shard)
+}
+
+// create adds a monitor, to shard when it is not negative (on a shared
+// store).
+func (e *Engine) create(ctx context.Context, in *Input, pinned int) (*View, error) {
 	if in.Slug == nil {
 		return nil, invalid("slug", "missing: give the monitor a slug, as in \"nightly-backup\"")
 	}
@@ -173,8 +186,15 @@ func (e *Engine) Create(ctx context.Context, in *Input) (*View, error) {
 			return nil, err
 		}
 		var err error
-		if shard, err = e.pickShard(); err != nil {
-			return nil, err
+		switch {
+		case pinned < 0:
+			if shard, err = e.pickShard(); err != nil {
+				return nil, err
+			}
+		case !e.holds(pinned):
+			return nil, &Error{Status: 503, Code: "no_shard", Message: fmt.Sprintf("this instance does not hold shard %d, where the monitor belongs: retry on the instance that does", pinned)}
+		default:
+			shard = pinned
 		}
 		if id, err = e.shared.NewMonitorID(ctx); err != nil {
 			return nil, storageError(err)

@@ -56,6 +56,43 @@ func (e *Engine) Shards() (int, bool) {
 	return len(e.held), true
 }
 
+// Lease is this instance's hold on a shard.
+type Lease struct {
+	// Until is when the instance stops running the shard unless its
+	// lease is renewed before (zero: it does not hold the shard).
+	Until time.Time
+	// Claim numbers the claim that gave the shard to the instance: it
+	// changes when the instance lost the shard and claimed it again
+	// (what another instance did with the shard in between is in the
+	// store, not in memory).
+	Claim uint64
+}
+
+// Lease reports this instance's hold on shard (zero when it does not hold
+// it, or the store is not shared).
+func (e *Engine) Lease(shard int) Lease {
+	if e.shared == nil {
+		return Lease{}
+	}
+	e.shardMu.RLock()
+	defer e.shardMu.RUnlock()
+	return Lease{Until: e.held[shard], Claim: e.claims[shard]}
+}
+
+// LeaseChanged returns a channel that receives when the shards this
+// instance holds, or their leases, change (once applied: the monitors of
+// a shard claimed are loaded); nil when the store is not shared. It has
+// one reader: the jobs engine.
+func (e *Engine) LeaseChanged() <-chan struct{} { return e.leaseChanged }
+
+// nudgeLease tells the reader of LeaseChanged.
+func (e *Engine) nudgeLease() {
+	select {
+	case e.leaseChanged <- struct{}{}:
+	default:
+	}
+}
+
 // heldShards returns the shards the instance runs.
 func (e *Engine) heldShards() []int {
 	e.shardMu.RLock()
@@ -87,8 +124,11 @@ func (e *Engine) changeShards(c shardChange) {
 		}
 		e.shardMu.Lock()
 		e.held[shard] = c.validUntil
+		e.claimed++
+		e.claims[shard] = e.claimed
 		e.shardMu.Unlock()
 	}
+	e.nudgeLease()
 	if c.done != nil {
 		close(c.done)
 	}
@@ -102,8 +142,10 @@ func (e *Engine) dropShards(shards []int) {
 	e.shardMu.Lock()
 	for _, s := range shards {
 		delete(e.held, s)
+		delete(e.claims, s)
 	}
 	e.shardMu.Unlock()
+	e.nudgeLease()
 	e.mu.RLock()
 	var drop []*mon
 	for _, m := range e.byID {

@@ -133,7 +133,8 @@ type Batch struct {
 	Ops []Op
 	// Fence, when set, makes a Shared store write the batch only if the
 	// instance still holds the lease of each of the shards (ErrFenced
-	// otherwise): the shards of the monitors the batch writes.
+	// otherwise): the shards of the monitors the batch writes, JobsShard
+	// for the jobs' writes.
 	Fence *Fence
 }
 
@@ -244,7 +245,13 @@ func (b *Batch) Len() int { return len(b.Ops) }
 
 // ErrFenced is the error of a batch whose instance does not hold one of
 // the leases its Fence names (any more): it wrote nothing.
-var ErrFenced = errors.New("this instance no longer holds the lease of a shard the batch writes: another instance runs its monitors now")
+var ErrFenced = errors.New("this instance no longer holds the lease of a shard the batch writes: another instance runs its monitors (or jobs) now")
+
+// JobsShard is the shard the background jobs belong to in a Shared
+// store: the instance that holds its lease runs every job (their timers,
+// their runs), its writes fenced by that lease, and the jobs' monitors
+// (job-<id>) are in it, so that their check-ins stay in that instance.
+const JobsShard = 0
 
 // Shared is a store several instances of the server share (Postgres).
 // Its monitors are divided into Shards shards by a column of their own;
@@ -270,6 +277,9 @@ type Shared interface {
 	Release(ctx context.Context, instance string, shards []int) error
 	// ShardMonitors returns the monitors of the shards, by id.
 	ShardMonitors(ctx context.Context, shards []int) ([]*Monitor, error)
+	// Holder returns the instance that holds shard's lease and its
+	// address (empty when none does).
+	Holder(ctx context.Context, shard int) (owner, addr string, err error)
 	// Locate finds a monitor by slug (or by ping key when slug is empty):
 	// its row, and the address of the instance that holds its shard's
 	// lease and that instance (empty when none does). It returns nil for

@@ -118,6 +118,22 @@ func (s *DB) Release(ctx context.Context, instance string, shards []int) error {
 	return nil
 }
 
+// Holder returns the instance holding shard's unexpired lease, and its
+// address.
+func (s *DB) Holder(ctx context.Context, shard int) (string, string, error) {
+	var owner, addr string
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(l.owner, ''), coalesce(i.addr, '') FROM leases l
+		LEFT JOIN instances i ON i.id = l.owner
+		WHERE l.shard = $1 AND l.expires_at > clock_timestamp()`, shard).Scan(&owner, &addr)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("find the holder of shard %d: %w", shard, err)
+	}
+	return owner, addr, nil
+}
+
 // Locate finds a monitor by slug, or by ping key when slug is empty, with
 // the instance holding its shard's lease and that instance's address.
 func (s *DB) Locate(ctx context.Context, slug, key string) (*store.Monitor, string, string, error) {

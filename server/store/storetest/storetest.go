@@ -354,6 +354,73 @@ func RunShared(t *testing.T, o Opener) {
 		assert.Equal(t, "failing", mons[0].Health, "only the writes of the lease's holder")
 	})
 
+	t.Run("the jobs' writes are fenced by the jobs shard's lease", func(t *testing.T) {
+		s := shared(t)
+		const short = 300 * time.Millisecond
+		owner, addr, err := s.Holder(ctx, store.JobsShard)
+		require.NoError(t, err)
+		assert.Equal(t, [2]string{"", ""}, [2]string{owner, addr}, "nobody holds the jobs yet")
+		_, err = s.Heartbeat(ctx, "a", "http://a", time.Minute)
+		require.NoError(t, err)
+		_, err = s.Heartbeat(ctx, "b", "http://b", time.Minute)
+		require.NoError(t, err)
+		_, held, _, err := s.Leases(ctx, "a", nil, 1, short)
+		require.NoError(t, err)
+		require.Equal(t, []int{store.JobsShard}, held, "the first claim takes the jobs shard")
+		owner, addr, err = s.Holder(ctx, store.JobsShard)
+		require.NoError(t, err)
+		assert.Equal(t, [2]string{"a", "http://a"}, [2]string{owner, addr})
+
+		step := func(instance string, n int) error {
+			id := fmt.Sprintf("r%d", n)
+			return s.Apply(ctx, &store.Batch{
+				Fence: &store.Fence{Instance: instance, Shards: []int{store.JobsShard}},
+				Ops: []store.Op{
+					store.SaveJob{Job: store.Job{ID: "backup", Machine: []byte(fmt.Sprintf(`{"step":%d}`, n)), Health: "healthy", UpdatedAt: t0}},
+					store.InsertRun{Run: store.Run{ID: id, JobID: "backup", Status: "running", TriggeredBy: "schedule", StartedAt: t0.Add(time.Duration(n) * time.Minute)}},
+				},
+			})
+		}
+		finish := func(instance, run string) error {
+			return s.Apply(ctx, &store.Batch{
+				Fence: &store.Fence{Instance: instance, Shards: []int{store.JobsShard}},
+				Ops:   []store.Op{store.FinishRun{ID: run, Status: "failed", FinishedAt: t0.Add(time.Second), Duration: time.Second, Error: "boom"}},
+			})
+		}
+		require.NoError(t, step("a", 1), "a holds the jobs")
+		require.ErrorIs(t, step("b", 2), store.ErrFenced, "b does not")
+
+		// a's lease expires; b takes the jobs over and closes a's run.
+		time.Sleep(2 * short)
+		for _, tc := range []struct {
+			name string
+			err  error
+		}{
+			{"a's step", step("a", 3)},
+			{"a's finish", finish("a", "r1")},
+		} {
+			require.ErrorIs(t, tc.err, store.ErrFenced, "%s after its lease expired", tc.name)
+		}
+		_, claimed, _, err := s.Leases(ctx, "b", nil, 1, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, []int{store.JobsShard}, claimed)
+		require.ErrorIs(t, finish("a", "r1"), store.ErrFenced, "b holds the jobs")
+		require.NoError(t, finish("b", "r1"))
+		require.NoError(t, step("b", 4))
+
+		jobs, err := s.Jobs(ctx)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		assert.JSONEq(t, `{"step":4}`, string(jobs[0].Machine), "only the holder's steps")
+		runs, err := s.Runs(ctx, "backup", 10)
+		require.NoError(t, err)
+		var got []string
+		for _, r := range runs {
+			got = append(got, r.ID+" "+r.Status+" "+r.Error)
+		}
+		assert.Equal(t, []string{"r4 running ", "r1 failed boom"}, got, "no write of a fenced batch")
+	})
+
 	t.Run("an alert is handed out once", func(t *testing.T) {
 		s := shared(t)
 		apply(t, s, store.InsertAlert{URL: "https://a", Payload: []byte(`{}`), At: t0})

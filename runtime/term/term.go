@@ -1,0 +1,130 @@
+// Package term is the coding agent's line editor on a terminal: it reads
+// the user's messages with line editing, history and bracketed paste
+// (golang.org/x/term's Terminal does the editing), and lets what the agent
+// prints appear above the line being typed.
+//
+// A message is what is typed up to Enter. Lines pasted at once (the
+// terminal brackets a paste) stay one message, sent with the next Enter,
+// and a line that ends with a backslash goes on on the next line: both
+// arrive as one message, its lines joined by newlines. Up and Down recall
+// the lines typed before, Ctrl-D on an empty line ends the input, and
+// Ctrl-C stays a signal (SIGINT), which the agent handles.
+package term
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+	xterm "golang.org/x/term"
+)
+
+// The prompts: before a message, and before each further line of one.
+const (
+	Prompt     = "> "
+	MorePrompt = "… "
+)
+
+// Editor reads messages from a terminal. Its methods may be called from
+// several goroutines: ReadMessage from one, Write from others.
+type Editor struct {
+	in, out *os.File
+	t       *xterm.Terminal
+	saved   *unix.Termios
+}
+
+// IsTerminal reports whether f is a terminal (not merely a character
+// device such as /dev/null).
+func IsTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// Open puts the terminal in out of line mode: keys are no longer echoed
+// or gathered into lines by the terminal but by the editor, while Ctrl-C
+// and Ctrl-\ still send their signals; and it turns bracketed paste on.
+// in is the terminal's input, opened so that a deadline can end a read
+// (see agentexec.OpenStdin). Close puts the terminal back.
+func Open(in, out *os.File) (*Editor, error) {
+	fd := int(in.Fd())
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil, fmt.Errorf("read the terminal's settings: %w; pipe the input to use the agent without line editing", err)
+	}
+	raw := *saved
+	raw.Lflag &^= unix.ECHO | unix.ICANON | unix.IEXTEN
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+		return nil, fmt.Errorf("set the terminal's mode: %w; pipe the input to use the agent without line editing", err)
+	}
+	e := &Editor{in: in, out: out, saved: saved}
+	e.t = xterm.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{in, out}, Prompt)
+	e.t.SetBracketedPasteMode(true)
+	e.resize()
+	return e, nil
+}
+
+// resize tells the editor the terminal's width, which it wraps long lines
+// at.
+func (e *Editor) resize() {
+	if ws, err := unix.IoctlGetWinsize(int(e.out.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		_ = e.t.SetSize(int(ws.Col), int(ws.Row))
+	}
+}
+
+// ReadMessage reads the next message: the lines typed up to an Enter that
+// neither a paste nor a final backslash continues, joined by newlines. It
+// returns io.EOF when the user ends the input (Ctrl-D on an empty line),
+// with what was typed of the message before it, and ctx's error soon
+// after ctx is done.
+func (e *Editor) ReadMessage(ctx context.Context) (string, error) {
+	stop := context.AfterFunc(ctx, func() { _ = e.in.SetReadDeadline(time.Now()) })
+	defer stop()
+	var lines []string
+	e.t.SetPrompt(Prompt)
+	for {
+		e.resize()
+		line, err := e.t.ReadLine()
+		switch {
+		case errors.Is(err, xterm.ErrPasteIndicator):
+			// A line of a paste: the message goes on.
+			lines = append(lines, line)
+		case err != nil:
+			// No more input is read: no prompt is drawn any more, and
+			// the one on the screen is erased.
+			e.t.SetPrompt("")
+			_, _ = e.t.Write([]byte("\r\x1b[K"))
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return strings.Join(append(lines, line), "\n"), err
+		case strings.HasSuffix(line, `\`):
+			lines = append(lines, strings.TrimSuffix(line, `\`))
+		default:
+			return strings.Join(append(lines, line), "\n"), nil
+		}
+		e.t.SetPrompt(MorePrompt)
+	}
+}
+
+// Write writes p to the terminal above the line being typed, which is
+// drawn again below it.
+func (e *Editor) Write(p []byte) (int, error) { return e.t.Write(p) }
+
+// Close turns bracketed paste off and puts the terminal back in the mode
+// Open found it in.
+func (e *Editor) Close() error {
+	e.t.SetBracketedPasteMode(false)
+	if err := unix.IoctlSetTermios(int(e.in.Fd()), unix.TCSETS, e.saved); err != nil {
+		return fmt.Errorf("restore the terminal's settings: %w; run \"stty sane\" to fix the terminal", err)
+	}
+	return nil
+}

@@ -193,7 +193,12 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 	}
 	if err == nil {
 		rs.batch.Fence = e.fence(rs)
-		err = e.store.Apply(ctx, &rs.batch)
+		// A round taken is written even when Run is being stopped, so
+		// that its requests get their true answer: its write outlives
+		// ctx, within a bound.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), roundWriteTimeout)
+		err = e.store.Apply(wctx, &rs.batch)
+		cancel()
 	}
 	if errors.Is(err, store.ErrFenced) {
 		select {
@@ -232,6 +237,9 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 	}
 	return true
 }
+
+// roundWriteTimeout bounds the write of a round.
+const roundWriteTimeout = 30 * time.Second
 
 // errStorage is the answer to a request whose round could not be written.
 func errStorage() error {

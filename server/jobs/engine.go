@@ -264,6 +264,9 @@ func (e *Engine) loadMachine(j *jobState) error {
 	return nil
 }
 
+// stepWriteTimeout bounds the write of a job's step.
+const stepWriteTimeout = 30 * time.Second
+
 // closeInterrupted closes the runs a killed server (or, on a shared store,
 // the instance that ran the jobs before) left running, as failed with the
 // error why, and tells their machines.
@@ -385,7 +388,13 @@ func (e *Engine) apply(ctx context.Context, j *jobState, at time.Time, finish *s
 	if alert != nil {
 		b.Add(*alert)
 	}
-	if err := e.store.Apply(ctx, b); err != nil {
+	// A step decided is written even while the engine stops (a run
+	// recorded cancelled at shutdown, say): its write outlives ctx,
+	// within a bound.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stepWriteTimeout)
+	err = e.store.Apply(wctx, b)
+	cancel()
+	if err != nil {
 		e.revert(j)
 		if errors.Is(err, store.ErrFenced) {
 			e.log.Warn("a job's step was not written: another instance runs the jobs now", "job", j.def.ID)

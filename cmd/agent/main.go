@@ -159,12 +159,17 @@
 // saved first: ID, workspace, start, tokens, cost (at the model's list
 // price, or -price) and the first prompt. "-resume last" continues the
 // newest thread of the workspace (-workspace, or the current directory).
-// A resumed interactive session shows its last three exchanges first. -resume
-// ID continues the thread in whatever state it was saved: an LLM request in
-// flight is sent again, tool calls that may have run get an "interrupted"
-// result (the model decides what to do), a pending auto-commit runs, a
-// pending retry is scheduled again, a line typed before the crash is sent.
-// A thread that cannot be resumed is refused with an error.
+// A resumed interactive session shows its last three exchanges first and
+// never acts before the user does: tool calls that may have run when the
+// session stopped get an "interrupted" result (never run twice) and the
+// round's changes are noted, then the turn the session stopped in is
+// stopped as Ctrl-C stops it (the model is told), and nothing is sent to
+// the model until the user types a message; a message typed but not sent
+// before the session stopped is shown ("not sent before the session
+// stopped: …"), not sent. One-shot, "-resume ID -p PROMPT" finishes the
+// turn instead, as a script wants: an LLM request in flight is sent again,
+// a pending retry is scheduled again, the queued messages are sent, then
+// PROMPT. A thread that cannot be resumed is refused with an error.
 //
 // Every event handed to the machine is appended to the event log, one JSON
 // line each, with the actions the machine performed for it, in order; what
@@ -852,24 +857,26 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 
 	a, err := agentexec.New(agentexec.Config{
-		Behavior:   b,
-		Provider:   provider,
-		Tools:      toolSet,
-		Workspace:  ws.Root(),
-		Committer:  committer,
-		Display:    display,
-		Logger:     logger,
-		Thread:     t,
-		Store:      store,
-		Journal:    journal,
-		EventLog:   elog,
-		Secrets:    []string{llmCfg.APIKey},
-		Prompt:     o.prompt + o.first,
-		Input:      input,
-		Editor:     messages,
-		Commands:   func(ctx context.Context, line string) { slash.run(ctx, line) },
-		Signals:    []os.Signal{syscall.SIGTERM},
-		Interrupts: []os.Signal{os.Interrupt},
+		Behavior:  b,
+		Provider:  provider,
+		Tools:     toolSet,
+		Workspace: ws.Root(),
+		Committer: committer,
+		Display:   display,
+		Logger:    logger,
+		Thread:    t,
+		Store:     store,
+		Journal:   journal,
+		EventLog:  elog,
+		Secrets:   []string{llmCfg.APIKey},
+		Prompt:    o.prompt + o.first,
+		// One-shot, a script resumes a thread to have its turn finished.
+		ContinueTurn: !interactive,
+		Input:        input,
+		Editor:       messages,
+		Commands:     func(ctx context.Context, line string) { slash.run(ctx, line) },
+		Signals:      []os.Signal{syscall.SIGTERM},
+		Interrupts:   []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 	})

@@ -476,8 +476,8 @@ func TestReplay(t *testing.T) {
 // TestKillMidTurnAndResume kills the agent with SIGKILL while a tool runs,
 // then resumes the thread: what was saved (the user's message, the
 // model's reply, the result of the tool that had finished) is all there,
-// the tool that was running gets an "interrupted" result, and the turn
-// completes.
+// the tool that was running gets an "interrupted" result, the turn is
+// stopped, and the model is asked nothing until the user types.
 func TestKillMidTurnAndResume(t *testing.T) {
 	// The slow command marks that it runs in the workspace, the one place
 	// the sandbox lets it write.
@@ -528,29 +528,31 @@ func TestKillMidTurnAndResume(t *testing.T) {
 	assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, e.ws, "hello.txt"))
 	assert.Equal(t, "initial", gittest.Git(t, e.ws, "log", "-1", "--format=%s"), "killed before the hook")
 
+	// Resumed, the agent answers the cut call "interrupted" but sends
+	// nothing to the model until the user types (issue 23).
 	e.srv.Add(fakellm.Reply{Text: "The greeting is fixed; the slow check was interrupted."})
-	r := e.run(t, "", "-resume", id)
+	r := e.run(t, "What happened?\n", "-resume", id)
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	assert.Equal(t, "The greeting is fixed; the slow check was interrupted.\n", r.stdout)
 	assert.Contains(t, r.stderr, "interrupted")
 
 	final := messages(e.state(t, id))
-	require.Len(t, final, 5, "%q", final)
+	require.Len(t, final, 7, "%q", final)
 	assert.Equal(t, "user: Fix the greeting, then run the slow check.", final[0])
 	assert.Equal(t, "assistant: Fixing the greeting and running the slow check.", final[1])
 	assert.True(t, strings.HasPrefix(final[2], "tool: edited hello.txt"), final[2])
 	assert.True(t, strings.HasPrefix(final[3], "tool: interrupted: the agent stopped before this tool finished"), final[3])
 	assert.True(t, strings.HasSuffix(final[3], "(error)"), final[3])
-	assert.Equal(t, "assistant: The greeting is fixed; the slow check was interrupted.", final[4])
+	assert.Equal(t, "user: "+behavior.UserStoppedNote, final[4])
+	assert.Equal(t, "user: What happened?", final[5])
+	assert.Equal(t, "assistant: The greeting is fixed; the slow check was interrupted.", final[6])
 	// What the round cut by the kill changed is not known to be the
 	// agent's alone: it stays in the work tree, uncommitted.
 	assert.Equal(t, "initial", gittest.Git(t, e.ws, "log", "-1", "--format=%s"))
 	assert.Contains(t, gittest.Git(t, e.ws, "status", "--porcelain"), "M hello.txt")
 
 	reqs := e.srv.Requests()
-	require.Len(t, reqs, 2)
-	require.Len(t, reqs[1].Messages, 4)
-	assert.True(t, reqs[1].Messages[3].IsError)
+	require.Len(t, reqs, 2, "one request, after the user typed")
 
 	rr := replayExit(t, filepath.Join(e.threads, id+".events.jsonl"))
 	assert.Equal(t, 0, rr.code, rr.stdout+rr.stderr)

@@ -91,8 +91,17 @@ type Config struct {
 	// defaults of [DefaultLimits].
 	Limits Limits
 	// Prompt, when set, is sent as the user's message once the machine
-	// waits for input (after finishing a resumed turn, if any).
+	// waits for input (after the resumed turn, if any, has ended).
 	Prompt string
+	// ContinueTurn makes a thread resumed in the middle of a turn go on
+	// with it by itself (an LLM request is sent again, a retry is
+	// scheduled again) and send the input queued before it stopped, as a
+	// script that resumes a thread wants. Without it the agent never acts
+	// before the user does: the tool calls that may have run are answered
+	// "interrupted" and a round's hook runs, as always, but the turn is
+	// then stopped as an Interrupt stops it (the model is told), no LLM
+	// request is sent, and the queued input is shown, not sent.
+	ContinueTurn bool
 	// Input supplies the user's messages, one per line; nil means none.
 	// When it ends, the agent stops once every turn has ended. Run
 	// interrupts a blocked read when it stops: through SetReadDeadline (a
@@ -209,6 +218,7 @@ type Agent struct {
 	tools        work                          // the round of tools in flight
 	toolsStopped <-chan struct{}               // closed once every task of the last round of tools has ended
 	interrupted  time.Time                     // when the user last stopped a turn (see interrupt)
+	holding      bool                          // a resumed turn is being stopped, not continued (see Config.ContinueTurn)
 	timer        work                          // the retry timer running
 	calls        map[string]chat.ToolCall
 	queue        []string
@@ -381,6 +391,13 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	if err := a.writeHeader(); err != nil {
 		return err
 	}
+	if !a.cfg.ContinueTurn {
+		a.holding = a.isBusy()
+		for _, msg := range a.queue {
+			a.display.Notice(fmt.Sprintf("not sent before the session stopped: %q; type it again to send it", msg))
+		}
+		a.queue = nil
+	}
 	if a.cfg.Prompt != "" {
 		// Queued before the first save, so that a crash before the
 		// machine takes it leaves a thread that sends it on resume.
@@ -394,6 +411,10 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	}
 	switch st := a.m.State().(type) {
 	case agent.CallingLLM:
+		if a.holding {
+			l.Next(&agent.Interrupt{})
+			break
+		}
 		a.display.Notice("resuming: sending the LLM request again")
 		a.startStream(a.cfg.Behavior.BuildRequest(st.Conversation))
 	case agent.ExecutingTools:
@@ -411,6 +432,10 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		a.display.Notice("resuming: running the post-tools hook of the round the user stopped")
 		a.startHook(st.CompletedTools.Completed())
 	case agent.Error:
+		if a.holding {
+			l.Next(&agent.Interrupt{})
+			break
+		}
 		d := a.cfg.Behavior.Backoff(st.Retries, st.Error.RetryAfter)
 		a.display.Retry(st.Retries, d, st.Error)
 		a.startTimer(d)
@@ -478,6 +503,9 @@ func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.S
 		a.display.TurnEnd()
 	}
 	a.busy = busy
+	if !busy {
+		a.holding = false
+	}
 	a.settle()
 	return nil
 }
@@ -526,7 +554,11 @@ func (a *Agent) arrive() {
 		a.display.ToolResult(a.call(ev.CallID), ev.Outcome)
 	case *agent.Interrupt:
 		a.turnErr = TurnStopped
-		a.display.Notice("turn stopped; the model is told. Type your next message (Ctrl-C again quits)")
+		if a.holding {
+			a.display.Notice("resumed: the turn the session stopped in is stopped, and the model is told; nothing is sent to it until you type your next message")
+		} else {
+			a.display.Notice("turn stopped; the model is told. Type your next message (Ctrl-C again quits)")
+		}
 	}
 	if a.isBusy() && !a.busy {
 		a.turnErr = ""

@@ -414,7 +414,7 @@ func TestResume(t *testing.T) {
 
 				s.srv.Add(tt.second...)
 				d := &recorder{}
-				res, err = s.run(t, run{tools: set, display: d})
+				res, err = s.run(t, run{tools: set, display: d, continueTurn: true})
 				require.NoError(t, err)
 				assert.True(t, res.Idle)
 				assert.Equal(t, 1, res.Turns)

@@ -25,9 +25,15 @@ func (a *Agent) perform(act agent.Action) {
 }
 
 // SendLLMRequest implements agent.Handler: it streams the LLM's reply to
-// request back as events, cancelling any stream still running.
+// request back as events, cancelling any stream still running. While a
+// resumed turn is being stopped (see Config.ContinueTurn) the request is
+// not sent: the turn is stopped with an Interrupt instead.
 func (a *Agent) SendLLMRequest(request chat.Request) {
 	a.perform(&agent.SendLLMRequest{Request: request})
+	if a.holding {
+		a.loop.Next(&agent.Interrupt{})
+		return
+	}
 	a.startStream(request)
 }
 

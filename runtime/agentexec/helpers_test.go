@@ -229,6 +229,8 @@ type run struct {
 	// commands runs the slash commands, with the agent at hand.
 	commands func(ctx context.Context, a *agentexec.Agent, line string)
 	limits   agentexec.Limits
+	// continueTurn is Config.ContinueTurn: a resumed turn goes on by itself.
+	continueTurn bool
 	// provider replaces the session's fake server.
 	provider llm.Provider
 }
@@ -302,6 +304,8 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		Prompt:    r.prompt,
 		Signals:   r.signals,
 		Limits:    r.limits,
+
+		ContinueTurn: r.continueTurn,
 	}
 	if r.input != nil {
 		cfg.Input = r.input

@@ -39,7 +39,10 @@ func (c *Committer) Diff(ctx context.Context, base string) (string, error) {
 		return "", ErrNoRepository
 	}
 	if base == "" {
-		base = emptyTree
+		var err error
+		if base, err = emptyTreeIn(ctx, c.git()); err != nil {
+			return "", fmt.Errorf("git diff: %w", err)
+		}
 	}
 	out, err := c.git().run(ctx, append([]string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", base}, pathspec...)...)
 	if err != nil {
@@ -47,6 +50,3 @@ func (c *Committer) Diff(ctx context.Context, base string) (string, error) {
 	}
 	return c.secrets.String(string(out)), nil
 }
-
-// emptyTree is git's empty tree object, which every repository knows.
-const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"

@@ -141,6 +141,34 @@ func (c Conversation) moved(capacity int) []Message {
 	return fresh
 }
 
+// Truncate returns the conversation's first n messages: all of them when n
+// is Len or more, none when n is 0 or less. c itself is unchanged, and so
+// are the other copies: appending to the result gives it storage of its
+// own.
+func (c Conversation) Truncate(n int) Conversation {
+	c.n = min(max(n, 0), c.n)
+	return c
+}
+
+// Common returns how many messages c and o share at their start: o.Len()
+// when c is o with messages appended. It is O(1) when c grew from o (a
+// copy appending to the storage o uses), O(n) otherwise.
+func (c Conversation) Common(o Conversation) int {
+	n := min(c.n, o.n)
+	if n == 0 || c.log == o.log {
+		// Storage is only ever appended to: what two copies sharing it
+		// hold up to the shorter one's length is the same.
+		return n
+	}
+	a, b := c.Messages(), o.Messages()
+	for i := range n {
+		if !a[i].equal(b[i]) {
+			return i
+		}
+	}
+	return n
+}
+
 // conversationJSON is the wire form of a Conversation.
 type conversationJSON struct {
 	ID       string    `json:"id"`

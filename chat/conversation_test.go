@@ -127,3 +127,42 @@ func TestConversationAppendGrowsByDoubling(t *testing.T) {
 	assert.Equal(t, 10_000, c.Len())
 	assert.LessOrEqual(t, grew, 12, "storage doubles, so 10,000 appends move it about log2(10,000) times")
 }
+
+func TestConversationTruncate(t *testing.T) {
+	full := chat.NewConversation("T-1").Append(chat.UserMessage("one"), chat.UserMessage("two"), chat.UserMessage("three"))
+	cut := full.Truncate(1)
+	again := cut.Append(chat.UserMessage("again"))
+	more := full.Append(chat.UserMessage("four")) // the longer copy still appends in place
+
+	assert.Equal(t, []string{"one"}, texts(cut))
+	assert.Equal(t, []string{"one", "again"}, texts(again))
+	assert.Equal(t, []string{"one", "two", "three"}, texts(full), "truncating and appending leave the original as it was")
+	assert.Equal(t, []string{"one", "two", "three", "four"}, texts(more))
+	assert.Equal(t, 3, full.Truncate(7).Len())
+	assert.Equal(t, 0, full.Truncate(-1).Len())
+	assert.Equal(t, "T-1", cut.ID())
+}
+
+func TestConversationCommon(t *testing.T) {
+	base := chat.NewConversation("T-1").Append(chat.UserMessage("one"), chat.UserMessage("two"))
+	grown := base.Append(chat.UserMessage("three"))
+	forked := base.Truncate(1).Append(chat.UserMessage("other"))
+	rebuilt := chat.NewConversation("T-1").Append(chat.UserMessage("one"), chat.UserMessage("two"), chat.UserMessage("x"))
+	for _, tc := range []struct {
+		name string
+		c, o chat.Conversation
+		want int
+	}{
+		{"grown from it", grown, base, 2},
+		{"the same", base, base, 2},
+		{"shorter", base, grown, 2},
+		{"cut back and appended", forked, grown, 1},
+		{"other storage, same start", rebuilt, grown, 2},
+		{"empty", chat.Conversation{}, grown, 0},
+		{"nothing in common", chat.NewConversation("T-1").Append(chat.UserMessage("zero")), grown, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.c.Common(tc.o))
+		})
+	}
+}

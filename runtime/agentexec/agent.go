@@ -232,6 +232,7 @@ type Agent struct {
 	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
 	saved        []byte               // the last state saved that is not ShuttingDown, without its messages
 	msgs         []json.RawMessage    // the conversation's messages, encoded, as of the last capture
+	conv         chat.Conversation    // the conversation as of the last capture
 	journal      *thread.Journal      // the thread's journal; nil until its first save
 	savedKind    agent.StateKind
 	result       Result
@@ -289,6 +290,7 @@ func New(cfg Config) (*Agent, error) {
 	a.busy = m.Kind() != agent.StateWaitingForUserInput
 	a.saved = cfg.Thread.State
 	a.msgs = cfg.Thread.Messages
+	a.conv, _ = behavior.ConversationOf(m.State())
 	a.journal = cfg.Journal
 	a.savedKind = m.Kind()
 	a.queue = slices.Clone(cfg.Thread.QueuedInput)

@@ -79,13 +79,19 @@ func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
 // capture keeps the machine, as its Save saves it without its
 // conversation's messages, and the messages added since the last capture,
 // each encoded once, for the next save: what a save costs does not grow
-// with the conversation.
+// with the conversation. A conversation cut back (by an undo, or
+// replaced by compaction) keeps the messages it shares with the one
+// captured last, and the journal's next record drops the others.
 func (a *Agent) capture() error {
 	st := a.m.State()
 	conv, _ := behavior.ConversationOf(st)
-	if conv.Len() < len(a.msgs) {
-		return fmt.Errorf("save thread %s: the conversation has %d messages, fewer than the %d saved, and a conversation only grows", a.cfg.Thread.ID, conv.Len(), len(a.msgs))
+	if keep := conv.Common(a.conv); keep < len(a.msgs) {
+		a.msgs = slices.Clip(a.msgs[:keep])
+		if a.journal != nil {
+			a.journal.Cut(keep)
+		}
 	}
+	a.conv = conv
 	for _, msg := range conv.Messages()[len(a.msgs):] {
 		b, err := json.Marshal(msg)
 		if err != nil {

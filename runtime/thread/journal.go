@@ -45,15 +45,18 @@ var ErrDamaged = errors.New("the thread's journal is damaged")
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // record is one line of a journal, after its checksum. A step record
-// holds the thread's fields that a save may change; the messages and the
+// holds the thread's fields that a save may change; the messages are
+// those after the first Base ones, which replace the Dropped messages the
+// thread had after those (the conversation cut back, by /undo, say); the
 // ended turns of the ledger, which only grow, are those added after the
-// first Base (TurnsBase) ones.
+// first TurnsBase ones.
 type record struct {
 	Kind string `json:"kind"`
 	// Thread is the whole thread (kindThread).
 	Thread *Thread `json:"thread,omitempty"`
 
 	Base        int               `json:"base,omitempty"`
+	Dropped     int               `json:"dropped,omitempty"`
 	Messages    []json.RawMessage `json:"messages,omitempty"`
 	State       json.RawMessage   `json:"state,omitempty"`
 	QueuedInput []string          `json:"queued_input,omitempty"`
@@ -105,11 +108,12 @@ func decodeRecord(line []byte) (*record, error) {
 }
 
 // stepRecord returns the record of the save of t into a journal holding
-// base messages and turnsBase ended turns.
-func stepRecord(t *Thread, base, turnsBase int) *record {
+// base+dropped messages, of which t keeps the first base, and turnsBase
+// ended turns.
+func stepRecord(t *Thread, base, dropped, turnsBase int) *record {
 	updated, total, turn := t.Updated, t.Ledger.Total, t.Ledger.Turn
 	r := &record{
-		Kind: kindStep, Base: base, State: t.State, QueuedInput: t.QueuedInput,
+		Kind: kindStep, Base: base, Dropped: dropped, State: t.State, QueuedInput: t.QueuedInput,
 		Total: &total, Turn: &turn, Replies: t.Ledger.Replies, TurnsBase: turnsBase,
 		LogChain: t.LogChain, Updated: &updated,
 		Provider: t.Provider, Model: t.Model, Workspace: t.Workspace,
@@ -126,14 +130,21 @@ func stepRecord(t *Thread, base, turnsBase int) *record {
 // apply changes t as the step record r says.
 func (r *record) apply(t *Thread) error {
 	switch {
-	case r.Base != len(t.Messages):
+	case r.Base < 0 || r.Dropped < 0:
+		return fmt.Errorf("a step after message %d dropping %d", r.Base, r.Dropped)
+	case r.Base+r.Dropped != len(t.Messages) && r.Dropped > 0:
+		return fmt.Errorf("a step dropping %d messages after message %d of a thread of %d messages", r.Dropped, r.Base, len(t.Messages))
+	case r.Base+r.Dropped != len(t.Messages):
 		return fmt.Errorf("a step after message %d of a thread of %d messages", r.Base, len(t.Messages))
 	case r.TurnsBase != len(t.Ledger.Turns):
 		return fmt.Errorf("turns counted after turn %d of a thread of %d turns", r.TurnsBase, len(t.Ledger.Turns))
 	case r.Total == nil || r.Turn == nil || r.Updated == nil:
 		return errors.New("a step without its account of tokens or its time")
 	}
-	t.Messages = append(t.Messages[:r.Base], r.Messages...)
+	t.Messages = append(t.Messages[:r.Base:r.Base], r.Messages...)
+	if len(t.Messages) == 0 {
+		t.Messages = nil
+	}
 	t.State, t.QueuedInput, t.LogChain, t.Updated = r.State, r.QueuedInput, r.LogChain, *r.Updated
 	t.Ledger.Total, t.Ledger.Turn, t.Ledger.Replies = *r.Total, *r.Turn, r.Replies
 	t.Ledger.Turns = append(t.Ledger.Turns, r.Turns...)
@@ -267,6 +278,7 @@ type Journal struct {
 	size     int64 // bytes in the file
 	live     int64 // about the bytes of the thread compacted
 	messages int   // the messages the journal holds
+	keep     int   // how many of them the next save keeps (see Cut)
 	turns    int   // the ended turns of its ledger
 	repair   Repair
 	broken   error // why no more can be appended
@@ -308,7 +320,7 @@ func (s *Store) Open(id string) (*Thread, *Journal, error) {
 	}
 	t := jf.thread
 	return t, &Journal{store: s, id: id, f: f, size: jf.valid, live: jf.live,
-		messages: len(t.Messages), turns: len(t.Ledger.Turns), repair: jf.repair}, nil
+		messages: len(t.Messages), keep: len(t.Messages), turns: len(t.Ledger.Turns), repair: jf.repair}, nil
 }
 
 // Repaired says what Open removed of the journal's tail.
@@ -317,18 +329,27 @@ func (j *Journal) Repaired() Repair { return j.repair }
 // Path returns the journal's file.
 func (j *Journal) Path() string { return j.store.Path(j.id) }
 
+// Cut says that t.Messages, at the next save, keeps only the first keep
+// of the messages saved (and has what follows them added since): the
+// conversation was cut back, by /undo or by compaction. The record of that
+// save says how many messages it drops; the journal is appended to, never
+// rewritten.
+func (j *Journal) Cut(keep int) {
+	j.keep = min(j.keep, max(keep, 0))
+}
+
 // Save appends what changed of t since the last save: the messages added
-// (t.Messages only grows), and t's other fields. It
-// returns once the record is on disk. Now and then it compacts the
-// journal instead.
+// after the ones kept (all of them, unless Cut said otherwise), and t's
+// other fields. It returns once the record is on disk. Now and then it
+// compacts the journal instead.
 func (j *Journal) Save(t *Thread) error {
-	if len(t.Messages) < j.messages {
-		return fmt.Errorf("save thread %s: %d messages, fewer than the %d saved: a thread's messages only grow", t.ID, len(t.Messages), j.messages)
+	if len(t.Messages) < j.keep {
+		return fmt.Errorf("save thread %s: %d messages, fewer than the %d saved and kept: call Cut when a thread's messages are cut back", t.ID, len(t.Messages), j.keep)
 	}
 	if j.size > 2*j.live+compactSlack {
 		return j.compact(t)
 	}
-	return j.append(t, stepRecord(t, j.messages, j.turns))
+	return j.append(t, stepRecord(t, j.keep, j.messages-j.keep, j.turns))
 }
 
 // append writes the record r of t's save at the journal's end and syncs
@@ -352,7 +373,7 @@ func (j *Journal) append(t *Thread, r *record) error {
 		return fmt.Errorf("save thread %s: sync %s: %w", t.ID, j.Path(), err)
 	}
 	j.size += int64(len(line))
-	j.messages, j.turns = len(t.Messages), len(t.Ledger.Turns)
+	j.messages, j.keep, j.turns = len(t.Messages), len(t.Messages), len(t.Ledger.Turns)
 	for _, m := range r.Messages {
 		j.live += int64(len(m)) + 8
 	}
@@ -382,7 +403,7 @@ func (j *Journal) compact(t *Thread) error {
 	}
 	j.f, j.broken = f, nil
 	j.size, j.live = int64(len(line)), int64(len(line))
-	j.messages, j.turns = len(t.Messages), len(t.Ledger.Turns)
+	j.messages, j.keep, j.turns = len(t.Messages), len(t.Messages), len(t.Ledger.Turns)
 	return nil
 }
 

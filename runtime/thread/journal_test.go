@@ -99,6 +99,21 @@ func TestJournalReadsBackIdentical(t *testing.T) {
 			th.QueuedInput = []string{"one", "two"}
 			require.NoError(t, j.Save(th))
 		}},
+		{"cut back, then rounds added", func(t *testing.T) {
+			keep := len(th.Messages) - 5
+			j.Cut(keep)
+			j.Cut(keep + 2) // the lowest cut wins
+			th.Messages = th.Messages[:keep:keep]
+			round(th, 100, 20)
+			require.NoError(t, j.Save(th))
+			require.Equal(t, th, loaded(t, s, "t1"), "the cut and the round after it")
+			j.Cut(0)
+			th.Messages = nil
+			require.NoError(t, j.Save(th))
+			require.Equal(t, th, loaded(t, s, "t1"), "everything cut")
+			round(th, 101, 20)
+			require.NoError(t, j.Save(th))
+		}},
 		{"resumed", func(t *testing.T) {
 			require.NoError(t, j.Close())
 			var again *thread.Thread
@@ -136,7 +151,7 @@ func TestJournalErrors(t *testing.T) {
 
 	_, err = s.Create(start("t1"))
 	require.ErrorContains(t, err, "resume it with -resume t1", "a thread is created once")
-	require.ErrorContains(t, j.Save(&thread.Thread{ID: "t1"}), "fewer than the 2 saved: a thread's messages only grow")
+	require.ErrorContains(t, j.Save(&thread.Thread{ID: "t1"}), "fewer than the 2 saved and kept: call Cut")
 }
 
 // saveRounds creates thread id and saves rounds 1 to n of it; it returns

@@ -2,9 +2,11 @@
 // kept in a journal, <dir>/<id>.journal: one record a line, each a JSON
 // object after the CRC-32C of its bytes, appended and synced as the
 // thread changes (see [Journal]). The first record holds the whole thread;
-// each next one holds only what changed — the messages added, the
-// machine's state without its conversation, the queued input, the account
-// of tokens — so a save costs the same at the 500th round as at the 10th.
+// each next one holds only what changed — the messages added (after the
+// number of messages it keeps, when the conversation was cut back by /undo
+// or compaction), the machine's state without its conversation, the
+// queued input, the account of tokens — so a save costs the same at the
+// 500th round as at the 10th. A cut is a record appended, never a rewrite.
 // Now and then the journal is compacted: replaced, atomically, by one
 // record holding the whole thread.
 //
@@ -64,7 +66,8 @@ type Thread struct {
 	// for a thread that has not started yet.
 	State json.RawMessage `json:"state,omitempty"`
 	// Messages are the conversation's messages, each as JSON, oldest
-	// first. They only grow.
+	// first. They grow, unless the conversation is cut back (see
+	// [Journal.Cut]).
 	Messages []json.RawMessage `json:"messages,omitempty"`
 	// QueuedInput holds the user's messages typed while the agent was busy
 	// and not yet handed to the machine, oldest first.

@@ -333,3 +333,26 @@ func (a *Agent) InterruptToolsWithHook(c chat.Conversation, round chat.ToolRound
 	}
 	return c.AppendToolResults(round), round
 }
+
+// TurnStart returns the index of the message that started the last turn:
+// the user's last message, notes the agent writes in the user's name
+// (UserStoppedNote) left out; false when the conversation has none. It is
+// the rule /undo goes by: the machine's undoTurn effect cuts there, and the
+// runtime finds the turn's commit by it.
+func TurnStart(msgs []chat.Message) (int, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == chat.RoleUser && m.Content != UserStoppedNote {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// UndoTurn cuts the conversation back to before the user's last message
+// (see TurnStart); a conversation without one is left as it is.
+func (a *Agent) UndoTurn(c chat.Conversation) chat.Conversation {
+	if i, ok := TurnStart(c.Messages()); ok {
+		return c.Truncate(i)
+	}
+	return c
+}

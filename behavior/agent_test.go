@@ -513,3 +513,32 @@ func TestConfig(t *testing.T) {
 	assert.False(t, b.CanRetry(chat.LLMError{Kind: chat.ErrOverloaded}, 0), "MaxRetries 0 means no retries")
 	assert.Equal(t, 0, b.Config().MaxRetries)
 }
+
+func TestTurnStartAndUndo(t *testing.T) {
+	u := chat.UserMessage
+	a := func(text string) chat.Message { return chat.Message{Role: chat.RoleAssistant, Content: text} }
+	tool := chat.Message{Role: chat.RoleTool, ToolCallID: "c1", Content: "ok"}
+	for _, tc := range []struct {
+		name string
+		msgs []chat.Message
+		want []chat.Message // after undo
+	}{
+		{"no turn", nil, nil},
+		{"one turn", []chat.Message{u("fix it"), a("done")}, []chat.Message{}},
+		{"the last of two", []chat.Message{u("one"), a("1"), u("two"), a(""), tool, a("2")}, []chat.Message{u("one"), a("1")}},
+		{"a stopped turn, its note included", []chat.Message{u("one"), a("1"), u("two"), u(behavior.UserStoppedNote)}, []chat.Message{u("one"), a("1")}},
+		{"only a note", []chat.Message{u(behavior.UserStoppedNote)}, []chat.Message{u(behavior.UserStoppedNote)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := behavior.New(behavior.DefaultConfig())
+			require.NoError(t, err)
+			conv := chat.NewConversation("T-1").Append(tc.msgs...)
+			got := b.UndoTurn(conv)
+			assert.Equal(t, len(tc.want), got.Len())
+			for i, m := range tc.want {
+				assert.Equal(t, m.Content, got.Messages()[i].Content)
+			}
+			assert.Equal(t, len(tc.msgs), conv.Len(), "the conversation undone is unchanged")
+		})
+	}
+}

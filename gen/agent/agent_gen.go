@@ -81,6 +81,7 @@ const (
 	EventRetryTimeoutFired
 	EventShutdownRequested
 	EventInterrupt
+	EventUndoTurn
 )
 
 // String returns the event's name as the spec writes it.
@@ -90,7 +91,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 var fsmEventNames = [...]string{
 	"UserInput", "TextDelta", "ToolCallDelta", "LlmCompleted", "LlmError",
 	"ToolProgress", "ToolCompleted", "PostToolsHookCompleted", "RetryTimeoutFired",
-	"ShutdownRequested", "Interrupt",
+	"ShutdownRequested", "Interrupt", "UndoTurn",
 }
 
 // ActionKind identifies an action of the Agent machine. The zero ActionKind is
@@ -131,8 +132,8 @@ type State interface {
 
 // Event is an event the Agent machine handles: one of *UserInput, *TextDelta,
 // *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted,
-// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested and
-// *Interrupt. Events are passed by pointer; the machine reads them during
+// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested, *Interrupt
+// and *UndoTurn. Events are passed by pointer; the machine reads them during
 // HandleEvent and keeps no pointer to them, though it may keep what their
 // fields hold.
 type Event interface {
@@ -469,6 +470,18 @@ func (*Interrupt) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "interrupt", ...its fields}.
 func (Interrupt) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"interrupt"}`), nil }
 
+// UndoTurn is the event UndoTurn: The user took the last turn back (/undo)
+// while the agent waited for input; the runtime has reverted the turn's commit
+// first.
+type UndoTurn struct{}
+
+// Kind returns EventUndoTurn.
+func (*UndoTurn) Kind() EventKind { return EventUndoTurn }
+func (*UndoTurn) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "undo_turn", ...its fields}.
+func (UndoTurn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"undo_turn"}`), nil }
+
 // SendLLMRequest is the action SendLlmRequest: Call the LLM with the request
 // and stream its reply back as events.
 type SendLLMRequest struct {
@@ -706,6 +719,11 @@ type Behavior interface {
 	// It is given conversation and executions and returns conversation and
 	// completed_tools, in that order.
 	InterruptToolsWithHook(conversation chat.Conversation, executions chat.ToolRound) (chat.Conversation, chat.ToolRound)
+	// UndoTurn cuts the conversation back to before the user's last message (see
+	// behavior.TurnStart); an empty turn leaves it as it is.
+	//
+	// It is given conversation and returns conversation.
+	UndoTurn(conversation chat.Conversation) chat.Conversation
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
 	// It is given pending_request and returns retries and request, in that order.
@@ -833,6 +851,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUndoTurn, Effect: "undoTurn", Actions: []ActionKind{ActionWaitForInput}, Label: "WaitingForUserInput --UndoTurn--> (stays) {undoTurn} / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
@@ -844,6 +863,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state CallingLlm", Label: "CallingLlm --UndoTurn--> rejected: UndoTurn is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -861,6 +881,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state ExecutingTools", Label: "ExecutingTools --UndoTurn--> rejected: UndoTurn is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
@@ -871,6 +892,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state PostToolsHook", Label: "PostToolsHook --UndoTurn--> rejected: UndoTurn is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
@@ -881,6 +903,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
 	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Error", Label: "Error --UndoTurn--> rejected: UndoTurn is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUserInput, Reason: "UserInput is not accepted in state StoppingTurn", Label: "StoppingTurn --UserInput--> rejected: UserInput is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
@@ -891,6 +914,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateStoppingTurn, Event: EventPostToolsHookCompleted, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state StoppingTurn", Label: "StoppingTurn --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state StoppingTurn", Label: "StoppingTurn --UndoTurn--> rejected: UndoTurn is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
@@ -902,6 +926,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
 	{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUndoTurn, Label: "ShuttingDown --UndoTurn--> ignored"},
 	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
 }}
 
@@ -1099,8 +1124,15 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(86, from)
 			m.h.Shutdown()
+			return m.core.Finish()
+		case *UndoTurn:
+			// WaitingForUserInput --UndoTurn--> (stays) {undoTurn} / WaitForInput
+			conversation := m.b.UndoTurn(m.d.conversation)
+			m.d.conversation = conversation
+			m.core.Start(10, StateWaitingForUserInput)
+			m.h.WaitForInput()
 			return m.core.Finish()
 		}
 	case StateCallingLLM:
@@ -1110,12 +1142,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.core.Start(11, StateCallingLLM)
+			m.core.Start(12, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
 			return m.core.Finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.core.Start(12, StateCallingLLM)
+			m.core.Start(13, StateCallingLLM)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *LLMCompleted:
@@ -1128,7 +1160,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.core.State = StateProcessingLLMResponse
-			m.core.Start(13, StateCallingLLM)
+			m.core.Start(14, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1142,7 +1174,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.core.State = StateError
-				m.core.Start(14, StateCallingLLM)
+				m.core.Start(15, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1150,7 +1182,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(15, StateCallingLLM)
+				m.core.Start(16, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1159,7 +1191,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(86, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1168,7 +1200,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.retries = 0
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(20, StateCallingLLM)
+			m.core.Start(21, StateCallingLLM)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		}
@@ -1184,12 +1216,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(28, StateExecutingTools)
+				m.core.Start(30, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(29)
+				return m.core.Ignore(31)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1199,13 +1231,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(30)
+				return m.core.Reject(32)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(31, StateExecutingTools)
+				m.core.Start(33, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1217,7 +1249,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(32, StateExecutingTools)
+				m.core.Start(34, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1228,7 +1260,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateCallingLLM
-				m.core.Start(33, StateExecutingTools)
+				m.core.Start(35, StateExecutingTools)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1237,7 +1269,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(86, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1250,7 +1282,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(36, StateExecutingTools)
+				m.core.Start(38, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1260,7 +1292,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(37, StateExecutingTools)
+				m.core.Start(39, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1275,7 +1307,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateCallingLLM
-			m.core.Start(45, StatePostToolsHook)
+			m.core.Start(48, StatePostToolsHook)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1283,14 +1315,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(86, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(47, StatePostToolsHook)
+			m.core.Start(50, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
@@ -1302,7 +1334,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.error = chat.LLMError{}
 			m.d.origin = ""
 			m.core.State = StateCallingLLM
-			m.core.Start(56, StateError)
+			m.core.Start(60, StateError)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1310,7 +1342,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(86, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1321,7 +1353,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.retries = 0
 			m.d.origin = ""
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(57, StateError)
+			m.core.Start(61, StateError)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		}
@@ -1331,7 +1363,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(65, StateStoppingTurn)
+			m.core.Start(70, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1339,7 +1371,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(86, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1347,7 +1379,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(77, StateShuttingDown)
+			m.core.Start(83, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1384,114 +1416,126 @@ func (m *Machine) otherwise(ev Event) error {
 	case StateCallingLLM:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(10)
+			return m.core.Reject(11)
 		case *ToolProgress:
-			return m.core.Reject(16)
-		case *ToolCompleted:
 			return m.core.Reject(17)
-		case *PostToolsHookCompleted:
+		case *ToolCompleted:
 			return m.core.Reject(18)
-		case *RetryTimeoutFired:
+		case *PostToolsHookCompleted:
 			return m.core.Reject(19)
+		case *RetryTimeoutFired:
+			return m.core.Reject(20)
+		case *UndoTurn:
+			return m.core.Reject(22)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(23)
-		case *TextDelta:
-			return m.core.Reject(24)
-		case *ToolCallDelta:
 			return m.core.Reject(25)
-		case *LLMCompleted:
+		case *TextDelta:
 			return m.core.Reject(26)
-		case *LLMError:
+		case *ToolCallDelta:
 			return m.core.Reject(27)
+		case *LLMCompleted:
+			return m.core.Reject(28)
+		case *LLMError:
+			return m.core.Reject(29)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(34)
+			return m.core.Reject(36)
 		case *RetryTimeoutFired:
-			return m.core.Reject(35)
+			return m.core.Reject(37)
+		case *UndoTurn:
+			return m.core.Reject(40)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(38)
-		case *TextDelta:
-			return m.core.Reject(39)
-		case *ToolCallDelta:
-			return m.core.Reject(40)
-		case *LLMCompleted:
 			return m.core.Reject(41)
-		case *LLMError:
+		case *TextDelta:
 			return m.core.Reject(42)
-		case *ToolProgress:
+		case *ToolCallDelta:
 			return m.core.Reject(43)
-		case *ToolCompleted:
+		case *LLMCompleted:
 			return m.core.Reject(44)
-		case *RetryTimeoutFired:
+		case *LLMError:
+			return m.core.Reject(45)
+		case *ToolProgress:
 			return m.core.Reject(46)
+		case *ToolCompleted:
+			return m.core.Reject(47)
+		case *RetryTimeoutFired:
+			return m.core.Reject(49)
+		case *UndoTurn:
+			return m.core.Reject(51)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(48)
-		case *TextDelta:
-			return m.core.Reject(49)
-		case *ToolCallDelta:
-			return m.core.Reject(50)
-		case *LLMCompleted:
-			return m.core.Reject(51)
-		case *LLMError:
 			return m.core.Reject(52)
-		case *ToolProgress:
+		case *TextDelta:
 			return m.core.Reject(53)
-		case *ToolCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(54)
-		case *PostToolsHookCompleted:
+		case *LLMCompleted:
 			return m.core.Reject(55)
+		case *LLMError:
+			return m.core.Reject(56)
+		case *ToolProgress:
+			return m.core.Reject(57)
+		case *ToolCompleted:
+			return m.core.Reject(58)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(59)
+		case *UndoTurn:
+			return m.core.Reject(62)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(58)
-		case *TextDelta:
-			return m.core.Reject(59)
-		case *ToolCallDelta:
-			return m.core.Reject(60)
-		case *LLMCompleted:
-			return m.core.Reject(61)
-		case *LLMError:
-			return m.core.Reject(62)
-		case *ToolProgress:
 			return m.core.Reject(63)
-		case *ToolCompleted:
+		case *TextDelta:
 			return m.core.Reject(64)
-		case *RetryTimeoutFired:
+		case *ToolCallDelta:
+			return m.core.Reject(65)
+		case *LLMCompleted:
 			return m.core.Reject(66)
+		case *LLMError:
+			return m.core.Reject(67)
+		case *ToolProgress:
+			return m.core.Reject(68)
+		case *ToolCompleted:
+			return m.core.Reject(69)
+		case *RetryTimeoutFired:
+			return m.core.Reject(71)
 		case *Interrupt:
-			return m.core.Ignore(67)
+			return m.core.Ignore(72)
+		case *UndoTurn:
+			return m.core.Reject(73)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(68)
-		case *TextDelta:
-			return m.core.Ignore(69)
-		case *ToolCallDelta:
-			return m.core.Ignore(70)
-		case *LLMCompleted:
-			return m.core.Ignore(71)
-		case *LLMError:
-			return m.core.Ignore(72)
-		case *ToolProgress:
-			return m.core.Ignore(73)
-		case *ToolCompleted:
 			return m.core.Ignore(74)
-		case *PostToolsHookCompleted:
+		case *TextDelta:
 			return m.core.Ignore(75)
-		case *RetryTimeoutFired:
+		case *ToolCallDelta:
 			return m.core.Ignore(76)
-		case *Interrupt:
+		case *LLMCompleted:
+			return m.core.Ignore(77)
+		case *LLMError:
 			return m.core.Ignore(78)
+		case *ToolProgress:
+			return m.core.Ignore(79)
+		case *ToolCompleted:
+			return m.core.Ignore(80)
+		case *PostToolsHookCompleted:
+			return m.core.Ignore(81)
+		case *RetryTimeoutFired:
+			return m.core.Ignore(82)
+		case *Interrupt:
+			return m.core.Ignore(84)
+		case *UndoTurn:
+			return m.core.Ignore(85)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1507,14 +1551,14 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(21, StateProcessingLLMResponse)
+		m.core.Start(23, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(22, StateProcessingLLMResponse)
+		m.core.Start(24, StateProcessingLLMResponse)
 		m.h.WaitForInput()
 		return m.core.Finish()
 	}
@@ -1555,6 +1599,7 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"retry_timeout_fired":       fsmrt.Pointer[RetryTimeoutFired, Event](&fsmDesc, "event retry_timeout_fired"),
 	"shutdown_requested":        fsmrt.Pointer[ShutdownRequested, Event](&fsmDesc, "event shutdown_requested"),
 	"interrupt":                 fsmrt.Pointer[Interrupt, Event](&fsmDesc, "event interrupt"),
+	"undo_turn":                 fsmrt.Pointer[UndoTurn, Event](&fsmDesc, "event undo_turn"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.

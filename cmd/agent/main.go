@@ -844,7 +844,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	slash := &slashSession{display: display, commands: slashCommands(), store: store}
+	slash := &slashSession{display: display, commands: slashCommands(), store: store, thread: t.ID}
 	if o.price != "" {
 		slash.price = display.price
 	}

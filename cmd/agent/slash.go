@@ -37,6 +37,7 @@ func slashCommands() []slashCommand {
 	return []slashCommand{
 		helpCommand,
 		diffCommand,
+		undoCommand,
 		expandCommand,
 		usageCommand,
 		sessionsCommand,
@@ -53,6 +54,8 @@ type slashSession struct {
 	// committed; base is the commit HEAD named when the session started.
 	committer *autocommit.Committer
 	base      string
+	// thread is the thread's ID.
+	thread string
 	// store is the threads folder; price the model's price given with
 	// -price, nil for the list prices.
 	store *thread.Store
@@ -152,6 +155,56 @@ var diffCommand = slashCommand{
 		return s.agent.Do(ctx, func() { s.display.diff(d, "") })
 	},
 }
+
+// undoCommand takes the last turn back: its commit reverted, the
+// conversation cut back to before its message.
+var undoCommand = slashCommand{
+	name: "undo",
+	help: "take the last turn back: revert its commit and cut the conversation back to before your message",
+	run: func(ctx context.Context, s *slashSession, _ string) error {
+		turn, ok, err := s.agent.LastTurn(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("nothing to undo: the conversation has no turn yet")
+		}
+		var res autocommit.UndoResult
+		if s.committer != nil {
+			if res, err = s.committer.Undo(ctx, s.thread, turn.Start); err != nil {
+				return fmt.Errorf("%w; the conversation was left as it is", err)
+			}
+		}
+		if err := s.agent.UndoTurn(ctx); err != nil {
+			if res.Commit != "" {
+				return fmt.Errorf("the commit %s reverts the turn, but the conversation could not be cut back: %w", shortCommit(res.Commit), err)
+			}
+			return err
+		}
+		return s.say(ctx, undoneText(turn, res, s.committer != nil))
+	},
+}
+
+// undoneText is what /undo says it did.
+func undoneText(turn agentexec.Turn, res autocommit.UndoResult, committing bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "undone: %q; the conversation is back to before it (Up recalls the message)\n", short(turn.Prompt, 60))
+	switch {
+	case res.Reverted != "":
+		fmt.Fprintf(&b, "reverted the turn's commit %s with %s on %s:\n", shortCommit(res.Reverted), shortCommit(res.Commit), res.Branch)
+		for _, f := range res.Files {
+			fmt.Fprintf(&b, "  %c %s\n", f.Status, f.Path)
+		}
+	case committing:
+		b.WriteString("the turn made no commit: no file to put back\n")
+	default:
+		b.WriteString("the files the turn changed are left as they are: its changes were not committed (see the notice at start), so there is nothing to revert them from\n")
+	}
+	return b.String()
+}
+
+// shortCommit returns the first 12 characters of a commit's name.
+func shortCommit(commit string) string { return commit[:min(len(commit), 12)] }
 
 // expandCommand shows the last round's tool results whole.
 var expandCommand = slashCommand{

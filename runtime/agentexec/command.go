@@ -2,9 +2,11 @@ package agentexec
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
@@ -83,4 +85,50 @@ func (a *Agent) ShowUsage(ctx context.Context) error {
 // Call it only while Run runs, from another goroutine.
 func (a *Agent) Quit(ctx context.Context) error {
 	return a.loop.Send(ctx, &agent.ShutdownRequested{})
+}
+
+// ErrBusy is returned by LastTurn while a turn runs or messages wait to
+// be sent.
+var ErrBusy = errors.New("a turn is running: wait for it to end, or stop it with Ctrl-C, then try again")
+
+// Turn is the last turn of the conversation, as /undo takes it back.
+type Turn struct {
+	// Start is the index of the user's message that started it (see
+	// behavior.TurnStart), Prompt that message.
+	Start  int
+	Prompt string
+}
+
+// LastTurn returns the conversation's last turn, false when it has none.
+// It returns ErrBusy unless the agent waits for input with nothing
+// queued. Call it only while Run runs, from another goroutine (a
+// command).
+func (a *Agent) LastTurn(ctx context.Context) (turn Turn, ok bool, err error) {
+	busy := false
+	err = a.Do(ctx, func() {
+		if busy = a.isBusy() || a.m.Kind() != agent.StateWaitingForUserInput || len(a.queue) > 0 || len(a.typed) > 0; busy {
+			return
+		}
+		msgs := a.conversation().Messages()
+		if turn.Start, ok = behavior.TurnStart(msgs); ok {
+			turn.Prompt = msgs[turn.Start].Content
+		}
+	})
+	if err == nil && busy {
+		err = ErrBusy
+	}
+	return turn, ok, err
+}
+
+// UndoTurn takes the last turn back: the machine cuts the conversation
+// back to before the turn's message (its UndoTurn event), and the thread
+// is saved — a record appended that drops the turn's messages. It returns
+// once that is done. The caller has reverted the turn's commit first (see
+// autocommit.Committer.Undo). Call it only while Run runs, from another
+// goroutine (a command), after LastTurn.
+func (a *Agent) UndoTurn(ctx context.Context) error {
+	if err := a.loop.Send(ctx, &agent.UndoTurn{}); err != nil {
+		return err
+	}
+	return a.Do(ctx, func() {})
 }

@@ -3,6 +3,7 @@ package agentexec
 import (
 	"context"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
@@ -89,8 +90,9 @@ func (a *Agent) runHook(ctx context.Context, completed []chat.CompletedTool) {
 // It runs on the loop goroutine, before the next turn can start, so that
 // the next turn's snapshot follows the commit. Loop goroutine only.
 func (a *Agent) commitTurn(ctx context.Context) {
-	turn := autocommit.Turn{Tools: a.turnTools}
+	turn := autocommit.Turn{Tools: a.turnTools, Thread: a.cfg.Thread.ID}
 	msgs := a.conversation().Messages()
+	turn.Start, _ = behavior.TurnStart(msgs)
 	for i := min(a.turnStart, len(msgs)); i < len(msgs); i++ {
 		switch m := msgs[i]; m.Role {
 		case chat.RoleUser:

@@ -46,6 +46,9 @@ func TurnMessage(t Turn, files []FileChange) string {
 	if s := toolSummary(t); s != "" {
 		fmt.Fprintf(&b, "\nTools: %s\n", s)
 	}
+	if t.Thread != "" {
+		fmt.Fprintf(&b, "\n%s: %s\n%s: %d\n", TrailerThread, t.Thread, TrailerTurn, t.Start)
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
+)
+
+// addLine is a reply that adds a line to a.txt.
+var addLine = fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"a.txt","old_str":"one\n","new_str":"one\ntwo\n"}`}}}
+
+// TestUndo takes turns back with /undo through the real CLI (issue 23):
+// the turn's commit is reverted by a commit of the agent, the user's own
+// files stay as they were, the conversation is cut back (the next request
+// does not hold the turn), the thread is saved so (a record appended) and
+// its event log replays.
+func TestUndo(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		input   string
+		replies []fakellm.Reply
+		// before runs before the session (a first session, say).
+		before   func(t *testing.T, e *env)
+		wantErr  []string
+		file     string   // a.txt at the end
+		log      string   // the last commits' subjects, newest first
+		messages []string // the thread's conversation at the end
+		sent     []string // the user messages of the last request
+	}{
+		{
+			name:     "the turn reverted and cut back",
+			input:    "Add a line.\n/undo\nWhat now?\n",
+			replies:  []fakellm.Reply{addLine, {Text: "Added a line."}, {Text: "Nothing to do."}},
+			wantErr:  []string{`undone: "Add a line."; the conversation is back to before it`, "reverted the turn's commit", "  M a.txt\n"},
+			file:     "one\n",
+			log:      "agent: undo Added a line.\nagent: Added a line.\ninitial",
+			messages: []string{"user: What now?", "assistant: Nothing to do."},
+			sent:     []string{"What now?"},
+		},
+		{
+			name:     "a turn of a session before, resumed",
+			before:   func(t *testing.T, e *env) { require.Equal(t, 0, e.run(t, "", "-p", "Add a line.").code) },
+			args:     []string{"-resume", "last"},
+			input:    "/undo\n",
+			replies:  []fakellm.Reply{addLine, {Text: "Added a line."}},
+			wantErr:  []string{`undone: "Add a line."`, "reverted the turn's commit"},
+			file:     "one\n",
+			log:      "agent: undo Added a line.\nagent: Added a line.\ninitial",
+			messages: nil,
+		},
+		{
+			name:    "nothing to undo",
+			input:   "/undo\nHi.\n",
+			replies: []fakellm.Reply{{Text: "Hello."}},
+			wantErr: []string{"error: /undo: nothing to undo: the conversation has no turn yet"},
+			file:    "one\n", log: "initial",
+			messages: []string{"user: Hi.", "assistant: Hello."},
+			sent:     []string{"Hi."},
+		},
+		{
+			name:     "commits off: the conversation cut back, the files as they are",
+			args:     []string{"-commit", "off"},
+			input:    "Add a line.\n/undo\n",
+			replies:  []fakellm.Reply{addLine, {Text: "Added a line."}},
+			wantErr:  []string{`undone: "Add a line."`, "the files the turn changed are left as they are"},
+			file:     "one\ntwo\n",
+			log:      "initial",
+			messages: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"}, tt.replies...)
+			gittest.WriteFile(t, e.ws, "NOTES.md", "mine\n")
+			if tt.before != nil {
+				tt.before(t, e)
+			}
+			r := e.run(t, tt.input, tt.args...)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			for _, s := range tt.wantErr {
+				assert.Contains(t, r.stderr, s)
+			}
+			assert.Equal(t, tt.file, gittest.ReadFile(t, e.ws, "a.txt"))
+			assert.Equal(t, tt.log, gittest.Git(t, e.ws, "log", "-3", "--format=%s"))
+			assert.Equal(t, "mine\n", gittest.ReadFile(t, e.ws, "NOTES.md"), "the user's file")
+			id := e.onlyThread(t)
+			assert.Equal(t, tt.messages, messages(e.state(t, id)))
+			if tt.sent != nil {
+				reqs := e.srv.Requests()
+				var sent []string
+				for _, m := range reqs[len(reqs)-1].Messages {
+					if m.Role == "user" {
+						sent = append(sent, m.Text)
+					}
+				}
+				assert.Equal(t, tt.sent, sent, "the last request holds no message of the turn undone")
+			}
+			rep := replayExit(t, filepath.Join(e.threads, id+".events.jsonl"))
+			assert.Equal(t, 0, rep.code, "replay: %s%s", rep.stdout, rep.stderr)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/term"
 )
 
@@ -44,5 +45,68 @@ func (t *terminal) writeText(s string) {
 	if i := strings.LastIndexByte(t.partial, '\n'); i >= 0 {
 		_, _ = io.WriteString(t.out, t.partial[:i+1])
 		t.partial = t.partial[i+1:]
+	}
+}
+
+// sessionInput is where the messages of interactive sessions come from,
+// opened once for all the sessions of a run (/resume and /fork go on with
+// another thread on the same input): the terminal's line editor, or the
+// lines of standard input.
+type sessionInput struct {
+	// stdin is the input run was given, nil for the process's.
+	stdin io.Reader
+	// opened says open ran; messages reads the messages, editor is the
+	// line editor when standard input is a terminal, and prompt says
+	// that a prompt is shown.
+	opened   bool
+	messages agentexec.MessageReader
+	editor   *term.Editor
+	prompt   bool
+	// file is the standard input opened again (see agentexec.OpenStdin),
+	// closed at the end.
+	file *os.File
+	// keys are the API keys' environment variables as the first session
+	// found them (see keyVars): the agent's environment keeps none
+	// after that.
+	keys map[string]string
+}
+
+// open opens the input, once; limit is the longest message read from
+// lines.
+func (in *sessionInput) open(stderr io.Writer, limit int) error {
+	if in.opened {
+		return nil
+	}
+	in.opened = true
+	input := in.stdin
+	if input == nil {
+		f := agentexec.OpenStdin()
+		if f != os.Stdin {
+			in.file = f
+		}
+		if isTerminal(f) {
+			in.prompt = true
+			ed, err := openEditor(f, stderr)
+			if err != nil {
+				return err
+			}
+			if ed != nil {
+				in.editor, in.messages = ed, ed
+				return nil
+			}
+		}
+		input = f
+	}
+	in.messages = agentexec.NewLineReader(input, limit)
+	return nil
+}
+
+// close closes what open opened.
+func (in *sessionInput) close() {
+	if in.editor != nil {
+		_ = in.editor.Close()
+	}
+	if in.file != nil {
+		_ = in.file.Close()
 	}
 }

@@ -9,10 +9,24 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/fsmgen/fsmgen/runtime/llm"
 )
 
 // keyVars are the environment variables that hold the API keys.
 var keyVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+
+// keyVarOf returns the variable of keyVars that holds the key of the
+// provider ("" for an unknown provider).
+func keyVarOf(provider string) string {
+	switch strings.ToLower(strings.TrimSpace(provider)) {
+	case llm.NameAnthropic:
+		return "ANTHROPIC_API_KEY"
+	case llm.NameOpenAI:
+		return "OPENAI_API_KEY"
+	}
+	return ""
+}
 
 // keysFDVar names the descriptor the agent hands its API keys on to
 // itself through (see hideKeys).

@@ -36,9 +36,13 @@
 // A line that starts with a slash and a command's name is a command,
 // answered by the agent itself and never sent to the model: /help (the
 // commands and keys), /diff (what changed in the workspace since the
-// session started: the agent's commits and what is not committed),
-// /expand (the last round of tools' whole output), /usage (the tokens used
-// and their cost), /quit (stop the turn, save and quit). An unknown
+// session started: the agent's commits and what is not committed), /undo
+// (take the last turn back: see below), /expand (the last round of tools'
+// whole output), /usage (the tokens used and their cost), /sessions (the
+// saved threads), /resume ID or /resume last (save this thread and go on
+// with another, on the same terminal), /fork (go on in a copy of this
+// thread, a new ID, leaving this one as it is), /quit (stop the turn, save
+// and quit). An unknown
 // command is an error that suggests the closest one. A message that starts
 // with "//" is sent with one slash less ("//help" sends "/help"); a line
 // such as "/src/main.go:3: undefined" (a path) is a message.
@@ -155,6 +159,14 @@
 // its first message saves nothing. Threads saved by an earlier agent
 // (<ID>.json) are refused: continue them with that agent.
 //
+// /fork copies the thread, as it is when the agent waits for input, into
+// a new thread (its journal notes the thread it was forked from, its
+// account of tokens starts at zero, its event log is its own) and the
+// session goes on in the copy; the thread forked is left as it is, to be
+// resumed later. /resume ID (or last, the workspace's newest other
+// thread) saves the thread and goes on with another on the same terminal,
+// as -resume would.
+//
 // "agent sessions" lists the threads of the folder, the most recently
 // saved first: ID, workspace, start, tokens, cost (at the model's list
 // price, or -price) and the first prompt. "-resume last" continues the
@@ -205,6 +217,20 @@
 // naming it. The calls of one reply that may change anything (edit_file,
 // bash) run in the order the model gave them, each once the one before it
 // has ended; read_file and list_files run in parallel beside them.
+//
+// /undo takes the last turn back, once it has ended: the turn's commit is
+// reverted by a commit of the agent ("agent: undo …", the turn's commit
+// stays in the history) that puts its files back in the work tree, and
+// the conversation is cut back to before the user's message (the model
+// never sees the turn again). The turn's commit is found by its trailers
+// (Agent-Thread, Agent-Turn), so a resumed session, or a fork, undoes a
+// turn of an earlier session too. /undo refuses, and changes nothing,
+// when commits were made on the branch after the turn's, or when a file
+// of the turn's commit changed since (yours: it would be lost); with
+// -commit off, or outside a git repository, it cuts the conversation back
+// and says the files are left as they are. In the thread's journal, an
+// undo is a record appended that drops the turn's messages, and in the
+// event log the machine's UndoTurn event: replay reproduces it.
 //
 // # Commits
 //
@@ -257,7 +283,6 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
-	"github.com/fsmgen/fsmgen/runtime/term"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -341,16 +366,35 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "sessions":
 		return listSessions(opt, stdout, stderr)
 	}
-	if err := agentMain(ctx, opt, stdin, stdout, stderr); err != nil {
-		var ex exitCode
-		if errors.As(err, &ex) {
-			return int(ex)
+	in := &sessionInput{stdin: stdin}
+	defer in.close()
+	for {
+		err := agentMain(ctx, opt, in, stdout, stderr)
+		var next switchThread
+		if errors.As(err, &next) {
+			// /resume or /fork: the same terminal goes on with another
+			// thread.
+			opt.resume, opt.first = string(next), ""
+			continue
 		}
-		fmt.Fprintf(stderr, "agent: %v\n", err)
-		return exitError
+		if err != nil {
+			var ex exitCode
+			if errors.As(err, &ex) {
+				return int(ex)
+			}
+			fmt.Fprintf(stderr, "agent: %v\n", err)
+			return exitError
+		}
+		return exitOK
 	}
-	return exitOK
 }
+
+// switchThread is what agentMain returns when the session goes on with
+// another thread (/resume, /fork): its ID.
+type switchThread string
+
+// Error implements error.
+func (s switchThread) Error() string { return "continue with thread " + string(s) }
 
 // exitCode is an error that only sets the exit status; its message was
 // already shown.
@@ -653,7 +697,7 @@ func lastOf(store *thread.Store, dir string) (string, error) {
 }
 
 // agentMain sets the agent up from the options and runs it.
-func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr io.Writer) error {
+func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelDebug
@@ -726,17 +770,23 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		return err
 	}
 
-	llmCfg := llm.FromEnv(o.provider, llm.Config{BaseURL: o.baseURL, Logger: logger,
+	// The keys are taken from the environment once, for every session of
+	// the run (/resume, /fork).
+	if in.keys == nil {
+		in.keys = map[string]string{}
+		for _, v := range keyVars {
+			in.keys[v] = os.Getenv(v)
+		}
+	}
+	for _, v := range keyVars {
+		_ = os.Unsetenv(v)
+	}
+	llmCfg := llm.FromEnv(o.provider, llm.Config{APIKey: in.keys[keyVarOf(o.provider)], BaseURL: o.baseURL, Logger: logger,
 		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, ReplyTimeout: o.llmReplyTimeout,
 		MaxReplyBytes: int(o.llmMaxReply)})
 	provider, err := llm.New(o.provider, llmCfg)
 	if err != nil {
 		return err
-	}
-	// The agent's own environment keeps no key (see hideKeys); nor does
-	// that of the commands it runs.
-	for _, v := range keyVars {
-		_ = os.Unsetenv(v)
 	}
 
 	if journal == nil {
@@ -805,32 +855,15 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "agent: the last line of the event log (line %d, %d bytes) was cut short by a crash and was removed\n", r.Line, r.Bytes)
 	}
 
-	var input io.Reader
-	var editor *term.Editor
 	interactive := o.prompt == ""
-	prompt := false
 	if interactive {
-		input = stdin
-		if input == nil {
-			f := agentexec.OpenStdin()
-			if f != os.Stdin {
-				defer f.Close()
-			}
-			if isTerminal(f) {
-				prompt = true
-				if editor, err = openEditor(f, stderr); err != nil {
-					return err
-				}
-			}
-			input = f
+		if err := in.open(stderr, int(o.maxInputLine)); err != nil {
+			return err
 		}
 	}
-	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: prompt}
-	var messages agentexec.MessageReader
-	if editor != nil {
-		defer editor.Close()
-		display.useEditor(editor, stdout)
-		messages, input = editor, nil
+	display := &terminal{out: stdout, diag: stderr, stream: interactive, prompt: in.prompt}
+	if in.editor != nil {
+		display.useEditor(in.editor, stdout)
 	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p
@@ -844,7 +877,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	slash := &slashSession{display: display, commands: slashCommands(), store: store, thread: t.ID}
+	slash := &slashSession{display: display, commands: slashCommands(), store: store, thread: t.ID, lineage: lineage(store, t), workspace: ws.Root()}
 	if o.price != "" {
 		slash.price = display.price
 	}
@@ -872,8 +905,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Prompt:    o.prompt + o.first,
 		// One-shot, a script resumes a thread to have its turn finished.
 		ContinueTurn: !interactive,
-		Input:        input,
-		Editor:       messages,
+		Editor:       in.messages,
 		Commands:     func(ctx context.Context, line string) { slash.run(ctx, line) },
 		Signals:      []os.Signal{syscall.SIGTERM},
 		Interrupts:   []os.Signal{os.Interrupt},
@@ -913,6 +945,10 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	display.endLine()
 	reportGitChanges(context.WithoutCancel(ctx), guard, stderr)
+	if slash.next != "" && runErr == nil && a.Journal() != nil {
+		fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)
+		return errors.Join(closeErr, switchThread(slash.next))
+	}
 	if a.Journal() != nil {
 		fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)
 	} else {

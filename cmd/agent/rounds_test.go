@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 )
 
@@ -171,5 +172,6 @@ func TestManyCallsCommitted(t *testing.T) {
 	assert.Equal(t, "first.txt\nsecond.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "HEAD"), "the turn's commit holds both rounds' changes")
 	body := gittest.Git(t, e.ws, "log", "-1", "--format=%b")
 	assert.True(t, strings.HasPrefix(body, "Asked: Go.\n\nFiles:\n  A first.txt\n  A second.txt\n\nTools: edit_file ×2, tool_0000_"), body)
-	assert.True(t, strings.HasSuffix(body, "and 1992 more tools"), body)
+	assert.Contains(t, body, "and 1992 more tools\n\n"+autocommit.TrailerThread+": ", body)
+	assert.True(t, strings.HasSuffix(body, "\n"+autocommit.TrailerTurn+": 0"), body)
 }

@@ -81,6 +81,36 @@ func newestOf(store *thread.Store, ws string) (string, error) {
 	return "", fmt.Errorf("-resume last: no thread of the workspace %s in %s; list the threads with: agent sessions", ws, store.Dir())
 }
 
+// newestOther returns the newest thread of the workspace ws but the
+// thread current.
+func newestOther(store *thread.Store, ws, current string) (string, error) {
+	list, _, err := sessions(store)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range list {
+		if s.thread.Workspace == ws && s.thread.ID != current {
+			return s.thread.ID, nil
+		}
+	}
+	return "", fmt.Errorf("no other thread of the workspace %s in %s; /sessions lists the threads", ws, store.Dir())
+}
+
+// lineage returns the thread id and the threads it was forked from,
+// newest first, as far as they are in the store.
+func lineage(store *thread.Store, t *thread.Thread) []string {
+	ids := []string{t.ID}
+	for from := t.ForkedFrom; from != "" && len(ids) < 64 && !slices.Contains(ids, from); {
+		ids = append(ids, from)
+		parent, err := store.Load(from)
+		if err != nil {
+			break
+		}
+		from = parent.ForkedFrom
+	}
+	return ids
+}
+
 // writeSessions writes the table of "agent sessions": ID, workspace,
 // started, first prompt, tokens and cost (when the model's price is known,
 // or given with -price).

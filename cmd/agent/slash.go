@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/fsmgen/fsmgen/internal/suggest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
@@ -41,6 +42,8 @@ func slashCommands() []slashCommand {
 		expandCommand,
 		usageCommand,
 		sessionsCommand,
+		resumeCommand,
+		forkCommand,
 		quitCommand,
 	}
 }
@@ -54,8 +57,15 @@ type slashSession struct {
 	// committed; base is the commit HEAD named when the session started.
 	committer *autocommit.Committer
 	base      string
-	// thread is the thread's ID.
-	thread string
+	// thread is the thread's ID, and lineage it and the threads it was
+	// forked from, newest first (their commits are this thread's past).
+	thread  string
+	lineage []string
+	// workspace is the workspace's absolute directory.
+	workspace string
+	// next is the thread the session goes on with once this one has
+	// ended (/resume, /fork), "" for none.
+	next string
 	// store is the threads folder; price the model's price given with
 	// -price, nil for the list prices.
 	store *thread.Store
@@ -171,7 +181,7 @@ var undoCommand = slashCommand{
 		}
 		var res autocommit.UndoResult
 		if s.committer != nil {
-			if res, err = s.committer.Undo(ctx, s.thread, turn.Start); err != nil {
+			if res, err = s.committer.Undo(ctx, s.lineage, turn.Start); err != nil {
 				return fmt.Errorf("%w; the conversation was left as it is", err)
 			}
 		}
@@ -242,6 +252,67 @@ var sessionsCommand = slashCommand{
 		}
 		return s.say(ctx, b.String())
 	},
+}
+
+// resumeCommand goes on with another thread.
+var resumeCommand = slashCommand{
+	name: "resume",
+	args: "ID|last",
+	help: "save this thread and continue another: its ID (/sessions lists them), or last, the workspace's newest other one",
+	run: func(ctx context.Context, s *slashSession, args string) error {
+		id := args
+		switch {
+		case id == "":
+			return errors.New("give the thread to continue: its ID (/sessions lists them), or last")
+		case id == resumeLast:
+			var err error
+			if id, err = newestOther(s.store, s.workspace, s.thread); err != nil {
+				return err
+			}
+		case id == s.thread:
+			return fmt.Errorf("this is thread %s already", id)
+		}
+		if _, err := s.store.Load(id); err != nil {
+			return err
+		}
+		unlock, err := s.store.Lock(id)
+		if err != nil {
+			return err
+		}
+		unlock()
+		if _, _, err := s.agent.LastTurn(ctx); err != nil {
+			return err
+		}
+		return s.switchTo(ctx, id)
+	},
+}
+
+// forkCommand goes on with a copy of the thread.
+var forkCommand = slashCommand{
+	name: "fork",
+	help: "continue in a copy of this thread (a new ID), leaving this one as it is to resume later",
+	run: func(ctx context.Context, s *slashSession, _ string) error {
+		fork, err := s.agent.Fork(ctx, thread.NewID(time.Now().UTC()))
+		if err != nil {
+			return err
+		}
+		if err := s.say(ctx, fmt.Sprintf("forked thread %s into %s; %s is left as it is (agent -resume %s)", s.thread, fork.ID, s.thread, s.thread)); err != nil {
+			return err
+		}
+		return s.switchTo(ctx, fork.ID)
+	},
+}
+
+// switchTo ends the session, saving its thread, for the session of
+// thread id to follow on the same input. It returns once the session has
+// ended: no more input is read for it.
+func (s *slashSession) switchTo(ctx context.Context, id string) error {
+	s.next = id
+	if err := s.agent.Quit(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done() // the input task is stopped with the session
+	return nil
 }
 
 // quitCommand ends the session.

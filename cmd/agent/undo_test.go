@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,6 +104,108 @@ func TestUndo(t *testing.T) {
 			}
 			rep := replayExit(t, filepath.Join(e.threads, id+".events.jsonl"))
 			assert.Equal(t, 0, rep.code, "replay: %s%s", rep.stdout, rep.stderr)
+		})
+	}
+}
+
+// TestForkAndResume goes on with another thread in the same session
+// through the real CLI (issue 23): /fork copies the thread, which is left
+// as it was, and the session goes on in the copy (whose /undo reverts a
+// turn made before the fork); /resume ID and /resume last switch to a saved
+// thread. Every thread's event log replays.
+func TestForkAndResume(t *testing.T) {
+	tests := []struct {
+		name    string
+		first   string // a one-shot session's prompt before, "" for none
+		input   string
+		replies []fakellm.Reply
+		wantErr []string
+		// check gets the threads by their first prompt ("" for none).
+		check func(t *testing.T, e *env, byPrompt map[string][]string)
+	}{
+		{
+			name:    "/fork, then the fork goes on",
+			input:   "Hi.\n/fork\nWhat now?\n",
+			replies: []fakellm.Reply{{Text: "Hello."}, {Text: "Nothing to do."}},
+			wantErr: []string{"forked thread ", "; continue it with: agent -resume "},
+			check: func(t *testing.T, e *env, threads map[string][]string) {
+				require.Len(t, threads, 1, "both threads start with Hi.")
+				reqs := e.srv.Requests()
+				assert.Len(t, reqs[len(reqs)-1].Messages, 3, "the fork's request holds the earlier exchange")
+			},
+		},
+		{
+			name:    "/undo in a fork reverts a turn made before it",
+			input:   "Add a line.\n/fork\n/undo\n",
+			replies: []fakellm.Reply{addLine, {Text: "Added a line."}},
+			wantErr: []string{"forked thread ", "reverted the turn's commit"},
+			check: func(t *testing.T, e *env, threads map[string][]string) {
+				assert.Equal(t, "one\n", gittest.ReadFile(t, e.ws, "a.txt"))
+				assert.Len(t, threads["Add a line."], 1, "the original, as it was")
+				assert.Len(t, threads[""], 1, "the fork, its turn undone")
+			},
+		},
+		{
+			name:    "/resume ID",
+			first:   "Hi.",
+			input:   "Hello again.\n/resume FIRST\nAnd you?\n",
+			replies: []fakellm.Reply{{Text: "Hello."}, {Text: "Hello again to you."}, {Text: "Fine."}},
+			wantErr: []string{"resumed (anthropic fake-model"},
+			check: func(t *testing.T, e *env, threads map[string][]string) {
+				require.Len(t, threads["Hi."], 1)
+				assert.Equal(t, []string{"user: Hi.", "assistant: Hello.", "user: And you?", "assistant: Fine."}, messages(e.state(t, threads["Hi."][0])))
+				require.Len(t, threads["Hello again."], 1)
+				assert.Len(t, messages(e.state(t, threads["Hello again."][0])), 2)
+			},
+		},
+		{
+			name:    "/resume last is the newest other thread",
+			first:   "Hi.",
+			input:   "Hello again.\n/resume last\nAnd you?\n",
+			replies: []fakellm.Reply{{Text: "Hello."}, {Text: "Hello again to you."}, {Text: "Fine."}},
+			check: func(t *testing.T, e *env, threads map[string][]string) {
+				require.Len(t, threads["Hi."], 1)
+				assert.Len(t, messages(e.state(t, threads["Hi."][0])), 4)
+			},
+		},
+		{
+			name:    "errors",
+			input:   "/fork\n/resume\n/resume T-nosuch\nHi.\n",
+			replies: []fakellm.Reply{{Text: "Hello."}},
+			wantErr: []string{"error: /fork: nothing to fork yet", "error: /resume: give the thread to continue", "error: /resume: load thread T-nosuch"},
+			check: func(t *testing.T, e *env, threads map[string][]string) {
+				assert.Len(t, threads["Hi."], 1)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"}, tt.replies...)
+			input := tt.input
+			if tt.first != "" {
+				require.Equal(t, 0, e.run(t, "", "-p", tt.first).code)
+				input = strings.ReplaceAll(input, "FIRST", e.onlyThread(t))
+			}
+			r := e.run(t, input)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			for _, s := range tt.wantErr {
+				assert.Contains(t, r.stderr, s)
+			}
+			threads := map[string][]string{}
+			for _, id := range e.threadIDs(t) {
+				msgs := messages(e.state(t, id))
+				first := ""
+				if len(msgs) > 0 {
+					first = strings.TrimPrefix(msgs[0], "user: ")
+				}
+				threads[first] = append(threads[first], id)
+				rep := replayExit(t, filepath.Join(e.threads, id+".events.jsonl"))
+				assert.Equal(t, 0, rep.code, "replay of %s: %s%s", id, rep.stdout, rep.stderr)
+			}
+			tt.check(t, e, threads)
+			if t.Failed() {
+				t.Logf("stderr:\n%s", r.stderr)
+			}
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 // read until it returns; it may block (run git, say) and must return soon
 // after ctx is done. It reaches the agent only through the methods that
 // say they may be called while Run runs ([Agent.Do], [Agent.ShowUsage],
-// [Agent.Quit]).
+// [Agent.Quit], [Agent.LastTurn], [Agent.UndoTurn], [Agent.Fork]).
 type Commands func(ctx context.Context, line string)
 
 // command is a slash command: a slash, a name of lower-case letters,

@@ -57,7 +57,7 @@ func (a *Agent) readInput() {
 			case a.cfg.Commands != nil && IsCommand(strings.TrimSpace(msg)):
 				// Typed at a terminal, a command runs at once; read from
 				// a script, after the turns of the lines before it.
-				if a.cfg.Editor == nil && a.waitIdle(ctx) != nil {
+				if _, script := next.(*lineReader); script && a.waitIdle(ctx) != nil {
 					return
 				}
 				a.cfg.Commands(ctx, strings.TrimSpace(msg))
@@ -92,6 +92,14 @@ type lineReader struct {
 	limit int
 }
 
+// NewLineReader returns a reader of the messages of r, one per line, of
+// at most limit bytes each, whose reads Run can interrupt, for
+// Config.Editor: a slash command read from it runs once the turns of the
+// lines before it have ended, as a script expects. Unlike Config.Input, it
+// can be handed to one agent after another (what one has read ahead is
+// the next one's).
+func NewLineReader(r io.Reader, limit int) MessageReader { return newLineReader(r, limit) }
+
 // newLineReader returns a reader of the messages of r, one per line,
 // whose reads Run can interrupt (see Config.Input).
 func newLineReader(r io.Reader, limit int) *lineReader {
@@ -111,6 +119,12 @@ func (e *tooLongError) Error() string { return fmt.Sprintf("a line of %d bytes i
 // ReadMessage implements MessageReader: the next line, without its line
 // ending; a *tooLongError for a line over the limit.
 func (lr *lineReader) ReadMessage(ctx context.Context) (string, error) {
+	if d, ok := lr.r.(deadliner); ok {
+		_ = d.SetReadDeadline(time.Time{}) // an earlier agent's reads may have been interrupted
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err // what is buffered is the next agent's
+	}
 	stop := context.AfterFunc(ctx, func() { interrupt(lr.r) })
 	defer stop()
 	line, size, err := readLine(lr.br, lr.limit)

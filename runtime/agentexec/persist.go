@@ -1,7 +1,9 @@
 package agentexec
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/loop"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )
@@ -254,3 +257,52 @@ func load(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machine,
 
 // redact replaces every secret in data, raw or encoded.
 func (a *Agent) redact(data []byte) []byte { return a.secrets.Bytes(data) }
+
+// Fork starts thread id in the store: a copy of the agent's thread as it
+// is now — its conversation, the machine waiting for input — noting the
+// thread it was forked from, with an account of tokens of its own (at
+// zero) and no event log yet. The agent's own thread is left as it is; the
+// copy is resumed like any thread. It returns ErrBusy unless the agent
+// waits for input with nothing queued, and an error when the thread has
+// not been saved yet (it has no message). Call it only while Run runs,
+// from another goroutine (a command).
+func (a *Agent) Fork(ctx context.Context, id string) (*thread.Thread, error) {
+	var (
+		fork *thread.Thread
+		ferr error
+	)
+	err := a.Do(ctx, func() {
+		switch {
+		case a.isBusy() || len(a.queue) > 0 || len(a.typed) > 0:
+			ferr = ErrBusy
+			return
+		case a.journal == nil || a.cfg.Store == nil:
+			ferr = errors.New("nothing to fork yet: the thread has no message")
+			return
+		}
+		m, err := agent.Restore(agent.Config{Behavior: a.cfg.Behavior, Handler: a},
+			agent.WaitingForUserInput{Conversation: chat.NewConversation(id)})
+		if err != nil {
+			ferr = fmt.Errorf("fork thread %s: %w", a.cfg.Thread.ID, err)
+			return
+		}
+		saved, err := m.Save()
+		if err != nil {
+			ferr = fmt.Errorf("fork thread %s: %w", a.cfg.Thread.ID, err)
+			return
+		}
+		now := a.now().UTC()
+		t := *a.cfg.Thread
+		t.ID, t.Created, t.Updated, t.ForkedFrom = id, now, now, a.cfg.Thread.ID
+		t.State, t.Messages = a.redact(saved), slices.Clone(a.msgs)
+		t.QueuedInput, t.LogChain, t.Ledger = nil, "", ledger.Ledger{}
+		j, err := a.cfg.Store.Create(&t)
+		if err != nil {
+			ferr = err
+			return
+		}
+		ferr = j.Close()
+		fork = &t
+	})
+	return fork, errors.Join(err, ferr)
+}

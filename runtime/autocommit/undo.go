@@ -47,7 +47,9 @@ type UndoResult struct {
 
 // Undo reverts the commit of the turn of thread that started at message
 // turn, when it is the last commit of the thread on the branch the
-// commits go to: a new commit, by the agent, puts back what the files of
+// commits go to. thread names the thread and the threads it was forked
+// from (/fork), whose commits are its past too; the first names it in the
+// commit of the undo: a new commit, by the agent, puts back what the files of
 // the turn's commit were before it, on that branch, and in the work tree.
 // Nothing is rewritten: the turn's commit stays in the history.
 //
@@ -57,7 +59,10 @@ type UndoResult struct {
 // commits go to the branch checked out): undoing would lose that work.
 // A turn that made no commit (the thread's last commit is another turn's,
 // or an undo) gives a zero UndoResult.
-func (c *Committer) Undo(ctx context.Context, thread string, turn int) (UndoResult, error) {
+func (c *Committer) Undo(ctx context.Context, thread []string, turn int) (UndoResult, error) {
+	if len(thread) == 0 {
+		return UndoResult{}, errors.New("undo: no thread named")
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -137,7 +142,7 @@ func (c *Committer) Undo(ctx context.Context, thread string, turn int) (UndoResu
 		return UndoResult{}, err
 	}
 	msg := fmt.Sprintf("agent: undo %s\n\nThe user took the turn back (/undo); this puts back what its commit %s changed.\n\n%s: %s\n%s: %s",
-		strings.TrimPrefix(strings.TrimSpace(string(subject)), "agent: "), commit, TrailerThread, thread, TrailerUndoes, commit)
+		strings.TrimPrefix(strings.TrimSpace(string(subject)), "agent: "), commit, TrailerThread, thread[0], TrailerUndoes, commit)
 	msgFile, err := writeMessage(c.secrets.String(msg))
 	if err != nil {
 		return UndoResult{}, fmt.Errorf("undo in %s: %w", c.dir, err)
@@ -208,18 +213,18 @@ func (c *Committer) undoTarget(ctx context.Context, g git) (ref, tip string, err
 	return ref, strings.TrimSpace(string(out)), err
 }
 
-// turnCommit looks back from tip for the last commit of thread: when it
+// turnCommit looks back from tip for the last commit of the threads: when it
 // is the commit of the turn that started at message turn, it returns it
 // and how many commits follow it on the branch; "" when the thread's last
 // commit is another turn's or an undo, or there is none.
-func (c *Committer) turnCommit(ctx context.Context, g git, tip, thread string, turn int) (commit string, after int, err error) {
+func (c *Committer) turnCommit(ctx context.Context, g git, tip string, thread []string, turn int) (commit string, after int, err error) {
 	out, err := g.run(ctx, "log", "-n", strconv.Itoa(undoSearch), "--format=%H%n%B%x1e", tip)
 	if err != nil {
 		return "", 0, err
 	}
 	for i, entry := range strings.Split(string(out), "\x1e") {
 		hash, body, ok := strings.Cut(strings.TrimLeft(entry, "\n"), "\n")
-		if !ok || trailer(body, TrailerThread) != thread {
+		if !ok || !slices.Contains(thread, trailer(body, TrailerThread)) {
 			continue
 		}
 		if trailer(body, TrailerTurn) != strconv.Itoa(turn) {

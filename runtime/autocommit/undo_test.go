@@ -78,7 +78,7 @@ func TestUndo(t *testing.T) {
 		{name: "undone twice", turn: 2,
 			after: func(t *testing.T, dir string) {
 				c := open(t, dir)
-				_, err := c.Undo(context.Background(), "T1", 2)
+				_, err := c.Undo(context.Background(), []string{"T1"}, 2)
 				require.NoError(t, err)
 			},
 			check: func(t *testing.T, dir string, res UndoResult, err error) {
@@ -140,7 +140,7 @@ func TestUndo(t *testing.T) {
 			if tt.after != nil {
 				tt.after(t, dir)
 			}
-			undone, err := c.Undo(context.Background(), "T1", tt.turn)
+			undone, err := c.Undo(context.Background(), []string{"T1"}, tt.turn)
 			tt.check(t, dir, undone, err)
 		})
 	}

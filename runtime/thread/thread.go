@@ -61,6 +61,8 @@ type Thread struct {
 	Model string `json:"model"`
 	// Workspace is the absolute directory the agent works in.
 	Workspace string `json:"workspace"`
+	// ForkedFrom is the thread this one is a copy of (/fork), "" for none.
+	ForkedFrom string `json:"forked_from,omitempty"`
 	// State is the machine as its generated Save method saves it, with
 	// its conversation's messages left out (they are Messages), or empty
 	// for a thread that has not started yet.

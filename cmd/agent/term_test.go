@@ -132,3 +132,21 @@ func TestTerminalCtrlC(t *testing.T) {
 	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
 	assert.Equal(t, []string{"Run it.", "Go on."}, userMessages(e))
 }
+
+// TestTerminalFork forks the thread in a pseudo-terminal: the session goes
+// on in the copy on the same terminal, reading what is typed next.
+func TestTerminalFork(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hello."}, fakellm.Reply{Text: "In the fork."})
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Hi.\r")
+	s.waitScreen(t, "Hello.")
+	s.typeKeys(t, "/fork\r")
+	s.waitScreen(t, "resumed (anthropic")
+	s.typeKeys(t, "And now?\r")
+	s.waitScreen(t, "In the fork.")
+	s.typeKeys(t, "\x04")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+	assert.Equal(t, []string{"Hi.", "And now?"}, userMessages(e))
+	assert.Len(t, e.threadIDs(t), 2)
+}

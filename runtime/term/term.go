@@ -86,6 +86,12 @@ func (e *Editor) resize() {
 // with what was typed of the message before it, and ctx's error soon
 // after ctx is done.
 func (e *Editor) ReadMessage(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	// An earlier reader's context may have ended a read (the session
+	// before a /resume, say): the terminal is read again.
+	_ = e.in.SetReadDeadline(time.Time{})
 	stop := context.AfterFunc(ctx, func() { _ = e.in.SetReadDeadline(time.Now()) })
 	defer stop()
 	var lines []string

@@ -240,4 +240,3 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, threadView(t))
 }
-

@@ -9,10 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/fsmgen/fsmgen/runtime/threadsync"
 )
 
-// keyVars are the environment variables that hold the API keys.
-var keyVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+// keyVars are the environment variables that hold the API keys, and the
+// token of the server threads sync to (-sync), hidden as they are.
+var keyVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", threadsync.TokenVar}
 
 // keysFDVar names the descriptor the agent hands its API keys on to
 // itself through (see hideKeys).

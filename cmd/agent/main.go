@@ -259,6 +259,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/term"
 	"github.com/fsmgen/fsmgen/runtime/thread"
+	"github.com/fsmgen/fsmgen/runtime/threadsync"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
@@ -294,6 +295,7 @@ func main() {
 type options struct {
 	prompt, workspace, provider, model, baseURL string
 	resume, threads, logFile, price             string
+	sync                                        string
 	maxRetries                                  int
 	retryDelay, toolTimeout                     time.Duration
 	// The limits.
@@ -376,6 +378,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.baseURL, "base-url", "", "API base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public API)")
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`, or \"last\": the newest thread of the workspace (agent sessions lists them)")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
+	fs.StringVar(&o.sync, "sync", "", "push the thread, redacted, in the background to the server at this base `URL` (cmd/server; its token in $"+threadsync.TokenVar+")")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
@@ -478,6 +481,12 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	if o.price != "" {
 		if _, err := ledger.ParsePrice(o.price); err != nil {
 			fmt.Fprintf(stderr, "agent: -price: %v\n", err)
+			return o, exitUsage
+		}
+	}
+	if o.set["sync"] {
+		if err := checkSync(o.sync); err != nil {
+			fmt.Fprintf(stderr, "agent: %v\n", err)
 			return o, exitUsage
 		}
 	}
@@ -733,6 +742,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	syncToken := os.Getenv(threadsync.TokenVar)
 	// The agent's own environment keeps no key (see hideKeys); nor does
 	// that of the commands it runs.
 	for _, v := range keyVars {
@@ -856,6 +866,15 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		}
 	}
 
+	pusher, err := startSync(ctx, o.sync, syncToken, []string{llmCfg.APIKey}, display.diag)
+	if err != nil {
+		_ = elog.Close()
+		return err
+	}
+	var saved func(*thread.Thread)
+	if pusher != nil {
+		saved = pusher.Saved
+	}
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  b,
 		Provider:  provider,
@@ -868,7 +887,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Store:     store,
 		Journal:   journal,
 		EventLog:  elog,
-		Secrets:   []string{llmCfg.APIKey},
+		Secrets:   []string{llmCfg.APIKey, syncToken},
 		Prompt:    o.prompt + o.first,
 		// One-shot, a script resumes a thread to have its turn finished.
 		ContinueTurn: !interactive,
@@ -879,8 +898,10 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Interrupts:   []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
+		Saved: saved,
 	})
 	if err != nil {
+		stopSync(ctx, pusher, t.ID, stderr)
 		_ = elog.Close()
 		return err
 	}
@@ -891,6 +912,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		verb = "resumed"
 	}
 	fmt.Fprintf(stderr, "agent: thread %s %s (%s %s in %s)\n", t.ID, verb, t.Provider, t.Model, t.Workspace)
+	if pusher != nil {
+		fmt.Fprintf(stderr, "agent: thread syncs to %s (in the background, redacted)\n", pusher.URL())
+	}
 	if o.resume != "" && interactive {
 		if conv, ok := behavior.ConversationOf(a.Machine().State()); ok {
 			showEarlier(stderr, conv.Messages(), earlierExchanges)
@@ -912,6 +936,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		closeErr = errors.Join(closeErr, j.Close())
 	}
 	display.endLine()
+	stopSync(ctx, pusher, t.ID, stderr)
 	reportGitChanges(context.WithoutCancel(ctx), guard, stderr)
 	if a.Journal() != nil {
 		fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)

@@ -234,4 +234,3 @@ func TestSyncUsage(t *testing.T) {
 		})
 	}
 }
-

@@ -91,11 +91,12 @@ type Pusher struct {
 	log      *slog.Logger
 
 	mu       sync.Mutex
-	pending  *snapshot // the newest version not handed to the goroutine yet
-	lastRev  int64     // the last revision handed out
-	unpushed *snapshot // the version the goroutine works on, nil once pushed
-	off      bool      // syncing stopped for the session
-	pushed   int       // versions the server acknowledged
+	pending  *snapshot         // the newest version not handed to the goroutine yet
+	lastRev  int64             // the last revision handed out
+	msgs     []json.RawMessage // the messages of the last version handed out (see Saved)
+	unpushed *snapshot         // the version the goroutine works on, nil once pushed
+	off      bool              // syncing stopped for the session
+	pushed   int               // versions the server acknowledged
 
 	wake    chan struct{} // a version is pending (capacity 1)
 	drain   chan struct{} // closed by Stop
@@ -152,9 +153,16 @@ func (p *Pusher) Start(ctx context.Context) {
 // Saved keeps a copy of t, as just saved, to be pushed: it replaces any
 // version not yet taken, and returns at once. It is the hook
 // agentexec.Config.Saved takes.
+//
+// The copy of the messages costs what was added since the last save: a
+// thread's messages are kept in a slice of the pusher's own that the
+// next copy extends while the thread's messages start with the very same
+// ones (the same bytes in memory: the agent only appends encoded
+// messages, and encodes a message anew for any other change), and that
+// is made afresh otherwise. The copies share that slice's array, into
+// which only the newest one ever appends.
 func (p *Pusher) Saved(t *thread.Thread) {
 	c := *t
-	c.Messages = slices.Clone(t.Messages)
 	c.QueuedInput = slices.Clone(t.QueuedInput)
 	c.Ledger.Turns = slices.Clone(t.Ledger.Turns)
 	p.mu.Lock()
@@ -162,6 +170,12 @@ func (p *Pusher) Saved(t *thread.Thread) {
 		p.mu.Unlock()
 		return
 	}
+	if prefixOf(p.msgs, t.Messages) {
+		p.msgs = append(p.msgs, t.Messages[len(p.msgs):]...)
+	} else {
+		p.msgs = slices.Clone(t.Messages)
+	}
+	c.Messages = p.msgs[:len(p.msgs):len(p.msgs)]
 	rev := max(t.Updated.UnixNano(), p.lastRev+1)
 	p.lastRev = rev
 	p.pending = &snapshot{t: c, rev: rev}
@@ -170,6 +184,21 @@ func (p *Pusher) Saved(t *thread.Thread) {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// prefixOf reports whether msgs starts with the messages of prev, the
+// same bytes in memory.
+func prefixOf(prev, msgs []json.RawMessage) bool {
+	if len(prev) > len(msgs) {
+		return false
+	}
+	for i, m := range prev {
+		n := msgs[i]
+		if len(m) != len(n) || (len(m) > 0 && &m[0] != &n[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Pushed reports how many versions the server acknowledged.

@@ -78,6 +78,9 @@
 //	                  ~/.local/share/fsmgen-agent/threads)
 //	-log FILE         the event log (default <threads>/<ID>.events.jsonl): a
 //	                  new file or an event log of this format
+//	-sync URL         push every saved version of the thread, in the
+//	                  background, to the server (cmd/server) at this base
+//	                  URL; its API token in $FSMGEN_SERVER_TOKEN
 //	-max-retries N    retries of a failed LLM request (default 3; 0: none)
 //	-retry-delay D    delay before the first retry, doubled for each next
 //	                  one up to 30s (default 1s; at most 30s); a server's
@@ -182,6 +185,21 @@
 // is identical: it prints "replay ok: N events" and exits 0, or prints the
 // first difference (or the first line edited after it was written, or
 // that the log was cut) and exits 1.
+//
+// With -sync URL, the thread is pushed to the server (cmd/server: PUT
+// /api/threads/ID, with the token of $FSMGEN_SERVER_TOKEN, which the agent
+// hides from its environment and its commands as it hides the API keys)
+// after every save, by a goroutine of its own: a save only hands it a
+// copy, and versions saved while a push is on its way collapse into the
+// newest. What is pushed is redacted of the API key and the token. While
+// the server is down, or answers 5xx, 408 or 429, the push is retried with
+// exponential backoff and jitter (at least what Retry-After asks), and the
+// agent says so once, and once when it answers again; turns never wait. A
+// refusal (a wrong token, a thread too large) is said once and ends the
+// sync for the session. The start banner says where the thread syncs to.
+// On exit the agent tries for up to 3 s to push the last version and says
+// if it could not; that version is pushed the next time the agent runs on
+// the thread with -sync (a resumed thread is pushed at start).
 //
 // # Tools
 //

@@ -81,7 +81,9 @@ type Config struct {
 	MinDelay, MaxDelay time.Duration
 }
 
-// Pusher pushes the newest saved version of threads to the server. Make
+// Pusher pushes the newest saved version of a thread to the server: one
+// thread per pusher (a session's), as versions of another would replace
+// the one waiting. Make
 // it with [New], run it with [Pusher.Start], feed it with [Pusher.Saved]
 // and stop it with [Pusher.Stop].
 type Pusher struct {

@@ -11,10 +11,12 @@ import (
 	"syscall"
 
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/threadsync"
 )
 
-// keyVars are the environment variables that hold the API keys.
-var keyVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+// keyVars are the environment variables that hold the API keys, and the
+// token of the server threads sync to (-sync), hidden as they are.
+var keyVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", threadsync.TokenVar}
 
 // keyVarOf returns the variable of keyVars that holds the key of the
 // provider ("" for an unknown provider).

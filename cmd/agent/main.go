@@ -82,6 +82,9 @@
 //	                  ~/.local/share/fsmgen-agent/threads)
 //	-log FILE         the event log (default <threads>/<ID>.events.jsonl): a
 //	                  new file or an event log of this format
+//	-sync URL         push every saved version of the thread, in the
+//	                  background, to the server (cmd/server) at this base
+//	                  URL; its API token in $FSMGEN_SERVER_TOKEN
 //	-max-retries N    retries of a failed LLM request (default 3; 0: none)
 //	-retry-delay D    delay before the first retry, doubled for each next
 //	                  one up to 30s (default 1s; at most 30s); a server's
@@ -195,6 +198,21 @@
 // first difference (or the first line edited after it was written, or
 // that the log was cut) and exits 1.
 //
+// With -sync URL, the thread is pushed to the server (cmd/server: PUT
+// /api/threads/ID, with the token of $FSMGEN_SERVER_TOKEN, which the agent
+// hides from its environment and its commands as it hides the API keys)
+// after every save, by a goroutine of its own: a save only hands it a
+// copy, and versions saved while a push is on its way collapse into the
+// newest. What is pushed is redacted of the API key and the token. While
+// the server is down, or answers 5xx, 408 or 429, the push is retried with
+// exponential backoff and jitter (at least what Retry-After asks), and the
+// agent says so once, and once when it answers again; turns never wait. A
+// refusal (a wrong token, a thread too large) is said once and ends the
+// sync for the session. The start banner says where the thread syncs to.
+// On exit the agent tries for up to 3 s to push the last version and says
+// if it could not; that version is pushed the next time the agent runs on
+// the thread with -sync (a resumed thread is pushed at start).
+//
 // # Tools
 //
 // read_file, list_files, edit_file (replace one exact occurrence, or create
@@ -284,6 +302,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/thread"
+	"github.com/fsmgen/fsmgen/runtime/threadsync"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
@@ -319,6 +338,7 @@ func main() {
 type options struct {
 	prompt, workspace, provider, model, baseURL string
 	resume, threads, logFile, price             string
+	sync                                        string
 	maxRetries                                  int
 	retryDelay, toolTimeout                     time.Duration
 	// The limits.
@@ -420,6 +440,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.baseURL, "base-url", "", "API base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public API)")
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`, or \"last\": the newest thread of the workspace (agent sessions lists them)")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
+	fs.StringVar(&o.sync, "sync", "", "push the thread, redacted, in the background to the server at this base `URL` (cmd/server; its token in $"+threadsync.TokenVar+")")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
@@ -522,6 +543,12 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	if o.price != "" {
 		if _, err := ledger.ParsePrice(o.price); err != nil {
 			fmt.Fprintf(stderr, "agent: -price: %v\n", err)
+			return o, exitUsage
+		}
+	}
+	if o.set["sync"] {
+		if err := checkSync(o.sync); err != nil {
+			fmt.Fprintf(stderr, "agent: %v\n", err)
 			return o, exitUsage
 		}
 	}
@@ -788,6 +815,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	syncToken := in.keys[threadsync.TokenVar]
 
 	if journal == nil {
 		unlock, err := store.Lock(t.ID)
@@ -889,6 +917,15 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		}
 	}
 
+	pusher, err := startSync(ctx, o.sync, syncToken, []string{llmCfg.APIKey}, display.diag)
+	if err != nil {
+		_ = elog.Close()
+		return err
+	}
+	var saved func(*thread.Thread)
+	if pusher != nil {
+		saved = pusher.Saved
+	}
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  b,
 		Provider:  provider,
@@ -901,7 +938,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		Store:     store,
 		Journal:   journal,
 		EventLog:  elog,
-		Secrets:   []string{llmCfg.APIKey},
+		Secrets:   []string{llmCfg.APIKey, syncToken},
 		Prompt:    o.prompt + o.first,
 		// One-shot, a script resumes a thread to have its turn finished.
 		ContinueTurn: !interactive,
@@ -911,8 +948,10 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		Interrupts:   []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
+		Saved: saved,
 	})
 	if err != nil {
+		stopSync(ctx, pusher, t.ID, stderr)
 		_ = elog.Close()
 		return err
 	}
@@ -923,6 +962,9 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		verb = "resumed"
 	}
 	fmt.Fprintf(stderr, "agent: thread %s %s (%s %s in %s)\n", t.ID, verb, t.Provider, t.Model, t.Workspace)
+	if pusher != nil {
+		fmt.Fprintf(stderr, "agent: thread syncs to %s (in the background, redacted)\n", pusher.URL())
+	}
 	if o.resume != "" && interactive {
 		if conv, ok := behavior.ConversationOf(a.Machine().State()); ok {
 			showEarlier(stderr, conv.Messages(), earlierExchanges)
@@ -944,6 +986,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		closeErr = errors.Join(closeErr, j.Close())
 	}
 	display.endLine()
+	stopSync(ctx, pusher, t.ID, stderr)
 	reportGitChanges(context.WithoutCancel(ctx), guard, stderr)
 	if slash.next != "" && runErr == nil && a.Journal() != nil {
 		fmt.Fprintf(stderr, "agent: thread %s saved; continue it with: agent -resume %s\n", t.ID, t.ID)

@@ -8,7 +8,8 @@
 // Usage:
 //
 //	server [-addr 127.0.0.1:8080] [-db server.db | -postgres URL [-lease 15s] [-advertise URL]]
-//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N] [-reset-token]
+//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N]
+//	       [-max-thread-bytes N] [-reset-token]
 //
 // With -postgres, several servers share the database: each runs the
 // monitors of the shards whose leases it holds, forwards the requests
@@ -20,9 +21,18 @@
 //
 // On its first start (or with -reset-token) the server makes an API token
 // and prints it once, on a line "token: …"; it keeps only its SHA-256.
-// The API (under /api/crons/) needs it as a bearer token; pings
-// (/ping/KEY…) do not: a monitor's ping key is their secret. The web page
-// is at /.
+// The API (under /api/crons/, /api/jobs and /api/threads) needs it as a
+// bearer token; pings (/ping/KEY…) do not: a monitor's ping key is their
+// secret. The web page is at /.
+//
+// The coding agent (cmd/agent) syncs its threads here when run with
+// -sync URL and the token in FSMGEN_SERVER_TOKEN: PUT /api/threads/{id}
+// stores a thread's revision unless a newer one is stored (the same
+// revision again changes nothing; an older one is answered 409), at most
+// -max-thread-bytes of JSON (32 MiB; 413 beyond); GET /api/threads lists
+// them, the most recently updated first, and GET /api/threads/{id}
+// returns one whole. Threads are plain rows of the database: with
+// -postgres, every instance serves them, none forwards them.
 //
 // Every request the server acknowledges is stored first, durably: it
 // survives a kill -9; a job's run left running by a kill -9 is closed as
@@ -84,6 +94,7 @@ type options struct {
 	resetToken bool
 	jobs       string
 	retention  time.Duration
+	maxThread  int64
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -99,6 +110,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
 	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
 	fs.DurationVar(&o.retention, "retention", 30*24*time.Hour, "how long job runs and their check-ins are kept")
+	fs.Int64Var(&o.maxThread, "max-thread-bytes", api.DefaultMaxThread, "the largest thread, in `bytes` of JSON, an agent may sync to /api/threads (larger pushes are answered 413)")
 	fs.BoolVar(&o.resetToken, "reset-token", false, "make a new API token, print it, and forget the old one")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -119,6 +131,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.retention <= 0 {
 		return o, fmt.Errorf("-retention %v: give a positive duration, as in 720h", o.retention)
+	}
+	if o.maxThread < 1024 {
+		return o, fmt.Errorf("-max-thread-bytes %d: give at least 1024", o.maxThread)
 	}
 	if o.pingRate <= 0 {
 		return o, fmt.Errorf("-ping-rate %g: give a positive number", o.pingRate)
@@ -188,7 +203,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("load the jobs: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: hash, PingRate: o.pingRate, Page: web.Page(), Log: log}),
+		Handler:           api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: hash, PingRate: o.pingRate, Page: web.Page(), Log: log, MaxThreadBytes: o.maxThread}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -71,6 +71,11 @@ type Config struct {
 	// or the round of tools, at every turn end and on shutdown, appending
 	// what changed to its journal; nil saves nothing.
 	Store *thread.Store
+	// Saved, when set, is called on the loop goroutine after every
+	// successful save of Thread, with Thread as saved (redacted). It must
+	// return at once and must not keep t or change it: a copy is what it
+	// may keep (see runtime/threadsync, which pushes it to a server).
+	Saved func(t *thread.Thread)
 	// Journal is the open journal of a resumed Thread (see
 	// thread.Store.Open); nil for a new thread, whose journal the agent
 	// starts at its first save that holds a message or queued input. The

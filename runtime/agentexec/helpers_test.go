@@ -233,6 +233,8 @@ type run struct {
 	continueTurn bool
 	// provider replaces the session's fake server.
 	provider llm.Provider
+	// saved is Config.Saved.
+	saved func(t *thread.Thread)
 }
 
 // defaultTools returns the standard tools working in the session's workspace.
@@ -306,6 +308,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		Limits:    r.limits,
 
 		ContinueTurn: r.continueTurn,
+		Saved:        r.saved,
 	}
 	if r.input != nil {
 		cfg.Input = r.input

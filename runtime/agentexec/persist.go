@@ -137,7 +137,11 @@ func (a *Agent) save() error {
 	case a.cfg.Store == nil:
 		return nil
 	case a.journal != nil:
-		return a.journal.Save(t)
+		if err := a.journal.Save(t); err != nil {
+			return err
+		}
+		a.afterSave(t)
+		return nil
 	case len(t.Messages) == 0 && len(t.QueuedInput) == 0:
 		return nil
 	}
@@ -146,7 +150,15 @@ func (a *Agent) save() error {
 		return err
 	}
 	a.journal = j
+	a.afterSave(t)
 	return nil
+}
+
+// afterSave hands the thread just saved to Config.Saved.
+func (a *Agent) afterSave(t *thread.Thread) {
+	if a.cfg.Saved != nil {
+		a.cfg.Saved(t)
+	}
 }
 
 // Journal returns the thread's journal: the one Config gave, or the one

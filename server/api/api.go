@@ -1,5 +1,6 @@
-// Package api is the server's HTTP interface: the cron monitors' and the
-// background jobs' JSON API (bearer token), the pings (no token: the ping
+// Package api is the server's HTTP interface: the cron monitors', the
+// background jobs' and the agent's synced threads' JSON API (bearer
+// token), the pings (no token: the ping
 // key is the secret), the event stream, the health check and the web page.
 //
 // Every request that goes wrong gets a 4xx (or, when the server cannot
@@ -51,6 +52,9 @@ type Config struct {
 	Log *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// MaxThreadBytes is the largest thread a push to /api/threads may
+	// carry (DefaultMaxThread when 0).
+	MaxThreadBytes int64
 }
 
 // DefaultPingRate is how many pings a second a ping key may make by
@@ -80,6 +84,8 @@ type Server struct {
 	log    *slog.Logger
 	now    func() time.Time
 	mux    *http.ServeMux
+	// maxThread is Config.MaxThreadBytes.
+	maxThread int64
 }
 
 // New returns the server.
@@ -96,6 +102,10 @@ func New(c Config) *Server {
 		rate = DefaultPingRate
 	}
 	s.limits = newKeyLimits(rate)
+	s.maxThread = c.MaxThreadBytes
+	if s.maxThread <= 0 {
+		s.maxThread = DefaultMaxThread
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", s.methods(map[string]http.HandlerFunc{"GET": s.health}))
 	mux.HandleFunc("/api/crons/monitors", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listMonitors, "POST": s.createMonitor})))
@@ -112,6 +122,9 @@ func New(c Config) *Server {
 		mux.HandleFunc("/api/jobs/{id}/trigger", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.routed(toJobs, errJobsMoved, s.triggerJob)})))
 		mux.HandleFunc("/api/jobs/runs/{run}/cancel", s.auth(s.methods(map[string]http.HandlerFunc{"POST": s.routed(toJobs, errJobsMoved, s.cancelRun)})))
 	}
+	// Threads are plain rows: any instance serves them, none forwards.
+	mux.HandleFunc("/api/threads", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listThreads})))
+	mux.HandleFunc("/api/threads/{id}", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.getThread, "PUT": s.putThread})))
 	byKey := func(r *http.Request) (string, error) { return s.engine.Route(r.Context(), "", r.PathValue("key")) }
 	routedPing := s.routed(byKey, errMonitorMoved, s.ping)
 	ping := s.methods(map[string]http.HandlerFunc{"GET": routedPing, "POST": routedPing, "HEAD": routedPing})
@@ -119,7 +132,7 @@ func New(c Config) *Server {
 	mux.HandleFunc("/ping/{key}/{what}", ping)
 	mux.HandleFunc("/{$}", s.methods(map[string]http.HandlerFunc{"GET": s.index}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &monitors.Error{Status: 404, Code: "not_found", Message: fmt.Sprintf("no such path %q: the API is under /api/crons/, pings under /ping/", r.URL.Path)})
+		writeError(w, &monitors.Error{Status: 404, Code: "not_found", Message: fmt.Sprintf("no such path %q: the API is under /api/crons/, /api/jobs and /api/threads, pings under /ping/", r.URL.Path)})
 	})
 	s.mux = mux
 	return s

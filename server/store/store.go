@@ -1,5 +1,6 @@
 // Package store defines what the server keeps — monitors, check-ins,
-// background jobs and their runs, and the alerts waiting for delivery —
+// background jobs and their runs, the alerts waiting for delivery, and
+// the coding agent's synced threads —
 // and the interface of the databases that keep it: SQLite (package
 // store/sqlite, the embedded default), Postgres (package store/postgres,
 // which several instances share: see Shared) and, for tests that must not
@@ -50,6 +51,8 @@ type Store interface {
 	// RunningRuns returns the runs still marked running (at a start, those
 	// a killed server left), oldest first.
 	RunningRuns(ctx context.Context) ([]*Run, error)
+	// Threads keeps the agent's synced threads.
+	Threads
 	// Close closes the database.
 	Close() error
 }

@@ -27,8 +27,12 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/jobs"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
+	"github.com/fsmgen/fsmgen/runtime/thread"
+	"github.com/fsmgen/fsmgen/runtime/threadsync"
 	"github.com/fsmgen/fsmgen/server/api"
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
@@ -41,7 +45,7 @@ import (
 // in, the monitors and their health, changes of health that arrive by the
 // event stream, a monitor's check-ins and next runs, the stream's
 // reconnection, the background jobs beside the monitors (a run asked for
-// from the page, its failure shown), escaping of the server's text, and a
+// from the page, its failure shown), the agent's synced threads, escaping of the server's text, and a
 // refused token.
 func TestPage(t *testing.T) {
 	if testing.Short() {
@@ -149,6 +153,24 @@ func TestPage(t *testing.T) {
 	b.equal("the job degraded", jobRow("sweep", ".health .badge")+".textContent", "degraded")
 	b.equal("images in the page", `document.querySelectorAll("img").length`, 0)
 
+	// The agent's synced threads, the most recently updated first.
+	b.wait("no threads yet", `!document.querySelector("#no-threads").hidden && document.querySelectorAll("#threads tbody tr").length === 0`)
+	s.pushThread("t-old", time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), "fix the build", 200)
+	s.pushThread("t-new", time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC), evil, 3500)
+	threadRow := func(id, sel string) string {
+		return fmt.Sprintf(`document.querySelector('#threads tr[data-thread=%q] %s')`, id, sel)
+	}
+	b.wait("two threads listed", `document.querySelectorAll("#threads tbody tr").length === 2 && document.querySelector("#no-threads").hidden`)
+	b.equal("the threads, newest first", `[...document.querySelectorAll("#threads tbody tr")].map(r => r.dataset.thread)`, []string{"t-new", "t-old"})
+	b.equal("a thread's first prompt", threadRow("t-old", ".prompt")+".textContent", "fix the build")
+	b.equal("a thread's first prompt with markup, as text", threadRow("t-new", ".prompt")+".textContent", evil)
+	b.equal("a thread's workspace", threadRow("t-old", ".workspace")+".textContent", "/src/t-old")
+	b.equal("a thread's model", threadRow("t-old", ".model")+".textContent", "anthropic fake-model")
+	b.equal("a thread's messages", threadRow("t-old", ".messages")+".textContent", "2")
+	b.equal("a thread's tokens", threadRow("t-new", ".tokens")+".textContent", "3500")
+	b.equal("a thread's update", threadRow("t-old", ".updated time")+".dateTime", "2026-11-01T09:00:00Z")
+	b.equal("images in the page", `document.querySelectorAll("img").length`, 0)
+
 	// The stream ends: the page reconnects, and reads the changes again.
 	var live []string
 	b.get("the stream's states", `seen["#live"]`, &live)
@@ -240,6 +262,31 @@ func startServer(t *testing.T) *server {
 		logs.mu.Unlock()
 	})
 	return &server{t: t, url: srv.URL, token: token, engine: engine}
+}
+
+// pushThread pushes a thread as the agent does: its user asked prompt
+// and it used tokens.
+func (s *server) pushThread(id string, updated time.Time, prompt string, tokens int) {
+	s.t.Helper()
+	var msgs []json.RawMessage
+	for _, m := range []chat.Message{{Role: chat.RoleUser, Content: prompt}, {Role: chat.RoleAssistant, Content: "done"}} {
+		b, err := json.Marshal(m)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		msgs = append(msgs, b)
+	}
+	th, err := json.Marshal(thread.Thread{Version: thread.Version, ID: id, Created: updated.Add(-time.Hour), Updated: updated,
+		Provider: "anthropic", Model: "fake-model", Workspace: "/src/" + id, Messages: msgs,
+		Ledger: ledger.Ledger{Total: chat.Usage{InputTokens: tokens - 100, OutputTokens: 100}}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	body, err := json.Marshal(threadsync.PushBody{Revision: updated.UnixNano(), Thread: th})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.call("PUT", "/api/threads/"+id, string(body), http.StatusOK, nil)
 }
 
 // call makes an API request, checks its status and decodes its answer

@@ -26,6 +26,7 @@ type Store struct {
 	alerts   []alert
 	jobs     map[string]store.Job
 	runs     []store.Run // in insertion order
+	threads  map[string]store.Thread
 }
 
 type alert struct {
@@ -39,7 +40,7 @@ var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{meta: map[string]string{}, monitors: map[int64]store.Monitor{}, jobs: map[string]store.Job{}}
+	return &Store{meta: map[string]string{}, monitors: map[int64]store.Monitor{}, jobs: map[string]store.Job{}, threads: map[string]store.Thread{}}
 }
 
 // Meta returns the value stored under key.

@@ -150,6 +150,22 @@ var migrations = []string{
 	CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
 	CREATE INDEX runs_by_start ON runs(started_at);
 	CREATE INDEX checkins_by_created ON checkins(monitor_id, created_at);`,
+	`CREATE TABLE threads (
+		id           text PRIMARY KEY,
+		revision     bigint NOT NULL,
+		digest       text NOT NULL,
+		workspace    text NOT NULL,
+		provider     text NOT NULL,
+		model        text NOT NULL,
+		first_prompt text NOT NULL,
+		tokens       bigint NOT NULL,
+		messages     integer NOT NULL,
+		created_at   timestamptz NOT NULL,
+		updated_at   timestamptz NOT NULL,
+		synced_at    timestamptz NOT NULL,
+		body         bytea NOT NULL
+	);
+	CREATE INDEX threads_by_update ON threads(updated_at, id);`,
 }
 
 // migrateLock is the advisory lock that lets one instance migrate at a

@@ -131,6 +131,22 @@ var migrations = []string{
 	CREATE INDEX runs_running ON runs(status) WHERE status = 'running';
 	CREATE INDEX runs_by_start ON runs(started_at);
 	CREATE INDEX checkins_by_created ON checkins(monitor_id, created_at);`,
+	`CREATE TABLE threads (
+		id            TEXT PRIMARY KEY,
+		revision      INTEGER NOT NULL,
+		digest        TEXT NOT NULL,
+		workspace     TEXT NOT NULL,
+		provider      TEXT NOT NULL,
+		model         TEXT NOT NULL,
+		first_prompt  TEXT NOT NULL,
+		tokens        INTEGER NOT NULL,
+		messages      INTEGER NOT NULL,
+		created_at    TEXT NOT NULL,
+		updated_at    TEXT NOT NULL,
+		synced_at     TEXT NOT NULL,
+		body          BLOB NOT NULL
+	);
+	CREATE INDEX threads_by_update ON threads(updated_at, id);`,
 }
 
 // migrate brings the schema to the last version, one transaction per

@@ -51,6 +51,8 @@ const (
 	StatePostToolsHook
 	StateError
 	StateStoppingTurn
+	StatePreparingRequest
+	StateCompacting
 	StateShuttingDown
 )
 
@@ -60,7 +62,8 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
 	"WaitingForUserInput", "CallingLlm", "ProcessingLlmResponse", "ExecutingTools",
-	"PostToolsHook", "Error", "StoppingTurn", "ShuttingDown",
+	"PostToolsHook", "Error", "StoppingTurn", "PreparingRequest", "Compacting",
+	"ShuttingDown",
 }
 
 // EventKind identifies an event of the Agent machine. The zero EventKind is no
@@ -81,6 +84,7 @@ const (
 	EventRetryTimeoutFired
 	EventShutdownRequested
 	EventInterrupt
+	EventCompactRequested
 )
 
 // String returns the event's name as the spec writes it.
@@ -90,7 +94,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 var fsmEventNames = [...]string{
 	"UserInput", "TextDelta", "ToolCallDelta", "LlmCompleted", "LlmError",
 	"ToolProgress", "ToolCompleted", "PostToolsHookCompleted", "RetryTimeoutFired",
-	"ShutdownRequested", "Interrupt",
+	"ShutdownRequested", "Interrupt", "CompactRequested",
 }
 
 // ActionKind identifies an action of the Agent machine. The zero ActionKind is
@@ -122,7 +126,8 @@ var fsmActionNames = [...]string{
 
 // State is a state of the Agent machine: one of WaitingForUserInput,
 // CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error,
-// StoppingTurn and ShuttingDown. States are values.
+// StoppingTurn, PreparingRequest, Compacting and ShuttingDown. States are
+// values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
@@ -131,10 +136,10 @@ type State interface {
 
 // Event is an event the Agent machine handles: one of *UserInput, *TextDelta,
 // *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted,
-// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested and
-// *Interrupt. Events are passed by pointer; the machine reads them during
-// HandleEvent and keeps no pointer to them, though it may keep what their
-// fields hold.
+// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested, *Interrupt
+// and *CompactRequested. Events are passed by pointer; the machine reads them
+// during HandleEvent and keeps no pointer to them, though it may keep what
+// their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -289,6 +294,51 @@ func (StoppingTurn) isState()        {}
 func (v StoppingTurn) MarshalJSON() ([]byte, error) {
 	type fields StoppingTurn
 	return fsmrt.MarshalKind("stopping_turn", fields(v))
+}
+
+// PreparingRequest is the state PreparingRequest: Examines the request about
+// to be sent and leaves at once, for Compacting when it would pass the
+// compaction threshold, for CallingLlm otherwise.
+//
+// It is a substate of Running.
+type PreparingRequest struct {
+	Conversation chat.Conversation `json:"conversation"`
+	Retries      int               `json:"retries"`
+	Request      chat.Request      `json:"request"`
+}
+
+// Kind returns StatePreparingRequest.
+func (PreparingRequest) Kind() StateKind { return StatePreparingRequest }
+func (PreparingRequest) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "preparing_request", ...its fields}.
+func (v PreparingRequest) MarshalJSON() ([]byte, error) {
+	type fields PreparingRequest
+	return fsmrt.MarshalKind("preparing_request", fields(v))
+}
+
+// Compacting is the state Compacting: A summary request is in flight: the
+// model summarises the older part of the conversation, which is then replaced
+// by the summary (the last user message and the pending tool round are kept).
+// origin says who asked: the threshold before a request (compaction), which is
+// sent once the conversation is compacted, or the user (compact_command).
+// retries counts the failed attempts of the summary request.
+//
+// It is a substate of Running.
+type Compacting struct {
+	Conversation chat.Conversation `json:"conversation"`
+	Retries      int               `json:"retries"`
+	Origin       chat.ErrorOrigin  `json:"origin"`
+}
+
+// Kind returns StateCompacting.
+func (Compacting) Kind() StateKind { return StateCompacting }
+func (Compacting) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "compacting", ...its fields}.
+func (v Compacting) MarshalJSON() ([]byte, error) {
+	type fields Compacting
+	return fsmrt.MarshalKind("compacting", fields(v))
 }
 
 // ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the
@@ -469,6 +519,19 @@ func (*Interrupt) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "interrupt", ...its fields}.
 func (Interrupt) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"interrupt"}`), nil }
 
+// CompactRequested is the event CompactRequested: The user asked to compact
+// the conversation now (/compact).
+type CompactRequested struct{}
+
+// Kind returns EventCompactRequested.
+func (*CompactRequested) Kind() EventKind { return EventCompactRequested }
+func (*CompactRequested) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "compact_requested", ...its fields}.
+func (CompactRequested) MarshalJSON() ([]byte, error) {
+	return []byte(`{"kind":"compact_requested"}`), nil
+}
+
 // SendLLMRequest is the action SendLlmRequest: Call the LLM with the request
 // and stream its reply back as events.
 type SendLLMRequest struct {
@@ -641,6 +704,30 @@ type Behavior interface {
 	//
 	// It is given executions and call_id.
 	IsKnownCall(executions chat.ToolRound, callID string) bool
+	// NeedsCompaction reports whether the request for the conversation would pass
+	// the compaction threshold (a share of the model's context window) and
+	// compaction would shorten it.
+	//
+	// It is given conversation.
+	NeedsCompaction(conversation chat.Conversation) bool
+	// CanCompact reports whether the conversation has an older part that
+	// compaction would summarise.
+	//
+	// It is given conversation.
+	CanCompact(conversation chat.Conversation) bool
+	// IsCompaction reports whether the error is of a summary request (compaction).
+	//
+	// It is given origin.
+	IsCompaction(origin chat.ErrorOrigin) bool
+	// IsCompactCommand reports whether the compaction was asked for by the user
+	// between turns (/compact), with no request waiting for it.
+	//
+	// It is given origin.
+	IsCompactCommand(origin chat.ErrorOrigin) bool
+	// EmptySummary reports whether the summary reply holds no text.
+	//
+	// It is given response.
+	EmptySummary(response chat.Response) bool
 	// StartTurn appends the user's message and builds the request.
 	//
 	// It is given conversation and message and returns conversation, retries and
@@ -710,6 +797,48 @@ type Behavior interface {
 	//
 	// It is given pending_request and returns retries and request, in that order.
 	ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request)
+	// StartCompaction builds the summary request of the conversation's older part,
+	// before the request that would pass the threshold.
+	//
+	// It is given conversation and returns origin, retries and request, in that
+	// order.
+	StartCompaction(conversation chat.Conversation) (chat.ErrorOrigin, int, chat.Request)
+	// StartCompactCommand builds the summary request of the conversation's older
+	// part, as the user asked between turns.
+	//
+	// It is given conversation and returns origin, retries and request, in that
+	// order.
+	StartCompactCommand(conversation chat.Conversation) (chat.ErrorOrigin, int, chat.Request)
+	// RetryCompaction builds the summary request again, for a retry.
+	//
+	// It is given conversation and returns request.
+	RetryCompaction(conversation chat.Conversation) chat.Request
+	// ScheduleCompactionRetry counts the failed attempt of the summary request and
+	// computes the backoff delay.
+	//
+	// It is given retries and error and returns retries, attempt and delay, in
+	// that order.
+	ScheduleCompactionRetry(retries int, err chat.LLMError) (int, int, time.Duration)
+	// GiveUpCompaction describes the error the summary request failed with; the
+	// conversation is kept whole.
+	//
+	// It is given retries and error and returns message.
+	GiveUpCompaction(retries int, err chat.LLMError) string
+	// RefuseSummary says that the model's summary was empty; the conversation is
+	// kept whole.
+	//
+	// It is given response and returns message.
+	RefuseSummary(response chat.Response) string
+	// CompactAndResume replaces the conversation's older part by the summary and
+	// builds the request that waited for it.
+	//
+	// It is given conversation and response and returns conversation, retries and
+	// request, in that order.
+	CompactAndResume(conversation chat.Conversation, response chat.Response) (chat.Conversation, int, chat.Request)
+	// Compact replaces the conversation's older part by the summary.
+	//
+	// It is given conversation and response and returns conversation.
+	Compact(conversation chat.Conversation, response chat.Response) chat.Conversation
 }
 
 // Handler performs the actions of the Agent machine. HandleEvent calls one
@@ -822,8 +951,8 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:614b4b718d4dede7a65512debff83986", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest"},
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:8d16a65da330f0ae2b7e2c0d14363678", Rules: []Rule{
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn}"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
@@ -833,6 +962,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "canCompact", To: StateCompacting, Effect: "startCompactCommand", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --CompactRequested [canCompact]--> Compacting {startCompactCommand} / SendLlmRequest"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "else", Reason: "there is nothing to compact yet (no earlier exchange to summarise)", Label: "WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing to compact yet (no earlier exchange to summarise)"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
@@ -844,6 +975,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state CallingLlm", Label: "CallingLlm --CompactRequested--> rejected: CompactRequested is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -856,11 +988,12 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}, Label: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StatePreparingRequest, Effect: "finishTools", Label: "ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools}"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state ExecutingTools", Label: "ExecutingTools --CompactRequested--> rejected: CompactRequested is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
@@ -868,9 +1001,10 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StatePreparingRequest, Effect: "resumeAfterHook", Label: "PostToolsHook --PostToolsHookCompleted--> PreparingRequest {resumeAfterHook}"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state PostToolsHook", Label: "PostToolsHook --CompactRequested--> rejected: CompactRequested is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
@@ -879,8 +1013,11 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error", Label: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "isCompaction", To: StateCompacting, Effect: "retryCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [isCompaction]--> Compacting {retryCompaction} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "else", To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [else]--> CallingLlm {buildRequest} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Error", Label: "Error --CompactRequested--> rejected: CompactRequested is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUserInput, Reason: "UserInput is not accepted in state StoppingTurn", Label: "StoppingTurn --UserInput--> rejected: UserInput is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
@@ -891,6 +1028,24 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateStoppingTurn, Event: EventPostToolsHookCompleted, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state StoppingTurn", Label: "StoppingTurn --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state StoppingTurn", Label: "StoppingTurn --CompactRequested--> rejected: CompactRequested is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "needsCompaction", To: StateCompacting, Effect: "startCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [needsCompaction]--> Compacting {startCompaction} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "else", To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [else]--> CallingLlm / SendLlmRequest"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUserInput, Reason: "UserInput is not accepted in state Compacting", Label: "Compacting --UserInput--> rejected: UserInput is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventTextDelta, Label: "Compacting --TextDelta--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventToolCallDelta, Label: "Compacting --ToolCallDelta--> ignored"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "emptySummary", To: StateWaitingForUserInput, Effect: "refuseSummary", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmCompleted [emptySummary]--> WaitingForUserInput {refuseSummary} / DisplayError"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "isCompactCommand", To: StateWaitingForUserInput, Effect: "compact", Actions: []ActionKind{ActionWaitForInput}, Label: "Compacting --LlmCompleted [isCompactCommand]--> WaitingForUserInput {compact} / WaitForInput"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "else", To: StateCallingLLM, Effect: "compactAndResume", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleCompactionRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "Compacting --LlmError [canRetry]--> Error {scheduleCompactionRetry} / ScheduleRetry"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUpCompaction", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmError [else]--> WaitingForUserInput {giveUpCompaction} / DisplayError"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Compacting", Label: "Compacting --ToolProgress--> rejected: ToolProgress is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Compacting", Label: "Compacting --ToolCompleted--> rejected: ToolCompleted is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Compacting", Label: "Compacting --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state Compacting", Label: "Compacting --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Compacting", Label: "Compacting --CompactRequested--> rejected: CompactRequested is not accepted in state Compacting"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
@@ -902,6 +1057,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
 	{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventCompactRequested, Label: "ShuttingDown --CompactRequested--> ignored"},
 	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
 }}
 
@@ -913,10 +1069,11 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 // and type. The current state's fields hold its data; the others are zero.
 type fsmData struct {
 	// conversation is the field conversation of WaitingForUserInput, CallingLlm,
-	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error and
-	// StoppingTurn.
+	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error, StoppingTurn,
+	// PreparingRequest and Compacting.
 	conversation chat.Conversation
-	// retries is the field retries of CallingLlm and Error.
+	// retries is the field retries of CallingLlm, Error, PreparingRequest and
+	// Compacting.
 	retries int
 	// response is the field response of ProcessingLlmResponse.
 	response chat.Response
@@ -929,8 +1086,10 @@ type fsmData struct {
 	completedTools chat.ToolRound
 	// error is the field error of Error.
 	error chat.LLMError
-	// origin is the field origin of Error.
+	// origin is the field origin of Error and Compacting.
 	origin chat.ErrorOrigin
+	// request is the field request of PreparingRequest.
+	request chat.Request
 }
 
 // Machine runs the Agent state machine. Create it with New or Restore. It is
@@ -1010,6 +1169,13 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.core.State = StateStoppingTurn
 		m.d.conversation = s.Conversation
 		m.d.completedTools = s.CompletedTools
+	case PreparingRequest:
+		return nil, fsmDesc.Transient("PreparingRequest")
+	case Compacting:
+		m.core.State = StateCompacting
+		m.d.conversation = s.Conversation
+		m.d.retries = s.Retries
+		m.d.origin = s.Origin
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
@@ -1056,6 +1222,10 @@ func (m *Machine) State() State {
 		return Error{Conversation: m.d.conversation, Error: m.d.error, Retries: m.d.retries, Origin: m.d.origin}
 	case StateStoppingTurn:
 		return StoppingTurn{Conversation: m.d.conversation, CompletedTools: m.d.completedTools}
+	case StatePreparingRequest:
+		return PreparingRequest{Conversation: m.d.conversation, Retries: m.d.retries, Request: m.d.request}
+	case StateCompacting:
+		return Compacting{Conversation: m.d.conversation, Retries: m.d.retries, Origin: m.d.origin}
 	case StateShuttingDown:
 		return ShuttingDown{}
 	}
@@ -1086,22 +1256,39 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest
+			// WaitingForUserInput --UserInput--> PreparingRequest {startTurn}
 			conversation, retries, request := m.b.StartTurn(m.d.conversation, ev.Message)
 			m.d.conversation = conversation
 			m.d.retries = retries
-			m.core.State = StateCallingLLM
+			m.d.request = request
+			m.core.State = StatePreparingRequest
 			m.core.Start(0, StateWaitingForUserInput)
-			m.h.SendLLMRequest(request)
-			return m.core.Finish()
+			return m.leavePreparingRequest()
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
+		case *CompactRequested:
+			switch {
+			case m.b.CanCompact(m.d.conversation):
+				// WaitingForUserInput --CompactRequested [canCompact]--> Compacting
+				// {startCompactCommand} / SendLlmRequest
+				origin, retries, request := m.b.StartCompactCommand(m.d.conversation)
+				m.d.retries = retries
+				m.d.origin = origin
+				m.core.State = StateCompacting
+				m.core.Start(10, StateWaitingForUserInput)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			default:
+				// WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing
+				// to compact yet (no earlier exchange to summarise)
+				return m.core.Reject(11)
+			}
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
@@ -1110,12 +1297,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.core.Start(11, StateCallingLLM)
+			m.core.Start(13, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
 			return m.core.Finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.core.Start(12, StateCallingLLM)
+			m.core.Start(14, StateCallingLLM)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *LLMCompleted:
@@ -1128,7 +1315,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.core.State = StateProcessingLLMResponse
-			m.core.Start(13, StateCallingLLM)
+			m.core.Start(15, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1142,7 +1329,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.core.State = StateError
-				m.core.Start(14, StateCallingLLM)
+				m.core.Start(16, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1150,7 +1337,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(15, StateCallingLLM)
+				m.core.Start(17, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1159,7 +1346,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1168,7 +1355,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.retries = 0
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(20, StateCallingLLM)
+			m.core.Start(22, StateCallingLLM)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		}
@@ -1184,12 +1371,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(28, StateExecutingTools)
+				m.core.Start(31, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(29)
+				return m.core.Ignore(32)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1199,13 +1386,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(30)
+				return m.core.Reject(33)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(31, StateExecutingTools)
+				m.core.Start(34, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1217,27 +1404,26 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(32, StateExecutingTools)
+				m.core.Start(35, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
-				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} /
-				// SendLlmRequest
+				// ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools}
 				conversation, retries, request := m.b.FinishTools(m.d.conversation, m.d.executions, ev.CallID, ev.Outcome)
 				m.d.conversation = conversation
 				m.d.retries = retries
+				m.d.request = request
 				m.d.executions = chat.ToolRound{}
-				m.core.State = StateCallingLLM
-				m.core.Start(33, StateExecutingTools)
-				m.h.SendLLMRequest(request)
-				return m.core.Finish()
+				m.core.State = StatePreparingRequest
+				m.core.Start(36, StateExecutingTools)
+				return m.leavePreparingRequest()
 			}
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1250,7 +1436,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(36, StateExecutingTools)
+				m.core.Start(39, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1260,7 +1446,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(37, StateExecutingTools)
+				m.core.Start(40, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1268,62 +1454,86 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *PostToolsHookCompleted:
-			// PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} /
-			// SendLlmRequest
+			// PostToolsHook --PostToolsHookCompleted--> PreparingRequest {resumeAfterHook}
 			retries, request := m.b.ResumeAfterHook(m.d.pendingRequest)
 			m.d.retries = retries
+			m.d.request = request
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
-			m.core.State = StateCallingLLM
-			m.core.Start(45, StatePostToolsHook)
-			m.h.SendLLMRequest(request)
-			return m.core.Finish()
+			m.core.State = StatePreparingRequest
+			m.core.Start(49, StatePostToolsHook)
+			return m.leavePreparingRequest()
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(47, StatePostToolsHook)
+			m.core.Start(51, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
 	case StateError:
 		switch ev.(type) {
 		case *RetryTimeoutFired:
-			// Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest
-			request := m.b.BuildRequest(m.d.conversation)
-			m.d.error = chat.LLMError{}
-			m.d.origin = ""
-			m.core.State = StateCallingLLM
-			m.core.Start(56, StateError)
-			m.h.SendLLMRequest(request)
-			return m.core.Finish()
+			switch {
+			case m.b.IsCompaction(m.d.origin):
+				// Error --RetryTimeoutFired [isCompaction]--> Compacting {retryCompaction} /
+				// SendLlmRequest
+				request := m.b.RetryCompaction(m.d.conversation)
+				m.d.error = chat.LLMError{}
+				m.core.State = StateCompacting
+				m.core.Start(61, StateError)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			default:
+				// Error --RetryTimeoutFired [else]--> CallingLlm {buildRequest} /
+				// SendLlmRequest
+				request := m.b.BuildRequest(m.d.conversation)
+				m.d.error = chat.LLMError{}
+				m.d.origin = ""
+				m.core.State = StateCallingLLM
+				m.core.Start(62, StateError)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			}
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
-			// Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn
-			conversation := m.b.InterruptTurn(m.d.conversation)
-			m.d.conversation = conversation
-			m.d.error = chat.LLMError{}
-			m.d.retries = 0
-			m.d.origin = ""
-			m.core.State = StateWaitingForUserInput
-			m.core.Start(57, StateError)
-			m.h.CancelTurn()
-			return m.core.Finish()
+			switch {
+			case m.b.IsCompactCommand(m.d.origin):
+				// Error --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn
+				m.d.error = chat.LLMError{}
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(63, StateError)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			default:
+				// Error --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn
+				conversation := m.b.InterruptTurn(m.d.conversation)
+				m.d.conversation = conversation
+				m.d.error = chat.LLMError{}
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(64, StateError)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			}
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
@@ -1331,7 +1541,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(65, StateStoppingTurn)
+			m.core.Start(73, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1339,15 +1549,113 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
+		}
+	case StateCompacting:
+		switch ev := ev.(type) {
+		case *LLMCompleted:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			switch {
+			case m.b.EmptySummary(ev.Response):
+				// Compacting --LlmCompleted [emptySummary]--> WaitingForUserInput
+				// {refuseSummary} / DisplayError
+				message := m.b.RefuseSummary(ev.Response)
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(82, StateCompacting)
+				m.h.DisplayError(message)
+				return m.core.Finish()
+			case m.b.IsCompactCommand(m.d.origin):
+				// Compacting --LlmCompleted [isCompactCommand]--> WaitingForUserInput
+				// {compact} / WaitForInput
+				conversation := m.b.Compact(m.d.conversation, ev.Response)
+				m.d.conversation = conversation
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(83, StateCompacting)
+				m.h.WaitForInput()
+				return m.core.Finish()
+			default:
+				// Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume} /
+				// SendLlmRequest
+				conversation, retries, request := m.b.CompactAndResume(m.d.conversation, ev.Response)
+				m.d.conversation = conversation
+				m.d.retries = retries
+				m.d.origin = ""
+				m.core.State = StateCallingLLM
+				m.core.Start(84, StateCompacting)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			}
+		case *LLMError:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			switch {
+			case m.b.CanRetry(ev.Error, m.d.retries):
+				// Compacting --LlmError [canRetry]--> Error {scheduleCompactionRetry} /
+				// ScheduleRetry
+				retries, attempt, delay := m.b.ScheduleCompactionRetry(m.d.retries, ev.Error)
+				m.d.error = ev.Error
+				m.d.retries = retries
+				m.core.State = StateError
+				m.core.Start(85, StateCompacting)
+				m.h.ScheduleRetry(delay, attempt, ev.Error)
+				return m.core.Finish()
+			default:
+				// Compacting --LlmError [else]--> WaitingForUserInput {giveUpCompaction} /
+				// DisplayError
+				message := m.b.GiveUpCompaction(m.d.retries, ev.Error)
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(86, StateCompacting)
+				m.h.DisplayError(message)
+				return m.core.Finish()
+			}
+		case *ShutdownRequested:
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.core.State
+			m.d = fsmData{}
+			m.core.State = StateShuttingDown
+			m.core.Start(106, from)
+			m.h.Shutdown()
+			return m.core.Finish()
+		case *Interrupt:
+			switch {
+			case m.b.IsCompactCommand(m.d.origin):
+				// Compacting --Interrupt [isCompactCommand]--> WaitingForUserInput /
+				// CancelTurn
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(91, StateCompacting)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			default:
+				// Compacting --Interrupt [else]--> WaitingForUserInput {interruptTurn} /
+				// CancelTurn
+				conversation := m.b.InterruptTurn(m.d.conversation)
+				m.d.conversation = conversation
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(92, StateCompacting)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			}
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(77, StateShuttingDown)
+			m.core.Start(103, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1384,114 +1692,145 @@ func (m *Machine) otherwise(ev Event) error {
 	case StateCallingLLM:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(10)
+			return m.core.Reject(12)
 		case *ToolProgress:
-			return m.core.Reject(16)
-		case *ToolCompleted:
-			return m.core.Reject(17)
-		case *PostToolsHookCompleted:
 			return m.core.Reject(18)
-		case *RetryTimeoutFired:
+		case *ToolCompleted:
 			return m.core.Reject(19)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(20)
+		case *RetryTimeoutFired:
+			return m.core.Reject(21)
+		case *CompactRequested:
+			return m.core.Reject(23)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(23)
-		case *TextDelta:
-			return m.core.Reject(24)
-		case *ToolCallDelta:
-			return m.core.Reject(25)
-		case *LLMCompleted:
 			return m.core.Reject(26)
-		case *LLMError:
+		case *TextDelta:
 			return m.core.Reject(27)
+		case *ToolCallDelta:
+			return m.core.Reject(28)
+		case *LLMCompleted:
+			return m.core.Reject(29)
+		case *LLMError:
+			return m.core.Reject(30)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(34)
+			return m.core.Reject(37)
 		case *RetryTimeoutFired:
-			return m.core.Reject(35)
+			return m.core.Reject(38)
+		case *CompactRequested:
+			return m.core.Reject(41)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(38)
-		case *TextDelta:
-			return m.core.Reject(39)
-		case *ToolCallDelta:
-			return m.core.Reject(40)
-		case *LLMCompleted:
-			return m.core.Reject(41)
-		case *LLMError:
 			return m.core.Reject(42)
-		case *ToolProgress:
+		case *TextDelta:
 			return m.core.Reject(43)
-		case *ToolCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(44)
-		case *RetryTimeoutFired:
+		case *LLMCompleted:
+			return m.core.Reject(45)
+		case *LLMError:
 			return m.core.Reject(46)
+		case *ToolProgress:
+			return m.core.Reject(47)
+		case *ToolCompleted:
+			return m.core.Reject(48)
+		case *RetryTimeoutFired:
+			return m.core.Reject(50)
+		case *CompactRequested:
+			return m.core.Reject(52)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(48)
-		case *TextDelta:
-			return m.core.Reject(49)
-		case *ToolCallDelta:
-			return m.core.Reject(50)
-		case *LLMCompleted:
-			return m.core.Reject(51)
-		case *LLMError:
-			return m.core.Reject(52)
-		case *ToolProgress:
 			return m.core.Reject(53)
-		case *ToolCompleted:
+		case *TextDelta:
 			return m.core.Reject(54)
-		case *PostToolsHookCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(55)
+		case *LLMCompleted:
+			return m.core.Reject(56)
+		case *LLMError:
+			return m.core.Reject(57)
+		case *ToolProgress:
+			return m.core.Reject(58)
+		case *ToolCompleted:
+			return m.core.Reject(59)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(60)
+		case *CompactRequested:
+			return m.core.Reject(65)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(58)
-		case *TextDelta:
-			return m.core.Reject(59)
-		case *ToolCallDelta:
-			return m.core.Reject(60)
-		case *LLMCompleted:
-			return m.core.Reject(61)
-		case *LLMError:
-			return m.core.Reject(62)
-		case *ToolProgress:
-			return m.core.Reject(63)
-		case *ToolCompleted:
-			return m.core.Reject(64)
-		case *RetryTimeoutFired:
 			return m.core.Reject(66)
+		case *TextDelta:
+			return m.core.Reject(67)
+		case *ToolCallDelta:
+			return m.core.Reject(68)
+		case *LLMCompleted:
+			return m.core.Reject(69)
+		case *LLMError:
+			return m.core.Reject(70)
+		case *ToolProgress:
+			return m.core.Reject(71)
+		case *ToolCompleted:
+			return m.core.Reject(72)
+		case *RetryTimeoutFired:
+			return m.core.Reject(74)
 		case *Interrupt:
-			return m.core.Ignore(67)
+			return m.core.Ignore(75)
+		case *CompactRequested:
+			return m.core.Reject(76)
+		}
+	case StateCompacting:
+		switch ev.(type) {
+		case *UserInput:
+			return m.core.Reject(79)
+		case *TextDelta:
+			return m.core.Ignore(80)
+		case *ToolCallDelta:
+			return m.core.Ignore(81)
+		case *ToolProgress:
+			return m.core.Reject(87)
+		case *ToolCompleted:
+			return m.core.Reject(88)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(89)
+		case *RetryTimeoutFired:
+			return m.core.Reject(90)
+		case *CompactRequested:
+			return m.core.Reject(93)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(68)
+			return m.core.Ignore(94)
 		case *TextDelta:
-			return m.core.Ignore(69)
+			return m.core.Ignore(95)
 		case *ToolCallDelta:
-			return m.core.Ignore(70)
+			return m.core.Ignore(96)
 		case *LLMCompleted:
-			return m.core.Ignore(71)
+			return m.core.Ignore(97)
 		case *LLMError:
-			return m.core.Ignore(72)
+			return m.core.Ignore(98)
 		case *ToolProgress:
-			return m.core.Ignore(73)
+			return m.core.Ignore(99)
 		case *ToolCompleted:
-			return m.core.Ignore(74)
+			return m.core.Ignore(100)
 		case *PostToolsHookCompleted:
-			return m.core.Ignore(75)
+			return m.core.Ignore(101)
 		case *RetryTimeoutFired:
-			return m.core.Ignore(76)
+			return m.core.Ignore(102)
 		case *Interrupt:
-			return m.core.Ignore(78)
+			return m.core.Ignore(104)
+		case *CompactRequested:
+			return m.core.Ignore(105)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1507,15 +1846,40 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(21, StateProcessingLLMResponse)
+		m.core.Start(24, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(22, StateProcessingLLMResponse)
+		m.core.Start(25, StateProcessingLLMResponse)
 		m.h.WaitForInput()
+		return m.core.Finish()
+	}
+}
+
+// leavePreparingRequest takes the eventless rules of the transient state PreparingRequest.
+func (m *Machine) leavePreparingRequest() error {
+	switch {
+	case m.b.NeedsCompaction(m.d.conversation):
+		// PreparingRequest -- [needsCompaction]--> Compacting {startCompaction} /
+		// SendLlmRequest
+		origin, retries, request := m.b.StartCompaction(m.d.conversation)
+		m.d.retries = retries
+		m.d.origin = origin
+		m.d.request = chat.Request{}
+		m.core.State = StateCompacting
+		m.core.Start(77, StatePreparingRequest)
+		m.h.SendLLMRequest(request)
+		return m.core.Finish()
+	default:
+		// PreparingRequest -- [else]--> CallingLlm / SendLlmRequest
+		prevRequest := m.d.request
+		m.d.request = chat.Request{}
+		m.core.State = StateCallingLLM
+		m.core.Start(78, StatePreparingRequest)
+		m.h.SendLLMRequest(prevRequest)
 		return m.core.Finish()
 	}
 }
@@ -1534,6 +1898,8 @@ var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"post_tools_hook":         fsmrt.Value[PostToolsHook, State](&fsmDesc, "state post_tools_hook"),
 	"error":                   fsmrt.Value[Error, State](&fsmDesc, "state error"),
 	"stopping_turn":           fsmrt.Value[StoppingTurn, State](&fsmDesc, "state stopping_turn"),
+	"preparing_request":       fsmrt.Value[PreparingRequest, State](&fsmDesc, "state preparing_request"),
+	"compacting":              fsmrt.Value[Compacting, State](&fsmDesc, "state compacting"),
 	"shutting_down":           fsmrt.Value[ShuttingDown, State](&fsmDesc, "state shutting_down"),
 }
 
@@ -1555,6 +1921,7 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"retry_timeout_fired":       fsmrt.Pointer[RetryTimeoutFired, Event](&fsmDesc, "event retry_timeout_fired"),
 	"shutdown_requested":        fsmrt.Pointer[ShutdownRequested, Event](&fsmDesc, "event shutdown_requested"),
 	"interrupt":                 fsmrt.Pointer[Interrupt, Event](&fsmDesc, "event interrupt"),
+	"compact_requested":         fsmrt.Pointer[CompactRequested, Event](&fsmDesc, "event compact_requested"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.

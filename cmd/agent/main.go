@@ -296,6 +296,9 @@ type options struct {
 	resume, threads, logFile, price             string
 	maxRetries                                  int
 	retryDelay, toolTimeout                     time.Duration
+	// compactAt and contextWindow set compaction (see behavior.Config).
+	compactAt     float64
+	contextWindow int
 	// The limits.
 	maxToolCalls, parallelTools                       int
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
@@ -380,6 +383,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
 	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
+	fs.Float64Var(&o.compactAt, "compact-at", behavior.DefaultCompactAt, "compact the conversation (the model summarises its older part) before a request that would pass this `share` of the model's context window; 0: never")
+	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window in `tokens` (default: known for the providers' models; for another model compaction is off unless given)")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
 	o.maxToolArgs, o.maxEditSize = tools.DefaultMaxArgBytes, tools.DefaultMaxEditBytes
 	o.maxInputLine, o.llmMaxReply = byteSize(agentexec.DefaultLimits.InputLine), llm.DefaultMaxReplyBytes
@@ -494,6 +499,10 @@ var behaviorFlags = []struct {
 	{"max-retries", func(c *behavior.Config, o options) { c.MaxRetries = o.maxRetries }, "must be 0 or more"},
 	{"retry-delay", func(c *behavior.Config, o options) { c.BaseDelay = o.retryDelay },
 		"must be positive and at most " + behavior.DefaultMaxDelay.String() + " (the longest delay between retries)"},
+	{"compact-at", func(c *behavior.Config, o options) { c.CompactAt = o.compactAt },
+		"must be a share of the context window from 0 (never compact) to 1, e.g. 0.8"},
+	{"context-window", func(c *behavior.Config, o options) { c.ContextWindow = o.contextWindow },
+		"must be the model's context window in tokens, e.g. 200000 (0: not known, no compaction)"},
 }
 
 // behaviorConfig returns the behaviour's configuration: the defaults, the
@@ -506,6 +515,9 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 		f.set(&c, o)
 	}
 	c.Model, c.System, c.Tools = model, systemPrompt, specs
+	if !o.set["context-window"] {
+		c.ContextWindow = contextWindowOf(model)
+	}
 	return c
 }
 

@@ -39,6 +39,7 @@ func slashCommands() []slashCommand {
 		diffCommand,
 		expandCommand,
 		usageCommand,
+		compactCommand,
 		sessionsCommand,
 		quitCommand,
 	}

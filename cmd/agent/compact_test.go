@@ -88,8 +88,9 @@ func requestTokens(b *behavior.Agent, req fakellm.Request) int {
 // under the threshold; each request right after a summary starts with the
 // summary, holds the user's prompt verbatim, and ends with the pending
 // round whole (the call and its result). It returns the number of
-// summaries and the largest request's tokens.
-func compactionStats(t *testing.T, b *behavior.Agent, reqs []fakellm.Request, prompt string) (summaries, largest int) {
+// summaries, the largest request's tokens and the largest of a request
+// right after a summary.
+func compactionStats(t *testing.T, b *behavior.Agent, reqs []fakellm.Request, prompt string) (summaries, largest, after int) {
 	t.Helper()
 	for i, req := range reqs {
 		tokens := requestTokens(b, req)
@@ -104,6 +105,7 @@ func compactionStats(t *testing.T, b *behavior.Agent, reqs []fakellm.Request, pr
 		require.Less(t, i+1, len(reqs), "the request that waited for the summary was sent")
 		next := reqs[i+1]
 		require.NotEmpty(t, next.Messages)
+		after = max(after, requestTokens(b, next))
 		assert.True(t, strings.HasPrefix(next.Messages[0].Text, behavior.SummaryHeading), "request %d starts with the summary: %.80q", i+1, next.Messages[0].Text)
 		assert.Contains(t, next.Messages[0].Text, summaryText)
 		var user strings.Builder
@@ -120,7 +122,7 @@ func compactionStats(t *testing.T, b *behavior.Agent, reqs []fakellm.Request, pr
 		assert.Equal(t, call.ToolCalls[0].ID, last.ToolCallID)
 		assert.True(t, strings.TrimSuffix(last.Text, "\n") == strings.TrimSuffix(bigFile, "\n"), "request %d: the pending round's result is whole", i+1)
 	}
-	return summaries, largest
+	return summaries, largest, after
 }
 
 // TestCompactionAtThreshold runs a one-shot session of many rounds of
@@ -130,9 +132,22 @@ func compactionStats(t *testing.T, b *behavior.Agent, reqs []fakellm.Request, pr
 // the thread resumes from the compacted conversation, and the event log
 // replays.
 func TestCompactionAtThreshold(t *testing.T) {
-	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
-		t.Run(string(p), func(t *testing.T) {
-			const prompt, rounds = "Read big.txt forty times.", 40
+	tests := []struct {
+		p      fakellm.Provider
+		rounds int
+	}{
+		{fakellm.Anthropic, 40},
+		{fakellm.OpenAI, 40},
+		{fakellm.Anthropic, 500},
+		{fakellm.OpenAI, 500},
+	}
+	for _, tt := range tests {
+		p, rounds := tt.p, tt.rounds
+		t.Run(fmt.Sprintf("%s/%d rounds", p, rounds), func(t *testing.T) {
+			if rounds > 100 && testing.Short() {
+				t.Skip("a long session; run without -short")
+			}
+			prompt := fmt.Sprintf("Read big.txt %d times.", rounds)
 			e := newEnv(t, p, map[string]string{"big.txt": bigFile})
 			e.srv.Respond(compactingModel(rounds))
 			r := e.run(t, "", "-context-window", fmt.Sprint(compactWindow), "-p", prompt)
@@ -143,10 +158,11 @@ func TestCompactionAtThreshold(t *testing.T) {
 
 			b := estimator(t, e)
 			reqs := e.srv.Requests()
-			summaries, largest := compactionStats(t, b, reqs, prompt)
-			assert.GreaterOrEqual(t, summaries, 3, "a session of %d rounds is compacted several times", rounds)
+			summaries, largest, after := compactionStats(t, b, reqs, prompt)
+			assert.GreaterOrEqual(t, summaries, rounds/12, "a session of %d rounds is compacted every few rounds", rounds)
 			assert.Equal(t, rounds+1+summaries, len(reqs))
-			t.Logf("%s: %d requests, %d compactions, largest request %d tokens (threshold %d)", p, len(reqs), summaries, largest, b.Threshold())
+			t.Logf("%s, %d rounds: %d requests, %d compactions, largest request %d tokens (threshold %d), after a compaction at most %d", p, rounds, len(reqs), summaries, largest, b.Threshold(), after)
+			assert.Less(t, after, b.Threshold()/2, "compaction shortens the request")
 
 			id := e.onlyThread(t)
 			msgs := messages(e.state(t, id))

@@ -38,7 +38,8 @@
 // commands and keys), /diff (what changed in the workspace since the
 // session started: the agent's commits and what is not committed),
 // /expand (the last round of tools' whole output), /usage (the tokens used
-// and their cost), /quit (stop the turn, save and quit). An unknown
+// and their cost), /compact (replace the earlier conversation by the
+// model's summary of it, now), /quit (stop the turn, save and quit). An unknown
 // command is an error that suggests the closest one. A message that starts
 // with "//" is sent with one slash less ("//help" sends "/help"); a line
 // such as "/src/main.go:3: undefined" (a path) is a message.
@@ -182,6 +183,26 @@
 // is identical: it prints "replay ok: N events" and exits 0, or prints the
 // first difference (or the first line edited after it was written, or
 // that the log was cut) and exits 1.
+//
+// # Compaction
+//
+// Before each request the agent estimates its size (system prompt, tools
+// and messages, at 3 bytes a token); when it would pass -compact-at of the
+// model's context window, the model is first asked for a summary of the
+// older part of the conversation (the task, the decisions, the files
+// touched, what remains), which then replaces that part as one message
+// marked as a summary. The last message the user typed and the request's
+// tail (the pending round of tools, call and results; or the new message;
+// or, between turns, the last reply) are kept whole. /compact does the
+// same between turns. A summary request that fails for good ends the turn
+// with the error and keeps the conversation whole.
+//
+//	-compact-at SHARE     compact before a request that would pass this
+//	                      share of the context window (default 0.8; 0: never)
+//	-context-window N     the model's context window in tokens (default:
+//	                      known for Claude, GPT-4.1, GPT-4o, GPT-5, o3 and
+//	                      o4-mini; for another model compaction is off
+//	                      unless it is given)
 //
 // # Tools
 //

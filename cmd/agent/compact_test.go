@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
@@ -293,4 +294,37 @@ func TestKillDuringCompaction(t *testing.T) {
 	assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code, "the event log replays")
 	_, err := os.Stat(filepath.Join(e.threads, id+".journal"))
 	require.NoError(t, err)
+}
+
+// TestCompactionKeepsTheTurnsCommit edits files in a second turn
+// compacted on the way: the turn's one commit still names the user's
+// request.
+func TestCompactionKeepsTheTurnsCommit(t *testing.T) {
+	const prompt, rounds = "Write twelve copies of the file.", 12
+	e := newEnv(t, fakellm.OpenAI, nil)
+	var mu sync.Mutex
+	n := 0
+	e.srv.Respond(func(req fakellm.Request) fakellm.Reply {
+		if isSummaryRequest(req) {
+			return fakellm.Reply{Text: summaryText}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch n++; {
+		case n == 1:
+			return fakellm.Reply{Text: "Hi."}
+		case n > rounds+1:
+			return fakellm.Reply{Text: "Wrote the copies."}
+		}
+		args := fmt.Sprintf(`{"path":"copy%02d.txt","old_str":"","new_str":%q}`, n, bigFile)
+		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: fmt.Sprintf("call_%d", n), Name: "edit_file", Args: args}}}
+	})
+	r := e.run(t, "Hello.\n"+prompt+"\n", "-context-window", fmt.Sprint(compactWindow))
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	require.Contains(t, r.stderr, "compacted:")
+	msg := gittest.Git(t, e.ws, "log", "-1", "--format=%B")
+	assert.Contains(t, msg, "Wrote the copies.")
+	assert.Contains(t, msg, "Asked: "+prompt)
+	assert.NotContains(t, msg, "Summary of the earlier conversation")
+	assert.Equal(t, "2", gittest.Git(t, e.ws, "rev-list", "--count", "HEAD"), "one commit for the turn")
 }

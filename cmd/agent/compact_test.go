@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -248,52 +247,65 @@ func TestCompactCommandRefused(t *testing.T) {
 }
 
 // TestKillDuringCompaction kills the agent with SIGKILL while the summary
-// request is in flight, then resumes the thread one-shot: the compaction
-// is done again and the turn ends; nothing is lost and the log replays.
+// request is in flight, then resumes the thread: one-shot, the compaction
+// is done again and the turn ends; interactively, the turn is stopped as
+// Ctrl-C stops it and nothing is sent. Nothing is lost and the log
+// replays.
 func TestKillDuringCompaction(t *testing.T) {
-	const prompt, rounds = "Read big.txt twenty times.", 20
-	e := newEnv(t, fakellm.Anthropic, map[string]string{"big.txt": bigFile})
-	hold := make(chan struct{})
-	defer close(hold)
-	model := compactingModel(rounds)
-	e.srv.Respond(func(req fakellm.Request) fakellm.Reply {
-		if isSummaryRequest(req) {
-			return fakellm.Reply{Wait: hold, Text: summaryText}
-		}
-		return model(req)
-	})
-	killWhen(t, e, func() bool {
-		for _, req := range e.srv.Requests() {
-			if isSummaryRequest(req) {
-				return true
-			}
-		}
-		return false
-	}, "-context-window", fmt.Sprint(compactWindow), "-p", prompt)
-	id := e.onlyThread(t)
-	st := e.state(t, id)
-	require.Equal(t, "Compacting", st.Kind().String(), "the thread was saved compacting")
-	conv, _ := behavior.ConversationOf(st)
-	last, _ := conv.Last()
-	require.Equal(t, chat.RoleTool, last.Role, "the request that waits for the summary follows a round of tools")
-	before := len(e.srv.Requests())
+	for _, oneShot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("one-shot=%v", oneShot), func(t *testing.T) {
+			const prompt, rounds = "Read big.txt twenty times.", 20
+			e := newEnv(t, fakellm.Anthropic, map[string]string{"big.txt": bigFile})
+			hold := make(chan struct{})
+			defer close(hold)
+			model := compactingModel(rounds)
+			e.srv.Respond(func(req fakellm.Request) fakellm.Reply {
+				if isSummaryRequest(req) {
+					return fakellm.Reply{Wait: hold, Text: summaryText}
+				}
+				return model(req)
+			})
+			killWhen(t, e, func() bool {
+				for _, req := range e.srv.Requests() {
+					if isSummaryRequest(req) {
+						return true
+					}
+				}
+				return false
+			}, "-context-window", fmt.Sprint(compactWindow), "-p", prompt)
+			id := e.onlyThread(t)
+			st := e.state(t, id)
+			require.Equal(t, "Compacting", st.Kind().String(), "the thread was saved compacting")
+			whole := messages(st)
+			conv, _ := behavior.ConversationOf(st)
+			last, _ := conv.Last()
+			require.Equal(t, chat.RoleTool, last.Role, "the request that waits for the summary follows a round of tools")
+			before := len(e.srv.Requests())
+			e.srv.Respond(model)
 
-	e.srv.Respond(model)
-	r := e.run(t, "", "-context-window", fmt.Sprint(compactWindow), "-resume", id, "-p", "Go on.")
-	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
-	assert.Contains(t, r.stderr, "resuming: asking the model for the summary of the conversation again")
-	msgs := messages(e.state(t, id))
-	assert.True(t, strings.HasPrefix(msgs[0], "user: "+behavior.SummaryHeading))
-	assert.Contains(t, msgs, "user: "+prompt, "the user's message survived")
-	assert.Equal(t, "assistant: All done.", msgs[len(msgs)-1])
-	reqs := e.srv.Requests()[before:]
-	require.GreaterOrEqual(t, len(reqs), 2)
-	assert.True(t, isSummaryRequest(reqs[0]), "the summary is asked for again")
-	pending := reqs[1].Messages[len(reqs[1].Messages)-1]
-	assert.Equal(t, last.ToolCallID, pending.ToolCallID, "the round pending at the kill is sent after the summary")
-	assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code, "the event log replays")
-	_, err := os.Stat(filepath.Join(e.threads, id+".journal"))
-	require.NoError(t, err)
+			if !oneShot {
+				r := e.run(t, "", "-context-window", fmt.Sprint(compactWindow), "-resume", id)
+				require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+				assert.Len(t, e.srv.Requests(), before, "nothing is sent before the user types")
+				assert.Equal(t, append(whole, "user: "+behavior.UserStoppedNote), messages(e.state(t, id)), "the conversation is whole, the turn stopped")
+				assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code, "the event log replays")
+				return
+			}
+			r := e.run(t, "", "-context-window", fmt.Sprint(compactWindow), "-resume", id, "-p", "Go on.")
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "resuming: asking the model for the summary of the conversation again")
+			msgs := messages(e.state(t, id))
+			assert.True(t, strings.HasPrefix(msgs[0], "user: "+behavior.SummaryHeading))
+			assert.Contains(t, msgs, "user: "+prompt, "the user's message survived")
+			assert.Equal(t, "assistant: All done.", msgs[len(msgs)-1])
+			reqs := e.srv.Requests()[before:]
+			require.GreaterOrEqual(t, len(reqs), 2)
+			assert.True(t, isSummaryRequest(reqs[0]), "the summary is asked for again")
+			pending := reqs[1].Messages[len(reqs[1].Messages)-1]
+			assert.Equal(t, last.ToolCallID, pending.ToolCallID, "the round pending at the kill is sent after the summary")
+			assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code, "the event log replays")
+		})
+	}
 }
 
 // TestCompactionKeepsTheTurnsCommit edits files in a second turn

@@ -42,7 +42,7 @@ var compactCommand = slashCommand{
 	run: func(ctx context.Context, s *slashSession, _ string) error {
 		err := s.agent.Compact(ctx)
 		if errors.Is(err, agentexec.ErrNothingToCompact) {
-			return s.say(ctx, "nothing to compact yet: the conversation has no earlier exchange to summarise")
+			return s.say(ctx, err.Error())
 		}
 		return err
 	},

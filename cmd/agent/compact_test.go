@@ -201,7 +201,7 @@ func TestCompactCommand(t *testing.T) {
 			)
 			r := e.run(t, "First task.\nSecond task.\n/compact\nThird task.\n")
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
-			assert.Contains(t, r.stderr, "compacting the conversation (4 messages) as you asked")
+			assert.Contains(t, r.stderr, "compacting the conversation (4 messages), as you asked")
 			assert.Contains(t, r.stderr, "compacted: 4 messages are now 3")
 			assert.NotContains(t, r.stdout, summaryText, "the summary is not shown as a reply")
 
@@ -239,7 +239,7 @@ func TestCompactCommandRefused(t *testing.T) {
 	)
 	r := e.run(t, "/compact\nFirst task.\n/compact\nSecond task.\n/compact\n")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
-	assert.Contains(t, r.stdout+r.stderr, "nothing to compact yet")
+	assert.Contains(t, r.stdout+r.stderr, "nothing to compact: the conversation holds no exchange before the last one")
 	assert.Contains(t, r.stderr, "compacting the conversation failed")
 	assert.Contains(t, r.stderr, "prompt is too long")
 	assert.Len(t, e.srv.Requests(), 3)

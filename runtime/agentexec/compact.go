@@ -20,16 +20,17 @@ func (a *Agent) noteCompaction() {
 	}
 	a.compactFrom = st.Conversation.Len()
 	b := a.cfg.Behavior
-	why := "as you asked"
-	if !b.IsCompactCommand(st.Origin) {
-		why = fmt.Sprintf("the next request, about %d tokens, would pass the threshold of %d (-compact-at of -context-window)",
-			b.EstimateTokens(st.Conversation), b.Threshold())
+	n := st.Conversation.Len()
+	switch {
+	case st.Retries > 0:
+		a.display.Notice(fmt.Sprintf("compacting the conversation (%d messages), attempt %d", n, st.Retries+1))
+	case b.IsCompactCommand(st.Origin):
+		a.display.Notice(fmt.Sprintf("compacting the conversation (%d messages), as you asked: the model summarises it", n))
+	default:
+		cfg := b.Config()
+		a.display.Notice(fmt.Sprintf("compacting the conversation (%d messages): the next request, about %d tokens, would pass %g of the %d-token context window (-compact-at, -context-window); the model summarises it first",
+			n, b.EstimateTokens(st.Conversation), cfg.CompactAt, cfg.ContextWindow))
 	}
-	if st.Retries > 0 {
-		a.display.Notice(fmt.Sprintf("compacting the conversation (%d messages), attempt %d", st.Conversation.Len(), st.Retries+1))
-		return
-	}
-	a.display.Notice(fmt.Sprintf("compacting the conversation (%d messages) %s: asking the model for a summary", st.Conversation.Len(), why))
 }
 
 // compacted tells the user what compaction did, once the summary arrived.
@@ -49,7 +50,7 @@ func (a *Agent) compacted(summary chat.Response) {
 
 // ErrNothingToCompact is Compact's error for a conversation without an
 // older part to summarise.
-var ErrNothingToCompact = errors.New("there is nothing to compact yet: the conversation has no earlier exchange to summarise")
+var ErrNothingToCompact = errors.New("nothing to compact: the conversation holds no exchange before the last one to summarise (an earlier summary is not summarised again alone)")
 
 // ErrBusy is Compact's error while a turn runs.
 var ErrBusy = errors.New("a turn is running: compact between turns, once the agent waits for your message")

@@ -52,6 +52,15 @@ type Config struct {
 	// call of one (even a failed one) runs the post-tools hook. None, when
 	// empty.
 	MutatingTools []string
+	// ContextWindow is the model's context window, in tokens; 0 when it
+	// is not known, which turns compaction off.
+	ContextWindow int
+	// CompactAt is the share of ContextWindow a request's estimated size
+	// (see Agent.EstimateTokens) may reach: a request that would pass it
+	// is preceded by compaction, which replaces the older part of the
+	// conversation by the model's summary of it. 0 turns compaction off;
+	// at most 1.
+	CompactAt float64
 }
 
 // The defaults of DefaultConfig.
@@ -79,12 +88,16 @@ func DefaultConfig() Config {
 		MaxDelay:      DefaultMaxDelay,
 		MaxRetryAfter: DefaultMaxRetryAfter,
 		MutatingTools: slices.Clone(DefaultMutatingTools),
+		CompactAt:     DefaultCompactAt,
 	}
 }
 
 // Agent is the agent's Behavior. It is immutable and safe to share.
 type Agent struct {
 	cfg Config
+	// fixedBytes is what every request carries besides its messages: the
+	// system prompt and the tools, as EstimateTokens counts them.
+	fixedBytes int
 }
 
 var _ agent.Behavior = (*Agent)(nil)
@@ -104,12 +117,18 @@ func New(cfg Config) (*Agent, error) {
 	check(cfg.BaseDelay > 0, "behavior: the retry delay is %s: it must be positive (Config.BaseDelay)", cfg.BaseDelay)
 	check(cfg.MaxDelay >= cfg.BaseDelay, "behavior: the longest retry delay %s is shorter than the first, %s (Config.MaxDelay)", cfg.MaxDelay, cfg.BaseDelay)
 	check(cfg.MaxRetryAfter > 0, "behavior: the cap on retry-after is %s: it must be positive (Config.MaxRetryAfter)", cfg.MaxRetryAfter)
+	check(cfg.ContextWindow >= 0, "behavior: the context window is %d tokens: it must be 0 (not known) or more (Config.ContextWindow)", cfg.ContextWindow)
+	check(cfg.CompactAt >= 0 && cfg.CompactAt <= 1, "behavior: compaction at %g of the context window: give a share from 0 (off) to 1 (Config.CompactAt)", cfg.CompactAt)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	cfg.MutatingTools = slices.Clone(cfg.MutatingTools)
 	cfg.Tools = slices.Clone(cfg.Tools)
-	return &Agent{cfg: cfg}, nil
+	fixed := len(cfg.System)
+	for _, t := range cfg.Tools {
+		fixed += len(t.Name) + len(t.Description) + len(t.InputSchema) + 32
+	}
+	return &Agent{cfg: cfg, fixedBytes: fixed}, nil
 }
 
 // Config returns the configuration in effect.
@@ -291,6 +310,10 @@ func ConversationOf(s agent.State) (chat.Conversation, bool) {
 		return s.Conversation, true
 	case agent.StoppingTurn:
 		return s.Conversation, true
+	case agent.Compacting:
+		return s.Conversation, true
+	case agent.PreparingRequest:
+		return s.Conversation, true
 	}
 	return chat.Conversation{}, false
 }
@@ -341,7 +364,7 @@ func (a *Agent) InterruptToolsWithHook(c chat.Conversation, round chat.ToolRound
 // runtime finds the turn's commit by it.
 func TurnStart(msgs []chat.Message) (int, bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == chat.RoleUser && m.Content != UserStoppedNote {
+		if m := msgs[i]; m.Role == chat.RoleUser && m.Content != UserStoppedNote && !m.Summary {
 			return i, true
 		}
 	}

@@ -528,6 +528,8 @@ func TestTurnStartAndUndo(t *testing.T) {
 		{"the last of two", []chat.Message{u("one"), a("1"), u("two"), a(""), tool, a("2")}, []chat.Message{u("one"), a("1")}},
 		{"a stopped turn, its note included", []chat.Message{u("one"), a("1"), u("two"), u(behavior.UserStoppedNote)}, []chat.Message{u("one"), a("1")}},
 		{"only a note", []chat.Message{u(behavior.UserStoppedNote)}, []chat.Message{u(behavior.UserStoppedNote)}},
+		{"a summary is no turn", []chat.Message{{Role: chat.RoleUser, Content: "summary", Summary: true}, u("two"), a("2")}, []chat.Message{{Content: "summary"}}},
+		{"only a summary", []chat.Message{{Role: chat.RoleUser, Content: "summary", Summary: true}, a("2")}, []chat.Message{{Content: "summary"}, {Content: "2"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := behavior.New(behavior.DefaultConfig())

@@ -40,6 +40,11 @@ type Message struct {
 	ToolName string `json:"tool_name,omitempty"`
 	// IsError marks a tool message whose tool failed.
 	IsError bool `json:"is_error,omitempty"`
+	// Summary marks the user-role message that holds the model's summary
+	// of the earlier conversation, put in its place when the agent
+	// compacted it: it is sent as a user message, but no one typed it, so
+	// it is no turn's start.
+	Summary bool `json:"summary,omitempty"`
 }
 
 // UserMessage returns a message from the user.
@@ -193,6 +198,13 @@ const (
 	OriginLLM  ErrorOrigin = "llm"
 	OriginTool ErrorOrigin = "tool"
 	OriginIO   ErrorOrigin = "io"
+	// OriginCompaction is a summary request the agent sent because the
+	// next request would pass the compaction threshold; that request is
+	// sent once the conversation is compacted.
+	OriginCompaction ErrorOrigin = "compaction"
+	// OriginCompactCommand is a summary request the user asked for
+	// between turns (/compact); no request waits for it.
+	OriginCompactCommand ErrorOrigin = "compact_command"
 )
 
 // ToolStatus is where a tool execution stands.

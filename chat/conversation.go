@@ -19,6 +19,8 @@ type Conversation struct {
 	id  string
 	log *messageLog
 	n   int
+	// size is the Size of the n messages, kept as they are appended.
+	size int
 }
 
 // messageLog is the storage that copies of a Conversation share, and the
@@ -47,6 +49,26 @@ func (c Conversation) Messages() []Message {
 	return c.log.msgs[:c.n:c.n]
 }
 
+// Size returns an estimate of the bytes the messages take in a request:
+// their text, tool calls and tool results, and a few bytes of framing
+// each. It is kept as messages are appended, so it costs O(1); a
+// conversation cut back with Truncate counts its messages again.
+func (c Conversation) Size() int { return c.size }
+
+// messageOverhead is what Size counts for a message's framing: its role
+// and the structure around its content.
+const messageOverhead = 16
+
+// size returns the bytes m takes in a request, as Size counts them.
+func (m *Message) size() int {
+	n := messageOverhead + len(m.Content) + len(m.ToolCallID) + len(m.ToolName)
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		n += messageOverhead + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+	}
+	return n
+}
+
 // Last returns the last message and true, or false when the conversation is empty.
 func (c Conversation) Last() (Message, bool) {
 	if c.n == 0 {
@@ -64,6 +86,9 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 	c = c.reserve(len(msgs))
 	c.log.msgs = append(c.log.msgs, msgs...)
 	c.n = len(c.log.msgs)
+	for i := range msgs {
+		c.size += msgs[i].size()
+	}
 	return c
 }
 
@@ -76,6 +101,7 @@ func (c Conversation) AppendMessage(msg *Message, role Role) Conversation {
 	if last := &c.log.msgs[c.n-1]; last.Role == "" {
 		last.Role = role
 	}
+	c.size += msg.size()
 	return c
 }
 
@@ -115,6 +141,7 @@ func (c Conversation) AppendToolResults(r ToolRound) Conversation {
 		if o := r.outcome(i); o != nil {
 			msg.Content, msg.IsError = o.Content, o.IsError
 		}
+		c.size += msg.size()
 	}
 	c.n = len(c.log.msgs)
 	return c
@@ -146,7 +173,13 @@ func (c Conversation) moved(capacity int) []Message {
 // are the other copies: appending to the result gives it storage of its
 // own.
 func (c Conversation) Truncate(n int) Conversation {
-	c.n = min(max(n, 0), c.n)
+	if n = min(max(n, 0), c.n); n == c.n {
+		return c
+	}
+	c.n, c.size = n, 0
+	for i := range c.log.msgs[:n] {
+		c.size += c.log.msgs[i].size()
+	}
 	return c
 }
 
@@ -207,7 +240,7 @@ func (c Conversation) Equal(o Conversation) bool {
 // equal reports whether two messages are the same.
 func (m Message) equal(o Message) bool {
 	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID ||
-		m.ToolName != o.ToolName || m.IsError != o.IsError || len(m.ToolCalls) != len(o.ToolCalls) {
+		m.ToolName != o.ToolName || m.IsError != o.IsError || m.Summary != o.Summary || len(m.ToolCalls) != len(o.ToolCalls) {
 		return false
 	}
 	for i, tc := range m.ToolCalls {

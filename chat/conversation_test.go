@@ -166,3 +166,46 @@ func TestConversationCommon(t *testing.T) {
 		})
 	}
 }
+
+// TestConversationSize checks that Size, kept as messages are appended,
+// is what counting the messages afresh gives, whichever way they came:
+// appended, appended as tool results, decoded, cut back.
+func TestConversationSize(t *testing.T) {
+	calls := []chat.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}, {ID: "c2", Name: "bash"}}
+	base := chat.NewConversation("T").Append(chat.UserMessage("hello"), chat.Message{Role: chat.RoleAssistant, Content: "hi", ToolCalls: calls})
+	round := base.StartRound(calls)
+	round = round.Complete(0, chat.ToolOutcome{Content: "file a"})
+	round = round.Complete(1, chat.ToolOutcome{Content: "ok", IsError: true})
+	withResults := base.AppendToolResults(round)
+	msg := chat.Message{Role: chat.RoleAssistant, Content: "done"}
+	appended := withResults.AppendMessage(&msg, chat.RoleAssistant)
+	var decoded chat.Conversation
+	b, err := json.Marshal(appended)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &decoded))
+	// fresh counts the messages afresh.
+	fresh := func(c chat.Conversation) int {
+		return chat.NewConversation("x").Append(c.Messages()...).Size()
+	}
+	tests := []struct {
+		name string
+		c    chat.Conversation
+		want int
+	}{
+		{"empty", chat.NewConversation("T"), 0},
+		{"one message", chat.NewConversation("T").Append(chat.UserMessage("hello")), 16 + 5},
+		{"appended", base, fresh(base)},
+		{"tool results", withResults, fresh(withResults)},
+		{"AppendMessage", appended, fresh(appended)},
+		{"decoded", decoded, appended.Size()},
+		{"cut back", appended.Truncate(2), base.Size()},
+		{"cut to nothing", appended.Truncate(0), 0},
+		{"cut to more", appended.Truncate(99), appended.Size()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.c.Size())
+		})
+	}
+	assert.Greater(t, withResults.Size(), base.Size()+len("file a")+len("ok"))
+}

@@ -38,7 +38,8 @@
 // commands and keys), /diff (what changed in the workspace since the
 // session started: the agent's commits and what is not committed), /undo
 // (take the last turn back: see below), /expand (the last round of tools'
-// whole output), /usage (the tokens used and their cost), /sessions (the
+// whole output), /usage (the tokens used and their cost), /compact (replace the earlier
+// conversation by the model's summary of it, now), /sessions (the
 // saved threads), /resume ID or /resume last (save this thread and go on
 // with another, on the same terminal), /fork (go on in a copy of this
 // thread, a new ID, leaving this one as it is), /quit (stop the turn, save
@@ -213,6 +214,26 @@
 // if it could not; that version is pushed the next time the agent runs on
 // the thread with -sync (a resumed thread is pushed at start).
 //
+// # Compaction
+//
+// Before each request the agent estimates its size (system prompt, tools
+// and messages, at 3 bytes a token); when it would pass -compact-at of the
+// model's context window, the model is first asked for a summary of the
+// older part of the conversation (the task, the decisions, the files
+// touched, what remains), which then replaces that part as one message
+// marked as a summary. The last message the user typed and the request's
+// tail (the pending round of tools, call and results; or the new message;
+// or, between turns, the last reply) are kept whole. /compact does the
+// same between turns. A summary request that fails for good ends the turn
+// with the error and keeps the conversation whole.
+//
+//	-compact-at SHARE     compact before a request that would pass this
+//	                      share of the context window (default 0.8; 0: never)
+//	-context-window N     the model's context window in tokens (default:
+//	                      known for Claude, GPT-4.1, GPT-4o, GPT-5, o3 and
+//	                      o4-mini; for another model compaction is off
+//	                      unless it is given)
+//
 // # Tools
 //
 // read_file, list_files, edit_file (replace one exact occurrence, or create
@@ -341,6 +362,9 @@ type options struct {
 	sync                                        string
 	maxRetries                                  int
 	retryDelay, toolTimeout                     time.Duration
+	// compactAt and contextWindow set compaction (see behavior.Config).
+	compactAt     float64
+	contextWindow int
 	// The limits.
 	maxToolCalls, parallelTools                       int
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
@@ -445,6 +469,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
 	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
+	fs.Float64Var(&o.compactAt, "compact-at", behavior.DefaultCompactAt, "compact the conversation (the model summarises its older part) before a request that would pass this `share` of the model's context window; 0: never")
+	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window in `tokens` (default: known for the providers' models; for another model compaction is off unless given)")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
 	o.maxToolArgs, o.maxEditSize = tools.DefaultMaxArgBytes, tools.DefaultMaxEditBytes
 	o.maxInputLine, o.llmMaxReply = byteSize(agentexec.DefaultLimits.InputLine), llm.DefaultMaxReplyBytes
@@ -565,6 +591,10 @@ var behaviorFlags = []struct {
 	{"max-retries", func(c *behavior.Config, o options) { c.MaxRetries = o.maxRetries }, "must be 0 or more"},
 	{"retry-delay", func(c *behavior.Config, o options) { c.BaseDelay = o.retryDelay },
 		"must be positive and at most " + behavior.DefaultMaxDelay.String() + " (the longest delay between retries)"},
+	{"compact-at", func(c *behavior.Config, o options) { c.CompactAt = o.compactAt },
+		"must be a share of the context window from 0 (never compact) to 1, e.g. 0.8"},
+	{"context-window", func(c *behavior.Config, o options) { c.ContextWindow = o.contextWindow },
+		"must be the model's context window in tokens, e.g. 200000 (0: not known, no compaction)"},
 }
 
 // behaviorConfig returns the behaviour's configuration: the defaults, the
@@ -577,6 +607,9 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 		f.set(&c, o)
 	}
 	c.Model, c.System, c.Tools = model, systemPrompt, specs
+	if !o.set["context-window"] {
+		c.ContextWindow = contextWindowOf(model)
+	}
 	return c
 }
 

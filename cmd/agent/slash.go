@@ -41,6 +41,7 @@ func slashCommands() []slashCommand {
 		undoCommand,
 		expandCommand,
 		usageCommand,
+		compactCommand,
 		sessionsCommand,
 		resumeCommand,
 		forkCommand,

@@ -51,6 +51,8 @@ const (
 	StatePostToolsHook
 	StateError
 	StateStoppingTurn
+	StatePreparingRequest
+	StateCompacting
 	StateShuttingDown
 )
 
@@ -60,7 +62,8 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
 	"WaitingForUserInput", "CallingLlm", "ProcessingLlmResponse", "ExecutingTools",
-	"PostToolsHook", "Error", "StoppingTurn", "ShuttingDown",
+	"PostToolsHook", "Error", "StoppingTurn", "PreparingRequest", "Compacting",
+	"ShuttingDown",
 }
 
 // EventKind identifies an event of the Agent machine. The zero EventKind is no
@@ -82,6 +85,7 @@ const (
 	EventShutdownRequested
 	EventInterrupt
 	EventUndoTurn
+	EventCompactRequested
 )
 
 // String returns the event's name as the spec writes it.
@@ -91,7 +95,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 var fsmEventNames = [...]string{
 	"UserInput", "TextDelta", "ToolCallDelta", "LlmCompleted", "LlmError",
 	"ToolProgress", "ToolCompleted", "PostToolsHookCompleted", "RetryTimeoutFired",
-	"ShutdownRequested", "Interrupt", "UndoTurn",
+	"ShutdownRequested", "Interrupt", "UndoTurn", "CompactRequested",
 }
 
 // ActionKind identifies an action of the Agent machine. The zero ActionKind is
@@ -123,7 +127,8 @@ var fsmActionNames = [...]string{
 
 // State is a state of the Agent machine: one of WaitingForUserInput,
 // CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error,
-// StoppingTurn and ShuttingDown. States are values.
+// StoppingTurn, PreparingRequest, Compacting and ShuttingDown. States are
+// values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
@@ -132,10 +137,10 @@ type State interface {
 
 // Event is an event the Agent machine handles: one of *UserInput, *TextDelta,
 // *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted,
-// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested, *Interrupt
-// and *UndoTurn. Events are passed by pointer; the machine reads them during
-// HandleEvent and keeps no pointer to them, though it may keep what their
-// fields hold.
+// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested, *Interrupt,
+// *UndoTurn and *CompactRequested. Events are passed by pointer; the machine
+// reads them during HandleEvent and keeps no pointer to them, though it may
+// keep what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -290,6 +295,51 @@ func (StoppingTurn) isState()        {}
 func (v StoppingTurn) MarshalJSON() ([]byte, error) {
 	type fields StoppingTurn
 	return fsmrt.MarshalKind("stopping_turn", fields(v))
+}
+
+// PreparingRequest is the state PreparingRequest: Examines the request about
+// to be sent and leaves at once, for Compacting when it would pass the
+// compaction threshold, for CallingLlm otherwise.
+//
+// It is a substate of Running.
+type PreparingRequest struct {
+	Conversation chat.Conversation `json:"conversation"`
+	Retries      int               `json:"retries"`
+	Request      chat.Request      `json:"request"`
+}
+
+// Kind returns StatePreparingRequest.
+func (PreparingRequest) Kind() StateKind { return StatePreparingRequest }
+func (PreparingRequest) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "preparing_request", ...its fields}.
+func (v PreparingRequest) MarshalJSON() ([]byte, error) {
+	type fields PreparingRequest
+	return fsmrt.MarshalKind("preparing_request", fields(v))
+}
+
+// Compacting is the state Compacting: A summary request is in flight: the
+// model summarises the older part of the conversation, which is then replaced
+// by the summary (the last user message and the pending tool round are kept).
+// origin says who asked: the threshold before a request (compaction), which is
+// sent once the conversation is compacted, or the user (compact_command).
+// retries counts the failed attempts of the summary request.
+//
+// It is a substate of Running.
+type Compacting struct {
+	Conversation chat.Conversation `json:"conversation"`
+	Retries      int               `json:"retries"`
+	Origin       chat.ErrorOrigin  `json:"origin"`
+}
+
+// Kind returns StateCompacting.
+func (Compacting) Kind() StateKind { return StateCompacting }
+func (Compacting) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "compacting", ...its fields}.
+func (v Compacting) MarshalJSON() ([]byte, error) {
+	type fields Compacting
+	return fsmrt.MarshalKind("compacting", fields(v))
 }
 
 // ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the
@@ -482,6 +532,19 @@ func (*UndoTurn) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "undo_turn", ...its fields}.
 func (UndoTurn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"undo_turn"}`), nil }
 
+// CompactRequested is the event CompactRequested: The user asked to compact
+// the conversation now (/compact).
+type CompactRequested struct{}
+
+// Kind returns EventCompactRequested.
+func (*CompactRequested) Kind() EventKind { return EventCompactRequested }
+func (*CompactRequested) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "compact_requested", ...its fields}.
+func (CompactRequested) MarshalJSON() ([]byte, error) {
+	return []byte(`{"kind":"compact_requested"}`), nil
+}
+
 // SendLLMRequest is the action SendLlmRequest: Call the LLM with the request
 // and stream its reply back as events.
 type SendLLMRequest struct {
@@ -654,6 +717,30 @@ type Behavior interface {
 	//
 	// It is given executions and call_id.
 	IsKnownCall(executions chat.ToolRound, callID string) bool
+	// NeedsCompaction reports whether the request for the conversation would pass
+	// the compaction threshold (a share of the model's context window) and
+	// compaction would shorten it.
+	//
+	// It is given conversation.
+	NeedsCompaction(conversation chat.Conversation) bool
+	// CanCompact reports whether the conversation has an older part that
+	// compaction would summarise.
+	//
+	// It is given conversation.
+	CanCompact(conversation chat.Conversation) bool
+	// IsCompaction reports whether the error is of a summary request (compaction).
+	//
+	// It is given origin.
+	IsCompaction(origin chat.ErrorOrigin) bool
+	// IsCompactCommand reports whether the compaction was asked for by the user
+	// between turns (/compact), with no request waiting for it.
+	//
+	// It is given origin.
+	IsCompactCommand(origin chat.ErrorOrigin) bool
+	// EmptySummary reports whether the summary reply holds no text.
+	//
+	// It is given response.
+	EmptySummary(response chat.Response) bool
 	// StartTurn appends the user's message and builds the request.
 	//
 	// It is given conversation and message and returns conversation, retries and
@@ -728,6 +815,48 @@ type Behavior interface {
 	//
 	// It is given pending_request and returns retries and request, in that order.
 	ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request)
+	// StartCompaction builds the summary request of the conversation's older part,
+	// before the request that would pass the threshold.
+	//
+	// It is given conversation and returns origin, retries and request, in that
+	// order.
+	StartCompaction(conversation chat.Conversation) (chat.ErrorOrigin, int, chat.Request)
+	// StartCompactCommand builds the summary request of the conversation's older
+	// part, as the user asked between turns.
+	//
+	// It is given conversation and returns origin, retries and request, in that
+	// order.
+	StartCompactCommand(conversation chat.Conversation) (chat.ErrorOrigin, int, chat.Request)
+	// RetryCompaction builds the summary request again, for a retry.
+	//
+	// It is given conversation and returns request.
+	RetryCompaction(conversation chat.Conversation) chat.Request
+	// ScheduleCompactionRetry counts the failed attempt of the summary request and
+	// computes the backoff delay.
+	//
+	// It is given retries and error and returns retries, attempt and delay, in
+	// that order.
+	ScheduleCompactionRetry(retries int, err chat.LLMError) (int, int, time.Duration)
+	// GiveUpCompaction describes the error the summary request failed with; the
+	// conversation is kept whole.
+	//
+	// It is given retries and error and returns message.
+	GiveUpCompaction(retries int, err chat.LLMError) string
+	// RefuseSummary says that the model's summary was empty; the conversation is
+	// kept whole.
+	//
+	// It is given response and returns message.
+	RefuseSummary(response chat.Response) string
+	// CompactAndResume replaces the conversation's older part by the summary and
+	// builds the request that waited for it.
+	//
+	// It is given conversation and response and returns conversation, retries and
+	// request, in that order.
+	CompactAndResume(conversation chat.Conversation, response chat.Response) (chat.Conversation, int, chat.Request)
+	// Compact replaces the conversation's older part by the summary.
+	//
+	// It is given conversation and response and returns conversation.
+	Compact(conversation chat.Conversation, response chat.Response) chat.Conversation
 }
 
 // Handler performs the actions of the Agent machine. HandleEvent calls one
@@ -840,8 +969,8 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:614b4b718d4dede7a65512debff83986", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest"},
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:8d16a65da330f0ae2b7e2c0d14363678", Rules: []Rule{
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn}"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
@@ -852,6 +981,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUndoTurn, Effect: "undoTurn", Actions: []ActionKind{ActionWaitForInput}, Label: "WaitingForUserInput --UndoTurn--> (stays) {undoTurn} / WaitForInput"},
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "canCompact", To: StateCompacting, Effect: "startCompactCommand", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --CompactRequested [canCompact]--> Compacting {startCompactCommand} / SendLlmRequest"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "else", Reason: "there is nothing to compact yet (no earlier exchange to summarise)", Label: "WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing to compact yet (no earlier exchange to summarise)"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
@@ -864,6 +995,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state CallingLlm", Label: "CallingLlm --UndoTurn--> rejected: UndoTurn is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state CallingLlm", Label: "CallingLlm --CompactRequested--> rejected: CompactRequested is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -876,12 +1008,13 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StateCallingLLM, Effect: "finishTools", Actions: []ActionKind{ActionSendLLMRequest}, Label: "ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StatePreparingRequest, Effect: "finishTools", Label: "ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools}"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state ExecutingTools", Label: "ExecutingTools --UndoTurn--> rejected: UndoTurn is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state ExecutingTools", Label: "ExecutingTools --CompactRequested--> rejected: CompactRequested is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
@@ -889,10 +1022,11 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StatePreparingRequest, Effect: "resumeAfterHook", Label: "PostToolsHook --PostToolsHookCompleted--> PreparingRequest {resumeAfterHook}"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state PostToolsHook", Label: "PostToolsHook --UndoTurn--> rejected: UndoTurn is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state PostToolsHook", Label: "PostToolsHook --CompactRequested--> rejected: CompactRequested is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
@@ -901,9 +1035,12 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error", Label: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "isCompaction", To: StateCompacting, Effect: "retryCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [isCompaction]--> Compacting {retryCompaction} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "else", To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [else]--> CallingLlm {buildRequest} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Error", Label: "Error --UndoTurn--> rejected: UndoTurn is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Error", Label: "Error --CompactRequested--> rejected: CompactRequested is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUserInput, Reason: "UserInput is not accepted in state StoppingTurn", Label: "StoppingTurn --UserInput--> rejected: UserInput is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
@@ -915,6 +1052,25 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state StoppingTurn", Label: "StoppingTurn --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state StoppingTurn", Label: "StoppingTurn --UndoTurn--> rejected: UndoTurn is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state StoppingTurn", Label: "StoppingTurn --CompactRequested--> rejected: CompactRequested is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "needsCompaction", To: StateCompacting, Effect: "startCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [needsCompaction]--> Compacting {startCompaction} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "else", To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [else]--> CallingLlm / SendLlmRequest"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUserInput, Reason: "UserInput is not accepted in state Compacting", Label: "Compacting --UserInput--> rejected: UserInput is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventTextDelta, Label: "Compacting --TextDelta--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventToolCallDelta, Label: "Compacting --ToolCallDelta--> ignored"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "emptySummary", To: StateWaitingForUserInput, Effect: "refuseSummary", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmCompleted [emptySummary]--> WaitingForUserInput {refuseSummary} / DisplayError"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "isCompactCommand", To: StateWaitingForUserInput, Effect: "compact", Actions: []ActionKind{ActionWaitForInput}, Label: "Compacting --LlmCompleted [isCompactCommand]--> WaitingForUserInput {compact} / WaitForInput"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "else", To: StateCallingLLM, Effect: "compactAndResume", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleCompactionRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "Compacting --LlmError [canRetry]--> Error {scheduleCompactionRetry} / ScheduleRetry"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUpCompaction", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmError [else]--> WaitingForUserInput {giveUpCompaction} / DisplayError"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Compacting", Label: "Compacting --ToolProgress--> rejected: ToolProgress is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Compacting", Label: "Compacting --ToolCompleted--> rejected: ToolCompleted is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Compacting", Label: "Compacting --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state Compacting", Label: "Compacting --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Compacting", Label: "Compacting --UndoTurn--> rejected: UndoTurn is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Compacting", Label: "Compacting --CompactRequested--> rejected: CompactRequested is not accepted in state Compacting"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
@@ -927,6 +1083,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUndoTurn, Label: "ShuttingDown --UndoTurn--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventCompactRequested, Label: "ShuttingDown --CompactRequested--> ignored"},
 	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
 }}
 
@@ -938,10 +1095,11 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 // and type. The current state's fields hold its data; the others are zero.
 type fsmData struct {
 	// conversation is the field conversation of WaitingForUserInput, CallingLlm,
-	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error and
-	// StoppingTurn.
+	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error, StoppingTurn,
+	// PreparingRequest and Compacting.
 	conversation chat.Conversation
-	// retries is the field retries of CallingLlm and Error.
+	// retries is the field retries of CallingLlm, Error, PreparingRequest and
+	// Compacting.
 	retries int
 	// response is the field response of ProcessingLlmResponse.
 	response chat.Response
@@ -954,8 +1112,10 @@ type fsmData struct {
 	completedTools chat.ToolRound
 	// error is the field error of Error.
 	error chat.LLMError
-	// origin is the field origin of Error.
+	// origin is the field origin of Error and Compacting.
 	origin chat.ErrorOrigin
+	// request is the field request of PreparingRequest.
+	request chat.Request
 }
 
 // Machine runs the Agent state machine. Create it with New or Restore. It is
@@ -1035,6 +1195,13 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.core.State = StateStoppingTurn
 		m.d.conversation = s.Conversation
 		m.d.completedTools = s.CompletedTools
+	case PreparingRequest:
+		return nil, fsmDesc.Transient("PreparingRequest")
+	case Compacting:
+		m.core.State = StateCompacting
+		m.d.conversation = s.Conversation
+		m.d.retries = s.Retries
+		m.d.origin = s.Origin
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
@@ -1081,6 +1248,10 @@ func (m *Machine) State() State {
 		return Error{Conversation: m.d.conversation, Error: m.d.error, Retries: m.d.retries, Origin: m.d.origin}
 	case StateStoppingTurn:
 		return StoppingTurn{Conversation: m.d.conversation, CompletedTools: m.d.completedTools}
+	case StatePreparingRequest:
+		return PreparingRequest{Conversation: m.d.conversation, Retries: m.d.retries, Request: m.d.request}
+	case StateCompacting:
+		return Compacting{Conversation: m.d.conversation, Retries: m.d.retries, Origin: m.d.origin}
 	case StateShuttingDown:
 		return ShuttingDown{}
 	}
@@ -1111,20 +1282,20 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest
+			// WaitingForUserInput --UserInput--> PreparingRequest {startTurn}
 			conversation, retries, request := m.b.StartTurn(m.d.conversation, ev.Message)
 			m.d.conversation = conversation
 			m.d.retries = retries
-			m.core.State = StateCallingLLM
+			m.d.request = request
+			m.core.State = StatePreparingRequest
 			m.core.Start(0, StateWaitingForUserInput)
-			m.h.SendLLMRequest(request)
-			return m.core.Finish()
+			return m.leavePreparingRequest()
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(86, from)
+			m.core.Start(114, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *UndoTurn:
@@ -1134,6 +1305,23 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.core.Start(10, StateWaitingForUserInput)
 			m.h.WaitForInput()
 			return m.core.Finish()
+		case *CompactRequested:
+			switch {
+			case m.b.CanCompact(m.d.conversation):
+				// WaitingForUserInput --CompactRequested [canCompact]--> Compacting
+				// {startCompactCommand} / SendLlmRequest
+				origin, retries, request := m.b.StartCompactCommand(m.d.conversation)
+				m.d.retries = retries
+				m.d.origin = origin
+				m.core.State = StateCompacting
+				m.core.Start(11, StateWaitingForUserInput)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			default:
+				// WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing
+				// to compact yet (no earlier exchange to summarise)
+				return m.core.Reject(12)
+			}
 		}
 	case StateCallingLLM:
 		switch ev := ev.(type) {
@@ -1142,12 +1330,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.core.Start(12, StateCallingLLM)
+			m.core.Start(14, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
 			return m.core.Finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.core.Start(13, StateCallingLLM)
+			m.core.Start(15, StateCallingLLM)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *LLMCompleted:
@@ -1160,7 +1348,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.core.State = StateProcessingLLMResponse
-			m.core.Start(14, StateCallingLLM)
+			m.core.Start(16, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1174,7 +1362,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.core.State = StateError
-				m.core.Start(15, StateCallingLLM)
+				m.core.Start(17, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1182,7 +1370,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(16, StateCallingLLM)
+				m.core.Start(18, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1191,7 +1379,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(86, from)
+			m.core.Start(114, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1200,7 +1388,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.retries = 0
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(21, StateCallingLLM)
+			m.core.Start(23, StateCallingLLM)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		}
@@ -1216,12 +1404,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(30, StateExecutingTools)
+				m.core.Start(33, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(31)
+				return m.core.Ignore(34)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1231,13 +1419,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(32)
+				return m.core.Reject(35)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(33, StateExecutingTools)
+				m.core.Start(36, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1249,27 +1437,26 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(34, StateExecutingTools)
+				m.core.Start(37, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
-				// ExecutingTools --ToolCompleted [else]--> CallingLlm {finishTools} /
-				// SendLlmRequest
+				// ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools}
 				conversation, retries, request := m.b.FinishTools(m.d.conversation, m.d.executions, ev.CallID, ev.Outcome)
 				m.d.conversation = conversation
 				m.d.retries = retries
+				m.d.request = request
 				m.d.executions = chat.ToolRound{}
-				m.core.State = StateCallingLLM
-				m.core.Start(35, StateExecutingTools)
-				m.h.SendLLMRequest(request)
-				return m.core.Finish()
+				m.core.State = StatePreparingRequest
+				m.core.Start(38, StateExecutingTools)
+				return m.leavePreparingRequest()
 			}
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(86, from)
+			m.core.Start(114, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1282,7 +1469,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(38, StateExecutingTools)
+				m.core.Start(41, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1292,7 +1479,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(39, StateExecutingTools)
+				m.core.Start(42, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1300,62 +1487,86 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *PostToolsHookCompleted:
-			// PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} /
-			// SendLlmRequest
+			// PostToolsHook --PostToolsHookCompleted--> PreparingRequest {resumeAfterHook}
 			retries, request := m.b.ResumeAfterHook(m.d.pendingRequest)
 			m.d.retries = retries
+			m.d.request = request
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
-			m.core.State = StateCallingLLM
-			m.core.Start(48, StatePostToolsHook)
-			m.h.SendLLMRequest(request)
-			return m.core.Finish()
+			m.core.State = StatePreparingRequest
+			m.core.Start(52, StatePostToolsHook)
+			return m.leavePreparingRequest()
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(86, from)
+			m.core.Start(114, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(50, StatePostToolsHook)
+			m.core.Start(54, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
 	case StateError:
 		switch ev.(type) {
 		case *RetryTimeoutFired:
-			// Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest
-			request := m.b.BuildRequest(m.d.conversation)
-			m.d.error = chat.LLMError{}
-			m.d.origin = ""
-			m.core.State = StateCallingLLM
-			m.core.Start(60, StateError)
-			m.h.SendLLMRequest(request)
-			return m.core.Finish()
+			switch {
+			case m.b.IsCompaction(m.d.origin):
+				// Error --RetryTimeoutFired [isCompaction]--> Compacting {retryCompaction} /
+				// SendLlmRequest
+				request := m.b.RetryCompaction(m.d.conversation)
+				m.d.error = chat.LLMError{}
+				m.core.State = StateCompacting
+				m.core.Start(65, StateError)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			default:
+				// Error --RetryTimeoutFired [else]--> CallingLlm {buildRequest} /
+				// SendLlmRequest
+				request := m.b.BuildRequest(m.d.conversation)
+				m.d.error = chat.LLMError{}
+				m.d.origin = ""
+				m.core.State = StateCallingLLM
+				m.core.Start(66, StateError)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			}
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(86, from)
+			m.core.Start(114, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
-			// Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn
-			conversation := m.b.InterruptTurn(m.d.conversation)
-			m.d.conversation = conversation
-			m.d.error = chat.LLMError{}
-			m.d.retries = 0
-			m.d.origin = ""
-			m.core.State = StateWaitingForUserInput
-			m.core.Start(61, StateError)
-			m.h.CancelTurn()
-			return m.core.Finish()
+			switch {
+			case m.b.IsCompactCommand(m.d.origin):
+				// Error --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn
+				m.d.error = chat.LLMError{}
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(67, StateError)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			default:
+				// Error --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn
+				conversation := m.b.InterruptTurn(m.d.conversation)
+				m.d.conversation = conversation
+				m.d.error = chat.LLMError{}
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(68, StateError)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			}
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
@@ -1363,7 +1574,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(70, StateStoppingTurn)
+			m.core.Start(78, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1371,15 +1582,113 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(86, from)
+			m.core.Start(114, from)
 			m.h.Shutdown()
 			return m.core.Finish()
+		}
+	case StateCompacting:
+		switch ev := ev.(type) {
+		case *LLMCompleted:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			switch {
+			case m.b.EmptySummary(ev.Response):
+				// Compacting --LlmCompleted [emptySummary]--> WaitingForUserInput
+				// {refuseSummary} / DisplayError
+				message := m.b.RefuseSummary(ev.Response)
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(88, StateCompacting)
+				m.h.DisplayError(message)
+				return m.core.Finish()
+			case m.b.IsCompactCommand(m.d.origin):
+				// Compacting --LlmCompleted [isCompactCommand]--> WaitingForUserInput
+				// {compact} / WaitForInput
+				conversation := m.b.Compact(m.d.conversation, ev.Response)
+				m.d.conversation = conversation
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(89, StateCompacting)
+				m.h.WaitForInput()
+				return m.core.Finish()
+			default:
+				// Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume} /
+				// SendLlmRequest
+				conversation, retries, request := m.b.CompactAndResume(m.d.conversation, ev.Response)
+				m.d.conversation = conversation
+				m.d.retries = retries
+				m.d.origin = ""
+				m.core.State = StateCallingLLM
+				m.core.Start(90, StateCompacting)
+				m.h.SendLLMRequest(request)
+				return m.core.Finish()
+			}
+		case *LLMError:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			switch {
+			case m.b.CanRetry(ev.Error, m.d.retries):
+				// Compacting --LlmError [canRetry]--> Error {scheduleCompactionRetry} /
+				// ScheduleRetry
+				retries, attempt, delay := m.b.ScheduleCompactionRetry(m.d.retries, ev.Error)
+				m.d.error = ev.Error
+				m.d.retries = retries
+				m.core.State = StateError
+				m.core.Start(91, StateCompacting)
+				m.h.ScheduleRetry(delay, attempt, ev.Error)
+				return m.core.Finish()
+			default:
+				// Compacting --LlmError [else]--> WaitingForUserInput {giveUpCompaction} /
+				// DisplayError
+				message := m.b.GiveUpCompaction(m.d.retries, ev.Error)
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(92, StateCompacting)
+				m.h.DisplayError(message)
+				return m.core.Finish()
+			}
+		case *ShutdownRequested:
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.core.State
+			m.d = fsmData{}
+			m.core.State = StateShuttingDown
+			m.core.Start(114, from)
+			m.h.Shutdown()
+			return m.core.Finish()
+		case *Interrupt:
+			switch {
+			case m.b.IsCompactCommand(m.d.origin):
+				// Compacting --Interrupt [isCompactCommand]--> WaitingForUserInput /
+				// CancelTurn
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(97, StateCompacting)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			default:
+				// Compacting --Interrupt [else]--> WaitingForUserInput {interruptTurn} /
+				// CancelTurn
+				conversation := m.b.InterruptTurn(m.d.conversation)
+				m.d.conversation = conversation
+				m.d.retries = 0
+				m.d.origin = ""
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(98, StateCompacting)
+				m.h.CancelTurn()
+				return m.core.Finish()
+			}
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(83, StateShuttingDown)
+			m.core.Start(110, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1416,126 +1725,159 @@ func (m *Machine) otherwise(ev Event) error {
 	case StateCallingLLM:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(11)
+			return m.core.Reject(13)
 		case *ToolProgress:
-			return m.core.Reject(17)
-		case *ToolCompleted:
-			return m.core.Reject(18)
-		case *PostToolsHookCompleted:
 			return m.core.Reject(19)
-		case *RetryTimeoutFired:
+		case *ToolCompleted:
 			return m.core.Reject(20)
-		case *UndoTurn:
+		case *PostToolsHookCompleted:
+			return m.core.Reject(21)
+		case *RetryTimeoutFired:
 			return m.core.Reject(22)
+		case *UndoTurn:
+			return m.core.Reject(24)
+		case *CompactRequested:
+			return m.core.Reject(25)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(25)
-		case *TextDelta:
-			return m.core.Reject(26)
-		case *ToolCallDelta:
-			return m.core.Reject(27)
-		case *LLMCompleted:
 			return m.core.Reject(28)
-		case *LLMError:
+		case *TextDelta:
 			return m.core.Reject(29)
+		case *ToolCallDelta:
+			return m.core.Reject(30)
+		case *LLMCompleted:
+			return m.core.Reject(31)
+		case *LLMError:
+			return m.core.Reject(32)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(36)
+			return m.core.Reject(39)
 		case *RetryTimeoutFired:
-			return m.core.Reject(37)
-		case *UndoTurn:
 			return m.core.Reject(40)
+		case *UndoTurn:
+			return m.core.Reject(43)
+		case *CompactRequested:
+			return m.core.Reject(44)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(41)
-		case *TextDelta:
-			return m.core.Reject(42)
-		case *ToolCallDelta:
-			return m.core.Reject(43)
-		case *LLMCompleted:
-			return m.core.Reject(44)
-		case *LLMError:
 			return m.core.Reject(45)
-		case *ToolProgress:
+		case *TextDelta:
 			return m.core.Reject(46)
-		case *ToolCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(47)
-		case *RetryTimeoutFired:
+		case *LLMCompleted:
+			return m.core.Reject(48)
+		case *LLMError:
 			return m.core.Reject(49)
-		case *UndoTurn:
+		case *ToolProgress:
+			return m.core.Reject(50)
+		case *ToolCompleted:
 			return m.core.Reject(51)
+		case *RetryTimeoutFired:
+			return m.core.Reject(53)
+		case *UndoTurn:
+			return m.core.Reject(55)
+		case *CompactRequested:
+			return m.core.Reject(56)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(52)
-		case *TextDelta:
-			return m.core.Reject(53)
-		case *ToolCallDelta:
-			return m.core.Reject(54)
-		case *LLMCompleted:
-			return m.core.Reject(55)
-		case *LLMError:
-			return m.core.Reject(56)
-		case *ToolProgress:
 			return m.core.Reject(57)
-		case *ToolCompleted:
+		case *TextDelta:
 			return m.core.Reject(58)
-		case *PostToolsHookCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(59)
-		case *UndoTurn:
+		case *LLMCompleted:
+			return m.core.Reject(60)
+		case *LLMError:
+			return m.core.Reject(61)
+		case *ToolProgress:
 			return m.core.Reject(62)
+		case *ToolCompleted:
+			return m.core.Reject(63)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(64)
+		case *UndoTurn:
+			return m.core.Reject(69)
+		case *CompactRequested:
+			return m.core.Reject(70)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(63)
-		case *TextDelta:
-			return m.core.Reject(64)
-		case *ToolCallDelta:
-			return m.core.Reject(65)
-		case *LLMCompleted:
-			return m.core.Reject(66)
-		case *LLMError:
-			return m.core.Reject(67)
-		case *ToolProgress:
-			return m.core.Reject(68)
-		case *ToolCompleted:
-			return m.core.Reject(69)
-		case *RetryTimeoutFired:
 			return m.core.Reject(71)
-		case *Interrupt:
-			return m.core.Ignore(72)
-		case *UndoTurn:
+		case *TextDelta:
+			return m.core.Reject(72)
+		case *ToolCallDelta:
 			return m.core.Reject(73)
+		case *LLMCompleted:
+			return m.core.Reject(74)
+		case *LLMError:
+			return m.core.Reject(75)
+		case *ToolProgress:
+			return m.core.Reject(76)
+		case *ToolCompleted:
+			return m.core.Reject(77)
+		case *RetryTimeoutFired:
+			return m.core.Reject(79)
+		case *Interrupt:
+			return m.core.Ignore(80)
+		case *UndoTurn:
+			return m.core.Reject(81)
+		case *CompactRequested:
+			return m.core.Reject(82)
+		}
+	case StateCompacting:
+		switch ev.(type) {
+		case *UserInput:
+			return m.core.Reject(85)
+		case *TextDelta:
+			return m.core.Ignore(86)
+		case *ToolCallDelta:
+			return m.core.Ignore(87)
+		case *ToolProgress:
+			return m.core.Reject(93)
+		case *ToolCompleted:
+			return m.core.Reject(94)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(95)
+		case *RetryTimeoutFired:
+			return m.core.Reject(96)
+		case *UndoTurn:
+			return m.core.Reject(99)
+		case *CompactRequested:
+			return m.core.Reject(100)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(74)
+			return m.core.Ignore(101)
 		case *TextDelta:
-			return m.core.Ignore(75)
+			return m.core.Ignore(102)
 		case *ToolCallDelta:
-			return m.core.Ignore(76)
+			return m.core.Ignore(103)
 		case *LLMCompleted:
-			return m.core.Ignore(77)
+			return m.core.Ignore(104)
 		case *LLMError:
-			return m.core.Ignore(78)
+			return m.core.Ignore(105)
 		case *ToolProgress:
-			return m.core.Ignore(79)
+			return m.core.Ignore(106)
 		case *ToolCompleted:
-			return m.core.Ignore(80)
+			return m.core.Ignore(107)
 		case *PostToolsHookCompleted:
-			return m.core.Ignore(81)
+			return m.core.Ignore(108)
 		case *RetryTimeoutFired:
-			return m.core.Ignore(82)
+			return m.core.Ignore(109)
 		case *Interrupt:
-			return m.core.Ignore(84)
+			return m.core.Ignore(111)
 		case *UndoTurn:
-			return m.core.Ignore(85)
+			return m.core.Ignore(112)
+		case *CompactRequested:
+			return m.core.Ignore(113)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1551,15 +1893,40 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(23, StateProcessingLLMResponse)
+		m.core.Start(26, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(24, StateProcessingLLMResponse)
+		m.core.Start(27, StateProcessingLLMResponse)
 		m.h.WaitForInput()
+		return m.core.Finish()
+	}
+}
+
+// leavePreparingRequest takes the eventless rules of the transient state PreparingRequest.
+func (m *Machine) leavePreparingRequest() error {
+	switch {
+	case m.b.NeedsCompaction(m.d.conversation):
+		// PreparingRequest -- [needsCompaction]--> Compacting {startCompaction} /
+		// SendLlmRequest
+		origin, retries, request := m.b.StartCompaction(m.d.conversation)
+		m.d.retries = retries
+		m.d.origin = origin
+		m.d.request = chat.Request{}
+		m.core.State = StateCompacting
+		m.core.Start(83, StatePreparingRequest)
+		m.h.SendLLMRequest(request)
+		return m.core.Finish()
+	default:
+		// PreparingRequest -- [else]--> CallingLlm / SendLlmRequest
+		prevRequest := m.d.request
+		m.d.request = chat.Request{}
+		m.core.State = StateCallingLLM
+		m.core.Start(84, StatePreparingRequest)
+		m.h.SendLLMRequest(prevRequest)
 		return m.core.Finish()
 	}
 }
@@ -1578,6 +1945,8 @@ var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"post_tools_hook":         fsmrt.Value[PostToolsHook, State](&fsmDesc, "state post_tools_hook"),
 	"error":                   fsmrt.Value[Error, State](&fsmDesc, "state error"),
 	"stopping_turn":           fsmrt.Value[StoppingTurn, State](&fsmDesc, "state stopping_turn"),
+	"preparing_request":       fsmrt.Value[PreparingRequest, State](&fsmDesc, "state preparing_request"),
+	"compacting":              fsmrt.Value[Compacting, State](&fsmDesc, "state compacting"),
 	"shutting_down":           fsmrt.Value[ShuttingDown, State](&fsmDesc, "state shutting_down"),
 }
 
@@ -1600,6 +1969,7 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"shutdown_requested":        fsmrt.Pointer[ShutdownRequested, Event](&fsmDesc, "event shutdown_requested"),
 	"interrupt":                 fsmrt.Pointer[Interrupt, Event](&fsmDesc, "event interrupt"),
 	"undo_turn":                 fsmrt.Pointer[UndoTurn, Event](&fsmDesc, "event undo_turn"),
+	"compact_requested":         fsmrt.Pointer[CompactRequested, Event](&fsmDesc, "event compact_requested"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.

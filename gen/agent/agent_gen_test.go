@@ -37,6 +37,21 @@ func (f fsmFake) MutatingToolRan(chat.ToolRound) bool { return f.s.Guard("mutati
 // IsKnownCall answers for the guard isKnownCall.
 func (f fsmFake) IsKnownCall(chat.ToolRound, string) bool { return f.s.Guard("isKnownCall") }
 
+// NeedsCompaction answers for the guard needsCompaction.
+func (f fsmFake) NeedsCompaction(chat.Conversation) bool { return f.s.Guard("needsCompaction") }
+
+// CanCompact answers for the guard canCompact.
+func (f fsmFake) CanCompact(chat.Conversation) bool { return f.s.Guard("canCompact") }
+
+// IsCompaction answers for the guard isCompaction.
+func (f fsmFake) IsCompaction(chat.ErrorOrigin) bool { return f.s.Guard("isCompaction") }
+
+// IsCompactCommand answers for the guard isCompactCommand.
+func (f fsmFake) IsCompactCommand(chat.ErrorOrigin) bool { return f.s.Guard("isCompactCommand") }
+
+// EmptySummary answers for the guard emptySummary.
+func (f fsmFake) EmptySummary(chat.Response) bool { return f.s.Guard("emptySummary") }
+
 // StartTurn notes that the effect startTurn ran.
 func (f fsmFake) StartTurn(chat.Conversation, chat.Message) (_ chat.Conversation, _ int, _ chat.Request) {
 	f.s.Effect("startTurn")
@@ -118,15 +133,60 @@ func (f fsmFake) ResumeAfterHook(chat.Request) (_ int, _ chat.Request) {
 	return
 }
 
+// StartCompaction notes that the effect startCompaction ran.
+func (f fsmFake) StartCompaction(chat.Conversation) (_ chat.ErrorOrigin, _ int, _ chat.Request) {
+	f.s.Effect("startCompaction")
+	return
+}
+
+// StartCompactCommand notes that the effect startCompactCommand ran.
+func (f fsmFake) StartCompactCommand(chat.Conversation) (_ chat.ErrorOrigin, _ int, _ chat.Request) {
+	f.s.Effect("startCompactCommand")
+	return
+}
+
+// RetryCompaction notes that the effect retryCompaction ran.
+func (f fsmFake) RetryCompaction(chat.Conversation) (_ chat.Request) {
+	f.s.Effect("retryCompaction")
+	return
+}
+
+// ScheduleCompactionRetry notes that the effect scheduleCompactionRetry ran.
+func (f fsmFake) ScheduleCompactionRetry(int, chat.LLMError) (_ int, _ int, _ time.Duration) {
+	f.s.Effect("scheduleCompactionRetry")
+	return
+}
+
+// GiveUpCompaction notes that the effect giveUpCompaction ran.
+func (f fsmFake) GiveUpCompaction(int, chat.LLMError) (_ string) {
+	f.s.Effect("giveUpCompaction")
+	return
+}
+
+// RefuseSummary notes that the effect refuseSummary ran.
+func (f fsmFake) RefuseSummary(chat.Response) (_ string) { f.s.Effect("refuseSummary"); return }
+
+// CompactAndResume notes that the effect compactAndResume ran.
+func (f fsmFake) CompactAndResume(chat.Conversation, chat.Response) (_ chat.Conversation, _ int, _ chat.Request) {
+	f.s.Effect("compactAndResume")
+	return
+}
+
+// Compact notes that the effect compact ran.
+func (f fsmFake) Compact(chat.Conversation, chat.Response) (_ chat.Conversation) {
+	f.s.Effect("compact")
+	return
+}
+
 // fsmSubject is the machine as the drivers of package fsmtest make and watch
 // it: in any state at rest, with the fake behaviour and a Recorder.
 var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, ActionKind]{
 	Rules:     fsmDesc.Rules,
-	States:    []State{WaitingForUserInput{}, CallingLLM{}, ExecutingTools{}, PostToolsHook{}, Error{}, StoppingTurn{}, ShuttingDown{}},
-	Transient: []State{ProcessingLLMResponse{}},
-	Events:    []Event{&UserInput{}, &TextDelta{}, &ToolCallDelta{}, &LLMCompleted{}, &LLMError{}, &ToolProgress{}, &ToolCompleted{}, &PostToolsHookCompleted{}, &RetryTimeoutFired{}, &ShutdownRequested{}, &Interrupt{}, &UndoTurn{}},
+	States:    []State{WaitingForUserInput{}, CallingLLM{}, ExecutingTools{}, PostToolsHook{}, Error{}, StoppingTurn{}, Compacting{}, ShuttingDown{}},
+	Transient: []State{ProcessingLLMResponse{}, PreparingRequest{}},
+	Events:    []Event{&UserInput{}, &TextDelta{}, &ToolCallDelta{}, &LLMCompleted{}, &LLMError{}, &ToolProgress{}, &ToolCompleted{}, &PostToolsHookCompleted{}, &RetryTimeoutFired{}, &ShutdownRequested{}, &Interrupt{}, &UndoTurn{}, &CompactRequested{}},
 	Terminal:  []StateKind{StateShuttingDown},
-	Guards:    []string{"canRetry", "hasToolCalls", "isUnknownCall", "toolsPending", "mutatingToolRan", "isKnownCall"},
+	Guards:    []string{"canRetry", "hasToolCalls", "isUnknownCall", "toolsPending", "mutatingToolRan", "isKnownCall", "needsCompaction", "canCompact", "isCompaction", "isCompactCommand", "emptySummary"},
 	NilEvents: []fsmtest.NilEvent[State, Event]{
 		{State: WaitingForUserInput{}, Event: (*UserInput)(nil)},
 		{State: CallingLLM{}, Event: (*TextDelta)(nil)},
@@ -134,6 +194,8 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		{State: CallingLLM{}, Event: (*LLMError)(nil)},
 		{State: ExecutingTools{}, Event: (*ToolProgress)(nil)},
 		{State: ExecutingTools{}, Event: (*ToolCompleted)(nil)},
+		{State: Compacting{}, Event: (*LLMCompleted)(nil)},
+		{State: Compacting{}, Event: (*LLMError)(nil)},
 	},
 	Zero: func() fsmtest.Machine[State, Event, StateKind, EventKind] { return &Machine{} },
 	New: func(script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
@@ -156,8 +218,11 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 // TestRules takes every way through the rule table: see fsmtest.Rules.
 func TestRules(t *testing.T) {
 	fsmtest.Rules(t, fsmSubject, []fsmtest.Way[State, Event, StateKind, ActionKind]{
-		{From: WaitingForUserInput{}, Event: &UserInput{}, Rules: []int{0}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn"}},
+		{From: WaitingForUserInput{}, Event: &UserInput{}, Tests: []string{"needsCompaction"}, Rules: []int{0, 83}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn", "startCompaction"}},
+		{From: WaitingForUserInput{}, Event: &UserInput{}, Tests: []string{"!needsCompaction"}, Rules: []int{0, 84}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn"}},
 		{From: WaitingForUserInput{}, Event: &UndoTurn{}, Rules: []int{10}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"undoTurn"}},
+		{From: WaitingForUserInput{}, Event: &CompactRequested{}, Tests: []string{"canCompact"}, Rules: []int{11}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startCompactCommand"}},
+		{From: WaitingForUserInput{}, Event: &CompactRequested{}, Tests: []string{"!canCompact"}, Rules: []int{12}, To: StateWaitingForUserInput},
 		{From: WaitingForUserInput{}, Event: &TextDelta{}, Rules: []int{1}, To: StateWaitingForUserInput},
 		{From: WaitingForUserInput{}, Event: &ToolCallDelta{}, Rules: []int{2}, To: StateWaitingForUserInput},
 		{From: WaitingForUserInput{}, Event: &LLMCompleted{}, Rules: []int{3}, To: StateWaitingForUserInput},
@@ -167,89 +232,115 @@ func TestRules(t *testing.T) {
 		{From: WaitingForUserInput{}, Event: &PostToolsHookCompleted{}, Rules: []int{7}, To: StateWaitingForUserInput},
 		{From: WaitingForUserInput{}, Event: &RetryTimeoutFired{}, Rules: []int{8}, To: StateWaitingForUserInput},
 		{From: WaitingForUserInput{}, Event: &Interrupt{}, Rules: []int{9}, To: StateWaitingForUserInput},
-		{From: CallingLLM{}, Event: &TextDelta{}, Rules: []int{12}, To: StateCallingLLM, Actions: []ActionKind{ActionDisplayMessage}},
-		{From: CallingLLM{}, Event: &ToolCallDelta{}, Rules: []int{13}, To: StateCallingLLM, Actions: []ActionKind{ActionWaitForInput}},
-		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"hasToolCalls"}, Rules: []int{14, 23}, To: StateExecutingTools, Actions: []ActionKind{ActionExecuteTools}, Effects: []string{"recordResponse", "startTools"}},
-		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"!hasToolCalls"}, Rules: []int{14, 24}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordResponse"}},
-		{From: CallingLLM{}, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{15}, To: StateError, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleRetry"}},
-		{From: CallingLLM{}, Event: &LLMError{}, Tests: []string{"!canRetry"}, Rules: []int{16}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"giveUp"}},
-		{From: CallingLLM{}, Event: &Interrupt{}, Rules: []int{21}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
-		{From: CallingLLM{}, Event: &UserInput{}, Rules: []int{11}, To: StateCallingLLM},
-		{From: CallingLLM{}, Event: &ToolProgress{}, Rules: []int{17}, To: StateCallingLLM},
-		{From: CallingLLM{}, Event: &ToolCompleted{}, Rules: []int{18}, To: StateCallingLLM},
-		{From: CallingLLM{}, Event: &PostToolsHookCompleted{}, Rules: []int{19}, To: StateCallingLLM},
-		{From: CallingLLM{}, Event: &RetryTimeoutFired{}, Rules: []int{20}, To: StateCallingLLM},
-		{From: CallingLLM{}, Event: &UndoTurn{}, Rules: []int{22}, To: StateCallingLLM},
-		{From: ExecutingTools{}, Event: &ToolProgress{}, Tests: []string{"isKnownCall"}, Rules: []int{30}, To: StateExecutingTools, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordProgress"}},
-		{From: ExecutingTools{}, Event: &ToolProgress{}, Tests: []string{"!isKnownCall"}, Rules: []int{31}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"isUnknownCall"}, Rules: []int{32}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "toolsPending"}, Rules: []int{33}, To: StateExecutingTools, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordOutcome"}},
-		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, Rules: []int{34}, To: StatePostToolsHook, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"finishToolsWithHook"}},
-		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan"}, Rules: []int{35}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools"}},
-		{From: ExecutingTools{}, Event: &Interrupt{}, Tests: []string{"mutatingToolRan"}, Rules: []int{38}, To: StateStoppingTurn, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"interruptToolsWithHook"}},
-		{From: ExecutingTools{}, Event: &Interrupt{}, Tests: []string{"!mutatingToolRan"}, Rules: []int{39}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTools"}},
-		{From: ExecutingTools{}, Event: &UserInput{}, Rules: []int{25}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &TextDelta{}, Rules: []int{26}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &ToolCallDelta{}, Rules: []int{27}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &LLMCompleted{}, Rules: []int{28}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &LLMError{}, Rules: []int{29}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &PostToolsHookCompleted{}, Rules: []int{36}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &RetryTimeoutFired{}, Rules: []int{37}, To: StateExecutingTools},
-		{From: ExecutingTools{}, Event: &UndoTurn{}, Rules: []int{40}, To: StateExecutingTools},
-		{From: PostToolsHook{}, Event: &PostToolsHookCompleted{}, Rules: []int{48}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook"}},
-		{From: PostToolsHook{}, Event: &Interrupt{}, Rules: []int{50}, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}},
-		{From: PostToolsHook{}, Event: &UserInput{}, Rules: []int{41}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &TextDelta{}, Rules: []int{42}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &ToolCallDelta{}, Rules: []int{43}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &LLMCompleted{}, Rules: []int{44}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &LLMError{}, Rules: []int{45}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &ToolProgress{}, Rules: []int{46}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &ToolCompleted{}, Rules: []int{47}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &RetryTimeoutFired{}, Rules: []int{49}, To: StatePostToolsHook},
-		{From: PostToolsHook{}, Event: &UndoTurn{}, Rules: []int{51}, To: StatePostToolsHook},
-		{From: Error{}, Event: &RetryTimeoutFired{}, Rules: []int{60}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"buildRequest"}},
-		{From: Error{}, Event: &Interrupt{}, Rules: []int{61}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
-		{From: Error{}, Event: &UserInput{}, Rules: []int{52}, To: StateError},
-		{From: Error{}, Event: &TextDelta{}, Rules: []int{53}, To: StateError},
-		{From: Error{}, Event: &ToolCallDelta{}, Rules: []int{54}, To: StateError},
-		{From: Error{}, Event: &LLMCompleted{}, Rules: []int{55}, To: StateError},
-		{From: Error{}, Event: &LLMError{}, Rules: []int{56}, To: StateError},
-		{From: Error{}, Event: &ToolProgress{}, Rules: []int{57}, To: StateError},
-		{From: Error{}, Event: &ToolCompleted{}, Rules: []int{58}, To: StateError},
-		{From: Error{}, Event: &PostToolsHookCompleted{}, Rules: []int{59}, To: StateError},
-		{From: Error{}, Event: &UndoTurn{}, Rules: []int{62}, To: StateError},
-		{From: StoppingTurn{}, Event: &PostToolsHookCompleted{}, Rules: []int{70}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}},
-		{From: StoppingTurn{}, Event: &UserInput{}, Rules: []int{63}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &TextDelta{}, Rules: []int{64}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &ToolCallDelta{}, Rules: []int{65}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &LLMCompleted{}, Rules: []int{66}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &LLMError{}, Rules: []int{67}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &ToolProgress{}, Rules: []int{68}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &ToolCompleted{}, Rules: []int{69}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &RetryTimeoutFired{}, Rules: []int{71}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &Interrupt{}, Rules: []int{72}, To: StateStoppingTurn},
-		{From: StoppingTurn{}, Event: &UndoTurn{}, Rules: []int{73}, To: StateStoppingTurn},
-		{From: ShuttingDown{}, Event: &ShutdownRequested{}, Rules: []int{83}, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
-		{From: ShuttingDown{}, Event: &UserInput{}, Rules: []int{74}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &TextDelta{}, Rules: []int{75}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &ToolCallDelta{}, Rules: []int{76}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &LLMCompleted{}, Rules: []int{77}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &LLMError{}, Rules: []int{78}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &ToolProgress{}, Rules: []int{79}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &ToolCompleted{}, Rules: []int{80}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &PostToolsHookCompleted{}, Rules: []int{81}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &RetryTimeoutFired{}, Rules: []int{82}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &Interrupt{}, Rules: []int{84}, To: StateShuttingDown},
-		{From: ShuttingDown{}, Event: &UndoTurn{}, Rules: []int{85}, To: StateShuttingDown},
-		{From: WaitingForUserInput{}, Event: &ShutdownRequested{}, Rules: []int{86}, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
+		{From: CallingLLM{}, Event: &TextDelta{}, Rules: []int{14}, To: StateCallingLLM, Actions: []ActionKind{ActionDisplayMessage}},
+		{From: CallingLLM{}, Event: &ToolCallDelta{}, Rules: []int{15}, To: StateCallingLLM, Actions: []ActionKind{ActionWaitForInput}},
+		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"hasToolCalls"}, Rules: []int{16, 26}, To: StateExecutingTools, Actions: []ActionKind{ActionExecuteTools}, Effects: []string{"recordResponse", "startTools"}},
+		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"!hasToolCalls"}, Rules: []int{16, 27}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordResponse"}},
+		{From: CallingLLM{}, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{17}, To: StateError, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleRetry"}},
+		{From: CallingLLM{}, Event: &LLMError{}, Tests: []string{"!canRetry"}, Rules: []int{18}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"giveUp"}},
+		{From: CallingLLM{}, Event: &Interrupt{}, Rules: []int{23}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
+		{From: CallingLLM{}, Event: &UserInput{}, Rules: []int{13}, To: StateCallingLLM},
+		{From: CallingLLM{}, Event: &ToolProgress{}, Rules: []int{19}, To: StateCallingLLM},
+		{From: CallingLLM{}, Event: &ToolCompleted{}, Rules: []int{20}, To: StateCallingLLM},
+		{From: CallingLLM{}, Event: &PostToolsHookCompleted{}, Rules: []int{21}, To: StateCallingLLM},
+		{From: CallingLLM{}, Event: &RetryTimeoutFired{}, Rules: []int{22}, To: StateCallingLLM},
+		{From: CallingLLM{}, Event: &UndoTurn{}, Rules: []int{24}, To: StateCallingLLM},
+		{From: CallingLLM{}, Event: &CompactRequested{}, Rules: []int{25}, To: StateCallingLLM},
+		{From: ExecutingTools{}, Event: &ToolProgress{}, Tests: []string{"isKnownCall"}, Rules: []int{33}, To: StateExecutingTools, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordProgress"}},
+		{From: ExecutingTools{}, Event: &ToolProgress{}, Tests: []string{"!isKnownCall"}, Rules: []int{34}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"isUnknownCall"}, Rules: []int{35}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "toolsPending"}, Rules: []int{36}, To: StateExecutingTools, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordOutcome"}},
+		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, Rules: []int{37}, To: StatePostToolsHook, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"finishToolsWithHook"}},
+		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan", "needsCompaction"}, Rules: []int{38, 83}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools", "startCompaction"}},
+		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan", "!needsCompaction"}, Rules: []int{38, 84}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools"}},
+		{From: ExecutingTools{}, Event: &Interrupt{}, Tests: []string{"mutatingToolRan"}, Rules: []int{41}, To: StateStoppingTurn, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"interruptToolsWithHook"}},
+		{From: ExecutingTools{}, Event: &Interrupt{}, Tests: []string{"!mutatingToolRan"}, Rules: []int{42}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTools"}},
+		{From: ExecutingTools{}, Event: &UserInput{}, Rules: []int{28}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &TextDelta{}, Rules: []int{29}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &ToolCallDelta{}, Rules: []int{30}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &LLMCompleted{}, Rules: []int{31}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &LLMError{}, Rules: []int{32}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &PostToolsHookCompleted{}, Rules: []int{39}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &RetryTimeoutFired{}, Rules: []int{40}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &UndoTurn{}, Rules: []int{43}, To: StateExecutingTools},
+		{From: ExecutingTools{}, Event: &CompactRequested{}, Rules: []int{44}, To: StateExecutingTools},
+		{From: PostToolsHook{}, Event: &PostToolsHookCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{52, 83}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook", "startCompaction"}},
+		{From: PostToolsHook{}, Event: &PostToolsHookCompleted{}, Tests: []string{"!needsCompaction"}, Rules: []int{52, 84}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook"}},
+		{From: PostToolsHook{}, Event: &Interrupt{}, Rules: []int{54}, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}},
+		{From: PostToolsHook{}, Event: &UserInput{}, Rules: []int{45}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &TextDelta{}, Rules: []int{46}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &ToolCallDelta{}, Rules: []int{47}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &LLMCompleted{}, Rules: []int{48}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &LLMError{}, Rules: []int{49}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &ToolProgress{}, Rules: []int{50}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &ToolCompleted{}, Rules: []int{51}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &RetryTimeoutFired{}, Rules: []int{53}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &UndoTurn{}, Rules: []int{55}, To: StatePostToolsHook},
+		{From: PostToolsHook{}, Event: &CompactRequested{}, Rules: []int{56}, To: StatePostToolsHook},
+		{From: Error{}, Event: &RetryTimeoutFired{}, Tests: []string{"isCompaction"}, Rules: []int{65}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"retryCompaction"}},
+		{From: Error{}, Event: &RetryTimeoutFired{}, Tests: []string{"!isCompaction"}, Rules: []int{66}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"buildRequest"}},
+		{From: Error{}, Event: &Interrupt{}, Tests: []string{"isCompactCommand"}, Rules: []int{67}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}},
+		{From: Error{}, Event: &Interrupt{}, Tests: []string{"!isCompactCommand"}, Rules: []int{68}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
+		{From: Error{}, Event: &UserInput{}, Rules: []int{57}, To: StateError},
+		{From: Error{}, Event: &TextDelta{}, Rules: []int{58}, To: StateError},
+		{From: Error{}, Event: &ToolCallDelta{}, Rules: []int{59}, To: StateError},
+		{From: Error{}, Event: &LLMCompleted{}, Rules: []int{60}, To: StateError},
+		{From: Error{}, Event: &LLMError{}, Rules: []int{61}, To: StateError},
+		{From: Error{}, Event: &ToolProgress{}, Rules: []int{62}, To: StateError},
+		{From: Error{}, Event: &ToolCompleted{}, Rules: []int{63}, To: StateError},
+		{From: Error{}, Event: &PostToolsHookCompleted{}, Rules: []int{64}, To: StateError},
+		{From: Error{}, Event: &UndoTurn{}, Rules: []int{69}, To: StateError},
+		{From: Error{}, Event: &CompactRequested{}, Rules: []int{70}, To: StateError},
+		{From: StoppingTurn{}, Event: &PostToolsHookCompleted{}, Rules: []int{78}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}},
+		{From: StoppingTurn{}, Event: &UserInput{}, Rules: []int{71}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &TextDelta{}, Rules: []int{72}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &ToolCallDelta{}, Rules: []int{73}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &LLMCompleted{}, Rules: []int{74}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &LLMError{}, Rules: []int{75}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &ToolProgress{}, Rules: []int{76}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &ToolCompleted{}, Rules: []int{77}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &RetryTimeoutFired{}, Rules: []int{79}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &Interrupt{}, Rules: []int{80}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &UndoTurn{}, Rules: []int{81}, To: StateStoppingTurn},
+		{From: StoppingTurn{}, Event: &CompactRequested{}, Rules: []int{82}, To: StateStoppingTurn},
+		{From: Compacting{}, Event: &LLMCompleted{}, Tests: []string{"emptySummary"}, Rules: []int{88}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"refuseSummary"}},
+		{From: Compacting{}, Event: &LLMCompleted{}, Tests: []string{"!emptySummary", "isCompactCommand"}, Rules: []int{89}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"compact"}},
+		{From: Compacting{}, Event: &LLMCompleted{}, Tests: []string{"!emptySummary", "!isCompactCommand"}, Rules: []int{90}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"compactAndResume"}},
+		{From: Compacting{}, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{91}, To: StateError, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleCompactionRetry"}},
+		{From: Compacting{}, Event: &LLMError{}, Tests: []string{"!canRetry"}, Rules: []int{92}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"giveUpCompaction"}},
+		{From: Compacting{}, Event: &Interrupt{}, Tests: []string{"isCompactCommand"}, Rules: []int{97}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}},
+		{From: Compacting{}, Event: &Interrupt{}, Tests: []string{"!isCompactCommand"}, Rules: []int{98}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
+		{From: Compacting{}, Event: &UserInput{}, Rules: []int{85}, To: StateCompacting},
+		{From: Compacting{}, Event: &TextDelta{}, Rules: []int{86}, To: StateCompacting},
+		{From: Compacting{}, Event: &ToolCallDelta{}, Rules: []int{87}, To: StateCompacting},
+		{From: Compacting{}, Event: &ToolProgress{}, Rules: []int{93}, To: StateCompacting},
+		{From: Compacting{}, Event: &ToolCompleted{}, Rules: []int{94}, To: StateCompacting},
+		{From: Compacting{}, Event: &PostToolsHookCompleted{}, Rules: []int{95}, To: StateCompacting},
+		{From: Compacting{}, Event: &RetryTimeoutFired{}, Rules: []int{96}, To: StateCompacting},
+		{From: Compacting{}, Event: &UndoTurn{}, Rules: []int{99}, To: StateCompacting},
+		{From: Compacting{}, Event: &CompactRequested{}, Rules: []int{100}, To: StateCompacting},
+		{From: ShuttingDown{}, Event: &ShutdownRequested{}, Rules: []int{110}, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
+		{From: ShuttingDown{}, Event: &UserInput{}, Rules: []int{101}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &TextDelta{}, Rules: []int{102}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &ToolCallDelta{}, Rules: []int{103}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &LLMCompleted{}, Rules: []int{104}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &LLMError{}, Rules: []int{105}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &ToolProgress{}, Rules: []int{106}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &ToolCompleted{}, Rules: []int{107}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &PostToolsHookCompleted{}, Rules: []int{108}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &RetryTimeoutFired{}, Rules: []int{109}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &Interrupt{}, Rules: []int{111}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &UndoTurn{}, Rules: []int{112}, To: StateShuttingDown},
+		{From: ShuttingDown{}, Event: &CompactRequested{}, Rules: []int{113}, To: StateShuttingDown},
+		{From: WaitingForUserInput{}, Event: &ShutdownRequested{}, Rules: []int{114}, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}},
 	})
 }
 
-// TestPaths drives the machine along the witness path of each of its 87 rules,
-// the shortest events from New that fire it: see fsmtest.Paths.
+// TestPaths drives the machine along the witness path of each of its 115
+// rules, the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{
-		{Up: -1, Event: &UserInput{}, Rules: []int{0}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn"}},
+		{Up: -1, Event: &UserInput{}, Tests: []string{"needsCompaction"}, Rules: []int{0, 83}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn", "startCompaction"}},
 		{Up: -1, Event: &TextDelta{}, Rules: []int{1}},
 		{Up: -1, Event: &ToolCallDelta{}, Rules: []int{2}},
 		{Up: -1, Event: &LLMCompleted{}, Rules: []int{3}},
@@ -260,82 +351,109 @@ func TestPaths(t *testing.T) {
 		{Up: -1, Event: &RetryTimeoutFired{}, Rules: []int{8}},
 		{Up: -1, Event: &Interrupt{}, Rules: []int{9}},
 		{Up: -1, Event: &UndoTurn{}, Rules: []int{10}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"undoTurn"}},
-		{Up: 0, Event: &UserInput{}, Rules: []int{11}},
-		{Up: 0, Event: &TextDelta{}, Rules: []int{12}, Actions: []ActionKind{ActionDisplayMessage}},
-		{Up: 0, Event: &ToolCallDelta{}, Rules: []int{13}, Actions: []ActionKind{ActionWaitForInput}},
-		{Up: 0, Event: &LLMCompleted{}, Tests: []string{"hasToolCalls"}, Rules: []int{14, 23}, Actions: []ActionKind{ActionExecuteTools}, Effects: []string{"recordResponse", "startTools"}},
-		{Up: 0, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{15}, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleRetry"}},
-		{Up: 0, Event: &LLMError{}, Tests: []string{"!canRetry"}, Rules: []int{16}, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"giveUp"}},
-		{Up: 0, Event: &ToolProgress{}, Rules: []int{17}},
-		{Up: 0, Event: &ToolCompleted{}, Rules: []int{18}},
-		{Up: 0, Event: &PostToolsHookCompleted{}, Rules: []int{19}},
-		{Up: 0, Event: &RetryTimeoutFired{}, Rules: []int{20}},
-		{Up: 0, Event: &Interrupt{}, Rules: []int{21}, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
-		{Up: 0, Event: &UndoTurn{}, Rules: []int{22}},
-		{Up: 0, Event: &LLMCompleted{}, Tests: []string{"!hasToolCalls"}, Rules: []int{14, 24}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordResponse"}},
-		{Up: 14, Event: &UserInput{}, Rules: []int{25}},
-		{Up: 14, Event: &TextDelta{}, Rules: []int{26}},
-		{Up: 14, Event: &ToolCallDelta{}, Rules: []int{27}},
-		{Up: 14, Event: &LLMCompleted{}, Rules: []int{28}},
-		{Up: 14, Event: &LLMError{}, Rules: []int{29}},
-		{Up: 14, Event: &ToolProgress{}, Tests: []string{"isKnownCall"}, Rules: []int{30}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordProgress"}},
-		{Up: 14, Event: &ToolProgress{}, Tests: []string{"!isKnownCall"}, Rules: []int{31}},
-		{Up: 14, Event: &ToolCompleted{}, Tests: []string{"isUnknownCall"}, Rules: []int{32}},
-		{Up: 14, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "toolsPending"}, Rules: []int{33}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordOutcome"}},
-		{Up: 14, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, Rules: []int{34}, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"finishToolsWithHook"}},
-		{Up: 14, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan"}, Rules: []int{35}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools"}},
-		{Up: 14, Event: &PostToolsHookCompleted{}, Rules: []int{36}},
-		{Up: 14, Event: &RetryTimeoutFired{}, Rules: []int{37}},
-		{Up: 14, Event: &Interrupt{}, Tests: []string{"mutatingToolRan"}, Rules: []int{38}, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"interruptToolsWithHook"}},
-		{Up: 14, Event: &Interrupt{}, Tests: []string{"!mutatingToolRan"}, Rules: []int{39}, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTools"}},
-		{Up: 14, Event: &UndoTurn{}, Rules: []int{40}},
-		{Up: 33, Event: &UserInput{}, Rules: []int{41}},
-		{Up: 33, Event: &TextDelta{}, Rules: []int{42}},
-		{Up: 33, Event: &ToolCallDelta{}, Rules: []int{43}},
-		{Up: 33, Event: &LLMCompleted{}, Rules: []int{44}},
-		{Up: 33, Event: &LLMError{}, Rules: []int{45}},
-		{Up: 33, Event: &ToolProgress{}, Rules: []int{46}},
-		{Up: 33, Event: &ToolCompleted{}, Rules: []int{47}},
-		{Up: 33, Event: &PostToolsHookCompleted{}, Rules: []int{48}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook"}},
-		{Up: 33, Event: &RetryTimeoutFired{}, Rules: []int{49}},
-		{Up: 33, Event: &Interrupt{}, Rules: []int{50}, Actions: []ActionKind{ActionWaitForInput}},
-		{Up: 33, Event: &UndoTurn{}, Rules: []int{51}},
-		{Up: 15, Event: &UserInput{}, Rules: []int{52}},
-		{Up: 15, Event: &TextDelta{}, Rules: []int{53}},
-		{Up: 15, Event: &ToolCallDelta{}, Rules: []int{54}},
-		{Up: 15, Event: &LLMCompleted{}, Rules: []int{55}},
-		{Up: 15, Event: &LLMError{}, Rules: []int{56}},
-		{Up: 15, Event: &ToolProgress{}, Rules: []int{57}},
-		{Up: 15, Event: &ToolCompleted{}, Rules: []int{58}},
-		{Up: 15, Event: &PostToolsHookCompleted{}, Rules: []int{59}},
-		{Up: 15, Event: &RetryTimeoutFired{}, Rules: []int{60}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"buildRequest"}},
-		{Up: 15, Event: &Interrupt{}, Rules: []int{61}, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
-		{Up: 15, Event: &UndoTurn{}, Rules: []int{62}},
-		{Up: 37, Event: &UserInput{}, Rules: []int{63}},
-		{Up: 37, Event: &TextDelta{}, Rules: []int{64}},
-		{Up: 37, Event: &ToolCallDelta{}, Rules: []int{65}},
-		{Up: 37, Event: &LLMCompleted{}, Rules: []int{66}},
-		{Up: 37, Event: &LLMError{}, Rules: []int{67}},
-		{Up: 37, Event: &ToolProgress{}, Rules: []int{68}},
-		{Up: 37, Event: &ToolCompleted{}, Rules: []int{69}},
-		{Up: 37, Event: &PostToolsHookCompleted{}, Rules: []int{70}, Actions: []ActionKind{ActionWaitForInput}},
-		{Up: 37, Event: &RetryTimeoutFired{}, Rules: []int{71}},
-		{Up: 37, Event: &Interrupt{}, Rules: []int{72}},
-		{Up: 37, Event: &UndoTurn{}, Rules: []int{73}},
-		{Up: -1, Event: &ShutdownRequested{}, Rules: []int{86}, Actions: []ActionKind{ActionShutdown}},
-		{Up: 73, Event: &UserInput{}, Rules: []int{74}},
-		{Up: 73, Event: &TextDelta{}, Rules: []int{75}},
-		{Up: 73, Event: &ToolCallDelta{}, Rules: []int{76}},
-		{Up: 73, Event: &LLMCompleted{}, Rules: []int{77}},
-		{Up: 73, Event: &LLMError{}, Rules: []int{78}},
-		{Up: 73, Event: &ToolProgress{}, Rules: []int{79}},
-		{Up: 73, Event: &ToolCompleted{}, Rules: []int{80}},
-		{Up: 73, Event: &PostToolsHookCompleted{}, Rules: []int{81}},
-		{Up: 73, Event: &RetryTimeoutFired{}, Rules: []int{82}},
-		{Up: 73, Event: &ShutdownRequested{}, Rules: []int{83}, Actions: []ActionKind{ActionShutdown}},
-		{Up: 73, Event: &Interrupt{}, Rules: []int{84}},
-		{Up: 73, Event: &UndoTurn{}, Rules: []int{85}},
-	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 14, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 73})
+		{Up: -1, Event: &CompactRequested{}, Tests: []string{"canCompact"}, Rules: []int{11}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startCompactCommand"}},
+		{Up: -1, Event: &CompactRequested{}, Tests: []string{"!canCompact"}, Rules: []int{12}},
+		{Up: -1, Event: &UserInput{}, Tests: []string{"!needsCompaction"}, Rules: []int{0, 84}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn"}},
+		{Up: 13, Event: &UserInput{}, Rules: []int{13}},
+		{Up: 13, Event: &TextDelta{}, Rules: []int{14}, Actions: []ActionKind{ActionDisplayMessage}},
+		{Up: 13, Event: &ToolCallDelta{}, Rules: []int{15}, Actions: []ActionKind{ActionWaitForInput}},
+		{Up: 13, Event: &LLMCompleted{}, Tests: []string{"hasToolCalls"}, Rules: []int{16, 26}, Actions: []ActionKind{ActionExecuteTools}, Effects: []string{"recordResponse", "startTools"}},
+		{Up: 13, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{17}, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleRetry"}},
+		{Up: 13, Event: &LLMError{}, Tests: []string{"!canRetry"}, Rules: []int{18}, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"giveUp"}},
+		{Up: 13, Event: &ToolProgress{}, Rules: []int{19}},
+		{Up: 13, Event: &ToolCompleted{}, Rules: []int{20}},
+		{Up: 13, Event: &PostToolsHookCompleted{}, Rules: []int{21}},
+		{Up: 13, Event: &RetryTimeoutFired{}, Rules: []int{22}},
+		{Up: 13, Event: &Interrupt{}, Rules: []int{23}, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
+		{Up: 13, Event: &UndoTurn{}, Rules: []int{24}},
+		{Up: 13, Event: &CompactRequested{}, Rules: []int{25}},
+		{Up: 13, Event: &LLMCompleted{}, Tests: []string{"!hasToolCalls"}, Rules: []int{16, 27}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordResponse"}},
+		{Up: 17, Event: &UserInput{}, Rules: []int{28}},
+		{Up: 17, Event: &TextDelta{}, Rules: []int{29}},
+		{Up: 17, Event: &ToolCallDelta{}, Rules: []int{30}},
+		{Up: 17, Event: &LLMCompleted{}, Rules: []int{31}},
+		{Up: 17, Event: &LLMError{}, Rules: []int{32}},
+		{Up: 17, Event: &ToolProgress{}, Tests: []string{"isKnownCall"}, Rules: []int{33}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordProgress"}},
+		{Up: 17, Event: &ToolProgress{}, Tests: []string{"!isKnownCall"}, Rules: []int{34}},
+		{Up: 17, Event: &ToolCompleted{}, Tests: []string{"isUnknownCall"}, Rules: []int{35}},
+		{Up: 17, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "toolsPending"}, Rules: []int{36}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordOutcome"}},
+		{Up: 17, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, Rules: []int{37}, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"finishToolsWithHook"}},
+		{Up: 17, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan", "needsCompaction"}, Rules: []int{38, 83}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools", "startCompaction"}},
+		{Up: 17, Event: &PostToolsHookCompleted{}, Rules: []int{39}},
+		{Up: 17, Event: &RetryTimeoutFired{}, Rules: []int{40}},
+		{Up: 17, Event: &Interrupt{}, Tests: []string{"mutatingToolRan"}, Rules: []int{41}, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"interruptToolsWithHook"}},
+		{Up: 17, Event: &Interrupt{}, Tests: []string{"!mutatingToolRan"}, Rules: []int{42}, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTools"}},
+		{Up: 17, Event: &UndoTurn{}, Rules: []int{43}},
+		{Up: 17, Event: &CompactRequested{}, Rules: []int{44}},
+		{Up: 37, Event: &UserInput{}, Rules: []int{45}},
+		{Up: 37, Event: &TextDelta{}, Rules: []int{46}},
+		{Up: 37, Event: &ToolCallDelta{}, Rules: []int{47}},
+		{Up: 37, Event: &LLMCompleted{}, Rules: []int{48}},
+		{Up: 37, Event: &LLMError{}, Rules: []int{49}},
+		{Up: 37, Event: &ToolProgress{}, Rules: []int{50}},
+		{Up: 37, Event: &ToolCompleted{}, Rules: []int{51}},
+		{Up: 37, Event: &PostToolsHookCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{52, 83}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook", "startCompaction"}},
+		{Up: 37, Event: &RetryTimeoutFired{}, Rules: []int{53}},
+		{Up: 37, Event: &Interrupt{}, Rules: []int{54}, Actions: []ActionKind{ActionWaitForInput}},
+		{Up: 37, Event: &UndoTurn{}, Rules: []int{55}},
+		{Up: 37, Event: &CompactRequested{}, Rules: []int{56}},
+		{Up: 0, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{91}, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleCompactionRetry"}},
+		{Up: 57, Event: &UserInput{}, Rules: []int{57}},
+		{Up: 57, Event: &TextDelta{}, Rules: []int{58}},
+		{Up: 57, Event: &ToolCallDelta{}, Rules: []int{59}},
+		{Up: 57, Event: &LLMCompleted{}, Rules: []int{60}},
+		{Up: 57, Event: &LLMError{}, Rules: []int{61}},
+		{Up: 57, Event: &ToolProgress{}, Rules: []int{62}},
+		{Up: 57, Event: &ToolCompleted{}, Rules: []int{63}},
+		{Up: 57, Event: &PostToolsHookCompleted{}, Rules: []int{64}},
+		{Up: 57, Event: &RetryTimeoutFired{}, Tests: []string{"isCompaction"}, Rules: []int{65}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"retryCompaction"}},
+		{Up: 57, Event: &RetryTimeoutFired{}, Tests: []string{"!isCompaction"}, Rules: []int{66}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"buildRequest"}},
+		{Up: 57, Event: &Interrupt{}, Tests: []string{"isCompactCommand"}, Rules: []int{67}, Actions: []ActionKind{ActionCancelTurn}},
+		{Up: 57, Event: &Interrupt{}, Tests: []string{"!isCompactCommand"}, Rules: []int{68}, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
+		{Up: 57, Event: &UndoTurn{}, Rules: []int{69}},
+		{Up: 57, Event: &CompactRequested{}, Rules: []int{70}},
+		{Up: 41, Event: &UserInput{}, Rules: []int{71}},
+		{Up: 41, Event: &TextDelta{}, Rules: []int{72}},
+		{Up: 41, Event: &ToolCallDelta{}, Rules: []int{73}},
+		{Up: 41, Event: &LLMCompleted{}, Rules: []int{74}},
+		{Up: 41, Event: &LLMError{}, Rules: []int{75}},
+		{Up: 41, Event: &ToolProgress{}, Rules: []int{76}},
+		{Up: 41, Event: &ToolCompleted{}, Rules: []int{77}},
+		{Up: 41, Event: &PostToolsHookCompleted{}, Rules: []int{78}, Actions: []ActionKind{ActionWaitForInput}},
+		{Up: 41, Event: &RetryTimeoutFired{}, Rules: []int{79}},
+		{Up: 41, Event: &Interrupt{}, Rules: []int{80}},
+		{Up: 41, Event: &UndoTurn{}, Rules: []int{81}},
+		{Up: 41, Event: &CompactRequested{}, Rules: []int{82}},
+		{Up: 0, Event: &UserInput{}, Rules: []int{85}},
+		{Up: 0, Event: &TextDelta{}, Rules: []int{86}},
+		{Up: 0, Event: &ToolCallDelta{}, Rules: []int{87}},
+		{Up: 0, Event: &LLMCompleted{}, Tests: []string{"emptySummary"}, Rules: []int{88}, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"refuseSummary"}},
+		{Up: 0, Event: &LLMCompleted{}, Tests: []string{"!emptySummary", "isCompactCommand"}, Rules: []int{89}, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"compact"}},
+		{Up: 0, Event: &LLMCompleted{}, Tests: []string{"!emptySummary", "!isCompactCommand"}, Rules: []int{90}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"compactAndResume"}},
+		{Up: 0, Event: &LLMError{}, Tests: []string{"!canRetry"}, Rules: []int{92}, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"giveUpCompaction"}},
+		{Up: 0, Event: &ToolProgress{}, Rules: []int{93}},
+		{Up: 0, Event: &ToolCompleted{}, Rules: []int{94}},
+		{Up: 0, Event: &PostToolsHookCompleted{}, Rules: []int{95}},
+		{Up: 0, Event: &RetryTimeoutFired{}, Rules: []int{96}},
+		{Up: 0, Event: &Interrupt{}, Tests: []string{"isCompactCommand"}, Rules: []int{97}, Actions: []ActionKind{ActionCancelTurn}},
+		{Up: 0, Event: &Interrupt{}, Tests: []string{"!isCompactCommand"}, Rules: []int{98}, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
+		{Up: 0, Event: &UndoTurn{}, Rules: []int{99}},
+		{Up: 0, Event: &CompactRequested{}, Rules: []int{100}},
+		{Up: -1, Event: &ShutdownRequested{}, Rules: []int{114}, Actions: []ActionKind{ActionShutdown}},
+		{Up: 99, Event: &UserInput{}, Rules: []int{101}},
+		{Up: 99, Event: &TextDelta{}, Rules: []int{102}},
+		{Up: 99, Event: &ToolCallDelta{}, Rules: []int{103}},
+		{Up: 99, Event: &LLMCompleted{}, Rules: []int{104}},
+		{Up: 99, Event: &LLMError{}, Rules: []int{105}},
+		{Up: 99, Event: &ToolProgress{}, Rules: []int{106}},
+		{Up: 99, Event: &ToolCompleted{}, Rules: []int{107}},
+		{Up: 99, Event: &PostToolsHookCompleted{}, Rules: []int{108}},
+		{Up: 99, Event: &RetryTimeoutFired{}, Rules: []int{109}},
+		{Up: 99, Event: &ShutdownRequested{}, Rules: []int{110}, Actions: []ActionKind{ActionShutdown}},
+		{Up: 99, Event: &Interrupt{}, Rules: []int{111}},
+		{Up: 99, Event: &UndoTurn{}, Rules: []int{112}},
+		{Up: 99, Event: &CompactRequested{}, Rules: []int{113}},
+	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 17, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 0, 13, 84, 85, 86, 87, 88, 89, 57, 90, 91, 92, 93, 94, 95, 96, 97, 98, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 99})
 }
 
 // TestEveryPair checks that a rule resolves every state × event pair: see
@@ -371,12 +489,12 @@ func TestMachineErrors(t *testing.T) {
 // TestJSON checks that every state, event and action survives a JSON round
 // trip, and that malformed JSON is refused: see fsmtest.JSON.
 func TestJSON(t *testing.T) {
-	fsmtest.JSON(t, []State{WaitingForUserInput{}, CallingLLM{Retries: 2}, ProcessingLLMResponse{}, ExecutingTools{}, PostToolsHook{}, Error{Retries: 3}, StoppingTurn{}, ShuttingDown{}}, UnmarshalState)
+	fsmtest.JSON(t, []State{WaitingForUserInput{}, CallingLLM{Retries: 2}, ProcessingLLMResponse{}, ExecutingTools{}, PostToolsHook{}, Error{Retries: 3}, StoppingTurn{}, PreparingRequest{Retries: 2}, Compacting{Retries: 2}, ShuttingDown{}}, UnmarshalState)
 	fsmtest.JSON(t, []Event{&UserInput{}, &TextDelta{Content: "sample a"}, &ToolCallDelta{
 		ArgumentsFragment: "sample c",
 		CallID:            "sample a",
 		ToolName:          "sample b",
-	}, &LLMCompleted{}, &LLMError{}, &ToolProgress{CallID: "sample a"}, &ToolCompleted{CallID: "sample a"}, &PostToolsHookCompleted{ActionTaken: true}, &RetryTimeoutFired{}, &ShutdownRequested{}, &Interrupt{}, &UndoTurn{}}, UnmarshalEvent, `{"kind":"text_delta","content":42}`)
+	}, &LLMCompleted{}, &LLMError{}, &ToolProgress{CallID: "sample a"}, &ToolCompleted{CallID: "sample a"}, &PostToolsHookCompleted{ActionTaken: true}, &RetryTimeoutFired{}, &ShutdownRequested{}, &Interrupt{}, &UndoTurn{}, &CompactRequested{}}, UnmarshalEvent, `{"kind":"text_delta","content":42}`)
 	fsmtest.JSON(t, []Action{&SendLLMRequest{}, &ExecuteTools{}, &RunPostToolsHook{}, &WaitForInput{}, &DisplayMessage{Content: "sample a"}, &DisplayError{Message: "sample a"}, &ScheduleRetry{Attempt: 2}, &Shutdown{}, &CancelTurn{}}, UnmarshalAction, `{"kind":"display_message","content":42}`)
 }
 

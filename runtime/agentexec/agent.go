@@ -234,6 +234,8 @@ type Agent struct {
 	busy         bool
 	turnErr      string
 	turnStart    int                  // the index of the turn's first message in the conversation
+	summarizing  bool                 // the LLM request in flight is a summary request (see noteCompaction)
+	compactFrom  int                  // the conversation's length when the summary request was sent
 	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
 	saved        []byte               // the last state saved that is not ShuttingDown, without its messages
 	msgs         []json.RawMessage    // the conversation's messages, encoded, as of the last capture
@@ -338,6 +340,10 @@ func resumable(st agent.State) error {
 		if st.Conversation.Len() == 0 {
 			return damaged("waiting to retry an empty conversation")
 		}
+	case agent.Compacting:
+		if st.Conversation.Len() == 0 {
+			return damaged("compacting an empty conversation")
+		}
 	case agent.ExecutingTools:
 		if st.Executions.Len() == 0 {
 			return damaged("executing a round of no tool calls")
@@ -424,6 +430,14 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		}
 		a.display.Notice("resuming: sending the LLM request again")
 		a.startStream(a.cfg.Behavior.BuildRequest(st.Conversation))
+	case agent.Compacting:
+		if a.holding {
+			l.Next(&agent.Interrupt{})
+			break
+		}
+		a.display.Notice("resuming: asking the model for the summary of the conversation again")
+		a.summarizing, a.compactFrom = true, st.Conversation.Len()
+		a.startStream(a.cfg.Behavior.SummaryRequest(st.Conversation))
 	case agent.ExecutingTools:
 		for _, e := range st.Executions.Executions() {
 			a.calls[e.Call.ID] = e.Call
@@ -548,6 +562,10 @@ func (a *Agent) arrive() {
 	switch ev := a.ev.(type) {
 	case *agent.LLMCompleted:
 		a.cfg.Thread.Ledger.Add(ev.Response.Usage)
+		if a.summarizing {
+			a.compacted(ev.Response)
+			break
+		}
 		a.display.Reply(ev.Response.Message)
 	case *agent.LLMError:
 		if ev.Error.Usage != (chat.Usage{}) { // what a failed reply used before it failed

@@ -30,6 +30,7 @@ func (a *Agent) perform(act agent.Action) {
 // not sent: the turn is stopped with an Interrupt instead.
 func (a *Agent) SendLLMRequest(request chat.Request) {
 	a.perform(&agent.SendLLMRequest{Request: request})
+	a.noteCompaction()
 	if a.holding {
 		a.loop.Next(&agent.Interrupt{})
 		return

@@ -96,7 +96,7 @@ func (a *Agent) commitTurn(ctx context.Context) {
 	for i := min(a.turnStart, len(msgs)); i < len(msgs); i++ {
 		switch m := msgs[i]; m.Role {
 		case chat.RoleUser:
-			if turn.Prompt == "" {
+			if turn.Prompt == "" && !m.Summary {
 				turn.Prompt = m.Content
 			}
 		case chat.RoleAssistant:

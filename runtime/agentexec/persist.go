@@ -191,6 +191,9 @@ func bare(st agent.State) agent.State {
 	case agent.StoppingTurn:
 		s.Conversation = chat.NewConversation(s.Conversation.ID())
 		return s
+	case agent.Compacting:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
 	}
 	return st
 }
@@ -219,6 +222,9 @@ func dress(st agent.State, msgs []chat.Message) agent.State {
 		s.Conversation = conv(s.Conversation)
 		return s
 	case agent.StoppingTurn:
+		s.Conversation = conv(s.Conversation)
+		return s
+	case agent.Compacting:
 		s.Conversation = conv(s.Conversation)
 		return s
 	}

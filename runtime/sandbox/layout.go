@@ -323,6 +323,9 @@ type layout struct {
 	hidden   []string // absolute patterns (see expandHidden)
 	expose   []Exposure
 	writable []string // absolute, resolved: the workspace and the cache
+	// readOnly are directories mounted back read-only: the workspace,
+	// when it must stay untouched (Options.ReadOnlyWorkspace).
+	readOnly []string
 	// workspace, if set, is the directory whose .git is made read-only.
 	workspace string
 	// masked are files to show as notice instead of what they hold.
@@ -445,6 +448,9 @@ func (l layout) mounts() []mount {
 	}
 	for _, w := range l.writable {
 		ms = append(ms, mount{kind: exposeRW, path: w, src: w})
+	}
+	for _, r := range l.readOnly {
+		ms = append(ms, mount{kind: exposeRO, path: r, src: r})
 	}
 	for _, g := range gitPaths(l.workspace, l.writable) {
 		ms = append(ms, mount{kind: gitRO, path: g, src: g})

@@ -122,7 +122,7 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		mode:     mode,
 		environ:  opt.Environ,
 		readOnly: opt.ReadOnlyWorkspace,
-		env:     envSpec{network: opt.Network, extra: opt.Env, redactor: opt.Redactor},
+		env:      envSpec{network: opt.Network, extra: opt.Env, redactor: opt.Redactor},
 	}
 	if s.environ == nil {
 		s.environ = os.Environ

@@ -79,6 +79,9 @@ const editFileUsage = `{"path": "dir/file.go", "old_str": "exact text to replace
 // newFileMode is the mode of the files edit_file creates.
 const newFileMode fs.FileMode = 0o644
 
+// Mutating implements Mutator: edit_file writes files.
+func (editFileTool) Mutating() bool { return true }
+
 // Spec implements Tool.
 func (t editFileTool) Spec() chat.ToolSpec {
 	return chat.ToolSpec{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
@@ -71,6 +72,20 @@ type recorder struct {
 	onToolResult func(call chat.ToolCall)
 	onNotice     func(msg string)
 	onTurnEnd    func()
+	// asked are the questions shown (see Ask); onAsk is called after each.
+	asked []approval.Question
+	onAsk func(q approval.Question)
+}
+
+// Ask implements agentexec.Display.
+func (r *recorder) Ask(q approval.Question) {
+	r.mu.Lock()
+	r.asked = append(r.asked, q)
+	r.shown = append(r.shown, "ask "+q.Call.Name)
+	r.mu.Unlock()
+	if r.onAsk != nil {
+		r.onAsk(q)
+	}
 }
 
 var _ agentexec.Display = (*recorder)(nil)

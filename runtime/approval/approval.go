@@ -226,6 +226,7 @@ type Gate struct {
 	mu      sync.Mutex // guards the fields below
 	pending chan string
 	always  map[string]bool
+	closed  string // why no more answers come; "" while they may
 }
 
 // NewGate returns a gate with no question and no tool granted.
@@ -245,11 +246,16 @@ func (g *Gate) Granted(tool string) bool {
 func (g *Gate) Ask(ctx context.Context, tool string, show func()) (Answer, error) {
 	g.ask.Lock()
 	defer g.ask.Unlock()
-	if g.Granted(tool) { // granted while this call waited for its turn
+	g.mu.Lock()
+	switch {
+	case g.always[tool]: // granted while this call waited for its turn
+		g.mu.Unlock()
 		return Answer{Verdict: Always}, nil
+	case g.closed != "":
+		g.mu.Unlock()
+		return Answer{Verdict: Refused, Reason: g.closed}, nil
 	}
 	ch := make(chan string, 1)
-	g.mu.Lock()
 	g.pending = ch
 	g.mu.Unlock()
 	defer func() {
@@ -271,6 +277,19 @@ func (g *Gate) Ask(ctx context.Context, tool string, show func()) (Answer, error
 		return a, nil
 	case <-ctx.Done():
 		return Answer{}, ctx.Err()
+	}
+}
+
+// Close says no more answers will come (the user's input ended): the
+// question waiting, and every later one, is refused with why as the
+// reason.
+func (g *Gate) Close(why string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = why
+	if g.pending != nil {
+		g.pending <- "n " + why
+		g.pending = nil
 	}
 }
 

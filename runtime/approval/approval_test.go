@@ -159,4 +159,15 @@ func TestGate(t *testing.T) {
 	}
 	assert.False(t, g.Waiting(), "a question given up is gone")
 	assert.False(t, g.Answer("y"), "the next line is a message again")
+
+	done, shown = ask(context.Background(), "bash")
+	<-shown
+	g.Close("the input ended")
+	assert.Equal(t, approval.Answer{Verdict: approval.Refused, Reason: "the input ended"}, (<-done).a, "closed, the question waiting is refused")
+	a, err := g.Ask(context.Background(), "bash", func() { t.Error("a closed gate shows no question") })
+	require.NoError(t, err)
+	assert.Equal(t, approval.Refused, a.Verdict, "and so is every later one")
+	a, err = g.Ask(context.Background(), "edit_file", func() { t.Error("a tool granted always is not asked about") })
+	require.NoError(t, err)
+	assert.Equal(t, approval.Always, a.Verdict)
 }

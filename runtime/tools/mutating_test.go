@@ -1,8 +1,12 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +70,33 @@ func mustSet(t *testing.T, tools ...Tool) *Set {
 	s, err := NewSet(Options{}, tools...)
 	require.NoError(t, err)
 	return s
+}
+
+func TestEditLine(t *testing.T) {
+	ws := newWorkspace(t)
+	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "a.txt"), []byte("one\ntwo\nthree\ntwo\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "big.txt"), []byte("first\n"+strings.Repeat("z", 40)), 0o644))
+	tests := []struct {
+		name        string
+		args        string
+		line, found int
+	}{
+		{"a unique old_str", `{"path": "a.txt", "old_str": "three\n", "new_str": "3\n"}`, 3, 1},
+		{"a new file", `{"path": "new.txt", "old_str": "", "new_str": "x"}`, 1, 1},
+		{"old_str twice", `{"path": "a.txt", "old_str": "two", "new_str": "2"}`, 0, 2},
+		{"old_str missing", `{"path": "a.txt", "old_str": "four", "new_str": "4"}`, 0, 0},
+		{"no such file", `{"path": "gone.txt", "old_str": "x", "new_str": "y"}`, 0, 0},
+		{"outside the workspace", `{"path": "../a.txt", "old_str": "x", "new_str": "y"}`, 0, 0},
+		{"over the limit", `{"path": "big.txt", "old_str": "first", "new_str": "1"}`, 0, 0},
+		{"not an edit's arguments", `[]`, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line, found := EditLine(context.Background(), ws, json.RawMessage(tt.args), 32)
+			assert.Equal(t, tt.line, line, "line")
+			assert.Equal(t, tt.found, found, "found")
+		})
+	}
+	line, _ := EditLine(context.Background(), ws, json.RawMessage(`{"path": "big.txt", "old_str": "first", "new_str": "1"}`), 0)
+	assert.Equal(t, 1, line, "0 means the default limit")
 }

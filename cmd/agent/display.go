@@ -46,6 +46,10 @@ type terminal struct {
 	// /expand; resultsShown says a new round starts with the next result.
 	outputs      []toolOutput
 	resultsShown bool
+	// editLine tells where an edit_file call would change its file, and
+	// how often its old_str occurs (see tools.EditLine), for the diff
+	// shown when the user is asked to approve it; nil when unknown.
+	editLine func(chat.ToolCall) (line, found int)
 }
 
 // toolOutput is a tool call's result, kept for /expand.

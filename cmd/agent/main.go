@@ -251,6 +251,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
@@ -308,6 +309,9 @@ type options struct {
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
+	// mode is -mode (modeAuto or modePlan); approve is -approve.
+	mode    string
+	approve approval.Policy
 	verbose, json, version                            bool
 	// first is the prompt given as an argument: the first message of an
 	// interactive session.
@@ -400,6 +404,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	o.sandbox = sandbox.Auto
 	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
+	fs.StringVar(&o.mode, "mode", modeAuto, "`mode`: auto (the agent changes the workspace and commits) or plan (read-only tools, a read-only workspace: it investigates, writes a plan and stops)")
+	o.approve = approval.Never
+	fs.Var(&o.approve, "approve", "the approval `policy`: when to ask you before a tool call that may change anything: untrusted (before every one), on-request (when the model asks) or never")
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
@@ -471,6 +478,14 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 			return o, exitUsage
 		}
 	}
+	if !slices.Contains(modes, o.mode) {
+		fmt.Fprintf(stderr, "agent: -mode %q: use %s\n", o.mode, strings.Join(modes, " or "))
+		return o, exitUsage
+	}
+	if o.approve.Asks() && o.set["p"] {
+		fmt.Fprintln(stderr, needsTerminal(o.approve))
+		return o, exitUsage
+	}
 	if !slices.Contains(commitModes, o.commit) {
 		fmt.Fprintf(stderr, "agent: -commit %q: use %s\n", o.commit, strings.Join(commitModes, ", "))
 		return o, exitUsage
@@ -505,7 +520,7 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 	for _, f := range behaviorFlags {
 		f.set(&c, o)
 	}
-	c.Model, c.System, c.Tools = model, systemPrompt, specs
+	c.Model, c.System, c.Tools = model, systemPromptOf(o.mode), specs
 	return c
 }
 
@@ -582,6 +597,8 @@ func openSandbox(ctx context.Context, o options, threads, logPath, key string) (
 		Network:  o.sandboxNetwork,
 		Hidden:   append(sandbox.DefaultHidden(), threads, logPath),
 		Redactor: redact.New(key),
+		// Plan mode: commands read the project and change none of it.
+		ReadOnlyWorkspace: o.mode == modePlan,
 	}
 	if dir, err := os.UserCacheDir(); err == nil {
 		opt.CacheDir = filepath.Join(dir, "fsmgen-agent", "sandbox")
@@ -659,6 +676,10 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if o.approve.Asks() && !canAsk(stdin, stderr) {
+		fmt.Fprintln(stderr, needsTerminal(o.approve))
+		return exitCode(exitUsage)
+	}
 
 	if o.logFile != "" {
 		// Absolute, so that the sandbox can hide it and the workspace
@@ -768,10 +789,15 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		return err
 	}
 	noteUnusualRepositories(guard, stderr)
-	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
-		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard})
-
-	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
+	toolSet := modeTools(o.mode, sb, tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard}))
+	specs, err := offerApproval(o.approve, toolSet)
+	if err != nil {
+		return err
+	}
+	bc := behaviorConfig(o, o.model, specs)
+	bc.MutatingTools = toolSet.MutatingNames()
+	b, err := behavior.New(bc)
 	if err != nil {
 		return fmt.Errorf("the agent's configuration: %w", err)
 	}
@@ -838,6 +864,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		display.noPrice = priceNote(err)
 	}
 	display.verbose, display.color = o.verbose, colorOf(stderr)
+	display.editLine = func(call chat.ToolCall) (int, int) {
+		return tools.EditLine(ctx, ws, call.Arguments, int64(o.maxEditSize))
+	}
 
 	if removed, err := tools.CleanTemp(ctx, ws); err != nil {
 		display.Notice(fmt.Sprintf("could not remove the temporary files of edits cut short: %v", err))
@@ -879,6 +908,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Interrupts:   []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
+		Approval: o.approve,
 	})
 	if err != nil {
 		_ = elog.Close()

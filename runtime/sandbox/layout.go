@@ -509,8 +509,9 @@ func (l layout) mounts() []mount {
 			}
 		case exposeRO:
 			// Visible anyway, and read-only unless a writable directory is
-			// around it (where this makes it read-only: kept).
-			if m.src == m.path && !hiddenAround && (outer == nil || outer.kind != exposeRW) {
+			// around it (where this makes it read-only: kept). Under a
+			// fresh file system (/tmp), nothing of the host is visible.
+			if m.src == m.path && !hiddenAround && (outer == nil || outer.kind != exposeRW) && !withinAny(m.path, private) {
 				continue
 			}
 		case maskFile:

@@ -310,9 +310,9 @@ type options struct {
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
 	// mode is -mode (modeAuto or modePlan); approve is -approve.
-	mode    string
-	approve approval.Policy
-	verbose, json, version                            bool
+	mode                   string
+	approve                approval.Policy
+	verbose, json, version bool
 	// first is the prompt given as an argument: the first message of an
 	// interactive session.
 	first string

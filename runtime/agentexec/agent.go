@@ -33,8 +33,8 @@ import (
 
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/ledger"

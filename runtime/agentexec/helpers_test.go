@@ -17,11 +17,11 @@ import (
 
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"

@@ -272,3 +272,29 @@ func TestApprovalNeedsATerminal(t *testing.T) {
 	assert.Equal(t, exitUsage, res.code)
 	assert.Contains(t, res.stderr, `agent: -mode "build": use auto or plan`)
 }
+
+// TestKillWhileAsking kills the agent (SIGKILL) while a call waits for
+// its approval: on resume the call is answered "interrupted", never run.
+func TestKillWhileAsking(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command": "echo ran > ran.txt"}`}}},
+		fakellm.Reply{Text: "I will not run it."})
+	s := startPTY(t, e, []string{"NO_COLOR=1"}, "-approve", "untrusted")
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Run it.\r")
+	s.waitScreen(t, "? approve bash")
+	require.NoError(t, s.cmd.Process.Kill())
+	s.wait(t)
+
+	id := e.onlyThread(t)
+	res := e.run(t, "Go on.\n", "-resume", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "resuming: tool bash (c1) was interrupted")
+	assert.NoFileExists(t, filepath.Join(e.ws, "ran.txt"), "the call awaiting approval never ran")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	got := resultsByID(reqs[1])["c1"]
+	assert.True(t, got.IsError)
+	assert.Contains(t, got.Text, "interrupted")
+	assert.True(t, strings.HasSuffix(reqs[1].Messages[len(reqs[1].Messages)-1].Text, "Go on."))
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
+	"github.com/fsmgen/fsmgen/runtime/term"
 )
 
 // terminal shows the agent's work: the assistant's text on out, everything
@@ -50,6 +51,10 @@ type terminal struct {
 	// how often its old_str occurs (see tools.EditLine), for the diff
 	// shown when the user is asked to approve it; nil when unknown.
 	editLine func(chat.ToolCall) (line, found int)
+	// editor is the terminal's line editor, when the input is typed in
+	// one; asking says its prompt asks for an answer (see Ask).
+	editor *term.Editor
+	asking bool
 }
 
 // toolOutput is a tool call's result, kept for /expand.
@@ -272,6 +277,7 @@ func (t *terminal) Usage(l ledger.Ledger) {
 
 // TurnEnd implements agentexec.Display.
 func (t *terminal) TurnEnd() {
+	t.unask()
 	t.endLine()
 	t.showPrompt()
 }

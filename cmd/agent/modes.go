@@ -97,12 +97,20 @@ func canAsk(stdin io.Reader, stderr io.Writer) bool {
 func (t *terminal) Ask(q approval.Question) {
 	call := q.Call
 	name := sanitize(short(call.Name, 64))
-	t.line(fmt.Sprintf("%s %s %s", t.paint(sgrYellow, "?"), t.paint(sgrBold, "approve "+name), sanitize(callSummary(call))))
+	var a toolArgs
+	_ = json.Unmarshal(call.Arguments, &a) // what is not an edit's or a command's is shown raw
+	what := ""
+	if call.Name == "edit_file" {
+		what = " " + sanitize(callSummary(call))
+	}
+	if t.editor != nil {
+		t.editor.Ask() // drawn below the question
+		t.asking = true
+	}
+	t.line(fmt.Sprintf("%s %s%s", t.paint(sgrYellow, "?"), t.paint(sgrBold, "approve "+name), what))
 	if q.Reason != "" {
 		t.diagf("  the model asks: %s", q.Reason)
 	}
-	var a toolArgs
-	_ = json.Unmarshal(call.Arguments, &a) // what is not an edit's or a command's is shown raw
 	switch {
 	case call.Name == "edit_file":
 		line, found := 0, 1
@@ -126,4 +134,13 @@ func (t *terminal) Ask(q approval.Question) {
 	}
 	t.line(fmt.Sprintf("  %s y: yes; n: no (n WHY tells the model why); a: always, every %s call this session", t.paint(sgrYellow, "approve?"), name))
 	t.showPrompt()
+}
+
+// unask shows the editor's prompt again after a question: answered, or
+// no longer waiting as the turn ended.
+func (t *terminal) unask() {
+	if t.asking {
+		t.editor.Unask()
+		t.asking = false
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/runtime/approval"
+	"github.com/fsmgen/fsmgen/runtime/term"
 )
 
 // tree returns every file under dir, .git included, with its mode and
@@ -127,6 +128,7 @@ func TestApprovalRefused(t *testing.T) {
 	s.waitScreen(t, "-one")
 	s.waitScreen(t, "+two")
 	s.waitScreen(t, "a: always")
+	s.waitScreen(t, term.AskPrompt)
 	require.Len(t, e.srv.Requests(), 1)
 	s.typeKeys(t, "n use sed instead\r")
 	s.waitScreen(t, "Understood, I will use sed.")
@@ -161,7 +163,8 @@ func TestApprovalGranted(t *testing.T) {
 	s := startPTY(t, e, []string{"NO_COLOR=1"}, "-approve", "untrusted")
 	s.waitScreen(t, "> ")
 	s.typeKeys(t, "Do it.\r")
-	s.waitScreen(t, "? approve bash $ echo made > b.txt")
+	s.waitScreen(t, "? approve bash")
+	s.waitScreen(t, "$ echo made > b.txt")
 	s.typeKeys(t, "y\r")
 	s.waitScreen(t, "approved: bash")
 	s.waitScreen(t, "? approve edit_file a.txt")

@@ -203,11 +203,10 @@ const RefusedPrefix = "not run: the user refused this call"
 // model reads: what happened, the user's reason when they gave one, and
 // what to do.
 func Refusal(reason string) chat.ToolOutcome {
-	msg := RefusedPrefix
+	msg := RefusedPrefix + "; nothing was changed. Do not run it again as it is: ask the user what they want, or take another approach."
 	if reason != "" {
-		msg += ": " + reason
+		msg = RefusedPrefix + ": " + reason + "; nothing was changed. Follow what the user said."
 	}
-	msg += "; nothing was changed. Do not try the same change another way; follow what the user said, or ask them."
 	return chat.ToolOutcome{Content: msg, IsError: true, Approval: Refused}
 }
 

@@ -139,6 +139,33 @@
 // transform otherwise (see runtime/redact): keep the key out of the
 // workspace.
 //
+// # Plan mode and approval
+//
+//	-mode MODE        auto (default: the agent changes the workspace and
+//	                  commits) or plan: only read_file, list_files and bash
+//	                  are offered, bash sees the workspace read-only (with
+//	                  -sandbox off it is not offered), a call of edit_file is
+//	                  answered "not run: plan mode", the model is asked to
+//	                  investigate, write a plan and stop, and nothing is
+//	                  committed; the plan is the last reply (with -p, the
+//	                  answer)
+//	-approve POLICY   when to ask you before a call of a tool that may
+//	                  change anything (edit_file, bash): never (default),
+//	                  untrusted (before every one) or on-request (when the
+//	                  model asks, through the arguments ask_approval and
+//	                  approval_reason its schemas then offer)
+//
+// Reads are never asked about. The question shows the call exactly (an
+// edit as its diff, numbered from the line it changes; a command whole),
+// with the model's reason, and the prompt becomes "approve? [y/n/a]": y
+// runs it, a runs it and every later call of its tool this session, n
+// (or "n WHY", or any other text) refuses it. A refused call is not run:
+// its result tells the model, with your reason; every answer is recorded
+// with the call's outcome, in the thread and the event log. Ctrl-C while
+// asked stops the turn; the call never runs, nor does it on resume after
+// a crash. A policy that asks needs a terminal: with -p, or standard
+// input or error not a terminal, the agent refuses to start (exit 2).
+//
 // # Threads, resume and replay
 //
 // Every conversation is a thread with an ID, printed when the agent starts.

@@ -248,6 +248,8 @@ type run struct {
 	continueTurn bool
 	// provider replaces the session's fake server.
 	provider llm.Provider
+	// approval is Config.Approval.
+	approval approval.Policy
 }
 
 // defaultTools returns the standard tools working in the session's workspace.
@@ -321,6 +323,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		Limits:    r.limits,
 
 		ContinueTurn: r.continueTurn,
+		Approval:     r.approval,
 	}
 	if r.input != nil {
 		cfg.Input = r.input

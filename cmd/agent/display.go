@@ -55,6 +55,9 @@ type terminal struct {
 	// one; asking says its prompt asks for an answer (see Ask).
 	editor *term.Editor
 	asking bool
+	// planned, in plan mode, is said when a turn ends: how to carry the
+	// plan out; "" in auto mode.
+	planned string
 }
 
 // toolOutput is a tool call's result, kept for /expand.
@@ -279,6 +282,9 @@ func (t *terminal) Usage(l ledger.Ledger) {
 func (t *terminal) TurnEnd() {
 	t.unask()
 	t.endLine()
+	if t.planned != "" {
+		t.diagf("agent: %s", t.planned)
+	}
 	t.showPrompt()
 }
 

@@ -818,10 +818,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	noteUnusualRepositories(guard, stderr)
 	toolSet := modeTools(o.mode, sb, tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard}))
-	specs, err := offerApproval(o.approve, toolSet)
-	if err != nil {
-		return err
-	}
+	specs := offerApproval(o.approve, toolSet, stderr)
 	bc := behaviorConfig(o, o.model, specs)
 	bc.MutatingTools = toolSet.MutatingNames()
 	b, err := behavior.New(bc)
@@ -891,6 +888,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		display.noPrice = priceNote(err)
 	}
 	display.verbose, display.color = o.verbose, colorOf(stderr)
+	if o.mode == modePlan {
+		display.planned = fmt.Sprintf("plan mode: nothing was changed; to carry the plan out: agent -resume %s -mode auto", t.ID)
+	}
 	display.editLine = func(call chat.ToolCall) (int, int) {
 		return tools.EditLine(ctx, ws, call.Arguments, int64(o.maxEditSize))
 	}

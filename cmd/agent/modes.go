@@ -58,11 +58,12 @@ func modeTools(mode string, sb *sandbox.Sandbox, set *tools.Set) *tools.Set {
 
 // offerApproval returns the specs of the set's tools as the model sees
 // them: under -approve on-request, each mutating tool offers the model
-// to ask for approval (see approval.Offer).
-func offerApproval(policy approval.Policy, set *tools.Set) ([]chat.ToolSpec, error) {
+// to ask for approval (see approval.Offer). A tool whose schema cannot
+// take the arguments is named on w: its calls run without asking.
+func offerApproval(policy approval.Policy, set *tools.Set, w io.Writer) []chat.ToolSpec {
 	specs := set.Specs()
 	if policy != approval.OnRequest {
-		return specs, nil
+		return specs
 	}
 	for i, s := range specs {
 		if !set.Mutating(s.Name) {
@@ -70,11 +71,12 @@ func offerApproval(policy approval.Policy, set *tools.Set) ([]chat.ToolSpec, err
 		}
 		offered, err := approval.Offer(s)
 		if err != nil {
-			return nil, fmt.Errorf("-approve on-request: %w", err)
+			fmt.Fprintf(w, "agent: -approve on-request: the model cannot ask before calls of %s, which run without asking: %v\n", s.Name, err)
+			continue
 		}
 		specs[i] = offered
 	}
-	return specs, nil
+	return specs
 }
 
 // needsTerminal is the error of an approval policy that would ask with no

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -12,9 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/term"
+	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
 // tree returns every file under dir, .git included, with its mode and
@@ -75,6 +78,7 @@ func TestPlanMode(t *testing.T) {
 			require.Equal(t, 0, res.code, res.stderr)
 			assert.Equal(t, "Plan:\n1. In a.txt, replace one with two.\n2. Run the tests.\n", res.stdout, "the plan is the answer")
 			assert.Contains(t, res.stderr, "plan mode: the workspace is read-only")
+			assert.Contains(t, res.stderr, "agent: plan mode: nothing was changed; to carry the plan out: agent -resume "+e.onlyThread(t)+" -mode auto")
 			assert.Equal(t, before, tree(t, e.ws), "the workspace is untouched")
 
 			reqs := e.srv.Requests()
@@ -300,4 +304,51 @@ func TestKillWhileAsking(t *testing.T) {
 	assert.True(t, got.IsError)
 	assert.Contains(t, got.Text, "interrupted")
 	assert.True(t, strings.HasSuffix(reqs[1].Messages[len(reqs[1].Messages)-1].Text, "Go on."))
+}
+
+// schemaTool is a tool with the given input schema that says whether it
+// mutates.
+type schemaTool struct {
+	name, schema string
+	mutating     bool
+}
+
+func (s schemaTool) Spec() chat.ToolSpec {
+	return chat.ToolSpec{Name: s.name, Description: "A tool.", InputSchema: json.RawMessage(s.schema)}
+}
+func (s schemaTool) Mutating() bool { return s.mutating }
+func (schemaTool) Run(context.Context, json.RawMessage, func(chat.ToolProgress)) (string, error) {
+	return "", nil
+}
+
+// TestOfferApproval offers the approval arguments, under on-request only,
+// to the mutating tools whose schema takes them, and names the others.
+func TestOfferApproval(t *testing.T) {
+	set, err := tools.NewSet(tools.Options{},
+		schemaTool{"deploy", `{"type": "object", "properties": {"env": {"type": "string"}}}`, true},
+		schemaTool{"odd", `{"type": "object"}`, true},
+		schemaTool{"look", `{"type": "object", "properties": {}}`, false},
+	)
+	require.NoError(t, err)
+	tests := []struct {
+		policy  approval.Policy
+		offered map[string]bool
+		note    string
+	}{
+		{approval.OnRequest, map[string]bool{"deploy": true, "look": false, "odd": false},
+			"agent: -approve on-request: the model cannot ask before calls of odd, which run without asking: tool odd: its input schema has no \"properties\" object\n"},
+		{approval.Untrusted, map[string]bool{"deploy": false, "look": false, "odd": false}, ""},
+		{approval.Never, map[string]bool{"deploy": false, "look": false, "odd": false}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			var w strings.Builder
+			offered := map[string]bool{}
+			for _, s := range offerApproval(tt.policy, set, &w) {
+				offered[s.Name] = strings.Contains(string(s.InputSchema), approval.AskField)
+			}
+			assert.Equal(t, tt.offered, offered)
+			assert.Equal(t, tt.note, w.String())
+		})
+	}
 }

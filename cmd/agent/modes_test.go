@@ -186,6 +186,10 @@ func TestApprovalGranted(t *testing.T) {
 	log := eventLog(t, e)
 	assert.Equal(t, 1, strings.Count(log, `"approval":"granted"`), log)
 	assert.Equal(t, 2, strings.Count(log, `"approval":"always"`), log)
+	journal, err := os.ReadFile(filepath.Join(e.threads, e.onlyThread(t)+".journal"))
+	require.NoError(t, err)
+	assert.Contains(t, string(journal), `"approval":"granted"`, "the thread's journal records the verdicts too")
+	assert.Contains(t, string(journal), `"approval":"always"`)
 }
 
 // TestApprovalOnRequest offers the model to ask: a call that asks is

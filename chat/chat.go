@@ -233,6 +233,10 @@ type ToolOutcome struct {
 	Content string `json:"content"`
 	// IsError marks a failed call.
 	IsError bool `json:"is_error,omitempty"`
+	// Approval is what the user answered when asked to approve the call
+	// (runtime/approval: "granted", "always", "refused"); empty when the
+	// call was not asked about.
+	Approval string `json:"approval,omitempty"`
 }
 
 // ToolExecution tracks one tool call of the current round.

@@ -26,6 +26,10 @@ var commitModes = []string{commitCurrent, commitBranch, commitOff}
 // says at start where the commits go; nil when they are off or cannot be
 // made (it says why).
 func openCommitter(ctx context.Context, o options, ws, threadID, key string, guard *tools.GitGuard, stderr io.Writer) (agentexec.Committer, *autocommit.Committer) {
+	if o.mode == modePlan {
+		fmt.Fprintln(stderr, "agent: plan mode: the workspace is read-only (edit_file is not offered, bash sees it read-only); nothing is changed or committed")
+		return nil, nil
+	}
 	if o.commit == commitOff {
 		fmt.Fprintln(stderr, "agent: commits: off (-commit off); the agent's changes stay in the work tree")
 		return nil, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
+	"github.com/fsmgen/fsmgen/runtime/term"
 )
 
 // terminal shows the agent's work: the assistant's text on out, everything
@@ -46,6 +47,17 @@ type terminal struct {
 	// /expand; resultsShown says a new round starts with the next result.
 	outputs      []toolOutput
 	resultsShown bool
+	// editLine tells where an edit_file call would change its file, and
+	// how often its old_str occurs (see tools.EditLine), for the diff
+	// shown when the user is asked to approve it; nil when unknown.
+	editLine func(chat.ToolCall) (line, found int)
+	// editor is the terminal's line editor, when the input is typed in
+	// one; asking says its prompt asks for an answer (see Ask).
+	editor *term.Editor
+	asking bool
+	// planned, in plan mode, is said when a turn ends: how to carry the
+	// plan out; "" in auto mode.
+	planned string
 }
 
 // toolOutput is a tool call's result, kept for /expand.
@@ -268,7 +280,11 @@ func (t *terminal) Usage(l ledger.Ledger) {
 
 // TurnEnd implements agentexec.Display.
 func (t *terminal) TurnEnd() {
+	t.unask()
 	t.endLine()
+	if t.planned != "" {
+		t.diagf("agent: %s", t.planned)
+	}
 	t.showPrompt()
 }
 

@@ -26,7 +26,7 @@ func openEditor(in *os.File, stderr io.Writer) (*term.Editor, error) {
 // (its lines are then written whole, so that the line being typed is
 // drawn again only below complete lines).
 func (t *terminal) useEditor(ed *term.Editor, stdout io.Writer) {
-	t.diag = ed
+	t.diag, t.editor = ed, ed
 	if f, ok := stdout.(*os.File); ok && term.IsTerminal(f) {
 		t.out = ed
 		t.wholeLines = true

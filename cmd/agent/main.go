@@ -147,6 +147,33 @@
 // transform otherwise (see runtime/redact): keep the key out of the
 // workspace.
 //
+// # Plan mode and approval
+//
+//	-mode MODE        auto (default: the agent changes the workspace and
+//	                  commits) or plan: only read_file, list_files and bash
+//	                  are offered, bash sees the workspace read-only (with
+//	                  -sandbox off it is not offered), a call of edit_file is
+//	                  answered "not run: plan mode", the model is asked to
+//	                  investigate, write a plan and stop, and nothing is
+//	                  committed; the plan is the last reply (with -p, the
+//	                  answer)
+//	-approve POLICY   when to ask you before a call of a tool that may
+//	                  change anything (edit_file, bash): never (default),
+//	                  untrusted (before every one) or on-request (when the
+//	                  model asks, through the arguments ask_approval and
+//	                  approval_reason its schemas then offer)
+//
+// Reads are never asked about. The question shows the call exactly (an
+// edit as its diff, numbered from the line it changes; a command whole),
+// with the model's reason, and the prompt becomes "approve? [y/n/a]": y
+// runs it, a runs it and every later call of its tool this session, n
+// (or "n WHY", or any other text) refuses it. A refused call is not run:
+// its result tells the model, with your reason; every answer is recorded
+// with the call's outcome, in the thread and the event log. Ctrl-C while
+// asked stops the turn; the call never runs, nor does it on resume after
+// a crash. A policy that asks needs a terminal: with -p, or standard
+// input or error not a terminal, the agent refuses to start (exit 2).
+//
 // # Threads, resume and replay
 //
 // Every conversation is a thread with an ID, printed when the agent starts.
@@ -316,6 +343,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
@@ -377,7 +405,10 @@ type options struct {
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
-	verbose, json, version                            bool
+	// mode is -mode (modeAuto or modePlan); approve is -approve.
+	mode                   string
+	approve                approval.Policy
+	verbose, json, version bool
 	// first is the prompt given as an argument: the first message of an
 	// interactive session.
 	first string
@@ -491,6 +522,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	o.sandbox = sandbox.Auto
 	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
+	fs.StringVar(&o.mode, "mode", modeAuto, "`mode`: auto (the agent changes the workspace and commits) or plan (read-only tools, a read-only workspace: it investigates, writes a plan and stops)")
+	o.approve = approval.Never
+	fs.Var(&o.approve, "approve", "the approval `policy`: when to ask you before a tool call that may change anything: untrusted (before every one), on-request (when the model asks) or never")
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
@@ -562,6 +596,14 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 			return o, exitUsage
 		}
 	}
+	if !slices.Contains(modes, o.mode) {
+		fmt.Fprintf(stderr, "agent: -mode %q: use %s\n", o.mode, strings.Join(modes, " or "))
+		return o, exitUsage
+	}
+	if o.approve.Asks() && o.set["p"] {
+		fmt.Fprintln(stderr, needsTerminal(o.approve))
+		return o, exitUsage
+	}
 	if !slices.Contains(commitModes, o.commit) {
 		fmt.Fprintf(stderr, "agent: -commit %q: use %s\n", o.commit, strings.Join(commitModes, ", "))
 		return o, exitUsage
@@ -606,7 +648,7 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 	for _, f := range behaviorFlags {
 		f.set(&c, o)
 	}
-	c.Model, c.System, c.Tools = model, systemPrompt, specs
+	c.Model, c.System, c.Tools = model, systemPromptOf(o.mode), specs
 	if !o.set["context-window"] {
 		c.ContextWindow = contextWindowOf(model)
 	}
@@ -686,6 +728,8 @@ func openSandbox(ctx context.Context, o options, threads, logPath, key string) (
 		Network:  o.sandboxNetwork,
 		Hidden:   append(sandbox.DefaultHidden(), threads, logPath),
 		Redactor: redact.New(key),
+		// Plan mode: commands read the project and change none of it.
+		ReadOnlyWorkspace: o.mode == modePlan,
 	}
 	if dir, err := os.UserCacheDir(); err == nil {
 		opt.CacheDir = filepath.Join(dir, "fsmgen-agent", "sandbox")
@@ -763,6 +807,10 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if o.approve.Asks() && !canAsk(in.stdin, stderr) {
+		fmt.Fprintln(stderr, needsTerminal(o.approve))
+		return exitCode(exitUsage)
+	}
 
 	if o.logFile != "" {
 		// Absolute, so that the sandbox can hide it and the workspace
@@ -879,10 +927,12 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return err
 	}
 	noteUnusualRepositories(guard, stderr)
-	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
-		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard})
-
-	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
+	toolSet := modeTools(o.mode, sb, tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard}))
+	specs := offerApproval(o.approve, toolSet, stderr)
+	bc := behaviorConfig(o, o.model, specs)
+	bc.MutatingTools = toolSet.MutatingNames()
+	b, err := behavior.New(bc)
 	if err != nil {
 		return fmt.Errorf("the agent's configuration: %w", err)
 	}
@@ -932,6 +982,12 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		display.noPrice = priceNote(err)
 	}
 	display.verbose, display.color = o.verbose, colorOf(stderr)
+	if o.mode == modePlan {
+		display.planned = fmt.Sprintf("plan mode: nothing was changed; to carry the plan out: agent -resume %s -mode auto", t.ID)
+	}
+	display.editLine = func(call chat.ToolCall) (int, int) {
+		return tools.EditLine(ctx, ws, call.Arguments, int64(o.maxEditSize))
+	}
 
 	if removed, err := tools.CleanTemp(ctx, ws); err != nil {
 		display.Notice(fmt.Sprintf("could not remove the temporary files of edits cut short: %v", err))
@@ -981,7 +1037,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		Interrupts:   []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
-		Saved: saved,
+		Saved:    saved,
+		Approval: o.approve,
 	})
 	if err != nil {
 		stopSync(ctx, pusher, t.ID, stderr)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ type ptySession struct {
 	screen syncBuffer // everything the agent wrote to the terminal
 	done   chan error // the agent's exit
 	copied chan struct{}
+	cmd    *exec.Cmd
 }
 
 // startPTY starts the agent with args in a pseudo-terminal of 100
@@ -35,7 +37,7 @@ func startPTY(t *testing.T, e *env, extraEnv []string, args ...string) *ptySessi
 	cmd.Env = append(cmd.Env, extraEnv...)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
 	require.NoError(t, err)
-	s := &ptySession{e: e, tty: tty, done: make(chan error, 1), copied: make(chan struct{})}
+	s := &ptySession{e: e, tty: tty, done: make(chan error, 1), copied: make(chan struct{}), cmd: cmd}
 	go func() { // owned by the test: ends when the terminal closes
 		defer close(s.copied)
 		_, _ = io.Copy(&s.screen, tty)

@@ -34,6 +34,7 @@ import (
 	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
@@ -131,6 +132,17 @@ type Config struct {
 	Interrupts []os.Signal
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Approval is when the user is asked before a tool call runs (see
+	// runtime/approval); "" means approval.Never. The calls of the
+	// behaviour's mutating tools are asked about; the question is shown
+	// with Display.Ask and the next message read from Input or Editor is
+	// the answer, so a policy that asks needs one of them. A refused call
+	// is not run: its result, which the model reads, says so with the
+	// user's reason, and every answer is recorded with the call's outcome
+	// (chat.ToolOutcome.Approval), in the thread and the event log. A call
+	// waiting for its answer has not run: stopped (an Interrupt) or cut
+	// short by a crash, it never runs.
+	Approval approval.Policy
 }
 
 // Limits bounds what one reply of the LLM and one line of input can make
@@ -206,6 +218,8 @@ type Agent struct {
 	limits  Limits
 	// mutatingTools are the behaviour's mutating tools (see callOrder).
 	mutatingTools []string
+	// gate holds the question a tool call waits on (see approve).
+	gate *approval.Gate
 
 	// Set by Start: the loop the Handler methods start their tasks in, and
 	// its context.
@@ -263,6 +277,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("agentexec: Config.Tools is nil; use tools.Default")
 	case cfg.Thread == nil:
 		return nil, errors.New("agentexec: Config.Thread is nil; give a new thread or a loaded one")
+	case cfg.Approval.Asks() && cfg.Input == nil && cfg.Editor == nil:
+		return nil, fmt.Errorf("agentexec: Config.Approval %s asks the user, and there is no Input or Editor to read the answers from; use approval.Never", cfg.Approval)
+	}
+	if cfg.Approval == "" {
+		cfg.Approval = approval.Never
 	}
 	a := &Agent{
 		cfg:     cfg,
@@ -274,6 +293,7 @@ func New(cfg Config) (*Agent, error) {
 		limits:  cfg.Limits.withDefaults(),
 		calls:   map[string]chat.ToolCall{},
 		refused: map[*agent.ToolCompleted]bool{},
+		gate:    approval.NewGate(),
 
 		mutatingTools: cfg.Behavior.Config().MutatingTools,
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
@@ -37,6 +38,10 @@ type Display interface {
 	// Usage shows the thread's account of tokens, when the user asks for
 	// it (an input line "/usage").
 	Usage(l ledger.Ledger)
+	// Ask shows a tool call the user is asked to approve (see
+	// Config.Approval): what it will do, exactly, and how to answer. The
+	// next message the user types is the answer.
+	Ask(q approval.Question)
 }
 
 // NopDisplay shows nothing. Embed it to implement only some of Display.
@@ -76,3 +81,6 @@ func (NopDisplay) TurnEnd() {}
 
 // Usage implements Display.
 func (NopDisplay) Usage(ledger.Ledger) {}
+
+// Ask implements Display.
+func (NopDisplay) Ask(approval.Question) {}

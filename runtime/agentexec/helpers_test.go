@@ -21,6 +21,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
@@ -71,6 +72,20 @@ type recorder struct {
 	onToolResult func(call chat.ToolCall)
 	onNotice     func(msg string)
 	onTurnEnd    func()
+	// asked are the questions shown (see Ask); onAsk is called after each.
+	asked []approval.Question
+	onAsk func(q approval.Question)
+}
+
+// Ask implements agentexec.Display.
+func (r *recorder) Ask(q approval.Question) {
+	r.mu.Lock()
+	r.asked = append(r.asked, q)
+	r.shown = append(r.shown, "ask "+q.Call.Name)
+	r.mu.Unlock()
+	if r.onAsk != nil {
+		r.onAsk(q)
+	}
 }
 
 var _ agentexec.Display = (*recorder)(nil)
@@ -235,6 +250,8 @@ type run struct {
 	provider llm.Provider
 	// saved is Config.Saved.
 	saved func(t *thread.Thread)
+	// approval is Config.Approval.
+	approval approval.Policy
 }
 
 // defaultTools returns the standard tools working in the session's workspace.
@@ -309,6 +326,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 
 		ContinueTurn: r.continueTurn,
 		Saved:        r.saved,
+		Approval:     r.approval,
 	}
 	if r.input != nil {
 		cfg.Input = r.input

@@ -53,6 +53,12 @@ func (a *Agent) readInput() {
 				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
 					return
 				}
+			case a.cfg.Commands != nil && IsCommand(strings.TrimSpace(msg)) && a.gate.Waiting():
+				// A command typed while a tool call waits for approval
+				// runs at once (/diff, say); the question still waits.
+				a.cfg.Commands(ctx, strings.TrimSpace(msg))
+			case err == nil && a.gate.Answer(msg):
+				// The answer to the question a tool call waits on.
 			case strings.TrimSpace(msg) == "":
 			case a.cfg.Commands != nil && IsCommand(strings.TrimSpace(msg)):
 				// Typed at a terminal, a command runs at once; read from
@@ -78,6 +84,7 @@ func (a *Agent) readInput() {
 		if ctx.Err() != nil {
 			return
 		}
+		a.gate.Close("the user's input ended before they answered")
 		_ = l.Call(ctx, func() {
 			a.inputClosed = true
 			a.settle()

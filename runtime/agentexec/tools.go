@@ -116,19 +116,29 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 					if !order[i].wait(ctx) {
 						return
 					}
-					select {
-					case slots <- struct{}{}:
-					case <-ctx.Done():
+					run, verdict, refused, ok := a.approve(ctx, c)
+					switch {
+					case !ok:
 						return
+					case refused != nil:
+						out = *refused
+						order[i].end()
+					default:
+						select {
+						case slots <- struct{}{}:
+						case <-ctx.Done():
+							return
+						}
+						progress := func(p chat.ToolProgress) {
+							p.Message = a.secrets.String(p.Message)
+							_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
+						}
+						out = a.cfg.Tools.Run(ctx, run, progress)
+						<-slots
+						order[i].end()
+						out.Content = budget.take(a.secrets.String(out.Content))
+						out.Approval = verdict
 					}
-					progress := func(p chat.ToolProgress) {
-						p.Message = a.secrets.String(p.Message)
-						_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
-					}
-					out = a.cfg.Tools.Run(ctx, c, progress)
-					<-slots
-					order[i].end()
-					out.Content = budget.take(a.secrets.String(out.Content))
 				}
 				if !turn.wait(ctx) {
 					return

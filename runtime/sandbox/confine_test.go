@@ -213,6 +213,7 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 	f.sb = sandboxtest.New(t, sandbox.Options{
 		Mode: v.mode, Network: opt.Network, Hidden: hidden, Expose: opt.Expose, Redactor: opt.Redactor,
 		CacheDir: f.cache, Bwrap: bwrapPath, Env: opt.Env, Limits: opt.Limits,
+		ReadOnlyWorkspace: opt.ReadOnlyWorkspace,
 	})
 	f.wsCache = f.sb.CacheDir(f.ws)
 	if v.unprivileged {
@@ -938,4 +939,64 @@ func bwrapOf(f *fixture) string {
 		return filepath.Join(f.base, "bwrap-as-nobody")
 	}
 	return ""
+}
+
+func TestReadOnlyWorkspace(t *testing.T) {
+	for _, v := range allVariants {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{ReadOnlyWorkspace: true})
+			if !v.confined() {
+				before := listing(t, f.ws)
+				out := f.bash(t, "echo x > new.txt")
+				require.True(t, out.IsError, "unconfined, a read-only workspace cannot be kept: every command is refused")
+				assert.Contains(t, out.Content, "-sandbox off")
+				assert.Equal(t, before, listing(t, f.ws))
+				return
+			}
+			before := listing(t, f.ws)
+			out := f.bash(t, "cat here.txt && echo private > /tmp/p && cat /tmp/p && echo cached > $XDG_CACHE_HOME/c && cat $XDG_CACHE_HOME/c")
+			require.False(t, out.IsError, out.Content)
+			assert.Equal(t, "here\nprivate\ncached\n", out.Content, "it reads the workspace and writes its /tmp and cache")
+			for _, attempt := range []string{
+				"echo x > new.txt",
+				"echo x >> here.txt",
+				"rm here.txt",
+				"mkdir sub",
+				"touch here.txt",
+				"mount -o remount,bind,rw . 2>/dev/null; echo x > remounted.txt",
+			} {
+				out := f.bash(t, attempt)
+				assert.True(t, out.IsError, "%s: %s", attempt, out.Content)
+				assert.Contains(t, out.Content, "Read-only file system", attempt)
+			}
+			assert.Equal(t, before, listing(t, f.ws), "the workspace is untouched")
+			assert.Contains(t, f.sb.String(), "workspace read-only")
+			assert.True(t, f.sb.ReadOnlyWorkspace())
+		})
+	}
+}
+
+func TestReadOnlyWorkspaceInTheHome(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			proj := filepath.Join(f.home, "src", "proj")
+			require.NoError(t, os.MkdirAll(proj, 0o777))
+			require.NoError(t, os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o666))
+			sb := sandboxtest.New(t, sandbox.Options{Mode: v.mode, CacheDir: filepath.Join(f.home, ".cache", "agent"), Bwrap: bwrapOf(f), ReadOnlyWorkspace: true})
+			if v.unprivileged {
+				require.NoError(t, os.MkdirAll(sb.CacheDir(proj), 0o777))
+				chmodAll(t, f.home)
+			}
+			ws, err := tools.NewWorkspace(proj)
+			require.NoError(t, err)
+			set := tools.Default(ws, tools.Options{Sandbox: sb, Timeout: time.Minute})
+			raw, err := json.Marshal(map[string]string{"command": "cat main.go; echo x > new; ls -A ~/src/proj"})
+			require.NoError(t, err)
+			out := set.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, nil)
+			assert.Contains(t, out.Content, "package main\n", "the workspace is shown though the home is hidden")
+			assert.Contains(t, out.Content, "Read-only file system")
+			assert.NoFileExists(t, filepath.Join(proj, "new"))
+		})
+	}
 }

@@ -29,7 +29,10 @@
 //     and [Sandbox.CacheDir]), which are writable. /tmp is a private,
 //     empty tmpfs that is gone when the command ends; /dev is a minimal
 //     one (null, zero, random, tty, ...). Writing anywhere else fails with
-//     "Read-only file system". Every mount is nosuid.
+//     "Read-only file system". Every mount is nosuid. With
+//     [Options.ReadOnlyWorkspace] (the agent's plan mode) the workspace is
+//     mounted read-only too, and unconfined (mode off) every command is
+//     refused, as nothing would keep it from writing.
 //   - Setuid files. A command cannot set the setuid or setgid bit of a
 //     file: chmod 4755, install -m 4755, cp -p and tar -p of such a file,
 //     and the same through any language fail with "Operation not

@@ -323,6 +323,9 @@ type layout struct {
 	hidden   []string // absolute patterns (see expandHidden)
 	expose   []Exposure
 	writable []string // absolute, resolved: the workspace and the cache
+	// readOnly are directories mounted back read-only: the workspace,
+	// when it must stay untouched (Options.ReadOnlyWorkspace).
+	readOnly []string
 	// workspace, if set, is the directory whose .git is made read-only.
 	workspace string
 	// masked are files to show as notice instead of what they hold.
@@ -446,6 +449,9 @@ func (l layout) mounts() []mount {
 	for _, w := range l.writable {
 		ms = append(ms, mount{kind: exposeRW, path: w, src: w})
 	}
+	for _, r := range l.readOnly {
+		ms = append(ms, mount{kind: exposeRO, path: r, src: r})
+	}
 	for _, g := range gitPaths(l.workspace, l.writable) {
 		ms = append(ms, mount{kind: gitRO, path: g, src: g})
 	}
@@ -503,8 +509,9 @@ func (l layout) mounts() []mount {
 			}
 		case exposeRO:
 			// Visible anyway, and read-only unless a writable directory is
-			// around it (where this makes it read-only: kept).
-			if m.src == m.path && !hiddenAround && (outer == nil || outer.kind != exposeRW) {
+			// around it (where this makes it read-only: kept). Under a
+			// fresh file system (/tmp), nothing of the host is visible.
+			if m.src == m.path && !hiddenAround && (outer == nil || outer.kind != exposeRW) && !withinAny(m.path, private) {
 				continue
 			}
 		case maskFile:

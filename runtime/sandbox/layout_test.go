@@ -154,6 +154,31 @@ func TestLayoutArgs(t *testing.T) {
 			}),
 		},
 		{
+			name: "a read-only workspace: visible anyway, not mounted again",
+			lay:  layout{workspace: r + "/ws", readOnly: []string{r + "/ws"}, writable: []string{r + "/cache"}},
+			dir:  r + "/ws",
+			want: cat(head, mounts, []string{
+				"--bind", r + "/cache", r + "/cache",
+				"--chdir", r + "/ws", "--", "cmd",
+			}),
+		},
+		{
+			name: "a read-only workspace in a hidden directory and one under /tmp",
+			lay: layout{
+				workspace: r + "/out/hidden-parent/ws2",
+				readOnly:  []string{r + "/out/hidden-parent/ws2", private},
+				hidden:    []string{r + "/out/hidden-parent"},
+			},
+			dir: r + "/out/hidden-parent/ws2",
+			want: cat(head, mounts, []string{
+				"--ro-bind", private, private, // paths in order: /tmp/… before /var/tmp/…
+				"--tmpfs", r + "/out/hidden-parent",
+				"--ro-bind", r + "/out/hidden-parent/ws2", r + "/out/hidden-parent/ws2",
+				"--remount-ro", r + "/out/hidden-parent",
+				"--chdir", r + "/out/hidden-parent/ws2", "--", "cmd",
+			}),
+		},
+		{
 			// Only the home's tmpfs hides what it holds; what is shown in
 			// it is mounted back, the more specific path winning.
 			name: "an empty home, exposures, masked files",

@@ -75,6 +75,11 @@ type Options struct {
 	// Environ returns the environment commands take their variables from;
 	// nil means os.Environ, read at each command's start.
 	Environ func() []string
+	// ReadOnlyWorkspace mounts each command's workspace read-only: it can
+	// read the project and write only its private /tmp and its build
+	// cache (the agent's plan mode). Unconfined (mode off) nothing can
+	// keep a command from writing, so every command is then refused.
+	ReadOnlyWorkspace bool
 }
 
 // Sandbox starts commands confined as its [Options] say. It is immutable
@@ -94,6 +99,8 @@ type Sandbox struct {
 	pidsWhy  error        // why there is no pids cgroup, when the agent runs as root
 	// tmpUnlimited says that this bubblewrap cannot size /tmp (before 0.7).
 	tmpUnlimited bool
+	// readOnly mounts the workspace read-only (Options.ReadOnlyWorkspace).
+	readOnly bool
 }
 
 // New returns the sandbox opt describes.
@@ -112,9 +119,10 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		return nil, err
 	}
 	s := &Sandbox{
-		mode:    mode,
-		environ: opt.Environ,
-		env:     envSpec{network: opt.Network, extra: opt.Env, redactor: opt.Redactor},
+		mode:     mode,
+		environ:  opt.Environ,
+		readOnly: opt.ReadOnlyWorkspace,
+		env:      envSpec{network: opt.Network, extra: opt.Env, redactor: opt.Redactor},
 	}
 	if s.environ == nil {
 		s.environ = os.Environ
@@ -399,6 +407,10 @@ func (s *Sandbox) Confined() bool { return s.bwrap != "" }
 // mode off, and when Options.Network allows it otherwise.
 func (s *Sandbox) Network() bool { return s.env.network }
 
+// ReadOnlyWorkspace reports whether commands see their workspace
+// read-only (Options.ReadOnlyWorkspace): they can change nothing of it.
+func (s *Sandbox) ReadOnlyWorkspace() bool { return s.readOnly }
+
 // Disabled returns why commands are refused — mode auto found no working
 // bubblewrap — or nil when they run. The agent prints it at start.
 func (s *Sandbox) Disabled() error { return s.disabled }
@@ -414,6 +426,9 @@ func (s *Sandbox) String() string {
 	net := "no network"
 	if s.env.network {
 		net = "network allowed"
+	}
+	if s.readOnly {
+		net += ", workspace read-only"
 	}
 	return fmt.Sprintf("%s (%s), %s; limits: %s", s.version, s.bwrap, net, s.LimitsString())
 }
@@ -493,6 +508,9 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 	if s.disabled != nil {
 		return nil, fmt.Errorf("commands are disabled because the sandbox is unavailable: %w", s.disabled)
 	}
+	if s.readOnly && !s.Confined() {
+		return nil, errors.New("commands are refused: the workspace must stay read-only and, unconfined (-sandbox off), nothing keeps a command from writing it; use -sandbox auto or bwrap")
+	}
 	if c.Workspace != "" && (!filepath.IsAbs(c.Workspace) || filepath.Clean(c.Workspace) == "/") {
 		return nil, fmt.Errorf("workspace %q: give an absolute directory other than /", c.Workspace)
 	}
@@ -527,7 +545,11 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		lay := s.lay
 		if c.Workspace != "" {
 			lay.workspace = filepath.Clean(c.Workspace)
-			lay.writable = []string{lay.workspace}
+			if s.readOnly {
+				lay.readOnly = []string{lay.workspace}
+			} else {
+				lay.writable = []string{lay.workspace}
+			}
 		}
 		lay.masked = c.Masked
 		if cache != "" {

@@ -24,10 +24,12 @@ import (
 	xterm "golang.org/x/term"
 )
 
-// The prompts: before a message, and before each further line of one.
+// The prompts: before a message, before each further line of one, and
+// before the answer to a question (see Editor.Ask).
 const (
 	Prompt     = "> "
 	MorePrompt = "… "
+	AskPrompt  = "approve? [y/n/a] "
 )
 
 // Editor reads messages from a terminal. Its methods may be called from
@@ -120,6 +122,15 @@ func (e *Editor) ReadMessage(ctx context.Context) (string, error) {
 		e.t.SetPrompt(MorePrompt)
 	}
 }
+
+// Ask shows AskPrompt in place of the prompt until the next message is
+// read: the line typed answers a question the agent asked. It is drawn
+// with what is written next (the question).
+func (e *Editor) Ask() { e.t.SetPrompt(AskPrompt) }
+
+// Unask shows the prompt again once a question is no longer waiting (the
+// turn was stopped); it is drawn with what is written next.
+func (e *Editor) Unask() { e.t.SetPrompt(Prompt) }
 
 // Write writes p to the terminal above the line being typed, which is
 // drawn again below it.

@@ -88,6 +88,12 @@ func (t *bashTool) sandbox(ctx context.Context) (*sandbox.Sandbox, error) {
 	return t.detected, nil
 }
 
+// Mutating implements Mutator: a command may change the workspace and
+// more, unless its sandbox keeps the workspace read-only (plan mode).
+func (t *bashTool) Mutating() bool {
+	return t.opt.Sandbox == nil || !t.opt.Sandbox.ReadOnlyWorkspace()
+}
+
 // bashUsage describes bash's arguments in error messages.
 const bashUsage = `{"command": "go test ./..."}`
 
@@ -105,7 +111,12 @@ func (t *bashTool) Spec() chat.ToolSpec {
 		"A non-zero exit status is reported as an error together with the output. ")
 	fmt.Fprintf(&b, "Output over %d KiB is cut in the middle, keeping its beginning and end, with a note. ", t.opt.OutputLimit>>10)
 	if sb == nil || sb.Confined() || sb.Disabled() != nil {
-		b.WriteString("The command runs in a sandbox. It can write only inside the workspace and in /tmp, which is private to the call and emptied after it; " +
+		if sb != nil && sb.ReadOnlyWorkspace() {
+			b.WriteString("The command runs in a sandbox. The workspace is read-only: the command can read the project but not change it (writing there fails with Read-only file system). It can write only in /tmp, which is private to the call and emptied after it; ")
+		} else {
+			b.WriteString("The command runs in a sandbox. It can write only inside the workspace and in /tmp, which is private to the call and emptied after it; ")
+		}
+		b.WriteString("" +
 			"the rest of the file system is read-only, the home directory is empty but for what the user chose to show, files holding credentials are hidden, " +
 			"and a file holding the agent's API key reads as a notice (leave it as it is). " +
 			"Setting the setuid or setgid bit of a file fails (Operation not permitted). " +

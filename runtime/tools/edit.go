@@ -79,6 +79,9 @@ const editFileUsage = `{"path": "dir/file.go", "old_str": "exact text to replace
 // newFileMode is the mode of the files edit_file creates.
 const newFileMode fs.FileMode = 0o644
 
+// Mutating implements Mutator: edit_file writes files.
+func (editFileTool) Mutating() bool { return true }
+
 // Spec implements Tool.
 func (t editFileTool) Spec() chat.ToolSpec {
 	return chat.ToolSpec{
@@ -484,4 +487,63 @@ func sizeString(n int64) string {
 	}
 	s := strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0")
 	return fmt.Sprintf("%s %s (%d bytes)", s, unit, n)
+}
+
+// EditLine tells, before an edit_file call with args runs, where it
+// would change its file: the line old_str starts at (1 for a new file),
+// so that the user asked to approve it sees the diff numbered as the
+// file is. found counts the occurrences of old_str (1 for a new file);
+// anything but 1 means the edit would fail and change nothing. line is 0
+// when it cannot be told: arguments that are not an edit's, a path the
+// edit would refuse, a masked file or one over the limit (whose content
+// is not read).
+func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes int64) (line, found int) {
+	var a struct {
+		Path   string `json:"path"`
+		OldStr string `json:"old_str"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Path == "" {
+		return 0, 0
+	}
+	if a.OldStr == "" {
+		return 1, 1
+	}
+	rel, err := ws.resolve(a.Path)
+	if err != nil || rel == "." {
+		return 0, 0
+	}
+	d, err := ws.openDir(path.Dir(rel), false)
+	if err != nil {
+		return 0, 0
+	}
+	defer d.Close()
+	masked := ws.maskedSet()
+	if masked.Masked(filepath.Join(ws.dir, filepath.FromSlash(rel))) {
+		return 0, 0
+	}
+	f, fi, err := openRegular(d, path.Base(rel), a.Path, "edit")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxEditBytes
+	}
+	if fi.Size() > maxBytes {
+		return 0, 0
+	}
+	if hit, err := masked.Holds(f); err != nil || hit {
+		return 0, 0
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, 0
+	}
+	m, err := scan(ctx, f, []byte(a.OldStr), editChunk)
+	if err != nil {
+		return 0, 0
+	}
+	if m.count != 1 {
+		return 0, m.count
+	}
+	return m.line, 1
 }

@@ -35,6 +35,9 @@ type readFileTool struct{ ws *Workspace }
 // readFileUsage describes read_file's arguments in error messages.
 const readFileUsage = `{"path": "dir/file.go"}`
 
+// Mutating implements Mutator: read_file changes nothing.
+func (readFileTool) Mutating() bool { return false }
+
 // Spec implements Tool.
 func (readFileTool) Spec() chat.ToolSpec {
 	return chat.ToolSpec{
@@ -126,6 +129,9 @@ type listFilesTool struct{ ws *Workspace }
 
 // listFilesUsage describes list_files's arguments in error messages.
 const listFilesUsage = `{"path": "dir"} (path is optional)`
+
+// Mutating implements Mutator: list_files changes nothing.
+func (listFilesTool) Mutating() bool { return false }
 
 // Spec implements Tool.
 func (listFilesTool) Spec() chat.ToolSpec {

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -45,6 +46,22 @@ type Tool interface {
 	// When Run returns an error, the output it returns with it (possibly
 	// empty) is shown to the LLM after the error text.
 	Run(ctx context.Context, args json.RawMessage, progress func(chat.ToolProgress)) (string, error)
+}
+
+// Mutator is implemented by a tool that says whether its calls may change
+// anything (files, the world outside): the agent asks the user before
+// such calls under an approval policy that asks (see runtime/approval),
+// runs them one after another, and commits what they changed. A tool that
+// does not implement Mutator counts as mutating: read-only must be said.
+type Mutator interface {
+	// Mutating reports whether the tool's calls may change anything.
+	Mutating() bool
+}
+
+// Mutating reports whether t's calls may change anything (see [Mutator]).
+func Mutating(t Tool) bool {
+	m, ok := t.(Mutator)
+	return !ok || m.Mutating()
 }
 
 // Defaults for [Options].
@@ -112,6 +129,9 @@ type Set struct {
 	grace   time.Duration
 	log     *slog.Logger
 	maxArgs int // Options.MaxArgBytes; 0 means DefaultMaxArgBytes
+	// refused are tools not offered whose calls are answered with the
+	// reason given (see Refuse), by name.
+	refused map[string]string
 }
 
 // Default returns the agent's standard tools — read_file, list_files,
@@ -156,6 +176,37 @@ func NewSet(opt Options, tools ...Tool) (*Set, error) {
 	return s, nil
 }
 
+// Refuse returns a set without the named tools: they are not offered
+// (Names, Specs) and a call of one is not run but answered with an error
+// holding why, e.g. "plan mode: edit_file is not available". Names the
+// set does not hold are refused all the same.
+func (s *Set) Refuse(why string, names ...string) *Set {
+	r := *s
+	r.tools = maps.Clone(s.tools)
+	r.refused = maps.Clone(s.refused)
+	if r.refused == nil {
+		r.refused = map[string]string{}
+	}
+	for _, n := range names {
+		delete(r.tools, n)
+		r.refused[n] = why
+	}
+	r.names = slices.DeleteFunc(slices.Clone(s.names), func(n string) bool { _, gone := r.refused[n]; return gone })
+	return &r
+}
+
+// Mutating reports whether the calls of the tool name may change
+// anything (see [Mutator]); false for a tool the set does not run.
+func (s *Set) Mutating(name string) bool {
+	t, ok := s.tools[name]
+	return ok && Mutating(t)
+}
+
+// MutatingNames returns the names of the set's mutating tools, sorted.
+func (s *Set) MutatingNames() []string {
+	return slices.DeleteFunc(s.Names(), func(n string) bool { return !s.Mutating(n) })
+}
+
 // Names returns the tools' names, sorted.
 func (s *Set) Names() []string { return slices.Clone(s.names) }
 
@@ -190,6 +241,10 @@ const DefaultMaxArgBytes = 1 << 20
 func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
 	start := time.Now()
 	log := s.log.With("tool", call.Name, "call_id", call.ID)
+	if why, ok := s.refused[call.Name]; ok {
+		log.Debug("refused tool requested")
+		return errorOutcome(fmt.Sprintf("%s was not run: %s", call.Name, why), "")
+	}
 	tool, ok := s.tools[call.Name]
 	if !ok {
 		log.Debug("unknown tool requested") // the result says so; shown with it

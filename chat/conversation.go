@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Conversation is an append-only list of messages with an identifier.
@@ -179,7 +180,8 @@ func (c Conversation) Equal(o Conversation) bool {
 // equal reports whether two messages are the same.
 func (m Message) equal(o Message) bool {
 	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID ||
-		m.ToolName != o.ToolName || m.IsError != o.IsError || len(m.ToolCalls) != len(o.ToolCalls) {
+		m.ToolName != o.ToolName || m.IsError != o.IsError || len(m.ToolCalls) != len(o.ToolCalls) ||
+		!slices.Equal(m.Thinking, o.Thinking) {
 		return false
 	}
 	for i, tc := range m.ToolCalls {

@@ -184,6 +184,8 @@ const (
 	FlagIdleTimeout   = "llm-idle-timeout"
 	FlagReplyTimeout  = "llm-reply-timeout"
 	FlagMaxReply      = "llm-max-reply"
+	FlagMaxTokens     = "max-tokens"
+	FlagThinking      = "thinking"
 )
 
 // The longest tool name and tool call ID a reply may hold. Both APIs allow

@@ -191,7 +191,8 @@ func (v CallingLLM) MarshalJSON() ([]byte, error) {
 
 // ProcessingLLMResponse is the state ProcessingLlmResponse: Examines a
 // completed reply and leaves at once for ExecutingTools or
-// WaitingForUserInput.
+// WaitingForUserInput, or back to CallingLlm to continue a reply cut at its
+// token limit.
 //
 // It is a substate of Running.
 type ProcessingLLMResponse struct {
@@ -636,6 +637,12 @@ type Behavior interface {
 	//
 	// It is given executions.
 	MutatingToolRan(executions chat.ToolRound) bool
+	// ReplyCut reports whether the reply stopped at its token limit in its text
+	// (no tool call) and fewer continuations than the limit were asked for in the
+	// turn.
+	//
+	// It is given conversation and response.
+	ReplyCut(conversation chat.Conversation, response chat.Response) bool
 	// IsKnownCall reports whether the progress report names a call of this round
 	// that has not completed.
 	//
@@ -706,6 +713,12 @@ type Behavior interface {
 	// It is given conversation and executions and returns conversation and
 	// completed_tools, in that order.
 	InterruptToolsWithHook(conversation chat.Conversation, executions chat.ToolRound) (chat.Conversation, chat.ToolRound)
+	// ContinueReply keeps the cut reply and asks the model, in the conversation,
+	// to continue it where it stopped.
+	//
+	// It is given conversation and returns conversation, retries and request, in
+	// that order.
+	ContinueReply(conversation chat.Conversation) (chat.Conversation, int, chat.Request)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
 	// It is given pending_request and returns retries and request, in that order.
@@ -844,6 +857,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "replyCut", To: StateCallingLLM, Effect: "continueReply", Actions: []ActionKind{ActionSendLLMRequest}, Label: "ProcessingLlmResponse -- [replyCut]--> CallingLlm {continueReply} / SendLlmRequest"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -1099,7 +1113,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(80, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1159,7 +1173,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(80, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1184,12 +1198,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(28, StateExecutingTools)
+				m.core.Start(29, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(29)
+				return m.core.Ignore(30)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1199,13 +1213,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(30)
+				return m.core.Reject(31)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(31, StateExecutingTools)
+				m.core.Start(32, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1217,7 +1231,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(32, StateExecutingTools)
+				m.core.Start(33, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1228,7 +1242,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateCallingLLM
-				m.core.Start(33, StateExecutingTools)
+				m.core.Start(34, StateExecutingTools)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1237,7 +1251,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(80, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1250,7 +1264,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(36, StateExecutingTools)
+				m.core.Start(37, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1260,7 +1274,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(37, StateExecutingTools)
+				m.core.Start(38, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1275,7 +1289,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateCallingLLM
-			m.core.Start(45, StatePostToolsHook)
+			m.core.Start(46, StatePostToolsHook)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1283,14 +1297,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(80, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(47, StatePostToolsHook)
+			m.core.Start(48, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
@@ -1302,7 +1316,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.error = chat.LLMError{}
 			m.d.origin = ""
 			m.core.State = StateCallingLLM
-			m.core.Start(56, StateError)
+			m.core.Start(57, StateError)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1310,7 +1324,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(80, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1321,7 +1335,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.retries = 0
 			m.d.origin = ""
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(57, StateError)
+			m.core.Start(58, StateError)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		}
@@ -1331,7 +1345,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(65, StateStoppingTurn)
+			m.core.Start(66, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1339,7 +1353,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(80, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1347,7 +1361,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(77, StateShuttingDown)
+			m.core.Start(78, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1397,101 +1411,101 @@ func (m *Machine) otherwise(ev Event) error {
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(23)
-		case *TextDelta:
 			return m.core.Reject(24)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(25)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(26)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(27)
+		case *LLMError:
+			return m.core.Reject(28)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(34)
-		case *RetryTimeoutFired:
 			return m.core.Reject(35)
+		case *RetryTimeoutFired:
+			return m.core.Reject(36)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(38)
-		case *TextDelta:
 			return m.core.Reject(39)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(40)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(41)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(42)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Reject(43)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Reject(44)
+		case *ToolCompleted:
+			return m.core.Reject(45)
 		case *RetryTimeoutFired:
-			return m.core.Reject(46)
+			return m.core.Reject(47)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(48)
-		case *TextDelta:
 			return m.core.Reject(49)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(50)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(51)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(52)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Reject(53)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Reject(54)
-		case *PostToolsHookCompleted:
+		case *ToolCompleted:
 			return m.core.Reject(55)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(56)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(58)
-		case *TextDelta:
 			return m.core.Reject(59)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(60)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(61)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(62)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Reject(63)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Reject(64)
+		case *ToolCompleted:
+			return m.core.Reject(65)
 		case *RetryTimeoutFired:
-			return m.core.Reject(66)
+			return m.core.Reject(67)
 		case *Interrupt:
-			return m.core.Ignore(67)
+			return m.core.Ignore(68)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(68)
-		case *TextDelta:
 			return m.core.Ignore(69)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Ignore(70)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Ignore(71)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Ignore(72)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Ignore(73)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Ignore(74)
-		case *PostToolsHookCompleted:
+		case *ToolCompleted:
 			return m.core.Ignore(75)
-		case *RetryTimeoutFired:
+		case *PostToolsHookCompleted:
 			return m.core.Ignore(76)
+		case *RetryTimeoutFired:
+			return m.core.Ignore(77)
 		case *Interrupt:
-			return m.core.Ignore(78)
+			return m.core.Ignore(79)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1500,6 +1514,17 @@ func (m *Machine) otherwise(ev Event) error {
 // leaveProcessingLLMResponse takes the eventless rules of the transient state ProcessingLlmResponse.
 func (m *Machine) leaveProcessingLLMResponse() error {
 	switch {
+	case m.b.ReplyCut(m.d.conversation, m.d.response):
+		// ProcessingLlmResponse -- [replyCut]--> CallingLlm {continueReply} /
+		// SendLlmRequest
+		conversation, retries, request := m.b.ContinueReply(m.d.conversation)
+		m.d.conversation = conversation
+		m.d.retries = retries
+		m.d.response = chat.Response{}
+		m.core.State = StateCallingLLM
+		m.core.Start(21, StateProcessingLLMResponse)
+		m.h.SendLLMRequest(request)
+		return m.core.Finish()
 	case m.b.HasToolCalls(m.d.response):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} /
 		// ExecuteTools
@@ -1507,14 +1532,14 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(21, StateProcessingLLMResponse)
+		m.core.Start(22, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(22, StateProcessingLLMResponse)
+		m.core.Start(23, StateProcessingLLMResponse)
 		m.h.WaitForInput()
 		return m.core.Finish()
 	}

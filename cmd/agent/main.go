@@ -243,6 +243,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -295,6 +296,9 @@ type options struct {
 	prompt, workspace, provider, model, baseURL string
 	resume, threads, logFile, price             string
 	maxRetries                                  int
+	// maxTokens is -max-tokens (0: the model's largest reply) and
+	// thinking -thinking (0: off).
+	maxTokens, thinking int
 	retryDelay, toolTimeout                     time.Duration
 	// The limits.
 	maxToolCalls, parallelTools                       int
@@ -378,6 +382,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
+	fs.IntVar(&o.maxTokens, llm.FlagMaxTokens, 0, "the longest reply of the model, in tokens (default: the model's own limit, or "+strconv.Itoa(ledger.DefaultMaxOutput)+" for a model whose limit is not known)")
+	fs.IntVar(&o.thinking, llm.FlagThinking, 0, "let the model think this many `tokens` before it answers (Anthropic's extended thinking); 0: off")
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
 	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
 	fs.DurationVar(&o.toolTimeout, "tool-timeout", tools.DefaultTimeout, "time limit of each tool call")
@@ -465,6 +471,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		{"commit-timeout", o.commitTimeout > 0, "be positive"},
 		{"max-tool-calls", o.maxToolCalls > 0, "be at least 1"},
 		{"parallel-tools", o.parallelTools > 0, "be at least 1"},
+		{llm.FlagMaxTokens, o.maxTokens >= 0, "be positive (or 0: the model's own limit)"},
+		{llm.FlagThinking, o.thinking >= 0, "be 0 (off) or a budget of tokens, e.g. 8000"},
 	} {
 		if !f.ok {
 			fmt.Fprintf(stderr, "agent: -%s must %s\n", f.name, f.want)
@@ -498,15 +506,42 @@ var behaviorFlags = []struct {
 
 // behaviorConfig returns the behaviour's configuration: the defaults, the
 // flags, and what the program settled on (the model: -model, the resumed
-// thread's or the provider's default) or provides (the system prompt, the
-// tools).
+// thread's or the provider's default; the reply's token limit, see
+// maxTokensOf) or provides (the system prompt, the tools).
 func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Config {
 	c := behavior.DefaultConfig()
 	for _, f := range behaviorFlags {
 		f.set(&c, o)
 	}
 	c.Model, c.System, c.Tools = model, systemPrompt, specs
+	c.MaxTokens, _, _ = maxTokensOf(o, model)
+	c.Thinking = o.thinking
 	return c
+}
+
+// maxTokensOf returns the reply's token limit for model: -max-tokens, or
+// the model's largest reply, or ledger.DefaultMaxOutput with a note to
+// show once for a model whose limits are not known. It is an error for
+// -max-tokens to pass the model's known limit, or for -thinking not to
+// leave room for an answer.
+func maxTokensOf(o options, model string) (n int, note string, err error) {
+	lim, known := ledger.LimitsOf(model)
+	switch {
+	case o.maxTokens > 0:
+		n = o.maxTokens
+		if known && n > lim.MaxOutput {
+			return n, "", fmt.Errorf("-%s %d: %s writes at most %d tokens a reply; give %d or less", llm.FlagMaxTokens, n, model, lim.MaxOutput, lim.MaxOutput)
+		}
+	case known:
+		n = lim.MaxOutput
+	default:
+		n = ledger.DefaultMaxOutput
+		note = fmt.Sprintf("the token limits of %s are not known: its replies are limited to %d tokens (-%s changes it)", model, n, llm.FlagMaxTokens)
+	}
+	if o.thinking > 0 && o.thinking >= n {
+		return n, note, fmt.Errorf("-%s %d: the thinking budget must be less than the reply's limit of %d tokens, which it is part of; lower it or raise -%s", llm.FlagThinking, o.thinking, n, llm.FlagMaxTokens)
+	}
+	return n, note, nil
 }
 
 // checkBehavior reports, in terms of the flags, what behavior.New would
@@ -713,6 +748,14 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	if o.model == "" {
 		o.model = defaultModels[o.provider]
+	}
+	_, tokensNote, err := maxTokensOf(o, o.model)
+	if err != nil {
+		fmt.Fprintf(stderr, "agent: %v\n", err)
+		return exitCode(exitUsage)
+	}
+	if tokensNote != "" {
+		fmt.Fprintf(stderr, "agent: %s\n", tokensNote)
 	}
 	if o.workspace == "" {
 		o.workspace = "."

@@ -82,11 +82,11 @@ func newestOf(store *thread.Store, ws string) (string, error) {
 }
 
 // writeSessions writes the table of "agent sessions": ID, workspace,
-// started, first prompt, tokens and cost (when the model's price is known,
-// or given with -price).
+// started, first prompt, tokens, the part of them read from the prompt
+// cache, and cost (when the model's price is known, or given with -price).
 func writeSessions(w io.Writer, list []session, price *ledger.Price) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKSPACE\tSTARTED\tTOKENS\tCOST\tFIRST PROMPT")
+	fmt.Fprintln(tw, "ID\tWORKSPACE\tSTARTED\tTOKENS\tCACHED\tCOST\tFIRST PROMPT")
 	for _, s := range list {
 		t := s.thread
 		total := t.Ledger.Total
@@ -98,8 +98,8 @@ func writeSessions(w io.Writer, list []session, price *ledger.Price) error {
 		if err == nil {
 			cost = fmt.Sprintf("$%.2f", p.Cost(total))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.ID, t.Workspace, t.Created.Local().Format(time.DateTime),
-			total.InputTokens+total.OutputTokens, cost, s.first)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", t.ID, t.Workspace, t.Created.Local().Format(time.DateTime),
+			total.InputTokens+total.OutputTokens, total.CacheReadInputTokens, cost, s.first)
 	}
 	return tw.Flush()
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // BytesPerToken is how the servers count tokens when they bill (see
-// [Server.Bill]): a token for every four bytes of the request's JSON, as
-// a rough tokenizer counts English and code.
+// [Server.Bill]): a token for every four bytes of each block of the
+// request's JSON (rounded up), and one more for the request, as a rough
+// tokenizer counts English and code.
 const BytesPerToken = 4
 
 // lookback is how many blocks before a breakpoint Anthropic's cache looks
@@ -109,15 +110,15 @@ func (s *Server) usageFor(body []byte, out int) chat.Usage {
 	prefix := make([][32]byte, len(blocks))
 	tokens := make([]int, len(blocks))
 	h := sha256.New()
-	total := 0
+	total := 0 // each block counts whole tokens, so that a block costs the same wherever it is
 	for i, b := range blocks {
 		fmt.Fprintf(h, "%d:", len(b.text))
 		h.Write(b.text)
 		copy(prefix[i][:], h.Sum(nil))
-		total += len(b.text)
-		tokens[i] = total / BytesPerToken
+		total += (len(b.text) + BytesPerToken - 1) / BytesPerToken
+		tokens[i] = total
 	}
-	u := chat.Usage{InputTokens: total/BytesPerToken + 1, OutputTokens: out/BytesPerToken + 1}
+	u := chat.Usage{InputTokens: total + 1, OutputTokens: out/BytesPerToken + 1}
 	if len(blocks) == 0 {
 		return u
 	}

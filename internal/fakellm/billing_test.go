@@ -30,8 +30,8 @@ func TestBill(t *testing.T) {
 				`{"system":[{"type":"text","text":"` + big + `","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`,
 			},
 			want: []chat.Usage{
-				{InputTokens: 1017, CacheCreationInputTokens: 1006},
-				{InputTokens: 1017, CacheReadInputTokens: 1006},
+				{InputTokens: 1019, CacheCreationInputTokens: 1007},
+				{InputTokens: 1019, CacheReadInputTokens: 1007},
 			},
 		},
 		{
@@ -41,7 +41,7 @@ func TestBill(t *testing.T) {
 				`{"system":[{"type":"text","text":"` + big + `"}],"messages":[]}`,
 				`{"system":[{"type":"text","text":"` + big + `"}],"messages":[]}`,
 			},
-			want: []chat.Usage{{InputTokens: 1007}, {InputTokens: 1007}},
+			want: []chat.Usage{{InputTokens: 1008}, {InputTokens: 1008}},
 		},
 		{
 			name:     "anthropic: a moved breakpoint reads the earlier prefix within 20 blocks",
@@ -51,8 +51,8 @@ func TestBill(t *testing.T) {
 				`{"messages":[{"role":"user","content":[{"type":"text","text":"` + big + `"}]},{"role":"assistant","content":[{"type":"text","text":"ok"}]},{"role":"user","content":[{"type":"text","text":"more","cache_control":{"type":"ephemeral"}}]}]}`,
 			},
 			want: []chat.Usage{
-				{InputTokens: 1010, CacheCreationInputTokens: 1009},
-				{InputTokens: 1033, CacheReadInputTokens: 1009, CacheCreationInputTokens: 23},
+				{InputTokens: 1011, CacheCreationInputTokens: 1010},
+				{InputTokens: 1034, CacheReadInputTokens: 1010, CacheCreationInputTokens: 23},
 			},
 		},
 		{
@@ -63,8 +63,8 @@ func TestBill(t *testing.T) {
 				`{"messages":[{"role":"system","content":"` + big + `"},{"role":"user","content":"hi"},{"role":"assistant","content":"yes"}]}`,
 			},
 			want: []chat.Usage{
-				{InputTokens: 1016},
-				{InputTokens: 1025, CacheReadInputTokens: 1015},
+				{InputTokens: 1017},
+				{InputTokens: 1026, CacheReadInputTokens: 1016},
 			},
 		},
 	}

@@ -541,6 +541,11 @@ func (a *Agent) arrive() {
 	switch ev := a.ev.(type) {
 	case *agent.LLMCompleted:
 		a.cfg.Thread.Ledger.Add(ev.Response.Usage)
+		cd, ok := a.display.(ContinueDisplay)
+		if ok && a.m.Kind() == agent.StateCallingLLM { // the machine continues the cut reply
+			cd.Continued(ev.Response.Message, behavior.Continuations(a.conversation()), a.cfg.Behavior.Config().MaxContinuations)
+			break
+		}
 		a.display.Reply(ev.Response.Message)
 	case *agent.LLMError:
 		if ev.Error.Usage != (chat.Usage{}) { // what a failed reply used before it failed

@@ -84,11 +84,11 @@ func DefaultConfig() Config {
 		Model:            DefaultModel,
 		MaxTokens:        DefaultMaxTokens,
 		MaxContinuations: DefaultContinuations,
-		MaxRetries:    DefaultMaxRetries,
-		BaseDelay:     DefaultBaseDelay,
-		MaxDelay:      DefaultMaxDelay,
-		MaxRetryAfter: DefaultMaxRetryAfter,
-		MutatingTools: slices.Clone(DefaultMutatingTools),
+		MaxRetries:       DefaultMaxRetries,
+		BaseDelay:        DefaultBaseDelay,
+		MaxDelay:         DefaultMaxDelay,
+		MaxRetryAfter:    DefaultMaxRetryAfter,
+		MutatingTools:    slices.Clone(DefaultMutatingTools),
 	}
 }
 

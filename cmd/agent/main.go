@@ -50,6 +50,13 @@
 // waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
 // session.
 //
+// A reply cut at its token limit in its text is kept and continued: the
+// model is asked to go on where it stopped, up to 3 times a turn, and
+// one-shot, the answer is the pieces joined. Anthropic requests mark the
+// prompt cache (the tools, the system prompt, the conversation), so that
+// each round of a turn reads the one before from the cache; /usage and
+// "agent sessions" show the tokens read from it.
+//
 // One-shot (-p), the agent runs one user turn to the end, every tool round
 // included, prints the assistant's last text (its answer, not the
 // narration before it) on standard output and exits 0; diagnostics, and at
@@ -78,6 +85,13 @@
 //	                  ~/.local/share/fsmgen-agent/threads)
 //	-log FILE         the event log (default <threads>/<ID>.events.jsonl): a
 //	                  new file or an event log of this format
+//	-max-tokens N     the longest reply, in tokens (default: the model's own
+//	                  limit, dated names included, see runtime/ledger
+//	                  LimitsOf; 8192, said once, for a model not listed)
+//	-thinking BUDGET  let the model think BUDGET tokens before it answers
+//	                  (Anthropic's extended thinking; default 0: off); its
+//	                  thinking is shown dimmed on stderr (-v: whole), saved
+//	                  in the thread and sent back with the tool results
 //	-max-retries N    retries of a failed LLM request (default 3; 0: none)
 //	-retry-delay D    delay before the first retry, doubled for each next
 //	                  one up to 30s (default 1s; at most 30s); a server's
@@ -156,7 +170,8 @@
 // (<ID>.json) are refused: continue them with that agent.
 //
 // "agent sessions" lists the threads of the folder, the most recently
-// saved first: ID, workspace, start, tokens, cost (at the model's list
+// saved first: ID, workspace, start, tokens, tokens read from the prompt
+// cache, cost (at the model's list
 // price, or -price) and the first prompt. "-resume last" continues the
 // newest thread of the workspace (-workspace, or the current directory).
 // A resumed interactive session shows its last three exchanges first and
@@ -298,8 +313,8 @@ type options struct {
 	maxRetries                                  int
 	// maxTokens is -max-tokens (0: the model's largest reply) and
 	// thinking -thinking (0: off).
-	maxTokens, thinking int
-	retryDelay, toolTimeout                     time.Duration
+	maxTokens, thinking     int
+	retryDelay, toolTimeout time.Duration
 	// The limits.
 	maxToolCalls, parallelTools                       int
 	maxToolArgs, maxEditSize, maxInputLine            byteSize

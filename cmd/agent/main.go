@@ -772,6 +772,10 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	if tokensNote != "" {
 		fmt.Fprintf(stderr, "agent: %s\n", tokensNote)
 	}
+	if o.thinking > 0 && o.provider != llm.NameAnthropic {
+		fmt.Fprintf(stderr, "agent: -%s applies to the %s provider: the %s provider sends no thinking budget (a model that reasons does so on its own, and its reasoning is not shown as the answer)\n",
+			llm.FlagThinking, llm.NameAnthropic, o.provider)
+	}
 	if o.workspace == "" {
 		o.workspace = "."
 	}

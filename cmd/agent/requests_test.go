@@ -38,6 +38,11 @@ func TestContinuation(t *testing.T) {
 			assert.Equal(t, []string{"user: Describe the package.", "assistant: The package has three parts: the parser,",
 				"user: " + behavior.ContinueNote, "assistant:  the checker and the emitter."}, messages(e.state(t, id)))
 			assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code)
+
+			r = e.run(t, "", "-resume", id)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "── earlier in this thread (4 messages; the last 4 shown) ──\n> Describe the package.\nThe package has three parts: the parser,\nthe checker and the emitter.\n──\n",
+				"the agent's request to continue is not shown as the user's")
 		})
 	}
 	t.Run("continuations are bounded", func(t *testing.T) {
@@ -197,4 +202,23 @@ func loadThread(t *testing.T, e *env, id string) *thread.Thread {
 	th, err := store.Load(id)
 	require.NoError(t, err)
 	return th
+}
+
+// TestThinkingRedacted checks that thinking that holds the API key is
+// redacted before the screen, the thread and the event log see it, and
+// that -thinking with the openai provider says that it does nothing.
+func TestThinkingRedacted(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Thinking: "The key is " + testKey + ", I must not say it.", Text: "Done."})
+	r := e.run(t, "", "-thinking", "2000", "-v", "-p", "Hi.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "thinking: The key is [REDACTED], I must not say it.")
+	assert.Empty(t, keyLeaks(r.stdout+r.stderr))
+	e.checkNoSecret(t)
+
+	o := newEnv(t, fakellm.OpenAI, nil, fakellm.Reply{Thinking: "hmm", Text: "Done."})
+	r = o.run(t, "", "-thinking", "2000", "-p", "Hi.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "agent: -thinking applies to the anthropic provider")
+	assert.Equal(t, "Done.\n", r.stdout)
+	assert.Zero(t, o.srv.Requests()[0].Thinking)
 }

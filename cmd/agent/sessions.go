@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/thread"
@@ -153,7 +154,7 @@ const earlierExchanges = 3
 func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 	start, seen := 0, 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == chat.RoleUser {
+		if msgs[i].Role == chat.RoleUser && msgs[i].Content != behavior.ContinueNote {
 			if seen++; seen == exchanges {
 				start = i
 				break
@@ -167,6 +168,9 @@ func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 	for _, m := range msgs[start:] {
 		switch m.Role {
 		case chat.RoleUser:
+			if m.Content == behavior.ContinueNote { // the agent's, not the user's: the reply goes on below
+				continue
+			}
 			fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(sanitize(strings.TrimSpace(m.Content)), "\n", "\n  "))
 		case chat.RoleAssistant:
 			if text := strings.TrimSpace(m.Content); text != "" {

@@ -287,9 +287,15 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 			// the API checks their signatures, and needs them beside the
 			// tool results of the turn they led to.
 			for _, th := range m.Thinking {
-				if th.Redacted != "" {
+				switch {
+				case th.Redacted != "":
 					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(th.Redacted))
-				} else {
+				case th.Signature == "":
+					// Thinking cut at the token limit before its signature
+					// came: the API would refuse it, and needs it only
+					// beside tool results, which a cut reply has none of.
+					a.log.DebugContext(c.ctx, "thinking without a signature is not sent back", "provider", NameAnthropic, "message", i)
+				default:
 					blocks = append(blocks, anthropic.NewThinkingBlock(th.Signature, th.Text))
 				}
 			}

@@ -148,3 +148,18 @@ func TestCacheBreakpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsignedThinkingIsNotSentBack leaves out thinking cut before its
+// signature came (the API would refuse it), and keeps the rest.
+func TestUnsignedThinkingIsNotSentBack(t *testing.T) {
+	srv := fakellm.New(t, fakellm.Anthropic, fakellm.Reply{Text: "ok"})
+	complete(t, providerFor(t, fakellm.Anthropic, srv), chat.Request{Model: "m", MaxTokens: 4096, Thinking: 1024, Messages: []chat.Message{
+		chat.UserMessage("Think hard."),
+		{Role: chat.RoleAssistant, Thinking: []chat.Thinking{{Text: "signed", Signature: "sig-1"}, {Text: "cut in the mid"}}, Content: "So"},
+		chat.UserMessage("Go on."),
+	}})
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	require.Len(t, reqs[0].Messages, 3)
+	assert.Equal(t, []chat.Thinking{{Text: "signed", Signature: "sig-1"}}, reqs[0].Messages[1].Thinking)
+}

@@ -45,6 +45,23 @@ func TestContinuation(t *testing.T) {
 				"the agent's request to continue is not shown as the user's")
 		})
 	}
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		t.Run(string(p)+"/a tool call cut inside its arguments", func(t *testing.T) {
+			e := newEnv(t, p, nil,
+				fakellm.Reply{Text: "Writing.", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"x.txt","new_text":"abc`}}, AtLimit: true},
+				fakellm.Reply{Text: "I will write it in parts."})
+			r := e.run(t, "", "-p", "Write x.txt.")
+			require.Equal(t, 0, r.code, "the turn goes on; stderr:\n%s", r.stderr)
+			assert.Equal(t, "I will write it in parts.\n", r.stdout)
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 2)
+			res := reqs[1].Messages[len(reqs[1].Messages)-1]
+			assert.True(t, res.IsError)
+			assert.Contains(t, res.Text, "were cut off: the reply reached its token limit")
+			assert.Contains(t, res.Text, "make the change in smaller calls")
+			assert.NoFileExists(t, filepath.Join(e.ws, "x.txt"))
+		})
+	}
 	t.Run("continuations are bounded", func(t *testing.T) {
 		cut := fakellm.Reply{Text: "more", AtLimit: true}
 		e := newEnv(t, fakellm.Anthropic, nil, cut, cut, cut, cut)

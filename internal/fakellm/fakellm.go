@@ -22,6 +22,11 @@
 //	Reply{Page: 501}                   // a web server's HTML error page
 //	Reply{Body: "hello", ContentType: "text/plain"} // any other answer
 //	Reply{Text: "Hi", Usage: &chat.Usage{...}}      // usage with cache figures
+//	Reply{Text: "The first half", AtLimit: true}    // a reply cut at its token limit
+//	Reply{Thinking: "Let me see.", Text: "Hi"}      // thinking (Anthropic) or reasoning_content (OpenAI) first
+//
+// [Server.Bill] makes a server bill its requests as the provider does,
+// prompt cache included, and record what it billed (Request.Billed).
 //
 // [NewWebServer] starts a plain web server that answers every request with
 // an HTML page, as `python -m http.server` answers a POST.

@@ -487,7 +487,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		{"max-tool-calls", o.maxToolCalls > 0, "be at least 1"},
 		{"parallel-tools", o.parallelTools > 0, "be at least 1"},
 		{llm.FlagMaxTokens, o.maxTokens >= 0, "be positive (or 0: the model's own limit)"},
-		{llm.FlagThinking, o.thinking >= 0, "be 0 (off) or a budget of tokens, e.g. 8000"},
+		{llm.FlagThinking, o.thinking == 0 || o.thinking >= minThinking, fmt.Sprintf("be 0 (off) or a budget of at least %d tokens (Anthropic's least), e.g. 8000", minThinking)},
 	} {
 		if !f.ok {
 			fmt.Fprintf(stderr, "agent: -%s must %s\n", f.name, f.want)
@@ -506,6 +506,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	}
 	return o, -1
 }
+
+// minThinking is the least thinking budget Anthropic's API accepts.
+const minThinking = 1024
 
 // behaviorFlags are the flags that set the behaviour's configuration: how
 // each sets it, and what behavior.New asks of it, in the user's terms.

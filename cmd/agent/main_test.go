@@ -637,6 +637,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"-parallel-tools", "0"}, "agent: -parallel-tools must be at least 1"},
 		{[]string{"-max-edit-size", "huge"}, `invalid value "huge" for flag -max-edit-size: "huge" is not a size`},
 		{[]string{"-price", "3"}, "agent: -price: price \"3\": want INPUT,OUTPUT"},
+		{[]string{"-thinking", "500"}, "agent: -thinking must be 0 (off) or a budget of at least 1024 tokens"},
+		{[]string{"-max-tokens", "-5"}, "agent: -max-tokens must be positive (or 0: the model's own limit)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -662,7 +662,7 @@ func TestBehaviorConfig(t *testing.T) {
 		{[]string{"-max-retries", "0"}, func(c *behavior.Config) { c.MaxRetries = 0 }},
 		{[]string{"-max-retries", "5", "-retry-delay", "250ms"}, func(c *behavior.Config) { c.MaxRetries, c.BaseDelay = 5, 250*time.Millisecond }},
 		{[]string{"-retry-delay", "30s"}, func(c *behavior.Config) { c.BaseDelay = 30 * time.Second }},
-		{[]string{"-max-tokens", "2000", "-thinking", "1000"}, func(c *behavior.Config) { c.MaxTokens, c.Thinking = 2000, 1000 }},
+		{[]string{"-max-tokens", "3000", "-thinking", "2000"}, func(c *behavior.Config) { c.MaxTokens, c.Thinking = 3000, 2000 }},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

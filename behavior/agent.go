@@ -150,6 +150,13 @@ func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
 // at its token limit. The reply stays in the conversation as it was cut.
 const ContinueNote = "[Your reply reached its token limit and was cut off there. Continue it exactly where it stopped, without repeating anything.]"
 
+// IsAgentNote reports whether a user message is a note the agent wrote in
+// the user's name (ContinueNote, UserStoppedNote), not the user's own
+// message: it starts no turn, and is not shown as what the user said.
+func IsAgentNote(m chat.Message) bool {
+	return m.Role == chat.RoleUser && (m.Content == ContinueNote || m.Content == UserStoppedNote)
+}
+
 // cutReasons are the stop reasons of a reply cut at its token limit:
 // Anthropic's and OpenAI's.
 var cutReasons = []string{"max_tokens", "length"}

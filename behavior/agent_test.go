@@ -582,3 +582,18 @@ func withEvent(s step, ev agent.Event) step {
 	s.event = ev
 	return s
 }
+
+func TestIsAgentNote(t *testing.T) {
+	tests := []struct {
+		m    chat.Message
+		want bool
+	}{
+		{chat.UserMessage(behavior.ContinueNote), true},
+		{chat.UserMessage(behavior.UserStoppedNote), true},
+		{chat.UserMessage("go on"), false},
+		{chat.Message{Role: chat.RoleAssistant, Content: behavior.ContinueNote}, false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, behavior.IsAgentNote(tt.m), tt.m.Content)
+	}
+}

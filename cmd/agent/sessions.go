@@ -154,7 +154,7 @@ const earlierExchanges = 3
 func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 	start, seen := 0, 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == chat.RoleUser && msgs[i].Content != behavior.ContinueNote {
+		if msgs[i].Role == chat.RoleUser && msgs[i].Content != behavior.ContinueNote { // a stopped turn's note is shown: it says what happened
 			if seen++; seen == exchanges {
 				start = i
 				break

@@ -34,6 +34,13 @@ type Config struct {
 	System string
 	// MaxTokens caps each reply; it must be positive.
 	MaxTokens int
+	// Thinking is the budget of tokens the model may think with before
+	// each reply (Anthropic's extended thinking); 0 turns thinking off. It
+	// must be less than MaxTokens.
+	Thinking int
+	// MaxContinuations is how many times in a row a reply cut at its
+	// token limit is continued in one turn; 0 never continues one.
+	MaxContinuations int
 	// Temperature is the sampling temperature; nil leaves the provider's default.
 	Temperature *float64
 	// Tools are offered to the LLM in every request.
@@ -67,6 +74,7 @@ type Config struct {
 const (
 	DefaultModel         = "claude-sonnet-4-5"
 	DefaultMaxTokens     = 4096
+	DefaultContinuations = 3
 	DefaultMaxRetries    = 3
 	DefaultBaseDelay     = time.Second
 	DefaultMaxDelay      = 30 * time.Second
@@ -77,18 +85,20 @@ const (
 var DefaultMutatingTools = []string{"edit_file", "bash"}
 
 // DefaultConfig returns the default configuration: DefaultModel, 4096
-// tokens, 3 retries after 1s, 2s, 4s (at most 30s, or 5m when the server
-// asks), edit_file and bash mutating.
+// tokens, no thinking, 3 continuations of a cut reply, 3 retries after
+// 1s, 2s, 4s (at most 30s, or 5m when the server asks), edit_file and
+// bash mutating.
 func DefaultConfig() Config {
 	return Config{
-		Model:         DefaultModel,
-		MaxTokens:     DefaultMaxTokens,
-		MaxRetries:    DefaultMaxRetries,
-		BaseDelay:     DefaultBaseDelay,
-		MaxDelay:      DefaultMaxDelay,
-		MaxRetryAfter: DefaultMaxRetryAfter,
-		MutatingTools: slices.Clone(DefaultMutatingTools),
-		CompactAt:     DefaultCompactAt,
+		Model:            DefaultModel,
+		MaxTokens:        DefaultMaxTokens,
+		MaxContinuations: DefaultContinuations,
+		MaxRetries:       DefaultMaxRetries,
+		BaseDelay:        DefaultBaseDelay,
+		MaxDelay:         DefaultMaxDelay,
+		MaxRetryAfter:    DefaultMaxRetryAfter,
+		MutatingTools:    slices.Clone(DefaultMutatingTools),
+		CompactAt:        DefaultCompactAt,
 	}
 }
 
@@ -113,6 +123,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	check(cfg.Model != "", "behavior: the model is empty: name one (Config.Model)")
 	check(cfg.MaxTokens > 0, "behavior: max tokens is %d: it must be positive (Config.MaxTokens)", cfg.MaxTokens)
+	check(cfg.Thinking >= 0 && (cfg.Thinking == 0 || cfg.Thinking < cfg.MaxTokens),
+		"behavior: the thinking budget is %d: it must be 0 (off), or positive and less than max tokens, %d (Config.Thinking)", cfg.Thinking, cfg.MaxTokens)
+	check(cfg.MaxContinuations >= 0, "behavior: max continuations is %d: it must be 0 or more (Config.MaxContinuations)", cfg.MaxContinuations)
 	check(cfg.MaxRetries >= 0, "behavior: max retries is %d: it must be 0 or more (Config.MaxRetries)", cfg.MaxRetries)
 	check(cfg.BaseDelay > 0, "behavior: the retry delay is %s: it must be positive (Config.BaseDelay)", cfg.BaseDelay)
 	check(cfg.MaxDelay >= cfg.BaseDelay, "behavior: the longest retry delay %s is shorter than the first, %s (Config.MaxDelay)", cfg.MaxDelay, cfg.BaseDelay)
@@ -148,7 +161,63 @@ func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
 		Tools:       a.cfg.Tools,
 		MaxTokens:   a.cfg.MaxTokens,
 		Temperature: a.cfg.Temperature,
+		Thinking:    a.cfg.Thinking,
 	}
+}
+
+// ContinueNote is the message that asks the model to continue a reply cut
+// at its token limit. The reply stays in the conversation as it was cut.
+const ContinueNote = "[Your reply reached its token limit and was cut off there. Continue it exactly where it stopped, without repeating anything.]"
+
+// IsAgentNote reports whether a user message is a note the agent wrote in
+// the user's name (ContinueNote, UserStoppedNote, a compaction's summary),
+// not the user's own message: it starts no turn, and is not shown as what
+// the user said.
+func IsAgentNote(m chat.Message) bool {
+	return m.Role == chat.RoleUser && (m.Summary || m.Content == ContinueNote || m.Content == UserStoppedNote)
+}
+
+// cutReasons are the stop reasons of a reply cut at its token limit:
+// Anthropic's and OpenAI's.
+var cutReasons = []string{"max_tokens", "length"}
+
+// ReplyCut reports whether the reply stopped at its token limit in its
+// text, and fewer than MaxContinuations continuations were asked for in
+// the turn (since the user's last message). A reply cut inside a tool
+// call is not continued: the call's arguments are cut, and it is answered
+// with an error that says so (see chat.ToolCall.Malformed), which the
+// model acts on.
+func (a *Agent) ReplyCut(c chat.Conversation, response chat.Response) bool {
+	if !slices.Contains(cutReasons, response.StopReason) || len(response.Message.ToolCalls) > 0 {
+		return false
+	}
+	return Continuations(c) < a.cfg.MaxContinuations
+}
+
+// Continuations counts the continuations asked for in a row at the end of
+// the conversation: the ContinueNote messages since the user's last own
+// message.
+func Continuations(c chat.Conversation) int {
+	msgs := c.Messages()
+	n := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != chat.RoleUser {
+			continue
+		}
+		if m.Content != ContinueNote {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// ContinueReply keeps the cut reply (RecordResponse appended it) and asks
+// the model to continue it; the new request has had no retries.
+func (a *Agent) ContinueReply(c chat.Conversation) (chat.Conversation, int, chat.Request) {
+	c = c.Append(chat.UserMessage(ContinueNote))
+	return c, 0, a.BuildRequest(c)
 }
 
 // Backoff returns the delay before retry number attempt (1 for the first
@@ -359,12 +428,12 @@ func (a *Agent) InterruptToolsWithHook(c chat.Conversation, round chat.ToolRound
 
 // TurnStart returns the index of the message that started the last turn:
 // the user's last message, notes the agent writes in the user's name
-// (UserStoppedNote) left out; false when the conversation has none. It is
+// (IsAgentNote) left out; false when the conversation has none. It is
 // the rule /undo goes by: the machine's undoTurn effect cuts there, and the
 // runtime finds the turn's commit by it.
 func TurnStart(msgs []chat.Message) (int, bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == chat.RoleUser && m.Content != UserStoppedNote && !m.Summary {
+		if m := msgs[i]; m.Role == chat.RoleUser && !IsAgentNote(m) {
 			return i, true
 		}
 	}

@@ -497,6 +497,9 @@ func TestConfig(t *testing.T) {
 	}{
 		{"no model", func(c *behavior.Config) { c.Model = "" }, "Config.Model"},
 		{"no tokens", func(c *behavior.Config) { c.MaxTokens = 0 }, "Config.MaxTokens"},
+		{"thinking over the limit", func(c *behavior.Config) { c.Thinking = c.MaxTokens }, "Config.Thinking"},
+		{"negative thinking", func(c *behavior.Config) { c.Thinking = -1 }, "Config.Thinking"},
+		{"negative continuations", func(c *behavior.Config) { c.MaxContinuations = -1 }, "Config.MaxContinuations"},
 		{"negative retries", func(c *behavior.Config) { c.MaxRetries = -1 }, "Config.MaxRetries"},
 		{"no delay", func(c *behavior.Config) { c.BaseDelay = 0 }, "Config.BaseDelay"},
 		{"cap below delay", func(c *behavior.Config) { c.MaxDelay = time.Millisecond }, "Config.MaxDelay"},
@@ -529,6 +532,7 @@ func TestTurnStartAndUndo(t *testing.T) {
 		{"a stopped turn, its note included", []chat.Message{u("one"), a("1"), u("two"), u(behavior.UserStoppedNote)}, []chat.Message{u("one"), a("1")}},
 		{"only a note", []chat.Message{u(behavior.UserStoppedNote)}, []chat.Message{u(behavior.UserStoppedNote)}},
 		{"a summary is no turn", []chat.Message{{Role: chat.RoleUser, Content: "summary", Summary: true}, u("two"), a("2")}, []chat.Message{{Content: "summary"}}},
+		{"a continued reply", []chat.Message{u("one"), a("1"), u("two"), a("half"), u(behavior.ContinueNote), a("rest")}, []chat.Message{u("one"), a("1")}},
 		{"only a summary", []chat.Message{{Role: chat.RoleUser, Content: "summary", Summary: true}, a("2")}, []chat.Message{{Content: "summary"}, {Content: "2"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -542,5 +546,87 @@ func TestTurnStartAndUndo(t *testing.T) {
 			}
 			assert.Equal(t, len(tc.msgs), conv.Len(), "the conversation undone is unchanged")
 		})
+	}
+}
+
+// cut is a reply cut at the token limit, with the provider's stop reason.
+func cut(text, reason string, calls ...chat.ToolCall) agent.Event {
+	return &agent.LLMCompleted{Response: chat.Response{Message: chat.Message{Role: chat.RoleAssistant, Content: text, ToolCalls: calls}, StopReason: reason}}
+}
+
+// TestContinuation checks that a reply cut at its token limit is kept and
+// continued, a bounded number of times in a turn, and that a reply cut
+// inside a tool call goes to its tools (the cut call is answered with an
+// error the model reads).
+func TestContinuation(t *testing.T) {
+	continued := func(want ...string) step {
+		return step{state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
+			assert.Equal(t, want, contents(sent(t, act).Messages))
+			assert.Equal(t, 0, m.State().(agent.CallingLLM).Retries)
+		}}
+	}
+	note := "user:" + behavior.ContinueNote
+	tests := []struct {
+		name  string
+		cfg   behavior.Config
+		steps []step
+	}{
+		{"an Anthropic reply cut in its text is continued, then ends", config(nil), []step{
+			{event: user("write"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			withEvent(continued("user:write", "assistant:The first half", note), cut("The first half", "max_tokens")),
+			{event: reply(" and the rest."), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+				assert.Equal(t, []string{"user:write", "assistant:The first half", note, "assistant: and the rest."}, contents(messages(t, m)))
+			}},
+		}},
+		{"an OpenAI reply cut at length is continued", config(nil), []step{
+			{event: user("write"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			withEvent(continued("user:write", "assistant:part", note), cut("part", "length")),
+		}},
+		{"continuations are bounded in a turn", config(func(c *behavior.Config) { c.MaxContinuations = 2 }), []step{
+			{event: user("write"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			withEvent(continued("user:write", "assistant:a", note), cut("a", "max_tokens")),
+			withEvent(continued("user:write", "assistant:a", note, "assistant:b", note), cut("b", "max_tokens")),
+			{event: cut("c", "max_tokens"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
+			{event: user("again"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			withEvent(continued("user:write", "assistant:a", note, "assistant:b", note, "assistant:c", "user:again", "assistant:d", note), cut("d", "max_tokens")),
+		}},
+		{"no continuations when they are off", config(func(c *behavior.Config) { c.MaxContinuations = 0 }), []step{
+			{event: user("write"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: cut("a", "max_tokens"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
+		}},
+		{"a reply cut inside a tool call runs its tools", config(nil), []step{
+			{event: user("edit"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: cut("Editing.", "max_tokens", chat.ToolCall{ID: "c1", Name: "edit_file", Arguments: json.RawMessage(`"{\"path\":"`), Malformed: "were cut off"}),
+				state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
+		}},
+		{"a reply that ended is not continued", config(nil), []step{
+			{event: user("write"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: cut("done", "end_turn"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { run(t, tt.cfg, tt.steps) })
+	}
+}
+
+// withEvent returns s with its event set.
+func withEvent(s step, ev agent.Event) step {
+	s.event = ev
+	return s
+}
+
+func TestIsAgentNote(t *testing.T) {
+	tests := []struct {
+		m    chat.Message
+		want bool
+	}{
+		{chat.UserMessage(behavior.ContinueNote), true},
+		{chat.UserMessage(behavior.UserStoppedNote), true},
+		{chat.Message{Role: chat.RoleUser, Content: "the summary", Summary: true}, true},
+		{chat.UserMessage("go on"), false},
+		{chat.Message{Role: chat.RoleAssistant, Content: behavior.ContinueNote}, false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, behavior.IsAgentNote(tt.m), tt.m.Content)
 	}
 }

@@ -221,7 +221,7 @@ func split(msgs []chat.Message) (dropped, kept []chat.Message) {
 // typed reports whether m is a message the user typed: a user message
 // that is neither a summary nor the note of a stopped turn.
 func typed(m chat.Message) bool {
-	return m.Role == chat.RoleUser && !m.Summary && m.Content != UserStoppedNote
+	return m.Role == chat.RoleUser && !IsAgentNote(m)
 }
 
 // transcript renders msgs as text for a summary request. Each message's

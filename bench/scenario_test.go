@@ -172,7 +172,9 @@ func TestSameSteps(t *testing.T) {
 // machine, not a corner of it. Rules from or to a state that the
 // hand-written contenders do not have (one added to the spec since, as the
 // README's tutorial adds Paused), or on an event they do not have (the
-// user's Interrupt, since issue 23), are outside the comparison.
+// user's Interrupt, since issue 23), or taken by a guard they do not have
+// (replyCut, the continuation of a reply cut at its token limit, since
+// issue 24), are outside the comparison.
 func TestScenarioCoversTheMachine(t *testing.T) {
 	fired := map[int]bool{}
 	for _, sc := range scenarios {
@@ -184,6 +186,7 @@ func TestScenarioCoversTheMachine(t *testing.T) {
 		}
 	}
 	var missed []string
+	uncompared := map[string]bool{"replyCut": true} // guards the contenders do not have
 	known := map[string]bool{}
 	for s := agentcore.WaitingForUserInput; s <= agentcore.ShuttingDown; s++ {
 		known[s.String()] = true
@@ -194,7 +197,8 @@ func TestScenarioCoversTheMachine(t *testing.T) {
 		knownEvent[k.String()] = true
 	}
 	for i, r := range agent.Rules() {
-		if r.Kind == fsmrt.RuleTransition && !fired[i] && compared(r.From) && compared(r.To) && (r.Event == 0 || knownEvent[r.Event.String()]) {
+		if r.Kind == fsmrt.RuleTransition && !fired[i] && compared(r.From) && compared(r.To) && (r.Event == 0 || knownEvent[r.Event.String()]) &&
+			!uncompared[r.Guard] {
 			missed = append(missed, fmt.Sprintf("rule %d (%s × %s)", i, r.From, r.Event))
 		}
 	}

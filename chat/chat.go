@@ -45,6 +45,25 @@ type Message struct {
 	// compacted it: it is sent as a user message, but no one typed it, so
 	// it is no turn's start.
 	Summary bool `json:"summary,omitempty"`
+	// Thinking holds the model's thinking blocks of an assistant message,
+	// in the order it wrote them, before its text and tool calls
+	// (Anthropic's extended thinking). They are sent back with the
+	// message: the API needs them, signatures intact, beside the tool
+	// results of the same turn.
+	Thinking []Thinking `json:"thinking,omitempty"`
+}
+
+// Thinking is one thinking block of an assistant message: the model's
+// reasoning in Text with its Signature, or, when the provider encrypted
+// it (Anthropic's redacted_thinking), Redacted alone. Both are opaque to
+// the agent and are sent back byte for byte.
+type Thinking struct {
+	// Text is the reasoning the model wrote; empty for a redacted block.
+	Text string `json:"text,omitempty"`
+	// Signature is the provider's signature of Text.
+	Signature string `json:"signature,omitempty"`
+	// Redacted is the encrypted data of a redacted block.
+	Redacted string `json:"redacted,omitempty"`
 }
 
 // UserMessage returns a message from the user.
@@ -91,6 +110,10 @@ type Request struct {
 	MaxTokens int `json:"max_tokens"`
 	// Temperature is the sampling temperature; nil leaves the provider's default.
 	Temperature *float64 `json:"temperature,omitempty"`
+	// Thinking is the budget of tokens the model may think with before it
+	// answers (Anthropic's extended thinking); 0 turns thinking off. It
+	// must be less than MaxTokens.
+	Thinking int `json:"thinking,omitempty"`
 }
 
 // Usage counts the tokens of one LLM call, or of several added with

@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Conversation is an append-only list of messages with an identifier.
@@ -65,6 +66,9 @@ func (m *Message) size() int {
 	for i := range m.ToolCalls {
 		tc := &m.ToolCalls[i]
 		n += messageOverhead + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+	}
+	for _, th := range m.Thinking { // sent back with the message
+		n += messageOverhead + len(th.Text) + len(th.Signature) + len(th.Redacted)
 	}
 	return n
 }
@@ -240,7 +244,8 @@ func (c Conversation) Equal(o Conversation) bool {
 // equal reports whether two messages are the same.
 func (m Message) equal(o Message) bool {
 	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID ||
-		m.ToolName != o.ToolName || m.IsError != o.IsError || m.Summary != o.Summary || len(m.ToolCalls) != len(o.ToolCalls) {
+		m.ToolName != o.ToolName || m.IsError != o.IsError || m.Summary != o.Summary || len(m.ToolCalls) != len(o.ToolCalls) ||
+		!slices.Equal(m.Thinking, o.Thinking) {
 		return false
 	}
 	for i, tc := range m.ToolCalls {

@@ -201,6 +201,7 @@ func TestConversationSize(t *testing.T) {
 		{"cut back", appended.Truncate(2), base.Size()},
 		{"cut to nothing", appended.Truncate(0), 0},
 		{"cut to more", appended.Truncate(99), appended.Size()},
+		{"thinking counts", chat.NewConversation("T").Append(chat.Message{Role: chat.RoleAssistant, Content: "a", Thinking: []chat.Thinking{{Text: "hmm", Signature: "sig"}}}), 16 + 1 + 16 + 3 + 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

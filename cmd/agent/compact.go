@@ -3,36 +3,17 @@ package main
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 )
 
-// contextWindows are the context windows, in tokens, of the models the
-// agent knows, by the start of their names (dated names included); the
-// longest prefix that matches wins.
-var contextWindows = []struct {
-	prefix string
-	tokens int
-}{
-	{"claude-", 200_000},
-	{"gpt-4.1", 1_047_576},
-	{"gpt-4o", 128_000},
-	{"gpt-5", 400_000},
-	{"o3", 200_000},
-	{"o4-mini", 200_000},
-}
-
-// contextWindowOf returns the model's context window in tokens, 0 when it
-// is not known (compaction is then off unless -context-window gives it).
+// contextWindowOf returns the model's context window in tokens (see
+// ledger.LimitsOf), 0 when it is not known: compaction is then off unless
+// -context-window gives it.
 func contextWindowOf(model string) int {
-	best, tokens := 0, 0
-	for _, w := range contextWindows {
-		if strings.HasPrefix(model, w.prefix) && len(w.prefix) > best {
-			best, tokens = len(w.prefix), w.tokens
-		}
-	}
-	return tokens
+	l, _ := ledger.LimitsOf(model)
+	return l.ContextWindow
 }
 
 // compactCommand compacts the conversation now.

@@ -41,8 +41,10 @@ type terminal struct {
 	// noPrice says why costs are not shown, once (see Usage); "" once
 	// said, or when the price is known.
 	noPrice string
-	// final is the last assistant text of a one-shot run, its answer.
-	final string
+	// final is the last assistant text of a one-shot run, its answer;
+	// cut is the text of the replies cut at their token limit that the
+	// next one continues.
+	final, cut string
 	// outputs are the results of the last round of tools, whole, for
 	// /expand; resultsShown says a new round starts with the next result.
 	outputs      []toolOutput
@@ -66,7 +68,7 @@ type toolOutput struct {
 	content string
 }
 
-var _ agentexec.Display = (*terminal)(nil)
+var _ agentexec.ContinueDisplay = (*terminal)(nil)
 
 // Text implements agentexec.Display.
 func (t *terminal) Text(delta string) {
@@ -80,12 +82,47 @@ func (t *terminal) Text(delta string) {
 
 // Reply implements agentexec.Display.
 func (t *terminal) Reply(msg chat.Message) {
+	t.thinking(msg)
 	if t.stream {
 		t.endLine()
 		return
 	}
-	if content := sanitize(msg.Content); content != "" {
-		t.final = content // written at the end (see answerOnly)
+	if content := sanitize(msg.Content); content != "" || t.cut != "" {
+		t.final = t.cut + content // written at the end (see answerOnly)
+	}
+	t.cut = ""
+}
+
+// Continued implements agentexec.ContinueDisplay: the reply reached its
+// token limit, and the model is asked to continue it. Streamed, its text
+// goes on where it stopped; one-shot, the answer is the pieces joined.
+func (t *terminal) Continued(partial chat.Message, n, limit int) {
+	t.thinking(partial)
+	if !t.stream {
+		t.cut += sanitize(partial.Content)
+	}
+	if t.verbose || !t.stream {
+		t.diagf("agent: the reply reached its token limit; the model is asked to continue it (%d of %d)", n, limit)
+	}
+}
+
+// thinking shows the model's thinking blocks of a reply on diag, dimmed:
+// the start of each and its length, or whole with -v. They are not the
+// answer.
+func (t *terminal) thinking(msg chat.Message) {
+	for _, th := range msg.Thinking {
+		var line string
+		switch {
+		case th.Redacted != "":
+			line = "thinking: (encrypted by the provider)"
+		case t.verbose:
+			line = "thinking: " + strings.TrimSpace(th.Text)
+		default:
+			first, _, _ := strings.Cut(strings.TrimSpace(th.Text), "\n")
+			line = fmt.Sprintf("thinking: %s (%s; -v shows it whole)", short(first, 100), plural(len(strings.Fields(th.Text)), "word"))
+		}
+		t.endLine()
+		_, _ = io.WriteString(t.diag, t.paint(sgrDim, sanitize(line))+"\n")
 	}
 }
 

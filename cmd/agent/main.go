@@ -55,6 +55,13 @@
 // waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
 // session.
 //
+// A reply cut at its token limit in its text is kept and continued: the
+// model is asked to go on where it stopped, up to 3 times a turn, and
+// one-shot, the answer is the pieces joined. Anthropic requests mark the
+// prompt cache (the tools, the system prompt, the conversation), so that
+// each round of a turn reads the one before from the cache; /usage and
+// "agent sessions" show the tokens read from it.
+//
 // One-shot (-p), the agent runs one user turn to the end, every tool round
 // included, prints the assistant's last text (its answer, not the
 // narration before it) on standard output and exits 0; diagnostics, and at
@@ -86,6 +93,13 @@
 //	-sync URL         push every saved version of the thread, in the
 //	                  background, to the server (cmd/server) at this base
 //	                  URL; its API token in $FSMGEN_SERVER_TOKEN
+//	-max-tokens N     the longest reply, in tokens (default: the model's own
+//	                  limit, dated names included, see runtime/ledger
+//	                  LimitsOf; 8192, said once, for a model not listed)
+//	-thinking BUDGET  let the model think BUDGET tokens before it answers
+//	                  (Anthropic's extended thinking; default 0: off); its
+//	                  thinking is shown dimmed on stderr (-v: whole), saved
+//	                  in the thread and sent back with the tool results
 //	-max-retries N    retries of a failed LLM request (default 3; 0: none)
 //	-retry-delay D    delay before the first retry, doubled for each next
 //	                  one up to 30s (default 1s; at most 30s); a server's
@@ -199,7 +213,8 @@
 // as -resume would.
 //
 // "agent sessions" lists the threads of the folder, the most recently
-// saved first: ID, workspace, start, tokens, cost (at the model's list
+// saved first: ID, workspace, start, tokens, tokens read from the prompt
+// cache, cost (at the model's list
 // price, or -price) and the first prompt. "-resume last" continues the
 // newest thread of the workspace (-workspace, or the current directory).
 // A resumed interactive session shows its last three exchanges first and
@@ -257,9 +272,9 @@
 //	-compact-at SHARE     compact before a request that would pass this
 //	                      share of the context window (default 0.8; 0: never)
 //	-context-window N     the model's context window in tokens (default:
-//	                      known for Claude, GPT-4.1, GPT-4o, GPT-5, o3 and
-//	                      o4-mini; for another model compaction is off
-//	                      unless it is given)
+//	                      the model's, as runtime/ledger LimitsOf knows it,
+//	                      dated names included; for another model
+//	                      compaction is off unless it is given)
 //
 // # Tools
 //
@@ -335,6 +350,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -393,6 +409,9 @@ type options struct {
 	// compactAt and contextWindow set compaction (see behavior.Config).
 	compactAt     float64
 	contextWindow int
+	// maxTokens is -max-tokens (0: the model's largest reply) and
+	// thinking -thinking (0: off).
+	maxTokens, thinking int
 	// The limits.
 	maxToolCalls, parallelTools                       int
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
@@ -498,6 +517,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.sync, "sync", "", "push the thread, redacted, in the background to the server at this base `URL` (cmd/server; its token in $"+threadsync.TokenVar+")")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
+	fs.IntVar(&o.maxTokens, llm.FlagMaxTokens, 0, "the longest reply of the model, in tokens (default: the model's own limit, or "+strconv.Itoa(ledger.DefaultMaxOutput)+" for a model whose limit is not known)")
+	fs.IntVar(&o.thinking, llm.FlagThinking, 0, "let the model think this many `tokens` before it answers (Anthropic's extended thinking); 0: off")
 	fs.IntVar(&o.maxRetries, "max-retries", behavior.DefaultMaxRetries, "retries of a failed LLM request; 0 for none")
 	fs.DurationVar(&o.retryDelay, "retry-delay", behavior.DefaultBaseDelay, "delay before the first retry, doubled for each next one (at most "+behavior.DefaultMaxDelay.String()+")")
 	fs.Float64Var(&o.compactAt, "compact-at", behavior.DefaultCompactAt, "compact the conversation (the model summarises its older part) before a request that would pass this `share` of the model's context window; 0: never")
@@ -590,6 +611,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		{"commit-timeout", o.commitTimeout > 0, "be positive"},
 		{"max-tool-calls", o.maxToolCalls > 0, "be at least 1"},
 		{"parallel-tools", o.parallelTools > 0, "be at least 1"},
+		{llm.FlagMaxTokens, o.maxTokens >= 0, "be positive (or 0: the model's own limit)"},
+		{llm.FlagThinking, o.thinking == 0 || o.thinking >= minThinking, fmt.Sprintf("be 0 (off) or a budget of at least %d tokens (Anthropic's least), e.g. 8000", minThinking)},
 	} {
 		if !f.ok {
 			fmt.Fprintf(stderr, "agent: -%s must %s\n", f.name, f.want)
@@ -623,6 +646,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	return o, -1
 }
 
+// minThinking is the least thinking budget Anthropic's API accepts.
+const minThinking = 1024
+
 // behaviorFlags are the flags that set the behaviour's configuration: how
 // each sets it, and what behavior.New asks of it, in the user's terms.
 var behaviorFlags = []struct {
@@ -641,8 +667,8 @@ var behaviorFlags = []struct {
 
 // behaviorConfig returns the behaviour's configuration: the defaults, the
 // flags, and what the program settled on (the model: -model, the resumed
-// thread's or the provider's default) or provides (the system prompt, the
-// tools).
+// thread's or the provider's default; the reply's token limit, see
+// maxTokensOf) or provides (the system prompt, the tools).
 func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Config {
 	c := behavior.DefaultConfig()
 	for _, f := range behaviorFlags {
@@ -652,7 +678,34 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 	if !o.set["context-window"] {
 		c.ContextWindow = contextWindowOf(model)
 	}
+	c.MaxTokens, _, _ = maxTokensOf(o, model)
+	c.Thinking = o.thinking
 	return c
+}
+
+// maxTokensOf returns the reply's token limit for model: -max-tokens, or
+// the model's largest reply, or ledger.DefaultMaxOutput with a note to
+// show once for a model whose limits are not known. It is an error for
+// -max-tokens to pass the model's known limit, or for -thinking not to
+// leave room for an answer.
+func maxTokensOf(o options, model string) (n int, note string, err error) {
+	lim, known := ledger.LimitsOf(model)
+	switch {
+	case o.maxTokens > 0:
+		n = o.maxTokens
+		if known && n > lim.MaxOutput {
+			return n, "", fmt.Errorf("-%s %d: %s writes at most %d tokens a reply; give %d or less", llm.FlagMaxTokens, n, model, lim.MaxOutput, lim.MaxOutput)
+		}
+	case known:
+		n = lim.MaxOutput
+	default:
+		n = ledger.DefaultMaxOutput
+		note = fmt.Sprintf("the token limits of %s are not known: its replies are limited to %d tokens (-%s changes it)", model, n, llm.FlagMaxTokens)
+	}
+	if o.thinking > 0 && o.thinking >= n {
+		return n, note, fmt.Errorf("-%s %d: the thinking budget must be less than the reply's limit of %d tokens, which it is part of; lower it or raise -%s", llm.FlagThinking, o.thinking, n, llm.FlagMaxTokens)
+	}
+	return n, note, nil
 }
 
 // checkBehavior reports, in terms of the flags, what behavior.New would
@@ -865,6 +918,18 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	}
 	if o.model == "" {
 		o.model = defaultModels[o.provider]
+	}
+	_, tokensNote, err := maxTokensOf(o, o.model)
+	if err != nil {
+		fmt.Fprintf(stderr, "agent: %v\n", err)
+		return exitCode(exitUsage)
+	}
+	if tokensNote != "" {
+		fmt.Fprintf(stderr, "agent: %s\n", tokensNote)
+	}
+	if o.thinking > 0 && o.provider != llm.NameAnthropic {
+		fmt.Fprintf(stderr, "agent: -%s applies to the %s provider: the %s provider sends no thinking budget (a model that reasons does so on its own, and its reasoning is not shown as the answer)\n",
+			llm.FlagThinking, llm.NameAnthropic, o.provider)
 	}
 	if o.workspace == "" {
 		o.workspace = "."

@@ -27,6 +27,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/gittest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 	"github.com/fsmgen/fsmgen/runtime/thread"
@@ -636,6 +637,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"-parallel-tools", "0"}, "agent: -parallel-tools must be at least 1"},
 		{[]string{"-max-edit-size", "huge"}, `invalid value "huge" for flag -max-edit-size: "huge" is not a size`},
 		{[]string{"-price", "3"}, "agent: -price: price \"3\": want INPUT,OUTPUT"},
+		{[]string{"-thinking", "500"}, "agent: -thinking must be 0 (off) or a budget of at least 1024 tokens"},
+		{[]string{"-max-tokens", "-5"}, "agent: -max-tokens must be positive (or 0: the model's own limit)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -659,6 +662,7 @@ func TestBehaviorConfig(t *testing.T) {
 		{[]string{"-max-retries", "0"}, func(c *behavior.Config) { c.MaxRetries = 0 }},
 		{[]string{"-max-retries", "5", "-retry-delay", "250ms"}, func(c *behavior.Config) { c.MaxRetries, c.BaseDelay = 5, 250*time.Millisecond }},
 		{[]string{"-retry-delay", "30s"}, func(c *behavior.Config) { c.BaseDelay = 30 * time.Second }},
+		{[]string{"-max-tokens", "3000", "-thinking", "2000"}, func(c *behavior.Config) { c.MaxTokens, c.Thinking = 3000, 2000 }},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -667,6 +671,7 @@ func TestBehaviorConfig(t *testing.T) {
 			require.Equal(t, -1, code, stderr.String())
 			want := behavior.DefaultConfig()
 			want.Model, want.System, want.Tools = "m", systemPrompt, specs
+			want.MaxTokens = ledger.DefaultMaxOutput // "m"'s limits are not known
 			tt.want(&want)
 			got := behaviorConfig(o, "m", specs)
 			assert.Equal(t, want, got)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/thread"
@@ -112,11 +113,11 @@ func lineage(store *thread.Store, t *thread.Thread) []string {
 }
 
 // writeSessions writes the table of "agent sessions": ID, workspace,
-// started, first prompt, tokens and cost (when the model's price is known,
-// or given with -price).
+// started, first prompt, tokens, the part of them read from the prompt
+// cache, and cost (when the model's price is known, or given with -price).
 func writeSessions(w io.Writer, list []session, price *ledger.Price) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKSPACE\tSTARTED\tTOKENS\tCOST\tFIRST PROMPT")
+	fmt.Fprintln(tw, "ID\tWORKSPACE\tSTARTED\tTOKENS\tCACHED\tCOST\tFIRST PROMPT")
 	for _, s := range list {
 		t := s.thread
 		total := t.Ledger.Total
@@ -128,8 +129,8 @@ func writeSessions(w io.Writer, list []session, price *ledger.Price) error {
 		if err == nil {
 			cost = fmt.Sprintf("$%.2f", p.Cost(total))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.ID, t.Workspace, t.Created.Local().Format(time.DateTime),
-			total.InputTokens+total.OutputTokens, cost, s.first)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", t.ID, t.Workspace, t.Created.Local().Format(time.DateTime),
+			total.InputTokens+total.OutputTokens, total.CacheReadInputTokens, cost, s.first)
 	}
 	return tw.Flush()
 }
@@ -183,7 +184,7 @@ const earlierExchanges = 3
 func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 	start, seen := 0, 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == chat.RoleUser {
+		if msgs[i].Role == chat.RoleUser && msgs[i].Content != behavior.ContinueNote { // a stopped turn's note is shown: it says what happened
 			if seen++; seen == exchanges {
 				start = i
 				break
@@ -197,6 +198,9 @@ func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 	for _, m := range msgs[start:] {
 		switch m.Role {
 		case chat.RoleUser:
+			if m.Content == behavior.ContinueNote { // the agent's, not the user's: the reply goes on below
+				continue
+			}
 			fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(sanitize(strings.TrimSpace(m.Content)), "\n", "\n  "))
 		case chat.RoleAssistant:
 			if text := strings.TrimSpace(m.Content); text != "" {

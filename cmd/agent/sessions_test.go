@@ -67,9 +67,9 @@ func TestSessions(t *testing.T) {
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 4, "a heading and three threads:\n%s", r.stdout)
-	assert.Regexp(t, `^ID +WORKSPACE +STARTED +TOKENS +COST +FIRST PROMPT$`, lines[0])
+	assert.Regexp(t, `^ID +WORKSPACE +STARTED +TOKENS +CACHED +COST +FIRST PROMPT$`, lines[0])
 	for i, want := range []struct{ id, prompt string }{{ids[2], "Other place."}, {ids[1], "Second thing,"}, {ids[0], "First thing."}} {
-		assert.Regexp(t, "^"+regexp.QuoteMeta(want.id)+` +/\S+ +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +30 +- +`+regexp.QuoteMeta(want.prompt)+"$", lines[i+1], "newest first")
+		assert.Regexp(t, "^"+regexp.QuoteMeta(want.id)+` +/\S+ +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +30 +0 +- +`+regexp.QuoteMeta(want.prompt)+"$", lines[i+1], "newest first")
 	}
 	assert.Contains(t, lines[1], other)
 

@@ -54,7 +54,7 @@ func TestSlashCommands(t *testing.T) {
 			name:       "/sessions lists the threads, this one included",
 			input:      "Hi.\n/sessions\n",
 			replies:    []fakellm.Reply{{Text: "Hello."}},
-			wantErr:    []string{"ID  ", "FIRST PROMPT", "  30      -     Hi.\n"},
+			wantErr:    []string{"ID  ", "FIRST PROMPT", "  30      0       -     Hi.\n"},
 			wantPrompt: []string{"Hi."},
 		},
 		{

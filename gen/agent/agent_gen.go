@@ -197,7 +197,8 @@ func (v CallingLLM) MarshalJSON() ([]byte, error) {
 
 // ProcessingLLMResponse is the state ProcessingLlmResponse: Examines a
 // completed reply and leaves at once for ExecutingTools or
-// WaitingForUserInput.
+// WaitingForUserInput, or back to CallingLlm to continue a reply cut at its
+// token limit.
 //
 // It is a substate of Running.
 type ProcessingLLMResponse struct {
@@ -712,6 +713,12 @@ type Behavior interface {
 	//
 	// It is given executions.
 	MutatingToolRan(executions chat.ToolRound) bool
+	// ReplyCut reports whether the reply stopped at its token limit in its text
+	// (no tool call) and fewer continuations than the limit were asked for in the
+	// turn.
+	//
+	// It is given conversation and response.
+	ReplyCut(conversation chat.Conversation, response chat.Response) bool
 	// IsKnownCall reports whether the progress report names a call of this round
 	// that has not completed.
 	//
@@ -811,6 +818,12 @@ type Behavior interface {
 	//
 	// It is given conversation and returns conversation.
 	UndoTurn(conversation chat.Conversation) chat.Conversation
+	// ContinueReply keeps the cut reply and asks the model, in the conversation,
+	// to continue it where it stopped.
+	//
+	// It is given conversation and returns conversation, retries and request, in
+	// that order.
+	ContinueReply(conversation chat.Conversation) (chat.Conversation, int, chat.Request)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
 	// It is given pending_request and returns retries and request, in that order.
@@ -996,6 +1009,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state CallingLlm", Label: "CallingLlm --UndoTurn--> rejected: UndoTurn is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state CallingLlm", Label: "CallingLlm --CompactRequested--> rejected: CompactRequested is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "replyCut", To: StatePreparingRequest, Effect: "continueReply", Label: "ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply}"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -1295,7 +1309,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(114, from)
+			m.core.Start(115, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *UndoTurn:
@@ -1379,7 +1393,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(114, from)
+			m.core.Start(115, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1404,12 +1418,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(33, StateExecutingTools)
+				m.core.Start(34, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(34)
+				return m.core.Ignore(35)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1419,13 +1433,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(35)
+				return m.core.Reject(36)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(36, StateExecutingTools)
+				m.core.Start(37, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1437,7 +1451,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(37, StateExecutingTools)
+				m.core.Start(38, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1448,7 +1462,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.request = request
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePreparingRequest
-				m.core.Start(38, StateExecutingTools)
+				m.core.Start(39, StateExecutingTools)
 				return m.leavePreparingRequest()
 			}
 		case *ShutdownRequested:
@@ -1456,7 +1470,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(114, from)
+			m.core.Start(115, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1469,7 +1483,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(41, StateExecutingTools)
+				m.core.Start(42, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1479,7 +1493,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(42, StateExecutingTools)
+				m.core.Start(43, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1494,21 +1508,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StatePreparingRequest
-			m.core.Start(52, StatePostToolsHook)
+			m.core.Start(53, StatePostToolsHook)
 			return m.leavePreparingRequest()
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(114, from)
+			m.core.Start(115, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(54, StatePostToolsHook)
+			m.core.Start(55, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
@@ -1522,7 +1536,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				request := m.b.RetryCompaction(m.d.conversation)
 				m.d.error = chat.LLMError{}
 				m.core.State = StateCompacting
-				m.core.Start(65, StateError)
+				m.core.Start(66, StateError)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			default:
@@ -1532,7 +1546,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.error = chat.LLMError{}
 				m.d.origin = ""
 				m.core.State = StateCallingLLM
-				m.core.Start(66, StateError)
+				m.core.Start(67, StateError)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1541,7 +1555,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(114, from)
+			m.core.Start(115, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1552,7 +1566,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(67, StateError)
+				m.core.Start(68, StateError)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			default:
@@ -1563,7 +1577,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(68, StateError)
+				m.core.Start(69, StateError)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1574,7 +1588,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(78, StateStoppingTurn)
+			m.core.Start(79, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1582,7 +1596,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(114, from)
+			m.core.Start(115, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1600,7 +1614,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(88, StateCompacting)
+				m.core.Start(89, StateCompacting)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			case m.b.IsCompactCommand(m.d.origin):
@@ -1611,7 +1625,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(89, StateCompacting)
+				m.core.Start(90, StateCompacting)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
@@ -1622,7 +1636,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = ""
 				m.core.State = StateCallingLLM
-				m.core.Start(90, StateCompacting)
+				m.core.Start(91, StateCompacting)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1638,7 +1652,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.error = ev.Error
 				m.d.retries = retries
 				m.core.State = StateError
-				m.core.Start(91, StateCompacting)
+				m.core.Start(92, StateCompacting)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1648,7 +1662,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(92, StateCompacting)
+				m.core.Start(93, StateCompacting)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1657,7 +1671,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(114, from)
+			m.core.Start(115, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1668,7 +1682,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(97, StateCompacting)
+				m.core.Start(98, StateCompacting)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			default:
@@ -1679,7 +1693,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(98, StateCompacting)
+				m.core.Start(99, StateCompacting)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1688,7 +1702,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(110, StateShuttingDown)
+			m.core.Start(111, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1742,142 +1756,142 @@ func (m *Machine) otherwise(ev Event) error {
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(28)
-		case *TextDelta:
 			return m.core.Reject(29)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(30)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(31)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(32)
+		case *LLMError:
+			return m.core.Reject(33)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(39)
-		case *RetryTimeoutFired:
 			return m.core.Reject(40)
+		case *RetryTimeoutFired:
+			return m.core.Reject(41)
 		case *UndoTurn:
-			return m.core.Reject(43)
-		case *CompactRequested:
 			return m.core.Reject(44)
+		case *CompactRequested:
+			return m.core.Reject(45)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(45)
-		case *TextDelta:
 			return m.core.Reject(46)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(47)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(48)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(49)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Reject(50)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Reject(51)
+		case *ToolCompleted:
+			return m.core.Reject(52)
 		case *RetryTimeoutFired:
-			return m.core.Reject(53)
+			return m.core.Reject(54)
 		case *UndoTurn:
-			return m.core.Reject(55)
-		case *CompactRequested:
 			return m.core.Reject(56)
+		case *CompactRequested:
+			return m.core.Reject(57)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(57)
-		case *TextDelta:
 			return m.core.Reject(58)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(59)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(60)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(61)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Reject(62)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Reject(63)
-		case *PostToolsHookCompleted:
+		case *ToolCompleted:
 			return m.core.Reject(64)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(65)
 		case *UndoTurn:
-			return m.core.Reject(69)
-		case *CompactRequested:
 			return m.core.Reject(70)
+		case *CompactRequested:
+			return m.core.Reject(71)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(71)
-		case *TextDelta:
 			return m.core.Reject(72)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Reject(73)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Reject(74)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Reject(75)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Reject(76)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Reject(77)
+		case *ToolCompleted:
+			return m.core.Reject(78)
 		case *RetryTimeoutFired:
-			return m.core.Reject(79)
+			return m.core.Reject(80)
 		case *Interrupt:
-			return m.core.Ignore(80)
+			return m.core.Ignore(81)
 		case *UndoTurn:
-			return m.core.Reject(81)
-		case *CompactRequested:
 			return m.core.Reject(82)
+		case *CompactRequested:
+			return m.core.Reject(83)
 		}
 	case StateCompacting:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(85)
+			return m.core.Reject(86)
 		case *TextDelta:
-			return m.core.Ignore(86)
-		case *ToolCallDelta:
 			return m.core.Ignore(87)
+		case *ToolCallDelta:
+			return m.core.Ignore(88)
 		case *ToolProgress:
-			return m.core.Reject(93)
-		case *ToolCompleted:
 			return m.core.Reject(94)
-		case *PostToolsHookCompleted:
+		case *ToolCompleted:
 			return m.core.Reject(95)
-		case *RetryTimeoutFired:
+		case *PostToolsHookCompleted:
 			return m.core.Reject(96)
+		case *RetryTimeoutFired:
+			return m.core.Reject(97)
 		case *UndoTurn:
-			return m.core.Reject(99)
-		case *CompactRequested:
 			return m.core.Reject(100)
+		case *CompactRequested:
+			return m.core.Reject(101)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(101)
-		case *TextDelta:
 			return m.core.Ignore(102)
-		case *ToolCallDelta:
+		case *TextDelta:
 			return m.core.Ignore(103)
-		case *LLMCompleted:
+		case *ToolCallDelta:
 			return m.core.Ignore(104)
-		case *LLMError:
+		case *LLMCompleted:
 			return m.core.Ignore(105)
-		case *ToolProgress:
+		case *LLMError:
 			return m.core.Ignore(106)
-		case *ToolCompleted:
+		case *ToolProgress:
 			return m.core.Ignore(107)
-		case *PostToolsHookCompleted:
+		case *ToolCompleted:
 			return m.core.Ignore(108)
-		case *RetryTimeoutFired:
+		case *PostToolsHookCompleted:
 			return m.core.Ignore(109)
+		case *RetryTimeoutFired:
+			return m.core.Ignore(110)
 		case *Interrupt:
-			return m.core.Ignore(111)
-		case *UndoTurn:
 			return m.core.Ignore(112)
-		case *CompactRequested:
+		case *UndoTurn:
 			return m.core.Ignore(113)
+		case *CompactRequested:
+			return m.core.Ignore(114)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1886,6 +1900,16 @@ func (m *Machine) otherwise(ev Event) error {
 // leaveProcessingLLMResponse takes the eventless rules of the transient state ProcessingLlmResponse.
 func (m *Machine) leaveProcessingLLMResponse() error {
 	switch {
+	case m.b.ReplyCut(m.d.conversation, m.d.response):
+		// ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply}
+		conversation, retries, request := m.b.ContinueReply(m.d.conversation)
+		m.d.conversation = conversation
+		m.d.retries = retries
+		m.d.request = request
+		m.d.response = chat.Response{}
+		m.core.State = StatePreparingRequest
+		m.core.Start(26, StateProcessingLLMResponse)
+		return m.leavePreparingRequest()
 	case m.b.HasToolCalls(m.d.response):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} /
 		// ExecuteTools
@@ -1893,14 +1917,14 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(26, StateProcessingLLMResponse)
+		m.core.Start(27, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(27, StateProcessingLLMResponse)
+		m.core.Start(28, StateProcessingLLMResponse)
 		m.h.WaitForInput()
 		return m.core.Finish()
 	}
@@ -1917,7 +1941,7 @@ func (m *Machine) leavePreparingRequest() error {
 		m.d.origin = origin
 		m.d.request = chat.Request{}
 		m.core.State = StateCompacting
-		m.core.Start(83, StatePreparingRequest)
+		m.core.Start(84, StatePreparingRequest)
 		m.h.SendLLMRequest(request)
 		return m.core.Finish()
 	default:
@@ -1925,7 +1949,7 @@ func (m *Machine) leavePreparingRequest() error {
 		prevRequest := m.d.request
 		m.d.request = chat.Request{}
 		m.core.State = StateCallingLLM
-		m.core.Start(84, StatePreparingRequest)
+		m.core.Start(85, StatePreparingRequest)
 		m.h.SendLLMRequest(prevRequest)
 		return m.core.Finish()
 	}

@@ -22,12 +22,18 @@
 //	Reply{Page: 501}                   // a web server's HTML error page
 //	Reply{Body: "hello", ContentType: "text/plain"} // any other answer
 //	Reply{Text: "Hi", Usage: &chat.Usage{...}}      // usage with cache figures
+//	Reply{Text: "The first half", AtLimit: true}    // a reply cut at its token limit
+//	Reply{Thinking: "Let me see.", Text: "Hi"}      // thinking (Anthropic) or reasoning_content (OpenAI) first
+//
+// [Server.Bill] makes a server bill its requests as the provider does,
+// prompt cache included, and record what it billed (Request.Billed).
 //
 // [NewWebServer] starts a plain web server that answers every request with
 // an HTML page, as `python -m http.server` answers a POST.
 package fakellm
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,6 +70,16 @@ type Reply struct {
 	Text string
 	// ToolCalls are the tools the model asks for, in order.
 	ToolCalls []ToolCall
+	// Thinking, when set, is a thinking block the reply starts with,
+	// streamed in deltas with a signature (Anthropic), or reasoning
+	// streamed as reasoning_content before the text (OpenAI).
+	Thinking string
+	// RedactedThinking, when set, is the data of a redacted_thinking
+	// block the reply has after Thinking's (Anthropic only).
+	RedactedThinking string
+	// AtLimit ends the reply as one cut at the token limit: stop reason
+	// max_tokens (Anthropic), finish reason length (OpenAI).
+	AtLimit bool
 
 	// Status, when not 0 or 200, makes the reply an HTTP error with the
 	// provider's error body.
@@ -150,6 +166,18 @@ type Request struct {
 	System string
 	// Tools names the tools offered.
 	Tools []string
+	// MaxTokens is the reply's limit the request asked for: max_tokens
+	// (Anthropic, OpenAI-compatible servers) or max_completion_tokens.
+	MaxTokens int
+	// Thinking is the thinking budget (Anthropic's thinking.budget_tokens)
+	// when the request enabled thinking.
+	Thinking int
+	// Breakpoints says where the request's cache_control marks are, in
+	// order: "tools[i]", "system[i]", "messages[i].content[j]".
+	Breakpoints []string
+	// Billed is the usage the server billed the request with, when it
+	// bills (see Server.Bill).
+	Billed chat.Usage
 }
 
 // Message is a message of a request, in a form common to both providers:
@@ -160,6 +188,9 @@ type Message struct {
 	ToolCalls  []ToolCall
 	ToolCallID string
 	IsError    bool
+	// Thinking are the thinking blocks an assistant message carries back
+	// (Anthropic), in order.
+	Thinking []chat.Thinking
 }
 
 // Server is a fake LLM API.
@@ -175,6 +206,9 @@ type Server struct {
 	respond    func(Request) Reply
 	requests   []Request
 	unexpected []string
+	// bill and cache: see Bill.
+	bill  bool
+	cache map[[32]byte]bool
 }
 
 // New starts a fake server for provider that answers with replies, and
@@ -260,6 +294,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		reply, ok = s.respond(req), true
 	default:
 		s.unexpected = append(s.unexpected, fmt.Sprintf("request %d to %s: no reply scripted", n+1, r.URL.Path))
+	}
+	if ok && s.bill && reply.Usage == nil && s.web == 0 {
+		out := len(reply.Text) + len(reply.Thinking)
+		for _, tc := range reply.ToolCalls {
+			out += len(tc.Args)
+		}
+		u := s.usageFor(body, out)
+		reply.Usage = &u
+		s.requests[n].Billed = u
 	}
 	s.mu.Unlock()
 
@@ -531,14 +574,32 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 	}}))
 	s.event("ping", `{"type": "ping"}`)
 	index := 0
+	if reply.Thinking != "" {
+		s.event("content_block_start", jsonText(map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}}))
+		for _, d := range deltas(reply.Thinking) {
+			s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "thinking_delta", "thinking": d}}))
+		}
+		s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": index,
+			"delta": map[string]any{"type": "signature_delta", "signature": Signature(reply.Thinking)}}))
+		s.event("content_block_stop", jsonText(map[string]any{"type": "content_block_stop", "index": index}))
+		index++
+	}
+	if reply.RedactedThinking != "" {
+		s.event("content_block_start", jsonText(map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "redacted_thinking", "data": reply.RedactedThinking}}))
+		s.event("content_block_stop", jsonText(map[string]any{"type": "content_block_stop", "index": index}))
+		index++
+	}
 	if reply.Text != "" || reply.CutAfter > 0 || reply.Malformed || reply.Forever {
-		s.event("content_block_start", jsonText(map[string]any{"type": "content_block_start", "index": 0,
+		s.event("content_block_start", jsonText(map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}}))
 		for i, d := range deltas(reply.Text) {
 			if reply.CutAfter > 0 && i == reply.CutAfter {
 				abort()
 			}
-			s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": 0,
+			s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": index,
 				"delta": map[string]any{"type": "text_delta", "text": d}}))
 		}
 		if reply.CutAfter > 0 {
@@ -546,7 +607,7 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 		}
 		if reply.Forever {
 			forever(r, reply.Every, deltas(reply.Text), func(d string) {
-				s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": 0,
+				s.event("content_block_delta", jsonText(map[string]any{"type": "content_block_delta", "index": index,
 					"delta": map[string]any{"type": "text_delta", "text": d}}))
 			})
 			return
@@ -554,7 +615,7 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 		if reply.Malformed {
 			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"oops`)
 		}
-		s.event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		s.event("content_block_stop", jsonText(map[string]any{"type": "content_block_stop", "index": index}))
 		index++
 	}
 	if reply.StreamError != "" {
@@ -580,7 +641,10 @@ func streamAnthropic(w http.ResponseWriter, r *http.Request, reply Reply) {
 		index++
 	}
 	stop := "end_turn"
-	if len(reply.ToolCalls) > 0 {
+	switch {
+	case reply.AtLimit:
+		stop = "max_tokens"
+	case len(reply.ToolCalls) > 0:
 		stop = "tool_use"
 	}
 	endUsage := map[string]any{"output_tokens": u.OutputTokens}
@@ -600,6 +664,9 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, reply Reply) {
 			"model": "fake-model", "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
 	}
 	s.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for _, d := range deltas(reply.Thinking) {
+		s.event("", chunk(map[string]any{"reasoning_content": d}, nil))
+	}
 	for i, d := range deltas(reply.Text) {
 		if reply.CutAfter > 0 && i == reply.CutAfter {
 			abort()
@@ -633,7 +700,10 @@ func streamOpenAI(w http.ResponseWriter, r *http.Request, reply Reply) {
 		}
 	}
 	finish := "stop"
-	if len(reply.ToolCalls) > 0 {
+	switch {
+	case reply.AtLimit:
+		finish = "length"
+	case len(reply.ToolCalls) > 0:
 		finish = "tool_calls"
 	}
 	s.event("", chunk(map[string]any{}, finish))
@@ -664,41 +734,69 @@ func parse(p Provider, req *Request) {
 // parseAnthropic reads a Messages API request.
 func parseAnthropic(req *Request) {
 	var body struct {
+		MaxTokens int `json:"max_tokens"`
+		Thinking  struct {
+			Type         string `json:"type"`
+			BudgetTokens int    `json:"budget_tokens"`
+		} `json:"thinking"`
 		System []struct {
-			Text string `json:"text"`
+			Text         string          `json:"text"`
+			CacheControl json.RawMessage `json:"cache_control"`
 		} `json:"system"`
 		Messages []struct {
 			Role    string `json:"role"`
 			Content []struct {
-				Type      string          `json:"type"`
-				Text      string          `json:"text"`
-				ID        string          `json:"id"`
-				Name      string          `json:"name"`
-				Input     json.RawMessage `json:"input"`
-				ToolUseID string          `json:"tool_use_id"`
-				IsError   bool            `json:"is_error"`
-				Content   []struct {
+				Type         string          `json:"type"`
+				CacheControl json.RawMessage `json:"cache_control"`
+				Thinking     string          `json:"thinking"`
+				Signature    string          `json:"signature"`
+				Data         string          `json:"data"`
+				Text         string          `json:"text"`
+				ID           string          `json:"id"`
+				Name         string          `json:"name"`
+				Input        json.RawMessage `json:"input"`
+				ToolUseID    string          `json:"tool_use_id"`
+				IsError      bool            `json:"is_error"`
+				Content      []struct {
 					Text string `json:"text"`
 				} `json:"content"`
 			} `json:"content"`
 		} `json:"messages"`
 		Tools []struct {
-			Name string `json:"name"`
+			Name         string          `json:"name"`
+			CacheControl json.RawMessage `json:"cache_control"`
 		} `json:"tools"`
 	}
 	if json.Unmarshal(req.Body, &body) != nil {
 		return
 	}
-	for _, s := range body.System {
-		req.System += s.Text
+	req.MaxTokens = body.MaxTokens
+	if body.Thinking.Type == "enabled" {
+		req.Thinking = body.Thinking.BudgetTokens
 	}
-	for _, t := range body.Tools {
+	for i, t := range body.Tools {
 		req.Tools = append(req.Tools, t.Name)
+		if t.CacheControl != nil {
+			req.Breakpoints = append(req.Breakpoints, fmt.Sprintf("tools[%d]", i))
+		}
 	}
-	for _, m := range body.Messages {
+	for i, s := range body.System {
+		req.System += s.Text
+		if s.CacheControl != nil {
+			req.Breakpoints = append(req.Breakpoints, fmt.Sprintf("system[%d]", i))
+		}
+	}
+	for i, m := range body.Messages {
 		msg := Message{Role: m.Role}
-		for _, b := range m.Content {
+		for j, b := range m.Content {
+			if b.CacheControl != nil {
+				req.Breakpoints = append(req.Breakpoints, fmt.Sprintf("messages[%d].content[%d]", i, j))
+			}
 			switch b.Type {
+			case "thinking":
+				msg.Thinking = append(msg.Thinking, chat.Thinking{Text: b.Thinking, Signature: b.Signature})
+			case "redacted_thinking":
+				msg.Thinking = append(msg.Thinking, chat.Thinking{Redacted: b.Data})
 			case "text":
 				msg.Text += b.Text
 			case "tool_use":
@@ -711,7 +809,7 @@ func parseAnthropic(req *Request) {
 				req.Messages = append(req.Messages, res)
 			}
 		}
-		if msg.Text != "" || len(msg.ToolCalls) > 0 {
+		if msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0 {
 			req.Messages = append(req.Messages, msg)
 		}
 	}
@@ -720,7 +818,9 @@ func parseAnthropic(req *Request) {
 // parseOpenAI reads a chat completions request.
 func parseOpenAI(req *Request) {
 	var body struct {
-		Messages []struct {
+		MaxTokens           int `json:"max_tokens"`
+		MaxCompletionTokens int `json:"max_completion_tokens"`
+		Messages            []struct {
 			Role      string          `json:"role"`
 			Content   json.RawMessage `json:"content"`
 			ToolCalls []struct {
@@ -741,6 +841,7 @@ func parseOpenAI(req *Request) {
 	if json.Unmarshal(req.Body, &body) != nil {
 		return
 	}
+	req.MaxTokens = max(body.MaxTokens, body.MaxCompletionTokens)
 	for _, t := range body.Tools {
 		req.Tools = append(req.Tools, t.Function.Name)
 	}
@@ -778,4 +879,10 @@ func contentText(raw json.RawMessage) string {
 		return b.String()
 	}
 	return ""
+}
+
+// Signature is the signature the Anthropic server gives a thinking block
+// of this text, so that a test can check it came back intact.
+func Signature(thinking string) string {
+	return fmt.Sprintf("sig-%x", sha256.Sum256([]byte(thinking)))[:20]
 }

@@ -586,6 +586,14 @@ func (a *Agent) arrive() {
 			a.compacted(ev.Response)
 			break
 		}
+		// After a reply the machine continues (the reply was cut at its
+		// token limit), the next request is in flight, or the summary
+		// the continuation needs first.
+		cd, ok := a.display.(ContinueDisplay)
+		if k := a.m.Kind(); ok && (k == agent.StateCallingLLM || k == agent.StateCompacting) {
+			cd.Continued(ev.Response.Message, behavior.Continuations(a.conversation()), a.cfg.Behavior.Config().MaxContinuations)
+			break
+		}
 		a.display.Reply(ev.Response.Message)
 	case *agent.LLMError:
 		if ev.Error.Usage != (chat.Usage{}) { // what a failed reply used before it failed

@@ -44,6 +44,18 @@ type Display interface {
 	Ask(q approval.Question)
 }
 
+// ContinueDisplay is a Display that shows a reply cut at its token limit,
+// which the agent asks the model to continue, apart from a completed one:
+// the agent calls Continued for it instead of Reply. A Display without
+// the method is given the cut reply with Reply.
+type ContinueDisplay interface {
+	Display
+	// Continued shows a reply cut at its token limit; the model's next
+	// reply continues it. n counts the continuations of the turn so far,
+	// this one included; limit is how many the turn may have.
+	Continued(partial chat.Message, n, limit int)
+}
+
 // NopDisplay shows nothing. Embed it to implement only some of Display.
 type NopDisplay struct{}
 

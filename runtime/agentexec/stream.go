@@ -84,7 +84,7 @@ func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() 
 }
 
 // redactResponse returns r with the secrets redacted from its text, its
-// stop reason and its tool calls: their IDs, tools' names and arguments,
+// thinking, its stop reason and its tool calls: their IDs, tools' names and arguments,
 // which the model chose. A tool call's arguments stay valid JSON: a
 // secret inside a JSON string becomes the mark, which needs no escaping.
 func (a *Agent) redactResponse(r chat.Response) chat.Response {
@@ -93,6 +93,17 @@ func (a *Agent) redactResponse(r chat.Response) chat.Response {
 	}
 	r.Message.Content = a.secrets.String(r.Message.Content)
 	r.StopReason = a.secrets.String(r.StopReason)
+	if len(r.Message.Thinking) > 0 {
+		// The model's thinking is shown and saved like its text. Its
+		// signature covers the text as written: a block the redaction
+		// changed fails the provider's check when sent back, and the
+		// request fails with an error rather than leak the key.
+		th := slices.Clone(r.Message.Thinking)
+		for i := range th {
+			th[i].Text = a.secrets.String(th[i].Text)
+		}
+		r.Message.Thinking = th
+	}
 	if len(r.Message.ToolCalls) > 0 {
 		calls := slices.Clone(r.Message.ToolCalls)
 		for i := range calls {

@@ -142,11 +142,7 @@ var ErrNoPrice = errors.New("no price known")
 
 // PriceOf returns the known price of model.
 func PriceOf(model string) (Price, error) {
-	name := dated.ReplaceAllString(model, "")
-	if a, ok := aliases[name]; ok {
-		name = a
-	}
-	p, ok := KnownPrices[name]
+	p, ok := KnownPrices[baseName(model)]
 	if !ok {
 		return Price{}, fmt.Errorf("model %q: %w; give it with -price to see costs", model, ErrNoPrice)
 	}

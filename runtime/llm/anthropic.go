@@ -199,6 +199,10 @@ func anthropicResponse(c *call, msg *anthropic.Message, badArgs map[int]string) 
 	var text []byte
 	for i, b := range msg.Content {
 		switch b.Type {
+		case "thinking":
+			out.Thinking = append(out.Thinking, chat.Thinking{Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			out.Thinking = append(out.Thinking, chat.Thinking{Redacted: b.Data})
 		case "text":
 			text = append(text, b.Text...)
 		case "tool_use":
@@ -240,7 +244,15 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 		Model:     anthropic.Model(req.Model),
 		MaxTokens: int64(req.MaxTokens),
 	}
-	if req.Temperature != nil {
+	if req.Thinking > 0 {
+		if req.Thinking >= req.MaxTokens {
+			return anthropic.MessageNewParams{}, c.fail(chat.ErrInvalidRequest,
+				"the thinking budget of %d tokens is not less than the reply's limit of %d: lower -%s or raise -%s",
+				req.Thinking, req.MaxTokens, FlagThinking, FlagMaxTokens)
+		}
+		p.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(req.Thinking))
+	}
+	if req.Temperature != nil && req.Thinking == 0 { // thinking allows no other temperature than the default
 		p.Temperature = anthropic.Float(*req.Temperature)
 	}
 	system := req.System
@@ -271,6 +283,22 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 			}
 		case chat.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
+			// The thinking blocks go back first, as the model wrote them:
+			// the API checks their signatures, and needs them beside the
+			// tool results of the turn they led to.
+			for _, th := range m.Thinking {
+				switch {
+				case th.Redacted != "":
+					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(th.Redacted))
+				case th.Signature == "":
+					// Thinking cut at the token limit before its signature
+					// came: the API would refuse it, and needs it only
+					// beside tool results, which a cut reply has none of.
+					a.log.DebugContext(c.ctx, "thinking without a signature is not sent back", "provider", NameAnthropic, "message", i)
+				default:
+					blocks = append(blocks, anthropic.NewThinkingBlock(th.Signature, th.Text))
+				}
+			}
 			if m.Content != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 			}
@@ -289,7 +317,7 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 		}
 	}
 	if system != "" {
-		p.System = []anthropic.TextBlockParam{{Text: system}}
+		p.System = []anthropic.TextBlockParam{{Text: system, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
 	}
 	for _, t := range req.Tools {
 		schema, err := toolSchema(t)
@@ -305,7 +333,34 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
+	if n := len(p.Tools); n > 0 {
+		p.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
+	markCache(p.Messages)
 	return p, nil
+}
+
+// markCache sets the prompt cache's breakpoints in the conversation: at
+// the end of its last message, so that the next request of the turn,
+// which repeats it all, reads it from the cache, and at the end of the
+// user message before it, where the request before this one ended, so
+// that this one reads what that one wrote even when the last round added
+// more blocks than the API looks back over (20). With those of the tools
+// and the system prompt, that makes the four breakpoints the API allows.
+// Only a user message is marked: an assistant message ends with thinking
+// blocks, which cannot be.
+func markCache(msgs []anthropic.MessageParam) {
+	marked := 0
+	for i := len(msgs) - 1; i >= 0 && marked < 2; i-- {
+		m := msgs[i]
+		if m.Role != anthropic.MessageParamRoleUser || len(m.Content) == 0 {
+			continue
+		}
+		if cc := m.Content[len(m.Content)-1].GetCacheControl(); cc != nil {
+			*cc = anthropic.NewCacheControlEphemeralParam()
+			marked++
+		}
+	}
 }
 
 // historyArgs returns the arguments of an earlier tool call to send back,

@@ -234,7 +234,9 @@ func TestAnthropicRequestMapping(t *testing.T) {
 	assert.JSONEq(t, `2048`, string(body["max_tokens"]))
 	assert.JSONEq(t, `0.25`, string(body["temperature"]))
 	assert.JSONEq(t, `true`, string(body["stream"]))
-	assert.JSONEq(t, `[{"type":"text","text":"You are terse."}]`, string(body["system"]))
+	// The prompt cache's breakpoints: the tools, the system prompt, the
+	// conversation's end and where the request before it ended.
+	assert.JSONEq(t, `[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}}]`, string(body["system"]))
 	assert.JSONEq(t, `[
 		{"role":"user","content":[{"type":"text","text":"List the files and read x."}]},
 		{"role":"assistant","content":[
@@ -243,16 +245,16 @@ func TestAnthropicRequestMapping(t *testing.T) {
 			{"type":"tool_use","id":"toolu_2","name":"read_file","input":{"path":"x"}}]},
 		{"role":"user","content":[
 			{"type":"tool_result","tool_use_id":"toolu_1","is_error":false,"content":[{"type":"text","text":"a.go\nb.go"}]},
-			{"type":"tool_result","tool_use_id":"toolu_2","is_error":true,"content":[{"type":"text","text":"no such file"}]}]},
+			{"type":"tool_result","tool_use_id":"toolu_2","is_error":true,"content":[{"type":"text","text":"no such file"}],"cache_control":{"type":"ephemeral"}}]},
 		{"role":"assistant","content":[{"type":"tool_use","id":"toolu_3","name":"git_status","input":{}}]},
 		{"role":"user","content":[
 			{"type":"tool_result","tool_use_id":"toolu_3","is_error":false},
-			{"type":"text","text":"Thanks."}]}
+			{"type":"text","text":"Thanks.","cache_control":{"type":"ephemeral"}}]}
 	]`, string(body["messages"]))
 	assert.JSONEq(t, `[
 		{"name":"read_file","description":"Read a file.","input_schema":
 			{"type":"object","properties":{"path":{"type":"string","description":"file path"},"limit":{"type":"integer","maximum":9007199254740993}},"required":["path"],"additionalProperties":false}},
-		{"name":"git_status","description":"Show git status.","input_schema":{"type":"object","properties":{}}}
+		{"name":"git_status","description":"Show git status.","input_schema":{"type":"object","properties":{}},"cache_control":{"type":"ephemeral"}}
 	]`, string(body["tools"]))
 	assert.Contains(t, string(got.Body), "9007199254740993", "schema numbers are sent exactly")
 }

@@ -48,11 +48,12 @@ func toolSchema(t chat.ToolSpec) (json.RawMessage, error) {
 // raw are not a JSON object, to be answered with an error rather than
 // run: the rest of the reply is good. When the reply stopped at the token
 // limit (stopReason == limitReason) the arguments were cut off: the model
-// needs to ask for less at once.
+// needs to put less in one call, and is told how.
 func malformedCall(id, name, raw, stopReason, limitReason string) chat.ToolCall {
 	why := "are not a JSON object"
 	if stopReason == limitReason {
-		why = fmt.Sprintf("were cut off: the reply reached its token limit (stop reason %s) inside them, so ask for less in one call", stopReason)
+		why = fmt.Sprintf("were cut off: the reply reached its token limit (stop reason %s) inside them; "+
+			"the same call would be cut again, so make the change in smaller calls, e.g. a long file in parts, each part in a call of its own", stopReason)
 	}
 	args, _ := json.Marshal(raw) // a string: it cannot fail
 	return chat.ToolCall{ID: id, Name: name, Arguments: args, Malformed: why}

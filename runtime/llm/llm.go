@@ -162,10 +162,11 @@ const (
 	// DefaultReplyTimeout bounds a reply that keeps progressing too slowly
 	// to end (a server trickling one token per idle period holds a call
 	// for years before it reaches MaxReplyBytes), far above the longest
-	// healthy reply: at the agent's default of 4096 tokens a reply must
-	// come slower than 2.3 tokens a second to reach it (a CPU-bound local
-	// model writes 5 to 15), and a provider's 64k-token reply at 50 tokens
-	// a second takes 22 minutes.
+	// healthy reply: at the agent's 8192 tokens for a model whose limits
+	// are not known (a local one) a reply must come slower than 4.6
+	// tokens a second to reach it (a CPU-bound local model writes 5 to
+	// 15), and a provider's 64k-token reply at 50 tokens a second takes
+	// 22 minutes.
 	DefaultReplyTimeout = 30 * time.Minute
 	// DefaultMaxReplyBytes is several times the longest reply a model can
 	// write (output limits are at most a few hundred thousand tokens, a few
@@ -184,6 +185,8 @@ const (
 	FlagIdleTimeout   = "llm-idle-timeout"
 	FlagReplyTimeout  = "llm-reply-timeout"
 	FlagMaxReply      = "llm-max-reply"
+	FlagMaxTokens     = "max-tokens"
+	FlagThinking      = "thinking"
 )
 
 // The longest tool name and tool call ID a reply may hold. Both APIs allow

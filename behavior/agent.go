@@ -52,6 +52,10 @@ type Config struct {
 	// call of one (even a failed one) runs the post-tools hook. None, when
 	// empty.
 	MutatingTools []string
+	// MaxQueries is how many queries (see runtime/query) one turn of a
+	// model without tool calling may ask; the one after them ends the
+	// turn with an error. 0 allows none.
+	MaxQueries int
 }
 
 // The defaults of DefaultConfig.
@@ -62,6 +66,7 @@ const (
 	DefaultBaseDelay     = time.Second
 	DefaultMaxDelay      = 30 * time.Second
 	DefaultMaxRetryAfter = 5 * time.Minute
+	DefaultMaxQueries    = 8
 )
 
 // DefaultMutatingTools are the tools DefaultConfig lists as mutating.
@@ -69,7 +74,7 @@ var DefaultMutatingTools = []string{"edit_file", "bash"}
 
 // DefaultConfig returns the default configuration: DefaultModel, 4096
 // tokens, 3 retries after 1s, 2s, 4s (at most 30s, or 5m when the server
-// asks), edit_file and bash mutating.
+// asks), edit_file and bash mutating, 8 queries a turn.
 func DefaultConfig() Config {
 	return Config{
 		Model:         DefaultModel,
@@ -79,6 +84,7 @@ func DefaultConfig() Config {
 		MaxDelay:      DefaultMaxDelay,
 		MaxRetryAfter: DefaultMaxRetryAfter,
 		MutatingTools: slices.Clone(DefaultMutatingTools),
+		MaxQueries:    DefaultMaxQueries,
 	}
 }
 
@@ -103,6 +109,7 @@ func New(cfg Config) (*Agent, error) {
 	check(cfg.MaxRetries >= 0, "behavior: max retries is %d: it must be 0 or more (Config.MaxRetries)", cfg.MaxRetries)
 	check(cfg.BaseDelay > 0, "behavior: the retry delay is %s: it must be positive (Config.BaseDelay)", cfg.BaseDelay)
 	check(cfg.MaxDelay >= cfg.BaseDelay, "behavior: the longest retry delay %s is shorter than the first, %s (Config.MaxDelay)", cfg.MaxDelay, cfg.BaseDelay)
+	check(cfg.MaxQueries >= 0, "behavior: max queries is %d: it must be 0 or more (Config.MaxQueries)", cfg.MaxQueries)
 	check(cfg.MaxRetryAfter > 0, "behavior: the cap on retry-after is %s: it must be positive (Config.MaxRetryAfter)", cfg.MaxRetryAfter)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -290,6 +297,8 @@ func ConversationOf(s agent.State) (chat.Conversation, bool) {
 	case agent.Error:
 		return s.Conversation, true
 	case agent.StoppingTurn:
+		return s.Conversation, true
+	case agent.RunningQuery:
 		return s.Conversation, true
 	}
 	return chat.Conversation{}, false

@@ -51,6 +51,7 @@ const (
 	StatePostToolsHook
 	StateError
 	StateStoppingTurn
+	StateRunningQuery
 	StateShuttingDown
 )
 
@@ -60,7 +61,7 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
 	"WaitingForUserInput", "CallingLlm", "ProcessingLlmResponse", "ExecutingTools",
-	"PostToolsHook", "Error", "StoppingTurn", "ShuttingDown",
+	"PostToolsHook", "Error", "StoppingTurn", "RunningQuery", "ShuttingDown",
 }
 
 // EventKind identifies an event of the Agent machine. The zero EventKind is no
@@ -81,6 +82,8 @@ const (
 	EventRetryTimeoutFired
 	EventShutdownRequested
 	EventInterrupt
+	EventQueryDetected
+	EventQueryCompleted
 )
 
 // String returns the event's name as the spec writes it.
@@ -90,7 +93,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 var fsmEventNames = [...]string{
 	"UserInput", "TextDelta", "ToolCallDelta", "LlmCompleted", "LlmError",
 	"ToolProgress", "ToolCompleted", "PostToolsHookCompleted", "RetryTimeoutFired",
-	"ShutdownRequested", "Interrupt",
+	"ShutdownRequested", "Interrupt", "QueryDetected", "QueryCompleted",
 }
 
 // ActionKind identifies an action of the Agent machine. The zero ActionKind is
@@ -109,6 +112,7 @@ const (
 	ActionScheduleRetry
 	ActionShutdown
 	ActionCancelTurn
+	ActionRunQuery
 )
 
 // String returns the action's name as the spec writes it.
@@ -118,11 +122,12 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 var fsmActionNames = [...]string{
 	"SendLlmRequest", "ExecuteTools", "RunPostToolsHook", "WaitForInput",
 	"DisplayMessage", "DisplayError", "ScheduleRetry", "Shutdown", "CancelTurn",
+	"RunQuery",
 }
 
 // State is a state of the Agent machine: one of WaitingForUserInput,
 // CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error,
-// StoppingTurn and ShuttingDown. States are values.
+// StoppingTurn, RunningQuery and ShuttingDown. States are values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
@@ -131,10 +136,10 @@ type State interface {
 
 // Event is an event the Agent machine handles: one of *UserInput, *TextDelta,
 // *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted,
-// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested and
-// *Interrupt. Events are passed by pointer; the machine reads them during
-// HandleEvent and keeps no pointer to them, though it may keep what their
-// fields hold.
+// *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested, *Interrupt,
+// *QueryDetected and *QueryCompleted. Events are passed by pointer; the
+// machine reads them during HandleEvent and keeps no pointer to them, though
+// it may keep what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -143,9 +148,10 @@ type Event interface {
 
 // Action is an action of the Agent machine, as a value: one of
 // *SendLLMRequest, *ExecuteTools, *RunPostToolsHook, *WaitForInput,
-// *DisplayMessage, *DisplayError, *ScheduleRetry, *Shutdown and *CancelTurn.
-// The machine hands actions to its Handler as method calls; a Recorder turns
-// them into Actions, and UnmarshalAction reads one back from JSON.
+// *DisplayMessage, *DisplayError, *ScheduleRetry, *Shutdown, *CancelTurn and
+// *RunQuery. The machine hands actions to its Handler as method calls; a
+// Recorder turns them into Actions, and UnmarshalAction reads one back from
+// JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -289,6 +295,27 @@ func (StoppingTurn) isState()        {}
 func (v StoppingTurn) MarshalJSON() ([]byte, error) {
 	type fields StoppingTurn
 	return fsmrt.MarshalKind("stopping_turn", fields(v))
+}
+
+// RunningQuery is the state RunningQuery: A model without tool calling asked a
+// query in its reply (read, list or search files; environment or project
+// facts), which the runtime cut there; the query runs through the tools, and
+// its result goes back to the model as a message marked as the query's result.
+//
+// It is a substate of Running.
+type RunningQuery struct {
+	Conversation chat.Conversation `json:"conversation"`
+	Query        chat.Query        `json:"query"`
+}
+
+// Kind returns StateRunningQuery.
+func (RunningQuery) Kind() StateKind { return StateRunningQuery }
+func (RunningQuery) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "running_query", ...its fields}.
+func (v RunningQuery) MarshalJSON() ([]byte, error) {
+	type fields RunningQuery
+	return fsmrt.MarshalKind("running_query", fields(v))
 }
 
 // ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the
@@ -469,6 +496,42 @@ func (*Interrupt) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "interrupt", ...its fields}.
 func (Interrupt) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"interrupt"}`), nil }
 
+// QueryDetected is the event QueryDetected: The streamed reply of a model
+// without tool calling asked a query (runtime/query recognised it); the
+// runtime cut the stream where the query ends. text is the reply up to there,
+// usage what the reply is known to have used.
+type QueryDetected struct {
+	Query chat.Query `json:"query"`
+	Text  string     `json:"text"`
+	Usage chat.Usage `json:"usage"`
+}
+
+// Kind returns EventQueryDetected.
+func (*QueryDetected) Kind() EventKind { return EventQueryDetected }
+func (*QueryDetected) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "query_detected", ...its fields}.
+func (v QueryDetected) MarshalJSON() ([]byte, error) {
+	type fields QueryDetected
+	return fsmrt.MarshalKind("query_detected", fields(v))
+}
+
+// QueryCompleted is the event QueryCompleted: The query ran; outcome is its
+// result, an error result when it failed.
+type QueryCompleted struct {
+	Outcome chat.ToolOutcome `json:"outcome"`
+}
+
+// Kind returns EventQueryCompleted.
+func (*QueryCompleted) Kind() EventKind { return EventQueryCompleted }
+func (*QueryCompleted) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "query_completed", ...its fields}.
+func (v QueryCompleted) MarshalJSON() ([]byte, error) {
+	type fields QueryCompleted
+	return fsmrt.MarshalKind("query_completed", fields(v))
+}
+
 // SendLLMRequest is the action SendLlmRequest: Call the LLM with the request
 // and stream its reply back as events.
 type SendLLMRequest struct {
@@ -601,6 +664,23 @@ func (*CancelTurn) isAction()        {}
 // MarshalJSON encodes the action as {"kind": "cancel_turn", ...its fields}.
 func (CancelTurn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"cancel_turn"}`), nil }
 
+// RunQuery is the action RunQuery: Run the query through the tools (read_file,
+// list_files, search_files) or gather the facts it asks for, redacted, then
+// send QueryCompleted.
+type RunQuery struct {
+	Query chat.Query `json:"query"`
+}
+
+// Kind returns ActionRunQuery.
+func (*RunQuery) Kind() ActionKind { return ActionRunQuery }
+func (*RunQuery) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "run_query", ...its fields}.
+func (v RunQuery) MarshalJSON() ([]byte, error) {
+	type fields RunQuery
+	return fsmrt.MarshalKind("run_query", fields(v))
+}
+
 // Behavior holds the guards and effects of the Agent machine, written by hand.
 // A guard decides between the branches of a transition; an effect computes
 // what the machine cannot carry over: it returns the fields it sets, and the
@@ -641,6 +721,11 @@ type Behavior interface {
 	//
 	// It is given executions and call_id.
 	IsKnownCall(executions chat.ToolRound, callID string) bool
+	// QueryLimitReached reports whether the turn has had all the queries it may
+	// ask (MaxQueries of the behaviour's configuration).
+	//
+	// It is given conversation.
+	QueryLimitReached(conversation chat.Conversation) bool
 	// StartTurn appends the user's message and builds the request.
 	//
 	// It is given conversation and message and returns conversation, retries and
@@ -706,6 +791,23 @@ type Behavior interface {
 	// It is given conversation and executions and returns conversation and
 	// completed_tools, in that order.
 	InterruptToolsWithHook(conversation chat.Conversation, executions chat.ToolRound) (chat.Conversation, chat.ToolRound)
+	// StartQuery appends the reply's text up to the query as the assistant's
+	// message.
+	//
+	// It is given conversation and text and returns conversation.
+	StartQuery(conversation chat.Conversation, text string) chat.Conversation
+	// RefuseQuery appends the reply's text up to the query and says that the turn
+	// asked too many queries.
+	//
+	// It is given conversation and text and returns conversation and message, in
+	// that order.
+	RefuseQuery(conversation chat.Conversation, text string) (chat.Conversation, string)
+	// InjectQueryResult appends the query's result as a user message marked as the
+	// result of the query, and builds the next request.
+	//
+	// It is given conversation, query and outcome and returns conversation,
+	// retries and request, in that order.
+	InjectQueryResult(conversation chat.Conversation, query chat.Query, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
 	// It is given pending_request and returns retries and request, in that order.
@@ -748,6 +850,10 @@ type Handler interface {
 	// CancelTurn performs the action CancelTurn. Stop the LLM call, the tools and
 	// the retry timer in flight, as a crash would; the turn has ended.
 	CancelTurn()
+	// RunQuery performs the action RunQuery. Run the query through the tools
+	// (read_file, list_files, search_files) or gather the facts it asks for,
+	// redacted, then send QueryCompleted.
+	RunQuery(query chat.Query)
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -796,6 +902,9 @@ func (r *Recorder) Shutdown() { r.Actions = append(r.Actions, &Shutdown{}) }
 // CancelTurn records a CancelTurn.
 func (r *Recorder) CancelTurn() { r.Actions = append(r.Actions, &CancelTurn{}) }
 
+// RunQuery records a RunQuery.
+func (r *Recorder) RunQuery(query chat.Query) { r.Actions = append(r.Actions, &RunQuery{Query: query}) }
+
 // Config is what New and Restore make a Agent machine with: its guards and
 // effects (Behavior), whatever performs its actions (Handler) and the data it
 // starts with (Initial).
@@ -822,7 +931,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:614b4b718d4dede7a65512debff83986", Rules: []Rule{
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:e81d12656361cf85e3a72c97a9f9ba30", Rules: []Rule{
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StateCallingLLM, Effect: "startTurn", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --UserInput--> CallingLlm {startTurn} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
@@ -833,6 +942,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryDetected--> rejected: QueryDetected is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryCompleted--> rejected: QueryCompleted is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
@@ -844,6 +955,9 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "queryLimitReached", To: StateWaitingForUserInput, Effect: "refuseQuery", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --QueryDetected [queryLimitReached]--> WaitingForUserInput {refuseQuery} / DisplayError"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "else", To: StateRunningQuery, Effect: "startQuery", Actions: []ActionKind{ActionRunQuery}, Label: "CallingLlm --QueryDetected [else]--> RunningQuery {startQuery} / RunQuery"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state CallingLlm", Label: "CallingLlm --QueryCompleted--> rejected: QueryCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -861,6 +975,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryDetected--> rejected: QueryDetected is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryCompleted--> rejected: QueryCompleted is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
@@ -871,6 +987,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StateCallingLLM, Effect: "resumeAfterHook", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PostToolsHook --PostToolsHookCompleted--> CallingLlm {resumeAfterHook} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryDetected--> rejected: QueryDetected is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryCompleted--> rejected: QueryCompleted is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
@@ -881,6 +999,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired--> CallingLlm {buildRequest} / SendLlmRequest"},
 	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state Error", Label: "Error --QueryDetected--> rejected: QueryDetected is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state Error", Label: "Error --QueryCompleted--> rejected: QueryCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUserInput, Reason: "UserInput is not accepted in state StoppingTurn", Label: "StoppingTurn --UserInput--> rejected: UserInput is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
@@ -891,6 +1011,20 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateStoppingTurn, Event: EventPostToolsHookCompleted, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state StoppingTurn", Label: "StoppingTurn --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryDetected--> rejected: QueryDetected is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryCompleted--> rejected: QueryCompleted is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventUserInput, Reason: "UserInput is not accepted in state RunningQuery", Label: "RunningQuery --UserInput--> rejected: UserInput is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventTextDelta, Reason: "TextDelta is not accepted in state RunningQuery", Label: "RunningQuery --TextDelta--> rejected: TextDelta is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state RunningQuery", Label: "RunningQuery --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state RunningQuery", Label: "RunningQuery --LlmCompleted--> rejected: LlmCompleted is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMError, Reason: "LlmError is not accepted in state RunningQuery", Label: "RunningQuery --LlmError--> rejected: LlmError is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state RunningQuery", Label: "RunningQuery --ToolProgress--> rejected: ToolProgress is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state RunningQuery", Label: "RunningQuery --ToolCompleted--> rejected: ToolCompleted is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state RunningQuery", Label: "RunningQuery --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state RunningQuery", Label: "RunningQuery --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "RunningQuery --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state RunningQuery", Label: "RunningQuery --QueryDetected--> rejected: QueryDetected is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventQueryCompleted, To: StateCallingLLM, Effect: "injectQueryResult", Actions: []ActionKind{ActionSendLLMRequest}, Label: "RunningQuery --QueryCompleted--> CallingLlm {injectQueryResult} / SendLlmRequest"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
@@ -902,6 +1036,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
 	{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryDetected, Label: "ShuttingDown --QueryDetected--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryCompleted, Label: "ShuttingDown --QueryCompleted--> ignored"},
 	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
 }}
 
@@ -913,8 +1049,8 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 // and type. The current state's fields hold its data; the others are zero.
 type fsmData struct {
 	// conversation is the field conversation of WaitingForUserInput, CallingLlm,
-	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error and
-	// StoppingTurn.
+	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error, StoppingTurn
+	// and RunningQuery.
 	conversation chat.Conversation
 	// retries is the field retries of CallingLlm and Error.
 	retries int
@@ -931,6 +1067,8 @@ type fsmData struct {
 	error chat.LLMError
 	// origin is the field origin of Error.
 	origin chat.ErrorOrigin
+	// query is the field query of RunningQuery.
+	query chat.Query
 }
 
 // Machine runs the Agent state machine. Create it with New or Restore. It is
@@ -1010,6 +1148,10 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.core.State = StateStoppingTurn
 		m.d.conversation = s.Conversation
 		m.d.completedTools = s.CompletedTools
+	case RunningQuery:
+		m.core.State = StateRunningQuery
+		m.d.conversation = s.Conversation
+		m.d.query = s.Query
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
@@ -1056,6 +1198,8 @@ func (m *Machine) State() State {
 		return Error{Conversation: m.d.conversation, Error: m.d.error, Retries: m.d.retries, Origin: m.d.origin}
 	case StateStoppingTurn:
 		return StoppingTurn{Conversation: m.d.conversation, CompletedTools: m.d.completedTools}
+	case StateRunningQuery:
+		return RunningQuery{Conversation: m.d.conversation, Query: m.d.query}
 	case StateShuttingDown:
 		return ShuttingDown{}
 	}
@@ -1099,7 +1243,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1110,12 +1254,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.core.Start(11, StateCallingLLM)
+			m.core.Start(13, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
 			return m.core.Finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.core.Start(12, StateCallingLLM)
+			m.core.Start(14, StateCallingLLM)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *LLMCompleted:
@@ -1128,7 +1272,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.core.State = StateProcessingLLMResponse
-			m.core.Start(13, StateCallingLLM)
+			m.core.Start(15, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1142,7 +1286,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.core.State = StateError
-				m.core.Start(14, StateCallingLLM)
+				m.core.Start(16, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1150,7 +1294,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(15, StateCallingLLM)
+				m.core.Start(17, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1159,7 +1303,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1168,9 +1312,35 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.retries = 0
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(20, StateCallingLLM)
+			m.core.Start(22, StateCallingLLM)
 			m.h.CancelTurn()
 			return m.core.Finish()
+		case *QueryDetected:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			switch {
+			case m.b.QueryLimitReached(m.d.conversation):
+				// CallingLlm --QueryDetected [queryLimitReached]--> WaitingForUserInput
+				// {refuseQuery} / DisplayError
+				conversation, message := m.b.RefuseQuery(m.d.conversation, ev.Text)
+				m.d.conversation = conversation
+				m.d.retries = 0
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(23, StateCallingLLM)
+				m.h.DisplayError(message)
+				return m.core.Finish()
+			default:
+				// CallingLlm --QueryDetected [else]--> RunningQuery {startQuery} / RunQuery
+				conversation := m.b.StartQuery(m.d.conversation, ev.Text)
+				m.d.conversation = conversation
+				m.d.query = ev.Query
+				m.d.retries = 0
+				m.core.State = StateRunningQuery
+				m.core.Start(24, StateCallingLLM)
+				m.h.RunQuery(ev.Query)
+				return m.core.Finish()
+			}
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
@@ -1184,12 +1354,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(28, StateExecutingTools)
+				m.core.Start(33, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(29)
+				return m.core.Ignore(34)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1199,13 +1369,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(30)
+				return m.core.Reject(35)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(31, StateExecutingTools)
+				m.core.Start(36, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1217,7 +1387,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(32, StateExecutingTools)
+				m.core.Start(37, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1228,7 +1398,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateCallingLLM
-				m.core.Start(33, StateExecutingTools)
+				m.core.Start(38, StateExecutingTools)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1237,7 +1407,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1250,7 +1420,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(36, StateExecutingTools)
+				m.core.Start(41, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1260,7 +1430,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(37, StateExecutingTools)
+				m.core.Start(42, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1275,7 +1445,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateCallingLLM
-			m.core.Start(45, StatePostToolsHook)
+			m.core.Start(52, StatePostToolsHook)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1283,14 +1453,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(47, StatePostToolsHook)
+			m.core.Start(54, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
@@ -1302,7 +1472,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.error = chat.LLMError{}
 			m.d.origin = ""
 			m.core.State = StateCallingLLM
-			m.core.Start(56, StateError)
+			m.core.Start(65, StateError)
 			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1310,7 +1480,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1321,7 +1491,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.retries = 0
 			m.d.origin = ""
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(57, StateError)
+			m.core.Start(66, StateError)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		}
@@ -1331,7 +1501,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(65, StateStoppingTurn)
+			m.core.Start(76, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1339,15 +1509,49 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(79, from)
+			m.core.Start(106, from)
 			m.h.Shutdown()
+			return m.core.Finish()
+		}
+	case StateRunningQuery:
+		switch ev := ev.(type) {
+		case *ShutdownRequested:
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.core.State
+			m.d = fsmData{}
+			m.core.State = StateShuttingDown
+			m.core.Start(106, from)
+			m.h.Shutdown()
+			return m.core.Finish()
+		case *Interrupt:
+			// RunningQuery --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn
+			conversation := m.b.InterruptTurn(m.d.conversation)
+			m.d.conversation = conversation
+			m.d.query = chat.Query{}
+			m.core.State = StateWaitingForUserInput
+			m.core.Start(90, StateRunningQuery)
+			m.h.CancelTurn()
+			return m.core.Finish()
+		case *QueryCompleted:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			// RunningQuery --QueryCompleted--> CallingLlm {injectQueryResult} /
+			// SendLlmRequest
+			conversation, retries, request := m.b.InjectQueryResult(m.d.conversation, m.d.query, ev.Outcome)
+			m.d.conversation = conversation
+			m.d.retries = retries
+			m.d.query = chat.Query{}
+			m.core.State = StateCallingLLM
+			m.core.Start(92, StateRunningQuery)
+			m.h.SendLLMRequest(request)
 			return m.core.Finish()
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(77, StateShuttingDown)
+			m.core.Start(102, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1380,118 +1584,167 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Reject(8)
 		case *Interrupt:
 			return m.core.Ignore(9)
+		case *QueryDetected:
+			return m.core.Reject(10)
+		case *QueryCompleted:
+			return m.core.Reject(11)
 		}
 	case StateCallingLLM:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(10)
+			return m.core.Reject(12)
 		case *ToolProgress:
-			return m.core.Reject(16)
-		case *ToolCompleted:
-			return m.core.Reject(17)
-		case *PostToolsHookCompleted:
 			return m.core.Reject(18)
-		case *RetryTimeoutFired:
+		case *ToolCompleted:
 			return m.core.Reject(19)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(20)
+		case *RetryTimeoutFired:
+			return m.core.Reject(21)
+		case *QueryCompleted:
+			return m.core.Reject(25)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(23)
+			return m.core.Reject(28)
 		case *TextDelta:
-			return m.core.Reject(24)
+			return m.core.Reject(29)
 		case *ToolCallDelta:
-			return m.core.Reject(25)
+			return m.core.Reject(30)
 		case *LLMCompleted:
-			return m.core.Reject(26)
+			return m.core.Reject(31)
 		case *LLMError:
-			return m.core.Reject(27)
+			return m.core.Reject(32)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(34)
+			return m.core.Reject(39)
 		case *RetryTimeoutFired:
-			return m.core.Reject(35)
+			return m.core.Reject(40)
+		case *QueryDetected:
+			return m.core.Reject(43)
+		case *QueryCompleted:
+			return m.core.Reject(44)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(38)
+			return m.core.Reject(45)
 		case *TextDelta:
-			return m.core.Reject(39)
-		case *ToolCallDelta:
-			return m.core.Reject(40)
-		case *LLMCompleted:
-			return m.core.Reject(41)
-		case *LLMError:
-			return m.core.Reject(42)
-		case *ToolProgress:
-			return m.core.Reject(43)
-		case *ToolCompleted:
-			return m.core.Reject(44)
-		case *RetryTimeoutFired:
 			return m.core.Reject(46)
+		case *ToolCallDelta:
+			return m.core.Reject(47)
+		case *LLMCompleted:
+			return m.core.Reject(48)
+		case *LLMError:
+			return m.core.Reject(49)
+		case *ToolProgress:
+			return m.core.Reject(50)
+		case *ToolCompleted:
+			return m.core.Reject(51)
+		case *RetryTimeoutFired:
+			return m.core.Reject(53)
+		case *QueryDetected:
+			return m.core.Reject(55)
+		case *QueryCompleted:
+			return m.core.Reject(56)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(48)
+			return m.core.Reject(57)
 		case *TextDelta:
-			return m.core.Reject(49)
+			return m.core.Reject(58)
 		case *ToolCallDelta:
-			return m.core.Reject(50)
+			return m.core.Reject(59)
 		case *LLMCompleted:
-			return m.core.Reject(51)
+			return m.core.Reject(60)
 		case *LLMError:
-			return m.core.Reject(52)
+			return m.core.Reject(61)
 		case *ToolProgress:
-			return m.core.Reject(53)
+			return m.core.Reject(62)
 		case *ToolCompleted:
-			return m.core.Reject(54)
+			return m.core.Reject(63)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(55)
+			return m.core.Reject(64)
+		case *QueryDetected:
+			return m.core.Reject(67)
+		case *QueryCompleted:
+			return m.core.Reject(68)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(58)
+			return m.core.Reject(69)
 		case *TextDelta:
-			return m.core.Reject(59)
+			return m.core.Reject(70)
 		case *ToolCallDelta:
-			return m.core.Reject(60)
+			return m.core.Reject(71)
 		case *LLMCompleted:
-			return m.core.Reject(61)
+			return m.core.Reject(72)
 		case *LLMError:
-			return m.core.Reject(62)
+			return m.core.Reject(73)
 		case *ToolProgress:
-			return m.core.Reject(63)
+			return m.core.Reject(74)
 		case *ToolCompleted:
-			return m.core.Reject(64)
+			return m.core.Reject(75)
 		case *RetryTimeoutFired:
-			return m.core.Reject(66)
+			return m.core.Reject(77)
 		case *Interrupt:
-			return m.core.Ignore(67)
+			return m.core.Ignore(78)
+		case *QueryDetected:
+			return m.core.Reject(79)
+		case *QueryCompleted:
+			return m.core.Reject(80)
+		}
+	case StateRunningQuery:
+		switch ev.(type) {
+		case *UserInput:
+			return m.core.Reject(81)
+		case *TextDelta:
+			return m.core.Reject(82)
+		case *ToolCallDelta:
+			return m.core.Reject(83)
+		case *LLMCompleted:
+			return m.core.Reject(84)
+		case *LLMError:
+			return m.core.Reject(85)
+		case *ToolProgress:
+			return m.core.Reject(86)
+		case *ToolCompleted:
+			return m.core.Reject(87)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(88)
+		case *RetryTimeoutFired:
+			return m.core.Reject(89)
+		case *QueryDetected:
+			return m.core.Reject(91)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(68)
+			return m.core.Ignore(93)
 		case *TextDelta:
-			return m.core.Ignore(69)
+			return m.core.Ignore(94)
 		case *ToolCallDelta:
-			return m.core.Ignore(70)
+			return m.core.Ignore(95)
 		case *LLMCompleted:
-			return m.core.Ignore(71)
+			return m.core.Ignore(96)
 		case *LLMError:
-			return m.core.Ignore(72)
+			return m.core.Ignore(97)
 		case *ToolProgress:
-			return m.core.Ignore(73)
+			return m.core.Ignore(98)
 		case *ToolCompleted:
-			return m.core.Ignore(74)
+			return m.core.Ignore(99)
 		case *PostToolsHookCompleted:
-			return m.core.Ignore(75)
+			return m.core.Ignore(100)
 		case *RetryTimeoutFired:
-			return m.core.Ignore(76)
+			return m.core.Ignore(101)
 		case *Interrupt:
-			return m.core.Ignore(78)
+			return m.core.Ignore(103)
+		case *QueryDetected:
+			return m.core.Ignore(104)
+		case *QueryCompleted:
+			return m.core.Ignore(105)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1507,14 +1760,14 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(21, StateProcessingLLMResponse)
+		m.core.Start(26, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(22, StateProcessingLLMResponse)
+		m.core.Start(27, StateProcessingLLMResponse)
 		m.h.WaitForInput()
 		return m.core.Finish()
 	}
@@ -1534,6 +1787,7 @@ var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"post_tools_hook":         fsmrt.Value[PostToolsHook, State](&fsmDesc, "state post_tools_hook"),
 	"error":                   fsmrt.Value[Error, State](&fsmDesc, "state error"),
 	"stopping_turn":           fsmrt.Value[StoppingTurn, State](&fsmDesc, "state stopping_turn"),
+	"running_query":           fsmrt.Value[RunningQuery, State](&fsmDesc, "state running_query"),
 	"shutting_down":           fsmrt.Value[ShuttingDown, State](&fsmDesc, "state shutting_down"),
 }
 
@@ -1555,6 +1809,8 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"retry_timeout_fired":       fsmrt.Pointer[RetryTimeoutFired, Event](&fsmDesc, "event retry_timeout_fired"),
 	"shutdown_requested":        fsmrt.Pointer[ShutdownRequested, Event](&fsmDesc, "event shutdown_requested"),
 	"interrupt":                 fsmrt.Pointer[Interrupt, Event](&fsmDesc, "event interrupt"),
+	"query_detected":            fsmrt.Pointer[QueryDetected, Event](&fsmDesc, "event query_detected"),
+	"query_completed":           fsmrt.Pointer[QueryCompleted, Event](&fsmDesc, "event query_completed"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -1573,4 +1829,5 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"schedule_retry":      fsmrt.Pointer[ScheduleRetry, Action](&fsmDesc, "action schedule_retry"),
 	"shutdown":            fsmrt.Pointer[Shutdown, Action](&fsmDesc, "action shutdown"),
 	"cancel_turn":         fsmrt.Pointer[CancelTurn, Action](&fsmDesc, "action cancel_turn"),
+	"run_query":           fsmrt.Pointer[RunQuery, Action](&fsmDesc, "action run_query"),
 }

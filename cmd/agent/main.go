@@ -255,6 +255,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/query"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/term"
@@ -280,6 +281,13 @@ const systemPrompt = `You are a coding agent working in a software project (the 
 Use the tools to look at the code before changing it: list_files to find your way, read_file to read a file before editing it, edit_file to change or create files, bash to build, test and inspect.
 Paths are relative to the workspace root. Make small, focused changes and check them (build, run the tests) when you can.
 Your changes are committed to git automatically at the end of each turn; the first line of your last reply becomes the commit's subject, so end by saying briefly what you did.`
+
+// queryPrompt is the system prompt of every request to a model without
+// tool calling (-tool-calls=false): it teaches the queries the agent
+// recognises in the model's replies (see runtime/query).
+const queryPrompt = `You are a coding agent working in a software project (the workspace), helping the user with its code.
+` + query.ProtocolHelp + `
+You cannot change files or run commands yourself: once you know enough, answer with the changes to make (as unified diffs or whole files) and the commands to run.`
 
 func main() {
 	// No descriptor the agent inherited reaches a command it runs.
@@ -309,6 +317,10 @@ type options struct {
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
 	verbose, json, version                            bool
+	// toolCalls is false for a model without tool calling, which asks
+	// queries in its replies instead.
+	toolCalls  bool
+	maxQueries int
 	// first is the prompt given as an argument: the first message of an
 	// interactive session.
 	first string
@@ -400,6 +412,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	o.sandbox = sandbox.Auto
 	fs.Var(&o.sandbox, "sandbox", "how bash commands are confined: auto (bubblewrap if it works, else bash is disabled), bwrap (bubblewrap or an error) or off (unconfined)")
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
+	fs.BoolVar(&o.toolCalls, "tool-calls", true, "offer the model tools; false for a model without tool calling, whose replies are read for queries (read, list and search files, environment and project facts) that the agent runs and answers")
+	fs.IntVar(&o.maxQueries, "max-queries", behavior.DefaultMaxQueries, "with -tool-calls=false: the queries one turn may ask; the one after them ends the turn")
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
@@ -494,6 +508,7 @@ var behaviorFlags = []struct {
 	{"max-retries", func(c *behavior.Config, o options) { c.MaxRetries = o.maxRetries }, "must be 0 or more"},
 	{"retry-delay", func(c *behavior.Config, o options) { c.BaseDelay = o.retryDelay },
 		"must be positive and at most " + behavior.DefaultMaxDelay.String() + " (the longest delay between retries)"},
+	{"max-queries", func(c *behavior.Config, o options) { c.MaxQueries = o.maxQueries }, "must be 0 or more"},
 }
 
 // behaviorConfig returns the behaviour's configuration: the defaults, the
@@ -506,7 +521,19 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 		f.set(&c, o)
 	}
 	c.Model, c.System, c.Tools = model, systemPrompt, specs
+	if !o.toolCalls {
+		c.System, c.Tools = queryPrompt, nil
+	}
 	return c
+}
+
+// queryStrategy returns how the replies are read for queries: not at all
+// when the model calls tools.
+func queryStrategy(o options) query.Strategy {
+	if o.toolCalls {
+		return nil
+	}
+	return query.Phrases{}
 }
 
 // checkBehavior reports, in terms of the flags, what behavior.New would
@@ -769,7 +796,8 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	noteUnusualRepositories(guard, stderr)
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
-		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard})
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard,
+		Search: !o.toolCalls})
 
 	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
 	if err != nil {
@@ -879,6 +907,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		Interrupts:   []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
+		Queries: queryStrategy(o),
 	})
 	if err != nil {
 		_ = elog.Close()

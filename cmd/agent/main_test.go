@@ -659,6 +659,7 @@ func TestBehaviorConfig(t *testing.T) {
 		{[]string{"-max-retries", "0"}, func(c *behavior.Config) { c.MaxRetries = 0 }},
 		{[]string{"-max-retries", "5", "-retry-delay", "250ms"}, func(c *behavior.Config) { c.MaxRetries, c.BaseDelay = 5, 250*time.Millisecond }},
 		{[]string{"-retry-delay", "30s"}, func(c *behavior.Config) { c.BaseDelay = 30 * time.Second }},
+		{[]string{"-tool-calls=false", "-max-queries", "3"}, func(c *behavior.Config) { c.System, c.Tools, c.MaxQueries = queryPrompt, nil, 3 }},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

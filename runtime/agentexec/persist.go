@@ -170,6 +170,9 @@ func bare(st agent.State) agent.State {
 	case agent.StoppingTurn:
 		s.Conversation = chat.NewConversation(s.Conversation.ID())
 		return s
+	case agent.RunningQuery:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
 	}
 	return st
 }
@@ -198,6 +201,9 @@ func dress(st agent.State, msgs []chat.Message) agent.State {
 		s.Conversation = conv(s.Conversation)
 		return s
 	case agent.StoppingTurn:
+		s.Conversation = conv(s.Conversation)
+		return s
+	case agent.RunningQuery:
 		s.Conversation = conv(s.Conversation)
 		return s
 	}

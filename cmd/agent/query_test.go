@@ -140,3 +140,23 @@ func TestQueryLimit(t *testing.T) {
 	assert.Contains(t, res.stderr, "-max-queries")
 	assert.Len(t, e.srv.Requests(), 2)
 }
+
+// TestQueryPausesTheStream has the model ask a query and then stream
+// without end: the agent must cancel the call at the query (else the turn
+// never ends), run it and send the next request.
+func TestQueryPausesTheStream(t *testing.T) {
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		t.Run(string(p), func(t *testing.T) {
+			e := newEnv(t, p, map[string]string{"a.go": "package a\n"},
+				fakellm.Reply{Text: "Let me read a.go. And then ", Forever: true},
+				fakellm.Reply{Text: "It is package a."},
+			)
+			res := e.run(t, "", "-tool-calls=false", "-p", "what package?")
+			require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+			assert.Equal(t, "It is package a.\n", res.stdout)
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 2)
+			assert.Equal(t, "Let me read a.go.", reqs[1].Messages[1].Text)
+		})
+	}
+}

@@ -21,13 +21,12 @@ func (a *Agent) RunQuery(q chat.Query) {
 }
 
 // queryCall is the tool call that shows query q to the user: the tool it
-// runs, or a call of "environment" or "project".
+// runs, or a call of "environment" or "project" without arguments.
 func queryCall(q chat.Query, id string) chat.ToolCall {
 	if c, ok := query.Call(q, id); ok {
 		return c
 	}
-	raw, _ := json.Marshal(map[string]string{"query": string(q.Kind)}) // a map of strings always encodes
-	return chat.ToolCall{ID: id, Name: string(q.Kind), Arguments: raw}
+	return chat.ToolCall{ID: id, Name: string(q.Kind), Arguments: json.RawMessage(`{}`)}
 }
 
 // startQuery runs q in a task of the tools' work, whose completion is

@@ -178,7 +178,7 @@ func version(ctx context.Context, prog string, args []string, timeout time.Durat
 	switch {
 	case ctx.Err() != nil:
 		return "version unknown (it did not answer within " + timeout.String() + ")"
-	case err != nil && line == "":
+	case err != nil:
 		return "version unknown (" + err.Error() + ")"
 	}
 	return strings.TrimSpace(line)

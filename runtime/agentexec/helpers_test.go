@@ -25,6 +25,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/query"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -233,6 +234,8 @@ type run struct {
 	continueTurn bool
 	// provider replaces the session's fake server.
 	provider llm.Provider
+	// queries is Config.Queries: the replies are read for queries.
+	queries query.Strategy
 }
 
 // defaultTools returns the standard tools working in the session's workspace.
@@ -306,6 +309,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		Limits:    r.limits,
 
 		ContinueTurn: r.continueTurn,
+		Queries:      r.queries,
 	}
 	if r.input != nil {
 		cfg.Input = r.input

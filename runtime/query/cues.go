@@ -95,7 +95,7 @@ var clauseBreak = regexp.MustCompile(`,\s+|;\s+|\s+but\s+|\s+and then\s+|\s+so\s
 // src/a.go, but I need to see src/b.go" asks for src/b.go), and whether it
 // dropped any.
 func presentClauses(s string) (string, bool) {
-	if !pastTense.MatchString(strings.ToLower(s)) {
+	if !inPast(strings.ToLower(s)) {
 		return s, false
 	}
 	var keep []string
@@ -108,6 +108,13 @@ func presentClauses(s string) (string, bool) {
 		}
 	}
 	return strings.Join(keep, ", "), true
+}
+
+// inPast reports whether the lower-case text speaks in the first person
+// in the past tense; the words "i" or "we" must be there first, which
+// spares most sentences the expression.
+func inPast(lower string) bool {
+	return (hasPhrase(lower, "i") || hasPhrase(lower, "we")) && pastTense.MatchString(lower)
 }
 
 // conditionalI is "I would" or "I'd" not followed by a wish ("I would
@@ -159,7 +166,7 @@ func hasIntent(lower string) bool {
 // vetoed reports whether the lower-case sentence has a cue that it does
 // not ask anything.
 func vetoed(lower string) bool {
-	if hasAny(lower, vetoes) || pastTense.MatchString(lower) {
+	if hasAny(lower, vetoes) || inPast(lower) {
 		return true
 	}
 	for _, m := range conditionalI.FindAllStringSubmatch(lower, -1) {
@@ -507,6 +514,9 @@ Ask one query at a time and wait for its result; do not guess what a file holds.
 
 // isProtocolLine reports whether line is a query of the protocol.
 func isProtocolLine(line string) bool {
+	if !strings.Contains(line, "uery") && !strings.Contains(line, "UERY") {
+		return false
+	}
 	m := protocolLine.FindStringSubmatch(line)
 	return m != nil && kindOf(m[1]) != ""
 }
@@ -530,6 +540,9 @@ func kindOf(w string) chat.QueryKind {
 
 // parseProtocol returns the query of a protocol line or tag.
 func parseProtocol(s string) (chat.Query, bool) {
+	if !strings.Contains(s, "uery") && !strings.Contains(s, "UERY") {
+		return chat.Query{}, false // neither a line nor a tag: spare the expressions
+	}
 	if m := protocolTag.FindStringSubmatch(s); m != nil {
 		attrs := map[string]string{}
 		for _, a := range tagAttr.FindAllStringSubmatch(m[1], -1) {

@@ -135,6 +135,9 @@ func (d *phraseDetector) sentence(text string, end int, lineEnd bool) (Match, bo
 	return Match{Query: q, End: end, Sentence: trimmed}, true
 }
 
+// typographic replaces typographic quotes with plain ones.
+var typographic = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u201c", `"`, "\u201d", `"`)
+
 // verdict is what the classifier says of a sentence besides its query.
 type verdict struct {
 	ok      bool   // the sentence asks the query
@@ -152,7 +155,7 @@ func (classifier) classify(s, lastFile string, pending bool) (chat.Query, verdic
 	if q, ok := parseProtocol(s); ok {
 		return q, verdict{ok: true}
 	}
-	s = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u201c", `"`, "\u201d", `"`).Replace(s)
+	s = typographic.Replace(s)
 	s = stripMarker(s)
 	ts := targetsOf(s)
 	var v verdict

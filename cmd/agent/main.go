@@ -96,6 +96,10 @@
 //	                  current models, dated names included; for another
 //	                  model the agent says once that it shows no cost)
 //	-json             with -p: print the result as one JSON object
+//	-tool-calls       offer the model tools (default true); false for a
+//	                  model without tool calling: see "Server queries"
+//	-max-queries N    with -tool-calls=false, the queries one turn may ask
+//	                  (default 8; the one after them ends the turn)
 //	-version          print the version and exit
 //	-v                show tool calls' arguments and results whole, the
 //	                  server's whole message on every retry (else on the
@@ -205,6 +209,24 @@
 // naming it. The calls of one reply that may change anything (edit_file,
 // bash) run in the order the model gave them, each once the one before it
 // has ended; read_file and list_files run in parallel beside them.
+//
+// # Server queries
+//
+// With -tool-calls=false the model is offered no tools; its system prompt
+// teaches it to ask for what it needs on a line of its own ("QUERY: read
+// PATH", "QUERY: list [DIR]", "QUERY: search PATTERN [in DIR]", "QUERY:
+// environment", "QUERY: project"), and the agent reads every reply as it
+// streams for such a query, in the protocol or in prose ("I need to read
+// src/main.rs", "What's in the environment?"; see runtime/query and
+// docs/queries.md). At the end of the sentence that asks, the reply is cut
+// and the LLM call cancelled; the query runs through the agent's tools
+// (read_file, list_files, search_files: confined, masked and redacted as
+// every tool call) or gathers the facts (the environment query names the
+// environment's variables, never their values, and leaves out those that
+// look secret); the result goes back to the model as a message marked as
+// the query's, and the reply resumes with the next request. A query is
+// shown as the tool call it runs. Give -tool-calls=false again when
+// resuming such a thread.
 //
 // # Commits
 //

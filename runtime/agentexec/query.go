@@ -47,7 +47,7 @@ func (a *Agent) startQuery(q chat.Query) {
 		running.add()
 		started := l.Go(tctx, "query "+q.String(), func(ctx context.Context) {
 			defer running.end()
-			out := query.Run(ctx, a.cfg.Tools, a.facts(), q, id, nil)
+			out := query.Run(ctx, toolPath{a}, a.facts(), q, id, nil)
 			out.Content = newOutputBudget(a.limits.RoundOutput).take(a.secrets.String(out.Content))
 			_ = l.SendIf(ctx, &agent.QueryCompleted{Outcome: out}, valid)
 		})
@@ -65,7 +65,7 @@ func (a *Agent) facts() query.Facts {
 		f.Workspace = a.cfg.Workspace
 	}
 	if f.Tools == nil {
-		f.Tools = a.cfg.Tools
+		f.Tools = toolPath{a}
 	}
 	return f
 }

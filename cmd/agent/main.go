@@ -225,8 +225,8 @@
 // environment's variables, never their values, and leaves out those that
 // look secret); the result goes back to the model as a message marked as
 // the query's, and the reply resumes with the next request. A query is
-// shown as the tool call it runs. Give -tool-calls=false again when
-// resuming such a thread.
+// shown as the tool call it runs. A thread started so resumes so, unless
+// -tool-calls says otherwise.
 //
 // # Commits
 //
@@ -757,6 +757,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		if !o.set["workspace"] {
 			o.workspace = t.Workspace
 		}
+		if !o.set["tool-calls"] && t.NoToolCalls {
+			o.toolCalls = false
+		}
 	} else {
 		t = &thread.Thread{Version: thread.Version, ID: thread.NewID(now), Created: now, Updated: now}
 	}
@@ -826,6 +829,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		return fmt.Errorf("the agent's configuration: %w", err)
 	}
 	t.Provider, t.Model, t.Workspace = provider.Name(), o.model, ws.Root()
+	t.NoToolCalls = !o.toolCalls
 
 	// A session that ends before its first message leaves nothing behind:
 	// no journal (see agentexec.Agent.save) and no event log of its own.

@@ -160,3 +160,31 @@ func TestQueryPausesTheStream(t *testing.T) {
 		})
 	}
 }
+
+// TestQueryThreadResumesWithoutTools resumes a thread started with
+// -tool-calls=false without the flag: it still offers no tools and reads
+// the replies for queries; -tool-calls=true turns tools back on.
+func TestQueryThreadResumesWithoutTools(t *testing.T) {
+	e := newEnv(t, fakellm.OpenAI, map[string]string{"a.go": "package a\n"},
+		fakellm.Reply{Text: "Hello."},
+		fakellm.Reply{Text: "QUERY: read a.go"},
+		fakellm.Reply{Text: "Package a."},
+		fakellm.Reply{Text: "With tools again."},
+	)
+	res := e.run(t, "", "-tool-calls=false", "-p", "hi")
+	require.Equal(t, 0, res.code, res.stderr)
+	id := e.onlyThread(t)
+	res = e.run(t, "", "-resume", id, "-p", "what package?")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Equal(t, "Package a.\n", res.stdout)
+	res = e.run(t, "", "-resume", id, "-tool-calls=true", "-p", "and now?")
+	require.Equal(t, 0, res.code, res.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 4)
+	for i, r := range reqs[:3] {
+		assert.Empty(t, r.Tools, "request %d", i+1)
+		assert.Contains(t, r.System, "QUERY: read PATH", "request %d", i+1)
+	}
+	assert.Contains(t, reqs[2].Messages[4].Text, "[query read a.go: result]\npackage a")
+	assert.NotEmpty(t, reqs[3].Tools, "-tool-calls=true offers the tools again")
+}

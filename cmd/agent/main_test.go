@@ -631,6 +631,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-retry-delay", "1m"}, "agent: -retry-delay must be positive and at most 30s"},
 		{[]string{"-max-retries", "-1", "-retry-delay", "-1s"}, "-max-retries must be 0 or more\n-retry-delay must be positive"},
 		{[]string{"-tool-timeout", "0"}, "agent: -tool-timeout must be positive"},
+		{[]string{"-tool-calls=false", "-max-queries", "-1"}, "agent: -max-queries must be 0 or more\n"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-llm-idle-timeout", "0"}, "agent: -llm-idle-timeout must be positive"},
 		{[]string{"-parallel-tools", "0"}, "agent: -parallel-tools must be at least 1"},

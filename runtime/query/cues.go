@@ -40,7 +40,7 @@ var (
 		"i won't", "i will not", "never", "in the future", "next time", "it would", "that would",
 		"this would", "i can see", "i see that", "i noticed", "let me know", "let me explain",
 		"let me summarize", "let me summarise", "was able to", "were able to", "would you like",
-		"do you want", "want me to", "should i", "shall i",
+		"do you want", "want me to", "should i", "shall i", "show you", "walk you through",
 	}
 	// leadingVetoes start a conditional or a narration of the past.
 	leadingVetoes = []string{"if ", "once ", "when ", "whenever ", "after ", "unless ", "looking at ", "reading "}
@@ -51,6 +51,14 @@ var (
 		"examining", "review", "reviewing", "contents of", "content of", "cat", "print", "what's in",
 		"what is in", "what's inside", "what does", "peek", "study", "go through", "look into",
 		"load", "full text", "source of", "code in", "code of",
+	}
+	// editVerbs plan a change; one before any read verb makes the sentence
+	// a plan ("I'll add a test in x_test.go to check ..."), not a request.
+	editVerbs = []string{
+		"add", "adding", "update", "updating", "change", "changing", "modify", "modifying", "fix",
+		"fixing", "edit", "editing", "create", "creating", "write", "writing", "remove", "removing",
+		"delete", "deleting", "rename", "renaming", "refactor", "refactoring", "implement",
+		"implementing", "replace", "replacing", "move", "moving", "insert", "patch", "append", "rewrite",
 	}
 	// listVerbs ask for the files of a directory.
 	listVerbs = []string{
@@ -129,6 +137,45 @@ func hasAny(s string, phrases []string) bool {
 		}
 	}
 	return false
+}
+
+// firstOf returns where the first of the phrases occurs in s on word
+// boundaries, or -1.
+func firstOf(s string, phrases []string) int {
+	first := -1
+	for _, p := range phrases {
+		for off := 0; ; {
+			i := strings.Index(s[off:], p)
+			if i < 0 {
+				break
+			}
+			i += off
+			j := i + len(p)
+			if (i == 0 || !isWordByte(s[i-1])) && (j == len(s) || !isWordByte(s[j])) {
+				if first < 0 || i < first {
+					first = i
+				}
+				break
+			}
+			off = i + 1
+		}
+	}
+	return first
+}
+
+// plansEdit reports whether the lower-case sentence, from its intent on
+// ("To fix this, I need to read ..." asks), names a change before it names
+// anything to read: a plan, not a request.
+func plansEdit(lower string) bool {
+	if i := firstOf(lower, intentCues); i > 0 {
+		lower = lower[i:]
+	}
+	e := firstOf(lower, editVerbs)
+	if e < 0 {
+		return false
+	}
+	r := firstOf(lower, readVerbs)
+	return r < 0 || e < r
 }
 
 // hasPhrase reports whether s holds p, neither preceded nor followed by a

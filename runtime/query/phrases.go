@@ -175,7 +175,7 @@ func (classifier) classify(s, lastFile string, pending bool) (chat.Query, verdic
 			return chat.Query{Kind: chat.QueryRead, Path: f}, v
 		}
 	}
-	if vetoed(lower) || !hasIntent(lower) {
+	if vetoed(lower) || !hasIntent(lower) || plansEdit(lower) {
 		return chat.Query{}, v
 	}
 	if hasAny(lower, searchVerbs) {

@@ -398,12 +398,8 @@ func classifyPath(t *target) {
 		t.text, t.file = clean, true // a dotfile: .gitignore, .env.example
 	case strings.Contains(clean, "/") && hasLetter(clean) && !strings.HasPrefix(clean, "/"):
 		t.text = clean
-		if path.Ext(base) != "" {
-			t.file = true
-		} else {
-			t.dir = t.quoted || strings.Count(clean, "/") > 0
-			t.file = false
-		}
+		t.file = path.Ext(base) != ""
+		t.dir = !t.file // src/cmd, and sadly and/or too
 	}
 }
 

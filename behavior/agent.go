@@ -68,6 +68,10 @@ type Config struct {
 	// conversation by the model's summary of it. 0 turns compaction off;
 	// at most 1.
 	CompactAt float64
+	// MaxQueries is how many queries (see runtime/query) one turn of a
+	// model without tool calling may ask; the one after them ends the
+	// turn with an error. 0 allows none.
+	MaxQueries int
 }
 
 // The defaults of DefaultConfig.
@@ -79,6 +83,7 @@ const (
 	DefaultBaseDelay     = time.Second
 	DefaultMaxDelay      = 30 * time.Second
 	DefaultMaxRetryAfter = 5 * time.Minute
+	DefaultMaxQueries    = 8
 )
 
 // DefaultMutatingTools are the tools DefaultConfig lists as mutating.
@@ -87,7 +92,7 @@ var DefaultMutatingTools = []string{"edit_file", "bash"}
 // DefaultConfig returns the default configuration: DefaultModel, 4096
 // tokens, no thinking, 3 continuations of a cut reply, 3 retries after
 // 1s, 2s, 4s (at most 30s, or 5m when the server asks), edit_file and
-// bash mutating.
+// bash mutating, 8 queries a turn.
 func DefaultConfig() Config {
 	return Config{
 		Model:            DefaultModel,
@@ -99,6 +104,7 @@ func DefaultConfig() Config {
 		MaxRetryAfter:    DefaultMaxRetryAfter,
 		MutatingTools:    slices.Clone(DefaultMutatingTools),
 		CompactAt:        DefaultCompactAt,
+		MaxQueries:       DefaultMaxQueries,
 	}
 }
 
@@ -129,6 +135,7 @@ func New(cfg Config) (*Agent, error) {
 	check(cfg.MaxRetries >= 0, "behavior: max retries is %d: it must be 0 or more (Config.MaxRetries)", cfg.MaxRetries)
 	check(cfg.BaseDelay > 0, "behavior: the retry delay is %s: it must be positive (Config.BaseDelay)", cfg.BaseDelay)
 	check(cfg.MaxDelay >= cfg.BaseDelay, "behavior: the longest retry delay %s is shorter than the first, %s (Config.MaxDelay)", cfg.MaxDelay, cfg.BaseDelay)
+	check(cfg.MaxQueries >= 0, "behavior: max queries is %d: it must be 0 or more (Config.MaxQueries)", cfg.MaxQueries)
 	check(cfg.MaxRetryAfter > 0, "behavior: the cap on retry-after is %s: it must be positive (Config.MaxRetryAfter)", cfg.MaxRetryAfter)
 	check(cfg.ContextWindow >= 0, "behavior: the context window is %d tokens: it must be 0 (not known) or more (Config.ContextWindow)", cfg.ContextWindow)
 	check(cfg.CompactAt >= 0 && cfg.CompactAt <= 1, "behavior: compaction at %g of the context window: give a share from 0 (off) to 1 (Config.CompactAt)", cfg.CompactAt)
@@ -170,11 +177,11 @@ func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
 const ContinueNote = "[Your reply reached its token limit and was cut off there. Continue it exactly where it stopped, without repeating anything.]"
 
 // IsAgentNote reports whether a user message is a note the agent wrote in
-// the user's name (ContinueNote, UserStoppedNote, a compaction's summary),
-// not the user's own message: it starts no turn, and is not shown as what
-// the user said.
+// the user's name (ContinueNote, UserStoppedNote, a compaction's summary,
+// a query's result), not the user's own message: it starts no turn, and is
+// not shown as what the user said.
 func IsAgentNote(m chat.Message) bool {
-	return m.Role == chat.RoleUser && (m.Summary || m.Content == ContinueNote || m.Content == UserStoppedNote)
+	return m.Role == chat.RoleUser && (m.Summary || m.Content == ContinueNote || m.Content == UserStoppedNote || IsQueryResult(m))
 }
 
 // cutReasons are the stop reasons of a reply cut at its token limit:
@@ -382,6 +389,8 @@ func ConversationOf(s agent.State) (chat.Conversation, bool) {
 	case agent.Compacting:
 		return s.Conversation, true
 	case agent.PreparingRequest:
+		return s.Conversation, true
+	case agent.RunningQuery:
 		return s.Conversation, true
 	}
 	return chat.Conversation{}, false

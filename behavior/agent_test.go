@@ -532,6 +532,7 @@ func TestTurnStartAndUndo(t *testing.T) {
 		{"a stopped turn, its note included", []chat.Message{u("one"), a("1"), u("two"), u(behavior.UserStoppedNote)}, []chat.Message{u("one"), a("1")}},
 		{"only a note", []chat.Message{u(behavior.UserStoppedNote)}, []chat.Message{u(behavior.UserStoppedNote)}},
 		{"a summary is no turn", []chat.Message{{Role: chat.RoleUser, Content: "summary", Summary: true}, u("two"), a("2")}, []chat.Message{{Content: "summary"}}},
+		{"a turn of queries", []chat.Message{u("one"), a("1"), u("two"), a("I need to read go.mod."), u(behavior.FormatQueryResult(chat.Query{Kind: "read", Path: "go.mod"}, chat.ToolOutcome{Content: "module m"})), a("2")}, []chat.Message{u("one"), a("1")}},
 		{"a continued reply", []chat.Message{u("one"), a("1"), u("two"), a("half"), u(behavior.ContinueNote), a("rest")}, []chat.Message{u("one"), a("1")}},
 		{"only a summary", []chat.Message{{Role: chat.RoleUser, Content: "summary", Summary: true}, a("2")}, []chat.Message{{Content: "summary"}, {Content: "2"}}},
 	} {
@@ -623,6 +624,8 @@ func TestIsAgentNote(t *testing.T) {
 		{chat.UserMessage(behavior.ContinueNote), true},
 		{chat.UserMessage(behavior.UserStoppedNote), true},
 		{chat.Message{Role: chat.RoleUser, Content: "the summary", Summary: true}, true},
+		{chat.UserMessage(behavior.FormatQueryResult(chat.Query{Kind: "read", Path: "go.mod"}, chat.ToolOutcome{Content: "module m"})), true},
+		{chat.UserMessage("[query mine]"), false},
 		{chat.UserMessage("go on"), false},
 		{chat.Message{Role: chat.RoleAssistant, Content: behavior.ContinueNote}, false},
 	}

@@ -147,6 +147,13 @@ func (h *countHandler) CancelTurn() {
 	}
 }
 
+func (h *countHandler) RunQuery(query chat.Query) {
+	h.n++
+	if h.rec != nil {
+		h.rec.RunQuery(query)
+	}
+}
+
 // mustBehavior returns the agent's behaviour for cfg, which must be valid.
 func mustBehavior(cfg behavior.Config) *behavior.Agent {
 	b, err := behavior.New(cfg)

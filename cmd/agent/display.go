@@ -148,7 +148,7 @@ func (t *terminal) ToolCall(call chat.ToolCall) {
 		t.resultsShown = len(t.outputs) > 0
 		return
 	}
-	t.diagf("→ %s %s", short(call.Name, 64), callSummary(call))
+	t.diagf("%s", strings.TrimSpace("→ "+short(call.Name, 64)+" "+callSummary(call)))
 	t.resultsShown = len(t.outputs) > 0
 }
 

@@ -118,6 +118,10 @@
 //	                  current models, dated names included; for another
 //	                  model the agent says once that it shows no cost)
 //	-json             with -p: print the result as one JSON object
+//	-tool-calls       offer the model tools (default true); false for a
+//	                  model without tool calling: see "Server queries"
+//	-max-queries N    with -tool-calls=false, the queries one turn may ask
+//	                  (default 8; the one after them ends the turn)
 //	-version          print the version and exit
 //	-v                show tool calls' arguments and results whole, the
 //	                  server's whole message on every retry (else on the
@@ -313,6 +317,24 @@
 // undo is a record appended that drops the turn's messages, and in the
 // event log the machine's UndoTurn event: replay reproduces it.
 //
+// # Server queries
+//
+// With -tool-calls=false the model is offered no tools; its system prompt
+// teaches it to ask for what it needs on a line of its own ("QUERY: read
+// PATH", "QUERY: list [DIR]", "QUERY: search PATTERN [in DIR]", "QUERY:
+// environment", "QUERY: project"), and the agent reads every reply as it
+// streams for such a query, in the protocol or in prose ("I need to read
+// src/main.rs", "What's in the environment?"; see runtime/query and
+// docs/queries.md). At the end of the sentence that asks, the reply is cut
+// and the LLM call cancelled; the query runs through the agent's tools
+// (read_file, list_files, search_files: confined, masked and redacted as
+// every tool call) or gathers the facts (the environment query names the
+// environment's variables, never their values, and leaves out those that
+// look secret); the result goes back to the model as a message marked as
+// the query's, and the reply resumes with the next request. A query is
+// shown as the tool call it runs. A thread started so resumes so, unless
+// -tool-calls says otherwise.
+//
 // # Commits
 //
 // When the workspace is in a git repository, each turn that changed files
@@ -364,6 +386,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/query"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/thread"
@@ -389,6 +412,13 @@ const systemPrompt = `You are a coding agent working in a software project (the 
 Use the tools to look at the code before changing it: list_files to find your way, read_file to read a file before editing it, edit_file to change or create files, bash to build, test and inspect.
 Paths are relative to the workspace root. Make small, focused changes and check them (build, run the tests) when you can.
 Your changes are committed to git automatically at the end of each turn; the first line of your last reply becomes the commit's subject, so end by saying briefly what you did.`
+
+// queryPrompt is the system prompt of every request to a model without
+// tool calling (-tool-calls=false): it teaches the queries the agent
+// recognises in the model's replies (see runtime/query).
+const queryPrompt = `You are a coding agent working in a software project (the workspace), helping the user with its code.
+` + query.ProtocolHelp + `
+You cannot change files or run commands yourself: once you know enough, answer with the changes to make (as unified diffs or whole files) and the commands to run.`
 
 func main() {
 	// No descriptor the agent inherited reaches a command it runs.
@@ -428,6 +458,10 @@ type options struct {
 	mode                   string
 	approve                approval.Policy
 	verbose, json, version bool
+	// toolCalls is false for a model without tool calling, which asks
+	// queries in its replies instead.
+	toolCalls  bool
+	maxQueries int
 	// first is the prompt given as an argument: the first message of an
 	// interactive session.
 	first string
@@ -546,6 +580,8 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.mode, "mode", modeAuto, "`mode`: auto (the agent changes the workspace and commits) or plan (read-only tools, a read-only workspace: it investigates, writes a plan and stops)")
 	o.approve = approval.Never
 	fs.Var(&o.approve, "approve", "the approval `policy`: when to ask you before a tool call that may change anything: untrusted (before every one), on-request (when the model asks) or never")
+	fs.BoolVar(&o.toolCalls, "tool-calls", true, "offer the model tools; false for a model without tool calling, whose replies are read for queries (read, list and search files, environment and project facts) that the agent runs and answers")
+	fs.IntVar(&o.maxQueries, "max-queries", behavior.DefaultMaxQueries, "with -tool-calls=false: the queries one turn may ask; the one after them ends the turn")
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
@@ -663,6 +699,7 @@ var behaviorFlags = []struct {
 		"must be a share of the context window from 0 (never compact) to 1, e.g. 0.8"},
 	{"context-window", func(c *behavior.Config, o options) { c.ContextWindow = o.contextWindow },
 		"must be the model's context window in tokens, e.g. 200000 (0: not known, no compaction)"},
+	{"max-queries", func(c *behavior.Config, o options) { c.MaxQueries = o.maxQueries }, "must be 0 or more"},
 }
 
 // behaviorConfig returns the behaviour's configuration: the defaults, the
@@ -680,6 +717,9 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 	}
 	c.MaxTokens, _, _ = maxTokensOf(o, model)
 	c.Thinking = o.thinking
+	if !o.toolCalls {
+		c.System, c.Tools = queryPrompt, nil
+	}
 	return c
 }
 
@@ -706,6 +746,16 @@ func maxTokensOf(o options, model string) (n int, note string, err error) {
 		return n, note, fmt.Errorf("-%s %d: the thinking budget must be less than the reply's limit of %d tokens, which it is part of; lower it or raise -%s", llm.FlagThinking, o.thinking, n, llm.FlagMaxTokens)
 	}
 	return n, note, nil
+
+}
+
+// queryStrategy returns how the replies are read for queries: not at all
+// when the model calls tools.
+func queryStrategy(o options) query.Strategy {
+	if o.toolCalls {
+		return nil
+	}
+	return query.Phrases{}
 }
 
 // checkBehavior reports, in terms of the flags, what behavior.New would
@@ -913,6 +963,9 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		if !o.set["workspace"] {
 			o.workspace = t.Workspace
 		}
+		if !o.set["tool-calls"] && t.NoToolCalls {
+			o.toolCalls = false
+		}
 	} else {
 		t = &thread.Thread{Version: thread.Version, ID: thread.NewID(now), Created: now, Updated: now}
 	}
@@ -993,7 +1046,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	}
 	noteUnusualRepositories(guard, stderr)
 	toolSet := modeTools(o.mode, sb, tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
-		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard}))
+		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard,
+		Search: !o.toolCalls}))
 	specs := offerApproval(o.approve, toolSet, stderr)
 	bc := behaviorConfig(o, o.model, specs)
 	bc.MutatingTools = toolSet.MutatingNames()
@@ -1002,6 +1056,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return fmt.Errorf("the agent's configuration: %w", err)
 	}
 	t.Provider, t.Model, t.Workspace = provider.Name(), o.model, ws.Root()
+	t.NoToolCalls = !o.toolCalls
 
 	// A session that ends before its first message leaves nothing behind:
 	// no journal (see agentexec.Agent.save) and no event log of its own.
@@ -1104,6 +1159,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 		Saved:    saved,
 		Approval: o.approve,
+		Queries:  queryStrategy(o),
 	})
 	if err != nil {
 		stopSync(ctx, pusher, t.ID, stderr)

@@ -632,6 +632,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-retry-delay", "1m"}, "agent: -retry-delay must be positive and at most 30s"},
 		{[]string{"-max-retries", "-1", "-retry-delay", "-1s"}, "-max-retries must be 0 or more\n-retry-delay must be positive"},
 		{[]string{"-tool-timeout", "0"}, "agent: -tool-timeout must be positive"},
+		{[]string{"-tool-calls=false", "-max-queries", "-1"}, "agent: -max-queries must be 0 or more\n"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"-llm-idle-timeout", "0"}, "agent: -llm-idle-timeout must be positive"},
 		{[]string{"-parallel-tools", "0"}, "agent: -parallel-tools must be at least 1"},
@@ -663,6 +664,7 @@ func TestBehaviorConfig(t *testing.T) {
 		{[]string{"-max-retries", "5", "-retry-delay", "250ms"}, func(c *behavior.Config) { c.MaxRetries, c.BaseDelay = 5, 250*time.Millisecond }},
 		{[]string{"-retry-delay", "30s"}, func(c *behavior.Config) { c.BaseDelay = 30 * time.Second }},
 		{[]string{"-max-tokens", "3000", "-thinking", "2000"}, func(c *behavior.Config) { c.MaxTokens, c.Thinking = 3000, 2000 }},
+		{[]string{"-tool-calls=false", "-max-queries", "3"}, func(c *behavior.Config) { c.System, c.Tools, c.MaxQueries = queryPrompt, nil, 3 }},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -24,6 +24,7 @@ type toolArgs struct {
 	OldStr  string `json:"old_str"`
 	NewStr  string `json:"new_str"`
 	Command string `json:"command"`
+	Pattern string `json:"pattern"`
 }
 
 // callSummary describes a tool call on one line: its tool and what it
@@ -34,6 +35,12 @@ func callSummary(call chat.ToolCall) string {
 		return short(string(call.Arguments), 100)
 	}
 	switch {
+	case len(call.Arguments) == 0 || string(call.Arguments) == "{}":
+		return "" // a query of facts (environment, project): its name says it all
+	case a.Pattern != "" && a.Path != "":
+		return strconv.Quote(short(a.Pattern, 100)) + " in " + short(a.Path, 100)
+	case a.Pattern != "":
+		return strconv.Quote(short(a.Pattern, 100))
 	case a.Command != "":
 		return "$ " + short(a.Command, 200)
 	case a.Path != "" && call.Name == "edit_file" && a.OldStr == "":

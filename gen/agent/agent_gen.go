@@ -53,6 +53,7 @@ const (
 	StateStoppingTurn
 	StatePreparingRequest
 	StateCompacting
+	StateRunningQuery
 	StateShuttingDown
 )
 
@@ -63,7 +64,7 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 var fsmStateNames = [...]string{
 	"WaitingForUserInput", "CallingLlm", "ProcessingLlmResponse", "ExecutingTools",
 	"PostToolsHook", "Error", "StoppingTurn", "PreparingRequest", "Compacting",
-	"ShuttingDown",
+	"RunningQuery", "ShuttingDown",
 }
 
 // EventKind identifies an event of the Agent machine. The zero EventKind is no
@@ -86,6 +87,8 @@ const (
 	EventInterrupt
 	EventUndoTurn
 	EventCompactRequested
+	EventQueryDetected
+	EventQueryCompleted
 )
 
 // String returns the event's name as the spec writes it.
@@ -96,6 +99,7 @@ var fsmEventNames = [...]string{
 	"UserInput", "TextDelta", "ToolCallDelta", "LlmCompleted", "LlmError",
 	"ToolProgress", "ToolCompleted", "PostToolsHookCompleted", "RetryTimeoutFired",
 	"ShutdownRequested", "Interrupt", "UndoTurn", "CompactRequested",
+	"QueryDetected", "QueryCompleted",
 }
 
 // ActionKind identifies an action of the Agent machine. The zero ActionKind is
@@ -114,6 +118,7 @@ const (
 	ActionScheduleRetry
 	ActionShutdown
 	ActionCancelTurn
+	ActionRunQuery
 )
 
 // String returns the action's name as the spec writes it.
@@ -123,12 +128,13 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 var fsmActionNames = [...]string{
 	"SendLlmRequest", "ExecuteTools", "RunPostToolsHook", "WaitForInput",
 	"DisplayMessage", "DisplayError", "ScheduleRetry", "Shutdown", "CancelTurn",
+	"RunQuery",
 }
 
 // State is a state of the Agent machine: one of WaitingForUserInput,
 // CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error,
-// StoppingTurn, PreparingRequest, Compacting and ShuttingDown. States are
-// values.
+// StoppingTurn, PreparingRequest, Compacting, RunningQuery and ShuttingDown.
+// States are values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
@@ -138,9 +144,9 @@ type State interface {
 // Event is an event the Agent machine handles: one of *UserInput, *TextDelta,
 // *ToolCallDelta, *LLMCompleted, *LLMError, *ToolProgress, *ToolCompleted,
 // *PostToolsHookCompleted, *RetryTimeoutFired, *ShutdownRequested, *Interrupt,
-// *UndoTurn and *CompactRequested. Events are passed by pointer; the machine
-// reads them during HandleEvent and keeps no pointer to them, though it may
-// keep what their fields hold.
+// *UndoTurn, *CompactRequested, *QueryDetected and *QueryCompleted. Events are
+// passed by pointer; the machine reads them during HandleEvent and keeps no
+// pointer to them, though it may keep what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -149,9 +155,10 @@ type Event interface {
 
 // Action is an action of the Agent machine, as a value: one of
 // *SendLLMRequest, *ExecuteTools, *RunPostToolsHook, *WaitForInput,
-// *DisplayMessage, *DisplayError, *ScheduleRetry, *Shutdown and *CancelTurn.
-// The machine hands actions to its Handler as method calls; a Recorder turns
-// them into Actions, and UnmarshalAction reads one back from JSON.
+// *DisplayMessage, *DisplayError, *ScheduleRetry, *Shutdown, *CancelTurn and
+// *RunQuery. The machine hands actions to its Handler as method calls; a
+// Recorder turns them into Actions, and UnmarshalAction reads one back from
+// JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -341,6 +348,27 @@ func (Compacting) isState()        {}
 func (v Compacting) MarshalJSON() ([]byte, error) {
 	type fields Compacting
 	return fsmrt.MarshalKind("compacting", fields(v))
+}
+
+// RunningQuery is the state RunningQuery: A model without tool calling asked a
+// query in its reply (read, list or search files; environment or project
+// facts), which the runtime cut there; the query runs through the tools, and
+// its result goes back to the model as a message marked as the query's result.
+//
+// It is a substate of Running.
+type RunningQuery struct {
+	Conversation chat.Conversation `json:"conversation"`
+	Query        chat.Query        `json:"query"`
+}
+
+// Kind returns StateRunningQuery.
+func (RunningQuery) Kind() StateKind { return StateRunningQuery }
+func (RunningQuery) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "running_query", ...its fields}.
+func (v RunningQuery) MarshalJSON() ([]byte, error) {
+	type fields RunningQuery
+	return fsmrt.MarshalKind("running_query", fields(v))
 }
 
 // ShuttingDown is the state ShuttingDown: Terminal. The runtime saves the
@@ -546,6 +574,42 @@ func (CompactRequested) MarshalJSON() ([]byte, error) {
 	return []byte(`{"kind":"compact_requested"}`), nil
 }
 
+// QueryDetected is the event QueryDetected: The streamed reply of a model
+// without tool calling asked a query (runtime/query recognised it); the
+// runtime cut the stream where the query ends. text is the reply up to there,
+// usage what the reply is known to have used.
+type QueryDetected struct {
+	Query chat.Query `json:"query"`
+	Text  string     `json:"text"`
+	Usage chat.Usage `json:"usage"`
+}
+
+// Kind returns EventQueryDetected.
+func (*QueryDetected) Kind() EventKind { return EventQueryDetected }
+func (*QueryDetected) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "query_detected", ...its fields}.
+func (v QueryDetected) MarshalJSON() ([]byte, error) {
+	type fields QueryDetected
+	return fsmrt.MarshalKind("query_detected", fields(v))
+}
+
+// QueryCompleted is the event QueryCompleted: The query ran; outcome is its
+// result, an error result when it failed.
+type QueryCompleted struct {
+	Outcome chat.ToolOutcome `json:"outcome"`
+}
+
+// Kind returns EventQueryCompleted.
+func (*QueryCompleted) Kind() EventKind { return EventQueryCompleted }
+func (*QueryCompleted) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "query_completed", ...its fields}.
+func (v QueryCompleted) MarshalJSON() ([]byte, error) {
+	type fields QueryCompleted
+	return fsmrt.MarshalKind("query_completed", fields(v))
+}
+
 // SendLLMRequest is the action SendLlmRequest: Call the LLM with the request
 // and stream its reply back as events.
 type SendLLMRequest struct {
@@ -678,6 +742,23 @@ func (*CancelTurn) isAction()        {}
 // MarshalJSON encodes the action as {"kind": "cancel_turn", ...its fields}.
 func (CancelTurn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"cancel_turn"}`), nil }
 
+// RunQuery is the action RunQuery: Run the query through the tools (read_file,
+// list_files, search_files) or gather the facts it asks for, redacted, then
+// send QueryCompleted.
+type RunQuery struct {
+	Query chat.Query `json:"query"`
+}
+
+// Kind returns ActionRunQuery.
+func (*RunQuery) Kind() ActionKind { return ActionRunQuery }
+func (*RunQuery) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "run_query", ...its fields}.
+func (v RunQuery) MarshalJSON() ([]byte, error) {
+	type fields RunQuery
+	return fsmrt.MarshalKind("run_query", fields(v))
+}
+
 // Behavior holds the guards and effects of the Agent machine, written by hand.
 // A guard decides between the branches of a transition; an effect computes
 // what the machine cannot carry over: it returns the fields it sets, and the
@@ -748,6 +829,11 @@ type Behavior interface {
 	//
 	// It is given response.
 	EmptySummary(response chat.Response) bool
+	// QueryLimitReached reports whether the turn has had all the queries it may
+	// ask (MaxQueries of the behaviour's configuration).
+	//
+	// It is given conversation.
+	QueryLimitReached(conversation chat.Conversation) bool
 	// StartTurn appends the user's message and builds the request.
 	//
 	// It is given conversation and message and returns conversation, retries and
@@ -824,6 +910,23 @@ type Behavior interface {
 	// It is given conversation and returns conversation, retries and request, in
 	// that order.
 	ContinueReply(conversation chat.Conversation) (chat.Conversation, int, chat.Request)
+	// StartQuery appends the reply's text up to the query as the assistant's
+	// message.
+	//
+	// It is given conversation and text and returns conversation.
+	StartQuery(conversation chat.Conversation, text string) chat.Conversation
+	// RefuseQuery appends the reply's text up to the query and says that the turn
+	// asked too many queries.
+	//
+	// It is given conversation and text and returns conversation and message, in
+	// that order.
+	RefuseQuery(conversation chat.Conversation, text string) (chat.Conversation, string)
+	// InjectQueryResult appends the query's result as a user message marked as the
+	// result of the query, and builds the next request.
+	//
+	// It is given conversation, query and outcome and returns conversation,
+	// retries and request, in that order.
+	InjectQueryResult(conversation chat.Conversation, query chat.Query, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
 	// ResumeAfterHook sends the request frozen before the hook.
 	//
 	// It is given pending_request and returns retries and request, in that order.
@@ -908,6 +1011,10 @@ type Handler interface {
 	// CancelTurn performs the action CancelTurn. Stop the LLM call, the tools and
 	// the retry timer in flight, as a crash would; the turn has ended.
 	CancelTurn()
+	// RunQuery performs the action RunQuery. Run the query through the tools
+	// (read_file, list_files, search_files) or gather the facts it asks for,
+	// redacted, then send QueryCompleted.
+	RunQuery(query chat.Query)
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -956,6 +1063,9 @@ func (r *Recorder) Shutdown() { r.Actions = append(r.Actions, &Shutdown{}) }
 // CancelTurn records a CancelTurn.
 func (r *Recorder) CancelTurn() { r.Actions = append(r.Actions, &CancelTurn{}) }
 
+// RunQuery records a RunQuery.
+func (r *Recorder) RunQuery(query chat.Query) { r.Actions = append(r.Actions, &RunQuery{Query: query}) }
+
 // Config is what New and Restore make a Agent machine with: its guards and
 // effects (Behavior), whatever performs its actions (Handler) and the data it
 // starts with (Initial).
@@ -982,7 +1092,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:8d16a65da330f0ae2b7e2c0d14363678", Rules: []Rule{
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:306f0c5958db041b1a7121bf45bd0ea9", Rules: []Rule{
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn}"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
@@ -996,6 +1106,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUndoTurn, Effect: "undoTurn", Actions: []ActionKind{ActionWaitForInput}, Label: "WaitingForUserInput --UndoTurn--> (stays) {undoTurn} / WaitForInput"},
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "canCompact", To: StateCompacting, Effect: "startCompactCommand", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --CompactRequested [canCompact]--> Compacting {startCompactCommand} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "else", Reason: "there is nothing to compact yet (no earlier exchange to summarise)", Label: "WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing to compact yet (no earlier exchange to summarise)"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryDetected--> rejected: QueryDetected is not accepted in state WaitingForUserInput"},
+	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryCompleted--> rejected: QueryCompleted is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
@@ -1009,6 +1121,9 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state CallingLlm", Label: "CallingLlm --UndoTurn--> rejected: UndoTurn is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state CallingLlm", Label: "CallingLlm --CompactRequested--> rejected: CompactRequested is not accepted in state CallingLlm"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "queryLimitReached", To: StateWaitingForUserInput, Effect: "refuseQuery", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --QueryDetected [queryLimitReached]--> WaitingForUserInput {refuseQuery} / DisplayError"},
+	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "else", To: StateRunningQuery, Effect: "startQuery", Actions: []ActionKind{ActionRunQuery}, Label: "CallingLlm --QueryDetected [else]--> RunningQuery {startQuery} / RunQuery"},
+	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state CallingLlm", Label: "CallingLlm --QueryCompleted--> rejected: QueryCompleted is not accepted in state CallingLlm"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "replyCut", To: StatePreparingRequest, Effect: "continueReply", Label: "ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply}"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
@@ -1029,6 +1144,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state ExecutingTools", Label: "ExecutingTools --UndoTurn--> rejected: UndoTurn is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state ExecutingTools", Label: "ExecutingTools --CompactRequested--> rejected: CompactRequested is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryDetected--> rejected: QueryDetected is not accepted in state ExecutingTools"},
+	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryCompleted--> rejected: QueryCompleted is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
@@ -1041,6 +1158,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state PostToolsHook", Label: "PostToolsHook --UndoTurn--> rejected: UndoTurn is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state PostToolsHook", Label: "PostToolsHook --CompactRequested--> rejected: CompactRequested is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryDetected--> rejected: QueryDetected is not accepted in state PostToolsHook"},
+	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryCompleted--> rejected: QueryCompleted is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
@@ -1055,6 +1174,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Error", Label: "Error --UndoTurn--> rejected: UndoTurn is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateError, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Error", Label: "Error --CompactRequested--> rejected: CompactRequested is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state Error", Label: "Error --QueryDetected--> rejected: QueryDetected is not accepted in state Error"},
+	{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state Error", Label: "Error --QueryCompleted--> rejected: QueryCompleted is not accepted in state Error"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUserInput, Reason: "UserInput is not accepted in state StoppingTurn", Label: "StoppingTurn --UserInput--> rejected: UserInput is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
@@ -1067,6 +1188,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state StoppingTurn", Label: "StoppingTurn --UndoTurn--> rejected: UndoTurn is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state StoppingTurn", Label: "StoppingTurn --CompactRequested--> rejected: CompactRequested is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryDetected--> rejected: QueryDetected is not accepted in state StoppingTurn"},
+	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryCompleted--> rejected: QueryCompleted is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "needsCompaction", To: StateCompacting, Effect: "startCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [needsCompaction]--> Compacting {startCompaction} / SendLlmRequest"},
 	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "else", To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [else]--> CallingLlm / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUserInput, Reason: "UserInput is not accepted in state Compacting", Label: "Compacting --UserInput--> rejected: UserInput is not accepted in state Compacting"},
@@ -1085,6 +1208,22 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
 	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Compacting", Label: "Compacting --UndoTurn--> rejected: UndoTurn is not accepted in state Compacting"},
 	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Compacting", Label: "Compacting --CompactRequested--> rejected: CompactRequested is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state Compacting", Label: "Compacting --QueryDetected--> rejected: QueryDetected is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state Compacting", Label: "Compacting --QueryCompleted--> rejected: QueryCompleted is not accepted in state Compacting"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventUserInput, Reason: "UserInput is not accepted in state RunningQuery", Label: "RunningQuery --UserInput--> rejected: UserInput is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventTextDelta, Reason: "TextDelta is not accepted in state RunningQuery", Label: "RunningQuery --TextDelta--> rejected: TextDelta is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state RunningQuery", Label: "RunningQuery --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state RunningQuery", Label: "RunningQuery --LlmCompleted--> rejected: LlmCompleted is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMError, Reason: "LlmError is not accepted in state RunningQuery", Label: "RunningQuery --LlmError--> rejected: LlmError is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state RunningQuery", Label: "RunningQuery --ToolProgress--> rejected: ToolProgress is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state RunningQuery", Label: "RunningQuery --ToolCompleted--> rejected: ToolCompleted is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state RunningQuery", Label: "RunningQuery --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state RunningQuery", Label: "RunningQuery --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "RunningQuery --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state RunningQuery", Label: "RunningQuery --UndoTurn--> rejected: UndoTurn is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state RunningQuery", Label: "RunningQuery --CompactRequested--> rejected: CompactRequested is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state RunningQuery", Label: "RunningQuery --QueryDetected--> rejected: QueryDetected is not accepted in state RunningQuery"},
+	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventQueryCompleted, To: StatePreparingRequest, Effect: "injectQueryResult", Label: "RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult}"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
@@ -1098,6 +1237,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUndoTurn, Label: "ShuttingDown --UndoTurn--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventCompactRequested, Label: "ShuttingDown --CompactRequested--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryDetected, Label: "ShuttingDown --QueryDetected--> ignored"},
+	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryCompleted, Label: "ShuttingDown --QueryCompleted--> ignored"},
 	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
 }}
 
@@ -1110,7 +1251,7 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 type fsmData struct {
 	// conversation is the field conversation of WaitingForUserInput, CallingLlm,
 	// ProcessingLlmResponse, ExecutingTools, PostToolsHook, Error, StoppingTurn,
-	// PreparingRequest and Compacting.
+	// PreparingRequest, Compacting and RunningQuery.
 	conversation chat.Conversation
 	// retries is the field retries of CallingLlm, Error, PreparingRequest and
 	// Compacting.
@@ -1130,6 +1271,8 @@ type fsmData struct {
 	origin chat.ErrorOrigin
 	// request is the field request of PreparingRequest.
 	request chat.Request
+	// query is the field query of RunningQuery.
+	query chat.Query
 }
 
 // Machine runs the Agent state machine. Create it with New or Restore. It is
@@ -1216,6 +1359,10 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.d.conversation = s.Conversation
 		m.d.retries = s.Retries
 		m.d.origin = s.Origin
+	case RunningQuery:
+		m.core.State = StateRunningQuery
+		m.d.conversation = s.Conversation
+		m.d.query = s.Query
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
@@ -1266,6 +1413,8 @@ func (m *Machine) State() State {
 		return PreparingRequest{Conversation: m.d.conversation, Retries: m.d.retries, Request: m.d.request}
 	case StateCompacting:
 		return Compacting{Conversation: m.d.conversation, Retries: m.d.retries, Origin: m.d.origin}
+	case StateRunningQuery:
+		return RunningQuery{Conversation: m.d.conversation, Query: m.d.query}
 	case StateShuttingDown:
 		return ShuttingDown{}
 	}
@@ -1309,7 +1458,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(115, from)
+			m.core.Start(146, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *UndoTurn:
@@ -1344,12 +1493,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.core.Start(14, StateCallingLLM)
+			m.core.Start(16, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
 			return m.core.Finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.core.Start(15, StateCallingLLM)
+			m.core.Start(17, StateCallingLLM)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *LLMCompleted:
@@ -1362,7 +1511,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.core.State = StateProcessingLLMResponse
-			m.core.Start(16, StateCallingLLM)
+			m.core.Start(18, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1376,7 +1525,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.core.State = StateError
-				m.core.Start(17, StateCallingLLM)
+				m.core.Start(19, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1384,7 +1533,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(18, StateCallingLLM)
+				m.core.Start(20, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1393,7 +1542,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(115, from)
+			m.core.Start(146, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1402,9 +1551,35 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.retries = 0
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(23, StateCallingLLM)
+			m.core.Start(25, StateCallingLLM)
 			m.h.CancelTurn()
 			return m.core.Finish()
+		case *QueryDetected:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			switch {
+			case m.b.QueryLimitReached(m.d.conversation):
+				// CallingLlm --QueryDetected [queryLimitReached]--> WaitingForUserInput
+				// {refuseQuery} / DisplayError
+				conversation, message := m.b.RefuseQuery(m.d.conversation, ev.Text)
+				m.d.conversation = conversation
+				m.d.retries = 0
+				m.core.State = StateWaitingForUserInput
+				m.core.Start(28, StateCallingLLM)
+				m.h.DisplayError(message)
+				return m.core.Finish()
+			default:
+				// CallingLlm --QueryDetected [else]--> RunningQuery {startQuery} / RunQuery
+				conversation := m.b.StartQuery(m.d.conversation, ev.Text)
+				m.d.conversation = conversation
+				m.d.query = ev.Query
+				m.d.retries = 0
+				m.core.State = StateRunningQuery
+				m.core.Start(29, StateCallingLLM)
+				m.h.RunQuery(ev.Query)
+				return m.core.Finish()
+			}
 		}
 	case StateExecutingTools:
 		switch ev := ev.(type) {
@@ -1418,12 +1593,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(34, StateExecutingTools)
+				m.core.Start(39, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(35)
+				return m.core.Ignore(40)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1433,13 +1608,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(36)
+				return m.core.Reject(41)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(37, StateExecutingTools)
+				m.core.Start(42, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1451,7 +1626,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(38, StateExecutingTools)
+				m.core.Start(43, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1462,7 +1637,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.request = request
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePreparingRequest
-				m.core.Start(39, StateExecutingTools)
+				m.core.Start(44, StateExecutingTools)
 				return m.leavePreparingRequest()
 			}
 		case *ShutdownRequested:
@@ -1470,7 +1645,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(115, from)
+			m.core.Start(146, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1483,7 +1658,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(42, StateExecutingTools)
+				m.core.Start(47, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1493,7 +1668,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(43, StateExecutingTools)
+				m.core.Start(48, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1508,21 +1683,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StatePreparingRequest
-			m.core.Start(53, StatePostToolsHook)
+			m.core.Start(60, StatePostToolsHook)
 			return m.leavePreparingRequest()
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(115, from)
+			m.core.Start(146, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(55, StatePostToolsHook)
+			m.core.Start(62, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
@@ -1536,7 +1711,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				request := m.b.RetryCompaction(m.d.conversation)
 				m.d.error = chat.LLMError{}
 				m.core.State = StateCompacting
-				m.core.Start(66, StateError)
+				m.core.Start(75, StateError)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			default:
@@ -1546,7 +1721,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.error = chat.LLMError{}
 				m.d.origin = ""
 				m.core.State = StateCallingLLM
-				m.core.Start(67, StateError)
+				m.core.Start(76, StateError)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1555,7 +1730,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(115, from)
+			m.core.Start(146, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1566,7 +1741,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(68, StateError)
+				m.core.Start(77, StateError)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			default:
@@ -1577,7 +1752,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(69, StateError)
+				m.core.Start(78, StateError)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1588,7 +1763,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(79, StateStoppingTurn)
+			m.core.Start(90, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1596,7 +1771,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(115, from)
+			m.core.Start(146, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1614,7 +1789,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(89, StateCompacting)
+				m.core.Start(102, StateCompacting)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			case m.b.IsCompactCommand(m.d.origin):
@@ -1625,7 +1800,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(90, StateCompacting)
+				m.core.Start(103, StateCompacting)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
@@ -1636,7 +1811,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = ""
 				m.core.State = StateCallingLLM
-				m.core.Start(91, StateCompacting)
+				m.core.Start(104, StateCompacting)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1652,7 +1827,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.error = ev.Error
 				m.d.retries = retries
 				m.core.State = StateError
-				m.core.Start(92, StateCompacting)
+				m.core.Start(105, StateCompacting)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1662,7 +1837,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(93, StateCompacting)
+				m.core.Start(106, StateCompacting)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1671,7 +1846,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(115, from)
+			m.core.Start(146, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1682,7 +1857,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(98, StateCompacting)
+				m.core.Start(111, StateCompacting)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			default:
@@ -1693,16 +1868,49 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(99, StateCompacting)
+				m.core.Start(112, StateCompacting)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
+		}
+	case StateRunningQuery:
+		switch ev := ev.(type) {
+		case *ShutdownRequested:
+			// Running --ShutdownRequested--> ShuttingDown / Shutdown
+			from := m.core.State
+			m.d = fsmData{}
+			m.core.State = StateShuttingDown
+			m.core.Start(146, from)
+			m.h.Shutdown()
+			return m.core.Finish()
+		case *Interrupt:
+			// RunningQuery --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn
+			conversation := m.b.InterruptTurn(m.d.conversation)
+			m.d.conversation = conversation
+			m.d.query = chat.Query{}
+			m.core.State = StateWaitingForUserInput
+			m.core.Start(126, StateRunningQuery)
+			m.h.CancelTurn()
+			return m.core.Finish()
+		case *QueryCompleted:
+			if ev == nil {
+				return m.core.NilEvent(ev)
+			}
+			// RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult}
+			conversation, retries, request := m.b.InjectQueryResult(m.d.conversation, m.d.query, ev.Outcome)
+			m.d.conversation = conversation
+			m.d.retries = retries
+			m.d.request = request
+			m.d.query = chat.Query{}
+			m.core.State = StatePreparingRequest
+			m.core.Start(130, StateRunningQuery)
+			return m.leavePreparingRequest()
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(111, StateShuttingDown)
+			m.core.Start(140, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1735,163 +1943,220 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Reject(8)
 		case *Interrupt:
 			return m.core.Ignore(9)
+		case *QueryDetected:
+			return m.core.Reject(13)
+		case *QueryCompleted:
+			return m.core.Reject(14)
 		}
 	case StateCallingLLM:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(13)
+			return m.core.Reject(15)
 		case *ToolProgress:
-			return m.core.Reject(19)
-		case *ToolCompleted:
-			return m.core.Reject(20)
-		case *PostToolsHookCompleted:
 			return m.core.Reject(21)
-		case *RetryTimeoutFired:
+		case *ToolCompleted:
 			return m.core.Reject(22)
-		case *UndoTurn:
+		case *PostToolsHookCompleted:
+			return m.core.Reject(23)
+		case *RetryTimeoutFired:
 			return m.core.Reject(24)
+		case *UndoTurn:
+			return m.core.Reject(26)
 		case *CompactRequested:
-			return m.core.Reject(25)
+			return m.core.Reject(27)
+		case *QueryCompleted:
+			return m.core.Reject(30)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(29)
+			return m.core.Reject(34)
 		case *TextDelta:
-			return m.core.Reject(30)
+			return m.core.Reject(35)
 		case *ToolCallDelta:
-			return m.core.Reject(31)
+			return m.core.Reject(36)
 		case *LLMCompleted:
-			return m.core.Reject(32)
+			return m.core.Reject(37)
 		case *LLMError:
-			return m.core.Reject(33)
+			return m.core.Reject(38)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(40)
-		case *RetryTimeoutFired:
-			return m.core.Reject(41)
-		case *UndoTurn:
-			return m.core.Reject(44)
-		case *CompactRequested:
 			return m.core.Reject(45)
+		case *RetryTimeoutFired:
+			return m.core.Reject(46)
+		case *UndoTurn:
+			return m.core.Reject(49)
+		case *CompactRequested:
+			return m.core.Reject(50)
+		case *QueryDetected:
+			return m.core.Reject(51)
+		case *QueryCompleted:
+			return m.core.Reject(52)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(46)
+			return m.core.Reject(53)
 		case *TextDelta:
-			return m.core.Reject(47)
-		case *ToolCallDelta:
-			return m.core.Reject(48)
-		case *LLMCompleted:
-			return m.core.Reject(49)
-		case *LLMError:
-			return m.core.Reject(50)
-		case *ToolProgress:
-			return m.core.Reject(51)
-		case *ToolCompleted:
-			return m.core.Reject(52)
-		case *RetryTimeoutFired:
 			return m.core.Reject(54)
-		case *UndoTurn:
+		case *ToolCallDelta:
+			return m.core.Reject(55)
+		case *LLMCompleted:
 			return m.core.Reject(56)
-		case *CompactRequested:
+		case *LLMError:
 			return m.core.Reject(57)
+		case *ToolProgress:
+			return m.core.Reject(58)
+		case *ToolCompleted:
+			return m.core.Reject(59)
+		case *RetryTimeoutFired:
+			return m.core.Reject(61)
+		case *UndoTurn:
+			return m.core.Reject(63)
+		case *CompactRequested:
+			return m.core.Reject(64)
+		case *QueryDetected:
+			return m.core.Reject(65)
+		case *QueryCompleted:
+			return m.core.Reject(66)
 		}
 	case StateError:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(58)
+			return m.core.Reject(67)
 		case *TextDelta:
-			return m.core.Reject(59)
+			return m.core.Reject(68)
 		case *ToolCallDelta:
-			return m.core.Reject(60)
+			return m.core.Reject(69)
 		case *LLMCompleted:
-			return m.core.Reject(61)
-		case *LLMError:
-			return m.core.Reject(62)
-		case *ToolProgress:
-			return m.core.Reject(63)
-		case *ToolCompleted:
-			return m.core.Reject(64)
-		case *PostToolsHookCompleted:
-			return m.core.Reject(65)
-		case *UndoTurn:
 			return m.core.Reject(70)
-		case *CompactRequested:
+		case *LLMError:
 			return m.core.Reject(71)
+		case *ToolProgress:
+			return m.core.Reject(72)
+		case *ToolCompleted:
+			return m.core.Reject(73)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(74)
+		case *UndoTurn:
+			return m.core.Reject(79)
+		case *CompactRequested:
+			return m.core.Reject(80)
+		case *QueryDetected:
+			return m.core.Reject(81)
+		case *QueryCompleted:
+			return m.core.Reject(82)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(72)
-		case *TextDelta:
-			return m.core.Reject(73)
-		case *ToolCallDelta:
-			return m.core.Reject(74)
-		case *LLMCompleted:
-			return m.core.Reject(75)
-		case *LLMError:
-			return m.core.Reject(76)
-		case *ToolProgress:
-			return m.core.Reject(77)
-		case *ToolCompleted:
-			return m.core.Reject(78)
-		case *RetryTimeoutFired:
-			return m.core.Reject(80)
-		case *Interrupt:
-			return m.core.Ignore(81)
-		case *UndoTurn:
-			return m.core.Reject(82)
-		case *CompactRequested:
 			return m.core.Reject(83)
+		case *TextDelta:
+			return m.core.Reject(84)
+		case *ToolCallDelta:
+			return m.core.Reject(85)
+		case *LLMCompleted:
+			return m.core.Reject(86)
+		case *LLMError:
+			return m.core.Reject(87)
+		case *ToolProgress:
+			return m.core.Reject(88)
+		case *ToolCompleted:
+			return m.core.Reject(89)
+		case *RetryTimeoutFired:
+			return m.core.Reject(91)
+		case *Interrupt:
+			return m.core.Ignore(92)
+		case *UndoTurn:
+			return m.core.Reject(93)
+		case *CompactRequested:
+			return m.core.Reject(94)
+		case *QueryDetected:
+			return m.core.Reject(95)
+		case *QueryCompleted:
+			return m.core.Reject(96)
 		}
 	case StateCompacting:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Reject(86)
+			return m.core.Reject(99)
 		case *TextDelta:
-			return m.core.Ignore(87)
+			return m.core.Ignore(100)
 		case *ToolCallDelta:
-			return m.core.Ignore(88)
+			return m.core.Ignore(101)
 		case *ToolProgress:
-			return m.core.Reject(94)
+			return m.core.Reject(107)
 		case *ToolCompleted:
-			return m.core.Reject(95)
+			return m.core.Reject(108)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(96)
+			return m.core.Reject(109)
 		case *RetryTimeoutFired:
-			return m.core.Reject(97)
+			return m.core.Reject(110)
 		case *UndoTurn:
-			return m.core.Reject(100)
+			return m.core.Reject(113)
 		case *CompactRequested:
-			return m.core.Reject(101)
+			return m.core.Reject(114)
+		case *QueryDetected:
+			return m.core.Reject(115)
+		case *QueryCompleted:
+			return m.core.Reject(116)
+		}
+	case StateRunningQuery:
+		switch ev.(type) {
+		case *UserInput:
+			return m.core.Reject(117)
+		case *TextDelta:
+			return m.core.Reject(118)
+		case *ToolCallDelta:
+			return m.core.Reject(119)
+		case *LLMCompleted:
+			return m.core.Reject(120)
+		case *LLMError:
+			return m.core.Reject(121)
+		case *ToolProgress:
+			return m.core.Reject(122)
+		case *ToolCompleted:
+			return m.core.Reject(123)
+		case *PostToolsHookCompleted:
+			return m.core.Reject(124)
+		case *RetryTimeoutFired:
+			return m.core.Reject(125)
+		case *UndoTurn:
+			return m.core.Reject(127)
+		case *CompactRequested:
+			return m.core.Reject(128)
+		case *QueryDetected:
+			return m.core.Reject(129)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(102)
+			return m.core.Ignore(131)
 		case *TextDelta:
-			return m.core.Ignore(103)
+			return m.core.Ignore(132)
 		case *ToolCallDelta:
-			return m.core.Ignore(104)
+			return m.core.Ignore(133)
 		case *LLMCompleted:
-			return m.core.Ignore(105)
+			return m.core.Ignore(134)
 		case *LLMError:
-			return m.core.Ignore(106)
+			return m.core.Ignore(135)
 		case *ToolProgress:
-			return m.core.Ignore(107)
+			return m.core.Ignore(136)
 		case *ToolCompleted:
-			return m.core.Ignore(108)
+			return m.core.Ignore(137)
 		case *PostToolsHookCompleted:
-			return m.core.Ignore(109)
+			return m.core.Ignore(138)
 		case *RetryTimeoutFired:
-			return m.core.Ignore(110)
+			return m.core.Ignore(139)
 		case *Interrupt:
-			return m.core.Ignore(112)
+			return m.core.Ignore(141)
 		case *UndoTurn:
-			return m.core.Ignore(113)
+			return m.core.Ignore(142)
 		case *CompactRequested:
-			return m.core.Ignore(114)
+			return m.core.Ignore(143)
+		case *QueryDetected:
+			return m.core.Ignore(144)
+		case *QueryCompleted:
+			return m.core.Ignore(145)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1908,7 +2173,7 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.request = request
 		m.d.response = chat.Response{}
 		m.core.State = StatePreparingRequest
-		m.core.Start(26, StateProcessingLLMResponse)
+		m.core.Start(31, StateProcessingLLMResponse)
 		return m.leavePreparingRequest()
 	case m.b.HasToolCalls(m.d.response):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} /
@@ -1917,14 +2182,14 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(27, StateProcessingLLMResponse)
+		m.core.Start(32, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(28, StateProcessingLLMResponse)
+		m.core.Start(33, StateProcessingLLMResponse)
 		m.h.WaitForInput()
 		return m.core.Finish()
 	}
@@ -1941,7 +2206,7 @@ func (m *Machine) leavePreparingRequest() error {
 		m.d.origin = origin
 		m.d.request = chat.Request{}
 		m.core.State = StateCompacting
-		m.core.Start(84, StatePreparingRequest)
+		m.core.Start(97, StatePreparingRequest)
 		m.h.SendLLMRequest(request)
 		return m.core.Finish()
 	default:
@@ -1949,7 +2214,7 @@ func (m *Machine) leavePreparingRequest() error {
 		prevRequest := m.d.request
 		m.d.request = chat.Request{}
 		m.core.State = StateCallingLLM
-		m.core.Start(85, StatePreparingRequest)
+		m.core.Start(98, StatePreparingRequest)
 		m.h.SendLLMRequest(prevRequest)
 		return m.core.Finish()
 	}
@@ -1971,6 +2236,7 @@ var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"stopping_turn":           fsmrt.Value[StoppingTurn, State](&fsmDesc, "state stopping_turn"),
 	"preparing_request":       fsmrt.Value[PreparingRequest, State](&fsmDesc, "state preparing_request"),
 	"compacting":              fsmrt.Value[Compacting, State](&fsmDesc, "state compacting"),
+	"running_query":           fsmrt.Value[RunningQuery, State](&fsmDesc, "state running_query"),
 	"shutting_down":           fsmrt.Value[ShuttingDown, State](&fsmDesc, "state shutting_down"),
 }
 
@@ -1994,6 +2260,8 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"interrupt":                 fsmrt.Pointer[Interrupt, Event](&fsmDesc, "event interrupt"),
 	"undo_turn":                 fsmrt.Pointer[UndoTurn, Event](&fsmDesc, "event undo_turn"),
 	"compact_requested":         fsmrt.Pointer[CompactRequested, Event](&fsmDesc, "event compact_requested"),
+	"query_detected":            fsmrt.Pointer[QueryDetected, Event](&fsmDesc, "event query_detected"),
+	"query_completed":           fsmrt.Pointer[QueryCompleted, Event](&fsmDesc, "event query_completed"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -2012,4 +2280,5 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"schedule_retry":      fsmrt.Pointer[ScheduleRetry, Action](&fsmDesc, "action schedule_retry"),
 	"shutdown":            fsmrt.Pointer[Shutdown, Action](&fsmDesc, "action shutdown"),
 	"cancel_turn":         fsmrt.Pointer[CancelTurn, Action](&fsmDesc, "action cancel_turn"),
+	"run_query":           fsmrt.Pointer[RunQuery, Action](&fsmDesc, "action run_query"),
 }

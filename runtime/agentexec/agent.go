@@ -40,6 +40,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/loop"
+	"github.com/fsmgen/fsmgen/runtime/query"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )
@@ -143,6 +144,16 @@ type Config struct {
 	// waiting for its answer has not run: stopped (an Interrupt) or cut
 	// short by a crash, it never runs.
 	Approval approval.Policy
+	// Queries, when set, recognises the queries a model without tool
+	// calling asks in its replies (see runtime/query): the reply's stream
+	// is cut where a query ends, the machine records the text up to there
+	// and runs the query (RunQuery), and its result goes back to the
+	// model with the next request. nil examines no reply.
+	Queries query.Strategy
+	// Facts answers the environment and project queries; its zero fields
+	// take the workspace (Workspace), the tools (Tools) and the process's
+	// environment.
+	Facts query.Facts
 }
 
 // Limits bounds what one reply of the LLM and one line of input can make
@@ -240,6 +251,7 @@ type Agent struct {
 	holding      bool                          // a resumed turn is being stopped, not continued (see Config.ContinueTurn)
 	timer        work                          // the retry timer running
 	calls        map[string]chat.ToolCall
+	queryID      string // the call ID the query running is shown with
 	queue        []string
 	typed        []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
 	inputClosed  bool
@@ -352,6 +364,10 @@ func resumable(st agent.State) error {
 	switch st := st.(type) {
 	case agent.WaitingForUserInput, agent.PostToolsHook, agent.StoppingTurn:
 		return nil
+	case agent.RunningQuery:
+		if st.Conversation.Len() == 0 {
+			return damaged("running a query of an empty conversation")
+		}
 	case agent.CallingLLM:
 		if st.Conversation.Len() == 0 {
 			return damaged("calling the LLM with an empty conversation")
@@ -472,6 +488,14 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	case agent.StoppingTurn:
 		a.display.Notice("resuming: running the post-tools hook of the round the user stopped")
 		a.startHook(st.CompletedTools.Completed())
+	case agent.RunningQuery:
+		if a.holding {
+			l.Next(&agent.Interrupt{})
+			break
+		}
+		// A query only reads: running it again is harmless.
+		a.display.Notice("resuming: running the query " + st.Query.String() + " again")
+		a.startQuery(st.Query)
 	case agent.Error:
 		if a.holding {
 			l.Next(&agent.Interrupt{})
@@ -605,6 +629,11 @@ func (a *Agent) arrive() {
 		}
 	case *agent.ToolCompleted:
 		a.display.ToolResult(a.call(ev.CallID), ev.Outcome)
+	case *agent.QueryDetected:
+		a.cfg.Thread.Ledger.Add(ev.Usage)
+		a.display.Reply(chat.Message{Role: chat.RoleAssistant, Content: ev.Text})
+	case *agent.QueryCompleted:
+		a.display.ToolResult(a.call(a.queryID), ev.Outcome)
 	case *agent.Interrupt:
 		a.turnErr = TurnStopped
 		if a.holding {

@@ -26,6 +26,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/query"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -252,6 +253,8 @@ type run struct {
 	saved func(t *thread.Thread)
 	// approval is Config.Approval.
 	approval approval.Policy
+	// queries is Config.Queries: the replies are read for queries.
+	queries query.Strategy
 }
 
 // defaultTools returns the standard tools working in the session's workspace.
@@ -327,6 +330,7 @@ func (s *session) run(t *testing.T, r run) (agentexec.Result, error) {
 		ContinueTurn: r.continueTurn,
 		Saved:        r.saved,
 		Approval:     r.approval,
+		Queries:      r.queries,
 	}
 	if r.input != nil {
 		cfg.Input = r.input

@@ -194,6 +194,9 @@ func bare(st agent.State) agent.State {
 	case agent.Compacting:
 		s.Conversation = chat.NewConversation(s.Conversation.ID())
 		return s
+	case agent.RunningQuery:
+		s.Conversation = chat.NewConversation(s.Conversation.ID())
+		return s
 	}
 	return st
 }
@@ -225,6 +228,9 @@ func dress(st agent.State, msgs []chat.Message) agent.State {
 		s.Conversation = conv(s.Conversation)
 		return s
 	case agent.Compacting:
+		s.Conversation = conv(s.Conversation)
+		return s
+	case agent.RunningQuery:
 		s.Conversation = conv(s.Conversation)
 		return s
 	}

@@ -48,6 +48,7 @@ func TestJournalKeepsEveryState(t *testing.T) {
 		{"executing", agent.ExecutingTools{Conversation: conv, Executions: round}},
 		{"post-tools hook", agent.PostToolsHook{Conversation: after, PendingRequest: b.BuildRequest(after), CompletedTools: done}},
 		{"stopping the turn", agent.StoppingTurn{Conversation: after, CompletedTools: done}},
+		{"running a query", agent.RunningQuery{Conversation: conv.Append(chat.Message{Role: chat.RoleAssistant, Content: "I need to read a.go."}), Query: chat.Query{Kind: chat.QueryRead, Path: "a.go"}}},
 		{"error", agent.Error{Conversation: conv, Error: chat.LLMError{Kind: chat.ErrorKind("overloaded"), Message: "busy", StatusCode: 529}, Retries: 1, Origin: chat.OriginLLM}},
 	}
 	for _, tt := range tests {

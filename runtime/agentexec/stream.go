@@ -3,10 +3,12 @@ package agentexec
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/llm"
+	"github.com/fsmgen/fsmgen/runtime/query"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
@@ -22,10 +24,52 @@ func (a *Agent) startStream(req chat.Request) {
 // streamReply streams the reply to req, sending its events while valid says
 // the stream is still the current one. Everything the LLM sent is
 // redacted before the machine sees it.
-func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() bool) {
+//
+// With Config.Queries, the reply's text, as the machine sees it, is fed
+// to a detector: once a query is complete in it, the text up to the query
+// is sent, then QueryDetected, and the LLM call is cancelled (the stream
+// pauses there; the request after the query's result resumes it).
+func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func() bool) {
 	l := a.loop
 	ended := false
-	send := func(ev agent.Event) { _ = l.SendIf(ctx, ev, valid) }
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	send := func(ev agent.Event) { _ = l.SendIf(parent, ev, valid) }
+	var det query.Detector
+	if a.cfg.Queries != nil {
+		det = a.cfg.Queries.NewDetector()
+	}
+	var sent strings.Builder // the text sent so far, when a detector reads it
+	// sendText sends a piece of the reply's text, or the part of it up to
+	// a query the piece completes, then the query; it reports whether it
+	// found one, with the reply's usage as far as known.
+	sendText := func(piece string, usage chat.Usage, final bool) bool {
+		if det == nil {
+			if piece != "" {
+				send(&agent.TextDelta{Content: piece})
+			}
+			return false
+		}
+		m, ok := det.Feed(piece)
+		if !ok && final {
+			m, ok = det.Flush()
+		}
+		if !ok {
+			if piece != "" {
+				sent.WriteString(piece)
+				send(&agent.TextDelta{Content: piece})
+			}
+			return false
+		}
+		if keep := m.End - sent.Len(); keep > 0 {
+			sent.WriteString(piece[:keep])
+			send(&agent.TextDelta{Content: piece[:keep]})
+		}
+		ended = true
+		cancel()
+		send(&agent.QueryDetected{Query: m.Query, Text: sent.String(), Usage: usage})
+		return true
+	}
 	// A secret split across two deltas is caught by redacting each text
 	// as a stream: what could be the start of a secret waits for the next
 	// delta, and is sent before the reply ends.
@@ -33,7 +77,7 @@ func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() 
 	args := map[string]*redact.Stream{}
 	var callIDs []string
 	flush := func() {
-		if rest := text.Flush(); rest != "" {
+		if rest := text.Flush(); rest != "" && det == nil {
 			send(&agent.TextDelta{Content: rest})
 		}
 		for _, id := range callIDs {
@@ -43,10 +87,13 @@ func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() 
 		}
 	}
 	err := a.cfg.Provider.Stream(ctx, req, func(e llm.Event) {
+		if ended {
+			return // cut at a query
+		}
 		switch e := e.(type) {
 		case llm.TextDelta:
 			if shown := text.Write(e.Text); shown != "" {
-				send(&agent.TextDelta{Content: shown})
+				sendText(shown, chat.Usage{}, false)
 			}
 		case llm.ToolCallDelta:
 			// The model chooses the call's ID and the tool's name too.
@@ -61,17 +108,25 @@ func (a *Agent) streamReply(ctx context.Context, req chat.Request, valid func() 
 				send(&agent.ToolCallDelta{CallID: id, ToolName: name, ArgumentsFragment: shown})
 			}
 		case llm.Completed:
+			if det != nil && sendText(text.Flush(), e.Response.Usage, true) {
+				return
+			}
 			ended = true
 			flush()
 			send(&agent.LLMCompleted{Response: a.redactResponse(e.Response)})
 		case llm.Failed:
 			ended = true
+			if det != nil {
+				if rest := text.Flush(); rest != "" {
+					send(&agent.TextDelta{Content: rest})
+				}
+			}
 			flush()
 			e.Err.Message = a.secrets.String(e.Err.Message)
 			send(&agent.LLMError{Error: e.Err})
 		}
 	})
-	if ctx.Err() != nil || ended {
+	if parent.Err() != nil || ended {
 		return
 	}
 	// The provider broke its contract; fail the call so the turn goes on.

@@ -133,7 +133,7 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 							p.Message = a.secrets.String(p.Message)
 							_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
 						}
-						out = a.cfg.Tools.Run(ctx, run, progress)
+						out = a.runTool(ctx, run, progress)
 						<-slots
 						order[i].end()
 						out.Content = budget.take(a.secrets.String(out.Content))
@@ -151,6 +151,21 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 			}
 		}
 	})
+}
+
+// runTool runs one call through Config.Tools. It is the one path of
+// every tool call of a round and of every query (see startQuery): what
+// guards a call applies to both.
+func (a *Agent) runTool(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
+	return a.cfg.Tools.Run(ctx, call, progress)
+}
+
+// toolPath is the agent's runTool as a query.ToolRunner.
+type toolPath struct{ a *Agent }
+
+// Run implements query.ToolRunner.
+func (p toolPath) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
+	return p.a.runTool(ctx, call, progress)
 }
 
 // malformedOutcome is the result of a malformed call, which names the

@@ -70,6 +70,7 @@ type record struct {
 	Provider    string            `json:"provider,omitempty"`
 	Model       string            `json:"model,omitempty"`
 	Workspace   string            `json:"workspace,omitempty"`
+	NoToolCalls bool              `json:"no_tool_calls,omitempty"`
 }
 
 // encodeRecord returns the journal line of r: the CRC-32C of r's JSON in
@@ -116,7 +117,7 @@ func stepRecord(t *Thread, base, dropped, turnsBase int) *record {
 		Kind: kindStep, Base: base, Dropped: dropped, State: t.State, QueuedInput: t.QueuedInput,
 		Total: &total, Turn: &turn, Replies: t.Ledger.Replies, TurnsBase: turnsBase,
 		LogChain: t.LogChain, Updated: &updated,
-		Provider: t.Provider, Model: t.Model, Workspace: t.Workspace,
+		Provider: t.Provider, Model: t.Model, Workspace: t.Workspace, NoToolCalls: t.NoToolCalls,
 	}
 	if len(t.Messages) > base {
 		r.Messages = t.Messages[base:]
@@ -148,7 +149,7 @@ func (r *record) apply(t *Thread) error {
 	t.State, t.QueuedInput, t.LogChain, t.Updated = r.State, r.QueuedInput, r.LogChain, *r.Updated
 	t.Ledger.Total, t.Ledger.Turn, t.Ledger.Replies = *r.Total, *r.Turn, r.Replies
 	t.Ledger.Turns = append(t.Ledger.Turns, r.Turns...)
-	t.Provider, t.Model, t.Workspace = r.Provider, r.Model, r.Workspace
+	t.Provider, t.Model, t.Workspace, t.NoToolCalls = r.Provider, r.Model, r.Workspace, r.NoToolCalls
 	return nil
 }
 

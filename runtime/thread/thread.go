@@ -63,6 +63,10 @@ type Thread struct {
 	Workspace string `json:"workspace"`
 	// ForkedFrom is the thread this one is a copy of (/fork), "" for none.
 	ForkedFrom string `json:"forked_from,omitempty"`
+	// NoToolCalls is true for a thread whose model does not call tools
+	// (agent -tool-calls=false): its replies are read for queries, and it
+	// resumes so.
+	NoToolCalls bool `json:"no_tool_calls,omitempty"`
 	// State is the machine as its generated Save method saves it, with
 	// its conversation's messages left out (they are Messages), or empty
 	// for a thread that has not started yet.

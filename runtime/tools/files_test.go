@@ -29,7 +29,7 @@ type obj = map[string]any
 
 func TestFileToolsRefuseEscapes(t *testing.T) {
 	f := newFixture(t)
-	s := Default(f.ws, Options{})
+	s := Default(f.ws, Options{Search: true})
 	escapes := []struct {
 		name, path, wantErr string
 	}{
@@ -54,6 +54,7 @@ func TestFileToolsRefuseEscapes(t *testing.T) {
 	}{
 		{"read_file", "read_file", func(p string) obj { return obj{"path": p} }},
 		{"list_files", "list_files", func(p string) obj { return obj{"path": p} }},
+		{"search_files", "search_files", func(p string) obj { return obj{"path": p, "pattern": "SECRET"} }},
 		{"edit_file create", "edit_file", func(p string) obj { return obj{"path": p, "old_str": "", "new_str": "pwned\n"} }},
 		{"edit_file replace", "edit_file", func(p string) obj { return obj{"path": p, "old_str": "SECRET", "new_str": "pwned"} }},
 	}

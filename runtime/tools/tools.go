@@ -101,6 +101,10 @@ type Options struct {
 	// GitGuard, when set, puts back what a bash command changed of the
 	// workspace's git repositories (see [GitGuard]).
 	GitGuard *GitGuard
+	// Search adds search_files (see [SearchFiles]) to the default set:
+	// the agent runs the search queries of a model without tool calling
+	// with it (see runtime/query).
+	Search bool
 }
 
 // withDefaults returns o with zero fields replaced by their defaults.
@@ -135,15 +139,20 @@ type Set struct {
 }
 
 // Default returns the agent's standard tools — read_file, list_files,
-// edit_file and bash — working in ws.
+// edit_file and bash, and search_files with Options.Search — working in
+// ws.
 func Default(ws *Workspace, opt Options) *Set {
 	opt = opt.withDefaults()
-	s, err := NewSet(opt,
+	set := []Tool{
 		ReadFile(ws),
 		ListFiles(ws),
 		EditFile(ws, EditOptions{MaxBytes: opt.MaxEditBytes}),
 		Bash(ws, BashOptions{OutputLimit: opt.BashOutputLimit, ProgressEvery: opt.ProgressEvery, Sandbox: opt.Sandbox, GitGuard: opt.GitGuard}),
-	)
+	}
+	if opt.Search {
+		set = append(set, SearchFiles(ws))
+	}
+	s, err := NewSet(opt, set...)
 	if err != nil {
 		panic(fmt.Sprintf("tools: the default set is inconsistent: %v", err)) // a bug in this package
 	}

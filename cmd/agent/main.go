@@ -253,6 +253,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/instructions"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/redact"
@@ -309,6 +310,10 @@ type options struct {
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
 	verbose, json, version                            bool
+	// configPath is -config; config the config file read (never nil once
+	// the flags are parsed for the agent or sessions).
+	configPath string
+	config     *configFile
 	// first is the prompt given as an argument: the first message of an
 	// interactive session.
 	first string
@@ -322,7 +327,7 @@ type options struct {
 // commandFlags are the subcommands and the flags that apply to each.
 var commandFlags = map[string]map[string]bool{
 	"replay":   {"v": true},
-	"sessions": {"threads": true, "price": true},
+	"sessions": {"threads": true, "price": true, "config": true},
 }
 
 // run is the program; stdin nil means the process's standard input.
@@ -405,6 +410,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
 	fs.BoolVar(&o.json, "json", false, "with -p: print the result as one JSON object (session, answer, error, usage, cost)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.configPath, "config", "", "the config `file` (default: $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or ~/.config/fsmgen-agent/config.yaml, if it exists)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, exitOK
@@ -413,6 +419,24 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	}
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if o.version || (fs.NArg() > 0 && fs.Arg(0) == "replay") {
+		o.config = &configFile{}
+	} else {
+		// The config file's defaults, for the flags not given.
+		var only map[string]bool
+		if fs.NArg() > 0 && fs.Arg(0) == "sessions" {
+			only = commandFlags["sessions"]
+		}
+		c, err := loadConfig(o.configPath, fs)
+		if err == nil {
+			err = c.apply(fs, o.set, only)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "agent: %v\n", err)
+			return o, exitUsage
+		}
+		o.config = c
+	}
 	if allowed, ok := commandFlags[fs.Arg(0)]; ok && fs.NArg() > 0 {
 		o.command, o.commandArgs = fs.Arg(0), fs.Args()[1:]
 		for name := range o.set {
@@ -577,6 +601,15 @@ func checkWorkspace(ws, threads, logFile string) error {
 // it hides the thread store and the event log from the commands, keeps
 // their build cache in the user's cache directory, and knows the API key.
 func openSandbox(ctx context.Context, o options, threads, logPath, key string) (*sandbox.Sandbox, error) {
+	sb, err := sandbox.New(ctx, sandboxOptions(o, threads, logPath, key))
+	if err != nil {
+		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
+	}
+	return sb, nil
+}
+
+// sandboxOptions are the options of bash's sandbox (see openSandbox).
+func sandboxOptions(o options, threads, logPath, key string) sandbox.Options {
 	opt := sandbox.Options{
 		Mode:     o.sandbox,
 		Network:  o.sandboxNetwork,
@@ -587,11 +620,7 @@ func openSandbox(ctx context.Context, o options, threads, logPath, key string) (
 		opt.CacheDir = filepath.Join(dir, "fsmgen-agent", "sandbox")
 	}
 	o.sandboxFlags.apply(&opt)
-	sb, err := sandbox.New(ctx, opt)
-	if err != nil {
-		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
-	}
-	return sb, nil
+	return opt
 }
 
 // priceOf returns the model's price: -price, or the known list price.
@@ -770,8 +799,28 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	noteUnusualRepositories(guard, stderr)
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard})
+	servers, err := startMCP(ctx, o, ws, store.Dir(), logPath, llmCfg.APIKey, logger, stderr)
+	if err != nil {
+		return err
+	}
+	defer servers.Close()
+	if toolSet, err = toolSet.With(servers.Tools()...); err != nil {
+		return fmt.Errorf("the MCP servers' tools: %w", err)
+	}
+	var ins *instructions.Set
+	if !o.config.instructions.disabled {
+		iopt := o.config.instructionsOptions()
+		iopt.Redactor = redact.New(llmCfg.APIKey)
+		ins = instructions.Load(ws, iopt)
+		noteInstructions(ins, stderr)
+	}
 
-	b, err := behavior.New(behaviorConfig(o, o.model, toolSet.Specs()))
+	bc := behaviorConfig(o, o.model, toolSet.Specs())
+	if ins != nil {
+		bc.System += ins.System()
+	}
+	bc.MutatingTools = append(bc.MutatingTools, mutatingMCPTools(servers)...)
+	b, err := behavior.New(bc)
 	if err != nil {
 		return fmt.Errorf("the agent's configuration: %w", err)
 	}
@@ -844,7 +893,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	slash := &slashSession{display: display, commands: slashCommands(), store: store}
+	slash := &slashSession{display: display, commands: slashCommands(), store: store, instructions: ins}
 	if o.price != "" {
 		slash.price = display.price
 	}
@@ -859,7 +908,7 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  b,
 		Provider:  provider,
-		Tools:     toolSet,
+		Tools:     toolRunner(toolSet, ins),
 		Workspace: ws.Root(),
 		Committer: committer,
 		Display:   display,

@@ -105,9 +105,13 @@ func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, agentBin, append(base, args...)...)
 	cmd.Dir = e.ws
 	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY="+testKey, "OPENAI_API_KEY="+testKey,
-		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+e.cache)
+		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+e.cache, "XDG_CONFIG_HOME="+e.configHome())
 	return cmd
 }
+
+// configHome is the agent's XDG_CONFIG_HOME: empty unless a test writes
+// a config file or instructions there.
+func (e *env) configHome() string { return filepath.Join(e.cache, "config") }
 
 // result is how a run of the binary ended.
 type result struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/suggest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/instructions"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )
@@ -40,6 +41,7 @@ func slashCommands() []slashCommand {
 		expandCommand,
 		usageCommand,
 		sessionsCommand,
+		instructionsCommand,
 		quitCommand,
 	}
 }
@@ -57,6 +59,9 @@ type slashSession struct {
 	// -price, nil for the list prices.
 	store *thread.Store
 	price *ledger.Price
+	// instructions are the session's instructions files; nil when they
+	// are off.
+	instructions *instructions.Set
 }
 
 // say shows text to the user as the answer of a command: on the display,

@@ -137,6 +137,9 @@ func Load(ws *tools.Workspace, opt Options) *Set {
 // workspace root's instructions under a heading; "" when there are none.
 func (s *Set) System() string { return s.sys }
 
+// UserFile returns the user's file as labelled ("" for none).
+func (s *Set) UserFile() string { return s.opt.UserLabel }
+
 // Files returns the files looked at so far, in the order they were read.
 func (s *Set) Files() []File {
 	s.mu.Lock()

@@ -45,3 +45,8 @@ func (w *Workspace) ReadFile(name string, limit int64) ([]byte, int64, error) {
 	}
 	return data, fi.Size(), nil
 }
+
+// MaskedPaths returns the workspace's files masked from the tools (those
+// that hold the API key), absolute, for a sandboxed command's
+// sandbox.Command.Masked.
+func (w *Workspace) MaskedPaths() []string { return w.maskedSet().Paths() }

@@ -503,8 +503,9 @@ func (l layout) mounts() []mount {
 			}
 		case exposeRO:
 			// Visible anyway, and read-only unless a writable directory is
-			// around it (where this makes it read-only: kept).
-			if m.src == m.path && !hiddenAround && (outer == nil || outer.kind != exposeRW) {
+			// around it (where this makes it read-only: kept); but not
+			// under /tmp, a fresh file system (a path there is kept).
+			if m.src == m.path && !hiddenAround && (outer == nil || outer.kind != exposeRW) && !withinAny(m.path, private) {
 				continue
 			}
 		case maskFile:

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
+)
+
+// mcpServerBin is the test MCP server (testdata/mcpserver), built once,
+// into a directory that TestMain removes.
+var mcpServerBin = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(filepath.Dir(agentBin), "mcpserver")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/mcpserver").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build the MCP server: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// writeConfig writes the agent's config file.
+func (e *env) writeConfig(t *testing.T, text string) {
+	t.Helper()
+	dir := filepath.Join(e.configHome(), "fsmgen-agent")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(text), 0o644))
+}
+
+// stdioEntry is a config entry of the test server: its binary exposed to
+// its sandbox (it is built in a /tmp the sandbox does not show).
+func stdioEntry(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	bin, err := mcpServerBin()
+	require.NoError(t, err)
+	q := func(s string) string { return fmt.Sprintf("%q", s) }
+	cmd := []string{q(bin)}
+	for _, a := range args {
+		cmd = append(cmd, q(a))
+	}
+	return fmt.Sprintf("  %s:\n    command: [%s]\n    expose: [%s]\n", name, strings.Join(cmd, ", "), q(filepath.Dir(bin)))
+}
+
+// TestMCPStdio calls the tools of a local stdio MCP server, confined in
+// the sandbox, through the real CLI against both wire formats: the tools
+// are offered namespaced, a result reaches the next request redacted of
+// the key the server echoes, a write counts for the commit, a server that
+// crashes at start is named and left out, and a call that outlives the
+// tool timeout fails with a message.
+func TestMCPStdio(t *testing.T) {
+	// Built before newEnv isolates git, which moves HOME and so Go's
+	// build cache.
+	_, err := mcpServerBin()
+	require.NoError(t, err)
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		t.Run(string(p), func(t *testing.T) {
+			e := newEnv(t, p, map[string]string{"a.txt": "one\n"},
+				fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+					{ID: "c1", Name: "mcp__test__say", Args: `{}`},
+					{ID: "c2", Name: "mcp__test__write", Args: `{"path":"from-mcp.txt","text":"written by mcp\n"}`},
+					{ID: "c3", Name: "mcp__test__picture", Args: `{}`},
+				}},
+				fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c4", Name: "mcp__test__slow", Args: `{}`}}},
+				fakellm.Reply{Text: "Used the MCP tools."})
+			e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test", "-say", "the key is "+testKey)+stdioEntry(t, "broken", "-crash"))
+			r := e.run(t, "", "-p", "Use the MCP tools.", "-tool-timeout", "2s")
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "agent: MCP server test (5 tools)")
+			assert.Contains(t, r.stderr, `agent: MCP server "broken": start `)
+			assert.Contains(t, r.stderr, "mcpserver: boom, cannot start")
+			assert.Contains(t, r.stderr, "it is left out")
+
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 3)
+			assert.Subset(t, reqs[0].Tools, []string{"bash", "edit_file", "mcp__test__echo", "mcp__test__picture", "mcp__test__say", "mcp__test__slow", "mcp__test__write"})
+			for _, name := range reqs[0].Tools {
+				assert.NotContains(t, name, "broken")
+			}
+			results := map[string]fakellm.Message{}
+			for _, req := range reqs[1:] {
+				for _, m := range req.Messages {
+					if m.ToolCallID != "" {
+						results[m.ToolCallID] = m
+					}
+				}
+			}
+			assert.Equal(t, "the key is [REDACTED]", results["c1"].Text)
+			assert.Equal(t, "wrote from-mcp.txt", results["c2"].Text)
+			assert.Equal(t, "[an image (image/png, 8 bytes), not shown]", results["c3"].Text)
+			assert.True(t, results["c4"].IsError)
+			assert.Contains(t, results["c4"].Text, "tool mcp__test__slow timed out after 2s")
+
+			got, err := os.ReadFile(filepath.Join(e.ws, "from-mcp.txt"))
+			require.NoError(t, err)
+			assert.Equal(t, "written by mcp\n", string(got))
+			assert.Contains(t, gittest.Git(t, e.ws, "show", "--stat", "HEAD"), "from-mcp.txt", "an MCP tool's change is committed")
+			e.checkNoSecret(t)
+		})
+	}
+}
+
+// TestMCPHTTP calls a tool of a streamable HTTP MCP server (the SDK's
+// handler on httptest), which is sent the header its entry names, with
+// its value from the environment.
+func TestMCPHTTP(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "http-test", Version: "1"}, nil)
+	type args struct {
+		Q string `json:"q"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "look.up", Description: "Look a word up."}, func(_ context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found " + a.Q}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var mu sync.Mutex
+	var auth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer tok-123" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__docs__look_up", Args: `{"q":"fsm"}`}}},
+		fakellm.Reply{Text: "Found it."})
+	e.writeConfig(t, fmt.Sprintf("mcp_servers:\n  docs:\n    url: %s\n    headers: {Authorization: \"Bearer ${MCP_TEST_TOKEN}\"}\n    read_only_tools: [look.up]\n", srv.URL))
+	ctx := t.Context()
+	cmd := e.command(ctx, "-p", "Look it up.")
+	cmd.Env = append(cmd.Env, "MCP_TEST_TOKEN=tok-123")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "agent: MCP server docs (1 tools)")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, reqs[0].Tools, "mcp__docs__look_up")
+	var res []string
+	for _, m := range reqs[1].Messages {
+		if m.ToolCallID != "" {
+			res = append(res, m.Text)
+		}
+	}
+	assert.Equal(t, []string{"found fsm"}, res)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, auth)
+	for _, a := range auth {
+		assert.Equal(t, "Bearer tok-123", a)
+	}
+}

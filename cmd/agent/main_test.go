@@ -63,6 +63,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	agentBin = filepath.Join(dir, "agent")
+	// No config file of the user's reaches the tests run in-process.
+	_ = os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	build := exec.Command("go", "build", "-o", agentBin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {

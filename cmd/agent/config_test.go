@@ -227,3 +227,16 @@ func TestConfigFileFound(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr.String(), "agent: read the config file: open "+filepath.Join(home, "missing.yaml")+": no such file or directory")
 }
+
+// TestConfigExample parses the commented example config file the docs
+// ship, so that it stays valid.
+func TestConfigExample(t *testing.T) {
+	t.Setenv("DOCS_MCP_TOKEN", "tok")
+	var stderr bytes.Buffer
+	o, code := parseFlags([]string{"-config", "../../docs/agent-config.example.yaml"}, &stderr)
+	require.Equal(t, -1, code, stderr.String())
+	assert.Equal(t, "claude-sonnet-4-5", o.model)
+	require.Len(t, o.config.servers, 2)
+	assert.Equal(t, "Bearer tok", o.config.servers[1].Headers["Authorization"])
+	assert.Equal(t, tools.ApprovalAlways, o.config.servers[0].Approve["delete"])
+}

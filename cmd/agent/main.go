@@ -38,7 +38,8 @@
 // commands and keys), /diff (what changed in the workspace since the
 // session started: the agent's commits and what is not committed),
 // /expand (the last round of tools' whole output), /usage (the tokens used
-// and their cost), /quit (stop the turn, save and quit). An unknown
+// and their cost), /instructions (the instructions files loaded, their
+// sizes and what was cut), /quit (stop the turn, save and quit). An unknown
 // command is an error that suggests the closest one. A message that starts
 // with "//" is sent with one slash less ("//help" sends "/help"); a line
 // such as "/src/main.go:3: undefined" (a path) is a message.
@@ -95,6 +96,9 @@
 //	                  shown (default: the list price of the providers'
 //	                  current models, dated names included; for another
 //	                  model the agent says once that it shows no cost)
+//	-config FILE      the config file (default
+//	                  $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or
+//	                  ~/.config/fsmgen-agent/config.yaml, when it exists)
 //	-json             with -p: print the result as one JSON object
 //	-version          print the version and exit
 //	-v                show tool calls' arguments and results whole, the
@@ -138,6 +142,37 @@
 // that holds it so. Redaction cannot catch a key the model's commands
 // transform otherwise (see runtime/redact): keep the key out of the
 // workspace.
+//
+// # Config file, instructions and MCP servers
+//
+// The config file (-config) gives the flags their defaults, by their names
+// with "_" for "-" (model, base_url, max_retries, sandbox_expose as a
+// list, ...; not p, resume, json, version, config, log, workspace, v): a
+// flag given wins, and a resumed thread keeps its provider and model. It
+// also holds "instructions" and "mcp_servers". It is read strictly: an
+// unknown key, a key given twice or a bad value is an error naming the
+// file, the line and what is allowed, and the agent exits 2.
+// docs/agent-config.example.yaml explains every key.
+//
+// Instructions: AGENTS.md (or, where a directory has none, CLAUDE.md) at
+// the workspace root and the user's $XDG_CONFIG_HOME/fsmgen-agent/AGENTS.md
+// end the system prompt; a subdirectory's, and those of the directories
+// between, are appended once to the result of the first read_file,
+// list_files or edit_file call that touches a path under it, so that the
+// system prompt, and the provider's cache of it, stay the same all session.
+// They are read through the workspace handle (a link leading outside is
+// refused), cut at 32 KiB each and 64 KiB in all with a note, and redacted
+// of the key.
+//
+// MCP servers: each entry of mcp_servers is a stdio server (command), run
+// in a bubblewrap sandbox as bash is, with the network, paths, variables
+// and workspace access its entry grants, killed when the session ends; or
+// an HTTP server (url, headers from the environment). Their tools are
+// offered as mcp__<server>__<tool>; a server that fails to start is named
+// and left out. Results are text (other content described), cut at 64
+// KiB, redacted. An MCP tool may change files unless read_only_tools lists
+// it; approve sets per tool whether a call asks first (policy, always,
+// never).
 //
 // # Threads, resume and replay
 //
@@ -228,7 +263,8 @@
 //	                  HEAD; your checkout is untouched) or off
 //
 // Exit status: 0 when all went well, 1 on an error (or a one-shot turn that
-// failed, or a replay that differs), 2 for a usage error.
+// failed, or a replay that differs), 2 for a usage error or a config file
+// that cannot be read.
 package main
 
 import (

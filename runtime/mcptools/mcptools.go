@@ -37,6 +37,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -263,6 +264,9 @@ func connect(ctx context.Context, s Server, opt Options) (*conn, error) {
 func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transport, error) {
 	if len(s.Command) == 0 {
 		return nil, nil, errors.New("no command given; give its command or its url")
+	}
+	if _, err := exec.LookPath(s.Command[0]); err != nil {
+		return nil, nil, fmt.Errorf("its command: %w; give the program's absolute path, or put it on PATH", err)
 	}
 	so := opt.Sandbox
 	so.Network = s.Network

@@ -161,6 +161,8 @@ func TestInstructions(t *testing.T) {
 				assert.Contains(t, r.stderr, s)
 			}
 			e.checkNoSecret(t)
+			rep := replayExit(t, filepath.Join(e.threads, e.onlyThread(t)+".events.jsonl"))
+			assert.Equal(t, 0, rep.code, "the session replays: %s%s", rep.stdout, rep.stderr)
 		})
 	}
 }

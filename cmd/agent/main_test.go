@@ -631,7 +631,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-p", "x", "stray"}, "-p gives the prompt already"},
 		{[]string{"-json"}, "-json applies to a one-shot run"},
 		{[]string{"-p", "x", "replay", "log"}, "agent: -p does not apply to replay; only -v does"},
-		{[]string{"-model", "x", "sessions"}, "agent: -model does not apply to sessions; only -price and -threads do"},
+		{[]string{"-model", "x", "sessions"}, "agent: -model does not apply to sessions; only -config, -price and -threads do"},
 		{[]string{"-max-retries", "-1"}, "agent: -max-retries must be 0 or more\n"},
 		{[]string{"-retry-delay", "0"}, "agent: -retry-delay must be positive and at most 30s"},
 		{[]string{"-retry-delay", "1m"}, "agent: -retry-delay must be positive and at most 30s"},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/runtime/sandbox/sandboxtest"
 )
 
 // mcpServerBin is the test MCP server (testdata/mcpserver), built once,
@@ -74,7 +76,9 @@ func TestMCPStdio(t *testing.T) {
 				}},
 				fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c4", Name: "mcp__test__slow", Args: `{}`}}},
 				fakellm.Reply{Text: "Used the MCP tools."})
-			e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test", "-say", "the key is "+testKey)+stdioEntry(t, "broken", "-crash"))
+			marker := "mcp-marker-" + filepath.Base(filepath.Dir(e.ws))
+			sandboxtest.KillAtCleanup(t, marker)
+			e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test", "-say", "the key is "+testKey, "-marker", marker)+stdioEntry(t, "broken", "-crash"))
 			r := e.run(t, "", "-p", "Use the MCP tools.", "-tool-timeout", "2s")
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 			assert.Contains(t, r.stderr, "agent: MCP server test (5 tools)")
@@ -102,11 +106,18 @@ func TestMCPStdio(t *testing.T) {
 			assert.True(t, results["c4"].IsError)
 			assert.Contains(t, results["c4"].Text, "tool mcp__test__slow timed out after 2s")
 
+			// The sandbox's namespace dies with its bubblewrap, a moment
+			// after the agent has killed it.
+			assert.Eventually(t, func() bool { return len(sandboxtest.Processes(marker)) == 0 }, 10*time.Second, 10*time.Millisecond,
+				"the server is killed with the session")
+
 			got, err := os.ReadFile(filepath.Join(e.ws, "from-mcp.txt"))
 			require.NoError(t, err)
 			assert.Equal(t, "written by mcp\n", string(got))
 			assert.Contains(t, gittest.Git(t, e.ws, "show", "--stat", "HEAD"), "from-mcp.txt", "an MCP tool's change is committed")
 			e.checkNoSecret(t)
+			rep := replayExit(t, filepath.Join(e.threads, e.onlyThread(t)+".events.jsonl"))
+			assert.Equal(t, 0, rep.code, "the session replays: %s%s", rep.stdout, rep.stderr)
 		})
 	}
 }

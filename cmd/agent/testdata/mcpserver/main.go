@@ -1,7 +1,7 @@
 // Command mcpserver is an MCP server for the agent's tests, on the
 // official Go SDK: over stdio by default, or streamable HTTP with -http.
 //
-//	mcpserver [-say TEXT] [-crash] [-http ADDR]
+//	mcpserver [-say TEXT] [-crash] [-http ADDR] [-marker TEXT]
 //
 // Its tools: say (returns -say's text), echo (returns its text argument),
 // write (writes a file in its working directory), slow (waits until it is
@@ -39,6 +39,7 @@ func main() {
 	say := flag.String("say", "hello from mcp", "what the say tool returns")
 	crash := flag.Bool("crash", false, "exit at once with an error")
 	addr := flag.String("http", "", "serve streamable HTTP on this address")
+	_ = flag.String("marker", "", "ignored: lets a test find the process")
 	flag.Parse()
 	if *crash {
 		fmt.Fprintln(os.Stderr, "mcpserver: boom, cannot start")

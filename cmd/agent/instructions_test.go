@@ -179,3 +179,28 @@ func TestInstructionsCommand(t *testing.T) {
 	assert.Contains(t, r.stderr, "instructions loaded:\n  AGENTS.md (100 bytes, system prompt): cut after 40 of 100 bytes: the limit of one file")
 	assert.Empty(t, e.srv.Requests())
 }
+
+// TestInstructionsResume resumes a thread that was sent a subdirectory's
+// instructions: they do not come again; the system prompt is read again.
+func TestInstructionsResume(t *testing.T) {
+	read := func(id string) fakellm.Reply {
+		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: id, Name: "read_file", Args: `{"path":"sub/x.go"}`}}}
+	}
+	e := newEnv(t, fakellm.OpenAI, map[string]string{"AGENTS.md": "Root rule.\n", "sub/AGENTS.md": "Sub rule.\n", "sub/x.go": "package x\n"},
+		read("c1"), fakellm.Reply{Text: "one"}, read("c2"), fakellm.Reply{Text: "two"})
+	r := e.run(t, "", "-p", "First.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	r = e.run(t, "", "-resume", e.onlyThread(t), "-p", "Second.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 4)
+	results := map[string]string{}
+	for _, m := range reqs[3].Messages {
+		if m.ToolCallID != "" {
+			results[m.ToolCallID] = m.Text
+		}
+	}
+	assert.Contains(t, results["c1"], "Sub rule.")
+	assert.Equal(t, "package x\n", results["c2"], "sent once in the thread")
+	assert.Contains(t, reqs[2].System, "Root rule.")
+}

@@ -971,6 +971,14 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 	}
 	slash.agent = a
 	journalOf = a.Journal
+	if conv, ok := behavior.ConversationOf(a.Machine().State()); ok && ins != nil {
+		// A subdirectory's instructions the thread was sent come once.
+		for _, m := range conv.Messages() {
+			if m.Role == chat.RoleTool {
+				ins.Sent(m.Content)
+			}
+		}
+	}
 	verb := "started"
 	if o.resume != "" {
 		verb = "resumed"

@@ -11,7 +11,8 @@
 // marked as instructions, rather than changing the system prompt, which
 // would invalidate the cache of every later request. Both reach the event
 // log (the system prompt in its header, a tool result in its event), so a
-// session replays exactly.
+// session replays exactly. A resumed session notes those its conversation
+// holds already ([Set.Sent]).
 //
 // The workspace's files are read through the workspace handle
 // ([tools.Workspace.ReadFile]): a path or symbolic link that leads outside
@@ -28,6 +29,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -177,6 +179,26 @@ func (s *Set) ForPath(rel string, isDir bool) string {
 		}
 	}
 	return b.String()
+}
+
+// marker finds what ForPath appended to a tool's result: the directory
+// whose instructions it brought.
+var marker = regexp.MustCompile(`(?m)^\[instructions: \S+ applies to the files under (\S+)/; follow it there\]$`)
+
+// Sent notes the directories whose instructions text (a tool result of
+// the conversation, when a thread is resumed) already brought, so that
+// ForPath does not bring them again. It returns how many it noted.
+func (s *Set) Sent(text string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range marker.FindAllStringSubmatch(text, -1) {
+		if !s.seen[m[1]] {
+			s.seen[m[1]] = true
+			n++
+		}
+	}
+	return n
 }
 
 // readDir reads the instructions of the workspace directory dir, once: the

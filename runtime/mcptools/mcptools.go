@@ -42,6 +42,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -233,23 +234,24 @@ func connect(ctx context.Context, s Server, opt Options) (*conn, error) {
 	}
 	session, err := client.Connect(sctx, transport, nil)
 	if err != nil {
-		c.proc.Kill()
-		select {
-		case <-c.proc.Done():
-		case <-time.After(time.Second):
-		}
 		why := err.Error()
-		if c.proc != nil {
-			select {
-			case <-c.proc.Done():
-				if werr := c.proc.Wait(); werr != nil && sctx.Err() == nil {
-					why = "it exited (" + werr.Error() + ") before answering"
-				}
-			default:
-			}
-		}
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
 			why = fmt.Sprintf("it did not answer within %s", opt.StartTimeout)
+		}
+		c.proc.Kill()
+		bounded := time.NewTimer(time.Second)
+		defer bounded.Stop()
+		select {
+		case <-c.proc.Done():
+			var exit *exec.ExitError
+			if werr := c.proc.Wait(); errors.As(werr, &exit) && exit.ExitCode() > 0 && exit.ExitCode() != 128+int(syscall.SIGKILL) {
+				why = "it exited (" + werr.Error() + ") before answering"
+			}
+		case <-bounded.C:
+		}
+		select {
+		case <-c.stderr.done:
+		case <-bounded.C:
 		}
 		if t := c.stderr.String(); t != "" {
 			why += "; its standard error ends with: " + t
@@ -322,7 +324,7 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 		errR.Close()
 		return nil, nil, err
 	}
-	t := &tail{redactor: opt.Secrets}
+	t := &tail{redactor: opt.Secrets, done: make(chan struct{})}
 	go t.fill(errR) // ends when the server and what it started are gone
 	return &conn{server: s, proc: p, stderr: t}, &mcp.IOTransport{Reader: outR, Writer: inW}, nil
 }
@@ -512,6 +514,7 @@ type tail struct {
 	mu       sync.Mutex
 	buf      []byte
 	redactor *redact.Redactor
+	done     chan struct{} // closed once the output has ended
 }
 
 // maxTail is what tail keeps.
@@ -519,6 +522,7 @@ const maxTail = 2 << 10
 
 // fill reads r into the tail until it ends, then closes it.
 func (t *tail) fill(r *os.File) {
+	defer close(t.done)
 	defer r.Close()
 	b := make([]byte, 4096)
 	for {

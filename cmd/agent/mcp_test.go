@@ -81,7 +81,7 @@ func TestMCPStdio(t *testing.T) {
 			e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test", "-say", "the key is "+testKey, "-marker", marker)+stdioEntry(t, "broken", "-crash"))
 			r := e.run(t, "", "-p", "Use the MCP tools.", "-tool-timeout", "2s")
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
-			assert.Contains(t, r.stderr, "agent: MCP server test (5 tools)")
+			assert.Contains(t, r.stderr, "agent: MCP server test (6 tools)")
 			assert.Contains(t, r.stderr, `agent: MCP server "broken": start `)
 			assert.Contains(t, r.stderr, "mcpserver: boom, cannot start")
 			assert.Contains(t, r.stderr, "it is left out")
@@ -119,6 +119,33 @@ func TestMCPStdio(t *testing.T) {
 			rep := replayExit(t, filepath.Join(e.threads, e.onlyThread(t)+".events.jsonl"))
 			assert.Equal(t, 0, rep.code, "the session replays: %s%s", rep.stdout, rep.stderr)
 		})
+	}
+}
+
+// TestMCPServerDies calls a tool whose server exits: that call and the
+// next one of the server's fail with an error naming it; the session goes
+// on.
+func TestMCPServerDies(t *testing.T) {
+	_, err := mcpServerBin()
+	require.NoError(t, err)
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__test__die", Args: `{}`}}},
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "mcp__test__say", Args: `{}`}}},
+		fakellm.Reply{Text: "It died."})
+	e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test"))
+	r := e.run(t, "", "-p", "Kill it.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 3)
+	results := map[string]fakellm.Message{}
+	for _, m := range reqs[2].Messages {
+		if m.ToolCallID != "" {
+			results[m.ToolCallID] = m
+		}
+	}
+	for _, id := range []string{"c1", "c2"} {
+		assert.True(t, results[id].IsError, id)
+		assert.Contains(t, results[id].Text, "MCP server test has exited (exit status 1); its standard error ends with: mcpserver: dying; it is not restarted in this session", id)
 	}
 }
 

@@ -249,9 +249,11 @@ func connect(ctx context.Context, s Server, opt Options) (*conn, error) {
 			}
 		case <-bounded.C:
 		}
+		rest := time.NewTimer(time.Second) // bounded itself may have fired
+		defer rest.Stop()
 		select {
 		case <-c.stderr.done:
-		case <-bounded.C:
+		case <-rest.C:
 		}
 		if t := c.stderr.String(); t != "" {
 			why += "; its standard error ends with: " + t
@@ -349,6 +351,35 @@ func (c *conn) close() error {
 	return err
 }
 
+// exited says how the stdio server ended when it has ("" while it runs,
+// and for an HTTP server), with the end of its standard error. A call
+// that failed because it ended may learn so before it was waited for:
+// exited gives it a moment.
+func (c *conn) exited() string {
+	if c.proc == nil {
+		return ""
+	}
+	wait := time.NewTimer(200 * time.Millisecond)
+	defer wait.Stop()
+	select {
+	case <-c.proc.Done():
+	case <-wait.C:
+		return ""
+	}
+	why := "has exited"
+	if err := c.proc.Wait(); err != nil {
+		why += " (" + err.Error() + ")"
+	}
+	select {
+	case <-c.stderr.done:
+	case <-wait.C:
+	}
+	if t := c.stderr.String(); t != "" {
+		why += "; its standard error ends with: " + t
+	}
+	return why
+}
+
 // list lists the server's tools as the agent's.
 func (c *conn) list(ctx context.Context, opt Options) ([]tools.Tool, error) {
 	lctx, cancel := context.WithTimeout(ctx, opt.StartTimeout)
@@ -437,6 +468,9 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.ToolPro
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
+		}
+		if why := t.conn.exited(); why != "" {
+			return "", fmt.Errorf("MCP server %s %s; it is not restarted in this session: do without its tools", t.conn.server.Name, why)
 		}
 		return "", fmt.Errorf("MCP server %s: %s", t.conn.server.Name, t.secrets.String(err.Error()))
 	}

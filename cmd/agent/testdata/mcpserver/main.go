@@ -5,7 +5,7 @@
 //
 // Its tools: say (returns -say's text), echo (returns its text argument),
 // write (writes a file in its working directory), slow (waits until it is
-// cancelled), picture (returns an image). -crash writes to standard error
+// cancelled), picture (returns an image), die (exits at once). -crash writes to standard error
 // and exits 3 at once.
 package main
 
@@ -64,6 +64,11 @@ func main() {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "picture", Description: "Return an image."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG....")}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "Exit at once."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, "mcpserver: dying")
+		os.Exit(1)
+		return nil, nil, nil
 	})
 	if *addr != "" {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -333,7 +334,7 @@ func expandHome(p string) (string, error) {
 var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // serverKeys are an MCP server entry's keys.
-var serverKeys = []string{"command", "env", "network", "expose", "workspace", "url", "headers", "read_only_tools", "approve", "disabled"}
+var serverKeys = []string{"command", "env", "network", "expose", "workspace", "url", "headers", "read_only_tools", "approve", "start_timeout", "disabled"}
 
 // stdioOnly are the keys only a stdio server takes.
 var stdioOnly = []string{"command", "env", "network", "expose", "workspace"}
@@ -435,6 +436,14 @@ func parseServers(path string, n *yaml.Node) ([]mcptools.Server, error) {
 					if len(missing) > 0 {
 						return nil, configError(path, p.v, "%s.%s names $%s, which is not set in the environment; set it or change the header", what, k, missing[0])
 					}
+				}
+			case "start_timeout":
+				v, err := scalar(path, p.v, what)
+				if err != nil {
+					return nil, err
+				}
+				if s.StartTimeout, err = time.ParseDuration(v); err != nil || s.StartTimeout <= 0 {
+					return nil, configError(path, p.v, "%s %q: give a positive duration, such as 1m", what, v)
 				}
 			case "read_only_tools":
 				if s.ReadOnlyTools, err = stringList(path, p.v, what); err != nil {

@@ -81,6 +81,7 @@ func TestConfigFile(t *testing.T) {
     workspace: ro
     read_only_tools: [read]
     approve: {write: always, "*": never}
+    start_timeout: 2m
   docs:
     url: https://docs.example/mcp
     headers: {Authorization: "Bearer ${MCP_CONFIG_TEST_TOKEN}"}
@@ -93,7 +94,7 @@ func TestConfigFile(t *testing.T) {
 				assert.Equal(t, []mcptools.Server{
 					{Name: "files", Command: []string{"fs-server", "--root", "."}, Env: map[string]string{"LOG_LEVEL": "debug"}, Network: true,
 						Expose: []sandbox.Exposure{{Path: "~/.cache/fs", Writable: true}}, ReadOnlyWorkspace: true, ReadOnlyTools: []string{"read"},
-						Approve: map[string]tools.Approval{"write": tools.ApprovalAlways, "*": tools.ApprovalNever}},
+						Approve: map[string]tools.Approval{"write": tools.ApprovalAlways, "*": tools.ApprovalNever}, StartTimeout: 2 * time.Minute},
 					{Name: "docs", URL: "https://docs.example/mcp", Headers: map[string]string{"Authorization": "Bearer t0k"},
 						Approve: map[string]tools.Approval{"*": tools.ApprovalAlways}},
 				}, o.config.servers)
@@ -142,7 +143,7 @@ func TestConfigFile(t *testing.T) {
 		{
 			name:    "an unknown key of an MCP server",
 			config:  "mcp_servers:\n  x:\n    comand: [a]\n",
-			wantErr: `FILE:3:5: unknown key "comand" in mcp_servers.x (did you mean "command"?); allowed: command, env, network, expose, workspace, url, headers, read_only_tools, approve, disabled`,
+			wantErr: `FILE:3:5: unknown key "comand" in mcp_servers.x (did you mean "command"?); allowed: command, env, network, expose, workspace, url, headers, read_only_tools, approve, start_timeout, disabled`,
 		},
 		{
 			name:    "an MCP server with neither command nor url",

@@ -149,6 +149,19 @@ func TestMCPServerDies(t *testing.T) {
 	}
 }
 
+// TestMCPServerMute starts a server that never answers: it is left out
+// once its start_timeout has passed, and killed.
+func TestMCPServerMute(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "ok"})
+	marker := "mute-marker-" + filepath.Base(filepath.Dir(e.ws))
+	sandboxtest.KillAtCleanup(t, marker)
+	e.writeConfig(t, fmt.Sprintf("mcp_servers:\n  mute:\n    command: [bash, -c, \"sleep 60 # %s\"]\n    start_timeout: 500ms\n", marker))
+	r := e.run(t, "", "-p", "Hi.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, `agent: MCP server "mute": start bash -c sleep 60 # `+marker+`: it did not answer within 500ms; it is left out`)
+	assert.Eventually(t, func() bool { return len(sandboxtest.Processes(marker)) == 0 }, 10*time.Second, 10*time.Millisecond)
+}
+
 // TestMCPHTTP calls a tool of a streamable HTTP MCP server (the SDK's
 // handler on httptest), which is sent the header its entry names, with
 // its value from the environment.

@@ -83,6 +83,9 @@ type Server struct {
 	// ReadOnlyTools name the server's tools (as it names them) that change
 	// nothing.
 	ReadOnlyTools []string
+	// StartTimeout bounds its start and the listing of its tools; 0
+	// means Options.StartTimeout.
+	StartTimeout time.Duration
 	// Approve maps the server's tools (as it names them) to their
 	// approval setting; "*" applies to the others. Missing: the policy.
 	Approve map[string]tools.Approval
@@ -151,7 +154,11 @@ func Start(ctx context.Context, servers []Server, opt Options) (*Clients, []erro
 			c, err := connect(ctx, s, opt)
 			if err == nil {
 				var ts []tools.Tool
-				ts, err = c.list(ctx, opt)
+				lopt := opt
+				if s.StartTimeout > 0 {
+					lopt.StartTimeout = s.StartTimeout
+				}
+				ts, err = c.list(ctx, lopt)
 				if err != nil {
 					_ = c.close()
 					c = nil
@@ -217,6 +224,9 @@ func (c *Clients) Close() error {
 
 // connect starts the server and opens its MCP session.
 func connect(ctx context.Context, s Server, opt Options) (*conn, error) {
+	if s.StartTimeout > 0 {
+		opt.StartTimeout = s.StartTimeout
+	}
 	sctx, cancel := context.WithTimeout(ctx, opt.StartTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "fsmgen-agent", Version: "1"}, &mcp.ClientOptions{Logger: opt.Logger})

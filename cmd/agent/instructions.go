@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/fsmgen/fsmgen/chat"
-	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/instructions"
+	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
 // pathTools are the tools whose "path" argument names where they work,
@@ -20,9 +20,13 @@ var pathTools = map[string]bool{"read_file": false, "edit_file": false, "list_fi
 // loaded before (see instructions.Set.ForPath): the system prompt stays
 // as it was, so that the provider's prompt cache keeps it.
 type instructionsRunner struct {
-	tools agentexec.ToolRunner
+	tools *tools.Set
 	set   *instructions.Set
 }
+
+// Approval returns the tool's approval setting, as tools.Set.Approval
+// does: the runner stands for the set.
+func (r instructionsRunner) Approval(name string) tools.Approval { return r.tools.Approval(name) }
 
 // Run implements agentexec.ToolRunner.
 func (r instructionsRunner) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {

@@ -724,6 +724,9 @@ func agentMain(ctx context.Context, o options, stdin io.Reader, stdout, stderr i
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if o.config == nil {
+		o.config = &configFile{}
+	}
 
 	if o.logFile != "" {
 		// Absolute, so that the sandbox can hide it and the workspace

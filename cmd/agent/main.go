@@ -42,7 +42,8 @@
 // conversation by the model's summary of it, now), /sessions (the
 // saved threads), /resume ID or /resume last (save this thread and go on
 // with another, on the same terminal), /fork (go on in a copy of this
-// thread, a new ID, leaving this one as it is), /quit (stop the turn, save
+// thread, a new ID, leaving this one as it is), /instructions (the
+// instructions files loaded, their sizes and what was cut), /quit (stop the turn, save
 // and quit). An unknown
 // command is an error that suggests the closest one. A message that starts
 // with "//" is sent with one slash less ("//help" sends "/help"); a line
@@ -117,6 +118,9 @@
 //	                  shown (default: the list price of the providers'
 //	                  current models, dated names included; for another
 //	                  model the agent says once that it shows no cost)
+//	-config FILE      the config file (default
+//	                  $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or
+//	                  ~/.config/fsmgen-agent/config.yaml, when it exists)
 //	-json             with -p: print the result as one JSON object
 //	-tool-calls       offer the model tools (default true); false for a
 //	                  model without tool calling: see "Server queries"
@@ -191,6 +195,37 @@
 // asked stops the turn; the call never runs, nor does it on resume after
 // a crash. A policy that asks needs a terminal: with -p, or standard
 // input or error not a terminal, the agent refuses to start (exit 2).
+//
+// # Config file, instructions and MCP servers
+//
+// The config file (-config) gives the flags their defaults, by their names
+// with "_" for "-" (model, base_url, max_retries, sandbox_expose as a
+// list, ...; not p, resume, json, version, config, log, workspace, v): a
+// flag given wins, and a resumed thread keeps its provider and model. It
+// also holds "instructions" and "mcp_servers". It is read strictly: an
+// unknown key, a key given twice or a bad value is an error naming the
+// file, the line and what is allowed, and the agent exits 2.
+// docs/agent-config.example.yaml explains every key.
+//
+// Instructions: AGENTS.md (or, where a directory has none, CLAUDE.md) at
+// the workspace root and the user's $XDG_CONFIG_HOME/fsmgen-agent/AGENTS.md
+// end the system prompt; a subdirectory's, and those of the directories
+// between, are appended once to the result of the first read_file,
+// list_files or edit_file call that touches a path under it, so that the
+// system prompt, and the provider's cache of it, stay the same all session.
+// They are read through the workspace handle (a link leading outside is
+// refused), cut at 32 KiB each and 64 KiB in all with a note, and redacted
+// of the key.
+//
+// MCP servers: each entry of mcp_servers is a stdio server (command), run
+// in a bubblewrap sandbox as bash is, with the network, paths, variables
+// and workspace access its entry grants, killed when the session ends; or
+// an HTTP server (url, headers from the environment). Their tools are
+// offered as mcp__<server>__<tool>; a server that fails to start is named
+// and left out. Results are text (other content described), cut at 64
+// KiB, redacted. An MCP tool may change files unless read_only_tools lists
+// it; approve sets per tool whether a call asks first (policy, always,
+// never).
 //
 // # Threads, resume and replay
 //
@@ -357,7 +392,8 @@
 //	                  HEAD; your checkout is untouched) or off
 //
 // Exit status: 0 when all went well, 1 on an error (or a one-shot turn that
-// failed, or a replay that differs), 2 for a usage error.
+// failed, or a replay that differs), 2 for a usage error or a config file
+// that cannot be read.
 package main
 
 import (
@@ -384,6 +420,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/approval"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
 	"github.com/fsmgen/fsmgen/runtime/eventlog"
+	"github.com/fsmgen/fsmgen/runtime/instructions"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/llm"
 	"github.com/fsmgen/fsmgen/runtime/query"
@@ -462,6 +499,10 @@ type options struct {
 	// queries in its replies instead.
 	toolCalls  bool
 	maxQueries int
+	// configPath is -config; config the config file read (never nil once
+	// the flags are parsed for the agent or sessions).
+	configPath string
+	config     *configFile
 	// first is the prompt given as an argument: the first message of an
 	// interactive session.
 	first string
@@ -475,7 +516,7 @@ type options struct {
 // commandFlags are the subcommands and the flags that apply to each.
 var commandFlags = map[string]map[string]bool{
 	"replay":   {"v": true},
-	"sessions": {"threads": true, "price": true},
+	"sessions": {"threads": true, "price": true, "config": true},
 }
 
 // run is the program; stdin nil means the process's standard input.
@@ -587,6 +628,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
 	fs.BoolVar(&o.json, "json", false, "with -p: print the result as one JSON object (session, answer, error, usage, cost)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.configPath, "config", "", "the config `file` (default: $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or ~/.config/fsmgen-agent/config.yaml, if it exists)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, exitOK
@@ -595,6 +637,24 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	}
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if o.version || (fs.NArg() > 0 && fs.Arg(0) == "replay") {
+		o.config = &configFile{}
+	} else {
+		// The config file's defaults, for the flags not given.
+		var only map[string]bool
+		if fs.NArg() > 0 && fs.Arg(0) == "sessions" {
+			only = commandFlags["sessions"]
+		}
+		c, err := loadConfig(o.configPath, fs)
+		if err == nil {
+			err = c.apply(fs, o.set, only)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "agent: %v\n", err)
+			return o, exitUsage
+		}
+		o.config = c
+	}
 	if allowed, ok := commandFlags[fs.Arg(0)]; ok && fs.NArg() > 0 {
 		o.command, o.commandArgs = fs.Arg(0), fs.Args()[1:]
 		for name := range o.set {
@@ -826,6 +886,15 @@ func checkWorkspace(ws, threads, logFile string) error {
 // it hides the thread store and the event log from the commands, keeps
 // their build cache in the user's cache directory, and knows the API key.
 func openSandbox(ctx context.Context, o options, threads, logPath, key string) (*sandbox.Sandbox, error) {
+	sb, err := sandbox.New(ctx, sandboxOptions(o, threads, logPath, key))
+	if err != nil {
+		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
+	}
+	return sb, nil
+}
+
+// sandboxOptions are the options of bash's sandbox (see openSandbox).
+func sandboxOptions(o options, threads, logPath, key string) sandbox.Options {
 	opt := sandbox.Options{
 		Mode:     o.sandbox,
 		Network:  o.sandboxNetwork,
@@ -838,11 +907,7 @@ func openSandbox(ctx context.Context, o options, threads, logPath, key string) (
 		opt.CacheDir = filepath.Join(dir, "fsmgen-agent", "sandbox")
 	}
 	o.sandboxFlags.apply(&opt)
-	sb, err := sandbox.New(ctx, opt)
-	if err != nil {
-		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
-	}
-	return sb, nil
+	return opt
 }
 
 // priceOf returns the model's price: -price, or the known list price.
@@ -913,6 +978,9 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	if o.approve.Asks() && !canAsk(in.stdin, stderr) {
 		fmt.Fprintln(stderr, needsTerminal(o.approve))
 		return exitCode(exitUsage)
+	}
+	if o.config == nil {
+		o.config = &configFile{}
 	}
 
 	if o.logFile != "" {
@@ -1045,11 +1113,35 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return err
 	}
 	noteUnusualRepositories(guard, stderr)
-	toolSet := modeTools(o.mode, sb, tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
+	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard,
-		Search: !o.toolCalls}))
+		Search: !o.toolCalls})
+	servers, err := startMCP(ctx, o, ws, store.Dir(), logPath, llmCfg.APIKey, logger, stderr)
+	if err != nil {
+		return err
+	}
+	defer servers.Close()
+	if toolSet, err = toolSet.With(servers.Tools()...); err != nil {
+		return fmt.Errorf("the MCP servers' tools: %w", err)
+	}
+	toolSet = modeTools(o.mode, sb, toolSet)
+	if asked := alwaysAsked(toolSet); len(asked) > 0 && !canAsk(in.stdin, stderr) {
+		fmt.Fprintf(stderr, "agent: %s ask before every call (approve: always in the config file's mcp_servers) and need a terminal to ask; run interactively, or set their approve to policy or never\n", strings.Join(asked, ", "))
+		return exitCode(exitUsage)
+	}
+	var ins *instructions.Set
+	if !o.config.instructions.disabled {
+		iopt := o.config.instructionsOptions()
+		iopt.Redactor = redact.New(llmCfg.APIKey)
+		ins = instructions.Load(ws, iopt)
+		noteInstructions(ins, stderr)
+	}
+
 	specs := offerApproval(o.approve, toolSet, stderr)
 	bc := behaviorConfig(o, o.model, specs)
+	if ins != nil {
+		bc.System += ins.System()
+	}
 	bc.MutatingTools = toolSet.MutatingNames()
 	b, err := behavior.New(bc)
 	if err != nil {
@@ -1114,7 +1206,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	slash := &slashSession{display: display, commands: slashCommands(), store: store, thread: t.ID, lineage: lineage(store, t), workspace: ws.Root()}
+	slash := &slashSession{display: display, commands: slashCommands(), store: store, thread: t.ID, lineage: lineage(store, t), workspace: ws.Root(), instructions: ins}
 	if o.price != "" {
 		slash.price = display.price
 	}
@@ -1138,7 +1230,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  b,
 		Provider:  provider,
-		Tools:     toolSet,
+		Tools:     toolRunner(toolSet, ins),
 		Workspace: ws.Root(),
 		Committer: committer,
 		Display:   display,
@@ -1168,6 +1260,14 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	}
 	slash.agent = a
 	journalOf = a.Journal
+	if conv, ok := behavior.ConversationOf(a.Machine().State()); ok && ins != nil {
+		// A subdirectory's instructions the thread was sent come once.
+		for _, m := range conv.Messages() {
+			if m.Role == chat.RoleTool {
+				ins.Sent(m.Content)
+			}
+		}
+	}
 	verb := "started"
 	if o.resume != "" {
 		verb = "resumed"

@@ -64,6 +64,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	agentBin = filepath.Join(dir, "agent")
+	// No config file of the user's reaches the tests run in-process.
+	_ = os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	build := exec.Command("go", "build", "-o", agentBin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -106,9 +108,13 @@ func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, agentBin, append(base, args...)...)
 	cmd.Dir = e.ws
 	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY="+testKey, "OPENAI_API_KEY="+testKey,
-		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+e.cache)
+		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+e.cache, "XDG_CONFIG_HOME="+e.configHome())
 	return cmd
 }
+
+// configHome is the agent's XDG_CONFIG_HOME: empty unless a test writes
+// a config file or instructions there.
+func (e *env) configHome() string { return filepath.Join(e.cache, "config") }
 
 // result is how a run of the binary ended.
 type result struct {
@@ -626,7 +632,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-p", "x", "stray"}, "-p gives the prompt already"},
 		{[]string{"-json"}, "-json applies to a one-shot run"},
 		{[]string{"-p", "x", "replay", "log"}, "agent: -p does not apply to replay; only -v does"},
-		{[]string{"-model", "x", "sessions"}, "agent: -model does not apply to sessions; only -price and -threads do"},
+		{[]string{"-model", "x", "sessions"}, "agent: -model does not apply to sessions; only -config, -price and -threads do"},
 		{[]string{"-max-retries", "-1"}, "agent: -max-retries must be 0 or more\n"},
 		{[]string{"-retry-delay", "0"}, "agent: -retry-delay must be positive and at most 30s"},
 		{[]string{"-retry-delay", "1m"}, "agent: -retry-delay must be positive and at most 30s"},

@@ -85,6 +85,18 @@ func needsTerminal(p approval.Policy) string {
 	return fmt.Sprintf("agent: -approve %s needs a terminal to ask; use -approve never, or run interactively", p)
 }
 
+// alwaysAsked returns the tools of set whose own setting asks before every
+// call (an MCP server's approve: always), sorted.
+func alwaysAsked(set *tools.Set) []string {
+	var names []string
+	for _, n := range set.Names() {
+		if set.Approval(n) == tools.ApprovalAlways {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // canAsk reports whether the agent can ask the user and read the answer:
 // whether it reads its input from a terminal, with its line editor (see
 // openEditor), standard input and standard error both terminals.

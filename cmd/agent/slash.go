@@ -11,6 +11,7 @@ import (
 	"github.com/fsmgen/fsmgen/internal/suggest"
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/instructions"
 	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 )
@@ -45,6 +46,7 @@ func slashCommands() []slashCommand {
 		sessionsCommand,
 		resumeCommand,
 		forkCommand,
+		instructionsCommand,
 		quitCommand,
 	}
 }
@@ -71,6 +73,9 @@ type slashSession struct {
 	// -price, nil for the list prices.
 	store *thread.Store
 	price *ledger.Price
+	// instructions are the session's instructions files; nil when they
+	// are off.
+	instructions *instructions.Set
 }
 
 // say shows text to the user as the answer of a command: on the display,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/approval"
+	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
 // approve settles whether call runs, under Config.Approval: it returns
@@ -23,8 +24,15 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall) (run chat.ToolC
 	if policy == approval.OnRequest && mutating {
 		call.Arguments, requested, reason = approval.Split(call.Arguments)
 	}
-	if !policy.ShouldAsk(mutating, requested) {
+	switch a.toolApproval(call.Name) {
+	case tools.ApprovalNever:
 		return call, "", nil, true
+	case tools.ApprovalAlways:
+		// Asked whatever the policy.
+	default:
+		if !policy.ShouldAsk(mutating, requested) {
+			return call, "", nil, true
+		}
 	}
 	if a.gate.Granted(call.Name) {
 		return call, approval.Always, nil, true

@@ -11,6 +11,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
 // ToolRunner runs one tool call to completion; *tools.Set is one. Run must
@@ -18,6 +19,23 @@ import (
 // progress from any goroutine until it returns.
 type ToolRunner interface {
 	Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome
+}
+
+// ApprovalSetter is implemented by a ToolRunner whose tools may carry an
+// approval setting of their own (tools.Set, an MCP server's tools): a
+// tool's setting overrides Config.Approval for its calls (see
+// tools.Approval).
+type ApprovalSetter interface {
+	Approval(name string) tools.Approval
+}
+
+// toolApproval returns the approval setting of the tool name: its own, or
+// tools.ApprovalPolicy.
+func (a *Agent) toolApproval(name string) tools.Approval {
+	if s, ok := a.cfg.Tools.(ApprovalSetter); ok {
+		return s.Approval(name)
+	}
+	return tools.ApprovalPolicy
 }
 
 // InterruptedPrefix starts the outcome given on resume to a tool call that

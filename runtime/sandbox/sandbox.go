@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -484,9 +485,18 @@ type Command struct {
 	// Args is the program and its arguments, e.g. {"bash", "-c", script}.
 	Args []string
 	// Stdout and Stderr receive the command's output; nil discards it.
-	// Standard input is empty. Give an *os.File so that Wait does not wait
-	// for the output to be copied.
+	// Give an *os.File so that Wait does not wait for the output to be
+	// copied.
 	Stdout, Stderr io.Writer
+	// Stdin is the command's standard input; nil means empty. A
+	// long-lived server the agent talks to over its standard input and
+	// output (an MCP server) gets a pipe here; give an *os.File.
+	Stdin io.Reader
+	// Env sets variables for this command whatever their names: the
+	// caller grants them (an MCP server's entry in the agent's config
+	// file names those it needs, a token say). The sandbox's own
+	// variables (TMPDIR, the caches) win over them.
+	Env map[string]string
 	// Masked lists files (absolute paths; links are followed) the command
 	// reads [MaskNotice] in place of, and cannot change, move or remove:
 	// the files of the workspace that hold the agent's API key. Those
@@ -541,6 +551,9 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 	}
 	argv := c.Args
 	env := s.env
+	if len(c.Env) > 0 {
+		env.set = maps.Clone(c.Env)
+	}
 	if s.Confined() {
 		lay := s.lay
 		if c.Workspace != "" {
@@ -557,18 +570,21 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		} else {
 			cache = filepath.Join("/tmp", ".cache")
 		}
-		env.set = map[string]string{
+		if env.set == nil {
+			env.set = map[string]string{}
+		}
+		maps.Copy(env.set, map[string]string{
 			"TMPDIR":         "/tmp",
 			"GOTMPDIR":       "",
 			"XDG_CACHE_HOME": cache,
 			"GOCACHE":        filepath.Join(cache, "go-build"),
-		}
+		})
 		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(c.Args))...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = curate(s.environ(), env)
-	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = c.Stdout, c.Stderr, c.Stdin
 	// A session of its own: no controlling terminal, so that, even
 	// unconfined, it can neither read the user's keystrokes nor write to
 	// their terminal through /dev/tty; and a process group of its own,

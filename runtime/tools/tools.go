@@ -11,6 +11,10 @@
 // A [GitGuard], given to the bash tool, puts back after every command what
 // it changed of the workspace's git repositories other than its own .git.
 //
+// A tool may carry its own approval setting and say that it only reads
+// ([Approvable]; the MCP servers' tools do, as their config entries say):
+// [Set.Approval] returns it for the code that asks the user before a call.
+//
 // Every failure of a call — an unknown tool, bad arguments, a tool error, a
 // panic, a timeout, a cancellation — becomes a [chat.ToolOutcome] with
 // IsError set, written for the LLM to read and act on.

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/fakellm"
+)
+
+// TestInstructions runs the agent in workspaces with instructions files
+// and checks what reaches the model: the root's and the user's in the
+// system prompt, a subdirectory's with the first tool result under it
+// (the system prompt unchanged), CLAUDE.md where there is no AGENTS.md,
+// the size limits, and a link leading outside refused.
+func TestInstructions(t *testing.T) {
+	readSub := fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "read_file", Args: `{"path":"sub/deep/x.go"}`}}}
+	readSubAgain := fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "list_files", Args: `{"path":"sub"}`}}}
+	tests := []struct {
+		name        string
+		files       map[string]string
+		user        string // the user's AGENTS.md
+		config      string
+		link        string // AGENTS.md links to a file outside holding this
+		replies     []fakellm.Reply
+		wantSystem  []string
+		notSystem   []string
+		wantResults []string // in the first request's... tool results, by order over all requests
+		notResults  []string
+		wantErr     []string
+	}{
+		{
+			name:       "the root's AGENTS.md is in the system prompt",
+			files:      map[string]string{"AGENTS.md": "Always answer in French.\n"},
+			replies:    []fakellm.Reply{{Text: "D'accord."}},
+			wantSystem: []string{"## AGENTS.md (the project's instructions, at the workspace root)\n\nAlways answer in French.", "You are a coding agent"},
+			wantErr:    []string{"agent: instructions: AGENTS.md (/instructions shows them)"},
+		},
+		{
+			name:       "CLAUDE.md where there is no AGENTS.md",
+			files:      map[string]string{"CLAUDE.md": "Use tabs.\n"},
+			replies:    []fakellm.Reply{{Text: "ok"}},
+			wantSystem: []string{"## CLAUDE.md", "Use tabs."},
+		},
+		{
+			name:       "AGENTS.md wins over CLAUDE.md",
+			files:      map[string]string{"CLAUDE.md": "Use tabs.\n", "AGENTS.md": "Use spaces.\n"},
+			replies:    []fakellm.Reply{{Text: "ok"}},
+			wantSystem: []string{"Use spaces."},
+			notSystem:  []string{"Use tabs."},
+		},
+		{
+			name:       "the user's file, then the project's",
+			files:      map[string]string{"AGENTS.md": "Project rule.\n"},
+			user:       "User rule.\n",
+			replies:    []fakellm.Reply{{Text: "ok"}},
+			wantSystem: []string{"the user's instructions, for every project)\n\nUser rule.", "Project rule."},
+		},
+		{
+			name:       "a subdirectory's instructions come with the first tool result under it, once",
+			files:      map[string]string{"AGENTS.md": "Root rule.\n", "sub/AGENTS.md": "Sub rule.\n", "sub/deep/CLAUDE.md": "Deep rule.\n", "sub/deep/x.go": "package x\n"},
+			replies:    []fakellm.Reply{readSub, readSubAgain, {Text: "done"}},
+			wantSystem: []string{"Root rule."},
+			notSystem:  []string{"Sub rule.", "Deep rule."},
+			wantResults: []string{"package x\n\n\n[instructions: sub/AGENTS.md applies to the files under sub/; follow it there]\nSub rule.\n[end of sub/AGENTS.md]" +
+				"\n\n[instructions: sub/deep/CLAUDE.md applies to the files under sub/deep/; follow it there]\nDeep rule.\n[end of sub/deep/CLAUDE.md]"},
+		},
+		{
+			name:       "a file over the limit is cut, and says so",
+			files:      map[string]string{"AGENTS.md": strings.Repeat("a", 50) + strings.Repeat("b", 50)},
+			config:     "instructions:\n  max_file_size: 60\n",
+			replies:    []fakellm.Reply{{Text: "ok"}},
+			wantSystem: []string{strings.Repeat("a", 50) + strings.Repeat("b", 10) + "\n[AGENTS.md was cut after 60 of 100 bytes: the limit of one file]"},
+			notSystem:  []string{strings.Repeat("b", 11)},
+			wantErr:    []string{"agent: instructions AGENTS.md cut after 60 of 100 bytes"},
+		},
+		{
+			name:       "the total limit leaves later files out",
+			files:      map[string]string{"AGENTS.md": strings.Repeat("r", 80), "sub/AGENTS.md": "Sub rule.\n", "sub/deep/x.go": "package x\n"},
+			config:     "instructions:\n  max_total_size: 80\n",
+			replies:    []fakellm.Reply{readSub, {Text: "ok"}},
+			wantSystem: []string{strings.Repeat("r", 80)},
+			notResults: []string{"Sub rule."},
+		},
+		{
+			name:      "a linked AGENTS.md leading outside the workspace is refused",
+			link:      "Outside rule.",
+			replies:   []fakellm.Reply{{Text: "ok"}},
+			notSystem: []string{"Outside rule.", "# Instructions"},
+			wantErr:   []string{"agent: instructions AGENTS.md refused: path \"AGENTS.md\" leads outside the workspace through a symbolic link"},
+		},
+		{
+			name:      "instructions can be turned off",
+			files:     map[string]string{"AGENTS.md": "Always answer in French.\n"},
+			config:    "instructions:\n  enabled: false\n",
+			replies:   []fakellm.Reply{{Text: "ok"}},
+			notSystem: []string{"French"},
+		},
+		{
+			name:       "the key is redacted from the instructions",
+			files:      map[string]string{"AGENTS.md": "Rule one.\n"},
+			user:       "The key is " + testKey + ".\n",
+			replies:    []fakellm.Reply{{Text: "ok"}},
+			wantSystem: []string{"The key is [REDACTED]."},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, fakellm.Anthropic, tt.files, tt.replies...)
+			dir := filepath.Join(e.configHome(), "fsmgen-agent")
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			if tt.user != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte(tt.user), 0o644))
+			}
+			if tt.config != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(tt.config), 0o644))
+			}
+			if tt.link != "" {
+				outside := filepath.Join(t.TempDir(), "rules.md")
+				require.NoError(t, os.WriteFile(outside, []byte(tt.link), 0o644))
+				require.NoError(t, os.Symlink(outside, filepath.Join(e.ws, "AGENTS.md")))
+			}
+			r := e.run(t, "", "-p", "Go.")
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, len(tt.replies))
+			for _, req := range reqs {
+				assert.Equal(t, reqs[0].System, req.System, "the system prompt stays the same for the whole session")
+			}
+			for _, s := range tt.wantSystem {
+				assert.Contains(t, reqs[0].System, s)
+			}
+			for _, s := range tt.notSystem {
+				assert.NotContains(t, reqs[0].System, s)
+			}
+			var results []string
+			for _, m := range reqs[len(reqs)-1].Messages {
+				if m.ToolCallID != "" {
+					results = append(results, m.Text)
+				}
+			}
+			for i, s := range tt.wantResults {
+				require.Greater(t, len(results), i, "tool results: %q", results)
+				assert.Equal(t, s, results[i])
+			}
+			if len(tt.wantResults) > 0 {
+				for _, later := range results[len(tt.wantResults):] {
+					assert.NotContains(t, later, "[instructions:", "a directory's instructions come once")
+				}
+			}
+			for _, s := range tt.notResults {
+				for _, res := range results {
+					assert.NotContains(t, res, s)
+				}
+			}
+			for _, s := range tt.wantErr {
+				assert.Contains(t, r.stderr, s)
+			}
+			e.checkNoSecret(t)
+			rep := replayExit(t, filepath.Join(e.threads, e.onlyThread(t)+".events.jsonl"))
+			assert.Equal(t, 0, rep.code, "the session replays: %s%s", rep.stdout, rep.stderr)
+		})
+	}
+}
+
+// TestInstructionsCommand types /instructions: it lists the files loaded,
+// their sizes and what was cut, and nothing is sent to the model.
+func TestInstructionsCommand(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"AGENTS.md": strings.Repeat("x", 100)})
+	dir := filepath.Join(e.configHome(), "fsmgen-agent")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("instructions:\n  max_file_size: 40\n"), 0o644))
+	r := e.run(t, "/instructions\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "instructions loaded:\n  AGENTS.md (100 bytes, system prompt): cut after 40 of 100 bytes: the limit of one file")
+	assert.Empty(t, e.srv.Requests())
+}
+
+// TestInstructionsResume resumes a thread that was sent a subdirectory's
+// instructions: they do not come again; the system prompt is read again.
+func TestInstructionsResume(t *testing.T) {
+	read := func(id string) fakellm.Reply {
+		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: id, Name: "read_file", Args: `{"path":"sub/x.go"}`}}}
+	}
+	e := newEnv(t, fakellm.OpenAI, map[string]string{"AGENTS.md": "Root rule.\n", "sub/AGENTS.md": "Sub rule.\n", "sub/x.go": "package x\n"},
+		read("c1"), fakellm.Reply{Text: "one"}, read("c2"), fakellm.Reply{Text: "two"})
+	r := e.run(t, "", "-p", "First.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	r = e.run(t, "", "-resume", e.onlyThread(t), "-p", "Second.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 4)
+	results := map[string]string{}
+	for _, m := range reqs[3].Messages {
+		if m.ToolCallID != "" {
+			results[m.ToolCallID] = m.Text
+		}
+	}
+	assert.Contains(t, results["c1"], "Sub rule.")
+	assert.Equal(t, "package x\n", results["c2"], "sent once in the thread")
+	assert.Contains(t, reqs[2].System, "Root rule.")
+}

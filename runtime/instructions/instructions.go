@@ -1,0 +1,305 @@
+// Package instructions loads the instructions a user and a project give
+// the coding agent: a user-level AGENTS.md, the AGENTS.md at the
+// workspace root, and those of the directories the agent works in (with
+// CLAUDE.md read where a directory has no AGENTS.md).
+//
+// The user's file and the root's are loaded when the agent starts and go
+// into the system prompt ([Set.System]), which stays the same for the
+// whole session, so that a provider's prompt cache keeps it. A
+// subdirectory's files are loaded when a tool first touches a path in it
+// ([Set.ForPath]); their text is appended once to that tool's result,
+// marked as instructions, rather than changing the system prompt, which
+// would invalidate the cache of every later request. Both reach the event
+// log (the system prompt in its header, a tool result in its event), so a
+// session replays exactly. A resumed session notes those its conversation
+// holds already ([Set.Sent]).
+//
+// The workspace's files are read through the workspace handle
+// ([tools.Workspace.ReadFile]): a path or symbolic link that leads outside
+// it is refused, and so is a file holding the API key. Every file is cut at
+// a size limit, all of them together at another; what is cut is said, in
+// the text the model reads and in [Set.Files]. Everything is redacted of
+// the agent's secrets.
+package instructions
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/fsmgen/fsmgen/runtime/redact"
+	"github.com/fsmgen/fsmgen/runtime/tools"
+)
+
+// Defaults of [Options].
+const (
+	DefaultMaxFileBytes  = 32 << 10
+	DefaultMaxTotalBytes = 64 << 10
+)
+
+// DefaultNames are the file names looked for in a directory, in order: the
+// first that exists is read.
+var DefaultNames = []string{"AGENTS.md", "CLAUDE.md"}
+
+// Options configures a [Set]. The zero value gives the defaults.
+type Options struct {
+	// Names are the file names looked for in each directory, the first
+	// found being read; nil means DefaultNames.
+	Names []string
+	// UserFile is the user's own instructions file (absolute), read from
+	// the file system as it is; "" for none. A missing file is no error.
+	UserFile string
+	// UserLabel names UserFile in what the model and the user read, e.g.
+	// "~/.config/fsmgen-agent/AGENTS.md"; "" means UserFile.
+	UserLabel string
+	// MaxFileBytes cuts each file; 0 means DefaultMaxFileBytes.
+	MaxFileBytes int
+	// MaxTotalBytes bounds all the files together: once it is reached,
+	// later files are cut or left out; 0 means DefaultMaxTotalBytes.
+	MaxTotalBytes int
+	// Redactor removes the agent's secrets from what is read; nil
+	// removes nothing.
+	Redactor *redact.Redactor
+}
+
+// File is one instructions file the set looked at.
+type File struct {
+	// Path names the file: relative to the workspace root
+	// ("AGENTS.md", "pkg/CLAUDE.md"), or the user's file as labelled.
+	Path string
+	// Dir is the workspace directory it applies to ("." for the root,
+	// "" for the user's file).
+	Dir string
+	// Size is the file's size in bytes, Loaded how many of them were
+	// loaded.
+	Size, Loaded int64
+	// Cut says what was left out and why; "" when the whole file was
+	// loaded.
+	Cut string
+	// Err says why the file was refused (a link leading outside the
+	// workspace, say); nil when it was read.
+	Err error
+}
+
+// Set is the instructions of one session. It is safe for concurrent use:
+// the tools of a round run in parallel.
+type Set struct {
+	ws  *tools.Workspace
+	opt Options
+
+	mu    sync.Mutex
+	files []File
+	seen  map[string]bool // workspace directories looked at
+	total int64
+	sys   string
+}
+
+// Load reads the user's file and the workspace root's and returns the
+// set. A file that cannot be read is noted in [Set.Files], never an error:
+// the session goes on without it.
+func Load(ws *tools.Workspace, opt Options) *Set {
+	if opt.Names == nil {
+		opt.Names = DefaultNames
+	}
+	if opt.MaxFileBytes <= 0 {
+		opt.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opt.MaxTotalBytes <= 0 {
+		opt.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	if opt.UserLabel == "" {
+		opt.UserLabel = opt.UserFile
+	}
+	s := &Set{ws: ws, opt: opt, seen: map[string]bool{}}
+	var b strings.Builder
+	if opt.UserFile != "" {
+		if text, ok := s.readUser(); ok {
+			fmt.Fprintf(&b, "\n\n## %s (the user's instructions, for every project)\n\n%s", opt.UserLabel, text)
+		}
+	}
+	if text, f, ok := s.readDir("."); ok {
+		fmt.Fprintf(&b, "\n\n## %s (the project's instructions, at the workspace root)\n\n%s", f, text)
+	}
+	if b.Len() > 0 {
+		s.sys = "\n\n# Instructions\n\nFollow these instructions from the user and the project; where they disagree, the user's request in the conversation wins. " +
+			"A directory's own instructions (its AGENTS.md) arrive with the first tool result that touches it." + b.String()
+	}
+	return s
+}
+
+// System returns the text the system prompt ends with: the user's and the
+// workspace root's instructions under a heading; "" when there are none.
+func (s *Set) System() string { return s.sys }
+
+// UserFile returns the user's file as labelled ("" for none).
+func (s *Set) UserFile() string { return s.opt.UserLabel }
+
+// Files returns the files looked at so far, in the order they were read.
+func (s *Set) Files() []File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.files)
+}
+
+// ForPath loads the instructions of the directories between the
+// workspace root (exclusive) and the one rel (a path relative to the
+// root) is in, or is when isDir, that no call loaded before, and returns
+// their text marked as instructions, to append to the result of the tool
+// that touched rel; "" when there are none. A path outside the workspace
+// gives "".
+func (s *Set) ForPath(rel string, isDir bool) string {
+	if rel == "" || path.IsAbs(rel) || strings.ContainsRune(rel, 0) {
+		return ""
+	}
+	clean := path.Clean(strings.ReplaceAll(rel, "\\", "/"))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return ""
+	}
+	dir := clean
+	if !isDir {
+		dir = path.Dir(clean)
+	}
+	if dir == "." {
+		return ""
+	}
+	var b strings.Builder
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		d := strings.Join(parts[:i+1], "/")
+		if text, f, ok := s.readDir(d); ok {
+			fmt.Fprintf(&b, "\n\n[instructions: %s applies to the files under %s/; follow it there]\n%s\n[end of %s]", f, d, text, f)
+		}
+	}
+	return b.String()
+}
+
+// marker finds what ForPath appended to a tool's result: the directory
+// whose instructions it brought.
+var marker = regexp.MustCompile(`(?m)^\[instructions: \S+ applies to the files under (\S+)/; follow it there\]$`)
+
+// Sent notes the directories whose instructions text (a tool result of
+// the conversation, when a thread is resumed) already brought, so that
+// ForPath does not bring them again. It returns how many it noted.
+func (s *Set) Sent(text string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range marker.FindAllStringSubmatch(text, -1) {
+		if !s.seen[m[1]] {
+			s.seen[m[1]] = true
+			n++
+		}
+	}
+	return n
+}
+
+// readDir reads the instructions of the workspace directory dir, once: the
+// first of the names it holds. It returns the text, the file's path and
+// whether there is one to show.
+func (s *Set) readDir(dir string) (string, string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[dir] {
+		return "", "", false
+	}
+	s.seen[dir] = true
+	for _, name := range s.opt.Names {
+		p := path.Join(dir, name)
+		data, size, err := s.ws.ReadFile(p, int64(s.opt.MaxFileBytes))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			s.files = append(s.files, File{Path: p, Dir: dir, Err: err})
+			return "", "", false
+		}
+		text, ok := s.add(File{Path: p, Dir: dir, Size: size}, data)
+		return text, p, ok
+	}
+	return "", "", false
+}
+
+// readUser reads the user's file.
+func (s *Set) readUser() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := os.Open(s.opt.UserFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	file := File{Path: s.opt.UserLabel}
+	if err != nil {
+		file.Err = err
+		s.files = append(s.files, file)
+		return "", false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", s.opt.UserLabel)
+	}
+	var data []byte
+	if err == nil {
+		data = make([]byte, min(fi.Size(), int64(s.opt.MaxFileBytes)))
+		var n int
+		n, err = io.ReadFull(f, data)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = nil // it shrank since Stat
+		}
+		data = data[:n]
+	}
+	if err != nil {
+		file.Err = err
+		s.files = append(s.files, file)
+		return "", false
+	}
+	file.Size = fi.Size()
+	return s.add(file, data)
+}
+
+// add notes the file and returns its text as the model reads it: cut to
+// what the total leaves, redacted, with a note of what was cut. s.mu is
+// held.
+func (s *Set) add(f File, data []byte) (string, bool) {
+	room := int64(s.opt.MaxTotalBytes) - s.total
+	switch {
+	case room <= 0:
+		f.Cut = fmt.Sprintf("left out: the instructions reached their limit of %d bytes in all", s.opt.MaxTotalBytes)
+		s.files = append(s.files, f)
+		return "", false
+	case int64(len(data)) > room:
+		data = data[:room]
+		f.Cut = fmt.Sprintf("cut after %d of %d bytes: the instructions reached their limit of %d bytes in all", room, f.Size, s.opt.MaxTotalBytes)
+	case f.Size > int64(len(data)):
+		f.Cut = fmt.Sprintf("cut after %d of %d bytes: the limit of one file", len(data), f.Size)
+	}
+	// Cut on a whole character.
+	if f.Cut != "" {
+		for i := 0; i < utf8.UTFMax-1 && len(data) > 0; i++ {
+			if r, n := utf8.DecodeLastRune(data); r != utf8.RuneError || n != 1 {
+				break
+			}
+			data = data[:len(data)-1]
+		}
+	}
+	f.Loaded = int64(len(data))
+	s.total += f.Loaded
+	s.files = append(s.files, f)
+	text := strings.ToValidUTF8(string(data), "\uFFFD")
+	if s.opt.Redactor != nil {
+		text = s.opt.Redactor.String(text)
+	}
+	text = strings.TrimRight(text, "\n")
+	if f.Cut != "" {
+		text += fmt.Sprintf("\n[%s was %s]", f.Path, f.Cut)
+	}
+	return text, true
+}

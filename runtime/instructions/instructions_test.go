@@ -1,0 +1,87 @@
+package instructions_test
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/runtime/instructions"
+	"github.com/fsmgen/fsmgen/runtime/tools"
+)
+
+// workspace makes a workspace holding files.
+func workspace(t *testing.T, files map[string]string) *tools.Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	ws, err := tools.NewWorkspace(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// TestForPath checks which directories' instructions a tool's path
+// brings in: those between the root and its directory, each once, never
+// for a path outside the workspace.
+func TestForPath(t *testing.T) {
+	ws := workspace(t, map[string]string{"a/AGENTS.md": "A", "a/b/CLAUDE.md": "B", "c/AGENTS.md": "C"})
+	set := instructions.Load(ws, instructions.Options{})
+	assert.Empty(t, set.System(), "no root file")
+	tests := []struct {
+		path  string
+		isDir bool
+		want  []string // the files whose text comes, in order
+	}{
+		{"../c/x", false, nil},
+		{"/etc/passwd", false, nil},
+		{"a/../../c/x", false, nil},
+		{"x.go", false, nil},
+		{"c", false, nil}, // a file named c in the root
+		{"a/b/x.go", false, []string{"a/AGENTS.md", "a/b/CLAUDE.md"}},
+		{"a/b", true, nil}, // both loaded already
+		{"c", true, []string{"c/AGENTS.md"}},
+	}
+	for _, tt := range tests {
+		got := set.ForPath(tt.path, tt.isDir)
+		if tt.want == nil {
+			assert.Empty(t, got, tt.path)
+			continue
+		}
+		for _, f := range tt.want {
+			assert.Contains(t, got, "[instructions: "+f+" applies", tt.path)
+		}
+	}
+	var loaded []string
+	for _, f := range set.Files() {
+		loaded = append(loaded, f.Path)
+	}
+	assert.Equal(t, []string{"a/AGENTS.md", "a/b/CLAUDE.md", "c/AGENTS.md"}, loaded)
+}
+
+// TestForPathConcurrent touches one directory from many calls at once, as
+// a round of parallel tools does: its instructions come exactly once.
+func TestForPathConcurrent(t *testing.T) {
+	ws := workspace(t, map[string]string{"d/AGENTS.md": "D"})
+	set := instructions.Load(ws, instructions.Options{})
+	var wg sync.WaitGroup
+	results := make([]string, 16)
+	for i := range results {
+		wg.Go(func() { results[i] = set.ForPath("d/x.go", false) })
+	}
+	wg.Wait()
+	n := 0
+	for _, r := range results {
+		if r != "" {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n)
+}

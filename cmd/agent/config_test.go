@@ -102,8 +102,8 @@ func TestConfigFile(t *testing.T) {
 		},
 		{
 			name:    "an unknown key, with a suggestion and what is allowed",
-			config:  "provider: openai\nmodle: qwen\n",
-			wantErr: `FILE:2:1: unknown key "modle" in the config file (did you mean "model"?); allowed: instructions, mcp_servers, base_url,`,
+			config:  "provider: openai\nmodell: qwen\n",
+			wantErr: `FILE:2:1: unknown key "modell" in the config file (did you mean "model"?); allowed: instructions, mcp_servers, approve, base_url,`,
 		},
 		{
 			name:    "a flag that is no default",

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
@@ -447,6 +448,23 @@ func TurnStart(msgs []chat.Message) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// TurnKey returns what identifies the last turn (see TurnStart): the ID
+// of the user's message that started it, or, for a message saved without
+// one, its index; false when the conversation has no turn. The commit of
+// a turn carries it (autocommit's Agent-Turn trailer), and /undo finds the
+// commit by it: unlike an index, an ID stays the turn's own when
+// compaction or /undo change the messages before it.
+func TurnKey(msgs []chat.Message) (string, bool) {
+	i, ok := TurnStart(msgs)
+	switch {
+	case !ok:
+		return "", false
+	case msgs[i].ID != "":
+		return msgs[i].ID, true
+	}
+	return strconv.Itoa(i), true
 }
 
 // UndoTurn cuts the conversation back to before the user's last message

@@ -633,3 +633,24 @@ func TestIsAgentNote(t *testing.T) {
 		assert.Equal(t, tt.want, behavior.IsAgentNote(tt.m), tt.m.Content)
 	}
 }
+
+func TestTurnKey(t *testing.T) {
+	typed := func(id, text string) chat.Message { m := chat.UserMessage(text); m.ID = id; return m }
+	for _, tc := range []struct {
+		name string
+		msgs []chat.Message
+		want string
+		ok   bool
+	}{
+		{"none", nil, "", false},
+		{"the message's ID", []chat.Message{typed("a1", "one"), {Role: chat.RoleAssistant, Content: "1"}, typed("b2", "two")}, "b2", true},
+		{"saved without an ID: its index", []chat.Message{chat.UserMessage("one"), {Role: chat.RoleAssistant, Content: "1"}, chat.UserMessage("two")}, "2", true},
+		{"a note is no turn", []chat.Message{typed("a1", "one"), chat.UserMessage(behavior.UserStoppedNote)}, "a1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := behavior.TurnKey(tc.msgs)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

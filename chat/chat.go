@@ -40,6 +40,12 @@ type Message struct {
 	ToolName string `json:"tool_name,omitempty"`
 	// IsError marks a tool message whose tool failed.
 	IsError bool `json:"is_error,omitempty"`
+	// ID identifies a message the user typed, one ID a message (see
+	// behavior.TurnKey): the turn it starts is known by it, as the commit
+	// of the turn says (its Agent-Turn trailer), whatever compaction or a
+	// fork does to the messages before it. Empty for the others; it is
+	// never sent to the model.
+	ID string `json:"id,omitempty"`
 	// Summary marks the user-role message that holds the model's summary
 	// of the earlier conversation, put in its place when the agent
 	// compacted it: it is sent as a user message, but no one typed it, so

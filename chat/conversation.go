@@ -244,7 +244,7 @@ func (c Conversation) Equal(o Conversation) bool {
 // equal reports whether two messages are the same.
 func (m Message) equal(o Message) bool {
 	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID ||
-		m.ToolName != o.ToolName || m.IsError != o.IsError || m.Summary != o.Summary || len(m.ToolCalls) != len(o.ToolCalls) ||
+		m.ToolName != o.ToolName || m.IsError != o.IsError || m.Summary != o.Summary || m.ID != o.ID || len(m.ToolCalls) != len(o.ToolCalls) ||
 		!slices.Equal(m.Thinking, o.Thinking) {
 		return false
 	}

@@ -172,8 +172,9 @@
 // # Plan mode and approval
 //
 //	-mode MODE        auto (default: the agent changes the workspace and
-//	                  commits) or plan: only read_file, list_files and bash
-//	                  are offered, bash sees the workspace read-only (with
+//	                  commits) or plan: only read_file, list_files, the
+//	                  MCP tools listed read-only and bash are offered,
+//	                  bash sees the workspace read-only (with
 //	                  -sandbox off it is not offered), a call of edit_file is
 //	                  answered "not run: plan mode", the model is asked to
 //	                  investigate, write a plan and stop, and nothing is
@@ -185,7 +186,9 @@
 //	                  model asks, through the arguments ask_approval and
 //	                  approval_reason its schemas then offer)
 //
-// Reads are never asked about. The question shows the call exactly (an
+// Reads are never asked about, unless a tool's own setting says so (an
+// MCP server's approve: always asks before every call of it, whatever the
+// policy; a does not lift it). The question shows the call exactly (an
 // edit as its diff, numbered from the line it changes; a command whole),
 // with the model's reason, and the prompt becomes "approve? [y/n/a]": y
 // runs it, a runs it and every later call of its tool this session, n
@@ -733,7 +736,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 			return o, exitUsage
 		}
 	}
-	if o.set["sync"] {
+	if o.sync != "" { // given, or from the config file
 		if err := checkSync(o.sync); err != nil {
 			fmt.Fprintf(stderr, "agent: %v\n", err)
 			return o, exitUsage

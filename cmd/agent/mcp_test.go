@@ -237,7 +237,11 @@ func TestMCPApproval(t *testing.T) {
 	t.Run("refused in a terminal", func(t *testing.T) {
 		e := newEnv(t, fakellm.Anthropic, nil,
 			fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__test__say", Args: `{}`}}},
-			fakellm.Reply{Text: "I will not."})
+			fakellm.Reply{Text: "I will not."},
+			fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "mcp__test__say", Args: `{}`}}},
+			fakellm.Reply{Text: "Said."},
+			fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c3", Name: "mcp__test__say", Args: `{}`}}},
+			fakellm.Reply{Text: "Said twice."})
 		e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test")+"    approve: {say: always, \"*\": never}\n")
 		s := startPTY(t, e, []string{"NO_COLOR=1"})
 		s.waitScreen(t, "> ")
@@ -246,10 +250,21 @@ func TestMCPApproval(t *testing.T) {
 		s.waitScreen(t, term.AskPrompt)
 		s.typeKeys(t, "n not now\r")
 		s.waitScreen(t, "I will not.")
+		s.typeKeys(t, "Again.\r")
+		s.waitScreen(t, "> Again.")
+		require.Eventually(t, func() bool { return strings.Count(s.screen.String(), "? approve mcp__test__say") == 2 }, 20*time.Second, 10*time.Millisecond)
+		s.typeKeys(t, "a\r")
+		s.waitScreen(t, "this call only")
+		s.waitScreen(t, "Said.")
+		s.typeKeys(t, "And again.\r")
+		// Asked again: "a" does not lift approve: always.
+		require.Eventually(t, func() bool { return strings.Count(s.screen.String(), "? approve mcp__test__say") == 3 }, 20*time.Second, 10*time.Millisecond, "screen:\n%s", &s.screen)
+		s.typeKeys(t, "y\r")
+		s.waitScreen(t, "Said twice.")
 		s.typeKeys(t, "\x04")
 		require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
 		reqs := e.srv.Requests()
-		require.Len(t, reqs, 2)
+		require.Len(t, reqs, 6)
 		res := resultsByID(reqs[1])["c1"]
 		assert.True(t, res.IsError)
 		assert.Contains(t, res.Text, approval.RefusedPrefix+": not now")

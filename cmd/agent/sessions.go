@@ -49,7 +49,7 @@ func sessions(store *thread.Store) (list []session, problems []error, err error)
 func firstPrompt(t *thread.Thread) string {
 	for _, raw := range t.Messages {
 		var m chat.Message
-		if json.Unmarshal(raw, &m) == nil && m.Role == chat.RoleUser {
+		if json.Unmarshal(raw, &m) == nil && m.Role == chat.RoleUser && !behavior.IsAgentNote(m) {
 			return oneLine(m.Content)
 		}
 	}
@@ -184,7 +184,7 @@ const earlierExchanges = 3
 func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 	start, seen := 0, 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == chat.RoleUser && msgs[i].Content != behavior.ContinueNote { // a stopped turn's note is shown: it says what happened
+		if m := msgs[i]; m.Role == chat.RoleUser && (!behavior.IsAgentNote(m) || m.Summary) { // an exchange starts with the user's message, or the summary of those before
 			if seen++; seen == exchanges {
 				start = i
 				break
@@ -198,7 +198,15 @@ func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 	for _, m := range msgs[start:] {
 		switch m.Role {
 		case chat.RoleUser:
-			if m.Content == behavior.ContinueNote { // the agent's, not the user's: the reply goes on below
+			switch {
+			case m.Content == behavior.ContinueNote: // the agent's, not the user's: the reply goes on below
+				continue
+			case m.Summary:
+				fmt.Fprintf(w, "  · (the conversation before, summarised by the model: %d lines)\n", strings.Count(strings.TrimSpace(m.Content), "\n")+1)
+				continue
+			case behavior.IsQueryResult(m):
+				first, _, _ := strings.Cut(m.Content, "\n")
+				fmt.Fprintf(w, "  · %s\n", sanitize(first))
 				continue
 			}
 			fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(sanitize(strings.TrimSpace(m.Content)), "\n", "\n  "))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os/exec"
 	"regexp"
@@ -13,8 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/runtime/thread"
 )
 
 // sessionsOf runs the binary's "agent sessions" with the env's threads
@@ -88,4 +92,33 @@ func TestSessions(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "-resume last: no thread of the workspace")
 	assert.Contains(t, r.stderr, "list the threads with: agent sessions")
+}
+
+// TestEarlierAndFirstPrompt checks the notes the agent writes in the
+// user's name (a compaction's summary, a query's result, a continuation)
+// in what a resumed session shows and in the first prompt a thread is
+// listed by: none of them is taken for what the user typed.
+func TestEarlierAndFirstPrompt(t *testing.T) {
+	summary := chat.Message{Role: chat.RoleUser, Content: "[Summary of the earlier conversation]\nThe user asked for a.\nIt was done.", Summary: true}
+	result := chat.UserMessage(behavior.FormatQueryResult(chat.Query{Kind: chat.QueryRead, Path: "go.mod"}, chat.ToolOutcome{Content: "module m\ngo 1.26"}))
+	asst := func(text string) chat.Message { return chat.Message{Role: chat.RoleAssistant, Content: text} }
+	msgs := []chat.Message{summary, chat.UserMessage("Now b."), asst("I need to read go.mod."), result, asst("b is done.")}
+
+	var w strings.Builder
+	showEarlier(&w, msgs, 3)
+	assert.Equal(t, "── earlier in this thread (5 messages; the last 5 shown) ──\n"+
+		"  · (the conversation before, summarised by the model: 3 lines)\n"+
+		"> Now b.\n"+
+		"I need to read go.mod.\n"+
+		"  · [query read go.mod: result]\n"+
+		"b is done.\n"+
+		"──\n", w.String())
+
+	raw := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		raw[i] = b
+	}
+	assert.Equal(t, "Now b.", firstPrompt(&thread.Thread{Messages: raw}))
 }

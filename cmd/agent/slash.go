@@ -187,7 +187,7 @@ var undoCommand = slashCommand{
 		}
 		var res autocommit.UndoResult
 		if s.committer != nil {
-			if res, err = s.committer.Undo(ctx, s.lineage, turn.Start); err != nil {
+			if res, err = s.committer.Undo(ctx, s.lineage, turn.Key); err != nil {
 				return fmt.Errorf("%w; the conversation was left as it is", err)
 			}
 		}
@@ -215,6 +215,9 @@ func undoneText(turn agentexec.Turn, res autocommit.UndoResult, committing bool)
 		b.WriteString("the turn made no commit: no file to put back\n")
 	default:
 		b.WriteString("the files the turn changed are left as they are: its changes were not committed (see the notice at start), so there is nothing to revert them from\n")
+	}
+	if turn.Summarized {
+		b.WriteString("note: the conversation was compacted during or after this turn; the summary before it may still tell of the turn's work: tell the model it was undone\n")
 	}
 	return b.String()
 }

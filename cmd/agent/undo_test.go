@@ -209,3 +209,39 @@ func TestForkAndResume(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoKnowsItsTurn undoes a turn that made no commit, at the index
+// where the thread it was forked from made a commit since: the turn is
+// known by its message's ID, not its index, so the other thread's commit
+// stays.
+func TestUndoKnowsItsTurn(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
+		fakellm.Reply{Text: "Hello."}, fakellm.Reply{Text: "An answer."}, addLine, fakellm.Reply{Text: "Added a line."})
+	// The fork asks a question; back in the thread forked, a line is
+	// added (a commit at the same index); back in the fork, /undo.
+	r := e.run(t, "Hi.\n/fork\nQuestion?\n/resume last\nAdd a line.\n/resume last\n/undo\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, `undone: "Question?"`)
+	assert.Contains(t, r.stderr, "the turn made no commit: no file to put back")
+	assert.Equal(t, "one\ntwo\n", gittest.ReadFile(t, e.ws, "a.txt"), "the other thread's commit is not reverted")
+	assert.Equal(t, "agent: Added a line.\ninitial", gittest.Git(t, e.ws, "log", "-3", "--format=%s"))
+}
+
+// TestUndoAfterCompaction undoes a turn that made no commit after
+// compactions: the earlier turn's commit stays, and /undo says the
+// summary may still tell of the turn.
+func TestUndoAfterCompaction(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
+		fakellm.Reply{Text: "Hello."}, addLine, fakellm.Reply{Text: "Added a line."},
+		fakellm.Reply{Text: "Summary one."}, fakellm.Reply{Text: "Fine."}, fakellm.Reply{Text: "Summary two."})
+	r := e.run(t, "Hi.\nAdd a line.\n/compact\nAll good?\n/compact\n/undo\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, `undone: "All good?"`)
+	assert.Contains(t, r.stderr, "the turn made no commit: no file to put back")
+	assert.Contains(t, r.stderr, "note: the conversation was compacted during or after this turn")
+	assert.Equal(t, "one\ntwo\n", gittest.ReadFile(t, e.ws, "a.txt"), "the earlier turn's commit is not reverted")
+	assert.Equal(t, "agent: Added a line.\ninitial", gittest.Git(t, e.ws, "log", "-3", "--format=%s"))
+	msgs := messages(e.state(t, e.onlyThread(t)))
+	require.Len(t, msgs, 1, "the summary alone: %q", msgs)
+	assert.Contains(t, msgs[0], "Summary two.")
+}

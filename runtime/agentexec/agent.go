@@ -695,7 +695,7 @@ func (a *Agent) settle() {
 	if len(a.queue) > 0 {
 		msg := a.queue[0]
 		a.queue = a.queue[1:]
-		a.loop.Next(&agent.UserInput{Message: chat.UserMessage(msg)})
+		a.loop.Next(&agent.UserInput{Message: userMessage(msg)})
 		return
 	}
 	if a.inputClosed {

@@ -24,22 +24,27 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall) (run chat.ToolC
 	if policy == approval.OnRequest && mutating {
 		call.Arguments, requested, reason = approval.Split(call.Arguments)
 	}
+	always := false
 	switch a.toolApproval(call.Name) {
 	case tools.ApprovalNever:
 		return call, "", nil, true
 	case tools.ApprovalAlways:
-		// Asked whatever the policy.
+		always = true // asked whatever the policy, every call
 	default:
 		if !policy.ShouldAsk(mutating, requested) {
 			return call, "", nil, true
 		}
 	}
-	if a.gate.Granted(call.Name) {
+	if !always && a.gate.Granted(call.Name) {
 		return call, approval.Always, nil, true
 	}
 	l := a.loop
 	q := approval.Question{Call: call, Reason: a.secrets.String(reason)}
-	answer, err := a.gate.Ask(ctx, call.Name, func() {
+	key := call.Name // what an "a" answer grants
+	if always {
+		key += "\x00" + call.ID // nothing: the next call is asked again
+	}
+	answer, err := a.gate.Ask(ctx, key, func() {
 		_ = l.Call(ctx, func() { a.display.Ask(q) })
 	})
 	if err != nil {
@@ -53,6 +58,9 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall) (run chat.ToolC
 		note = fmt.Sprintf("refused: %s is not run; the model is told", call.Name)
 	case approval.Always:
 		note = fmt.Sprintf("approved: %s, and every %s call for the rest of the session", call.Name, call.Name)
+		if always {
+			note = fmt.Sprintf("approved: %s (this call only: its setting, approve: always, asks before every call)", call.Name)
+		}
 	default:
 		note = fmt.Sprintf("approved: %s", call.Name)
 	}

@@ -94,9 +94,14 @@ var ErrBusy = errors.New("a turn is running: wait for it to end, or stop it with
 // Turn is the last turn of the conversation, as /undo takes it back.
 type Turn struct {
 	// Start is the index of the user's message that started it (see
-	// behavior.TurnStart), Prompt that message.
-	Start  int
-	Prompt string
+	// behavior.TurnStart), Prompt that message, Key what the turn is known
+	// by (behavior.TurnKey; its commit's Agent-Turn trailer), and
+	// Summarized whether the message before it is a compaction's summary,
+	// which may tell of the turn's earlier work.
+	Start      int
+	Prompt     string
+	Key        string
+	Summarized bool
 }
 
 // LastTurn returns the conversation's last turn, false when it has none.
@@ -112,6 +117,8 @@ func (a *Agent) LastTurn(ctx context.Context) (turn Turn, ok bool, err error) {
 		msgs := a.conversation().Messages()
 		if turn.Start, ok = behavior.TurnStart(msgs); ok {
 			turn.Prompt = msgs[turn.Start].Content
+			turn.Key, _ = behavior.TurnKey(msgs)
+			turn.Summarized = turn.Start > 0 && msgs[turn.Start-1].Summary
 		}
 	})
 	if err == nil && busy {

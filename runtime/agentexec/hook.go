@@ -92,16 +92,23 @@ func (a *Agent) runHook(ctx context.Context, completed []chat.CompletedTool) {
 func (a *Agent) commitTurn(ctx context.Context) {
 	turn := autocommit.Turn{Tools: a.turnTools, Thread: a.cfg.Thread.ID}
 	msgs := a.conversation().Messages()
-	turn.Start, _ = behavior.TurnStart(msgs)
-	for i := min(a.turnStart, len(msgs)); i < len(msgs); i++ {
-		switch m := msgs[i]; m.Role {
-		case chat.RoleUser:
-			if turn.Prompt == "" && !m.Summary {
-				turn.Prompt = m.Content
-			}
-		case chat.RoleAssistant:
-			if m.Content != "" {
-				turn.Summary = m.Content
+	if start, ok := behavior.TurnStart(msgs); ok {
+		turn.Key, _ = behavior.TurnKey(msgs)
+		turn.Prompt = msgs[start].Content
+		// The summary is the last reply, its pieces joined when it was
+		// continued after its token limit.
+		continued := false
+		for _, m := range msgs[start+1:] {
+			switch {
+			case m.Role == chat.RoleUser:
+				continued = m.Content == behavior.ContinueNote
+			case m.Role == chat.RoleAssistant && m.Content != "":
+				if continued {
+					turn.Summary += m.Content
+				} else {
+					turn.Summary = m.Content
+				}
+				continued = false
 			}
 		}
 	}

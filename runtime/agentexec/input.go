@@ -3,6 +3,8 @@ package agentexec
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -68,7 +70,7 @@ func (a *Agent) readInput() {
 				}
 				a.cfg.Commands(ctx, strings.TrimSpace(msg))
 			default:
-				ev := &agent.UserInput{Message: chat.UserMessage(a.secrets.String(Literal(msg)))}
+				ev := &agent.UserInput{Message: userMessage(a.secrets.String(Literal(msg)))}
 				if l.Call(ctx, func() { a.takeInput(ev) }) != nil {
 					return
 				}
@@ -156,6 +158,16 @@ func (a *Agent) takeInput(ev *agent.UserInput) {
 		return
 	}
 	a.loop.Next(ev)
+}
+
+// userMessage returns the user's message text, with an ID of its own
+// (see chat.Message.ID): 16 random hexadecimal digits.
+func userMessage(text string) chat.Message {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand's Read never fails
+	m := chat.UserMessage(text)
+	m.ID = hex.EncodeToString(b[:])
+	return m
 }
 
 // readLine reads one line from br, without its newline, and its size in

@@ -47,7 +47,7 @@ func TurnMessage(t Turn, files []FileChange) string {
 		fmt.Fprintf(&b, "\nTools: %s\n", s)
 	}
 	if t.Thread != "" {
-		fmt.Fprintf(&b, "\n%s: %s\n%s: %d\n", TrailerThread, t.Thread, TrailerTurn, t.Start)
+		fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerThread, t.Thread, TrailerTurn, t.Key)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -34,12 +34,12 @@ type Turn struct {
 	// Tools are the calls of the turn's rounds that ran the post-tools
 	// hook, in order.
 	Tools []chat.CompletedTool
-	// Thread is the thread's ID and Start the index of the message that
-	// started the turn in its conversation: the commit's trailers
-	// (TrailerThread, TrailerTurn), by which [Committer.Undo] finds it.
-	// No trailers when Thread is empty.
+	// Thread is the thread's ID and Key what identifies the turn in it
+	// (the ID of the user's message that started it): the commit's
+	// trailers (TrailerThread, TrailerTurn), by which [Committer.Undo]
+	// finds it. No trailers when Thread is empty.
 	Thread string
-	Start  int
+	Key    string
 }
 
 // fingerprint identifies what a changed path holds: its type, mode, size

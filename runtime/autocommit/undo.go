@@ -45,8 +45,8 @@ type UndoResult struct {
 	Files []FileChange
 }
 
-// Undo reverts the commit of the turn of thread that started at message
-// turn, when it is the last commit of the thread on the branch the
+// Undo reverts the commit of the turn of thread known by turn (see
+// Turn.Key), when it is the last commit of the thread on the branch the
 // commits go to. thread names the thread and the threads it was forked
 // from (/fork), whose commits are its past too; the first names it in the
 // commit of the undo: a new commit, by the agent, puts back what the files of
@@ -59,7 +59,7 @@ type UndoResult struct {
 // commits go to the branch checked out): undoing would lose that work.
 // A turn that made no commit (the thread's last commit is another turn's,
 // or an undo) gives a zero UndoResult.
-func (c *Committer) Undo(ctx context.Context, thread []string, turn int) (UndoResult, error) {
+func (c *Committer) Undo(ctx context.Context, thread []string, turn string) (UndoResult, error) {
 	if len(thread) == 0 {
 		return UndoResult{}, errors.New("undo: no thread named")
 	}
@@ -214,10 +214,10 @@ func (c *Committer) undoTarget(ctx context.Context, g git) (ref, tip string, err
 }
 
 // turnCommit looks back from tip for the last commit of the threads: when it
-// is the commit of the turn that started at message turn, it returns it
+// is the commit of the turn known by turn, it returns it
 // and how many commits follow it on the branch; "" when the thread's last
 // commit is another turn's or an undo, or there is none.
-func (c *Committer) turnCommit(ctx context.Context, g git, tip string, thread []string, turn int) (commit string, after int, err error) {
+func (c *Committer) turnCommit(ctx context.Context, g git, tip string, thread []string, turn string) (commit string, after int, err error) {
 	out, err := g.run(ctx, "log", "-n", strconv.Itoa(undoSearch), "--format=%H%n%B%x1e", tip)
 	if err != nil {
 		return "", 0, err
@@ -227,7 +227,7 @@ func (c *Committer) turnCommit(ctx context.Context, g git, tip string, thread []
 		if !ok || !slices.Contains(thread, trailer(body, TrailerThread)) {
 			continue
 		}
-		if trailer(body, TrailerTurn) != strconv.Itoa(turn) {
+		if trailer(body, TrailerTurn) != turn {
 			return "", 0, nil
 		}
 		return hash, i, nil

@@ -12,16 +12,16 @@ import (
 	"github.com/fsmgen/fsmgen/internal/gittest"
 )
 
-// commitTurnOf runs a turn of thread T1 that started at message start:
+// commitTurnOf runs a turn of thread T1 known by key:
 // change, as the turn's tools, then its commit.
-func commitTurnOf(t *testing.T, c *Committer, start int, change func()) Result {
+func commitTurnOf(t *testing.T, c *Committer, key string, change func()) Result {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, c.Snapshot(ctx))
 	change()
 	_, err := c.Hook(ctx, c.Dir(), editAndBash)
 	require.NoError(t, err)
-	res, err := c.CommitTurn(ctx, Turn{Prompt: "Go.", Summary: "Made a.txt.", Tools: editAndBash, Thread: "T1", Start: start})
+	res, err := c.CommitTurn(ctx, Turn{Prompt: "Go.", Summary: "Made a.txt.", Tools: editAndBash, Thread: "T1", Key: key})
 	require.NoError(t, err)
 	return res
 }
@@ -39,12 +39,12 @@ func TestUndo(t *testing.T) {
 		branch string
 		// after runs between the turn's commit and the undo.
 		after func(t *testing.T, dir string)
-		// turn is the turn undone (the committed one is 2).
-		turn int
+		// turn is the turn undone (the committed one is t2).
+		turn string
 		// check checks the workspace after the undo, which returned res.
 		check func(t *testing.T, dir string, res UndoResult, err error)
 	}{
-		{name: "the turn's commit reverted, the user's work kept", turn: 2,
+		{name: "the turn's commit reverted, the user's work kept", turn: "t2",
 			check: func(t *testing.T, dir string, res UndoResult, err error) {
 				require.NoError(t, err)
 				assert.NotEmpty(t, res.Reverted)
@@ -61,7 +61,7 @@ func TestUndo(t *testing.T) {
 				assert.Contains(t, msg, TrailerUndoes+": "+res.Reverted)
 				assert.Equal(t, res.Reverted, gittest.Git(t, dir, "rev-parse", "HEAD^"), "the turn's commit stays in the history")
 			}},
-		{name: "on the agent's branch, the checkout untouched", branch: "agent/T1", turn: 2,
+		{name: "on the agent's branch, the checkout untouched", branch: "agent/T1", turn: "t2",
 			check: func(t *testing.T, dir string, res UndoResult, err error) {
 				require.NoError(t, err)
 				assert.Equal(t, "agent/T1", res.Branch)
@@ -69,23 +69,23 @@ func TestUndo(t *testing.T) {
 				assert.Equal(t, "initial", gittest.Git(t, dir, "log", "-1", "--format=%s", "main"))
 				assert.Contains(t, gittest.Git(t, dir, "log", "-1", "--format=%s", "agent/T1"), "agent: undo")
 			}},
-		{name: "a turn that made no commit", turn: 5,
+		{name: "a turn that made no commit", turn: "t5",
 			check: func(t *testing.T, dir string, res UndoResult, err error) {
 				require.NoError(t, err)
 				assert.Zero(t, res)
 				assert.True(t, exists(dir, "a.txt"))
 			}},
-		{name: "undone twice", turn: 2,
+		{name: "undone twice", turn: "t2",
 			after: func(t *testing.T, dir string) {
 				c := open(t, dir)
-				_, err := c.Undo(context.Background(), []string{"T1"}, 2)
+				_, err := c.Undo(context.Background(), []string{"T1"}, "t2")
 				require.NoError(t, err)
 			},
 			check: func(t *testing.T, dir string, res UndoResult, err error) {
 				require.NoError(t, err)
 				assert.Zero(t, res, "the thread's last commit is the undo")
 			}},
-		{name: "a commit made after it", turn: 2,
+		{name: "a commit made after it", turn: "t2",
 			after: func(t *testing.T, dir string) {
 				gittest.WriteFile(t, dir, "later.txt", "later\n")
 				gittest.Git(t, dir, "add", "later.txt")
@@ -97,14 +97,14 @@ func TestUndo(t *testing.T) {
 				assert.True(t, exists(dir, "a.txt"), "nothing changed")
 				assert.Equal(t, "later", gittest.Git(t, dir, "log", "-1", "--format=%s"))
 			}},
-		{name: "a file of the turn changed since", turn: 2,
+		{name: "a file of the turn changed since", turn: "t2",
 			after: func(t *testing.T, dir string) { gittest.WriteFile(t, dir, "a.txt", "edited by the user\n") },
 			check: func(t *testing.T, dir string, res UndoResult, err error) {
 				require.ErrorIs(t, err, ErrCannotUndo)
 				assert.ErrorContains(t, err, "a.txt changed since the turn's commit")
 				assert.Equal(t, "edited by the user\n", gittest.ReadFile(t, dir, "a.txt"))
 			}},
-		{name: "a file of the turn staged otherwise", turn: 2,
+		{name: "a file of the turn staged otherwise", turn: "t2",
 			after: func(t *testing.T, dir string) {
 				gittest.WriteFile(t, dir, "README.md", "staged\n")
 				gittest.Git(t, dir, "add", "README.md")
@@ -114,7 +114,7 @@ func TestUndo(t *testing.T) {
 				require.ErrorIs(t, err, ErrCannotUndo)
 				assert.ErrorContains(t, err, "README.md changed since")
 			}},
-		{name: "a file the turn deleted, back again", turn: 2,
+		{name: "a file the turn deleted, back again", turn: "t2",
 			after: func(t *testing.T, dir string) { gittest.WriteFile(t, dir, "old.txt", "new\n") },
 			check: func(t *testing.T, dir string, res UndoResult, err error) {
 				require.ErrorIs(t, err, ErrCannotUndo)
@@ -130,7 +130,7 @@ func TestUndo(t *testing.T) {
 			gittest.WriteFile(t, dir, "NOTES.md", "mine\n")
 			c, err := Open(context.Background(), dir, Options{Branch: tt.branch})
 			require.NoError(t, err)
-			res := commitTurnOf(t, c, 2, func() {
+			res := commitTurnOf(t, c, "t2", func() {
 				gittest.WriteFile(t, dir, "a.txt", "turn\n")
 				gittest.WriteFile(t, dir, "README.md", "turn\n")
 				gittest.WriteFile(t, dir, "sub/dir/b.txt", "turn\n")

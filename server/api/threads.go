@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/threadsync"
@@ -175,7 +176,7 @@ func (s *Server) checkThread(id string, body []byte) (*store.Thread, error) {
 		if m.Role == "" {
 			return nil, badRequest("invalid_thread", "thread.messages[%d] has no role", i)
 		}
-		if first == "" && m.Role == chat.RoleUser {
+		if first == "" && m.Role == chat.RoleUser && !behavior.IsAgentNote(m) {
 			first = m.Content
 		}
 	}

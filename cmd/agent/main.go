@@ -365,7 +365,9 @@
 // (read_file, list_files, search_files: confined, masked and redacted as
 // every tool call) or gathers the facts (the environment query names the
 // environment's variables, never their values, and leaves out those that
-// look secret); the result goes back to the model as a message marked as
+// look secret, and runs the toolchains' version commands in the bash
+// sandbox, from /, with the variables that redirect toolchains left out,
+// so that no file of the workspace chooses what runs); the result goes back to the model as a message marked as
 // the query's, and the reply resumes with the next request. A query is
 // shown as the tool call it runs. A thread started so resumes so, unless
 // -tool-calls says otherwise.
@@ -1252,6 +1254,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		Saved:    saved,
 		Approval: o.approve,
 		Queries:  queryStrategy(o),
+		// The environment query's version commands run as bash's do.
+		Facts: query.Facts{Sandbox: sb},
 	})
 	if err != nil {
 		stopSync(ctx, pusher, t.ID, stderr)

@@ -369,7 +369,10 @@
 // sandbox, from /, with the variables that redirect toolchains left out,
 // so that no file of the workspace chooses what runs); the result goes back to the model as a message marked as
 // the query's, and the reply resumes with the next request. A query is
-// shown as the tool call it runs. A thread started so resumes so, unless
+// shown as the tool call it runs. A request cut at a query counts in the
+// usage with what the provider reported before the cut (Anthropic: the
+// prompt's tokens; OpenAI: nothing, its usage comes at a reply's end) and
+// its output estimated from the bytes received. A thread started so resumes so, unless
 // -tool-calls says otherwise.
 //
 // # Commits

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 )
@@ -187,4 +189,34 @@ func TestQueryThreadResumesWithoutTools(t *testing.T) {
 	}
 	assert.Contains(t, reqs[2].Messages[4].Text, "[query read a.go: result]\npackage a")
 	assert.NotEmpty(t, reqs[3].Tools, "-tool-calls=true offers the tools again")
+}
+
+// TestQueryUsageCounted has a model without tool calls ask a query in
+// the middle of a reply, which the agent cuts there: the request's usage,
+// as far as the provider reported it before the cut (Anthropic's prompt
+// tokens; OpenAI reports none before a reply's end), is counted in the
+// -json usage, beside the next request's.
+func TestQueryUsageCounted(t *testing.T) {
+	tests := []struct {
+		p         fakellm.Provider
+		wantInput int
+	}{
+		{fakellm.Anthropic, 1000 + 2000},
+		{fakellm.OpenAI, 2000}, // the cut reply's usage would come in its last chunk
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.p), func(t *testing.T) {
+			e := newEnv(t, tt.p, map[string]string{"a.go": "package a\n"},
+				fakellm.Reply{Text: "QUERY: read a.go\nAnd then I will tell you all about it.", Usage: &chat.Usage{InputTokens: 1000, OutputTokens: 50}},
+				fakellm.Reply{Text: "Package a.", Usage: &chat.Usage{InputTokens: 2000, OutputTokens: 7}},
+			)
+			res := e.run(t, "", "-tool-calls=false", "-json", "-p", "what package?")
+			require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+			var got oneShotResult
+			require.NoError(t, json.Unmarshal([]byte(res.stdout), &got), res.stdout)
+			assert.Equal(t, "Package a.", got.Answer)
+			assert.Equal(t, tt.wantInput, got.Usage.InputTokens)
+			assert.Greater(t, got.Usage.OutputTokens, 7, "the cut reply's output is estimated")
+		})
+	}
 }

@@ -220,3 +220,37 @@ func TestQueryUsageCounted(t *testing.T) {
 		})
 	}
 }
+
+// TestQueryPlanMode runs a model without tool calls in plan mode: its
+// system prompt teaches the queries and asks for a plan, not for changes.
+func TestQueryPlanMode(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.go": "package a\n"},
+		fakellm.Reply{Text: "The plan: rename package a."})
+	res := e.run(t, "", "-tool-calls=false", "-mode", "plan", "-p", "plan a rename")
+	require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Empty(t, reqs[0].Tools)
+	assert.Contains(t, reqs[0].System, "QUERY: read PATH")
+	assert.Contains(t, reqs[0].System, "In plan mode nothing is changed")
+	assert.Contains(t, reqs[0].System, "write the plan as your last reply")
+	assert.NotContains(t, reqs[0].System, "answer with the changes to make")
+}
+
+// TestQueryStartsNoMCPServer configures an MCP server whose tool asks
+// before every call (approve: always), which needs a terminal: with
+// -tool-calls=false no tool is offered, so the server is not started
+// (the agent says so once) and the agent runs without a terminal.
+func TestQueryStartsNoMCPServer(t *testing.T) {
+	_, err := mcpServerBin()
+	require.NoError(t, err)
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Said."})
+	e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test")+"    approve: {say: always, \"*\": never}\n")
+	res := e.run(t, "", "-tool-calls=false", "-p", "Say it.")
+	require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "agent: -tool-calls=false offers the model no tools: the config file's MCP servers are not started"), res.stderr)
+	assert.NotContains(t, res.stderr, "MCP server test")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Empty(t, reqs[0].Tools)
+}

@@ -366,17 +366,18 @@
 // every tool call) or gathers the facts (the environment query names the
 // environment's variables, never their values, and leaves out those that
 // look secret, and runs the toolchains' version commands in the bash
-// sandbox, from /, with the variables that redirect toolchains left out,
-// so that no file of the workspace chooses what runs); the result goes back to the model as a message marked as
-// the query's, and the reply resumes with the next request. A query is
-// shown as the tool call it runs. With -mode plan the system prompt asks
-// for a plan rather than the changes. The config file's MCP servers are
-// not started (no tool is offered; the agent says so), so approve: always
-// needs no terminal. A request cut at a query counts in the
-// usage with what the provider reported before the cut (Anthropic: the
-// prompt's tokens; OpenAI: nothing, its usage comes at a reply's end) and
-// its output estimated from the bytes received. A thread started so resumes so, unless
-// -tool-calls says otherwise.
+// sandbox, from /, with the variables that redirect toolchains left out, so
+// that no file of the workspace chooses what runs); the result goes back to
+// the model as a message marked as the query's, and the reply resumes with
+// the next request. A query is shown as the tool call it runs. With -mode
+// plan the system prompt asks for a plan rather than the changes. The
+// config file's MCP servers are not started (no tool is offered; the agent
+// says so), so approve: always needs no terminal. A request cut at a query
+// counts in the usage with what the provider reported before the cut
+// (Anthropic: the prompt's tokens; OpenAI: nothing, its usage comes at a
+// reply's end) and its output estimated from the bytes received. A resumed
+// thread keeps its own setting, with tools or without, whatever the config
+// file's tool_calls says; only -tool-calls changes it.
 //
 // # Commits
 //
@@ -1039,8 +1040,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		if !o.set["workspace"] {
 			o.workspace = t.Workspace
 		}
-		if !o.set["tool-calls"] && t.NoToolCalls {
-			o.toolCalls = false
+		if !o.set["tool-calls"] { // the thread's, whatever the config file says
+			o.toolCalls = !t.NoToolCalls
 		}
 	} else {
 		t = &thread.Thread{Version: thread.Version, ID: thread.NewID(now), Created: now, Updated: now}

@@ -254,3 +254,29 @@ func TestQueryStartsNoMCPServer(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Empty(t, reqs[0].Tools)
 }
+
+// TestToolThreadResumesWithTools resumes a thread started with tools
+// under a config file that says tool_calls: false: the thread keeps its
+// tools (only -tool-calls on the command line changes a thread's), and
+// stays a tool-calling thread.
+func TestToolThreadResumesWithTools(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.go": "package a\n"},
+		fakellm.Reply{Text: "Hello."},
+		fakellm.Reply{Text: "Still with tools."},
+		fakellm.Reply{Text: "And again."},
+	)
+	res := e.run(t, "", "-p", "hi")
+	require.Equal(t, 0, res.code, res.stderr)
+	id := e.onlyThread(t)
+	e.writeConfig(t, "tool_calls: false\n")
+	for _, prompt := range []string{"more", "again"} {
+		res = e.run(t, "", "-resume", id, "-p", prompt)
+		require.Equal(t, 0, res.code, res.stderr)
+	}
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 3)
+	for i, r := range reqs {
+		assert.NotEmpty(t, r.Tools, "request %d", i+1)
+		assert.NotContains(t, r.System, "QUERY: read PATH", "request %d", i+1)
+	}
+}

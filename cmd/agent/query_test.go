@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -278,5 +279,42 @@ func TestToolThreadResumesWithTools(t *testing.T) {
 	for i, r := range reqs {
 		assert.NotEmpty(t, r.Tools, "request %d", i+1)
 		assert.NotContains(t, r.System, "QUERY: read PATH", "request %d", i+1)
+	}
+}
+
+// TestQueryEnvironmentRunsNoWorkspaceToolchain asks the environment
+// query in a workspace whose go.mod names a toolchain (go1.99.0, a script
+// on PATH that leaves a marker file) under GOTOOLCHAIN=auto, asked both by
+// the environment and by the user's go env file: with the sandbox and
+// without, the query runs the go installed, never the workspace's choice.
+func TestQueryEnvironmentRunsNoWorkspaceToolchain(t *testing.T) {
+	goPath, err := exec.LookPath("go")
+	require.NoError(t, err)
+	for _, sb := range []string{"default", "off"} {
+		t.Run(sb, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			bin := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(bin, "go1.99.0"), []byte("#!/bin/sh\necho ran >"+marker+"\necho evil\n"), 0o755))
+			home := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "go"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(home, ".config", "go", "env"), []byte("GOTOOLCHAIN=auto\n"), 0o644))
+			e := newEnv(t, fakellm.Anthropic, map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n\ntoolchain go1.99.0\n"},
+				fakellm.Reply{Text: "What's in the environment?"},
+				fakellm.Reply{Text: "Go is installed."},
+			)
+			args := []string{"-tool-calls=false", "-p", "which go?"}
+			if sb == "off" {
+				args = append([]string{"-sandbox=off"}, args...)
+			}
+			res := e.runEnv(t, []string{"GOTOOLCHAIN=auto", "HOME=" + home,
+				"PATH=" + bin + string(filepath.ListSeparator) + filepath.Dir(goPath) + string(filepath.ListSeparator) + os.Getenv("PATH")}, args...)
+			require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+			assert.NoFileExists(t, marker)
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 2)
+			facts := reqs[1].Messages[2].Text
+			assert.Regexp(t, `go: go version go1\.\d+`, facts)
+			assert.NotContains(t, facts, "evil")
+		})
 	}
 }

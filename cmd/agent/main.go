@@ -368,10 +368,19 @@
 // (read_file, list_files, search_files: confined, masked and redacted as
 // every tool call) or gathers the facts (the environment query names the
 // environment's variables, never their values, and leaves out those that
-// look secret); the result goes back to the model as a message marked as
-// the query's, and the reply resumes with the next request. A query is
-// shown as the tool call it runs. A thread started so resumes so, unless
-// -tool-calls says otherwise.
+// look secret, and runs the toolchains' version commands in the bash
+// sandbox, from /, with the variables that redirect toolchains left out, so
+// that no file of the workspace chooses what runs); the result goes back to
+// the model as a message marked as the query's, and the reply resumes with
+// the next request. A query is shown as the tool call it runs. With -mode
+// plan the system prompt asks for a plan rather than the changes. The
+// config file's MCP servers are not started (no tool is offered; the agent
+// says so), so approve: always needs no terminal. A request cut at a query
+// counts in the usage with what the provider reported before the cut
+// (Anthropic: the prompt's tokens; OpenAI: nothing, its usage comes at a
+// reply's end) and its output estimated from the bytes received. A resumed
+// thread keeps its own setting, with tools or without, whatever the config
+// file's tool_calls says; only -tool-calls changes it.
 //
 // # Commits
 //
@@ -781,7 +790,7 @@ func behaviorConfig(o options, model string, specs []chat.ToolSpec) behavior.Con
 	c.MaxTokens, _, _ = maxTokensOf(o, model)
 	c.Thinking = o.thinking
 	if !o.toolCalls {
-		c.System, c.Tools = queryPrompt, nil
+		c.System, c.Tools = queryPromptOf(o.mode), nil
 	}
 	return c
 }
@@ -1034,8 +1043,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		if !o.set["workspace"] {
 			o.workspace = t.Workspace
 		}
-		if !o.set["tool-calls"] && t.NoToolCalls {
-			o.toolCalls = false
+		if !o.set["tool-calls"] { // the thread's, whatever the config file says
+			o.toolCalls = !t.NoToolCalls
 		}
 	} else {
 		t = &thread.Thread{Version: thread.Version, ID: thread.NewID(now), Created: now, Updated: now}
@@ -1128,7 +1137,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return fmt.Errorf("the MCP servers' tools: %w", err)
 	}
 	toolSet = modeTools(o.mode, sb, toolSet)
-	if asked := alwaysAsked(toolSet); len(asked) > 0 && !canAsk(in.stdin, stderr) {
+	// Without tool calls no tool is offered, so none is asked about.
+	if asked := alwaysAsked(toolSet); o.toolCalls && len(asked) > 0 && !canAsk(in.stdin, stderr) {
 		fmt.Fprintf(stderr, "agent: %s ask before every call (approve: always in the config file's mcp_servers) and need a terminal to ask; run interactively, or set their approve to policy or never\n", strings.Join(asked, ", "))
 		return exitCode(exitUsage)
 	}
@@ -1255,6 +1265,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		Saved:    saved,
 		Approval: o.approve,
 		Queries:  queryStrategy(o),
+		// The environment query's version commands run as bash's do.
+		Facts: query.Facts{Sandbox: sb},
 	})
 	if err != nil {
 		stopSync(ctx, pusher, t.ID, stderr)

@@ -671,6 +671,7 @@ func TestBehaviorConfig(t *testing.T) {
 		{[]string{"-retry-delay", "30s"}, func(c *behavior.Config) { c.BaseDelay = 30 * time.Second }},
 		{[]string{"-max-tokens", "3000", "-thinking", "2000"}, func(c *behavior.Config) { c.MaxTokens, c.Thinking = 3000, 2000 }},
 		{[]string{"-tool-calls=false", "-max-queries", "3"}, func(c *behavior.Config) { c.System, c.Tools, c.MaxQueries = queryPrompt, nil, 3 }},
+		{[]string{"-tool-calls=false", "-mode", "plan"}, func(c *behavior.Config) { c.System, c.Tools = queryPlanPrompt, nil }},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

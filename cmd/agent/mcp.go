@@ -17,9 +17,14 @@ import (
 // startMCP starts the config file's MCP servers, each in a sandbox made
 // as bash's is (its own network and exposed paths), and says on stderr
 // which started with which tools and which failed (those are left out;
-// the session goes on).
+// the session goes on). With -tool-calls=false it starts none, and says
+// so: the model is offered no tools.
 func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logPath, key string, logger *slog.Logger, stderr io.Writer) (*mcptools.Clients, error) {
 	if len(o.config.servers) == 0 {
+		return &mcptools.Clients{}, nil
+	}
+	if !o.toolCalls {
+		fmt.Fprintln(stderr, "agent: -tool-calls=false offers the model no tools: the config file's MCP servers are not started")
 		return &mcptools.Clients{}, nil
 	}
 	base := sandboxOptions(o, threads, logPath, key)

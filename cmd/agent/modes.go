@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/approval"
+	"github.com/fsmgen/fsmgen/runtime/query"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -28,6 +29,24 @@ In plan mode nothing is changed: the workspace is read-only, files cannot be edi
 Investigate with the tools: list_files to find your way, read_file to read the code, and bash (when it is offered) to search, build and run the tests; its writes to the workspace fail.
 Paths are relative to the workspace root. When you know enough, write the plan as your last reply and stop: what to change, file by file and in order, why, the risks, and how to check the result (which tests to run or write).
 Do not ask to carry the plan out: the user runs the agent again in auto mode to do it.`
+
+// queryPlanPrompt is the system prompt of plan mode for a model without
+// tool calling (-tool-calls=false -mode plan): it teaches the queries, and
+// asks for a plan where queryPrompt asks for the changes.
+const queryPlanPrompt = `You are a coding agent in plan mode, working in a software project (the workspace), helping the user with its code.
+In plan mode nothing is changed: the workspace is read-only, files cannot be edited and nothing is committed.
+` + query.ProtocolHelp + `
+Paths are relative to the workspace root. When you know enough, write the plan as your last reply and stop: what to change, file by file and in order, why, the risks, and how to check the result (which tests to run or write).
+Do not ask to carry the plan out: the user runs the agent again in auto mode to do it.`
+
+// queryPromptOf returns the system prompt of the mode for a model without
+// tool calling.
+func queryPromptOf(mode string) string {
+	if mode == modePlan {
+		return queryPlanPrompt
+	}
+	return queryPrompt
+}
 
 // systemPromptOf returns the system prompt of the mode.
 func systemPromptOf(mode string) string {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 )
@@ -187,4 +190,131 @@ func TestQueryThreadResumesWithoutTools(t *testing.T) {
 	}
 	assert.Contains(t, reqs[2].Messages[4].Text, "[query read a.go: result]\npackage a")
 	assert.NotEmpty(t, reqs[3].Tools, "-tool-calls=true offers the tools again")
+}
+
+// TestQueryUsageCounted has a model without tool calls ask a query in
+// the middle of a reply, which the agent cuts there: the request's usage,
+// as far as the provider reported it before the cut (Anthropic's prompt
+// tokens; OpenAI reports none before a reply's end), is counted in the
+// -json usage, beside the next request's.
+func TestQueryUsageCounted(t *testing.T) {
+	tests := []struct {
+		p         fakellm.Provider
+		wantInput int
+	}{
+		{fakellm.Anthropic, 1000 + 2000},
+		{fakellm.OpenAI, 2000}, // the cut reply's usage would come in its last chunk
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.p), func(t *testing.T) {
+			e := newEnv(t, tt.p, map[string]string{"a.go": "package a\n"},
+				fakellm.Reply{Text: "QUERY: read a.go\nAnd then I will tell you all about it.", Usage: &chat.Usage{InputTokens: 1000, OutputTokens: 50}},
+				fakellm.Reply{Text: "Package a.", Usage: &chat.Usage{InputTokens: 2000, OutputTokens: 7}},
+			)
+			res := e.run(t, "", "-tool-calls=false", "-json", "-p", "what package?")
+			require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+			var got oneShotResult
+			require.NoError(t, json.Unmarshal([]byte(res.stdout), &got), res.stdout)
+			assert.Equal(t, "Package a.", got.Answer)
+			assert.Equal(t, tt.wantInput, got.Usage.InputTokens)
+			assert.Greater(t, got.Usage.OutputTokens, 7, "the cut reply's output is estimated")
+		})
+	}
+}
+
+// TestQueryPlanMode runs a model without tool calls in plan mode: its
+// system prompt teaches the queries and asks for a plan, not for changes.
+func TestQueryPlanMode(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.go": "package a\n"},
+		fakellm.Reply{Text: "The plan: rename package a."})
+	res := e.run(t, "", "-tool-calls=false", "-mode", "plan", "-p", "plan a rename")
+	require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Empty(t, reqs[0].Tools)
+	assert.Contains(t, reqs[0].System, "QUERY: read PATH")
+	assert.Contains(t, reqs[0].System, "In plan mode nothing is changed")
+	assert.Contains(t, reqs[0].System, "write the plan as your last reply")
+	assert.NotContains(t, reqs[0].System, "answer with the changes to make")
+}
+
+// TestQueryStartsNoMCPServer configures an MCP server whose tool asks
+// before every call (approve: always), which needs a terminal: with
+// -tool-calls=false no tool is offered, so the server is not started
+// (the agent says so once) and the agent runs without a terminal.
+func TestQueryStartsNoMCPServer(t *testing.T) {
+	_, err := mcpServerBin()
+	require.NoError(t, err)
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Said."})
+	e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test")+"    approve: {say: always, \"*\": never}\n")
+	res := e.run(t, "", "-tool-calls=false", "-p", "Say it.")
+	require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, "agent: -tool-calls=false offers the model no tools: the config file's MCP servers are not started"), res.stderr)
+	assert.NotContains(t, res.stderr, "MCP server test")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Empty(t, reqs[0].Tools)
+}
+
+// TestToolThreadResumesWithTools resumes a thread started with tools
+// under a config file that says tool_calls: false: the thread keeps its
+// tools (only -tool-calls on the command line changes a thread's), and
+// stays a tool-calling thread.
+func TestToolThreadResumesWithTools(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.go": "package a\n"},
+		fakellm.Reply{Text: "Hello."},
+		fakellm.Reply{Text: "Still with tools."},
+		fakellm.Reply{Text: "And again."},
+	)
+	res := e.run(t, "", "-p", "hi")
+	require.Equal(t, 0, res.code, res.stderr)
+	id := e.onlyThread(t)
+	e.writeConfig(t, "tool_calls: false\n")
+	for _, prompt := range []string{"more", "again"} {
+		res = e.run(t, "", "-resume", id, "-p", prompt)
+		require.Equal(t, 0, res.code, res.stderr)
+	}
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 3)
+	for i, r := range reqs {
+		assert.NotEmpty(t, r.Tools, "request %d", i+1)
+		assert.NotContains(t, r.System, "QUERY: read PATH", "request %d", i+1)
+	}
+}
+
+// TestQueryEnvironmentRunsNoWorkspaceToolchain asks the environment
+// query in a workspace whose go.mod names a toolchain (go1.99.0, a script
+// on PATH that leaves a marker file) under GOTOOLCHAIN=auto, asked both by
+// the environment and by the user's go env file: with the sandbox and
+// without, the query runs the go installed, never the workspace's choice.
+func TestQueryEnvironmentRunsNoWorkspaceToolchain(t *testing.T) {
+	goPath, err := exec.LookPath("go")
+	require.NoError(t, err)
+	for _, sb := range []string{"default", "off"} {
+		t.Run(sb, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			bin := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(bin, "go1.99.0"), []byte("#!/bin/sh\necho ran >"+marker+"\necho evil\n"), 0o755))
+			home := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "go"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(home, ".config", "go", "env"), []byte("GOTOOLCHAIN=auto\n"), 0o644))
+			e := newEnv(t, fakellm.Anthropic, map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n\ntoolchain go1.99.0\n"},
+				fakellm.Reply{Text: "What's in the environment?"},
+				fakellm.Reply{Text: "Go is installed."},
+			)
+			args := []string{"-tool-calls=false", "-p", "which go?"}
+			if sb == "off" {
+				args = append([]string{"-sandbox=off"}, args...)
+			}
+			res := e.runEnv(t, []string{"GOTOOLCHAIN=auto", "HOME=" + home,
+				"PATH=" + bin + string(filepath.ListSeparator) + filepath.Dir(goPath) + string(filepath.ListSeparator) + os.Getenv("PATH")}, args...)
+			require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
+			assert.NoFileExists(t, marker)
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 2)
+			facts := reqs[1].Messages[2].Text
+			assert.Regexp(t, `go: go version go1\.\d+`, facts)
+			assert.NotContains(t, facts, "evil")
+		})
+	}
 }

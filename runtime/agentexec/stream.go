@@ -29,6 +29,10 @@ func (a *Agent) startStream(req chat.Request) {
 // to a detector: once a query is complete in it, the text up to the query
 // is sent, then QueryDetected, and the LLM call is cancelled (the stream
 // pauses there; the request after the query's result resumes it).
+// QueryDetected carries what the cut reply is known to have used, for the
+// ledger: the provider's last llm.Usage (Anthropic's prompt tokens; none
+// from OpenAI, which reports usage only at a reply's end) with the output
+// estimated from the bytes received.
 func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func() bool) {
 	l := a.loop
 	ended := false
@@ -40,9 +44,19 @@ func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func
 		det = a.cfg.Queries.NewDetector()
 	}
 	var sent strings.Builder // the text sent so far, when a detector reads it
+	// known is the usage the provider has reported so far (llm.Usage) and
+	// replyBytes the bytes of the reply received: a reply cut at a query
+	// counts them (its output estimated), its Completed never coming.
+	var known chat.Usage
+	replyBytes := 0
+	soFar := func() chat.Usage {
+		u := known
+		u.OutputTokens = max(u.OutputTokens, llm.TokensOf(replyBytes))
+		return u
+	}
 	// sendText sends a piece of the reply's text, or the part of it up to
-	// a query the piece completes, then the query; it reports whether it
-	// found one, with the reply's usage as far as known.
+	// a query the piece completes, then the query with usage, the reply's
+	// usage as far as known; it reports whether it found one.
 	sendText := func(piece string, usage chat.Usage, final bool) bool {
 		if det == nil {
 			if piece != "" {
@@ -91,11 +105,15 @@ func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func
 			return // cut at a query
 		}
 		switch e := e.(type) {
+		case llm.Usage:
+			known = e.Usage
 		case llm.TextDelta:
+			replyBytes += len(e.Text)
 			if shown := text.Write(e.Text); shown != "" {
-				sendText(shown, chat.Usage{}, false)
+				sendText(shown, soFar(), false)
 			}
 		case llm.ToolCallDelta:
+			replyBytes += len(e.Fragment)
 			// The model chooses the call's ID and the tool's name too.
 			id, name := a.secrets.String(e.CallID), a.secrets.String(e.ToolName)
 			st, ok := args[id]

@@ -116,6 +116,7 @@ func (a *Anthropic) stream(c *call, req chat.Request) (chat.Response, error) {
 		switch ev.Type {
 		case "message_start":
 			c.usage = anthropicUsage(msg.Usage)
+			c.send(Usage{Usage: c.usage})
 			if !started {
 				c.progress()
 			}
@@ -124,6 +125,9 @@ func (a *Anthropic) stream(c *call, req chat.Request) (chat.Response, error) {
 			c.usage, c.outputCounted = anthropicUsage(msg.Usage), true
 			if c.usage != usageBefore || msg.StopReason != stopBefore {
 				c.progress()
+			}
+			if c.usage != usageBefore {
+				c.send(Usage{Usage: c.usage})
 			}
 		case "content_block_start":
 			b := msg.Content[ev.Index]

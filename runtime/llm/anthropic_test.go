@@ -308,7 +308,8 @@ func TestAnthropicCancel(t *testing.T) {
 		}
 	})
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, []Event{TextDelta{Text: "Hello"}}, rec.events, "no Failed or Completed after a cancel")
+	assert.Equal(t, []Event{Usage{Usage: chat.Usage{InputTokens: 25, OutputTokens: 1}}, TextDelta{Text: "Hello"}}, rec.events,
+		"the prompt's usage as the reply starts, and no Failed or Completed after a cancel")
 }
 
 func TestAnthropicCancelledBeforeStart(t *testing.T) {

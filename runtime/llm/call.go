@@ -103,7 +103,7 @@ func (c *call) checkToolCall(id, name string) error {
 func (c *call) usageSoFar() chat.Usage {
 	u := c.usage
 	if !c.outputCounted {
-		u.OutputTokens = max(u.OutputTokens, (c.replyBytes+bytesPerToken-1)/bytesPerToken)
+		u.OutputTokens = max(u.OutputTokens, TokensOf(c.replyBytes))
 	}
 	return u
 }

@@ -249,6 +249,15 @@ func (w wantOutcome) check(t *testing.T, rec *recorder) {
 	assert.Equal(t, chat.RoleAssistant, c.Response.Message.Role)
 	assert.Equal(t, w.stop, c.Response.StopReason)
 	assert.Equal(t, w.usage, c.Response.Usage)
+	if w.usage != (chat.Usage{}) {
+		var reported chat.Usage // the last Usage event, which precedes Completed
+		for _, ev := range rec.events {
+			if u, ok := ev.(Usage); ok {
+				reported = u.Usage
+			}
+		}
+		assert.Equal(t, w.usage, reported, "the last Usage event reports the whole usage")
+	}
 	require.Len(t, c.Response.Message.ToolCalls, len(w.calls))
 	args, order := rec.toolArgs()
 	for i, want := range w.calls {

@@ -25,7 +25,7 @@ import (
 )
 
 // Event is one thing a streaming LLM call reports. It is exactly one of
-// [TextDelta], [ToolCallDelta], [Completed] and [Failed].
+// [TextDelta], [ToolCallDelta], [Usage], [Completed] and [Failed].
 type Event interface{ isEvent() }
 
 // TextDelta is a piece of assistant text, in the order the LLM wrote it.
@@ -50,10 +50,27 @@ type Completed struct{ Response chat.Response }
 // zero when no reply started (an HTTP error, a refused connection).
 type Failed struct{ Err chat.LLMError }
 
+// Usage is the usage the server has reported so far, sent each time it
+// reports more, before the reply ends: Anthropic reports the prompt's
+// tokens (input and cache) as the reply starts (message_start) and the
+// output's as it ends (message_delta); OpenAI reports the whole usage
+// only in the reply's last chunk (stream_options include_usage), so a
+// reply cut before its end has no Usage at all. A caller that cancels
+// the call mid-reply (the agent does at a query, see runtime/query)
+// counts the last Usage it got, its output estimated with [TokensOf];
+// a reply that runs to its end counts Completed's.
+type Usage struct{ Usage chat.Usage }
+
 func (TextDelta) isEvent()     {}
 func (ToolCallDelta) isEvent() {}
+func (Usage) isEvent()         {}
 func (Completed) isEvent()     {}
 func (Failed) isEvent()        {}
+
+// TokensOf estimates the tokens of n bytes of a reply (text, thinking,
+// tool calls), at [bytesPerToken] bytes a token, rounded up: how the
+// output of a reply cut before the server counted it is estimated.
+func TokensOf(n int) int { return (n + bytesPerToken - 1) / bytesPerToken }
 
 // Provider streams one LLM request.
 //

@@ -122,10 +122,14 @@ func (o *OpenAI) stream(c *call, req chat.Request) (chat.Response, error) {
 				CacheReadInputTokens:     int(u.PromptTokensDetails.CachedTokens),
 				ReasoningTokens:          int(u.CompletionTokensDetails.ReasoningTokens),
 			}
-			if usage != c.usage {
+			changed := usage != c.usage
+			if changed {
 				c.progress()
 			}
 			c.usage, c.outputCounted = usage, true
+			if changed {
+				c.send(Usage{Usage: usage})
+			}
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 )
 
 // ToolRunner runs one tool call to completion (a *tools.Set is one): the
@@ -64,6 +65,13 @@ type Facts struct {
 	LookPath func(string) (string, error)
 	// VersionTimeout bounds each toolchain's version command; 0 means 3s.
 	VersionTimeout time.Duration
+	// Sandbox, when it confines commands, runs the toolchains' version
+	// commands as it runs bash's. Without it (nil, disabled or off) they
+	// run unconfined, and the facts say so. Either way they run from /,
+	// never the workspace, with the variables that redirect toolchains
+	// left out (see prober): a workspace's rust-toolchain.toml, go.mod
+	// toolchain line, .tool-versions and the like choose nothing.
+	Sandbox *sandbox.Sandbox
 }
 
 // Run answers q: read, list and search run as a tool call through tools,
@@ -145,18 +153,15 @@ func (f Facts) Environment(ctx context.Context) string {
 	if f.Workspace != "" {
 		fmt.Fprintf(&b, "workspace: %s\n", f.Workspace)
 	}
-	b.WriteString("toolchains:\n")
-	timeout := f.VersionTimeout
-	if timeout <= 0 {
-		timeout = 3 * time.Second
-	}
+	probe, how := f.prober()
+	b.WriteString(how)
 	for _, tc := range toolchains {
 		p, err := look(tc.name)
 		if err != nil {
 			fmt.Fprintf(&b, "  %s: not found\n", tc.name)
 			continue
 		}
-		fmt.Fprintf(&b, "  %s: %s (%s)\n", tc.name, version(ctx, p, tc.args, timeout), p)
+		fmt.Fprintf(&b, "  %s: %s (%s)\n", tc.name, probe.version(ctx, p, tc.args), p)
 	}
 	b.WriteString("environment variables (names only")
 	if hidden > 0 {
@@ -164,24 +169,6 @@ func (f Facts) Environment(ctx context.Context) string {
 	}
 	fmt.Fprintf(&b, "): %s", strings.Join(names, ", "))
 	return b.String()
-}
-
-// version returns the first line a program prints about its version, or
-// why there is none.
-func version(ctx context.Context, prog string, args []string, timeout time.Duration) string {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C"}
-	out, err := cmd.CombinedOutput()
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	switch {
-	case ctx.Err() != nil:
-		return "version unknown (it did not answer within " + timeout.String() + ")"
-	case err != nil:
-		return "version unknown (" + err.Error() + ")"
-	}
-	return strings.TrimSpace(line)
 }
 
 // buildFiles are the files that say what kind of project a directory

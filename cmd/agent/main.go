@@ -210,9 +210,11 @@
 // Instructions: AGENTS.md (or, where a directory has none, CLAUDE.md) at
 // the workspace root and the user's $XDG_CONFIG_HOME/fsmgen-agent/AGENTS.md
 // end the system prompt; a subdirectory's, and those of the directories
-// between, are appended once to the result of the first read_file,
-// list_files or edit_file call that touches a path under it, so that the
-// system prompt, and the provider's cache of it, stay the same all session.
+// between, are appended to the result of the first read_file, list_files
+// or edit_file call (or query) that touches a path under it, after the
+// round's output budget cut it, so that the system prompt, and the
+// provider's cache of it, stay the same all session; they come again once
+// the conversation no longer holds them (cut by /undo, summarised).
 // They are read through the workspace handle (a link leading outside is
 // refused), cut at 32 KiB each and 64 KiB in all with a note, and redacted
 // of the key.
@@ -1260,14 +1262,6 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	}
 	slash.agent = a
 	journalOf = a.Journal
-	if conv, ok := behavior.ConversationOf(a.Machine().State()); ok && ins != nil {
-		// A subdirectory's instructions the thread was sent come once.
-		for _, m := range conv.Messages() {
-			if m.Role == chat.RoleTool {
-				ins.Sent(m.Content)
-			}
-		}
-	}
 	verb := "started"
 	if o.resume != "" {
 		verb = "resumed"

@@ -217,7 +217,7 @@
 // the conversation no longer holds them (cut by /undo, summarised).
 // They are read through the workspace handle (a link leading outside is
 // refused), cut at 32 KiB each and 64 KiB in all with a note, and redacted
-// of the key.
+// of the session's secrets (the API key, the sync token).
 //
 // MCP servers: each entry of mcp_servers is a stdio server (command), run
 // in a bubblewrap sandbox as bash is, with the network, paths, variables
@@ -1085,6 +1085,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return err
 	}
 	syncToken := in.keys[threadsync.TokenVar]
+	// Every secret of the session, as agentexec.Config.Secrets has them.
+	secrets := redact.New(llmCfg.APIKey, syncToken)
 
 	if journal == nil {
 		unlock, err := store.Lock(t.ID)
@@ -1118,7 +1120,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard,
 		Search: !o.toolCalls})
-	servers, err := startMCP(ctx, o, ws, store.Dir(), logPath, llmCfg.APIKey, logger, stderr)
+	servers, err := startMCP(ctx, o, ws, store.Dir(), logPath, llmCfg.APIKey, secrets, logger, stderr)
 	if err != nil {
 		return err
 	}
@@ -1134,7 +1136,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	var ins *instructions.Set
 	if !o.config.instructions.disabled {
 		iopt := o.config.instructionsOptions()
-		iopt.Redactor = redact.New(llmCfg.APIKey)
+		iopt.Redactor = secrets
 		ins = instructions.Load(ws, iopt)
 		noteInstructions(ins, stderr)
 	}

@@ -17,18 +17,21 @@ import (
 // startMCP starts the config file's MCP servers, each in a sandbox made
 // as bash's is (its own network and exposed paths), and says on stderr
 // which started with which tools and which failed (those are left out;
-// the session goes on).
-func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logPath, key string, logger *slog.Logger, stderr io.Writer) (*mcptools.Clients, error) {
+// the session goes on). secrets are all the session's secrets (the API
+// key, the sync token): no entry's env may hold one, and they are removed
+// from what the servers send.
+func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logPath, key string, secrets *redact.Redactor, logger *slog.Logger, stderr io.Writer) (*mcptools.Clients, error) {
 	if len(o.config.servers) == 0 {
 		return &mcptools.Clients{}, nil
 	}
 	base := sandboxOptions(o, threads, logPath, key)
 	base.Expose, base.Network = nil, false // each entry grants its own
+	base.Redactor = secrets
 	clients, errs := mcptools.Start(ctx, o.config.servers, mcptools.Options{
 		Workspace: ws.Root(),
 		Sandbox:   base,
 		Masked:    ws.MaskedPaths,
-		Secrets:   redact.New(key),
+		Secrets:   secrets,
 		Logger:    logger,
 	})
 	for _, err := range errs {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/behavior"
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/runtime/instructions"
 	"github.com/fsmgen/fsmgen/runtime/tools"
@@ -16,9 +17,13 @@ import (
 var pathTools = map[string]bool{"read_file": false, "edit_file": false, "list_files": true}
 
 // instructionsRunner runs the tool calls and appends to a call's result
-// the instructions of the directories its path leads into that no call
-// loaded before (see instructions.Set.ForPath): the system prompt stays
-// as it was, so that the provider's prompt cache keeps it.
+// the instructions of the directories its path leads into that the
+// conversation does not hold (see instructions.Set.ForPath): the system
+// prompt stays as it was, so that the provider's prompt cache keeps it.
+// It is an agentexec.ResultNoter: the agent tells it the conversation
+// before each round, so that instructions an undo or a compaction cut are
+// sent again, and appends them after the round's output budget cut the
+// result, so that the budget never cuts them.
 type instructionsRunner struct {
 	tools *tools.Set
 	set   *instructions.Set
@@ -30,21 +35,35 @@ func (r instructionsRunner) Approval(name string) tools.Approval { return r.tool
 
 // Run implements agentexec.ToolRunner.
 func (r instructionsRunner) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
-	out := r.tools.Run(ctx, call, progress)
+	return r.tools.Run(ctx, call, progress)
+}
+
+// NoteConversation implements agentexec.ResultNoter: the instructions the
+// conversation holds are those of its tool results and query results.
+func (r instructionsRunner) NoteConversation(messages []chat.Message) {
+	var results []string
+	for _, m := range messages {
+		if m.Role == chat.RoleTool || behavior.IsQueryResult(m) {
+			results = append(results, m.Content)
+		}
+	}
+	r.set.Holding(results)
+}
+
+// Note implements agentexec.ResultNoter: the instructions the call's path
+// leads to that were not sent.
+func (r instructionsRunner) Note(call chat.ToolCall) string {
 	isDir, ok := pathTools[call.Name]
-	if !ok || ctx.Err() != nil {
-		return out
+	if !ok {
+		return ""
 	}
 	var args struct {
 		Path string `json:"path"`
 	}
 	if json.Unmarshal(call.Arguments, &args) != nil || args.Path == "" {
-		return out
+		return ""
 	}
-	if text := r.set.ForPath(args.Path, isDir); text != "" {
-		out.Content += text
-	}
-	return out
+	return r.set.ForPath(args.Path, isDir)
 }
 
 // instructionsCommand shows the instructions files loaded.

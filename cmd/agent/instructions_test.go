@@ -204,3 +204,89 @@ func TestInstructionsResume(t *testing.T) {
 	assert.Equal(t, "package x\n", results["c2"], "sent once in the thread")
 	assert.Contains(t, reqs[2].System, "Root rule.")
 }
+
+// TestInstructionsSentAgain: a subdirectory's instructions are what the
+// conversation holds, so they come again once the result that brought
+// them is gone (cut by /undo, summarised by /compact), in a live session
+// as in a resumed one; a query's result that brought them counts as a
+// tool's does; and the round's output budget never cuts them.
+func TestInstructionsSentAgain(t *testing.T) {
+	const rule = "[instructions: sub/AGENTS.md applies to the files under sub/; follow it there]\nSub rule.\n[end of sub/AGENTS.md]"
+	read := func(id, path string) fakellm.Reply {
+		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: id, Name: "read_file", Args: `{"path":"` + path + `"}`}}}
+	}
+	query := fakellm.Reply{Text: "QUERY: read sub/x.go\n"}
+	type session struct {
+		stdin string
+		args  []string
+	}
+	tests := []struct {
+		name     string
+		sessions []session
+		replies  []fakellm.Reply
+		carry    []bool // whether each result of the last request brings them
+		check    func(t *testing.T, results []string)
+	}{
+		{
+			name:     "sent again after /undo cut the result",
+			sessions: []session{{"Read.\n/undo\nRead again.\n", []string{"-commit", "off"}}},
+			replies:  []fakellm.Reply{read("c1", "sub/x.go"), {Text: "one"}, read("c2", "sub/x.go"), {Text: "two"}},
+			carry:    []bool{true},
+		},
+		{
+			name:     "sent again after a compaction summarised the result",
+			sessions: []session{{"Read.\nSecond.\n/compact\nRead again.\n", nil}},
+			replies:  []fakellm.Reply{read("c1", "sub/x.go"), {Text: "one"}, {Text: "two"}, {Text: summaryText}, read("c2", "sub/x.go"), {Text: "three"}},
+			carry:    []bool{true},
+		},
+		{
+			name:     "not sent again while the conversation holds them",
+			sessions: []session{{"Read.\nRead again.\n", nil}},
+			replies:  []fakellm.Reply{read("c1", "sub/x.go"), {Text: "one"}, read("c2", "sub/x.go"), {Text: "two"}},
+			carry:    []bool{true, false},
+		},
+		{
+			name:     "a query's result of a session before holds them",
+			sessions: []session{{"", []string{"-tool-calls=false", "-p", "First."}}, {"", []string{"-tool-calls=false", "-resume", "last", "-p", "Second."}}},
+			replies:  []fakellm.Reply{query, {Text: "one"}, query, {Text: "two"}},
+			carry:    []bool{true, false},
+		},
+		{
+			name:     "a result over the round's budget keeps them whole",
+			sessions: []session{{"", []string{"-max-round-output", "1KiB", "-p", "Read."}}},
+			replies:  []fakellm.Reply{read("c1", "sub/big.txt"), {Text: "one"}},
+			carry:    []bool{true},
+			check: func(t *testing.T, results []string) {
+				assert.Contains(t, results[0], "[... cut: this result is ")
+				assert.True(t, strings.HasSuffix(results[0], "...]\n\n"+rule), "the instructions follow the cut: %q", results[0][max(len(results[0])-400, 0):])
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, fakellm.OpenAI, map[string]string{"sub/AGENTS.md": "Sub rule.\n", "sub/x.go": "package x\n",
+				"sub/big.txt": strings.Repeat("0123456789abcde\n", 1024)}, tt.replies...)
+			for _, s := range tt.sessions {
+				r := e.run(t, s.stdin, s.args...)
+				require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			}
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, len(tt.replies))
+			var results []string
+			for _, m := range reqs[len(reqs)-1].Messages {
+				if m.ToolCallID != "" || (m.Role == "user" && strings.HasPrefix(m.Text, "[query ")) {
+					results = append(results, m.Text)
+				}
+			}
+			require.Len(t, results, len(tt.carry), "results: %q", results)
+			for i, want := range tt.carry {
+				assert.Equal(t, want, strings.Contains(results[i], rule), "result %d: %q", i+1, results[i])
+			}
+			if tt.check != nil {
+				tt.check(t, results)
+			}
+			rep := replayExit(t, filepath.Join(e.threads, e.onlyThread(t)+".events.jsonl"))
+			assert.Equal(t, 0, rep.code, "the session replays: %s%s", rep.stdout, rep.stderr)
+		})
+	}
+}

@@ -213,12 +213,14 @@
 // Instructions: AGENTS.md (or, where a directory has none, CLAUDE.md) at
 // the workspace root and the user's $XDG_CONFIG_HOME/fsmgen-agent/AGENTS.md
 // end the system prompt; a subdirectory's, and those of the directories
-// between, are appended once to the result of the first read_file,
-// list_files or edit_file call that touches a path under it, so that the
-// system prompt, and the provider's cache of it, stay the same all session.
+// between, are appended to the result of the first read_file, list_files
+// or edit_file call (or query) that touches a path under it, after the
+// round's output budget cut it, so that the system prompt, and the
+// provider's cache of it, stay the same all session; they come again once
+// the conversation no longer holds them (cut by /undo, summarised).
 // They are read through the workspace handle (a link leading outside is
 // refused), cut at 32 KiB each and 64 KiB in all with a note, and redacted
-// of the key.
+// of the session's secrets (the API key, the sync token).
 //
 // MCP servers: each entry of mcp_servers is a stdio server (command), run
 // in a bubblewrap sandbox as bash is, with the network, paths, variables
@@ -1095,6 +1097,8 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return err
 	}
 	syncToken := in.keys[threadsync.TokenVar]
+	// Every secret of the session, as agentexec.Config.Secrets has them.
+	secrets := redact.New(llmCfg.APIKey, syncToken)
 
 	if journal == nil {
 		unlock, err := store.Lock(t.ID)
@@ -1128,7 +1132,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard,
 		Search: !o.toolCalls})
-	servers, err := startMCP(ctx, o, ws, store.Dir(), logPath, llmCfg.APIKey, logger, stderr)
+	servers, err := startMCP(ctx, o, ws, store.Dir(), logPath, llmCfg.APIKey, secrets, logger, stderr)
 	if err != nil {
 		return err
 	}
@@ -1145,7 +1149,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	var ins *instructions.Set
 	if !o.config.instructions.disabled {
 		iopt := o.config.instructionsOptions()
-		iopt.Redactor = redact.New(llmCfg.APIKey)
+		iopt.Redactor = secrets
 		ins = instructions.Load(ws, iopt)
 		noteInstructions(ins, stderr)
 	}
@@ -1275,14 +1279,6 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	}
 	slash.agent = a
 	journalOf = a.Journal
-	if conv, ok := behavior.ConversationOf(a.Machine().State()); ok && ins != nil {
-		// A subdirectory's instructions the thread was sent come once.
-		for _, m := range conv.Messages() {
-			if m.Role == chat.RoleTool {
-				ins.Sent(m.Content)
-			}
-		}
-	}
 	verb := "started"
 	if o.resume != "" {
 		verb = "resumed"

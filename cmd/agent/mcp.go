@@ -18,8 +18,10 @@ import (
 // as bash's is (its own network and exposed paths), and says on stderr
 // which started with which tools and which failed (those are left out;
 // the session goes on). With -tool-calls=false it starts none, and says
-// so: the model is offered no tools.
-func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logPath, key string, logger *slog.Logger, stderr io.Writer) (*mcptools.Clients, error) {
+// so: the model is offered no tools. secrets are all the session's
+// secrets (the API key, the sync token): no entry's env may hold one, and
+// they are removed from what the servers send.
+func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logPath, key string, secrets *redact.Redactor, logger *slog.Logger, stderr io.Writer) (*mcptools.Clients, error) {
 	if len(o.config.servers) == 0 {
 		return &mcptools.Clients{}, nil
 	}
@@ -29,11 +31,12 @@ func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logP
 	}
 	base := sandboxOptions(o, threads, logPath, key)
 	base.Expose, base.Network = nil, false // each entry grants its own
+	base.Redactor = secrets
 	clients, errs := mcptools.Start(ctx, o.config.servers, mcptools.Options{
 		Workspace: ws.Root(),
 		Sandbox:   base,
 		Masked:    ws.MaskedPaths,
-		Secrets:   redact.New(key),
+		Secrets:   secrets,
 		Logger:    logger,
 	})
 	for _, err := range errs {

@@ -67,7 +67,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Thread is the thread worked on. Its State is where the machine
 	// starts: empty for a new thread (an empty conversation named by
-	// Thread.ID), or a saved state to resume. Required.
+	// Thread.ID), or a saved state to resume. A thread saved while its
+	// post-tools hook ran sends, once the hook is done, the request built
+	// with Behavior, not the one frozen with the settings of the session
+	// that saved it. Required.
 	Thread *thread.Thread
 	// Store saves Thread after every event that changes the conversation
 	// or the round of tools, at every turn end and on shutdown, appending
@@ -349,6 +352,17 @@ func restore(b *behavior.Agent, h agent.Handler, t *thread.Thread) (*agent.Machi
 	}
 	if err := resumable(m.State()); err != nil {
 		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+	}
+	if s, ok := m.State().(agent.PostToolsHook); ok {
+		// The request frozen before the hook is this session's: its
+		// system prompt, tools, model and token limit may have changed
+		// since (another -mode, model, AGENTS.md or MCP server's tools).
+		// The session's header holds the state so rebuilt, so a replay
+		// sends the same.
+		s.PendingRequest = b.BuildRequest(s.Conversation)
+		if m, err = agent.Restore(agent.Config{Behavior: b, Handler: h}, s); err != nil {
+			return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+		}
 	}
 	return m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -310,8 +311,11 @@ func TestResume(t *testing.T) {
 		// stop sets up the first run so that it signals itself to stop.
 		stop      func(t *testing.T, r *run, s *session)
 		wantState agent.StateKind
-		wantConv  []string
-		check     func(t *testing.T, s *session)
+		// resumed changes the behaviour's configuration of the run that
+		// resumes.
+		resumed  func(c *behavior.Config)
+		wantConv []string
+		check    func(t *testing.T, s *session)
 	}{
 		{
 			name:  "calling the LLM",
@@ -389,6 +393,35 @@ func TestResume(t *testing.T) {
 				assert.Equal(t, "M hello.txt", gittest.Git(t, s.ws, "status", "--porcelain"))
 			},
 		},
+		{
+			name:  "running the post-tools hook, resumed with other settings",
+			first: []fakellm.Reply{{ToolCalls: []fakellm.ToolCall{editHello}}},
+			stop: func(t *testing.T, r *run, s *session) {
+				c, err := autocommit.Open(context.Background(), s.ws, autocommit.Options{})
+				require.NoError(t, err)
+				r.commits = blockingHook{c, func() { signalSelf(t, sig) }}
+			},
+			wantState: agent.StatePostToolsHook,
+			resumed: func(c *behavior.Config) {
+				c.System, c.MaxTokens = "You are resumed.", 1234
+				c.Tools = slices.DeleteFunc(c.Tools, func(s chat.ToolSpec) bool { return s.Name == "block" })
+			},
+			second: []fakellm.Reply{{Text: "Edited."}},
+			wantConv: []string{
+				"user: Go.",
+				`assistant:  [edit_file {"path":"hello.txt","old_str":"world","new_str":"agent"}]`,
+				"tool: edited hello.txt",
+				"assistant: Edited.",
+			},
+			check: func(t *testing.T, s *session) {
+				reqs := s.srv.Requests()
+				require.Len(t, reqs, 2)
+				assert.Equal(t, "You are resumed.", reqs[1].System, "the frozen request is built again with this session's settings")
+				assert.Equal(t, 1234, reqs[1].MaxTokens)
+				assert.ElementsMatch(t, []string{"read_file", "edit_file"}, reqs[1].Tools)
+				assert.Len(t, reqs[1].Messages, 3)
+			},
+		},
 	}
 	for _, p := range providers {
 		for _, tt := range tests {
@@ -414,7 +447,7 @@ func TestResume(t *testing.T) {
 
 				s.srv.Add(tt.second...)
 				d := &recorder{}
-				res, err = s.run(t, run{tools: set, display: d, continueTurn: true})
+				res, err = s.run(t, run{tools: set, display: d, continueTurn: true, bcfg: tt.resumed})
 				require.NoError(t, err)
 				assert.True(t, res.Idle)
 				assert.Equal(t, 1, res.Turns)

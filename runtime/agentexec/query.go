@@ -39,6 +39,7 @@ func (a *Agent) startQuery(q chat.Query) {
 	a.calls[id] = call
 	a.queryID = id
 	a.display.ToolCall(call)
+	a.noteConversation()
 	l := a.loop
 	a.later(func() {
 		running := newTaskCount()
@@ -49,6 +50,9 @@ func (a *Agent) startQuery(q chat.Query) {
 			defer running.end()
 			out := query.Run(ctx, toolPath{a}, a.facts(), q, id, nil)
 			out.Content = newOutputBudget(a.limits.RoundOutput).take(a.secrets.String(out.Content))
+			if c, ok := query.Call(q, id); ok {
+				out.Content += a.note(ctx, c)
+			}
 			_ = l.SendIf(ctx, &agent.QueryCompleted{Outcome: out}, valid)
 		})
 		if !started {

@@ -29,6 +29,40 @@ type ApprovalSetter interface {
 	Approval(name string) tools.Approval
 }
 
+// ResultNoter is implemented by a ToolRunner that adds to a call's result
+// a note of its own which depends on what the conversation holds, and
+// which the round's output budget (Limits.RoundOutput) must not cut: the
+// instructions of the directories a call leads into, say (see cmd/agent
+// and runtime/instructions). Before each round of tool calls and each
+// query the agent calls NoteConversation, on the loop goroutine, with the
+// conversation's messages as they stand then (an undo or a compaction may
+// have cut what an earlier note brought); once a call has run, not
+// cancelled, and its result was redacted and cut to the budget, it
+// appends what Note returns for the call, redacted. The calls of a round
+// run in parallel: Note must be safe for concurrent use.
+type ResultNoter interface {
+	NoteConversation(messages []chat.Message)
+	Note(call chat.ToolCall) string
+}
+
+// noteConversation tells Config.Tools, when it is a ResultNoter, the
+// conversation as it stands.
+func (a *Agent) noteConversation() {
+	if n, ok := a.cfg.Tools.(ResultNoter); ok {
+		n.NoteConversation(a.conversation().Messages())
+	}
+}
+
+// note returns what Config.Tools, when it is a ResultNoter, appends to
+// the result of call, redacted; "" when ctx is done.
+func (a *Agent) note(ctx context.Context, call chat.ToolCall) string {
+	n, ok := a.cfg.Tools.(ResultNoter)
+	if !ok || ctx.Err() != nil {
+		return ""
+	}
+	return a.secrets.String(n.Note(call))
+}
+
 // toolApproval returns the approval setting of the tool name: its own, or
 // tools.ApprovalPolicy.
 func (a *Agent) toolApproval(name string) tools.Approval {
@@ -82,6 +116,7 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 	}
 	l := a.loop
 	clear(a.refused)
+	a.noteConversation()
 	a.later(func() {
 		slots := make(chan struct{}, a.limits.ParallelTools)
 		budget := newOutputBudget(a.limits.RoundOutput)
@@ -154,7 +189,7 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 						out = a.runTool(ctx, run, progress)
 						<-slots
 						order[i].end()
-						out.Content = budget.take(a.secrets.String(out.Content))
+						out.Content = budget.take(a.secrets.String(out.Content)) + a.note(ctx, run)
 						out.Approval = verdict
 					}
 				}

@@ -7,12 +7,16 @@
 // into the system prompt ([Set.System]), which stays the same for the
 // whole session, so that a provider's prompt cache keeps it. A
 // subdirectory's files are loaded when a tool first touches a path in it
-// ([Set.ForPath]); their text is appended once to that tool's result,
-// marked as instructions, rather than changing the system prompt, which
-// would invalidate the cache of every later request. Both reach the event
-// log (the system prompt in its header, a tool result in its event), so a
-// session replays exactly. A resumed session notes those its conversation
-// holds already ([Set.Sent]).
+// ([Set.ForPath]); their text is appended to that tool's result, marked as
+// instructions, rather than changing the system prompt, which would
+// invalidate the cache of every later request. Both reach the event log
+// (the system prompt in its header, a tool result in its event), so a
+// session replays exactly. A directory's instructions are sent again when
+// the conversation no longer holds them: what was sent is what the
+// conversation holds ([Set.Holding], told the conversation before each
+// round of tools), so an undo that cut the result that brought them, or a
+// compaction that summarised it, makes the next tool under the directory
+// bring them again, in a live session as in a resumed one.
 //
 // The workspace's files are read through the workspace handle
 // ([tools.Workspace.ReadFile]): a path or symbolic link that leads outside
@@ -95,11 +99,19 @@ type Set struct {
 	ws  *tools.Workspace
 	opt Options
 
-	mu    sync.Mutex
-	files []File
-	seen  map[string]bool // workspace directories looked at
-	total int64
-	sys   string
+	mu     sync.Mutex
+	files  []File
+	loaded map[string]dirText // workspace directories read, once
+	sent   map[string]bool    // directories whose instructions the conversation holds
+	total  int64
+	sys    string
+}
+
+// dirText is what a directory's instructions are, as read once: the text
+// and file; ok is false when it has none to show.
+type dirText struct {
+	text, file string
+	ok         bool
 }
 
 // Load reads the user's file and the workspace root's and returns the
@@ -118,14 +130,14 @@ func Load(ws *tools.Workspace, opt Options) *Set {
 	if opt.UserLabel == "" {
 		opt.UserLabel = opt.UserFile
 	}
-	s := &Set{ws: ws, opt: opt, seen: map[string]bool{}}
+	s := &Set{ws: ws, opt: opt, loaded: map[string]dirText{}, sent: map[string]bool{}}
 	var b strings.Builder
 	if opt.UserFile != "" {
 		if text, ok := s.readUser(); ok {
 			fmt.Fprintf(&b, "\n\n## %s (the user's instructions, for every project)\n\n%s", opt.UserLabel, text)
 		}
 	}
-	if text, f, ok := s.readDir("."); ok {
+	if text, f, ok := s.forDir("."); ok {
 		fmt.Fprintf(&b, "\n\n## %s (the project's instructions, at the workspace root)\n\n%s", f, text)
 	}
 	if b.Len() > 0 {
@@ -149,12 +161,13 @@ func (s *Set) Files() []File {
 	return slices.Clone(s.files)
 }
 
-// ForPath loads the instructions of the directories between the
+// ForPath returns the instructions of the directories between the
 // workspace root (exclusive) and the one rel (a path relative to the
-// root) is in, or is when isDir, that no call loaded before, and returns
-// their text marked as instructions, to append to the result of the tool
-// that touched rel; "" when there are none. A path outside the workspace
-// gives "".
+// root) is in, or is when isDir, that the conversation does not hold (see
+// [Set.Holding]), marked as instructions, to append to the result of the
+// tool that touched rel; "" when there are none. It notes them as held
+// until the next Holding. Each directory's file is read once, the first
+// time a path leads into it. A path outside the workspace gives "".
 func (s *Set) ForPath(rel string, isDir bool) string {
 	if rel == "" || path.IsAbs(rel) || strings.ContainsRune(rel, 0) {
 		return ""
@@ -174,7 +187,7 @@ func (s *Set) ForPath(rel string, isDir bool) string {
 	parts := strings.Split(dir, "/")
 	for i := range parts {
 		d := strings.Join(parts[:i+1], "/")
-		if text, f, ok := s.readDir(d); ok {
+		if text, f, ok := s.forDir(d); ok {
 			fmt.Fprintf(&b, "\n\n[instructions: %s applies to the files under %s/; follow it there]\n%s\n[end of %s]", f, d, text, f)
 		}
 	}
@@ -185,32 +198,49 @@ func (s *Set) ForPath(rel string, isDir bool) string {
 // whose instructions it brought.
 var marker = regexp.MustCompile(`(?m)^\[instructions: \S+ applies to the files under (\S+)/; follow it there\]$`)
 
-// Sent notes the directories whose instructions text (a tool result of
-// the conversation, when a thread is resumed) already brought, so that
-// ForPath does not bring them again. It returns how many it noted.
-func (s *Set) Sent(text string) int {
+// Holding notes the directories whose instructions texts (the results of
+// the tool calls and queries the conversation holds now) bring, and
+// forgets the others noted before, so that ForPath brings those again. It
+// returns how many directories it noted.
+func (s *Set) Holding(texts []string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, m := range marker.FindAllStringSubmatch(text, -1) {
-		if !s.seen[m[1]] {
-			s.seen[m[1]] = true
-			n++
+	clear(s.sent)
+	for _, text := range texts {
+		if !strings.Contains(text, "[instructions: ") {
+			continue
+		}
+		for _, m := range marker.FindAllStringSubmatch(text, -1) {
+			s.sent[m[1]] = true
 		}
 	}
-	return n
+	return len(s.sent)
 }
 
-// readDir reads the instructions of the workspace directory dir, once: the
-// first of the names it holds. It returns the text, the file's path and
-// whether there is one to show.
-func (s *Set) readDir(dir string) (string, string, bool) {
+// forDir returns the instructions of the workspace directory dir unless
+// they were sent, and notes them as sent. The directory is read once: the
+// first of the names it holds; later calls give what the first read. It
+// returns the text, the file's path and whether there is one to show.
+func (s *Set) forDir(dir string) (string, string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.seen[dir] {
+	if s.sent[dir] {
 		return "", "", false
 	}
-	s.seen[dir] = true
+	d, ok := s.loaded[dir]
+	if !ok {
+		d.text, d.file, d.ok = s.read(dir)
+		s.loaded[dir] = d
+	}
+	if d.ok {
+		s.sent[dir] = true
+	}
+	return d.text, d.file, d.ok
+}
+
+// read reads the instructions of dir: the first of the names it holds.
+// s.mu is held.
+func (s *Set) read(dir string) (string, string, bool) {
 	for _, name := range s.opt.Names {
 		p := path.Join(dir, name)
 		data, size, err := s.ws.ReadFile(p, int64(s.opt.MaxFileBytes))

@@ -85,3 +85,39 @@ func TestForPathConcurrent(t *testing.T) {
 	}
 	assert.Equal(t, 1, n)
 }
+
+// TestHolding checks that what was sent is what the conversation holds: a
+// directory's instructions come again once the results that brought them
+// are gone, and not while one of them is there; the file is read once.
+func TestHolding(t *testing.T) {
+	ws := workspace(t, map[string]string{"a/AGENTS.md": "A", "a/b/AGENTS.md": "B"})
+	set := instructions.Load(ws, instructions.Options{})
+	first := set.ForPath("a/b/x.go", false)
+	require.Contains(t, first, "[instructions: a/b/AGENTS.md applies")
+	tests := []struct {
+		name  string
+		held  []string // the results the conversation holds
+		noted int
+		want  []string // the files whose text comes for a/b/x.go
+	}{
+		{"the result is held", []string{"hello", "package x\n" + first}, 2, nil},
+		{"the result was cut", []string{"hello"}, 0, []string{"a/AGENTS.md", "a/b/AGENTS.md"}},
+		{"what was brought again is noted as sent", nil, -1, nil},
+		{"a marker that is not on a line of its own", []string{"x [instructions: a/AGENTS.md applies to the files under a/; follow it there]"}, 0, []string{"a/AGENTS.md", "a/b/AGENTS.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.noted >= 0 {
+				assert.Equal(t, tt.noted, set.Holding(tt.held))
+			}
+			got := set.ForPath("a/b/x.go", false)
+			if tt.want == nil {
+				assert.Empty(t, got)
+			}
+			for _, f := range tt.want {
+				assert.Contains(t, got, "[instructions: "+f+" applies")
+			}
+		})
+	}
+	assert.Len(t, set.Files(), 2, "each file is read once")
+}

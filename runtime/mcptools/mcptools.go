@@ -297,7 +297,7 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 	}
 	for k, v := range s.Env {
 		if opt.Secrets.ContainsString(v) {
-			return nil, nil, fmt.Errorf("env %s holds the agent's API key, which no command may have; remove it from the entry", k)
+			return nil, nil, fmt.Errorf("env %s holds one of the agent's secrets (its API key, the sync token), which no command may have; remove it from the entry", k)
 		}
 	}
 	inR, inW, err := os.Pipe()

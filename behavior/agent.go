@@ -159,16 +159,21 @@ func (a *Agent) Config() Config {
 	return cfg
 }
 
-// BuildRequest builds the request for the conversation.
+// BuildRequest builds the request for the conversation. When the context
+// window is known, the reply's limit is cut to what the window leaves
+// after the request's estimated input and the margin (see Margin), and
+// the thinking budget with it, so that no provider refuses the request
+// for asking more than the window holds.
 func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
+	maxTokens := a.maxTokensFor(a.cfg.MaxTokens, a.EstimateTokens(c))
 	return chat.Request{
 		Model:       a.cfg.Model,
 		System:      a.cfg.System,
 		Messages:    c.Messages(),
 		Tools:       a.cfg.Tools,
-		MaxTokens:   a.cfg.MaxTokens,
+		MaxTokens:   maxTokens,
 		Temperature: a.cfg.Temperature,
-		Thinking:    a.cfg.Thinking,
+		Thinking:    a.thinkingFor(maxTokens),
 	}
 }
 

@@ -16,6 +16,8 @@
 package behavior
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -146,7 +148,16 @@ func New(cfg Config) (*Agent, error) {
 	cfg.Tools = slices.Clone(cfg.Tools)
 	fixed := len(cfg.System)
 	for _, t := range cfg.Tools {
-		fixed += len(t.Name) + len(t.Description) + len(t.InputSchema) + 32
+		// The schema counted as json.Marshal writes it (compact, HTML
+		// escaped), as an event log's header carries it: a replayed
+		// config estimates as the run did.
+		schema := len(t.InputSchema)
+		var b, e bytes.Buffer
+		if json.Compact(&b, t.InputSchema) == nil {
+			json.HTMLEscape(&e, b.Bytes())
+			schema = e.Len()
+		}
+		fixed += len(t.Name) + len(t.Description) + schema + 32
 	}
 	return &Agent{cfg: cfg, fixedBytes: fixed}, nil
 }

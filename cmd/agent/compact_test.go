@@ -362,3 +362,39 @@ func TestCompactionKeepsTheTurnsCommit(t *testing.T) {
 	assert.NotContains(t, msg, "Summary of the earlier conversation")
 	assert.Equal(t, "2", gittest.Git(t, e.ws, "rev-list", "--count", "HEAD"), "one commit for the turn")
 }
+
+// TestCompactionAfterACutReply compacts the conversation before the
+// request that continues a reply cut at its token limit: the request
+// after the summary still holds the cut reply before the note that asks
+// to continue it, and the turn's answer is the pieces joined.
+func TestCompactionAfterACutReply(t *testing.T) {
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		t.Run(string(p), func(t *testing.T) {
+			cut := "Here is the long story: " + strings.Repeat("once upon a time ", 900) // 15,000 bytes
+			e := newEnv(t, p, nil,
+				fakellm.Reply{Text: "First answer. " + strings.Repeat("detail ", 400)},
+				fakellm.Reply{Text: cut, AtLimit: true},
+				fakellm.Reply{Text: summaryText},
+				fakellm.Reply{Text: " The end."})
+			e.srv.ContextWindow(compactWindow)
+			r := e.run(t, "First task.\nTell a long story.\n", "-context-window", fmt.Sprint(compactWindow))
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "compacted:")
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 4)
+			require.True(t, isSummaryRequest(reqs[2]), "the continuation waits for a compaction")
+			var texts []string
+			for _, m := range reqs[3].Messages {
+				texts = append(texts, m.Role+": "+m.Text)
+			}
+			head := "user: " + behavior.SummaryHeading + "\n\n" + summaryText
+			want := []string{head, "user: Tell a long story.", "assistant: " + cut, "user: " + behavior.ContinueNote}
+			if p == fakellm.Anthropic { // consecutive user messages are one
+				want = []string{head + "Tell a long story.", "assistant: " + cut, "user: " + behavior.ContinueNote}
+			}
+			assert.Equal(t, want, texts, "the model sees the reply it is asked to continue")
+			assert.Contains(t, r.stdout, "once upon a time once upon a time")
+			assert.Contains(t, r.stdout, " The end.")
+		})
+	}
+}

@@ -16,6 +16,8 @@
 package behavior
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -147,7 +149,16 @@ func New(cfg Config) (*Agent, error) {
 	cfg.Tools = slices.Clone(cfg.Tools)
 	fixed := len(cfg.System)
 	for _, t := range cfg.Tools {
-		fixed += len(t.Name) + len(t.Description) + len(t.InputSchema) + 32
+		// The schema counted as json.Marshal writes it (compact, HTML
+		// escaped), as an event log's header carries it: a replayed
+		// config estimates as the run did.
+		schema := len(t.InputSchema)
+		var b, e bytes.Buffer
+		if json.Compact(&b, t.InputSchema) == nil {
+			json.HTMLEscape(&e, b.Bytes())
+			schema = e.Len()
+		}
+		fixed += len(t.Name) + len(t.Description) + schema + 32
 	}
 	return &Agent{cfg: cfg, fixedBytes: fixed}, nil
 }
@@ -160,16 +171,21 @@ func (a *Agent) Config() Config {
 	return cfg
 }
 
-// BuildRequest builds the request for the conversation.
+// BuildRequest builds the request for the conversation. When the context
+// window is known, the reply's limit is cut to what the window leaves
+// after the request's estimated input and the margin (see Margin), and
+// the thinking budget with it, so that no provider refuses the request
+// for asking more than the window holds.
 func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
+	maxTokens := a.maxTokensFor(a.cfg.MaxTokens, a.EstimateTokens(c))
 	return chat.Request{
 		Model:       a.cfg.Model,
 		System:      a.cfg.System,
 		Messages:    c.Messages(),
 		Tools:       a.cfg.Tools,
-		MaxTokens:   a.cfg.MaxTokens,
+		MaxTokens:   maxTokens,
 		Temperature: a.cfg.Temperature,
-		Thinking:    a.cfg.Thinking,
+		Thinking:    a.thinkingFor(maxTokens),
 	}
 }
 

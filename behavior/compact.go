@@ -10,8 +10,9 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 )
 
-// Compaction: before a request whose estimated size passes CompactAt of the
-// model's context window, or when the user types /compact between turns,
+// Compaction: before a request whose estimated size passes the threshold
+// (CompactAt of the model's context window, or less when that leaves no
+// room for the reply's max_tokens: see Threshold), or when the user types /compact between turns,
 // the machine asks the model for a summary of the older part of the
 // conversation (the summary request: a transcript of that part, without
 // tools) and replaces that part by one user-role message holding the
@@ -22,6 +23,11 @@ import (
 //     pending tool round, the assistant message with tool calls and their
 //     results (a tool result never loses its call: both providers refuse
 //     an orphan result); or, between turns, the assistant's last reply.
+//     When the tail is, or follows, a note that refers to the reply
+//     before it (ContinueNote, a query's result), the tail reaches back
+//     over the turn's chain of replies and notes: the model is never
+//     told to continue a reply it cannot see, and the turn's queries are
+//     still counted (see chainStart).
 //
 // The compacted conversation is [summary, last user message, tail...].
 
@@ -59,13 +65,59 @@ const transcriptCap = 4 << 10
 // compactionOn reports whether the threshold is set.
 func (a *Agent) compactionOn() bool { return a.cfg.CompactAt > 0 && a.cfg.ContextWindow > 0 }
 
+// SummaryMaxTokens is the longest summary the summary request asks for,
+// in tokens (less when Config.MaxTokens is less, or a quarter of the
+// context window is).
+const SummaryMaxTokens = 8192
+
+// Margin returns the tokens of the context window the agent leaves free
+// besides a request's input and its reply's max_tokens, for the error of
+// its estimate (see EstimateTokens): a fiftieth of the window, at least
+// 256; 0 when the window is not known.
+func (a *Agent) Margin() int {
+	if a.cfg.ContextWindow <= 0 {
+		return 0
+	}
+	return max(256, a.cfg.ContextWindow/50)
+}
+
 // Threshold returns the estimated tokens of a request above which the
 // conversation is compacted before it is sent; 0 when compaction is off.
+// It is CompactAt of the context window, or less when that leaves no room
+// for the reply: providers refuse a request whose input and max_tokens
+// together pass the window, so the threshold is at most the window less
+// the reply's limit (at most half the window counted) and the margin.
 func (a *Agent) Threshold() int {
 	if !a.compactionOn() {
 		return 0
 	}
-	return int(a.cfg.CompactAt * float64(a.cfg.ContextWindow))
+	w := a.cfg.ContextWindow
+	return max(1, min(int(a.cfg.CompactAt*float64(w)), w-min(a.cfg.MaxTokens, w/2)-a.Margin()))
+}
+
+// maxTokensFor returns the reply's limit of a request whose input is
+// estimated at tokens: want, or what the context window leaves (less the
+// margin) when that is less, so that no request asks for more than the
+// window holds. It is at least 1: a request that does not fit at all is
+// sent, and the provider's refusal says so.
+func (a *Agent) maxTokensFor(want, tokens int) int {
+	if a.cfg.ContextWindow <= 0 {
+		return want
+	}
+	return max(1, min(want, a.cfg.ContextWindow-tokens-a.Margin()))
+}
+
+// thinkingFor returns the thinking budget that fits a reply of maxTokens:
+// Config.Thinking, or half the reply when the reply was cut to less than
+// it, or none when half is under Anthropic's least budget (1024).
+func (a *Agent) thinkingFor(maxTokens int) int {
+	if a.cfg.Thinking < maxTokens {
+		return a.cfg.Thinking
+	}
+	if maxTokens/2 < 1024 {
+		return 0
+	}
+	return maxTokens / 2
 }
 
 // EstimateTokens estimates the tokens of the request for the conversation:
@@ -166,8 +218,10 @@ func (a *Agent) Compact(c chat.Conversation, response chat.Response) chat.Conver
 // SummaryRequest builds the request that asks the model to summarise the
 // conversation's older part: a transcript of it (the last user message
 // and the tail included, for context) as one user message, then the
-// instructions. No tools are offered. The transcript is cut to fit under
-// the compaction threshold (see transcript).
+// instructions. No tools are offered, and nothing is written to the
+// prompt cache (no later request starts as it does). The reply is limited
+// to SummaryMaxTokens, and the transcript is cut to fit the context
+// window with it and the margin (see transcript).
 func (a *Agent) SummaryRequest(c chat.Conversation) chat.Request {
 	msgs := c.Messages()
 	_, kept := split(msgs)
@@ -177,9 +231,12 @@ func (a *Agent) SummaryRequest(c chat.Conversation) chat.Request {
 	if len(kept) > 0 && kept[0].Role == chat.RoleUser && !kept[0].Summary {
 		upTo++
 	}
+	w := a.cfg.ContextWindow
+	maxTokens := min(SummaryMaxTokens, a.cfg.MaxTokens)
 	budget := 0
-	if t := a.Threshold(); t > 0 {
-		budget = t*BytesPerToken - len(summarySystem) - len(summaryInstructions) - 256
+	if w > 0 {
+		maxTokens = max(1, min(maxTokens, w/4))
+		budget = max(1, (w-maxTokens-a.Margin())*BytesPerToken-len(summarySystem)-len(summaryInstructions)-256)
 	}
 	text := "Transcript of the conversation to summarise:\n\n" + transcript(msgs[:min(upTo, len(msgs))], budget) +
 		"\n---\n\n" + summaryInstructions
@@ -187,8 +244,9 @@ func (a *Agent) SummaryRequest(c chat.Conversation) chat.Request {
 		Model:       a.cfg.Model,
 		System:      summarySystem,
 		Messages:    []chat.Message{chat.UserMessage(text)},
-		MaxTokens:   a.cfg.MaxTokens,
+		MaxTokens:   maxTokens,
 		Temperature: a.cfg.Temperature,
+		NoCache:     true,
 	}
 }
 
@@ -210,12 +268,64 @@ func split(msgs []chat.Message) (dropped, kept []chat.Message) {
 	for u >= 0 && !typed(msgs[u]) {
 		u--
 	}
+	t = chainStart(msgs, u, t)
 	if u < 0 {
 		return msgs[:t], msgs[t:]
 	}
 	dropped = append(append(dropped, msgs[:u]...), msgs[u+1:t]...)
 	kept = append(append(kept, msgs[u]), msgs[t:]...)
 	return dropped, kept
+}
+
+// chainBytes bounds the size of the replies and notes chainStart keeps
+// before the tail, when no query result is among them.
+const chainBytes = 64 << 10
+
+// chainStart extends the tail starting at t back over the chain of the
+// turn's replies it answers: when the tail is, or follows, an agent's
+// note that refers to the reply before it (ContinueNote, a query's
+// result), the reply is kept with it, and so on back, never past u (the
+// last message the user typed). A chain of continuations is kept as far
+// as chainBytes allows (its last reply always); a chain with a query's
+// result is kept whole, so that the turn's queries are still counted
+// (see QueryLimitReached) — MaxQueries bounds it.
+func chainStart(msgs []chat.Message, u, t int) int {
+	refers := func(m chat.Message) bool {
+		return m.Role == chat.RoleUser && (m.Content == ContinueNote || IsQueryResult(m))
+	}
+	isReply := func(i int) bool { return i > u && msgs[i].Role == chat.RoleAssistant }
+	s := t
+	if refers(msgs[s]) && isReply(s-1) {
+		s--
+	}
+	start, size, query := s, 0, IsQueryResult(msgs[t])
+	for s-2 > u && msgs[s].Role == chat.RoleAssistant && refers(msgs[s-1]) && isReply(s-2) {
+		query = query || IsQueryResult(msgs[s-1])
+		s -= 2
+	}
+	if query {
+		return s
+	}
+	for i := start; i < len(msgs); i++ {
+		size += textBytes(msgs[i])
+	}
+	for start-2 >= s {
+		grown := size + textBytes(msgs[start-1]) + textBytes(msgs[start-2])
+		if grown > chainBytes {
+			break
+		}
+		start, size = start-2, grown
+	}
+	return start
+}
+
+// textBytes returns the bytes of m's text and tool calls' arguments.
+func textBytes(m chat.Message) int {
+	n := len(m.Content)
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Arguments)
+	}
+	return n
 }
 
 // typed reports whether m is a message the user typed: a user message

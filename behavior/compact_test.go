@@ -23,6 +23,12 @@ var (
 	a2      = chat.Message{Role: chat.RoleAssistant, Content: "done"}
 	stopped = chat.UserMessage(behavior.UserStoppedNote)
 	summary = chat.Message{Role: chat.RoleUser, Summary: true, Content: behavior.SummaryHeading + "\n\nearlier work"}
+	cut1    = chat.Message{Role: chat.RoleAssistant, Content: "the first piece"}
+	cut2    = chat.Message{Role: chat.RoleAssistant, Content: "the second piece"}
+	cont    = chat.UserMessage(behavior.ContinueNote)
+	aQuery  = chat.Message{Role: chat.RoleAssistant, Content: "let me look <read_file path=\"a\"/>"}
+	qResult = chat.UserMessage(behavior.FormatQueryResult(chat.Query{Kind: chat.QueryRead, Path: "a"}, chat.ToolOutcome{Content: "package a"}))
+	huge    = chat.Message{Role: chat.RoleAssistant, Content: strings.Repeat("h", 70<<10)}
 )
 
 // TestCompact checks what compaction keeps whole (the last message the
@@ -40,6 +46,14 @@ func TestCompact(t *testing.T) {
 		{"rounds after the user's message", []chat.Message{u1, aCall, r1, r2, aCall, r1, r2}, true, []chat.Message{u1, aCall, r1, r2}},
 		{"between turns", []chat.Message{u1, a1, u2, a2}, true, []chat.Message{u2, a2}},
 		{"a stopped turn keeps the typed message", []chat.Message{u1, a1, u2, aCall, r1, r2, stopped}, true, []chat.Message{u2, stopped}},
+		{"a continuation keeps the reply it continues", []chat.Message{u1, a1, u2, cut1, cont}, true, []chat.Message{u2, cut1, cont}},
+		{"a chain of continuations is kept", []chat.Message{u1, a1, u2, cut1, cont, cut2, cont}, true, []chat.Message{u2, cut1, cont, cut2, cont}},
+		{"a long chain keeps what fits", []chat.Message{u1, a1, u2, huge, cont, cut1, cont, cut2, cont}, true, []chat.Message{u2, cut1, cont, cut2, cont}},
+		{"the last piece is kept however long", []chat.Message{u1, a1, u2, cut1, cont, huge, cont}, true, []chat.Message{u2, huge, cont}},
+		{"between turns, the continued reply is kept whole", []chat.Message{u1, a1, u2, cut1, cont, cut2}, true, []chat.Message{u2, cut1, cont, cut2}},
+		{"a query's result keeps the reply that asked it", []chat.Message{u1, a1, u2, aQuery, qResult}, true, []chat.Message{u2, aQuery, qResult}},
+		{"the turn's queries are kept whole", []chat.Message{u1, a1, u2, huge, qResult, aQuery, qResult, cut1, cont}, true, []chat.Message{u2, huge, qResult, aQuery, qResult, cut1, cont}},
+		{"a continuation after a tool round", []chat.Message{u1, a1, u2, aCall, r1, r2, cut1, cont}, true, []chat.Message{u2, cut1, cont}},
 		{"an earlier summary alone is not compacted again", []chat.Message{summary, u2, a2}, false, nil},
 		{"an earlier summary with more", []chat.Message{summary, u1, a1, u2, a2}, true, []chat.Message{u2, a2}},
 		{"one exchange", []chat.Message{u1, a1}, false, nil},
@@ -114,7 +128,9 @@ func TestTranscriptBudget(t *testing.T) {
 			for _, m := range req.Messages {
 				size += len(m.Content)
 			}
-			assert.LessOrEqual(t, size/behavior.BytesPerToken, b.Threshold())
+			assert.LessOrEqual(t, size/behavior.BytesPerToken+req.MaxTokens, 10_000-b.Margin(), "the transcript and the summary fit the window")
+			assert.Equal(t, 2500, req.MaxTokens, "the summary's limit is a quarter of a small window")
+			assert.True(t, req.NoCache, "the summary request writes nothing to the prompt cache")
 			for _, w := range tt.wants {
 				assert.Contains(t, req.Messages[0].Content, w)
 			}
@@ -148,6 +164,54 @@ func TestNeedsCompaction(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, newAgent(t, config(tt.cfg)).NeedsCompaction(tt.conv))
+		})
+	}
+}
+
+// TestThresholdLeavesRoomForTheReply checks that the threshold, a
+// request's max_tokens and the summary request's leave room in the
+// window for the reply: a request's estimated input, its max_tokens and
+// the margin never pass the window.
+func TestThresholdLeavesRoomForTheReply(t *testing.T) {
+	tests := []struct {
+		name                      string
+		window, maxTokens         int
+		threshold, summaryMax     int
+		thinking, clampedThinking int
+	}{
+		{"claude-sonnet-4-5", 200_000, 64_000, 132_000, 8192, 0, 0},
+		{"a small reply: CompactAt decides", 200_000, 4096, 160_000, 4096, 0, 0},
+		{"a reply as long as the window counts half", 20_000, 64_000, 9600, 5000, 0, 0},
+		{"thinking is cut with the reply", 200_000, 64_000, 132_000, 8192, 32_000, 32_000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newAgent(t, config(func(c *behavior.Config) {
+				c.ContextWindow, c.MaxTokens, c.Thinking = tt.window, tt.maxTokens, tt.thinking
+				c.Tools = []chat.ToolSpec{{Name: "read_file"}}
+			}))
+			assert.Equal(t, tt.threshold, b.Threshold())
+			for _, size := range []int{10, tt.threshold / 2, tt.threshold, tt.window} {
+				c := chat.NewConversation("T-1").Append(u1, chat.Message{Role: chat.RoleAssistant, Content: strings.Repeat("x", size*behavior.BytesPerToken)}, u2)
+				req := b.BuildRequest(c)
+				tokens := b.EstimateTokens(c)
+				if tokens+b.Margin() < tt.window {
+					assert.LessOrEqual(t, tokens+req.MaxTokens+b.Margin(), tt.window, "%d tokens: the reply fits the window", tokens)
+				}
+				assert.Positive(t, req.MaxTokens)
+				assert.LessOrEqual(t, req.MaxTokens, tt.maxTokens)
+				assert.True(t, req.Thinking == 0 || req.Thinking < req.MaxTokens, "the thinking budget %d is less than max_tokens %d", req.Thinking, req.MaxTokens)
+				if tokens <= b.Threshold() {
+					assert.GreaterOrEqual(t, req.MaxTokens, min(tt.maxTokens, tt.window/2), "under the threshold the reply keeps its limit")
+				}
+				if size == 10 && tt.maxTokens < tt.window/2 {
+					assert.Equal(t, tt.maxTokens, req.MaxTokens)
+					assert.Equal(t, tt.thinking, req.Thinking)
+				}
+				sum := b.SummaryRequest(c)
+				assert.Equal(t, tt.summaryMax, sum.MaxTokens)
+				assert.LessOrEqual(t, (len(sum.System)+len(sum.Messages[0].Content))/behavior.BytesPerToken+sum.MaxTokens+b.Margin(), tt.window, "the summary request fits the window")
+			}
 		})
 	}
 }

@@ -34,7 +34,9 @@ func FormatQueryResult(q chat.Query, outcome chat.ToolOutcome) string {
 // QueryLimitReached reports whether the turn has had MaxQueries queries:
 // whether that many results of queries follow the turn's last message of
 // the user. It looks back over the turn's messages only, at most until it
-// has counted MaxQueries results.
+// has counted MaxQueries results. A compaction keeps the turn's queries
+// and their results whole after the summary (see split), so the count
+// survives it.
 func (a *Agent) QueryLimitReached(c chat.Conversation) bool {
 	if a.cfg.MaxQueries <= 0 {
 		return true

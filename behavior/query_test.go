@@ -82,3 +82,43 @@ func TestInjectQueryResult(t *testing.T) {
 		})
 	}
 }
+
+// TestQueryLimitSurvivesCompaction compacts a turn in the middle of its
+// queries: the turn's queries are kept with the replies that asked them,
+// however long, so the limit counts them all after the summary too.
+func TestQueryLimitSurvivesCompaction(t *testing.T) {
+	q := chat.Query{Kind: chat.QueryRead, Path: "a.go"}
+	small := chat.UserMessage(behavior.FormatQueryResult(q, chat.ToolOutcome{Content: "package a"}))
+	large := chat.UserMessage(behavior.FormatQueryResult(q, chat.ToolOutcome{Content: strings.Repeat("x", 100<<10)}))
+	asked := chat.Message{Role: chat.RoleAssistant, Content: "QUERY: read a.go"}
+	tests := []struct {
+		name   string
+		result chat.Message
+		n      int
+		tail   []chat.Message
+		want   bool
+	}{
+		{"two of three", small, 2, nil, false},
+		{"three of three", small, 3, nil, true},
+		{"long results", large, 3, nil, true},
+		{"a continuation after them", small, 3, []chat.Message{{Role: chat.RoleAssistant, Content: "cut"}, chat.UserMessage(behavior.ContinueNote)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := behavior.DefaultConfig()
+			cfg.MaxQueries = 3
+			b, err := behavior.New(cfg)
+			require.NoError(t, err)
+			c := chat.NewConversation("T").Append(chat.UserMessage("earlier"), chat.Message{Role: chat.RoleAssistant, Content: "earlier answer"}, chat.UserMessage("go"))
+			for range tt.n {
+				c = c.Append(asked, tt.result)
+			}
+			c = c.Append(tt.tail...)
+			require.Equal(t, tt.want, b.QueryLimitReached(c))
+			require.True(t, b.CanCompact(c))
+			compacted := b.Compact(c, chat.Response{Message: chat.Message{Role: chat.RoleAssistant, Content: "summary"}})
+			assert.Equal(t, tt.want, b.QueryLimitReached(compacted), "the count survives the compaction")
+			assert.Equal(t, c.Messages()[3:], compacted.Messages()[2:], "the turn's queries are kept")
+		})
+	}
+}

@@ -120,6 +120,12 @@ type Request struct {
 	// answers (Anthropic's extended thinking); 0 turns thinking off. It
 	// must be less than MaxTokens.
 	Thinking int `json:"thinking,omitempty"`
+	// NoCache asks the provider to write nothing of the request to its
+	// prompt cache (Anthropic's cache_control breakpoints are left out),
+	// for a request no later one starts as, such as a compaction's
+	// summary request: writing it would cost the cache-write premium for
+	// nothing. A provider that caches on its own (OpenAI) ignores it.
+	NoCache bool `json:"no_cache,omitempty"`
 }
 
 // Usage counts the tokens of one LLM call, or of several added with

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/internal/fakellm"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/runtime/ledger"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
@@ -55,13 +56,17 @@ func compactingModel(rounds int) func(fakellm.Request) fakellm.Reply {
 // estimator returns the agent's behaviour as the tests' runs configure it
 // (system prompt, tools, window), to estimate the requests' sizes as the
 // agent does.
-func estimator(t *testing.T, e *env) *behavior.Agent {
+func estimator(t *testing.T, e *env, model string, window int) *behavior.Agent {
 	t.Helper()
 	ws, err := tools.NewWorkspace(e.ws)
 	require.NoError(t, err)
 	defer ws.Close()
 	cfg := behavior.DefaultConfig()
-	cfg.Model, cfg.System, cfg.Tools, cfg.ContextWindow = "fake-model", systemPrompt, tools.Default(ws, tools.Options{}).Specs(), compactWindow
+	cfg.Model, cfg.System, cfg.Tools, cfg.ContextWindow = model, systemPrompt, tools.Default(ws, tools.Options{}).Specs(), window
+	cfg.MaxTokens = ledger.DefaultMaxOutput
+	if lim, ok := ledger.LimitsOf(model); ok {
+		cfg.MaxTokens = lim.MaxOutput
+	}
 	b, err := behavior.New(cfg)
 	require.NoError(t, err)
 	return b
@@ -84,21 +89,30 @@ func requestTokens(b *behavior.Agent, req fakellm.Request) int {
 	return b.EstimateTokens(c)
 }
 
-// compactionStats checks every request a compacting session sent: each
-// under the threshold; each request right after a summary starts with the
-// summary, holds the user's prompt verbatim, and ends with the pending
-// round whole (the call and its result). It returns the number of
-// summaries, the largest request's tokens and the largest of a request
-// right after a summary.
-func compactionStats(t *testing.T, b *behavior.Agent, reqs []fakellm.Request, prompt string) (summaries, largest, after int) {
+// compactionStats checks every request a compacting session sent: none
+// refused by the server's context window, each under the threshold (a
+// summary request under the window with its reply), each with room for
+// its max_tokens in the window, and counted by the agent at least as
+// high as the server counts it; each request right after a summary
+// starts with the summary, holds the user's prompt verbatim, and ends
+// with the pending round whole (the call and its result). It returns the
+// number of summaries, the largest request's tokens and the largest of a
+// request right after a summary.
+func compactionStats(t *testing.T, b *behavior.Agent, window int, reqs []fakellm.Request, prompt string) (summaries, largest, after int) {
 	t.Helper()
 	for i, req := range reqs {
 		tokens := requestTokens(b, req)
 		largest = max(largest, tokens)
-		require.LessOrEqual(t, tokens, b.Threshold(), "request %d passes the threshold", i)
+		require.False(t, req.Refused, "request %d passes the context window: %d tokens and max_tokens %d", i, req.InputTokens, req.MaxTokens)
+		require.LessOrEqual(t, tokens+req.MaxTokens+b.Margin(), window, "request %d: its input and max_tokens pass the window", i)
+		if req.InputTokens > 0 {
+			require.LessOrEqual(t, req.InputTokens, tokens, "request %d: the agent counts it at least as high as the server", i)
+		}
 		if !isSummaryRequest(req) {
+			require.LessOrEqual(t, tokens, b.Threshold(), "request %d passes the threshold", i)
 			continue
 		}
+		assert.LessOrEqual(t, req.MaxTokens, behavior.SummaryMaxTokens, "the summary's reply is short")
 		summaries++
 		require.Len(t, req.Messages, 1, "a summary request is one transcript")
 		assert.Contains(t, req.Messages[0].Text, "Transcript of the conversation to summarise")
@@ -126,40 +140,47 @@ func compactionStats(t *testing.T, b *behavior.Agent, reqs []fakellm.Request, pr
 }
 
 // TestCompactionAtThreshold runs a one-shot session of many rounds of
-// tools against both wire formats with a small context window: the
-// conversation is compacted whenever the next request would pass 0.8 of
-// it, every request stays under that, the session ends with the answer,
-// the thread resumes from the compacted conversation, and the event log
-// replays.
+// tools against both wire formats with a small context window, which the
+// fake server enforces as the providers do (a request whose input and
+// max_tokens pass it is refused), and models whose replies are limited to
+// a third of it (claude-3-5-haiku's 8192 tokens) or more than half
+// (gpt-4o's 16384), at their default max_tokens: the conversation is
+// compacted whenever the next request would pass the threshold, which
+// leaves room for the reply; every request stays under that with its
+// max_tokens, the session ends with the answer, the thread resumes from
+// the compacted conversation, and the event log replays.
 func TestCompactionAtThreshold(t *testing.T) {
+	const window = 24000
 	tests := []struct {
 		p      fakellm.Provider
+		model  string
 		rounds int
 	}{
-		{fakellm.Anthropic, 40},
-		{fakellm.OpenAI, 40},
-		{fakellm.Anthropic, 500},
-		{fakellm.OpenAI, 500},
+		{fakellm.Anthropic, "claude-3-5-haiku", 40},
+		{fakellm.OpenAI, "gpt-4o", 40},
+		{fakellm.Anthropic, "claude-3-5-haiku", 500},
+		{fakellm.OpenAI, "gpt-4o", 500},
 	}
 	for _, tt := range tests {
-		p, rounds := tt.p, tt.rounds
+		p, model, rounds := tt.p, tt.model, tt.rounds
 		t.Run(fmt.Sprintf("%s/%d rounds", p, rounds), func(t *testing.T) {
 			if rounds > 100 && testing.Short() {
 				t.Skip("a long session; run without -short")
 			}
 			prompt := fmt.Sprintf("Read big.txt %d times.", rounds)
 			e := newEnv(t, p, map[string]string{"big.txt": bigFile})
+			e.srv.ContextWindow(window)
 			e.srv.Respond(compactingModel(rounds))
-			r := e.run(t, "", "-context-window", fmt.Sprint(compactWindow), "-p", prompt)
+			r := e.run(t, "", "-model", model, "-context-window", fmt.Sprint(window), "-p", prompt)
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 			assert.Equal(t, "All done.\n", r.stdout)
 			assert.Contains(t, r.stderr, "compacting the conversation")
 			assert.Contains(t, r.stderr, "compacted:")
 
-			b := estimator(t, e)
+			b := estimator(t, e, model, window)
 			reqs := e.srv.Requests()
-			summaries, largest, after := compactionStats(t, b, reqs, prompt)
-			assert.GreaterOrEqual(t, summaries, rounds/12, "a session of %d rounds is compacted every few rounds", rounds)
+			summaries, largest, after := compactionStats(t, b, window, reqs, prompt)
+			assert.GreaterOrEqual(t, summaries, rounds/16, "a session of %d rounds is compacted every few rounds", rounds)
 			assert.Equal(t, rounds+1+summaries, len(reqs))
 			t.Logf("%s, %d rounds: %d requests, %d compactions, largest request %d tokens (threshold %d), after a compaction at most %d", p, rounds, len(reqs), summaries, largest, b.Threshold(), after)
 			assert.Less(t, after, b.Threshold()/2, "compaction shortens the request")
@@ -169,12 +190,13 @@ func TestCompactionAtThreshold(t *testing.T) {
 			require.NotEmpty(t, msgs)
 			assert.True(t, strings.HasPrefix(msgs[0], "user: "+behavior.SummaryHeading), "the saved thread starts with the summary: %q", msgs[0])
 			assert.Equal(t, "assistant: All done.", msgs[len(msgs)-1])
-			assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code, "the event log replays")
+			rp := replayExit(t, filepath.Join(e.threads, id+".events.jsonl"))
+			assert.Equal(t, 0, rp.code, "the event log replays: %s", rp.stdout+rp.stderr)
 
 			// Resumed, the thread goes on from the compacted conversation.
 			e.srv.Respond(func(req fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Resumed."} })
 			before := len(e.srv.Requests())
-			r = e.run(t, "", "-context-window", fmt.Sprint(compactWindow), "-resume", id, "-p", "And now?")
+			r = e.run(t, "", "-model", model, "-context-window", fmt.Sprint(window), "-resume", id, "-p", "And now?")
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 			assert.Equal(t, "Resumed.\n", r.stdout)
 			reqs = e.srv.Requests()[before:]
@@ -339,4 +361,40 @@ func TestCompactionKeepsTheTurnsCommit(t *testing.T) {
 	assert.Contains(t, msg, "Asked: "+prompt)
 	assert.NotContains(t, msg, "Summary of the earlier conversation")
 	assert.Equal(t, "2", gittest.Git(t, e.ws, "rev-list", "--count", "HEAD"), "one commit for the turn")
+}
+
+// TestCompactionAfterACutReply compacts the conversation before the
+// request that continues a reply cut at its token limit: the request
+// after the summary still holds the cut reply before the note that asks
+// to continue it, and the turn's answer is the pieces joined.
+func TestCompactionAfterACutReply(t *testing.T) {
+	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
+		t.Run(string(p), func(t *testing.T) {
+			cut := "Here is the long story: " + strings.Repeat("once upon a time ", 900) // 15,000 bytes
+			e := newEnv(t, p, nil,
+				fakellm.Reply{Text: "First answer. " + strings.Repeat("detail ", 400)},
+				fakellm.Reply{Text: cut, AtLimit: true},
+				fakellm.Reply{Text: summaryText},
+				fakellm.Reply{Text: " The end."})
+			e.srv.ContextWindow(compactWindow)
+			r := e.run(t, "First task.\nTell a long story.\n", "-context-window", fmt.Sprint(compactWindow))
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "compacted:")
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 4)
+			require.True(t, isSummaryRequest(reqs[2]), "the continuation waits for a compaction")
+			var texts []string
+			for _, m := range reqs[3].Messages {
+				texts = append(texts, m.Role+": "+m.Text)
+			}
+			head := "user: " + behavior.SummaryHeading + "\n\n" + summaryText
+			want := []string{head, "user: Tell a long story.", "assistant: " + cut, "user: " + behavior.ContinueNote}
+			if p == fakellm.Anthropic { // consecutive user messages are one
+				want = []string{head + "Tell a long story.", "assistant: " + cut, "user: " + behavior.ContinueNote}
+			}
+			assert.Equal(t, want, texts, "the model sees the reply it is asked to continue")
+			assert.Contains(t, r.stdout, "once upon a time once upon a time")
+			assert.Contains(t, r.stdout, " The end.")
+		})
+	}
 }

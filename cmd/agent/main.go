@@ -303,14 +303,22 @@
 // # Compaction
 //
 // Before each request the agent estimates its size (system prompt, tools
-// and messages, at 3 bytes a token); when it would pass -compact-at of the
-// model's context window, the model is first asked for a summary of the
-// older part of the conversation (the task, the decisions, the files
-// touched, what remains), which then replaces that part as one message
-// marked as a summary. The last message the user typed and the request's
-// tail (the pending round of tools, call and results; or the new message;
-// or, between turns, the last reply) are kept whole. /compact does the
-// same between turns. A summary request that fails for good ends the turn
+// and messages, at 3 bytes a token); when it would pass the threshold —
+// -compact-at of the model's context window, or less when that would
+// leave no room for the reply: the window less the reply's limit
+// (-max-tokens, at most half the window counted) and a margin of a
+// fiftieth of it — the model is first asked for a summary of the older
+// part of the conversation (the task, the decisions, the files touched,
+// what remains), which then replaces that part as one message marked as a
+// summary. The last message the user typed and the request's tail (the
+// pending round of tools, call and results; or the new message; or,
+// between turns, the last reply; a reply cut at its token limit, or one
+// that asked a query, stays with the note that continues or answers it)
+// are kept whole. /compact does the same between turns. The summary's
+// reply is limited to 8192 tokens and its transcript to what the window
+// leaves, and no request asks for a reply longer than the window leaves
+// after its input: providers refuse a request whose input and max_tokens
+// pass the window. A summary request that fails for good ends the turn
 // with the error and keeps the conversation whole.
 //
 //	-compact-at SHARE     compact before a request that would pass this
@@ -347,7 +355,9 @@
 // reverted by a commit of the agent ("agent: undo …", the turn's commit
 // stays in the history) that puts its files back in the work tree, and
 // the conversation is cut back to before the user's message (the model
-// never sees the turn again). The turn's commit is found by its trailers
+// no longer sees the turn's messages; but a summary made during the turn,
+// by a compaction between its rounds, stays and may still mention what
+// the turn did). The turn's commit is found by its trailers
 // (Agent-Thread, Agent-Turn), so a resumed session, or a fork, undoes a
 // turn of an earlier session too. /undo refuses, and changes nothing,
 // when commits were made on the branch after the turn's, or when a file

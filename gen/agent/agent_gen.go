@@ -204,8 +204,9 @@ func (v CallingLLM) MarshalJSON() ([]byte, error) {
 
 // ProcessingLLMResponse is the state ProcessingLlmResponse: Examines a
 // completed reply and leaves at once for ExecutingTools or
-// WaitingForUserInput, or back to CallingLlm to continue a reply cut at its
-// token limit.
+// WaitingForUserInput, or for PreparingRequest to continue a reply cut at its
+// token limit (the request that asks for the rest may be preceded by a
+// compaction, which keeps the cut reply).
 //
 // It is a substate of Running.
 type ProcessingLLMResponse struct {
@@ -307,7 +308,8 @@ func (v StoppingTurn) MarshalJSON() ([]byte, error) {
 
 // PreparingRequest is the state PreparingRequest: Examines the request about
 // to be sent and leaves at once, for Compacting when it would pass the
-// compaction threshold, for CallingLlm otherwise.
+// compaction threshold (CompactAt of the context window, or less so as to
+// leave room for the reply's max_tokens), for CallingLlm otherwise.
 //
 // It is a substate of Running.
 type PreparingRequest struct {

@@ -101,6 +101,16 @@ func blocksOf(p Provider, body []byte) []block {
 	return out
 }
 
+// inputTokens counts a request's input as billing does: BytesPerToken
+// bytes a token of each block, rounded up, and one for the request.
+func inputTokens(blocks []block) int {
+	total := 1
+	for _, b := range blocks {
+		total += (len(b.text) + BytesPerToken - 1) / BytesPerToken
+	}
+	return total
+}
+
 // usageFor bills the request: the prompt's tokens, what of it the cache
 // held and what it wrote there, and output tokens for out bytes of reply.
 // It is called with s.mu held.

@@ -178,6 +178,13 @@ type Request struct {
 	// Billed is the usage the server billed the request with, when it
 	// bills (see Server.Bill).
 	Billed chat.Usage
+	// InputTokens is the request's input as the server counts it when it
+	// bills or checks a context window: [BytesPerToken] bytes a token of
+	// each block of its JSON, rounded up, and one more.
+	InputTokens int
+	// Refused says that the server refused the request for passing its
+	// context window (see Server.ContextWindow).
+	Refused bool
 }
 
 // Message is a message of a request, in a form common to both providers:
@@ -209,6 +216,30 @@ type Server struct {
 	// bill and cache: see Bill.
 	bill  bool
 	cache map[[32]byte]bool
+	// window: see ContextWindow.
+	window int
+}
+
+// ContextWindow makes the server refuse, as Anthropic, OpenAI and vLLM
+// do, with a 400 invalid request error, a request whose input and
+// max_tokens together pass tokens; 0 turns the check off. The input is
+// counted as billing counts it (see Request.InputTokens). A refused
+// request is recorded (Request.Refused) and still takes its place in the
+// script; the Respond function does not see it.
+func (s *Server) ContextWindow(tokens int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.window = tokens
+}
+
+// refusal returns the error a provider answers a request with whose
+// input and max_tokens pass the window, in its words.
+func (s *Server) refusal(input, maxTokens int) Reply {
+	msg := fmt.Sprintf("input length and `max_tokens` exceed context limit: %d + %d > %d, decrease input length or `max_tokens` and try again", input, maxTokens, s.window)
+	if s.provider == OpenAI {
+		msg = fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", s.window, input+maxTokens, input, maxTokens)
+	}
+	return Reply{Status: http.StatusBadRequest, ErrorMessage: msg}
 }
 
 // New starts a fake server for provider that answers with replies, and
@@ -281,6 +312,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	parse(s.provider, &req)
 
 	s.mu.Lock()
+	if s.web == 0 && (s.bill || s.window > 0) {
+		req.InputTokens = inputTokens(blocksOf(s.provider, body))
+		req.Refused = s.window > 0 && req.InputTokens+req.MaxTokens > s.window
+	}
 	n := len(s.requests)
 	s.requests = append(s.requests, req)
 	var reply Reply
@@ -288,6 +323,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case s.web != 0:
 		reply, ok = Reply{Page: s.web}, true
+	case req.Refused:
+		reply, ok = s.refusal(req.InputTokens, req.MaxTokens), true
 	case ok:
 		reply = s.replies[n]
 	case s.respond != nil:
@@ -295,7 +332,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.unexpected = append(s.unexpected, fmt.Sprintf("request %d to %s: no reply scripted", n+1, r.URL.Path))
 	}
-	if ok && s.bill && reply.Usage == nil && s.web == 0 {
+	if ok && s.bill && reply.Usage == nil && s.web == 0 && !req.Refused {
 		out := len(reply.Text) + len(reply.Thinking)
 		for _, tc := range reply.ToolCalls {
 			out += len(tc.Args)

@@ -292,3 +292,57 @@ func TestEveryPacesForever(t *testing.T) {
 		})
 	}
 }
+
+// TestContextWindow checks the window check: a request whose input and
+// max_tokens fit is answered, one that passes is refused with the
+// provider's 400, recorded as refused, and not given to Respond.
+func TestContextWindow(t *testing.T) {
+	body := func(p Provider, text string, maxTokens int) string {
+		var content any = text
+		if p == Anthropic {
+			content = []any{map[string]any{"type": "text", "text": text}}
+		}
+		b, _ := json.Marshal(map[string]any{"model": "m", "max_tokens": maxTokens,
+			"messages": []any{map[string]any{"role": "user", "content": content}}})
+		return string(b)
+	}
+	text := strings.Repeat("abcd", 100) // 100 tokens and the framing
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			tests := []struct {
+				name      string
+				maxTokens int
+				refused   bool
+			}{
+				{"fits", 100, false},
+				{"passes with max_tokens", 250, true},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					s := New(t, p)
+					s.ContextWindow(300)
+					seen := 0
+					s.Respond(func(Request) Reply { seen++; return Reply{Text: "ok"} })
+					res, err := http.Post(endpoint(s, p), "application/json", strings.NewReader(body(p, text, tt.maxTokens)))
+					require.NoError(t, err)
+					defer res.Body.Close()
+					out, _ := io.ReadAll(res.Body)
+					reqs := s.Requests()
+					require.Len(t, reqs, 1)
+					assert.Greater(t, reqs[0].InputTokens, 100)
+					assert.Less(t, reqs[0].InputTokens, 120)
+					assert.Equal(t, tt.refused, reqs[0].Refused, "input %d, max %d", reqs[0].InputTokens, reqs[0].MaxTokens)
+					if !tt.refused {
+						assert.Equal(t, http.StatusOK, res.StatusCode)
+						assert.Equal(t, 1, seen)
+						return
+					}
+					assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+					assert.Contains(t, string(out), "invalid_request_error")
+					assert.Contains(t, string(out), "300")
+					assert.Zero(t, seen, "Respond does not see a refused request")
+				})
+			}
+		})
+	}
+}

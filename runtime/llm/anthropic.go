@@ -321,7 +321,7 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 		}
 	}
 	if system != "" {
-		p.System = []anthropic.TextBlockParam{{Text: system, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
+		p.System = []anthropic.TextBlockParam{{Text: system}}
 	}
 	for _, t := range req.Tools {
 		schema, err := toolSchema(t)
@@ -337,10 +337,15 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
-	if n := len(p.Tools); n > 0 {
-		p.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	if !req.NoCache { // a request no later one starts as (chat.Request.NoCache) writes nothing
+		if len(p.System) > 0 {
+			p.System[0].CacheControl = anthropic.NewCacheControlEphemeralParam()
+		}
+		if n := len(p.Tools); n > 0 {
+			p.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+		}
+		markCache(p.Messages)
 	}
-	markCache(p.Messages)
 	return p, nil
 }
 

@@ -109,7 +109,8 @@ func TestOpenAIReasoningIsNotTheAnswer(t *testing.T) {
 
 // TestCacheBreakpoints checks where the Anthropic requests of a turn put
 // their cache_control marks, round after round: never more than four, the
-// last message's end among them, and the end of the request before.
+// last message's end among them, and the end of the request before; none
+// for a request marked NoCache.
 func TestCacheBreakpoints(t *testing.T) {
 	tools := []chat.ToolSpec{{Name: "read_file"}, {Name: "list_files"}}
 	msgs := []chat.Message{chat.UserMessage("Read everything.")}
@@ -125,26 +126,29 @@ func TestCacheBreakpoints(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		name   string
-		system string
-		tools  []chat.ToolSpec
-		msgs   []chat.Message
-		want   []string
+		name    string
+		system  string
+		tools   []chat.ToolSpec
+		msgs    []chat.Message
+		noCache bool
+		want    []string
 	}{
-		{"the first request", "sys", tools, msgs, []string{"tools[1]", "system[0]", "messages[0].content[0]"}},
-		{"no tools, no system prompt", "", nil, msgs, []string{"messages[0].content[0]"}},
-		{"after a round", "sys", tools, append(append([]chat.Message{}, msgs...), round(1, 1)...),
+		{"the first request", "sys", tools, msgs, false, []string{"tools[1]", "system[0]", "messages[0].content[0]"}},
+		{"no tools, no system prompt", "", nil, msgs, false, []string{"messages[0].content[0]"}},
+		{"after a round", "sys", tools, append(append([]chat.Message{}, msgs...), round(1, 1)...), false,
 			[]string{"tools[1]", "system[0]", "messages[0].content[0]", "messages[2].content[0]"}},
-		{"after a round of 30 calls", "sys", tools, append(append(append([]chat.Message{}, msgs...), round(1, 1)...), round(2, 30)...),
+		{"after a round of 30 calls", "sys", tools, append(append(append([]chat.Message{}, msgs...), round(1, 1)...), round(2, 30)...), false,
 			[]string{"tools[1]", "system[0]", "messages[2].content[0]", "messages[4].content[29]"}},
+		{"NoCache (a summary request)", "sys", tools, append(append([]chat.Message{}, msgs...), round(1, 1)...), true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := fakellm.New(t, fakellm.Anthropic, fakellm.Reply{Text: "ok"})
-			complete(t, providerFor(t, fakellm.Anthropic, srv), chat.Request{Model: "m", MaxTokens: 100, System: tt.system, Tools: tt.tools, Messages: tt.msgs})
+			complete(t, providerFor(t, fakellm.Anthropic, srv), chat.Request{Model: "m", MaxTokens: 100, System: tt.system, Tools: tt.tools, Messages: tt.msgs, NoCache: tt.noCache})
 			reqs := srv.Requests()
 			require.Len(t, reqs, 1)
 			assert.Equal(t, tt.want, reqs[0].Breakpoints)
+			assert.Equal(t, !tt.noCache, strings.Contains(string(reqs[0].Body), "cache_control"), "the body has cache_control marks unless NoCache")
 		})
 	}
 }

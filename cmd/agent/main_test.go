@@ -125,9 +125,17 @@ type result struct {
 // run runs the agent to its end with stdin as its input.
 func (e *env) run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return e.runWith(t, stdin, nil, args...)
+}
+
+// runWith runs the agent to its end with stdin as its input and the
+// variables extra added to its environment.
+func (e *env) runWith(t *testing.T, stdin string, extra []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := e.command(ctx, args...)
+	cmd.Env = append(cmd.Env, extra...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,22 +20,7 @@ import (
 // environment.
 func (e *env) runEnv(t *testing.T, extra []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := e.command(ctx, args...)
-	cmd.Env = append(cmd.Env, extra...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	require.NoError(t, ctx.Err(), "the agent did not finish in time; stderr:\n%s", stderr.String())
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	return e.runWith(t, "", extra, args...)
 }
 
 // TestQueryConformance runs the query loop through the real CLI against

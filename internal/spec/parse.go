@@ -41,9 +41,16 @@ type parser struct {
 	path  string
 	diags diag.List
 	nodes int
+	// lines is how many lines the source has: yaml.v3 places an empty
+	// node after the last one ("---" alone), which no diagnostic may
+	// point past.
+	lines int
 }
 
 func (p *parser) pos(n *yaml.Node) diag.Pos {
+	if p.lines > 0 && n.Line > p.lines {
+		return diag.Pos{File: p.path, Line: p.lines}
+	}
 	return diag.Pos{File: p.path, Line: n.Line, Col: n.Column}
 }
 
@@ -73,12 +80,13 @@ func (p *parser) file(src []byte) *File {
 		p.diags.Errorf(diag.Pos{File: p.path, Line: line}, "spec is not valid UTF-8")
 		return nil
 	}
+	p.lines = len(diag.Lines(src))
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		p.yamlError(err)
 		return nil
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || isNothing(doc.Content[0]) {
 		p.diags.Errorf(whole, "spec is empty: start it with \"version: %s\"", Version)
 		return nil
 	}
@@ -608,4 +616,10 @@ func invalidUTF8(src []byte) int {
 		i += size
 	}
 	return len(src)
+}
+
+// isNothing reports whether a document's root is an empty null: a
+// document of comments and a "---" alone.
+func isNothing(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == ""
 }

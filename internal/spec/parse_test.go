@@ -90,6 +90,7 @@ func TestParseHostile(t *testing.T) {
 		{"NUL byte", "version: 2\nmachine: \x00\n", `^x.yaml:2: spec contains a NUL byte`},
 		{"invalid UTF-8", "version: 2\nmachine: \xff\xfe\n", `^x.yaml:2: spec is not valid UTF-8$`},
 		{"tabs", "version: 2\nstates:\n\tA: {}\n", `^x.yaml:3: invalid YAML: .*tabs cannot indent YAML: use spaces`},
+		{"a document marker alone", "---", `^x.yaml: spec is empty: start it with "version: 2"$`},
 		{"not a mapping", "- a\n- b\n", `^x.yaml:1:1: spec must be a mapping of keys such as version, machine, states; found a list$`},
 		{"scalar", "hello\n", `^x.yaml:1:1: spec must be a mapping`},
 		{"unsupported version", "version: 7\n", `x.yaml:1:10: unsupported spec version "7": this fsmgen reads version 2`},

@@ -262,7 +262,6 @@ type Agent struct {
 	shutdownSent bool
 	busy         bool
 	turnErr      string
-	turnStart    int                  // the index of the turn's first message in the conversation
 	summarizing  bool                 // the LLM request in flight is a summary request (see noteCompaction)
 	compactFrom  int                  // the conversation's length when the summary request was sent
 	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
@@ -658,7 +657,6 @@ func (a *Agent) arrive() {
 	}
 	if a.isBusy() && !a.busy {
 		a.turnErr = ""
-		a.turnStart = max(a.conversation().Len()-1, 0)
 	}
 }
 

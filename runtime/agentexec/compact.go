@@ -41,9 +41,6 @@ func (a *Agent) compacted(summary chat.Response) {
 	if conv.Len() == 0 || a.cfg.Behavior.EmptySummary(summary) {
 		return // shut down, or the summary was refused (see DisplayError)
 	}
-	// The turn goes on from the message the user typed, kept right after
-	// the summary: the turn's commit names it.
-	a.turnStart = 1
 	a.display.Notice(fmt.Sprintf("compacted: %d messages are now %d (the summary, your last message and the work in progress); about %d tokens",
 		a.compactFrom, conv.Len(), a.cfg.Behavior.EstimateTokens(conv)))
 }

@@ -413,7 +413,10 @@
 //
 //	-commit MODE      current (default: the branch checked out), branch (a
 //	                  branch of its own, agent/<thread ID>, started at
-//	                  HEAD; your checkout is untouched) or off
+//	                  HEAD, or for a /fork at its thread's branch; your
+//	                  checkout is untouched; a resumed session takes the
+//	                  files that hold what the branch holds for the
+//	                  agent's earlier work) or off
 //
 // Exit status: 0 when all went well, 1 on an error (or a one-shot turn that
 // failed, or a replay that differs), 2 for a usage error or a config file
@@ -1239,7 +1242,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	}
 	committer, c := openCommitter(ctx, o, ws.Root(), t.ID, llmCfg.APIKey, guard, stderr)
 	if c != nil {
-		slash.committer = c
+		slash.committer, slash.branchCommits = c, o.commit == commitBranch
 		if slash.base, err = c.Head(ctx); err != nil {
 			display.Notice(fmt.Sprintf("/diff will show the whole repository: reading its HEAD failed: %v", err))
 		}

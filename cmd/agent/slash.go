@@ -60,6 +60,9 @@ type slashSession struct {
 	// committed; base is the commit HEAD named when the session started.
 	committer *autocommit.Committer
 	base      string
+	// branchCommits says that the commits go to a branch of the thread's
+	// own (-commit branch), which a fork's branch starts from.
+	branchCommits bool
 	// thread is the thread's ID, and lineage it and the threads it was
 	// forked from, newest first (their commits are this thread's past).
 	thread  string
@@ -304,6 +307,12 @@ var forkCommand = slashCommand{
 		fork, err := s.agent.Fork(ctx, thread.NewID(time.Now().UTC()))
 		if err != nil {
 			return err
+		}
+		if s.committer != nil && s.branchCommits {
+			// The fork's commits follow the thread's on a branch of its own.
+			if err := s.committer.ForkBranch(ctx, "agent/"+fork.ID); err != nil {
+				return fmt.Errorf("the fork %s was saved, but %w; resume it with agent -resume %s", fork.ID, err, fork.ID)
+			}
 		}
 		if err := s.say(ctx, fmt.Sprintf("forked thread %s into %s; %s is left as it is (agent -resume %s)", s.thread, fork.ID, s.thread, s.thread)); err != nil {
 			return err

@@ -245,3 +245,49 @@ func TestUndoAfterCompaction(t *testing.T) {
 	require.Len(t, msgs, 1, "the summary alone: %q", msgs)
 	assert.Contains(t, msgs[0], "Summary two.")
 }
+
+// TestForkOnItsBranch forks a thread whose commits go to a branch of its
+// own (-commit branch): the fork's branch starts where the thread's is,
+// so the fork's commits follow the thread's; the checkout is untouched.
+func TestForkOnItsBranch(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
+		addLine, fakellm.Reply{Text: "Added a line."},
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "edit_file", Args: `{"path":"a.txt","old_str":"two\n","new_str":"two\nthree\n"}`}}},
+		fakellm.Reply{Text: "Added another."})
+	r := e.run(t, "Add a line.\n/fork\nAnd another.\n", "-commit", "branch")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	ids := e.threadIDs(t)
+	require.Len(t, ids, 2)
+	var fork string
+	for _, id := range ids {
+		if strings.Contains(r.stderr, "into "+id) {
+			fork = id
+		}
+	}
+	require.NotEmpty(t, fork, "stderr:\n%s", r.stderr)
+	assert.Equal(t, "agent: Added another.\nagent: Added a line.\ninitial", gittest.Git(t, e.ws, "log", "-3", "--format=%s", "agent/"+fork))
+	assert.Equal(t, "initial", gittest.Git(t, e.ws, "log", "-1", "--format=%s"), "the checkout is untouched")
+	if t.Failed() {
+		t.Logf("stderr:\n%s\nbranches:\n%s", r.stderr, gittest.Git(t, e.ws, "branch", "-a", "-v"))
+	}
+}
+
+// TestResumeOnItsBranch resumes a thread whose commits go to a branch of
+// its own: the earlier session's work, in the work tree but never in the
+// user's checkout, is the agent's, not the user's, so the next turn's
+// change to the same file is committed.
+func TestResumeOnItsBranch(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
+		addLine, fakellm.Reply{Text: "Added a line."},
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "edit_file", Args: `{"path":"a.txt","old_str":"two\n","new_str":"two\nthree\n"}`}}},
+		fakellm.Reply{Text: "Added another."})
+	require.Equal(t, 0, e.run(t, "", "-commit", "branch", "-p", "Add a line.").code)
+	gittest.WriteFile(t, e.ws, "b.txt", "the user's\n") // the user's own change stays theirs
+	r := e.run(t, "", "-commit", "branch", "-resume", "last", "-p", "And another.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.NotContains(t, r.stderr, "not committed")
+	id := e.onlyThread(t)
+	assert.Equal(t, "agent: Added another.\nagent: Added a line.\ninitial", gittest.Git(t, e.ws, "log", "-3", "--format=%s", "agent/"+id))
+	assert.Equal(t, "a.txt", gittest.Git(t, e.ws, "show", "--name-only", "--format=", "agent/"+id))
+	assert.Equal(t, "initial", gittest.Git(t, e.ws, "log", "-1", "--format=%s"), "the checkout is untouched")
+}

@@ -377,6 +377,9 @@ func Open(ctx context.Context, dir string, opt Options) (*Committer, error) {
 	if c.before, err = c.snapshot(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.ownEarlierWork(ctx); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -176,3 +176,53 @@ func (c *Committer) Hook(ctx context.Context, dir string, _ []chat.CompletedTool
 	}
 	return Result{Skipped: SkippedRecorded, Mixed: mixed}, nil
 }
+
+// ownEarlierWork notes, when the commits go to a branch of their own
+// (Options.Branch), the changed paths whose content in the work tree is
+// what that branch holds at its tip as the agent's: the work of an
+// earlier session of the thread (or of the thread a fork came from),
+// which the user's checkout never received, and which is therefore not
+// the user's own change. Without it a resumed session would take the
+// agent's earlier work for the user's and leave it out of the commits.
+func (c *Committer) ownEarlierWork(ctx context.Context) error {
+	if !c.repo || c.branch == "" || len(c.before) == 0 {
+		return nil
+	}
+	g := c.git()
+	_, tip, err := c.undoTarget(ctx, g)
+	if err != nil || tip == "" {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fsmgen-branch-*")
+	if err != nil {
+		return fmt.Errorf("auto-commit in %s: %w; check that the temporary directory (TMPDIR) is writable", c.dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	gi := g
+	gi.env = append(slices.Clip(g.env), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	if _, err := gi.run(ctx, "read-tree", tip); err != nil {
+		return err
+	}
+	files, err := gi.run(ctx, append([]string{"ls-files", "-z"}, pathspec...)...)
+	if err != nil {
+		return err
+	}
+	differ, err := gi.run(ctx, append([]string{"diff", "--name-only", "-z", "--no-renames", "--relative", tip}, pathspec...)...)
+	if err != nil {
+		return err
+	}
+	inTip, changed := map[string]bool{}, map[string]bool{}
+	for _, f := range splitNUL(files) {
+		inTip[f] = true
+	}
+	for _, f := range splitNUL(differ) {
+		changed[f] = true
+	}
+	for p, fp := range c.before {
+		exists := fp != ""
+		if (exists && inTip[p] && !changed[p]) || (!exists && !inTip[p]) {
+			c.owned[p] = fp
+		}
+	}
+	return nil
+}

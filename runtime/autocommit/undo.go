@@ -300,3 +300,29 @@ func removeFile(dir, rel string) error {
 	}
 	return nil
 }
+
+// ForkBranch starts the branch name at the tip of the branch the commits
+// go to, when they go to a branch of their own (Options.Branch) that
+// exists, so that the commits of a fork (/fork) follow those of the
+// thread it was forked from; name must not exist yet. It does nothing
+// when the commits go to the branch checked out, or their branch has no
+// commit yet.
+func (c *Committer) ForkBranch(ctx context.Context, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.repo || c.branch == "" {
+		return nil
+	}
+	if err := checkBranchName(ctx, name); err != nil {
+		return err
+	}
+	g := c.git()
+	_, tip, err := c.undoTarget(ctx, g)
+	if err != nil || tip == "" {
+		return err
+	}
+	if _, err := g.run(ctx, "update-ref", "-m", "fsmgen-agent: a fork's branch", "refs/heads/"+name, tip, ""); err != nil {
+		return fmt.Errorf("start the fork's branch %s at %s: %w", name, c.branch, err)
+	}
+	return nil
+}

@@ -193,6 +193,12 @@ func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
 // at its token limit. The reply stays in the conversation as it was cut.
 const ContinueNote = "[Your reply reached its token limit and was cut off there. Continue it exactly where it stopped, without repeating anything.]"
 
+// IsTyped reports whether m is a message the user typed: a user message
+// that is not a note the agent wrote in the user's name (IsAgentNote).
+func IsTyped(m chat.Message) bool {
+	return m.Role == chat.RoleUser && !IsAgentNote(m)
+}
+
 // IsAgentNote reports whether a user message is a note the agent wrote in
 // the user's name (ContinueNote, UserStoppedNote, a compaction's summary,
 // a query's result), not the user's own message: it starts no turn, and is
@@ -459,7 +465,7 @@ func (a *Agent) InterruptToolsWithHook(c chat.Conversation, round chat.ToolRound
 // runtime finds the turn's commit by it.
 func TurnStart(msgs []chat.Message) (int, bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == chat.RoleUser && !IsAgentNote(m) {
+		if IsTyped(msgs[i]) {
 			return i, true
 		}
 	}

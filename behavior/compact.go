@@ -261,11 +261,11 @@ func split(msgs []chat.Message) (dropped, kept []chat.Message) {
 	for t > 0 && msgs[t].Role == chat.RoleTool {
 		t--
 	}
-	if typed(msgs[t]) {
+	if IsTyped(msgs[t]) {
 		return msgs[:t], msgs[t:]
 	}
 	u := t - 1
-	for u >= 0 && !typed(msgs[u]) {
+	for u >= 0 && !IsTyped(msgs[u]) {
 		u--
 	}
 	t = chainStart(msgs, u, t)
@@ -326,12 +326,6 @@ func textBytes(m chat.Message) int {
 		n += len(tc.Arguments)
 	}
 	return n
-}
-
-// typed reports whether m is a message the user typed: a user message
-// that is neither a summary nor the note of a stopped turn.
-func typed(m chat.Message) bool {
-	return m.Role == chat.RoleUser && !IsAgentNote(m)
 }
 
 // transcript renders msgs as text for a summary request. Each message's

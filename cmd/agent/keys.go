@@ -16,19 +16,7 @@ import (
 
 // keyVars are the environment variables that hold the API keys, and the
 // token of the server threads sync to (-sync), hidden as they are.
-var keyVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", threadsync.TokenVar}
-
-// keyVarOf returns the variable of keyVars that holds the key of the
-// provider ("" for an unknown provider).
-func keyVarOf(provider string) string {
-	switch strings.ToLower(strings.TrimSpace(provider)) {
-	case llm.NameAnthropic:
-		return "ANTHROPIC_API_KEY"
-	case llm.NameOpenAI:
-		return "OPENAI_API_KEY"
-	}
-	return ""
-}
+var keyVars = []string{llm.KeyVar(llm.NameAnthropic), llm.KeyVar(llm.NameOpenAI), threadsync.TokenVar}
 
 // keysFDVar names the descriptor the agent hands its API keys on to
 // itself through (see hideKeys).

@@ -1102,7 +1102,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	for _, v := range keyVars {
 		_ = os.Unsetenv(v)
 	}
-	llmCfg := llm.FromEnv(o.provider, llm.Config{APIKey: in.keys[keyVarOf(o.provider)], BaseURL: o.baseURL, Logger: logger,
+	llmCfg := llm.FromEnv(o.provider, llm.Config{APIKey: in.keys[llm.KeyVar(o.provider)], BaseURL: o.baseURL, Logger: logger,
 		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, ReplyTimeout: o.llmReplyTimeout,
 		MaxReplyBytes: int(o.llmMaxReply)})
 	provider, err := llm.New(o.provider, llmCfg)

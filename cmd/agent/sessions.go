@@ -49,7 +49,7 @@ func sessions(store *thread.Store) (list []session, problems []error, err error)
 func firstPrompt(t *thread.Thread) string {
 	for _, raw := range t.Messages {
 		var m chat.Message
-		if json.Unmarshal(raw, &m) == nil && m.Role == chat.RoleUser && !behavior.IsAgentNote(m) {
+		if json.Unmarshal(raw, &m) == nil && behavior.IsTyped(m) {
 			return oneLine(m.Content)
 		}
 	}

@@ -72,15 +72,13 @@ func (c *Committer) CommitTurn(ctx context.Context, turn Turn) (res Result, err 
 	if err != nil {
 		return Result{}, err
 	}
-	tmp, err := os.MkdirTemp("", "fsmgen-commit-*")
-	if err != nil {
-		return Result{}, fmt.Errorf("auto-commit in %s: %w; check that the temporary directory (TMPDIR) is writable", c.dir, err)
-	}
-	defer os.RemoveAll(tmp)
 	// An index of the commit's own: the user's index is never staged
 	// into, and a commit on another branch starts from that branch.
-	gi := g
-	gi.env = append(slices.Clip(g.env), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	gi, removeIndex, err := c.ownIndex(g, "auto-commit")
+	if err != nil {
+		return Result{}, err
+	}
+	defer removeIndex()
 	base := parent
 	if parent == "" {
 		if _, err := gi.run(ctx, "read-tree", "--empty"); err != nil {
@@ -142,10 +140,7 @@ func (c *Committer) CommitTurn(ctx context.Context, turn Turn) (res Result, err 
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
-	as := g
-	as.env = append(slices.Clip(g.env), "GIT_AUTHOR_NAME="+AgentName, "GIT_AUTHOR_EMAIL="+AgentEmail,
-		"GIT_COMMITTER_NAME="+AgentName, "GIT_COMMITTER_EMAIL="+AgentEmail)
-	sha, err := as.run(ctx, args...)
+	sha, err := g.asAgent().run(ctx, args...)
 	if err != nil {
 		return Result{}, err
 	}

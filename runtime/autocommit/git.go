@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -259,3 +260,24 @@ func runConsumed(cmd *exec.Cmd, consume func(io.Reader) error) error {
 // errTimedOut is the cause of a git command's context when its own
 // deadline passed.
 var errTimedOut = errors.New("git timed out")
+
+// ownIndex returns g with an index of its own, empty, in a new temporary
+// directory, so that the user's index is never touched, and the function
+// that removes it; what names the operation in the error ("auto-commit",
+// "undo").
+func (c *Committer) ownIndex(g git, what string) (git, func(), error) {
+	tmp, err := os.MkdirTemp("", "fsmgen-index-*")
+	if err != nil {
+		return g, nil, fmt.Errorf("%s in %s: %w; check that the temporary directory (TMPDIR) is writable", what, c.dir, err)
+	}
+	gi := g
+	gi.env = append(slices.Clip(g.env), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	return gi, func() { _ = os.RemoveAll(tmp) }, nil
+}
+
+// asAgent returns g authoring and committing as AgentName <AgentEmail>.
+func (g git) asAgent() git {
+	g.env = append(slices.Clip(g.env), "GIT_AUTHOR_NAME="+AgentName, "GIT_AUTHOR_EMAIL="+AgentEmail,
+		"GIT_COMMITTER_NAME="+AgentName, "GIT_COMMITTER_EMAIL="+AgentEmail)
+	return g
+}

@@ -193,13 +193,11 @@ func (c *Committer) ownEarlierWork(ctx context.Context) error {
 	if err != nil || tip == "" {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "fsmgen-branch-*")
+	gi, removeIndex, err := c.ownIndex(g, "auto-commit")
 	if err != nil {
-		return fmt.Errorf("auto-commit in %s: %w; check that the temporary directory (TMPDIR) is writable", c.dir, err)
+		return err
 	}
-	defer os.RemoveAll(tmp)
-	gi := g
-	gi.env = append(slices.Clip(g.env), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	defer removeIndex()
 	if _, err := gi.run(ctx, "read-tree", tip); err != nil {
 		return err
 	}

@@ -112,13 +112,11 @@ func (c *Committer) Undo(ctx context.Context, thread []string, turn string) (Und
 		paths[i] = ch.Path
 	}
 
-	tmp, err := os.MkdirTemp("", "fsmgen-undo-*")
+	gi, removeIndex, err := c.ownIndex(g, "undo")
 	if err != nil {
-		return UndoResult{}, fmt.Errorf("undo in %s: %w; check that the temporary directory (TMPDIR) is writable", c.dir, err)
+		return UndoResult{}, err
 	}
-	defer os.RemoveAll(tmp)
-	gi := g
-	gi.env = append(slices.Clip(g.env), "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	defer removeIndex()
 	if _, err := gi.run(ctx, "read-tree", commit); err != nil {
 		return UndoResult{}, err
 	}
@@ -148,10 +146,7 @@ func (c *Committer) Undo(ctx context.Context, thread []string, turn string) (Und
 		return UndoResult{}, fmt.Errorf("undo in %s: %w", c.dir, err)
 	}
 	defer os.Remove(msgFile)
-	as := g
-	as.env = append(slices.Clip(g.env), "GIT_AUTHOR_NAME="+AgentName, "GIT_AUTHOR_EMAIL="+AgentEmail,
-		"GIT_COMMITTER_NAME="+AgentName, "GIT_COMMITTER_EMAIL="+AgentEmail)
-	sha, err := as.run(ctx, "commit-tree", strings.TrimSpace(string(tree)), "-F", msgFile, "-p", commit)
+	sha, err := g.asAgent().run(ctx, "commit-tree", strings.TrimSpace(string(tree)), "-F", msgFile, "-p", commit)
 	if err != nil {
 		return UndoResult{}, err
 	}

@@ -263,6 +263,17 @@ func envPrefix(name string) (string, bool) {
 	return "", false
 }
 
+// KeyVar returns the environment variable that holds the API key of the
+// named provider (ANTHROPIC_API_KEY, OPENAI_API_KEY), "" for an unknown
+// name.
+func KeyVar(name string) string {
+	prefix, ok := envPrefix(strings.ToLower(strings.TrimSpace(name)))
+	if !ok {
+		return ""
+	}
+	return prefix + "_API_KEY"
+}
+
 // FromEnv returns cfg with its empty APIKey and BaseURL filled from the
 // environment variables of the named provider: ANTHROPIC_API_KEY and
 // ANTHROPIC_BASE_URL for "anthropic", OPENAI_API_KEY and OPENAI_BASE_URL for
@@ -273,7 +284,7 @@ func FromEnv(name string, cfg Config) Config {
 		return cfg
 	}
 	if cfg.APIKey == "" {
-		cfg.APIKey = os.Getenv(prefix + "_API_KEY")
+		cfg.APIKey = os.Getenv(KeyVar(name))
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = os.Getenv(prefix + "_BASE_URL")

@@ -1,8 +1,7 @@
 package tools
 
 import (
-	"errors"
-	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -54,22 +53,10 @@ func (s *Set) Tool(name string) (Tool, bool) {
 // With returns a new set holding the tools of s and the given ones, which
 // must not reuse a name.
 func (s *Set) With(tools ...Tool) (*Set, error) {
-	n := &Set{tools: make(map[string]Tool, len(s.tools)+len(tools)), names: slices.Clone(s.names),
-		timeout: s.timeout, grace: s.grace, log: s.log, maxArgs: s.maxArgs}
-	for k, v := range s.tools {
-		n.tools[k] = v
+	n := *s
+	n.tools, n.names, n.refused = maps.Clone(s.tools), slices.Clone(s.names), maps.Clone(s.refused)
+	if err := n.add(tools); err != nil {
+		return nil, err
 	}
-	for _, t := range tools {
-		name := t.Spec().Name
-		if name == "" {
-			return nil, errors.New("a tool has an empty name; give every tool a name")
-		}
-		if _, dup := n.tools[name]; dup {
-			return nil, fmt.Errorf("two tools are named %q; give each tool its own name", name)
-		}
-		n.tools[name] = t
-		n.names = append(n.names, name)
-	}
-	slices.Sort(n.names)
-	return n, nil
+	return &n, nil
 }

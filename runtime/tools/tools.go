@@ -174,19 +174,28 @@ func NewSet(opt Options, tools ...Tool) (*Set, error) {
 		log:     opt.Logger,
 		maxArgs: opt.MaxArgBytes,
 	}
+	if err := s.add(tools); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// add adds tools to s, keeping its names sorted; their names must be
+// non-empty and not in s yet.
+func (s *Set) add(tools []Tool) error {
 	for _, t := range tools {
 		name := t.Spec().Name
 		if name == "" {
-			return nil, errors.New("a tool has an empty name; give every tool a name")
+			return errors.New("a tool has an empty name; give every tool a name")
 		}
 		if _, dup := s.tools[name]; dup {
-			return nil, fmt.Errorf("two tools are named %q; give each tool its own name", name)
+			return fmt.Errorf("two tools are named %q; give each tool its own name", name)
 		}
 		s.tools[name] = t
 		s.names = append(s.names, name)
 	}
 	slices.Sort(s.names)
-	return s, nil
+	return nil
 }
 
 // Refuse returns a set without the named tools: they are not offered

@@ -176,7 +176,7 @@ func (s *Server) checkThread(id string, body []byte) (*store.Thread, error) {
 		if m.Role == "" {
 			return nil, badRequest("invalid_thread", "thread.messages[%d] has no role", i)
 		}
-		if first == "" && m.Role == chat.RoleUser && !behavior.IsAgentNote(m) {
+		if first == "" && behavior.IsTyped(m) {
 			first = m.Content
 		}
 	}

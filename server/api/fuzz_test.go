@@ -62,6 +62,15 @@ func newFuzzStack(t *testing.T) *fuzzStack {
 	stopped := make(chan error, 2)
 	go func() { stopped <- engine.Run(runCtx) }()
 	go func() { stopped <- jobEngine.Run(runCtx) }()
+	// The health check reports an engine that is not running yet as
+	// unhealthy: the inputs are served once both run, as a server's are.
+	for waited := time.Duration(0); !engine.Running() || !jobEngine.Running(); waited += time.Millisecond {
+		if waited > 10*time.Second {
+			cancel()
+			t.Fatal("the engines did not start in 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	stop := func() {
 		cancel()
 		for range 2 {

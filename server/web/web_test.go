@@ -3,9 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +31,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/threadsync"
 	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/apikey"
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
@@ -227,9 +225,10 @@ func startServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw [32]byte
-	rand.Read(raw[:])
-	token := "fsm_" + base64.RawURLEncoding.EncodeToString(raw[:])
+	token, key := apikey.Make(apikey.AdminID, "admin", apikey.ScopeAdmin, time.Now().UTC().Truncate(time.Microsecond))
+	if _, err := st.AddKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
 	sched := jobs.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "0 3 1 1 *"}, Timezone: "UTC", Timeout: time.Minute, BackoffBase: time.Second, BackoffCap: time.Second}
 	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Log: log, Jobs: []*jobs.Job{
 		{ID: "sweep", Name: "Sweep", Enabled: true, Settings: sched, Func: func(ctx context.Context) (string, error) { return "", errors.New("the disk is full") }},
@@ -238,7 +237,7 @@ func startServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: sha256.Sum256([]byte(token)), Page: web.Page(), Log: log}))
+	srv := httptest.NewServer(api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, Page: web.Page(), Log: log}))
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- engine.Run(runCtx) }()

@@ -224,6 +224,10 @@ func (c *Checker) recordUse(ctx context.Context, id string, now time.Time) {
 	if !due {
 		return
 	}
+	// The write is the server's, not the request's: a client that
+	// leaves does not cancel it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	if err := c.store.KeyUsed(ctx, id, now); err != nil {
 		c.log.Warn("the last use of an API key could not be recorded", "key", id, "err", err)
 	}

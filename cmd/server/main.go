@@ -64,10 +64,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -133,7 +135,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.resetToken {
-		for name := range set {
+		for _, name := range slices.Sorted(maps.Keys(set)) {
 			if name != "reset-token" && name != "db" && name != "postgres" {
 				return o, fmt.Errorf("-reset-token makes a new admin key and exits: it takes only -db or -postgres, not -%s", name)
 			}

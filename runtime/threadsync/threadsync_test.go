@@ -2,7 +2,6 @@ package threadsync_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net"
@@ -19,7 +18,9 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/threadsync"
 	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/apikey"
 	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
 	"github.com/fsmgen/fsmgen/server/store/memory"
 )
 
@@ -46,7 +47,9 @@ func newServer(t *testing.T) *server {
 	st := memory.New()
 	engine, err := monitors.New(context.Background(), monitors.Config{Store: st, Instance: "test"})
 	require.NoError(t, err)
-	s := &server{t: t, handler: api.New(api.Config{Engine: engine, Store: st, TokenHash: sha256.Sum256([]byte(token))})}
+	_, err = st.AddKey(context.Background(), &store.Key{ID: apikey.AdminID, Name: "admin", Scope: apikey.ScopeAdmin, Hash: apikey.Hash(token)})
+	require.NoError(t, err)
+	s := &server{t: t, handler: api.New(api.Config{Engine: engine, Store: st})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s.addr = ln.Addr().String()

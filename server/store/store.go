@@ -1,6 +1,6 @@
 // Package store defines what the server keeps — monitors, check-ins,
-// background jobs and their runs, the alerts waiting for delivery, and
-// the coding agent's synced threads —
+// background jobs and their runs, the alerts waiting for delivery, the
+// coding agent's synced threads and the API's keys —
 // and the interface of the databases that keep it: SQLite (package
 // store/sqlite, the embedded default), Postgres (package store/postgres,
 // which several instances share: see Shared) and, for tests that must not
@@ -53,6 +53,8 @@ type Store interface {
 	RunningRuns(ctx context.Context) ([]*Run, error)
 	// Threads keeps the agent's synced threads.
 	Threads
+	// Keys keeps the API's keys.
+	Keys
 	// Close closes the database.
 	Close() error
 }

@@ -166,6 +166,28 @@ var migrations = []string{
 		body         bytea NOT NULL
 	);
 	CREATE INDEX threads_by_update ON threads(updated_at, id);`,
+	// The API's keys. The token of earlier servers (the meta row
+	// api_token_sha256) becomes the key "admin", and the threads pushed
+	// with it its threads: a thread is named by its owner and its ID.
+	`CREATE TABLE keys (
+		id           text PRIMARY KEY,
+		name         text NOT NULL,
+		scope        text NOT NULL,
+		hash         text NOT NULL UNIQUE,
+		created_at   timestamptz NOT NULL,
+		last_used_at timestamptz,
+		revoked_at   timestamptz
+	);
+	INSERT INTO keys(id, name, scope, hash, created_at)
+		SELECT 'admin', 'admin', 'admin', value, date_trunc('second', now())
+		FROM meta WHERE key = 'api_token_sha256' AND length(value) = 64;
+	DELETE FROM meta WHERE key = 'api_token_sha256';
+	ALTER TABLE threads ADD COLUMN owner text NOT NULL DEFAULT 'admin';
+	ALTER TABLE threads ALTER COLUMN owner DROP DEFAULT;
+	ALTER TABLE threads DROP CONSTRAINT threads_pkey;
+	ALTER TABLE threads ADD PRIMARY KEY (owner, id);
+	DROP INDEX threads_by_update;
+	CREATE INDEX threads_by_update ON threads(owner, updated_at, id);`,
 }
 
 // migrateLock is the advisory lock that lets one instance migrate at a

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
+	"github.com/fsmgen/fsmgen/runtime/progpath"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
@@ -71,8 +72,16 @@ type Options struct {
 	// DefaultLimits(). A zero field sets no limit. Commands run with mode
 	// off are not limited.
 	Limits *Limits
-	// Bwrap is the bubblewrap program; "" means "bwrap" on PATH.
+	// Bwrap is the bubblewrap program; "" means "bwrap". Programs finds
+	// it.
 	Bwrap string
+	// Programs finds bubblewrap, the shell that sets the limits and the
+	// program of every command given by name (see [Command].Args) on the
+	// host, never in a directory the model's commands can write. nil
+	// means one made from the PATH of Environ that skips the directories
+	// of [Options.Writable]; it knows no workspace, which the agent's
+	// own resolver does.
+	Programs *progpath.Resolver
 	// Environ returns the environment commands take their variables from;
 	// nil means os.Environ, read at each command's start.
 	Environ func() []string
@@ -81,6 +90,32 @@ type Options struct {
 	// cache (the agent's plan mode). Unconfined (mode off) nothing can
 	// keep a command from writing, so every command is then refused.
 	ReadOnlyWorkspace bool
+}
+
+// Writable returns the directories, besides each command's workspace,
+// that commands confined as opt says can write: the cache directory
+// (every workspace's cache lies in it, and a command writes its own) and
+// the paths exposed writable. Programs the agent runs on the host must
+// not be found there (see [progpath]); neither in the workspace, nor in
+// any directory at all when commands run unconfined (mode off), which no
+// list can say.
+func (opt Options) Writable() []progpath.Place {
+	var out []progpath.Place
+	if opt.CacheDir != "" {
+		if abs, err := filepath.Abs(opt.CacheDir); err == nil {
+			out = append(out, progpath.Place{Path: abs, What: "the sandbox's build caches"})
+		}
+	}
+	home, _ := os.UserHomeDir()
+	for _, e := range opt.Expose {
+		if !e.Writable {
+			continue
+		}
+		if abs, ok := expandHome(e.Path, home); ok && filepath.IsAbs(abs) {
+			out = append(out, progpath.Place{Path: abs, What: "exposed writable to sandboxed commands (-" + FlagExpose + " " + e.String() + ")"})
+		}
+	}
+	return out
 }
 
 // Sandbox starts commands confined as its [Options] say. It is immutable
@@ -102,6 +137,12 @@ type Sandbox struct {
 	tmpUnlimited bool
 	// readOnly mounts the workspace read-only (Options.ReadOnlyWorkspace).
 	readOnly bool
+	// programs finds programs on the host (Options.Programs); inside
+	// finds those of commands, which must be visible to them: programs
+	// without the directories of PATH hidden from confined commands.
+	programs, inside *progpath.Resolver
+	// shell is the bash that sets the limits, "" when there are none.
+	shell string
 }
 
 // New returns the sandbox opt describes.
@@ -128,6 +169,11 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 	if s.environ == nil {
 		s.environ = os.Environ
 	}
+	s.programs = opt.Programs
+	if s.programs == nil {
+		s.programs = progpath.New(progpath.Options{PATH: pathOf(s.environ()), Writable: opt.Writable()})
+	}
+	s.inside = s.programs
 	if mode == Off {
 		s.env.network = true // nothing stops it; the proxy variables are useful
 		return s, nil
@@ -172,6 +218,8 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		s.cache = abs
 	}
 
+	s.inside = s.programs.Without("hidden from sandboxed commands; -"+FlagExpose+" shows it", s.hiddenPATH()...)
+
 	if err := s.detect(ctx, opt.Bwrap); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("check the sandbox: %w", context.Cause(ctx))
@@ -206,16 +254,27 @@ func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
 	if name == "" {
 		name = "bwrap"
 	}
-	path, err := exec.LookPath(name)
+	path, err := s.programs.Look(name)
 	if err != nil {
-		where := ""
+		where, skipped := "", ""
 		if bwrap != "" {
 			where = " at " + bwrap
 		}
-		return fmt.Errorf("bubblewrap is not installed%s: install the bubblewrap package (apt install bubblewrap) %s", where, offAdvice)
+		var nf *progpath.NotFoundError
+		switch {
+		case !errors.As(err, &nf):
+			return fmt.Errorf("bubblewrap: %w; install the bubblewrap package (apt install bubblewrap) in a system directory %s", err, offAdvice)
+		case len(nf.Skipped) > 0:
+			skipped = " (the agent never runs one from a directory its commands can write: skipped " + strings.Join(nf.Skipped, "; ") + ")"
+		}
+		return fmt.Errorf("bubblewrap is not installed%s%s: install the bubblewrap package (apt install bubblewrap) %s", where, skipped, offAdvice)
 	}
-	if path, err = filepath.Abs(path); err != nil {
-		return fmt.Errorf("bubblewrap %q: %w", name, err)
+	if l := s.limits; l.Memory > 0 || l.Processes > 0 || l.FileSize > 0 || l.CPU > 0 {
+		// The limits are set by a shell, which must be the system's:
+		// one planted on PATH would set none.
+		if s.shell, err = s.inside.Look("bash"); err != nil {
+			return fmt.Errorf("the sandbox cannot set its limits here: %w %s", err, offAdvice)
+		}
 	}
 	s.bwrap = path
 	if err := s.setupCache(); err != nil {
@@ -372,12 +431,12 @@ func (s *Sandbox) HiddenPATH() []string {
 	if !s.Confined() {
 		return nil
 	}
-	var path string
-	for _, kv := range curate(s.environ(), s.env) {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
+	return s.hiddenPATH()
+}
+
+// hiddenPATH is HiddenPATH, whether commands are confined or not.
+func (s *Sandbox) hiddenPATH() []string {
+	path := pathOf(curate(s.environ(), s.env))
 	ms := s.lay.mounts()
 	var out []string
 	for _, dir := range filepath.SplitList(path) {
@@ -397,6 +456,26 @@ func (s *Sandbox) HiddenPATH() []string {
 	}
 	return out
 }
+
+// pathOf returns the value of PATH in environ ("" without one).
+func pathOf(environ []string) string {
+	var path string
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	return path
+}
+
+// Programs returns what finds the programs the sandbox runs on the host
+// ([Options.Programs], or the one New made).
+func (s *Sandbox) Programs() *progpath.Resolver { return s.programs }
+
+// Look returns the program name as a command of this sandbox runs it
+// (see [Command].Args): found by [Sandbox.Programs], skipping, when
+// commands are confined, the directories of PATH hidden from them.
+func (s *Sandbox) Look(name string) (string, error) { return s.inside.Look(name) }
 
 // Mode returns the mode asked for.
 func (s *Sandbox) Mode() Mode { return s.mode }
@@ -483,6 +562,11 @@ type Command struct {
 	// Dir is the working directory, absolute; "" means Workspace.
 	Dir string
 	// Args is the program and its arguments, e.g. {"bash", "-c", script}.
+	// A program given by name (no slash) is found, unconfined, by
+	// [Sandbox.Look] (never in a directory of PATH the model's commands
+	// can write); confined, inside the sandbox through the PATH commands
+	// see, as the model's own commands find theirs: it runs confined
+	// either way. Its name stays the command's argv[0].
 	Args []string
 	// Stdout and Stderr receive the command's output; nil discards it.
 	// Give an *os.File so that Wait does not wait for the output to be
@@ -550,6 +634,14 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		dir = c.Workspace
 	}
 	argv := c.Args
+	prog := argv[0] // the program run on the host
+	if !s.Confined() && !strings.Contains(prog, "/") {
+		p, err := s.inside.Look(prog)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", prog, err)
+		}
+		prog = p
+	}
 	env := s.env
 	if len(c.Env) > 0 {
 		env.set = maps.Clone(c.Env)
@@ -579,9 +671,11 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 			"XDG_CACHE_HOME": cache,
 			"GOCACHE":        filepath.Join(cache, "go-build"),
 		})
-		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(c.Args))...)
+		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(s.shell, argv))...)
+		prog = s.bwrap
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
 	cmd.Env = curate(s.environ(), env)
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = c.Stdout, c.Stderr, c.Stdin

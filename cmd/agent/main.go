@@ -93,7 +93,10 @@
 //	                  new file or an event log of this format
 //	-sync URL         push every saved version of the thread, in the
 //	                  background, to the server (cmd/server) at this base
-//	                  URL; its API token in $FSMGEN_SERVER_TOKEN
+//	                  URL; its API token in $FSMGEN_SERVER_TOKEN. https://,
+//	                  or http:// to this machine (loopback, localhost)
+//	-sync-allow-http  let -sync use plain http:// to another host: the
+//	                  token and the thread cross the network unencrypted
 //	-max-tokens N     the longest reply, in tokens (default: the model's own
 //	                  limit, dated names included, see runtime/ledger
 //	                  LimitsOf; 8192, said once, for a model not listed)
@@ -350,6 +353,17 @@
 // naming it. The calls of one reply that may change anything (edit_file,
 // bash) run in the order the model gave them, each once the one before it
 // has ended; read_file and list_files run in parallel beside them.
+//
+// The programs the agent runs on the host — git, bubblewrap, bash with
+// -sandbox off, the MCP servers' commands, the toolchains of the
+// environment query — are found once, at start, by one resolver
+// (runtime/progpath) that never looks in a directory of PATH the model's
+// commands can write: the workspace (an activated .venv/bin, direnv's
+// PATH_add bin, ./node_modules/.bin), the sandbox's build caches, the
+// paths exposed writable, a directory reached through a link into one of
+// them, nor a relative entry; nor does it take a program that links into
+// them. The start banner says on one line what it skipped and why (-v:
+// every one), and a program found only there is an error naming it.
 //
 // /undo takes the last turn back, once it has ended: the turn's commit is
 // reverted by a commit of the agent ("agent: undo …", the turn's commit

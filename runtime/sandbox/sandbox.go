@@ -3,8 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,15 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/fsmgen/fsmgen/internal/atomicfile"
 	"github.com/fsmgen/fsmgen/runtime/progpath"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
@@ -90,32 +83,6 @@ type Options struct {
 	// cache (the agent's plan mode). Unconfined (mode off) nothing can
 	// keep a command from writing, so every command is then refused.
 	ReadOnlyWorkspace bool
-}
-
-// Writable returns the directories, besides each command's workspace,
-// that commands confined as opt says can write: the cache directory
-// (every workspace's cache lies in it, and a command writes its own) and
-// the paths exposed writable. Programs the agent runs on the host must
-// not be found there (see [progpath]); neither in the workspace, nor in
-// any directory at all when commands run unconfined (mode off), which no
-// list can say.
-func (opt Options) Writable() []progpath.Place {
-	var out []progpath.Place
-	if opt.CacheDir != "" {
-		if abs, err := filepath.Abs(opt.CacheDir); err == nil {
-			out = append(out, progpath.Place{Path: abs, What: "the sandbox's build caches"})
-		}
-	}
-	home, _ := os.UserHomeDir()
-	for _, e := range opt.Expose {
-		if !e.Writable {
-			continue
-		}
-		if abs, ok := expandHome(e.Path, home); ok && filepath.IsAbs(abs) {
-			out = append(out, progpath.Place{Path: abs, What: "exposed writable to sandboxed commands (-" + FlagExpose + " " + e.String() + ")"})
-		}
-	}
-	return out
 }
 
 // Sandbox starts commands confined as its [Options] say. It is immutable
@@ -331,151 +298,6 @@ func (s *Sandbox) probe(ctx context.Context) (string, error) {
 	}
 	return text, nil
 }
-
-// setupCache creates the base cache directory and resolves its links.
-// Only New calls it.
-func (s *Sandbox) setupCache() error {
-	if s.cache == "" {
-		return nil
-	}
-	if err := os.MkdirAll(s.cache, 0o700); err != nil {
-		return fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
-	}
-	real, err := filepath.EvalSymlinks(s.cache)
-	if err != nil {
-		return fmt.Errorf("sandbox cache directory: %w", err)
-	}
-	s.cache = real
-	// The notice a command reads in place of a masked file. Commands see
-	// the cache's directory read-only: only its workspace's is writable.
-	notice := filepath.Join(s.cache, maskNoticeName)
-	if old, err := os.ReadFile(notice); err != nil || string(old) != MaskNotice {
-		if err := atomicfile.Write(notice, []byte(MaskNotice), 0o444); err != nil {
-			return fmt.Errorf("write the notice of masked files in the sandbox cache directory: %w", err)
-		}
-	}
-	s.lay.notice = notice
-	return nil
-}
-
-// MaskNotice is what a confined command reads in place of a masked file
-// (see [Command].Masked) when the sandbox has a cache directory (without
-// one, a masked file cannot be read at all).
-const MaskNotice = "fsmgen-agent: this file is masked: it holds the agent's API key, which commands may not read. Leave it as it is.\n"
-
-// maskNoticeName is the notice's file in the cache directory: the cache
-// of no workspace, whose names end in a hash.
-const maskNoticeName = "masked-file-notice.txt"
-
-// maxCacheLabel bounds the readable part of a workspace cache's name.
-const maxCacheLabel = 32
-
-// CacheDir returns the cache directory of the commands run in workspace:
-// a subdirectory of [Options.CacheDir] named after the workspace, its base
-// name then 16 hexadecimal digits of the SHA-256 of its absolute path
-// with every link resolved (e.g. "myproject-0123456789abcdef"). It
-// returns "" when commands have no persistent cache: without
-// Options.CacheDir, without a workspace, and when they are not confined.
-//
-// Each workspace has a cache of its own because a build cache is trusted:
-// Go's GOCACHE does not check what it hands back, so a command that could
-// write to another project's cache could plant build outputs in that
-// project's builds. The same workspace gets the same directory in every
-// sandbox, so builds stay incremental from one session to the next.
-func (s *Sandbox) CacheDir(workspace string) string {
-	if s.cache == "" || workspace == "" || !s.Confined() {
-		return ""
-	}
-	ws, err := filepath.Abs(workspace)
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	sum := sha256.Sum256([]byte(ws))
-	label := strings.Map(func(r rune) rune {
-		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-') {
-			return r
-		}
-		return '_'
-	}, filepath.Base(ws))
-	if len(label) > maxCacheLabel {
-		label = label[:maxCacheLabel]
-	}
-	return filepath.Join(s.cache, strings.TrimLeft(label, ".")+"-"+hex.EncodeToString(sum[:8]))
-}
-
-// setupWorkspaceCache creates dir, a workspace's cache directory (see
-// CacheDir), if need be, and checks that it is a directory of its own.
-func setupWorkspaceCache(dir string) error {
-	// The base too, in case it was removed since New.
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("sandbox cache directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("sandbox cache directory %s is not a directory (a link?); remove it", dir)
-	}
-	return nil
-}
-
-// HiddenPATH returns the directories of the commands' PATH that they
-// cannot see, as the agent's environment gives it (a toolchain in the
-// home directory, say, which must be exposed to be of use): none when
-// commands are not confined.
-func (s *Sandbox) HiddenPATH() []string {
-	if !s.Confined() {
-		return nil
-	}
-	return s.hiddenPATH()
-}
-
-// hiddenPATH is HiddenPATH, whether commands are confined or not.
-func (s *Sandbox) hiddenPATH() []string {
-	path := pathOf(curate(s.environ(), s.env))
-	ms := s.lay.mounts()
-	var out []string
-	for _, dir := range filepath.SplitList(path) {
-		real, err := filepath.EvalSymlinks(dir)
-		if !filepath.IsAbs(dir) || err != nil || slices.Contains(out, dir) {
-			continue
-		}
-		var last *mount // the most specific mount that holds it
-		for i := range ms {
-			if within(real, ms[i].path) {
-				last = &ms[i]
-			}
-		}
-		if last != nil && (last.kind == hideDir || last.kind == hideFile) {
-			out = append(out, dir)
-		}
-	}
-	return out
-}
-
-// pathOf returns the value of PATH in environ ("" without one).
-func pathOf(environ []string) string {
-	var path string
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	return path
-}
-
-// Programs returns what finds the programs the sandbox runs on the host
-// ([Options.Programs], or the one New made).
-func (s *Sandbox) Programs() *progpath.Resolver { return s.programs }
-
-// Look returns the program name as a command of this sandbox runs it
-// (see [Command].Args): found by [Sandbox.Programs], skipping, when
-// commands are confined, the directories of PATH hidden from them.
-func (s *Sandbox) Look(name string) (string, error) { return s.inside.Look(name) }
 
 // Mode returns the mode asked for.
 func (s *Sandbox) Mode() Mode { return s.mode }
@@ -724,101 +546,4 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	return p, nil
-}
-
-// Process is a started command.
-type Process struct {
-	cmd          *exec.Cmd
-	confined     bool
-	limits       Limits
-	tmpUnlimited bool
-	cgroup       *commandCgroup // its pids cgroup; nil without
-	pidsCgroup   bool           // it has a pids cgroup
-	done         chan struct{}  // closed once the command was waited for
-	err          error          // what cmd.Wait returned; set before done is closed
-	pidsRefused  int            // tasks its pids cgroup refused; set before done is closed
-	killMu       sync.Mutex     // serialises Kill
-}
-
-// run starts the command and waits for it, on one locked OS thread.
-// bubblewrap's --die-with-parent kills the sandbox when the thread that
-// started it exits (Linux's parent-death signal follows the thread, not
-// the process), and Go may end a thread; locking keeps that thread alive
-// for as long as the command runs. With a pids cgroup, the thread joins
-// the cgroup for the fork, so that bubblewrap starts in it (see
-// cgroup.go); should it fail to leave, it stays locked, and so ends with
-// this goroutine rather than serve other goroutines from the command's
-// cgroup.
-func (p *Process) run(started chan<- error) {
-	runtime.LockOSThread()
-	unlock := true
-	defer func() {
-		if unlock {
-			runtime.UnlockOSThread()
-		}
-	}()
-	cg := p.cgroup
-	if cg != nil {
-		if err := cg.enter(); err != nil {
-			cg.remove()
-			started <- fmt.Errorf("put the command in its pids cgroup: %w", err)
-			return
-		}
-	}
-	err := p.cmd.Start()
-	if cg != nil && cg.leave() != nil {
-		unlock = false
-	}
-	if err != nil {
-		if cg != nil && unlock {
-			cg.remove()
-		}
-		started <- err
-		return
-	}
-	started <- nil
-	p.err = p.cmd.Wait()
-	if cg == nil {
-		close(p.done)
-		return
-	}
-	p.pidsRefused = cg.refused()
-	close(p.done)
-	// The cgroup empties a millisecond or so after the command's last
-	// process is reaped: its removal need not hold up the command's end.
-	if unlock {
-		cg.remove()
-	}
-}
-
-// Wait waits for the command to exit and returns what [exec.Cmd.Wait]
-// does: nil, or an *exec.ExitError. A confined command killed by signal N
-// exits with status 128+N.
-func (p *Process) Wait() error {
-	<-p.done
-	return p.err
-}
-
-// Done is closed once the command has exited and was waited for.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Kill kills the command and every process it started. Confined, that is
-// everything in its PID namespace, which dies with bubblewrap (and with
-// the command itself, so Kill has nothing to do once it has exited).
-// Unconfined, it is the command's process group (that of its session):
-// a process that left the group (setsid, set -m) survives.
-func (p *Process) Kill() {
-	p.killMu.Lock()
-	defer p.killMu.Unlock()
-	select {
-	case <-p.done:
-		if p.confined {
-			return // the namespace is gone, and the group id may be reused
-		}
-	default:
-	}
-	// ESRCH (nothing left to kill) is the normal case after a clean exit.
-	// While the command has not been waited for, its group id cannot be
-	// reused; after, the group keeps its id while any member is alive.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 }

@@ -101,7 +101,10 @@ func New(opt Options) *Resolver {
 		}
 		p.Path = filepath.Clean(p.Path)
 		if p.Path == "/" {
-			return // the sandbox never makes / writable; nothing would be left
+			// Commands that can write everywhere (/ exposed writable) are
+			// as unconfined as with the sandbox off: no directory of PATH
+			// would be left, and none is safe from them.
+			return
 		}
 		r.places = append(r.places, p)
 		if real, err := filepath.EvalSymlinks(p.Path); err == nil && real != p.Path {

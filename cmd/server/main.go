@@ -166,7 +166,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var st store.Store
 	where := o.db
 	if o.postgres != "" {
-		st, err = postgres.Open(ctx, o.postgres)
+		st, err = postgres.Open(ctx, o.postgres, postgres.WithLease(o.lease))
 		where = "postgres"
 	} else {
 		st, err = sqlite.Open(ctx, o.db)

@@ -37,7 +37,8 @@ func (s *DB) Heartbeat(ctx context.Context, instance, addr string, lease time.Du
 			ON CONFLICT(id) DO UPDATE SET addr = excluded.addr, expires_at = excluded.expires_at`, instance, addr, lease.Microseconds()); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM instances WHERE expires_at < clock_timestamp() - interval '1 hour'`); err != nil {
+		// Another instance forgetting the same ones is not waited for.
+		if _, err := tx.Exec(ctx, `DELETE FROM instances WHERE id IN (SELECT id FROM instances WHERE expires_at < clock_timestamp() - interval '1 hour' FOR UPDATE SKIP LOCKED)`); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT count(*) FROM instances WHERE expires_at > clock_timestamp()`).Scan(&live)
@@ -64,8 +65,17 @@ func (s *DB) Leave(ctx context.Context, instance string) error {
 }
 
 // Leases renews the instance's unexpired leases among held, claims up to
-// claim free or expired ones (skipping those another transaction locks),
-// and reports when the next lease of another instance expires.
+// claim free or expired ones, and reports when to look again: when the
+// next lease of another instance expires, or soon when it wanted more and
+// a free or expired lease was locked by another transaction.
+//
+// The claim skips the leases another transaction locks (FOR UPDATE SKIP
+// LOCKED): another claim, or the round of an instance that held the lease
+// and was stopped in the middle of its transaction (see sessionSettings).
+// Such a lock is not waited for, and does not last: a claim ends at once,
+// a stopped instance's session within the sessions' limit, rolled back by
+// Postgres. So the caller tries again after a tenth of the lease, and
+// takes the lease over then.
 func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, next time.Duration, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		renewed, claimed = nil, nil
@@ -91,6 +101,15 @@ func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int,
 				return err
 			}
 		}
+		skipped := false
+		if len(claimed) < claim {
+			// What this transaction claimed is no longer free: those left
+			// were locked (or past the claim's limit), and a plain read
+			// does not wait for their locks.
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM leases WHERE owner IS NULL OR expires_at <= clock_timestamp())`).Scan(&skipped); err != nil {
+				return err
+			}
+		}
 		var secs *float64
 		if err := tx.QueryRow(ctx, `SELECT extract(epoch FROM min(expires_at) - clock_timestamp())::float8 FROM leases
 			WHERE owner IS NOT NULL AND owner <> $1 AND expires_at > clock_timestamp()`, instance).Scan(&secs); err != nil {
@@ -99,6 +118,9 @@ func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int,
 		next = 0
 		if secs != nil {
 			next = max(time.Duration(*secs*float64(time.Second)), time.Microsecond)
+		}
+		if retry := lease / 10; skipped && (next == 0 || retry < next) {
+			next = retry
 		}
 		return nil
 	})

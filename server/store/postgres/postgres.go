@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,50 +41,6 @@ const numShards = 64
 // the other instances: longer than a delivery can take.
 const alertClaim = time.Minute
 
-// DefaultLease is the lease time Open bounds the sessions' transactions
-// by when it is not told (WithLease): the server's default.
-const DefaultLease = 15 * time.Second
-
-// Option changes how Open connects.
-type Option func(*options)
-
-type options struct {
-	lease time.Duration
-}
-
-// WithLease tells Open how long the instances' leases last: it bounds
-// every transaction of its sessions below that (sessionSettings).
-func WithLease(lease time.Duration) Option {
-	return func(o *options) { o.lease = lease }
-}
-
-// sessionSettings are the settings of every session, given at connection
-// (run-time parameters: no round trip). An instance stopped in the middle
-// of a transaction (SIGSTOP, a paused VM, a process cut from the network)
-// would otherwise hold its row locks — the leases its round fenced, the
-// leases it was renewing or claiming — for as long as it is stopped, and
-// the claims, which skip locked rows, would never take those shards over.
-// So a session idle in a transaction for a third of the lease is ended by
-// Postgres (idle_in_transaction_session_timeout), which rolls its
-// transaction back and frees its locks before its leases can expire, and
-// no statement waits for a lock longer than that either (lock_timeout).
-// The transactions of this package are short (a few statements sent back
-// to back): only an instance that stopped reaches these bounds. A
-// statement's own run time is not bounded: a stopped client does not
-// keep a statement running, and reading the monitors of many shards may
-// take longer than a third of a lease.
-func sessionSettings(lease time.Duration) map[string]string {
-	limit := strconv.FormatInt(max(sessionLimit(lease).Milliseconds(), 1), 10) // in milliseconds
-	return map[string]string{
-		"idle_in_transaction_session_timeout": limit,
-		"lock_timeout":                        limit,
-	}
-}
-
-// sessionLimit is how long a session may sit idle in a transaction, or
-// wait for a lock: a third of the lease.
-func sessionLimit(lease time.Duration) time.Duration { return lease / 3 }
-
 // Open connects to the database at url (a postgres:// URL or a libpq
 // connection string) and migrates its schema.
 func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
@@ -104,12 +59,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	// Ours win over the URL's: they are what keeps a stopped instance
 	// from holding its shards.
 	maps.Copy(cfg.ConnConfig.RuntimeParams, sessionSettings(o.lease))
-	s := &DB{}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", err)
 	}
-	s.pool = pool
+	s := &DB{pool: pool}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect to Postgres at %s: %w", cfg.ConnConfig.Host, err)

@@ -151,7 +151,7 @@ func (l *pingLoad) failedSince(via *proc, since, until time.Time) []failedPing {
 // expected time of its last missed run recorded (zero: none).
 func lastMisses(t *testing.T, db *pgx.Conn, prefix string) map[string]time.Time {
 	t.Helper()
-	rows, err := db.Query(context.Background(), `SELECT m.slug, coalesce(max(c.expected_at), '-infinity') FROM monitors m
+	rows, err := db.Query(context.Background(), `SELECT m.slug, coalesce(max(c.expected_at), 'epoch') FROM monitors m
 		LEFT JOIN checkins c ON c.monitor_id = m.id AND c.status = 'missed'
 		WHERE m.slug LIKE $1 || '%' GROUP BY m.slug`, prefix)
 	require.NoError(t, err)

@@ -13,7 +13,15 @@ import (
 )
 
 // Every lease time is the database's clock (clock_timestamp()): the
-// instances' clocks need not agree.
+// instances' clocks need not agree. A renewal or a claim gives all its
+// leases one expiry, from the time its statement started
+// (statement_timestamp()): clock_timestamp() is read anew for each row,
+// so the rows an update reaches after waiting for a lock (a round's
+// fence) would expire later than the others, and an instance claiming
+// them when the first expire would get them in several rounds, leaving
+// the last ones unowned meanwhile. The statement's start is no later than
+// the caller's reading of its own clock before it, which the caller's
+// deadlines count from.
 
 // Shards reports how many shards there are.
 func (s *DB) Shards() int { return numShards }
@@ -81,7 +89,7 @@ func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int,
 		renewed, claimed = nil, nil
 		us := lease.Microseconds()
 		if len(held) > 0 {
-			rows, err := tx.Query(ctx, `UPDATE leases SET expires_at = clock_timestamp() + $3 * interval '1 microsecond'
+			rows, err := tx.Query(ctx, `UPDATE leases SET expires_at = statement_timestamp() + $3 * interval '1 microsecond'
 				WHERE owner = $1 AND shard = ANY($2) AND expires_at > clock_timestamp() RETURNING shard`, instance, held, us)
 			if err != nil {
 				return err
@@ -91,7 +99,7 @@ func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int,
 			}
 		}
 		if claim > 0 {
-			rows, err := tx.Query(ctx, `UPDATE leases SET owner = $1, expires_at = clock_timestamp() + $3 * interval '1 microsecond'
+			rows, err := tx.Query(ctx, `UPDATE leases SET owner = $1, expires_at = statement_timestamp() + $3 * interval '1 microsecond'
 				WHERE shard IN (SELECT shard FROM leases WHERE owner IS NULL OR expires_at <= clock_timestamp() ORDER BY shard LIMIT $2 FOR UPDATE SKIP LOCKED)
 				RETURNING shard`, instance, claim, us)
 			if err != nil {

@@ -117,3 +117,42 @@ func TestClaimSkipsLocked(t *testing.T) {
 	assert.Equal(t, []int{2, 3}, claimed)
 	assert.Zero(t, next, "the claim got what it asked for")
 }
+
+// TestRenewalOneExpiry renews leases while a round's write holds one of
+// them (FOR SHARE): the renewal waits for it, and gives every lease one
+// expiry all the same, so that they expire, and are claimed, together.
+func TestRenewalOneExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const lease = time.Minute
+	url := pgtest.DB(t)
+	s, err := postgres.Open(ctx, url, postgres.WithLease(lease))
+	require.NoError(t, err)
+	defer s.Close()
+	watch, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer watch.Close(ctx)
+	_, held, _, err := s.Leases(ctx, "a", nil, s.Shards(), lease)
+	require.NoError(t, err)
+	require.Len(t, held, s.Shards())
+
+	round, err := s.BeginFenced(ctx, "a", []int{held[len(held)/2]})
+	require.NoError(t, err)
+	renewed := make(chan []int, 1)
+	go func() {
+		got, _, _, err := s.Leases(ctx, "a", held, 0, lease)
+		assert.NoError(t, err)
+		renewed <- got
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting == 1
+	}, 10*time.Second, 5*time.Millisecond, "the renewal waits for the round")
+	time.Sleep(50 * time.Millisecond) // the rows it reaches after the wait: later by this much at least
+	require.NoError(t, round.Rollback(ctx))
+	assert.Equal(t, held, <-renewed)
+	var expiries int
+	require.NoError(t, watch.QueryRow(ctx, `SELECT count(DISTINCT expires_at) FROM leases WHERE owner = 'a'`).Scan(&expiries))
+	assert.Equal(t, 1, expiries, "one expiry for the leases of one renewal")
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
@@ -70,13 +71,7 @@ type failedPing struct {
 // each ping through one of them, as fast as they answer.
 func startPings(t *testing.T, seed uint64, keys map[string]string, servers ...*proc) *pingLoad {
 	l := &pingLoad{acks: map[string]string{}, stop: make(chan struct{})}
-	slugs := slices.Sorted(func(yield func(string) bool) {
-		for s := range keys {
-			if !yield(s) {
-				return
-			}
-		}
-	})
+	slugs := slices.Sorted(maps.Keys(keys))
 	for g := range 4 {
 		l.wg.Go(func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(g)))

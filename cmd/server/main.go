@@ -285,7 +285,7 @@ func instanceName() string {
 // open opens the database of the options.
 func open(ctx context.Context, o options) (store.Store, error) {
 	if o.postgres != "" {
-		return postgres.Open(ctx, o.postgres)
+		return postgres.Open(ctx, o.postgres, postgres.WithLease(o.lease))
 	}
 	return sqlite.Open(ctx, o.db)
 }

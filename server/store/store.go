@@ -274,10 +274,13 @@ type Shared interface {
 	// Leave removes the instance and frees its leases.
 	Leave(ctx context.Context, instance string) error
 	// Leases renews for lease the leases of the instance among held (those
-	// that did not expire), then claims up to claim free or expired ones;
-	// it returns the shards it renewed and those it claimed, and when the
-	// next lease of another instance expires (zero: none).
-	Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, nextExpiry time.Duration, err error)
+	// that did not expire), then claims up to claim free or expired ones,
+	// never waiting for another transaction's lock on one; it returns the
+	// shards it renewed and those it claimed, and when to look again
+	// (zero: no need before the next renewal): when the next lease of
+	// another instance expires, or sooner when a free or expired lease it
+	// could have claimed was locked.
+	Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, next time.Duration, err error)
 	// Release frees leases of the instance.
 	Release(ctx context.Context, instance string, shards []int) error
 	// ShardMonitors returns the monitors of the shards, by id.

@@ -8,8 +8,8 @@
 // Usage:
 //
 //	server [-addr 127.0.0.1:8080] [-db server.db | -postgres URL [-lease 15s] [-advertise URL]]
-//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N]
-//	       [-max-thread-bytes N] [-reset-token]
+//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-webhook-allow LIST]
+//	       [-ping-rate N] [-max-thread-bytes N] [-reset-token]
 //
 // With -postgres, several servers share the database: each runs the
 // monitors of the shards whose leases it holds, forwards the requests
@@ -18,6 +18,12 @@
 // jobs are run by one instance, the holder of one shard's lease (with
 // their monitors); the others forward triggers and cancels to it, and
 // one of them takes the jobs over within -lease when it dies.
+//
+// Alerts are posted to webhooks on the Internet only: a webhook URL, or an
+// address it resolves to or redirects to, that is loopback, private,
+// link-local (the cloud's metadata endpoint), unspecified or otherwise
+// internal is refused, unless -webhook-allow lists it (networks such as
+// 10.1.2.0/24, addresses, host:port pairs, separated by commas).
 //
 // On its first start (or with -reset-token) the server makes an API token
 // and prints it once, on a line "token: …"; it keeps only its SHA-256.
@@ -69,6 +75,7 @@ import (
 	"github.com/fsmgen/fsmgen/server/store/postgres"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
 	"github.com/fsmgen/fsmgen/server/web"
+	"github.com/fsmgen/fsmgen/server/webhook"
 )
 
 func main() {
@@ -90,6 +97,7 @@ type options struct {
 	lease      time.Duration
 	advertise  string
 	webhook    string
+	allow      *webhook.Guard
 	pingRate   float64
 	resetToken bool
 	jobs       string
@@ -107,12 +115,14 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.lease, "lease", monitors.DefaultLease, "with -postgres: how long an instance's `lease` on its monitors lasts unrenewed: another takes them over within it when it dies")
 	fs.StringVar(&o.advertise, "advertise", "", "with -postgres: the `URL` other instances forward this one's requests to (default http:// and -addr)")
 	fs.StringVar(&o.webhook, "alert-webhook", "", "the `URL` alerts are posted to, for monitors without a webhook of their own")
+	allow := fs.String("webhook-allow", "", "the internal addresses webhooks may reach: networks (10.1.2.0/24), addresses (127.0.0.1) and `host:port` pairs (127.0.0.1:9000, hooks.internal:8443), separated by commas; loopback, private, link-local and other internal addresses are refused unless listed")
 	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
 	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
 	fs.DurationVar(&o.retention, "retention", 30*24*time.Hour, "how long job runs and their check-ins are kept")
 	fs.Int64Var(&o.maxThread, "max-thread-bytes", api.DefaultMaxThread, "the largest thread, in `bytes` of JSON, an agent may sync to /api/threads (larger pushes are answered 413)")
 	fs.BoolVar(&o.resetToken, "reset-token", false, "make a new API token, print it, and forget the old one")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -137,6 +147,14 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.pingRate <= 0 {
 		return o, fmt.Errorf("-ping-rate %g: give a positive number", o.pingRate)
+	}
+	if o.allow, err = webhook.ParseAllow(*allow); err != nil {
+		return o, fmt.Errorf("-webhook-allow: %w", err)
+	}
+	if o.webhook != "" {
+		if err := o.allow.CheckURL(o.webhook); err != nil {
+			return o, fmt.Errorf("-alert-webhook: %w", err)
+		}
 	}
 	return o, nil
 }
@@ -188,7 +206,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		advertise = "http://" + ln.Addr().String()
 	}
 	instance := instanceName()
-	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Log: log, Instance: instance, Addr: advertise, Lease: o.lease})
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Webhooks: o.allow, Log: log, Instance: instance, Addr: advertise, Lease: o.lease})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("load the monitors: %w", err)

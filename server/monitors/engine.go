@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ import (
 	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/gen/monitor"
 	"github.com/fsmgen/fsmgen/server/store"
+	"github.com/fsmgen/fsmgen/server/webhook"
 )
 
 // Config is what an Engine is made with.
@@ -44,6 +46,9 @@ type Config struct {
 	// AlertWebhook is the URL alerts go to for monitors without one of
 	// their own; none when empty.
 	AlertWebhook string
+	// Webhooks guards the webhooks: the URLs a monitor is given, and every
+	// address an alert is posted to. Nil allows no internal address.
+	Webhooks *webhook.Guard
 	// Log receives the engine's messages; slog.Default() when nil.
 	Log *slog.Logger
 	// Instance names this instance, when Store is a store.Shared that
@@ -66,6 +71,8 @@ type Engine struct {
 	now      func() time.Time
 	log      *slog.Logger
 	webhook  string
+	webhooks *webhook.Guard
+	client   *http.Client // posts the alerts, through webhooks
 	behavior *crons.Behavior
 	reqs     chan *request
 	hub      *Hub
@@ -132,7 +139,7 @@ func errGone(err error) error {
 // Run loads the monitors of each shard it takes a lease of.
 func New(ctx context.Context, c Config) (*Engine, error) {
 	e := &Engine{
-		store: c.Store, now: c.Now, log: c.Log, webhook: c.AlertWebhook,
+		store: c.Store, now: c.Now, log: c.Log, webhook: c.AlertWebhook, webhooks: c.Webhooks,
 		behavior: &crons.Behavior{},
 		reqs:     make(chan *request, 4096),
 		hub:      NewHub(),
@@ -143,6 +150,10 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
+	if e.webhooks == nil {
+		e.webhooks = &webhook.Guard{}
+	}
+	e.client = e.webhooks.Client(alertTimeout)
 	e.dispatch = e.submit
 	if e.log == nil {
 		e.log = slog.Default()

@@ -217,7 +217,9 @@ jobs:
 		assert.Equal(t, monitors.CheckinError, c.Status)
 		assert.Equal(t, monitors.SourceJob, c.Source)
 	}
-	assert.Equal(t, 10, p.monitor(tok, "job-flaky").MaxRuntimeSeconds, "max_runtime from the timeout")
+	m := p.monitor(tok, "job-flaky")
+	assert.Equal(t, 70, m.MaxRuntimeSeconds, "max_runtime: the timeout and a minute")
+	assert.Equal(t, monitors.HealthFailing, m.Health, "failing with the job, at its third failure")
 
 	require.NoError(t, os.WriteFile(flag, nil, 0o600))
 	p.trigger(tok, "flaky")

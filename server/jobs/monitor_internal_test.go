@@ -125,3 +125,47 @@ func TestJobMonitorFollowsTheJobsThreshold(t *testing.T) {
 	assert.Equal(t, monitors.HealthHealthy, health())
 	assert.Equal(t, []string{"failing>healthy"}, healthAlerts(t, st, c.now()))
 }
+
+// A job's monitor cannot be deleted or renamed while the job is
+// configured (the job would check in to nothing until the next start
+// made it again); it can be paused. A job-… monitor of no job can go.
+func TestJobMonitorKept(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	mon, err := monitors.New(ctx, monitors.Config{Store: st})
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- mon.Run(runCtx) }()
+	defer func() {
+		stop()
+		assert.NoError(t, <-stopped)
+	}()
+	var fail atomic.Bool
+	e, err := New(ctx, Config{Store: st, Monitors: mon, Jobs: []*jobs.Job{goJob(&fail)}})
+	require.NoError(t, err)
+	e.syncMonitors(ctx)
+
+	err = mon.Delete(ctx, "job-sweep")
+	if e := monitors.AsError(err); assert.NotNil(t, e) {
+		assert.Equal(t, 409, e.Status)
+		assert.Equal(t, "job_monitor", e.Code)
+		assert.Contains(t, e.Message, `monitor "job-sweep" is job sweep's`)
+		assert.Contains(t, e.Message, "jobs file")
+	}
+	renamed := "sweep-monitor"
+	_, err = mon.Patch(ctx, "job-sweep", &monitors.Input{Slug: &renamed})
+	assert.Equal(t, "job_monitor", monitors.AsError(err).Code)
+	_, err = mon.Get(ctx, "job-sweep")
+	require.NoError(t, err, "still there")
+
+	paused := monitors.StatusPaused
+	v, err := mon.Patch(ctx, "job-sweep", &monitors.Input{Status: &paused})
+	require.NoError(t, err)
+	assert.Equal(t, monitors.StatusPaused, v.Status)
+
+	other := "job-gone"
+	_, err = mon.Create(ctx, &monitors.Input{Slug: &other, Schedule: &monitors.Schedule{Type: "interval", Seconds: 60}})
+	require.NoError(t, err)
+	require.NoError(t, mon.Delete(ctx, "job-gone"), "no job checks in to it")
+}

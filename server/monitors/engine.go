@@ -86,6 +86,8 @@ type Engine struct {
 	byID   map[int64]*mon
 	bySlug map[string]*mon
 	byKey  map[string]*mon
+	// jobMonitors maps the slug of each job's monitor to its job (Reserve).
+	jobMonitors map[string]string
 
 	// On a shared store: the store, this instance, its address and the
 	// lease time; held maps each shard the instance runs to when its lease
@@ -276,6 +278,37 @@ func (e *Engine) reindex(m *mon, oldSlug string) {
 		delete(e.bySlug, oldSlug)
 	}
 	e.bySlug[m.row.Slug] = m
+}
+
+// Reserve makes slug the monitor of job: the job checks in to it, so it
+// cannot be deleted or renamed (409 job_monitor) while the job is
+// configured. On a shared store, a monitor of that slug outside the jobs'
+// shard (made through the API before the job existed) can be: its job's
+// check-ins do not reach it, and the instance that next takes the jobs
+// over makes the monitor again in the jobs' shard.
+func (e *Engine) Reserve(slug, job string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.jobMonitors == nil {
+		e.jobMonitors = map[string]string{}
+	}
+	e.jobMonitors[slug] = job
+}
+
+// jobOf returns the job whose monitor m is, and whether it is one.
+func (e *Engine) jobOf(m *mon) (string, bool) {
+	e.mu.RLock()
+	job, ok := e.jobMonitors[m.row.Slug]
+	e.mu.RUnlock()
+	if ok && e.shared != nil && m.row.Shard != store.JobsShard {
+		return "", false
+	}
+	return job, ok
+}
+
+// errJobMonitor refuses to delete or rename the monitor of job.
+func errJobMonitor(slug, job, what string) error {
+	return &Error{Status: 409, Code: "job_monitor", Message: fmt.Sprintf("monitor %q is job %s's: the job checks in to it, and the server makes it again at its next start, so it cannot be %s. To stop watching the job, remove it from the jobs file (or set enabled: false there, which pauses its monitor); to silence its alerts for a while, pause the monitor (PATCH {\"status\": \"paused\"})", slug, job, what)}
 }
 
 // Hub returns the hub that publishes the monitors' changes.

@@ -249,8 +249,13 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 		if err := in.merge(&next, e.webhooks); err != nil {
 			return result{}, err
 		}
-		if next.Slug != cur.Slug && e.bySlug[next.Slug] != nil {
-			return result{}, slugTaken(next.Slug)
+		if next.Slug != cur.Slug {
+			if job, ok := e.jobOf(m); ok {
+				return result{}, errJobMonitor(slug, job, "renamed")
+			}
+			if e.bySlug[next.Slug] != nil {
+				return result{}, slugTaken(next.Slug)
+			}
 		}
 		st := e.begin(rs, m, rs.now)
 		var events []monitor.Event
@@ -294,6 +299,9 @@ func (e *Engine) Delete(ctx context.Context, slug string) error {
 		m := e.bySlug[slug]
 		if m == nil || rs.deleted[m] {
 			return result{}, notFound(slug)
+		}
+		if job, ok := e.jobOf(m); ok {
+			return result{}, errJobMonitor(slug, job, "deleted")
 		}
 		rs.touch(m)
 		rs.deleted[m] = true

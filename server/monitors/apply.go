@@ -227,6 +227,12 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		r.done <- results[i]
 	}
 	for _, ev := range rs.events {
+		if f, ok := ev.Data.(finishedCheckin); ok {
+			if e.hub.Subscribers() == 0 {
+				continue
+			}
+			ev = e.readFinished(ctx, f)
+		}
 		e.hub.Publish(ev)
 	}
 	if rs.alerts {
@@ -236,6 +242,27 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		}
 	}
 	return true
+}
+
+// readFinished returns the event of check-in f, finished by a round just
+// written, as the store has it; should the read fail, what the round
+// knows of it.
+func (e *Engine) readFinished(ctx context.Context, f finishedCheckin) Event {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), roundWriteTimeout)
+	c, err := e.store.Checkin(rctx, f.monitorID, f.id)
+	cancel()
+	if err != nil || c == nil {
+		e.log.Warn("read a finished check-in for the event stream", "monitor", f.slug, "checkin", f.id, "err", err)
+		at := f.at
+		return Event{Kind: EventCheckin, Data: CheckinEvent{Slug: f.slug, Checkin: CheckinView{ID: f.id, Status: f.status, FinishedAt: &at}}}
+	}
+	return Event{Kind: EventCheckin, Data: CheckinEvent{Slug: f.slug, Checkin: newCheckinView(c)}}
+}
+
+// finishedEvent is the event of check-in id of m, finished at at with
+// status.
+func finishedEvent(m *mon, id, status string, at time.Time) Event {
+	return Event{Kind: EventCheckin, Data: finishedCheckin{slug: m.row.Slug, monitorID: m.row.ID, id: id, status: status, at: at}}
 }
 
 // roundWriteTimeout bounds the write of a round.
@@ -312,7 +339,7 @@ func (h *handler) RecordTimeout(run string) {
 	st := h.current()
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinTimeout, At: st.at})
 	st.finish(run, CheckinTimeout)
-	st.rs.events = append(st.rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: h.mon.row.Slug, Checkin: CheckinView{ID: run, Status: CheckinTimeout, CreatedAt: st.at}}})
+	st.rs.events = append(st.rs.events, finishedEvent(h.mon, run, CheckinTimeout, st.at))
 }
 
 // CloseRun notes the run the step's check-in finishes; the ping closes it
@@ -325,6 +352,7 @@ func (h *handler) Supersede(run string) {
 	why := "superseded by a new start"
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinError, At: st.at, Output: &why})
 	st.finish(run, CheckinError)
+	st.rs.events = append(st.rs.events, finishedEvent(h.mon, run, CheckinError, st.at))
 }
 
 // StartTimer arms the timer at the step's time plus delay.

@@ -286,7 +286,11 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 			e.reindex(m, cur.Slug)
 		}
 		e.end(st)
-		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: m.row.Slug, Change: "updated"}})
+		ev := MonitorEvent{Slug: m.row.Slug, Change: "updated"}
+		if m.row.Slug != cur.Slug {
+			ev.PreviousSlug = cur.Slug
+		}
+		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: ev})
 		return result{mon: m}, nil
 	}})
 	res.err = e.missing(ctx, res.err, slug, "")
@@ -527,7 +531,7 @@ func (e *Engine) check(rs *roundState, p Ping) (result, error) {
 	if id != "" {
 		st.batch.Add(store.FinishCheckin{MonitorID: m.row.ID, ID: id, Status: status, At: now, ExitCode: p.ExitCode, Output: p.Output})
 		st.finish(id, status)
-		rs.events = append(rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: m.row.Slug, Checkin: CheckinView{ID: id, Status: status, Source: p.Source, CreatedAt: now}}})
+		rs.events = append(rs.events, finishedEvent(m, id, status, now))
 	} else {
 		id = newID()
 		c := &store.Checkin{ID: id, MonitorID: m.row.ID, Status: status, Source: p.Source, CreatedAt: now, FinishedAt: now, ExitCode: p.ExitCode, Output: p.Output}

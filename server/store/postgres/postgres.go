@@ -272,9 +272,35 @@ func (s *DB) monitors(ctx context.Context, query string, args ...any) ([]*store.
 	return out, nil
 }
 
+// checkinColumns are the columns a check-in is read from, in scanCheckin's
+// order.
+const checkinColumns = `id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at`
+
+// scanCheckin reads a check-in's row of monitor monitorID.
+func scanCheckin(scan func(...any) error, monitorID int64) (*store.Checkin, error) {
+	c := &store.Checkin{MonitorID: monitorID}
+	var finished, expected pgtype.Timestamptz
+	var duration *int64
+	var output []byte
+	if err := scan(&c.ID, &c.Status, &c.Source, &c.CreatedAt, &finished, &duration, &c.ExitCode, &output, &expected); err != nil {
+		return nil, err
+	}
+	c.CreatedAt = c.CreatedAt.UTC()
+	c.FinishedAt, c.ExpectedAt = fromNull(finished), fromNull(expected)
+	if output != nil {
+		o := string(output)
+		c.Output = &o
+	}
+	if duration != nil {
+		d := time.Duration(*duration) * time.Millisecond
+		c.Duration = &d
+	}
+	return c, nil
+}
+
 // Checkins returns the last limit check-ins of a monitor, newest first.
 func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store.Checkin, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at
+	rows, err := s.pool.Query(ctx, `SELECT `+checkinColumns+`
 		FROM checkins WHERE monitor_id = $1 ORDER BY seq DESC LIMIT $2`, monitorID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the check-ins: %w", err)
@@ -282,22 +308,9 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 	defer rows.Close()
 	var out []*store.Checkin
 	for rows.Next() {
-		c := &store.Checkin{MonitorID: monitorID}
-		var finished, expected pgtype.Timestamptz
-		var duration *int64
-		var output []byte
-		if err := rows.Scan(&c.ID, &c.Status, &c.Source, &c.CreatedAt, &finished, &duration, &c.ExitCode, &output, &expected); err != nil {
+		c, err := scanCheckin(rows.Scan, monitorID)
+		if err != nil {
 			return nil, fmt.Errorf("read the check-ins: %w", err)
-		}
-		c.CreatedAt = c.CreatedAt.UTC()
-		c.FinishedAt, c.ExpectedAt = fromNull(finished), fromNull(expected)
-		if output != nil {
-			o := string(output)
-			c.Output = &o
-		}
-		if duration != nil {
-			d := time.Duration(*duration) * time.Millisecond
-			c.Duration = &d
 		}
 		out = append(out, c)
 	}
@@ -310,16 +323,14 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 // Checkin returns one check-in of a monitor, or nil when it has none of
 // that id.
 func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Checkin, error) {
-	c := store.Checkin{ID: id, MonitorID: monitorID}
-	err := s.pool.QueryRow(ctx, `SELECT status, source, created_at FROM checkins WHERE monitor_id = $1 AND id = $2`, monitorID, id).Scan(&c.Status, &c.Source, &c.CreatedAt)
+	c, err := scanCheckin(s.pool.QueryRow(ctx, `SELECT `+checkinColumns+` FROM checkins WHERE monitor_id = $1 AND id = $2`, monitorID, id).Scan, monitorID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read check-in %s: %w", id, err)
 	}
-	c.CreatedAt = c.CreatedAt.UTC()
-	return &c, nil
+	return c, nil
 }
 
 // PendingAlerts returns up to limit alerts due at now, oldest first: of

@@ -236,9 +236,47 @@ func (s *DB) Monitors(ctx context.Context) ([]*store.Monitor, error) {
 	return out, nil
 }
 
+// checkinColumns are the columns a check-in is read from, in scanCheckin's
+// order.
+const checkinColumns = `id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at`
+
+// scanCheckin reads a check-in's row of monitor monitorID.
+func scanCheckin(scan func(...any) error, monitorID int64) (*store.Checkin, error) {
+	c := &store.Checkin{MonitorID: monitorID}
+	var created string
+	var finished, expected, output sql.NullString
+	var duration, exit sql.NullInt64
+	if err := scan(&c.ID, &c.Status, &c.Source, &created, &finished, &duration, &exit, &output, &expected); err != nil {
+		return nil, err
+	}
+	var errs []error
+	var err error
+	c.CreatedAt, err = parseTime(created)
+	errs = append(errs, err)
+	c.FinishedAt, err = parseNull(finished)
+	errs = append(errs, err)
+	c.ExpectedAt, err = parseNull(expected)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("read check-in %s: %w", c.ID, err)
+	}
+	if duration.Valid {
+		d := time.Duration(duration.Int64) * time.Millisecond
+		c.Duration = &d
+	}
+	if exit.Valid {
+		e := int(exit.Int64)
+		c.ExitCode = &e
+	}
+	if output.Valid {
+		c.Output = &output.String
+	}
+	return c, nil
+}
+
 // Checkins returns the last limit check-ins of a monitor, newest first.
 func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store.Checkin, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at
+	rows, err := s.read.QueryContext(ctx, `SELECT `+checkinColumns+`
 		FROM checkins WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?`, monitorID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the check-ins: %w", err)
@@ -246,33 +284,9 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 	defer rows.Close()
 	var out []*store.Checkin
 	for rows.Next() {
-		c := &store.Checkin{MonitorID: monitorID}
-		var created string
-		var finished, expected, output sql.NullString
-		var duration, exit sql.NullInt64
-		if err := rows.Scan(&c.ID, &c.Status, &c.Source, &created, &finished, &duration, &exit, &output, &expected); err != nil {
+		c, err := scanCheckin(rows.Scan, monitorID)
+		if err != nil {
 			return nil, fmt.Errorf("read the check-ins: %w", err)
-		}
-		var errs []error
-		c.CreatedAt, err = parseTime(created)
-		errs = append(errs, err)
-		c.FinishedAt, err = parseNull(finished)
-		errs = append(errs, err)
-		c.ExpectedAt, err = parseNull(expected)
-		errs = append(errs, err)
-		if err := errors.Join(errs...); err != nil {
-			return nil, fmt.Errorf("read check-in %s: %w", c.ID, err)
-		}
-		if duration.Valid {
-			d := time.Duration(duration.Int64) * time.Millisecond
-			c.Duration = &d
-		}
-		if exit.Valid {
-			e := int(exit.Int64)
-			c.ExitCode = &e
-		}
-		if output.Valid {
-			c.Output = &output.String
 		}
 		out = append(out, c)
 	}
@@ -285,20 +299,15 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 // Checkin returns one check-in of a monitor, or nil when it has none of
 // that id.
 func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Checkin, error) {
-	var c store.Checkin
-	var created string
-	err := s.read.QueryRowContext(ctx, `SELECT status, source, created_at FROM checkins WHERE monitor_id = ? AND id = ?`, monitorID, id).Scan(&c.Status, &c.Source, &created)
+	row := s.read.QueryRowContext(ctx, `SELECT `+checkinColumns+` FROM checkins WHERE monitor_id = ? AND id = ?`, monitorID, id)
+	c, err := scanCheckin(row.Scan, monitorID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read check-in %s: %w", id, err)
 	}
-	c.ID, c.MonitorID = id, monitorID
-	if c.CreatedAt, err = parseTime(created); err != nil {
-		return nil, fmt.Errorf("read check-in %s: %w", id, err)
-	}
-	return &c, nil
+	return c, nil
 }
 
 // runColumns are the columns a run is read from, in scanRun's order.

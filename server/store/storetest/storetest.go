@@ -120,7 +120,12 @@ func Run(t *testing.T, o Opener) {
 		one, err := s.Checkin(ctx, 1, "c2")
 		require.NoError(t, err)
 		require.NotNil(t, one)
-		assert.Equal(t, []any{"c2", int64(1), "error", "api", run.CreatedAt}, []any{one.ID, one.MonitorID, one.Status, one.Source, one.CreatedAt})
+		assert.Equal(t, &run, one, "the whole check-in, as Checkins has it")
+		for _, c := range []store.Checkin{ok, missed} {
+			got, err := s.Checkin(ctx, 1, c.ID)
+			require.NoError(t, err)
+			assert.Equal(t, &c, got)
+		}
 		for _, q := range []struct {
 			monitor int64
 			id      string

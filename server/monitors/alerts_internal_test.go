@@ -137,3 +137,55 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// pendingAlerts returns the health changes alerted since the last call, as
+// "from>to", and marks them delivered.
+func pendingAlerts(t *testing.T, b *bench) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	for {
+		alerts, err := b.store.PendingAlerts(ctx, b.now.Add(24*time.Hour), 100)
+		require.NoError(t, err)
+		if len(alerts) == 0 {
+			return out
+		}
+		for _, a := range alerts {
+			var got Alert
+			require.NoError(t, json.Unmarshal(a.Payload, &got))
+			out = append(out, got.From+">"+got.To)
+			require.NoError(t, b.store.AlertDelivered(ctx, a.ID, b.now))
+		}
+	}
+}
+
+// Making a paused (or disabled) monitor active again, or changing its
+// schedule, starts it afresh (health unknown): that is no alert.
+func TestNoAlertStartingAfresh(t *testing.T) {
+	b := newBench(t)
+	ctx := context.Background()
+	v := b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 60}, "checkin_margin_seconds": 0, "alert_webhook_url": "https://hooks.example.com/x"}`)
+	b.at(60 * time.Second)
+	assert.Equal(t, []string{"unknown>missed"}, pendingAlerts(t, b))
+	for _, status := range []string{StatusPaused, StatusDisabled} {
+		_, err := b.e.Patch(ctx, "job", &Input{Status: ptr(status)})
+		require.NoError(t, err)
+		assert.Equal(t, HealthMissed, b.get("job").Health, "kept while "+status)
+		v, err = b.e.Patch(ctx, "job", &Input{Status: ptr(StatusActive)})
+		require.NoError(t, err)
+		assert.Equal(t, HealthUnknown, v.Health)
+		assert.Empty(t, pendingAlerts(t, b), "resumed from "+status)
+		b.at(b.now.Sub(t0) + 60*time.Second) // missed again
+		assert.Equal(t, []string{"unknown>missed"}, pendingAlerts(t, b))
+	}
+	_, err := b.e.Patch(ctx, "job", &Input{Schedule: &Schedule{Type: "interval", Seconds: 120}})
+	require.NoError(t, err)
+	assert.Equal(t, HealthUnknown, b.get("job").Health)
+	assert.Empty(t, pendingAlerts(t, b), "reconfigured")
+	// The job's own changes are alerted as before.
+	_, err = b.ping(v.PingKey, PingFail, "")
+	require.NoError(t, err)
+	_, err = b.ping(v.PingKey, PingOK, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"unknown>failing", "failing>healthy"}, pendingAlerts(t, b))
+}

@@ -107,7 +107,10 @@ func (e *Engine) end(st *step) {
 	if url == "" {
 		url = e.webhook
 	}
-	if url != "" && (alerting(change.From) || alerting(change.To)) {
+	// A change into unknown is the monitor starting afresh (made active
+	// again, or given new settings), which whoever did it knows: not
+	// alerted.
+	if url != "" && change.To != HealthUnknown && (alerting(change.From) || alerting(change.To)) {
 		payload, _ := json.Marshal(Alert{Event: "health_changed", HealthChange: change})
 		st.rs.batch.Add(store.InsertAlert{URL: url, Payload: payload, At: st.at})
 		st.rs.alerts = true

@@ -34,10 +34,13 @@ type Store interface {
 	Apply(ctx context.Context, b *Batch) error
 	// PendingAlerts returns up to limit undelivered alerts due at now,
 	// oldest first, and of each URL only the oldest undelivered one (a
-	// webhook gets its alerts in order); NextAlertAt when the next one is
-	// due (zero: none).
+	// webhook gets its alerts in order); NextAlertAt when the next of
+	// those is due, the others of its URL waiting for it (zero: none);
+	// OldestAlertAt when the oldest undelivered alert was raised (its
+	// InsertAlert's At; zero: none).
 	PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*Alert, error)
 	NextAlertAt(ctx context.Context) (time.Time, error)
+	OldestAlertAt(ctx context.Context) (time.Time, error)
 	// AlertDelivered records a delivery; AlertFailed a failed attempt at
 	// now, to be tried again at next, or given up when next is zero.
 	AlertDelivered(ctx context.Context, id int64, now time.Time) error
@@ -187,7 +190,7 @@ type FinishCheckin struct {
 	Output    *string
 }
 
-// InsertAlert queues an alert for delivery to URL, due at At.
+// InsertAlert queues an alert, raised at At, for delivery to URL, due then.
 type InsertAlert struct {
 	URL     string
 	Payload []byte

@@ -166,6 +166,11 @@ var migrations = []string{
 		body         bytea NOT NULL
 	);
 	CREATE INDEX threads_by_update ON threads(updated_at, id);`,
+	// When each alert was raised: next_attempt_at moves on with each
+	// failed attempt (and each claim).
+	`ALTER TABLE alerts ADD COLUMN raised_at timestamptz;
+	UPDATE alerts SET raised_at = next_attempt_at;
+	ALTER TABLE alerts ALTER COLUMN raised_at SET NOT NULL;`,
 }
 
 // migrateLock is the advisory lock that lets one instance migrate at a
@@ -367,14 +372,27 @@ func (s *DB) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*st
 	return out, nil
 }
 
-// NextAlertAt returns when the next undelivered alert is due, or the zero
-// time when none waits.
+// NextAlertAt returns when the next undelivered alert is due, of those
+// PendingAlerts may hand out (each URL's oldest: the others wait for it),
+// or the zero time when none waits.
 func (s *DB) NextAlertAt(ctx context.Context) (time.Time, error) {
 	var next pgtype.Timestamptz
-	if err := s.pool.QueryRow(ctx, `SELECT min(next_attempt_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&next); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT min(next_attempt_at) FROM alerts a
+		WHERE delivered_at IS NULL AND given_up_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM alerts b WHERE b.url = a.url AND b.id < a.id AND b.delivered_at IS NULL AND b.given_up_at IS NULL)`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
 	}
 	return fromNull(next), nil
+}
+
+// OldestAlertAt returns when the oldest undelivered alert was raised, or
+// the zero time when none waits.
+func (s *DB) OldestAlertAt(ctx context.Context) (time.Time, error) {
+	var oldest pgtype.Timestamptz
+	if err := s.pool.QueryRow(ctx, `SELECT min(raised_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&oldest); err != nil {
+		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
+	}
+	return fromNull(oldest), nil
 }
 
 // AlertDelivered records that alert id was delivered at now.

@@ -147,6 +147,10 @@ var migrations = []string{
 		body          BLOB NOT NULL
 	);
 	CREATE INDEX threads_by_update ON threads(updated_at, id);`,
+	// When each alert was raised: next_attempt_at moves on with each
+	// failed attempt.
+	`ALTER TABLE alerts ADD COLUMN raised_at TEXT;
+	UPDATE alerts SET raised_at = next_attempt_at;`,
 }
 
 // migrate brings the schema to the last version, one transaction per
@@ -434,14 +438,27 @@ func (s *DB) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*st
 	return out, rows.Err()
 }
 
-// NextAlertAt returns when the next undelivered alert is due, or the zero
-// time when none waits.
+// NextAlertAt returns when the next undelivered alert is due, of those
+// PendingAlerts may hand out (each URL's oldest: the others wait for it),
+// or the zero time when none waits.
 func (s *DB) NextAlertAt(ctx context.Context) (time.Time, error) {
 	var next sql.NullString
-	if err := s.read.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&next); err != nil {
+	if err := s.read.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM alerts a
+		WHERE delivered_at IS NULL AND given_up_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM alerts b WHERE b.url = a.url AND b.id < a.id AND b.delivered_at IS NULL AND b.given_up_at IS NULL)`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
 	}
 	return parseNull(next)
+}
+
+// OldestAlertAt returns when the oldest undelivered alert was raised, or
+// the zero time when none waits.
+func (s *DB) OldestAlertAt(ctx context.Context) (time.Time, error) {
+	var oldest sql.NullString
+	if err := s.read.QueryRowContext(ctx, `SELECT MIN(raised_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&oldest); err != nil {
+		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
+	}
+	return parseNull(oldest)
 }
 
 // AlertDelivered records that alert id was delivered at now.

@@ -153,9 +153,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &monitors.Error{Status: 500, Code: "internal", Message: "the server failed on this request; it is logged"})
 		}
 	}()
-	if _, pattern := s.mux.Handler(r); checkQuery(pattern, r) != nil {
-		writeError(w, checkQuery(pattern, r))
-		return
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		if err := checkQuery(pattern, r); err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	s.mux.ServeHTTP(w, r)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -24,11 +25,12 @@ var queryParams = map[string][]string{
 
 // anyQuery are the routes that take any query: the page (a browser's or a
 // link's additions), the health check (a load balancer's), and the answer
-// to a path that does not exist (404 says so), or that the mux redirects
-// (no pattern).
-var anyQuery = map[string]bool{"/{$}": true, "/health": true, "/": true, "": true}
+// to a path that does not exist (404 says so).
+var anyQuery = map[string]bool{"/{$}": true, "/health": true, "/": true}
 
-// checkQuery refuses a query the route of pattern does not take.
+// checkQuery refuses a query the route of pattern does not take. (A
+// request the mux redirects, to a cleaned path, has no pattern: it is
+// checked when it comes back.)
 func checkQuery(pattern string, r *http.Request) error {
 	if r.URL.RawQuery == "" || anyQuery[pattern] {
 		return nil
@@ -115,7 +117,9 @@ func drain(w http.ResponseWriter, r *http.Request) {
 	rc.SetReadDeadline(time.Now().Add(drainTime))
 	n, err := io.Copy(io.Discard, io.LimitReader(r.Body, drainBound))
 	rc.SetReadDeadline(time.Time{})
-	if err != nil || n == drainBound {
+	// (A body already read and closed, as a forwarded request's, is no
+	// failure.)
+	if n == drainBound || err != nil && !errors.Is(err, http.ErrBodyReadAfterClose) {
 		w.Header().Set("Connection", "close")
 	}
 }

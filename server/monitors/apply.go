@@ -229,14 +229,12 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 	for i, r := range reqs {
 		r.done <- results[i]
 	}
-	for _, ev := range rs.events {
-		if f, ok := ev.Data.(finishedCheckin); ok {
-			if e.hub.Subscribers() == 0 {
-				continue
-			}
-			ev = e.readFinished(ctx, f)
+	if len(rs.events) > 0 {
+		if e.events != nil {
+			e.events <- rs.events
+		} else {
+			e.publish(ctx, rs.events)
 		}
-		e.hub.Publish(ev)
 	}
 	if rs.alerts {
 		select {
@@ -245,21 +243,6 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		}
 	}
 	return true
-}
-
-// readFinished returns the event of check-in f, finished by a round just
-// written, as the store has it; should the read fail, what the round
-// knows of it.
-func (e *Engine) readFinished(ctx context.Context, f finishedCheckin) Event {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), roundWriteTimeout)
-	c, err := e.store.Checkin(rctx, f.monitorID, f.id)
-	cancel()
-	if err != nil || c == nil {
-		e.log.Warn("read a finished check-in for the event stream", "monitor", f.slug, "checkin", f.id, "err", err)
-		at := f.at
-		return Event{Kind: EventCheckin, Data: CheckinEvent{Slug: f.slug, Checkin: CheckinView{ID: f.id, Status: f.status, FinishedAt: &at}}}
-	}
-	return Event{Kind: EventCheckin, Data: CheckinEvent{Slug: f.slug, Checkin: newCheckinView(c)}}
 }
 
 // finishedEvent is the event of check-in id of m, finished at at with

@@ -77,6 +77,10 @@ type Engine struct {
 	reqs     chan *request
 	hub      *Hub
 	alerts   chan struct{} // nudges the alert sender
+	// events takes each written round's events to the publisher, which
+	// Run starts (publish.go); nil while it does not run: commit then
+	// publishes them itself.
+	events chan []Event
 	stopped  chan struct{} // closed when Run returns
 	running  atomic.Bool
 
@@ -330,6 +334,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	var helpers sync.WaitGroup
 	defer helpers.Wait()
 	helpers.Go(func() { e.sendAlerts(ctx) })
+	rounds := make(chan []Event, publishQueue)
+	e.events = rounds
+	defer func() { e.events = nil }()
+	helpers.Go(func() { e.publishRounds(ctx, rounds) })
 	if e.shared != nil {
 		helpers.Go(func() { e.keepLeases(ctx) })
 	}

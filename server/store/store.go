@@ -27,9 +27,12 @@ type Store interface {
 	// Monitors returns every monitor, by id.
 	Monitors(ctx context.Context) ([]*Monitor, error)
 	// Checkins returns a monitor's last limit check-ins, newest first;
-	// Checkin one of them, or nil when it has none of that id.
+	// Checkin one of them, or nil when it has none of that id;
+	// CheckinsByID those of the ids that exist, of any monitor, in no
+	// particular order.
 	Checkins(ctx context.Context, monitorID int64, limit int) ([]*Checkin, error)
 	Checkin(ctx context.Context, monitorID int64, id string) (*Checkin, error)
+	CheckinsByID(ctx context.Context, ids []string) ([]*Checkin, error)
 	// Apply writes a batch in one transaction, durably, or nothing of it.
 	Apply(ctx context.Context, b *Batch) error
 	// PendingAlerts returns up to limit undelivered alerts due at now,

@@ -98,6 +98,19 @@ func (s *Store) Checkin(ctx context.Context, monitorID int64, id string) (*store
 	return nil, nil
 }
 
+// CheckinsByID returns the check-ins of the ids that exist.
+func (s *Store) CheckinsByID(ctx context.Context, ids []string) ([]*store.Checkin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Checkin
+	for _, c := range s.checkins {
+		if slices.Contains(ids, c.ID) {
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
 // Apply applies the batch, all of it or, on an error, nothing.
 func (s *Store) Apply(ctx context.Context, b *store.Batch) error {
 	s.mu.Lock()

@@ -338,6 +338,29 @@ func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Ch
 	return c, nil
 }
 
+// CheckinsByID returns the check-ins of the ids that exist.
+func (s *DB) CheckinsByID(ctx context.Context, ids []string) ([]*store.Checkin, error) {
+	rows, err := s.pool.Query(ctx, `SELECT monitor_id, `+checkinColumns+` FROM checkins WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Checkin
+	for rows.Next() {
+		var monitorID int64
+		c, err := scanCheckin(func(dest ...any) error { return rows.Scan(append([]any{&monitorID}, dest...)...) }, 0)
+		if err != nil {
+			return nil, fmt.Errorf("read the check-ins: %w", err)
+		}
+		c.MonitorID = monitorID
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	return out, nil
+}
+
 // PendingAlerts returns up to limit alerts due at now, oldest first: of
 // each URL, only the oldest undelivered alert, so that a webhook gets its
 // alerts in order. It takes them for a minute (alertClaim): another

@@ -7,6 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -312,6 +313,33 @@ func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Ch
 		return nil, fmt.Errorf("read check-in %s: %w", id, err)
 	}
 	return c, nil
+}
+
+// CheckinsByID returns the check-ins of the ids that exist.
+func (s *DB) CheckinsByID(ctx context.Context, ids []string) ([]*store.Checkin, error) {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT monitor_id, `+checkinColumns+` FROM checkins WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Checkin
+	for rows.Next() {
+		var monitorID int64
+		c, err := scanCheckin(func(dest ...any) error { return rows.Scan(append([]any{&monitorID}, dest...)...) }, 0)
+		if err != nil {
+			return nil, fmt.Errorf("read the check-ins: %w", err)
+		}
+		c.MonitorID = monitorID
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	return out, nil
 }
 
 // runColumns are the columns a run is read from, in scanRun's order.

@@ -126,6 +126,12 @@ func Run(t *testing.T, o Opener) {
 			require.NoError(t, err)
 			assert.Equal(t, &c, got)
 		}
+		byID, err := s.CheckinsByID(ctx, []string{"c4", "c2", "nope", "c1"})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []*store.Checkin{&elsewhere, &run, &ok}, byID, "of any monitor")
+		none, err := s.CheckinsByID(ctx, nil)
+		require.NoError(t, err)
+		assert.Empty(t, none)
 		for _, q := range []struct {
 			monitor int64
 			id      string

@@ -80,9 +80,9 @@ type Engine struct {
 	// events takes each written round's events to the publisher, which
 	// Run starts (publish.go); nil while it does not run: commit then
 	// publishes them itself.
-	events chan []Event
-	stopped  chan struct{} // closed when Run returns
-	running  atomic.Bool
+	events  chan []Event
+	stopped chan struct{} // closed when Run returns
+	running atomic.Bool
 
 	// mu guards the maps for the readers (List, Get, lookups); only Run
 	// changes them.

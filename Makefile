@@ -145,7 +145,8 @@ bench:
 	./bench/run.sh
 
 # bench-server measures the cron monitoring server (server/bench): durable
-# pings a second and their latency, the start-up and memory of 100,000
+# pings a second and their latency (run pings with the event stream
+# read, too), the start-up and memory of 100,000
 # monitors, how late their misses are recorded, a background job's overhead
 # per run (trigger to start); on SQLite, and on a durable Postgres the
 # benchmarks start, with two instances. About ten minutes; see

@@ -62,11 +62,18 @@
 //	"30 1 * * *"    2025-11-02 01:30 EDT only (not again at 01:30 EST)
 //	"30 * * * *"    2025-11-02 00:30 EDT, 01:30 EDT, 01:30 EST, 02:30 EST
 //
-// These rules apply to clock changes of less than three hours, as in ISC
-// cron. A larger change (a zone moving to another offset, such as
-// Pacific/Apia skipping 2011-12-30) is followed in real time by every job: a
-// fixed-time job does not run at skipped wall times and runs again at
-// repeated ones. ISC cron also catches up wildcard jobs after a forward jump
+// These rules apply, as in ISC cron, when the clocks go forward by less than
+// three hours (179 minutes at most) or back by three hours and one minute
+// (181 minutes) at most. ISC cron wakes up every minute and compares the
+// wall clock with a clock of its own, one minute behind: a change of d
+// minutes shows as a difference of d+1, and it takes differences from -180
+// to 180 for daylight saving. So when Antarctica/Casey went back three hours
+// on 2010-03-05, from 02:00 at +11:00 to 23:00 the day before at +08:00,
+// "0 0 * * *" ran at 00:00+11:00 and not again at 00:00+08:00. A larger
+// change (a zone moving to another offset, such as Pacific/Apia skipping
+// 2011-12-30, or Casey going forward three hours in 2009) is followed in
+// real time by every job: a fixed-time job does not run at skipped wall
+// times and runs again at repeated ones. ISC cron also catches up wildcard jobs after a forward jump
 // of at most five minutes (its "woke up late" case); such jumps occur only in
 // historical zone data, and here they are treated like any other small jump.
 //

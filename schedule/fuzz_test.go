@@ -18,7 +18,7 @@ func FuzzParseCron(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	locs := []*time.Location{time.UTC, load(f, "America/New_York"), load(f, "Australia/Sydney"), load(f, "Australia/Lord_Howe"), load(f, "Pacific/Apia")}
+	locs := []*time.Location{time.UTC, load(f, "America/New_York"), load(f, "Australia/Sydney"), load(f, "Australia/Lord_Howe"), load(f, "Pacific/Apia"), load(f, "Antarctica/Casey")}
 	starts := []time.Time{
 		time.Date(2025, 3, 9, 6, 0, 0, 0, time.UTC),   // before New York's spring forward
 		time.Date(2025, 11, 2, 5, 45, 0, 0, time.UTC), // in New York's repeated hour

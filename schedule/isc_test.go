@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"testing"
@@ -112,7 +113,7 @@ var iscExprs = []string{
 }
 
 type window struct {
-	zone     string
+	loc      *time.Location
 	from, to time.Time
 }
 
@@ -121,15 +122,62 @@ type window struct {
 func dstWindows(t *testing.T, year int, zones ...string) []window {
 	var ws []window
 	for _, z := range zones {
-		loc := load(t, z)
-		ts := transitions(loc, time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(year+1, 1, 1, 0, 0, 0, 0, time.UTC))
-		require.NotEmpty(t, ts, z)
-		for _, tr := range ts {
-			from := tr.Add(-48 * time.Hour).Truncate(time.Minute)
-			ws = append(ws, window{z, from, from.Add(96 * time.Hour)})
-		}
+		ws = append(ws, changeWindows(t, load(t, z), year, 48*time.Hour)...)
 	}
 	return ws
+}
+
+// changeWindows returns the time span either side of each clock change of
+// loc in the given year.
+func changeWindows(t *testing.T, loc *time.Location, year int, span time.Duration) []window {
+	ts := transitions(loc, time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(year+1, 1, 1, 0, 0, 0, 0, time.UTC))
+	require.NotEmpty(t, ts, loc.String())
+	var ws []window
+	for _, tr := range ts {
+		from := tr.Add(-span).Truncate(time.Minute)
+		ws = append(ws, window{loc, from, from.Add(2 * span)})
+	}
+	return ws
+}
+
+// changeZone returns a location whose UTC offset goes from before to after
+// at the instant at, built as TZif (version 1) data: a clock change of any
+// size at any wall time, which no real zone offers.
+func changeZone(t testing.TB, name string, before, after time.Duration, at time.Time) *time.Location {
+	t.Helper()
+	be32 := func(b []byte, v int64) []byte { return binary.BigEndian.AppendUint32(b, uint32(int32(v))) }
+	data := append([]byte("TZif"), make([]byte, 16)...) // version 1, reserved
+	for _, n := range []int64{0, 0, 0, 1, 2, 4} {       // UT/local, std/wall, leap seconds, transitions, types, abbreviation bytes
+		data = be32(data, n)
+	}
+	data = be32(data, at.Unix())
+	data = append(data, 1) // the transition is to type 1
+	data = be32(data, int64(before/time.Second))
+	data = append(data, 0, 0) // standard time, abbreviation "A"
+	data = be32(data, int64(after/time.Second))
+	data = append(data, 0, 2) // standard time, abbreviation "B"
+	data = append(data, "A\x00B\x00"...)
+	loc, err := time.LoadLocationFromTZData(name, data)
+	require.NoError(t, err, name)
+	return loc
+}
+
+// limitZones returns locations whose clocks go forward and back by 179 to
+// 182 minutes, around ISC cron's limits for daylight saving (forward by
+// less than 180 minutes, back by at most 181), at wall times 00:00 and
+// 03:00 on Saturday 2025-01-11.
+func limitZones(t testing.TB) []*time.Location {
+	var locs []*time.Location
+	for _, minutes := range []int{179, 180, 181, 182} {
+		d := time.Duration(minutes) * time.Minute
+		for _, wall := range []int{0, 3} {
+			at := time.Date(2025, 1, 11, wall, 0, 0, 0, time.UTC) // the wall time before the change, at offset 0
+			locs = append(locs,
+				changeZone(t, fmt.Sprintf("forward %v at %02d:00", d, wall), 0, d, at),
+				changeZone(t, fmt.Sprintf("back %v at %02d:00", d, wall), 0, -d, at))
+		}
+	}
+	return locs
 }
 
 func allWindows(t *testing.T) []window {
@@ -140,7 +188,18 @@ func allWindows(t *testing.T) []window {
 		"America/Santiago",    // 24:00 to 23:00 the day before, 00:00 to 01:00
 	)
 	ws = append(ws, dstWindows(t, 2052, "America/New_York", "Australia/Sydney")...) // computed from the zones' rules
-	return append(ws, dstWindows(t, 2011, "Pacific/Apia")...)                       // and a whole day skipped
+	ws = append(ws, dstWindows(t, 2011, "Pacific/Apia")...)                         // and a whole day skipped
+	// Three hours forward (2009-10-18 02:00 to 05:00: followed in real
+	// time), and back (2010-03-05 02:00 to 23:00 the day before: daylight
+	// saving for ISC cron). A week and a day either side: the first skips the
+	// Sunday 02:45 of its week.
+	casey := load(t, "Antarctica/Casey")
+	ws = append(ws, changeWindows(t, casey, 2009, 8*24*time.Hour)...)
+	ws = append(ws, changeWindows(t, casey, 2010, 8*24*time.Hour)...)
+	for _, loc := range limitZones(t) {
+		ws = append(ws, changeWindows(t, loc, 2025, 48*time.Hour)...)
+	}
+	return ws
 }
 
 // seq returns c's run times in (from, to) by iterating Next.
@@ -155,13 +214,13 @@ func seq(c *Cron, from, to time.Time) []time.Time {
 // Next gives the runs ISC cron would make, around every clock change.
 func TestNextMatchesISCCron(t *testing.T) {
 	for _, w := range allWindows(t) {
-		loc := load(t, w.zone)
+		loc := w.loc
 		for _, expr := range iscExprs {
 			c := mustCron(t, expr, loc)
 			want := iscRuns(c, w.from, w.to)
 			got := seq(c, w.from, w.to)
-			require.NotEmpty(t, want)
-			assert.Equal(t, format(want), format(got), "%s %q from %s", w.zone, expr, w.from)
+			require.NotEmpty(t, want, "%s %q from %s", loc, expr, w.from)
+			assert.Equal(t, format(want), format(got), "%s %q from %s", loc, expr, w.from)
 		}
 	}
 }
@@ -171,7 +230,7 @@ func TestNextMatchesISCCron(t *testing.T) {
 // inside a gap's neighbourhood or either copy of a repeated hour.
 func TestNextConsistent(t *testing.T) {
 	for _, w := range allWindows(t) {
-		loc := load(t, w.zone)
+		loc := w.loc
 		for _, expr := range iscExprs {
 			c := mustCron(t, expr, loc)
 			runs := seq(c, w.from, w.to)
@@ -183,7 +242,7 @@ func TestNextConsistent(t *testing.T) {
 					return
 				}
 				if got := c.Next(at); !got.Equal(runs[i]) {
-					t.Errorf("%s %q: Next(%s) = %s, want %s", w.zone, expr, at.UTC().Format(time.RFC3339Nano), got.UTC().Format(time.RFC3339), runs[i].UTC().Format(time.RFC3339))
+					t.Errorf("%s %q: Next(%s) = %s, want %s", loc, expr, at.UTC().Format(time.RFC3339Nano), got.UTC().Format(time.RFC3339), runs[i].UTC().Format(time.RFC3339))
 				}
 			}
 			for at := w.from; at.Before(last); at = at.Add(7*time.Minute + 13*time.Second) {

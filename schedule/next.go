@@ -5,9 +5,19 @@ import "time"
 const (
 	secondsPerDay = 86400
 
-	// dstLimit: clock changes smaller than this (in seconds) get ISC cron's
-	// daylight-saving treatment; larger ones are followed in real time.
-	dstLimit = 3 * 3600
+	// ISC cron wakes up once a minute and compares the wall-clock minute
+	// with a virtual clock of its own, one minute behind: when the clocks
+	// change by d minutes in between, it finds a difference of d+1. It
+	// treats a difference from 6 to 180 as the clocks going forward (2 to
+	// 5 as having woken up late) and one from -180 to 0 as the clocks
+	// going back (daylight saving), and anything else as a change of time
+	// to follow at once. So the clocks
+	// going forward by less than 3 hours (at most 179 minutes), or back by
+	// at most 3 hours and 1 minute (181 minutes), get the daylight-saving
+	// treatment; larger changes are followed in real time. In seconds, the
+	// limits (exclusive) of the changes so treated:
+	dstForward  = 3 * 3600      // < 180 minutes forward
+	dstBackward = 3*3600 + 2*60 // < 182 minutes back
 
 	// searchLimit bounds Next's search (in seconds): the Gregorian calendar
 	// repeats every 400 years, so an expression accepted by ParseCron has a
@@ -45,19 +55,19 @@ func (c *Cron) Next(t time.Time) time.Time {
 			end = c.offsetChange(lo, off, min(lo+secondsPerDay, limit))
 		}
 		from := ceilMinute(lo + off)
-		if !c.wild && !startT.IsZero() && lo-startT.Unix() < dstLimit {
+		if !c.wild && !startT.IsZero() && lo-startT.Unix() < dstBackward {
 			start := startT.Unix()
 			_, prevOffset := time.Unix(start-1, 0).In(c.loc).Zone()
 			prev := int64(prevOffset)
 			switch jump := off - prev; {
-			case jump > 0 && jump < dstLimit && lo == start:
+			case jump > 0 && jump < dstForward && lo == start:
 				// The clocks went forward at start, skipping the wall
 				// times [start+prev, start+off): a fixed-time job with
 				// a time in there runs at the jump, once.
 				if _, ok := c.nextWall(ceilMinute(start+prev), start+off); ok {
 					return time.Unix(start, 0).In(c.loc)
 				}
-			case jump < 0 && -jump < dstLimit:
+			case jump < 0 && -jump < dstBackward:
 				// The clocks went back at start, repeating the wall
 				// times [start+off, start+prev): a fixed-time job ran
 				// at those the first time round.

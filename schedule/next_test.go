@@ -182,14 +182,66 @@ func TestNextSydneyDST(t *testing.T) {
 	})
 }
 
-// Clock changes of three hours or more are followed in real time by every
-// job. Pacific/Apia skipped 2011-12-30 (23:59:59 on the 29th at -10:00 was
+// Clock changes of three hours or more forward, or of more than three hours
+// and one minute back, are followed in real time by every job.
+// Pacific/Apia skipped 2011-12-30 (23:59:59 on the 29th at -10:00 was
 // followed by 00:00 on the 31st at +14:00).
 func TestNextLargeJump(t *testing.T) {
 	runPreviews(t, load(t, "Pacific/Apia"), []previewCase{
 		{"0 12 * * *", "2011-12-28T12:00:00Z", []string{"2011-12-28T22:00:00Z", "2011-12-29T22:00:00Z", "2011-12-30T22:00:00Z"}},
 		{"0 12 30 12 *", "2011-12-01T00:00:00Z", []string{"2012-12-29T22:00:00Z"}},
 	})
+}
+
+// Antarctica/Casey went forward three hours on 2009-10-18 (02:00 at +08:00
+// to 05:00 at +11:00, 18:00Z on the 17th): followed in real time, so 02:30
+// does not run that day. It went back three hours on 2010-03-05 (02:00 at
+// +11:00 to 23:00 on the 4th at +08:00, 15:00Z on the 4th): daylight saving
+// for ISC cron, so midnight, which happened twice, runs once.
+func TestNextCasey(t *testing.T) {
+	runPreviews(t, load(t, "Antarctica/Casey"), []previewCase{
+		{"30 2 * * *", "2009-10-16T12:00:00Z", []string{"2009-10-16T18:30:00Z", "2009-10-18T15:30:00Z"}},
+		{"0 0 * * *", "2010-03-03T15:00:00Z", []string{"2010-03-04T13:00:00Z", "2010-03-05T16:00:00Z", "2010-03-06T16:00:00Z"}},
+		{"30 1 * * *", "2010-03-03T15:00:00Z", []string{"2010-03-04T14:30:00Z", "2010-03-05T17:30:00Z"}},
+		{"0 * * * *", "2010-03-04T14:30:00Z", []string{"2010-03-04T15:00:00Z", "2010-03-04T16:00:00Z"}},
+	})
+}
+
+// ISC cron's limits: a change forward of less than 180 minutes, or back of
+// at most 181, is daylight saving; a larger one is followed in real time.
+// The zones change from offset 0 on 2025-01-11: back at 03:00 (UTC), so
+// that 01:00 happens twice when the change is 2 hours or more, forward at
+// 00:00, so that 01:30 is skipped.
+func TestNextClockChangeLimits(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		change time.Duration
+		expr   string
+		want   []string // UTC, after 2025-01-10T12:00:00Z
+	}{
+		{-179 * time.Minute, "0 1 * * *", []string{"2025-01-11T01:00:00Z", "2025-01-12T03:59:00Z"}},
+		{-180 * time.Minute, "0 1 * * *", []string{"2025-01-11T01:00:00Z", "2025-01-12T04:00:00Z"}},
+		{-181 * time.Minute, "0 1 * * *", []string{"2025-01-11T01:00:00Z", "2025-01-12T04:01:00Z"}},
+		{-182 * time.Minute, "0 1 * * *", []string{"2025-01-11T01:00:00Z", "2025-01-11T04:02:00Z", "2025-01-12T04:02:00Z"}},
+		{179 * time.Minute, "30 1 * * *", []string{"2025-01-11T00:00:00Z", "2025-01-11T22:31:00Z"}},
+		{180 * time.Minute, "30 1 * * *", []string{"2025-01-11T22:30:00Z", "2025-01-12T22:30:00Z"}},
+		{181 * time.Minute, "30 1 * * *", []string{"2025-01-11T22:29:00Z", "2025-01-12T22:29:00Z"}},
+		{182 * time.Minute, "30 1 * * *", []string{"2025-01-11T22:28:00Z", "2025-01-12T22:28:00Z"}},
+	}
+	for _, tt := range tests {
+		at := utc(t, "2025-01-11T03:00:00Z")
+		if tt.change > 0 {
+			at = utc(t, "2025-01-11T00:00:00Z")
+		}
+		loc := changeZone(t, tt.change.String(), 0, tt.change, at)
+		c := mustCron(t, tt.expr, loc)
+		from := utc(t, "2025-01-10T12:00:00Z")
+		assert.Equal(t, tt.want, format(Preview(c, from, len(tt.want))), "%v %q", tt.change, tt.expr)
+		// The replay of ISC cron agrees, so the comparisons with it
+		// (TestNextMatchesISCCron) are not vacuous at these limits.
+		to := utc(t, tt.want[len(tt.want)-1]).Add(time.Minute)
+		assert.Equal(t, tt.want, format(iscRuns(c, from, to)), "the replay: %v %q", tt.change, tt.expr)
+	}
 }
 
 // offsetChange, the fallback for a zone period reported as ending too

@@ -84,15 +84,15 @@ func (p *proc) settled(token, id string) *jobs.View {
 	return j
 }
 
-// webhook records the alerts posted to it.
-type webhook struct {
+// alertHook records the alerts posted to it.
+type alertHook struct {
 	mu     sync.Mutex
 	alerts []jobs.Alert
 	url    string
 }
 
-func newWebhook(t *testing.T) *webhook {
-	h := &webhook{}
+func newAlertHook(t *testing.T) *alertHook {
+	h := &alertHook{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		var a jobs.Alert
@@ -107,7 +107,7 @@ func newWebhook(t *testing.T) *webhook {
 	return h
 }
 
-func (h *webhook) events() []string {
+func (h *alertHook) events() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
@@ -153,8 +153,8 @@ func readPID(t *testing.T, path string) int {
 func TestJobRetries(t *testing.T) {
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "works")
-	hook := newWebhook(t)
-	p := launch(t, filepath.Join(dir, "server.db"), "-alert-webhook", hook.url, "-jobs", jobsFile(t, dir, `
+	hook := newAlertHook(t)
+	p := launch(t, filepath.Join(dir, "server.db"), "-alert-webhook", hook.url, "-webhook-allow", "127.0.0.1", "-jobs", jobsFile(t, dir, `
 jobs:
   - id: flaky
     name: Flaky job
@@ -217,7 +217,9 @@ jobs:
 		assert.Equal(t, monitors.CheckinError, c.Status)
 		assert.Equal(t, monitors.SourceJob, c.Source)
 	}
-	assert.Equal(t, 10, p.monitor(tok, "job-flaky").MaxRuntimeSeconds, "max_runtime from the timeout")
+	m := p.monitor(tok, "job-flaky")
+	assert.Equal(t, 70, m.MaxRuntimeSeconds, "max_runtime: the timeout and a minute")
+	assert.Equal(t, monitors.HealthFailing, m.Health, "failing with the job, at its third failure")
 
 	require.NoError(t, os.WriteFile(flag, nil, 0o600))
 	p.trigger(tok, "flaky")

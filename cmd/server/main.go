@@ -8,8 +8,8 @@
 // Usage:
 //
 //	server [-addr 127.0.0.1:8080] [-db server.db | -postgres URL [-lease 15s] [-advertise URL]]
-//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N]
-//	       [-max-thread-bytes N]
+//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-webhook-allow LIST]
+//	       [-ping-rate N] [-max-thread-bytes N]
 //
 // With -postgres, several servers share the database: each runs the
 // monitors of the shards whose leases it holds, forwards the requests
@@ -35,6 +35,12 @@
 // Only one server runs on a SQLite file: it holds a lock on a file beside
 // it (server.db.lock for server.db), which ends with the process, even on
 // kill -9; a second is refused with the holder's PID.
+//
+// Alerts are posted to webhooks on the Internet only: a webhook URL, or an
+// address it resolves to or redirects to, that is loopback, private,
+// link-local (the cloud's metadata endpoint), unspecified or otherwise
+// internal is refused, unless -webhook-allow lists it (networks such as
+// 10.1.2.0/24, addresses, host:port pairs, separated by commas).
 //
 // The coding agent (cmd/agent) syncs its threads here when run with
 // -sync URL and a key's token in FSMGEN_SERVER_TOKEN: PUT
@@ -83,6 +89,7 @@ import (
 	"github.com/fsmgen/fsmgen/server/store/postgres"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
 	"github.com/fsmgen/fsmgen/server/web"
+	"github.com/fsmgen/fsmgen/server/webhook"
 )
 
 func main() {
@@ -104,6 +111,7 @@ type options struct {
 	lease      time.Duration
 	advertise  string
 	webhook    string
+	allow      *webhook.Guard
 	pingRate   float64
 	resetToken bool
 	jobs       string
@@ -121,6 +129,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.lease, "lease", monitors.DefaultLease, "with -postgres: how long an instance's `lease` on its monitors lasts unrenewed: another takes them over within it when it dies")
 	fs.StringVar(&o.advertise, "advertise", "", "with -postgres: the `URL` other instances forward this one's requests to (default http:// and -addr)")
 	fs.StringVar(&o.webhook, "alert-webhook", "", "the `URL` alerts are posted to, for monitors without a webhook of their own")
+	allow := fs.String("webhook-allow", "", "the internal addresses webhooks may reach: networks (10.1.2.0/24), addresses (127.0.0.1) and `host:port` pairs (127.0.0.1:9000, hooks.internal:8443), separated by commas; loopback, private, link-local and other internal addresses are refused unless listed")
 	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
 	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
 	fs.DurationVar(&o.retention, "retention", 30*24*time.Hour, "how long job runs and their check-ins are kept")
@@ -158,6 +167,16 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.pingRate <= 0 {
 		return o, fmt.Errorf("-ping-rate %g: give a positive number", o.pingRate)
+	}
+	allowed, err := webhook.ParseAllow(*allow)
+	if err != nil {
+		return o, fmt.Errorf("-webhook-allow: %w", err)
+	}
+	o.allow = allowed
+	if o.webhook != "" {
+		if err := o.allow.CheckURL(o.webhook); err != nil {
+			return o, fmt.Errorf("-alert-webhook: %w", err)
+		}
 	}
 	return o, nil
 }
@@ -211,7 +230,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		advertise = "http://" + ln.Addr().String()
 	}
 	instance := instanceName()
-	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Log: log, Instance: instance, Addr: advertise, Lease: o.lease})
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, AlertWebhook: o.webhook, Webhooks: o.allow, Log: log, Instance: instance, Addr: advertise, Lease: o.lease})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("load the monitors: %w", err)

@@ -141,8 +141,11 @@ func New(c Config) *Server {
 }
 
 // ServeHTTP serves a request; a panic in a handler is answered 500 and
-// logged, and the server goes on.
+// logged, and the server goes on. A query parameter the route does not
+// take is refused (input.go), and the body of a request answered with an
+// error is read first (drainingWriter).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w = &drainingWriter{ResponseWriter: w, r: r}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -152,6 +155,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &monitors.Error{Status: 500, Code: "internal", Message: "the server failed on this request; it is logged"})
 		}
 	}()
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		if err := checkQuery(pattern, r); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -264,7 +273,22 @@ func jsonProblem(err error) string {
 		if typ.Field == "" {
 			return fmt.Sprintf("want a JSON object, found %s", typ.Value)
 		}
-		return fmt.Sprintf("field %s: want %s, found %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		kind := typ.Type.Kind().String()
+		want, found := jsonKind(kind), typ.Value
+		if n, ok := strings.CutPrefix(found, "number "); ok {
+			// A number where a number goes: a fraction or an exponent in a
+			// whole number, or a number out of its range.
+			found = n
+			switch {
+			case !strings.HasPrefix(kind, "int") && !strings.HasPrefix(kind, "uint"):
+				found += ", out of range"
+			case strings.ContainsAny(n, ".eE"):
+				want = "a whole number (digits, no fraction or exponent)"
+			default:
+				want = "a whole number in range"
+			}
+		}
+		return fmt.Sprintf("field %s: want %s, found %s", typ.Field, want, found)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON ends too early"
 	}
@@ -273,7 +297,9 @@ func jsonProblem(err error) string {
 
 func jsonKind(k string) string {
 	switch {
-	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(k, "float"):
 		return "a number"
 	case k == "string":
 		return "a string"

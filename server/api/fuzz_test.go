@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -28,6 +30,7 @@ import (
 	"github.com/fsmgen/fsmgen/server/store"
 	"github.com/fsmgen/fsmgen/server/store/memory"
 	"github.com/fsmgen/fsmgen/server/web"
+	"github.com/fsmgen/fsmgen/server/webhook"
 )
 
 // The tokens of the fuzzed server's keys: admin and read-only.
@@ -62,7 +65,7 @@ func newFuzzStack(t *testing.T) *fuzzStack {
 			t.Fatal(err)
 		}
 	}
-	engine, err := monitors.New(ctx, monitors.Config{Store: st, Now: func() time.Time { return fuzzNow }})
+	engine, err := monitors.New(ctx, monitors.Config{Store: st, Now: func() time.Time { return fuzzNow }, Webhooks: noNetwork})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,13 +130,13 @@ func newFuzzStack(t *testing.T) *fuzzStack {
 	}
 }
 
-// noNetwork is the transport of the fuzzed server's alerts: a fuzzed
-// monitor may have any webhook.
-type noNetwork struct{}
-
-func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
-	return nil, errors.New("no network while fuzzing")
-}
+// noNetwork guards the fuzzed server's webhooks: a fuzzed monitor may have
+// any webhook, and none is resolved (no DNS server is asked) or dialled.
+var noNetwork = (&webhook.Guard{}).WithHooks(
+	&net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS while fuzzing")
+	}},
+	func(string, netip.AddrPort) error { return errors.New("no network while fuzzing") })
 
 // streamRecorder is a ResponseRecorder that ends the request once an event
 // stream has flushed: the stream would wait for events until the client
@@ -172,10 +175,6 @@ func validHeader(name, value string) bool {
 }
 
 func FuzzAPI(f *testing.F) {
-	saved := http.DefaultTransport
-	http.DefaultTransport = noNetwork{}
-	f.Cleanup(func() { http.DefaultTransport = saved })
-
 	auth := "Authorization: Bearer {token}\n"
 	asJSON := auth + "Content-Type: application/json\n"
 	for _, s := range []struct {

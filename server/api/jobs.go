@@ -13,8 +13,8 @@ const (
 	statusUnhealthy = "unhealthy"
 )
 
-// alertsLate is how long past its time an alert may wait before delivery
-// is reported degraded (its webhook keeps failing).
+// alertsLate is how long after it was raised an alert may wait before
+// delivery is reported degraded (its webhook keeps failing).
 const alertsLate = 5 * time.Minute
 
 // component is one part of the server as /health reports it.
@@ -28,6 +28,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	components := map[string]component{}
 	next, err := s.store.NextAlertAt(ctx)
+	var oldest time.Time
+	if err == nil {
+		oldest, err = s.store.OldestAlertAt(ctx)
+	}
 	if err != nil {
 		s.log.Error("the health check could not read the store", "err", err)
 		components["store"] = component{"status": statusUnhealthy, "error": "the database cannot be read: see the server's log"}
@@ -36,7 +40,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		alerts := component{"status": statusOK}
 		if !next.IsZero() {
 			alerts["next_attempt_at"] = next.UTC()
-			if s.now().Sub(next) > alertsLate {
+		}
+		if !oldest.IsZero() {
+			alerts["waiting_since"] = oldest.UTC()
+			if s.now().Sub(oldest) > alertsLate {
 				alerts["status"] = statusDegraded
 				alerts["error"] = "alerts wait past their time: a webhook keeps failing"
 			}

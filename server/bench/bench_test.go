@@ -1,6 +1,7 @@
 // Package bench measures the server (make bench-server):
 // durable pings a second and their latency through the real HTTP stack
-// and SQLite; the start-up of 100,000 monitors (every deadline re-armed)
+// and SQLite (and run pings, a start and its finish, with a page's
+// subscriber to the event stream and without); the start-up of 100,000 monitors (every deadline re-armed)
 // and the memory they take; how late 100,000 monitors' misses are
 // recorded; and the background jobs' overhead per run, from a trigger to
 // the run starting. docs/performance.md writes the results up. Each benchmark is

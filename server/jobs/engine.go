@@ -160,6 +160,9 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		j.handler = &handler{e: e, job: j}
 		e.list = append(e.list, j)
 		e.byID[def.ID] = j
+		if e.monitors != nil {
+			e.monitors.Reserve(monitorSlug(def.ID), def.ID)
+		}
 	}
 	if sh, ok := c.Store.(store.Shared); ok {
 		if c.Instance == "" || c.Monitors == nil {

@@ -229,7 +229,17 @@ func (e *Engine) checkIn(id, kind, checkin string, exitCode *int, output *string
 // run keeps more).
 const maxCheckinOutput = 10 << 10
 
+// monitorGrace is how much longer than its job's timeout a run may take
+// before the job's monitor times it out: the job's own timeout (its
+// SIGTERM, the grace before SIGKILL, its check-in) closes the run first,
+// and the monitor's is the backstop of a run the server lost.
+const monitorGrace = time.Minute
+
 // syncMonitors creates or updates each job's monitor from its settings.
+// The monitor counts what the job counts: each attempt checks in, and it
+// is failing from the job's jobs.UnhealthyAfter-th failure in a row, when
+// the job becomes unhealthy (a failed attempt whose retry succeeds changes
+// neither), healthy again after one good run.
 func (e *Engine) syncMonitors(ctx context.Context) {
 	if e.monitors == nil {
 		return
@@ -243,12 +253,14 @@ func (e *Engine) syncMonitors(ctx context.Context) {
 		if tz == "" {
 			tz = "UTC"
 		}
-		maxRuntime := min(max(int(s.Timeout/time.Second), 1), 7*86400)
+		maxRuntime := min(max(int((s.Timeout+monitorGrace)/time.Second), 1), 7*86400)
+		failures, recovery := jobs.UnhealthyAfter, 1
 		status := monitors.StatusActive
 		if !j.def.Enabled {
 			status = monitors.StatusPaused
 		}
-		in := &monitors.Input{Slug: &slug, Name: &name, Schedule: &sched, Timezone: &tz, MaxRuntimeSeconds: &maxRuntime, Status: &status}
+		in := &monitors.Input{Slug: &slug, Name: &name, Schedule: &sched, Timezone: &tz, MaxRuntimeSeconds: &maxRuntime,
+			FailureThreshold: &failures, RecoveryThreshold: &recovery, Status: &status}
 		var err error
 		if v, _ := e.monitors.Get(ctx, slug); v == nil {
 			in.Status = nil
@@ -258,7 +270,8 @@ func (e *Engine) syncMonitors(ctx context.Context) {
 			if err == nil && status != monitors.StatusActive {
 				_, err = e.monitors.Patch(ctx, slug, &monitors.Input{Status: &status})
 			}
-		} else if v.Name != name || v.Schedule != sched || v.Timezone != tz || v.MaxRuntimeSeconds != maxRuntime || v.Status != status {
+		} else if v.Name != name || v.Schedule != sched || v.Timezone != tz || v.MaxRuntimeSeconds != maxRuntime ||
+			v.FailureThreshold != failures || v.RecoveryThreshold != recovery || v.Status != status {
 			_, err = e.monitors.Patch(ctx, slug, in)
 		}
 		if err != nil {

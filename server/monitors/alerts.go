@@ -17,9 +17,6 @@ const (
 	alertTimeout  = 10 * time.Second
 )
 
-// alertClient posts the alerts.
-var alertClient = &http.Client{Timeout: alertTimeout}
-
 // sendAlerts delivers the stored alerts until ctx is done.
 func (e *Engine) sendAlerts(ctx context.Context) {
 	wait := time.NewTimer(0)
@@ -55,7 +52,7 @@ func (e *Engine) deliverDue(ctx context.Context) {
 			return
 		}
 		for _, a := range alerts {
-			err := post(ctx, a.URL, a.Payload)
+			err := e.post(ctx, a.URL, a.Payload)
 			now := e.now()
 			if err == nil {
 				if err := e.store.AlertDelivered(ctx, a.ID, now); err != nil {
@@ -86,15 +83,16 @@ func (e *Engine) NudgeAlerts() {
 	}
 }
 
-// post posts payload to url as JSON; an answer other than 2xx is an error.
-func post(ctx context.Context, url string, payload []byte) error {
+// post posts payload to url as JSON, through the guard of the webhooks; an
+// answer other than 2xx is an error.
+func (e *Engine) post(ctx context.Context, url string, payload []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "fsmgen-server")
-	resp, err := alertClient.Do(req)
+	resp, err := e.client.Do(req)
 	if err != nil {
 		return err
 	}

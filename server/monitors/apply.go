@@ -107,7 +107,10 @@ func (e *Engine) end(st *step) {
 	if url == "" {
 		url = e.webhook
 	}
-	if url != "" && (alerting(change.From) || alerting(change.To)) {
+	// A change into unknown is the monitor starting afresh (made active
+	// again, or given new settings), which whoever did it knows: not
+	// alerted.
+	if url != "" && change.To != HealthUnknown && (alerting(change.From) || alerting(change.To)) {
 		payload, _ := json.Marshal(Alert{Event: "health_changed", HealthChange: change})
 		st.rs.batch.Add(store.InsertAlert{URL: url, Payload: payload, At: st.at})
 		st.rs.alerts = true
@@ -230,8 +233,12 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 	for i, r := range reqs {
 		r.done <- results[i]
 	}
-	for _, ev := range rs.events {
-		e.hub.Publish(ev)
+	if len(rs.events) > 0 {
+		if e.events != nil {
+			e.events <- rs.events
+		} else {
+			e.publish(ctx, rs.events)
+		}
 	}
 	if rs.alerts {
 		select {
@@ -240,6 +247,12 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		}
 	}
 	return true
+}
+
+// finishedEvent is the event of check-in id of m, finished at at with
+// status.
+func finishedEvent(m *mon, id, status string, at time.Time) Event {
+	return Event{Kind: EventCheckin, Data: finishedCheckin{slug: m.row.Slug, monitorID: m.row.ID, id: id, status: status, at: at}}
 }
 
 // roundWriteTimeout bounds the write of a round.
@@ -346,7 +359,7 @@ func (h *handler) RecordTimeout(run string) {
 	st := h.current()
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinTimeout, At: st.at})
 	st.finish(run, CheckinTimeout)
-	st.rs.events = append(st.rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: h.mon.row.Slug, Checkin: CheckinView{ID: run, Status: CheckinTimeout, CreatedAt: st.at}}})
+	st.rs.events = append(st.rs.events, finishedEvent(h.mon, run, CheckinTimeout, st.at))
 }
 
 // CloseRun notes the run the step's check-in finishes; the ping closes it
@@ -359,6 +372,7 @@ func (h *handler) Supersede(run string) {
 	why := "superseded by a new start"
 	st.batch.Add(store.FinishCheckin{MonitorID: h.mon.row.ID, ID: run, Status: CheckinError, At: st.at, Output: &why})
 	st.finish(run, CheckinError)
+	st.rs.events = append(st.rs.events, finishedEvent(h.mon, run, CheckinError, st.at))
 }
 
 // StartTimer arms the timer at the step's time plus delay.

@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ import (
 	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/gen/monitor"
 	"github.com/fsmgen/fsmgen/server/store"
+	"github.com/fsmgen/fsmgen/server/webhook"
 )
 
 // Config is what an Engine is made with.
@@ -44,6 +46,9 @@ type Config struct {
 	// AlertWebhook is the URL alerts go to for monitors without one of
 	// their own; none when empty.
 	AlertWebhook string
+	// Webhooks guards the webhooks: the URLs a monitor is given, and every
+	// address an alert is posted to. Nil allows no internal address.
+	Webhooks *webhook.Guard
 	// Log receives the engine's messages; slog.Default() when nil.
 	Log *slog.Logger
 	// Instance names this instance, when Store is a store.Shared that
@@ -66,12 +71,18 @@ type Engine struct {
 	now      func() time.Time
 	log      *slog.Logger
 	webhook  string
+	webhooks *webhook.Guard
+	client   *http.Client // posts the alerts, through webhooks
 	behavior *crons.Behavior
 	reqs     chan *request
 	hub      *Hub
 	alerts   chan struct{} // nudges the alert sender
-	stopped  chan struct{} // closed when Run returns
-	running  atomic.Bool
+	// events takes each written round's events to the publisher, which
+	// Run starts (publish.go); nil while it does not run: commit then
+	// publishes them itself.
+	events  chan []Event
+	stopped chan struct{} // closed when Run returns
+	running atomic.Bool
 
 	// mu guards the maps for the readers (List, Get, lookups); only Run
 	// changes them.
@@ -79,6 +90,8 @@ type Engine struct {
 	byID   map[int64]*mon
 	bySlug map[string]*mon
 	byKey  map[string]*mon
+	// jobMonitors maps the slug of each job's monitor to its job (Reserve).
+	jobMonitors map[string]string
 
 	// On a shared store: the store, this instance, its address and the
 	// lease time; held maps each shard the instance runs to when its lease
@@ -132,7 +145,7 @@ func errGone(err error) error {
 // Run loads the monitors of each shard it takes a lease of.
 func New(ctx context.Context, c Config) (*Engine, error) {
 	e := &Engine{
-		store: c.Store, now: c.Now, log: c.Log, webhook: c.AlertWebhook,
+		store: c.Store, now: c.Now, log: c.Log, webhook: c.AlertWebhook, webhooks: c.Webhooks,
 		behavior: &crons.Behavior{},
 		reqs:     make(chan *request, 4096),
 		hub:      NewHub(),
@@ -143,6 +156,10 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
+	if e.webhooks == nil {
+		e.webhooks = &webhook.Guard{}
+	}
+	e.client = e.webhooks.Client(alertTimeout)
 	e.dispatch = e.submit
 	if e.log == nil {
 		e.log = slog.Default()
@@ -267,6 +284,37 @@ func (e *Engine) reindex(m *mon, oldSlug string) {
 	e.bySlug[m.row.Slug] = m
 }
 
+// Reserve makes slug the monitor of job: the job checks in to it, so it
+// cannot be deleted or renamed (409 job_monitor) while the job is
+// configured. On a shared store, a monitor of that slug outside the jobs'
+// shard (made through the API before the job existed) can be: its job's
+// check-ins do not reach it, and the instance that next takes the jobs
+// over makes the monitor again in the jobs' shard.
+func (e *Engine) Reserve(slug, job string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.jobMonitors == nil {
+		e.jobMonitors = map[string]string{}
+	}
+	e.jobMonitors[slug] = job
+}
+
+// jobOf returns the job whose monitor m is, and whether it is one.
+func (e *Engine) jobOf(m *mon) (string, bool) {
+	e.mu.RLock()
+	job, ok := e.jobMonitors[m.row.Slug]
+	e.mu.RUnlock()
+	if ok && e.shared != nil && m.row.Shard != store.JobsShard {
+		return "", false
+	}
+	return job, ok
+}
+
+// errJobMonitor refuses to delete or rename the monitor of job.
+func errJobMonitor(slug, job, what string) error {
+	return &Error{Status: 409, Code: "job_monitor", Message: fmt.Sprintf("monitor %q is job %s's: the job checks in to it, and the server makes it again at its next start, so it cannot be %s. To stop watching the job, remove it from the jobs file (or set enabled: false there, which pauses its monitor); to silence its alerts for a while, pause the monitor (PATCH {\"status\": \"paused\"})", slug, job, what)}
+}
+
 // Hub returns the hub that publishes the monitors' changes.
 func (e *Engine) Hub() *Hub { return e.hub }
 
@@ -286,6 +334,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	var helpers sync.WaitGroup
 	defer helpers.Wait()
 	helpers.Go(func() { e.sendAlerts(ctx) })
+	rounds := make(chan []Event, publishQueue)
+	e.events = rounds
+	defer func() { e.events = nil }()
+	helpers.Go(func() { e.publishRounds(ctx, rounds) })
 	if e.shared != nil {
 		helpers.Go(func() { e.keepLeases(ctx) })
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -29,6 +27,8 @@ type bench struct {
 	store store.Store
 	e     *Engine
 	now   time.Time
+	// config, when set, changes the engine's Config before it is made.
+	config func(*Config)
 }
 
 func newBench(t *testing.T) *bench {
@@ -52,7 +52,11 @@ func (b *bench) open() {
 // old engine is dropped, whatever it was doing).
 func (b *bench) load() {
 	b.t.Helper()
-	e, err := New(context.Background(), Config{Store: b.store, Now: func() time.Time { return b.now }})
+	c := Config{Store: b.store, Now: func() time.Time { return b.now }}
+	if b.config != nil {
+		b.config(&c)
+	}
+	e, err := New(context.Background(), c)
 	require.NoError(b.t, err)
 	e.dispatch = func(ctx context.Context, r *request) result {
 		r.done = make(chan result, 1)
@@ -355,46 +359,6 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// TestAlerts checks that a change of health into and out of missed posts
-// an alert to the webhook, and that a failing webhook is retried.
-func TestAlerts(t *testing.T) {
-	var mu sync.Mutex
-	var got []Alert
-	fail := true
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		if fail {
-			fail = false
-			http.Error(w, "down", http.StatusBadGateway)
-			return
-		}
-		var a Alert
-		assert.NoError(t, json.NewDecoder(r.Body).Decode(&a))
-		got = append(got, a)
-	}))
-	defer hook.Close()
-	b := newBench(t)
-	v := b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 60}, "checkin_margin_seconds": 0, "alert_webhook_url": "` + hook.URL + `"}`)
-	b.at(60 * time.Second)
-	_, err := b.ping(v.PingKey, PingOK, "")
-	require.NoError(t, err)
-	ctx := context.Background()
-	b.e.deliverDue(ctx) // the first attempt fails
-	mu.Lock()
-	assert.Empty(t, got)
-	mu.Unlock()
-	b.now = b.now.Add(time.Minute)
-	b.e.deliverDue(ctx)
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, got, 2)
-	assert.Equal(t, "health_changed", got[0].Event)
-	assert.Equal(t, []string{HealthUnknown, HealthMissed}, []string{got[0].From, got[0].To})
-	assert.Equal(t, []string{HealthMissed, HealthHealthy}, []string{got[1].From, got[1].To})
-	assert.Equal(t, t0.Add(60*time.Second), got[0].At)
-}
 
 // TestTimersBeforeRequests checks that a round fires the timers due before
 // it applies its requests: a deadline that passed before the round (the

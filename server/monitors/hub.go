@@ -40,10 +40,25 @@ type CheckinEvent struct {
 	Checkin CheckinView `json:"checkin"`
 }
 
-// MonitorEvent is a monitor created, updated or deleted.
+// MonitorEvent is a monitor created, updated or deleted. An update that
+// renamed the monitor names its previous slug too: a client drops what it
+// showed under that slug.
 type MonitorEvent struct {
-	Slug   string `json:"slug"`
-	Change string `json:"change"`
+	Slug         string `json:"slug"`
+	Change       string `json:"change"`
+	PreviousSlug string `json:"previous_slug,omitempty"`
+}
+
+// finishedCheckin is the event of a check-in a round finished, published
+// as the CheckinEvent of the check-in as the store has it once the round
+// is written (its start's time and source, its finish, its duration),
+// which the round does not know without reading it.
+type finishedCheckin struct {
+	slug      string
+	monitorID int64
+	id        string
+	status    string
+	at        time.Time
 }
 
 // Hub hands the events to its subscribers (the event stream's clients).

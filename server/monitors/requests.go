@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/fsmgen/fsmgen/gen/monitor"
 	"github.com/fsmgen/fsmgen/schedule"
 	"github.com/fsmgen/fsmgen/server/store"
+	"github.com/fsmgen/fsmgen/server/webhook"
 )
 
 // newID returns a check-in id: 128 random bits, in hex.
@@ -61,8 +61,9 @@ func invalid(field, format string, args ...any) error {
 	return &Error{Status: 400, Code: "invalid_" + field, Message: field + ": " + fmt.Sprintf(format, args...)}
 }
 
-// merge applies the fields in of a create or patch to v, checking each.
-func (in *Input) merge(v *View) error {
+// merge applies the fields in of a create or patch to v, checking each; g
+// checks a webhook's URL.
+func (in *Input) merge(v *View, g *webhook.Guard) error {
 	if in.Slug != nil {
 		if !slugRE.MatchString(*in.Slug) {
 			return invalid("slug", "%q is not a slug: 1 to 64 lower-case letters, digits, - and _, starting with a letter or digit", *in.Slug)
@@ -113,7 +114,10 @@ func (in *Input) merge(v *View) error {
 	}
 	if in.AlertWebhookURL != nil {
 		if u := *in.AlertWebhookURL; u != "" {
-			if err := checkWebhook(u); err != nil {
+			if err := g.CheckURL(u); err != nil {
+				if webhook.IsRefused(err) {
+					return &Error{Status: 400, Code: "webhook_refused", Message: "alert_webhook_url: " + err.Error()}
+				}
 				return invalid("alert_webhook_url", "%v", err)
 			}
 		}
@@ -133,15 +137,6 @@ func (in *Input) merge(v *View) error {
 			return invalid(bad.Field, "%v", bad.Err)
 		}
 		return invalid("schedule", "%v", err)
-	}
-	return nil
-}
-
-// CheckWebhook checks that u is an http or https URL.
-func checkWebhook(u string) error {
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return fmt.Errorf("%q is not an http or https URL", u)
 	}
 	return nil
 }
@@ -171,7 +166,7 @@ func (e *Engine) create(ctx context.Context, in *Input, pinned int) (*View, erro
 		return nil, invalid("status", "a new monitor is active: pause or disable it afterwards")
 	}
 	v := &View{Timezone: "UTC", CheckinMarginSeconds: DefaultMarginSeconds, MaxRuntimeSeconds: DefaultMaxRuntimeSeconds, FailureThreshold: 1, RecoveryThreshold: 1, Status: StatusActive}
-	if err := in.merge(v); err != nil {
+	if err := in.merge(v, e.webhooks); err != nil {
 		return nil, err
 	}
 	if v.Name == "" {
@@ -251,11 +246,16 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 		}
 		cur := newView(&m.row, m.machine)
 		next := *cur
-		if err := in.merge(&next); err != nil {
+		if err := in.merge(&next, e.webhooks); err != nil {
 			return result{}, err
 		}
-		if next.Slug != cur.Slug && e.bySlug[next.Slug] != nil {
-			return result{}, slugTaken(next.Slug)
+		if next.Slug != cur.Slug {
+			if job, ok := e.jobOf(m); ok {
+				return result{}, errJobMonitor(slug, job, "renamed")
+			}
+			if e.bySlug[next.Slug] != nil {
+				return result{}, slugTaken(next.Slug)
+			}
 		}
 		st := e.begin(rs, m, rs.now)
 		var events []monitor.Event
@@ -286,7 +286,11 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 			e.reindex(m, cur.Slug)
 		}
 		e.end(st)
-		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: m.row.Slug, Change: "updated"}})
+		ev := MonitorEvent{Slug: m.row.Slug, Change: "updated"}
+		if m.row.Slug != cur.Slug {
+			ev.PreviousSlug = cur.Slug
+		}
+		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: ev})
 		return result{mon: m}, nil
 	}})
 	res.err = e.missing(ctx, res.err, slug, "")
@@ -299,6 +303,9 @@ func (e *Engine) Delete(ctx context.Context, slug string) error {
 		m := e.bySlug[slug]
 		if m == nil || rs.deleted[m] {
 			return result{}, notFound(slug)
+		}
+		if job, ok := e.jobOf(m); ok {
+			return result{}, errJobMonitor(slug, job, "deleted")
 		}
 		rs.touch(m)
 		rs.deleted[m] = true
@@ -524,7 +531,7 @@ func (e *Engine) check(rs *roundState, p Ping) (result, error) {
 	if id != "" {
 		st.batch.Add(store.FinishCheckin{MonitorID: m.row.ID, ID: id, Status: status, At: now, ExitCode: p.ExitCode, Output: p.Output})
 		st.finish(id, status)
-		rs.events = append(rs.events, Event{Kind: EventCheckin, Data: CheckinEvent{Slug: m.row.Slug, Checkin: CheckinView{ID: id, Status: status, Source: p.Source, CreatedAt: now}}})
+		rs.events = append(rs.events, finishedEvent(m, id, status, now))
 	} else {
 		id = newID()
 		c := &store.Checkin{ID: id, MonitorID: m.row.ID, Status: status, Source: p.Source, CreatedAt: now, FinishedAt: now, ExitCode: p.ExitCode, Output: p.Output}

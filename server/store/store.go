@@ -27,17 +27,23 @@ type Store interface {
 	// Monitors returns every monitor, by id.
 	Monitors(ctx context.Context) ([]*Monitor, error)
 	// Checkins returns a monitor's last limit check-ins, newest first;
-	// Checkin one of them, or nil when it has none of that id.
+	// Checkin one of them, or nil when it has none of that id;
+	// CheckinsByID those of the ids that exist, of any monitor, in no
+	// particular order.
 	Checkins(ctx context.Context, monitorID int64, limit int) ([]*Checkin, error)
 	Checkin(ctx context.Context, monitorID int64, id string) (*Checkin, error)
+	CheckinsByID(ctx context.Context, ids []string) ([]*Checkin, error)
 	// Apply writes a batch in one transaction, durably, or nothing of it.
 	Apply(ctx context.Context, b *Batch) error
 	// PendingAlerts returns up to limit undelivered alerts due at now,
 	// oldest first, and of each URL only the oldest undelivered one (a
-	// webhook gets its alerts in order); NextAlertAt when the next one is
-	// due (zero: none).
+	// webhook gets its alerts in order); NextAlertAt when the next of
+	// those is due, the others of its URL waiting for it (zero: none);
+	// OldestAlertAt when the oldest undelivered alert was raised (its
+	// InsertAlert's At; zero: none).
 	PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*Alert, error)
 	NextAlertAt(ctx context.Context) (time.Time, error)
+	OldestAlertAt(ctx context.Context) (time.Time, error)
 	// AlertDelivered records a delivery; AlertFailed a failed attempt at
 	// now, to be tried again at next, or given up when next is zero.
 	AlertDelivered(ctx context.Context, id int64, now time.Time) error
@@ -189,7 +195,7 @@ type FinishCheckin struct {
 	Output    *string
 }
 
-// InsertAlert queues an alert for delivery to URL, due at At.
+// InsertAlert queues an alert, raised at At, for delivery to URL, due then.
 type InsertAlert struct {
 	URL     string
 	Payload []byte

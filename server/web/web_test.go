@@ -41,7 +41,8 @@ import (
 // TestPage drives the page in a headless Chromium against the real server
 // stack (SQLite, the engine running on the real clock, the API): signing
 // in, the monitors and their health, changes of health that arrive by the
-// event stream, a monitor's check-ins and next runs, the stream's
+// event stream, a monitor's check-ins and next runs, a monitor renamed
+// and deleted (no row left under its old slug), the stream's
 // reconnection, the background jobs beside the monitors (a run asked for
 // from the page, its failure shown), the agent's synced threads, escaping of the server's text, and a
 // refused token.
@@ -132,6 +133,17 @@ func TestPage(t *testing.T) {
 	b.do("open the monitor named with markup", chromedp.Click(chromedp.CSS(`#monitors tr[data-slug="xss"] button.name`)))
 	b.wait("its name, as text", fmt.Sprintf(`document.querySelector("#detail-name").textContent === %s`, jsonString(evil)))
 	b.equal("images in the page", `document.querySelectorAll("img").length`, 0)
+
+	// The open monitor is renamed, then deleted: its row, and the
+	// detail, follow; no row of the old slug is left.
+	s.call("PATCH", "/api/crons/monitors/xss", `{"slug": "markup"}`, http.StatusOK, nil)
+	b.wait("the renamed monitor's row", `document.querySelector('#monitors tr[data-slug="markup"]') !== null`)
+	b.wait("no row of its old slug", `document.querySelector('#monitors tr[data-slug="xss"]') === null`)
+	b.equal("the rows, by slug", `[...document.querySelectorAll("#monitors tbody tr")].map(r => r.dataset.slug)`, []string{"beat", "markup", "nightly"})
+	b.wait("its detail, under the new slug", `!document.querySelector("#detail").hidden && document.querySelector("#detail-slug").textContent.startsWith("markup ")`)
+	s.call("DELETE", "/api/crons/monitors/markup", "", http.StatusNoContent, nil)
+	b.wait("its row gone", `document.querySelector('#monitors tr[data-slug="markup"]') === null && document.querySelector("#detail").hidden`)
+	b.equal("the rows left", `[...document.querySelectorAll("#monitors tbody tr")].map(r => r.dataset.slug)`, []string{"beat", "nightly"})
 
 	// The background jobs, beside the monitors.
 	jobRow := func(id, sel string) string {

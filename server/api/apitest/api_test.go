@@ -309,9 +309,11 @@ func TestBadRequests(t *testing.T) {
 		{"unknown field", "POST", "/api/crons/monitors", asJSON, valid(`, "colour": "red"`), 400, "bad_json", []string{`unknown field "colour"`}},
 		{"unknown nested field", "POST", "/api/crons/monitors", asJSON, `{"slug": "new", "schedule": {"type": "interval", "every": 60}}`, 400, "bad_json", []string{`unknown field "every"`}},
 		{"wrong type", "POST", "/api/crons/monitors", asJSON, `{"slug": 5}`, 400, "bad_json", []string{"field slug", "want a string", "found number"}},
-		{"wrong nested type", "POST", "/api/crons/monitors", asJSON, `{"slug": "new", "schedule": {"type": "interval", "seconds": "60"}}`, 400, "bad_json", []string{"field schedule.seconds", "want a number", "found string"}},
-		{"fraction", "POST", "/api/crons/monitors", asJSON, valid(`, "checkin_margin_seconds": 1.5`), 400, "bad_json", []string{"field checkin_margin_seconds", "want a number"}},
-		{"huge number", "POST", "/api/crons/monitors", asJSON, valid(`, "max_runtime_seconds": 1e30`), 400, "bad_json", []string{"field max_runtime_seconds"}},
+		{"wrong nested type", "POST", "/api/crons/monitors", asJSON, `{"slug": "new", "schedule": {"type": "interval", "seconds": "60"}}`, 400, "bad_json", []string{"field schedule.seconds", "want a whole number", "found string"}},
+		{"fraction", "POST", "/api/crons/monitors", asJSON, valid(`, "checkin_margin_seconds": 1.5`), 400, "bad_json", []string{"field checkin_margin_seconds: want a whole number (digits, no fraction or exponent), found 1.5"}},
+		{"nested fraction", "POST", "/api/crons/monitors", asJSON, `{"slug": "new", "schedule": {"type": "interval", "seconds": 1.5}}`, 400, "bad_json", []string{"field schedule.seconds: want a whole number (digits, no fraction or exponent), found 1.5"}},
+		{"huge number", "POST", "/api/crons/monitors", asJSON, valid(`, "max_runtime_seconds": 1e30`), 400, "bad_json", []string{"field max_runtime_seconds: want a whole number (digits, no fraction or exponent), found 1e30"}},
+		{"number out of range", "POST", "/api/crons/monitors", asJSON, valid(`, "max_runtime_seconds": 99999999999999999999`), 400, "bad_json", []string{"field max_runtime_seconds: want a whole number in range, found 99999999999999999999"}},
 		{"not an object", "POST", "/api/crons/monitors", asJSON, `[1, 2]`, 400, "bad_json", []string{"want a JSON object", "found array"}},
 		{"empty body", "POST", "/api/crons/monitors", asJSON, ``, 400, "bad_json", []string{"empty"}},
 		{"blank body", "POST", "/api/crons/monitors", asJSON, " \n\t", 400, "bad_json", []string{"empty"}},
@@ -358,6 +360,12 @@ func TestBadRequests(t *testing.T) {
 		{"webhook not http", "POST", "/api/crons/monitors", nil, valid(`, "alert_webhook_url": "ftp://example.com/x"`), 400, "invalid_alert_webhook_url", []string{"http or https"}},
 		{"webhook not a URL", "POST", "/api/crons/monitors", nil, valid(`, "alert_webhook_url": "example.com/hook"`), 400, "invalid_alert_webhook_url", nil},
 		{"webhook without host", "POST", "/api/crons/monitors", nil, valid(`, "alert_webhook_url": "https:///hook"`), 400, "invalid_alert_webhook_url", nil},
+		{"webhook on loopback", "POST", "/api/crons/monitors", nil, valid(`, "alert_webhook_url": "http://127.0.0.1:9000/hook"`), 400, "webhook_refused", []string{"127.0.0.1 is a loopback address", "-webhook-allow"}},
+		{"webhook on localhost", "POST", "/api/crons/monitors", nil, valid(`, "alert_webhook_url": "http://localhost/hook"`), 400, "webhook_refused", []string{"localhost is a loopback address"}},
+		{"webhook on [::1]", "POST", "/api/crons/monitors", nil, valid(`, "alert_webhook_url": "http://[::1]:8080/"`), 400, "webhook_refused", []string{"loopback"}},
+		{"webhook to the metadata", "POST", "/api/crons/monitors", nil, valid(`, "alert_webhook_url": "http://169.254.169.254/latest/meta-data/"`), 400, "webhook_refused", []string{"cloud metadata"}},
+		{"webhook on a private address", "PATCH", "/api/crons/monitors/job", nil, `{"alert_webhook_url": "https://192.168.1.10/hook"}`, 400, "webhook_refused", []string{"private"}},
+		{"webhook on 0.0.0.0", "PATCH", "/api/crons/monitors/job", nil, `{"alert_webhook_url": "http://0.0.0.0:8080/"}`, 400, "webhook_refused", []string{"unspecified"}},
 		{"new monitor paused", "POST", "/api/crons/monitors", nil, valid(`, "status": "paused"`), 400, "invalid_status", []string{"active"}},
 		{"duplicate slug", "POST", "/api/crons/monitors", nil, `{"slug": "job", "schedule": {"type": "interval", "seconds": 60}}`, 409, "slug_taken", []string{`"job"`}},
 		{"patch unknown status", "PATCH", "/api/crons/monitors/job", nil, `{"status": "sleeping"}`, 400, "invalid_status", []string{`"sleeping"`}},
@@ -419,6 +427,13 @@ func TestBadRequests(t *testing.T) {
 		{"preview bad after", "GET", "/api/crons/preview?schedule=@daily&after=yesterday", nil, "", 400, "invalid_after", []string{"RFC 3339"}},
 		{"preview count 0", "GET", "/api/crons/preview?schedule=@daily&count=0", nil, "", 400, "invalid_count", []string{"1 to 1000"}},
 		{"preview count 1001", "GET", "/api/crons/preview?schedule=@daily&count=1001", nil, "", 400, "invalid_count", nil},
+		{"unknown parameter", "GET", "/api/crons/monitors?colour=red", nil, "", 400, "unknown_parameter", []string{`unknown query parameter "colour"`, "/api/crons/monitors takes no query parameter"}},
+		{"misspelt limit", "GET", "/api/crons/monitors/job/checkins?limit=5&lmit=3", nil, "", 400, "unknown_parameter", []string{`"lmit"`, "takes limit"}},
+		{"limit twice", "GET", "/api/crons/monitors/job/checkins?limit=5&limit=6", nil, "", 400, "invalid_limit", []string{"limit is given 2 times"}},
+		{"misspelt time zone", "GET", "/api/crons/preview?schedule=@daily&tz=Europe/Paris", nil, "", 400, "unknown_parameter", []string{`"tz"`, "schedule, interval_seconds, timezone, after, count"}},
+		{"unknown ping parameter", "GET", "/ping/" + job.PingKey + "?exitcode=3", nil, "", 400, "unknown_parameter", []string{`"exitcode"`, "exit_code, checkin_id"}},
+		{"unknown parameter on a patch", "PATCH", "/api/crons/monitors/job?dry_run=1", nil, `{"name": "x"}`, 400, "unknown_parameter", []string{`"dry_run"`}},
+		{"bad query", "GET", "/api/crons/monitors/job/checkins?limit=%zz", nil, "", 400, "bad_query", []string{"not valid"}},
 
 		// Methods.
 		{"PUT on monitors", "PUT", "/api/crons/monitors", nil, valid(""), 405, "method_not_allowed", []string{"PUT", "GET or POST"}},
@@ -877,6 +892,49 @@ func TestHealth(t *testing.T) {
 	assert.Equal(t, 2, h.Components.Monitors.Monitors)
 	assert.Equal(t, 2, h.Components.Monitors.Timers, "the active monitor's late and missed timers")
 	assert.Zero(t, h.Components.Monitors.Subscribers)
+}
+
+// TestHealthAlerts checks the alerts' component: the next attempt is that
+// of an alert the server may post (not of one waiting behind a failing
+// one of its webhook, which the server cannot post yet), and delivery is
+// degraded once an alert waits 5 minutes after it was raised.
+func TestHealthAlerts(t *testing.T) {
+	// Far ahead, so that the engine's sender, on the real clock, leaves
+	// them alone.
+	t0 := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	s := start(t, api.Config{Now: func() time.Time { return now }})
+	ctx := context.Background()
+	require.NoError(t, s.store.Apply(ctx, &store.Batch{Ops: []store.Op{
+		store.InsertAlert{URL: "https://hooks.example.com/a", Payload: []byte(`{"n": 1}`), At: t0},
+		store.InsertAlert{URL: "https://hooks.example.com/a", Payload: []byte(`{"n": 2}`), At: t0.Add(10 * time.Second)},
+	}}))
+	pending, err := s.store.PendingAlerts(ctx, t0, 10)
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	require.NoError(t, s.store.AlertFailed(ctx, pending[0].ID, t0, t0.Add(30*time.Minute), "503"))
+	health := func() (status string, next, since time.Time) {
+		var h struct {
+			Components struct {
+				Alerts struct {
+					Status       string    `json:"status"`
+					NextAttempt  time.Time `json:"next_attempt_at"`
+					WaitingSince time.Time `json:"waiting_since"`
+				} `json:"alerts"`
+			} `json:"components"`
+		}
+		s.json("GET", "/health", "", http.StatusOK, &h)
+		a := h.Components.Alerts
+		return a.Status, a.NextAttempt, a.WaitingSince
+	}
+	now = t0.Add(time.Minute)
+	status, next, since := health()
+	assert.Equal(t, "ok", status)
+	assert.Equal(t, t0.Add(30*time.Minute), next, "the failing alert's retry: the second waits for it")
+	assert.Equal(t, t0, since)
+	now = t0.Add(5*time.Minute + time.Second)
+	status, _, _ = health()
+	assert.Equal(t, "degraded", status, "an alert raised more than 5 minutes ago waits")
 }
 
 // sse is a client of the event stream.

@@ -36,6 +36,7 @@ type threadKey struct{ owner, id string }
 type alert struct {
 	store.Alert
 	next      time.Time
+	raised    time.Time
 	delivered bool
 	givenUp   bool
 }
@@ -99,6 +100,19 @@ func (s *Store) Checkin(ctx context.Context, monitorID int64, id string) (*store
 		}
 	}
 	return nil, nil
+}
+
+// CheckinsByID returns the check-ins of the ids that exist.
+func (s *Store) CheckinsByID(ctx context.Context, ids []string) ([]*store.Checkin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Checkin
+	for _, c := range s.checkins {
+		if slices.Contains(ids, c.ID) {
+			out = append(out, &c)
+		}
+	}
+	return out, nil
 }
 
 // Apply applies the batch, all of it or, on an error, nothing.
@@ -167,7 +181,7 @@ func (s *Store) Apply(ctx context.Context, b *store.Batch) error {
 				}
 			}
 		case store.InsertAlert:
-			alerts = append(alerts, alert{Alert: store.Alert{ID: int64(len(alerts) + 1), URL: op.URL, Payload: op.Payload}, next: op.At})
+			alerts = append(alerts, alert{Alert: store.Alert{ID: int64(len(alerts) + 1), URL: op.URL, Payload: op.Payload}, next: op.At, raised: op.At})
 		case store.SaveJob:
 			jobs[op.Job.ID] = op.Job
 		case store.InsertRun:
@@ -218,17 +232,36 @@ func (s *Store) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]
 	return out, nil
 }
 
-// NextAlertAt returns when the next undelivered alert is due.
+// NextAlertAt returns when the next undelivered alert is due, of each
+// URL's oldest.
 func (s *Store) NextAlertAt(ctx context.Context) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var next time.Time
+	waiting := map[string]bool{} // URLs with an older alert undelivered
 	for _, a := range s.alerts {
-		if !a.delivered && !a.givenUp && (next.IsZero() || a.next.Before(next)) {
+		if a.delivered || a.givenUp {
+			continue
+		}
+		if !waiting[a.URL] && (next.IsZero() || a.next.Before(next)) {
 			next = a.next
 		}
+		waiting[a.URL] = true
 	}
 	return next, nil
+}
+
+// OldestAlertAt returns when the oldest undelivered alert was raised.
+func (s *Store) OldestAlertAt(ctx context.Context) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var oldest time.Time
+	for _, a := range s.alerts {
+		if !a.delivered && !a.givenUp && (oldest.IsZero() || a.raised.Before(oldest)) {
+			oldest = a.raised
+		}
+	}
+	return oldest, nil
 }
 
 // AlertDelivered records a delivery.

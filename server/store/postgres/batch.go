@@ -38,7 +38,7 @@ func queue(b *pgx.Batch, op store.Op) error {
 			WHERE monitor_id = $5 AND id = $6 AND status = 'in_progress'`,
 			op.Status, op.At, op.ExitCode, bytesOf(op.Output), op.MonitorID, op.ID)
 	case store.InsertAlert:
-		b.Queue(`INSERT INTO alerts(url, payload, next_attempt_at) VALUES($1, $2, $3)`, op.URL, string(op.Payload), op.At)
+		b.Queue(`INSERT INTO alerts(url, payload, next_attempt_at, raised_at) VALUES($1, $2, $3, $3)`, op.URL, string(op.Payload), op.At)
 	case store.SaveJob:
 		j := op.Job
 		b.Queue(`INSERT INTO jobs(id, machine, health, updated_at) VALUES($1, $2, $3, $4)

@@ -199,6 +199,11 @@ var migrations = []string{
 	ALTER TABLE threads ADD PRIMARY KEY (owner, id);
 	DROP INDEX threads_by_update;
 	CREATE INDEX threads_by_update ON threads(owner, updated_at, id);`,
+	// When each alert was raised: next_attempt_at moves on with each
+	// failed attempt (and each claim).
+	`ALTER TABLE alerts ADD COLUMN raised_at timestamptz;
+	UPDATE alerts SET raised_at = next_attempt_at;
+	ALTER TABLE alerts ALTER COLUMN raised_at SET NOT NULL;`,
 }
 
 // migrateLock is the advisory lock that lets one instance migrate at a
@@ -310,9 +315,35 @@ func (s *DB) monitors(ctx context.Context, query string, args ...any) ([]*store.
 	return out, nil
 }
 
+// checkinColumns are the columns a check-in is read from, in scanCheckin's
+// order.
+const checkinColumns = `id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at`
+
+// scanCheckin reads a check-in's row of monitor monitorID.
+func scanCheckin(scan func(...any) error, monitorID int64) (*store.Checkin, error) {
+	c := &store.Checkin{MonitorID: monitorID}
+	var finished, expected pgtype.Timestamptz
+	var duration *int64
+	var output []byte
+	if err := scan(&c.ID, &c.Status, &c.Source, &c.CreatedAt, &finished, &duration, &c.ExitCode, &output, &expected); err != nil {
+		return nil, err
+	}
+	c.CreatedAt = c.CreatedAt.UTC()
+	c.FinishedAt, c.ExpectedAt = fromNull(finished), fromNull(expected)
+	if output != nil {
+		o := string(output)
+		c.Output = &o
+	}
+	if duration != nil {
+		d := time.Duration(*duration) * time.Millisecond
+		c.Duration = &d
+	}
+	return c, nil
+}
+
 // Checkins returns the last limit check-ins of a monitor, newest first.
 func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store.Checkin, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at
+	rows, err := s.pool.Query(ctx, `SELECT `+checkinColumns+`
 		FROM checkins WHERE monitor_id = $1 ORDER BY seq DESC LIMIT $2`, monitorID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the check-ins: %w", err)
@@ -320,22 +351,9 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 	defer rows.Close()
 	var out []*store.Checkin
 	for rows.Next() {
-		c := &store.Checkin{MonitorID: monitorID}
-		var finished, expected pgtype.Timestamptz
-		var duration *int64
-		var output []byte
-		if err := rows.Scan(&c.ID, &c.Status, &c.Source, &c.CreatedAt, &finished, &duration, &c.ExitCode, &output, &expected); err != nil {
+		c, err := scanCheckin(rows.Scan, monitorID)
+		if err != nil {
 			return nil, fmt.Errorf("read the check-ins: %w", err)
-		}
-		c.CreatedAt = c.CreatedAt.UTC()
-		c.FinishedAt, c.ExpectedAt = fromNull(finished), fromNull(expected)
-		if output != nil {
-			o := string(output)
-			c.Output = &o
-		}
-		if duration != nil {
-			d := time.Duration(*duration) * time.Millisecond
-			c.Duration = &d
 		}
 		out = append(out, c)
 	}
@@ -348,16 +366,37 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 // Checkin returns one check-in of a monitor, or nil when it has none of
 // that id.
 func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Checkin, error) {
-	c := store.Checkin{ID: id, MonitorID: monitorID}
-	err := s.pool.QueryRow(ctx, `SELECT status, source, created_at FROM checkins WHERE monitor_id = $1 AND id = $2`, monitorID, id).Scan(&c.Status, &c.Source, &c.CreatedAt)
+	c, err := scanCheckin(s.pool.QueryRow(ctx, `SELECT `+checkinColumns+` FROM checkins WHERE monitor_id = $1 AND id = $2`, monitorID, id).Scan, monitorID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read check-in %s: %w", id, err)
 	}
-	c.CreatedAt = c.CreatedAt.UTC()
-	return &c, nil
+	return c, nil
+}
+
+// CheckinsByID returns the check-ins of the ids that exist.
+func (s *DB) CheckinsByID(ctx context.Context, ids []string) ([]*store.Checkin, error) {
+	rows, err := s.pool.Query(ctx, `SELECT monitor_id, `+checkinColumns+` FROM checkins WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Checkin
+	for rows.Next() {
+		var monitorID int64
+		c, err := scanCheckin(func(dest ...any) error { return rows.Scan(append([]any{&monitorID}, dest...)...) }, 0)
+		if err != nil {
+			return nil, fmt.Errorf("read the check-ins: %w", err)
+		}
+		c.MonitorID = monitorID
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	return out, nil
 }
 
 // PendingAlerts returns up to limit alerts due at now, oldest first: of
@@ -394,14 +433,27 @@ func (s *DB) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*st
 	return out, nil
 }
 
-// NextAlertAt returns when the next undelivered alert is due, or the zero
-// time when none waits.
+// NextAlertAt returns when the next undelivered alert is due, of those
+// PendingAlerts may hand out (each URL's oldest: the others wait for it),
+// or the zero time when none waits.
 func (s *DB) NextAlertAt(ctx context.Context) (time.Time, error) {
 	var next pgtype.Timestamptz
-	if err := s.pool.QueryRow(ctx, `SELECT min(next_attempt_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&next); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT min(next_attempt_at) FROM alerts a
+		WHERE delivered_at IS NULL AND given_up_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM alerts b WHERE b.url = a.url AND b.id < a.id AND b.delivered_at IS NULL AND b.given_up_at IS NULL)`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
 	}
 	return fromNull(next), nil
+}
+
+// OldestAlertAt returns when the oldest undelivered alert was raised, or
+// the zero time when none waits.
+func (s *DB) OldestAlertAt(ctx context.Context) (time.Time, error) {
+	var oldest pgtype.Timestamptz
+	if err := s.pool.QueryRow(ctx, `SELECT min(raised_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&oldest); err != nil {
+		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
+	}
+	return fromNull(oldest), nil
 }
 
 // AlertDelivered records that alert id was delivered at now.

@@ -36,7 +36,7 @@ var statements = [numStatements]string{
 			duration_ms = CAST(ROUND((julianday(?) - julianday(created_at)) * 86400000) AS INTEGER),
 			exit_code = COALESCE(?, exit_code), output = COALESCE(?, output)
 		WHERE monitor_id = ? AND id = ? AND status = 'in_progress'`,
-	insertAlert: `INSERT INTO alerts(url, payload, next_attempt_at) VALUES(?, ?, ?)`,
+	insertAlert: `INSERT INTO alerts(url, payload, next_attempt_at, raised_at) VALUES(?, ?, ?, ?)`,
 	saveJob: `INSERT INTO jobs(id, machine, health, updated_at) VALUES(?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET machine = excluded.machine, health = excluded.health, updated_at = excluded.updated_at`,
 	insertRun: `INSERT INTO runs(id, job_id, status, attempt, triggered_by, started_at) VALUES(?, ?, ?, ?, ?, ?)`,
@@ -82,7 +82,8 @@ func (s *DB) exec(ctx context.Context, tx *sql.Tx, op store.Op) error {
 		at := formatTime(op.At)
 		return run(finishCheckin, op.Status, at, at, op.ExitCode, op.Output, op.MonitorID, op.ID)
 	case store.InsertAlert:
-		return run(insertAlert, op.URL, string(op.Payload), formatTime(op.At))
+		at := formatTime(op.At)
+		return run(insertAlert, op.URL, string(op.Payload), at, at)
 	case store.SaveJob:
 		j := op.Job
 		return run(saveJob, j.ID, string(j.Machine), j.Health, formatTime(j.UpdatedAt))

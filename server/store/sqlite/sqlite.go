@@ -7,6 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -184,6 +185,10 @@ var migrations = []string{
 	DROP TABLE threads;
 	ALTER TABLE owned_threads RENAME TO threads;
 	CREATE INDEX threads_by_update ON threads(owner, updated_at, id);`,
+	// When each alert was raised: next_attempt_at moves on with each
+	// failed attempt.
+	`ALTER TABLE alerts ADD COLUMN raised_at TEXT;
+	UPDATE alerts SET raised_at = next_attempt_at;`,
 }
 
 // migrate brings the schema to the last version, one transaction per
@@ -273,9 +278,47 @@ func (s *DB) Monitors(ctx context.Context) ([]*store.Monitor, error) {
 	return out, nil
 }
 
+// checkinColumns are the columns a check-in is read from, in scanCheckin's
+// order.
+const checkinColumns = `id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at`
+
+// scanCheckin reads a check-in's row of monitor monitorID.
+func scanCheckin(scan func(...any) error, monitorID int64) (*store.Checkin, error) {
+	c := &store.Checkin{MonitorID: monitorID}
+	var created string
+	var finished, expected, output sql.NullString
+	var duration, exit sql.NullInt64
+	if err := scan(&c.ID, &c.Status, &c.Source, &created, &finished, &duration, &exit, &output, &expected); err != nil {
+		return nil, err
+	}
+	var errs []error
+	var err error
+	c.CreatedAt, err = parseTime(created)
+	errs = append(errs, err)
+	c.FinishedAt, err = parseNull(finished)
+	errs = append(errs, err)
+	c.ExpectedAt, err = parseNull(expected)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("read check-in %s: %w", c.ID, err)
+	}
+	if duration.Valid {
+		d := time.Duration(duration.Int64) * time.Millisecond
+		c.Duration = &d
+	}
+	if exit.Valid {
+		e := int(exit.Int64)
+		c.ExitCode = &e
+	}
+	if output.Valid {
+		c.Output = &output.String
+	}
+	return c, nil
+}
+
 // Checkins returns the last limit check-ins of a monitor, newest first.
 func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store.Checkin, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at
+	rows, err := s.read.QueryContext(ctx, `SELECT `+checkinColumns+`
 		FROM checkins WHERE monitor_id = ? ORDER BY seq DESC LIMIT ?`, monitorID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the check-ins: %w", err)
@@ -283,33 +326,9 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 	defer rows.Close()
 	var out []*store.Checkin
 	for rows.Next() {
-		c := &store.Checkin{MonitorID: monitorID}
-		var created string
-		var finished, expected, output sql.NullString
-		var duration, exit sql.NullInt64
-		if err := rows.Scan(&c.ID, &c.Status, &c.Source, &created, &finished, &duration, &exit, &output, &expected); err != nil {
+		c, err := scanCheckin(rows.Scan, monitorID)
+		if err != nil {
 			return nil, fmt.Errorf("read the check-ins: %w", err)
-		}
-		var errs []error
-		c.CreatedAt, err = parseTime(created)
-		errs = append(errs, err)
-		c.FinishedAt, err = parseNull(finished)
-		errs = append(errs, err)
-		c.ExpectedAt, err = parseNull(expected)
-		errs = append(errs, err)
-		if err := errors.Join(errs...); err != nil {
-			return nil, fmt.Errorf("read check-in %s: %w", c.ID, err)
-		}
-		if duration.Valid {
-			d := time.Duration(duration.Int64) * time.Millisecond
-			c.Duration = &d
-		}
-		if exit.Valid {
-			e := int(exit.Int64)
-			c.ExitCode = &e
-		}
-		if output.Valid {
-			c.Output = &output.String
 		}
 		out = append(out, c)
 	}
@@ -322,20 +341,42 @@ func (s *DB) Checkins(ctx context.Context, monitorID int64, limit int) ([]*store
 // Checkin returns one check-in of a monitor, or nil when it has none of
 // that id.
 func (s *DB) Checkin(ctx context.Context, monitorID int64, id string) (*store.Checkin, error) {
-	var c store.Checkin
-	var created string
-	err := s.read.QueryRowContext(ctx, `SELECT status, source, created_at FROM checkins WHERE monitor_id = ? AND id = ?`, monitorID, id).Scan(&c.Status, &c.Source, &created)
+	row := s.read.QueryRowContext(ctx, `SELECT `+checkinColumns+` FROM checkins WHERE monitor_id = ? AND id = ?`, monitorID, id)
+	c, err := scanCheckin(row.Scan, monitorID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read check-in %s: %w", id, err)
 	}
-	c.ID, c.MonitorID = id, monitorID
-	if c.CreatedAt, err = parseTime(created); err != nil {
-		return nil, fmt.Errorf("read check-in %s: %w", id, err)
+	return c, nil
+}
+
+// CheckinsByID returns the check-ins of the ids that exist.
+func (s *DB) CheckinsByID(ctx context.Context, ids []string) ([]*store.Checkin, error) {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
 	}
-	return &c, nil
+	rows, err := s.read.QueryContext(ctx, `SELECT monitor_id, `+checkinColumns+` FROM checkins WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Checkin
+	for rows.Next() {
+		var monitorID int64
+		c, err := scanCheckin(func(dest ...any) error { return rows.Scan(append([]any{&monitorID}, dest...)...) }, 0)
+		if err != nil {
+			return nil, fmt.Errorf("read the check-ins: %w", err)
+		}
+		c.MonitorID = monitorID
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the check-ins: %w", err)
+	}
+	return out, nil
 }
 
 // runColumns are the columns a run is read from, in scanRun's order.
@@ -462,14 +503,27 @@ func (s *DB) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]*st
 	return out, rows.Err()
 }
 
-// NextAlertAt returns when the next undelivered alert is due, or the zero
-// time when none waits.
+// NextAlertAt returns when the next undelivered alert is due, of those
+// PendingAlerts may hand out (each URL's oldest: the others wait for it),
+// or the zero time when none waits.
 func (s *DB) NextAlertAt(ctx context.Context) (time.Time, error) {
 	var next sql.NullString
-	if err := s.read.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&next); err != nil {
+	if err := s.read.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM alerts a
+		WHERE delivered_at IS NULL AND given_up_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM alerts b WHERE b.url = a.url AND b.id < a.id AND b.delivered_at IS NULL AND b.given_up_at IS NULL)`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
 	}
 	return parseNull(next)
+}
+
+// OldestAlertAt returns when the oldest undelivered alert was raised, or
+// the zero time when none waits.
+func (s *DB) OldestAlertAt(ctx context.Context) (time.Time, error) {
+	var oldest sql.NullString
+	if err := s.read.QueryRowContext(ctx, `SELECT MIN(raised_at) FROM alerts WHERE delivered_at IS NULL AND given_up_at IS NULL`).Scan(&oldest); err != nil {
+		return time.Time{}, fmt.Errorf("read the alerts: %w", err)
+	}
+	return parseNull(oldest)
 }
 
 // AlertDelivered records that alert id was delivered at now.

@@ -121,7 +121,18 @@ func Run(t *testing.T, o Opener) {
 		one, err := s.Checkin(ctx, 1, "c2")
 		require.NoError(t, err)
 		require.NotNil(t, one)
-		assert.Equal(t, []any{"c2", int64(1), "error", "api", run.CreatedAt}, []any{one.ID, one.MonitorID, one.Status, one.Source, one.CreatedAt})
+		assert.Equal(t, &run, one, "the whole check-in, as Checkins has it")
+		for _, c := range []store.Checkin{ok, missed} {
+			got, err := s.Checkin(ctx, 1, c.ID)
+			require.NoError(t, err)
+			assert.Equal(t, &c, got)
+		}
+		byID, err := s.CheckinsByID(ctx, []string{"c4", "c2", "nope", "c1"})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []*store.Checkin{&elsewhere, &run, &ok}, byID, "of any monitor")
+		none, err := s.CheckinsByID(ctx, nil)
+		require.NoError(t, err)
+		assert.Empty(t, none)
 		for _, q := range []struct {
 			monitor int64
 			id      string
@@ -169,6 +180,9 @@ func Run(t *testing.T, o Opener) {
 		next, err := s.NextAlertAt(ctx)
 		require.NoError(t, err)
 		assert.True(t, next.IsZero())
+		oldest, err := s.OldestAlertAt(ctx)
+		require.NoError(t, err)
+		assert.True(t, oldest.IsZero())
 		apply(t, s,
 			store.InsertAlert{URL: "https://a", Payload: []byte(`{"n":1}`), At: t0},
 			store.InsertAlert{URL: "https://a", Payload: []byte(`{"n":2}`), At: t0},
@@ -197,6 +211,15 @@ func Run(t *testing.T, o Opener) {
 		// The first fails, to be tried again a minute later; then it is
 		// delivered, and the second comes up.
 		require.NoError(t, s.AlertFailed(ctx, pending[0].ID, t0, t0.Add(time.Minute), "503"))
+		// The next attempt is a's first's (b's is due then too): a's
+		// second, due at t0, waits for it; the oldest alert was raised at
+		// t0.
+		next, err = s.NextAlertAt(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, t0.Add(time.Minute), next, "not the time of an alert waiting behind another")
+		oldest, err = s.OldestAlertAt(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, t0, oldest)
 		assert.Empty(t, payloads(t0.Add(time.Second)), "a's first waits; a's second waits for it")
 		assert.Equal(t, []string{`https://a {"n":1} 1`, `https://b {"n":3} 0`}, payloads(t0.Add(time.Minute)))
 		// (A shared store hands them out once a minute: past it, again.)

@@ -245,9 +245,28 @@ func (s *Set) add(p string) {
 	s.files[p] = true
 }
 
+// Secret reports whether content holds a secret: a file it was read
+// from is to be added to the set (see Add). A nil Set finds none.
+func (s *Set) Secret(content []byte) bool {
+	return s != nil && s.contains(content)
+}
+
+// Has reports whether the file at p (absolute, clean, with no symbolic
+// link on its way: the file tools resolve their paths first) is masked.
+// Unlike Masked it does not resolve p's links, which costs a lookup of
+// every directory on its way.
+func (s *Set) Has(p string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.files[p]
+}
+
 // Masked reports whether the file at p (absolute) is masked.
 func (s *Set) Masked(p string) bool {
-	if s == nil {
+	if s.Empty() {
 		return false
 	}
 	p = filepath.Clean(p)
@@ -257,6 +276,17 @@ func (s *Set) Masked(p string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.files[p]
+}
+
+// Empty reports whether the set has no file: then no path needs to be
+// looked up in it. A nil Set is empty.
+func (s *Set) Empty() bool {
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.files) == 0
 }
 
 // Paths returns the masked files, absolute and sorted.

@@ -134,7 +134,7 @@ func (t editFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 	if namesDir(name) {
 		return "", fmt.Errorf("path %q names a directory (it ends in \"/\", \".\" or \"..\"); edit_file changes and creates files only: give the path of a file, e.g. \"dir/file.go\"", name)
 	}
-	rel, err := t.ws.resolve(name)
+	rel, err := t.ws.resolve(ctx, name)
 	if err != nil {
 		return "", err
 	}
@@ -161,7 +161,7 @@ func (t editFileTool) create(name, rel, content string) (string, error) {
 	if rel == "." {
 		return "", fmt.Errorf("cannot create %q: it is the workspace root; give a file path", name)
 	}
-	if t.ws.maskedSet().Masked(filepath.Join(t.ws.dir, filepath.FromSlash(rel))) {
+	if t.ws.maskedSet().Has(filepath.Join(t.ws.dir, filepath.FromSlash(rel))) {
 		return "", maskedError(name)
 	}
 	// The directory is opened without following links, creating what is
@@ -209,7 +209,7 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 	defer d.Close()
 	masked := t.ws.maskedSet()
 	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
-	if masked.Masked(abs) {
+	if masked.Has(abs) {
 		return "", maskedError(name)
 	}
 	base := path.Base(rel)
@@ -508,7 +508,7 @@ func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes
 	if a.OldStr == "" {
 		return 1, 1
 	}
-	rel, err := ws.resolve(a.Path)
+	rel, err := ws.resolve(ctx, a.Path)
 	if err != nil || rel == "." {
 		return 0, 0
 	}
@@ -518,7 +518,7 @@ func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes
 	}
 	defer d.Close()
 	masked := ws.maskedSet()
-	if masked.Masked(filepath.Join(ws.dir, filepath.FromSlash(rel))) {
+	if masked.Has(filepath.Join(ws.dir, filepath.FromSlash(rel))) {
 		return 0, 0
 	}
 	f, fi, err := openRegular(d, path.Base(rel), a.Path, "edit")

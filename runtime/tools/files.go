@@ -72,13 +72,13 @@ func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 		return "", err
 	}
 	name := *args.Path
-	rel, err := t.ws.resolve(name)
+	rel, err := t.ws.resolve(ctx, name)
 	if err != nil {
 		return "", err
 	}
 	masked := t.ws.maskedSet()
 	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
-	if masked.Masked(abs) {
+	if masked.Has(abs) {
 		return "", maskedError(name)
 	}
 	f, fi, err := openRegular(rootOpener{t.ws.root}, rel, name, "read")
@@ -98,9 +98,10 @@ func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 		return "", fmt.Errorf("read %q: %w", name, err)
 	}
 	data = data[:n]
-	if masked.Check(abs, data) {
-		// It came to hold the key since the agent started (or is a name of
-		// a masked file the set did not know): masked from now on.
+	if masked.Secret(data) {
+		masked.Add(abs)
+		// It came to hold the key since the agent started: masked from
+		// now on.
 		return "", maskedError(name)
 	}
 	if bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0 {
@@ -164,7 +165,7 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 	if args.Path != nil && *args.Path != "" {
 		arg = *args.Path
 	}
-	dir, err := t.ws.resolve(arg)
+	dir, err := t.ws.resolve(ctx, arg)
 	if err != nil {
 		return "", err
 	}

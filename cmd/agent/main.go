@@ -1110,8 +1110,10 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return err
 	}
 	syncToken := in.keys[threadsync.TokenVar]
-	// Every secret of the session, as agentexec.Config.Secrets has them.
-	secrets := redact.New(llmCfg.APIKey, syncToken)
+	// Every secret of the session, as agentexec.Config.Secrets has them:
+	// the key in use, the sync token, and every other key variable's
+	// value (another provider's key is a secret all the same).
+	secrets := redact.New(append([]string{llmCfg.APIKey, syncToken}, slices.Sorted(maps.Values(in.keys))...)...)
 
 	if journal == nil {
 		unlock, err := store.Lock(t.ID)

@@ -12,6 +12,13 @@
 // at the URL its entry names, with the headers it names; only servers
 // named in the config file are ever reached.
 //
+// No secret of the session ([Options.Secrets]: the API keys, the sync
+// token) leaves in an entry: before a server is started or reached, every
+// field of its entry (name, command and arguments, env's names and values,
+// exposed paths, URL, headers' names and values, tool names) is checked,
+// in every encoding the redactor knows, and an entry that holds one is
+// refused with a message naming the field, never the secret.
+//
 // Each server's tools are listed once, at start, and offered as
 // mcp__<server>__<tool>, the names cut down to what both LLM APIs accept
 // (letters, digits, _ and -, at most 64 characters). A server that fails
@@ -103,7 +110,8 @@ type Options struct {
 	// Masked returns the workspace's files that hold the API key (see
 	// sandbox.Command.Masked); nil for none.
 	Masked func() []string
-	// Secrets are removed from every result, description and error.
+	// Secrets are removed from every result, description and error, and
+	// no field of an entry may hold one.
 	Secrets *redact.Redactor
 	// StartTimeout bounds a server's start and the listing of its tools;
 	// 0 means DefaultStartTimeout.
@@ -222,8 +230,12 @@ func (c *Clients) Close() error {
 	return errors.Join(errs...)
 }
 
-// connect starts the server and opens its MCP session.
+// connect starts the server and opens its MCP session, once it checked
+// that no field of its entry holds a secret.
 func connect(ctx context.Context, s Server, opt Options) (*conn, error) {
+	if err := s.checkSecrets(opt.Secrets); err != nil {
+		return nil, err
+	}
 	if s.StartTimeout > 0 {
 		opt.StartTimeout = s.StartTimeout
 	}
@@ -294,11 +306,6 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 	}
 	if why := sb.Disabled(); why != nil {
 		return nil, nil, fmt.Errorf("its sandbox is unavailable, so it was not started: %w", why)
-	}
-	for k, v := range s.Env {
-		if opt.Secrets.ContainsString(v) {
-			return nil, nil, fmt.Errorf("env %s holds one of the agent's secrets (its API key, the sync token), which no command may have; remove it from the entry", k)
-		}
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -253,11 +253,16 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 		return "", fmt.Errorf("old_str and new_str are the same, so the edit would change nothing in %q; give the new text as new_str", name)
 	}
 
-	// The new file is the agent's (root's, when the agent runs as root),
-	// with content the model chose: it keeps the permissions but never
-	// the setuid or setgid bit, which would make it run as its owner.
+	// The new file keeps the old one's owner and group where the agent
+	// may give them (always as root), and its permissions but never the
+	// setuid or setgid bit: its content is the model's, and would run as
+	// its owner or group.
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSticky)
-	err = replaceFile(d, base, mode, func(w *os.File) error { return splice(f, fi, w, m.first, old, newStr) })
+	kept := true
+	err = replaceFile(d, base, mode, func(w *os.File) error {
+		kept = keepOwner(w, fi)
+		return splice(f, fi, w, m.first, old, newStr)
+	})
 	if errors.Is(err, errChanged) {
 		return "", fmt.Errorf("%q changed while it was being edited (by another command?), so nothing was changed; read it again with read_file and retry", name)
 	}
@@ -268,8 +273,34 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 	if dropped := fi.Mode() & (fs.ModeSetuid | fs.ModeSetgid); dropped != 0 {
 		note = fmt.Sprintf("; its %s removed: edit_file never leaves a file that runs as its owner or group", setidBits(dropped))
 	}
+	if !kept {
+		note += "; its owner and group could not be kept (the agent's user may not give a file away): it is now the agent's user's"
+	}
 	return fmt.Sprintf("edited %s: replaced 1 occurrence at line %d (%s removed, %s added)%s",
 		name, m.line, plural(countLines(oldStr), "line"), plural(countLines(newStr), "line"), note), nil
+}
+
+// keepOwner gives the new file w the owner and group of the file fi
+// describes, and reports whether it could: always as root; as another
+// user, when the file was its own and the group one of its groups (then
+// nothing changes). Given away, w's permissions are set again: a change
+// of owner may clear bits on some systems.
+func keepOwner(w *os.File, fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true // no owner to keep on this system
+	}
+	now, err := w.Stat()
+	if err != nil {
+		return false
+	}
+	if cur, ok := now.Sys().(*syscall.Stat_t); ok && cur.Uid == st.Uid && cur.Gid == st.Gid {
+		return true
+	}
+	if err := w.Chown(int(st.Uid), int(st.Gid)); err != nil {
+		return false
+	}
+	return w.Chmod(now.Mode()&(fs.ModePerm|fs.ModeSticky)) == nil
 }
 
 // setidBits names the setuid and setgid bits of m.

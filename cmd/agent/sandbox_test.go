@@ -330,3 +330,30 @@ func TestResourceLimits(t *testing.T) {
 	assert.Contains(t, results["c_1"], "1048576\n")
 	assert.Regexp(t, "(?m)^  ✗ bash: sandbox limit -sandbox-cpu: ", r.stderr)
 }
+
+// TestDiskLimit (issue 29 item 4): a command that writes past
+// -sandbox-disk, in one file or in many, is stopped with everything it
+// started; the model is told which flag raises the limit, and so is the
+// user, on the first line of the result. The file size limit is kept at
+// 256 MiB, so that a failure fills no disk.
+func TestDiskLimit(t *testing.T) {
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.Anthropic, nil,
+		bashCalls(t, "yes 0123456789abcdef > big; echo never", "for i in $(seq 100); do head -c 1M /dev/zero > f$i; done; echo never"),
+		fakellm.Reply{Text: "Done."})
+	r := e.run(t, "", "-sandbox-disk", "16MiB", "-sandbox-file-size", "256MiB", "-p", "Fill the disk.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "16 MiB written to the disk per command")
+	results := toolResults(t, e)
+	for _, id := range []string{"c_0", "c_1"} {
+		assert.True(t, strings.HasPrefix(results[id], "sandbox limit -sandbox-disk: the command wrote "), results[id])
+		assert.Contains(t, results[id], "over its limit of 16 MiB, and was stopped with everything it started")
+		assert.NotContains(t, results[id], "never")
+	}
+	fi, err := os.Stat(filepath.Join(e.ws, "big"))
+	require.NoError(t, err)
+	assert.Less(t, fi.Size(), int64(256<<20), "stopped by the disk limit")
+	assert.Regexp(t, "(?m)^  ✗ bash: sandbox limit -sandbox-disk: ", r.stderr, "the user is told")
+}

@@ -83,14 +83,18 @@ func TestMCPEntriesHoldNoSecret(t *testing.T) {
 		{
 			name:     "the sync token in a header",
 			provider: fakellm.Anthropic,
-			entry:    func(url string) string { return "    url: " + url + "\n    headers: {Authorization: \"Bearer ${FSMGEN_SERVER_TOKEN}\"}\n" },
-			wantErr:  "headers Authorization holds one of the agent's secrets",
+			entry: func(url string) string {
+				return "    url: " + url + "\n    headers: {Authorization: \"Bearer ${FSMGEN_SERVER_TOKEN}\"}\n"
+			},
+			wantErr: "headers Authorization holds one of the agent's secrets",
 		},
 		{
 			name:     "another provider's key in a header",
 			provider: fakellm.OpenAI,
-			entry:    func(url string) string { return "    url: " + url + "\n    headers: {X-Key: \"${ANTHROPIC_API_KEY}\"}\n" },
-			wantErr:  "headers X-Key holds one of the agent's secrets",
+			entry: func(url string) string {
+				return "    url: " + url + "\n    headers: {X-Key: \"${ANTHROPIC_API_KEY}\"}\n"
+			},
+			wantErr: "headers X-Key holds one of the agent's secrets",
 		},
 		{
 			name:     "the key in use in the URL",

@@ -551,6 +551,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 	}
 	argv := c.Args
 	env := s.env
+	var writable []string // what a confined command may write
 	if len(c.Env) > 0 {
 		env.set = maps.Clone(c.Env)
 	}
@@ -580,6 +581,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 			"GOCACHE":        filepath.Join(cache, "go-build"),
 		})
 		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(c.Args))...)
+		writable = writableDirs(lay)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -617,6 +619,9 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{}), limits: s.enforced(), tmpUnlimited: s.tmpUnlimited}
+	if s.Confined() {
+		p.disk = newDiskWatch(s.limits.Disk, writable)
+	}
 	if s.Confined() && s.pids != nil {
 		cg, err := s.pids.create(s.limits.Processes)
 		if err != nil {
@@ -643,6 +648,7 @@ type Process struct {
 	done         chan struct{}  // closed once the command was waited for
 	err          error          // what cmd.Wait returned; set before done is closed
 	pidsRefused  int            // tasks its pids cgroup refused; set before done is closed
+	disk         *diskWatch     // the watcher of what it writes; nil without (its wrote is set before done is closed)
 	killMu       sync.Mutex     // serialises Kill
 }
 
@@ -683,7 +689,9 @@ func (p *Process) run(started chan<- error) {
 		return
 	}
 	started <- nil
+	stopWatch := p.watchDisk()
 	p.err = p.cmd.Wait()
+	stopWatch()
 	if cg == nil {
 		close(p.done)
 		return
@@ -694,6 +702,24 @@ func (p *Process) run(started chan<- error) {
 	// process is reaped: its removal need not hold up the command's end.
 	if unlock {
 		cg.remove()
+	}
+}
+
+// watchDisk starts the command's disk watcher, if it has one, in a
+// goroutine of its own, which kills the command when it wrote more than
+// its limit; the function returned stops it and waits for it to end.
+func (p *Process) watchDisk() (stop func()) {
+	if p.disk == nil {
+		return func() {}
+	}
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		p.disk.run(quit, p.Kill)
+	}()
+	return func() {
+		close(quit)
+		<-ended
 	}
 }
 

@@ -20,6 +20,11 @@ import (
 // agent walk small (see [walker]).
 const MaxPathDepth = 1024
 
+// dirFlags open a directory a walker passes through: O_PATH, which needs
+// no read permission (searching a directory needs only its execute bit,
+// as the kernel's own lookup does) and never follows a final link.
+const dirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW
+
 // errTooDeep says that a path has more than MaxPathDepth components.
 var errTooDeep = fmt.Errorf("it has more than %d components", MaxPathDepth)
 

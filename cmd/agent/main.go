@@ -534,6 +534,10 @@ type options struct {
 	// interactive session.
 	first string
 	set   map[string]bool // flags given explicitly
+	// ownFiles are the event logs and threads directories of earlier
+	// sessions that still exist, hidden from commands (see ownfiles.go);
+	// set when a session starts.
+	ownFiles []string
 	// command is the subcommand ("replay") and commandArgs its arguments;
 	// command is empty when the agent is to run.
 	command     string
@@ -925,7 +929,7 @@ func sandboxOptions(o options, threads, logPath, key string) sandbox.Options {
 	opt := sandbox.Options{
 		Mode:     o.sandbox,
 		Network:  o.sandboxNetwork,
-		Hidden:   append(sandbox.DefaultHidden(), threads, logPath),
+		Hidden:   append(append(sandbox.DefaultHidden(), threads, logPath), o.ownFiles...),
 		Redactor: redact.New(key),
 		// Plan mode: commands read the project and change none of it.
 		ReadOnlyWorkspace: o.mode == modePlan,
@@ -1127,6 +1131,13 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	if logPath == "" {
 		logPath = filepath.Join(store.Dir(), t.ID+".events.jsonl")
 	}
+	// Every session's own files are hidden from commands: this one's and
+	// those of the sessions before it (see ownfiles.go).
+	own, err := recordOwnFiles(stateDir(), logPath, store.Dir())
+	if err != nil {
+		fmt.Fprintf(stderr, "agent: %v; commands may see the event logs of earlier sessions that were not in the workspace or the threads directory\n", err)
+	}
+	o.ownFiles = own
 	sb, err := openSandbox(ctx, o, store.Dir(), logPath, llmCfg.APIKey)
 	if err != nil {
 		return err

@@ -357,3 +357,64 @@ func TestDiskLimit(t *testing.T) {
 	assert.Less(t, fi.Size(), int64(256<<20), "stopped by the disk limit")
 	assert.Regexp(t, "(?m)^  ✗ bash: sandbox limit -sandbox-disk: ", r.stderr, "the user is told")
 }
+
+// TestOwnFilesHidden (issue 29 item 4): the agent's own files of an
+// earlier session — its event log next to the workspace, and a log, a
+// journal and its lock copied into the workspace — are out of the next
+// session's model's reach: bash cannot read the log outside (hidden), and
+// reads a notice in place of those inside, which the file tools refuse.
+func TestOwnFilesHidden(t *testing.T) {
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	const marker = "MARKER-ONE-7d1f"
+	base := hostDir(t)
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	gittest.Git(t, ws, "init", "--quiet", "--initial-branch=main")
+	gittest.Git(t, ws, "config", "user.name", "Test User")
+	gittest.Git(t, ws, "config", "user.email", "test@example.com")
+	gittest.Git(t, ws, "commit", "--quiet", "--allow-empty", "-m", "initial")
+
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "one"})
+	e.ws = ws
+	first := filepath.Join(base, "first.events.jsonl")
+	r := e.run(t, "", "-log", first, "-p", "Remember "+marker+".")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	id := e.onlyThread(t)
+	journal, err := os.ReadFile(filepath.Join(e.threads, id+".journal"))
+	require.NoError(t, err)
+	require.Contains(t, string(journal), marker)
+	log, err := os.ReadFile(first)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "saved"), 0o755))
+	for name, data := range map[string][]byte{"old.events.jsonl": log, "saved/" + id + ".journal": journal, "saved/" + id + ".lock": nil} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), data, 0o644))
+	}
+
+	e.srv = fakellm.New(t, fakellm.Anthropic,
+		bashCalls(t, "cat ../first.events.jsonl; true", "cat old.events.jsonl saved/*; true"),
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "r_0", Name: "read_file", Args: `{"path":"old.events.jsonl"}`}, {ID: "r_1", Name: "read_file", Args: `{"path":"saved/` + id + `.journal"}`}}},
+		fakellm.Reply{Text: "Done."})
+	r = e.run(t, "", "-log", filepath.Join(base, "second.events.jsonl"), "-p", "Read the old logs.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "masked from the model (the agent's own event logs, journals and locks, which hold whole conversations): old.events.jsonl, saved/"+id+".journal, saved/"+id+".lock")
+	results := toolResults(t, e)
+	assert.Contains(t, results["c_0"], "first.events.jsonl", "the earlier log cannot be opened")
+	assert.Equal(t, 3, strings.Count(results["c_1"], sandbox.MaskNotice), results["c_1"])
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 3)
+	var reads []string
+	for _, m := range reqs[2].Messages {
+		if strings.HasPrefix(m.ToolCallID, "r_") {
+			reads = append(reads, m.Text)
+		}
+	}
+	require.Len(t, reads, 2)
+	for _, text := range reads {
+		assert.Contains(t, text, "is masked: it is one of the agent's own files")
+	}
+	for i, req := range reqs {
+		assert.NotContains(t, string(req.Body), marker, "request %d holds the earlier session's words", i)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,17 +104,23 @@ func (f *sandboxFlags) apply(opt *sandbox.Options) {
 		FileSize: int64(f.fileSize), TmpSize: int64(f.tmpSize), Disk: int64(f.disk)}
 }
 
-// maskWorkspace scans the workspace for files holding the API key, masks
-// them from the tools, and says what it found and what the sandbox hides
+// maskWorkspace scans the workspace for files holding the API key and
+// for the agent's own event logs and journals (and their locks), masks
+// them from the tools and from bash, and says what it found and what the sandbox hides
 // that commands may need.
 func maskWorkspace(ctx context.Context, ws *tools.Workspace, sb *sandbox.Sandbox, key string, stderr io.Writer) error {
-	set, err := mask.Scan(ctx, ws.Root(), redact.New(key), mask.Options{})
+	set, err := mask.Scan(ctx, ws.Root(), redact.New(key), mask.Options{Own: isOwnFile})
 	if err != nil {
 		return err
 	}
+	maskOwnLocks(set)
 	ws.SetMasked(set)
-	if names := set.Names(); len(names) > 0 {
+	own := set.OwnNames()
+	if names := slices.DeleteFunc(set.Names(), func(n string) bool { return slices.Contains(own, n) }); len(names) > 0 {
 		fmt.Fprintf(stderr, "agent: masked from the model (they hold the API key): %s\n", strings.Join(names, ", "))
+	}
+	if len(own) > 0 {
+		fmt.Fprintf(stderr, "agent: masked from the model (the agent's own event logs, journals and locks, which hold whole conversations): %s\n", listShort(own, 5))
 	}
 	if large := set.TooLarge(); len(large) > 0 {
 		fmt.Fprintf(stderr, "agent: not scanned for the API key (over %d MiB; read_file still checks what it returns): %s\n",

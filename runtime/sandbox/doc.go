@@ -73,8 +73,9 @@
 //     inside an exposed directory, even the whole home exposed. Where a
 //     hidden path and an exposed one are nested, the more specific wins.
 //   - Masked files. The files [Command].Masked names (the agent's: the
-//     files of the workspace that hold its API key, see package mask)
-//     read as [MaskNotice] and cannot be changed, moved or removed.
+//     files of the workspace that hold its API key, and its own event
+//     logs and thread journals found there, see package mask) read as
+//     [MaskNotice] and cannot be changed, moved or removed.
 //   - Git. The workspace's .git, a directory or a file (a worktree, a
 //     submodule) and a gitdir it names inside the workspace, is mounted
 //     read-only: git status, log and diff work, git add and commit fail.

@@ -161,8 +161,8 @@ func (t editFileTool) create(name, rel, content string) (string, error) {
 	if rel == "." {
 		return "", fmt.Errorf("cannot create %q: it is the workspace root; give a file path", name)
 	}
-	if t.ws.maskedSet().Has(filepath.Join(t.ws.dir, filepath.FromSlash(rel))) {
-		return "", maskedError(name)
+	if abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel)); t.ws.maskedSet().Has(abs) {
+		return "", t.ws.maskedError(name, abs)
 	}
 	// The directory is opened without following links, creating what is
 	// missing: it is the one at the path checked for .git.
@@ -210,7 +210,7 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 	masked := t.ws.maskedSet()
 	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
 	if masked.Has(abs) {
-		return "", maskedError(name)
+		return "", t.ws.maskedError(name, abs)
 	}
 	base := path.Base(rel)
 	f, fi, err := openRegular(d, base, name, "edit")
@@ -232,7 +232,7 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 		return "", fmt.Errorf("edit %q: %w", name, err)
 	} else if hit {
 		masked.Add(abs)
-		return "", maskedError(name)
+		return "", t.ws.maskedError(name, "")
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("edit %q: %w", name, err)

@@ -39,7 +39,7 @@ func (w *Workspace) readFile(ctx context.Context, p, label string, limit int64) 
 func (w *Workspace) readRegular(r opener, rel string, abs func() string, name string, limit int64) ([]byte, int64, error) {
 	masked := w.maskedSet()
 	if !masked.Empty() && masked.Has(abs()) {
-		return nil, 0, maskedError(name)
+		return nil, 0, w.maskedError(name, abs())
 	}
 	f, fi, err := openRegular(r, rel, name, "read")
 	switch {
@@ -57,7 +57,7 @@ func (w *Workspace) readRegular(r opener, rel string, abs func() string, name st
 	}
 	if masked.Secret(data) {
 		masked.Add(abs())
-		return nil, 0, maskedError(name)
+		return nil, 0, w.maskedError(name, "")
 	}
 	return data, fi.Size(), nil
 }

@@ -77,8 +77,15 @@ func (w *Workspace) SetMasked(s *mask.Set) { w.masked.Store(s) }
 // maskedSet returns the set of SetMasked; nil masks nothing.
 func (w *Workspace) maskedSet() *mask.Set { return w.masked.Load() }
 
-// maskedError is the error of a file tool that met the masked file name.
-func maskedError(name string) error {
+// maskedError is the error of a file tool that met the masked file name,
+// at abs (absolute, links resolved): the file holds the agent's API key,
+// or is one of the agent's own files. abs is "" for a file just found to
+// hold the key.
+func (w *Workspace) maskedError(name, abs string) error {
+	if abs != "" && w.maskedSet().Own(abs) {
+		return fmt.Errorf("%q is masked: it is one of the agent's own files (an event log or a thread's journal, which hold whole conversations), so the file tools and bash can neither read nor change it (bash reads a notice in its place); "+
+			"leave it as it is", name)
+	}
 	return fmt.Errorf("%q is masked: it holds the agent's API key, so the file tools and bash can neither read nor change it (bash reads a notice in its place); "+
 		"leave it as it is, and ask the user if you need something from it", name)
 }

@@ -91,7 +91,7 @@ func (t editFileTool) Spec() chat.ToolSpec {
 			"if it occurs zero times or several times the edit is refused and the error says how many times it was found, " +
 			"so include enough surrounding lines to make it unique (read the file first with read_file). " +
 			"To create a file that does not exist yet, give an empty old_str and the whole content as new_str; missing parent directories are created. " +
-			"To delete text, give an empty new_str. The file is written atomically and keeps its permissions, but for setuid and setgid bits, which are removed. " +
+			"To delete text, give an empty new_str. The file is written atomically and keeps its owner, group and permissions, but for setuid and setgid bits, which are removed. " +
 			fmt.Sprintf("Files over %s are refused; change those with bash (e.g. sed -i). ", sizeString(t.maxBytes)) +
 			"Files under .git are refused, also through a symbolic link: the agent commits your changes itself. " +
 			"Paths are relative to the workspace root; paths outside the workspace are refused. " +

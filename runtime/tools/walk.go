@@ -56,6 +56,8 @@ type walker struct {
 	// is not open (yet, or again after a "..").
 	fd            int
 	hops, retries int
+	queue         [][]string // step's, kept for the next step
+	one           [1]string  // the component step was given
 	// lookups counts the system calls made, for the tests that check
 	// that a walk costs O(n).
 	lookups int
@@ -127,8 +129,12 @@ func (k *walker) walk(rel string) error {
 // step resolves one component of the path given, and the targets of the
 // symbolic links it leads through.
 func (k *walker) step(comp string) error {
-	// queue holds what is left to resolve, innermost link's target last.
-	queue := [][]string{{comp}}
+	// queue holds what is left to resolve, innermost link's target last;
+	// it reuses the walker's, so that a component without links costs no
+	// allocation.
+	k.one[0] = comp
+	queue := append(k.queue[:0], k.one[:])
+	defer func() { k.queue = queue[:0] }()
 	for len(queue) > 0 {
 		top := &queue[len(queue)-1]
 		if len(*top) == 0 {

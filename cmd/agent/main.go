@@ -1137,7 +1137,12 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	if err != nil {
 		fmt.Fprintf(stderr, "agent: %v; commands may see the event logs of earlier sessions that were not in the workspace or the threads directory\n", err)
 	}
-	o.ownFiles = own
+	// Never the workspace, nor a directory that holds it: an earlier
+	// session's threads directory may be this one's project.
+	o.ownFiles = slices.DeleteFunc(own, func(p string) bool {
+		rel, err := filepath.Rel(p, ws.Root())
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	})
 	sb, err := openSandbox(ctx, o, store.Dir(), logPath, llmCfg.APIKey)
 	if err != nil {
 		return err

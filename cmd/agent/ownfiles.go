@@ -47,7 +47,8 @@ func stateDir() string {
 
 // recordOwnFiles adds paths (the session's event log and threads
 // directory) to the list in dir, and returns every path the list holds
-// that still exists, absolute and clean: those to hide from commands. A
+// that still exists, absolute with its links resolved: those to hide from
+// commands. A
 // list that cannot be written is no reason to stop: the paths of this
 // session are hidden all the same; the error says why.
 func recordOwnFiles(dir string, paths ...string) ([]string, error) {
@@ -85,8 +86,8 @@ func recordOwnFiles(dir string, paths ...string) ([]string, error) {
 	}
 	var out []string
 	for _, p := range known {
-		if _, err := os.Lstat(p); err == nil {
-			out = append(out, p)
+		if real, err := filepath.EvalSymlinks(p); err == nil && !slices.Contains(out, real) {
+			out = append(out, real)
 		}
 	}
 	if werr != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/runtime/agentexec"
 	"github.com/fsmgen/fsmgen/runtime/autocommit"
+	"github.com/fsmgen/fsmgen/runtime/progpath"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
@@ -25,7 +26,7 @@ var commitModes = []string{commitCurrent, commitBranch, commitOff}
 // guarded by the git guard, and the committer itself (for /diff), and
 // says at start where the commits go; nil when they are off or cannot be
 // made (it says why).
-func openCommitter(ctx context.Context, o options, ws, threadID, key string, guard *tools.GitGuard, stderr io.Writer) (agentexec.Committer, *autocommit.Committer) {
+func openCommitter(ctx context.Context, o options, ws, threadID, key string, programs *progpath.Resolver, guard *tools.GitGuard, stderr io.Writer) (agentexec.Committer, *autocommit.Committer) {
 	if o.mode == modePlan {
 		fmt.Fprintln(stderr, "agent: plan mode: the workspace is read-only (edit_file is not offered, bash sees it read-only); nothing is changed or committed")
 		return nil, nil
@@ -34,7 +35,7 @@ func openCommitter(ctx context.Context, o options, ws, threadID, key string, gua
 		fmt.Fprintln(stderr, "agent: commits: off (-commit off); the agent's changes stay in the work tree")
 		return nil, nil
 	}
-	opt := autocommit.Options{Timeout: o.commitTimeout, Secrets: redact.New(key), MaxNewFileBytes: int64(o.commitMaxNewFile)}
+	opt := autocommit.Options{Timeout: o.commitTimeout, Secrets: redact.New(key), MaxNewFileBytes: int64(o.commitMaxNewFile), Programs: programs}
 	if o.commit == commitBranch {
 		opt.Branch = "agent/" + threadID
 	}

@@ -93,7 +93,10 @@
 //	                  new file or an event log of this format
 //	-sync URL         push every saved version of the thread, in the
 //	                  background, to the server (cmd/server) at this base
-//	                  URL; its API token in $FSMGEN_SERVER_TOKEN
+//	                  URL; its API token in $FSMGEN_SERVER_TOKEN. https://,
+//	                  or http:// to this machine (loopback, localhost)
+//	-sync-allow-http  let -sync use plain http:// to another host: the
+//	                  token and the thread cross the network unencrypted
 //	-max-tokens N     the longest reply, in tokens (default: the model's own
 //	                  limit, dated names included, see runtime/ledger
 //	                  LimitsOf; 8192, said once, for a model not listed)
@@ -351,6 +354,17 @@
 // bash) run in the order the model gave them, each once the one before it
 // has ended; read_file and list_files run in parallel beside them.
 //
+// The programs the agent runs on the host — git, bubblewrap, bash with
+// -sandbox off, the MCP servers' commands, the toolchains of the
+// environment query — are found once, at start, by one resolver
+// (runtime/progpath) that never looks in a directory of PATH the model's
+// commands can write: the workspace (an activated .venv/bin, direnv's
+// PATH_add bin, ./node_modules/.bin), the sandbox's build caches, the
+// paths exposed writable, a directory reached through a link into one of
+// them, nor a relative entry; nor does it take a program that links into
+// them. The start banner says on one line what it skipped and why (-v:
+// every one), and a program found only there is an error naming it.
+//
 // /undo takes the last turn back, once it has ended: the turn's commit is
 // reverted by a commit of the agent ("agent: undo …", the turn's commit
 // stays in the history) that puts its files back in the work tree, and
@@ -498,8 +512,10 @@ type options struct {
 	prompt, workspace, provider, model, baseURL string
 	resume, threads, logFile, price             string
 	sync                                        string
-	maxRetries                                  int
-	retryDelay, toolTimeout                     time.Duration
+	// syncAllowHTTP is -sync-allow-http: plain http:// to any host.
+	syncAllowHTTP           bool
+	maxRetries              int
+	retryDelay, toolTimeout time.Duration
 	// compactAt and contextWindow set compaction (see behavior.Config).
 	compactAt     float64
 	contextWindow int
@@ -621,6 +637,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`, or \"last\": the newest thread of the workspace (agent sessions lists them)")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
 	fs.StringVar(&o.sync, "sync", "", "push the thread, redacted, in the background to the server at this base `URL` (cmd/server; its token in $"+threadsync.TokenVar+")")
+	fs.BoolVar(&o.syncAllowHTTP, threadsync.FlagAllowHTTP, false, "let -sync use plain http:// to a host other than this machine: the token and the thread then cross the network unencrypted (a private network you trust)")
 	fs.StringVar(&o.logFile, "log", "", "event log `file` (default: <threads>/<ID>.events.jsonl)")
 	fs.StringVar(&o.commit, "commit", commitCurrent, "where the agent's commits go: `current` (the branch checked out), branch (a branch of its own, agent/<thread>) or off")
 	fs.IntVar(&o.maxTokens, llm.FlagMaxTokens, 0, "the longest reply of the model, in tokens (default: the model's own limit, or "+strconv.Itoa(ledger.DefaultMaxOutput)+" for a model whose limit is not known)")
@@ -765,7 +782,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		}
 	}
 	if o.sync != "" { // given, or from the config file
-		if err := checkSync(o.sync); err != nil {
+		if err := checkSync(o.sync, o.syncAllowHTTP); err != nil {
 			fmt.Fprintf(stderr, "agent: %v\n", err)
 			return o, exitUsage
 		}
@@ -913,18 +930,10 @@ func checkWorkspace(ws, threads, logFile string) error {
 	return nil
 }
 
-// openSandbox returns the sandbox of the bash tool the options ask for:
+// sandboxOptions are the options of bash's sandbox the options ask for:
 // it hides the thread store and the event log from the commands, keeps
 // their build cache in the user's cache directory, and knows the API key.
-func openSandbox(ctx context.Context, o options, threads, logPath, key string) (*sandbox.Sandbox, error) {
-	sb, err := sandbox.New(ctx, sandboxOptions(o, threads, logPath, key))
-	if err != nil {
-		return nil, fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
-	}
-	return sb, nil
-}
-
-// sandboxOptions are the options of bash's sandbox (see openSandbox).
+// Programs is left for the caller to set (see hostPrograms).
 func sandboxOptions(o options, threads, logPath, key string) sandbox.Options {
 	opt := sandbox.Options{
 		Mode:     o.sandbox,
@@ -1143,16 +1152,20 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		rel, err := filepath.Rel(p, ws.Root())
 		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 	})
-	sb, err := openSandbox(ctx, o, store.Dir(), logPath, llmCfg.APIKey)
+	sbOpt := sandboxOptions(o, store.Dir(), logPath, llmCfg.APIKey)
+	programs := hostPrograms(o, ws.Root(), sbOpt)
+	sbOpt.Programs = programs
+	sb, err := sandbox.New(ctx, sbOpt)
 	if err != nil {
-		return err
+		return fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
 	}
 	if why := sb.Disabled(); why != nil {
 		fmt.Fprintf(stderr, "agent: bash is disabled: %v\n", why)
 	} else {
 		fmt.Fprintf(stderr, "agent: bash sandbox: %s\n", sb)
 	}
-	if err := maskWorkspace(ctx, ws, sb, llmCfg.APIKey, stderr); err != nil {
+	notePATH(programs.Skipped(), sb.HiddenPATH(), o.verbose, stderr)
+	if err := maskWorkspace(ctx, ws, llmCfg.APIKey, stderr); err != nil {
 		return err
 	}
 	guard, err := tools.NewGitGuard(ctx, ws)
@@ -1163,7 +1176,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	toolSet := tools.Default(ws, tools.Options{Timeout: o.toolTimeout, Logger: logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: sb, GitGuard: guard,
 		Search: !o.toolCalls})
-	servers, err := startMCP(ctx, o, ws, store.Dir(), logPath, llmCfg.APIKey, secrets, logger, stderr)
+	servers, err := startMCP(ctx, o, ws, sbOpt, secrets, logger, stderr)
 	if err != nil {
 		return err
 	}
@@ -1258,7 +1271,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	if o.price != "" {
 		slash.price = display.price
 	}
-	committer, c := openCommitter(ctx, o, ws.Root(), t.ID, llmCfg.APIKey, guard, stderr)
+	committer, c := openCommitter(ctx, o, ws.Root(), t.ID, llmCfg.APIKey, programs, guard, stderr)
 	if c != nil {
 		slash.committer, slash.branchCommits = c, o.commit == commitBranch
 		if slash.base, err = c.Head(ctx); err != nil {
@@ -1266,7 +1279,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		}
 	}
 
-	pusher, err := startSync(ctx, o.sync, syncToken, []string{llmCfg.APIKey}, display.diag)
+	pusher, err := startSync(ctx, o.sync, o.syncAllowHTTP, syncToken, []string{llmCfg.APIKey}, display.diag)
 	if err != nil {
 		_ = elog.Close()
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/instructions"
 	"github.com/fsmgen/fsmgen/runtime/mcptools"
 	"github.com/fsmgen/fsmgen/runtime/redact"
+	"github.com/fsmgen/fsmgen/runtime/sandbox"
 	"github.com/fsmgen/fsmgen/runtime/tools"
 )
 
@@ -20,8 +21,9 @@ import (
 // the session goes on). With -tool-calls=false it starts none, and says
 // so: the model is offered no tools. secrets are all the session's
 // secrets (the API key, the sync token): no entry's env may hold one, and
-// they are removed from what the servers send.
-func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logPath, key string, secrets *redact.Redactor, logger *slog.Logger, stderr io.Writer) (*mcptools.Clients, error) {
+// they are removed from what the servers send. bash is the options of
+// bash's sandbox, which each server's starts from.
+func startMCP(ctx context.Context, o options, ws *tools.Workspace, bash sandbox.Options, secrets *redact.Redactor, logger *slog.Logger, stderr io.Writer) (*mcptools.Clients, error) {
 	if len(o.config.servers) == 0 {
 		return &mcptools.Clients{}, nil
 	}
@@ -29,7 +31,7 @@ func startMCP(ctx context.Context, o options, ws *tools.Workspace, threads, logP
 		fmt.Fprintln(stderr, "agent: -tool-calls=false offers the model no tools: the config file's MCP servers are not started")
 		return &mcptools.Clients{}, nil
 	}
-	base := sandboxOptions(o, threads, logPath, key)
+	base := bash
 	base.Expose, base.Network = nil, false // each entry grants its own
 	if base.Limits != nil {
 		// A server runs for the whole session, in which the disk's use

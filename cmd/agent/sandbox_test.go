@@ -192,7 +192,7 @@ func TestSandboxExpose(t *testing.T) {
 	}{
 		{
 			name:       "hidden",
-			wantStderr: "agent: bash does not see these directories of your PATH (show them with -sandbox-expose): " + bin + "\n",
+			wantStderr: "agent: PATH: bash does not see " + bin + " (-sandbox-expose shows it)\n",
 			want:       map[string]string{"c_0": "hello: command not found", "c_2": "No such file or directory"},
 		},
 		{

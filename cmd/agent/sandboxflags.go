@@ -106,9 +106,8 @@ func (f *sandboxFlags) apply(opt *sandbox.Options) {
 
 // maskWorkspace scans the workspace for files holding the API key and
 // for the agent's own event logs and journals (and their locks), masks
-// them from the tools and from bash, and says what it found and what the sandbox hides
-// that commands may need.
-func maskWorkspace(ctx context.Context, ws *tools.Workspace, sb *sandbox.Sandbox, key string, stderr io.Writer) error {
+// them from the tools and from bash, and says what it found.
+func maskWorkspace(ctx context.Context, ws *tools.Workspace, key string, stderr io.Writer) error {
 	set, err := mask.Scan(ctx, ws.Root(), redact.New(key), mask.Options{Own: isOwnFile})
 	if err != nil {
 		return err
@@ -125,10 +124,6 @@ func maskWorkspace(ctx context.Context, ws *tools.Workspace, sb *sandbox.Sandbox
 	if large := set.TooLarge(); len(large) > 0 {
 		fmt.Fprintf(stderr, "agent: not scanned for the API key (over %d MiB; read_file still checks what it returns): %s\n",
 			mask.DefaultMaxFileBytes>>20, listShort(large, 5))
-	}
-	if dirs := sb.HiddenPATH(); len(dirs) > 0 {
-		fmt.Fprintf(stderr, "agent: bash does not see these directories of your PATH (show them with -%s): %s\n",
-			sandbox.FlagExpose, strings.Join(dirs, ", "))
 	}
 	return nil
 }

@@ -14,9 +14,10 @@ import (
 // thread's last version to the -sync server.
 const syncStopTime = 3 * time.Second
 
-// checkSync reports what is wrong with -sync: its URL, or no token.
-func checkSync(url string) error {
-	if _, err := threadsync.New(threadsync.Config{URL: url}); err != nil {
+// checkSync reports what is wrong with -sync: its URL (plain http:// to
+// another machine without -sync-allow-http), or no token.
+func checkSync(url string, allowHTTP bool) error {
+	if _, err := threadsync.New(threadsync.Config{URL: url, AllowHTTP: allowHTTP}); err != nil {
 		return fmt.Errorf("-sync: %w", err)
 	}
 	if os.Getenv(threadsync.TokenVar) == "" {
@@ -27,11 +28,11 @@ func checkSync(url string) error {
 
 // startSync starts the pusher of the thread to the -sync server, telling
 // the user through diag; nil when -sync was not given.
-func startSync(ctx context.Context, url, token string, secrets []string, diag io.Writer) (*threadsync.Pusher, error) {
+func startSync(ctx context.Context, url string, allowHTTP bool, token string, secrets []string, diag io.Writer) (*threadsync.Pusher, error) {
 	if url == "" {
 		return nil, nil
 	}
-	p, err := threadsync.New(threadsync.Config{URL: url, Token: token, Secrets: append(secrets, token),
+	p, err := threadsync.New(threadsync.Config{URL: url, AllowHTTP: allowHTTP, Token: token, Secrets: append(secrets, token),
 		Notify: func(msg string) { fmt.Fprintf(diag, "agent: %s\n", sanitize(msg)) }})
 	if err != nil {
 		return nil, fmt.Errorf("-sync: %w", err)

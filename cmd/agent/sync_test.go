@@ -223,6 +223,10 @@ func TestSyncUsage(t *testing.T) {
 		{"no token", []string{"-sync", "http://127.0.0.1:1"}, "", "set " + threadsync.TokenVar},
 		{"not a URL", []string{"-sync", "127.0.0.1:8080"}, "tok", "give the server's base URL"},
 		{"not for sessions", []string{"-sync", "http://h", "sessions"}, "tok", "-sync does not apply to sessions"},
+		{"plain http to another machine", []string{"-sync", "http://192.0.2.1:8080"}, "tok",
+			"agent: -sync: sync URL http://192.0.2.1:8080: plain http:// to 192.0.2.1 would send the token and the thread across the network unencrypted; use https://, or an http:// URL to this machine (127.0.0.1, [::1], localhost), or allow it with -sync-allow-http\n"},
+		{"plain http to a name", []string{"-sync", "http://sync.example.com"}, "tok", "plain http:// to sync.example.com would send the token"},
+		{"-sync-allow-http not for sessions", []string{"-sync-allow-http", "sessions"}, "tok", "-sync-allow-http does not apply to sessions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +235,51 @@ func TestSyncUsage(t *testing.T) {
 			code := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
 			assert.Equal(t, exitUsage, code)
 			assert.Contains(t, stderr.String(), tt.want)
+		})
+	}
+}
+
+// TestSyncPlainHTTP (issue 29 item 4): -sync with plain http:// to a host
+// other than this machine is refused before anything is dialled, unless
+// -sync-allow-http allows it. Every connection the agent makes to the
+// host goes to a local proxy (HTTP_PROXY), which records it and answers
+// itself: nothing is ever sent to the host.
+func TestSyncPlainHTTP(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allowed=%v", allow), func(t *testing.T) {
+			var mu sync.Mutex
+			var seen []string
+			proxy := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen = append(seen, r.Method+" "+r.URL.String()+" "+r.Header.Get("Authorization"))
+				mu.Unlock()
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.WriteHeader(http.StatusNoContent)
+			})}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			go func() { _ = proxy.Serve(ln) }()
+			t.Cleanup(func() { _ = proxy.Close() })
+
+			e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."})
+			args := []string{"-sync", "http://192.0.2.1:8080", "-p", "Hi."}
+			if allow {
+				args = append([]string{"-" + threadsync.FlagAllowHTTP}, args...)
+			}
+			res := e.runWith(t, "", []string{threadsync.TokenVar + "=fsm_plain-http-token", "HTTP_PROXY=http://" + ln.Addr().String(),
+				"http_proxy=", "NO_PROXY=", "no_proxy="}, args...)
+			mu.Lock()
+			defer mu.Unlock()
+			if !allow {
+				assert.Equal(t, exitUsage, res.code)
+				assert.Contains(t, res.stderr, "would send the token and the thread across the network unencrypted")
+				assert.Empty(t, seen, "the agent sent something")
+				assert.Empty(t, e.srv.Requests(), "the agent started")
+				return
+			}
+			require.Equal(t, 0, res.code, res.stderr)
+			require.NotEmpty(t, seen, "the push never left")
+			assert.Regexp(t, `^PUT http://192\.0\.2\.1:8080/api/threads/\S+ Bearer fsm_plain-http-token$`, seen[0])
 		})
 	}
 }

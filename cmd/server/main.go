@@ -9,7 +9,7 @@
 //
 //	server [-addr 127.0.0.1:8080] [-db server.db | -postgres URL [-lease 15s] [-advertise URL]]
 //	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N]
-//	       [-max-thread-bytes N] [-reset-token]
+//	       [-max-thread-bytes N]
 //
 // With -postgres, several servers share the database: each runs the
 // monitors of the shards whose leases it holds, forwards the requests
@@ -19,20 +19,33 @@
 // their monitors); the others forward triggers and cancels to it, and
 // one of them takes the jobs over within -lease when it dies.
 //
-// On its first start (or with -reset-token) the server makes an API token
-// and prints it once, on a line "token: …"; it keeps only its SHA-256.
-// The API (under /api/crons/, /api/jobs and /api/threads) needs it as a
-// bearer token; pings (/ping/KEY…) do not: a monitor's ping key is their
-// secret. The web page is at /.
+// On its first start the server makes the API key "admin" and prints its
+// token once, on a line "token: …"; it keeps only its SHA-256. The API
+// (under /api/crons/, /api/jobs, /api/threads and /api/keys) needs a key
+// as a bearer token: read-only keys read, read-write keys also change
+// things, admin keys also make and revoke keys (/api/keys). Pings
+// (/ping/KEY…) need none: a monitor's ping key is their secret. The web
+// page is at /.
+//
+//	server [-db server.db | -postgres URL] -reset-token
+//
+// makes the admin key anew, prints its token and exits, also while servers
+// run on the database: they refuse the old token within a second.
+//
+// Only one server runs on a SQLite file: it holds a lock on a file beside
+// it (server.db.lock for server.db), which ends with the process, even on
+// kill -9; a second is refused with the holder's PID.
 //
 // The coding agent (cmd/agent) syncs its threads here when run with
-// -sync URL and the token in FSMGEN_SERVER_TOKEN: PUT /api/threads/{id}
-// stores a thread's revision unless a newer one is stored (the same
-// revision again changes nothing; an older one is answered 409), at most
-// -max-thread-bytes of JSON (32 MiB; 413 beyond); GET /api/threads lists
-// them, the most recently updated first, and GET /api/threads/{id}
-// returns one whole. Threads are plain rows of the database: with
-// -postgres, every instance serves them, none forwards them.
+// -sync URL and a key's token in FSMGEN_SERVER_TOKEN: PUT
+// /api/threads/{id} stores a thread's revision unless a newer one is
+// stored (the same revision again changes nothing; an older one is
+// answered 409), at most -max-thread-bytes of JSON (32 MiB; 413 beyond);
+// GET /api/threads lists them, the most recently updated first, and GET
+// /api/threads/{id} returns one whole. A thread belongs to the key that
+// pushed it: no other key lists, reads or changes it. Threads are plain
+// rows of the database: with -postgres, every instance serves them, none
+// forwards them.
 //
 // Every request the server acknowledges is stored first, durably: it
 // survives a kill -9; a job's run left running by a kill -9 is closed as
@@ -45,24 +58,25 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/apikey"
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store"
@@ -111,7 +125,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
 	fs.DurationVar(&o.retention, "retention", 30*24*time.Hour, "how long job runs and their check-ins are kept")
 	fs.Int64Var(&o.maxThread, "max-thread-bytes", api.DefaultMaxThread, "the largest thread, in `bytes` of JSON, an agent may sync to /api/threads (larger pushes are answered 413)")
-	fs.BoolVar(&o.resetToken, "reset-token", false, "make a new API token, print it, and forget the old one")
+	fs.BoolVar(&o.resetToken, "reset-token", false, "make the admin API key anew, print its token and exit (the servers running on the database refuse the old one within a second)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -120,6 +134,13 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.resetToken {
+		for _, name := range slices.Sorted(maps.Keys(set)) {
+			if name != "reset-token" && name != "db" && name != "postgres" {
+				return o, fmt.Errorf("-reset-token makes a new admin key and exits: it takes only -db or -postgres, not -%s", name)
+			}
+		}
+	}
 	if set["db"] && set["postgres"] {
 		return o, errors.New("-db and -postgres both given: keep the monitors in SQLite (-db FILE) or in Postgres (-postgres URL), not both")
 	}
@@ -141,9 +162,6 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// tokenKey is the meta key of the API token's SHA-256.
-const tokenKey = "api_token_sha256"
-
 // run serves until ctx is done.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parse(args, stderr)
@@ -151,6 +169,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if o.resetToken {
+		return resetToken(ctx, o, stdout, log)
+	}
 	var registry jobs.Registry
 	if o.jobs != "" {
 		defs, err := jobs.Load(o.jobs)
@@ -163,20 +184,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	var st store.Store
 	where := o.db
 	if o.postgres != "" {
-		st, err = postgres.Open(ctx, o.postgres)
 		where = "postgres"
 	} else {
-		st, err = sqlite.Open(ctx, o.db)
+		release, err := lockDB(o.db)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
+	st, err := open(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	hash, err := token(ctx, st, o.resetToken, stdout)
-	if err != nil {
+	if err := firstKey(ctx, st, stdout, log); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", o.addr)
@@ -203,7 +226,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("load the jobs: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: hash, PingRate: o.pingRate, Page: web.Page(), Log: log, MaxThreadBytes: o.maxThread}),
+		Handler:           api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, PingRate: o.pingRate, Page: web.Page(), Log: log, MaxThreadBytes: o.maxThread}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -259,29 +282,52 @@ func instanceName() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// token returns the SHA-256 of the API token, making (and printing) a
-// token on the first start or when reset asks for one.
-func token(ctx context.Context, st store.Store, reset bool, stdout io.Writer) ([32]byte, error) {
-	var hash [32]byte
-	stored, ok, err := st.Meta(ctx, tokenKey)
+// open opens the database of the options.
+func open(ctx context.Context, o options) (store.Store, error) {
+	if o.postgres != "" {
+		return postgres.Open(ctx, o.postgres, postgres.WithLease(o.lease))
+	}
+	return sqlite.Open(ctx, o.db)
+}
+
+// firstKey makes the admin API key on the first start, and prints its
+// token; it warns when no admin key is valid (all were revoked).
+func firstKey(ctx context.Context, st store.Store, stdout io.Writer, log *slog.Logger) error {
+	tok, err := apikey.Bootstrap(ctx, st, false, time.Now().UTC().Truncate(time.Microsecond))
 	if err != nil {
-		return hash, err
+		return fmt.Errorf("make the admin API key: %w", err)
 	}
-	if ok && !reset {
-		b, err := hex.DecodeString(stored)
-		if err != nil || len(b) != len(hash) {
-			return hash, fmt.Errorf("the stored API token is damaged: start with -reset-token for a new one")
+	if tok != "" {
+		fmt.Fprintf(stdout, "token: %s\n", tok)
+		return nil
+	}
+	keys, err := st.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.Scope == apikey.ScopeAdmin && k.RevokedAt.IsZero() {
+			return nil
 		}
-		copy(hash[:], b)
-		return hash, nil
 	}
-	var raw [32]byte
-	rand.Read(raw[:])
-	tok := "fsm_" + base64.RawURLEncoding.EncodeToString(raw[:])
-	hash = sha256.Sum256([]byte(tok))
-	if err := st.SetMeta(ctx, tokenKey, hex.EncodeToString(hash[:])); err != nil {
-		return hash, err
+	log.Warn("every admin API key is revoked: no key can make or revoke keys; run the server with -reset-token (it exits) for a new admin key")
+	return nil
+}
+
+// resetToken makes the admin key anew and prints its token. It takes no
+// lock: the servers running on the database go on, and refuse the old
+// token within apikey.TTL.
+func resetToken(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) error {
+	st, err := open(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tok, err := apikey.Bootstrap(ctx, st, true, time.Now().UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return fmt.Errorf("make the admin API key anew: %w", err)
 	}
 	fmt.Fprintf(stdout, "token: %s\n", tok)
-	return hash, nil
+	log.Info("the admin API key is made anew: its old token is refused from now on, by the servers running on the database within a second", "key", apikey.AdminID)
+	return nil
 }

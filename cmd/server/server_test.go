@@ -344,50 +344,6 @@ func ping(client *http.Client, url string) (int, string, error) {
 	return resp.StatusCode, out.CheckinID, nil
 }
 
-// TestToken checks that the server prints its token on the first start
-// only, and a new one with -reset-token, which forgets the old one.
-func TestToken(t *testing.T) {
-	db := newDB(t)
-	steps := []struct {
-		name    string
-		args    []string
-		printed bool // a new token
-		valid   string
-		invalid string
-	}{
-		{name: "first start", printed: true},
-		{name: "second start", printed: false, valid: "first start"},
-		{name: "reset", args: []string{"-reset-token"}, printed: true, invalid: "first start"},
-		{name: "after the reset", printed: false, valid: "reset", invalid: "first start"},
-	}
-	tokens := map[string]string{}
-	for _, s := range steps {
-		p := launch(t, db, s.args...)
-		if s.printed {
-			tokens[s.name] = p.token()
-			p.call(tokens[s.name], "GET", "/api/crons/monitors", "", http.StatusOK, nil)
-			for name, old := range tokens {
-				if name != s.name {
-					assert.NotEqual(t, old, tokens[s.name], "%s: a new token", s.name)
-				}
-			}
-		}
-		if s.valid != "" {
-			p.call(tokens[s.valid], "GET", "/api/crons/monitors", "", http.StatusOK, nil)
-		}
-		if s.invalid != "" {
-			var e struct {
-				Error struct{ Code string } `json:"error"`
-			}
-			p.call(tokens[s.invalid], "GET", "/api/crons/monitors", "", http.StatusUnauthorized, &e)
-			assert.Equal(t, "invalid_token", e.Error.Code)
-		}
-		require.Equal(t, 0, p.term(), "%s: %s", s.name, p.stderr.String())
-		assert.Len(t, p.tokens(), map[bool]int{true: 1, false: 0}[s.printed], "%s: stdout %q", s.name, p.stdout.String())
-		p.noErrors()
-	}
-}
-
 // TestGracefulShutdown stops the server with SIGTERM while requests are in
 // flight (their handlers are reading their bodies) and an event stream is
 // open: the requests are answered and stored, the stream ends, the

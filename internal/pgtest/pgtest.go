@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fsmgen/fsmgen/internal/proclock"
 	"net/url"
 	"os"
 	"os/exec"
@@ -49,11 +50,12 @@ const dirPrefix = "fsmgen-pgtest-"
 
 // Cluster is a running Postgres server.
 type Cluster struct {
-	dir  string // the cluster's directory: data/ and the socket
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the server exited
-	port int
-	dbs  atomic.Int64
+	dir    string       // the cluster's directory: data/ and the socket
+	unlock func() error // releases the directory's owner lock (ownerLock)
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the server exited
+	port   int
+	dbs    atomic.Int64
 }
 
 // Options are how a cluster is made.
@@ -133,14 +135,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	removeStale()
-	dir, err := os.MkdirTemp("", dirPrefix)
+	dir, unlock, err := makeDir()
 	if err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
+		return nil, err
 	}
-	c := &Cluster{dir: dir, port: 5432, done: make(chan struct{})}
+	c := &Cluster{dir: dir, unlock: unlock, port: 5432, done: make(chan struct{})}
 	cred, err := credential(dir)
 	if err != nil {
-		os.RemoveAll(dir)
+		c.remove()
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
@@ -148,7 +150,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	initdb.Dir = dir
 	if out, err := initdb.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
+		c.remove()
 		return nil, fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
 	}
 	args := []string{"-D", data, "-k", dir, "-p", strconv.Itoa(c.port), "-c", "listen_addresses=", "-c", "max_connections=200", "-c", "shared_buffers=64MB"}
@@ -156,7 +158,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off")
 	}
 	if err := c.run(filepath.Join(bin, "postgres"), args, cred); err != nil {
-		os.RemoveAll(dir)
+		c.remove()
 		return nil, err
 	}
 	if err := c.waitReady(ctx); err != nil {
@@ -265,24 +267,73 @@ func (c *Cluster) Stop() error {
 			<-c.done
 		}
 	}
-	return os.RemoveAll(c.dir)
+	return c.remove()
+}
+
+// remove removes the cluster's directory, then releases its owner lock.
+func (c *Cluster) remove() error {
+	err := os.RemoveAll(c.dir)
+	if uerr := c.unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// ownerFile is the file in a cluster's directory that the test binary
+// owning the cluster holds locked for as long as the cluster lives.
+const ownerFile = "owner.lock"
+
+// lockOwner takes dir's owner lock: a record lock that ends with this
+// process, however it ends, so that removeStale knows a cluster whose
+// binary died from one that is still starting or running.
+func lockOwner(dir string) (func() error, error) {
+	f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	unlock, err := proclock.Lock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("pgtest: lock %s: %w", f.Name(), err)
+	}
+	return unlock, nil
+}
+
+// makeDir makes a cluster's directory, locked by its owner lock before
+// removeStale can see it: it is made under another name, locked, then
+// renamed.
+func makeDir() (string, func() error, error) {
+	tmp, err := os.MkdirTemp("", "new-"+dirPrefix)
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: %w", err)
+	}
+	unlock, err := lockOwner(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	dir := filepath.Join(filepath.Dir(tmp), strings.TrimPrefix(filepath.Base(tmp), "new-"))
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		_ = unlock()
+		return "", nil, fmt.Errorf("pgtest: %w", err)
+	}
+	return dir, unlock, nil
 }
 
 // removeStale removes the clusters of test binaries that died without
-// stopping theirs: those whose postmaster no longer runs.
+// stopping theirs: those whose owner lock no other process holds. (A
+// cluster's postmaster.pid is no sign of life: initdb's bootstrap backend
+// writes its PID negated, and a cluster being made has none.)
 func removeStale() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
 	for _, dir := range dirs {
-		pid, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid"))
-		if err == nil {
-			first, _, _ := strings.Cut(string(pid), "\n")
-			if n, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && syscall.Kill(n, 0) == nil {
-				continue // running
-			}
-		} else if info, err := os.Stat(dir); err != nil || time.Since(info.ModTime()) < time.Hour {
-			continue // starting, perhaps
+		unlock, err := lockOwner(dir)
+		if err != nil {
+			continue // owned, or not a cluster this package can lock
 		}
 		os.RemoveAll(dir)
+		_ = unlock()
 	}
 }
 

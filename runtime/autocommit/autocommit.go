@@ -131,6 +131,7 @@ import (
 	"unicode"
 
 	"github.com/fsmgen/fsmgen/internal/atomicfile"
+	"github.com/fsmgen/fsmgen/runtime/progpath"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
@@ -250,17 +251,23 @@ type Options struct {
 	// index and branch are then never touched. Empty means the branch
 	// checked out (or a detached HEAD).
 	Branch string
+	// Programs finds git, once, at Open, never in a directory of PATH the
+	// model's commands can write; nil means one made from PATH that
+	// knows the workspace alone (the agent hands its own, which also
+	// knows the directories its sandbox lets commands write).
+	Programs *progpath.Resolver
 }
 
 // Committer commits the changes of one workspace into the repository it
 // belonged to when [Open] was called. It is safe for concurrent use; commits
 // are made one at a time.
 type Committer struct {
-	dir     string // the workspace: absolute, links resolved
-	repo    bool   // whether dir was in a git work tree at Open
-	gitDir  string // the git directory, when repo
-	top     string // the top of the work tree, when repo
-	prefix  string // dir relative to top, with a final "/", or ""
+	dir     string  // the workspace: absolute, links resolved
+	repo    bool    // whether dir was in a git work tree at Open
+	gitDir  string  // the git directory, when repo
+	top     string  // the top of the work tree, when repo
+	prefix  string  // dir relative to top, with a final "/", or ""
+	prog    program // git, and the PATH of its commands
 	timeout time.Duration
 	secrets *redact.Redactor
 	maxNew  int64 // Options.MaxNewFileBytes; < 0: no limit
@@ -333,14 +340,23 @@ func Open(ctx context.Context, dir string, opt Options) (*Committer, error) {
 	if opt.MaxNewFileBytes == 0 {
 		opt.MaxNewFileBytes = DefaultMaxNewFileBytes
 	}
+	programs := opt.Programs
+	if programs == nil {
+		programs = progpath.New(progpath.Options{PATH: os.Getenv("PATH"), Workspace: resolved})
+	}
+	bin, err := programs.Look("git")
+	if err != nil {
+		return nil, fmt.Errorf("auto-commit: %w; or turn auto-commit off", err)
+	}
+	prog := program{git: bin, path: programs.PATH()}
 	if opt.Branch != "" {
-		if err := checkBranchName(ctx, opt.Branch); err != nil {
+		if err := checkBranchName(ctx, prog, opt.Branch); err != nil {
 			return nil, err
 		}
 	}
-	c := &Committer{dir: resolved, timeout: opt.Timeout, secrets: opt.Secrets, maxNew: opt.MaxNewFileBytes, told: map[string]string{},
+	c := &Committer{dir: resolved, prog: prog, timeout: opt.Timeout, secrets: opt.Secrets, maxNew: opt.MaxNewFileBytes, told: map[string]string{},
 		branch: opt.Branch, owned: map[string]fingerprint{}, turn: map[string]bool{}, mixed: map[string]bool{}}
-	find := git{dir: resolved, timeout: opt.Timeout, redact: opt.Secrets}
+	find := git{prog: prog, dir: resolved, timeout: opt.Timeout, redact: opt.Secrets}
 
 	inside, err := find.insideWorkTree(ctx)
 	if err != nil {
@@ -393,6 +409,7 @@ func (c *Committer) Repository() string { return c.gitDir }
 // git returns the runner of git commands in the recorded repository.
 func (c *Committer) git() git {
 	return git{
+		prog:      c.prog,
 		dir:       c.dir,
 		env:       []string{"GIT_DIR=" + c.gitDir, "GIT_WORK_TREE=" + c.top},
 		timeout:   c.timeout,

@@ -247,8 +247,8 @@ func (c *Committer) target(ctx context.Context, g git) (ref, parent string, err 
 }
 
 // checkBranchName refuses a name git would not take for a branch.
-func checkBranchName(ctx context.Context, name string) error {
-	g := git{timeout: DefaultTimeout}
+func checkBranchName(ctx context.Context, prog program, name string) error {
+	g := git{prog: prog, timeout: DefaultTimeout}
 	if _, err := g.run(ctx, "check-ref-format", "--branch", name); err != nil || strings.HasPrefix(name, "-") {
 		return fmt.Errorf("auto-commit: %q is not a branch name git accepts; choose another", name)
 	}

@@ -64,21 +64,33 @@ var hardEnv = []string{
 // see: programs git would run in place of its own.
 var droppedEnv = []string{"GIT_EXTERNAL_DIFF", "GIT_SSH"}
 
-// environ returns the agent's environment without droppedEnv, then
-// hardEnv, then extra; for a variable given twice, the last wins.
-func environ(extra []string) []string {
-	env := make([]string, 0, len(os.Environ())+len(hardEnv)+len(extra))
+// environ returns the agent's environment without droppedEnv and with
+// PATH set to path, then hardEnv, then extra; for a variable given twice,
+// the last wins.
+func environ(path string, extra []string) []string {
+	env := make([]string, 0, len(os.Environ())+len(hardEnv)+len(extra)+1)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(droppedEnv, name) {
+		if !slices.Contains(droppedEnv, name) && name != "PATH" {
 			env = append(env, kv)
 		}
 	}
+	env = append(env, "PATH="+path)
 	return append(append(env, hardEnv...), extra...)
+}
+
+// program is the git the commands run, found once by the committer's
+// resolver (Options.Programs), and the PATH they get: the directories
+// that resolver looks in, so that what git starts through PATH (a filter
+// the user configured, git-lfs say) is never one the model's commands
+// planted either.
+type program struct {
+	git, path string
 }
 
 // git runs git commands in one directory.
 type git struct {
+	prog    program
 	dir     string        // the working directory
 	env     []string      // added to the environment, e.g. GIT_DIR
 	timeout time.Duration // of each command
@@ -167,9 +179,10 @@ func (g git) exec(ctx context.Context, stdin []byte, stdout *bytes.Buffer, consu
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, g.timeout, errTimedOut)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "git", append(append([]string{}, hardening...), args...)...)
+	cmd := exec.CommandContext(cctx, g.prog.git, append(append([]string{}, hardening...), args...)...)
+	cmd.Args[0] = "git"
 	cmd.Dir = g.dir
-	cmd.Env = environ(g.env)
+	cmd.Env = environ(g.prog.path, g.env)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

@@ -308,7 +308,7 @@ func (c *Committer) ForkBranch(ctx context.Context, name string) error {
 	if !c.repo || c.branch == "" {
 		return nil
 	}
-	if err := checkBranchName(ctx, name); err != nil {
+	if err := checkBranchName(ctx, c.prog, name); err != nil {
 		return err
 	}
 	g := c.git()

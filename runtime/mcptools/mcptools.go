@@ -19,6 +19,16 @@
 // in every encoding the redactor knows, and an entry that holds one is
 // refused with a message naming the field, never the secret.
 //
+// A stdio server's program is found on the host by the sandbox's resolver
+// (see runtime/progpath), confined or not: never in the workspace nor in
+// a directory the model's commands can write, never through a relative
+// path, and never in a directory its sandbox hides. Confinement alone is
+// not enough, as an entry may grant its server what bash has not (the
+// network, exposed paths, variables holding tokens), which a program the
+// model planted must not get. Its arguments are the entry's own: a script
+// of the workspace that an interpreter runs (node server.js) runs with
+// the entry's grants, and the model can edit it.
+//
 // Each server's tools are listed once, at start, and offered as
 // mcp__<server>__<tool>, the names cut down to what both LLM APIs accept
 // (letters, digits, _ and -, at most 64 characters). A server that fails
@@ -291,9 +301,6 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 	if len(s.Command) == 0 {
 		return nil, nil, errors.New("no command given; give its command or its url")
 	}
-	if _, err := exec.LookPath(s.Command[0]); err != nil {
-		return nil, nil, fmt.Errorf("its command: %w; give the program's absolute path, or put it on PATH", err)
-	}
 	so := opt.Sandbox
 	so.Network = s.Network
 	if so.Expose == nil {
@@ -306,6 +313,13 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 	}
 	if why := sb.Disabled(); why != nil {
 		return nil, nil, fmt.Errorf("its sandbox is unavailable, so it was not started: %w", why)
+	}
+	// Found on the host, outside every directory the model's commands
+	// can write, whether the server runs confined or not: its entry may
+	// grant it what bash has not (the network, exposed paths, variables).
+	prog, err := sb.Look(s.Command[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("its command: %w", err)
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -325,7 +339,8 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 		outW.Close()
 		return nil, nil, err
 	}
-	cmd := sandbox.Command{Workspace: opt.Workspace, Args: s.Command, Stdin: inR, Stdout: outW, Stderr: errW, Env: maps.Clone(s.Env)}
+	args := append([]string{prog}, s.Command[1:]...)
+	cmd := sandbox.Command{Workspace: opt.Workspace, Args: args, Stdin: inR, Stdout: outW, Stderr: errW, Env: maps.Clone(s.Env)}
 	if s.ReadOnlyWorkspace {
 		cmd.Workspace, cmd.Dir = "", opt.Workspace
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmgen/fsmgen/runtime/progpath"
 	"github.com/fsmgen/fsmgen/runtime/sandbox"
 )
 
@@ -45,12 +46,34 @@ type prober struct {
 	hidden    []string         // directories of PATH the sandbox hides
 	workspace string           // a program found in it is not run
 	timeout   time.Duration
+	// path is the PATH of a version command run unconfined: the
+	// directories the model's commands cannot write.
+	path string
 }
 
-// prober returns the prober of f and the line that tells the model how
-// the versions were found.
-func (f Facts) prober() (prober, string) {
-	p := prober{workspace: f.Workspace, timeout: f.VersionTimeout}
+// programs returns the resolver of the programs the facts run: the
+// sandbox's, or one made from the environment's PATH and the workspace.
+func (f Facts) programs() *progpath.Resolver {
+	if f.Sandbox != nil {
+		return f.Sandbox.Programs()
+	}
+	environ := f.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	var path string
+	for _, kv := range environ() {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	return progpath.New(progpath.Options{PATH: path, Workspace: f.Workspace})
+}
+
+// prober returns the prober of f, which finds programs with programs, and
+// the line that tells the model how the versions were found.
+func (f Facts) prober(programs *progpath.Resolver) (prober, string) {
+	p := prober{workspace: f.Workspace, timeout: f.VersionTimeout, path: programs.PATH()}
 	if p.timeout <= 0 {
 		p.timeout = 3 * time.Second
 	}
@@ -88,7 +111,7 @@ func (p prober) version(ctx context.Context, prog string, args []string) string 
 	} else {
 		cmd := exec.CommandContext(ctx, prog, args...)
 		cmd.Dir = probeDir
-		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, probeEnv...)
+		cmd.Env = append([]string{"PATH=" + p.path, "HOME=" + os.Getenv("HOME")}, probeEnv...)
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.WaitDelay = time.Second
 		err = cmd.Run()

@@ -100,3 +100,29 @@ func TestEnvironmentSkipsWorkspacePrograms(t *testing.T) {
 	assert.Contains(t, out, "node: version unknown (not run: it lies in the workspace)")
 	assert.NoFileExists(t, marker)
 }
+
+// TestEnvironmentSkipsWorkspacePATH (issue 29 item 1): with the
+// workspace's .venv/bin first on the environment's PATH, the toolchains
+// planted there are neither reported nor run: the query finds the go
+// installed, and runs it with a PATH that leaves the workspace out.
+func TestEnvironmentSkipsWorkspacePATH(t *testing.T) {
+	t.Parallel()
+	goPath, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not in PATH")
+	}
+	ws := t.TempDir()
+	bin := filepath.Join(ws, ".venv", "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, name := range []string{"go", "git", "python3"} {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\necho ran >"+marker+"\n"), 0o755))
+	}
+	path := bin + string(filepath.ListSeparator) + filepath.Dir(goPath) + string(filepath.ListSeparator) + os.Getenv("PATH")
+	f := query.Facts{Workspace: ws, Environ: func() []string { return []string{"PATH=" + path, "HOME=" + t.TempDir()} }}
+	out := f.Environment(context.Background())
+	assert.NoFileExists(t, marker)
+	assert.Contains(t, out, "go: go version go1.")
+	assert.Contains(t, out, "("+goPath+")")
+	assert.NotContains(t, out, ".venv")
+}

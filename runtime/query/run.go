@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -61,7 +60,10 @@ type Facts struct {
 	Tools ToolRunner
 	// Environ returns the environment; nil means os.Environ.
 	Environ func() []string
-	// LookPath finds a program; nil means exec.LookPath.
+	// LookPath finds a program; nil means the Look of the sandbox's
+	// resolver (see runtime/progpath), or without a sandbox, of one made
+	// from the environment's PATH and the workspace: a toolchain is never
+	// found in a directory the model's commands can write.
 	LookPath func(string) (string, error)
 	// VersionTimeout bounds each toolchain's version command; 0 means 3s.
 	VersionTimeout time.Duration
@@ -120,8 +122,9 @@ func (f Facts) Environment(ctx context.Context) string {
 	if environ == nil {
 		environ = os.Environ
 	}
+	programs := f.programs()
 	if look == nil {
-		look = exec.LookPath
+		look = programs.Look
 	}
 	var b strings.Builder
 	osLine := runtime.GOOS + " (" + runtime.GOARCH + ")"
@@ -153,7 +156,7 @@ func (f Facts) Environment(ctx context.Context) string {
 	if f.Workspace != "" {
 		fmt.Fprintf(&b, "workspace: %s\n", f.Workspace)
 	}
-	probe, how := f.prober()
+	probe, how := f.prober(programs)
 	b.WriteString(how)
 	for _, tc := range toolchains {
 		p, err := look(tc.name)

@@ -64,6 +64,11 @@
 //     lie there. [Sandbox.HiddenPATH] names the directories of PATH a
 //     command cannot see (a toolchain in the home directory, which must
 //     be exposed to be of use).
+//   - Programs on the host. Bubblewrap, the shell that sets the limits
+//     and, unconfined, a command's program given by name are found by
+//     [Options.Programs] (runtime/progpath), never in a directory of PATH
+//     the model's commands can write ([Options.Writable], the workspace):
+//     a bwrap or bash planted in a .venv/bin on PATH is not run.
 //   - Secrets. The other paths of [Options.Hidden] ([DefaultHidden]:
 //     /etc/shadow, ssh host keys, /run, ... plus what the agent adds: its
 //     threads and event log) are hidden: a directory appears empty and

@@ -65,8 +65,10 @@ const limitsArg0 = "fsmgen-limits"
 // bubblewrap made the namespace, it would count all of the user's). The
 // limits are both soft and hard (a command cannot raise them), but for
 // the CPU time, whose hard limit is a second higher so that a process
-// first gets SIGXCPU ("CPU time limit exceeded"), then SIGKILL.
-func (l Limits) wrap(argv []string) []string {
+// first gets SIGXCPU ("CPU time limit exceeded"), then SIGKILL. shell is
+// the bash that runs it (an absolute path found on the host: never one
+// the model's commands could have planted, which would set no limit).
+func (l Limits) wrap(shell string, argv []string) []string {
 	var set []string
 	if l.Memory > 0 {
 		set = append(set, "-d", strconv.FormatInt(max(l.Memory>>10, 1), 10)) // KiB
@@ -88,7 +90,7 @@ func (l Limits) wrap(argv []string) []string {
 		return argv
 	}
 	script = append(script, `exec "$@"`)
-	return append([]string{"bash", "-c", strings.Join(script, " && "), limitsArg0}, argv...)
+	return append([]string{shell, "-c", strings.Join(script, " && "), limitsArg0}, argv...)
 }
 
 // Signals of the limits, and the status bubblewrap and shells report for

@@ -24,19 +24,19 @@ func TestLimitsWrap(t *testing.T) {
 		{
 			name:   "the defaults",
 			limits: DefaultLimits(),
-			want: append([]string{"bash", "-c",
+			want: append([]string{"/bin/bash", "-c",
 				`ulimit -S -H -c 0 -d 1048576 -u 1024 -f 1048576 && ulimit -S -t 600 && ulimit -H -t 601 && exec "$@"`, "fsmgen-limits"}, argv...),
 		},
 		{
 			name:   "rounded: memory and files to KiB (at least 1), CPU up to whole seconds",
 			limits: Limits{Memory: 1000, FileSize: 4097, CPU: 1500 * time.Millisecond},
-			want: append([]string{"bash", "-c",
+			want: append([]string{"/bin/bash", "-c",
 				`ulimit -S -H -c 0 -d 1 -f 4 && ulimit -S -t 2 && ulimit -H -t 3 && exec "$@"`, "fsmgen-limits"}, argv...),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.limits.wrap(argv))
+			assert.Equal(t, tt.want, tt.limits.wrap("/bin/bash", argv))
 		})
 	}
 }
@@ -44,11 +44,12 @@ func TestLimitsWrap(t *testing.T) {
 // TestLimitsWrapRuns runs the wrapper's shell outside any sandbox, with
 // limits no lower than this process's, and reads them back.
 func TestLimitsWrapRuns(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
 		t.Skip("bash is not installed")
 	}
 	l := Limits{Memory: 8 << 30, Processes: 100000, CPU: 3 * time.Hour, FileSize: 64 << 30}
-	argv := l.wrap([]string{"bash", "-c", "ulimit -S -d -u -f -t -c; ulimit -H -t; ulimit -H -d"})
+	argv := l.wrap(bash, []string{"bash", "-c", "ulimit -S -d -u -f -t -c; ulimit -H -t; ulimit -H -d"})
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil && len(out) > 0 && string(out[:min(len(out), 14)]) == "fsmgen-limits:" {
 		t.Skipf("this process's own limits are lower: %s", out)

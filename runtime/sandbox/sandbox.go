@@ -3,8 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,15 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/fsmgen/fsmgen/internal/atomicfile"
+	"github.com/fsmgen/fsmgen/runtime/progpath"
 	"github.com/fsmgen/fsmgen/runtime/redact"
 )
 
@@ -71,8 +65,16 @@ type Options struct {
 	// DefaultLimits(). A zero field sets no limit. Commands run with mode
 	// off are not limited.
 	Limits *Limits
-	// Bwrap is the bubblewrap program; "" means "bwrap" on PATH.
+	// Bwrap is the bubblewrap program; "" means "bwrap". Programs finds
+	// it.
 	Bwrap string
+	// Programs finds bubblewrap, the shell that sets the limits and the
+	// program of every command given by name (see [Command].Args) on the
+	// host, never in a directory the model's commands can write. nil
+	// means one made from the PATH of Environ that skips the directories
+	// of [Options.Writable]; it knows no workspace, which the agent's
+	// own resolver does.
+	Programs *progpath.Resolver
 	// Environ returns the environment commands take their variables from;
 	// nil means os.Environ, read at each command's start.
 	Environ func() []string
@@ -102,6 +104,12 @@ type Sandbox struct {
 	tmpUnlimited bool
 	// readOnly mounts the workspace read-only (Options.ReadOnlyWorkspace).
 	readOnly bool
+	// programs finds programs on the host (Options.Programs); inside
+	// finds those of commands, which must be visible to them: programs
+	// without the directories of PATH hidden from confined commands.
+	programs, inside *progpath.Resolver
+	// shell is the bash that sets the limits, "" when there are none.
+	shell string
 }
 
 // New returns the sandbox opt describes.
@@ -128,6 +136,11 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 	if s.environ == nil {
 		s.environ = os.Environ
 	}
+	s.programs = opt.Programs
+	if s.programs == nil {
+		s.programs = progpath.New(progpath.Options{PATH: pathOf(s.environ()), Writable: opt.Writable()})
+	}
+	s.inside = s.programs
 	if mode == Off {
 		s.env.network = true // nothing stops it; the proxy variables are useful
 		return s, nil
@@ -172,6 +185,8 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		s.cache = abs
 	}
 
+	s.inside = s.programs.Without("hidden from sandboxed commands; -"+FlagExpose+" shows it", s.hiddenPATH()...)
+
 	if err := s.detect(ctx, opt.Bwrap); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("check the sandbox: %w", context.Cause(ctx))
@@ -206,16 +221,27 @@ func (s *Sandbox) detect(ctx context.Context, bwrap string) error {
 	if name == "" {
 		name = "bwrap"
 	}
-	path, err := exec.LookPath(name)
+	path, err := s.programs.Look(name)
 	if err != nil {
-		where := ""
+		where, skipped := "", ""
 		if bwrap != "" {
 			where = " at " + bwrap
 		}
-		return fmt.Errorf("bubblewrap is not installed%s: install the bubblewrap package (apt install bubblewrap) %s", where, offAdvice)
+		var nf *progpath.NotFoundError
+		switch {
+		case !errors.As(err, &nf):
+			return fmt.Errorf("bubblewrap: %w; install the bubblewrap package (apt install bubblewrap) in a system directory %s", err, offAdvice)
+		case len(nf.Skipped) > 0:
+			skipped = " (the agent never runs one from a directory its commands can write: skipped " + strings.Join(nf.Skipped, "; ") + ")"
+		}
+		return fmt.Errorf("bubblewrap is not installed%s%s: install the bubblewrap package (apt install bubblewrap) %s", where, skipped, offAdvice)
 	}
-	if path, err = filepath.Abs(path); err != nil {
-		return fmt.Errorf("bubblewrap %q: %w", name, err)
+	if l := s.limits; l.Memory > 0 || l.Processes > 0 || l.FileSize > 0 || l.CPU > 0 {
+		// The limits are set by a shell, which must be the system's:
+		// one planted on PATH would set none.
+		if s.shell, err = s.inside.Look("bash"); err != nil {
+			return fmt.Errorf("the sandbox cannot set its limits here: %w %s", err, offAdvice)
+		}
 	}
 	s.bwrap = path
 	if err := s.setupCache(); err != nil {
@@ -271,131 +297,6 @@ func (s *Sandbox) probe(ctx context.Context) (string, error) {
 		return "", errors.New(text)
 	}
 	return text, nil
-}
-
-// setupCache creates the base cache directory and resolves its links.
-// Only New calls it.
-func (s *Sandbox) setupCache() error {
-	if s.cache == "" {
-		return nil
-	}
-	if err := os.MkdirAll(s.cache, 0o700); err != nil {
-		return fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
-	}
-	real, err := filepath.EvalSymlinks(s.cache)
-	if err != nil {
-		return fmt.Errorf("sandbox cache directory: %w", err)
-	}
-	s.cache = real
-	// The notice a command reads in place of a masked file. Commands see
-	// the cache's directory read-only: only its workspace's is writable.
-	notice := filepath.Join(s.cache, maskNoticeName)
-	if old, err := os.ReadFile(notice); err != nil || string(old) != MaskNotice {
-		if err := atomicfile.Write(notice, []byte(MaskNotice), 0o444); err != nil {
-			return fmt.Errorf("write the notice of masked files in the sandbox cache directory: %w", err)
-		}
-	}
-	s.lay.notice = notice
-	return nil
-}
-
-// MaskNotice is what a confined command reads in place of a masked file
-// (see [Command].Masked) when the sandbox has a cache directory (without
-// one, a masked file cannot be read at all).
-const MaskNotice = "fsmgen-agent: this file is masked: it holds the agent's API key, or is one of the agent's own logs or journals, which commands may not read. Leave it as it is.\n"
-
-// maskNoticeName is the notice's file in the cache directory: the cache
-// of no workspace, whose names end in a hash.
-const maskNoticeName = "masked-file-notice.txt"
-
-// maxCacheLabel bounds the readable part of a workspace cache's name.
-const maxCacheLabel = 32
-
-// CacheDir returns the cache directory of the commands run in workspace:
-// a subdirectory of [Options.CacheDir] named after the workspace, its base
-// name then 16 hexadecimal digits of the SHA-256 of its absolute path
-// with every link resolved (e.g. "myproject-0123456789abcdef"). It
-// returns "" when commands have no persistent cache: without
-// Options.CacheDir, without a workspace, and when they are not confined.
-//
-// Each workspace has a cache of its own because a build cache is trusted:
-// Go's GOCACHE does not check what it hands back, so a command that could
-// write to another project's cache could plant build outputs in that
-// project's builds. The same workspace gets the same directory in every
-// sandbox, so builds stay incremental from one session to the next.
-func (s *Sandbox) CacheDir(workspace string) string {
-	if s.cache == "" || workspace == "" || !s.Confined() {
-		return ""
-	}
-	ws, err := filepath.Abs(workspace)
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	sum := sha256.Sum256([]byte(ws))
-	label := strings.Map(func(r rune) rune {
-		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-') {
-			return r
-		}
-		return '_'
-	}, filepath.Base(ws))
-	if len(label) > maxCacheLabel {
-		label = label[:maxCacheLabel]
-	}
-	return filepath.Join(s.cache, strings.TrimLeft(label, ".")+"-"+hex.EncodeToString(sum[:8]))
-}
-
-// setupWorkspaceCache creates dir, a workspace's cache directory (see
-// CacheDir), if need be, and checks that it is a directory of its own.
-func setupWorkspaceCache(dir string) error {
-	// The base too, in case it was removed since New.
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create the sandbox cache directory: %w; choose another one", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("sandbox cache directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("sandbox cache directory %s is not a directory (a link?); remove it", dir)
-	}
-	return nil
-}
-
-// HiddenPATH returns the directories of the commands' PATH that they
-// cannot see, as the agent's environment gives it (a toolchain in the
-// home directory, say, which must be exposed to be of use): none when
-// commands are not confined.
-func (s *Sandbox) HiddenPATH() []string {
-	if !s.Confined() {
-		return nil
-	}
-	var path string
-	for _, kv := range curate(s.environ(), s.env) {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	ms := s.lay.mounts()
-	var out []string
-	for _, dir := range filepath.SplitList(path) {
-		real, err := filepath.EvalSymlinks(dir)
-		if !filepath.IsAbs(dir) || err != nil || slices.Contains(out, dir) {
-			continue
-		}
-		var last *mount // the most specific mount that holds it
-		for i := range ms {
-			if within(real, ms[i].path) {
-				last = &ms[i]
-			}
-		}
-		if last != nil && (last.kind == hideDir || last.kind == hideFile) {
-			out = append(out, dir)
-		}
-	}
-	return out
 }
 
 // Mode returns the mode asked for.
@@ -483,6 +384,11 @@ type Command struct {
 	// Dir is the working directory, absolute; "" means Workspace.
 	Dir string
 	// Args is the program and its arguments, e.g. {"bash", "-c", script}.
+	// A program given by name (no slash) is found, unconfined, by
+	// [Sandbox.Look] (never in a directory of PATH the model's commands
+	// can write); confined, inside the sandbox through the PATH commands
+	// see, as the model's own commands find theirs: it runs confined
+	// either way. Its name stays the command's argv[0].
 	Args []string
 	// Stdout and Stderr receive the command's output; nil discards it.
 	// Give an *os.File so that Wait does not wait for the output to be
@@ -550,6 +456,14 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		dir = c.Workspace
 	}
 	argv := c.Args
+	prog := argv[0] // the program run on the host
+	if !s.Confined() && !strings.Contains(prog, "/") {
+		p, err := s.inside.Look(prog)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", prog, err)
+		}
+		prog = p
+	}
 	env := s.env
 	var writable []string // what a confined command may write
 	if len(c.Env) > 0 {
@@ -580,10 +494,12 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 			"XDG_CACHE_HOME": cache,
 			"GOCACHE":        filepath.Join(cache, "go-build"),
 		})
-		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(c.Args))...)
+		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(s.shell, argv))...)
+		prog = s.bwrap
 		writable = writableDirs(lay)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
 	cmd.Env = curate(s.environ(), env)
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = c.Stdout, c.Stderr, c.Stdin
@@ -635,122 +551,4 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	return p, nil
-}
-
-// Process is a started command.
-type Process struct {
-	cmd          *exec.Cmd
-	confined     bool
-	limits       Limits
-	tmpUnlimited bool
-	cgroup       *commandCgroup // its pids cgroup; nil without
-	pidsCgroup   bool           // it has a pids cgroup
-	done         chan struct{}  // closed once the command was waited for
-	err          error          // what cmd.Wait returned; set before done is closed
-	pidsRefused  int            // tasks its pids cgroup refused; set before done is closed
-	disk         *diskWatch     // the watcher of what it writes; nil without (its wrote is set before done is closed)
-	killMu       sync.Mutex     // serialises Kill
-}
-
-// run starts the command and waits for it, on one locked OS thread.
-// bubblewrap's --die-with-parent kills the sandbox when the thread that
-// started it exits (Linux's parent-death signal follows the thread, not
-// the process), and Go may end a thread; locking keeps that thread alive
-// for as long as the command runs. With a pids cgroup, the thread joins
-// the cgroup for the fork, so that bubblewrap starts in it (see
-// cgroup.go); should it fail to leave, it stays locked, and so ends with
-// this goroutine rather than serve other goroutines from the command's
-// cgroup.
-func (p *Process) run(started chan<- error) {
-	runtime.LockOSThread()
-	unlock := true
-	defer func() {
-		if unlock {
-			runtime.UnlockOSThread()
-		}
-	}()
-	cg := p.cgroup
-	if cg != nil {
-		if err := cg.enter(); err != nil {
-			cg.remove()
-			started <- fmt.Errorf("put the command in its pids cgroup: %w", err)
-			return
-		}
-	}
-	err := p.cmd.Start()
-	if cg != nil && cg.leave() != nil {
-		unlock = false
-	}
-	if err != nil {
-		if cg != nil && unlock {
-			cg.remove()
-		}
-		started <- err
-		return
-	}
-	started <- nil
-	stopWatch := p.watchDisk()
-	p.err = p.cmd.Wait()
-	stopWatch()
-	if cg == nil {
-		close(p.done)
-		return
-	}
-	p.pidsRefused = cg.refused()
-	close(p.done)
-	// The cgroup empties a millisecond or so after the command's last
-	// process is reaped: its removal need not hold up the command's end.
-	if unlock {
-		cg.remove()
-	}
-}
-
-// watchDisk starts the command's disk watcher, if it has one, in a
-// goroutine of its own, which kills the command when it wrote more than
-// its limit; the function returned stops it and waits for it to end.
-func (p *Process) watchDisk() (stop func()) {
-	if p.disk == nil {
-		return func() {}
-	}
-	quit, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		p.disk.run(quit, p.Kill)
-	}()
-	return func() {
-		close(quit)
-		<-ended
-	}
-}
-
-// Wait waits for the command to exit and returns what [exec.Cmd.Wait]
-// does: nil, or an *exec.ExitError. A confined command killed by signal N
-// exits with status 128+N.
-func (p *Process) Wait() error {
-	<-p.done
-	return p.err
-}
-
-// Done is closed once the command has exited and was waited for.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Kill kills the command and every process it started. Confined, that is
-// everything in its PID namespace, which dies with bubblewrap (and with
-// the command itself, so Kill has nothing to do once it has exited).
-// Unconfined, it is the command's process group (that of its session):
-// a process that left the group (setsid, set -m) survives.
-func (p *Process) Kill() {
-	p.killMu.Lock()
-	defer p.killMu.Unlock()
-	select {
-	case <-p.done:
-		if p.confined {
-			return // the namespace is gone, and the group id may be reused
-		}
-	default:
-	}
-	// ESRCH (nothing left to kill) is the normal case after a clean exit.
-	// While the command has not been waited for, its group id cannot be
-	// reused; after, the group keeps its id while any member is alive.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 }

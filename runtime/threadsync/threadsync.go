@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -60,9 +61,14 @@ const drainDelay = 250 * time.Millisecond
 
 // Config is what a Pusher is made with.
 type Config struct {
-	// URL is the server's base URL (http or https), e.g.
-	// http://127.0.0.1:8080. Required.
+	// URL is the server's base URL, e.g. https://sync.example.com or
+	// http://127.0.0.1:8080. Required. Plain http:// is refused for a
+	// host other than loopback unless AllowHTTP says otherwise: the token
+	// and the thread would cross the network in clear.
 	URL string
+	// AllowHTTP accepts a plain http:// URL to any host (a private
+	// network the user trusts); the agent's -sync-allow-http.
+	AllowHTTP bool
 	// Token is the server's API token, sent as a bearer token.
 	Token string
 	// Secrets are replaced by "[REDACTED]" in what is pushed (see
@@ -120,6 +126,9 @@ func New(cfg Config) (*Pusher, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("sync URL %q: give the server's base URL, http:// or https://, as in http://127.0.0.1:8080", cfg.URL)
 	}
+	if u.Scheme == "http" && !cfg.AllowHTTP && !loopback(u.Hostname()) {
+		return nil, fmt.Errorf("sync URL %s: plain http:// to %s would send the token and the thread across the network unencrypted; use https://, or an http:// URL to this machine (127.0.0.1, [::1], localhost), or allow it with -%s", cfg.URL, u.Hostname(), FlagAllowHTTP)
+	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	if cfg.MinDelay <= 0 {
 		cfg.MinDelay = DefaultMinDelay
@@ -139,6 +148,20 @@ func New(cfg Config) (*Pusher, error) {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	return p, nil
+}
+
+// FlagAllowHTTP is the agent's flag that sets Config.AllowHTTP.
+const FlagAllowHTTP = "sync-allow-http"
+
+// loopback reports whether host, as a URL names it, is this machine: a
+// loopback address, or localhost. Nothing is looked up: a name that
+// resolves to a loopback address is not taken for one.
+func loopback(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // URL returns the server's base URL, as pushes use it.

@@ -2,8 +2,8 @@ package threadsync_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -19,7 +19,9 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/threadsync"
 	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/apikey"
 	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
 	"github.com/fsmgen/fsmgen/server/store/memory"
 )
 
@@ -46,7 +48,9 @@ func newServer(t *testing.T) *server {
 	st := memory.New()
 	engine, err := monitors.New(context.Background(), monitors.Config{Store: st, Instance: "test"})
 	require.NoError(t, err)
-	s := &server{t: t, handler: api.New(api.Config{Engine: engine, Store: st, TokenHash: sha256.Sum256([]byte(token))})}
+	_, err = st.AddKey(context.Background(), &store.Key{ID: apikey.AdminID, Name: "admin", Scope: apikey.ScopeAdmin, Hash: apikey.Hash(token)})
+	require.NoError(t, err)
+	s := &server{t: t, handler: api.New(api.Config{Engine: engine, Store: st})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s.addr = ln.Addr().String()
@@ -386,9 +390,74 @@ func TestNew(t *testing.T) {
 		_, err := threadsync.New(threadsync.Config{URL: u})
 		require.ErrorContains(t, err, "give the server's base URL", u)
 	}
-	p, err := threadsync.New(threadsync.Config{URL: "http://host:8080/base/"})
+	p, err := threadsync.New(threadsync.Config{URL: "https://host:8080/base/"})
 	require.NoError(t, err)
-	assert.Equal(t, "http://host:8080/base", p.URL())
+	assert.Equal(t, "https://host:8080/base", p.URL())
+}
+
+// TestNewRefusesPlainHTTP (issue 29 item 4): plain http:// is refused
+// for a host other than loopback, where the token would cross the
+// network in clear, unless AllowHTTP says so; the refusal comes before
+// any dial (a dialer that records its addresses and reaches nothing
+// proves it: with AllowHTTP the push does dial).
+func TestNewRefusesPlainHTTP(t *testing.T) {
+	tests := []struct {
+		url   string
+		allow bool
+		ok    bool
+	}{
+		{url: "http://192.0.2.1:8080"},
+		{url: "http://sync.example.com"},
+		{url: "http://localhost.example.com:8080"},
+		{url: "http://10.0.0.1:8080/base"},
+		{url: "http://[2001:db8::1]:8080"},
+		{url: "http://127.0.0.1:8080", ok: true},
+		{url: "http://127.8.9.10:8080", ok: true},
+		{url: "http://[::1]:8080", ok: true},
+		{url: "http://[::ffff:127.0.0.1]:8080", ok: true},
+		{url: "http://localhost:8080", ok: true},
+		{url: "http://LocalHost.:8080", ok: true},
+		{url: "https://192.0.2.1:8443", ok: true},
+		{url: "http://192.0.2.1:8080", allow: true, ok: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			var mu sync.Mutex
+			var dialed []string
+			client := &http.Client{Transport: &http.Transport{
+				Proxy: nil,
+				DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					dialed = append(dialed, addr)
+					return nil, errors.New("the test's dialer reaches nothing")
+				},
+			}}
+			p, err := threadsync.New(threadsync.Config{URL: tt.url, AllowHTTP: tt.allow, Token: token, Client: client,
+				MinDelay: time.Millisecond, MaxDelay: time.Millisecond})
+			if !tt.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "would send the token and the thread across the network unencrypted; use https://")
+				assert.Contains(t, err.Error(), "-"+threadsync.FlagAllowHTTP)
+				assert.Nil(t, p)
+				mu.Lock()
+				assert.Empty(t, dialed)
+				mu.Unlock()
+				return
+			}
+			require.NoError(t, err)
+			if !tt.allow {
+				return
+			}
+			p.Start(context.Background())
+			p.Saved(version(t, "t-1", 1))
+			_ = stopWithin(p, 100*time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, dialed, "the push was never dialled")
+			assert.Equal(t, "192.0.2.1:8080", dialed[0])
+		})
+	}
 }
 
 // TestDelay checks the backoff: doubling from the minimum, capped, half

@@ -1,7 +1,8 @@
 // Package api is the server's HTTP interface: the cron monitors', the
-// background jobs' and the agent's synced threads' JSON API (bearer
-// token), the pings (no token: the ping
-// key is the secret), the event stream, the health check and the web page.
+// background jobs', the agent's synced threads' and the API keys' JSON API
+// (a bearer token: an API key of package apikey, whose scope each request
+// needs), the pings (no token: the ping key is the secret), the event
+// stream, the health check and the web page.
 //
 // Every request that goes wrong gets a 4xx (or, when the server cannot
 // store a change, a 503) with a JSON body {"error": {"code": …, "message":
@@ -9,8 +10,6 @@
 package api
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsmgen/fsmgen/server/apikey"
 	"github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store"
@@ -38,11 +38,9 @@ type Config struct {
 	Engine *monitors.Engine
 	// Jobs runs the background jobs; no /api/jobs when nil.
 	Jobs *jobs.Engine
-	// Store is the database, whose health /health reports. It must not
-	// be nil.
+	// Store is the database, whose health /health reports and whose API
+	// keys (store.Keys) the API's requests need. It must not be nil.
 	Store store.Store
-	// TokenHash is the SHA-256 of the API's bearer token.
-	TokenHash [32]byte
 	// PingRate is how many pings a second each ping key may make, on
 	// average (DefaultPingRate when 0); a key may burst to twice as many.
 	PingRate float64
@@ -78,7 +76,7 @@ type Server struct {
 	engine *monitors.Engine
 	jobs   *jobs.Engine
 	store  store.Store
-	token  [32]byte
+	keys   *apikey.Checker
 	limits *keyLimits
 	page   http.Handler
 	log    *slog.Logger
@@ -90,13 +88,14 @@ type Server struct {
 
 // New returns the server.
 func New(c Config) *Server {
-	s := &Server{engine: c.Engine, jobs: c.Jobs, store: c.Store, token: c.TokenHash, page: c.Page, log: c.Log, now: c.Now}
+	s := &Server{engine: c.Engine, jobs: c.Jobs, store: c.Store, page: c.Page, log: c.Log, now: c.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.keys = apikey.NewChecker(c.Store, s.now, s.log)
 	rate := c.PingRate
 	if rate <= 0 {
 		rate = DefaultPingRate
@@ -125,6 +124,9 @@ func New(c Config) *Server {
 	// Threads are plain rows: any instance serves them, none forwards.
 	mux.HandleFunc("/api/threads", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.listThreads})))
 	mux.HandleFunc("/api/threads/{id}", s.auth(s.methods(map[string]http.HandlerFunc{"GET": s.getThread, "PUT": s.putThread})))
+	// Keys, like threads, are rows any instance serves.
+	mux.HandleFunc("/api/keys", s.admin(s.methods(map[string]http.HandlerFunc{"GET": s.listKeys, "POST": s.createKey})))
+	mux.HandleFunc("/api/keys/{id}", s.admin(s.methods(map[string]http.HandlerFunc{"DELETE": s.revokeKey})))
 	byKey := func(r *http.Request) (string, error) { return s.engine.Route(r.Context(), "", r.PathValue("key")) }
 	routedPing := s.routed(byKey, errMonitorMoved, s.ping)
 	ping := s.methods(map[string]http.HandlerFunc{"GET": routedPing, "POST": routedPing, "HEAD": routedPing})
@@ -132,7 +134,7 @@ func New(c Config) *Server {
 	mux.HandleFunc("/ping/{key}/{what}", ping)
 	mux.HandleFunc("/{$}", s.methods(map[string]http.HandlerFunc{"GET": s.index}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &monitors.Error{Status: 404, Code: "not_found", Message: fmt.Sprintf("no such path %q: the API is under /api/crons/, /api/jobs and /api/threads, pings under /ping/", r.URL.Path)})
+		writeError(w, &monitors.Error{Status: 404, Code: "not_found", Message: fmt.Sprintf("no such path %q: the API is under /api/crons/, /api/jobs, /api/threads and /api/keys, pings under /ping/", r.URL.Path)})
 	})
 	s.mux = mux
 	return s
@@ -168,27 +170,6 @@ func (s *Server) methods(by map[string]http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		h(w, r)
-	}
-}
-
-// auth requires the bearer token.
-func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		// The scheme is case-insensitive (RFC 9110, section 11.1).
-		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		token = strings.TrimLeft(token, " ")
-		if !strings.EqualFold(scheme, "Bearer") || token == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fsmgen"`)
-			writeError(w, &monitors.Error{Status: 401, Code: "unauthorized", Message: "the API needs the server's token: send Authorization: Bearer <token> (the server printed it on its first start)"})
-			return
-		}
-		sum := sha256.Sum256([]byte(token))
-		if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fsmgen", error="invalid_token"`)
-			writeError(w, &monitors.Error{Status: 401, Code: "invalid_token", Message: "the token is not the server's"})
-			return
-		}
-		next(w, r)
 	}
 }
 

@@ -8,7 +8,6 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -23,13 +22,19 @@ import (
 	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/apikey"
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
+	"github.com/fsmgen/fsmgen/server/store"
 	"github.com/fsmgen/fsmgen/server/store/memory"
 	"github.com/fsmgen/fsmgen/server/web"
 )
 
-const fuzzToken = "fsm_fuzz"
+// The tokens of the fuzzed server's keys: admin and read-only.
+const (
+	fuzzToken   = "fsm_fuzz"
+	fuzzROToken = "fsm_fuzz_read_only"
+)
 
 // fuzzNow is the clock of the fuzzed server: fixed, so that no timer fires
 // while an input runs, and an input does the same every time.
@@ -38,7 +43,8 @@ var fuzzNow = time.Date(2025, 3, 8, 12, 0, 0, 0, time.UTC)
 // fuzzStack is a server with a few monitors, fresh for each input.
 type fuzzStack struct {
 	handler http.Handler
-	// fill replaces the placeholders of an input: {token}, {key} (the
+	// fill replaces the placeholders of an input: {token} (the admin
+	// key's), {ro} (a read-only key's), {key} (the
 	// ping key of monitor job), {off} (of a disabled monitor), {run} (a
 	// running check-in of job), {done} (a finished one).
 	fill *strings.Replacer
@@ -48,6 +54,14 @@ type fuzzStack struct {
 func newFuzzStack(t *testing.T) *fuzzStack {
 	ctx := context.Background()
 	st := memory.New()
+	for _, k := range []*store.Key{
+		{ID: apikey.AdminID, Name: "admin", Scope: apikey.ScopeAdmin, Hash: apikey.Hash(fuzzToken), CreatedAt: fuzzNow},
+		{ID: "key_ro", Name: "read only", Scope: apikey.ScopeReadOnly, Hash: apikey.Hash(fuzzROToken), CreatedAt: fuzzNow},
+	} {
+		if _, err := st.AddKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
 	engine, err := monitors.New(ctx, monitors.Config{Store: st, Now: func() time.Time { return fuzzNow }})
 	if err != nil {
 		t.Fatal(err)
@@ -99,17 +113,16 @@ func newFuzzStack(t *testing.T) *fuzzStack {
 	run, err := engine.Check(ctx, monitors.Ping{Key: job.PingKey, Kind: monitors.PingStart, Source: monitors.SourcePing})
 	must(err)
 	h := api.New(api.Config{
-		Engine:    engine,
-		Jobs:      jobEngine,
-		Store:     st,
-		TokenHash: sha256.Sum256([]byte(fuzzToken)),
-		PingRate:  0.5, // a burst of 1: the second ping of a key is limited
-		Page:      web.Page(),
-		Now:       func() time.Time { return fuzzNow },
+		Engine:   engine,
+		Jobs:     jobEngine,
+		Store:    st,
+		PingRate: 0.5, // a burst of 1: the second ping of a key is limited
+		Page:     web.Page(),
+		Now:      func() time.Time { return fuzzNow },
 	})
 	return &fuzzStack{
 		handler: h,
-		fill:    strings.NewReplacer("{token}", fuzzToken, "{key}", job.PingKey, "{off}", off.PingKey, "{run}", run, "{done}", done),
+		fill:    strings.NewReplacer("{token}", fuzzToken, "{ro}", fuzzROToken, "{key}", job.PingKey, "{off}", off.PingKey, "{run}", run, "{done}", done),
 		stop:    stop,
 	}
 }
@@ -195,6 +208,10 @@ func FuzzAPI(f *testing.F) {
 		{"GET", "/api/jobs/noop/runs", "limit=5", auth, ""},
 		{"POST", "/api/jobs/noop/trigger", "", auth, ""},
 		{"POST", "/api/jobs/runs/0123/cancel", "", auth, ""},
+		{"GET", "/api/keys", "", auth, ""},
+		{"POST", "/api/keys", "", asJSON, `{"name": "ci", "scope": "read-only"}`},
+		{"DELETE", "/api/keys/key_ro", "", auth, ""},
+		{"GET", "/api/threads", "limit=5", auth, ""},
 		// Invalid ones.
 		{"GET", "/api/crons/monitors", "", "Authorization: Basic eDp5\n", ""},
 		{"GET", "/api/crons/monitors", "", "Authorization: Bearer fsm_wrong\n", ""},
@@ -210,6 +227,10 @@ func FuzzAPI(f *testing.F) {
 		{"GET", "/api/crons/monitors/job/checkins", "limit=0", auth, ""},
 		{"GET", "/api/crons/preview", "schedule=@daily&interval_seconds=5&after=x&count=1001&timezone=Local", auth, ""},
 		{"PUT", "/api/crons/monitors", "", auth, ""},
+		{"POST", "/api/keys", "", asJSON, `{"name": "\u0007", "scope": "root"}`},
+		{"DELETE", "/api/keys/nope", "", auth, ""},
+		{"GET", "/api/keys", "", "Authorization: Bearer {ro}\n", ""},
+		{"POST", "/api/crons/monitors", "", "Authorization: Bearer {ro}\nContent-Type: application/json\n", `{"slug": "x", "schedule": {"type": "interval", "seconds": 60}}`},
 		{"GET", "/ping/nope", "", "", ""},
 		{"GET", "/ping/{key}/256", "", "", ""},
 		{"GET", "/ping/{key}/start", "checkin_id={run}", "", ""},

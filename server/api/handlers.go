@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/crons"
+	"github.com/fsmgen/fsmgen/server/apikey"
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
@@ -253,8 +254,9 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 }
 
 // stream sends every change as a server-sent event until the client
-// leaves or the server stops: health (a monitor's health changed),
-// checkin and monitor; a comment every 15 seconds keeps it open.
+// leaves, the server stops or the request's API key is revoked (looked up
+// again every apikey.TTL): health (a monitor's health changed), checkin
+// and monitor; a comment every 15 seconds keeps it open.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -271,10 +273,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	flusher.Flush()
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
+	recheck := time.NewTicker(apikey.TTL)
+	defer recheck.Stop()
+	hash := requestKey(r).Hash
 	for {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-recheck.C:
+			// A store that cannot be read does not end the stream; a
+			// key no longer valid does: the client's next request is
+			// refused.
+			if k, err := s.keys.Lookup(r.Context(), hash); err == nil && (k == nil || !k.RevokedAt.IsZero()) {
+				return
+			}
 		case msg, ok := <-events:
 			if !ok {
 				return

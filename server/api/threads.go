@@ -64,7 +64,9 @@ func threadID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// putThread answers PUT /api/threads/{id}: the agent's push of a thread.
+// putThread answers PUT /api/threads/{id}: the agent's push of a thread,
+// which belongs to the API key that pushes it (another key's thread of the
+// same ID is another thread).
 func (s *Server) putThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
 	if err != nil {
@@ -81,6 +83,7 @@ func (s *Server) putThread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	row.Owner = requestKey(r).ID
 	row.SyncedAt = s.now().UTC().Truncate(time.Microsecond)
 	out, rev, err := s.store.PutThread(r.Context(), row)
 	if err != nil {
@@ -203,15 +206,15 @@ func shortLine(s string, n int) string {
 	return s
 }
 
-// listThreads answers GET /api/threads: the synced threads, the most
-// recently updated first.
+// listThreads answers GET /api/threads: the threads the request's key
+// pushed, the most recently updated first.
 func (s *Server) listThreads(w http.ResponseWriter, r *http.Request) {
 	limit, err := intParam(r, "limit", defThreads, 1, maxThreads)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	list, err := s.store.Threads(r.Context(), limit)
+	list, err := s.store.Threads(r.Context(), requestKey(r).ID, limit)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -223,20 +226,21 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"threads": views})
 }
 
-// getThread answers GET /api/threads/{id}: the thread, whole.
+// getThread answers GET /api/threads/{id}: the request's key's thread,
+// whole. Another key's thread is not found (404), as if it did not exist.
 func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	id, err := threadID(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	t, err := s.store.Thread(r.Context(), id)
+	t, err := s.store.Thread(r.Context(), requestKey(r).ID, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if t == nil {
-		s.fail(w, r, &monitors.Error{Status: 404, Code: "not_found", Message: fmt.Sprintf("no thread %s has been synced to this server", id)})
+		s.fail(w, r, &monitors.Error{Status: 404, Code: "not_found", Message: fmt.Sprintf("no thread %s has been synced to this server with this API key", id)})
 		return
 	}
 	writeJSON(w, http.StatusOK, threadView(t))

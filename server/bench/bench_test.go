@@ -9,7 +9,6 @@ package bench_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -45,7 +44,7 @@ func serve(b *testing.B, dir string) (string, *monitors.Engine) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { e.Run(ctx) })
-	srv := httptest.NewServer(api.New(api.Config{Engine: e, Store: st, TokenHash: sha256.Sum256([]byte("t")), PingRate: 1e9}))
+	srv := httptest.NewServer(api.New(api.Config{Engine: e, Store: st, PingRate: 1e9}))
 	b.Cleanup(func() {
 		srv.Close()
 		cancel()

@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -71,7 +70,7 @@ func serveShared(b *testing.B, url string, n int) []*instance {
 			b.Fatal(err)
 		}
 		wg.Go(func() { e.Run(ctx) })
-		srv.Config.Handler = api.New(api.Config{Engine: e, TokenHash: sha256.Sum256([]byte("t")), PingRate: 1e9})
+		srv.Config.Handler = api.New(api.Config{Engine: e, PingRate: 1e9})
 		srv.Start()
 		out = append(out, &instance{url: srv.URL, engine: e})
 		closers = append(closers, func() { srv.Close(); st.Close() })

@@ -391,7 +391,7 @@ func (e *Engine) apply(ctx context.Context, j *jobState, at time.Time, finish *s
 	// A step decided is written even while the engine stops (a run
 	// recorded cancelled at shutdown, say): its write outlives ctx,
 	// within a bound.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stepWriteTimeout)
+	wctx, cancel := e.leaseBound(context.WithoutCancel(ctx), stepWriteTimeout)
 	err = e.store.Apply(wctx, b)
 	cancel()
 	if err != nil {

@@ -224,7 +224,9 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (*RunView, error) {
 			}
 			return newRunView(j.last), nil
 		}
-		r, err := e.store.Run(ctx, runID)
+		rctx, cancel := e.leaseBound(ctx, 0)
+		defer cancel()
+		r, err := e.store.Run(rctx, runID)
 		switch {
 		case err != nil:
 			return nil, err

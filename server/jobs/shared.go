@@ -56,6 +56,26 @@ func (e *Engine) leased() bool {
 	return e.shared == nil || time.Now().Before(e.lease.Until)
 }
 
+// leaseBound returns ctx bounded by timeout (none when 0) and, on a
+// shared store, by the time the jobs' lease may run out: Run must not be
+// left waiting on the database past it (the database does not answer,
+// this instance was paused), for it must then stand down and kill the
+// runs before another instance may take the jobs over.
+func (e *Engine) leaseBound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	cancelTimeout := context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancelTimeout = context.WithTimeout(ctx, timeout)
+	}
+	if e.shared == nil || e.lease.Until.IsZero() {
+		return ctx, cancelTimeout
+	}
+	ctx, cancelLease := context.WithDeadline(ctx, e.lease.Until)
+	return ctx, func() {
+		cancelLease()
+		cancelTimeout()
+	}
+}
+
 // leaseWait returns how long Run may wait before it must look at the
 // lease again: until the lease may run out while it runs the jobs, until
 // a failed takeover is tried again otherwise.
@@ -93,7 +113,10 @@ func (e *Engine) checkLease(ctx context.Context) {
 // takeOver starts running the jobs under lease l.
 func (e *Engine) takeOver(ctx context.Context, l monitors.Lease) {
 	e.lease = l
-	if err := e.load(ctx, ErrInterruptedInstance); err != nil {
+	lctx, cancel := e.leaseBound(ctx, 0)
+	err := e.load(lctx, ErrInterruptedInstance)
+	cancel()
+	if err != nil {
 		e.forget()
 		e.retakeAt = time.Now().Add(time.Second)
 		switch {

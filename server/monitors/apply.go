@@ -129,6 +129,11 @@ func (e *Engine) abandon(st *step) { e.step = nil }
 // timers; when more are due (a backlog, after a restart), they fire in
 // rounds of their own before the requests.
 func (e *Engine) round(ctx context.Context, reqs []*request) {
+	if e.shared != nil {
+		// Run may have waited past a lease (this instance paused): its
+		// shards' monitors are not touched then.
+		e.expireShards(time.Now())
+	}
 	for {
 		rs := &roundState{
 			// To the microsecond: what Postgres keeps.
@@ -193,12 +198,7 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 	}
 	if err == nil {
 		rs.batch.Fence = e.fence(rs)
-		// A round taken is written even when Run is being stopped, so
-		// that its requests get their true answer: its write outlives
-		// ctx, within a bound.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), roundWriteTimeout)
-		err = e.store.Apply(wctx, &rs.batch)
-		cancel()
+		err = e.write(ctx, &rs.batch)
 	}
 	if errors.Is(err, store.ErrFenced) {
 		select {
@@ -207,7 +207,11 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		}
 	}
 	if err != nil {
-		e.log.Error("write a round", "err", err, "requests", len(reqs), "monitors", len(rs.before))
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, errLeaseRanOut) {
+			e.log.Warn("a round was not written: this instance does not hold its shards any more", "err", err, "requests", len(reqs), "monitors", len(rs.before))
+		} else {
+			e.log.Error("write a round", "err", err, "requests", len(reqs), "monitors", len(rs.before))
+		}
 		e.rollback(rs)
 		e.retryAt = e.now().Add(retryWrite)
 		for i, r := range reqs {
@@ -240,6 +244,36 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 
 // roundWriteTimeout bounds the write of a round.
 const roundWriteTimeout = 30 * time.Second
+
+// errLeaseRanOut is the error of a round not written, or not written in
+// time, because a lease it needs may have run out meanwhile.
+var errLeaseRanOut = errors.New("the lease of a shard the round writes may have run out before the write ended (the database did not answer in time, or this instance was paused): nothing acknowledged")
+
+// write writes a round's batch. A round taken is written even when Run is
+// being stopped, so that its requests get their true answer: its write
+// outlives ctx, within a bound. On a shared store it must also end before
+// the leases it is fenced by may run out: past that, Run stops running
+// their shards, and must not be left waiting on a write (a paused
+// instance, a database that does not answer); an unfinished write is
+// given up, its requests answered 503.
+func (e *Engine) write(ctx context.Context, b *store.Batch) error {
+	by, ok := e.writeBy(b.Fence)
+	if !ok {
+		return errLeaseRanOut
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), roundWriteTimeout)
+	defer cancel()
+	if !by.IsZero() {
+		var cancelBy context.CancelFunc
+		wctx, cancelBy = context.WithDeadline(wctx, by)
+		defer cancelBy()
+	}
+	err := e.store.Apply(wctx, b)
+	if err != nil && !by.IsZero() && !time.Now().Before(by) {
+		return fmt.Errorf("%w: %w", errLeaseRanOut, err)
+	}
+	return err
+}
 
 // errStorage is the answer to a request whose round could not be written.
 func errStorage() error {

@@ -214,9 +214,18 @@ func (e *Engine) keepLeases(ctx context.Context) {
 
 // leaseRound renews the leases, releases the shards beyond a fair share
 // and claims those below it, handing the changes to apply (which makes
-// Run apply them); it returns when another instance's lease expires next.
+// Run apply them); it returns when to look again for leases to claim.
+//
+// Its reads and writes must end by the time the leases it renews (or
+// claims) may run out: a round that cannot (the database unreachable,
+// the instance paused) is abandoned then, rather than wait on, so that
+// the next one starts; Run meanwhile stops running the shards in time.
 func (e *Engine) leaseRound(ctx context.Context, apply func(shardChange) error) (time.Duration, error) {
 	start := time.Now()
+	validUntil := start.Add(e.lease - e.lease/5)
+	outer := ctx
+	ctx, cancel := context.WithDeadline(ctx, validUntil)
+	defer cancel()
 	live, err := e.shared.Heartbeat(ctx, e.instance, e.addr, e.lease)
 	if err != nil {
 		return 0, err
@@ -240,7 +249,7 @@ func (e *Engine) leaseRound(ctx context.Context, apply func(shardChange) error) 
 	if err != nil {
 		return 0, err
 	}
-	change := shardChange{validUntil: start.Add(e.lease - e.lease/5), renewed: renewed, gained: map[int][]*mon{}}
+	change := shardChange{validUntil: validUntil, renewed: renewed, gained: map[int][]*mon{}}
 	for _, s := range held {
 		if !slices.Contains(renewed, s) {
 			change.lost = append(change.lost, s)
@@ -248,7 +257,7 @@ func (e *Engine) leaseRound(ctx context.Context, apply func(shardChange) error) 
 	}
 	if len(claimed) > 0 {
 		if err := e.loadShards(ctx, claimed, change.gained); err != nil {
-			release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			release, cancel := context.WithTimeout(context.WithoutCancel(outer), 5*time.Second)
 			defer cancel()
 			return next, errors.Join(err, e.shared.Release(release, e.instance, claimed))
 		}
@@ -294,6 +303,27 @@ func (e *Engine) toRun(ctx context.Context, c shardChange) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// writeBy returns when the write of a batch fenced by f must end: before
+// the first of its leases may run out (zero: no lease bounds it). ok is
+// false when one already may have: the batch must not be written.
+func (e *Engine) writeBy(f *store.Fence) (by time.Time, ok bool) {
+	if f == nil || len(f.Shards) == 0 {
+		return time.Time{}, true
+	}
+	e.shardMu.RLock()
+	defer e.shardMu.RUnlock()
+	for _, s := range f.Shards {
+		until, held := e.held[s]
+		if !held {
+			return time.Time{}, false
+		}
+		if by.IsZero() || until.Before(by) {
+			by = until
+		}
+	}
+	return by, by.IsZero() || time.Now().Before(by)
 }
 
 // fence returns the fence of a round's batch: the leases of the shards of

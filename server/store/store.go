@@ -1,6 +1,6 @@
 // Package store defines what the server keeps — monitors, check-ins,
-// background jobs and their runs, the alerts waiting for delivery, and
-// the coding agent's synced threads —
+// background jobs and their runs, the alerts waiting for delivery, the
+// coding agent's synced threads and the API's keys —
 // and the interface of the databases that keep it: SQLite (package
 // store/sqlite, the embedded default), Postgres (package store/postgres,
 // which several instances share: see Shared) and, for tests that must not
@@ -53,6 +53,8 @@ type Store interface {
 	RunningRuns(ctx context.Context) ([]*Run, error)
 	// Threads keeps the agent's synced threads.
 	Threads
+	// Keys keeps the API's keys.
+	Keys
 	// Close closes the database.
 	Close() error
 }
@@ -272,10 +274,13 @@ type Shared interface {
 	// Leave removes the instance and frees its leases.
 	Leave(ctx context.Context, instance string) error
 	// Leases renews for lease the leases of the instance among held (those
-	// that did not expire), then claims up to claim free or expired ones;
-	// it returns the shards it renewed and those it claimed, and when the
-	// next lease of another instance expires (zero: none).
-	Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, nextExpiry time.Duration, err error)
+	// that did not expire), then claims up to claim free or expired ones,
+	// never waiting for another transaction's lock on one; it returns the
+	// shards it renewed and those it claimed, and when to look again
+	// (zero: no need before the next renewal): when the next lease of
+	// another instance expires, or sooner when a free or expired lease it
+	// could have claimed was locked.
+	Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, next time.Duration, err error)
 	// Release frees leases of the instance.
 	Release(ctx context.Context, instance string, shards []int) error
 	// ShardMonitors returns the monitors of the shards, by id.

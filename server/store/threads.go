@@ -7,27 +7,31 @@ import (
 
 // Threads is the part of a Store that keeps the coding agent's synced
 // threads: plain rows, each the newest revision an agent pushed, which any
-// instance of the server reads and writes (no shard owns them).
+// instance of the server reads and writes (no shard owns them). Each
+// belongs to the API key that pushed it (its Owner): the threads of two
+// keys are apart, even those of one ID.
 type Threads interface {
 	// PutThread stores t unless the store holds the same revision or a
-	// newer one: it returns ThreadStored, or ThreadUnchanged when the
+	// newer one of t.Owner's thread t.ID: it returns ThreadStored, or ThreadUnchanged when the
 	// stored revision is t's with the same digest, or ThreadStale (with
 	// the stored revision) when the stored revision is newer, or the same
 	// with another digest. Only ThreadStored writes anything.
 	PutThread(ctx context.Context, t *Thread) (PutOutcome, int64, error)
-	// Threads returns up to limit threads without their Body, the most
-	// recently updated first (by the thread's own Updated time, then by
-	// ID, descending).
-	Threads(ctx context.Context, limit int) ([]*Thread, error)
-	// Thread returns the thread id with its Body, or nil when there is
-	// none of that id.
-	Thread(ctx context.Context, id string) (*Thread, error)
+	// Threads returns up to limit threads of owner without their Body,
+	// the most recently updated first (by the thread's own Updated time,
+	// then by ID, descending).
+	Threads(ctx context.Context, owner string, limit int) ([]*Thread, error)
+	// Thread returns owner's thread id with its Body, or nil when owner
+	// has none of that id.
+	Thread(ctx context.Context, owner, id string) (*Thread, error)
 }
 
 // Thread is a synced thread's row: what the list shows, derived from the
 // thread when it was pushed, and the thread itself.
 type Thread struct {
-	ID string
+	// Owner is the ID of the API key that pushed the thread.
+	Owner string
+	ID    string
 	// Revision orders the pushes of a thread: a push is applied only
 	// over an older revision.
 	Revision int64

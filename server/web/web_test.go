@@ -3,9 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +31,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/thread"
 	"github.com/fsmgen/fsmgen/runtime/threadsync"
 	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/apikey"
 	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store/sqlite"
@@ -171,6 +169,39 @@ func TestPage(t *testing.T) {
 	b.equal("a thread's update", threadRow("t-old", ".updated time")+".dateTime", "2026-11-01T09:00:00Z")
 	b.equal("images in the page", `document.querySelectorAll("img").length`, 0)
 
+	// The API keys, to the admin key: a key made on the page, its token
+	// shown once and working with its scope, then revoked on the page.
+	keyRow := func(id, sel string) string {
+		return fmt.Sprintf(`document.querySelector('#keys tr[data-key=%q] %s')`, id, sel)
+	}
+	b.wait("the keys listed", `!document.querySelector("#keys-section").hidden && document.querySelectorAll("#keys tbody tr").length === 1`)
+	b.equal("the admin key", keyRow("admin", ".key-name")+".textContent", "admin")
+	b.equal("its scope", keyRow("admin", ".scope")+".textContent", "admin")
+	b.equal("its state", keyRow("admin", ".state")+".textContent", "valid")
+	b.do("name a key", chromedp.SendKeys(chromedp.CSS("#key-name"), evil))
+	b.do("choose read-only", chromedp.SetValue(chromedp.CSS("#key-scope"), "read-only"))
+	b.do("create the key", chromedp.Click(chromedp.CSS(`#new-key button[type="submit"]`)))
+	b.wait("its token, shown", `!document.querySelector("#new-token").hidden && document.querySelectorAll("#keys tbody tr").length === 2`)
+	b.equal("the new key's name, as text", `document.querySelector("#new-token-name").textContent`, evil)
+	var made struct{ Token, ID string }
+	b.get("the new key", `({token: document.querySelector("#new-token-value").textContent, id: [...document.querySelectorAll("#keys tbody tr")][1].dataset.key})`, &made)
+	if !strings.HasPrefix(made.Token, "fsm_") {
+		t.Fatalf("the page shows the token %q", made.Token)
+	}
+	b.equal("the new key's row, as text", keyRow(made.ID, ".key-name")+".textContent", evil)
+	b.equal("the new key's scope", keyRow(made.ID, ".scope")+".textContent", "read-only")
+	b.equal("images in the page", `document.querySelectorAll("img").length`, 0)
+	s.callAs(made.Token, "GET", "/api/crons/monitors", "", http.StatusOK, nil)
+	s.callAs(made.Token, "POST", "/api/crons/monitors", `{"slug": "nope", "schedule": {"type": "interval", "seconds": 60}}`, http.StatusForbidden, nil)
+	revoke := chromedp.CSS(fmt.Sprintf(`#keys tr[data-key=%q] button.revoke`, made.ID))
+	b.do("revoke the key", chromedp.Click(revoke))
+	b.equal("asked to confirm", keyRow(made.ID, "button.revoke")+".textContent", "Confirm revoke")
+	s.callAs(made.Token, "GET", "/api/crons/monitors", "", http.StatusOK, nil)
+	b.do("confirm", chromedp.Click(revoke))
+	b.wait("the key revoked", keyRow(made.ID, ".state")+`.textContent.startsWith("revoked")`)
+	b.equal("no revoke button on a revoked key", keyRow(made.ID, "button.revoke")+".hidden", true)
+	s.callAs(made.Token, "GET", "/api/crons/monitors", "", http.StatusUnauthorized, nil)
+
 	// The stream ends: the page reconnects, and reads the changes again.
 	var live []string
 	b.get("the stream's states", `seen["#live"]`, &live)
@@ -192,6 +223,21 @@ func TestPage(t *testing.T) {
 	b.eval(`localStorage.setItem("fsmgen.token", "fsm_stale")`)
 	b.do("reload with a stale token", chromedp.Reload())
 	b.wait("the form, saying why", `!document.querySelector("#login").hidden && document.querySelector("#login-error").textContent.includes("refused the token")`)
+
+	// A read-only key: the monitors, no keys, none of the admin key's
+	// threads; revoked while signed in, it is sent back to the form.
+	var reader struct{ Token, ID string }
+	s.call("POST", "/api/keys", `{"name": "reader", "scope": "read-only"}`, http.StatusCreated, &reader)
+	b.do("enter a read-only key's token", chromedp.SendKeys(chromedp.CSS("#token"), reader.Token))
+	b.do("submit it", chromedp.Click(chromedp.CSS(`#login button[type="submit"]`)))
+	b.wait("the monitors, live", `!document.querySelector("#app").hidden && document.querySelectorAll("#monitors tbody tr").length === 3`)
+	b.wait("no threads of this key", `!document.querySelector("#no-threads").hidden`)
+	b.equal("the threads", `document.querySelectorAll("#threads tbody tr").length`, 0)
+	b.do("run a job now", chromedp.Click(chromedp.CSS(`#jobs tr[data-job="marked"] button.run`)))
+	b.wait("refused, saying why", `document.querySelector("#notice").textContent.includes("read-only")`)
+	b.equal("the keys, hidden", `document.querySelector("#keys-section").hidden`, true)
+	s.call("DELETE", "/api/keys/"+reader.ID, "", http.StatusOK, nil)
+	b.wait("the form, saying the key was revoked", `!document.querySelector("#login").hidden && document.querySelector("#login-error").textContent.includes("revoked")`)
 
 	b.checkClean()
 }
@@ -227,9 +273,10 @@ func startServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw [32]byte
-	rand.Read(raw[:])
-	token := "fsm_" + base64.RawURLEncoding.EncodeToString(raw[:])
+	token, key := apikey.Make(apikey.AdminID, "admin", apikey.ScopeAdmin, time.Now().UTC().Truncate(time.Microsecond))
+	if _, err := st.AddKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
 	sched := jobs.Settings{Schedule: crons.Schedule{Type: "cron", Expression: "0 3 1 1 *"}, Timezone: "UTC", Timeout: time.Minute, BackoffBase: time.Second, BackoffCap: time.Second}
 	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Log: log, Jobs: []*jobs.Job{
 		{ID: "sweep", Name: "Sweep", Enabled: true, Settings: sched, Func: func(ctx context.Context) (string, error) { return "", errors.New("the disk is full") }},
@@ -238,7 +285,7 @@ func startServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, TokenHash: sha256.Sum256([]byte(token)), Page: web.Page(), Log: log}))
+	srv := httptest.NewServer(api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, Page: web.Page(), Log: log}))
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- engine.Run(runCtx) }()
@@ -289,15 +336,21 @@ func (s *server) pushThread(id string, updated time.Time, prompt string, tokens 
 	s.call("PUT", "/api/threads/"+id, string(body), http.StatusOK, nil)
 }
 
-// call makes an API request, checks its status and decodes its answer
-// into out (unless nil).
+// call makes an API request with the admin key, checks its status and
+// decodes its answer into out (unless nil).
 func (s *server) call(method, path, body string, want int, out any) {
+	s.t.Helper()
+	s.callAs(s.token, method, path, body, want, out)
+}
+
+// callAs is call with another key's token.
+func (s *server) callAs(token, method, path, body string, want int, out any) {
 	s.t.Helper()
 	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

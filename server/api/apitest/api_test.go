@@ -3,7 +3,6 @@ package apitest_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -19,7 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/pgtest"
+	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/api"
+	"github.com/fsmgen/fsmgen/server/apikey"
+	jobsengine "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store"
 	"github.com/fsmgen/fsmgen/server/store/postgres"
@@ -40,10 +42,19 @@ type stack struct {
 	t      *testing.T
 	url    string
 	engine *monitors.Engine
+	store  store.Store
 }
 
-// start starts the stack; c's Engine and TokenHash are filled in.
+// start starts the stack; c's Engine and Store are filled in, and the
+// store holds the admin key of token.
 func start(t *testing.T, c api.Config) *stack {
+	t.Helper()
+	return startJobs(t, c)
+}
+
+// startJobs is start with the background jobs defs run by a jobs engine
+// (c.Jobs), when there are any.
+func startJobs(t *testing.T, c api.Config, defs ...*jobs.Job) *stack {
 	t.Helper()
 	ctx := context.Background()
 	var st store.Store
@@ -66,13 +77,25 @@ func start(t *testing.T, c api.Config) *stack {
 	})
 	c.Engine = engine
 	c.Store = st
-	c.TokenHash = sha256.Sum256([]byte(token))
+	if len(defs) > 0 {
+		c.Jobs, err = jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: defs, Instance: "test"})
+		require.NoError(t, err)
+		jobsCtx, stopJobs := context.WithCancel(ctx)
+		jobsStopped := make(chan error, 1)
+		go func() { jobsStopped <- c.Jobs.Run(jobsCtx) }()
+		t.Cleanup(func() {
+			stopJobs()
+			assert.NoError(t, <-jobsStopped)
+		})
+	}
+	_, err = st.AddKey(ctx, &store.Key{ID: apikey.AdminID, Name: "admin", Scope: apikey.ScopeAdmin, Hash: apikey.Hash(token), CreatedAt: time.Now().UTC().Truncate(time.Microsecond)})
+	require.NoError(t, err)
 	srv := httptest.NewServer(api.New(c))
 	t.Cleanup(func() {
 		engine.Hub().Close() // the event streams end, as on a shutdown
 		srv.Close()
 	})
-	return &stack{t: t, url: srv.URL, engine: engine}
+	return &stack{t: t, url: srv.URL, engine: engine, store: st}
 }
 
 // req is a request to the stack.
@@ -870,6 +893,12 @@ type event struct {
 // stream connects to the event stream and reads it until the test ends.
 func (s *stack) stream() *sse {
 	s.t.Helper()
+	return s.streamWith(token)
+}
+
+// streamWith is stream with another API key's token.
+func (s *stack) streamWith(token string) *sse {
+	s.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hr, err := http.NewRequestWithContext(ctx, "GET", s.url+"/api/crons/stream", nil)
 	require.NoError(s.t, err)
@@ -916,6 +945,23 @@ func (s *stack) stream() *sse {
 		return h.Components.Monitors.Subscribers > 0
 	}, 10*time.Second, 5*time.Millisecond)
 	return c
+}
+
+// waitEnd waits for the server to end the stream, failing after a
+// generous wait.
+func (c *sse) waitEnd() {
+	c.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case _, ok := <-c.events:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			require.FailNow(c.t, "the stream goes on")
+		}
+	}
 }
 
 // next returns the next event of kind whose data satisfies match, failing

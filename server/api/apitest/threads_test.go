@@ -146,7 +146,7 @@ func TestThreadsBadRequests(t *testing.T) {
 		message string
 	}{
 		{"no token", "PUT", "/api/threads/t-1", pushBody(t, 1, good), map[string]string{"Authorization": ""}, 401, "unauthorized", "Bearer"},
-		{"wrong token", "GET", "/api/threads", "", map[string]string{"Authorization": "Bearer nope"}, 401, "invalid_token", "not the server's"},
+		{"wrong token", "GET", "/api/threads", "", map[string]string{"Authorization": "Bearer nope"}, 401, "invalid_token", "not one of this server's API keys"},
 		{"bad id", "PUT", "/api/threads/-x", pushBody(t, 1, good), nil, 400, "invalid_id", "bad thread ID"},
 		{"bad id on get", "GET", "/api/threads/a%20b", "", nil, 400, "invalid_id", "bad thread ID"},
 		{"unknown thread", "GET", "/api/threads/nope", "", nil, 404, "not_found", "no thread nope"},

@@ -26,8 +26,12 @@ type Store struct {
 	alerts   []alert
 	jobs     map[string]store.Job
 	runs     []store.Run // in insertion order
-	threads  map[string]store.Thread
+	threads  map[threadKey]store.Thread
+	keys     map[string]store.Key
 }
+
+// threadKey names a thread: its owner and its ID.
+type threadKey struct{ owner, id string }
 
 type alert struct {
 	store.Alert
@@ -40,7 +44,7 @@ var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{meta: map[string]string{}, monitors: map[int64]store.Monitor{}, jobs: map[string]store.Job{}, threads: map[string]store.Thread{}}
+	return &Store{meta: map[string]string{}, monitors: map[int64]store.Monitor{}, jobs: map[string]store.Job{}, threads: map[threadKey]store.Thread{}, keys: map[string]store.Key{}}
 }
 
 // Meta returns the value stored under key.

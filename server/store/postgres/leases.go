@@ -13,7 +13,15 @@ import (
 )
 
 // Every lease time is the database's clock (clock_timestamp()): the
-// instances' clocks need not agree.
+// instances' clocks need not agree. A renewal or a claim gives all its
+// leases one expiry, from the time its statement started
+// (statement_timestamp()): clock_timestamp() is read anew for each row,
+// so the rows an update reaches after waiting for a lock (a round's
+// fence) would expire later than the others, and an instance claiming
+// them when the first expire would get them in several rounds, leaving
+// the last ones unowned meanwhile. The statement's start is no later than
+// the caller's reading of its own clock before it, which the caller's
+// deadlines count from.
 
 // Shards reports how many shards there are.
 func (s *DB) Shards() int { return numShards }
@@ -37,7 +45,8 @@ func (s *DB) Heartbeat(ctx context.Context, instance, addr string, lease time.Du
 			ON CONFLICT(id) DO UPDATE SET addr = excluded.addr, expires_at = excluded.expires_at`, instance, addr, lease.Microseconds()); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM instances WHERE expires_at < clock_timestamp() - interval '1 hour'`); err != nil {
+		// Another instance forgetting the same ones is not waited for.
+		if _, err := tx.Exec(ctx, `DELETE FROM instances WHERE id IN (SELECT id FROM instances WHERE expires_at < clock_timestamp() - interval '1 hour' FOR UPDATE SKIP LOCKED)`); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT count(*) FROM instances WHERE expires_at > clock_timestamp()`).Scan(&live)
@@ -64,14 +73,23 @@ func (s *DB) Leave(ctx context.Context, instance string) error {
 }
 
 // Leases renews the instance's unexpired leases among held, claims up to
-// claim free or expired ones (skipping those another transaction locks),
-// and reports when the next lease of another instance expires.
+// claim free or expired ones, and reports when to look again: when the
+// next lease of another instance expires, or soon when it wanted more and
+// a free or expired lease was locked by another transaction.
+//
+// The claim skips the leases another transaction locks (FOR UPDATE SKIP
+// LOCKED): another claim, or the round of an instance that held the lease
+// and was stopped in the middle of its transaction (see sessionSettings).
+// Such a lock is not waited for, and does not last: a claim ends at once,
+// a stopped instance's session within the sessions' limit, rolled back by
+// Postgres. So the caller tries again after a tenth of the lease, and
+// takes the lease over then.
 func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, next time.Duration, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		renewed, claimed = nil, nil
 		us := lease.Microseconds()
 		if len(held) > 0 {
-			rows, err := tx.Query(ctx, `UPDATE leases SET expires_at = clock_timestamp() + $3 * interval '1 microsecond'
+			rows, err := tx.Query(ctx, `UPDATE leases SET expires_at = statement_timestamp() + $3 * interval '1 microsecond'
 				WHERE owner = $1 AND shard = ANY($2) AND expires_at > clock_timestamp() RETURNING shard`, instance, held, us)
 			if err != nil {
 				return err
@@ -81,13 +99,22 @@ func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int,
 			}
 		}
 		if claim > 0 {
-			rows, err := tx.Query(ctx, `UPDATE leases SET owner = $1, expires_at = clock_timestamp() + $3 * interval '1 microsecond'
+			rows, err := tx.Query(ctx, `UPDATE leases SET owner = $1, expires_at = statement_timestamp() + $3 * interval '1 microsecond'
 				WHERE shard IN (SELECT shard FROM leases WHERE owner IS NULL OR expires_at <= clock_timestamp() ORDER BY shard LIMIT $2 FOR UPDATE SKIP LOCKED)
 				RETURNING shard`, instance, claim, us)
 			if err != nil {
 				return err
 			}
 			if claimed, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
+				return err
+			}
+		}
+		skipped := false
+		if len(claimed) < claim {
+			// What this transaction claimed is no longer free: those left
+			// were locked (or past the claim's limit), and a plain read
+			// does not wait for their locks.
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM leases WHERE owner IS NULL OR expires_at <= clock_timestamp())`).Scan(&skipped); err != nil {
 				return err
 			}
 		}
@@ -99,6 +126,9 @@ func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int,
 		next = 0
 		if secs != nil {
 			next = max(time.Duration(*secs*float64(time.Second)), time.Microsecond)
+		}
+		if retry := lease / 10; skipped && (next == 0 || retry < next) {
+			next = retry
 		}
 		return nil
 	})

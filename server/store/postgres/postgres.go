@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -42,12 +43,22 @@ const alertClaim = time.Minute
 
 // Open connects to the database at url (a postgres:// URL or a libpq
 // connection string) and migrates its schema.
-func Open(ctx context.Context, url string) (*DB, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
+	o := options{lease: DefaultLease}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.lease <= 0 {
+		return nil, fmt.Errorf("postgres: lease %v: give a positive lease time", o.lease)
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("the Postgres URL: %w", err)
 	}
 	cfg.MaxConns = max(cfg.MaxConns, 8)
+	// Ours win over the URL's: they are what keeps a stopped instance
+	// from holding its shards.
+	maps.Copy(cfg.ConnConfig.RuntimeParams, sessionSettings(o.lease))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", err)
@@ -166,6 +177,28 @@ var migrations = []string{
 		body         bytea NOT NULL
 	);
 	CREATE INDEX threads_by_update ON threads(updated_at, id);`,
+	// The API's keys. The token of earlier servers (the meta row
+	// api_token_sha256) becomes the key "admin", and the threads pushed
+	// with it its threads: a thread is named by its owner and its ID.
+	`CREATE TABLE keys (
+		id           text PRIMARY KEY,
+		name         text NOT NULL,
+		scope        text NOT NULL,
+		hash         text NOT NULL UNIQUE,
+		created_at   timestamptz NOT NULL,
+		last_used_at timestamptz,
+		revoked_at   timestamptz
+	);
+	INSERT INTO keys(id, name, scope, hash, created_at)
+		SELECT 'admin', 'admin', 'admin', value, date_trunc('second', now())
+		FROM meta WHERE key = 'api_token_sha256' AND length(value) = 64;
+	DELETE FROM meta WHERE key = 'api_token_sha256';
+	ALTER TABLE threads ADD COLUMN owner text NOT NULL DEFAULT 'admin';
+	ALTER TABLE threads ALTER COLUMN owner DROP DEFAULT;
+	ALTER TABLE threads DROP CONSTRAINT threads_pkey;
+	ALTER TABLE threads ADD PRIMARY KEY (owner, id);
+	DROP INDEX threads_by_update;
+	CREATE INDEX threads_by_update ON threads(owner, updated_at, id);`,
 }
 
 // migrateLock is the advisory lock that lets one instance migrate at a
@@ -176,6 +209,11 @@ const migrateLock = 0x66736d67656e // "fsmgen"
 // database newer than this server is refused.
 func (s *DB) migrate(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Another instance may be migrating: wait for it longer than the
+		// sessions' lock_timeout, which is for the leases.
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '1min'"); err != nil {
+			return fmt.Errorf("lock the schema: %w", err)
+		}
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLock); err != nil {
 			return fmt.Errorf("lock the schema: %w", err)
 		}

@@ -147,6 +147,43 @@ var migrations = []string{
 		body          BLOB NOT NULL
 	);
 	CREATE INDEX threads_by_update ON threads(updated_at, id);`,
+	// The API's keys. The token of earlier servers (the meta row
+	// api_token_sha256) becomes the key "admin", and the threads pushed
+	// with it its threads: a thread is named by its owner and its ID.
+	`CREATE TABLE keys (
+		id            TEXT PRIMARY KEY,
+		name          TEXT NOT NULL,
+		scope         TEXT NOT NULL,
+		hash          TEXT NOT NULL UNIQUE,
+		created_at    TEXT NOT NULL,
+		last_used_at  TEXT,
+		revoked_at    TEXT
+	);
+	INSERT INTO keys(id, name, scope, hash, created_at)
+		SELECT 'admin', 'admin', 'admin', value, strftime('%Y-%m-%dT%H:%M:%S.000000000Z', 'now')
+		FROM meta WHERE key = 'api_token_sha256' AND length(value) = 64;
+	DELETE FROM meta WHERE key = 'api_token_sha256';
+	CREATE TABLE owned_threads (
+		owner         TEXT NOT NULL,
+		id            TEXT NOT NULL,
+		revision      INTEGER NOT NULL,
+		digest        TEXT NOT NULL,
+		workspace     TEXT NOT NULL,
+		provider      TEXT NOT NULL,
+		model         TEXT NOT NULL,
+		first_prompt  TEXT NOT NULL,
+		tokens        INTEGER NOT NULL,
+		messages      INTEGER NOT NULL,
+		created_at    TEXT NOT NULL,
+		updated_at    TEXT NOT NULL,
+		synced_at     TEXT NOT NULL,
+		body          BLOB NOT NULL,
+		PRIMARY KEY (owner, id)
+	);
+	INSERT INTO owned_threads SELECT 'admin', id, revision, digest, workspace, provider, model, first_prompt, tokens, messages, created_at, updated_at, synced_at, body FROM threads;
+	DROP TABLE threads;
+	ALTER TABLE owned_threads RENAME TO threads;
+	CREATE INDEX threads_by_update ON threads(owner, updated_at, id);`,
 }
 
 // migrate brings the schema to the last version, one transaction per

@@ -9,16 +9,17 @@ import (
 	"github.com/fsmgen/fsmgen/server/store"
 )
 
-// PutThread stores t unless a newer revision (or the same) is stored.
+// PutThread stores t unless a newer revision (or the same) of its owner's
+// thread is stored.
 func (s *DB) PutThread(ctx context.Context, t *store.Thread) (store.PutOutcome, int64, error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO threads(id, revision, digest, workspace, provider, model, first_prompt, tokens, messages, created_at, updated_at, synced_at, body)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, digest = excluded.digest, workspace = excluded.workspace,
+	res, err := s.db.ExecContext(ctx, `INSERT INTO threads(owner, id, revision, digest, workspace, provider, model, first_prompt, tokens, messages, created_at, updated_at, synced_at, body)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(owner, id) DO UPDATE SET revision = excluded.revision, digest = excluded.digest, workspace = excluded.workspace,
 			provider = excluded.provider, model = excluded.model, first_prompt = excluded.first_prompt, tokens = excluded.tokens,
 			messages = excluded.messages, created_at = excluded.created_at, updated_at = excluded.updated_at,
 			synced_at = excluded.synced_at, body = excluded.body
 		WHERE threads.revision < excluded.revision`,
-		t.ID, t.Revision, t.Digest, t.Workspace, t.Provider, t.Model, t.FirstPrompt, t.Tokens, t.Messages,
+		t.Owner, t.ID, t.Revision, t.Digest, t.Workspace, t.Provider, t.Model, t.FirstPrompt, t.Tokens, t.Messages,
 		formatTime(t.Created), formatTime(t.Updated), formatTime(t.SyncedAt), t.Body)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store thread %s: %w", t.ID, err)
@@ -30,7 +31,7 @@ func (s *DB) PutThread(ctx context.Context, t *store.Thread) (store.PutOutcome, 
 	}
 	var rev int64
 	var digest string
-	if err := s.db.QueryRowContext(ctx, `SELECT revision, digest FROM threads WHERE id = ?`, t.ID).Scan(&rev, &digest); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT revision, digest FROM threads WHERE owner = ? AND id = ?`, t.Owner, t.ID).Scan(&rev, &digest); err != nil {
 		return 0, 0, fmt.Errorf("store thread %s: read the stored revision: %w", t.ID, err)
 	}
 	// Not stored: the stored revision is this one or newer.
@@ -43,13 +44,13 @@ func (s *DB) PutThread(ctx context.Context, t *store.Thread) (store.PutOutcome, 
 
 // threadColumns are the columns of a thread's row but its body, in
 // scanThread's order.
-const threadColumns = `id, revision, digest, workspace, provider, model, first_prompt, tokens, messages, created_at, updated_at, synced_at`
+const threadColumns = `owner, id, revision, digest, workspace, provider, model, first_prompt, tokens, messages, created_at, updated_at, synced_at`
 
 // scanThread reads a row of threadColumns, then extra.
 func scanThread(scan func(...any) error, extra ...any) (*store.Thread, error) {
 	t := &store.Thread{}
 	var created, updated, synced string
-	if err := scan(append([]any{&t.ID, &t.Revision, &t.Digest, &t.Workspace, &t.Provider, &t.Model, &t.FirstPrompt, &t.Tokens, &t.Messages, &created, &updated, &synced}, extra...)...); err != nil {
+	if err := scan(append([]any{&t.Owner, &t.ID, &t.Revision, &t.Digest, &t.Workspace, &t.Provider, &t.Model, &t.FirstPrompt, &t.Tokens, &t.Messages, &created, &updated, &synced}, extra...)...); err != nil {
 		return nil, err
 	}
 	var errs [3]error
@@ -62,10 +63,10 @@ func scanThread(scan func(...any) error, extra ...any) (*store.Thread, error) {
 	return t, nil
 }
 
-// Threads returns up to limit threads without their bodies, the most
-// recently updated first.
-func (s *DB) Threads(ctx context.Context, limit int) ([]*store.Thread, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+threadColumns+` FROM threads ORDER BY updated_at DESC, id DESC LIMIT ?`, limit)
+// Threads returns up to limit threads of owner without their bodies, the
+// most recently updated first.
+func (s *DB) Threads(ctx context.Context, owner string, limit int) ([]*store.Thread, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE owner = ? ORDER BY updated_at DESC, id DESC LIMIT ?`, owner, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the threads: %w", err)
 	}
@@ -84,10 +85,10 @@ func (s *DB) Threads(ctx context.Context, limit int) ([]*store.Thread, error) {
 	return out, nil
 }
 
-// Thread returns the thread id with its body, or nil.
-func (s *DB) Thread(ctx context.Context, id string) (*store.Thread, error) {
+// Thread returns owner's thread id with its body, or nil.
+func (s *DB) Thread(ctx context.Context, owner, id string) (*store.Thread, error) {
 	var body []byte
-	t, err := scanThread(s.read.QueryRowContext(ctx, `SELECT `+threadColumns+`, body FROM threads WHERE id = ?`, id).Scan, &body)
+	t, err := scanThread(s.read.QueryRowContext(ctx, `SELECT `+threadColumns+`, body FROM threads WHERE owner = ? AND id = ?`, owner, id).Scan, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -62,6 +62,7 @@ func Run(t *testing.T, o Opener) {
 	t.Run("jobs and runs", jobsAndRuns(o))
 	t.Run("delete check-ins", deleteCheckins(o))
 	t.Run("threads", threads(o))
+	t.Run("keys", keys(o))
 
 	t.Run("meta", func(t *testing.T) {
 		s, _ := o.open(t)

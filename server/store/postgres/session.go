@@ -1,0 +1,51 @@
+package postgres
+
+import (
+	"strconv"
+	"time"
+)
+
+// DefaultLease is the lease time Open bounds the sessions' transactions
+// by when it is not told (WithLease): the server's default, as
+// monitors.DefaultLease.
+const DefaultLease = 15 * time.Second
+
+// Option changes how Open connects.
+type Option func(*options)
+
+type options struct {
+	lease time.Duration
+}
+
+// WithLease tells Open how long the instances' leases last: it bounds
+// every transaction of its sessions below that (sessionSettings).
+func WithLease(lease time.Duration) Option {
+	return func(o *options) { o.lease = lease }
+}
+
+// sessionSettings are the settings of every session, given at connection
+// (run-time parameters: no round trip). An instance stopped in the middle
+// of a transaction (SIGSTOP, a paused VM, a process cut from the network)
+// would otherwise hold its row locks — the leases its round fenced, the
+// leases it was renewing or claiming — for as long as it is stopped, and
+// the claims, which skip locked rows, would never take those shards over.
+// So a session idle in a transaction for a third of the lease is ended by
+// Postgres (idle_in_transaction_session_timeout), which rolls its
+// transaction back and frees its locks before its leases can expire, and
+// no statement waits for a lock longer than that either (lock_timeout).
+// The transactions of this package are short (a few statements sent back
+// to back): only an instance that stopped reaches these bounds. A
+// statement's own run time is not bounded: a stopped client does not
+// keep a statement running, and reading the monitors of many shards may
+// take longer than a third of a lease.
+func sessionSettings(lease time.Duration) map[string]string {
+	limit := strconv.FormatInt(max(sessionLimit(lease).Milliseconds(), 1), 10) // in milliseconds
+	return map[string]string{
+		"idle_in_transaction_session_timeout": limit,
+		"lock_timeout":                        limit,
+	}
+}
+
+// sessionLimit is how long a session may sit idle in a transaction, or
+// wait for a lock: a third of the lease.
+func sessionLimit(lease time.Duration) time.Duration { return lease / 3 }

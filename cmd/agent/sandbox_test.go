@@ -250,10 +250,11 @@ func TestSandboxFlags(t *testing.T) {
 		wantErr string
 	}{
 		{args: nil, want: def},
-		{args: []string{"-sandbox-memory", "2GiB", "-sandbox-processes", "64", "-sandbox-cpu", "90s", "-sandbox-file-size", "16MiB", "-sandbox-tmp-size", "64MiB"},
-			want: sandbox.Limits{Memory: 2 << 30, Processes: 64, CPU: 90 * time.Second, FileSize: 16 << 20, TmpSize: 64 << 20}},
-		{args: []string{"-sandbox-memory", "0", "-sandbox-processes", "0", "-sandbox-cpu", "0", "-sandbox-file-size", "0", "-sandbox-tmp-size", "0"},
+		{args: []string{"-sandbox-memory", "2GiB", "-sandbox-processes", "64", "-sandbox-cpu", "90s", "-sandbox-file-size", "16MiB", "-sandbox-tmp-size", "64MiB", "-sandbox-disk", "4GiB"},
+			want: sandbox.Limits{Memory: 2 << 30, Processes: 64, CPU: 90 * time.Second, FileSize: 16 << 20, TmpSize: 64 << 20, Disk: 4 << 30}},
+		{args: []string{"-sandbox-memory", "0", "-sandbox-processes", "0", "-sandbox-cpu", "0", "-sandbox-file-size", "0", "-sandbox-tmp-size", "0", "-sandbox-disk", "0"},
 			want: sandbox.Limits{}},
+		{args: []string{"-sandbox-disk", "lots"}, wantErr: `invalid value "lots" for flag -sandbox-disk: "lots" is not a size`},
 		{args: []string{"-sandbox-expose", "~/.cargo/bin", "-sandbox-expose=/opt/x:rw"}, want: def,
 			expose: []sandbox.Exposure{{Path: "~/.cargo/bin"}, {Path: "/opt/x", Writable: true}}},
 		{args: []string{"-sandbox-memory", "lots"}, wantErr: `invalid value "lots" for flag -sandbox-memory: "lots" is not a size: give a number of bytes, e.g. 512MiB or 2GiB, or 0 for no limit`},

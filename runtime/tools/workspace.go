@@ -202,7 +202,6 @@ const maxRetries = 100
 // pathError turns an error met on the way to the file name into one the
 // LLM can act on: escapes and link loops get their own messages.
 func pathError(verb, name string, err error) error {
-	name = shorten(name)
 	switch {
 	case errors.Is(err, errOutside) || isEscape(err):
 		return fmt.Errorf("path %q leads outside the workspace through a symbolic link; give a path inside it", name)
@@ -212,7 +211,7 @@ func pathError(verb, name string, err error) error {
 	case errors.Is(err, errChanging):
 		return fmt.Errorf("%s %q: %w (another command is renaming or replacing it?); nothing was changed: retry when the command is done", verb, name, errChanging)
 	case errors.Is(err, errTooDeep):
-		return fmt.Errorf("path %q: %w (counted once its symbolic links are followed), and the file tools take paths of at most %d components; give a shorter path, or use bash for deeper ones", name, errTooDeep, MaxPathDepth)
+		return fmt.Errorf("path %q: %w (counted once its symbolic links are followed), and the file tools take paths of at most %d components; give a shorter path, or use bash for deeper ones", shorten(name), errTooDeep, MaxPathDepth)
 	case errors.Is(err, syscall.ELOOP):
 		return fmt.Errorf("path %q: more than %d symbolic links (a link loop?); give a path without the loop", name, maxSymlinkHops)
 	case errors.Is(err, syscall.ENOTDIR):

@@ -51,8 +51,9 @@ func (r instructionsRunner) NoteConversation(messages []chat.Message) {
 }
 
 // Note implements agentexec.ResultNoter: the instructions the call's path
-// leads to that were not sent.
-func (r instructionsRunner) Note(call chat.ToolCall) string {
+// leads to that were not sent. Looking for them is a step of the call:
+// it ends with ctx, and within the tools' timeout.
+func (r instructionsRunner) Note(ctx context.Context, call chat.ToolCall) string {
 	isDir, ok := pathTools[call.Name]
 	if !ok {
 		return ""
@@ -63,7 +64,9 @@ func (r instructionsRunner) Note(call chat.ToolCall) string {
 	if json.Unmarshal(call.Arguments, &args) != nil || args.Path == "" {
 		return ""
 	}
-	return r.set.ForPath(args.Path, isDir)
+	ctx, cancel := context.WithTimeout(ctx, r.tools.Timeout())
+	defer cancel()
+	return r.set.ForPath(ctx, args.Path, isDir)
 }
 
 // instructionsCommand shows the instructions files loaded.

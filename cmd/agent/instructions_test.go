@@ -290,3 +290,49 @@ func TestInstructionsSentAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepPath has the model call the file tools on deep paths that do
+// not exist: each is answered (the missing file said so, with the
+// instructions of the directories that exist on its way; a path over the
+// depth limit refused), within the tool timeout, and the session ends.
+func TestDeepPath(t *testing.T) {
+	deep := strings.Repeat("a/", 1000) + "x"
+	tooDeep := strings.Repeat("a/", 4096) + "x"
+	call := func(id, name, path string) fakellm.ToolCall {
+		return fakellm.ToolCall{ID: id, Name: name, Args: `{"path":"` + path + `"}`}
+	}
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a/AGENTS.md": "A rule.\n"},
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{call("c1", "read_file", deep), call("c2", "list_files", tooDeep)}},
+		fakellm.Reply{Text: "done"})
+	r := e.run(t, "", "-tool-timeout", "10s", "-p", "Go.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	results := map[string]string{}
+	for _, m := range reqs[1].Messages {
+		if m.ToolCallID != "" {
+			results[m.ToolCallID] = m.Text
+		}
+	}
+	assert.Contains(t, results["c1"], "does not exist")
+	assert.Contains(t, results["c1"], "[instructions: a/AGENTS.md applies to the files under a/; follow it there]\nA rule.")
+	assert.Contains(t, results["c2"], "more than 1024 components")
+}
+
+// TestDeepPathQuery has a model without tool calls ask to read a deep path
+// that does not exist: the query is answered (with the instructions of the
+// directories that exist on its way) and the turn goes on.
+func TestDeepPathQuery(t *testing.T) {
+	deep := strings.Repeat("a/", 1000) + "x"
+	e := newEnv(t, fakellm.OpenAI, map[string]string{"a/AGENTS.md": "A rule.\n"},
+		fakellm.Reply{Text: "QUERY: read " + deep},
+		fakellm.Reply{Text: "It is not there."})
+	r := e.run(t, "", "-tool-calls=false", "-tool-timeout", "10s", "-p", "Read it.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Equal(t, "It is not there.\n", r.stdout)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1].Text
+	assert.Contains(t, last, "does not exist")
+	assert.Contains(t, last, "[instructions: a/AGENTS.md applies to the files under a/; follow it there]")
+}

@@ -550,6 +550,10 @@ type options struct {
 	// interactive session.
 	first string
 	set   map[string]bool // flags given explicitly
+	// ownFiles are the event logs and threads directories of earlier
+	// sessions that still exist, hidden from commands (see ownfiles.go);
+	// set when a session starts.
+	ownFiles []string
 	// command is the subcommand ("replay") and commandArgs its arguments;
 	// command is empty when the agent is to run.
 	command     string
@@ -934,7 +938,7 @@ func sandboxOptions(o options, threads, logPath, key string) sandbox.Options {
 	opt := sandbox.Options{
 		Mode:     o.sandbox,
 		Network:  o.sandboxNetwork,
-		Hidden:   append(sandbox.DefaultHidden(), threads, logPath),
+		Hidden:   append(append(sandbox.DefaultHidden(), threads, logPath), o.ownFiles...),
 		Redactor: redact.New(key),
 		// Plan mode: commands read the project and change none of it.
 		ReadOnlyWorkspace: o.mode == modePlan,
@@ -1119,8 +1123,10 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		return err
 	}
 	syncToken := in.keys[threadsync.TokenVar]
-	// Every secret of the session, as agentexec.Config.Secrets has them.
-	secrets := redact.New(llmCfg.APIKey, syncToken)
+	// Every secret of the session, as agentexec.Config.Secrets has them:
+	// the key in use, the sync token, and every other key variable's
+	// value (another provider's key is a secret all the same).
+	secrets := redact.New(append([]string{llmCfg.APIKey, syncToken}, slices.Sorted(maps.Values(in.keys))...)...)
 
 	if journal == nil {
 		unlock, err := store.Lock(t.ID)
@@ -1134,6 +1140,18 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 	if logPath == "" {
 		logPath = filepath.Join(store.Dir(), t.ID+".events.jsonl")
 	}
+	// Every session's own files are hidden from commands: this one's and
+	// those of the sessions before it (see ownfiles.go).
+	own, err := recordOwnFiles(stateDir(), logPath, store.Dir())
+	if err != nil {
+		fmt.Fprintf(stderr, "agent: %v; commands may see the event logs of earlier sessions that were not in the workspace or the threads directory\n", err)
+	}
+	// Never the workspace, nor a directory that holds it: an earlier
+	// session's threads directory may be this one's project.
+	o.ownFiles = slices.DeleteFunc(own, func(p string) bool {
+		rel, err := filepath.Rel(p, ws.Root())
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	})
 	sbOpt := sandboxOptions(o, store.Dir(), logPath, llmCfg.APIKey)
 	programs := hostPrograms(o, ws.Root(), sbOpt)
 	sbOpt.Programs = programs

@@ -108,7 +108,8 @@ func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, agentBin, append(base, args...)...)
 	cmd.Dir = e.ws
 	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY="+testKey, "OPENAI_API_KEY="+testKey,
-		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+e.cache, "XDG_CONFIG_HOME="+e.configHome())
+		"ANTHROPIC_BASE_URL=", "OPENAI_BASE_URL=", "XDG_CACHE_HOME="+e.cache, "XDG_CONFIG_HOME="+e.configHome(),
+		"XDG_STATE_HOME="+filepath.Join(e.cache, "state"))
 	return cmd
 }
 

@@ -33,6 +33,14 @@ func startMCP(ctx context.Context, o options, ws *tools.Workspace, bash sandbox.
 	}
 	base := bash
 	base.Expose, base.Network = nil, false // each entry grants its own
+	if base.Limits != nil {
+		// A server runs for the whole session, in which the disk's use
+		// grows with the bash commands' writes: the disk limit, a
+		// command's, does not apply to it.
+		l := *base.Limits
+		l.Disk = 0
+		base.Limits = &l
+	}
 	base.Redactor = secrets
 	clients, errs := mcptools.Start(ctx, o.config.servers, mcptools.Options{
 		Workspace: ws.Root(),

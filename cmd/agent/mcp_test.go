@@ -60,7 +60,8 @@ func stdioEntry(t *testing.T, name string, args ...string) string {
 // TestMCPStdio calls the tools of a local stdio MCP server, confined in
 // the sandbox, through the real CLI against both wire formats: the tools
 // are offered namespaced, a result reaches the next request redacted of
-// the key the server echoes, a write counts for the commit, a server that
+// the key the server echoes (handed to it in ROT13, which the entry's
+// check of secrets does not know), a write counts for the commit, a server that
 // crashes at start is named and left out, and a call that outlives the
 // tool timeout fails with a message.
 func TestMCPStdio(t *testing.T) {
@@ -80,7 +81,7 @@ func TestMCPStdio(t *testing.T) {
 				fakellm.Reply{Text: "Used the MCP tools."})
 			marker := "mcp-marker-" + filepath.Base(filepath.Dir(e.ws))
 			sandboxtest.KillAtCleanup(t, marker)
-			e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test", "-say", "the key is "+testKey, "-marker", marker)+stdioEntry(t, "broken", "-crash"))
+			e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test", "-say-rot13", strings.Map(rot13, "the key is "+testKey), "-marker", marker)+stdioEntry(t, "broken", "-crash"))
 			r := e.run(t, "", "-p", "Use the MCP tools.", "-tool-timeout", "2s")
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 			assert.Contains(t, r.stderr, "agent: MCP server test (6 tools)")
@@ -269,4 +270,15 @@ func TestMCPApproval(t *testing.T) {
 		assert.True(t, res.IsError)
 		assert.Contains(t, res.Text, approval.RefusedPrefix+": not now")
 	})
+}
+
+// rot13 turns a letter 13 places in the alphabet, as ROT13 does.
+func rot13(r rune) rune {
+	switch {
+	case 'a' <= r && r <= 'z':
+		return 'a' + (r-'a'+13)%26
+	case 'A' <= r && r <= 'Z':
+		return 'A' + (r-'A'+13)%26
+	}
+	return r
 }

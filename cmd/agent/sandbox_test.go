@@ -250,10 +250,11 @@ func TestSandboxFlags(t *testing.T) {
 		wantErr string
 	}{
 		{args: nil, want: def},
-		{args: []string{"-sandbox-memory", "2GiB", "-sandbox-processes", "64", "-sandbox-cpu", "90s", "-sandbox-file-size", "16MiB", "-sandbox-tmp-size", "64MiB"},
-			want: sandbox.Limits{Memory: 2 << 30, Processes: 64, CPU: 90 * time.Second, FileSize: 16 << 20, TmpSize: 64 << 20}},
-		{args: []string{"-sandbox-memory", "0", "-sandbox-processes", "0", "-sandbox-cpu", "0", "-sandbox-file-size", "0", "-sandbox-tmp-size", "0"},
+		{args: []string{"-sandbox-memory", "2GiB", "-sandbox-processes", "64", "-sandbox-cpu", "90s", "-sandbox-file-size", "16MiB", "-sandbox-tmp-size", "64MiB", "-sandbox-disk", "4GiB"},
+			want: sandbox.Limits{Memory: 2 << 30, Processes: 64, CPU: 90 * time.Second, FileSize: 16 << 20, TmpSize: 64 << 20, Disk: 4 << 30}},
+		{args: []string{"-sandbox-memory", "0", "-sandbox-processes", "0", "-sandbox-cpu", "0", "-sandbox-file-size", "0", "-sandbox-tmp-size", "0", "-sandbox-disk", "0"},
 			want: sandbox.Limits{}},
+		{args: []string{"-sandbox-disk", "lots"}, wantErr: `invalid value "lots" for flag -sandbox-disk: "lots" is not a size`},
 		{args: []string{"-sandbox-expose", "~/.cargo/bin", "-sandbox-expose=/opt/x:rw"}, want: def,
 			expose: []sandbox.Exposure{{Path: "~/.cargo/bin"}, {Path: "/opt/x", Writable: true}}},
 		{args: []string{"-sandbox-memory", "lots"}, wantErr: `invalid value "lots" for flag -sandbox-memory: "lots" is not a size: give a number of bytes, e.g. 512MiB or 2GiB, or 0 for no limit`},
@@ -329,4 +330,92 @@ func TestResourceLimits(t *testing.T) {
 	assert.Contains(t, results["c_1"], "sandbox limit -sandbox-file-size: a process tried to write a file over 1 MiB and was stopped")
 	assert.Contains(t, results["c_1"], "1048576\n")
 	assert.Regexp(t, "(?m)^  ✗ bash: sandbox limit -sandbox-cpu: ", r.stderr)
+}
+
+// TestDiskLimit (issue 29 item 4): a command that writes past
+// -sandbox-disk, in one file or in many, is stopped with everything it
+// started; the model is told which flag raises the limit, and so is the
+// user, on the first line of the result. The file size limit is kept at
+// 256 MiB, so that a failure fills no disk.
+func TestDiskLimit(t *testing.T) {
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.Anthropic, nil,
+		bashCalls(t, "yes 0123456789abcdef > big; echo never", "for i in $(seq 100); do head -c 1M /dev/zero > f$i; done; echo never"),
+		fakellm.Reply{Text: "Done."})
+	r := e.run(t, "", "-sandbox-disk", "16MiB", "-sandbox-file-size", "256MiB", "-p", "Fill the disk.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "16 MiB written to the disk per command")
+	results := toolResults(t, e)
+	for _, id := range []string{"c_0", "c_1"} {
+		assert.True(t, strings.HasPrefix(results[id], "sandbox limit -sandbox-disk: the command wrote "), results[id])
+		assert.Contains(t, results[id], "over its limit of 16 MiB, and was stopped with everything it started")
+		assert.NotContains(t, results[id], "never")
+	}
+	fi, err := os.Stat(filepath.Join(e.ws, "big"))
+	require.NoError(t, err)
+	assert.Less(t, fi.Size(), int64(256<<20), "stopped by the disk limit")
+	assert.Regexp(t, "(?m)^  ✗ bash: sandbox limit -sandbox-disk: ", r.stderr, "the user is told")
+}
+
+// TestOwnFilesHidden (issue 29 item 4): the agent's own files of an
+// earlier session — its event log next to the workspace, and a log, a
+// journal and its lock copied into the workspace — are out of the next
+// session's model's reach: bash cannot read the log outside (hidden), and
+// reads a notice in place of those inside, which the file tools refuse.
+func TestOwnFilesHidden(t *testing.T) {
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	const marker = "MARKER-ONE-7d1f"
+	base := hostDir(t)
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	gittest.Git(t, ws, "init", "--quiet", "--initial-branch=main")
+	gittest.Git(t, ws, "config", "user.name", "Test User")
+	gittest.Git(t, ws, "config", "user.email", "test@example.com")
+	gittest.Git(t, ws, "commit", "--quiet", "--allow-empty", "-m", "initial")
+
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "one"})
+	e.ws = ws
+	first := filepath.Join(base, "first.events.jsonl")
+	r := e.run(t, "", "-log", first, "-p", "Remember "+marker+".")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	id := e.onlyThread(t)
+	journal, err := os.ReadFile(filepath.Join(e.threads, id+".journal"))
+	require.NoError(t, err)
+	require.Contains(t, string(journal), marker)
+	log, err := os.ReadFile(first)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "saved"), 0o755))
+	for name, data := range map[string][]byte{"old.events.jsonl": log, "saved/" + id + ".journal": journal, "saved/" + id + ".lock": nil} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), data, 0o644))
+	}
+
+	e.srv = fakellm.New(t, fakellm.Anthropic,
+		bashCalls(t, "cat ../first.events.jsonl; true", "cat old.events.jsonl saved/*; true"),
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "r_0", Name: "read_file", Args: `{"path":"old.events.jsonl"}`}, {ID: "r_1", Name: "read_file", Args: `{"path":"saved/` + id + `.journal"}`}}},
+		fakellm.Reply{Text: "Done."})
+	r = e.run(t, "", "-log", filepath.Join(base, "second.events.jsonl"), "-p", "Read the old logs.")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "masked from the model (the agent's own event logs, journals and locks, which hold whole conversations): old.events.jsonl, saved/"+id+".journal, saved/"+id+".lock")
+	results := toolResults(t, e)
+	assert.Contains(t, results["c_0"], "first.events.jsonl", "the earlier log cannot be opened")
+	assert.Equal(t, 3, strings.Count(results["c_1"], sandbox.MaskNotice), results["c_1"])
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 3)
+	var reads []string
+	for _, m := range reqs[2].Messages {
+		if strings.HasPrefix(m.ToolCallID, "r_") {
+			reads = append(reads, m.Text)
+		}
+	}
+	require.Len(t, reads, 2)
+	for _, text := range reads {
+		assert.Contains(t, text, "is masked: it is one of the agent's own files")
+	}
+	for i, req := range reqs {
+		assert.NotContains(t, string(req.Body), marker, "request %d holds the earlier session's words", i)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,10 +19,10 @@ import (
 // -sandbox-network: what of the home directory commands see, and the
 // limits of what they use.
 type sandboxFlags struct {
-	expose                    exposures
-	memory, fileSize, tmpSize limitSize
-	processes                 int
-	cpu                       time.Duration
+	expose                          exposures
+	memory, fileSize, tmpSize, disk limitSize
+	processes                       int
+	cpu                             time.Duration
 }
 
 // limitSize is a size flag of a limit: a byteSize, or 0 for no limit.
@@ -76,12 +77,13 @@ func (e *exposures) Set(s string) error {
 func (f *sandboxFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.expose, sandbox.FlagExpose, "show sandboxed bash commands this `path` of your home directory (they see an empty home): read-only, or writable with :rw, e.g. ~/.cargo/bin or ~/.npm:rw; repeatable")
 	d := sandbox.DefaultLimits()
-	f.memory, f.fileSize, f.tmpSize = limitSize(d.Memory), limitSize(d.FileSize), limitSize(d.TmpSize)
+	f.memory, f.fileSize, f.tmpSize, f.disk = limitSize(d.Memory), limitSize(d.FileSize), limitSize(d.TmpSize), limitSize(d.Disk)
 	fs.Var(&f.memory, sandbox.FlagMemory, "the `size` of the memory each process of a sandboxed command may allocate (its data, RLIMIT_DATA), e.g. 2GiB; 0 for no limit")
 	fs.IntVar(&f.processes, sandbox.FlagProcesses, d.Processes, "the `number` of processes and threads a sandboxed command may have at once; 0 for no limit")
 	fs.DurationVar(&f.cpu, sandbox.FlagCPU, d.CPU, "the CPU `time` each process of a sandboxed command may use; 0 for no limit")
 	fs.Var(&f.fileSize, sandbox.FlagFileSize, "the `size` of the largest file a sandboxed command may write, e.g. 4GiB; 0 for no limit")
 	fs.Var(&f.tmpSize, sandbox.FlagTmpSize, "the `size` of a sandboxed command's private /tmp, which is kept in memory; 0 for no limit")
+	fs.Var(&f.disk, sandbox.FlagDisk, "the `size` a sandboxed command may write to the disk (the workspace, its cache), all its files together: past it the command is stopped; 0 for no limit")
 }
 
 // check reports a flag with a value out of range, in the user's terms.
@@ -99,19 +101,25 @@ func (f *sandboxFlags) check() error {
 func (f *sandboxFlags) apply(opt *sandbox.Options) {
 	opt.Expose = append(sandbox.DefaultExpose(nil), f.expose...)
 	opt.Limits = &sandbox.Limits{Memory: int64(f.memory), Processes: f.processes, CPU: f.cpu,
-		FileSize: int64(f.fileSize), TmpSize: int64(f.tmpSize)}
+		FileSize: int64(f.fileSize), TmpSize: int64(f.tmpSize), Disk: int64(f.disk)}
 }
 
-// maskWorkspace scans the workspace for files holding the API key, masks
-// them from the tools, and says what it found.
+// maskWorkspace scans the workspace for files holding the API key and
+// for the agent's own event logs and journals (and their locks), masks
+// them from the tools and from bash, and says what it found.
 func maskWorkspace(ctx context.Context, ws *tools.Workspace, key string, stderr io.Writer) error {
-	set, err := mask.Scan(ctx, ws.Root(), redact.New(key), mask.Options{})
+	set, err := mask.Scan(ctx, ws.Root(), redact.New(key), mask.Options{Own: isOwnFile})
 	if err != nil {
 		return err
 	}
+	maskOwnLocks(set)
 	ws.SetMasked(set)
-	if names := set.Names(); len(names) > 0 {
+	own := set.OwnNames()
+	if names := slices.DeleteFunc(set.Names(), func(n string) bool { return slices.Contains(own, n) }); len(names) > 0 {
 		fmt.Fprintf(stderr, "agent: masked from the model (they hold the API key): %s\n", strings.Join(names, ", "))
+	}
+	if len(own) > 0 {
+		fmt.Fprintf(stderr, "agent: masked from the model (the agent's own event logs, journals and locks, which hold whole conversations): %s\n", listShort(own, 5))
 	}
 	if large := set.TooLarge(); len(large) > 0 {
 		fmt.Fprintf(stderr, "agent: not scanned for the API key (over %d MiB; read_file still checks what it returns): %s\n",

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -34,7 +36,7 @@ func TestSyncTokenIsSecret(t *testing.T) {
 			config: func(t *testing.T) string {
 				return "mcp_servers:\n" + stdioEntry(t, "test") + "    env: {LEAK: " + token + "}\n"
 			},
-			wantErr: `MCP server "test": env LEAK holds one of the agent's secrets (its API key, the sync token), which no command may have; remove it from the entry; it is left out`,
+			wantErr: `MCP server "test": env LEAK holds one of the agent's secrets (its API key, the sync token), which no MCP server may be given; remove it from the entry; it is left out`,
 		},
 	}
 	for _, tt := range tests {
@@ -58,6 +60,74 @@ func TestSyncTokenIsSecret(t *testing.T) {
 				assert.Contains(t, r.stderr, tt.wantErr)
 			}
 			assert.False(t, strings.Contains(r.stderr+r.stdout, token), "the token is never shown")
+		})
+	}
+}
+
+// TestMCPEntriesHoldNoSecret gives MCP servers entries whose fields hold
+// a secret of the session (the key in use, another provider's key, the
+// sync token), through the environment as a header's ${VAR} or written
+// in: each entry is refused with the message that names the field, the
+// server is never reached, and the session goes on without it.
+func TestMCPEntriesHoldNoSecret(t *testing.T) {
+	const (
+		token   = "sync-token-0123456789abcdef"
+		otherKy = "sk-ant-other-provider-0123456789abcdef"
+	)
+	tests := []struct {
+		name     string
+		provider fakellm.Provider
+		entry    func(url string) string
+		wantErr  string
+	}{
+		{
+			name:     "the sync token in a header",
+			provider: fakellm.Anthropic,
+			entry: func(url string) string {
+				return "    url: " + url + "\n    headers: {Authorization: \"Bearer ${FSMGEN_SERVER_TOKEN}\"}\n"
+			},
+			wantErr: "headers Authorization holds one of the agent's secrets",
+		},
+		{
+			name:     "another provider's key in a header",
+			provider: fakellm.OpenAI,
+			entry: func(url string) string {
+				return "    url: " + url + "\n    headers: {X-Key: \"${ANTHROPIC_API_KEY}\"}\n"
+			},
+			wantErr: "headers X-Key holds one of the agent's secrets",
+		},
+		{
+			name:     "the key in use in the URL",
+			provider: fakellm.Anthropic,
+			entry:    func(url string) string { return "    url: " + url + "?key=" + testKey + "\n" },
+			wantErr:  "url holds one of the agent's secrets",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reached := make(chan string, 10)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				reached <- r.Method + " " + r.URL.Path
+				http.NotFound(w, r)
+			}))
+			t.Cleanup(srv.Close)
+			e := newEnv(t, tt.provider, nil, fakellm.Reply{Text: "ok"})
+			e.writeConfig(t, "mcp_servers:\n  leaky:\n"+tt.entry(srv.URL))
+			env := []string{threadsync.TokenVar + "=" + token}
+			if tt.provider != fakellm.Anthropic {
+				env = append(env, "ANTHROPIC_API_KEY="+otherKy)
+			}
+			r := e.runEnv(t, env, "-p", "Go.")
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, `agent: MCP server "leaky": `+tt.wantErr+` (its API key, the sync token), which no MCP server may be given; remove it from the entry; it is left out`)
+			for _, s := range []string{token, otherKy, testKey} {
+				assert.NotContains(t, r.stderr+r.stdout, s, "a secret is never shown")
+			}
+			select {
+			case req := <-reached:
+				t.Fatalf("the MCP server was reached: %s", req)
+			default:
+			}
 		})
 	}
 }

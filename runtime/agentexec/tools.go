@@ -38,11 +38,12 @@ type ApprovalSetter interface {
 // conversation's messages as they stand then (an undo or a compaction may
 // have cut what an earlier note brought); once a call has run, not
 // cancelled, and its result was redacted and cut to the budget, it
-// appends what Note returns for the call, redacted. The calls of a round
-// run in parallel: Note must be safe for concurrent use.
+// appends what Note returns for the call, redacted. Note gets the call's
+// context: it must return promptly once ctx is done, as a tool must. The
+// calls of a round run in parallel: Note must be safe for concurrent use.
 type ResultNoter interface {
 	NoteConversation(messages []chat.Message)
-	Note(call chat.ToolCall) string
+	Note(ctx context.Context, call chat.ToolCall) string
 }
 
 // noteConversation tells Config.Tools, when it is a ResultNoter, the
@@ -60,7 +61,7 @@ func (a *Agent) note(ctx context.Context, call chat.ToolCall) string {
 	if !ok || ctx.Err() != nil {
 		return ""
 	}
-	return a.secrets.String(n.Note(call))
+	return a.secrets.String(n.Note(ctx, call))
 }
 
 // toolApproval returns the approval setting of the tool name: its own, or

@@ -30,6 +30,12 @@ const magic = `{"type":"` + TypeSession + `","format":"` + Format + `"`
 // familyMagic starts the first line of a log of any format of the family.
 const familyMagic = `{"type":"` + TypeSession + `","format":"fsmgen-eventlog/`
 
+// IsLog reports whether head, the start of a file, is that of an event
+// log of this family, whatever its format version: its first line starts
+// as every header does. The agent masks such files from its tools (they
+// hold the conversation, and its tool results).
+func IsLog(head []byte) bool { return bytes.HasPrefix(head, []byte(familyMagic)) }
+
 // chainOf returns the chain value of a line whose body (its JSON without
 // the chain member) is the concatenation of parts, after a line whose
 // chain value is prev ("" for the first line of the log).

@@ -27,6 +27,7 @@
 package instructions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -137,7 +138,10 @@ func Load(ws *tools.Workspace, opt Options) *Set {
 			fmt.Fprintf(&b, "\n\n## %s (the user's instructions, for every project)\n\n%s", opt.UserLabel, text)
 		}
 	}
-	if text, f, ok := s.forDir("."); ok {
+	root := func(name string, limit int64) ([]byte, int64, error) {
+		return ws.ReadFile(context.Background(), name, limit)
+	}
+	if text, f, ok := s.forDir(".", root); ok {
 		fmt.Fprintf(&b, "\n\n## %s (the project's instructions, at the workspace root)\n\n%s", f, text)
 	}
 	if b.Len() > 0 {
@@ -168,7 +172,13 @@ func (s *Set) Files() []File {
 // tool that touched rel; "" when there are none. It notes them as held
 // until the next Holding. Each directory's file is read once, the first
 // time a path leads into it. A path outside the workspace gives "".
-func (s *Set) ForPath(rel string, isDir bool) string {
+//
+// The directories are walked down from the root once, each looked up
+// from the one above it ([tools.Workspace.Along]), and the walk ends at
+// the first that does not exist, which none below it can: a path of n
+// components costs O(n) lookups, whether it exists or not. It ends too
+// when ctx is done, with what it found so far.
+func (s *Set) ForPath(ctx context.Context, rel string, isDir bool) string {
 	if rel == "" || path.IsAbs(rel) || strings.ContainsRune(rel, 0) {
 		return ""
 	}
@@ -184,13 +194,12 @@ func (s *Set) ForPath(rel string, isDir bool) string {
 		return ""
 	}
 	var b strings.Builder
-	parts := strings.Split(dir, "/")
-	for i := range parts {
-		d := strings.Join(parts[:i+1], "/")
-		if text, f, ok := s.forDir(d); ok {
+	_ = s.ws.Along(ctx, dir, func(d string, in *tools.Dir) bool {
+		if text, f, ok := s.forDir(d, in.ReadFile); ok {
 			fmt.Fprintf(&b, "\n\n[instructions: %s applies to the files under %s/; follow it there]\n%s\n[end of %s]", f, d, text, f)
 		}
-	}
+		return true
+	})
 	return b.String()
 }
 
@@ -221,7 +230,7 @@ func (s *Set) Holding(texts []string) int {
 // they were sent, and notes them as sent. The directory is read once: the
 // first of the names it holds; later calls give what the first read. It
 // returns the text, the file's path and whether there is one to show.
-func (s *Set) forDir(dir string) (string, string, bool) {
+func (s *Set) forDir(dir string, read readFunc) (string, string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sent[dir] {
@@ -229,7 +238,7 @@ func (s *Set) forDir(dir string) (string, string, bool) {
 	}
 	d, ok := s.loaded[dir]
 	if !ok {
-		d.text, d.file, d.ok = s.read(dir)
+		d.text, d.file, d.ok = s.read(dir, read)
 		s.loaded[dir] = d
 	}
 	if d.ok {
@@ -238,15 +247,19 @@ func (s *Set) forDir(dir string) (string, string, bool) {
 	return d.text, d.file, d.ok
 }
 
-// read reads the instructions of dir: the first of the names it holds.
-// s.mu is held.
-func (s *Set) read(dir string) (string, string, bool) {
+// readFunc reads at most limit bytes of the file name of one directory
+// and returns them with the file's size (see [tools.Dir.ReadFile]).
+type readFunc func(name string, limit int64) ([]byte, int64, error)
+
+// read reads the instructions of dir: the first of the names it holds,
+// through read. s.mu is held.
+func (s *Set) read(dir string, read readFunc) (string, string, bool) {
 	for _, name := range s.opt.Names {
-		p := path.Join(dir, name)
-		data, size, err := s.ws.ReadFile(p, int64(s.opt.MaxFileBytes))
+		data, size, err := read(name, int64(s.opt.MaxFileBytes))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		p := path.Join(dir, name)
 		if err != nil {
 			s.files = append(s.files, File{Path: p, Dir: dir, Err: err})
 			return "", "", false

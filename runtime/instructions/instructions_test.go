@@ -1,8 +1,11 @@
 package instructions_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,7 +53,7 @@ func TestForPath(t *testing.T) {
 		{"c", true, []string{"c/AGENTS.md"}},
 	}
 	for _, tt := range tests {
-		got := set.ForPath(tt.path, tt.isDir)
+		got := set.ForPath(t.Context(), tt.path, tt.isDir)
 		if tt.want == nil {
 			assert.Empty(t, got, tt.path)
 			continue
@@ -74,7 +77,7 @@ func TestForPathConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([]string, 16)
 	for i := range results {
-		wg.Go(func() { results[i] = set.ForPath("d/x.go", false) })
+		wg.Go(func() { results[i] = set.ForPath(t.Context(), "d/x.go", false) })
 	}
 	wg.Wait()
 	n := 0
@@ -92,7 +95,7 @@ func TestForPathConcurrent(t *testing.T) {
 func TestHolding(t *testing.T) {
 	ws := workspace(t, map[string]string{"a/AGENTS.md": "A", "a/b/AGENTS.md": "B"})
 	set := instructions.Load(ws, instructions.Options{})
-	first := set.ForPath("a/b/x.go", false)
+	first := set.ForPath(t.Context(), "a/b/x.go", false)
 	require.Contains(t, first, "[instructions: a/b/AGENTS.md applies")
 	tests := []struct {
 		name  string
@@ -110,7 +113,7 @@ func TestHolding(t *testing.T) {
 			if tt.noted >= 0 {
 				assert.Equal(t, tt.noted, set.Holding(tt.held))
 			}
-			got := set.ForPath("a/b/x.go", false)
+			got := set.ForPath(t.Context(), "a/b/x.go", false)
 			if tt.want == nil {
 				assert.Empty(t, got)
 			}
@@ -120,4 +123,47 @@ func TestHolding(t *testing.T) {
 		})
 	}
 	assert.Len(t, set.Files(), 2, "each file is read once")
+}
+
+// TestForPathDeep checks the instructions of deep paths and of paths that
+// lead through links: found down to the first directory that is missing,
+// none for a path over the file tools' depth limit (which refuse it) or
+// once the call's context is done, and an instructions file that is a
+// link followed as the file tools follow it.
+func TestForPathDeep(t *testing.T) {
+	t.Parallel()
+	ws := workspace(t, map[string]string{"a/AGENTS.md": "A", "a/a/a/CLAUDE.md": "AAA", "s/.keep": "", "o/.keep": ""})
+	require.NoError(t, os.Symlink("../a/AGENTS.md", filepath.Join(ws.Root(), "s", "AGENTS.md")))
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(ws.Root(), "o", "AGENTS.md")))
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		path string
+		want []string // the files whose text comes, in order
+	}{
+		{"1,000 deep, missing below a/a/a", t.Context(), strings.Repeat("a/", 1000) + "x", []string{"a/AGENTS.md", "a/a/a/CLAUDE.md"}},
+		{"4,096 deep: over the limit", t.Context(), strings.Repeat("a/", 4096) + "x", nil},
+		{"cancelled", cancelled, "a/a/a/x", nil},
+		{"a link inside", t.Context(), "s/x", []string{"s/AGENTS.md"}},
+		{"a link outside", t.Context(), "o/x", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			set := instructions.Load(ws, instructions.Options{})
+			got := set.ForPath(tt.ctx, tt.path, false)
+			var files []string
+			for _, m := range regexp.MustCompile(`\[instructions: (\S+) applies`).FindAllStringSubmatch(got, -1) {
+				files = append(files, m[1])
+			}
+			assert.Equal(t, tt.want, files)
+		})
+	}
+	set := instructions.Load(ws, instructions.Options{})
+	assert.Empty(t, set.ForPath(t.Context(), "o/x", false))
+	files := set.Files()
+	require.Len(t, files, 1)
+	assert.ErrorContains(t, files[0].Err, "outside the workspace", "the link outside is refused, and said so")
 }

@@ -61,7 +61,15 @@ type Options struct {
 	// MaxFileBytes is the size of the largest file scanned; 0 means
 	// DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// Own tells the agent's own files (its event logs, its threads'
+	// journals) by their first bytes (up to OwnHeadBytes of them): such a
+	// file is masked whatever it holds, and noted as the agent's (see
+	// Set.Own). nil looks for none.
+	Own func(head []byte) bool
 }
+
+// OwnHeadBytes is how much of a file's start Options.Own is given.
+const OwnHeadBytes = 64
 
 // Set is the files that hold a secret: absolute paths, links resolved.
 // The nil *Set masks nothing. A Set is safe for concurrent use.
@@ -72,14 +80,15 @@ type Set struct {
 
 	mu       sync.Mutex
 	files    map[string]bool
-	tooLarge []string // relative to root, sorted
+	own      map[string]bool // the files of files that are the agent's own
+	tooLarge []string        // relative to root, sorted
 	scanned  int
 }
 
 // New returns an empty set of files under root (a directory, absolute)
 // holding one of the secrets: none when the redactor knows none.
 func New(root string, secrets *redact.Redactor) *Set {
-	s := &Set{root: filepath.Clean(root), files: map[string]bool{}}
+	s := &Set{root: filepath.Clean(root), files: map[string]bool{}, own: map[string]bool{}}
 	for _, f := range secrets.Forms() {
 		s.forms = append(s.forms, []byte(f))
 		s.overlap = max(s.overlap, len(f)-1)
@@ -99,7 +108,7 @@ func Scan(ctx context.Context, root string, secrets *redact.Redactor, opt Option
 		abs = real
 	}
 	s := New(abs, secrets)
-	if len(s.forms) == 0 {
+	if len(s.forms) == 0 && opt.Own == nil {
 		return s, nil
 	}
 	limit := opt.MaxFileBytes
@@ -127,7 +136,7 @@ func Scan(ctx context.Context, root string, secrets *redact.Redactor, opt Option
 		case !d.Type().IsRegular():
 			return nil
 		}
-		if !s.scanFile(p, limit, buf) {
+		if !s.scanFile(p, limit, buf, opt.Own) {
 			rel, _ := filepath.Rel(s.root, p)
 			s.tooLarge = append(s.tooLarge, filepath.ToSlash(rel))
 		}
@@ -147,13 +156,13 @@ func (s *Set) scanLink(p string, limit int64, buf []byte) {
 	if err != nil || within(real, s.root) {
 		return // dangling, or a file of the workspace, scanned as such
 	}
-	s.scanFile(real, limit, buf)
+	s.scanFile(real, limit, buf, nil)
 }
 
 // scanFile adds the file at p (absolute) if it holds a secret; it
 // reports false when the file is larger than limit, and was not read. A
 // file that cannot be read, or is no regular file, is skipped.
-func (s *Set) scanFile(p string, limit int64, buf []byte) bool {
+func (s *Set) scanFile(p string, limit int64, buf []byte, own func([]byte) bool) bool {
 	// O_NONBLOCK: a file swapped for a FIFO since it was listed does not
 	// block the scan; O_NOFOLLOW: nor is a link followed.
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
@@ -165,8 +174,23 @@ func (s *Set) scanFile(p string, limit int64, buf []byte) bool {
 	switch {
 	case err != nil || !fi.Mode().IsRegular():
 		return true
-	case fi.Size() > limit:
+	}
+	if own != nil {
+		head := buf[:min(len(buf), OwnHeadBytes)]
+		n, _ := io.ReadFull(f, head)
+		if own(head[:n]) {
+			s.addOwn(p)
+			return true
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return true
+		}
+	}
+	if fi.Size() > limit {
 		return false
+	}
+	if len(s.forms) == 0 {
+		return true
 	}
 	s.scanned++
 	if hit, _ := s.holds(f, buf); hit {
@@ -235,7 +259,15 @@ func (s *Set) Add(p string) {
 }
 
 // add adds p, with its links resolved, to the set.
-func (s *Set) add(p string) {
+func (s *Set) add(p string) { s.addAs(p, false) }
+
+// addOwn adds p, with its links resolved, to the set, as one of the
+// agent's own files.
+func (s *Set) addOwn(p string) { s.addAs(p, true) }
+
+// addAs adds p, with its links resolved, to the set; own notes it as one
+// of the agent's own files.
+func (s *Set) addAs(p string, own bool) {
 	p = filepath.Clean(p)
 	if real, err := filepath.EvalSymlinks(p); err == nil {
 		p = real
@@ -243,11 +275,54 @@ func (s *Set) add(p string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.files[p] = true
+	if own {
+		s.own[p] = true
+	}
+}
+
+// AddOwn adds the file at p (absolute) to the set as one of the agent's
+// own files (a thread's lock file, say, which nothing tells by its
+// content).
+func (s *Set) AddOwn(p string) {
+	if s != nil {
+		s.addOwn(p)
+	}
+}
+
+// Own reports whether the file at p (absolute, links resolved, as Has
+// takes it) is masked as one of the agent's own files rather than for a
+// secret it holds.
+func (s *Set) Own(p string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.own[p]
+}
+
+// Secret reports whether content holds a secret: a file it was read
+// from is to be added to the set (see Add). A nil Set finds none.
+func (s *Set) Secret(content []byte) bool {
+	return s != nil && s.contains(content)
+}
+
+// Has reports whether the file at p (absolute, clean, with no symbolic
+// link on its way: the file tools resolve their paths first) is masked.
+// Unlike Masked it does not resolve p's links, which costs a lookup of
+// every directory on its way.
+func (s *Set) Has(p string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.files[p]
 }
 
 // Masked reports whether the file at p (absolute) is masked.
 func (s *Set) Masked(p string) bool {
-	if s == nil {
+	if s.Empty() {
 		return false
 	}
 	p = filepath.Clean(p)
@@ -257,6 +332,17 @@ func (s *Set) Masked(p string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.files[p]
+}
+
+// Empty reports whether the set has no file: then no path needs to be
+// looked up in it. A nil Set is empty.
+func (s *Set) Empty() bool {
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.files) == 0
 }
 
 // Paths returns the masked files, absolute and sorted.
@@ -285,6 +371,22 @@ func (s *Set) Names() []string {
 		out = append(out, p)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// OwnNames returns the masked files that are the agent's own, as Names
+// does.
+func (s *Set) OwnNames() []string {
+	var out []string
+	for _, n := range s.Names() {
+		p := n
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.root, filepath.FromSlash(n))
+		}
+		if s.Own(p) {
+			out = append(out, n)
+		}
+	}
 	return out
 }
 

@@ -12,6 +12,13 @@
 // at the URL its entry names, with the headers it names; only servers
 // named in the config file are ever reached.
 //
+// No secret of the session ([Options.Secrets]: the API keys, the sync
+// token) leaves in an entry: before a server is started or reached, every
+// field of its entry (name, command and arguments, env's names and values,
+// exposed paths, URL, headers' names and values, tool names) is checked,
+// in every encoding the redactor knows, and an entry that holds one is
+// refused with a message naming the field, never the secret.
+//
 // A stdio server's program is found on the host by the sandbox's resolver
 // (see runtime/progpath), confined or not: never in the workspace nor in
 // a directory the model's commands can write, never through a relative
@@ -113,7 +120,8 @@ type Options struct {
 	// Masked returns the workspace's files that hold the API key (see
 	// sandbox.Command.Masked); nil for none.
 	Masked func() []string
-	// Secrets are removed from every result, description and error.
+	// Secrets are removed from every result, description and error, and
+	// no field of an entry may hold one.
 	Secrets *redact.Redactor
 	// StartTimeout bounds a server's start and the listing of its tools;
 	// 0 means DefaultStartTimeout.
@@ -232,8 +240,12 @@ func (c *Clients) Close() error {
 	return errors.Join(errs...)
 }
 
-// connect starts the server and opens its MCP session.
+// connect starts the server and opens its MCP session, once it checked
+// that no field of its entry holds a secret.
 func connect(ctx context.Context, s Server, opt Options) (*conn, error) {
+	if err := s.checkSecrets(opt.Secrets); err != nil {
+		return nil, err
+	}
 	if s.StartTimeout > 0 {
 		opt.StartTimeout = s.StartTimeout
 	}
@@ -308,11 +320,6 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 	prog, err := sb.Look(s.Command[0])
 	if err != nil {
 		return nil, nil, fmt.Errorf("its command: %w", err)
-	}
-	for k, v := range s.Env {
-		if opt.Secrets.ContainsString(v) {
-			return nil, nil, fmt.Errorf("env %s holds one of the agent's secrets (its API key, the sync token), which no command may have; remove it from the entry", k)
-		}
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -42,7 +42,7 @@ func (s *Sandbox) setupCache() error {
 // MaskNotice is what a confined command reads in place of a masked file
 // (see [Command].Masked) when the sandbox has a cache directory (without
 // one, a masked file cannot be read at all).
-const MaskNotice = "fsmgen-agent: this file is masked: it holds the agent's API key, which commands may not read. Leave it as it is.\n"
+const MaskNotice = "fsmgen-agent: this file is masked: it holds the agent's API key, or is one of the agent's own logs or journals, which commands may not read. Leave it as it is.\n"
 
 // maskNoticeName is the notice's file in the cache directory: the cache
 // of no workspace, whose names end in a hash.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -999,4 +1000,67 @@ func TestReadOnlyWorkspaceInTheHome(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(proj, "new"))
 		})
 	}
+}
+
+// TestDiskLimit writes past the disk limit from bash, in one file and in
+// many: the command is stopped soon after (with everything it started)
+// and the result says so first, naming the flag; below the limit
+// nothing happens. RLIMIT_FSIZE stays at 256 MiB, so that a watcher that
+// failed would not fill the disk.
+func TestDiskLimit(t *testing.T) {
+	const limit, fileLimit = 16 << 20, 256 << 20
+	limits := sandbox.Limits{Disk: limit, FileSize: fileLimit}
+	note := "sandbox limit -sandbox-disk: the command wrote "
+	tests := []struct {
+		name, command string
+		stopped       bool
+		written       string // a file or directory of the workspace the command wrote
+	}{
+		{name: "yes into one file", command: "yes 0123456789abcdef > yes.out", stopped: true, written: "yes.out"},
+		{name: "dd", command: "dd if=/dev/zero of=dd.out bs=1M count=200 status=none", stopped: true, written: "dd.out"},
+		{name: "many small files", command: "mkdir many; for i in $(seq 200); do head -c 1M /dev/zero > many/f$i; done", stopped: true, written: "many"},
+		{name: "a background writer", command: "(yes 0123456789abcdef > bg.out &); sleep 60", stopped: true, written: "bg.out"},
+		{name: "below the limit", command: "head -c 4M /dev/zero > small.out; echo ok", written: "small.out"},
+	}
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Limits: &limits})
+			assert.Contains(t, f.sb.String(), "16 MiB written to the disk per command")
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					out := f.bash(t, tt.command)
+					size := diskUse(t, filepath.Join(f.ws, tt.written))
+					if !tt.stopped {
+						assert.False(t, out.IsError, out.Content)
+						assert.NotContains(t, out.Content, note)
+						assert.Equal(t, "ok\n", out.Content)
+						return
+					}
+					assert.True(t, out.IsError, out.Content)
+					assert.True(t, strings.HasPrefix(out.Content, note), "the note comes first: %s", out.Content)
+					assert.Contains(t, out.Content, "over its limit of 16 MiB, and was stopped with everything it started")
+					assert.Greater(t, size, int64(limit)/2, "it wrote")
+					assert.Less(t, size, int64(fileLimit), "it was stopped by the disk limit, not RLIMIT_FSIZE")
+					require.NoError(t, os.RemoveAll(filepath.Join(f.ws, tt.written)))
+				})
+			}
+		})
+	}
+}
+
+// diskUse returns the bytes the file or directory tree p holds on disk.
+func diskUse(t *testing.T, p string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Sys().(*syscall.Stat_t).Blocks * 512
+		}
+		return err
+	}))
+	return n
 }

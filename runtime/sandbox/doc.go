@@ -78,8 +78,9 @@
 //     inside an exposed directory, even the whole home exposed. Where a
 //     hidden path and an exposed one are nested, the more specific wins.
 //   - Masked files. The files [Command].Masked names (the agent's: the
-//     files of the workspace that hold its API key, see package mask)
-//     read as [MaskNotice] and cannot be changed, moved or removed.
+//     files of the workspace that hold its API key, and its own event
+//     logs and thread journals found there, see package mask) read as
+//     [MaskNotice] and cannot be changed, moved or removed.
 //   - Git. The workspace's .git, a directory or a file (a worktree, a
 //     submodule) and a gitdir it names inside the workspace, is mounted
 //     read-only: git status, log and diff work, git add and commit fail.
@@ -111,9 +112,9 @@
 //     and go test work on modules already downloaded.
 //   - Limits: see below.
 //
-// Not confined, even so: the total memory of a command's processes, the
-// disk space it fills in the workspace and its cache (each file is
-// limited, not their number), and, when the agent runs as root without a
+// Not confined, even so: the total memory of a command's processes, what
+// a command writes to the disk in the last 50 ms before the disk watcher
+// stops it (see Limits), and, when the agent runs as root without a
 // cgroup v1 pids hierarchy (cgroup v2), the number of its processes (see
 // Limits); every file the agent's user can read outside the home
 // directories and the hidden paths is readable (when the agent runs as
@@ -174,13 +175,25 @@
 //     later; an older one leaves /tmp unlimited and the sandbox says so):
 //     writes past it fail with ENOSPC ("No space left on device"). /tmp
 //     is in memory.
+//   - Disk: what the command writes, all its files together, 1 GiB by
+//     default. While it runs, a watcher reads every 50 ms the used space
+//     of the file systems it may write (the workspace, its cache, the
+//     writable exposures: statfs, which counts data not yet written
+//     back); once that grew past the limit since the command started, it
+//     adds up the space of the files there changed since then (others
+//     may write to the same disk) and, past the limit too, kills the
+//     command with everything it started: a fast writer passes the limit
+//     by what it writes in 50 ms. RLIMIT_FSIZE bounds one file, not their
+//     number; a quota needs the file system's support and root. The
+//     limit holds per command (a long-lived one, an MCP server, is given
+//     none by the agent).
 //
 // The per-process limits are set by a bash that runs first inside the
 // sandbox and runs the command in its place, both soft and hard: the
 // command cannot raise them. [Process.LimitNote] tells which limit a
 // command reached, naming the flag that raises it: for sure from the
-// pids cgroup, from a process killed by SIGXCPU or SIGXFSZ and from a
-// shell's message of it; as "may have" from the messages of a failed
+// pids cgroup, from the disk watcher, from a process killed by SIGXCPU
+// or SIGXFSZ and from a shell's message of it; as "may have" from the messages of a failed
 // allocation, fork or write in its output. The bash tool puts it first in
 // the result, which is what the agent shows the user of a result.
 //

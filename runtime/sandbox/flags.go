@@ -13,4 +13,5 @@ const (
 	FlagCPU       = "sandbox-cpu"
 	FlagFileSize  = "sandbox-file-size"
 	FlagTmpSize   = "sandbox-tmp-size"
+	FlagDisk      = "sandbox-disk"
 )

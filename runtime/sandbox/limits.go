@@ -31,16 +31,22 @@ type Limits struct {
 	// TmpSize is the size of the private /tmp, in bytes (a tmpfs, in
 	// memory: the size option of bubblewrap 0.7 and later).
 	TmpSize int64
+	// Disk is how much the command may write to the disk, in bytes, in
+	// all its files together: the growth of the used space of the file
+	// systems of the directories it may write (the workspace, its cache,
+	// the writable exposures) while it runs. Past it the command is
+	// killed, with everything it started (see diskWatch; Linux only).
+	Disk int64
 }
 
 // DefaultLimits returns the limits of confined commands unless told
 // otherwise: 1 GiB of memory per process, 1024 processes and threads,
 // 10 minutes of CPU time per process, files up to 1 GiB, a /tmp of 512
-// MiB. (Building this repository's tests in the sandbox, `go test -run
+// MiB, 1 GiB written to the disk per command. (Building this repository's tests in the sandbox, `go test -run
 // XXX ./...`, peaks at 34 processes and threads and 159 MiB of /tmp, and
 // works with 1 GiB per process.)
 func DefaultLimits() Limits {
-	return Limits{Memory: 1 << 30, Processes: 1024, CPU: 10 * time.Minute, FileSize: 1 << 30, TmpSize: 512 << 20}
+	return Limits{Memory: 1 << 30, Processes: 1024, CPU: 10 * time.Minute, FileSize: 1 << 30, TmpSize: 512 << 20, Disk: 1 << 30}
 }
 
 // cpuSeconds returns the CPU limit in whole seconds, rounded up.
@@ -115,7 +121,8 @@ var forkRefused = []string{"resource temporarily unavailable", "cannot fork"}
 // limit -sandbox-memory: a process may have run out of its 1 GiB of
 // memory. Use less ...". The pids cgroup counts the processes it refused;
 // a process killed by SIGXCPU or SIGXFSZ, or a shell saying so, shows the
-// CPU time or the file size; an allocation that failed, a fork refused or
+// CPU time or the file size; a command stopped for what it wrote shows
+// the disk; an allocation that failed, a fork refused or
 // a file system full may be the memory, the process limit (without a
 // pids cgroup) or /tmp. It returns "" when no limit shows, and before the
 // command has ended.
@@ -154,6 +161,9 @@ func (p *Process) LimitNote(output []byte) string {
 	}
 	if l.Memory > 0 && containsAny(lower, outOfMemory) {
 		note(FlagMemory, "a process may have run out of its %s of memory", sizeText(l.Memory))
+	}
+	if p.disk != nil && p.disk.wrote > 0 {
+		note(FlagDisk, "the command wrote %s to the disk (the workspace, its cache), over its limit of %s, and was stopped with everything it started", sizeText(p.disk.wrote), sizeText(p.disk.limit))
 	}
 	if l.TmpSize > 0 && !p.tmpUnlimited && bytes.Contains(output, []byte("No space left on device")) {
 		note(FlagTmpSize, "the command may have filled its /tmp of %s (or the disk is full)", sizeText(l.TmpSize))
@@ -204,6 +214,9 @@ func (l Limits) String() string {
 	}
 	if l.TmpSize > 0 {
 		parts = append(parts, "a /tmp of "+sizeText(l.TmpSize))
+	}
+	if l.Disk > 0 {
+		parts = append(parts, sizeText(l.Disk)+" written to the disk per command")
 	}
 	if len(parts) == 0 {
 		return "no limits"

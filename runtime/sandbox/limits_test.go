@@ -70,8 +70,9 @@ func TestLimitNote(t *testing.T) {
 		name    string
 		code    int // the command's exit status
 		output  string
-		refused int  // tasks the pids cgroup refused
-		cgroup  bool // the command had a pids cgroup
+		refused int   // tasks the pids cgroup refused
+		cgroup  bool  // the command had a pids cgroup
+		wrote   int64 // what it wrote when the disk watcher stopped it
 		limits  *Limits
 		want    string
 	}{
@@ -97,6 +98,8 @@ func TestLimitNote(t *testing.T) {
 			want: "sandbox limit -sandbox-tmp-size: the command may have filled its /tmp of 512 MiB (or the disk is full)" + advice},
 		{name: "two at once", code: 128 + 24, output: "MemoryError\n",
 			want: "sandbox limit -sandbox-cpu: a process used its 90s of CPU time and was killed; -sandbox-memory: a process may have run out of its 1 GiB of memory" + advice},
+		{name: "disk", code: 128 + 9, wrote: 1<<30 + 1<<29,
+			want: "sandbox limit -sandbox-disk: the command wrote 1.5 GiB to the disk (the workspace, its cache), over its limit of 1 GiB, and was stopped with everything it started" + advice},
 		{name: "no limits, no notes", code: 128 + 24, output: "out of memory, No space left on device, Cannot fork", limits: &Limits{}},
 	}
 	for _, tt := range tests {
@@ -108,6 +111,9 @@ func TestLimitNote(t *testing.T) {
 			cmd := exec.Command("sh", "-c", "exit $0", strconv.Itoa(tt.code))
 			_ = cmd.Run()
 			p := &Process{cmd: cmd, confined: true, limits: lim, pidsRefused: tt.refused, pidsCgroup: tt.cgroup, done: make(chan struct{})}
+			if tt.wrote > 0 {
+				p.disk = &diskWatch{limit: 1 << 30, wrote: tt.wrote}
+			}
 			assert.Empty(t, p.LimitNote([]byte(tt.output)), "not before the end")
 			close(p.done)
 			assert.Equal(t, tt.want, p.LimitNote([]byte(tt.output)))
@@ -118,7 +124,7 @@ func TestLimitNote(t *testing.T) {
 }
 
 func TestLimitsString(t *testing.T) {
-	assert.Equal(t, "1 GiB of memory per process, 1024 processes, 10m0s of CPU per process, files up to 1 GiB, a /tmp of 512 MiB", DefaultLimits().String())
+	assert.Equal(t, "1 GiB of memory per process, 1024 processes, 10m0s of CPU per process, files up to 1 GiB, a /tmp of 512 MiB, 1 GiB written to the disk per command", DefaultLimits().String())
 	assert.Equal(t, "no limits", Limits{}.String())
 	assert.Equal(t, "1.5 KiB of memory per process, 1s of CPU per process", Limits{Memory: 1536, CPU: time.Millisecond}.String())
 }

@@ -19,6 +19,7 @@ type Process struct {
 	done         chan struct{}  // closed once the command was waited for
 	err          error          // what cmd.Wait returned; set before done is closed
 	pidsRefused  int            // tasks its pids cgroup refused; set before done is closed
+	disk         *diskWatch     // the watcher of what it writes; nil without (its wrote is set before done is closed)
 	killMu       sync.Mutex     // serialises Kill
 }
 
@@ -59,7 +60,9 @@ func (p *Process) run(started chan<- error) {
 		return
 	}
 	started <- nil
+	stopWatch := p.watchDisk()
 	p.err = p.cmd.Wait()
+	stopWatch()
 	if cg == nil {
 		close(p.done)
 		return
@@ -70,6 +73,24 @@ func (p *Process) run(started chan<- error) {
 	// process is reaped: its removal need not hold up the command's end.
 	if unlock {
 		cg.remove()
+	}
+}
+
+// watchDisk starts the command's disk watcher, if it has one, in a
+// goroutine of its own, which kills the command when it wrote more than
+// its limit; the function returned stops it and waits for it to end.
+func (p *Process) watchDisk() (stop func()) {
+	if p.disk == nil {
+		return func() {}
+	}
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		p.disk.run(quit, p.Kill)
+	}()
+	return func() {
+		close(quit)
+		<-ended
 	}
 }
 

@@ -465,6 +465,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		prog = p
 	}
 	env := s.env
+	var writable []string // what a confined command may write
 	if len(c.Env) > 0 {
 		env.set = maps.Clone(c.Env)
 	}
@@ -495,6 +496,7 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		})
 		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(s.shell, argv))...)
 		prog = s.bwrap
+		writable = writableDirs(lay)
 	}
 	cmd := exec.Command(prog, argv[1:]...)
 	cmd.Args[0] = argv[0]
@@ -533,6 +535,9 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p := &Process{cmd: cmd, confined: s.Confined(), done: make(chan struct{}), limits: s.enforced(), tmpUnlimited: s.tmpUnlimited}
+	if s.Confined() {
+		p.disk = newDiskWatch(s.limits.Disk, writable)
+	}
 	if s.Confined() && s.pids != nil {
 		cg, err := s.pids.create(s.limits.Processes)
 		if err != nil {

@@ -73,6 +73,25 @@ type record struct {
 	NoToolCalls bool              `json:"no_tool_calls,omitempty"`
 }
 
+// journalMagic is what a journal's first line holds after its checksum
+// and space: the start of the record of the whole thread.
+const journalMagic = `{"kind":"` + kindThread + `"`
+
+// IsJournal reports whether head, the start of a file, is that of a
+// thread's journal: a checksum of eight hex digits, a space, and the
+// record of the whole thread. The agent masks such files from its tools.
+func IsJournal(head []byte) bool {
+	if len(head) < 9+len(journalMagic) || head[8] != ' ' {
+		return false
+	}
+	for _, c := range head[:8] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return bytes.HasPrefix(head[9:], []byte(journalMagic))
+}
+
 // encodeRecord returns the journal line of r: the CRC-32C of r's JSON in
 // eight hex digits, a space, the JSON, a newline.
 func encodeRecord(r *record) ([]byte, error) {

@@ -118,7 +118,7 @@ func (t *bashTool) Spec() chat.ToolSpec {
 		}
 		b.WriteString("" +
 			"the rest of the file system is read-only, the home directory is empty but for what the user chose to show, files holding credentials are hidden, " +
-			"and a file holding the agent's API key reads as a notice (leave it as it is). " +
+			"and a file holding the agent's API key, or one of the agent's own logs, reads as a notice (leave it as it is). " +
 			"Setting the setuid or setgid bit of a file fails (Operation not permitted). " +
 			"The repository's .git is read-only: inspect it with git status, git log and git diff, but do not run git add, git commit or anything else that changes it; " +
 			"the agent commits your changes itself. ")

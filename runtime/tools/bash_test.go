@@ -176,7 +176,7 @@ func TestBashSpecDescribesTheSandbox(t *testing.T) {
 			name: "confined",
 			opt:  sandbox.Options{Mode: sandbox.Bwrap},
 			want: []string{"runs in a sandbox", "write only inside the workspace", "home directory is empty", "reads as a notice", ".git is read-only", "no network access",
-				"limited (1 GiB of memory per process, 1024 processes, 10m0s of CPU per process, files up to 1 GiB, a /tmp of 512 MiB); a limit reached is said first", "including background ones, is killed"},
+				"limited (1 GiB of memory per process, 1024 processes, 10m0s of CPU per process, files up to 1 GiB, a /tmp of 512 MiB, 1 GiB written to the disk per command); a limit reached is said first", "including background ones, is killed"},
 			wantNot: []string{"disabled", "Network access is allowed"},
 		},
 		{

@@ -350,7 +350,7 @@ func TestEditFileRefusesGit(t *testing.T) {
 func TestResolveAbsoluteLinkInside(t *testing.T) {
 	f := newFixture(t)
 	require.NoError(t, os.Symlink(filepath.Join(f.root, "sub"), filepath.Join(f.root, "abssub")))
-	got, err := f.ws.resolve("abssub/b.txt")
+	got, err := f.ws.resolve(t.Context(), "abssub/b.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "sub/b.txt", got)
 	out := call(t, Default(f.ws, Options{}), "read_file", obj{"path": "abssub/b.txt"})

@@ -91,7 +91,7 @@ func (t editFileTool) Spec() chat.ToolSpec {
 			"if it occurs zero times or several times the edit is refused and the error says how many times it was found, " +
 			"so include enough surrounding lines to make it unique (read the file first with read_file). " +
 			"To create a file that does not exist yet, give an empty old_str and the whole content as new_str; missing parent directories are created. " +
-			"To delete text, give an empty new_str. The file is written atomically and keeps its permissions, but for setuid and setgid bits, which are removed. " +
+			"To delete text, give an empty new_str. The file is written atomically and keeps its owner, group and permissions, but for setuid and setgid bits, which are removed. " +
 			fmt.Sprintf("Files over %s are refused; change those with bash (e.g. sed -i). ", sizeString(t.maxBytes)) +
 			"Files under .git are refused, also through a symbolic link: the agent commits your changes itself. " +
 			"Paths are relative to the workspace root; paths outside the workspace are refused. " +
@@ -134,7 +134,7 @@ func (t editFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 	if namesDir(name) {
 		return "", fmt.Errorf("path %q names a directory (it ends in \"/\", \".\" or \"..\"); edit_file changes and creates files only: give the path of a file, e.g. \"dir/file.go\"", name)
 	}
-	rel, err := t.ws.resolve(name)
+	rel, err := t.ws.resolve(ctx, name)
 	if err != nil {
 		return "", err
 	}
@@ -161,8 +161,8 @@ func (t editFileTool) create(name, rel, content string) (string, error) {
 	if rel == "." {
 		return "", fmt.Errorf("cannot create %q: it is the workspace root; give a file path", name)
 	}
-	if t.ws.maskedSet().Masked(filepath.Join(t.ws.dir, filepath.FromSlash(rel))) {
-		return "", maskedError(name)
+	if abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel)); t.ws.maskedSet().Has(abs) {
+		return "", t.ws.maskedError(name, abs)
 	}
 	// The directory is opened without following links, creating what is
 	// missing: it is the one at the path checked for .git.
@@ -209,8 +209,8 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 	defer d.Close()
 	masked := t.ws.maskedSet()
 	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
-	if masked.Masked(abs) {
-		return "", maskedError(name)
+	if masked.Has(abs) {
+		return "", t.ws.maskedError(name, abs)
 	}
 	base := path.Base(rel)
 	f, fi, err := openRegular(d, base, name, "edit")
@@ -232,7 +232,7 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 		return "", fmt.Errorf("edit %q: %w", name, err)
 	} else if hit {
 		masked.Add(abs)
-		return "", maskedError(name)
+		return "", t.ws.maskedError(name, "")
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("edit %q: %w", name, err)
@@ -253,11 +253,16 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 		return "", fmt.Errorf("old_str and new_str are the same, so the edit would change nothing in %q; give the new text as new_str", name)
 	}
 
-	// The new file is the agent's (root's, when the agent runs as root),
-	// with content the model chose: it keeps the permissions but never
-	// the setuid or setgid bit, which would make it run as its owner.
+	// The new file keeps the old one's owner and group where the agent
+	// may give them (always as root), and its permissions but never the
+	// setuid or setgid bit: its content is the model's, and would run as
+	// its owner or group.
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSticky)
-	err = replaceFile(d, base, mode, func(w *os.File) error { return splice(f, fi, w, m.first, old, newStr) })
+	kept := true
+	err = replaceFile(d, base, mode, func(w *os.File) error {
+		kept = keepOwner(w, fi)
+		return splice(f, fi, w, m.first, old, newStr)
+	})
 	if errors.Is(err, errChanged) {
 		return "", fmt.Errorf("%q changed while it was being edited (by another command?), so nothing was changed; read it again with read_file and retry", name)
 	}
@@ -268,8 +273,34 @@ func (t editFileTool) replace(ctx context.Context, name, rel, oldStr, newStr str
 	if dropped := fi.Mode() & (fs.ModeSetuid | fs.ModeSetgid); dropped != 0 {
 		note = fmt.Sprintf("; its %s removed: edit_file never leaves a file that runs as its owner or group", setidBits(dropped))
 	}
+	if !kept {
+		note += "; its owner and group could not be kept (the agent's user may not give a file away): it is now the agent's user's"
+	}
 	return fmt.Sprintf("edited %s: replaced 1 occurrence at line %d (%s removed, %s added)%s",
 		name, m.line, plural(countLines(oldStr), "line"), plural(countLines(newStr), "line"), note), nil
+}
+
+// keepOwner gives the new file w the owner and group of the file fi
+// describes, and reports whether it could: always as root; as another
+// user, when the file was its own and the group one of its groups (then
+// nothing changes). Given away, w's permissions are set again: a change
+// of owner may clear bits on some systems.
+func keepOwner(w *os.File, fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true // no owner to keep on this system
+	}
+	now, err := w.Stat()
+	if err != nil {
+		return false
+	}
+	if cur, ok := now.Sys().(*syscall.Stat_t); ok && cur.Uid == st.Uid && cur.Gid == st.Gid {
+		return true
+	}
+	if err := w.Chown(int(st.Uid), int(st.Gid)); err != nil {
+		return false
+	}
+	return w.Chmod(now.Mode()&(fs.ModePerm|fs.ModeSticky)) == nil
 }
 
 // setidBits names the setuid and setgid bits of m.
@@ -508,7 +539,7 @@ func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes
 	if a.OldStr == "" {
 		return 1, 1
 	}
-	rel, err := ws.resolve(a.Path)
+	rel, err := ws.resolve(ctx, a.Path)
 	if err != nil || rel == "." {
 		return 0, 0
 	}
@@ -518,7 +549,7 @@ func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes
 	}
 	defer d.Close()
 	masked := ws.maskedSet()
-	if masked.Masked(filepath.Join(ws.dir, filepath.FromSlash(rel))) {
+	if masked.Has(filepath.Join(ws.dir, filepath.FromSlash(rel))) {
 		return 0, 0
 	}
 	f, fi, err := openRegular(d, path.Base(rel), a.Path, "edit")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -306,6 +307,51 @@ func TestEditFileDropsSetuid(t *testing.T) {
 			fi, err = os.Stat(p)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, fi.Mode())
+		})
+	}
+}
+
+// TestEditFileKeepsOwner edits, as root (the agent runs as root on this
+// machine), files owned by other users and groups: each keeps its owner,
+// group and permissions (issue 29 item 4), never a setuid bit.
+func TestEditFileKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file away needs root")
+	}
+	t.Parallel()
+	tests := []struct {
+		uid, gid int
+		mode     os.FileMode
+		want     os.FileMode
+	}{
+		{12345, 23456, 0o640, 0o640},
+		{12345, 0, 0o755 | os.ModeSetuid, 0o755},
+		{0, 23456, 0o2750, 0o750},
+		{65534, 65534, 0o600 | os.ModeSticky, 0o600 | os.ModeSticky},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d:%d %s", tt.uid, tt.gid, tt.mode), func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			p := filepath.Join(root, "f.txt")
+			require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o600))
+			require.NoError(t, os.Chown(p, tt.uid, tt.gid))
+			require.NoError(t, os.Chmod(p, tt.mode))
+			ws, err := NewWorkspace(root)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = ws.Close() })
+
+			out := call(t, Default(ws, Options{}), "edit_file", obj{"path": "f.txt", "old_str": "old", "new_str": "new"})
+			require.False(t, out.IsError, out.Content)
+			assert.NotContains(t, out.Content, "could not be kept")
+			fi, err := os.Stat(p)
+			require.NoError(t, err)
+			st := fi.Sys().(*syscall.Stat_t)
+			assert.Equal(t, []int{tt.uid, tt.gid}, []int{int(st.Uid), int(st.Gid)}, "owner and group")
+			assert.Equal(t, tt.want, fi.Mode())
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, "new\n", string(data))
 		})
 	}
 }

@@ -72,14 +72,14 @@ func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 		return "", err
 	}
 	name := *args.Path
-	rel, err := t.ws.resolve(name)
+	rel, err := t.ws.resolve(ctx, name)
 	if err != nil {
 		return "", err
 	}
 	masked := t.ws.maskedSet()
 	abs := filepath.Join(t.ws.dir, filepath.FromSlash(rel))
-	if masked.Masked(abs) {
-		return "", maskedError(name)
+	if masked.Has(abs) {
+		return "", t.ws.maskedError(name, abs)
 	}
 	f, fi, err := openRegular(rootOpener{t.ws.root}, rel, name, "read")
 	switch {
@@ -98,10 +98,11 @@ func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.
 		return "", fmt.Errorf("read %q: %w", name, err)
 	}
 	data = data[:n]
-	if masked.Check(abs, data) {
-		// It came to hold the key since the agent started (or is a name of
-		// a masked file the set did not know): masked from now on.
-		return "", maskedError(name)
+	if masked.Secret(data) {
+		masked.Add(abs)
+		// It came to hold the key since the agent started: masked from
+		// now on.
+		return "", t.ws.maskedError(name, "")
 	}
 	if bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0 {
 		return fmt.Sprintf("(%q is a binary file of %d bytes; its contents are not shown)", name, fi.Size()), nil
@@ -164,7 +165,7 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 	if args.Path != nil && *args.Path != "" {
 		arg = *args.Path
 	}
-	dir, err := t.ws.resolve(arg)
+	dir, err := t.ws.resolve(ctx, arg)
 	if err != nil {
 		return "", err
 	}
@@ -180,10 +181,13 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 
 	// Masked files are listed with a note, so that the model neither
 	// tries to read them nor to create them anew.
-	masked := map[string]bool{}
+	masked := map[string]string{} // the note of each
 	for _, p := range t.ws.maskedSet().Paths() {
 		if r, err := filepath.Rel(t.ws.dir, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
-			masked[filepath.ToSlash(r)] = true
+			masked[filepath.ToSlash(r)] = maskedNote
+			if t.ws.maskedSet().Own(p) {
+				masked[filepath.ToSlash(r)] = ownNote
+			}
 		}
 	}
 	// The walk goes through the root: a directory swapped for a link to
@@ -215,8 +219,8 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 		switch {
 		case d.IsDir():
 			name += "/"
-		case masked[p]:
-			name += maskedNote
+		case masked[p] != "":
+			name += masked[p]
 		}
 		entries = append(entries, name)
 		return nil
@@ -245,6 +249,10 @@ func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat
 
 // maskedNote follows the name of a masked file in list_files' output.
 const maskedNote = "  (masked: it holds the agent's API key; it cannot be read or changed)"
+
+// ownNote follows the name of one of the agent's own files in
+// list_files' output.
+const ownNote = "  (masked: one of the agent's own logs or journals; it cannot be read or changed)"
 
 // countLines counts the lines of s, a last line without "\n" included.
 func countLines(s string) int {

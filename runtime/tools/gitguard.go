@@ -737,24 +737,53 @@ func removeAt(parent int, name string, depth int) error {
 // and objects and refs, or HEAD and commondir. "" when there is none.
 // edit_file writes nothing there: a repository's files can make the
 // user's git run programs.
+//
+// Each directory on the way is looked at once, from the one above it (an
+// open descriptor): a path of n components costs O(n) system calls, and
+// below a directory that does not exist nothing is looked up.
 func (w *Workspace) gitDirOn(rel string) string {
-	comps := strings.Split(rel, "/")
-	for i := range comps {
-		dir := path.Join(comps[:i]...)
-		if dir == "" {
-			dir = "."
+	fd, err := w.dupRoot()
+	if err != nil {
+		fd = -1
+	}
+	defer func() {
+		if fd >= 0 {
+			_ = unix.Close(fd)
 		}
-		next := comps[i]
+	}()
+	// rel[:end] is the directory looked at (the root when end is 0),
+	// rel[off:] the path below it.
+	end, off := 0, 0
+	for {
+		next, _, more := strings.Cut(rel[off:], "/")
 		var marks uint8
-		for _, m := range markNames {
-			if fi, err := w.root.Lstat(path.Join(dir, m.name)); err == nil {
-				marks |= markOf(m.name, fi.IsDir())
+		if fd >= 0 {
+			for _, m := range markNames {
+				var st unix.Stat_t
+				if unix.Fstatat(fd, m.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+					marks |= markOf(m.name, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+				}
 			}
 		}
-		marks |= markOf(next, i < len(comps)-1)
+		marks |= markOf(next, more)
 		if gitDirMarks(marks) {
-			return dir
+			if end == 0 {
+				return "."
+			}
+			return rel[:end]
 		}
+		if !more {
+			return ""
+		}
+		if fd >= 0 {
+			child, err := openat(fd, next, dirFlags, 0)
+			_ = unix.Close(fd)
+			fd = -1
+			if err == nil {
+				fd = child
+			}
+		}
+		end = off + len(next)
+		off = end + 1
 	}
-	return ""
 }

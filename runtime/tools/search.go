@@ -73,7 +73,7 @@ func (t searchFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(ch
 	if args.Path != nil && *args.Path != "" {
 		arg = *args.Path
 	}
-	start, err := t.ws.resolve(arg)
+	start, err := t.ws.resolve(ctx, arg)
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +111,7 @@ func (t searchFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(ch
 			return nil
 		}
 		abs := filepath.Join(t.ws.dir, filepath.FromSlash(p))
-		if masked.Masked(abs) {
+		if masked.Has(abs) {
 			hidden++
 			return nil
 		}
@@ -120,7 +120,8 @@ func (t searchFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(ch
 			skipped++
 			return nil
 		}
-		if masked.Check(abs, data) {
+		if masked.Secret(data) {
+			masked.Add(abs)
 			hidden++
 			return nil
 		}

@@ -229,6 +229,9 @@ func (s *Set) MutatingNames() []string {
 	return slices.DeleteFunc(s.Names(), func(n string) bool { return !s.Mutating(n) })
 }
 
+// Timeout returns how long one call may run (Options.Timeout).
+func (s *Set) Timeout() time.Duration { return s.timeout }
+
 // Names returns the tools' names, sorted.
 func (s *Set) Names() []string { return slices.Clone(s.names) }
 

@@ -1,11 +1,12 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
+
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -62,6 +63,9 @@ type Workspace struct {
 	root     *os.Root // dir, held open
 	rootFile *os.File // dir, held open: the start of openDir's walks
 	masked   atomic.Pointer[mask.Set]
+	// lookups counts the system calls of path resolution (see walker),
+	// for the tests that check that it costs O(n).
+	lookups atomic.Int64
 }
 
 // SetMasked sets the files of the workspace that hold the agent's API key
@@ -73,8 +77,15 @@ func (w *Workspace) SetMasked(s *mask.Set) { w.masked.Store(s) }
 // maskedSet returns the set of SetMasked; nil masks nothing.
 func (w *Workspace) maskedSet() *mask.Set { return w.masked.Load() }
 
-// maskedError is the error of a file tool that met the masked file name.
-func maskedError(name string) error {
+// maskedError is the error of a file tool that met the masked file name,
+// at abs (absolute, links resolved): the file holds the agent's API key,
+// or is one of the agent's own files. abs is "" for a file just found to
+// hold the key.
+func (w *Workspace) maskedError(name, abs string) error {
+	if abs != "" && w.maskedSet().Own(abs) {
+		return fmt.Errorf("%q is masked: it is one of the agent's own files (an event log or a thread's journal, which hold whole conversations), so the file tools and bash can neither read nor change it (bash reads a notice in its place); "+
+			"leave it as it is", name)
+	}
 	return fmt.Errorf("%q is masked: it holds the agent's API key, so the file tools and bash can neither read nor change it (bash reads a notice in its place); "+
 		"leave it as it is, and ask the user if you need something from it", name)
 }
@@ -127,13 +138,37 @@ func (w *Workspace) Close() error { return errors.Join(w.rootFile.Close(), w.roo
 // Every symbolic link met on the way is followed — a final link, a link in a
 // parent directory, a dangling link, and the parent of a file that does not
 // exist yet — and the path is refused if it leads outside the workspace.
-// Components that do not exist yet are appended as given.
+// Components that do not exist yet are appended as given, and so is
+// everything below the first of them, without a lookup. Each component is
+// looked up once, from the directory reached before it (see [walker]): n
+// components cost O(n) system calls. A path of more than MaxPathDepth
+// components is refused; so is one that leads through more than
+// maxSymlinkHops links. It stops, with ctx's error, once ctx is done.
 //
 // The result names the file the tool means, for messages and for the
 // ".git" check; it is not what keeps the tool inside the workspace: the
 // caller opens it through the root, which refuses an escape made between
 // the resolution and the use.
-func (w *Workspace) resolve(p string) (string, error) {
+func (w *Workspace) resolve(ctx context.Context, p string) (string, error) {
+	clean, err := cleanRel(p)
+	if err != nil {
+		return "", err
+	}
+	k := w.newWalker(ctx)
+	defer k.done()
+	if err := k.walk(clean); err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return "", pathError("resolve path", p, err)
+	}
+	return k.path(), nil
+}
+
+// cleanRel checks a tool's path argument, which must be relative to the
+// workspace root and stay beneath it lexically, and returns it clean and
+// slash-separated.
+func cleanRel(p string) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path; give a path relative to the workspace root, e.g. \"main.go\" or \".\"")
 	}
@@ -147,11 +182,7 @@ func (w *Workspace) resolve(p string) (string, error) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", fmt.Errorf("path %q leads outside the workspace; give a path inside it", p)
 	}
-	resolved, err := w.follow(clean)
-	if err != nil {
-		return "", pathError("resolve path", p, err)
-	}
-	return resolved, nil
+	return clean, nil
 }
 
 // errOutside says that a symbolic link leads outside the workspace.
@@ -168,75 +199,6 @@ var errLinkRace = errors.New("a part of the path was replaced by a symbolic link
 // changed between two looks.
 const maxRetries = 100
 
-// follow resolves the clean relative path rel beneath the root, following
-// symbolic links one component at a time. It tolerates components that do
-// not exist (they are appended as given) and fails with errOutside when a
-// link leads outside the root.
-func (w *Workspace) follow(rel string) (string, error) {
-	pending := strings.Split(rel, "/")
-	var cur []string // resolved components, none a symbolic link when looked at
-	hops, retries := 0, 0
-	for len(pending) > 0 {
-		comp := pending[0]
-		pending = pending[1:]
-		switch comp {
-		case "", ".":
-			continue
-		case "..":
-			if len(cur) == 0 {
-				return "", errOutside // only a link's target can climb here: rel is clean
-			}
-			cur = cur[:len(cur)-1]
-			continue
-		}
-		next := path.Join(append(cur, comp)...)
-		fi, err := w.root.Lstat(next)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-			cur = append(cur, comp) // nothing there (yet): nothing to follow
-			continue
-		case err != nil:
-			return "", err
-		case fi.Mode()&fs.ModeSymlink == 0:
-			cur = append(cur, comp)
-			continue
-		}
-		hops++
-		if hops > maxSymlinkHops {
-			return "", syscall.ELOOP
-		}
-		target, err := w.root.Readlink(next)
-		if errors.Is(err, syscall.EINVAL) || errors.Is(err, fs.ErrNotExist) {
-			// No longer a link (or gone) since Lstat: another command is
-			// changing it. Look at it again, a bounded number of times.
-			hops--
-			if retries++; retries > maxRetries {
-				return "", errChanging
-			}
-			pending = append([]string{comp}, pending...)
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		target = filepath.ToSlash(target)
-		if path.IsAbs(target) {
-			// os.Root refuses absolute links; one that points inside the
-			// root is followed as the relative path it stands for.
-			r, err := filepath.Rel(w.dir, filepath.FromSlash(target))
-			if err != nil || r == ".." || strings.HasPrefix(filepath.ToSlash(r), "../") || filepath.IsAbs(r) {
-				return "", errOutside
-			}
-			cur, target = nil, filepath.ToSlash(r)
-		}
-		pending = append(strings.Split(target, "/"), pending...)
-	}
-	if len(cur) == 0 {
-		return ".", nil
-	}
-	return path.Join(cur...), nil
-}
-
 // pathError turns an error met on the way to the file name into one the
 // LLM can act on: escapes and link loops get their own messages.
 func pathError(verb, name string, err error) error {
@@ -248,12 +210,26 @@ func pathError(verb, name string, err error) error {
 			"retry when the command is done, or give the link's target path", verb, name, errLinkRace)
 	case errors.Is(err, errChanging):
 		return fmt.Errorf("%s %q: %w (another command is renaming or replacing it?); nothing was changed: retry when the command is done", verb, name, errChanging)
+	case errors.Is(err, errTooDeep):
+		return fmt.Errorf("path %q: %w (counted once its symbolic links are followed), and the file tools take paths of at most %d components; give a shorter path, or use bash for deeper ones", shorten(name), errTooDeep, MaxPathDepth)
 	case errors.Is(err, syscall.ELOOP):
 		return fmt.Errorf("path %q: more than %d symbolic links (a link loop?); give a path without the loop", name, maxSymlinkHops)
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s %q: a part of its directory path is a file, not a directory (or another command replaced it while the tool ran); check the path with list_files", verb, name)
 	}
 	return fmt.Errorf("%s %q: %w", verb, name, reason(err))
+}
+
+// shorten returns p, or its start and end with the number of bytes left
+// out between them when it is long: a message quotes it whole only when
+// it is short.
+func shorten(p string) string {
+	const keep = 60
+	if len(p) <= 2*keep+40 {
+		return p
+	}
+	head, tail := p[:keep], p[len(p)-keep:]
+	return fmt.Sprintf("%s…(%d bytes)…%s", strings.ToValidUTF8(head, ""), len(p)-2*keep, strings.ToValidUTF8(tail, ""))
 }
 
 // reason is err without the path an fs.PathError adds (a path relative to

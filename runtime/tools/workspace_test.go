@@ -126,7 +126,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := f.ws.resolve(tt.path)
+			got, err := f.ws.resolve(t.Context(), tt.path)
 			if tt.wantErr != "" {
 				assert.ErrorContains(t, err, tt.wantErr)
 				assert.Empty(t, got)

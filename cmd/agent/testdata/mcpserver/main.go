@@ -16,6 +16,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,10 +38,14 @@ func text(s string) *mcp.CallToolResult {
 
 func main() {
 	say := flag.String("say", "hello from mcp", "what the say tool returns")
+	sayROT13 := flag.String("say-rot13", "", "what the say tool returns, in ROT13: a test hands it a secret the agent would refuse in the entry")
 	crash := flag.Bool("crash", false, "exit at once with an error")
 	addr := flag.String("http", "", "serve streamable HTTP on this address")
 	_ = flag.String("marker", "", "ignored: lets a test find the process")
 	flag.Parse()
+	if *sayROT13 != "" {
+		*say = strings.Map(rot13, *sayROT13)
+	}
 	if *crash {
 		fmt.Fprintln(os.Stderr, "mcpserver: boom, cannot start")
 		os.Exit(3)
@@ -77,4 +82,15 @@ func main() {
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// rot13 turns a letter 13 places in the alphabet, as ROT13 does.
+func rot13(r rune) rune {
+	switch {
+	case 'a' <= r && r <= 'z':
+		return 'a' + (r-'a'+13)%26
+	case 'A' <= r && r <= 'Z':
+		return 'A' + (r-'A'+13)%26
+	}
+	return r
 }

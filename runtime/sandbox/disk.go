@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// diskEvery is how often a command's disk watcher looks at the disks it
+// can write. A statfs costs about a microsecond; a command that writes a
+// gigabyte a second overshoots its limit by some 50 MiB at most.
+const diskEvery = 50 * time.Millisecond
+
+// diskWatch bounds what a confined command writes to the disks of the
+// directories it may write (the workspace, its cache, the writable
+// exposures): Limits.Disk bytes, measured as the growth of those file
+// systems' used space since the command started (statfs, which counts
+// data not yet written back on ext4, XFS, btrfs and tmpfs). Other
+// processes write to the same file systems: when the growth passes the
+// limit, the watcher adds up what the command may have written (the
+// space held by the files under its writable directories changed since
+// it started) and stops the command only when that passes the limit too;
+// otherwise it counts again from there.
+type diskWatch struct {
+	limit int64
+	dirs  []string // writable directories, absolute
+	every time.Duration
+	start time.Time
+	base  map[[2]int32]int64 // used bytes of each file system at the start, by id
+	// wrote is what the command wrote when it was stopped for it, 0
+	// while it was not.
+	wrote int64
+}
+
+// newDiskWatch returns the watcher of a command that may write dirs, or
+// nil without a limit or a directory.
+func newDiskWatch(limit int64, dirs []string) *diskWatch {
+	if limit <= 0 || len(dirs) == 0 {
+		return nil
+	}
+	// A second's margin: a file system stamps a file's change time from a
+	// coarse clock, a little behind time.Now.
+	w := &diskWatch{limit: limit, dirs: dirs, every: diskEvery, start: time.Now().Add(-time.Second)}
+	w.base = w.used()
+	return w
+}
+
+// used returns the used bytes of the file systems of w.dirs, each once.
+func (w *diskWatch) used() map[[2]int32]int64 {
+	out := map[[2]int32]int64{}
+	for _, d := range w.dirs {
+		var st syscall.Statfs_t
+		if syscall.Statfs(d, &st) != nil {
+			continue
+		}
+		id := [2]int32{st.Fsid.X__val[0], st.Fsid.X__val[1]}
+		out[id] = (int64(st.Blocks) - int64(st.Bfree)) * int64(st.Bsize)
+	}
+	return out
+}
+
+// growth returns how much the file systems' used space grew since base.
+func (w *diskWatch) growth() int64 {
+	var g int64
+	for id, n := range w.used() {
+		if b, ok := w.base[id]; ok {
+			g += n - b
+		}
+	}
+	return g
+}
+
+// run watches until stop is closed, and calls kill when the command wrote
+// more than its limit; it returns then, with w.wrote set.
+func (w *diskWatch) run(stop <-chan struct{}, kill func()) {
+	tick := time.NewTicker(w.every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		if w.growth() <= w.limit {
+			continue
+		}
+		if n := w.written(stop); n > w.limit {
+			w.wrote = n
+			kill()
+			return
+		}
+		w.base = w.used() // others wrote it: count again from here
+	}
+}
+
+// written returns the space held by the regular files under w.dirs that
+// changed since the command started (each file once, however many names
+// it has), which bounds from above what the command added to them. It
+// stops early, with what it has, once stop is closed.
+func (w *diskWatch) written(stop <-chan struct{}) int64 {
+	var n int64
+	seen := map[[2]uint64]bool{}
+	for _, d := range w.dirs {
+		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			select {
+			case <-stop:
+				return filepath.SkipAll
+			default:
+			}
+			if err != nil {
+				return nil // unreadable: skipped
+			}
+			if e.IsDir() {
+				if e.Name() == ".git" && p != d {
+					return filepath.SkipDir // read-only to the command
+				}
+				return nil
+			}
+			if !e.Type().IsRegular() {
+				return nil
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return nil
+			}
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok || time.Unix(st.Ctim.Unix()).Before(w.start) {
+				return nil
+			}
+			id := [2]uint64{st.Dev, st.Ino}
+			if !seen[id] {
+				seen[id] = true
+				n += st.Blocks * 512
+			}
+			return nil
+		})
+	}
+	return n
+}
+
+// writableDirs returns the directories a command laid out as lay may
+// write, which exist: the workspace, its cache and the writable exposures.
+func writableDirs(lay layout) []string {
+	var out []string
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, p)
+		}
+	}
+	for _, w := range lay.writable {
+		add(w)
+	}
+	for _, e := range lay.expose {
+		if e.Writable {
+			add(e.Path)
+		}
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDiskWatchWritten checks the count that confirms a command wrote
+// what the disk's growth says: the space of the files changed since it
+// started, each file once, and none of those it did not touch.
+func TestDiskWatchWritten(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old")
+	require.NoError(t, os.WriteFile(old, make([]byte, 1<<20), 0o644))
+	w := newDiskWatch(1, []string{dir})
+	require.NotNil(t, w)
+	w.start = w.start.Add(2e9) // the files above are from before the command
+	assert.Zero(t, w.written(nil))
+
+	w = newDiskWatch(1, []string{dir})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "new"), make([]byte, 3<<20), 0o644))
+	require.NoError(t, os.Link(filepath.Join(dir, "new"), filepath.Join(dir, "again")))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub", ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", ".git", "big"), make([]byte, 2<<20), 0o644))
+	got := w.written(nil)
+	assert.GreaterOrEqual(t, got, int64(4<<20), "new, and old (changed within the margin), once each")
+	assert.Less(t, got, int64(6<<20), "a hard link counted once, .git below a directory skipped")
+	assert.Nil(t, newDiskWatch(0, []string{dir}), "no limit, no watcher")
+}
+
+// BenchmarkDiskUsed measures one look of the watcher at the disks a
+// command may write (the workspace and its cache: two statfs calls), made
+// every 50 ms while a command runs.
+func BenchmarkDiskUsed(b *testing.B) {
+	w := newDiskWatch(1<<30, []string{b.TempDir(), b.TempDir()})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = w.growth()
+	}
+}

@@ -33,6 +33,9 @@ func (e *Engine) Ensure(ctx context.Context, ins []*Input, shard int) error {
 		}
 		if m := e.bySlug[*in.Slug]; m != nil {
 			cur := m.view.Load()
+			if in.same(cur) {
+				continue
+			}
 			next := *cur
 			if err := in.merge(&next); err != nil {
 				errs = append(errs, fmt.Errorf("monitor %s: %w", *in.Slug, err))
@@ -104,4 +107,16 @@ func (e *Engine) Ensure(ctx context.Context, ins []*Input, shard int) error {
 		errs = append(errs, failed...)
 	}
 	return errors.Join(errs...)
+}
+
+// same reports whether every field in gives is v's already (a quick look
+// that spares the checks of merge, which compiles the schedule, when
+// nothing changes).
+func (in *Input) same(v *View) bool {
+	eq := func(p *string, s string) bool { return p == nil || *p == s }
+	eqInt := func(p *int, n int) bool { return p == nil || *p == n }
+	return eq(in.Slug, v.Slug) && eq(in.Name, v.Name) && (in.Schedule == nil || *in.Schedule == v.Schedule) &&
+		eq(in.Timezone, v.Timezone) && eqInt(in.CheckinMarginSeconds, v.CheckinMarginSeconds) &&
+		eqInt(in.MaxRuntimeSeconds, v.MaxRuntimeSeconds) && eqInt(in.FailureThreshold, v.FailureThreshold) &&
+		eqInt(in.RecoveryThreshold, v.RecoveryThreshold) && eq(in.AlertWebhookURL, v.AlertWebhookURL) && eq(in.Status, v.Status)
 }

@@ -40,7 +40,7 @@ var statements = [numStatements]string{
 	insertAlert: `INSERT INTO alerts(url, payload, next_attempt_at) VALUES(?, ?, ?)`,
 	saveJob: `INSERT INTO jobs(id, machine, health, updated_at) VALUES(?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET machine = excluded.machine, health = excluded.health, updated_at = excluded.updated_at`,
-	insertRun: `INSERT INTO runs(id, job_id, status, attempt, triggered_by, started_at) VALUES(?, ?, ?, ?, ?, ?)`,
+	insertRun:      `INSERT INTO runs(id, job_id, status, attempt, triggered_by, started_at) VALUES(?, ?, ?, ?, ?, ?)`,
 	startQueuedRun: `UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'`,
 	finishRun: `UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, output = ?, truncated = ?, exit_code = ?, error = ?
 		WHERE id = ? AND status IN ('running', 'queued')`,

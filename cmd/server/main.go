@@ -8,7 +8,7 @@
 // Usage:
 //
 //	server [-addr 127.0.0.1:8080] [-db server.db | -postgres URL [-lease 15s] [-advertise URL]]
-//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-ping-rate N]
+//	       [-jobs jobs.yaml] [-jobs-max-running N] [-retention 720h] [-alert-webhook URL] [-ping-rate N]
 //	       [-max-thread-bytes N] [-reset-token]
 //
 // With -postgres, several servers share the database: each runs the
@@ -93,6 +93,7 @@ type options struct {
 	pingRate   float64
 	resetToken bool
 	jobs       string
+	maxRunning int
 	retention  time.Duration
 	maxThread  int64
 }
@@ -109,6 +110,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.webhook, "alert-webhook", "", "the `URL` alerts are posted to, for monitors without a webhook of their own")
 	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
 	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
+	fs.IntVar(&o.maxRunning, "jobs-max-running", DefaultMaxRunning, "how many job `runs` may be in progress at once; a run due beyond it waits, queued, for one to end (0: no limit)")
 	fs.DurationVar(&o.retention, "retention", 30*24*time.Hour, "how long job runs and their check-ins are kept")
 	fs.Int64Var(&o.maxThread, "max-thread-bytes", api.DefaultMaxThread, "the largest thread, in `bytes` of JSON, an agent may sync to /api/threads (larger pushes are answered 413)")
 	fs.BoolVar(&o.resetToken, "reset-token", false, "make a new API token, print it, and forget the old one")
@@ -132,6 +134,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if o.retention <= 0 {
 		return o, fmt.Errorf("-retention %v: give a positive duration, as in 720h", o.retention)
 	}
+	if o.maxRunning < 0 {
+		return o, fmt.Errorf("-jobs-max-running %d: give 0 (no limit) or more", o.maxRunning)
+	}
 	if o.maxThread < 1024 {
 		return o, fmt.Errorf("-max-thread-bytes %d: give at least 1024", o.maxThread)
 	}
@@ -140,6 +145,10 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	return o, nil
 }
+
+// DefaultMaxRunning is how many job runs may be in progress at once when
+// -jobs-max-running is not given.
+const DefaultMaxRunning = 100
 
 // tokenKey is the meta key of the API token's SHA-256.
 const tokenKey = "api_token_sha256"
@@ -197,7 +206,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return fmt.Errorf("the built-in retention job: %w (give your job another id)", err)
 	}
-	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), AlertWebhook: o.webhook, Log: log, Instance: instance})
+	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), MaxRunning: o.maxRunning, AlertWebhook: o.webhook, Log: log, Instance: instance})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("load the jobs: %w", err)

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsmgen/fsmgen/gen/job"
@@ -197,21 +200,18 @@ func (e *Engine) start(rs *roundState, j *jobState) error {
 // the write fails, it puts every job the round changed back as it was and
 // returns the error (a 503 for the requests).
 func (e *Engine) commit(ctx context.Context, rs *roundState) error {
-	rows := make([]store.Job, len(rs.order))
+	rows, err := e.save(rs)
+	if err != nil {
+		e.rollback(rs)
+		return err
+	}
 	for i, j := range rs.order {
-		saved, err := j.machine.Save()
-		if err != nil {
-			e.rollback(rs)
-			return fmt.Errorf("save the machine of job %s: %w", j.def.ID, err)
-		}
-		rows[i] = store.Job{ID: j.def.ID, Machine: saved, Health: healthOf(j.machine), UpdatedAt: rs.now}
-		if bytes.Equal(saved, j.row.Machine) && rows[i].Health == j.row.Health {
+		if bytes.Equal(rows[i].Machine, j.row.Machine) && rows[i].Health == j.row.Health {
 			rows[i] = j.row // as stored: nothing to write
 			continue
 		}
 		rs.batch.Add(store.SaveJob{Job: rows[i]})
 	}
-	var err error
 	if rs.batch.Len() > 0 {
 		rs.batch.Fence = e.fence()
 		// A round decided is written even while the engine stops (runs
@@ -253,6 +253,43 @@ func (e *Engine) commit(ctx context.Context, rs *roundState) error {
 		e.monitors.NudgeAlerts()
 	}
 	return nil
+}
+
+// saveChunk is how many machines one goroutine saves when a round
+// changed many (a first start): the rest go to other CPUs.
+const saveChunk = 512
+
+// save returns the rows of the jobs the round changed, their machines as
+// Save saves them: on every CPU when there are many.
+func (e *Engine) save(rs *roundState) ([]store.Job, error) {
+	rows := make([]store.Job, len(rs.order))
+	errs := make([]error, len(rs.order))
+	saveRange := func(from, to int) {
+		for i := from; i < to; i++ {
+			j := rs.order[i]
+			saved, err := j.machine.Save()
+			if err != nil {
+				errs[i] = fmt.Errorf("save the machine of job %s: %w", j.def.ID, err)
+				continue
+			}
+			rows[i] = store.Job{ID: j.def.ID, Machine: saved, Health: healthOf(j.machine), UpdatedAt: rs.now}
+		}
+	}
+	if len(rows) <= saveChunk {
+		saveRange(0, len(rows))
+		return rows, errors.Join(errs...)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for from := int(next.Add(saveChunk) - saveChunk); from < len(rows); from = int(next.Add(saveChunk) - saveChunk) {
+				saveRange(from, min(from+saveChunk, len(rows)))
+			}
+		})
+	}
+	wg.Wait()
+	return rows, errors.Join(errs...)
 }
 
 // retryWrite is how long due timers, and the results of a round that

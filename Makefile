@@ -32,6 +32,7 @@ test:
 	$(MAKE) diff
 	$(GO) test ./...
 	cd bench && $(GO) vet ./... && $(GO) test ./...
+	cd server/bench/river && $(GO) vet ./...
 	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API)
 
 # diff runs fsmgen diff of every spec against its revision at commit BASE
@@ -149,8 +150,15 @@ bench:
 # read, too), the start-up and memory of 100,000
 # monitors, how late their misses are recorded, a background job's overhead
 # per run (trigger to start); on SQLite, and on a durable Postgres the
-# benchmarks start, with two instances. About ten minutes; see
-# docs/performance.md. COUNT sets the runs of each scenario.
+# benchmarks start, with two instances. Then the jobs at scale, side by side
+# with riverqueue/river on the same databases (server/bench/river, a module
+# of its own so that river stays out of go.mod): the start-up with 10,000
+# and 100,000 idle jobs, first start and restart, and a burst of 2,000
+# triggers; benchstat prints the two side by side. About forty minutes;
+# see docs/performance.md. COUNT sets the runs of each scenario.
 COUNT ?= 5
 bench-server:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(COUNT) -timeout 60m ./server/bench
+	@out=$$(mktemp) && trap 'rm -f "$$out" "$$out.rc"' EXIT && \
+	{ (cd server/bench/river && $(GO) test -run '^$$' -bench . -benchtime 1x -benchmem -count $(COUNT) -timeout 120m .); echo $$? > "$$out.rc"; } | tee "$$out" && \
+	[ "$$(cat "$$out.rc")" = 0 ] && cd bench && $(GO) tool benchstat -col /impl "$$out"

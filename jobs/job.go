@@ -125,8 +125,10 @@ func (r *Registry) Register(j Job) error {
 // Jobs returns the registered jobs, in the order they were registered.
 func (r *Registry) Jobs() []*Job { return r.jobs }
 
-// The statuses of a run.
+// The statuses of a run: queued while it waits for a free slot (the
+// server's limit on runs at once), then running, then one of the others.
 const (
+	RunQueued    = "queued"
 	RunRunning   = "running"
 	RunSucceeded = "succeeded"
 	RunFailed    = "failed"

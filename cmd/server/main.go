@@ -8,8 +8,8 @@
 // Usage:
 //
 //	server [-addr 127.0.0.1:8080] [-db server.db | -postgres URL [-lease 15s] [-advertise URL]]
-//	       [-jobs jobs.yaml] [-retention 720h] [-alert-webhook URL] [-webhook-allow LIST]
-//	       [-ping-rate N] [-max-thread-bytes N]
+//	       [-jobs jobs.yaml] [-jobs-max-running N] [-retention 720h] [-alert-webhook URL]
+//	       [-webhook-allow LIST] [-ping-rate N] [-max-thread-bytes N]
 //
 // With -postgres, several servers share the database: each runs the
 // monitors of the shards whose leases it holds, forwards the requests
@@ -115,6 +115,7 @@ type options struct {
 	pingRate   float64
 	resetToken bool
 	jobs       string
+	maxRunning int
 	retention  time.Duration
 	maxThread  int64
 }
@@ -132,6 +133,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	allow := fs.String("webhook-allow", "", "the internal addresses webhooks may reach: networks (10.1.2.0/24), addresses (127.0.0.1) and `host:port` pairs (127.0.0.1:9000, hooks.internal:8443), separated by commas; loopback, private, link-local and other internal addresses are refused unless listed")
 	fs.Float64Var(&o.pingRate, "ping-rate", api.DefaultPingRate, "how many pings a `second` each ping key may make (bursts of twice as many)")
 	fs.StringVar(&o.jobs, "jobs", "", "the YAML `file` of the background jobs to run (docs/server.md); none when empty")
+	fs.IntVar(&o.maxRunning, "jobs-max-running", DefaultMaxRunning, "how many job `runs` may be in progress at once; a run due beyond it waits, queued, for one to end (0: no limit)")
 	fs.DurationVar(&o.retention, "retention", 30*24*time.Hour, "how long job runs and their check-ins are kept")
 	fs.Int64Var(&o.maxThread, "max-thread-bytes", api.DefaultMaxThread, "the largest thread, in `bytes` of JSON, an agent may sync to /api/threads (larger pushes are answered 413)")
 	fs.BoolVar(&o.resetToken, "reset-token", false, "make the admin API key anew, print its token and exit (the servers running on the database refuse the old one within a second)")
@@ -162,6 +164,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if o.retention <= 0 {
 		return o, fmt.Errorf("-retention %v: give a positive duration, as in 720h", o.retention)
 	}
+	if o.maxRunning < 0 {
+		return o, fmt.Errorf("-jobs-max-running %d: give 0 (no limit) or more", o.maxRunning)
+	}
 	if o.maxThread < 1024 {
 		return o, fmt.Errorf("-max-thread-bytes %d: give at least 1024", o.maxThread)
 	}
@@ -180,6 +185,10 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	return o, nil
 }
+
+// DefaultMaxRunning is how many job runs may be in progress at once when
+// -jobs-max-running is not given.
+const DefaultMaxRunning = 100
 
 // run serves until ctx is done.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -239,7 +248,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return fmt.Errorf("the built-in retention job: %w (give your job another id)", err)
 	}
-	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), AlertWebhook: o.webhook, Log: log, Instance: instance})
+	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), MaxRunning: o.maxRunning, AlertWebhook: o.webhook, Log: log, Instance: instance})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("load the jobs: %w", err)

@@ -14,9 +14,10 @@
 // timer's firing happens at the deadline the server armed. The job keeps
 // the time of its last step (at); its timers count from at. A run that is
 // due (its time came, a retry's backoff passed, an admin triggered it) is
-// Starting until the server has started it and says when (Started): its
-// timeout counts from then, so a run started late, after a restart, has
-// its whole timeout. A run that
+// Starting until the server has started it and says when (Started): the
+// server may keep it waiting, queued, for a free slot under its limit on
+// runs at once. Its timeout counts from its start, so a run started late,
+// after a restart or a wait for a slot, has its whole timeout. A run that
 // fails (or times out, or is interrupted by a restart) is retried after a
 // backoff that doubles from the base up to the cap, as many times as the
 // settings allow; then the job waits for its next scheduled run. The
@@ -168,8 +169,8 @@ func (v Scheduled) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("scheduled", fields(v))
 }
 
-// Starting is the state Starting: A run is due; the server starts it and says
-// when.
+// Starting is the state Starting: A run is due; the server starts it (at once,
+// or when a slot frees under its limit on runs at once) and says when.
 //
 // It is a substate of Enabled.
 type Starting struct {

@@ -61,8 +61,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	components["monitors"] = mon
 	if s.jobs != nil {
-		n, running, unhealthy, err := s.jobs.Counts(ctx)
-		c := component{"status": statusOK, "jobs": n, "running": running, "unhealthy": unhealthy}
+		n, running, queued, unhealthy, err := s.jobs.Counts(ctx)
+		c := component{"status": statusOK, "jobs": n, "running": running, "queued": queued, "unhealthy": unhealthy}
 		if active, shared := s.jobs.Active(); shared {
 			// Whether this instance is the one that runs the jobs.
 			c["active"] = active

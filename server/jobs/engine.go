@@ -4,15 +4,26 @@
 // each run in the store and checks each run in to a monitor of its own
 // (job-<id>, in the cron-monitoring engine, in-process).
 //
-// One goroutine, Run, owns the machines, as the monitors engine does: it
-// takes one request, timer or run result at a time, applies it to its
-// machine, writes what the step changed (the machine as Save saved it, the
-// run's row, an alert) in one transaction, and only then performs the
-// step's effects: it starts or stops a process, answers the request. So a
-// run is recorded running before its process starts, and a kill -9 at any
-// moment leaves either no run or a run marked running, which the next
-// start closes as failed ("interrupted by a restart") and tells the
-// machine, which retries it per its policy.
+// One goroutine, Run, owns the machines, and works in rounds as the
+// monitors engine does: it takes every request waiting (triggers,
+// cancels), every run that ended and every timer due, applies each to its
+// job's machine, starts the runs that are due as far as the limit on runs
+// at once allows (the others wait, queued, in the order they became due),
+// writes everything the round changed (the machines as Save saved them,
+// the runs' rows, alerts) in one transaction, and only then performs the
+// round's effects: it starts or stops processes, answers the requests.
+// So a run is recorded running before its process starts, a trigger is
+// acknowledged only once it is stored, a burst of triggers shares one
+// commit, and a kill -9 at any moment leaves either no run or a run
+// marked running (which the next start closes as failed, "interrupted by
+// a restart", telling the machine, which retries it per its policy) or
+// queued (which the next start queues again).
+//
+// Start-up reads every job's row and last run in one query each, decodes
+// the machines on every CPU, and writes only what changed (new jobs, new
+// settings) in one transaction; the jobs' monitors are made or changed in
+// rounds of their own (monitors.Engine.Ensure). A restart with nothing
+// changed writes nothing.
 //
 // Time enters as input: a request's step happens at the engine's clock, a
 // timer's firing at its deadline, even when handled late.
@@ -30,6 +41,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +65,11 @@ type Config struct {
 	Monitors *monitors.Engine
 	// Jobs are the jobs to run.
 	Jobs []*jobs.Job
+	// MaxRunning bounds the runs in progress at once, over all jobs: a
+	// run that becomes due while as many are in progress waits, queued,
+	// and starts when one ends, in the order the runs became due. No
+	// bound when 0.
+	MaxRunning int
 	// AlertWebhook is the URL alerts go to; none when empty.
 	AlertWebhook string
 	// Now is the clock; time.Now when nil.
@@ -66,18 +84,21 @@ type Config struct {
 
 // Engine runs the jobs.
 type Engine struct {
-	store    store.Store
-	monitors *monitors.Engine
-	now      func() time.Time
-	log      *slog.Logger
-	webhook  string
-	behavior *jobs.Behavior
+	store      store.Store
+	monitors   *monitors.Engine
+	now        func() time.Time
+	log        *slog.Logger
+	webhook    string
+	behavior   *jobs.Behavior
+	maxRunning int
 
-	reqs     chan *request
-	results  chan *result
-	stopping chan struct{} // closed when Run begins to stop
-	stopped  chan struct{} // closed when Run has stopped
-	running  atomic.Bool
+	reqs      chan *request
+	results   chan *result
+	stopping  chan struct{} // closed when Run begins to stop
+	stopped   chan struct{} // closed when Run has stopped
+	ready     chan struct{} // closed when Run first runs the jobs
+	readyOnce sync.Once
+	running   atomic.Bool
 	// runs are the goroutines of the runs in progress (Run waits for them
 	// when it stops).
 	runs sync.WaitGroup
@@ -87,7 +108,18 @@ type Engine struct {
 	// view, which readers load.
 	list []*jobState
 	byID map[string]*jobState
-	step *step // the step being applied
+
+	// Run's: the armed timers of every job; the jobs whose run waits for
+	// a slot, and the count that numbers them; how many runs are in
+	// progress; the step being applied; when due timers and the results
+	// of a round that failed to write are tried again, and those results.
+	timers     timerHeap
+	queue      runQueue
+	queueSeq   uint64
+	inProgress int
+	cur        *step
+	retryAt    time.Time
+	retry      []*result
 
 	// On a shared store: the store and this instance. active says
 	// whether this instance runs the jobs (Run's; always on one
@@ -105,27 +137,23 @@ type Engine struct {
 // jobState is a job as the engine keeps it.
 type jobState struct {
 	def     *jobs.Job
+	index   int // in the configured order
 	machine *job.Machine
 	handler *handler
-	row     store.Job
-	// timers are the machine's armed timers, with their deadlines.
-	timers map[fsmrt.TimerID]time.Time
-	// exec is the run in progress, when one is.
-	exec *execution
+	// row is the job as last committed (Machine is nil before the job is
+	// first stored).
+	row store.Job
+	// timers are the machine's armed timers (one at most).
+	timers []*timerEntry
+	// exec is the run in progress, when one is; waiting the run queued
+	// for a slot (the machine is Starting), and queueSeq its place in the
+	// queue.
+	exec     *execution
+	waiting  *store.Run
+	queueSeq uint64
 	// last is the job's last run, nil when none.
 	last *store.Run
 	view atomic.Pointer[View]
-}
-
-// request is what the API asks of Run.
-type request struct {
-	apply func() (any, error)
-	done  chan reply
-}
-
-type reply struct {
-	v   any
-	err error
 }
 
 // ErrStopped is returned for requests made when the engine does not run
@@ -134,17 +162,20 @@ var ErrStopped error = &monitors.Error{Status: 503, Code: "shutting_down", Messa
 
 // New loads every job's machine from the store (making a machine for a new
 // job), reconfigures those whose settings changed, and closes the runs a
-// killed server left running, telling their machines. On a shared store
+// killed server left running, telling their machines; it writes all of it
+// in one transaction, and nothing when nothing changed. On a shared store
 // it loads none: Run does, when this instance takes the jobs' lease.
 func New(ctx context.Context, c Config) (*Engine, error) {
 	e := &Engine{
 		store: c.Store, monitors: c.Monitors, now: c.Now, log: c.Log, webhook: c.AlertWebhook,
-		behavior: &jobs.Behavior{},
-		reqs:     make(chan *request, 64),
-		results:  make(chan *result, 64),
-		stopping: make(chan struct{}),
-		stopped:  make(chan struct{}),
-		byID:     map[string]*jobState{},
+		maxRunning: max(c.MaxRunning, 0),
+		behavior:   &jobs.Behavior{},
+		reqs:       make(chan *request, 4096),
+		results:    make(chan *result, 1024),
+		stopping:   make(chan struct{}),
+		stopped:    make(chan struct{}),
+		ready:      make(chan struct{}),
+		byID:       map[string]*jobState{},
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -156,13 +187,14 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		if e.byID[def.ID] != nil {
 			return nil, fmt.Errorf("job %q is given twice: give each job its own id", def.ID)
 		}
-		j := &jobState{def: def, timers: map[fsmrt.TimerID]time.Time{}}
+		j := &jobState{def: def, index: len(e.list)}
 		j.handler = &handler{e: e, job: j}
 		e.list = append(e.list, j)
 		e.byID[def.ID] = j
 		if e.monitors != nil {
 			e.monitors.Reserve(monitorSlug(def.ID), def.ID)
 		}
+		j.publish()
 	}
 	if sh, ok := c.Store.(store.Shared); ok {
 		if c.Instance == "" || c.Monitors == nil {
@@ -180,54 +212,118 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 }
 
 // load loads every job's machine from the store (making a machine for a
-// new job), reconfigures those whose settings changed, and closes the
-// runs left running as failed with the error why, telling their machines.
+// new job), reconfigures those whose settings changed, queues the runs
+// left queued, and closes the runs left running as failed with the error
+// why, telling their machines: all in one round, written in one
+// transaction (none when nothing changed).
 func (e *Engine) load(ctx context.Context, why string) error {
 	rows, err := e.store.Jobs(ctx)
 	if err != nil {
 		return fmt.Errorf("read the jobs: %w", err)
 	}
-	saved := map[string]*store.Job{}
+	lastRuns, err := e.store.LastRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("read the jobs' last runs: %w", err)
+	}
+	running, err := e.store.RunningRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("read the runs in progress: %w", err)
+	}
+	saved := make(map[string]*store.Job, len(rows))
 	for _, r := range rows {
 		saved[r.ID] = r
 	}
-	now := e.now().UTC()
+	last := make(map[string]*store.Run, len(lastRuns))
+	for _, r := range lastRuns {
+		last[r.JobID] = r
+	}
+	if err := e.decode(saved); err != nil {
+		return err
+	}
+	rs := e.newRound()
 	for _, j := range e.list {
-		if err := e.open(ctx, j, saved[j.def.ID], now); err != nil {
+		if err := e.open(rs, j, saved[j.def.ID], last[j.def.ID]); err != nil {
+			e.rollback(rs)
 			return fmt.Errorf("job %s: %w", j.def.ID, err)
 		}
 	}
-	return e.closeInterrupted(ctx, now, why)
+	if err := e.closeInterrupted(rs, running, why); err != nil {
+		e.rollback(rs)
+		return err
+	}
+	if err := e.commit(ctx, rs); err != nil {
+		return err
+	}
+	for _, j := range e.list {
+		j.publish()
+	}
+	return nil
 }
 
-// open makes j's machine: loaded from its row, or new; then brought to the
-// job's settings and enabled state.
-func (e *Engine) open(ctx context.Context, j *jobState, row *store.Job, now time.Time) error {
-	s := j.def.Settings
-	if row == nil {
-		j.row = store.Job{ID: j.def.ID, Health: jobs.HealthHealthy}
-		return e.apply(ctx, j, now, nil, func() error {
-			m, err := job.New(job.Config{Behavior: e.behavior, Handler: j.handler, Initial: job.Scheduled{Settings: s, At: now, NextRun: e.behavior.Next(s, now)}})
-			j.machine = m
-			if err != nil {
-				return err
+// decode makes the machines of the jobs that have a row, on every CPU
+// (the bulk of a start-up's work), and arms their timers at their saved
+// deadlines.
+func (e *Engine) decode(saved map[string]*store.Job) error {
+	errs := make([]error, len(e.list))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(e.list); i = int(next.Add(1) - 1) {
+				j := e.list[i]
+				row := saved[j.def.ID]
+				if row == nil {
+					continue
+				}
+				m, err := job.Load(job.Config{Behavior: e.behavior, Handler: j.handler}, row.Machine)
+				if err != nil {
+					errs[i] = fmt.Errorf("job %s: load its machine: %w", j.def.ID, err)
+					continue
+				}
+				j.machine, j.row = m, *row
 			}
-			if !j.def.Enabled {
-				return m.HandleEvent(&job.Disable{})
-			}
-			return nil
 		})
 	}
-	j.row = *row
-	if err := e.loadMachine(j); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	runs, err := e.store.Runs(ctx, j.def.ID, 1)
-	if err != nil {
-		return err
+	for _, j := range e.list {
+		if j.machine != nil {
+			e.armAll(j)
+		}
 	}
-	if len(runs) > 0 {
-		j.last = runs[0]
+	return nil
+}
+
+// open brings j, whose machine decode made from its row (none for a new
+// job), to the job's settings and enabled state in round rs; last is its
+// last run. A new job gets a new machine.
+func (e *Engine) open(rs *roundState, j *jobState, row *store.Job, last *store.Run) error {
+	s := j.def.Settings
+	now := rs.now
+	if row == nil {
+		rs.touch(j)
+		st := &step{job: j, at: now}
+		e.cur = st
+		m, err := job.New(job.Config{Behavior: e.behavior, Handler: j.handler, Initial: job.Scheduled{Settings: s, At: now, NextRun: e.behavior.Next(s, now)}})
+		e.cur = nil
+		if err != nil {
+			return err
+		}
+		j.machine = m
+		if !j.def.Enabled {
+			return e.step(rs, j, now, &job.Disable{}, nil)
+		}
+		return nil
+	}
+	j.last = last
+	if j.machine.Kind() == job.StateStarting {
+		// A run was queued for a slot when the server stopped: it waits
+		// again, in the order it was queued.
+		if err := e.requeue(rs, j, last); err != nil {
+			return err
+		}
 	}
 	var events []job.Event
 	if settingsOf(j.machine.State()) != s {
@@ -240,68 +336,70 @@ func (e *Engine) open(ctx context.Context, j *jobState, row *store.Job, now time
 		events = append(events, &job.Enable{Now: now})
 	}
 	for _, ev := range events {
-		if err := e.apply(ctx, j, now, nil, func() error { return j.machine.HandleEvent(ev) }); err != nil {
+		if err := e.step(rs, j, now, ev, nil); err != nil {
 			return err
 		}
 	}
-	j.publish()
 	return nil
 }
 
-// loadMachine makes j's machine from its row and arms its timers at their
-// saved deadlines.
-func (e *Engine) loadMachine(j *jobState) error {
-	m, err := job.Load(job.Config{Behavior: e.behavior, Handler: j.handler}, j.row.Machine)
-	if err != nil {
-		return fmt.Errorf("load its machine: %w", err)
+// requeue queues again the run a job loaded in Starting was waiting with:
+// its last run, queued. (Should the row be missing, the run is queued
+// anew.) Runs queued again keep the order they were queued in: a round
+// that loads several sorts them (sortQueue).
+func (e *Engine) requeue(rs *roundState, j *jobState, last *store.Run) error {
+	if last != nil && last.Status == jobs.RunQueued {
+		r := *last
+		j.waiting = &r
+		rs.requeued = append(rs.requeued, j)
+		return nil
 	}
-	j.machine = m
-	clear(j.timers)
-	for _, t := range m.Timers() {
-		deadline := m.Deadline(t.Timer)
-		if deadline.IsZero() {
-			deadline = e.now().Add(t.Delay)
-		}
-		j.timers[t.Timer] = deadline
+	s, ok := j.machine.State().(job.Starting)
+	if !ok {
+		return fmt.Errorf("its machine is %v, not starting", j.machine.Kind())
 	}
+	rs.touch(j)
+	e.queueRun(rs, j, &store.Run{ID: newID(), JobID: j.def.ID, Attempt: s.Attempt, TriggeredBy: s.Trigger}, rs.now)
 	return nil
 }
 
-// stepWriteTimeout bounds the write of a job's step.
+// stepWriteTimeout bounds the write of a round.
 const stepWriteTimeout = 30 * time.Second
 
 // closeInterrupted closes the runs a killed server (or, on a shared store,
 // the instance that ran the jobs before) left running, as failed with the
-// error why, and tells their machines.
-func (e *Engine) closeInterrupted(ctx context.Context, now time.Time, why string) error {
-	runs, err := e.store.RunningRuns(ctx)
-	if err != nil {
-		return err
+// error why, and tells their machines, in round rs.
+func (e *Engine) closeInterrupted(rs *roundState, runs []*store.Run, why string) error {
+	if len(runs) == 0 {
+		return nil
 	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	// The processes the runs left on this machine go before the runs are
+	// closed, and so before their retries can start.
+	killed, err := killLeftovers(ids)
+	if err != nil {
+		return fmt.Errorf("close the interrupted runs: %w", err)
+	}
+	now := rs.now
 	for _, r := range runs {
-		// The processes the run left on this machine go before the run is
-		// closed, and so before its retry can start.
-		n, err := killLeftovers(r.ID)
-		if err != nil {
-			return fmt.Errorf("close the interrupted run %s: %w", r.ID, err)
-		}
-		if n > 0 {
+		if n := killed[r.ID]; n > 0 {
 			e.log.Warn("killed what an interrupted run left running", "run", r.ID, "processes", n)
 		}
 		finish := &store.FinishRun{ID: r.ID, Status: jobs.RunFailed, FinishedAt: now, Duration: now.Sub(r.StartedAt), Error: why}
 		j := e.byID[r.JobID]
-		if j == nil || j.machine.Kind() != job.StateRunning {
+		if j == nil || j.machine == nil || j.machine.Kind() != job.StateRunning || j.exec != nil {
 			// A job no longer configured, or one whose machine was
 			// saved after the run ended.
-			b := &store.Batch{Fence: e.fence()}
-			b.Add(*finish)
-			if err := e.store.Apply(ctx, b); err != nil {
-				return fmt.Errorf("close the interrupted run %s: %w", r.ID, err)
-			}
+			rs.batch.Add(*finish)
 			continue
 		}
+		rs.touch(j)
 		j.exec = &execution{run: *r}
-		if err := e.apply(ctx, j, now, finish, func() error { return j.machine.HandleEvent(&job.Interrupted{Now: now}) }); err != nil {
+		e.inProgress++
+		if err := e.step(rs, j, now, &job.Interrupted{Now: now}, finish); err != nil {
 			return fmt.Errorf("close the interrupted run %s: %w", r.ID, err)
 		}
 		e.log.Warn("a run was interrupted", "job", j.def.ID, "run", r.ID, "error", why)
@@ -323,120 +421,6 @@ func newID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// step is one event applied to one job's machine: the handler's methods
-// write into it.
-type step struct {
-	job   *jobState
-	at    time.Time
-	start *store.Run // the run StartRun starts
-	stop  string     // the status of the run TimeOutRun or CancelRun stops
-}
-
-// apply applies one step to j at time at: do hands the machine its event;
-// then what the step changed is written in one transaction (finish, when
-// not nil, closes the run in progress), and only then are its effects
-// performed (a run started or stopped). When do or the write fails, j is
-// as before.
-func (e *Engine) apply(ctx context.Context, j *jobState, at time.Time, finish *store.FinishRun, do func() error) error {
-	if !e.leased() {
-		return errMoved
-	}
-	st := &step{job: j, at: at}
-	prev := 0
-	if j.machine != nil {
-		prev = failuresOf(j.machine.State())
-	}
-	e.step = st
-	err := do()
-	if err == nil && st.start != nil {
-		// The run starts now (later than its time, after a restart): its
-		// timeout counts from now.
-		if now := e.now().UTC(); now.After(st.at) {
-			st.at = now
-		}
-		now := st.at
-		st.start.StartedAt = now
-		err = j.machine.HandleEvent(&job.Started{Now: now})
-	}
-	e.step = nil
-	if err != nil {
-		e.revert(j)
-		return err
-	}
-	b := &store.Batch{Fence: e.fence()}
-	ended := j.exec
-	if finish != nil {
-		b.Add(*finish)
-	} else if st.stop != "" && ended != nil {
-		f := store.FinishRun{ID: ended.run.ID, Status: st.stop, FinishedAt: at, Duration: at.Sub(ended.run.StartedAt)}
-		if st.stop == jobs.RunFailed {
-			f.Error = fmt.Sprintf("timed out after %v", j.def.Settings.Timeout)
-		}
-		finish = &f
-		b.Add(f)
-	}
-	if st.start != nil {
-		b.Add(store.InsertRun{Run: *st.start})
-	}
-	saved, err := j.machine.Save()
-	if err != nil {
-		e.revert(j)
-		return fmt.Errorf("save the machine of job %s: %w", j.def.ID, err)
-	}
-	health := healthOf(j.machine)
-	b.Add(store.SaveJob{Job: store.Job{ID: j.def.ID, Machine: saved, Health: health, UpdatedAt: at}})
-	alert := e.alert(j, prev, at)
-	if alert != nil {
-		b.Add(*alert)
-	}
-	// A step decided is written even while the engine stops (a run
-	// recorded cancelled at shutdown, say): its write outlives ctx,
-	// within a bound.
-	wctx, cancel := e.leaseBound(context.WithoutCancel(ctx), stepWriteTimeout)
-	err = e.store.Apply(wctx, b)
-	cancel()
-	if err != nil {
-		e.revert(j)
-		if errors.Is(err, store.ErrFenced) {
-			e.log.Warn("a job's step was not written: another instance runs the jobs now", "job", j.def.ID)
-			return errMoved
-		}
-		e.log.Error("write a job's step", "job", j.def.ID, "err", err)
-		return &monitors.Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}
-	}
-	j.row = store.Job{ID: j.def.ID, Machine: saved, Health: health, UpdatedAt: at}
-	// The effects, now that the step is stored.
-	if finish != nil && ended != nil {
-		last := ended.run
-		finishRun(&last, finish)
-		j.last = &last
-		if ended.cancel != nil {
-			ended.cancel(errors.New(finish.Status))
-		}
-		j.exec = nil
-	}
-	if st.start != nil {
-		r := *st.start
-		j.last = &r
-		e.launch(j, r)
-	}
-	if alert != nil && e.monitors != nil {
-		e.monitors.NudgeAlerts()
-	}
-	j.publish()
-	return nil
-}
-
-// revert puts j back as it was last stored.
-func (e *Engine) revert(j *jobState) {
-	if j.row.Machine == nil {
-		return // a new job: New fails
-	}
-	if err := e.loadMachine(j); err != nil {
-		e.log.Error("reload a job after a failed step", "job", j.def.ID, "err", err)
-	}
 }
 
 // finishRun sets on r what f records.
@@ -483,32 +467,47 @@ type handler struct {
 }
 
 func (h *handler) current() *step {
-	st := h.e.step
+	st := h.e.cur
 	if st == nil || st.job != h.job {
 		panic("jobs: an action outside a step")
 	}
 	return st
 }
 
-// StartRun notes the run to start once the step is stored; the step
-// tells the machine it started (Started).
+// StartRun notes the run to queue (and start, when a slot is free).
 func (h *handler) StartRun(attempt int, trigger string) {
 	st := h.current()
-	st.start = &store.Run{ID: newID(), JobID: h.job.def.ID, Status: jobs.RunRunning, Attempt: attempt, TriggeredBy: trigger}
+	st.start = &store.Run{ID: newID(), JobID: h.job.def.ID, Attempt: attempt, TriggeredBy: trigger}
 }
 
 // TimeOutRun notes that the run in progress is stopped and failed.
 func (h *handler) TimeOutRun() { h.current().stop = jobs.RunFailed }
 
-// CancelRun notes that the run in progress is stopped and cancelled.
+// CancelRun notes that the run in progress (or queued) is stopped and
+// cancelled.
 func (h *handler) CancelRun() { h.current().stop = jobs.RunCancelled }
 
 // StartTimer arms the timer at the step's time plus delay.
 func (h *handler) StartTimer(id fsmrt.TimerID, delay time.Duration) time.Time {
 	deadline := h.current().at.Add(delay)
-	h.job.timers[id] = deadline
+	h.e.arm(h.job, id, deadline)
 	return deadline
 }
 
 // CancelTimer disarms the timer.
-func (h *handler) CancelTimer(id fsmrt.TimerID) { delete(h.job.timers, id) }
+func (h *handler) CancelTimer(id fsmrt.TimerID) { h.e.disarm(h.job, id) }
+
+// sortQueue queues the runs a load found queued, in the order they were
+// queued (then in the jobs' order).
+func (e *Engine) sortQueue(list []*jobState) {
+	list = slices.DeleteFunc(list, func(j *jobState) bool { return j.waiting == nil })
+	slices.SortStableFunc(list, func(a, b *jobState) int {
+		if c := a.waiting.StartedAt.Compare(b.waiting.StartedAt); c != 0 {
+			return c
+		}
+		return a.index - b.index
+	})
+	for _, j := range list {
+		e.enqueue(j)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/crons"
-	"github.com/fsmgen/fsmgen/gen/job"
 	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/server/store/memory"
 )
@@ -40,16 +39,43 @@ func goJob(fail *atomic.Bool) *jobs.Job {
 }
 
 // settle waits for the run in progress to end and records its end at the
-// clock's time.
+// clock's time, in a round.
 func settle(t *testing.T, e *Engine, c *clock, took time.Duration) {
 	t.Helper()
 	select {
 	case res := <-e.results:
 		c.set(c.now().Add(took))
-		e.finished(context.Background(), res)
+		e.round(context.Background(), nil, []*result{res})
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "the run does not end")
 	}
+}
+
+// tick runs a round at the clock's time: the timers due fire, and the
+// queued runs that may start start.
+func tick(e *Engine) { e.round(context.Background(), nil, nil) }
+
+// call applies requests in one round, as Run does with those that arrive
+// together, and returns their answers.
+func call(e *Engine, applies ...func(rs *roundState) (func() any, error)) []reply {
+	reqs := make([]*request, len(applies))
+	for i, a := range applies {
+		reqs[i] = &request{apply: a, done: make(chan reply, 1)}
+	}
+	e.round(context.Background(), reqs, nil)
+	out := make([]reply, len(reqs))
+	for i, r := range reqs {
+		out[i] = <-r.done
+	}
+	return out
+}
+
+// trigger makes a manual run of job id, in a round of its own.
+func trigger(t *testing.T, e *Engine, id string) *RunView {
+	t.Helper()
+	r := call(e, e.triggering(id))[0]
+	require.NoError(t, r.err)
+	return r.v.(*RunView)
 }
 
 // TestEngineRetries drives the engine with a fake clock: a scheduled run
@@ -67,12 +93,13 @@ func TestEngineRetries(t *testing.T) {
 	require.NotNil(t, v.NextRunAt)
 	assert.Equal(t, t0.Add(time.Hour), *v.NextRunAt)
 
-	e.fireDue(ctx, t0.Add(59*time.Minute))
+	c.set(t0.Add(59 * time.Minute))
+	tick(e)
 	assert.Equal(t, StatusScheduled, e.List()[0].Status, "not yet")
 
 	// The clock jumps past the run's time: it starts now, once.
 	c.set(t0.Add(time.Hour + 30*time.Second))
-	e.fireDue(ctx, c.now())
+	tick(e)
 	require.Equal(t, StatusRunning, e.List()[0].Status)
 	settle(t, e, c, 2*time.Second) // fails at +32 s
 	v = e.List()[0]
@@ -82,12 +109,12 @@ func TestEngineRetries(t *testing.T) {
 	assert.Equal(t, jobs.HealthDegraded, v.Health)
 
 	c.set(t0.Add(time.Hour + 40*time.Second)) // late: the retry starts now
-	e.fireDue(ctx, c.now())
+	tick(e)
 	settle(t, e, c, 0)
 	v = e.List()[0]
 	assert.Equal(t, t0.Add(time.Hour+48*time.Second), *v.NextRunAt, "10 s capped at 8 s, from the failure")
-	e.fireDue(ctx, c.now().Add(8*time.Second))
 	c.set(c.now().Add(8 * time.Second))
+	tick(e)
 	settle(t, e, c, time.Second)
 	v = e.List()[0]
 	assert.Equal(t, StatusScheduled, v.Status, "retries spent")
@@ -124,23 +151,13 @@ func TestEngineRetries(t *testing.T) {
 
 	// A manual run that succeeds makes the job healthy.
 	fail.Store(false)
-	run, err := e.triggerNow(ctx)
-	require.NoError(t, err)
+	run := trigger(t, e, "sweep")
 	assert.Equal(t, "manual", run.TriggeredBy)
+	assert.Equal(t, jobs.RunRunning, run.Status, "no limit: it runs at once")
 	settle(t, e, c, 0)
 	v = e.List()[0]
 	assert.Equal(t, jobs.HealthHealthy, v.Health)
 	assert.Equal(t, "swept", v.LastRun.Output)
-}
-
-// triggerNow applies a manual run of the only job, as Run would.
-func (e *Engine) triggerNow(ctx context.Context) (*RunView, error) {
-	j := e.list[0]
-	now := e.now()
-	if err := e.apply(ctx, j, now, nil, func() error { return j.machine.HandleEvent(&job.Trigger{Now: now}) }); err != nil {
-		return nil, err
-	}
-	return newRunView(j.last), nil
 }
 
 // TestEngineRestart checks what a restart does: a run left running is
@@ -154,7 +171,7 @@ func TestEngineRestart(t *testing.T) {
 	e, err := New(ctx, Config{Store: st, Jobs: []*jobs.Job{goJob(&fail)}, Now: c.now})
 	require.NoError(t, err)
 	c.set(t0.Add(time.Hour))
-	e.fireDue(ctx, c.now())
+	tick(e)
 	require.Equal(t, StatusRunning, e.List()[0].Status)
 	<-e.results // the run ends, but the server is killed before it records it
 
@@ -173,7 +190,7 @@ func TestEngineRestart(t *testing.T) {
 	assert.Equal(t, 150*time.Minute, *runs[0].Duration)
 
 	c.set(c.now().Add(5 * time.Second))
-	e.fireDue(ctx, c.now())
+	tick(e)
 	settle(t, e, c, 0)
 	v = e.List()[0]
 	assert.Equal(t, jobs.HealthHealthy, v.Health)
@@ -184,9 +201,9 @@ func TestEngineRestart(t *testing.T) {
 	c.set(t0.Add(7 * time.Hour))
 	e, err = New(ctx, Config{Store: st, Jobs: []*jobs.Job{goJob(&fail)}, Now: c.now})
 	require.NoError(t, err)
-	e.fireDue(ctx, c.now())
+	tick(e)
 	settle(t, e, c, 0)
-	e.fireDue(ctx, c.now())
+	tick(e)
 	runs, err = st.Runs(ctx, "sweep", 10)
 	require.NoError(t, err)
 	require.Len(t, runs, 3)

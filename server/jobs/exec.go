@@ -51,12 +51,12 @@ const MaxOutput = 64 << 10
 // process group and SIGKILL.
 const killGrace = 2 * time.Second
 
-// launch starts run r of job j, which the store records running (on a
-// shared store, under the jobs' lease).
-func (e *Engine) launch(j *jobState, r store.Run) {
+// launch starts x, the run in progress of job j, which the store records
+// running (on a shared store, under the jobs' lease).
+func (e *Engine) launch(j *jobState, x *execution) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	x := &execution{run: r, cancel: cancel}
-	j.exec = x
+	x.cancel = cancel
+	r := x.run
 	def := j.def
 	e.runs.Go(func() {
 		defer cancel(nil)
@@ -235,7 +235,9 @@ const maxCheckinOutput = 10 << 10
 // and the monitor's is the backstop of a run the server lost.
 const monitorGrace = time.Minute
 
-// syncMonitors creates or updates each job's monitor from its settings.
+// syncMonitors makes or updates each job's monitor from its settings, in
+// rounds of the monitors engine (monitors.Engine.Ensure): nothing is
+// written for the monitors that are as their jobs say.
 // The monitor counts what the job counts: each attempt checks in, and it
 // is failing from the job's jobs.UnhealthyAfter-th failure in a row, when
 // the job becomes unhealthy (a failed attempt whose retry succeeds changes
@@ -244,6 +246,7 @@ func (e *Engine) syncMonitors(ctx context.Context) {
 	if e.monitors == nil {
 		return
 	}
+	ins := make([]*monitors.Input, 0, len(e.list))
 	for _, j := range e.list {
 		s := j.def.Settings
 		slug := monitorSlug(j.def.ID)
@@ -259,23 +262,12 @@ func (e *Engine) syncMonitors(ctx context.Context) {
 		if !j.def.Enabled {
 			status = monitors.StatusPaused
 		}
-		in := &monitors.Input{Slug: &slug, Name: &name, Schedule: &sched, Timezone: &tz, MaxRuntimeSeconds: &maxRuntime,
-			FailureThreshold: &failures, RecoveryThreshold: &recovery, Status: &status}
-		var err error
-		if v, _ := e.monitors.Get(ctx, slug); v == nil {
-			in.Status = nil
-			// On a shared store, in the jobs' shard: this instance runs
-			// the monitor, and the runs' check-ins stay in the process.
-			_, err = e.monitors.CreatePinned(ctx, in, store.JobsShard)
-			if err == nil && status != monitors.StatusActive {
-				_, err = e.monitors.Patch(ctx, slug, &monitors.Input{Status: &status})
-			}
-		} else if v.Name != name || v.Schedule != sched || v.Timezone != tz || v.MaxRuntimeSeconds != maxRuntime ||
-			v.FailureThreshold != failures || v.RecoveryThreshold != recovery || v.Status != status {
-			_, err = e.monitors.Patch(ctx, slug, in)
-		}
-		if err != nil {
-			e.log.Warn("make a job's monitor", "job", j.def.ID, "err", err)
-		}
+		ins = append(ins, &monitors.Input{Slug: &slug, Name: &name, Schedule: &sched, Timezone: &tz, MaxRuntimeSeconds: &maxRuntime,
+			FailureThreshold: &failures, RecoveryThreshold: &recovery, Status: &status})
+	}
+	// On a shared store, in the jobs' shard: this instance runs the
+	// monitors, and the runs' check-ins stay in the process.
+	if err := e.monitors.Ensure(ctx, ins, store.JobsShard); err != nil {
+		e.log.Warn("make the jobs' monitors", "err", err)
 	}
 }

@@ -17,22 +17,27 @@ import (
 const RunEnv = "FSMGEN_JOB_RUN"
 
 // killLeftovers kills, with SIGKILL, every process of this machine whose
-// environment names run id in RunEnv: what a command run started and left
-// behind when the server running it was killed (the command itself dies
-// with the server). It reads /proc; a process whose environment it may not
-// read (another user's) or that cleared its environment is not found. It
-// returns how many processes it killed.
-func killLeftovers(runID string) (int, error) {
+// environment names one of the runs ids in RunEnv: what command runs
+// started and left behind when the server running them was killed (the
+// commands themselves die with the server). It reads /proc once, however
+// many runs there are; a process whose environment it may not read
+// (another user's) or that cleared its environment is not found. It
+// returns how many processes it killed of each run.
+func killLeftovers(ids []string) (map[string]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil // no procfs: nothing to look through
+		return nil, nil // no procfs: nothing to look through
 	}
 	if err != nil {
-		return 0, fmt.Errorf("look for the processes of run %s: %w", runID, err)
+		return nil, fmt.Errorf("look for the processes of the interrupted runs: %w", err)
 	}
-	want := []byte(RunEnv + "=" + runID)
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	prefix := []byte(RunEnv + "=")
 	self := os.Getpid()
-	killed := 0
+	killed := map[string]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
@@ -43,12 +48,14 @@ func killLeftovers(runID string) (int, error) {
 			continue // gone, or not ours to read
 		}
 		for v := range bytes.SplitSeq(env, []byte{0}) {
-			if bytes.Equal(v, want) {
-				if syscall.Kill(pid, syscall.SIGKILL) == nil {
-					killed++
-				}
-				break
+			id, ok := bytes.CutPrefix(v, prefix)
+			if !ok {
+				continue
 			}
+			if want[string(id)] && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed[string(id)]++
+			}
+			break
 		}
 	}
 	return killed, nil

@@ -88,12 +88,12 @@ func TestJobMonitorFollowsTheJobsThreshold(t *testing.T) {
 	// A first try fails, its retry succeeds.
 	fail.Store(true)
 	c.set(t0.Add(time.Hour))
-	e.fireDue(ctx, c.now())
+	tick(e)
 	settle(t, e, c, time.Second)
 	assert.Equal(t, monitors.HealthHealthy, health(), "one failure of three")
 	fail.Store(false)
 	c.set(c.now().Add(5 * time.Second))
-	e.fireDue(ctx, c.now())
+	tick(e)
 	settle(t, e, c, time.Second)
 	assert.Equal(t, monitors.HealthHealthy, health())
 	assert.Empty(t, healthAlerts(t, st, c.now()), "the job recovered on its own: no alert")
@@ -101,12 +101,12 @@ func TestJobMonitorFollowsTheJobsThreshold(t *testing.T) {
 	// Three failures in a row: the next run and its two retries.
 	fail.Store(true)
 	c.set(t0.Add(2 * time.Hour))
-	e.fireDue(ctx, c.now())
+	tick(e)
 	settle(t, e, c, time.Second)
 	for i, wait := range []time.Duration{5 * time.Second, 8 * time.Second} {
 		assert.Equal(t, monitors.HealthHealthy, health(), "after failure %d", i+1)
 		c.set(c.now().Add(wait))
-		e.fireDue(ctx, c.now())
+		tick(e)
 		settle(t, e, c, time.Second)
 	}
 	assert.Equal(t, jobs.HealthUnhealthy, e.List()[0].Health)
@@ -118,8 +118,7 @@ func TestJobMonitorFollowsTheJobsThreshold(t *testing.T) {
 
 	// A good run: healthy again, both.
 	fail.Store(false)
-	_, err = e.triggerNow(ctx)
-	require.NoError(t, err)
+	trigger(t, e, "sweep")
 	settle(t, e, c, time.Second)
 	assert.Equal(t, jobs.HealthHealthy, e.List()[0].Health)
 	assert.Equal(t, monitors.HealthHealthy, health())

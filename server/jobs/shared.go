@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/gen/job"
-	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/store"
 )
@@ -135,6 +134,7 @@ func (e *Engine) takeOver(ctx context.Context, l monitors.Lease) {
 	e.active = true
 	e.holding.Store(true)
 	e.syncMonitors(ctx)
+	e.readyOnce.Do(func() { close(e.ready) })
 	e.log.Info("runs the jobs", "jobs", len(e.list), "lease_until", l.Until.Format(time.RFC3339Nano))
 }
 
@@ -175,12 +175,12 @@ wait:
 	e.forget()
 }
 
-// forget drops the jobs' machines, timers and runs from memory.
+// forget drops the jobs' machines, timers, queue and runs from memory.
 func (e *Engine) forget() {
 	for _, j := range e.list {
-		j.machine, j.exec, j.last, j.row = nil, nil, nil, store.Job{}
-		clear(j.timers)
+		j.machine, j.exec, j.waiting, j.last, j.row, j.timers = nil, nil, nil, nil, store.Job{}, nil
 	}
+	e.timers, e.queue, e.inProgress, e.retry, e.retryAt = timerHeap{}, nil, 0, nil, time.Time{}
 }
 
 // Route says where a trigger or a cancel is handled: here (""), or at the
@@ -209,39 +209,37 @@ func (e *Engine) Active() (active, shared bool) {
 }
 
 // ListStored returns every job, in the configured order: on a shared
-// store as the database has them (another instance may run them), on one
-// instance as List does.
+// store that this instance does not run the jobs of, as the database has
+// them (another instance runs them); otherwise as List does.
 func (e *Engine) ListStored(ctx context.Context) ([]*View, error) {
-	if e.shared == nil {
+	if e.shared == nil || e.holding.Load() {
 		return e.List(), nil
 	}
 	rows, err := e.store.Jobs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the jobs: %w", err)
 	}
-	saved := map[string]*store.Job{}
+	lastRuns, err := e.store.LastRuns(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the jobs' last runs: %w", err)
+	}
+	saved := make(map[string]*store.Job, len(rows))
 	for _, r := range rows {
 		saved[r.ID] = r
 	}
+	last := make(map[string]*store.Run, len(lastRuns))
+	for _, r := range lastRuns {
+		last[r.JobID] = r
+	}
 	out := make([]*View, 0, len(e.list))
 	for _, j := range e.list {
-		s := &jobState{def: j.def, timers: map[fsmrt.TimerID]time.Time{}}
+		s := &jobState{def: j.def}
 		if row := saved[j.def.ID]; row != nil {
 			m, err := job.Load(job.Config{Behavior: e.behavior, Handler: &handler{e: e, job: s}}, row.Machine)
 			if err != nil {
 				return nil, fmt.Errorf("job %s: load its machine: %w", j.def.ID, err)
 			}
-			s.machine = m
-			for _, t := range m.Timers() {
-				s.timers[t.Timer] = m.Deadline(t.Timer)
-			}
-			last, err := e.store.Runs(ctx, j.def.ID, 1)
-			if err != nil {
-				return nil, fmt.Errorf("job %s: read its last run: %w", j.def.ID, err)
-			}
-			if len(last) > 0 {
-				s.last = last[0]
-			}
+			s.machine, s.last = m, last[j.def.ID]
 		}
 		out = append(out, s.newView())
 	}

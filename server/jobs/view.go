@@ -23,7 +23,7 @@ type View struct {
 	BackoffBaseSeconds  float64        `json:"backoff_base_seconds"`
 	BackoffCapSeconds   float64        `json:"backoff_cap_seconds"`
 	Enabled             bool           `json:"enabled"`
-	Status              string         `json:"status"` // scheduled, running, waiting_to_retry, disabled
+	Status              string         `json:"status"` // scheduled, queued, running, waiting_to_retry, disabled
 	Health              string         `json:"health"`
 	ConsecutiveFailures int            `json:"consecutive_failures"`
 	NextRunAt           *time.Time     `json:"next_run_at"`
@@ -34,6 +34,7 @@ type View struct {
 // The statuses of a job.
 const (
 	StatusScheduled      = "scheduled"
+	StatusQueued         = "queued"
 	StatusRunning        = "running"
 	StatusWaitingToRetry = "waiting_to_retry"
 	StatusDisabled       = "disabled"
@@ -106,12 +107,14 @@ func (j *jobState) newView() *View {
 	switch st := j.machine.State().(type) {
 	case job.Scheduled:
 		v.Status, next = StatusScheduled, st.NextRun
-	case job.Starting, job.Running:
+	case job.Starting:
+		v.Status = StatusQueued
+	case job.Running:
 		v.Status = StatusRunning
 	case job.WaitingToRetry:
 		v.Status = StatusWaitingToRetry
-		for _, d := range j.timers {
-			next = d
+		for _, t := range j.machine.Timers() {
+			next = j.machine.Deadline(t.Timer)
 		}
 	case job.Disabled:
 		v.Status = StatusDisabled
@@ -190,21 +193,24 @@ func (e *Engine) Runs(ctx context.Context, id string, limit int) ([]*RunView, er
 	return out, nil
 }
 
-// Counts reports how many jobs there are, how many have a run in progress
-// and how many are unhealthy (on a shared store, as the database has
-// them).
-func (e *Engine) Counts(ctx context.Context) (n, running, unhealthy int, err error) {
+// Counts reports how many jobs there are, how many have a run in
+// progress, how many a run queued for a free slot, and how many are
+// unhealthy (on a shared store, as the database has them).
+func (e *Engine) Counts(ctx context.Context) (n, running, queued, unhealthy int, err error) {
 	views, err := e.ListStored(ctx)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	for _, v := range views {
-		if v.Status == StatusRunning {
+		switch v.Status {
+		case StatusRunning:
 			running++
+		case StatusQueued:
+			queued++
 		}
 		if v.Health == jobs.HealthUnhealthy {
 			unhealthy++
 		}
 	}
-	return len(views), running, unhealthy, nil
+	return len(views), running, queued, unhealthy, nil
 }

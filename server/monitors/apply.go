@@ -1,6 +1,7 @@
 package monitors
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -190,6 +191,10 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		if saved, err = m.machine.Save(); err != nil {
 			err = fmt.Errorf("save the machine of %s: %w", m.row.Slug, err)
 			continue
+		}
+		renamed := m.row.Slug != before.Slug || m.row.Name != before.Name || m.row.PingKey != before.PingKey || m.row.AlertWebhookURL != before.AlertWebhookURL
+		if rs.created[m] && !renamed && bytes.Equal(saved, m.row.Machine) {
+			continue // inserted as it is
 		}
 		m.row.Machine = saved
 		m.row.UpdatedAt = rs.now

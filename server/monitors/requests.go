@@ -165,12 +165,9 @@ func (e *Engine) create(ctx context.Context, in *Input, pinned int) (*View, erro
 	if in.Status != nil && *in.Status != StatusActive {
 		return nil, invalid("status", "a new monitor is active: pause or disable it afterwards")
 	}
-	v := &View{Timezone: "UTC", CheckinMarginSeconds: DefaultMarginSeconds, MaxRuntimeSeconds: DefaultMaxRuntimeSeconds, FailureThreshold: 1, RecoveryThreshold: 1, Status: StatusActive}
-	if err := in.merge(v, e.webhooks); err != nil {
+	v, err := in.fresh(e.webhooks)
+	if err != nil {
 		return nil, err
-	}
-	if v.Name == "" {
-		v.Name = v.Slug
 	}
 	// On a shared store, the database numbers the monitor, and it goes to
 	// a shard this instance runs.
@@ -195,7 +192,26 @@ func (e *Engine) create(ctx context.Context, in *Input, pinned int) (*View, erro
 			return nil, storageError(err)
 		}
 	}
-	res := e.dispatch(ctx, &request{apply: func(e *Engine, rs *roundState) (result, error) {
+	return e.dispatch(ctx, e.creation(v, id, shard)).viewOf()
+}
+
+// fresh returns the view of a new monitor as in gives it, with the
+// defaults of what it leaves out.
+func (in *Input) fresh(g *webhook.Guard) (*View, error) {
+	v := &View{Timezone: "UTC", CheckinMarginSeconds: DefaultMarginSeconds, MaxRuntimeSeconds: DefaultMaxRuntimeSeconds, FailureThreshold: 1, RecoveryThreshold: 1, Status: StatusActive}
+	if err := in.merge(v, g); err != nil {
+		return nil, err
+	}
+	if v.Name == "" {
+		v.Name = v.Slug
+	}
+	return v, nil
+}
+
+// creation is the request that adds the monitor v (numbered id, in shard,
+// on a shared store).
+func (e *Engine) creation(v *View, id int64, shard int) *request {
+	return &request{apply: func(e *Engine, rs *roundState) (result, error) {
 		if e.bySlug[v.Slug] != nil {
 			return result{}, slugTaken(v.Slug)
 		}
@@ -228,8 +244,7 @@ func (e *Engine) create(ctx context.Context, in *Input, pinned int) (*View, erro
 		e.add(m)
 		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: m.row.Slug, Change: "created"}})
 		return result{mon: m}, nil
-	}})
-	return res.viewOf()
+	}}
 }
 
 // Patch changes a monitor.
@@ -239,7 +254,14 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 			return nil, err
 		}
 	}
-	res := e.dispatch(ctx, &request{apply: func(e *Engine, rs *roundState) (result, error) {
+	res := e.dispatch(ctx, e.patching(slug, in))
+	res.err = e.missing(ctx, res.err, slug, "")
+	return res.viewOf()
+}
+
+// patching is the request that changes monitor slug as in says.
+func (e *Engine) patching(slug string, in *Input) *request {
+	return &request{apply: func(e *Engine, rs *roundState) (result, error) {
 		m := e.bySlug[slug]
 		if m == nil || rs.deleted[m] {
 			return result{}, notFound(slug)
@@ -292,9 +314,7 @@ func (e *Engine) Patch(ctx context.Context, slug string, in *Input) (*View, erro
 		}
 		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: ev})
 		return result{mon: m}, nil
-	}})
-	res.err = e.missing(ctx, res.err, slug, "")
-	return res.viewOf()
+	}}
 }
 
 // Delete removes a monitor and its check-ins.

@@ -57,6 +57,9 @@ type Store interface {
 	// RunningRuns returns the runs still marked running (at a start, those
 	// a killed server left), oldest first.
 	RunningRuns(ctx context.Context) ([]*Run, error)
+	// LastRuns returns the newest run of every job that has one, in one
+	// read (a start-up reads them for thousands of jobs).
+	LastRuns(ctx context.Context) ([]*Run, error)
 	// Threads keeps the agent's synced threads.
 	Threads
 	// Keys keeps the API's keys.
@@ -114,13 +117,15 @@ type Job struct {
 type Run struct {
 	ID    string
 	JobID string
-	// Status is running, succeeded, failed or cancelled.
+	// Status is queued, running, succeeded, failed or cancelled.
 	Status string
 	// Attempt is 0 for a first try, n for the nth retry.
 	Attempt int
 	// TriggeredBy is schedule, manual or retry.
 	TriggeredBy string
-	StartedAt   time.Time
+	// StartedAt is when the run started; while it is queued (waiting for
+	// a free slot), when it was queued.
+	StartedAt time.Time
 	// FinishedAt, Duration, Output, Truncated, ExitCode and Error are set
 	// when the run finishes (ExitCode when a command exited).
 	FinishedAt time.Time
@@ -157,7 +162,7 @@ type Fence struct {
 
 // Op is a write: InsertMonitor, UpdateMonitor, SaveMachine,
 // DeleteMonitor, InsertCheckin, FinishCheckin, InsertAlert, SaveJob,
-// InsertRun, FinishRun, DeleteRuns or DeleteCheckins.
+// InsertRun, StartQueuedRun, FinishRun, DeleteRuns or DeleteCheckins.
 type Op interface{ isOp() }
 
 // InsertMonitor adds a monitor, with its id.
@@ -205,12 +210,19 @@ type InsertAlert struct {
 // SaveJob writes a job's row, adding it when it is new.
 type SaveJob struct{ Job Job }
 
-// InsertRun adds a run.
+// InsertRun adds a run (running, or queued).
 type InsertRun struct{ Run Run }
 
-// FinishRun closes a running run with Status at At, with its duration,
-// output, exit code and error. A run that is not running is left as it
-// is, so a run is never finished twice.
+// StartQueuedRun marks a queued run running, started at StartedAt. A run
+// that is not queued is left as it is.
+type StartQueuedRun struct {
+	ID        string
+	StartedAt time.Time
+}
+
+// FinishRun closes a running (or queued) run with Status at At, with its
+// duration, output, exit code and error. A run that is neither is left as
+// it is, so a run is never finished twice.
 type FinishRun struct {
 	ID         string
 	Status     string
@@ -222,7 +234,8 @@ type FinishRun struct {
 	Error      string
 }
 
-// DeleteRuns removes the finished runs that started before Before.
+// DeleteRuns removes the finished runs that started before Before (not
+// those running or queued).
 type DeleteRuns struct{ Before time.Time }
 
 // DeleteCheckins removes a monitor's finished check-ins created before
@@ -241,6 +254,7 @@ func (FinishCheckin) isOp()  {}
 func (InsertAlert) isOp()    {}
 func (SaveJob) isOp()        {}
 func (InsertRun) isOp()      {}
+func (StartQueuedRun) isOp() {}
 func (FinishRun) isOp()      {}
 func (DeleteRuns) isOp()     {}
 func (DeleteCheckins) isOp() {}
@@ -272,8 +286,12 @@ type Shared interface {
 	Store
 	// Shards reports how many shards there are.
 	Shards() int
-	// NewMonitorID returns an id no other monitor has, nor will have.
+	// NewMonitorID returns an id no other monitor has, nor will have;
+	// NewMonitorIDs n of them, in one round trip.
 	NewMonitorID(ctx context.Context) (int64, error)
+	NewMonitorIDs(ctx context.Context, n int) ([]int64, error)
+	// TakenSlugs returns those of slugs that a monitor has, in any shard.
+	TakenSlugs(ctx context.Context, slugs []string) ([]string, error)
 	// Heartbeat records that the instance lives, reachable at addr, for
 	// lease; it returns how many instances live.
 	Heartbeat(ctx context.Context, instance, addr string, lease time.Duration) (live int, err error)

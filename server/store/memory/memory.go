@@ -191,17 +191,25 @@ func (s *Store) Apply(ctx context.Context, b *store.Batch) error {
 				}
 			}
 			runs = append(runs, op.Run)
+		case store.StartQueuedRun:
+			for i := range runs {
+				if r := &runs[i]; r.ID == op.ID && r.Status == "queued" {
+					r.Status, r.StartedAt = "running", op.StartedAt
+				}
+			}
 		case store.FinishRun:
 			for i := range runs {
 				r := &runs[i]
-				if r.ID == op.ID && r.Status == "running" {
+				if r.ID == op.ID && (r.Status == "running" || r.Status == "queued") {
 					d := op.Duration.Round(time.Millisecond)
 					r.Status, r.FinishedAt, r.Duration = op.Status, op.FinishedAt, &d
 					r.Output, r.Truncated, r.ExitCode, r.Error = op.Output, op.Truncated, op.ExitCode, op.Error
 				}
 			}
 		case store.DeleteRuns:
-			runs = slices.DeleteFunc(runs, func(r store.Run) bool { return r.Status != "running" && r.StartedAt.Before(op.Before) })
+			runs = slices.DeleteFunc(runs, func(r store.Run) bool {
+				return r.Status != "running" && r.Status != "queued" && r.StartedAt.Before(op.Before)
+			})
 		case store.DeleteCheckins:
 			checkins = slices.DeleteFunc(checkins, func(c store.Checkin) bool {
 				return c.MonitorID == op.MonitorID && c.Status != "in_progress" && c.CreatedAt.Before(op.Before)
@@ -337,6 +345,22 @@ func (s *Store) RunningRuns(ctx context.Context) ([]*store.Run, error) {
 			out = append(out, &r)
 		}
 	}
+	return out, nil
+}
+
+// LastRuns returns the newest run of every job that has one.
+func (s *Store) LastRuns(ctx context.Context) ([]*store.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	var out []*store.Run
+	for i := len(s.runs) - 1; i >= 0; i-- {
+		if r := s.runs[i]; !seen[r.JobID] && s.jobs[r.JobID].ID != "" {
+			seen[r.JobID] = true
+			out = append(out, &r)
+		}
+	}
+	slices.Reverse(out)
 	return out, nil
 }
 

@@ -48,12 +48,14 @@ func queue(b *pgx.Batch, op store.Op) error {
 		r := op.Run
 		b.Queue(`INSERT INTO runs(id, job_id, status, attempt, triggered_by, started_at) VALUES($1, $2, $3, $4, $5, $6)`,
 			r.ID, r.JobID, r.Status, r.Attempt, r.TriggeredBy, r.StartedAt)
+	case store.StartQueuedRun:
+		b.Queue(`UPDATE runs SET status = 'running', started_at = $1 WHERE id = $2 AND status = 'queued'`, op.StartedAt, op.ID)
 	case store.FinishRun:
 		b.Queue(`UPDATE runs SET status = $1, finished_at = $2, duration_ms = $3, output = $4, truncated = $5, exit_code = $6, error = $7
-			WHERE id = $8 AND status = 'running'`,
+			WHERE id = $8 AND status IN ('running', 'queued')`,
 			op.Status, op.FinishedAt, op.Duration.Milliseconds(), []byte(op.Output), op.Truncated, op.ExitCode, op.Error, op.ID)
 	case store.DeleteRuns:
-		b.Queue(`DELETE FROM runs WHERE started_at < $1 AND status <> 'running'`, op.Before)
+		b.Queue(`DELETE FROM runs WHERE started_at < $1 AND status NOT IN ('running', 'queued')`, op.Before)
 	case store.DeleteCheckins:
 		b.Queue(`DELETE FROM checkins WHERE monitor_id = $1 AND created_at < $2 AND status <> 'in_progress'`, op.MonitorID, op.Before)
 	default:

@@ -576,3 +576,10 @@ func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
 func (s *DB) RunningRuns(ctx context.Context) ([]*store.Run, error) {
 	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE status = 'running' ORDER BY seq`)
 }
+
+// LastRuns returns the newest run of every job that has one: one look-up
+// of runs_by_job for each job's row.
+func (s *DB) LastRuns(ctx context.Context) ([]*store.Run, error) {
+	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM (SELECT last.* FROM jobs j CROSS JOIN LATERAL
+		(SELECT * FROM runs r WHERE r.job_id = j.id ORDER BY seq DESC LIMIT 1) last) runs ORDER BY seq`)
+}

@@ -20,6 +20,7 @@ const (
 	insertAlert
 	saveJob
 	insertRun
+	startQueuedRun
 	finishRun
 	deleteRuns
 	deleteCheckins
@@ -39,10 +40,11 @@ var statements = [numStatements]string{
 	insertAlert: `INSERT INTO alerts(url, payload, next_attempt_at, raised_at) VALUES(?, ?, ?, ?)`,
 	saveJob: `INSERT INTO jobs(id, machine, health, updated_at) VALUES(?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET machine = excluded.machine, health = excluded.health, updated_at = excluded.updated_at`,
-	insertRun: `INSERT INTO runs(id, job_id, status, attempt, triggered_by, started_at) VALUES(?, ?, ?, ?, ?, ?)`,
+	insertRun:      `INSERT INTO runs(id, job_id, status, attempt, triggered_by, started_at) VALUES(?, ?, ?, ?, ?, ?)`,
+	startQueuedRun: `UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'`,
 	finishRun: `UPDATE runs SET status = ?, finished_at = ?, duration_ms = ?, output = ?, truncated = ?, exit_code = ?, error = ?
-		WHERE id = ? AND status = 'running'`,
-	deleteRuns:     `DELETE FROM runs WHERE started_at < ? AND status <> 'running'`,
+		WHERE id = ? AND status IN ('running', 'queued')`,
+	deleteRuns:     `DELETE FROM runs WHERE started_at < ? AND status NOT IN ('running', 'queued')`,
 	deleteCheckins: `DELETE FROM checkins WHERE monitor_id = ? AND created_at < ? AND status <> 'in_progress'`,
 }
 
@@ -90,6 +92,8 @@ func (s *DB) exec(ctx context.Context, tx *sql.Tx, op store.Op) error {
 	case store.InsertRun:
 		r := op.Run
 		return run(insertRun, r.ID, r.JobID, r.Status, r.Attempt, r.TriggeredBy, formatTime(r.StartedAt))
+	case store.StartQueuedRun:
+		return run(startQueuedRun, formatTime(op.StartedAt), op.ID)
 	case store.FinishRun:
 		return run(finishRun, op.Status, formatTime(op.FinishedAt), op.Duration.Milliseconds(), op.Output, op.Truncated, op.ExitCode, op.Error, op.ID)
 	case store.DeleteRuns:

@@ -478,6 +478,12 @@ func (s *DB) RunningRuns(ctx context.Context) ([]*store.Run, error) {
 	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE status = 'running' ORDER BY seq`)
 }
 
+// LastRuns returns the newest run of every job that has one: one look-up
+// of runs_by_job for each job's row.
+func (s *DB) LastRuns(ctx context.Context) ([]*store.Run, error) {
+	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE seq IN (SELECT (SELECT max(seq) FROM runs r WHERE r.job_id = j.id) FROM jobs j) ORDER BY seq`)
+}
+
 // PendingAlerts returns up to limit alerts due at now, oldest first: of
 // each URL, only the oldest undelivered alert, so that a webhook gets its
 // alerts in order.

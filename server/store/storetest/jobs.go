@@ -70,6 +70,65 @@ func jobsAndRuns(o Opener) func(t *testing.T) {
 	}
 }
 
+// queuedRuns checks a run queued for a free slot: it starts (once), it
+// may be finished (cancelled) while queued, pruning keeps it, and
+// LastRuns gives each job's newest run, queued or not.
+func queuedRuns(o Opener) func(t *testing.T) {
+	return func(t *testing.T) {
+		st, _ := o.open(t)
+		ctx := context.Background()
+		job := func(id string) store.SaveJob {
+			return store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{}`), Health: "healthy", UpdatedAt: t0}}
+		}
+		run := func(id, job, status string, at time.Time) store.InsertRun {
+			return store.InsertRun{Run: store.Run{ID: id, JobID: job, Status: status, TriggeredBy: "manual", StartedAt: at}}
+		}
+		apply(t, st, job("a"), job("b"), job("c"),
+			run("a1", "a", "succeeded", t0), run("a2", "a", "queued", t0.Add(time.Minute)),
+			run("b1", "b", "queued", t0), run("b2", "b", "queued", t0.Add(time.Second)),
+		)
+		// A queued run starts once; a run that is not queued does not.
+		apply(t, st, store.StartQueuedRun{ID: "a2", StartedAt: t0.Add(2 * time.Minute)}, store.StartQueuedRun{ID: "a1", StartedAt: t0.Add(time.Hour)})
+		apply(t, st, store.StartQueuedRun{ID: "a2", StartedAt: t0.Add(time.Hour)})
+		a2, err := st.Run(ctx, "a2")
+		require.NoError(t, err)
+		assert.Equal(t, store.Run{ID: "a2", JobID: "a", Status: "running", TriggeredBy: "manual", StartedAt: t0.Add(2 * time.Minute)}, *a2)
+		a1, err := st.Run(ctx, "a1")
+		require.NoError(t, err)
+		assert.Equal(t, "succeeded", a1.Status)
+		assert.Equal(t, t0, a1.StartedAt)
+
+		// A queued run is cancelled, once.
+		apply(t, st, store.FinishRun{ID: "b1", Status: "cancelled", FinishedAt: t0.Add(time.Minute)})
+		apply(t, st, store.FinishRun{ID: "b1", Status: "failed", FinishedAt: t0.Add(time.Hour)})
+		b1, err := st.Run(ctx, "b1")
+		require.NoError(t, err)
+		assert.Equal(t, "cancelled", b1.Status)
+		assert.Equal(t, t0.Add(time.Minute), b1.FinishedAt)
+
+		last, err := st.LastRuns(ctx)
+		require.NoError(t, err)
+		var got []string
+		for _, r := range last {
+			got = append(got, r.ID+":"+r.Status)
+		}
+		assert.ElementsMatch(t, []string{"a2:running", "b2:queued"}, got, "c has no run")
+
+		running, err := st.RunningRuns(ctx)
+		require.NoError(t, err)
+		require.Len(t, running, 1, "a queued run is not running")
+		assert.Equal(t, "a2", running[0].ID)
+
+		// Pruning keeps the queued and running runs, however old.
+		apply(t, st, store.DeleteRuns{Before: t0.Add(24 * time.Hour)})
+		for id, want := range map[string]bool{"a1": false, "a2": true, "b1": false, "b2": true} {
+			r, err := st.Run(ctx, id)
+			require.NoError(t, err)
+			assert.Equal(t, want, r != nil, id)
+		}
+	}
+}
+
 // deleteCheckins checks that pruning a monitor's check-ins removes only
 // its finished ones older than the limit.
 func deleteCheckins(o Opener) func(t *testing.T) {

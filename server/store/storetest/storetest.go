@@ -60,6 +60,7 @@ func ptr[T any](v T) *T { return &v }
 func Run(t *testing.T, o Opener) {
 	ctx := context.Background()
 	t.Run("jobs and runs", jobsAndRuns(o))
+	t.Run("queued runs", queuedRuns(o))
 	t.Run("delete check-ins", deleteCheckins(o))
 	t.Run("threads", threads(o))
 	t.Run("keys", keys(o))
@@ -277,6 +278,27 @@ func RunShared(t *testing.T, o Opener) {
 			assert.False(t, seen[id], "id %d twice", id)
 			seen[id] = true
 		}
+		ids, err := s.NewMonitorIDs(ctx, 500)
+		require.NoError(t, err)
+		require.Len(t, ids, 500)
+		for _, id := range ids {
+			assert.False(t, seen[id], "id %d twice", id)
+			seen[id] = true
+		}
+		none, err := s.NewMonitorIDs(ctx, 0)
+		require.NoError(t, err)
+		assert.Empty(t, none)
+	})
+
+	t.Run("taken slugs", func(t *testing.T) {
+		s := shared(t)
+		apply(t, s, store.InsertMonitor{Monitor: monitorRow(1, "job-a")}, store.InsertMonitor{Monitor: monitorRow(2, "job-c")})
+		taken, err := s.TakenSlugs(ctx, []string{"job-c", "job-b", "job-a"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"job-a", "job-c"}, taken)
+		taken, err = s.TakenSlugs(ctx, nil)
+		require.NoError(t, err)
+		assert.Empty(t, taken)
 	})
 
 	t.Run("leases", func(t *testing.T) {

@@ -32,7 +32,7 @@ test:
 	$(MAKE) diff
 	$(GO) test ./...
 	cd bench && $(GO) vet ./... && $(GO) test ./...
-	cd server/bench/river && $(GO) vet ./...
+	cd server/internal/bench/river && $(GO) vet ./...
 	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API)
 
 # diff runs fsmgen diff of every spec against its revision at commit BASE
@@ -129,13 +129,13 @@ FUZZ_CRON ?= $(FUZZTIME)
 FUZZ_API ?= $(FUZZTIME)
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime $(FUZZMINIMIZE)
 fuzz:
-	$(FUZZ) ./internal/fsm -fuzz '^FuzzCheck$$' -fuzztime $(FUZZ_CHECK)
-	$(FUZZ) ./internal/emit -fuzz '^FuzzEmit$$' -fuzztime $(FUZZ_EMIT)
-	$(FUZZ) ./runtime/eventlog -fuzz '^FuzzReduce$$' -fuzztime $(FUZZ_EVENTLOG)
-	$(FUZZ) ./runtime/eventlog -fuzz '^FuzzVerify$$' -fuzztime $(FUZZ_EVENTLOG)
-	$(FUZZ) ./cmd/agent -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
-	$(FUZZ) ./schedule -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZ_CRON)
-	$(FUZZ) ./server/api -fuzz '^FuzzAPI$$' -fuzztime $(FUZZ_API)
+	$(FUZZ) ./internal/compiler/fsm -fuzz '^FuzzCheck$$' -fuzztime $(FUZZ_CHECK)
+	$(FUZZ) ./internal/compiler/emit -fuzz '^FuzzEmit$$' -fuzztime $(FUZZ_EMIT)
+	$(FUZZ) ./agent/internal/eventlog -fuzz '^FuzzReduce$$' -fuzztime $(FUZZ_EVENTLOG)
+	$(FUZZ) ./agent/internal/eventlog -fuzz '^FuzzVerify$$' -fuzztime $(FUZZ_EVENTLOG)
+	$(FUZZ) ./agent/app -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
+	$(FUZZ) ./server/schedule -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZ_CRON)
+	$(FUZZ) ./server/internal/api -fuzz '^FuzzAPI$$' -fuzztime $(FUZZ_API)
 
 # bench runs the benchmark suite (the bench/ module: the generated agent
 # machine against a hand-written floor, looplab/fsm and qmuntal/stateless;
@@ -158,7 +158,7 @@ bench:
 # see docs/performance.md. COUNT sets the runs of each scenario.
 COUNT ?= 5
 bench-server:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(COUNT) -timeout 60m ./server/bench
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(COUNT) -timeout 60m ./server/internal/bench
 	@out=$$(mktemp) && trap 'rm -f "$$out" "$$out.rc"' EXIT && \
-	{ (cd server/bench/river && $(GO) test -run '^$$' -bench . -benchtime 1x -benchmem -count $(COUNT) -timeout 120m .); echo $$? > "$$out.rc"; } | tee "$$out" && \
+	{ (cd server/internal/bench/river && $(GO) test -run '^$$' -bench . -benchtime 1x -benchmem -count $(COUNT) -timeout 120m .); echo $$? > "$$out.rc"; } | tee "$$out" && \
 	[ "$$(cat "$$out.rc")" = 0 ] && cd bench && $(GO) tool benchstat -col /impl "$$out"

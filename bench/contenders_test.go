@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
 	"github.com/fsmgen/fsmgen/bench/floor"
 	"github.com/fsmgen/fsmgen/bench/looplabagent"
 	"github.com/fsmgen/fsmgen/bench/safefloor"
 	"github.com/fsmgen/fsmgen/bench/statelessagent"
-	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )

@@ -5,7 +5,7 @@
 # It first runs the suite's tests (the five agent machines must take the
 # same steps, and so must the four phone calls). It then builds three test
 # binaries once, the agent machines' (this module), the phone calls'
-# (./phonecalls) and fsmgen's own (internal/generate), and runs every
+# (./phonecalls) and fsmgen's own (internal/compiler/generate), and runs every
 # benchmark ROUNDS times in rounds: each round runs each benchmark once,
 # so that the contenders are interleaved in time and a slow spell of a
 # shared machine hits them all alike, which -count would not do (it
@@ -38,7 +38,7 @@ cd "$here"
 go test -count=1 ./...
 go test -c -o "$OUT/agent.test" .
 go test -c -o "$OUT/phonecall.test" ./phonecalls
-(cd "$root" && go test -c -o "$OUT/generate.test" ./internal/generate)
+(cd "$root" && go test -c -o "$OUT/generate.test" ./internal/compiler/generate)
 
 {
 	echo "# $(go version)"

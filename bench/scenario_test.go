@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
-	"github.com/fsmgen/fsmgen/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )

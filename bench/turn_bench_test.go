@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/agent/chat"
 )
 
 // rewindEvery returns how many turns a machine runs on a conversation

@@ -19,8 +19,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fsmgen/fsmgen/behavior"
-	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
 )
 
 // State identifies a state of the agent machine.

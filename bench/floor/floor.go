@@ -6,9 +6,9 @@
 package floor
 
 import (
-	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
-	"github.com/fsmgen/fsmgen/chat"
 )
 
 // Machine is the hand-written agent machine.

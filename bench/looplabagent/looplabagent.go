@@ -17,9 +17,9 @@ import (
 
 	"github.com/looplab/fsm"
 
-	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
-	"github.com/fsmgen/fsmgen/chat"
 )
 
 // The library's state names are the spec's.

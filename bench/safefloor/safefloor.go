@@ -15,8 +15,8 @@ package safefloor
 import (
 	"errors"
 
-	"github.com/fsmgen/fsmgen/behavior"
-	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/qmuntal/stateless"
 
-	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/bench/agentcore"
-	"github.com/fsmgen/fsmgen/chat"
 )
 
 // Machine is the agent on qmuntal/stateless.

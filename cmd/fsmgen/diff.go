@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fsmgen/fsmgen/internal/diag"
-	"github.com/fsmgen/fsmgen/internal/diff"
-	"github.com/fsmgen/fsmgen/internal/generate"
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/diff"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // errBreaks marks a diff that found a break (exit status 3).
@@ -31,7 +31,7 @@ func diffSpecs(format, oldSource, newPath string, stdout, stderr io.Writer) erro
 	newRes := generate.Revision(newPath, newPath, newSrc)
 	var oldRes *generate.Result
 	if oldExists {
-		oldRes = generate.Revision(newPath, oldSource, oldSrc)
+		oldRes = generate.OldRevision(newPath, oldSource, oldSrc)
 	}
 	failed := false
 	for _, r := range []*generate.Result{oldRes, newRes} {

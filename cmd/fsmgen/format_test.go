@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/internal/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 )
 
 // Specs for the format tests, written into a temporary directory.

@@ -112,11 +112,11 @@ import (
 	"os"
 	"slices"
 
-	"github.com/fsmgen/fsmgen/internal/diag"
-	"github.com/fsmgen/fsmgen/internal/emit"
-	"github.com/fsmgen/fsmgen/internal/fsm"
-	"github.com/fsmgen/fsmgen/internal/generate"
-	"github.com/fsmgen/fsmgen/internal/spec"
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/emit"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // Exit statuses.

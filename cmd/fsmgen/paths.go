@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fsmgen/fsmgen/internal/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
 )
 
 // printPaths prints each rule's witness path: the shortest sequence of

@@ -14,8 +14,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fsmgen/fsmgen/internal/diag"
-	"github.com/fsmgen/fsmgen/internal/generate"
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // report runs generate or check for -format json and sarif: it collects

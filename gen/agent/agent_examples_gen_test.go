@@ -8,7 +8,7 @@ package agent_test
 import (
 	"testing"
 
-	"github.com/fsmgen/fsmgen/behavior"
+	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )

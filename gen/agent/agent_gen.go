@@ -27,7 +27,7 @@ package agent
 import (
 	"time"
 
-	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
@@ -1094,7 +1094,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:306f0c5958db041b1a7121bf45bd0ea9", Rules: []Rule{
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:2e3c0ff612d652d2716b882a1b1ea4b9", Rules: []Rule{
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn}"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmgen/fsmgen/chat"
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
 

@@ -33,8 +33,8 @@ package job
 import (
 	"time"
 
-	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
+	"github.com/fsmgen/fsmgen/server/jobs"
 )
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
@@ -677,7 +677,7 @@ type TimerID = fsmrt.TimerID
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "job",
 	Machine: "Job",
-	Shape:   "sha256:b20e6d60b228567e8b3d567e989d5ed3",
+	Shape:   "sha256:03666cc836092da95dbb330a8a345bd4",
 	Timers:  []fsmrt.TimerOf[StateKind]{{State: "scheduled", First: StateScheduled, Last: StateScheduled}, {State: "running", First: StateRunning, Last: StateRunning}, {State: "waiting_to_retry", First: StateWaitingToRetry, Last: StateWaitingToRetry}},
 	Rules: []Rule{
 		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventStarted, Label: "Scheduled --Started--> ignored"},

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmgen/fsmgen/jobs"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
+	"github.com/fsmgen/fsmgen/server/jobs"
 )
 
 // fsmFake is a Behavior whose guards answer, and whose effects note that they

@@ -27,8 +27,8 @@ package monitor
 import (
 	"time"
 
-	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
+	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
@@ -148,7 +148,7 @@ type Action interface {
 // It is a substate of Due.
 type Fresh struct {
 	// Settings are the schedule and thresholds the monitor checks the job against.
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 	// At is the time of the monitor's last step.
 	At time.Time `json:"at"`
 	// NextExpected is when the next check-in is due.
@@ -176,7 +176,7 @@ func (v Fresh) MarshalJSON() ([]byte, error) {
 // It is a substate of Due.
 type Up struct {
 	// Settings are the schedule and thresholds the monitor checks the job against.
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 	// At is the time of the monitor's last step.
 	At time.Time `json:"at"`
 	// NextExpected is when the next check-in is due.
@@ -205,7 +205,7 @@ func (v Up) MarshalJSON() ([]byte, error) {
 // It is a substate of Due.
 type Failing struct {
 	// Settings are the schedule and thresholds the monitor checks the job against.
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 	// At is the time of the monitor's last step.
 	At time.Time `json:"at"`
 	// NextExpected is when the next check-in is due.
@@ -234,7 +234,7 @@ func (v Failing) MarshalJSON() ([]byte, error) {
 // It is a substate of Due.
 type TimedOut struct {
 	// Settings are the schedule and thresholds the monitor checks the job against.
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 	// At is the time of the monitor's last step.
 	At time.Time `json:"at"`
 	// NextExpected is when the next check-in is due.
@@ -263,7 +263,7 @@ func (v TimedOut) MarshalJSON() ([]byte, error) {
 // It is a substate of Expecting.
 type Late struct {
 	// Settings are the schedule and thresholds the monitor checks the job against.
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 	// At is the time of the monitor's last step.
 	At time.Time `json:"at"`
 	// NextExpected is when the next check-in is due.
@@ -292,7 +292,7 @@ func (v Late) MarshalJSON() ([]byte, error) {
 // It is a substate of Expecting.
 type Missed struct {
 	// Settings are the schedule and thresholds the monitor checks the job against.
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 	// At is the time of the monitor's last step.
 	At time.Time `json:"at"`
 	// NextExpected is when the next check-in is due.
@@ -322,7 +322,7 @@ func (v Missed) MarshalJSON() ([]byte, error) {
 // computes unless the state is left first.
 type Running struct {
 	// Settings are the schedule and thresholds the monitor checks the job against.
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 	// At is the time of the monitor's last step.
 	At time.Time `json:"at"`
 	// NextExpected is when the next check-in is due.
@@ -350,7 +350,7 @@ func (v Running) MarshalJSON() ([]byte, error) {
 // Paused is the state Paused: The monitor records check-ins but expects none
 // and changes nothing.
 type Paused struct {
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 }
 
 // Kind returns StatePaused.
@@ -365,7 +365,7 @@ func (v Paused) MarshalJSON() ([]byte, error) {
 
 // Disabled is the state Disabled: The monitor refuses check-ins.
 type Disabled struct {
-	Settings crons.Settings `json:"settings"`
+	Settings monitors.Settings `json:"settings"`
 }
 
 // Kind returns StateDisabled.
@@ -470,8 +470,8 @@ func (v Resume) MarshalJSON() ([]byte, error) {
 // Reconfigure is the event Reconfigure: The monitor's schedule or thresholds
 // changed.
 type Reconfigure struct {
-	Now         time.Time      `json:"now"`
-	NewSettings crons.Settings `json:"new_settings"`
+	Now         time.Time         `json:"now"`
+	NewSettings monitors.Settings `json:"new_settings"`
 }
 
 // Kind returns EventReconfigure.
@@ -618,12 +618,12 @@ type Behavior interface {
 	// check-in (the recovery threshold is not reached).
 	//
 	// It is given settings, successes and failing.
-	StaysFailing(settings crons.Settings, successes int, failing bool) bool
+	StaysFailing(settings monitors.Settings, successes int, failing bool) bool
 	// FailsNow reports whether the job is failing after one more failed check-in
 	// (the failure threshold is reached).
 	//
 	// It is given settings, failures and failing.
-	FailsNow(settings crons.Settings, failures int, failing bool) bool
+	FailsNow(settings monitors.Settings, failures int, failing bool) bool
 	// ForeignRun reports whether the check-in finishes another run than the
 	// running one (it names one, and not this one).
 	//
@@ -633,7 +633,7 @@ type Behavior interface {
 	// next_expected.
 	//
 	// It is given settings, at and next_expected and returns delay.
-	UntilMissed(settings crons.Settings, at time.Time, nextExpected time.Time) time.Duration
+	UntilMissed(settings monitors.Settings, at time.Time, nextExpected time.Time) time.Duration
 	// UntilDue is the time from at to next_expected.
 	//
 	// It is given at and next_expected and returns delay.
@@ -641,7 +641,7 @@ type Behavior interface {
 	// MaxRuntime is how long a run may take.
 	//
 	// It is given settings and returns delay.
-	MaxRuntime(settings crons.Settings) time.Duration
+	MaxRuntime(settings monitors.Settings) time.Duration
 	// Due moves the monitor's time to next_expected, when the run became due.
 	//
 	// It is given next_expected and returns at.
@@ -651,13 +651,13 @@ type Behavior interface {
 	//
 	// It is given settings and next_expected and returns at, next_expected and
 	// expected_at, in that order.
-	Miss(settings crons.Settings, nextExpected time.Time) (time.Time, time.Time, time.Time)
+	Miss(settings monitors.Settings, nextExpected time.Time) (time.Time, time.Time, time.Time)
 	// Timeout ends the run at at plus the maximum runtime, and expects the next
 	// run after that.
 	//
 	// It is given settings, at and next_expected and returns at and next_expected,
 	// in that order.
-	Timeout(settings crons.Settings, at time.Time, nextExpected time.Time) (time.Time, time.Time)
+	Timeout(settings monitors.Settings, at time.Time, nextExpected time.Time) (time.Time, time.Time)
 	// Begin starts a run at now.
 	//
 	// It is given now and checkin and returns at and run, in that order.
@@ -672,29 +672,29 @@ type Behavior interface {
 	// It is given settings, now, next_expected, failures, successes and failing
 	// and returns at, next_expected, failures, successes and failing, in that
 	// order.
-	Succeed(settings crons.Settings, now time.Time, nextExpected time.Time, failures int, successes int, failing bool) (time.Time, time.Time, int, int, bool)
+	Succeed(settings monitors.Settings, now time.Time, nextExpected time.Time, failures int, successes int, failing bool) (time.Time, time.Time, int, int, bool)
 	// Fail counts a failed check-in at now and expects the next run.
 	//
 	// It is given settings, now, next_expected, failures, successes and failing
 	// and returns at, next_expected, failures, successes and failing, in that
 	// order.
-	Fail(settings crons.Settings, now time.Time, nextExpected time.Time, failures int, successes int, failing bool) (time.Time, time.Time, int, int, bool)
+	Fail(settings monitors.Settings, now time.Time, nextExpected time.Time, failures int, successes int, failing bool) (time.Time, time.Time, int, int, bool)
 	// Resume starts afresh at now, expecting the next run with no check-in
 	// counted.
 	//
 	// It is given settings and now and returns at, next_expected, failures,
 	// successes and failing, in that order.
-	Resume(settings crons.Settings, now time.Time) (time.Time, time.Time, int, int, bool)
+	Resume(settings monitors.Settings, now time.Time) (time.Time, time.Time, int, int, bool)
 	// Reconfigure takes the new settings at now and starts afresh, expecting the
 	// next run.
 	//
 	// It is given new_settings and now and returns settings, at, next_expected,
 	// failures, successes and failing, in that order.
-	Reconfigure(newSettings crons.Settings, now time.Time) (crons.Settings, time.Time, time.Time, int, int, bool)
+	Reconfigure(newSettings monitors.Settings, now time.Time) (monitors.Settings, time.Time, time.Time, int, int, bool)
 	// Retune takes the new settings for what follows the run in progress.
 	//
 	// It is given new_settings and returns settings.
-	Retune(newSettings crons.Settings) crons.Settings
+	Retune(newSettings monitors.Settings) monitors.Settings
 }
 
 // Handler performs the actions of the Monitor machine. HandleEvent calls one
@@ -796,7 +796,7 @@ type TimerID = fsmrt.TimerID
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "monitor",
 	Machine: "Monitor",
-	Shape:   "sha256:cef560bc8990b696dd2bd2426c74420b",
+	Shape:   "sha256:453e1463de2695931bae206d6033a409",
 	Timers:  []fsmrt.TimerOf[StateKind]{{State: "expecting", First: StateFresh, Last: StateMissed}, {State: "due", First: StateFresh, Last: StateTimedOut}, {State: "running", First: StateRunning, Last: StateRunning}},
 	Rules: []Rule{
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventStart, To: StateRunning, Effect: "restart", Actions: []ActionKind{ActionSupersede}, Label: "Running --Start--> Running {restart} / Supersede"},
@@ -846,7 +846,7 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 type fsmData struct {
 	// settings is the field settings of Fresh, Up, Failing, TimedOut, Late,
 	// Missed, Running, Paused and Disabled.
-	settings crons.Settings
+	settings monitors.Settings
 	// at is the field at of Fresh, Up, Failing, TimedOut, Late, Missed and
 	// Running.
 	at time.Time

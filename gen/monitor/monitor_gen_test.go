@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmgen/fsmgen/crons"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
+	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
 // fsmFake is a Behavior whose guards answer, and whose effects note that they
@@ -21,16 +21,16 @@ type fsmFake struct {
 }
 
 // StaysFailing answers for the guard staysFailing.
-func (f fsmFake) StaysFailing(crons.Settings, int, bool) bool { return f.s.Guard("staysFailing") }
+func (f fsmFake) StaysFailing(monitors.Settings, int, bool) bool { return f.s.Guard("staysFailing") }
 
 // FailsNow answers for the guard failsNow.
-func (f fsmFake) FailsNow(crons.Settings, int, bool) bool { return f.s.Guard("failsNow") }
+func (f fsmFake) FailsNow(monitors.Settings, int, bool) bool { return f.s.Guard("failsNow") }
 
 // ForeignRun answers for the guard foreignRun.
 func (f fsmFake) ForeignRun(string, string) bool { return f.s.Guard("foreignRun") }
 
 // UntilMissed notes that the effect untilMissed ran.
-func (f fsmFake) UntilMissed(crons.Settings, time.Time, time.Time) (_ time.Duration) {
+func (f fsmFake) UntilMissed(monitors.Settings, time.Time, time.Time) (_ time.Duration) {
 	f.s.Effect("untilMissed")
 	return
 }
@@ -39,19 +39,19 @@ func (f fsmFake) UntilMissed(crons.Settings, time.Time, time.Time) (_ time.Durat
 func (f fsmFake) UntilDue(time.Time, time.Time) (_ time.Duration) { f.s.Effect("untilDue"); return }
 
 // MaxRuntime notes that the effect maxRuntime ran.
-func (f fsmFake) MaxRuntime(crons.Settings) (_ time.Duration) { f.s.Effect("maxRuntime"); return }
+func (f fsmFake) MaxRuntime(monitors.Settings) (_ time.Duration) { f.s.Effect("maxRuntime"); return }
 
 // Due notes that the effect due ran.
 func (f fsmFake) Due(time.Time) (_ time.Time) { f.s.Effect("due"); return }
 
 // Miss notes that the effect miss ran.
-func (f fsmFake) Miss(crons.Settings, time.Time) (_ time.Time, _ time.Time, _ time.Time) {
+func (f fsmFake) Miss(monitors.Settings, time.Time) (_ time.Time, _ time.Time, _ time.Time) {
 	f.s.Effect("miss")
 	return
 }
 
 // Timeout notes that the effect timeout ran.
-func (f fsmFake) Timeout(crons.Settings, time.Time, time.Time) (_ time.Time, _ time.Time) {
+func (f fsmFake) Timeout(monitors.Settings, time.Time, time.Time) (_ time.Time, _ time.Time) {
 	f.s.Effect("timeout")
 	return
 }
@@ -66,31 +66,31 @@ func (f fsmFake) Restart(time.Time, string, string) (_ time.Time, _ string, _ st
 }
 
 // Succeed notes that the effect succeed ran.
-func (f fsmFake) Succeed(crons.Settings, time.Time, time.Time, int, int, bool) (_ time.Time, _ time.Time, _ int, _ int, _ bool) {
+func (f fsmFake) Succeed(monitors.Settings, time.Time, time.Time, int, int, bool) (_ time.Time, _ time.Time, _ int, _ int, _ bool) {
 	f.s.Effect("succeed")
 	return
 }
 
 // Fail notes that the effect fail ran.
-func (f fsmFake) Fail(crons.Settings, time.Time, time.Time, int, int, bool) (_ time.Time, _ time.Time, _ int, _ int, _ bool) {
+func (f fsmFake) Fail(monitors.Settings, time.Time, time.Time, int, int, bool) (_ time.Time, _ time.Time, _ int, _ int, _ bool) {
 	f.s.Effect("fail")
 	return
 }
 
 // Resume notes that the effect resume ran.
-func (f fsmFake) Resume(crons.Settings, time.Time) (_ time.Time, _ time.Time, _ int, _ int, _ bool) {
+func (f fsmFake) Resume(monitors.Settings, time.Time) (_ time.Time, _ time.Time, _ int, _ int, _ bool) {
 	f.s.Effect("resume")
 	return
 }
 
 // Reconfigure notes that the effect reconfigure ran.
-func (f fsmFake) Reconfigure(crons.Settings, time.Time) (_ crons.Settings, _ time.Time, _ time.Time, _ int, _ int, _ bool) {
+func (f fsmFake) Reconfigure(monitors.Settings, time.Time) (_ monitors.Settings, _ time.Time, _ time.Time, _ int, _ int, _ bool) {
 	f.s.Effect("reconfigure")
 	return
 }
 
 // Retune notes that the effect retune ran.
-func (f fsmFake) Retune(crons.Settings) (_ crons.Settings) { f.s.Effect("retune"); return }
+func (f fsmFake) Retune(monitors.Settings) (_ monitors.Settings) { f.s.Effect("retune"); return }
 
 // fsmSubject is the machine as the drivers of package fsmtest make and watch
 // it: in any state at rest, with the fake behaviour and a Recorder.

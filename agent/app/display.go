@@ -1,0 +1,354 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/autocommit"
+	"github.com/fsmgen/fsmgen/agent/internal/ledger"
+	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
+	"github.com/fsmgen/fsmgen/agent/internal/term"
+)
+
+// terminal shows the agent's work: the assistant's text on out, everything
+// else (tools, retries, errors, notices) on diag. Everything it writes goes
+// through sanitize first.
+//
+// Interactive, the reply streams to out as it arrives. One-shot, out gets
+// each completed assistant message whole, so that a reply cut off and
+// retried is not printed twice.
+type terminal struct {
+	out, diag io.Writer
+	stream    bool
+	prompt    bool          // show a prompt when waiting for input
+	midLine   bool          // out's last byte was not a newline
+	price     *ledger.Price // the model's price, when known
+	color     bool          // diag takes colour (see useColor)
+	// wholeLines writes the streamed reply a line at a time (see
+	// writeText); partial is the end of it not written yet.
+	wholeLines bool
+	partial    string
+	// verbose shows tool calls and results whole (-v).
+	verbose bool
+	// noPrice says why costs are not shown, once (see Usage); "" once
+	// said, or when the price is known.
+	noPrice string
+	// final is the last assistant text of a one-shot run, its answer;
+	// cut is the text of the replies cut at their token limit that the
+	// next one continues.
+	final, cut string
+	// outputs are the results of the last round of tools, whole, for
+	// /expand; resultsShown says a new round starts with the next result.
+	outputs      []toolOutput
+	resultsShown bool
+	// editLine tells where an edit_file call would change its file, and
+	// how often its old_str occurs (see tools.EditLine), for the diff
+	// shown when the user is asked to approve it; nil when unknown.
+	editLine func(chat.ToolCall) (line, found int)
+	// editor is the terminal's line editor, when the input is typed in
+	// one; asking says its prompt asks for an answer (see Ask).
+	editor *term.Editor
+	asking bool
+	// planned, in plan mode, is said when a turn ends: how to carry the
+	// plan out; "" in auto mode.
+	planned string
+}
+
+// toolOutput is a tool call's result, kept for /expand.
+type toolOutput struct {
+	call    chat.ToolCall
+	content string
+}
+
+var _ agentexec.ContinueDisplay = (*terminal)(nil)
+
+// Text implements agentexec.Display.
+func (t *terminal) Text(delta string) {
+	if !t.stream || delta == "" {
+		return
+	}
+	delta = sanitize(delta)
+	t.writeText(delta)
+	t.midLine = !strings.HasSuffix(delta, "\n")
+}
+
+// Reply implements agentexec.Display.
+func (t *terminal) Reply(msg chat.Message) {
+	t.thinking(msg)
+	if t.stream {
+		t.endLine()
+		return
+	}
+	if content := sanitize(msg.Content); content != "" || t.cut != "" {
+		t.final = t.cut + content // written at the end (see answerOnly)
+	}
+	t.cut = ""
+}
+
+// Continued implements agentexec.ContinueDisplay: the reply reached its
+// token limit, and the model is asked to continue it. Streamed, its text
+// goes on where it stopped; one-shot, the answer is the pieces joined.
+func (t *terminal) Continued(partial chat.Message, n, limit int) {
+	t.thinking(partial)
+	if !t.stream {
+		t.cut += sanitize(partial.Content)
+	}
+	if t.verbose || !t.stream {
+		t.diagf("agent: the reply reached its token limit; the model is asked to continue it (%d of %d)", n, limit)
+	}
+}
+
+// thinking shows the model's thinking blocks of a reply on diag, dimmed:
+// the start of each and its length, or whole with -v. They are not the
+// answer.
+func (t *terminal) thinking(msg chat.Message) {
+	for _, th := range msg.Thinking {
+		var line string
+		switch {
+		case th.Redacted != "":
+			line = "thinking: (encrypted by the provider)"
+		case t.verbose:
+			line = "thinking: " + strings.TrimSpace(th.Text)
+		default:
+			first, _, _ := strings.Cut(strings.TrimSpace(th.Text), "\n")
+			line = fmt.Sprintf("thinking: %s (%s; -v shows it whole)", short(first, 100), plural(len(strings.Fields(th.Text)), "word"))
+		}
+		t.endLine()
+		_, _ = io.WriteString(t.diag, t.paint(sgrDim, sanitize(line))+"\n")
+	}
+}
+
+// endLine finishes a streamed line on out.
+func (t *terminal) endLine() {
+	if t.midLine {
+		t.writeText("\n")
+		t.midLine = false
+	}
+}
+
+// diagf writes one line of diagnostics, with what the model, the tools
+// or a server wrote in it made safe for a terminal.
+func (t *terminal) diagf(format string, args ...any) {
+	t.endLine()
+	_, _ = io.WriteString(t.diag, sanitize(fmt.Sprintf(format, args...))+"\n")
+}
+
+// ToolCall implements agentexec.Display.
+func (t *terminal) ToolCall(call chat.ToolCall) {
+	if t.verbose {
+		t.diagf("→ %s %s", short(call.Name, 64), string(call.Arguments))
+		t.resultsShown = len(t.outputs) > 0
+		return
+	}
+	t.diagf("%s", strings.TrimSpace("→ "+short(call.Name, 64)+" "+callSummary(call)))
+	t.resultsShown = len(t.outputs) > 0
+}
+
+// ToolProgress implements agentexec.Display.
+func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
+	msg := p.Message
+	if msg == "" && p.Fraction > 0 {
+		msg = fmt.Sprintf("%.0f%%", 100*p.Fraction)
+	}
+	t.diagf("  … %s: %s", short(call.Name, 64), short(msg, 100))
+}
+
+// ToolResult implements agentexec.Display: an error whole; an edit with
+// its diff; a command with the last lines of its output; another tool
+// with its first line. -v shows every result whole; /expand shows the
+// last round's.
+func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
+	if t.resultsShown {
+		t.outputs, t.resultsShown = t.outputs[:0], false
+	}
+	t.outputs = append(t.outputs, toolOutput{call: call, content: out.Content})
+	name := sanitize(short(call.Name, 64))
+	content := sanitize(out.Content)
+	all := lines(content)
+	ok := t.paint(sgrGreen, "✓")
+	switch {
+	case out.IsError:
+		t.whole(t.paint(sgrRed, "✗"), name, all)
+	case call.Name == "edit_file":
+		t.line(fmt.Sprintf("  %s %s: %s", ok, name, content))
+		if d := lines(editDiff(call, out.Content)); len(d) > 0 {
+			shown := d[:min(len(d), diffLines)]
+			t.diff(strings.Join(shown, "\n"), "    ")
+			if len(d) > len(shown) {
+				t.line(fmt.Sprintf("    … %d more lines of the diff; /diff shows every change", len(d)-len(shown)))
+			}
+		}
+	case t.verbose:
+		t.whole(ok, name, all)
+	case call.Name == "bash":
+		head := fmt.Sprintf("  %s %s: %s of output", ok, name, plural(len(all), "line"))
+		if len(all) > 0 && strings.Contains(all[0], sandbox.LimitNote) {
+			head += ", " + all[0] // the limit reached, and its flag
+		}
+		t.line(head)
+		shown := all[max(0, len(all)-tailLines):]
+		if hidden := len(all) - len(shown); hidden > 0 {
+			t.line(fmt.Sprintf("    … %d earlier lines hidden; /expand shows the whole output", hidden))
+		}
+		if len(shown) > 0 {
+			t.line("    " + t.paint(sgrDim, indent(strings.Join(shown, "\n"))))
+		}
+	default:
+		first, more := "", ""
+		if len(all) > 0 {
+			first = all[0]
+		}
+		if len(all) > 1 {
+			more = fmt.Sprintf(" (%d lines; /expand shows them)", len(all))
+		}
+		t.line(fmt.Sprintf("  %s %s: %s%s", ok, name, short(first, 100), more))
+	}
+}
+
+// whole shows a tool's result whole: its first line on the tool's line,
+// the others below it.
+func (t *terminal) whole(mark, name string, all []string) {
+	t.line(fmt.Sprintf("  %s %s: %s", mark, name, strings.Join(all, "\n    ")))
+}
+
+// plural is "1 line" or "n lines".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// line writes one line of diagnostics as it is: its parts were made safe
+// for a terminal (see sanitize) by the caller.
+func (t *terminal) line(s string) {
+	t.endLine()
+	_, _ = io.WriteString(t.diag, s+"\n")
+}
+
+// expand shows the results of the last round of tools whole.
+func (t *terminal) expand() {
+	if len(t.outputs) == 0 {
+		t.answer("no tool has run yet")
+		return
+	}
+	for _, o := range t.outputs {
+		t.answer(fmt.Sprintf("── %s %s\n%s", o.call.Name, callSummary(o.call), o.content))
+	}
+}
+
+// indent indents the lines after the first of s by four spaces.
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n    ")
+}
+
+// Hook implements agentexec.Display.
+func (t *terminal) Hook(res autocommit.Result, err error) {
+	for _, left := range []struct {
+		paths  []string
+		reason string
+	}{
+		{res.Withheld, autocommit.SecretReason},
+		{res.Repositories, autocommit.RepositoryReason},
+		{res.TooLarge, autocommit.TooLargeReason + " (-commit-max-new-file)"},
+		{res.Mixed, autocommit.MixedReason},
+	} {
+		if len(left.paths) > 0 {
+			t.diagf("  ! not committed: %s — %s", short(strings.Join(left.paths, ", "), 200), left.reason)
+		}
+	}
+	switch {
+	case err != nil:
+		t.diagf("  auto-commit failed: %v", err)
+	case res.Committed:
+		subject, _, _ := strings.Cut(res.Message, "\n")
+		t.diagf("  committed %s on %s: %s", short(res.Commit, 12), res.Branch, subject)
+	case res.Skipped == autocommit.SkippedRecorded:
+		// A round's changes, committed when the turn ends.
+	default:
+		t.diagf("  auto-commit skipped: %s", res.Skipped)
+	}
+}
+
+// Retry implements agentexec.Display.
+func (t *terminal) Retry(attempt int, delay time.Duration, err chat.LLMError) {
+	// One short line a retry; the server's whole message the first time.
+	what := string(err.Kind)
+	if err.StatusCode != 0 {
+		what += fmt.Sprintf(" (HTTP %d)", err.StatusCode)
+	}
+	if attempt == 1 || t.verbose {
+		what = err.Error()
+	}
+	t.diagf("! %s; retry %d in %s", what, attempt, delay)
+}
+
+// Error implements agentexec.Display.
+func (t *terminal) Error(msg string) { t.diagf("error: %s", msg) }
+
+// Notice implements agentexec.Display.
+func (t *terminal) Notice(msg string) { t.diagf("agent: %s", msg) }
+
+// Usage implements agentexec.Display.
+func (t *terminal) Usage(l chat.Ledger) {
+	if u, ok := l.LastTurn(); ok && l.Turn == (chat.Usage{}) {
+		t.diagf("agent: last turn: %s", ledger.Format(u, t.price))
+	} else {
+		t.diagf("agent: this turn: %s", ledger.Format(l.Turn, t.price))
+	}
+	replies := "replies"
+	if l.Replies == 1 {
+		replies = "reply"
+	}
+	t.diagf("agent: thread: %s, over %d %s", ledger.Format(l.Total, t.price), l.Replies, replies)
+	if t.noPrice != "" {
+		t.diagf("agent: no cost shown: %s", t.noPrice)
+		t.noPrice = ""
+	}
+}
+
+// TurnEnd implements agentexec.Display.
+func (t *terminal) TurnEnd() {
+	t.unask()
+	t.endLine()
+	if t.planned != "" {
+		t.diagf("agent: %s", t.planned)
+	}
+	t.showPrompt()
+}
+
+// showPrompt shows that the agent waits for input, on a terminal.
+func (t *terminal) showPrompt() {
+	if t.prompt {
+		_, _ = io.WriteString(t.diag, "> ")
+	}
+}
+
+// short cuts s to about n characters on one line, at a space when there
+// is one in its second half, marking the cut.
+func short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := string([]rune(s)[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
+}
+
+// isTerminal reports whether f is a terminal (not merely a character
+// device such as /dev/null).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,225 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/ledger"
+	"github.com/fsmgen/fsmgen/agent/internal/thread"
+	"github.com/fsmgen/fsmgen/internal/threadwire"
+)
+
+// resumeLast is the -resume value that names the newest thread of the
+// workspace.
+const resumeLast = "last"
+
+// session is a saved thread as "agent sessions" lists it.
+type session struct {
+	thread *threadwire.Thread
+	first  string // the first thing the user asked, on one line
+}
+
+// sessions reads every thread of the store, the most recently saved
+// first; problems says which journals could not be read, and why.
+func sessions(store *thread.Store) (list []session, problems []error, err error) {
+	ids, err := store.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range ids {
+		t, err := store.Load(id)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		list = append(list, session{thread: t, first: firstPrompt(t)})
+	}
+	slices.SortStableFunc(list, func(a, b session) int { return b.thread.Updated.Compare(a.thread.Updated) })
+	return list, problems, nil
+}
+
+// firstPrompt returns the thread's first user message, or its first queued
+// input, on one line.
+func firstPrompt(t *threadwire.Thread) string {
+	var msgs []chat.Message
+	for _, raw := range t.Messages {
+		var m chat.Message
+		if json.Unmarshal(raw, &m) == nil {
+			msgs = append(msgs, m)
+		}
+	}
+	return oneLine(threadwire.FirstPrompt(msgs, t.QueuedInput))
+}
+
+// oneLine returns s on one line of at most 60 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(sanitize(s)), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return s
+}
+
+// newestOf returns the most recently saved thread of the workspace ws.
+func newestOf(store *thread.Store, ws string) (string, error) {
+	list, _, err := sessions(store)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range list {
+		if s.thread.Workspace == ws {
+			return s.thread.ID, nil
+		}
+	}
+	return "", fmt.Errorf("-resume last: no thread of the workspace %s in %s; list the threads with: agent sessions", ws, store.Dir())
+}
+
+// newestOther returns the newest thread of the workspace ws but the
+// thread current.
+func newestOther(store *thread.Store, ws, current string) (string, error) {
+	list, _, err := sessions(store)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range list {
+		if s.thread.Workspace == ws && s.thread.ID != current {
+			return s.thread.ID, nil
+		}
+	}
+	return "", fmt.Errorf("no other thread of the workspace %s in %s; /sessions lists the threads", ws, store.Dir())
+}
+
+// lineage returns the thread id and the threads it was forked from,
+// newest first, as far as they are in the store.
+func lineage(store *thread.Store, t *threadwire.Thread) []string {
+	ids := []string{t.ID}
+	for from := t.ForkedFrom; from != "" && len(ids) < 64 && !slices.Contains(ids, from); {
+		ids = append(ids, from)
+		parent, err := store.Load(from)
+		if err != nil {
+			break
+		}
+		from = parent.ForkedFrom
+	}
+	return ids
+}
+
+// writeSessions writes the table of "agent sessions": ID, workspace,
+// started, first prompt, tokens, the part of them read from the prompt
+// cache, and cost (when the model's price is known, or given with -price).
+func writeSessions(w io.Writer, list []session, price *ledger.Price) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tWORKSPACE\tSTARTED\tTOKENS\tCACHED\tCOST\tFIRST PROMPT")
+	for _, s := range list {
+		t := s.thread
+		total := t.Ledger.Total
+		cost := "-"
+		p, err := ledger.PriceOf(t.Model)
+		if price != nil {
+			p, err = *price, nil
+		}
+		if err == nil {
+			cost = fmt.Sprintf("$%.2f", p.Cost(total))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", t.ID, t.Workspace, t.Created.Local().Format(time.DateTime),
+			total.InputTokens+total.OutputTokens, total.CacheReadInputTokens, cost, s.first)
+	}
+	return tw.Flush()
+}
+
+// listSessions runs "agent sessions".
+func listSessions(o options, stdout, stderr io.Writer) int {
+	if len(o.commandArgs) > 0 {
+		fmt.Fprintf(stderr, "agent sessions: unexpected argument %q; it takes none (-threads DIR names the folder)\n", o.commandArgs[0])
+		return exitUsage
+	}
+	store, err := openStore(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "agent sessions: %v\n", err)
+		return exitError
+	}
+	list, problems, err := sessions(store)
+	if err != nil {
+		fmt.Fprintf(stderr, "agent sessions: %v\n", err)
+		return exitError
+	}
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "agent sessions: %v\n", p)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stderr, "agent sessions: no threads in %s\n", store.Dir())
+		return exitOK
+	}
+	var price *ledger.Price
+	if o.price != "" {
+		p, err := ledger.ParsePrice(o.price)
+		if err != nil {
+			fmt.Fprintf(stderr, "agent sessions: -price: %v\n", err)
+			return exitUsage
+		}
+		price = &p
+	}
+	if err := writeSessions(stdout, list, price); err != nil {
+		fmt.Fprintf(stderr, "agent sessions: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// earlierExchanges is how many of its last exchanges a resumed session
+// shows.
+const earlierExchanges = 3
+
+// showEarlier writes the last exchanges of the conversation msgs (from the
+// user's message that starts each): the user's messages after "> ", the
+// model's text, its tool calls by name and whether they failed.
+func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
+	start, seen := 0, 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == chat.RoleUser && (!chat.IsAgentNote(m) || m.Summary) { // an exchange starts with the user's message, or the summary of those before
+			if seen++; seen == exchanges {
+				start = i
+				break
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "── earlier in this thread (%d messages; the last %d shown) ──\n", len(msgs), len(msgs)-start)
+	for _, m := range msgs[start:] {
+		switch m.Role {
+		case chat.RoleUser:
+			switch {
+			case m.Content == chat.ContinueNote: // the agent's, not the user's: the reply goes on below
+				continue
+			case m.Summary:
+				fmt.Fprintf(w, "  · (the conversation before, summarised by the model: %d lines)\n", strings.Count(strings.TrimSpace(m.Content), "\n")+1)
+				continue
+			case chat.IsQueryResult(m):
+				first, _, _ := strings.Cut(m.Content, "\n")
+				fmt.Fprintf(w, "  · %s\n", sanitize(first))
+				continue
+			}
+			fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(sanitize(strings.TrimSpace(m.Content)), "\n", "\n  "))
+		case chat.RoleAssistant:
+			if text := strings.TrimSpace(m.Content); text != "" {
+				fmt.Fprintln(w, sanitize(text))
+			}
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(w, "  · %s\n", sanitize(c.Name))
+			}
+		case chat.RoleTool:
+			if m.IsError {
+				fmt.Fprintf(w, "  ✗ %s failed\n", sanitize(m.ToolName))
+			}
+		}
+	}
+	fmt.Fprintln(w, "──")
+}

@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
+)
+
+// ptySession is the agent running in a pseudo-terminal, as a user runs it.
+type ptySession struct {
+	e      *env
+	tty    *os.File
+	screen syncBuffer // everything the agent wrote to the terminal
+	done   chan error // the agent's exit
+	copied chan struct{}
+	cmd    *exec.Cmd
+}
+
+// startPTY starts the agent with args in a pseudo-terminal of 100
+// columns; the screen is read until the agent exits.
+func startPTY(t *testing.T, e *env, extraEnv []string, args ...string) *ptySession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cmd := e.command(ctx, args...)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	require.NoError(t, err)
+	s := &ptySession{e: e, tty: tty, done: make(chan error, 1), copied: make(chan struct{}), cmd: cmd}
+	go func() { // owned by the test: ends when the terminal closes
+		defer close(s.copied)
+		_, _ = io.Copy(&s.screen, tty)
+	}()
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = tty.Close()
+		<-s.copied
+	})
+	return s
+}
+
+// typeKeys writes keys to the terminal as typed.
+func (s *ptySession) typeKeys(t *testing.T, keys string) {
+	t.Helper()
+	_, err := io.WriteString(s.tty, keys)
+	require.NoError(t, err)
+}
+
+// waitScreen waits until the screen shows want.
+func (s *ptySession) waitScreen(t *testing.T, want string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Contains(s.screen.String(), want) },
+		20*time.Second, 10*time.Millisecond, "the screen never showed %q:\n%s", want, s.screen.String())
+}
+
+// wait waits for the agent to exit and returns its exit status.
+func (s *ptySession) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		var exit interface{ ExitCode() int }
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		require.NoError(t, err)
+		return 0
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the agent did not exit; screen:\n%s", s.screen.String())
+		return -1
+	}
+}
+
+// userMessages returns the last message of each request the model was
+// sent that ends with one of the user's.
+func userMessages(e *env) []string {
+	var out []string
+	for _, r := range e.srv.Requests() {
+		if m := r.Messages[len(r.Messages)-1]; m.Role == "user" {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// TestTerminalInput types in a pseudo-terminal: a bracketed paste of
+// several lines is one message, sent with the next Enter; a line ending
+// with a backslash goes on; the Up arrow recalls the line before (never
+// sent as an escape sequence); Ctrl-D quits.
+func TestTerminalInput(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{Text: "Pasted."}, fakellm.Reply{Text: "Two lines."}, fakellm.Reply{Text: "Again."})
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "\x1b[200~panic: boom\ngoroutine 1 [running]:\nmain.main()\x1b[201~\r")
+	s.waitScreen(t, "Pasted.")
+	s.typeKeys(t, "first \\\rsecond\r")
+	s.waitScreen(t, "Two lines.")
+	s.typeKeys(t, "\x1b[A\r")
+	s.waitScreen(t, "Again.")
+	s.typeKeys(t, "\x04")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+	assert.Equal(t, []string{"panic: boom\ngoroutine 1 [running]:\nmain.main()", "first \nsecond", "second"}, userMessages(e))
+}
+
+// TestTerminalCtrlC presses Ctrl-C in a pseudo-terminal while a command
+// runs: the turn stops and the session goes on; Ctrl-C at the empty
+// prompt then quits.
+func TestTerminalCtrlC(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo run >&2; sleep 600"}`}}},
+		fakellm.Reply{Text: "Fine."})
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Run it.\r")
+	s.waitScreen(t, "→ bash")
+	require.Eventually(t, func() bool { return len(e.srv.Requests()) == 1 }, 20*time.Second, 10*time.Millisecond)
+	s.typeKeys(t, "\x03")
+	s.waitScreen(t, "turn stopped")
+	s.typeKeys(t, "Go on.\r")
+	s.waitScreen(t, "Fine.")
+	s.typeKeys(t, "\x03")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+	assert.Equal(t, []string{"Run it.", "Go on."}, userMessages(e))
+}
+
+// TestTerminalFork forks the thread in a pseudo-terminal: the session goes
+// on in the copy on the same terminal, reading what is typed next.
+func TestTerminalFork(t *testing.T) {
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hello."}, fakellm.Reply{Text: "In the fork."})
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Hi.\r")
+	s.waitScreen(t, "Hello.")
+	s.typeKeys(t, "/fork\r")
+	s.waitScreen(t, "resumed (anthropic")
+	s.typeKeys(t, "And now?\r")
+	s.waitScreen(t, "In the fork.")
+	s.typeKeys(t, "\x04")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+	assert.Equal(t, []string{"Hi.", "And now?"}, userMessages(e))
+	assert.Len(t, e.threadIDs(t), 2)
+}

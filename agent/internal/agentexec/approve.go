@@ -1,0 +1,71 @@
+package agentexec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/approval"
+	"github.com/fsmgen/fsmgen/agent/internal/tools"
+)
+
+// approve settles whether call runs, under Config.Approval: it returns
+// the call as it runs (without the on-request arguments), and the verdict
+// to record with its outcome ("" when nobody was asked). A call the user
+// refuses comes back with refusal set: its outcome, which the model
+// reads. ok is false when ctx ended while the user was asked: the turn
+// was stopped (Ctrl-C), or the agent is stopping, and the call neither
+// ran nor completes. It runs on the call's task, in the order of the
+// calls that may change anything, so questions come one at a time.
+func (a *Agent) approve(ctx context.Context, call chat.ToolCall) (run chat.ToolCall, verdict string, refusal *chat.ToolOutcome, ok bool) {
+	policy := a.cfg.Approval
+	mutating := a.mutating(call.Name)
+	requested, reason := false, ""
+	if policy == approval.OnRequest && mutating {
+		call.Arguments, requested, reason = approval.Split(call.Arguments)
+	}
+	always := false
+	switch a.toolApproval(call.Name) {
+	case tools.ApprovalNever:
+		return call, "", nil, true
+	case tools.ApprovalAlways:
+		always = true // asked whatever the policy, every call
+	default:
+		if !policy.ShouldAsk(mutating, requested) {
+			return call, "", nil, true
+		}
+	}
+	if !always && a.gate.Granted(call.Name) {
+		return call, approval.Always, nil, true
+	}
+	l := a.loop
+	q := approval.Question{Call: call, Reason: a.secrets.String(reason)}
+	key := call.Name // what an "a" answer grants
+	if always {
+		key += "\x00" + call.ID // nothing: the next call is asked again
+	}
+	answer, err := a.gate.Ask(ctx, key, func() {
+		_ = l.Call(ctx, func() { a.display.Ask(q) })
+	})
+	if err != nil {
+		return call, "", nil, false
+	}
+	var note string
+	switch answer.Verdict {
+	case approval.Refused:
+		out := approval.Refusal(a.secrets.String(answer.Reason))
+		refusal = &out
+		note = fmt.Sprintf("refused: %s is not run; the model is told", call.Name)
+	case approval.Always:
+		note = fmt.Sprintf("approved: %s, and every %s call for the rest of the session", call.Name, call.Name)
+		if always {
+			note = fmt.Sprintf("approved: %s (this call only: its setting, approve: always, asks before every call)", call.Name)
+		}
+	default:
+		note = fmt.Sprintf("approved: %s", call.Name)
+	}
+	if l.Call(ctx, func() { a.display.Notice(note) }) != nil {
+		return call, "", nil, false
+	}
+	return call, answer.Verdict, refusal, true
+}

@@ -1,0 +1,99 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/openai/openai-go/v3"
+	oaistream "github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/fsmgen/fsmgen/agent/chat"
+)
+
+// emptySchema is the schema of a tool that takes no arguments.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// isJSONObject reports whether b is one valid JSON object.
+func isJSONObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// argsOrEmpty returns the arguments as the LLM wrote them, or {} for none.
+func argsOrEmpty(b []byte) json.RawMessage {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(bytes.Clone(b))
+}
+
+// toolSchema returns the JSON Schema of t's arguments to send, checked.
+func toolSchema(t chat.ToolSpec) (json.RawMessage, error) {
+	if t.Name == "" {
+		return nil, errors.New("a tool offered to the model has no name")
+	}
+	if len(bytes.TrimSpace(t.InputSchema)) == 0 {
+		return emptySchema, nil
+	}
+	if !isJSONObject(t.InputSchema) {
+		return nil, fmt.Errorf("tool %q: its input schema is not a JSON object", t.Name)
+	}
+	return t.InputSchema, nil
+}
+
+// malformedCall returns the call of the tool named name whose arguments
+// raw are not a JSON object, to be answered with an error rather than
+// run: the rest of the reply is good. When the reply stopped at the token
+// limit (stopReason == limitReason) the arguments were cut off: the model
+// needs to put less in one call, and is told how.
+func malformedCall(id, name, raw, stopReason, limitReason string) chat.ToolCall {
+	why := "are not a JSON object"
+	if stopReason == limitReason {
+		why = fmt.Sprintf("were cut off: the reply reached its token limit (stop reason %s) inside them; "+
+			"the same call would be cut again, so make the change in smaller calls, e.g. a long file in parts, each part in a call of its own", stopReason)
+	}
+	args, _ := json.Marshal(raw) // a string: it cannot fail
+	return chat.ToolCall{ID: id, Name: name, Arguments: args, Malformed: why}
+}
+
+// apiFailureOf recognises an error the API reported, as either SDK returns
+// it, and falls back on the HTTP status the middleware saw.
+func apiFailureOf(err error, wire *httpCapture) (apiFailure, bool) {
+	var aerr *anthropic.Error
+	if errors.As(err, &aerr) {
+		f := apiFailure{status: aerr.StatusCode, body: []byte(aerr.RawJSON())}
+		if aerr.Response != nil {
+			f.header = aerr.Response.Header
+		}
+		if f.status >= 400 && len(wire.body) > 0 {
+			f.body = wire.body
+		}
+		if f.status < 400 {
+			f.status = 0 // an error event inside a 200 OK stream
+		}
+		return f, true
+	}
+	var oerr *openai.Error
+	if errors.As(err, &oerr) {
+		f := apiFailure{status: oerr.StatusCode, body: []byte(oerr.RawJSON()), header: wire.header}
+		if oerr.Response != nil {
+			f.header = oerr.Response.Header
+		}
+		if len(wire.body) > 0 {
+			f.body = wire.body
+		}
+		return f, true
+	}
+	var serr *oaistream.StreamError
+	if errors.As(err, &serr) {
+		return apiFailure{body: serr.Event.Data, header: wire.header}, true
+	}
+	if wire.status >= 400 {
+		// The SDK could not make sense of the error body; the status says enough.
+		return apiFailure{status: wire.status, body: wire.body, header: wire.header}, true
+	}
+	return apiFailure{}, false
+}

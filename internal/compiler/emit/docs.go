@@ -1,0 +1,447 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/templates"
+)
+
+// diagramView is what diagram.mmd.tmpl renders: the diagram's lines,
+// indented.
+type diagramView struct {
+	Header, Title string
+	Lines         []string
+}
+
+// Mermaid returns the machine's stateDiagram-v2: composite states as
+// "state X { ... }" with their initial child, one edge per transition
+// labelled "Event [guard] / Action" (a composite state's rules drawn once,
+// from it; a "*" row from every state it applies to), timers as "after"
+// edges, entry and exit in a note, transient states drawn as <<choice>>
+// nodes, and the initial and terminal pseudo-states.
+func Mermaid(m *fsm.Machine) ([]byte, error) {
+	v := diagramView{Header: Header, Title: mermaidText(m.Name + " state machine, from " + m.SpecFile)}
+	d := &diagram{m: m, loops: map[string]int{}}
+	var top []*fsm.State
+	for _, s := range m.Composites {
+		if s.Parent == nil {
+			top = append(top, s)
+		}
+	}
+	for _, s := range m.States {
+		if s.Parent == nil {
+			top = append(top, s)
+		}
+	}
+	slices.SortStableFunc(top, func(a, b *fsm.State) int { return a.Pos.Line - b.Pos.Line })
+	d.states(top, m.Initial.Path()[0], 1)
+	for _, s := range m.States {
+		var cells []*fsm.Cell
+		if s.Choice != nil {
+			cells = append(cells, s.Choice)
+		}
+		cells = append(cells, s.Handles...)
+		for _, c := range s.Inherited {
+			if c.Owner == nil {
+				cells = append(cells, c)
+			}
+		}
+		d.cells(s, cells)
+	}
+	for _, c := range m.Shared {
+		if c.Owner != nil {
+			d.cells(c.Owner, []*fsm.Cell{c})
+		}
+	}
+	for _, t := range m.Timers {
+		d.cells(t.State, []*fsm.Cell{t.Cell})
+	}
+	for _, e := range d.edges {
+		line := "    " + e.From + " --> " + e.To
+		if e.Label != "" {
+			line += " : " + e.Label
+		}
+		d.lines = append(d.lines, line)
+	}
+	for _, s := range m.States {
+		if s.Terminal {
+			d.lines = append(d.lines, "    "+s.Name+" --> [*]")
+		}
+	}
+	v.Lines = d.lines
+	return execute("diagram.mmd.tmpl", v)
+}
+
+type edge struct{ From, To, Label string }
+
+// diagram collects the lines of a Mermaid diagram.
+type diagram struct {
+	m     *fsm.Machine
+	lines []string
+	edges []edge
+	// loops indexes the edges whose labels are merged, by "from to": a
+	// state's self-loops, and the edges to or from a composite state.
+	loops map[string]int
+}
+
+// states writes the declarations of states at one level: composite
+// states as blocks with their initial child, choices, and notes for entry
+// and exit.
+func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
+	ind := strings.Repeat("    ", depth)
+	if initial != nil {
+		d.lines = append(d.lines, ind+"[*] --> "+initial.Name)
+	}
+	for _, s := range list {
+		switch {
+		case s.Composite():
+			d.lines = append(d.lines, ind+"state "+s.Name+" {")
+			d.states(s.Children, s.InitialChild, depth+1)
+			d.lines = append(d.lines, ind+"}")
+		case s.Transient:
+			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
+		case s.Parent != nil || s.Entry != nil || s.Exit != nil:
+			// Declared inside its composite state, which edges drawn
+			// outside the block would not do, and before a note on it,
+			// which Mermaid cannot place on a state not yet declared.
+			d.lines = append(d.lines, ind+s.Name)
+		}
+		var note []string
+		for _, h := range []struct {
+			what string
+			h    *fsm.Hook
+		}{{"entry", s.Entry}, {"exit", s.Exit}} {
+			if h.h == nil {
+				continue
+			}
+			text := h.what
+			if h.h.Effect != nil {
+				text += " {" + h.h.Effect.Name + "}"
+			}
+			if len(h.h.Actions) > 0 {
+				var names []string
+				for _, a := range h.h.Actions {
+					names = append(names, a.Name)
+				}
+				text += " / " + strings.Join(names, ", ")
+			}
+			note = append(note, text)
+		}
+		if len(note) > 0 {
+			d.lines = append(d.lines, ind+"note right of "+s.Name+" : "+strings.Join(note, "<br/>"))
+		}
+	}
+}
+
+// cells draws the transitions of cells from state from.
+func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
+	for _, c := range cells {
+		for _, r := range c.Rules {
+			if r.Kind != fsm.Transition {
+				continue
+			}
+			to := r.Target
+			if to == nil {
+				to = from
+			}
+			label := edgeLabel(r)
+			if to == from || from.Composite() || to.Composite() {
+				// One edge per pair: Mermaid draws only the last of
+				// several self-loops (mermaid-js/mermaid#6132), and lays
+				// the labels of parallel edges to or from a composite
+				// state on top of one another.
+				key := from.Name + " " + to.Name
+				if i, ok := d.loops[key]; ok {
+					d.edges[i].Label += "<br/>" + label
+					continue
+				}
+				d.loops[key] = len(d.edges)
+			}
+			d.edges = append(d.edges, edge{From: from.Name, To: to.Name, Label: label})
+		}
+	}
+}
+
+// edgeLabel returns "Event [guard] / Action, Action" with the parts a rule has.
+func edgeLabel(r *fsm.Rule) string {
+	var parts []string
+	switch {
+	case r.Timer != nil && r.Timer.DelayFunc != nil:
+		parts = append(parts, "after "+r.Timer.DelayFunc.Name)
+	case r.Timer != nil:
+		parts = append(parts, "after "+r.Timer.DelayText)
+	case r.Event != nil:
+		parts = append(parts, r.Event.Name)
+	}
+	switch {
+	case r.Guard != nil:
+		parts = append(parts, "["+r.Guard.Name+"]")
+	case r.Else:
+		parts = append(parts, "[else]")
+	}
+	if len(r.Actions) > 0 {
+		var acts []string
+		for _, e := range r.Actions {
+			acts = append(acts, e.Action.Name)
+		}
+		parts = append(parts, "/ "+strings.Join(acts, ", "))
+	}
+	if r.Local {
+		parts = append(parts, "(local)")
+	}
+	return strings.Join(parts, " ")
+}
+
+// mermaidText makes free text safe on one line of a Mermaid file: no line
+// breaks, and none of the characters Mermaid gives a meaning.
+func mermaidText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r < ' ', r == 0x7f, r == 0x2028, r == 0x2029:
+			return ' '
+		case strings.ContainsRune(`:;{}[]<>"'#%|`+"`", r):
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// tableView is what table.md.tmpl renders.
+type tableView struct {
+	Header, Name, Doc, Spec  string
+	DiagramName, DiagramLink string
+	States                   []declRow
+	Events, Actions          []declRow
+	Transitions              []transitionRow
+	Refusals                 []refusalRow
+	Reasons                  []string
+	Composites               []declRow
+	Inherits                 []inheritRow
+}
+
+type declRow struct{ Name, Kind, Fields, Doc string }
+
+type transitionRow struct{ From, Event, Guard, To, Effect, Action, Where string }
+
+type refusalRow struct{ State, Ignored, Rejected string }
+
+type inheritRow struct{ State, Events string }
+
+// Markdown returns the machine's documentation: its states, events and
+// actions with their fields, the transition table, and what each state
+// ignores or rejects.
+func Markdown(m *fsm.Machine) ([]byte, error) {
+	v := tableView{Header: Header, Name: m.Name, Doc: mdText(m.Doc), Spec: m.SpecFile}
+	if m.Output.Diagram != "" && m.Output.Table != "" {
+		v.DiagramName = path.Base(m.Output.Diagram)
+		v.DiagramLink = relPath(path.Dir(m.Output.Table), m.Output.Diagram)
+	}
+	for _, s := range m.States {
+		v.States = append(v.States, declRow{Name: s.Name, Kind: stateKinds(s), Fields: mdFields(s.Fields), Doc: mdText(s.Doc)})
+		if len(s.Inherited) > 0 {
+			byOwner := map[string][]string{}
+			var owners []string
+			for _, c := range s.Inherited {
+				o := c.Owner.String()
+				if byOwner[o] == nil {
+					owners = append(owners, o)
+				}
+				byOwner[o] = append(byOwner[o], code(c.Event.Name))
+			}
+			var parts []string
+			for _, o := range owners {
+				parts = append(parts, strings.Join(byOwner[o], ", ")+" by "+code(o))
+			}
+			v.Inherits = append(v.Inherits, inheritRow{State: code(s.Name), Events: strings.Join(parts, "; ")})
+		}
+	}
+	for _, e := range m.Events {
+		v.Events = append(v.Events, declRow{Name: e.Name, Fields: mdFields(e.Fields), Doc: mdText(e.Doc)})
+	}
+	for _, a := range m.Actions {
+		v.Actions = append(v.Actions, declRow{Name: a.Name, Fields: mdFields(a.Fields), Doc: mdText(a.Doc)})
+	}
+	for _, s := range m.States {
+		v.addRules(m, s)
+	}
+	v.addRules(m, nil)
+	for _, s := range m.Composites {
+		d := s.Doc
+		if p := s.Parent; p != nil {
+			d = strings.TrimSpace(d + " Substate of " + p.Name + ".")
+		}
+		var kids []string
+		for _, c := range s.Children {
+			kids = append(kids, code(c.Name))
+		}
+		v.Composites = append(v.Composites, declRow{Name: s.Name, Kind: strings.Join(kids, ", "), Fields: mdFields(s.Own), Doc: mdText(d)})
+	}
+	return execute("table.md.tmpl", v)
+}
+
+// stateKinds lists what is special about a state: "initial", "terminal", "transient".
+func stateKinds(s *fsm.State) string {
+	var kinds []string
+	for _, k := range []struct {
+		on   bool
+		name string
+	}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Transient, "transient"}} {
+		if k.on {
+			kinds = append(kinds, k.name)
+		}
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// code renders a name as Markdown code, or "" for none.
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+// addRules adds a state's rules (or, for nil, the "*" rows) to the view:
+// transitions and guarded refusals to the transition table, unguarded
+// refusals to the state's row of ignored and rejected events, and reasons
+// given in the spec to the list under it.
+func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
+	var ignored, rejected []string
+	var cells []*fsm.Cell
+	if s == nil {
+		cells = slices.Clone(m.Shared)
+		for _, t := range m.Timers {
+			cells = append(cells, t.Cell)
+		}
+	} else {
+		cells = append(append(cells, s.Handles...), s.Refuses...)
+		if s.Choice != nil {
+			cells = append(cells, s.Choice)
+		}
+	}
+	var rules []*fsm.Rule
+	for _, c := range cells {
+		rules = append(rules, c.Rules...)
+	}
+	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
+	for _, r := range rules {
+		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
+		switch {
+		case r.Timer != nil && r.Timer.DelayFunc != nil:
+			row.Event = "after " + code(r.Timer.DelayFunc.Name)
+		case r.Timer != nil:
+			row.Event = "after " + r.Timer.DelayText
+		case r == m.Stale:
+			row.From, row.Event = "*", code(r.Event.Name)+" of a timer not running"
+		case r.Event != nil:
+			row.Event = code(r.Event.Name)
+		}
+		switch {
+		case r.Guard != nil:
+			row.Guard = code(r.Guard.Name)
+		case r.Else:
+			row.Guard = "else"
+		}
+		guarded := r.Guard != nil || r.Else
+		switch {
+		case r.Kind == fsm.Transition:
+			row.To = "(stays)"
+			if r.Target != nil {
+				row.To = code(r.Target.Name)
+			}
+			if r.Effect != nil {
+				row.Effect = code(r.Effect.Name)
+			}
+			var acts []string
+			for _, e := range r.Actions {
+				acts = append(acts, code(e.Action.Name))
+			}
+			row.Action = strings.Join(acts, ", ")
+			v.Transitions = append(v.Transitions, row)
+		case r.Kind == fsm.Ignore && (guarded || s == nil):
+			row.To = "(ignored)"
+			v.Transitions = append(v.Transitions, row)
+		case r.Kind == fsm.Ignore:
+			ignored = append(ignored, r.Event.Name)
+		case guarded || s == nil:
+			row.To = "(rejected)"
+			v.Transitions = append(v.Transitions, row)
+			g := ""
+			if guarded {
+				g = " [" + strings.Trim(row.Guard, "`") + "]"
+			}
+			if !r.Listed {
+				v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`%s: %s", r.From.String(), r.Event.Name, g, mdText(r.Reason)))
+			}
+		default:
+			rejected = append(rejected, r.Event.Name)
+			if !r.Listed {
+				v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`: %s", r.From.Name, r.Event.Name, mdText(r.Reason)))
+			}
+		}
+	}
+	if s != nil && len(ignored)+len(rejected) > 0 {
+		v.Refusals = append(v.Refusals, refusalRow{State: code(s.Name), Ignored: strings.Join(ignored, ", "), Rejected: strings.Join(rejected, ", ")})
+	}
+}
+
+func mdFields(fs []*fsm.Field) string {
+	parts := make([]string, 0, len(fs))
+	for _, f := range fs {
+		parts = append(parts, "`"+f.Name+" "+strings.ReplaceAll(f.Type, "|", "")+"`")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mdText makes free text safe in a Markdown table cell: one line, table
+// pipes escaped, and HTML and emphasis characters rendered as text.
+func mdText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '|', '\\', '`', '*', '_', '[', ']', '<', '>', '#', '!':
+			b.WriteByte('\\')
+		case 0x2028, 0x2029:
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// relPath returns the slash path of target relative to dir; both are
+// relative to the same directory.
+func relPath(dir, target string) string {
+	up := 0
+	d := path.Clean(dir)
+	for d != "." && !strings.HasPrefix(target+"/", d+"/") {
+		d = path.Dir(d)
+		up++
+	}
+	rest := target
+	if d != "." {
+		rest = strings.TrimPrefix(target, d+"/")
+	}
+	return strings.Repeat("../", up) + rest
+}
+
+func execute(name string, view any) ([]byte, error) {
+	t, err := templates.Parse(name)
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, view); err != nil {
+		return nil, fmt.Errorf("render template %s: %w", name, err)
+	}
+	if !bytes.HasSuffix(buf.Bytes(), []byte("\n")) {
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,259 @@
+package fsm
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// Example is a concrete case the spec says takes a rule. The generated
+// example tests run it through the real, hand-written Behavior: restore
+// the state, send the event, and check the rule fires, so that guards
+// written by hand cannot drift from what the spec says they decide.
+type Example struct {
+	Name string
+	Rule *Rule
+	// In is the state at rest the example starts in, and Send the event
+	// it sends.
+	In   *State
+	Send *Event
+	// State and Event are the JSON of the state and the event, as
+	// UnmarshalState and UnmarshalEvent read them.
+	State, Event string
+	Pos          diag.Pos
+}
+
+// pendingExamples are the examples of one outcome of the spec and the
+// rules it gave, resolved once the rules are numbered.
+type pendingExamples struct {
+	examples []spec.Example
+	rules    []*Rule
+}
+
+// examples resolves every example: its rule, its state and event, and the
+// JSON of their fields, checked against the fields' types.
+func (b *builder) examples() {
+	m := b.m
+	for _, pe := range b.pendingEx {
+		for _, ex := range pe.examples {
+			if e := b.example(ex, pe.rules); e != nil {
+				m.Examples = append(m.Examples, e)
+			}
+		}
+	}
+	if len(b.pendingEx) > 0 && !b.f.Behavior.Set {
+		b.errorf(b.pendingEx[0].examples[0].Pos, "examples run through the real behaviour: say under \"behavior\" how to make it, e.g. behavior: mypkg.New()")
+	}
+	if b.f.Behavior.Set && len(b.pendingEx) == 0 {
+		b.diags.Warnf(b.f.Behavior.Pos, "behavior is given, but no rule has examples to run through it")
+	}
+	slices.SortStableFunc(m.Examples, func(x, y *Example) int { return x.Rule.Index - y.Rule.Index })
+}
+
+// example resolves one example of the rules one outcome gave.
+func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
+	if len(rules) == 0 {
+		return nil
+	}
+	r := rules[0]
+	out := &Example{Name: strings.TrimSpace(ex.Name.Value), Pos: ex.Pos}
+	if ex.In.Set {
+		in := b.state(ex.In)
+		if in == nil {
+			return nil
+		}
+		if in.Composite() || in.Transient {
+			b.errorf(ex.In.Pos, "example %q starts in %s, which the machine never rests in: name a state at rest", out.Name, in.Name)
+			return nil
+		}
+		out.In = in
+		for _, q := range rules {
+			if q.From != nil && q.From.Contains(in) {
+				r = q
+			}
+		}
+	} else {
+		switch {
+		case r.From == nil || r.From.Composite():
+			if users := b.users[b.cellOf[r]]; len(users) > 0 {
+				out.In = users[0]
+			}
+		case !r.From.Transient:
+			out.In = r.From
+		}
+		if out.In == nil {
+			b.errorf(ex.Pos, "example %q needs \"in\": the state at rest to start from, from which an event leads to this rule", out.Name)
+			return nil
+		}
+	}
+	out.Rule = r
+	out.Send = r.Event
+	if ex.Send.Set {
+		if out.Send = b.event(ex.Send); out.Send == nil {
+			return nil
+		}
+	}
+	if out.Send == nil {
+		b.errorf(ex.Pos, "example %q needs \"send\": the event that leads to this eventless rule", out.Name)
+		return nil
+	}
+	fires := false
+	for _, e := range b.edges(node{leaf: out.In}) {
+		for _, w := range e.ways(out.In) {
+			if w.Event == out.Send && slices.Contains(w.Rules, r) {
+				fires = true
+			}
+		}
+	}
+	if !fires {
+		b.errorf(ex.Pos, "example %q cannot take %s: sending %s in %s never leads to it", out.Name, r.Label, out.Send.Name, out.In.Name)
+		return nil
+	}
+	var stateOK, eventOK bool
+	out.State, stateOK = b.exampleJSON(out.Name, "state", &out.In.Decl, ex.State)
+	out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, ex.Event)
+	if !stateOK || !eventOK {
+		return nil
+	}
+	return out
+}
+
+// exampleJSON writes the JSON of a state or event with the given field
+// values, {"kind": ..., fields in spec order}, checking that each field
+// exists and that a scalar fits a field of a basic type. Values of other
+// types are checked when the generated test decodes them.
+func (b *builder) exampleJSON(name, what string, d *Decl, values []spec.Value) (string, bool) {
+	var sb strings.Builder
+	kind, _ := json.Marshal(d.Snake)
+	sb.WriteString(`{"kind":` + string(kind))
+	ok := true
+	for _, v := range values {
+		f := d.Field(v.Name.Value)
+		if f == nil {
+			var names []string
+			for _, f := range d.Fields {
+				names = append(names, f.Name)
+			}
+			b.errorf(v.Name.Pos, "example %q: %s %s has no field %s (its fields: %s)", name, what, d.Name, v.Name.Value, strings.Join(names, ", "))
+			ok = false
+			continue
+		}
+		if want := scalarTag(f.Type); want != "" && v.Tag != want && !(want == "!!float" && v.Tag == "!!int") {
+			b.errorf(v.Pos, "example %q: %s is %s, but the value is not one (%v)", name, f.Name, f.Type, v.Value)
+			ok = false
+			continue
+		}
+		data, err := json.Marshal(v.Value)
+		if err != nil {
+			b.errorf(v.Pos, "example %q: the value of %s cannot be written as JSON: %v", name, f.Name, err)
+			ok = false
+			continue
+		}
+		key, _ := json.Marshal(f.JSONName)
+		sb.WriteString("," + string(key) + ":" + string(data))
+	}
+	sb.WriteString("}")
+	return sb.String(), ok
+}
+
+// scalarTag returns the YAML tag a value of a predeclared basic type has,
+// or "" for other types.
+func scalarTag(t string) string {
+	switch t {
+	case "string":
+		return "!!str"
+	case "bool":
+		return "!!bool"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "byte", "rune":
+		return "!!int"
+	case "float32", "float64":
+		return "!!float"
+	}
+	return ""
+}
+
+// behavior checks the Go expression that makes the real Behavior: it may
+// name the spec's imports, and when their packages are known it must be a
+// value, or a value and an error.
+func (b *builder) behavior() {
+	s := b.f.Behavior
+	if !s.Set {
+		return
+	}
+	m := b.m
+	m.Behavior = strings.TrimSpace(s.Value)
+	expr, err := parser.ParseExpr(m.Behavior)
+	if err != nil {
+		b.errorf(s.Pos, "behavior %q is not a Go expression: %v", m.Behavior, err)
+		return
+	}
+	supported := true
+	ast.Inspect(expr, func(n ast.Node) bool {
+		switch n.(type) {
+		case nil, *ast.Ident, *ast.BasicLit, *ast.SelectorExpr, *ast.CallExpr, *ast.UnaryExpr, *ast.ParenExpr, *ast.CompositeLit, *ast.KeyValueExpr:
+		default:
+			supported = false
+		}
+		return true
+	})
+	if !supported {
+		b.errorf(s.Pos, "behavior %q: write a call, a name or a composite literal, e.g. mypkg.New(mypkg.Config{Retries: 3})", m.Behavior)
+		return
+	}
+	var quals []string
+	ast.Inspect(expr, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				quals = append(quals, id.Name)
+			}
+		}
+		return true
+	})
+	pkg := types.NewPackage("fsmgen/examples", "examples")
+	for _, q := range quals {
+		imp := b.imports[q]
+		if imp == nil {
+			b.errorf(s.Pos, "behavior names %s, which is not one of the spec's imports: add it under imports", q)
+			return
+		}
+		imp.used = true
+		if b.env.Import == nil {
+			continue
+		}
+		p, err := b.env.Import(imp.Path.Value)
+		if err != nil || p == nil {
+			return // the import's own error is reported where field types use it, or by the compiler
+		}
+		if pkg.Scope().Lookup(q) == nil {
+			pkg.Scope().Insert(types.NewPkgName(token.NoPos, pkg, q, p))
+		}
+	}
+	m.BehaviorCode = b.goCode(m.Behavior)
+	if b.env.Import == nil {
+		return
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	if err := types.CheckExpr(token.NewFileSet(), pkg, token.NoPos, expr, info); err != nil {
+		msg := err.Error()
+		if te, ok := err.(types.Error); ok {
+			msg = te.Msg // without the position, which is not in the spec
+		}
+		b.errorf(s.Pos, "behavior %q: %s", m.Behavior, msg)
+		return
+	}
+	tv := info.Types[expr]
+	if tuple, ok := tv.Type.(*types.Tuple); ok {
+		if tuple.Len() != 2 || !types.Identical(tuple.At(1).Type(), types.Universe.Lookup("error").Type()) {
+			b.errorf(s.Pos, "behavior %q gives %s: it must give the Behavior, or the Behavior and an error", m.Behavior, tuple)
+			return
+		}
+		m.BehaviorErr = true
+	}
+}

@@ -1,0 +1,548 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves the hierarchy of a spec at generate time: composite
+// states, their shared rules, entry and exit, and timers. The machine it
+// leaves is flat: its states are the leaves, numbered depth first, and
+// every rule knows which states it leaves and enters, so the generated
+// code walks no tree at run time.
+
+// readStates reads the spec's states, depth first: the leaves go to
+// Machine.States, the composite states to Machine.Composites.
+func (b *builder) readStates() {
+	m := b.m
+	var top *State
+	var walk func(list []spec.State, parent *State)
+	walk = func(list []spec.State, parent *State) {
+		for i := range list {
+			ss := &list[i]
+			s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.Fields, ss.RenamedFrom, 0), Parent: parent}
+			s.Terminal, s.Transient = ss.Terminal.Value, ss.Transient.Value
+			s.Own = s.Fields
+			b.all = append(b.all, s)
+			if parent != nil {
+				parent.Children = append(parent.Children, s)
+			}
+			if parent != nil {
+				s.Depth = parent.Depth + 1
+				s.Fields = b.inherit(s, parent)
+			}
+			if s.GoName != "" {
+				if prev, ok := b.states[s.Name]; ok {
+					b.errorf(ss.Name.Pos, "state %s is declared twice (also at %s): state names are unique across the whole machine", s.Name, prev.Pos)
+				} else {
+					b.states[s.Name] = s
+				}
+			}
+			b.specOf[s] = ss
+			if ss.Initial.Value {
+				switch {
+				case parent == nil && top != nil:
+					b.errorf(ss.Initial.Pos, "state %s is marked initial, but %s (%s) already is: a machine has one initial state", s.Name, top.Name, top.Pos)
+				case parent == nil:
+					top = s
+				case parent.InitialChild != nil:
+					b.errorf(ss.Initial.Pos, "state %s is marked initial, but %s (%s) already is: a composite state has one initial child", s.Name, parent.InitialChild.Name, parent.InitialChild.Pos)
+				default:
+					parent.InitialChild = s
+				}
+			}
+			if len(ss.States) == 0 {
+				if ss.StatesPos.Line > 0 {
+					b.errorf(ss.StatesPos, "state %s has an empty \"states\": list its substates, or remove the key", s.Name)
+				}
+				if s.Transient && ss.Initial.Value {
+					b.errorf(ss.Transient.Pos, "state %s cannot be transient and initial: a transient state is left in the step that enters it", s.Name)
+				}
+				if s.Transient && s.Terminal {
+					b.errorf(ss.Transient.Pos, "state %s cannot be transient and terminal: a transient state is left in the step that enters it", s.Name)
+				}
+				s.Index = len(m.States)
+				m.States = append(m.States, s)
+				continue
+			}
+			s.Children = []*State{}
+			s.KindName = "" // composite states have no kind: the machine is in one of their leaves
+			for _, flag := range []struct {
+				set  spec.Bool
+				what string
+			}{{ss.Terminal, "terminal"}, {ss.Transient, "transient"}} {
+				if flag.set.Value {
+					b.errorf(flag.set.Pos, "composite state %s cannot be %s: mark one of its leaves instead", s.Name, flag.what)
+				}
+			}
+			s.Terminal, s.Transient = false, false
+			s.Index = len(m.Composites)
+			m.Composites = append(m.Composites, s)
+			first := len(m.States)
+			walk(ss.States, s) // each child adds itself to s.Children
+			if len(m.States) > first {
+				s.First, s.Last = m.States[first], m.States[len(m.States)-1]
+			}
+			if s.InitialChild == nil {
+				b.errorf(ss.Name.Pos, "composite state %s has no initial child: mark the state it is entered through \"initial: true\"", s.Name)
+			}
+		}
+	}
+	walk(b.f.States, nil)
+	if top == nil && len(b.f.States) > 0 {
+		b.errorf(b.f.States[0].Name.Pos, "no state is marked \"initial: true\": mark the state the machine starts in")
+		return
+	}
+	if top != nil {
+		m.Initial = descend(top)
+		if m.Initial != nil {
+			m.Initial.Initial = true
+		}
+	}
+}
+
+// descend returns the leaf a state is entered down to, through the
+// initial children; nil when a composite state has none.
+func descend(s *State) *State {
+	for s != nil && s.Composite() {
+		s = s.InitialChild
+	}
+	return s
+}
+
+// inherit returns the fields of s: its parent's, then its own, reporting
+// a field declared again.
+func (b *builder) inherit(s, parent *State) []*Field {
+	out := make([]*Field, 0, len(parent.Fields)+len(s.Own))
+	for _, f := range parent.Fields {
+		cp := *f
+		out = append(out, &cp)
+	}
+	for _, f := range s.Own {
+		if prev := parent.Field(f.Name); prev != nil {
+			b.errorf(f.Pos, "field %s of state %s is already a field of %s (%s): a substate has its ancestors' fields; remove it here", f.Name, s.Name, b.fieldOwner(parent, f.Name), prev.Pos)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// fieldOwner names the ancestor (or state) that declares a field.
+func (b *builder) fieldOwner(s *State, name string) string {
+	for ; s != nil; s = s.Parent {
+		for _, f := range s.Own {
+			if f.Name == name {
+				return s.Name
+			}
+		}
+	}
+	return "an ancestor"
+}
+
+// hasTimers reports whether some state of the spec declares "after".
+func hasTimers(list []spec.State) bool {
+	for _, ss := range list {
+		if ss.After != nil || hasTimers(ss.States) {
+			return true
+		}
+	}
+	return false
+}
+
+// timerDecls declares the event and the actions of the timers, and the
+// import of package time they need.
+func (b *builder) timerDecls() {
+	m := b.m
+	if imp, ok := b.imports["time"]; ok {
+		if imp.Path.Value != "time" {
+			b.errorf(imp.Alias.Pos, "import alias time names %q, but the machine's timers need package time under that name: choose another alias", imp.Path.Value)
+			return
+		}
+		imp.used = true
+	} else {
+		b.imports["time"] = &importUse{Import: spec.Import{Alias: spec.String{Value: "time"}, Path: spec.String{Value: "time"}}, used: true}
+		m.Imports = append(m.Imports, Import{Alias: "time", Path: "time", GoName: "time"})
+		slices.SortFunc(m.Imports, func(a, c Import) int { return strings.Compare(a.Alias, c.Alias) })
+	}
+	field := func(name, typ, doc string) *Field {
+		return &Field{Name: name, GoName: GoName(name), JSONName: SnakeName(name), Param: ParamName(name, m.Imports), Type: typ, GoType: b.goCode(typ), Doc: doc}
+	}
+	builtin := func(kind, name, doc string, fields ...*Field) Decl {
+		return Decl{Name: name, GoName: name, Snake: SnakeName(name), KindName: strings.ToUpper(kind[:1]) + kind[1:] + name, Doc: doc, Fields: fields, Builtin: true}
+	}
+	m.TimerFired = &Event{Decl: builtin("event", "TimerFired", "A timer started by StartTimer ran out. A timer that is not running any more (its state was left) fires nothing.",
+		field("timer", "TimerID", "is the timer that ran out."))}
+	m.TimerFired.Index = len(m.Events)
+	m.Events = append(m.Events, m.TimerFired)
+	m.StartTimer = &Action{Decl: builtin("action", "StartTimer", "Start a timer: after delay, send TimerFired with its id, unless CancelTimer stops it first. Starting an id again restarts it.",
+		field("timer", "TimerID", "is the timer's id."), field("delay", "time.Duration", "is how long the timer runs."))}
+	m.CancelTimer = &Action{Decl: builtin("action", "CancelTimer", "Stop a timer: its state was left. A TimerFired it sends anyway changes nothing.",
+		field("timer", "TimerID", "is the timer's id."))}
+	for _, a := range []*Action{m.StartTimer, m.CancelTimer} {
+		a.Index = len(m.Actions)
+		m.Actions = append(m.Actions, a)
+	}
+}
+
+// hooks resolves the entry, exit and timer of every state.
+func (b *builder) hooks() {
+	for _, s := range b.all {
+		ss := b.specOf[s]
+		if (ss.Entry != nil || ss.Exit != nil || ss.After != nil) && s.Transient {
+			b.errorf(ss.Name.Pos, "transient state %s is left in the step that enters it: it has no entry, exit or after; put the actions on its transitions", s.Name)
+			continue
+		}
+		s.Entry = b.hook(ss.Entry)
+		s.Exit = b.hook(ss.Exit)
+		if ss.After != nil {
+			b.timer(s, ss.After)
+		}
+	}
+}
+
+func (b *builder) hook(h *spec.Hook) *Hook {
+	if h == nil {
+		return nil
+	}
+	out := &Hook{Pos: h.Pos}
+	if h.Effect.Set {
+		out.Effect = b.fn(h.Effect, Effect)
+	}
+	for _, n := range h.Actions {
+		if a := b.action(n); a != nil {
+			out.Actions = append(out.Actions, a)
+		}
+	}
+	if out.Effect == nil && len(out.Actions) == 0 {
+		return nil
+	}
+	return out
+}
+
+// timer resolves a state's "after": its delay and its rules.
+func (b *builder) timer(s *State, a *spec.After) {
+	m := b.m
+	t := &Timer{Index: len(m.Timers), State: s, Pos: a.Pos, DelayText: a.Delay.Value}
+	if a.Delay.Set {
+		if d, err := time.ParseDuration(a.Delay.Value); err == nil {
+			if d <= 0 {
+				b.errorf(a.Delay.Pos, "the delay of state %s's timer is %s: give a positive duration", s.Name, a.Delay.Value)
+			}
+			t.Delay = int64(d)
+		} else if identRE.MatchString(a.Delay.Value) {
+			if fn := b.fn(a.Delay, Effect); fn != nil {
+				if len(fn.Sets) != 1 || fn.Sets[0].Type != "time.Duration" {
+					b.errorf(a.Delay.Pos, "effect %s computes the delay of state %s's timer, so it sets exactly one time.Duration (it sets %s)", fn.Name, s.Name, fieldNames(fn.Sets))
+				}
+				t.DelayFunc = fn
+				fn.Hooks = append(fn.Hooks, s)
+			}
+		} else {
+			b.errorf(a.Delay.Pos, "delay %q is neither a duration such as 90s or 2m30s nor the name of an effect: %v", a.Delay.Value, err)
+		}
+	}
+	row := &spec.Transition{Pos: a.Pos, On: spec.String{Value: "TimerFired", Set: true}, Outcome: a.Outcome, Guards: a.Guards}
+	if len(a.Guards) > 0 && (a.To.Set || a.Effect.Set || len(a.Actions) > 0 || a.Ignore.Set || a.Reject.Set) {
+		b.errorf(a.Pos, "a timer with guards keeps to, effect, action, ignore and reject inside its branches")
+		return
+	}
+	rules := b.rowRules(row, s, m.TimerFired)
+	if rules == nil {
+		return
+	}
+	for _, r := range rules {
+		r.Timer = t
+		if r.Kind == Reject {
+			b.errorf(r.Pos, "a timer's rule cannot reject: nobody sent its event to be told; ignore it, or move")
+		}
+	}
+	t.Cell = &Cell{Owner: s, Event: m.TimerFired, Rules: rules}
+	if !s.Composite() {
+		t.Cell.Owner, t.Cell.State = nil, s
+	}
+	s.Timer = t
+	m.Timers = append(m.Timers, t)
+}
+
+// fieldNames lists field names for messages: "a and b", or "nothing".
+func fieldNames(fs []*Field) string {
+	if len(fs) == 0 {
+		return "nothing"
+	}
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Name+" "+f.Type)
+	}
+	return joinOr(names)
+}
+
+// routes works out the states a rule that moves leaves and enters: it
+// leaves the states up to the rule's domain (the innermost state that
+// properly contains both its source and its target; the source itself
+// for a local rule) and enters those below it down to To.
+func (b *builder) routes(r *Rule) {
+	if r.Kind != Transition || r.To == nil {
+		return
+	}
+	owner := r.From
+	var domain *State
+	if r.Local {
+		domain = owner
+	} else if owner != nil {
+		// The innermost proper ancestor of the source that contains the
+		// target and is not the target itself: a transition to an
+		// enclosing state leaves it and enters it again (SCXML's LCCA).
+		for domain = owner.Parent; domain != nil && (!domain.Contains(r.Target) || domain == r.Target); domain = domain.Parent {
+		}
+	}
+	hooked := func(s *State) bool { return s.Exit != nil || s.Timer != nil }
+	if r.Shared() {
+		// The states inside the owner that the machine may be in when the
+		// rule fires: leaves first (only one is active), then composite
+		// states deepest first.
+		users := b.users[b.cellOf[r]]
+		var inner []*State
+		for _, s := range users {
+			if hooked(s) && s != owner {
+				inner = append(inner, s)
+			}
+		}
+		var comps []*State
+		for _, c := range b.m.Composites {
+			if c == owner || owner != nil && !owner.Contains(c) || !hooked(c) {
+				continue
+			}
+			if slices.ContainsFunc(users, func(u *State) bool { return c.Contains(u) }) {
+				comps = append(comps, c)
+			}
+		}
+		slices.SortStableFunc(comps, func(a, c *State) int { return c.Depth - a.Depth })
+		for _, s := range append(inner, comps...) {
+			r.Exits = append(r.Exits, &Run{State: s, When: s})
+		}
+	}
+	start := owner
+	if r.Shared() && owner != nil {
+		start = owner // the owner and its ancestors are left unconditionally
+	}
+	for s := start; s != nil && s != domain; s = s.Parent {
+		if hooked(s) {
+			r.Exits = append(r.Exits, &Run{State: s})
+		}
+	}
+	for _, s := range entryPath(domain, r.Target) {
+		if s.Entry != nil || s.Timer != nil {
+			r.Entries = append(r.Entries, &Run{State: s, Entry: true})
+		}
+	}
+}
+
+// entryPath returns the states entered from inside domain (nil: the top)
+// down to target and, below it, through the initial children to a leaf,
+// outermost first.
+func entryPath(domain, target *State) []*State {
+	var out []*State
+	for _, s := range target.Path() {
+		if domain == nil || s.Depth > domain.Depth {
+			out = append(out, s)
+		}
+	}
+	for s := target; s.Composite() && s.InitialChild != nil; s = s.InitialChild {
+		out = append(out, s.InitialChild)
+	}
+	return out
+}
+
+// runCtx is what resolving a run needs to know of the rule around it.
+type runCtx struct {
+	// taken are the local names in use in the generated step.
+	taken map[string]bool
+	// written marks the storage the step writes.
+	written map[*Data]bool
+	// firing is the timer whose rule runs: leaving its state does not
+	// cancel it, since it has just fired.
+	firing *Timer
+}
+
+// local returns a fresh local name based on name.
+func (c *runCtx) local(name string) string {
+	l := name
+	for i := 2; c.taken[l]; i++ {
+		l = fmt.Sprintf("%s%d", name, i)
+	}
+	c.taken[l] = true
+	return l
+}
+
+// resolveRun works out what one entry or exit passes, stores and emits:
+// its effect reads the state's fields and gives its results to the
+// state's own fields (an entry) and to its actions.
+func (b *builder) resolveRun(run *Run, c *runCtx) {
+	s := run.State
+	h := run.Hook()
+	what := "exit"
+	if run.Entry {
+		what = "entry"
+	}
+	results := map[string]*Field{}
+	local := map[*Field]string{}
+	placed := map[*Field]bool{}
+	if h != nil && h.Effect != nil {
+		fn := h.Effect
+		fn.Hooks = append(fn.Hooks, s)
+		run.EffectArgs = b.stateReads(fn, s, c, what)
+		for _, set := range fn.Sets {
+			results[set.Name] = set
+			local[set] = c.local(set.Param)
+			run.Results = append(run.Results, local[set])
+		}
+		if run.Entry {
+			for _, set := range fn.Sets {
+				f := s.Field(set.Name)
+				if f == nil || !slices.Contains(s.Own, f) {
+					continue
+				}
+				placed[set] = true
+				if f.Type != set.Type {
+					b.errorf(h.Pos, "effect %s sets %s as %s, but state %s's %s is %s: make the types agree", fn.Name, set.Name, set.Type, s.Name, f.Name, f.Type)
+					continue
+				}
+				st := Store{Data: f.Data, Value: Value{Source: FromResult, Result: set, Local: local[set]}}
+				run.Stores = append(run.Stores, st)
+				c.written[f.Data] = true
+			}
+		}
+	}
+	timerVal := Value{Source: FromTimer, Timer: s.Timer}
+	if !run.Entry && s.Timer != nil && s.Timer != c.firing {
+		run.Actions = append(run.Actions, &Emit{Action: b.m.CancelTimer, Args: []Value{timerVal}})
+	}
+	if h != nil {
+		for _, a := range h.Actions {
+			e := &Emit{Action: a}
+			for _, af := range a.Fields {
+				if set := results[af.Name]; set != nil {
+					placed[set] = true
+					if set.Type != af.Type {
+						b.errorf(h.Pos, "effect %s sets %s as %s, but action %s's %s is %s: make the types agree", h.Effect.Name, set.Name, set.Type, a.Name, af.Name, af.Type)
+					}
+					e.Args = append(e.Args, Value{Source: FromResult, Result: set, Local: local[set]})
+					continue
+				}
+				f := s.Field(af.Name)
+				switch {
+				case f == nil:
+					b.errorf(h.Pos, "field %s of action %s is not filled on %s of state %s: the state has no field %s; give it the field, or an %s effect that sets it", af.Name, a.Name, what, s.Name, af.Name, what)
+				case f.Type != af.Type:
+					b.errorf(h.Pos, "field %s of action %s is %s, but state %s's %s is %s: make the types agree", af.Name, a.Name, af.Type, s.Name, f.Name, f.Type)
+				}
+				if f == nil {
+					e.Args = append(e.Args, Value{})
+					continue
+				}
+				e.Args = append(e.Args, Value{Source: FromData, Data: f.Data})
+			}
+			run.Actions = append(run.Actions, e)
+		}
+		if h.Effect != nil {
+			for _, set := range h.Effect.Sets {
+				if !placed[set] {
+					takers := [][]*Field{}
+					if run.Entry {
+						takers = append(takers, s.Own)
+					}
+					for _, a := range h.Actions {
+						takers = append(takers, a.Fields)
+					}
+					b.errorf(h.Pos, "effect %s sets %s, but nothing on %s of state %s takes it: neither the state's own fields nor its %s actions have %s %s%s", h.Effect.Name, set.Name, what, s.Name, what, set.Name, set.Type, didYouMean(set.Name, h.Effect.Sets, takers...))
+				}
+			}
+		}
+	}
+	if run.Entry && s.Timer != nil {
+		t := s.Timer
+		delay := Value{Source: FromConst, Timer: t}
+		if t.DelayFunc != nil {
+			run.DelayArgs = t.DelayArgs
+			run.Delay = c.local("delay")
+			delay = Value{Source: FromResult, Result: t.DelayFunc.Sets[0], Local: run.Delay}
+		}
+		run.Actions = append(run.Actions, &Emit{Action: b.m.StartTimer, Args: []Value{timerVal, delay}})
+	}
+}
+
+// stateReads resolves the reads of a function that runs on entry, exit or
+// for a timer: the state's fields.
+func (b *builder) stateReads(fn *Func, s *State, c *runCtx, what string) []Value {
+	var out []Value
+	for _, rd := range fn.Reads {
+		f := s.Field(rd.Name)
+		switch {
+		case f == nil:
+			b.errorf(fn.Pos, "effect %s runs on %s of state %s and reads %s, but the state has no field %s%s: an %s effect reads the state's fields", fn.Name, what, s.Name, rd.Name, rd.Name, didYouMean(rd.Name, fn.Reads, s.Fields), what)
+		case f.Type != rd.Type:
+			b.errorf(fn.Pos, "effect %s reads %s as %s, but state %s's %s is %s: declare the same type in both places", fn.Name, rd.Name, rd.Type, s.Name, f.Name, f.Type)
+		default:
+			out = append(out, Value{Source: FromData, Data: f.Data})
+			continue
+		}
+		out = append(out, Value{})
+	}
+	return out
+}
+
+// timerArgs resolves what the delay functions of the timers read.
+func (b *builder) timerArgs() {
+	for _, t := range b.m.Timers {
+		if t.DelayFunc != nil {
+			t.DelayArgs = b.stateReads(t.DelayFunc, t.State, nil, "timer")
+		}
+	}
+	if len(b.m.Timers) > 0 {
+		b.m.ReadsEvents = true // the timers' dispatch reads TimerFired's id
+	}
+}
+
+// start resolves the entries New runs: the initial state and its
+// ancestors, outermost first.
+func (b *builder) start() {
+	m := b.m
+	if m.Initial == nil {
+		return
+	}
+	c := &runCtx{taken: map[string]bool{"m": true, "b": true, "h": true, "initial": true}, written: map[*Data]bool{}}
+	for _, s := range m.Initial.Path() {
+		if s.Entry != nil || s.Timer != nil {
+			run := &Run{State: s, Entry: true}
+			b.resolveRun(run, c)
+			m.Start = append(m.Start, run)
+		}
+	}
+}
+
+// others returns the rule with which state s ignores or rejects event e
+// through its "ignore: *" or "reject: *", creating it on first use; nil
+// when s has no such list.
+func (b *builder) others(s *State, e *Event) *pending {
+	o, ok := b.other[s]
+	if !ok {
+		return nil
+	}
+	r := &Rule{Kind: o.kind, From: s, Event: e, Pos: o.pos, Listed: true, Others: true}
+	if o.kind == Reject {
+		r.Reason = refusal(s, e)
+	}
+	return &pending{rules: []*Rule{r}, pos: o.pos}
+}
+
+// otherList is a state's "ignore: *" or "reject: *".
+type otherList struct {
+	kind RuleKind
+	pos  diag.Pos
+}

@@ -1,0 +1,527 @@
+// Package fsm is the resolved, checked model of a state machine (the IR)
+// and the builder that makes it from a parsed spec.
+//
+// The IR is final: every Go name, JSON name, doc text, storage field, and
+// every value a rule passes, stores or clears is computed here once, and
+// slices are in a fixed order, so the emitters only read it. Build collects
+// every problem of a spec into one sorted list.
+package fsm
+
+import "github.com/fsmgen/fsmgen/internal/compiler/diag"
+
+// Machine is a checked state machine.
+type Machine struct {
+	Name     string // the spec's machine name, e.g. "Agent"
+	Package  string // the Go package name
+	Doc      string
+	SpecFile string // the spec's file name, without directories
+	// Source is the spec's path in its module (slash-separated), or
+	// SpecFile outside a module: the generated files name it.
+	Source  string
+	Imports []Import
+	Output  Output
+	States  []*State
+	Events  []*Event
+	Actions []*Action
+	Guards  []*Func
+	Effects []*Func
+	// Data is the machine's storage: one entry per field name and type
+	// that some state has. States share the entries of their fields, so a
+	// field carried over from one state to the next is not copied.
+	Data []*Data
+	// Rules are every rule of the machine, numbered: for each state in
+	// spec order, its cells in event order, then the eventless rules of
+	// the transient states, then the "*" rules in event order.
+	// Rules[i].Index == i.
+	Rules []*Rule
+	// Shared holds the cells whose rules many states share: the rules of
+	// the composite states, innermost first (deepest, then in spec order),
+	// each in event order, then the "*" rows in event order.
+	Shared []*Cell
+	// Composites are the composite states, in spec order (a parent before
+	// its children). They group states; the machine is never in one
+	// without being in one of its leaves, the states of States.
+	Composites []*State
+	// Timers are the timers the states declare with "after", in spec
+	// order; Timers[i].Index == i.
+	Timers []*Timer
+	// TimerFired, StartTimer and CancelTimer are the event and actions
+	// fsmgen declares when the machine has timers; nil otherwise.
+	TimerFired              *Event
+	StartTimer, CancelTimer *Action
+	// Stale is the rule that ignores a TimerFired of a timer no active
+	// state runs; nil without timers.
+	Stale *Rule
+	// Start are the entries New runs: the initial state's ancestors,
+	// outermost first, then the state itself.
+	Start []*Run
+	// Ways are the ways through every cell (see Way), for the generated
+	// tests.
+	Ways []*Way
+	// Paths are the witnesses of the rules, in rule order: for each, the
+	// shortest sequence of events from the initial state that fires it.
+	Paths []*Path
+	// Witnesses lay the paths out as a prefix tree, and PathEnds holds,
+	// for each path in order, its last node (see Witness).
+	Witnesses []*Witness
+	PathEnds  []int
+	// Examples are the spec's examples, in rule order; Behavior is the Go
+	// expression that makes the real Behavior they run through, as the
+	// spec writes it and resolved, and BehaviorErr says it also gives an
+	// error.
+	Examples     []*Example
+	Behavior     string
+	BehaviorCode GoCode
+	BehaviorErr  bool
+	// Shape is the fingerprint of what a saved machine holds (see shape).
+	Shape string
+	// Breaks are the changes the spec declares it makes on purpose.
+	Breaks []Break
+	// ImportPath is the generated package's import path, when the loader
+	// knows it (the example tests import it); "" otherwise.
+	ImportPath string
+	Initial    *State
+	// ReadsEvents is set when some rule reads its event's fields, so that
+	// the machine checks for nil events.
+	ReadsEvents bool
+	// Ignores and Rejects are set when some rule ignores, or rejects, its
+	// event.
+	Ignores, Rejects bool
+}
+
+// HasBehavior reports whether the machine calls guards or effects.
+func (m *Machine) HasBehavior() bool {
+	for _, fns := range [][]*Func{m.Guards, m.Effects} {
+		for _, fn := range fns {
+			if fn.Used() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasHandler reports whether the machine has actions to hand to a Handler.
+func (m *Machine) HasHandler() bool { return len(m.Actions) > 0 }
+
+// Output holds the spec's output paths, relative to the spec file's
+// directory, in slash form; empty when the output is not wanted.
+type Output struct {
+	GoDir   string
+	Diagram string
+	Table   string
+}
+
+// Import binds a qualifier used in field types to an import path.
+type Import struct {
+	Alias string
+	Path  string
+	// GoName is the name the generated files import the package under:
+	// Alias, unless generated code uses that name for something else.
+	GoName string
+}
+
+// Decl is what states, events and actions have in common.
+type Decl struct {
+	Name     string // as written in the spec
+	GoName   string // exported Go type name
+	Snake    string // JSON "kind" value
+	KindName string // the kind constant, e.g. "StateCallingLLM"
+	Doc      string
+	Fields   []*Field
+	Pos      diag.Pos
+	Index    int // position in its list; the kind constant's value is Index+1
+	// Builtin is set on the event and actions fsmgen declares for timers.
+	Builtin bool
+	// RenamedFrom are the names the spec says it had in earlier
+	// revisions (renamed_from), whose data still loads.
+	RenamedFrom []string
+}
+
+// Field returns the field of the given spec name, or nil.
+func (d *Decl) Field(name string) *Field {
+	for _, f := range d.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Field is a typed field of a state, event or action, or a value a guard
+// or effect reads or an effect sets.
+type Field struct {
+	Name     string // as written
+	GoName   string // exported, for struct fields
+	JSONName string
+	// Param is the unexported Go name used for the field as a parameter,
+	// a result or a local variable: "callID", "error_".
+	Param string
+	Type  string // Go type expression, normalised: for messages and comparisons
+	// GoType is Type resolved, for the emitter.
+	GoType GoCode
+	// JSON is the shape of the type's JSON (see shapeOf): two types of one
+	// shape read each other's saved data. "" when the type is not known
+	// (the spec's imports not loaded, a type of the output package).
+	JSON string
+	Doc  string
+	Pos  diag.Pos
+	// TypePos is where the type is written.
+	TypePos diag.Pos
+	// RenamedFrom are the names the field had in earlier revisions
+	// (renamed_from), whose data still loads.
+	RenamedFrom []string
+	// Data is the storage of a state's field; nil for other fields.
+	Data *Data
+}
+
+// Data is one field of the machine's storage, shared by every state that
+// has a field of its name and type.
+type Data struct {
+	Name   string // the fields' spec name
+	Type   string
+	GoType GoCode
+	GoName string // the storage field's unexported name: "conversation", "amountCents2"
+	// Zero says how the zero value of Type is written in Go.
+	Zero Zero
+	// States are the states that have the field, in spec order.
+	States []*State
+}
+
+// Zero says how the zero value of a type is written.
+type Zero int
+
+// The ways of writing a zero value.
+const (
+	ZeroNew       Zero = iota // *new(T): a type whose kind is not known
+	ZeroNumber                // 0
+	ZeroString                // ""
+	ZeroBool                  // false
+	ZeroNil                   // nil: a pointer, slice, map, channel, function or interface
+	ZeroComposite             // T{}: a struct or an array
+)
+
+// State is a state of the machine: a leaf, which the machine can be in,
+// or a composite state, which groups states.
+type State struct {
+	Decl
+	Initial   bool
+	Terminal  bool
+	Transient bool
+	// Parent is the composite state that contains the state; nil at the
+	// top level.
+	Parent *State
+	// Depth is the number of ancestors.
+	Depth int
+	// Children are a composite state's states, in spec order; nil for a
+	// leaf.
+	Children []*State
+	// InitialChild is the child a composite state is entered through.
+	InitialChild *State
+	// First and Last are a composite state's first and last leaves: the
+	// leaves are numbered depth first, so a composite's leaves are the
+	// states whose kinds lie from First's to Last's.
+	First, Last *State
+	// Entry and Exit are what the state does when it is entered and when
+	// it is left; nil when nothing.
+	Entry, Exit *Hook
+	// Timer is the state's timer; nil when it has none.
+	Timer *Timer
+	// Own are the fields the state declares itself; Fields adds, first,
+	// those of its ancestors.
+	Own []*Field
+	// Handles are the cells of the events the state handles with rules
+	// of its own (transitions, or guarded rules), in event order.
+	Handles []*Cell
+	// Refuses are the cells of the events the state ignores or rejects
+	// without guards (its ignore and reject lists, and unguarded rows
+	// that ignore or reject), in event order.
+	Refuses []*Cell
+	// Inherited are the shared cells (of an ancestor, or a "*" row) the
+	// state leaves events to, in event order.
+	Inherited []*Cell
+	// Choice holds the eventless rules of a transient state.
+	Choice *Cell
+}
+
+// Composite reports whether the state contains states.
+func (s *State) Composite() bool { return s.Children != nil }
+
+// Contains reports whether t is s or one of its descendants.
+func (s *State) Contains(t *State) bool {
+	for ; t != nil; t = t.Parent {
+		if t == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Path returns the state's ancestors, outermost first, then the state.
+func (s *State) Path() []*State {
+	out := make([]*State, s.Depth+1)
+	for t := s; t != nil; t = t.Parent {
+		out[t.Depth] = t
+	}
+	return out
+}
+
+// Hook is what a state does when it is entered or left: an effect and the
+// actions it emits.
+type Hook struct {
+	Effect  *Func
+	Actions []*Action
+	Pos     diag.Pos
+}
+
+// Timer is a state's "after": once the state has been entered, its
+// TimerFired fires the timer's rules unless the state is left first.
+type Timer struct {
+	Index int
+	State *State
+	// Delay is a constant delay, in nanoseconds, when DelayFunc is nil;
+	// DelayText is the delay as the spec writes it.
+	Delay     int64
+	DelayText string
+	// DelayFunc is the effect that computes the delay from the state's
+	// fields, and DelayArgs the values it is given.
+	DelayFunc *Func
+	DelayArgs []Value
+	// Cell holds the timer's rules: one, or its guarded branches.
+	Cell *Cell
+	Pos  diag.Pos
+}
+
+// Has reports whether the state has data field d.
+func (s *State) Has(d *Data) bool {
+	for _, f := range s.Fields {
+		if f.Data == d {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is an event the machine handles.
+type Event struct{ Decl }
+
+// Action is an action the machine emits.
+type Action struct{ Decl }
+
+// Cell is how one state (or, for a "*" row, every state that leaves the
+// event to it) handles one event: the rules that may fire, in the order
+// their guards are tried. An unguarded cell has one rule.
+type Cell struct {
+	State *State // nil for a shared cell
+	// Owner is, for a shared cell, the composite state whose rules it
+	// holds; nil for a "*" row.
+	Owner *State
+	Event *Event // nil for the eventless rules of a transient state
+	Rules []*Rule
+	// ReadsEvent is set when a rule of the cell reads the event's fields.
+	ReadsEvent bool
+}
+
+// RuleKind says what a rule does with its event.
+type RuleKind int
+
+// The kinds of rules.
+const (
+	Transition RuleKind = iota // move (or stay), run the effect, emit the actions
+	Ignore                     // drop the event; nothing changes
+	Reject                     // refuse the event; report it to the caller
+)
+
+// String returns "transition", "ignore" or "reject".
+func (k RuleKind) String() string {
+	return [...]string{"transition", "ignore", "reject"}[k]
+}
+
+// Rule is one rule of the machine: a row of the spec for one state, a
+// guarded branch of one, an entry of a state's ignore or reject list, or
+// a "*" row (for every state that leaves its event to it).
+type Rule struct {
+	Index int
+	Kind  RuleKind
+	// From is the state whose rule it is: a leaf, a composite state (whose
+	// leaves share it) or nil for a "*" row.
+	From  *State
+	Event *Event // nil for an eventless rule
+	Guard *Func  // nil when unguarded or the else branch
+	Else  bool
+	// To is the state after the rule, a leaf; nil when the rule stays
+	// where it is (an internal transition: nothing is left or entered).
+	To *State
+	// Target is the state the spec names with "to": To, or a composite
+	// state entered down to To through its initial children.
+	Target *State
+	// Local is set when the rule moves within its own composite source
+	// without leaving it.
+	Local bool
+	// Timer is the timer that fires the rule; nil for other rules.
+	Timer *Timer
+	// Spends is, for a timer's rule that does not leave the timer's
+	// state, the timer: it has fired and runs no more, though its state
+	// stays active.
+	Spends *Timer
+	// Exits are the states the rule leaves, innermost first, and Entries
+	// those it enters, outermost first, down to To. Shared rules run some
+	// exits only from some of their states (see Run.When).
+	Exits, Entries []*Run
+	Effect         *Func
+	// Actions are the actions the rule emits, in order.
+	Actions []*Emit
+	Reason  string // why a Reject rule refuses the event
+	Listed  bool   // the rule comes from a state's ignore or reject list
+	// Others is set on a listed rule that comes from "ignore: *" or
+	// "reject: *": the state resolves every other event that way.
+	Others bool
+	Pos    diag.Pos
+	Label  string // one line for comments, tests and messages; see RuleLabel
+
+	// GuardArgs and EffectArgs are the values passed for the guard's and
+	// the effect's reads, in order.
+	GuardArgs  []Value
+	EffectArgs []Value
+	// Stores are the storage writes of the rule, made after its effect
+	// ran: the effect's results and the fields carried over from the
+	// event. Fields carried over from the source state share its storage
+	// and need no write.
+	Stores []Store
+	// Clears are the storage fields of the source state that the target
+	// does not have, zeroed when the rule leaves it (explicit rules).
+	Clears []*Data
+	// Keeps are, for a "*" rule that moves, the storage fields the target
+	// has: the rule zeroes all storage but these, since it does not know
+	// statically which state it leaves.
+	Keeps []*Data
+	// Captures are storage fields an action reads that the rule
+	// overwrites or clears: the machine reads them into locals first.
+	Captures []Capture
+}
+
+// Capture is a storage field read into a local before a rule changes it.
+type Capture struct {
+	Data  *Data
+	Local string // the local variable's name, e.g. "prevRetries"
+}
+
+// Stays reports whether the rule leaves the machine in its state.
+func (r *Rule) Stays() bool { return r.To == nil }
+
+// Wild reports whether the rule is a "*" row.
+func (r *Rule) Wild() bool { return r.From == nil }
+
+// Shared reports whether many states share the rule: a rule of a
+// composite state, or a "*" row.
+func (r *Rule) Shared() bool { return r.From == nil || r.From.Composite() }
+
+// Run is the entry or the exit of one state as one rule (or New) runs it:
+// the effect, where its results go, and the actions emitted.
+type Run struct {
+	State *State
+	Entry bool
+	// When, for an exit that a shared rule runs only from some of its
+	// states, is the state (a leaf, or a composite state) the machine must
+	// be in; nil when the run always happens.
+	When *State
+	// EffectArgs are the values passed for the effect's reads; Results
+	// the locals that receive its results, one per set.
+	EffectArgs []Value
+	Results    []string
+	// Stores are, for an entry, the state's fields its effect sets.
+	Stores []Store
+	// Actions are the actions emitted, in order: for an exit the timer's
+	// CancelTimer first, for an entry the timer's StartTimer last.
+	Actions []*Emit
+	// DelayArgs are the values passed to the timer's delay function, and
+	// Delay the local that receives the delay.
+	DelayArgs []Value
+	Delay     string
+}
+
+// Hook returns what the run's state does on this entry or exit; nil when
+// it does nothing but run its timer.
+func (run *Run) Hook() *Hook {
+	if run.Entry {
+		return run.State.Entry
+	}
+	return run.State.Exit
+}
+
+// Emit is one action a rule emits, with the values of its fields.
+type Emit struct {
+	Action *Action
+	Args   []Value // one per field of the action, in order
+}
+
+// Source says where a value comes from.
+type Source int
+
+// The sources of values.
+const (
+	FromData   Source = iota // the source state's field, in storage
+	FromEvent                // the event's field
+	FromResult               // a result of the rule's effect
+	FromTimer                // the id of a running timer
+	FromConst                // a constant
+)
+
+// Value is a value a rule reads: a field of the source state, a field of
+// the event, or a result of the effect.
+type Value struct {
+	Source Source
+	Data   *Data  // FromData
+	Field  *Field // FromEvent: the event's field
+	Result *Field // FromResult: the effect's set
+	Timer  *Timer // FromTimer; and for FromConst, the timer whose delay it is
+	// Local names the local variable that holds a FromData value the
+	// rule read before changing its storage (see Rule.Captures); "" when
+	// the value is read from storage.
+	Local string
+}
+
+// Store writes a value into the machine's storage.
+type Store struct {
+	Data  *Data
+	Value Value
+}
+
+// FuncKind tells guards from effects.
+type FuncKind int
+
+// The kinds of named functions.
+const (
+	Guard FuncKind = iota
+	Effect
+)
+
+// Func is a guard or an effect, implemented by hand as a method of the
+// generated Behavior interface. Its signature follows from what it
+// declares: it takes what it reads, in order, and a guard returns bool
+// while an effect returns what it sets, in order.
+type Func struct {
+	Name   string
+	GoName string
+	Kind   FuncKind
+	Doc    string
+	Pos    diag.Pos
+	Reads  []*Field
+	Sets   []*Field
+	Uses   []*Rule
+	// Hooks are the states whose entry, exit or timer calls the effect.
+	Hooks []*State
+}
+
+// Used reports whether a rule, an entry, an exit or a timer calls fn.
+func (fn *Func) Used() bool { return len(fn.Uses) > 0 || len(fn.Hooks) > 0 }
+
+// Set returns the field the effect sets of the given name, or nil.
+func (fn *Func) Set(name string) *Field {
+	for _, f := range fn.Sets {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package fsm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+)
+
+// Break is a change the spec declares it makes on purpose, against an
+// earlier revision (breaks:): fsmgen diff reports the change it names as
+// declared instead of failing.
+type Break struct {
+	Change string // as fsmgen diff names it: "state Legacy", "field Paid.paid_at"
+	Why    string
+	Pos    diag.Pos
+}
+
+// renames checks the old names of the states, events, actions and fields
+// (renamed_from): an old name must not be another's name now, nor be
+// claimed by two, or saved data would load as either.
+func (b *builder) renames() {
+	for _, ks := range b.kindSets() {
+		now := map[string]*Decl{}
+		for _, d := range ks.decls {
+			now[d.Snake] = d
+		}
+		claimed := map[string]*Decl{}
+		for _, d := range ks.decls {
+			for _, old := range d.RenamedFrom {
+				snake := SnakeName(old)
+				if other := now[snake]; other != nil && other != d {
+					b.errorf(d.Pos, "%s %s was renamed from %s, which is the name of %s %s now (%s): saved data of that name would load as either; remove renamed_from, or rename the other", ks.what, d.Name, old, ks.what, other.Name, other.Pos)
+				}
+				if other := claimed[snake]; other != nil && other != d {
+					b.errorf(d.Pos, "%s %s and %s %s (%s) were both renamed from %s: saved data of that name would load as either", ks.what, d.Name, ks.what, other.Name, other.Pos, old)
+				}
+				claimed[snake] = d
+			}
+			fields := map[string]*Field{}
+			for _, f := range d.Fields {
+				fields[f.JSONName] = f
+			}
+			for _, f := range d.Fields {
+				for _, old := range f.RenamedFrom {
+					if other := fields[SnakeName(old)]; other != nil && other != f {
+						b.errorf(f.Pos, "field %s of %s %s was renamed from %s, which is the name of its field %s now: saved data would load as either", f.Name, ks.what, d.Name, old, other.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// shape computes the fingerprint of what a saved machine holds: each
+// leaf state's JSON kind, its fields' JSON names and types (their
+// packages by import path, so that an import alias may change), and
+// whether it has a timer, in a fixed order. Docs, rules and names in Go
+// do not count: editing them leaves saved data as it was.
+func (b *builder) shape() {
+	var lines []string
+	for _, s := range b.m.States {
+		line := "state " + s.Snake
+		var fields []string
+		for _, f := range s.Fields {
+			fields = append(fields, f.JSONName+" "+f.GoType.Canonical())
+		}
+		slices.Sort(fields)
+		line += " {" + strings.Join(fields, "; ") + "}"
+		for _, a := range s.Path() {
+			if a.Timer != nil {
+				line += " timer " + a.Snake
+			}
+		}
+		lines = append(lines, line)
+	}
+	slices.Sort(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	b.m.Shape = "sha256:" + hex.EncodeToString(sum[:16])
+}
+
+// Canonical returns the code with its packages named by import path:
+// "[]example.com/chat.Message".
+func (c GoCode) Canonical() string {
+	var sb strings.Builder
+	for _, t := range c {
+		if t.Ident != nil {
+			fmt.Fprintf(&sb, "%s.%s", t.Ident.GoImportPath, t.Ident.GoName)
+			continue
+		}
+		sb.WriteString(t.Text)
+	}
+	return sb.String()
+}

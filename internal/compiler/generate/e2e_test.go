@@ -1,0 +1,210 @@
+package generate_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// TestEndToEnd generates each golden spec (a traffic light, a TCP
+// connection, hostile docs) into a temporary module with the archive's
+// hand-written files, and runs go vet and go test there: the generated
+// code must compile, vet clean, and pass its own generated tests.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds temporary modules")
+	}
+	archives, err := filepath.Glob("../emit/testdata/golden/*.txtar")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(archives), 2)
+	for _, path := range archives {
+		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			ar, err := txtar.ParseFile(path)
+			require.NoError(t, err)
+			dir := t.TempDir()
+			requireCheckout(t, dir, "example.com/"+name)
+			for _, f := range ar.Files {
+				if f.Name == "spec.yaml" {
+					require.NoError(t, os.WriteFile(filepath.Join(dir, "spec.yaml"), f.Data, 0o644))
+				}
+			}
+			res, err := generate.Load(filepath.Join(dir, "spec.yaml"))
+			require.NoError(t, err)
+			require.NotNil(t, res.Machine, "%s", res.Diags)
+			generated := map[string]bool{}
+			for _, o := range res.Outputs {
+				generated[o.Path] = true
+			}
+			// Copy the hand-written inputs; the golden outputs are generated afresh.
+			for _, f := range ar.Files {
+				p := filepath.Join(dir, filepath.FromSlash(f.Name))
+				if f.Name == "spec.yaml" || generated[p] {
+					continue
+				}
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
+			}
+			wrote, err := generate.Write(res.Outputs)
+			require.NoError(t, err)
+			require.Len(t, wrote, len(res.Outputs))
+
+			goIn(t, dir, "vet", "./...")
+			out := goIn(t, dir, "test", "-count=1", "-cover", "./...")
+			assertCoverage(t, out, 90)
+			// No spec text became a build constraint or a directive: both
+			// files stay in the build, nothing is ignored, embedded or
+			// generated.
+			for _, pkg := range strings.Fields(goIn(t, dir, "list", "-f", "{{.Dir}}", "./...")) {
+				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
+				assert.Equal(t, "1 1 0 0 0\n", listed, "%s: go files, test files, ignored files, embed patterns", pkg)
+			}
+			assert.Empty(t, goIn(t, dir, "generate", "-n", "./..."), "no go:generate line in generated files")
+		})
+	}
+}
+
+// assertCoverage checks that every package go test reported on covers at
+// least min percent of its statements, and logs the figures.
+func assertCoverage(t *testing.T, goTestOutput string, min float64) {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^ok\s+(\S+)\s.*coverage: ([0-9.]+)% of statements`)
+	matches := re.FindAllStringSubmatch(goTestOutput, -1)
+	require.NotEmpty(t, matches, "no coverage in:\n%s", goTestOutput)
+	for _, m := range matches {
+		pct, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		t.Logf("%s: %.1f%% of statements covered by its generated tests", m[1], pct)
+		assert.GreaterOrEqual(t, pct, min, "%s: statement coverage", m[1])
+	}
+}
+
+// TestGeneratedCoverage measures the statement coverage of the generated
+// agent package by the package's own (generated) tests: at least 90%.
+func TestGeneratedCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	assertCoverage(t, goIn(t, root, "test", "-count=1", "-cover", "./gen/..."), 90)
+}
+
+// requireCheckout makes dir the module path, requiring this repository's
+// module through a replace, with the repository's go.sum: generated code,
+// which imports fsmgen's runtime, and specs importing the repository's
+// packages (chat) then build there offline.
+func requireCheckout(t testing.TB, dir, path string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	testify := requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify")
+	gomod := "module " + path + "\n\ngo 1.26\n\nrequire (\n\tgithub.com/fsmgen/fsmgen v0.0.0\n\tgithub.com/stretchr/testify " + testify + "\n)\n\nreplace github.com/fsmgen/fsmgen => " + root + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
+}
+
+// tempModule returns a new module in a temporary directory that requires
+// this repository's module (see requireCheckout).
+func tempModule(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	requireCheckout(t, dir, "example.com/m")
+	// The module is not tidy (its go.mod lists no indirect requirements):
+	// let the go command that loads the spec's imports complete it, offline.
+	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOWORK", "off")
+	return dir
+}
+
+// goIn runs the go command in dir, offline, and returns its output; it
+// fails the test when the command fails. Offline, the checksum database
+// cannot be asked either: a module the temporary module selects at
+// another version than this repository's go.sum lists (a test dependency
+// of a dependency, which graph pruning resolves differently there) is
+// taken from the module cache as the go command verified it when it was
+// downloaded, or is missing, which go mod tidy -e tolerates.
+func goIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOSUMDB=off")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go %s in %s:\n%s", strings.Join(args, " "), dir, out)
+	return string(out)
+}
+
+// requiredVersion returns the version go.mod requires of module.
+func requiredVersion(t testing.TB, gomod, module string) string {
+	data, err := os.ReadFile(gomod)
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 2 && fields[0] == module {
+			return fields[1]
+		}
+	}
+	t.Fatalf("%s does not require %s", gomod, module)
+	return ""
+}
+
+// TestGoTool uses fsmgen from another module as the README says: go get
+// -tool (with a replace to this checkout), a go:generate line running go
+// tool fsmgen, then go generate, go vet and go test there.
+func TestGoTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	// The module cache must hold the go.mod of every module in the graph
+	// for go get to work offline below; fetch what is missing (the go
+	// command's own proxy settings, as for the project's dependencies).
+	cmd := exec.Command("go", "mod", "download")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go mod download:\n%s", out)
+
+	dir := t.TempDir()
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
+	goIn(t, dir, "mod", "init", "example.com/orders")
+	// The checkout stands in for a published version.
+	goIn(t, dir, "mod", "edit", "-replace", "github.com/fsmgen/fsmgen="+root, "-require", "github.com/fsmgen/fsmgen@v0.0.0-00010101000000-000000000000")
+	goIn(t, dir, "get", "-tool", "github.com/fsmgen/fsmgen/cmd/fsmgen")
+
+	ar, err := txtar.ParseFile("../emit/testdata/golden/flow.txtar")
+	require.NoError(t, err)
+	for _, f := range ar.Files {
+		if f.Name == "spec.yaml" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "orders.yaml"), f.Data, 0o644))
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "generate.go"), []byte("package order\n\n//go:generate go tool fsmgen generate orders.yaml\n"), 0o644))
+	goIn(t, dir, "generate", "./...")
+	require.FileExists(t, filepath.Join(dir, "order_gen.go"))
+	// The generated code imports fsmgen's runtime, and its tests the
+	// runtime's test drivers: go mod tidy records what they need.
+	goIn(t, dir, "mod", "tidy", "-e") // -e: offline, the tests of dependencies' dependencies may be missing
+	goIn(t, dir, "tool", "fsmgen", "check", "orders.yaml")
+	goIn(t, dir, "vet", "./...")
+	assertCoverage(t, goIn(t, dir, "test", "-count=1", "-cover", "./..."), 90)
+}

@@ -1,0 +1,143 @@
+package generate_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// tutorialBlocks returns the fenced code blocks of the README's tutorial,
+// without the indentation of the list items they sit in.
+func tutorialBlocks(t *testing.T, readme string) []string {
+	start := strings.Index(readme, "## Tutorial: add a state to the agent")
+	require.GreaterOrEqual(t, start, 0, "README has no tutorial")
+	section := readme[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	fence := regexp.MustCompile("(?m)^( *)```(\\w*)\n((?s:.*?))^ *```$")
+	var blocks []string
+	for _, m := range fence.FindAllStringSubmatch(section, -1) {
+		indent := m[1]
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSuffix(m[3], "\n"), "\n") {
+			lines = append(lines, strings.TrimPrefix(l, indent))
+		}
+		blocks = append(blocks, m[2]+"\n"+strings.Join(lines, "\n")+"\n")
+	}
+	return blocks
+}
+
+// TestTutorial follows the README's tutorial on a copy of the repository,
+// with the README's own code blocks: after the spec edits the build must
+// fail for want of the guard, and once it is written the copy must vet,
+// be up to date and pass the tests of every package the tutorial touches.
+// In a checkout where the tutorial has been followed already, there is
+// nothing to apply: the test says so and skips, and the rest of make test
+// checks the result.
+func TestTutorial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a copy of the repository")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	blocks := tutorialBlocks(t, string(readme))
+	require.Len(t, blocks, 5, "the tutorial's code blocks: state, guard, transitions, commands, Go")
+	body := func(i, lang string) string {
+		b := blocks[map[string]int{"state": 0, "guard": 1, "transitions": 2, "go": 4}[i]]
+		require.True(t, strings.HasPrefix(b, lang+"\n"), "block %s is %s", i, lang)
+		return strings.TrimPrefix(b, lang+"\n")
+	}
+	original, err := os.ReadFile(filepath.Join(root, "spec", "agent.yaml"))
+	require.NoError(t, err)
+	if regexp.MustCompile(`\n +Paused:\n`).Match(original) {
+		t.Skip("the tutorial has been followed in this checkout (spec/agent.yaml has Paused): nothing to apply")
+	}
+
+	dir := t.TempDir()
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	for _, e := range entries {
+		// The whole module, but for git's files and the bench module.
+		if e.Name() == ".git" || e.Name() == "bench" {
+			continue
+		}
+		out, err := exec.Command("cp", "-r", filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+
+	specPath := filepath.Join(dir, "spec", "agent.yaml")
+	s := string(original)
+	// Step 1: the state, just before ShuttingDown.
+	i := strings.Index(s, "\n  ShuttingDown:\n")
+	require.Greater(t, i, 0)
+	s = s[:i+1] + body("state", "yaml") + s[i+1:]
+	// Step 2: the guard, first under guards.
+	i = strings.Index(s, "\nguards:\n")
+	require.Greater(t, i, 0)
+	s = s[:i+len("\nguards:\n")] + body("guard", "yaml") + s[i+len("\nguards:\n"):]
+	// Step 3: replace the first transition.
+	i = strings.Index(s, "\ntransitions:\n")
+	require.Greater(t, i, 0)
+	first := i + len("\ntransitions:\n")
+	next := strings.Index(s[first+1:], "\n  - from: ")
+	require.Greater(t, next, 0)
+	require.Contains(t, s[first:first+1+next], "on: UserInput")
+	s = s[:first] + body("transitions", "yaml") + s[first+1+next+1:]
+	// The README quotes the error a forgotten event gives: check it.
+	quoted := regexp.MustCompile("`(spec/agent.yaml:\\d+:\\d+: state Paused does not handle event) …`").FindStringSubmatch(string(readme))
+	require.NotNil(t, quoted, "the README quotes the forgotten-event error")
+	state := body("state", "yaml")
+	forgot := strings.Replace(s, state, strings.Replace(state, ", RetryTimeoutFired]", "]", 1), 1)
+	require.NotEqual(t, s, forgot)
+	require.NoError(t, os.WriteFile(specPath, []byte(forgot), 0o644))
+	res, err := generate.Load(specPath)
+	require.NoError(t, err)
+	require.Contains(t, res.Diags.Error(), strings.Replace(quoted[1], "spec/agent.yaml", specPath, 1)+" RetryTimeoutFired")
+	require.NoError(t, os.WriteFile(specPath, []byte(s), 0o644))
+
+	goCmd := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	// Step 4: regenerate (what make generate runs), then build: it fails.
+	out, err := goCmd("generate", "./...")
+	require.NoError(t, err, "%s", out)
+	out, err = goCmd("build", "./...")
+	require.Error(t, err, "the build must fail until the guard is written")
+	require.Contains(t, out, "*Agent does not implement agent.Behavior (missing method IsPause)")
+
+	// Step 5: implement the guard; step 6: everything passes.
+	bpath := filepath.Join(dir, "behavior", "agent.go")
+	b, err := os.ReadFile(bpath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bpath, append(b, []byte("\n"+body("go", "go"))...), 0o644))
+	out, err = goCmd("vet", "./...")
+	require.NoError(t, err, "%s", out)
+	out, err = goCmd("run", "./cmd/fsmgen", "check", "spec/agent.yaml")
+	require.NoError(t, err, "%s", out)
+	out, err = goCmd("test", "-count=1", "./gen/...", "./behavior/...", "./runtime/...", "./cmd/agent/...")
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, out, "ok  \tgithub.com/fsmgen/fsmgen/gen/agent")
+	// The tests of the generator that read the agent's spec, this one
+	// included: in the copy, where the tutorial has been followed, it skips.
+	out, err = goCmd("test", "-count=1", "-v", "./internal/generate/", "-run", "TestTutorial|TestAgentSpec|TestGeneratedCoverage")
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, out, "the tutorial has been followed in this checkout")
+}

@@ -1,0 +1,190 @@
+// Package spec parses a state-machine spec (YAML, version 2) into a syntax
+// tree in which every value keeps its file:line:col position.
+//
+// Parsing is strict: "version" must come first, unknown and duplicate keys
+// are errors, and every problem found is reported, not only the first. The
+// tree is not checked for meaning; package fsm does that.
+package spec
+
+import "github.com/fsmgen/fsmgen/internal/compiler/diag"
+
+// String is a scalar from the spec with its position. Set is false when
+// the key was absent.
+type String struct {
+	Value string
+	Pos   diag.Pos
+	Set   bool
+}
+
+// Bool is a boolean from the spec with its position.
+type Bool struct {
+	Value bool
+	Pos   diag.Pos
+	Set   bool
+}
+
+// File is a whole spec file.
+type File struct {
+	Path        string
+	Pos         diag.Pos // the document root
+	Version     String
+	Machine     String
+	Package     String
+	Doc         String
+	Imports     []Import
+	Output      Output
+	States      []State
+	Events      []Decl
+	Actions     []Decl
+	Guards      []Func
+	Effects     []Func
+	Transitions []Transition
+	// Behavior is the Go expression that makes the hand-written Behavior
+	// the examples run through, e.g. "behavior.New(behavior.DefaultConfig())".
+	Behavior String
+	// Breaks are the changes from the previous revision the spec declares
+	// it makes on purpose, for fsmgen diff.
+	Breaks []Break
+}
+
+// Break is an intended breaking change: what changes, named as fsmgen
+// diff names it ("field Paid.paid_at", "state Legacy"), and why.
+type Break struct {
+	Pos    diag.Pos
+	Change String
+	Why    String
+}
+
+// Import binds a package qualifier used in field types to an import path.
+type Import struct {
+	Alias String
+	Path  String
+}
+
+// Output names the files generated from the spec, relative to the spec file.
+type Output struct {
+	Go      String // directory of the generated Go package
+	Diagram String // Mermaid diagram
+	Table   String // Markdown transition table
+}
+
+// Field is a typed field of a state, event or action.
+type Field struct {
+	Name String
+	Type String
+	Doc  String
+	// RenamedFrom are the names the field had in earlier revisions.
+	RenamedFrom []String
+}
+
+// State is one entry of "states", or of a composite state's "states".
+type State struct {
+	Name String
+	Doc  String
+	// RenamedFrom are the names the state had in earlier revisions.
+	RenamedFrom []String
+	Initial     Bool // the machine's initial state, or its parent's initial child
+	Terminal    Bool
+	Transient   Bool
+	Fields      []Field
+	Ignore      []String // events ignored in this state; "*" for every other one
+	Reject      []String // events rejected in this state; "*" for every other one
+	Entry       *Hook    // what the state does when entered; nil when absent
+	Exit        *Hook    // what the state does when left; nil when absent
+	After       *After   // the state's timer; nil when absent
+	// States are the children of a composite state, in spec order.
+	States []State
+	// StatesPos is the position of the "states" key, or zero when absent.
+	StatesPos diag.Pos
+}
+
+// Hook is a state's "entry" or "exit": an effect and the actions emitted.
+type Hook struct {
+	Pos     diag.Pos
+	Effect  String
+	Actions []String
+}
+
+// After is a state's timer: how long after entering it the transition
+// fires, unless the state is left first.
+type After struct {
+	Pos    diag.Pos
+	Delay  String // a Go duration ("90s") or the name of an effect that computes one
+	Guards []Branch
+	Outcome
+}
+
+// Decl is one entry of "events" or "actions".
+type Decl struct {
+	Name   String
+	Doc    String
+	Fields []Field
+	// RenamedFrom are the names the event or action had in earlier
+	// revisions.
+	RenamedFrom []String
+}
+
+// Func is one entry of "guards" or "effects": what it reads (its
+// parameters) and, for an effect, what it sets (its results).
+type Func struct {
+	Name  String
+	Doc   String
+	Reads []Field
+	Sets  []Field
+	// SetsPos is the position of the "sets" key, or zero when absent.
+	SetsPos diag.Pos
+}
+
+// Outcome is what a transition or one of its guarded branches does.
+type Outcome struct {
+	To      String
+	Effect  String
+	Actions []String // the actions emitted, in order: "action: A" or "action: [A, B]"
+	Ignore  Bool
+	Reject  String // the reason; set when the branch rejects the event
+	// Local keeps a transition into the source state's own substates from
+	// leaving and re-entering the source.
+	Local Bool
+	// Examples are concrete cases that must take this rule.
+	Examples []Example
+}
+
+// Example is a concrete case the spec says takes a rule: a state at rest
+// with its fields, and an event with its fields.
+type Example struct {
+	Pos  diag.Pos
+	Name String
+	// In is the state at rest the machine starts in, and Send the event
+	// sent; absent, the rule's own.
+	In, Send String
+	// State and Event are the fields given, in spec order, as YAML values
+	// decoded into Go values (strings, numbers, bools, lists, maps).
+	State, Event []Value
+}
+
+// Value is a field's value in an example.
+type Value struct {
+	Name  String
+	Value any
+	// Tag is the YAML tag of a scalar ("!!str", "!!int", ...), or "" for
+	// a list or a mapping.
+	Tag string
+	Pos diag.Pos
+}
+
+// Transition is one entry of "transitions".
+type Transition struct {
+	Pos     diag.Pos
+	From    []String // state names, or a single "*"
+	On      String   // event name; absent for the eventless rows of a transient state
+	Outcome          // when there are no guards
+	Guards  []Branch
+}
+
+// Branch is one guarded alternative of a transition.
+type Branch struct {
+	Pos  diag.Pos
+	If   String // the guard's name; absent on the else branch
+	Else Bool
+	Outcome
+}

@@ -50,7 +50,6 @@ func (a *Agent) QueryLimitReached(c chat.Conversation) bool {
 	return false
 }
 
-
 // StartQuery appends the reply's text up to the query (the query
 // included) as the assistant's message.
 func (a *Agent) StartQuery(c chat.Conversation, text string) chat.Conversation {

@@ -76,7 +76,7 @@ sandbox-deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y bubblewrap || { apt-get update && apt-get install -y bubblewrap; }
 
-# The web page's test (server/web) drives a headless Chromium; it fails,
+# The web page's test (server/internal/web) drives a headless Chromium; it fails,
 # rather than skips, where chromium is missing. browser-deps installs it
 # when it is missing: with apt-get, as root (CI runs Debian as root),
 # updating the package lists if the first try fails. Elsewhere it says what
@@ -87,14 +87,14 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 && exit 0; \
 	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
 		echo "make: chromium is missing, and only root with apt-get can install it here." >&2; \
-		echo "make: install it (sudo apt-get install chromium, or your system's package, as the command chromium on PATH): the web page's test (server/web) needs it" >&2; \
+		echo "make: install it (sudo apt-get install chromium, or your system's package, as the command chromium on PATH): the web page's test (server/internal/web) needs it" >&2; \
 		exit 1; \
 	fi; \
 	echo "make: installing chromium for the web page's test" >&2; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }
 
-# The Postgres store's tests (internal/pgtest starts a server of their
+# The Postgres store's tests (server/internal/pgtest starts a server of their
 # own) need Debian's postgresql; they fail, rather than skip, where it is
 # missing. postgres-deps installs it when it is missing: with apt-get, as
 # root (CI runs Debian as root), updating the package lists if the first
@@ -117,7 +117,7 @@ postgres-deps:
 # verification of the generated Go and docs; the event log's reduction of
 # actions and its chain check; the agent's terminal sanitiser; the cron
 # expression parser; the server's HTTP handlers (on the in-memory store:
-# package server/api's tests do not link SQLite). Go spends up
+# package server/internal/api's tests do not link SQLite). Go spends up
 # to a minute minimising each new interesting input by default, which
 # leaves a short run with nothing but minimisation; FUZZMINIMIZE caps it.
 FUZZMINIMIZE ?= 2s
@@ -145,13 +145,13 @@ fuzz:
 bench:
 	./bench/run.sh
 
-# bench-server measures the cron monitoring server (server/bench): durable
+# bench-server measures the cron monitoring server (server/internal/bench): durable
 # pings a second and their latency (run pings with the event stream
 # read, too), the start-up and memory of 100,000
 # monitors, how late their misses are recorded, a background job's overhead
 # per run (trigger to start); on SQLite, and on a durable Postgres the
 # benchmarks start, with two instances. Then the jobs at scale, side by side
-# with riverqueue/river on the same databases (server/bench/river, a module
+# with riverqueue/river on the same databases (server/internal/bench/river, a module
 # of its own so that river stays out of go.mod): the start-up with 10,000
 # and 100,000 idle jobs, first start and restart, and a burst of 2,000
 # triggers; benchstat prints the two side by side. About forty minutes;

@@ -59,7 +59,7 @@ Your changes are committed to git automatically at the end of each turn; the fir
 
 // queryPrompt is the system prompt of every request to a model without
 // tool calling (-tool-calls=false): it teaches the queries the agent
-// recognises in the model's replies (see runtime/query).
+// recognises in the model's replies (see agent/internal/query).
 const queryPrompt = `You are a coding agent working in a software project (the workspace), helping the user with its code.
 ` + query.ProtocolHelp + `
 You cannot change files or run commands yourself: once you know enough, answer with the changes to make (as unified diffs or whole files) and the commands to run.`

@@ -71,7 +71,7 @@ type Config struct {
 	// conversation by the model's summary of it. 0 turns compaction off;
 	// at most 1.
 	CompactAt float64
-	// MaxQueries is how many queries (see runtime/query) one turn of a
+	// MaxQueries is how many queries (see agent/internal/query) one turn of a
 	// model without tool calling may ask; the one after them ends the
 	// turn with an error. 0 allows none.
 	MaxQueries int

@@ -1,6 +1,8 @@
 // Package chat holds the data the coding agent talks about: messages, tool
-// calls, LLM requests and responses, tool outcomes and LLM errors, and the
-// append-only [Conversation] they are threaded through.
+// calls, LLM requests and responses, tool outcomes and LLM errors, the
+// append-only [Conversation] they are threaded through, the notes the agent
+// writes in the user's name (which of the messages the user typed: IsTyped),
+// and the account of the tokens a thread used ([Ledger]).
 //
 // The package is pure data: it performs no I/O. The generated agent machine
 // (gen/agent) carries these values in its states, events and actions, the
@@ -269,7 +271,7 @@ type ToolOutcome struct {
 	// IsError marks a failed call.
 	IsError bool `json:"is_error,omitempty"`
 	// Approval is what the user answered when asked to approve the call
-	// (runtime/approval: "granted", "always", "refused"); empty when the
+	// (agent/internal/approval: "granted", "always", "refused"); empty when the
 	// call was not asked about.
 	Approval string `json:"approval,omitempty"`
 }

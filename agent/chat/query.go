@@ -22,7 +22,7 @@ const (
 )
 
 // Query is what a model that cannot call tools asked for in the text of
-// its reply, as a detection strategy (runtime/query) recognised it: the
+// its reply, as a detection strategy (agent/internal/query) recognised it: the
 // agent runs it through its tools and sends the result back as a message.
 type Query struct {
 	// Kind says what is asked for.

@@ -98,7 +98,7 @@
 //	-sync-allow-http  let -sync use plain http:// to another host: the
 //	                  token and the thread cross the network unencrypted
 //	-max-tokens N     the longest reply, in tokens (default: the model's own
-//	                  limit, dated names included, see runtime/ledger
+//	                  limit, dated names included, see agent/internal/ledger
 //	                  LimitsOf; 8192, said once, for a model not listed)
 //	-thinking BUDGET  let the model think BUDGET tokens before it answers
 //	                  (Anthropic's extended thinking; default 0: off); its
@@ -169,7 +169,7 @@
 // it: raw, escaped, reversed, in hex, base64 or base32, whitespace ignored,
 // and any 24 characters of it; the auto-commit leaves out any changed file
 // that holds it so. Redaction cannot catch a key the model's commands
-// transform otherwise (see runtime/redact): keep the key out of the
+// transform otherwise (see agent/internal/redact): keep the key out of the
 // workspace.
 //
 // # Plan mode and approval
@@ -327,7 +327,7 @@
 //	-compact-at SHARE     compact before a request that would pass this
 //	                      share of the context window (default 0.8; 0: never)
 //	-context-window N     the model's context window in tokens (default:
-//	                      the model's, as runtime/ledger LimitsOf knows it,
+//	                      the model's, as agent/internal/ledger LimitsOf knows it,
 //	                      dated names included; for another model
 //	                      compaction is off unless it is given)
 //
@@ -357,7 +357,7 @@
 // The programs the agent runs on the host — git, bubblewrap, bash with
 // -sandbox off, the MCP servers' commands, the toolchains of the
 // environment query — are found once, at start, by one resolver
-// (runtime/progpath) that never looks in a directory of PATH the model's
+// (agent/internal/progpath) that never looks in a directory of PATH the model's
 // commands can write: the workspace (an activated .venv/bin, direnv's
 // PATH_add bin, ./node_modules/.bin), the sandbox's build caches, the
 // paths exposed writable, a directory reached through a link into one of
@@ -388,7 +388,7 @@
 // PATH", "QUERY: list [DIR]", "QUERY: search PATTERN [in DIR]", "QUERY:
 // environment", "QUERY: project"), and the agent reads every reply as it
 // streams for such a query, in the protocol or in prose ("I need to read
-// src/main.rs", "What's in the environment?"; see runtime/query and
+// src/main.rs", "What's in the environment?"; see agent/internal/query and
 // docs/queries.md). At the end of the sentence that asks, the reply is cut
 // and the LLM call cancelled; the query runs through the agent's tools
 // (read_file, list_files, search_files: confined, masked and redacted as

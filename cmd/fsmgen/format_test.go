@@ -547,7 +547,7 @@ func TestFormatUsage(t *testing.T) {
 }
 
 // TestRealMessagesAreClassified runs check -format json on the checker's
-// error corpus (internal/fsm/testdata/errors) and checks that every
+// error corpus (internal/compiler/fsm/testdata/errors) and checks that every
 // message it reports has a rule of its own.
 func TestRealMessagesAreClassified(t *testing.T) {
 	corpus, err := filepath.Abs(filepath.Join("..", "..", "internal", "fsm", "testdata", "errors"))

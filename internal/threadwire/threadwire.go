@@ -57,7 +57,7 @@ type Thread struct {
 	// Ledger is the account of the tokens the thread's replies used.
 	Ledger chat.Ledger `json:"ledger"`
 	// LogChain is the chain value of the last line of the thread's event
-	// log when the thread was saved (see runtime/eventlog): replay checks
+	// log when the thread was saved (see agent/internal/eventlog): replay checks
 	// that the log still has that line, so that a log cut short or
 	// rewritten after it is found out.
 	LogChain string `json:"log_chain,omitempty"`

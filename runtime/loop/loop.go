@@ -17,7 +17,7 @@
 //
 // The loop is generic over the machine's event type only, so any machine
 // fsmgen generates can be driven by it; it knows nothing of any particular
-// machine. runtime/agentexec drives the coding agent with it, and
+// machine. agent/internal/agentexec drives the coding agent with it, and
 // examples/trafficlight a traffic light.
 package loop
 

@@ -190,7 +190,7 @@ jobs:
 	assert.Equal(t, first.ID, runs[0].ID)
 	assert.Equal(t, []string{"manual", "retry", "retry"}, []string{runs[0].TriggeredBy, runs[1].TriggeredBy, runs[2].TriggeredBy})
 	// Each retry starts no sooner than its backoff after the failure before
-	// it: 200 ms, then 400 ms capped at 300 ms (server/jobs's tests check
+	// it: 200 ms, then 400 ms capped at 300 ms (server/internal/jobengine's tests check
 	// the exact times with a fake clock).
 	assert.GreaterOrEqual(t, runs[1].StartedAt.Sub(*runs[0].FinishedAt), 200*time.Millisecond)
 	assert.GreaterOrEqual(t, runs[2].StartedAt.Sub(*runs[1].FinishedAt), 300*time.Millisecond)

@@ -59,8 +59,8 @@ func (p *proc) status(tok, path string) int {
 }
 
 // refuses waits until p refuses tok (401), and returns how long that took.
-// The bound, a second, is checked on a fake clock by server/apikey's and
-// server/api/apitest's tests; here, between processes on a loaded machine,
+// The bound, a second, is checked on a fake clock by server/internal/apikey's and
+// server/internal/api/apitest's tests; here, between processes on a loaded machine,
 // the wait is generous.
 func (p *proc) refuses(tok string) time.Duration {
 	p.t.Helper()

@@ -310,7 +310,7 @@ func (p *proc) snapshot(token, slug string) (*monitorengine.View, []monitorengin
 // pingServed pings as a cron job's client would: again, for up to 10 s,
 // while the server answers 503 — which it does, by design, while it holds
 // no lease of the monitor's shard (a renewal missed on a loaded machine,
-// say; see server/monitors' shards).
+// say; see server/internal/monitorengine' shards).
 func pingServed(client *http.Client, url string) (int, string, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {

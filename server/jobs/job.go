@@ -4,7 +4,7 @@
 // of the jobs a server runs, and the guards and effects of the job machine
 // (package gen/job) as pure functions of values (Behavior).
 //
-// The engine that runs them is package server/jobs.
+// The engine that runs them is package server/internal/jobengine.
 package jobs
 
 import (

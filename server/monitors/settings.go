@@ -1,4 +1,4 @@
-// Package crons is the cron monitors' behaviour, written by hand: the
+// Package monitors is the cron monitors' behaviour, written by hand: the
 // settings a monitor checks its job against, and the guards and effects
 // of the generated machine (package gen/monitor) as pure functions of
 // values.

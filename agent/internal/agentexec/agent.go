@@ -8,7 +8,7 @@
 // stream, a round of tools in parallel, the post-tools auto-commit hook, a
 // retry timer) in tasks the loop owns, which send their results back as
 // events. After each event, Execute records it and its actions in the
-// event log (see runtime/eventlog), saves the thread (see runtime/thread)
+// event log (see agent/internal/eventlog), saves the thread (see agent/internal/thread)
 // when the event changed it, and sends the input queued while the agent
 // was busy once the machine waits for it. A session can then be resumed
 // from the saved thread, and replayed from the log with [ReplayAgent].
@@ -79,7 +79,7 @@ type Config struct {
 	// Saved, when set, is called on the loop goroutine after every
 	// successful save of Thread, with Thread as saved (redacted). It must
 	// return at once and must not keep t or change it: a copy is what it
-	// may keep (see runtime/threadsync, which pushes it to a server).
+	// may keep (see agent/internal/threadsync, which pushes it to a server).
 	Saved func(t *threadwire.Thread)
 	// Journal is the open journal of a resumed Thread (see
 	// thread.Store.Open); nil for a new thread, whose journal the agent
@@ -91,7 +91,7 @@ type Config struct {
 	// header to it when it starts.
 	EventLog *eventlog.Writer
 	// Secrets (an API key, say) are replaced by "[REDACTED]", raw or
-	// encoded (see runtime/redact), in everything that reaches the agent
+	// encoded (see agent/internal/redact), in everything that reaches the agent
 	// from outside — input lines, the LLM's replies (streamed deltas,
 	// tool names and call IDs included) and errors, tool results and
 	// progress — before the machine, the display, the thread, the event
@@ -137,7 +137,7 @@ type Config struct {
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Approval is when the user is asked before a tool call runs (see
-	// runtime/approval); "" means approval.Never. The calls of the
+	// agent/internal/approval); "" means approval.Never. The calls of the
 	// behaviour's mutating tools are asked about; the question is shown
 	// with Display.Ask and the next message read from Input or Editor is
 	// the answer, so a policy that asks needs one of them. A refused call
@@ -148,7 +148,7 @@ type Config struct {
 	// short by a crash, it never runs.
 	Approval approval.Policy
 	// Queries, when set, recognises the queries a model without tool
-	// calling asks in its replies (see runtime/query): the reply's stream
+	// calling asks in its replies (see agent/internal/query): the reply's stream
 	// is cut where a query ends, the machine records the text up to there
 	// and runs the query (RunQuery), and its result goes back to the
 	// model with the next request. nil examines no reply.

@@ -20,7 +20,7 @@ import (
 )
 
 // MessageReader reads the user's messages one at a time: a terminal's
-// line editor (see runtime/term), where one message may hold several
+// line editor (see agent/internal/term), where one message may hold several
 // lines.
 type MessageReader interface {
 	// ReadMessage returns the next message, io.EOF after the last one; it

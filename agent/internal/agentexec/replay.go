@@ -14,7 +14,7 @@ import (
 )
 
 // LogRefs returns what the agent's event log records by reference rather
-// than whole (see runtime/eventlog): the conversation, the system prompt
+// than whole (see agent/internal/eventlog): the conversation, the system prompt
 // and the tools of every LLM request — the request's model, token limit
 // and temperature stay inline —, the round of tools a post-tools hook is
 // given (their results are in the round's tool_completed events), and any

@@ -33,7 +33,7 @@ type ApprovalSetter interface {
 // a note of its own which depends on what the conversation holds, and
 // which the round's output budget (Limits.RoundOutput) must not cut: the
 // instructions of the directories a call leads into, say (see cmd/agent
-// and runtime/instructions). Before each round of tool calls and each
+// and agent/internal/instructions). Before each round of tool calls and each
 // query the agent calls NoteConversation, on the loop goroutine, with the
 // conversation's messages as they stand then (an undo or a compaction may
 // have cut what an earlier note brought); once a call has run, not

@@ -3,7 +3,7 @@
 // call that waits and the input the user types.
 //
 // The policies are named as Codex names them: [Untrusted] asks before
-// every call of a mutating tool (see runtime/tools.Mutator), [OnRequest]
+// every call of a mutating tool (see agent/internal/tools.Mutator), [OnRequest]
 // asks when the model asks for it (the mutating tools' schemas then offer
 // it the arguments [AskField] and [ReasonField], see [Offer]), and [Never]
 // never asks. Calls of read-only tools are never asked about.

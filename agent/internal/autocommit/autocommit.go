@@ -93,7 +93,7 @@
 // or at a commit since: a .git alone in an otherwise empty new directory
 // is not seen, nor is one in an ignored directory.
 //
-// The agent's git guard (runtime/tools.GitGuard), run before every
+// The agent's git guard (agent/internal/tools.GitGuard), run before every
 // commit, removes the repositories a tool created and puts back what a
 // tool changed of the others; what is said here is the auto-commit's own
 // net, for a repository the guard could not undo or when there is none.

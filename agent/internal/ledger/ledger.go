@@ -1,6 +1,7 @@
-// Package ledger keeps the coding agent's account of the tokens the LLM
-// used — input, output, the prompt cache's reads and writes, reasoning —
-// per turn and per thread, and what they cost at a model's prices.
+// Package ledger prices the coding agent's account of the tokens the LLM
+// used (chat.Ledger: input, output, the prompt cache's reads and writes,
+// reasoning, per turn and per thread), knows the models' prices and
+// limits, and writes usage for people.
 //
 // The figures are the providers' own (see chat.Usage): the agent adds up
 // what each completed reply reports, and what a failed or cut-off reply

@@ -56,7 +56,7 @@ type Failed struct{ Err chat.LLMError }
 // output's as it ends (message_delta); OpenAI reports the whole usage
 // only in the reply's last chunk (stream_options include_usage), so a
 // reply cut before its end has no Usage at all. A caller that cancels
-// the call mid-reply (the agent does at a query, see runtime/query)
+// the call mid-reply (the agent does at a query, see agent/internal/query)
 // counts the last Usage it got, its output estimated with [TokensOf];
 // a reply that runs to its end counts Completed's.
 type Usage struct{ Usage chat.Usage }

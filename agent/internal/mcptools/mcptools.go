@@ -20,7 +20,7 @@
 // refused with a message naming the field, never the secret.
 //
 // A stdio server's program is found on the host by the sandbox's resolver
-// (see runtime/progpath), confined or not: never in the workspace nor in
+// (see agent/internal/progpath), confined or not: never in the workspace nor in
 // a directory the model's commands can write, never through a relative
 // path, and never in a directory its sandbox hides. Confinement alone is
 // not enough, as an entry may grant its server what bash has not (the

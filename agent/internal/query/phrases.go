@@ -27,7 +27,7 @@ import (
 //     the last file the reply named, and a request that ends with a colon
 //     takes its target from the next line.
 //
-// Its precision and recall on the corpus of runtime/query/testdata are
+// Its precision and recall on the corpus of agent/internal/query/testdata are
 // reported by TestCorpus and in docs/queries.md.
 type Phrases struct{}
 

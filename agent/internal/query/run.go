@@ -61,7 +61,7 @@ type Facts struct {
 	// Environ returns the environment; nil means os.Environ.
 	Environ func() []string
 	// LookPath finds a program; nil means the Look of the sandbox's
-	// resolver (see runtime/progpath), or without a sandbox, of one made
+	// resolver (see agent/internal/progpath), or without a sandbox, of one made
 	// from the environment's PATH and the workspace: a toolchain is never
 	// found in a directory the model's commands can write.
 	LookPath func(string) (string, error)

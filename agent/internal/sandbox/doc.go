@@ -66,7 +66,7 @@
 //     be exposed to be of use).
 //   - Programs on the host. Bubblewrap, the shell that sets the limits
 //     and, unconfined, a command's program given by name are found by
-//     [Options.Programs] (runtime/progpath), never in a directory of PATH
+//     [Options.Programs] (agent/internal/progpath), never in a directory of PATH
 //     the model's commands can write ([Options.Writable], the workspace):
 //     a bwrap or bash planted in a .venv/bin on PATH is not run.
 //   - Secrets. The other paths of [Options.Hidden] ([DefaultHidden]:

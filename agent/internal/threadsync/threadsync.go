@@ -72,7 +72,7 @@ type Config struct {
 	// Token is the server's API token, sent as a bearer token.
 	Token string
 	// Secrets are replaced by "[REDACTED]" in what is pushed (see
-	// runtime/redact), the API key and the token among them.
+	// agent/internal/redact), the API key and the token among them.
 	Secrets []string
 	// Client sends the requests; nil means one with a 30 s timeout.
 	Client *http.Client

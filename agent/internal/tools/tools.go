@@ -54,7 +54,7 @@ type Tool interface {
 
 // Mutator is implemented by a tool that says whether its calls may change
 // anything (files, the world outside): the agent asks the user before
-// such calls under an approval policy that asks (see runtime/approval),
+// such calls under an approval policy that asks (see agent/internal/approval),
 // runs them one after another, and commits what they changed. A tool that
 // does not implement Mutator counts as mutating: read-only must be said.
 type Mutator interface {
@@ -107,7 +107,7 @@ type Options struct {
 	GitGuard *GitGuard
 	// Search adds search_files (see [SearchFiles]) to the default set:
 	// the agent runs the search queries of a model without tool calling
-	// with it (see runtime/query).
+	// with it (see agent/internal/query).
 	Search bool
 }
 

@@ -104,7 +104,7 @@ func TestResolveLookups(t *testing.T) {
 }
 
 // TestAlongLookups checks that the walk of the instructions files (two
-// names looked for in every directory, as runtime/instructions does)
+// names looked for in every directory, as agent/internal/instructions does)
 // costs a number of system calls linear in the path's depth, and finds
 // the files of every directory down to the first that is missing.
 func TestAlongLookups(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package jobs is the server's background-jobs engine: it keeps every
+// Package jobengine is the server's background-jobs engine: it keeps every
 // job's machine (package gen/job) in memory, fires its timers, starts its
 // runs (commands in their own process group, or Go functions), records
 // each run in the store and checks each run in to a monitor of its own

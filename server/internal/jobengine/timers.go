@@ -9,7 +9,7 @@ import (
 )
 
 // The jobs' timers are one heap for all jobs, as the monitors' are
-// (server/monitors): each entry points at its job, a job's armed timers
+// (server/internal/monitorengine): each entry points at its job, a job's armed timers
 // are a short slice (one at most, in the job machine), and a round takes
 // every due one at once. A cancelled entry stays in the heap until it
 // comes up, and is then dropped.

@@ -1,4 +1,4 @@
-// Package monitors is the server's cron-monitoring engine: it keeps every
+// Package monitorengine is the server's cron-monitoring engine: it keeps every
 // monitor's machine (package gen/monitor) in memory, feeds it the pings
 // and the firings of its timers, and writes what each step changed to the
 // store before it answers.

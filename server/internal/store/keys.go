@@ -37,7 +37,7 @@ type Key struct {
 	// pushed with it.
 	ID   string
 	Name string
-	// Scope is admin, read-write or read-only (package server/apikey).
+	// Scope is admin, read-write or read-only (package server/internal/apikey).
 	Scope string
 	// Hash is the hex SHA-256 of the key's token: the token itself is
 	// never stored.

@@ -1,4 +1,4 @@
-// Package apitest holds the tests of the HTTP API (package server/api) on
+// Package apitest holds the tests of the HTTP API (package server/internal/api) on
 // the real stack: a SQLite database in a temporary directory, the engine
 // running, the handlers on an httptest server. They live here, and not in
 // package api's own directory, so that the fuzz target of package api

@@ -550,7 +550,7 @@ func TestFormatUsage(t *testing.T) {
 // error corpus (internal/compiler/fsm/testdata/errors) and checks that every
 // message it reports has a rule of its own.
 func TestRealMessagesAreClassified(t *testing.T) {
-	corpus, err := filepath.Abs(filepath.Join("..", "..", "internal", "fsm", "testdata", "errors"))
+	corpus, err := filepath.Abs(filepath.Join("..", "..", "internal", "compiler", "fsm", "testdata", "errors"))
 	require.NoError(t, err)
 	specs, err := filepath.Glob(filepath.Join(corpus, "*.yaml"))
 	require.NoError(t, err)

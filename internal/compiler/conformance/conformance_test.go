@@ -54,7 +54,7 @@ func TestConformance(t *testing.T) {
 	dir := t.TempDir()
 	// The generated packages import fsmgen's runtime: the module requires
 	// this checkout, with its go.sum, and builds offline.
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	require.NoError(t, err)

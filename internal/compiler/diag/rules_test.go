@@ -19,7 +19,7 @@ import (
 
 // messageDirs are the packages, relative to this one, whose diagnostics
 // must all have a rule.
-var messageDirs = []string{"../spec", "../fsm", "../generate", "../../cmd/fsmgen"}
+var messageDirs = []string{"../spec", "../fsm", "../generate", "../../../cmd/fsmgen"}
 
 // TestEveryMessageHasOneRule parses every non-test Go file of the packages
 // that report diagnostics, finds every call of Errorf and Warnf (and of the

@@ -19,7 +19,7 @@ import (
 // file, for the specs of the repository that check without their Go
 // packages around them (all but those naming types of their own package).
 func TestFormatGo(t *testing.T) {
-	specs, err := testspecs.Valid("../..")
+	specs, err := testspecs.Valid("../../..")
 	require.NoError(t, err)
 	checked := 0
 	for _, s := range specs {

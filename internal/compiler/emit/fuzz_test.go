@@ -15,7 +15,7 @@ import (
 
 // seedSpecs adds every spec in the repository to the fuzz corpus.
 func seedSpecs(f *testing.F) {
-	specs, err := testspecs.All("../..")
+	specs, err := testspecs.All("../../..")
 	require.NoError(f, err)
 	require.NotEmpty(f, specs)
 	for _, s := range specs {
@@ -51,7 +51,7 @@ func fuzzEmit(t *testing.T, src []byte) {
 
 // TestVerifyAgent runs the same verification on spec/agent.yaml.
 func TestVerifyAgent(t *testing.T) {
-	src, err := os.ReadFile("../../spec/agent.yaml")
+	src, err := os.ReadFile("../../../spec/agent.yaml")
 	require.NoError(t, err)
 	sf, diags := spec.Parse("agent.yaml", src)
 	require.False(t, diags.HasErrors(), "%s", diags)

@@ -16,7 +16,7 @@ import (
 // diagnostic must name the file and say something, and a machine is
 // returned exactly when there is no error.
 func FuzzCheck(f *testing.F) {
-	specs, err := testspecs.All("../..")
+	specs, err := testspecs.All("../../..")
 	require.NoError(f, err)
 	require.NotEmpty(f, specs)
 	for _, s := range specs {

@@ -20,7 +20,7 @@ import (
 // short as a breadth-first search of its own, over the states at rest,
 // says it can be.
 func TestPathsShortest(t *testing.T) {
-	specs, err := testspecs.Valid("../..")
+	specs, err := testspecs.Valid("../../..")
 	require.NoError(t, err)
 	corpus, err := filepath.Glob("../conformance/testdata/*.txtar")
 	require.NoError(t, err)

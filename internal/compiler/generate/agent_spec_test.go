@@ -20,9 +20,9 @@ import (
 // each of its states), at the state's position; a state that resolves
 // every other event with "ignore: *" takes the event that way instead.
 func TestAgentSpecForgottenTransition(t *testing.T) {
-	src, err := os.ReadFile("../../spec/agent.yaml")
+	src, err := os.ReadFile("../../../spec/agent.yaml")
 	require.NoError(t, err)
-	whole, err := generate.Load("../../spec/agent.yaml")
+	whole, err := generate.Load("../../../spec/agent.yaml")
 	require.NoError(t, err)
 	require.NotNil(t, whole.Machine, "%s", whole.Diags)
 	m := whole.Machine

@@ -97,7 +97,7 @@ func TestGeneratedCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	assertCoverage(t, goIn(t, root, "test", "-count=1", "-cover", "./gen/..."), 90)
 }
@@ -108,7 +108,7 @@ func TestGeneratedCoverage(t *testing.T) {
 // packages (chat) then build there offline.
 func requireCheckout(t testing.TB, dir, path string) {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	require.NoError(t, err)
@@ -172,7 +172,7 @@ func TestGoTool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a temporary module")
 	}
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	// The module cache must hold the go.mod of every module in the graph
 	// for go get to work offline below; fetch what is missing (the go

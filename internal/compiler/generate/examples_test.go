@@ -23,15 +23,15 @@ func TestExamplesCatchABrokenGuard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a copy of the module")
 	}
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	for _, sub := range []string{"go.mod", "go.sum", "gen", "behavior", "chat", "runtime/fsmrt", "internal/suggest"} {
+	for _, sub := range []string{"go.mod", "go.sum", "gen", "agent/behavior", "agent/chat", "runtime/fsmrt", "internal/suggest"} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, sub)), 0o755))
 		out, err := exec.Command("cp", "-r", filepath.Join(root, sub), filepath.Join(dir, sub)).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
-	guard := filepath.Join(dir, "behavior", "agent.go")
+	guard := filepath.Join(dir, "agent", "behavior", "agent.go")
 	src, err := os.ReadFile(guard)
 	require.NoError(t, err)
 	const right = "return err.Retryable() && retries < a.cfg.MaxRetries"

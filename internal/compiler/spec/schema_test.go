@@ -45,7 +45,7 @@ func instance(t *testing.T, src []byte) any {
 
 func TestSchemaAcceptsRepoSpecs(t *testing.T) {
 	sch := compileSchema(t)
-	specs, err := testspecs.Valid("../..")
+	specs, err := testspecs.Valid("../../..")
 	require.NoError(t, err)
 	require.NotEmpty(t, specs)
 	for _, s := range specs {
@@ -56,7 +56,7 @@ func TestSchemaAcceptsRepoSpecs(t *testing.T) {
 }
 
 func TestSpecsNameTheSchema(t *testing.T) {
-	paths, err := filepath.Glob("../../spec/*.yaml")
+	paths, err := filepath.Glob("../../../spec/*.yaml")
 	require.NoError(t, err)
 	for _, p := range paths {
 		src, err := os.ReadFile(p)
@@ -67,7 +67,7 @@ func TestSpecsNameTheSchema(t *testing.T) {
 }
 
 func TestSchemaFileIsCurrent(t *testing.T) {
-	committed, err := os.ReadFile("../../docs/fsmgen.schema.json")
+	committed, err := os.ReadFile("../../../docs/fsmgen.schema.json")
 	require.NoError(t, err)
 	assert.Equal(t, string(spec.Schema), string(committed), "docs/fsmgen.schema.json is stale: run make generate")
 }

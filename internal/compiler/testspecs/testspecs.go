@@ -31,7 +31,7 @@ func Valid(root string) ([]Spec, error) {
 		return nil, err
 	}
 	specs = append(specs, examples...)
-	archives, err := filepath.Glob(filepath.Join(root, "internal", "emit", "testdata", "golden", "*.txtar"))
+	archives, err := filepath.Glob(filepath.Join(root, "internal", "compiler", "emit", "testdata", "golden", "*.txtar"))
 	if err != nil {
 		return nil, fmt.Errorf("find golden archives: %w", err)
 	}

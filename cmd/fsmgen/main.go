@@ -36,6 +36,13 @@
 //
 //	fsmgen diff git:HEAD~1:spec/order.yaml spec/order.yaml
 //
+// An old revision that does not check against the module's packages as
+// they are now (a package it imports moved or went) is checked against
+// the module as commit REV had it, extracted into a temporary directory.
+// A field retyped to a type whose JSON is alike (a type moved to another
+// package, a named type for its underlying type) is ok for saved data and
+// to review for the code.
+//
 // A change the new spec declares under breaks: is reported as declared
 // and does not fail; one it declares that names no change is noted. A
 // spec that OLD does not have is new: nothing was saved with it. -format

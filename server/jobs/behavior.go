@@ -19,7 +19,7 @@ const (
 // is a cache of compiled schedules, so one Behavior serves every job, from
 // any goroutine.
 type Behavior struct {
-	plans sync.Map // crons.Settings (schedule and time zone) → schedule.Schedule
+	plans sync.Map // monitors.Settings (schedule and time zone) → schedule.Schedule
 }
 
 // never is the next run of a schedule that does not compile: Check

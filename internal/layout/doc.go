@@ -14,8 +14,8 @@
 //   - the examples: examples/...;
 //   - what the products share: internal/threadwire (the thread's format,
 //     between the agent and the server) and small utilities
-//     (internal/atomicfile, internal/proclock, internal/suggest, and
-//     internal/gittest for tests).
+//     (internal/atomicfile, internal/backoff, internal/proclock,
+//     internal/suggest, and internal/gittest for tests).
 //
 // The rules, checked by TestLayout on every package's imports (a test's
 // too) with go list:

@@ -26,7 +26,7 @@ type part struct {
 }
 
 // utilities are the small shared packages every part may use.
-var utilities = []string{"internal/atomicfile", "internal/proclock", "internal/suggest"}
+var utilities = []string{"internal/atomicfile", "internal/backoff", "internal/proclock", "internal/suggest"}
 
 // parts are the repository's parts (see the package doc).
 var parts = []part{

@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 func TestMain(m *testing.M) {
@@ -64,11 +65,7 @@ func TestDatabases(t *testing.T) {
 func TestDiesWithItsParent(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "PGTEST_HELPER=1")
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "the helper prints its cluster")
+	line := proctest.Start(t, cmd) // the helper prints its cluster
 	dir, pidText, ok := strings.Cut(strings.TrimSpace(line), " ")
 	require.True(t, ok, "helper: %q", line)
 	pid, err := strconv.Atoi(pidText)

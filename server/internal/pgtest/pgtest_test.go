@@ -86,3 +86,35 @@ func TestDiesWithItsParent(t *testing.T) {
 	_, err = os.Stat(c.dir)
 	assert.True(t, os.IsNotExist(err), "Stop removes the cluster")
 }
+
+// TestDurable checks the clusters' durability: the tests' (Main with no
+// Options, as this package's TestMain) trades it for speed, a Durable
+// one, the benchmarks', keeps Postgres's.
+func TestDurable(t *testing.T) {
+	tests := []struct {
+		name  string
+		db    func(t *testing.T) string
+		fsync string
+	}{
+		{"the tests' cluster", func(t *testing.T) string { return DB(t) }, "off"},
+		{"a durable cluster", func(t *testing.T) string {
+			c, err := Start(context.Background(), Options{Durable: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, c.Stop()) })
+			u, err := c.NewDB(context.Background())
+			require.NoError(t, err)
+			return u
+		}, "on"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, tt.db(t))
+			require.NoError(t, err)
+			defer conn.Close(ctx)
+			var fsync string
+			require.NoError(t, conn.QueryRow(ctx, "SHOW fsync").Scan(&fsync))
+			assert.Equal(t, tt.fsync, fsync)
+		})
+	}
+}

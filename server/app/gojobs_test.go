@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/proctest"
 	"github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
@@ -41,7 +42,7 @@ func TestGoJobs(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	out, outW := io.Pipe()
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-addr", addr, "-db", filepath.Join(dir, "server.db"), "-jobs", file}, outW, io.Discard, ex)
@@ -97,7 +98,7 @@ func TestGoJobsRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var ex extras
 			WithJobs(tt.job)(&ex)
-			err := run(context.Background(), []string{"-addr", freeAddr(t), "-db", filepath.Join(t.TempDir(), "server.db"), "-jobs", file}, io.Discard, io.Discard, ex)
+			err := run(context.Background(), []string{"-addr", proctest.FreeAddr(t), "-db", filepath.Join(t.TempDir(), "server.db"), "-jobs", file}, io.Discard, io.Discard, ex)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,9 +74,9 @@ func TestDiesWithItsParent(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill())
 	cmd.Wait()
 	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 30*time.Second, 20*time.Millisecond, "the server outlives its parent")
-	_, err = os.Stat(filepath.Join(dir, "data"))
-	require.NoError(t, err, "the dead cluster's directory is left")
-
+	// The dead cluster's directory is left behind; the next cluster
+	// started, here or by any other test process, removes it, so it may
+	// already be gone.
 	c, err := Start(context.Background(), Options{})
 	require.NoError(t, err)
 	_, err = os.Stat(dir)

@@ -146,3 +146,23 @@ func TestStrictDecoding(t *testing.T) {
 	_, err := fsmrt.Unmarshal(&timed, "state", []byte(`{"Kind":"busy"}`), map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")})
 	assert.ErrorContains(t, err, `no "kind"`, "the kind's name is read in its case only")
 }
+
+// BenchmarkLoad measures LoadState on a saved machine with a running
+// timer and a state with a field, decoded strictly through its kind's
+// decoder, as a generated package's Load reads it.
+func BenchmarkLoad(b *testing.B) {
+	deadline := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC)
+	data, err := timed.Save(busy{N: 7}, []fsmrt.Timer{{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}}, 4)
+	require.NoError(b, err)
+	decoders := map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")}
+	decode := func(raw []byte) (any, error) { return fsmrt.Unmarshal(&timed, "state", raw, decoders) }
+	timers := make([]fsmrt.Timer, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		var last fsmrt.TimerID
+		timers[0] = fsmrt.Timer{}
+		if _, err := fsmrt.LoadState(&timed, data, timers, &last, decode); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -232,3 +232,32 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+func TestTimerRearm(t *testing.T) {
+	t.Parallel()
+	deadline := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC) // started at 03:00
+	tests := []struct {
+		name  string
+		timer fsmrt.Timer
+		delay time.Duration
+		want  fsmrt.Timer
+	}{
+		{"shorter", fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}, 10 * time.Minute,
+			fsmrt.Timer{ID: 3, Delay: 10 * time.Minute, Deadline: deadline.Add(-20 * time.Minute)}},
+		{"longer", fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}, 2 * time.Hour,
+			fsmrt.Timer{ID: 3, Delay: 2 * time.Hour, Deadline: deadline.Add(90 * time.Minute)}},
+		{"the same", fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}, 30 * time.Minute,
+			fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}},
+		{"no deadline known", fsmrt.Timer{ID: 1, Delay: time.Minute}, time.Second,
+			fsmrt.Timer{ID: 1, Delay: time.Second}},
+		{"not running", fsmrt.Timer{}, time.Second, fsmrt.Timer{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := tt.timer
+			got.Rearm(tt.delay)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

@@ -369,8 +369,11 @@ func alike(a, b *fsm.Field) bool {
 // another Go type (see loads); when either shape is unknown (a type of the
 // generated package, say), it may not.
 func retyped(o, n *fsm.Field) (Verdict, string) {
-	if o.JSON == nil || n.JSON == nil {
-		return Breaks, "fsmgen cannot see what JSON they read and write"
+	switch {
+	case o.JSON == nil:
+		return Breaks, fmt.Sprintf("fsmgen does not see how %s is encoded (a type declared beside the generated code?), so it cannot tell that every value loads", o.Type)
+	case n.JSON == nil:
+		return Breaks, fmt.Sprintf("fsmgen does not see how %s is encoded (a type declared beside the generated code?), so it cannot tell that every value loads", n.Type)
 	}
 	return loads(o.JSON, n.JSON)
 }

@@ -171,10 +171,8 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 func edgeLabel(r *fsm.Rule) string {
 	var parts []string
 	switch {
-	case r.Timer != nil && r.Timer.DelayFunc != nil:
-		parts = append(parts, "after "+r.Timer.DelayFunc.Name)
 	case r.Timer != nil:
-		parts = append(parts, "after "+r.Timer.DelayText)
+		parts = append(parts, r.Timer.Label())
 	case r.Event != nil:
 		parts = append(parts, r.Event.Name)
 	}
@@ -333,9 +331,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
 		switch {
 		case r.Timer != nil && r.Timer.DelayFunc != nil:
-			row.Event = "after " + code(r.Timer.DelayFunc.Name)
+			row.Event = "after " + code(r.Timer.DelayFunc.Name) + timerID(r.Timer)
 		case r.Timer != nil:
-			row.Event = "after " + r.Timer.DelayText
+			row.Event = "after " + r.Timer.DelayText + timerID(r.Timer)
 		case r == m.Stale:
 			row.From, row.Event = "*", code(r.Event.Name)+" of a timer not running"
 		case r.Event != nil:
@@ -444,4 +442,13 @@ func execute(name string, view any) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// timerID is a timer's id as the table shows it after the delay: " (id)",
+// or nothing for a timer without one.
+func timerID(t *fsm.Timer) string {
+	if t.ID == "" {
+		return ""
+	}
+	return " (" + code(t.ID) + ")"
 }

@@ -106,8 +106,8 @@ func takes(m *fsm.Machine, s *fsm.State, r *fsm.Rule) bool {
 	var cells []*fsm.Cell
 	cells = append(append(append(cells, s.Handles...), s.Refuses...), s.Inherited...)
 	for _, a := range s.Path() {
-		if a.Timer != nil {
-			cells = append(cells, a.Timer.Cell)
+		for _, t := range a.Timers {
+			cells = append(cells, t.Cell)
 		}
 	}
 	if r == m.Stale {

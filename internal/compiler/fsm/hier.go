@@ -176,8 +176,10 @@ func (b *builder) timerDecls() {
 	builtin := func(kind, name, doc string, fields ...*Field) Decl {
 		return Decl{Name: name, GoName: name, Snake: SnakeName(name), KindName: strings.ToUpper(kind[:1]) + kind[1:] + name, Doc: doc, Fields: fields, Builtin: true}
 	}
-	m.TimerFired = &Event{Decl: builtin("event", "TimerFired", "A timer started by StartTimer ran out. A timer that is not running any more (its state was left) fires nothing.",
-		field("timer", "TimerID", "is the timer that ran out."))}
+	m.TimerFired = &Event{Decl: builtin("event", "TimerFired", "A timer started by StartTimer ran out. A timer that is not running any more (its state was left) fires nothing. Whoever sends it says when the timer was due and when it fired (loop.Timers made with NewTimersAt does), so that the guards and effects of the timer's rules can read deadline and now.",
+		field("timer", "TimerID", "is the timer that ran out."),
+		field("deadline", "time.Time", "is when the timer was due: the deadline StartTimer returned, or the one Load read."),
+		field("now", "time.Time", "is when the timer fired: its deadline, or later when the process was busy or down."))}
 	m.TimerFired.Index = len(m.Events)
 	m.Events = append(m.Events, m.TimerFired)
 	m.StartTimer = &Action{Decl: builtin("action", "StartTimer", "Start a timer: after delay, send TimerFired with its id, unless CancelTimer stops it first. Starting an id again restarts it.",

@@ -87,6 +87,14 @@ transitions:
     to: Queued
 `
 
+// oneTimer is the timer of Running in jobSpec; twoTimers(delay) puts
+// beside it a timer nudge with that delay.
+const oneTimer = "    after:\n      delay: 5m\n      to: Queued\n      action: Requeue\n"
+
+func twoTimers(delay string) string {
+	return "    after:\n      - delay: 5m\n        to: Queued\n        action: Requeue\n      - id: nudge\n        delay: " + delay + "\n        action: Notify\n"
+}
+
 // edit applies replacements to jobSpec, failing when one does not apply.
 func edit(t *testing.T, pairs ...string) string {
 	t.Helper()
@@ -275,6 +283,35 @@ func TestCompare(t *testing.T) {
 				{subject: "event TimerFired", what: "added"},
 				{subject: "action StartTimer", what: "added", verdicts: []string{"code=breaks"}},
 				{subject: "action CancelTimer", what: "added", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name:   "a second timer added to a state",
+			old:    jobSpec,
+			new:    edit(t, oneTimer, twoTimers("1m")),
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "gained timer nudge of Running", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Running", what: "added timer nudge: fires after 1m: stays / Notify", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "one of two timers removed",
+			old:    edit(t, oneTimer, twoTimers("1m")),
+			new:    jobSpec,
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "lost timer nudge of Running", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Running", what: "removed timer nudge: fires after 1m: stays / Notify", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "one of two timers changed",
+			old:    edit(t, oneTimer, twoTimers("1m")),
+			new:    edit(t, oneTimer, twoTimers("2m")),
+			breaks: 1,
+			want: []want{
+				{subject: "state Running", what: "timer nudge changed: fires after 2m: stays / Notify, was fires after 1m: stays / Notify", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
 			},
 		},
 		{

@@ -182,9 +182,10 @@ func (g *goGen) genChoices() {
 //	}
 func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	var out []jen.Code
-	if c.ReadsEvent {
+	if c.ReadsEvent && !c.Event.Builtin {
 		// A nil event of a type with fields would panic where the rules
-		// read it: refuse it first.
+		// read it: refuse it first (timerFired has refused a nil
+		// TimerFired).
 		out = append(out, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
 	}
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {

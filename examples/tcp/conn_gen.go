@@ -653,6 +653,77 @@ func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
 }
 
+// PassiveOf returns field passive of state s, and false for a state without
+// it: every state inside Connection has it (Listen, SynSent, SynReceived,
+// Established, CloseWait, FinWait1, FinWait2, Closing, LastAck and TimeWait).
+// Field passive is true when the connection was opened passively and has not
+// turned active; a reset in SYN-RECEIVED then goes back to LISTEN.
+func PassiveOf(s State) (bool, bool) {
+	switch s := s.(type) {
+	case Listen:
+		return s.Passive, true
+	case SynSent:
+		return s.Passive, true
+	case SynReceived:
+		return s.Passive, true
+	case Established:
+		return s.Passive, true
+	case CloseWait:
+		return s.Passive, true
+	case FinWait1:
+		return s.Passive, true
+	case FinWait2:
+		return s.Passive, true
+	case Closing:
+		return s.Passive, true
+	case LastAck:
+		return s.Passive, true
+	case TimeWait:
+		return s.Passive, true
+	}
+	return false, false
+}
+
+// WithPassive returns s with field passive set to v, and false (with s as it
+// was) for a state without it: every state inside Connection has it (Listen,
+// SynSent, SynReceived, Established, CloseWait, FinWait1, FinWait2, Closing,
+// LastAck and TimeWait).
+func WithPassive(s State, v bool) (State, bool) {
+	switch t := s.(type) {
+	case Listen:
+		t.Passive = v
+		return t, true
+	case SynSent:
+		t.Passive = v
+		return t, true
+	case SynReceived:
+		t.Passive = v
+		return t, true
+	case Established:
+		t.Passive = v
+		return t, true
+	case CloseWait:
+		t.Passive = v
+		return t, true
+	case FinWait1:
+		t.Passive = v
+		return t, true
+	case FinWait2:
+		t.Passive = v
+		return t, true
+	case Closing:
+		t.Passive = v
+		return t, true
+	case LastAck:
+		t.Passive = v
+		return t, true
+	case TimeWait:
+		t.Passive = v
+		return t, true
+	}
+	return s, false
+}
+
 // Behavior holds the guards and effects of the Conn machine, written by hand.
 // A guard decides between the branches of a transition; an effect computes
 // what the machine cannot carry over: it returns the fields it sets, and the

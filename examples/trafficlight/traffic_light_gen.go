@@ -295,6 +295,38 @@ func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
 }
 
+// CyclesOf returns field cycles of state s, and false for a state without it:
+// every state inside On has it (Red, Green and Yellow).
+func CyclesOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Red:
+		return s.Cycles, true
+	case Green:
+		return s.Cycles, true
+	case Yellow:
+		return s.Cycles, true
+	}
+	return 0, false
+}
+
+// WithCycles returns s with field cycles set to v, and false (with s as it
+// was) for a state without it: every state inside On has it (Red, Green and
+// Yellow).
+func WithCycles(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Red:
+		t.Cycles = v
+		return t, true
+	case Green:
+		t.Cycles = v
+		return t, true
+	case Yellow:
+		t.Cycles = v
+		return t, true
+	}
+	return s, false
+}
+
 // Behavior holds the guards and effects of the TrafficLight machine, written
 // by hand. A guard decides between the branches of a transition; an effect
 // computes what the machine cannot carry over: it returns the fields it sets,

@@ -611,6 +611,336 @@ func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
 }
 
+// SettingsOf returns field settings of state s, and false when s is nil: every
+// state has it. Field settings are the schedule and thresholds the monitor
+// checks the job against.
+func SettingsOf(s State) (monitors.Settings, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Settings, true
+	case Up:
+		return s.Settings, true
+	case Failing:
+		return s.Settings, true
+	case TimedOut:
+		return s.Settings, true
+	case Late:
+		return s.Settings, true
+	case Missed:
+		return s.Settings, true
+	case Running:
+		return s.Settings, true
+	case Paused:
+		return s.Settings, true
+	case Disabled:
+		return s.Settings, true
+	}
+	return monitors.Settings{}, false
+}
+
+// WithSettings returns s with field settings set to v, and false (with s as it
+// was) when s is nil: every state has it.
+func WithSettings(s State, v monitors.Settings) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Settings = v
+		return t, true
+	case Up:
+		t.Settings = v
+		return t, true
+	case Failing:
+		t.Settings = v
+		return t, true
+	case TimedOut:
+		t.Settings = v
+		return t, true
+	case Late:
+		t.Settings = v
+		return t, true
+	case Missed:
+		t.Settings = v
+		return t, true
+	case Running:
+		t.Settings = v
+		return t, true
+	case Paused:
+		t.Settings = v
+		return t, true
+	case Disabled:
+		t.Settings = v
+		return t, true
+	}
+	return s, false
+}
+
+// AtOf returns field at of state s, and false for a state without it: every
+// state inside Active has it (Fresh, Up, Failing, TimedOut, Late, Missed and
+// Running). Field at is the time of the monitor's last step.
+func AtOf(s State) (time.Time, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.At, true
+	case Up:
+		return s.At, true
+	case Failing:
+		return s.At, true
+	case TimedOut:
+		return s.At, true
+	case Late:
+		return s.At, true
+	case Missed:
+		return s.At, true
+	case Running:
+		return s.At, true
+	}
+	return time.Time{}, false
+}
+
+// WithAt returns s with field at set to v, and false (with s as it was) for a
+// state without it: every state inside Active has it (Fresh, Up, Failing,
+// TimedOut, Late, Missed and Running).
+func WithAt(s State, v time.Time) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.At = v
+		return t, true
+	case Up:
+		t.At = v
+		return t, true
+	case Failing:
+		t.At = v
+		return t, true
+	case TimedOut:
+		t.At = v
+		return t, true
+	case Late:
+		t.At = v
+		return t, true
+	case Missed:
+		t.At = v
+		return t, true
+	case Running:
+		t.At = v
+		return t, true
+	}
+	return s, false
+}
+
+// NextExpectedOf returns field next_expected of state s, and false for a state
+// without it: every state inside Active has it (Fresh, Up, Failing, TimedOut,
+// Late, Missed and Running). Field next_expected is when the next check-in is
+// due.
+func NextExpectedOf(s State) (time.Time, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.NextExpected, true
+	case Up:
+		return s.NextExpected, true
+	case Failing:
+		return s.NextExpected, true
+	case TimedOut:
+		return s.NextExpected, true
+	case Late:
+		return s.NextExpected, true
+	case Missed:
+		return s.NextExpected, true
+	case Running:
+		return s.NextExpected, true
+	}
+	return time.Time{}, false
+}
+
+// WithNextExpected returns s with field next_expected set to v, and false
+// (with s as it was) for a state without it: every state inside Active has it
+// (Fresh, Up, Failing, TimedOut, Late, Missed and Running).
+func WithNextExpected(s State, v time.Time) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.NextExpected = v
+		return t, true
+	case Up:
+		t.NextExpected = v
+		return t, true
+	case Failing:
+		t.NextExpected = v
+		return t, true
+	case TimedOut:
+		t.NextExpected = v
+		return t, true
+	case Late:
+		t.NextExpected = v
+		return t, true
+	case Missed:
+		t.NextExpected = v
+		return t, true
+	case Running:
+		t.NextExpected = v
+		return t, true
+	}
+	return s, false
+}
+
+// FailuresOf returns field failures of state s, and false for a state without
+// it: every state inside Active has it (Fresh, Up, Failing, TimedOut, Late,
+// Missed and Running). Field failures counts the consecutive failed check-ins.
+func FailuresOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Failures, true
+	case Up:
+		return s.Failures, true
+	case Failing:
+		return s.Failures, true
+	case TimedOut:
+		return s.Failures, true
+	case Late:
+		return s.Failures, true
+	case Missed:
+		return s.Failures, true
+	case Running:
+		return s.Failures, true
+	}
+	return 0, false
+}
+
+// WithFailures returns s with field failures set to v, and false (with s as it
+// was) for a state without it: every state inside Active has it (Fresh, Up,
+// Failing, TimedOut, Late, Missed and Running).
+func WithFailures(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Failures = v
+		return t, true
+	case Up:
+		t.Failures = v
+		return t, true
+	case Failing:
+		t.Failures = v
+		return t, true
+	case TimedOut:
+		t.Failures = v
+		return t, true
+	case Late:
+		t.Failures = v
+		return t, true
+	case Missed:
+		t.Failures = v
+		return t, true
+	case Running:
+		t.Failures = v
+		return t, true
+	}
+	return s, false
+}
+
+// SuccessesOf returns field successes of state s, and false for a state
+// without it: every state inside Active has it (Fresh, Up, Failing, TimedOut,
+// Late, Missed and Running). Field successes counts the consecutive good
+// check-ins while failing.
+func SuccessesOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Successes, true
+	case Up:
+		return s.Successes, true
+	case Failing:
+		return s.Successes, true
+	case TimedOut:
+		return s.Successes, true
+	case Late:
+		return s.Successes, true
+	case Missed:
+		return s.Successes, true
+	case Running:
+		return s.Successes, true
+	}
+	return 0, false
+}
+
+// WithSuccesses returns s with field successes set to v, and false (with s as
+// it was) for a state without it: every state inside Active has it (Fresh, Up,
+// Failing, TimedOut, Late, Missed and Running).
+func WithSuccesses(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Successes = v
+		return t, true
+	case Up:
+		t.Successes = v
+		return t, true
+	case Failing:
+		t.Successes = v
+		return t, true
+	case TimedOut:
+		t.Successes = v
+		return t, true
+	case Late:
+		t.Successes = v
+		return t, true
+	case Missed:
+		t.Successes = v
+		return t, true
+	case Running:
+		t.Successes = v
+		return t, true
+	}
+	return s, false
+}
+
+// FailingOf returns field failing of state s, and false for a state without
+// it: every state inside Active has it (Fresh, Up, Failing, TimedOut, Late,
+// Missed and Running). Field failing reports whether enough check-ins failed
+// to call the job failing.
+func FailingOf(s State) (bool, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Failing, true
+	case Up:
+		return s.Failing, true
+	case Failing:
+		return s.Failing, true
+	case TimedOut:
+		return s.Failing, true
+	case Late:
+		return s.Failing, true
+	case Missed:
+		return s.Failing, true
+	case Running:
+		return s.Failing, true
+	}
+	return false, false
+}
+
+// WithFailing returns s with field failing set to v, and false (with s as it
+// was) for a state without it: every state inside Active has it (Fresh, Up,
+// Failing, TimedOut, Late, Missed and Running).
+func WithFailing(s State, v bool) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Failing = v
+		return t, true
+	case Up:
+		t.Failing = v
+		return t, true
+	case Failing:
+		t.Failing = v
+		return t, true
+	case TimedOut:
+		t.Failing = v
+		return t, true
+	case Late:
+		t.Failing = v
+		return t, true
+	case Missed:
+		t.Failing = v
+		return t, true
+	case Running:
+		t.Failing = v
+		return t, true
+	}
+	return s, false
+}
+
 // Behavior holds the guards and effects of the Monitor machine, written by
 // hand. A guard decides between the branches of a transition; an effect
 // computes what the machine cannot carry over: it returns the fields it sets,

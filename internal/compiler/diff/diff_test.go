@@ -315,6 +315,25 @@ func TestCompare(t *testing.T) {
 			},
 		},
 		{
+			name:   "a field every state had is gone from one",
+			old:    edit(t, "  Done:\n    terminal: true\n", "  Done:\n    terminal: true\n    fields:\n      attempts: {type: int}\n"),
+			new:    jobSpec,
+			breaks: 2,
+			want: []want{
+				{subject: "field Done.attempts", what: "removed", verdicts: []string{"saved_states=breaks"}},
+				{subject: "function AttemptsOf", what: "lost AttemptsOf and WithAttempts", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name: "a field now shared by every state",
+			old:  jobSpec,
+			new:  edit(t, "  Done:\n    terminal: true\n", "  Done:\n    terminal: true\n    fields:\n      attempts: {type: int}\n"),
+			want: []want{
+				{subject: "field Done.attempts", what: "added"},
+				{subject: "function AttemptsOf", what: "gained AttemptsOf and WithAttempts"},
+			},
+		},
+		{
 			name:   "an action renamed with renamed_from",
 			old:    jobSpec,
 			new:    edit(t, "  Requeue: {}\n", "  Retry:\n    renamed_from: [Requeue]\n", "      action: Requeue\n", "      action: Retry\n"),

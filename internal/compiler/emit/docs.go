@@ -220,7 +220,10 @@ type tableView struct {
 	Reasons                  []string
 	Composites               []declRow
 	Inherits                 []inheritRow
+	Accessors                []accessorRow
 }
+
+type accessorRow struct{ Field, Funcs, States string }
 
 type declRow struct{ Name, Kind, Fields, Doc string }
 
@@ -278,6 +281,13 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 			kids = append(kids, code(c.Name))
 		}
 		v.Composites = append(v.Composites, declRow{Name: s.Name, Kind: strings.Join(kids, ", "), Fields: mdFields(s.Own), Doc: mdText(d)})
+	}
+	for _, a := range m.Accessors {
+		states := "every state"
+		if a.Owner != nil {
+			states = "every state inside " + code(a.Owner.Name)
+		}
+		v.Accessors = append(v.Accessors, accessorRow{Field: code(a.Data.Name + " " + a.Data.Type), Funcs: code(a.Of) + ", " + code(a.With), States: states})
 	}
 	return execute("table.md.tmpl", v)
 }

@@ -42,6 +42,9 @@ type Machine struct {
 	// its children). They group states; the machine is never in one
 	// without being in one of its leaves, the states of States.
 	Composites []*State
+	// Accessors are the fields a set of states shares (see Accessor), in
+	// the order of Data.
+	Accessors []*Accessor
 	// Timers are the timers the states declare with "after", in spec
 	// order; Timers[i].Index == i.
 	Timers []*Timer

@@ -1292,7 +1292,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeFulfilmentCancel takes the rules of Fulfilment for Cancel, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFulfilmentCancel(ev *Cancel) error {
 	// Fulfilment --Cancel--> Cancelled / Refund
 	from := m.core.State

@@ -1597,7 +1597,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeFinsExchangedAbort takes the rules of FinsExchanged for Abort, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 	// FinsExchanged --Abort--> Closed / DeleteTCB
 	from := m.core.State
@@ -1615,7 +1615,7 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 }
 
 // takeFinsExchangedRst takes the rules of FinsExchanged for Rst, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 	// FinsExchanged --Rst--> Closed / DeleteTCB
 	from := m.core.State
@@ -1633,7 +1633,7 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 }
 
 // takeAwaitingSynAbort takes the rules of AwaitingSyn for Abort, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 	// AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB
 	from := m.core.State
@@ -1646,7 +1646,7 @@ func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 }
 
 // takeConnectionAbort takes the rules of Connection for Abort, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	// Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB
 	from := m.core.State
@@ -1660,7 +1660,7 @@ func (m *Machine) takeConnectionAbort(ev *Abort) error {
 }
 
 // takeConnectionRst takes the rules of Connection for Rst, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectionRst(ev *Rst) error {
 	// Connection --Rst--> Closed / SignalReset, DeleteTCB
 	from := m.core.State

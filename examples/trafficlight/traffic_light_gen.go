@@ -692,7 +692,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeOnSwitchOff takes the rules of On for SwitchOff, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeOnSwitchOff(ev *SwitchOff) error {
 	// On --SwitchOff--> Off
 	from := m.core.State

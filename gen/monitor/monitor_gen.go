@@ -1809,7 +1809,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeActiveStart takes the rules of Active for Start, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeActiveStart(ev *Start) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)
@@ -1842,7 +1842,7 @@ func (m *Machine) takeActiveStart(ev *Start) error {
 }
 
 // takeActiveSucceeded takes the rules of Active for Succeeded, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeActiveSucceeded(ev *Succeeded) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)
@@ -1918,7 +1918,7 @@ func (m *Machine) takeActiveSucceeded(ev *Succeeded) error {
 }
 
 // takeActiveFailed takes the rules of Active for Failed, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeActiveFailed(ev *Failed) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)
@@ -1994,7 +1994,7 @@ func (m *Machine) takeActiveFailed(ev *Failed) error {
 }
 
 // takeActivePause takes the rules of Active for Pause, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeActivePause(ev *Pause) error {
 	// Active --Pause--> Paused
 	from := m.core.State
@@ -2023,7 +2023,7 @@ func (m *Machine) takeActivePause(ev *Pause) error {
 }
 
 // takeActiveDisable takes the rules of Active for Disable, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeActiveDisable(ev *Disable) error {
 	// Active --Disable--> Disabled
 	from := m.core.State
@@ -2052,7 +2052,7 @@ func (m *Machine) takeActiveDisable(ev *Disable) error {
 }
 
 // takeActiveReconfigure takes the rules of Active for Reconfigure, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeActiveReconfigure(ev *Reconfigure) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)

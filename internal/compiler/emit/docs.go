@@ -105,7 +105,7 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 			d.lines = append(d.lines, ind+"}")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
-		case s.Parent != nil || s.Entry != nil || s.Exit != nil:
+		case s.Parent != nil || s.Entry != nil || s.Exit != nil || slices.ContainsFunc(s.Handles, func(c *fsm.Cell) bool { return c.Fallback != nil }):
 			// Declared inside its composite state, which edges drawn
 			// outside the block would not do, and before a note on it,
 			// which Mermaid cannot place on a state not yet declared.
@@ -131,6 +131,17 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 				text += " / " + strings.Join(names, ", ")
 			}
 			note = append(note, text)
+		}
+		// A chain of guards without else: where its event goes when no
+		// guard holds.
+		for _, c := range s.Handles {
+			if c.Fallback != nil {
+				as := "the wildcard row"
+				if c.Fallback.Owner != nil {
+					as = c.Fallback.Owner.Name
+				}
+				note = append(note, c.Event.Name+", if no guard holds, as "+as)
+			}
 		}
 		if len(note) > 0 {
 			d.lines = append(d.lines, ind+"note right of "+s.Name+" : "+strings.Join(note, "<br/>"))
@@ -333,8 +344,12 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		}
 	}
 	var rules []*fsm.Rule
+	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
 	for _, c := range cells {
 		rules = append(rules, c.Rules...)
+		if c.Fallback != nil {
+			falls[c.Rules[len(c.Rules)-1]] = c.Fallback
+		}
 	}
 	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
 	for _, r := range rules {
@@ -391,6 +406,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 			if !r.Listed {
 				v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`: %s", r.From.Name, r.Event.Name, mdText(r.Reason)))
 			}
+		}
+		if f := falls[r]; f != nil {
+			v.Transitions = append(v.Transitions, transitionRow{From: row.From, Event: row.Event, Guard: "none holds", To: "as " + fallbackName(f), Where: row.Where})
 		}
 	}
 	if s != nil && len(ignored)+len(rejected) > 0 {
@@ -461,4 +479,13 @@ func timerID(t *fsm.Timer) string {
 		return ""
 	}
 	return " (" + code(t.ID) + ")"
+}
+
+// fallbackName names the rule an open chain falls back to: "`Closed`",
+// or "the `*` row".
+func fallbackName(f *fsm.Cell) string {
+	if f.Owner == nil {
+		return "the `*` row"
+	}
+	return code(f.Owner.Name)
 }

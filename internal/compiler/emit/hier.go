@@ -253,7 +253,7 @@ func (g *goGen) genTakes() {
 		if !direct(c) || g.inline(c) {
 			continue
 		}
-		g.f.Add(comment("", fmt.Sprintf("%s takes the rules of %s for %s, for the states inside it that have none of their own.", takeMethod(c), c.Owner.Name, c.Event.Name)))
+		g.f.Add(comment("", fmt.Sprintf("%s takes the rules of %s for %s, for the states inside it that have none of their own, or none that holds.", takeMethod(c), c.Owner.Name, c.Event.Name)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(takeMethod(c)).Params(jen.Id("ev").Op("*").Id(c.Event.GoName)).Error().Block(g.cellBody(c)...)
 	}
 }
@@ -287,7 +287,7 @@ func (g *goGen) sharedDispatch() []jen.Code {
 			if direct(c) {
 				continue // dispatched by HandleEvent, in each state that takes it
 			}
-			bound = bound || c.ReadsEvent
+			bound = bound || c.ReadsEvent || c.Fallback != nil
 			if c.Owner == nil {
 				wild = true
 				body = append(body, g.cellBody(c)...)

@@ -355,6 +355,17 @@ type Cell struct {
 	Rules []*Rule
 	// ReadsEvent is set when a rule of the cell reads the event's fields.
 	ReadsEvent bool
+	// Fallback is, for a chain of guards without else, the cell the event
+	// goes to when no guard holds: the rule of the innermost state around
+	// the cell's with one for the event, else the "*" row's. nil for a
+	// chain with else, and for other cells.
+	Fallback *Cell
+}
+
+// Open reports whether the cell is a chain of guards without else: when no
+// guard holds, its event goes to Fallback.
+func (c *Cell) Open() bool {
+	return len(c.Rules) > 0 && c.Rules[len(c.Rules)-1].Guard != nil
 }
 
 // RuleKind says what a rule does with its event.

@@ -102,6 +102,9 @@ func (e edge) known(found []*Path, seen map[node]bool, n node) bool {
 	if e.stale != nil {
 		return found[e.stale.Rules[0].Index] != nil
 	}
+	if e.cell.Fallback != nil {
+		return false // its ways go on into the fallback's rules
+	}
 	for _, r := range e.cell.Rules {
 		if found[r.Index] == nil || r.Spends != nil || len(r.Entries) > 0 {
 			return false

@@ -51,7 +51,9 @@ func (b *builder) ways() {
 			// A state that takes the shared cell for its event; one whose
 			// own chain of guards falls back to it reaches it through
 			// that chain, whose ways go on into it.
-			i := slices.IndexFunc(b.users[c], func(s *State) bool { return !slices.ContainsFunc(s.Handles, func(h *Cell) bool { return h.Event == c.Event }) })
+			i := slices.IndexFunc(b.users[c], func(s *State) bool {
+				return !slices.ContainsFunc(s.Handles, func(h *Cell) bool { return h.Event == c.Event })
+			})
 			if i < 0 {
 				continue
 			}

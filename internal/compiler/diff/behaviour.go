@@ -113,6 +113,13 @@ func (d *differ) cellText(c *fsm.Cell) string {
 	for _, r := range c.Rules {
 		parts = append(parts, d.ruleText(r))
 	}
+	if f := c.Fallback; f != nil {
+		as := `the "*" row`
+		if f.Owner != nil {
+			as = d.rename("state", f.Owner.Name)
+		}
+		parts = append(parts, fmt.Sprintf("no guard holds: as %s (%s)", as, d.cellText(f)))
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -334,6 +334,15 @@ func TestCompare(t *testing.T) {
 			},
 		},
 		{
+			name:   "a chain's else removed: it falls back to the state around it",
+			old:    edit(t, "  - from: Held\n    on: Release\n    to: Queued\n", "  - from: Held\n    on: Release\n    guards:\n      - if: canRetry\n        to: Queued\n      - else: true\n        ignore: true\n  - from: \"*\"\n    on: Release\n    to: Done\n"),
+			new:    edit(t, "  - from: Held\n    on: Release\n    to: Queued\n", "  - from: Held\n    on: Release\n    guards:\n      - if: canRetry\n        to: Queued\n  - from: \"*\"\n    on: Release\n    to: Done\n"),
+			breaks: 1,
+			want: []want{
+				{subject: "rule Held × Release", what: `now [canRetry] to Queued; no guard holds: as the "*" row (to Done), was [canRetry] to Queued; [else] ignored`, verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
 			name:   "an action renamed with renamed_from",
 			old:    jobSpec,
 			new:    edit(t, "  Requeue: {}\n", "  Retry:\n    renamed_from: [Requeue]\n", "      action: Requeue\n", "      action: Retry\n"),

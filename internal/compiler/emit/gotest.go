@@ -316,7 +316,11 @@ func (g *testGen) genPaths() {
 	for _, e := range m.PathEnds {
 		ends = append(ends, jen.Lit(e))
 	}
-	g.testFunc("Paths", fmt.Sprintf("TestPaths drives the machine along the witness path of each of its %d rules, the shortest events from New that fire it: see fsmtest.Paths.", len(m.Rules)),
+	doc := fmt.Sprintf("TestPaths drives the machine along the witness path of each of its %d rules, the shortest events from New that fire it: see fsmtest.Paths.", len(m.Rules))
+	if len(m.Rules) == 1 {
+		doc = "TestPaths drives the machine along the witness path of its one rule, the shortest events from New that fire it: see fsmtest.Paths."
+	}
+	g.testFunc("Paths", doc,
 		ft("Paths").Call(jen.Id("t"), jen.Id("fsmSubject"),
 			jen.Index().Add(ft("Node")).Types(jen.Id("Event"), jen.Id("ActionKind")).ValuesFunc(table(rows)),
 			jen.Index().Int().Values(ends...)))

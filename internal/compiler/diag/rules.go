@@ -109,9 +109,9 @@ var rules = []Rule{
 	{
 		ID: "invalid-name", Level: Error,
 		Short:    "A name cannot be used in the generated Go.",
-		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a lower-case Go identifier, import aliases identifiers that are not Go keywords, and import paths valid Go import paths.",
+		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a Go identifier in lower case (underscores allowed), import aliases identifiers that are not Go keywords, and import paths valid Go import paths.",
 		Help:     "Rename it with letters, digits and underscores, starting with a letter.",
-		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a lower-case Go identifier|reserved)`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`},
+		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a Go identifier|reserved)`, `^package name ".*" has capitals`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`},
 	},
 	{
 		ID: "invalid-rename", Level: Error,

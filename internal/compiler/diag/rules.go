@@ -159,9 +159,9 @@ var rules = []Rule{
 	{
 		ID: "import-not-loaded", Level: Error,
 		Short:    "An imported package could not be loaded.",
-		Full:     "fsmgen loads the packages that field types use, from the module that holds the spec, to check the types; this one failed to load.",
+		Full:     "fsmgen loads the packages that field types and the behavior expression use, from the module that holds the spec, to check them; this one failed to load (for a reason other than importing the generated package, which is not generated yet: that is left to the compiler).",
 		Help:     "Check the import path, and that the package builds in the spec's module (go build, go mod tidy).",
-		Patterns: []string{`^cannot load package ".*", which field types use`},
+		Patterns: []string{`^cannot load package ".*", which (field types use|behavior names)`, `^package ".*", which field types use, imports the generated package`},
 	},
 	// Guards and effects.
 	{

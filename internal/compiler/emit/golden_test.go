@@ -22,14 +22,28 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// build parses and checks the archive's spec.yaml.
-func build(t *testing.T, ar *txtar.Archive) *fsm.Machine {
+// build parses and checks the archive's spec.yaml, as in a module
+// example.com/NAME (the archive's name) holding the archive's files: the
+// generated package is at its root, and the archive's hand-written Go
+// files (those without the generated-code header) declare what the spec
+// may name of it.
+func build(t *testing.T, path string, ar *txtar.Archive) *fsm.Machine {
 	t.Helper()
+	env := stdEnv()
+	env.PackagePath = "example.com/" + strings.TrimSuffix(filepath.Base(path), ".txtar")
+	for _, f := range ar.Files {
+		if !strings.HasSuffix(f.Name, ".go") || strings.HasPrefix(string(f.Data), "// "+emit.Header) {
+			continue
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), f.Name, f.Data, 0)
+		require.NoError(t, err)
+		env.LocalNames = append(env.LocalNames, declared(parsed)...)
+	}
 	for _, f := range ar.Files {
 		if f.Name == "spec.yaml" {
 			sf, diags := spec.Parse("spec.yaml", f.Data)
 			require.False(t, diags.HasErrors(), "%s", diags)
-			m, diags := fsm.Build(sf, stdEnv())
+			m, diags := fsm.Build(sf, env)
 			require.NotNil(t, m, "%s", diags)
 			require.Empty(t, diags, "a golden spec has no warnings")
 			return m
@@ -133,7 +147,7 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			ar, err := txtar.ParseFile(path)
 			require.NoError(t, err)
-			m := build(t, ar)
+			m := build(t, path, ar)
 			files, err := emit.All(m)
 			require.NoError(t, err)
 			require.NoError(t, verifyGo(m, files))
@@ -168,12 +182,13 @@ func TestGolden(t *testing.T) {
 // TestDeterministic checks that emitting the same machine twice gives the
 // same bytes.
 func TestDeterministic(t *testing.T) {
-	ar, err := txtar.ParseFile("testdata/golden/hierarchy.txtar")
+	const path = "testdata/golden/hierarchy.txtar"
+	ar, err := txtar.ParseFile(path)
 	require.NoError(t, err)
-	first, err := emit.All(build(t, ar))
+	first, err := emit.All(build(t, path, ar))
 	require.NoError(t, err)
 	for range 5 {
-		again, err := emit.All(build(t, ar))
+		again, err := emit.All(build(t, path, ar))
 		require.NoError(t, err)
 		assert.Equal(t, first, again)
 	}

@@ -159,7 +159,7 @@ func (b *builder) header() {
 			b.errorf(imp.Alias.Pos, "import alias %q is a Go keyword", alias)
 		case !token.IsIdentifier(alias) || alias == "_":
 			b.errorf(imp.Alias.Pos, "import alias %q is not a Go identifier", alias)
-		case alias == m.Package:
+		case alias == m.Package && !b.self(p):
 			b.errorf(imp.Alias.Pos, "import alias %q is the generated package's own name: choose another alias", alias)
 		case !validImportPath(p):
 			b.errorf(imp.Path.Pos, "import path %q is not a valid Go import path", p)

@@ -32,6 +32,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		b.m.Source = b.m.SpecFile
 	}
 	b.header()
+	b.names = b.initialisms()
 	b.decls()
 	b.funcs()
 	b.types()
@@ -113,6 +114,8 @@ type builder struct {
 	all    []*State
 	// pkgs are the imported packages loaded to check field types.
 	pkgs map[string]*types.Package
+	// names makes Go names of spec names, with the spec's initialisms.
+	names Namer
 }
 
 // sharedKey identifies a shared cell: its owner (nil for "*") and event.

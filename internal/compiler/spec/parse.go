@@ -149,6 +149,7 @@ func (p *parser) fileKeys(f *File) map[string]func(k, v *yaml.Node) {
 		"effects":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Effects = append(f.Effects, p.fn(k, v)) }) },
 		"transitions": func(_, v *yaml.Node) { p.transitions(v, f) },
 		"behavior":    func(_, v *yaml.Node) { f.Behavior = p.str(v) },
+		"initialisms": func(_, v *yaml.Node) { f.Initialisms = p.names(v) },
 		"breaks": func(_, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode {
 				p.errorf(v, "breaks is a list of the changes made on purpose, each with change and why")
@@ -402,6 +403,7 @@ func (p *parser) fieldKeys(f *Field) map[string]func(k, v *yaml.Node) {
 		"type":         func(_, v *yaml.Node) { f.Type = p.str(v) },
 		"doc":          func(_, v *yaml.Node) { f.Doc = p.str(v) },
 		"renamed_from": func(_, v *yaml.Node) { f.RenamedFrom = p.names(v) },
+		"go_name":      func(_, v *yaml.Node) { f.GoName = p.str(v) },
 	}
 }
 
@@ -419,6 +421,7 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
 		"doc":          func(_, v *yaml.Node) { s.Doc = p.str(v) },
 		"renamed_from": func(_, v *yaml.Node) { s.RenamedFrom = p.names(v) },
+		"go_name":      func(_, v *yaml.Node) { s.GoName = p.str(v) },
 		"initial":      func(_, v *yaml.Node) { s.Initial = p.boolean(v) },
 		"terminal":     func(_, v *yaml.Node) { s.Terminal = p.boolean(v) },
 		"transient":    func(_, v *yaml.Node) { s.Transient = p.boolean(v) },
@@ -491,6 +494,7 @@ func (p *parser) declKeys(d *Decl) map[string]func(k, v *yaml.Node) {
 		"doc":          func(_, v *yaml.Node) { d.Doc = p.str(v) },
 		"fields":       func(_, v *yaml.Node) { d.Fields = p.fields(v) },
 		"renamed_from": func(_, v *yaml.Node) { d.RenamedFrom = p.names(v) },
+		"go_name":      func(_, v *yaml.Node) { d.GoName = p.str(v) },
 	}
 }
 
@@ -507,8 +511,9 @@ func (p *parser) fn(k, v *yaml.Node) Func {
 // filling f.
 func (p *parser) fnKeys(f *Func) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
-		"doc":   func(_, v *yaml.Node) { f.Doc = p.str(v) },
-		"reads": func(_, v *yaml.Node) { f.Reads = p.fields(v) },
+		"doc":     func(_, v *yaml.Node) { f.Doc = p.str(v) },
+		"go_name": func(_, v *yaml.Node) { f.GoName = p.str(v) },
+		"reads":   func(_, v *yaml.Node) { f.Reads = p.fields(v) },
 		"sets": func(k, v *yaml.Node) {
 			f.SetsPos = p.pos(k)
 			f.Sets = p.fields(v)

@@ -126,7 +126,7 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 	var b strings.Builder
 	switch {
 	case r.Guard != nil:
-		fmt.Fprintf(&b, "[%s] ", r.Guard.Name)
+		fmt.Fprintf(&b, "[%s] ", d.rename("guard", r.Guard.Name))
 	case r.Else:
 		b.WriteString("[else] ")
 	}
@@ -150,7 +150,7 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 		}
 	}
 	if r.Effect != nil {
-		b.WriteString(" {" + r.Effect.Name + "}")
+		b.WriteString(" {" + d.rename("effect", r.Effect.Name) + "}")
 	}
 	var acts []string
 	for _, e := range r.Actions {
@@ -171,7 +171,7 @@ func (d *differ) hook(h *fsm.Hook) string {
 	}
 	var parts []string
 	if h.Effect != nil {
-		parts = append(parts, "runs "+h.Effect.Name)
+		parts = append(parts, "runs "+d.rename("effect", h.Effect.Name))
 	}
 	var acts []string
 	for _, a := range h.Actions {
@@ -192,7 +192,7 @@ func (d *differ) timer(t *fsm.Timer) string {
 	}
 	delay := t.DelayText
 	if t.DelayFunc != nil {
-		delay = "the delay " + t.DelayFunc.Name + " computes"
+		delay = "the delay " + d.rename("effect", t.DelayFunc.Name) + " computes"
 	}
 	return "fires after " + delay + ": " + d.cellText(t.Cell)
 }

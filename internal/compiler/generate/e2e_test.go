@@ -2,6 +2,7 @@ package generate_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,40 +37,46 @@ func TestEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			dir := t.TempDir()
 			requireCheckout(t, dir, "example.com/"+name)
+			// The spec and the hand-written Go files beside it; the golden
+			// outputs (named *_gen*) are generated afresh.
+			handWritten := 0
 			for _, f := range ar.Files {
-				if f.Name == "spec.yaml" {
-					require.NoError(t, os.WriteFile(filepath.Join(dir, "spec.yaml"), f.Data, 0o644))
+				if f.Name != "spec.yaml" && (!strings.HasSuffix(f.Name, ".go") || strings.Contains(f.Name, "_gen")) {
+					continue
 				}
+				if f.Name != "spec.yaml" {
+					handWritten++
+				}
+				p := filepath.Join(dir, filepath.FromSlash(f.Name))
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
 			}
 			res, err := generate.Load(filepath.Join(dir, "spec.yaml"))
 			require.NoError(t, err)
 			require.NotNil(t, res.Machine, "%s", res.Diags)
-			generated := map[string]bool{}
-			for _, o := range res.Outputs {
-				generated[o.Path] = true
-			}
-			// Copy the hand-written inputs; the golden outputs are generated afresh.
-			for _, f := range ar.Files {
-				p := filepath.Join(dir, filepath.FromSlash(f.Name))
-				if f.Name == "spec.yaml" || generated[p] {
-					continue
-				}
-				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
-			}
 			wrote, err := generate.Write(res.Outputs)
 			require.NoError(t, err)
 			require.Len(t, wrote, len(res.Outputs))
+			tests := 0
+			for _, o := range res.Outputs {
+				if strings.HasSuffix(o.Path, "_test.go") {
+					tests++
+				}
+			}
 
 			goIn(t, dir, "vet", "./...")
 			out := goIn(t, dir, "test", "-count=1", "-cover", "./...")
 			assertCoverage(t, out, 90)
-			// No spec text became a build constraint or a directive: both
-			// files stay in the build, nothing is ignored, embedded or
+			// No spec text became a build constraint or a directive: every
+			// file stays in the build, nothing is ignored, embedded or
 			// generated.
 			for _, pkg := range strings.Fields(goIn(t, dir, "list", "-f", "{{.Dir}}", "./...")) {
-				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
-				assert.Equal(t, "1 1 0 0 0\n", listed, "%s: go files, test files, ignored files, embed patterns", pkg)
+				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}}+{{len .XTestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
+				var code, internal, external, ignored, embeds, testEmbeds int
+				_, err := fmt.Sscanf(listed, "%d %d+%d %d %d %d", &code, &internal, &external, &ignored, &embeds, &testEmbeds)
+				require.NoError(t, err, "go list: %s", listed)
+				assert.Equal(t, []int{1 + handWritten, tests, 0, 0, 0}, []int{code, internal + external, ignored, embeds, testEmbeds},
+					"%s: go files, test files, ignored files, embed patterns", pkg)
 			}
 			assert.Empty(t, goIn(t, dir, "generate", "-n", "./..."), "no go:generate line in generated files")
 		})

@@ -109,9 +109,9 @@ var rules = []Rule{
 	{
 		ID: "invalid-name", Level: Error,
 		Short:    "A name cannot be used in the generated Go.",
-		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a lower-case Go identifier, import aliases identifiers that are not Go keywords, and import paths valid Go import paths.",
-		Help:     "Rename it with letters, digits and underscores, starting with a letter.",
-		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a lower-case Go identifier|reserved)`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`},
+		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a Go identifier in lower case (underscores allowed), import aliases identifiers that are not Go keywords, import paths valid Go import paths, a go_name an exported Go identifier, and an initialism a word in capitals.",
+		Help:     "Rename it with letters, digits and underscores, starting with a letter (a capital letter for a go_name).",
+		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a Go identifier|reserved)`, `^package name ".*" has capitals`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`, `^go_name ".*" of .* is not (a Go identifier|exported)`, `^initialism ".*" is not (written in capitals|a word)`, `^an initialism is a word in capitals`},
 	},
 	{
 		ID: "invalid-rename", Level: Error,
@@ -124,15 +124,15 @@ var rules = []Rule{
 		ID: "go-name-clash", Level: Error,
 		Short:    "Two names become the same Go identifier.",
 		Full:     "Spec names are turned into Go identifiers; two that map to the same identifier, or one that takes a name fsmgen generates or an import needs, would not compile. Each place is reported.",
-		Help:     "Rename one of them, or choose another import alias.",
-		Patterns: []string{` in Go, .*rename (it|one of them)$`, ` are both .* in Go: rename one$`, `^import alias ".*" is the generated package's own name`, `^import alias time names `},
+		Help:     "Rename one of them, give one its Go name with go_name, or choose another import alias.",
+		Patterns: []string{` in Go, .*rename (it|one of them)( or give (it|one) a go_name)?$`, ` are both .* in Go: rename one( or give one a go_name)?$`, `^import alias ".*" is the generated package's own name`, `^import alias time names `},
 	},
 	{
 		ID: "duplicate-declaration", Level: Error,
 		Short:    "A name is declared twice.",
 		Full:     "States, events, actions, guards and effects share one name space each, states across the whole machine; a state is listed twice in one list; a substate repeats a field its ancestors already have.",
 		Help:     "Rename one of the two, or remove the repetition.",
-		Patterns: []string{`^duplicate name "`, `^state .* is declared twice`, `^".*" is declared as both a `, `^state .* is listed twice$`, `^field .* of state .* is already a field of `},
+		Patterns: []string{`^duplicate name "`, `^state .* is declared twice`, `^".*" is declared as both a `, `^state .* is listed twice$`, `^field .* of state .* is already a field of `, `^initialism \S+ is listed twice$`},
 	},
 	{
 		ID: "unknown-name", Level: Error,
@@ -159,9 +159,9 @@ var rules = []Rule{
 	{
 		ID: "import-not-loaded", Level: Error,
 		Short:    "An imported package could not be loaded.",
-		Full:     "fsmgen loads the packages that field types use, from the module that holds the spec, to check the types; this one failed to load.",
+		Full:     "fsmgen loads the packages that field types and the behavior expression use, from the module that holds the spec, to check them; this one failed to load (for a reason other than importing the generated package, which is not generated yet: that is left to the compiler).",
 		Help:     "Check the import path, and that the package builds in the spec's module (go build, go mod tidy).",
-		Patterns: []string{`^cannot load package ".*", which field types use`},
+		Patterns: []string{`^cannot load package ".*", which (field types use|behavior names)`, `^package ".*", which field types use, imports the generated package`},
 	},
 	// Guards and effects.
 	{
@@ -375,9 +375,9 @@ var rules = []Rule{
 	{
 		ID: "unused-declaration", Level: Warning,
 		Short:    "A declaration is never used.",
-		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through.",
+		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through, an initialism no name has.",
 		Help:     "Remove it, or use it where it was meant to be used.",
-		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no breaking change`},
+		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no breaking change`, `^initialism \S+ is in no name fsmgen makes a Go name of`},
 	},
 	{
 		ID: "rule-applies-nowhere", Level: Warning,

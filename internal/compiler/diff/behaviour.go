@@ -129,7 +129,7 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 	var b strings.Builder
 	switch {
 	case r.Guard != nil:
-		fmt.Fprintf(&b, "[%s] ", r.Guard.Name)
+		fmt.Fprintf(&b, "[%s] ", d.rename("guard", r.Guard.Name))
 	case r.Else:
 		b.WriteString("[else] ")
 	}
@@ -153,7 +153,7 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 		}
 	}
 	if r.Effect != nil {
-		b.WriteString(" {" + r.Effect.Name + "}")
+		b.WriteString(" {" + d.rename("effect", r.Effect.Name) + "}")
 	}
 	var acts []string
 	for _, e := range r.Actions {
@@ -174,7 +174,7 @@ func (d *differ) hook(h *fsm.Hook) string {
 	}
 	var parts []string
 	if h.Effect != nil {
-		parts = append(parts, "runs "+h.Effect.Name)
+		parts = append(parts, "runs "+d.rename("effect", h.Effect.Name))
 	}
 	var acts []string
 	for _, a := range h.Actions {
@@ -195,7 +195,7 @@ func (d *differ) timer(t *fsm.Timer) string {
 	}
 	delay := t.DelayText
 	if t.DelayFunc != nil {
-		delay = "the delay " + t.DelayFunc.Name + " computes"
+		delay = "the delay " + d.rename("effect", t.DelayFunc.Name) + " computes"
 	}
 	return "fires after " + delay + ": " + d.cellText(t.Cell)
 }

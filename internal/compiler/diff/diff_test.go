@@ -343,6 +343,43 @@ func TestCompare(t *testing.T) {
 			unused: []string{"state Gone"},
 		},
 		{
+			// As a spec takes RFC-style names: the JSON and the Go
+			// names stay, so nothing saved or written by hand breaks.
+			name: "names spelt anew, the same in JSON and in Go",
+			old:  jobSpec,
+			new: strings.NewReplacer(
+				"  Held:\n", "  HELD:\n", "to: Held", "to: HELD", "from: Held", "from: HELD",
+				"  Hold:\n", "  HOLD:\n", "on: Hold", "on: HOLD", "[Start, Hold,", "[Start, HOLD,",
+				"  Requeue: {}", "  REQUEUE: {}", "action: Requeue", "action: REQUEUE",
+				"reason: {type: string}", "REASON: {type: string}",
+				"canRetry", "CAN_RETRY",
+			).Replace(jobSpec),
+			want: []want{
+				{subject: "state HELD", what: "renamed from Held"},
+				{subject: "field HELD.REASON", what: "renamed from reason"},
+				{subject: "event HOLD", what: "renamed from Hold"},
+				{subject: "field HOLD.REASON", what: "renamed from reason"},
+				{subject: "action REQUEUE", what: "renamed from Requeue"},
+			},
+		},
+		{
+			name: "Go names given with go_name",
+			old:  jobSpec,
+			new: edit(t,
+				"  Held:\n", "  Held:\n    go_name: OnHold\n",
+				"  Requeue: {}", "  Requeue: {go_name: Retry}",
+				"      reason: {type: string}\n    reject", "      reason: {type: string, go_name: Why}\n    reject",
+				"  canRetry:\n", "  canRetry:\n    go_name: MayRetry\n",
+			),
+			breaks: 2,
+			want: []want{
+				{subject: "state Held", what: "Go name now OnHold, was Held", verdicts: []string{"code=review"}},
+				{subject: "field Held.reason", what: "Go name now Why, was Reason", verdicts: []string{"code=review"}},
+				{subject: "action Requeue", what: "Go name now Retry, was Requeue", verdicts: []string{"code=breaks"}},
+				{subject: "guard canRetry", what: "Go name now MayRetry, was CanRetry", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
 			name:   "the initial state changed",
 			old:    jobSpec,
 			new:    edit(t, "  Queued:\n    initial: true\n", "  Queued:\n", "  Held:\n", "  Held:\n    initial: true\n"),

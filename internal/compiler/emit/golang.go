@@ -24,7 +24,7 @@ type goGen struct {
 
 // GoFile returns the generated package for m as a jennifer file.
 func GoFile(m *fsm.Machine) *jen.File {
-	g := &goGen{m: m, f: newFile(m, m.Package)}
+	g := &goGen{m: m, f: newFile(m, m.Package, true)}
 	g.genPackageDoc()
 	g.genVersion()
 	g.genKinds()

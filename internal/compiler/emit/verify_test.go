@@ -85,8 +85,9 @@ func verifyGo(m *fsm.Machine, files []emit.File) error {
 		if err != nil {
 			return fmt.Errorf("generated %s does not parse: %w", f.Path, err)
 		}
-		if parsed.Name.Name != m.Package {
-			return fmt.Errorf("%s: package %s, want %s", f.Path, parsed.Name.Name, m.Package)
+		external := strings.HasSuffix(f.Path, "_examples_gen_test.go") && !m.ExamplesInPackage
+		if want := m.Package; parsed.Name.Name != want && !(external && parsed.Name.Name == want+"_test") {
+			return fmt.Errorf("%s: package %s, want %s", f.Path, parsed.Name.Name, want)
 		}
 		if !strings.HasPrefix(string(f.Content), "// "+emit.Header+"\n") {
 			return fmt.Errorf("%s: first line is not the generated-code header", f.Path)

@@ -25,7 +25,7 @@ func (b *builder) readStates() {
 	walk = func(list []spec.State, parent *State) {
 		for i := range list {
 			ss := &list[i]
-			s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.Fields, ss.RenamedFrom, 0), Parent: parent}
+			s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.GoName, ss.Fields, ss.RenamedFrom, 0), Parent: parent}
 			s.Terminal, s.Transient = ss.Terminal.Value, ss.Transient.Value
 			s.Own = s.Fields
 			b.all = append(b.all, s)

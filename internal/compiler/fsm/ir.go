@@ -67,12 +67,15 @@ type Machine struct {
 	PathEnds  []int
 	// Examples are the spec's examples, in rule order; Behavior is the Go
 	// expression that makes the real Behavior they run through, as the
-	// spec writes it and resolved, and BehaviorErr says it also gives an
-	// error.
-	Examples     []*Example
-	Behavior     string
-	BehaviorCode GoCode
-	BehaviorErr  bool
+	// spec writes it and resolved (for a file outside the generated
+	// package), which may give an error too. ExamplesInPackage says the
+	// examples' test must be in the generated package, not in its
+	// external test package: the expression names an unexported name
+	// of it.
+	Examples          []*Example
+	Behavior          string
+	BehaviorCode      GoCode
+	ExamplesInPackage bool
 	// Shape is the fingerprint of what a saved machine holds (see shape).
 	Shape string
 	// Breaks are the changes the spec declares it makes on purpose.

@@ -45,6 +45,9 @@ type File struct {
 	// Breaks are the changes from the previous revision the spec declares
 	// it makes on purpose, for fsmgen diff.
 	Breaks []Break
+	// Initialisms are the spec's own words that Go names write in
+	// capitals, beside Go's (ID, URL, TCP, ...): "TCB", "SYN".
+	Initialisms []String
 }
 
 // Break is an intended breaking change: what changes, named as fsmgen
@@ -73,14 +76,18 @@ type Field struct {
 	Name String
 	Type String
 	Doc  String
+	// GoName is the Go name the spec gives the field, in place of the
+	// one fsmgen makes of its name.
+	GoName String
 	// RenamedFrom are the names the field had in earlier revisions.
 	RenamedFrom []String
 }
 
 // State is one entry of "states", or of a composite state's "states".
 type State struct {
-	Name String
-	Doc  String
+	Name   String
+	Doc    String
+	GoName String // the Go name the spec gives it; absent, made of Name
 	// RenamedFrom are the names the state had in earlier revisions.
 	RenamedFrom []String
 	Initial     Bool // the machine's initial state, or its parent's initial child
@@ -118,6 +125,7 @@ type After struct {
 type Decl struct {
 	Name   String
 	Doc    String
+	GoName String // the Go name the spec gives it; absent, made of Name
 	Fields []Field
 	// RenamedFrom are the names the event or action had in earlier
 	// revisions.
@@ -127,10 +135,11 @@ type Decl struct {
 // Func is one entry of "guards" or "effects": what it reads (its
 // parameters) and, for an effect, what it sets (its results).
 type Func struct {
-	Name  String
-	Doc   String
-	Reads []Field
-	Sets  []Field
+	Name   String
+	Doc    String
+	GoName String // the Go name the spec gives it; absent, made of Name
+	Reads  []Field
+	Sets   []Field
 	// SetsPos is the position of the "sets" key, or zero when absent.
 	SetsPos diag.Pos
 }

@@ -233,7 +233,7 @@ var rules = []Rule{
 		Short:    "A transient state is misused.",
 		Full:     "A transient state is left in the step that enters it, through eventless transitions (no \"on\"); it handles no events, has no entry, exit or timer, and transient states must not loop.",
 		Help:     "Give the transient state eventless transitions that lead elsewhere, move events and actions to its neighbours, or make it an ordinary state.",
-		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of transient state `, `^a transition into transient state `, `^state .* cannot be transient and `},
+		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of transient state `, `^state .* cannot be transient and `},
 	},
 	{
 		ID: "local-transition", Level: Error,

@@ -272,10 +272,6 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 			r.Local = true
 		}
 	}
-	if r.To != nil && r.To.Transient && len(o.Actions) > 0 {
-		b.errorf(o.Actions[0].Pos, "a transition into transient state %s emits no action: its eventless transitions do", r.To.Name)
-		ok = false
-	}
 	if o.Effect.Set {
 		if r.Effect = b.fn(o.Effect, Effect); r.Effect == nil {
 			ok = false

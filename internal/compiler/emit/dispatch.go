@@ -215,9 +215,21 @@ func (g *goGen) value(v fsm.Value) jen.Code {
 	case fsm.FromTimer:
 		return jen.Id("m").Dot("timers").Index(jen.Lit(v.Timer.Index)).Dot("ID")
 	case fsm.FromConst:
+		if v.Const != nil {
+			return constCode(v.Const)
+		}
 		return durationCode(v.Timer.Delay)
 	}
 	return jen.Id("m").Dot("d").Dot(v.Data.GoName)
+}
+
+// constCode writes a constant of set: as Go: a literal, or a duration
+// in time's units.
+func constCode(c *fsm.Const) jen.Code {
+	if c.Duration {
+		return durationCode(c.Nanos)
+	}
+	return jen.Op(c.Go)
 }
 
 func (g *goGen) values(vs []fsm.Value) []jen.Code {

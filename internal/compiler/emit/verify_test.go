@@ -287,12 +287,18 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 			}
 			want := 1 + len(m.Composites) // the initial [*] of the machine and of each composite state
 			merged := map[[2]*fsm.State]bool{}
+			rows := map[string]bool{} // a row with several events is drawn once from a state
 			count := func(from *fsm.State, rules []*fsm.Rule) {
 				for _, r := range rules {
 					to := r.Target
 					if to == nil {
 						to = from
 					}
+					row := fmt.Sprintf("%s %s %s", from.Name, to.Name, r.Pos)
+					if rows[row] {
+						continue
+					}
+					rows[row] = true
 					pair := [2]*fsm.State{from, to}
 					one := to == from || from.Composite() || to.Composite() // one edge per pair
 					if r.Kind == fsm.Transition && (!one || !merged[pair]) {

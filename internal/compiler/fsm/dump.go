@@ -180,6 +180,12 @@ func value(v Value) string {
 	case FromTimer:
 		return "timer of " + v.Timer.State.Name
 	case FromConst:
+		if v.Const != nil {
+			if v.Const.Duration {
+				return v.Const.Text
+			}
+			return v.Const.Go
+		}
 		return v.Timer.DelayText
 	}
 	if v.Local != "" {
@@ -228,8 +234,15 @@ func RuleLabel(r *Rule) string {
 	if r.Local {
 		b.WriteString(" (local)")
 	}
+	var does []string
 	if r.Effect != nil {
-		b.WriteString(" {" + r.Effect.Name + "}")
+		does = append(does, r.Effect.Name)
+	}
+	for _, c := range r.Consts {
+		does = append(does, c.String())
+	}
+	if len(does) > 0 {
+		b.WriteString(" {" + strings.Join(does, ", ") + "}")
 	}
 	if len(r.Actions) > 0 {
 		var acts []string

@@ -35,16 +35,40 @@ import (
 
 // Main runs the server (cmd/server) on the process's arguments and
 // standard streams until SIGINT or SIGTERM, and returns its exit code.
-func Main() int {
+//
+// A program of its own runs the server with Go jobs (WithJobs):
+//
+//	func main() { os.Exit(app.Main(app.WithJobs(jobs.Job{ID: "sweep", Func: sweep, ...}))) }
+func Main(opts ...Option) int {
+	var ex extras
+	for _, o := range opts {
+		o(&ex)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, ex); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "server:", err)
 		}
 		return 2
 	}
 	return 0
+}
+
+// Option adds to what Main runs.
+type Option func(*extras)
+
+// extras are what the options add.
+type extras struct {
+	jobs []jobs.Job
+}
+
+// WithJobs adds Go jobs (each a jobs.Job with a Func) to the jobs of the
+// -jobs file: a program of its own that runs the server through Main runs
+// them as it runs the file's commands (docs/server.md). An id the file
+// has too is refused at start.
+func WithJobs(js ...jobs.Job) Option {
+	return func(ex *extras) { ex.jobs = append(ex.jobs, js...) }
 }
 
 // options are the command line's flags.
@@ -137,7 +161,7 @@ const DefaultMaxRunning = 100
 // run serves until ctx is done: it opens the database (locked, for
 // SQLite, to this process), makes the first admin key, starts the
 // monitors' and the jobs' engines and serves the API and the page.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ex extras) error {
 	o, err := parse(args, stderr)
 	if err != nil {
 		return err
@@ -146,7 +170,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.resetToken {
 		return resetToken(ctx, o, stdout, log)
 	}
-	registry, err := loadJobs(o.jobs)
+	registry, err := loadJobs(o.jobs, ex.jobs)
 	if err != nil {
 		return err
 	}
@@ -187,20 +211,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serve(ctx, srv, ln, engine, jobEngine, log)
 }
 
-// loadJobs reads the jobs of the -jobs file into a registry; none when
-// path is empty.
-func loadJobs(path string) (jobs.Registry, error) {
+// loadJobs reads the jobs of the -jobs file (none when path is empty)
+// into a registry, then the Go jobs given.
+func loadJobs(path string, goJobs []jobs.Job) (jobs.Registry, error) {
 	var registry jobs.Registry
-	if path == "" {
-		return registry, nil
+	if path != "" {
+		defs, err := jobs.Load(path)
+		if err != nil {
+			return registry, err
+		}
+		for _, d := range defs {
+			if err := registry.Register(d); err != nil {
+				return registry, fmt.Errorf("%s: %w", path, err)
+			}
+		}
 	}
-	defs, err := jobs.Load(path)
-	if err != nil {
-		return registry, err
-	}
-	for _, d := range defs {
-		if err := registry.Register(d); err != nil {
-			return registry, fmt.Errorf("%s: %w", path, err)
+	for _, j := range goJobs {
+		if err := registry.Register(j); err != nil {
+			return registry, fmt.Errorf("the program's Go jobs: %w", err)
 		}
 	}
 	return registry, nil

@@ -123,24 +123,14 @@ var kindSets = []struct{ what, iface, kind, marker string }{
 // genPackageDoc emits the package comment from the spec's doc.
 func (g *goGen) genPackageDoc() {
 	m := g.m
-	ps := []string{
+	lines := paragraphLines(
 		fmt.Sprintf("Package %s implements the %s state machine of %s.", m.Package, m.Name, strings.Join(docLines(m.SpecFile), " ")),
 		m.Doc,
-		"Feed events to a Machine with HandleEvent: it decides what happens, " +
-			"calls the guards and effects of its Behavior, and hands the actions to perform " +
-			"to its Handler, in order. The machine is synchronous and deterministic: it does " +
+		"Feed events to a Machine with HandleEvent: it decides what happens, "+
+			"calls the guards and effects of its Behavior, and hands the actions to perform "+
+			"to its Handler, in order. The machine is synchronous and deterministic: it does "+
 			"no I/O, and the same events always give the same actions, so an event log replays exactly.",
-	}
-	var lines []string
-	for _, p := range ps {
-		if strings.TrimSpace(p) == "" {
-			continue
-		}
-		if len(lines) > 0 {
-			lines = append(lines, "")
-		}
-		lines = append(lines, docLines(p)...)
-	}
+	)
 	for _, l := range lines {
 		g.f.PackageComment(strings.TrimRight("// "+l, " "))
 	}

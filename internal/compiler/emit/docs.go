@@ -204,9 +204,9 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 	}
 }
 
-// edgeLabel returns "Event [guard] / Action, Action (set x=1)" with the
-// parts a rule has; events are the events of its row ("A, B" for a row
-// with several).
+// edgeLabel returns "Event [guard] / Action, Action (set x=1) (with
+// y=event.y)" with the parts a rule has; events are the events of its row
+// ("A, B" for a row with several).
 func edgeLabel(r *fsm.Rule, events []string) string {
 	var parts []string
 	switch {
@@ -237,6 +237,13 @@ func edgeLabel(r *fsm.Rule, events []string) string {
 		}
 		parts = append(parts, "(set "+strings.Join(sets, ", ")+")")
 	}
+	if len(r.With) > 0 {
+		var with []string
+		for _, w := range r.With {
+			with = append(with, w.String())
+		}
+		parts = append(parts, "(with "+strings.Join(with, ", ")+")")
+	}
 	if r.Local {
 		parts = append(parts, "(local)")
 	}
@@ -244,12 +251,13 @@ func edgeLabel(r *fsm.Rule, events []string) string {
 }
 
 // mermaidConst writes a constant of set: for a diagram's label: name=value,
-// a string between typographic quotes (Mermaid gives '"' a meaning).
+// a string between typographic quotes (Mermaid gives '"' a meaning), and
+// without them inside.
 func mermaidConst(c *fsm.Const) string {
 	if c.Duration || !strings.HasPrefix(c.Go, `"`) {
 		return c.Name + "=" + mermaidText(c.Text)
 	}
-	return c.Name + "=“" + mermaidText(c.Text) + "”"
+	return c.Name + "=“" + strings.NewReplacer("“", " ", "”", " ").Replace(mermaidText(c.Text)) + "”"
 }
 
 // mermaidText makes free text safe on one line of a Mermaid file: no line

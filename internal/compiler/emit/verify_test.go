@@ -264,8 +264,13 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 	return nil
 }
 
-// mermaidLine is every line fsmgen may write in a diagram.
-var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : [A-Za-z0-9_ ,.()\[\]/]+(<br/>[A-Za-z0-9_ ,.()\[\]/]+)*)?))$`)
+// mermaidLine is every line fsmgen may write in a diagram. An edge's
+// label is names and punctuation, and the string constants of set: between
+// typographic quotes, with none of the characters Mermaid gives a meaning.
+var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : ` + edgeLabel + `(<br/>` + edgeLabel + `)*)?))$`)
+
+// edgeLabel is the label of a rule on an edge.
+const edgeLabel = `([A-Za-z0-9_ ,.()\[\]/=+-]|“[^“”\n:;{}\[\]<>"'#%|` + "`" + `]*”)+`
 
 // verifyDocs checks that no spec text changed the structure of the
 // diagram or the table: every diagram line fits the grammar fsmgen emits,

@@ -198,7 +198,9 @@ func value(v Value) string {
 }
 
 // RuleLabel describes a rule on one line, e.g.
-// "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry".
+// "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry":
+// between braces its effect, the constants it sets (retries=0) and where
+// it takes what its with: names (remote=event.remote).
 func RuleLabel(r *Rule) string {
 	var b strings.Builder
 	b.WriteString(r.From.String())
@@ -240,6 +242,9 @@ func RuleLabel(r *Rule) string {
 	}
 	for _, c := range r.Consts {
 		does = append(does, c.String())
+	}
+	for _, w := range r.With {
+		does = append(does, w.String())
 	}
 	if len(does) > 0 {
 		b.WriteString(" {" + strings.Join(does, ", ") + "}")

@@ -109,13 +109,14 @@ func (fl *flow) unplaced() {
 		return
 	}
 	for _, c := range o.Set {
-		name := c.Name.Value
-		if k := fl.constOf[name]; k != nil {
+		if k := fl.constOf[c.Name.Value]; k != nil {
 			r.Consts = append(r.Consts, k)
-			r.Label = RuleLabel(r) // now with its constants
-			continue
 		}
-		if fl.consts[name] == nil || fl.taken[constKey(name)] {
+	}
+	r.Label = RuleLabel(r) // now with its constants
+	for _, c := range o.Set {
+		name := c.Name.Value
+		if fl.constOf[name] != nil || fl.consts[name] == nil || fl.taken[constKey(name)] {
 			continue // reported
 		}
 		var takers [][]*Field

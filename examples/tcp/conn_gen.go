@@ -15,7 +15,9 @@
 // then Fin.
 //
 // Where section 3.9 gives one paragraph to several states, this spec writes
-// one rule on a composite state. Connection holds every state that has a
+// one rule on a composite state; where it answers several segments or calls
+// alike, one row names them all (on: [Syn, SynAck, Ack, Fin]). Connection
+// holds every state that has a
 // transmission control block (TCB), all but Closed; its rules for ABORT
 // (send a reset, tell the user "connection reset") and for a reset received
 // (tell the user) are the RFC's rules for SYN-RECEIVED and the synchronized

@@ -324,8 +324,8 @@ var rules = []Rule{
 	{
 		ID: "invalid-with", Level: Error,
 		Short:    "A row's with: names no field, or a field nothing reads.",
-		Full:     "with: says, for a name the row reads (in its guard, its effect, or a field it fills), whether it takes the event's field (event.<field>) or the source state's (state.<field>); the field must exist in the event or in every state that takes the row, and something on the row must read the name.",
-		Help:     "Write event.<field> or state.<field> naming a field the row has, or remove the entry.",
+		Full:     "with: says, for a name the row reads or fills (in its guard, its effect, the fields of the state it enters or stays in, or of its actions), which field it takes: the event's (event.<field>) or the source state's (state.<field>), of that name or another of the same type; the field must exist in the event or in every state that takes the row, and something on the row must use the name.",
+		Help:     "Write event.<field> or state.<field> naming a field of the row of the name's type, or remove the entry.",
 		Patterns: []string{`^with: `},
 	},
 	{

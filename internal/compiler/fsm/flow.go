@@ -384,11 +384,12 @@ func (fl *flow) fill(to *State) {
 	}
 }
 
-// update stores the results of the effect of a rule that stays in the
-// source state's fields of the same name.
+// update stores the constants, the with: entries and the effect's results
+// of a rule that stays in the source state's fields of the same name.
 func (fl *flow) update() {
 	r := fl.r
 	fl.updateConsts()
+	fl.updateWith()
 	if r.Effect == nil {
 		return
 	}

@@ -269,13 +269,13 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		b.outcomeOf = map[*Rule]*spec.Outcome{}
 	}
 	b.outcomeOf[r] = o
-	moves := o.To.Set || o.Effect.Set || len(o.Actions) > 0 || len(o.Set) > 0
+	moves := o.To.Set || o.Effect.Set || len(o.Actions) > 0 || len(o.Set) > 0 || len(o.With) > 0
 	if !b.bindings(r, o) {
 		return nil
 	}
 	switch {
 	case o.Ignore.Set && o.Reject.Set, (o.Ignore.Set || o.Reject.Set) && moves:
-		b.errorf(pos, "choose one of ignore, reject, or a transition (to, effect, action, set)")
+		b.errorf(pos, "choose one of ignore, reject, or a transition (to, effect, action, set, with)")
 		return nil
 	case ev == nil && from != nil && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "transient state %s has no event to ignore or reject: its eventless transitions must leave it", from.Name)
@@ -295,7 +295,7 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		r.Kind, r.Reason = Reject, strings.TrimSpace(o.Reject.Value)
 		return r
 	case !moves:
-		b.errorf(pos, "transition does nothing: give it to, effect, action or set, or ignore or reject the event")
+		b.errorf(pos, "transition does nothing: give it to, effect, action, set or with, or ignore or reject the event")
 		return nil
 	}
 	r.Kind = Transition

@@ -97,3 +97,41 @@ func (fl *flow) unbound() {
 		}
 	}
 }
+
+// updateWith stores, on a rule that stays, what its with: entries name
+// into the source state's fields of their names, as an effect's results
+// are stored: with: {remote: event.remote} gives the state the event's
+// remote. A name the effect sets is the effect's; a name the state does
+// not have is left to the rest of the row (a guard, an action).
+func (fl *flow) updateWith() {
+	r := fl.r
+	for _, bd := range r.With {
+		w := fl.with[bd.Name]
+		if w == nil || (r.Effect != nil && r.Effect.Set(bd.Name) != nil) {
+			continue
+		}
+		var have []*Field
+		for _, s := range fl.from {
+			if f := s.Field(bd.Name); f != nil {
+				have = append(have, f)
+			}
+		}
+		switch {
+		case len(have) == 0:
+			continue
+		case len(have) < len(fl.from):
+			w.used = true
+			fl.b.errorf(bd.Pos, "with: %s, but only some of %s have %s (%s): give them all the field, or write rows of their own", bd, fl.shared(), bd.Name, r.Label)
+			continue
+		case have[0].Type != w.found.typ:
+			w.used = true
+			fl.b.errorf(bd.Pos, "with: %s, but %s is %s and state %s's %s is %s (%s): name a field of its type, or give the two one type", bd, w.found.desc, w.found.typ, fl.from[0].Name, bd.Name, have[0].Type, r.Label)
+			continue
+		}
+		w.used = true
+		if w.found.val.Source == FromData && w.found.val.Data == have[0].Data {
+			continue // the state's own field: it keeps it
+		}
+		fl.store(have[0].Data, w.found.val)
+	}
+}

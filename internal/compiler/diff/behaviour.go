@@ -46,13 +46,16 @@ func (d *differ) rules() {
 				d.add(c)
 			}
 		}
-		if ns.Composite() {
-			continue
-		}
 		if ow, nw := d.timer(os.Timer), timerText(ns.Timer); ow != nw {
 			c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("timer changed: %s, was %s", orNothing(nw), orNothing(ow)), Old: os.Pos, New: ns.Pos}
 			c.verdict(Behaviour, Breaks, fmt.Sprintf("the timer of %s now %s", ns.Name, orNothing(nw)))
+			if why := delayChanged(os, ns); why != "" {
+				c.verdict(SavedStates, Review, why)
+			}
 			d.add(c)
+		}
+		if ns.Composite() {
+			continue
 		}
 		if ns.Choice != nil || os.Choice != nil {
 			d.cell(ns.Name+" (its choice)", os.Choice, ns.Choice)
@@ -206,4 +209,36 @@ func (d *differ) timer(t *fsm.Timer) string {
 		delay = "the delay " + t.DelayFunc.Name + " computes"
 	}
 	return "fires after " + delay + ": " + d.cellText(t.Cell)
+}
+
+// delayChanged says, when the delay of a state's timer changed, what
+// becomes of the machines saved while it ran: the deadline is saved, and
+// loads as it was, unless Load is told to re-arm the timer.
+func delayChanged(os, ns *fsm.State) string {
+	o, n := os.Timer, ns.Timer
+	if o == nil || n == nil || delayText(o) == delayText(n) {
+		return ""
+	}
+	in := "in " + os.Name
+	if os.Composite() {
+		in = "in a state of " + os.Name
+	}
+	was := o.DelayText + " after the timer started"
+	if o.DelayFunc != nil {
+		was = "the delay " + o.DelayFunc.Name + " computed after the timer started"
+	}
+	now := n.DelayText + " after the timer started"
+	if n.DelayFunc != nil {
+		now = fmt.Sprintf("the time it started plus the delay %s computes from the state's fields when the machine is loaded (what that is, fsmgen diff cannot know: %s is code)", n.DelayFunc.Name, n.DelayFunc.Name)
+	}
+	return fmt.Sprintf("a machine saved %s with the timer running loads with the deadline it saved, %s; LoadWith(c, data, LoadOptions{Rearm: true}) moves it to %s", in, was, now)
+}
+
+// delayText describes a timer's delay: the duration, or the effect that
+// computes it.
+func delayText(t *fsm.Timer) string {
+	if t.DelayFunc != nil {
+		return "effect " + t.DelayFunc.Name
+	}
+	return t.DelayText
 }

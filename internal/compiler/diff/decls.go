@@ -172,11 +172,13 @@ func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
 		if ot, nt := of.GoType.Canonical(), nf.GoType.Canonical(); ot != nt {
 			oldType, newType := typeNames(of, nf)
 			c := &Change{Subject: subject, What: fmt.Sprintf("retyped from %s to %s", oldType, newType), Old: of.TypePos, New: nf.TypePos}
-			if alike(of, nf) {
-				c.verdict(area, OK, fmt.Sprintf("%s of %s %s holds %s as %s, which loads as %s: their JSON is alike", saved, kind, n.Name, nf.Name, oldType, newType))
-				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now a %s: code that uses it as a %s no longer compiles until it is updated", n.GoName, nf.GoName, newType, oldType))
-			} else {
-				c.verdict(area, Breaks, fmt.Sprintf("%s of %s %s holds %s as %s, which may not load as %s (keep the type, or declare the break)", saved, kind, n.Name, nf.Name, oldType, newType))
+			holds := fmt.Sprintf("%s of %s %s holds %s as %s", saved, kind, n.Name, nf.Name, oldType)
+			switch v, why := retyped(of, nf); v {
+			case Breaks:
+				c.verdict(area, Breaks, fmt.Sprintf("%s, which may not load as %s: %s (keep the type, or declare the break)", holds, newType, why))
+			default:
+				c.verdict(area, v, fmt.Sprintf("%s, which loads as %s: %s", holds, newType, why))
+				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s %s: code that uses it as %s %s no longer compiles until it is updated", n.GoName, nf.GoName, article(newType), newType, article(oldType), oldType))
 			}
 			d.add(c)
 		}
@@ -359,7 +361,22 @@ func alikeSignature(a, b []*fsm.Field) bool {
 // alike reports whether two fields' types, of other Go types, read each
 // other's JSON: their shapes are known and the same (a type moved to
 // another package, a named type for its underlying one).
-func alike(a, b *fsm.Field) bool { return a.JSON != "" && a.JSON == b.JSON }
+func alike(a, b *fsm.Field) bool {
+	return a.JSON != nil && b.JSON != nil && a.JSON.String() == b.JSON.String()
+}
+
+// retyped decides whether data saved with field o loads as field n, of
+// another Go type (see loads); when either shape is unknown (a type of the
+// generated package, say), it may not.
+func retyped(o, n *fsm.Field) (Verdict, string) {
+	switch {
+	case o.JSON == nil:
+		return Breaks, fmt.Sprintf("fsmgen does not see how %s is encoded (a type declared beside the generated code?), so it cannot tell that every value loads", o.Type)
+	case n.JSON == nil:
+		return Breaks, fmt.Sprintf("fsmgen does not see how %s is encoded (a type declared beside the generated code?), so it cannot tell that every value loads", n.Type)
+	}
+	return loads(o.JSON, n.JSON)
+}
 
 // typeNames returns how a change names the types of a retyped field: as
 // the spec writes them, or, when the spec writes them alike (a package

@@ -167,6 +167,9 @@ func declsOf(list any) []*fsm.Decl {
 
 // article returns "a" or "an" for word.
 func article(word string) string {
+	if strings.HasPrefix(word, "uint") || strings.HasPrefix(word, "uni") {
+		return "a" // "a uint64", pronounced "you"
+	}
 	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
 		return "an"
 	}

@@ -98,6 +98,15 @@ func edit(t *testing.T, pairs ...string) string {
 	return s
 }
 
+// composite is jobSpec with Running made composite, its timer's delay
+// delay.
+func composite(delay string) string {
+	return strings.NewReplacer(
+		"      delay: 5m\n", "      delay: "+delay+"\n",
+		"  Held:\n", "    states:\n      Fetching:\n        initial: true\n  Held:\n",
+	).Replace(jobSpec)
+}
+
 // machine checks a revision of the spec.
 func machine(t *testing.T, name, src string) *fsm.Machine {
 	t.Helper()
@@ -217,8 +226,27 @@ func TestCompare(t *testing.T) {
 			new:    edit(t, "    on: Release\n    ignore: true\n", "    on: Release\n    reject: nothing is held\n", "      delay: 5m\n", "      delay: 10m\n"),
 			breaks: 2,
 			want: []want{
-				{subject: "state Running", what: "timer changed: fires after 10m: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"behaviour=breaks"}},
+				{subject: "state Running", what: "timer changed: fires after 10m: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
 				{subject: "rule Queued × Release", what: "now rejected (nothing is held), was ignored", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "a timer's delay computed by an effect",
+			old:    jobSpec,
+			new:    edit(t, "      delay: 5m\n", "      delay: lease\n", "guards:\n", "effects:\n  lease:\n    reads:\n      attempts: int\n    sets:\n      delay: time.Duration\nguards:\n"),
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "timer changed: fires after the delay lease computes: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
+				{subject: "effect lease", what: "added", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name:   "the timer of a composite state changed",
+			old:    composite("5m"),
+			new:    composite("1m"),
+			breaks: 1,
+			want: []want{
+				{subject: "state Running", what: "timer changed: fires after 1m: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
 			},
 		},
 		{

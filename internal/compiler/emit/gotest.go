@@ -197,6 +197,9 @@ func (g *testGen) genSubject() {
 			build(jen.Id("Load").Call(g.config(script), jen.Id("data")))...)),
 	)
 	if len(m.Timers) > 0 {
+		rearm := jen.Id("LoadOptions").Values(jen.Id("Rearm").Op(":").True())
+		fields = append(fields, kv("Rearm", jen.Func().Params(jen.Id("data").Index().Byte(), jen.Id("script").Op("*").Add(ft("Script"))).Add(results.Clone()).Block(
+			build(jen.Id("LoadWith").Call(g.config(script), jen.Id("data"), rearm))...)))
 		m := jen.Id("m").Assert(jen.Op("*").Id("Machine"))
 		fields = append(fields, kv("Timers", jen.Func().Params(jen.Id("m").Add(machineType())).Index().Add(rt("Timer")).Block(
 			jen.Var().Id("out").Index().Add(rt("Timer")),

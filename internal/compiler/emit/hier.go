@@ -123,10 +123,11 @@ func timerChain(s *fsm.State) []*fsm.Timer {
 	return out
 }
 
-// genTimers emits startTimers, Timers, Deadline and timerFired, the
-// dispatch of TimerFired.
+// genTimers emits startTimers, rearmTimers, Timers, Deadline and
+// timerFired, the dispatch of TimerFired.
 //
 //	func (m *Machine) startTimers() { switch m.core.State { case StateA: m.lastTimer++; m.timers[0] = ... } }
+//	func (m *Machine) rearmTimers() { switch m.core.State { case StateA: m.timers[0].Rearm(<delay>) } }
 //	func (m *Machine) Timers() []*StartTimer
 //	func (m *Machine) Deadline(id TimerID) time.Time
 //	func (m *Machine) timerFired(ev *TimerFired) error {
@@ -160,25 +161,31 @@ func (g *goGen) genTimers() {
 		}
 		groups[i].kinds = append(groups[i].kinds, jen.Id(s.KindName))
 	}
-	var cases []jen.Code
+	var starts, rearms []jen.Code
 	for _, gr := range groups {
-		var body []jen.Code
+		var start, rearm []jen.Code
 		for _, t := range gr.timers {
-			var delay jen.Code
-			if t.DelayFunc != nil {
-				delay = jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
-			} else {
-				delay = durationCode(t.Delay)
+			delay := func() jen.Code {
+				if t.DelayFunc != nil {
+					return jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
+				}
+				return durationCode(t.Delay)
 			}
-			body = append(body,
+			slot := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index))
+			start = append(start,
 				jen.Id("m").Dot("lastTimer").Op("++"),
-				jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)))
+				slot.Clone().Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay())))
+			rearm = append(rearm, slot.Clone().Dot("Rearm").Call(delay()))
 		}
-		cases = append(cases, jen.Case(gr.kinds...).Block(body...))
+		starts = append(starts, jen.Case(gr.kinds...).Block(start...))
+		rearms = append(rearms, jen.Case(gr.kinds...).Block(rearm...))
 	}
 	f.Comment("// startTimers numbers afresh and records the timers of the current state and")
 	f.Comment("// its ancestors, outermost first, for Restore: their deadlines are not known.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("startTimers").Params().Block(jen.Switch(core().Dot("State")).Block(cases...))
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("startTimers").Params().Block(jen.Switch(core().Dot("State")).Block(starts...))
+	f.Comment("// rearmTimers gives each running timer of the current state and its ancestors")
+	f.Comment("// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("rearmTimers").Params().Block(jen.Switch(core().Dot("State")).Block(rearms...))
 
 	f.Add(paragraphs("Timers returns the timers the current state has running, outermost state first, "+
 		"as the StartTimer actions that started them: a timer runs from its state's entry until it "+

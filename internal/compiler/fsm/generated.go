@@ -8,7 +8,7 @@ package fsm
 // generated files declare nothing else.
 var Generated = []string{
 	// The package's API.
-	"Action", "ActionKind", "Behavior", "Config", "Event", "EventKind", "Handler", "Load", "Machine", "New",
+	"Action", "ActionKind", "Behavior", "Config", "Event", "EventKind", "Handler", "Load", "LoadOptions", "LoadWith", "Machine", "New",
 	"Recorder", "RejectedError", "Restore", "Rule", "Rules", "State", "StateKind", "Step", "TimerID",
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
@@ -23,7 +23,7 @@ var Generated = []string{
 // or constants: a field type may name a generated type, never one of
 // these.
 var Values = []string{
-	"Load", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
+	"Load", "LoadWith", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
 	"fsmStateDecoders", "fsmStateNames",
 	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",

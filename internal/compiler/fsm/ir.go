@@ -160,10 +160,10 @@ type Field struct {
 	Type  string // Go type expression, normalised: for messages and comparisons
 	// GoType is Type resolved, for the emitter.
 	GoType GoCode
-	// JSON is the shape of the type's JSON (see shapeOf): two types of one
-	// shape read each other's saved data. "" when the type is not known
-	// (the spec's imports not loaded, a type of the output package).
-	JSON string
+	// JSON is the shape of the type's JSON (see Shape): what data saved
+	// with the field holds. nil when the type is not known (the spec's
+	// imports not loaded, a type of the output package).
+	JSON *Shape
 	Doc  string
 	Pos  diag.Pos
 	// TypePos is where the type is written.

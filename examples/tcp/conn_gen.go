@@ -20,8 +20,10 @@
 // (syn_sent, syn_ack).
 //
 // Where section 3.9 gives one paragraph to several states, this spec writes
-// one rule on a composite state. Connection holds every state that has a
-// transmission control block (TCB), all but CLOSED; its rules for ABORT
+// one rule on a composite state; where it answers several segments or calls
+// alike, one row names them all (on: [SYN, SYN_ACK, ACK, FIN]). Connection
+// holds every state that has a transmission control block (TCB), all but
+// CLOSED; its rules for ABORT
 // (send a reset, tell the user "connection reset") and for a reset received
 // (tell the user) are the RFC's rules for SYN-RECEIVED and the synchronized
 // states that still carry data. Two groups override them, as the RFC does:
@@ -49,8 +51,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the Conn machine. The zero StateKind is no

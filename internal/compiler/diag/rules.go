@@ -103,7 +103,7 @@ var rules = []Rule{
 		Short:    "A required key is missing.",
 		Full:     "The spec, a field, a timer, a transition or a \"*\" row lacks a key it cannot do without.",
 		Help:     "Add the key the message names.",
-		Patterns: []string{`^spec has no "`, `^field (".*" )?has no type$`, `^after has no "delay"`, `^transition has no "from"`, `^a "\*" row needs "on"`, `^a declared break names the change`},
+		Patterns: []string{`^spec has no "`, `^field (".*" )?has no type$`, `^after has no "delay"`, `^transition has no "from"`, `^a "\*" row needs "on"`, `^a declared break names the change`, `^"on" lists no event`},
 	},
 	// Names.
 	{
@@ -132,7 +132,7 @@ var rules = []Rule{
 		Short:    "A name is declared twice.",
 		Full:     "States, events, actions, guards and effects share one name space each, states across the whole machine; a state is listed twice in one list; a substate repeats a field its ancestors already have.",
 		Help:     "Rename one of the two, or remove the repetition.",
-		Patterns: []string{`^duplicate name "`, `^state .* is declared twice`, `^".*" is declared as both a `, `^state .* is listed twice$`, `^field .* of state .* is already a field of `, `^initialism \S+ is listed twice$`},
+		Patterns: []string{`^duplicate name "`, `^state .* is declared twice`, `^".*" is declared as both a `, `^(state|event) .* is listed twice$`, `^field .* of state .* is already a field of `, `^initialism \S+ is listed twice$`},
 	},
 	{
 		ID: "unknown-name", Level: Error,
@@ -176,7 +176,7 @@ var rules = []Rule{
 		Short:    "Guard branches are malformed or cannot all fire.",
 		Full:     "A guarded transition or timer lists branches, each with \"if\" a guard or a final \"else: true\"; a branch after else, a guard tested twice or a chain without else leaves some case unhandled or some branch dead.",
 		Help:     "Give each branch \"if\" or \"else: true\", test each guard once, and end the chain with \"- else: true\".",
-		Patterns: []string{`^a (transition|timer) with guards keeps to, effect, action, ignore and reject inside its branches$`, `^branch after else can never fire`, `^a branch has either "if" or "else"`, `^write "else: true" for the last branch`, `^branch has no "if"`, `^guard .* is already tested at .*: this branch can never fire`, `^guards of .* end without an else branch`},
+		Patterns: []string{`^a (transition|timer) with guards keeps to, effect, action, set, with, ignore and reject inside its branches$`, `^branch after else can never fire`, `^a branch has either "if" or "else"`, `^write "else: true" for the last branch`, `^branch has no "if"`, `^guard .* is already tested at .*: this branch can never fire`, `^guards of .* end without an else branch`},
 	},
 	{
 		ID: "rule-outcome", Level: Error,
@@ -233,7 +233,7 @@ var rules = []Rule{
 		Short:    "A transient state is misused.",
 		Full:     "A transient state is left in the step that enters it, through eventless transitions (no \"on\"); it handles no events, has no entry, exit or timer, and transient states must not loop.",
 		Help:     "Give the transient state eventless transitions that lead elsewhere, move events and actions to its neighbours, or make it an ordinary state.",
-		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of transient state `, `^a transition into transient state `, `^state .* cannot be transient and `},
+		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of transient state `, `^state .* cannot be transient and `},
 	},
 	{
 		ID: "local-transition", Level: Error,
@@ -318,8 +318,22 @@ var rules = []Rule{
 		ID: "field-ambiguous", Level: Error,
 		Short:    "A row reads a name that both its source state and its event have.",
 		Full:     "A value a row carries over, or a guard or effect reads, comes from the source state or the event by name; when both have a field of that name, taking the state's would silently ignore the event's (a new value the event brings), so fsmgen refuses to choose.",
-		Help:     "Rename one of the two fields; to replace the state's value with the event's, read the event's under its new name in an effect that sets the state's field.",
+		Help:     "Say on the row which one it takes, with: {name: event.name} or with: {name: state.name}, or rename one of the two fields.",
 		Patterns: []string{`, but both .* and event .* have a field .*: it is ambiguous which one is meant`},
+	},
+	{
+		ID: "invalid-with", Level: Error,
+		Short:    "A row's with: names no field, or a field nothing reads.",
+		Full:     "with: says, for a name the row reads or fills (in its guard, its effect, the fields of the state it enters or stays in, or of its actions), which field it takes: the event's (event.<field>) or the source state's (state.<field>), of that name or another of the same type; the field must exist in the event or in every state that takes the row, and something on the row must use the name.",
+		Help:     "Write event.<field> or state.<field> naming a field of the row of the name's type, or remove the entry.",
+		Patterns: []string{`^with: `},
+	},
+	{
+		ID: "invalid-constant", Level: Error,
+		Short:    "A constant of a row's set: does not fit, or nothing takes it.",
+		Full:     "set: gives fields of the target state (or of the state a row stays in) and of the row's actions constant values: a bool, a string, a number, or a duration for a time.Duration, checked against the field's type; a field is set by set:, by the effect, by with: or by an entry, never by two of them.",
+		Help:     "Give a constant of the field's type, name a field the row fills, or drop the constant from set: or the field from the effect.",
+		Patterns: []string{`^set: `},
 	},
 	{
 		ID: "effect-result-unused", Level: Error,

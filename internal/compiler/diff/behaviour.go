@@ -123,8 +123,9 @@ func (d *differ) cellText(c *fsm.Cell) string {
 	return strings.Join(parts, "; ")
 }
 
-// ruleText describes one rule: its guard, what it does, its effect and
-// its actions.
+// ruleText describes one rule: its guard, what it does, its effect, the
+// constants it sets and where it takes what its with: names, and its
+// actions.
 func (d *differ) ruleText(r *fsm.Rule) string {
 	var b strings.Builder
 	switch {
@@ -152,8 +153,18 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 			b.WriteString(" (local)")
 		}
 	}
+	var does []string
 	if r.Effect != nil {
-		b.WriteString(" {" + d.rename("effect", r.Effect.Name) + "}")
+		does = append(does, d.rename("effect", r.Effect.Name))
+	}
+	for _, c := range r.Consts {
+		does = append(does, c.String())
+	}
+	for _, w := range r.With {
+		does = append(does, w.String())
+	}
+	if len(does) > 0 {
+		b.WriteString(" {" + strings.Join(does, ", ") + "}")
 	}
 	var acts []string
 	for _, e := range r.Actions {

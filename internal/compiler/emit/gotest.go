@@ -280,6 +280,7 @@ func ruleList(rules []*fsm.Rule) jen.Code {
 //	func TestRules(t *testing.T) {
 //		fsmtest.Rules(t, fsmSubject, []fsmtest.Way[State, Event, StateKind, ActionKind]{
 //			{From: A{}, Event: &X{}, Tests: []string{"g"}, Rules: []int{0}, To: StateB, Actions: ...},
+//			{..., After: B{Retries: 0, Reason: "cancelled"}}, // a way through rules that set constants
 //		})
 //	}
 func (g *testGen) genRuleTests() {
@@ -288,7 +289,15 @@ func (g *testGen) genRuleTests() {
 		d := []jen.Code{kv("From", jen.Id(w.From.GoName).Values()), kv("Event", g.event(w, w.Trace))}
 		d = tests(w, d)
 		d = append(d, kv("Rules", ruleList(w.Rules)), kv("To", jen.Id(w.To.KindName)))
-		rows = append(rows, jen.Values(g.trace(d, w.Trace)...))
+		d = g.trace(d, w.Trace)
+		if w.After != nil {
+			fields := jen.Dict{}
+			for _, h := range w.After {
+				fields[jen.Id(h.Field.GoName)] = constCode(h.Const)
+			}
+			d = append(d, kv("After", jen.Id(w.To.GoName).Values(fields)))
+		}
+		rows = append(rows, jen.Values(d...))
 	}
 	g.testFunc("Rules", "TestRules takes every way through the rule table: see fsmtest.Rules.",
 		ft("Rules").Call(jen.Id("t"), jen.Id("fsmSubject"),

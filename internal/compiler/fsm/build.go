@@ -63,6 +63,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		b.ways()
 		b.paths()
 		b.m.traceWays()
+		b.m.holds()
 		b.m.witnesses()
 		b.shape()
 		b.examples()
@@ -106,6 +107,9 @@ type builder struct {
 	sharedCells map[sharedKey]*Cell
 	users       map[*Cell][]*State
 	cellOf      map[*Rule]*Cell
+	// outcomeOf is the spec's outcome of each rule a transition, a branch
+	// or a timer gives: its set: and with: are resolved with its flow.
+	outcomeOf map[*Rule]*spec.Outcome
 	// pendingEx are the examples of each outcome, with its rules.
 	pendingEx []*pendingExamples
 	// specOf maps each state to its spec entry; all lists every state,

@@ -66,6 +66,15 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 	}
 	r := rules[0]
 	out := &Example{Name: strings.TrimSpace(ex.Name.Value), Pos: ex.Pos}
+	if ex.Send.Set {
+		// A row with several events gave a rule for each: the example
+		// takes the one of the event it sends.
+		if send, ok := b.events[ex.Send.Value]; ok {
+			if i := slices.IndexFunc(rules, func(q *Rule) bool { return q.Event == send }); i >= 0 {
+				r = rules[i]
+			}
+		}
+	}
 	if ex.In.Set {
 		in := b.state(ex.In)
 		if in == nil {
@@ -77,7 +86,7 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 		}
 		out.In = in
 		for _, q := range rules {
-			if q.From != nil && q.From.Contains(in) {
+			if q.From != nil && q.From.Contains(in) && q.Event == r.Event {
 				r = q
 			}
 		}

@@ -154,6 +154,12 @@ type Outcome struct {
 	// Local keeps a transition into the source state's own substates from
 	// leaving and re-entering the source.
 	Local Bool
+	// Set are the constants the rule gives fields ("set: {retries: 0}"),
+	// in spec order: scalars, with their YAML tags. Nil when absent.
+	Set []Value
+	// With says, for names the rule reads, where it takes each from
+	// ("with: {remote: event.remote}"), in spec order. Nil when absent.
+	With []Binding
 	// Examples are concrete cases that must take this rule.
 	Examples []Example
 }
@@ -171,22 +177,34 @@ type Example struct {
 	State, Event []Value
 }
 
-// Value is a field's value in an example.
+// Value is a field's value in an example, or a constant of "set".
 type Value struct {
 	Name  String
 	Value any
 	// Tag is the YAML tag of a scalar ("!!str", "!!int", ...), or "" for
-	// a list or a mapping.
-	Tag string
-	Pos diag.Pos
+	// a list or a mapping; Text is a scalar as the spec writes it.
+	Tag  string
+	Text string
+	Pos  diag.Pos
+}
+
+// Binding is an entry of "with": the name a rule reads, and where it
+// takes it from, "event.<field>" or "state.<field>", as written.
+type Binding struct {
+	Name   String
+	Source String
 }
 
 // Transition is one entry of "transitions".
 type Transition struct {
-	Pos     diag.Pos
-	From    []String // state names, or a single "*"
-	On      String   // event name; absent for the eventless rows of a transient state
-	Outcome          // when there are no guards
+	Pos  diag.Pos
+	From []String // state names, or a single "*"
+	// On are the events the row handles: one ("on: A") or several ("on:
+	// [A, B]"), each with the same rules; none for the eventless rows of
+	// a transient state. OnPos is the position of the "on" key's value.
+	On      []String
+	OnPos   diag.Pos
+	Outcome // when there are no guards
 	Guards  []Branch
 }
 

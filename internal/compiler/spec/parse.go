@@ -536,6 +536,11 @@ func (p *parser) outcomeKeys(o *Outcome) map[string]func(k, v *yaml.Node) {
 			o.Reject = p.str(v)
 		},
 		"local": func(_, v *yaml.Node) { o.Local = p.boolean(v) },
+		"set":   func(_, v *yaml.Node) { o.Set = p.constants(v) },
+		"with": func(_, v *yaml.Node) {
+			o.With = []Binding{}
+			p.each(v, func(k, v *yaml.Node) { o.With = append(o.With, Binding{Name: p.str(k), Source: p.str(v)}) })
+		},
 		"examples": func(_, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode {
 				p.errorf(v, "examples must be a list, found %s", kindName(v))
@@ -570,7 +575,12 @@ func (p *parser) transitions(n *yaml.Node, f *File) {
 func (p *parser) transitionKeys(t *Transition) map[string]func(k, v *yaml.Node) {
 	keys := p.outcomeKeys(&t.Outcome)
 	keys["from"] = func(_, v *yaml.Node) { t.From = p.names(v) }
-	keys["on"] = func(_, v *yaml.Node) { t.On = p.str(v) }
+	keys["on"] = func(_, v *yaml.Node) {
+		t.OnPos = p.pos(v)
+		if t.On = p.names(v); len(t.On) == 0 && resolve(v).Kind == yaml.SequenceNode {
+			p.errorf(v, "\"on\" lists no event: name the event, or the events, the row handles (leave \"on\" out for the eventless transitions of a transient state)")
+		}
+	}
 	keys["guards"] = func(_, v *yaml.Node) { t.Guards = p.branches(v) }
 	return keys
 }
@@ -626,8 +636,27 @@ func (p *parser) values(v *yaml.Node) []Value {
 	p.each(v, func(k, v *yaml.Node) {
 		val := Value{Name: p.str(k), Pos: p.pos(v)}
 		if v.Kind == yaml.ScalarNode {
-			val.Tag = v.Tag
+			val.Tag, val.Text = v.Tag, v.Value
 		}
+		if err := v.Decode(&val.Value); err != nil {
+			p.errorf(v, "cannot read the value of %s: %v", k.Value, err)
+			return
+		}
+		out = append(out, val)
+	})
+	return out
+}
+
+// constants reads the constants of "set": a mapping of field names to
+// scalars (numbers, strings, booleans, durations written as strings).
+func (p *parser) constants(v *yaml.Node) []Value {
+	out := []Value{}
+	p.each(v, func(k, v *yaml.Node) {
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			p.errorf(v, "expected a constant for %s (a number, a string, true or false, a duration such as 90s), found %s", k.Value, kindName(v))
+			return
+		}
+		val := Value{Name: p.str(k), Pos: p.pos(v), Tag: v.Tag, Text: v.Value}
 		if err := v.Decode(&val.Value); err != nil {
 			p.errorf(v, "cannot read the value of %s: %v", k.Value, err)
 			return

@@ -56,7 +56,7 @@ func TestDiffExitStatus(t *testing.T) {
 		{name: "the same", old: lampSpec, new: lampSpec, code: exitOK, stdout: []string{"old.yaml -> new.yaml: 0 changes, 0 breaking, 0 declared\n"}},
 		{name: "documentation only", old: lampSpec, new: strings.Replace(lampSpec, "  Flip: {}\n", "  Flip:\n    doc: The switch is flipped.\n", 1), code: exitOK, stdout: []string{": 0 changes"}},
 		{name: "a compatible change", old: lampSpec, new: strings.Replace(lampSpec, "  Flip: {}\n", "  Flip:\n    fields:\n      by: {type: string}\n", 1), code: exitOK, stdout: []string{
-			"1 changes, 0 breaking",
+			": 1 change, 0 breaking",
 			"new.yaml:15:7: field Flip.by: added: ok\n\tevent log: ok: an event log of the old revision of event Flip loads with by as its zero value\n",
 		}},
 		{name: "a break", old: lampSpec, new: lampRetyped, code: exitBreaks, stdout: []string{

@@ -39,8 +39,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the Job machine. The zero StateKind is no

@@ -123,13 +123,14 @@ func (d *differ) cellText(c *fsm.Cell) string {
 	return strings.Join(parts, "; ")
 }
 
-// ruleText describes one rule: its guard, what it does, its effect and
-// its actions.
+// ruleText describes one rule: its guard, what it does, its effect, the
+// constants it sets and where it takes what its with: names, and its
+// actions.
 func (d *differ) ruleText(r *fsm.Rule) string {
 	var b strings.Builder
 	switch {
 	case r.Guard != nil:
-		fmt.Fprintf(&b, "[%s] ", r.Guard.Name)
+		fmt.Fprintf(&b, "[%s] ", d.rename("guard", r.Guard.Name))
 	case r.Else:
 		b.WriteString("[else] ")
 	}
@@ -152,8 +153,18 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 			b.WriteString(" (local)")
 		}
 	}
+	var does []string
 	if r.Effect != nil {
-		b.WriteString(" {" + r.Effect.Name + "}")
+		does = append(does, d.rename("effect", r.Effect.Name))
+	}
+	for _, c := range r.Consts {
+		does = append(does, c.String())
+	}
+	for _, w := range r.With {
+		does = append(does, w.String())
+	}
+	if len(does) > 0 {
+		b.WriteString(" {" + strings.Join(does, ", ") + "}")
 	}
 	var acts []string
 	for _, e := range r.Actions {
@@ -174,7 +185,7 @@ func (d *differ) hook(h *fsm.Hook) string {
 	}
 	var parts []string
 	if h.Effect != nil {
-		parts = append(parts, "runs "+h.Effect.Name)
+		parts = append(parts, "runs "+d.rename("effect", h.Effect.Name))
 	}
 	var acts []string
 	for _, a := range h.Actions {
@@ -195,7 +206,7 @@ func (d *differ) timer(t *fsm.Timer) string {
 	}
 	delay := t.DelayText
 	if t.DelayFunc != nil {
-		delay = "the delay " + t.DelayFunc.Name + " computes"
+		delay = "the delay " + d.rename("effect", t.DelayFunc.Name) + " computes"
 	}
 	return "fires after " + delay + ": " + d.cellText(t.Cell)
 }

@@ -10,12 +10,14 @@ import (
 )
 
 // match pairs the declarations of one kind across the revisions: by name,
-// or by an old name the new one lists in renamed_from. It returns the
-// pairs, in the new revision's order, and the old declarations left.
+// by an old name the new one lists in renamed_from, or by its JSON name (a
+// name spelt anew, SynSent as SYN_SENT, is the same in JSON). It returns
+// the pairs, in the new revision's order, and the old declarations left.
 func (d *differ) match(kind string, old, new []*fsm.Decl) (pairs [][2]*fsm.Decl, removed []*fsm.Decl) {
-	byName := map[string]*fsm.Decl{}
+	byName, bySnake := map[string]*fsm.Decl{}, map[string]*fsm.Decl{}
 	for _, o := range old {
 		byName[o.Name] = o
+		bySnake[o.Snake] = o
 	}
 	used := map[*fsm.Decl]bool{}
 	if d.renamed == nil {
@@ -30,6 +32,9 @@ func (d *differ) match(kind string, old, new []*fsm.Decl) (pairs [][2]*fsm.Decl,
 			if o == nil && byName[prev] != nil {
 				o = byName[prev]
 			}
+		}
+		if o == nil && !n.Builtin {
+			o = bySnake[n.Snake]
 		}
 		if o != nil && !used[o] {
 			used[o] = true
@@ -47,7 +52,25 @@ func (d *differ) match(kind string, old, new []*fsm.Decl) (pairs [][2]*fsm.Decl,
 	return pairs, removed
 }
 
-// rename returns the new name of an old state, event or action.
+// goRenamed is the change of a declaration whose Go name changed while its
+// spec name did not (a go_name, or the spec's initialisms).
+func goRenamed(kind string, o, n *fsm.Decl) *Change {
+	return &Change{Subject: kind + " " + n.Name, What: fmt.Sprintf("Go name now %s, was %s", n.GoName, o.GoName), Old: o.Pos, New: n.Pos}
+}
+
+// renamedFunc records the new name of an old guard or effect.
+func (d *differ) renamedFunc(kind, old, new string) {
+	if d.renamed == nil {
+		d.renamed = map[string]map[string]string{}
+	}
+	if d.renamed[kind] == nil {
+		d.renamed[kind] = map[string]string{}
+	}
+	d.renamed[kind][old] = new
+}
+
+// rename returns the new name of an old state, event, action, guard or
+// effect.
 func (d *differ) rename(kind, name string) string {
 	if n, ok := d.renamed[kind][name]; ok {
 		return n
@@ -91,9 +114,17 @@ func (d *differ) decls(kind string, old, new any) {
 		if o.Name != n.Name {
 			c := &Change{Subject: kind + " " + n.Name, What: "renamed from " + o.Name, Old: o.Pos, New: n.Pos}
 			c.verdict(EventLog, OK, "")
-			if kind == "action" {
+			if kind == "action" && o.GoName != n.GoName {
 				c.verdict(Code, Breaks, fmt.Sprintf("the Handler's method %s is now %s", o.GoName, n.GoName))
 			} else if o.GoName != n.GoName {
+				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
+			}
+			d.add(c)
+		} else if o.GoName != n.GoName {
+			c := goRenamed(kind, o, n)
+			if kind == "action" {
+				c.verdict(Code, Breaks, fmt.Sprintf("the Handler's method %s is now %s", o.GoName, n.GoName))
+			} else {
 				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
 			}
 			d.add(c)
@@ -138,9 +169,10 @@ func (d *differ) newEvent(c *Change, e *fsm.Decl) {
 // fields compares the fields of a state, event or action matched across
 // the revisions; area is what they are saved in, and saved names it.
 func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
-	byName := map[string]*fsm.Field{}
+	byName, byJSON := map[string]*fsm.Field{}, map[string]*fsm.Field{}
 	for _, f := range o.Fields {
 		byName[f.Name] = f
+		byJSON[f.JSONName] = f
 	}
 	used := map[*fsm.Field]bool{}
 	for _, nf := range n.Fields {
@@ -149,6 +181,9 @@ func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
 			if of == nil && byName[prev] != nil {
 				of = byName[prev]
 			}
+		}
+		if of == nil {
+			of = byJSON[nf.JSONName] // spelt anew, the same in JSON
 		}
 		subject := fmt.Sprintf("field %s.%s", n.Name, nf.Name)
 		switch {
@@ -167,6 +202,10 @@ func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
 			if of.GoName != nf.GoName {
 				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s.%s: code that names it no longer compiles until it is updated", n.GoName, of.GoName, n.GoName, nf.GoName))
 			}
+			d.add(c)
+		} else if of.GoName != nf.GoName {
+			c := &Change{Subject: subject, What: fmt.Sprintf("Go name now %s, was %s", nf.GoName, of.GoName), Old: of.Pos, New: nf.Pos}
+			c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s.%s: code that names it no longer compiles until it is updated", n.GoName, of.GoName, n.GoName, nf.GoName))
 			d.add(c)
 		}
 		if ot, nt := of.GoType.Canonical(), nf.GoType.Canonical(); ot != nt {
@@ -233,6 +272,10 @@ func (d *differ) states() {
 			if o.GoName != n.GoName {
 				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
 			}
+			d.add(c)
+		} else if o.GoName != n.GoName {
+			c := goRenamed("state", o, n)
+			c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
 			d.add(c)
 		}
 		switch {
@@ -316,24 +359,35 @@ func leaves(m *fsm.Machine) map[*fsm.Decl]*fsm.State {
 // funcs compares the guards, or the effects: their signatures are the
 // hand-written Behavior's methods.
 func (d *differ) funcs(kind string, old, new []*fsm.Func) {
-	byName := map[string]*fsm.Func{}
+	byName, byGo := map[string]*fsm.Func{}, map[string]*fsm.Func{}
 	for _, f := range old {
 		if f.Used() {
 			byName[f.Name] = f
+			byGo[f.GoName] = f
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[*fsm.Func]bool{}
 	for _, n := range new {
 		if !n.Used() {
 			continue
 		}
-		seen[n.Name] = true
 		o := byName[n.Name]
+		if o == nil {
+			o = byGo[n.GoName] // spelt anew, the same method
+		}
+		if o != nil {
+			d.renamedFunc(kind, o.Name, n.Name)
+		}
+		seen[o] = true
 		subject := kind + " " + n.Name
 		switch {
 		case o == nil:
 			c := &Change{Subject: subject, What: "added", New: n.Pos}
 			c.verdict(Code, Breaks, fmt.Sprintf("the Behavior has a new method, %s, which every Behavior must implement", n.GoName))
+			d.add(c)
+		case o.GoName != n.GoName:
+			c := &Change{Subject: subject, What: fmt.Sprintf("Go name now %s, was %s", n.GoName, o.GoName), Old: o.Pos, New: n.Pos}
+			c.verdict(Code, Breaks, fmt.Sprintf("the Behavior's method %s is now %s, which every Behavior must implement", o.GoName, n.GoName))
 			d.add(c)
 		case !sameSignature(o.Reads, n.Reads) || !sameSignature(o.Sets, n.Sets):
 			c := &Change{Subject: subject, What: "given other reads or sets", Old: o.Pos, New: n.Pos}
@@ -347,7 +401,7 @@ func (d *differ) funcs(kind string, old, new []*fsm.Func) {
 		}
 	}
 	for _, o := range old {
-		if o.Used() && !seen[o.Name] {
+		if o.Used() && !seen[o] {
 			c := &Change{Subject: kind + " " + o.Name, What: "removed", Old: o.Pos}
 			if d.old.HasBehavior() && !d.new.HasBehavior() {
 				// A method less is no break, but a Behavior less is.

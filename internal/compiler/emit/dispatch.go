@@ -238,9 +238,21 @@ func (g *goGen) value(v fsm.Value) jen.Code {
 	case fsm.FromTimer:
 		return jen.Id("m").Dot("timers").Index(jen.Lit(v.Timer.Index)).Dot("ID")
 	case fsm.FromConst:
+		if v.Const != nil {
+			return constCode(v.Const)
+		}
 		return durationCode(v.Timer.Delay)
 	}
 	return jen.Id("m").Dot("d").Dot(v.Data.GoName)
+}
+
+// constCode writes a constant of set: as Go: a literal, or a duration
+// in time's units.
+func constCode(c *fsm.Const) jen.Code {
+	if c.Duration {
+		return durationCode(c.Nanos)
+	}
+	return jen.Op(c.Go)
 }
 
 func (g *goGen) values(vs []fsm.Value) []jen.Code {
@@ -317,19 +329,17 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	for _, run := range r.Exits {
 		out = append(out, g.runActions(run, from)...)
 	}
-	if r.To != nil && r.To.Transient {
-		// The eventless rule that leaves the transient state hands out
-		// the rest of the step's actions; this rule has none of its own.
-		for _, run := range r.Entries {
-			out = append(out, g.runActions(run, from)...)
-		}
-		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
-	}
 	for _, e := range r.Actions {
 		out = append(out, g.emitAction(e)...)
 	}
 	for _, run := range r.Entries {
 		out = append(out, g.runActions(run, from)...)
+	}
+	if r.To != nil && r.To.Transient {
+		// The eventless rule that leaves the transient state goes on with
+		// the step: its guards are tested now, after this rule's effects
+		// (UML's choice), and it hands out the rest of the actions.
+		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
 	}
 	return append(out, jen.Return(core().Dot("Finish").Call()))
 }

@@ -93,7 +93,7 @@ func (b *builder) data() {
 			k := key{f.Name, f.Type}
 			d := byKey[k]
 			if d == nil {
-				base := LowerName(f.Name)
+				base := b.names.LowerName(f.Name)
 				goName := base
 				for i := 2; used[goName] || token.IsKeyword(goName); i++ {
 					goName = fmt.Sprintf("%s%d", base, i)

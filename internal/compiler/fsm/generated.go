@@ -16,7 +16,7 @@ var Generated = []string{
 	"fsmRunning", "fsmStateDecoders", "fsmStateNames",
 	// The generated tests.
 	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
-	"TestRecorder", "TestRules", "TestSaved", "fsmFake", "fsmSubject",
+	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmFake", "fsmSubject",
 }
 
 // Values are the identifiers of Generated that name functions, variables
@@ -27,7 +27,7 @@ var Values = []string{
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
 	"fsmStateDecoders", "fsmStateNames",
 	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
-	"TestRecorder", "TestRules", "TestSaved", "fsmSubject",
+	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmSubject",
 }
 
 // Members are the names of the methods and fields generated types declare

@@ -25,7 +25,7 @@ func (b *builder) readStates() {
 	walk = func(list []spec.State, parent *State) {
 		for i := range list {
 			ss := &list[i]
-			s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.Fields, ss.RenamedFrom, 0), Parent: parent}
+			s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.GoName, ss.Fields, ss.RenamedFrom, 0), Parent: parent}
 			s.Terminal, s.Transient = ss.Terminal.Value, ss.Transient.Value
 			s.Own = s.Fields
 			b.all = append(b.all, s)
@@ -250,9 +250,9 @@ func (b *builder) timer(s *State, a *spec.After) {
 			b.errorf(a.Delay.Pos, "delay %q is neither a duration such as 90s or 2m30s nor the name of an effect: %v", a.Delay.Value, err)
 		}
 	}
-	row := &spec.Transition{Pos: a.Pos, On: spec.String{Value: "TimerFired", Set: true}, Outcome: a.Outcome, Guards: a.Guards}
-	if len(a.Guards) > 0 && (a.To.Set || a.Effect.Set || len(a.Actions) > 0 || a.Ignore.Set || a.Reject.Set) {
-		b.errorf(a.Pos, "a timer with guards keeps to, effect, action, ignore and reject inside its branches")
+	row := &spec.Transition{Pos: a.Pos, Outcome: a.Outcome, Guards: a.Guards}
+	if len(a.Guards) > 0 && (a.To.Set || a.Effect.Set || len(a.Actions) > 0 || a.Ignore.Set || a.Reject.Set || a.Set != nil || a.With != nil) {
+		b.errorf(a.Pos, "a timer with guards keeps to, effect, action, set, with, ignore and reject inside its branches")
 		return
 	}
 	rules := b.rowRules(row, s, m.TimerFired)

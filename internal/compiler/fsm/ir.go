@@ -70,12 +70,15 @@ type Machine struct {
 	PathEnds  []int
 	// Examples are the spec's examples, in rule order; Behavior is the Go
 	// expression that makes the real Behavior they run through, as the
-	// spec writes it and resolved, and BehaviorErr says it also gives an
-	// error.
-	Examples     []*Example
-	Behavior     string
-	BehaviorCode GoCode
-	BehaviorErr  bool
+	// spec writes it and resolved (for a file outside the generated
+	// package), which may give an error too. ExamplesInPackage says the
+	// examples' test must be in the generated package, not in its
+	// external test package: the expression names an unexported name
+	// of it.
+	Examples          []*Example
+	Behavior          string
+	BehaviorCode      GoCode
+	ExamplesInPackage bool
 	// Shape is the fingerprint of what a saved machine holds (see shape).
 	Shape string
 	// Breaks are the changes the spec declares it makes on purpose.
@@ -415,6 +418,12 @@ type Rule struct {
 	// exits only from some of their states (see Run.When).
 	Exits, Entries []*Run
 	Effect         *Func
+	// Consts are the constants the rule gives fields (set:), in spec
+	// order, as they are written for the first field each fills.
+	Consts []*Const
+	// With are the rule's with: entries: where it takes the values of
+	// the names it reads from, in spec order.
+	With []*Binding
 	// Actions are the actions the rule emits, in order.
 	Actions []*Emit
 	Reason  string // why a Reject rule refuses the event
@@ -523,17 +532,61 @@ const (
 )
 
 // Value is a value a rule reads: a field of the source state, a field of
-// the event, or a result of the effect.
+// the event, a result of the effect, a timer's id, or a constant.
 type Value struct {
 	Source Source
 	Data   *Data  // FromData
 	Field  *Field // FromEvent: the event's field
 	Result *Field // FromResult: the effect's set
 	Timer  *Timer // FromTimer; and for FromConst, the timer whose delay it is
+	Const  *Const // FromConst: a constant of set:, when Timer is nil
 	// Local names the local variable that holds a FromData value the
 	// rule read before changing its storage (see Rule.Captures); "" when
 	// the value is read from storage.
 	Local string
+}
+
+// Const is a constant a rule gives a field (set:): a scalar of the spec,
+// checked against the type of the field it fills.
+type Const struct {
+	Name string // the field's spec name
+	// Text is the value as the spec writes it: 0, cancelled, 90s.
+	Text string
+	// Go is the value as a Go literal: 0, "cancelled", true, 1.5; for a
+	// time.Duration field, Duration is set and Nanos holds the value.
+	Go       string
+	Duration bool
+	Nanos    int64
+	Pos      diag.Pos
+}
+
+// String writes the constant as rule labels show it: retries=0,
+// reason="cancelled", delay=90s.
+func (c *Const) String() string {
+	if c.Duration {
+		return c.Name + "=" + c.Text
+	}
+	return c.Name + "=" + c.Go
+}
+
+// Binding is an entry of a rule's with: the name the rule reads, and the
+// field it takes it from, the event's or the source state's.
+type Binding struct {
+	Name string
+	// Event is set for event.<field>, clear for state.<field>; Field is
+	// the field's spec name.
+	Event bool
+	Field string
+	Pos   diag.Pos
+}
+
+// String writes the binding as the spec does: remote=event.remote.
+func (bd *Binding) String() string {
+	src := "state."
+	if bd.Event {
+		src = "event."
+	}
+	return bd.Name + "=" + src + bd.Field
 }
 
 // Store writes a value into the machine's storage.

@@ -89,10 +89,8 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				tr.Actions = append(tr.Actions, e.Action)
 			}
 		}
-		if r.To == nil || !r.To.Transient {
-			for _, e := range r.Actions {
-				tr.Actions = append(tr.Actions, e.Action)
-			}
+		for _, e := range r.Actions {
+			tr.Actions = append(tr.Actions, e.Action)
 		}
 		for _, x := range r.Entries {
 			for _, e := range x.Actions {

@@ -157,11 +157,18 @@ type Way[St, Ev any, S, A fsmrt.Kind] struct {
 	To      S
 	Actions []A
 	Effects []string
+	// After, when not nil, is the state the machine rests in after the
+	// way, fields included: a way through rules that set constants
+	// (set:) gives it. From's fields are zero, and the fake behaviour's
+	// effects return zero values, so the state's fields are zero but for
+	// the constants.
+	After St
 }
 
 // Rules takes every way through the rule table and checks the rules fired,
-// the resulting state (unchanged after an ignored or rejected event), the
-// error, the actions handed out and the effects run.
+// the resulting state (unchanged after an ignored or rejected event, and
+// whole where the way gives After), the error, the actions handed out and
+// the effects run.
 func Rules[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A], ways []Way[St, Ev, S, A]) {
 	for _, w := range ways {
 		var labels []string
@@ -193,6 +200,9 @@ func Rules[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 			}
 			assert.Equal(t, w.Actions, kinds(acts, 0), "actions handed to the Handler")
 			script.check(t, w.Effects)
+			if any(w.After) != nil {
+				sameState(t, w.After, m.State(), "the state after the way, with the constants its rules set")
+			}
 		})
 	}
 }

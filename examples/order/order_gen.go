@@ -412,9 +412,18 @@ func (Cancel) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"cancel"}`)
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -1283,7 +1292,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeFulfilmentCancel takes the rules of Fulfilment for Cancel, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFulfilmentCancel(ev *Cancel) error {
 	// Fulfilment --Cancel--> Cancelled / Refund
 	from := m.core.State

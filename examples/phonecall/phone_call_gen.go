@@ -884,7 +884,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeConnectedSetVolume takes the rules of Connected for SetVolume, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectedSetVolume(ev *SetVolume) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)

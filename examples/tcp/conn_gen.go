@@ -483,9 +483,18 @@ func (Rst) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"rst"}`), nil 
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -647,6 +656,77 @@ func (*CancelTimer) isAction()        {}
 func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	type fields CancelTimer
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
+// PassiveOf returns field passive of state s, and false for a state without
+// it: every state inside Connection has it (Listen, SynSent, SynReceived,
+// Established, CloseWait, FinWait1, FinWait2, Closing, LastAck and TimeWait).
+// Field passive is true when the connection was opened passively and has not
+// turned active; a reset in SYN-RECEIVED then goes back to LISTEN.
+func PassiveOf(s State) (bool, bool) {
+	switch s := s.(type) {
+	case Listen:
+		return s.Passive, true
+	case SynSent:
+		return s.Passive, true
+	case SynReceived:
+		return s.Passive, true
+	case Established:
+		return s.Passive, true
+	case CloseWait:
+		return s.Passive, true
+	case FinWait1:
+		return s.Passive, true
+	case FinWait2:
+		return s.Passive, true
+	case Closing:
+		return s.Passive, true
+	case LastAck:
+		return s.Passive, true
+	case TimeWait:
+		return s.Passive, true
+	}
+	return false, false
+}
+
+// WithPassive returns s with field passive set to v, and false (with s as it
+// was) for a state without it: every state inside Connection has it (Listen,
+// SynSent, SynReceived, Established, CloseWait, FinWait1, FinWait2, Closing,
+// LastAck and TimeWait).
+func WithPassive(s State, v bool) (State, bool) {
+	switch t := s.(type) {
+	case Listen:
+		t.Passive = v
+		return t, true
+	case SynSent:
+		t.Passive = v
+		return t, true
+	case SynReceived:
+		t.Passive = v
+		return t, true
+	case Established:
+		t.Passive = v
+		return t, true
+	case CloseWait:
+		t.Passive = v
+		return t, true
+	case FinWait1:
+		t.Passive = v
+		return t, true
+	case FinWait2:
+		t.Passive = v
+		return t, true
+	case Closing:
+		t.Passive = v
+		return t, true
+	case LastAck:
+		t.Passive = v
+		return t, true
+	case TimeWait:
+		t.Passive = v
+		return t, true
+	}
+	return s, false
 }
 
 // Behavior holds the guards and effects of the Conn machine, written by hand.
@@ -1522,7 +1602,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeFinsExchangedAbort takes the rules of FinsExchanged for ABORT, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 	// FinsExchanged --ABORT--> CLOSED / DeleteTCB
 	from := m.core.State
@@ -1540,7 +1620,7 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 }
 
 // takeFinsExchangedRst takes the rules of FinsExchanged for RST, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 	// FinsExchanged --RST--> CLOSED / DeleteTCB
 	from := m.core.State
@@ -1558,7 +1638,7 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 }
 
 // takeAwaitingSynAbort takes the rules of AwaitingSyn for ABORT, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 	// AwaitingSyn --ABORT--> CLOSED / SignalReset, DeleteTCB
 	from := m.core.State
@@ -1571,7 +1651,7 @@ func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 }
 
 // takeConnectionAbort takes the rules of Connection for ABORT, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	// Connection --ABORT--> CLOSED / SendRst, SignalReset, DeleteTCB
 	from := m.core.State
@@ -1585,7 +1665,7 @@ func (m *Machine) takeConnectionAbort(ev *Abort) error {
 }
 
 // takeConnectionRst takes the rules of Connection for RST, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectionRst(ev *Rst) error {
 	// Connection --RST--> CLOSED / SignalReset, DeleteTCB
 	from := m.core.State

@@ -236,6 +236,14 @@ func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []Action{&CreateTCB{}, &DeleteTCB{}, &SendSyn{}, &SendSynAck{}, &SendAck{}, &SendFin{}, &SendRst{}, &SendData{}, &QueueData{}, &SignalReset{}, &SignalRefused{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction)
 }
 
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Closed{}, Listen{}, SynSent{}, SynReceived{}, Established{}, CloseWait{}, FinWait1{}, FinWait2{}, Closing{}, LastAck{}, TimeWait{}}
+	fsmtest.Accessor(t, "passive", states, []StateKind{StateListen, StateSynSent, StateSynReceived, StateEstablished, StateCloseWait, StateFinWait1, StateFinWait2, StateClosing, StateLastAck, StateTimeWait}, PassiveOf, WithPassive, true)
+}
+
 // TestRecorder checks that the Recorder keeps the values of the actions.
 func TestRecorder(t *testing.T) {
 	rec := &Recorder{}

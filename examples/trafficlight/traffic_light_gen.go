@@ -209,9 +209,18 @@ func (SwitchOff) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"switch_
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -284,6 +293,38 @@ func (*CancelTimer) isAction()        {}
 func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	type fields CancelTimer
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
+// CyclesOf returns field cycles of state s, and false for a state without it:
+// every state inside On has it (Red, Green and Yellow).
+func CyclesOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Red:
+		return s.Cycles, true
+	case Green:
+		return s.Cycles, true
+	case Yellow:
+		return s.Cycles, true
+	}
+	return 0, false
+}
+
+// WithCycles returns s with field cycles set to v, and false (with s as it
+// was) for a state without it: every state inside On has it (Red, Green and
+// Yellow).
+func WithCycles(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Red:
+		t.Cycles = v
+		return t, true
+	case Green:
+		t.Cycles = v
+		return t, true
+	case Yellow:
+		t.Cycles = v
+		return t, true
+	}
+	return s, false
 }
 
 // Behavior holds the guards and effects of the TrafficLight machine, written
@@ -651,7 +692,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeOnSwitchOff takes the rules of On for SwitchOff, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeOnSwitchOff(ev *SwitchOff) error {
 	// On --SwitchOff--> Off
 	from := m.core.State

@@ -151,6 +151,14 @@ func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []Action{&SwitchLights{Color: "sample a"}, &PowerDown{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"switch_lights","color":42}`)
 }
 
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Off{}, Red{}, Green{}, Yellow{}}
+	fsmtest.Accessor(t, "cycles", states, []StateKind{StateRed, StateGreen, StateYellow}, CyclesOf, WithCycles, 1)
+}
+
 // TestRecorder checks that the Recorder keeps the values of the actions.
 func TestRecorder(t *testing.T) {
 	rec := &Recorder{}

@@ -404,9 +404,18 @@ func (v Reconfigure) MarshalJSON() ([]byte, error) {
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -493,6 +502,127 @@ func (*CancelTimer) isAction()        {}
 func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	type fields CancelTimer
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
+// SettingsOf returns field settings of state s, and false when s is nil: every
+// state has it. Field settings are the job's schedule, timeout and retry
+// policy.
+func SettingsOf(s State) (jobs.Settings, bool) {
+	switch s := s.(type) {
+	case Scheduled:
+		return s.Settings, true
+	case Starting:
+		return s.Settings, true
+	case Running:
+		return s.Settings, true
+	case WaitingToRetry:
+		return s.Settings, true
+	case Disabled:
+		return s.Settings, true
+	}
+	return jobs.Settings{}, false
+}
+
+// WithSettings returns s with field settings set to v, and false (with s as it
+// was) when s is nil: every state has it.
+func WithSettings(s State, v jobs.Settings) (State, bool) {
+	switch t := s.(type) {
+	case Scheduled:
+		t.Settings = v
+		return t, true
+	case Starting:
+		t.Settings = v
+		return t, true
+	case Running:
+		t.Settings = v
+		return t, true
+	case WaitingToRetry:
+		t.Settings = v
+		return t, true
+	case Disabled:
+		t.Settings = v
+		return t, true
+	}
+	return s, false
+}
+
+// AtOf returns field at of state s, and false for a state without it: every
+// state inside Enabled has it (Scheduled, Starting, Running and
+// WaitingToRetry). Field at is the time of the job's last step.
+func AtOf(s State) (time.Time, bool) {
+	switch s := s.(type) {
+	case Scheduled:
+		return s.At, true
+	case Starting:
+		return s.At, true
+	case Running:
+		return s.At, true
+	case WaitingToRetry:
+		return s.At, true
+	}
+	return time.Time{}, false
+}
+
+// WithAt returns s with field at set to v, and false (with s as it was) for a
+// state without it: every state inside Enabled has it (Scheduled, Starting,
+// Running and WaitingToRetry).
+func WithAt(s State, v time.Time) (State, bool) {
+	switch t := s.(type) {
+	case Scheduled:
+		t.At = v
+		return t, true
+	case Starting:
+		t.At = v
+		return t, true
+	case Running:
+		t.At = v
+		return t, true
+	case WaitingToRetry:
+		t.At = v
+		return t, true
+	}
+	return s, false
+}
+
+// FailuresOf returns field failures of state s, and false when s is nil: every
+// state has it. Field failures counts the consecutive failed runs.
+func FailuresOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Scheduled:
+		return s.Failures, true
+	case Starting:
+		return s.Failures, true
+	case Running:
+		return s.Failures, true
+	case WaitingToRetry:
+		return s.Failures, true
+	case Disabled:
+		return s.Failures, true
+	}
+	return 0, false
+}
+
+// WithFailures returns s with field failures set to v, and false (with s as it
+// was) when s is nil: every state has it.
+func WithFailures(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Scheduled:
+		t.Failures = v
+		return t, true
+	case Starting:
+		t.Failures = v
+		return t, true
+	case Running:
+		t.Failures = v
+		return t, true
+	case WaitingToRetry:
+		t.Failures = v
+		return t, true
+	case Disabled:
+		t.Failures = v
+		return t, true
+	}
+	return s, false
 }
 
 // Behavior holds the guards and effects of the Job machine, written by hand. A

@@ -311,6 +311,16 @@ func TestJSON(t *testing.T) {
 	}, &TimeOutRun{}, &CancelRun{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"start_run","attempt":"not a number"}`)
 }
 
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Scheduled{}, Starting{}, Running{}, WaitingToRetry{}, Disabled{}}
+	fsmtest.Accessor(t, "settings", states, []StateKind{StateScheduled, StateStarting, StateRunning, StateWaitingToRetry, StateDisabled}, SettingsOf, WithSettings, jobs.Settings{})
+	fsmtest.Accessor(t, "at", states, []StateKind{StateScheduled, StateStarting, StateRunning, StateWaitingToRetry}, AtOf, WithAt, time.Time{})
+	fsmtest.Accessor(t, "failures", states, []StateKind{StateScheduled, StateStarting, StateRunning, StateWaitingToRetry, StateDisabled}, FailuresOf, WithFailures, 1)
+}
+
 // TestRecorder checks that the Recorder keeps the values of the actions.
 func TestRecorder(t *testing.T) {
 	rec := &Recorder{}

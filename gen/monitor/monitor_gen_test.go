@@ -288,6 +288,19 @@ func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []Action{&RecordMissed{}, &RecordTimeout{Run: "sample a"}, &CloseRun{Run: "sample a"}, &Supersede{Superseded: "sample a"}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"record_timeout","run":42}`)
 }
 
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Fresh{}, Up{}, Failing{}, TimedOut{}, Late{}, Missed{}, Running{}, Paused{}, Disabled{}}
+	fsmtest.Accessor(t, "settings", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning, StatePaused, StateDisabled}, SettingsOf, WithSettings, monitors.Settings{})
+	fsmtest.Accessor(t, "at", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, AtOf, WithAt, time.Time{})
+	fsmtest.Accessor(t, "next_expected", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, NextExpectedOf, WithNextExpected, time.Time{})
+	fsmtest.Accessor(t, "failures", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, FailuresOf, WithFailures, 1)
+	fsmtest.Accessor(t, "successes", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, SuccessesOf, WithSuccesses, 1)
+	fsmtest.Accessor(t, "failing", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, FailingOf, WithFailing, true)
+}
+
 // TestRecorder checks that the Recorder keeps the values of the actions.
 func TestRecorder(t *testing.T) {
 	rec := &Recorder{}

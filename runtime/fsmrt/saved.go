@@ -18,12 +18,15 @@ const SavedFormat = 1
 //	  "shape": "sha256:4f1c…",             // the fingerprint of the saved shape (Desc.Shape)
 //	  "state": {"kind": "awaiting_payment", "order_id": "O-4"},
 //	  "timers": [                          // the running timers, outermost state first
-//	    {"state": "awaiting_payment", "id": 3, "delay": "30m0s", "deadline": "2026-11-26T03:30:00Z"}
+//	    {"state": "awaiting_payment", "id": 3, "delay": "30m0s", "deadline": "2026-11-26T03:30:00Z"},
+//	    {"state": "awaiting_payment", "timer": "reminder", "id": 4, "delay": "10m0s", "deadline": "2026-11-26T03:10:00Z"}
 //	  ],
 //	  "last_timer": 3                      // the id of the last timer started
 //	}
 //
-// A timer's deadline is absolute, RFC 3339 in UTC: the time its StartTimer
+// A timer is named by its state and, for one of several timers of a state,
+// its id in the spec (absent for a timer without one). A timer's deadline
+// is absolute, RFC 3339 in UTC: the time its StartTimer
 // returned. It is absent when the machine does not know it (its state was
 // put with Restore, which starts the timers afresh): such a timer is
 // armed with its delay. A later format may add members (a region per
@@ -41,6 +44,7 @@ type saved struct {
 // savedTimer is a running timer of a saved machine.
 type savedTimer struct {
 	State    string     `json:"state"`
+	Timer    string     `json:"timer,omitempty"`
 	ID       TimerID    `json:"id"`
 	Delay    string     `json:"delay"`
 	Deadline *time.Time `json:"deadline,omitempty"`
@@ -59,7 +63,7 @@ func (d *Desc[S, E, A]) Save(state any, timers []Timer, last TimerID) ([]byte, e
 		if t.ID == 0 {
 			continue
 		}
-		st := savedTimer{State: d.Timers[i].State, ID: t.ID, Delay: t.Delay.String()}
+		st := savedTimer{State: d.Timers[i].State, Timer: d.Timers[i].Timer, ID: t.ID, Delay: t.Delay.String()}
 		if !t.Deadline.IsZero() {
 			utc := t.Deadline.UTC()
 			st.Deadline = &utc
@@ -118,22 +122,29 @@ func (d *Desc[S, E, A]) loadTimers(s *envelope, timers []Timer, last *TimerID) e
 			return fmt.Errorf("%s: load a saved machine: timer %d: %w", d.Package, i+1, err)
 		}
 	}
-	slot := map[string]int{}
+	type key struct{ state, timer string }
+	slot := map[key]int{}
 	for i, t := range d.Timers {
-		slot[t.State] = i
+		slot[key{t.State, t.Timer}] = i
 		for _, was := range t.Was {
-			slot[was] = i
+			slot[key{was, t.Timer}] = i
 		}
 	}
 	for _, t := range saved {
-		i, ok := slot[t.State]
+		i, ok := slot[key{t.State, t.Timer}]
+		name := fmt.Sprintf("state %q", t.State)
+		if t.Timer != "" {
+			name = fmt.Sprintf("state %q (timer %q)", t.State, t.Timer)
+		}
 		switch {
+		case !ok && t.Timer != "":
+			return d.reshaped(s.Shape, fmt.Errorf("%s: load a saved machine: timer %q of state %q, which is no timer of a state in this revision (a renamed state keeps its old name in renamed_from; a timer keeps its id)", d.Package, t.Timer, t.State))
 		case !ok:
 			return d.reshaped(s.Shape, fmt.Errorf("%s: load a saved machine: a timer of state %q, which is no state with a timer in this revision (a renamed state keeps its old name in renamed_from)", d.Package, t.State))
 		case timers[i].ID != 0:
-			return fmt.Errorf("%s: load a saved machine: two timers of state %q", d.Package, t.State)
+			return fmt.Errorf("%s: load a saved machine: two timers of %s", d.Package, name)
 		case t.ID == 0 || t.ID > s.LastTimer:
-			return fmt.Errorf("%s: load a saved machine: timer %d of state %q is not one the machine started (the last was %d)", d.Package, t.ID, t.State, s.LastTimer)
+			return fmt.Errorf("%s: load a saved machine: timer %d of %s is not one the machine started (the last was %d)", d.Package, t.ID, name, s.LastTimer)
 		}
 		delay, err := time.ParseDuration(t.Delay)
 		if err != nil {

@@ -66,6 +66,43 @@ func TestSaveLoad(t *testing.T) {
 	assert.Equal(t, fsmrt.TimerID(2), timers[0].ID)
 }
 
+// twoTimers is the toy machine with two timers on Busy, the second with
+// an id.
+var twoTimers = func() fsmrt.Desc[stateKind, eventKind, actionKind] {
+	d := timed
+	d.Timers = []fsmrt.TimerOf[stateKind]{{State: "busy", First: 2, Last: 2}, {State: "busy", Timer: "reminder", First: 2, Last: 2}}
+	return d
+}()
+
+// TestSaveLoadTimers checks that each of a state's timers saves under its
+// state and id, and loads into its own slot with its own deadline.
+func TestSaveLoadTimers(t *testing.T) {
+	first := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC)
+	second := first.Add(-20 * time.Minute)
+	data, err := twoTimers.Save(busy{N: 7}, []fsmrt.Timer{{ID: 3, Delay: 30 * time.Minute, Deadline: first}, {ID: 4, Delay: 10 * time.Minute, Deadline: second}}, 4)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"busy","N":7},
+		"timers":[{"state":"busy","id":3,"delay":"30m0s","deadline":"2026-11-26T03:30:00Z"},
+			{"state":"busy","timer":"reminder","id":4,"delay":"10m0s","deadline":"2026-11-26T03:10:00Z"}],"last_timer":4}`, string(data))
+
+	// Saved in the other order, each timer still finds its slot.
+	timers := make([]fsmrt.Timer, 2)
+	var last fsmrt.TimerID
+	_, err = load(&twoTimers, []byte(`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"busy","N":7},
+		"timers":[{"state":"busy","timer":"reminder","id":4,"delay":"10m0s","deadline":"2026-11-26T03:10:00Z"},
+			{"state":"busy","id":3,"delay":"30m0s","deadline":"2026-11-26T03:30:00Z"}],"last_timer":4}`), timers, &last)
+	require.NoError(t, err)
+	assert.Equal(t, []fsmrt.Timer{{ID: 3, Delay: 30 * time.Minute, Deadline: first}, {ID: 4, Delay: 10 * time.Minute, Deadline: second}}, timers)
+
+	for name, tt := range map[string]struct{ data, want string }{
+		"an id the state has not": {`[{"state":"busy","timer":"nudge","id":1,"delay":"1s"}]`, `timer "nudge" of state "busy", which is no timer of a state in this revision`},
+		"one timer twice":         {`[{"state":"busy","timer":"reminder","id":1,"delay":"1s"},{"state":"busy","timer":"reminder","id":2,"delay":"1s"}]`, `two timers of state "busy" (timer "reminder")`},
+	} {
+		_, err := load(&twoTimers, []byte(`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"busy","N":7},"timers":`+tt.data+`,"last_timer":2}`), make([]fsmrt.Timer, 2), &last)
+		assert.ErrorContains(t, err, tt.want, name)
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name, data, want string

@@ -331,7 +331,7 @@ func New(cfg Config) (*Agent, error) {
 	a.busy = m.Kind() != agent.StateWaitingForUserInput
 	a.saved = cfg.Thread.State
 	a.msgs = cfg.Thread.Messages
-	a.conv, _ = behavior.ConversationOf(m.State())
+	a.conv, _ = agent.ConversationOf(m.State())
 	a.journal = cfg.Journal
 	a.savedKind = m.Kind()
 	a.queue = slices.Clone(cfg.Thread.QueuedInput)

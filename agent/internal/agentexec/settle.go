@@ -81,7 +81,7 @@ func (a *Agent) arrive() {
 // conversation returns the machine's conversation (empty once it shuts
 // down).
 func (a *Agent) conversation() chat.Conversation {
-	c, _ := behavior.ConversationOf(a.m.State())
+	c, _ := agent.ConversationOf(a.m.State())
 	return c
 }
 

@@ -211,7 +211,14 @@ var rules = []Rule{
 		Short:    "A timer's delay is not a positive duration.",
 		Full:     "\"delay\" is a Go duration such as 30s or 2m30s, or the name of an effect that sets exactly one time.Duration.",
 		Help:     "Give a positive duration, or an effect that sets one time.Duration field.",
-		Patterns: []string{`^the delay of state .*'s timer is `, `^effect .* computes the delay of state `, `^delay ".*" is neither a duration`},
+		Patterns: []string{`^the delay of .* is .*: give a positive duration$`, `^effect .* computes the delay of `, `^delay ".*" is neither a duration`},
+	},
+	{
+		ID: "timer-ids", Level: Error,
+		Short:    "A state's timers are not told apart.",
+		Full:     "\"after\" is one timer or a list of them. Each timer of a state is named by its id, which saved machines, messages and fsmgen diff use: ids are names, distinct within the state, and at most one timer of a state goes without.",
+		Help:     "Give each timer of the list its own \"id\" (one may go without), or remove the empty list.",
+		Patterns: []string{`^after is an empty list`, `^timer id ".*" is not a name`, `^state .* has two timers (with id|without an id)`},
 	},
 	// States.
 	{

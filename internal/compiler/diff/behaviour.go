@@ -46,14 +46,7 @@ func (d *differ) rules() {
 				d.add(c)
 			}
 		}
-		if ow, nw := d.timer(os.Timer), timerText(ns.Timer); ow != nw {
-			c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("timer changed: %s, was %s", orNothing(nw), orNothing(ow)), Old: os.Pos, New: ns.Pos}
-			c.verdict(Behaviour, Breaks, fmt.Sprintf("the timer of %s now %s", ns.Name, orNothing(nw)))
-			if why := delayChanged(os, ns); why != "" {
-				c.verdict(SavedStates, Review, why)
-			}
-			d.add(c)
-		}
+		d.stateTimers(os, ns)
 		if ns.Composite() {
 			continue
 		}
@@ -119,6 +112,13 @@ func (d *differ) cellText(c *fsm.Cell) string {
 	var parts []string
 	for _, r := range c.Rules {
 		parts = append(parts, d.ruleText(r))
+	}
+	if f := c.Fallback; f != nil {
+		as := `the "*" row`
+		if f.Owner != nil {
+			as = d.rename("state", f.Owner.Name)
+		}
+		parts = append(parts, fmt.Sprintf("no guard holds: as %s (%s)", as, d.cellText(f)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -214,14 +214,17 @@ func (d *differ) timer(t *fsm.Timer) string {
 // delayChanged says, when the delay of a state's timer changed, what
 // becomes of the machines saved while it ran: the deadline is saved, and
 // loads as it was, unless Load is told to re-arm the timer.
-func delayChanged(os, ns *fsm.State) string {
-	o, n := os.Timer, ns.Timer
+func delayChanged(o, n *fsm.Timer) string {
 	if o == nil || n == nil || delayText(o) == delayText(n) {
 		return ""
 	}
-	in := "in " + os.Name
-	if os.Composite() {
-		in = "in a state of " + os.Name
+	in := "in " + o.State.Name
+	if o.State.Composite() {
+		in = "in a state of " + o.State.Name
+	}
+	which := "the timer"
+	if n.ID != "" {
+		which = "timer " + n.ID
 	}
 	was := o.DelayText + " after the timer started"
 	if o.DelayFunc != nil {
@@ -231,7 +234,7 @@ func delayChanged(os, ns *fsm.State) string {
 	if n.DelayFunc != nil {
 		now = fmt.Sprintf("the time it started plus the delay %s computes from the state's fields when the machine is loaded (what that is, fsmgen diff cannot know: %s is code)", n.DelayFunc.Name, n.DelayFunc.Name)
 	}
-	return fmt.Sprintf("a machine saved %s with the timer running loads with the deadline it saved, %s; LoadWith(c, data, LoadOptions{Rearm: true}) moves it to %s", in, was, now)
+	return fmt.Sprintf("a machine saved %s with %s running loads with the deadline it saved, %s; LoadWith(c, data, LoadOptions{Rearm: true}) moves it to %s", in, which, was, now)
 }
 
 // delayText describes a timer's delay: the duration, or the effect that
@@ -241,4 +244,58 @@ func delayText(t *fsm.Timer) string {
 		return "effect " + t.DelayFunc.Name
 	}
 	return t.DelayText
+}
+
+// stateTimers compares the timers of a state, matched by their ids: a
+// timer changed, added or removed changes what the state does.
+func (d *differ) stateTimers(os, ns *fsm.State) {
+	byID := func(list []*fsm.Timer, id string) *fsm.Timer {
+		for _, t := range list {
+			if t.ID == id {
+				return t
+			}
+		}
+		return nil
+	}
+	var ids []string
+	for _, t := range ns.Timers {
+		ids = append(ids, t.ID)
+	}
+	for _, t := range os.Timers {
+		if byID(ns.Timers, t.ID) == nil {
+			ids = append(ids, t.ID)
+		}
+	}
+	for _, id := range ids {
+		o, n := byID(os.Timers, id), byID(ns.Timers, id)
+		ow, nw := d.timer(o), timerText(n)
+		if ow == nw {
+			continue
+		}
+		what, whose := "timer", "the timer of "+ns.Name
+		if id != "" {
+			what, whose = "timer "+id, "timer "+id+" of "+ns.Name
+		}
+		var c *Change
+		switch {
+		case o == nil && len(os.Timers) > 0 || n == nil && len(ns.Timers) > 0:
+			verb := "added"
+			if n == nil {
+				verb = "removed"
+			}
+			c = &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("%s %s: %s", verb, what, orNothing(ow+nw)), Old: os.Pos, New: ns.Pos}
+			if n == nil {
+				c.verdict(Behaviour, Breaks, fmt.Sprintf("%s no longer fires: it %s", whose, ow))
+			} else {
+				c.verdict(Behaviour, Breaks, fmt.Sprintf("%s now %s", whose, nw))
+			}
+		default:
+			c = &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("%s changed: %s, was %s", what, orNothing(nw), orNothing(ow)), Old: os.Pos, New: ns.Pos}
+			c.verdict(Behaviour, Breaks, fmt.Sprintf("%s now %s", whose, orNothing(nw)))
+		}
+		if why := delayChanged(o, n); why != "" {
+			c.verdict(SavedStates, Review, why)
+		}
+		d.add(c)
+	}
 }

@@ -303,31 +303,45 @@ func (d *differ) states() {
 func (d *differ) timers(os, ns *fsm.State) {
 	olds, news := timerStates(os), timerStates(ns)
 	for _, t := range olds {
-		if !slices.Contains(news, d.rename("state", t)) {
-			c := &Change{Subject: "state " + ns.Name, What: "lost the timer of " + t, Old: os.Pos, New: ns.Pos}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with the timer of %s running no longer loads", os.Name, t))
+		if !slices.ContainsFunc(news, func(n timerKey) bool { return n.state == d.rename("state", t.state) && n.id == t.id }) {
+			c := &Change{Subject: "state " + ns.Name, What: "lost " + t.String(), Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with %s running no longer loads", os.Name, t))
 			d.add(c)
 		}
 	}
 	for _, t := range news {
 		found := false
 		for _, o := range olds {
-			found = found || d.rename("state", o) == t
+			found = found || d.rename("state", o.state) == t.state && o.id == t.id
 		}
 		if !found {
-			c := &Change{Subject: "state " + ns.Name, What: "gained the timer of " + t, Old: os.Pos, New: ns.Pos}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s loads without the timer of %s running: it would never fire", os.Name, t))
+			c := &Change{Subject: "state " + ns.Name, What: "gained " + t.String(), Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s loads without %s running: it would never fire", os.Name, t))
 			d.add(c)
 		}
 	}
 }
 
-// timerStates names the states whose timers run in leaf s.
-func timerStates(s *fsm.State) []string {
-	var out []string
+// timerKey is a timer as saved data names it: its state and its id among
+// the state's timers (empty for the one without).
+type timerKey struct {
+	state, id string
+}
+
+// String names the timer: "the timer of S", or "timer reminder of S".
+func (k timerKey) String() string {
+	if k.id == "" {
+		return "the timer of " + k.state
+	}
+	return "timer " + k.id + " of " + k.state
+}
+
+// timerStates lists the timers that run in leaf s: those of its states.
+func timerStates(s *fsm.State) []timerKey {
+	var out []timerKey
 	for _, a := range s.Path() {
-		if a.Timer != nil {
-			out = append(out, a.Name)
+		for _, t := range a.Timers {
+			out = append(out, timerKey{a.Name, t.ID})
 		}
 	}
 	return out

@@ -111,6 +111,7 @@ func Compare(old, new *fsm.Machine) *Report {
 	d.funcs("effect", old.Effects, new.Effects)
 	d.initial()
 	d.rules()
+	d.accessors()
 	d.declared()
 	return d.r
 }

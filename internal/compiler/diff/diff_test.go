@@ -87,6 +87,14 @@ transitions:
     to: Queued
 `
 
+// oneTimer is the timer of Running in jobSpec; twoTimers(delay) puts
+// beside it a timer nudge with that delay.
+const oneTimer = "    after:\n      delay: 5m\n      to: Queued\n      action: Requeue\n"
+
+func twoTimers(delay string) string {
+	return "    after:\n      - delay: 5m\n        to: Queued\n        action: Requeue\n      - id: nudge\n        delay: " + delay + "\n        action: Notify\n"
+}
+
 // edit applies replacements to jobSpec, failing when one does not apply.
 func edit(t *testing.T, pairs ...string) string {
 	t.Helper()
@@ -275,6 +283,63 @@ func TestCompare(t *testing.T) {
 				{subject: "event TimerFired", what: "added"},
 				{subject: "action StartTimer", what: "added", verdicts: []string{"code=breaks"}},
 				{subject: "action CancelTimer", what: "added", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name:   "a second timer added to a state",
+			old:    jobSpec,
+			new:    edit(t, oneTimer, twoTimers("1m")),
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "gained timer nudge of Running", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Running", what: "added timer nudge: fires after 1m: stays / Notify", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "one of two timers removed",
+			old:    edit(t, oneTimer, twoTimers("1m")),
+			new:    jobSpec,
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "lost timer nudge of Running", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Running", what: "removed timer nudge: fires after 1m: stays / Notify", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "one of two timers changed",
+			old:    edit(t, oneTimer, twoTimers("1m")),
+			new:    edit(t, oneTimer, twoTimers("2m")),
+			breaks: 1,
+			want: []want{
+				{subject: "state Running", what: "timer nudge changed: fires after 2m: stays / Notify, was fires after 1m: stays / Notify", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "a field every state had is gone from one",
+			old:    edit(t, "  Done:\n    terminal: true\n", "  Done:\n    terminal: true\n    fields:\n      attempts: {type: int}\n"),
+			new:    jobSpec,
+			breaks: 2,
+			want: []want{
+				{subject: "field Done.attempts", what: "removed", verdicts: []string{"saved_states=breaks"}},
+				{subject: "function AttemptsOf", what: "lost AttemptsOf and WithAttempts", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name: "a field now shared by every state",
+			old:  jobSpec,
+			new:  edit(t, "  Done:\n    terminal: true\n", "  Done:\n    terminal: true\n    fields:\n      attempts: {type: int}\n"),
+			want: []want{
+				{subject: "field Done.attempts", what: "added"},
+				{subject: "function AttemptsOf", what: "gained AttemptsOf and WithAttempts"},
+			},
+		},
+		{
+			name:   "a chain's else removed: it falls back to the state around it",
+			old:    edit(t, "  - from: Held\n    on: Release\n    to: Queued\n", "  - from: Held\n    on: Release\n    guards:\n      - if: canRetry\n        to: Queued\n      - else: true\n        ignore: true\n  - from: \"*\"\n    on: Release\n    to: Done\n"),
+			new:    edit(t, "  - from: Held\n    on: Release\n    to: Queued\n", "  - from: Held\n    on: Release\n    guards:\n      - if: canRetry\n        to: Queued\n  - from: \"*\"\n    on: Release\n    to: Done\n"),
+			breaks: 1,
+			want: []want{
+				{subject: "rule Held × Release", what: `now [canRetry] to Queued; no guard holds: as the "*" row (to Done), was [canRetry] to Queued; [else] ignored`, verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 		{

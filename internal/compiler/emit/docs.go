@@ -130,7 +130,7 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 			d.lines = append(d.lines, ind+"}")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
-		case s.Parent != nil || s.Entry != nil || s.Exit != nil:
+		case s.Parent != nil || s.Entry != nil || s.Exit != nil || slices.ContainsFunc(s.Handles, func(c *fsm.Cell) bool { return c.Fallback != nil }):
 			// Declared inside its composite state, which edges drawn
 			// outside the block would not do, and before a note on it,
 			// which Mermaid cannot place on a state not yet declared.
@@ -156,6 +156,17 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 				text += " / " + strings.Join(names, ", ")
 			}
 			note = append(note, text)
+		}
+		// A chain of guards without else: where its event goes when no
+		// guard holds.
+		for _, c := range s.Handles {
+			if c.Fallback != nil {
+				as := "the wildcard row"
+				if c.Fallback.Owner != nil {
+					as = c.Fallback.Owner.Name
+				}
+				note = append(note, c.Event.Name+", if no guard holds, as "+as)
+			}
 		}
 		if len(note) > 0 {
 			d.lines = append(d.lines, ind+"note right of "+s.Name+" : "+strings.Join(note, "<br/>"))
@@ -210,10 +221,8 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 func edgeLabel(r *fsm.Rule, events []string) string {
 	var parts []string
 	switch {
-	case r.Timer != nil && r.Timer.DelayFunc != nil:
-		parts = append(parts, "after "+r.Timer.DelayFunc.Name)
 	case r.Timer != nil:
-		parts = append(parts, "after "+r.Timer.DelayText)
+		parts = append(parts, r.Timer.Label())
 	case len(events) > 0:
 		parts = append(parts, strings.Join(events, ", "))
 	}
@@ -285,7 +294,10 @@ type tableView struct {
 	Reasons                  []string
 	Composites               []declRow
 	Inherits                 []inheritRow
+	Accessors                []accessorRow
 }
+
+type accessorRow struct{ Field, Funcs, States string }
 
 type declRow struct{ Name, Kind, Fields, Doc string }
 
@@ -344,6 +356,13 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 		}
 		v.Composites = append(v.Composites, declRow{Name: s.Name, Kind: strings.Join(kids, ", "), Fields: mdFields(s.Own), Doc: mdText(d)})
 	}
+	for _, a := range m.Accessors {
+		states := "every state"
+		if a.Owner != nil {
+			states = "every state inside " + code(a.Owner.Name)
+		}
+		v.Accessors = append(v.Accessors, accessorRow{Field: code(a.Data.Name + " " + a.Data.Type), Funcs: code(a.Of) + ", " + code(a.With), States: states})
+	}
 	return execute("table.md.tmpl", v)
 }
 
@@ -388,8 +407,12 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		}
 	}
 	var rules []*fsm.Rule
+	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
 	for _, c := range cells {
 		rules = append(rules, c.Rules...)
+		if c.Fallback != nil {
+			falls[c.Rules[len(c.Rules)-1]] = c.Fallback
+		}
 	}
 	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
 	// The rules a transition with several events gives a state share one
@@ -408,9 +431,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
 		switch {
 		case r.Timer != nil && r.Timer.DelayFunc != nil:
-			row.Event = "after " + code(r.Timer.DelayFunc.Name)
+			row.Event = "after " + code(r.Timer.DelayFunc.Name) + timerID(r.Timer)
 		case r.Timer != nil:
-			row.Event = "after " + r.Timer.DelayText
+			row.Event = "after " + r.Timer.DelayText + timerID(r.Timer)
 		case r == m.Stale:
 			row.From, row.Event = "*", code(r.Event.Name)+" of a timer not running"
 		case r.Event != nil:
@@ -455,6 +478,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 			if !r.Listed {
 				v.Reasons = append(v.Reasons, reasonLine(r))
 			}
+		}
+		if f := falls[r]; f != nil {
+			v.Transitions = append(v.Transitions, transitionRow{From: row.From, Event: row.Event, Guard: "none holds", To: "as " + fallbackName(f), Where: row.Where})
 		}
 	}
 	if s != nil && len(ignored)+len(rejected) > 0 {
@@ -554,4 +580,22 @@ func execute(name string, view any) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// timerID is a timer's id as the table shows it after the delay: " (id)",
+// or nothing for a timer without one.
+func timerID(t *fsm.Timer) string {
+	if t.ID == "" {
+		return ""
+	}
+	return " (" + code(t.ID) + ")"
+}
+
+// fallbackName names the rule an open chain falls back to: "`Closed`",
+// or "the `*` row".
+func fallbackName(f *fsm.Cell) string {
+	if f.Owner == nil {
+		return "the `*` row"
+	}
+	return code(f.Owner.Name)
 }

@@ -30,6 +30,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genKinds()
 	g.genInterfaces()
 	g.genDecls()
+	g.genAccessors()
 	g.genBehavior()
 	g.genHandler()
 	g.genConfig()

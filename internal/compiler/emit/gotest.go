@@ -39,6 +39,7 @@ func TestFile(m *fsm.Machine) *jen.File {
 	g.genDriven()
 	g.genMachineErrors()
 	g.genJSON()
+	g.genAccessorTests()
 	g.genRecorder()
 	return g.f
 }

@@ -50,8 +50,8 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 	for _, st := range run.Stores {
 		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
 	}
-	if run.Delay != "" {
-		out = append(out, jen.Id(run.Delay).Op(":=").Id("m").Dot("b").Dot(run.State.Timer.DelayFunc.GoName).Call(g.values(run.DelayArgs)...))
+	for _, d := range run.Delays {
+		out = append(out, jen.Id(d.Local).Op(":=").Id("m").Dot("b").Dot(d.Timer.DelayFunc.GoName).Call(g.values(d.Args)...))
 	}
 	return out
 }
@@ -111,14 +111,13 @@ func durationCode(d int64) jen.Code {
 	return jen.Qual("time", "Duration").Call(jen.Lit(d))
 }
 
-// timerChain returns the timers of s and its ancestors, outermost first:
-// those running while the machine is in s.
+// timerChain returns the timers of s and its ancestors, outermost first
+// (a state's own in the order it lists them): those running while the
+// machine is in s.
 func timerChain(s *fsm.State) []*fsm.Timer {
 	var out []*fsm.Timer
 	for _, a := range s.Path() {
-		if a.Timer != nil {
-			out = append(out, a.Timer)
-		}
+		out = append(out, a.Timers...)
 	}
 	return out
 }
@@ -254,7 +253,7 @@ func (g *goGen) genTakes() {
 		if !direct(c) || g.inline(c) {
 			continue
 		}
-		g.f.Add(comment("", fmt.Sprintf("%s takes the rules of %s for %s, for the states inside it that have none of their own.", takeMethod(c), c.Owner.Name, c.Event.Name)))
+		g.f.Add(comment("", fmt.Sprintf("%s takes the rules of %s for %s, for the states inside it that have none of their own, or none that holds.", takeMethod(c), c.Owner.Name, c.Event.Name)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(takeMethod(c)).Params(jen.Id("ev").Op("*").Id(c.Event.GoName)).Error().Block(g.cellBody(c)...)
 	}
 }
@@ -288,7 +287,7 @@ func (g *goGen) sharedDispatch() []jen.Code {
 			if direct(c) {
 				continue // dispatched by HandleEvent, in each state that takes it
 			}
-			bound = bound || c.ReadsEvent
+			bound = bound || c.ReadsEvent || c.Fallback != nil
 			if c.Owner == nil {
 				wild = true
 				body = append(body, g.cellBody(c)...)
@@ -351,12 +350,20 @@ func hookDoc(s *fsm.State) string {
 	}
 	describe("entry", s.Entry)
 	describe("exit", s.Exit)
-	if t := s.Timer; t != nil {
+	var delays []string
+	for _, t := range s.Timers {
 		delay := t.DelayText
 		if t.DelayFunc != nil {
 			delay = "the delay " + t.DelayFunc.Name + " computes"
 		}
-		parts = append(parts, fmt.Sprintf("Its timer fires after %s unless the state is left first.", delay))
+		delays = append(delays, delay)
+	}
+	switch len(delays) {
+	case 0:
+	case 1:
+		parts = append(parts, fmt.Sprintf("Its timer fires after %s unless the state is left first.", delays[0]))
+	default:
+		parts = append(parts, fmt.Sprintf("Its timers fire after %s, each unless the state is left first.", list(delays)))
 	}
 	if s.Parent != nil {
 		parts = append([]string{"It is a substate of " + s.Parent.Name + "."}, parts...)

@@ -33,6 +33,9 @@ func specNames(m *fsm.Machine) []string {
 	for _, a := range m.Actions {
 		add(&a.Decl)
 	}
+	for _, a := range m.Accessors {
+		out = append(out, a.Of, a.With)
+	}
 	return out
 }
 

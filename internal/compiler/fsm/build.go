@@ -50,6 +50,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 	if !b.diags.HasErrors() {
 		b.renames()
 		b.data()
+		b.accessors()
 		b.timerArgs()
 		b.cells()
 		b.resolve()

@@ -206,10 +206,8 @@ func RuleLabel(r *Rule) string {
 	b.WriteString(r.From.String())
 	b.WriteString(" --")
 	switch {
-	case r.Timer != nil && r.Timer.DelayFunc != nil:
-		b.WriteString("after " + r.Timer.DelayFunc.Name)
 	case r.Timer != nil:
-		b.WriteString("after " + r.Timer.DelayText)
+		b.WriteString(r.Timer.Label())
 	case r.Event != nil:
 		b.WriteString(r.Event.Name)
 	}
@@ -276,8 +274,8 @@ func dumpRun(w io.Writer, run *Run) {
 	for _, st := range run.Stores {
 		fmt.Fprintf(w, "    store %s = %s\n", st.Data.GoName, value(st.Value))
 	}
-	if run.Delay != "" {
-		fmt.Fprintf(w, "    delay %s(%s) -> %s\n", run.State.Timer.DelayFunc.Name, values(run.DelayArgs), run.Delay)
+	for _, d := range run.Delays {
+		fmt.Fprintf(w, "    delay %s(%s) -> %s\n", d.Timer.DelayFunc.Name, values(d.Args), d.Local)
 	}
 	for _, e := range run.Actions {
 		fmt.Fprintf(w, "    emit %s(%s)\n", e.Action.Name, values(e.Args))

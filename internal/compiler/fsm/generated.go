@@ -15,7 +15,7 @@ var Generated = []string{
 	"fsmActionDecoders", "fsmActionNames", "fsmData", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew",
 	"fsmRunning", "fsmStateDecoders", "fsmStateNames",
 	// The generated tests.
-	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmFake", "fsmSubject",
 }
 
@@ -26,7 +26,7 @@ var Values = []string{
 	"Load", "LoadWith", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
 	"fsmStateDecoders", "fsmStateNames",
-	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmSubject",
 }
 

@@ -42,6 +42,9 @@ type Machine struct {
 	// its children). They group states; the machine is never in one
 	// without being in one of its leaves, the states of States.
 	Composites []*State
+	// Accessors are the fields a set of states shares (see Accessor), in
+	// the order of Data.
+	Accessors []*Accessor
 	// Timers are the timers the states declare with "after", in spec
 	// order; Timers[i].Index == i.
 	Timers []*Timer
@@ -228,8 +231,9 @@ type State struct {
 	// Entry and Exit are what the state does when it is entered and when
 	// it is left; nil when nothing.
 	Entry, Exit *Hook
-	// Timer is the state's timer; nil when it has none.
-	Timer *Timer
+	// Timers are the state's timers, in the order its "after" lists
+	// them; nil when it has none.
+	Timers []*Timer
 	// Own are the fields the state declares itself; Fields adds, first,
 	// those of its ancestors.
 	Own []*Field
@@ -277,11 +281,16 @@ type Hook struct {
 	Pos     diag.Pos
 }
 
-// Timer is a state's "after": once the state has been entered, its
-// TimerFired fires the timer's rules unless the state is left first.
+// Timer is one timer of a state's "after": once the state has been
+// entered, its TimerFired fires the timer's rules unless the state is left
+// first.
 type Timer struct {
 	Index int
 	State *State
+	// Place is the timer's position among its state's timers, from 0;
+	// ID its id there ("id:"), empty for the one that goes without.
+	Place int
+	ID    string
 	// Delay is a constant delay, in nanoseconds, when DelayFunc is nil;
 	// DelayText is the delay as the spec writes it.
 	Delay     int64
@@ -293,6 +302,32 @@ type Timer struct {
 	// Cell holds the timer's rules: one, or its guarded branches.
 	Cell *Cell
 	Pos  diag.Pos
+}
+
+// Name names the timer in messages and docs: "the timer of S", or for a
+// timer with an id "timer reminder of S".
+func (t *Timer) Name() string {
+	if t.ID == "" {
+		return "the timer of " + t.State.Name
+	}
+	return "timer " + t.ID + " of " + t.State.Name
+}
+
+// Label is how a rule of the timer names its trigger: "after 30s", "after
+// backoff" (the effect that computes the delay), with the timer's id in
+// parentheses when it has one ("after 10m (reminder)").
+func (t *Timer) Label() string {
+	return "after " + t.DelayLabel()
+}
+
+// DelayLabel is the timer's delay as the spec writes it (a duration or the
+// name of the effect that computes it), with its id in parentheses when it
+// has one.
+func (t *Timer) DelayLabel() string {
+	if t.ID == "" {
+		return t.DelayText
+	}
+	return t.DelayText + " (" + t.ID + ")"
 }
 
 // Has reports whether the state has data field d.
@@ -323,6 +358,17 @@ type Cell struct {
 	Rules []*Rule
 	// ReadsEvent is set when a rule of the cell reads the event's fields.
 	ReadsEvent bool
+	// Fallback is, for a chain of guards without else, the cell the event
+	// goes to when no guard holds: the rule of the innermost state around
+	// the cell's with one for the event, else the "*" row's. nil for a
+	// chain with else, and for other cells.
+	Fallback *Cell
+}
+
+// Open reports whether the cell is a chain of guards without else: when no
+// guard holds, its event goes to Fallback.
+func (c *Cell) Open() bool {
+	return len(c.Rules) > 0 && c.Rules[len(c.Rules)-1].Guard != nil
 }
 
 // RuleKind says what a rule does with its event.
@@ -443,10 +489,19 @@ type Run struct {
 	// Actions are the actions emitted, in order: for an exit the timer's
 	// CancelTimer first, for an entry the timer's StartTimer last.
 	Actions []*Emit
-	// DelayArgs are the values passed to the timer's delay function, and
-	// Delay the local that receives the delay.
-	DelayArgs []Value
-	Delay     string
+	// Delays are, for an entry, the delays its timers' delay functions
+	// compute, in the order of the timers.
+	Delays []*Delay
+}
+
+// Delay is the delay of a timer an entry starts, computed by the timer's
+// delay function.
+type Delay struct {
+	Timer *Timer
+	// Args are the values passed to the delay function, and Local the
+	// local that receives the delay.
+	Args  []Value
+	Local string
 }
 
 // Hook returns what the run's state does on this entry or exit; nil when

@@ -230,7 +230,10 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 	if !ok {
 		return nil
 	}
-	if !sawElse {
+	if !sawElse && (from == nil || ev == nil || ev.Builtin) {
+		// A chain of a state's rule for an event falls back to the rule
+		// around it (see fallbacks); a "*" row, a transient state's
+		// eventless rules and a timer's have nothing around them.
 		b.errorf(t.Pos, "guards of %s end without an else branch: add \"- else: true\" saying what happens when no guard holds", pairName(from, ev))
 		return nil
 	}

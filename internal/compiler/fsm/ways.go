@@ -58,7 +58,16 @@ func (b *builder) ways() {
 	for _, c := range cells {
 		from := c.State
 		if from == nil {
-			from = b.users[c][0]
+			// A state that takes the shared cell for its event; one whose
+			// own chain of guards falls back to it reaches it through
+			// that chain, whose ways go on into it.
+			i := slices.IndexFunc(b.users[c], func(s *State) bool {
+				return !slices.ContainsFunc(s.Handles, func(h *Cell) bool { return h.Event == c.Event })
+			})
+			if i < 0 {
+				continue
+			}
+			from = b.users[c][i]
 		}
 		m.Ways = append(m.Ways, expand(from, c)...)
 	}
@@ -96,8 +105,19 @@ func expand(from *State, c *Cell) []*Way {
 		}
 		out = append(out, &w)
 	}
-	for _, r := range c.Rules {
-		follow(Way{From: from, Event: c.Event, Timer: timer, To: from}, r, c.Rules)
+	base := Way{From: from, Event: c.Event, Timer: timer, To: from}
+	for ; c != nil; c = c.Fallback {
+		for _, r := range c.Rules {
+			follow(base, r, c.Rules)
+		}
+		if c.Fallback == nil {
+			break
+		}
+		// When no guard of an open chain holds, the event goes on to
+		// the chain's fallback: every guard answered false.
+		for _, r := range c.Rules {
+			base.Tests = append(slices.Clip(base.Tests), Test{Guard: r.Guard})
+		}
 	}
 	return out
 }

@@ -98,7 +98,9 @@ type State struct {
 	Reject      []String // events rejected in this state; "*" for every other one
 	Entry       *Hook    // what the state does when entered; nil when absent
 	Exit        *Hook    // what the state does when left; nil when absent
-	After       *After   // the state's timer; nil when absent
+	// After are the state's timers, in the order written: "after" is one
+	// timer (a mapping) or a list of them.
+	After []*After
 	// States are the children of a composite state, in spec order.
 	States []State
 	// StatesPos is the position of the "states" key, or zero when absent.
@@ -112,10 +114,13 @@ type Hook struct {
 	Actions []String
 }
 
-// After is a state's timer: how long after entering it the transition
-// fires, unless the state is left first.
+// After is one of a state's timers: how long after entering it the
+// transition fires, unless the state is left first.
 type After struct {
-	Pos    diag.Pos
+	Pos diag.Pos
+	// ID names the timer among its state's timers; unset for the one
+	// timer of a state that goes without.
+	ID     String
 	Delay  String // a Go duration ("90s") or the name of an effect that computes one
 	Guards []Branch
 	Outcome

@@ -430,7 +430,7 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 		"reject":       func(_, v *yaml.Node) { s.Reject = p.names(v) },
 		"entry":        func(_, v *yaml.Node) { s.Entry = p.hook(v) },
 		"exit":         func(_, v *yaml.Node) { s.Exit = p.hook(v) },
-		"after":        func(_, v *yaml.Node) { s.After = p.after(v) },
+		"after":        func(_, v *yaml.Node) { s.After = p.afters(v) },
 		"states": func(k, v *yaml.Node) {
 			s.StatesPos = p.pos(k)
 			p.each(v, func(k, v *yaml.Node) { s.States = append(s.States, p.state(k, v)) })
@@ -459,8 +459,25 @@ func (p *parser) hookKeys(h *Hook) map[string]func(k, v *yaml.Node) {
 	}
 }
 
-// after reads a state's timer: its delay and the transition it fires,
-// with or without guards.
+// afters reads a state's "after": one timer, or a list of timers.
+func (p *parser) afters(v *yaml.Node) []*After {
+	v = resolve(v)
+	if v.Kind != yaml.SequenceNode {
+		return []*After{p.after(v)}
+	}
+	if len(v.Content) == 0 {
+		p.errorf(v, "after is an empty list: give the state's timers, or remove the key")
+		return nil
+	}
+	out := make([]*After, 0, len(v.Content))
+	for _, c := range v.Content {
+		out = append(out, p.after(resolve(c)))
+	}
+	return out
+}
+
+// after reads one timer of a state: its delay and the transition it
+// fires, with or without guards.
 func (p *parser) after(v *yaml.Node) *After {
 	a := &After{Pos: p.pos(v)}
 	p.mapping(v, p.afterKeys(a))
@@ -473,6 +490,7 @@ func (p *parser) after(v *yaml.Node) *After {
 // afterKeys returns the handlers of the keys of "after", filling a.
 func (p *parser) afterKeys(a *After) map[string]func(k, v *yaml.Node) {
 	keys := p.outcomeKeys(&a.Outcome)
+	keys["id"] = func(_, v *yaml.Node) { a.ID = p.str(v) }
 	keys["delay"] = func(_, v *yaml.Node) { a.Delay = p.str(v) }
 	keys["guards"] = func(_, v *yaml.Node) { a.Guards = p.branches(v) }
 	return keys

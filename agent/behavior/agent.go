@@ -370,13 +370,6 @@ func (a *Agent) ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request)
 	return 0, pendingRequest
 }
 
-// ConversationOf returns the conversation a state carries, and false for a
-// state without one (ShuttingDown, or nil).
-//
-// Deprecated: use agent.ConversationOf, which fsmgen generates for the
-// field every state inside Running has.
-func ConversationOf(s agent.State) (chat.Conversation, bool) { return agent.ConversationOf(s) }
-
 // UserStoppedPrefix starts the outcome of a tool call the user stopped.
 const UserStoppedPrefix = "interrupted: the user stopped this tool before it finished"
 

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,9 +98,24 @@ func TestGeneratedCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
+	assertCoverage(t, goIn(t, repoRoot(t), "test", "-count=1", "-cover", "./gen/..."), 90)
+}
+
+// repoRoot returns the root of this repository's checkout: three folders
+// up from this file, as the compiler saw it. The test binary need not run
+// in its package's folder (bench/run.sh runs it from bench/ and keeps it in
+// bench/out); where the build trimmed the paths (-trimpath), the working
+// directory stands in, as go test sets it.
+func repoRoot(t testing.TB) string {
+	t.Helper()
 	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
-	assertCoverage(t, goIn(t, root, "test", "-count=1", "-cover", "./gen/..."), 90)
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		root = filepath.Join(filepath.Dir(file), "..", "..", "..")
+	}
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "the repository's root (run the test binary in internal/compiler/generate, as go test does)")
+	return root
 }
 
 // requireCheckout makes dir the module path, requiring this repository's
@@ -108,8 +124,7 @@ func TestGeneratedCoverage(t *testing.T) {
 // packages (chat) then build there offline.
 func requireCheckout(t testing.TB, dir, path string) {
 	t.Helper()
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := repoRoot(t)
 	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	require.NoError(t, err)
 	testify := requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify")
@@ -172,8 +187,7 @@ func TestGoTool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a temporary module")
 	}
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := repoRoot(t)
 	// The module cache must hold the go.mod of every module in the graph
 	// for go get to work offline below; fetch what is missing (the go
 	// command's own proxy settings, as for the project's dependencies).

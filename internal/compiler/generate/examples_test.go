@@ -23,8 +23,7 @@ func TestExamplesCatchABrokenGuard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a copy of the module")
 	}
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := repoRoot(t)
 	dir := t.TempDir()
 	for _, sub := range []string{"go.mod", "go.sum", "gen", "agent/behavior", "agent/chat", "runtime/fsmrt", "internal/suggest"} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, sub)), 0o755))

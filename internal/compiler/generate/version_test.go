@@ -24,8 +24,7 @@ func TestVersionCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds temporary modules")
 	}
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := repoRoot(t)
 	spec := filepath.Join(t.TempDir(), "door.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte(versionSpec), 0o644))
 	res, err := generate.Load(spec)

@@ -15,12 +15,13 @@ const module = "github.com/fsmgen/fsmgen"
 
 // agentOnly are the packages of the coding agent that the generic loop,
 // and a machine driven by it, must not need.
-var agentOnly = []string{module + "/gen/agent", module + "/chat", module + "/behavior", module + "/runtime/llm"}
+var agentOnly = []string{module + "/gen/agent", module + "/agent"}
 
 // TestNoAgentDependencies lists the dependencies (tests included) of the
 // loop and of the traffic light, a second machine it drives, and fails on
 // any package of the agent or of an LLM SDK: the loop is generic.
 func TestNoAgentDependencies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pkg string
 	}{
@@ -29,6 +30,7 @@ func TestNoAgentDependencies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
+			t.Parallel()
 			out, err := exec.Command("go", "list", "-deps", "-test", tt.pkg).Output()
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {
@@ -57,18 +59,19 @@ func forbidden(pkg string) bool {
 
 // TestForbidden checks what forbidden catches.
 func TestForbidden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pkg  string
 		want bool
 	}{
 		{module + "/gen/agent", true},
-		{module + "/chat", true},
-		{module + "/behavior", true},
-		{module + "/runtime/llm", true},
+		{module + "/agent/chat", true},
+		{module + "/agent/behavior", true},
+		{module + "/agent/internal/llm", true},
 		{"github.com/anthropics/anthropic-sdk-go/option", true},
 		{"github.com/openai/openai-go", true},
 		{module + "/runtime/loop", false},
-		{module + "/chatter", false},
+		{module + "/agentx", false},
 		{"context", false},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package generate_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,11 +20,33 @@ import (
 	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
+// TestMain makes every go command the tests start, the go/packages loads
+// of generate.Load included, work offline in modules that are not tidy
+// and outside any workspace: the temporary modules require this checkout
+// with its go.sum and no more (see requireCheckout). Set once for the test
+// binary, rather than per test with t.Setenv, so that the tests run in
+// parallel; TestGoTool gives the proxy back to the one command that needs
+// it.
+func TestMain(m *testing.M) {
+	proxy = os.Getenv("GOPROXY")
+	for k, v := range map[string]string{"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOWORK": "off"} {
+		if err := os.Setenv(k, v); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// proxy is the GOPROXY the tests were started with.
+var proxy string
+
 // TestEndToEnd generates each golden spec (a traffic light, a TCP
 // connection, hostile docs) into a temporary module with the archive's
 // hand-written files, and runs go vet and go test there: the generated
 // code must compile, vet clean, and pass its own generated tests.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds temporary modules")
 	}
@@ -33,6 +56,7 @@ func TestEndToEnd(t *testing.T) {
 	for _, path := range archives {
 		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ar, err := txtar.ParseFile(path)
 			require.NoError(t, err)
 			dir := t.TempDir()
@@ -62,15 +86,18 @@ func TestEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, wrote, len(res.Outputs))
 
-			goIn(t, dir, "vet", "./...")
-			out := goIn(t, dir, "test", "-count=1", "-cover", "./...")
+			// Every vet check (go vet's, not go test's few), then the
+			// tests: one go command, which vets and compiles at once.
+			out := goIn(t, dir, "test", "-vet=all", "-count=1", "-cover", "./...")
 			assertCoverage(t, out, 90)
 			// No spec text became a build constraint or a directive: both
 			// files stay in the build, nothing is ignored, embedded or
 			// generated.
-			for _, pkg := range strings.Fields(goIn(t, dir, "list", "-f", "{{.Dir}}", "./...")) {
-				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
-				assert.Equal(t, "1 1 0 0 0\n", listed, "%s: go files, test files, ignored files, embed patterns", pkg)
+			listed := strings.Split(strings.TrimSpace(goIn(t, dir, "list", "-f", "{{.Dir}}: {{len .GoFiles}} {{len .TestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", "./...")), "\n")
+			require.NotEmpty(t, listed)
+			for _, pkg := range listed {
+				pkgDir, counts, _ := strings.Cut(pkg, ": ")
+				assert.Equal(t, "1 1 0 0 0", counts, "%s: go files, test files, ignored files, embed patterns", pkgDir)
 			}
 			assert.Empty(t, goIn(t, dir, "generate", "-n", "./..."), "no go:generate line in generated files")
 		})
@@ -95,6 +122,7 @@ func assertCoverage(t *testing.T, goTestOutput string, min float64) {
 // TestGeneratedCoverage measures the statement coverage of the generated
 // agent package by the package's own (generated) tests: at least 90%.
 func TestGeneratedCoverage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
@@ -138,12 +166,10 @@ func requireCheckout(t testing.TB, dir, path string) {
 func tempModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	requireCheckout(t, dir, "example.com/m")
 	// The module is not tidy (its go.mod lists no indirect requirements):
-	// let the go command that loads the spec's imports complete it, offline.
-	t.Setenv("GOFLAGS", "-mod=mod")
-	t.Setenv("GOPROXY", "off")
-	t.Setenv("GOWORK", "off")
+	// the go command that loads the spec's imports completes it, offline
+	// (see TestMain).
+	requireCheckout(t, dir, "example.com/m")
 	return dir
 }
 
@@ -184,6 +210,7 @@ func requiredVersion(t testing.TB, gomod, module string) string {
 // -tool (with a replace to this checkout), a go:generate line running go
 // tool fsmgen, then go generate, go vet and go test there.
 func TestGoTool(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a temporary module")
 	}
@@ -193,6 +220,7 @@ func TestGoTool(t *testing.T) {
 	// command's own proxy settings, as for the project's dependencies).
 	cmd := exec.Command("go", "mod", "download")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOPROXY="+proxy)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go mod download:\n%s", out)
 

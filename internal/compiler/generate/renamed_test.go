@@ -146,6 +146,7 @@ func check(err error) {
 // renamed_from they load under the new names, the timer keeps its
 // deadline and fires; without it, loading fails, naming what is unknown.
 func TestRenamedFromLoads(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a temporary module")
 	}

@@ -21,6 +21,7 @@ import (
 // fsmgen writes: the build fails, and the compiler's message names fsmgen
 // and what to do. The unchanged copy builds.
 func TestVersionCheck(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds temporary modules")
 	}
@@ -49,6 +50,7 @@ func TestVersionCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			runtimeDir := filepath.Join(dir, "fsmgen", "runtime", "fsmrt")
 			require.NoError(t, os.MkdirAll(runtimeDir, 0o755))

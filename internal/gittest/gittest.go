@@ -1,6 +1,7 @@
-// Package gittest sets up what tests that run git work in: git
-// repositories isolated from the machine's git configuration, per test
-// (IsolateGit) or for a whole test binary (Isolate, from TestMain).
+// Package gittest sets up what tests that run git work in (the agent's,
+// fsmgen diff's): git repositories isolated from the machine's git
+// configuration, per test (IsolateGit) or for a whole test binary
+// (Isolate, from TestMain).
 package gittest
 
 import (

@@ -1,14 +1,12 @@
 package generate_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,11 +50,9 @@ func TestExamplesCatchABrokenGuard(t *testing.T) {
 	broken := strings.Replace(string(src), right, "return retries < a.cfg.MaxRetries", 1)
 	require.NoError(t, os.WriteFile(guard, []byte(broken), 0o644))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", "TestExamples", "./gen/agent/")
+	cmd := exec.CommandContext(goContext(t), "go", "test", "-count=1", "-run", "TestExamples", "./gen/agent/")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS="+tempGoFlags, "GOPROXY=off", "GOWORK=off")
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "the example tests must fail: %s", out)
 	assert.Contains(t, string(out), "--- FAIL: TestExamples/CallingLlm_--LlmError_[else]-->_WaitingForUserInput_{giveUp}_/_DisplayError:_a_bad_request_is_not_retried", "the failing example, by name")

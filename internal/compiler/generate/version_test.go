@@ -87,7 +87,7 @@ func TestVersionCheck(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(app, "door_gen.go"), code, 0o644))
 			cmd := exec.Command("go", "build", "./...")
 			cmd.Dir = app
-			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+			cmd.Env = append(os.Environ(), "GOFLAGS="+tempGoFlags, "GOPROXY=off", "GOWORK=off")
 			out, err := cmd.CombinedOutput()
 			if tt.want == "" {
 				require.NoError(t, err, "%s", out)

@@ -209,7 +209,6 @@ type session struct {
 // a repository holding files.
 func newSession(t *testing.T, provider fakellm.Provider, files map[string]string, replies ...fakellm.Reply) *session {
 	t.Helper()
-	gittest.IsolateGit(t)
 	store, err := thread.NewStore(filepath.Join(t.TempDir(), "threads"))
 	require.NoError(t, err)
 	s := &session{

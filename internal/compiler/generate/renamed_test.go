@@ -147,6 +147,7 @@ func check(err error) {
 // deadline and fires; without it, loading fails, naming what is unknown:
 // the state, not its timer.
 func TestRenamedFromLoads(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a temporary module")
 	}

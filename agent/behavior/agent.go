@@ -407,6 +407,10 @@ var userStopped = chat.ToolOutcome{
 	IsError: true,
 }
 
+// UserStopped returns the outcome InterruptTools gives a tool call the user
+// stopped: an error result that starts with UserStoppedPrefix.
+func UserStopped() chat.ToolOutcome { return userStopped }
+
 // InterruptTurn tells the model, in the conversation, that the user
 // stopped the turn before the reply ended.
 func (a *Agent) InterruptTurn(c chat.Conversation) chat.Conversation {

@@ -97,11 +97,15 @@ func standardTurn() []agentcore.Event {
 
 const turnEvents = 11
 
-// benchConfig is the configuration every contender gets.
+// benchConfig is the configuration every contender gets. Compaction is
+// on, as in a session with a known model, with a context window of 2^30
+// tokens, which the benchmark's conversations never fill: every request
+// is estimated and checked against the threshold, and none is compacted.
 var benchConfig = config(func(c *behavior.Config) {
 	c.Model = "claude-sonnet-4-5"
 	c.System = "You are a careful coding agent."
 	c.MaxTokens = 8192
+	c.ContextWindow = 1 << 30
 	c.Tools = []chat.ToolSpec{
 		{Name: "read_file", Description: "Read a file.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "edit_file", Description: "Edit a file.", InputSchema: json.RawMessage(`{"type":"object"}`)},

@@ -87,7 +87,9 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 	if len(msgs) == 0 {
 		return c
 	}
-	c = c.reserve(len(msgs))
+	if !c.roomFor(len(msgs)) {
+		c = c.reserve(len(msgs))
+	}
 	c.log.msgs = append(c.log.msgs, msgs...)
 	c.n = len(c.log.msgs)
 	for i := range msgs {
@@ -99,7 +101,9 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 // AppendMessage returns the conversation with *msg added at the end, with
 // role when msg has none. c itself is unchanged, and so is *msg.
 func (c Conversation) AppendMessage(msg *Message, role Role) Conversation {
-	c = c.reserve(1)
+	if !c.roomFor(1) {
+		c = c.reserve(1)
+	}
 	c.log.msgs = append(c.log.msgs, *msg)
 	c.n = len(c.log.msgs)
 	if last := &c.log.msgs[c.n-1]; last.Role == "" {
@@ -107,6 +111,14 @@ func (c Conversation) AppendMessage(msg *Message, role Role) Conversation {
 	}
 	c.size += msg.size()
 	return c
+}
+
+// roomFor reports whether c may append k messages in place: c is the last
+// copy that appended to its storage, and the storage has room. It is the
+// appends' common case, checked where they are called (reserve is not
+// inlined).
+func (c *Conversation) roomFor(k int) bool {
+	return c.log != nil && len(c.log.msgs) == c.n && c.n+k <= cap(c.log.msgs)
 }
 
 // reserve returns c with room for k more messages at the end of its
@@ -134,7 +146,9 @@ func (c Conversation) AppendToolResults(r ToolRound) Conversation {
 	if k == 0 {
 		return c
 	}
-	c = c.reserve(k)
+	if !c.roomFor(k) {
+		c = c.reserve(k)
+	}
 	start := len(c.log.msgs)
 	c.log.msgs = c.log.msgs[:start+k]
 	for i := range r.calls {

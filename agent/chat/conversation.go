@@ -8,16 +8,21 @@ import (
 
 // Conversation is an append-only list of messages with an identifier.
 //
-// A Conversation is a small value (an identifier, a pointer to shared
-// storage and a length) that is cheap to copy. Append never modifies what
-// other copies see: copies share storage while they are used in a line, as
-// a state machine uses them, and a copy that appends after another one did
-// gets storage of its own. Appending is amortised O(1) whatever the length,
-// so the cost of a transition does not grow with the conversation.
+// A Conversation is a small value (a pointer to shared storage, which
+// holds the identifier too, a length and a size) that is cheap to copy.
+// Append never modifies what other copies see: copies share storage while
+// they are used in a line, as a state machine uses them, and a copy that
+// appends after another one did gets storage of its own. Appending is
+// amortised O(1) whatever the length, so the cost of a transition does not
+// grow with the conversation.
 //
 // The zero Conversation is empty and ready to use.
 type Conversation struct {
-	id  string
+	// log is the storage, nil for the zero Conversation. The identifier
+	// is kept there, not here: three words fit the compiler's registers
+	// where four did not, so that copying a Conversation, as a machine's
+	// every step does, costs no round trip through memory (see
+	// docs/performance.md, issue 31).
 	log *messageLog
 	n   int
 	// size is the Size of the n messages, kept as they are appended.
@@ -27,15 +32,28 @@ type Conversation struct {
 // messageLog is the storage that copies of a Conversation share, and the
 // tool rounds started from them (see ToolRound).
 type messageLog struct {
+	// id is the identifier of the conversations that use the storage;
+	// empty in a round's storage of its own.
+	id      string
 	msgs    []Message
 	reports []toolReport
 }
 
 // NewConversation returns an empty conversation with the given identifier.
-func NewConversation(id string) Conversation { return Conversation{id: id} }
+func NewConversation(id string) Conversation {
+	if id == "" {
+		return Conversation{}
+	}
+	return Conversation{log: &messageLog{id: id}}
+}
 
 // ID returns the conversation's identifier.
-func (c Conversation) ID() string { return c.id }
+func (c Conversation) ID() string {
+	if c.log == nil {
+		return ""
+	}
+	return c.log.id
+}
 
 // Len returns the number of messages.
 func (c Conversation) Len() int { return c.n }
@@ -44,8 +62,8 @@ func (c Conversation) Len() int { return c.n }
 // conversation: read it, never modify it. Appending to it is safe (its
 // capacity is clipped, so append copies).
 func (c Conversation) Messages() []Message {
-	if c.log == nil {
-		return nil
+	if c.n == 0 {
+		return nil // an empty conversation encodes as null, whatever its copies appended
 	}
 	return c.log.msgs[:c.n:c.n]
 }
@@ -128,12 +146,12 @@ func (c Conversation) reserve(k int) Conversation {
 	switch need := c.n + k; {
 	case c.log == nil || len(c.log.msgs) != c.n:
 		// Empty, or another copy appended first: take storage of our own.
-		c.log = &messageLog{msgs: c.moved(max(2*need, 8))}
+		c.log = &messageLog{id: c.ID(), msgs: c.moved(max(2*need, 8))}
 	case need > cap(c.log.msgs):
 		// Full: double, so that each message is copied about once in all
 		// (append's growth slows to 1.25x for large slices, which copies
 		// a long conversation four times as often).
-		c.log.msgs = c.moved(max(2*cap(c.log.msgs), need))
+		c.log.msgs = c.moved(max(2*cap(c.log.msgs), need, 8))
 	}
 	return c
 }
@@ -173,7 +191,7 @@ func (c Conversation) Grow(n int) Conversation {
 	if n <= 0 || c.log != nil && len(c.log.msgs) == c.n && cap(c.log.msgs)-c.n >= n && cap(c.log.reports)-len(c.log.reports) >= n {
 		return c
 	}
-	c.log = &messageLog{msgs: c.moved(c.n + n), reports: make([]toolReport, 0, n)}
+	c.log = &messageLog{id: c.ID(), msgs: c.moved(c.n + n), reports: make([]toolReport, 0, n)}
 	return c
 }
 
@@ -228,7 +246,7 @@ type conversationJSON struct {
 
 // MarshalJSON encodes the conversation as {"id": ..., "messages": [...]}.
 func (c Conversation) MarshalJSON() ([]byte, error) {
-	return json.Marshal(conversationJSON{ID: c.id, Messages: c.Messages()})
+	return json.Marshal(conversationJSON{ID: c.ID(), Messages: c.Messages()})
 }
 
 // UnmarshalJSON decodes the form MarshalJSON writes.
@@ -243,7 +261,7 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 
 // Equal reports whether two conversations have the same identifier and messages.
 func (c Conversation) Equal(o Conversation) bool {
-	if c.id != o.id || c.n != o.n {
+	if c.ID() != o.ID() || c.n != o.n {
 		return false
 	}
 	a, b := c.Messages(), o.Messages()

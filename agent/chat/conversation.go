@@ -19,10 +19,10 @@ import (
 // The zero Conversation is empty and ready to use.
 type Conversation struct {
 	// log is the storage, nil for the zero Conversation. The identifier
-	// is kept there, not here: three words fit the compiler's registers
-	// where four did not, so that copying a Conversation, as a machine's
-	// every step does, costs no round trip through memory (see
-	// docs/performance.md, issue 31).
+	// is kept there, not here: the compiler keeps a struct of at most
+	// four words in registers, and with the identifier's two words a
+	// Conversation had five, so that every copy of it, which a machine's
+	// every step makes, went through memory (docs/performance.md, issue 31).
 	log *messageLog
 	n   int
 	// size is the Size of the n messages, kept as they are appended.

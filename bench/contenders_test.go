@@ -26,7 +26,12 @@ type outcome struct {
 	Detail   string
 	Rejected bool
 	ConvLen  int
-	Retries  int
+	// Last is the conversation's last message, in brief.
+	Last    string
+	Retries int
+	// Origin is what the error was of (Error), or who asked for the
+	// compaction (Compacting).
+	Origin chat.ErrorOrigin
 }
 
 func (o outcome) String() string {
@@ -34,7 +39,15 @@ func (o outcome) String() string {
 	if o.Rejected {
 		s += " (rejected)"
 	}
-	return fmt.Sprintf("%s [%s] conv=%d retries=%d", s, o.Detail, o.ConvLen, o.Retries)
+	return fmt.Sprintf("%s [%s] conv=%d last=%s retries=%d origin=%s", s, o.Detail, o.ConvLen, o.Last, o.Retries, o.Origin)
+}
+
+// describeConversation records the length and last message of c in o.
+func describeConversation(o *outcome, c chat.Conversation) {
+	o.ConvLen = c.Len()
+	if m, ok := c.Last(); ok {
+		o.Last = fmt.Sprintf("%s:%q", m.Role, m.Content)
+	}
 }
 
 // runner is one contender's machine with its events loaded in its own
@@ -200,6 +213,16 @@ func toAgent(e *agentcore.Event) agent.Event {
 		return &agent.RetryTimeoutFired{}
 	case agentcore.ShutdownRequested:
 		return &agent.ShutdownRequested{}
+	case agentcore.Interrupt:
+		return &agent.Interrupt{}
+	case agentcore.UndoTurn:
+		return &agent.UndoTurn{}
+	case agentcore.CompactRequested:
+		return &agent.CompactRequested{}
+	case agentcore.QueryDetected:
+		return &agent.QueryDetected{Query: e.Query, Text: e.Text, Usage: e.Usage}
+	case agentcore.QueryCompleted:
+		return &agent.QueryCompleted{Outcome: e.Outcome}
 	}
 	panic(fmt.Sprintf("unknown event kind %d", e.Kind))
 }
@@ -233,17 +256,17 @@ func (r *generated) step(i int) outcome {
 	if err != nil && !o.Rejected {
 		o.Detail = "error: " + err.Error()
 	}
-	switch s := r.m.State().(type) {
-	case agent.WaitingForUserInput:
-		o.ConvLen = s.Conversation.Len()
+	st := r.m.State()
+	if c, ok := behavior.ConversationOf(st); ok {
+		describeConversation(&o, c)
+	}
+	switch s := st.(type) {
 	case agent.CallingLLM:
-		o.ConvLen, o.Retries = s.Conversation.Len(), s.Retries
-	case agent.ExecutingTools:
-		o.ConvLen = s.Conversation.Len()
-	case agent.PostToolsHook:
-		o.ConvLen = s.Conversation.Len()
+		o.Retries = s.Retries
 	case agent.Error:
-		o.ConvLen, o.Retries = s.Conversation.Len(), s.Retries
+		o.Retries, o.Origin = s.Retries, s.Origin
+	case agent.Compacting:
+		o.Retries, o.Origin = s.Retries, s.Origin
 	}
 	if act != nil {
 		describeAction(&o, act)
@@ -267,13 +290,15 @@ func describeAction(o *outcome, act agent.Action) {
 		o.Detail = a.Message
 	case *agent.ScheduleRetry:
 		o.Detail = fmt.Sprintf("attempt %d after %s: %s", a.Attempt, a.Delay, a.Error.Kind)
+	case *agent.RunQuery:
+		o.Detail = a.Query.String()
 	}
 }
 
 // describeRequest summarises a request: its settings and every message.
 func describeRequest(r chat.Request) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%q/%d tools/%d max:", r.Model, r.System, len(r.Tools), r.MaxTokens)
+	fmt.Fprintf(&b, "%s/%q/%d tools/%d max/%d thinking/no cache %t:", r.Model, r.System, len(r.Tools), r.MaxTokens, r.Thinking, r.NoCache)
 	for _, m := range r.Messages {
 		fmt.Fprintf(&b, " %s:%q", m.Role, m.Content)
 		if m.ToolCallID != "" {
@@ -354,10 +379,13 @@ func (r *safeFloor) step(i int) outcome {
 		o.Detail = "error: " + err.Error()
 	}
 	if k := r.m.Kind(); k != agent.StateShuttingDown {
-		o.ConvLen = r.m.Conversation().Len()
+		describeConversation(&o, r.m.Conversation())
 	}
-	if k := r.m.Kind(); k == agent.StateCallingLLM || k == agent.StateError {
+	switch r.m.Kind() {
+	case agent.StateCallingLLM:
 		o.Retries = r.m.Retries()
+	case agent.StateError, agent.StateCompacting:
+		o.Retries, o.Origin = r.m.Retries(), r.m.Origin()
 	}
 	if acts := r.rec.Actions[before:]; len(acts) == 1 {
 		describeAction(&o, acts[0])
@@ -366,7 +394,7 @@ func (r *safeFloor) step(i int) outcome {
 }
 
 func newFloor(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
-	return &floorRunner{core[*floor.Machine]{m: floor.New(cfg, conv), evs: evs}}
+	return &floorRunner{core[*floor.Machine]{m: floor.New(mustBehavior(cfg), conv), evs: evs}}
 }
 
 // floorRunner feeds the floor its events with direct calls. The generic
@@ -392,11 +420,11 @@ func (r *floorRunner) turn() error {
 }
 
 func newLooplab(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
-	return &core[*looplabagent.Machine]{m: looplabagent.New(cfg, conv), evs: evs}
+	return &core[*looplabagent.Machine]{m: looplabagent.New(mustBehavior(cfg), conv), evs: evs}
 }
 
 func newStateless(cfg behavior.Config, conv chat.Conversation, evs []agentcore.Event) runner {
-	return &core[*statelessagent.Machine]{m: statelessagent.New(cfg, conv), evs: evs}
+	return &core[*statelessagent.Machine]{m: statelessagent.New(mustBehavior(cfg), conv), evs: evs}
 }
 
 func (r *core[M]) turn() error {
@@ -421,10 +449,13 @@ func (r *core[M]) step(i int) outcome {
 	}
 	c := r.m.Core()
 	if st != agentcore.ShuttingDown {
-		o.ConvLen = c.Conversation().Len()
+		describeConversation(&o, c.Conversation())
 	}
-	if st == agentcore.CallingLLM || st == agentcore.Error {
+	switch st {
+	case agentcore.CallingLLM:
 		o.Retries = c.Retries()
+	case agentcore.Error, agentcore.Compacting:
+		o.Retries, o.Origin = c.Retries(), c.Origin()
 	}
 	if act == nil {
 		return o
@@ -443,6 +474,8 @@ func (r *core[M]) step(i int) outcome {
 		o.Detail = act.Message
 	case agentcore.ScheduleRetry:
 		o.Detail = fmt.Sprintf("attempt %d after %s: %s", act.Attempt, act.Delay, act.Error.Kind)
+	case agentcore.RunQuery:
+		o.Detail = act.Query.String()
 	}
 	return o
 }

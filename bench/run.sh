@@ -19,6 +19,13 @@
 # first one's tight loops up to threefold; docs/performance.md measures
 # it. CPUS=1,2 runs them at both.
 #
+# Beside the wall clock (ns/event, ns/op) the agent machines and the phone
+# calls report their processor time (cpu-ns/event, cpu-ns/op; package
+# cpuclock): on a shared machine the wall clock also counts the time the
+# benchmark waits for a CPU, which with the load at ten on two CPUs is
+# most of it. The load average at the start of each round is kept in
+# load.txt and summed up at the end.
+#
 # Environment: ROUNDS (default 10), BENCHTIME (default 1s, for the agent
 # and phone call benchmarks), CPUS (default 1: their GOMAXPROCS values),
 # OUT (default bench/out: the raw results, kept for benchstat comparisons
@@ -48,9 +55,11 @@ go test -c -o "$OUT/phonecall.test" ./phonecalls
 : >"$OUT/agent.txt"
 : >"$OUT/phonecall.txt"
 : >"$OUT/generate.txt"
+: >"$OUT/load.txt"
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
 	echo "round $i of $ROUNDS" >&2
+	cut -d' ' -f1 /proc/loadavg >>"$OUT/load.txt" 2>/dev/null || true
 	"$OUT/agent.test" -test.run='^$' -test.bench=. -test.benchmem -test.count=1 \
 		-test.benchtime="$BENCHTIME" -test.cpu="$CPUS" >>"$OUT/agent.txt"
 	"$OUT/phonecall.test" -test.run='^$' -test.bench=. -test.benchmem -test.count=1 \
@@ -60,6 +69,7 @@ while [ "$i" -le "$ROUNDS" ]; do
 done
 
 cat "$OUT/machine.txt"
+echo "# load average (1 min) at the start of each round: $(sort -n "$OUT/load.txt" | sed -n '1p;$p' | paste -sd- -)"
 echo
 echo "## The agent machines, side by side (one op = one turn of 11 events)"
 go tool benchstat -row /conv,/gomaxprocs -col '/impl@(handwritten safe-handwritten generated looplab stateless)' "$OUT/agent.txt"

@@ -118,6 +118,8 @@ type Agent struct {
 	// fixedBytes is what every request carries besides its messages: the
 	// system prompt and the tools, as EstimateTokens counts them.
 	fixedBytes int
+	// threshold is Threshold, computed once.
+	threshold int
 }
 
 var _ agent.Behavior = (*Agent)(nil)
@@ -161,7 +163,9 @@ func New(cfg Config) (*Agent, error) {
 		}
 		fixed += len(t.Name) + len(t.Description) + schema + 32
 	}
-	return &Agent{cfg: cfg, fixedBytes: fixed}, nil
+	a := &Agent{cfg: cfg, fixedBytes: fixed}
+	a.threshold = a.computeThreshold()
+	return a, nil
 }
 
 // Config returns the configuration in effect.
@@ -190,9 +194,11 @@ func (a *Agent) BuildRequest(c chat.Conversation) chat.Request {
 	}
 }
 
-// cutReasons are the stop reasons of a reply cut at its token limit:
-// Anthropic's and OpenAI's.
-var cutReasons = []string{"max_tokens", "length"}
+// cutReason reports whether a reply's stop reason says it was cut at its
+// token limit: Anthropic's max_tokens, OpenAI's length.
+func cutReason(stopReason string) bool {
+	return stopReason == "max_tokens" || stopReason == "length"
+}
 
 // ReplyCut reports whether the reply stopped at its token limit in its
 // text, and fewer than MaxContinuations continuations were asked for in
@@ -201,7 +207,7 @@ var cutReasons = []string{"max_tokens", "length"}
 // with an error that says so (see chat.ToolCall.Malformed), which the
 // model acts on.
 func (a *Agent) ReplyCut(c chat.Conversation, response chat.Response) bool {
-	if !slices.Contains(cutReasons, response.StopReason) || len(response.Message.ToolCalls) > 0 {
+	if !cutReason(response.StopReason) || len(response.Message.ToolCalls) > 0 {
 		return false
 	}
 	return Continuations(c) < a.cfg.MaxContinuations
@@ -378,6 +384,10 @@ var userStopped = chat.ToolOutcome{
 	Content: UserStoppedPrefix + "; it may or may not have taken effect, so check before running it again",
 	IsError: true,
 }
+
+// UserStopped returns the outcome InterruptTools gives a tool call the user
+// stopped: an error result that starts with UserStoppedPrefix.
+func UserStopped() chat.ToolOutcome { return userStopped }
 
 // InterruptTurn tells the model, in the conversation, that the user
 // stopped the turn before the reply ended.

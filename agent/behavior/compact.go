@@ -87,7 +87,11 @@ func (a *Agent) Margin() int {
 // for the reply: providers refuse a request whose input and max_tokens
 // together pass the window, so the threshold is at most the window less
 // the reply's limit (at most half the window counted) and the margin.
-func (a *Agent) Threshold() int {
+func (a *Agent) Threshold() int { return a.threshold }
+
+// computeThreshold computes Threshold from the configuration, once, in
+// New: every request is checked against it.
+func (a *Agent) computeThreshold() int {
 	if !a.compactionOn() {
 		return 0
 	}
@@ -129,7 +133,7 @@ func (a *Agent) EstimateTokens(c chat.Conversation) int {
 // NeedsCompaction reports whether the request for the conversation would
 // pass the compaction threshold and compaction would shorten it.
 func (a *Agent) NeedsCompaction(c chat.Conversation) bool {
-	return a.compactionOn() && a.EstimateTokens(c) > a.Threshold() && a.CanCompact(c)
+	return a.threshold > 0 && a.EstimateTokens(c) > a.threshold && a.CanCompact(c)
 }
 
 // CanCompact reports whether the conversation has an older part that

@@ -8,16 +8,21 @@ import (
 
 // Conversation is an append-only list of messages with an identifier.
 //
-// A Conversation is a small value (an identifier, a pointer to shared
-// storage and a length) that is cheap to copy. Append never modifies what
-// other copies see: copies share storage while they are used in a line, as
-// a state machine uses them, and a copy that appends after another one did
-// gets storage of its own. Appending is amortised O(1) whatever the length,
-// so the cost of a transition does not grow with the conversation.
+// A Conversation is a small value (a pointer to shared storage, which
+// holds the identifier too, a length and a size) that is cheap to copy.
+// Append never modifies what other copies see: copies share storage while
+// they are used in a line, as a state machine uses them, and a copy that
+// appends after another one did gets storage of its own. Appending is
+// amortised O(1) whatever the length, so the cost of a transition does not
+// grow with the conversation.
 //
 // The zero Conversation is empty and ready to use.
 type Conversation struct {
-	id  string
+	// log is the storage, nil for the zero Conversation. The identifier
+	// is kept there, not here: the compiler keeps a struct of at most
+	// four words in registers, and with the identifier's two words a
+	// Conversation had five, so that every copy of it, which a machine's
+	// every step makes, went through memory (docs/performance.md, issue 31).
 	log *messageLog
 	n   int
 	// size is the Size of the n messages, kept as they are appended.
@@ -27,15 +32,28 @@ type Conversation struct {
 // messageLog is the storage that copies of a Conversation share, and the
 // tool rounds started from them (see ToolRound).
 type messageLog struct {
+	// id is the identifier of the conversations that use the storage;
+	// empty in a round's storage of its own.
+	id      string
 	msgs    []Message
 	reports []toolReport
 }
 
 // NewConversation returns an empty conversation with the given identifier.
-func NewConversation(id string) Conversation { return Conversation{id: id} }
+func NewConversation(id string) Conversation {
+	if id == "" {
+		return Conversation{}
+	}
+	return Conversation{log: &messageLog{id: id}}
+}
 
 // ID returns the conversation's identifier.
-func (c Conversation) ID() string { return c.id }
+func (c Conversation) ID() string {
+	if c.log == nil {
+		return ""
+	}
+	return c.log.id
+}
 
 // Len returns the number of messages.
 func (c Conversation) Len() int { return c.n }
@@ -44,8 +62,8 @@ func (c Conversation) Len() int { return c.n }
 // conversation: read it, never modify it. Appending to it is safe (its
 // capacity is clipped, so append copies).
 func (c Conversation) Messages() []Message {
-	if c.log == nil {
-		return nil
+	if c.n == 0 {
+		return nil // an empty conversation encodes as null, whatever its copies appended
 	}
 	return c.log.msgs[:c.n:c.n]
 }
@@ -87,7 +105,9 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 	if len(msgs) == 0 {
 		return c
 	}
-	c = c.reserve(len(msgs))
+	if !c.roomFor(len(msgs)) {
+		c = c.reserve(len(msgs))
+	}
 	c.log.msgs = append(c.log.msgs, msgs...)
 	c.n = len(c.log.msgs)
 	for i := range msgs {
@@ -99,7 +119,9 @@ func (c Conversation) Append(msgs ...Message) Conversation {
 // AppendMessage returns the conversation with *msg added at the end, with
 // role when msg has none. c itself is unchanged, and so is *msg.
 func (c Conversation) AppendMessage(msg *Message, role Role) Conversation {
-	c = c.reserve(1)
+	if !c.roomFor(1) {
+		c = c.reserve(1)
+	}
 	c.log.msgs = append(c.log.msgs, *msg)
 	c.n = len(c.log.msgs)
 	if last := &c.log.msgs[c.n-1]; last.Role == "" {
@@ -109,6 +131,14 @@ func (c Conversation) AppendMessage(msg *Message, role Role) Conversation {
 	return c
 }
 
+// roomFor reports whether c may append k messages in place: c is the last
+// copy that appended to its storage, and the storage has room. It is the
+// appends' common case, checked where they are called (reserve is not
+// inlined).
+func (c *Conversation) roomFor(k int) bool {
+	return c.log != nil && len(c.log.msgs) == c.n && c.n+k <= cap(c.log.msgs)
+}
+
 // reserve returns c with room for k more messages at the end of its
 // storage, which it may then append in place: c's own storage when c is
 // the last copy that appended to it, new storage otherwise.
@@ -116,12 +146,12 @@ func (c Conversation) reserve(k int) Conversation {
 	switch need := c.n + k; {
 	case c.log == nil || len(c.log.msgs) != c.n:
 		// Empty, or another copy appended first: take storage of our own.
-		c.log = &messageLog{msgs: c.moved(max(2*need, 8))}
+		c.log = &messageLog{id: c.ID(), msgs: c.moved(max(2*need, 8))}
 	case need > cap(c.log.msgs):
 		// Full: double, so that each message is copied about once in all
 		// (append's growth slows to 1.25x for large slices, which copies
 		// a long conversation four times as often).
-		c.log.msgs = c.moved(max(2*cap(c.log.msgs), need))
+		c.log.msgs = c.moved(max(2*cap(c.log.msgs), need, 8))
 	}
 	return c
 }
@@ -134,7 +164,9 @@ func (c Conversation) AppendToolResults(r ToolRound) Conversation {
 	if k == 0 {
 		return c
 	}
-	c = c.reserve(k)
+	if !c.roomFor(k) {
+		c = c.reserve(k)
+	}
 	start := len(c.log.msgs)
 	c.log.msgs = c.log.msgs[:start+k]
 	for i := range r.calls {
@@ -159,7 +191,7 @@ func (c Conversation) Grow(n int) Conversation {
 	if n <= 0 || c.log != nil && len(c.log.msgs) == c.n && cap(c.log.msgs)-c.n >= n && cap(c.log.reports)-len(c.log.reports) >= n {
 		return c
 	}
-	c.log = &messageLog{msgs: c.moved(c.n + n), reports: make([]toolReport, 0, n)}
+	c.log = &messageLog{id: c.ID(), msgs: c.moved(c.n + n), reports: make([]toolReport, 0, n)}
 	return c
 }
 
@@ -214,7 +246,7 @@ type conversationJSON struct {
 
 // MarshalJSON encodes the conversation as {"id": ..., "messages": [...]}.
 func (c Conversation) MarshalJSON() ([]byte, error) {
-	return json.Marshal(conversationJSON{ID: c.id, Messages: c.Messages()})
+	return json.Marshal(conversationJSON{ID: c.ID(), Messages: c.Messages()})
 }
 
 // UnmarshalJSON decodes the form MarshalJSON writes.
@@ -229,7 +261,7 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 
 // Equal reports whether two conversations have the same identifier and messages.
 func (c Conversation) Equal(o Conversation) bool {
-	if c.id != o.id || c.n != o.n {
+	if c.ID() != o.ID() || c.n != o.n {
 		return false
 	}
 	a, b := c.Messages(), o.Messages()

@@ -149,8 +149,7 @@ func (r *ToolRound) PendingCount() int { return len(r.calls) - r.completed }
 
 // Progress returns the round with call i running with progress p.
 func (r ToolRound) Progress(i int, p ToolProgress) ToolRound {
-	r, rep := r.report(i, ToolRunning)
-	rep.progress = p
+	r.report(i, ToolRunning).progress = p
 	return r
 }
 
@@ -162,18 +161,19 @@ func (r ToolRound) Complete(i int, o ToolOutcome) ToolRound {
 			r.done |= 1 << i
 		}
 	}
-	r, rep := r.report(i, ToolCompleted)
-	rep.outcome = o
+	r.report(i, ToolCompleted).outcome = o
 	return r
 }
 
-// report returns the round with one more report, for call i with status,
-// and that report, to fill in. It appends to the shared storage when the
-// round is the last one written there; otherwise (another copy reported
-// first, or there is no storage) it takes storage of its own. The report
-// is filled where it lies: a report built elsewhere and copied in would
-// cost more than the rest of the update.
-func (r ToolRound) report(i int, status ToolStatus) (ToolRound, *toolReport) {
+// report adds a report to r, a copy its caller returns, for call i with
+// status, and returns that report, to fill in. It appends to the shared
+// storage when the round is the last one written there; otherwise
+// (another copy reported first, or there is no storage) it takes storage
+// of its own. The report is filled where it lies: a report built elsewhere
+// and copied in would cost more than the rest of the update. (It updates
+// r in place, through a pointer, where returning the round would copy it
+// twice more.)
+func (r *ToolRound) report(i int, status ToolStatus) *toolReport {
 	end := r.start + r.n
 	switch {
 	case r.log == nil || len(r.log.reports) != end:
@@ -191,7 +191,7 @@ func (r ToolRound) report(i int, status ToolStatus) (ToolRound, *toolReport) {
 	rep.call, rep.status = i, status
 	rep.progress, rep.outcome = ToolProgress{}, ToolOutcome{}
 	r.n++
-	return r, rep
+	return rep
 }
 
 // Completed summarises the round's completed calls for the post-tools

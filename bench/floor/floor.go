@@ -16,11 +16,10 @@ type Machine struct {
 	c agentcore.Core
 }
 
-// New returns a machine waiting for user input with conv, configured as
-// behavior.New(cfg).
-func New(cfg behavior.Config, conv chat.Conversation) *Machine {
+// New returns a machine waiting for user input with conv, configured as b.
+func New(b *behavior.Agent, conv chat.Conversation) *Machine {
 	m := &Machine{}
-	m.c.Init(cfg, conv)
+	m.c.Init(b, conv)
 	return m
 }
 
@@ -35,13 +34,23 @@ func (m *Machine) Core() *agentcore.Core { return &m.c }
 // call. A refused event returns agentcore.ErrRejected and changes nothing.
 func (m *Machine) HandleEvent(ev *agentcore.Event) (*agentcore.Action, error) {
 	c := &m.c
+	if ev.Kind == agentcore.ShutdownRequested {
+		return c.Shut(), nil
+	}
 	switch c.State {
 	case agentcore.WaitingForUserInput:
 		switch ev.Kind {
 		case agentcore.UserInput:
-			return c.StartTurn(ev), nil
-		case agentcore.ShutdownRequested:
-			return c.Shut(), nil
+			c.StartTurn(ev)
+			return c.Prepare(), nil
+		case agentcore.Interrupt:
+			return nil, nil
+		case agentcore.UndoTurn:
+			return c.UndoTurn(), nil
+		case agentcore.CompactRequested:
+			if c.CanCompact() {
+				return c.StartCompactCommand(), nil
+			}
 		}
 	case agentcore.CallingLLM:
 		switch ev.Kind {
@@ -51,7 +60,11 @@ func (m *Machine) HandleEvent(ev *agentcore.Event) (*agentcore.Action, error) {
 			return c.Wait(), nil
 		case agentcore.LLMCompleted:
 			c.RecordResponse(ev)
-			if c.HasToolCalls(ev) {
+			switch {
+			case c.ReplyCut(ev):
+				c.ContinueReply()
+				return c.Prepare(), nil
+			case c.HasToolCalls(ev):
 				return c.StartTools(ev), nil
 			}
 			return c.EndTurn(), nil
@@ -60,8 +73,13 @@ func (m *Machine) HandleEvent(ev *agentcore.Event) (*agentcore.Action, error) {
 				return c.ScheduleRetry(ev), nil
 			}
 			return c.GiveUp(ev), nil
-		case agentcore.ShutdownRequested:
-			return c.Shut(), nil
+		case agentcore.Interrupt:
+			return c.InterruptTurn(), nil
+		case agentcore.QueryDetected:
+			if c.QueryLimitReached() {
+				return c.RefuseQuery(ev), nil
+			}
+			return c.StartQuery(ev), nil
 		}
 	case agentcore.ExecutingTools:
 		switch ev.Kind {
@@ -77,29 +95,72 @@ func (m *Machine) HandleEvent(ev *agentcore.Event) (*agentcore.Action, error) {
 			case agentcore.LastMutating:
 				return c.FinishToolsWithHook(ev, i), nil
 			case agentcore.Last:
-				return c.FinishTools(ev, i), nil
+				c.FinishTools(ev, i)
+				return c.Prepare(), nil
 			}
-		case agentcore.ShutdownRequested:
-			return c.Shut(), nil
+		case agentcore.Interrupt:
+			return c.InterruptTools(c.AnyMutating()), nil
 		}
 	case agentcore.PostToolsHook:
 		switch ev.Kind {
 		case agentcore.PostToolsHookCompleted:
-			return c.ResumeAfterHook(), nil
-		case agentcore.ShutdownRequested:
-			return c.Shut(), nil
+			c.ResumeAfterHook()
+			return c.Prepare(), nil
+		case agentcore.Interrupt:
+			return c.StopHook(), nil
 		}
 	case agentcore.Error:
 		switch ev.Kind {
 		case agentcore.RetryTimeoutFired:
+			if c.IsCompaction() {
+				return c.RetryCompaction(), nil
+			}
 			return c.RetryRequest(), nil
-		case agentcore.ShutdownRequested:
-			return c.Shut(), nil
+		case agentcore.Interrupt:
+			if c.IsCompactCommand() {
+				return c.StopCompactCommand(), nil
+			}
+			return c.InterruptTurn(), nil
+		}
+	case agentcore.StoppingTurn:
+		switch ev.Kind {
+		case agentcore.PostToolsHookCompleted:
+			return c.EndStop(), nil
+		case agentcore.Interrupt:
+			return nil, nil
+		}
+	case agentcore.Compacting:
+		switch ev.Kind {
+		case agentcore.TextDelta, agentcore.ToolCallDelta:
+			return nil, nil
+		case agentcore.LLMCompleted:
+			switch {
+			case c.EmptySummary(ev):
+				return c.RefuseSummary(ev), nil
+			case c.IsCompactCommand():
+				return c.Compact(ev), nil
+			}
+			return c.CompactAndResume(ev), nil
+		case agentcore.LLMError:
+			if c.CanRetry(ev) {
+				return c.ScheduleCompactionRetry(ev), nil
+			}
+			return c.GiveUpCompaction(ev), nil
+		case agentcore.Interrupt:
+			if c.IsCompactCommand() {
+				return c.StopCompactCommand(), nil
+			}
+			return c.InterruptTurn(), nil
+		}
+	case agentcore.RunningQuery:
+		switch ev.Kind {
+		case agentcore.QueryCompleted:
+			c.InjectQueryResult(ev)
+			return c.Prepare(), nil
+		case agentcore.Interrupt:
+			return c.InterruptTurn(), nil
 		}
 	case agentcore.ShuttingDown:
-		if ev.Kind == agentcore.ShutdownRequested {
-			return c.Shut(), nil
-		}
 		return nil, nil
 	}
 	return nil, agentcore.ErrRejected

@@ -36,6 +36,7 @@ type Machine struct {
 	completed chat.ToolRound
 	err       chat.LLMError
 	origin    chat.ErrorOrigin
+	query     chat.Query
 }
 
 // New returns a machine waiting for user input with conv.
@@ -52,21 +53,40 @@ func (m *Machine) Conversation() chat.Conversation { return m.conv }
 // Retries returns the failed attempts of the current request.
 func (m *Machine) Retries() int { return m.retries }
 
+// Origin returns what the error was of (Error), or who asked for the
+// compaction (Compacting).
+func (m *Machine) Origin() chat.ErrorOrigin { return m.origin }
+
 // HandleEvent feeds ev to the machine, handing its actions to the Handler.
 func (m *Machine) HandleEvent(ev agent.Event) error {
 	if _, ok := ev.(*agent.ShutdownRequested); ok {
 		m.kind = agent.StateShuttingDown
 		m.conv, m.retries, m.round, m.frozen, m.completed = chat.Conversation{}, 0, chat.ToolRound{}, chat.Request{}, chat.ToolRound{}
+		m.err, m.origin, m.query = chat.LLMError{}, "", chat.Query{}
 		m.h.Shutdown()
 		return nil
 	}
 	switch m.kind {
 	case agent.StateWaitingForUserInput:
-		if ev, ok := ev.(*agent.UserInput); ok {
+		switch ev := ev.(type) {
+		case *agent.UserInput:
 			conv, retries, req := m.b.StartTurn(m.conv, ev.Message)
-			m.conv, m.retries, m.kind = conv, retries, agent.StateCallingLLM
-			m.h.SendLLMRequest(req)
+			m.conv = conv
+			m.prepare(retries, req)
 			return nil
+		case *agent.Interrupt:
+			return nil
+		case *agent.UndoTurn:
+			m.conv = m.b.UndoTurn(m.conv)
+			m.h.WaitForInput()
+			return nil
+		case *agent.CompactRequested:
+			if m.b.CanCompact(m.conv) {
+				origin, retries, req := m.b.StartCompactCommand(m.conv)
+				m.origin, m.retries, m.kind = origin, retries, agent.StateCompacting
+				m.h.SendLLMRequest(req)
+				return nil
+			}
 		}
 	case agent.StateCallingLLM:
 		switch ev := ev.(type) {
@@ -79,14 +99,19 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 		case *agent.LLMCompleted:
 			m.conv = m.b.RecordResponse(m.conv, ev.Response)
 			m.retries = 0
-			if m.b.HasToolCalls(ev.Response) {
+			switch {
+			case m.b.ReplyCut(m.conv, ev.Response):
+				conv, retries, req := m.b.ContinueReply(m.conv)
+				m.conv = conv
+				m.prepare(retries, req)
+			case m.b.HasToolCalls(ev.Response):
 				round, calls := m.b.StartTools(m.conv, ev.Response)
 				m.round, m.kind = round, agent.StateExecutingTools
 				m.h.ExecuteTools(calls)
-				return nil
+			default:
+				m.kind = agent.StateWaitingForUserInput
+				m.h.WaitForInput()
 			}
-			m.kind = agent.StateWaitingForUserInput
-			m.h.WaitForInput()
 			return nil
 		case *agent.LLMError:
 			if m.b.CanRetry(ev.Error, m.retries) {
@@ -98,6 +123,20 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 			msg := m.b.GiveUp(m.retries, ev.Error)
 			m.retries, m.kind = 0, agent.StateWaitingForUserInput
 			m.h.DisplayError(msg)
+			return nil
+		case *agent.Interrupt:
+			m.stop(true)
+			return nil
+		case *agent.QueryDetected:
+			if m.b.QueryLimitReached(m.conv) {
+				conv, msg := m.b.RefuseQuery(m.conv, ev.Text)
+				m.conv, m.retries, m.kind = conv, 0, agent.StateWaitingForUserInput
+				m.h.DisplayError(msg)
+				return nil
+			}
+			m.conv = m.b.StartQuery(m.conv, ev.Text)
+			m.query, m.retries, m.kind = ev.Query, 0, agent.StateRunningQuery
+			m.h.RunQuery(ev.Query)
 			return nil
 		}
 	case agent.StateExecutingTools:
@@ -121,26 +160,138 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 				m.h.RunPostToolsHook(completed)
 			default:
 				conv, retries, req := m.b.FinishTools(m.conv, m.round, ev.CallID, ev.Outcome)
-				m.conv, m.retries, m.round, m.kind = conv, retries, chat.ToolRound{}, agent.StateCallingLLM
-				m.h.SendLLMRequest(req)
+				m.conv, m.round = conv, chat.ToolRound{}
+				m.prepare(retries, req)
 			}
+			return nil
+		case *agent.Interrupt:
+			if m.b.MutatingToolRan(m.round) {
+				conv, completed := m.b.InterruptToolsWithHook(m.conv, m.round)
+				m.conv, m.completed, m.round, m.kind = conv, completed, chat.ToolRound{}, agent.StateStoppingTurn
+				m.h.RunPostToolsHook(completed)
+				return nil
+			}
+			m.conv, m.round, m.kind = m.b.InterruptTools(m.conv, m.round), chat.ToolRound{}, agent.StateWaitingForUserInput
+			m.h.CancelTurn()
 			return nil
 		}
 	case agent.StatePostToolsHook:
-		if _, ok := ev.(*agent.PostToolsHookCompleted); ok {
+		switch ev.(type) {
+		case *agent.PostToolsHookCompleted:
 			retries, req := m.b.ResumeAfterHook(m.frozen)
-			m.retries, m.frozen, m.completed, m.kind = retries, chat.Request{}, chat.ToolRound{}, agent.StateCallingLLM
-			m.h.SendLLMRequest(req)
+			m.frozen, m.completed = chat.Request{}, chat.ToolRound{}
+			m.prepare(retries, req)
+			return nil
+		case *agent.Interrupt:
+			m.frozen, m.kind = chat.Request{}, agent.StateStoppingTurn
+			m.h.WaitForInput()
 			return nil
 		}
 	case agent.StateError:
-		if _, ok := ev.(*agent.RetryTimeoutFired); ok {
+		switch ev.(type) {
+		case *agent.RetryTimeoutFired:
+			if m.b.IsCompaction(m.origin) {
+				req := m.b.RetryCompaction(m.conv)
+				m.err, m.kind = chat.LLMError{}, agent.StateCompacting
+				m.h.SendLLMRequest(req)
+				return nil
+			}
 			req := m.b.BuildRequest(m.conv)
 			m.err, m.origin, m.kind = chat.LLMError{}, "", agent.StateCallingLLM
 			m.h.SendLLMRequest(req)
 			return nil
+		case *agent.Interrupt:
+			m.err = chat.LLMError{}
+			m.stop(!m.b.IsCompactCommand(m.origin))
+			return nil
+		}
+	case agent.StateStoppingTurn:
+		switch ev.(type) {
+		case *agent.PostToolsHookCompleted:
+			m.completed, m.kind = chat.ToolRound{}, agent.StateWaitingForUserInput
+			m.h.WaitForInput()
+			return nil
+		case *agent.Interrupt:
+			return nil
+		}
+	case agent.StateCompacting:
+		return m.compacting(ev)
+	case agent.StateRunningQuery:
+		switch ev := ev.(type) {
+		case *agent.QueryCompleted:
+			conv, retries, req := m.b.InjectQueryResult(m.conv, m.query, ev.Outcome)
+			m.conv, m.query = conv, chat.Query{}
+			m.prepare(retries, req)
+			return nil
+		case *agent.Interrupt:
+			m.query = chat.Query{}
+			m.stop(true)
+			return nil
 		}
 	case agent.StateShuttingDown:
+		return nil
+	}
+	return ErrRejected
+}
+
+// prepare takes the transient PreparingRequest: it sends the summary
+// request first when req would pass the compaction threshold
+// (needsCompaction), else req.
+func (m *Machine) prepare(retries int, req chat.Request) {
+	if m.b.NeedsCompaction(m.conv) {
+		origin, retries, summary := m.b.StartCompaction(m.conv)
+		m.origin, m.retries, m.kind = origin, retries, agent.StateCompacting
+		m.h.SendLLMRequest(summary)
+		return
+	}
+	m.retries, m.kind = retries, agent.StateCallingLLM
+	m.h.SendLLMRequest(req)
+}
+
+// stop ends the turn the user stopped, telling the model so when told is
+// true, and cancels what is in flight.
+func (m *Machine) stop(told bool) {
+	if told {
+		m.conv = m.b.InterruptTurn(m.conv)
+	}
+	m.retries, m.origin, m.kind = 0, "", agent.StateWaitingForUserInput
+	m.h.CancelTurn()
+}
+
+// compacting handles the events of Compacting.
+func (m *Machine) compacting(ev agent.Event) error {
+	switch ev := ev.(type) {
+	case *agent.TextDelta, *agent.ToolCallDelta:
+		return nil
+	case *agent.LLMCompleted:
+		switch {
+		case m.b.EmptySummary(ev.Response):
+			msg := m.b.RefuseSummary(ev.Response)
+			m.retries, m.origin, m.kind = 0, "", agent.StateWaitingForUserInput
+			m.h.DisplayError(msg)
+		case m.b.IsCompactCommand(m.origin):
+			m.conv = m.b.Compact(m.conv, ev.Response)
+			m.retries, m.origin, m.kind = 0, "", agent.StateWaitingForUserInput
+			m.h.WaitForInput()
+		default:
+			conv, retries, req := m.b.CompactAndResume(m.conv, ev.Response)
+			m.conv, m.retries, m.origin, m.kind = conv, retries, "", agent.StateCallingLLM
+			m.h.SendLLMRequest(req)
+		}
+		return nil
+	case *agent.LLMError:
+		if m.b.CanRetry(ev.Error, m.retries) {
+			retries, attempt, delay := m.b.ScheduleCompactionRetry(m.retries, ev.Error)
+			m.err, m.retries, m.kind = ev.Error, retries, agent.StateError
+			m.h.ScheduleRetry(delay, attempt, ev.Error)
+			return nil
+		}
+		msg := m.b.GiveUpCompaction(m.retries, ev.Error)
+		m.retries, m.origin, m.kind = 0, "", agent.StateWaitingForUserInput
+		m.h.DisplayError(msg)
+		return nil
+	case *agent.Interrupt:
+		m.stop(!m.b.IsCompactCommand(m.origin))
 		return nil
 	}
 	return ErrRejected

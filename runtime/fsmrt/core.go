@@ -69,8 +69,17 @@ func (c *Core[S, E, A]) SetObserver(o func(Step[S, E])) { c.obs = o }
 func (c *Core[S, E, A]) Start(i int, from S) {
 	c.Busy = true
 	if c.obs != nil {
-		c.obs(Step[S, E]{From: from, Event: c.desc.Rules[i].Event, Rule: i, To: c.State})
+		c.observe(i, from)
 	}
+}
+
+// observe tells the observer of the step Start begins. It is apart from
+// Start, and never inlined into it, so that Start, which every step calls,
+// is small enough for the compiler to inline where it is called.
+//
+//go:noinline
+func (c *Core[S, E, A]) observe(i int, from S) {
+	c.obs(Step[S, E]{From: from, Event: c.desc.Rules[i].Event, Rule: i, To: c.State})
 }
 
 // Finish ends the step Start began.

@@ -257,7 +257,7 @@ func (r *generated) step(i int) outcome {
 		o.Detail = "error: " + err.Error()
 	}
 	st := r.m.State()
-	if c, ok := behavior.ConversationOf(st); ok {
+	if c, ok := agent.ConversationOf(st); ok {
 		describeConversation(&o, c)
 	}
 	switch s := st.(type) {

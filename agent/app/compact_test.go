@@ -15,6 +15,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
+	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/gittest"
 )
 
@@ -306,7 +307,7 @@ func TestKillDuringCompaction(t *testing.T) {
 			st := e.state(t, id)
 			require.Equal(t, "Compacting", st.Kind().String(), "the thread was saved compacting")
 			whole := messages(st)
-			conv, _ := behavior.ConversationOf(st)
+			conv, _ := agent.ConversationOf(st)
 			last, _ := conv.Last()
 			require.Equal(t, chat.RoleTool, last.Role, "the request that waits for the summary follows a round of tools")
 			before := len(e.srv.Requests())

@@ -205,7 +205,7 @@ func (e *env) state(t *testing.T, id string) agent.State {
 
 // messages returns the conversation of a state as role: text lines.
 func messages(st agent.State) []string {
-	c, _ := behavior.ConversationOf(st)
+	c, _ := agent.ConversationOf(st)
 	var out []string
 	for _, m := range c.Messages() {
 		line := string(m.Role) + ": " + m.Content

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
+	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
@@ -155,7 +155,7 @@ func TestThinking(t *testing.T) {
 	assert.Equal(t, want, reqs[1].Messages[1].Thinking, "sent back with the tool results")
 
 	id := e.onlyThread(t)
-	c, ok := behavior.ConversationOf(e.state(t, id))
+	c, ok := agent.ConversationOf(e.state(t, id))
 	require.True(t, ok)
 	assert.Equal(t, want, c.Messages()[1].Thinking, "the thread keeps the thinking")
 	assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code)

@@ -250,6 +250,11 @@ func decodeMembers(keys []string, values []json.RawMessage, data []byte, v any, 
 				names = append(names, n)
 			}
 			slices.Sort(names)
+			for _, n := range append(names, skip) {
+				if n != "" && strings.EqualFold(n, key) {
+					return fmt.Errorf("unknown field %q: %s", key, recased(key, n))
+				}
+			}
 			return fmt.Errorf("unknown field %q%s", key, suggest.DidYouMean(key, names))
 		}
 	}
@@ -292,4 +297,10 @@ func decodeMembers(keys []string, values []json.RawMessage, data []byte, v any, 
 	}
 	b.WriteByte('}')
 	return json.Unmarshal(b.Bytes(), v)
+}
+
+// recased says that member key names name in another case, which strict
+// reading refuses.
+func recased(key, name string) string {
+	return fmt.Sprintf("%q is not %q: strict reading takes a member by its name in its exact case", key, name)
 }

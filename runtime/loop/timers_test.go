@@ -690,3 +690,56 @@ func TestTimersScale(t *testing.T) {
 		assert.Zero(t, timers.Running())
 	})
 }
+
+// timedFired stands for a TimerFired event with the times NewTimersAt
+// gives it.
+type timedFired struct {
+	Timer         timerID
+	Deadline, Now time.Time
+}
+
+func (*timedFired) isEvent() {}
+
+// TestTimersAt checks that a service made with NewTimersAt hands fire the
+// timer's deadline and the time it fired: a timer fires at its deadline,
+// and one armed for a deadline already passed fires at once, later than
+// its deadline. The bubble's clock makes both times exact.
+func TestTimersAt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now().UTC()
+		overdue := start.Add(-time.Minute)
+		var got []timedFired
+		m := &timed{}
+		l := loop.New[event](m, strict{}, loop.Options{})
+		timers := loop.NewTimersAt(l, func(id timerID, deadline, now time.Time) event {
+			return &timedFired{Timer: id, Deadline: deadline, Now: now}
+		})
+		m.handle = func(ev event) {
+			switch ev := ev.(type) {
+			case *poke:
+				timers.StartTimer(1, time.Hour)
+				timers.Arm(2, overdue, time.Hour)
+			case *timedFired:
+				got = append(got, *ev)
+				if ev.Timer == 1 {
+					l.Stop()
+				}
+			}
+		}
+		require.NoError(t, l.Send(t.Context(), &poke{}))
+		require.NoError(t, l.Run(t.Context()))
+		assert.Equal(t, []timedFired{
+			{Timer: 2, Deadline: overdue, Now: start},
+			{Timer: 1, Deadline: start.Add(time.Hour), Now: start.Add(time.Hour)},
+		}, got)
+	})
+}
+
+// timed is a machine that hands every event to handle.
+type timed struct{ handle func(event) }
+
+// HandleEvent implements loop.Machine.
+func (m *timed) HandleEvent(ev event) error {
+	m.handle(ev)
+	return nil
+}

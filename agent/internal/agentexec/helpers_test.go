@@ -371,7 +371,7 @@ func (s *session) state(t *testing.T) agent.State {
 func (s *session) conversation(t *testing.T) []string {
 	t.Helper()
 	st := s.state(t)
-	c, ok := behavior.ConversationOf(st)
+	c, ok := agent.ConversationOf(st)
 	require.True(t, ok, "unexpected state %T", st)
 	var out []string
 	for _, m := range c.Messages() {

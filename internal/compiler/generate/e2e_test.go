@@ -71,43 +71,47 @@ func TestEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			dir := t.TempDir()
 			requireCheckout(t, dir, "example.com/"+name)
+			// The spec and the hand-written Go files beside it; the golden
+			// outputs (named *_gen*) are generated afresh.
+			handWritten := 0
 			for _, f := range ar.Files {
-				if f.Name == "spec.yaml" {
-					require.NoError(t, os.WriteFile(filepath.Join(dir, "spec.yaml"), f.Data, 0o644))
+				if f.Name != "spec.yaml" && (!strings.HasSuffix(f.Name, ".go") || strings.Contains(f.Name, "_gen")) {
+					continue
 				}
+				if f.Name != "spec.yaml" {
+					handWritten++
+				}
+				p := filepath.Join(dir, filepath.FromSlash(f.Name))
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
 			}
 			res, err := generate.Load(filepath.Join(dir, "spec.yaml"))
 			require.NoError(t, err)
 			require.NotNil(t, res.Machine, "%s", res.Diags)
-			generated := map[string]bool{}
-			for _, o := range res.Outputs {
-				generated[o.Path] = true
-			}
-			// Copy the hand-written inputs; the golden outputs are generated afresh.
-			for _, f := range ar.Files {
-				p := filepath.Join(dir, filepath.FromSlash(f.Name))
-				if f.Name == "spec.yaml" || generated[p] {
-					continue
-				}
-				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
-			}
 			wrote, err := generate.Write(res.Outputs)
 			require.NoError(t, err)
 			require.Len(t, wrote, len(res.Outputs))
+			tests := 0
+			for _, o := range res.Outputs {
+				if strings.HasSuffix(o.Path, "_test.go") {
+					tests++
+				}
+			}
 
 			// Every vet check (go vet's, not go test's few), then the
 			// tests: one go command, which vets and compiles at once.
 			out := goIn(t, dir, "test", "-vet=all", "-count=1", "-cover", "./...")
 			assertCoverage(t, out, 90)
-			// No spec text became a build constraint or a directive: both
-			// files stay in the build, nothing is ignored, embedded or
+			// No spec text became a build constraint or a directive: every
+			// file stays in the build, nothing is ignored, embedded or
 			// generated.
-			listed := strings.Split(strings.TrimSpace(goIn(t, dir, "list", "-f", "{{.Dir}}: {{len .GoFiles}} {{len .TestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", "./...")), "\n")
-			require.NotEmpty(t, listed)
-			for _, pkg := range listed {
-				pkgDir, counts, _ := strings.Cut(pkg, ": ")
-				assert.Equal(t, "1 1 0 0 0", counts, "%s: go files, test files, ignored files, embed patterns", pkgDir)
+			for _, pkg := range strings.Fields(goIn(t, dir, "list", "-f", "{{.Dir}}", "./...")) {
+				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}}+{{len .XTestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
+				var code, internal, external, ignored, embeds, testEmbeds int
+				_, err := fmt.Sscanf(listed, "%d %d+%d %d %d %d", &code, &internal, &external, &ignored, &embeds, &testEmbeds)
+				require.NoError(t, err, "go list: %s", listed)
+				assert.Equal(t, []int{1 + handWritten, tests, 0, 0, 0}, []int{code, internal + external, ignored, embeds, testEmbeds},
+					"%s: go files, test files, ignored files, embed patterns", pkg)
 			}
 			assert.Empty(t, goIn(t, dir, "generate", "-n", "./..."), "no go:generate line in generated files")
 		})
@@ -156,6 +160,39 @@ func repoRoot(t testing.TB) string {
 	_, err = os.Stat(filepath.Join(root, "go.mod"))
 	require.NoError(t, err, "the repository's root (run the test binary in internal/compiler/generate, as go test does)")
 	return root
+}
+
+// runReplaceRecipe runs, in module dir, the README's sh block that makes a
+// checkout of fsmgen at ~/src/fsmgen stand in for a published version,
+// with HOME a directory whose src/fsmgen links to the checkout at root.
+// The go command's caches and settings stay those of the test's user.
+func runReplaceRecipe(t *testing.T, root, dir string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	var recipe string
+	for _, b := range codeBlocks(readmeSection(t, string(data), readmeExample)) {
+		if b.lang == "sh" && strings.Contains(b.body, "-replace") {
+			recipe = b.body
+		}
+	}
+	require.NotEmpty(t, recipe, "the README shows how to use a checkout through a replace")
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "src"), 0o755))
+	require.NoError(t, os.Symlink(root, filepath.Join(home, "src", "fsmgen")))
+	env := os.Environ()
+	for _, v := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOENV"} {
+		out, err := exec.Command("go", "env", v).Output()
+		require.NoError(t, err)
+		env = append(env, v+"="+strings.TrimSpace(string(out)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-e", "-x", "-c", recipe)
+	cmd.Dir = dir
+	cmd.Env = append(env, "HOME="+home, "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the README's replace recipe:\n%s", out)
 }
 
 // requireCheckout makes dir the module path, requiring this repository's
@@ -238,9 +275,12 @@ func requiredVersion(t testing.TB, gomod, module string) string {
 	return ""
 }
 
-// TestGoTool uses fsmgen from another module as the README says: go get
-// -tool (with a replace to this checkout), a go:generate line running go
-// tool fsmgen, then go generate, go vet and go test there.
+// TestGoTool uses fsmgen from another module as the README says, from a
+// checkout and offline: the README's lines that make the checkout (at
+// ~/src/fsmgen, here a link to this one) stand in for a published version
+// through a local replace and go get -tool it, run by sh as written; then
+// a go:generate line running go tool fsmgen, go generate, go mod tidy -e,
+// go vet and go test there.
 func TestGoTool(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -257,13 +297,8 @@ func TestGoTool(t *testing.T) {
 	require.NoError(t, err, "go mod download:\n%s", out)
 
 	dir := t.TempDir()
-	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
 	goIn(t, dir, "mod", "init", "example.com/orders")
-	// The checkout stands in for a published version.
-	goIn(t, dir, "mod", "edit", "-replace", "github.com/fsmgen/fsmgen="+root, "-require", "github.com/fsmgen/fsmgen@v0.0.0-00010101000000-000000000000")
-	goIn(t, dir, "get", "-tool", "github.com/fsmgen/fsmgen/cmd/fsmgen")
+	runReplaceRecipe(t, root, dir)
 
 	ar, err := txtar.ParseFile("../emit/testdata/golden/flow.txtar")
 	require.NoError(t, err)

@@ -3,7 +3,7 @@ package fsmrt
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
+	"reflect"
 )
 
 // The JSON encoding of a generated machine's states, events and actions
@@ -35,28 +35,31 @@ func MarshalKind(kind string, fields any) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// object is a JSON object as members read it: its JSON, and its members'
-// names and values, in order.
+// object is a JSON object as members read it: its JSON, and its members,
+// in order.
 type object struct {
-	data   []byte
-	keys   []string
-	values []json.RawMessage
+	data    []byte
+	members []member
+	// buf is where members were read (getMembers), handed back once the
+	// object is decoded.
+	buf *[]member
 }
 
 // kindOf reads the object of a JSON-encoded state, event or action of the
 // machine and its "kind"; what says which, for the error.
 func (d *Desc[S, E, A]) kindOf(data []byte, what string) (*object, string, error) {
-	keys, values, err := members(data)
+	buf := getMembers()
+	ms, err := membersIn(data, *buf)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
-	obj := &object{data: data, keys: keys, values: values}
-	i := slices.Index(keys, "kind")
+	obj := &object{data: data, members: ms, buf: buf}
+	i := find(ms, "kind")
 	if i < 0 {
 		return nil, "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
 	}
 	var kind string
-	if err := json.Unmarshal(values[i], &kind); err != nil {
+	if err := decodeString(ms[i].value, reflect.ValueOf(&kind).Elem()); err != nil {
 		return nil, "", fmt.Errorf("%s: decode %s: \"kind\" is not a string", d.Package, what)
 	}
 	if kind == "" {
@@ -84,6 +87,7 @@ func Unmarshal[I any, S, E, A Kind](d *Desc[S, E, A], what string, data []byte, 
 	if err != nil {
 		return zero, err
 	}
+	defer putMembers(obj.buf, obj.members)
 	decode := decoders[kind]
 	if decode == nil {
 		return zero, d.UnknownKind(what, kind)
@@ -121,7 +125,7 @@ func Pointer[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
 // with the renames the spec declares for what.
 func decode[T any, S, E, A Kind](d *Desc[S, E, A], obj *object, what string) (*T, error) {
 	v := new(T)
-	if err := decodeMembers(obj.keys, obj.values, obj.data, v, "kind", d.Renamed[what]); err != nil {
+	if err := decodeMembers(obj.members, obj.data, v, "kind", d.Renamed[what]); err != nil {
 		return nil, fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
 	return v, nil

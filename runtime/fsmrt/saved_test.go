@@ -146,3 +146,49 @@ func TestStrictDecoding(t *testing.T) {
 	_, err := fsmrt.Unmarshal(&timed, "state", []byte(`{"Kind":"busy"}`), map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")})
 	assert.ErrorContains(t, err, `no "kind"`, "the kind's name is read in its case only")
 }
+
+// waiting is a state like a server's job or monitor: settings (a nested
+// struct), times and counts.
+type waiting struct {
+	Settings struct {
+		Schedule struct {
+			Type       string `json:"type"`
+			Expression string `json:"expression,omitempty"`
+		} `json:"schedule"`
+		Timezone string        `json:"timezone"`
+		Timeout  time.Duration `json:"timeout"`
+		Retries  int           `json:"retries"`
+	} `json:"settings"`
+	At       time.Time `json:"at"`
+	Failures int       `json:"failures"`
+	NextRun  time.Time `json:"next_run"`
+}
+
+func (w waiting) MarshalJSON() ([]byte, error) {
+	type fields waiting
+	return fsmrt.MarshalKind("busy", fields(w))
+}
+
+// BenchmarkLoad reads a saved machine as a server's start-up reads each
+// job's and monitor's: the saved form, its timer, its state.
+func BenchmarkLoad(b *testing.B) {
+	var w waiting
+	w.Settings.Schedule.Type, w.Settings.Schedule.Expression = "cron", "0 3 1 1 *"
+	w.Settings.Timezone, w.Settings.Timeout, w.Settings.Retries = "UTC", time.Hour, 3
+	w.At = time.Date(2026, 12, 2, 3, 14, 22, 777874721, time.UTC)
+	w.NextRun = time.Date(2027, 1, 1, 3, 0, 0, 0, time.UTC)
+	data, err := timed.Save(w, []fsmrt.Timer{{ID: 1, Delay: w.NextRun.Sub(w.At), Deadline: w.NextRun}}, 1)
+	require.NoError(b, err)
+	decoders := map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[waiting, any](&timed, "state busy")}
+	decode := func(raw []byte) (any, error) { return fsmrt.Unmarshal(&timed, "state", raw, decoders) }
+	timers := make([]fsmrt.Timer, 1)
+	var last fsmrt.TimerID
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		timers[0] = fsmrt.Timer{}
+		if _, err := fsmrt.LoadState(&timed, data, timers, &last, decode); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,12 +1,66 @@
 package riverbench_test
 
 import (
+	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// The profiles of the timed starts alone (the setup, a first start
+// before a restart, left out): -startup.cpuprofile writes their processor
+// profile, -startup.memprofile the allocations they made (pprof's allocs
+// profile taken after them, with -diff_base the one taken before, written
+// beside it as FILE.base). Run one benchmark at a time with them.
+var (
+	startCPUProfile = flag.String("startup.cpuprofile", "", "write the processor profile of the timed starts to `file`")
+	startMemProfile = flag.String("startup.memprofile", "", "write the allocations of the timed starts to `file` (and those before them to file.base)")
+)
+
+// profileStarts starts the profiles the flags ask for, and returns what
+// stops them.
+func profileStarts(b *testing.B) func() {
+	b.Helper()
+	write := func(path string) {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if *startMemProfile != "" {
+		runtime.MemProfileRate = 64 << 10
+		write(*startMemProfile + ".base")
+	}
+	if *startCPUProfile != "" {
+		f, err := os.Create(*startCPUProfile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		return func() {
+			pprof.StopCPUProfile()
+			f.Close()
+			if *startMemProfile != "" {
+				write(*startMemProfile)
+			}
+		}
+	}
+	return func() {
+		if *startMemProfile != "" {
+			write(*startMemProfile)
+		}
+	}
+}
 
 // cpuTime returns the processor time the process has spent, user and
 // system.
@@ -67,9 +121,11 @@ func benchStartup(b *testing.B, kind string, n int, first bool, impl string) {
 		}
 		runtime.GC()
 		cpu0 := cpuTime()
+		stopProfiles := profileStarts(b)
 		b.StartTimer()
 		stop := up()
 		b.StopTimer()
+		stopProfiles()
 		b.ReportMetric((cpuTime() - cpu0).Seconds(), "cpu-s")
 		runtime.GC()
 		var mem runtime.MemStats

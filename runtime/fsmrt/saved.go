@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -49,11 +51,62 @@ type savedTimer struct {
 // Save encodes a machine described by d: its state (which marshals itself
 // with its kind), its timers (timers[i] is the timer of the state
 // d.Timers[i]; a zero ID is none running) and the last timer id it gave.
+// It writes the bytes json.Marshal writes of a saved (saveSlow, which
+// TestSaveAsMarshal compares it with), without encoding/json's reflection
+// over the saved form and its second pass over the state's JSON: a
+// server saves every machine a round changes, and each new one at start.
 func (d *Desc[S, E, A]) Save(state any, timers []Timer, last TimerID) ([]byte, error) {
-	st, err := json.Marshal(state)
+	st, err := marshalState(state)
 	if err != nil {
 		return nil, fmt.Errorf("%s: save the state: %w", d.Package, err)
 	}
+	out := make([]byte, 0, len(st)+len(d.Machine)+len(d.Shape)+64+len(timers)*96)
+	out = append(out, `{"format":`...)
+	out = strconv.AppendInt(out, SavedFormat, 10)
+	out = append(out, `,"machine":`...)
+	out = appendJSONString(out, d.Machine)
+	out = append(out, `,"shape":`...)
+	out = appendJSONString(out, d.Shape)
+	out = append(out, `,"state":`...)
+	out = append(out, st...)
+	n := 0
+	for i, t := range timers {
+		if t.ID == 0 {
+			continue
+		}
+		if n == 0 {
+			out = append(out, `,"timers":[`...)
+		} else {
+			out = append(out, ',')
+		}
+		n++
+		out = append(out, `{"state":`...)
+		out = appendJSONString(out, d.Timers[i].State)
+		out = append(out, `,"id":`...)
+		out = strconv.AppendUint(out, uint64(t.ID), 10)
+		out = append(out, `,"delay":`...)
+		out = appendJSONString(out, t.Delay.String())
+		if !t.Deadline.IsZero() {
+			out = append(out, `,"deadline":"`...)
+			if out, err = t.Deadline.UTC().AppendText(out); err != nil {
+				return d.saveSlow(st, timers, last) // encoding/json's error
+			}
+			out = append(out, '"')
+		}
+		out = append(out, '}')
+	}
+	if n > 0 {
+		out = append(out, ']')
+	}
+	if last != 0 {
+		out = append(out, `,"last_timer":`...)
+		out = strconv.AppendUint(out, uint64(last), 10)
+	}
+	return append(out, '}'), nil
+}
+
+// saveSlow is Save through encoding/json, with the state's JSON st.
+func (d *Desc[S, E, A]) saveSlow(st []byte, timers []Timer, last TimerID) ([]byte, error) {
 	out := saved{Format: SavedFormat, Machine: d.Machine, Shape: d.Shape, State: st, LastTimer: last}
 	for i, t := range timers {
 		if t.ID == 0 {
@@ -67,6 +120,65 @@ func (d *Desc[S, E, A]) Save(state any, timers []Timer, last TimerID) ([]byte, e
 		out.Timers = append(out.Timers, st)
 	}
 	return json.Marshal(out)
+}
+
+// marshalState returns json.Marshal(state). A state that marshals itself
+// (a generated state, through MarshalKind) is asked for its JSON, which
+// is used as it is when it is what json.Marshal would make of it (valid,
+// compact, nothing to escape for HTML): json.Marshal would check and copy
+// it all again.
+func marshalState(state any) ([]byte, error) {
+	m, ok := state.(json.Marshaler)
+	if !ok {
+		return json.Marshal(state)
+	}
+	if v := reflect.ValueOf(state); v.Kind() == reflect.Pointer && v.IsNil() {
+		return json.Marshal(state)
+	}
+	b, err := m.MarshalJSON()
+	if err != nil || !compactJSON(b) {
+		return json.Marshal(state)
+	}
+	return b, nil
+}
+
+// compactJSON reports whether b is one JSON value that json.Marshal would
+// write as it is: valid, no space between tokens, no '<', '>' or '&' and
+// no U+2028 or U+2029 (which it escapes).
+func compactJSON(b []byte) bool {
+	s := scanner{data: b}
+	if !s.value(0) || s.i != len(b) {
+		return false
+	}
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\':
+			i++ // the escaped byte (an escape's other bytes are plain)
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9):
+			return false
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSONString appends s as json.Marshal writes a string.
+func appendJSONString(out []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }
 
 // load decodes a machine Save encoded, strictly: it must be a saved

@@ -169,15 +169,33 @@ func (w waiting) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("busy", fields(w))
 }
 
-// BenchmarkLoad reads a saved machine as a server's start-up reads each
-// job's and monitor's: the saved form, its timer, its state.
-func BenchmarkLoad(b *testing.B) {
+// newWaiting returns a waiting state and its timer.
+func newWaiting() (waiting, []fsmrt.Timer) {
 	var w waiting
 	w.Settings.Schedule.Type, w.Settings.Schedule.Expression = "cron", "0 3 1 1 *"
 	w.Settings.Timezone, w.Settings.Timeout, w.Settings.Retries = "UTC", time.Hour, 3
 	w.At = time.Date(2026, 12, 2, 3, 14, 22, 777874721, time.UTC)
 	w.NextRun = time.Date(2027, 1, 1, 3, 0, 0, 0, time.UTC)
-	data, err := timed.Save(w, []fsmrt.Timer{{ID: 1, Delay: w.NextRun.Sub(w.At), Deadline: w.NextRun}}, 1)
+	return w, []fsmrt.Timer{{ID: 1, Delay: w.NextRun.Sub(w.At), Deadline: w.NextRun}}
+}
+
+// BenchmarkSave saves a machine as a server saves each job's and
+// monitor's (each new one at a first start, each one a round changes).
+func BenchmarkSave(b *testing.B) {
+	w, timers := newWaiting()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := timed.Save(w, timers, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad reads a saved machine as a server's start-up reads each
+// job's and monitor's: the saved form, its timer, its state.
+func BenchmarkLoad(b *testing.B) {
+	w, saved := newWaiting()
+	data, err := timed.Save(w, saved, 1)
 	require.NoError(b, err)
 	decoders := map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[waiting, any](&timed, "state busy")}
 	decode := func(raw []byte) (any, error) { return fsmrt.Unmarshal(&timed, "state", raw, decoders) }

@@ -118,7 +118,8 @@ postgres-deps:
 # verification of the generated Go and docs; the event log's reduction of
 # actions and its chain check; the runtime's strict reading of saved data
 # (its JSON scanner against json.Valid, its decoders against
-# json.Unmarshal); the agent's terminal sanitiser; the cron
+# json.Unmarshal, its reading of a saved machine as Save writes it against
+# the general one); the agent's terminal sanitiser; the cron
 # expression parser; the server's HTTP handlers (on the in-memory store:
 # package server/internal/api's tests do not link SQLite). Go spends up
 # to a minute minimising each new interesting input by default, which
@@ -139,6 +140,7 @@ fuzz:
 	$(FUZZ) ./agent/internal/eventlog -fuzz '^FuzzVerify$$' -fuzztime $(FUZZ_EVENTLOG)
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzScan$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_STRICT)
+	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./agent/app -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
 	$(FUZZ) ./server/schedule -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZ_CRON)
 	$(FUZZ) ./server/internal/api -fuzz '^FuzzAPI$$' -fuzztime $(FUZZ_API)

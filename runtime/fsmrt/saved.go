@@ -191,6 +191,15 @@ func appendJSONString(out []byte, s string) []byte {
 // load under their new names, added fields as zero values; when it does
 // not, the error says that the shapes differ.
 func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
+	if state, ok := d.loadFast(data, timers, last); ok {
+		return state, nil
+	}
+	return d.loadSlow(data, timers, last)
+}
+
+// loadSlow is load through the strict decoding of any saved form, for
+// what loadFast does not take.
+func (d *Desc[S, E, A]) loadSlow(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
 	var s struct { // saved, with the timers read strictly below
 		Format    int               `json:"format"`
 		Machine   string            `json:"machine"`
@@ -256,6 +265,150 @@ func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.R
 		return nil, fmt.Errorf("%s: load a saved machine: it has timers, and this machine none", d.Package)
 	}
 	return s.State, nil
+}
+
+// loadFast is load for a saved machine as Save writes it: each member
+// read from its JSON directly, the state's JSON returned in place (in
+// data), nothing decoded through reflection. It takes nothing it is not
+// sure of: anything else (an error, a member of another type, a renamed
+// state's timer, more timers than it stages) makes it return false,
+// having changed nothing, and load reads the data as before, which
+// decides, and says what is wrong.
+func (d *Desc[S, E, A]) loadFast(data []byte, timers []Timer, last *TimerID) (json.RawMessage, bool) {
+	buf := getMembers()
+	ms, err := membersIn(data, *buf)
+	defer putMembers(buf, ms)
+	if err != nil {
+		return nil, false
+	}
+	var (
+		staged    [4]Timer
+		state     json.RawMessage
+		format    int64
+		lastTimer int64
+		machine   bool
+		n         int
+	)
+	if len(timers) > len(staged) {
+		return nil, false
+	}
+	for _, m := range ms {
+		v := m.value
+		switch string(m.key) {
+		case "format":
+			var ok bool
+			if format, _, ok = digits(v); !ok {
+				return nil, false
+			}
+		case "machine":
+			machine = len(v) == len(d.Machine)+2 && v[0] == '"' && string(v[1:len(v)-1]) == d.Machine
+		case "shape":
+			if v[0] != '"' {
+				return nil, false
+			}
+		case "state":
+			if v[0] != '{' {
+				return nil, false
+			}
+			state = v
+		case "timers":
+			if v[0] != '[' {
+				return nil, false
+			}
+			s := scanner{data: v, i: 1}
+			s.space()
+			for s.peek() != ']' {
+				start := s.i
+				s.value(0)
+				t, slot, ok := d.savedTimer(v[start:s.i])
+				if !ok || slot >= len(timers) || staged[slot].ID != 0 {
+					return nil, false
+				}
+				staged[slot] = t
+				n++
+				s.space()
+				if s.peek() == ',' {
+					s.i++
+					s.space()
+				}
+			}
+		case "last_timer":
+			var neg, ok bool
+			if lastTimer, neg, ok = digits(v); !ok || neg {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if format != SavedFormat || !machine || state == nil || (last == nil && (n > 0 || lastTimer != 0)) {
+		return nil, false
+	}
+	for _, t := range staged[:len(timers)] {
+		if t.ID > TimerID(lastTimer) {
+			return nil, false
+		}
+	}
+	for i, t := range staged[:len(timers)] {
+		if t.ID != 0 {
+			timers[i] = t
+		}
+	}
+	if last != nil {
+		*last = TimerID(lastTimer)
+	}
+	return state, true
+}
+
+// savedTimer reads a timer of a saved machine as Save writes it, for
+// loadFast, and returns the slot of its state in d.Timers.
+func (d *Desc[S, E, A]) savedTimer(data []byte) (t Timer, slot int, ok bool) {
+	if data[0] != '{' {
+		return Timer{}, 0, false
+	}
+	sc := scanner{data: data}
+	buf := getMembers()
+	ms, dup, valid := sc.document(*buf)
+	defer putMembers(buf, ms)
+	if !valid || dup >= 0 {
+		return Timer{}, 0, false
+	}
+	slot = -1
+	delay := false
+	for _, m := range ms {
+		v := m.value
+		switch string(m.key) {
+		case "state":
+			for i, of := range d.Timers {
+				if len(v) == len(of.State)+2 && v[0] == '"' && string(v[1:len(v)-1]) == of.State {
+					slot = i
+				}
+			}
+		case "id":
+			id, neg, ok := digits(v)
+			if !ok || neg || id == 0 {
+				return Timer{}, 0, false
+			}
+			t.ID = TimerID(id)
+		case "delay":
+			if v[0] != '"' {
+				return Timer{}, 0, false
+			}
+			var err error
+			if t.Delay, err = time.ParseDuration(string(v[1 : len(v)-1])); err != nil {
+				return Timer{}, 0, false
+			}
+			delay = true
+		case "deadline":
+			if v[0] != '"' || t.Deadline.UnmarshalJSON(v) != nil {
+				return Timer{}, 0, false
+			}
+			t.Deadline = t.Deadline.UTC()
+		default:
+			return Timer{}, 0, false
+		}
+	}
+	return t, slot, slot >= 0 && t.ID != 0 && delay
 }
 
 // LoadState decodes a machine Save encoded, as Load does (filling timers

@@ -100,3 +100,61 @@ func TestCompactJSON(t *testing.T) {
 		assert.Equal(t, want, compactJSON([]byte(in)), in)
 	}
 }
+
+var loadSeeds = []string{
+	`{"format":1,"machine":"Toy","shape":"sha256:abc","state":{"kind":"busy","n":1},"timers":[{"state":"busy","id":3,"delay":"30m0s","deadline":"2026-11-26T02:30:00Z"}],"last_timer":4}`,
+	`{"format":1,"machine":"Toy","shape":"sha256:abc","state":{"kind":"idle"}}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s"},{"state":"odd","id":2,"delay":"2s","deadline":"2026-11-26T03:30:00+01:00"}],"last_timer":2}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"working","id":1,"delay":"1s"}],"last_timer":1}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1}],"last_timer":1}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s"},{"state":"busy","id":2,"delay":"1s"}],"last_timer":2}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":5,"delay":"1s"}],"last_timer":2}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1\u0073"}],"last_timer":1}`,
+	`{"format":1,"machine":"T\u006fy","shape":null,"state":{"kind":"busy"},"timers":null,"last_timer":0}`,
+	`{"format":1.0,"machine":"Toy","shape":"x","state":{"kind":"busy"}}`, `{"format":2,"machine":"Toy","shape":"x","state":{}}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":null}`, `{"format":1,"machine":"Door","shape":"x","state":{}}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{},"last_timer":-1}`, `{"format":1,"machine":"Toy","state":{},"Shape":"x"}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{},"timers":[{"state":"busy","id":1,"delay":"1s","deadline":null}],"last_timer":1}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{},"timers":[{"state":"busy","id":1,"delay":"1s","deadline":"soon"}],"last_timer":1}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{},"timers":[1],"last_timer":1}`, `{"kind":"busy"}`, `[`, ``,
+}
+
+// FuzzLoad checks that whatever loadFast takes, loadSlow (the strict
+// decoding it stands in for) reads the same.
+func FuzzLoad(f *testing.F) {
+	for _, s := range loadSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkLoad(t, data) })
+}
+
+func TestLoadFast(t *testing.T) {
+	fast := 0
+	for _, s := range loadSeeds {
+		if checkLoad(t, []byte(s)) {
+			fast++
+		}
+	}
+	assert.Equal(t, 3, fast, "the seeds loadFast takes")
+}
+
+// checkLoad compares load with loadSlow on data; it reports whether
+// loadFast took it.
+func checkLoad(t *testing.T, data []byte) bool {
+	t.Helper()
+	d := &Desc[kind, kind, kind]{Package: "toy", Machine: "Toy", Shape: "sha256:abc",
+		Timers: []TimerOf[kind]{{State: "busy", Was: []string{"working"}}, {State: "odd"}}}
+	fastTimers, slowTimers := make([]Timer, 2), make([]Timer, 2)
+	var fastLast, slowLast TimerID
+	state, ok := d.loadFast(data, fastTimers, &fastLast)
+	want, err := d.loadSlow(data, slowTimers, &slowLast)
+	if !ok {
+		assert.Equal(t, make([]Timer, 2), fastTimers, "%s: loadFast changed nothing", data)
+		return false
+	}
+	require.NoError(t, err, "%s: loadFast took it", data)
+	assert.Equal(t, string(want), string(state), "%s", data)
+	assert.Equal(t, slowTimers, fastTimers, "%s", data)
+	assert.Equal(t, slowLast, fastLast, "%s", data)
+	return true
+}

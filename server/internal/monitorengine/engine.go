@@ -187,8 +187,23 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Decoding the machines is most of the work: it runs on every CPU;
-	// arming the timers and indexing the monitors, after it, do not.
+	mons, err := e.decodeAll(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mons {
+		e.armAll(m)
+		e.add(m)
+		m.publish(e)
+		e.nextID = max(e.nextID, m.row.ID)
+	}
+	return e, nil
+}
+
+// decodeAll makes the monitors of rows, their machines decoded from their
+// saved rows. Decoding is most of a start-up's work: it runs on every CPU
+// (arming the timers and indexing the monitors, after it, do not).
+func (e *Engine) decodeAll(rows []*store.Monitor) ([]*mon, error) {
 	mons := make([]*mon, len(rows))
 	errs := make([]error, len(rows))
 	var next atomic.Int64
@@ -208,12 +223,8 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		if errs[i] != nil {
 			return nil, fmt.Errorf("monitor %s: %w", m.row.Slug, errs[i])
 		}
-		e.armAll(m)
-		e.add(m)
-		m.publish(e)
-		e.nextID = max(e.nextID, m.row.ID)
 	}
-	return e, nil
+	return mons, nil
 }
 
 // load makes m's machine from its saved row and arms its timers.

@@ -23,6 +23,14 @@
 // settings allow; then the job waits for its next scheduled run. The
 // consecutive failed runs are counted across runs until one succeeds.
 //
+// Runs of one job never overlap. What becomes due while a run is in
+// progress follows the settings' overlap: skipped (a manual run refused,
+// a scheduled time passed over), or queued behind it (one at most: a
+// manual run, or a cron schedule's time that passed during the run) and
+// started as soon as the run ends, whatever its outcome, in place of the
+// retry the run would have had. (An interval counts from the end of a
+// run: none of its times comes during one.)
+//
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
 // its Handler, in order. The machine is synchronous and deterministic: it does
@@ -78,6 +86,7 @@ const (
 	EventFailed
 	EventInterrupted
 	EventCancel
+	EventCancelQueued
 	EventDisable
 	EventEnable
 	EventReconfigure
@@ -90,7 +99,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 // fsmEventNames are the names of the events, in kind order.
 var fsmEventNames = [...]string{
 	"Started", "Trigger", "Succeeded", "Failed", "Interrupted", "Cancel",
-	"Disable", "Enable", "Reconfigure", "TimerFired",
+	"CancelQueued", "Disable", "Enable", "Reconfigure", "TimerFired",
 }
 
 // ActionKind identifies an action of the Job machine. The zero ActionKind is
@@ -103,6 +112,7 @@ const (
 	ActionStartRun ActionKind = iota + 1
 	ActionTimeOutRun
 	ActionCancelRun
+	ActionQueueRun
 	ActionStartTimer
 	ActionCancelTimer
 )
@@ -112,7 +122,7 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 
 // fsmActionNames are the names of the actions, in kind order.
 var fsmActionNames = [...]string{
-	"StartRun", "TimeOutRun", "CancelRun", "StartTimer", "CancelTimer",
+	"StartRun", "TimeOutRun", "CancelRun", "QueueRun", "StartTimer", "CancelTimer",
 }
 
 // State is a state of the Job machine: one of Scheduled, Starting, Running,
@@ -124,10 +134,10 @@ type State interface {
 }
 
 // Event is an event the Job machine handles: one of *Started, *Trigger,
-// *Succeeded, *Failed, *Interrupted, *Cancel, *Disable, *Enable, *Reconfigure
-// and *TimerFired. Events are passed by pointer; the machine reads them during
-// HandleEvent and keeps no pointer to them, though it may keep what their
-// fields hold.
+// *Succeeded, *Failed, *Interrupted, *Cancel, *CancelQueued, *Disable,
+// *Enable, *Reconfigure and *TimerFired. Events are passed by pointer; the
+// machine reads them during HandleEvent and keeps no pointer to them, though
+// it may keep what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -135,9 +145,9 @@ type Event interface {
 }
 
 // Action is an action of the Job machine, as a value: one of *StartRun,
-// *TimeOutRun, *CancelRun, *StartTimer and *CancelTimer. The machine hands
-// actions to its Handler as method calls; a Recorder turns them into Actions,
-// and UnmarshalAction reads one back from JSON.
+// *TimeOutRun, *CancelRun, *QueueRun, *StartTimer and *CancelTimer. The
+// machine hands actions to its Handler as method calls; a Recorder turns them
+// into Actions, and UnmarshalAction reads one back from JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -212,6 +222,8 @@ type Running struct {
 	Attempt int `json:"attempt"`
 	// Trigger is what started the run: schedule, manual or retry.
 	Trigger string `json:"trigger"`
+	// Queued reports whether a manual run waits behind this one (overlap queue).
+	Queued bool `json:"queued"`
 }
 
 // Kind returns StateRunning.
@@ -359,6 +371,17 @@ func (v Cancel) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("cancel", fields(v))
 }
 
+// CancelQueued is the event CancelQueued: An admin cancels the manual run that
+// waits behind the run in progress.
+type CancelQueued struct{}
+
+// Kind returns EventCancelQueued.
+func (*CancelQueued) Kind() EventKind { return EventCancelQueued }
+func (*CancelQueued) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "cancel_queued", ...its fields}.
+func (CancelQueued) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"cancel_queued"}`), nil }
+
 // Disable is the event Disable: The job is disabled (its run in progress is
 // cancelled).
 type Disable struct{}
@@ -458,6 +481,17 @@ func (*CancelRun) isAction()        {}
 // MarshalJSON encodes the action as {"kind": "cancel_run", ...its fields}.
 func (CancelRun) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"cancel_run"}`), nil }
 
+// QueueRun is the action QueueRun: Record a manual run that waits behind the
+// run in progress; StartRun starts it when that run ends.
+type QueueRun struct{}
+
+// Kind returns ActionQueueRun.
+func (*QueueRun) Kind() ActionKind { return ActionQueueRun }
+func (*QueueRun) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "queue_run", ...its fields}.
+func (QueueRun) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"queue_run"}`), nil }
+
 // StartTimer is the action StartTimer: Start a timer: after delay, send
 // TimerFired with its id, unless CancelTimer stops it first. Starting an id
 // again restarts it.
@@ -511,6 +545,26 @@ type Behavior interface {
 	//
 	// It is given settings and attempt.
 	RetriesLeft(settings jobs.Settings, attempt int) bool
+	// CanQueue reports whether a manual run may wait behind the run in progress
+	// (overlap queue, and none waits yet).
+	//
+	// It is given settings and queued.
+	CanQueue(settings jobs.Settings, queued bool) bool
+	// IsQueued reports whether a manual run waits behind the run in progress.
+	//
+	// It is given queued.
+	IsQueued(queued bool) bool
+	// RunNext reports whether a run starts as soon as the run in progress ends at
+	// now (one waits behind it, or with overlap queue a cron schedule's time
+	// passed since it started at at).
+	//
+	// It is given settings, queued, at and now.
+	RunNext(settings jobs.Settings, queued bool, at time.Time, now time.Time) bool
+	// RunNextAtTimeout reports whether a run starts as soon as the run in
+	// progress, started at at, times out (as runNext).
+	//
+	// It is given settings, queued and at.
+	RunNextAtTimeout(settings jobs.Settings, queued bool, at time.Time) bool
 	// UntilNextRun is the time from at to next_run.
 	//
 	// It is given at and next_run and returns delay.
@@ -537,10 +591,41 @@ type Behavior interface {
 	// It is given settings, at and attempt and returns at and trigger, in that
 	// order.
 	Retry(settings jobs.Settings, at time.Time, attempt int) (time.Time, string)
-	// Begin starts the run at now.
+	// Begin starts the run at now, with no run waiting behind it.
 	//
-	// It is given now and returns at.
-	Begin(now time.Time) time.Time
+	// It is given now and returns at and queued, in that order.
+	Begin(now time.Time) (time.Time, bool)
+	// Queue notes that a manual run waits behind the run in progress.
+	//
+	// It returns queued.
+	Queue() bool
+	// Unqueue notes that no run waits behind the run in progress any more.
+	//
+	// It returns queued.
+	Unqueue() bool
+	// SucceedAndNext ends the run well at now and makes the next run due at once
+	// (manual when one waited behind it, else schedule).
+	//
+	// It is given now and queued and returns at, failures, attempt and trigger, in
+	// that order.
+	SucceedAndNext(now time.Time, queued bool) (time.Time, int, int, string)
+	// FailAndNext counts a failed run at now and makes the next run due at once,
+	// in place of a retry.
+	//
+	// It is given now, failures and queued and returns at, failures, attempt and
+	// trigger, in that order.
+	FailAndNext(now time.Time, failures int, queued bool) (time.Time, int, int, string)
+	// TimeOutAndNext counts the run failed at at plus the timeout and makes the
+	// next run due then, in place of a retry.
+	//
+	// It is given settings, at, failures and queued and returns at, failures,
+	// attempt and trigger, in that order.
+	TimeOutAndNext(settings jobs.Settings, at time.Time, failures int, queued bool) (time.Time, int, int, string)
+	// CancelAndNext stops at now and makes the manual run that waited behind the
+	// run in progress due.
+	//
+	// It is given now and returns at, attempt and trigger, in that order.
+	CancelAndNext(now time.Time) (time.Time, int, string)
 	// Succeed ends the run well at now and waits for the next scheduled run.
 	//
 	// It is given settings and now and returns at, failures and next_run, in that
@@ -603,6 +688,9 @@ type Handler interface {
 	// CancelRun performs the action CancelRun. Stop the run in progress and record
 	// it cancelled.
 	CancelRun()
+	// QueueRun performs the action QueueRun. Record a manual run that waits behind
+	// the run in progress; StartRun starts it when that run ends.
+	QueueRun()
 	// StartTimer performs the action StartTimer. Start a timer: after delay, send
 	// TimerFired with its id, unless CancelTimer stops it first. Starting an id
 	// again restarts it.
@@ -632,6 +720,9 @@ func (r *Recorder) TimeOutRun() { r.Actions = append(r.Actions, &TimeOutRun{}) }
 
 // CancelRun records a CancelRun.
 func (r *Recorder) CancelRun() { r.Actions = append(r.Actions, &CancelRun{}) }
+
+// QueueRun records a QueueRun.
+func (r *Recorder) QueueRun() { r.Actions = append(r.Actions, &QueueRun{}) }
 
 // StartTimer records a StartTimer and returns its deadline, Now plus delay.
 func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) time.Time {
@@ -677,7 +768,7 @@ type TimerID = fsmrt.TimerID
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "job",
 	Machine: "Job",
-	Shape:   "sha256:03666cc836092da95dbb330a8a345bd4",
+	Shape:   "sha256:b210cd0c9365c9e2e87236367803d09c",
 	Timers:  []fsmrt.TimerOf[StateKind]{{State: "scheduled", First: StateScheduled, Last: StateScheduled}, {State: "running", First: StateRunning, Last: StateRunning}, {State: "waiting_to_retry", First: StateWaitingToRetry, Last: StateWaitingToRetry}},
 	Rules: []Rule{
 		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventStarted, Label: "Scheduled --Started--> ignored"},
@@ -686,6 +777,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventFailed, Label: "Scheduled --Failed--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateScheduled, Event: EventInterrupted, Label: "Scheduled --Interrupted--> ignored"},
 		{Kind: fsmrt.RuleReject, From: StateScheduled, Event: EventCancel, Reason: "no run is in progress", Label: "Scheduled --Cancel--> rejected: no run is in progress"},
+		{Kind: fsmrt.RuleReject, From: StateScheduled, Event: EventCancelQueued, Reason: "CancelQueued is not accepted in state Scheduled", Label: "Scheduled --CancelQueued--> rejected: CancelQueued is not accepted in state Scheduled"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventDisable, To: StateDisabled, Label: "Scheduled --Disable--> Disabled"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventReconfigure, To: StateScheduled, Effect: "reconfigure", Label: "Scheduled --Reconfigure--> Scheduled {reconfigure}"},
 		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventStarted, To: StateRunning, Effect: "begin", Label: "Starting --Started--> Running {begin}"},
@@ -694,16 +786,24 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleIgnore, From: StateStarting, Event: EventFailed, Label: "Starting --Failed--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateStarting, Event: EventInterrupted, Label: "Starting --Interrupted--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventCancel, To: StateScheduled, Effect: "skip", Actions: []ActionKind{ActionCancelRun}, Label: "Starting --Cancel--> Scheduled {skip} / CancelRun"},
+		{Kind: fsmrt.RuleReject, From: StateStarting, Event: EventCancelQueued, Reason: "CancelQueued is not accepted in state Starting", Label: "Starting --CancelQueued--> rejected: CancelQueued is not accepted in state Starting"},
 		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventDisable, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}, Label: "Starting --Disable--> Disabled / CancelRun"},
 		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventReconfigure, Effect: "retune", Label: "Starting --Reconfigure--> (stays) {retune}"},
 		{Kind: fsmrt.RuleIgnore, From: StateRunning, Event: EventStarted, Label: "Running --Started--> ignored"},
-		{Kind: fsmrt.RuleReject, From: StateRunning, Event: EventTrigger, Reason: "a run is in progress", Label: "Running --Trigger--> rejected: a run is in progress"},
-		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventSucceeded, To: StateScheduled, Effect: "succeed", Label: "Running --Succeeded--> Scheduled {succeed}"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTrigger, Guard: "canQueue", Effect: "queue", Actions: []ActionKind{ActionQueueRun}, Label: "Running --Trigger [canQueue]--> (stays) {queue} / QueueRun"},
+		{Kind: fsmrt.RuleReject, From: StateRunning, Event: EventTrigger, Guard: "else", Reason: "a run is in progress", Label: "Running --Trigger [else]--> rejected: a run is in progress"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventSucceeded, Guard: "runNext", To: StateStarting, Effect: "succeedAndNext", Actions: []ActionKind{ActionStartRun}, Label: "Running --Succeeded [runNext]--> Starting {succeedAndNext} / StartRun"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventSucceeded, Guard: "else", To: StateScheduled, Effect: "succeed", Label: "Running --Succeeded [else]--> Scheduled {succeed}"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventFailed, Guard: "runNext", To: StateStarting, Effect: "failAndNext", Actions: []ActionKind{ActionStartRun}, Label: "Running --Failed [runNext]--> Starting {failAndNext} / StartRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventFailed, Guard: "retriesLeft", To: StateWaitingToRetry, Effect: "failAndRetry", Label: "Running --Failed [retriesLeft]--> WaitingToRetry {failAndRetry}"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventFailed, Guard: "else", To: StateScheduled, Effect: "failAndGiveUp", Label: "Running --Failed [else]--> Scheduled {failAndGiveUp}"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventInterrupted, Guard: "runNext", To: StateStarting, Effect: "failAndNext", Actions: []ActionKind{ActionStartRun}, Label: "Running --Interrupted [runNext]--> Starting {failAndNext} / StartRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventInterrupted, Guard: "retriesLeft", To: StateWaitingToRetry, Effect: "failAndRetry", Label: "Running --Interrupted [retriesLeft]--> WaitingToRetry {failAndRetry}"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventInterrupted, Guard: "else", To: StateScheduled, Effect: "failAndGiveUp", Label: "Running --Interrupted [else]--> Scheduled {failAndGiveUp}"},
-		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancel, To: StateScheduled, Effect: "skip", Actions: []ActionKind{ActionCancelRun}, Label: "Running --Cancel--> Scheduled {skip} / CancelRun"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancel, Guard: "isQueued", To: StateStarting, Effect: "cancelAndNext", Actions: []ActionKind{ActionCancelRun, ActionStartRun}, Label: "Running --Cancel [isQueued]--> Starting {cancelAndNext} / CancelRun, StartRun"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancel, Guard: "else", To: StateScheduled, Effect: "skip", Actions: []ActionKind{ActionCancelRun}, Label: "Running --Cancel [else]--> Scheduled {skip} / CancelRun"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancelQueued, Guard: "isQueued", Effect: "unqueue", Label: "Running --CancelQueued [isQueued]--> (stays) {unqueue}"},
+		{Kind: fsmrt.RuleReject, From: StateRunning, Event: EventCancelQueued, Guard: "else", Reason: "no run waits behind the run in progress", Label: "Running --CancelQueued [else]--> rejected: no run waits behind the run in progress"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventDisable, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}, Label: "Running --Disable--> Disabled / CancelRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventReconfigure, Effect: "retune", Label: "Running --Reconfigure--> (stays) {retune}"},
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventStarted, Label: "WaitingToRetry --Started--> ignored"},
@@ -712,6 +812,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventFailed, Label: "WaitingToRetry --Failed--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventInterrupted, Label: "WaitingToRetry --Interrupted--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventCancel, To: StateScheduled, Effect: "skip", Label: "WaitingToRetry --Cancel--> Scheduled {skip}"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingToRetry, Event: EventCancelQueued, Reason: "CancelQueued is not accepted in state WaitingToRetry", Label: "WaitingToRetry --CancelQueued--> rejected: CancelQueued is not accepted in state WaitingToRetry"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventDisable, To: StateDisabled, Label: "WaitingToRetry --Disable--> Disabled"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventReconfigure, To: StateScheduled, Effect: "reconfigure", Label: "WaitingToRetry --Reconfigure--> Scheduled {reconfigure}"},
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventStarted, Label: "Disabled --Started--> ignored"},
@@ -720,11 +821,13 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventFailed, Label: "Disabled --Failed--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventInterrupted, Label: "Disabled --Interrupted--> ignored"},
 		{Kind: fsmrt.RuleReject, From: StateDisabled, Event: EventCancel, Reason: "Cancel is not accepted in state Disabled", Label: "Disabled --Cancel--> rejected: Cancel is not accepted in state Disabled"},
+		{Kind: fsmrt.RuleReject, From: StateDisabled, Event: EventCancelQueued, Reason: "CancelQueued is not accepted in state Disabled", Label: "Disabled --CancelQueued--> rejected: CancelQueued is not accepted in state Disabled"},
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventDisable, Label: "Disabled --Disable--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventEnable, To: StateScheduled, Effect: "skip", Label: "Disabled --Enable--> Scheduled {skip}"},
 		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventReconfigure, Effect: "retune", Label: "Disabled --Reconfigure--> (stays) {retune}"},
 		{Kind: fsmrt.RuleIgnore, Composite: "Enabled", Event: EventEnable, Label: "Enabled --Enable--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventTimerFired, To: StateStarting, Effect: "due", Actions: []ActionKind{ActionStartRun}, Label: "Scheduled --after untilNextRun--> Starting {due} / StartRun"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTimerFired, Guard: "runNextAtTimeout", To: StateStarting, Effect: "timeOutAndNext", Actions: []ActionKind{ActionTimeOutRun, ActionStartRun}, Label: "Running --after timeout [runNextAtTimeout]--> Starting {timeOutAndNext} / TimeOutRun, StartRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTimerFired, Guard: "retriesLeft", To: StateWaitingToRetry, Effect: "timeOutAndRetry", Actions: []ActionKind{ActionTimeOutRun}, Label: "Running --after timeout [retriesLeft]--> WaitingToRetry {timeOutAndRetry} / TimeOutRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTimerFired, Guard: "else", To: StateScheduled, Effect: "timeOutAndGiveUp", Actions: []ActionKind{ActionTimeOutRun}, Label: "Running --after timeout [else]--> Scheduled {timeOutAndGiveUp} / TimeOutRun"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventTimerFired, To: StateStarting, Effect: "retry", Actions: []ActionKind{ActionStartRun}, Label: "WaitingToRetry --after backoff--> Starting {retry} / StartRun"},
@@ -753,6 +856,8 @@ type fsmData struct {
 	attempt int
 	// trigger is the field trigger of Starting and Running.
 	trigger string
+	// queued is the field queued of Running.
+	queued bool
 }
 
 // Machine runs the Job state machine. Create it with New or Restore. It is not
@@ -843,6 +948,7 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.d.failures = s.Failures
 		m.d.attempt = s.Attempt
 		m.d.trigger = s.Trigger
+		m.d.queued = s.Queued
 	case WaitingToRetry:
 		m.core.State = StateWaitingToRetry
 		m.d.settings = s.Settings
@@ -896,7 +1002,7 @@ func (m *Machine) State() State {
 	case StateStarting:
 		return Starting{Settings: m.d.settings, At: m.d.at, Failures: m.d.failures, Attempt: m.d.attempt, Trigger: m.d.trigger}
 	case StateRunning:
-		return Running{Settings: m.d.settings, At: m.d.at, Failures: m.d.failures, Attempt: m.d.attempt, Trigger: m.d.trigger}
+		return Running{Settings: m.d.settings, At: m.d.at, Failures: m.d.failures, Attempt: m.d.attempt, Trigger: m.d.trigger, Queued: m.d.queued}
 	case StateWaitingToRetry:
 		return WaitingToRetry{Settings: m.d.settings, At: m.d.at, Failures: m.d.failures, Attempt: m.d.attempt}
 	case StateDisabled:
@@ -951,7 +1057,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.at = time.Time{}
 			m.d.nextRun = time.Time{}
 			m.core.State = StateDisabled
-			m.core.Start(6, StateScheduled)
+			m.core.Start(7, StateScheduled)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
 				m.timers[0] = fsmrt.Timer{}
@@ -967,7 +1073,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.at = at
 			m.d.nextRun = nextRun
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(7, StateScheduled)
+			m.core.Start(8, StateScheduled)
 			if m.timers[0].ID != 0 {
 				m.h.CancelTimer(m.timers[0].ID)
 				m.timers[0] = fsmrt.Timer{}
@@ -984,11 +1090,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// Starting --Started--> Running {begin}
-			at := m.b.Begin(ev.Now)
+			at, queued := m.b.Begin(ev.Now)
 			m.d.at = at
+			m.d.queued = queued
 			m.core.State = StateRunning
 			delay := m.b.Timeout(m.d.settings)
-			m.core.Start(8, StateStarting)
+			m.core.Start(9, StateStarting)
 			m.lastTimer++
 			m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
 			m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, delay)
@@ -1005,7 +1112,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.trigger = ""
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(13, StateStarting)
+			m.core.Start(14, StateStarting)
 			m.h.CancelRun()
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
@@ -1017,7 +1124,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.attempt = 0
 			m.d.trigger = ""
 			m.core.State = StateDisabled
-			m.core.Start(14, StateStarting)
+			m.core.Start(16, StateStarting)
 			m.h.CancelRun()
 			return m.core.Finish()
 		case *Reconfigure:
@@ -1027,38 +1134,87 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Starting --Reconfigure--> (stays) {retune}
 			settings := m.b.Retune(ev.NewSettings)
 			m.d.settings = settings
-			m.core.Start(15, StateStarting)
+			m.core.Start(17, StateStarting)
 			return m.core.Finish()
 		}
 	case StateRunning:
 		switch ev := ev.(type) {
+		case *Trigger:
+			switch {
+			case m.b.CanQueue(m.d.settings, m.d.queued):
+				// Running --Trigger [canQueue]--> (stays) {queue} / QueueRun
+				queued := m.b.Queue()
+				m.d.queued = queued
+				m.core.Start(19, StateRunning)
+				m.h.QueueRun()
+				return m.core.Finish()
+			default:
+				// Running --Trigger [else]--> rejected: a run is in progress
+				return m.core.Reject(20)
+			}
 		case *Succeeded:
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Running --Succeeded--> Scheduled {succeed}
-			at, failures, nextRun := m.b.Succeed(m.d.settings, ev.Now)
-			m.d.at = at
-			m.d.failures = failures
-			m.d.nextRun = nextRun
-			m.d.attempt = 0
-			m.d.trigger = ""
-			m.core.State = StateScheduled
-			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(18, StateRunning)
-			if m.timers[1].ID != 0 {
-				m.h.CancelTimer(m.timers[1].ID)
-				m.timers[1] = fsmrt.Timer{}
+			switch {
+			case m.b.RunNext(m.d.settings, m.d.queued, m.d.at, ev.Now):
+				// Running --Succeeded [runNext]--> Starting {succeedAndNext} / StartRun
+				at, failures, attempt, trigger := m.b.SucceedAndNext(ev.Now, m.d.queued)
+				m.d.at = at
+				m.d.failures = failures
+				m.d.attempt = attempt
+				m.d.trigger = trigger
+				m.d.queued = false
+				m.core.State = StateStarting
+				m.core.Start(21, StateRunning)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				m.h.StartRun(attempt, trigger)
+				return m.core.Finish()
+			default:
+				// Running --Succeeded [else]--> Scheduled {succeed}
+				at, failures, nextRun := m.b.Succeed(m.d.settings, ev.Now)
+				m.d.at = at
+				m.d.failures = failures
+				m.d.nextRun = nextRun
+				m.d.attempt = 0
+				m.d.trigger = ""
+				m.d.queued = false
+				m.core.State = StateScheduled
+				delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
+				m.core.Start(22, StateRunning)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				m.lastTimer++
+				m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
+				m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
+				return m.core.Finish()
 			}
-			m.lastTimer++
-			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
-			return m.core.Finish()
 		case *Failed:
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
 			switch {
+			case m.b.RunNext(m.d.settings, m.d.queued, m.d.at, ev.Now):
+				// Running --Failed [runNext]--> Starting {failAndNext} / StartRun
+				at, failures, attempt, trigger := m.b.FailAndNext(ev.Now, m.d.failures, m.d.queued)
+				m.d.at = at
+				m.d.failures = failures
+				m.d.attempt = attempt
+				m.d.trigger = trigger
+				m.d.queued = false
+				m.core.State = StateStarting
+				m.core.Start(23, StateRunning)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				m.h.StartRun(attempt, trigger)
+				return m.core.Finish()
 			case m.b.RetriesLeft(m.d.settings, m.d.attempt):
 				// Running --Failed [retriesLeft]--> WaitingToRetry {failAndRetry}
 				at, failures, attempt := m.b.FailAndRetry(ev.Now, m.d.failures, m.d.attempt)
@@ -1066,9 +1222,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.failures = failures
 				m.d.attempt = attempt
 				m.d.trigger = ""
+				m.d.queued = false
 				m.core.State = StateWaitingToRetry
 				delay := m.b.Backoff(m.d.settings, m.d.attempt)
-				m.core.Start(19, StateRunning)
+				m.core.Start(24, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -1085,9 +1242,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.nextRun = nextRun
 				m.d.attempt = 0
 				m.d.trigger = ""
+				m.d.queued = false
 				m.core.State = StateScheduled
 				delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-				m.core.Start(20, StateRunning)
+				m.core.Start(25, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -1102,6 +1260,22 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			switch {
+			case m.b.RunNext(m.d.settings, m.d.queued, m.d.at, ev.Now):
+				// Running --Interrupted [runNext]--> Starting {failAndNext} / StartRun
+				at, failures, attempt, trigger := m.b.FailAndNext(ev.Now, m.d.failures, m.d.queued)
+				m.d.at = at
+				m.d.failures = failures
+				m.d.attempt = attempt
+				m.d.trigger = trigger
+				m.d.queued = false
+				m.core.State = StateStarting
+				m.core.Start(26, StateRunning)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				m.h.StartRun(attempt, trigger)
+				return m.core.Finish()
 			case m.b.RetriesLeft(m.d.settings, m.d.attempt):
 				// Running --Interrupted [retriesLeft]--> WaitingToRetry {failAndRetry}
 				at, failures, attempt := m.b.FailAndRetry(ev.Now, m.d.failures, m.d.attempt)
@@ -1109,9 +1283,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.failures = failures
 				m.d.attempt = attempt
 				m.d.trigger = ""
+				m.d.queued = false
 				m.core.State = StateWaitingToRetry
 				delay := m.b.Backoff(m.d.settings, m.d.attempt)
-				m.core.Start(21, StateRunning)
+				m.core.Start(27, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -1128,9 +1303,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.nextRun = nextRun
 				m.d.attempt = 0
 				m.d.trigger = ""
+				m.d.queued = false
 				m.core.State = StateScheduled
 				delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-				m.core.Start(22, StateRunning)
+				m.core.Start(28, StateRunning)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -1144,31 +1320,66 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Running --Cancel--> Scheduled {skip} / CancelRun
-			at, nextRun := m.b.Skip(m.d.settings, ev.Now)
-			m.d.at = at
-			m.d.nextRun = nextRun
-			m.d.attempt = 0
-			m.d.trigger = ""
-			m.core.State = StateScheduled
-			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(23, StateRunning)
-			if m.timers[1].ID != 0 {
-				m.h.CancelTimer(m.timers[1].ID)
-				m.timers[1] = fsmrt.Timer{}
+			switch {
+			case m.b.IsQueued(m.d.queued):
+				// Running --Cancel [isQueued]--> Starting {cancelAndNext} / CancelRun,
+				// StartRun
+				at, attempt, trigger := m.b.CancelAndNext(ev.Now)
+				m.d.at = at
+				m.d.attempt = attempt
+				m.d.trigger = trigger
+				m.d.queued = false
+				m.core.State = StateStarting
+				m.core.Start(29, StateRunning)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				m.h.CancelRun()
+				m.h.StartRun(attempt, trigger)
+				return m.core.Finish()
+			default:
+				// Running --Cancel [else]--> Scheduled {skip} / CancelRun
+				at, nextRun := m.b.Skip(m.d.settings, ev.Now)
+				m.d.at = at
+				m.d.nextRun = nextRun
+				m.d.attempt = 0
+				m.d.trigger = ""
+				m.d.queued = false
+				m.core.State = StateScheduled
+				delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
+				m.core.Start(30, StateRunning)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				m.h.CancelRun()
+				m.lastTimer++
+				m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
+				m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
+				return m.core.Finish()
 			}
-			m.h.CancelRun()
-			m.lastTimer++
-			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
-			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
-			return m.core.Finish()
+		case *CancelQueued:
+			switch {
+			case m.b.IsQueued(m.d.queued):
+				// Running --CancelQueued [isQueued]--> (stays) {unqueue}
+				queued := m.b.Unqueue()
+				m.d.queued = queued
+				m.core.Start(31, StateRunning)
+				return m.core.Finish()
+			default:
+				// Running --CancelQueued [else]--> rejected: no run waits behind the run in
+				// progress
+				return m.core.Reject(32)
+			}
 		case *Disable:
 			// Running --Disable--> Disabled / CancelRun
 			m.d.at = time.Time{}
 			m.d.attempt = 0
 			m.d.trigger = ""
+			m.d.queued = false
 			m.core.State = StateDisabled
-			m.core.Start(24, StateRunning)
+			m.core.Start(33, StateRunning)
 			if m.timers[1].ID != 0 {
 				m.h.CancelTimer(m.timers[1].ID)
 				m.timers[1] = fsmrt.Timer{}
@@ -1182,7 +1393,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Running --Reconfigure--> (stays) {retune}
 			settings := m.b.Retune(ev.NewSettings)
 			m.d.settings = settings
-			m.core.Start(25, StateRunning)
+			m.core.Start(34, StateRunning)
 			return m.core.Finish()
 		}
 	case StateWaitingToRetry:
@@ -1197,7 +1408,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.attempt = attempt
 			m.d.trigger = trigger
 			m.core.State = StateStarting
-			m.core.Start(27, StateWaitingToRetry)
+			m.core.Start(36, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
@@ -1215,7 +1426,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.attempt = 0
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(31, StateWaitingToRetry)
+			m.core.Start(40, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
@@ -1229,7 +1440,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.at = time.Time{}
 			m.d.attempt = 0
 			m.core.State = StateDisabled
-			m.core.Start(32, StateWaitingToRetry)
+			m.core.Start(42, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
@@ -1247,7 +1458,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.attempt = 0
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(33, StateWaitingToRetry)
+			m.core.Start(43, StateWaitingToRetry)
 			if m.timers[2].ID != 0 {
 				m.h.CancelTimer(m.timers[2].ID)
 				m.timers[2] = fsmrt.Timer{}
@@ -1269,7 +1480,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.nextRun = nextRun
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(41, StateDisabled)
+			m.core.Start(52, StateDisabled)
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
 			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
@@ -1281,7 +1492,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Disabled --Reconfigure--> (stays) {retune}
 			settings := m.b.Retune(ev.NewSettings)
 			m.d.settings = settings
-			m.core.Start(42, StateDisabled)
+			m.core.Start(53, StateDisabled)
 			return m.core.Finish()
 		}
 	}
@@ -1305,59 +1516,65 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Ignore(4)
 		case *Cancel:
 			return m.core.Reject(5)
+		case *CancelQueued:
+			return m.core.Reject(6)
 		}
 	case StateStarting:
 		switch ev.(type) {
 		case *Trigger:
-			return m.core.Reject(9)
+			return m.core.Reject(10)
 		case *Succeeded:
-			return m.core.Ignore(10)
-		case *Failed:
 			return m.core.Ignore(11)
-		case *Interrupted:
+		case *Failed:
 			return m.core.Ignore(12)
+		case *Interrupted:
+			return m.core.Ignore(13)
+		case *CancelQueued:
+			return m.core.Reject(15)
 		}
 	case StateRunning:
 		switch ev.(type) {
 		case *Started:
-			return m.core.Ignore(16)
-		case *Trigger:
-			return m.core.Reject(17)
+			return m.core.Ignore(18)
 		}
 	case StateWaitingToRetry:
 		switch ev.(type) {
 		case *Started:
-			return m.core.Ignore(26)
+			return m.core.Ignore(35)
 		case *Succeeded:
-			return m.core.Ignore(28)
+			return m.core.Ignore(37)
 		case *Failed:
-			return m.core.Ignore(29)
+			return m.core.Ignore(38)
 		case *Interrupted:
-			return m.core.Ignore(30)
+			return m.core.Ignore(39)
+		case *CancelQueued:
+			return m.core.Reject(41)
 		}
 	case StateDisabled:
 		switch ev.(type) {
 		case *Started:
-			return m.core.Ignore(34)
+			return m.core.Ignore(44)
 		case *Trigger:
-			return m.core.Reject(35)
+			return m.core.Reject(45)
 		case *Succeeded:
-			return m.core.Ignore(36)
+			return m.core.Ignore(46)
 		case *Failed:
-			return m.core.Ignore(37)
+			return m.core.Ignore(47)
 		case *Interrupted:
-			return m.core.Ignore(38)
+			return m.core.Ignore(48)
 		case *Cancel:
-			return m.core.Reject(39)
+			return m.core.Reject(49)
+		case *CancelQueued:
+			return m.core.Reject(50)
 		case *Disable:
-			return m.core.Ignore(40)
+			return m.core.Ignore(51)
 		}
 	}
 	switch ev.(type) {
 	case *Enable:
 		if m.core.State >= StateScheduled && m.core.State <= StateWaitingToRetry {
 			// Enabled --Enable--> ignored
-			return m.core.Ignore(43)
+			return m.core.Ignore(54)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1426,12 +1643,26 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		m.d.trigger = trigger
 		m.d.nextRun = time.Time{}
 		m.core.State = StateStarting
-		m.core.Start(44, StateScheduled)
+		m.core.Start(55, StateScheduled)
 		m.h.StartRun(attempt, trigger)
 		return m.core.Finish()
 	case m.core.State == StateRunning && ev.Timer == m.timers[1].ID:
 		m.timers[1] = fsmrt.Timer{}
 		switch {
+		case m.b.RunNextAtTimeout(m.d.settings, m.d.queued, m.d.at):
+			// Running --after timeout [runNextAtTimeout]--> Starting {timeOutAndNext} /
+			// TimeOutRun, StartRun
+			at, failures, attempt, trigger := m.b.TimeOutAndNext(m.d.settings, m.d.at, m.d.failures, m.d.queued)
+			m.d.at = at
+			m.d.failures = failures
+			m.d.attempt = attempt
+			m.d.trigger = trigger
+			m.d.queued = false
+			m.core.State = StateStarting
+			m.core.Start(56, StateRunning)
+			m.h.TimeOutRun()
+			m.h.StartRun(attempt, trigger)
+			return m.core.Finish()
 		case m.b.RetriesLeft(m.d.settings, m.d.attempt):
 			// Running --after timeout [retriesLeft]--> WaitingToRetry {timeOutAndRetry} /
 			// TimeOutRun
@@ -1440,9 +1671,10 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 			m.d.failures = failures
 			m.d.attempt = attempt
 			m.d.trigger = ""
+			m.d.queued = false
 			m.core.State = StateWaitingToRetry
 			delay := m.b.Backoff(m.d.settings, m.d.attempt)
-			m.core.Start(45, StateRunning)
+			m.core.Start(57, StateRunning)
 			m.h.TimeOutRun()
 			m.lastTimer++
 			m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
@@ -1456,9 +1688,10 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 			m.d.nextRun = nextRun
 			m.d.attempt = 0
 			m.d.trigger = ""
+			m.d.queued = false
 			m.core.State = StateScheduled
 			delay := m.b.UntilNextRun(m.d.at, m.d.nextRun)
-			m.core.Start(46, StateRunning)
+			m.core.Start(58, StateRunning)
 			m.h.TimeOutRun()
 			m.lastTimer++
 			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: delay}
@@ -1472,11 +1705,11 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		m.d.at = at
 		m.d.trigger = trigger
 		m.core.State = StateStarting
-		m.core.Start(47, StateWaitingToRetry)
+		m.core.Start(59, StateWaitingToRetry)
 		m.h.StartRun(m.d.attempt, trigger)
 		return m.core.Finish()
 	}
-	return m.core.Ignore(48)
+	return m.core.Ignore(60)
 }
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
@@ -1500,16 +1733,17 @@ func UnmarshalEvent(data []byte) (Event, error) {
 
 // fsmEventDecoders decode the events, by kind (and by the kinds they had before).
 var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
-	"started":     fsmrt.Pointer[Started, Event](&fsmDesc, "event started"),
-	"trigger":     fsmrt.Pointer[Trigger, Event](&fsmDesc, "event trigger"),
-	"succeeded":   fsmrt.Pointer[Succeeded, Event](&fsmDesc, "event succeeded"),
-	"failed":      fsmrt.Pointer[Failed, Event](&fsmDesc, "event failed"),
-	"interrupted": fsmrt.Pointer[Interrupted, Event](&fsmDesc, "event interrupted"),
-	"cancel":      fsmrt.Pointer[Cancel, Event](&fsmDesc, "event cancel"),
-	"disable":     fsmrt.Pointer[Disable, Event](&fsmDesc, "event disable"),
-	"enable":      fsmrt.Pointer[Enable, Event](&fsmDesc, "event enable"),
-	"reconfigure": fsmrt.Pointer[Reconfigure, Event](&fsmDesc, "event reconfigure"),
-	"timer_fired": fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
+	"started":       fsmrt.Pointer[Started, Event](&fsmDesc, "event started"),
+	"trigger":       fsmrt.Pointer[Trigger, Event](&fsmDesc, "event trigger"),
+	"succeeded":     fsmrt.Pointer[Succeeded, Event](&fsmDesc, "event succeeded"),
+	"failed":        fsmrt.Pointer[Failed, Event](&fsmDesc, "event failed"),
+	"interrupted":   fsmrt.Pointer[Interrupted, Event](&fsmDesc, "event interrupted"),
+	"cancel":        fsmrt.Pointer[Cancel, Event](&fsmDesc, "event cancel"),
+	"cancel_queued": fsmrt.Pointer[CancelQueued, Event](&fsmDesc, "event cancel_queued"),
+	"disable":       fsmrt.Pointer[Disable, Event](&fsmDesc, "event disable"),
+	"enable":        fsmrt.Pointer[Enable, Event](&fsmDesc, "event enable"),
+	"reconfigure":   fsmrt.Pointer[Reconfigure, Event](&fsmDesc, "event reconfigure"),
+	"timer_fired":   fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -1522,6 +1756,7 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"start_run":    fsmrt.Pointer[StartRun, Action](&fsmDesc, "action start_run"),
 	"time_out_run": fsmrt.Pointer[TimeOutRun, Action](&fsmDesc, "action time_out_run"),
 	"cancel_run":   fsmrt.Pointer[CancelRun, Action](&fsmDesc, "action cancel_run"),
+	"queue_run":    fsmrt.Pointer[QueueRun, Action](&fsmDesc, "action queue_run"),
 	"start_timer":  fsmrt.Pointer[StartTimer, Action](&fsmDesc, "action start_timer"),
 	"cancel_timer": fsmrt.Pointer[CancelTimer, Action](&fsmDesc, "action cancel_timer"),
 }

@@ -23,6 +23,20 @@ type fsmFake struct {
 // RetriesLeft answers for the guard retriesLeft.
 func (f fsmFake) RetriesLeft(jobs.Settings, int) bool { return f.s.Guard("retriesLeft") }
 
+// CanQueue answers for the guard canQueue.
+func (f fsmFake) CanQueue(jobs.Settings, bool) bool { return f.s.Guard("canQueue") }
+
+// IsQueued answers for the guard isQueued.
+func (f fsmFake) IsQueued(bool) bool { return f.s.Guard("isQueued") }
+
+// RunNext answers for the guard runNext.
+func (f fsmFake) RunNext(jobs.Settings, bool, time.Time, time.Time) bool { return f.s.Guard("runNext") }
+
+// RunNextAtTimeout answers for the guard runNextAtTimeout.
+func (f fsmFake) RunNextAtTimeout(jobs.Settings, bool, time.Time) bool {
+	return f.s.Guard("runNextAtTimeout")
+}
+
 // UntilNextRun notes that the effect untilNextRun ran.
 func (f fsmFake) UntilNextRun(time.Time, time.Time) (_ time.Duration) {
 	f.s.Effect("untilNextRun")
@@ -48,7 +62,37 @@ func (f fsmFake) Retry(jobs.Settings, time.Time, int) (_ time.Time, _ string) {
 }
 
 // Begin notes that the effect begin ran.
-func (f fsmFake) Begin(time.Time) (_ time.Time) { f.s.Effect("begin"); return }
+func (f fsmFake) Begin(time.Time) (_ time.Time, _ bool) { f.s.Effect("begin"); return }
+
+// Queue notes that the effect queue ran.
+func (f fsmFake) Queue() (_ bool) { f.s.Effect("queue"); return }
+
+// Unqueue notes that the effect unqueue ran.
+func (f fsmFake) Unqueue() (_ bool) { f.s.Effect("unqueue"); return }
+
+// SucceedAndNext notes that the effect succeedAndNext ran.
+func (f fsmFake) SucceedAndNext(time.Time, bool) (_ time.Time, _ int, _ int, _ string) {
+	f.s.Effect("succeedAndNext")
+	return
+}
+
+// FailAndNext notes that the effect failAndNext ran.
+func (f fsmFake) FailAndNext(time.Time, int, bool) (_ time.Time, _ int, _ int, _ string) {
+	f.s.Effect("failAndNext")
+	return
+}
+
+// TimeOutAndNext notes that the effect timeOutAndNext ran.
+func (f fsmFake) TimeOutAndNext(jobs.Settings, time.Time, int, bool) (_ time.Time, _ int, _ int, _ string) {
+	f.s.Effect("timeOutAndNext")
+	return
+}
+
+// CancelAndNext notes that the effect cancelAndNext ran.
+func (f fsmFake) CancelAndNext(time.Time) (_ time.Time, _ int, _ string) {
+	f.s.Effect("cancelAndNext")
+	return
+}
 
 // Succeed notes that the effect succeed ran.
 func (f fsmFake) Succeed(jobs.Settings, time.Time) (_ time.Time, _ int, _ time.Time) {
@@ -100,8 +144,8 @@ func (f fsmFake) Retune(jobs.Settings) (_ jobs.Settings) { f.s.Effect("retune");
 var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, ActionKind]{
 	Rules:  fsmDesc.Rules,
 	States: []State{Scheduled{}, Starting{}, Running{}, WaitingToRetry{}, Disabled{}},
-	Events: []Event{&Started{}, &Trigger{}, &Succeeded{}, &Failed{}, &Interrupted{}, &Cancel{}, &Disable{}, &Enable{}, &Reconfigure{}, &TimerFired{}},
-	Guards: []string{"retriesLeft"},
+	Events: []Event{&Started{}, &Trigger{}, &Succeeded{}, &Failed{}, &Interrupted{}, &Cancel{}, &CancelQueued{}, &Disable{}, &Enable{}, &Reconfigure{}, &TimerFired{}},
+	Guards: []string{"retriesLeft", "canQueue", "isQueued", "runNext", "runNextAtTimeout"},
 	NilEvents: []fsmtest.NilEvent[State, Event]{
 		{State: Scheduled{}, Event: (*Trigger)(nil)},
 		{State: Scheduled{}, Event: (*Reconfigure)(nil)},
@@ -148,57 +192,69 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 func TestRules(t *testing.T) {
 	fsmtest.Rules(t, fsmSubject, []fsmtest.Way[State, Event, StateKind, ActionKind]{
 		{From: Scheduled{}, Event: &Trigger{}, Rules: []int{1}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"trigger"}},
-		{From: Scheduled{}, Event: &Disable{}, Rules: []int{6}, To: StateDisabled, Actions: []ActionKind{ActionCancelTimer}},
-		{From: Scheduled{}, Event: &Reconfigure{}, Rules: []int{7}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
+		{From: Scheduled{}, Event: &Disable{}, Rules: []int{7}, To: StateDisabled, Actions: []ActionKind{ActionCancelTimer}},
+		{From: Scheduled{}, Event: &Reconfigure{}, Rules: []int{8}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
 		{From: Scheduled{}, Event: &Started{}, Rules: []int{0}, To: StateScheduled},
 		{From: Scheduled{}, Event: &Succeeded{}, Rules: []int{2}, To: StateScheduled},
 		{From: Scheduled{}, Event: &Failed{}, Rules: []int{3}, To: StateScheduled},
 		{From: Scheduled{}, Event: &Interrupted{}, Rules: []int{4}, To: StateScheduled},
 		{From: Scheduled{}, Event: &Cancel{}, Rules: []int{5}, To: StateScheduled},
-		{From: Starting{}, Event: &Started{}, Rules: []int{8}, To: StateRunning, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"begin", "timeout"}},
-		{From: Starting{}, Event: &Cancel{}, Rules: []int{13}, To: StateScheduled, Actions: []ActionKind{ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{From: Starting{}, Event: &Disable{}, Rules: []int{14}, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}},
-		{From: Starting{}, Event: &Reconfigure{}, Rules: []int{15}, To: StateStarting, Effects: []string{"retune"}},
-		{From: Starting{}, Event: &Trigger{}, Rules: []int{9}, To: StateStarting},
-		{From: Starting{}, Event: &Succeeded{}, Rules: []int{10}, To: StateStarting},
-		{From: Starting{}, Event: &Failed{}, Rules: []int{11}, To: StateStarting},
-		{From: Starting{}, Event: &Interrupted{}, Rules: []int{12}, To: StateStarting},
-		{From: Running{}, Event: &Succeeded{}, Rules: []int{18}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"succeed", "untilNextRun"}},
-		{From: Running{}, Event: &Failed{}, Tests: []string{"retriesLeft"}, Rules: []int{19}, To: StateWaitingToRetry, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
-		{From: Running{}, Event: &Failed{}, Tests: []string{"!retriesLeft"}, Rules: []int{20}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
-		{From: Running{}, Event: &Interrupted{}, Tests: []string{"retriesLeft"}, Rules: []int{21}, To: StateWaitingToRetry, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
-		{From: Running{}, Event: &Interrupted{}, Tests: []string{"!retriesLeft"}, Rules: []int{22}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
-		{From: Running{}, Event: &Cancel{}, Rules: []int{23}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{From: Running{}, Event: &Disable{}, Rules: []int{24}, To: StateDisabled, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun}},
-		{From: Running{}, Event: &Reconfigure{}, Rules: []int{25}, To: StateRunning, Effects: []string{"retune"}},
-		{From: Running{}, Event: &Started{}, Rules: []int{16}, To: StateRunning},
-		{From: Running{}, Event: &Trigger{}, Rules: []int{17}, To: StateRunning},
-		{From: WaitingToRetry{}, Event: &Trigger{}, Rules: []int{27}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"trigger"}},
-		{From: WaitingToRetry{}, Event: &Cancel{}, Rules: []int{31}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{From: WaitingToRetry{}, Event: &Disable{}, Rules: []int{32}, To: StateDisabled, Actions: []ActionKind{ActionCancelTimer}},
-		{From: WaitingToRetry{}, Event: &Reconfigure{}, Rules: []int{33}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
-		{From: WaitingToRetry{}, Event: &Started{}, Rules: []int{26}, To: StateWaitingToRetry},
-		{From: WaitingToRetry{}, Event: &Succeeded{}, Rules: []int{28}, To: StateWaitingToRetry},
-		{From: WaitingToRetry{}, Event: &Failed{}, Rules: []int{29}, To: StateWaitingToRetry},
-		{From: WaitingToRetry{}, Event: &Interrupted{}, Rules: []int{30}, To: StateWaitingToRetry},
-		{From: Disabled{}, Event: &Enable{}, Rules: []int{41}, To: StateScheduled, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{From: Disabled{}, Event: &Reconfigure{}, Rules: []int{42}, To: StateDisabled, Effects: []string{"retune"}},
-		{From: Disabled{}, Event: &Started{}, Rules: []int{34}, To: StateDisabled},
-		{From: Disabled{}, Event: &Trigger{}, Rules: []int{35}, To: StateDisabled},
-		{From: Disabled{}, Event: &Succeeded{}, Rules: []int{36}, To: StateDisabled},
-		{From: Disabled{}, Event: &Failed{}, Rules: []int{37}, To: StateDisabled},
-		{From: Disabled{}, Event: &Interrupted{}, Rules: []int{38}, To: StateDisabled},
-		{From: Disabled{}, Event: &Cancel{}, Rules: []int{39}, To: StateDisabled},
-		{From: Disabled{}, Event: &Disable{}, Rules: []int{40}, To: StateDisabled},
-		{From: Scheduled{}, Event: &Enable{}, Rules: []int{43}, To: StateScheduled},
-		{From: Scheduled{}, Event: &TimerFired{Timer: 1}, Rules: []int{44}, To: StateStarting, Actions: []ActionKind{ActionStartRun}, Effects: []string{"due"}},
-		{From: Running{}, Event: &TimerFired{Timer: 1}, Tests: []string{"retriesLeft"}, Rules: []int{45}, To: StateWaitingToRetry, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndRetry", "backoff"}},
-		{From: Running{}, Event: &TimerFired{Timer: 1}, Tests: []string{"!retriesLeft"}, Rules: []int{46}, To: StateScheduled, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndGiveUp", "untilNextRun"}},
-		{From: WaitingToRetry{}, Event: &TimerFired{Timer: 1}, Rules: []int{47}, To: StateStarting, Actions: []ActionKind{ActionStartRun}, Effects: []string{"retry"}},
+		{From: Scheduled{}, Event: &CancelQueued{}, Rules: []int{6}, To: StateScheduled},
+		{From: Starting{}, Event: &Started{}, Rules: []int{9}, To: StateRunning, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"begin", "timeout"}},
+		{From: Starting{}, Event: &Cancel{}, Rules: []int{14}, To: StateScheduled, Actions: []ActionKind{ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{From: Starting{}, Event: &Disable{}, Rules: []int{16}, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}},
+		{From: Starting{}, Event: &Reconfigure{}, Rules: []int{17}, To: StateStarting, Effects: []string{"retune"}},
+		{From: Starting{}, Event: &Trigger{}, Rules: []int{10}, To: StateStarting},
+		{From: Starting{}, Event: &Succeeded{}, Rules: []int{11}, To: StateStarting},
+		{From: Starting{}, Event: &Failed{}, Rules: []int{12}, To: StateStarting},
+		{From: Starting{}, Event: &Interrupted{}, Rules: []int{13}, To: StateStarting},
+		{From: Starting{}, Event: &CancelQueued{}, Rules: []int{15}, To: StateStarting},
+		{From: Running{}, Event: &Trigger{}, Tests: []string{"canQueue"}, Rules: []int{19}, To: StateRunning, Actions: []ActionKind{ActionQueueRun}, Effects: []string{"queue"}},
+		{From: Running{}, Event: &Trigger{}, Tests: []string{"!canQueue"}, Rules: []int{20}, To: StateRunning},
+		{From: Running{}, Event: &Succeeded{}, Tests: []string{"runNext"}, Rules: []int{21}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"succeedAndNext"}},
+		{From: Running{}, Event: &Succeeded{}, Tests: []string{"!runNext"}, Rules: []int{22}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"succeed", "untilNextRun"}},
+		{From: Running{}, Event: &Failed{}, Tests: []string{"runNext"}, Rules: []int{23}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"failAndNext"}},
+		{From: Running{}, Event: &Failed{}, Tests: []string{"!runNext", "retriesLeft"}, Rules: []int{24}, To: StateWaitingToRetry, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
+		{From: Running{}, Event: &Failed{}, Tests: []string{"!runNext", "!retriesLeft"}, Rules: []int{25}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
+		{From: Running{}, Event: &Interrupted{}, Tests: []string{"runNext"}, Rules: []int{26}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"failAndNext"}},
+		{From: Running{}, Event: &Interrupted{}, Tests: []string{"!runNext", "retriesLeft"}, Rules: []int{27}, To: StateWaitingToRetry, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
+		{From: Running{}, Event: &Interrupted{}, Tests: []string{"!runNext", "!retriesLeft"}, Rules: []int{28}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
+		{From: Running{}, Event: &Cancel{}, Tests: []string{"isQueued"}, Rules: []int{29}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartRun}, Effects: []string{"cancelAndNext"}},
+		{From: Running{}, Event: &Cancel{}, Tests: []string{"!isQueued"}, Rules: []int{30}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{From: Running{}, Event: &CancelQueued{}, Tests: []string{"isQueued"}, Rules: []int{31}, To: StateRunning, Effects: []string{"unqueue"}},
+		{From: Running{}, Event: &CancelQueued{}, Tests: []string{"!isQueued"}, Rules: []int{32}, To: StateRunning},
+		{From: Running{}, Event: &Disable{}, Rules: []int{33}, To: StateDisabled, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun}},
+		{From: Running{}, Event: &Reconfigure{}, Rules: []int{34}, To: StateRunning, Effects: []string{"retune"}},
+		{From: Running{}, Event: &Started{}, Rules: []int{18}, To: StateRunning},
+		{From: WaitingToRetry{}, Event: &Trigger{}, Rules: []int{36}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"trigger"}},
+		{From: WaitingToRetry{}, Event: &Cancel{}, Rules: []int{40}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{From: WaitingToRetry{}, Event: &Disable{}, Rules: []int{42}, To: StateDisabled, Actions: []ActionKind{ActionCancelTimer}},
+		{From: WaitingToRetry{}, Event: &Reconfigure{}, Rules: []int{43}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
+		{From: WaitingToRetry{}, Event: &Started{}, Rules: []int{35}, To: StateWaitingToRetry},
+		{From: WaitingToRetry{}, Event: &Succeeded{}, Rules: []int{37}, To: StateWaitingToRetry},
+		{From: WaitingToRetry{}, Event: &Failed{}, Rules: []int{38}, To: StateWaitingToRetry},
+		{From: WaitingToRetry{}, Event: &Interrupted{}, Rules: []int{39}, To: StateWaitingToRetry},
+		{From: WaitingToRetry{}, Event: &CancelQueued{}, Rules: []int{41}, To: StateWaitingToRetry},
+		{From: Disabled{}, Event: &Enable{}, Rules: []int{52}, To: StateScheduled, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{From: Disabled{}, Event: &Reconfigure{}, Rules: []int{53}, To: StateDisabled, Effects: []string{"retune"}},
+		{From: Disabled{}, Event: &Started{}, Rules: []int{44}, To: StateDisabled},
+		{From: Disabled{}, Event: &Trigger{}, Rules: []int{45}, To: StateDisabled},
+		{From: Disabled{}, Event: &Succeeded{}, Rules: []int{46}, To: StateDisabled},
+		{From: Disabled{}, Event: &Failed{}, Rules: []int{47}, To: StateDisabled},
+		{From: Disabled{}, Event: &Interrupted{}, Rules: []int{48}, To: StateDisabled},
+		{From: Disabled{}, Event: &Cancel{}, Rules: []int{49}, To: StateDisabled},
+		{From: Disabled{}, Event: &CancelQueued{}, Rules: []int{50}, To: StateDisabled},
+		{From: Disabled{}, Event: &Disable{}, Rules: []int{51}, To: StateDisabled},
+		{From: Scheduled{}, Event: &Enable{}, Rules: []int{54}, To: StateScheduled},
+		{From: Scheduled{}, Event: &TimerFired{Timer: 1}, Rules: []int{55}, To: StateStarting, Actions: []ActionKind{ActionStartRun}, Effects: []string{"due"}},
+		{From: Running{}, Event: &TimerFired{Timer: 1}, Tests: []string{"runNextAtTimeout"}, Rules: []int{56}, To: StateStarting, Actions: []ActionKind{ActionTimeOutRun, ActionStartRun}, Effects: []string{"timeOutAndNext"}},
+		{From: Running{}, Event: &TimerFired{Timer: 1}, Tests: []string{"!runNextAtTimeout", "retriesLeft"}, Rules: []int{57}, To: StateWaitingToRetry, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndRetry", "backoff"}},
+		{From: Running{}, Event: &TimerFired{Timer: 1}, Tests: []string{"!runNextAtTimeout", "!retriesLeft"}, Rules: []int{58}, To: StateScheduled, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndGiveUp", "untilNextRun"}},
+		{From: WaitingToRetry{}, Event: &TimerFired{Timer: 1}, Rules: []int{59}, To: StateStarting, Actions: []ActionKind{ActionStartRun}, Effects: []string{"retry"}},
 	})
 }
 
-// TestPaths drives the machine along the witness path of each of its 49 rules,
+// TestPaths drives the machine along the witness path of each of its 61 rules,
 // the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{
@@ -208,50 +264,62 @@ func TestPaths(t *testing.T) {
 		{Up: -1, Event: &Failed{}, Rules: []int{3}},
 		{Up: -1, Event: &Interrupted{}, Rules: []int{4}},
 		{Up: -1, Event: &Cancel{}, Rules: []int{5}},
-		{Up: -1, Event: &Disable{}, Rules: []int{6}, Actions: []ActionKind{ActionCancelTimer}},
-		{Up: -1, Event: &Reconfigure{}, Rules: []int{7}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
-		{Up: 1, Event: &Started{}, Rules: []int{8}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"begin", "timeout"}},
-		{Up: 1, Event: &Trigger{}, Rules: []int{9}},
-		{Up: 1, Event: &Succeeded{}, Rules: []int{10}},
-		{Up: 1, Event: &Failed{}, Rules: []int{11}},
-		{Up: 1, Event: &Interrupted{}, Rules: []int{12}},
-		{Up: 1, Event: &Cancel{}, Rules: []int{13}, Actions: []ActionKind{ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{Up: 1, Event: &Disable{}, Rules: []int{14}, Actions: []ActionKind{ActionCancelRun}},
-		{Up: 1, Event: &Reconfigure{}, Rules: []int{15}, Effects: []string{"retune"}},
-		{Up: 8, Event: &Started{}, Rules: []int{16}},
-		{Up: 8, Event: &Trigger{}, Rules: []int{17}},
-		{Up: 8, Event: &Succeeded{}, Rules: []int{18}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"succeed", "untilNextRun"}},
-		{Up: 8, Event: &Failed{}, Tests: []string{"retriesLeft"}, Rules: []int{19}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
-		{Up: 8, Event: &Failed{}, Tests: []string{"!retriesLeft"}, Rules: []int{20}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
-		{Up: 8, Event: &Interrupted{}, Tests: []string{"retriesLeft"}, Rules: []int{21}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
-		{Up: 8, Event: &Interrupted{}, Tests: []string{"!retriesLeft"}, Rules: []int{22}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
-		{Up: 8, Event: &Cancel{}, Rules: []int{23}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{Up: 8, Event: &Disable{}, Rules: []int{24}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun}},
-		{Up: 8, Event: &Reconfigure{}, Rules: []int{25}, Effects: []string{"retune"}},
-		{Up: 19, Event: &Started{}, Rules: []int{26}},
-		{Up: 19, Event: &Trigger{}, Rules: []int{27}, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"trigger"}},
-		{Up: 19, Event: &Succeeded{}, Rules: []int{28}},
-		{Up: 19, Event: &Failed{}, Rules: []int{29}},
-		{Up: 19, Event: &Interrupted{}, Rules: []int{30}},
-		{Up: 19, Event: &Cancel{}, Rules: []int{31}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{Up: 19, Event: &Disable{}, Rules: []int{32}, Actions: []ActionKind{ActionCancelTimer}},
-		{Up: 19, Event: &Reconfigure{}, Rules: []int{33}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
-		{Up: 6, Event: &Started{}, Rules: []int{34}},
-		{Up: 6, Event: &Trigger{}, Rules: []int{35}},
-		{Up: 6, Event: &Succeeded{}, Rules: []int{36}},
-		{Up: 6, Event: &Failed{}, Rules: []int{37}},
-		{Up: 6, Event: &Interrupted{}, Rules: []int{38}},
-		{Up: 6, Event: &Cancel{}, Rules: []int{39}},
-		{Up: 6, Event: &Disable{}, Rules: []int{40}},
-		{Up: 6, Event: &Enable{}, Rules: []int{41}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{Up: 6, Event: &Reconfigure{}, Rules: []int{42}, Effects: []string{"retune"}},
-		{Up: -1, Event: &Enable{}, Rules: []int{43}},
-		{Up: -1, Event: &TimerFired{Timer: 1}, Rules: []int{44}, Actions: []ActionKind{ActionStartRun}, Effects: []string{"due"}},
-		{Up: 8, Event: &TimerFired{Timer: 2}, Tests: []string{"retriesLeft"}, Rules: []int{45}, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndRetry", "backoff"}},
-		{Up: 8, Event: &TimerFired{Timer: 2}, Tests: []string{"!retriesLeft"}, Rules: []int{46}, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndGiveUp", "untilNextRun"}},
-		{Up: 19, Event: &TimerFired{Timer: 3}, Rules: []int{47}, Actions: []ActionKind{ActionStartRun}, Effects: []string{"retry"}},
-		{Up: -1, Event: &TimerFired{}, Rules: []int{48}},
-	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48})
+		{Up: -1, Event: &CancelQueued{}, Rules: []int{6}},
+		{Up: -1, Event: &Disable{}, Rules: []int{7}, Actions: []ActionKind{ActionCancelTimer}},
+		{Up: -1, Event: &Reconfigure{}, Rules: []int{8}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
+		{Up: 1, Event: &Started{}, Rules: []int{9}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"begin", "timeout"}},
+		{Up: 1, Event: &Trigger{}, Rules: []int{10}},
+		{Up: 1, Event: &Succeeded{}, Rules: []int{11}},
+		{Up: 1, Event: &Failed{}, Rules: []int{12}},
+		{Up: 1, Event: &Interrupted{}, Rules: []int{13}},
+		{Up: 1, Event: &Cancel{}, Rules: []int{14}, Actions: []ActionKind{ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{Up: 1, Event: &CancelQueued{}, Rules: []int{15}},
+		{Up: 1, Event: &Disable{}, Rules: []int{16}, Actions: []ActionKind{ActionCancelRun}},
+		{Up: 1, Event: &Reconfigure{}, Rules: []int{17}, Effects: []string{"retune"}},
+		{Up: 9, Event: &Started{}, Rules: []int{18}},
+		{Up: 9, Event: &Trigger{}, Tests: []string{"canQueue"}, Rules: []int{19}, Actions: []ActionKind{ActionQueueRun}, Effects: []string{"queue"}},
+		{Up: 9, Event: &Trigger{}, Tests: []string{"!canQueue"}, Rules: []int{20}},
+		{Up: 9, Event: &Succeeded{}, Tests: []string{"runNext"}, Rules: []int{21}, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"succeedAndNext"}},
+		{Up: 9, Event: &Succeeded{}, Tests: []string{"!runNext"}, Rules: []int{22}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"succeed", "untilNextRun"}},
+		{Up: 9, Event: &Failed{}, Tests: []string{"runNext"}, Rules: []int{23}, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"failAndNext"}},
+		{Up: 9, Event: &Failed{}, Tests: []string{"!runNext", "retriesLeft"}, Rules: []int{24}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
+		{Up: 9, Event: &Failed{}, Tests: []string{"!runNext", "!retriesLeft"}, Rules: []int{25}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
+		{Up: 9, Event: &Interrupted{}, Tests: []string{"runNext"}, Rules: []int{26}, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"failAndNext"}},
+		{Up: 9, Event: &Interrupted{}, Tests: []string{"!runNext", "retriesLeft"}, Rules: []int{27}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndRetry", "backoff"}},
+		{Up: 9, Event: &Interrupted{}, Tests: []string{"!runNext", "!retriesLeft"}, Rules: []int{28}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
+		{Up: 9, Event: &Cancel{}, Tests: []string{"isQueued"}, Rules: []int{29}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartRun}, Effects: []string{"cancelAndNext"}},
+		{Up: 9, Event: &Cancel{}, Tests: []string{"!isQueued"}, Rules: []int{30}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{Up: 9, Event: &CancelQueued{}, Tests: []string{"isQueued"}, Rules: []int{31}, Effects: []string{"unqueue"}},
+		{Up: 9, Event: &CancelQueued{}, Tests: []string{"!isQueued"}, Rules: []int{32}},
+		{Up: 9, Event: &Disable{}, Rules: []int{33}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun}},
+		{Up: 9, Event: &Reconfigure{}, Rules: []int{34}, Effects: []string{"retune"}},
+		{Up: 24, Event: &Started{}, Rules: []int{35}},
+		{Up: 24, Event: &Trigger{}, Rules: []int{36}, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"trigger"}},
+		{Up: 24, Event: &Succeeded{}, Rules: []int{37}},
+		{Up: 24, Event: &Failed{}, Rules: []int{38}},
+		{Up: 24, Event: &Interrupted{}, Rules: []int{39}},
+		{Up: 24, Event: &Cancel{}, Rules: []int{40}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{Up: 24, Event: &CancelQueued{}, Rules: []int{41}},
+		{Up: 24, Event: &Disable{}, Rules: []int{42}, Actions: []ActionKind{ActionCancelTimer}},
+		{Up: 24, Event: &Reconfigure{}, Rules: []int{43}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
+		{Up: 7, Event: &Started{}, Rules: []int{44}},
+		{Up: 7, Event: &Trigger{}, Rules: []int{45}},
+		{Up: 7, Event: &Succeeded{}, Rules: []int{46}},
+		{Up: 7, Event: &Failed{}, Rules: []int{47}},
+		{Up: 7, Event: &Interrupted{}, Rules: []int{48}},
+		{Up: 7, Event: &Cancel{}, Rules: []int{49}},
+		{Up: 7, Event: &CancelQueued{}, Rules: []int{50}},
+		{Up: 7, Event: &Disable{}, Rules: []int{51}},
+		{Up: 7, Event: &Enable{}, Rules: []int{52}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
+		{Up: 7, Event: &Reconfigure{}, Rules: []int{53}, Effects: []string{"retune"}},
+		{Up: -1, Event: &Enable{}, Rules: []int{54}},
+		{Up: -1, Event: &TimerFired{Timer: 1}, Rules: []int{55}, Actions: []ActionKind{ActionStartRun}, Effects: []string{"due"}},
+		{Up: 9, Event: &TimerFired{Timer: 2}, Tests: []string{"runNextAtTimeout"}, Rules: []int{56}, Actions: []ActionKind{ActionTimeOutRun, ActionStartRun}, Effects: []string{"timeOutAndNext"}},
+		{Up: 9, Event: &TimerFired{Timer: 2}, Tests: []string{"!runNextAtTimeout", "retriesLeft"}, Rules: []int{57}, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndRetry", "backoff"}},
+		{Up: 9, Event: &TimerFired{Timer: 2}, Tests: []string{"!runNextAtTimeout", "!retriesLeft"}, Rules: []int{58}, Actions: []ActionKind{ActionTimeOutRun, ActionStartTimer}, Effects: []string{"timeOutAndGiveUp", "untilNextRun"}},
+		{Up: 24, Event: &TimerFired{Timer: 3}, Rules: []int{59}, Actions: []ActionKind{ActionStartRun}, Effects: []string{"retry"}},
+		{Up: -1, Event: &TimerFired{}, Rules: []int{60}},
+	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60})
 }
 
 // TestEveryPair checks that a rule resolves every state × event pair: see
@@ -294,16 +362,17 @@ func TestJSON(t *testing.T) {
 	}, Running{
 		Attempt:  4,
 		Failures: 3,
+		Queued:   true,
 		Trigger:  "sample e",
 	}, WaitingToRetry{
 		Attempt:  4,
 		Failures: 3,
 	}, Disabled{Failures: 2}}, UnmarshalState)
-	fsmtest.JSON(t, []Event{&Started{}, &Trigger{}, &Succeeded{}, &Failed{}, &Interrupted{}, &Cancel{}, &Disable{}, &Enable{}, &Reconfigure{}, &TimerFired{}}, UnmarshalEvent)
+	fsmtest.JSON(t, []Event{&Started{}, &Trigger{}, &Succeeded{}, &Failed{}, &Interrupted{}, &Cancel{}, &CancelQueued{}, &Disable{}, &Enable{}, &Reconfigure{}, &TimerFired{}}, UnmarshalEvent)
 	fsmtest.JSON(t, []Action{&StartRun{
 		Attempt: 1,
 		Trigger: "sample b",
-	}, &TimeOutRun{}, &CancelRun{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"start_run","attempt":"not a number"}`)
+	}, &TimeOutRun{}, &CancelRun{}, &QueueRun{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"start_run","attempt":"not a number"}`)
 }
 
 // TestRecorder checks that the Recorder keeps the values of the actions.
@@ -314,9 +383,9 @@ func TestRecorder(t *testing.T) {
 		Trigger: "sample b",
 	}
 	rec.StartRun(a0.Attempt, a0.Trigger)
-	a3 := &StartTimer{}
-	rec.StartTimer(a3.Timer, a3.Delay)
-	a4 := &CancelTimer{}
-	rec.CancelTimer(a4.Timer)
-	fsmtest.Recorded(t, []Action{a0, a3, a4}, rec.Actions)
+	a4 := &StartTimer{}
+	rec.StartTimer(a4.Timer, a4.Delay)
+	a5 := &CancelTimer{}
+	rec.CancelTimer(a5.Timer)
+	fsmtest.Recorded(t, []Action{a0, a4, a5}, rec.Actions)
 }

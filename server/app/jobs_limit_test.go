@@ -84,3 +84,70 @@ jobs:
 	assert.Equal(t, jobdefs.RunCancelled, p.runs(tok, "third")[0].Status)
 	p.noErrors()
 }
+
+// TestJobsOverlap runs two command jobs that wait for a file, one with
+// overlap: queue and one with the default (skip), through the API: a
+// trigger during a run is answered queued for the first and 409 for the
+// second, a third is refused, and the run that waited starts once the
+// first has ended, never beside it.
+func TestJobsOverlap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go")
+	run := `echo start >> ` + dir + `/$0; while [ ! -e ` + gate + ` ]; do sleep 0.02; done; echo end >> ` + dir + `/$0`
+	p := launch(t, newDB(t), "-jobs", jobsFile(t, dir, `
+jobs:
+  - id: queueing
+    command: [sh, -c, '`+run+`', queueing]
+    schedule: {type: cron, expression: "0 3 1 1 *"}
+    overlap: queue
+  - id: skipping
+    command: [sh, -c, '`+run+`', skipping]
+    schedule: {type: cron, expression: "0 3 1 1 *"}
+`))
+	tok := p.token()
+	if pgtest.OnPostgres() {
+		require.Eventually(t, p.runsJobs, time.Minute, 20*time.Millisecond, "the server takes the jobs")
+	}
+	assert.Equal(t, "queue", p.job(tok, "queueing").Overlap)
+	assert.Equal(t, "skip", p.job(tok, "skipping").Overlap)
+
+	first := p.trigger(tok, "queueing")
+	assert.Equal(t, jobdefs.RunRunning, first.Status)
+	behind := p.trigger(tok, "queueing")
+	assert.Equal(t, jobdefs.RunQueued, behind.Status)
+	j := p.job(tok, "queueing")
+	assert.Equal(t, jobengine.StatusRunning, j.Status)
+	assert.Equal(t, behind.ID, j.LastRun.ID)
+	var refused struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	p.call(tok, "POST", "/api/jobs/queueing/trigger", "", http.StatusConflict, &refused)
+	assert.Equal(t, "job_running", refused.Error.Code)
+	assert.Contains(t, refused.Error.Message, "one queued behind it ("+behind.ID+")")
+
+	assert.Equal(t, jobdefs.RunRunning, p.trigger(tok, "skipping").Status)
+	p.call(tok, "POST", "/api/jobs/skipping/trigger", "", http.StatusConflict, &refused)
+	assert.Contains(t, refused.Error.Message, "with overlap: queue in the jobs file")
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	require.Eventually(t, func() bool {
+		runs := p.runs(tok, "queueing")
+		return len(runs) == 2 && runs[1].Status == jobdefs.RunSucceeded
+	}, 30*time.Second, 20*time.Millisecond, "the run that waited runs")
+	p.settled(tok, "queueing")
+	p.settled(tok, "skipping")
+	runs := p.runs(tok, "queueing")
+	require.Len(t, runs, 2)
+	assert.Equal(t, []string{first.ID, behind.ID}, []string{runs[0].ID, runs[1].ID})
+	assert.Equal(t, jobdefs.TriggerManual, runs[1].TriggeredBy)
+	assert.False(t, runs[1].StartedAt.Before(*runs[0].FinishedAt), "the second started once the first had ended")
+	marks, err := os.ReadFile(filepath.Join(dir, "queueing"))
+	require.NoError(t, err)
+	assert.Equal(t, "start\nend\nstart\nend\n", string(marks), "one run at a time")
+	assert.Len(t, p.runs(tok, "skipping"), 1)
+	p.noErrors()
+}

@@ -71,8 +71,72 @@ func (b *Behavior) Retry(s Settings, at time.Time, attempt int) (time.Time, stri
 	return at.Add(b.Backoff(s, attempt)), TriggerRetry
 }
 
-// Begin starts the due run at now.
-func (b *Behavior) Begin(now time.Time) time.Time { return now }
+// Begin starts the due run at now, with no run waiting behind it.
+func (b *Behavior) Begin(now time.Time) (time.Time, bool) { return now, false }
+
+// CanQueue reports whether a manual run may wait behind the run in
+// progress: with overlap queue, when none waits yet.
+func (b *Behavior) CanQueue(s Settings, queued bool) bool {
+	return s.Overlap == OverlapQueue && !queued
+}
+
+// IsQueued reports whether a manual run waits behind the run in progress.
+func (b *Behavior) IsQueued(queued bool) bool { return queued }
+
+// RunNext reports whether a run starts as soon as the run in progress,
+// started at at, ends at now: one waits behind it, or, with overlap queue,
+// a cron schedule's time came while it ran. (An interval counts from the
+// end of a run: none of its times comes during one.)
+func (b *Behavior) RunNext(s Settings, queued bool, at, now time.Time) bool {
+	if queued {
+		return true
+	}
+	return s.Overlap == OverlapQueue && s.Schedule.Type == monitors.ScheduleCron && !b.Next(s, at).After(now)
+}
+
+// RunNextAtTimeout is RunNext for a run that times out.
+func (b *Behavior) RunNextAtTimeout(s Settings, queued bool, at time.Time) bool {
+	return b.RunNext(s, queued, at, at.Add(s.Timeout))
+}
+
+// Queue notes a manual run waiting behind the run in progress.
+func (b *Behavior) Queue() bool { return true }
+
+// Unqueue notes that no run waits behind the run in progress.
+func (b *Behavior) Unqueue() bool { return false }
+
+// next is the trigger of the run that starts when a run ends: manual when
+// one waited behind it, else a scheduled time that passed during it.
+func next(queued bool) string {
+	if queued {
+		return TriggerManual
+	}
+	return TriggerSchedule
+}
+
+// SucceedAndNext ends a run well at now and makes the next run due at
+// once.
+func (b *Behavior) SucceedAndNext(now time.Time, queued bool) (time.Time, int, int, string) {
+	return now, 0, 0, next(queued)
+}
+
+// FailAndNext counts a failed run at now and makes the next run due at
+// once, in place of a retry.
+func (b *Behavior) FailAndNext(now time.Time, failures int, queued bool) (time.Time, int, int, string) {
+	return now, failures + 1, 0, next(queued)
+}
+
+// TimeOutAndNext counts the run started at at failed at its timeout, and
+// makes the next run due then, in place of a retry.
+func (b *Behavior) TimeOutAndNext(s Settings, at time.Time, failures int, queued bool) (time.Time, int, int, string) {
+	return at.Add(s.Timeout), failures + 1, 0, next(queued)
+}
+
+// CancelAndNext stops at now and makes the manual run that waited behind
+// the cancelled one due.
+func (b *Behavior) CancelAndNext(now time.Time) (time.Time, int, string) {
+	return now, 0, TriggerManual
+}
 
 // Succeed ends a run well at now: no failure in a row, and the next run
 // after now.

@@ -31,6 +31,7 @@ type fileJob struct {
 	Timeout  yaml.Node     `yaml:"timeout"`
 	Retries  yaml.Node     `yaml:"retries"`
 	Backoff  *fileBackoff  `yaml:"backoff"`
+	Overlap  yaml.Node     `yaml:"overlap"`
 	Enabled  yaml.Node     `yaml:"enabled"`
 }
 
@@ -65,12 +66,13 @@ func Load(path string) ([]Job, error) {
 //	    timeout: 30m
 //	    retries: 3
 //	    backoff: {base: 5s, cap: 5m}
+//	    overlap: skip
 //	    enabled: true
 //
 // A schedule is {type: cron, expression, timezone} or {type: interval,
 // seconds}; timeout (default 1h), retries (default 3), backoff base
-// (default 5s) and cap (default 5m) and enabled (default true) may be left
-// out. Every problem is reported, each as "name:line: what is wrong and
+// (default 5s) and cap (default 5m), overlap (skip or queue, default
+// skip) and enabled (default true) may be left out. Every problem is reported, each as "name:line: what is wrong and
 // what to do", in the order of the file.
 func Parse(name string, data []byte) ([]Job, error) {
 	var f file
@@ -113,7 +115,7 @@ var (
 // fieldsOf lists the keys each part of the file takes.
 var fieldsOf = map[string]string{
 	"file":         "jobs",
-	"fileJob":      "id, name, command, schedule, timeout, retries, backoff, enabled",
+	"fileJob":      "id, name, command, schedule, timeout, retries, backoff, overlap, enabled",
 	"fileSchedule": "type, expression, timezone, seconds",
 	"fileBackoff":  "base, cap",
 }
@@ -259,6 +261,17 @@ func (p *parser) job(fj *fileJob, i int) (*Job, int) {
 			p.errorf(fj.Backoff.Cap.Line, "backoff cap: %v is below the base %v: give a cap at least the base", s.BackoffCap, s.BackoffBase)
 		}
 	}
+	if set(&fj.Overlap) {
+		switch v := fj.Overlap.Value; {
+		case fj.Overlap.Kind != yaml.ScalarNode:
+			p.errorf(fj.Overlap.Line, "overlap: give skip or queue")
+		case v == OverlapSkipName:
+		case v == OverlapQueue:
+			s.Overlap = OverlapQueue
+		default:
+			p.errorf(fj.Overlap.Line, "overlap: %q is not skip or queue (what becomes due while the job's run is in progress: skipped, or run once it ends)", v)
+		}
+	}
 	if set(&fj.Enabled) {
 		switch fj.Enabled.Value {
 		case "true":
@@ -314,7 +327,7 @@ func (p *parser) schedule(fs *fileSchedule, s *Settings, line int) {
 
 // firstLine is the line of the first key a job gives.
 func firstLine(fj *fileJob) int {
-	for _, n := range []*yaml.Node{&fj.Name, &fj.Command, &fj.Timeout, &fj.Retries, &fj.Enabled} {
+	for _, n := range []*yaml.Node{&fj.Name, &fj.Command, &fj.Timeout, &fj.Retries, &fj.Overlap, &fj.Enabled} {
 		if set(n) {
 			return n.Line
 		}

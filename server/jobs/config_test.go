@@ -24,19 +24,27 @@ jobs:
     timeout: 30m
     retries: 5
     backoff: {base: 1s, cap: 1m}
+    overlap: queue
     enabled: false
   - id: sync
     command: [sync]
     schedule: {type: interval, seconds: 90}
+  - id: skipping
+    command: [skipping]
+    schedule: {type: interval, seconds: 90}
+    overlap: skip
 `))
 	require.NoError(t, err)
 	assert.Equal(t, []jobs.Job{
 		{ID: "backup", Name: "Nightly backup", Command: []string{"/usr/local/bin/backup", "--full", "two words"},
 			Settings: jobs.Settings{Schedule: monitors.Schedule{Type: "cron", Expression: "30 2 * * *"}, Timezone: "Europe/Paris",
-				Timeout: 30 * time.Minute, Retries: 5, BackoffBase: time.Second, BackoffCap: time.Minute}},
+				Timeout: 30 * time.Minute, Retries: 5, BackoffBase: time.Second, BackoffCap: time.Minute, Overlap: jobs.OverlapQueue}},
 		{ID: "sync", Name: "sync", Command: []string{"sync"}, Enabled: true,
 			Settings: jobs.Settings{Schedule: monitors.Schedule{Type: "interval", Seconds: 90}, Timezone: "UTC",
 				Timeout: jobs.DefaultTimeout, Retries: jobs.DefaultRetries, BackoffBase: jobs.DefaultBackoffBase, BackoffCap: jobs.DefaultBackoffCap}},
+		{ID: "skipping", Name: "skipping", Command: []string{"skipping"}, Enabled: true,
+			Settings: jobs.Settings{Schedule: monitors.Schedule{Type: "interval", Seconds: 90}, Timezone: "UTC",
+				Timeout: jobs.DefaultTimeout, Retries: jobs.DefaultRetries, BackoffBase: jobs.DefaultBackoffBase, BackoffCap: jobs.DefaultBackoffCap, Overlap: jobs.OverlapSkip}},
 	}, got)
 }
 
@@ -49,7 +57,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top key", "job: []\n", `jobs.yaml:1: unknown key "job": the keys here are jobs`},
 		{"jobs not a list", "jobs: 3\n", `jobs.yaml:1: want a list of jobs, each a mapping with an id`},
 		{"job not a mapping", "jobs:\n  - 3\n", `jobs.yaml:2: want a mapping of keys, found a number`},
-		{"unknown job key", "jobs:\n  - id: a\n    colour: red\n", `jobs.yaml:3: unknown key "colour": the keys here are id, name, command, schedule, timeout, retries, backoff, enabled`},
+		{"unknown job key", "jobs:\n  - id: a\n    colour: red\n", `jobs.yaml:3: unknown key "colour": the keys here are id, name, command, schedule, timeout, retries, backoff, overlap, enabled`},
 		{"unknown schedule key", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, every: 5}\n", `jobs.yaml:4: unknown key "every": the keys here are type, expression, timezone, seconds`},
 		{"no id", "jobs:\n  - command: [a]\n    schedule: {type: interval, seconds: 5}\n", `jobs.yaml:2: job 1 has no id: give it one, as in id: nightly-backup`},
 		{"bad id", "jobs:\n  - id: Big Job\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n", `jobs.yaml:2: id "Big Job": give 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit`},
@@ -67,6 +75,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad retries", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n    retries: many\n", `jobs.yaml:5: retries: "many" is not a whole number`},
 		{"too many retries", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n    retries: 101\n", `jobs.yaml:5: retries: 101 is not between 0 and 100`},
 		{"cap below base", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n    backoff: {base: 1m, cap: 1s}\n", `jobs.yaml:5: backoff cap: 1s is below the base 1m0s: give a cap at least the base`},
+		{"bad overlap", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n    overlap: parallel\n", `jobs.yaml:5: overlap: "parallel" is not skip or queue (what becomes due while the job's run is in progress: skipped, or run once it ends)`},
+		{"overlap a list", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n    overlap: [queue]\n", `jobs.yaml:5: overlap: give skip or queue`},
 		{"bad enabled", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n    enabled: yes\n", `jobs.yaml:5: enabled: "yes" is not true or false`},
 		{"twice", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n  - id: a\n    command: [b]\n    schedule: {type: interval, seconds: 5}\n", `jobs.yaml:5: job "a" is declared twice (first at line 2): give each job its own id`},
 		{"every problem", "jobs:\n  - id: a\n    command: [a]\n    schedule: {type: interval, seconds: 5}\n    timeout: soon\n    retries: -1\n", "jobs.yaml:5: timeout: \"soon\" is not a duration: give one like 30s, 5m or 1h30m\njobs.yaml:6: retries: -1 is not between 0 and 100"},
@@ -100,6 +110,7 @@ func TestRegistry(t *testing.T) {
 		{"both", jobs.Job{ID: "x", Func: noop, Command: []string{"a"}, Settings: s}, `job "x": both a command and a Go function: give one`},
 		{"no timeout", jobs.Job{ID: "x", Func: noop, Settings: jobs.Settings{Schedule: s.Schedule, Retries: 0}}, `job "x": timeout 0s: give a positive duration, as in 30m`},
 		{"bad schedule", jobs.Job{ID: "x", Func: noop, Settings: jobs.Settings{Timeout: time.Second}}, `job "x": schedule: no type: give "cron" with an expression, or "interval" with seconds`},
+		{"bad overlap", jobs.Job{ID: "x", Func: noop, Settings: withOverlap(s, "allow")}, `job "x": overlap "allow": give skip or queue`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := r.Register(tc.job)
@@ -107,8 +118,18 @@ func TestRegistry(t *testing.T) {
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
-	require.Len(t, r.Jobs(), 1)
+	require.NoError(t, r.Register(jobs.Job{ID: "skipping", Func: noop, Settings: withOverlap(s, "skip"), Enabled: true}))
+	require.NoError(t, r.Register(jobs.Job{ID: "queueing", Func: noop, Settings: withOverlap(s, "queue"), Enabled: true}))
+	require.Len(t, r.Jobs(), 3)
 	assert.Equal(t, "go-job", r.Jobs()[0].Name, "the name defaults to the id")
+	assert.Equal(t, jobs.OverlapSkip, r.Jobs()[1].Settings.Overlap, "skip is the zero value")
+	assert.Equal(t, "skip", r.Jobs()[1].Settings.OverlapName())
+	assert.Equal(t, jobs.OverlapQueue, r.Jobs()[2].Settings.Overlap)
+}
+
+func withOverlap(s jobs.Settings, overlap string) jobs.Settings {
+	s.Overlap = overlap
+	return s
 }
 
 func TestBackoff(t *testing.T) {

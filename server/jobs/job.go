@@ -88,6 +88,9 @@ func (s Settings) Check() error {
 	if s.BackoffCap < s.BackoffBase {
 		errs = append(errs, fmt.Errorf("backoff cap %v is below its base %v: give a cap at least the base", s.BackoffCap, s.BackoffBase))
 	}
+	if s.Overlap != OverlapSkip && s.Overlap != OverlapQueue {
+		errs = append(errs, fmt.Errorf("overlap %q: give skip or queue", s.Overlap))
+	}
 	return errors.Join(errs...)
 }
 
@@ -103,8 +106,12 @@ type Registry struct {
 	byID map[string]*Job
 }
 
-// Register adds a job, checked; an id registered before is refused.
+// Register adds a job, checked; an id registered before is refused. An
+// overlap of "skip" is taken as OverlapSkip.
 func (r *Registry) Register(j Job) error {
+	if j.Settings.Overlap == OverlapSkipName {
+		j.Settings.Overlap = OverlapSkip
+	}
 	if err := j.Check(); err != nil {
 		return fmt.Errorf("job %q: %w", j.ID, err)
 	}
@@ -126,7 +133,8 @@ func (r *Registry) Register(j Job) error {
 func (r *Registry) Jobs() []*Job { return r.jobs }
 
 // The statuses of a run: queued while it waits for a free slot (the
-// server's limit on runs at once), then running, then one of the others.
+// server's limit on runs at once) or, with OverlapQueue, for the job's run
+// in progress to end, then running, then one of the others.
 const (
 	RunQueued    = "queued"
 	RunRunning   = "running"

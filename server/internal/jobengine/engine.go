@@ -147,10 +147,13 @@ type jobState struct {
 	timers []*timerEntry
 	// exec is the run in progress, when one is; waiting the run queued
 	// for a slot (the machine is Starting), and queueSeq its place in the
-	// queue.
+	// queue; behind the manual run queued behind the run in progress
+	// (overlap queue: the machine is Running, queued), which StartRun
+	// starts when that run ends.
 	exec     *execution
 	waiting  *store.Run
 	queueSeq uint64
+	behind   *store.Run
 	// last is the job's last run, nil when none.
 	last *store.Run
 	view atomic.Pointer[View]
@@ -318,6 +321,13 @@ func (e *Engine) open(rs *roundState, j *jobState, row *store.Job, last *store.R
 		return nil
 	}
 	j.last = last
+	if s, ok := j.machine.State().(job.Running); ok && s.Queued && last != nil && last.Status == jobs.RunQueued {
+		// A manual run waited behind the run in progress: it does again
+		// (the run in progress, interrupted, is closed next, and it
+		// starts then).
+		r := *last
+		j.behind = &r
+	}
 	if j.machine.Kind() == job.StateStarting {
 		// A run was queued for a slot when the server stopped: it waits
 		// again, in the order it was queued.
@@ -359,7 +369,7 @@ func (e *Engine) requeue(rs *roundState, j *jobState, last *store.Run) error {
 		return fmt.Errorf("its machine is %v, not starting", j.machine.Kind())
 	}
 	rs.touch(j)
-	e.queueRun(rs, j, &store.Run{ID: newID(), JobID: j.def.ID, Attempt: s.Attempt, TriggeredBy: s.Trigger}, rs.now)
+	e.queueRun(rs, j, &store.Run{ID: newID(), JobID: j.def.ID, Attempt: s.Attempt, TriggeredBy: s.Trigger}, false, rs.now)
 	return nil
 }
 
@@ -474,10 +484,25 @@ func (h *handler) current() *step {
 	return st
 }
 
-// StartRun notes the run to queue (and start, when a slot is free).
+// StartRun notes the run to queue (and start, when a slot is free): the
+// run that waited behind the one in progress, when there is one.
 func (h *handler) StartRun(attempt int, trigger string) {
 	st := h.current()
+	if b := h.job.behind; b != nil {
+		r := *b
+		r.Attempt, r.TriggeredBy = attempt, trigger
+		st.start, st.stored = &r, true
+		h.job.behind = nil
+		return
+	}
 	st.start = &store.Run{ID: newID(), JobID: h.job.def.ID, Attempt: attempt, TriggeredBy: trigger}
+}
+
+// QueueRun notes the manual run to record waiting behind the run in
+// progress.
+func (h *handler) QueueRun() {
+	st := h.current()
+	st.behind = &store.Run{ID: newID(), JobID: h.job.def.ID, TriggeredBy: jobs.TriggerManual}
 }
 
 // TimeOutRun notes that the run in progress is stopped and failed.

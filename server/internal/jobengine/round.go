@@ -32,6 +32,9 @@ type roundState struct {
 	// inserted indexes, by run id, the InsertRun of a run the round
 	// queued: a run that starts in the same round is inserted running.
 	inserted map[string]int
+	// finished are the runs the round ended, by id (a cancel answers with
+	// its run when another run of the job became its last).
+	finished map[string]*store.Run
 	// requeued are the jobs a load found with a run queued, to queue
 	// again, in order, once the round is stored.
 	requeued []*jobState
@@ -55,6 +58,7 @@ type snapshot struct {
 	waiting  *store.Run
 	queueSeq uint64
 	last     *store.Run
+	behind   *store.Run
 }
 
 // step is one event applied to one job's machine: the handler's methods
@@ -63,7 +67,11 @@ type step struct {
 	job   *jobState
 	at    time.Time
 	start *store.Run // the run StartRun makes due
-	stop  string     // the status of the run TimeOutRun or CancelRun stops
+	// stored reports that start is stored already (the run that waited
+	// behind the one in progress, recorded queued).
+	stored bool
+	stop   string     // the status of the run TimeOutRun or CancelRun stops
+	behind *store.Run // the run QueueRun has wait behind the run in progress
 }
 
 // maxRound bounds the timers, and the requests, a round takes.
@@ -75,13 +83,14 @@ func (e *Engine) newRound() *roundState {
 		before:     map[*jobState]snapshot{},
 		inProgress: e.inProgress,
 		inserted:   map[string]int{},
+		finished:   map[string]*store.Run{},
 	}
 }
 
 // touch records that the round changes j, keeping what it was.
 func (rs *roundState) touch(j *jobState) {
 	if _, ok := rs.before[j]; !ok {
-		rs.before[j] = snapshot{row: j.row, exec: j.exec, waiting: j.waiting, queueSeq: j.queueSeq, last: j.last}
+		rs.before[j] = snapshot{row: j.row, exec: j.exec, waiting: j.waiting, queueSeq: j.queueSeq, last: j.last, behind: j.behind}
 		rs.order = append(rs.order, j)
 	}
 }
@@ -116,7 +125,29 @@ func (e *Engine) step(rs *roundState, j *jobState, at time.Time, ev job.Event, f
 		rs.stop = append(rs.stop, stopped{x, st.stop})
 	}
 	if st.start != nil {
-		e.queueRun(rs, j, st.start, at)
+		e.queueRun(rs, j, st.start, st.stored, at)
+	}
+	switch {
+	case st.behind != nil:
+		// A manual run waits behind the run in progress: recorded queued
+		// (not in the queue for a slot: StartRun puts it there when the
+		// run in progress ends).
+		r := st.behind
+		r.Status, r.StartedAt = jobs.RunQueued, at
+		rs.inserted[r.ID] = len(rs.batch.Ops)
+		rs.batch.Add(store.InsertRun{Run: *r})
+		j.behind = r
+		last := *r
+		j.last = &last
+	case j.behind != nil && !queuedBehind(j.machine):
+		// The run that waited behind was cancelled, or the job disabled:
+		// it never ran.
+		f := store.FinishRun{ID: j.behind.ID, Status: jobs.RunCancelled, FinishedAt: at}
+		rs.batch.Add(f)
+		r := *j.behind
+		finishRun(&r, &f)
+		j.behind, j.last = nil, &r
+		rs.finished[r.ID] = &r
 	}
 	if alert := e.alert(j, prev, at); alert != nil {
 		rs.batch.Add(*alert)
@@ -140,13 +171,18 @@ func (e *Engine) ended(rs *roundState, j *jobState, f store.FinishRun) {
 	}
 	finishRun(&r, &f)
 	j.last = &r
+	rs.finished[r.ID] = &r
 }
 
-// queueRun records run r of j queued at at, to start when a slot frees.
-func (e *Engine) queueRun(rs *roundState, j *jobState, r *store.Run, at time.Time) {
-	r.Status, r.StartedAt = jobs.RunQueued, at
-	rs.inserted[r.ID] = len(rs.batch.Ops)
-	rs.batch.Add(store.InsertRun{Run: *r})
+// queueRun records run r of j queued at at, to start when a slot frees;
+// stored says that r is stored queued already (a run that waited behind
+// the one in progress, which keeps its time).
+func (e *Engine) queueRun(rs *roundState, j *jobState, r *store.Run, stored bool, at time.Time) {
+	if !stored {
+		r.Status, r.StartedAt = jobs.RunQueued, at
+		rs.inserted[r.ID] = len(rs.batch.Ops)
+		rs.batch.Add(store.InsertRun{Run: *r})
+	}
 	j.waiting = r
 	last := *r
 	j.last = &last
@@ -301,7 +337,7 @@ const retryWrite = time.Second
 func (e *Engine) rollback(rs *roundState) {
 	for _, j := range rs.order {
 		b := rs.before[j]
-		j.row, j.exec, j.waiting, j.queueSeq, j.last = b.row, b.exec, b.waiting, b.queueSeq, b.last
+		j.row, j.exec, j.waiting, j.queueSeq, j.last, j.behind = b.row, b.exec, b.waiting, b.queueSeq, b.last, b.behind
 		if j.row.Machine == nil {
 			// New in this round (a load, which fails).
 			e.disarmAll(j)
@@ -400,4 +436,11 @@ func (e *Engine) finished(rs *roundState, res *result) {
 	if err := e.step(rs, j, rs.now, ev, f); err != nil {
 		e.log.Error("record a run's end", "job", j.def.ID, "run", res.exec.run.ID, "err", err)
 	}
+}
+
+// queuedBehind reports whether a manual run waits behind the run in
+// progress of machine m.
+func queuedBehind(m *job.Machine) bool {
+	s, ok := m.State().(job.Running)
+	return ok && s.Queued
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/fsmgen/fsmgen/gen/job"
 	"github.com/fsmgen/fsmgen/server/internal/monitorengine"
 	"github.com/fsmgen/fsmgen/server/internal/store"
+	"github.com/fsmgen/fsmgen/server/jobs"
 )
 
 // request is what the API asks of Run: apply runs in a round and returns
@@ -196,19 +197,28 @@ func (e *Engine) triggering(id string) func(rs *roundState) (func() any, error) 
 		if j == nil {
 			return nil, notFound(id)
 		}
+		overlap := settingsOf(j.machine.State()).Overlap
 		switch j.machine.Kind() {
 		case job.StateStarting:
 			return nil, &monitorengine.Error{Status: 409, Code: "job_running", Message: fmt.Sprintf("job %q has a run queued (%s): wait for it, or cancel it first", id, j.waiting.ID)}
 		case job.StateRunning:
-			return nil, &monitorengine.Error{Status: 409, Code: "job_running", Message: fmt.Sprintf("job %q has a run in progress (%s): wait for it, or cancel it first", id, j.exec.run.ID)}
+			switch {
+			case j.behind != nil:
+				return nil, &monitorengine.Error{Status: 409, Code: "job_running", Message: fmt.Sprintf("job %q has a run in progress (%s) and one queued behind it (%s): wait for them, or cancel one first", id, j.exec.run.ID, j.behind.ID)}
+			case overlap != jobs.OverlapQueue:
+				return nil, &monitorengine.Error{Status: 409, Code: "job_running", Message: fmt.Sprintf("job %q has a run in progress (%s): wait for it, or cancel it first (with overlap: queue in the jobs file, a run triggered now waits behind it)", id, j.exec.run.ID)}
+			}
 		case job.StateDisabled:
 			return nil, &monitorengine.Error{Status: 409, Code: "job_disabled", Message: fmt.Sprintf("job %q is disabled: enable it in the jobs file first", id)}
 		}
 		if err := e.step(rs, j, rs.now, &job.Trigger{Now: rs.now}, nil); err != nil {
 			return nil, err
 		}
-		run := j.waiting.ID
-		return func() any { return newRunView(j.run(run)) }, nil
+		run := j.waiting
+		if run == nil {
+			run = j.behind // overlap queue: behind the run in progress
+		}
+		return func() any { return newRunView(j.run(run.ID)) }, nil
 	}
 }
 
@@ -220,12 +230,15 @@ func (j *jobState) run(id string) *store.Run {
 		return &j.exec.run
 	case j.waiting != nil && j.waiting.ID == id:
 		return j.waiting
+	case j.behind != nil && j.behind.ID == id:
+		return j.behind
 	}
 	return j.last
 }
 
-// Cancel cancels the run in progress (or queued) of that id: its process
-// group is killed and it is recorded cancelled.
+// Cancel cancels the run in progress (or queued, or waiting behind the run
+// in progress) of that id: its process group is killed and it is recorded
+// cancelled.
 func (e *Engine) Cancel(ctx context.Context, runID string) (*RunView, error) {
 	v, err := e.do(ctx, e.cancelling(ctx, runID))
 	if err != nil {
@@ -238,11 +251,22 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (*RunView, error) {
 func (e *Engine) cancelling(ctx context.Context, runID string) func(rs *roundState) (func() any, error) {
 	return func(rs *roundState) (func() any, error) {
 		for _, j := range e.list {
-			if (j.exec == nil || j.exec.run.ID != runID) && (j.waiting == nil || j.waiting.ID != runID) {
+			var ev job.Event
+			switch {
+			case j.exec != nil && j.exec.run.ID == runID, j.waiting != nil && j.waiting.ID == runID:
+				ev = &job.Cancel{Now: rs.now}
+			case j.behind != nil && j.behind.ID == runID:
+				ev = &job.CancelQueued{}
+			default:
 				continue
 			}
-			if err := e.step(rs, j, rs.now, &job.Cancel{Now: rs.now}, nil); err != nil {
+			if err := e.step(rs, j, rs.now, ev, nil); err != nil {
 				return nil, err
+			}
+			if r := rs.finished[runID]; r != nil {
+				// Another run of the job may be its last now (the one
+				// that waited behind this one).
+				return func() any { return newRunView(r) }, nil
 			}
 			return func() any { return newRunView(j.run(runID)) }, nil
 		}

@@ -178,7 +178,7 @@ wait:
 // forget drops the jobs' machines, timers, queue and runs from memory.
 func (e *Engine) forget() {
 	for _, j := range e.list {
-		j.machine, j.exec, j.waiting, j.last, j.row, j.timers = nil, nil, nil, nil, store.Job{}, nil
+		j.machine, j.exec, j.waiting, j.behind, j.last, j.row, j.timers = nil, nil, nil, nil, nil, store.Job{}, nil
 	}
 	e.timers, e.queue, e.inProgress, e.retry, e.retryAt = timerHeap{}, nil, 0, nil, time.Time{}
 }

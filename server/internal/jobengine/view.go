@@ -22,6 +22,7 @@ type View struct {
 	Retries             int               `json:"retries"`
 	BackoffBaseSeconds  float64           `json:"backoff_base_seconds"`
 	BackoffCapSeconds   float64           `json:"backoff_cap_seconds"`
+	Overlap             string            `json:"overlap"` // skip or queue
 	Enabled             bool              `json:"enabled"`
 	Status              string            `json:"status"` // scheduled, queued, running, waiting_to_retry, disabled
 	Health              string            `json:"health"`
@@ -81,6 +82,7 @@ func (j *jobState) newView() *View {
 			Schedule: j.def.Settings.Schedule, Timezone: j.def.Settings.Timezone,
 			TimeoutSeconds: j.def.Settings.Timeout.Seconds(), Retries: j.def.Settings.Retries,
 			BackoffBaseSeconds: j.def.Settings.BackoffBase.Seconds(), BackoffCapSeconds: j.def.Settings.BackoffCap.Seconds(),
+			Overlap: j.def.Settings.OverlapName(),
 			Enabled: j.def.Enabled, Status: StatusScheduled, Health: jobs.Health(0, j.def.Enabled), Monitor: monitorSlug(j.def.ID),
 		}
 		if !j.def.Enabled {
@@ -97,6 +99,7 @@ func (j *jobState) newView() *View {
 		Schedule: s.Schedule, Timezone: s.Timezone,
 		TimeoutSeconds: s.Timeout.Seconds(), Retries: s.Retries,
 		BackoffBaseSeconds: s.BackoffBase.Seconds(), BackoffCapSeconds: s.BackoffCap.Seconds(),
+		Overlap: s.OverlapName(),
 		Enabled: j.machine.Kind() != job.StateDisabled, Health: healthOf(j.machine),
 		ConsecutiveFailures: failuresOf(j.machine.State()), Monitor: monitorSlug(j.def.ID),
 	}

@@ -124,7 +124,8 @@ type Run struct {
 	// TriggeredBy is schedule, manual or retry.
 	TriggeredBy string
 	// StartedAt is when the run started; while it is queued (waiting for
-	// a free slot), when it was queued.
+	// a free slot, or behind the job's run in progress), when it was
+	// queued.
 	StartedAt time.Time
 	// FinishedAt, Duration, Output, Truncated, ExitCode and Error are set
 	// when the run finishes (ExitCode when a command exited).

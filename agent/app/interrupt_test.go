@@ -17,6 +17,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // TestCtrlCStopsTheTurn sends SIGINT (Ctrl-C) while a turn runs: the
@@ -54,7 +55,7 @@ func TestCtrlCStopsTheTurn(t *testing.T) {
 			cmd := e.command(ctx)
 			in, err := cmd.StdinPipe()
 			require.NoError(t, err)
-			var stdout, stderr syncBuffer
+			var stdout, stderr proctest.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			require.NoError(t, cmd.Start())
 			_, err = io.WriteString(in, "Start.\n")
@@ -100,7 +101,7 @@ func TestCtrlCAtThePromptQuits(t *testing.T) {
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	defer in.Close()
-	var stdout, stderr syncBuffer
+	var stdout, stderr proctest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	_, err = io.WriteString(in, "Hi.\n")

@@ -35,9 +35,9 @@ const maxKeysBytes = 16 << 10
 // (execve) with an environment without the keys, handing them on through
 // a pipe; in the new image it reads them back into Go's copy of the
 // environment only, where the LLM configuration finds them and from which
-// agentMain removes them once read. It also marks the process as not
-// dumpable, so that processes of the same user cannot read its memory
-// through /proc or ptrace it (root still can).
+// the first session removes them once read (takeKeys). It also marks the
+// process as not dumpable, so that processes of the same user cannot read
+// its memory through /proc or ptrace it (root still can).
 //
 // It returns nil in the new image, or when there was no key to hide.
 func hideKeys() error {

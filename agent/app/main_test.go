@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // update rewrites the recorded demo session from a fresh run.
@@ -511,7 +511,7 @@ func TestKillMidTurnAndResume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := e.command(ctx, "-p", "Fix the greeting, then run the slow check.")
-	var stderr syncBuffer
+	var stderr proctest.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	if len(sandboxArgs) > 0 {
@@ -584,7 +584,7 @@ func TestSignalStopsAndSaves(t *testing.T) {
 	cmd := e.command(ctx)
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	var stdout, stderr syncBuffer
+	var stdout, stderr proctest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	_, err = io.WriteString(in, "Think.\n")
@@ -607,26 +607,6 @@ func TestSignalStopsAndSaves(t *testing.T) {
 	assert.IsType(t, agent.CallingLLM{}, st)
 	assert.Equal(t, []string{"user: Think."}, messages(st))
 	e.checkNoSecret(t)
-}
-
-// syncBuffer is a buffer a running command writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written so far.
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestUsage checks that bad command lines exit 2 and say why.

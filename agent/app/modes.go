@@ -100,8 +100,8 @@ func offerApproval(policy approval.Policy, set *tools.Set, w io.Writer) []chat.T
 
 // needsTerminal is the error of an approval policy that would ask with no
 // terminal to ask on.
-func needsTerminal(p approval.Policy) string {
-	return fmt.Sprintf("agent: -approve %s needs a terminal to ask; use -approve never, or run interactively", p)
+func needsTerminal(p approval.Policy) error {
+	return fmt.Errorf("-approve %s needs a terminal to ask; use -approve never, or run interactively", p)
 }
 
 // alwaysAsked returns the tools of set whose own setting asks before every

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/progpath"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // plantScript is a program that leaves a file named after itself in
@@ -223,7 +224,7 @@ func TestPlantedProgramsNotRun(t *testing.T) {
 			if _, err := exec.LookPath("go"); err != nil {
 				t.Skip("go is not installed")
 			}
-			markers := hostDir(t)
+			markers := proctest.HostDir(t)
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n", ".gitignore": ".venv/\n"}, tt.replies(t, markers)...)
 			bin := filepath.Join(e.ws, ".venv", "bin")
 			if tt.before != nil {

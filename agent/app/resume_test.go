@@ -15,6 +15,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // stopWhileCalling runs the agent, types a message and, while the model
@@ -28,7 +29,7 @@ func stopWhileCalling(t *testing.T, e *env) string {
 	cmd := e.command(ctx)
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	var stderr syncBuffer
+	var stderr proctest.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	_, err = io.WriteString(in, "Think.\n")

@@ -21,29 +21,11 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // The tests of issue 20's sandbox findings, each through the agent as a
 // user runs it, with default flags but where a test says otherwise.
-
-// hostDir returns a fresh directory outside /tmp, which confined commands
-// do not see (the sandbox gives them a /tmp of their own), and outside
-// the home directory: what a test puts there is really within reach.
-func hostDir(t *testing.T) string {
-	t.Helper()
-	parent := "/var/tmp"
-	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
-		parent = "." // the package's directory
-	}
-	dir, err := os.MkdirTemp(parent, "fsmgen-agent-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	real, err := filepath.EvalSymlinks(dir)
-	require.NoError(t, err)
-	abs, err := filepath.Abs(real)
-	require.NoError(t, err)
-	return abs
-}
 
 // bashCalls returns one reply calling bash once for each command, with
 // IDs c_0, c_1, ...
@@ -82,7 +64,7 @@ func TestKeyringOutOfReach(t *testing.T) {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
 	const desc, payload = "fsmgen-agent-test", "KEYRING-SECRET-4e5f6a7b"
-	reader := sandboxtest.KeyReader(t, hostDir(t), desc)
+	reader := sandboxtest.KeyReader(t, proctest.HostDir(t), desc)
 	e := newEnv(t, fakellm.Anthropic, nil,
 		bashCalls(t, reader, "cat /proc/keys 2>&1 | grep -c "+desc+" || true"),
 		fakellm.Reply{Text: "Done."})
@@ -111,7 +93,7 @@ func TestCredentialsOutOfReach(t *testing.T) {
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
-	home := hostDir(t)
+	home := proctest.HostDir(t)
 	secrets := map[string]string{
 		".config/environment.d/keys.conf":            "OPENAI_API_KEY=SECRET-ENVD",
 		".pam_environment":                           "HF_TOKEN DEFAULT=SECRET-PAM",
@@ -179,7 +161,7 @@ func TestSandboxExpose(t *testing.T) {
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
-	home := hostDir(t)
+	home := proctest.HostDir(t)
 	bin := filepath.Join(home, "tools", "bin")
 	require.NoError(t, os.MkdirAll(bin, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "hello"), []byte("#!/bin/sh\necho hello from the home\n"), 0o755))
@@ -369,7 +351,7 @@ func TestOwnFilesHidden(t *testing.T) {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
 	const marker = "MARKER-ONE-7d1f"
-	base := hostDir(t)
+	base := proctest.HostDir(t)
 	ws := filepath.Join(base, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	gittest.Git(t, ws, "init", "--quiet", "--initial-branch=main")

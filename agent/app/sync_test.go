@@ -21,6 +21,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/threadsync"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 var (
@@ -51,8 +52,8 @@ type syncServer struct {
 	addr   string
 	token  string
 	cmd    *exec.Cmd
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *proctest.Buffer
+	stderr *proctest.Buffer
 	done   chan struct{}
 }
 
@@ -60,10 +61,7 @@ var tokenLine = regexp.MustCompile(`(?m)^token: (fsm_[A-Za-z0-9_-]+)$`)
 
 func newSyncServer(t *testing.T) *syncServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &syncServer{t: t, db: filepath.Join(t.TempDir(), "server.db"), addr: ln.Addr().String()}
-	require.NoError(t, ln.Close())
+	s := &syncServer{t: t, db: filepath.Join(t.TempDir(), "server.db"), addr: proctest.FreeAddr(t)}
 	s.start()
 	require.Eventually(t, func() bool { return tokenLine.MatchString(s.stdout.String()) }, 30*time.Second, 10*time.Millisecond, "no token printed")
 	s.token = tokenLine.FindStringSubmatch(s.stdout.String())[1]
@@ -81,7 +79,7 @@ func (s *syncServer) url() string { return "http://" + s.addr }
 // start starts the server and waits until it answers.
 func (s *syncServer) start() {
 	s.t.Helper()
-	s.stdout, s.stderr, s.done = &syncBuffer{}, &syncBuffer{}, make(chan struct{})
+	s.stdout, s.stderr, s.done = &proctest.Buffer{}, &proctest.Buffer{}, make(chan struct{})
 	s.cmd = exec.Command(serverBinary(s.t), "-addr", s.addr, "-db", s.db)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	require.NoError(s.t, s.cmd.Start())
@@ -141,7 +139,7 @@ func TestSyncWhileServerRestarts(t *testing.T) {
 			cmd.Env = append(cmd.Env, threadsync.TokenVar+"="+srv.token)
 			in, err := cmd.StdinPipe()
 			require.NoError(t, err)
-			var stdout, stderr syncBuffer
+			var stdout, stderr proctest.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			require.NoError(t, cmd.Start())
 			defer cmd.Process.Kill()

@@ -15,14 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // ptySession is the agent running in a pseudo-terminal, as a user runs it.
 type ptySession struct {
 	e      *env
 	tty    *os.File
-	screen syncBuffer // everything the agent wrote to the terminal
-	done   chan error // the agent's exit
+	screen proctest.Buffer // everything the agent wrote to the terminal
+	done   chan error      // the agent's exit
 	copied chan struct{}
 	cmd    *exec.Cmd
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/gen/agent"
+	"github.com/fsmgen/fsmgen/internal/backoff"
 )
 
 // Config is what the agent's decisions depend on. Every field means what
@@ -239,11 +240,7 @@ func (a *Agent) Backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if retryAfter > 0 {
 		return min(retryAfter, a.cfg.MaxRetryAfter)
 	}
-	d := a.cfg.BaseDelay
-	for i := 1; i < attempt && d < a.cfg.MaxDelay; i++ {
-		d *= 2
-	}
-	return min(d, a.cfg.MaxDelay)
+	return backoff.Exponential(a.cfg.BaseDelay, a.cfg.MaxDelay, attempt)
 }
 
 // CanRetry reports whether the error is retryable and the request has

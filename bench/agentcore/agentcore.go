@@ -21,6 +21,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/internal/backoff"
 )
 
 // State identifies a state of the agent machine.
@@ -294,11 +295,7 @@ func (c *Core) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if retryAfter > 0 {
 		return min(retryAfter, c.maxRetryAfter)
 	}
-	d := c.baseDelay
-	for i := 1; i < attempt && d < c.maxDelay; i++ {
-		d *= 2
-	}
-	return min(d, c.maxDelay)
+	return backoff.Exponential(c.baseDelay, c.maxDelay, attempt)
 }
 
 // ScheduleRetry counts the failed attempt and asks for a timer

@@ -152,12 +152,16 @@
 //	-commit-max-new-file SIZE  a new file the auto-commit commits (5MiB)
 //	-max-input-line SIZE   one line of input (1MiB)
 //	-sandbox-memory SIZE   the memory each process of a bash command may
-//	                       allocate (1GiB; 0: no limit, as for the next four)
+//	                       allocate (1GiB; 0: no limit, as for the next five)
 //	-sandbox-processes N   a bash command's processes and threads at once
 //	                       (1024; for root, only where cgroup v1 is mounted)
 //	-sandbox-cpu D         the CPU time of each process of a command (10m)
 //	-sandbox-file-size SIZE  a file a command writes (1GiB)
 //	-sandbox-tmp-size SIZE a command's private /tmp, in memory (512MiB)
+//	-sandbox-disk SIZE     what a command writes to the disk (the workspace,
+//	                       its build cache, the writable exposures), all its
+//	                       files together (1GiB); past it the command is
+//	                       stopped with everything it started
 //
 // The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
 // compatible local server may need none). The agent restarts itself at once

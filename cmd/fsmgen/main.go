@@ -36,6 +36,13 @@
 //
 //	fsmgen diff git:HEAD~1:spec/order.yaml spec/order.yaml
 //
+// An old revision that does not check against the module's packages as
+// they are now (a package it imports moved or went) is checked against
+// the module as commit REV had it, extracted into a temporary directory.
+// A field retyped to a type whose JSON is alike (a type moved to another
+// package, a named type for its underlying type) is ok for saved data and
+// to review for the code.
+//
 // A change the new spec declares under breaks: is reported as declared
 // and does not fail; one it declares that names no change is noted. A
 // spec that OLD does not have is new: nothing was saved with it. -format
@@ -301,6 +308,21 @@ func printText(w io.Writer, d diag.Diagnostic, src []byte) {
 	fmt.Fprint(w, d.NotesText())
 }
 
+// writeOutputs writes the outputs of results that changed (see
+// generate.Write), and says "wrote PATH" on w for each file written, also
+// those written before an error stopped the rest.
+func writeOutputs(results []*generate.Result, w io.Writer) error {
+	var outputs []generate.Output
+	for _, r := range results {
+		outputs = append(outputs, r.Outputs...)
+	}
+	wrote, err := generate.Write(outputs)
+	for _, p := range wrote {
+		fmt.Fprintln(w, "wrote", p)
+	}
+	return err
+}
+
 // generateOrCheck runs generate or check for -format text: diagnostics on
 // stderr; for check, the diff of each stale output on stdout, and a line
 // on stderr for each stale or missing output saying what to run.
@@ -310,15 +332,7 @@ func generateOrCheck(check, werror bool, paths []string, stdout, stderr io.Write
 		return err
 	}
 	if !check {
-		var outputs []generate.Output
-		for _, r := range results {
-			outputs = append(outputs, r.Outputs...)
-		}
-		wrote, err := generate.Write(outputs)
-		for _, p := range wrote {
-			fmt.Fprintln(stdout, "wrote", p)
-		}
-		return err
+		return writeOutputs(results, stdout)
 	}
 	failed := false
 	for _, r := range results {

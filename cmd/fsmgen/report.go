@@ -70,15 +70,7 @@ func collect(check, werror bool, paths []string, stderr io.Writer) (diag.List, b
 		return findings, true, nil
 	}
 	if !check {
-		var outputs []generate.Output
-		for _, r := range results {
-			outputs = append(outputs, r.Outputs...)
-		}
-		wrote, err := generate.Write(outputs)
-		for _, p := range wrote {
-			fmt.Fprintln(stderr, "wrote", p)
-		}
-		return findings, false, err
+		return findings, false, writeOutputs(results, stderr)
 	}
 	for _, r := range results {
 		stale, err := generate.Check(r.Outputs)

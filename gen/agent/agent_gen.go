@@ -577,7 +577,7 @@ func (CompactRequested) MarshalJSON() ([]byte, error) {
 }
 
 // QueryDetected is the event QueryDetected: The streamed reply of a model
-// without tool calling asked a query (runtime/query recognised it); the
+// without tool calling asked a query (agent/internal/query recognised it); the
 // runtime cut the stream where the query ends. text is the reply up to there,
 // usage what the reply is known to have used.
 type QueryDetected struct {

@@ -1,5 +1,6 @@
-// Package gittest sets up what the runtime's tests work in: git
-// repositories isolated from the machine's git configuration.
+// Package gittest sets up what tests that run git work in (the agent's,
+// fsmgen diff's): git repositories isolated from the machine's git
+// configuration.
 package gittest
 
 import (

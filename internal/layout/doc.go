@@ -14,8 +14,9 @@
 //   - the examples: examples/...;
 //   - what the products share: internal/threadwire (the thread's format,
 //     between the agent and the server) and small utilities
-//     (internal/atomicfile, internal/proclock, internal/suggest, and
-//     internal/gittest for tests).
+//     (internal/atomicfile, internal/backoff, internal/proclock,
+//     internal/suggest; internal/gittest and internal/proctest for
+//     tests).
 //
 // The rules, checked by TestLayout on every package's imports (a test's
 // too) with go list:
@@ -29,7 +30,7 @@
 //   - a generated package imports the runtime and the packages its spec
 //     names: its own product's;
 //   - examples import the runtime and the shared utilities only, as a
-//     user's module would;
+//     user's module would (their tests internal/proctest too);
 //   - the shared packages import no product (internal/threadwire the
 //     agent's chat alone, whose messages a thread holds).
 package layout

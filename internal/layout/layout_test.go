@@ -26,7 +26,7 @@ type part struct {
 }
 
 // utilities are the small shared packages every part may use.
-var utilities = []string{"internal/atomicfile", "internal/proclock", "internal/suggest"}
+var utilities = []string{"internal/atomicfile", "internal/backoff", "internal/proclock", "internal/suggest"}
 
 // parts are the repository's parts (see the package doc).
 var parts = []part{
@@ -35,14 +35,14 @@ var parts = []part{
 	{name: "the runtime", prefixes: []string{"runtime"},
 		imports: []string{"internal/suggest"}},
 	{name: "the agent", prefixes: []string{"cmd/agent", "agent", "gen/agent"},
-		imports: append([]string{"runtime", "internal/threadwire"}, utilities...), tests: []string{"internal/gittest"}},
+		imports: append([]string{"runtime", "internal/threadwire"}, utilities...), tests: []string{"internal/gittest", "internal/proctest"}},
 	{name: "the server", prefixes: []string{"cmd/server", "server", "gen/monitor", "gen/job"},
-		imports: append([]string{"runtime", "internal/threadwire"}, utilities...), tests: []string{"agent/chat"}},
+		imports: append([]string{"runtime", "internal/threadwire"}, utilities...), tests: []string{"agent/chat", "internal/proctest"}},
 	{name: "the examples", prefixes: []string{"examples"},
-		imports: append([]string{"runtime"}, utilities...)},
+		imports: append([]string{"runtime"}, utilities...), tests: []string{"internal/proctest"}},
 	{name: "the thread's format", prefixes: []string{"internal/threadwire"},
 		imports: []string{"agent/chat"}},
-	{name: "a shared utility", prefixes: append([]string{"internal/gittest"}, utilities...)},
+	{name: "a shared utility", prefixes: append([]string{"internal/gittest", "internal/proctest"}, utilities...)},
 	{name: "the layout's rules", prefixes: []string{"internal/layout"}},
 }
 
@@ -128,6 +128,12 @@ func TestRules(t *testing.T) {
 		{from: "internal/threadwire", to: "agent/chat", ok: true},
 		{from: "internal/threadwire", to: "agent/internal/thread"},
 		{from: "internal/atomicfile", to: "server/jobs"},
+		{from: "server/jobs", to: "internal/backoff", ok: true},
+		{from: "agent/behavior", to: "internal/backoff", ok: true},
+		{from: "server/app", to: "internal/proctest", test: true, ok: true},
+		{from: "examples/order/orderd", to: "internal/proctest", test: true, ok: true},
+		{from: "agent/app", to: "internal/proctest"},
+		{from: "runtime/loop", to: "internal/backoff"},
 		{from: "tools/x", to: "runtime/fsmrt"},
 	}
 	for _, tt := range tests {

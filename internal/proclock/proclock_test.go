@@ -1,7 +1,6 @@
 package proclock_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/proclock"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // helperEnv names the environment variable that makes the test binary a
@@ -75,16 +75,7 @@ func helper(t *testing.T, role, path string, stdin *os.File) (*exec.Cmd, string)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLock$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+role+" "+path)
 	cmd.Stdin = stdin
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	return cmd, strings.TrimSuffix(line, "\n")
+	return cmd, proctest.Start(t, cmd)
 }
 
 // holdingInput returns the read end of a pipe for a helper's standard

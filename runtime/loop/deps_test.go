@@ -13,9 +13,10 @@ import (
 // module is the import path of this module.
 const module = "github.com/fsmgen/fsmgen"
 
-// agentOnly are the packages of the coding agent that the generic loop,
-// and a machine driven by it, must not need.
-var agentOnly = []string{module + "/gen/agent", module + "/chat", module + "/behavior", module + "/runtime/llm"}
+// agentOnly are the packages of the products (the coding agent, the
+// server, their machines) that the generic loop, and a machine driven by
+// it, must not need.
+var agentOnly = []string{module + "/gen/agent", module + "/agent", module + "/gen/monitor", module + "/gen/job", module + "/server"}
 
 // TestNoAgentDependencies lists the dependencies (tests included) of the
 // loop and of the traffic light, a second machine it drives, and fails on
@@ -44,7 +45,7 @@ func TestNoAgentDependencies(t *testing.T) {
 	}
 }
 
-// forbidden reports whether a package belongs to the agent or to an LLM SDK.
+// forbidden reports whether a package belongs to a product or to an LLM SDK.
 func forbidden(pkg string) bool {
 	for _, p := range agentOnly {
 		if pkg == p || strings.HasPrefix(pkg, p+"/") {
@@ -62,9 +63,12 @@ func TestForbidden(t *testing.T) {
 		want bool
 	}{
 		{module + "/gen/agent", true},
-		{module + "/chat", true},
-		{module + "/behavior", true},
-		{module + "/runtime/llm", true},
+		{module + "/agent/chat", true},
+		{module + "/agent/behavior", true},
+		{module + "/agent/internal/llm", true},
+		{module + "/server/internal/jobengine", true},
+		{module + "/gen/monitor", true},
+		{module + "/agentx", false},
 		{"github.com/anthropics/anthropic-sdk-go/option", true},
 		{"github.com/openai/openai-go", true},
 		{module + "/runtime/loop", false},

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/proctest"
 	"github.com/fsmgen/fsmgen/server/internal/api"
 	"github.com/fsmgen/fsmgen/server/internal/pgtest"
 )
@@ -127,7 +128,7 @@ func TestOneServerPerDB(t *testing.T) {
 			a.token()
 		}
 		for _, path := range []string{db, link} {
-			_, errOut, code := runOnce(t, "-addr", freeAddr(t), "-db", path)
+			_, errOut, code := runOnce(t, "-addr", proctest.FreeAddr(t), "-db", path)
 			assert.Equal(t, 2, code, "a second server on %s", path)
 			assert.Contains(t, errOut, fmt.Sprintf("the database %s is in use by another server, pid %d (it holds the lock of %s.lock)", db, a.cmd.Process.Pid, db))
 		}

@@ -35,16 +35,40 @@ import (
 
 // Main runs the server (cmd/server) on the process's arguments and
 // standard streams until SIGINT or SIGTERM, and returns its exit code.
-func Main() int {
+//
+// A program of its own runs the server with Go jobs (WithJobs):
+//
+//	func main() { os.Exit(app.Main(app.WithJobs(jobs.Job{ID: "sweep", Func: sweep, ...}))) }
+func Main(opts ...Option) int {
+	var ex extras
+	for _, o := range opts {
+		o(&ex)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, ex); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "server:", err)
 		}
 		return 2
 	}
 	return 0
+}
+
+// Option adds to what Main runs.
+type Option func(*extras)
+
+// extras are what the options add.
+type extras struct {
+	jobs []jobs.Job
+}
+
+// WithJobs adds Go jobs (each a jobs.Job with a Func) to the jobs of the
+// -jobs file: a program of its own that runs the server through Main runs
+// them as it runs the file's commands (docs/server.md). An id the file
+// has too is refused at start.
+func WithJobs(js ...jobs.Job) Option {
+	return func(ex *extras) { ex.jobs = append(ex.jobs, js...) }
 }
 
 // options are the command line's flags.
@@ -134,8 +158,10 @@ func parse(args []string, stderr io.Writer) (options, error) {
 // -jobs-max-running is not given.
 const DefaultMaxRunning = 100
 
-// run serves until ctx is done.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// run serves until ctx is done: it opens the database (locked, for
+// SQLite, to this process), makes the first admin key, starts the
+// monitors' and the jobs' engines and serves the API and the page.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ex extras) error {
 	o, err := parse(args, stderr)
 	if err != nil {
 		return err
@@ -144,17 +170,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.resetToken {
 		return resetToken(ctx, o, stdout, log)
 	}
-	var registry jobs.Registry
-	if o.jobs != "" {
-		defs, err := jobs.Load(o.jobs)
-		if err != nil {
-			return err
-		}
-		for _, d := range defs {
-			if err := registry.Register(d); err != nil {
-				return fmt.Errorf("%s: %w", o.jobs, err)
-			}
-		}
+	registry, err := loadJobs(o.jobs, ex.jobs)
+	if err != nil {
+		return err
 	}
 	where := o.db
 	if o.postgres != "" {
@@ -178,24 +196,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	advertise := o.advertise
-	if advertise == "" {
-		advertise = "http://" + ln.Addr().String()
-	}
-	instance := instanceName()
-	engine, err := monitorengine.New(ctx, monitorengine.Config{Store: st, AlertWebhook: o.webhook, Webhooks: o.allow, Log: log, Instance: instance, Addr: advertise, Lease: o.lease})
+	engine, jobEngine, err := newEngines(ctx, o, st, &registry, ln, log)
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("load the monitors: %w", err)
-	}
-	if err := registry.Register(*jobsengine.Retention(st, o.retention, time.Now)); err != nil {
-		ln.Close()
-		return fmt.Errorf("the built-in retention job: %w (give your job another id)", err)
-	}
-	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), MaxRunning: o.maxRunning, AlertWebhook: o.webhook, Log: log, Instance: instance})
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("load the jobs: %w", err)
+		return err
 	}
 	srv := &http.Server{
 		Handler:           api.New(api.Config{Engine: engine, Jobs: jobEngine, Store: st, PingRate: o.pingRate, Page: web.Page(), Log: log, MaxThreadBytes: o.maxThread}),
@@ -204,7 +208,62 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv.RegisterOnShutdown(engine.Hub().Close)
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "db", where, "monitors", engine.Monitors(), "timers", engine.Timers(), "jobs", len(registry.Jobs()))
+	return serve(ctx, srv, ln, engine, jobEngine, log)
+}
 
+// loadJobs reads the jobs of the -jobs file (none when path is empty)
+// into a registry, then the Go jobs given.
+func loadJobs(path string, goJobs []jobs.Job) (jobs.Registry, error) {
+	var registry jobs.Registry
+	if path != "" {
+		defs, err := jobs.Load(path)
+		if err != nil {
+			return registry, err
+		}
+		for _, d := range defs {
+			if err := registry.Register(d); err != nil {
+				return registry, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	for _, j := range goJobs {
+		if err := registry.Register(j); err != nil {
+			return registry, fmt.Errorf("the program's Go jobs: %w", err)
+		}
+	}
+	return registry, nil
+}
+
+// newEngines loads the monitors' engine, then the jobs' (the registry's
+// jobs and the built-in retention job), as an instance of its own among
+// those that share the database, known to them at -advertise (default:
+// ln's address).
+func newEngines(ctx context.Context, o options, st store.Store, registry *jobs.Registry, ln net.Listener, log *slog.Logger) (*monitorengine.Engine, *jobsengine.Engine, error) {
+	advertise := o.advertise
+	if advertise == "" {
+		advertise = "http://" + ln.Addr().String()
+	}
+	instance := instanceName()
+	engine, err := monitorengine.New(ctx, monitorengine.Config{Store: st, AlertWebhook: o.webhook, Webhooks: o.allow, Log: log, Instance: instance, Addr: advertise, Lease: o.lease})
+	if err != nil {
+		return nil, nil, fmt.Errorf("load the monitors: %w", err)
+	}
+	if err := registry.Register(*jobsengine.Retention(st, o.retention, time.Now)); err != nil {
+		return nil, nil, fmt.Errorf("the built-in retention job: %w (give your job another id)", err)
+	}
+	jobEngine, err := jobsengine.New(ctx, jobsengine.Config{Store: st, Monitors: engine, Jobs: registry.Jobs(), MaxRunning: o.maxRunning, AlertWebhook: o.webhook, Log: log, Instance: instance})
+	if err != nil {
+		return nil, nil, fmt.Errorf("load the jobs: %w", err)
+	}
+	return engine, jobEngine, nil
+}
+
+// serve runs the engines and serves srv on ln until ctx is done or
+// serving fails, then stops in order: the requests in flight are
+// answered (for at most 10 s), then the jobs stop (their runs, cancelled,
+// check in to the monitors), then the monitors. The engines' contexts are
+// not ctx's, so that each stops only in its turn.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, engine *monitorengine.Engine, jobEngine *jobsengine.Engine, log *slog.Logger) error {
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -212,18 +271,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("the engine stopped", "err", err)
 		}
 	})
-	// The jobs stop first: their runs, cancelled, check in to the
-	// monitors.
 	jobsCtx, stopJobs := context.WithCancel(context.Background())
-	jobsDone := make(chan struct{})
-	go func() {
-		defer close(jobsDone)
+	var jobsWG sync.WaitGroup
+	jobsWG.Go(func() {
 		if err := jobEngine.Run(jobsCtx); err != nil {
 			log.Error("the jobs engine stopped", "err", err)
 		}
-	}()
+	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	var err error
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():
@@ -232,10 +289,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = srv.Shutdown(shutdown)
 		cancel()
 	}
-	// The requests in flight are answered; now the jobs stop, then the
-	// monitors.
 	stopJobs()
-	<-jobsDone
+	jobsWG.Wait()
 	stopEngine()
 	wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {

@@ -6,7 +6,6 @@ package app
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,6 +28,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/proctest"
 	"github.com/fsmgen/fsmgen/server/internal/monitorengine"
 	"github.com/fsmgen/fsmgen/server/internal/pgtest"
 )
@@ -91,44 +91,16 @@ func serverBinary(t *testing.T) string {
 	return binPath
 }
 
-// syncBuffer is a buffer the process writes and the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running server.
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	addr   string
 	url    string
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout proctest.Buffer
+	stderr proctest.Buffer
 	done   chan struct{} // closed once the process exited and its output is read
 	err    error         // Wait's, once done
-}
-
-// freeAddr returns a local address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
 
 // launch starts the server on db, on a free port, and waits until it
@@ -144,7 +116,7 @@ func launch(t *testing.T, db string, args ...string) *proc {
 // when run says so.
 func launchShared(t *testing.T, db string, run bool, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, addr: freeAddr(t), done: make(chan struct{})}
+	p := &proc{t: t, addr: proctest.FreeAddr(t), done: make(chan struct{})}
 	p.url = "http://" + p.addr
 	flags := []string{"-addr", p.addr, storeFlag(db), db}
 	if storeFlag(db) == "-postgres" {

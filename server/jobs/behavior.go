@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmgen/fsmgen/internal/backoff"
 	"github.com/fsmgen/fsmgen/server/monitors"
 	"github.com/fsmgen/fsmgen/server/schedule"
 )
@@ -19,7 +20,7 @@ const (
 // is a cache of compiled schedules, so one Behavior serves every job, from
 // any goroutine.
 type Behavior struct {
-	plans sync.Map // crons.Settings (schedule and time zone) → schedule.Schedule
+	plans sync.Map // monitors.Settings (schedule and time zone) → schedule.Schedule
 }
 
 // never is the next run of a schedule that does not compile: Check
@@ -53,11 +54,7 @@ func (b *Behavior) Timeout(s Settings) time.Duration { return s.Timeout }
 // Backoff is the wait before the attempt-th retry (1 for the first): the
 // base, doubled for each retry after the first, up to the cap.
 func (b *Behavior) Backoff(s Settings, attempt int) time.Duration {
-	d := s.BackoffBase
-	for i := 1; i < attempt && d < s.BackoffCap; i++ {
-		d *= 2
-	}
-	return min(d, s.BackoffCap)
+	return backoff.Exponential(s.BackoffBase, s.BackoffCap, attempt)
 }
 
 // Due makes the scheduled run due, at next.

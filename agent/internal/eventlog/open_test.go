@@ -1,7 +1,6 @@
 package eventlog_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // holdEnv names the environment variable that makes the test binary a
@@ -56,18 +56,8 @@ func hold(t *testing.T, p string) *holder {
 	cmd.Env = append(os.Environ(), holdEnv+"="+p)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	h := &holder{cmd: cmd, stdin: stdin}
-	t.Cleanup(func() {
-		_ = h.cmd.Process.Kill()
-		_ = h.cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "open\n", line)
-	return h
+	require.Equal(t, "open", proctest.Start(t, cmd))
+	return &holder{cmd: cmd, stdin: stdin}
 }
 
 // TestOpenLocksAcrossProcesses opens a log another process holds: refused,

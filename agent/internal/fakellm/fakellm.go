@@ -1,5 +1,5 @@
 // Package fakellm provides local fake LLM servers for the tests of the
-// runtime and of cmd/agent: one speaks Anthropic's Messages API streaming
+// agent (its packages and agent/app): one speaks Anthropic's Messages API streaming
 // wire format (server-sent events), the other OpenAI's chat completions
 // chunks. Each answers its requests from a
 // script, one [Reply] per request in order, and records every request so

@@ -25,7 +25,7 @@ func stdioServer(b *testing.B) (mcptools.Server, mcptools.Options) {
 	b.Cleanup(func() { _ = os.RemoveAll(dir) })
 	require.NoError(b, os.Chmod(dir, 0o755))
 	bin := filepath.Join(dir, "mcpserver")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/agent/testdata/mcpserver").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "../../app/testdata/mcpserver").CombinedOutput()
 	require.NoError(b, err, "%s", out)
 	ws := b.TempDir()
 	mode := sandbox.Bwrap

@@ -23,6 +23,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // These tests run the agent's real bash tool through the sandbox and check
@@ -137,17 +138,7 @@ func newFixture(t *testing.T, v variant, opt sandbox.Options) *fixture {
 	if v.unprivileged && os.Getuid() != 0 {
 		t.Skip("runs bubblewrap as nobody, which needs root")
 	}
-	parent := "/var/tmp"
-	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
-		parent = "." // the package's directory
-	}
-	base, err := os.MkdirTemp(parent, "fsmgen-sandbox-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	base, err = filepath.EvalSymlinks(base)
-	require.NoError(t, err)
-	base, err = filepath.Abs(base)
-	require.NoError(t, err)
+	base := proctest.HostDir(t)
 	f := &fixture{
 		v: v, base: base,
 		ws: filepath.Join(base, "ws"), outside: filepath.Join(base, "outside"), home: filepath.Join(base, "home"),

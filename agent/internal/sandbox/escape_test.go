@@ -23,6 +23,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // These tests check the ways out of the sandbox that an independent
@@ -335,27 +336,12 @@ func regexpGroup(t *testing.T, pattern, s string) string {
 	return m[1]
 }
 
-// hostTempDir returns a new directory outside /tmp, removed when t ends.
-func hostTempDir(t *testing.T) string {
-	t.Helper()
-	parent := "/var/tmp"
-	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
-		parent = "." // the package's directory
-	}
-	dir, err := os.MkdirTemp(parent, "fsmgen-sandbox-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	dir, err = filepath.Abs(dir)
-	require.NoError(t, err)
-	return dir
-}
-
 // TestCachePerWorkspace checks that each workspace has its own build
 // cache, the same in every sandbox, that commands of one workspace cannot
 // write to another's.
 func TestCachePerWorkspace(t *testing.T) {
 	// Outside /tmp, which confined commands see a private one of.
-	dir := hostTempDir(t)
+	dir := proctest.HostDir(t)
 	base := filepath.Join(dir, "cache")
 	sb1 := sandboxtest.New(t, sandbox.Options{CacheDir: base})
 	sb2 := sandboxtest.New(t, sandbox.Options{CacheDir: base})

@@ -9,25 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// hostDir returns a fresh directory outside /tmp (which the sandbox
-// replaces with its own), removed when the test ends.
-func hostDir(t *testing.T) string {
-	t.Helper()
-	parent := "/var/tmp"
-	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
-		parent = "." // the package's directory
-	}
-	dir, err := os.MkdirTemp(parent, "fsmgen-sandbox-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	real, err := filepath.EvalSymlinks(dir)
-	require.NoError(t, err)
-	abs, err := filepath.Abs(real)
-	require.NoError(t, err)
-	return abs
-}
+	"github.com/fsmgen/fsmgen/internal/proctest"
+)
 
 // mkTree creates the files (ending in "/" for a directory, "-> target"
 // for a symbolic link) under root.
@@ -49,7 +33,7 @@ func mkTree(t *testing.T, root string, paths ...string) {
 }
 
 func TestLayoutArgs(t *testing.T) {
-	r := hostDir(t)
+	r := proctest.HostDir(t)
 	mkTree(t, r,
 		"ws/.git/", "ws/secrets/", "ws/key.pem",
 		"cache/",
@@ -231,7 +215,7 @@ func TestLayoutArgs(t *testing.T) {
 }
 
 func TestGitPaths(t *testing.T) {
-	r := hostDir(t)
+	r := proctest.HostDir(t)
 	mkTree(t, r,
 		"plain/.git/",
 		"worktree/.git", // rewritten below: gitdir outside
@@ -351,7 +335,7 @@ func TestParseExposure(t *testing.T) {
 }
 
 func TestDefaultExpose(t *testing.T) {
-	r := hostDir(t)
+	r := proctest.HostDir(t)
 	mkTree(t, r, "home/go/pkg/mod/", "gopath/pkg/mod/", "modcache/", "goroot/")
 	tests := []struct {
 		name    string
@@ -371,7 +355,7 @@ func TestDefaultExpose(t *testing.T) {
 }
 
 func TestExpandExposures(t *testing.T) {
-	r := hostDir(t)
+	r := proctest.HostDir(t)
 	mkTree(t, r, "home/.cargo/bin/", "opt/")
 	tests := []struct {
 		name    string

@@ -1,7 +1,6 @@
 package thread_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // holdEnv names the environment variable that makes the test binary a
@@ -80,16 +80,8 @@ func TestLockGoesWithTheProcess(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldThread$")
 	cmd.Env = append(os.Environ(), holdEnv+"="+s.Dir())
 	cmd.Stdin = in
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
+	line := proctest.Start(t, cmd)
 	require.NoError(t, in.Close())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
 	pid, ok := strings.CutPrefix(strings.TrimSpace(line), "locked ")
 	require.True(t, ok, "the helper said %q", line)
 

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/agent/internal/redact"
+	"github.com/fsmgen/fsmgen/internal/backoff"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
@@ -352,11 +353,7 @@ func (p *Pusher) run(ctx context.Context) {
 // jitter (from 0 to 1) keeps a random half or more; at least retryAfter,
 // the server's ask (at most 5 minutes).
 func Delay(n int, minDelay, maxDelay, retryAfter time.Duration, jitter float64) time.Duration {
-	d := minDelay
-	for i := 1; i < n && d < maxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, maxDelay)
+	d := backoff.Exponential(minDelay, maxDelay, n)
 	d = d/2 + time.Duration(jitter*float64(d/2))
 	return max(d, min(retryAfter, maxRetryAfter))
 }

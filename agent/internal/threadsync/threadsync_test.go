@@ -1,7 +1,6 @@
 package threadsync_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/threadsync"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
@@ -81,23 +81,12 @@ func newServer(t *testing.T) *server {
 // URL and admin token, once it serves; it is killed when t ends.
 func startServer(t *testing.T) (*url.URL, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	addr := proctest.FreeAddr(t)
 	cmd := exec.Command(serverBin, "-addr", addr, "-db", filepath.Join(t.TempDir(), "server.db"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
+	var stderr proctest.Buffer
 	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "the server prints its token: %s", &stderr)
+	line := proctest.Start(t, cmd) // the server prints its token first
 	token, ok := strings.CutPrefix(strings.TrimSpace(line), "token: ")
 	require.True(t, ok, "the server's first line: %q", line)
 	base := &url.URL{Scheme: "http", Host: addr}

@@ -97,6 +97,14 @@ func (t *bashTool) Mutating() bool {
 // bashUsage describes bash's arguments in error messages.
 const bashUsage = `{"command": "go test ./..."}`
 
+// bashArgs are bash's arguments.
+type bashArgs struct {
+	Command *string `json:"command" jsonschema:"The bash command line to run, e.g. \"go test ./... 2>&1 | tail -50\". Several commands can be joined with && or newlines."`
+}
+
+// bashSchema is the JSON Schema of bashArgs.
+var bashSchema = argsSchema[bashArgs]()
+
 // Spec implements Tool. What it says of the sandbox follows opt.Sandbox
 // (nil is described as the default: confined, no network).
 func (t *bashTool) Spec() chat.ToolSpec {
@@ -143,14 +151,7 @@ func (t *bashTool) Spec() chat.ToolSpec {
 	return chat.ToolSpec{
 		Name:        "bash",
 		Description: b.String(),
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "The bash command line to run, e.g. \"go test ./... 2>&1 | tail -50\". Several commands can be joined with && or newlines."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`),
+		InputSchema: bashSchema,
 	}
 }
 
@@ -173,9 +174,7 @@ func (t *bashTool) Run(ctx context.Context, raw json.RawMessage, progress func(c
 
 // runCommand runs the command, setting *ran once it has started.
 func (t *bashTool) runCommand(ctx context.Context, raw json.RawMessage, progress func(chat.ToolProgress), ran *bool) (string, error) {
-	var args struct {
-		Command *string `json:"command"`
-	}
+	var args bashArgs
 	if err := decodeArgs(raw, &args, bashUsage); err != nil {
 		return "", err
 	}

@@ -76,6 +76,16 @@ type editFileTool struct {
 // editFileUsage describes edit_file's arguments in error messages.
 const editFileUsage = `{"path": "dir/file.go", "old_str": "exact text to replace", "new_str": "replacement text"}`
 
+// editFileArgs are edit_file's arguments.
+type editFileArgs struct {
+	Path   *string `json:"path" jsonschema:"Path of the file, relative to the workspace root, e.g. \"src/main.go\"."`
+	OldStr *string `json:"old_str" jsonschema:"The exact text to replace; it must occur exactly once in the file. Empty to create a new file."`
+	NewStr *string `json:"new_str" jsonschema:"The text to put in place of old_str, or the whole content of a new file."`
+}
+
+// editFileSchema is the JSON Schema of editFileArgs.
+var editFileSchema = argsSchema[editFileArgs]()
+
 // newFileMode is the mode of the files edit_file creates.
 const newFileMode fs.FileMode = 0o644
 
@@ -96,26 +106,13 @@ func (t editFileTool) Spec() chat.ToolSpec {
 			"Files under .git are refused, also through a symbolic link: the agent commits your changes itself. " +
 			"Paths are relative to the workspace root; paths outside the workspace are refused. " +
 			"Symbolic links in the path are followed while they stay inside the workspace; if one changes while the edit runs, the edit fails rather than write elsewhere: retry, or give the link's target path.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Path of the file, relative to the workspace root, e.g. \"src/main.go\"."},
-    "old_str": {"type": "string", "description": "The exact text to replace; it must occur exactly once in the file. Empty to create a new file."},
-    "new_str": {"type": "string", "description": "The text to put in place of old_str, or the whole content of a new file."}
-  },
-  "required": ["path", "old_str", "new_str"],
-  "additionalProperties": false
-}`),
+		InputSchema: editFileSchema,
 	}
 }
 
 // Run implements Tool.
 func (t editFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.ToolProgress)) (string, error) {
-	var args struct {
-		Path   *string `json:"path"`
-		OldStr *string `json:"old_str"`
-		NewStr *string `json:"new_str"`
-	}
+	var args editFileArgs
 	if err := decodeArgs(raw, &args, editFileUsage); err != nil {
 		return "", err
 	}
@@ -529,17 +526,15 @@ func sizeString(n int64) string {
 // edit would refuse, a masked file or one over the limit (whose content
 // is not read).
 func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes int64) (line, found int) {
-	var a struct {
-		Path   string `json:"path"`
-		OldStr string `json:"old_str"`
-	}
-	if json.Unmarshal(args, &a) != nil || a.Path == "" {
+	var a editFileArgs
+	if json.Unmarshal(args, &a) != nil || a.Path == nil || *a.Path == "" {
 		return 0, 0
 	}
-	if a.OldStr == "" {
+	if a.OldStr == nil || *a.OldStr == "" {
 		return 1, 1
 	}
-	rel, err := ws.resolve(ctx, a.Path)
+	name, oldStr := *a.Path, *a.OldStr
+	rel, err := ws.resolve(ctx, name)
 	if err != nil || rel == "." {
 		return 0, 0
 	}
@@ -552,7 +547,7 @@ func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes
 	if masked.Has(filepath.Join(ws.dir, filepath.FromSlash(rel))) {
 		return 0, 0
 	}
-	f, fi, err := openRegular(d, path.Base(rel), a.Path, "edit")
+	f, fi, err := openRegular(d, path.Base(rel), name, "edit")
 	if err != nil {
 		return 0, 0
 	}
@@ -569,7 +564,7 @@ func EditLine(ctx context.Context, ws *Workspace, args json.RawMessage, maxBytes
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, 0
 	}
-	m, err := scan(ctx, f, []byte(a.OldStr), editChunk)
+	m, err := scan(ctx, f, []byte(oldStr), editChunk)
 	if err != nil {
 		return 0, 0
 	}

@@ -35,6 +35,14 @@ type readFileTool struct{ ws *Workspace }
 // readFileUsage describes read_file's arguments in error messages.
 const readFileUsage = `{"path": "dir/file.go"}`
 
+// readFileArgs are read_file's arguments.
+type readFileArgs struct {
+	Path *string `json:"path" jsonschema:"Path of the file, relative to the workspace root, e.g. \"src/main.go\"."`
+}
+
+// readFileSchema is the JSON Schema of readFileArgs.
+var readFileSchema = argsSchema[readFileArgs]()
+
 // Mutating implements Mutator: read_file changes nothing.
 func (readFileTool) Mutating() bool { return false }
 
@@ -46,22 +54,13 @@ func (readFileTool) Spec() chat.ToolSpec {
 			"Use it before edit_file so that old_str matches the file byte for byte. " +
 			fmt.Sprintf("Files over %d KiB are cut, with a note at the end; read the rest with bash (e.g. sed -n '2000,2400p' FILE). ", MaxReadBytes>>10) +
 			"Binary files are not shown. Paths are relative to the workspace root; paths outside the workspace are refused.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Path of the file, relative to the workspace root, e.g. \"src/main.go\"."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
+		InputSchema: readFileSchema,
 	}
 }
 
 // Run implements Tool.
 func (t readFileTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.ToolProgress)) (string, error) {
-	var args struct {
-		Path *string `json:"path"`
-	}
+	var args readFileArgs
 	if err := decodeArgs(raw, &args, readFileUsage); err != nil {
 		return "", err
 	}
@@ -131,6 +130,14 @@ type listFilesTool struct{ ws *Workspace }
 // listFilesUsage describes list_files's arguments in error messages.
 const listFilesUsage = `{"path": "dir"} (path is optional)`
 
+// listFilesArgs are list_files's arguments.
+type listFilesArgs struct {
+	Path *string `json:"path,omitempty" jsonschema:"Directory to list, relative to the workspace root. Defaults to \".\", the workspace root."`
+}
+
+// listFilesSchema is the JSON Schema of listFilesArgs.
+var listFilesSchema = argsSchema[listFilesArgs]()
+
 // Mutating implements Mutator: list_files changes nothing.
 func (listFilesTool) Mutating() bool { return false }
 
@@ -143,21 +150,13 @@ func (listFilesTool) Spec() chat.ToolSpec {
 			"directories end with \"/\". The .git directory is skipped and symbolic links are listed but not followed. " +
 			fmt.Sprintf("At most %d entries are returned; list a subdirectory to see more. ", MaxListEntries) +
 			"Without a path, lists the whole workspace.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Directory to list, relative to the workspace root. Defaults to \".\", the workspace root."}
-  },
-  "additionalProperties": false
-}`),
+		InputSchema: listFilesSchema,
 	}
 }
 
 // Run implements Tool.
 func (t listFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.ToolProgress)) (string, error) {
-	var args struct {
-		Path *string `json:"path"`
-	}
+	var args listFilesArgs
 	if err := decodeArgs(raw, &args, listFilesUsage); err != nil {
 		return "", err
 	}

@@ -38,6 +38,15 @@ type searchFilesTool struct{ ws *Workspace }
 // searchFilesUsage describes search_files' arguments in error messages.
 const searchFilesUsage = `{"pattern": "TODO", "path": "dir"} (path is optional)`
 
+// searchFilesArgs are search_files' arguments.
+type searchFilesArgs struct {
+	Pattern *string `json:"pattern" jsonschema:"The text to look for, as it is written (not a regular expression)."`
+	Path    *string `json:"path,omitempty" jsonschema:"Directory or file to search, relative to the workspace root. Defaults to \".\"."`
+}
+
+// searchFilesSchema is the JSON Schema of searchFilesArgs.
+var searchFilesSchema = argsSchema[searchFilesArgs]()
+
 // Spec implements Tool.
 func (searchFilesTool) Spec() chat.ToolSpec {
 	return chat.ToolSpec{
@@ -45,24 +54,13 @@ func (searchFilesTool) Spec() chat.ToolSpec {
 		Description: "Search the text files under a directory of the workspace (or one file) for a literal text, case-sensitive, " +
 			fmt.Sprintf("and return the matching lines as path:line: text, at most %d. ", MaxSearchMatches) +
 			"The .git directory, binary files and files holding the agent's key are skipped.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "The text to look for, as it is written (not a regular expression)."},
-    "path": {"type": "string", "description": "Directory or file to search, relative to the workspace root. Defaults to \".\"."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
+		InputSchema: searchFilesSchema,
 	}
 }
 
 // Run implements Tool.
 func (t searchFilesTool) Run(ctx context.Context, raw json.RawMessage, _ func(chat.ToolProgress)) (string, error) {
-	var args struct {
-		Pattern *string `json:"pattern"`
-		Path    *string `json:"path"`
-	}
+	var args searchFilesArgs
 	if err := decodeArgs(raw, &args, searchFilesUsage); err != nil {
 		return "", err
 	}

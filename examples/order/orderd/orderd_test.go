@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -9,13 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // TestMain runs orderd itself when the test starts this binary as orderd.
@@ -31,25 +31,7 @@ func TestMain(m *testing.M) {
 type proc struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
-	out *syncBuffer
-}
-
-// syncBuffer is a buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out *proctest.Buffer
 }
 
 // start starts orderd on the state file with a payment window.
@@ -59,7 +41,7 @@ func start(t *testing.T, state string, window time.Duration) *proc {
 	cmd.Env = append(os.Environ(), "ORDERD_TEST_MAIN=1")
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	out := &syncBuffer{}
+	out := &proctest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	p := &proc{cmd: cmd, in: in, out: out}

@@ -38,7 +38,7 @@ func TestEveryMessageHasOneRule(t *testing.T) {
 	for _, c := range calls {
 		msg := sampleMessage(c.format)
 		ids := matching(msg)
-		if !assert.Len(t, ids, 1, "%s: message %q (format %q) must match exactly one rule in internal/diag/rules.go; matches %v", c.pos, msg, c.format, ids) {
+		if !assert.Len(t, ids, 1, "%s: message %q (format %q) must match exactly one rule in internal/compiler/diag/rules.go; matches %v", c.pos, msg, c.format, ids) {
 			continue
 		}
 		used[ids[0]] = true

@@ -305,6 +305,12 @@ func commentLines(lines []string) jen.Code {
 
 // paragraphs renders doc paragraphs as one comment, separated by "//".
 func paragraphs(ps ...string) jen.Code {
+	return commentLines(paragraphLines(ps...))
+}
+
+// paragraphLines wraps doc paragraphs into comment lines, an empty line
+// between two paragraphs; blank paragraphs are left out.
+func paragraphLines(ps ...string) []string {
 	var lines []string
 	for _, p := range ps {
 		if strings.TrimSpace(p) == "" {
@@ -315,7 +321,7 @@ func paragraphs(ps ...string) jen.Code {
 		}
 		lines = append(lines, docLines(p)...)
 	}
-	return commentLines(lines)
+	return lines
 }
 
 // article returns "a" or "an" for word.

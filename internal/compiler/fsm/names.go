@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 )
 
 // identRE is what a spec name may look like.
@@ -169,4 +171,94 @@ func ParamName(name string, imports []Import) string {
 		p += "_"
 	}
 	return p
+}
+
+// goNames reports spec names that turn into the same Go identifier, or
+// into one fsmgen generates.
+func (b *builder) goNames() {
+	type owner struct {
+		what string
+		pos  diag.Pos
+	}
+	taken := map[string]owner{}
+	for _, r := range Generated {
+		taken[r] = owner{what: "a name fsmgen generates"}
+	}
+	claim := func(id, what string, pos diag.Pos) bool {
+		if prev, ok := taken[id]; ok {
+			if prev.pos.Line == 0 {
+				b.errorf(pos, "%s is %s in Go, %s: rename it", what, id, prev.what)
+			} else {
+				b.errorf(pos, "%s is %s in Go, like %s (%s): rename one of them", what, id, prev.what, prev.pos)
+				b.errorf(prev.pos, "%s is %s in Go, like %s (%s): rename one of them", prev.what, id, what, pos)
+			}
+			return false
+		}
+		taken[id] = owner{what: what, pos: pos}
+		return true
+	}
+	if b.m.TimerFired != nil {
+		for _, d := range []*Decl{&b.m.TimerFired.Decl, &b.m.StartTimer.Decl, &b.m.CancelTimer.Decl} {
+			taken[d.GoName] = owner{what: "the " + d.Name + " fsmgen declares for the timers"}
+			taken[d.KindName] = owner{what: "the kind constant of " + d.Name + ", which fsmgen declares for the timers"}
+		}
+	}
+	for _, ds := range b.kindSets() {
+		for _, d := range ds.decls {
+			if d.Builtin {
+				continue
+			}
+			if d.GoName != "" && claim(d.GoName, ds.what+" "+d.Name, d.Pos) && d.KindName != "" {
+				claim(d.KindName, ds.what+" "+d.Name+"'s kind constant", d.Pos)
+			}
+		}
+	}
+	for _, a := range b.m.Actions {
+		if a.GoName == "Actions" {
+			b.errorf(a.Pos, "action %s is %s in Go, the name of the Recorder's list of actions: rename it", a.Name, a.GoName)
+		}
+	}
+	// A package the spec imports under the Go name of a state, event or
+	// action (an alias in capitals) is imported under another name.
+	for i, imp := range b.m.Imports {
+		if _, clash := taken[imp.GoName]; clash {
+			names := aliasesBut(b.m.Imports, i)
+			for id := range taken {
+				names[id] = true
+			}
+			b.m.Imports[i].GoName = importName(imp.Alias, names)
+		}
+	}
+	methods := map[string]owner{}
+	for _, fns := range [][]*Func{b.m.Guards, b.m.Effects} {
+		for _, fn := range fns {
+			what := kindWord(fn.Kind) + " " + fn.Name
+			if prev, ok := methods[fn.GoName]; ok {
+				b.errorf(fn.Pos, "%s is %s in Go, like %s (%s): rename one of them", what, fn.GoName, prev.what, prev.pos)
+				continue
+			}
+			methods[fn.GoName] = owner{what: what, pos: fn.Pos}
+		}
+	}
+}
+
+// kindSet is the declarations of one kind, for checks that treat states,
+// events and actions alike.
+type kindSet struct {
+	what  string
+	decls []*Decl
+}
+
+func (b *builder) kindSets() []kindSet {
+	var ss, es, as []*Decl
+	for _, s := range b.all {
+		ss = append(ss, &s.Decl)
+	}
+	for _, e := range b.m.Events {
+		es = append(es, &e.Decl)
+	}
+	for _, a := range b.m.Actions {
+		as = append(as, &a.Decl)
+	}
+	return []kindSet{{"state", ss}, {"event", es}, {"action", as}}
 }

@@ -15,14 +15,15 @@ import (
 	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
-// tutorialBlocks returns the fenced code blocks of the README's tutorial,
-// without the indentation of the list items they sit in.
-func tutorialBlocks(t *testing.T, readme string) []string {
-	start := strings.Index(readme, "## Tutorial: add a state to the agent")
-	require.GreaterOrEqual(t, start, 0, "README has no tutorial")
-	section := readme[start:]
-	if end := strings.Index(section[3:], "\n## "); end >= 0 {
-		section = section[:end+3]
+// tutorialBlocks returns the fenced code blocks of the tutorial (the page
+// docs/tutorial.md, up to its first second-level heading), without the
+// indentation of the list items they sit in.
+func tutorialBlocks(t *testing.T, page string) []string {
+	start := strings.Index(page, "# Tutorial: add a state to the agent")
+	require.GreaterOrEqual(t, start, 0, "docs/tutorial.md has no tutorial")
+	section := page[start:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
 	}
 	fence := regexp.MustCompile("(?m)^( *)```(\\w*)\n((?s:.*?))^ *```$")
 	var blocks []string
@@ -37,8 +38,8 @@ func tutorialBlocks(t *testing.T, readme string) []string {
 	return blocks
 }
 
-// TestTutorial follows the README's tutorial on a copy of the repository,
-// with the README's own code blocks: after the spec edits the build must
+// TestTutorial follows the tutorial (docs/tutorial.md) on a copy of the
+// repository, with the page's own code blocks: after the spec edits the build must
 // fail for want of the guard, and once it is written the copy must vet,
 // be up to date and pass the tests of every package the tutorial touches.
 // In a checkout where the tutorial has been followed already, there is
@@ -50,9 +51,9 @@ func TestTutorial(t *testing.T) {
 	}
 	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(root, "docs", "tutorial.md"))
 	require.NoError(t, err)
-	blocks := tutorialBlocks(t, string(readme))
+	blocks := tutorialBlocks(t, string(page))
 	require.Len(t, blocks, 5, "the tutorial's code blocks: state, guard, transitions, commands, Go")
 	body := func(i, lang string) string {
 		b := blocks[map[string]int{"state": 0, "guard": 1, "transitions": 2, "go": 4}[i]]
@@ -95,9 +96,9 @@ func TestTutorial(t *testing.T) {
 	require.Greater(t, next, 0)
 	require.Contains(t, s[first:first+1+next], "on: UserInput")
 	s = s[:first] + body("transitions", "yaml") + s[first+1+next+1:]
-	// The README quotes the error a forgotten event gives: check it.
-	quoted := regexp.MustCompile("`(spec/agent.yaml:\\d+:\\d+: state Paused does not handle event) …`").FindStringSubmatch(string(readme))
-	require.NotNil(t, quoted, "the README quotes the forgotten-event error")
+	// The tutorial quotes the error a forgotten event gives: check it.
+	quoted := regexp.MustCompile("`(spec/agent.yaml:\\d+:\\d+: state Paused does not handle event) …`").FindStringSubmatch(string(page))
+	require.NotNil(t, quoted, "the tutorial quotes the forgotten-event error")
 	state := body("state", "yaml")
 	forgot := strings.Replace(s, state, strings.Replace(state, ", RetryTimeoutFired]", "]", 1), 1)
 	require.NotEqual(t, s, forgot)
@@ -107,9 +108,16 @@ func TestTutorial(t *testing.T) {
 	require.Contains(t, res.Diags.Error(), strings.Replace(quoted[1], "spec/agent.yaml", specPath, 1)+" RetryTimeoutFired")
 	require.NoError(t, os.WriteFile(specPath, []byte(s), 0o644))
 
-	goCmd := func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// The go commands are bounded by the test's own deadline (go test's
+	// -timeout), less a margin to report what they printed, and by nothing
+	// else: on a loaded machine they take what they take.
+	ctx := t.Context()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-30*time.Second))
 		defer cancel()
+	}
+	goCmd := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")

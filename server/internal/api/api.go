@@ -384,7 +384,7 @@ var (
 // routed serves a request here, or forwards it, as it came, to the
 // instance route names (by its address) when several instances share a
 // database: the one that runs the monitor it is about
-// (monitors.Engine.Route), or the jobs (jobs.Engine.Route). A request
+// (monitorengine.Engine.Route), or the jobs (jobengine.Engine.Route). A request
 // forwarded once is not forwarded again: it gets moved.
 func (s *Server) routed(route func(*http.Request) (string, error), moved error, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

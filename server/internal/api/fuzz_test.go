@@ -2,7 +2,7 @@ package api_test
 
 // FuzzAPI runs on the in-memory store: this package's tests must not link
 // SQLite (its cold build takes minutes); the HTTP tests on SQLite are in
-// server/internal/api/apitest. `go list -deps -test ./server/api | grep sqlite`
+// server/internal/api/apitest. `go list -deps -test ./server/internal/api | grep sqlite`
 // must stay empty.
 
 import (

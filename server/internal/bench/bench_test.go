@@ -26,6 +26,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/server/internal/api"
 	"github.com/fsmgen/fsmgen/server/internal/monitorengine"
+	"github.com/fsmgen/fsmgen/server/internal/pgtest"
 	"github.com/fsmgen/fsmgen/server/internal/store/sqlite"
 )
 
@@ -112,41 +113,82 @@ func BenchmarkDurablePings(b *testing.B) {
 		url, e := serve(b, b.TempDir())
 		keys := create(b, e, 100, func(int) int { return 3600 }, func(int) int { return 60 })
 		const clients, perClient = 64, 500
-		lat := make([][]time.Duration, clients)
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-		var wg sync.WaitGroup
-		var errs atomic.Int64
-		start := time.Now()
-		for c := range clients {
-			wg.Go(func() {
-				for i := range perClient {
-					t0 := time.Now()
-					resp, err := client.Get(url + "/ping/" + keys[(c*perClient+i)%len(keys)])
-					if err != nil {
-						errs.Add(1)
-						continue
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						errs.Add(1)
-						continue
-					}
-					lat[c] = append(lat[c], time.Since(t0))
-				}
-			})
+		lat, elapsed, err := pingLoad(clients, perClient, func(c, i int) string {
+			return url + "/ping/" + keys[(c*perClient+i)%len(keys)]
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		if n := errs.Load(); n > 0 {
-			b.Fatalf("%d pings failed", n)
-		}
-		all := slices.Concat(lat...)
-		slices.Sort(all)
-		b.ReportMetric(float64(len(all))/elapsed.Seconds(), "pings/s")
-		b.ReportMetric(ms(all[len(all)/2]), "p50-ms")
-		b.ReportMetric(ms(all[len(all)*99/100]), "p99-ms")
+		reportPings(b, lat, elapsed)
 	}
+}
+
+// pingLoad sends perClient GETs from each of clients goroutines over
+// keep-alive connections, client c's i-th to url(c, i), and returns the
+// latency of each answered 200, sorted, and how long they all took; an
+// error when any failed or was answered otherwise.
+func pingLoad(clients, perClient int, url func(c, i int) string) ([]time.Duration, time.Duration, error) {
+	lat := make([][]time.Duration, clients)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	defer client.CloseIdleConnections()
+	var wg sync.WaitGroup
+	var errs atomic.Int64
+	start := time.Now()
+	for c := range clients {
+		wg.Go(func() {
+			for i := range perClient {
+				t0 := time.Now()
+				resp, err := client.Get(url(c, i))
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					errs.Add(1)
+					continue
+				}
+				lat[c] = append(lat[c], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	if n := errs.Load(); n > 0 {
+		return all, elapsed, fmt.Errorf("%d pings failed", n)
+	}
+	return all, elapsed, nil
+}
+
+// reportPings reports the pings a second and the median and 99th
+// percentile of their latencies lat (sorted).
+func reportPings(b *testing.B, lat []time.Duration, elapsed time.Duration) {
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "pings/s")
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+}
+
+// reportStartup reports how long e took to start, the heap it holds, and
+// the timers it armed.
+func reportStartup(b *testing.B, elapsed time.Duration, e *monitorengine.Engine) {
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	b.ReportMetric(elapsed.Seconds(), "startup-s")
+	b.ReportMetric(float64(mem.HeapAlloc)/(1<<20), "heap-MiB")
+	b.ReportMetric(float64(e.Timers()), "timers")
+}
+
+// reportLate reports the median, 99th percentile and largest of how late
+// the misses were published.
+func reportLate(b *testing.B, late []time.Duration) {
+	slices.Sort(late)
+	b.ReportMetric(ms(late[len(late)/2]), "p50-late-ms")
+	b.ReportMetric(ms(late[len(late)*99/100]), "p99-late-ms")
+	b.ReportMetric(ms(late[len(late)-1]), "max-late-ms")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -207,27 +249,19 @@ func BenchmarkStartup100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		elapsed := time.Since(start)
-		runtime.GC()
-		var mem runtime.MemStats
-		runtime.ReadMemStats(&mem)
-		b.ReportMetric(elapsed.Seconds(), "startup-s")
-		b.ReportMetric(float64(mem.HeapAlloc)/(1<<20), "heap-MiB")
-		b.ReportMetric(float64(e.Timers()), "timers")
+		reportStartup(b, time.Since(start), e)
 		runtime.KeepAlive(e)
 		st.Close()
 	}
 }
 
 // TestMain removes the prepared database once every benchmark has run,
-// and stops the Postgres server.
+// and stops the Postgres server, durable (fsync on, as in production),
+// which the benchmarks on Postgres share.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m, pgtest.Options{Durable: true})
 	if prepared.dir != "" {
 		os.RemoveAll(prepared.dir)
-	}
-	if cluster.c != nil {
-		cluster.c.Stop()
 	}
 	os.Exit(code)
 }
@@ -259,9 +293,6 @@ func BenchmarkMisses100k(b *testing.B) {
 			}
 		}
 		stop()
-		slices.Sort(late)
-		b.ReportMetric(ms(late[len(late)/2]), "p50-late-ms")
-		b.ReportMetric(ms(late[len(late)*99/100]), "p99-late-ms")
-		b.ReportMetric(ms(late[len(late)-1]), "max-late-ms")
+		reportLate(b, late)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	jobsengine "github.com/fsmgen/fsmgen/server/internal/jobengine"
 	"github.com/fsmgen/fsmgen/server/internal/monitorengine"
+	"github.com/fsmgen/fsmgen/server/internal/pgtest"
 	"github.com/fsmgen/fsmgen/server/internal/store"
 	"github.com/fsmgen/fsmgen/server/internal/store/postgres"
 	"github.com/fsmgen/fsmgen/server/internal/store/sqlite"
@@ -45,7 +46,7 @@ func benchJobRuns(b *testing.B, db, kind string) {
 	var st store.Store
 	var err error
 	if db == "postgres" {
-		st, err = postgres.Open(ctx, newPostgres(b))
+		st, err = postgres.Open(ctx, pgtest.DB(b))
 	} else {
 		st, err = sqlite.Open(ctx, filepath.Join(b.TempDir(), "s.db"))
 	}

@@ -3,14 +3,10 @@ package bench_test
 import (
 	"context"
 	"errors"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,29 +15,6 @@ import (
 	"github.com/fsmgen/fsmgen/server/internal/pgtest"
 	"github.com/fsmgen/fsmgen/server/internal/store/postgres"
 )
-
-// cluster is the benchmarks' Postgres server: durable (fsync on, as in
-// production), started once, stopped by TestMain.
-var cluster struct {
-	once sync.Once
-	c    *pgtest.Cluster
-	err  error
-}
-
-// newPostgres returns the URL of a new database on the benchmarks'
-// Postgres server.
-func newPostgres(b *testing.B) string {
-	b.Helper()
-	cluster.once.Do(func() { cluster.c, cluster.err = pgtest.Start(context.Background(), pgtest.Options{Durable: true}) })
-	if cluster.err != nil {
-		b.Fatal(cluster.err)
-	}
-	url, err := cluster.c.NewDB(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	return url
-}
 
 // instance is one server of several on a Postgres database: its engine
 // running, its API on a local HTTP server.
@@ -106,46 +79,19 @@ func serveShared(b *testing.B, url string, n int) []*instance {
 // means the check-in is committed.
 func BenchmarkPostgresDurablePings(b *testing.B) {
 	for range b.N {
-		ins := serveShared(b, newPostgres(b), 2)
+		ins := serveShared(b, pgtest.DB(b), 2)
 		var keys []string
 		for i, in := range ins {
 			keys = append(keys, createNamed(b, in.engine, string(rune('a'+i)), 50, func(int) int { return 3600 }, func(int) int { return 60 })...)
 		}
 		const clients, perClient = 64, 300
-		lat := make([][]time.Duration, clients)
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-		var wg sync.WaitGroup
-		var errs atomic.Int64
-		start := time.Now()
-		for c := range clients {
-			wg.Go(func() {
-				for i := range perClient {
-					t0 := time.Now()
-					resp, err := client.Get(ins[(c+i)%2].url + "/ping/" + keys[(c*perClient+i)%len(keys)])
-					if err != nil {
-						errs.Add(1)
-						continue
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						errs.Add(1)
-						continue
-					}
-					lat[c] = append(lat[c], time.Since(t0))
-				}
-			})
+		lat, elapsed, err := pingLoad(clients, perClient, func(c, i int) string {
+			return ins[(c+i)%2].url + "/ping/" + keys[(c*perClient+i)%len(keys)]
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		if n := errs.Load(); n > 0 {
-			b.Fatalf("%d pings failed", n)
-		}
-		all := slices.Concat(lat...)
-		slices.Sort(all)
-		b.ReportMetric(float64(len(all))/elapsed.Seconds(), "pings/s")
-		b.ReportMetric(ms(all[len(all)/2]), "p50-ms")
-		b.ReportMetric(ms(all[len(all)*99/100]), "p99-ms")
+		reportPings(b, lat, elapsed)
 	}
 }
 
@@ -154,7 +100,7 @@ func BenchmarkPostgresDurablePings(b *testing.B) {
 // monitors and re-arms their timers), and reports the heap they hold;
 // then a second instance, which takes half of them over from the first.
 func BenchmarkPostgresStartup100k(b *testing.B) {
-	url := newPostgres(b)
+	url := pgtest.DB(b)
 	prepareShared(b, url, 100_000)
 	runtime.GC()
 	b.ResetTimer()
@@ -169,13 +115,7 @@ func BenchmarkPostgresStartup100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		elapsed := time.Since(start)
-		runtime.GC()
-		var mem runtime.MemStats
-		runtime.ReadMemStats(&mem)
-		b.ReportMetric(elapsed.Seconds(), "startup-s")
-		b.ReportMetric(float64(mem.HeapAlloc)/(1<<20), "heap-MiB")
-		b.ReportMetric(float64(e.Timers()), "timers")
+		reportStartup(b, time.Since(start), e)
 		// It leaves: the next starts on free leases.
 		var wg sync.WaitGroup
 		wg.Go(func() { e.Run(ctx) })
@@ -212,7 +152,7 @@ func prepareShared(b *testing.B, url string, n int) {
 func BenchmarkPostgresMisses100k(b *testing.B) {
 	const n = 100_000
 	for range b.N {
-		ins := serveShared(b, newPostgres(b), 2)
+		ins := serveShared(b, pgtest.DB(b), 2)
 		var wg sync.WaitGroup
 		errs := make([]error, len(ins))
 		for i, in := range ins {
@@ -265,9 +205,6 @@ func BenchmarkPostgresMisses100k(b *testing.B) {
 		}
 		close(stopAll)
 		readers.Wait()
-		slices.Sort(late)
-		b.ReportMetric(ms(late[len(late)/2]), "p50-late-ms")
-		b.ReportMetric(ms(late[len(late)*99/100]), "p99-late-ms")
-		b.ReportMetric(ms(late[len(late)-1]), "max-late-ms")
+		reportLate(b, late)
 	}
 }

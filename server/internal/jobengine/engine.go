@@ -22,7 +22,7 @@
 // Start-up reads every job's row and last run in one query each, decodes
 // the machines on every CPU, and writes only what changed (new jobs, new
 // settings) in one transaction; the jobs' monitors are made or changed in
-// rounds of their own (monitors.Engine.Ensure). A restart with nothing
+// rounds of their own (monitorengine.Engine.Ensure). A restart with nothing
 // changed writes nothing.
 //
 // Time enters as input: a request's step happens at the engine's clock, a

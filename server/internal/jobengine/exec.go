@@ -236,7 +236,7 @@ const maxCheckinOutput = 10 << 10
 const monitorGrace = time.Minute
 
 // syncMonitors makes or updates each job's monitor from its settings, in
-// rounds of the monitors engine (monitors.Engine.Ensure): nothing is
+// rounds of the monitors engine (monitorengine.Engine.Ensure): nothing is
 // written for the monitors that are as their jobs say.
 // The monitor counts what the job counts: each attempt checks in, and it
 // is failing from the job's jobs.UnhealthyAfter-th failure in a row, when

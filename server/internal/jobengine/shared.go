@@ -14,7 +14,7 @@ import (
 // Several instances on a shared store (Postgres) run the jobs one at a
 // time: the jobs belong to the lease of store.JobsShard, which the
 // monitors engine claims, renews and loses like any shard's. Run watches
-// that lease (monitors.Engine.Lease, nudged through LeaseChanged):
+// that lease (monitorengine.Engine.Lease, nudged through LeaseChanged):
 //
 //   - when this instance gets it, Run takes the jobs over: it loads their
 //     machines as a start does, closes the runs left running as failed

@@ -7,14 +7,19 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/fsmgen/fsmgen/internal/backoff"
 )
 
 // Alerts are delivered at least once: each is stored with the change that
 // raised it, posted until the webhook answers 2xx, and retried with a
-// backoff (30 s doubling, up to 6 h) for up to alertAttempts attempts.
+// backoff (alertBackoff doubling, up to alertBackoffCap: 30 s to 6 h) for
+// up to alertAttempts attempts.
 const (
-	alertAttempts = 12
-	alertTimeout  = 10 * time.Second
+	alertAttempts   = 12
+	alertTimeout    = 10 * time.Second
+	alertBackoff    = 30 * time.Second
+	alertBackoffCap = 6 * time.Hour
 )
 
 // sendAlerts delivers the stored alerts until ctx is done.
@@ -63,7 +68,7 @@ func (e *Engine) deliverDue(ctx context.Context) {
 			}
 			var next time.Time
 			if a.Attempts+1 < alertAttempts {
-				next = now.Add(min(30*time.Second<<a.Attempts, 6*time.Hour))
+				next = now.Add(backoff.Exponential(alertBackoff, alertBackoffCap, a.Attempts+1))
 			}
 			e.log.Warn("an alert webhook failed", "url", a.URL, "attempt", a.Attempts+1, "err", err)
 			if err := e.store.AlertFailed(ctx, a.ID, now, next, err.Error()); err != nil {

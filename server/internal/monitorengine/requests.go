@@ -588,7 +588,7 @@ func (e *Engine) runOf(rs *roundState, m *mon, id string) error {
 }
 
 // Preview returns the next count run times of a schedule after after; its
-// error is a *crons.InvalidError.
+// error is a *monitors.InvalidError.
 func Preview(s Schedule, timezone string, after time.Time, count int) ([]time.Time, error) {
 	sched, err := monitors.Compile(monitors.Settings{Schedule: monitors.Schedule(s), Timezone: timezone})
 	if err != nil {

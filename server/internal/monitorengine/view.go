@@ -111,7 +111,7 @@ func newCheckinView(c *store.Checkin) CheckinView {
 	return v
 }
 
-// settings returns the crons.Settings a view's fields describe.
+// settings returns the monitors.Settings a view's fields describe.
 func (v *View) settings() monitors.Settings {
 	return monitors.Settings{
 		Schedule:          monitors.Schedule(v.Schedule),

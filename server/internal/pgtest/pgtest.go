@@ -14,19 +14,19 @@
 // next binary that starts one.
 //
 // The cluster trades durability for speed (fsync off): the tests kill
-// the server's processes, never Postgres. Start with Durable for the
-// benchmarks.
+// the server's processes, never Postgres. The benchmarks' is Durable.
 //
 // Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+// and, for benchmarks, pgtest.Main(m, pgtest.Options{Durable: true}).
 package pgtest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fsmgen/fsmgen/internal/proclock"
 	"net/url"
 	"os"
 	"os/exec"
@@ -41,6 +41,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsmgen/fsmgen/internal/proclock"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -69,15 +71,21 @@ var (
 	shared struct {
 		once    sync.Once
 		mainRan bool
+		opts    Options // Main's
 		c       *Cluster
 		err     error
 	}
 )
 
 // Main runs the binary's tests and stops the cluster they started, if
-// any; it returns the exit code for os.Exit.
-func Main(m *testing.M) int {
+// any; it returns the exit code for os.Exit. At most one Options may be
+// given: how DB makes the cluster (Durable for the benchmarks); without
+// one, fast and not durable.
+func Main(m *testing.M, opts ...Options) int {
 	shared.mainRan = true
+	if len(opts) > 0 {
+		shared.opts = opts[0]
+	}
 	code := m.Run()
 	if shared.c != nil {
 		if err := shared.c.Stop(); err != nil {
@@ -88,13 +96,13 @@ func Main(m *testing.M) int {
 }
 
 // DB makes a fresh database on the binary's cluster (starting it on the
-// first call) and returns its URL.
+// first call, as Main's Options say) and returns its URL.
 func DB(t testing.TB) string {
 	t.Helper()
 	if !shared.mainRan {
 		t.Fatal("pgtest: the package's TestMain must run pgtest.Main, which stops the cluster")
 	}
-	shared.once.Do(func() { shared.c, shared.err = Start(context.Background(), Options{}) })
+	shared.once.Do(func() { shared.c, shared.err = Start(context.Background(), shared.opts) })
 	if shared.err != nil {
 		t.Fatal(shared.err)
 	}

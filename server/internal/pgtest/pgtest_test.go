@@ -1,12 +1,10 @@
 package pgtest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 func TestMain(m *testing.M) {
@@ -64,11 +64,7 @@ func TestDatabases(t *testing.T) {
 func TestDiesWithItsParent(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "PGTEST_HELPER=1")
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "the helper prints its cluster")
+	line := proctest.Start(t, cmd) // the helper prints its cluster
 	dir, pidText, ok := strings.Cut(strings.TrimSpace(line), " ")
 	require.True(t, ok, "helper: %q", line)
 	pid, err := strconv.Atoi(pidText)
@@ -78,9 +74,9 @@ func TestDiesWithItsParent(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill())
 	cmd.Wait()
 	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 30*time.Second, 20*time.Millisecond, "the server outlives its parent")
-	_, err = os.Stat(filepath.Join(dir, "data"))
-	require.NoError(t, err, "the dead cluster's directory is left")
-
+	// The dead cluster's directory is left behind; the next cluster
+	// started, here or by any other test process, removes it, so it may
+	// already be gone.
 	c, err := Start(context.Background(), Options{})
 	require.NoError(t, err)
 	_, err = os.Stat(dir)
@@ -88,4 +84,36 @@ func TestDiesWithItsParent(t *testing.T) {
 	require.NoError(t, c.Stop())
 	_, err = os.Stat(c.dir)
 	assert.True(t, os.IsNotExist(err), "Stop removes the cluster")
+}
+
+// TestDurable checks the clusters' durability: the tests' (Main with no
+// Options, as this package's TestMain) trades it for speed, a Durable
+// one, the benchmarks', keeps Postgres's.
+func TestDurable(t *testing.T) {
+	tests := []struct {
+		name  string
+		db    func(t *testing.T) string
+		fsync string
+	}{
+		{"the tests' cluster", func(t *testing.T) string { return DB(t) }, "off"},
+		{"a durable cluster", func(t *testing.T) string {
+			c, err := Start(context.Background(), Options{Durable: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, c.Stop()) })
+			u, err := c.NewDB(context.Background())
+			require.NoError(t, err)
+			return u
+		}, "on"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, tt.db(t))
+			require.NoError(t, err)
+			defer conn.Close(ctx)
+			var fsync string
+			require.NoError(t, conn.QueryRow(ctx, "SHOW fsync").Scan(&fsync))
+			assert.Equal(t, tt.fsync, fsync)
+		})
+	}
 }

@@ -21,6 +21,7 @@ import (
 
 	jobsengine "github.com/fsmgen/fsmgen/server/internal/jobengine"
 	"github.com/fsmgen/fsmgen/server/internal/monitorengine"
+	"github.com/fsmgen/fsmgen/server/internal/pgtest"
 	"github.com/fsmgen/fsmgen/server/internal/store"
 	"github.com/fsmgen/fsmgen/server/internal/store/postgres"
 	"github.com/fsmgen/fsmgen/server/internal/store/sqlite"
@@ -38,7 +39,7 @@ type database struct {
 func newDatabase(b *testing.B, kind string) database {
 	b.Helper()
 	if kind == "postgres" {
-		return database{kind, newPostgres(b)}
+		return database{kind, pgtest.DB(b)}
 	}
 	return database{kind, filepath.Join(b.TempDir(), "jobs.db")}
 }

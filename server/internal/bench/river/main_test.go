@@ -12,45 +12,14 @@
 package riverbench_test
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/server/internal/pgtest"
 )
 
-// cluster is the benchmarks' Postgres server: durable (fsync on, as in
-// production), started on first use, stopped by TestMain.
-var cluster struct {
-	once sync.Once
-	c    *pgtest.Cluster
-	err  error
-}
-
-// newPostgres returns the URL of a new database on the benchmarks'
-// Postgres server.
-func newPostgres(b *testing.B) string {
-	b.Helper()
-	cluster.once.Do(func() { cluster.c, cluster.err = pgtest.Start(context.Background(), pgtest.Options{Durable: true}) })
-	if cluster.err != nil {
-		b.Fatal(cluster.err)
-	}
-	url, err := cluster.c.NewDB(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	return url
-}
-
-// TestMain stops the Postgres server once every benchmark has run.
+// TestMain stops the benchmarks' Postgres server, durable (fsync on, as
+// in production), once every benchmark has run.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if cluster.c != nil {
-		if err := cluster.c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "riverbench:", err)
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Main(m, pgtest.Options{Durable: true}))
 }

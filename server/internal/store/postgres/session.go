@@ -7,7 +7,7 @@ import (
 
 // DefaultLease is the lease time Open bounds the sessions' transactions
 // by when it is not told (WithLease): the server's default, as
-// monitors.DefaultLease.
+// monitorengine.DefaultLease.
 const DefaultLease = 15 * time.Second
 
 // Option changes how Open connects.

@@ -1,0 +1,198 @@
+package diff
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// initial compares where New starts the machine.
+func (d *differ) initial() {
+	o, n := d.old.Initial, d.new.Initial
+	if o == nil || n == nil || d.rename("state", o.Name) == n.Name {
+		return
+	}
+	c := &Change{Subject: "initial state", What: fmt.Sprintf("%s, was %s", n.Name, o.Name), Old: o.Pos, New: n.Pos}
+	c.verdict(Behaviour, Breaks, "New starts the machine in "+n.Name)
+	d.add(c)
+}
+
+// rules compares, for every leaf and event of both revisions, the rules
+// that handle the event there, and each state's entry, exit and timer.
+func (d *differ) rules() {
+	oldStates := map[string]*fsm.State{}
+	for _, s := range append(slices.Clone(d.old.States), d.old.Composites...) {
+		oldStates[d.rename("state", s.Name)] = s
+	}
+	oldEvents := map[string]*fsm.Event{}
+	for _, e := range d.old.Events {
+		oldEvents[d.rename("event", e.Name)] = e
+	}
+	for _, ns := range append(slices.Clone(d.new.States), d.new.Composites...) {
+		os := oldStates[ns.Name]
+		if os == nil {
+			continue
+		}
+		for _, what := range []string{"entry", "exit"} {
+			oh, nh := os.Entry, ns.Entry
+			if what == "exit" {
+				oh, nh = os.Exit, ns.Exit
+			}
+			if ow, nw := d.hook(oh), hookText(nh); ow != nw {
+				c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("%s changed: %s, was %s", what, orNothing(nw), orNothing(ow)), Old: os.Pos, New: ns.Pos}
+				c.verdict(Behaviour, Breaks, fmt.Sprintf("%s %s now %s", what2verb(what), ns.Name, orNothing(nw)))
+				d.add(c)
+			}
+		}
+		if ns.Composite() {
+			continue
+		}
+		if ow, nw := d.timer(os.Timer), timerText(ns.Timer); ow != nw {
+			c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("timer changed: %s, was %s", orNothing(nw), orNothing(ow)), Old: os.Pos, New: ns.Pos}
+			c.verdict(Behaviour, Breaks, fmt.Sprintf("the timer of %s now %s", ns.Name, orNothing(nw)))
+			d.add(c)
+		}
+		if ns.Choice != nil || os.Choice != nil {
+			d.cell(ns.Name+" (its choice)", os.Choice, ns.Choice)
+		}
+		for _, ne := range d.new.Events {
+			oe := oldEvents[ne.Name]
+			if oe == nil || ne.Builtin {
+				continue
+			}
+			d.cell(ns.Name+" × "+ne.Name, cellOf(os, oe), cellOf(ns, ne))
+		}
+	}
+}
+
+func what2verb(what string) string {
+	if what == "entry" {
+		return "entering"
+	}
+	return "leaving"
+}
+
+// cell compares the rules of a pair, or of a transient state's choice.
+func (d *differ) cell(pair string, o, n *fsm.Cell) {
+	ow, nw := d.cellText(o), cellText(n)
+	if ow == nw {
+		return
+	}
+	c := &Change{Subject: "rule " + pair, What: fmt.Sprintf("now %s, was %s", nw, ow)}
+	if o != nil && len(o.Rules) > 0 {
+		c.Old = o.Rules[0].Pos
+	}
+	if n != nil && len(n.Rules) > 0 {
+		c.New = n.Rules[0].Pos
+	}
+	c.verdict(Behaviour, Breaks, "the machine does something else in "+pair)
+	d.add(c)
+}
+
+// cellOf returns the cell that handles event e in leaf s: its own, or the
+// one it shares.
+func cellOf(s *fsm.State, e *fsm.Event) *fsm.Cell {
+	for _, list := range [][]*fsm.Cell{s.Handles, s.Refuses, s.Inherited} {
+		for _, c := range list {
+			if c.Event == e {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// cellText describes what a cell does, in the new revision's names.
+func cellText(c *fsm.Cell) string { return (&differ{}).cellText(c) }
+
+// cellText describes what a cell does, with the names of an old revision
+// mapped to the new ones.
+func (d *differ) cellText(c *fsm.Cell) string {
+	if c == nil {
+		return "nothing"
+	}
+	var parts []string
+	for _, r := range c.Rules {
+		parts = append(parts, d.ruleText(r))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ruleText describes one rule: its guard, what it does, its effect and
+// its actions.
+func (d *differ) ruleText(r *fsm.Rule) string {
+	var b strings.Builder
+	switch {
+	case r.Guard != nil:
+		fmt.Fprintf(&b, "[%s] ", r.Guard.Name)
+	case r.Else:
+		b.WriteString("[else] ")
+	}
+	switch r.Kind {
+	case fsm.Ignore:
+		b.WriteString("ignored")
+		return b.String()
+	case fsm.Reject:
+		b.WriteString("rejected")
+		if r.Reason != "" && !r.Listed { // a list's reason names the state and event
+			fmt.Fprintf(&b, " (%s)", r.Reason)
+		}
+		return b.String()
+	}
+	if r.Target == nil {
+		b.WriteString("stays")
+	} else {
+		b.WriteString("to " + d.rename("state", r.Target.Name))
+		if r.Local {
+			b.WriteString(" (local)")
+		}
+	}
+	if r.Effect != nil {
+		b.WriteString(" {" + r.Effect.Name + "}")
+	}
+	var acts []string
+	for _, e := range r.Actions {
+		acts = append(acts, d.rename("action", e.Action.Name))
+	}
+	if len(acts) > 0 {
+		b.WriteString(" / " + strings.Join(acts, ", "))
+	}
+	return b.String()
+}
+
+// hookText describes an entry or exit, in the new revision's names.
+func hookText(h *fsm.Hook) string { return (&differ{}).hook(h) }
+
+func (d *differ) hook(h *fsm.Hook) string {
+	if h == nil {
+		return ""
+	}
+	var parts []string
+	if h.Effect != nil {
+		parts = append(parts, "runs "+h.Effect.Name)
+	}
+	var acts []string
+	for _, a := range h.Actions {
+		acts = append(acts, d.rename("action", a.Name))
+	}
+	if len(acts) > 0 {
+		parts = append(parts, "emits "+strings.Join(acts, ", "))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// timerText describes a state's timer, in the new revision's names.
+func timerText(t *fsm.Timer) string { return (&differ{}).timer(t) }
+
+func (d *differ) timer(t *fsm.Timer) string {
+	if t == nil {
+		return ""
+	}
+	delay := t.DelayText
+	if t.DelayFunc != nil {
+		delay = "the delay " + t.DelayFunc.Name + " computes"
+	}
+	return "fires after " + delay + ": " + d.cellText(t.Cell)
+}

@@ -1,0 +1,401 @@
+package diff
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// match pairs the declarations of one kind across the revisions: by name,
+// or by an old name the new one lists in renamed_from. It returns the
+// pairs, in the new revision's order, and the old declarations left.
+func (d *differ) match(kind string, old, new []*fsm.Decl) (pairs [][2]*fsm.Decl, removed []*fsm.Decl) {
+	byName := map[string]*fsm.Decl{}
+	for _, o := range old {
+		byName[o.Name] = o
+	}
+	used := map[*fsm.Decl]bool{}
+	if d.renamed == nil {
+		d.renamed = map[string]map[string]string{}
+	}
+	if d.renamed[kind] == nil {
+		d.renamed[kind] = map[string]string{}
+	}
+	for _, n := range new {
+		o := byName[n.Name]
+		for _, prev := range n.RenamedFrom {
+			if o == nil && byName[prev] != nil {
+				o = byName[prev]
+			}
+		}
+		if o != nil && !used[o] {
+			used[o] = true
+			d.renamed[kind][o.Name] = n.Name
+		} else {
+			o = nil
+		}
+		pairs = append(pairs, [2]*fsm.Decl{o, n})
+	}
+	for _, o := range old {
+		if !used[o] {
+			removed = append(removed, o)
+		}
+	}
+	return pairs, removed
+}
+
+// rename returns the new name of an old state, event or action.
+func (d *differ) rename(kind, name string) string {
+	if n, ok := d.renamed[kind][name]; ok {
+		return n
+	}
+	return name
+}
+
+// decls compares the events, or the actions, and their fields.
+func (d *differ) decls(kind string, old, new any) {
+	od, nd := declsOf(old), declsOf(new)
+	pairs, removed := d.match(kind, od, nd)
+	log := "an event log of the old revision"
+	for _, o := range removed {
+		c := &Change{Subject: kind + " " + o.Name, What: "removed", Old: declPos(d.old, o)}
+		if o.Builtin {
+			c.verdict(EventLog, Breaks, fmt.Sprintf("%s that holds %s %s no longer loads: the machine has no timer now", log, article(kind), o.Name))
+			d.add(c)
+			continue
+		}
+		c.verdict(EventLog, Breaks, fmt.Sprintf("%s that holds %s %s no longer loads: its kind is unknown (keep the %s, or give its new name renamed_from: %s)", log, article(kind), o.Name, kind, o.Name))
+		if kind == "action" && d.old.HasHandler() && !d.new.HasHandler() {
+			c.verdict(Code, Breaks, "the machine has no action left: Config has no Handler field, and code that sets it no longer compiles")
+		}
+		d.add(c)
+	}
+	for _, p := range pairs {
+		o, n := p[0], p[1]
+		if n.Builtin && o != nil {
+			continue
+		}
+		if o == nil {
+			c := &Change{Subject: kind + " " + n.Name, What: "added", New: declPos(d.new, n)}
+			if kind == "action" {
+				c.verdict(Code, Breaks, fmt.Sprintf("the Handler has a new method, %s, which every Handler must implement", n.GoName))
+			} else {
+				d.newEvent(c, n)
+			}
+			d.add(c)
+			continue
+		}
+		if o.Name != n.Name {
+			c := &Change{Subject: kind + " " + n.Name, What: "renamed from " + o.Name, Old: o.Pos, New: n.Pos}
+			c.verdict(EventLog, OK, "")
+			if kind == "action" {
+				c.verdict(Code, Breaks, fmt.Sprintf("the Handler's method %s is now %s", o.GoName, n.GoName))
+			} else if o.GoName != n.GoName {
+				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
+			}
+			d.add(c)
+		}
+		d.fields(kind, o, n, EventLog, log)
+		if kind == "action" && !sameSignature(o.Fields, n.Fields) {
+			c := &Change{Subject: "action " + n.Name, What: "given other fields", Old: o.Pos, New: n.Pos}
+			if alikeSignature(o.Fields, n.Fields) {
+				c.What = "given values of other types"
+				c.verdict(Code, Review, fmt.Sprintf("the Handler's method %s takes values of other types, alike in JSON (%s): code that implements it no longer compiles until it is updated", n.GoName, retypes(o.Fields, n.Fields)))
+			} else {
+				c.verdict(Code, Breaks, fmt.Sprintf("the Handler's method %s is now %s(%s), was %s(%s)", n.GoName, n.GoName, signature(n.Fields), o.GoName, signature(o.Fields)))
+			}
+			d.add(c)
+		}
+	}
+}
+
+// declPos is where a declaration is: for the event and actions of timers,
+// which the spec does not declare, the machine's first timer.
+func declPos(m *fsm.Machine, d *fsm.Decl) diag.Pos {
+	if d.Builtin && len(m.Timers) > 0 {
+		return m.Timers[0].Pos
+	}
+	return d.Pos
+}
+
+// newEvent notes, for a new event, the states that take it through
+// "ignore: *" or "reject: *" rather than by a rule written for it.
+func (d *differ) newEvent(c *Change, e *fsm.Decl) {
+	var through []string
+	for _, r := range d.new.Rules {
+		if r.Others && r.Event != nil && r.Event.Name == e.Name {
+			through = append(through, fmt.Sprintf("%s %ss it through %q", r.From.Name, r.Kind, r.Kind.String()+": *"))
+		}
+	}
+	if len(through) > 0 {
+		c.verdict(Behaviour, Review, strings.Join(through, "; ")+": if that is wrong, give the state a rule for "+e.Name)
+	}
+}
+
+// fields compares the fields of a state, event or action matched across
+// the revisions; area is what they are saved in, and saved names it.
+func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
+	byName := map[string]*fsm.Field{}
+	for _, f := range o.Fields {
+		byName[f.Name] = f
+	}
+	used := map[*fsm.Field]bool{}
+	for _, nf := range n.Fields {
+		of := byName[nf.Name]
+		for _, prev := range nf.RenamedFrom {
+			if of == nil && byName[prev] != nil {
+				of = byName[prev]
+			}
+		}
+		subject := fmt.Sprintf("field %s.%s", n.Name, nf.Name)
+		switch {
+		case of == nil:
+			c := &Change{Subject: subject, What: "added", New: nf.Pos}
+			c.verdict(area, OK, fmt.Sprintf("%s of %s %s loads with %s as its zero value", saved, kind, n.Name, nf.Name))
+			d.add(c)
+			continue
+		case used[of]:
+			continue
+		}
+		used[of] = true
+		if of.Name != nf.Name {
+			c := &Change{Subject: subject, What: "renamed from " + of.Name, Old: of.Pos, New: nf.Pos}
+			c.verdict(area, OK, fmt.Sprintf("%s loads %s under its new name", saved, of.Name))
+			if of.GoName != nf.GoName {
+				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s.%s: code that names it no longer compiles until it is updated", n.GoName, of.GoName, n.GoName, nf.GoName))
+			}
+			d.add(c)
+		}
+		if ot, nt := of.GoType.Canonical(), nf.GoType.Canonical(); ot != nt {
+			oldType, newType := typeNames(of, nf)
+			c := &Change{Subject: subject, What: fmt.Sprintf("retyped from %s to %s", oldType, newType), Old: of.TypePos, New: nf.TypePos}
+			if alike(of, nf) {
+				c.verdict(area, OK, fmt.Sprintf("%s of %s %s holds %s as %s, which loads as %s: their JSON is alike", saved, kind, n.Name, nf.Name, oldType, newType))
+				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now a %s: code that uses it as a %s no longer compiles until it is updated", n.GoName, nf.GoName, newType, oldType))
+			} else {
+				c.verdict(area, Breaks, fmt.Sprintf("%s of %s %s holds %s as %s, which may not load as %s (keep the type, or declare the break)", saved, kind, n.Name, nf.Name, oldType, newType))
+			}
+			d.add(c)
+		}
+	}
+	for _, of := range o.Fields {
+		if used[of] {
+			continue
+		}
+		c := &Change{Subject: fmt.Sprintf("field %s.%s", n.Name, of.Name), What: "removed", Old: of.Pos}
+		c.verdict(area, Breaks, fmt.Sprintf("%s of %s %s with %s no longer loads: the field is unknown (keep it, or give its new name renamed_from: %s)", saved, kind, n.Name, of.Name, of.Name))
+		d.add(c)
+	}
+}
+
+// states compares the leaf states (what is saved) and their fields.
+func (d *differ) states() {
+	var od, nd []*fsm.Decl
+	for _, s := range d.old.States {
+		od = append(od, &s.Decl)
+	}
+	for _, s := range d.new.States {
+		nd = append(nd, &s.Decl)
+	}
+	// Composite states are matched too, for rules written on them.
+	for _, s := range d.old.Composites {
+		od = append(od, &s.Decl)
+	}
+	for _, s := range d.new.Composites {
+		nd = append(nd, &s.Decl)
+	}
+	pairs, removed := d.match("state", od, nd)
+	oldLeaf, newLeaf := leaves(d.old), leaves(d.new)
+	saved := "a state saved by the old revision"
+	for _, o := range removed {
+		c := &Change{Subject: "state " + o.Name, What: "removed", Old: o.Pos}
+		if s := oldLeaf[o]; s != nil && !s.Transient {
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s no longer loads (keep the state, or give its new name renamed_from: %s)", o.Name, o.Name))
+		}
+		d.add(c)
+	}
+	for _, p := range pairs {
+		o, n := p[0], p[1]
+		ns := newLeaf[n]
+		if o == nil {
+			d.add(&Change{Subject: "state " + n.Name, What: "added", New: n.Pos})
+			continue
+		}
+		os := oldLeaf[o]
+		if o.Name != n.Name {
+			c := &Change{Subject: "state " + n.Name, What: "renamed from " + o.Name, Old: o.Pos, New: n.Pos}
+			c.verdict(SavedStates, OK, "a machine saved in "+o.Name+" loads in "+n.Name)
+			if o.GoName != n.GoName {
+				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
+			}
+			d.add(c)
+		}
+		switch {
+		case os == nil || os.Transient:
+			// A composite or transient state before: nothing of it was saved.
+			continue
+		case ns == nil:
+			c := &Change{Subject: "state " + n.Name, What: "made composite", Old: o.Pos, New: n.Pos}
+			c.verdict(SavedStates, Breaks, "a machine saved in "+o.Name+" no longer loads: the machine is never in a composite state itself")
+			d.add(c)
+			continue
+		case ns.Transient:
+			c := &Change{Subject: "state " + n.Name, What: "made transient", Old: o.Pos, New: n.Pos}
+			c.verdict(SavedStates, Breaks, "a machine saved in "+o.Name+" no longer loads: a transient state is never at rest")
+			d.add(c)
+			continue
+		}
+		d.fields("state", o, n, SavedStates, saved)
+		d.timers(os, ns)
+	}
+}
+
+// timers compares the timers running in a leaf matched across the
+// revisions: those of the state and of its ancestors.
+func (d *differ) timers(os, ns *fsm.State) {
+	olds, news := timerStates(os), timerStates(ns)
+	for _, t := range olds {
+		if !slices.Contains(news, d.rename("state", t)) {
+			c := &Change{Subject: "state " + ns.Name, What: "lost the timer of " + t, Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with the timer of %s running no longer loads", os.Name, t))
+			d.add(c)
+		}
+	}
+	for _, t := range news {
+		found := false
+		for _, o := range olds {
+			found = found || d.rename("state", o) == t
+		}
+		if !found {
+			c := &Change{Subject: "state " + ns.Name, What: "gained the timer of " + t, Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s loads without the timer of %s running: it would never fire", os.Name, t))
+			d.add(c)
+		}
+	}
+}
+
+// timerStates names the states whose timers run in leaf s.
+func timerStates(s *fsm.State) []string {
+	var out []string
+	for _, a := range s.Path() {
+		if a.Timer != nil {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// leaves maps the declarations of a machine's leaf states to the states.
+func leaves(m *fsm.Machine) map[*fsm.Decl]*fsm.State {
+	out := map[*fsm.Decl]*fsm.State{}
+	for _, s := range m.States {
+		out[&s.Decl] = s
+	}
+	return out
+}
+
+// funcs compares the guards, or the effects: their signatures are the
+// hand-written Behavior's methods.
+func (d *differ) funcs(kind string, old, new []*fsm.Func) {
+	byName := map[string]*fsm.Func{}
+	for _, f := range old {
+		if f.Used() {
+			byName[f.Name] = f
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range new {
+		if !n.Used() {
+			continue
+		}
+		seen[n.Name] = true
+		o := byName[n.Name]
+		subject := kind + " " + n.Name
+		switch {
+		case o == nil:
+			c := &Change{Subject: subject, What: "added", New: n.Pos}
+			c.verdict(Code, Breaks, fmt.Sprintf("the Behavior has a new method, %s, which every Behavior must implement", n.GoName))
+			d.add(c)
+		case !sameSignature(o.Reads, n.Reads) || !sameSignature(o.Sets, n.Sets):
+			c := &Change{Subject: subject, What: "given other reads or sets", Old: o.Pos, New: n.Pos}
+			if alikeSignature(o.Reads, n.Reads) && alikeSignature(o.Sets, n.Sets) {
+				c.What = "given values of other types"
+				c.verdict(Code, Review, fmt.Sprintf("the Behavior's method %s reads and gives values of other types, alike in JSON (%s): code that implements it no longer compiles until it is updated", n.GoName, retypes(append(slices.Clip(o.Reads), o.Sets...), append(slices.Clip(n.Reads), n.Sets...))))
+			} else {
+				c.verdict(Code, Breaks, fmt.Sprintf("the Behavior's method %s now reads %s and gives %s; it read %s and gave %s", n.GoName, orNothing(signature(n.Reads)), orNothing(signature(n.Sets)), orNothing(signature(o.Reads)), orNothing(signature(o.Sets))))
+			}
+			d.add(c)
+		}
+	}
+	for _, o := range old {
+		if o.Used() && !seen[o.Name] {
+			c := &Change{Subject: kind + " " + o.Name, What: "removed", Old: o.Pos}
+			if d.old.HasBehavior() && !d.new.HasBehavior() {
+				// A method less is no break, but a Behavior less is.
+				c.verdict(Code, Breaks, "the machine has no guard or effect left: Config has no Behavior field, and code that sets it no longer compiles")
+			}
+			d.add(c)
+		}
+	}
+}
+
+// sameSignature reports whether two lists of fields give the same Go
+// parameters or results: the same types in the same order.
+func sameSignature(a, b []*fsm.Field) bool {
+	return slices.EqualFunc(a, b, func(x, y *fsm.Field) bool { return x.GoType.Canonical() == y.GoType.Canonical() })
+}
+
+// alikeSignature reports whether two lists of fields give parameters or
+// results of the same names whose types are the same or alike (alike).
+func alikeSignature(a, b []*fsm.Field) bool {
+	return slices.EqualFunc(a, b, func(x, y *fsm.Field) bool {
+		return x.Name == y.Name && (x.GoType.Canonical() == y.GoType.Canonical() || alike(x, y))
+	})
+}
+
+// alike reports whether two fields' types, of other Go types, read each
+// other's JSON: their shapes are known and the same (a type moved to
+// another package, a named type for its underlying one).
+func alike(a, b *fsm.Field) bool { return a.JSON != "" && a.JSON == b.JSON }
+
+// typeNames returns how a change names the types of a retyped field: as
+// the spec writes them, or, when the spec writes them alike (a package
+// that moved, imported under its old name), with their packages' paths.
+func typeNames(o, n *fsm.Field) (string, string) {
+	if o.Type != n.Type {
+		return o.Type, n.Type
+	}
+	return o.GoType.Canonical(), n.GoType.Canonical()
+}
+
+// retypes says which types of the fields o became which of the fields n,
+// o and n alike (alikeSignature): "a.T is now b.T, …".
+func retypes(o, n []*fsm.Field) string {
+	var out []string
+	for i, of := range o {
+		ot, nt := of.GoType.Canonical(), n[i].GoType.Canonical()
+		if s := ot + " is now " + nt; ot != nt && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// signature writes fields as "name type, ...".
+func signature(fields []*fsm.Field) string {
+	var out []string
+	for _, f := range fields {
+		out = append(out, f.Name+" "+f.Type)
+	}
+	return strings.Join(out, ", ")
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}

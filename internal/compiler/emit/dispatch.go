@@ -1,0 +1,312 @@
+package emit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// genHandleEvent emits the exhaustive nested switch, state then event,
+// with the rules of each cell a state handles written out in its case
+// (see cellBody). What a state ignores or rejects, and what it leaves to a
+// "*" row, goes to otherwise:
+//
+//	func (m *Machine) HandleEvent(ev Event) error {
+//		if m.core.Busy {
+//			return m.core.Reentrant()
+//		}
+//		switch m.core.State {
+//		case StateA:
+//			switch ev := ev.(type) {
+//			case *X:
+//				...
+//				return m.core.Finish()
+//			}
+//		...
+//		}
+//		return m.otherwise(ev)
+//	}
+func (g *goGen) genHandleEvent() {
+	// A machine of many states gets one method per state, so that no
+	// function grows with the whole table (the compiler's back end takes
+	// more than linear time in a function's size); a small one keeps its
+	// rules in HandleEvent, with no call between the dispatch and them.
+	split := len(g.m.States) > splitAbove
+	var states, methods []jen.Code
+	for _, s := range g.m.States {
+		// The state's own cells, and the composite rules it takes, in
+		// event order; a composite's rules are written once, in a method
+		// each state that takes them calls.
+		cells := slices.Clone(s.Handles)
+		for _, c := range s.Inherited {
+			if direct(c) {
+				cells = append(cells, c)
+			}
+		}
+		if len(cells) == 0 {
+			continue
+		}
+		slices.SortStableFunc(cells, func(a, b *fsm.Cell) int { return a.Event.Index - b.Event.Index })
+		var evCases []jen.Code
+		bound := false
+		for _, c := range cells {
+			if direct(c) && !g.inline(c) {
+				bound = true
+				evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev")))))
+				continue
+			}
+			bound = bound || c.ReadsEvent
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.cellBody(c)...))
+		}
+		subject := jen.Id("ev").Assert(jen.Type())
+		if bound {
+			subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
+		}
+		if !split {
+			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
+			continue
+		}
+		methods = append(methods,
+			jen.Comment(fmt.Sprintf("// in%s is HandleEvent in the state %s.", s.GoName, s.Name)).Line().
+				Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("in"+s.GoName).Params(jen.Id("ev").Id("Event")).Error().Block(
+				jen.Switch(subject).Block(evCases...),
+				jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev")))))
+		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("in"+s.GoName).Call(jen.Id("ev")))))
+	}
+	g.f.Add(paragraphs(
+		"HandleEvent feeds ev to the machine: the rule for the current state and ev " +
+			"decides the next state, runs its effect and hands its actions to the Handler, in " +
+			"order, before HandleEvent returns. A rejected event returns a *RejectedError and " +
+			"changes nothing, as does a nil event a rule would read; an ignored one returns nil. " +
+			"The machine keeps no reference to ev. HandleEvent must not be called from a Handler " +
+			"or observer method."))
+	body := []jen.Code{jen.If(core().Dot("Busy")).Block(jen.Return(core().Dot("Reentrant").Call()))}
+	if len(g.m.Timers) > 0 {
+		body = append(body, jen.If(jen.List(jen.Id("t"), jen.Id("ok")).Op(":=").Id("ev").Assert(jen.Op("*").Id("TimerFired")), jen.Id("ok")).Block(
+			jen.Return(jen.Id("m").Dot("timerFired").Call(jen.Id("t")))))
+	}
+	if len(states) > 0 {
+		body = append(body, jen.Switch(core().Dot("State")).Block(states...))
+	}
+	body = append(body, jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev"))))
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
+	for _, m := range methods {
+		g.f.Add(m)
+	}
+}
+
+// splitAbove is the number of states above which HandleEvent calls one
+// method per state instead of holding every rule itself.
+const splitAbove = 64
+
+// genOtherwise emits otherwise, which finishes the events the current
+// state does not handle with rules of its own: those it ignores or
+// rejects, then those it leaves to a "*" row, each "*" row written once:
+//
+//	func (m *Machine) otherwise(ev Event) error {
+//		switch m.core.State {
+//		case StateA:
+//			switch ev.(type) {
+//			case *Y:
+//				return m.core.Reject(3)
+//			}
+//		}
+//		if m.core.State == 0 {
+//			return m.core.Unhandled(ev)
+//		}
+//		switch ev := ev.(type) {
+//		case *Z:
+//			<the "*" row for Z>
+//		}
+//		return m.core.Unhandled(ev)
+//	}
+func (g *goGen) genOtherwise() {
+	var states []jen.Code
+	for _, s := range g.m.States {
+		var evCases []jen.Code
+		for _, c := range s.Refuses {
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(refusal(c.Rules[0])))
+		}
+		if len(evCases) > 0 {
+			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(jen.Id("ev").Assert(jen.Type())).Block(evCases...)))
+		}
+	}
+	var body []jen.Code
+	if len(states) > 0 {
+		body = append(body, jen.Switch(core().Dot("State")).Block(states...))
+	}
+	body = append(body, g.sharedDispatch()...)
+	body = append(body, jen.Return(core().Dot("Unhandled").Call(jen.Id("ev"))))
+	g.f.Comment("// otherwise finishes the events the current state does not handle with rules")
+	g.f.Comment("// of its own: those it ignores or rejects, then those it leaves to a composite")
+	g.f.Comment("// state it is in or to a \"*\" row.")
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("otherwise").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
+}
+
+// refusal is the statement that finishes an ignore or reject rule.
+func refusal(r *fsm.Rule) jen.Code {
+	finish := "Reject"
+	if r.Kind == fsm.Ignore {
+		finish = "Ignore"
+	}
+	return jen.Return(core().Dot(finish).Call(jen.Lit(r.Index)))
+}
+
+// leaveMethod names the method that takes the eventless rules of a
+// transient state, e.g. "leaveProcessingLLMResponse".
+func leaveMethod(s *fsm.State) string { return "leave" + s.GoName }
+
+// genChoices emits, for each transient state, the method that takes its
+// eventless rules.
+func (g *goGen) genChoices() {
+	for _, s := range g.m.States {
+		if s.Choice == nil {
+			continue
+		}
+		g.f.Comment(fmt.Sprintf("// %s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(leaveMethod(s)).Params().Error().Block(g.cellBody(s.Choice)...)
+	}
+}
+
+// cellBody emits the rules of a cell: straight code for one unguarded
+// rule, or a switch over the guards:
+//
+//	switch {
+//	case m.b.Guard(m.d.retries, ev.Error):
+//		<rule>
+//	default:
+//		<else rule>
+//	}
+func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
+	var out []jen.Code
+	if c.ReadsEvent {
+		// A nil event of a type with fields would panic where the rules
+		// read it: refuse it first.
+		out = append(out, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
+	}
+	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
+		return append(append(out, comment("", c.Rules[0].Label)), g.ruleBody(c.Rules[0])...)
+	}
+	var cases []jen.Code
+	for _, r := range c.Rules {
+		body := append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)
+		if r.Guard != nil {
+			cases = append(cases, jen.Case(jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)).Block(body...))
+		} else {
+			cases = append(cases, jen.Default().Block(body...))
+		}
+	}
+	return append(out, jen.Switch().Block(cases...))
+}
+
+// value renders a value a rule reads.
+func (g *goGen) value(v fsm.Value) jen.Code {
+	if v.Local != "" {
+		return jen.Id(v.Local)
+	}
+	switch v.Source {
+	case fsm.FromEvent:
+		return jen.Id("ev").Dot(v.Field.GoName)
+	case fsm.FromResult:
+		return jen.Id(v.Result.Param)
+	case fsm.FromTimer:
+		return jen.Id("m").Dot("timers").Index(jen.Lit(v.Timer.Index)).Dot("ID")
+	case fsm.FromConst:
+		return durationCode(v.Timer.Delay)
+	}
+	return jen.Id("m").Dot("d").Dot(v.Data.GoName)
+}
+
+func (g *goGen) values(vs []fsm.Value) []jen.Code {
+	out := make([]jen.Code, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, g.value(v))
+	}
+	return out
+}
+
+// ruleBody emits one rule:
+//
+//	prevX := m.d.x                                  // values an action reads before the rule changes them
+//	conversation, retries := m.b.Effect(m.d.conversation, ev.Message)
+//	m.d.conversation = conversation                 // stores: the effect's results, fields from the event
+//	m.d.retries = retries
+//	m.d.response = chat.Response{}                  // clears: the source state's fields the target lacks
+//	m.core.State = StateB
+//	m.core.Start(7, StateA)                         // tell the observer
+//	m.h.SendLLMRequest(request)                     // actions, in order
+//	return m.core.Finish()
+//
+// A "*" rule that moves does not know which state it leaves: it keeps the
+// target's storage and zeroes the rest (m.d = fsmData{...}).
+func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
+	if r.Kind != fsm.Transition {
+		return []jen.Code{refusal(r)}
+	}
+	var out []jen.Code
+	from := jen.Id("from")
+	if r.Shared() {
+		if r.To == nil && len(r.Exits) == 0 && len(r.Entries) == 0 {
+			from = core().Dot("State") // read once, and the rule stays
+		} else {
+			out = append(out, jen.Id("from").Op(":=").Add(core().Dot("State")))
+		}
+	} else {
+		from = jen.Id(r.From.KindName)
+	}
+	for _, c := range r.Captures {
+		out = append(out, jen.Id(c.Local).Op(":=").Id("m").Dot("d").Dot(c.Data.GoName))
+	}
+	for _, run := range r.Exits {
+		out = append(out, g.runCompute(run, from)...)
+	}
+	if e := r.Effect; e != nil {
+		call := jen.Id("m").Dot("b").Dot(e.GoName).Call(g.values(r.EffectArgs)...)
+		var locals []jen.Code
+		for _, set := range e.Sets {
+			locals = append(locals, jen.Id(set.Param))
+		}
+		out = append(out, jen.List(locals...).Op(":=").Add(call))
+	}
+	if r.Shared() && r.To != nil && len(g.m.Data) > 0 {
+		var keep []jen.Code
+		for _, d := range r.Keeps {
+			keep = append(keep, kv(d.GoName, jen.Id("m").Dot("d").Dot(d.GoName)))
+		}
+		out = append(out, jen.Id("m").Dot("d").Op("=").Id("fsmData").Values(keep...))
+	}
+	for _, st := range r.Stores {
+		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
+	}
+	for _, d := range r.Clears {
+		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(d)))
+	}
+	if r.To != nil && r.To != r.From {
+		out = append(out, core().Dot("State").Op("=").Id(r.To.KindName))
+	}
+	for _, run := range r.Entries {
+		out = append(out, g.runCompute(run, from)...)
+	}
+	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), from))
+	for _, run := range r.Exits {
+		out = append(out, g.runActions(run, from)...)
+	}
+	if r.To != nil && r.To.Transient {
+		// The eventless rule that leaves the transient state hands out
+		// the rest of the step's actions; this rule has none of its own.
+		for _, run := range r.Entries {
+			out = append(out, g.runActions(run, from)...)
+		}
+		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
+	}
+	for _, e := range r.Actions {
+		out = append(out, g.emitAction(e)...)
+	}
+	for _, run := range r.Entries {
+		out = append(out, g.runActions(run, from)...)
+	}
+	return append(out, jen.Return(core().Dot("Finish").Call()))
+}

@@ -1,0 +1,340 @@
+package fsm
+
+import (
+	"fmt"
+	"go/token"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// stateLists adds the rules of each state's ignore and reject lists; a
+// "*" list resolves every event the state has no rule for.
+func (b *builder) stateLists() {
+	b.other = map[*State]otherList{}
+	for _, s := range b.all {
+		ss := b.specOf[s]
+		for _, list := range []struct {
+			names []spec.String
+			kind  RuleKind
+		}{{ss.Ignore, Ignore}, {ss.Reject, Reject}} {
+			for _, n := range list.names {
+				if s.Transient {
+					b.errorf(n.Pos, "transient state %s receives no events, so it ignores or rejects none", s.Name)
+					break
+				}
+				if n.Value == "*" {
+					if prev, ok := b.other[s]; ok {
+						b.errorf(n.Pos, "state %s already resolves every other event at %s", s.Name, prev.pos)
+						continue
+					}
+					if len(list.names) > 1 {
+						b.errorf(n.Pos, "\"*\" stands alone in a %s list: it already means every other event", list.kind)
+						continue
+					}
+					b.other[s] = otherList{kind: list.kind, pos: n.Pos}
+					continue
+				}
+				e := b.event(n)
+				if e == nil {
+					continue
+				}
+				if e.Builtin {
+					b.errorf(n.Pos, "%s is the event of the timers: a state without a running timer already ignores it", e.Name)
+					continue
+				}
+				r := &Rule{Kind: list.kind, From: s, Event: e, Pos: n.Pos, Listed: true}
+				if list.kind == Reject {
+					r.Reason = refusal(s, e)
+				}
+				rows := b.rowsOf(s)
+				if prev := rows[e.Index]; prev != nil {
+					b.errorf(n.Pos, "%s is listed under %s but already handled at %s: remove it from one of them", pairName(s, e), list.kind, prev.pos)
+					continue
+				}
+				rows[e.Index] = &pending{rules: []*Rule{r}, pos: n.Pos}
+			}
+		}
+	}
+}
+
+// refusal is the reason a state's reject list gives: "X is not accepted
+// in state S", or for a composite state "X is not accepted while in S".
+func refusal(s *State, e *Event) string {
+	if s.Composite() {
+		return fmt.Sprintf("%s is not accepted while in %s", e.Name, s.Name)
+	}
+	return fmt.Sprintf("%s is not accepted in state %s", e.Name, s.Name)
+}
+
+// rowsOf returns the rows of a state, by event, allocating them.
+func (b *builder) rowsOf(s *State) []*pending {
+	if s.Composite() {
+		if b.shared[s] == nil {
+			b.shared[s] = make([]*pending, len(b.m.Events))
+		}
+		return b.shared[s]
+	}
+	if b.rows[s.Index] == nil {
+		b.rows[s.Index] = make([]*pending, len(b.m.Events))
+	}
+	return b.rows[s.Index]
+}
+
+// data lays out the machine's storage: one entry per field name and type
+// of the states, shared by the states that have it.
+func (b *builder) data() {
+	type key struct{ name, typ string }
+	byKey := map[key]*Data{}
+	used := map[string]bool{}
+	for _, s := range b.all {
+		for _, f := range s.Fields {
+			k := key{f.Name, f.Type}
+			d := byKey[k]
+			if d == nil {
+				base := LowerName(f.Name)
+				goName := base
+				for i := 2; used[goName] || token.IsKeyword(goName); i++ {
+					goName = fmt.Sprintf("%s%d", base, i)
+				}
+				used[goName] = true
+				d = &Data{Name: f.Name, Type: f.Type, GoType: f.GoType, GoName: goName, Zero: b.zero(f.Type)}
+				byKey[k] = d
+				b.m.Data = append(b.m.Data, d)
+			}
+			if !s.Composite() {
+				d.States = append(d.States, s)
+			}
+			f.Data = d
+		}
+	}
+}
+
+// applies reports whether the shared row p gives state s its rules for
+// the event: never to a transient state, and never to a terminal state
+// that one of its rules would lead out.
+func applies(s *State, p *pending) bool {
+	if s.Transient {
+		return false
+	}
+	if s.Terminal {
+		for _, r := range p.rules {
+			if r.Kind == Transition && r.To != nil && r.To != s {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// cells orders the rules into cells, numbers them, and reports the pairs
+// nothing resolves. A state handles an event with a rule of its own, or
+// else leaves it to the innermost ancestor with a rule for it, or else to
+// a "*" row.
+func (b *builder) cells() {
+	m := b.m
+	b.sharedCells, b.users, b.cellOf = map[sharedKey]*Cell{}, map[*Cell][]*State{}, map[*Rule]*Cell{}
+	for _, s := range m.States {
+		if s.Transient {
+			p := b.eventless[s.Index]
+			if p == nil {
+				b.errorf(s.Pos, "transient state %s has no eventless transitions: add transitions from it without \"on\"", s.Name)
+				continue
+			}
+			s.Choice = &Cell{State: s, Rules: p.rules}
+			b.number(s.Choice)
+			continue
+		}
+		var missing []string
+		for _, e := range m.Events {
+			if e.Builtin {
+				continue
+			}
+			var p *pending
+			if b.rows[s.Index] != nil {
+				p = b.rows[s.Index][e.Index]
+			}
+			if p == nil {
+				p = b.others(s, e)
+			}
+			if p == nil {
+				if c := b.inherited(s, e); c != nil {
+					s.Inherited = append(s.Inherited, c)
+					b.users[c] = append(b.users[c], s)
+				} else {
+					missing = append(missing, e.Name)
+				}
+				continue
+			}
+			c := &Cell{State: s, Event: e, Rules: p.rules}
+			if len(p.rules) == 1 && p.rules[0].Kind != Transition {
+				s.Refuses = append(s.Refuses, c)
+			} else {
+				s.Handles = append(s.Handles, c)
+			}
+			b.number(c)
+		}
+		b.reportMissing(s, missing)
+	}
+	comps := slices.Clone(m.Composites)
+	slices.SortStableFunc(comps, func(a, c *State) int { return c.Depth - a.Depth })
+	for _, owner := range append(comps, nil) {
+		for _, e := range m.Events {
+			if c := b.sharedCells[sharedKey{owner, e}]; c != nil {
+				m.Shared = append(m.Shared, c)
+				b.number(c)
+			}
+		}
+	}
+	for _, t := range m.Timers {
+		b.number(t.Cell)
+		if t.State.Composite() {
+			for _, s := range m.States {
+				if t.State.Contains(s) {
+					b.users[t.Cell] = append(b.users[t.Cell], s)
+				}
+			}
+		}
+	}
+	if m.TimerFired != nil {
+		m.Stale = &Rule{Kind: Ignore, Event: m.TimerFired, Pos: m.Timers[0].Pos, Reason: "the timer is not running"}
+		b.number(&Cell{Event: m.TimerFired, Rules: []*Rule{m.Stale}})
+	}
+	for _, p := range b.wild {
+		if p != nil && b.cellOf[p.rules[0]] == nil {
+			e := p.rules[0].Event
+			b.diags.Warnf(p.pos, "the \"*\" row for %s applies to no state: every state handles %s itself; remove the row", e.Name, e.Name)
+		}
+	}
+	for owner, rows := range b.shared {
+		for _, p := range rows {
+			if p != nil && b.cellOf[p.rules[0]] == nil {
+				b.diags.Warnf(p.pos, "the rule of %s for %s applies to no state: every state in %s handles %s itself; remove the rule", owner.Name, p.rules[0].Event.Name, owner.Name, p.rules[0].Event.Name)
+			}
+		}
+	}
+}
+
+// inherited returns the shared cell that gives leaf s its rules for e:
+// the innermost ancestor's that has a row (or an "ignore: *" or
+// "reject: *"), else the "*" row's; nil when none applies.
+func (b *builder) inherited(s *State, e *Event) *Cell {
+	for a := s.Parent; ; a = a.Parent {
+		var p *pending
+		if a == nil {
+			p = b.wild[e.Index]
+		} else if rows := b.shared[a]; rows != nil && rows[e.Index] != nil {
+			p = rows[e.Index]
+		} else if k := (sharedKey{a, e}); b.sharedCells[k] != nil {
+			p = &pending{rules: b.sharedCells[k].Rules}
+		} else {
+			p = b.others(a, e)
+		}
+		if p != nil {
+			if !applies(s, p) {
+				return nil
+			}
+			k := sharedKey{a, e}
+			c := b.sharedCells[k]
+			if c == nil {
+				c = &Cell{Owner: a, Event: e, Rules: p.rules}
+				b.sharedCells[k] = c
+			}
+			return c
+		}
+		if a == nil {
+			return nil
+		}
+	}
+}
+
+// reportMissing reports the events a state resolves in no way: one error
+// per event, or one for them all when there are many.
+func (b *builder) reportMissing(s *State, missing []string) {
+	const each = 3
+	if len(missing) <= each {
+		for _, name := range missing {
+			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
+		}
+		return
+	}
+	shown := missing[:each]
+	b.errorf(s.Pos, "state %s does not handle %d events: %s and %d more: add transitions, or list them under the state's ignore or reject", s.Name, len(missing), strings.Join(shown, ", "), len(missing)-each)
+}
+
+func (b *builder) number(c *Cell) {
+	for _, r := range c.Rules {
+		b.cellOf[r] = c
+		b.m.Ignores = b.m.Ignores || r.Kind == Ignore
+		b.m.Rejects = b.m.Rejects || r.Kind == Reject
+		r.Index = len(b.m.Rules)
+		r.Label = RuleLabel(r)
+		b.m.Rules = append(b.m.Rules, r)
+	}
+}
+
+// sources returns the states whose data rule r reads: its own, or every
+// state that leaves its event to a shared rule.
+func (b *builder) sources(r *Rule) []*State {
+	if !r.Shared() {
+		return []*State{r.From}
+	}
+	return b.users[b.cellOf[r]]
+}
+
+// resolve works out what every rule passes, stores, clears and emits, and
+// reports the fields that nothing fills.
+func (b *builder) resolve() {
+	for _, r := range b.m.Rules {
+		if r.Guard != nil {
+			r.Guard.Uses = append(r.Guard.Uses, r)
+		}
+		if r.Effect != nil {
+			r.Effect.Uses = append(r.Effect.Uses, r)
+		}
+		if r.Kind != Transition && r.Guard == nil {
+			continue
+		}
+		b.routes(r)
+		if r.Timer != nil && r.Kind == Transition && !slices.ContainsFunc(r.Exits, func(run *Run) bool { return run.State == r.Timer.State }) {
+			r.Spends = r.Timer
+		}
+		fl := &flow{b: b, r: r, from: b.sources(r)}
+		fl.run()
+	}
+	for _, s := range b.m.States {
+		for _, c := range append(append([]*Cell(nil), s.Handles...), s.Choice) {
+			b.markReads(c)
+		}
+	}
+	for _, c := range b.m.Shared {
+		b.markReads(c)
+	}
+	for _, t := range b.m.Timers {
+		b.markReads(t.Cell)
+	}
+}
+
+// markReads sets c.ReadsEvent, and the machine's ReadsEvents, when a rule
+// of c reads its event.
+func (b *builder) markReads(c *Cell) {
+	if c == nil || c.Event == nil {
+		return
+	}
+	for _, r := range c.Rules {
+		vals := append(append([]Value(nil), r.GuardArgs...), r.EffectArgs...)
+		for _, st := range r.Stores {
+			vals = append(vals, st.Value)
+		}
+		for _, e := range r.Actions {
+			vals = append(vals, e.Args...)
+		}
+		for _, v := range vals {
+			if v.Source == FromEvent {
+				c.ReadsEvent, b.m.ReadsEvents = true, true
+				return
+			}
+		}
+	}
+}

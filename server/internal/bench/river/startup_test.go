@@ -80,7 +80,8 @@ func cpuTime() time.Duration {
 // cpu-s the processor time the benchmark's process spent in it (all its
 // threads: on a machine shared with other work, the wall time grows with
 // the load, the processor time much less); heap-MiB the live heap once
-// started.
+// started; for the server, open-s, monitors-s, jobs-s and ready-s the
+// wall time of each step of the start (see startServer).
 func BenchmarkStartup(b *testing.B) {
 	for _, kind := range []string{"sqlite", "postgres"} {
 		for _, n := range []int{10_000, 100_000} {
@@ -99,12 +100,15 @@ func benchStartup(b *testing.B, kind string, n int, first bool, impl string) {
 	b.StopTimer()
 	defs, periodic := idleJobs(n), periodicJobs(n)
 	var d database
+	var took phases
 	up := func() func() {
 		if impl == "river" {
 			r := startRiver(b, d, first, riverConfig(periodic, 100))
 			return func() { r.stop(b) }
 		}
-		return startServer(b, d, defs, 100).stop
+		s := startServer(b, d, defs, 100)
+		took = s.phases
+		return s.stop
 	}
 	if !first {
 		// The database a first start left.
@@ -127,6 +131,18 @@ func benchStartup(b *testing.B, kind string, n int, first bool, impl string) {
 		b.StopTimer()
 		stopProfiles()
 		b.ReportMetric((cpuTime() - cpu0).Seconds(), "cpu-s")
+		if impl == "fsmgen" {
+			// The steps of the start, as in cmd/server: opening the
+			// store, the monitors engine's New (on SQLite it loads every
+			// monitor), the jobs engine's New (on SQLite it loads every
+			// job) and its Run until Ready (the jobs' monitors made; on
+			// Postgres the shards claimed, their monitors and the jobs
+			// loaded).
+			b.ReportMetric(took.open.Seconds(), "open-s")
+			b.ReportMetric(took.monitors.Seconds(), "monitors-s")
+			b.ReportMetric(took.jobs.Seconds(), "jobs-s")
+			b.ReportMetric(took.ready.Seconds(), "ready-s")
+		}
 		runtime.GC()
 		var mem runtime.MemStats
 		runtime.ReadMemStats(&mem)

@@ -47,6 +47,20 @@ func (b *Behavior) plan(s Settings) *plan {
 	return p
 }
 
+// Check reports why s's schedule does not compile (as Compile does), or
+// nil; a schedule compiled before is not compiled again (a start-up checks
+// the saved schedule of every monitor, most of them alike).
+func (b *Behavior) Check(s Settings) error {
+	if _, ok := b.plans.Load(planKey{s.Schedule, s.Timezone}); ok {
+		return nil
+	}
+	if _, err := Compile(s); err != nil {
+		return err
+	}
+	b.plan(s)
+	return nil
+}
+
 // The schedule types.
 const (
 	ScheduleCron     = "cron"

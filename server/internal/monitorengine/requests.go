@@ -241,6 +241,7 @@ func (e *Engine) creation(v *View, id int64, shard int) *request {
 		m.row.Machine = saved
 		st.batch.Add(store.InsertMonitor{Monitor: m.row})
 		e.end(st)
+		rs.inserted[m] = true
 		e.add(m)
 		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: m.row.Slug, Change: "created"}})
 		return result{mon: m}, nil

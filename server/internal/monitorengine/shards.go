@@ -128,11 +128,7 @@ func (e *Engine) changeShards(c shardChange) {
 	e.shardMu.RUnlock()
 	e.dropShards(again)
 	for shard, mons := range c.gained {
-		for _, m := range mons {
-			e.armAll(m)
-			e.add(m)
-			m.publish(e)
-		}
+		e.install(mons)
 		e.shardMu.Lock()
 		e.held[shard] = c.validUntil
 		e.claimed++

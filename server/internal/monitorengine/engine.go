@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"net/http"
 	"runtime"
 	"slices"
@@ -258,10 +259,16 @@ func (e *Engine) decode(m *mon) error {
 }
 
 // install runs mons, which decodeAll made: their timers armed, in the
-// order of mons (in one pass: the heap is ordered again once, not pushed
-// into for each timer), and the monitors indexed.
+// order of mons (in one pass when they are many beside those armed: the
+// heap is ordered again once, not pushed into for each timer), and the
+// monitors indexed.
 func (e *Engine) install(mons []*mon) {
 	armed := 0
+	for _, m := range mons {
+		armed += len(m.timers)
+	}
+	// A push costs about log2(n) comparisons, ordering again about 2n.
+	push := armed*bits.Len(uint(len(e.timers.entries)+armed)) < 2*(len(e.timers.entries)+armed)
 	for _, m := range mons {
 		for _, t := range m.timers {
 			if t.deadline.IsZero() {
@@ -274,12 +281,17 @@ func (e *Engine) install(mons []*mon) {
 			}
 			e.timers.seq++
 			t.seq = e.timers.seq
-			e.timers.entries = append(e.timers.entries, t)
-			armed++
+			if push {
+				heap.Push(&e.timers, t)
+			} else {
+				e.timers.entries = append(e.timers.entries, t)
+			}
 		}
 	}
 	e.armedCount.Add(int64(armed))
-	heap.Init(&e.timers)
+	if !push {
+		heap.Init(&e.timers)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, m := range mons {

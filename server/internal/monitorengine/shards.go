@@ -127,8 +127,12 @@ func (e *Engine) changeShards(c shardChange) {
 	}
 	e.shardMu.RUnlock()
 	e.dropShards(again)
-	for shard, mons := range c.gained {
-		e.install(mons)
+	var gained []*mon
+	for _, mons := range c.gained {
+		gained = append(gained, mons...)
+	}
+	e.install(gained)
+	for shard := range c.gained {
 		e.shardMu.Lock()
 		e.held[shard] = c.validUntil
 		e.claimed++

@@ -12,10 +12,12 @@ import (
 	"github.com/fsmgen/fsmgen/server/internal/store"
 )
 
-// manyRows checks that every monitor and every job is read back, in
-// order, from tables a start-up reads in parts (SQLite reads a large
-// table by ranges of rowids): 5,000 of each, the monitors' ids with gaps
-// (one in ten deleted), the jobs inserted out of their ids' order.
+// manyRows checks that every monitor and every job is written (SQLite
+// writes runs of inserts many rows a statement) and read back, in order,
+// from tables a start-up reads in parts (SQLite reads a large table by
+// ranges of rowids): 5,000 of each, the monitors' ids with gaps (one in
+// ten deleted), the jobs inserted out of their ids' order, each saved
+// twice in a row.
 func manyRows(o Opener) func(t *testing.T) {
 	return func(t *testing.T) {
 		if !o.Persistent {
@@ -29,16 +31,19 @@ func manyRows(o Opener) func(t *testing.T) {
 		for i := range n {
 			id := int64(3*i + 1)
 			b.Add(store.InsertMonitor{Monitor: monitorRow(id, fmt.Sprintf("m%05d", i))})
-			if i%10 == 7 {
-				b.Add(store.DeleteMonitor{ID: id})
-			} else {
+			if i%10 != 7 {
 				wantMonitors = append(wantMonitors, id)
 			}
+		}
+		for i := 7; i < n; i += 10 {
+			b.Add(store.DeleteMonitor{ID: int64(3*i + 1)})
 		}
 		var wantJobs []string
 		for i := range n {
 			id := fmt.Sprintf("job-%05d", (i*7919)%n) // every id once, out of order
-			b.Add(store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"job":"` + id + `"}`), Health: "healthy", UpdatedAt: t0}})
+			// Saved twice in a row: the second wins.
+			b.Add(store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"first":true}`), Health: "unknown", UpdatedAt: t0}},
+				store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"job":"` + id + `"}`), Health: "healthy", UpdatedAt: t0}})
 			wantJobs = append(wantJobs, id)
 		}
 		slices.Sort(wantJobs)
@@ -60,8 +65,23 @@ func manyRows(o Opener) func(t *testing.T) {
 		gotJobs := make([]string, len(jobs))
 		for i, j := range jobs {
 			gotJobs[i] = j.ID
-			require.Equal(t, `{"job":"`+j.ID+`"}`, string(j.Machine))
+			require.Equal(t, store.Job{ID: j.ID, Machine: []byte(`{"job":"` + j.ID + `"}`), Health: "healthy", UpdatedAt: t0}, *j)
 		}
 		assert.Equal(t, wantJobs, gotJobs, "every job, by id")
+
+		// A run of inserts one of which is refused (a slug taken) writes
+		// nothing.
+		bad := &store.Batch{}
+		for i := range 40 {
+			slug := fmt.Sprintf("new%02d", i)
+			if i == 35 {
+				slug = "m00000"
+			}
+			bad.Add(store.InsertMonitor{Monitor: monitorRow(int64(100_000+i), slug)})
+		}
+		require.Error(t, st.Apply(ctx, bad))
+		monitors, err = st.Monitors(ctx)
+		require.NoError(t, err)
+		assert.Len(t, monitors, len(wantMonitors), "nothing of the refused batch")
 	}
 }

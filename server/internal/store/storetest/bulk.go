@@ -16,8 +16,8 @@ import (
 // writes runs of inserts many rows a statement) and read back, in order,
 // from tables a start-up reads in parts (SQLite reads a large table by
 // ranges of rowids): 5,000 of each, the monitors' ids with gaps (one in
-// ten deleted), the jobs inserted out of their ids' order, each saved
-// twice in a row.
+// ten deleted), the jobs inserted out of their ids' order, then each
+// saved twice in a row.
 func manyRows(o Opener) func(t *testing.T) {
 	return func(t *testing.T) {
 		if !o.Persistent {
@@ -41,10 +41,13 @@ func manyRows(o Opener) func(t *testing.T) {
 		var wantJobs []string
 		for i := range n {
 			id := fmt.Sprintf("job-%05d", (i*7919)%n) // every id once, out of order
-			// Saved twice in a row: the second wins.
-			b.Add(store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"first":true}`), Health: "unknown", UpdatedAt: t0}},
-				store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"job":"` + id + `"}`), Health: "healthy", UpdatedAt: t0}})
+			b.Add(store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"first":true}`), Health: "unknown", UpdatedAt: t0}})
 			wantJobs = append(wantJobs, id)
+		}
+		for _, id := range wantJobs {
+			// Saved twice more in a row: the last wins.
+			b.Add(store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"second":true}`), Health: "degraded", UpdatedAt: t0}},
+				store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"job":"` + id + `"}`), Health: "healthy", UpdatedAt: t0}})
 		}
 		slices.Sort(wantJobs)
 		require.NoError(t, st.Apply(ctx, b))

@@ -140,6 +140,7 @@ fuzz:
 	$(FUZZ) ./agent/internal/eventlog -fuzz '^FuzzVerify$$' -fuzztime $(FUZZ_EVENTLOG)
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzScan$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_STRICT)
+	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzEncode$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./agent/app -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
 	$(FUZZ) ./server/schedule -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZ_CRON)

@@ -1,7 +1,6 @@
 package fsmrt
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 )
@@ -15,24 +14,27 @@ import (
 // decodeStrict).
 
 // MarshalKind encodes fields, a struct without a MarshalJSON method, as a
-// JSON object with "kind" first.
+// JSON object with "kind" first: the bytes json.Marshal writes for fields,
+// with the kind before them (see encode.go).
 func MarshalKind(kind string, fields any) ([]byte, error) {
-	body, err := json.Marshal(fields)
-	if err != nil {
-		return nil, err
-	}
-	head, err := json.Marshal(kind)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(`{"kind":,`)+len(head)+len(body))
+	// {"kind":"k"} then the fields' object written over its closing
+	// brace: {"kind":"k",...}, or {"kind":"k"} for no field.
+	out := make([]byte, 0, 256)
 	out = append(out, `{"kind":`...)
-	out = append(out, head...)
-	if len(body) > 2 { // not {}
-		out = append(out, ',')
-		out = append(out, body[1:len(body)-1]...)
+	out = appendJSONString(out, kind)
+	body := len(out)
+	out, err := appendJSON(out, fields)
+	if err != nil {
+		return nil, err
 	}
-	return append(out, '}'), nil
+	switch {
+	case len(out)-body < 2 || out[body] != '{' || out[len(out)-1] != '}':
+		return nil, fmt.Errorf("fsmrt: the fields of kind %q encode as %s, not as an object", kind, out[body:])
+	case len(out)-body == 2: // {}
+		return append(out[:body], '}'), nil
+	}
+	out[body] = ','
+	return out, nil
 }
 
 // object is a JSON object as members read it: its JSON, and its members,

@@ -118,7 +118,7 @@ postgres-deps:
 # verification of the generated Go and docs; the event log's reduction of
 # actions and its chain check; the runtime's strict reading of saved data
 # (its JSON scanner against json.Valid, its decoders against
-# json.Unmarshal, its reading of a saved machine as Save writes it against
+# json.Unmarshal, its encoders against json.Marshal, its reading of a saved machine as Save writes it against
 # the general one); the agent's terminal sanitiser; the cron
 # expression parser; the server's HTTP handlers (on the in-memory store:
 # package server/internal/api's tests do not link SQLite). Go spends up

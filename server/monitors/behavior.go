@@ -101,17 +101,27 @@ func Compile(s Settings) (schedule.Schedule, error) {
 	return sched, nil
 }
 
-// Location returns the IANA time zone name names; "" is UTC.
+// Location returns the IANA time zone name names; "" is UTC. A zone is
+// read from the system's time zone database once (time.LoadLocation reads
+// it at each call, and a start-up checks the zone of each of thousands of
+// jobs and monitors).
 func Location(name string) (*time.Location, error) {
 	if name == "" {
 		return time.UTC, nil
+	}
+	if loc, ok := locations.Load(name); ok {
+		return loc.(*time.Location), nil
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil || name == "Local" {
 		return nil, fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin or UTC", name)
 	}
+	locations.Store(name, loc)
 	return loc, nil
 }
+
+// locations are the zones Location read: name → *time.Location.
+var locations sync.Map
 
 // First is when a monitor with settings s, started at now, expects its
 // first check-in.

@@ -26,13 +26,17 @@ generate:
 # test vets the code, checks that every generated file is up to date,
 # compares every spec with the previous commit's (make diff), runs all tests (with those of the bench/ module, which check that the four
 # benchmarked machines take the same steps), and fuzzes the spec pipeline
-# briefly.
+# briefly. TEST_TIMEOUT bounds each package's tests: go test's default of
+# 10 minutes is near what the slowest packages take on two busy cores
+# (docs/performance.md, "What make test costs"), and a package that runs
+# out of it fails with every goroutine's stack, not a result.
+TEST_TIMEOUT ?= 30m
 test:
 	$(GO) vet ./...
 	$(GO) run ./cmd/fsmgen check $(SPECS)
 	$(MAKE) diff
-	$(GO) test ./...
-	cd bench && $(GO) vet ./... && $(GO) test ./...
+	$(GO) test -timeout $(TEST_TIMEOUT) ./...
+	cd bench && $(GO) vet ./... && $(GO) test -timeout $(TEST_TIMEOUT) ./...
 	cd server/internal/bench/river && $(GO) vet ./...
 	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API) FUZZ_STRICT=$(FUZZ_CI_STRICT)
 

@@ -20,6 +20,7 @@ import (
 // names (or a branch of its own, or none); the user's changes stay as
 // they were, and a file both changed is reported, not committed.
 func TestCommitsHoldOnlyTheAgentsWork(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		args    []string
@@ -35,6 +36,7 @@ func TestCommitsHoldOnlyTheAgentsWork(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"main.go": "package main\n", "util.go": "package main\n"},
 				fakellm.Reply{Text: "First a file.", ToolCalls: []fakellm.ToolCall{
 					{ID: "c1", Name: "edit_file", Args: `{"path":"a.txt","old_str":"","new_str":"a\n"}`},

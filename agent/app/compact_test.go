@@ -15,6 +15,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
+	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/gittest"
 )
 
@@ -150,6 +151,7 @@ func compactionStats(t *testing.T, b *behavior.Agent, window int, reqs []fakellm
 // max_tokens, the session ends with the answer, the thread resumes from
 // the compacted conversation, and the event log replays.
 func TestCompactionAtThreshold(t *testing.T) {
+	t.Parallel()
 	const window = 24000
 	tests := []struct {
 		p      fakellm.Provider
@@ -164,6 +166,7 @@ func TestCompactionAtThreshold(t *testing.T) {
 	for _, tt := range tests {
 		p, model, rounds := tt.p, tt.model, tt.rounds
 		t.Run(fmt.Sprintf("%s/%d rounds", p, rounds), func(t *testing.T) {
+			t.Parallel()
 			if rounds > 100 && testing.Short() {
 				t.Skip("a long session; run without -short")
 			}
@@ -213,8 +216,10 @@ func TestCompactionAtThreshold(t *testing.T) {
 // request carries no tools, and the next request holds the summary, the
 // last exchange whole and the new message.
 func TestCompactCommand(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, nil,
 				fakellm.Reply{Text: "First answer."},
 				fakellm.Reply{Text: "Second answer."},
@@ -254,6 +259,7 @@ func TestCompactCommand(t *testing.T) {
 // and sends nothing; /compact's summary refused by the server ends the
 // command with the error and keeps the conversation whole.
 func TestCompactCommandRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.OpenAI, nil,
 		fakellm.Reply{Text: "First answer."},
 		fakellm.Reply{Text: "Second answer."},
@@ -274,8 +280,10 @@ func TestCompactCommandRefused(t *testing.T) {
 // Ctrl-C stops it and nothing is sent. Nothing is lost and the log
 // replays.
 func TestKillDuringCompaction(t *testing.T) {
+	t.Parallel()
 	for _, oneShot := range []bool{true, false} {
 		t.Run(fmt.Sprintf("one-shot=%v", oneShot), func(t *testing.T) {
+			t.Parallel()
 			const prompt, rounds = "Read big.txt twenty times.", 20
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"big.txt": bigFile})
 			hold := make(chan struct{})
@@ -299,7 +307,7 @@ func TestKillDuringCompaction(t *testing.T) {
 			st := e.state(t, id)
 			require.Equal(t, "Compacting", st.Kind().String(), "the thread was saved compacting")
 			whole := messages(st)
-			conv, _ := behavior.ConversationOf(st)
+			conv, _ := agent.ConversationOf(st)
 			last, _ := conv.Last()
 			require.Equal(t, chat.RoleTool, last.Role, "the request that waits for the summary follows a round of tools")
 			before := len(e.srv.Requests())
@@ -334,6 +342,7 @@ func TestKillDuringCompaction(t *testing.T) {
 // compacted on the way: the turn's one commit still names the user's
 // request.
 func TestCompactionKeepsTheTurnsCommit(t *testing.T) {
+	t.Parallel()
 	const prompt, rounds = "Write twelve copies of the file.", 12
 	e := newEnv(t, fakellm.OpenAI, nil)
 	var mu sync.Mutex
@@ -368,8 +377,10 @@ func TestCompactionKeepsTheTurnsCommit(t *testing.T) {
 // after the summary still holds the cut reply before the note that asks
 // to continue it, and the turn's answer is the pieces joined.
 func TestCompactionAfterACutReply(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			cut := "Here is the long story: " + strings.Repeat("once upon a time ", 900) // 15,000 bytes
 			e := newEnv(t, p, nil,
 				fakellm.Reply{Text: "First answer. " + strings.Repeat("detail ", 400)},

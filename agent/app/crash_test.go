@@ -55,6 +55,7 @@ func crashModel(req fakellm.Request) fakellm.Reply {
 // may ever run twice, and every call ends with its own result or an
 // "interrupted" one.
 func TestKillNeverRunsTwice(t *testing.T) {
+	t.Parallel()
 	const trials = 16
 	rng := rand.New(rand.NewPCG(1, 2))
 	midSave := 0
@@ -188,8 +189,10 @@ func killAtSave(t *testing.T, e *env, skip int, args ...string) (atAppend bool) 
 // window is short, so the kill is repeated. (Resumed interactively, such a
 // message is shown, not sent: see TestResumeWaitsForTheUser.)
 func TestKillKeepsTypedInput(t *testing.T) {
+	t.Parallel()
 	for trial := range 8 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil)
 			e.srv.Respond(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Hi."} })
 			killWhenStdin(t, e, "Hello.\n", func() bool {
@@ -213,7 +216,7 @@ func TestKillKeepsTypedInput(t *testing.T) {
 // none).
 func killWhenStdin(t *testing.T, e *env, stdin string, now func() bool, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx, args...)
 	if stdin != "" {

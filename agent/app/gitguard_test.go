@@ -22,6 +22,7 @@ import (
 // at the end, the user; the user's own git status, diff and commit at the
 // top of the repository then run nothing planted.
 func TestPlantedSubmoduleGitdirUndone(t *testing.T) {
+	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "PWNED")
 	plant := fmt.Sprintf(`cp -r .git/modules/sub evil && git config --file evil/config core.worktree ../sub && `+
 		`git config --file evil/config core.fsmonitor 'touch %s; false' && printf 'gitdir: ../evil\n' > sub/.git && echo planted`, marker)
@@ -67,6 +68,7 @@ func TestPlantedSubmoduleGitdirUndone(t *testing.T) {
 // TestEditFileLeavesNoSetuidFile has the model edit a setuid and setgid
 // file (issue 20 item 5): the edit is made, and the file loses both bits.
 func TestEditFileLeavesNoSetuidFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"tool.sh": "#!/bin/sh\necho old\n"},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"tool.sh","old_str":"old","new_str":"new"}`}}},
 		fakellm.Reply{Text: "Done."})
@@ -87,6 +89,7 @@ func TestEditFileLeavesNoSetuidFile(t *testing.T) {
 // killed session left a plant (a submodule's pointer to a copy of its git
 // directory): the agent says so at once.
 func TestUnusualRepositoryNoted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"README": "top\n"}, fakellm.Reply{Text: "Hi."})
 	upstream := gittest.NewRepo(t, map[string]string{"lib.go": "package lib\n"})
 	gittest.Git(t, e.ws, "-c", "protocol.file.allow=always", "submodule", "--quiet", "add", upstream, "sub")

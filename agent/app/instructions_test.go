@@ -18,6 +18,7 @@ import (
 // (the system prompt unchanged), CLAUDE.md where there is no AGENTS.md,
 // the size limits, and a link leading outside refused.
 func TestInstructions(t *testing.T) {
+	t.Parallel()
 	readSub := fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "read_file", Args: `{"path":"sub/deep/x.go"}`}}}
 	readSubAgain := fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "list_files", Args: `{"path":"sub"}`}}}
 	tests := []struct {
@@ -110,6 +111,7 @@ func TestInstructions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, tt.files, tt.replies...)
 			dir := filepath.Join(e.configHome(), "fsmgen-agent")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -170,6 +172,7 @@ func TestInstructions(t *testing.T) {
 // TestInstructionsCommand types /instructions: it lists the files loaded,
 // their sizes and what was cut, and nothing is sent to the model.
 func TestInstructionsCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"AGENTS.md": strings.Repeat("x", 100)})
 	dir := filepath.Join(e.configHome(), "fsmgen-agent")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -183,6 +186,7 @@ func TestInstructionsCommand(t *testing.T) {
 // TestInstructionsResume resumes a thread that was sent a subdirectory's
 // instructions: they do not come again; the system prompt is read again.
 func TestInstructionsResume(t *testing.T) {
+	t.Parallel()
 	read := func(id string) fakellm.Reply {
 		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: id, Name: "read_file", Args: `{"path":"sub/x.go"}`}}}
 	}
@@ -211,6 +215,7 @@ func TestInstructionsResume(t *testing.T) {
 // as in a resumed one; a query's result that brought them counts as a
 // tool's does; and the round's output budget never cuts them.
 func TestInstructionsSentAgain(t *testing.T) {
+	t.Parallel()
 	const rule = "[instructions: sub/AGENTS.md applies to the files under sub/; follow it there]\nSub rule.\n[end of sub/AGENTS.md]"
 	read := func(id, path string) fakellm.Reply {
 		return fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: id, Name: "read_file", Args: `{"path":"` + path + `"}`}}}
@@ -264,6 +269,7 @@ func TestInstructionsSentAgain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.OpenAI, map[string]string{"sub/AGENTS.md": "Sub rule.\n", "sub/x.go": "package x\n",
 				"sub/big.txt": strings.Repeat("0123456789abcde\n", 1024)}, tt.replies...)
 			for _, s := range tt.sessions {
@@ -296,6 +302,7 @@ func TestInstructionsSentAgain(t *testing.T) {
 // instructions of the directories that exist on its way; a path over the
 // depth limit refused), within the tool timeout, and the session ends.
 func TestDeepPath(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("a/", 1000) + "x"
 	tooDeep := strings.Repeat("a/", 4096) + "x"
 	call := func(id, name, path string) fakellm.ToolCall {
@@ -323,6 +330,7 @@ func TestDeepPath(t *testing.T) {
 // that does not exist: the query is answered (with the instructions of the
 // directories that exist on its way) and the turn goes on.
 func TestDeepPathQuery(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("a/", 1000) + "x"
 	e := newEnv(t, fakellm.OpenAI, map[string]string{"a/AGENTS.md": "A rule.\n"},
 		fakellm.Reply{Text: "QUERY: read " + deep},

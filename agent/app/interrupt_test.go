@@ -24,6 +24,7 @@ import (
 // command or the reply in flight is stopped, the model is told, and the
 // session goes on with the next message. At an idle prompt, Ctrl-C quits.
 func TestCtrlCStopsTheTurn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		replies []fakellm.Reply
@@ -49,8 +50,9 @@ func TestCtrlCStopsTheTurn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil, tt.replies...)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 			defer cancel()
 			cmd := e.command(ctx)
 			in, err := cmd.StdinPipe()
@@ -94,8 +96,9 @@ func TestCtrlCStopsTheTurn(t *testing.T) {
 // TestCtrlCAtThePromptQuits sends SIGINT while the agent waits for input:
 // it saves the thread and quits, though its input is still open.
 func TestCtrlCAtThePromptQuits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hello."})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx)
 	in, err := cmd.StdinPipe()

@@ -25,6 +25,7 @@ const longRounds = 500
 // 23 item 9: the thread was rewritten whole at every save, so the bytes
 // written grew with the square of the session).
 func TestLongSessionJournalGrowsLinearly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"notes.txt": strings.Repeat("a line of notes\n", 20)})
 	var (
 		mu    sync.Mutex
@@ -69,6 +70,7 @@ func TestLongSessionJournalGrowsLinearly(t *testing.T) {
 // agent removes the record with a message, and the conversation up to the
 // save before it goes on.
 func TestJournalTailRepaired(t *testing.T) {
+	t.Parallel()
 	// lastRecord returns the journal's last record, its newline included.
 	lastRecord := func(d []byte) []byte { return d[strings.LastIndexByte(string(d[:len(d)-1]), '\n')+1:] }
 	tests := []struct {
@@ -80,6 +82,7 @@ func TestJournalTailRepaired(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "One."}, fakellm.Reply{Text: "Two."})
 			r := e.run(t, "", "-p", "First.")
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -102,6 +105,7 @@ func TestJournalTailRepaired(t *testing.T) {
 // resuming the thread is refused, naming the file and the offset, and the
 // journal is left as it was.
 func TestJournalDamageRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "One."})
 	r := e.run(t, "", "-p", "First.")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -125,6 +129,7 @@ func TestJournalDamageRefused(t *testing.T) {
 // is left empty (issue 23 item 6: failed starts left thread files and
 // empty .lock files behind).
 func TestNoLeftovers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -135,6 +140,7 @@ func TestNoLeftovers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil)
 			r := e.run(t, "", tt.args...)
 			require.Equal(t, tt.code, r.code, "stderr:\n%s", r.stderr)

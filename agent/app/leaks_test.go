@@ -79,6 +79,7 @@ func (e *env) checkNoKeyForm(t *testing.T) {
 // redact.MinRun, which pass as they are: the key needs to be in no file
 // of the workspace (where the agent may hide it from the tools).
 func TestEncodedKeyNeverLeaves(t *testing.T) {
+	t.Parallel()
 	half := len(testKey) / 2
 	require.Less(t, len(testKey)-half, redact.MinRun)
 	key := fmt.Sprintf(`k=$(printf '%%s%%s' '%s' '%s'); printf '# the keys of this project\nANTHROPIC_API_KEY=%%s\n' "$k"`, testKey[:half], testKey[half:])
@@ -135,8 +136,10 @@ func TestEncodedKeyNeverLeaves(t *testing.T) {
 // the commit message, the thread, the event log or the next request sees
 // it.
 func TestKeyInToolNameRedacted(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, nil,
 				fakellm.Reply{ToolCalls: []fakellm.ToolCall{
 					{ID: "c1", Name: "edit_file", Args: `{"path":"a.txt","old_str":"","new_str":"a\n"}`},

@@ -18,6 +18,7 @@ import (
 // that push each limit, and checks that every limit holds with a message
 // that says what happened and which flag changes it.
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 2048)
 	tests := []struct {
 		name     string
@@ -118,6 +119,7 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, tt.files, tt.replies...)
 			r := e.run(t, tt.stdin, tt.args...)
 			assert.Equal(t, tt.wantCode, r.code, "stderr:\n%s", r.stderr)
@@ -137,9 +139,10 @@ func TestLimits(t *testing.T) {
 // TestNotAnLLMServer points the agent at a plain web server: one request,
 // no retries, a message that says the base URL is wrong.
 func TestNotAnLLMServer(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
-			gittest.IsolateGit(t)
+			t.Parallel()
 			e := &env{srv: fakellm.NewWebServer(t, 501), provider: p, ws: gittest.NewRepo(t, nil),
 				threads: filepath.Join(t.TempDir(), "threads"), cache: t.TempDir()}
 			r := e.run(t, "", "-p", "Hi.")

@@ -45,6 +45,12 @@ const testKey = "sk-test-SECRET-KEY-0a1b2c3d4e5f"
 // agentBin is the agent binary built for the tests.
 var agentBin string
 
+// runLimit is how long a test lets a run of the agent take before it
+// gives up on it: a bound on a hang, far above what a run takes on a
+// loaded machine (the longest, TestLongSessionJournalGrowsLinearly's 500
+// rounds, takes about 25 s on two busy cores).
+const runLimit = 3 * time.Minute
+
 // sandboxArgs are the flags every run of the agent gets about its
 // sandbox: none where bubblewrap works (the agent runs as users run it),
 // -sandbox=off where it does not (TestSandboxedBash is then skipped, or
@@ -54,28 +60,42 @@ var sandboxArgs []string
 // sandboxErr says why bubblewrap does not work here; nil when it does.
 var sandboxErr error
 
-// TestMain builds the agent binary the tests run.
+// goEnv is the environment the test binary started with, in which the
+// tests run the go command: gittest.Isolate moves HOME, and with it the
+// build and module caches go would find.
+var goEnv []string
+
+// TestMain builds the agent binary the tests run, and keeps the machine's
+// git configuration out of every test (gittest.Isolate), so that the tests
+// may run in parallel.
 func TestMain(m *testing.M) {
 	sandboxtest.Main() // the test binary's helper roles (a session keyring, a key reader)
 	flag.Parse()
+	goEnv = os.Environ()
 	dir, err := os.MkdirTemp("", "agent-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	agentBin = filepath.Join(dir, "agent")
-	// No config file of the user's reaches the tests run in-process.
-	_ = os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	build := exec.Command("go", "build", "-o", agentBin, "../../cmd/agent")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "build the agent: %v\n", err)
 		os.Exit(1)
 	}
+	cleanup, err := gittest.Isolate()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// No config file of the user's reaches the tests run in-process.
+	_ = os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	if _, sandboxErr = sandbox.Detect(context.Background(), ""); sandboxErr != nil {
 		sandboxArgs = []string{"-sandbox=off"}
 	}
 	code := m.Run()
+	cleanup()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -91,7 +111,6 @@ type env struct {
 
 func newEnv(t *testing.T, p fakellm.Provider, files map[string]string, replies ...fakellm.Reply) *env {
 	t.Helper()
-	gittest.IsolateGit(t)
 	e := &env{srv: fakellm.New(t, p, replies...), provider: p, ws: gittest.NewRepo(t, files), threads: filepath.Join(t.TempDir(), "threads"), cache: t.TempDir()}
 	t.Cleanup(func() {
 		if u := e.srv.Unexpected(); len(u) > 0 {
@@ -133,7 +152,7 @@ func (e *env) run(t *testing.T, stdin string, args ...string) result {
 // variables extra added to its environment.
 func (e *env) runWith(t *testing.T, stdin string, extra []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx, args...)
 	cmd.Env = append(cmd.Env, extra...)
@@ -186,7 +205,7 @@ func (e *env) state(t *testing.T, id string) agent.State {
 
 // messages returns the conversation of a state as role: text lines.
 func messages(st agent.State) []string {
-	c, _ := behavior.ConversationOf(st)
+	c, _ := agent.ConversationOf(st)
 	var out []string
 	for _, m := range c.Messages() {
 		line := string(m.Role) + ": " + m.Content
@@ -222,6 +241,7 @@ func replayExit(t *testing.T, log string) result {
 // TestOneShot runs "agent -p" against both providers: the reply on
 // stdout, diagnostics on stderr, exit 1 when the turn fails.
 func TestOneShot(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		replies  []fakellm.Reply
@@ -295,6 +315,7 @@ func TestOneShot(t *testing.T) {
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t, p, nil, tt.replies...)
 				r := e.run(t, "", append(tt.args, "-p", "Do it.")...)
 				assert.Equal(t, tt.wantCode, r.code, "stderr:\n%s", r.stderr)
@@ -318,6 +339,7 @@ func TestOneShot(t *testing.T) {
 // TestInteractive types two messages at once: the second is queued while
 // the first turn runs. Run with -update to record the demo session again.
 func TestInteractive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"hello.txt": "Hello, world\n", "TODO": "Say goodbye in hello.txt too.\n"},
 		fakellm.Reply{
 			Text: "Let me read the TODO and the file.",
@@ -495,6 +517,7 @@ func TestReplay(t *testing.T) {
 // the tool that was running gets an "interrupted" result, the turn is
 // stopped, and the model is asked nothing until the user types.
 func TestKillMidTurnAndResume(t *testing.T) {
+	t.Parallel()
 	// The slow command marks that it runs in the workspace, the one place
 	// the sandbox lets it write.
 	slow := `{"command":"touch slow.started && exec sleep 60"}`
@@ -508,7 +531,7 @@ func TestKillMidTurnAndResume(t *testing.T) {
 		},
 	)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx, "-p", "Fix the greeting, then run the slow check.")
 	var stderr proctest.Buffer
@@ -578,8 +601,9 @@ func TestKillMidTurnAndResume(t *testing.T) {
 // TestSignalStopsAndSaves sends SIGTERM while the LLM streams: the
 // request is cancelled, the thread saved, and the agent exits.
 func TestSignalStopsAndSaves(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.OpenAI, nil, fakellm.Reply{Text: "Thinking very hard", Stall: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx)
 	in, err := cmd.StdinPipe()
@@ -649,6 +673,7 @@ func TestUsage(t *testing.T) {
 // TestBehaviorConfig checks the behaviour's configuration the flags give:
 // the defaults, changed by the flags only.
 func TestBehaviorConfig(t *testing.T) {
+	t.Parallel()
 	specs := []chat.ToolSpec{{Name: "read_file"}}
 	tests := []struct {
 		args []string
@@ -664,6 +689,7 @@ func TestBehaviorConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
 			var stderr bytes.Buffer
 			o, code := parseFlags(tt.args, &stderr)
 			require.Equal(t, -1, code, stderr.String())

@@ -28,7 +28,9 @@ import (
 // into a directory that TestMain removes.
 var mcpServerBin = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(filepath.Dir(agentBin), "mcpserver")
-	out, err := exec.Command("go", "build", "-o", bin, "./testdata/mcpserver").CombinedOutput()
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/mcpserver")
+	cmd.Env = goEnv
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("build the MCP server: %v\n%s", err, out)
 	}
@@ -65,12 +67,10 @@ func stdioEntry(t *testing.T, name string, args ...string) string {
 // crashes at start is named and left out, and a call that outlives the
 // tool timeout fails with a message.
 func TestMCPStdio(t *testing.T) {
-	// Built before newEnv isolates git, which moves HOME and so Go's
-	// build cache.
-	_, err := mcpServerBin()
-	require.NoError(t, err)
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, map[string]string{"a.txt": "one\n"},
 				fakellm.Reply{ToolCalls: []fakellm.ToolCall{
 					{ID: "c1", Name: "mcp__test__say", Args: `{}`},
@@ -129,6 +129,7 @@ func TestMCPStdio(t *testing.T) {
 // next one of the server's fail with an error naming it; the session goes
 // on.
 func TestMCPServerDies(t *testing.T) {
+	t.Parallel()
 	_, err := mcpServerBin()
 	require.NoError(t, err)
 	e := newEnv(t, fakellm.Anthropic, nil,
@@ -155,6 +156,7 @@ func TestMCPServerDies(t *testing.T) {
 // TestMCPServerMute starts a server that never answers: it is left out
 // once its start_timeout has passed, and killed.
 func TestMCPServerMute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "ok"})
 	marker := "mute-marker-" + filepath.Base(filepath.Dir(e.ws))
 	sandboxtest.KillAtCleanup(t, marker)
@@ -169,6 +171,7 @@ func TestMCPServerMute(t *testing.T) {
 // handler on httptest), which is sent the header its entry names, with
 // its value from the environment.
 func TestMCPHTTP(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "http-test", Version: "1"}, nil)
 	type args struct {
 		Q string `json:"q"`
@@ -225,9 +228,11 @@ func TestMCPHTTP(t *testing.T) {
 // default policy (never), and a refusal reaches the model, while the
 // server's other tools, set to never, run without asking.
 func TestMCPApproval(t *testing.T) {
+	t.Parallel()
 	_, err := mcpServerBin()
 	require.NoError(t, err)
 	t.Run("no terminal", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, fakellm.Anthropic, nil)
 		e.writeConfig(t, "mcp_servers:\n"+stdioEntry(t, "test")+"    approve: {say: always, \"*\": never}\n")
 		r := e.run(t, "", "-p", "Say it.")
@@ -236,6 +241,7 @@ func TestMCPApproval(t *testing.T) {
 		assert.Empty(t, e.srv.Requests())
 	})
 	t.Run("refused in a terminal", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, fakellm.Anthropic, nil,
 			fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__test__say", Args: `{}`}}},
 			fakellm.Reply{Text: "I will not."},

@@ -64,8 +64,10 @@ func resultsByID(r fakellm.Request) map[string]fakellm.Message {
 // workspace read-only, the plan is the answer, and the workspace, its
 // repository included, is byte for byte as it was.
 func TestPlanMode(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, map[string]string{"a.txt": "one\n"},
 				fakellm.Reply{Text: "Looking.", ToolCalls: []fakellm.ToolCall{
 					{ID: "c1", Name: "read_file", Args: `{"path": "a.txt"}`},
@@ -120,6 +122,7 @@ func gitHead(t *testing.T, dir string) string {
 // reason, the file is untouched, and the model's next request holds the
 // refusal, as do the thread and the event log.
 func TestApprovalRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "1\n2\n3\n4\n5\none\n"},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path": "a.txt", "old_str": "one\n", "new_str": "two\n"}`}}},
 		fakellm.Reply{Text: "Understood, I will use sed."})
@@ -158,6 +161,7 @@ func TestApprovalRefused(t *testing.T) {
 // the session: the first edit is asked about, the second is not; what
 // ran is committed, and the event log holds each verdict.
 func TestApprovalGranted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.OpenAI, map[string]string{"a.txt": "one\n"},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command": "echo made > b.txt"}`}}},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "edit_file", Args: `{"path": "a.txt", "old_str": "one", "new_str": "two"}`}}},
@@ -197,6 +201,7 @@ func TestApprovalGranted(t *testing.T) {
 // not ask runs at once; the arguments reach the tool without the
 // approval fields.
 func TestApprovalOnRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file",
 			Args: `{"path": "a.txt", "old_str": "one", "new_str": "two", "ask_approval": true, "approval_reason": "this rewrites the header"}`}}},
@@ -240,6 +245,7 @@ func TestApprovalOnRequest(t *testing.T) {
 // the turn stops as it does elsewhere, the call never runs, and the next
 // line typed is a message again.
 func TestApprovalCtrlC(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command": "echo ran > ran.txt"}`}}},
 		fakellm.Reply{Text: "Stopped, then."})
@@ -261,9 +267,11 @@ func TestApprovalCtrlC(t *testing.T) {
 // flag, any policy that would ask without a terminal to ask on: input
 // from a pipe, or one-shot.
 func TestApprovalNeedsATerminal(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []string{"untrusted", "on-request"} {
 		for _, args := range [][]string{{"-approve", policy}, {"-approve", policy, "-p", "Do it."}} {
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t, fakellm.Anthropic, nil)
 				res := e.run(t, "Do it.\n", args...)
 				assert.Equal(t, exitUsage, res.code)
@@ -287,6 +295,7 @@ func TestApprovalNeedsATerminal(t *testing.T) {
 // TestKillWhileAsking kills the agent (SIGKILL) while a call waits for
 // its approval: on resume the call is answered "interrupted", never run.
 func TestKillWhileAsking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil,
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command": "echo ran > ran.txt"}`}}},
 		fakellm.Reply{Text: "I will not run it."})
@@ -328,6 +337,7 @@ func (schemaTool) Run(context.Context, json.RawMessage, func(chat.ToolProgress))
 // TestOfferApproval offers the approval arguments, under on-request only,
 // to the mutating tools whose schema takes them, and names the others.
 func TestOfferApproval(t *testing.T) {
+	t.Parallel()
 	set, err := tools.NewSet(tools.Options{},
 		schemaTool{"deploy", `{"type": "object", "properties": {"env": {"type": "string"}}}`, true},
 		schemaTool{"odd", `{"type": "object"}`, true},
@@ -346,6 +356,7 @@ func TestOfferApproval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.policy), func(t *testing.T) {
+			t.Parallel()
 			var w strings.Builder
 			offered := map[string]bool{}
 			for _, s := range offerApproval(tt.policy, set, &w) {

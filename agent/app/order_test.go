@@ -15,6 +15,7 @@ import (
 // by bash and then edited in the same reply is edited, and a command
 // after the edit sees it.
 func TestToolOrder(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		args  []string
@@ -59,6 +60,7 @@ func TestToolOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{ToolCalls: tt.calls(t)}, fakellm.Reply{Text: "Done."})
 			r := e.run(t, "", append(tt.args, "-p", "Go.")...)
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)

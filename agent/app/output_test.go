@@ -15,6 +15,7 @@ import (
 // numbered from its line, a command's last lines with the count of those
 // hidden (/expand shows them), an error whole, -v everything whole.
 func TestToolOutput(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 60) + "END"
 	round := fakellm.Reply{ToolCalls: []fakellm.ToolCall{
 		{ID: "c1", Name: "edit_file", Args: `{"path":"a.txt","old_str":"three\n","new_str":"three\nfour\n"}`},
@@ -54,6 +55,7 @@ func TestToolOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\ntwo\nthree\n"}, round, fakellm.Reply{Text: "Done."})
 			r := e.run(t, tt.input, tt.args...)
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -70,8 +72,10 @@ func TestToolOutput(t *testing.T) {
 // TestColor shows an edit in a pseudo-terminal: coloured, unless NO_COLOR
 // is set.
 func TestColor(t *testing.T) {
+	t.Parallel()
 	for _, noColor := range []bool{false, true} {
 		t.Run(fmt.Sprintf("NO_COLOR=%v", noColor), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 				fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"a.txt","old_str":"one\n","new_str":"one\ntwo\n"}`}}},
 				fakellm.Reply{Text: "Done."})

@@ -59,8 +59,7 @@ func skippedLine(ws string) string {
 // found outside the workspace, and the start banner names the directory
 // skipped and why.
 func TestPlantedProgramsNotRun(t *testing.T) {
-	_, err := mcpServerBin() // built before newEnv moves HOME
-	require.NoError(t, err)
+	t.Parallel()
 	toolchains := []string{"go", "git", "make", "gcc", "node", "python3", "rustc", "cargo", "java"}
 	tests := []struct {
 		name string
@@ -218,6 +217,7 @@ func TestPlantedProgramsNotRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if tt.confined && sandboxErr != nil {
 				sandboxtest.Unavailable(t, sandboxErr)
 			}

@@ -30,8 +30,10 @@ func (e *env) runEnv(t *testing.T, extra []string, args ...string) result {
 // answers. The request carries no tools and teaches the protocol, the
 // thread holds the exchange, and the event log replays.
 func TestQueryConformance(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, map[string]string{"src/main.rs": "fn main() { println!(\"hello from rust\"); }\n"},
 				fakellm.Reply{Text: "Sure. I need to read src/main.rs to see how it starts. Then I will explain it in detail."},
 				fakellm.Reply{Text: "QUERY: search \"println\" in src\n"},
@@ -77,8 +79,10 @@ func TestQueryConformance(t *testing.T) {
 // results reach the model with the facts and without the key in any form,
 // and the thread and the event log hold none either.
 func TestQueryEnvironmentKeepsTheKey(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, map[string]string{
 				"go.mod":     "module example.com/planted\n\ngo 1.26\n",
 				"config.env": "KEY=" + testKey + "\n",
@@ -114,6 +118,7 @@ func TestQueryEnvironmentKeepsTheKey(t *testing.T) {
 // TestQueryLimit ends a turn whose model asks more queries than
 // -max-queries allows, with an error that names the flag.
 func TestQueryLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.go": "package a\n"},
 		fakellm.Reply{Text: "QUERY: read a.go"},
 		fakellm.Reply{Text: "QUERY: read a.go"},
@@ -129,8 +134,10 @@ func TestQueryLimit(t *testing.T) {
 // without end: the agent must cancel the call at the query (else the turn
 // never ends), run it and send the next request.
 func TestQueryPausesTheStream(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, map[string]string{"a.go": "package a\n"},
 				fakellm.Reply{Text: "Let me read a.go. And then ", Forever: true},
 				fakellm.Reply{Text: "It is package a."},
@@ -149,6 +156,7 @@ func TestQueryPausesTheStream(t *testing.T) {
 // -tool-calls=false without the flag: it still offers no tools and reads
 // the replies for queries; -tool-calls=true turns tools back on.
 func TestQueryThreadResumesWithoutTools(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.OpenAI, map[string]string{"a.go": "package a\n"},
 		fakellm.Reply{Text: "Hello."},
 		fakellm.Reply{Text: "QUERY: read a.go"},
@@ -179,6 +187,7 @@ func TestQueryThreadResumesWithoutTools(t *testing.T) {
 // tokens; OpenAI reports none before a reply's end), is counted in the
 // -json usage, beside the next request's.
 func TestQueryUsageCounted(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		p         fakellm.Provider
 		wantInput int
@@ -188,6 +197,7 @@ func TestQueryUsageCounted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, tt.p, map[string]string{"a.go": "package a\n"},
 				fakellm.Reply{Text: "QUERY: read a.go\nAnd then I will tell you all about it.", Usage: &chat.Usage{InputTokens: 1000, OutputTokens: 50}},
 				fakellm.Reply{Text: "Package a.", Usage: &chat.Usage{InputTokens: 2000, OutputTokens: 7}},
@@ -206,6 +216,7 @@ func TestQueryUsageCounted(t *testing.T) {
 // TestQueryPlanMode runs a model without tool calls in plan mode: its
 // system prompt teaches the queries and asks for a plan, not for changes.
 func TestQueryPlanMode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.go": "package a\n"},
 		fakellm.Reply{Text: "The plan: rename package a."})
 	res := e.run(t, "", "-tool-calls=false", "-mode", "plan", "-p", "plan a rename")
@@ -224,6 +235,7 @@ func TestQueryPlanMode(t *testing.T) {
 // -tool-calls=false no tool is offered, so the server is not started
 // (the agent says so once) and the agent runs without a terminal.
 func TestQueryStartsNoMCPServer(t *testing.T) {
+	t.Parallel()
 	_, err := mcpServerBin()
 	require.NoError(t, err)
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Said."})
@@ -242,6 +254,7 @@ func TestQueryStartsNoMCPServer(t *testing.T) {
 // tools (only -tool-calls on the command line changes a thread's), and
 // stays a tool-calling thread.
 func TestToolThreadResumesWithTools(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.go": "package a\n"},
 		fakellm.Reply{Text: "Hello."},
 		fakellm.Reply{Text: "Still with tools."},
@@ -269,10 +282,12 @@ func TestToolThreadResumesWithTools(t *testing.T) {
 // the environment and by the user's go env file: with the sandbox and
 // without, the query runs the go installed, never the workspace's choice.
 func TestQueryEnvironmentRunsNoWorkspaceToolchain(t *testing.T) {
+	t.Parallel()
 	goPath, err := exec.LookPath("go")
 	require.NoError(t, err)
 	for _, sb := range []string{"default", "off"} {
 		t.Run(sb, func(t *testing.T) {
+			t.Parallel()
 			marker := filepath.Join(t.TempDir(), "ran")
 			bin := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(bin, "go1.99.0"), []byte("#!/bin/sh\necho ran >"+marker+"\necho evil\n"), 0o755))

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
+	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
@@ -22,8 +22,10 @@ import (
 // the answer is the pieces joined, the thread keeps both, and the session
 // replays.
 func TestContinuation(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, nil,
 				fakellm.Reply{Text: "The package has three parts: the parser,", AtLimit: true},
 				fakellm.Reply{Text: " the checker and the emitter."})
@@ -48,6 +50,7 @@ func TestContinuation(t *testing.T) {
 	}
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p)+"/a tool call cut inside its arguments", func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, nil,
 				fakellm.Reply{Text: "Writing.", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"x.txt","new_text":"abc`}}, AtLimit: true},
 				fakellm.Reply{Text: "I will write it in parts."})
@@ -64,6 +67,7 @@ func TestContinuation(t *testing.T) {
 		})
 	}
 	t.Run("continuations are bounded", func(t *testing.T) {
+		t.Parallel()
 		cut := fakellm.Reply{Text: "more", AtLimit: true}
 		e := newEnv(t, fakellm.Anthropic, nil, cut, cut, cut, cut)
 		r := e.run(t, "", "-p", "Write forever.")
@@ -77,6 +81,7 @@ func TestContinuation(t *testing.T) {
 // the model's own, -max-tokens, or a default said once; and the flags'
 // errors.
 func TestMaxTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		args     []string
@@ -98,6 +103,7 @@ func TestMaxTokens(t *testing.T) {
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
 				var replies []fakellm.Reply
 				if tt.wantErr == "" {
 					replies = append(replies, fakellm.Reply{Text: "Hi."})
@@ -130,6 +136,7 @@ func TestMaxTokens(t *testing.T) {
 // with the tool results, signatures intact, the screen shows them dimmed
 // apart from the answer, the thread keeps them and the session replays.
 func TestThinking(t *testing.T) {
+	t.Parallel()
 	thought := "The user wants the files listed.\nI will call list_files."
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "a\n"},
 		fakellm.Reply{Thinking: thought, RedactedThinking: "RU5DUllQVEVE", ToolCalls: []fakellm.ToolCall{{ID: "toolu_1", Name: "list_files", Args: `{}`}}},
@@ -148,7 +155,7 @@ func TestThinking(t *testing.T) {
 	assert.Equal(t, want, reqs[1].Messages[1].Thinking, "sent back with the tool results")
 
 	id := e.onlyThread(t)
-	c, ok := behavior.ConversationOf(e.state(t, id))
+	c, ok := agent.ConversationOf(e.state(t, id))
 	require.True(t, ok)
 	assert.Equal(t, want, c.Messages()[1].Thinking, "the thread keeps the thinking")
 	assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code)
@@ -161,9 +168,11 @@ func TestThinking(t *testing.T) {
 // however long the conversation grows, the rest read from the cache; the
 // thread's ledger and "agent sessions" have the cache reads.
 func TestCaching(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		for _, rounds := range []int{50, 200} {
 			t.Run(fmt.Sprintf("%s/%d rounds", p, rounds), func(t *testing.T) {
+				t.Parallel()
 				e := newEnv(t, p, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 				e.srv.Bill()
 				n := 0 // the rounds are numbered with four digits, so that each is as long as the one before
@@ -226,6 +235,7 @@ func loadThread(t *testing.T, e *env, id string) *threadwire.Thread {
 // redacted before the screen, the thread and the event log see it, and
 // that -thinking with the openai provider says that it does nothing.
 func TestThinkingRedacted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Thinking: "The key is " + testKey + ", I must not say it.", Text: "Done."})
 	r := e.run(t, "", "-thinking", "2000", "-v", "-p", "Hi.")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)

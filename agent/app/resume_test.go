@@ -24,7 +24,7 @@ import (
 // message queued. It returns the thread's ID.
 func stopWhileCalling(t *testing.T, e *env) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx)
 	in, err := cmd.StdinPipe()
@@ -54,6 +54,7 @@ func stopWhileCalling(t *testing.T, e *env) string {
 // one-shot (-p), the turn is finished and the queued message sent, as a
 // script wants.
 func TestResumeWaitsForTheUser(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		stdin    string
@@ -89,6 +90,7 @@ func TestResumeWaitsForTheUser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Thinking", Stall: true})
 			id := stopWhileCalling(t, e)
 			before := len(e.srv.Requests())

@@ -17,6 +17,7 @@ import (
 // prompt, -version, -json, the cost of any model, a base URL ending in
 // /v1, short retry lines.
 func TestRoughEdges(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		replies []fakellm.Reply
@@ -99,6 +100,7 @@ func TestRoughEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil, tt.replies...)
 			args := tt.args
 			if tt.baseURL != "" {
@@ -117,6 +119,7 @@ const busy = "the servers are busy right now; please come back in a few minutes,
 // TestWrongBaseURL points the agent at a server that is not the API's: the
 // error shows the URL the request went to.
 func TestWrongBaseURL(t *testing.T) {
+	t.Parallel()
 	page := httptest.NewServer(http.NotFoundHandler())
 	defer page.Close()
 	e := newEnv(t, fakellm.Anthropic, nil)

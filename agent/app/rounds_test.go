@@ -48,8 +48,10 @@ func resultsOf(req fakellm.Request) []string {
 // is answered, to the model, with an error that names it, while the
 // reply's other calls run, with no retry of the reply (issue 20 item 10).
 func TestMalformedToolCallAnswered(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, nil,
 				fakellm.Reply{Text: "Three steps.", ToolCalls: []fakellm.ToolCall{
 					bashCall(t, "c1", "echo one > one.txt; echo one"),
@@ -83,6 +85,7 @@ func TestMalformedToolCallAnswered(t *testing.T) {
 // (issue 20 item 10; docs/design.md: each completion completes the first
 // still-pending call with its ID, in the LLM's order).
 func TestRepeatedCallIDs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		args  []string
@@ -116,6 +119,7 @@ func TestRepeatedCallIDs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{ToolCalls: tt.calls(t)}, fakellm.Reply{Text: "Done."})
 			r := e.run(t, "", append(tt.args, "-p", "Go.")...)
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -153,6 +157,7 @@ func wantRuns(results []string) []string {
 // -max-tool-calls are not run, but they are in the round the commit
 // message describes.
 func TestManyCallsCommitted(t *testing.T) {
+	t.Parallel()
 	calls := []fakellm.ToolCall{{ID: "edit", Name: "edit_file", Args: `{"path":"first.txt","old_str":"","new_str":"first\n"}`}}
 	for i := range 1999 {
 		// Names the model made up: unknown tools, which fail at once.

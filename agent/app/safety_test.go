@@ -22,8 +22,10 @@ import (
 // TestTerminalEscapes checks that escape sequences in the model's text
 // and in a tool's output never reach the terminal.
 func TestTerminalEscapes(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, nil,
 				fakellm.Reply{Text: "Look: \x1b]0;pwned\x07\x1b[2J", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash",
 					Args: `{"command":"printf 'out \\033]52;c;ZXZpbA==\\007\\033[31mred\\n'"}`}}},
@@ -51,6 +53,7 @@ func TestTerminalEscapes(t *testing.T) {
 
 // TestVerboseReplay checks that flags before a subcommand are taken.
 func TestVerboseReplay(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."})
 	r := e.run(t, "", "-p", "Hello.")
 	assert.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -76,6 +79,7 @@ func TestVerboseReplay(t *testing.T) {
 // TestLedgerShown checks that a one-shot run ends with the tokens it used,
 // and their cost when the price is known.
 func TestLedgerShown(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -86,6 +90,7 @@ func TestLedgerShown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.OpenAI, nil, fakellm.Reply{Text: "Hi."})
 			r := e.run(t, "", append(tt.args, "-p", "Hello.")...)
 			assert.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -100,6 +105,7 @@ func TestLedgerShown(t *testing.T) {
 // an older agent wrote keeps that log aside and starts a new one, and that
 // -log never touches a file that is not an event log of this format.
 func TestOldEventLogMovedAside(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."}, fakellm.Reply{Text: "Again."})
 	r := e.run(t, "", "-p", "Hello.")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -135,21 +141,27 @@ func TestOldEventLogMovedAside(t *testing.T) {
 // server itself) and leave processes behind: every attempt fails and the
 // key appears nowhere.
 func TestSandboxedBash(t *testing.T) {
+	t.Parallel()
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
 	outside := t.TempDir()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, p, map[string]string{"README": "sandbox test\n"})
 			port := strings.TrimPrefix(e.srv.URL, "http://127.0.0.1:")
+			// In the background loop's command line: the test finds its
+			// processes by it, from outside the sandbox.
+			marker := fmt.Sprintf("fsmgen-app-beat-%s-%d", p, time.Now().UnixNano())
+			sandboxtest.KillAtCleanup(t, marker)
 			attempts := []struct{ id, command, want string }{
 				{"env", `cat /proc/$PPID/environ /proc/*/environ 2>/dev/null | tr '\0' '\n' | grep -c -e _API_KEY -e REDACTED || true`, "0\n"},
 				{"outside", fmt.Sprintf(`touch %s/escaped 2>&1 || echo refused`, outside), "refused"},
 				{"git", `echo x > .git/evil 2>&1 || echo refused`, "refused"},
 				{"network", fmt.Sprintf(`(exec 3<>/dev/tcp/127.0.0.1/%s) 2>/dev/null && echo reached || echo unreachable`, port), "unreachable\n"},
 				{"agent", `kill -0 $(pgrep -x agent || echo 1) 2>&1; pgrep -x agent || echo invisible`, "invisible"},
-				{"background", `setsid sh -c 'while :; do date >> beat; sleep 0.05; done' >/dev/null 2>&1 & sleep 0.2; echo started`, "started\n"},
+				{"background", fmt.Sprintf(`setsid sh -c ': %s; while :; do date >> beat; sleep 0.05; done' >/dev/null 2>&1 & while [ ! -s beat ]; do sleep 0.01; done; echo started`, marker), "started\n"},
 			}
 			var calls []fakellm.ToolCall
 			for _, a := range attempts {
@@ -176,11 +188,14 @@ func TestSandboxedBash(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(outside, "escaped"))
 			assert.NoFileExists(t, filepath.Join(e.ws, ".git", "evil"))
 
-			// The background loop died with its command.
+			// The background loop died with its command: none of its
+			// processes is left, and its beat file stopped growing.
+			assert.Eventually(t, func() bool { return len(sandboxtest.Processes(marker)) == 0 }, 10*time.Second, 10*time.Millisecond,
+				"the background loop outlived its command: %v", sandboxtest.Processes(marker))
 			beat := filepath.Join(e.ws, "beat")
 			before, err := os.ReadFile(beat)
 			require.NoError(t, err, "the loop ran")
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // four beats, were anything left beating
 			after, err := os.ReadFile(beat)
 			require.NoError(t, err)
 			assert.Equal(t, string(before), string(after), "the background loop outlived its command")
@@ -198,6 +213,7 @@ func TestSandboxedBash(t *testing.T) {
 // user's own .env, untracked and not ignored) is never committed: it is
 // the user's, so the commit leaves it alone, and commits the agent's work.
 func TestKeyNeverCommitted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.OpenAI, nil,
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"main.go","old_str":"","new_str":"package main\n"}`}}},
 		fakellm.Reply{Text: "Created main.go."})
@@ -212,6 +228,7 @@ func TestKeyNeverCommitted(t *testing.T) {
 // TestRiskyWorkspace checks that the agent refuses a workspace holding the
 // home directory, its threads or its event log.
 func TestRiskyWorkspace(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args func(e *env) []string
@@ -241,8 +258,9 @@ func TestRiskyWorkspace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 			defer cancel()
 			var args []string
 			if tt.args != nil {
@@ -265,6 +283,7 @@ func TestRiskyWorkspace(t *testing.T) {
 // (here one of a directory outside the workspace, opened by the shell that
 // started it) does not reach the commands it runs.
 func TestInheritedDescriptors(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("OUTSIDE-SECRET"), 0o600))
 	e := newEnv(t, fakellm.Anthropic, nil,
@@ -273,7 +292,7 @@ func TestInheritedDescriptors(t *testing.T) {
 	dir, err := os.Open(outside)
 	require.NoError(t, err)
 	defer dir.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx, "-sandbox=off", "-p", "Look.")
 	cmd.ExtraFiles = []*os.File{dir} // fd 3 of the agent, without close-on-exec
@@ -290,6 +309,7 @@ func TestInheritedDescriptors(t *testing.T) {
 // log cut at a line boundary, which the chain alone cannot tell, through
 // the chain value the thread noted.
 func TestReplayFindsACutLog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."})
 	r := e.run(t, "", "-p", "Hello.")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
@@ -314,6 +334,7 @@ func TestReplayFindsACutLog(t *testing.T) {
 // committed nor run, and the user is told: the git guard removes its
 // .git, and its files are committed as the workspace's own.
 func TestNestedRepositoryNotCommitted(t *testing.T) {
+	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "PWNED")
 	cmdline := "mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch " + marker + "; false' && " +
 		"echo a > a && git -c user.name=a -c user.email=b commit -q --allow-empty -m x && git add a && cd .. && echo ok > ok.txt"

@@ -60,6 +60,7 @@ func toolResults(t *testing.T, e *env) map[string]string {
 // the model's commands. The keyring is not namespaced; the sandbox's
 // seccomp filter refuses keyctl, add_key and request_key.
 func TestKeyringOutOfReach(t *testing.T) {
+	t.Parallel()
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
@@ -68,7 +69,7 @@ func TestKeyringOutOfReach(t *testing.T) {
 	e := newEnv(t, fakellm.Anthropic, nil,
 		bashCalls(t, reader, "cat /proc/keys 2>&1 | grep -c "+desc+" || true"),
 		fakellm.Reply{Text: "Done."})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx, "-p", "Read the keyring.")
 	sandboxtest.WithSessionKey(t, cmd, desc, payload)
@@ -90,6 +91,7 @@ func TestKeyringOutOfReach(t *testing.T) {
 // ignored by git) are masked from bash and the file tools alike, so that
 // no encoding of the key the redactor does not know can be made of them.
 func TestCredentialsOutOfReach(t *testing.T) {
+	t.Parallel()
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
@@ -124,7 +126,7 @@ func TestCredentialsOutOfReach(t *testing.T) {
 		fakellm.ToolCall{ID: "c_read", Name: "read_file", Args: `{"path": ".env"}`},
 		fakellm.ToolCall{ID: "c_list", Name: "list_files", Args: `{}`})
 	e.srv.Add(reply, fakellm.Reply{Text: "Done."})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := e.command(ctx, "-p", "Look for credentials.")
 	cmd.Env = append(cmd.Env, "HOME="+home)
@@ -158,6 +160,7 @@ func reverse(s string) string {
 // directories of PATH that commands cannot see, and an exposed one works,
 // read-only.
 func TestSandboxExpose(t *testing.T) {
+	t.Parallel()
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
@@ -185,10 +188,11 @@ func TestSandboxExpose(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, nil,
 				bashCalls(t, "hello", "{ echo x > ~/tools/bin/new; } 2>/dev/null || echo refused", "cat ~/.gitconfig"),
 				fakellm.Reply{Text: "Done."})
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 			defer cancel()
 			cmd := e.command(ctx, append(tt.args, "-p", "Say hello.")...)
 			cmd.Env = append(cmd.Env, "HOME="+home, "PATH="+bin+string(os.PathListSeparator)+pathOutsideHomes())
@@ -224,6 +228,7 @@ func pathOutsideHomes() string {
 // TestSandboxFlags checks the sandbox's flags: their defaults, what they
 // set, and the values refused.
 func TestSandboxFlags(t *testing.T) {
+	t.Parallel()
 	def := sandbox.DefaultLimits()
 	tests := []struct {
 		args    []string
@@ -246,6 +251,7 @@ func TestSandboxFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
 			var stderr strings.Builder
 			o, code := parseFlags(append(tt.args, "-p", "Hi."), &stderr)
 			if tt.wantErr != "" {
@@ -269,6 +275,7 @@ func TestSandboxFlags(t *testing.T) {
 // each limit reached is a message to the model and, on the first line of
 // the result, to the user, naming the flag that raises it.
 func TestResourceLimits(t *testing.T) {
+	t.Parallel()
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
@@ -320,6 +327,7 @@ func TestResourceLimits(t *testing.T) {
 // user, on the first line of the result. The file size limit is kept at
 // 256 MiB, so that a failure fills no disk.
 func TestDiskLimit(t *testing.T) {
+	t.Parallel()
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}
@@ -347,6 +355,7 @@ func TestDiskLimit(t *testing.T) {
 // session's model's reach: bash cannot read the log outside (hidden), and
 // reads a notice in place of those inside, which the file tools refuse.
 func TestOwnFilesHidden(t *testing.T) {
+	t.Parallel()
 	if sandboxErr != nil {
 		sandboxtest.Unavailable(t, sandboxErr)
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 	}{
@@ -28,6 +29,7 @@ func TestSanitize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, sanitize(tt.in))
 		})
 	}

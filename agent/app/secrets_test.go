@@ -18,6 +18,7 @@ import (
 // reaches the request redacted, and an MCP server whose env holds it is
 // refused.
 func TestSyncTokenIsSecret(t *testing.T) {
+	t.Parallel()
 	const token = "sync-token-0123456789abcdef"
 	tests := []struct {
 		name       string
@@ -41,6 +42,7 @@ func TestSyncTokenIsSecret(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, tt.files, fakellm.Reply{Text: "ok"})
 			if tt.config != nil {
 				e.writeConfig(t, tt.config(t))
@@ -70,6 +72,7 @@ func TestSyncTokenIsSecret(t *testing.T) {
 // in: each entry is refused with the message that names the field, the
 // server is never reached, and the session goes on without it.
 func TestMCPEntriesHoldNoSecret(t *testing.T) {
+	t.Parallel()
 	const (
 		token   = "sync-token-0123456789abcdef"
 		otherKy = "sk-ant-other-provider-0123456789abcdef"
@@ -105,6 +108,7 @@ func TestMCPEntriesHoldNoSecret(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			reached := make(chan string, 10)
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				reached <- r.Method + " " + r.URL.Path

@@ -181,7 +181,7 @@ func (s *agentSession) greet() {
 		return
 	}
 	if s.o.resume != "" {
-		if conv, ok := behavior.ConversationOf(s.agent.Machine().State()); ok {
+		if conv, ok := agent.ConversationOf(s.agent.Machine().State()); ok {
 			showEarlier(s.stderr, conv.Messages(), earlierExchanges)
 		}
 	}

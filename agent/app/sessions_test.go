@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +24,7 @@ import (
 // folder and args before the subcommand.
 func (e *env) sessionsOf(t *testing.T, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agentBin, append(append([]string{"-threads", e.threads}, args...), "sessions")...)
 	var stdout, stderr bytes.Buffer
@@ -53,6 +52,7 @@ func startedID(t *testing.T, stderr string) string {
 // before anything is sent (issue 23 item 6: there was no list, and
 // "-resume last" said "thread not found").
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil,
 		fakellm.Reply{Text: "One."}, fakellm.Reply{Text: "Two."}, fakellm.Reply{Text: "Elsewhere."}, fakellm.Reply{Text: "Three."})
 	other := gittest.NewRepo(t, nil)
@@ -99,6 +99,7 @@ func TestSessions(t *testing.T) {
 // in what a resumed session shows and in the first prompt a thread is
 // listed by: none of them is taken for what the user typed.
 func TestEarlierAndFirstPrompt(t *testing.T) {
+	t.Parallel()
 	summary := chat.Message{Role: chat.RoleUser, Content: "[Summary of the earlier conversation]\nThe user asked for a.\nIt was done.", Summary: true}
 	result := chat.UserMessage(behavior.FormatQueryResult(chat.Query{Kind: chat.QueryRead, Path: "go.mod"}, chat.ToolOutcome{Content: "module m\ngo 1.26"}))
 	asst := func(text string) chat.Message { return chat.Message{Role: chat.RoleAssistant, Content: text} }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestByteSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    int64
@@ -28,6 +29,7 @@ func TestByteSize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			var b byteSize
 			err := b.Set(tt.in)
 			if tt.wantErr {

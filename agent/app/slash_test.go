@@ -13,6 +13,7 @@ import (
 // answered by the agent, never sent to the model; "//" sends a literal
 // slash, and a pasted path that starts with "/" is a message.
 func TestSlashCommands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		input      string
@@ -73,6 +74,7 @@ func TestSlashCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"}, tt.replies...)
 			r := e.run(t, tt.input)
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)

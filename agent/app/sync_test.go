@@ -35,7 +35,9 @@ func serverBinary(t *testing.T) string {
 	t.Helper()
 	serverOnce.Do(func() {
 		serverBin = filepath.Join(filepath.Dir(agentBin), "server")
-		out, err := exec.Command("go", "build", "-o", serverBin, "../../cmd/server").CombinedOutput()
+		cmd := exec.Command("go", "build", "-o", serverBin, "../../cmd/server")
+		cmd.Env = goEnv
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			serverErr = fmt.Errorf("build the server: %v\n%s", err, out)
 		}
@@ -125,6 +127,7 @@ func (s *syncServer) get(path string) (int, []byte) {
 // starts again on the same database, and at the end the server holds the
 // whole thread, redacted, listed on its API.
 func TestSyncWhileServerRestarts(t *testing.T) {
+	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
 		t.Run(string(p), func(t *testing.T) {
 			srv := newSyncServer(t)
@@ -133,7 +136,7 @@ func TestSyncWhileServerRestarts(t *testing.T) {
 				fakellm.Reply{Text: "Second answer, the key is " + testKey},
 				fakellm.Reply{Text: "Third answer."},
 			)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 			defer cancel()
 			cmd := e.command(ctx, "-sync", srv.url())
 			cmd.Env = append(cmd.Env, threadsync.TokenVar+"="+srv.token)
@@ -243,8 +246,10 @@ func TestSyncUsage(t *testing.T) {
 // host goes to a local proxy (HTTP_PROXY), which records it and answers
 // itself: nothing is ever sent to the host.
 func TestSyncPlainHTTP(t *testing.T) {
+	t.Parallel()
 	for _, allow := range []bool{false, true} {
 		t.Run(fmt.Sprintf("allowed=%v", allow), func(t *testing.T) {
+			t.Parallel()
 			var mu sync.Mutex
 			var seen []string
 			proxy := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

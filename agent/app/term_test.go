@@ -32,7 +32,7 @@ type ptySession struct {
 // columns; the screen is read until the agent exits.
 func startPTY(t *testing.T, e *env, extraEnv []string, args ...string) *ptySession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	t.Cleanup(cancel)
 	cmd := e.command(ctx, args...)
 	cmd.Env = append(cmd.Env, extraEnv...)
@@ -100,6 +100,7 @@ func userMessages(e *env) []string {
 // with a backslash goes on; the Up arrow recalls the line before (never
 // sent as an escape sequence); Ctrl-D quits.
 func TestTerminalInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil,
 		fakellm.Reply{Text: "Pasted."}, fakellm.Reply{Text: "Two lines."}, fakellm.Reply{Text: "Again."})
 	s := startPTY(t, e, nil)
@@ -119,6 +120,7 @@ func TestTerminalInput(t *testing.T) {
 // runs: the turn stops and the session goes on; Ctrl-C at the empty
 // prompt then quits.
 func TestTerminalCtrlC(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil,
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo run >&2; sleep 600"}`}}},
 		fakellm.Reply{Text: "Fine."})
@@ -139,6 +141,7 @@ func TestTerminalCtrlC(t *testing.T) {
 // TestTerminalFork forks the thread in a pseudo-terminal: the session goes
 // on in the copy on the same terminal, reading what is typed next.
 func TestTerminalFork(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hello."}, fakellm.Reply{Text: "In the fork."})
 	s := startPTY(t, e, nil)
 	s.waitScreen(t, "> ")

@@ -12,6 +12,7 @@ import (
 // TestCallSummaryOfQueries checks how the queries' calls are shown: a
 // search by its pattern and directory, a query of facts by its name only.
 func TestCallSummaryOfQueries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, args, want string
 	}{
@@ -22,6 +23,7 @@ func TestCallSummaryOfQueries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" "+tt.args, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, callSummary(chat.ToolCall{Name: tt.name, Arguments: json.RawMessage(tt.args)}))
 		})
 	}

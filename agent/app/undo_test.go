@@ -21,6 +21,7 @@ var addLine = fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit
 // does not hold the turn), the thread is saved so (a record appended) and
 // its event log replays.
 func TestUndo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		args    []string
@@ -77,6 +78,7 @@ func TestUndo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"}, tt.replies...)
 			gittest.WriteFile(t, e.ws, "NOTES.md", "mine\n")
 			if tt.before != nil {
@@ -114,6 +116,7 @@ func TestUndo(t *testing.T) {
 // turn made before the fork); /resume ID and /resume last switch to a saved
 // thread. Every thread's event log replays.
 func TestForkAndResume(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		first   string // a one-shot session's prompt before, "" for none
@@ -180,6 +183,7 @@ func TestForkAndResume(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"}, tt.replies...)
 			input := tt.input
 			if tt.first != "" {
@@ -215,6 +219,7 @@ func TestForkAndResume(t *testing.T) {
 // known by its message's ID, not its index, so the other thread's commit
 // stays.
 func TestUndoKnowsItsTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 		fakellm.Reply{Text: "Hello."}, fakellm.Reply{Text: "An answer."}, addLine, fakellm.Reply{Text: "Added a line."})
 	// The fork asks a question; back in the thread forked, a line is
@@ -231,6 +236,7 @@ func TestUndoKnowsItsTurn(t *testing.T) {
 // compactions: the earlier turn's commit stays, and /undo says the
 // summary may still tell of the turn.
 func TestUndoAfterCompaction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 		fakellm.Reply{Text: "Hello."}, addLine, fakellm.Reply{Text: "Added a line."},
 		fakellm.Reply{Text: "Summary one."}, fakellm.Reply{Text: "Fine."}, fakellm.Reply{Text: "Summary two."})
@@ -250,6 +256,7 @@ func TestUndoAfterCompaction(t *testing.T) {
 // own (-commit branch): the fork's branch starts where the thread's is,
 // so the fork's commits follow the thread's; the checkout is untouched.
 func TestForkOnItsBranch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 		addLine, fakellm.Reply{Text: "Added a line."},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "edit_file", Args: `{"path":"a.txt","old_str":"two\n","new_str":"two\nthree\n"}`}}},
@@ -277,6 +284,7 @@ func TestForkOnItsBranch(t *testing.T) {
 // user's checkout, is the agent's, not the user's, so the next turn's
 // change to the same file is committed.
 func TestResumeOnItsBranch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 		addLine, fakellm.Reply{Text: "Added a line."},
 		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c2", Name: "edit_file", Args: `{"path":"a.txt","old_str":"two\n","new_str":"two\nthree\n"}`}}},

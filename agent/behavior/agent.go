@@ -370,34 +370,6 @@ func (a *Agent) ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request)
 	return 0, pendingRequest
 }
 
-// ConversationOf returns the conversation a state carries, and false for a
-// state without one (ShuttingDown, or nil).
-func ConversationOf(s agent.State) (chat.Conversation, bool) {
-	switch s := s.(type) {
-	case agent.WaitingForUserInput:
-		return s.Conversation, true
-	case agent.CallingLLM:
-		return s.Conversation, true
-	case agent.ProcessingLLMResponse:
-		return s.Conversation, true
-	case agent.ExecutingTools:
-		return s.Conversation, true
-	case agent.PostToolsHook:
-		return s.Conversation, true
-	case agent.Error:
-		return s.Conversation, true
-	case agent.StoppingTurn:
-		return s.Conversation, true
-	case agent.Compacting:
-		return s.Conversation, true
-	case agent.PreparingRequest:
-		return s.Conversation, true
-	case agent.RunningQuery:
-		return s.Conversation, true
-	}
-	return chat.Conversation{}, false
-}
-
 // UserStoppedPrefix starts the outcome of a tool call the user stopped.
 const UserStoppedPrefix = "interrupted: the user stopped this tool before it finished"
 

@@ -129,7 +129,7 @@ func jsonOf(t *testing.T, v any) string {
 // messages returns the conversation of the machine's state.
 func messages(t *testing.T, m *agent.Machine) []chat.Message {
 	t.Helper()
-	c, ok := behavior.ConversationOf(m.State())
+	c, ok := agent.ConversationOf(m.State())
 	require.True(t, ok, "state %s has no conversation", m.Kind())
 	return c.Messages()
 }
@@ -448,7 +448,7 @@ func TestConversationOf(t *testing.T) {
 		{nil, false},
 	}
 	for _, tt := range tests {
-		got, ok := behavior.ConversationOf(tt.state)
+		got, ok := agent.ConversationOf(tt.state)
 		assert.Equal(t, tt.ok, ok, "%T", tt.state)
 		if tt.ok {
 			assert.True(t, c.Equal(got), "%T", tt.state)

@@ -262,7 +262,7 @@ func TestCompactionMachine(t *testing.T) {
 		disp, ok := rec.Actions[len(rec.Actions)-1].(*agent.DisplayError)
 		require.True(t, ok)
 		assert.Contains(t, disp.Message, "compacting the conversation failed")
-		conv, _ := behavior.ConversationOf(m.State())
+		conv, _ := agent.ConversationOf(m.State())
 		assert.Equal(t, 3, conv.Len(), "the conversation is kept whole")
 	})
 	t.Run("stopped while compacting", func(t *testing.T) {
@@ -270,7 +270,7 @@ func TestCompactionMachine(t *testing.T) {
 		require.NoError(t, m.HandleEvent(user("now the docs")))
 		require.NoError(t, m.HandleEvent(&agent.Interrupt{}))
 		require.Equal(t, agent.StateWaitingForUserInput, m.Kind())
-		conv, _ := behavior.ConversationOf(m.State())
+		conv, _ := agent.ConversationOf(m.State())
 		last, _ := conv.Last()
 		assert.Equal(t, chat.UserStoppedNote, last.Content)
 	})

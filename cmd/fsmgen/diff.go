@@ -86,7 +86,7 @@ func writeDiffText(w io.Writer, oldSource, newPath string, oldExists bool, rep *
 			declared++
 		}
 	}
-	fmt.Fprintf(w, "%s -> %s: %d changes, %d breaking, %d declared\n", oldSource, newPath, len(rep.Changes), rep.Breaks(), declared)
+	fmt.Fprintf(w, "%s -> %s: %s, %d breaking, %d declared\n", oldSource, newPath, diag.Count(len(rep.Changes), "change"), rep.Breaks(), declared)
 	for _, c := range rep.Changes {
 		fmt.Fprintf(w, "%s: %s: %s%s: %s\n", changePos(c), c.Subject, c.What, wasAt(c), changeVerdict(c))
 		for a := diff.SavedStates; a <= diff.Behaviour; a++ {

@@ -37,10 +37,10 @@ transitions:
 `
 
 // lampRetyped retypes the lamp's field, which breaks what it saved.
-var lampRetyped = strings.ReplaceAll(lampSpec, "watts: {type: int}", "watts: {type: float64}")
+var lampRetyped = strings.ReplaceAll(lampSpec, "watts: {type: int}", "watts: {type: int16}")
 
 // lampDeclared retypes it and declares the break.
-var lampDeclared = strings.Replace(lampRetyped, "transitions:\n", "breaks:\n  - change: field Off.watts\n    why: lamps are measured to the tenth of a watt now.\n  - change: field On.watts\n    why: the same.\ntransitions:\n", 1)
+var lampDeclared = strings.Replace(lampRetyped, "transitions:\n", "breaks:\n  - change: field Off.watts\n    why: no lamp draws 32 kW.\n  - change: field On.watts\n    why: the same.\ntransitions:\n", 1)
 
 // TestDiffExitStatus runs fsmgen diff on pairs of revisions and checks
 // its exit status and what it prints.
@@ -56,14 +56,14 @@ func TestDiffExitStatus(t *testing.T) {
 		{name: "the same", old: lampSpec, new: lampSpec, code: exitOK, stdout: []string{"old.yaml -> new.yaml: 0 changes, 0 breaking, 0 declared\n"}},
 		{name: "documentation only", old: lampSpec, new: strings.Replace(lampSpec, "  Flip: {}\n", "  Flip:\n    doc: The switch is flipped.\n", 1), code: exitOK, stdout: []string{": 0 changes"}},
 		{name: "a compatible change", old: lampSpec, new: strings.Replace(lampSpec, "  Flip: {}\n", "  Flip:\n    fields:\n      by: {type: string}\n", 1), code: exitOK, stdout: []string{
-			"1 changes, 0 breaking",
+			": 1 change, 0 breaking",
 			"new.yaml:15:7: field Flip.by: added: ok\n\tevent log: ok: an event log of the old revision of event Flip loads with by as its zero value\n",
 		}},
 		{name: "a break", old: lampSpec, new: lampRetyped, code: exitBreaks, stdout: []string{
 			"2 changes, 2 breaking, 0 declared",
-			"new.yaml:8:21: field Off.watts: retyped from int to float64 (was at old.yaml:8:21): breaks\n\tsaved states: breaks: a state saved by the old revision of state Off holds watts as int, which may not load as float64",
+			"new.yaml:8:21: field Off.watts: retyped from int to int16 (was at old.yaml:8:21): breaks\n\tsaved states: breaks: a state saved by the old revision of state Off holds watts as int, which may not load as int16",
 		}},
-		{name: "a declared break", old: lampSpec, new: lampDeclared, code: exitOK, stdout: []string{"2 changes, 0 breaking, 2 declared", ": breaks (declared)\n", "\tdeclared: lamps are measured to the tenth of a watt now.\n"}},
+		{name: "a declared break", old: lampSpec, new: lampDeclared, code: exitOK, stdout: []string{"2 changes, 0 breaking, 2 declared", ": breaks (declared)\n", "\tdeclared: no lamp draws 32 kW.\n"}},
 		{name: "a declared break that names no change", old: lampSpec, new: strings.Replace(lampSpec, "transitions:\n", "breaks:\n  - change: state Dim\n    why: gone.\ntransitions:\n", 1), code: exitOK, stdout: []string{`new.yaml:15:5: note: breaks declares "state Dim", which names no breaking change from old.yaml: remove it`}},
 		{name: "a new spec", old: "", new: lampSpec, code: exitOK, stdout: []string{"new.yaml is new (old.yaml has no such spec)"}},
 		{name: "an old revision that does not check", old: strings.Replace(lampSpec, "to: Off", "to: Of", 1), new: lampSpec, code: exitError, stderr: []string{`old.yaml:20:9: unknown state "Of"`, "diff compares two revisions that check"}},
@@ -110,12 +110,12 @@ func TestDiffGit(t *testing.T) {
 	gittest.Git(t, repo, "add", "--all")
 	gittest.Git(t, repo, "commit", "--quiet", "-m", "a lamp")
 	gittest.WriteFile(t, repo, "specs/lamp.yaml", lampRetyped)
-	gittest.Git(t, repo, "commit", "--quiet", "-am", "watts as float64")
+	gittest.Git(t, repo, "commit", "--quiet", "-am", "watts as int16")
 
 	code, stdout, stderr := cli(t, repo, "diff", "git:HEAD~1:specs/lamp.yaml", "specs/lamp.yaml")
 	assert.Equal(t, exitBreaks, code, stderr)
 	assert.Contains(t, stdout, "git:HEAD~1:specs/lamp.yaml -> specs/lamp.yaml: 2 changes, 2 breaking")
-	assert.Contains(t, stdout, "specs/lamp.yaml:8:21: field Off.watts: retyped from int to float64 (was at git:HEAD~1:specs/lamp.yaml:8:21): breaks")
+	assert.Contains(t, stdout, "specs/lamp.yaml:8:21: field Off.watts: retyped from int to int16 (was at git:HEAD~1:specs/lamp.yaml:8:21): breaks")
 
 	// From a subdirectory, PATH is relative to it.
 	code, _, stderr = cli(t, filepath.Join(repo, "specs"), "diff", "git:HEAD~1:lamp.yaml", "lamp.yaml")
@@ -150,14 +150,14 @@ func TestDiffFormats(t *testing.T) {
 	for _, c := range doc.Changes {
 		byWhat[c.Subject+" "+c.What] = c
 	}
-	on := byWhat["field On.watts retyped from int to float64"]
+	on := byWhat["field On.watts retyped from int to int16"]
 	assert.True(t, on.Breaks)
 	assert.Equal(t, map[string]string{"saved_states": "breaks", "event_log": "ok", "code": "ok", "behaviour": "ok"}, on.Verdicts)
 	assert.Equal(t, &jsonPos{File: "old.yaml", Line: 11, Column: 21}, on.Old)
 	assert.Equal(t, &jsonPos{File: "new.yaml", Line: 13, Column: 21}, on.New)
-	off := byWhat["field Off.watts retyped from int to float64"]
+	off := byWhat["field Off.watts retyped from int to int16"]
 	assert.False(t, off.Breaks)
-	assert.Equal(t, "lamps are measured to the tenth of a watt now.", off.Declared)
+	assert.Equal(t, "no lamp draws 32 kW.", off.Declared)
 	dim := byWhat["event Dim added"]
 	assert.Equal(t, "review", dim.Verdicts["behaviour"])
 	assert.Contains(t, dim.Why["behaviour"], `On rejects it through "reject: *"`)
@@ -183,8 +183,8 @@ func TestDiffFormats(t *testing.T) {
 		got = append(got, r.RuleID+" "+r.Level+" "+strings.SplitN(r.Message.Text, "\n", 2)[0])
 	}
 	assert.ElementsMatch(t, []string{
-		"declared-break warning declared breaking change: field Off.watts retyped from int to float64 (was at old.yaml:8:21) (declared: lamps are measured to the tenth of a watt now.)",
-		"breaking-change error breaking change: field On.watts retyped from int to float64 (was at old.yaml:11:21)",
+		"declared-break warning declared breaking change: field Off.watts retyped from int to int16 (was at old.yaml:8:21) (declared: no lamp draws 32 kW.)",
+		"breaking-change error breaking change: field On.watts retyped from int to int16 (was at old.yaml:11:21)",
 		`new-event-through-star warning the new event Dim reaches a state through "*": On rejects it through "reject: *": if that is wrong, give the state a rule for Dim`,
 	}, got)
 }

@@ -31,7 +31,11 @@
 // changed. Each change has a verdict, ok, review or breaks, for four
 // things: states saved by the old revision (m.Save, a database), events
 // and actions saved by it (an event log), the hand-written Behavior and
-// Handler, and the machine's behaviour. OLD is a file, or git:REV:PATH for
+// Handler, and the machine's behaviour. A retyped field is ok for saved
+// data when every value its old type wrote loads as its new type (int32
+// to int64, a string to a named string type), and a changed timer delay
+// says that machines saved before keep their deadlines (docs/spec.md,
+// "What loads"). OLD is a file, or git:REV:PATH for
 // the file PATH (relative to the current directory) at commit REV, as in
 //
 //	fsmgen diff git:HEAD~1:spec/order.yaml spec/order.yaml

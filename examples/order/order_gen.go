@@ -36,8 +36,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the Order machine. The zero StateKind is no
@@ -412,9 +412,18 @@ func (Cancel) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"cancel"}`)
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -901,13 +910,25 @@ func (m *Machine) put(s State) (*Machine, error) {
 func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state and with its timers running as they were (see Timers and Deadline); it
-// hands out no action. It reads strictly: unknown fields, fields in another
-// case and fields given twice are refused, naming them. Data saved by an
-// earlier revision of the spec loads when the states and fields it names still
-// exist, or were renamed with renamed_from; a field it lacks loads as its zero
-// value.
-func Load(c Config, data []byte) (*Machine, error) {
+// state and with its timers running as they were, at the deadlines they were
+// saved with (see Timers and Deadline, and LoadWith to re-arm them with this
+// revision's delays); it hands out no action. It reads strictly: unknown
+// fields, fields in another case and fields given twice are refused, naming
+// them. Data saved by an earlier revision of the spec loads when the states
+// and fields it names still exist, or were renamed with renamed_from; a field
+// it lacks loads as its zero value.
+func Load(c Config, data []byte) (*Machine, error) { return LoadWith(c, data, LoadOptions{}) }
+
+// LoadOptions says how LoadWith makes a machine of saved data; the zero value
+// loads it as it was saved, as Load does. With Rearm, each running timer takes
+// the delay this revision gives its state, and its deadline moves to the time
+// it started plus that delay: for machines saved before a timer's delay
+// changed (see fsmrt.LoadOptions).
+type LoadOptions = fsmrt.LoadOptions
+
+// LoadWith is Load, told by o what to do with the saved machine: see
+// LoadOptions.
+func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
@@ -916,7 +937,13 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	if o.Rearm {
+		m.rearmTimers()
+	}
+	return m, nil
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1265,7 +1292,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeFulfilmentCancel takes the rules of Fulfilment for Cancel, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFulfilmentCancel(ev *Cancel) error {
 	// Fulfilment --Cancel--> Cancelled / Refund
 	from := m.core.State
@@ -1285,6 +1312,15 @@ func (m *Machine) startTimers() {
 	case StateAwaitingPayment:
 		m.lastTimer++
 		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.PaymentWindow()}
+	}
+}
+
+// rearmTimers gives each running timer of the current state and its ancestors
+// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.
+func (m *Machine) rearmTimers() {
+	switch m.core.State {
+	case StateAwaitingPayment:
+		m.timers[0].Rearm(m.b.PaymentWindow())
 	}
 }
 

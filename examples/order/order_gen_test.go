@@ -56,6 +56,11 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
 		return m, &rec.Actions, err
 	},
+	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := LoadWith(Config{Behavior: fsmFake{script}, Handler: rec}, data, LoadOptions{Rearm: true})
+		return m, &rec.Actions, err
+	},
 	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
 		var out []fsmrt.Timer
 		for _, t := range m.(*Machine).Timers() {

@@ -25,8 +25,8 @@ import "github.com/fsmgen/fsmgen/runtime/fsmrt"
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the PhoneCall machine. The zero StateKind is
@@ -884,7 +884,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeConnectedSetVolume takes the rules of Connected for SetVolume, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectedSetVolume(ev *SetVolume) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)

@@ -11,12 +11,19 @@
 // segment. Only the connection's states are modelled: sequence numbers,
 // windows, data and retransmission are left out, so a segment event stands
 // for a segment that passed the RFC's checks (in the window, acceptable
-// ACK), and a segment with both FIN and an ACK of our FIN is fed as Ack,
-// then Fin.
+// ACK), and a segment with both FIN and an ACK of our FIN is fed as ACK,
+// then FIN.
+//
+// States and events carry the RFC's names, written as identifiers
+// (SYN-SENT is SYN_SENT, a segment with SYN and ACK is SYN_ACK); their Go
+// names read as Go (SynSent, SynAck), and their JSON names are snake case
+// (syn_sent, syn_ack).
 //
 // Where section 3.9 gives one paragraph to several states, this spec writes
-// one rule on a composite state. Connection holds every state that has a
-// transmission control block (TCB), all but Closed; its rules for ABORT
+// one rule on a composite state; where it answers several segments or calls
+// alike, one row names them all (on: [SYN, SYN_ACK, ACK, FIN]). Connection
+// holds every state that has a transmission control block (TCB), all but
+// CLOSED; its rules for ABORT
 // (send a reset, tell the user "connection reset") and for a reset received
 // (tell the user) are the RFC's rules for SYN-RECEIVED and the synchronized
 // states that still carry data. Two groups override them, as the RFC does:
@@ -44,15 +51,15 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the Conn machine. The zero StateKind is no
 // state.
 type StateKind uint8
 
-// The states of the Conn machine: StateClosed identifies the state Closed, and
+// The states of the Conn machine: StateClosed identifies the state CLOSED, and
 // so on.
 const (
 	StateClosed StateKind = iota + 1
@@ -73,15 +80,15 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
-	"Closed", "Listen", "SynSent", "SynReceived", "Established", "CloseWait",
-	"FinWait1", "FinWait2", "Closing", "LastAck", "TimeWait",
+	"CLOSED", "LISTEN", "SYN_SENT", "SYN_RECEIVED", "ESTABLISHED", "CLOSE_WAIT",
+	"FIN_WAIT_1", "FIN_WAIT_2", "CLOSING", "LAST_ACK", "TIME_WAIT",
 }
 
 // EventKind identifies an event of the Conn machine. The zero EventKind is no
 // event.
 type EventKind uint8
 
-// The events of the Conn machine: EventOpen identifies the event Open, and so
+// The events of the Conn machine: EventOpen identifies the event OPEN, and so
 // on.
 const (
 	EventOpen EventKind = iota + 1
@@ -101,7 +108,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 
 // fsmEventNames are the names of the events, in kind order.
 var fsmEventNames = [...]string{
-	"Open", "Send", "Close", "Abort", "Syn", "SynAck", "Ack", "Fin", "Rst",
+	"OPEN", "SEND", "CLOSE", "ABORT", "SYN", "SYN_ACK", "ACK", "FIN", "RST",
 	"TimerFired",
 }
 
@@ -167,7 +174,7 @@ type Action interface {
 	isAction()
 }
 
-// Closed is the state Closed: No TCB, so no connection (CLOSED).
+// Closed is the state CLOSED: No TCB, so no connection.
 type Closed struct{}
 
 // Kind returns StateClosed.
@@ -177,7 +184,7 @@ func (Closed) isState()        {}
 // MarshalJSON encodes the state as {"kind": "closed", ...its fields}.
 func (Closed) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"closed"}`), nil }
 
-// Listen is the state Listen: Waiting for a SYN from any remote TCP (LISTEN).
+// Listen is the state LISTEN: Waiting for a SYN from any remote TCP.
 //
 // It is a substate of AwaitingSyn.
 type Listen struct {
@@ -196,8 +203,7 @@ func (v Listen) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("listen", fields(v))
 }
 
-// SynSent is the state SynSent: Our SYN is out; waiting for the peer's SYN
-// (SYN-SENT).
+// SynSent is the state SYN_SENT: Our SYN is out; waiting for the peer's SYN.
 //
 // It is a substate of AwaitingSyn.
 type SynSent struct {
@@ -216,8 +222,8 @@ func (v SynSent) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("syn_sent", fields(v))
 }
 
-// SynReceived is the state SynReceived: Both SYNs seen, ours not yet
-// acknowledged (SYN-RECEIVED).
+// SynReceived is the state SYN_RECEIVED: Both SYNs seen, ours not yet
+// acknowledged.
 //
 // It is a substate of Connection.
 type SynReceived struct {
@@ -236,8 +242,8 @@ func (v SynReceived) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("syn_received", fields(v))
 }
 
-// Established is the state Established: The connection is open; data flows
-// both ways (ESTABLISHED).
+// Established is the state ESTABLISHED: The connection is open; data flows
+// both ways.
 //
 // It is a substate of Synchronized.
 type Established struct {
@@ -256,8 +262,8 @@ func (v Established) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("established", fields(v))
 }
 
-// CloseWait is the state CloseWait: The peer has closed; waiting for the local
-// user's CLOSE (CLOSE-WAIT).
+// CloseWait is the state CLOSE_WAIT: The peer has closed; waiting for the
+// local user's CLOSE.
 //
 // It is a substate of Synchronized.
 type CloseWait struct {
@@ -276,8 +282,7 @@ func (v CloseWait) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("close_wait", fields(v))
 }
 
-// FinWait1 is the state FinWait1: Our FIN is out, not yet acknowledged
-// (FIN-WAIT-1).
+// FinWait1 is the state FIN_WAIT_1: Our FIN is out, not yet acknowledged.
 //
 // It is a substate of Synchronized.
 type FinWait1 struct {
@@ -290,14 +295,14 @@ type FinWait1 struct {
 func (FinWait1) Kind() StateKind { return StateFinWait1 }
 func (FinWait1) isState()        {}
 
-// MarshalJSON encodes the state as {"kind": "fin_wait1", ...its fields}.
+// MarshalJSON encodes the state as {"kind": "fin_wait_1", ...its fields}.
 func (v FinWait1) MarshalJSON() ([]byte, error) {
 	type fields FinWait1
-	return fsmrt.MarshalKind("fin_wait1", fields(v))
+	return fsmrt.MarshalKind("fin_wait_1", fields(v))
 }
 
-// FinWait2 is the state FinWait2: Our FIN is acknowledged; waiting for the
-// peer's FIN (FIN-WAIT-2).
+// FinWait2 is the state FIN_WAIT_2: Our FIN is acknowledged; waiting for the
+// peer's FIN.
 //
 // It is a substate of Synchronized.
 type FinWait2 struct {
@@ -310,14 +315,14 @@ type FinWait2 struct {
 func (FinWait2) Kind() StateKind { return StateFinWait2 }
 func (FinWait2) isState()        {}
 
-// MarshalJSON encodes the state as {"kind": "fin_wait2", ...its fields}.
+// MarshalJSON encodes the state as {"kind": "fin_wait_2", ...its fields}.
 func (v FinWait2) MarshalJSON() ([]byte, error) {
 	type fields FinWait2
-	return fsmrt.MarshalKind("fin_wait2", fields(v))
+	return fsmrt.MarshalKind("fin_wait_2", fields(v))
 }
 
-// Closing is the state Closing: Both sides closed at once; waiting for the ACK
-// of our FIN (CLOSING).
+// Closing is the state CLOSING: Both sides closed at once; waiting for the ACK
+// of our FIN.
 //
 // It is a substate of FinsExchanged.
 type Closing struct {
@@ -336,8 +341,8 @@ func (v Closing) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("closing", fields(v))
 }
 
-// LastAck is the state LastAck: The peer closed first, then we did; waiting
-// for the ACK of our FIN (LAST-ACK).
+// LastAck is the state LAST_ACK: The peer closed first, then we did; waiting
+// for the ACK of our FIN.
 //
 // It is a substate of FinsExchanged.
 type LastAck struct {
@@ -356,8 +361,8 @@ func (v LastAck) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("last_ack", fields(v))
 }
 
-// TimeWait is the state TimeWait: Waiting 2MSL so that the peer surely got our
-// last ACK (TIME-WAIT).
+// TimeWait is the state TIME_WAIT: Waiting 2MSL so that the peer surely got
+// our last ACK.
 //
 // It is a substate of FinsExchanged. Its timer fires after the delay twoMSL
 // computes unless the state is left first.
@@ -377,7 +382,7 @@ func (v TimeWait) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("time_wait", fields(v))
 }
 
-// Open is the event Open: The user calls OPEN.
+// Open is the event OPEN: The user calls OPEN.
 type Open struct {
 	// Passive is true for a passive OPEN, which waits for a peer (LISTEN); an
 	// active OPEN sends a SYN.
@@ -394,7 +399,7 @@ func (v Open) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("open", fields(v))
 }
 
-// Send is the event Send: The user calls SEND.
+// Send is the event SEND: The user calls SEND.
 type Send struct{}
 
 // Kind returns EventSend.
@@ -404,7 +409,7 @@ func (*Send) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "send", ...its fields}.
 func (Send) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"send"}`), nil }
 
-// Close is the event Close: The user calls CLOSE; it has no more data to send.
+// Close is the event CLOSE: The user calls CLOSE; it has no more data to send.
 type Close struct{}
 
 // Kind returns EventClose.
@@ -414,7 +419,7 @@ func (*Close) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "close", ...its fields}.
 func (Close) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"close"}`), nil }
 
-// Abort is the event Abort: The user calls ABORT.
+// Abort is the event ABORT: The user calls ABORT.
 type Abort struct{}
 
 // Kind returns EventAbort.
@@ -424,7 +429,7 @@ func (*Abort) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "abort", ...its fields}.
 func (Abort) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"abort"}`), nil }
 
-// Syn is the event Syn: A segment with SYN (and no ACK) arrives.
+// Syn is the event SYN: A segment with SYN (and no ACK) arrives.
 type Syn struct{}
 
 // Kind returns EventSyn.
@@ -434,7 +439,7 @@ func (*Syn) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "syn", ...its fields}.
 func (Syn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"syn"}`), nil }
 
-// SynAck is the event SynAck: A segment with SYN and an ACK of our SYN
+// SynAck is the event SYN_ACK: A segment with SYN and an ACK of our SYN
 // arrives.
 type SynAck struct{}
 
@@ -445,7 +450,7 @@ func (*SynAck) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "syn_ack", ...its fields}.
 func (SynAck) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"syn_ack"}`), nil }
 
-// Ack is the event Ack: A segment arrives whose ACK covers our SYN or our FIN,
+// Ack is the event ACK: A segment arrives whose ACK covers our SYN or our FIN,
 // whichever is outstanding (other ACKs are not modelled).
 type Ack struct{}
 
@@ -456,7 +461,7 @@ func (*Ack) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "ack", ...its fields}.
 func (Ack) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"ack"}`), nil }
 
-// Fin is the event Fin: A segment with FIN arrives.
+// Fin is the event FIN: A segment with FIN arrives.
 type Fin struct{}
 
 // Kind returns EventFin.
@@ -466,7 +471,7 @@ func (*Fin) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "fin", ...its fields}.
 func (Fin) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"fin"}`), nil }
 
-// Rst is the event Rst: A segment with RST arrives.
+// Rst is the event RST: A segment with RST arrives.
 type Rst struct{}
 
 // Kind returns EventRst.
@@ -478,9 +483,18 @@ func (Rst) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"rst"}`), nil 
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -644,6 +658,77 @@ func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
 }
 
+// PassiveOf returns field passive of state s, and false for a state without
+// it: every state inside Connection has it (Listen, SynSent, SynReceived,
+// Established, CloseWait, FinWait1, FinWait2, Closing, LastAck and TimeWait).
+// Field passive is true when the connection was opened passively and has not
+// turned active; a reset in SYN-RECEIVED then goes back to LISTEN.
+func PassiveOf(s State) (bool, bool) {
+	switch s := s.(type) {
+	case Listen:
+		return s.Passive, true
+	case SynSent:
+		return s.Passive, true
+	case SynReceived:
+		return s.Passive, true
+	case Established:
+		return s.Passive, true
+	case CloseWait:
+		return s.Passive, true
+	case FinWait1:
+		return s.Passive, true
+	case FinWait2:
+		return s.Passive, true
+	case Closing:
+		return s.Passive, true
+	case LastAck:
+		return s.Passive, true
+	case TimeWait:
+		return s.Passive, true
+	}
+	return false, false
+}
+
+// WithPassive returns s with field passive set to v, and false (with s as it
+// was) for a state without it: every state inside Connection has it (Listen,
+// SynSent, SynReceived, Established, CloseWait, FinWait1, FinWait2, Closing,
+// LastAck and TimeWait).
+func WithPassive(s State, v bool) (State, bool) {
+	switch t := s.(type) {
+	case Listen:
+		t.Passive = v
+		return t, true
+	case SynSent:
+		t.Passive = v
+		return t, true
+	case SynReceived:
+		t.Passive = v
+		return t, true
+	case Established:
+		t.Passive = v
+		return t, true
+	case CloseWait:
+		t.Passive = v
+		return t, true
+	case FinWait1:
+		t.Passive = v
+		return t, true
+	case FinWait2:
+		t.Passive = v
+		return t, true
+	case Closing:
+		t.Passive = v
+		return t, true
+	case LastAck:
+		t.Passive = v
+		return t, true
+	case TimeWait:
+		t.Passive = v
+		return t, true
+	}
+	return s, false
+}
+
 // Behavior holds the guards and effects of the Conn machine, written by hand.
 // A guard decides between the branches of a transition; an effect computes
 // what the machine cannot carry over: it returns the fields it sets, and the
@@ -799,67 +884,67 @@ type TimerID = fsmrt.TimerID
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "tcp",
 	Machine: "Conn",
-	Shape:   "sha256:f120fe3a83b4c8bf5053370e480884f6",
+	Shape:   "sha256:e039930271c019b7038d0aa166223be2",
 	Timers:  []fsmrt.TimerOf[StateKind]{{State: "time_wait", First: StateTimeWait, Last: StateTimeWait}},
 	Rules: []Rule{
-		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTCB}, Label: "Closed --Open [passive]--> Listen / CreateTCB"},
-		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}, Label: "Closed --Open [else]--> SynSent / CreateTCB, SendSyn"},
-		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist", Label: "Closed --Send--> rejected: connection does not exist"},
-		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist", Label: "Closed --Close--> rejected: connection does not exist"},
-		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist", Label: "Closed --Abort--> rejected: connection does not exist"},
-		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSyn, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Syn--> (stays) / SendRst"},
-		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --SynAck--> (stays) / SendRst"},
-		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Ack--> (stays) / SendRst"},
-		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventFin, Actions: []ActionKind{ActionSendRst}, Label: "Closed --Fin--> (stays) / SendRst"},
-		{Kind: fsmrt.RuleIgnore, From: StateClosed, Event: EventRst, Label: "Closed --Rst--> ignored"},
-		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSend, To: StateSynSent, Effect: "activate", Actions: []ActionKind{ActionSendSyn}, Label: "Listen --Send--> SynSent {activate} / SendSyn"},
-		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "Listen --Syn--> SynReceived / SendSynAck"},
-		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --SynAck--> (stays) / SendRst"},
-		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "Listen --Ack--> (stays) / SendRst"},
-		{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventFin, Label: "Listen --Fin--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventRst, Label: "Listen --Rst--> ignored"},
-		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynSent --Send--> (stays) / QueueData"},
-		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "SynSent --Syn--> SynReceived / SendSynAck"},
-		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSynAck, To: StateEstablished, Actions: []ActionKind{ActionSendAck}, Label: "SynSent --SynAck--> Established / SendAck"},
-		{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventAck, Label: "SynSent --Ack--> ignored"},
-		{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventFin, Label: "SynSent --Fin--> ignored"},
-		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SynReceived --Send--> (stays) / QueueData"},
-		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "SynReceived --Close--> FinWait1 / SendFin"},
-		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSynAck, To: StateEstablished, Label: "SynReceived --SynAck--> Established"},
-		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished, Label: "SynReceived --Ack--> Established"},
-		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "SynReceived --Fin--> CloseWait / SendAck"},
-		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen, Label: "SynReceived --Rst [passive]--> Listen"},
-		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}, Label: "SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB"},
-		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "Established --Send--> (stays) / SendData"},
-		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "Established --Close--> FinWait1 / SendFin"},
-		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "Established --Fin--> CloseWait / SendAck"},
-		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "CloseWait --Send--> (stays) / SendData"},
-		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventClose, To: StateLastAck, Actions: []ActionKind{ActionSendFin}, Label: "CloseWait --Close--> LastAck / SendFin"},
-		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "CloseWait --Fin--> (stays) / SendAck"},
-		{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventSend, Reason: "connection closing", Label: "FinWait1 --Send--> rejected: connection closing"},
-		{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventClose, Reason: "connection closing", Label: "FinWait1 --Close--> rejected: connection closing"},
-		{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventAck, To: StateFinWait2, Label: "FinWait1 --Ack--> FinWait2"},
-		{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventFin, To: StateClosing, Actions: []ActionKind{ActionSendAck}, Label: "FinWait1 --Fin--> Closing / SendAck"},
-		{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventSend, Reason: "connection closing", Label: "FinWait2 --Send--> rejected: connection closing"},
-		{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing", Label: "FinWait2 --Close--> rejected: connection closing"},
-		{Kind: fsmrt.RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "FinWait2 --Fin--> TimeWait / SendAck"},
-		{Kind: fsmrt.RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait, Label: "Closing --Ack--> TimeWait"},
-		{Kind: fsmrt.RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "LastAck --Ack--> Closed / DeleteTCB"},
-		{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "TimeWait --Fin--> TimeWait / SendAck"},
-		{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing", Label: "FinsExchanged --Send--> rejected: connection closing"},
-		{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing", Label: "FinsExchanged --Close--> rejected: connection closing"},
-		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Abort--> Closed / DeleteTCB"},
-		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "FinsExchanged --Fin--> (stays) / SendAck"},
-		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --Rst--> Closed / DeleteTCB"},
-		{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "AwaitingSyn --Close--> Closed / DeleteTCB"},
-		{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB"},
-		{Kind: fsmrt.RuleIgnore, Composite: "Synchronized", Event: EventAck, Label: "Synchronized --Ack--> ignored"},
-		{Kind: fsmrt.RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists", Label: "Connection --Open--> rejected: connection already exists"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}, Label: "Connection --Syn--> (stays) / SendAck"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SynAck--> (stays) / SendAck"},
-		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "Connection --Rst--> Closed / SignalReset, DeleteTCB"},
-		{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "TimeWait --after twoMSL--> Closed / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "passive", To: StateListen, Actions: []ActionKind{ActionCreateTCB}, Label: "CLOSED --OPEN [passive]--> LISTEN / CreateTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventOpen, Guard: "else", To: StateSynSent, Actions: []ActionKind{ActionCreateTCB, ActionSendSyn}, Label: "CLOSED --OPEN [else]--> SYN_SENT / CreateTCB, SendSyn"},
+		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventSend, Reason: "connection does not exist", Label: "CLOSED --SEND--> rejected: connection does not exist"},
+		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventClose, Reason: "connection does not exist", Label: "CLOSED --CLOSE--> rejected: connection does not exist"},
+		{Kind: fsmrt.RuleReject, From: StateClosed, Event: EventAbort, Reason: "connection does not exist", Label: "CLOSED --ABORT--> rejected: connection does not exist"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSyn, Actions: []ActionKind{ActionSendRst}, Label: "CLOSED --SYN--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "CLOSED --SYN_ACK--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "CLOSED --ACK--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateClosed, Event: EventFin, Actions: []ActionKind{ActionSendRst}, Label: "CLOSED --FIN--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleIgnore, From: StateClosed, Event: EventRst, Label: "CLOSED --RST--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSend, To: StateSynSent, Effect: "activate", Actions: []ActionKind{ActionSendSyn}, Label: "LISTEN --SEND--> SYN_SENT {activate} / SendSyn"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "LISTEN --SYN--> SYN_RECEIVED / SendSynAck"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventSynAck, Actions: []ActionKind{ActionSendRst}, Label: "LISTEN --SYN_ACK--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleTransition, From: StateListen, Event: EventAck, Actions: []ActionKind{ActionSendRst}, Label: "LISTEN --ACK--> (stays) / SendRst"},
+		{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventFin, Label: "LISTEN --FIN--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateListen, Event: EventRst, Label: "LISTEN --RST--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SYN_SENT --SEND--> (stays) / QueueData"},
+		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSyn, To: StateSynReceived, Actions: []ActionKind{ActionSendSynAck}, Label: "SYN_SENT --SYN--> SYN_RECEIVED / SendSynAck"},
+		{Kind: fsmrt.RuleTransition, From: StateSynSent, Event: EventSynAck, To: StateEstablished, Actions: []ActionKind{ActionSendAck}, Label: "SYN_SENT --SYN_ACK--> ESTABLISHED / SendAck"},
+		{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventAck, Label: "SYN_SENT --ACK--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateSynSent, Event: EventFin, Label: "SYN_SENT --FIN--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSend, Actions: []ActionKind{ActionQueueData}, Label: "SYN_RECEIVED --SEND--> (stays) / QueueData"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "SYN_RECEIVED --CLOSE--> FIN_WAIT_1 / SendFin"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventSynAck, To: StateEstablished, Label: "SYN_RECEIVED --SYN_ACK--> ESTABLISHED"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventAck, To: StateEstablished, Label: "SYN_RECEIVED --ACK--> ESTABLISHED"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "SYN_RECEIVED --FIN--> CLOSE_WAIT / SendAck"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "passive", To: StateListen, Label: "SYN_RECEIVED --RST [passive]--> LISTEN"},
+		{Kind: fsmrt.RuleTransition, From: StateSynReceived, Event: EventRst, Guard: "else", To: StateClosed, Actions: []ActionKind{ActionSignalRefused, ActionDeleteTCB}, Label: "SYN_RECEIVED --RST [else]--> CLOSED / SignalRefused, DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "ESTABLISHED --SEND--> (stays) / SendData"},
+		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventClose, To: StateFinWait1, Actions: []ActionKind{ActionSendFin}, Label: "ESTABLISHED --CLOSE--> FIN_WAIT_1 / SendFin"},
+		{Kind: fsmrt.RuleTransition, From: StateEstablished, Event: EventFin, To: StateCloseWait, Actions: []ActionKind{ActionSendAck}, Label: "ESTABLISHED --FIN--> CLOSE_WAIT / SendAck"},
+		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventSend, Actions: []ActionKind{ActionSendData}, Label: "CLOSE_WAIT --SEND--> (stays) / SendData"},
+		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventClose, To: StateLastAck, Actions: []ActionKind{ActionSendFin}, Label: "CLOSE_WAIT --CLOSE--> LAST_ACK / SendFin"},
+		{Kind: fsmrt.RuleTransition, From: StateCloseWait, Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "CLOSE_WAIT --FIN--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventSend, Reason: "connection closing", Label: "FIN_WAIT_1 --SEND--> rejected: connection closing"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait1, Event: EventClose, Reason: "connection closing", Label: "FIN_WAIT_1 --CLOSE--> rejected: connection closing"},
+		{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventAck, To: StateFinWait2, Label: "FIN_WAIT_1 --ACK--> FIN_WAIT_2"},
+		{Kind: fsmrt.RuleTransition, From: StateFinWait1, Event: EventFin, To: StateClosing, Actions: []ActionKind{ActionSendAck}, Label: "FIN_WAIT_1 --FIN--> CLOSING / SendAck"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventSend, Reason: "connection closing", Label: "FIN_WAIT_2 --SEND--> rejected: connection closing"},
+		{Kind: fsmrt.RuleReject, From: StateFinWait2, Event: EventClose, Reason: "connection closing", Label: "FIN_WAIT_2 --CLOSE--> rejected: connection closing"},
+		{Kind: fsmrt.RuleTransition, From: StateFinWait2, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "FIN_WAIT_2 --FIN--> TIME_WAIT / SendAck"},
+		{Kind: fsmrt.RuleTransition, From: StateClosing, Event: EventAck, To: StateTimeWait, Label: "CLOSING --ACK--> TIME_WAIT"},
+		{Kind: fsmrt.RuleTransition, From: StateLastAck, Event: EventAck, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "LAST_ACK --ACK--> CLOSED / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventFin, To: StateTimeWait, Actions: []ActionKind{ActionSendAck}, Label: "TIME_WAIT --FIN--> TIME_WAIT / SendAck"},
+		{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventSend, Reason: "connection closing", Label: "FinsExchanged --SEND--> rejected: connection closing"},
+		{Kind: fsmrt.RuleReject, Composite: "FinsExchanged", Event: EventClose, Reason: "connection closing", Label: "FinsExchanged --CLOSE--> rejected: connection closing"},
+		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --ABORT--> CLOSED / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventFin, Actions: []ActionKind{ActionSendAck}, Label: "FinsExchanged --FIN--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleTransition, Composite: "FinsExchanged", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "FinsExchanged --RST--> CLOSED / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventClose, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "AwaitingSyn --CLOSE--> CLOSED / DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "AwaitingSyn", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "AwaitingSyn --ABORT--> CLOSED / SignalReset, DeleteTCB"},
+		{Kind: fsmrt.RuleIgnore, Composite: "Synchronized", Event: EventAck, Label: "Synchronized --ACK--> ignored"},
+		{Kind: fsmrt.RuleReject, Composite: "Connection", Event: EventOpen, Reason: "connection already exists", Label: "Connection --OPEN--> rejected: connection already exists"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventAbort, To: StateClosed, Actions: []ActionKind{ActionSendRst, ActionSignalReset, ActionDeleteTCB}, Label: "Connection --ABORT--> CLOSED / SendRst, SignalReset, DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSyn, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SYN--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventSynAck, Actions: []ActionKind{ActionSendAck}, Label: "Connection --SYN_ACK--> (stays) / SendAck"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connection", Event: EventRst, To: StateClosed, Actions: []ActionKind{ActionSignalReset, ActionDeleteTCB}, Label: "Connection --RST--> CLOSED / SignalReset, DeleteTCB"},
+		{Kind: fsmrt.RuleTransition, From: StateTimeWait, Event: EventTimerFired, To: StateClosed, Actions: []ActionKind{ActionDeleteTCB}, Label: "TIME_WAIT --after twoMSL--> CLOSED / DeleteTCB"},
 		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 	},
 }
@@ -871,8 +956,8 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 // fsmData is the machine's storage: the fields of every state, once per name
 // and type. The current state's fields hold its data; the others are zero.
 type fsmData struct {
-	// passive is the field passive of Listen, SynSent, SynReceived, Established,
-	// CloseWait, FinWait1, FinWait2, Closing, LastAck and TimeWait.
+	// passive is the field passive of LISTEN, SYN_SENT, SYN_RECEIVED, ESTABLISHED,
+	// CLOSE_WAIT, FIN_WAIT_1, FIN_WAIT_2, CLOSING, LAST_ACK and TIME_WAIT.
 	passive bool
 }
 
@@ -902,7 +987,7 @@ func fsmNew(c Config, s StateKind) (*Machine, error) {
 	return &Machine{core: fsmrt.NewCore(&fsmDesc, s), b: c.Behavior, h: c.Handler}, nil
 }
 
-// New returns a machine in the initial state Closed. It fails when c lacks
+// New returns a machine in the initial state CLOSED. It fails when c lacks
 // what the machine needs.
 func New(c Config) (*Machine, error) {
 	return fsmNew(c, StateClosed)
@@ -977,13 +1062,25 @@ func (m *Machine) put(s State) (*Machine, error) {
 func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state and with its timers running as they were (see Timers and Deadline); it
-// hands out no action. It reads strictly: unknown fields, fields in another
-// case and fields given twice are refused, naming them. Data saved by an
-// earlier revision of the spec loads when the states and fields it names still
-// exist, or were renamed with renamed_from; a field it lacks loads as its zero
-// value.
-func Load(c Config, data []byte) (*Machine, error) {
+// state and with its timers running as they were, at the deadlines they were
+// saved with (see Timers and Deadline, and LoadWith to re-arm them with this
+// revision's delays); it hands out no action. It reads strictly: unknown
+// fields, fields in another case and fields given twice are refused, naming
+// them. Data saved by an earlier revision of the spec loads when the states
+// and fields it names still exist, or were renamed with renamed_from; a field
+// it lacks loads as its zero value.
+func Load(c Config, data []byte) (*Machine, error) { return LoadWith(c, data, LoadOptions{}) }
+
+// LoadOptions says how LoadWith makes a machine of saved data; the zero value
+// loads it as it was saved, as Load does. With Rearm, each running timer takes
+// the delay this revision gives its state, and its deadline moves to the time
+// it started plus that delay: for machines saved before a timer's delay
+// changed (see fsmrt.LoadOptions).
+type LoadOptions = fsmrt.LoadOptions
+
+// LoadWith is Load, told by o what to do with the saved machine: see
+// LoadOptions.
+func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
@@ -992,7 +1089,13 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	if o.Rearm {
+		m.rearmTimers()
+	}
+	return m, nil
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1054,14 +1157,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 			}
 			switch {
 			case m.b.Passive(ev.Passive):
-				// Closed --Open [passive]--> Listen / CreateTCB
+				// CLOSED --OPEN [passive]--> LISTEN / CreateTCB
 				m.d.passive = ev.Passive
 				m.core.State = StateListen
 				m.core.Start(0, StateClosed)
 				m.h.CreateTCB()
 				return m.core.Finish()
 			default:
-				// Closed --Open [else]--> SynSent / CreateTCB, SendSyn
+				// CLOSED --OPEN [else]--> SYN_SENT / CreateTCB, SendSyn
 				m.d.passive = ev.Passive
 				m.core.State = StateSynSent
 				m.core.Start(1, StateClosed)
@@ -1070,22 +1173,22 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.Finish()
 			}
 		case *Syn:
-			// Closed --Syn--> (stays) / SendRst
+			// CLOSED --SYN--> (stays) / SendRst
 			m.core.Start(5, StateClosed)
 			m.h.SendRst()
 			return m.core.Finish()
 		case *SynAck:
-			// Closed --SynAck--> (stays) / SendRst
+			// CLOSED --SYN_ACK--> (stays) / SendRst
 			m.core.Start(6, StateClosed)
 			m.h.SendRst()
 			return m.core.Finish()
 		case *Ack:
-			// Closed --Ack--> (stays) / SendRst
+			// CLOSED --ACK--> (stays) / SendRst
 			m.core.Start(7, StateClosed)
 			m.h.SendRst()
 			return m.core.Finish()
 		case *Fin:
-			// Closed --Fin--> (stays) / SendRst
+			// CLOSED --FIN--> (stays) / SendRst
 			m.core.Start(8, StateClosed)
 			m.h.SendRst()
 			return m.core.Finish()
@@ -1093,7 +1196,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StateListen:
 		switch ev := ev.(type) {
 		case *Send:
-			// Listen --Send--> SynSent {activate} / SendSyn
+			// LISTEN --SEND--> SYN_SENT {activate} / SendSyn
 			passive := m.b.Activate()
 			m.d.passive = passive
 			m.core.State = StateSynSent
@@ -1101,7 +1204,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.h.SendSyn()
 			return m.core.Finish()
 		case *Close:
-			// AwaitingSyn --Close--> Closed / DeleteTCB
+			// AwaitingSyn --CLOSE--> CLOSED / DeleteTCB
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateClosed
@@ -1111,18 +1214,18 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
 		case *Syn:
-			// Listen --Syn--> SynReceived / SendSynAck
+			// LISTEN --SYN--> SYN_RECEIVED / SendSynAck
 			m.core.State = StateSynReceived
 			m.core.Start(11, StateListen)
 			m.h.SendSynAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Listen --SynAck--> (stays) / SendRst
+			// LISTEN --SYN_ACK--> (stays) / SendRst
 			m.core.Start(12, StateListen)
 			m.h.SendRst()
 			return m.core.Finish()
 		case *Ack:
-			// Listen --Ack--> (stays) / SendRst
+			// LISTEN --ACK--> (stays) / SendRst
 			m.core.Start(13, StateListen)
 			m.h.SendRst()
 			return m.core.Finish()
@@ -1130,12 +1233,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StateSynSent:
 		switch ev := ev.(type) {
 		case *Send:
-			// SynSent --Send--> (stays) / QueueData
+			// SYN_SENT --SEND--> (stays) / QueueData
 			m.core.Start(16, StateSynSent)
 			m.h.QueueData()
 			return m.core.Finish()
 		case *Close:
-			// AwaitingSyn --Close--> Closed / DeleteTCB
+			// AwaitingSyn --CLOSE--> CLOSED / DeleteTCB
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateClosed
@@ -1145,13 +1248,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeAwaitingSynAbort(ev)
 		case *Syn:
-			// SynSent --Syn--> SynReceived / SendSynAck
+			// SYN_SENT --SYN--> SYN_RECEIVED / SendSynAck
 			m.core.State = StateSynReceived
 			m.core.Start(17, StateSynSent)
 			m.h.SendSynAck()
 			return m.core.Finish()
 		case *SynAck:
-			// SynSent --SynAck--> Established / SendAck
+			// SYN_SENT --SYN_ACK--> ESTABLISHED / SendAck
 			m.core.State = StateEstablished
 			m.core.Start(18, StateSynSent)
 			m.h.SendAck()
@@ -1162,12 +1265,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StateSynReceived:
 		switch ev := ev.(type) {
 		case *Send:
-			// SynReceived --Send--> (stays) / QueueData
+			// SYN_RECEIVED --SEND--> (stays) / QueueData
 			m.core.Start(21, StateSynReceived)
 			m.h.QueueData()
 			return m.core.Finish()
 		case *Close:
-			// SynReceived --Close--> FinWait1 / SendFin
+			// SYN_RECEIVED --CLOSE--> FIN_WAIT_1 / SendFin
 			m.core.State = StateFinWait1
 			m.core.Start(22, StateSynReceived)
 			m.h.SendFin()
@@ -1175,22 +1278,22 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// SynReceived --SynAck--> Established
+			// SYN_RECEIVED --SYN_ACK--> ESTABLISHED
 			m.core.State = StateEstablished
 			m.core.Start(23, StateSynReceived)
 			return m.core.Finish()
 		case *Ack:
-			// SynReceived --Ack--> Established
+			// SYN_RECEIVED --ACK--> ESTABLISHED
 			m.core.State = StateEstablished
 			m.core.Start(24, StateSynReceived)
 			return m.core.Finish()
 		case *Fin:
-			// SynReceived --Fin--> CloseWait / SendAck
+			// SYN_RECEIVED --FIN--> CLOSE_WAIT / SendAck
 			m.core.State = StateCloseWait
 			m.core.Start(25, StateSynReceived)
 			m.h.SendAck()
@@ -1198,12 +1301,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Rst:
 			switch {
 			case m.b.Passive(m.d.passive):
-				// SynReceived --Rst [passive]--> Listen
+				// SYN_RECEIVED --RST [passive]--> LISTEN
 				m.core.State = StateListen
 				m.core.Start(26, StateSynReceived)
 				return m.core.Finish()
 			default:
-				// SynReceived --Rst [else]--> Closed / SignalRefused, DeleteTCB
+				// SYN_RECEIVED --RST [else]--> CLOSED / SignalRefused, DeleteTCB
 				m.d.passive = false
 				m.core.State = StateClosed
 				m.core.Start(27, StateSynReceived)
@@ -1215,12 +1318,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StateEstablished:
 		switch ev := ev.(type) {
 		case *Send:
-			// Established --Send--> (stays) / SendData
+			// ESTABLISHED --SEND--> (stays) / SendData
 			m.core.Start(28, StateEstablished)
 			m.h.SendData()
 			return m.core.Finish()
 		case *Close:
-			// Established --Close--> FinWait1 / SendFin
+			// ESTABLISHED --CLOSE--> FIN_WAIT_1 / SendFin
 			m.core.State = StateFinWait1
 			m.core.Start(29, StateEstablished)
 			m.h.SendFin()
@@ -1228,17 +1331,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Connection --SynAck--> (stays) / SendAck
+			// Connection --SYN_ACK--> (stays) / SendAck
 			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
-			// Established --Fin--> CloseWait / SendAck
+			// ESTABLISHED --FIN--> CLOSE_WAIT / SendAck
 			m.core.State = StateCloseWait
 			m.core.Start(30, StateEstablished)
 			m.h.SendAck()
@@ -1249,12 +1352,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StateCloseWait:
 		switch ev := ev.(type) {
 		case *Send:
-			// CloseWait --Send--> (stays) / SendData
+			// CLOSE_WAIT --SEND--> (stays) / SendData
 			m.core.Start(31, StateCloseWait)
 			m.h.SendData()
 			return m.core.Finish()
 		case *Close:
-			// CloseWait --Close--> LastAck / SendFin
+			// CLOSE_WAIT --CLOSE--> LAST_ACK / SendFin
 			m.core.State = StateLastAck
 			m.core.Start(32, StateCloseWait)
 			m.h.SendFin()
@@ -1262,17 +1365,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Connection --SynAck--> (stays) / SendAck
+			// Connection --SYN_ACK--> (stays) / SendAck
 			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
-			// CloseWait --Fin--> (stays) / SendAck
+			// CLOSE_WAIT --FIN--> (stays) / SendAck
 			m.core.Start(33, StateCloseWait)
 			m.h.SendAck()
 			return m.core.Finish()
@@ -1284,22 +1387,22 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Connection --SynAck--> (stays) / SendAck
+			// Connection --SYN_ACK--> (stays) / SendAck
 			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Ack:
-			// FinWait1 --Ack--> FinWait2
+			// FIN_WAIT_1 --ACK--> FIN_WAIT_2
 			m.core.State = StateFinWait2
 			m.core.Start(36, StateFinWait1)
 			return m.core.Finish()
 		case *Fin:
-			// FinWait1 --Fin--> Closing / SendAck
+			// FIN_WAIT_1 --FIN--> CLOSING / SendAck
 			m.core.State = StateClosing
 			m.core.Start(37, StateFinWait1)
 			m.h.SendAck()
@@ -1312,17 +1415,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeConnectionAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Connection --SynAck--> (stays) / SendAck
+			// Connection --SYN_ACK--> (stays) / SendAck
 			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
-			// FinWait2 --Fin--> TimeWait / SendAck
+			// FIN_WAIT_2 --FIN--> TIME_WAIT / SendAck
 			m.core.State = StateTimeWait
 			delay := m.b.TwoMSL()
 			m.core.Start(40, StateFinWait2)
@@ -1339,17 +1442,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Connection --SynAck--> (stays) / SendAck
+			// Connection --SYN_ACK--> (stays) / SendAck
 			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Ack:
-			// Closing --Ack--> TimeWait
+			// CLOSING --ACK--> TIME_WAIT
 			m.core.State = StateTimeWait
 			delay := m.b.TwoMSL()
 			m.core.Start(41, StateClosing)
@@ -1358,7 +1461,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, delay)
 			return m.core.Finish()
 		case *Fin:
-			// FinsExchanged --Fin--> (stays) / SendAck
+			// FinsExchanged --FIN--> (stays) / SendAck
 			m.core.Start(47, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
@@ -1370,24 +1473,24 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Connection --SynAck--> (stays) / SendAck
+			// Connection --SYN_ACK--> (stays) / SendAck
 			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Ack:
-			// LastAck --Ack--> Closed / DeleteTCB
+			// LAST_ACK --ACK--> CLOSED / DeleteTCB
 			m.d.passive = false
 			m.core.State = StateClosed
 			m.core.Start(42, StateLastAck)
 			m.h.DeleteTCB()
 			return m.core.Finish()
 		case *Fin:
-			// FinsExchanged --Fin--> (stays) / SendAck
+			// FinsExchanged --FIN--> (stays) / SendAck
 			m.core.Start(47, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
@@ -1399,17 +1502,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Abort:
 			return m.takeFinsExchangedAbort(ev)
 		case *Syn:
-			// Connection --Syn--> (stays) / SendAck
+			// Connection --SYN--> (stays) / SendAck
 			m.core.Start(54, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *SynAck:
-			// Connection --SynAck--> (stays) / SendAck
+			// Connection --SYN_ACK--> (stays) / SendAck
 			m.core.Start(55, m.core.State)
 			m.h.SendAck()
 			return m.core.Finish()
 		case *Fin:
-			// TimeWait --Fin--> TimeWait / SendAck
+			// TIME_WAIT --FIN--> TIME_WAIT / SendAck
 			delay := m.b.TwoMSL()
 			m.core.Start(43, StateTimeWait)
 			if m.timers[0].ID != 0 {
@@ -1476,32 +1579,32 @@ func (m *Machine) otherwise(ev Event) error {
 	switch ev.(type) {
 	case *Open:
 		if m.core.State >= StateListen && m.core.State <= StateTimeWait {
-			// Connection --Open--> rejected: connection already exists
+			// Connection --OPEN--> rejected: connection already exists
 			return m.core.Reject(52)
 		}
 	case *Send:
 		if m.core.State >= StateClosing && m.core.State <= StateTimeWait {
-			// FinsExchanged --Send--> rejected: connection closing
+			// FinsExchanged --SEND--> rejected: connection closing
 			return m.core.Reject(44)
 		}
 	case *Close:
 		if m.core.State >= StateClosing && m.core.State <= StateTimeWait {
-			// FinsExchanged --Close--> rejected: connection closing
+			// FinsExchanged --CLOSE--> rejected: connection closing
 			return m.core.Reject(45)
 		}
 	case *Ack:
 		if m.core.State >= StateEstablished && m.core.State <= StateTimeWait {
-			// Synchronized --Ack--> ignored
+			// Synchronized --ACK--> ignored
 			return m.core.Ignore(51)
 		}
 	}
 	return m.core.Unhandled(ev)
 }
 
-// takeFinsExchangedAbort takes the rules of FinsExchanged for Abort, for the
-// states inside it that have none of their own.
+// takeFinsExchangedAbort takes the rules of FinsExchanged for ABORT, for the
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
-	// FinsExchanged --Abort--> Closed / DeleteTCB
+	// FinsExchanged --ABORT--> CLOSED / DeleteTCB
 	from := m.core.State
 	m.d = fsmData{}
 	m.core.State = StateClosed
@@ -1516,10 +1619,10 @@ func (m *Machine) takeFinsExchangedAbort(ev *Abort) error {
 	return m.core.Finish()
 }
 
-// takeFinsExchangedRst takes the rules of FinsExchanged for Rst, for the
-// states inside it that have none of their own.
+// takeFinsExchangedRst takes the rules of FinsExchanged for RST, for the
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
-	// FinsExchanged --Rst--> Closed / DeleteTCB
+	// FinsExchanged --RST--> CLOSED / DeleteTCB
 	from := m.core.State
 	m.d = fsmData{}
 	m.core.State = StateClosed
@@ -1534,10 +1637,10 @@ func (m *Machine) takeFinsExchangedRst(ev *Rst) error {
 	return m.core.Finish()
 }
 
-// takeAwaitingSynAbort takes the rules of AwaitingSyn for Abort, for the
-// states inside it that have none of their own.
+// takeAwaitingSynAbort takes the rules of AwaitingSyn for ABORT, for the
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
-	// AwaitingSyn --Abort--> Closed / SignalReset, DeleteTCB
+	// AwaitingSyn --ABORT--> CLOSED / SignalReset, DeleteTCB
 	from := m.core.State
 	m.d = fsmData{}
 	m.core.State = StateClosed
@@ -1547,10 +1650,10 @@ func (m *Machine) takeAwaitingSynAbort(ev *Abort) error {
 	return m.core.Finish()
 }
 
-// takeConnectionAbort takes the rules of Connection for Abort, for the states
-// inside it that have none of their own.
+// takeConnectionAbort takes the rules of Connection for ABORT, for the states
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectionAbort(ev *Abort) error {
-	// Connection --Abort--> Closed / SendRst, SignalReset, DeleteTCB
+	// Connection --ABORT--> CLOSED / SendRst, SignalReset, DeleteTCB
 	from := m.core.State
 	m.d = fsmData{}
 	m.core.State = StateClosed
@@ -1561,10 +1664,10 @@ func (m *Machine) takeConnectionAbort(ev *Abort) error {
 	return m.core.Finish()
 }
 
-// takeConnectionRst takes the rules of Connection for Rst, for the states
-// inside it that have none of their own.
+// takeConnectionRst takes the rules of Connection for RST, for the states
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeConnectionRst(ev *Rst) error {
-	// Connection --Rst--> Closed / SignalReset, DeleteTCB
+	// Connection --RST--> CLOSED / SignalReset, DeleteTCB
 	from := m.core.State
 	m.d = fsmData{}
 	m.core.State = StateClosed
@@ -1581,6 +1684,15 @@ func (m *Machine) startTimers() {
 	case StateTimeWait:
 		m.lastTimer++
 		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.TwoMSL()}
+	}
+}
+
+// rearmTimers gives each running timer of the current state and its ancestors
+// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.
+func (m *Machine) rearmTimers() {
+	switch m.core.State {
+	case StateTimeWait:
+		m.timers[0].Rearm(m.b.TwoMSL())
 	}
 }
 
@@ -1624,7 +1736,7 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
 	case m.core.State == StateTimeWait && ev.Timer == m.timers[0].ID:
 		m.timers[0] = fsmrt.Timer{}
-		// TimeWait --after twoMSL--> Closed / DeleteTCB
+		// TIME_WAIT --after twoMSL--> CLOSED / DeleteTCB
 		m.d.passive = false
 		m.core.State = StateClosed
 		m.core.Start(57, StateTimeWait)
@@ -1647,8 +1759,10 @@ var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"syn_received": fsmrt.Value[SynReceived, State](&fsmDesc, "state syn_received"),
 	"established":  fsmrt.Value[Established, State](&fsmDesc, "state established"),
 	"close_wait":   fsmrt.Value[CloseWait, State](&fsmDesc, "state close_wait"),
-	"fin_wait1":    fsmrt.Value[FinWait1, State](&fsmDesc, "state fin_wait1"),
-	"fin_wait2":    fsmrt.Value[FinWait2, State](&fsmDesc, "state fin_wait2"),
+	"fin_wait_1":   fsmrt.Value[FinWait1, State](&fsmDesc, "state fin_wait_1"),
+	"fin_wait1":    fsmrt.Value[FinWait1, State](&fsmDesc, "state fin_wait_1"),
+	"fin_wait_2":   fsmrt.Value[FinWait2, State](&fsmDesc, "state fin_wait_2"),
+	"fin_wait2":    fsmrt.Value[FinWait2, State](&fsmDesc, "state fin_wait_2"),
 	"closing":      fsmrt.Value[Closing, State](&fsmDesc, "state closing"),
 	"last_ack":     fsmrt.Value[LastAck, State](&fsmDesc, "state last_ack"),
 	"time_wait":    fsmrt.Value[TimeWait, State](&fsmDesc, "state time_wait"),

@@ -54,6 +54,11 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
 		return m, &rec.Actions, err
 	},
+	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := LoadWith(Config{Behavior: fsmFake{script}, Handler: rec}, data, LoadOptions{Rearm: true})
+		return m, &rec.Actions, err
+	},
 	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
 		var out []fsmrt.Timer
 		for _, t := range m.(*Machine).Timers() {
@@ -229,6 +234,14 @@ func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []State{Closed{}, Listen{Passive: true}, SynSent{Passive: true}, SynReceived{Passive: true}, Established{Passive: true}, CloseWait{Passive: true}, FinWait1{Passive: true}, FinWait2{Passive: true}, Closing{Passive: true}, LastAck{Passive: true}, TimeWait{Passive: true}}, UnmarshalState, `{"kind":"listen","passive":"not a number"}`)
 	fsmtest.JSON(t, []Event{&Open{Passive: true}, &Send{}, &Close{}, &Abort{}, &Syn{}, &SynAck{}, &Ack{}, &Fin{}, &Rst{}, &TimerFired{}}, UnmarshalEvent, `{"kind":"open","passive":"not a number"}`)
 	fsmtest.JSON(t, []Action{&CreateTCB{}, &DeleteTCB{}, &SendSyn{}, &SendSynAck{}, &SendAck{}, &SendFin{}, &SendRst{}, &SendData{}, &QueueData{}, &SignalReset{}, &SignalRefused{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction)
+}
+
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Closed{}, Listen{}, SynSent{}, SynReceived{}, Established{}, CloseWait{}, FinWait1{}, FinWait2{}, Closing{}, LastAck{}, TimeWait{}}
+	fsmtest.Accessor(t, "passive", states, []StateKind{StateListen, StateSynSent, StateSynReceived, StateEstablished, StateCloseWait, StateFinWait1, StateFinWait2, StateClosing, StateLastAck, StateTimeWait}, PassiveOf, WithPassive, true)
 }
 
 // TestRecorder checks that the Recorder keeps the values of the actions.

@@ -41,7 +41,7 @@ func (e *endpoint) CancelTimer(timer tcp.TimerID) {
 type driver struct {
 	m      *tcp.Machine
 	script []tcp.Event
-	// steps are the events handed to the machine, each as "Event -> State".
+	// steps are the events handed to the machine, each as "EVENT -> STATE", by their spec names.
 	steps []string
 }
 
@@ -71,7 +71,7 @@ func (d *driver) Execute(_ context.Context, l *loop.Loop[tcp.Event], s loop.Step
 func TestTimeWaitOnLoop(t *testing.T) {
 	const mslShort = time.Millisecond
 	toTimeWait := []tcp.Event{&tcp.Open{}, &tcp.SynAck{}, &tcp.Close{}, &tcp.Ack{}, &tcp.Fin{}}
-	head := []string{"Open -> SynSent", "SynAck -> Established", "Close -> FinWait1", "Ack -> FinWait2", "Fin -> TimeWait"}
+	head := []string{"OPEN -> SYN_SENT", "SYN_ACK -> ESTABLISHED", "CLOSE -> FIN_WAIT_1", "ACK -> FIN_WAIT_2", "FIN -> TIME_WAIT"}
 	tests := []struct {
 		name      string
 		msl       time.Duration
@@ -84,14 +84,14 @@ func TestTimeWaitOnLoop(t *testing.T) {
 			name:       "TIME-WAIT ends by its timer",
 			msl:        mslShort,
 			script:     toTimeWait,
-			wantSteps:  append(head[:5:5], "TimerFired -> Closed"),
+			wantSteps:  append(head[:5:5], "TimerFired -> CLOSED"),
 			wantTimers: []tcp.Action{&tcp.StartTimer{Timer: 1, Delay: 2 * mslShort}},
 		},
 		{
 			name:      "a retransmitted FIN restarts the timer, which then ends TIME-WAIT",
 			msl:       mslShort,
 			script:    append(toTimeWait[:5:5], &tcp.Fin{}),
-			wantSteps: append(head[:5:5], "Fin -> TimeWait", "TimerFired -> Closed"),
+			wantSteps: append(head[:5:5], "FIN -> TIME_WAIT", "TimerFired -> CLOSED"),
 			wantTimers: []tcp.Action{
 				&tcp.StartTimer{Timer: 1, Delay: 2 * mslShort},
 				&tcp.CancelTimer{Timer: 1},
@@ -102,7 +102,7 @@ func TestTimeWaitOnLoop(t *testing.T) {
 			name:      "an ABORT in TIME-WAIT cancels the timer",
 			msl:       time.Hour,
 			script:    append(toTimeWait[:5:5], &tcp.Abort{}),
-			wantSteps: append(head[:5:5], "Abort -> Closed"),
+			wantSteps: append(head[:5:5], "ABORT -> CLOSED"),
 			wantTimers: []tcp.Action{
 				&tcp.StartTimer{Timer: 1, Delay: 2 * time.Hour},
 				&tcp.CancelTimer{Timer: 1},

@@ -26,8 +26,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the TrafficLight machine. The zero StateKind
@@ -209,9 +209,18 @@ func (SwitchOff) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"switch_
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -284,6 +293,38 @@ func (*CancelTimer) isAction()        {}
 func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	type fields CancelTimer
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
+// CyclesOf returns field cycles of state s, and false for a state without it:
+// every state inside On has it (Red, Green and Yellow).
+func CyclesOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Red:
+		return s.Cycles, true
+	case Green:
+		return s.Cycles, true
+	case Yellow:
+		return s.Cycles, true
+	}
+	return 0, false
+}
+
+// WithCycles returns s with field cycles set to v, and false (with s as it
+// was) for a state without it: every state inside On has it (Red, Green and
+// Yellow).
+func WithCycles(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Red:
+		t.Cycles = v
+		return t, true
+	case Green:
+		t.Cycles = v
+		return t, true
+	case Yellow:
+		t.Cycles = v
+		return t, true
+	}
+	return s, false
 }
 
 // Behavior holds the guards and effects of the TrafficLight machine, written
@@ -521,13 +562,25 @@ func (m *Machine) put(s State) (*Machine, error) {
 func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state and with its timers running as they were (see Timers and Deadline); it
-// hands out no action. It reads strictly: unknown fields, fields in another
-// case and fields given twice are refused, naming them. Data saved by an
-// earlier revision of the spec loads when the states and fields it names still
-// exist, or were renamed with renamed_from; a field it lacks loads as its zero
-// value.
-func Load(c Config, data []byte) (*Machine, error) {
+// state and with its timers running as they were, at the deadlines they were
+// saved with (see Timers and Deadline, and LoadWith to re-arm them with this
+// revision's delays); it hands out no action. It reads strictly: unknown
+// fields, fields in another case and fields given twice are refused, naming
+// them. Data saved by an earlier revision of the spec loads when the states
+// and fields it names still exist, or were renamed with renamed_from; a field
+// it lacks loads as its zero value.
+func Load(c Config, data []byte) (*Machine, error) { return LoadWith(c, data, LoadOptions{}) }
+
+// LoadOptions says how LoadWith makes a machine of saved data; the zero value
+// loads it as it was saved, as Load does. With Rearm, each running timer takes
+// the delay this revision gives its state, and its deadline moves to the time
+// it started plus that delay: for machines saved before a timer's delay
+// changed (see fsmrt.LoadOptions).
+type LoadOptions = fsmrt.LoadOptions
+
+// LoadWith is Load, told by o what to do with the saved machine: see
+// LoadOptions.
+func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
@@ -536,7 +589,13 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	if o.Rearm {
+		m.rearmTimers()
+	}
+	return m, nil
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -633,7 +692,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeOnSwitchOff takes the rules of On for SwitchOff, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeOnSwitchOff(ev *SwitchOff) error {
 	// On --SwitchOff--> Off
 	from := m.core.State
@@ -675,6 +734,19 @@ func (m *Machine) startTimers() {
 	case StateYellow:
 		m.lastTimer++
 		m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.YellowTime()}
+	}
+}
+
+// rearmTimers gives each running timer of the current state and its ancestors
+// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.
+func (m *Machine) rearmTimers() {
+	switch m.core.State {
+	case StateRed:
+		m.timers[0].Rearm(m.b.RedTime())
+	case StateGreen:
+		m.timers[1].Rearm(m.b.GreenTime())
+	case StateYellow:
+		m.timers[2].Rearm(m.b.YellowTime())
 	}
 }
 

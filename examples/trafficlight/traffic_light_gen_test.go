@@ -69,6 +69,11 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
 		return m, &rec.Actions, err
 	},
+	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := LoadWith(Config{Behavior: fsmFake{script}, Handler: rec}, data, LoadOptions{Rearm: true})
+		return m, &rec.Actions, err
+	},
 	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
 		var out []fsmrt.Timer
 		for _, t := range m.(*Machine).Timers() {
@@ -144,6 +149,14 @@ func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []State{Off{}, Red{Cycles: 1}, Green{Cycles: 1}, Yellow{Cycles: 1}}, UnmarshalState, `{"kind":"red","cycles":"not a number"}`)
 	fsmtest.JSON(t, []Event{&SwitchOn{}, &SwitchOff{}, &TimerFired{}}, UnmarshalEvent)
 	fsmtest.JSON(t, []Action{&SwitchLights{Color: "sample a"}, &PowerDown{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"switch_lights","color":42}`)
+}
+
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Off{}, Red{}, Green{}, Yellow{}}
+	fsmtest.Accessor(t, "cycles", states, []StateKind{StateRed, StateGreen, StateYellow}, CyclesOf, WithCycles, 1)
 }
 
 // TestRecorder checks that the Recorder keeps the values of the actions.

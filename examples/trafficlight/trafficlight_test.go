@@ -3,6 +3,7 @@ package trafficlight_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -13,7 +14,7 @@ import (
 )
 
 // controller drives the lamps of a traffic light: it is the machine's
-// Handler and the loop's Executor. Its timers are the loop's (real timers,
+// Handler and the loop's Executor. Its timers are the loop's (time.Timers,
 // each in a task the loop owns); PowerDown stops the loop.
 type controller struct {
 	*loop.Timers[trafficlight.Event]
@@ -73,8 +74,11 @@ func (c *controller) Execute(_ context.Context, _ *loop.Loop[trafficlight.Event]
 	return nil
 }
 
-// TestTrafficLight runs the light on the generic loop with real timers.
+// TestTrafficLight runs the light on the generic loop with the loop's
+// timers, each case in a synctest bubble: the lamps' delays pass on the
+// bubble's clock, at once and always in the same order.
 func TestTrafficLight(t *testing.T) {
+	t.Parallel()
 	const ms = time.Millisecond
 	tests := []struct {
 		name   string
@@ -141,42 +145,45 @@ func TestTrafficLight(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &controller{start: tt.start, after: tt.after}
-			// Off has no entry: New hands nothing to c, whose timers
-			// need the loop, which needs the machine.
-			m, err := trafficlight.New(trafficlight.Config{Behavior: tt.timing, Handler: c})
-			require.NoError(t, err)
-			c.m = m
-			l := loop.New[trafficlight.Event](c.m, c, loop.Options{})
-			c.Timers = loop.NewTimers(l, func(id trafficlight.TimerID) trafficlight.Event { return &trafficlight.TimerFired{Timer: id} })
-
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if tt.cancel != nil {
-				go func() {
-					for !tt.cancel(c) {
-						select {
-						case <-ctx.Done():
-							return
-						case <-time.After(ms):
-						}
-					}
-					cancel()
-				}()
-			}
-			err = l.Run(ctx)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
-			} else {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := &controller{start: tt.start, after: tt.after}
+				// Off has no entry: New hands nothing to c, whose timers
+				// need the loop, which needs the machine.
+				m, err := trafficlight.New(trafficlight.Config{Behavior: tt.timing, Handler: c})
 				require.NoError(t, err)
-				require.NoError(t, ctx.Err(), "the light did not stop in time")
-			}
+				c.m = m
+				l := loop.New[trafficlight.Event](c.m, c, loop.Options{})
+				c.Timers = loop.NewTimers(l, func(id trafficlight.TimerID) trafficlight.Event { return &trafficlight.TimerFired{Timer: id} })
 
-			assert.Zero(t, c.Running(), "every timer stopped before Run returned")
-			assert.Equal(t, tt.wantShown, c.shown)
-			assert.Equal(t, tt.wantDelays, c.delays)
-			assert.Equal(t, tt.wantRejected, c.rejected)
-			assert.Equal(t, tt.wantState, c.m.State())
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if tt.cancel != nil {
+					go func() {
+						for !tt.cancel(c) {
+							select {
+							case <-ctx.Done():
+								return
+							case <-time.After(ms):
+							}
+						}
+						cancel()
+					}()
+				}
+				err = l.Run(ctx)
+				if tt.wantErr != nil {
+					require.ErrorIs(t, err, tt.wantErr)
+				} else {
+					require.NoError(t, err)
+					require.NoError(t, ctx.Err(), "the light did not stop in time")
+				}
+
+				assert.Zero(t, c.Running(), "every timer stopped before Run returned")
+				assert.Equal(t, tt.wantShown, c.shown)
+				assert.Equal(t, tt.wantDelays, c.delays)
+				assert.Equal(t, tt.wantRejected, c.rejected)
+				assert.Equal(t, tt.wantState, c.m.State())
+			})
 		})
 	}
 }

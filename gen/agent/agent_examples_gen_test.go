@@ -6,6 +6,7 @@
 package agent_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/agent/behavior"
@@ -13,10 +14,16 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
 
+// fsmBehavior returns the behaviour the spec's behavior expression makes, and
+// the error it gives, if it gives one.
+func fsmBehavior[B any](b B, errs ...error) (B, error) {
+	return b, errors.Join(errs...)
+}
+
 // TestExamples runs each example of the spec through the real Behavior, made
 // by behavior.New(behavior.DefaultConfig()): see fsmtest.Examples.
 func TestExamples(t *testing.T) {
-	b, err := behavior.New(behavior.DefaultConfig())
+	b, err := fsmBehavior(behavior.New(behavior.DefaultConfig()))
 	if err != nil {
 		t.Fatalf("make the behaviour: %v", err)
 	}

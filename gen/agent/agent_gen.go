@@ -33,8 +33,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the Agent machine. The zero StateKind is no
@@ -759,6 +759,77 @@ func (*RunQuery) isAction()        {}
 func (v RunQuery) MarshalJSON() ([]byte, error) {
 	type fields RunQuery
 	return fsmrt.MarshalKind("run_query", fields(v))
+}
+
+// ConversationOf returns field conversation of state s, and false for a state
+// without it: every state inside Running has it (WaitingForUserInput,
+// CallingLLM, ProcessingLLMResponse, ExecutingTools, PostToolsHook, Error,
+// StoppingTurn, PreparingRequest, Compacting and RunningQuery).
+func ConversationOf(s State) (chat.Conversation, bool) {
+	switch s := s.(type) {
+	case WaitingForUserInput:
+		return s.Conversation, true
+	case CallingLLM:
+		return s.Conversation, true
+	case ProcessingLLMResponse:
+		return s.Conversation, true
+	case ExecutingTools:
+		return s.Conversation, true
+	case PostToolsHook:
+		return s.Conversation, true
+	case Error:
+		return s.Conversation, true
+	case StoppingTurn:
+		return s.Conversation, true
+	case PreparingRequest:
+		return s.Conversation, true
+	case Compacting:
+		return s.Conversation, true
+	case RunningQuery:
+		return s.Conversation, true
+	}
+	return chat.Conversation{}, false
+}
+
+// WithConversation returns s with field conversation set to v, and false (with
+// s as it was) for a state without it: every state inside Running has it
+// (WaitingForUserInput, CallingLLM, ProcessingLLMResponse, ExecutingTools,
+// PostToolsHook, Error, StoppingTurn, PreparingRequest, Compacting and
+// RunningQuery).
+func WithConversation(s State, v chat.Conversation) (State, bool) {
+	switch t := s.(type) {
+	case WaitingForUserInput:
+		t.Conversation = v
+		return t, true
+	case CallingLLM:
+		t.Conversation = v
+		return t, true
+	case ProcessingLLMResponse:
+		t.Conversation = v
+		return t, true
+	case ExecutingTools:
+		t.Conversation = v
+		return t, true
+	case PostToolsHook:
+		t.Conversation = v
+		return t, true
+	case Error:
+		t.Conversation = v
+		return t, true
+	case StoppingTurn:
+		t.Conversation = v
+		return t, true
+	case PreparingRequest:
+		t.Conversation = v
+		return t, true
+	case Compacting:
+		t.Conversation = v
+		return t, true
+	case RunningQuery:
+		t.Conversation = v
+		return t, true
+	}
+	return s, false
 }
 
 // Behavior holds the guards and effects of the Agent machine, written by hand.

@@ -596,6 +596,14 @@ func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []Action{&SendLLMRequest{}, &ExecuteTools{}, &RunPostToolsHook{}, &WaitForInput{}, &DisplayMessage{Content: "sample a"}, &DisplayError{Message: "sample a"}, &ScheduleRetry{Attempt: 2}, &Shutdown{}, &CancelTurn{}, &RunQuery{}}, UnmarshalAction, `{"kind":"display_message","content":42}`)
 }
 
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{WaitingForUserInput{}, CallingLLM{}, ProcessingLLMResponse{}, ExecutingTools{}, PostToolsHook{}, Error{}, StoppingTurn{}, PreparingRequest{}, Compacting{}, RunningQuery{}, ShuttingDown{}}
+	fsmtest.Accessor(t, "conversation", states, []StateKind{StateWaitingForUserInput, StateCallingLLM, StateProcessingLLMResponse, StateExecutingTools, StatePostToolsHook, StateError, StateStoppingTurn, StatePreparingRequest, StateCompacting, StateRunningQuery}, ConversationOf, WithConversation, chat.Conversation{})
+}
+
 // TestRecorder checks that the Recorder keeps the values of the actions.
 func TestRecorder(t *testing.T) {
 	rec := &Recorder{}

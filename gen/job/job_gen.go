@@ -47,8 +47,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the Job machine. The zero StateKind is no
@@ -427,9 +427,18 @@ func (v Reconfigure) MarshalJSON() ([]byte, error) {
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -527,6 +536,127 @@ func (*CancelTimer) isAction()        {}
 func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	type fields CancelTimer
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
+// SettingsOf returns field settings of state s, and false when s is nil: every
+// state has it. Field settings are the job's schedule, timeout and retry
+// policy.
+func SettingsOf(s State) (jobs.Settings, bool) {
+	switch s := s.(type) {
+	case Scheduled:
+		return s.Settings, true
+	case Starting:
+		return s.Settings, true
+	case Running:
+		return s.Settings, true
+	case WaitingToRetry:
+		return s.Settings, true
+	case Disabled:
+		return s.Settings, true
+	}
+	return jobs.Settings{}, false
+}
+
+// WithSettings returns s with field settings set to v, and false (with s as it
+// was) when s is nil: every state has it.
+func WithSettings(s State, v jobs.Settings) (State, bool) {
+	switch t := s.(type) {
+	case Scheduled:
+		t.Settings = v
+		return t, true
+	case Starting:
+		t.Settings = v
+		return t, true
+	case Running:
+		t.Settings = v
+		return t, true
+	case WaitingToRetry:
+		t.Settings = v
+		return t, true
+	case Disabled:
+		t.Settings = v
+		return t, true
+	}
+	return s, false
+}
+
+// AtOf returns field at of state s, and false for a state without it: every
+// state inside Enabled has it (Scheduled, Starting, Running and
+// WaitingToRetry). Field at is the time of the job's last step.
+func AtOf(s State) (time.Time, bool) {
+	switch s := s.(type) {
+	case Scheduled:
+		return s.At, true
+	case Starting:
+		return s.At, true
+	case Running:
+		return s.At, true
+	case WaitingToRetry:
+		return s.At, true
+	}
+	return time.Time{}, false
+}
+
+// WithAt returns s with field at set to v, and false (with s as it was) for a
+// state without it: every state inside Enabled has it (Scheduled, Starting,
+// Running and WaitingToRetry).
+func WithAt(s State, v time.Time) (State, bool) {
+	switch t := s.(type) {
+	case Scheduled:
+		t.At = v
+		return t, true
+	case Starting:
+		t.At = v
+		return t, true
+	case Running:
+		t.At = v
+		return t, true
+	case WaitingToRetry:
+		t.At = v
+		return t, true
+	}
+	return s, false
+}
+
+// FailuresOf returns field failures of state s, and false when s is nil: every
+// state has it. Field failures counts the consecutive failed runs.
+func FailuresOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Scheduled:
+		return s.Failures, true
+	case Starting:
+		return s.Failures, true
+	case Running:
+		return s.Failures, true
+	case WaitingToRetry:
+		return s.Failures, true
+	case Disabled:
+		return s.Failures, true
+	}
+	return 0, false
+}
+
+// WithFailures returns s with field failures set to v, and false (with s as it
+// was) when s is nil: every state has it.
+func WithFailures(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Scheduled:
+		t.Failures = v
+		return t, true
+	case Starting:
+		t.Failures = v
+		return t, true
+	case Running:
+		t.Failures = v
+		return t, true
+	case WaitingToRetry:
+		t.Failures = v
+		return t, true
+	case Disabled:
+		t.Failures = v
+		return t, true
+	}
+	return s, false
 }
 
 // Behavior holds the guards and effects of the Job machine, written by hand. A
@@ -975,13 +1105,25 @@ func (m *Machine) put(s State) (*Machine, error) {
 func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state and with its timers running as they were (see Timers and Deadline); it
-// hands out no action. It reads strictly: unknown fields, fields in another
-// case and fields given twice are refused, naming them. Data saved by an
-// earlier revision of the spec loads when the states and fields it names still
-// exist, or were renamed with renamed_from; a field it lacks loads as its zero
-// value.
-func Load(c Config, data []byte) (*Machine, error) {
+// state and with its timers running as they were, at the deadlines they were
+// saved with (see Timers and Deadline, and LoadWith to re-arm them with this
+// revision's delays); it hands out no action. It reads strictly: unknown
+// fields, fields in another case and fields given twice are refused, naming
+// them. Data saved by an earlier revision of the spec loads when the states
+// and fields it names still exist, or were renamed with renamed_from; a field
+// it lacks loads as its zero value.
+func Load(c Config, data []byte) (*Machine, error) { return LoadWith(c, data, LoadOptions{}) }
+
+// LoadOptions says how LoadWith makes a machine of saved data; the zero value
+// loads it as it was saved, as Load does. With Rearm, each running timer takes
+// the delay this revision gives its state, and its deadline moves to the time
+// it started plus that delay: for machines saved before a timer's delay
+// changed (see fsmrt.LoadOptions).
+type LoadOptions = fsmrt.LoadOptions
+
+// LoadWith is Load, told by o what to do with the saved machine: see
+// LoadOptions.
+func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
@@ -990,7 +1132,13 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	if o.Rearm {
+		m.rearmTimers()
+	}
+	return m, nil
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1593,6 +1741,19 @@ func (m *Machine) startTimers() {
 	case StateWaitingToRetry:
 		m.lastTimer++
 		m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.Backoff(m.d.settings, m.d.attempt)}
+	}
+}
+
+// rearmTimers gives each running timer of the current state and its ancestors
+// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.
+func (m *Machine) rearmTimers() {
+	switch m.core.State {
+	case StateScheduled:
+		m.timers[0].Rearm(m.b.UntilNextRun(m.d.at, m.d.nextRun))
+	case StateRunning:
+		m.timers[1].Rearm(m.b.Timeout(m.d.settings))
+	case StateWaitingToRetry:
+		m.timers[2].Rearm(m.b.Backoff(m.d.settings, m.d.attempt))
 	}
 }
 

@@ -179,6 +179,11 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
 		return m, &rec.Actions, err
 	},
+	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := LoadWith(Config{Behavior: fsmFake{script}, Handler: rec}, data, LoadOptions{Rearm: true})
+		return m, &rec.Actions, err
+	},
 	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
 		var out []fsmrt.Timer
 		for _, t := range m.(*Machine).Timers() {
@@ -373,6 +378,16 @@ func TestJSON(t *testing.T) {
 		Attempt: 1,
 		Trigger: "sample b",
 	}, &TimeOutRun{}, &CancelRun{}, &QueueRun{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"start_run","attempt":"not a number"}`)
+}
+
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Scheduled{}, Starting{}, Running{}, WaitingToRetry{}, Disabled{}}
+	fsmtest.Accessor(t, "settings", states, []StateKind{StateScheduled, StateStarting, StateRunning, StateWaitingToRetry, StateDisabled}, SettingsOf, WithSettings, jobs.Settings{})
+	fsmtest.Accessor(t, "at", states, []StateKind{StateScheduled, StateStarting, StateRunning, StateWaitingToRetry}, AtOf, WithAt, time.Time{})
+	fsmtest.Accessor(t, "failures", states, []StateKind{StateScheduled, StateStarting, StateRunning, StateWaitingToRetry, StateDisabled}, FailuresOf, WithFailures, 1)
 }
 
 // TestRecorder checks that the Recorder keeps the values of the actions.

@@ -33,8 +33,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 )
 
 // StateKind identifies a state of the Monitor machine. The zero StateKind is
@@ -486,9 +486,18 @@ func (v Reconfigure) MarshalJSON() ([]byte, error) {
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
 type TimerFired struct {
 	// Timer is the timer that ran out.
 	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
 }
 
 // Kind returns EventTimerFired.
@@ -600,6 +609,336 @@ func (*CancelTimer) isAction()        {}
 func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	type fields CancelTimer
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
+// SettingsOf returns field settings of state s, and false when s is nil: every
+// state has it. Field settings are the schedule and thresholds the monitor
+// checks the job against.
+func SettingsOf(s State) (monitors.Settings, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Settings, true
+	case Up:
+		return s.Settings, true
+	case Failing:
+		return s.Settings, true
+	case TimedOut:
+		return s.Settings, true
+	case Late:
+		return s.Settings, true
+	case Missed:
+		return s.Settings, true
+	case Running:
+		return s.Settings, true
+	case Paused:
+		return s.Settings, true
+	case Disabled:
+		return s.Settings, true
+	}
+	return monitors.Settings{}, false
+}
+
+// WithSettings returns s with field settings set to v, and false (with s as it
+// was) when s is nil: every state has it.
+func WithSettings(s State, v monitors.Settings) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Settings = v
+		return t, true
+	case Up:
+		t.Settings = v
+		return t, true
+	case Failing:
+		t.Settings = v
+		return t, true
+	case TimedOut:
+		t.Settings = v
+		return t, true
+	case Late:
+		t.Settings = v
+		return t, true
+	case Missed:
+		t.Settings = v
+		return t, true
+	case Running:
+		t.Settings = v
+		return t, true
+	case Paused:
+		t.Settings = v
+		return t, true
+	case Disabled:
+		t.Settings = v
+		return t, true
+	}
+	return s, false
+}
+
+// AtOf returns field at of state s, and false for a state without it: every
+// state inside Active has it (Fresh, Up, Failing, TimedOut, Late, Missed and
+// Running). Field at is the time of the monitor's last step.
+func AtOf(s State) (time.Time, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.At, true
+	case Up:
+		return s.At, true
+	case Failing:
+		return s.At, true
+	case TimedOut:
+		return s.At, true
+	case Late:
+		return s.At, true
+	case Missed:
+		return s.At, true
+	case Running:
+		return s.At, true
+	}
+	return time.Time{}, false
+}
+
+// WithAt returns s with field at set to v, and false (with s as it was) for a
+// state without it: every state inside Active has it (Fresh, Up, Failing,
+// TimedOut, Late, Missed and Running).
+func WithAt(s State, v time.Time) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.At = v
+		return t, true
+	case Up:
+		t.At = v
+		return t, true
+	case Failing:
+		t.At = v
+		return t, true
+	case TimedOut:
+		t.At = v
+		return t, true
+	case Late:
+		t.At = v
+		return t, true
+	case Missed:
+		t.At = v
+		return t, true
+	case Running:
+		t.At = v
+		return t, true
+	}
+	return s, false
+}
+
+// NextExpectedOf returns field next_expected of state s, and false for a state
+// without it: every state inside Active has it (Fresh, Up, Failing, TimedOut,
+// Late, Missed and Running). Field next_expected is when the next check-in is
+// due.
+func NextExpectedOf(s State) (time.Time, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.NextExpected, true
+	case Up:
+		return s.NextExpected, true
+	case Failing:
+		return s.NextExpected, true
+	case TimedOut:
+		return s.NextExpected, true
+	case Late:
+		return s.NextExpected, true
+	case Missed:
+		return s.NextExpected, true
+	case Running:
+		return s.NextExpected, true
+	}
+	return time.Time{}, false
+}
+
+// WithNextExpected returns s with field next_expected set to v, and false
+// (with s as it was) for a state without it: every state inside Active has it
+// (Fresh, Up, Failing, TimedOut, Late, Missed and Running).
+func WithNextExpected(s State, v time.Time) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.NextExpected = v
+		return t, true
+	case Up:
+		t.NextExpected = v
+		return t, true
+	case Failing:
+		t.NextExpected = v
+		return t, true
+	case TimedOut:
+		t.NextExpected = v
+		return t, true
+	case Late:
+		t.NextExpected = v
+		return t, true
+	case Missed:
+		t.NextExpected = v
+		return t, true
+	case Running:
+		t.NextExpected = v
+		return t, true
+	}
+	return s, false
+}
+
+// FailuresOf returns field failures of state s, and false for a state without
+// it: every state inside Active has it (Fresh, Up, Failing, TimedOut, Late,
+// Missed and Running). Field failures counts the consecutive failed check-ins.
+func FailuresOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Failures, true
+	case Up:
+		return s.Failures, true
+	case Failing:
+		return s.Failures, true
+	case TimedOut:
+		return s.Failures, true
+	case Late:
+		return s.Failures, true
+	case Missed:
+		return s.Failures, true
+	case Running:
+		return s.Failures, true
+	}
+	return 0, false
+}
+
+// WithFailures returns s with field failures set to v, and false (with s as it
+// was) for a state without it: every state inside Active has it (Fresh, Up,
+// Failing, TimedOut, Late, Missed and Running).
+func WithFailures(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Failures = v
+		return t, true
+	case Up:
+		t.Failures = v
+		return t, true
+	case Failing:
+		t.Failures = v
+		return t, true
+	case TimedOut:
+		t.Failures = v
+		return t, true
+	case Late:
+		t.Failures = v
+		return t, true
+	case Missed:
+		t.Failures = v
+		return t, true
+	case Running:
+		t.Failures = v
+		return t, true
+	}
+	return s, false
+}
+
+// SuccessesOf returns field successes of state s, and false for a state
+// without it: every state inside Active has it (Fresh, Up, Failing, TimedOut,
+// Late, Missed and Running). Field successes counts the consecutive good
+// check-ins while failing.
+func SuccessesOf(s State) (int, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Successes, true
+	case Up:
+		return s.Successes, true
+	case Failing:
+		return s.Successes, true
+	case TimedOut:
+		return s.Successes, true
+	case Late:
+		return s.Successes, true
+	case Missed:
+		return s.Successes, true
+	case Running:
+		return s.Successes, true
+	}
+	return 0, false
+}
+
+// WithSuccesses returns s with field successes set to v, and false (with s as
+// it was) for a state without it: every state inside Active has it (Fresh, Up,
+// Failing, TimedOut, Late, Missed and Running).
+func WithSuccesses(s State, v int) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Successes = v
+		return t, true
+	case Up:
+		t.Successes = v
+		return t, true
+	case Failing:
+		t.Successes = v
+		return t, true
+	case TimedOut:
+		t.Successes = v
+		return t, true
+	case Late:
+		t.Successes = v
+		return t, true
+	case Missed:
+		t.Successes = v
+		return t, true
+	case Running:
+		t.Successes = v
+		return t, true
+	}
+	return s, false
+}
+
+// FailingOf returns field failing of state s, and false for a state without
+// it: every state inside Active has it (Fresh, Up, Failing, TimedOut, Late,
+// Missed and Running). Field failing reports whether enough check-ins failed
+// to call the job failing.
+func FailingOf(s State) (bool, bool) {
+	switch s := s.(type) {
+	case Fresh:
+		return s.Failing, true
+	case Up:
+		return s.Failing, true
+	case Failing:
+		return s.Failing, true
+	case TimedOut:
+		return s.Failing, true
+	case Late:
+		return s.Failing, true
+	case Missed:
+		return s.Failing, true
+	case Running:
+		return s.Failing, true
+	}
+	return false, false
+}
+
+// WithFailing returns s with field failing set to v, and false (with s as it
+// was) for a state without it: every state inside Active has it (Fresh, Up,
+// Failing, TimedOut, Late, Missed and Running).
+func WithFailing(s State, v bool) (State, bool) {
+	switch t := s.(type) {
+	case Fresh:
+		t.Failing = v
+		return t, true
+	case Up:
+		t.Failing = v
+		return t, true
+	case Failing:
+		t.Failing = v
+		return t, true
+	case TimedOut:
+		t.Failing = v
+		return t, true
+	case Late:
+		t.Failing = v
+		return t, true
+	case Missed:
+		t.Failing = v
+		return t, true
+	case Running:
+		t.Failing = v
+		return t, true
+	}
+	return s, false
 }
 
 // Behavior holds the guards and effects of the Monitor machine, written by
@@ -1019,13 +1358,25 @@ func (m *Machine) put(s State) (*Machine, error) {
 func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state and with its timers running as they were (see Timers and Deadline); it
-// hands out no action. It reads strictly: unknown fields, fields in another
-// case and fields given twice are refused, naming them. Data saved by an
-// earlier revision of the spec loads when the states and fields it names still
-// exist, or were renamed with renamed_from; a field it lacks loads as its zero
-// value.
-func Load(c Config, data []byte) (*Machine, error) {
+// state and with its timers running as they were, at the deadlines they were
+// saved with (see Timers and Deadline, and LoadWith to re-arm them with this
+// revision's delays); it hands out no action. It reads strictly: unknown
+// fields, fields in another case and fields given twice are refused, naming
+// them. Data saved by an earlier revision of the spec loads when the states
+// and fields it names still exist, or were renamed with renamed_from; a field
+// it lacks loads as its zero value.
+func Load(c Config, data []byte) (*Machine, error) { return LoadWith(c, data, LoadOptions{}) }
+
+// LoadOptions says how LoadWith makes a machine of saved data; the zero value
+// loads it as it was saved, as Load does. With Rearm, each running timer takes
+// the delay this revision gives its state, and its deadline moves to the time
+// it started plus that delay: for machines saved before a timer's delay
+// changed (see fsmrt.LoadOptions).
+type LoadOptions = fsmrt.LoadOptions
+
+// LoadWith is Load, told by o what to do with the saved machine: see
+// LoadOptions.
+func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
@@ -1034,7 +1385,13 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	if o.Rearm {
+		m.rearmTimers()
+	}
+	return m, nil
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -1452,7 +1809,7 @@ func (m *Machine) otherwise(ev Event) error {
 }
 
 // takeActiveStart takes the rules of Active for Start, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeActiveStart(ev *Start) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)
@@ -1485,7 +1842,7 @@ func (m *Machine) takeActiveStart(ev *Start) error {
 }
 
 // takeActiveSucceeded takes the rules of Active for Succeeded, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeActiveSucceeded(ev *Succeeded) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)
@@ -1561,7 +1918,7 @@ func (m *Machine) takeActiveSucceeded(ev *Succeeded) error {
 }
 
 // takeActiveFailed takes the rules of Active for Failed, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeActiveFailed(ev *Failed) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)
@@ -1637,7 +1994,7 @@ func (m *Machine) takeActiveFailed(ev *Failed) error {
 }
 
 // takeActivePause takes the rules of Active for Pause, for the states inside
-// it that have none of their own.
+// it that have none of their own, or none that holds.
 func (m *Machine) takeActivePause(ev *Pause) error {
 	// Active --Pause--> Paused
 	from := m.core.State
@@ -1666,7 +2023,7 @@ func (m *Machine) takeActivePause(ev *Pause) error {
 }
 
 // takeActiveDisable takes the rules of Active for Disable, for the states
-// inside it that have none of their own.
+// inside it that have none of their own, or none that holds.
 func (m *Machine) takeActiveDisable(ev *Disable) error {
 	// Active --Disable--> Disabled
 	from := m.core.State
@@ -1695,7 +2052,7 @@ func (m *Machine) takeActiveDisable(ev *Disable) error {
 }
 
 // takeActiveReconfigure takes the rules of Active for Reconfigure, for the
-// states inside it that have none of their own.
+// states inside it that have none of their own, or none that holds.
 func (m *Machine) takeActiveReconfigure(ev *Reconfigure) error {
 	if ev == nil {
 		return m.core.NilEvent(ev)
@@ -1750,6 +2107,20 @@ func (m *Machine) startTimers() {
 	case StateRunning:
 		m.lastTimer++
 		m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.MaxRuntime(m.d.settings)}
+	}
+}
+
+// rearmTimers gives each running timer of the current state and its ancestors
+// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.
+func (m *Machine) rearmTimers() {
+	switch m.core.State {
+	case StateFresh, StateUp, StateFailing, StateTimedOut:
+		m.timers[0].Rearm(m.b.UntilMissed(m.d.settings, m.d.at, m.d.nextExpected))
+		m.timers[1].Rearm(m.b.UntilDue(m.d.at, m.d.nextExpected))
+	case StateLate, StateMissed:
+		m.timers[0].Rearm(m.b.UntilMissed(m.d.settings, m.d.at, m.d.nextExpected))
+	case StateRunning:
+		m.timers[2].Rearm(m.b.MaxRuntime(m.d.settings))
 	}
 }
 

@@ -125,6 +125,11 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
 		return m, &rec.Actions, err
 	},
+	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := LoadWith(Config{Behavior: fsmFake{script}, Handler: rec}, data, LoadOptions{Rearm: true})
+		return m, &rec.Actions, err
+	},
 	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
 		var out []fsmrt.Timer
 		for _, t := range m.(*Machine).Timers() {
@@ -281,6 +286,19 @@ func TestJSON(t *testing.T) {
 	}, Paused{}, Disabled{}}, UnmarshalState)
 	fsmtest.JSON(t, []Event{&Start{Checkin: "sample b"}, &Succeeded{Checkin: "sample b"}, &Failed{Checkin: "sample b"}, &Pause{}, &Disable{}, &Resume{}, &Reconfigure{}, &TimerFired{}}, UnmarshalEvent)
 	fsmtest.JSON(t, []Action{&RecordMissed{}, &RecordTimeout{Run: "sample a"}, &CloseRun{Run: "sample a"}, &Supersede{Superseded: "sample a"}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction, `{"kind":"record_timeout","run":42}`)
+}
+
+// TestFieldAccessors checks that the functions of each field a set of states
+// shares read and set it in exactly the states that have it: see
+// fsmtest.Accessor.
+func TestFieldAccessors(t *testing.T) {
+	states := []State{Fresh{}, Up{}, Failing{}, TimedOut{}, Late{}, Missed{}, Running{}, Paused{}, Disabled{}}
+	fsmtest.Accessor(t, "settings", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning, StatePaused, StateDisabled}, SettingsOf, WithSettings, monitors.Settings{})
+	fsmtest.Accessor(t, "at", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, AtOf, WithAt, time.Time{})
+	fsmtest.Accessor(t, "next_expected", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, NextExpectedOf, WithNextExpected, time.Time{})
+	fsmtest.Accessor(t, "failures", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, FailuresOf, WithFailures, 1)
+	fsmtest.Accessor(t, "successes", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, SuccessesOf, WithSuccesses, 1)
+	fsmtest.Accessor(t, "failing", states, []StateKind{StateFresh, StateUp, StateFailing, StateTimedOut, StateLate, StateMissed, StateRunning}, FailingOf, WithFailing, true)
 }
 
 // TestRecorder checks that the Recorder keeps the values of the actions.

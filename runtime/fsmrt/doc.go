@@ -27,8 +27,8 @@ package fsmrt
 // do not match:
 //
 //	const (
-//		_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+//		_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 //	)
 //
 // A file older than MinVersion fails with "constant -1 overflows
@@ -41,8 +41,9 @@ const (
 	// their header.
 	Version = "v0.3.0"
 	// GenVersion is the version of the code the fsmgen of this module
-	// generates.
-	GenVersion = 3
+	// generates. Version 4's tests may check a way's whole state
+	// (fsmtest.Way.After), for the constants rules set.
+	GenVersion = 4
 	// MinVersion is the oldest version of generated code this package
 	// supports.
 	MinVersion = 3

@@ -1,8 +1,10 @@
 package fsmrt
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // The JSON encoding of a generated machine's states, events and actions
@@ -58,6 +60,11 @@ func (d *Desc[S, E, A]) kindOf(data []byte, what string) (*object, string, error
 	obj := &object{data: data, members: ms, buf: buf}
 	i := find(ms, "kind")
 	if i < 0 {
+		for _, m := range ms {
+			if key := string(m.key); strings.EqualFold(key, "kind") {
+				return nil, "", fmt.Errorf("%s: decode %s: no \"kind\": %s", d.Package, what, recased(key, "kind"))
+			}
+		}
 		return nil, "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
 	}
 	var kind string
@@ -70,10 +77,22 @@ func (d *Desc[S, E, A]) kindOf(data []byte, what string) (*object, string, error
 	return obj, kind, nil
 }
 
+// ErrUnknownKind is wrapped by the error of JSON whose kind is no state,
+// event or action of the machine: UnmarshalState's, UnmarshalEvent's,
+// UnmarshalAction's, and Load's of a machine saved in a state that is no
+// longer one.
+var ErrUnknownKind = errors.New("unknown kind")
+
+// kindError is an error that wraps ErrUnknownKind.
+type kindError struct{ msg string }
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return ErrUnknownKind }
+
 // UnknownKind is the error of a kind that is not a state, event or
 // action of the machine; what says which.
 func (d *Desc[S, E, A]) UnknownKind(what, kind string) error {
-	return fmt.Errorf("%s: decode %s: unknown kind %q", d.Package, what, kind)
+	return &kindError{fmt.Sprintf("%s: decode %s: unknown kind %q", d.Package, what, kind)}
 }
 
 // Decoder decodes the JSON of one kind of state, event or action; Value

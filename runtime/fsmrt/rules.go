@@ -114,7 +114,10 @@ type Desc[S, E, A Kind] struct {
 // by its JSON kind, and the first and last of that state's leaves (the
 // leaves of a state have consecutive kinds).
 type TimerOf[S Kind] struct {
-	State       string
+	State string
+	// Timer is the timer's id among its state's timers (its "id:" in the
+	// spec); empty for a state's timer without one.
+	Timer       string
 	First, Last S
 	// Was lists the state's earlier JSON names (renamed_from), under
 	// which a machine saved by an earlier revision holds its timer.

@@ -20,12 +20,15 @@ const SavedFormat = 1
 //	  "shape": "sha256:4f1c…",             // the fingerprint of the saved shape (Desc.Shape)
 //	  "state": {"kind": "awaiting_payment", "order_id": "O-4"},
 //	  "timers": [                          // the running timers, outermost state first
-//	    {"state": "awaiting_payment", "id": 3, "delay": "30m0s", "deadline": "2026-11-26T03:30:00Z"}
+//	    {"state": "awaiting_payment", "id": 3, "delay": "30m0s", "deadline": "2026-11-26T03:30:00Z"},
+//	    {"state": "awaiting_payment", "timer": "reminder", "id": 4, "delay": "10m0s", "deadline": "2026-11-26T03:10:00Z"}
 //	  ],
 //	  "last_timer": 3                      // the id of the last timer started
 //	}
 //
-// A timer's deadline is absolute, RFC 3339 in UTC: the time its StartTimer
+// A timer is named by its state and, for one of several timers of a state,
+// its id in the spec (absent for a timer without one). A timer's deadline
+// is absolute, RFC 3339 in UTC: the time its StartTimer
 // returned. It is absent when the machine does not know it (its state was
 // put with Restore, which starts the timers afresh): such a timer is
 // armed with its delay. A later format may add members (a region per
@@ -43,6 +46,7 @@ type saved struct {
 // savedTimer is a running timer of a saved machine.
 type savedTimer struct {
 	State    string     `json:"state"`
+	Timer    string     `json:"timer,omitempty"`
 	ID       TimerID    `json:"id"`
 	Delay    string     `json:"delay"`
 	Deadline *time.Time `json:"deadline,omitempty"`
@@ -82,6 +86,10 @@ func (d *Desc[S, E, A]) Save(state any, timers []Timer, last TimerID) ([]byte, e
 		n++
 		out = append(out, `{"state":`...)
 		out = appendJSONString(out, d.Timers[i].State)
+		if name := d.Timers[i].Timer; name != "" {
+			out = append(out, `,"timer":`...)
+			out = appendJSONString(out, name)
+		}
 		out = append(out, `,"id":`...)
 		out = strconv.AppendUint(out, uint64(t.ID), 10)
 		out = append(out, `,"delay":`...)
@@ -112,7 +120,7 @@ func (d *Desc[S, E, A]) saveSlow(st []byte, timers []Timer, last TimerID) ([]byt
 		if t.ID == 0 {
 			continue
 		}
-		st := savedTimer{State: d.Timers[i].State, ID: t.ID, Delay: t.Delay.String()}
+		st := savedTimer{State: d.Timers[i].State, Timer: d.Timers[i].Timer, ID: t.ID, Delay: t.Delay.String()}
 		if !t.Deadline.IsZero() {
 			utc := t.Deadline.UTC()
 			st.Deadline = &utc
@@ -181,33 +189,22 @@ func appendJSONString(out []byte, s string) []byte {
 	return append(out, '"')
 }
 
-// load decodes a machine Save encoded, strictly: it must be a saved
-// machine of this name, with no unknown, re-cased or repeated member, and
-// each timer must be one of the machine's, given once, with an id no
-// later than the last. It fills timers (by the timers' states, as Save
-// reads them) and *last, and returns the state's JSON, for the generated
-// package's UnmarshalState. A machine whose shape differs from the saved
-// one's still loads when its state decodes: renamed states and fields
-// load under their new names, added fields as zero values; when it does
-// not, the error says that the shapes differ.
-func (d *Desc[S, E, A]) load(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
-	if state, ok := d.loadFast(data, timers, last); ok {
-		return state, nil
-	}
-	return d.loadSlow(data, timers, last)
+// envelope is a saved machine as load reads it: its timers are read
+// strictly, one by one, once its state has decoded.
+type envelope struct {
+	Format    int               `json:"format"`
+	Machine   string            `json:"machine"`
+	Shape     string            `json:"shape"`
+	State     json.RawMessage   `json:"state"`
+	Timers    []json.RawMessage `json:"timers"`
+	LastTimer TimerID           `json:"last_timer"`
 }
 
-// loadSlow is load through the strict decoding of any saved form, for
-// what loadFast does not take.
-func (d *Desc[S, E, A]) loadSlow(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
-	var s struct { // saved, with the timers read strictly below
-		Format    int               `json:"format"`
-		Machine   string            `json:"machine"`
-		Shape     string            `json:"shape"`
-		State     json.RawMessage   `json:"state"`
-		Timers    []json.RawMessage `json:"timers"`
-		LastTimer TimerID           `json:"last_timer"`
-	}
+// open decodes a machine Save encoded, strictly: it must be a saved
+// machine of this name, in the format this package reads, with a state
+// and no unknown, re-cased or repeated member.
+func (d *Desc[S, E, A]) open(data []byte) (*envelope, error) {
+	var s envelope
 	if err := decodeStrict(data, &s, "", nil); err != nil {
 		var state struct {
 			Kind *string `json:"kind"`
@@ -216,12 +213,6 @@ func (d *Desc[S, E, A]) loadSlow(data []byte, timers []Timer, last *TimerID) (js
 			return nil, fmt.Errorf("%s: load a saved machine: %w: this is a state alone (%q), as MarshalJSON writes it, not what Save saves; restore it with UnmarshalState and Restore", d.Package, err, *state.Kind)
 		}
 		return nil, fmt.Errorf("%s: load a saved machine: %w", d.Package, err)
-	}
-	savedTimers := make([]savedTimer, len(s.Timers))
-	for i, raw := range s.Timers {
-		if err := decodeStrict(raw, &savedTimers[i], "", nil); err != nil {
-			return nil, fmt.Errorf("%s: load a saved machine: timer %d: %w", d.Package, i+1, err)
-		}
 	}
 	switch {
 	case s.Format == 0:
@@ -233,26 +224,47 @@ func (d *Desc[S, E, A]) loadSlow(data []byte, timers []Timer, last *TimerID) (js
 	case len(s.State) == 0:
 		return nil, fmt.Errorf("%s: load a saved machine: no state", d.Package)
 	}
-	slot := map[string]int{}
-	for i, t := range d.Timers {
-		slot[t.State] = i
-		for _, was := range t.Was {
-			slot[was] = i
+	return &s, nil
+}
+
+// loadTimers reads the timers of a saved machine whose state has decoded,
+// strictly: each must be one of the machine's, given once, with an id no
+// later than the last. It fills timers (by the timers' states, as Save
+// reads them) and *last.
+func (d *Desc[S, E, A]) loadTimers(s *envelope, timers []Timer, last *TimerID) error {
+	saved := make([]savedTimer, len(s.Timers))
+	for i, raw := range s.Timers {
+		if err := decodeStrict(raw, &saved[i], "", nil); err != nil {
+			return fmt.Errorf("%s: load a saved machine: timer %d: %w", d.Package, i+1, err)
 		}
 	}
-	for _, t := range savedTimers {
-		i, ok := slot[t.State]
+	type key struct{ state, timer string }
+	slot := map[key]int{}
+	for i, t := range d.Timers {
+		slot[key{t.State, t.Timer}] = i
+		for _, was := range t.Was {
+			slot[key{was, t.Timer}] = i
+		}
+	}
+	for _, t := range saved {
+		i, ok := slot[key{t.State, t.Timer}]
+		name := fmt.Sprintf("state %q", t.State)
+		if t.Timer != "" {
+			name = fmt.Sprintf("state %q (timer %q)", t.State, t.Timer)
+		}
 		switch {
+		case !ok && t.Timer != "":
+			return d.reshaped(s.Shape, fmt.Errorf("%s: load a saved machine: timer %q of state %q, which is no timer of a state in this revision (a renamed state keeps its old name in renamed_from; a timer keeps its id)", d.Package, t.Timer, t.State))
 		case !ok:
-			return nil, d.reshaped(data, fmt.Errorf("%s: load a saved machine: a timer of state %q, which is no state with a timer in this revision (a renamed state keeps its old name in renamed_from)", d.Package, t.State))
+			return d.reshaped(s.Shape, fmt.Errorf("%s: load a saved machine: a timer of state %q, which is no state with a timer in this revision (a renamed state keeps its old name in renamed_from)", d.Package, t.State))
 		case timers[i].ID != 0:
-			return nil, fmt.Errorf("%s: load a saved machine: two timers of state %q", d.Package, t.State)
+			return fmt.Errorf("%s: load a saved machine: two timers of %s", d.Package, name)
 		case t.ID == 0 || t.ID > s.LastTimer:
-			return nil, fmt.Errorf("%s: load a saved machine: timer %d of state %q is not one the machine started (the last was %d)", d.Package, t.ID, t.State, s.LastTimer)
+			return fmt.Errorf("%s: load a saved machine: timer %d of %s is not one the machine started (the last was %d)", d.Package, t.ID, name, s.LastTimer)
 		}
 		delay, err := time.ParseDuration(t.Delay)
 		if err != nil {
-			return nil, fmt.Errorf("%s: load a saved machine: timer %d: %w", d.Package, t.ID, err)
+			return fmt.Errorf("%s: load a saved machine: timer %d: %w", d.Package, t.ID, err)
 		}
 		timers[i] = Timer{ID: t.ID, Delay: delay}
 		if t.Deadline != nil {
@@ -261,19 +273,19 @@ func (d *Desc[S, E, A]) loadSlow(data []byte, timers []Timer, last *TimerID) (js
 	}
 	if last != nil {
 		*last = s.LastTimer
-	} else if len(savedTimers) > 0 || s.LastTimer != 0 {
-		return nil, fmt.Errorf("%s: load a saved machine: it has timers, and this machine none", d.Package)
+	} else if len(saved) > 0 || s.LastTimer != 0 {
+		return fmt.Errorf("%s: load a saved machine: it has timers, and this machine none", d.Package)
 	}
-	return s.State, nil
+	return nil
 }
 
-// loadFast is load for a saved machine as Save writes it: each member
-// read from its JSON directly, the state's JSON returned in place (in
-// data), nothing decoded through reflection. It takes nothing it is not
-// sure of: anything else (an error, a member of another type, a renamed
-// state's timer, more timers than it stages) makes it return false,
-// having changed nothing, and load reads the data as before, which
-// decides, and says what is wrong.
+// loadFast reads a saved machine as Save writes it, as open and
+// loadTimers do: each member read from its JSON directly, the state's
+// JSON returned in place (in data), nothing decoded through reflection.
+// It takes nothing it is not sure of: anything else (an error, a member
+// of another type, a renamed state's timer, more timers than it stages)
+// makes it return false, having changed nothing, and LoadState reads the
+// data the general way, which decides, and says what is wrong.
 func (d *Desc[S, E, A]) loadFast(data []byte, timers []Timer, last *TimerID) (json.RawMessage, bool) {
 	buf := getMembers()
 	ms, err := membersIn(data, *buf)
@@ -282,14 +294,14 @@ func (d *Desc[S, E, A]) loadFast(data []byte, timers []Timer, last *TimerID) (js
 		return nil, false
 	}
 	var (
-		staged    [4]Timer
+		staged    [maxFastTimers]Timer
 		state     json.RawMessage
 		format    int64
 		lastTimer int64
 		machine   bool
 		n         int
 	)
-	if len(timers) > len(staged) {
+	if len(timers) > maxFastTimers {
 		return nil, false
 	}
 	for _, m := range ms {
@@ -360,8 +372,11 @@ func (d *Desc[S, E, A]) loadFast(data []byte, timers []Timer, last *TimerID) (js
 	return state, true
 }
 
+// maxFastTimers bounds the timers of a machine loadFast reads.
+const maxFastTimers = 4
+
 // savedTimer reads a timer of a saved machine as Save writes it, for
-// loadFast, and returns the slot of its state in d.Timers.
+// loadFast, and returns the slot of its state (and name) in d.Timers.
 func (d *Desc[S, E, A]) savedTimer(data []byte) (t Timer, slot int, ok bool) {
 	if data[0] != '{' {
 		return Timer{}, 0, false
@@ -373,16 +388,24 @@ func (d *Desc[S, E, A]) savedTimer(data []byte) (t Timer, slot int, ok bool) {
 	if !valid || dup >= 0 {
 		return Timer{}, 0, false
 	}
-	slot = -1
+	var state, name []byte
 	delay := false
 	for _, m := range ms {
 		v := m.value
 		switch string(m.key) {
-		case "state":
-			for i, of := range d.Timers {
-				if len(v) == len(of.State)+2 && v[0] == '"' && string(v[1:len(v)-1]) == of.State {
-					slot = i
+		case "state", "timer":
+			if v[0] != '"' {
+				return Timer{}, 0, false
+			}
+			for _, c := range v[1 : len(v)-1] {
+				if c == '\\' {
+					return Timer{}, 0, false // an escape: read the general way
 				}
+			}
+			if string(m.key) == "state" {
+				state = v[1 : len(v)-1]
+			} else {
+				name = v[1 : len(v)-1]
 			}
 		case "id":
 			id, neg, ok := digits(v)
@@ -408,34 +431,98 @@ func (d *Desc[S, E, A]) savedTimer(data []byte) (t Timer, slot int, ok bool) {
 			return Timer{}, 0, false
 		}
 	}
+	slot = -1
+	for i, of := range d.Timers {
+		if state != nil && string(state) == of.State && string(name) == of.Timer {
+			slot = i
+		}
+	}
 	return t, slot, slot >= 0 && t.ID != 0 && delay
 }
 
-// LoadState decodes a machine Save encoded, as Load does (filling timers
-// and *last), and its state with decode: how a generated package's Load
-// reads it. A state that does not decode is an error that says, when
-// the saved shape differs from this revision's, that they differ.
+// loadSlow reads a saved machine as LoadState does, but for its state,
+// which it returns as it is: open, then loadTimers (what loadFast stands
+// in for; FuzzLoad compares them).
+func (d *Desc[S, E, A]) loadSlow(data []byte, timers []Timer, last *TimerID) (json.RawMessage, error) {
+	s, err := d.open(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.loadTimers(s, timers, last); err != nil {
+		return nil, err
+	}
+	return s.State, nil
+}
+
+// LoadState decodes a machine Save encoded, strictly: first what it is
+// (a saved machine of this name, in a format this package reads), then
+// its state, with decode, then its timers, filling timers (by the timers'
+// states, as Save reads them) and *last: how a generated package's Load
+// reads it. A machine whose shape differs from the saved one's still
+// loads when its state decodes: renamed states and fields load under
+// their new names, added fields as zero values. When it does not, the
+// error says that the shapes differ; a state that is no longer one of
+// the machine's is named as such, before its timers are looked at.
+//
+// A machine as Save writes it is read without the general decoding
+// (loadFast), its timers taken once its state has decoded; anything else,
+// and a state that does not decode, is read the general way, which says
+// what is wrong.
 func LoadState[I any, S, E, A Kind](d *Desc[S, E, A], data []byte, timers []Timer, last *TimerID, decode func([]byte) (I, error)) (I, error) {
 	var zero I
-	raw, err := d.load(data, timers, last)
+	if len(timers) <= maxFastTimers {
+		var staged [maxFastTimers]Timer
+		var stagedLast TimerID
+		lastp := &stagedLast
+		if last == nil {
+			lastp = nil
+		}
+		if raw, ok := d.loadFast(data, staged[:len(timers)], lastp); ok {
+			if state, err := decode(raw); err == nil {
+				copy(timers, staged[:len(timers)])
+				if last != nil {
+					*last = stagedLast
+				}
+				return state, nil
+			}
+		}
+	}
+	s, err := d.open(data)
 	if err != nil {
 		return zero, err
 	}
-	s, err := decode(raw)
+	state, err := decode(s.State)
 	if err != nil {
-		return zero, d.reshaped(data, err)
+		if errors.Is(err, ErrUnknownKind) {
+			err = d.gone(s)
+		}
+		return zero, d.reshaped(s.Shape, err)
 	}
-	return s, nil
+	if err := d.loadTimers(s, timers, last); err != nil {
+		return zero, err
+	}
+	return state, nil
 }
 
-// reshaped wraps err, an error decoding the state of a saved machine, with
-// what was saved and what loads it when their shapes differ.
-func (d *Desc[S, E, A]) reshaped(data []byte, err error) error {
-	var s struct {
-		Shape string `json:"shape"`
+// gone is the error of a saved machine whose state's kind is no state of
+// the machine.
+func (d *Desc[S, E, A]) gone(s *envelope) error {
+	var state struct {
+		Kind string `json:"kind"`
 	}
-	if json.Unmarshal(data, &s) == nil && s.Shape != d.Shape {
-		return fmt.Errorf("%w (saved with shape %s; this revision's is %s: fsmgen diff says what changed)", err, s.Shape, d.Shape)
+	_ = json.Unmarshal(s.State, &state) // the decoder has read it
+	if s.Shape == d.Shape {
+		return &kindError{fmt.Sprintf("%s: load a saved machine: state %q is not a state of machine %s", d.Package, state.Kind, d.Machine)}
+	}
+	return &kindError{fmt.Sprintf("%s: load a saved machine: state %q is no longer a state of machine %s: it was removed in this revision, or renamed without its old name in renamed_from", d.Package, state.Kind, d.Machine)}
+}
+
+// reshaped wraps err, an error decoding a saved machine's state or
+// timers, with what was saved (shape) and what loads it when their shapes
+// differ.
+func (d *Desc[S, E, A]) reshaped(shape string, err error) error {
+	if shape != d.Shape {
+		return fmt.Errorf("%w (saved with shape %s; this revision's is %s: fsmgen diff says what changed)", err, shape, d.Shape)
 	}
 	return err
 }

@@ -55,7 +55,7 @@ func (p *ptrState) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"p","n
 // form writes, byte for byte, and fails where it fails.
 func TestSaveAsMarshal(t *testing.T) {
 	d := &Desc[kind, kind, kind]{Package: "toy", Machine: "Toy", Shape: "sha256:abc",
-		Timers: []TimerOf[kind]{{State: "busy"}, {State: "odd <state>"}}}
+		Timers: []TimerOf[kind]{{State: "busy"}, {State: "odd <state>", Timer: "re\"minder"}}}
 	at := time.Date(2026, 11, 26, 3, 30, 0, 123456789, time.FixedZone("CET", 3600))
 	states := []any{
 		kinded{Name: "plain", At: at, Count: 3},
@@ -117,6 +117,12 @@ var loadSeeds = []string{
 	`{"format":1,"machine":"Toy","shape":"x","state":{},"timers":[{"state":"busy","id":1,"delay":"1s","deadline":null}],"last_timer":1}`,
 	`{"format":1,"machine":"Toy","shape":"x","state":{},"timers":[{"state":"busy","id":1,"delay":"1s","deadline":"soon"}],"last_timer":1}`,
 	`{"format":1,"machine":"Toy","shape":"x","state":{},"timers":[1],"last_timer":1}`, `{"kind":"busy"}`, `[`, ``,
+	// Several timers of one state, named by their ids in the spec.
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s"},{"state":"busy","timer":"reminder","id":2,"delay":"2s","deadline":"2026-11-26T03:30:00Z"}],"last_timer":2}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","timer":"nudge","id":1,"delay":"1s"}],"last_timer":1}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"working","timer":"reminder","id":1,"delay":"1s"}],"last_timer":1}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","timer":"remind\u0065r","id":1,"delay":"1s"}],"last_timer":1}`,
+	`{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","timer":7,"id":1,"delay":"1s"}],"last_timer":1}`,
 }
 
 // FuzzLoad checks that whatever loadFast takes, loadSlow (the strict
@@ -135,7 +141,7 @@ func TestLoadFast(t *testing.T) {
 			fast++
 		}
 	}
-	assert.Equal(t, 3, fast, "the seeds loadFast takes")
+	assert.Equal(t, 4, fast, "the seeds loadFast takes")
 }
 
 // checkLoad compares load with loadSlow on data; it reports whether
@@ -143,13 +149,13 @@ func TestLoadFast(t *testing.T) {
 func checkLoad(t *testing.T, data []byte) bool {
 	t.Helper()
 	d := &Desc[kind, kind, kind]{Package: "toy", Machine: "Toy", Shape: "sha256:abc",
-		Timers: []TimerOf[kind]{{State: "busy", Was: []string{"working"}}, {State: "odd"}}}
-	fastTimers, slowTimers := make([]Timer, 2), make([]Timer, 2)
+		Timers: []TimerOf[kind]{{State: "busy", Was: []string{"working"}}, {State: "odd"}, {State: "busy", Timer: "reminder", Was: []string{"working"}}}}
+	fastTimers, slowTimers := make([]Timer, 3), make([]Timer, 3)
 	var fastLast, slowLast TimerID
 	state, ok := d.loadFast(data, fastTimers, &fastLast)
 	want, err := d.loadSlow(data, slowTimers, &slowLast)
 	if !ok {
-		assert.Equal(t, make([]Timer, 2), fastTimers, "%s: loadFast changed nothing", data)
+		assert.Equal(t, make([]Timer, 3), fastTimers, "%s: loadFast changed nothing", data)
 		return false
 	}
 	require.NoError(t, err, "%s: loadFast took it", data)

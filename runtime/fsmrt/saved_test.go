@@ -3,6 +3,7 @@ package fsmrt_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,43 @@ func TestSaveLoad(t *testing.T) {
 	assert.Equal(t, fsmrt.TimerID(2), timers[0].ID)
 }
 
+// twoTimers is the toy machine with two timers on Busy, the second with
+// an id.
+var twoTimers = func() fsmrt.Desc[stateKind, eventKind, actionKind] {
+	d := timed
+	d.Timers = []fsmrt.TimerOf[stateKind]{{State: "busy", First: 2, Last: 2}, {State: "busy", Timer: "reminder", First: 2, Last: 2}}
+	return d
+}()
+
+// TestSaveLoadTimers checks that each of a state's timers saves under its
+// state and id, and loads into its own slot with its own deadline.
+func TestSaveLoadTimers(t *testing.T) {
+	first := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC)
+	second := first.Add(-20 * time.Minute)
+	data, err := twoTimers.Save(busy{N: 7}, []fsmrt.Timer{{ID: 3, Delay: 30 * time.Minute, Deadline: first}, {ID: 4, Delay: 10 * time.Minute, Deadline: second}}, 4)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"busy","N":7},
+		"timers":[{"state":"busy","id":3,"delay":"30m0s","deadline":"2026-11-26T03:30:00Z"},
+			{"state":"busy","timer":"reminder","id":4,"delay":"10m0s","deadline":"2026-11-26T03:10:00Z"}],"last_timer":4}`, string(data))
+
+	// Saved in the other order, each timer still finds its slot.
+	timers := make([]fsmrt.Timer, 2)
+	var last fsmrt.TimerID
+	_, err = load(&twoTimers, []byte(`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"busy","N":7},
+		"timers":[{"state":"busy","timer":"reminder","id":4,"delay":"10m0s","deadline":"2026-11-26T03:10:00Z"},
+			{"state":"busy","id":3,"delay":"30m0s","deadline":"2026-11-26T03:30:00Z"}],"last_timer":4}`), timers, &last)
+	require.NoError(t, err)
+	assert.Equal(t, []fsmrt.Timer{{ID: 3, Delay: 30 * time.Minute, Deadline: first}, {ID: 4, Delay: 10 * time.Minute, Deadline: second}}, timers)
+
+	for name, tt := range map[string]struct{ data, want string }{
+		"an id the state has not": {`[{"state":"busy","timer":"nudge","id":1,"delay":"1s"}]`, `timer "nudge" of state "busy", which is no timer of a state in this revision`},
+		"one timer twice":         {`[{"state":"busy","timer":"reminder","id":1,"delay":"1s"},{"state":"busy","timer":"reminder","id":2,"delay":"1s"}]`, `two timers of state "busy" (timer "reminder")`},
+	} {
+		_, err := load(&twoTimers, []byte(`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"busy","N":7},"timers":`+tt.data+`,"last_timer":2}`), make([]fsmrt.Timer, 2), &last)
+		assert.ErrorContains(t, err, tt.want, name)
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name, data, want string
@@ -78,7 +116,8 @@ func TestLoadErrors(t *testing.T) {
 		{"another machine", `{"format":1,"machine":"Door","shape":"x","state":{"kind":"idle"}}`, `it is a "Door" machine, not a "Toy" one`},
 		{"no state", `{"format":1,"machine":"Toy","shape":"x"}`, "no state"},
 		{"unknown member", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"idle"},"regions":[]}`, `unknown field "regions"`},
-		{"member in another case", `{"format":1,"Machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `unknown field "Machine" (did you mean "machine"?)`},
+		{"member in another case", `{"format":1,"Machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `unknown field "Machine": "Machine" is not "machine": strict reading takes a member by its name in its exact case`},
+		{"a misspelled member", `{"format":1,"machin":"Toy","shape":"x","state":{"kind":"idle"}}`, `unknown field "machin" (did you mean "machine"?)`},
 		{"member twice", `{"format":1,"machine":"Toy","machine":"Toy","shape":"x","state":{"kind":"idle"}}`, `duplicate field "machine"`},
 		{"a timer of a state without one", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"idle","id":1,"delay":"1s"}],"last_timer":1}`, `a timer of state "idle", which is no state with a timer in this revision`},
 		{"two timers of a state", `{"format":1,"machine":"Toy","shape":"x","state":{"kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s"},{"state":"busy","id":2,"delay":"1s"}],"last_timer":2}`, `two timers of state "busy"`},
@@ -100,9 +139,67 @@ func TestLoadErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "it has timers, and this machine none")
 }
 
-// load reads a saved machine with LoadState, keeping its state's JSON.
+// TestLoadStateErrors checks the errors of a saved state that does not
+// load: they name the state, or the member, before any timer.
+func TestLoadStateErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, data, want string
+	}{
+		{
+			"a state removed since, with its timer running",
+			`{"format":1,"machine":"Toy","shape":"sha256:old","state":{"kind":"paused"},"timers":[{"state":"paused","id":1,"delay":"1s"}],"last_timer":1}`,
+			`toy: load a saved machine: state "paused" is no longer a state of machine Toy: it was removed in this revision, or renamed without its old name in renamed_from (saved with shape sha256:old; this revision's is sha256:toy: fsmgen diff says what changed)`,
+		},
+		{
+			"a state that never was",
+			`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"kind":"paused"}}`,
+			`toy: load a saved machine: state "paused" is not a state of machine Toy`,
+		},
+		{
+			"the kind in another case",
+			`{"format":1,"machine":"Toy","shape":"sha256:toy","state":{"Kind":"busy"},"timers":[{"state":"busy","id":1,"delay":"1s"}],"last_timer":1}`,
+			`toy: decode state: no "kind": "Kind" is not "kind": strict reading takes a member by its name in its exact case`,
+		},
+		{
+			"a field in another case",
+			`{"format":1,"machine":"Toy","shape":"sha256:old","state":{"kind":"busy","n":1}}`,
+			`toy: decode state busy: unknown field "n": "n" is not "N": strict reading takes a member by its name in its exact case (saved with shape sha256:old;`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := load(&timed, []byte(tt.data), make([]fsmrt.Timer, 1), new(fsmrt.TimerID))
+			require.Error(t, err)
+			if strings.HasSuffix(tt.want, ";") {
+				assert.ErrorContains(t, err, tt.want)
+			} else {
+				assert.EqualError(t, err, tt.want)
+			}
+		})
+	}
+	_, err := load(&timed, []byte(tests[0].data), make([]fsmrt.Timer, 1), new(fsmrt.TimerID))
+	assert.ErrorIs(t, err, fsmrt.ErrUnknownKind)
+}
+
+// idle is the other state of the toy machine.
+type idle struct{}
+
+// toyStates decode the toy machine's states, Busy under its old name too.
+var toyStates = map[string]fsmrt.Decoder[any]{
+	"idle":    fsmrt.Value[idle, any](&timed, "state idle"),
+	"busy":    fsmrt.Value[busy, any](&timed, "state busy"),
+	"working": fsmrt.Value[busy, any](&timed, "state busy"),
+}
+
+// load reads a saved machine with LoadState, its state decoded strictly
+// as the toy machine's, and returns its state's JSON.
 func load(d *fsmrt.Desc[stateKind, eventKind, actionKind], data []byte, timers []fsmrt.Timer, last *fsmrt.TimerID) (json.RawMessage, error) {
-	return fsmrt.LoadState(d, data, timers, last, func(raw []byte) (json.RawMessage, error) { return raw, nil })
+	return fsmrt.LoadState(d, data, timers, last, func(raw []byte) (json.RawMessage, error) {
+		_, err := fsmrt.Unmarshal(d, "state", raw, toyStates)
+		return raw, err
+	})
 }
 
 func TestReshaped(t *testing.T) {
@@ -127,7 +224,8 @@ func TestStrictDecoding(t *testing.T) {
 		{"a renamed field", `{"kind":"busy","old_n":4}`, "", 4},
 		{"the old and the new name", `{"kind":"busy","old_n":4,"N":5}`, `field "N" is given twice, once under its old name`, 0},
 		{"an unknown field", `{"kind":"busy","M":3}`, `toy: decode state busy: unknown field "M"`, 0},
-		{"a field in another case", `{"kind":"busy","n":3}`, `unknown field "n" (did you mean "N"?)`, 0},
+		{"a field in another case", `{"kind":"busy","n":3}`, `unknown field "n": "n" is not "N": strict reading takes a member by its name in its exact case`, 0},
+		{"a misspelled field", `{"kind":"busy","M":3}`, `unknown field "M" (did you mean "N"?)`, 0},
 		{"a field twice", `{"kind":"busy","N":3,"N":4}`, `duplicate field "N"`, 0},
 		{"kind twice", `{"kind":"busy","kind":"busy"}`, `duplicate field "kind"`, 0},
 		{"a field of the wrong type", `{"kind":"busy","N":"three"}`, `field "N": json: cannot unmarshal string`, 0},
@@ -144,7 +242,61 @@ func TestStrictDecoding(t *testing.T) {
 		})
 	}
 	_, err := fsmrt.Unmarshal(&timed, "state", []byte(`{"Kind":"busy"}`), map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")})
-	assert.ErrorContains(t, err, `no "kind"`, "the kind's name is read in its case only")
+	assert.ErrorContains(t, err, `toy: decode state: no "kind": "Kind" is not "kind"`, "the kind's name is read in its case only, and the error names the member")
+	_, err = fsmrt.Unmarshal(&timed, "state", []byte(`{"kind":"busy","KIND":"busy"}`), map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")})
+	assert.ErrorContains(t, err, `unknown field "KIND": "KIND" is not "kind"`)
+	_, err = fsmrt.Unmarshal(&timed, "state", []byte(`{"kind":"idle"}`), map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")})
+	assert.ErrorIs(t, err, fsmrt.ErrUnknownKind)
+	assert.EqualError(t, err, `toy: decode state: unknown kind "idle"`)
+}
+
+// BenchmarkLoad measures LoadState on a saved machine with a running
+// timer and a state with a field, decoded strictly through its kind's
+// decoder, as a generated package's Load reads it.
+func BenchmarkLoad(b *testing.B) {
+	deadline := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC)
+	data, err := timed.Save(busy{N: 7}, []fsmrt.Timer{{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}}, 4)
+	require.NoError(b, err)
+	decoders := map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[busy, any](&timed, "state busy")}
+	decode := func(raw []byte) (any, error) { return fsmrt.Unmarshal(&timed, "state", raw, decoders) }
+	timers := make([]fsmrt.Timer, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		var last fsmrt.TimerID
+		timers[0] = fsmrt.Timer{}
+		if _, err := fsmrt.LoadState(&timed, data, timers, &last, decode); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestTimerRearm(t *testing.T) {
+	t.Parallel()
+	deadline := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC) // started at 03:00
+	tests := []struct {
+		name  string
+		timer fsmrt.Timer
+		delay time.Duration
+		want  fsmrt.Timer
+	}{
+		{"shorter", fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}, 10 * time.Minute,
+			fsmrt.Timer{ID: 3, Delay: 10 * time.Minute, Deadline: deadline.Add(-20 * time.Minute)}},
+		{"longer", fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}, 2 * time.Hour,
+			fsmrt.Timer{ID: 3, Delay: 2 * time.Hour, Deadline: deadline.Add(90 * time.Minute)}},
+		{"the same", fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}, 30 * time.Minute,
+			fsmrt.Timer{ID: 3, Delay: 30 * time.Minute, Deadline: deadline}},
+		{"no deadline known", fsmrt.Timer{ID: 1, Delay: time.Minute}, time.Second,
+			fsmrt.Timer{ID: 1, Delay: time.Second}},
+		{"not running", fsmrt.Timer{}, time.Second, fsmrt.Timer{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := tt.timer
+			got.Rearm(tt.delay)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }
 
 // waiting is a state like a server's job or monitor: settings (a nested
@@ -191,9 +343,10 @@ func BenchmarkSave(b *testing.B) {
 	}
 }
 
-// BenchmarkLoad reads a saved machine as a server's start-up reads each
-// job's and monitor's: the saved form, its timer, its state.
-func BenchmarkLoad(b *testing.B) {
+// BenchmarkLoadWaiting reads a saved machine as a server's start-up reads
+// each job's and monitor's: the saved form, its timer, its state (settings
+// in a nested struct, times, counts).
+func BenchmarkLoadWaiting(b *testing.B) {
 	w, saved := newWaiting()
 	data, err := timed.Save(w, saved, 1)
 	require.NoError(b, err)

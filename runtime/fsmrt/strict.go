@@ -176,6 +176,11 @@ func decodeMembers(ms []member, data []byte, v any, skip string, renamed map[str
 				names = append(names, n)
 			}
 			slices.Sort(names)
+			for _, n := range append(names, skip) {
+				if n != "" && strings.EqualFold(n, string(key)) {
+					return fmt.Errorf("unknown field %q: %s", key, recased(string(key), n))
+				}
+			}
 			return fmt.Errorf("unknown field %q%s", key, suggest.DidYouMean(string(key), names))
 		}
 	}
@@ -221,4 +226,10 @@ func decodeMembers(ms []member, data []byte, v any, skip string, renamed map[str
 	}
 	b.WriteByte('}')
 	return json.Unmarshal(b.Bytes(), v)
+}
+
+// recased says that member key names name in another case, which strict
+// reading refuses.
+func recased(key, name string) string {
+	return fmt.Sprintf("%q is not %q: strict reading takes a member by its name in its exact case", key, name)
 }

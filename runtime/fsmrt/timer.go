@@ -20,3 +20,36 @@ type Timer struct {
 	// Restore, which is armed with its delay.
 	Deadline time.Time
 }
+
+// Rearm gives a running timer the delay d in place of the one it was
+// started with: its deadline, when known, moves to the time the timer
+// started (its deadline less its delay) plus d. A timer that is not
+// running is left as it is. A generated LoadWith calls it for
+// LoadOptions.Rearm.
+func (t *Timer) Rearm(d time.Duration) {
+	if t.ID == 0 {
+		return
+	}
+	if !t.Deadline.IsZero() {
+		t.Deadline = t.Deadline.Add(d - t.Delay)
+	}
+	t.Delay = d
+}
+
+// LoadOptions says how a generated package's LoadWith makes a machine of
+// saved data; the zero value loads it as it was saved, as Load does. A
+// generated package with timers names it LoadOptions.
+type LoadOptions struct {
+	// Rearm gives each running timer the delay this revision of the spec
+	// gives its state — the duration the spec writes, or what its delay
+	// effect computes from the state's fields as they were loaded — in
+	// place of the delay it was saved with, and moves its deadline to the
+	// time the timer started (its saved deadline less its saved delay)
+	// plus the new delay. A deadline moved into the past fires as soon as
+	// the timer is armed again. Without Rearm, a timer keeps the deadline
+	// it was saved with, whatever the spec now says; fsmgen diff says
+	// which delays changed. A timer whose deadline was not saved (its
+	// state was put with Restore) takes the new delay, still with no
+	// deadline.
+	Rearm bool
+}

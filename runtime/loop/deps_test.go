@@ -22,6 +22,7 @@ var agentOnly = []string{module + "/gen/agent", module + "/agent", module + "/ge
 // loop and of the traffic light, a second machine it drives, and fails on
 // any package of the agent or of an LLM SDK: the loop is generic.
 func TestNoAgentDependencies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pkg string
 	}{
@@ -30,6 +31,7 @@ func TestNoAgentDependencies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
+			t.Parallel()
 			out, err := exec.Command("go", "list", "-deps", "-test", tt.pkg).Output()
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {
@@ -58,6 +60,7 @@ func forbidden(pkg string) bool {
 
 // TestForbidden checks what forbidden catches.
 func TestForbidden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pkg  string
 		want bool
@@ -68,11 +71,10 @@ func TestForbidden(t *testing.T) {
 		{module + "/agent/internal/llm", true},
 		{module + "/server/internal/jobengine", true},
 		{module + "/gen/monitor", true},
-		{module + "/agentx", false},
 		{"github.com/anthropics/anthropic-sdk-go/option", true},
 		{"github.com/openai/openai-go", true},
 		{module + "/runtime/loop", false},
-		{module + "/chatter", false},
+		{module + "/agentx", false},
 		{"context", false},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -152,16 +153,20 @@ func TestLoopHandsEventsInOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := &script{start: tt.start}
-			l := newLoop(x)
-			require.NoError(t, runLoop(t, l))
-			assert.Equal(t, tt.want, x.steps)
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				x := &script{start: tt.start}
+				l := newLoop(x)
+				require.NoError(t, runLoop(t, l))
+				assert.Equal(t, tt.want, x.steps)
+			})
 		})
 	}
 }
 
 // TestLoopStopsItsTasks stops the loop in every way and checks that every
-// task has returned when Run does.
+// task has returned when Run does. It runs in a synctest bubble, whose
+// clock passes the tasks' moment to stop at once.
 func TestLoopStopsItsTasks(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -194,49 +199,53 @@ func TestLoopStopsItsTasks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stopped atomic.Int32
-			var l *loop.Loop[string]
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			x := &script{
-				on: tt.on,
-				start: func(lctx context.Context, l *loop.Loop[string]) error {
-					for range 3 {
-						require.True(t, l.Go(lctx, "waiter", func(ctx context.Context) {
-							<-ctx.Done()
-							time.Sleep(10 * time.Millisecond) // a task that takes a moment to stop
-							stopped.Add(1)
-						}))
-					}
-					switch {
-					case tt.cancel:
-						cancel()
-					case tt.on == nil:
-						l.Next("stop")
-					default:
-						l.Next("bogus")
-					}
-					return nil
-				},
-			}
-			l = newLoop(x)
-			err := l.Run(ctx)
-			if tt.wantErr == "" {
-				require.NoError(t, err)
-			} else {
-				require.ErrorContains(t, err, tt.wantErr)
-			}
-			assert.Equal(t, int32(3), stopped.Load(), "every task returned before Run did")
-			assert.ErrorIs(t, l.Send(context.Background(), "inc"), loop.ErrStopped)
-			assert.ErrorIs(t, l.Call(context.Background(), func() {}), loop.ErrStopped)
-			assert.False(t, l.Go(context.Background(), "late", func(context.Context) {}))
-			assert.ErrorContains(t, l.Run(context.Background()), "called twice")
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				var stopped atomic.Int32
+				var l *loop.Loop[string]
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				x := &script{
+					on: tt.on,
+					start: func(lctx context.Context, l *loop.Loop[string]) error {
+						for range 3 {
+							require.True(t, l.Go(lctx, "waiter", func(ctx context.Context) {
+								<-ctx.Done()
+								time.Sleep(10 * time.Millisecond) // a task that takes a moment to stop (the bubble's time)
+								stopped.Add(1)
+							}))
+						}
+						switch {
+						case tt.cancel:
+							cancel()
+						case tt.on == nil:
+							l.Next("stop")
+						default:
+							l.Next("bogus")
+						}
+						return nil
+					},
+				}
+				l = newLoop(x)
+				err := l.Run(ctx)
+				if tt.wantErr == "" {
+					require.NoError(t, err)
+				} else {
+					require.ErrorContains(t, err, tt.wantErr)
+				}
+				assert.Equal(t, int32(3), stopped.Load(), "every task returned before Run did")
+				assert.ErrorIs(t, l.Send(context.Background(), "inc"), loop.ErrStopped)
+				assert.ErrorIs(t, l.Call(context.Background(), func() {}), loop.ErrStopped)
+				assert.False(t, l.Go(context.Background(), "late", func(context.Context) {}))
+				assert.ErrorContains(t, l.Run(context.Background()), "called twice")
+			})
 		})
 	}
 }
 
 // TestLoopStartError checks that a failing Start stops Run.
 func TestLoopStartError(t *testing.T) {
+	t.Parallel()
 	x := &script{start: func(context.Context, *loop.Loop[string]) error { return errors.New("cannot start") }}
 	require.EqualError(t, runLoop(t, newLoop(x)), "cannot start")
 }

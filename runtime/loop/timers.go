@@ -39,7 +39,7 @@ import (
 // goroutine.
 type Timers[E any] struct {
 	l    *Loop[E]
-	fire func(fsmrt.TimerID) E
+	fire func(id fsmrt.TimerID, deadline, now time.Time) E
 	now  func() time.Time
 
 	mu      sync.Mutex
@@ -64,6 +64,20 @@ type timer struct {
 //
 // l and fire must not be nil.
 func NewTimers[E any](l *Loop[E], fire func(fsmrt.TimerID) E) *Timers[E] {
+	return NewTimersAt(l, func(id fsmrt.TimerID, _, _ time.Time) E { return fire(id) })
+}
+
+// NewTimersAt is NewTimers for a machine whose timers' rules read the
+// time: fire also gets the timer's deadline and the time it fires (the
+// service's clock when the timer's task sends the event, its deadline or
+// later), for the TimerFired event's Deadline and Now, as in
+//
+//	loop.NewTimersAt(l, func(id pkg.TimerID, deadline, now time.Time) pkg.Event {
+//		return &pkg.TimerFired{Timer: id, Deadline: deadline, Now: now}
+//	})
+//
+// Both times are in UTC. l and fire must not be nil.
+func NewTimersAt[E any](l *Loop[E], fire func(id fsmrt.TimerID, deadline, now time.Time) E) *Timers[E] {
 	return &Timers[E]{l: l, fire: fire, now: time.Now, byID: map[fsmrt.TimerID]*timer{}, wake: make(chan struct{}, 1)}
 }
 
@@ -185,8 +199,9 @@ func (t *Timers[E]) serve(ctx context.Context) {
 		t.mu.Lock()
 		var due *timer
 		var wait time.Duration = -1
+		now := t.now()
 		if len(t.queue) > 0 {
-			if left := t.queue[0].deadline.Sub(t.now()); left <= 0 {
+			if left := t.queue[0].deadline.Sub(now); left <= 0 {
 				due = heap.Pop(&t.queue).(*timer)
 			} else {
 				wait = left
@@ -194,7 +209,7 @@ func (t *Timers[E]) serve(ctx context.Context) {
 		}
 		t.mu.Unlock()
 		if due != nil {
-			if err := t.l.SendIf(ctx, t.fire(due.id), func() bool { return t.claim(due) }); err != nil {
+			if err := t.l.SendIf(ctx, t.fire(due.id, due.deadline.UTC(), now.UTC()), func() bool { return t.claim(due) }); err != nil {
 				return
 			}
 			continue

@@ -3,8 +3,10 @@ package loop_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"runtime"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -97,7 +99,9 @@ func newTicker(script func(m *ticker, ev event)) (*ticker, *loop.Loop[event], *l
 	return m, l, timers
 }
 
-// runTicker runs l with a deadline and returns Run's error.
+// runTicker runs l with a deadline and returns Run's error. In a synctest
+// bubble the deadline is the bubble's: a loop that waits for nothing more
+// reaches it at once.
 func runTicker(t *testing.T, l *loop.Loop[event]) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -124,7 +128,9 @@ func endWith(m *ticker) { m.h.StartTimer(sentinel, 5*time.Millisecond) }
 
 // TestTimersFire checks which timer events reach the machine, and in what
 // order. Every script's order of events is fixed by cause and effect, not
-// by how long anything takes.
+// by how long anything takes: each runs in a synctest bubble, where the
+// timers count the bubble's time and synctest.Wait lets the timers' task
+// queue what is due.
 func TestTimersFire(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -170,7 +176,7 @@ func TestTimersFire(t *testing.T) {
 				switch {
 				case isPoke(ev):
 					m.h.StartTimer(1, 0)
-					time.Sleep(5 * time.Millisecond) // most likely, timer 1 fires and queues its event meanwhile
+					synctest.Wait() // timer 1 fires and queues its event meanwhile
 					m.h.CancelTimer(1)
 					m.h.StartTimer(2, 0) // its event queues after timer 1's
 				case fired(ev, 2):
@@ -202,7 +208,7 @@ func TestTimersFire(t *testing.T) {
 				switch {
 				case isPoke(ev):
 					m.h.StartTimer(1, 0)
-					time.Sleep(5 * time.Millisecond) // most likely, timer 1 fires and queues its event meanwhile
+					synctest.Wait() // timer 1 fires and queues its event meanwhile
 					m.h.StartTimer(1, time.Millisecond)
 				case fired(ev, 1):
 					endWith(m)
@@ -257,11 +263,14 @@ func TestTimersFire(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, l, timers := newTicker(tt.script)
-			require.NoError(t, l.Send(context.Background(), &poke{}))
-			require.NoError(t, runTicker(t, l))
-			assert.Equal(t, tt.want, m.notes)
-			assert.Zero(t, timers.Running())
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				m, l, timers := newTicker(tt.script)
+				require.NoError(t, l.Send(context.Background(), &poke{}))
+				require.NoError(t, runTicker(t, l))
+				assert.Equal(t, tt.want, m.notes)
+				assert.Zero(t, timers.Running())
+			})
 		})
 	}
 }
@@ -287,47 +296,51 @@ func TestTimersMany(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var want []string
-			for id := 1; id <= tt.n; id++ {
-				if tt.cancelEvery == 0 || id%tt.cancelEvery != 0 {
-					want = append(want, fmt.Sprintf("fired %d", id))
-				}
-			}
-			m, l, timers := newTicker(func(m *ticker, ev event) {
-				switch {
-				case isPoke(ev):
-					for id := 1; id <= tt.n; id++ {
-						// Delays of -1ms, 0, 1ms and 2ms.
-						m.h.StartTimer(timerID(id), time.Duration(id%4-1)*time.Millisecond)
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				var want []string
+				for id := 1; id <= tt.n; id++ {
+					if tt.cancelEvery == 0 || id%tt.cancelEvery != 0 {
+						want = append(want, fmt.Sprintf("fired %d", id))
 					}
-					for id := 1; id <= tt.n; id++ {
-						if tt.cancelEvery != 0 && id%tt.cancelEvery == 0 {
-							m.h.CancelTimer(timerID(id))
+				}
+				m, l, timers := newTicker(func(m *ticker, ev event) {
+					switch {
+					case isPoke(ev):
+						for id := 1; id <= tt.n; id++ {
+							// Delays of -1ms, 0, 1ms and 2ms.
+							m.h.StartTimer(timerID(id), time.Duration(id%4-1)*time.Millisecond)
 						}
+						for id := 1; id <= tt.n; id++ {
+							if tt.cancelEvery != 0 && id%tt.cancelEvery == 0 {
+								m.h.CancelTimer(timerID(id))
+							}
+						}
+						m.note("running %d", m.h.Running())
+					case fired(ev, sentinel):
+						m.stop()
+						return
 					}
-					m.note("running %d", m.h.Running())
-				case fired(ev, sentinel):
-					m.stop()
-					return
-				}
-				if m.fired == len(want) {
-					endWith(m)
-				}
-			})
-			require.NoError(t, l.Send(context.Background(), &poke{}))
-			require.NoError(t, runTicker(t, l))
+					if m.fired == len(want) {
+						endWith(m)
+					}
+				})
+				require.NoError(t, l.Send(context.Background(), &poke{}))
+				require.NoError(t, runTicker(t, l))
 
-			require.GreaterOrEqual(t, len(m.notes), 3)
-			assert.Equal(t, []string{"poke", fmt.Sprintf("running %d", len(want))}, m.notes[:2])
-			assert.Equal(t, "fired 1000000", m.notes[len(m.notes)-1], "the sentinel comes last")
-			assert.ElementsMatch(t, want, m.notes[2:len(m.notes)-1])
-			assert.Zero(t, timers.Running())
+				require.GreaterOrEqual(t, len(m.notes), 3)
+				assert.Equal(t, []string{"poke", fmt.Sprintf("running %d", len(want))}, m.notes[:2])
+				assert.Equal(t, "fired 1000000", m.notes[len(m.notes)-1], "the sentinel comes last")
+				assert.ElementsMatch(t, want, m.notes[2:len(m.notes)-1])
+				assert.Zero(t, timers.Running())
+			})
 		})
 	}
 }
 
 // TestTimersStopWithTheLoop stops the loop, in every way, while timers run,
-// and checks that none is left running and that no goroutine outlives Run.
+// and checks that none is left running and that no goroutine of the bubble
+// outlives Run.
 func TestTimersStopWithTheLoop(t *testing.T) {
 	const n = 20
 	tests := []struct {
@@ -338,8 +351,9 @@ func TestTimersStopWithTheLoop(t *testing.T) {
 		fired  bool
 		cancel bool // cancel Run's context instead of calling Stop
 		// precancel cancels Run's context before Run. Run may then hand
-		// the machine an event or two before it sees the cancel, and
-		// return nil if one of them stops it.
+		// the machine an event or two before it sees the cancel (it
+		// learns of it on a goroutine of context.AfterFunc), and return
+		// nil if one of them stops it.
 		precancel bool
 		wantErr   error
 	}{
@@ -352,104 +366,117 @@ func TestTimersStopWithTheLoop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := settledGoroutines(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			startAll := func(h userHandler) {
-				for id := range timerID(n) {
-					h.StartTimer(id, time.Hour)
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				base := bubbleGoroutines(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				startAll := func(h userHandler) {
+					for id := range timerID(n) {
+						h.StartTimer(id, time.Hour)
+					}
 				}
-			}
-			m, l, timers := newTicker(func(m *ticker, ev event) {
-				if !isPoke(ev) {
-					return
-				}
-				if !tt.beforeRun {
+				m, l, timers := newTicker(func(m *ticker, ev event) {
+					if !isPoke(ev) {
+						return
+					}
+					if !tt.beforeRun {
+						startAll(m.h)
+					}
+					if tt.fired {
+						m.h.StartTimer(n, 0)
+						synctest.Wait() // it fires and queues its event meanwhile
+						m.h.CancelTimer(n)
+						m.h.StartTimer(n, 0) // a restart, so that the stale event is also queued
+						synctest.Wait()
+					}
+					m.note("running %d", m.h.Running())
+					if tt.cancel {
+						cancel()
+						// The loop learns of the cancel on a goroutine of
+						// context.AfterFunc: once it has, the loop stops
+						// after this event, before the queued ones.
+						synctest.Wait()
+					} else {
+						m.stop()
+					}
+				})
+				if tt.beforeRun {
 					startAll(m.h)
+					assert.Equal(t, n, timers.Running(), "timers waiting for Run count as running")
 				}
-				if tt.fired {
-					m.h.StartTimer(n, 0)
-					time.Sleep(5 * time.Millisecond) // most likely, it fires and queues its event meanwhile
-					m.h.CancelTimer(n)
-					m.h.StartTimer(n, 0) // a restart, so that the stale event is also queued
-					time.Sleep(5 * time.Millisecond)
-				}
-				m.note("running %d", m.h.Running())
-				if tt.cancel {
+				require.NoError(t, l.Send(context.Background(), &poke{}))
+				if tt.precancel {
 					cancel()
-				} else {
-					m.stop()
 				}
-			})
-			if tt.beforeRun {
-				startAll(m.h)
-				assert.Equal(t, n, timers.Running(), "timers waiting for Run count as running")
-			}
-			require.NoError(t, l.Send(context.Background(), &poke{}))
-			if tt.precancel {
-				cancel()
-			}
 
-			err := l.Run(ctx)
-			switch {
-			case tt.precancel && err == nil:
-			case tt.wantErr == nil:
-				require.NoError(t, err)
-			default:
-				require.ErrorIs(t, err, tt.wantErr)
-			}
-			if !tt.precancel {
-				running := n
-				if tt.fired {
-					running++
+				err := l.Run(ctx)
+				switch {
+				case tt.precancel && err == nil:
+				case tt.wantErr == nil:
+					require.NoError(t, err)
+				default:
+					require.ErrorIs(t, err, tt.wantErr)
 				}
-				want := []string{"poke", fmt.Sprintf("running %d", running)}
-				if tt.fired && tt.cancel && len(m.notes) == 3 {
-					// Run's context is cancelled asynchronously: the loop
-					// may hand the machine the queued event first.
-					want = append(want, fmt.Sprintf("fired %d", n))
+				if !tt.precancel {
+					running := n
+					if tt.fired {
+						running++
+					}
+					assert.Equal(t, []string{"poke", fmt.Sprintf("running %d", running)}, m.notes)
 				}
-				assert.Equal(t, want, m.notes)
-			}
-			assert.Zero(t, timers.Running())
-			m.h.StartTimer(1, 0) // after the loop stopped: does nothing
-			assert.Zero(t, timers.Running())
-			assertGoroutinesBack(t, base)
+				assert.Zero(t, timers.Running())
+				m.h.StartTimer(1, 0) // after the loop stopped: does nothing
+				assert.Zero(t, timers.Running())
+				assertGoroutines(t, base, "goroutines outlived the loop")
+			})
 		})
 	}
 }
 
-// assertGoroutinesBack waits, on the test's goroutine, until no more than
-// base goroutines run, and fails with their stacks if that takes seconds.
-// (assert.Eventually would not do: it asks its condition on a goroutine of
-// its own.)
-func assertGoroutinesBack(t *testing.T, base int) {
+// bubbleGoroutines waits until every other goroutine of the calling
+// test's synctest bubble is blocked or gone, and returns how many the
+// bubble holds, the caller and synctest's own included. It counts them in
+// the runtime's goroutine dump, which names each goroutine's bubble, so
+// that goroutines of tests running in parallel do not count.
+func bubbleGoroutines(t *testing.T) int {
 	t.Helper()
-	for range 5000 {
-		if runtime.NumGoroutine() <= base {
-			return
+	synctest.Wait()
+	self := bubbleOf.FindStringSubmatch(stacks(false))
+	require.NotNil(t, self, "the goroutine dump names no synctest bubble: call this in synctest.Test")
+	n := 0
+	for _, m := range bubbleOf.FindAllStringSubmatch(stacks(true), -1) {
+		if m[1] == self[1] {
+			n++
 		}
-		time.Sleep(time.Millisecond)
-	}
-	buf := make([]byte, 1<<20)
-	assert.Fail(t, "goroutines outlived the loop",
-		"%d goroutines, %d before the loop:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-}
-
-// settledGoroutines returns the number of goroutines once those of earlier
-// tests have finished returning.
-func settledGoroutines(t *testing.T) int {
-	t.Helper()
-	n := runtime.NumGoroutine()
-	for range 100 {
-		time.Sleep(time.Millisecond)
-		m := runtime.NumGoroutine()
-		if m == n {
-			return n
-		}
-		n = m
 	}
 	return n
+}
+
+// bubbleOf matches the header of a goroutine in a goroutine dump, such as
+// "goroutine 7 [chan receive (durable), synctest bubble 3]:", and captures
+// the goroutine's bubble.
+var bubbleOf = regexp.MustCompile(`(?m)^goroutine \d+ \[.*, synctest bubble (\d+)[\] ]`)
+
+// stacks returns the goroutine dump of the calling goroutine, or of all.
+func stacks(all bool) string {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, all)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// assertGoroutines checks that the bubble holds want goroutines (see
+// bubbleGoroutines), and shows them if not.
+func assertGoroutines(t *testing.T, want int, msg string) {
+	t.Helper()
+	if got := bubbleGoroutines(t); got != want {
+		assert.Fail(t, msg, "%d goroutines in the bubble, want %d:\n%s", got, want, stacks(true))
+	}
 }
 
 // TestTimersBeforeRun starts timers before the loop runs, as a machine's
@@ -486,31 +513,34 @@ func TestTimersBeforeRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, l, timers := newTicker(func(m *ticker, ev event) {
-				switch {
-				case fired(ev, sentinel):
-					m.stop()
-				case m.fired == 1:
-					endWith(m)
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				m, l, timers := newTicker(func(m *ticker, ev event) {
+					switch {
+					case fired(ev, sentinel):
+						m.stop()
+					case m.fired == 1:
+						endWith(m)
+					}
+				})
+				// Timers that would hold a goroutine each, were they started
+				// before Run.
+				const idle = 50
+				base := bubbleGoroutines(t)
+				for id := range timerID(idle) {
+					m.h.StartTimer(100+id, time.Hour)
 				}
-			})
-			// Timers that would hold a goroutine each, were they started
-			// before Run.
-			const idle = 50
-			base := settledGoroutines(t)
-			for id := range timerID(idle) {
-				m.h.StartTimer(100+id, time.Hour)
-			}
-			tt.before(m.h)
-			assert.Less(t, runtime.NumGoroutine(), base+idle, "no goroutine before Run")
-			require.GreaterOrEqual(t, timers.Running(), idle+1)
-			for id := range timerID(idle) {
-				m.h.CancelTimer(100 + id)
-			}
+				tt.before(m.h)
+				assertGoroutines(t, base, "no goroutine before Run")
+				require.GreaterOrEqual(t, timers.Running(), idle+1)
+				for id := range timerID(idle) {
+					m.h.CancelTimer(100 + id)
+				}
 
-			require.NoError(t, runTicker(t, l))
-			assert.Equal(t, tt.want, m.notes)
-			assert.Zero(t, timers.Running())
+				require.NoError(t, runTicker(t, l))
+				assert.Equal(t, tt.want, m.notes)
+				assert.Zero(t, timers.Running())
+			})
 		})
 	}
 }
@@ -551,29 +581,32 @@ func TestTimersCancelReleasesTasks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := settledGoroutines(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			done := make(chan struct{})
-			_, l, timers := newTicker(func(m *ticker, ev event) {
-				if isPoke(ev) {
-					tt.script(m.h)
-					close(done)
-				}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				base := bubbleGoroutines(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				done := make(chan struct{})
+				_, l, timers := newTicker(func(m *ticker, ev event) {
+					if isPoke(ev) {
+						tt.script(m.h)
+						close(done)
+					}
+				})
+				require.NoError(t, l.Send(context.Background(), &poke{}))
+				ran := make(chan error, 1)
+				go func() { ran <- l.Run(ctx) }()
+				<-done
+
+				assert.Equal(t, tt.running, timers.Running())
+				// The loop's goroutine, and the one task of the timers.
+				assertGoroutines(t, base+2, "more goroutines than the loop's and the timers' task")
+
+				cancel()
+				require.ErrorIs(t, <-ran, context.Canceled)
+				assert.Zero(t, timers.Running())
+				assertGoroutines(t, base, "goroutines outlived the loop")
 			})
-			require.NoError(t, l.Send(context.Background(), &poke{}))
-			ran := make(chan error, 1)
-			go func() { ran <- l.Run(ctx) }()
-			<-done
-
-			assert.Equal(t, tt.running, timers.Running())
-			// The loop's goroutine, and the one task of the timers.
-			assertGoroutinesBack(t, base+2)
-
-			cancel()
-			require.ErrorIs(t, <-ran, context.Canceled)
-			assert.Zero(t, timers.Running())
-			assertGoroutinesBack(t, base)
 		})
 	}
 }
@@ -583,73 +616,130 @@ func TestTimersCancelReleasesTasks(t *testing.T) {
 // deadline order and then by id, and that Arm with no deadline counts the
 // delay from now.
 func TestTimersDeadlines(t *testing.T) {
-	past := time.Now().Add(-time.Hour)
-	var deadline time.Time
-	var before, after time.Time
-	m, l, timers := newTicker(func(m *ticker, ev event) {
-		switch {
-		case isPoke(ev):
-			before = time.Now()
-			deadline = m.h.StartTimer(40, time.Hour)
-			after = time.Now()
-			m.h.CancelTimer(40)
-			// Overdue, out of order; 3 and 4 share a deadline.
-			m.h.Arm(1, past.Add(3*time.Second), time.Hour)
-			m.h.Arm(2, past.Add(1*time.Second), time.Hour)
-			m.h.Arm(4, past.Add(2*time.Second), time.Hour)
-			m.h.Arm(3, past.Add(2*time.Second), time.Hour)
-			m.h.Arm(5, time.Time{}, time.Millisecond)
-		case fired(ev, 5):
-			endWith(m)
-		case fired(ev, sentinel):
-			m.stop()
-		}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		past := time.Now().Add(-time.Hour)
+		var deadline time.Time
+		var now time.Time
+		m, l, timers := newTicker(func(m *ticker, ev event) {
+			switch {
+			case isPoke(ev):
+				now = time.Now() // the bubble's clock: it stands still while the loop runs
+				deadline = m.h.StartTimer(40, time.Hour)
+				m.h.CancelTimer(40)
+				// Overdue, out of order; 3 and 4 share a deadline.
+				m.h.Arm(1, past.Add(3*time.Second), time.Hour)
+				m.h.Arm(2, past.Add(1*time.Second), time.Hour)
+				m.h.Arm(4, past.Add(2*time.Second), time.Hour)
+				m.h.Arm(3, past.Add(2*time.Second), time.Hour)
+				m.h.Arm(5, time.Time{}, time.Millisecond)
+			case fired(ev, 5):
+				endWith(m)
+			case fired(ev, sentinel):
+				m.stop()
+			}
+		})
+		require.NoError(t, l.Send(context.Background(), &poke{}))
+		require.NoError(t, runTicker(t, l))
+		assert.Equal(t, []string{"poke", "fired 2", "fired 3", "fired 4", "fired 1", "fired 5", "fired 1000000"}, m.notes)
+		assert.Equal(t, time.UTC, deadline.Location())
+		assert.True(t, deadline.Equal(now.Add(time.Hour)), "the deadline %s is now (%s) plus the delay", deadline, now)
+		assert.Zero(t, timers.Running())
 	})
-	require.NoError(t, l.Send(context.Background(), &poke{}))
-	require.NoError(t, runTicker(t, l))
-	assert.Equal(t, []string{"poke", "fired 2", "fired 3", "fired 4", "fired 1", "fired 5", "fired 1000000"}, m.notes)
-	assert.Equal(t, time.UTC, deadline.Location())
-	assert.False(t, deadline.Before(before.Add(time.Hour)), "the deadline is now plus the delay")
-	assert.False(t, deadline.After(after.Add(time.Hour)), "the deadline is now plus the delay")
-	assert.Zero(t, timers.Running())
 }
 
 // TestTimersScale arms many timers before the loop runs, with deadlines
 // out of order, and checks that each fires once, in deadline order: one
 // heap and one task serve them all.
 func TestTimersScale(t *testing.T) {
-	const n = 20_000
-	start := time.Now()
-	deadlines := map[timerID]time.Time{}
-	var got []timerID
-	_, l, timers := newTicker(func(m *ticker, ev event) {
-		switch {
-		case fired(ev, sentinel):
-			m.stop()
-		default:
-			got = append(got, ev.(*timerFired).Timer)
-			if len(got) == n {
-				endWith(m)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const n = 20_000
+		start := time.Now()
+		deadlines := map[timerID]time.Time{}
+		var got []timerID
+		_, l, timers := newTicker(func(m *ticker, ev event) {
+			switch {
+			case fired(ev, sentinel):
+				m.stop()
+			default:
+				got = append(got, ev.(*timerFired).Timer)
+				if len(got) == n {
+					endWith(m)
+				}
+			}
+		})
+		for i := range timerID(n) {
+			id := (i*7919)%n + 1 // a permutation of 1..n
+			d := start.Add(time.Duration(id%97) * 50 * time.Microsecond)
+			deadlines[id] = d
+			timers.Arm(id, d, 0)
+		}
+		require.Equal(t, n, timers.Running())
+		require.NoError(t, runTicker(t, l))
+		require.Len(t, got, n, "each timer fires once")
+		seen := map[timerID]bool{}
+		for i, id := range got {
+			require.False(t, seen[id], "timer %d fired twice", id)
+			seen[id] = true
+			if i > 0 {
+				prev := got[i-1]
+				require.False(t, deadlines[id].Before(deadlines[prev]), "timer %d (deadline %s) fired after timer %d (deadline %s)", id, deadlines[id], prev, deadlines[prev])
 			}
 		}
+		assert.Zero(t, timers.Running())
 	})
-	for i := range timerID(n) {
-		id := (i*7919)%n + 1 // a permutation of 1..n
-		d := start.Add(time.Duration(id%97) * 50 * time.Microsecond)
-		deadlines[id] = d
-		timers.Arm(id, d, 0)
-	}
-	require.Equal(t, n, timers.Running())
-	require.NoError(t, runTicker(t, l))
-	require.Len(t, got, n, "each timer fires once")
-	seen := map[timerID]bool{}
-	for i, id := range got {
-		require.False(t, seen[id], "timer %d fired twice", id)
-		seen[id] = true
-		if i > 0 {
-			prev := got[i-1]
-			require.False(t, deadlines[id].Before(deadlines[prev]), "timer %d (deadline %s) fired after timer %d (deadline %s)", id, deadlines[id], prev, deadlines[prev])
+}
+
+// timedFired stands for a TimerFired event with the times NewTimersAt
+// gives it.
+type timedFired struct {
+	Timer         timerID
+	Deadline, Now time.Time
+}
+
+func (*timedFired) isEvent() {}
+
+// TestTimersAt checks that a service made with NewTimersAt hands fire the
+// timer's deadline and the time it fired: a timer fires at its deadline,
+// and one armed for a deadline already passed fires at once, later than
+// its deadline. The bubble's clock makes both times exact.
+func TestTimersAt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now().UTC()
+		overdue := start.Add(-time.Minute)
+		var got []timedFired
+		m := &timed{}
+		l := loop.New[event](m, strict{}, loop.Options{})
+		timers := loop.NewTimersAt(l, func(id timerID, deadline, now time.Time) event {
+			return &timedFired{Timer: id, Deadline: deadline, Now: now}
+		})
+		m.handle = func(ev event) {
+			switch ev := ev.(type) {
+			case *poke:
+				timers.StartTimer(1, time.Hour)
+				timers.Arm(2, overdue, time.Hour)
+			case *timedFired:
+				got = append(got, *ev)
+				if ev.Timer == 1 {
+					l.Stop()
+				}
+			}
 		}
-	}
-	assert.Zero(t, timers.Running())
+		require.NoError(t, l.Send(t.Context(), &poke{}))
+		require.NoError(t, l.Run(t.Context()))
+		assert.Equal(t, []timedFired{
+			{Timer: 2, Deadline: overdue, Now: start},
+			{Timer: 1, Deadline: start.Add(time.Hour), Now: start.Add(time.Hour)},
+		}, got)
+	})
+}
+
+// timed is a machine that hands every event to handle.
+type timed struct{ handle func(event) }
+
+// HandleEvent implements loop.Machine.
+func (m *timed) HandleEvent(ev event) error {
+	m.handle(ev)
+	return nil
 }

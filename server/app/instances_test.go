@@ -146,8 +146,21 @@ func TestSeveralInstances(t *testing.T) {
 	time.Sleep(interval + margin/2)
 	a.kill9()
 	killed := time.Now()
-	time.Sleep(3*interval + lease)
-	require.Equal(t, 64, b.shards(), "b runs every shard")
+	// b takes every shard over, and records the runs a's monitors miss:
+	// for each monitor, one due a lease after the kill at least, which b
+	// recorded as their new owner.
+	require.Eventually(t, func() bool {
+		if b.shards() != 64 {
+			return false
+		}
+		took := map[string]bool{}
+		for _, s := range misses() {
+			if s.c.ExpectedAt != nil && s.c.ExpectedAt.Add(margin).After(killed.Add(lease)) {
+				took[s.slug] = true
+			}
+		}
+		return len(took) == len(mons)
+	}, 3*interval+lease+30*time.Second, 20*time.Millisecond, "b runs every shard and records the misses of every monitor")
 	stop()
 	t.Logf("killed at %s", killed.Format(time.StampMilli))
 

@@ -151,6 +151,7 @@ func readPID(t *testing.T, path string) int {
 // code, its health falls to unhealthy with one alert, its monitor records
 // each run, and a good run makes it healthy again, with one more alert.
 func TestJobRetries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "works")
 	hook := newAlertHook(t)
@@ -237,6 +238,7 @@ jobs:
 // too: a grandchild that ignores SIGTERM and would outlive its parent is
 // gone.
 func TestJobTriggerCancelTimeout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	p := launch(t, filepath.Join(dir, "server.db"), "-jobs", jobsFile(t, dir, `
@@ -278,8 +280,14 @@ jobs:
 	assert.Equal(t, int64(1000), *runs[1].DurationMS)
 	assert.Equal(t, 1, j.ConsecutiveFailures)
 	assert.Equal(t, jobdefs.HealthDegraded, j.Health)
-	// The run's result, which came after the timeout, changed nothing.
-	time.Sleep(3 * time.Second)
+	// The run's result comes after the timeout, once the run's process
+	// group is killed: its check-in on the job's monitor closes. It
+	// changed nothing (the engine's TestEngineTimeoutRetryLateResult
+	// checks that on the bubble's clock).
+	require.Eventually(t, func() bool {
+		list := p.checkins(tok, "job-sleepy")
+		return len(list) == 2 && list[1].Status != monitorengine.CheckinInProgress
+	}, 30*time.Second, 20*time.Millisecond, "the result of the run timed out never comes")
 	assert.Len(t, p.runs(tok, "sleepy"), 2)
 	p.noErrors()
 }
@@ -288,6 +296,7 @@ jobs:
 // failed "interrupted by a restart", the job retries, and nothing is
 // recorded twice.
 func TestJobKill9(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "server.db")
 	pidFile, leaderFile := filepath.Join(dir, "pid"), filepath.Join(dir, "leader")
@@ -336,6 +345,7 @@ jobs:
 // TestJobSIGTERM stops the server gracefully during a run: the run is
 // recorded cancelled and its process group killed.
 func TestJobSIGTERM(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "server.db")
 	pidFile := filepath.Join(dir, "pid")

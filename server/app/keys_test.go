@@ -76,6 +76,7 @@ func (p *proc) refuses(tok string) time.Duration {
 // exits 0 (it starts no server), and the running server refuses the old
 // one and takes the new one without a restart, as does the next start.
 func TestToken(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	p := launch(t, db)
 	first := p.token()
@@ -116,6 +117,7 @@ func TestToken(t *testing.T) {
 // naming the file and the running one's PID. The running one killed with
 // SIGKILL, a new one starts at once: no lock outlives its holder.
 func TestOneServerPerDB(t *testing.T) {
+	t.Parallel()
 	if pgtest.OnPostgres() {
 		t.Skip("servers share a Postgres database by design")
 	}
@@ -146,6 +148,7 @@ func TestOneServerPerDB(t *testing.T) {
 // through one works through the other, its threads are its own on both,
 // and revoked through one, or the admin key reset, the other refuses it.
 func TestKeysOnEveryInstance(t *testing.T) {
+	t.Parallel()
 	if pgtest.OnPostgres() {
 		t.Skip("runs on Postgres in the first run already")
 	}

@@ -49,8 +49,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestOnPostgres runs every other test again on Postgres.
-func TestOnPostgres(t *testing.T) { pgtest.Again(t) }
+// TestOnPostgres runs every other test again on Postgres, in a child
+// process, beside the parallel tests of this one (after the serial ones,
+// which measure how fast an instance takes another's leases over).
+func TestOnPostgres(t *testing.T) {
+	t.Parallel()
+	pgtest.Again(t)
+}
 
 // newDB returns a new database for a server: a SQLite file, or the URL
 // of a Postgres database in the run of TestOnPostgres.
@@ -321,6 +326,7 @@ func ping(client *http.Client, url string) (int, string, error) {
 // open: the requests are answered and stored, the stream ends, the
 // process exits 0.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	p := launch(t, db)
 	tok := p.token()
@@ -435,6 +441,7 @@ func TestGracefulShutdown(t *testing.T) {
 // was up then or not; every run started times out at its maximum
 // runtime, once.
 func TestKillRestartCycles(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts the server for half a minute")
 	}
@@ -591,6 +598,7 @@ func TestKillRestartCycles(t *testing.T) {
 // while the server is killed with SIGKILL and started again: every ping
 // it acknowledged is stored, and no check-in is stored twice.
 func TestPingLoadKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loads and kills the server")
 	}
@@ -677,18 +685,24 @@ func TestPingLoadKill(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(seed, 100))
 	var before int64
+	// servedAgain waits until the server (started again) acknowledged
+	// pings since the last kill.
+	servedAgain := func(what string) {
+		require.Eventually(t, func() bool { return acked.Load() > before }, 60*time.Second, time.Millisecond, "%s: no ping acknowledged since the last kill", what)
+	}
 	for kill := range 3 {
-		time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond)
+		servedAgain(fmt.Sprintf("kill %d", kill))
+		// Then the kill, at a moment of the load up to a second later.
+		time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
 		p.kill9()
 		n := acked.Load()
-		require.Greater(t, n, before, "kill %d: pings were acknowledged since the last one", kill)
 		require.Less(t, n, int64(maxAcks), "kill %d: under load", kill)
 		before = n
 		t.Logf("kill %d after %d acknowledged pings", kill, n)
 		p = launch(t, db, "-ping-rate", "1000000")
 		base.Store(&p.url)
 	}
-	time.Sleep(300 * time.Millisecond)
+	servedAgain("after the last kill")
 	close(stop)
 	wg.Wait()
 	assert.Empty(t, refused, "pings refused")

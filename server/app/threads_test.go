@@ -34,6 +34,7 @@ func push(t *testing.T, id string, n int) string {
 // instances on one Postgres and reads them through the other: threads are
 // plain rows, which no shard owns and no instance forwards.
 func TestThreadsOnEveryInstance(t *testing.T) {
+	t.Parallel()
 	if pgtest.OnPostgres() {
 		t.Skip("runs on Postgres in the first run already")
 	}

@@ -15,6 +15,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	got, err := jobs.Parse("jobs.yaml", []byte(`
 jobs:
   - id: backup
@@ -49,6 +50,7 @@ jobs:
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, text, want string
 	}{
@@ -90,12 +92,14 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	_, err := jobs.Load(filepath.Join(t.TempDir(), "missing.yaml"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	assert.Contains(t, err.Error(), "read the jobs file: ")
 }
 
 func TestRegistry(t *testing.T) {
+	t.Parallel()
 	var r jobs.Registry
 	s := jobs.Settings{Schedule: monitors.Schedule{Type: "interval", Seconds: 60}, Timeout: time.Minute, Retries: 3, BackoffBase: time.Second, BackoffCap: time.Minute}
 	noop := func(ctx context.Context) (string, error) { return "", nil }
@@ -133,6 +137,7 @@ func withOverlap(s jobs.Settings, overlap string) jobs.Settings {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	b := &jobs.Behavior{}
 	s := jobs.Settings{BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Second}
 	for attempt, want := range map[int]time.Duration{1: 5 * time.Second, 2: 10 * time.Second, 3: 20 * time.Second, 4: 30 * time.Second, 60: 30 * time.Second} {
@@ -141,6 +146,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		failures int
 		enabled  bool

@@ -17,6 +17,7 @@ func at(h, m int) time.Time {
 }
 
 func TestCompile(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		s    monitors.Settings
@@ -57,6 +58,7 @@ func TestCompile(t *testing.T) {
 // within the margin before the expected time, or after it, counts for
 // that run; an earlier one for the run before.
 func TestCheckinCountsForItsRun(t *testing.T) {
+	t.Parallel()
 	b := &monitors.Behavior{}
 	daily := monitors.Settings{Schedule: monitors.Schedule{Type: "cron", Expression: "0 9 * * *"}, Margin: 5 * time.Minute, FailureThreshold: 1, RecoveryThreshold: 1}
 	every := monitors.Settings{Schedule: monitors.Schedule{Type: "interval", Seconds: 3600}, Margin: 5 * time.Minute}
@@ -88,6 +90,7 @@ func TestCheckinCountsForItsRun(t *testing.T) {
 // the job fails now, or stays failing, agrees with what the effect then
 // computes.
 func TestThresholds(t *testing.T) {
+	t.Parallel()
 	b := &monitors.Behavior{}
 	for _, ft := range []int{0, 1, 2, 3} {
 		for _, rt := range []int{0, 1, 2, 3} {
@@ -108,6 +111,7 @@ func TestThresholds(t *testing.T) {
 }
 
 func TestTimers(t *testing.T) {
+	t.Parallel()
 	b := &monitors.Behavior{}
 	s := monitors.Settings{Schedule: monitors.Schedule{Type: "interval", Seconds: 60}, Margin: 10 * time.Second, MaxRuntime: time.Minute}
 	assert.Equal(t, 70*time.Second, b.UntilMissed(s, day, day.Add(time.Minute)))

@@ -29,8 +29,10 @@ import (
 // changes, the hook notes it, the model answers, the turn ends and its
 // commit holds the change.
 func TestMultiRoundSession(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			s := newSession(t, p,
 				map[string]string{"hello.txt": "Hello, world\n", "notes.txt": "Greet the agent, not the world.\n"},
 				fakellm.Reply{
@@ -108,6 +110,7 @@ func TestMultiRoundSession(t *testing.T) {
 // retried per the machine's policy, and reported once retries are used up
 // or when the error is not worth retrying. The conversation stays intact.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	ok := fakellm.Reply{Text: "The answer is 42."}
 	const ms = time.Millisecond
 	tests := []struct {
@@ -173,6 +176,7 @@ func TestFaults(t *testing.T) {
 				continue
 			}
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
 				s := newSession(t, p, nil, tt.replies...)
 				d := &recorder{}
 				bcfg := func(c *behavior.Config) {
@@ -212,6 +216,7 @@ func TestFaults(t *testing.T) {
 // round: the first is timed out, the second becomes a tool error, and the
 // turn goes on.
 func TestToolFailures(t *testing.T) {
+	t.Parallel()
 	hang := toolFunc{name: "hang", run: func(ctx context.Context, _ json.RawMessage, progress func(chat.ToolProgress)) (string, error) {
 		progress(chat.ToolProgress{Message: "waiting forever"})
 		<-ctx.Done()
@@ -225,6 +230,7 @@ func TestToolFailures(t *testing.T) {
 
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			s := newSession(t, p, nil,
 				fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c_hang", Name: "hang", Args: "{}"}, {ID: "c_boom", Name: "boom", Args: "{}"}}},
 				fakellm.Reply{Text: "Both tools failed."},
@@ -258,8 +264,10 @@ func TestToolFailures(t *testing.T) {
 // TestQueuedInput types a second message while the first turn runs: the
 // machine rejects it, the agent queues it and sends it when the turn ends.
 func TestQueuedInput(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			queued := make(chan struct{})
 			s := newSession(t, p, nil,
 				fakellm.Reply{Text: "Answer one.", Wait: queued},
@@ -467,6 +475,7 @@ func TestResume(t *testing.T) {
 // the agent against the fake server: see cmd/agent's TestInteractive) with
 // no network.
 func TestDemoReplays(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("../../app/testdata/demo/demo.events.jsonl")
 	require.NoError(t, err)
 	defer f.Close()

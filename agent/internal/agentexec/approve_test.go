@@ -24,6 +24,7 @@ import (
 // about, a refused call does not run and its result says why, and every
 // verdict is recorded with the call's outcome in the event log.
 func TestApproval(t *testing.T) {
+	t.Parallel()
 	round := []fakellm.ToolCall{
 		{ID: "r", Name: "read_file", Args: `{"path": "a.txt"}`},
 		{ID: "e", Name: "edit_file", Args: `{"path": "a.txt", "old_str": "one", "new_str": "two", "ask_approval": true, "approval_reason": "it renames one"}`},
@@ -69,6 +70,7 @@ func TestApproval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s := newSession(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n"},
 				fakellm.Reply{ToolCalls: tt.calls}, fakellm.Reply{Text: "Done."})
 			pr, pw := io.Pipe()
@@ -134,6 +136,7 @@ func TestApproval(t *testing.T) {
 // TestApprovalNeedsInput refuses a policy that asks when nothing can
 // answer.
 func TestApprovalNeedsInput(t *testing.T) {
+	t.Parallel()
 	b, err := behavior.New(behavior.DefaultConfig())
 	require.NoError(t, err)
 	s := newSession(t, fakellm.Anthropic, nil)

@@ -249,6 +249,7 @@ const testRounds = 41
 // again and again. The log replays exactly. BenchmarkEventLogPerRound
 // measures round 200.
 func TestEventLogGrowsLinearly(t *testing.T) {
+	t.Parallel()
 	logPath, perRound := runRounds(t, testRounds, 3000)
 	last := perRound[testRounds-2]
 	ratio := float64(last) / float64(perRound[9])

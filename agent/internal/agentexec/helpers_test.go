@@ -209,7 +209,6 @@ type session struct {
 // a repository holding files.
 func newSession(t *testing.T, provider fakellm.Provider, files map[string]string, replies ...fakellm.Reply) *session {
 	t.Helper()
-	gittest.IsolateGit(t)
 	store, err := thread.NewStore(filepath.Join(t.TempDir(), "threads"))
 	require.NoError(t, err)
 	s := &session{
@@ -372,7 +371,7 @@ func (s *session) state(t *testing.T) agent.State {
 func (s *session) conversation(t *testing.T) []string {
 	t.Helper()
 	st := s.state(t)
-	c, ok := behavior.ConversationOf(st)
+	c, ok := agent.ConversationOf(st)
 	require.True(t, ok, "unexpected state %T", st)
 	var out []string
 	for _, m := range c.Messages() {

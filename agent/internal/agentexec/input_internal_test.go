@@ -14,6 +14,7 @@ import (
 // TestReadLine checks the line reader at the edges of its limit and of
 // its buffer.
 func TestReadLine(t *testing.T) {
+	t.Parallel()
 	type line struct {
 		text string
 		size int
@@ -35,6 +36,7 @@ func TestReadLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			br := bufio.NewReaderSize(strings.NewReader(tt.input), 16)
 			var got []line
 			for {
@@ -52,6 +54,7 @@ func TestReadLine(t *testing.T) {
 
 // TestOutputBudget checks how a round's results share the output budget.
 func TestOutputBudget(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("a", 3000)
 	tests := []struct {
 		name  string
@@ -67,6 +70,7 @@ func TestOutputBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			b := newOutputBudget(tt.limit)
 			for i, in := range tt.in {
 				got := b.take(in)

@@ -87,7 +87,7 @@ func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
 // captured last, and the journal's next record drops the others.
 func (a *Agent) capture() error {
 	st := a.m.State()
-	conv, _ := behavior.ConversationOf(st)
+	conv, _ := agent.ConversationOf(st)
 	if keep := conv.Common(a.conv); keep < len(a.msgs) {
 		a.msgs = slices.Clip(a.msgs[:keep])
 		if a.journal != nil {
@@ -169,71 +169,31 @@ func (a *Agent) Journal() *thread.Journal { return a.journal }
 // request frozen in PostToolsHook without its messages when they are the
 // conversation's, as they always are: what [dress] puts back.
 func bare(st agent.State) agent.State {
-	switch s := st.(type) {
-	case agent.WaitingForUserInput:
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
-	case agent.CallingLLM:
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
-	case agent.ExecutingTools:
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
-	case agent.PostToolsHook:
-		if sameMessages(s.PendingRequest.Messages, s.Conversation.Messages()) {
-			s.PendingRequest.Messages = nil
-		}
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
-	case agent.Error:
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
-	case agent.StoppingTurn:
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
-	case agent.Compacting:
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
-	case agent.RunningQuery:
-		s.Conversation = chat.NewConversation(s.Conversation.ID())
-		return s
+	conv, ok := agent.ConversationOf(st)
+	if !ok {
+		return st
 	}
+	if s, ok := st.(agent.PostToolsHook); ok && sameMessages(s.PendingRequest.Messages, conv.Messages()) {
+		s.PendingRequest.Messages = nil
+		st = s
+	}
+	st, _ = agent.WithConversation(st, chat.NewConversation(conv.ID()))
 	return st
 }
 
 // dress returns the bare state st with the conversation's messages msgs
 // put back.
 func dress(st agent.State, msgs []chat.Message) agent.State {
-	conv := func(c chat.Conversation) chat.Conversation { return chat.NewConversation(c.ID()).Append(msgs...) }
-	switch s := st.(type) {
-	case agent.WaitingForUserInput:
-		s.Conversation = conv(s.Conversation)
-		return s
-	case agent.CallingLLM:
-		s.Conversation = conv(s.Conversation)
-		return s
-	case agent.ExecutingTools:
-		s.Conversation = conv(s.Conversation)
-		return s
-	case agent.PostToolsHook:
-		s.Conversation = conv(s.Conversation)
-		if s.PendingRequest.Messages == nil {
-			s.PendingRequest.Messages = s.Conversation.Messages()
-		}
-		return s
-	case agent.Error:
-		s.Conversation = conv(s.Conversation)
-		return s
-	case agent.StoppingTurn:
-		s.Conversation = conv(s.Conversation)
-		return s
-	case agent.Compacting:
-		s.Conversation = conv(s.Conversation)
-		return s
-	case agent.RunningQuery:
-		s.Conversation = conv(s.Conversation)
-		return s
+	conv, ok := agent.ConversationOf(st)
+	if !ok {
+		return st
 	}
+	conv = chat.NewConversation(conv.ID()).Append(msgs...)
+	if s, ok := st.(agent.PostToolsHook); ok && s.PendingRequest.Messages == nil {
+		s.PendingRequest.Messages = conv.Messages()
+		st = s
+	}
+	st, _ = agent.WithConversation(st, conv)
 	return st
 }
 

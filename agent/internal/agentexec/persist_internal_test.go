@@ -30,6 +30,7 @@ func (idleProvider) Name() string                                               
 // messages added since), and loads it back: the state reads back
 // identical, and the journal's records hold each message once.
 func TestJournalKeepsEveryState(t *testing.T) {
+	t.Parallel()
 	b, err := behavior.New(behavior.DefaultConfig())
 	require.NoError(t, err)
 	user := chat.UserMessage("fix the test UNIQUE-USER-TEXT")
@@ -54,6 +55,7 @@ func TestJournalKeepsEveryState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			store, err := thread.NewStore(t.TempDir())
 			require.NoError(t, err)
 			th := &threadwire.Thread{Version: threadwire.Version, ID: "t1"}

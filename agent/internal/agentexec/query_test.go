@@ -70,8 +70,10 @@ func TestQueryResume(t *testing.T) {
 // asks a query: the text recorded up to the query holds the mark, not the
 // key, and so do the next request and the thread.
 func TestQueryRedacted(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			s := newSession(t, p, map[string]string{"a.go": "package a\n"},
 				fakellm.Reply{Text: "My key is " + testKey + " and I need to read a.go. More."},
 				fakellm.Reply{Text: "Done."})

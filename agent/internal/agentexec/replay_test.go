@@ -20,6 +20,7 @@ import (
 // inline. A field renamed in the spec fails here rather than silently
 // putting the conversation back in the log.
 func TestLogRefsFitTheActions(t *testing.T) {
+	t.Parallel()
 	cfg := behavior.DefaultConfig()
 	cfg.System = "You are a test."
 	cfg.Tools = realisticTools()

@@ -29,6 +29,7 @@ import (
 // tool started resumes with the call "interrupted" and never runs it
 // again.
 func TestToolsStartAfterSave(t *testing.T) {
+	t.Parallel()
 	calls := []fakellm.ToolCall{{ID: "c1", Name: "probe", Args: `{}`}, {ID: "c2", Name: "probe", Args: `{}`}, {ID: "c3", Name: "probe", Args: `{}`}}
 	s := newSession(t, fakellm.Anthropic, nil, fakellm.Reply{ToolCalls: calls}, fakellm.Reply{Text: "Done."})
 	var mu sync.Mutex
@@ -57,6 +58,7 @@ func TestToolsStartAfterSave(t *testing.T) {
 // TestToolLimits checks the limits on the calls of one reply: how many
 // run, and how many at once.
 func TestToolLimits(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		calls         int
@@ -73,6 +75,7 @@ func TestToolLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var calls []fakellm.ToolCall
 			for i := range tt.calls {
 				calls = append(calls, fakellm.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "slow", Args: `{}`})
@@ -127,6 +130,7 @@ func TestToolLimits(t *testing.T) {
 // cannot resume from, or saved with a field misspelled, gives a clear error
 // at once instead of an agent waiting forever or an empty conversation.
 func TestDamagedThreads(t *testing.T) {
+	t.Parallel()
 	saved := func(state string) string {
 		return `{"format":1,"machine":"Agent","shape":"sha256:x","state":` + state + `}`
 	}
@@ -148,6 +152,7 @@ func TestDamagedThreads(t *testing.T) {
 	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			th := &threadwire.Thread{Version: threadwire.Version, ID: "t1", State: json.RawMessage(tt.state)}
 			_, err := agentexec.New(agentexec.Config{Behavior: b, Provider: nopProvider{}, Tools: &tools.Set{}, Thread: th})
 			require.Error(t, err)
@@ -166,6 +171,7 @@ func (nopProvider) Name() string                                                
 // TestInputLineLimit checks that a line over the limit is refused with a
 // notice, and the lines around it are sent.
 func TestInputLineLimit(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "One."}, fakellm.Reply{Text: "Two."})
 	d := &recorder{}
 	input := "first\n" + strings.Repeat("x", 100) + "\nsecond\n"
@@ -187,6 +193,7 @@ func TestInputLineLimit(t *testing.T) {
 // encoded, or one the LLM wrote, reaches neither the next request, the
 // display, the thread nor the event log.
 func TestSecretsRedacted(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, fakellm.OpenAI, nil,
 		fakellm.Reply{Text: "Key is " + testKey + ".", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "leak", Args: `{"k":"` + testKey + `"}`}}},
 		fakellm.Reply{Text: "Done."})
@@ -212,8 +219,10 @@ func TestSecretsRedacted(t *testing.T) {
 // TestLedger checks the account of tokens: per turn, per thread, saved
 // with the thread and carried over a resume, shown on "/usage".
 func TestLedger(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			// The fake server reports 10 tokens in and 20 out for every reply.
 			per := chat.Usage{InputTokens: 10, OutputTokens: 20}
 			s := newSession(t, p, map[string]string{"a.txt": "a\n"},
@@ -272,6 +281,7 @@ func (splitProvider) Stream(_ context.Context, req chat.Request, emit func(llm.E
 // TestSecretSplitAcrossDeltas checks that a secret the LLM streams in two
 // pieces is redacted from the display and the event log too.
 func TestSecretSplitAcrossDeltas(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, fakellm.Anthropic, nil)
 	probe := toolFunc{name: "probe", run: func(context.Context, json.RawMessage, func(chat.ToolProgress)) (string, error) { return "ok", nil }}
 	set, err := tools.NewSet(tools.Options{}, probe)

@@ -18,8 +18,10 @@ import (
 // of each run the thread as its journal holds it; a resumed thread is
 // handed over at its start, before anything else happens.
 func TestSavedHook(t *testing.T) {
+	t.Parallel()
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
+			t.Parallel()
 			s := newSession(t, p, map[string]string{"a.txt": "a\n"},
 				fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "read_file", Args: `{"path":"a.txt"}`}}},
 				fakellm.Reply{Text: "Read it."},

@@ -16,6 +16,7 @@ import (
 // ID an earlier call has waits for the last such call, the others for
 // none.
 func TestCompletionOrder(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		ids   []string
@@ -28,6 +29,7 @@ func TestCompletionOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			calls := make([]chat.ToolCall, len(tt.ids))
 			for i, id := range tt.ids {
 				calls[i] = chat.ToolCall{ID: id}
@@ -50,6 +52,7 @@ func TestCompletionOrder(t *testing.T) {
 		})
 	}
 	t.Run("a call waiting for its turn stops with its context", func(t *testing.T) {
+		t.Parallel()
 		turns := completionOrder([]chat.ToolCall{{ID: "a"}, {ID: "a"}})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -60,6 +63,7 @@ func TestCompletionOrder(t *testing.T) {
 // TestMalformedOutcome checks the result of a malformed call: it names
 // the call, says what is wrong and shows the start of what arrived.
 func TestMalformedOutcome(t *testing.T) {
+	t.Parallel()
 	long, _ := json.Marshal(`{"command":"` + strings.Repeat("é", 300))
 	tests := []struct {
 		name string
@@ -80,6 +84,7 @@ func TestMalformedOutcome(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, malformedOutcome(tt.call))
 		})
 	}
@@ -89,6 +94,7 @@ func TestMalformedOutcome(t *testing.T) {
 // mutating call for the mutating call before it, a read-only one for
 // none.
 func TestCallOrder(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		tools []string
@@ -101,6 +107,7 @@ func TestCallOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			calls := make([]chat.ToolCall, len(tt.tools))
 			for i, name := range tt.tools {
 				calls[i] = chat.ToolCall{ID: string(rune('a' + i)), Name: name}

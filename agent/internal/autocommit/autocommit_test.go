@@ -75,7 +75,7 @@ func editAndBashMessage(files ...FileChange) string {
 }
 
 func TestCommit(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	tests := []struct {
 		name        string
 		repo        repoOptions
@@ -139,6 +139,7 @@ func TestCommit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := newRepo(t, tt.repo)
 			before, _ := gitTry(dir, "rev-parse", "HEAD")
 			c := open(t, dir)
@@ -171,7 +172,7 @@ func TestCommit(t *testing.T) {
 }
 
 func TestCommitKeepsConfigUnchanged(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	dir := newRepo(t, repoOptions{noIdentity: true})
 	c := open(t, dir)
 	gittest.WriteFile(t, dir, "new.txt", "x\n")
@@ -190,7 +191,7 @@ func TestCommitKeepsConfigUnchanged(t *testing.T) {
 }
 
 func TestCommitNotARepository(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	dir := t.TempDir()
 	c := open(t, dir)
 	assert.Empty(t, c.Repository())
@@ -202,7 +203,7 @@ func TestCommitNotARepository(t *testing.T) {
 }
 
 func TestCommitOnlyTheWorkspace(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	repo := newRepo(t, repoOptions{})
 	gittest.WriteFile(t, repo, "ws/code.go", "package ws\n")
 	gittest.WriteFile(t, repo, "other/notes.txt", "notes\n")
@@ -235,7 +236,7 @@ func TestCommitOnlyTheWorkspace(t *testing.T) {
 }
 
 func TestCommitErrors(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	dir := newRepo(t, repoOptions{})
 	c := open(t, dir)
 	gittest.WriteFile(t, dir, "x.txt", "x\n")
@@ -279,6 +280,7 @@ func TestCommitErrors(t *testing.T) {
 // TestCommitHugeRound commits after a round of thousands of calls with
 // long names, whose full list would not fit in one command-line argument.
 func TestCommitHugeRound(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t, repoOptions{})
 	c, err := Open(context.Background(), dir, Options{})
 	require.NoError(t, err)
@@ -298,6 +300,7 @@ func TestCommitHugeRound(t *testing.T) {
 // TestTurnMessage checks the message of a turn's commit: a subject from
 // the reply, the request, the files, the tools.
 func TestTurnMessage(t *testing.T) {
+	t.Parallel()
 	files := []FileChange{{'M', "main.go"}, {'A', "gen/b.txt"}, {'D', "old.txt"}}
 	tests := []struct {
 		name  string
@@ -352,6 +355,7 @@ func TestTurnMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, TurnMessage(tt.turn, tt.files))
 		})
 	}

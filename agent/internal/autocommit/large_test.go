@@ -12,7 +12,7 @@ import (
 )
 
 func TestCommitLeavesOutLargeNewFiles(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	big := strings.Repeat("x", 2000)
 	tests := []struct {
 		name      string
@@ -49,6 +49,7 @@ func TestCommitLeavesOutLargeNewFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := newRepo(t, repoOptions{})
 			c, err := Open(context.Background(), dir, Options{MaxNewFileBytes: tt.limit})
 			require.NoError(t, err)
@@ -77,6 +78,7 @@ func TestCommitLeavesOutLargeNewFiles(t *testing.T) {
 		})
 	}
 	t.Run("the default limit", func(t *testing.T) {
+		t.Parallel()
 		c := open(t, newRepo(t, repoOptions{}))
 		assert.Equal(t, int64(DefaultMaxNewFileBytes), c.maxNew)
 	})

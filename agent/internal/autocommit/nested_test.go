@@ -69,7 +69,7 @@ const nestedRepoScript = `mkdir sub && cd sub && git init -q && git config core.
 	`git commit --allow-empty -qm x`
 
 func TestCommitLeavesOutNestedRepositories(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	tests := []struct {
 		name string
 		sub  string // the workspace, below the repository's top
@@ -140,6 +140,7 @@ func TestCommitLeavesOutNestedRepositories(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			top := newRepo(t, repoOptions{})
 			dir := filepath.Join(top, tt.sub)
 			require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -180,6 +181,7 @@ func TestCommitLeavesOutNestedRepositories(t *testing.T) {
 	}
 
 	t.Run("control: committed, the repository runs its commands in the user's git status", func(t *testing.T) {
+		t.Parallel()
 		dir := newRepo(t, repoOptions{})
 		markers := t.TempDir()
 		bash(t, dir, markers, nestedRepoScript)
@@ -192,7 +194,7 @@ func TestCommitLeavesOutNestedRepositories(t *testing.T) {
 }
 
 func TestCommitSubmodules(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	tests := []struct {
 		name string
 		// script runs in the workspace after Open (a tool's).
@@ -218,6 +220,7 @@ func TestCommitSubmodules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			upstream := gittest.NewRepo(t, map[string]string{"a.txt": "1\n"})
 			gittest.WriteFile(t, upstream, "a.txt", "2\n")
 			gittest.Git(t, upstream, "commit", "--quiet", "-am", "second")

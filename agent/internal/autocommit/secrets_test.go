@@ -31,8 +31,8 @@ func wrapLines(s string, width int) string {
 // TestSecretsWithheld checks that changed files holding a secret, raw or
 // encoded, stay out of the commit, and the rest is committed.
 func TestSecretsWithheld(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-0123456789-secret"
-	gittest.IsolateGit(t)
 	tests := []struct {
 		name         string
 		opt          repoOptions
@@ -80,6 +80,7 @@ func TestSecretsWithheld(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			top := newRepo(t, tt.opt)
 			dir := filepath.Join(top, tt.sub)
 			require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -112,8 +113,8 @@ func TestSecretsWithheld(t *testing.T) {
 // and symbolic links to one stay out of the commit, the index and the
 // Result: git grep searches the contents of regular files only.
 func TestSecretsInNamesWithheld(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant-review-secret-0123456789"
-	gittest.IsolateGit(t)
 	tests := []struct {
 		name         string
 		script       string // run by bash in the workspace after Open, with .env holding the key
@@ -137,6 +138,7 @@ func TestSecretsInNamesWithheld(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if strings.Contains(tt.script, "xxd") {
 				if _, err := exec.LookPath("xxd"); err != nil {
 					t.Skip("xxd is not installed")

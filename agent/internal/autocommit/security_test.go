@@ -126,7 +126,7 @@ func TestCommitRefusesConfigChanges(t *testing.T) {
 }
 
 func TestCommitRunsNoHookNorConfiguredCommand(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	dir := newRepo(t, repoOptions{})
 	markers := t.TempDir()
 	mark := func(name string) string { return filepath.Join(markers, name) }
@@ -172,7 +172,7 @@ func TestCommitRunsNoHookNorConfiguredCommand(t *testing.T) {
 }
 
 func TestCommitRefusesAChangedRepository(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	// fakeRepo makes a repository whose configuration and hooks run the
 	// marker script, and returns its git directory.
 	fakeRepo := func(t *testing.T, run string) string {
@@ -236,6 +236,7 @@ func TestCommitRefusesAChangedRepository(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			base, err := filepath.EvalSymlinks(t.TempDir())
 			require.NoError(t, err)
 			if tt.repo {
@@ -267,12 +268,13 @@ func TestCommitRefusesAChangedRepository(t *testing.T) {
 }
 
 func TestCommitExcludesTemporaryFiles(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	assert.Equal(t, tools.EditTempPattern, EditTempPattern, "edit_file's temporary files are named differently")
 	assert.Equal(t, atomicfile.TempPattern("*"), AtomicTempPattern, "atomic writes' temporary files are named differently")
 	temps := []string{".fsmgen-edit-123.tmp", "sub/.fsmgen-edit-9.tmp", ".T-1.json.fsmgen-tmp-42", "sub/.main.go.fsmgen-tmp-7"}
 
 	t.Run("only temporary files: nothing to commit", func(t *testing.T) {
+		t.Parallel()
 		dir := newRepo(t, repoOptions{})
 		c := open(t, dir)
 		for _, p := range temps {
@@ -283,6 +285,7 @@ func TestCommitExcludesTemporaryFiles(t *testing.T) {
 		assert.Equal(t, Result{Skipped: SkippedNoChanges}, res)
 	})
 	t.Run("a subdirectory workspace: nothing to commit", func(t *testing.T) {
+		t.Parallel()
 		repo := newRepo(t, repoOptions{})
 		ws := filepath.Join(repo, "ws")
 		require.NoError(t, os.Mkdir(ws, 0o755))
@@ -295,6 +298,7 @@ func TestCommitExcludesTemporaryFiles(t *testing.T) {
 		assert.Equal(t, Result{Skipped: SkippedNoChanges}, res)
 	})
 	t.Run("committed without them, then cleaned at start", func(t *testing.T) {
+		t.Parallel()
 		dir := newRepo(t, repoOptions{})
 		c := open(t, dir)
 		for _, p := range temps {
@@ -363,7 +367,7 @@ func gone(pid int) bool {
 }
 
 func TestCommitStopsAHangingGit(t *testing.T) {
-	gittest.IsolateGit(t)
+	t.Parallel()
 	tests := []struct {
 		name    string
 		timeout time.Duration // Options.Timeout
@@ -372,10 +376,13 @@ func TestCommitStopsAHangingGit(t *testing.T) {
 		wantMsg string
 	}{
 		{name: "Ctrl-C cancels the context", timeout: time.Hour, cancel: true, wantErr: context.Canceled, wantMsg: "git add stopped"},
-		{name: "the timeout passes", timeout: 300 * time.Millisecond, wantErr: errTimedOut, wantMsg: "did not finish within 300ms and was stopped"},
+		// Long enough for git's other commands on a busy machine: the
+		// filter hangs for ten minutes.
+		{name: "the timeout passes", timeout: 3 * time.Second, wantErr: errTimedOut, wantMsg: "did not finish within 3s and was stopped"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := newRepo(t, repoOptions{})
 			state := t.TempDir()
 			pidFile, escapedFile := filepath.Join(state, "pid"), filepath.Join(state, "escaped")

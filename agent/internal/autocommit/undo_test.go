@@ -33,6 +33,7 @@ func exists(dir, rel string) bool {
 }
 
 func TestUndo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// branch is Options.Branch.
@@ -123,6 +124,7 @@ func TestUndo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := newRepo(t, repoOptions{})
 			gittest.WriteFile(t, dir, "old.txt", "old\n")
 			gittest.Git(t, dir, "add", "old.txt")

@@ -203,6 +203,8 @@ type Message struct {
 // Server is a fake LLM API.
 type Server struct {
 	*httptest.Server
+	// client, for a server of NewInMemory, is the client that reaches it.
+	client   *http.Client
 	provider Provider
 	// web, when not 0, makes the server a web server answering every
 	// request with this status and a page (NewWebServer).

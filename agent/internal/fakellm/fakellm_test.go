@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -27,16 +28,18 @@ func endpoint(s *Server, p Provider) string {
 	return s.BaseURL() + "/v1/messages"
 }
 
-// post sends a request to the server's API under ctx.
-func post(ctx context.Context, t *testing.T, url string) (*http.Response, error) {
+// post sends a request to the API of s, which speaks p, under ctx.
+func post(ctx context.Context, t *testing.T, s *Server, p Provider) (*http.Response, error) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"model":"m","messages":[]}`))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint(s, p), strings.NewReader(`{"model":"m","messages":[]}`))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	return http.DefaultClient.Do(req)
+	return s.Client().Do(req)
 }
 
-// quiet is how long a test waits to see that a server sends nothing.
+// quiet is how long a test waits to see that a server sends nothing: on
+// the clock of a synctest bubble, on an in-memory server, so that it
+// passes only once nothing in the bubble can send anything any more.
 const quiet = 100 * time.Millisecond
 
 func TestBrokenServers(t *testing.T) {
@@ -104,20 +107,18 @@ func TestBrokenServers(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				s := New(t, p, tt.reply)
-				ctx, cancel := context.WithTimeout(context.Background(), quiet)
-				if !tt.reply.NoHeaders && !tt.reply.HeadersOnly {
-					cancel()
-					ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
-				}
-				defer cancel()
-				res, err := post(ctx, t, endpoint(s, p))
-				if res != nil {
-					defer func() { _ = res.Body.Close() }()
-				}
-				tt.check(t, p, res, err)
-				assert.Len(t, s.Requests(), 1)
-				assert.Empty(t, s.Unexpected())
+				synctest.Test(t, func(t *testing.T) {
+					s := NewInMemory(t, p, tt.reply)
+					ctx, cancel := context.WithTimeout(context.Background(), quiet)
+					defer cancel()
+					res, err := post(ctx, t, s, p)
+					if res != nil {
+						defer func() { _ = res.Body.Close() }()
+					}
+					tt.check(t, p, res, err)
+					assert.Len(t, s.Requests(), 1)
+					assert.Empty(t, s.Unexpected())
+				})
 			})
 		}
 	}
@@ -160,8 +161,9 @@ func TestUsageOnTheWire(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.provider), func(t *testing.T) {
+			t.Parallel()
 			s := New(t, tt.provider, Reply{Text: "Hi", Usage: tt.usage})
-			res, err := post(context.Background(), t, endpoint(s, tt.provider))
+			res, err := post(context.Background(), t, s, tt.provider)
 			require.NoError(t, err)
 			defer func() { _ = res.Body.Close() }()
 			var got []string
@@ -251,44 +253,48 @@ func TestPingsWithoutEnd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.provider)+"/"+tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := New(t, tt.provider, tt.reply)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			res, err := post(ctx, t, endpoint(s, tt.provider))
-			require.NoError(t, err)
-			defer func() { _ = res.Body.Close() }()
-			lines := readLines(t, res.Body, 20)
-			for _, w := range tt.want {
-				assert.Contains(t, lines, w)
-			}
-			for _, line := range lines {
-				for _, nw := range tt.notWant {
-					assert.NotContains(t, line, nw)
+			synctest.Test(t, func(t *testing.T) {
+				s := NewInMemory(t, tt.provider, tt.reply)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				res, err := post(ctx, t, s, tt.provider)
+				require.NoError(t, err)
+				defer func() { _ = res.Body.Close() }()
+				lines := readLines(t, res.Body, 20)
+				for _, w := range tt.want {
+					assert.Contains(t, lines, w)
 				}
-			}
-			if tt.provider == OpenAI && tt.reply.Text != "" {
-				assert.Contains(t, strings.Join(lines, "\n"), `"content":"Thinking"`)
-			}
+				for _, line := range lines {
+					for _, nw := range tt.notWant {
+						assert.NotContains(t, line, nw)
+					}
+				}
+				if tt.provider == OpenAI && tt.reply.Text != "" {
+					assert.Contains(t, strings.Join(lines, "\n"), `"content":"Thinking"`)
+				}
+			})
 		})
 	}
 }
 
 // TestEveryPacesForever checks that Every holds Forever's deltas back: with
-// an hour between them, nothing comes after the reply's text for as long
-// as the test waits.
+// an hour between them, nothing comes after the reply's text for a second
+// short of an hour (of a synctest bubble's clock).
 func TestEveryPacesForever(t *testing.T) {
 	for _, p := range providers {
 		t.Run(string(p), func(t *testing.T) {
 			t.Parallel()
-			s := New(t, p, Reply{Text: "la", Forever: true, Every: time.Hour})
-			ctx, cancel := context.WithTimeout(context.Background(), quiet)
-			defer cancel()
-			res, err := post(ctx, t, endpoint(s, p))
-			require.NoError(t, err)
-			defer func() { _ = res.Body.Close() }()
-			body, err := io.ReadAll(res.Body)
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.Equal(t, 1, strings.Count(string(body), `"la"`), "only the text's own delta: %s", body)
+			synctest.Test(t, func(t *testing.T) {
+				s := NewInMemory(t, p, Reply{Text: "la", Forever: true, Every: time.Hour})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Hour-time.Second)
+				defer cancel()
+				res, err := post(ctx, t, s, p)
+				require.NoError(t, err)
+				defer func() { _ = res.Body.Close() }()
+				body, err := io.ReadAll(res.Body)
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Equal(t, 1, strings.Count(string(body), `"la"`), "only the text's own delta: %s", body)
+			})
 		})
 	}
 }

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 )
 
 // newTestAnthropic returns a provider that talks to srv.
@@ -322,14 +324,19 @@ func TestAnthropicCancelledBeforeStart(t *testing.T) {
 	assert.Empty(t, rec.events)
 }
 
+// TestAnthropicDeadlineIsTimeout runs in a synctest bubble: the caller's
+// deadline passes once the stream has stalled.
 func TestAnthropicDeadlineIsTimeout(t *testing.T) {
-	srv := newFakeServer(t, serveSSE(streamScript{events: loadEvents(t, "anthropic_text.sse"), cutAfter: 4, stall: true}))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	rec := &recorder{}
-	err := newTestAnthropic(t, srv).Stream(ctx, simpleRequest(), rec.emit)
-	require.NoError(t, err)
-	wantOutcome{kind: chat.ErrTimeout, texts: []string{"Hello"}}.check(t, rec)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakellm.NewInMemory(t, fakellm.Anthropic, fakellm.Reply{Handler: serveSSE(streamScript{events: loadEvents(t, "anthropic_text.sse"), cutAfter: 4, stall: true})})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		rec := &recorder{}
+		err := newFakeProvider(t, srv, fakellm.Anthropic, Config{}).Stream(ctx, simpleRequest(), rec.emit)
+		require.NoError(t, err)
+		wantOutcome{kind: chat.ErrTimeout, texts: []string{"Hello"}}.check(t, rec)
+	})
 }
 
 func TestAnthropicConnectionRefused(t *testing.T) {

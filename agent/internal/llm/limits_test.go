@@ -5,9 +5,11 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -21,15 +23,22 @@ import (
 var fakeProviders = []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI}
 
 // short are time limits short enough for a test, and far longer than a
-// local server takes to answer.
+// local server takes to answer. The tests of time limits run in synctest
+// bubbles, with servers of fakellm.NewInMemory, where a limit passes only
+// once nothing in the bubble can move: however busy the machine, the
+// server has sent what it will send by then.
 const short = 150 * time.Millisecond
 
 // newFakeProvider returns a provider of srv's wire format that talks to
-// srv, configured by cfg (its key and base URL are filled in).
+// srv, configured by cfg (its key and base URL are filled in, and, unless
+// set, its HTTP client: the server's, the only way into an in-memory one).
 func newFakeProvider(t *testing.T, srv *fakellm.Server, p fakellm.Provider, cfg Config) Provider {
 	t.Helper()
 	cfg.APIKey = testKey
 	cfg.BaseURL = srv.BaseURL()
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = srv.Client()
+	}
 	prov, err := New(string(p), cfg)
 	require.NoError(t, err)
 	return prov
@@ -75,18 +84,20 @@ func TestSilentServerTimesOut(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				srv := fakellm.New(t, p, tt.reply)
-				prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: short, IdleTimeout: short})
-				rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
-				require.NoError(t, err)
-				e := failedOf(t, rec)
-				assert.Equal(t, chat.ErrTimeout, e.Kind, e.Message)
-				assert.True(t, e.Retryable())
-				for _, s := range tt.msgHas {
-					assert.Contains(t, e.Message, s)
-				}
-				assert.Equal(t, tt.texts, rec.texts())
-				assert.Len(t, srv.Requests(), 1)
+				synctest.Test(t, func(t *testing.T) {
+					srv := fakellm.NewInMemory(t, p, tt.reply)
+					prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: short, IdleTimeout: short})
+					rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
+					require.NoError(t, err)
+					e := failedOf(t, rec)
+					assert.Equal(t, chat.ErrTimeout, e.Kind, e.Message)
+					assert.True(t, e.Retryable())
+					for _, s := range tt.msgHas {
+						assert.Contains(t, e.Message, s)
+					}
+					assert.Equal(t, tt.texts, rec.texts())
+					assert.Len(t, srv.Requests(), 1)
+				})
 			})
 		}
 	}
@@ -110,26 +121,24 @@ func TestIdleClockStopsWhileTheCallerWorks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.provider, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, serveSSE(streamScript{events: loadEvents(t, tt.fixture), pauseAfter: tt.firstText, pause: short / 3}))
-			base := srv.URL
-			if tt.provider == NameOpenAI {
-				base += "/v1"
-			}
-			prov, err := New(tt.provider, Config{APIKey: testKey, BaseURL: base, HeaderTimeout: short, IdleTimeout: short})
-			require.NoError(t, err)
-			rec := &recorder{}
-			slow := true
-			err = prov.Stream(context.Background(), simpleRequest(), func(ev Event) {
-				rec.emit(ev)
-				if _, ok := ev.(TextDelta); ok && slow {
-					slow = false
-					time.Sleep(3 * short)
-				}
+			synctest.Test(t, func(t *testing.T) {
+				p := fakellm.Provider(tt.provider)
+				srv := fakellm.NewInMemory(t, p, fakellm.Reply{Handler: serveSSE(streamScript{events: loadEvents(t, tt.fixture), pauseAfter: tt.firstText, pause: short / 3})})
+				prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: short, IdleTimeout: short})
+				rec := &recorder{}
+				slow := true
+				err := prov.Stream(context.Background(), simpleRequest(), func(ev Event) {
+					rec.emit(ev)
+					if _, ok := ev.(TextDelta); ok && slow {
+						slow = false
+						time.Sleep(3 * short)
+					}
+				})
+				require.NoError(t, err)
+				c, ok := rec.terminal(t).(Completed)
+				require.Truef(t, ok, "want Completed, got %#v", rec.events[len(rec.events)-1])
+				assert.Equal(t, "Hello, world!", c.Response.Message.Content)
 			})
-			require.NoError(t, err)
-			c, ok := rec.terminal(t).(Completed)
-			require.Truef(t, ok, "want Completed, got %#v", rec.events[len(rec.events)-1])
-			assert.Equal(t, "Hello, world!", c.Response.Message.Content)
 		})
 	}
 }
@@ -142,26 +151,37 @@ func TestNegativeTimeoutsAreNoLimit(t *testing.T) {
 
 	for _, p := range fakeProviders {
 		t.Run(string(p), func(t *testing.T) {
-			srv := fakellm.New(t, p, fakellm.Reply{HeadersOnly: true})
-			prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: -1, IdleTimeout: -1, ReplyTimeout: -1})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*short)
-			defer cancel()
-			rec := &recorder{}
-			require.NoError(t, prov.Stream(ctx, simpleRequest(), rec.emit))
-			e := failedOf(t, rec)
-			assert.Equal(t, chat.ErrTimeout, e.Kind)
-			assert.NotContains(t, e.Message, "-llm-idle-timeout", "the caller's deadline passed, not a limit of the provider")
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				srv := fakellm.NewInMemory(t, p, fakellm.Reply{HeadersOnly: true})
+				prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: -1, IdleTimeout: -1, ReplyTimeout: -1})
+				ctx, cancel := context.WithTimeout(context.Background(), 3*short)
+				defer cancel()
+				rec := &recorder{}
+				require.NoError(t, prov.Stream(ctx, simpleRequest(), rec.emit))
+				e := failedOf(t, rec)
+				assert.Equal(t, chat.ErrTimeout, e.Kind)
+				assert.NotContains(t, e.Message, "-llm-idle-timeout", "the caller's deadline passed, not a limit of the provider")
+			})
 		})
 	}
 }
 
-// goroutinesOf returns the stacks of the goroutines that run code of the
-// named functions.
-func goroutinesOf(names ...string) []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
+// goroutinesOf returns the stacks of the goroutines of the caller's
+// synctest bubble that run code of the named functions, once every other
+// goroutine of the bubble is blocked or gone. The runtime's goroutine dump
+// names each goroutine's bubble: goroutines of tests running in parallel
+// do not count.
+func goroutinesOf(t *testing.T, names ...string) []string {
+	t.Helper()
+	synctest.Wait()
+	self := bubbleOf.FindStringSubmatch(stacks(false))
+	require.NotNil(t, self, "the goroutine dump names no synctest bubble: call this in synctest.Test")
 	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
+	for _, g := range strings.Split(stacks(true), "\n\n") {
+		if m := bubbleOf.FindStringSubmatch(g); m == nil || m[1] != self[1] {
+			continue
+		}
 		for _, n := range names {
 			if strings.Contains(g, n) {
 				out = append(out, g)
@@ -172,9 +192,28 @@ func goroutinesOf(names ...string) []string {
 	return out
 }
 
+// bubbleOf matches the header of a goroutine in a goroutine dump, such as
+// "goroutine 7 [chan receive (durable), synctest bubble 3]:", and captures
+// the goroutine's bubble.
+var bubbleOf = regexp.MustCompile(`(?m)^goroutine \d+ \[.*, synctest bubble (\d+)[\] ]`)
+
+// stacks returns the goroutine dump of the calling goroutine, or of all.
+func stacks(all bool) string {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, all)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
 // TestCancelLeavesNoGoroutine cancels calls at every stage and checks that
 // nothing of the call is left running: not the watchdog, not the HTTP
-// connection, not the fake server's handler.
+// connection, not the fake server's handler. Each runs in a synctest
+// bubble: a call is cancelled once it waits for what the server will never
+// send, and the goroutines are those of the bubble once all are blocked.
 func TestCancelLeavesNoGoroutine(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -192,41 +231,44 @@ func TestCancelLeavesNoGoroutine(t *testing.T) {
 	for _, p := range fakeProviders {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
-				require.Eventually(t, func() bool { return len(goroutinesOf(watched...)) == 0 }, 5*time.Second, 10*time.Millisecond,
-					"goroutines left by an earlier test")
-				srv := fakellm.New(t, p, tt.reply)
-				transport := &http.Transport{DisableKeepAlives: true}
-				defer transport.CloseIdleConnections()
-				prov := newFakeProvider(t, srv, p, Config{HTTPClient: &http.Client{Transport: transport}, HeaderTimeout: time.Hour, IdleTimeout: time.Hour})
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				if !tt.cancelOnDelta {
-					go func() {
-						// Cancel once the server holds the request.
-						for len(srv.Requests()) == 0 && ctx.Err() == nil {
-							time.Sleep(time.Millisecond)
+				t.Parallel()
+				synctest.Test(t, func(t *testing.T) {
+					srv := fakellm.NewInMemory(t, p, tt.reply)
+					transport := srv.Client().Transport.(*http.Transport).Clone()
+					transport.DisableKeepAlives = true
+					defer transport.CloseIdleConnections()
+					prov := newFakeProvider(t, srv, p, Config{HTTPClient: &http.Client{Transport: transport}, HeaderTimeout: time.Hour, IdleTimeout: time.Hour})
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					if !tt.cancelOnDelta {
+						go func() {
+							// Cancel once the server holds the request
+							// (polled on the bubble's clock), and the call
+							// waits for what the server will never send.
+							for len(srv.Requests()) == 0 && ctx.Err() == nil {
+								time.Sleep(time.Millisecond)
+							}
+							synctest.Wait()
+							cancel()
+						}()
+					}
+					rec := &recorder{}
+					err := prov.Stream(ctx, simpleRequest(), func(ev Event) {
+						rec.emit(ev)
+						if _, ok := ev.(TextDelta); ok && tt.cancelOnDelta {
+							cancel()
 						}
-						time.Sleep(20 * time.Millisecond)
-						cancel()
-					}()
-				}
-				rec := &recorder{}
-				err := prov.Stream(ctx, simpleRequest(), func(ev Event) {
-					rec.emit(ev)
-					if _, ok := ev.(TextDelta); ok && tt.cancelOnDelta {
-						cancel()
+					})
+					require.ErrorIs(t, err, context.Canceled)
+					for _, ev := range rec.events {
+						switch ev.(type) {
+						case TextDelta, Usage:
+						default:
+							t.Errorf("no Failed or Completed after a cancel, got %#v", ev)
+						}
 					}
+					assert.Empty(t, goroutinesOf(t, watched...), "goroutines left")
 				})
-				require.ErrorIs(t, err, context.Canceled)
-				for _, ev := range rec.events {
-					switch ev.(type) {
-					case TextDelta, Usage:
-					default:
-						t.Errorf("no Failed or Completed after a cancel, got %#v", ev)
-					}
-				}
-				assert.Eventually(t, func() bool { return len(goroutinesOf(watched...)) == 0 }, 5*time.Second, 10*time.Millisecond,
-					"goroutines left: %v", goroutinesOf(watched...))
 			})
 		}
 	}
@@ -408,22 +450,24 @@ func TestFailureIsLoggedOnce(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
-					srv := fakellm.New(t, p, tt.reply)
-					var logs bytes.Buffer
-					logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))
-					prov := newFakeProvider(t, srv, p, Config{Logger: logger, IdleTimeout: short, MaxReplyBytes: 1000})
-					rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
-					require.NoError(t, err)
-					e := failedOf(t, rec)
-					if level == slog.LevelInfo {
-						assert.Empty(t, logs.String(), "nothing logged without debug")
-						continue
+				synctest.Test(t, func(t *testing.T) {
+					for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+						srv := fakellm.NewInMemory(t, p, tt.reply)
+						var logs bytes.Buffer
+						logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))
+						prov := newFakeProvider(t, srv, p, Config{Logger: logger, IdleTimeout: short, MaxReplyBytes: 1000})
+						rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
+						require.NoError(t, err)
+						e := failedOf(t, rec)
+						if level == slog.LevelInfo {
+							assert.Empty(t, logs.String(), "nothing logged without debug")
+							continue
+						}
+						assert.Equal(t, 1, strings.Count(logs.String(), "llm call failed"), logs.String())
+						assert.Contains(t, logs.String(), "level=DEBUG msg=\"llm call failed\"")
+						assert.Contains(t, logs.String(), "kind="+string(e.Kind))
 					}
-					assert.Equal(t, 1, strings.Count(logs.String(), "llm call failed"), logs.String())
-					assert.Contains(t, logs.String(), "level=DEBUG msg=\"llm call failed\"")
-					assert.Contains(t, logs.String(), "kind="+string(e.Kind))
-				}
+				})
 			})
 		}
 	}
@@ -581,16 +625,18 @@ func TestUsageOfAFailedCall(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				srv := fakellm.New(t, p, tt.reply)
-				rec, err := streamOutcome(t, newFakeProvider(t, srv, p, tt.cfg), context.Background(), simpleRequest())
-				require.NoError(t, err)
-				e := failedOf(t, rec)
-				assert.Equal(t, tt.kind, e.Kind, e.Message)
-				want := tt.anthropic
-				if p == fakellm.OpenAI {
-					want = tt.openai
-				}
-				assert.Equal(t, want, e.Usage)
+				synctest.Test(t, func(t *testing.T) {
+					srv := fakellm.NewInMemory(t, p, tt.reply)
+					rec, err := streamOutcome(t, newFakeProvider(t, srv, p, tt.cfg), context.Background(), simpleRequest())
+					require.NoError(t, err)
+					e := failedOf(t, rec)
+					assert.Equal(t, tt.kind, e.Kind, e.Message)
+					want := tt.anthropic
+					if p == fakellm.OpenAI {
+						want = tt.openai
+					}
+					assert.Equal(t, want, e.Usage)
+				})
 			})
 		}
 	}

@@ -7,12 +7,14 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 )
 
 // newTestOpenAI returns a provider that talks to srv as a local
@@ -308,14 +310,19 @@ func TestOpenAICancel(t *testing.T) {
 	assert.Equal(t, []Event{TextDelta{Text: "Hello"}}, rec.events, "no Failed or Completed after a cancel")
 }
 
+// TestOpenAIDeadlineIsTimeout runs in a synctest bubble: the caller's
+// deadline passes once the stream has stalled.
 func TestOpenAIDeadlineIsTimeout(t *testing.T) {
-	srv := newFakeServer(t, serveSSE(streamScript{events: loadEvents(t, "openai_text.sse"), cutAfter: 2, stall: true}))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	rec := &recorder{}
-	err := newTestOpenAI(t, srv).Stream(ctx, simpleRequest(), rec.emit)
-	require.NoError(t, err)
-	wantOutcome{kind: chat.ErrTimeout, texts: []string{"Hello"}}.check(t, rec)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakellm.NewInMemory(t, fakellm.OpenAI, fakellm.Reply{Handler: serveSSE(streamScript{events: loadEvents(t, "openai_text.sse"), cutAfter: 2, stall: true})})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		rec := &recorder{}
+		err := newFakeProvider(t, srv, fakellm.OpenAI, Config{}).Stream(ctx, simpleRequest(), rec.emit)
+		require.NoError(t, err)
+		wantOutcome{kind: chat.ErrTimeout, texts: []string{"Hello"}}.check(t, rec)
+	})
 }
 
 func TestOpenAIKeyScrubbed(t *testing.T) {

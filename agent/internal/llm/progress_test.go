@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -62,27 +63,29 @@ func TestKeepAlivesAreNotProgress(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				srv := fakellm.New(t, p, tt.reply)
-				prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: time.Hour, IdleTimeout: short})
-				rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
-				require.NoError(t, err)
-				e := failedOf(t, rec)
-				assert.Equal(t, chat.ErrTimeout, e.Kind, e.Message)
-				assert.True(t, e.Retryable())
-				assert.Contains(t, e.Message, "the server sent nothing of the reply for 150ms, only keep-alives (pings, comments or empty deltas), while the call "+tt.msgHas)
-				assert.Contains(t, e.Message, "retry, or allow more time with -llm-idle-timeout (now 150ms)")
-				assert.Equal(t, tt.texts, rec.texts())
-				want := tt.anthropicUsage
-				if p == fakellm.OpenAI {
-					// OpenAI reports usage only at the end: the output is
-					// estimated from the text received.
-					want = chat.Usage{OutputTokens: tt.anthropicUsage.OutputTokens}
-					if tt.texts == nil {
-						want.OutputTokens = 0
+				synctest.Test(t, func(t *testing.T) {
+					srv := fakellm.NewInMemory(t, p, tt.reply)
+					prov := newFakeProvider(t, srv, p, Config{HeaderTimeout: time.Hour, IdleTimeout: short})
+					rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
+					require.NoError(t, err)
+					e := failedOf(t, rec)
+					assert.Equal(t, chat.ErrTimeout, e.Kind, e.Message)
+					assert.True(t, e.Retryable())
+					assert.Contains(t, e.Message, "the server sent nothing of the reply for 150ms, only keep-alives (pings, comments or empty deltas), while the call "+tt.msgHas)
+					assert.Contains(t, e.Message, "retry, or allow more time with -llm-idle-timeout (now 150ms)")
+					assert.Equal(t, tt.texts, rec.texts())
+					want := tt.anthropicUsage
+					if p == fakellm.OpenAI {
+						// OpenAI reports usage only at the end: the output is
+						// estimated from the text received.
+						want = chat.Usage{OutputTokens: tt.anthropicUsage.OutputTokens}
+						if tt.texts == nil {
+							want.OutputTokens = 0
+						}
 					}
-				}
-				assert.Equal(t, want, e.Usage)
-				assert.Len(t, srv.Requests(), 1)
+					assert.Equal(t, want, e.Usage)
+					assert.Len(t, srv.Requests(), 1)
+				})
 			})
 		}
 	}
@@ -152,8 +155,8 @@ func thinkingEvents(p fakellm.Provider, n int) []string {
 // thinking deltas, the reasoning of OpenAI-compatible servers) is part of
 // the reply, with keep-alives in between.
 func TestThinkingIsProgress(t *testing.T) {
-	// Each pause is a tenth of the limit, so that a busy machine's hiccups
-	// do not stall the stream; all of them together last well beyond it.
+	// Each pause is a tenth of the limit (of the bubble's clock); all of
+	// them together last well beyond it.
 	const (
 		pieces = 8
 		limit  = time.Second
@@ -161,14 +164,16 @@ func TestThinkingIsProgress(t *testing.T) {
 	for _, p := range fakeProviders {
 		t.Run(string(p), func(t *testing.T) {
 			t.Parallel()
-			srv := fakellm.New(t, p, fakellm.Reply{Handler: slowStream(thinkingEvents(p, pieces), limit/10)})
-			prov := newFakeProvider(t, srv, p, Config{IdleTimeout: limit})
-			rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
-			require.NoError(t, err)
-			c, ok := rec.terminal(t).(Completed)
-			require.Truef(t, ok, "want Completed, got %#v", rec.events[len(rec.events)-1])
-			assert.Equal(t, "Done.", c.Response.Message.Content)
-			assert.Equal(t, []string{"Done."}, rec.texts(), "thinking is not passed on as text")
+			synctest.Test(t, func(t *testing.T) {
+				srv := fakellm.NewInMemory(t, p, fakellm.Reply{Handler: slowStream(thinkingEvents(p, pieces), limit/10)})
+				prov := newFakeProvider(t, srv, p, Config{IdleTimeout: limit})
+				rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
+				require.NoError(t, err)
+				c, ok := rec.terminal(t).(Completed)
+				require.Truef(t, ok, "want Completed, got %#v", rec.events[len(rec.events)-1])
+				assert.Equal(t, "Done.", c.Response.Message.Content)
+				assert.Equal(t, []string{"Done."}, rec.texts(), "thinking is not passed on as text")
+			})
 		})
 	}
 }
@@ -215,20 +220,22 @@ func TestReplyTimeout(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				srv := fakellm.New(t, p, tt.reply)
-				prov := newFakeProvider(t, srv, p, tt.cfg)
-				rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
-				require.NoError(t, err)
-				e := failedOf(t, rec)
-				assert.Equal(t, tt.kind, e.Kind, e.Message)
-				assert.Equal(t, tt.kind == chat.ErrTimeout, e.Retryable())
-				for _, s := range tt.msgHas {
-					assert.Contains(t, e.Message, s)
-				}
-				if tt.kind == chat.ErrOther {
-					assert.NotEmpty(t, rec.texts(), "the reply progressed until it was cut off")
-					assert.Positive(t, e.Usage.OutputTokens, "what was written is counted")
-				}
+				synctest.Test(t, func(t *testing.T) {
+					srv := fakellm.NewInMemory(t, p, tt.reply)
+					prov := newFakeProvider(t, srv, p, tt.cfg)
+					rec, err := streamOutcome(t, prov, context.Background(), simpleRequest())
+					require.NoError(t, err)
+					e := failedOf(t, rec)
+					assert.Equal(t, tt.kind, e.Kind, e.Message)
+					assert.Equal(t, tt.kind == chat.ErrTimeout, e.Retryable())
+					for _, s := range tt.msgHas {
+						assert.Contains(t, e.Message, s)
+					}
+					if tt.kind == chat.ErrOther {
+						assert.NotEmpty(t, rec.texts(), "the reply progressed until it was cut off")
+						assert.Positive(t, e.Usage.OutputTokens, "what was written is counted")
+					}
+				})
 			})
 		}
 	}

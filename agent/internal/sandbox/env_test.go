@@ -10,6 +10,7 @@ import (
 )
 
 func TestSecretName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		want bool
@@ -32,12 +33,14 @@ func TestSecretName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, SecretName(tt.name))
 		})
 	}
 }
 
 func TestCurate(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cr3t-value-0123456789"
 	environ := []string{
 		"PATH=/usr/bin",
@@ -96,12 +99,14 @@ func TestCurate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, curate(environ, tt.spec))
 		})
 	}
 }
 
 func TestDefaultEnv(t *testing.T) {
+	t.Parallel()
 	env := DefaultEnv()
 	require.Contains(t, env, "PATH")
 	require.Contains(t, env, "GO[A-Z0-9]*")
@@ -113,6 +118,7 @@ func TestDefaultEnv(t *testing.T) {
 }
 
 func TestParseMode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    Mode
@@ -127,6 +133,7 @@ func TestParseMode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			got, err := ParseMode(tt.in)
 			var m Mode
 			setErr := m.Set(tt.in)

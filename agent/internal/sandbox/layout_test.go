@@ -33,6 +33,7 @@ func mkTree(t *testing.T, root string, paths ...string) {
 }
 
 func TestLayoutArgs(t *testing.T) {
+	t.Parallel()
 	r := proctest.HostDir(t)
 	mkTree(t, r,
 		"ws/.git/", "ws/secrets/", "ws/key.pem",
@@ -209,12 +210,14 @@ func TestLayoutArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, tt.lay.args(tt.dir, []string{"cmd"}))
 		})
 	}
 }
 
 func TestGitPaths(t *testing.T) {
+	t.Parallel()
 	r := proctest.HostDir(t)
 	mkTree(t, r,
 		"plain/.git/",
@@ -246,6 +249,7 @@ func TestGitPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.ws, func(t *testing.T) {
+			t.Parallel()
 			ws := filepath.Join(r, tt.ws)
 			assert.Equal(t, tt.want, gitPaths(ws, []string{ws}))
 		})
@@ -254,6 +258,7 @@ func TestGitPaths(t *testing.T) {
 }
 
 func TestExpandHidden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		paths   []string
@@ -271,6 +276,7 @@ func TestExpandHidden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := expandHidden(tt.paths, tt.home)
 			if tt.wantErr != "" {
 				assert.ErrorContains(t, err, tt.wantErr)
@@ -283,6 +289,7 @@ func TestExpandHidden(t *testing.T) {
 }
 
 func TestDefaultHidden(t *testing.T) {
+	t.Parallel()
 	h := DefaultHidden()
 	assert.Equal(t, []string{"~", "/home", "/root"}, h[:3], "deny by default: the home directories first")
 	for _, want := range []string{
@@ -306,6 +313,7 @@ func TestDefaultHidden(t *testing.T) {
 }
 
 func TestParseExposure(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    Exposure
@@ -320,6 +328,7 @@ func TestParseExposure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			got, err := ParseExposure(tt.in)
 			if tt.wantErr != "" {
 				assert.ErrorContains(t, err, tt.wantErr)
@@ -335,6 +344,7 @@ func TestParseExposure(t *testing.T) {
 }
 
 func TestDefaultExpose(t *testing.T) {
+	t.Parallel()
 	r := proctest.HostDir(t)
 	mkTree(t, r, "home/go/pkg/mod/", "gopath/pkg/mod/", "modcache/", "goroot/")
 	tests := []struct {
@@ -349,12 +359,14 @@ func TestDefaultExpose(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, DefaultExpose(tt.environ))
 		})
 	}
 }
 
 func TestExpandExposures(t *testing.T) {
+	t.Parallel()
 	r := proctest.HostDir(t)
 	mkTree(t, r, "home/.cargo/bin/", "opt/")
 	tests := []struct {
@@ -373,6 +385,7 @@ func TestExpandExposures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := expandExposures(tt.in, tt.home)
 			if tt.wantErr != "" {
 				assert.EqualError(t, err, tt.wantErr)

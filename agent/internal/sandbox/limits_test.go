@@ -13,6 +13,7 @@ import (
 )
 
 func TestLimitsWrap(t *testing.T) {
+	t.Parallel()
 	argv := []string{"bash", "-c", "echo hi"}
 	tests := []struct {
 		name   string
@@ -36,6 +37,7 @@ func TestLimitsWrap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			assert.Equal(t, tt.want, tt.limits.wrap("/bin/bash", argv))
 		})
 	}
@@ -44,6 +46,7 @@ func TestLimitsWrap(t *testing.T) {
 // TestLimitsWrapRuns runs the wrapper's shell outside any sandbox, with
 // limits no lower than this process's, and reads them back.
 func TestLimitsWrapRuns(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("bash is not installed")
@@ -64,6 +67,7 @@ func TestLimitsWrapRuns(t *testing.T) {
 }
 
 func TestLimitNote(t *testing.T) {
+	t.Parallel()
 	l := Limits{Memory: 1 << 30, Processes: 64, CPU: 90 * time.Second, FileSize: 1 << 30, TmpSize: 512 << 20}
 	const advice = ". Use less or split the work; the user can raise a limit with its flag"
 	tests := []struct {
@@ -124,12 +128,14 @@ func TestLimitNote(t *testing.T) {
 }
 
 func TestLimitsString(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "1 GiB of memory per process, 1024 processes, 10m0s of CPU per process, files up to 1 GiB, a /tmp of 512 MiB, 1 GiB written to the disk per command", DefaultLimits().String())
 	assert.Equal(t, "no limits", Limits{}.String())
 	assert.Equal(t, "1.5 KiB of memory per process, 1s of CPU per process", Limits{Memory: 1536, CPU: time.Millisecond}.String())
 }
 
 func TestCgroupFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -168,6 +174,7 @@ func TestCgroupFiles(t *testing.T) {
 }
 
 func TestEnforcedLimits(t *testing.T) {
+	t.Parallel()
 	l := DefaultLimits()
 	withCgroup := &Sandbox{limits: l, pids: &pidsCgroups{parent: "/x"}, lay: layout{userns: true}}
 	assert.Equal(t, l, withCgroup.enforced(), "a pids cgroup: everything holds")

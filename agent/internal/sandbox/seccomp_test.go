@@ -55,6 +55,7 @@ func runFilter(t *testing.T, prog []bpfInsn, arch, nr uint32, args [6]uint64) ui
 }
 
 func TestSeccompFilter(t *testing.T) {
+	t.Parallel()
 	const (
 		allow  = seccompRetAllow
 		eperm  = seccompRetErrno | uint32(syscall.EPERM)
@@ -166,6 +167,7 @@ func TestSeccompFilter(t *testing.T) {
 		require.NotEmpty(t, prog)
 		for _, c := range calls {
 			t.Run(goarch+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
 				got := runFilter(t, prog, c.arch, c.nr, c.args)
 				assert.Equal(t, fmt.Sprintf("%#x", c.want), fmt.Sprintf("%#x", got))
 			})

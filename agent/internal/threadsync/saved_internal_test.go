@@ -15,6 +15,7 @@ import (
 // the same array, replaced — and checks that every version handed over
 // keeps the messages it was saved with.
 func TestSavedKeepsEachVersion(t *testing.T) {
+	t.Parallel()
 	p, err := New(Config{URL: "http://127.0.0.1:1"})
 	require.NoError(t, err)
 	msg := func(s string) json.RawMessage { return json.RawMessage(`{"role":"user","content":"` + s + `"}`) }

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -223,6 +224,7 @@ func stopWithin(p *threadsync.Pusher, d time.Duration) error {
 // what the server holds after Stop, how many PUTs it got and what the
 // user was told.
 func TestPushes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		token string
@@ -342,6 +344,7 @@ func serverOf(r *http.Request) *http.Handler { return r.Context().Value(handlerK
 // TestCoalesce feeds 200 versions while the server holds the first push:
 // only the newest is pushed after it, and the server ends with it.
 func TestCoalesce(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	release := make(chan struct{})
 	held := make(chan struct{})
@@ -374,6 +377,7 @@ func TestCoalesce(t *testing.T) {
 // starts it again: the newest version reaches it, and the user is told
 // once that it was down and once that it is back.
 func TestServerRestarts(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	var n notes
 	p := newPusher(t, s.url(), s.token, &n)
@@ -398,6 +402,7 @@ func TestServerRestarts(t *testing.T) {
 // returns, naming the thread, and the next pusher (the agent run again
 // with -sync) pushes it.
 func TestStopWhileDown(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	s.stop()
 	var n notes
@@ -417,6 +422,7 @@ func TestStopWhileDown(t *testing.T) {
 // TestRedacted pushes a thread that holds the secret, raw and in JSON's
 // escapes: the server never gets it.
 func TestRedacted(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	var n notes
 	p := newPusher(t, s.url(), s.token, &n)
@@ -436,6 +442,7 @@ func TestRedacted(t *testing.T) {
 
 // TestNew refuses what is not a server's base URL.
 func TestNew(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{"", "127.0.0.1:8080", "ftp://host", "http://", "http://host/?x=1", "://bad"} {
 		_, err := threadsync.New(threadsync.Config{URL: u})
 		require.ErrorContains(t, err, "give the server's base URL", u)
@@ -451,6 +458,7 @@ func TestNew(t *testing.T) {
 // any dial (a dialer that records its addresses and reaches nothing
 // proves it: with AllowHTTP the push does dial).
 func TestNewRefusesPlainHTTP(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		url   string
 		allow bool
@@ -472,40 +480,46 @@ func TestNewRefusesPlainHTTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
-			var mu sync.Mutex
-			var dialed []string
-			client := &http.Client{Transport: &http.Transport{
-				Proxy: nil,
-				DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+			t.Parallel()
+			// In a bubble: the push that AllowHTTP lets through is dialled
+			// before Stop's 100 ms pass on the bubble's clock, however busy
+			// the machine.
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var dialed []string
+				client := &http.Client{Transport: &http.Transport{
+					Proxy: nil,
+					DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+						mu.Lock()
+						defer mu.Unlock()
+						dialed = append(dialed, addr)
+						return nil, errors.New("the test's dialer reaches nothing")
+					},
+				}}
+				p, err := threadsync.New(threadsync.Config{URL: tt.url, AllowHTTP: tt.allow, Token: "fsm_any-token", Client: client,
+					MinDelay: time.Millisecond, MaxDelay: time.Millisecond})
+				if !tt.ok {
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), "would send the token and the thread across the network unencrypted; use https://")
+					assert.Contains(t, err.Error(), "-"+threadsync.FlagAllowHTTP)
+					assert.Nil(t, p)
 					mu.Lock()
-					defer mu.Unlock()
-					dialed = append(dialed, addr)
-					return nil, errors.New("the test's dialer reaches nothing")
-				},
-			}}
-			p, err := threadsync.New(threadsync.Config{URL: tt.url, AllowHTTP: tt.allow, Token: "fsm_any-token", Client: client,
-				MinDelay: time.Millisecond, MaxDelay: time.Millisecond})
-			if !tt.ok {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), "would send the token and the thread across the network unencrypted; use https://")
-				assert.Contains(t, err.Error(), "-"+threadsync.FlagAllowHTTP)
-				assert.Nil(t, p)
+					assert.Empty(t, dialed)
+					mu.Unlock()
+					return
+				}
+				require.NoError(t, err)
+				if !tt.allow {
+					return
+				}
+				p.Start(context.Background())
+				p.Saved(version(t, "t-1", 1))
+				_ = stopWithin(p, 100*time.Millisecond)
 				mu.Lock()
-				assert.Empty(t, dialed)
-				mu.Unlock()
-				return
-			}
-			require.NoError(t, err)
-			if !tt.allow {
-				return
-			}
-			p.Start(context.Background())
-			p.Saved(version(t, "t-1", 1))
-			_ = stopWithin(p, 100*time.Millisecond)
-			mu.Lock()
-			defer mu.Unlock()
-			require.NotEmpty(t, dialed, "the push was never dialled")
-			assert.Equal(t, "192.0.2.1:8080", dialed[0])
+				defer mu.Unlock()
+				require.NotEmpty(t, dialed, "the push was never dialled")
+				assert.Equal(t, "192.0.2.1:8080", dialed[0])
+			})
 		})
 	}
 }
@@ -513,6 +527,7 @@ func TestNewRefusesPlainHTTP(t *testing.T) {
 // TestDelay checks the backoff: doubling from the minimum, capped, half
 // of it or more by the jitter, at least the server's Retry-After.
 func TestDelay(t *testing.T) {
+	t.Parallel()
 	const lo, hi = 100 * time.Millisecond, 2 * time.Second
 	tests := []struct {
 		n          int

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -41,6 +42,7 @@ func bashSet(t *testing.T, mode sandbox.Mode, ws *Workspace, opt Options) *Set {
 }
 
 func TestBash(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		command  string
@@ -66,11 +68,13 @@ func TestBash(t *testing.T) {
 	}
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			ws := newWorkspace(t)
 			require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "here.txt"), []byte("x"), 0o644))
 			s := bashSet(t, mode, ws, Options{BashOutputLimit: 1000})
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
+					t.Parallel()
 					out := call(t, s, "bash", obj{"command": tt.command})
 					assert.Equal(t, tt.wantErr, out.IsError, out.Content)
 					if tt.want != "" {
@@ -89,11 +93,13 @@ func TestBash(t *testing.T) {
 // away from the agent's and so from its terminal, if it has one (the
 // sandbox's tests run an agent on a terminal).
 func TestBashOwnSession(t *testing.T) {
+	t.Parallel()
 	self, err := os.ReadFile("/proc/self/stat")
 	require.NoError(t, err)
 	mySession := statField(t, string(self), 6)
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			ws := newWorkspace(t)
 			s := bashSet(t, mode, ws, Options{})
 			out := call(t, s, "bash", obj{"command": "cat /proc/self/stat"})
@@ -116,6 +122,7 @@ func statField(t *testing.T, stat string, n int) string {
 }
 
 func TestBashArguments(t *testing.T) {
+	t.Parallel()
 	s := Default(newWorkspace(t), Options{})
 	tests := []struct {
 		name, raw, wantErr string
@@ -139,6 +146,7 @@ func TestBashArguments(t *testing.T) {
 // TestBashDefaultSandbox checks that the bash tool of Default without a
 // sandbox is confined (mode auto), never run unconfined.
 func TestBashDefaultSandbox(t *testing.T) {
+	t.Parallel()
 	if _, err := sandbox.Detect(context.Background(), ""); err != nil {
 		sandboxtest.Unavailable(t, err)
 	}
@@ -153,6 +161,7 @@ func TestBashDefaultSandbox(t *testing.T) {
 // TestBashDisabled checks that in mode auto without a working bubblewrap
 // every call fails saying why, and the tool's description says so.
 func TestBashDisabled(t *testing.T) {
+	t.Parallel()
 	sb, err := sandbox.New(context.Background(), sandbox.Options{Mode: sandbox.Auto, Bwrap: filepath.Join(t.TempDir(), "no-bwrap")})
 	require.NoError(t, err)
 	require.Error(t, sb.Disabled())
@@ -167,6 +176,7 @@ func TestBashDisabled(t *testing.T) {
 }
 
 func TestBashSpecDescribesTheSandbox(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		opt           sandbox.Options
@@ -194,6 +204,7 @@ func TestBashSpecDescribesTheSandbox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			sb := sandboxtest.New(t, tt.opt)
 			desc := Bash(newWorkspace(t), BashOptions{Sandbox: sb}).Spec().Description
 			for _, w := range tt.want {
@@ -238,6 +249,7 @@ func assertAllGone(t *testing.T, marker, beat string) {
 }
 
 func TestBashKillsEverythingItStarted(t *testing.T) {
+	t.Parallel()
 	type test struct {
 		mode sandbox.Mode
 		how  string // how the background process is started
@@ -312,8 +324,10 @@ func TestBashKillsEverythingItStarted(t *testing.T) {
 }
 
 func TestBashReportsProgress(t *testing.T) {
+	t.Parallel()
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			ws := newWorkspace(t)
 			s := bashSet(t, mode, ws, Options{ProgressEvery: 50 * time.Millisecond})
 			var (
@@ -380,6 +394,7 @@ func BenchmarkBash(b *testing.B) {
 }
 
 func TestCappedBuffer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		limit  int
@@ -403,6 +418,7 @@ func TestCappedBuffer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			b := newCappedBuffer(tt.limit)
 			for _, w := range tt.writes {
 				n, err := b.Write([]byte(w))
@@ -429,31 +445,31 @@ func (f fakeTool) Run(ctx context.Context, _ json.RawMessage, progress func(chat
 }
 
 func TestSetRun(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	tools := []Tool{
-		fakeTool{name: "ok", run: func(context.Context, func(chat.ToolProgress)) (string, error) { return "fine", nil }},
-		fakeTool{name: "fails", run: func(context.Context, func(chat.ToolProgress)) (string, error) {
-			return "partial output", errors.New("it broke; try again")
-		}},
-		fakeTool{name: "panics", run: func(context.Context, func(chat.ToolProgress)) (string, error) { panic("boom") }},
-		fakeTool{name: "nil_deref", run: func(context.Context, func(chat.ToolProgress)) (string, error) {
-			var m map[string]int
-			m["x"]++ // panics: assignment to entry in nil map
-			return "", nil
-		}},
-		fakeTool{name: "slow", run: func(ctx context.Context, _ func(chat.ToolProgress)) (string, error) {
-			<-ctx.Done()
-			return "", ctx.Err()
-		}},
-		fakeTool{name: "stubborn", run: func(context.Context, func(chat.ToolProgress)) (string, error) {
-			<-release // ignores its context
-			return "too late", nil
-		}},
+	t.Parallel()
+	// tools returns the tools of the test; stubborn ignores its context
+	// until release is closed.
+	tools := func(release <-chan struct{}) []Tool {
+		return []Tool{
+			fakeTool{name: "ok", run: func(context.Context, func(chat.ToolProgress)) (string, error) { return "fine", nil }},
+			fakeTool{name: "fails", run: func(context.Context, func(chat.ToolProgress)) (string, error) {
+				return "partial output", errors.New("it broke; try again")
+			}},
+			fakeTool{name: "panics", run: func(context.Context, func(chat.ToolProgress)) (string, error) { panic("boom") }},
+			fakeTool{name: "nil_deref", run: func(context.Context, func(chat.ToolProgress)) (string, error) {
+				var m map[string]int
+				m["x"]++ // panics: assignment to entry in nil map
+				return "", nil
+			}},
+			fakeTool{name: "slow", run: func(ctx context.Context, _ func(chat.ToolProgress)) (string, error) {
+				<-ctx.Done()
+				return "", ctx.Err()
+			}},
+			fakeTool{name: "stubborn", run: func(context.Context, func(chat.ToolProgress)) (string, error) {
+				<-release // ignores its context
+				return "too late", nil
+			}},
+		}
 	}
-	s, err := NewSet(Options{Timeout: 100 * time.Millisecond}, tools...)
-	require.NoError(t, err)
-	s.grace = 100 * time.Millisecond
 
 	tests := []struct {
 		name     string
@@ -484,25 +500,37 @@ func TestSetRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := context.Background()
-			if tt.ctx != nil {
-				ctx = tt.ctx()
-			}
-			var out chat.ToolOutcome
-			require.NotPanics(t, func() { out = s.Run(ctx, tt.call, nil) })
-			if tt.contains == nil {
-				assert.Equal(t, tt.want, out)
-				return
-			}
-			assert.True(t, out.IsError, out.Content)
-			for _, c := range tt.contains {
-				assert.Contains(t, out.Content, c)
-			}
+			t.Parallel()
+			// The time limits are those of a synctest bubble: the slow and
+			// the stubborn tool wait for them without real time passing,
+			// and no quick tool can pass them, however busy the machine.
+			synctest.Test(t, func(t *testing.T) {
+				release := make(chan struct{})
+				t.Cleanup(func() { close(release) })
+				s, err := NewSet(Options{Timeout: 100 * time.Millisecond}, tools(release)...)
+				require.NoError(t, err)
+				s.grace = 100 * time.Millisecond
+				ctx := context.Background()
+				if tt.ctx != nil {
+					ctx = tt.ctx()
+				}
+				var out chat.ToolOutcome
+				require.NotPanics(t, func() { out = s.Run(ctx, tt.call, nil) })
+				if tt.contains == nil {
+					assert.Equal(t, tt.want, out)
+					return
+				}
+				assert.True(t, out.IsError, out.Content)
+				for _, c := range tt.contains {
+					assert.Contains(t, out.Content, c)
+				}
+			})
 		})
 	}
 }
 
 func TestSetRunStopsProgressWhenDone(t *testing.T) {
+	t.Parallel()
 	stop := make(chan struct{})
 	finished := make(chan struct{})
 	tool := fakeTool{name: "late", run: func(_ context.Context, progress func(chat.ToolProgress)) (string, error) {
@@ -525,6 +553,7 @@ func TestSetRunStopsProgressWhenDone(t *testing.T) {
 }
 
 func TestNewSetRefusesBadNames(t *testing.T) {
+	t.Parallel()
 	ok := func(context.Context, func(chat.ToolProgress)) (string, error) { return "", nil }
 	_, err := NewSet(Options{}, fakeTool{name: "a", run: ok}, fakeTool{name: "a", run: ok})
 	assert.ErrorContains(t, err, `two tools are named "a"`)
@@ -533,6 +562,7 @@ func TestNewSetRefusesBadNames(t *testing.T) {
 }
 
 func TestSpecs(t *testing.T) {
+	t.Parallel()
 	specs := Default(newWorkspace(t), Options{}).Specs()
 	var names []string
 	for _, sp := range specs {

@@ -55,6 +55,7 @@ func exchange(a, b string) error {
 // or to the workspace's .git, and checks that nothing there was read (from
 // outside), created or changed, and that every refusal says why in words.
 func TestFileToolsRace(t *testing.T) {
+	t.Parallel()
 	const (
 		workers = 4
 		rounds  = 500 // per worker; each round is a create, a replace and a read
@@ -272,6 +273,7 @@ func count(isError bool, ok, refused *atomic.Int64) bool {
 }
 
 func TestHardLinksRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	require.NoError(t, os.Link(f.secret, filepath.Join(f.root, "hardlink")))
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, "twin1"), []byte("twin\n"), 0o644))
@@ -306,6 +308,7 @@ func TestHardLinksRefused(t *testing.T) {
 }
 
 func TestEditFileRefusesGit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		args    obj
@@ -322,6 +325,7 @@ func TestEditFileRefusesGit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			config := "[core]\n\tbare = false\n"
 			require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
@@ -348,6 +352,7 @@ func TestEditFileRefusesGit(t *testing.T) {
 }
 
 func TestResolveAbsoluteLinkInside(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	require.NoError(t, os.Symlink(filepath.Join(f.root, "sub"), filepath.Join(f.root, "abssub")))
 	got, err := f.ws.resolve(t.Context(), "abssub/b.txt")
@@ -359,6 +364,7 @@ func TestResolveAbsoluteLinkInside(t *testing.T) {
 }
 
 func TestClosedWorkspace(t *testing.T) {
+	t.Parallel()
 	ws, err := NewWorkspace(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "a.txt"), []byte("a\n"), 0o644))
@@ -379,6 +385,7 @@ func readString(t *testing.T, p string) string {
 }
 
 func TestSpecialFilesRefused(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644))
 	// A socket: a path short enough for a Unix socket's address.

@@ -18,6 +18,7 @@ import (
 )
 
 func TestScan(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, content, old string
 	}{
@@ -37,6 +38,7 @@ func TestScan(t *testing.T) {
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 2, 3, 5, 8, 64, editChunk} {
 			t.Run(fmt.Sprintf("%s/chunk %d", tt.name, chunk), func(t *testing.T) {
+				t.Parallel()
 				m, err := scan(context.Background(), strings.NewReader(tt.content), []byte(tt.old), chunk)
 				require.NoError(t, err)
 				assert.Equal(t, strings.Count(tt.content, tt.old), m.count)
@@ -49,6 +51,7 @@ func TestScan(t *testing.T) {
 		}
 	}
 	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := scan(ctx, strings.NewReader("abc"), []byte("b"), 1)
@@ -131,6 +134,7 @@ func BenchmarkEditFile(b *testing.B) {
 }
 
 func TestEditFileSizeLimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		size    int64
@@ -145,6 +149,7 @@ func TestEditFileSizeLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			p := filepath.Join(root, "f.txt")
 			writeLarge(t, p, tt.size, 0, "X")
@@ -171,12 +176,14 @@ func TestEditFileSizeLimit(t *testing.T) {
 		})
 	}
 	t.Run("the limit is in the tool's description", func(t *testing.T) {
+		t.Parallel()
 		spec := EditFile(newWorkspace(t), EditOptions{MaxBytes: 2 << 20}).Spec()
 		assert.Contains(t, spec.Description, "Files over 2 MiB (2097152 bytes) are refused")
 	})
 }
 
 func TestCleanTemp(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	files := map[string]bool{ // path → removed
 		".fsmgen-edit-123.tmp":          true,
@@ -233,6 +240,7 @@ func (r recordingTool) Run(context.Context, json.RawMessage, func(chat.ToolProgr
 }
 
 func TestSetRunArgumentLimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		limit   int // Options.MaxArgBytes
@@ -247,6 +255,7 @@ func TestSetRunArgumentLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ran := false
 			s, err := NewSet(Options{MaxArgBytes: tt.limit}, recordingTool{ran: &ran})
 			require.NoError(t, err)
@@ -273,6 +282,7 @@ func TestSetRunArgumentLimit(t *testing.T) {
 // agent rewrites it, as root when it runs as root, with content the model
 // chose.
 func TestEditFileDropsSetuid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode os.FileMode
 		want os.FileMode
@@ -286,6 +296,7 @@ func TestEditFileDropsSetuid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			p := filepath.Join(root, "tool.sh")
 			require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\necho old\n"), 0o600))

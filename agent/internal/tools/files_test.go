@@ -28,6 +28,7 @@ func call(t *testing.T, s *Set, name string, args any) chat.ToolOutcome {
 type obj = map[string]any
 
 func TestFileToolsRefuseEscapes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s := Default(f.ws, Options{Search: true})
 	escapes := []struct {
@@ -73,6 +74,7 @@ func TestFileToolsRefuseEscapes(t *testing.T) {
 }
 
 func TestReadFile(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	big := strings.Repeat("0123456789abcdef\n", MaxReadBytes/17+100)
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, "big.txt"), []byte(big), 0o644))
@@ -123,6 +125,7 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestListFiles(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(f.root, ".git", "objects"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(f.root, ".git", "HEAD"), []byte("ref\n"), 0o644))
@@ -175,6 +178,7 @@ func TestListFiles(t *testing.T) {
 }
 
 func TestListFilesCap(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dir := filepath.Join(f.root, "many")
 	require.NoError(t, os.Mkdir(dir, 0o755))
@@ -189,6 +193,7 @@ func TestListFilesCap(t *testing.T) {
 }
 
 func TestEditFile(t *testing.T) {
+	t.Parallel()
 	const original = "one\ntwo\ntwo\nthree\n"
 	tests := []struct {
 		name     string
@@ -312,6 +317,7 @@ func TestEditFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(root, "f.txt"), []byte(original), 0o644))
 			require.NoError(t, os.Chmod(filepath.Join(root, "f.txt"), 0o755))

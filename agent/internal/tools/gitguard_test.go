@@ -20,7 +20,6 @@ import (
 // "nested" (its .git a directory), all committed.
 func guardedRepo(t *testing.T) string {
 	t.Helper()
-	gittest.IsolateGit(t)
 	upstream := gittest.NewRepo(t, map[string]string{"lib.go": "package lib\n"})
 	dir := gittest.NewRepo(t, map[string]string{"README": "top\n"})
 	gittest.Git(t, dir, "-c", "protocol.file.allow=always", "submodule", "--quiet", "add", upstream, "sub")
@@ -44,18 +43,23 @@ func sh(t *testing.T, dir, command string) {
 // command could make and checks that the guard puts back or removes each
 // one, names it, and leaves the user's git running nothing planted.
 func TestGitGuard(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
-		name    string
-		command string   // run in the workspace; PWNED is a marker path outside it
+		name string
+		// command is run in the workspace, with $PWNED replaced by a
+		// marker path outside it and $OUTSIDE by a directory outside it
+		// (in the text, so that whatever git process runs what the
+		// command plants touches the marker, whatever its environment).
+		command string
 		want    []string // "path: what", then " (undone)" when the guard put it back
-		check   func(t *testing.T, dir string)
+		check   func(t *testing.T, dir, outside string)
 	}{
 		{
 			name: "the submodule's gitdir pointer redirected to a copy with core.fsmonitor (issue 20 item 2)",
 			command: `cp -r .git/modules/sub evil && git config --file evil/config core.fsmonitor "touch $PWNED; false" && ` +
 				`printf 'gitdir: ../evil\n' > sub/.git`,
 			want: []string{"evil: a git repository was created (undone)", "sub/.git: the gitdir pointer changed (undone)"},
-			check: func(t *testing.T, dir string) {
+			check: func(t *testing.T, dir, _ string) {
 				assert.Equal(t, "gitdir: ../.git/modules/sub\n", gittest.ReadFile(t, dir, "sub/.git"))
 				assert.NoDirExists(t, filepath.Join(dir, "evil"))
 			},
@@ -69,7 +73,7 @@ func TestGitGuard(t *testing.T) {
 			name:    "a hook added to the nested repository",
 			command: `printf '#!/bin/sh\ntouch $PWNED\n' > nested/.git/hooks/pre-commit && chmod +x nested/.git/hooks/pre-commit`,
 			want:    []string{"nested/.git/hooks/pre-commit: added to a .git directory (undone)"},
-			check: func(t *testing.T, dir string) {
+			check: func(t *testing.T, dir, _ string) {
 				assert.NoFileExists(t, filepath.Join(dir, "nested/.git/hooks/pre-commit"))
 			},
 		},
@@ -77,7 +81,7 @@ func TestGitGuard(t *testing.T) {
 			name:    "a new repository",
 			command: `git init -q fresh && git -C fresh config core.fsmonitor "touch $PWNED; false" && echo x > fresh/x`,
 			want:    []string{"fresh/.git: a .git was created (undone)"},
-			check: func(t *testing.T, dir string) {
+			check: func(t *testing.T, dir, _ string) {
 				assert.NoDirExists(t, filepath.Join(dir, "fresh/.git"))
 				assert.FileExists(t, filepath.Join(dir, "fresh/x"), "the files stay")
 			},
@@ -86,7 +90,7 @@ func TestGitGuard(t *testing.T) {
 			name:    "a bare repository",
 			command: `git init -q --bare plain.git && git config --file plain.git/config core.fsmonitor "touch $PWNED; false"`,
 			want:    []string{"plain.git: a git repository was created (undone)"},
-			check: func(t *testing.T, dir string) {
+			check: func(t *testing.T, dir, _ string) {
 				cmd := exec.Command("git", "rev-parse", "--git-dir")
 				cmd.Dir = filepath.Join(dir, "plain.git")
 				out, _ := cmd.CombinedOutput()
@@ -97,7 +101,7 @@ func TestGitGuard(t *testing.T) {
 			name:    "a directory of the user's made into a git directory",
 			command: `mkdir -p docs/objects docs/refs && printf 'ref: refs/heads/main\n' > docs/HEAD && printf '[core]\n\tfsmonitor = touch $PWNED\n' > docs/config`,
 			want:    []string{"docs: a directory was made into a git repository (undone)"},
-			check: func(t *testing.T, dir string) {
+			check: func(t *testing.T, dir, _ string) {
 				assert.NoFileExists(t, filepath.Join(dir, "docs/HEAD"))
 				assert.NoDirExists(t, filepath.Join(dir, "docs/objects"))
 				assert.FileExists(t, filepath.Join(dir, "docs/guide.md"), "the user's files stay")
@@ -107,7 +111,7 @@ func TestGitGuard(t *testing.T) {
 			name:    "the submodule's pointer removed and a repository made in its place",
 			command: `rm sub/.git && git init -q sub && git -C sub config core.fsmonitor "touch $PWNED; false"`,
 			want:    []string{"sub/.git: the gitdir pointer was replaced by a directory (undone)"},
-			check: func(t *testing.T, dir string) {
+			check: func(t *testing.T, dir, _ string) {
 				assert.Equal(t, "gitdir: ../.git/modules/sub\n", gittest.ReadFile(t, dir, "sub/.git"))
 			},
 		},
@@ -115,7 +119,7 @@ func TestGitGuard(t *testing.T) {
 			name:    "the nested repository moved",
 			command: `mv nested moved`,
 			want:    []string{"moved/.git: the .git directory of nested/.git was moved here", "nested/.git: the .git directory was removed or replaced"},
-			check: func(t *testing.T, dir string) {
+			check: func(t *testing.T, dir, _ string) {
 				assert.DirExists(t, filepath.Join(dir, "moved/.git"), "the user's repository is not deleted")
 			},
 		},
@@ -125,8 +129,8 @@ func TestGitGuard(t *testing.T) {
 			// The pointer, moved with its directory, goes: what it was is
 			// recorded, and it cannot be put back through the link.
 			want: []string{"sub.real/.git: a .git was created (undone)", "sub/.git: the gitdir pointer was removed"},
-			check: func(t *testing.T, dir string) {
-				assert.NoFileExists(t, filepath.Join(os.Getenv("OUTSIDE"), ".git"), "the guard wrote through a link")
+			check: func(t *testing.T, _, outside string) {
+				assert.NoFileExists(t, filepath.Join(outside, ".git"), "the guard wrote through a link")
 			},
 		},
 		{
@@ -140,17 +144,23 @@ func TestGitGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := guardedRepo(t)
-			marker := filepath.Join(t.TempDir(), "PWNED")
-			t.Setenv("PWNED", marker)
-			t.Setenv("OUTSIDE", t.TempDir())
+			// Paths plain enough to stand in shell text (t.TempDir's
+			// hold the test's name).
+			base, err := os.MkdirTemp("", "gitguard-")
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(base) })
+			marker, outside := filepath.Join(base, "PWNED"), filepath.Join(base, "outside")
+			require.NoError(t, os.Mkdir(outside, 0o755))
+			command := strings.NewReplacer("$PWNED", marker, "$OUTSIDE", outside).Replace(tt.command)
 			ws, err := NewWorkspace(dir)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = ws.Close() })
 			g, err := NewGitGuard(context.Background(), ws)
 			require.NoError(t, err)
 
-			sh(t, dir, tt.command)
+			sh(t, dir, command)
 			found, err := g.Check(context.Background())
 			require.NoError(t, err)
 			var got []string
@@ -163,7 +173,7 @@ func TestGitGuard(t *testing.T) {
 			}
 			assert.Equal(t, tt.want, got)
 			if tt.check != nil {
-				tt.check(t, dir)
+				tt.check(t, dir, outside)
 			}
 			assert.Equal(t, found, g.Changes())
 			again, err := g.Check(context.Background())
@@ -186,6 +196,7 @@ func TestGitGuard(t *testing.T) {
 
 // TestGitGuardNote checks what the model is told.
 func TestGitGuardNote(t *testing.T) {
+	t.Parallel()
 	dir := guardedRepo(t)
 	ws, err := NewWorkspace(dir)
 	require.NoError(t, err)
@@ -202,6 +213,7 @@ func TestGitGuardNote(t *testing.T) {
 // TestEditFileRefusesGitDirectories checks that edit_file writes nothing
 // that would make a directory a git directory, nor in one.
 func TestEditFileRefusesGitDirectories(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, p := range []string{"bare.git/objects", "bare.git/refs", "half/objects", "half/refs"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, p), 0o755))
@@ -273,6 +285,7 @@ func BenchmarkGitGuardCheck(b *testing.B) {
 // TestGitGuardUnusual checks what the guard finds odd when it starts: a
 // gitdir pointer out of every .git, and a bare repository.
 func TestGitGuardUnusual(t *testing.T) {
+	t.Parallel()
 	dir := guardedRepo(t)
 	ws, err := NewWorkspace(dir)
 	require.NoError(t, err)

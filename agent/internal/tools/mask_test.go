@@ -22,9 +22,11 @@ import (
 // that comes to hold the key after the scan is masked once a file tool
 // has met it.
 func TestMaskedFiles(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-TOOLS-MASKED-KEY-0a1b2c3d"
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			ws := newWorkspace(t)
 			root := ws.Root()
 			files := map[string]string{

@@ -17,6 +17,7 @@ import (
 )
 
 func TestMutating(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t)
 	writable := sandboxtest.New(t, sandbox.Options{Mode: sandbox.Bwrap})
 	readOnly := sandboxtest.New(t, sandbox.Options{Mode: sandbox.Bwrap, ReadOnlyWorkspace: true})
@@ -41,6 +42,7 @@ func TestMutating(t *testing.T) {
 }
 
 func TestSetRefuse(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t)
 	all := Default(ws, Options{Sandbox: sandboxtest.New(t, sandbox.Options{Mode: sandbox.Bwrap})})
 	plan := all.Refuse("plan mode: the workspace is read-only", "edit_file", "bash")
@@ -73,6 +75,7 @@ func mustSet(t *testing.T, tools ...Tool) *Set {
 }
 
 func TestEditLine(t *testing.T) {
+	t.Parallel()
 	ws := newWorkspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "a.txt"), []byte("one\ntwo\nthree\ntwo\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "big.txt"), []byte("first\n"+strings.Repeat("z", 40)), 0o644))

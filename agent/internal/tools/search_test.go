@@ -17,6 +17,7 @@ import (
 // a directory or a file searched, .git, binary and masked files skipped,
 // links to outside never followed.
 func TestSearchFiles(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const key = "sk-search-TEST-KEY-0123456789abcdef"
 	files := map[string]string{

@@ -76,6 +76,7 @@ func (f fixture) assertOutsideUntouched(t *testing.T) {
 }
 
 func TestNewWorkspace(t *testing.T) {
+	t.Parallel()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	file := filepath.Join(dir, "f")
@@ -94,6 +95,7 @@ func TestNewWorkspace(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tests := []struct {
 		name    string
@@ -142,6 +144,7 @@ func TestResolve(t *testing.T) {
 // without following any symbolic link, even one that stays inside (resolve
 // follows those first), and that missing ones are created.
 func TestOpenDir(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tests := []struct {
 		name    string

@@ -206,7 +206,9 @@ func run(ctx context.Context, path string, window time.Duration, in io.Reader, o
 		}
 	}
 	l := loop.New[order.Event](s, s, loop.Options{Logger: slog.New(slog.DiscardHandler)})
-	s.timers = loop.NewTimers(l, func(id fsmrt.TimerID) order.Event { return &order.TimerFired{Timer: id} })
+	s.timers = loop.NewTimersAt(l, func(id fsmrt.TimerID, deadline, now time.Time) order.Event {
+		return &order.TimerFired{Timer: id, Deadline: deadline, Now: now}
+	})
 	// The timers the order had running when it was saved fire at their
 	// deadlines; what a killed process did not perform is performed now.
 	for _, t := range s.m.Timers() {

@@ -232,3 +232,13 @@ func Excerpt(src []byte, d Diagnostic) string {
 	}
 	return "    " + line + "\n    " + caret.String() + "^\n"
 }
+
+// Count returns n and the noun that counts it, in the singular for one:
+// Count(1, "change") is "1 change", Count(2, "change") "2 changes". The
+// plural adds "s", which fits every noun fsmgen counts.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -135,3 +135,19 @@ func TestSeverityString(t *testing.T) {
 	assert.Equal(t, "error", diag.Error.String())
 	assert.Equal(t, "warning", diag.Warning.String())
 }
+
+func TestCount(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		n    int
+		want string
+	}{
+		{0, "0 changes"},
+		{1, "1 change"},
+		{2, "2 changes"},
+		{147, "147 changes"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, diag.Count(tt.n, "change"))
+	}
+}

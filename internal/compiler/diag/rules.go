@@ -103,15 +103,15 @@ var rules = []Rule{
 		Short:    "A required key is missing.",
 		Full:     "The spec, a field, a timer, a transition or a \"*\" row lacks a key it cannot do without.",
 		Help:     "Add the key the message names.",
-		Patterns: []string{`^spec has no "`, `^field (".*" )?has no type$`, `^after has no "delay"`, `^transition has no "from"`, `^a "\*" row needs "on"`, `^a declared break names the change`},
+		Patterns: []string{`^spec has no "`, `^field (".*" )?has no type$`, `^after has no "delay"`, `^transition has no "from"`, `^a "\*" row needs "on"`, `^a declared break names the change`, `^"on" lists no event`},
 	},
 	// Names.
 	{
 		ID: "invalid-name", Level: Error,
 		Short:    "A name cannot be used in the generated Go.",
-		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a lower-case Go identifier, import aliases identifiers that are not Go keywords, and import paths valid Go import paths.",
-		Help:     "Rename it with letters, digits and underscores, starting with a letter.",
-		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a lower-case Go identifier|reserved)`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`},
+		Full:     "Machine, state, event, action, guard, effect and field names must be identifiers, the package name a Go identifier in lower case (underscores allowed), import aliases identifiers that are not Go keywords, import paths valid Go import paths, a go_name an exported Go identifier, and an initialism a word in capitals.",
+		Help:     "Rename it with letters, digits and underscores, starting with a letter (a capital letter for a go_name).",
+		Patterns: []string{`^\S+ name ".*" is (not an identifier|a Go keyword|not a Go identifier|reserved)`, `^package name ".*" has capitals`, `^import alias ".*" is (a Go keyword|not a Go identifier)$`, `^import path ".*" is not a valid Go import path`, `^go_name ".*" of .* is not (a Go identifier|exported)`, `^initialism ".*" is not (written in capitals|a word)`, `^an initialism is a word in capitals`},
 	},
 	{
 		ID: "invalid-rename", Level: Error,
@@ -124,15 +124,15 @@ var rules = []Rule{
 		ID: "go-name-clash", Level: Error,
 		Short:    "Two names become the same Go identifier.",
 		Full:     "Spec names are turned into Go identifiers; two that map to the same identifier, or one that takes a name fsmgen generates or an import needs, would not compile. Each place is reported.",
-		Help:     "Rename one of them, or choose another import alias.",
-		Patterns: []string{` in Go, .*rename (it|one of them)$`, ` are both .* in Go: rename one$`, `^import alias ".*" is the generated package's own name`, `^import alias time names `},
+		Help:     "Rename one of them, give one its Go name with go_name, or choose another import alias.",
+		Patterns: []string{` in Go, .*rename (it|one of them)( or give (it|one) a go_name)?$`, ` are both .* in Go: rename one( or give one a go_name)?$`, `^import alias ".*" is the generated package's own name`, `^import alias time names `},
 	},
 	{
 		ID: "duplicate-declaration", Level: Error,
 		Short:    "A name is declared twice.",
 		Full:     "States, events, actions, guards and effects share one name space each, states across the whole machine; a state is listed twice in one list; a substate repeats a field its ancestors already have.",
 		Help:     "Rename one of the two, or remove the repetition.",
-		Patterns: []string{`^duplicate name "`, `^state .* is declared twice`, `^".*" is declared as both a `, `^state .* is listed twice$`, `^field .* of state .* is already a field of `},
+		Patterns: []string{`^duplicate name "`, `^state .* is declared twice`, `^".*" is declared as both a `, `^(state|event) .* is listed twice$`, `^field .* of state .* is already a field of `, `^initialism \S+ is listed twice$`},
 	},
 	{
 		ID: "unknown-name", Level: Error,
@@ -159,9 +159,9 @@ var rules = []Rule{
 	{
 		ID: "import-not-loaded", Level: Error,
 		Short:    "An imported package could not be loaded.",
-		Full:     "fsmgen loads the packages that field types use, from the module that holds the spec, to check the types; this one failed to load.",
+		Full:     "fsmgen loads the packages that field types and the behavior expression use, from the module that holds the spec, to check them; this one failed to load (for a reason other than importing the generated package, which is not generated yet: that is left to the compiler).",
 		Help:     "Check the import path, and that the package builds in the spec's module (go build, go mod tidy).",
-		Patterns: []string{`^cannot load package ".*", which field types use`},
+		Patterns: []string{`^cannot load package ".*", which (field types use|behavior names)`, `^package ".*", which field types use, imports the generated package`},
 	},
 	// Guards and effects.
 	{
@@ -176,7 +176,7 @@ var rules = []Rule{
 		Short:    "Guard branches are malformed or cannot all fire.",
 		Full:     "A guarded transition or timer lists branches, each with \"if\" a guard or a final \"else: true\"; a branch after else, a guard tested twice or a chain without else leaves some case unhandled or some branch dead.",
 		Help:     "Give each branch \"if\" or \"else: true\", test each guard once, and end the chain with \"- else: true\".",
-		Patterns: []string{`^a (transition|timer) with guards keeps to, effect, action, ignore and reject inside its branches$`, `^branch after else can never fire`, `^a branch has either "if" or "else"`, `^write "else: true" for the last branch`, `^branch has no "if"`, `^guard .* is already tested at .*: this branch can never fire`, `^guards of .* end without an else branch`},
+		Patterns: []string{`^a (transition|timer) with guards keeps to, effect, action, set, with, ignore and reject inside its branches$`, `^branch after else can never fire`, `^a branch has either "if" or "else"`, `^write "else: true" for the last branch`, `^branch has no "if"`, `^guard .* is already tested at .*: this branch can never fire`, `^guards of .* end without an else branch`},
 	},
 	{
 		ID: "rule-outcome", Level: Error,
@@ -211,7 +211,14 @@ var rules = []Rule{
 		Short:    "A timer's delay is not a positive duration.",
 		Full:     "\"delay\" is a Go duration such as 30s or 2m30s, or the name of an effect that sets exactly one time.Duration.",
 		Help:     "Give a positive duration, or an effect that sets one time.Duration field.",
-		Patterns: []string{`^the delay of state .*'s timer is `, `^effect .* computes the delay of state `, `^delay ".*" is neither a duration`},
+		Patterns: []string{`^the delay of .* is .*: give a positive duration$`, `^effect .* computes the delay of `, `^delay ".*" is neither a duration`},
+	},
+	{
+		ID: "timer-ids", Level: Error,
+		Short:    "A state's timers are not told apart.",
+		Full:     "\"after\" is one timer or a list of them. Each timer of a state is named by its id, which saved machines, messages and fsmgen diff use: ids are names, distinct within the state, and at most one timer of a state goes without.",
+		Help:     "Give each timer of the list its own \"id\" (one may go without), or remove the empty list.",
+		Patterns: []string{`^after is an empty list`, `^timer id ".*" is not a name`, `^state .* has two timers (with id|without an id)`},
 	},
 	// States.
 	{
@@ -233,7 +240,7 @@ var rules = []Rule{
 		Short:    "A transient state is misused.",
 		Full:     "A transient state is left in the step that enters it, through eventless transitions (no \"on\"); it handles no events, has no entry, exit or timer, and transient states must not loop.",
 		Help:     "Give the transient state eventless transitions that lead elsewhere, move events and actions to its neighbours, or make it an ordinary state.",
-		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of transient state `, `^a transition into transient state `, `^state .* cannot be transient and `},
+		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of transient state `, `^state .* cannot be transient and `},
 	},
 	{
 		ID: "local-transition", Level: Error,
@@ -318,8 +325,22 @@ var rules = []Rule{
 		ID: "field-ambiguous", Level: Error,
 		Short:    "A row reads a name that both its source state and its event have.",
 		Full:     "A value a row carries over, or a guard or effect reads, comes from the source state or the event by name; when both have a field of that name, taking the state's would silently ignore the event's (a new value the event brings), so fsmgen refuses to choose.",
-		Help:     "Rename one of the two fields; to replace the state's value with the event's, read the event's under its new name in an effect that sets the state's field.",
+		Help:     "Say on the row which one it takes, with: {name: event.name} or with: {name: state.name}, or rename one of the two fields.",
 		Patterns: []string{`, but both .* and event .* have a field .*: it is ambiguous which one is meant`},
+	},
+	{
+		ID: "invalid-with", Level: Error,
+		Short:    "A row's with: names no field, or a field nothing reads.",
+		Full:     "with: says, for a name the row reads or fills (in its guard, its effect, the fields of the state it enters or stays in, or of its actions), which field it takes: the event's (event.<field>) or the source state's (state.<field>), of that name or another of the same type; the field must exist in the event or in every state that takes the row, and something on the row must use the name.",
+		Help:     "Write event.<field> or state.<field> naming a field of the row of the name's type, or remove the entry.",
+		Patterns: []string{`^with: `},
+	},
+	{
+		ID: "invalid-constant", Level: Error,
+		Short:    "A constant of a row's set: does not fit, or nothing takes it.",
+		Full:     "set: gives fields of the target state (or of the state a row stays in) and of the row's actions constant values: a bool, a string, a number, or a duration for a time.Duration, checked against the field's type; a field is set by set:, by the effect, by with: or by an entry, never by two of them.",
+		Help:     "Give a constant of the field's type, name a field the row fills, or drop the constant from set: or the field from the effect.",
+		Patterns: []string{`^set: `},
 	},
 	{
 		ID: "effect-result-unused", Level: Error,
@@ -375,9 +396,9 @@ var rules = []Rule{
 	{
 		ID: "unused-declaration", Level: Warning,
 		Short:    "A declaration is never used.",
-		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through.",
+		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through, an initialism no name has.",
 		Help:     "Remove it, or use it where it was meant to be used.",
-		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no breaking change`},
+		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no breaking change`, `^initialism \S+ is in no name fsmgen makes a Go name of`},
 	},
 	{
 		ID: "rule-applies-nowhere", Level: Warning,

@@ -46,13 +46,9 @@ func (d *differ) rules() {
 				d.add(c)
 			}
 		}
+		d.stateTimers(os, ns)
 		if ns.Composite() {
 			continue
-		}
-		if ow, nw := d.timer(os.Timer), timerText(ns.Timer); ow != nw {
-			c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("timer changed: %s, was %s", orNothing(nw), orNothing(ow)), Old: os.Pos, New: ns.Pos}
-			c.verdict(Behaviour, Breaks, fmt.Sprintf("the timer of %s now %s", ns.Name, orNothing(nw)))
-			d.add(c)
 		}
 		if ns.Choice != nil || os.Choice != nil {
 			d.cell(ns.Name+" (its choice)", os.Choice, ns.Choice)
@@ -117,16 +113,24 @@ func (d *differ) cellText(c *fsm.Cell) string {
 	for _, r := range c.Rules {
 		parts = append(parts, d.ruleText(r))
 	}
+	if f := c.Fallback; f != nil {
+		as := `the "*" row`
+		if f.Owner != nil {
+			as = d.rename("state", f.Owner.Name)
+		}
+		parts = append(parts, fmt.Sprintf("no guard holds: as %s (%s)", as, d.cellText(f)))
+	}
 	return strings.Join(parts, "; ")
 }
 
-// ruleText describes one rule: its guard, what it does, its effect and
-// its actions.
+// ruleText describes one rule: its guard, what it does, its effect, the
+// constants it sets and where it takes what its with: names, and its
+// actions.
 func (d *differ) ruleText(r *fsm.Rule) string {
 	var b strings.Builder
 	switch {
 	case r.Guard != nil:
-		fmt.Fprintf(&b, "[%s] ", r.Guard.Name)
+		fmt.Fprintf(&b, "[%s] ", d.rename("guard", r.Guard.Name))
 	case r.Else:
 		b.WriteString("[else] ")
 	}
@@ -149,8 +153,18 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 			b.WriteString(" (local)")
 		}
 	}
+	var does []string
 	if r.Effect != nil {
-		b.WriteString(" {" + r.Effect.Name + "}")
+		does = append(does, d.rename("effect", r.Effect.Name))
+	}
+	for _, c := range r.Consts {
+		does = append(does, c.String())
+	}
+	for _, w := range r.With {
+		does = append(does, w.String())
+	}
+	if len(does) > 0 {
+		b.WriteString(" {" + strings.Join(does, ", ") + "}")
 	}
 	var acts []string
 	for _, e := range r.Actions {
@@ -171,7 +185,7 @@ func (d *differ) hook(h *fsm.Hook) string {
 	}
 	var parts []string
 	if h.Effect != nil {
-		parts = append(parts, "runs "+h.Effect.Name)
+		parts = append(parts, "runs "+d.rename("effect", h.Effect.Name))
 	}
 	var acts []string
 	for _, a := range h.Actions {
@@ -192,7 +206,96 @@ func (d *differ) timer(t *fsm.Timer) string {
 	}
 	delay := t.DelayText
 	if t.DelayFunc != nil {
-		delay = "the delay " + t.DelayFunc.Name + " computes"
+		delay = "the delay " + d.rename("effect", t.DelayFunc.Name) + " computes"
 	}
 	return "fires after " + delay + ": " + d.cellText(t.Cell)
+}
+
+// delayChanged says, when the delay of a state's timer changed, what
+// becomes of the machines saved while it ran: the deadline is saved, and
+// loads as it was, unless Load is told to re-arm the timer.
+func delayChanged(o, n *fsm.Timer) string {
+	if o == nil || n == nil || delayText(o) == delayText(n) {
+		return ""
+	}
+	in := "in " + o.State.Name
+	if o.State.Composite() {
+		in = "in a state of " + o.State.Name
+	}
+	which := "the timer"
+	if n.ID != "" {
+		which = "timer " + n.ID
+	}
+	was := o.DelayText + " after the timer started"
+	if o.DelayFunc != nil {
+		was = "the delay " + o.DelayFunc.Name + " computed after the timer started"
+	}
+	now := n.DelayText + " after the timer started"
+	if n.DelayFunc != nil {
+		now = fmt.Sprintf("the time it started plus the delay %s computes from the state's fields when the machine is loaded (what that is, fsmgen diff cannot know: %s is code)", n.DelayFunc.Name, n.DelayFunc.Name)
+	}
+	return fmt.Sprintf("a machine saved %s with %s running loads with the deadline it saved, %s; LoadWith(c, data, LoadOptions{Rearm: true}) moves it to %s", in, which, was, now)
+}
+
+// delayText describes a timer's delay: the duration, or the effect that
+// computes it.
+func delayText(t *fsm.Timer) string {
+	if t.DelayFunc != nil {
+		return "effect " + t.DelayFunc.Name
+	}
+	return t.DelayText
+}
+
+// stateTimers compares the timers of a state, matched by their ids: a
+// timer changed, added or removed changes what the state does.
+func (d *differ) stateTimers(os, ns *fsm.State) {
+	byID := func(list []*fsm.Timer, id string) *fsm.Timer {
+		for _, t := range list {
+			if t.ID == id {
+				return t
+			}
+		}
+		return nil
+	}
+	var ids []string
+	for _, t := range ns.Timers {
+		ids = append(ids, t.ID)
+	}
+	for _, t := range os.Timers {
+		if byID(ns.Timers, t.ID) == nil {
+			ids = append(ids, t.ID)
+		}
+	}
+	for _, id := range ids {
+		o, n := byID(os.Timers, id), byID(ns.Timers, id)
+		ow, nw := d.timer(o), timerText(n)
+		if ow == nw {
+			continue
+		}
+		what, whose := "timer", "the timer of "+ns.Name
+		if id != "" {
+			what, whose = "timer "+id, "timer "+id+" of "+ns.Name
+		}
+		var c *Change
+		switch {
+		case o == nil && len(os.Timers) > 0 || n == nil && len(ns.Timers) > 0:
+			verb := "added"
+			if n == nil {
+				verb = "removed"
+			}
+			c = &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("%s %s: %s", verb, what, orNothing(ow+nw)), Old: os.Pos, New: ns.Pos}
+			if n == nil {
+				c.verdict(Behaviour, Breaks, fmt.Sprintf("%s no longer fires: it %s", whose, ow))
+			} else {
+				c.verdict(Behaviour, Breaks, fmt.Sprintf("%s now %s", whose, nw))
+			}
+		default:
+			c = &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("%s changed: %s, was %s", what, orNothing(nw), orNothing(ow)), Old: os.Pos, New: ns.Pos}
+			c.verdict(Behaviour, Breaks, fmt.Sprintf("%s now %s", whose, orNothing(nw)))
+		}
+		if why := delayChanged(o, n); why != "" {
+			c.verdict(SavedStates, Review, why)
+		}
+		d.add(c)
+	}
 }

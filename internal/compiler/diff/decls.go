@@ -10,12 +10,14 @@ import (
 )
 
 // match pairs the declarations of one kind across the revisions: by name,
-// or by an old name the new one lists in renamed_from. It returns the
-// pairs, in the new revision's order, and the old declarations left.
+// by an old name the new one lists in renamed_from, or by its JSON name (a
+// name spelt anew, SynSent as SYN_SENT, is the same in JSON). It returns
+// the pairs, in the new revision's order, and the old declarations left.
 func (d *differ) match(kind string, old, new []*fsm.Decl) (pairs [][2]*fsm.Decl, removed []*fsm.Decl) {
-	byName := map[string]*fsm.Decl{}
+	byName, bySnake := map[string]*fsm.Decl{}, map[string]*fsm.Decl{}
 	for _, o := range old {
 		byName[o.Name] = o
+		bySnake[o.Snake] = o
 	}
 	used := map[*fsm.Decl]bool{}
 	if d.renamed == nil {
@@ -30,6 +32,9 @@ func (d *differ) match(kind string, old, new []*fsm.Decl) (pairs [][2]*fsm.Decl,
 			if o == nil && byName[prev] != nil {
 				o = byName[prev]
 			}
+		}
+		if o == nil && !n.Builtin {
+			o = bySnake[n.Snake]
 		}
 		if o != nil && !used[o] {
 			used[o] = true
@@ -47,7 +52,25 @@ func (d *differ) match(kind string, old, new []*fsm.Decl) (pairs [][2]*fsm.Decl,
 	return pairs, removed
 }
 
-// rename returns the new name of an old state, event or action.
+// goRenamed is the change of a declaration whose Go name changed while its
+// spec name did not (a go_name, or the spec's initialisms).
+func goRenamed(kind string, o, n *fsm.Decl) *Change {
+	return &Change{Subject: kind + " " + n.Name, What: fmt.Sprintf("Go name now %s, was %s", n.GoName, o.GoName), Old: o.Pos, New: n.Pos}
+}
+
+// renamedFunc records the new name of an old guard or effect.
+func (d *differ) renamedFunc(kind, old, new string) {
+	if d.renamed == nil {
+		d.renamed = map[string]map[string]string{}
+	}
+	if d.renamed[kind] == nil {
+		d.renamed[kind] = map[string]string{}
+	}
+	d.renamed[kind][old] = new
+}
+
+// rename returns the new name of an old state, event, action, guard or
+// effect.
 func (d *differ) rename(kind, name string) string {
 	if n, ok := d.renamed[kind][name]; ok {
 		return n
@@ -91,9 +114,17 @@ func (d *differ) decls(kind string, old, new any) {
 		if o.Name != n.Name {
 			c := &Change{Subject: kind + " " + n.Name, What: "renamed from " + o.Name, Old: o.Pos, New: n.Pos}
 			c.verdict(EventLog, OK, "")
-			if kind == "action" {
+			if kind == "action" && o.GoName != n.GoName {
 				c.verdict(Code, Breaks, fmt.Sprintf("the Handler's method %s is now %s", o.GoName, n.GoName))
 			} else if o.GoName != n.GoName {
+				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
+			}
+			d.add(c)
+		} else if o.GoName != n.GoName {
+			c := goRenamed(kind, o, n)
+			if kind == "action" {
+				c.verdict(Code, Breaks, fmt.Sprintf("the Handler's method %s is now %s", o.GoName, n.GoName))
+			} else {
 				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
 			}
 			d.add(c)
@@ -138,9 +169,10 @@ func (d *differ) newEvent(c *Change, e *fsm.Decl) {
 // fields compares the fields of a state, event or action matched across
 // the revisions; area is what they are saved in, and saved names it.
 func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
-	byName := map[string]*fsm.Field{}
+	byName, byJSON := map[string]*fsm.Field{}, map[string]*fsm.Field{}
 	for _, f := range o.Fields {
 		byName[f.Name] = f
+		byJSON[f.JSONName] = f
 	}
 	used := map[*fsm.Field]bool{}
 	for _, nf := range n.Fields {
@@ -149,6 +181,9 @@ func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
 			if of == nil && byName[prev] != nil {
 				of = byName[prev]
 			}
+		}
+		if of == nil {
+			of = byJSON[nf.JSONName] // spelt anew, the same in JSON
 		}
 		subject := fmt.Sprintf("field %s.%s", n.Name, nf.Name)
 		switch {
@@ -168,15 +203,21 @@ func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
 				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s.%s: code that names it no longer compiles until it is updated", n.GoName, of.GoName, n.GoName, nf.GoName))
 			}
 			d.add(c)
+		} else if of.GoName != nf.GoName {
+			c := &Change{Subject: subject, What: fmt.Sprintf("Go name now %s, was %s", nf.GoName, of.GoName), Old: of.Pos, New: nf.Pos}
+			c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s.%s: code that names it no longer compiles until it is updated", n.GoName, of.GoName, n.GoName, nf.GoName))
+			d.add(c)
 		}
 		if ot, nt := of.GoType.Canonical(), nf.GoType.Canonical(); ot != nt {
 			oldType, newType := typeNames(of, nf)
 			c := &Change{Subject: subject, What: fmt.Sprintf("retyped from %s to %s", oldType, newType), Old: of.TypePos, New: nf.TypePos}
-			if alike(of, nf) {
-				c.verdict(area, OK, fmt.Sprintf("%s of %s %s holds %s as %s, which loads as %s: their JSON is alike", saved, kind, n.Name, nf.Name, oldType, newType))
-				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now a %s: code that uses it as a %s no longer compiles until it is updated", n.GoName, nf.GoName, newType, oldType))
-			} else {
-				c.verdict(area, Breaks, fmt.Sprintf("%s of %s %s holds %s as %s, which may not load as %s (keep the type, or declare the break)", saved, kind, n.Name, nf.Name, oldType, newType))
+			holds := fmt.Sprintf("%s of %s %s holds %s as %s", saved, kind, n.Name, nf.Name, oldType)
+			switch v, why := retyped(of, nf); v {
+			case Breaks:
+				c.verdict(area, Breaks, fmt.Sprintf("%s, which may not load as %s: %s (keep the type, or declare the break)", holds, newType, why))
+			default:
+				c.verdict(area, v, fmt.Sprintf("%s, which loads as %s: %s", holds, newType, why))
+				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s %s: code that uses it as %s %s no longer compiles until it is updated", n.GoName, nf.GoName, article(newType), newType, article(oldType), oldType))
 			}
 			d.add(c)
 		}
@@ -232,6 +273,10 @@ func (d *differ) states() {
 				c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
 			}
 			d.add(c)
+		} else if o.GoName != n.GoName {
+			c := goRenamed("state", o, n)
+			c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
+			d.add(c)
 		}
 		switch {
 		case os == nil || os.Transient:
@@ -258,31 +303,45 @@ func (d *differ) states() {
 func (d *differ) timers(os, ns *fsm.State) {
 	olds, news := timerStates(os), timerStates(ns)
 	for _, t := range olds {
-		if !slices.Contains(news, d.rename("state", t)) {
-			c := &Change{Subject: "state " + ns.Name, What: "lost the timer of " + t, Old: os.Pos, New: ns.Pos}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with the timer of %s running no longer loads", os.Name, t))
+		if !slices.ContainsFunc(news, func(n timerKey) bool { return n.state == d.rename("state", t.state) && n.id == t.id }) {
+			c := &Change{Subject: "state " + ns.Name, What: "lost " + t.String(), Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with %s running no longer loads", os.Name, t))
 			d.add(c)
 		}
 	}
 	for _, t := range news {
 		found := false
 		for _, o := range olds {
-			found = found || d.rename("state", o) == t
+			found = found || d.rename("state", o.state) == t.state && o.id == t.id
 		}
 		if !found {
-			c := &Change{Subject: "state " + ns.Name, What: "gained the timer of " + t, Old: os.Pos, New: ns.Pos}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s loads without the timer of %s running: it would never fire", os.Name, t))
+			c := &Change{Subject: "state " + ns.Name, What: "gained " + t.String(), Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s loads without %s running: it would never fire", os.Name, t))
 			d.add(c)
 		}
 	}
 }
 
-// timerStates names the states whose timers run in leaf s.
-func timerStates(s *fsm.State) []string {
-	var out []string
+// timerKey is a timer as saved data names it: its state and its id among
+// the state's timers (empty for the one without).
+type timerKey struct {
+	state, id string
+}
+
+// String names the timer: "the timer of S", or "timer reminder of S".
+func (k timerKey) String() string {
+	if k.id == "" {
+		return "the timer of " + k.state
+	}
+	return "timer " + k.id + " of " + k.state
+}
+
+// timerStates lists the timers that run in leaf s: those of its states.
+func timerStates(s *fsm.State) []timerKey {
+	var out []timerKey
 	for _, a := range s.Path() {
-		if a.Timer != nil {
-			out = append(out, a.Name)
+		for _, t := range a.Timers {
+			out = append(out, timerKey{a.Name, t.ID})
 		}
 	}
 	return out
@@ -300,24 +359,35 @@ func leaves(m *fsm.Machine) map[*fsm.Decl]*fsm.State {
 // funcs compares the guards, or the effects: their signatures are the
 // hand-written Behavior's methods.
 func (d *differ) funcs(kind string, old, new []*fsm.Func) {
-	byName := map[string]*fsm.Func{}
+	byName, byGo := map[string]*fsm.Func{}, map[string]*fsm.Func{}
 	for _, f := range old {
 		if f.Used() {
 			byName[f.Name] = f
+			byGo[f.GoName] = f
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[*fsm.Func]bool{}
 	for _, n := range new {
 		if !n.Used() {
 			continue
 		}
-		seen[n.Name] = true
 		o := byName[n.Name]
+		if o == nil {
+			o = byGo[n.GoName] // spelt anew, the same method
+		}
+		if o != nil {
+			d.renamedFunc(kind, o.Name, n.Name)
+		}
+		seen[o] = true
 		subject := kind + " " + n.Name
 		switch {
 		case o == nil:
 			c := &Change{Subject: subject, What: "added", New: n.Pos}
 			c.verdict(Code, Breaks, fmt.Sprintf("the Behavior has a new method, %s, which every Behavior must implement", n.GoName))
+			d.add(c)
+		case o.GoName != n.GoName:
+			c := &Change{Subject: subject, What: fmt.Sprintf("Go name now %s, was %s", n.GoName, o.GoName), Old: o.Pos, New: n.Pos}
+			c.verdict(Code, Breaks, fmt.Sprintf("the Behavior's method %s is now %s, which every Behavior must implement", o.GoName, n.GoName))
 			d.add(c)
 		case !sameSignature(o.Reads, n.Reads) || !sameSignature(o.Sets, n.Sets):
 			c := &Change{Subject: subject, What: "given other reads or sets", Old: o.Pos, New: n.Pos}
@@ -331,7 +401,7 @@ func (d *differ) funcs(kind string, old, new []*fsm.Func) {
 		}
 	}
 	for _, o := range old {
-		if o.Used() && !seen[o.Name] {
+		if o.Used() && !seen[o] {
 			c := &Change{Subject: kind + " " + o.Name, What: "removed", Old: o.Pos}
 			if d.old.HasBehavior() && !d.new.HasBehavior() {
 				// A method less is no break, but a Behavior less is.
@@ -359,7 +429,22 @@ func alikeSignature(a, b []*fsm.Field) bool {
 // alike reports whether two fields' types, of other Go types, read each
 // other's JSON: their shapes are known and the same (a type moved to
 // another package, a named type for its underlying one).
-func alike(a, b *fsm.Field) bool { return a.JSON != "" && a.JSON == b.JSON }
+func alike(a, b *fsm.Field) bool {
+	return a.JSON != nil && b.JSON != nil && a.JSON.String() == b.JSON.String()
+}
+
+// retyped decides whether data saved with field o loads as field n, of
+// another Go type (see loads); when either shape is unknown (a type of the
+// generated package, say), it may not.
+func retyped(o, n *fsm.Field) (Verdict, string) {
+	switch {
+	case o.JSON == nil:
+		return Breaks, fmt.Sprintf("fsmgen does not see how %s is encoded (a type declared beside the generated code?), so it cannot tell that every value loads", o.Type)
+	case n.JSON == nil:
+		return Breaks, fmt.Sprintf("fsmgen does not see how %s is encoded (a type declared beside the generated code?), so it cannot tell that every value loads", n.Type)
+	}
+	return loads(o.JSON, n.JSON)
+}
 
 // typeNames returns how a change names the types of a retyped field: as
 // the spec writes them, or, when the spec writes them alike (a package

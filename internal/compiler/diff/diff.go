@@ -111,6 +111,7 @@ func Compare(old, new *fsm.Machine) *Report {
 	d.funcs("effect", old.Effects, new.Effects)
 	d.initial()
 	d.rules()
+	d.accessors()
 	d.declared()
 	return d.r
 }
@@ -167,6 +168,9 @@ func declsOf(list any) []*fsm.Decl {
 
 // article returns "a" or "an" for word.
 func article(word string) string {
+	if strings.HasPrefix(word, "uint") || strings.HasPrefix(word, "uni") {
+		return "a" // "a uint64", pronounced "you"
+	}
 	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
 		return "an"
 	}

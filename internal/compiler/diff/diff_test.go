@@ -87,6 +87,14 @@ transitions:
     to: Queued
 `
 
+// oneTimer is the timer of Running in jobSpec; twoTimers(delay) puts
+// beside it a timer nudge with that delay.
+const oneTimer = "    after:\n      delay: 5m\n      to: Queued\n      action: Requeue\n"
+
+func twoTimers(delay string) string {
+	return "    after:\n      - delay: 5m\n        to: Queued\n        action: Requeue\n      - id: nudge\n        delay: " + delay + "\n        action: Notify\n"
+}
+
 // edit applies replacements to jobSpec, failing when one does not apply.
 func edit(t *testing.T, pairs ...string) string {
 	t.Helper()
@@ -96,6 +104,15 @@ func edit(t *testing.T, pairs ...string) string {
 		s = strings.Replace(s, pairs[i], pairs[i+1], 1)
 	}
 	return s
+}
+
+// composite is jobSpec with Running made composite, its timer's delay
+// delay.
+func composite(delay string) string {
+	return strings.NewReplacer(
+		"      delay: 5m\n", "      delay: "+delay+"\n",
+		"  Held:\n", "    states:\n      Fetching:\n        initial: true\n  Held:\n",
+	).Replace(jobSpec)
 }
 
 // machine checks a revision of the spec.
@@ -217,8 +234,27 @@ func TestCompare(t *testing.T) {
 			new:    edit(t, "    on: Release\n    ignore: true\n", "    on: Release\n    reject: nothing is held\n", "      delay: 5m\n", "      delay: 10m\n"),
 			breaks: 2,
 			want: []want{
-				{subject: "state Running", what: "timer changed: fires after 10m: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"behaviour=breaks"}},
+				{subject: "state Running", what: "timer changed: fires after 10m: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
 				{subject: "rule Queued × Release", what: "now rejected (nothing is held), was ignored", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "a timer's delay computed by an effect",
+			old:    jobSpec,
+			new:    edit(t, "      delay: 5m\n", "      delay: lease\n", "guards:\n", "effects:\n  lease:\n    reads:\n      attempts: int\n    sets:\n      delay: time.Duration\nguards:\n"),
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "timer changed: fires after the delay lease computes: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
+				{subject: "effect lease", what: "added", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name:   "the timer of a composite state changed",
+			old:    composite("5m"),
+			new:    composite("1m"),
+			breaks: 1,
+			want: []want{
+				{subject: "state Running", what: "timer changed: fires after 1m: to Queued / Requeue, was fires after 5m: to Queued / Requeue", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
 			},
 		},
 		{
@@ -247,6 +283,63 @@ func TestCompare(t *testing.T) {
 				{subject: "event TimerFired", what: "added"},
 				{subject: "action StartTimer", what: "added", verdicts: []string{"code=breaks"}},
 				{subject: "action CancelTimer", what: "added", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name:   "a second timer added to a state",
+			old:    jobSpec,
+			new:    edit(t, oneTimer, twoTimers("1m")),
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "gained timer nudge of Running", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Running", what: "added timer nudge: fires after 1m: stays / Notify", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "one of two timers removed",
+			old:    edit(t, oneTimer, twoTimers("1m")),
+			new:    jobSpec,
+			breaks: 2,
+			want: []want{
+				{subject: "state Running", what: "lost timer nudge of Running", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Running", what: "removed timer nudge: fires after 1m: stays / Notify", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "one of two timers changed",
+			old:    edit(t, oneTimer, twoTimers("1m")),
+			new:    edit(t, oneTimer, twoTimers("2m")),
+			breaks: 1,
+			want: []want{
+				{subject: "state Running", what: "timer nudge changed: fires after 2m: stays / Notify, was fires after 1m: stays / Notify", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
+			},
+		},
+		{
+			name:   "a field every state had is gone from one",
+			old:    edit(t, "  Done:\n    terminal: true\n", "  Done:\n    terminal: true\n    fields:\n      attempts: {type: int}\n"),
+			new:    jobSpec,
+			breaks: 2,
+			want: []want{
+				{subject: "field Done.attempts", what: "removed", verdicts: []string{"saved_states=breaks"}},
+				{subject: "function AttemptsOf", what: "lost AttemptsOf and WithAttempts", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name: "a field now shared by every state",
+			old:  jobSpec,
+			new:  edit(t, "  Done:\n    terminal: true\n", "  Done:\n    terminal: true\n    fields:\n      attempts: {type: int}\n"),
+			want: []want{
+				{subject: "field Done.attempts", what: "added"},
+				{subject: "function AttemptsOf", what: "gained AttemptsOf and WithAttempts"},
+			},
+		},
+		{
+			name:   "a chain's else removed: it falls back to the state around it",
+			old:    edit(t, "  - from: Held\n    on: Release\n    to: Queued\n", "  - from: Held\n    on: Release\n    guards:\n      - if: canRetry\n        to: Queued\n      - else: true\n        ignore: true\n  - from: \"*\"\n    on: Release\n    to: Done\n"),
+			new:    edit(t, "  - from: Held\n    on: Release\n    to: Queued\n", "  - from: Held\n    on: Release\n    guards:\n      - if: canRetry\n        to: Queued\n  - from: \"*\"\n    on: Release\n    to: Done\n"),
+			breaks: 1,
+			want: []want{
+				{subject: "rule Held × Release", what: `now [canRetry] to Queued; no guard holds: as the "*" row (to Done), was [canRetry] to Queued; [else] ignored`, verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 		{
@@ -313,6 +406,76 @@ func TestCompare(t *testing.T) {
 				{subject: "field Hold.reason", what: "retyped from string to int", verdicts: []string{"event_log=breaks"}, declared: true},
 			},
 			unused: []string{"state Gone"},
+		},
+		{
+			// As a spec takes RFC-style names: the JSON and the Go
+			// names stay, so nothing saved or written by hand breaks.
+			name: "names spelt anew, the same in JSON and in Go",
+			old:  jobSpec,
+			new: strings.NewReplacer(
+				"  Held:\n", "  HELD:\n", "to: Held", "to: HELD", "from: Held", "from: HELD",
+				"  Hold:\n", "  HOLD:\n", "on: Hold", "on: HOLD", "[Start, Hold,", "[Start, HOLD,",
+				"  Requeue: {}", "  REQUEUE: {}", "action: Requeue", "action: REQUEUE",
+				"reason: {type: string}", "REASON: {type: string}",
+				"canRetry", "CAN_RETRY",
+			).Replace(jobSpec),
+			want: []want{
+				{subject: "state HELD", what: "renamed from Held"},
+				{subject: "field HELD.REASON", what: "renamed from reason"},
+				{subject: "event HOLD", what: "renamed from Hold"},
+				{subject: "field HOLD.REASON", what: "renamed from reason"},
+				{subject: "action REQUEUE", what: "renamed from Requeue"},
+			},
+		},
+		{
+			name: "Go names given with go_name",
+			old:  jobSpec,
+			new: edit(t,
+				"  Held:\n", "  Held:\n    go_name: OnHold\n",
+				"  Requeue: {}", "  Requeue: {go_name: Retry}",
+				"      reason: {type: string}\n    reject", "      reason: {type: string, go_name: Why}\n    reject",
+				"  canRetry:\n", "  canRetry:\n    go_name: MayRetry\n",
+			),
+			breaks: 2,
+			want: []want{
+				{subject: "state Held", what: "Go name now OnHold, was Held", verdicts: []string{"code=review"}},
+				{subject: "field Held.reason", what: "Go name now Why, was Reason", verdicts: []string{"code=review"}},
+				{subject: "action Requeue", what: "Go name now Retry, was Requeue", verdicts: []string{"code=breaks"}},
+				{subject: "guard canRetry", what: "Go name now MayRetry, was CanRetry", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name:   "a row given a second event",
+			old:    jobSpec,
+			new:    edit(t, "  - from: Held\n    on: Release\n", "  - from: Held\n    on: [Release, Finish]\n"),
+			breaks: 1,
+			want:   []want{{subject: "rule Held × Finish", what: "now to Queued, was rejected", verdicts: []string{"behaviour=breaks"}}},
+		},
+		{
+			name: "two rows made one with two events",
+			old:  edit(t, "  - from: Held\n    on: Release\n    to: Queued\n", "  - from: Held\n    on: Release\n    to: Queued\n  - from: Held\n    on: Finish\n    to: Queued\n"),
+			new:  edit(t, "  - from: Held\n    on: Release\n", "  - from: Held\n    on: [Release, Finish]\n"),
+		},
+		{
+			name:   "a constant set by a row",
+			old:    jobSpec,
+			new:    edit(t, "    on: Hold\n    to: Held\n", "    on: Hold\n    to: Held\n    set: {reason: manual}\n"),
+			breaks: 1,
+			want:   []want{{subject: "rule Queued × Hold", what: `now to Held {reason="manual"}, was to Held`, verdicts: []string{"behaviour=breaks"}}},
+		},
+		{
+			name:   "a constant changed",
+			old:    edit(t, "    on: Hold\n    to: Held\n", "    on: Hold\n    to: Held\n    set: {reason: manual}\n"),
+			new:    edit(t, "    on: Hold\n    to: Held\n", "    on: Hold\n    to: Held\n    set: {reason: by hand}\n"),
+			breaks: 1,
+			want:   []want{{subject: "rule Queued × Hold", what: `now to Held {reason="by hand"}, was to Held {reason="manual"}`, verdicts: []string{"behaviour=breaks"}}},
+		},
+		{
+			name:   "a row takes the state's field in place of the event's",
+			old:    edit(t, "  - from: Held\n", "  - from: Held\n    on: Hold\n    to: Held\n    with: {reason: event.reason}\n  - from: Held\n"),
+			new:    edit(t, "  - from: Held\n", "  - from: Held\n    on: Hold\n    to: Held\n    with: {reason: state.reason}\n  - from: Held\n"),
+			breaks: 1,
+			want:   []want{{subject: "rule Held × Hold", what: "now to Held {reason=state.reason}, was to Held {reason=event.reason}", verdicts: []string{"behaviour=breaks"}}},
 		},
 		{
 			name:   "the initial state changed",

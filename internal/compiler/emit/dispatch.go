@@ -58,7 +58,7 @@ func (g *goGen) genHandleEvent() {
 				evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev")))))
 				continue
 			}
-			bound = bound || c.ReadsEvent
+			bound = bound || c.ReadsEvent || c.Fallback != nil
 			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.cellBody(c)...))
 		}
 		subject := jen.Id("ev").Assert(jen.Type())
@@ -182,9 +182,10 @@ func (g *goGen) genChoices() {
 //	}
 func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	var out []jen.Code
-	if c.ReadsEvent {
+	if c.ReadsEvent && !c.Event.Builtin {
 		// A nil event of a type with fields would panic where the rules
-		// read it: refuse it first.
+		// read it: refuse it first (timerFired has refused a nil
+		// TimerFired).
 		out = append(out, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
 	}
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
@@ -199,7 +200,29 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 			cases = append(cases, jen.Default().Block(body...))
 		}
 	}
-	return append(out, jen.Switch().Block(cases...))
+	out = append(out, jen.Switch().Block(cases...))
+	if f := c.Fallback; f != nil {
+		out = append(out, g.fallbackBody(f)...)
+	}
+	return out
+}
+
+// fallbackBody emits what an open chain does when none of its guards
+// holds: it takes the rules of the state around it with some for its
+// event, through their take method, or written out:
+//
+//	// No guard holds: the rule of Connected.
+//	return m.takeConnectedAbort(ev)
+func (g *goGen) fallbackBody(f *fsm.Cell) []jen.Code {
+	whose := "the \"*\" row"
+	if f.Owner != nil {
+		whose = "the rule of " + f.Owner.Name
+	}
+	out := []jen.Code{jen.Comment("// No guard holds: " + whose + ".")}
+	if direct(f) && !g.inline(f) {
+		return append(out, jen.Return(jen.Id("m").Dot(takeMethod(f)).Call(jen.Id("ev"))))
+	}
+	return append(out, g.cellBody(f)...)
 }
 
 // value renders a value a rule reads.
@@ -215,9 +238,21 @@ func (g *goGen) value(v fsm.Value) jen.Code {
 	case fsm.FromTimer:
 		return jen.Id("m").Dot("timers").Index(jen.Lit(v.Timer.Index)).Dot("ID")
 	case fsm.FromConst:
+		if v.Const != nil {
+			return constCode(v.Const)
+		}
 		return durationCode(v.Timer.Delay)
 	}
 	return jen.Id("m").Dot("d").Dot(v.Data.GoName)
+}
+
+// constCode writes a constant of set: as Go: a literal, or a duration
+// in time's units.
+func constCode(c *fsm.Const) jen.Code {
+	if c.Duration {
+		return durationCode(c.Nanos)
+	}
+	return jen.Op(c.Go)
 }
 
 func (g *goGen) values(vs []fsm.Value) []jen.Code {
@@ -294,19 +329,17 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	for _, run := range r.Exits {
 		out = append(out, g.runActions(run, from)...)
 	}
-	if r.To != nil && r.To.Transient {
-		// The eventless rule that leaves the transient state hands out
-		// the rest of the step's actions; this rule has none of its own.
-		for _, run := range r.Entries {
-			out = append(out, g.runActions(run, from)...)
-		}
-		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
-	}
 	for _, e := range r.Actions {
 		out = append(out, g.emitAction(e)...)
 	}
 	for _, run := range r.Entries {
 		out = append(out, g.runActions(run, from)...)
+	}
+	if r.To != nil && r.To.Transient {
+		// The eventless rule that leaves the transient state goes on with
+		// the step: its guards are tested now, after this rule's effects
+		// (UML's choice), and it hands out the rest of the actions.
+		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
 	}
 	return append(out, jen.Return(core().Dot("Finish").Call()))
 }

@@ -26,7 +26,7 @@ type diagramView struct {
 // nodes, and the initial and terminal pseudo-states.
 func Mermaid(m *fsm.Machine) ([]byte, error) {
 	v := diagramView{Header: Header, Title: mermaidText(m.Name + " state machine, from " + m.SpecFile)}
-	d := &diagram{m: m, loops: map[string]int{}}
+	d := &diagram{m: m, loops: map[string]int{}, rows: map[string][2]int{}}
 	var top []*fsm.State
 	for _, s := range m.Composites {
 		if s.Parent == nil {
@@ -63,8 +63,8 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 	}
 	for _, e := range d.edges {
 		line := "    " + e.From + " --> " + e.To
-		if e.Label != "" {
-			line += " : " + e.Label
+		if label := e.label(); label != "" {
+			line += " : " + label
 		}
 		d.lines = append(d.lines, line)
 	}
@@ -77,7 +77,28 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 	return execute("diagram.mmd.tmpl", v)
 }
 
-type edge struct{ From, To, Label string }
+// edge is one edge of the diagram: the rules drawn on it, each with its
+// events (several for a row with several events, drawn once).
+type edge struct {
+	From, To string
+	parts    []edgePart
+}
+
+type edgePart struct {
+	r      *fsm.Rule
+	events []string
+}
+
+// label returns the edge's label: its rules' labels, one per line.
+func (e *edge) label() string {
+	var lines []string
+	for _, p := range e.parts {
+		if l := edgeLabel(p.r, p.events); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "<br/>")
+}
 
 // diagram collects the lines of a Mermaid diagram.
 type diagram struct {
@@ -87,6 +108,10 @@ type diagram struct {
 	// loops indexes the edges whose labels are merged, by "from to": a
 	// state's self-loops, and the edges to or from a composite state.
 	loops map[string]int
+	// rows indexes the parts drawn for each row, branch or timer, by
+	// where it is and its states: the rules a row with several events
+	// gives a state share one part, which lists the events.
+	rows map[string][2]int
 }
 
 // states writes the declarations of states at one level: composite
@@ -105,7 +130,7 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 			d.lines = append(d.lines, ind+"}")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
-		case s.Parent != nil || s.Entry != nil || s.Exit != nil:
+		case s.Parent != nil || s.Entry != nil || s.Exit != nil || slices.ContainsFunc(s.Handles, func(c *fsm.Cell) bool { return c.Fallback != nil }):
 			// Declared inside its composite state, which edges drawn
 			// outside the block would not do, and before a note on it,
 			// which Mermaid cannot place on a state not yet declared.
@@ -132,6 +157,17 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 			}
 			note = append(note, text)
 		}
+		// A chain of guards without else: where its event goes when no
+		// guard holds.
+		for _, c := range s.Handles {
+			if c.Fallback != nil {
+				as := "the wildcard row"
+				if c.Fallback.Owner != nil {
+					as = c.Fallback.Owner.Name
+				}
+				note = append(note, c.Event.Name+", if no guard holds, as "+as)
+			}
+		}
 		if len(note) > 0 {
 			d.lines = append(d.lines, ind+"note right of "+s.Name+" : "+strings.Join(note, "<br/>"))
 		}
@@ -149,7 +185,17 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 			if to == nil {
 				to = from
 			}
-			label := edgeLabel(r)
+			var events []string
+			if r.Event != nil && r.Timer == nil {
+				events = []string{r.Event.Name}
+			}
+			row := fmt.Sprintf("%s %s %s", from.Name, to.Name, r.Pos)
+			if at, ok := d.rows[row]; ok {
+				p := &d.edges[at[0]].parts[at[1]]
+				p.events = append(p.events, events...)
+				continue
+			}
+			part := edgePart{r: r, events: events}
 			if to == from || from.Composite() || to.Composite() {
 				// One edge per pair: Mermaid draws only the last of
 				// several self-loops (mermaid-js/mermaid#6132), and lays
@@ -157,26 +203,28 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 				// state on top of one another.
 				key := from.Name + " " + to.Name
 				if i, ok := d.loops[key]; ok {
-					d.edges[i].Label += "<br/>" + label
+					d.rows[row] = [2]int{i, len(d.edges[i].parts)}
+					d.edges[i].parts = append(d.edges[i].parts, part)
 					continue
 				}
 				d.loops[key] = len(d.edges)
 			}
-			d.edges = append(d.edges, edge{From: from.Name, To: to.Name, Label: label})
+			d.rows[row] = [2]int{len(d.edges), 0}
+			d.edges = append(d.edges, edge{From: from.Name, To: to.Name, parts: []edgePart{part}})
 		}
 	}
 }
 
-// edgeLabel returns "Event [guard] / Action, Action" with the parts a rule has.
-func edgeLabel(r *fsm.Rule) string {
+// edgeLabel returns "Event [guard] / Action, Action (set x=1) (with
+// y=event.y)" with the parts a rule has; events are the events of its row
+// ("A, B" for a row with several).
+func edgeLabel(r *fsm.Rule, events []string) string {
 	var parts []string
 	switch {
-	case r.Timer != nil && r.Timer.DelayFunc != nil:
-		parts = append(parts, "after "+r.Timer.DelayFunc.Name)
 	case r.Timer != nil:
-		parts = append(parts, "after "+r.Timer.DelayText)
-	case r.Event != nil:
-		parts = append(parts, r.Event.Name)
+		parts = append(parts, r.Timer.Label())
+	case len(events) > 0:
+		parts = append(parts, strings.Join(events, ", "))
 	}
 	switch {
 	case r.Guard != nil:
@@ -191,10 +239,34 @@ func edgeLabel(r *fsm.Rule) string {
 		}
 		parts = append(parts, "/ "+strings.Join(acts, ", "))
 	}
+	if len(r.Consts) > 0 {
+		var sets []string
+		for _, c := range r.Consts {
+			sets = append(sets, mermaidConst(c))
+		}
+		parts = append(parts, "(set "+strings.Join(sets, ", ")+")")
+	}
+	if len(r.With) > 0 {
+		var with []string
+		for _, w := range r.With {
+			with = append(with, w.String())
+		}
+		parts = append(parts, "(with "+strings.Join(with, ", ")+")")
+	}
 	if r.Local {
 		parts = append(parts, "(local)")
 	}
 	return strings.Join(parts, " ")
+}
+
+// mermaidConst writes a constant of set: for a diagram's label: name=value,
+// a string between typographic quotes (Mermaid gives '"' a meaning), and
+// without them inside.
+func mermaidConst(c *fsm.Const) string {
+	if c.Duration || !strings.HasPrefix(c.Go, `"`) {
+		return c.Name + "=" + mermaidText(c.Text)
+	}
+	return c.Name + "=“" + strings.NewReplacer("“", " ", "”", " ").Replace(mermaidText(c.Text)) + "”"
 }
 
 // mermaidText makes free text safe on one line of a Mermaid file: no line
@@ -222,7 +294,10 @@ type tableView struct {
 	Reasons                  []string
 	Composites               []declRow
 	Inherits                 []inheritRow
+	Accessors                []accessorRow
 }
+
+type accessorRow struct{ Field, Funcs, States string }
 
 type declRow struct{ Name, Kind, Fields, Doc string }
 
@@ -281,6 +356,13 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 		}
 		v.Composites = append(v.Composites, declRow{Name: s.Name, Kind: strings.Join(kids, ", "), Fields: mdFields(s.Own), Doc: mdText(d)})
 	}
+	for _, a := range m.Accessors {
+		states := "every state"
+		if a.Owner != nil {
+			states = "every state inside " + code(a.Owner.Name)
+		}
+		v.Accessors = append(v.Accessors, accessorRow{Field: code(a.Data.Name + " " + a.Data.Type), Funcs: code(a.Of) + ", " + code(a.With), States: states})
+	}
 	return execute("table.md.tmpl", v)
 }
 
@@ -325,17 +407,33 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		}
 	}
 	var rules []*fsm.Rule
+	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
 	for _, c := range cells {
 		rules = append(rules, c.Rules...)
+		if c.Fallback != nil {
+			falls[c.Rules[len(c.Rules)-1]] = c.Fallback
+		}
 	}
 	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
+	// The rules a transition with several events gives a state share one
+	// line of the table, which lists the events. (The rules of a state's
+	// ignore and reject lists keep a line each, or go to the lists below.)
+	rows := map[string]int{}
 	for _, r := range rules {
+		key := fmt.Sprintf("%s %s", r.From.String(), r.Pos)
+		if i, ok := rows[key]; ok && !r.Listed && r.Event != nil && r.Timer == nil {
+			v.Transitions[i].Event += ", " + code(r.Event.Name)
+			if r.Kind == fsm.Reject {
+				v.Reasons = append(v.Reasons, reasonLine(r))
+			}
+			continue
+		}
 		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
 		switch {
 		case r.Timer != nil && r.Timer.DelayFunc != nil:
-			row.Event = "after " + code(r.Timer.DelayFunc.Name)
+			row.Event = "after " + code(r.Timer.DelayFunc.Name) + timerID(r.Timer)
 		case r.Timer != nil:
-			row.Event = "after " + r.Timer.DelayText
+			row.Event = "after " + r.Timer.DelayText + timerID(r.Timer)
 		case r == m.Stale:
 			row.From, row.Event = "*", code(r.Event.Name)+" of a timer not running"
 		case r.Event != nil:
@@ -354,40 +452,78 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 			if r.Target != nil {
 				row.To = code(r.Target.Name)
 			}
-			if r.Effect != nil {
-				row.Effect = code(r.Effect.Name)
-			}
+			row.Effect = effectCell(r)
 			var acts []string
 			for _, e := range r.Actions {
 				acts = append(acts, code(e.Action.Name))
 			}
 			row.Action = strings.Join(acts, ", ")
+			rows[key] = len(v.Transitions)
 			v.Transitions = append(v.Transitions, row)
 		case r.Kind == fsm.Ignore && (guarded || s == nil):
 			row.To = "(ignored)"
+			rows[key] = len(v.Transitions)
 			v.Transitions = append(v.Transitions, row)
 		case r.Kind == fsm.Ignore:
 			ignored = append(ignored, r.Event.Name)
 		case guarded || s == nil:
 			row.To = "(rejected)"
+			rows[key] = len(v.Transitions)
 			v.Transitions = append(v.Transitions, row)
-			g := ""
-			if guarded {
-				g = " [" + strings.Trim(row.Guard, "`") + "]"
-			}
 			if !r.Listed {
-				v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`%s: %s", r.From.String(), r.Event.Name, g, mdText(r.Reason)))
+				v.Reasons = append(v.Reasons, reasonLine(r))
 			}
 		default:
 			rejected = append(rejected, r.Event.Name)
 			if !r.Listed {
-				v.Reasons = append(v.Reasons, fmt.Sprintf("`%s` × `%s`: %s", r.From.Name, r.Event.Name, mdText(r.Reason)))
+				v.Reasons = append(v.Reasons, reasonLine(r))
 			}
+		}
+		if f := falls[r]; f != nil {
+			v.Transitions = append(v.Transitions, transitionRow{From: row.From, Event: row.Event, Guard: "none holds", To: "as " + fallbackName(f), Where: row.Where})
 		}
 	}
 	if s != nil && len(ignored)+len(rejected) > 0 {
 		v.Refusals = append(v.Refusals, refusalRow{State: code(s.Name), Ignored: strings.Join(ignored, ", "), Rejected: strings.Join(rejected, ", ")})
 	}
+}
+
+// effectCell writes what a rule computes, for the table's Effect column:
+// its effect, the constants it sets and where it takes the values its
+// with: names.
+func effectCell(r *fsm.Rule) string {
+	var parts []string
+	if r.Effect != nil {
+		parts = append(parts, code(r.Effect.Name))
+	}
+	if len(r.Consts) > 0 {
+		var sets []string
+		for _, c := range r.Consts {
+			sets = append(sets, c.String())
+		}
+		parts = append(parts, "set "+mdText(strings.Join(sets, ", ")))
+	}
+	if len(r.With) > 0 {
+		var with []string
+		for _, w := range r.With {
+			with = append(with, w.String())
+		}
+		parts = append(parts, "with "+mdText(strings.Join(with, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// reasonLine is the line under the table that gives why a rule rejects
+// its event: "`State` × `Event` [guard]: reason".
+func reasonLine(r *fsm.Rule) string {
+	g := ""
+	switch {
+	case r.Guard != nil:
+		g = " [" + r.Guard.Name + "]"
+	case r.Else:
+		g = " [else]"
+	}
+	return fmt.Sprintf("`%s` × `%s`%s: %s", r.From.String(), r.Event.Name, g, mdText(r.Reason))
 }
 
 func mdFields(fs []*fsm.Field) string {
@@ -444,4 +580,22 @@ func execute(name string, view any) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// timerID is a timer's id as the table shows it after the delay: " (id)",
+// or nothing for a timer without one.
+func timerID(t *fsm.Timer) string {
+	if t.ID == "" {
+		return ""
+	}
+	return " (" + code(t.ID) + ")"
+}
+
+// fallbackName names the rule an open chain falls back to: "`Closed`",
+// or "the `*` row".
+func fallbackName(f *fsm.Cell) string {
+	if f.Owner == nil {
+		return "the `*` row"
+	}
+	return code(f.Owner.Name)
 }

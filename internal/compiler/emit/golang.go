@@ -24,12 +24,13 @@ type goGen struct {
 
 // GoFile returns the generated package for m as a jennifer file.
 func GoFile(m *fsm.Machine) *jen.File {
-	g := &goGen{m: m, f: newFile(m, m.Package)}
+	g := &goGen{m: m, f: newFile(m, m.Package, true)}
 	g.genPackageDoc()
 	g.genVersion()
 	g.genKinds()
 	g.genInterfaces()
 	g.genDecls()
+	g.genAccessors()
 	g.genBehavior()
 	g.genHandler()
 	g.genConfig()
@@ -140,8 +141,8 @@ func (g *goGen) genPackageDoc() {
 // were made for each other:
 //
 //	const (
-//		_ = fsmrt.RegenerateWithNewerFsmgen(3 - fsmrt.MinVersion)
-//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 3)
+//		_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
 //	)
 func (g *goGen) genVersion() {
 	g.f.Comment("// This file needs the package fsmrt of the fsmgen that wrote it.")

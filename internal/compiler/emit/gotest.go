@@ -11,6 +11,7 @@ import (
 
 // Import paths the generated tests use.
 const (
+	pkgErrors  = "errors"
 	pkgTesting = "testing"
 	pkgFsmtest = "github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
@@ -30,7 +31,7 @@ type testGen struct {
 // × event pair, random sequences, the machine's errors, JSON round trips
 // and the Recorder.
 func TestFile(m *fsm.Machine) *jen.File {
-	g := &testGen{m: m, f: newFile(m, m.Package)}
+	g := &testGen{m: m, f: newFile(m, m.Package, true)}
 	g.genFake()
 	g.genSubject()
 	g.genRuleTests()
@@ -38,6 +39,7 @@ func TestFile(m *fsm.Machine) *jen.File {
 	g.genDriven()
 	g.genMachineErrors()
 	g.genJSON()
+	g.genAccessorTests()
 	g.genRecorder()
 	return g.f
 }
@@ -197,6 +199,9 @@ func (g *testGen) genSubject() {
 			build(jen.Id("Load").Call(g.config(script), jen.Id("data")))...)),
 	)
 	if len(m.Timers) > 0 {
+		rearm := jen.Id("LoadOptions").Values(jen.Id("Rearm").Op(":").True())
+		fields = append(fields, kv("Rearm", jen.Func().Params(jen.Id("data").Index().Byte(), jen.Id("script").Op("*").Add(ft("Script"))).Add(results.Clone()).Block(
+			build(jen.Id("LoadWith").Call(g.config(script), jen.Id("data"), rearm))...)))
 		m := jen.Id("m").Assert(jen.Op("*").Id("Machine"))
 		fields = append(fields, kv("Timers", jen.Func().Params(jen.Id("m").Add(machineType())).Index().Add(rt("Timer")).Block(
 			jen.Var().Id("out").Index().Add(rt("Timer")),
@@ -276,6 +281,7 @@ func ruleList(rules []*fsm.Rule) jen.Code {
 //	func TestRules(t *testing.T) {
 //		fsmtest.Rules(t, fsmSubject, []fsmtest.Way[State, Event, StateKind, ActionKind]{
 //			{From: A{}, Event: &X{}, Tests: []string{"g"}, Rules: []int{0}, To: StateB, Actions: ...},
+//			{..., After: B{Retries: 0, Reason: "cancelled"}}, // a way through rules that set constants
 //		})
 //	}
 func (g *testGen) genRuleTests() {
@@ -284,7 +290,15 @@ func (g *testGen) genRuleTests() {
 		d := []jen.Code{kv("From", jen.Id(w.From.GoName).Values()), kv("Event", g.event(w, w.Trace))}
 		d = tests(w, d)
 		d = append(d, kv("Rules", ruleList(w.Rules)), kv("To", jen.Id(w.To.KindName)))
-		rows = append(rows, jen.Values(g.trace(d, w.Trace)...))
+		d = g.trace(d, w.Trace)
+		if w.After != nil {
+			fields := jen.Dict{}
+			for _, h := range w.After {
+				fields[jen.Id(h.Field.GoName)] = constCode(h.Const)
+			}
+			d = append(d, kv("After", jen.Id(w.To.GoName).Values(fields)))
+		}
+		rows = append(rows, jen.Values(d...))
 	}
 	g.testFunc("Rules", "TestRules takes every way through the rule table: see fsmtest.Rules.",
 		ft("Rules").Call(jen.Id("t"), jen.Id("fsmSubject"),
@@ -316,7 +330,11 @@ func (g *testGen) genPaths() {
 	for _, e := range m.PathEnds {
 		ends = append(ends, jen.Lit(e))
 	}
-	g.testFunc("Paths", fmt.Sprintf("TestPaths drives the machine along the witness path of each of its %d rules, the shortest events from New that fire it: see fsmtest.Paths.", len(m.Rules)),
+	doc := fmt.Sprintf("TestPaths drives the machine along the witness path of each of its %d rules, the shortest events from New that fire it: see fsmtest.Paths.", len(m.Rules))
+	if len(m.Rules) == 1 {
+		doc = "TestPaths drives the machine along the witness path of its one rule, the shortest events from New that fire it: see fsmtest.Paths."
+	}
+	g.testFunc("Paths", doc,
 		ft("Paths").Call(jen.Id("t"), jen.Id("fsmSubject"),
 			jen.Index().Add(ft("Node")).Types(jen.Id("Event"), jen.Id("ActionKind")).ValuesFunc(table(rows)),
 			jen.Index().Int().Values(ends...)))
@@ -454,21 +472,35 @@ func (g *testGen) genRecorder() {
 }
 
 // ExamplesFile returns the test file that runs the spec's examples
-// through the real Behavior, in the package's external test package (the
-// behaviour's package may import the generated one), or nil when there
-// are none to run: no examples, or the generated package's import path is
-// unknown (a spec checked outside a module; fsm.Build then reports it).
+// through the real Behavior, or nil when there are none to run: no
+// examples, or the generated package's import path is unknown (a spec
+// checked outside a module). The file is in the package's external test
+// package, so that the behaviour may live in a package that imports the
+// generated one, unless the behavior expression names an unexported name
+// of the generated package: then it is in the package itself. The
+// expression is written as the spec gives it, through fsmBehavior, which
+// takes a value, or a value and an error: whether it gives an error is
+// the compiler's to know, as its packages may not load before this one
+// is generated.
+//
+//	func fsmBehavior[B any](b B, errs ...error) (B, error) { return b, errors.Join(errs...) }
 //
 //	func TestExamples(t *testing.T) {
-//		b := mypkg.New(...)
+//		b, err := fsmBehavior(mypkg.New(...))
+//		if err != nil { t.Fatalf(...) }
 //		fsmtest.Examples(t, pkg.Rules(), func(state []byte) (fsmtest.Machine[...], error) {...}, pkg.UnmarshalEvent, []fsmtest.Example{...})
 //	}
 func ExamplesFile(m *fsm.Machine) *jen.File {
 	if len(m.Examples) == 0 || m.Behavior == "" || m.ImportPath == "" {
 		return nil
 	}
-	f := newFile(m, m.Package+"_test")
-	f.ImportName(m.ImportPath, m.Package)
+	var f *jen.File
+	if m.ExamplesInPackage {
+		f = newFile(m, m.Package, true)
+	} else {
+		f = newFile(m, m.Package+"_test", false)
+		f.ImportName(m.ImportPath, m.Package)
+	}
 	gen := func(name string) *jen.Statement { return jen.Qual(m.ImportPath, name) }
 	var rows []jen.Code
 	for _, ex := range m.Examples {
@@ -478,12 +510,9 @@ func ExamplesFile(m *fsm.Machine) *jen.File {
 			kv("State", rawString(ex.State)),
 			kv("Event", rawString(ex.Event))))
 	}
-	body := []jen.Code{jen.Id("b").Op(":=").Add(goType(m.BehaviorCode))}
-	if m.BehaviorErr {
-		body = []jen.Code{
-			jen.List(jen.Id("b"), jen.Err()).Op(":=").Add(goType(m.BehaviorCode)),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Id("t").Dot("Fatalf").Call(jen.Lit("make the behaviour: %v"), jen.Err())),
-		}
+	body := []jen.Code{
+		jen.List(jen.Id("b"), jen.Err()).Op(":=").Id("fsmBehavior").Call(goType(m.BehaviorCode)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Id("t").Dot("Fatalf").Call(jen.Lit("make the behaviour: %v"), jen.Err())),
 	}
 	cfg := []jen.Code{kv("Behavior", jen.Id("b"))}
 	if m.HasHandler() {
@@ -496,6 +525,12 @@ func ExamplesFile(m *fsm.Machine) *jen.File {
 		jen.Return(gen("Restore").Call(gen("Config").Values(cfg...), jen.Id("s"))))
 	body = append(body, ft("Examples").Call(jen.Id("t"), gen("Rules").Call(), restore, gen("UnmarshalEvent"),
 		jen.Index().Add(ft("Example")).ValuesFunc(table(rows))))
+	f.Comment("// fsmBehavior returns the behaviour the spec's behavior expression makes, and")
+	f.Comment("// the error it gives, if it gives one.")
+	f.Func().Id("fsmBehavior").Types(jen.Id("B").Any()).
+		Params(jen.Id("b").Id("B"), jen.Id("errs").Op("...").Error()).
+		Params(jen.Id("B"), jen.Error()).
+		Block(jen.Return(jen.Id("b"), jen.Qual(pkgErrors, "Join").Call(jen.Id("errs").Op("..."))))
 	f.Add(paragraphs(
 		fmt.Sprintf("TestExamples runs each example of the spec through the real Behavior, made by %s: "+
 			"see fsmtest.Examples.", strings.Join(strings.Fields(m.Behavior), " "))))

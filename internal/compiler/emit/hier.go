@@ -50,8 +50,8 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 	for _, st := range run.Stores {
 		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
 	}
-	if run.Delay != "" {
-		out = append(out, jen.Id(run.Delay).Op(":=").Id("m").Dot("b").Dot(run.State.Timer.DelayFunc.GoName).Call(g.values(run.DelayArgs)...))
+	for _, d := range run.Delays {
+		out = append(out, jen.Id(d.Local).Op(":=").Id("m").Dot("b").Dot(d.Timer.DelayFunc.GoName).Call(g.values(d.Args)...))
 	}
 	return out
 }
@@ -111,22 +111,22 @@ func durationCode(d int64) jen.Code {
 	return jen.Qual("time", "Duration").Call(jen.Lit(d))
 }
 
-// timerChain returns the timers of s and its ancestors, outermost first:
-// those running while the machine is in s.
+// timerChain returns the timers of s and its ancestors, outermost first
+// (a state's own in the order it lists them): those running while the
+// machine is in s.
 func timerChain(s *fsm.State) []*fsm.Timer {
 	var out []*fsm.Timer
 	for _, a := range s.Path() {
-		if a.Timer != nil {
-			out = append(out, a.Timer)
-		}
+		out = append(out, a.Timers...)
 	}
 	return out
 }
 
-// genTimers emits startTimers, Timers, Deadline and timerFired, the
-// dispatch of TimerFired.
+// genTimers emits startTimers, rearmTimers, Timers, Deadline and
+// timerFired, the dispatch of TimerFired.
 //
 //	func (m *Machine) startTimers() { switch m.core.State { case StateA: m.lastTimer++; m.timers[0] = ... } }
+//	func (m *Machine) rearmTimers() { switch m.core.State { case StateA: m.timers[0].Rearm(<delay>) } }
 //	func (m *Machine) Timers() []*StartTimer
 //	func (m *Machine) Deadline(id TimerID) time.Time
 //	func (m *Machine) timerFired(ev *TimerFired) error {
@@ -160,25 +160,31 @@ func (g *goGen) genTimers() {
 		}
 		groups[i].kinds = append(groups[i].kinds, jen.Id(s.KindName))
 	}
-	var cases []jen.Code
+	var starts, rearms []jen.Code
 	for _, gr := range groups {
-		var body []jen.Code
+		var start, rearm []jen.Code
 		for _, t := range gr.timers {
-			var delay jen.Code
-			if t.DelayFunc != nil {
-				delay = jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
-			} else {
-				delay = durationCode(t.Delay)
+			delay := func() jen.Code {
+				if t.DelayFunc != nil {
+					return jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
+				}
+				return durationCode(t.Delay)
 			}
-			body = append(body,
+			slot := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index))
+			start = append(start,
 				jen.Id("m").Dot("lastTimer").Op("++"),
-				jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay)))
+				slot.Clone().Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay())))
+			rearm = append(rearm, slot.Clone().Dot("Rearm").Call(delay()))
 		}
-		cases = append(cases, jen.Case(gr.kinds...).Block(body...))
+		starts = append(starts, jen.Case(gr.kinds...).Block(start...))
+		rearms = append(rearms, jen.Case(gr.kinds...).Block(rearm...))
 	}
 	f.Comment("// startTimers numbers afresh and records the timers of the current state and")
 	f.Comment("// its ancestors, outermost first, for Restore: their deadlines are not known.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("startTimers").Params().Block(jen.Switch(core().Dot("State")).Block(cases...))
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("startTimers").Params().Block(jen.Switch(core().Dot("State")).Block(starts...))
+	f.Comment("// rearmTimers gives each running timer of the current state and its ancestors")
+	f.Comment("// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("rearmTimers").Params().Block(jen.Switch(core().Dot("State")).Block(rearms...))
 
 	f.Add(paragraphs("Timers returns the timers the current state has running, outermost state first, "+
 		"as the StartTimer actions that started them: a timer runs from its state's entry until it "+
@@ -247,7 +253,7 @@ func (g *goGen) genTakes() {
 		if !direct(c) || g.inline(c) {
 			continue
 		}
-		g.f.Add(comment("", fmt.Sprintf("%s takes the rules of %s for %s, for the states inside it that have none of their own.", takeMethod(c), c.Owner.Name, c.Event.Name)))
+		g.f.Add(comment("", fmt.Sprintf("%s takes the rules of %s for %s, for the states inside it that have none of their own, or none that holds.", takeMethod(c), c.Owner.Name, c.Event.Name)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(takeMethod(c)).Params(jen.Id("ev").Op("*").Id(c.Event.GoName)).Error().Block(g.cellBody(c)...)
 	}
 }
@@ -281,7 +287,7 @@ func (g *goGen) sharedDispatch() []jen.Code {
 			if direct(c) {
 				continue // dispatched by HandleEvent, in each state that takes it
 			}
-			bound = bound || c.ReadsEvent
+			bound = bound || c.ReadsEvent || c.Fallback != nil
 			if c.Owner == nil {
 				wild = true
 				body = append(body, g.cellBody(c)...)
@@ -344,12 +350,20 @@ func hookDoc(s *fsm.State) string {
 	}
 	describe("entry", s.Entry)
 	describe("exit", s.Exit)
-	if t := s.Timer; t != nil {
+	var delays []string
+	for _, t := range s.Timers {
 		delay := t.DelayText
 		if t.DelayFunc != nil {
 			delay = "the delay " + t.DelayFunc.Name + " computes"
 		}
-		parts = append(parts, fmt.Sprintf("Its timer fires after %s unless the state is left first.", delay))
+		delays = append(delays, delay)
+	}
+	switch len(delays) {
+	case 0:
+	case 1:
+		parts = append(parts, fmt.Sprintf("Its timer fires after %s unless the state is left first.", delays[0]))
+	default:
+		parts = append(parts, fmt.Sprintf("Its timers fire after %s, each unless the state is left first.", list(delays)))
 	}
 	if s.Parent != nil {
 		parts = append([]string{"It is a substate of " + s.Parent.Name + "."}, parts...)

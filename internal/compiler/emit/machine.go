@@ -193,10 +193,14 @@ func (g *goGen) genRestore() {
 }
 
 // genSaved emits Save and Load, which save a machine, its running timers
-// and their deadlines included, and read it back, strictly:
+// and their deadlines included, and read it back, strictly; with timers,
+// LoadWith and LoadOptions, which can re-arm the timers with this
+// revision's delays:
 //
 //	func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 //	func Load(c Config, data []byte) (*Machine, error)
+//	type LoadOptions = fsmrt.LoadOptions // with timers
+//	func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error)
 func (g *goGen) genSaved() {
 	f, m := g.f, g.m
 	timers, last := jen.Nil(), jen.Lit(0)
@@ -209,7 +213,8 @@ func (g *goGen) genSaved() {
 			"event and before performing its actions, and a timer's firing is handled once, whatever " +
 			"moment the process is killed (see docs/spec.md)."
 		loadDoc = "Load returns the machine Save saved, with c's behaviour and handler, in its state " +
-			"and with its timers running as they were (see Timers and Deadline); it hands out no action."
+			"and with its timers running as they were, at the deadlines they were saved with (see " +
+			"Timers and Deadline, and LoadWith to re-arm them with this revision's delays); it hands out no action."
 	}
 	f.Add(paragraphs(saveDoc))
 	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()),
@@ -222,11 +227,28 @@ func (g *goGen) genSaved() {
 		"given twice are refused, naming them. Data saved by an earlier revision of the spec loads when " +
 		"the states and fields it names still exist, or were renamed with renamed_from; a field it lacks " +
 		"loads as its zero value."))
-	f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+	load := []jen.Code{
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(rt("LoadState")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), timers.Clone(), lastArg, jen.Id("UnmarshalState")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Id("m").Dot("put").Call(jen.Id("s"))),
-	)
+	}
+	if len(m.Timers) == 0 {
+		f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+			append(load, jen.Return(jen.Id("m").Dot("put").Call(jen.Id("s"))))...)
+		return
+	}
+	short(f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()),
+		jen.Return(jen.Id("LoadWith").Call(jen.Id("c"), jen.Id("data"), jen.Id("LoadOptions").Values())))
+	f.Add(paragraphs("LoadOptions says how LoadWith makes a machine of saved data; the zero value loads it as it " +
+		"was saved, as Load does. With Rearm, each running timer takes the delay this revision gives its " +
+		"state, and its deadline moves to the time it started plus that delay: for machines saved before " +
+		"a timer's delay changed (see fsmrt.LoadOptions)."))
+	f.Type().Id("LoadOptions").Op("=").Add(rt("LoadOptions"))
+	f.Add(paragraphs("LoadWith is Load, told by o what to do with the saved machine: see LoadOptions."))
+	f.Func().Id("LoadWith").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte(), jen.Id("o").Id("LoadOptions")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(
+		append(load,
+			jen.If(jen.List(jen.Id("m"), jen.Err()).Op("=").Id("m").Dot("put").Call(jen.Id("s")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.If(jen.Id("o").Dot("Rearm")).Block(jen.Id("m").Dot("rearmTimers").Call()),
+			jen.Return(jen.Id("m"), jen.Nil()))...)
 }

@@ -37,7 +37,11 @@ func (g *goGen) genRules() {
 			if t.State.Composite() {
 				first, last = t.State.First, t.State.Last
 			}
-			fields := []jen.Code{kv("State", jen.Lit(t.State.Snake)), kv("First", jen.Id(first.KindName)), kv("Last", jen.Id(last.KindName))}
+			fields := []jen.Code{kv("State", jen.Lit(t.State.Snake))}
+			if t.ID != "" {
+				fields = append(fields, kv("Timer", jen.Lit(t.ID)))
+			}
+			fields = append(fields, kv("First", jen.Id(first.KindName)), kv("Last", jen.Id(last.KindName)))
 			if len(t.State.RenamedFrom) > 0 {
 				var was []jen.Code
 				for _, old := range t.State.RenamedFrom {

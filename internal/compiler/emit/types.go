@@ -12,9 +12,14 @@ import (
 
 // newFile starts a jennifer file of package pkg for the machine, with the
 // generated-code header, which names fsmgen's version and the spec, and
-// the names the spec's packages are imported under.
-func newFile(m *fsm.Machine, pkg string) *jen.File {
+// the names the spec's packages are imported under. A file of the
+// generated package itself (in is true) names what the package declares
+// unqualified, even where the spec imports the package to name it.
+func newFile(m *fsm.Machine, pkg string, in bool) *jen.File {
 	f := jen.NewFile(pkg)
+	if in && m.ImportPath != "" {
+		f = jen.NewFilePathName(m.ImportPath, pkg)
+	}
 	f.HeaderComment(Header)
 	f.HeaderComment("versions:")
 	f.HeaderComment("\tfsmgen " + fsmrt.Version)
@@ -22,9 +27,13 @@ func newFile(m *fsm.Machine, pkg string) *jen.File {
 	f.ImportName(pkgFsmrt, "fsmrt")
 	f.ImportName(pkgFsmtest, "fsmtest")
 	for _, imp := range m.Imports {
-		if path.Base(imp.Path) == imp.GoName {
+		switch {
+		case imp.Path == m.ImportPath:
+			// The generated package: unqualified in it, and under its
+			// own name outside it.
+		case path.Base(imp.Path) == imp.GoName:
 			f.ImportName(imp.Path, imp.GoName)
-		} else {
+		default:
 			f.ImportAlias(imp.Path, imp.GoName)
 		}
 	}

@@ -33,6 +33,9 @@ func specNames(m *fsm.Machine) []string {
 	for _, a := range m.Actions {
 		add(&a.Decl)
 	}
+	for _, a := range m.Accessors {
+		out = append(out, a.Of, a.With)
+	}
 	return out
 }
 
@@ -85,8 +88,9 @@ func verifyGo(m *fsm.Machine, files []emit.File) error {
 		if err != nil {
 			return fmt.Errorf("generated %s does not parse: %w", f.Path, err)
 		}
-		if parsed.Name.Name != m.Package {
-			return fmt.Errorf("%s: package %s, want %s", f.Path, parsed.Name.Name, m.Package)
+		external := strings.HasSuffix(f.Path, "_examples_gen_test.go") && !m.ExamplesInPackage
+		if want := m.Package; parsed.Name.Name != want && !(external && parsed.Name.Name == want+"_test") {
+			return fmt.Errorf("%s: package %s, want %s", f.Path, parsed.Name.Name, want)
 		}
 		if !strings.HasPrefix(string(f.Content), "// "+emit.Header+"\n") {
 			return fmt.Errorf("%s: first line is not the generated-code header", f.Path)
@@ -264,8 +268,13 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 	return nil
 }
 
-// mermaidLine is every line fsmgen may write in a diagram.
-var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : [A-Za-z0-9_ ,.()\[\]/]+(<br/>[A-Za-z0-9_ ,.()\[\]/]+)*)?))$`)
+// mermaidLine is every line fsmgen may write in a diagram. An edge's
+// label is names and punctuation, and the string constants of set: between
+// typographic quotes, with none of the characters Mermaid gives a meaning.
+var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : ` + edgeLabel + `(<br/>` + edgeLabel + `)*)?))$`)
+
+// edgeLabel is the label of a rule on an edge.
+const edgeLabel = `([A-Za-z0-9_ ,.()\[\]/=+-]|“[^“”\n:;{}\[\]<>"'#%|` + "`" + `]*”)+`
 
 // verifyDocs checks that no spec text changed the structure of the
 // diagram or the table: every diagram line fits the grammar fsmgen emits,
@@ -287,12 +296,18 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 			}
 			want := 1 + len(m.Composites) // the initial [*] of the machine and of each composite state
 			merged := map[[2]*fsm.State]bool{}
+			rows := map[string]bool{} // a row with several events is drawn once from a state
 			count := func(from *fsm.State, rules []*fsm.Rule) {
 				for _, r := range rules {
 					to := r.Target
 					if to == nil {
 						to = from
 					}
+					row := fmt.Sprintf("%s %s %s", from.Name, to.Name, r.Pos)
+					if rows[row] {
+						continue
+					}
+					rows[row] = true
 					pair := [2]*fsm.State{from, to}
 					one := to == from || from.Composite() || to.Composite() // one edge per pair
 					if r.Kind == fsm.Transition && (!one || !merged[pair]) {

@@ -32,6 +32,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		b.m.Source = b.m.SpecFile
 	}
 	b.header()
+	b.names = b.initialisms()
 	b.decls()
 	b.funcs()
 	b.types()
@@ -49,6 +50,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 	if !b.diags.HasErrors() {
 		b.renames()
 		b.data()
+		b.accessors()
 		b.timerArgs()
 		b.cells()
 		b.resolve()
@@ -62,6 +64,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		b.ways()
 		b.paths()
 		b.m.traceWays()
+		b.m.holds()
 		b.m.witnesses()
 		b.shape()
 		b.examples()
@@ -105,6 +108,9 @@ type builder struct {
 	sharedCells map[sharedKey]*Cell
 	users       map[*Cell][]*State
 	cellOf      map[*Rule]*Cell
+	// outcomeOf is the spec's outcome of each rule a transition, a branch
+	// or a timer gives: its set: and with: are resolved with its flow.
+	outcomeOf map[*Rule]*spec.Outcome
 	// pendingEx are the examples of each outcome, with its rules.
 	pendingEx []*pendingExamples
 	// specOf maps each state to its spec entry; all lists every state,
@@ -113,6 +119,8 @@ type builder struct {
 	all    []*State
 	// pkgs are the imported packages loaded to check field types.
 	pkgs map[string]*types.Package
+	// names makes Go names of spec names, with the spec's initialisms.
+	names Namer
 }
 
 // sharedKey identifies a shared cell: its owner (nil for "*") and event.
@@ -145,11 +153,7 @@ func (b *builder) header() {
 	}
 	m.Package = f.Package.Value
 	if f.Package.Set {
-		if token.IsKeyword(m.Package) {
-			b.errorf(f.Package.Pos, "package name %q is a Go keyword", m.Package)
-		} else if !packageName(m.Package) {
-			b.errorf(f.Package.Pos, "package name %q is not a lower-case Go identifier", m.Package)
-		}
+		b.packageName(f.Package)
 	}
 	m.Doc = strings.TrimSpace(f.Doc.Value)
 	for _, br := range f.Breaks {
@@ -163,7 +167,7 @@ func (b *builder) header() {
 			b.errorf(imp.Alias.Pos, "import alias %q is a Go keyword", alias)
 		case !token.IsIdentifier(alias) || alias == "_":
 			b.errorf(imp.Alias.Pos, "import alias %q is not a Go identifier", alias)
-		case alias == m.Package:
+		case alias == m.Package && !b.self(p):
 			b.errorf(imp.Alias.Pos, "import alias %q is the generated package's own name: choose another alias", alias)
 		case !validImportPath(p):
 			b.errorf(imp.Path.Pos, "import path %q is not a valid Go import path", p)
@@ -202,11 +206,21 @@ func (b *builder) outPath(s spec.String) string {
 	return ""
 }
 
-func packageName(s string) bool {
-	if s == "" || !token.IsIdentifier(s) {
-		return false
+// packageName checks the generated package's name. Any Go identifier
+// but the blank one is a package name Go accepts, underscores included
+// (h_base); fsmgen refuses capitals too, which Go accepts but no Go
+// package uses: the package's name is what its users write before every
+// name of it, and in capitals it reads as a type (Door.New).
+func (b *builder) packageName(s spec.String) {
+	name := s.Value
+	switch {
+	case token.IsKeyword(name):
+		b.errorf(s.Pos, "package name %q is a Go keyword", name)
+	case !token.IsIdentifier(name) || name == "_":
+		b.errorf(s.Pos, "package name %q is not a Go identifier: use lower-case letters, digits and underscores, starting with a letter", name)
+	case strings.ToLower(name) != name:
+		b.errorf(s.Pos, "package name %q has capitals: Go package names are lower case (%s), as they are written before every name of the package", name, strings.ToLower(name))
 	}
-	return strings.ToLower(s) == s && !strings.Contains(s, "_")
 }
 
 func validImportPath(p string) bool {

@@ -93,7 +93,7 @@ func (b *builder) data() {
 			k := key{f.Name, f.Type}
 			d := byKey[k]
 			if d == nil {
-				base := LowerName(f.Name)
+				base := b.names.LowerName(f.Name)
 				goName := base
 				for i := 2; used[goName] || token.IsKeyword(goName); i++ {
 					goName = fmt.Sprintf("%s%d", base, i)
@@ -177,6 +177,7 @@ func (b *builder) cells() {
 		}
 		b.reportMissing(s, missing)
 	}
+	b.fallbacks()
 	comps := slices.Clone(m.Composites)
 	slices.SortStableFunc(comps, func(a, c *State) int { return c.Depth - a.Depth })
 	for _, owner := range append(comps, nil) {
@@ -245,6 +246,65 @@ func (b *builder) inherited(s *State, e *Event) *Cell {
 		}
 		if a == nil {
 			return nil
+		}
+	}
+}
+
+// fallbacks gives every chain of guards without else the cell its event
+// goes to when no guard holds: the rule of the innermost state around the
+// chain's state with one for the event, else the "*" row (SCXML's and
+// UML's selection of transitions: a state's transitions are tried in
+// document order, then its parent's). The states that take the chain take
+// that rule too. A chain with nothing around it is an error. Chains are
+// resolved innermost first, so that a cell's states are all known before
+// its own chain falls back.
+func (b *builder) fallbacks() {
+	m := b.m
+	for _, s := range m.States {
+		for _, c := range s.Handles {
+			if c.Open() {
+				b.fallback(c, s, []*State{s})
+			}
+		}
+	}
+	done := map[*Cell]bool{}
+	for {
+		var next *Cell
+		for k, c := range b.sharedCells {
+			if done[c] || !c.Open() || k.owner == nil {
+				continue
+			}
+			if next == nil || c.Owner.Depth > next.Owner.Depth ||
+				c.Owner.Depth == next.Owner.Depth && (c.Owner.Index < next.Owner.Index || c.Owner == next.Owner && c.Event.Index < next.Event.Index) {
+				next = c
+			}
+		}
+		if next == nil {
+			return
+		}
+		done[next] = true
+		b.fallback(next, next.Owner, b.users[next])
+	}
+}
+
+// fallback resolves the fallback of open cell c, the rule of state owner
+// that states take.
+func (b *builder) fallback(c *Cell, owner *State, states []*State) {
+	f := b.inherited(owner, c.Event)
+	if f == nil {
+		pos := c.Rules[0].Pos
+		if rows := b.shared[owner]; owner.Composite() && rows != nil && rows[c.Event.Index] != nil {
+			pos = rows[c.Event.Index].pos
+		} else if !owner.Composite() && b.rows[owner.Index] != nil && b.rows[owner.Index][c.Event.Index] != nil {
+			pos = b.rows[owner.Index][c.Event.Index].pos
+		}
+		b.errorf(pos, "guards of %s end without an else branch, and no state around %s nor a \"*\" row has a rule for %s: add \"- else: true\" saying what happens when no guard holds", pairName(owner, c.Event), owner.Name, c.Event.Name)
+		return
+	}
+	c.Fallback = f
+	for _, s := range states {
+		if !slices.Contains(b.users[f], s) {
+			b.users[f] = append(b.users[f], s)
 		}
 	}
 }

@@ -21,18 +21,21 @@ func (b *builder) fields(what string, list []spec.Field) []*Field {
 			b.errorf(fd.Pos, "field name %q is not an identifier: use letters, digits and underscores, starting with a letter", fd.Name)
 			continue
 		}
-		fd.GoName, fd.JSONName = GoName(fd.Name), SnakeName(fd.Name)
-		fd.Param = ParamName(fd.Name, b.m.Imports)
+		fd.GoName, fd.JSONName = b.goName("field "+fd.Name, fd.Name, sf.GoName), SnakeName(fd.Name)
+		fd.Param = b.names.ParamName(fd.Name, b.m.Imports)
+		if sf.GoName.Set {
+			fd.Param = b.names.ParamName(fd.GoName, b.m.Imports)
+		}
 		if fd.JSONName == "kind" {
 			b.errorf(fd.Pos, "field name %q is reserved: \"kind\" tells the %ss apart in JSON", fd.Name, what)
 			continue
 		}
 		if member, ok := Members[fd.GoName]; ok {
-			b.errorf(fd.Pos, "field %q is %s in Go, which is %s: rename it", fd.Name, fd.GoName, member)
+			b.errorf(fd.Pos, "field %q is %s in Go, which is %s: rename it or give it a go_name", fd.Name, fd.GoName, member)
 			continue
 		}
 		if prev, ok := byGo[fd.GoName]; ok {
-			b.errorf(fd.Pos, "field %q and field %q (%s) are both %s in Go: rename one", fd.Name, prev.Name, prev.Pos, fd.GoName)
+			b.errorf(fd.Pos, "field %q and field %q (%s) are both %s in Go: rename one or give one a go_name", fd.Name, prev.Name, prev.Pos, fd.GoName)
 			continue
 		}
 		byGo[fd.GoName] = fd
@@ -46,13 +49,13 @@ func (b *builder) fields(what string, list []spec.Field) []*Field {
 	return out
 }
 
-func (b *builder) decl(kind string, name, doc spec.String, fields []spec.Field, renamed []spec.String, index int) Decl {
+func (b *builder) decl(kind string, name, doc, goName spec.String, fields []spec.Field, renamed []spec.String, index int) Decl {
 	d := Decl{Name: name.Value, Pos: name.Pos, Index: index, Doc: strings.TrimSpace(doc.Value)}
 	if !identRE.MatchString(name.Value) {
 		b.errorf(name.Pos, "%s name %q is not an identifier: use letters, digits and underscores, starting with a letter", kind, name.Value)
 		return d
 	}
-	d.GoName = GoName(name.Value)
+	d.GoName = b.goName(kind+" "+name.Value, name.Value, goName)
 	d.Snake = SnakeName(name.Value)
 	d.KindName = strings.ToUpper(kind[:1]) + kind[1:] + d.GoName
 	d.Fields = b.fields(kind, fields)
@@ -86,14 +89,14 @@ func (b *builder) decls() {
 	b.specOf = map[*State]*spec.State{}
 	b.readStates()
 	for i, se := range f.Events {
-		e := &Event{Decl: b.decl("event", se.Name, se.Doc, se.Fields, se.RenamedFrom, i)}
+		e := &Event{Decl: b.decl("event", se.Name, se.Doc, se.GoName, se.Fields, se.RenamedFrom, i)}
 		if e.GoName != "" {
 			b.events[e.Name] = e
 		}
 		m.Events = append(m.Events, e)
 	}
 	for i, sa := range f.Actions {
-		a := &Action{Decl: b.decl("action", sa.Name, sa.Doc, sa.Fields, sa.RenamedFrom, i)}
+		a := &Action{Decl: b.decl("action", sa.Name, sa.Doc, sa.GoName, sa.Fields, sa.RenamedFrom, i)}
 		if a.GoName != "" {
 			b.actions[a.Name] = a
 		}
@@ -113,7 +116,7 @@ func (b *builder) funcs() {
 				b.errorf(fn.Pos, "%s name %q is not an identifier", kindWord(kind), fn.Name)
 				continue
 			}
-			fn.GoName = GoName(fn.Name)
+			fn.GoName = b.goName(kindWord(kind)+" "+fn.Name, fn.Name, sf.GoName)
 			if prev, ok := b.fnByName[fn.Name]; ok {
 				b.errorf(fn.Pos, "%q is declared as both a %s and a %s (%s)", fn.Name, kindWord(prev.Kind), kindWord(kind), prev.Pos)
 				continue

@@ -180,6 +180,12 @@ func value(v Value) string {
 	case FromTimer:
 		return "timer of " + v.Timer.State.Name
 	case FromConst:
+		if v.Const != nil {
+			if v.Const.Duration {
+				return v.Const.Text
+			}
+			return v.Const.Go
+		}
 		return v.Timer.DelayText
 	}
 	if v.Local != "" {
@@ -192,16 +198,16 @@ func value(v Value) string {
 }
 
 // RuleLabel describes a rule on one line, e.g.
-// "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry".
+// "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry":
+// between braces its effect, the constants it sets (retries=0) and where
+// it takes what its with: names (remote=event.remote).
 func RuleLabel(r *Rule) string {
 	var b strings.Builder
 	b.WriteString(r.From.String())
 	b.WriteString(" --")
 	switch {
-	case r.Timer != nil && r.Timer.DelayFunc != nil:
-		b.WriteString("after " + r.Timer.DelayFunc.Name)
 	case r.Timer != nil:
-		b.WriteString("after " + r.Timer.DelayText)
+		b.WriteString(r.Timer.Label())
 	case r.Event != nil:
 		b.WriteString(r.Event.Name)
 	}
@@ -228,8 +234,18 @@ func RuleLabel(r *Rule) string {
 	if r.Local {
 		b.WriteString(" (local)")
 	}
+	var does []string
 	if r.Effect != nil {
-		b.WriteString(" {" + r.Effect.Name + "}")
+		does = append(does, r.Effect.Name)
+	}
+	for _, c := range r.Consts {
+		does = append(does, c.String())
+	}
+	for _, w := range r.With {
+		does = append(does, w.String())
+	}
+	if len(does) > 0 {
+		b.WriteString(" {" + strings.Join(does, ", ") + "}")
 	}
 	if len(r.Actions) > 0 {
 		var acts []string
@@ -258,8 +274,8 @@ func dumpRun(w io.Writer, run *Run) {
 	for _, st := range run.Stores {
 		fmt.Fprintf(w, "    store %s = %s\n", st.Data.GoName, value(st.Value))
 	}
-	if run.Delay != "" {
-		fmt.Fprintf(w, "    delay %s(%s) -> %s\n", run.State.Timer.DelayFunc.Name, values(run.DelayArgs), run.Delay)
+	for _, d := range run.Delays {
+		fmt.Fprintf(w, "    delay %s(%s) -> %s\n", d.Timer.DelayFunc.Name, values(d.Args), d.Local)
 	}
 	for _, e := range run.Actions {
 		fmt.Fprintf(w, "    emit %s(%s)\n", e.Action.Name, values(e.Args))

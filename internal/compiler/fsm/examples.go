@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"encoding/json"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+	"github.com/fsmgen/fsmgen/internal/suggest"
 )
 
 // Example is a concrete case the spec says takes a rule. The generated
@@ -64,6 +66,15 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 	}
 	r := rules[0]
 	out := &Example{Name: strings.TrimSpace(ex.Name.Value), Pos: ex.Pos}
+	if ex.Send.Set {
+		// A row with several events gave a rule for each: the example
+		// takes the one of the event it sends.
+		if send, ok := b.events[ex.Send.Value]; ok {
+			if i := slices.IndexFunc(rules, func(q *Rule) bool { return q.Event == send }); i >= 0 {
+				r = rules[i]
+			}
+		}
+	}
 	if ex.In.Set {
 		in := b.state(ex.In)
 		if in == nil {
@@ -75,7 +86,7 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 		}
 		out.In = in
 		for _, q := range rules {
-			if q.From != nil && q.From.Contains(in) {
+			if q.From != nil && q.From.Contains(in) && q.Event == r.Event {
 				r = q
 			}
 		}
@@ -179,9 +190,15 @@ func scalarTag(t string) string {
 	return ""
 }
 
-// behavior checks the Go expression that makes the real Behavior: it may
-// name the spec's imports, and when their packages are known it must be a
-// value, or a value and an error.
+// behavior checks the Go expression that makes the real Behavior and
+// resolves it for the examples' test. The expression may name the spec's
+// imports and, qualified with an import of it or unqualified, what the
+// hand-written files of the output package declare. It is written into
+// the test as the spec writes it: its packages may not load before the
+// package is generated (the output package itself, or a package that
+// imports it), so what fsmgen generates never depends on them; the
+// compiler checks the expression there. When its packages load, fsmgen
+// type-checks it at once: it must give a value, or a value and an error.
 func (b *builder) behavior() {
 	s := b.f.Behavior
 	if !s.Set {
@@ -207,37 +224,103 @@ func (b *builder) behavior() {
 		b.errorf(s.Pos, "behavior %q: write a call, a name or a composite literal, e.g. mypkg.New(mypkg.Config{Retries: 3})", m.Behavior)
 		return
 	}
-	var quals []string
-	ast.Inspect(expr, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok {
-				quals = append(quals, id.Name)
+	quals, own := behaviorNames(expr)
+	ok := true
+	for _, q := range quals {
+		imp := b.imports[q.qual]
+		if imp == nil {
+			b.errorf(s.Pos, "behavior names %s, which is not one of the spec's imports: add it under imports", q.qual)
+			ok = false
+			continue
+		}
+		imp.used = true
+		if b.self(imp.Path.Value) {
+			own = append(own, q.name)
+		}
+	}
+	if !ok {
+		return
+	}
+	local := map[string]bool{}
+	for _, name := range own {
+		if b.env.PackagePath != "" && !slices.Contains(b.env.LocalNames, name) {
+			b.errorf(s.Pos, "behavior %q names %s, which no hand-written file of the output package declares: declare it there, or name a package of the spec's imports (pkg.%s)%s",
+				m.Behavior, name, name, suggest.DidYouMean(name, b.env.LocalNames))
+			return
+		}
+		local[name] = true
+		// The external test package sees only exported names.
+		m.ExamplesInPackage = m.ExamplesInPackage || !token.IsExported(name)
+	}
+	m.BehaviorCode = b.exprCode(m.Behavior, local)
+	if len(own) > 0 || b.env.Import == nil {
+		return // the output package is checked by the compiler once generated
+	}
+	b.checkBehavior(s, expr, quals)
+}
+
+// qualName is a name of an imported package, as pkg.Name.
+type qualName struct{ qual, name string }
+
+// behaviorNames returns the qualified names the behavior expression
+// uses, and the names it uses unqualified that are not Go's predeclared
+// ones (which, in the generated test, are the output package's). The
+// field names of composite literals are neither.
+func behaviorNames(expr ast.Expr) (quals []qualName, own []string) {
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok {
+				quals = append(quals, qualName{id.Name, n.Sel.Name})
+			} else {
+				ast.Inspect(n.X, visit)
+			}
+			return false
+		case *ast.CompositeLit:
+			if n.Type != nil {
+				ast.Inspect(n.Type, visit)
+			}
+			for _, e := range n.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok {
+					if _, isField := kv.Key.(*ast.Ident); isField {
+						ast.Inspect(kv.Value, visit)
+						continue
+					}
+				}
+				ast.Inspect(e, visit)
+			}
+			return false
+		case *ast.Ident:
+			if types.Universe.Lookup(n.Name) == nil && !slices.Contains(own, n.Name) {
+				own = append(own, n.Name)
 			}
 		}
 		return true
-	})
+	}
+	ast.Inspect(expr, visit)
+	return quals, own
+}
+
+// checkBehavior type-checks the behavior expression when every package it
+// names loads. One that does not load because it imports the output
+// package, not generated yet, leaves the check to the compiler.
+func (b *builder) checkBehavior(s spec.String, expr ast.Expr, quals []qualName) {
+	m := b.m
 	pkg := types.NewPackage("fsmgen/examples", "examples")
 	for _, q := range quals {
-		imp := b.imports[q]
-		if imp == nil {
-			b.errorf(s.Pos, "behavior names %s, which is not one of the spec's imports: add it under imports", q)
+		imp := b.imports[q.qual]
+		p, err := b.env.Import(imp.Path.Value)
+		if errors.Is(err, ErrNeedsGenerated) {
 			return
 		}
-		imp.used = true
-		if b.env.Import == nil {
-			continue
-		}
-		p, err := b.env.Import(imp.Path.Value)
 		if err != nil || p == nil {
-			return // the import's own error is reported where field types use it, or by the compiler
+			b.errorf(s.Pos, "cannot load package %q, which behavior names: %v", imp.Path.Value, err)
+			return
 		}
-		if pkg.Scope().Lookup(q) == nil {
-			pkg.Scope().Insert(types.NewPkgName(token.NoPos, pkg, q, p))
+		if pkg.Scope().Lookup(q.qual) == nil {
+			pkg.Scope().Insert(types.NewPkgName(token.NoPos, pkg, q.qual, p))
 		}
-	}
-	m.BehaviorCode = b.goCode(m.Behavior)
-	if b.env.Import == nil {
-		return
 	}
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
 	if err := types.CheckExpr(token.NewFileSet(), pkg, token.NoPos, expr, info); err != nil {
@@ -252,8 +335,6 @@ func (b *builder) behavior() {
 	if tuple, ok := tv.Type.(*types.Tuple); ok {
 		if tuple.Len() != 2 || !types.Identical(tuple.At(1).Type(), types.Universe.Lookup("error").Type()) {
 			b.errorf(s.Pos, "behavior %q gives %s: it must give the Behavior, or the Behavior and an error", m.Behavior, tuple)
-			return
 		}
-		m.BehaviorErr = true
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 	"github.com/fsmgen/fsmgen/internal/suggest"
 )
 
@@ -26,24 +27,42 @@ type flow struct {
 	written map[*Data]bool
 	// taken are the local names the rule's generated code uses.
 	taken map[string]bool
+	// with are the rule's with: entries, by the name they bind.
+	with map[string]*bound
+	// consts are the rule's set: entries, by name, and constOf the
+	// constant each first gave a field.
+	consts  map[string]*spec.Value
+	constOf map[string]*Const
 }
 
 func (fl *flow) run() {
 	r := fl.r
 	fl.placed, fl.written = map[*Field]bool{}, map[*Data]bool{}
 	fl.taken = map[string]bool{"m": true, "ev": true, "from": true}
+	if !fl.bind() {
+		return
+	}
 	if r.Guard != nil {
 		r.GuardArgs = fl.reads(r.Guard)
 	}
-	if r.Kind != Transition {
-		return
+	if r.Kind == Transition {
+		fl.transition()
 	}
+	fl.unbound()
+}
+
+// transition works out the flow of a rule that moves or stays: its
+// effect, the exits and entries it runs, the target's fields, its
+// actions, and what it clears.
+func (fl *flow) transition() {
+	r := fl.r
 	if r.Effect != nil {
 		r.EffectArgs = fl.reads(r.Effect)
 		for _, set := range r.Effect.Sets {
 			fl.taken[set.Param] = true
 		}
 	}
+	fl.constants()
 	ctx := &runCtx{taken: fl.taken, written: fl.written, firing: r.Timer}
 	for _, run := range r.Exits {
 		fl.b.resolveRun(run, ctx)
@@ -63,6 +82,7 @@ func (fl *flow) run() {
 			}
 		}
 	}
+	fl.unplaced()
 	for _, run := range r.Entries {
 		fl.b.resolveRun(run, ctx)
 	}
@@ -194,55 +214,65 @@ type found struct {
 	shadows *Field
 }
 
-// lookup finds the value of the given name that the rule reads: the
-// source state's field (the state carries the context) or else the
-// event's. It returns nil when neither has one, and an error message when
-// the states of a "*" row disagree. When both the state and the event
-// have the name, the state's is returned with the event's in shadows,
-// which the caller reports (ambiguous).
+// lookup finds the value of the given name that the rule reads: where the
+// row's with: says, else the source state's field (the state carries the
+// context) or else the event's. It returns nil when neither has one, and
+// an error message when the states of a shared rule disagree. When both
+// the state and the event have the name, the state's is returned with
+// the event's in shadows, which the caller reports (ambiguous).
 func (fl *flow) lookup(name string) (*found, string) {
+	if w := fl.with[name]; w != nil {
+		w.used = true
+		return w.found, ""
+	}
+	var ev *Field
+	if fl.r.Event != nil {
+		ev = fl.r.Event.Field(name)
+	}
+	src, with, without, problem := fl.stateField(name)
+	switch {
+	case problem != "":
+		return nil, problem
+	case src != nil:
+		src.shadows = ev
+		return src, ""
+	case len(with) > 0 && ev != nil:
+		return nil, fmt.Sprintf("only some of %s have %s (%s; %s), and event %s has it too, so the row would read the state's from some and the event's from others: take the event's on the row (with: {%s: event.%s}), or write rows of their own", fl.shared(), name, does(with, "has it"), does(without, "has not"), fl.r.Event.Name, name, name)
+	case len(with) > 0:
+		return nil, fmt.Sprintf("only some of %s have %s (%s; %s), so the row cannot read it from all of them: give the states the field, or write rows of their own", fl.shared(), name, does(with, "has it"), does(without, "has not"))
+	case ev != nil:
+		return &found{val: Value{Source: FromEvent, Field: ev}, typ: ev.Type, desc: "event " + fl.r.Event.Name + "'s " + name}, ""
+	}
+	return nil, ""
+}
+
+// stateField finds the source state's field of the given name: for a
+// shared rule, the field every state that takes the rule has, which must
+// be of one type (else problem says so). When only some of those states
+// have it, with and without name them.
+func (fl *flow) stateField(name string) (src *found, with, without []string, problem string) {
 	var have []*Field
 	for _, s := range fl.from {
 		if f := s.Field(name); f != nil {
 			have = append(have, f)
+			with = append(with, s.Name)
+		} else {
+			without = append(without, s.Name)
 		}
 	}
-	switch {
-	case len(have) > 0 && len(have) == len(fl.from):
-		for i, f := range have {
-			if f.Data != have[0].Data {
-				return nil, fmt.Sprintf("%s have %s of different types (%s in %s, %s in %s)", fl.shared(), name, have[0].Type, fl.from[0].Name, f.Type, fl.from[i].Name)
-			}
-		}
-		desc := "state " + fl.from[0].Name + "'s " + name
-		if fl.r.Shared() {
-			desc = "the " + name + " of " + fl.shared()
-		}
-		src := &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}
-		if fl.r.Event != nil {
-			src.shadows = fl.r.Event.Field(name)
-		}
-		return src, ""
-	case len(have) > 0:
-		var with, without []string
-		for _, s := range fl.from {
-			if s.Field(name) != nil {
-				with = append(with, s.Name)
-			} else {
-				without = append(without, s.Name)
-			}
-		}
-		if fl.r.Event != nil && fl.r.Event.Field(name) != nil {
-			return nil, fmt.Sprintf("only some of %s have %s (%s; %s), and event %s has it too, so the row would read the state's from some and the event's from others: rename the event's field (an effect that reads it can set the state's), or write rows of their own", fl.shared(), name, does(with, "has it"), does(without, "has not"), fl.r.Event.Name)
-		}
-		return nil, fmt.Sprintf("only some of %s have %s (%s; %s), so the row cannot read it from all of them: give the states the field, or write rows of their own", fl.shared(), name, does(with, "has it"), does(without, "has not"))
+	if len(have) == 0 || len(have) < len(fl.from) {
+		return nil, with, without, ""
 	}
-	if fl.r.Event != nil {
-		if f := fl.r.Event.Field(name); f != nil {
-			return &found{val: Value{Source: FromEvent, Field: f}, typ: f.Type, desc: "event " + fl.r.Event.Name + "'s " + name}, ""
+	for i, f := range have {
+		if f.Data != have[0].Data {
+			return nil, nil, nil, fmt.Sprintf("%s have %s of different types (%s in %s, %s in %s)", fl.shared(), name, have[0].Type, fl.from[0].Name, f.Type, fl.from[i].Name)
 		}
 	}
-	return nil, ""
+	desc := "state " + fl.from[0].Name + "'s " + name
+	if fl.r.Shared() {
+		desc = "the " + name + " of " + fl.shared()
+	}
+	return &found{val: Value{Source: FromData, Data: have[0].Data}, typ: have[0].Type, desc: desc}, nil, nil, ""
 }
 
 // ambiguous reports that the rule reads a name (what says who reads it,
@@ -254,7 +284,7 @@ func (fl *flow) ambiguous(what, name string) {
 	if r.Shared() {
 		src = fl.shared()
 	}
-	fl.b.errorf(r.Pos, "%s on this row (%s), but both %s and event %s have a field %s: it is ambiguous which one is meant; rename one of the two (an effect that reads the event's can then set the state's)", what, r.Label, src, r.Event.Name, name)
+	fl.b.errorf(r.Pos, "%s on this row (%s), but both %s and event %s have a field %s: it is ambiguous which one is meant; say which on the row, with: {%s: event.%s} for the event's or with: {%s: state.%s} for the state's", what, r.Label, src, r.Event.Name, name, name, name, name, name)
 }
 
 // reads resolves the reads of a guard or effect on this row.
@@ -316,6 +346,16 @@ func (fl *flow) fill(to *State) {
 			if set := fl.result(tf.Name); set != nil {
 				fl.b.errorf(r.Pos, "effect %s sets %s, but the entry of the state that owns %s sets it too (%s): drop it from one of them", r.Effect.Name, set.Name, set.Name, r.Label)
 			}
+			if c := fl.consts[tf.Name]; c != nil {
+				fl.taken[constKey(tf.Name)] = true
+				fl.b.errorf(c.Name.Pos, "set: %s, but the entry of the state that owns %s sets it too (%s): drop it from one of them", tf.Name, tf.Name, r.Label)
+			}
+			continue
+		}
+		if v, given := fl.constant(tf, "state "+to.Name); given {
+			if v != nil {
+				fl.store(tf.Data, *v)
+			}
 			continue
 		}
 		if set := fl.result(tf.Name); set != nil {
@@ -336,17 +376,20 @@ func (fl *flow) fill(to *State) {
 			fl.ambiguous("field "+tf.Name+" of state "+to.Name+" carries over", tf.Name)
 		case src.typ != tf.Type:
 			fl.b.errorf(r.Pos, "field %s of state %s is %s, but %s is %s (%s): a field carries over only with the same name and type; make the types agree, or name an effect that sets it", tf.Name, to.Name, tf.Type, src.desc, src.typ, r.Label)
-		case src.val.Source == FromEvent:
+		case src.val.Source == FromEvent, src.val.Data != tf.Data:
 			fl.store(tf.Data, src.val)
 		}
-		// From the source state: the target shares its storage.
+		// From the source state's field of the name: the target shares
+		// its storage.
 	}
 }
 
-// update stores the results of the effect of a rule that stays in the
-// source state's fields of the same name.
+// update stores the constants, the with: entries and the effect's results
+// of a rule that stays in the source state's fields of the same name.
 func (fl *flow) update() {
 	r := fl.r
+	fl.updateConsts()
+	fl.updateWith()
 	if r.Effect == nil {
 		return
 	}
@@ -383,6 +426,13 @@ func (fl *flow) update() {
 func (fl *flow) emit(e *Emit) {
 	r := fl.r
 	for _, af := range e.Action.Fields {
+		if v, given := fl.constant(af, "action "+e.Action.Name); given {
+			if v == nil {
+				v = &Value{}
+			}
+			e.Args = append(e.Args, *v)
+			continue
+		}
 		if set := fl.result(af.Name); set != nil {
 			if set.Type != af.Type {
 				fl.b.errorf(r.Pos, "effect %s sets %s as %s, but action %s's %s is %s (%s): make the types agree", r.Effect.Name, set.Name, set.Type, e.Action.Name, af.Name, af.Type, r.Label)
@@ -436,28 +486,37 @@ func (fl *flow) leave() {
 	for _, run := range r.Exits {
 		emits = append(emits, run.Actions...)
 	}
+	// The values the rule reads from storage after it starts changing
+	// it: its actions' fields, and the fields it stores under another
+	// name (with: {a: state.b}).
+	var reads []*Value
 	for _, e := range emits {
 		for i := range e.Args {
-			v := &e.Args[i]
-			if v.Source != FromData || v.Data == nil { // nil: not filled, reported
-				continue
-			}
-			d := v.Data
-			if !fl.written[d] && !cleared[d] && !(wiped && !r.To.Has(d)) {
-				continue
-			}
-			local, ok := locals[d]
-			if !ok {
-				local = "prev" + GoName(d.Name)
-				for n := 2; taken[local]; n++ {
-					local = fmt.Sprintf("prev%s%d", GoName(d.Name), n)
-				}
-				taken[local] = true
-				locals[d] = local
-				r.Captures = append(r.Captures, Capture{Data: d, Local: local})
-			}
-			v.Local = local
+			reads = append(reads, &e.Args[i])
 		}
+	}
+	for i := range r.Stores {
+		reads = append(reads, &r.Stores[i].Value)
+	}
+	for _, v := range reads {
+		if v.Source != FromData || v.Data == nil { // nil: not filled, reported
+			continue
+		}
+		d := v.Data
+		if !fl.written[d] && !cleared[d] && !(wiped && !r.To.Has(d)) {
+			continue
+		}
+		local, ok := locals[d]
+		if !ok {
+			local = "prev" + GoName(d.Name)
+			for n := 2; taken[local]; n++ {
+				local = fmt.Sprintf("prev%s%d", GoName(d.Name), n)
+			}
+			taken[local] = true
+			locals[d] = local
+			r.Captures = append(r.Captures, Capture{Data: d, Local: local})
+		}
+		v.Local = local
 	}
 }
 

@@ -8,26 +8,26 @@ package fsm
 // generated files declare nothing else.
 var Generated = []string{
 	// The package's API.
-	"Action", "ActionKind", "Behavior", "Config", "Event", "EventKind", "Handler", "Load", "Machine", "New",
+	"Action", "ActionKind", "Behavior", "Config", "Event", "EventKind", "Handler", "Load", "LoadOptions", "LoadWith", "Machine", "New",
 	"Recorder", "RejectedError", "Restore", "Rule", "Rules", "State", "StateKind", "Step", "TimerID",
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
 	"fsmActionDecoders", "fsmActionNames", "fsmData", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew",
 	"fsmRunning", "fsmStateDecoders", "fsmStateNames",
 	// The generated tests.
-	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
-	"TestRecorder", "TestRules", "TestSaved", "fsmFake", "fsmSubject",
+	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmFake", "fsmSubject",
 }
 
 // Values are the identifiers of Generated that name functions, variables
 // or constants: a field type may name a generated type, never one of
 // these.
 var Values = []string{
-	"Load", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
+	"Load", "LoadWith", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
 	"fsmStateDecoders", "fsmStateNames",
-	"TestEveryPair", "TestExamples", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
-	"TestRecorder", "TestRules", "TestSaved", "fsmSubject",
+	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmSubject",
 }
 
 // Members are the names of the methods and fields generated types declare

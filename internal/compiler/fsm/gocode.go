@@ -38,9 +38,23 @@ func (c GoCode) Predeclared() string {
 	return ""
 }
 
-// goCode resolves Go source that parseType or the behavior check accepted:
-// each pkg.Name whose pkg is one of the spec's imports becomes a GoIdent.
+// goCode resolves Go source that parseType accepted: each pkg.Name whose
+// pkg is one of the spec's imports becomes a GoIdent, except a name of
+// the output package itself, which the generated files, in that package,
+// write unqualified.
 func (b *builder) goCode(src string) GoCode {
+	return b.resolveCode(src, nil)
+}
+
+// exprCode resolves the behavior expression, for a file outside the
+// output package (the examples' external test): a name of the output
+// package, qualified with an import of it or one of local (the names
+// the expression uses unqualified), becomes a GoIdent of it too.
+func (b *builder) exprCode(src string, local map[string]bool) GoCode {
+	return b.resolveCode(src, local)
+}
+
+func (b *builder) resolveCode(src string, local map[string]bool) GoCode {
 	var s scanner.Scanner
 	fset := token.NewFileSet()
 	file := fset.AddFile("", fset.Base(), len(src))
@@ -63,20 +77,39 @@ func (b *builder) goCode(src string) GoCode {
 		}
 		toks = append(toks, tok{t, lit})
 	}
+	self := b.env.PackagePath
 	var out GoCode
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		afterDot := i > 0 && toks[i-1].t == token.PERIOD
 		if t.t == token.IDENT && !afterDot && i+2 < len(toks) && toks[i+1].t == token.PERIOD && toks[i+2].t == token.IDENT {
 			if imp := b.imports[t.lit]; imp != nil {
-				out = append(out, GoToken{Ident: &GoIdent{GoName: toks[i+2].lit, GoImportPath: imp.Path.Value}})
+				name := toks[i+2].lit
 				i += 2
+				switch {
+				case !b.self(imp.Path.Value):
+					out = append(out, GoToken{Ident: &GoIdent{GoName: name, GoImportPath: imp.Path.Value}})
+				case local != nil:
+					out = append(out, GoToken{Ident: &GoIdent{GoName: name, GoImportPath: self}})
+				default:
+					out = append(out, GoToken{Text: name})
+				}
 				continue
 			}
+		}
+		key := i+1 < len(toks) && toks[i+1].t == token.COLON
+		if t.t == token.IDENT && !afterDot && !key && local[t.lit] {
+			out = append(out, GoToken{Ident: &GoIdent{GoName: t.lit, GoImportPath: self}})
+			continue
 		}
 		out = append(out, GoToken{Text: t.lit})
 	}
 	return out
+}
+
+// self reports whether an import path is the output package's own.
+func (b *builder) self(path string) bool {
+	return path != "" && path == b.env.PackagePath
 }
 
 // importName returns the name the generated files import a package of

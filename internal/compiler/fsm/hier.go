@@ -25,7 +25,7 @@ func (b *builder) readStates() {
 	walk = func(list []spec.State, parent *State) {
 		for i := range list {
 			ss := &list[i]
-			s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.Fields, ss.RenamedFrom, 0), Parent: parent}
+			s := &State{Decl: b.decl("state", ss.Name, ss.Doc, ss.GoName, ss.Fields, ss.RenamedFrom, 0), Parent: parent}
 			s.Terminal, s.Transient = ss.Terminal.Value, ss.Transient.Value
 			s.Own = s.Fields
 			b.all = append(b.all, s)
@@ -148,7 +148,7 @@ func (b *builder) fieldOwner(s *State, name string) string {
 // hasTimers reports whether some state of the spec declares "after".
 func hasTimers(list []spec.State) bool {
 	for _, ss := range list {
-		if ss.After != nil || hasTimers(ss.States) {
+		if len(ss.After) > 0 || hasTimers(ss.States) {
 			return true
 		}
 	}
@@ -176,8 +176,10 @@ func (b *builder) timerDecls() {
 	builtin := func(kind, name, doc string, fields ...*Field) Decl {
 		return Decl{Name: name, GoName: name, Snake: SnakeName(name), KindName: strings.ToUpper(kind[:1]) + kind[1:] + name, Doc: doc, Fields: fields, Builtin: true}
 	}
-	m.TimerFired = &Event{Decl: builtin("event", "TimerFired", "A timer started by StartTimer ran out. A timer that is not running any more (its state was left) fires nothing.",
-		field("timer", "TimerID", "is the timer that ran out."))}
+	m.TimerFired = &Event{Decl: builtin("event", "TimerFired", "A timer started by StartTimer ran out. A timer that is not running any more (its state was left) fires nothing. Whoever sends it says when the timer was due and when it fired (loop.Timers made with NewTimersAt does), so that the guards and effects of the timer's rules can read deadline and now.",
+		field("timer", "TimerID", "is the timer that ran out."),
+		field("deadline", "time.Time", "is when the timer was due: the deadline StartTimer returned, or the one Load read."),
+		field("now", "time.Time", "is when the timer fired: its deadline, or later when the process was busy or down."))}
 	m.TimerFired.Index = len(m.Events)
 	m.Events = append(m.Events, m.TimerFired)
 	m.StartTimer = &Action{Decl: builtin("action", "StartTimer", "Start a timer: after delay, send TimerFired with its id, unless CancelTimer stops it first. Starting an id again restarts it.",
@@ -194,14 +196,15 @@ func (b *builder) timerDecls() {
 func (b *builder) hooks() {
 	for _, s := range b.all {
 		ss := b.specOf[s]
-		if (ss.Entry != nil || ss.Exit != nil || ss.After != nil) && s.Transient {
+		if (ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0) && s.Transient {
 			b.errorf(ss.Name.Pos, "transient state %s is left in the step that enters it: it has no entry, exit or after; put the actions on its transitions", s.Name)
 			continue
 		}
 		s.Entry = b.hook(ss.Entry)
 		s.Exit = b.hook(ss.Exit)
-		if ss.After != nil {
-			b.timer(s, ss.After)
+		b.timerIDs(s, ss.After)
+		for _, a := range ss.After {
+			b.timer(s, a)
 		}
 	}
 }
@@ -225,20 +228,20 @@ func (b *builder) hook(h *spec.Hook) *Hook {
 	return out
 }
 
-// timer resolves a state's "after": its delay and its rules.
+// timer resolves one timer of a state's "after": its delay and its rules.
 func (b *builder) timer(s *State, a *spec.After) {
 	m := b.m
-	t := &Timer{Index: len(m.Timers), State: s, Pos: a.Pos, DelayText: a.Delay.Value}
+	t := &Timer{Index: len(m.Timers), State: s, Place: len(s.Timers), ID: a.ID.Value, Pos: a.Pos, DelayText: a.Delay.Value}
 	if a.Delay.Set {
 		if d, err := time.ParseDuration(a.Delay.Value); err == nil {
 			if d <= 0 {
-				b.errorf(a.Delay.Pos, "the delay of state %s's timer is %s: give a positive duration", s.Name, a.Delay.Value)
+				b.errorf(a.Delay.Pos, "the delay of %s is %s: give a positive duration", b.timerName(s, a), a.Delay.Value)
 			}
 			t.Delay = int64(d)
 		} else if identRE.MatchString(a.Delay.Value) {
 			if fn := b.fn(a.Delay, Effect); fn != nil {
 				if len(fn.Sets) != 1 || fn.Sets[0].Type != "time.Duration" {
-					b.errorf(a.Delay.Pos, "effect %s computes the delay of state %s's timer, so it sets exactly one time.Duration (it sets %s)", fn.Name, s.Name, fieldNames(fn.Sets))
+					b.errorf(a.Delay.Pos, "effect %s computes the delay of %s, so it sets exactly one time.Duration (it sets %s)", fn.Name, b.timerName(s, a), fieldNames(fn.Sets))
 				}
 				t.DelayFunc = fn
 				fn.Hooks = append(fn.Hooks, s)
@@ -247,9 +250,9 @@ func (b *builder) timer(s *State, a *spec.After) {
 			b.errorf(a.Delay.Pos, "delay %q is neither a duration such as 90s or 2m30s nor the name of an effect: %v", a.Delay.Value, err)
 		}
 	}
-	row := &spec.Transition{Pos: a.Pos, On: spec.String{Value: "TimerFired", Set: true}, Outcome: a.Outcome, Guards: a.Guards}
-	if len(a.Guards) > 0 && (a.To.Set || a.Effect.Set || len(a.Actions) > 0 || a.Ignore.Set || a.Reject.Set) {
-		b.errorf(a.Pos, "a timer with guards keeps to, effect, action, ignore and reject inside its branches")
+	row := &spec.Transition{Pos: a.Pos, Outcome: a.Outcome, Guards: a.Guards}
+	if len(a.Guards) > 0 && (a.To.Set || a.Effect.Set || len(a.Actions) > 0 || a.Ignore.Set || a.Reject.Set || a.Set != nil || a.With != nil) {
+		b.errorf(a.Pos, "a timer with guards keeps to, effect, action, set, with, ignore and reject inside its branches")
 		return
 	}
 	rules := b.rowRules(row, s, m.TimerFired)
@@ -266,8 +269,38 @@ func (b *builder) timer(s *State, a *spec.After) {
 	if !s.Composite() {
 		t.Cell.Owner, t.Cell.State = nil, s
 	}
-	s.Timer = t
+	s.Timers = append(s.Timers, t)
 	m.Timers = append(m.Timers, t)
+}
+
+// timerName names timer a of state s in messages: "state S's timer", or
+// for a timer with an id "timer reminder of state S".
+func (b *builder) timerName(s *State, a *spec.After) string {
+	if !a.ID.Set {
+		return "state " + s.Name + "'s timer"
+	}
+	return "timer " + a.ID.Value + " of state " + s.Name
+}
+
+// timerIDs checks the ids of a state's timers: names, distinct, and at
+// most one timer without.
+func (b *builder) timerIDs(s *State, list []*spec.After) {
+	seen := map[string]*spec.After{}
+	for _, a := range list {
+		if a.ID.Set && !identRE.MatchString(a.ID.Value) {
+			b.errorf(a.ID.Pos, "timer id %q is not a name: use letters, digits and underscores, starting with a letter", a.ID.Value)
+			continue
+		}
+		if first, ok := seen[a.ID.Value]; ok {
+			if a.ID.Set {
+				b.errorf(a.ID.Pos, "state %s has two timers with id %s (the first at line %d): give each its own", s.Name, a.ID.Value, first.Pos.Line)
+			} else {
+				b.errorf(a.Pos, "state %s has two timers without an id (the first at line %d): give this one an id, which names it in saved machines", s.Name, first.Pos.Line)
+			}
+			continue
+		}
+		seen[a.ID.Value] = a
+	}
 }
 
 // fieldNames lists field names for messages: "a and b", or "nothing".
@@ -301,7 +334,7 @@ func (b *builder) routes(r *Rule) {
 		for domain = owner.Parent; domain != nil && (!domain.Contains(r.Target) || domain == r.Target); domain = domain.Parent {
 		}
 	}
-	hooked := func(s *State) bool { return s.Exit != nil || s.Timer != nil }
+	hooked := func(s *State) bool { return s.Exit != nil || len(s.Timers) > 0 }
 	if r.Shared() {
 		// The states inside the owner that the machine may be in when the
 		// rule fires: leaves first (only one is active), then composite
@@ -337,7 +370,7 @@ func (b *builder) routes(r *Rule) {
 		}
 	}
 	for _, s := range entryPath(domain, r.Target) {
-		if s.Entry != nil || s.Timer != nil {
+		if s.Entry != nil || len(s.Timers) > 0 {
 			r.Entries = append(r.Entries, &Run{State: s, Entry: true})
 		}
 	}
@@ -419,9 +452,12 @@ func (b *builder) resolveRun(run *Run, c *runCtx) {
 			}
 		}
 	}
-	timerVal := Value{Source: FromTimer, Timer: s.Timer}
-	if !run.Entry && s.Timer != nil && s.Timer != c.firing {
-		run.Actions = append(run.Actions, &Emit{Action: b.m.CancelTimer, Args: []Value{timerVal}})
+	if !run.Entry {
+		for _, t := range s.Timers {
+			if t != c.firing {
+				run.Actions = append(run.Actions, &Emit{Action: b.m.CancelTimer, Args: []Value{{Source: FromTimer, Timer: t}}})
+			}
+		}
 	}
 	if h != nil {
 		for _, a := range h.Actions {
@@ -465,15 +501,17 @@ func (b *builder) resolveRun(run *Run, c *runCtx) {
 			}
 		}
 	}
-	if run.Entry && s.Timer != nil {
-		t := s.Timer
+	for _, t := range s.Timers {
+		if !run.Entry {
+			break
+		}
 		delay := Value{Source: FromConst, Timer: t}
 		if t.DelayFunc != nil {
-			run.DelayArgs = t.DelayArgs
-			run.Delay = c.local("delay")
-			delay = Value{Source: FromResult, Result: t.DelayFunc.Sets[0], Local: run.Delay}
+			d := &Delay{Timer: t, Args: t.DelayArgs, Local: c.local("delay")}
+			run.Delays = append(run.Delays, d)
+			delay = Value{Source: FromResult, Result: t.DelayFunc.Sets[0], Local: d.Local}
 		}
-		run.Actions = append(run.Actions, &Emit{Action: b.m.StartTimer, Args: []Value{timerVal, delay}})
+		run.Actions = append(run.Actions, &Emit{Action: b.m.StartTimer, Args: []Value{{Source: FromTimer, Timer: t}, delay}})
 	}
 }
 
@@ -518,7 +556,7 @@ func (b *builder) start() {
 	}
 	c := &runCtx{taken: map[string]bool{"m": true, "b": true, "h": true, "initial": true}, written: map[*Data]bool{}}
 	for _, s := range m.Initial.Path() {
-		if s.Entry != nil || s.Timer != nil {
+		if s.Entry != nil || len(s.Timers) > 0 {
 			run := &Run{State: s, Entry: true}
 			b.resolveRun(run, c)
 			m.Start = append(m.Start, run)

@@ -42,6 +42,9 @@ type Machine struct {
 	// its children). They group states; the machine is never in one
 	// without being in one of its leaves, the states of States.
 	Composites []*State
+	// Accessors are the fields a set of states shares (see Accessor), in
+	// the order of Data.
+	Accessors []*Accessor
 	// Timers are the timers the states declare with "after", in spec
 	// order; Timers[i].Index == i.
 	Timers []*Timer
@@ -67,12 +70,15 @@ type Machine struct {
 	PathEnds  []int
 	// Examples are the spec's examples, in rule order; Behavior is the Go
 	// expression that makes the real Behavior they run through, as the
-	// spec writes it and resolved, and BehaviorErr says it also gives an
-	// error.
-	Examples     []*Example
-	Behavior     string
-	BehaviorCode GoCode
-	BehaviorErr  bool
+	// spec writes it and resolved (for a file outside the generated
+	// package), which may give an error too. ExamplesInPackage says the
+	// examples' test must be in the generated package, not in its
+	// external test package: the expression names an unexported name
+	// of it.
+	Examples          []*Example
+	Behavior          string
+	BehaviorCode      GoCode
+	ExamplesInPackage bool
 	// Shape is the fingerprint of what a saved machine holds (see shape).
 	Shape string
 	// Breaks are the changes the spec declares it makes on purpose.
@@ -160,10 +166,10 @@ type Field struct {
 	Type  string // Go type expression, normalised: for messages and comparisons
 	// GoType is Type resolved, for the emitter.
 	GoType GoCode
-	// JSON is the shape of the type's JSON (see shapeOf): two types of one
-	// shape read each other's saved data. "" when the type is not known
-	// (the spec's imports not loaded, a type of the output package).
-	JSON string
+	// JSON is the shape of the type's JSON (see Shape): what data saved
+	// with the field holds. nil when the type is not known (the spec's
+	// imports not loaded, a type of the output package).
+	JSON *Shape
 	Doc  string
 	Pos  diag.Pos
 	// TypePos is where the type is written.
@@ -225,8 +231,9 @@ type State struct {
 	// Entry and Exit are what the state does when it is entered and when
 	// it is left; nil when nothing.
 	Entry, Exit *Hook
-	// Timer is the state's timer; nil when it has none.
-	Timer *Timer
+	// Timers are the state's timers, in the order its "after" lists
+	// them; nil when it has none.
+	Timers []*Timer
 	// Own are the fields the state declares itself; Fields adds, first,
 	// those of its ancestors.
 	Own []*Field
@@ -274,11 +281,16 @@ type Hook struct {
 	Pos     diag.Pos
 }
 
-// Timer is a state's "after": once the state has been entered, its
-// TimerFired fires the timer's rules unless the state is left first.
+// Timer is one timer of a state's "after": once the state has been
+// entered, its TimerFired fires the timer's rules unless the state is left
+// first.
 type Timer struct {
 	Index int
 	State *State
+	// Place is the timer's position among its state's timers, from 0;
+	// ID its id there ("id:"), empty for the one that goes without.
+	Place int
+	ID    string
 	// Delay is a constant delay, in nanoseconds, when DelayFunc is nil;
 	// DelayText is the delay as the spec writes it.
 	Delay     int64
@@ -290,6 +302,32 @@ type Timer struct {
 	// Cell holds the timer's rules: one, or its guarded branches.
 	Cell *Cell
 	Pos  diag.Pos
+}
+
+// Name names the timer in messages and docs: "the timer of S", or for a
+// timer with an id "timer reminder of S".
+func (t *Timer) Name() string {
+	if t.ID == "" {
+		return "the timer of " + t.State.Name
+	}
+	return "timer " + t.ID + " of " + t.State.Name
+}
+
+// Label is how a rule of the timer names its trigger: "after 30s", "after
+// backoff" (the effect that computes the delay), with the timer's id in
+// parentheses when it has one ("after 10m (reminder)").
+func (t *Timer) Label() string {
+	return "after " + t.DelayLabel()
+}
+
+// DelayLabel is the timer's delay as the spec writes it (a duration or the
+// name of the effect that computes it), with its id in parentheses when it
+// has one.
+func (t *Timer) DelayLabel() string {
+	if t.ID == "" {
+		return t.DelayText
+	}
+	return t.DelayText + " (" + t.ID + ")"
 }
 
 // Has reports whether the state has data field d.
@@ -320,6 +358,17 @@ type Cell struct {
 	Rules []*Rule
 	// ReadsEvent is set when a rule of the cell reads the event's fields.
 	ReadsEvent bool
+	// Fallback is, for a chain of guards without else, the cell the event
+	// goes to when no guard holds: the rule of the innermost state around
+	// the cell's with one for the event, else the "*" row's. nil for a
+	// chain with else, and for other cells.
+	Fallback *Cell
+}
+
+// Open reports whether the cell is a chain of guards without else: when no
+// guard holds, its event goes to Fallback.
+func (c *Cell) Open() bool {
+	return len(c.Rules) > 0 && c.Rules[len(c.Rules)-1].Guard != nil
 }
 
 // RuleKind says what a rule does with its event.
@@ -369,6 +418,12 @@ type Rule struct {
 	// exits only from some of their states (see Run.When).
 	Exits, Entries []*Run
 	Effect         *Func
+	// Consts are the constants the rule gives fields (set:), in spec
+	// order, as they are written for the first field each fills.
+	Consts []*Const
+	// With are the rule's with: entries: where it takes the values of
+	// the names it reads from, in spec order.
+	With []*Binding
 	// Actions are the actions the rule emits, in order.
 	Actions []*Emit
 	Reason  string // why a Reject rule refuses the event
@@ -434,10 +489,19 @@ type Run struct {
 	// Actions are the actions emitted, in order: for an exit the timer's
 	// CancelTimer first, for an entry the timer's StartTimer last.
 	Actions []*Emit
-	// DelayArgs are the values passed to the timer's delay function, and
-	// Delay the local that receives the delay.
-	DelayArgs []Value
-	Delay     string
+	// Delays are, for an entry, the delays its timers' delay functions
+	// compute, in the order of the timers.
+	Delays []*Delay
+}
+
+// Delay is the delay of a timer an entry starts, computed by the timer's
+// delay function.
+type Delay struct {
+	Timer *Timer
+	// Args are the values passed to the delay function, and Local the
+	// local that receives the delay.
+	Args  []Value
+	Local string
 }
 
 // Hook returns what the run's state does on this entry or exit; nil when
@@ -468,17 +532,61 @@ const (
 )
 
 // Value is a value a rule reads: a field of the source state, a field of
-// the event, or a result of the effect.
+// the event, a result of the effect, a timer's id, or a constant.
 type Value struct {
 	Source Source
 	Data   *Data  // FromData
 	Field  *Field // FromEvent: the event's field
 	Result *Field // FromResult: the effect's set
 	Timer  *Timer // FromTimer; and for FromConst, the timer whose delay it is
+	Const  *Const // FromConst: a constant of set:, when Timer is nil
 	// Local names the local variable that holds a FromData value the
 	// rule read before changing its storage (see Rule.Captures); "" when
 	// the value is read from storage.
 	Local string
+}
+
+// Const is a constant a rule gives a field (set:): a scalar of the spec,
+// checked against the type of the field it fills.
+type Const struct {
+	Name string // the field's spec name
+	// Text is the value as the spec writes it: 0, cancelled, 90s.
+	Text string
+	// Go is the value as a Go literal: 0, "cancelled", true, 1.5; for a
+	// time.Duration field, Duration is set and Nanos holds the value.
+	Go       string
+	Duration bool
+	Nanos    int64
+	Pos      diag.Pos
+}
+
+// String writes the constant as rule labels show it: retries=0,
+// reason="cancelled", delay=90s.
+func (c *Const) String() string {
+	if c.Duration {
+		return c.Name + "=" + c.Text
+	}
+	return c.Name + "=" + c.Go
+}
+
+// Binding is an entry of a rule's with: the name the rule reads, and the
+// field it takes it from, the event's or the source state's.
+type Binding struct {
+	Name string
+	// Event is set for event.<field>, clear for state.<field>; Field is
+	// the field's spec name.
+	Event bool
+	Field string
+	Pos   diag.Pos
+}
+
+// String writes the binding as the spec does: remote=event.remote.
+func (bd *Binding) String() string {
+	src := "state."
+	if bd.Event {
+		src = "event."
+	}
+	return bd.Name + "=" + src + bd.Field
 }
 
 // Store writes a value into the machine's storage.

@@ -10,6 +10,150 @@ import (
 	"strings"
 )
 
+// Shape is how encoding/json writes and reads the values of a Go type: what
+// a field's saved JSON looks like. Two types of one shape (their String
+// equal) read each other's JSON; the parts of a shape let fsmgen diff
+// decide more, such as whether a narrower number reads as a wider one, or
+// a struct as one with more members.
+//
+// A shape may be cyclic: the shape of a recursive type points back at
+// itself.
+type Shape struct {
+	Kind ShapeKind
+	// Bits is the size of a number: 8, 16, 32 or 64. int, uint and
+	// uintptr are 64 bits: fsmgen assumes a 64-bit platform, as every
+	// 64-bit port of Go is.
+	Bits int
+	// Type is the Go type as its package's name qualifies it ("int32",
+	// "money.Cents", "[]int"), for messages.
+	Type string
+	// Name and Pkg are a named type's name and package path; "" for other
+	// types. A named type has its underlying type's shape, unless it is
+	// Custom.
+	Name, Pkg string
+	// Custom is set on a named type that writes or reads its own JSON (a
+	// JSON or text marshaler): its code, which fsmgen does not see,
+	// decides its JSON. The rest of the shape is its underlying type's.
+	Custom bool
+	// Len is an array's length.
+	Len int64
+	// Key is a map's key. Elem is the element of a pointer, slice, array
+	// or map, or the value a quoted member holds (",string").
+	Key, Elem *Shape
+	// Members are a struct's members, by JSON name, sorted.
+	Members []Member
+}
+
+// ShapeKind is what a shape is.
+type ShapeKind int
+
+// The kinds of shapes.
+const (
+	ShapeUnsupported ShapeKind = iota // a type encoding/json refuses: a channel, a function, a complex number
+	ShapeBool
+	ShapeInt
+	ShapeUint
+	ShapeFloat
+	ShapeString
+	ShapeBytes // a slice of bytes, which JSON holds as base64 text
+	ShapePointer
+	ShapeSlice
+	ShapeArray
+	ShapeMap
+	ShapeStruct
+	ShapeInterface // an interface: any, or one with methods (which reads only null)
+	ShapeQuoted    // a member tagged ",string": its value's JSON inside a string
+)
+
+// Member is a member of a struct's JSON: its name and its value's shape.
+type Member struct {
+	Name  string
+	Shape *Shape
+}
+
+// Member returns the member of struct shape s named name, or nil.
+func (s *Shape) Member(name string) *Member {
+	i, ok := slices.BinarySearchFunc(s.Members, name, func(m Member, n string) int { return strings.Compare(m.Name, n) })
+	if !ok {
+		return nil
+	}
+	return &s.Members[i]
+}
+
+// Empty reports whether an interface shape is the empty interface.
+func (s *Shape) Empty() bool { return s.Kind == ShapeInterface && s.Type == "any" }
+
+// String writes the shape as canonical text: the kinds of basic types,
+// the members of structs (by JSON name, sorted), the elements of slices,
+// arrays and maps, pointers; a named type that encodes itself as its name
+// and its underlying shape, "custom(Name:shape)", and a type met again
+// inside itself as "ref(Name)". Names of other types are left out: two
+// shapes of one text read each other's JSON.
+func (s *Shape) String() string {
+	var b strings.Builder
+	s.write(&b, map[*Shape]bool{})
+	return b.String()
+}
+
+func (s *Shape) write(b *strings.Builder, open map[*Shape]bool) {
+	if open[s] {
+		b.WriteString("ref(" + s.Name + ")")
+		return
+	}
+	open[s] = true
+	defer delete(open, s)
+	if s.Custom {
+		b.WriteString("custom(" + s.Name + ":")
+		defer b.WriteString(")")
+	}
+	switch s.Kind {
+	case ShapeBool:
+		b.WriteString("bool")
+	case ShapeInt, ShapeUint, ShapeFloat:
+		fmt.Fprintf(b, "%s%d", [...]string{ShapeInt: "int", ShapeUint: "uint", ShapeFloat: "float"}[s.Kind], s.Bits)
+	case ShapeString:
+		b.WriteString("string")
+	case ShapeBytes:
+		b.WriteString("bytes")
+	case ShapePointer:
+		b.WriteString("*")
+		s.Elem.write(b, open)
+	case ShapeSlice:
+		b.WriteString("[]")
+		s.Elem.write(b, open)
+	case ShapeArray:
+		fmt.Fprintf(b, "[%d]", s.Len)
+		s.Elem.write(b, open)
+	case ShapeMap:
+		b.WriteString("map[")
+		s.Key.write(b, open)
+		b.WriteString("]")
+		s.Elem.write(b, open)
+	case ShapeStruct:
+		b.WriteString("{")
+		for i, m := range s.Members {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(m.Name + ":")
+			m.Shape.write(b, open)
+		}
+		b.WriteString("}")
+	case ShapeInterface:
+		if s.Empty() {
+			b.WriteString("any")
+		} else {
+			b.WriteString("interface(" + s.Type + ")")
+		}
+	case ShapeQuoted:
+		b.WriteString("quoted(")
+		s.Elem.write(b, open)
+		b.WriteString(")")
+	default:
+		b.WriteString("unsupported(" + s.Type + ")")
+	}
+}
+
 // jsonShapes sets the JSON shape of every field whose type the builder
 // knows through the spec's imports (see Field.JSON).
 func (b *builder) jsonShapes(m *Machine) {
@@ -28,7 +172,8 @@ func (b *builder) jsonShapes(m *Machine) {
 			all = append(all, fn.Reads, fn.Sets)
 		}
 	}
-	shapes := map[string]string{}
+	shapes := map[string]*Shape{}
+	named := map[*types.Named]*Shape{}
 	for _, fields := range all {
 		for _, f := range fields {
 			if f.Type == "" {
@@ -36,7 +181,7 @@ func (b *builder) jsonShapes(m *Machine) {
 			}
 			shape, ok := shapes[f.Type]
 			if !ok {
-				shape = b.jsonShape(f.Type)
+				shape = b.jsonShape(f.Type, named)
 				shapes[f.Type] = shape
 			}
 			f.JSON = shape
@@ -44,18 +189,19 @@ func (b *builder) jsonShapes(m *Machine) {
 	}
 }
 
-// jsonShape returns the JSON shape of the type expression t, or "" when
-// the builder does not know every type it names.
-func (b *builder) jsonShape(t string) string {
+// jsonShape returns the JSON shape of the type expression t, or nil when
+// the builder does not know every type it names. named holds the shapes
+// of the named types met so far.
+func (b *builder) jsonShape(t string, named map[*types.Named]*Shape) *Shape {
 	expr, err := parser.ParseExpr(t)
 	if err != nil {
-		return ""
+		return nil
 	}
 	typ := b.goType(expr)
 	if typ == nil {
-		return ""
+		return nil
 	}
-	return shapeOf(typ, map[*types.Named]bool{})
+	return shapeOf(typ, named)
 }
 
 // goType resolves a type expression that parseType accepted to the type
@@ -109,55 +255,93 @@ func (b *builder) goType(e ast.Expr) types.Type {
 	return nil
 }
 
-// shapeOf writes how values of t are encoded in JSON by encoding/json, so
-// that two types of one shape read each other's JSON: the kinds of basic
-// types, the members of structs (by JSON name, sorted), the elements of
-// slices, arrays and maps, pointers. A named type is its underlying
-// type's shape, its name left out — unless it encodes itself (a JSON or
-// text marshaler), whose shape is then its name and its underlying shape:
-// code decides its JSON, and a type that moves to another package under
-// its name keeps its code. seen breaks the cycles of recursive types.
-func shapeOf(t types.Type, seen map[*types.Named]bool) string {
-	if named, ok := types.Unalias(t).(*types.Named); ok {
-		if seen[named] {
-			return "ref(" + named.Obj().Name() + ")"
+// ShapeOf returns the JSON shape of Go type t.
+func ShapeOf(t types.Type) *Shape { return shapeOf(t, map[*types.Named]*Shape{}) }
+
+// shapeOf returns how values of t are encoded in JSON by encoding/json.
+// A named type is its underlying type's shape with its name, or, when it
+// encodes itself, Custom. named holds the shapes of named types already
+// made, which a recursive type's shape points back at.
+func shapeOf(t types.Type, named map[*types.Named]*Shape) *Shape {
+	qualifier := func(p *types.Package) string { return p.Name() }
+	if n, ok := types.Unalias(t).(*types.Named); ok {
+		if s := named[n]; s != nil {
+			return s
 		}
-		seen[named] = true
-		defer delete(seen, named)
-		if encodesItself(named) {
-			return "custom(" + named.Obj().Name() + ":" + shapeOf(named.Underlying(), seen) + ")"
+		s := &Shape{Type: types.TypeString(n, qualifier), Name: n.Obj().Name()}
+		if p := n.Obj().Pkg(); p != nil {
+			s.Pkg = p.Path()
 		}
-		return shapeOf(named.Underlying(), seen)
+		named[n] = s
+		under := shapeOf(n.Underlying(), named)
+		name, pkg, typ := s.Name, s.Pkg, s.Type
+		*s = *under
+		s.Name, s.Pkg, s.Type, s.Custom = name, pkg, typ, encodesItself(n)
+		return s
 	}
+	s := &Shape{Type: types.TypeString(t, qualifier)}
 	switch u := t.Underlying().(type) {
 	case *types.Basic:
-		return u.Name()
+		basicShape(s, u)
 	case *types.Pointer:
-		return "*" + shapeOf(u.Elem(), seen)
+		s.Kind, s.Elem = ShapePointer, shapeOf(u.Elem(), named)
 	case *types.Slice:
-		if b, ok := u.Elem().Underlying().(*types.Basic); ok && b.Kind() == types.Byte {
-			return "bytes"
+		if b, ok := u.Elem().Underlying().(*types.Basic); ok && b.Kind() == types.Byte && !encodes(u.Elem()) {
+			s.Kind = ShapeBytes
+			break
 		}
-		return "[]" + shapeOf(u.Elem(), seen)
+		s.Kind, s.Elem = ShapeSlice, shapeOf(u.Elem(), named)
 	case *types.Array:
-		return fmt.Sprintf("[%d]%s", u.Len(), shapeOf(u.Elem(), seen))
+		s.Kind, s.Len, s.Elem = ShapeArray, u.Len(), shapeOf(u.Elem(), named)
 	case *types.Map:
-		return "map[" + shapeOf(u.Key(), seen) + "]" + shapeOf(u.Elem(), seen)
+		s.Kind, s.Key, s.Elem = ShapeMap, shapeOf(u.Key(), named), shapeOf(u.Elem(), named)
 	case *types.Struct:
-		members := structMembers(u, seen)
-		slices.Sort(members)
-		return "{" + strings.Join(members, ",") + "}"
+		s.Kind, s.Members = ShapeStruct, structMembers(u, named)
+		slices.SortFunc(s.Members, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	case *types.Interface:
-		return "any"
+		s.Kind = ShapeInterface
+		if u.Empty() {
+			s.Type = "any"
+		}
 	}
-	return "unsupported(" + t.String() + ")"
+	return s
 }
 
-// structMembers lists the JSON members of struct s as "name:shape":
-// exported fields under their json tag's name or their own, embedded
-// structs without a name inlined, fields tagged "-" left out.
-func structMembers(s *types.Struct, seen map[*types.Named]bool) []string {
-	var out []string
+// basicShape fills the shape of a basic type.
+func basicShape(s *Shape, b *types.Basic) {
+	info := b.Info()
+	switch {
+	case info&types.IsBoolean != 0:
+		s.Kind = ShapeBool
+	case info&types.IsString != 0:
+		s.Kind = ShapeString
+	case info&types.IsFloat != 0:
+		s.Kind, s.Bits = ShapeFloat, 64
+		if b.Kind() == types.Float32 {
+			s.Bits = 32
+		}
+	case info&types.IsInteger != 0:
+		s.Kind, s.Bits = ShapeInt, 64
+		if info&types.IsUnsigned != 0 {
+			s.Kind = ShapeUint
+		}
+		switch b.Kind() {
+		case types.Int8, types.Uint8:
+			s.Bits = 8
+		case types.Int16, types.Uint16:
+			s.Bits = 16
+		case types.Int32, types.Uint32:
+			s.Bits = 32
+		}
+	}
+}
+
+// structMembers lists the JSON members of struct s: exported fields under
+// their json tag's name or their own, embedded structs without a name
+// inlined, fields tagged "-" left out, a basic value tagged ",string"
+// quoted.
+func structMembers(s *types.Struct, named map[*types.Named]*Shape) []Member {
+	var out []Member
 	for i := range s.NumFields() {
 		f := s.Field(i)
 		tag := reflect.StructTag(s.Tag(i)).Get("json")
@@ -170,11 +354,9 @@ func structMembers(s *types.Struct, seen map[*types.Named]bool) []string {
 			if p, ok := elem.Underlying().(*types.Pointer); ok {
 				elem = p.Elem()
 			}
-			if inner, ok := elem.Underlying().(*types.Struct); ok {
-				if named, isNamed := types.Unalias(elem).(*types.Named); !isNamed || !encodesItself(named) {
-					out = append(out, structMembers(inner, seen)...)
-					continue
-				}
+			if inner, ok := elem.Underlying().(*types.Struct); ok && !encodes(elem) {
+				out = append(out, structMembers(inner, named)...)
+				continue
 			}
 		}
 		if !f.Exported() {
@@ -183,9 +365,43 @@ func structMembers(s *types.Struct, seen map[*types.Named]bool) []string {
 		if name == "" {
 			name = f.Name()
 		}
-		out = append(out, name+":"+shapeOf(f.Type(), seen))
+		shape := shapeOf(f.Type(), named)
+		if slices.Contains(strings.Split(opts, ","), "string") {
+			shape = quoted(shape)
+		}
+		out = append(out, Member{Name: name, Shape: shape})
 	}
 	return out
+}
+
+// quoted returns the shape of a member tagged ",string": encoding/json
+// quotes a bool, a number or a string (or an unnamed pointer to one) that
+// does not encode itself, and ignores the option on anything else.
+func quoted(s *Shape) *Shape {
+	inner := s
+	if s.Kind == ShapePointer && s.Name == "" {
+		inner = s.Elem
+	}
+	switch {
+	case inner.Custom:
+		return s
+	case inner.Kind == ShapeBool, inner.Kind == ShapeInt, inner.Kind == ShapeUint, inner.Kind == ShapeFloat, inner.Kind == ShapeString:
+	default:
+		return s
+	}
+	q := &Shape{Kind: ShapeQuoted, Type: inner.Type, Elem: inner}
+	if inner == s {
+		return q
+	}
+	p := *s
+	p.Elem = q
+	return &p
+}
+
+// encodes reports whether t is a named type that encodes itself.
+func encodes(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && encodesItself(n)
 }
 
 // encodesItself reports whether values of t (or of *t) write or read their

@@ -3,10 +3,12 @@ package fsm
 import (
 	"go/token"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // identRE is what a spec name may look like.
@@ -53,31 +55,71 @@ func Words(name string) []string {
 	return words
 }
 
+// Namer turns spec names into Go names. The zero Namer knows Go's
+// initialisms; NewNamer adds a spec's own.
+type Namer struct {
+	// own are the spec's initialisms, and used those a name has used.
+	own, used map[string]bool
+}
+
+// NewNamer returns a Namer that also puts the words own lists in
+// capitals. own are written in capitals, as GoName writes them.
+func NewNamer(own ...string) Namer {
+	n := Namer{own: map[string]bool{}, used: map[string]bool{}}
+	for _, w := range own {
+		n.own[w] = true
+	}
+	return n
+}
+
 // GoName turns a spec name into an exported Go identifier in Go's style
-// for initialisms: a word the spec writes in capitals stays so ("CreateTCB"
-// → "CreateTCB", "TL" → "TL"), a known initialism is put in capitals
+// for initialisms, with the zero Namer (see Namer.GoName).
+func GoName(name string) string { return Namer{}.GoName(name) }
+
+// LowerName turns a spec name into an unexported Go identifier, with the
+// zero Namer (see Namer.LowerName).
+func LowerName(name string) string { return Namer{}.LowerName(name) }
+
+// ParamName turns a spec name into the Go name of a parameter, with the
+// zero Namer (see Namer.ParamName).
+func ParamName(name string, imports []Import) string { return Namer{}.ParamName(name, imports) }
+
+// GoName turns a spec name into an exported Go identifier in Go's style
+// for initialisms. An initialism, Go's or the spec's, is put in capitals
 // however it is written ("CallingLlm" → "CallingLLM", "call_id" →
-// "CallID"), and any other word is capitalised ("tcp_syn_sent" →
-// "TCPSynSent").
-func GoName(name string) string {
+// "CallID", "TCP_OPEN" → "TCPOpen"). The words of a name written all in
+// capitals (UPPER_SNAKE, as RFCs name states) are words: "SYN_SENT" →
+// "SynSent", "CLOSED" → "Closed". In a name that has lower case letters,
+// a word the spec writes in capitals stays so ("CreateTCB", "twoMSL");
+// any other word is capitalised ("tcp_syn_sent" → "TCPSynSent").
+func (n Namer) GoName(name string) string {
+	shouting := !hasLower(name)
 	var b strings.Builder
 	for _, w := range Words(name) {
-		b.WriteString(goWord(w))
+		b.WriteString(n.goWord(w, shouting))
 	}
 	return b.String()
 }
 
-// goWord spells one word of a name as GoName does.
-func goWord(w string) string {
-	if capitals(w) {
-		return w
+// goWord spells one word of a name as GoName does; shouting says the
+// whole name is in capitals.
+func (n Namer) goWord(w string, shouting bool) string {
+	up := strings.ToUpper(w)
+	if n.own[up] {
+		n.used[up] = true
+		return up
 	}
-	if up := strings.ToUpper(w); initialisms[up] {
+	if initialisms[up] || (capitals(w) && !shouting) {
 		return up
 	}
 	rs := []rune(strings.ToLower(w))
 	rs[0] = unicode.ToUpper(rs[0])
 	return string(rs)
+}
+
+// hasLower reports whether a name has a lower case letter.
+func hasLower(name string) bool {
+	return strings.IndexFunc(name, unicode.IsLower) >= 0
 }
 
 // capitals reports whether a word is written in capitals: it has an upper
@@ -96,16 +138,18 @@ func capitals(w string) bool {
 // LowerName turns a spec name into an unexported Go identifier: its first
 // word in lower case, even an initialism, and the others as GoName spells
 // them: "CallingLlm" → "callingLLM", "LLMError" → "llmError", "TCB" →
-// "tcb", "createTCB" → "createTCB".
-func LowerName(name string) string {
+// "tcb", "createTCB" → "createTCB", "SYN_SENT" → "synSent". A Go keyword
+// gets a trailing underscore: "type" → "type_".
+func (n Namer) LowerName(name string) string {
 	words := Words(name)
 	if len(words) == 0 {
 		return ""
 	}
+	shouting := !hasLower(name)
 	first := strings.ToLower(words[0])
 	var b strings.Builder
 	for _, w := range words[1:] {
-		b.WriteString(goWord(w))
+		b.WriteString(n.goWord(w, shouting))
 	}
 	rest := b.String()
 	if s := first + rest; !token.IsKeyword(s) {
@@ -158,8 +202,8 @@ var generatedImports = map[string]bool{
 // idiom). Another name that would shadow a predeclared identifier, a
 // package of the spec's imports or a name of generated code gets a
 // trailing underscore: "len" → "len_".
-func ParamName(name string, imports []Import) string {
-	p := LowerName(name)
+func (n Namer) ParamName(name string, imports []Import) string {
+	p := n.LowerName(name)
 	if p == "error" {
 		p = "err"
 	}
@@ -171,6 +215,72 @@ func ParamName(name string, imports []Import) string {
 		p += "_"
 	}
 	return p
+}
+
+// initialismRE is what a spec's initialism looks like: a word in
+// capitals, as Go names write it.
+var initialismRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*$`)
+
+// initialisms checks the spec's own initialisms and returns the Namer
+// that spells Go names with them.
+func (b *builder) initialisms() Namer {
+	var own []string
+	for _, w := range b.f.Initialisms {
+		switch {
+		case !w.Set:
+			b.errorf(w.Pos, "an initialism is a word in capitals, e.g. TCB; found nothing")
+		case !initialismRE.MatchString(w.Value) && identRE.MatchString(w.Value):
+			b.errorf(w.Pos, "initialism %q is not written in capitals: write it as Go names spell it, %s", w.Value, strings.ToUpper(w.Value))
+		case !initialismRE.MatchString(w.Value):
+			b.errorf(w.Pos, "initialism %q is not a word: write letters and digits in capitals, starting with a letter, e.g. TCB", w.Value)
+		case slices.Contains(own, w.Value):
+			b.errorf(w.Pos, "initialism %s is listed twice", w.Value)
+		default:
+			own = append(own, w.Value)
+		}
+	}
+	return NewNamer(own...)
+}
+
+// unusedInitialisms warns of the spec's initialisms that no Go name
+// fsmgen made uses.
+func (b *builder) unusedInitialisms() {
+	for _, w := range b.f.Initialisms {
+		if b.names.own[w.Value] && !b.names.used[w.Value] {
+			b.diags.Warnf(w.Pos, "initialism %s is in no name fsmgen makes a Go name of: remove it", w.Value)
+		}
+	}
+}
+
+// goName returns the Go name of a declaration (what names it in
+// messages, e.g. "state Open"): the one the spec gives it under go_name,
+// which must be an exported Go identifier, or the one the Namer makes of
+// its name.
+func (b *builder) goName(what, name string, given spec.String) string {
+	if !given.Set {
+		return b.names.GoName(name)
+	}
+	g := given.Value
+	switch {
+	case !token.IsIdentifier(g):
+		b.errorf(given.Pos, "go_name %q of %s is not a Go identifier: use letters, digits and underscores, starting with a capital letter", g, what)
+	case !token.IsExported(g):
+		b.errorf(given.Pos, "go_name %q of %s is not exported: start it with a capital letter%s", g, what, exported(g))
+	default:
+		return g
+	}
+	return b.names.GoName(name)
+}
+
+// exported suggests the name with its first letter in capitals, when it
+// starts with a letter.
+func exported(name string) string {
+	rs := []rune(name)
+	if !unicode.IsLetter(rs[0]) {
+		return ""
+	}
+	rs[0] = unicode.ToUpper(rs[0])
+	return ", e.g. " + string(rs)
 }
 
 // goNames reports spec names that turn into the same Go identifier, or
@@ -187,10 +297,10 @@ func (b *builder) goNames() {
 	claim := func(id, what string, pos diag.Pos) bool {
 		if prev, ok := taken[id]; ok {
 			if prev.pos.Line == 0 {
-				b.errorf(pos, "%s is %s in Go, %s: rename it", what, id, prev.what)
+				b.errorf(pos, "%s is %s in Go, %s: rename it or give it a go_name", what, id, prev.what)
 			} else {
-				b.errorf(pos, "%s is %s in Go, like %s (%s): rename one of them", what, id, prev.what, prev.pos)
-				b.errorf(prev.pos, "%s is %s in Go, like %s (%s): rename one of them", prev.what, id, what, pos)
+				b.errorf(pos, "%s is %s in Go, like %s (%s): rename one of them or give one a go_name", what, id, prev.what, prev.pos)
+				b.errorf(prev.pos, "%s is %s in Go, like %s (%s): rename one of them or give one a go_name", prev.what, id, what, pos)
 			}
 			return false
 		}
@@ -215,7 +325,7 @@ func (b *builder) goNames() {
 	}
 	for _, a := range b.m.Actions {
 		if a.GoName == "Actions" {
-			b.errorf(a.Pos, "action %s is %s in Go, the name of the Recorder's list of actions: rename it", a.Name, a.GoName)
+			b.errorf(a.Pos, "action %s is %s in Go, the name of the Recorder's list of actions: rename it or give it a go_name", a.Name, a.GoName)
 		}
 	}
 	// A package the spec imports under the Go name of a state, event or
@@ -234,11 +344,14 @@ func (b *builder) goNames() {
 		for _, fn := range fns {
 			what := kindWord(fn.Kind) + " " + fn.Name
 			if prev, ok := methods[fn.GoName]; ok {
-				b.errorf(fn.Pos, "%s is %s in Go, like %s (%s): rename one of them", what, fn.GoName, prev.what, prev.pos)
+				b.errorf(fn.Pos, "%s is %s in Go, like %s (%s): rename one of them or give one a go_name", what, fn.GoName, prev.what, prev.pos)
 				continue
 			}
 			methods[fn.GoName] = owner{what: what, pos: fn.Pos}
 		}
+	}
+	if !b.diags.HasErrors() {
+		b.unusedInitialisms()
 	}
 }
 

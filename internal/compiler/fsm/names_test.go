@@ -12,11 +12,10 @@ func TestNames(t *testing.T) {
 	tests := []struct {
 		in, goName, lower, snake string
 	}{
-		// A word written in capitals stays in capitals; unexported, a
-		// first word is all lower case, as Go writes tcpConn.
+		// In a name with lower case letters, a word written in capitals
+		// stays in capitals; unexported, a first word is all lower case,
+		// as Go writes tcpConn.
 		{"CreateTCB", "CreateTCB", "createTCB", "create_tcb"},
-		{"TL", "TL", "tl", "tl"},
-		{"TCB", "TCB", "tcb", "tcb"},
 		{"TCBState", "TCBState", "tcbState", "tcb_state"},
 		{"twoMSL", "TwoMSL", "twoMSL", "two_msl"},
 		{"SendRST", "SendRST", "sendRST", "send_rst"},
@@ -41,12 +40,56 @@ func TestNames(t *testing.T) {
 		{"v2Ready", "V2Ready", "v2Ready", "v2_ready"},
 		{"url", "URL", "url", "url"},
 		{"A", "A", "a", "a"},
+		// The words of a name all in capitals (UPPER_SNAKE, as RFCs
+		// write states) are words; Go's initialisms stay in capitals.
+		{"SYN_SENT", "SynSent", "synSent", "syn_sent"},
+		{"RCV_SYN_ACK", "RcvSynAck", "rcvSynAck", "rcv_syn_ack"},
+		{"FIN_WAIT_1", "FinWait1", "finWait1", "fin_wait_1"},
+		{"TIME_WAIT", "TimeWait", "timeWait", "time_wait"},
+		{"CLOSED", "Closed", "closed", "closed"},
+		{"TCB", "Tcb", "tcb", "tcb"},
+		{"TL", "Tl", "tl", "tl"},
+		{"TCP_OPEN", "TCPOpen", "tcpOpen", "tcp_open"},
+		{"CALL_ID", "CallID", "callID", "call_id"},
+		{"UTF8_TEXT", "UTF8Text", "utf8Text", "utf8_text"},
+		{"HTTP_2", "HTTP2", "http2", "http_2"},
+		{"TYPE", "Type", "type_", "type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			assert.Equal(t, tt.goName, fsm.GoName(tt.in))
 			assert.Equal(t, tt.lower, fsm.LowerName(tt.in))
 			assert.Equal(t, tt.snake, fsm.SnakeName(tt.in))
+		})
+	}
+}
+
+// TestNamer checks a spec's own initialisms: put in capitals however a
+// name writes them, beside Go's; other words as GoName spells them.
+func TestNamer(t *testing.T) {
+	n := fsm.NewNamer("SYN", "ACK", "TCB", "RFC793")
+	tests := []struct {
+		in, goName, lower string
+	}{
+		{"SYN_SENT", "SYNSent", "synSent"},
+		{"RCV_SYN_ACK", "RcvSYNACK", "rcvSYNACK"},
+		{"DELETE_TCB", "DeleteTCB", "deleteTCB"},
+		{"delete_tcb", "DeleteTCB", "deleteTCB"},
+		{"DeleteTcb", "DeleteTCB", "deleteTCB"},
+		{"DeleteTCB", "DeleteTCB", "deleteTCB"},
+		{"SynSent", "SYNSent", "synSent"},
+		{"TCB", "TCB", "tcb"},
+		{"tcb_id", "TCBID", "tcbID"},
+		{"TCP_OPEN", "TCPOpen", "tcpOpen"},
+		{"rfc793_state", "RFC793State", "rfc793State"},
+		// Not an initialism of the spec's, nor Go's.
+		{"FIN_WAIT_2", "FinWait2", "finWait2"},
+		{"Synced", "Synced", "synced"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			assert.Equal(t, tt.goName, n.GoName(tt.in))
+			assert.Equal(t, tt.lower, n.LowerName(tt.in))
 		})
 	}
 }

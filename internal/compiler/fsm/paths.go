@@ -102,6 +102,9 @@ func (e edge) known(found []*Path, seen map[node]bool, n node) bool {
 	if e.stale != nil {
 		return found[e.stale.Rules[0].Index] != nil
 	}
+	if e.cell.Fallback != nil {
+		return false // its ways go on into the fallback's rules
+	}
 	for _, r := range e.cell.Rules {
 		if found[r.Index] == nil || r.Spends != nil || len(r.Entries) > 0 {
 			return false
@@ -120,8 +123,10 @@ func (e edge) known(found []*Path, seen map[node]bool, n node) bool {
 func timersOf(s *State) uint64 {
 	var bits uint64
 	for a := s; a != nil; a = a.Parent {
-		if t := a.Timer; t != nil && t.Index < 64 {
-			bits |= 1 << t.Index
+		for _, t := range a.Timers {
+			if t.Index < 64 {
+				bits |= 1 << t.Index
+			}
 		}
 	}
 	return bits
@@ -142,8 +147,10 @@ func (b *builder) edges(n node) []edge {
 		out = append(out, edge{cell: c})
 	}
 	for _, a := range s.Path() {
-		if t := a.Timer; t != nil && !(t.Index < 64 && n.spent&(1<<t.Index) != 0) {
-			out = append(out, edge{cell: t.Cell})
+		for _, t := range a.Timers {
+			if !(t.Index < 64 && n.spent&(1<<t.Index) != 0) {
+				out = append(out, edge{cell: t.Cell})
+			}
 		}
 	}
 	if m.Stale != nil {
@@ -158,8 +165,10 @@ func (b *builder) edges(n node) []edge {
 func spend(spent uint64, w *Way) uint64 {
 	for _, r := range w.Rules {
 		for _, run := range r.Entries {
-			if t := run.State.Timer; t != nil && t.Index < 64 {
-				spent &^= 1 << t.Index
+			for _, t := range run.State.Timers {
+				if t.Index < 64 {
+					spent &^= 1 << t.Index
+				}
 			}
 		}
 		if t := r.Spends; t != nil && t.Index < 64 {

@@ -96,8 +96,8 @@ func rests(s *fsm.State) []*fsm.State {
 }
 
 // takes reports whether an event sent in state s (at rest) can fire rule
-// r in its step: a rule of s's own cells, of a shared cell s leaves an
-// event to, of a timer of s's, the stale-timer rule, or a rule of a
+// r in its step: a rule of s's own cells or of their fallbacks, of a
+// shared cell s leaves an event to, of a timer of s's, the stale-timer rule, or a rule of a
 // transient state one of those leads to.
 func takes(m *fsm.Machine, s *fsm.State, r *fsm.Rule) bool {
 	if s.Transient {
@@ -106,8 +106,8 @@ func takes(m *fsm.Machine, s *fsm.State, r *fsm.Rule) bool {
 	var cells []*fsm.Cell
 	cells = append(append(append(cells, s.Handles...), s.Refuses...), s.Inherited...)
 	for _, a := range s.Path() {
-		if a.Timer != nil {
-			cells = append(cells, a.Timer.Cell)
+		for _, t := range a.Timers {
+			cells = append(cells, t.Cell)
 		}
 	}
 	if r == m.Stale {
@@ -115,6 +115,9 @@ func takes(m *fsm.Machine, s *fsm.State, r *fsm.Rule) bool {
 	}
 	var reach func(c *fsm.Cell, depth int) bool
 	reach = func(c *fsm.Cell, depth int) bool {
+		if c.Fallback != nil && reach(c.Fallback, depth) {
+			return true // when none of c's guards holds
+		}
 		for _, q := range c.Rules {
 			if q == r {
 				return true

@@ -9,7 +9,9 @@ import (
 )
 
 // transitions resolves every transition entry into rules: for each state
-// it names, or once for "*".
+// it names, or once for "*", and for each event it names (a row with
+// several events is one rule per event, as a row with several states is
+// one per state).
 func (b *builder) transitions() {
 	b.rows = make([][]*pending, len(b.m.States))
 	b.wild = make([]*pending, len(b.m.Events))
@@ -17,84 +19,129 @@ func (b *builder) transitions() {
 	b.shared = map[*State][]*pending{}
 	for i := range b.f.Transitions {
 		t := &b.f.Transitions[i]
-		var ev *Event
-		if t.On.Set {
-			if ev = b.event(t.On); ev == nil {
-				continue
-			}
-			if ev.Builtin {
-				b.errorf(t.On.Pos, "%s is the event of the timers: give the state \"after\" instead of a transition on it", ev.Name)
-				continue
-			}
-		}
-		if len(t.Guards) > 0 && (t.To.Set || t.Effect.Set || len(t.Actions) > 0 || t.Ignore.Set || t.Reject.Set) {
-			b.errorf(t.Pos, "a transition with guards keeps to, effect, action, ignore and reject inside its branches")
+		if len(t.Guards) > 0 && (t.To.Set || t.Effect.Set || len(t.Actions) > 0 || t.Ignore.Set || t.Reject.Set || t.Set != nil || t.With != nil) {
+			b.errorf(t.Pos, "a transition with guards keeps to, effect, action, set, with, ignore and reject inside its branches")
 			continue
 		}
-		if len(t.From) == 1 && t.From[0].Value == "*" {
+		evs, ok := b.rowEvents(t)
+		if !ok {
+			continue
+		}
+		for _, ev := range evs {
+			b.row(t, ev)
+		}
+	}
+}
+
+// rowEvents resolves the events of a transition's "on": one, several, or
+// a single nil for the eventless rows of a transient state. It reports
+// false when one does not resolve.
+func (b *builder) rowEvents(t *spec.Transition) ([]*Event, bool) {
+	var out []*Event
+	ok := true
+	for _, n := range t.On {
+		if !n.Set {
+			continue // "on: ~": no event
+		}
+		ev := b.event(n)
+		switch {
+		case ev == nil:
+			ok = false
+		case ev.Builtin:
+			b.errorf(n.Pos, "%s is the event of the timers: give the state \"after\" instead of a transition on it", ev.Name)
+			ok = false
+		case slices.Contains(out, ev):
+			b.errorf(n.Pos, "event %s is listed twice", ev.Name)
+			ok = false
+		default:
+			out = append(out, ev)
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	if len(out) == 0 {
+		return []*Event{nil}, true
+	}
+	return out, true
+}
+
+// onPos returns where a transition names event ev, for messages.
+func onPos(t *spec.Transition, ev *Event) diag.Pos {
+	for _, n := range t.On {
+		if ev != nil && n.Value == ev.Name {
+			return n.Pos
+		}
+	}
+	return t.OnPos
+}
+
+// row resolves one transition entry for one of its events (nil for an
+// eventless row).
+func (b *builder) row(t *spec.Transition, ev *Event) {
+	if len(t.From) == 1 && t.From[0].Value == "*" {
+		if ev == nil {
+			b.errorf(t.Pos, "a \"*\" row needs \"on\": it says what every state does with one event")
+			return
+		}
+		if rules := b.rowRules(t, nil, ev); rules != nil {
+			if prev := b.wild[ev.Index]; prev != nil {
+				b.errorf(t.Pos, "\"*\" already handles %s at %s: merge the two rows into one with guards", ev.Name, prev.pos)
+				return
+			}
+			b.wild[ev.Index] = &pending{rules: rules, pos: t.Pos}
+		}
+		return
+	}
+	for _, from := range b.froms(t) {
+		if from.Composite() {
 			if ev == nil {
-				b.errorf(t.Pos, "a \"*\" row needs \"on\": it says what every state does with one event")
-				continue
-			}
-			if rules := b.rowRules(t, nil, ev); rules != nil {
-				if prev := b.wild[ev.Index]; prev != nil {
-					b.errorf(t.Pos, "\"*\" already handles %s at %s: merge the two rows into one with guards", ev.Name, prev.pos)
-					continue
-				}
-				b.wild[ev.Index] = &pending{rules: rules, pos: t.Pos}
-			}
-			continue
-		}
-		for _, from := range b.froms(t) {
-			if from.Composite() {
-				if ev == nil {
-					b.errorf(t.Pos, "transition from composite state %s has no \"on\": only a transient state has eventless transitions", from.Name)
-					continue
-				}
-				rules := b.rowRules(t, from, ev)
-				if rules == nil {
-					continue
-				}
-				if b.shared[from] == nil {
-					b.shared[from] = make([]*pending, len(b.m.Events))
-				}
-				if prev := b.shared[from][ev.Index]; prev != nil {
-					b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, ev), prev.pos)
-					continue
-				}
-				b.shared[from][ev.Index] = &pending{rules: rules, pos: t.Pos}
-				continue
-			}
-			if from.Transient != (ev == nil) {
-				if ev == nil {
-					b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions", from.Name)
-				} else {
-					b.errorf(t.On.Pos, "transient state %s cannot handle event %s: it is left in the step that enters it, so give it eventless transitions (no \"on\")", from.Name, ev.Name)
-				}
+				b.errorf(t.Pos, "transition from composite state %s has no \"on\": only a transient state has eventless transitions", from.Name)
 				continue
 			}
 			rules := b.rowRules(t, from, ev)
 			if rules == nil {
 				continue
 			}
-			p := &pending{rules: rules, pos: t.Pos}
-			if ev == nil {
-				if prev := b.eventless[from.Index]; prev != nil {
-					b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, nil), prev.pos)
-					continue
-				}
-				b.eventless[from.Index] = p
-				continue
+			if b.shared[from] == nil {
+				b.shared[from] = make([]*pending, len(b.m.Events))
 			}
-			if b.rows[from.Index] == nil {
-				b.rows[from.Index] = make([]*pending, len(b.m.Events))
-			}
-			if prev := b.rows[from.Index][ev.Index]; prev != nil {
+			if prev := b.shared[from][ev.Index]; prev != nil {
 				b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, ev), prev.pos)
 				continue
 			}
-			b.rows[from.Index][ev.Index] = p
+			b.shared[from][ev.Index] = &pending{rules: rules, pos: t.Pos}
+			continue
 		}
+		if from.Transient != (ev == nil) {
+			if ev == nil {
+				b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions", from.Name)
+			} else {
+				b.errorf(onPos(t, ev), "transient state %s cannot handle event %s: it is left in the step that enters it, so give it eventless transitions (no \"on\")", from.Name, ev.Name)
+			}
+			continue
+		}
+		rules := b.rowRules(t, from, ev)
+		if rules == nil {
+			continue
+		}
+		p := &pending{rules: rules, pos: t.Pos}
+		if ev == nil {
+			if prev := b.eventless[from.Index]; prev != nil {
+				b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, nil), prev.pos)
+				continue
+			}
+			b.eventless[from.Index] = p
+			continue
+		}
+		if b.rows[from.Index] == nil {
+			b.rows[from.Index] = make([]*pending, len(b.m.Events))
+		}
+		if prev := b.rows[from.Index][ev.Index]; prev != nil {
+			b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(from, ev), prev.pos)
+			continue
+		}
+		b.rows[from.Index][ev.Index] = p
 	}
 }
 
@@ -183,7 +230,10 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 	if !ok {
 		return nil
 	}
-	if !sawElse {
+	if !sawElse && (from == nil || ev == nil || ev.Builtin) {
+		// A chain of a state's rule for an event falls back to the rule
+		// around it (see fallbacks); a "*" row, a transient state's
+		// eventless rules and a timer's have nothing around them.
 		b.errorf(t.Pos, "guards of %s end without an else branch: add \"- else: true\" saying what happens when no guard holds", pairName(from, ev))
 		return nil
 	}
@@ -218,10 +268,17 @@ func (b *builder) outcome(o *spec.Outcome, pos diag.Pos, from *State, ev *Event)
 // outcomeRule makes the rule of an outcome.
 func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Event) *Rule {
 	r := &Rule{From: from, Event: ev, Pos: pos}
-	moves := o.To.Set || o.Effect.Set || len(o.Actions) > 0
+	if b.outcomeOf == nil {
+		b.outcomeOf = map[*Rule]*spec.Outcome{}
+	}
+	b.outcomeOf[r] = o
+	moves := o.To.Set || o.Effect.Set || len(o.Actions) > 0 || len(o.Set) > 0 || len(o.With) > 0
+	if !b.bindings(r, o) {
+		return nil
+	}
 	switch {
 	case o.Ignore.Set && o.Reject.Set, (o.Ignore.Set || o.Reject.Set) && moves:
-		b.errorf(pos, "choose one of ignore, reject, or a transition (to, effect, action)")
+		b.errorf(pos, "choose one of ignore, reject, or a transition (to, effect, action, set, with)")
 		return nil
 	case ev == nil && from != nil && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "transient state %s has no event to ignore or reject: its eventless transitions must leave it", from.Name)
@@ -241,7 +298,7 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		r.Kind, r.Reason = Reject, strings.TrimSpace(o.Reject.Value)
 		return r
 	case !moves:
-		b.errorf(pos, "transition does nothing: give it to, effect or action, or ignore or reject the event")
+		b.errorf(pos, "transition does nothing: give it to, effect, action, set or with, or ignore or reject the event")
 		return nil
 	}
 	r.Kind = Transition
@@ -271,10 +328,6 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		default:
 			r.Local = true
 		}
-	}
-	if r.To != nil && r.To.Transient && len(o.Actions) > 0 {
-		b.errorf(o.Actions[0].Pos, "a transition into transient state %s emits no action: its eventless transitions do", r.To.Name)
-		ok = false
 	}
 	if o.Effect.Set {
 		if r.Effect = b.fn(o.Effect, Effect); r.Effect == nil {

@@ -71,8 +71,11 @@ func (b *builder) shape() {
 		slices.Sort(fields)
 		line += " {" + strings.Join(fields, "; ") + "}"
 		for _, a := range s.Path() {
-			if a.Timer != nil {
+			for _, t := range a.Timers {
 				line += " timer " + a.Snake
+				if t.ID != "" {
+					line += "." + t.ID
+				}
 			}
 		}
 		lines = append(lines, line)

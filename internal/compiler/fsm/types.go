@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -13,6 +14,12 @@ import (
 	"github.com/fsmgen/fsmgen/internal/suggest"
 )
 
+// ErrNeedsGenerated marks the error of an imported package that does not
+// load because it imports the output package, which is not generated
+// yet, or not from this revision of the spec: the compiler checks what
+// the spec uses of it once the package is generated.
+var ErrNeedsGenerated = errors.New("the package imports the generated package, which is not generated yet")
+
 // Env is what Build knows of the Go packages around the spec, to check
 // that field types name types.
 type Env struct {
@@ -20,8 +27,10 @@ type Env struct {
 	// spec's imports. Nil leaves qualified type names unchecked.
 	Import func(path string) (*types.Package, error)
 	// LocalTypes are the type names that hand-written files of the output
-	// package declare, which field types may name without a qualifier.
-	LocalTypes []string
+	// package declare, which field types may name without a qualifier;
+	// LocalNames are the names of all their package-level declarations,
+	// which behavior may name.
+	LocalTypes, LocalNames []string
 	// PackagePath is the import path the generated package will have;
 	// "" when not known.
 	PackagePath string
@@ -147,6 +156,12 @@ func (b *builder) types() {
 			b.localType(u, known)
 			continue
 		}
+		if b.self(b.imports[u.qual].Path.Value) {
+			// The output package under an import of its own: its
+			// hand-written types, which it names unqualified.
+			b.localType(typeUse{name: u.name, typ: u.typ}, known)
+			continue
+		}
 		if b.env.Import == nil {
 			continue
 		}
@@ -155,7 +170,12 @@ func (b *builder) types() {
 		if !ok && !failed[imp.Path.Value] {
 			var err error
 			pkg, err = b.env.Import(imp.Path.Value)
-			if err != nil {
+			switch {
+			case errors.Is(err, ErrNeedsGenerated):
+				b.errorf(imp.Path.Pos, "package %q, which field types use, imports the generated package: the generated code importing it would make an import cycle; declare the type in the output package or in a package that does not import it", imp.Path.Value)
+				failed[imp.Path.Value] = true
+				continue
+			case err != nil:
 				b.errorf(imp.Path.Pos, "cannot load package %q, which field types use: %v", imp.Path.Value, err)
 				failed[imp.Path.Value] = true
 				continue

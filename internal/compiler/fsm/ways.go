@@ -1,5 +1,10 @@
 package fsm
 
+import (
+	"maps"
+	"slices"
+)
+
 // Way is one way through a cell: an event sent to a state, the guards the
 // machine then tests with what each answers, and the rules that fire, in
 // order (more than one when the way goes through transient states). The
@@ -22,6 +27,13 @@ type Way struct {
 	// Trace is what the way does from a machine made by Restore in From,
 	// which numbers the running timers from 1, outermost first.
 	Trace Trace
+	// After are, when a rule of the way sets constants (set:), the
+	// fields of To that hold one after the way, in To's order. From a
+	// machine made by Restore in From with zero fields, whose effects
+	// return zero values (the generated tests' fake behaviour), To's
+	// other fields are then zero. Nil for other ways, and when some
+	// field's value cannot be known so (a timer's id).
+	After []Hold
 }
 
 // Test is a guard tested on a way, and what it answers.
@@ -46,7 +58,16 @@ func (b *builder) ways() {
 	for _, c := range cells {
 		from := c.State
 		if from == nil {
-			from = b.users[c][0]
+			// A state that takes the shared cell for its event; one whose
+			// own chain of guards falls back to it reaches it through
+			// that chain, whose ways go on into it.
+			i := slices.IndexFunc(b.users[c], func(s *State) bool {
+				return !slices.ContainsFunc(s.Handles, func(h *Cell) bool { return h.Event == c.Event })
+			})
+			if i < 0 {
+				continue
+			}
+			from = b.users[c][i]
 		}
 		m.Ways = append(m.Ways, expand(from, c)...)
 	}
@@ -84,8 +105,97 @@ func expand(from *State, c *Cell) []*Way {
 		}
 		out = append(out, &w)
 	}
-	for _, r := range c.Rules {
-		follow(Way{From: from, Event: c.Event, Timer: timer, To: from}, r, c.Rules)
+	base := Way{From: from, Event: c.Event, Timer: timer, To: from}
+	for ; c != nil; c = c.Fallback {
+		for _, r := range c.Rules {
+			follow(base, r, c.Rules)
+		}
+		if c.Fallback == nil {
+			break
+		}
+		// When no guard of an open chain holds, the event goes on to
+		// the chain's fallback: every guard answered false.
+		for _, r := range c.Rules {
+			base.Tests = append(slices.Clip(base.Tests), Test{Guard: r.Guard})
+		}
 	}
 	return out
+}
+
+// Hold is a field of a state that holds a constant.
+type Hold struct {
+	Field *Field
+	Const *Const
+}
+
+// holds works out, for every way through a rule that sets constants
+// (set:), the fields of the state it ends in that hold one (see
+// Way.After).
+func (m *Machine) holds() {
+	for _, w := range m.Ways {
+		if !slices.ContainsFunc(w.Rules, func(r *Rule) bool { return len(r.Consts) > 0 }) {
+			continue
+		}
+		vals, known := m.replay(w)
+		if !known {
+			continue
+		}
+		w.After = []Hold{}
+		for _, f := range w.To.Fields {
+			if c := vals[f.Data]; c != nil {
+				w.After = append(w.After, Hold{Field: f, Const: c})
+			}
+		}
+	}
+}
+
+// replay follows what way w stores, from a machine made by Restore in
+// w.From (its fields zero) whose effects return zero values: it returns
+// the storage that holds a constant after the way, and false when some
+// value cannot be known this way (a timer's id).
+func (m *Machine) replay(w *Way) (map[*Data]*Const, bool) {
+	vals := map[*Data]*Const{}
+	src := w.From
+	for _, r := range w.Rules {
+		if r.Kind != Transition {
+			continue
+		}
+		before := maps.Clone(vals)
+		if r.Shared() && r.To != nil {
+			for d := range vals {
+				if !slices.Contains(r.Keeps, d) {
+					delete(vals, d)
+				}
+			}
+		}
+		for _, st := range r.Stores {
+			v := st.Value
+			switch {
+			case v.Source == FromConst && v.Const != nil:
+				vals[st.Data] = v.Const
+			case v.Source == FromData && v.Local != "":
+				vals[st.Data] = before[v.Data]
+			case v.Source == FromData:
+				vals[st.Data] = vals[v.Data]
+			case v.Source == FromEvent && w.Event == m.TimerFired, v.Source == FromTimer, v.Source == FromConst:
+				return nil, false
+			default: // the event's field, or an effect's result: zero
+				delete(vals, st.Data)
+			}
+		}
+		for _, d := range r.Clears {
+			delete(vals, d)
+		}
+		for _, run := range r.Entries {
+			if run.When == nil || run.When.Contains(src) {
+				for _, st := range run.Stores {
+					delete(vals, st.Data)
+				}
+			}
+		}
+		if r.To != nil {
+			src = r.To
+		}
+	}
+	return vals, true
 }

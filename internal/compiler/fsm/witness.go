@@ -35,9 +35,9 @@ type timerRun struct {
 func restored(s *State) timerRun {
 	run := timerRun{ids: map[*Timer]int{}}
 	for _, a := range s.Path() {
-		if a.Timer != nil {
+		for _, t := range a.Timers {
 			run.last++
-			run.ids[a.Timer] = run.last
+			run.ids[t] = run.last
 		}
 	}
 	return run
@@ -65,8 +65,8 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				if h := x.Hook(); h != nil && h.Effect != nil {
 					tr.Effects = append(tr.Effects, h.Effect)
 				}
-				if x.Delay != "" {
-					tr.Effects = append(tr.Effects, x.State.Timer.DelayFunc)
+				for _, d := range x.Delays {
+					tr.Effects = append(tr.Effects, d.Timer.DelayFunc)
 				}
 			}
 		}
@@ -89,10 +89,8 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				tr.Actions = append(tr.Actions, e.Action)
 			}
 		}
-		if r.To == nil || !r.To.Transient {
-			for _, e := range r.Actions {
-				tr.Actions = append(tr.Actions, e.Action)
-			}
+		for _, e := range r.Actions {
+			tr.Actions = append(tr.Actions, e.Action)
 		}
 		for _, x := range r.Entries {
 			for _, e := range x.Actions {

@@ -20,6 +20,7 @@ import (
 // each of its states), at the state's position; a state that resolves
 // every other event with "ignore: *" takes the event that way instead.
 func TestAgentSpecForgottenTransition(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../../../spec/agent.yaml")
 	require.NoError(t, err)
 	whole, err := generate.Load("../../../spec/agent.yaml")
@@ -47,6 +48,7 @@ func TestAgentSpecForgottenTransition(t *testing.T) {
 			continue // the eventless choice of a transient state: removing it is a different error
 		}
 		t.Run(from+"×"+on[1], func(t *testing.T) {
+			t.Parallel()
 			edited := strings.Join(append(append([]string(nil), lines[:start]...), lines[end:]...), "")
 			dir := tempModule(t)
 			path := filepath.Join(dir, "agent.yaml")

@@ -2,10 +2,12 @@ package generate_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,11 +20,43 @@ import (
 	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
+// TestMain makes every go command the tests start, the go/packages loads
+// of generate.Load included, work offline in modules that are not tidy
+// and outside any workspace: the temporary modules require this checkout
+// with its go.sum and no more (see requireCheckout). Set once for the test
+// binary, rather than per test with t.Setenv, so that the tests run in
+// parallel; TestGoTool gives the proxy back to the one command that needs
+// it.
+func TestMain(m *testing.M) {
+	proxy = os.Getenv("GOPROXY")
+	for k, v := range map[string]string{"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOWORK": "off"} {
+		if err := os.Setenv(k, v); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// proxy is the GOPROXY the tests were started with.
+var proxy string
+
+// tempGoFlags are the flags of the go commands that build in a temporary
+// module: -mod=mod completes the go.mod that requireCheckout writes;
+// -trimpath keys the build cache by the packages' contents and import
+// paths rather than their directories, which are new at every run, so
+// that a run compiles only what changed since the last one (the
+// 600-state package of TestWideSpecBuilds: 250 s cold, 30 s warm). The
+// price, the first time: the few modules they import (fsmgen's runtime,
+// testify) are built once more, trimmed.
+const tempGoFlags = "-mod=mod -trimpath"
+
 // TestEndToEnd generates each golden spec (a traffic light, a TCP
 // connection, hostile docs) into a temporary module with the archive's
 // hand-written files, and runs go vet and go test there: the generated
 // code must compile, vet clean, and pass its own generated tests.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds temporary modules")
 	}
@@ -32,44 +66,52 @@ func TestEndToEnd(t *testing.T) {
 	for _, path := range archives {
 		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ar, err := txtar.ParseFile(path)
 			require.NoError(t, err)
 			dir := t.TempDir()
 			requireCheckout(t, dir, "example.com/"+name)
+			// The spec and the hand-written Go files beside it; the golden
+			// outputs (named *_gen*) are generated afresh.
+			handWritten := 0
 			for _, f := range ar.Files {
-				if f.Name == "spec.yaml" {
-					require.NoError(t, os.WriteFile(filepath.Join(dir, "spec.yaml"), f.Data, 0o644))
+				if f.Name != "spec.yaml" && (!strings.HasSuffix(f.Name, ".go") || strings.Contains(f.Name, "_gen")) {
+					continue
 				}
+				if f.Name != "spec.yaml" {
+					handWritten++
+				}
+				p := filepath.Join(dir, filepath.FromSlash(f.Name))
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
 			}
 			res, err := generate.Load(filepath.Join(dir, "spec.yaml"))
 			require.NoError(t, err)
 			require.NotNil(t, res.Machine, "%s", res.Diags)
-			generated := map[string]bool{}
-			for _, o := range res.Outputs {
-				generated[o.Path] = true
-			}
-			// Copy the hand-written inputs; the golden outputs are generated afresh.
-			for _, f := range ar.Files {
-				p := filepath.Join(dir, filepath.FromSlash(f.Name))
-				if f.Name == "spec.yaml" || generated[p] {
-					continue
-				}
-				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
-			}
 			wrote, err := generate.Write(res.Outputs)
 			require.NoError(t, err)
 			require.Len(t, wrote, len(res.Outputs))
+			tests := 0
+			for _, o := range res.Outputs {
+				if strings.HasSuffix(o.Path, "_test.go") {
+					tests++
+				}
+			}
 
-			goIn(t, dir, "vet", "./...")
-			out := goIn(t, dir, "test", "-count=1", "-cover", "./...")
+			// Every vet check (go vet's, not go test's few), then the
+			// tests: one go command, which vets and compiles at once.
+			out := goIn(t, dir, "test", "-vet=all", "-count=1", "-cover", "./...")
 			assertCoverage(t, out, 90)
-			// No spec text became a build constraint or a directive: both
-			// files stay in the build, nothing is ignored, embedded or
+			// No spec text became a build constraint or a directive: every
+			// file stays in the build, nothing is ignored, embedded or
 			// generated.
 			for _, pkg := range strings.Fields(goIn(t, dir, "list", "-f", "{{.Dir}}", "./...")) {
-				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
-				assert.Equal(t, "1 1 0 0 0\n", listed, "%s: go files, test files, ignored files, embed patterns", pkg)
+				listed := goIn(t, dir, "list", "-f", "{{len .GoFiles}} {{len .TestGoFiles}}+{{len .XTestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", pkg)
+				var code, internal, external, ignored, embeds, testEmbeds int
+				_, err := fmt.Sscanf(listed, "%d %d+%d %d %d %d", &code, &internal, &external, &ignored, &embeds, &testEmbeds)
+				require.NoError(t, err, "go list: %s", listed)
+				assert.Equal(t, []int{1 + handWritten, tests, 0, 0, 0}, []int{code, internal + external, ignored, embeds, testEmbeds},
+					"%s: go files, test files, ignored files, embed patterns", pkg)
 			}
 			assert.Empty(t, goIn(t, dir, "generate", "-n", "./..."), "no go:generate line in generated files")
 		})
@@ -94,12 +136,63 @@ func assertCoverage(t *testing.T, goTestOutput string, min float64) {
 // TestGeneratedCoverage measures the statement coverage of the generated
 // agent package by the package's own (generated) tests: at least 90%.
 func TestGeneratedCoverage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
+	// In the checkout, whose packages the build cache knows by their
+	// directory: no -trimpath, which would build them all again.
+	assertCoverage(t, goWith(t, "-mod=mod", repoRoot(t), "test", "-count=1", "-cover", "./gen/..."), 90)
+}
+
+// repoRoot returns the root of this repository's checkout: three folders
+// up from this file, as the compiler saw it. The test binary need not run
+// in its package's folder (bench/run.sh runs it from bench/ and keeps it in
+// bench/out); where the build trimmed the paths (-trimpath), the working
+// directory stands in, as go test sets it.
+func repoRoot(t testing.TB) string {
+	t.Helper()
 	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
-	assertCoverage(t, goIn(t, root, "test", "-count=1", "-cover", "./gen/..."), 90)
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		root = filepath.Join(filepath.Dir(file), "..", "..", "..")
+	}
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "the repository's root (run the test binary in internal/compiler/generate, as go test does)")
+	return root
+}
+
+// runReplaceRecipe runs, in module dir, the README's sh block that makes a
+// checkout of fsmgen at ~/src/fsmgen stand in for a published version,
+// with HOME a directory whose src/fsmgen links to the checkout at root.
+// The go command's caches and settings stay those of the test's user.
+func runReplaceRecipe(t *testing.T, root, dir string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	var recipe string
+	for _, b := range codeBlocks(readmeSection(t, string(data), readmeExample)) {
+		if b.lang == "sh" && strings.Contains(b.body, "-replace") {
+			recipe = b.body
+		}
+	}
+	require.NotEmpty(t, recipe, "the README shows how to use a checkout through a replace")
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "src"), 0o755))
+	require.NoError(t, os.Symlink(root, filepath.Join(home, "src", "fsmgen")))
+	env := os.Environ()
+	for _, v := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOENV"} {
+		out, err := exec.Command("go", "env", v).Output()
+		require.NoError(t, err)
+		env = append(env, v+"="+strings.TrimSpace(string(out)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-e", "-x", "-c", recipe)
+	cmd.Dir = dir
+	cmd.Env = append(env, "HOME="+home, "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the README's replace recipe:\n%s", out)
 }
 
 // requireCheckout makes dir the module path, requiring this repository's
@@ -108,8 +201,7 @@ func TestGeneratedCoverage(t *testing.T) {
 // packages (chat) then build there offline.
 func requireCheckout(t testing.TB, dir, path string) {
 	t.Helper()
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := repoRoot(t)
 	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	require.NoError(t, err)
 	testify := requiredVersion(t, filepath.Join(root, "go.mod"), "github.com/stretchr/testify")
@@ -123,16 +215,15 @@ func requireCheckout(t testing.TB, dir, path string) {
 func tempModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	requireCheckout(t, dir, "example.com/m")
 	// The module is not tidy (its go.mod lists no indirect requirements):
-	// let the go command that loads the spec's imports complete it, offline.
-	t.Setenv("GOFLAGS", "-mod=mod")
-	t.Setenv("GOPROXY", "off")
-	t.Setenv("GOWORK", "off")
+	// the go command that loads the spec's imports completes it, offline
+	// (see TestMain).
+	requireCheckout(t, dir, "example.com/m")
 	return dir
 }
 
-// goIn runs the go command in dir, offline, and returns its output; it
+// goIn runs the go command in a temporary module dir (GOFLAGS
+// tempGoFlags), offline, and returns its output; it
 // fails the test when the command fails. Offline, the checksum database
 // cannot be asked either: a module the temporary module selects at
 // another version than this repository's go.sum lists (a test dependency
@@ -141,14 +232,33 @@ func tempModule(t *testing.T) string {
 // downloaded, or is missing, which go mod tidy -e tolerates.
 func goIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", args...)
+	return goWith(t, tempGoFlags, dir, args...)
+}
+
+// goWith is goIn with GOFLAGS flags.
+func goWith(t *testing.T, flags, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(goContext(t), "go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOSUMDB=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS="+flags, "GOPROXY=off", "GOWORK=off", "GOSUMDB=off")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go %s in %s:\n%s", strings.Join(args, " "), dir, out)
 	return string(out)
+}
+
+// goContext bounds the go commands a test runs by the test's own deadline
+// (go test's -timeout), less a margin to report what they printed, and by
+// nothing else: on a loaded machine they take what they take (a cold
+// build of TestWideSpecBuilds's package took four minutes of a five-minute
+// bound once).
+func goContext(t *testing.T) context.Context {
+	ctx := t.Context()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-30*time.Second))
+		t.Cleanup(cancel)
+	}
+	return ctx
 }
 
 // requiredVersion returns the version go.mod requires of module.
@@ -165,31 +275,30 @@ func requiredVersion(t testing.TB, gomod, module string) string {
 	return ""
 }
 
-// TestGoTool uses fsmgen from another module as the README says: go get
-// -tool (with a replace to this checkout), a go:generate line running go
-// tool fsmgen, then go generate, go vet and go test there.
+// TestGoTool uses fsmgen from another module as the README says, from a
+// checkout and offline: the README's lines that make the checkout (at
+// ~/src/fsmgen, here a link to this one) stand in for a published version
+// through a local replace and go get -tool it, run by sh as written; then
+// a go:generate line running go tool fsmgen, go generate, go mod tidy -e,
+// go vet and go test there.
 func TestGoTool(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a temporary module")
 	}
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := repoRoot(t)
 	// The module cache must hold the go.mod of every module in the graph
 	// for go get to work offline below; fetch what is missing (the go
 	// command's own proxy settings, as for the project's dependencies).
 	cmd := exec.Command("go", "mod", "download")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOPROXY="+proxy)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go mod download:\n%s", out)
 
 	dir := t.TempDir()
-	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
 	goIn(t, dir, "mod", "init", "example.com/orders")
-	// The checkout stands in for a published version.
-	goIn(t, dir, "mod", "edit", "-replace", "github.com/fsmgen/fsmgen="+root, "-require", "github.com/fsmgen/fsmgen@v0.0.0-00010101000000-000000000000")
-	goIn(t, dir, "get", "-tool", "github.com/fsmgen/fsmgen/cmd/fsmgen")
+	runReplaceRecipe(t, root, dir)
 
 	ar, err := txtar.ParseFile("../emit/testdata/golden/flow.txtar")
 	require.NoError(t, err)

@@ -25,19 +25,31 @@ import (
 // env returns what the checker may know of the Go world around spec f,
 // read from disk: the packages its imports name, type-checked (loaded
 // with go/packages from the spec's directory, so in the module that holds
-// it), and the types that hand-written files of its output package
-// declare.
+// it), and the names that hand-written files of its output package
+// declare. The output package itself is not loaded: before it is
+// generated it does not compile, and what the spec may use of it is read
+// from its hand-written files.
 func env(f *spec.File) fsm.Env {
 	dir := filepath.Dir(f.Path)
 	e := fsm.Env{}
+	if f.Output.Go.Set && !filepath.IsAbs(f.Output.Go.Value) {
+		out := filepath.Join(dir, filepath.FromSlash(f.Output.Go.Value))
+		e.LocalTypes, e.LocalNames = localDecls(out)
+		e.PackagePath = packagePath(out)
+	}
 	var paths []string
 	for _, imp := range f.Imports {
-		if imp.Path.Set && !slices.Contains(paths, imp.Path.Value) {
+		if imp.Path.Set && imp.Path.Value != e.PackagePath && !slices.Contains(paths, imp.Path.Value) {
 			paths = append(paths, imp.Path.Value)
 		}
 	}
 	if len(paths) > 0 {
 		pkgs, errs := loadPackages(dir, paths)
+		for p, err := range errs {
+			if e.PackagePath != "" && dependsOn(dir, p, e.PackagePath) {
+				errs[p] = fmt.Errorf("%w: %w", fsm.ErrNeedsGenerated, err)
+			}
+		}
 		e.Import = func(path string) (*types.Package, error) {
 			if err := errs[path]; err != nil {
 				return nil, err
@@ -45,12 +57,23 @@ func env(f *spec.File) fsm.Env {
 			return pkgs[path], nil
 		}
 	}
-	if f.Output.Go.Set && !filepath.IsAbs(f.Output.Go.Value) {
-		out := filepath.Join(dir, filepath.FromSlash(f.Output.Go.Value))
-		e.LocalTypes = localTypes(out)
-		e.PackagePath = packagePath(out)
-	}
 	return e
+}
+
+// dependsOn reports whether the package at path imports the package at
+// target, directly or not, as go list sees it from dir.
+func dependsOn(dir, path, target string) bool {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps, Dir: dir}
+	loaded, err := packages.Load(cfg, path)
+	if err != nil {
+		return false
+	}
+	found := false
+	packages.Visit(loaded, func(p *packages.Package) bool {
+		found = found || p.PkgPath == target
+		return !found
+	}, nil)
+	return found
 }
 
 // packagePath returns the import path of the package in directory dir:
@@ -112,15 +135,16 @@ func loadPackages(dir string, paths []string) (map[string]*types.Package, map[st
 	return pkgs, errs
 }
 
-// localTypes returns the names of the types declared by the hand-written
-// (not generated, not test) Go files of dir. Files that do not parse are
-// skipped: the compiler reports them.
-func localTypes(dir string) []string {
+// localDecls returns the names of the types, and of all the
+// package-level declarations (types, functions, variables, constants),
+// that the hand-written (not generated, not test) Go files of dir
+// declare. Files that do not parse are skipped: the compiler reports
+// them.
+func localDecls(dir string) (typeNames, names []string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var names []string
 	fset := token.NewFileSet()
 	for _, ent := range entries {
 		name := ent.Name()
@@ -136,15 +160,29 @@ func localTypes(dir string) []string {
 			continue
 		}
 		for _, d := range file.Decls {
-			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
-				for _, s := range gd.Specs {
-					names = append(names, s.(*ast.TypeSpec).Name.Name)
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names = append(names, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						typeNames = append(typeNames, s.Name.Name)
+						names = append(names, s.Name.Name)
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							names = append(names, n.Name)
+						}
+					}
 				}
 			}
 		}
 	}
+	slices.Sort(typeNames)
 	slices.Sort(names)
-	return names
+	return slices.Compact(typeNames), slices.Compact(names)
 }
 
 func firstLine(src []byte) []byte {

@@ -144,8 +144,10 @@ func check(err error) {
 // revision of a spec and loads them with the next, which renames the
 // state (whose timer runs), the event, the action and their field: with
 // renamed_from they load under the new names, the timer keeps its
-// deadline and fires; without it, loading fails, naming what is unknown.
+// deadline and fires; without it, loading fails, naming what is unknown:
+// the state, not its timer.
 func TestRenamedFromLoads(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a temporary module")
 	}
@@ -171,7 +173,7 @@ func TestRenamedFromLoads(t *testing.T) {
 		`v2 event: &v2.Begin{Host:"w-7"}`,
 		`v2 action: &v2.Announce{Host:"w-7"}`,
 		`v2 after the timer: v2.Queued{}, 1 actions`,
-		`v2bare load: v2bare: load a saved machine: a timer of state "running", which is no state with a timer in this revision (a renamed state keeps its old name in renamed_from) (saved with shape sha256:`,
+		`v2bare load: v2bare: load a saved machine: state "running" is no longer a state of machine Job: it was removed in this revision, or renamed without its old name in renamed_from (saved with shape sha256:`,
 		`v2bare event: v2bare: decode event: unknown kind "start"`,
 		`v2bare action: v2bare: decode action: unknown kind "notify"`,
 	} {

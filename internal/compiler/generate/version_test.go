@@ -21,11 +21,11 @@ import (
 // fsmgen writes: the build fails, and the compiler's message names fsmgen
 // and what to do. The unchanged copy builds.
 func TestVersionCheck(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds temporary modules")
 	}
-	root, err := filepath.Abs("../../..")
-	require.NoError(t, err)
+	root := repoRoot(t)
 	spec := filepath.Join(t.TempDir(), "door.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte(versionSpec), 0o644))
 	res, err := generate.Load(spec)
@@ -50,6 +50,7 @@ func TestVersionCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			runtimeDir := filepath.Join(dir, "fsmgen", "runtime", "fsmrt")
 			require.NoError(t, os.MkdirAll(runtimeDir, 0o755))
@@ -86,7 +87,7 @@ func TestVersionCheck(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(app, "door_gen.go"), code, 0o644))
 			cmd := exec.Command("go", "build", "./...")
 			cmd.Dir = app
-			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+			cmd.Env = append(os.Environ(), "GOFLAGS="+tempGoFlags, "GOPROXY=off", "GOWORK=off")
 			out, err := cmd.CombinedOutput()
 			if tt.want == "" {
 				require.NoError(t, err, "%s", out)

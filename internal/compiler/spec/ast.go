@@ -45,6 +45,9 @@ type File struct {
 	// Breaks are the changes from the previous revision the spec declares
 	// it makes on purpose, for fsmgen diff.
 	Breaks []Break
+	// Initialisms are the spec's own words that Go names write in
+	// capitals, beside Go's (ID, URL, TCP, ...): "TCB", "SYN".
+	Initialisms []String
 }
 
 // Break is an intended breaking change: what changes, named as fsmgen
@@ -73,14 +76,18 @@ type Field struct {
 	Name String
 	Type String
 	Doc  String
+	// GoName is the Go name the spec gives the field, in place of the
+	// one fsmgen makes of its name.
+	GoName String
 	// RenamedFrom are the names the field had in earlier revisions.
 	RenamedFrom []String
 }
 
 // State is one entry of "states", or of a composite state's "states".
 type State struct {
-	Name String
-	Doc  String
+	Name   String
+	Doc    String
+	GoName String // the Go name the spec gives it; absent, made of Name
 	// RenamedFrom are the names the state had in earlier revisions.
 	RenamedFrom []String
 	Initial     Bool // the machine's initial state, or its parent's initial child
@@ -91,7 +98,9 @@ type State struct {
 	Reject      []String // events rejected in this state; "*" for every other one
 	Entry       *Hook    // what the state does when entered; nil when absent
 	Exit        *Hook    // what the state does when left; nil when absent
-	After       *After   // the state's timer; nil when absent
+	// After are the state's timers, in the order written: "after" is one
+	// timer (a mapping) or a list of them.
+	After []*After
 	// States are the children of a composite state, in spec order.
 	States []State
 	// StatesPos is the position of the "states" key, or zero when absent.
@@ -105,10 +114,13 @@ type Hook struct {
 	Actions []String
 }
 
-// After is a state's timer: how long after entering it the transition
-// fires, unless the state is left first.
+// After is one of a state's timers: how long after entering it the
+// transition fires, unless the state is left first.
 type After struct {
-	Pos    diag.Pos
+	Pos diag.Pos
+	// ID names the timer among its state's timers; unset for the one
+	// timer of a state that goes without.
+	ID     String
 	Delay  String // a Go duration ("90s") or the name of an effect that computes one
 	Guards []Branch
 	Outcome
@@ -118,6 +130,7 @@ type After struct {
 type Decl struct {
 	Name   String
 	Doc    String
+	GoName String // the Go name the spec gives it; absent, made of Name
 	Fields []Field
 	// RenamedFrom are the names the event or action had in earlier
 	// revisions.
@@ -127,10 +140,11 @@ type Decl struct {
 // Func is one entry of "guards" or "effects": what it reads (its
 // parameters) and, for an effect, what it sets (its results).
 type Func struct {
-	Name  String
-	Doc   String
-	Reads []Field
-	Sets  []Field
+	Name   String
+	Doc    String
+	GoName String // the Go name the spec gives it; absent, made of Name
+	Reads  []Field
+	Sets   []Field
 	// SetsPos is the position of the "sets" key, or zero when absent.
 	SetsPos diag.Pos
 }
@@ -145,6 +159,12 @@ type Outcome struct {
 	// Local keeps a transition into the source state's own substates from
 	// leaving and re-entering the source.
 	Local Bool
+	// Set are the constants the rule gives fields ("set: {retries: 0}"),
+	// in spec order: scalars, with their YAML tags. Nil when absent.
+	Set []Value
+	// With says, for names the rule reads, where it takes each from
+	// ("with: {remote: event.remote}"), in spec order. Nil when absent.
+	With []Binding
 	// Examples are concrete cases that must take this rule.
 	Examples []Example
 }
@@ -162,22 +182,34 @@ type Example struct {
 	State, Event []Value
 }
 
-// Value is a field's value in an example.
+// Value is a field's value in an example, or a constant of "set".
 type Value struct {
 	Name  String
 	Value any
 	// Tag is the YAML tag of a scalar ("!!str", "!!int", ...), or "" for
-	// a list or a mapping.
-	Tag string
-	Pos diag.Pos
+	// a list or a mapping; Text is a scalar as the spec writes it.
+	Tag  string
+	Text string
+	Pos  diag.Pos
+}
+
+// Binding is an entry of "with": the name a rule reads, and where it
+// takes it from, "event.<field>" or "state.<field>", as written.
+type Binding struct {
+	Name   String
+	Source String
 }
 
 // Transition is one entry of "transitions".
 type Transition struct {
-	Pos     diag.Pos
-	From    []String // state names, or a single "*"
-	On      String   // event name; absent for the eventless rows of a transient state
-	Outcome          // when there are no guards
+	Pos  diag.Pos
+	From []String // state names, or a single "*"
+	// On are the events the row handles: one ("on: A") or several ("on:
+	// [A, B]"), each with the same rules; none for the eventless rows of
+	// a transient state. OnPos is the position of the "on" key's value.
+	On      []String
+	OnPos   diag.Pos
+	Outcome // when there are no guards
 	Guards  []Branch
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/suggest"
@@ -39,6 +39,7 @@ func Parse(path string, src []byte) (*File, diag.List) {
 
 type parser struct {
 	path  string
+	src   []byte
 	diags diag.List
 	nodes int
 	// lines is how many lines the source has: yaml.v3 places an empty
@@ -81,6 +82,7 @@ func (p *parser) file(src []byte) *File {
 		return nil
 	}
 	p.lines = len(diag.Lines(src))
+	p.src = src
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		p.yamlError(err)
@@ -147,6 +149,7 @@ func (p *parser) fileKeys(f *File) map[string]func(k, v *yaml.Node) {
 		"effects":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Effects = append(f.Effects, p.fn(k, v)) }) },
 		"transitions": func(_, v *yaml.Node) { p.transitions(v, f) },
 		"behavior":    func(_, v *yaml.Node) { f.Behavior = p.str(v) },
+		"initialisms": func(_, v *yaml.Node) { f.Initialisms = p.names(v) },
 		"breaks": func(_, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode {
 				p.errorf(v, "breaks is a list of the changes made on purpose, each with change and why")
@@ -182,19 +185,74 @@ func (p *parser) outputKeys(o *Output) map[string]func(k, v *yaml.Node) {
 	}
 }
 
-// yamlError turns a yaml.v3 error into positioned diagnostics.
+// yamlError reports a syntax error of the YAML library at the place it
+// was found: yaml.v4's LoadError carries the line and column of the
+// problem (Mark) and of the construct it was reading (ContextMark), a
+// quoted string or a flow mapping, say. When the file ends inside that
+// construct, the construct's start is the place to fix, and the error
+// points there.
 func (p *parser) yamlError(err error) {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		for _, msg := range te.Errors {
-			p.lineMessage(msg)
-		}
+	var le *yaml.LoadError
+	if !errors.As(err, &le) {
+		p.lineMessage(err.Error())
 		return
 	}
-	p.lineMessage(err.Error())
+	msg := le.Message
+	if strings.Contains(msg, "found character that cannot start any token") && p.tabAt(le.Mark) {
+		msg += " (tabs cannot indent YAML: use spaces)"
+	}
+	at, ctx := le.Mark, le.ContextMark
+	hasCtx := le.ContextMsg != "" && ctx.Line > 0 && (ctx.Line != at.Line || ctx.Column != at.Column)
+	switch {
+	case hasCtx && (at.Line > p.lines || strings.Contains(msg, "end of stream")):
+		// The file ended inside the construct: point at its start.
+		p.diags.Errorf(p.markPos(ctx), "invalid YAML: the file ends %s that starts here: %s", le.ContextMsg, closeHint(le.ContextMsg))
+	case hasCtx:
+		p.diags.Errorf(p.markPos(at), "invalid YAML: %s (%s that starts at line %d, column %d)", msg, le.ContextMsg, ctx.Line, ctx.Column)
+	default:
+		p.diags.Errorf(p.markPos(at), "invalid YAML: %s", msg)
+	}
 }
 
-// lineMessage reports a yaml.v3 message of the form "yaml: line N: text".
+// markPos is the position of a mark of the YAML library, whose lines and
+// columns count from 1 as fsmgen's do; one past the last line (the end of
+// the file) is the last line.
+func (p *parser) markPos(m yaml.Mark) diag.Pos {
+	if m.Line <= 0 {
+		return diag.Pos{File: p.path}
+	}
+	if p.lines > 0 && m.Line > p.lines {
+		return diag.Pos{File: p.path, Line: p.lines}
+	}
+	return diag.Pos{File: p.path, Line: m.Line, Col: m.Column}
+}
+
+// tabAt reports whether the character at a mark is a tab.
+func (p *parser) tabAt(m yaml.Mark) bool {
+	lines := diag.Lines(p.src)
+	if m.Line <= 0 || m.Line > len(lines) || m.Column <= 0 {
+		return false
+	}
+	rs := []rune(lines[m.Line-1])
+	return m.Column <= len(rs) && rs[m.Column-1] == '\t'
+}
+
+// closeHint says how to close the construct the file ended in, from the
+// YAML library's description of it.
+func closeHint(context string) string {
+	switch {
+	case strings.Contains(context, "quoted scalar"):
+		return "close the quote"
+	case strings.Contains(context, "flow mapping"):
+		return "close it with }"
+	case strings.Contains(context, "flow sequence"):
+		return "close it with ]"
+	}
+	return "complete it"
+}
+
+// lineMessage reports a message of the YAML library of the form "yaml:
+// line N: text", for an error that carries no mark.
 func (p *parser) lineMessage(msg string) {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	pos := diag.Pos{File: p.path}
@@ -204,9 +262,6 @@ func (p *parser) lineMessage(msg string) {
 				pos.Line, msg = n, text
 			}
 		}
-	}
-	if strings.Contains(msg, "found character that cannot start any token") {
-		msg += " (tabs cannot indent YAML: use spaces)"
 	}
 	p.diags.Errorf(pos, "invalid YAML: %s", msg)
 }
@@ -348,6 +403,7 @@ func (p *parser) fieldKeys(f *Field) map[string]func(k, v *yaml.Node) {
 		"type":         func(_, v *yaml.Node) { f.Type = p.str(v) },
 		"doc":          func(_, v *yaml.Node) { f.Doc = p.str(v) },
 		"renamed_from": func(_, v *yaml.Node) { f.RenamedFrom = p.names(v) },
+		"go_name":      func(_, v *yaml.Node) { f.GoName = p.str(v) },
 	}
 }
 
@@ -365,6 +421,7 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
 		"doc":          func(_, v *yaml.Node) { s.Doc = p.str(v) },
 		"renamed_from": func(_, v *yaml.Node) { s.RenamedFrom = p.names(v) },
+		"go_name":      func(_, v *yaml.Node) { s.GoName = p.str(v) },
 		"initial":      func(_, v *yaml.Node) { s.Initial = p.boolean(v) },
 		"terminal":     func(_, v *yaml.Node) { s.Terminal = p.boolean(v) },
 		"transient":    func(_, v *yaml.Node) { s.Transient = p.boolean(v) },
@@ -373,7 +430,7 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 		"reject":       func(_, v *yaml.Node) { s.Reject = p.names(v) },
 		"entry":        func(_, v *yaml.Node) { s.Entry = p.hook(v) },
 		"exit":         func(_, v *yaml.Node) { s.Exit = p.hook(v) },
-		"after":        func(_, v *yaml.Node) { s.After = p.after(v) },
+		"after":        func(_, v *yaml.Node) { s.After = p.afters(v) },
 		"states": func(k, v *yaml.Node) {
 			s.StatesPos = p.pos(k)
 			p.each(v, func(k, v *yaml.Node) { s.States = append(s.States, p.state(k, v)) })
@@ -402,8 +459,25 @@ func (p *parser) hookKeys(h *Hook) map[string]func(k, v *yaml.Node) {
 	}
 }
 
-// after reads a state's timer: its delay and the transition it fires,
-// with or without guards.
+// afters reads a state's "after": one timer, or a list of timers.
+func (p *parser) afters(v *yaml.Node) []*After {
+	v = resolve(v)
+	if v.Kind != yaml.SequenceNode {
+		return []*After{p.after(v)}
+	}
+	if len(v.Content) == 0 {
+		p.errorf(v, "after is an empty list: give the state's timers, or remove the key")
+		return nil
+	}
+	out := make([]*After, 0, len(v.Content))
+	for _, c := range v.Content {
+		out = append(out, p.after(resolve(c)))
+	}
+	return out
+}
+
+// after reads one timer of a state: its delay and the transition it
+// fires, with or without guards.
 func (p *parser) after(v *yaml.Node) *After {
 	a := &After{Pos: p.pos(v)}
 	p.mapping(v, p.afterKeys(a))
@@ -416,6 +490,7 @@ func (p *parser) after(v *yaml.Node) *After {
 // afterKeys returns the handlers of the keys of "after", filling a.
 func (p *parser) afterKeys(a *After) map[string]func(k, v *yaml.Node) {
 	keys := p.outcomeKeys(&a.Outcome)
+	keys["id"] = func(_, v *yaml.Node) { a.ID = p.str(v) }
 	keys["delay"] = func(_, v *yaml.Node) { a.Delay = p.str(v) }
 	keys["guards"] = func(_, v *yaml.Node) { a.Guards = p.branches(v) }
 	return keys
@@ -437,6 +512,7 @@ func (p *parser) declKeys(d *Decl) map[string]func(k, v *yaml.Node) {
 		"doc":          func(_, v *yaml.Node) { d.Doc = p.str(v) },
 		"fields":       func(_, v *yaml.Node) { d.Fields = p.fields(v) },
 		"renamed_from": func(_, v *yaml.Node) { d.RenamedFrom = p.names(v) },
+		"go_name":      func(_, v *yaml.Node) { d.GoName = p.str(v) },
 	}
 }
 
@@ -453,8 +529,9 @@ func (p *parser) fn(k, v *yaml.Node) Func {
 // filling f.
 func (p *parser) fnKeys(f *Func) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
-		"doc":   func(_, v *yaml.Node) { f.Doc = p.str(v) },
-		"reads": func(_, v *yaml.Node) { f.Reads = p.fields(v) },
+		"doc":     func(_, v *yaml.Node) { f.Doc = p.str(v) },
+		"go_name": func(_, v *yaml.Node) { f.GoName = p.str(v) },
+		"reads":   func(_, v *yaml.Node) { f.Reads = p.fields(v) },
 		"sets": func(k, v *yaml.Node) {
 			f.SetsPos = p.pos(k)
 			f.Sets = p.fields(v)
@@ -477,6 +554,11 @@ func (p *parser) outcomeKeys(o *Outcome) map[string]func(k, v *yaml.Node) {
 			o.Reject = p.str(v)
 		},
 		"local": func(_, v *yaml.Node) { o.Local = p.boolean(v) },
+		"set":   func(_, v *yaml.Node) { o.Set = p.constants(v) },
+		"with": func(_, v *yaml.Node) {
+			o.With = []Binding{}
+			p.each(v, func(k, v *yaml.Node) { o.With = append(o.With, Binding{Name: p.str(k), Source: p.str(v)}) })
+		},
 		"examples": func(_, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode {
 				p.errorf(v, "examples must be a list, found %s", kindName(v))
@@ -511,7 +593,12 @@ func (p *parser) transitions(n *yaml.Node, f *File) {
 func (p *parser) transitionKeys(t *Transition) map[string]func(k, v *yaml.Node) {
 	keys := p.outcomeKeys(&t.Outcome)
 	keys["from"] = func(_, v *yaml.Node) { t.From = p.names(v) }
-	keys["on"] = func(_, v *yaml.Node) { t.On = p.str(v) }
+	keys["on"] = func(_, v *yaml.Node) {
+		t.OnPos = p.pos(v)
+		if t.On = p.names(v); len(t.On) == 0 && resolve(v).Kind == yaml.SequenceNode {
+			p.errorf(v, "\"on\" lists no event: name the event, or the events, the row handles (leave \"on\" out for the eventless transitions of a transient state)")
+		}
+	}
 	keys["guards"] = func(_, v *yaml.Node) { t.Guards = p.branches(v) }
 	return keys
 }
@@ -567,8 +654,27 @@ func (p *parser) values(v *yaml.Node) []Value {
 	p.each(v, func(k, v *yaml.Node) {
 		val := Value{Name: p.str(k), Pos: p.pos(v)}
 		if v.Kind == yaml.ScalarNode {
-			val.Tag = v.Tag
+			val.Tag, val.Text = v.Tag, v.Value
 		}
+		if err := v.Decode(&val.Value); err != nil {
+			p.errorf(v, "cannot read the value of %s: %v", k.Value, err)
+			return
+		}
+		out = append(out, val)
+	})
+	return out
+}
+
+// constants reads the constants of "set": a mapping of field names to
+// scalars (numbers, strings, booleans, durations written as strings).
+func (p *parser) constants(v *yaml.Node) []Value {
+	out := []Value{}
+	p.each(v, func(k, v *yaml.Node) {
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			p.errorf(v, "expected a constant for %s (a number, a string, true or false, a duration such as 90s), found %s", k.Value, kindName(v))
+			return
+		}
+		val := Value{Name: p.str(k), Pos: p.pos(v), Tag: v.Tag, Text: v.Value}
 		if err := v.Decode(&val.Value); err != nil {
 			p.errorf(v, "cannot read the value of %s: %v", k.Value, err)
 			return

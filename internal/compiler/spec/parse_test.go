@@ -89,7 +89,7 @@ func TestParseHostile(t *testing.T) {
 		{"only comments", "# nothing\n", `^x.yaml: spec is empty`},
 		{"NUL byte", "version: 2\nmachine: \x00\n", `^x.yaml:2: spec contains a NUL byte`},
 		{"invalid UTF-8", "version: 2\nmachine: \xff\xfe\n", `^x.yaml:2: spec is not valid UTF-8$`},
-		{"tabs", "version: 2\nstates:\n\tA: {}\n", `^x.yaml:3: invalid YAML: .*tabs cannot indent YAML: use spaces`},
+		{"tabs", "version: 2\nstates:\n\tA: {}\n", `^x.yaml:3:1: invalid YAML: .*tabs cannot indent YAML: use spaces`},
 		{"a document marker alone", "---", `^x.yaml: spec is empty: start it with "version: 2"$`},
 		{"not a mapping", "- a\n- b\n", `^x.yaml:1:1: spec must be a mapping of keys such as version, machine, states; found a list$`},
 		{"scalar", "hello\n", `^x.yaml:1:1: spec must be a mapping`},
@@ -113,6 +113,85 @@ func TestParseHostile(t *testing.T) {
 				require.True(t, diags.HasErrors(), "no error for %q", tt.name)
 				assert.Regexp(t, tt.want, diags.Error())
 			})
+		})
+	}
+}
+
+// TestYAMLSyntaxErrors checks that a YAML syntax error points at the line
+// and column of the problem, where yaml.v3 gave only a line, and for the
+// errors of its parser the line before the mapping or list that holds the
+// problem (a block mapping starting on line 4 with a bad key on line 6
+// was "line 3"). The file ending inside a quoted string or a flow
+// collection is reported where it starts.
+func TestYAMLSyntaxErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src, want string
+	}{
+		{
+			name: "a key indented less than its siblings",
+			src:  "version: 2\nmachine: Door\nstates:\n  A:\n    initial: true\n   doc: x\nevents: {}\n",
+			want: "x.yaml:6:4: invalid YAML: did not find expected key (while parsing a block mapping that starts at line 4, column 3)",
+		},
+		{
+			name: "a key indented more than its siblings",
+			src:  "version: 2\nmachine: Door\nstates:\n  A:\n    initial: true\n      doc: x\nevents: {}\n",
+			want: "x.yaml:6:10: invalid YAML: mapping values are not allowed in this context",
+		},
+		{
+			name: "a list item among the keys of a mapping",
+			src:  "version: 2\nstates:\n  A: {}\n  - B\n",
+			want: "x.yaml:4:3: invalid YAML: did not find expected key (while parsing a block mapping that starts at line 3, column 3)",
+		},
+		{
+			name: "an unclosed double quote",
+			src:  "version: 2\nmachine: \"Door\npackage: door\nstates:\n  A: {}\n",
+			want: "x.yaml:2:10: invalid YAML: the file ends while scanning a quoted scalar that starts here: close the quote",
+		},
+		{
+			name: "an unclosed single quote",
+			src:  "version: 2\nmachine: Door\ndoc: 'abc\nstates: {}\n",
+			want: "x.yaml:3:6: invalid YAML: the file ends while scanning a quoted scalar that starts here: close the quote",
+		},
+		{
+			name: "an unclosed flow mapping",
+			src:  "version: 2\nmachine: Door\nstates:\n  A: {initial: true\n  B: {}\nevents: {}\n",
+			want: "x.yaml:5:4: invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping that starts at line 4, column 6)",
+		},
+		{
+			name: "an unclosed flow sequence",
+			src:  "version: 2\nmachine: Door\nevents: [A, B\nstates: {}\n",
+			want: "x.yaml:4:7: invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence that starts at line 3, column 9)",
+		},
+		{
+			name: "a flow mapping the file ends in",
+			src:  "version: 2\nmachine: Door\nstates: {A: {}",
+			want: "x.yaml:3:9: invalid YAML: the file ends while parsing a flow mapping that starts here: close it with }",
+		},
+		{
+			name: "a colon in a plain value",
+			src:  "version: 2\nmachine: Door: x\nstates: {}\n",
+			want: "x.yaml:2:14: invalid YAML: mapping values are not allowed in this context",
+		},
+		{
+			name: "a tab indenting a key",
+			src:  "version: 2\nstates:\n  A:\n\t  initial: true\n",
+			want: "x.yaml:4:1: invalid YAML: found character that cannot start any token (tabs cannot indent YAML: use spaces)",
+		},
+		{
+			name: "a position after text in another script",
+			src:  "version: 2\ndoc: \"größe\nstates: {}\n",
+			want: "x.yaml:2:6: invalid YAML: the file ends while scanning a quoted scalar that starts here: close the quote",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, diags := spec.Parse("x.yaml", []byte(tt.src))
+			assert.Nil(t, f)
+			require.Len(t, diags, 1, "%s", diags)
+			assert.Equal(t, tt.want, diags[0].String())
+			assert.Equal(t, "yaml-syntax", diags[0].Rule)
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,6 +68,10 @@ type Subject[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind] struct {
 	New     func(script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
 	Restore func(s St, script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
 	Load    func(data []byte, script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
+	// Rearm loads with LoadWith, told to re-arm the timers with the
+	// delays of this revision (LoadOptions.Rearm); nil for a machine
+	// without timers.
+	Rearm func(data []byte, script *Script) (Machine[St, Ev, S, E], *[]Ac, error)
 	// Timers returns a machine's running timers, each with its deadline
 	// (Timers and Deadline of the generated package); nil for a machine
 	// without timers.
@@ -152,11 +157,18 @@ type Way[St, Ev any, S, A fsmrt.Kind] struct {
 	To      S
 	Actions []A
 	Effects []string
+	// After, when not nil, is the state the machine rests in after the
+	// way, fields included: a way through rules that set constants
+	// (set:) gives it. From's fields are zero, and the fake behaviour's
+	// effects return zero values, so the state's fields are zero but for
+	// the constants.
+	After St
 }
 
 // Rules takes every way through the rule table and checks the rules fired,
-// the resulting state (unchanged after an ignored or rejected event), the
-// error, the actions handed out and the effects run.
+// the resulting state (unchanged after an ignored or rejected event, and
+// whole where the way gives After), the error, the actions handed out and
+// the effects run.
 func Rules[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A], ways []Way[St, Ev, S, A]) {
 	for _, w := range ways {
 		var labels []string
@@ -188,6 +200,9 @@ func Rules[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 			}
 			assert.Equal(t, w.Actions, kinds(acts, 0), "actions handed to the Handler")
 			script.check(t, w.Effects)
+			if any(w.After) != nil {
+				sameState(t, w.After, m.State(), "the state after the way, with the constants its rules set")
+			}
 		})
 	}
 }
@@ -416,6 +431,25 @@ func strict(t *testing.T, data []byte, read func([]byte) error) {
 	}
 }
 
+// withDeadlines returns the saved machine data with deadline as the
+// deadline of each of its timers.
+func withDeadlines(t *testing.T, data []byte, deadline time.Time) []byte {
+	t.Helper()
+	keys, values := members(t, data)
+	i := slices.Index(keys, "timers")
+	require.GreaterOrEqual(t, i, 0, "a machine with timers running: %s", data)
+	var timers []map[string]any
+	require.NoError(t, json.Unmarshal(values[i], &timers))
+	for _, tm := range timers {
+		tm["deadline"] = deadline
+	}
+	raw, err := json.Marshal(timers)
+	require.NoError(t, err)
+	values = slices.Clone(values)
+	values[i] = raw
+	return object(keys, values)
+}
+
 // members returns the members of the JSON object data, in order.
 func members(t *testing.T, data []byte) ([]string, []json.RawMessage) {
 	t.Helper()
@@ -501,6 +535,12 @@ func Saved[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 		require.NoError(t, err, "load %s", data)
 		sameState(t, s, loaded.State(), "state %s", s.Kind())
 		sameTimers(t, subj.timers(m), subj.timers(loaded), "state %s", s.Kind())
+		if subj.Rearm != nil {
+			rearmed, _, err := subj.Rearm(data, &Script{})
+			require.NoError(t, err, "load %s, re-arming its timers", data)
+			sameState(t, s, rearmed.State(), "state %s, re-armed", s.Kind())
+			sameTimers(t, subj.timers(m), subj.timers(rearmed), "state %s: re-armed with the delays it was saved with, its timers are as they were", s.Kind())
+		}
 		if len(subj.timers(m)) > 0 && timed == nil {
 			timed = data
 		} else if len(subj.timers(m)) == 0 && untimed == nil {
@@ -521,6 +561,20 @@ func Saved[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 		stray := slices.Clone(tv)
 		stray[slices.Index(tk, "state")] = uv[slices.Index(uk, "state")]
 		assert.ErrorIs(t, load(object(tk, stray)), fsmrt.ErrTimerNotRunning)
+	}
+	if timed != nil && subj.Rearm != nil {
+		// Deadlines known: re-armed with the same delays, they stay.
+		deadline := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC)
+		data := withDeadlines(t, timed, deadline)
+		loaded, _, err := subj.Load(data, &Script{})
+		require.NoError(t, err, "load %s", data)
+		rearmed, _, err := subj.Rearm(data, &Script{})
+		require.NoError(t, err, "load %s, re-arming its timers", data)
+		require.NotEmpty(t, subj.timers(loaded))
+		for _, tm := range subj.timers(loaded) {
+			assert.True(t, tm.Deadline.Equal(deadline), "timer %d: deadline %s, saved as %s", tm.ID, tm.Deadline, deadline)
+		}
+		sameTimers(t, subj.timers(loaded), subj.timers(rearmed), "re-armed with the delays they were saved with, the deadlines stay")
 	}
 	assert.Error(t, load([]byte("[")))
 	assert.Error(t, load(nil))

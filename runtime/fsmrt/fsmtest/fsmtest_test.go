@@ -2,6 +2,7 @@ package fsmtest_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -31,7 +32,9 @@ type (
 	event  interface{ Kind() eventKind }
 	action interface{ Kind() actionKind }
 	off    struct{}
-	on     struct{}
+	on     struct {
+		Level int `json:"level"`
+	}
 	toggle struct{ Loud bool }
 	poke   struct{}
 	beep   struct{}
@@ -43,10 +46,12 @@ func (*toggle) Kind() eventKind          { return 1 }
 func (*poke) Kind() eventKind            { return 2 }
 func (*beep) Kind() actionKind           { return 1 }
 func (off) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"off"}`), nil }
-func (on) MarshalJSON() ([]byte, error)  { return []byte(`{"kind":"on"}`), nil }
+func (s on) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf(`{"kind":"on","level":%d}`, s.Level)), nil
+}
 
 var desc = fsmrt.Desc[stateKind, eventKind, actionKind]{Package: "lamp", Machine: "Lamp", Rules: []fsmrt.Rule[stateKind, eventKind, actionKind]{
-	{Kind: fsmrt.RuleTransition, From: 1, Event: 1, Guard: "loud", To: 2, Actions: []actionKind{1}, Label: "Off --Toggle [loud]--> On / Beep"},
+	{Kind: fsmrt.RuleTransition, From: 1, Event: 1, Guard: "loud", To: 2, Actions: []actionKind{1}, Label: "Off --Toggle [loud]--> On {level=3} / Beep"},
 	{Kind: fsmrt.RuleTransition, From: 1, Event: 1, Guard: "else", To: 2, Label: "Off --Toggle [else]--> On"},
 	{Kind: fsmrt.RuleReject, From: 1, Event: 2, Reason: "it is off", Label: "Off --Poke--> rejected: it is off"},
 	{Kind: fsmrt.RuleTransition, From: 2, Event: 1, To: 1, Effect: "dim", Label: "On --Toggle--> Off {dim}"},
@@ -58,6 +63,7 @@ type lamp struct {
 	core   fsmrt.Core[stateKind, eventKind, actionKind]
 	script *fsmtest.Script
 	acts   *[]action
+	level  int // On's
 	broken string
 }
 
@@ -67,7 +73,7 @@ func (m *lamp) State() state {
 	case 1:
 		return off{}
 	case 2:
-		return on{}
+		return on{Level: m.level}
 	}
 	return nil
 }
@@ -92,6 +98,10 @@ func (m *lamp) HandleEvent(ev event) error {
 		case *toggle:
 			m.core.State = 2
 			if m.script.Guard("loud") {
+				m.level = 3
+				if m.broken == "constant" {
+					m.level = 2
+				}
 				m.core.Start(0, 1)
 				*m.acts = append(*m.acts, &beep{})
 			} else {
@@ -113,7 +123,7 @@ func (m *lamp) HandleEvent(ev event) error {
 			if m.broken != "effect" {
 				m.script.Effect("dim")
 			}
-			m.core.State = 1
+			m.core.State, m.level = 1, 0
 			m.core.Start(3, 2)
 			return m.core.Finish()
 		case *poke:
@@ -129,6 +139,9 @@ func subject(broken string) *fsmtest.Subject[state, event, action, stateKind, ev
 			return nil, nil, errors.New("lamp: cannot restore <nil>")
 		}
 		m := &lamp{core: fsmrt.NewCore(&desc, s.Kind()), script: script, acts: &[]action{}, broken: broken}
+		if s, ok := s.(on); ok {
+			m.level = s.Level
+		}
 		return m, m.acts, nil
 	}
 	load := func(data []byte, script *fsmtest.Script) (fsmtest.Machine[state, event, stateKind, eventKind], *[]action, error) {
@@ -154,7 +167,7 @@ func subject(broken string) *fsmtest.Subject[state, event, action, stateKind, ev
 }
 
 var ways = []fsmtest.Way[state, event, stateKind, actionKind]{
-	{From: off{}, Event: &toggle{}, Tests: []string{"loud"}, Rules: []int{0}, To: 2, Actions: []actionKind{1}},
+	{From: off{}, Event: &toggle{}, Tests: []string{"loud"}, Rules: []int{0}, To: 2, Actions: []actionKind{1}, After: on{Level: 3}},
 	{From: off{}, Event: &toggle{}, Tests: []string{"!loud"}, Rules: []int{1}, To: 2},
 	{From: off{}, Event: &poke{}, Rules: []int{2}, To: 1},
 	{From: on{}, Event: &toggle{}, Rules: []int{3}, To: 1, Effects: []string{"dim"}},
@@ -196,6 +209,7 @@ func TestDriversFail(t *testing.T) {
 		{"actions", []string{"actions handed to the Handler", "--- FAIL: TestDrivers/Off_--Toggle_[else]-->_On"}},
 		{"rejection", []string{"--- FAIL: TestDrivers/Off_--Poke-->_rejected:_it_is_off", "Expected error with \"event rejected\" in chain but got nil"}},
 		{"effect", []string{"effects run"}},
+		{"constant", []string{"the state after the way, with the constants its rules set", `"level":2`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.broken, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,6 +168,7 @@ func BenchmarkPostgresMisses100k(b *testing.B) {
 		var mu sync.Mutex
 		var late []time.Duration
 		var readers sync.WaitGroup
+		var dropped atomic.Bool
 		timeout := time.After(3 * time.Minute)
 		stopAll := make(chan struct{})
 		for _, in := range ins {
@@ -177,6 +179,7 @@ func BenchmarkPostgresMisses100k(b *testing.B) {
 					select {
 					case msg, ok := <-events:
 						if !ok {
+							dropped.Store(true)
 							return
 						}
 						if at, ok := missedAt(msg); ok {
@@ -197,8 +200,15 @@ func BenchmarkPostgresMisses100k(b *testing.B) {
 			if got >= n {
 				break
 			}
+			if dropped.Load() {
+				close(stopAll)
+				readers.Wait()
+				b.Fatalf("the hub dropped a subscriber (it fell behind) after %d of %d misses", got, n)
+			}
 			select {
 			case <-timeout:
+				close(stopAll)
+				readers.Wait()
 				b.Fatalf("%d of %d misses in 3 minutes", got, n)
 			case <-time.After(100 * time.Millisecond):
 			}

@@ -390,7 +390,7 @@ func (e *Engine) round(ctx context.Context, reqs []*request, results []*result) 
 				break
 			}
 			j := t.job
-			if err := e.step(rs, j, t.deadline, &job.TimerFired{Timer: t.id}, nil); err != nil {
+			if err := e.step(rs, j, t.deadline, &job.TimerFired{Timer: t.id, Deadline: t.deadline, Now: rs.now}, nil); err != nil {
 				e.log.Error("a job refused its timer", "job", j.def.ID, "err", err)
 			}
 		}

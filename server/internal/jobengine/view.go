@@ -132,38 +132,18 @@ func (j *jobState) newView() *View {
 	return v
 }
 
-// settingsOf returns the settings of a state.
+// settingsOf returns the settings of a state: every state of a job has
+// them.
 func settingsOf(s job.State) jobs.Settings {
-	switch s := s.(type) {
-	case job.Scheduled:
-		return s.Settings
-	case job.Starting:
-		return s.Settings
-	case job.Running:
-		return s.Settings
-	case job.WaitingToRetry:
-		return s.Settings
-	case job.Disabled:
-		return s.Settings
-	}
-	return jobs.Settings{}
+	v, _ := job.SettingsOf(s)
+	return v
 }
 
-// failuresOf returns the consecutive failed runs of a state.
+// failuresOf returns the consecutive failed runs of a state: every state
+// of a job counts them.
 func failuresOf(s job.State) int {
-	switch s := s.(type) {
-	case job.Scheduled:
-		return s.Failures
-	case job.Starting:
-		return s.Failures
-	case job.Running:
-		return s.Failures
-	case job.WaitingToRetry:
-		return s.Failures
-	case job.Disabled:
-		return s.Failures
-	}
-	return 0
+	v, _ := job.FailuresOf(s)
+	return v
 }
 
 // healthOf returns the health of a job's machine.

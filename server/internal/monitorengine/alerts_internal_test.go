@@ -23,6 +23,7 @@ import (
 // TestAlerts checks that a change of health into and out of missed posts
 // an alert to the webhook, and that a failing webhook is retried.
 func TestAlerts(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []Alert
 	fail := true
@@ -68,6 +69,7 @@ func TestAlerts(t *testing.T) {
 // A webhook at an internal address is refused when it is given (400
 // webhook_refused), unless the server's allow list names it.
 func TestWebhookRefusedWhenGiven(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	ctx := context.Background()
 	for _, url := range []string{"http://127.0.0.1:9000/", "http://169.254.169.254/latest/meta-data/", "http://[::1]/", "http://localhost:8080/hook", "http://10.0.0.1/", "http://[::ffff:127.0.0.1]/"} {
@@ -101,6 +103,7 @@ func TestWebhookRefusedWhenGiven(t *testing.T) {
 // checked when given) on loopback is refused at the dial, before any
 // connection, and the refusal logged.
 func TestAlertToInternalAddressRefused(t *testing.T) {
+	t.Parallel()
 	var conns atomic.Int32
 	hook := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	hook.Config.ConnState = func(net.Conn, http.ConnState) { conns.Add(1) }
@@ -162,6 +165,7 @@ func pendingAlerts(t *testing.T, b *bench) []string {
 // Making a paused (or disabled) monitor active again, or changing its
 // schedule, starts it afresh (health unknown): that is no alert.
 func TestNoAlertStartingAfresh(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	ctx := context.Background()
 	v := b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 60}, "checkin_margin_seconds": 0, "alert_webhook_url": "https://hooks.example.com/x"}`)

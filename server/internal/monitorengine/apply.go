@@ -335,7 +335,7 @@ func (e *Engine) rollback(rs *roundState) {
 // fire hands a timer's firing to its machine, at its deadline.
 func (e *Engine) fire(rs *roundState, d dueTimer) {
 	st := e.begin(rs, d.mon, d.entry.deadline)
-	if err := d.mon.machine.HandleEvent(&monitor.TimerFired{Timer: d.entry.id}); err != nil {
+	if err := d.mon.machine.HandleEvent(&monitor.TimerFired{Timer: d.entry.id, Deadline: d.entry.deadline, Now: rs.now}); err != nil {
 		e.log.Error("a monitor refused its timer", "monitor", d.mon.row.Slug, "err", err)
 		e.abandon(st)
 		return

@@ -398,7 +398,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	helpers.Go(func() { e.sendAlerts(ctx) })
 	rounds := make(chan []Event, publishQueue)
 	e.events = rounds
-	defer func() { e.events = nil }()
+	defer func() {
+		e.events = nil
+		close(rounds) // the publisher publishes what is left, then returns
+	}()
 	helpers.Go(func() { e.publishRounds(ctx, rounds) })
 	if e.shared != nil {
 		helpers.Go(func() { e.keepLeases(ctx) })

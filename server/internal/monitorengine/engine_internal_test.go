@@ -115,6 +115,7 @@ func statuses(list []CheckinView) []string {
 }
 
 func TestLateMissedAndBack(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	v := b.create(`{"slug": "backup", "schedule": {"type": "interval", "seconds": 60}, "checkin_margin_seconds": 10}`)
 	assert.Equal(t, HealthUnknown, v.Health)
@@ -151,6 +152,7 @@ func TestLateMissedAndBack(t *testing.T) {
 }
 
 func TestRunTimesOut(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	v := b.create(`{"slug": "etl", "schedule": {"type": "cron", "expression": "0 * * * *"}, "max_runtime_seconds": 300}`)
 	b.at(time.Hour)
@@ -179,6 +181,7 @@ func TestRunTimesOut(t *testing.T) {
 }
 
 func TestFinishingPing(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	v := b.create(`{"slug": "sync", "schedule": {"type": "interval", "seconds": 600}}`)
 	b.at(10 * time.Second)
@@ -213,6 +216,7 @@ func TestFinishingPing(t *testing.T) {
 }
 
 func TestThresholds(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	v := b.create(`{"slug": "flaky", "schedule": {"type": "interval", "seconds": 3600}, "failure_threshold": 2, "recovery_threshold": 2}`)
 	tests := []struct {
@@ -238,6 +242,7 @@ func TestThresholds(t *testing.T) {
 }
 
 func TestPauseDisableResume(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	v := b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 60}, "checkin_margin_seconds": 0}`)
 	status := func(s string) *View {
@@ -267,6 +272,7 @@ func TestPauseDisableResume(t *testing.T) {
 }
 
 func TestReconfigure(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 60}}`)
 	b.at(30 * time.Second)
@@ -288,6 +294,7 @@ func TestReconfigure(t *testing.T) {
 // move, an overdue one fires at once at its own time, and a miss is
 // recorded once.
 func TestRestartKeepsDeadlines(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	b.create(`{"slug": "backup", "schedule": {"type": "interval", "seconds": 60}, "checkin_margin_seconds": 10}`)
 	b.at(30 * time.Second)
@@ -333,6 +340,7 @@ func (f *failing) Apply(ctx context.Context, b *store.Batch) error {
 // requests fail with 503, and the monitors, their timers and the check-ins
 // are as they were; the next round works.
 func TestFailedWriteChangesNothing(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	f := &failing{Store: b.store}
 	b.store = f
@@ -365,6 +373,7 @@ func ptr[T any](v T) *T { return &v }
 // engine was busy, or down) happened before the round's pings, and a ping
 // that comes after a run was missed does not erase the miss.
 func TestTimersBeforeRequests(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		restart bool
@@ -398,6 +407,7 @@ func TestTimersBeforeRequests(t *testing.T) {
 // worth of deadlines: the misses fire in rounds of their own, every one
 // at its time, before the ping that comes after them.
 func TestBacklogBeforeRequests(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	v := b.create(`{"slug": "fast", "schedule": {"type": "interval", "seconds": 1}, "checkin_margin_seconds": 0}`)
 	const misses = 3*maxRound + 7
@@ -421,6 +431,7 @@ func TestBacklogBeforeRequests(t *testing.T) {
 // TestFailedRenameKeepsSlug renames a monitor in a round whose write
 // fails: the monitor keeps its slug, and the new one names nothing.
 func TestFailedRenameKeepsSlug(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	f := &failing{Store: b.store}
 	b.store = f
@@ -444,6 +455,7 @@ func TestFailedRenameKeepsSlug(t *testing.T) {
 // apply: after Run stopped (503 shutting_down, at once), and when the
 // client left (503 request_cancelled, not a server failure).
 func TestStoppedEngine(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	b.e.dispatch = b.e.submit // the real Run
 	ctx, stop := context.WithCancel(context.Background())
@@ -474,6 +486,7 @@ func TestStoppedEngine(t *testing.T) {
 // round is written: the store still has it in progress, but the ping is
 // refused as for a run closed earlier, not acknowledged and dropped.
 func TestFinishClosedInTheSameRound(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	v := b.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 600}, "max_runtime_seconds": 60}`)
 	round := func(pings ...Ping) []result {

@@ -75,29 +75,13 @@ func alerting(h string) bool {
 	return h == HealthMissed || h == HealthTimeout || h == HealthFailing
 }
 
-// active returns the fields the active states share, and whether s is one.
+// active returns the fields the active states share, and whether s is one
+// (a state inside Active); settings, which every state has, even when not.
 func active(s monitor.State) (settings monitors.Settings, next time.Time, failures int, ok bool) {
-	switch s := s.(type) {
-	case monitor.Fresh:
-		return s.Settings, s.NextExpected, s.Failures, true
-	case monitor.Up:
-		return s.Settings, s.NextExpected, s.Failures, true
-	case monitor.Failing:
-		return s.Settings, s.NextExpected, s.Failures, true
-	case monitor.Missed:
-		return s.Settings, s.NextExpected, s.Failures, true
-	case monitor.TimedOut:
-		return s.Settings, s.NextExpected, s.Failures, true
-	case monitor.Late:
-		return s.Settings, s.NextExpected, s.Failures, true
-	case monitor.Running:
-		return s.Settings, s.NextExpected, s.Failures, true
-	case monitor.Paused:
-		return s.Settings, time.Time{}, 0, false
-	case monitor.Disabled:
-		return s.Settings, time.Time{}, 0, false
-	}
-	return monitors.Settings{}, time.Time{}, 0, false
+	settings, _ = monitor.SettingsOf(s)
+	next, ok = monitor.NextExpectedOf(s)
+	failures, _ = monitor.FailuresOf(s)
+	return settings, next, failures, ok
 }
 
 // publish makes the committed row and machine what readers see.

@@ -11,24 +11,14 @@ import (
 const publishQueue = 256
 
 // publishRounds publishes the events of each written round, in order,
-// until ctx is done, then those already handed to it. It runs beside Run,
-// so that reading the finished check-ins back (publish) does not hold up
-// the next round.
+// until Run closes rounds: Run may write rounds after its context ends (a
+// backlog of timers is worked through to its end), and waits for the
+// publisher when publishQueue rounds wait already. It runs beside Run, so
+// that reading the finished check-ins back (publish) does not hold up the
+// next round.
 func (e *Engine) publishRounds(ctx context.Context, rounds <-chan []Event) {
-	for {
-		select {
-		case events := <-rounds:
-			e.publish(ctx, events)
-		case <-ctx.Done():
-			for {
-				select {
-				case events := <-rounds:
-					e.publish(ctx, events)
-				default:
-					return
-				}
-			}
-		}
+	for events := range rounds {
+		e.publish(ctx, events)
 	}
 }
 

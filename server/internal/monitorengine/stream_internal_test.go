@@ -33,6 +33,7 @@ func streamed(t *testing.T, ch <-chan []byte) (kinds []string, data []json.RawMe
 // start's time and source, its finish and duration), a timeout and a
 // superseded run.
 func TestCheckinEventsAsStored(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	ch, unsubscribe := b.e.Hub().Subscribe()
 	defer unsubscribe()
@@ -96,6 +97,7 @@ func TestCheckinEventsAsStored(t *testing.T) {
 
 // A renamed monitor's event names its previous slug.
 func TestRenameEvent(t *testing.T) {
+	t.Parallel()
 	b := newBench(t)
 	b.create(`{"slug": "old", "schedule": {"type": "interval", "seconds": 60}}`)
 	ch, unsubscribe := b.e.Hub().Subscribe()

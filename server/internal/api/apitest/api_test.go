@@ -32,8 +32,12 @@ const token = "fsm_test-token"
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// TestOnPostgres runs every other test again on Postgres.
-func TestOnPostgres(t *testing.T) { pgtest.Again(t) }
+// TestOnPostgres runs every other test again on Postgres, in a child
+// process, beside this one's.
+func TestOnPostgres(t *testing.T) {
+	t.Parallel()
+	pgtest.Again(t)
+}
 
 // stack is the server in-process: SQLite in a temporary directory (or a
 // Postgres database, in the run of TestOnPostgres), the engine running,
@@ -217,6 +221,7 @@ func requireError(t *testing.T, a answer, status int, code string, message ...st
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	v := s.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 3600}}`)
 	tests := []struct {
@@ -271,6 +276,7 @@ func statuses(list []monitorengine.CheckinView) []string {
 // documented 4xx, with a JSON error whose code is stable and whose message
 // says what is wrong.
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	job := s.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 3600}}`)
 	off := s.create(`{"slug": "off", "schedule": {"type": "interval", "seconds": 3600}}`)
@@ -479,6 +485,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestMonitorLifecycle(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 
 	// Create, with the defaults.
@@ -588,6 +595,7 @@ func TestMonitorLifecycle(t *testing.T) {
 }
 
 func TestPings(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	v := s.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 3600}}`)
 	code := func(n int) *int { return &n }
@@ -640,6 +648,7 @@ func TestPings(t *testing.T) {
 }
 
 func TestRuns(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	v := s.create(`{"slug": "etl", "schedule": {"type": "interval", "seconds": 3600}, "failure_threshold": 2}`)
 
@@ -698,6 +707,7 @@ func TestRuns(t *testing.T) {
 }
 
 func TestPingOutput(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	v := s.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 3600}}`)
 	const limit = 10 << 10
@@ -735,6 +745,7 @@ func TestPingOutput(t *testing.T) {
 }
 
 func TestAPICheckins(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	s.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 3600}}`)
 	post := func(body string) string {
@@ -765,6 +776,7 @@ func TestAPICheckins(t *testing.T) {
 }
 
 func TestCheckinsNewestFirst(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	v := s.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 3600}}`)
 	var ids []string
@@ -796,6 +808,7 @@ func TestCheckinsNewestFirst(t *testing.T) {
 }
 
 func TestPreview(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	tests := []struct {
 		name  string
@@ -845,6 +858,7 @@ func TestPreview(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	// A hundredth of a ping a second: one ping, then a wait of 100 s.
 	s := start(t, api.Config{PingRate: 0.01})
 	a := s.create(`{"slug": "a", "schedule": {"type": "interval", "seconds": 3600}}`)
@@ -865,6 +879,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	s.create(`{"slug": "a", "schedule": {"type": "interval", "seconds": 3600}}`)
 	s.create(`{"slug": "b", "schedule": {"type": "interval", "seconds": 3600}}`)
@@ -899,6 +914,7 @@ func TestHealth(t *testing.T) {
 // one of its webhook, which the server cannot post yet), and delivery is
 // degraded once an alert waits 5 minutes after it was raised.
 func TestHealthAlerts(t *testing.T) {
+	t.Parallel()
 	// Far ahead, so that the engine's sender, on the real clock, leaves
 	// them alone.
 	t0 := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -1041,6 +1057,7 @@ func (c *sse) next(kind string, match func(data string) bool) string {
 }
 
 func TestStream(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	c := s.stream()
 

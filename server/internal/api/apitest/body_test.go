@@ -53,6 +53,7 @@ func sendWhole(t *testing.T, url, method, path string, header map[string]string,
 // answered, not cut off: the server reads what is left of it (up to a
 // bound) before it answers, so a client that sends it whole gets the 413.
 func TestLargeBodyAnswered(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{MaxThreadBytes: 1 << 20})
 	job := s.create(`{"slug": "job", "schedule": {"type": "interval", "seconds": 3600}}`)
 	auth := map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"}
@@ -79,6 +80,7 @@ func TestLargeBodyAnswered(t *testing.T) {
 // The page and the health check take any query (a browser's, a load
 // balancer's additions).
 func TestAnyQueryOnThePageAndHealth(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	a := s.do(req{method: "GET", path: "/health?probe=lb&_=1", header: map[string]string{"Authorization": ""}})
 	assert.Equal(t, http.StatusOK, a.status, "%s", a.body)

@@ -43,6 +43,7 @@ func (s *stack) keys() []api.KeyView {
 // TestKeys creates, lists and revokes keys through the API: a key's token
 // is shown once, a revoked key is refused at once and listed as revoked.
 func TestKeys(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	list := s.keys()
 	require.Len(t, list, 1)
@@ -100,6 +101,7 @@ func TestKeys(t *testing.T) {
 
 // TestKeysBadRequests sends what POST /api/keys refuses.
 func TestKeysBadRequests(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	tests := []struct {
 		name, body, code, message string
@@ -126,6 +128,7 @@ func TestKeysBadRequests(t *testing.T) {
 // read_only_key), a read-write key does everything but the keys (403
 // admin_key_required), an admin key everything; pings need no key.
 func TestScopes(t *testing.T) {
+	t.Parallel()
 	sched := jobs.Settings{Schedule: monitors.Schedule{Type: "cron", Expression: "0 3 1 1 *"}, Timezone: "UTC", Timeout: time.Minute, BackoffBase: time.Second, BackoffCap: time.Second}
 	s := startJobs(t, api.Config{}, &jobs.Job{ID: "noop", Name: "noop", Enabled: true, Settings: sched, Func: func(ctx context.Context) (string, error) { return "", nil }})
 	ro := s.newKey("reader", apikey.ScopeReadOnly)
@@ -189,6 +192,7 @@ func TestScopes(t *testing.T) {
 // of an ID another key holds makes a thread of the pusher's, leaving the
 // other alone.
 func TestThreadsOwned(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	alice := s.newKey("alice", apikey.ScopeReadWrite)
 	bob := s.newKey("bob", apikey.ScopeReadWrite)
@@ -253,6 +257,7 @@ func TestThreadsOwned(t *testing.T) {
 // apikey.TTL has passed on its clock, and not before; an event stream of
 // the revoked key ends.
 func TestRevokedWithinTTL(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{at: time.Now()}
 	s := start(t, api.Config{Now: clk.now})
 	rw := s.newKey("writer", apikey.ScopeReadWrite)

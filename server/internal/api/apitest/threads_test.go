@@ -59,6 +59,7 @@ func gzipped(t *testing.T, s string) string {
 // newer revision is stored, the same again changes nothing, an older one
 // is refused 409.
 func TestThreadsSync(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{})
 	steps := []struct {
 		name     string
@@ -123,6 +124,7 @@ func TestThreadsSync(t *testing.T) {
 
 // TestThreadsBadRequests sends what the threads' API refuses.
 func TestThreadsBadRequests(t *testing.T) {
+	t.Parallel()
 	s := start(t, api.Config{MaxThreadBytes: 4096})
 	good := threadJSON(t, "t-1", 1, "hello")
 	withThread := func(edit func(m map[string]any)) string {

@@ -1,0 +1,3 @@
+package deploy
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate deploy.yaml

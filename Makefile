@@ -13,6 +13,7 @@ FUZZ_CI_EVENTLOG ?= 40000x
 FUZZ_CI_SANITIZE ?= 20000x
 FUZZ_CI_CRON ?= 40000x
 FUZZ_CI_API ?= 5000x
+FUZZ_CI_STRICT ?= 10000x
 
 .PHONY: generate test fuzz bench bench-server diff
 
@@ -37,7 +38,7 @@ test:
 	$(GO) test -timeout $(TEST_TIMEOUT) ./...
 	cd bench && $(GO) vet ./... && $(GO) test -timeout $(TEST_TIMEOUT) ./...
 	cd server/internal/bench/river && $(GO) vet ./...
-	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API)
+	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API) FUZZ_STRICT=$(FUZZ_CI_STRICT)
 
 # diff runs fsmgen diff of every spec against its revision at commit BASE
 # (the previous commit by default): it fails on a change that breaks saved
@@ -119,7 +120,10 @@ postgres-deps:
 
 # fuzz runs each fuzz target for FUZZTIME: parse + check, and emit with
 # verification of the generated Go and docs; the event log's reduction of
-# actions and its chain check; the agent's terminal sanitiser; the cron
+# actions and its chain check; the runtime's strict reading of saved data
+# (its JSON scanner against json.Valid, its decoders against
+# json.Unmarshal, its encoders against json.Marshal, its reading of a saved machine as Save writes it against
+# the general one); the agent's terminal sanitiser; the cron
 # expression parser; the server's HTTP handlers (on the in-memory store:
 # package server/internal/api's tests do not link SQLite). Go spends up
 # to a minute minimising each new interesting input by default, which
@@ -131,12 +135,17 @@ FUZZ_EVENTLOG ?= $(FUZZTIME)
 FUZZ_SANITIZE ?= $(FUZZTIME)
 FUZZ_CRON ?= $(FUZZTIME)
 FUZZ_API ?= $(FUZZTIME)
+FUZZ_STRICT ?= $(FUZZTIME)
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime $(FUZZMINIMIZE)
 fuzz:
 	$(FUZZ) ./internal/compiler/fsm -fuzz '^FuzzCheck$$' -fuzztime $(FUZZ_CHECK)
 	$(FUZZ) ./internal/compiler/emit -fuzz '^FuzzEmit$$' -fuzztime $(FUZZ_EMIT)
 	$(FUZZ) ./agent/internal/eventlog -fuzz '^FuzzReduce$$' -fuzztime $(FUZZ_EVENTLOG)
 	$(FUZZ) ./agent/internal/eventlog -fuzz '^FuzzVerify$$' -fuzztime $(FUZZ_EVENTLOG)
+	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzScan$$' -fuzztime $(FUZZ_STRICT)
+	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_STRICT)
+	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzEncode$$' -fuzztime $(FUZZ_STRICT)
+	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./agent/app -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
 	$(FUZZ) ./server/schedule -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZ_CRON)
 	$(FUZZ) ./server/internal/api -fuzz '^FuzzAPI$$' -fuzztime $(FUZZ_API)

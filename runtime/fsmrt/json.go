@@ -1,10 +1,9 @@
 package fsmrt
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"reflect"
 	"strings"
 )
 
@@ -17,53 +16,59 @@ import (
 // decodeStrict).
 
 // MarshalKind encodes fields, a struct without a MarshalJSON method, as a
-// JSON object with "kind" first.
+// JSON object with "kind" first: the bytes json.Marshal writes for fields,
+// with the kind before them (see encode.go).
 func MarshalKind(kind string, fields any) ([]byte, error) {
-	body, err := json.Marshal(fields)
-	if err != nil {
-		return nil, err
-	}
-	head, err := json.Marshal(kind)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(`{"kind":,`)+len(head)+len(body))
+	// {"kind":"k"} then the fields' object written over its closing
+	// brace: {"kind":"k",...}, or {"kind":"k"} for no field.
+	out := make([]byte, 0, 256)
 	out = append(out, `{"kind":`...)
-	out = append(out, head...)
-	if len(body) > 2 { // not {}
-		out = append(out, ',')
-		out = append(out, body[1:len(body)-1]...)
+	out = appendJSONString(out, kind)
+	body := len(out)
+	out, err := appendJSON(out, fields)
+	if err != nil {
+		return nil, err
 	}
-	return append(out, '}'), nil
+	switch {
+	case len(out)-body < 2 || out[body] != '{' || out[len(out)-1] != '}':
+		return nil, fmt.Errorf("fsmrt: the fields of kind %q encode as %s, not as an object", kind, out[body:])
+	case len(out)-body == 2: // {}
+		return append(out[:body], '}'), nil
+	}
+	out[body] = ','
+	return out, nil
 }
 
-// object is a JSON object as members read it: its JSON, and its members'
-// names and values, in order.
+// object is a JSON object as members read it: its JSON, and its members,
+// in order.
 type object struct {
-	data   []byte
-	keys   []string
-	values []json.RawMessage
+	data    []byte
+	members []member
+	// buf is where members were read (getMembers), handed back once the
+	// object is decoded.
+	buf *[]member
 }
 
 // kindOf reads the object of a JSON-encoded state, event or action of the
 // machine and its "kind"; what says which, for the error.
 func (d *Desc[S, E, A]) kindOf(data []byte, what string) (*object, string, error) {
-	keys, values, err := members(data)
+	buf := getMembers()
+	ms, err := membersIn(data, *buf)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
-	obj := &object{data: data, keys: keys, values: values}
-	i := slices.Index(keys, "kind")
+	obj := &object{data: data, members: ms, buf: buf}
+	i := find(ms, "kind")
 	if i < 0 {
-		for _, key := range keys {
-			if strings.EqualFold(key, "kind") {
+		for _, m := range ms {
+			if key := string(m.key); strings.EqualFold(key, "kind") {
 				return nil, "", fmt.Errorf("%s: decode %s: no \"kind\": %s", d.Package, what, recased(key, "kind"))
 			}
 		}
 		return nil, "", fmt.Errorf("%s: decode %s: no \"kind\"", d.Package, what)
 	}
 	var kind string
-	if err := json.Unmarshal(values[i], &kind); err != nil {
+	if err := decodeString(ms[i].value, reflect.ValueOf(&kind).Elem()); err != nil {
 		return nil, "", fmt.Errorf("%s: decode %s: \"kind\" is not a string", d.Package, what)
 	}
 	if kind == "" {
@@ -103,6 +108,7 @@ func Unmarshal[I any, S, E, A Kind](d *Desc[S, E, A], what string, data []byte, 
 	if err != nil {
 		return zero, err
 	}
+	defer putMembers(obj.buf, obj.members)
 	decode := decoders[kind]
 	if decode == nil {
 		return zero, d.UnknownKind(what, kind)
@@ -140,7 +146,7 @@ func Pointer[T, I any, S, E, A Kind](d *Desc[S, E, A], what string) Decoder[I] {
 // with the renames the spec declares for what.
 func decode[T any, S, E, A Kind](d *Desc[S, E, A], obj *object, what string) (*T, error) {
 	v := new(T)
-	if err := decodeMembers(obj.keys, obj.values, obj.data, v, "kind", d.Renamed[what]); err != nil {
+	if err := decodeMembers(obj.members, obj.data, v, "kind", d.Renamed[what]); err != nil {
 		return nil, fmt.Errorf("%s: decode %s: %w", d.Package, what, err)
 	}
 	return v, nil

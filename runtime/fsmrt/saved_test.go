@@ -298,3 +298,68 @@ func TestTimerRearm(t *testing.T) {
 		})
 	}
 }
+
+// waiting is a state like a server's job or monitor: settings (a nested
+// struct), times and counts.
+type waiting struct {
+	Settings struct {
+		Schedule struct {
+			Type       string `json:"type"`
+			Expression string `json:"expression,omitempty"`
+		} `json:"schedule"`
+		Timezone string        `json:"timezone"`
+		Timeout  time.Duration `json:"timeout"`
+		Retries  int           `json:"retries"`
+	} `json:"settings"`
+	At       time.Time `json:"at"`
+	Failures int       `json:"failures"`
+	NextRun  time.Time `json:"next_run"`
+}
+
+func (w waiting) MarshalJSON() ([]byte, error) {
+	type fields waiting
+	return fsmrt.MarshalKind("busy", fields(w))
+}
+
+// newWaiting returns a waiting state and its timer.
+func newWaiting() (waiting, []fsmrt.Timer) {
+	var w waiting
+	w.Settings.Schedule.Type, w.Settings.Schedule.Expression = "cron", "0 3 1 1 *"
+	w.Settings.Timezone, w.Settings.Timeout, w.Settings.Retries = "UTC", time.Hour, 3
+	w.At = time.Date(2026, 12, 2, 3, 14, 22, 777874721, time.UTC)
+	w.NextRun = time.Date(2027, 1, 1, 3, 0, 0, 0, time.UTC)
+	return w, []fsmrt.Timer{{ID: 1, Delay: w.NextRun.Sub(w.At), Deadline: w.NextRun}}
+}
+
+// BenchmarkSave saves a machine as a server saves each job's and
+// monitor's (each new one at a first start, each one a round changes).
+func BenchmarkSave(b *testing.B) {
+	w, timers := newWaiting()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := timed.Save(w, timers, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadWaiting reads a saved machine as a server's start-up reads
+// each job's and monitor's: the saved form, its timer, its state (settings
+// in a nested struct, times, counts).
+func BenchmarkLoadWaiting(b *testing.B) {
+	w, saved := newWaiting()
+	data, err := timed.Save(w, saved, 1)
+	require.NoError(b, err)
+	decoders := map[string]fsmrt.Decoder[any]{"busy": fsmrt.Value[waiting, any](&timed, "state busy")}
+	decode := func(raw []byte) (any, error) { return fsmrt.Unmarshal(&timed, "state", raw, decoders) }
+	timers := make([]fsmrt.Timer, 1)
+	var last fsmrt.TimerID
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		timers[0] = fsmrt.Timer{}
+		if _, err := fsmrt.LoadState(&timed, data, timers, &last, decode); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/fsmgen/fsmgen/internal/suggest"
 )
@@ -27,18 +26,24 @@ import (
 // fields describes a struct type as strict decoding reads it: the JSON
 // names of its fields, as encoding/json marshals them (the tag's name, or
 // the field's), with the names of its embedded structs' fields; and, for a
-// struct without embedded fields, each name's field index, so that each
-// member decodes into its field alone.
+// struct without embedded fields, each name's field (its index and
+// decoder), so that each member decodes into its field alone.
 type fields struct {
 	names map[string]bool
-	index map[string]int // nil for a struct with embedded fields
+	index map[string]fieldOf // nil for a struct with embedded fields
+}
+
+// fieldOf is a field of a struct without embedded fields.
+type fieldOf struct {
+	index  int
+	decode decoder
 }
 
 func fieldsOf(t reflect.Type) *fields {
 	if cached, ok := fieldCache.Load(t); ok {
 		return cached.(*fields)
 	}
-	fs := &fields{names: map[string]bool{}, index: map[string]int{}}
+	fs := &fields{names: map[string]bool{}, index: map[string]fieldOf{}}
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
 		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
@@ -57,7 +62,7 @@ func fieldsOf(t reflect.Type) *fields {
 		}
 		fs.names[name] = true
 		if fs.index != nil {
-			fs.index[name] = f.Index[0]
+			fs.index[name] = fieldOf{index: f.Index[0], decode: decoderOf(f.Type)}
 		}
 	}
 	fieldCache.Store(t, fs)
@@ -66,139 +71,58 @@ func fieldsOf(t reflect.Type) *fields {
 
 var fieldCache sync.Map // reflect.Type → *fields
 
-// members reads the members of the JSON object data, in order: their
-// names and their values' JSON; an error when data is not one JSON
-// object, or gives a member twice. It scans the object's top level
-// itself (json.Valid has checked the syntax), which is several times
-// faster than json.Decoder's tokens.
-func members(data []byte) ([]string, []json.RawMessage, error) {
+// member is a member of a JSON object: its name (its bytes in the
+// object's JSON when it has no escape) and its value's JSON, without the
+// space around it.
+type member struct {
+	key   []byte
+	value json.RawMessage
+}
+
+// members reads the members of the JSON object data, in order; an error
+// when data is not one JSON object, or gives a member twice. It checks
+// the syntax and finds the members in one pass over the bytes (scan.go),
+// several times faster than json.Valid followed by json.Decoder's tokens;
+// when data is not one JSON object, encoding/json says where and what.
+func members(data []byte) ([]member, error) { return membersIn(data, nil) }
+
+// membersIn is members, appending to ms.
+func membersIn(data []byte, ms []member) ([]member, error) {
+	sc := scanner{data: data}
+	ms, dup, ok := sc.document(ms)
+	if !ok {
+		return nil, notObject(data)
+	}
+	if dup >= 0 {
+		return nil, fmt.Errorf("duplicate field %q", ms[dup].key)
+	}
+	return ms, nil
+}
+
+// find returns the index of the member named key, or -1.
+func find(ms []member, key string) int {
+	for i, m := range ms {
+		if string(m.key) == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// notObject returns the error of data, which is not one JSON object: its
+// syntax error as encoding/json reports it, or what it is instead.
+func notObject(data []byte) error {
 	if !json.Valid(data) {
-		// Say where and what.
 		dec := json.NewDecoder(bytes.NewReader(data))
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
+			return err
 		}
-		return nil, nil, errors.New("more than one JSON value")
+		return errors.New("more than one JSON value")
 	}
-	sc := scanner{data: data}
-	sc.space()
-	if sc.peek() != '{' {
-		var v any
-		_ = json.Unmarshal(data, &v)
-		return nil, nil, fmt.Errorf("want a JSON object, found %s", describeJSON(v))
-	}
-	sc.i++
-	var keys []string
-	var values []json.RawMessage
-	for {
-		sc.space()
-		if sc.peek() == '}' {
-			break
-		}
-		if len(keys) > 0 {
-			sc.i++ // ','
-			sc.space()
-		}
-		key, err := sc.str()
-		if err != nil {
-			return nil, nil, err
-		}
-		if slices.Contains(keys, key) {
-			return nil, nil, fmt.Errorf("duplicate field %q", key)
-		}
-		sc.space()
-		sc.i++ // ':'
-		sc.space()
-		start := sc.i
-		sc.value()
-		keys = append(keys, key)
-		values = append(values, json.RawMessage(data[start:sc.i]))
-	}
-	return keys, values, nil
-}
-
-// scanner walks JSON that json.Valid has accepted.
-type scanner struct {
-	data []byte
-	i    int
-}
-
-func (s *scanner) peek() byte {
-	if s.i < len(s.data) {
-		return s.data[s.i]
-	}
-	return 0
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.data) && (s.data[s.i] == ' ' || s.data[s.i] == '\t' || s.data[s.i] == '\n' || s.data[s.i] == '\r') {
-		s.i++
-	}
-}
-
-// str reads a string and returns its value.
-func (s *scanner) str() (string, error) {
-	start := s.i
-	s.skipString()
-	raw := s.data[start:s.i]
-	plain := true // no escape, and ASCII: the bytes are the string
-	for _, c := range raw {
-		plain = plain && c != '\\' && c < utf8.RuneSelf
-	}
-	if plain {
-		return string(raw[1 : len(raw)-1]), nil
-	}
-	var v string
-	err := json.Unmarshal(raw, &v)
-	return v, err
-}
-
-// skipString moves past the string at s.i.
-func (s *scanner) skipString() {
-	s.i++ // '"'
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case '\\':
-			s.i += 2
-			continue
-		case '"':
-			s.i++
-			return
-		}
-		s.i++
-	}
-}
-
-// value moves past the value at s.i.
-func (s *scanner) value() {
-	depth := 0
-	for s.i < len(s.data) {
-		switch c := s.data[s.i]; c {
-		case '"':
-			s.skipString()
-			if depth == 0 {
-				return
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return // the end of the enclosing object
-			}
-			depth--
-			if depth == 0 {
-				s.i++
-				return
-			}
-		case ',':
-			if depth == 0 {
-				return
-			}
-		}
-		s.i++
-	}
+	var v any
+	_ = json.Unmarshal(data, &v)
+	return fmt.Errorf("want a JSON object, found %s", describeJSON(v))
 }
 
 // describeJSON names the kind of a decoded JSON value for an error.
@@ -223,25 +147,27 @@ func describeJSON(v any) string {
 // the caller ("kind"); renamed maps the old JSON names of renamed fields
 // to their new ones, so that data saved before a rename still loads.
 func decodeStrict(data []byte, v any, skip string, renamed map[string]string) error {
-	keys, values, err := members(data)
-	if err != nil {
-		return err
+	buf := getMembers()
+	ms, err := membersIn(data, *buf)
+	if err == nil {
+		err = decodeMembers(ms, data, v, skip, renamed)
 	}
-	return decodeMembers(keys, values, data, v, skip, renamed)
+	putMembers(buf, ms)
+	return err
 }
 
 // decodeMembers decodes an object members has read (data is its JSON)
 // into v, strictly.
-func decodeMembers(keys []string, values []json.RawMessage, data []byte, v any, skip string, renamed map[string]string) error {
+func decodeMembers(ms []member, data []byte, v any, skip string, renamed map[string]string) error {
 	rv := reflect.ValueOf(v).Elem()
 	fs := fieldsOf(rv.Type())
 	rename := false
-	for _, key := range keys {
-		switch {
-		case key == skip, fs.names[key]:
-		case renamed[key] != "":
-			if slices.Contains(keys, renamed[key]) {
-				return fmt.Errorf("field %q is given twice, once under its old name %q", renamed[key], key)
+	for _, m := range ms {
+		switch key := m.key; {
+		case string(key) == skip, fs.names[string(key)]:
+		case renamed[string(key)] != "":
+			if find(ms, renamed[string(key)]) >= 0 {
+				return fmt.Errorf("field %q is given twice, once under its old name %q", renamed[string(key)], key)
 			}
 			rename = true
 		default:
@@ -251,24 +177,26 @@ func decodeMembers(keys []string, values []json.RawMessage, data []byte, v any, 
 			}
 			slices.Sort(names)
 			for _, n := range append(names, skip) {
-				if n != "" && strings.EqualFold(n, key) {
-					return fmt.Errorf("unknown field %q: %s", key, recased(key, n))
+				if n != "" && strings.EqualFold(n, string(key)) {
+					return fmt.Errorf("unknown field %q: %s", key, recased(string(key), n))
 				}
 			}
-			return fmt.Errorf("unknown field %q%s", key, suggest.DidYouMean(key, names))
+			return fmt.Errorf("unknown field %q%s", key, suggest.DidYouMean(string(key), names))
 		}
 	}
 	if fs.index != nil {
 		// Each member into its field: members has read them already.
-		for i, key := range keys {
+		for _, m := range ms {
+			key := string(m.key)
 			if key == skip {
 				continue
 			}
 			if n := renamed[key]; n != "" {
 				key = n
 			}
-			if err := json.Unmarshal(values[i], rv.Field(fs.index[key]).Addr().Interface()); err != nil {
-				return fmt.Errorf("field %q: %w", keys[i], err)
+			f := fs.index[key]
+			if err := f.decode(m.value, rv.Field(f.index)); err != nil {
+				return fmt.Errorf("field %q: %w", m.key, err)
 			}
 		}
 		return nil
@@ -280,7 +208,8 @@ func decodeMembers(keys []string, values []json.RawMessage, data []byte, v any, 
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, key := range keys {
+	for _, m := range ms {
+		key := string(m.key)
 		if key == skip {
 			continue
 		}
@@ -293,7 +222,7 @@ func decodeMembers(keys []string, values []json.RawMessage, data []byte, v any, 
 		name, _ := json.Marshal(key)
 		b.Write(name)
 		b.WriteByte(':')
-		b.Write(values[i])
+		b.Write(m.value)
 	}
 	b.WriteByte('}')
 	return json.Unmarshal(b.Bytes(), v)

@@ -47,6 +47,20 @@ func (b *Behavior) plan(s Settings) *plan {
 	return p
 }
 
+// Check reports why s's schedule does not compile (as Compile does), or
+// nil; a schedule compiled before is not compiled again (a start-up checks
+// the saved schedule of every monitor, most of them alike).
+func (b *Behavior) Check(s Settings) error {
+	if _, ok := b.plans.Load(planKey{s.Schedule, s.Timezone}); ok {
+		return nil
+	}
+	if _, err := Compile(s); err != nil {
+		return err
+	}
+	b.plan(s)
+	return nil
+}
+
 // The schedule types.
 const (
 	ScheduleCron     = "cron"
@@ -87,17 +101,27 @@ func Compile(s Settings) (schedule.Schedule, error) {
 	return sched, nil
 }
 
-// Location returns the IANA time zone name names; "" is UTC.
+// Location returns the IANA time zone name names; "" is UTC. A zone is
+// read from the system's time zone database once (time.LoadLocation reads
+// it at each call, and a start-up checks the zone of each of thousands of
+// jobs and monitors).
 func Location(name string) (*time.Location, error) {
 	if name == "" {
 		return time.UTC, nil
+	}
+	if loc, ok := locations.Load(name); ok {
+		return loc.(*time.Location), nil
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil || name == "Local" {
 		return nil, fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin or UTC", name)
 	}
+	locations.Store(name, loc)
 	return loc, nil
 }
+
+// locations are the zones Location read: name → *time.Location.
+var locations sync.Map
 
 // First is when a monitor with settings s, started at now, expects its
 // first check-in.

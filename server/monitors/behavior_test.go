@@ -34,15 +34,22 @@ func TestCompile(t *testing.T) {
 		{"unknown zone", monitors.Settings{Schedule: monitors.Schedule{Type: "cron", Expression: "@daily"}, Timezone: "Mars/Olympus"}, `timezone: "Mars/Olympus"`},
 		{"Local", monitors.Settings{Schedule: monitors.Schedule{Type: "cron", Expression: "@daily"}, Timezone: "Local"}, `timezone: "Local"`},
 	}
+	b := &monitors.Behavior{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := monitors.Compile(tt.s)
+			// Check says the same, the first time and from its cache.
+			check, again := b.Check(tt.s), b.Check(tt.s)
 			if tt.want == "" {
 				require.NoError(t, err)
+				require.NoError(t, check)
+				require.NoError(t, again)
 				return
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.Equal(t, err, check)
+			assert.Equal(t, err, again)
 		})
 	}
 }

@@ -257,45 +257,56 @@ func (e *Engine) load(ctx context.Context, why string) error {
 	if err := e.commit(ctx, rs); err != nil {
 		return err
 	}
-	for _, j := range e.list {
-		j.publish()
-	}
+	e.eachJob(func(j *jobState) { j.publish() })
 	return nil
 }
 
-// decode makes the machines of the jobs that have a row, on every CPU
-// (the bulk of a start-up's work), and arms their timers at their saved
-// deadlines.
-func (e *Engine) decode(saved map[string]*store.Job) error {
-	errs := make([]error, len(e.list))
+// eachJob calls f for every job, on every CPU: f must touch nothing but
+// its job.
+func (e *Engine) eachJob(f func(j *jobState)) {
+	const chunk = 256
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(e.list); i = int(next.Add(1) - 1) {
-				j := e.list[i]
-				row := saved[j.def.ID]
-				if row == nil {
-					continue
+			for from := int(next.Add(chunk) - chunk); from < len(e.list); from = int(next.Add(chunk) - chunk) {
+				for _, j := range e.list[from:min(from+chunk, len(e.list))] {
+					f(j)
 				}
-				m, err := job.Load(job.Config{Behavior: e.behavior, Handler: j.handler}, row.Machine)
-				if err != nil {
-					errs[i] = fmt.Errorf("job %s: load its machine: %w", j.def.ID, err)
-					continue
-				}
-				j.machine, j.row = m, *row
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// decode makes the machines of the jobs that have a row, on every CPU
+// (the bulk of a start-up's work), and arms their timers at their saved
+// deadlines (made with the machines, armed in one pass: see armLoaded).
+func (e *Engine) decode(saved map[string]*store.Job) error {
+	errs := make([]error, len(e.list))
+	e.eachJob(func(j *jobState) {
+		row := saved[j.def.ID]
+		if row == nil {
+			return
+		}
+		m, err := job.Load(job.Config{Behavior: e.behavior, Handler: j.handler}, row.Machine)
+		if err != nil {
+			errs[j.index] = fmt.Errorf("job %s: load its machine: %w", j.def.ID, err)
+			return
+		}
+		j.machine, j.row = m, *row
+		j.timers = j.timers[:0]
+		for _, t := range m.Timers() {
+			j.timers = append(j.timers, &timerEntry{job: j, id: t.Timer, deadline: m.Deadline(t.Timer)})
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
+		for _, j := range e.list {
+			j.timers = nil
+		}
 		return err
 	}
-	for _, j := range e.list {
-		if j.machine != nil {
-			e.armAll(j)
-		}
-	}
+	e.armLoaded()
 	return nil
 }
 

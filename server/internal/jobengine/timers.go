@@ -105,6 +105,29 @@ func (e *Engine) armAll(j *jobState) {
 	}
 }
 
+// armLoaded arms the timers decode made for the jobs it loaded (none
+// armed before: a start, or a takeover after forget), in the jobs' order:
+// in one pass, the heap ordered again once rather than pushed into for
+// each timer.
+func (e *Engine) armLoaded() {
+	for _, j := range e.list {
+		for _, t := range j.timers {
+			if t.deadline.IsZero() {
+				// Saved without its deadline: as armAll does.
+				for _, mt := range j.machine.Timers() {
+					if mt.Timer == t.id {
+						t.deadline = e.now().Add(mt.Delay)
+					}
+				}
+			}
+			e.timers.seq++
+			t.seq = e.timers.seq
+			e.timers.entries = append(e.timers.entries, t)
+		}
+	}
+	heap.Init(&e.timers)
+}
+
 // due pops the first timer whose deadline is at or before now, and
 // disarms it; nil when none is due.
 func (e *Engine) due(now time.Time) *timerEntry {

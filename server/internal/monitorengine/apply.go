@@ -36,6 +36,9 @@ type roundState struct {
 	before  map[*mon]store.Monitor
 	created map[*mon]bool
 	deleted map[*mon]bool
+	// inserted marks the monitors the round created that no step changed
+	// since: their machine is as inserted, and is not saved again.
+	inserted map[*mon]bool
 	// checkins are the check-ins the round created that are in progress,
 	// by id, so that a finishing ping of the same round finds them;
 	// finished those the round closed (a ping, a timeout, a new start),
@@ -82,6 +85,7 @@ func (rs *roundState) touch(m *mon) {
 // begin starts a step of m at time at.
 func (e *Engine) begin(rs *roundState, m *mon, at time.Time) *step {
 	rs.touch(m)
+	delete(rs.inserted, m)
 	st := &step{mon: m, at: at, rs: rs, batch: &store.Batch{}}
 	e.step = st
 	return st
@@ -142,7 +146,7 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 		rs := &roundState{
 			// To the microsecond: what Postgres keeps.
 			now:    e.now().UTC().Truncate(time.Microsecond),
-			before: map[*mon]store.Monitor{}, created: map[*mon]bool{}, deleted: map[*mon]bool{},
+			before: map[*mon]store.Monitor{}, created: map[*mon]bool{}, deleted: map[*mon]bool{}, inserted: map[*mon]bool{},
 			checkins: map[string]*mon{}, finished: map[string]finishedRun{},
 		}
 		// One at a time: a firing may arm a timer that is due too (the
@@ -187,12 +191,15 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		if rs.deleted[m] || err != nil {
 			continue
 		}
+		renamed := m.row.Slug != before.Slug || m.row.Name != before.Name || m.row.PingKey != before.PingKey || m.row.AlertWebhookURL != before.AlertWebhookURL
+		if rs.inserted[m] && !renamed {
+			continue // inserted as it is, and not changed since
+		}
 		var saved []byte
 		if saved, err = m.machine.Save(); err != nil {
 			err = fmt.Errorf("save the machine of %s: %w", m.row.Slug, err)
 			continue
 		}
-		renamed := m.row.Slug != before.Slug || m.row.Name != before.Name || m.row.PingKey != before.PingKey || m.row.AlertWebhookURL != before.AlertWebhookURL
 		if rs.created[m] && !renamed && bytes.Equal(saved, m.row.Machine) {
 			continue // inserted as it is
 		}

@@ -20,9 +20,11 @@
 package monitorengine
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"net/http"
 	"runtime"
 	"slices"
@@ -187,8 +189,23 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Decoding the machines is most of the work: it runs on every CPU;
-	// arming the timers and indexing the monitors, after it, do not.
+	mons, err := e.decodeAll(rows)
+	if err != nil {
+		return nil, err
+	}
+	e.byID, e.bySlug, e.byKey = make(map[int64]*mon, len(mons)), make(map[string]*mon, len(mons)), make(map[string]*mon, len(mons))
+	e.install(mons)
+	for _, m := range mons {
+		e.nextID = max(e.nextID, m.row.ID)
+	}
+	return e, nil
+}
+
+// decodeAll makes the monitors of rows, their machines decoded from their
+// saved rows, their views published and their timers made (to be armed
+// by install). Decoding is most of a start-up's work: it runs on every
+// CPU (arming the timers and indexing the monitors, after it, do not).
+func (e *Engine) decodeAll(rows []*store.Monitor) ([]*mon, error) {
 	mons := make([]*mon, len(rows))
 	errs := make([]error, len(rows))
 	var next atomic.Int64
@@ -198,8 +215,14 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 			for i := int(next.Add(1) - 1); i < len(rows); i = int(next.Add(1) - 1) {
 				m := &mon{row: *rows[i]}
 				m.handler = &handler{e: e, mon: m}
-				errs[i] = e.decode(m)
 				mons[i] = m
+				if errs[i] = e.decode(m); errs[i] != nil {
+					continue
+				}
+				m.publish(e)
+				for _, t := range m.machine.Timers() {
+					m.timers = append(m.timers, &timerEntry{mon: m, id: t.Timer, deadline: m.machine.Deadline(t.Timer)})
+				}
 			}
 		})
 	}
@@ -208,12 +231,8 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		if errs[i] != nil {
 			return nil, fmt.Errorf("monitor %s: %w", m.row.Slug, errs[i])
 		}
-		e.armAll(m)
-		e.add(m)
-		m.publish(e)
-		e.nextID = max(e.nextID, m.row.ID)
 	}
-	return e, nil
+	return mons, nil
 }
 
 // load makes m's machine from its saved row and arms its timers.
@@ -232,11 +251,54 @@ func (e *Engine) decode(m *mon) error {
 		return err
 	}
 	settings, _, _, _ := active(machine.State())
-	if _, err := monitors.Compile(settings); err != nil {
+	if err := e.behavior.Check(settings); err != nil {
 		return fmt.Errorf("its saved schedule: %w", err)
 	}
 	m.machine = machine
 	return nil
+}
+
+// install runs mons, which decodeAll made: their timers armed, in the
+// order of mons (in one pass when they are many beside those armed: the
+// heap is ordered again once, not pushed into for each timer), and the
+// monitors indexed.
+func (e *Engine) install(mons []*mon) {
+	armed := 0
+	for _, m := range mons {
+		armed += len(m.timers)
+	}
+	// A push costs about log2(n) comparisons, ordering again about 2n.
+	push := armed*bits.Len(uint(len(e.timers.entries)+armed)) < 2*(len(e.timers.entries)+armed)
+	for _, m := range mons {
+		for _, t := range m.timers {
+			if t.deadline.IsZero() {
+				// Saved without its deadline: as armAll does.
+				for _, mt := range m.machine.Timers() {
+					if mt.Timer == t.id {
+						t.deadline = e.now().Add(mt.Delay)
+					}
+				}
+			}
+			e.timers.seq++
+			t.seq = e.timers.seq
+			if push {
+				heap.Push(&e.timers, t)
+			} else {
+				e.timers.entries = append(e.timers.entries, t)
+			}
+		}
+	}
+	e.armedCount.Add(int64(armed))
+	if !push {
+		heap.Init(&e.timers)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, m := range mons {
+		e.byID[m.row.ID] = m
+		e.bySlug[m.row.Slug] = m
+		e.byKey[m.row.PingKey] = m
+	}
 }
 
 // armAll arms m's timers as its machine has them, at their deadlines,

@@ -37,7 +37,7 @@ func (e *Engine) Ensure(ctx context.Context, ins []*Input, shard int) error {
 				continue
 			}
 			next := *cur
-			if err := in.merge(&next, e.webhooks); err != nil {
+			if err := in.merge(&next, e.webhooks, e.behavior); err != nil {
 				errs = append(errs, fmt.Errorf("monitor %s: %w", *in.Slug, err))
 			} else if next != *cur {
 				patches = append(patches, in)
@@ -46,7 +46,7 @@ func (e *Engine) Ensure(ctx context.Context, ins []*Input, shard int) error {
 		}
 		create := *in
 		create.Status = nil // a new monitor is active; its status follows
-		v, err := create.fresh(e.webhooks)
+		v, err := create.fresh(e.webhooks, e.behavior)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("monitor %s: %w", *in.Slug, err))
 			continue

@@ -62,8 +62,9 @@ func invalid(field, format string, args ...any) error {
 }
 
 // merge applies the fields in of a create or patch to v, checking each; g
-// checks a webhook's URL.
-func (in *Input) merge(v *View, g *webhook.Guard) error {
+// checks a webhook's URL, b the schedule (compiling each schedule once:
+// the jobs' monitors are made by the thousand, most of them alike).
+func (in *Input) merge(v *View, g *webhook.Guard, b *monitors.Behavior) error {
 	if in.Slug != nil {
 		if !slugRE.MatchString(*in.Slug) {
 			return invalid("slug", "%q is not a slug: 1 to 64 lower-case letters, digits, - and _, starting with a letter or digit", *in.Slug)
@@ -131,7 +132,7 @@ func (in *Input) merge(v *View, g *webhook.Guard) error {
 			return invalid("status", "%q is not active, paused or disabled", *in.Status)
 		}
 	}
-	if _, err := monitors.Compile(v.settings()); err != nil {
+	if err := b.Check(v.settings()); err != nil {
 		var bad *monitors.InvalidError
 		if errors.As(err, &bad) {
 			return invalid(bad.Field, "%v", bad.Err)
@@ -165,7 +166,7 @@ func (e *Engine) create(ctx context.Context, in *Input, pinned int) (*View, erro
 	if in.Status != nil && *in.Status != StatusActive {
 		return nil, invalid("status", "a new monitor is active: pause or disable it afterwards")
 	}
-	v, err := in.fresh(e.webhooks)
+	v, err := in.fresh(e.webhooks, e.behavior)
 	if err != nil {
 		return nil, err
 	}
@@ -197,9 +198,9 @@ func (e *Engine) create(ctx context.Context, in *Input, pinned int) (*View, erro
 
 // fresh returns the view of a new monitor as in gives it, with the
 // defaults of what it leaves out.
-func (in *Input) fresh(g *webhook.Guard) (*View, error) {
+func (in *Input) fresh(g *webhook.Guard, b *monitors.Behavior) (*View, error) {
 	v := &View{Timezone: "UTC", CheckinMarginSeconds: DefaultMarginSeconds, MaxRuntimeSeconds: DefaultMaxRuntimeSeconds, FailureThreshold: 1, RecoveryThreshold: 1, Status: StatusActive}
-	if err := in.merge(v, g); err != nil {
+	if err := in.merge(v, g, b); err != nil {
 		return nil, err
 	}
 	if v.Name == "" {
@@ -241,6 +242,7 @@ func (e *Engine) creation(v *View, id int64, shard int) *request {
 		m.row.Machine = saved
 		st.batch.Add(store.InsertMonitor{Monitor: m.row})
 		e.end(st)
+		rs.inserted[m] = true
 		e.add(m)
 		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: m.row.Slug, Change: "created"}})
 		return result{mon: m}, nil
@@ -268,7 +270,7 @@ func (e *Engine) patching(slug string, in *Input) *request {
 		}
 		cur := newView(&m.row, m.machine)
 		next := *cur
-		if err := in.merge(&next, e.webhooks); err != nil {
+		if err := in.merge(&next, e.webhooks, e.behavior); err != nil {
 			return result{}, err
 		}
 		if next.Slug != cur.Slug {

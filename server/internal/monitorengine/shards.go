@@ -115,13 +115,24 @@ func (e *Engine) changeShards(c shardChange) {
 		}
 	}
 	e.shardMu.Unlock()
-	for shard, mons := range c.gained {
-		e.dropShards([]int{shard}) // a shard lost and claimed again: its monitors anew
-		for _, m := range mons {
-			e.armAll(m)
-			e.add(m)
-			m.publish(e)
+	// A shard lost and claimed again: its monitors anew. (Those of a
+	// shard not held are not in memory: one pass over the monitors, not
+	// one a shard.)
+	var again []int
+	e.shardMu.RLock()
+	for shard := range c.gained {
+		if _, ok := e.held[shard]; ok {
+			again = append(again, shard)
 		}
+	}
+	e.shardMu.RUnlock()
+	e.dropShards(again)
+	var gained []*mon
+	for _, mons := range c.gained {
+		gained = append(gained, mons...)
+	}
+	e.install(gained)
+	for shard := range c.gained {
 		e.shardMu.Lock()
 		e.held[shard] = c.validUntil
 		e.claimed++
@@ -278,13 +289,12 @@ func (e *Engine) loadShards(ctx context.Context, shards []int, into map[int][]*m
 	for _, s := range shards {
 		into[s] = nil
 	}
-	for _, row := range rows {
-		m := &mon{row: *row}
-		m.handler = &handler{e: e, mon: m}
-		if err := e.decode(m); err != nil {
-			return fmt.Errorf("monitor %s: %w", row.Slug, err)
-		}
-		into[row.Shard] = append(into[row.Shard], m)
+	mons, err := e.decodeAll(rows)
+	if err != nil {
+		return err
+	}
+	for _, m := range mons {
+		into[m.row.Shard] = append(into[m.row.Shard], m)
 	}
 	return nil
 }

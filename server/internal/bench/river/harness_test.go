@@ -54,7 +54,14 @@ type server struct {
 	jobs   *jobsengine.Engine
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// phases are how long the start's steps took: opening the store,
+	// the monitors engine's New, the jobs engine's New, and its Run until
+	// Ready.
+	phases phases
 }
+
+// phases are the steps of a server's start, timed.
+type phases struct{ open, monitors, jobs, ready time.Duration }
 
 // instances numbers the servers, whose names must differ on Postgres (a
 // restarted server is a new instance).
@@ -68,6 +75,11 @@ func startServer(b *testing.B, d database, defs []*jobs.Job, maxRunning int) *se
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{cancel: cancel}
 	var err error
+	t0 := time.Now()
+	lap := func(d *time.Duration) {
+		now := time.Now()
+		*d, t0 = now.Sub(t0), now
+	}
 	if d.kind == "postgres" {
 		s.st, err = postgres.Open(ctx, d.dsn)
 	} else {
@@ -76,6 +88,7 @@ func startServer(b *testing.B, d database, defs []*jobs.Job, maxRunning int) *se
 	if err != nil {
 		b.Fatal(err)
 	}
+	lap(&s.phases.open)
 	n, _ := instances.LoadOrStore(d.dsn, new(int))
 	*n.(*int)++
 	name := fmt.Sprintf("bench-%d", *n.(*int))
@@ -87,10 +100,12 @@ func startServer(b *testing.B, d database, defs []*jobs.Job, maxRunning int) *se
 	if err != nil {
 		b.Fatal(err)
 	}
+	lap(&s.phases.monitors)
 	s.jobs, err = jobsengine.New(ctx, jobsengine.Config{Store: s.st, Monitors: mon, Jobs: defs, MaxRunning: maxRunning, Instance: name, Log: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
+	lap(&s.phases.jobs)
 	s.wg.Go(func() { mon.Run(ctx) })
 	s.wg.Go(func() { s.jobs.Run(ctx) })
 	select {
@@ -98,6 +113,7 @@ func startServer(b *testing.B, d database, defs []*jobs.Job, maxRunning int) *se
 	case <-time.After(5 * time.Minute):
 		b.Fatal("the jobs engine is not ready after 5 minutes")
 	}
+	lap(&s.phases.ready)
 	return s
 }
 

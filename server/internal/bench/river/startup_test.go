@@ -1,12 +1,66 @@
 package riverbench_test
 
 import (
+	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// The profiles of the timed starts alone (the setup, a first start
+// before a restart, left out): -startup.cpuprofile writes their processor
+// profile, -startup.memprofile the allocations they made (pprof's allocs
+// profile taken after them, with -diff_base the one taken before, written
+// beside it as FILE.base). Run one benchmark at a time with them.
+var (
+	startCPUProfile = flag.String("startup.cpuprofile", "", "write the processor profile of the timed starts to `file`")
+	startMemProfile = flag.String("startup.memprofile", "", "write the allocations of the timed starts to `file` (and those before them to file.base)")
+)
+
+// profileStarts starts the profiles the flags ask for, and returns what
+// stops them.
+func profileStarts(b *testing.B) func() {
+	b.Helper()
+	write := func(path string) {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if *startMemProfile != "" {
+		runtime.MemProfileRate = 64 << 10
+		write(*startMemProfile + ".base")
+	}
+	if *startCPUProfile != "" {
+		f, err := os.Create(*startCPUProfile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		return func() {
+			pprof.StopCPUProfile()
+			f.Close()
+			if *startMemProfile != "" {
+				write(*startMemProfile)
+			}
+		}
+	}
+	return func() {
+		if *startMemProfile != "" {
+			write(*startMemProfile)
+		}
+	}
+}
 
 // cpuTime returns the processor time the process has spent, user and
 // system.
@@ -26,7 +80,8 @@ func cpuTime() time.Duration {
 // cpu-s the processor time the benchmark's process spent in it (all its
 // threads: on a machine shared with other work, the wall time grows with
 // the load, the processor time much less); heap-MiB the live heap once
-// started.
+// started; for the server, open-s, monitors-s, jobs-s and ready-s the
+// wall time of each step of the start (see startServer).
 func BenchmarkStartup(b *testing.B) {
 	for _, kind := range []string{"sqlite", "postgres"} {
 		for _, n := range []int{10_000, 100_000} {
@@ -45,12 +100,15 @@ func benchStartup(b *testing.B, kind string, n int, first bool, impl string) {
 	b.StopTimer()
 	defs, periodic := idleJobs(n), periodicJobs(n)
 	var d database
+	var took phases
 	up := func() func() {
 		if impl == "river" {
 			r := startRiver(b, d, first, riverConfig(periodic, 100))
 			return func() { r.stop(b) }
 		}
-		return startServer(b, d, defs, 100).stop
+		s := startServer(b, d, defs, 100)
+		took = s.phases
+		return s.stop
 	}
 	if !first {
 		// The database a first start left.
@@ -67,10 +125,24 @@ func benchStartup(b *testing.B, kind string, n int, first bool, impl string) {
 		}
 		runtime.GC()
 		cpu0 := cpuTime()
+		stopProfiles := profileStarts(b)
 		b.StartTimer()
 		stop := up()
 		b.StopTimer()
+		stopProfiles()
 		b.ReportMetric((cpuTime() - cpu0).Seconds(), "cpu-s")
+		if impl == "fsmgen" {
+			// The steps of the start, as in cmd/server: opening the
+			// store, the monitors engine's New (on SQLite it loads every
+			// monitor), the jobs engine's New (on SQLite it loads every
+			// job) and its Run until Ready (the jobs' monitors made; on
+			// Postgres the shards claimed, their monitors and the jobs
+			// loaded).
+			b.ReportMetric(took.open.Seconds(), "open-s")
+			b.ReportMetric(took.monitors.Seconds(), "monitors-s")
+			b.ReportMetric(took.jobs.Seconds(), "jobs-s")
+			b.ReportMetric(took.ready.Seconds(), "ready-s")
+		}
 		runtime.GC()
 		var mem runtime.MemStats
 		runtime.ReadMemStats(&mem)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fsmgen/fsmgen/server/internal/store"
@@ -24,8 +25,16 @@ const (
 	finishRun
 	deleteRuns
 	deleteCheckins
+	insertMonitors
+	saveJobs
 	numStatements
 )
+
+// rowsAtOnce is how many rows insertMonitors and saveJobs write, each
+// statement: a batch's runs of InsertMonitor and of SaveJob (a first
+// start's thousands) go that many at a time, for a quarter less processor
+// time than a statement a row (BenchmarkInsertMonitors).
+const rowsAtOnce = 32
 
 var statements = [numStatements]string{
 	insertMonitor: `INSERT INTO monitors(id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -46,6 +55,58 @@ var statements = [numStatements]string{
 		WHERE id = ? AND status IN ('running', 'queued')`,
 	deleteRuns:     `DELETE FROM runs WHERE started_at < ? AND status NOT IN ('running', 'queued')`,
 	deleteCheckins: `DELETE FROM checkins WHERE monitor_id = ? AND created_at < ? AND status <> 'in_progress'`,
+	insertMonitors: `INSERT INTO monitors(id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at) VALUES` + manyRows(10),
+	saveJobs: `INSERT INTO jobs(id, machine, health, updated_at) VALUES` + manyRows(4) + `
+		ON CONFLICT(id) DO UPDATE SET machine = excluded.machine, health = excluded.health, updated_at = excluded.updated_at`,
+}
+
+// manyRows returns rowsAtOnce rows of n parameters, for VALUES.
+func manyRows(n int) string {
+	row := "(" + strings.Repeat("?, ", n-1) + "?)"
+	return strings.Repeat(row+", ", rowsAtOnce-1) + row
+}
+
+// execMany writes the first rowsAtOnce writes of ops in one statement when
+// they are all InsertMonitor or all SaveJob, and returns how many it
+// wrote: none otherwise.
+func (s *DB) execMany(ctx context.Context, tx *sql.Tx, ops []store.Op) (int, error) {
+	if len(ops) < rowsAtOnce {
+		return 0, nil
+	}
+	var which int
+	args := make([]any, 0, 10*rowsAtOnce)
+	switch ops[0].(type) {
+	case store.InsertMonitor:
+		which = insertMonitors
+		for _, op := range ops[:rowsAtOnce] {
+			op, ok := op.(store.InsertMonitor)
+			if !ok {
+				return 0, nil
+			}
+			args = append(args, insertMonitorArgs(op.Monitor)...)
+		}
+	case store.SaveJob:
+		which = saveJobs
+		for _, op := range ops[:rowsAtOnce] {
+			op, ok := op.(store.SaveJob)
+			if !ok {
+				return 0, nil
+			}
+			args = append(args, saveJobArgs(op.Job)...)
+		}
+	default:
+		return 0, nil
+	}
+	_, err := tx.StmtContext(ctx, s.stmts[which]).ExecContext(ctx, args...)
+	return rowsAtOnce, err
+}
+
+func insertMonitorArgs(m store.Monitor) []any {
+	return []any{m.ID, m.Slug, m.Name, m.PingKey, m.AlertWebhookURL, string(m.Machine), m.Health, nullTime(m.LastCheckinAt), formatTime(m.CreatedAt), formatTime(m.UpdatedAt)}
+}
+
+func saveJobArgs(j store.Job) []any {
+	return []any{j.ID, string(j.Machine), j.Health, formatTime(j.UpdatedAt)}
 }
 
 // prepare prepares the statements of the writes.
@@ -68,8 +129,7 @@ func (s *DB) exec(ctx context.Context, tx *sql.Tx, op store.Op) error {
 	}
 	switch op := op.(type) {
 	case store.InsertMonitor:
-		m := op.Monitor
-		return run(insertMonitor, m.ID, m.Slug, m.Name, m.PingKey, m.AlertWebhookURL, string(m.Machine), m.Health, nullTime(m.LastCheckinAt), formatTime(m.CreatedAt), formatTime(m.UpdatedAt))
+		return run(insertMonitor, insertMonitorArgs(op.Monitor)...)
 	case store.UpdateMonitor:
 		m := op.Monitor
 		return run(updateMonitor, m.Slug, m.Name, m.PingKey, m.AlertWebhookURL, string(m.Machine), m.Health, nullTime(m.LastCheckinAt), formatTime(m.UpdatedAt), m.ID)
@@ -87,8 +147,7 @@ func (s *DB) exec(ctx context.Context, tx *sql.Tx, op store.Op) error {
 		at := formatTime(op.At)
 		return run(insertAlert, op.URL, string(op.Payload), at, at)
 	case store.SaveJob:
-		j := op.Job
-		return run(saveJob, j.ID, string(j.Machine), j.Health, formatTime(j.UpdatedAt))
+		return run(saveJob, saveJobArgs(op.Job)...)
 	case store.InsertRun:
 		r := op.Run
 		return run(insertRun, r.ID, r.JobID, r.Status, r.Attempt, r.TriggeredBy, formatTime(r.StartedAt))
@@ -120,11 +179,16 @@ func (s *DB) Apply(ctx context.Context, b *store.Batch) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	for _, op := range b.Ops {
-		if err := s.exec(ctx, tx, op); err != nil {
+	for i := 0; i < len(b.Ops); {
+		n, err := s.execMany(ctx, tx, b.Ops[i:])
+		if n == 0 && err == nil {
+			n, err = 1, s.exec(ctx, tx, b.Ops[i])
+		}
+		if err != nil {
 			tx.Rollback()
 			return fmt.Errorf("write: %w", err)
 		}
+		i += n
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)

@@ -243,41 +243,6 @@ func (s *DB) SetMeta(ctx context.Context, key, value string) error {
 	return nil
 }
 
-// Monitors returns every monitor, by id.
-func (s *DB) Monitors(ctx context.Context) ([]*store.Monitor, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, slug, name, ping_key, alert_webhook_url, machine, health, last_checkin_at, created_at, updated_at FROM monitors ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("read the monitors: %w", err)
-	}
-	defer rows.Close()
-	var out []*store.Monitor
-	for rows.Next() {
-		m := &store.Monitor{}
-		var machine string
-		var last sql.NullString
-		var created, updated string
-		if err := rows.Scan(&m.ID, &m.Slug, &m.Name, &m.PingKey, &m.AlertWebhookURL, &machine, &m.Health, &last, &created, &updated); err != nil {
-			return nil, fmt.Errorf("read the monitors: %w", err)
-		}
-		m.Machine = []byte(machine)
-		var errs []error
-		m.LastCheckinAt, err = parseNull(last)
-		errs = append(errs, err)
-		m.CreatedAt, err = parseTime(created)
-		errs = append(errs, err)
-		m.UpdatedAt, err = parseTime(updated)
-		errs = append(errs, err)
-		if err := errors.Join(errs...); err != nil {
-			return nil, fmt.Errorf("read monitor %s: %w", m.Slug, err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the monitors: %w", err)
-	}
-	return out, nil
-}
-
 // checkinColumns are the columns a check-in is read from, in scanCheckin's
 // order.
 const checkinColumns = `id, status, source, created_at, finished_at, duration_ms, exit_code, output, expected_at`
@@ -426,32 +391,6 @@ func (s *DB) queryRuns(ctx context.Context, query string, args ...any) ([]*store
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the runs: %w", err)
-	}
-	return out, nil
-}
-
-// Jobs returns every job's row, by id.
-func (s *DB) Jobs(ctx context.Context) ([]*store.Job, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, machine, health, updated_at FROM jobs ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("read the jobs: %w", err)
-	}
-	defer rows.Close()
-	var out []*store.Job
-	for rows.Next() {
-		j := &store.Job{}
-		var machine, updated string
-		if err := rows.Scan(&j.ID, &machine, &j.Health, &updated); err != nil {
-			return nil, fmt.Errorf("read the jobs: %w", err)
-		}
-		j.Machine = []byte(machine)
-		if j.UpdatedAt, err = parseTime(updated); err != nil {
-			return nil, fmt.Errorf("read job %s: %w", j.ID, err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the jobs: %w", err)
 	}
 	return out, nil
 }

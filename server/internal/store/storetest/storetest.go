@@ -61,6 +61,7 @@ func Run(t *testing.T, o Opener) {
 	ctx := context.Background()
 	t.Run("jobs and runs", jobsAndRuns(o))
 	t.Run("queued runs", queuedRuns(o))
+	t.Run("many rows", manyRows(o))
 	t.Run("delete check-ins", deleteCheckins(o))
 	t.Run("threads", threads(o))
 	t.Run("keys", keys(o))

@@ -52,7 +52,7 @@ func Valid(root string) ([]Spec, error) {
 
 // Invalid returns the specs of the checker's error tests.
 func Invalid(root string) ([]Spec, error) {
-	return files(filepath.Join(root, "internal", "fsm", "testdata", "errors", "*.yaml"))
+	return files(filepath.Join(root, "internal", "compiler", "fsm", "testdata", "errors", "*.yaml"))
 }
 
 // All returns Valid and Invalid together.
@@ -69,6 +69,11 @@ func files(glob string) ([]Spec, error) {
 	paths, err := filepath.Glob(glob)
 	if err != nil {
 		return nil, fmt.Errorf("find specs: %w", err)
+	}
+	if len(paths) == 0 {
+		// A glob that finds nothing is a folder that moved: the tests
+		// that take these as inputs would pass on nothing.
+		return nil, fmt.Errorf("find specs: none matches %s", glob)
 	}
 	sort.Strings(paths)
 	var out []Spec

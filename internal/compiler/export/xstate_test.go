@@ -1,0 +1,417 @@
+package export_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/export"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// The random walks of each machine: how many, and how many steps each.
+const (
+	randomWalks = 25
+	walkLength  = 40
+)
+
+// The Go driver's view of a walk and of a step (testdata/gomod/driver).
+type (
+	goWalk struct {
+		Machine string    `json:"machine"`
+		Steps   []goInput `json:"steps,omitempty"`
+		Guards  []bool    `json:"guards,omitempty"`
+		Seed    uint64    `json:"seed,omitempty"`
+		Length  int       `json:"length,omitempty"`
+		Events  []string  `json:"events,omitempty"`
+	}
+	goInput struct {
+		Event string `json:"event,omitempty"`
+		State string `json:"state,omitempty"`
+		Timer string `json:"timer,omitempty"`
+		Fire  bool   `json:"fire,omitempty"`
+	}
+	goResult struct {
+		Input  goInput `json:"input"`
+		Guards []struct {
+			Guard  string `json:"guard"`
+			Answer bool   `json:"answer"`
+		} `json:"guards"`
+		Effects []string `json:"effects"`
+		Rules   []struct {
+			Rule int    `json:"rule"`
+			From string `json:"from"`
+		} `json:"rules"`
+		Actions []struct {
+			Kind string `json:"kind"`
+		} `json:"actions"`
+		Leaf   string `json:"leaf"`
+		Timers []struct {
+			State string `json:"state"`
+			Timer string `json:"timer"`
+		} `json:"timers"`
+		Error string `json:"error"`
+	}
+)
+
+// The XState runner's view (testdata/xstate/run.mjs).
+type (
+	jsMachine struct {
+		Config  json.RawMessage `json:"config"`
+		Actions []string        `json:"actions"`
+		Effects []string        `json:"effects"`
+		Guards  []string        `json:"guards"`
+		Delays  []string        `json:"delays"`
+		Walks   []jsWalk        `json:"walks"`
+	}
+	jsWalk struct {
+		Steps []jsStep `json:"steps"`
+	}
+	jsStep struct {
+		Event  string `json:"event,omitempty"`
+		After  string `json:"after,omitempty"`
+		Guards []bool `json:"guards"`
+	}
+	jsResult struct {
+		Trace  []string `json:"trace"`
+		Calls  []string `json:"calls"`
+		Guards []string `json:"guards"`
+		Leaf   string   `json:"leaf"`
+		Timers []string `json:"timers"`
+		Status string   `json:"status"`
+		Error  string   `json:"error"`
+	}
+)
+
+// specPaths are the specs of the repository: the examples and spec/.
+func specPaths(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, pattern := range []string{"../../../examples/*/*.yaml", "../../../spec/*.yaml"} {
+		ps, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		paths = append(paths, ps...)
+	}
+	require.GreaterOrEqual(t, len(paths), 8, "the examples and spec/")
+	return paths
+}
+
+// specKey names a spec in the program and the goldens: its file name
+// without .yaml.
+func specKey(path string) string { return strings.TrimSuffix(filepath.Base(path), ".yaml") }
+
+// TestXStateDifferential runs the XState export of every spec of the
+// repository in XState v5 (under node) against the generated Go machine:
+// every witness path (the shortest events that fire each rule) and seeded
+// random walks of events and timers. After New and after each step, both
+// must rest in the same leaf, have exited and entered the same states in
+// the same order, run the same effects and hand out the same actions in
+// the same order, asked the same guards in the same order, and run the
+// same timers. Guards are answered on the Go side (as each witness path
+// needs, or at random) and XState is given, for each step, the answers
+// the Go machine's guards gave, in order: a guard XState asks that Go did
+// not, or in another order, fails the test.
+func TestXStateDifferential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds every generated machine and runs node")
+	}
+	t.Parallel()
+	jsDir := xstateDir(t)
+	specs := map[string]*generate.Result{}
+	var keys []string
+	for _, path := range specPaths(t) {
+		res, err := generate.Load(path)
+		require.NoError(t, err)
+		require.NotNil(t, res.Machine, "%s does not check:\n%s", path, res.Diags.Error())
+		key := specKey(path)
+		specs[key] = res
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	bin := goProgram(t, specs)
+
+	var walks []goWalk
+	for _, key := range keys {
+		walks = append(walks, walksOf(key, specs[key].Machine)...)
+	}
+	data, err := json.Marshal(walks)
+	require.NoError(t, err)
+	goOut := runProgram(t, bin, data)
+	var goResults [][]goResult
+	require.NoError(t, json.Unmarshal(goOut, &goResults))
+	require.Len(t, goResults, len(walks))
+
+	// The same walks for XState: the events and timers the Go machine was
+	// sent, with the answers its guards gave.
+	jsIndex := map[string]int{}
+	var machines []jsMachine
+	for _, key := range keys {
+		m := specs[key].Machine
+		config, _, err := export.Export(m, export.XState)
+		require.NoError(t, err)
+		require.NotNil(t, config, "%s: the XState export was refused", key)
+		jm := jsMachine{Config: config}
+		for _, a := range m.Actions {
+			if !a.Builtin {
+				jm.Actions = append(jm.Actions, a.Name)
+			}
+		}
+		for _, fn := range m.Guards {
+			jm.Guards = append(jm.Guards, fn.Name)
+		}
+		for _, fn := range m.Effects {
+			jm.Effects = append(jm.Effects, fn.Name)
+		}
+		for _, tm := range m.Timers {
+			if tm.DelayFunc != nil && !slices.Contains(jm.Delays, tm.DelayFunc.Name) {
+				jm.Delays = append(jm.Delays, tm.DelayFunc.Name)
+			}
+		}
+		jsIndex[key] = len(machines)
+		machines = append(machines, jm)
+	}
+	for i, w := range walks {
+		m := specs[w.Machine].Machine
+		var jw jsWalk
+		for _, r := range goResults[i][1:] {
+			st := jsStep{Guards: []bool{}}
+			for _, g := range r.Guards {
+				st.Guards = append(st.Guards, g.Answer)
+			}
+			if r.Input.Fire {
+				st.After = afterEvent(m, timerOf(t, m, r.Input.State, r.Input.Timer))
+			} else {
+				st.Event = eventOf(t, m, r.Input.Event).Name
+			}
+			jw.Steps = append(jw.Steps, st)
+		}
+		jm := &machines[jsIndex[w.Machine]]
+		jm.Walks = append(jm.Walks, jw)
+	}
+	data, err = json.Marshal(machines)
+	require.NoError(t, err)
+	var jsResults [][][]jsResult
+	require.NoError(t, json.Unmarshal(runNode(t, jsDir, data), &jsResults))
+
+	next := map[string]int{}
+	steps := 0
+	for i, w := range walks {
+		m := specs[w.Machine].Machine
+		js := jsResults[jsIndex[w.Machine]][next[w.Machine]]
+		next[w.Machine]++
+		name := fmt.Sprintf("%s/witness-%d", w.Machine, i)
+		if w.Length > 0 {
+			name = fmt.Sprintf("%s/random-%d", w.Machine, w.Seed)
+		}
+		if !assert.Len(t, js, len(goResults[i]), "%s: XState's steps", name) {
+			continue
+		}
+		for j, g := range goResults[i] {
+			steps++
+			if !compareStep(t, m, fmt.Sprintf("%s step %d (%s)", name, j, inputText(g.Input)), g, js[j]) {
+				break // the walks part: the rest would only repeat it
+			}
+		}
+	}
+	t.Logf("%d walks, %d steps compared with XState", len(walks), steps)
+}
+
+// walksOf lists the walks of one machine: its witness paths, then the
+// random walks.
+func walksOf(key string, m *fsm.Machine) []goWalk {
+	var out []goWalk
+	for _, p := range m.Paths {
+		w := goWalk{Machine: key, Guards: []bool{}}
+		for _, way := range p.Steps {
+			if way.Timer != nil {
+				w.Steps = append(w.Steps, goInput{State: way.Timer.State.Snake, Timer: way.Timer.ID, Fire: true})
+			} else {
+				w.Steps = append(w.Steps, goInput{Event: way.Event.Snake})
+			}
+			for _, test := range way.Tests {
+				w.Guards = append(w.Guards, test.Holds)
+			}
+		}
+		out = append(out, w)
+	}
+	var events []string
+	for _, e := range m.Events {
+		if e != m.TimerFired {
+			events = append(events, e.Snake)
+		}
+	}
+	for seed := range uint64(randomWalks) {
+		out = append(out, goWalk{Machine: key, Seed: seed + 1, Length: walkLength, Events: events})
+	}
+	return out
+}
+
+// compareStep compares one step of both sides, and reports whether they
+// agree.
+func compareStep(t *testing.T, m *fsm.Machine, name string, g goResult, js jsResult) bool {
+	t.Helper()
+	ok := assert.Empty(t, js.Error, "%s: XState failed", name)
+	ok = assert.Equal(t, g.Leaf, js.Leaf, "%s: the leaf", name) && ok
+	ok = assert.Equal(t, goTrace(t, m, g), observable(t, m, js.Trace), "%s: the states exited and entered", name) && ok
+	var guards []string
+	for _, a := range g.Guards {
+		guards = append(guards, a.Guard)
+	}
+	ok = assert.Equal(t, nonNil(guards), nonNil(js.Guards), "%s: the guards asked", name) && ok
+	effects := map[string]bool{}
+	for _, fn := range m.Effects {
+		effects[fn.Name] = true
+	}
+	var jsEffects, jsActions []string
+	for _, c := range js.Calls {
+		if effects[c] {
+			jsEffects = append(jsEffects, c)
+		} else {
+			jsActions = append(jsActions, c)
+		}
+	}
+	ok = assert.Equal(t, nonNil(g.Effects), nonNil(jsEffects), "%s: the effects run", name) && ok
+	var actions []string
+	for _, a := range g.Actions {
+		act := actionOf(t, m, a.Kind)
+		if !act.Builtin {
+			actions = append(actions, act.Name)
+		}
+	}
+	ok = assert.Equal(t, nonNil(actions), nonNil(jsActions), "%s: the actions", name) && ok
+	var timers []string
+	for _, tm := range g.Timers {
+		timers = append(timers, afterEvent(m, timerOf(t, m, tm.State, tm.Timer)))
+	}
+	slices.Sort(timers)
+	ok = assert.Equal(t, nonNil(timers), nonNil(js.Timers), "%s: the timers running", name) && ok
+	return ok
+}
+
+// goTrace lists the states the Go machine exited and entered on a step,
+// from the rules it fired (its observer's steps) as the checked model
+// has them: each rule's exits that apply from the leaf it fired in, then
+// its entries; New's are the model's Start.
+func goTrace(t *testing.T, m *fsm.Machine, g goResult) []string {
+	t.Helper()
+	out := []string{}
+	if g.Input == (goInput{}) {
+		for _, run := range m.Start {
+			out = append(out, "entry "+run.State.Name)
+		}
+		return out
+	}
+	for _, st := range g.Rules {
+		r := m.Rules[st.Rule]
+		from := stateNamed(t, m, st.From)
+		for _, run := range r.Exits {
+			if run.When == nil || run.When.Contains(from) {
+				out = append(out, "exit "+run.State.Name)
+			}
+		}
+		for _, run := range r.Entries {
+			out = append(out, "entry "+run.State.Name)
+		}
+	}
+	return out
+}
+
+// observable keeps, of XState's exits and entries, those the Go machine
+// runs code for: the exits of states with an exit or a timer, the entries
+// of states with an entry or a timer (the generated code does nothing,
+// and the model has no run, for the others).
+func observable(t *testing.T, m *fsm.Machine, trace []string) []string {
+	t.Helper()
+	out := []string{}
+	for _, e := range trace {
+		what, name, _ := strings.Cut(e, " ")
+		s := anyStateNamed(t, m, name)
+		if len(s.Timers) > 0 || what == "exit" && s.Exit != nil || what == "entry" && s.Entry != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// afterEvent is the event XState's after sends for a timer:
+// xstate.after.DELAY.ID, DELAY in milliseconds or the name of the delay's
+// effect, ID the state's id.
+func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
+	delay := strconv.FormatInt(tm.Delay/int64(time.Millisecond), 10)
+	if tm.DelayFunc != nil {
+		delay = tm.DelayFunc.Name
+	}
+	var path []string
+	for _, s := range tm.State.Path() {
+		path = append(path, s.Name)
+	}
+	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(path, ".")
+}
+
+func timerOf(t *testing.T, m *fsm.Machine, state, id string) *fsm.Timer {
+	t.Helper()
+	for _, tm := range m.Timers {
+		if tm.State.Snake == state && tm.ID == id {
+			return tm
+		}
+	}
+	require.Failf(t, "no such timer", "%s has no timer %q of state %s", m.Name, id, state)
+	return nil
+}
+
+func eventOf(t *testing.T, m *fsm.Machine, kind string) *fsm.Event {
+	t.Helper()
+	i := slices.IndexFunc(m.Events, func(e *fsm.Event) bool { return e.Snake == kind })
+	require.GreaterOrEqual(t, i, 0, "%s has no event of kind %s", m.Name, kind)
+	return m.Events[i]
+}
+
+func actionOf(t *testing.T, m *fsm.Machine, kind string) *fsm.Action {
+	t.Helper()
+	i := slices.IndexFunc(m.Actions, func(a *fsm.Action) bool { return a.Snake == kind })
+	require.GreaterOrEqual(t, i, 0, "%s has no action of kind %s", m.Name, kind)
+	return m.Actions[i]
+}
+
+func stateNamed(t *testing.T, m *fsm.Machine, name string) *fsm.State {
+	t.Helper()
+	i := slices.IndexFunc(m.States, func(s *fsm.State) bool { return s.Name == name })
+	require.GreaterOrEqual(t, i, 0, "%s has no state %s", m.Name, name)
+	return m.States[i]
+}
+
+func anyStateNamed(t *testing.T, m *fsm.Machine, name string) *fsm.State {
+	t.Helper()
+	all := slices.Concat(m.States, m.Composites)
+	i := slices.IndexFunc(all, func(s *fsm.State) bool { return s.Name == name })
+	require.GreaterOrEqual(t, i, 0, "%s has no state %s", m.Name, name)
+	return all[i]
+}
+
+func inputText(in goInput) string {
+	switch {
+	case in.Fire && in.Timer != "":
+		return "timer " + in.Timer + " of " + in.State + " fires"
+	case in.Fire:
+		return "the timer of " + in.State + " fires"
+	case in.Event != "":
+		return "send " + in.Event
+	}
+	return "New"
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -83,7 +83,7 @@ func TestReport(t *testing.T) {
 		},
 		{
 			name:   "an event SCXML would confuse with the timers' events",
-			event: "fsmgen",
+			event:  "fsmgen",
 			states: "  Closed:\n    initial: true\n    terminal: true\n    ignore: [Open]\n",
 			rows:   "  - from: Closed\n    on: [Close, fsmgen]\n    action: Ring\n",
 			scxml:  []string{"13:3: error: event fsmgen: SCXML matches event names by their dotted prefix, so it would take the timers' events (fsmgen.timer...) too: rename the event"},

@@ -3,6 +3,7 @@ package export_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/export"
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
@@ -105,6 +107,44 @@ func specPaths(t *testing.T) []string {
 	return paths
 }
 
+// corpusSpecs extracts the specs of the conformance corpus
+// (internal/compiler/conformance/testdata), small charts that each pin
+// one point of the hierarchical semantics, into a temporary directory,
+// one directory per case named after it; the cases whose spec must not
+// build are left out.
+func corpusSpecs(t *testing.T) []string {
+	t.Helper()
+	archives, err := filepath.Glob("../conformance/testdata/*.txtar")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(archives), 25, "the conformance corpus")
+	dir := t.TempDir()
+	var out []string
+	for _, path := range archives {
+		ar, err := txtar.ParseFile(path)
+		require.NoError(t, err)
+		var spec []byte
+		skip := false
+		for _, f := range ar.Files {
+			switch f.Name {
+			case "spec.yaml":
+				spec = f.Data
+			case "script":
+				skip = strings.Contains(string(f.Data), "want build error")
+			}
+		}
+		if skip {
+			continue
+		}
+		require.NotNil(t, spec, "%s has no spec.yaml", path)
+		caseDir := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".txtar"))
+		require.NoError(t, os.MkdirAll(caseDir, 0o755))
+		specPath := filepath.Join(caseDir, "spec.yaml")
+		require.NoError(t, os.WriteFile(specPath, spec, 0o644))
+		out = append(out, specPath)
+	}
+	return out
+}
+
 // specKey names a spec in the program and the goldens: its file name
 // without .yaml.
 func specKey(path string) string { return strings.TrimSuffix(filepath.Base(path), ".yaml") }
@@ -128,11 +168,17 @@ func TestXStateDifferential(t *testing.T) {
 	jsDir := xstateDir(t)
 	specs := map[string]*generate.Result{}
 	var keys []string
-	for _, path := range specPaths(t) {
+	paths := specPaths(t)
+	corpus := corpusSpecs(t)
+	for _, path := range append(paths, corpus...) {
 		res, err := generate.Load(path)
 		require.NoError(t, err)
 		require.NotNil(t, res.Machine, "%s does not check:\n%s", path, res.Diags.Error())
 		key := specKey(path)
+		if slices.Contains(corpus, path) {
+			key = "conformance_" + filepath.Base(filepath.Dir(path))
+		}
+		require.NotContains(t, specs, key)
 		specs[key] = res
 		keys = append(keys, key)
 	}

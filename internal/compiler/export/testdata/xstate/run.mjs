@@ -8,7 +8,7 @@
 // effects and actions it ran, the guards it asked and the delayed events
 // it has scheduled.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createActor, createMachine } from 'xstate';
+import { assign, createActor, createMachine } from 'xstate';
 
 const [input, output] = process.argv.slice(2);
 const machines = JSON.parse(readFileSync(input, 'utf8'));
@@ -34,7 +34,17 @@ function runWalk(spec, walk) {
   let failure = null;
   const fresh = () => ({ trace: [], calls: [], guards: [] });
   const actions = { fsmgenTrace: (_, params) => rec.trace.push(params.t) };
-  for (const name of [...(spec.actions ?? []), ...(spec.effects ?? [])]) actions[name] = () => rec.calls.push(name);
+  for (const name of spec.actions ?? []) actions[name] = () => rec.calls.push(name);
+  // An effect computes data: it is an assign, which XState runs while it
+  // resolves a step (in order with the delays of the timers it starts),
+  // before it executes the step's actions, as the Go machine runs every
+  // effect of a step before it hands out the actions.
+  for (const name of spec.effects ?? []) {
+    actions[name] = assign(() => {
+      rec.calls.push(name);
+      return {};
+    });
+  }
   const guards = {};
   for (const name of spec.guards ?? []) {
     guards[name] = () => {
@@ -53,7 +63,7 @@ function runWalk(spec, walk) {
       return 0; // the Go side's effects return zero values
     };
   }
-  const machine = createMachine(traced(null, spec.config)).provide({ actions, guards, delays });
+  const machine = createMachine({ ...traced(null, spec.config), context: {} }).provide({ actions, guards, delays });
   // The clock runs nothing by itself: a timer fires when the walk says.
   const pending = new Map(); // event type -> callback
   let actor = null;

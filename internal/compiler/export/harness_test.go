@@ -28,8 +28,9 @@ import (
 // The harness of the differential test: the Go side builds every spec's
 // generated package into one program in a temporary module, the XState
 // side runs testdata/xstate/run.mjs with the XState that
-// testdata/xstate/package-lock.json pins, installed once into the user's
-// cache directory.
+// testdata/xstate/package-lock.json pins, the SCXML side
+// testdata/scxml/run.cjs with SCION (testdata/scxml/package-lock.json),
+// both installed once into the user's cache directory.
 
 // module is the temporary module's path.
 const module = "example.com/exportdiff"
@@ -179,28 +180,30 @@ func goProgram(t *testing.T, specs map[string]*generate.Result) string {
 	return bin
 }
 
-// xstateDir returns a directory holding run.mjs beside a node_modules
-// with the XState of testdata/xstate/package-lock.json. It installs it
-// with npm ci the first time, into the user's cache directory, keyed by
-// the lock file's hash; later runs need no network. Without node or npm
-// the test fails: the differential test is the export's proof.
-func xstateDir(t *testing.T) string {
+// npmDir returns a directory holding the runner of testdata/NAME (its
+// file runner) beside a node_modules with the packages of
+// testdata/NAME/package-lock.json. It installs them with npm ci the first
+// time, into the user's cache directory, keyed by the lock file's hash;
+// later runs need no network. Without node or npm the test fails: the
+// differential test is the export's proof.
+func npmDir(t *testing.T, name, runner string) string {
 	t.Helper()
 	_, err := exec.LookPath("node")
-	require.NoError(t, err, "the XState differential test needs node (20 or later) on PATH")
-	pkg, err := os.ReadFile("testdata/xstate/package.json")
+	require.NoError(t, err, "the differential test needs node (20 or later) on PATH")
+	src := filepath.Join("testdata", name)
+	pkg, err := os.ReadFile(filepath.Join(src, "package.json"))
 	require.NoError(t, err)
-	lock, err := os.ReadFile("testdata/xstate/package-lock.json")
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
 	require.NoError(t, err)
-	runner, err := os.ReadFile("testdata/xstate/run.mjs")
+	code, err := os.ReadFile(filepath.Join(src, runner))
 	require.NoError(t, err)
 	sum := sha256.Sum256(append(slices.Clone(pkg), lock...))
 	cache, err := os.UserCacheDir()
 	require.NoError(t, err)
-	dir := filepath.Join(cache, "fsmgen", "export-xstate-"+hex.EncodeToString(sum[:8]))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "xstate", "package.json")); err != nil {
+	dir := filepath.Join(cache, "fsmgen", "export-"+name+"-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
 		_, err := exec.LookPath("npm")
-		require.NoError(t, err, "XState is not installed in %s yet, and npm is not on PATH to install it", dir)
+		require.NoError(t, err, "the packages of %s are not installed in %s yet, and npm is not on PATH to install them", src, dir)
 		require.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o755))
 		tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
 		require.NoError(t, err)
@@ -209,34 +212,33 @@ func xstateDir(t *testing.T) string {
 		require.NoError(t, os.WriteFile(filepath.Join(tmp, "package-lock.json"), lock, 0o644))
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--prefer-offline")
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts")
 		cmd.Dir = tmp
 		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "npm ci of testdata/xstate:\n%s", out)
-		// Another test process may have installed it meanwhile: either
+		require.NoError(t, err, "npm ci of %s:\n%s", src, out)
+		// Another test process may have installed them meanwhile: either
 		// copy is the same.
 		if err := os.Rename(tmp, dir); err != nil {
-			_, statErr := os.Stat(filepath.Join(dir, "node_modules", "xstate", "package.json"))
-			require.NoError(t, statErr, "install XState into %s: %v", dir, err)
+			_, statErr := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
+			require.NoError(t, statErr, "install %s into %s: %v", src, dir, err)
 		}
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.mjs"), runner, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, runner), code, 0o644))
 	return dir
 }
 
-// runNode runs run.mjs in dir on the input file and returns the output
-// file's contents.
-func runNode(t *testing.T, dir string, input []byte) []byte {
+// runNode runs the runner in dir on the input and returns its output.
+func runNode(t *testing.T, dir, runner string, input []byte) []byte {
 	t.Helper()
 	tmp := t.TempDir()
 	in, out := filepath.Join(tmp, "in.json"), filepath.Join(tmp, "out.json")
 	require.NoError(t, os.WriteFile(in, input, 0o644))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "run.mjs"), in, out)
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, runner), in, out)
 	cmd.Dir = dir
 	stderr, err := cmd.CombinedOutput()
-	require.NoError(t, err, "node run.mjs:\n%s", stderr)
+	require.NoError(t, err, "node %s:\n%s", runner, stderr)
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
 	return data

@@ -92,7 +92,14 @@ func (w *scxmlWriter) stateNamed(name string) (*fsm.State, bool) {
 func (w *scxmlWriter) state(depth int, n *node) {
 	tag := "state"
 	attrs := []string{"id", n.name}
-	switch n.kind {
+	kind := n.kind
+	if kind == Final && w.wrapper != "" {
+		// Inside the state around the machine a <final> would not end
+		// the machine, and the "*" rows would still take events it
+		// ignores: it stays a state, with its rules.
+		kind = Atomic
+	}
+	switch kind {
 	case Final:
 		tag = "final"
 	case Compound:
@@ -101,7 +108,7 @@ func (w *scxmlWriter) state(depth int, n *node) {
 	default:
 		w.p.refuse(n.state.Pos, "state %s is of a kind the SCXML export does not know", n.name)
 	}
-	empty := len(n.entry) == 0 && len(n.exit) == 0 && len(n.timers) == 0 && len(n.children) == 0 && (n.kind == Final || len(n.triggers) == 0)
+	empty := len(n.entry) == 0 && len(n.exit) == 0 && len(n.timers) == 0 && len(n.children) == 0 && (kind == Final || len(n.triggers) == 0)
 	w.open(depth, tag, empty, attrs...)
 	if empty {
 		return
@@ -131,7 +138,7 @@ func (w *scxmlWriter) state(depth int, n *node) {
 	for _, ch := range n.children {
 		w.state(depth+1, ch)
 	}
-	if n.kind != Final {
+	if kind != Final {
 		w.triggers(depth+1, n)
 	}
 	w.close(depth, tag)

@@ -96,12 +96,12 @@ function runWalk(spec, walk) {
   for (const step of walk.steps ?? []) {
     rec = fresh();
     answers = [...(step.guards ?? [])];
-    if (step.after) {
-      const fn = pending.get(step.after);
+    if (step.timer) {
+      const fn = pending.get(step.timer);
       if (fn === undefined) {
-        failure = failure ?? `${step.after} is not scheduled`;
+        failure = failure ?? `${step.timer} is not scheduled`;
       } else {
-        pending.delete(step.after);
+        pending.delete(step.timer);
         fn();
       }
     } else {

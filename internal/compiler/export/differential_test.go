@@ -65,22 +65,23 @@ type (
 	}
 )
 
-// The XState runner's view (testdata/xstate/run.mjs).
+// The runners' view (testdata/xstate/run.mjs, testdata/scxml/run.cjs).
 type (
 	jsMachine struct {
-		Config  json.RawMessage `json:"config"`
-		Actions []string        `json:"actions"`
-		Effects []string        `json:"effects"`
-		Guards  []string        `json:"guards"`
-		Delays  []string        `json:"delays"`
-		Walks   []jsWalk        `json:"walks"`
+		Config   json.RawMessage `json:"config,omitempty"`   // XState
+		Document string          `json:"document,omitempty"` // SCXML
+		Actions  []string        `json:"actions"`
+		Effects  []string        `json:"effects"`
+		Guards   []string        `json:"guards"`
+		Delays   []string        `json:"delays"`
+		Walks    []jsWalk        `json:"walks"`
 	}
 	jsWalk struct {
 		Steps []jsStep `json:"steps"`
 	}
 	jsStep struct {
 		Event  string `json:"event,omitempty"`
-		After  string `json:"after,omitempty"`
+		Timer  string `json:"timer,omitempty"` // the target's name of the timer that fires
 		Guards []bool `json:"guards"`
 	}
 	jsResult struct {
@@ -149,23 +150,39 @@ func corpusSpecs(t *testing.T) []string {
 // without .yaml.
 func specKey(path string) string { return strings.TrimSuffix(filepath.Base(path), ".yaml") }
 
-// TestXStateDifferential runs the XState export of every spec of the
-// repository in XState v5 (under node) against the generated Go machine:
-// every witness path (the shortest events that fire each rule) and seeded
-// random walks of events and timers. After New and after each step, both
-// must rest in the same leaf, have exited and entered the same states in
-// the same order, run the same effects and hand out the same actions in
-// the same order, asked the same guards in the same order, and run the
-// same timers. Guards are answered on the Go side (as each witness path
-// needs, or at random) and XState is given, for each step, the answers
-// the Go machine's guards gave, in order: a guard XState asks that Go did
-// not, or in another order, fails the test.
-func TestXStateDifferential(t *testing.T) {
+// target is one side the Go machine is compared with: an export format,
+// the runner that runs it and the name it gives a timer.
+type target struct {
+	format       export.Format
+	dir, runner  string
+	timerName    func(*fsm.Machine, *fsm.Timer) string
+	intermediate func(*fsm.Machine, string) bool // a state of the target's own, not of the spec
+}
+
+// TestDifferential runs the exports of every spec of the repository, and
+// of the conformance corpus' charts, against the generated Go machine:
+// the XState export in XState v5 and the SCXML export in SCION (an SCXML
+// interpreter), both under node, on every witness path (the shortest
+// events that fire each rule) and on seeded random walks of events and
+// timers. After New and after each step, each must rest in the same leaf
+// as the Go machine, have exited and entered the same states in the same
+// order, run the same effects and handed out the same actions in the same
+// order, asked the same guards in the same order, and run the same
+// timers. Guards are answered on the Go side (as each witness path needs,
+// or at random), and each target is given, for each step, the answers the
+// Go machine's guards gave, in order: a guard it asks that Go did not, or
+// in another order, fails the test.
+func TestDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds every generated machine and runs node")
 	}
 	t.Parallel()
-	jsDir := xstateDir(t)
+	targets := []target{
+		{format: export.XState, dir: npmDir(t, "xstate", "run.mjs"), runner: "run.mjs", timerName: afterEvent,
+			intermediate: func(*fsm.Machine, string) bool { return false }},
+		{format: export.SCXML, dir: npmDir(t, "scxml", "run.cjs"), runner: "run.cjs", timerName: sendID,
+			intermediate: func(m *fsm.Machine, id string) bool { return strings.HasPrefix(id, "$") || id == m.Name }},
+	}
 	specs := map[string]*generate.Result{}
 	var keys []string
 	paths := specPaths(t)
@@ -191,21 +208,34 @@ func TestXStateDifferential(t *testing.T) {
 	}
 	data, err := json.Marshal(walks)
 	require.NoError(t, err)
-	goOut := runProgram(t, bin, data)
 	var goResults [][]goResult
-	require.NoError(t, json.Unmarshal(goOut, &goResults))
+	require.NoError(t, json.Unmarshal(runProgram(t, bin, data), &goResults))
 	require.Len(t, goResults, len(walks))
+	for _, tg := range targets {
+		t.Run(string(tg.format), func(t *testing.T) {
+			compareTarget(t, tg, specs, keys, walks, goResults)
+		})
+	}
+}
 
-	// The same walks for XState: the events and timers the Go machine was
-	// sent, with the answers its guards gave.
-	jsIndex := map[string]int{}
+// compareTarget replays the Go machines' walks in one target and
+// compares every step.
+func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, keys []string, walks []goWalk, goResults [][]goResult) {
+	// The same walks for the target: the events and timers the Go
+	// machine was sent, with the answers its guards gave.
+	index := map[string]int{}
 	var machines []jsMachine
 	for _, key := range keys {
 		m := specs[key].Machine
-		config, _, err := export.Export(m, export.XState)
+		out, diags, err := export.Export(m, tg.format)
 		require.NoError(t, err)
-		require.NotNil(t, config, "%s: the XState export was refused", key)
-		jm := jsMachine{Config: config}
+		require.NotNil(t, out, "%s: the export was refused:\n%s", key, diags.Error())
+		var jm jsMachine
+		if tg.format == export.XState {
+			jm.Config = out
+		} else {
+			jm.Document = string(out)
+		}
 		for _, a := range m.Actions {
 			if !a.Builtin {
 				jm.Actions = append(jm.Actions, a.Name)
@@ -222,7 +252,7 @@ func TestXStateDifferential(t *testing.T) {
 				jm.Delays = append(jm.Delays, tm.DelayFunc.Name)
 			}
 		}
-		jsIndex[key] = len(machines)
+		index[key] = len(machines)
 		machines = append(machines, jm)
 	}
 	for i, w := range walks {
@@ -234,41 +264,41 @@ func TestXStateDifferential(t *testing.T) {
 				st.Guards = append(st.Guards, g.Answer)
 			}
 			if r.Input.Fire {
-				st.After = afterEvent(m, timerOf(t, m, r.Input.State, r.Input.Timer))
+				st.Timer = tg.timerName(m, timerOf(t, m, r.Input.State, r.Input.Timer))
 			} else {
 				st.Event = eventOf(t, m, r.Input.Event).Name
 			}
 			jw.Steps = append(jw.Steps, st)
 		}
-		jm := &machines[jsIndex[w.Machine]]
+		jm := &machines[index[w.Machine]]
 		jm.Walks = append(jm.Walks, jw)
 	}
-	data, err = json.Marshal(machines)
+	data, err := json.Marshal(machines)
 	require.NoError(t, err)
 	var jsResults [][][]jsResult
-	require.NoError(t, json.Unmarshal(runNode(t, jsDir, data), &jsResults))
+	require.NoError(t, json.Unmarshal(runNode(t, tg.dir, tg.runner, data), &jsResults))
 
 	next := map[string]int{}
 	steps := 0
 	for i, w := range walks {
 		m := specs[w.Machine].Machine
-		js := jsResults[jsIndex[w.Machine]][next[w.Machine]]
+		js := jsResults[index[w.Machine]][next[w.Machine]]
 		next[w.Machine]++
 		name := fmt.Sprintf("%s/witness-%d", w.Machine, i)
 		if w.Length > 0 {
 			name = fmt.Sprintf("%s/random-%d", w.Machine, w.Seed)
 		}
-		if !assert.Len(t, js, len(goResults[i]), "%s: XState's steps", name) {
+		if !assert.Len(t, js, len(goResults[i]), "%s: the target's steps", name) {
 			continue
 		}
 		for j, g := range goResults[i] {
 			steps++
-			if !compareStep(t, m, fmt.Sprintf("%s step %d (%s)", name, j, inputText(g.Input)), g, js[j]) {
+			if !compareStep(t, tg, m, fmt.Sprintf("%s step %d (%s)", name, j, inputText(g.Input)), g, js[j]) {
 				break // the walks part: the rest would only repeat it
 			}
 		}
 	}
-	t.Logf("%d walks, %d steps compared with XState", len(walks), steps)
+	t.Logf("%d walks, %d steps compared with %s", len(walks), steps, tg.format)
 }
 
 // walksOf lists the walks of one machine: its witness paths, then the
@@ -303,11 +333,11 @@ func walksOf(key string, m *fsm.Machine) []goWalk {
 
 // compareStep compares one step of both sides, and reports whether they
 // agree.
-func compareStep(t *testing.T, m *fsm.Machine, name string, g goResult, js jsResult) bool {
+func compareStep(t *testing.T, tg target, m *fsm.Machine, name string, g goResult, js jsResult) bool {
 	t.Helper()
-	ok := assert.Empty(t, js.Error, "%s: XState failed", name)
+	ok := assert.Empty(t, js.Error, "%s: the target failed", name)
 	ok = assert.Equal(t, g.Leaf, js.Leaf, "%s: the leaf", name) && ok
-	ok = assert.Equal(t, goTrace(t, m, g), observable(t, m, js.Trace), "%s: the states exited and entered", name) && ok
+	ok = assert.Equal(t, goTrace(t, m, g), observable(t, tg, m, js.Trace), "%s: the states exited and entered", name) && ok
 	var guards []string
 	for _, a := range g.Guards {
 		guards = append(guards, a.Guard)
@@ -336,7 +366,7 @@ func compareStep(t *testing.T, m *fsm.Machine, name string, g goResult, js jsRes
 	ok = assert.Equal(t, nonNil(actions), nonNil(jsActions), "%s: the actions", name) && ok
 	var timers []string
 	for _, tm := range g.Timers {
-		timers = append(timers, afterEvent(m, timerOf(t, m, tm.State, tm.Timer)))
+		timers = append(timers, tg.timerName(m, timerOf(t, m, tm.State, tm.Timer)))
 	}
 	slices.Sort(timers)
 	ok = assert.Equal(t, nonNil(timers), nonNil(js.Timers), "%s: the timers running", name) && ok
@@ -371,15 +401,18 @@ func goTrace(t *testing.T, m *fsm.Machine, g goResult) []string {
 	return out
 }
 
-// observable keeps, of XState's exits and entries, those the Go machine
+// observable keeps, of the target's exits and entries, those the Go machine
 // runs code for: the exits of states with an exit or a timer, the entries
 // of states with an entry or a timer (the generated code does nothing,
 // and the model has no run, for the others).
-func observable(t *testing.T, m *fsm.Machine, trace []string) []string {
+func observable(t *testing.T, tg target, m *fsm.Machine, trace []string) []string {
 	t.Helper()
 	out := []string{}
 	for _, e := range trace {
 		what, name, _ := strings.Cut(e, " ")
+		if tg.intermediate(m, name) {
+			continue
+		}
 		s := anyStateNamed(t, m, name)
 		if len(s.Timers) > 0 || what == "exit" && s.Exit != nil || what == "entry" && s.Entry != nil {
 			out = append(out, e)
@@ -401,6 +434,15 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 		path = append(path, s.Name)
 	}
 	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(path, ".")
+}
+
+// sendID is the id of the <send> that runs a timer in the SCXML export:
+// STATE.timer, or STATE.timer.ID.
+func sendID(_ *fsm.Machine, tm *fsm.Timer) string {
+	if tm.ID == "" {
+		return tm.State.Name + ".timer"
+	}
+	return tm.State.Name + ".timer." + tm.ID
 }
 
 func timerOf(t *testing.T, m *fsm.Machine, state, id string) *fsm.Timer {

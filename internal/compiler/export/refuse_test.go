@@ -95,6 +95,12 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"5:3: error: state Door has the machine's name, which the SCXML export gives the state around every state (it holds the \"*\" rows): rename the state or the machine"},
 		},
 		{
+			name:   "an effect named by an ECMAScript reserved word",
+			states: closed + "  Opened:\n    ignore: [Open, Knock]\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n    effect: delete\n    action: Log\n  - from: Opened\n    on: Close\n    to: Closed\neffects:\n  delete:\n    sets: {n: int}\n",
+			scxml:  []string{"30:3: error: delete is a reserved word of ECMAScript, the SCXML document's data model, so cond and <script> cannot call it: rename it (go_name keeps its Go name)"},
+		},
+		{
 			name:    "a terminal state that does nothing is final",
 			states:  closed + "  Gone:\n    terminal: true\n    ignore: \"*\"\n",
 			rows:    "  - from: Closed\n    on: Close\n    to: Gone\n",

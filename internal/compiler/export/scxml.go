@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,13 @@ func writeSCXML(c *chart) ([]byte, diag.List, error) {
 			}
 		}
 	}
+	for _, fns := range [][]*fsm.Func{c.m.Guards, c.m.Effects} {
+		for _, fn := range fns {
+			if fn.Used() && slices.Contains(strings.Fields(ecmaReserved), fn.Name) {
+				w.p.refuse(fn.Pos, "%s is a reserved word of ECMAScript, the SCXML document's data model, so cond and <script> cannot call it: rename it (go_name keeps its Go name)", fn.Name)
+			}
+		}
+	}
 	if len(c.root.triggers) > 0 {
 		w.wrapper = c.m.Name
 		if s, ok := w.stateNamed(c.m.Name); ok {
@@ -76,6 +84,14 @@ func writeSCXML(c *chart) ([]byte, diag.List, error) {
 	w.close(0, "scxml")
 	return w.b.Bytes(), w.p.list, nil
 }
+
+// ecmaReserved are the names a guard or an effect cannot have in the
+// SCXML export: ECMAScript's reserved words and literals (ECMA-262
+// §12.7.2), and SCXML's In() predicate (SCXML §5.9.1).
+const ecmaReserved = `await break case catch class const continue debugger default delete do
+	else enum export extends false finally for function if implements import in instanceof interface
+	let new null package private protected public return static super switch this throw true try
+	typeof var void while with yield arguments eval undefined NaN Infinity In`
 
 // stateNamed finds a state by name.
 func (w *scxmlWriter) stateNamed(name string) (*fsm.State, bool) {

@@ -95,7 +95,10 @@ type (
 	}
 )
 
-// specPaths are the specs of the repository: the examples and spec/.
+// specPaths are the specs of the repository, the examples and spec/, and
+// the export's own charts (testdata/charts), which exercise what those do
+// not: guard chains without else, several timers of one state, timers
+// that stay, local and external transitions of composite states.
 func specPaths(t *testing.T) []string {
 	t.Helper()
 	var paths []string
@@ -105,7 +108,10 @@ func specPaths(t *testing.T) []string {
 		paths = append(paths, ps...)
 	}
 	require.GreaterOrEqual(t, len(paths), 8, "the examples and spec/")
-	return paths
+	charts, err := filepath.Glob("testdata/charts/*/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, charts, "the export's own charts")
+	return append(paths, charts...)
 }
 
 // corpusSpecs extracts the specs of the conformance corpus

@@ -95,7 +95,7 @@ func build(m *fsm.Machine) *chart {
 		}
 		n.triggers[i].branches = append(n.triggers[i].branches, r)
 	}
-	for _, n := range c.byState {
+	for _, n := range c.nodes() {
 		if final(n) {
 			n.kind = Final
 		}

@@ -95,9 +95,9 @@ const ecmaReserved = `await break case catch class const continue debugger defau
 
 // stateNamed finds a state by name.
 func (w *scxmlWriter) stateNamed(name string) (*fsm.State, bool) {
-	for s := range w.c.byState {
-		if s.Name == name {
-			return s, true
+	for _, n := range w.c.nodes() {
+		if n.name == name {
+			return n.state, true
 		}
 	}
 	return nil, false

@@ -77,6 +77,8 @@ func writeXState(c *chart) ([]byte, diag.List, error) {
 	if c.m.Doc != "" {
 		root.add("description", c.m.Doc)
 	}
+	// An empty context, for the effects to assign what they compute.
+	root.add("context", obj{})
 	w.body(&root, c.root)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

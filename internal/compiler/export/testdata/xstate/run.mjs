@@ -63,7 +63,7 @@ function runWalk(spec, walk) {
       return 0; // the Go side's effects return zero values
     };
   }
-  const machine = createMachine({ ...traced(null, spec.config), context: {} }).provide({ actions, guards, delays });
+  const machine = createMachine(traced(null, spec.config)).provide({ actions, guards, delays });
   // The clock runs nothing by itself: a timer fires when the walk says.
   const pending = new Map(); // event type -> callback
   let actor = null;

@@ -123,6 +123,26 @@ func dataMarks(r *fsm.Rule, p *problems, target string) (set, with []string) {
 	return set, with
 }
 
+// timerReads warns about what a timer's rule reads of its event
+// (TimerFired's deadline and now): the targets' timer events carry none
+// of it, so the guard or effect that reads it has to find it elsewhere
+// (the target's clock).
+func timerReads(r *fsm.Rule, p *problems, target string) {
+	if r.Timer == nil {
+		return
+	}
+	for _, use := range []struct {
+		fn   *fsm.Func
+		args []fsm.Value
+	}{{r.Guard, r.GuardArgs}, {r.Effect, r.EffectArgs}} {
+		for _, v := range use.args {
+			if v.Source == fsm.FromEvent && v.Field != nil {
+				p.keep(r.Pos, "%s reads %s of the timer's event, which %s's timer events do not carry: its implementation there must find it elsewhere", use.fn.Name, v.Field.Name, target)
+			}
+		}
+	}
+}
+
 // at is a position as the output names it: the spec's file name (no
 // directories), line and column.
 func at(m *fsm.Machine, pos diag.Pos) string {

@@ -101,6 +101,13 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"30:3: error: delete is a reserved word of ECMAScript, the SCXML document's data model, so cond and <script> cannot call it: rename it (go_name keeps its Go name)"},
 		},
 		{
+			name:   "a timer's guard that reads the time its event carries",
+			states: closed + "  Opened:\n    ignore: [Open, Knock, Close]\n    after:\n      delay: 1s\n      guards:\n        - if: late\n          to: Closed\n        - else: true\n          ignore: true\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\nimports:\n  time: time\nguards:\n  late:\n    reads:\n      now: time.Time\n",
+			xstate: []string{"13:11: warning: late reads now of the timer's event, which XState's timer events do not carry: its implementation there must find it elsewhere"},
+			scxml:  []string{"13:11: warning: late reads now of the timer's event, which SCXML's timer events do not carry: its implementation there must find it elsewhere"},
+		},
+		{
 			name:    "a terminal state that does nothing is final",
 			states:  closed + "  Gone:\n    terminal: true\n    ignore: \"*\"\n",
 			rows:    "  - from: Closed\n    on: Close\n    to: Gone\n",

@@ -211,6 +211,7 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 		attrs = append(attrs, "fsmgen:reject", r.Reason)
 	}
 	set, with := dataMarks(r, &w.p, "SCXML")
+	timerReads(r, &w.p, "SCXML")
 	if set != nil {
 		attrs = append(attrs, "fsmgen:set", strings.Join(set, " "))
 	}

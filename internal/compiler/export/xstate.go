@@ -216,6 +216,7 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 		meta.add("reject", r.Reason)
 	}
 	set, with := dataMarks(r, &w.p, "XState")
+	timerReads(r, &w.p, "XState")
 	if set != nil {
 		meta.add("set", set)
 	}

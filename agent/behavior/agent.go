@@ -233,10 +233,10 @@ func Continuations(c chat.Conversation) int {
 }
 
 // ContinueReply keeps the cut reply (RecordResponse appended it) and asks
-// the model to continue it; the new request has had no retries.
-func (a *Agent) ContinueReply(c chat.Conversation) (chat.Conversation, int, chat.Request) {
+// the model to continue it.
+func (a *Agent) ContinueReply(c chat.Conversation) (chat.Conversation, chat.Request) {
 	c = c.Append(chat.UserMessage(chat.ContinueNote))
-	return c, 0, a.BuildRequest(c)
+	return c, a.BuildRequest(c)
 }
 
 // Backoff returns the delay before retry number attempt (1 for the first
@@ -293,11 +293,10 @@ func (a *Agent) IsKnownCall(round chat.ToolRound, callID string) bool {
 	return round.Pending(callID) >= 0
 }
 
-// StartTurn appends the user's message and builds the request; a new
-// request has had no retries.
-func (a *Agent) StartTurn(c chat.Conversation, msg chat.Message) (chat.Conversation, int, chat.Request) {
+// StartTurn appends the user's message and builds the request.
+func (a *Agent) StartTurn(c chat.Conversation, msg chat.Message) (chat.Conversation, chat.Request) {
 	c = c.AppendMessage(&msg, chat.RoleUser)
-	return c, 0, a.BuildRequest(c)
+	return c, a.BuildRequest(c)
 }
 
 // RecordResponse appends the assistant's message.
@@ -364,16 +363,10 @@ func (a *Agent) FinishToolsWithHook(c chat.Conversation, round chat.ToolRound, c
 }
 
 // FinishTools appends the tool results in the LLM's order and builds the
-// next request, which has had no retries.
-func (a *Agent) FinishTools(c chat.Conversation, round chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request) {
+// next request.
+func (a *Agent) FinishTools(c chat.Conversation, round chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, chat.Request) {
 	c, _ = finish(c, round, callID, outcome)
-	return c, 0, a.BuildRequest(c)
-}
-
-// ResumeAfterHook sends the request frozen before the hook, which has had
-// no retries.
-func (a *Agent) ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request) {
-	return 0, pendingRequest
+	return c, a.BuildRequest(c)
 }
 
 // UserStoppedPrefix starts the outcome of a tool call the user stopped.

@@ -167,14 +167,14 @@ func (a *Agent) EmptySummary(response chat.Response) bool {
 
 // StartCompaction builds the summary request of the conversation's older
 // part, before the request that would pass the threshold.
-func (a *Agent) StartCompaction(c chat.Conversation) (chat.ErrorOrigin, int, chat.Request) {
-	return chat.OriginCompaction, 0, a.SummaryRequest(c)
+func (a *Agent) StartCompaction(c chat.Conversation) (chat.ErrorOrigin, chat.Request) {
+	return chat.OriginCompaction, a.SummaryRequest(c)
 }
 
 // StartCompactCommand builds the summary request of the conversation's
 // older part, as the user asked between turns.
-func (a *Agent) StartCompactCommand(c chat.Conversation) (chat.ErrorOrigin, int, chat.Request) {
-	return chat.OriginCompactCommand, 0, a.SummaryRequest(c)
+func (a *Agent) StartCompactCommand(c chat.Conversation) (chat.ErrorOrigin, chat.Request) {
+	return chat.OriginCompactCommand, a.SummaryRequest(c)
 }
 
 // RetryCompaction builds the summary request again, for a retry.
@@ -203,10 +203,10 @@ func (a *Agent) RefuseSummary(chat.Response) string {
 }
 
 // CompactAndResume replaces the conversation's older part by the summary
-// and builds the request that waited for it, which has had no retries.
-func (a *Agent) CompactAndResume(c chat.Conversation, response chat.Response) (chat.Conversation, int, chat.Request) {
+// and builds the request that waited for it.
+func (a *Agent) CompactAndResume(c chat.Conversation, response chat.Response) (chat.Conversation, chat.Request) {
 	c = a.Compact(c, response)
-	return c, 0, a.BuildRequest(c)
+	return c, a.BuildRequest(c)
 }
 
 // Compact replaces the conversation's older part by the summary: the

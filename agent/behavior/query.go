@@ -64,9 +64,8 @@ func (a *Agent) RefuseQuery(c chat.Conversation, text string) (chat.Conversation
 }
 
 // InjectQueryResult appends the query's result as a user message (see
-// FormatQueryResult) and builds the next request, which has had no
-// retries.
-func (a *Agent) InjectQueryResult(c chat.Conversation, q chat.Query, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request) {
+// FormatQueryResult) and builds the next request.
+func (a *Agent) InjectQueryResult(c chat.Conversation, q chat.Query, outcome chat.ToolOutcome) (chat.Conversation, chat.Request) {
 	c = c.Append(chat.UserMessage(FormatQueryResult(q, outcome)))
-	return c, 0, a.BuildRequest(c)
+	return c, a.BuildRequest(c)
 }

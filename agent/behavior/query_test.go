@@ -70,8 +70,7 @@ func TestInjectQueryResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, retries, req := b.InjectQueryResult(conv, tt.q, tt.outcome)
-			assert.Equal(t, 0, retries)
+			c, req := b.InjectQueryResult(conv, tt.q, tt.outcome)
 			require.Equal(t, 3, c.Len())
 			last, _ := c.Last()
 			assert.Equal(t, chat.RoleUser, last.Role)

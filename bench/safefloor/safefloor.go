@@ -70,9 +70,9 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 	case agent.StateWaitingForUserInput:
 		switch ev := ev.(type) {
 		case *agent.UserInput:
-			conv, retries, req := m.b.StartTurn(m.conv, ev.Message)
+			conv, req := m.b.StartTurn(m.conv, ev.Message)
 			m.conv = conv
-			m.prepare(retries, req)
+			m.prepare(req)
 			return nil
 		case *agent.Interrupt:
 			return nil
@@ -82,8 +82,8 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 			return nil
 		case *agent.CompactRequested:
 			if m.b.CanCompact(m.conv) {
-				origin, retries, req := m.b.StartCompactCommand(m.conv)
-				m.origin, m.retries, m.kind = origin, retries, agent.StateCompacting
+				origin, req := m.b.StartCompactCommand(m.conv)
+				m.origin, m.retries, m.kind = origin, 0, agent.StateCompacting
 				m.h.SendLLMRequest(req)
 				return nil
 			}
@@ -101,9 +101,9 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 			m.retries = 0
 			switch {
 			case m.b.ReplyCut(m.conv, ev.Response):
-				conv, retries, req := m.b.ContinueReply(m.conv)
+				conv, req := m.b.ContinueReply(m.conv)
 				m.conv = conv
-				m.prepare(retries, req)
+				m.prepare(req)
 			case m.b.HasToolCalls(ev.Response):
 				round, calls := m.b.StartTools(m.conv, ev.Response)
 				m.round, m.kind = round, agent.StateExecutingTools
@@ -159,9 +159,9 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 				m.conv, m.frozen, m.completed, m.round, m.kind = conv, frozen, completed, chat.ToolRound{}, agent.StatePostToolsHook
 				m.h.RunPostToolsHook(completed)
 			default:
-				conv, retries, req := m.b.FinishTools(m.conv, m.round, ev.CallID, ev.Outcome)
+				conv, req := m.b.FinishTools(m.conv, m.round, ev.CallID, ev.Outcome)
 				m.conv, m.round = conv, chat.ToolRound{}
-				m.prepare(retries, req)
+				m.prepare(req)
 			}
 			return nil
 		case *agent.Interrupt:
@@ -178,9 +178,9 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 	case agent.StatePostToolsHook:
 		switch ev.(type) {
 		case *agent.PostToolsHookCompleted:
-			retries, req := m.b.ResumeAfterHook(m.frozen)
+			req := m.frozen
 			m.frozen, m.completed = chat.Request{}, chat.ToolRound{}
-			m.prepare(retries, req)
+			m.prepare(req)
 			return nil
 		case *agent.Interrupt:
 			m.frozen, m.kind = chat.Request{}, agent.StateStoppingTurn
@@ -219,9 +219,9 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 	case agent.StateRunningQuery:
 		switch ev := ev.(type) {
 		case *agent.QueryCompleted:
-			conv, retries, req := m.b.InjectQueryResult(m.conv, m.query, ev.Outcome)
+			conv, req := m.b.InjectQueryResult(m.conv, m.query, ev.Outcome)
 			m.conv, m.query = conv, chat.Query{}
-			m.prepare(retries, req)
+			m.prepare(req)
 			return nil
 		case *agent.Interrupt:
 			m.query = chat.Query{}
@@ -237,14 +237,14 @@ func (m *Machine) HandleEvent(ev agent.Event) error {
 // prepare takes the transient PreparingRequest: it sends the summary
 // request first when req would pass the compaction threshold
 // (needsCompaction), else req.
-func (m *Machine) prepare(retries int, req chat.Request) {
+func (m *Machine) prepare(req chat.Request) {
 	if m.b.NeedsCompaction(m.conv) {
-		origin, retries, summary := m.b.StartCompaction(m.conv)
-		m.origin, m.retries, m.kind = origin, retries, agent.StateCompacting
+		origin, summary := m.b.StartCompaction(m.conv)
+		m.origin, m.retries, m.kind = origin, 0, agent.StateCompacting
 		m.h.SendLLMRequest(summary)
 		return
 	}
-	m.retries, m.kind = retries, agent.StateCallingLLM
+	m.retries, m.kind = 0, agent.StateCallingLLM
 	m.h.SendLLMRequest(req)
 }
 
@@ -274,8 +274,8 @@ func (m *Machine) compacting(ev agent.Event) error {
 			m.retries, m.origin, m.kind = 0, "", agent.StateWaitingForUserInput
 			m.h.WaitForInput()
 		default:
-			conv, retries, req := m.b.CompactAndResume(m.conv, ev.Response)
-			m.conv, m.retries, m.origin, m.kind = conv, retries, "", agent.StateCallingLLM
+			conv, req := m.b.CompactAndResume(m.conv, ev.Response)
+			m.conv, m.retries, m.origin, m.kind = conv, 0, "", agent.StateCallingLLM
 			m.h.SendLLMRequest(req)
 		}
 		return nil

@@ -909,9 +909,9 @@ type Behavior interface {
 	QueryLimitReached(conversation chat.Conversation) bool
 	// StartTurn appends the user's message and builds the request.
 	//
-	// It is given conversation and message and returns conversation, retries and
-	// request, in that order.
-	StartTurn(conversation chat.Conversation, message chat.Message) (chat.Conversation, int, chat.Request)
+	// It is given conversation and message and returns conversation and request,
+	// in that order.
+	StartTurn(conversation chat.Conversation, message chat.Message) (chat.Conversation, chat.Request)
 	// RecordResponse appends the assistant's message, keeping the reply for
 	// examination.
 	//
@@ -954,8 +954,8 @@ type Behavior interface {
 	// request.
 	//
 	// It is given conversation, executions, call_id and outcome and returns
-	// conversation, retries and request, in that order.
-	FinishTools(conversation chat.Conversation, executions chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
+	// conversation and request, in that order.
+	FinishTools(conversation chat.Conversation, executions chat.ToolRound, callID string, outcome chat.ToolOutcome) (chat.Conversation, chat.Request)
 	// InterruptTurn tells the model, in the conversation, that the user stopped
 	// the turn before the reply ended.
 	//
@@ -980,9 +980,9 @@ type Behavior interface {
 	// ContinueReply keeps the cut reply and asks the model, in the conversation,
 	// to continue it where it stopped.
 	//
-	// It is given conversation and returns conversation, retries and request, in
-	// that order.
-	ContinueReply(conversation chat.Conversation) (chat.Conversation, int, chat.Request)
+	// It is given conversation and returns conversation and request, in that
+	// order.
+	ContinueReply(conversation chat.Conversation) (chat.Conversation, chat.Request)
 	// StartQuery appends the reply's text up to the query as the assistant's
 	// message.
 	//
@@ -997,25 +997,19 @@ type Behavior interface {
 	// InjectQueryResult appends the query's result as a user message marked as the
 	// result of the query, and builds the next request.
 	//
-	// It is given conversation, query and outcome and returns conversation,
-	// retries and request, in that order.
-	InjectQueryResult(conversation chat.Conversation, query chat.Query, outcome chat.ToolOutcome) (chat.Conversation, int, chat.Request)
-	// ResumeAfterHook sends the request frozen before the hook.
-	//
-	// It is given pending_request and returns retries and request, in that order.
-	ResumeAfterHook(pendingRequest chat.Request) (int, chat.Request)
+	// It is given conversation, query and outcome and returns conversation and
+	// request, in that order.
+	InjectQueryResult(conversation chat.Conversation, query chat.Query, outcome chat.ToolOutcome) (chat.Conversation, chat.Request)
 	// StartCompaction builds the summary request of the conversation's older part,
 	// before the request that would pass the threshold.
 	//
-	// It is given conversation and returns origin, retries and request, in that
-	// order.
-	StartCompaction(conversation chat.Conversation) (chat.ErrorOrigin, int, chat.Request)
+	// It is given conversation and returns origin and request, in that order.
+	StartCompaction(conversation chat.Conversation) (chat.ErrorOrigin, chat.Request)
 	// StartCompactCommand builds the summary request of the conversation's older
 	// part, as the user asked between turns.
 	//
-	// It is given conversation and returns origin, retries and request, in that
-	// order.
-	StartCompactCommand(conversation chat.Conversation) (chat.ErrorOrigin, int, chat.Request)
+	// It is given conversation and returns origin and request, in that order.
+	StartCompactCommand(conversation chat.Conversation) (chat.ErrorOrigin, chat.Request)
 	// RetryCompaction builds the summary request again, for a retry.
 	//
 	// It is given conversation and returns request.
@@ -1039,9 +1033,9 @@ type Behavior interface {
 	// CompactAndResume replaces the conversation's older part by the summary and
 	// builds the request that waited for it.
 	//
-	// It is given conversation and response and returns conversation, retries and
-	// request, in that order.
-	CompactAndResume(conversation chat.Conversation, response chat.Response) (chat.Conversation, int, chat.Request)
+	// It is given conversation and response and returns conversation and request,
+	// in that order.
+	CompactAndResume(conversation chat.Conversation, response chat.Response) (chat.Conversation, chat.Request)
 	// Compact replaces the conversation's older part by the summary.
 	//
 	// It is given conversation and response and returns conversation.
@@ -1166,7 +1160,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:2e3c0ff612d652d2716b882a1b1ea4b9", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn}"},
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn, retries=0}"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
@@ -1177,7 +1171,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
 	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUndoTurn, Effect: "undoTurn", Actions: []ActionKind{ActionWaitForInput}, Label: "WaitingForUserInput --UndoTurn--> (stays) {undoTurn} / WaitForInput"},
-	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "canCompact", To: StateCompacting, Effect: "startCompactCommand", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --CompactRequested [canCompact]--> Compacting {startCompactCommand} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "canCompact", To: StateCompacting, Effect: "startCompactCommand", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --CompactRequested [canCompact]--> Compacting {startCompactCommand, retries=0} / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "else", Reason: "there is nothing to compact yet (no earlier exchange to summarise)", Label: "WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing to compact yet (no earlier exchange to summarise)"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryDetected--> rejected: QueryDetected is not accepted in state WaitingForUserInput"},
 	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryCompleted--> rejected: QueryCompleted is not accepted in state WaitingForUserInput"},
@@ -1197,7 +1191,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "queryLimitReached", To: StateWaitingForUserInput, Effect: "refuseQuery", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --QueryDetected [queryLimitReached]--> WaitingForUserInput {refuseQuery} / DisplayError"},
 	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "else", To: StateRunningQuery, Effect: "startQuery", Actions: []ActionKind{ActionRunQuery}, Label: "CallingLlm --QueryDetected [else]--> RunningQuery {startQuery} / RunQuery"},
 	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state CallingLlm", Label: "CallingLlm --QueryCompleted--> rejected: QueryCompleted is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "replyCut", To: StatePreparingRequest, Effect: "continueReply", Label: "ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply}"},
+	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "replyCut", To: StatePreparingRequest, Effect: "continueReply", Label: "ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply, retries=0}"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
 	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
@@ -1210,7 +1204,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StatePreparingRequest, Effect: "finishTools", Label: "ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools}"},
+	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StatePreparingRequest, Effect: "finishTools", Label: "ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools, retries=0}"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
 	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
@@ -1226,7 +1220,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StatePreparingRequest, Effect: "resumeAfterHook", Label: "PostToolsHook --PostToolsHookCompleted--> PreparingRequest {resumeAfterHook}"},
+	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StatePreparingRequest, Label: "PostToolsHook --PostToolsHookCompleted--> PreparingRequest {retries=0, request=state.pending_request}"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
 	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
 	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state PostToolsHook", Label: "PostToolsHook --UndoTurn--> rejected: UndoTurn is not accepted in state PostToolsHook"},
@@ -1263,14 +1257,14 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state StoppingTurn", Label: "StoppingTurn --CompactRequested--> rejected: CompactRequested is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryDetected--> rejected: QueryDetected is not accepted in state StoppingTurn"},
 	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryCompleted--> rejected: QueryCompleted is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "needsCompaction", To: StateCompacting, Effect: "startCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [needsCompaction]--> Compacting {startCompaction} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "needsCompaction", To: StateCompacting, Effect: "startCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [needsCompaction]--> Compacting {startCompaction, retries=0} / SendLlmRequest"},
 	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "else", To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [else]--> CallingLlm / SendLlmRequest"},
 	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUserInput, Reason: "UserInput is not accepted in state Compacting", Label: "Compacting --UserInput--> rejected: UserInput is not accepted in state Compacting"},
 	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventTextDelta, Label: "Compacting --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventToolCallDelta, Label: "Compacting --ToolCallDelta--> ignored"},
 	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "emptySummary", To: StateWaitingForUserInput, Effect: "refuseSummary", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmCompleted [emptySummary]--> WaitingForUserInput {refuseSummary} / DisplayError"},
 	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "isCompactCommand", To: StateWaitingForUserInput, Effect: "compact", Actions: []ActionKind{ActionWaitForInput}, Label: "Compacting --LlmCompleted [isCompactCommand]--> WaitingForUserInput {compact} / WaitForInput"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "else", To: StateCallingLLM, Effect: "compactAndResume", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume} / SendLlmRequest"},
+	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "else", To: StateCallingLLM, Effect: "compactAndResume", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume, retries=0} / SendLlmRequest"},
 	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleCompactionRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "Compacting --LlmError [canRetry]--> Error {scheduleCompactionRetry} / ScheduleRetry"},
 	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUpCompaction", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmError [else]--> WaitingForUserInput {giveUpCompaction} / DisplayError"},
 	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Compacting", Label: "Compacting --ToolProgress--> rejected: ToolProgress is not accepted in state Compacting"},
@@ -1296,7 +1290,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Mac
 	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state RunningQuery", Label: "RunningQuery --UndoTurn--> rejected: UndoTurn is not accepted in state RunningQuery"},
 	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state RunningQuery", Label: "RunningQuery --CompactRequested--> rejected: CompactRequested is not accepted in state RunningQuery"},
 	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state RunningQuery", Label: "RunningQuery --QueryDetected--> rejected: QueryDetected is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventQueryCompleted, To: StatePreparingRequest, Effect: "injectQueryResult", Label: "RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult}"},
+	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventQueryCompleted, To: StatePreparingRequest, Effect: "injectQueryResult", Label: "RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult, retries=0}"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
@@ -1518,10 +1512,10 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// WaitingForUserInput --UserInput--> PreparingRequest {startTurn}
-			conversation, retries, request := m.b.StartTurn(m.d.conversation, ev.Message)
+			// WaitingForUserInput --UserInput--> PreparingRequest {startTurn, retries=0}
+			conversation, request := m.b.StartTurn(m.d.conversation, ev.Message)
 			m.d.conversation = conversation
-			m.d.retries = retries
+			m.d.retries = 0
 			m.d.request = request
 			m.core.State = StatePreparingRequest
 			m.core.Start(0, StateWaitingForUserInput)
@@ -1545,9 +1539,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 			switch {
 			case m.b.CanCompact(m.d.conversation):
 				// WaitingForUserInput --CompactRequested [canCompact]--> Compacting
-				// {startCompactCommand} / SendLlmRequest
-				origin, retries, request := m.b.StartCompactCommand(m.d.conversation)
-				m.d.retries = retries
+				// {startCompactCommand, retries=0} / SendLlmRequest
+				origin, request := m.b.StartCompactCommand(m.d.conversation)
+				m.d.retries = 0
 				m.d.origin = origin
 				m.core.State = StateCompacting
 				m.core.Start(11, StateWaitingForUserInput)
@@ -1703,10 +1697,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
-				// ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools}
-				conversation, retries, request := m.b.FinishTools(m.d.conversation, m.d.executions, ev.CallID, ev.Outcome)
+				// ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools,
+				// retries=0}
+				conversation, request := m.b.FinishTools(m.d.conversation, m.d.executions, ev.CallID, ev.Outcome)
 				m.d.conversation = conversation
-				m.d.retries = retries
+				m.d.retries = 0
 				m.d.request = request
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePreparingRequest
@@ -1749,10 +1744,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StatePostToolsHook:
 		switch ev.(type) {
 		case *PostToolsHookCompleted:
-			// PostToolsHook --PostToolsHookCompleted--> PreparingRequest {resumeAfterHook}
-			retries, request := m.b.ResumeAfterHook(m.d.pendingRequest)
-			m.d.retries = retries
-			m.d.request = request
+			// PostToolsHook --PostToolsHookCompleted--> PreparingRequest {retries=0,
+			// request=state.pending_request}
+			prevPendingRequest := m.d.pendingRequest
+			m.d.retries = 0
+			m.d.request = prevPendingRequest
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StatePreparingRequest
@@ -1877,11 +1873,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
-				// Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume} /
-				// SendLlmRequest
-				conversation, retries, request := m.b.CompactAndResume(m.d.conversation, ev.Response)
+				// Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume, retries=0}
+				// / SendLlmRequest
+				conversation, request := m.b.CompactAndResume(m.d.conversation, ev.Response)
 				m.d.conversation = conversation
-				m.d.retries = retries
+				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateCallingLLM
 				m.core.Start(104, StateCompacting)
@@ -1969,10 +1965,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult}
-			conversation, retries, request := m.b.InjectQueryResult(m.d.conversation, m.d.query, ev.Outcome)
+			// RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult,
+			// retries=0}
+			conversation, request := m.b.InjectQueryResult(m.d.conversation, m.d.query, ev.Outcome)
 			m.d.conversation = conversation
-			m.d.retries = retries
+			m.d.retries = 0
 			m.d.request = request
 			m.d.query = chat.Query{}
 			m.core.State = StatePreparingRequest
@@ -2239,10 +2236,11 @@ func (m *Machine) otherwise(ev Event) error {
 func (m *Machine) leaveProcessingLLMResponse() error {
 	switch {
 	case m.b.ReplyCut(m.d.conversation, m.d.response):
-		// ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply}
-		conversation, retries, request := m.b.ContinueReply(m.d.conversation)
+		// ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply,
+		// retries=0}
+		conversation, request := m.b.ContinueReply(m.d.conversation)
 		m.d.conversation = conversation
-		m.d.retries = retries
+		m.d.retries = 0
 		m.d.request = request
 		m.d.response = chat.Response{}
 		m.core.State = StatePreparingRequest
@@ -2272,10 +2270,10 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 func (m *Machine) leavePreparingRequest() error {
 	switch {
 	case m.b.NeedsCompaction(m.d.conversation):
-		// PreparingRequest -- [needsCompaction]--> Compacting {startCompaction} /
-		// SendLlmRequest
-		origin, retries, request := m.b.StartCompaction(m.d.conversation)
-		m.d.retries = retries
+		// PreparingRequest -- [needsCompaction]--> Compacting {startCompaction,
+		// retries=0} / SendLlmRequest
+		origin, request := m.b.StartCompaction(m.d.conversation)
+		m.d.retries = 0
 		m.d.origin = origin
 		m.d.request = chat.Request{}
 		m.core.State = StateCompacting

@@ -59,7 +59,7 @@ func (f fsmFake) EmptySummary(chat.Response) bool { return f.s.Guard("emptySumma
 func (f fsmFake) QueryLimitReached(chat.Conversation) bool { return f.s.Guard("queryLimitReached") }
 
 // StartTurn notes that the effect startTurn ran.
-func (f fsmFake) StartTurn(chat.Conversation, chat.Message) (_ chat.Conversation, _ int, _ chat.Request) {
+func (f fsmFake) StartTurn(chat.Conversation, chat.Message) (_ chat.Conversation, _ chat.Request) {
 	f.s.Effect("startTurn")
 	return
 }
@@ -107,7 +107,7 @@ func (f fsmFake) FinishToolsWithHook(chat.Conversation, chat.ToolRound, string, 
 }
 
 // FinishTools notes that the effect finishTools ran.
-func (f fsmFake) FinishTools(chat.Conversation, chat.ToolRound, string, chat.ToolOutcome) (_ chat.Conversation, _ int, _ chat.Request) {
+func (f fsmFake) FinishTools(chat.Conversation, chat.ToolRound, string, chat.ToolOutcome) (_ chat.Conversation, _ chat.Request) {
 	f.s.Effect("finishTools")
 	return
 }
@@ -134,7 +134,7 @@ func (f fsmFake) InterruptToolsWithHook(chat.Conversation, chat.ToolRound) (_ ch
 func (f fsmFake) UndoTurn(chat.Conversation) (_ chat.Conversation) { f.s.Effect("undoTurn"); return }
 
 // ContinueReply notes that the effect continueReply ran.
-func (f fsmFake) ContinueReply(chat.Conversation) (_ chat.Conversation, _ int, _ chat.Request) {
+func (f fsmFake) ContinueReply(chat.Conversation) (_ chat.Conversation, _ chat.Request) {
 	f.s.Effect("continueReply")
 	return
 }
@@ -152,25 +152,19 @@ func (f fsmFake) RefuseQuery(chat.Conversation, string) (_ chat.Conversation, _ 
 }
 
 // InjectQueryResult notes that the effect injectQueryResult ran.
-func (f fsmFake) InjectQueryResult(chat.Conversation, chat.Query, chat.ToolOutcome) (_ chat.Conversation, _ int, _ chat.Request) {
+func (f fsmFake) InjectQueryResult(chat.Conversation, chat.Query, chat.ToolOutcome) (_ chat.Conversation, _ chat.Request) {
 	f.s.Effect("injectQueryResult")
 	return
 }
 
-// ResumeAfterHook notes that the effect resumeAfterHook ran.
-func (f fsmFake) ResumeAfterHook(chat.Request) (_ int, _ chat.Request) {
-	f.s.Effect("resumeAfterHook")
-	return
-}
-
 // StartCompaction notes that the effect startCompaction ran.
-func (f fsmFake) StartCompaction(chat.Conversation) (_ chat.ErrorOrigin, _ int, _ chat.Request) {
+func (f fsmFake) StartCompaction(chat.Conversation) (_ chat.ErrorOrigin, _ chat.Request) {
 	f.s.Effect("startCompaction")
 	return
 }
 
 // StartCompactCommand notes that the effect startCompactCommand ran.
-func (f fsmFake) StartCompactCommand(chat.Conversation) (_ chat.ErrorOrigin, _ int, _ chat.Request) {
+func (f fsmFake) StartCompactCommand(chat.Conversation) (_ chat.ErrorOrigin, _ chat.Request) {
 	f.s.Effect("startCompactCommand")
 	return
 }
@@ -197,7 +191,7 @@ func (f fsmFake) GiveUpCompaction(int, chat.LLMError) (_ string) {
 func (f fsmFake) RefuseSummary(chat.Response) (_ string) { f.s.Effect("refuseSummary"); return }
 
 // CompactAndResume notes that the effect compactAndResume ran.
-func (f fsmFake) CompactAndResume(chat.Conversation, chat.Response) (_ chat.Conversation, _ int, _ chat.Request) {
+func (f fsmFake) CompactAndResume(chat.Conversation, chat.Response) (_ chat.Conversation, _ chat.Request) {
 	f.s.Effect("compactAndResume")
 	return
 }
@@ -250,10 +244,10 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 // TestRules takes every way through the rule table: see fsmtest.Rules.
 func TestRules(t *testing.T) {
 	fsmtest.Rules(t, fsmSubject, []fsmtest.Way[State, Event, StateKind, ActionKind]{
-		{From: WaitingForUserInput{}, Event: &UserInput{}, Tests: []string{"needsCompaction"}, Rules: []int{0, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn", "startCompaction"}},
-		{From: WaitingForUserInput{}, Event: &UserInput{}, Tests: []string{"!needsCompaction"}, Rules: []int{0, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn"}},
+		{From: WaitingForUserInput{}, Event: &UserInput{}, Tests: []string{"needsCompaction"}, Rules: []int{0, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn", "startCompaction"}, After: Compacting{Retries: 0}},
+		{From: WaitingForUserInput{}, Event: &UserInput{}, Tests: []string{"!needsCompaction"}, Rules: []int{0, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startTurn"}, After: CallingLLM{Retries: 0}},
 		{From: WaitingForUserInput{}, Event: &UndoTurn{}, Rules: []int{10}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"undoTurn"}},
-		{From: WaitingForUserInput{}, Event: &CompactRequested{}, Tests: []string{"canCompact"}, Rules: []int{11}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startCompactCommand"}},
+		{From: WaitingForUserInput{}, Event: &CompactRequested{}, Tests: []string{"canCompact"}, Rules: []int{11}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startCompactCommand"}, After: Compacting{Retries: 0}},
 		{From: WaitingForUserInput{}, Event: &CompactRequested{}, Tests: []string{"!canCompact"}, Rules: []int{12}, To: StateWaitingForUserInput},
 		{From: WaitingForUserInput{}, Event: &TextDelta{}, Rules: []int{1}, To: StateWaitingForUserInput},
 		{From: WaitingForUserInput{}, Event: &ToolCallDelta{}, Rules: []int{2}, To: StateWaitingForUserInput},
@@ -268,8 +262,8 @@ func TestRules(t *testing.T) {
 		{From: WaitingForUserInput{}, Event: &QueryCompleted{}, Rules: []int{14}, To: StateWaitingForUserInput},
 		{From: CallingLLM{}, Event: &TextDelta{}, Rules: []int{16}, To: StateCallingLLM, Actions: []ActionKind{ActionDisplayMessage}},
 		{From: CallingLLM{}, Event: &ToolCallDelta{}, Rules: []int{17}, To: StateCallingLLM, Actions: []ActionKind{ActionWaitForInput}},
-		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"replyCut", "needsCompaction"}, Rules: []int{18, 31, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"recordResponse", "continueReply", "startCompaction"}},
-		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"replyCut", "!needsCompaction"}, Rules: []int{18, 31, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"recordResponse", "continueReply"}},
+		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"replyCut", "needsCompaction"}, Rules: []int{18, 31, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"recordResponse", "continueReply", "startCompaction"}, After: Compacting{Retries: 0}},
+		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"replyCut", "!needsCompaction"}, Rules: []int{18, 31, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"recordResponse", "continueReply"}, After: CallingLLM{Retries: 0}},
 		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"!replyCut", "hasToolCalls"}, Rules: []int{18, 32}, To: StateExecutingTools, Actions: []ActionKind{ActionExecuteTools}, Effects: []string{"recordResponse", "startTools"}},
 		{From: CallingLLM{}, Event: &LLMCompleted{}, Tests: []string{"!replyCut", "!hasToolCalls"}, Rules: []int{18, 33}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordResponse"}},
 		{From: CallingLLM{}, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{19}, To: StateError, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleRetry"}},
@@ -290,8 +284,8 @@ func TestRules(t *testing.T) {
 		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"isUnknownCall"}, Rules: []int{41}, To: StateExecutingTools},
 		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "toolsPending"}, Rules: []int{42}, To: StateExecutingTools, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"recordOutcome"}},
 		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "mutatingToolRan"}, Rules: []int{43}, To: StatePostToolsHook, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"finishToolsWithHook"}},
-		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan", "needsCompaction"}, Rules: []int{44, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools", "startCompaction"}},
-		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan", "!needsCompaction"}, Rules: []int{44, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools"}},
+		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan", "needsCompaction"}, Rules: []int{44, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools", "startCompaction"}, After: Compacting{Retries: 0}},
+		{From: ExecutingTools{}, Event: &ToolCompleted{}, Tests: []string{"!isUnknownCall", "!toolsPending", "!mutatingToolRan", "!needsCompaction"}, Rules: []int{44, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"finishTools"}, After: CallingLLM{Retries: 0}},
 		{From: ExecutingTools{}, Event: &Interrupt{}, Tests: []string{"mutatingToolRan"}, Rules: []int{47}, To: StateStoppingTurn, Actions: []ActionKind{ActionRunPostToolsHook}, Effects: []string{"interruptToolsWithHook"}},
 		{From: ExecutingTools{}, Event: &Interrupt{}, Tests: []string{"!mutatingToolRan"}, Rules: []int{48}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTools"}},
 		{From: ExecutingTools{}, Event: &UserInput{}, Rules: []int{34}, To: StateExecutingTools},
@@ -305,8 +299,8 @@ func TestRules(t *testing.T) {
 		{From: ExecutingTools{}, Event: &CompactRequested{}, Rules: []int{50}, To: StateExecutingTools},
 		{From: ExecutingTools{}, Event: &QueryDetected{}, Rules: []int{51}, To: StateExecutingTools},
 		{From: ExecutingTools{}, Event: &QueryCompleted{}, Rules: []int{52}, To: StateExecutingTools},
-		{From: PostToolsHook{}, Event: &PostToolsHookCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{60, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook", "startCompaction"}},
-		{From: PostToolsHook{}, Event: &PostToolsHookCompleted{}, Tests: []string{"!needsCompaction"}, Rules: []int{60, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook"}},
+		{From: PostToolsHook{}, Event: &PostToolsHookCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{60, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startCompaction"}, After: Compacting{Retries: 0}},
+		{From: PostToolsHook{}, Event: &PostToolsHookCompleted{}, Tests: []string{"!needsCompaction"}, Rules: []int{60, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, After: CallingLLM{Retries: 0}},
 		{From: PostToolsHook{}, Event: &Interrupt{}, Rules: []int{62}, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}},
 		{From: PostToolsHook{}, Event: &UserInput{}, Rules: []int{53}, To: StatePostToolsHook},
 		{From: PostToolsHook{}, Event: &TextDelta{}, Rules: []int{54}, To: StatePostToolsHook},
@@ -352,7 +346,7 @@ func TestRules(t *testing.T) {
 		{From: StoppingTurn{}, Event: &QueryCompleted{}, Rules: []int{96}, To: StateStoppingTurn},
 		{From: Compacting{}, Event: &LLMCompleted{}, Tests: []string{"emptySummary"}, Rules: []int{102}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"refuseSummary"}},
 		{From: Compacting{}, Event: &LLMCompleted{}, Tests: []string{"!emptySummary", "isCompactCommand"}, Rules: []int{103}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Effects: []string{"compact"}},
-		{From: Compacting{}, Event: &LLMCompleted{}, Tests: []string{"!emptySummary", "!isCompactCommand"}, Rules: []int{104}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"compactAndResume"}},
+		{From: Compacting{}, Event: &LLMCompleted{}, Tests: []string{"!emptySummary", "!isCompactCommand"}, Rules: []int{104}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"compactAndResume"}, After: CallingLLM{Retries: 0}},
 		{From: Compacting{}, Event: &LLMError{}, Tests: []string{"canRetry"}, Rules: []int{105}, To: StateError, Actions: []ActionKind{ActionScheduleRetry}, Effects: []string{"scheduleCompactionRetry"}},
 		{From: Compacting{}, Event: &LLMError{}, Tests: []string{"!canRetry"}, Rules: []int{106}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionDisplayError}, Effects: []string{"giveUpCompaction"}},
 		{From: Compacting{}, Event: &Interrupt{}, Tests: []string{"isCompactCommand"}, Rules: []int{111}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}},
@@ -369,8 +363,8 @@ func TestRules(t *testing.T) {
 		{From: Compacting{}, Event: &QueryDetected{}, Rules: []int{115}, To: StateCompacting},
 		{From: Compacting{}, Event: &QueryCompleted{}, Rules: []int{116}, To: StateCompacting},
 		{From: RunningQuery{}, Event: &Interrupt{}, Rules: []int{126}, To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Effects: []string{"interruptTurn"}},
-		{From: RunningQuery{}, Event: &QueryCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{130, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"injectQueryResult", "startCompaction"}},
-		{From: RunningQuery{}, Event: &QueryCompleted{}, Tests: []string{"!needsCompaction"}, Rules: []int{130, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"injectQueryResult"}},
+		{From: RunningQuery{}, Event: &QueryCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{130, 97}, To: StateCompacting, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"injectQueryResult", "startCompaction"}, After: Compacting{Retries: 0}},
+		{From: RunningQuery{}, Event: &QueryCompleted{}, Tests: []string{"!needsCompaction"}, Rules: []int{130, 98}, To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"injectQueryResult"}, After: CallingLLM{Retries: 0}},
 		{From: RunningQuery{}, Event: &UserInput{}, Rules: []int{117}, To: StateRunningQuery},
 		{From: RunningQuery{}, Event: &TextDelta{}, Rules: []int{118}, To: StateRunningQuery},
 		{From: RunningQuery{}, Event: &ToolCallDelta{}, Rules: []int{119}, To: StateRunningQuery},
@@ -466,7 +460,7 @@ func TestPaths(t *testing.T) {
 		{Up: 43, Event: &LLMError{}, Rules: []int{57}},
 		{Up: 43, Event: &ToolProgress{}, Rules: []int{58}},
 		{Up: 43, Event: &ToolCompleted{}, Rules: []int{59}},
-		{Up: 43, Event: &PostToolsHookCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{60, 97}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"resumeAfterHook", "startCompaction"}},
+		{Up: 43, Event: &PostToolsHookCompleted{}, Tests: []string{"needsCompaction"}, Rules: []int{60, 97}, Actions: []ActionKind{ActionSendLLMRequest}, Effects: []string{"startCompaction"}},
 		{Up: 43, Event: &RetryTimeoutFired{}, Rules: []int{61}},
 		{Up: 43, Event: &Interrupt{}, Rules: []int{62}, Actions: []ActionKind{ActionWaitForInput}},
 		{Up: 43, Event: &UndoTurn{}, Rules: []int{63}},

@@ -721,18 +721,6 @@ type Behavior interface {
 	// It is given settings, at and attempt and returns at and trigger, in that
 	// order.
 	Retry(settings jobs.Settings, at time.Time, attempt int) (time.Time, string)
-	// Begin starts the run at now, with no run waiting behind it.
-	//
-	// It is given now and returns at and queued, in that order.
-	Begin(now time.Time) (time.Time, bool)
-	// Queue notes that a manual run waits behind the run in progress.
-	//
-	// It returns queued.
-	Queue() bool
-	// Unqueue notes that no run waits behind the run in progress any more.
-	//
-	// It returns queued.
-	Unqueue() bool
 	// SucceedAndNext ends the run well at now and makes the next run due at once
 	// (manual when one waited behind it, else schedule).
 	//
@@ -795,10 +783,6 @@ type Behavior interface {
 	// It is given new_settings and now and returns settings, at and next_run, in
 	// that order.
 	Reconfigure(newSettings jobs.Settings, now time.Time) (jobs.Settings, time.Time, time.Time)
-	// Retune takes the new settings for what follows.
-	//
-	// It is given new_settings and returns settings.
-	Retune(newSettings jobs.Settings) jobs.Settings
 }
 
 // Handler performs the actions of the Job machine. HandleEvent calls one
@@ -910,7 +894,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleReject, From: StateScheduled, Event: EventCancelQueued, Reason: "CancelQueued is not accepted in state Scheduled", Label: "Scheduled --CancelQueued--> rejected: CancelQueued is not accepted in state Scheduled"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventDisable, To: StateDisabled, Label: "Scheduled --Disable--> Disabled"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventReconfigure, To: StateScheduled, Effect: "reconfigure", Label: "Scheduled --Reconfigure--> Scheduled {reconfigure}"},
-		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventStarted, To: StateRunning, Effect: "begin", Label: "Starting --Started--> Running {begin}"},
+		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventStarted, To: StateRunning, Label: "Starting --Started--> Running {queued=false, at=event.now}"},
 		{Kind: fsmrt.RuleReject, From: StateStarting, Event: EventTrigger, Reason: "a run is in progress", Label: "Starting --Trigger--> rejected: a run is in progress"},
 		{Kind: fsmrt.RuleIgnore, From: StateStarting, Event: EventSucceeded, Label: "Starting --Succeeded--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateStarting, Event: EventFailed, Label: "Starting --Failed--> ignored"},
@@ -918,9 +902,9 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventCancel, To: StateScheduled, Effect: "skip", Actions: []ActionKind{ActionCancelRun}, Label: "Starting --Cancel--> Scheduled {skip} / CancelRun"},
 		{Kind: fsmrt.RuleReject, From: StateStarting, Event: EventCancelQueued, Reason: "CancelQueued is not accepted in state Starting", Label: "Starting --CancelQueued--> rejected: CancelQueued is not accepted in state Starting"},
 		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventDisable, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}, Label: "Starting --Disable--> Disabled / CancelRun"},
-		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventReconfigure, Effect: "retune", Label: "Starting --Reconfigure--> (stays) {retune}"},
+		{Kind: fsmrt.RuleTransition, From: StateStarting, Event: EventReconfigure, Label: "Starting --Reconfigure--> (stays) {settings=event.new_settings}"},
 		{Kind: fsmrt.RuleIgnore, From: StateRunning, Event: EventStarted, Label: "Running --Started--> ignored"},
-		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTrigger, Guard: "canQueue", Effect: "queue", Actions: []ActionKind{ActionQueueRun}, Label: "Running --Trigger [canQueue]--> (stays) {queue} / QueueRun"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTrigger, Guard: "canQueue", Actions: []ActionKind{ActionQueueRun}, Label: "Running --Trigger [canQueue]--> (stays) {queued=true} / QueueRun"},
 		{Kind: fsmrt.RuleReject, From: StateRunning, Event: EventTrigger, Guard: "else", Reason: "a run is in progress", Label: "Running --Trigger [else]--> rejected: a run is in progress"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventSucceeded, Guard: "runNext", To: StateStarting, Effect: "succeedAndNext", Actions: []ActionKind{ActionStartRun}, Label: "Running --Succeeded [runNext]--> Starting {succeedAndNext} / StartRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventSucceeded, Guard: "else", To: StateScheduled, Effect: "succeed", Label: "Running --Succeeded [else]--> Scheduled {succeed}"},
@@ -932,10 +916,10 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventInterrupted, Guard: "else", To: StateScheduled, Effect: "failAndGiveUp", Label: "Running --Interrupted [else]--> Scheduled {failAndGiveUp}"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancel, Guard: "isQueued", To: StateStarting, Effect: "cancelAndNext", Actions: []ActionKind{ActionCancelRun, ActionStartRun}, Label: "Running --Cancel [isQueued]--> Starting {cancelAndNext} / CancelRun, StartRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancel, Guard: "else", To: StateScheduled, Effect: "skip", Actions: []ActionKind{ActionCancelRun}, Label: "Running --Cancel [else]--> Scheduled {skip} / CancelRun"},
-		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancelQueued, Guard: "isQueued", Effect: "unqueue", Label: "Running --CancelQueued [isQueued]--> (stays) {unqueue}"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventCancelQueued, Guard: "isQueued", Label: "Running --CancelQueued [isQueued]--> (stays) {queued=false}"},
 		{Kind: fsmrt.RuleReject, From: StateRunning, Event: EventCancelQueued, Guard: "else", Reason: "no run waits behind the run in progress", Label: "Running --CancelQueued [else]--> rejected: no run waits behind the run in progress"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventDisable, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}, Label: "Running --Disable--> Disabled / CancelRun"},
-		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventReconfigure, Effect: "retune", Label: "Running --Reconfigure--> (stays) {retune}"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventReconfigure, Label: "Running --Reconfigure--> (stays) {settings=event.new_settings}"},
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventStarted, Label: "WaitingToRetry --Started--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateWaitingToRetry, Event: EventTrigger, To: StateStarting, Effect: "trigger", Actions: []ActionKind{ActionStartRun}, Label: "WaitingToRetry --Trigger--> Starting {trigger} / StartRun"},
 		{Kind: fsmrt.RuleIgnore, From: StateWaitingToRetry, Event: EventSucceeded, Label: "WaitingToRetry --Succeeded--> ignored"},
@@ -954,7 +938,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleReject, From: StateDisabled, Event: EventCancelQueued, Reason: "CancelQueued is not accepted in state Disabled", Label: "Disabled --CancelQueued--> rejected: CancelQueued is not accepted in state Disabled"},
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventDisable, Label: "Disabled --Disable--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventEnable, To: StateScheduled, Effect: "skip", Label: "Disabled --Enable--> Scheduled {skip}"},
-		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventReconfigure, Effect: "retune", Label: "Disabled --Reconfigure--> (stays) {retune}"},
+		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventReconfigure, Label: "Disabled --Reconfigure--> (stays) {settings=event.new_settings}"},
 		{Kind: fsmrt.RuleIgnore, Composite: "Enabled", Event: EventEnable, Label: "Enabled --Enable--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateScheduled, Event: EventTimerFired, To: StateStarting, Effect: "due", Actions: []ActionKind{ActionStartRun}, Label: "Scheduled --after untilNextRun--> Starting {due} / StartRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTimerFired, Guard: "runNextAtTimeout", To: StateStarting, Effect: "timeOutAndNext", Actions: []ActionKind{ActionTimeOutRun, ActionStartRun}, Label: "Running --after timeout [runNextAtTimeout]--> Starting {timeOutAndNext} / TimeOutRun, StartRun"},
@@ -1237,10 +1221,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Starting --Started--> Running {begin}
-			at, queued := m.b.Begin(ev.Now)
-			m.d.at = at
-			m.d.queued = queued
+			// Starting --Started--> Running {queued=false, at=event.now}
+			m.d.at = ev.Now
+			m.d.queued = false
 			m.core.State = StateRunning
 			delay := m.b.Timeout(m.d.settings)
 			m.core.Start(9, StateStarting)
@@ -1279,9 +1262,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Starting --Reconfigure--> (stays) {retune}
-			settings := m.b.Retune(ev.NewSettings)
-			m.d.settings = settings
+			// Starting --Reconfigure--> (stays) {settings=event.new_settings}
+			m.d.settings = ev.NewSettings
 			m.core.Start(17, StateStarting)
 			return m.core.Finish()
 		}
@@ -1290,9 +1272,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Trigger:
 			switch {
 			case m.b.CanQueue(m.d.settings, m.d.queued):
-				// Running --Trigger [canQueue]--> (stays) {queue} / QueueRun
-				queued := m.b.Queue()
-				m.d.queued = queued
+				// Running --Trigger [canQueue]--> (stays) {queued=true} / QueueRun
+				m.d.queued = true
 				m.core.Start(19, StateRunning)
 				m.h.QueueRun()
 				return m.core.Finish()
@@ -1510,9 +1491,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *CancelQueued:
 			switch {
 			case m.b.IsQueued(m.d.queued):
-				// Running --CancelQueued [isQueued]--> (stays) {unqueue}
-				queued := m.b.Unqueue()
-				m.d.queued = queued
+				// Running --CancelQueued [isQueued]--> (stays) {queued=false}
+				m.d.queued = false
 				m.core.Start(31, StateRunning)
 				return m.core.Finish()
 			default:
@@ -1538,9 +1518,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Running --Reconfigure--> (stays) {retune}
-			settings := m.b.Retune(ev.NewSettings)
-			m.d.settings = settings
+			// Running --Reconfigure--> (stays) {settings=event.new_settings}
+			m.d.settings = ev.NewSettings
 			m.core.Start(34, StateRunning)
 			return m.core.Finish()
 		}
@@ -1637,9 +1616,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Disabled --Reconfigure--> (stays) {retune}
-			settings := m.b.Retune(ev.NewSettings)
-			m.d.settings = settings
+			// Disabled --Reconfigure--> (stays) {settings=event.new_settings}
+			m.d.settings = ev.NewSettings
 			m.core.Start(53, StateDisabled)
 			return m.core.Finish()
 		}

@@ -61,15 +61,6 @@ func (f fsmFake) Retry(jobs.Settings, time.Time, int) (_ time.Time, _ string) {
 	return
 }
 
-// Begin notes that the effect begin ran.
-func (f fsmFake) Begin(time.Time) (_ time.Time, _ bool) { f.s.Effect("begin"); return }
-
-// Queue notes that the effect queue ran.
-func (f fsmFake) Queue() (_ bool) { f.s.Effect("queue"); return }
-
-// Unqueue notes that the effect unqueue ran.
-func (f fsmFake) Unqueue() (_ bool) { f.s.Effect("unqueue"); return }
-
 // SucceedAndNext notes that the effect succeedAndNext ran.
 func (f fsmFake) SucceedAndNext(time.Time, bool) (_ time.Time, _ int, _ int, _ string) {
 	f.s.Effect("succeedAndNext")
@@ -135,9 +126,6 @@ func (f fsmFake) Reconfigure(jobs.Settings, time.Time) (_ jobs.Settings, _ time.
 	f.s.Effect("reconfigure")
 	return
 }
-
-// Retune notes that the effect retune ran.
-func (f fsmFake) Retune(jobs.Settings) (_ jobs.Settings) { f.s.Effect("retune"); return }
 
 // fsmSubject is the machine as the drivers of package fsmtest make and watch
 // it: in any state at rest, with the fake behaviour and a Recorder.
@@ -205,16 +193,16 @@ func TestRules(t *testing.T) {
 		{From: Scheduled{}, Event: &Interrupted{}, Rules: []int{4}, To: StateScheduled},
 		{From: Scheduled{}, Event: &Cancel{}, Rules: []int{5}, To: StateScheduled},
 		{From: Scheduled{}, Event: &CancelQueued{}, Rules: []int{6}, To: StateScheduled},
-		{From: Starting{}, Event: &Started{}, Rules: []int{9}, To: StateRunning, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"begin", "timeout"}},
+		{From: Starting{}, Event: &Started{}, Rules: []int{9}, To: StateRunning, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"timeout"}, After: Running{Queued: false}},
 		{From: Starting{}, Event: &Cancel{}, Rules: []int{14}, To: StateScheduled, Actions: []ActionKind{ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
 		{From: Starting{}, Event: &Disable{}, Rules: []int{16}, To: StateDisabled, Actions: []ActionKind{ActionCancelRun}},
-		{From: Starting{}, Event: &Reconfigure{}, Rules: []int{17}, To: StateStarting, Effects: []string{"retune"}},
+		{From: Starting{}, Event: &Reconfigure{}, Rules: []int{17}, To: StateStarting},
 		{From: Starting{}, Event: &Trigger{}, Rules: []int{10}, To: StateStarting},
 		{From: Starting{}, Event: &Succeeded{}, Rules: []int{11}, To: StateStarting},
 		{From: Starting{}, Event: &Failed{}, Rules: []int{12}, To: StateStarting},
 		{From: Starting{}, Event: &Interrupted{}, Rules: []int{13}, To: StateStarting},
 		{From: Starting{}, Event: &CancelQueued{}, Rules: []int{15}, To: StateStarting},
-		{From: Running{}, Event: &Trigger{}, Tests: []string{"canQueue"}, Rules: []int{19}, To: StateRunning, Actions: []ActionKind{ActionQueueRun}, Effects: []string{"queue"}},
+		{From: Running{}, Event: &Trigger{}, Tests: []string{"canQueue"}, Rules: []int{19}, To: StateRunning, Actions: []ActionKind{ActionQueueRun}, After: Running{Queued: true}},
 		{From: Running{}, Event: &Trigger{}, Tests: []string{"!canQueue"}, Rules: []int{20}, To: StateRunning},
 		{From: Running{}, Event: &Succeeded{}, Tests: []string{"runNext"}, Rules: []int{21}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"succeedAndNext"}},
 		{From: Running{}, Event: &Succeeded{}, Tests: []string{"!runNext"}, Rules: []int{22}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"succeed", "untilNextRun"}},
@@ -226,10 +214,10 @@ func TestRules(t *testing.T) {
 		{From: Running{}, Event: &Interrupted{}, Tests: []string{"!runNext", "!retriesLeft"}, Rules: []int{28}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
 		{From: Running{}, Event: &Cancel{}, Tests: []string{"isQueued"}, Rules: []int{29}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartRun}, Effects: []string{"cancelAndNext"}},
 		{From: Running{}, Event: &Cancel{}, Tests: []string{"!isQueued"}, Rules: []int{30}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{From: Running{}, Event: &CancelQueued{}, Tests: []string{"isQueued"}, Rules: []int{31}, To: StateRunning, Effects: []string{"unqueue"}},
+		{From: Running{}, Event: &CancelQueued{}, Tests: []string{"isQueued"}, Rules: []int{31}, To: StateRunning, After: Running{Queued: false}},
 		{From: Running{}, Event: &CancelQueued{}, Tests: []string{"!isQueued"}, Rules: []int{32}, To: StateRunning},
 		{From: Running{}, Event: &Disable{}, Rules: []int{33}, To: StateDisabled, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun}},
-		{From: Running{}, Event: &Reconfigure{}, Rules: []int{34}, To: StateRunning, Effects: []string{"retune"}},
+		{From: Running{}, Event: &Reconfigure{}, Rules: []int{34}, To: StateRunning},
 		{From: Running{}, Event: &Started{}, Rules: []int{18}, To: StateRunning},
 		{From: WaitingToRetry{}, Event: &Trigger{}, Rules: []int{36}, To: StateStarting, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"trigger"}},
 		{From: WaitingToRetry{}, Event: &Cancel{}, Rules: []int{40}, To: StateScheduled, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
@@ -241,7 +229,7 @@ func TestRules(t *testing.T) {
 		{From: WaitingToRetry{}, Event: &Interrupted{}, Rules: []int{39}, To: StateWaitingToRetry},
 		{From: WaitingToRetry{}, Event: &CancelQueued{}, Rules: []int{41}, To: StateWaitingToRetry},
 		{From: Disabled{}, Event: &Enable{}, Rules: []int{52}, To: StateScheduled, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{From: Disabled{}, Event: &Reconfigure{}, Rules: []int{53}, To: StateDisabled, Effects: []string{"retune"}},
+		{From: Disabled{}, Event: &Reconfigure{}, Rules: []int{53}, To: StateDisabled},
 		{From: Disabled{}, Event: &Started{}, Rules: []int{44}, To: StateDisabled},
 		{From: Disabled{}, Event: &Trigger{}, Rules: []int{45}, To: StateDisabled},
 		{From: Disabled{}, Event: &Succeeded{}, Rules: []int{46}, To: StateDisabled},
@@ -272,7 +260,7 @@ func TestPaths(t *testing.T) {
 		{Up: -1, Event: &CancelQueued{}, Rules: []int{6}},
 		{Up: -1, Event: &Disable{}, Rules: []int{7}, Actions: []ActionKind{ActionCancelTimer}},
 		{Up: -1, Event: &Reconfigure{}, Rules: []int{8}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilNextRun"}},
-		{Up: 1, Event: &Started{}, Rules: []int{9}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"begin", "timeout"}},
+		{Up: 1, Event: &Started{}, Rules: []int{9}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"timeout"}},
 		{Up: 1, Event: &Trigger{}, Rules: []int{10}},
 		{Up: 1, Event: &Succeeded{}, Rules: []int{11}},
 		{Up: 1, Event: &Failed{}, Rules: []int{12}},
@@ -280,9 +268,9 @@ func TestPaths(t *testing.T) {
 		{Up: 1, Event: &Cancel{}, Rules: []int{14}, Actions: []ActionKind{ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
 		{Up: 1, Event: &CancelQueued{}, Rules: []int{15}},
 		{Up: 1, Event: &Disable{}, Rules: []int{16}, Actions: []ActionKind{ActionCancelRun}},
-		{Up: 1, Event: &Reconfigure{}, Rules: []int{17}, Effects: []string{"retune"}},
+		{Up: 1, Event: &Reconfigure{}, Rules: []int{17}},
 		{Up: 9, Event: &Started{}, Rules: []int{18}},
-		{Up: 9, Event: &Trigger{}, Tests: []string{"canQueue"}, Rules: []int{19}, Actions: []ActionKind{ActionQueueRun}, Effects: []string{"queue"}},
+		{Up: 9, Event: &Trigger{}, Tests: []string{"canQueue"}, Rules: []int{19}, Actions: []ActionKind{ActionQueueRun}},
 		{Up: 9, Event: &Trigger{}, Tests: []string{"!canQueue"}, Rules: []int{20}},
 		{Up: 9, Event: &Succeeded{}, Tests: []string{"runNext"}, Rules: []int{21}, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"succeedAndNext"}},
 		{Up: 9, Event: &Succeeded{}, Tests: []string{"!runNext"}, Rules: []int{22}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"succeed", "untilNextRun"}},
@@ -294,10 +282,10 @@ func TestPaths(t *testing.T) {
 		{Up: 9, Event: &Interrupted{}, Tests: []string{"!runNext", "!retriesLeft"}, Rules: []int{28}, Actions: []ActionKind{ActionCancelTimer, ActionStartTimer}, Effects: []string{"failAndGiveUp", "untilNextRun"}},
 		{Up: 9, Event: &Cancel{}, Tests: []string{"isQueued"}, Rules: []int{29}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartRun}, Effects: []string{"cancelAndNext"}},
 		{Up: 9, Event: &Cancel{}, Tests: []string{"!isQueued"}, Rules: []int{30}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun, ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{Up: 9, Event: &CancelQueued{}, Tests: []string{"isQueued"}, Rules: []int{31}, Effects: []string{"unqueue"}},
+		{Up: 9, Event: &CancelQueued{}, Tests: []string{"isQueued"}, Rules: []int{31}},
 		{Up: 9, Event: &CancelQueued{}, Tests: []string{"!isQueued"}, Rules: []int{32}},
 		{Up: 9, Event: &Disable{}, Rules: []int{33}, Actions: []ActionKind{ActionCancelTimer, ActionCancelRun}},
-		{Up: 9, Event: &Reconfigure{}, Rules: []int{34}, Effects: []string{"retune"}},
+		{Up: 9, Event: &Reconfigure{}, Rules: []int{34}},
 		{Up: 24, Event: &Started{}, Rules: []int{35}},
 		{Up: 24, Event: &Trigger{}, Rules: []int{36}, Actions: []ActionKind{ActionCancelTimer, ActionStartRun}, Effects: []string{"trigger"}},
 		{Up: 24, Event: &Succeeded{}, Rules: []int{37}},
@@ -316,7 +304,7 @@ func TestPaths(t *testing.T) {
 		{Up: 7, Event: &CancelQueued{}, Rules: []int{50}},
 		{Up: 7, Event: &Disable{}, Rules: []int{51}},
 		{Up: 7, Event: &Enable{}, Rules: []int{52}, Actions: []ActionKind{ActionStartTimer}, Effects: []string{"skip", "untilNextRun"}},
-		{Up: 7, Event: &Reconfigure{}, Rules: []int{53}, Effects: []string{"retune"}},
+		{Up: 7, Event: &Reconfigure{}, Rules: []int{53}},
 		{Up: -1, Event: &Enable{}, Rules: []int{54}},
 		{Up: -1, Event: &TimerFired{Timer: 1}, Rules: []int{55}, Actions: []ActionKind{ActionStartRun}, Effects: []string{"due"}},
 		{Up: 9, Event: &TimerFired{Timer: 2}, Tests: []string{"runNextAtTimeout"}, Rules: []int{56}, Actions: []ActionKind{ActionTimeOutRun, ActionStartRun}, Effects: []string{"timeOutAndNext"}},

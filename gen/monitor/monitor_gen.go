@@ -981,10 +981,6 @@ type Behavior interface {
 	//
 	// It is given settings and returns delay.
 	MaxRuntime(settings monitors.Settings) time.Duration
-	// Due moves the monitor's time to next_expected, when the run became due.
-	//
-	// It is given next_expected and returns at.
-	Due(nextExpected time.Time) time.Time
 	// Miss records the run expected at next_expected as missed, at the end of its
 	// margin, and expects the next one.
 	//
@@ -1030,10 +1026,6 @@ type Behavior interface {
 	// It is given new_settings and now and returns settings, at, next_expected,
 	// failures, successes and failing, in that order.
 	Reconfigure(newSettings monitors.Settings, now time.Time) (monitors.Settings, time.Time, time.Time, int, int, bool)
-	// Retune takes the new settings for what follows the run in progress.
-	//
-	// It is given new_settings and returns settings.
-	Retune(newSettings monitors.Settings) monitors.Settings
 }
 
 // Handler performs the actions of the Monitor machine. HandleEvent calls one
@@ -1145,21 +1137,21 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleIgnore, From: StateRunning, Event: EventFailed, Guard: "foreignRun", Label: "Running --Failed [foreignRun]--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventFailed, Guard: "failsNow", To: StateFailing, Effect: "fail", Actions: []ActionKind{ActionCloseRun}, Label: "Running --Failed [failsNow]--> Failing {fail} / CloseRun"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventFailed, Guard: "else", To: StateUp, Effect: "fail", Actions: []ActionKind{ActionCloseRun}, Label: "Running --Failed [else]--> Up {fail} / CloseRun"},
-		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventReconfigure, Effect: "retune", Label: "Running --Reconfigure--> (stays) {retune}"},
+		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventReconfigure, Label: "Running --Reconfigure--> (stays) {settings=event.new_settings}"},
 		{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventStart, Label: "Paused --Start--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventSucceeded, Label: "Paused --Succeeded--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventFailed, Label: "Paused --Failed--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventPause, Label: "Paused --Pause--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventDisable, To: StateDisabled, Label: "Paused --Disable--> Disabled"},
 		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventResume, To: StateFresh, Effect: "resume", Label: "Paused --Resume--> Fresh {resume}"},
-		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventReconfigure, Effect: "retune", Label: "Paused --Reconfigure--> (stays) {retune}"},
+		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventReconfigure, Label: "Paused --Reconfigure--> (stays) {settings=event.new_settings}"},
 		{Kind: fsmrt.RuleReject, From: StateDisabled, Event: EventStart, Reason: "Start is not accepted in state Disabled", Label: "Disabled --Start--> rejected: Start is not accepted in state Disabled"},
 		{Kind: fsmrt.RuleReject, From: StateDisabled, Event: EventSucceeded, Reason: "Succeeded is not accepted in state Disabled", Label: "Disabled --Succeeded--> rejected: Succeeded is not accepted in state Disabled"},
 		{Kind: fsmrt.RuleReject, From: StateDisabled, Event: EventFailed, Reason: "Failed is not accepted in state Disabled", Label: "Disabled --Failed--> rejected: Failed is not accepted in state Disabled"},
 		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventPause, To: StatePaused, Label: "Disabled --Pause--> Paused"},
 		{Kind: fsmrt.RuleIgnore, From: StateDisabled, Event: EventDisable, Label: "Disabled --Disable--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventResume, To: StateFresh, Effect: "resume", Label: "Disabled --Resume--> Fresh {resume}"},
-		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventReconfigure, Effect: "retune", Label: "Disabled --Reconfigure--> (stays) {retune}"},
+		{Kind: fsmrt.RuleTransition, From: StateDisabled, Event: EventReconfigure, Label: "Disabled --Reconfigure--> (stays) {settings=event.new_settings}"},
 		{Kind: fsmrt.RuleTransition, Composite: "Active", Event: EventStart, To: StateRunning, Effect: "begin", Label: "Active --Start--> Running {begin}"},
 		{Kind: fsmrt.RuleTransition, Composite: "Active", Event: EventSucceeded, Guard: "staysFailing", To: StateFailing, Effect: "succeed", Label: "Active --Succeeded [staysFailing]--> Failing {succeed}"},
 		{Kind: fsmrt.RuleTransition, Composite: "Active", Event: EventSucceeded, Guard: "else", To: StateUp, Effect: "succeed", Label: "Active --Succeeded [else]--> Up {succeed}"},
@@ -1170,7 +1162,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleIgnore, Composite: "Active", Event: EventResume, Label: "Active --Resume--> ignored"},
 		{Kind: fsmrt.RuleTransition, Composite: "Active", Event: EventReconfigure, To: StateFresh, Effect: "reconfigure", Label: "Active --Reconfigure--> Fresh {reconfigure}"},
 		{Kind: fsmrt.RuleTransition, Composite: "Expecting", Event: EventTimerFired, To: StateMissed, Effect: "miss", Actions: []ActionKind{ActionRecordMissed}, Label: "Expecting --after untilMissed--> Missed {miss} / RecordMissed"},
-		{Kind: fsmrt.RuleTransition, Composite: "Due", Event: EventTimerFired, To: StateLate, Effect: "due", Label: "Due --after untilDue--> Late {due}"},
+		{Kind: fsmrt.RuleTransition, Composite: "Due", Event: EventTimerFired, To: StateLate, Label: "Due --after untilDue--> Late {at=state.next_expected}"},
 		{Kind: fsmrt.RuleTransition, From: StateRunning, Event: EventTimerFired, To: StateTimedOut, Effect: "timeout", Actions: []ActionKind{ActionRecordTimeout}, Label: "Running --after maxRuntime--> TimedOut {timeout} / RecordTimeout"},
 		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
 	},
@@ -1682,9 +1674,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Running --Reconfigure--> (stays) {retune}
-			settings := m.b.Retune(ev.NewSettings)
-			m.d.settings = settings
+			// Running --Reconfigure--> (stays) {settings=event.new_settings}
+			m.d.settings = ev.NewSettings
 			m.core.Start(7, StateRunning)
 			return m.core.Finish()
 		}
@@ -1721,9 +1712,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Paused --Reconfigure--> (stays) {retune}
-			settings := m.b.Retune(ev.NewSettings)
-			m.d.settings = settings
+			// Paused --Reconfigure--> (stays) {settings=event.new_settings}
+			m.d.settings = ev.NewSettings
 			m.core.Start(14, StatePaused)
 			return m.core.Finish()
 		}
@@ -1760,9 +1750,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			if ev == nil {
 				return m.core.NilEvent(ev)
 			}
-			// Disabled --Reconfigure--> (stays) {retune}
-			settings := m.b.Retune(ev.NewSettings)
-			m.d.settings = settings
+			// Disabled --Reconfigure--> (stays) {settings=event.new_settings}
+			m.d.settings = ev.NewSettings
 			m.core.Start(21, StateDisabled)
 			return m.core.Finish()
 		}
@@ -2186,11 +2175,10 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		return m.core.Finish()
 	case m.core.State >= StateFresh && m.core.State <= StateTimedOut && ev.Timer == m.timers[1].ID:
 		m.timers[1] = fsmrt.Timer{}
-		// Due --after untilDue--> Late {due}
+		// Due --after untilDue--> Late {at=state.next_expected}
 		from := m.core.State
-		at := m.b.Due(m.d.nextExpected)
 		m.d = fsmData{settings: m.d.settings, nextExpected: m.d.nextExpected, failures: m.d.failures, successes: m.d.successes, failing: m.d.failing}
-		m.d.at = at
+		m.d.at = m.d.nextExpected
 		m.core.State = StateLate
 		m.core.Start(32, from)
 		return m.core.Finish()

@@ -41,9 +41,6 @@ func (f fsmFake) UntilDue(time.Time, time.Time) (_ time.Duration) { f.s.Effect("
 // MaxRuntime notes that the effect maxRuntime ran.
 func (f fsmFake) MaxRuntime(monitors.Settings) (_ time.Duration) { f.s.Effect("maxRuntime"); return }
 
-// Due notes that the effect due ran.
-func (f fsmFake) Due(time.Time) (_ time.Time) { f.s.Effect("due"); return }
-
 // Miss notes that the effect miss ran.
 func (f fsmFake) Miss(monitors.Settings, time.Time) (_ time.Time, _ time.Time, _ time.Time) {
 	f.s.Effect("miss")
@@ -88,9 +85,6 @@ func (f fsmFake) Reconfigure(monitors.Settings, time.Time) (_ monitors.Settings,
 	f.s.Effect("reconfigure")
 	return
 }
-
-// Retune notes that the effect retune ran.
-func (f fsmFake) Retune(monitors.Settings) (_ monitors.Settings) { f.s.Effect("retune"); return }
 
 // fsmSubject is the machine as the drivers of package fsmtest make and watch
 // it: in any state at rest, with the fake behaviour and a Recorder.
@@ -149,17 +143,17 @@ func TestRules(t *testing.T) {
 		{From: Running{}, Event: &Failed{}, Tests: []string{"foreignRun"}, Rules: []int{4}, To: StateRunning},
 		{From: Running{}, Event: &Failed{}, Tests: []string{"!foreignRun", "failsNow"}, Rules: []int{5}, To: StateFailing, Actions: []ActionKind{ActionCancelTimer, ActionCloseRun, ActionStartTimer, ActionStartTimer}, Effects: []string{"fail", "untilMissed", "untilDue"}},
 		{From: Running{}, Event: &Failed{}, Tests: []string{"!foreignRun", "!failsNow"}, Rules: []int{6}, To: StateUp, Actions: []ActionKind{ActionCancelTimer, ActionCloseRun, ActionStartTimer, ActionStartTimer}, Effects: []string{"fail", "untilMissed", "untilDue"}},
-		{From: Running{}, Event: &Reconfigure{}, Rules: []int{7}, To: StateRunning, Effects: []string{"retune"}},
+		{From: Running{}, Event: &Reconfigure{}, Rules: []int{7}, To: StateRunning},
 		{From: Paused{}, Event: &Disable{}, Rules: []int{12}, To: StateDisabled},
 		{From: Paused{}, Event: &Resume{}, Rules: []int{13}, To: StateFresh, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}, Effects: []string{"resume", "untilMissed", "untilDue"}},
-		{From: Paused{}, Event: &Reconfigure{}, Rules: []int{14}, To: StatePaused, Effects: []string{"retune"}},
+		{From: Paused{}, Event: &Reconfigure{}, Rules: []int{14}, To: StatePaused},
 		{From: Paused{}, Event: &Start{}, Rules: []int{8}, To: StatePaused},
 		{From: Paused{}, Event: &Succeeded{}, Rules: []int{9}, To: StatePaused},
 		{From: Paused{}, Event: &Failed{}, Rules: []int{10}, To: StatePaused},
 		{From: Paused{}, Event: &Pause{}, Rules: []int{11}, To: StatePaused},
 		{From: Disabled{}, Event: &Pause{}, Rules: []int{18}, To: StatePaused},
 		{From: Disabled{}, Event: &Resume{}, Rules: []int{20}, To: StateFresh, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}, Effects: []string{"resume", "untilMissed", "untilDue"}},
-		{From: Disabled{}, Event: &Reconfigure{}, Rules: []int{21}, To: StateDisabled, Effects: []string{"retune"}},
+		{From: Disabled{}, Event: &Reconfigure{}, Rules: []int{21}, To: StateDisabled},
 		{From: Disabled{}, Event: &Start{}, Rules: []int{15}, To: StateDisabled},
 		{From: Disabled{}, Event: &Succeeded{}, Rules: []int{16}, To: StateDisabled},
 		{From: Disabled{}, Event: &Failed{}, Rules: []int{17}, To: StateDisabled},
@@ -174,7 +168,7 @@ func TestRules(t *testing.T) {
 		{From: Fresh{}, Event: &Resume{}, Rules: []int{29}, To: StateFresh},
 		{From: Fresh{}, Event: &Reconfigure{}, Rules: []int{30}, To: StateFresh, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionStartTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilMissed", "untilDue"}},
 		{From: Fresh{}, Event: &TimerFired{Timer: 1}, Rules: []int{31}, To: StateMissed, Actions: []ActionKind{ActionCancelTimer, ActionRecordMissed, ActionStartTimer}, Effects: []string{"miss", "untilMissed"}},
-		{From: Fresh{}, Event: &TimerFired{Timer: 2}, Rules: []int{32}, To: StateLate, Effects: []string{"due"}},
+		{From: Fresh{}, Event: &TimerFired{Timer: 2}, Rules: []int{32}, To: StateLate},
 		{From: Running{}, Event: &TimerFired{Timer: 1}, Rules: []int{33}, To: StateTimedOut, Actions: []ActionKind{ActionRecordTimeout, ActionStartTimer, ActionStartTimer}, Effects: []string{"timeout", "untilMissed", "untilDue"}},
 	})
 }
@@ -191,7 +185,7 @@ func TestPaths(t *testing.T) {
 		{Up: 0, Event: &Failed{}, Tests: []string{"foreignRun"}, Rules: []int{4}},
 		{Up: 0, Event: &Failed{}, Tests: []string{"!foreignRun", "failsNow"}, Rules: []int{5}, Actions: []ActionKind{ActionCancelTimer, ActionCloseRun, ActionStartTimer, ActionStartTimer}, Effects: []string{"fail", "untilMissed", "untilDue"}},
 		{Up: 0, Event: &Failed{}, Tests: []string{"!foreignRun", "!failsNow"}, Rules: []int{6}, Actions: []ActionKind{ActionCancelTimer, ActionCloseRun, ActionStartTimer, ActionStartTimer}, Effects: []string{"fail", "untilMissed", "untilDue"}},
-		{Up: 0, Event: &Reconfigure{}, Rules: []int{7}, Effects: []string{"retune"}},
+		{Up: 0, Event: &Reconfigure{}, Rules: []int{7}},
 		{Up: -1, Event: &Pause{}, Rules: []int{27}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
 		{Up: 9, Event: &Start{}, Rules: []int{8}},
 		{Up: 9, Event: &Succeeded{}, Rules: []int{9}},
@@ -199,7 +193,7 @@ func TestPaths(t *testing.T) {
 		{Up: 9, Event: &Pause{}, Rules: []int{11}},
 		{Up: 9, Event: &Disable{}, Rules: []int{12}},
 		{Up: 9, Event: &Resume{}, Rules: []int{13}, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}, Effects: []string{"resume", "untilMissed", "untilDue"}},
-		{Up: 9, Event: &Reconfigure{}, Rules: []int{14}, Effects: []string{"retune"}},
+		{Up: 9, Event: &Reconfigure{}, Rules: []int{14}},
 		{Up: -1, Event: &Disable{}, Rules: []int{28}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
 		{Up: 17, Event: &Start{}, Rules: []int{15}},
 		{Up: 17, Event: &Succeeded{}, Rules: []int{16}},
@@ -207,7 +201,7 @@ func TestPaths(t *testing.T) {
 		{Up: 17, Event: &Pause{}, Rules: []int{18}},
 		{Up: 17, Event: &Disable{}, Rules: []int{19}},
 		{Up: 17, Event: &Resume{}, Rules: []int{20}, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}, Effects: []string{"resume", "untilMissed", "untilDue"}},
-		{Up: 17, Event: &Reconfigure{}, Rules: []int{21}, Effects: []string{"retune"}},
+		{Up: 17, Event: &Reconfigure{}, Rules: []int{21}},
 		{Up: -1, Event: &Succeeded{}, Tests: []string{"staysFailing"}, Rules: []int{23}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionStartTimer, ActionStartTimer}, Effects: []string{"succeed", "untilMissed", "untilDue"}},
 		{Up: -1, Event: &Succeeded{}, Tests: []string{"!staysFailing"}, Rules: []int{24}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionStartTimer, ActionStartTimer}, Effects: []string{"succeed", "untilMissed", "untilDue"}},
 		{Up: -1, Event: &Failed{}, Tests: []string{"failsNow"}, Rules: []int{25}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionStartTimer, ActionStartTimer}, Effects: []string{"fail", "untilMissed", "untilDue"}},
@@ -215,7 +209,7 @@ func TestPaths(t *testing.T) {
 		{Up: -1, Event: &Resume{}, Rules: []int{29}},
 		{Up: -1, Event: &Reconfigure{}, Rules: []int{30}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionStartTimer, ActionStartTimer}, Effects: []string{"reconfigure", "untilMissed", "untilDue"}},
 		{Up: -1, Event: &TimerFired{Timer: 1}, Rules: []int{31}, Actions: []ActionKind{ActionCancelTimer, ActionRecordMissed, ActionStartTimer}, Effects: []string{"miss", "untilMissed"}},
-		{Up: -1, Event: &TimerFired{Timer: 2}, Rules: []int{32}, Effects: []string{"due"}},
+		{Up: -1, Event: &TimerFired{Timer: 2}, Rules: []int{32}},
 		{Up: 0, Event: &TimerFired{Timer: 3}, Rules: []int{33}, Actions: []ActionKind{ActionRecordTimeout, ActionStartTimer, ActionStartTimer}, Effects: []string{"timeout", "untilMissed", "untilDue"}},
 		{Up: -1, Event: &TimerFired{}, Rules: []int{34}},
 	}, []int{1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 0, 25, 26, 27, 28, 9, 17, 29, 30, 31, 32, 33, 34})

@@ -68,9 +68,6 @@ func (b *Behavior) Retry(s Settings, at time.Time, attempt int) (time.Time, stri
 	return at.Add(b.Backoff(s, attempt)), TriggerRetry
 }
 
-// Begin starts the due run at now, with no run waiting behind it.
-func (b *Behavior) Begin(now time.Time) (time.Time, bool) { return now, false }
-
 // CanQueue reports whether a manual run may wait behind the run in
 // progress: with overlap queue, when none waits yet.
 func (b *Behavior) CanQueue(s Settings, queued bool) bool {
@@ -95,12 +92,6 @@ func (b *Behavior) RunNext(s Settings, queued bool, at, now time.Time) bool {
 func (b *Behavior) RunNextAtTimeout(s Settings, queued bool, at time.Time) bool {
 	return b.RunNext(s, queued, at, at.Add(s.Timeout))
 }
-
-// Queue notes a manual run waiting behind the run in progress.
-func (b *Behavior) Queue() bool { return true }
-
-// Unqueue notes that no run waits behind the run in progress.
-func (b *Behavior) Unqueue() bool { return false }
 
 // next is the trigger of the run that starts when a run ends: manual when
 // one waited behind it, else a scheduled time that passed during it.
@@ -174,6 +165,3 @@ func (b *Behavior) Skip(s Settings, now time.Time) (time.Time, time.Time) {
 func (b *Behavior) Reconfigure(s Settings, now time.Time) (Settings, time.Time, time.Time) {
 	return s, now, b.Next(s, now)
 }
-
-// Retune takes new settings for what follows.
-func (b *Behavior) Retune(s Settings) Settings { return s }

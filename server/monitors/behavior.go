@@ -183,9 +183,6 @@ func (b *Behavior) UntilDue(at, next time.Time) time.Duration {
 // MaxRuntime is how long a run may take.
 func (b *Behavior) MaxRuntime(s Settings) time.Duration { return s.MaxRuntime }
 
-// Due is the monitor's time when the run expected at next became due.
-func (b *Behavior) Due(next time.Time) time.Time { return next }
-
 // Miss records the run expected at next as missed at the end of its
 // margin, and expects the run after it.
 func (b *Behavior) Miss(s Settings, next time.Time) (at, nextExpected, expectedAt time.Time) {
@@ -244,6 +241,3 @@ func (b *Behavior) Resume(s Settings, now time.Time) (time.Time, time.Time, int,
 func (b *Behavior) Reconfigure(s Settings, now time.Time) (Settings, time.Time, time.Time, int, int, bool) {
 	return s, now, b.First(s, now), 0, 0, false
 }
-
-// Retune takes new settings for what follows.
-func (b *Behavior) Retune(s Settings) Settings { return s }

@@ -264,6 +264,10 @@ func (e *Engine) commit(ctx context.Context, rs *roundState) error {
 			e.log.Warn("a round of the jobs was not written: another instance runs the jobs now", "jobs", len(rs.order))
 			return errMoved
 		}
+		if errors.Is(err, store.ErrPaused) {
+			e.log.Warn("a round of the jobs was not written: this instance paused in the middle of it", "jobs", len(rs.order), "err", err)
+			return &monitorengine.Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}
+		}
 		e.log.Error("write a round of the jobs", "jobs", len(rs.order), "err", err)
 		return &monitorengine.Error{Status: 503, Code: "storage_failed", Message: "the server could not store the change; nothing was changed: retry"}
 	}

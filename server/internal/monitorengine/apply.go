@@ -222,9 +222,12 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		}
 	}
 	if err != nil {
-		if errors.Is(err, store.ErrFenced) || errors.Is(err, errLeaseRanOut) {
+		switch {
+		case errors.Is(err, store.ErrFenced) || errors.Is(err, errLeaseRanOut):
 			e.log.Warn("a round was not written: this instance does not hold its shards any more", "err", err, "requests", len(reqs), "monitors", len(rs.before))
-		} else {
+		case errors.Is(err, store.ErrPaused):
+			e.log.Warn("a round was not written: this instance paused in the middle of it", "err", err, "requests", len(reqs), "monitors", len(rs.before))
+		default:
 			e.log.Error("write a round", "err", err, "requests", len(reqs), "monitors", len(rs.before))
 		}
 		e.rollback(rs)

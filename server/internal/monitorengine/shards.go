@@ -211,7 +211,14 @@ func (e *Engine) keepLeases(ctx context.Context) {
 		case <-wait.C:
 		}
 		next, err := e.leaseRound(ctx, func(c shardChange) error { return e.toRun(ctx, c) })
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, store.ErrPaused):
+			// This instance's own pace, not a fault to fix: the leases
+			// it did not renew in time are left to the others (Run stops
+			// running their shards), and the next round claims again.
+			e.log.Warn("keep the leases: this instance paused too long to renew them in time; it claims again", "err", err)
+		default:
 			e.log.Error("keep the leases", "err", err)
 		}
 		d := e.lease / 3

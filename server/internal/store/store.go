@@ -273,6 +273,15 @@ func (b *Batch) Len() int { return len(b.Ops) }
 // the leases its Fence names (any more): it wrote nothing.
 var ErrFenced = errors.New("this instance no longer holds the lease of a shard the batch writes: another instance runs its monitors (or jobs) now")
 
+// ErrPaused is the error of a transaction the database ended because
+// this instance stopped in the middle of it for longer than its session
+// may sit idle in a transaction (a third of its lease: a SIGSTOP, a paused
+// machine, a process starved of processor time): the transaction was
+// rolled back, and the instance's leases may have passed to another
+// instance. It is a fault of this instance's pace, not of the database:
+// the next round runs on a new session.
+var ErrPaused = errors.New("this instance paused in the middle of a transaction for longer than a third of its lease, so the database ended the transaction (rolled back)")
+
 // JobsShard is the shard the background jobs belong to in a Shared
 // store: the instance that holds its lease runs every job (their timers,
 // their runs), its writes fenced by that lease, and the jobs' monitors

@@ -29,3 +29,6 @@ func (s *DB) Setting(ctx context.Context, name string) (string, error) {
 	err := s.pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
 	return v, err
 }
+
+// InTx runs f in a transaction of the pool, as the store's writes do.
+func (s *DB) InTx(ctx context.Context, f func(pgx.Tx) error) error { return inTx(ctx, s.pool, f) }

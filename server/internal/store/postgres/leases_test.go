@@ -81,6 +81,49 @@ func TestStoppedHolder(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrFenced)
 }
 
+// TestPaused checks that a transaction Postgres ended because its
+// instance paused in it (idle past a third of the lease) is
+// store.ErrPaused, which the engines log as this instance's pace rather
+// than as a fault, and that another failure is not.
+func TestPaused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const lease = 300 * time.Millisecond
+	url := pgtest.DB(t)
+	s, err := postgres.Open(ctx, url, postgres.WithLease(lease))
+	require.NoError(t, err)
+	defer s.Close()
+	watch, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer watch.Close(ctx)
+
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		var pid int
+		if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			return err
+		}
+		// Paused: wait, without a statement, until Postgres has ended
+		// the session.
+		require.Eventually(t, func() bool {
+			var n int
+			require.NoError(t, watch.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&n))
+			return n == 0
+		}, time.Minute, lease/10, "Postgres ends a session idle in a transaction past a third of the lease")
+		_, err := tx.Exec(ctx, "SELECT 1")
+		return err
+	})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, store.ErrPaused)
+	assert.ErrorContains(t, err, "idle-in-transaction timeout")
+
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "SELECT * FROM no_such_table")
+		return err
+	})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, store.ErrPaused)
+}
+
 // TestClaimSkipsLocked checks that a claim does not wait for a lease
 // another transaction locks, and asks to be tried again soon.
 func TestClaimSkipsLocked(t *testing.T) {

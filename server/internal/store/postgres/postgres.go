@@ -213,7 +213,7 @@ const migrateLock = 0x66736d67656e // "fsmgen"
 // migrate brings the schema to the last version in one transaction. A
 // database newer than this server is refused.
 func (s *DB) migrate(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return inTx(ctx, s.pool, func(tx pgx.Tx) error {
 		// Another instance may be migrating: wait for it longer than the
 		// sessions' lock_timeout, which is for the leases.
 		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '1min'"); err != nil {

@@ -1,8 +1,17 @@
 package postgres
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fsmgen/fsmgen/server/internal/store"
 )
 
 // DefaultLease is the lease time Open bounds the sessions' transactions
@@ -49,3 +58,20 @@ func sessionSettings(lease time.Duration) map[string]string {
 // sessionLimit is how long a session may sit idle in a transaction, or
 // wait for a lock: a third of the lease.
 func sessionLimit(lease time.Duration) time.Duration { return lease / 3 }
+
+// idleInTransactionTimeout is Postgres's code for a session it ended
+// because it sat idle in a transaction past
+// idle_in_transaction_session_timeout.
+const idleInTransactionTimeout = "25P03"
+
+// inTx runs f in a transaction on the pool, committed when f returns nil,
+// as pgx.BeginFunc does; a transaction Postgres ended because this
+// instance paused in it (sessionSettings) is store.ErrPaused as well as
+// Postgres's error.
+func inTx(ctx context.Context, pool *pgxpool.Pool, f func(pgx.Tx) error) error {
+	err := pgx.BeginFunc(ctx, pool, f)
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == idleInTransactionTimeout {
+		return fmt.Errorf("%w: %w", store.ErrPaused, err)
+	}
+	return err
+}

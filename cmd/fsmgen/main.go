@@ -11,6 +11,7 @@
 //	fsmgen debug SPEC                               print the checked machine (storage, signatures, every rule's data flow)
 //	fsmgen paths [-json] SPEC                       print each rule's witness path: the shortest events from New that fire it
 //	fsmgen diff [-format F] OLD NEW                 list what changed between two revisions of a spec, and what each change breaks
+//	fsmgen export -format xstate|scxml SPEC         print the machine as an XState v5 config (JSON) or an SCXML document
 //
 // Output paths in a spec are relative to the spec file, so the result is
 // the same from any working directory. Problems are reported as
@@ -51,6 +52,17 @@
 // and does not fail; one it declares that names no change is noted. A
 // spec that OLD does not have is new: nothing was saved with it. -format
 // json and -format sarif print the report as one document on stdout.
+//
+// # Exporting to other statechart tools
+//
+// fsmgen export -format xstate SPEC prints the machine as the JSON of an
+// XState v5 machine config, to open in Stately's editor or run with
+// createMachine; -format scxml prints a W3C SCXML document of the same
+// chart. Guards, effects and actions are named, not implemented. What the
+// target cannot run is reported on stderr: a construct it cannot express
+// at all is an error (exit 1, nothing printed), one it keeps as metadata
+// only (set: and with:, say) a warning naming it and its position.
+// docs/export.md describes the mapping.
 //
 // # Output formats for CI
 //
@@ -148,6 +160,7 @@ const usage = `usage:
   fsmgen debug SPEC
   fsmgen paths [-json] SPEC
   fsmgen diff [-format text|json|sarif] OLD NEW
+  fsmgen export -format xstate|scxml SPEC
 `
 
 func main() {
@@ -208,6 +221,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	if cmd == "generate" || cmd == "check" {
 		fs.BoolVar(&o.werror, "werror", false, "treat warnings as errors")
 	}
+	if cmd == "export" {
+		fs.StringVar(&o.format, "format", "", "the target: xstate or scxml")
+	}
 	if cmd == "generate" || cmd == "check" || cmd == "diff" {
 		fs.StringVar(&o.format, "format", formatText, "output format: text, json or sarif")
 	}
@@ -266,6 +282,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return printPaths(stdout, res[0].Machine, asJSON)
+	case "export":
+		return exportSpec(o.format, args, stdout, stderr)
 	case "schema":
 		if len(args) != 0 {
 			return fmt.Errorf("schema takes no arguments: %w", errUsage)

@@ -1,0 +1,203 @@
+package export
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// Kind is the kind of a node of the chart, as XState and SCXML know
+// them. fsmgen has atomic, compound and final states today; parallel
+// regions and history pseudostates will be kinds of their own (XState's
+// type 'parallel' and 'history', SCXML's <parallel> and <history>), each
+// emitter saying how it writes them or refusing them.
+type Kind int
+
+// The kinds of nodes.
+const (
+	Atomic   Kind = iota // a leaf
+	Compound             // a composite state: one active child at a time
+	Final                // a terminal leaf at the top level that does nothing with any event
+)
+
+// chart is the machine as a tree of nodes, the form both targets share.
+type chart struct {
+	m    *fsm.Machine
+	root *node
+	// byState finds the node of a state.
+	byState map[*fsm.State]*node
+}
+
+// node is a state of the chart; the root stands for the machine, its
+// triggers for the "*" rows.
+type node struct {
+	state *fsm.State // nil for the root
+	name  string
+	// path are the names from the top level down to the node, the root
+	// excluded.
+	path     []string
+	kind     Kind
+	children []*node
+	initial  *node // a compound node's initial child
+	// entry and exit are what the state runs: its effect, then its actions.
+	entry, exit []call
+	timers      []*fsm.Timer
+	triggers    []*trigger
+}
+
+// call is a named effect or action of a hook or a transition.
+type call struct {
+	name   string
+	effect bool
+}
+
+// trigger is what a node does with one event, one of its timers, or (for
+// a transient state) no event: the branches tried in order.
+type trigger struct {
+	event    *fsm.Event // nil for a timer and for eventless rules
+	timer    *fsm.Timer
+	branches []*fsm.Rule
+}
+
+// build makes the chart of m.
+func build(m *fsm.Machine) *chart {
+	c := &chart{m: m, root: &node{name: m.Name}, byState: map[*fsm.State]*node{}}
+	var all []*fsm.State
+	all = append(append(all, m.States...), m.Composites...)
+	slices.SortStableFunc(all, func(a, b *fsm.State) int {
+		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
+	})
+	for _, s := range all {
+		if s.Parent == nil {
+			c.root.children = append(c.root.children, c.add(s, nil))
+		}
+	}
+	c.root.initial = c.byState[m.Initial.Path()[0]]
+	for _, r := range m.Rules {
+		if r == m.Stale || r.Event != nil && r.Event == m.TimerFired && r.Timer == nil {
+			continue // the runtime's own bookkeeping of stale timers
+		}
+		n := c.root
+		if r.From != nil {
+			n = c.byState[r.From]
+		}
+		i := slices.IndexFunc(n.triggers, func(t *trigger) bool {
+			return t.timer == r.Timer && (r.Timer != nil || t.event == r.Event)
+		})
+		if i < 0 {
+			t := &trigger{timer: r.Timer}
+			if r.Timer == nil {
+				t.event = r.Event
+			}
+			n.triggers = append(n.triggers, t)
+			i = len(n.triggers) - 1
+		}
+		n.triggers[i].branches = append(n.triggers[i].branches, r)
+	}
+	for _, n := range c.nodes() {
+		if final(n) {
+			n.kind = Final
+		}
+	}
+	return c
+}
+
+// add makes the node of s and its descendants.
+func (c *chart) add(s *fsm.State, parent *node) *node {
+	n := &node{state: s, name: s.Name, kind: Atomic, timers: s.Timers}
+	if parent != nil {
+		n.path = slices.Clone(parent.path)
+	}
+	n.path = append(n.path, s.Name)
+	n.entry, n.exit = hookCalls(s.Entry), hookCalls(s.Exit)
+	c.byState[s] = n
+	if s.Composite() {
+		n.kind = Compound
+		for _, ch := range s.Children {
+			n.children = append(n.children, c.add(ch, n))
+		}
+		n.initial = c.byState[s.InitialChild]
+	}
+	return n
+}
+
+// hookCalls lists what an entry or exit runs: its effect, then its
+// actions.
+func hookCalls(h *fsm.Hook) []call {
+	if h == nil {
+		return nil
+	}
+	var out []call
+	if h.Effect != nil {
+		out = append(out, call{name: h.Effect.Name, effect: true})
+	}
+	for _, a := range h.Actions {
+		if !a.Builtin {
+			out = append(out, call{name: a.Name})
+		}
+	}
+	return out
+}
+
+// ruleCalls lists what a rule runs: its effect, then its actions (the
+// timers' StartTimer and CancelTimer are the targets' own business).
+func ruleCalls(r *fsm.Rule) []call {
+	var out []call
+	if r.Effect != nil {
+		out = append(out, call{name: r.Effect.Name, effect: true})
+	}
+	for _, e := range r.Actions {
+		if !e.Action.Builtin {
+			out = append(out, call{name: e.Action.Name})
+		}
+	}
+	return out
+}
+
+// final reports whether a node is written as a final state: a terminal
+// leaf at the top level whose every rule ignores or rejects its event and
+// that runs no timer. Both targets stop the machine in a top-level final
+// state, and a final state takes no transitions, so a terminal state that
+// still does something with an event stays an atomic state.
+func final(n *node) bool {
+	s := n.state
+	if !s.Terminal || s.Composite() || s.Parent != nil || len(s.Timers) > 0 {
+		return false
+	}
+	cells := slices.Concat(s.Handles, s.Refuses, s.Inherited)
+	for i := 0; i < len(cells); i++ {
+		c := cells[i]
+		for _, r := range c.Rules {
+			if r.Kind == fsm.Transition {
+				return false
+			}
+		}
+		if c.Fallback != nil {
+			cells = append(cells, c.Fallback)
+		}
+	}
+	return true
+}
+
+// reenters reports whether a rule that moves leaves and enters its source
+// again although its target is inside it: an external transition from a
+// state to itself or into it (XState's reenter: true; SCXML's default).
+func reenters(r *fsm.Rule) bool {
+	return r.From != nil && r.Target != nil && !r.Local && r.From.Contains(r.Target)
+}
+
+// nodes lists the chart's nodes below the root, depth first in spec
+// order.
+func (c *chart) nodes() []*node {
+	var out []*node
+	var walk func(*node)
+	walk = func(n *node) {
+		for _, ch := range n.children {
+			out = append(out, ch)
+			walk(ch)
+		}
+	}
+	walk(c.root)
+	return out
+}

@@ -1,0 +1,511 @@
+package export_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/export"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// The random walks of each machine: how many, and how many steps each.
+const (
+	randomWalks = 25
+	walkLength  = 40
+)
+
+// The Go driver's view of a walk and of a step (testdata/gomod/driver).
+type (
+	goWalk struct {
+		Machine string    `json:"machine"`
+		Steps   []goInput `json:"steps,omitempty"`
+		Guards  []bool    `json:"guards,omitempty"`
+		Seed    uint64    `json:"seed,omitempty"`
+		Length  int       `json:"length,omitempty"`
+		Events  []string  `json:"events,omitempty"`
+	}
+	goInput struct {
+		Event string `json:"event,omitempty"`
+		State string `json:"state,omitempty"`
+		Timer string `json:"timer,omitempty"`
+		Fire  bool   `json:"fire,omitempty"`
+	}
+	goResult struct {
+		Input  goInput `json:"input"`
+		Guards []struct {
+			Guard  string `json:"guard"`
+			Answer bool   `json:"answer"`
+		} `json:"guards"`
+		Effects []string `json:"effects"`
+		Rules   []struct {
+			Rule int    `json:"rule"`
+			From string `json:"from"`
+		} `json:"rules"`
+		Actions []struct {
+			Kind string `json:"kind"`
+		} `json:"actions"`
+		Leaf   string `json:"leaf"`
+		Timers []struct {
+			State string `json:"state"`
+			Timer string `json:"timer"`
+		} `json:"timers"`
+		Error string `json:"error"`
+	}
+)
+
+// The runners' view (testdata/xstate/run.mjs, testdata/scxml/run.cjs).
+type (
+	jsMachine struct {
+		Config   json.RawMessage `json:"config,omitempty"`   // XState
+		Document string          `json:"document,omitempty"` // SCXML
+		Actions  []string        `json:"actions"`
+		Effects  []string        `json:"effects"`
+		Guards   []string        `json:"guards"`
+		Delays   []string        `json:"delays"`
+		Walks    []jsWalk        `json:"walks"`
+	}
+	jsWalk struct {
+		Steps []jsStep `json:"steps"`
+	}
+	jsStep struct {
+		Event  string `json:"event,omitempty"`
+		Timer  string `json:"timer,omitempty"` // the target's name of the timer that fires
+		Guards []bool `json:"guards"`
+	}
+	jsResult struct {
+		Trace  []string `json:"trace"`
+		Calls  []string `json:"calls"`
+		Guards []string `json:"guards"`
+		Leaf   string   `json:"leaf"`
+		Timers []string `json:"timers"`
+		Status string   `json:"status"`
+		Error  string   `json:"error"`
+	}
+)
+
+// specPaths are the specs of the repository, the examples and spec/, and
+// the export's own charts (testdata/charts), which exercise what those do
+// not: guard chains without else, several timers of one state, timers
+// that stay, local and external transitions of composite states.
+func specPaths(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, pattern := range []string{"../../../examples/*/*.yaml", "../../../spec/*.yaml"} {
+		ps, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		paths = append(paths, ps...)
+	}
+	require.GreaterOrEqual(t, len(paths), 8, "the examples and spec/")
+	charts, err := filepath.Glob("testdata/charts/*/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, charts, "the export's own charts")
+	return append(paths, charts...)
+}
+
+// corpusSpecs extracts the specs of the conformance corpus
+// (internal/compiler/conformance/testdata), small charts that each pin
+// one point of the hierarchical semantics, into a temporary directory,
+// one directory per case named after it; the cases whose spec must not
+// build are left out.
+func corpusSpecs(t *testing.T) []string {
+	t.Helper()
+	archives, err := filepath.Glob("../conformance/testdata/*.txtar")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(archives), 25, "the conformance corpus")
+	dir := t.TempDir()
+	var out []string
+	for _, path := range archives {
+		ar, err := txtar.ParseFile(path)
+		require.NoError(t, err)
+		var spec []byte
+		skip := false
+		for _, f := range ar.Files {
+			switch f.Name {
+			case "spec.yaml":
+				spec = f.Data
+			case "script":
+				skip = strings.Contains(string(f.Data), "want build error")
+			}
+		}
+		if skip {
+			continue
+		}
+		require.NotNil(t, spec, "%s has no spec.yaml", path)
+		caseDir := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".txtar"))
+		require.NoError(t, os.MkdirAll(caseDir, 0o755))
+		specPath := filepath.Join(caseDir, "spec.yaml")
+		require.NoError(t, os.WriteFile(specPath, spec, 0o644))
+		out = append(out, specPath)
+	}
+	return out
+}
+
+// specKey names a spec in the program and the goldens: its file name
+// without .yaml.
+func specKey(path string) string { return strings.TrimSuffix(filepath.Base(path), ".yaml") }
+
+// target is one side the Go machine is compared with: an export format,
+// the runner that runs it and the name it gives a timer.
+type target struct {
+	format       export.Format
+	dir, runner  string
+	timerName    func(*fsm.Machine, *fsm.Timer) string
+	intermediate func(*fsm.Machine, string) bool // a state of the target's own, not of the spec
+}
+
+// TestDifferential runs the exports of every spec of the repository, and
+// of the conformance corpus' charts, against the generated Go machine:
+// the XState export in XState v5 and the SCXML export in SCION (an SCXML
+// interpreter), both under node, on every witness path (the shortest
+// events that fire each rule) and on seeded random walks of events and
+// timers. After New and after each step, each must rest in the same leaf
+// as the Go machine, have exited and entered the same states in the same
+// order, run the same effects and handed out the same actions in the same
+// order, asked the same guards in the same order, and run the same
+// timers. Guards are answered on the Go side (as each witness path needs,
+// or at random), and each target is given, for each step, the answers the
+// Go machine's guards gave, in order: a guard it asks that Go did not, or
+// in another order, fails the test.
+func TestDifferential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds every generated machine and runs node")
+	}
+	t.Parallel()
+	targets := []target{
+		{format: export.XState, dir: npmDir(t, "xstate", "run.mjs"), runner: "run.mjs", timerName: afterEvent,
+			intermediate: func(*fsm.Machine, string) bool { return false }},
+		{format: export.SCXML, dir: npmDir(t, "scxml", "run.cjs"), runner: "run.cjs", timerName: sendID,
+			intermediate: func(m *fsm.Machine, id string) bool { return strings.HasPrefix(id, "$") || id == m.Name }},
+	}
+	specs := map[string]*generate.Result{}
+	var keys []string
+	paths := specPaths(t)
+	corpus := corpusSpecs(t)
+	for _, path := range append(paths, corpus...) {
+		res, err := generate.Load(path)
+		require.NoError(t, err)
+		require.NotNil(t, res.Machine, "%s does not check:\n%s", path, res.Diags.Error())
+		key := specKey(path)
+		if slices.Contains(corpus, path) {
+			key = "conformance_" + filepath.Base(filepath.Dir(path))
+		}
+		require.NotContains(t, specs, key)
+		specs[key] = res
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	bin := goProgram(t, specs)
+
+	var walks []goWalk
+	for _, key := range keys {
+		walks = append(walks, walksOf(key, specs[key].Machine)...)
+	}
+	data, err := json.Marshal(walks)
+	require.NoError(t, err)
+	var goResults [][]goResult
+	require.NoError(t, json.Unmarshal(runProgram(t, bin, data), &goResults))
+	require.Len(t, goResults, len(walks))
+	for _, tg := range targets {
+		t.Run(string(tg.format), func(t *testing.T) {
+			compareTarget(t, tg, specs, keys, walks, goResults)
+		})
+	}
+}
+
+// compareTarget replays the Go machines' walks in one target and
+// compares every step.
+func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, keys []string, walks []goWalk, goResults [][]goResult) {
+	// The same walks for the target: the events and timers the Go
+	// machine was sent, with the answers its guards gave.
+	index := map[string]int{}
+	var machines []jsMachine
+	for _, key := range keys {
+		m := specs[key].Machine
+		out, diags, err := export.Export(m, tg.format)
+		require.NoError(t, err)
+		require.NotNil(t, out, "%s: the export was refused:\n%s", key, diags.Error())
+		var jm jsMachine
+		if tg.format == export.XState {
+			jm.Config = out
+		} else {
+			jm.Document = string(out)
+		}
+		for _, a := range m.Actions {
+			if !a.Builtin {
+				jm.Actions = append(jm.Actions, a.Name)
+			}
+		}
+		for _, fn := range m.Guards {
+			jm.Guards = append(jm.Guards, fn.Name)
+		}
+		for _, fn := range m.Effects {
+			jm.Effects = append(jm.Effects, fn.Name)
+		}
+		for _, tm := range m.Timers {
+			if tm.DelayFunc != nil && !slices.Contains(jm.Delays, tm.DelayFunc.Name) {
+				jm.Delays = append(jm.Delays, tm.DelayFunc.Name)
+			}
+		}
+		index[key] = len(machines)
+		machines = append(machines, jm)
+	}
+	for i, w := range walks {
+		m := specs[w.Machine].Machine
+		var jw jsWalk
+		for _, r := range goResults[i][1:] {
+			st := jsStep{Guards: []bool{}}
+			for _, g := range r.Guards {
+				st.Guards = append(st.Guards, g.Answer)
+			}
+			if r.Input.Fire {
+				st.Timer = tg.timerName(m, timerOf(t, m, r.Input.State, r.Input.Timer))
+			} else {
+				st.Event = eventOf(t, m, r.Input.Event).Name
+			}
+			jw.Steps = append(jw.Steps, st)
+		}
+		jm := &machines[index[w.Machine]]
+		jm.Walks = append(jm.Walks, jw)
+	}
+	data, err := json.Marshal(machines)
+	require.NoError(t, err)
+	var jsResults [][][]jsResult
+	require.NoError(t, json.Unmarshal(runNode(t, tg.dir, tg.runner, data), &jsResults))
+
+	next := map[string]int{}
+	steps := 0
+	for i, w := range walks {
+		m := specs[w.Machine].Machine
+		js := jsResults[index[w.Machine]][next[w.Machine]]
+		next[w.Machine]++
+		name := fmt.Sprintf("%s/witness-%d", w.Machine, i)
+		if w.Length > 0 {
+			name = fmt.Sprintf("%s/random-%d", w.Machine, w.Seed)
+		}
+		if !assert.Len(t, js, len(goResults[i]), "%s: the target's steps", name) {
+			continue
+		}
+		for j, g := range goResults[i] {
+			steps++
+			if !compareStep(t, tg, m, fmt.Sprintf("%s step %d (%s)", name, j, inputText(g.Input)), g, js[j]) {
+				break // the walks part: the rest would only repeat it
+			}
+		}
+	}
+	t.Logf("%d walks, %d steps compared with %s", len(walks), steps, tg.format)
+}
+
+// walksOf lists the walks of one machine: its witness paths, then the
+// random walks.
+func walksOf(key string, m *fsm.Machine) []goWalk {
+	var out []goWalk
+	for _, p := range m.Paths {
+		w := goWalk{Machine: key, Guards: []bool{}}
+		for _, way := range p.Steps {
+			if way.Timer != nil {
+				w.Steps = append(w.Steps, goInput{State: way.Timer.State.Snake, Timer: way.Timer.ID, Fire: true})
+			} else {
+				w.Steps = append(w.Steps, goInput{Event: way.Event.Snake})
+			}
+			for _, test := range way.Tests {
+				w.Guards = append(w.Guards, test.Holds)
+			}
+		}
+		out = append(out, w)
+	}
+	var events []string
+	for _, e := range m.Events {
+		if e != m.TimerFired {
+			events = append(events, e.Snake)
+		}
+	}
+	for seed := range uint64(randomWalks) {
+		out = append(out, goWalk{Machine: key, Seed: seed + 1, Length: walkLength, Events: events})
+	}
+	return out
+}
+
+// compareStep compares one step of both sides, and reports whether they
+// agree.
+func compareStep(t *testing.T, tg target, m *fsm.Machine, name string, g goResult, js jsResult) bool {
+	t.Helper()
+	ok := assert.Empty(t, js.Error, "%s: the target failed", name)
+	ok = assert.Equal(t, g.Leaf, js.Leaf, "%s: the leaf", name) && ok
+	ok = assert.Equal(t, goTrace(t, m, g), observable(t, tg, m, js.Trace), "%s: the states exited and entered", name) && ok
+	var guards []string
+	for _, a := range g.Guards {
+		guards = append(guards, a.Guard)
+	}
+	ok = assert.Equal(t, nonNil(guards), nonNil(js.Guards), "%s: the guards asked", name) && ok
+	effects := map[string]bool{}
+	for _, fn := range m.Effects {
+		effects[fn.Name] = true
+	}
+	var jsEffects, jsActions []string
+	for _, c := range js.Calls {
+		if effects[c] {
+			jsEffects = append(jsEffects, c)
+		} else {
+			jsActions = append(jsActions, c)
+		}
+	}
+	ok = assert.Equal(t, nonNil(g.Effects), nonNil(jsEffects), "%s: the effects run", name) && ok
+	var actions []string
+	for _, a := range g.Actions {
+		act := actionOf(t, m, a.Kind)
+		if !act.Builtin {
+			actions = append(actions, act.Name)
+		}
+	}
+	ok = assert.Equal(t, nonNil(actions), nonNil(jsActions), "%s: the actions", name) && ok
+	var timers []string
+	for _, tm := range g.Timers {
+		timers = append(timers, tg.timerName(m, timerOf(t, m, tm.State, tm.Timer)))
+	}
+	slices.Sort(timers)
+	ok = assert.Equal(t, nonNil(timers), nonNil(js.Timers), "%s: the timers running", name) && ok
+	return ok
+}
+
+// goTrace lists the states the Go machine exited and entered on a step,
+// from the rules it fired (its observer's steps) as the checked model
+// has them: each rule's exits that apply from the leaf it fired in, then
+// its entries; New's are the model's Start.
+func goTrace(t *testing.T, m *fsm.Machine, g goResult) []string {
+	t.Helper()
+	out := []string{}
+	if g.Input == (goInput{}) {
+		for _, run := range m.Start {
+			out = append(out, "entry "+run.State.Name)
+		}
+		return out
+	}
+	for _, st := range g.Rules {
+		r := m.Rules[st.Rule]
+		from := stateNamed(t, m, st.From)
+		for _, run := range r.Exits {
+			if run.When == nil || run.When.Contains(from) {
+				out = append(out, "exit "+run.State.Name)
+			}
+		}
+		for _, run := range r.Entries {
+			out = append(out, "entry "+run.State.Name)
+		}
+	}
+	return out
+}
+
+// observable keeps, of the target's exits and entries, those the Go machine
+// runs code for: the exits of states with an exit or a timer, the entries
+// of states with an entry or a timer (the generated code does nothing,
+// and the model has no run, for the others).
+func observable(t *testing.T, tg target, m *fsm.Machine, trace []string) []string {
+	t.Helper()
+	out := []string{}
+	for _, e := range trace {
+		what, name, _ := strings.Cut(e, " ")
+		if tg.intermediate(m, name) {
+			continue
+		}
+		s := anyStateNamed(t, m, name)
+		if len(s.Timers) > 0 || what == "exit" && s.Exit != nil || what == "entry" && s.Entry != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// afterEvent is the event XState's after sends for a timer:
+// xstate.after.DELAY.ID, DELAY in milliseconds or the name of the delay's
+// effect, ID the state's id.
+func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
+	delay := strconv.FormatInt(tm.Delay/int64(time.Millisecond), 10)
+	if tm.DelayFunc != nil {
+		delay = tm.DelayFunc.Name
+	}
+	var path []string
+	for _, s := range tm.State.Path() {
+		path = append(path, s.Name)
+	}
+	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(path, ".")
+}
+
+// sendID is the id of the <send> that runs a timer in the SCXML export:
+// STATE.timer, or STATE.timer.ID.
+func sendID(_ *fsm.Machine, tm *fsm.Timer) string {
+	if tm.ID == "" {
+		return tm.State.Name + ".timer"
+	}
+	return tm.State.Name + ".timer." + tm.ID
+}
+
+func timerOf(t *testing.T, m *fsm.Machine, state, id string) *fsm.Timer {
+	t.Helper()
+	for _, tm := range m.Timers {
+		if tm.State.Snake == state && tm.ID == id {
+			return tm
+		}
+	}
+	require.Failf(t, "no such timer", "%s has no timer %q of state %s", m.Name, id, state)
+	return nil
+}
+
+func eventOf(t *testing.T, m *fsm.Machine, kind string) *fsm.Event {
+	t.Helper()
+	i := slices.IndexFunc(m.Events, func(e *fsm.Event) bool { return e.Snake == kind })
+	require.GreaterOrEqual(t, i, 0, "%s has no event of kind %s", m.Name, kind)
+	return m.Events[i]
+}
+
+func actionOf(t *testing.T, m *fsm.Machine, kind string) *fsm.Action {
+	t.Helper()
+	i := slices.IndexFunc(m.Actions, func(a *fsm.Action) bool { return a.Snake == kind })
+	require.GreaterOrEqual(t, i, 0, "%s has no action of kind %s", m.Name, kind)
+	return m.Actions[i]
+}
+
+func stateNamed(t *testing.T, m *fsm.Machine, name string) *fsm.State {
+	t.Helper()
+	i := slices.IndexFunc(m.States, func(s *fsm.State) bool { return s.Name == name })
+	require.GreaterOrEqual(t, i, 0, "%s has no state %s", m.Name, name)
+	return m.States[i]
+}
+
+func anyStateNamed(t *testing.T, m *fsm.Machine, name string) *fsm.State {
+	t.Helper()
+	all := slices.Concat(m.States, m.Composites)
+	i := slices.IndexFunc(all, func(s *fsm.State) bool { return s.Name == name })
+	require.GreaterOrEqual(t, i, 0, "%s has no state %s", m.Name, name)
+	return all[i]
+}
+
+func inputText(in goInput) string {
+	switch {
+	case in.Fire && in.Timer != "":
+		return "timer " + in.Timer + " of " + in.State + " fires"
+	case in.Fire:
+		return "the timer of " + in.State + " fires"
+	case in.Event != "":
+		return "send " + in.Event
+	}
+	return "New"
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,144 @@
+package export_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/export"
+)
+
+// door is a small spec whose parts the cases of TestReport replace: the
+// states of the machine and its transitions.
+const door = `version: 2
+machine: Door
+package: door
+states:
+%STATES%
+events:
+  Open: {}
+  Close: {}
+  %EVENT%: {}
+actions:
+  Ring: {}
+  Log:
+    fields:
+      n: int
+transitions:
+%TRANSITIONS%
+`
+
+// doorSpec writes the door spec with states and transitions in a
+// temporary directory and returns its path.
+func doorSpec(t *testing.T, event, states, transitions string) string {
+	t.Helper()
+	if event == "" {
+		event = "Knock"
+	}
+	src := strings.NewReplacer("%EVENT%", event, "%STATES%", states, "%TRANSITIONS%", transitions).Replace(door)
+	path := filepath.Join(t.TempDir(), "door.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	return path
+}
+
+// TestReport checks what each target refuses and what it keeps as
+// metadata, on the line that holds the construct: each case gives the
+// diagnostics of XState and of SCXML as "line:col: severity: message"
+// (the spec's states begin on line 5, its transitions on line 17 plus the
+// states' lines).
+func TestReport(t *testing.T) {
+	t.Parallel()
+	const closed = "  Closed:\n    initial: true\n    ignore: [Knock, Open]\n"
+	for _, tc := range []struct {
+		name              string
+		event             string // the third event's name: Knock unless given
+		states, rows      string
+		xstate, scxml     []string
+		wantOut, wantNoXS string // a line the XState output must hold, or must not
+	}{
+		{
+			name:   "an effect with an action's name",
+			states: closed + "  Opened:\n    ignore: [Open, Knock]\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n    effect: Log\n    action: Log\n  - from: Opened\n    on: Close\n    to: Closed\neffects:\n  Log:\n    sets: {n: int}\n",
+			xstate: []string{"30:3: error: effect Log has the name of an action: XState names both alike, so rename one of them"},
+			scxml:  []string{"30:3: error: effect Log has the name of an action: SCXML names both alike, so rename one of them"},
+		},
+		{
+			name:   "two timers of one delay",
+			states: closed + "  Opened:\n    ignore: [Open, Knock, Close]\n    after:\n      - delay: 1s\n        to: Closed\n      - id: ring\n        delay: 1s\n        action: Ring\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n",
+			xstate: []string{"13:9: error: timer ring of Opened has the delay of the timer of Opened (1000): XState's after keys a state's timers by their delay, so give them different delays or put one on a state around"},
+		},
+		{
+			name:   "a delay finer than a millisecond",
+			states: closed + "  Opened:\n    ignore: [Open, Knock, Close]\n    after:\n      delay: 1500us\n      to: Closed\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n",
+			xstate: []string{"11:7: error: the timer of Opened waits 1.5ms, not a whole number of milliseconds: XState's after counts milliseconds"},
+			scxml:  []string{"11:7: error: the timer of Opened waits 1.5ms, not a whole number of milliseconds: the SCXML export writes delays in milliseconds"},
+		},
+		{
+			name:   "an event SCXML would confuse with the timers' events",
+			event:  "fsmgen",
+			states: "  Closed:\n    initial: true\n    terminal: true\n    ignore: [Open]\n",
+			rows:   "  - from: Closed\n    on: [Close, fsmgen]\n    action: Ring\n",
+			scxml:  []string{"13:3: error: event fsmgen: SCXML matches event names by their dotted prefix, so it would take the timers' events (fsmgen.timer...) too: rename the event"},
+		},
+		{
+			name:   "a state with the machine's name and a * row",
+			states: "  Door:\n    initial: true\n    terminal: true\n    ignore: [Open, Knock]\n",
+			rows:   "  - from: \"*\"\n    on: Close\n    action: Ring\n",
+			scxml:  []string{"5:3: error: state Door has the machine's name, which the SCXML export gives the state around every state (it holds the \"*\" rows): rename the state or the machine"},
+		},
+		{
+			name:   "an effect named by an ECMAScript reserved word",
+			states: closed + "  Opened:\n    ignore: [Open, Knock]\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n    effect: delete\n    action: Log\n  - from: Opened\n    on: Close\n    to: Closed\neffects:\n  delete:\n    sets: {n: int}\n",
+			scxml:  []string{"30:3: error: delete is a reserved word of ECMAScript, the SCXML document's data model, so cond and <script> cannot call it: rename it (go_name keeps its Go name)"},
+		},
+		{
+			name:   "a timer's guard that reads the time its event carries",
+			states: closed + "  Opened:\n    ignore: [Open, Knock, Close]\n    after:\n      delay: 1s\n      guards:\n        - if: late\n          to: Closed\n        - else: true\n          ignore: true\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\nimports:\n  time: time\nguards:\n  late:\n    reads:\n      now: time.Time\n",
+			xstate: []string{"13:11: warning: late reads now of the timer's event, which XState's timer events do not carry: its implementation there must find it elsewhere"},
+			scxml:  []string{"13:11: warning: late reads now of the timer's event, which SCXML's timer events do not carry: its implementation there must find it elsewhere"},
+		},
+		{
+			name:    "a terminal state that does nothing is final",
+			states:  closed + "  Gone:\n    terminal: true\n    ignore: \"*\"\n",
+			rows:    "  - from: Closed\n    on: Close\n    to: Gone\n",
+			wantOut: `"type": "final"`,
+		},
+		{
+			name:     "a terminal state that still acts is not final",
+			states:   closed + "  Gone:\n    terminal: true\n    ignore: [Open, Knock]\n",
+			rows:     "  - from: Closed\n    on: Close\n    to: Gone\n  - from: Gone\n    on: Close\n    action: Ring\n",
+			wantNoXS: `"type": "final"`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, _ := load(t, doorSpec(t, tc.event, tc.states, tc.rows))
+			for f, want := range map[export.Format][]string{export.XState: tc.xstate, export.SCXML: tc.scxml} {
+				out, diags, err := export.Export(m, f)
+				require.NoError(t, err)
+				var got []string
+				for _, d := range diags {
+					got = append(got, fmt.Sprintf("%d:%d: %s: %s", d.Pos.Line, d.Pos.Col, d.Severity, d.Msg))
+				}
+				assert.Equal(t, want, got, "%s", f)
+				assert.Equal(t, diags.HasErrors(), out == nil, "%s: output only when nothing is refused", f)
+				if f == export.XState && tc.wantOut != "" {
+					assert.Contains(t, string(out), tc.wantOut)
+				}
+				if f == export.XState && tc.wantNoXS != "" {
+					assert.NotContains(t, string(out), tc.wantNoXS)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,120 @@
+// The SCXML side of the export's differential test
+// (internal/compiler/export, TestDifferential). It reads, from the file
+// named by its first argument, documents exported by fsmgen export
+// -format scxml and walks to replay on each (the events and timers the Go
+// machine was sent, and the answers its guards gave), runs each walk in
+// SCION, an SCXML interpreter, and writes to the second argument, step
+// by step, what SCION did: the leaf it rests in, the states it exited
+// and entered, the effects and actions it ran, the guards it asked and
+// the timers (delayed <send>s) pending.
+'use strict';
+const fs = require('node:fs');
+const scxml = require('@scion-scxml/scxml');
+
+const [input, output] = process.argv.slice(2);
+const machines = JSON.parse(fs.readFileSync(input, 'utf8'));
+
+// prepare compiles a document with the guards, effects and delays as the
+// globals of its data model, and calls back with the model.
+function prepare(spec, ctx) {
+  return new Promise((resolve, reject) => {
+    scxml.documentStringToModel('export.scxml', spec.document, (err, model) => {
+      if (err) return reject(err);
+      model.prepare((err, fnModel) => (err ? reject(err) : resolve(fnModel)), ctx);
+    });
+  });
+}
+
+// machineRunner prepares a machine's document once and returns the
+// function that runs one walk on it. The guards, effects and delays the
+// document calls record into the walk that runs.
+async function machineRunner(spec) {
+  const cur = { rec: null, answers: [], failure: null };
+  const fail = (msg) => { cur.failure = cur.failure ?? msg; };
+  const ctx = {};
+  for (const name of spec.effects ?? []) ctx[name] = () => { cur.rec.calls.push(name); };
+  for (const name of spec.delays ?? []) {
+    ctx[name] = () => {
+      cur.rec.calls.push(name);
+      return '0ms'; // the Go side's effects return zero values
+    };
+  }
+  for (const name of spec.guards ?? []) {
+    ctx[name] = () => {
+      cur.rec.guards.push(name);
+      if (cur.answers.length === 0) {
+        fail(`guard ${name} asked with no answer left`);
+        return false;
+      }
+      return cur.answers.shift();
+    };
+  }
+  const fnModel = await prepare(spec, ctx);
+  return (walk) => runWalk(fnModel, cur, fail, walk);
+}
+
+function runWalk(fnModel, cur, fail, walk) {
+  cur.failure = null;
+  const fresh = () => ({ trace: [], calls: [], guards: [] });
+  // The timers run when the walk says: a delayed <send> is kept by its id.
+  const pending = new Map(); // sendid -> event name
+  const sc = new scxml.core.Statechart(fnModel, {
+    customSend(event, options) {
+      if (event.target === '#_parent') {
+        cur.rec.calls.push(event.name);
+      } else if (event.sendid && options.delay !== undefined) {
+        pending.set(event.sendid, event.name);
+      } else {
+        fail(`unexpected <send> of ${event.name}`);
+      }
+    },
+    customCancel(sendid) {
+      pending.delete(sendid);
+    },
+  });
+  sc.on('onEntry', (id) => cur.rec.trace.push('entry ' + id));
+  sc.on('onExit', (id) => cur.rec.trace.push('exit ' + id));
+  sc.on('onError', (e) => fail(JSON.stringify(e)));
+  const results = [];
+  const finish = () => {
+    const timers = [...pending.keys()].sort();
+    results.push({ ...cur.rec, leaf: sc.getConfiguration().join(','), timers, error: cur.failure ?? undefined });
+  };
+  cur.rec = fresh();
+  sc.start();
+  finish();
+  for (const step of walk.steps ?? []) {
+    cur.rec = fresh();
+    cur.answers = [...(step.guards ?? [])];
+    if (step.timer) {
+      const name = pending.get(step.timer);
+      if (name === undefined) {
+        fail(`timer ${step.timer} is not pending`);
+      } else {
+        pending.delete(step.timer);
+        sc.gen({ name });
+      }
+    } else {
+      sc.gen({ name: step.event });
+    }
+    if (cur.answers.length > 0) fail(`${cur.answers.length} guard answers left unused`);
+    finish();
+  }
+  return results;
+}
+
+async function main() {
+  const out = [];
+  for (const spec of machines) {
+    const run = await machineRunner(spec);
+    const walks = [];
+    for (const walk of spec.walks ?? []) walks.push(run(walk));
+    out.push(walks);
+  }
+  fs.writeFileSync(output, JSON.stringify(out));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

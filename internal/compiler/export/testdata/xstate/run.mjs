@@ -1,0 +1,117 @@
+// The XState side of the export's differential test
+// (internal/compiler/export, TestXStateDifferential). It reads, from the
+// file named by its first argument, machines exported by fsmgen export
+// -format xstate and walks to replay on each (the events and timers the
+// Go machine was sent, and the answers its guards gave), runs each walk in
+// XState, and writes to the second argument, step by step, what XState
+// did: the leaf it rests in, the states it exited and entered, the
+// effects and actions it ran, the guards it asked and the delayed events
+// it has scheduled.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { assign, createActor, createMachine } from 'xstate';
+
+const [input, output] = process.argv.slice(2);
+const machines = JSON.parse(readFileSync(input, 'utf8'));
+
+// traced returns a copy of a state node's config whose entry and exit
+// start with an action recording them.
+function traced(name, config) {
+  const out = { ...config };
+  if (name !== null) {
+    out.entry = [{ type: 'fsmgenTrace', params: { t: 'entry ' + name } }, ...(config.entry ?? [])];
+    out.exit = [{ type: 'fsmgenTrace', params: { t: 'exit ' + name } }, ...(config.exit ?? [])];
+  }
+  if (config.states) {
+    out.states = {};
+    for (const [k, v] of Object.entries(config.states)) out.states[k] = traced(k, v);
+  }
+  return out;
+}
+
+function runWalk(spec, walk) {
+  let rec = null;
+  let answers = [];
+  let failure = null;
+  const fresh = () => ({ trace: [], calls: [], guards: [] });
+  const actions = { fsmgenTrace: (_, params) => rec.trace.push(params.t) };
+  for (const name of spec.actions ?? []) actions[name] = () => rec.calls.push(name);
+  // An effect computes data: it is an assign, which XState runs while it
+  // resolves a step (in order with the delays of the timers it starts),
+  // before it executes the step's actions, as the Go machine runs every
+  // effect of a step before it hands out the actions.
+  for (const name of spec.effects ?? []) {
+    actions[name] = assign(() => {
+      rec.calls.push(name);
+      return {};
+    });
+  }
+  const guards = {};
+  for (const name of spec.guards ?? []) {
+    guards[name] = () => {
+      rec.guards.push(name);
+      if (answers.length === 0) {
+        failure = failure ?? `guard ${name} asked with no answer left`;
+        return false;
+      }
+      return answers.shift();
+    };
+  }
+  const delays = {};
+  for (const name of spec.delays ?? []) {
+    delays[name] = () => {
+      rec.calls.push(name);
+      return 0; // the Go side's effects return zero values
+    };
+  }
+  const machine = createMachine(traced(null, spec.config)).provide({ actions, guards, delays });
+  // The clock runs nothing by itself: a timer fires when the walk says.
+  const pending = new Map(); // event type -> callback
+  let actor = null;
+  const clock = {
+    setTimeout(fn) {
+      const known = new Set(pending.keys());
+      const scheduled = Object.values(actor.system._snapshot._scheduledEvents);
+      const ev = scheduled.find((s) => !known.has(s.event.type));
+      pending.set(ev.event.type, fn);
+      return ev.event.type;
+    },
+    clearTimeout(type) {
+      pending.delete(type);
+    },
+  };
+  // XState computes the initial snapshot, delays included, in
+  // createActor, and runs its actions in start: both are New's step.
+  rec = fresh();
+  actor = createActor(machine, { clock });
+  actor.subscribe({ error: (err) => { failure = failure ?? String(err); } });
+  const results = [];
+  const finish = () => {
+    const snap = actor.getSnapshot();
+    const leaves = snap._nodes.filter((n) => n.type === 'atomic' || n.type === 'final').map((n) => n.key);
+    const timers = Object.values(actor.system._snapshot._scheduledEvents).map((s) => s.event.type).sort();
+    results.push({ ...rec, leaf: leaves.join(','), timers, status: snap.status, error: failure ?? undefined });
+  };
+  actor.start();
+  finish();
+  for (const step of walk.steps ?? []) {
+    rec = fresh();
+    answers = [...(step.guards ?? [])];
+    if (step.timer) {
+      const fn = pending.get(step.timer);
+      if (fn === undefined) {
+        failure = failure ?? `${step.timer} is not scheduled`;
+      } else {
+        pending.delete(step.timer);
+        fn();
+      }
+    } else {
+      actor.send({ type: step.event });
+    }
+    if (answers.length > 0) failure = failure ?? `${answers.length} guard answers left unused`;
+    finish();
+  }
+  return results;
+}
+
+const out = machines.map((spec) => spec.walks.map((walk) => runWalk(spec, walk)));
+writeFileSync(output, JSON.stringify(out));

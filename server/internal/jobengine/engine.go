@@ -51,6 +51,7 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/server/internal/monitorengine"
 	"github.com/fsmgen/fsmgen/server/internal/store"
+	"github.com/fsmgen/fsmgen/server/internal/timerset"
 	"github.com/fsmgen/fsmgen/server/jobs"
 )
 
@@ -113,7 +114,7 @@ type Engine struct {
 	// a slot, and the count that numbers them; how many runs are in
 	// progress; the step being applied; when due timers and the results
 	// of a round that failed to write are tried again, and those results.
-	timers     timerHeap
+	timers     *timerset.Set[*jobState]
 	queue      runQueue
 	queueSeq   uint64
 	inProgress int
@@ -144,7 +145,7 @@ type jobState struct {
 	// first stored).
 	row store.Job
 	// timers are the machine's armed timers (one at most).
-	timers []*timerEntry
+	timers timerset.Armed[*jobState]
 	// exec is the run in progress, when one is; waiting the run queued
 	// for a slot (the machine is Starting), and queueSeq its place in the
 	// queue; behind the manual run queued behind the run in progress
@@ -179,6 +180,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		stopped:    make(chan struct{}),
 		ready:      make(chan struct{}),
 		byID:       map[string]*jobState{},
+		timers:     timerset.New(armedOf),
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -297,7 +299,7 @@ func (e *Engine) decode(saved map[string]*store.Job) error {
 		j.machine, j.row = m, *row
 		j.timers = j.timers[:0]
 		for _, t := range m.Timers() {
-			j.timers = append(j.timers, &timerEntry{job: j, id: t.Timer, deadline: m.Deadline(t.Timer)})
+			j.timers = append(j.timers, &timerEntry{Owner: j, ID: t.Timer, Deadline: m.Deadline(t.Timer)})
 		}
 	})
 	if err := errors.Join(errs...); err != nil {

@@ -122,7 +122,7 @@ func TestEngineMaxRunning(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, jobs.RunRunning, b.Status)
 	assert.Equal(t, t0.Add(10*time.Second), b.StartedAt, "started when the slot freed")
-	timeout := e.byID["b"].timers[0].deadline
+	timeout := e.byID["b"].timers[0].Deadline
 	assert.Equal(t, t0.Add(10*time.Second+time.Hour), timeout)
 
 	// d's queued run is cancelled: recorded so, never run.

@@ -91,7 +91,7 @@ func TestEngineOverlapQueue(t *testing.T) {
 	assert.Equal(t, t0.Add(10*time.Second), next.StartedAt, "started when the first ended")
 	assert.Equal(t, jobs.TriggerManual, next.TriggeredBy)
 	require.Eventually(t, func() bool { return g.started("a") == 2 }, 10*time.Second, time.Millisecond, "the second run's code runs")
-	assert.Equal(t, t0.Add(10*time.Second+time.Hour), e.byID["a"].timers[0].deadline, "its whole timeout")
+	assert.Equal(t, t0.Add(10*time.Second+time.Hour), e.byID["a"].timers[0].Deadline, "its whole timeout")
 
 	g.end("a")
 	settle(t, e, c, 0)

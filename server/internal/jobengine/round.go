@@ -393,8 +393,8 @@ func (e *Engine) round(ctx context.Context, reqs []*request, results []*result) 
 			if t == nil {
 				break
 			}
-			j := t.job
-			if err := e.step(rs, j, t.deadline, &job.TimerFired{Timer: t.id, Deadline: t.deadline, Now: rs.now}, nil); err != nil {
+			j := t.Owner
+			if err := e.step(rs, j, t.Deadline, &job.TimerFired{Timer: t.ID, Deadline: t.Deadline, Now: rs.now}, nil); err != nil {
 				e.log.Error("a job refused its timer", "job", j.def.ID, "err", err)
 			}
 		}

@@ -92,8 +92,8 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) wait() time.Duration {
 	wait := time.Hour
 	now := e.now()
-	if next := e.timers.peek(); next != nil {
-		wait = max(next.deadline.Sub(now), e.retryAt.Sub(now), 0)
+	if next := e.timers.Next(); next != nil {
+		wait = max(next.Deadline.Sub(now), e.retryAt.Sub(now), 0)
 	}
 	if len(e.retry) > 0 {
 		wait = min(wait, max(e.retryAt.Sub(now), 0))

@@ -180,7 +180,8 @@ func (e *Engine) forget() {
 	for _, j := range e.list {
 		j.machine, j.exec, j.waiting, j.behind, j.last, j.row, j.timers = nil, nil, nil, nil, nil, store.Job{}, nil
 	}
-	e.timers, e.queue, e.inProgress, e.retry, e.retryAt = timerHeap{}, nil, 0, nil, time.Time{}
+	e.queue, e.inProgress, e.retry, e.retryAt = nil, 0, nil, time.Time{}
+	e.timers.Reset()
 }
 
 // Route says where a trigger or a cancel is handled: here (""), or at the

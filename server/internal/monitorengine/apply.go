@@ -160,7 +160,7 @@ func (e *Engine) round(ctx context.Context, reqs []*request) {
 			e.fire(rs, due[0])
 		}
 		if fired == maxRound {
-			if next := e.timers.peek(); next != nil && !next.deadline.After(rs.now) {
+			if next := e.timers.Next(); next != nil && !next.Deadline.After(rs.now) {
 				if !e.commit(ctx, rs, nil, nil) {
 					for _, r := range reqs {
 						r.done <- result{err: errStorage()}
@@ -337,8 +337,8 @@ func (e *Engine) rollback(rs *roundState) {
 
 // fire hands a timer's firing to its machine, at its deadline.
 func (e *Engine) fire(rs *roundState, d dueTimer) {
-	st := e.begin(rs, d.mon, d.entry.deadline)
-	if err := d.mon.machine.HandleEvent(&monitor.TimerFired{Timer: d.entry.id, Deadline: d.entry.deadline, Now: rs.now}); err != nil {
+	st := e.begin(rs, d.mon, d.entry.Deadline)
+	if err := d.mon.machine.HandleEvent(&monitor.TimerFired{Timer: d.entry.ID, Deadline: d.entry.Deadline, Now: rs.now}); err != nil {
 		e.log.Error("a monitor refused its timer", "monitor", d.mon.row.Slug, "err", err)
 		e.abandon(st)
 		return

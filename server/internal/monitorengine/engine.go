@@ -20,11 +20,9 @@
 package monitorengine
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"log/slog"
-	"math/bits"
 	"net/http"
 	"runtime"
 	"slices"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/gen/monitor"
 	"github.com/fsmgen/fsmgen/server/internal/store"
+	"github.com/fsmgen/fsmgen/server/internal/timerset"
 	"github.com/fsmgen/fsmgen/server/internal/webhook"
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
@@ -124,7 +123,7 @@ type Engine struct {
 	dispatch func(ctx context.Context, r *request) result
 
 	nextID     int64
-	timers     timerHeap
+	timers     *timerset.Set[*mon]
 	armedCount atomic.Int64
 	step       *step // the step being applied
 	// retryAt is when timers may be tried again after a round failed to
@@ -154,6 +153,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		alerts:   make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		byID:     map[int64]*mon{}, bySlug: map[string]*mon{}, byKey: map[string]*mon{},
+		timers: timerset.New(armedOf),
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -221,7 +221,7 @@ func (e *Engine) decodeAll(rows []*store.Monitor) ([]*mon, error) {
 				}
 				m.publish(e)
 				for _, t := range m.machine.Timers() {
-					m.timers = append(m.timers, &timerEntry{mon: m, id: t.Timer, deadline: m.machine.Deadline(t.Timer)})
+					m.timers = append(m.timers, &timerEntry{Owner: m, ID: t.Timer, Deadline: m.machine.Deadline(t.Timer)})
 				}
 			}
 		})
@@ -263,35 +263,20 @@ func (e *Engine) decode(m *mon) error {
 // heap is ordered again once, not pushed into for each timer), and the
 // monitors indexed.
 func (e *Engine) install(mons []*mon) {
-	armed := 0
-	for _, m := range mons {
-		armed += len(m.timers)
-	}
-	// A push costs about log2(n) comparisons, ordering again about 2n.
-	push := armed*bits.Len(uint(len(e.timers.entries)+armed)) < 2*(len(e.timers.entries)+armed)
 	for _, m := range mons {
 		for _, t := range m.timers {
-			if t.deadline.IsZero() {
+			if t.Deadline.IsZero() {
 				// Saved without its deadline: as armAll does.
 				for _, mt := range m.machine.Timers() {
-					if mt.Timer == t.id {
-						t.deadline = e.now().Add(mt.Delay)
+					if mt.Timer == t.ID {
+						t.Deadline = e.now().Add(mt.Delay)
 					}
 				}
 			}
-			e.timers.seq++
-			t.seq = e.timers.seq
-			if push {
-				heap.Push(&e.timers, t)
-			} else {
-				e.timers.entries = append(e.timers.entries, t)
-			}
 		}
 	}
-	e.armedCount.Add(int64(armed))
-	if !push {
-		heap.Init(&e.timers)
-	}
+	e.timers.Install(mons)
+	e.counted()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, m := range mons {
@@ -409,10 +394,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	for {
 		var batch []*request
 		wait := time.Hour
-		if next := e.timers.peek(); next != nil {
+		if next := e.timers.Next(); next != nil {
 			// After a failed write, due timers wait a moment before
 			// they are tried again.
-			wait = max(next.deadline.Sub(e.now()), e.retryAt.Sub(e.now()), 0)
+			wait = max(next.Deadline.Sub(e.now()), e.retryAt.Sub(e.now()), 0)
 		}
 		if e.shared != nil {
 			if until := e.expireShards(time.Now()); !until.IsZero() {

@@ -70,8 +70,8 @@ func (b *bench) load() {
 func (b *bench) at(d time.Duration) {
 	b.now = t0.Add(d)
 	for {
-		next := b.e.timers.peek()
-		if next == nil || next.deadline.After(b.now) {
+		next := b.e.timers.Next()
+		if next == nil || next.Deadline.After(b.now) {
 			return
 		}
 		b.e.round(context.Background(), nil)

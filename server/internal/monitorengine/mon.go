@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/gen/monitor"
 	"github.com/fsmgen/fsmgen/server/internal/store"
+	"github.com/fsmgen/fsmgen/server/internal/timerset"
 	"github.com/fsmgen/fsmgen/server/monitors"
 )
 
@@ -18,7 +19,7 @@ type mon struct {
 	// view is what readers see: the committed monitor.
 	view atomic.Pointer[View]
 	// timers are the machine's armed timers (Run's): a few at most.
-	timers []*timerEntry
+	timers timerset.Armed[*mon]
 }
 
 // The monitor's health, as the API reports it.

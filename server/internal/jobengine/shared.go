@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/fsmgen/fsmgen/gen/job"
@@ -118,15 +119,9 @@ func (e *Engine) takeOver(ctx context.Context, l monitorengine.Lease) {
 	if err != nil {
 		e.forget()
 		e.retakeAt = time.Now().Add(time.Second)
-		switch {
-		case ctx.Err() != nil:
-			// The engine is stopping: nothing failed.
-		case monitorengine.AsError(err) == nil:
-			e.log.Error("take the jobs over (tried again in a second)", "err", err)
-		default:
-			// A write refused: the lease ran out meanwhile, or the store
-			// failed (the engine logged it).
-			e.log.Warn("take the jobs over (tried again in a second)", "err", err)
+		if ctx.Err() == nil { // else the engine is stopping: nothing failed
+			level, msg := takeOverFailed(err, l.Until, time.Now())
+			e.log.Log(ctx, level, msg, "err", err)
 		}
 		return
 	}
@@ -245,4 +240,20 @@ func (e *Engine) ListStored(ctx context.Context) ([]*View, error) {
 		out = append(out, s.newView())
 	}
 	return out, nil
+}
+
+// takeOverFailed says how a takeover that failed with err, under a lease
+// that lasts until, is logged at now: a warning when it is this
+// instance's pace and not a fault (the lease ran out, or Postgres ended
+// the session of an instance paused in a transaction, before the jobs
+// were loaded; a write refused, which the engine logged), an error
+// otherwise.
+func takeOverFailed(err error, until, now time.Time) (slog.Level, string) {
+	switch {
+	case !now.Before(until) || errors.Is(err, store.ErrPaused):
+		return slog.LevelWarn, "take the jobs over: the lease ran out before the jobs were loaded, for this instance was slow or paused (tried again in a second)"
+	case monitorengine.AsError(err) != nil:
+		return slog.LevelWarn, "take the jobs over (tried again in a second)"
+	}
+	return slog.LevelError, "take the jobs over (tried again in a second)"
 }

@@ -105,9 +105,9 @@ func TestSeveralInstances(t *testing.T) {
 		slack    = 1500 * time.Millisecond // scheduling, the claim, the round
 	)
 	db := pgtest.DB(t)
-	a := launch(t, db)
+	a := launch(t, db, "-lease", lease.String())
 	tok := a.token()
-	b := launchShared(t, db, false)
+	b := launchShared(t, db, false, "-lease", lease.String())
 	require.Eventually(t, func() bool {
 		na, nb := a.shards(), b.shards()
 		return na > 0 && nb > 0 && na+nb == 64

@@ -118,9 +118,9 @@ jobs:
     backoff: {base: 100ms}
 `)
 	db := pgtest.DB(t)
-	a := launch(t, db, "-jobs", file)
+	a := launch(t, db, "-lease", lease.String(), "-jobs", file)
 	tok := a.token()
-	b := launchShared(t, db, false, "-jobs", file)
+	b := launchShared(t, db, false, "-lease", lease.String(), "-jobs", file)
 	require.Eventually(t, func() bool {
 		na, nb := a.shards(), b.shards()
 		return na > 0 && nb > 0 && na+nb == 64

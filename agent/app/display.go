@@ -32,10 +32,9 @@ type terminal struct {
 	midLine   bool          // out's last byte was not a newline
 	price     *ledger.Price // the model's price, when known
 	color     bool          // diag takes colour (see useColor)
-	// wholeLines writes the streamed reply a line at a time (see
-	// writeText); partial is the end of it not written yet.
-	wholeLines bool
-	partial    string
+	// streamEditor writes the streamed reply through the editor (see
+	// writeText).
+	streamEditor bool
 	// verbose shows tool calls and results whole (-v).
 	verbose bool
 	// noPrice says why costs are not shown, once (see Usage); "" once

@@ -323,6 +323,7 @@ func (a *Agent) interrupt() {
 		return
 	}
 	a.log.Info("interrupt: shutting down")
+	a.showReplyRest()
 	a.display.Notice("quitting; the thread is saved")
 	a.loop.Next(&agent.ShutdownRequested{})
 }

@@ -18,10 +18,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 	xterm "golang.org/x/term"
+	"golang.org/x/text/width"
 )
 
 // The prompts: before a message, before each further line of one, and
@@ -38,6 +40,11 @@ type Editor struct {
 	in, out *os.File
 	t       *xterm.Terminal
 	saved   *unix.Termios
+	// mu guards partial: the last row of the streamed text written by
+	// WriteText that no newline has ended yet, drawn on a row of its own
+	// above the prompt; "" when there is none.
+	mu      sync.Mutex
+	partial string
 }
 
 // IsTerminal reports whether f is a terminal (not merely a character
@@ -133,8 +140,81 @@ func (e *Editor) Ask() { e.t.SetPrompt(AskPrompt) }
 func (e *Editor) Unask() { e.t.SetPrompt(Prompt) }
 
 // Write writes p to the terminal above the line being typed, which is
-// drawn again below it.
-func (e *Editor) Write(p []byte) (int, error) { return e.t.Write(p) }
+// drawn again below it. A line WriteText left unfinished stays on the
+// screen as it is, and the streamed text goes on below what p wrote.
+func (e *Editor) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.partial = ""
+	return e.t.Write(p)
+}
+
+// WriteText writes streamed text (the model's reply) above the line being
+// typed as it arrives: a line not ended yet is drawn on a row of its own
+// at once, and drawn again, longer, with the next text, so that the
+// prompt and what is typed stay below it.
+func (e *Editor) WriteText(s string) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	if e.partial != "" {
+		// x/term's Write starts at the prompt's row, below the
+		// unfinished row: back up to it.
+		b.WriteString("\x1b[A\r\x1b[K")
+	}
+	text := e.partial + s
+	i := strings.LastIndexByte(text, '\n') + 1
+	b.WriteString(text[:i])
+	rows := Rows(text[i:], e.width())
+	e.partial = ""
+	if len(rows) > 0 {
+		for _, r := range rows {
+			b.WriteString(r)
+		}
+		e.partial = rows[len(rows)-1]
+		b.WriteString("\n")
+	}
+	if _, err := e.t.Write([]byte(b.String())); err != nil {
+		return 0, err
+	}
+	return len(s), nil
+}
+
+// width returns the terminal's width in columns, 80 when unknown.
+func (e *Editor) width() int {
+	if ws, err := unix.IoctlGetWinsize(int(e.out.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		return int(ws.Col)
+	}
+	return 80
+}
+
+// Rows cuts a line of text without newlines into the rows a terminal of
+// cols columns shows it in: every row but the last full. A wide
+// character (most of CJK, most emoji) takes two columns, a tab goes to
+// the next multiple of 8.
+func Rows(line string, cols int) []string {
+	if line == "" {
+		return nil
+	}
+	cols = max(cols, 2)
+	var rows []string
+	start, col := 0, 0
+	for i, r := range line {
+		w := 1
+		switch {
+		case r == '\t':
+			w = 8 - col%8
+		case wide(r):
+			w = 2
+		}
+		if col+w > cols && col > 0 {
+			rows = append(rows, line[start:i])
+			start, col = i, 0
+		}
+		col += min(w, cols)
+	}
+	return append(rows, line[start:])
+}
 
 // Close turns bracketed paste off and puts the terminal back in the mode
 // Open found it in.
@@ -144,4 +224,10 @@ func (e *Editor) Close() error {
 		return fmt.Errorf("restore the terminal's settings: %w; run \"stty sane\" to fix the terminal", err)
 	}
 	return nil
+}
+
+// wide reports whether r takes two columns of a terminal.
+func wide(r rune) bool {
+	k := width.LookupRune(r).Kind()
+	return k == width.EastAsianWide || k == width.EastAsianFullwidth
 }

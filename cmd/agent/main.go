@@ -20,7 +20,8 @@
 // command), an edit as a unified diff numbered from its line, a command by
 // its last 10 lines and the count of those hidden (/expand shows them
 // all), an error whole; -v shows every call's arguments and every result
-// whole. Colour is used when standard error is a terminal, unless NO_COLOR
+// whole. A running command's output is shown as it comes: on a terminal
+// its last 5 lines, drawn again in place, otherwise as plain lines. Colour is used when standard error is a terminal, unless NO_COLOR
 // is set or TERM is "dumb". A message typed while the agent is busy is
 // queued and sent when the current turn ends: input is never dropped.
 //

@@ -45,6 +45,9 @@ type Editor struct {
 	// above the prompt; "" when there is none.
 	mu      sync.Mutex
 	partial string
+	// live is how many rows the block SetLive drew takes, 0 when none
+	// is drawn.
+	live int
 }
 
 // IsTerminal reports whether f is a terminal (not merely a character
@@ -146,7 +149,44 @@ func (e *Editor) Write(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.partial = ""
+	if erase := e.eraseLive(); erase != "" {
+		if _, err := e.t.Write([]byte(erase + string(p))); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return e.t.Write(p)
+}
+
+// SetLive draws lines above the line being typed in place of the ones it
+// drew before (a running command's last lines, redrawn as they change);
+// each must fit on one row (see Width). What is written next with Write
+// or WriteText takes their place; nil only erases them.
+func (e *Editor) SetLive(lines []string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(e.eraseLive())
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	e.live, e.partial = len(lines), ""
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err := e.t.Write([]byte(b.String()))
+	return err
+}
+
+// eraseLive returns what erases the block SetLive drew, if any: x/term's
+// Write starts at the prompt's row, below it.
+func (e *Editor) eraseLive() string {
+	if e.live == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("\x1b[%dA\r\x1b[J", e.live)
+	e.live = 0
+	return s
 }
 
 // WriteText writes streamed text (the model's reply) above the line being
@@ -157,6 +197,7 @@ func (e *Editor) WriteText(s string) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var b strings.Builder
+	b.WriteString(e.eraseLive())
 	if e.partial != "" {
 		// x/term's Write starts at the prompt's row, below the
 		// unfinished row: back up to it.
@@ -179,6 +220,9 @@ func (e *Editor) WriteText(s string) (int, error) {
 	}
 	return len(s), nil
 }
+
+// Width returns the terminal's width in columns, 80 when unknown.
+func (e *Editor) Width() int { return e.width() }
 
 // width returns the terminal's width in columns, 80 when unknown.
 func (e *Editor) width() int {

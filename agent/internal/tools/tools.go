@@ -73,6 +73,13 @@ const (
 	DefaultTimeout         = 2 * time.Minute
 	DefaultBashOutputLimit = 64 << 10
 	DefaultProgressEvery   = 2 * time.Second
+	// OutputEvery is how often a running bash command's new output is
+	// reported (see chat.ToolProgress.Output); a command that prints
+	// nothing reports every ProgressEvery.
+	OutputEvery = 250 * time.Millisecond
+	// OutputLines is how many of a running command's last lines a
+	// progress report holds.
+	OutputLines = 5
 )
 
 // abandonGrace is how long Set.Run waits, once a call's context is done, for

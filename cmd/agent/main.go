@@ -344,7 +344,9 @@
 // refuse hard-linked files, edit_file never writes under .git nor in a git
 // repository, and drops the setuid and setgid bits of a file it edits. bash
 // runs in the workspace inside a bubblewrap sandbox (-sandbox): it can write
-// only the workspace (not its .git), a private /tmp and a build cache, sees
+// only the workspace (not its .git), a private /tmp and the workspace's own
+// toolchain caches (Go's build and module caches, npm's, pip's, cargo's,
+// kept across sessions, never the user's own), sees
 // an empty home directory (-sandbox-expose), no other credentials it knows
 // of, no network (-sandbox-network) and no other process, and everything it
 // starts is killed when it ends. The files of the workspace that hold the

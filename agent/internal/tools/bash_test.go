@@ -305,7 +305,8 @@ func TestBashKillsEverythingItStarted(t *testing.T) {
 				assert.Equal(t, chat.ToolOutcome{Content: "started\n"}, out)
 			case "timeout":
 				assert.True(t, out.IsError, out.Content)
-				assert.Contains(t, out.Content, "timed out after 2s")
+				assert.Contains(t, out.Content, "bash command ")
+				assert.Contains(t, out.Content, " timed out after 2s, the time limit of one tool call, and was stopped; the user can raise the limit with the agent's -tool-timeout flag")
 			case "cancel":
 				assert.True(t, out.IsError, out.Content)
 				assert.Contains(t, out.Content, "was cancelled")

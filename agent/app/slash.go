@@ -151,8 +151,16 @@ const keysHelp = `keys:
   \ then Enter    go on with the message on a new line
   paste           pasted lines are one message, sent with the next Enter
   Up, Down        the messages sent before
-  Ctrl-C          stop the turn (the model's reply and the tools); twice, or at an empty prompt, quit
-  Ctrl-D          quit once the turn has ended
+  Left, Right     move; Alt-Left, Alt-Right a word at a time
+  Home, End       the start and the end of the line (also Ctrl-A, Ctrl-E)
+  Backspace       delete the character before; Delete (or Ctrl-D) the one under the cursor
+  Ctrl-W          delete the word before
+  Ctrl-U, Ctrl-K  delete to the start, to the end of the line
+  Ctrl-T          swap the two characters before
+  Ctrl-L          clear the screen
+  Ctrl-C          with text typed, clear the line; at an empty prompt, stop the turn
+                  (the model's reply and the tools); twice, or with no turn running, quit
+  Ctrl-D          at an empty prompt, quit once the turn has ended
   //text          send "/text" to the model
 `
 

@@ -28,9 +28,10 @@
 // On a terminal, messages are typed in a line editor (golang.org/x/term):
 // Enter sends; a line ending with a backslash goes on on the next line;
 // lines pasted at once (bracketed paste) are one message, sent with the
-// next Enter; Left, Right, Home, End, Ctrl-U, Ctrl-W edit; Up and Down
-// recall the lines typed before; Ctrl-D on an empty line quits once the
-// turn has ended. From a pipe or a file, the agent reads one message per
+// next Enter; Left, Right, Home, End, Ctrl-A, Ctrl-E, Ctrl-U, Ctrl-K,
+// Ctrl-W, Ctrl-T edit (/help lists them); Up and Down recall the lines
+// typed before; Ctrl-C with text typed clears the line, as shells do;
+// Ctrl-D on an empty line quits once the turn has ended. From a pipe or a file, the agent reads one message per
 // line, so that scripts work as before: a slash command there runs once the
 // turns of the lines before it have ended.
 //
@@ -53,8 +54,8 @@
 // Ctrl-C stops the turn, as a crash would: the LLM request and the
 // commands in flight are cancelled, a round that may have changed files is
 // committed, the model is told the user stopped it, and the agent waits
-// for the next message. Ctrl-C again within 2 seconds, or while the agent
-// waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
+// for the next message. Ctrl-C again within 2 seconds, or at an empty
+// prompt while the agent waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
 // session.
 //
 // A reply cut at its token limit in its text is kept and continued: the

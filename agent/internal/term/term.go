@@ -8,7 +8,8 @@
 // and a line that ends with a backslash goes on on the next line: both
 // arrive as one message, its lines joined by newlines. Up and Down recall
 // the lines typed before, Ctrl-D on an empty line ends the input, and
-// Ctrl-C stays a signal (SIGINT), which the agent handles.
+// Ctrl-C clears the line typed, or, on an empty line, is the interrupt
+// the agent handles (SIGINT), as it is while no line is read.
 package term
 
 import (
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 	xterm "golang.org/x/term"
@@ -40,6 +42,7 @@ type Editor struct {
 	in, out *os.File
 	t       *xterm.Terminal
 	saved   *unix.Termios
+	raw     unix.Termios // the mode Open set
 	// mu guards partial: the last row of the streamed text written by
 	// WriteText that no newline has ended yet, drawn on a row of its own
 	// above the prompt; "" when there is none.
@@ -59,7 +62,8 @@ func IsTerminal(f *os.File) bool {
 
 // Open puts the terminal in out of line mode: keys are no longer echoed
 // or gathered into lines by the terminal but by the editor, while Ctrl-C
-// and Ctrl-\ still send their signals; and it turns bracketed paste on.
+// (but while a line is read: see ReadMessage) and Ctrl-\ still send their
+// signals; and it turns bracketed paste on.
 // in is the terminal's input, opened so that a deadline can end a read
 // (see agentexec.OpenStdin). Close puts the terminal back.
 func Open(in, out *os.File) (*Editor, error) {
@@ -74,11 +78,12 @@ func Open(in, out *os.File) (*Editor, error) {
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
 		return nil, fmt.Errorf("set the terminal's mode: %w; pipe the input to use the agent without line editing", err)
 	}
-	e := &Editor{in: in, out: out, saved: saved}
+	e := &Editor{in: in, out: out, saved: saved, raw: raw}
 	e.t = xterm.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{in, out}, Prompt)
+	}{ctrlCReader{in}, out}, Prompt)
+	e.t.AutoCompleteCallback = e.key
 	e.t.SetBracketedPasteMode(true)
 	e.resize()
 	return e, nil
@@ -106,6 +111,13 @@ func (e *Editor) ReadMessage(ctx context.Context) (string, error) {
 	_ = e.in.SetReadDeadline(time.Time{})
 	stop := context.AfterFunc(ctx, func() { _ = e.in.SetReadDeadline(time.Now()) })
 	defer stop()
+	// While a line is read, Ctrl-C is a key the editor handles (see
+	// key): the terminal does not turn it into SIGINT.
+	own := e.raw
+	own.Cc[unix.VINTR] = 0 // _POSIX_VDISABLE
+	if err := unix.IoctlSetTermios(int(e.in.Fd()), unix.TCSETS, &own); err == nil {
+		defer func() { _ = unix.IoctlSetTermios(int(e.in.Fd()), unix.TCSETS, &e.raw) }()
+	}
 	var lines []string
 	e.t.SetPrompt(Prompt)
 	for {
@@ -274,4 +286,41 @@ func (e *Editor) Close() error {
 func wide(r rune) bool {
 	k := width.LookupRune(r).Kind()
 	return k == width.EastAsianWide || k == width.EastAsianFullwidth
+}
+
+// ctrlC is what ctrlCReader turns Ctrl-C into: a character of the
+// private use area, which x/term hands to AutoCompleteCallback (it ends
+// ReadLine on Ctrl-C itself, keeping the line for the next read).
+const ctrlC = '\uE003'
+
+// ctrlCReader reads the terminal's input with each Ctrl-C turned into
+// ctrlC.
+type ctrlCReader struct{ r io.Reader }
+
+func (c ctrlCReader) Read(p []byte) (int, error) {
+	// Room for ctrlC's three bytes in place of each byte read.
+	buf := make([]byte, max(1, len(p)/3))
+	n, err := c.r.Read(buf)
+	out := p[:0]
+	for _, b := range buf[:n] {
+		if b == 3 {
+			out = utf8.AppendRune(out, ctrlC)
+			continue
+		}
+		out = append(out, b)
+	}
+	return len(out), err
+}
+
+// key handles Ctrl-C as shells do: with text typed, it clears the line;
+// on an empty line, it is the interrupt the agent handles (stop the turn,
+// or quit), sent as SIGINT to the agent itself.
+func (e *Editor) key(line string, pos int, key rune) (string, int, bool) {
+	if key != ctrlC {
+		return "", 0, false
+	}
+	if line == "" {
+		_ = unix.Kill(os.Getpid(), unix.SIGINT)
+	}
+	return "", 0, true
 }

@@ -37,6 +37,9 @@ type terminal struct {
 	streamEditor bool
 	// verbose shows tool calls and results whole (-v).
 	verbose bool
+	// leftSaid holds the files the commits of this turn left out that
+	// were named, with the reason (see Hook); cleared when a turn ends.
+	leftSaid map[string]bool
 	// printed counts the lines of a running command's output printed as
 	// plain lines, by call ID (see ToolProgress).
 	printed map[string]int64
@@ -315,8 +318,20 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 		{res.TooLarge, autocommit.TooLargeReason + " (-commit-max-new-file)"},
 		{res.Mixed, autocommit.MixedReason},
 	} {
-		if len(left.paths) > 0 {
-			t.diagf("  ! not committed: %s — %s", short(strings.Join(left.paths, ", "), 200), left.reason)
+		// A round names what it leaves out, and so does the turn's
+		// commit: each file is said once a turn.
+		var fresh []string
+		for _, p := range left.paths {
+			if key := left.reason + "\x00" + p; !t.leftSaid[key] {
+				if t.leftSaid == nil {
+					t.leftSaid = map[string]bool{}
+				}
+				t.leftSaid[key] = true
+				fresh = append(fresh, p)
+			}
+		}
+		if len(fresh) > 0 {
+			t.diagf("  ! not committed: %s — %s", short(strings.Join(fresh, ", "), 200), left.reason)
 		}
 	}
 	switch {
@@ -371,6 +386,7 @@ func (t *terminal) Usage(l chat.Ledger) {
 
 // TurnEnd implements agentexec.Display.
 func (t *terminal) TurnEnd() {
+	clear(t.leftSaid)
 	t.unask()
 	t.endLine()
 	if t.planned != "" {

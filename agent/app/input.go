@@ -63,6 +63,23 @@ type sessionInput struct {
 	// found them (see keyVars): the agent's environment keeps none
 	// after that.
 	keys map[string]string
+	// said holds the notes about the machine (the sandbox, the PATH)
+	// that a session of the run has said: a /fork or a /resume does not
+	// say them again (see onceNote).
+	said map[string]bool
+}
+
+// once reports whether note is said for the first time in the run, and
+// notes that it is.
+func (in *sessionInput) once(note string) bool {
+	if in.said[note] {
+		return false
+	}
+	if in.said == nil {
+		in.said = map[string]bool{}
+	}
+	in.said[note] = true
+	return true
 }
 
 // open opens the input, once; limit is the longest message read from

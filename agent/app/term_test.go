@@ -155,6 +155,7 @@ func TestTerminalFork(t *testing.T) {
 	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
 	assert.Equal(t, []string{"Hi.", "And now?"}, userMessages(e))
 	assert.Len(t, e.threadIDs(t), 2)
+	assert.Equal(t, 1, strings.Count(s.screen.String(), "agent: bash sandbox: "), "the fork's session does not say the sandbox again")
 }
 
 // TestTerminalCtrlCClearsLine presses Ctrl-C at the prompt with text

@@ -166,7 +166,8 @@
 //	                       stopped with everything it started
 //
 // The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
-// compatible local server may need none). The agent restarts itself at once
+// compatible local server may need none); -h lists these and the other
+// variables the agent reads. The agent restarts itself at once
 // without it in its environment, handing it on through a pipe, and is not
 // dumpable, so that no command can read it from /proc. Everything that
 // reaches the agent — tool output, the model's text as it streams, the tool

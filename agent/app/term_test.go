@@ -156,6 +156,11 @@ func TestTerminalFork(t *testing.T) {
 	assert.Equal(t, []string{"Hi.", "And now?"}, userMessages(e))
 	assert.Len(t, e.threadIDs(t), 2)
 	assert.Equal(t, 1, strings.Count(s.screen.String(), "agent: bash sandbox: "), "the fork's session does not say the sandbox again")
+	r := e.sessionsOf(t)
+	require.Equal(t, 0, r.code, r.stderr)
+	ids := e.threadIDs(t)
+	assert.Equal(t, 1, strings.Count(r.stdout, "(fork of "), "the fork, told from its parent:\n%s", r.stdout)
+	assert.True(t, strings.Contains(r.stdout, "(fork of "+ids[0]+") Hi.") || strings.Contains(r.stdout, "(fork of "+ids[1]+") Hi."), r.stdout)
 }
 
 // TestTerminalCtrlCClearsLine presses Ctrl-C at the prompt with text

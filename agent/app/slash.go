@@ -167,19 +167,29 @@ const keysHelp = `keys:
 // diffCommand shows what changed in the workspace during the session.
 var diffCommand = slashCommand{
 	name: "diff",
-	help: "what changed in the workspace since the session started (the agent's commits and what is not committed)",
+	help: "what changed in the workspace since the session started: what the agent committed, then what is not committed (yours)",
 	run: func(ctx context.Context, s *slashSession, _ string) error {
 		if s.committer == nil {
 			return errors.New("the workspace's changes are not tracked: it is not in a git repository the agent can commit to (see the notice at start)")
 		}
-		d, err := s.committer.Diff(ctx, s.base)
+		ch, err := s.committer.Changes(ctx, s.base)
 		if err != nil {
 			return err
 		}
-		if d == "" {
+		if ch.Committed == "" && ch.Uncommitted == "" {
 			return s.say(ctx, "no changes since the session started")
 		}
-		return s.agent.Do(ctx, func() { s.display.diff(d, "") })
+		return s.agent.Do(ctx, func() {
+			for _, part := range []struct{ head, diff string }{
+				{"── committed by the agent since the session started ──", ch.Committed},
+				{"── not committed: your changes (and the agent's of a turn not committed yet, or left out of its commits) ──", ch.Uncommitted},
+			} {
+				if part.diff != "" {
+					s.display.answer(part.head)
+					s.display.diff(part.diff, "")
+				}
+			}
+		})
 	},
 }
 

@@ -38,7 +38,8 @@
 // A line that starts with a slash and a command's name is a command,
 // answered by the agent itself and never sent to the model: /help (the
 // commands and keys), /diff (what changed in the workspace since the
-// session started: the agent's commits and what is not committed), /undo
+// session started: the agent's commits, then what is not committed, each
+// under its heading), /undo
 // (take the last turn back: see below), /expand (the last round of tools'
 // whole output), /usage (the tokens used and their cost), /compact (replace the earlier
 // conversation by the model's summary of it, now), /sessions (the

@@ -68,6 +68,7 @@ func TestCommitsHoldOnlyTheAgentsWork(t *testing.T) {
 				return
 			}
 			assert.Contains(t, r.stderr, "main.go — "+autocommit.MixedReason, "the file both changed is reported")
+			assert.Equal(t, 1, strings.Count(r.stderr, "main.go — "+autocommit.MixedReason), "once: by its round, not again by the turn's commit")
 			if ref == "HEAD" {
 				assert.Equal(t, userStatus, gittest.Git(t, e.ws, "status", "--porcelain"), "the user's changes stay as they were, the agent's are committed")
 			} else {

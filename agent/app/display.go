@@ -32,12 +32,17 @@ type terminal struct {
 	midLine   bool          // out's last byte was not a newline
 	price     *ledger.Price // the model's price, when known
 	color     bool          // diag takes colour (see useColor)
-	// wholeLines writes the streamed reply a line at a time (see
-	// writeText); partial is the end of it not written yet.
-	wholeLines bool
-	partial    string
+	// streamEditor writes the streamed reply through the editor (see
+	// writeText).
+	streamEditor bool
 	// verbose shows tool calls and results whole (-v).
 	verbose bool
+	// leftSaid holds the files the commits of this turn left out that
+	// were named, with the reason (see Hook); cleared when a turn ends.
+	leftSaid map[string]bool
+	// printed counts the lines of a running command's output printed as
+	// plain lines, by call ID (see ToolProgress).
+	printed map[string]int64
 	// noPrice says why costs are not shown, once (see Usage); "" once
 	// said, or when the price is known.
 	noPrice string
@@ -152,13 +157,57 @@ func (t *terminal) ToolCall(call chat.ToolCall) {
 	t.resultsShown = len(t.outputs) > 0
 }
 
-// ToolProgress implements agentexec.Display.
+// ToolProgress implements agentexec.Display. A running command's output
+// (chat.ToolProgress.Output) is shown as it comes: in the line editor,
+// its last lines under the progress line, drawn again in place as they
+// change (the result takes their place); otherwise, as plain lines, each
+// new line once.
 func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	msg := p.Message
 	if msg == "" && p.Fraction > 0 {
 		msg = fmt.Sprintf("%.0f%%", 100*p.Fraction)
 	}
-	t.diagf("  … %s: %s", short(call.Name, 64), short(msg, 100))
+	head := sanitize(fmt.Sprintf("  … %s: %s", short(call.Name, 64), short(msg, 100)))
+	out := lines(sanitize(p.Output))
+	if t.editor != nil {
+		t.endLine()
+		width := t.editor.Width()
+		block := []string{fitRow(head, width)}
+		for _, l := range out {
+			block = append(block, "    "+t.paint(sgrDim, fitRow(l, width-4)))
+		}
+		_ = t.editor.SetLive(block)
+		return
+	}
+	// Plain lines: those not printed yet (UnitsProcessed counts the
+	// complete ones), the progress line when there are none.
+	if !strings.HasSuffix(p.Output, "\n") && len(out) > 0 {
+		out = out[:len(out)-1] // a line still being written
+	}
+	fresh := p.UnitsProcessed - t.printed[call.ID]
+	if p.Output == "" || fresh <= 0 {
+		t.line(head)
+		return
+	}
+	if t.printed == nil {
+		t.printed = map[string]int64{}
+	}
+	t.printed[call.ID] = p.UnitsProcessed
+	if skipped := fresh - int64(len(out)); skipped > 0 {
+		t.line(fmt.Sprintf("    … %s", plural(int(skipped), "line")))
+	}
+	out = out[max(0, int64(len(out))-fresh):]
+	t.line("    " + t.paint(sgrDim, indent(strings.Join(out, "\n"))))
+}
+
+// fitRow cuts s to what a row of width columns shows.
+func fitRow(s string, width int) string {
+	s = strings.ReplaceAll(s, "\t", "    ")
+	if rows := term.Rows(s, max(width, 8)); len(rows) > 1 {
+		r := []rune(rows[0])
+		return string(r[:len(r)-1]) + "…"
+	}
+	return s
 }
 
 // ToolResult implements agentexec.Display: an error whole; an edit with
@@ -188,14 +237,22 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 		}
 	case t.verbose:
 		t.whole(ok, name, all)
+	case call.Name == "bash" && content == "(no output)":
+		t.line(fmt.Sprintf("  %s %s: no output", ok, name))
 	case call.Name == "bash":
 		head := fmt.Sprintf("  %s %s: %s of output", ok, name, plural(len(all), "line"))
 		if len(all) > 0 && strings.Contains(all[0], sandbox.LimitNote) {
 			head += ", " + all[0] // the limit reached, and its flag
 		}
 		t.line(head)
-		shown := all[max(0, len(all)-tailLines):]
-		if hidden := len(all) - len(shown); hidden > 0 {
+		// Plain lines printed as the command ran are not shown again.
+		rest := all
+		if n, ok := t.printed[call.ID]; ok {
+			rest = all[min(int(n), len(all)):]
+			delete(t.printed, call.ID)
+		}
+		shown := rest[max(0, len(rest)-tailLines):]
+		if hidden := len(rest) - len(shown); hidden > 0 {
 			t.line(fmt.Sprintf("    … %d earlier lines hidden; /expand shows the whole output", hidden))
 		}
 		if len(shown) > 0 {
@@ -261,8 +318,20 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 		{res.TooLarge, autocommit.TooLargeReason + " (-commit-max-new-file)"},
 		{res.Mixed, autocommit.MixedReason},
 	} {
-		if len(left.paths) > 0 {
-			t.diagf("  ! not committed: %s — %s", short(strings.Join(left.paths, ", "), 200), left.reason)
+		// A round names what it leaves out, and so does the turn's
+		// commit: each file is said once a turn.
+		var fresh []string
+		for _, p := range left.paths {
+			if key := left.reason + "\x00" + p; !t.leftSaid[key] {
+				if t.leftSaid == nil {
+					t.leftSaid = map[string]bool{}
+				}
+				t.leftSaid[key] = true
+				fresh = append(fresh, p)
+			}
+		}
+		if len(fresh) > 0 {
+			t.diagf("  ! not committed: %s — %s", short(strings.Join(fresh, ", "), 200), left.reason)
 		}
 	}
 	switch {
@@ -317,6 +386,7 @@ func (t *terminal) Usage(l chat.Ledger) {
 
 // TurnEnd implements agentexec.Display.
 func (t *terminal) TurnEnd() {
+	clear(t.leftSaid)
 	t.unask()
 	t.endLine()
 	if t.planned != "" {

@@ -117,6 +117,22 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	return o, -1
 }
 
+// envHelp ends -h: the environment variables the agent reads.
+var envHelp = `
+environment:
+  ANTHROPIC_API_KEY     the API key with -provider anthropic (the default)
+  OPENAI_API_KEY        the API key with -provider openai
+  ANTHROPIC_BASE_URL, OPENAI_BASE_URL
+                        the API's base URL when -base-url is not given
+  ` + threadsync.TokenVar + `   the server's token, with -sync
+  NO_COLOR              no colour, whatever the terminal
+  XDG_CONFIG_HOME       the config file: $XDG_CONFIG_HOME/fsmgen-agent/config.yaml (~/.config/…)
+  XDG_CACHE_HOME        the sandbox's caches of each workspace (~/.cache/fsmgen-agent/sandbox)
+  XDG_STATE_HOME, XDG_DATA_HOME
+                        the agent's own files, the threads (~/.local/state/…, ~/.local/share/…)
+The keys are read once, at start, and kept out of the agent's environment and every command's.
+`
+
 // flagSet returns the agent's flags, each bound to a field of o (it sets
 // the defaults of the flags of a type of their own, such as the sizes);
 // the usage goes to stderr.
@@ -126,6 +142,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage:\n  agent [flags]               interactive\n  agent [flags] -p PROMPT     one-shot\n  agent [flags] -resume ID    continue a thread (last: the workspace's newest)\n  agent sessions              list the saved threads\n  agent replay LOG            check a recorded session\n\nflags:\n")
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, envHelp)
 	}
 	fs.StringVar(&o.prompt, "p", "", "run one turn with this `prompt`, print the reply and exit")
 	fs.StringVar(&o.workspace, "workspace", "", "the `dir`ectory the agent works in (default: current directory, or the resumed thread's)")

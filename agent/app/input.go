@@ -3,7 +3,6 @@ package app
 import (
 	"io"
 	"os"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/term"
@@ -23,29 +22,24 @@ func openEditor(in *os.File, stderr io.Writer) (*term.Editor, error) {
 
 // useEditor makes the display write through the editor, above the line
 // being typed: diagnostics, and the reply when stdout is a terminal too
-// (its lines are then written whole, so that the line being typed is
-// drawn again only below complete lines).
+// (its unfinished last line drawn on a row of its own, at once, and
+// again as it grows: see term.Editor.WriteText).
 func (t *terminal) useEditor(ed *term.Editor, stdout io.Writer) {
 	t.diag, t.editor = ed, ed
 	if f, ok := stdout.(*os.File); ok && term.IsTerminal(f) {
 		t.out = ed
-		t.wholeLines = true
+		t.streamEditor = true
 	}
 	t.prompt = false // the editor shows its own
 }
 
-// writeText writes streamed text to out: at once, or, with wholeLines,
-// up to its last newline, keeping the rest for later (see endLine).
+// writeText writes streamed text to out as it arrives.
 func (t *terminal) writeText(s string) {
-	if !t.wholeLines {
-		_, _ = io.WriteString(t.out, s)
+	if t.streamEditor {
+		_, _ = t.editor.WriteText(s)
 		return
 	}
-	t.partial += s
-	if i := strings.LastIndexByte(t.partial, '\n'); i >= 0 {
-		_, _ = io.WriteString(t.out, t.partial[:i+1])
-		t.partial = t.partial[i+1:]
-	}
+	_, _ = io.WriteString(t.out, s)
 }
 
 // sessionInput is where the messages of interactive sessions come from,
@@ -69,6 +63,23 @@ type sessionInput struct {
 	// found them (see keyVars): the agent's environment keeps none
 	// after that.
 	keys map[string]string
+	// said holds the notes about the machine (the sandbox, the PATH)
+	// that a session of the run has said: a /fork or a /resume does not
+	// say them again (see onceNote).
+	said map[string]bool
+}
+
+// once reports whether note is said for the first time in the run, and
+// notes that it is.
+func (in *sessionInput) once(note string) bool {
+	if in.said[note] {
+		return false
+	}
+	if in.said == nil {
+		in.said = map[string]bool{}
+	}
+	in.said[note] = true
+	return true
 }
 
 // open opens the input, once; limit is the longest message read from

@@ -674,6 +674,18 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestHelpNamesVariables checks that -h names the environment variables
+// the agent reads, the API keys first.
+func TestHelpNamesVariables(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 0, run(context.Background(), []string{"-h"}, nil, &stdout, &stderr))
+	for _, want := range []string{"environment:\n  ANTHROPIC_API_KEY     the API key with -provider anthropic (the default)\n  OPENAI_API_KEY ",
+		"FSMGEN_SERVER_TOKEN   the server's token, with -sync", "NO_COLOR", "XDG_CONFIG_HOME"} {
+		assert.Contains(t, stderr.String(), want)
+	}
+}
+
 // TestBehaviorConfig checks the behaviour's configuration the flags give:
 // the defaults, changed by the flags only.
 func TestBehaviorConfig(t *testing.T) {

@@ -288,3 +288,28 @@ func rot13(r rune) rune {
 	}
 	return r
 }
+
+// TestMCPHiddenPath starts a stdio server whose program lies in a /tmp
+// the sandbox replaces, and one whose script lies there: each is left out
+// with a message naming what hides it and the expose: line that shows it
+// (not "No such file or directory"); with that line, the server starts.
+func TestMCPHiddenPath(t *testing.T) {
+	t.Parallel()
+	bin, err := mcpServerBin()
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "server.sh")
+	require.NoError(t, os.WriteFile(script, []byte("exec "+bin+"\n"), 0o755))
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."}, fakellm.Reply{Text: "Hi again."})
+	e.writeConfig(t, fmt.Sprintf("mcp_servers:\n  test:\n    command: [%q]\n  script:\n    command: [bash, %q]\n", bin, script))
+	r := e.run(t, "", "-p", "Hi.")
+	require.Equal(t, 0, r.code, r.stderr)
+	dir := filepath.Dir(bin)
+	assert.Contains(t, r.stderr, fmt.Sprintf(`agent: MCP server "test": its program %s lies in /tmp, which the sandbox replaces with an empty /tmp of its own, so the server cannot start; add "expose: [%s]" to its entry to show it read-only ("%s:rw" writable); it is left out`, bin, dir, dir))
+	assert.Contains(t, r.stderr, fmt.Sprintf(`agent: MCP server "script": its argument %s lies in /tmp, which the sandbox replaces with an empty /tmp of its own, so the server cannot start; add "expose: [%s]"`, script, filepath.Dir(script)))
+	assert.NotContains(t, r.stderr, "No such file")
+
+	e.writeConfig(t, fmt.Sprintf("mcp_servers:\n  test:\n    command: [%q]\n    expose: [%q]\n", bin, dir))
+	r = e.run(t, "", "-p", "Hi.")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "agent: MCP server test (6 tools)")
+}

@@ -38,14 +38,21 @@ func sessions(store *thread.Store) (list []session, problems []error, err error)
 			problems = append(problems, err)
 			continue
 		}
-		list = append(list, session{thread: t, first: firstPrompt(t)})
+		first := firstPrompt(t)
+		if t.ForkedFrom != "" {
+			// A fork's conversation starts as its parent's: say whose.
+			first = "(fork of " + t.ForkedFrom + ") " + first
+		}
+		list = append(list, session{thread: t, first: first})
 	}
 	slices.SortStableFunc(list, func(a, b session) int { return b.thread.Updated.Compare(a.thread.Updated) })
 	return list, problems, nil
 }
 
 // firstPrompt returns the thread's first user message, or its first queued
-// input, on one line.
+// input, on one line. In a compacted thread, whose earlier conversation
+// is a summary, it is the first one after the summary, marked so: the
+// thread does not keep the ones before.
 func firstPrompt(t *threadwire.Thread) string {
 	var msgs []chat.Message
 	for _, raw := range t.Messages {
@@ -54,7 +61,11 @@ func firstPrompt(t *threadwire.Thread) string {
 			msgs = append(msgs, m)
 		}
 	}
-	return oneLine(threadwire.FirstPrompt(msgs, t.QueuedInput))
+	first := oneLine(threadwire.FirstPrompt(msgs, t.QueuedInput))
+	if len(msgs) > 0 && msgs[0].Summary {
+		first = "(compacted) " + first
+	}
+	return first
 }
 
 // oneLine returns s on one line of at most 60 characters.

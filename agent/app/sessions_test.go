@@ -121,5 +121,6 @@ func TestEarlierAndFirstPrompt(t *testing.T) {
 		require.NoError(t, err)
 		raw[i] = b
 	}
-	assert.Equal(t, "Now b.", firstPrompt(&threadwire.Thread{Messages: raw}))
+	assert.Equal(t, "(compacted) Now b.", firstPrompt(&threadwire.Thread{Messages: raw}), "the prompts before the summary are gone: said so")
+	assert.Equal(t, "Now b.", firstPrompt(&threadwire.Thread{Messages: raw[1:]}))
 }

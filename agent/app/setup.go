@@ -203,12 +203,18 @@ func (s *agentSession) openSandbox(ctx context.Context) error {
 		return fmt.Errorf("-sandbox=%s: %w", o.sandbox, err)
 	}
 	s.sandbox = sb
+	// Said by the first session of the run: the sessions a /fork or a
+	// /resume starts on the same terminal have the same sandbox.
+	var note strings.Builder
 	if why := sb.Disabled(); why != nil {
-		s.notef("bash is disabled: %v", why)
+		fmt.Fprintf(&note, "agent: bash is disabled: %v\n", why)
 	} else {
-		s.notef("bash sandbox: %s", sb)
+		fmt.Fprintf(&note, "agent: bash sandbox: %s\n", sb)
 	}
-	notePATH(s.programs.Skipped(), sb.HiddenPATH(), o.verbose, s.stderr)
+	notePATH(s.programs.Skipped(), sb.HiddenPATH(), o.verbose, &note)
+	if s.in == nil || s.in.once(note.String()) {
+		fmt.Fprint(s.stderr, note.String())
+	}
 	return maskWorkspace(ctx, s.ws, s.llmCfg.APIKey, s.stderr)
 }
 

@@ -151,27 +151,45 @@ const keysHelp = `keys:
   \ then Enter    go on with the message on a new line
   paste           pasted lines are one message, sent with the next Enter
   Up, Down        the messages sent before
-  Ctrl-C          stop the turn (the model's reply and the tools); twice, or at an empty prompt, quit
-  Ctrl-D          quit once the turn has ended
+  Left, Right     move; Alt-Left, Alt-Right a word at a time
+  Home, End       the start and the end of the line (also Ctrl-A, Ctrl-E)
+  Backspace       delete the character before; Delete (or Ctrl-D) the one under the cursor
+  Ctrl-W          delete the word before
+  Ctrl-U, Ctrl-K  delete to the start, to the end of the line
+  Ctrl-T          swap the two characters before
+  Ctrl-L          clear the screen
+  Ctrl-C          with text typed, clear the line; at an empty prompt, stop the turn
+                  (the model's reply and the tools); twice, or with no turn running, quit
+  Ctrl-D          at an empty prompt, quit once the turn has ended
   //text          send "/text" to the model
 `
 
 // diffCommand shows what changed in the workspace during the session.
 var diffCommand = slashCommand{
 	name: "diff",
-	help: "what changed in the workspace since the session started (the agent's commits and what is not committed)",
+	help: "what changed in the workspace since the session started: what the agent committed, then what is not committed (yours)",
 	run: func(ctx context.Context, s *slashSession, _ string) error {
 		if s.committer == nil {
 			return errors.New("the workspace's changes are not tracked: it is not in a git repository the agent can commit to (see the notice at start)")
 		}
-		d, err := s.committer.Diff(ctx, s.base)
+		ch, err := s.committer.Changes(ctx, s.base)
 		if err != nil {
 			return err
 		}
-		if d == "" {
+		if ch.Committed == "" && ch.Uncommitted == "" {
 			return s.say(ctx, "no changes since the session started")
 		}
-		return s.agent.Do(ctx, func() { s.display.diff(d, "") })
+		return s.agent.Do(ctx, func() {
+			for _, part := range []struct{ head, diff string }{
+				{"── committed by the agent since the session started ──", ch.Committed},
+				{"── not committed: your changes (and the agent's of a turn not committed yet, or left out of its commits) ──", ch.Uncommitted},
+			} {
+				if part.diff != "" {
+					s.display.answer(part.head)
+					s.display.diff(part.diff, "")
+				}
+			}
+		})
 	},
 }
 

@@ -1,13 +1,35 @@
 package app
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
+	"github.com/fsmgen/fsmgen/internal/gittest"
 )
+
+// TestDiffLabels runs /diff with the user's change beside the agent's:
+// each under its heading.
+func TestDiffLabels(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"a.txt": "one\n", "mine.txt": "mine\n"},
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"a.txt","old_str":"one\n","new_str":"one\ntwo\n"}`}}},
+		fakellm.Reply{Text: "Added."})
+	gittest.WriteFile(t, e.ws, "mine.txt", "mine, changed by me\n")
+	r := e.run(t, "Add a line.\n/diff\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	committed := strings.Index(r.stderr, "── committed by the agent since the session started ──\n")
+	uncommitted := strings.Index(r.stderr, "── not committed: your changes")
+	require.True(t, committed >= 0 && uncommitted > committed, "both headings, in order:\n%s", r.stderr)
+	agent, yours := r.stderr[committed:uncommitted], r.stderr[uncommitted:]
+	assert.Contains(t, agent, "+two")
+	assert.NotContains(t, agent, "mine.txt")
+	assert.Contains(t, yours, "+mine, changed by me")
+	assert.NotContains(t, yours, "a.txt")
+}
 
 // TestSlashCommands types slash commands on standard input: they are
 // answered by the agent, never sent to the model; "//" sends a literal
@@ -68,7 +90,8 @@ func TestSlashCommands(t *testing.T) {
 			name:       "/diff shows the session's changes",
 			input:      "Add a line.\n/diff\n",
 			replies:    []fakellm.Reply{{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "edit_file", Args: `{"path":"a.txt","old_str":"one\n","new_str":"one\ntwo\n"}`}}}, {Text: "Added."}},
-			wantErr:    []string{"--- a/a.txt", "+++ b/a.txt", "@@ -1 +1,2 @@", " one\n+two\n"},
+			wantErr:    []string{"── committed by the agent since the session started ──\ndiff --git a/a.txt b/a.txt", "--- a/a.txt", "+++ b/a.txt", "@@ -1 +1,2 @@", " one\n+two\n"},
+			notErr:     []string{"── not committed"},
 			wantPrompt: []string{"Add a line."},
 		},
 	}

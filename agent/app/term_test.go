@@ -155,4 +155,29 @@ func TestTerminalFork(t *testing.T) {
 	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
 	assert.Equal(t, []string{"Hi.", "And now?"}, userMessages(e))
 	assert.Len(t, e.threadIDs(t), 2)
+	assert.Equal(t, 1, strings.Count(s.screen.String(), "agent: bash sandbox: "), "the fork's session does not say the sandbox again")
+	r := e.sessionsOf(t)
+	require.Equal(t, 0, r.code, r.stderr)
+	ids := e.threadIDs(t)
+	assert.Equal(t, 1, strings.Count(r.stdout, "(fork of "), "the fork, told from its parent:\n%s", r.stdout)
+	assert.True(t, strings.Contains(r.stdout, "(fork of "+ids[0]+") Hi.") || strings.Contains(r.stdout, "(fork of "+ids[1]+") Hi."), r.stdout)
+}
+
+// TestTerminalCtrlCClearsLine presses Ctrl-C at the prompt with text
+// typed: the line is cleared, as shells do, and the session goes on;
+// what is typed next is the message. Ctrl-C at the empty prompt quits.
+func TestTerminalCtrlCClearsLine(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hello."})
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "a line I no longer want")
+	s.waitScreen(t, "a line I no longer want")
+	s.typeKeys(t, "\x03")
+	s.typeKeys(t, "Hi.\r")
+	s.waitScreen(t, "Hello.")
+	s.typeKeys(t, "\x03")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+	assert.Equal(t, []string{"Hi."}, userMessages(e), "the line was cleared, and the session went on")
+	assert.Equal(t, 1, strings.Count(s.screen.String(), "quitting"), "the second Ctrl-C quit, not the first")
 }

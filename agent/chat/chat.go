@@ -262,6 +262,10 @@ type ToolProgress struct {
 	Message string `json:"message,omitempty"`
 	// UnitsProcessed counts units of work done, when known.
 	UnitsProcessed int64 `json:"units_processed,omitempty"`
+	// Output is the end of what the tool has printed so far (a running
+	// command's last lines, a line still being written last), for the
+	// user to watch; empty when the tool streams none.
+	Output string `json:"output,omitempty"`
 }
 
 // ToolOutcome is the result of one tool call.

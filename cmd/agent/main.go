@@ -20,23 +20,26 @@
 // command), an edit as a unified diff numbered from its line, a command by
 // its last 10 lines and the count of those hidden (/expand shows them
 // all), an error whole; -v shows every call's arguments and every result
-// whole. Colour is used when standard error is a terminal, unless NO_COLOR
+// whole. A running command's output is shown as it comes: on a terminal
+// its last 5 lines, drawn again in place, otherwise as plain lines. Colour is used when standard error is a terminal, unless NO_COLOR
 // is set or TERM is "dumb". A message typed while the agent is busy is
 // queued and sent when the current turn ends: input is never dropped.
 //
 // On a terminal, messages are typed in a line editor (golang.org/x/term):
 // Enter sends; a line ending with a backslash goes on on the next line;
 // lines pasted at once (bracketed paste) are one message, sent with the
-// next Enter; Left, Right, Home, End, Ctrl-U, Ctrl-W edit; Up and Down
-// recall the lines typed before; Ctrl-D on an empty line quits once the
-// turn has ended. From a pipe or a file, the agent reads one message per
+// next Enter; Left, Right, Home, End, Ctrl-A, Ctrl-E, Ctrl-U, Ctrl-K,
+// Ctrl-W, Ctrl-T edit (/help lists them); Up and Down recall the lines
+// typed before; Ctrl-C with text typed clears the line, as shells do;
+// Ctrl-D on an empty line quits once the turn has ended. From a pipe or a file, the agent reads one message per
 // line, so that scripts work as before: a slash command there runs once the
 // turns of the lines before it have ended.
 //
 // A line that starts with a slash and a command's name is a command,
 // answered by the agent itself and never sent to the model: /help (the
 // commands and keys), /diff (what changed in the workspace since the
-// session started: the agent's commits and what is not committed), /undo
+// session started: the agent's commits, then what is not committed, each
+// under its heading), /undo
 // (take the last turn back: see below), /expand (the last round of tools'
 // whole output), /usage (the tokens used and their cost), /compact (replace the earlier
 // conversation by the model's summary of it, now), /sessions (the
@@ -52,8 +55,8 @@
 // Ctrl-C stops the turn, as a crash would: the LLM request and the
 // commands in flight are cancelled, a round that may have changed files is
 // committed, the model is told the user stopped it, and the agent waits
-// for the next message. Ctrl-C again within 2 seconds, or while the agent
-// waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
+// for the next message. Ctrl-C again within 2 seconds, or at an empty
+// prompt while the agent waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
 // session.
 //
 // A reply cut at its token limit in its text is kept and continued: the
@@ -164,7 +167,8 @@
 //	                       stopped with everything it started
 //
 // The API key comes from ANTHROPIC_API_KEY or OPENAI_API_KEY (an OpenAI-
-// compatible local server may need none). The agent restarts itself at once
+// compatible local server may need none); -h lists these and the other
+// variables the agent reads. The agent restarts itself at once
 // without it in its environment, handing it on through a pipe, and is not
 // dumpable, so that no command can read it from /proc. Everything that
 // reaches the agent — tool output, the model's text as it streams, the tool
@@ -266,7 +270,8 @@
 // "agent sessions" lists the threads of the folder, the most recently
 // saved first: ID, workspace, start, tokens, tokens read from the prompt
 // cache, cost (at the model's list
-// price, or -price) and the first prompt. "-resume last" continues the
+// price, or -price) and the first prompt (marked for a fork, and for a
+// compacted thread, whose first one left). "-resume last" continues the
 // newest thread of the workspace (-workspace, or the current directory).
 // A resumed interactive session shows its last three exchanges first and
 // never acts before the user does: tool calls that may have run when the
@@ -343,7 +348,9 @@
 // refuse hard-linked files, edit_file never writes under .git nor in a git
 // repository, and drops the setuid and setgid bits of a file it edits. bash
 // runs in the workspace inside a bubblewrap sandbox (-sandbox): it can write
-// only the workspace (not its .git), a private /tmp and a build cache, sees
+// only the workspace (not its .git), a private /tmp and the workspace's own
+// toolchain caches (Go's build and module caches, npm's, pip's, cargo's,
+// kept across sessions, never the user's own), sees
 // an empty home directory (-sandbox-expose), no other credentials it knows
 // of, no network (-sandbox-network) and no other process, and everything it
 // starts is killed when it ends. The files of the workspace that hold the

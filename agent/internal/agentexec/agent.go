@@ -248,6 +248,7 @@ type Agent struct {
 	arrived      bool                          // what ev brought was shown (see arrive)
 	failed       error                         // a Handler method's failure, returned by Execute
 	stream       work                          // the LLM stream in flight
+	reply        *replyText                    // the text of the reply in flight (see CancelTurn)
 	tools        work                          // the round of tools in flight
 	toolsStopped <-chan struct{}               // closed once every task of the last round of tools has ended
 	interrupted  time.Time                     // when the user last stopped a turn (see interrupt)

@@ -59,6 +59,9 @@ func (a *Agent) WaitForInput() {
 // DisplayMessage implements agent.Handler: it shows a piece of the reply.
 func (a *Agent) DisplayMessage(content string) {
 	a.perform(&agent.DisplayMessage{Content: content})
+	if a.reply != nil {
+		a.reply.show(len(content))
+	}
 	a.display.Text(content)
 }
 
@@ -84,6 +87,17 @@ func (a *Agent) ScheduleRetry(delay time.Duration, attempt int, err chat.LLMErro
 func (a *Agent) CancelTurn() {
 	a.perform(&agent.CancelTurn{})
 	a.stopTurn()
+}
+
+// showReplyRest shows what the machine has not shown of the reply in
+// flight, as the user stops it: what the model sent is on the screen,
+// even when its stream is stopped.
+func (a *Agent) showReplyRest() {
+	if a.reply != nil && !a.summarizing {
+		if rest := a.reply.takeRest(); rest != "" {
+			a.display.Text(rest)
+		}
+	}
 }
 
 // stopTurn cancels what the turn has in flight.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/approval"
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
@@ -44,8 +45,14 @@ func (a *Agent) readInput() {
 		for {
 			msg, err := next.ReadMessage(ctx)
 			var long *tooLongError
+			tooLong := errors.As(err, &long) || len(msg) > a.limits.InputLine
+			command := a.cfg.Commands != nil && IsCommand(strings.TrimSpace(msg))
+			use := approval.NotAnswer
+			if err == nil && !tooLong && !(command && a.gate.Waiting()) {
+				use = a.gate.Offer(msg)
+			}
 			switch {
-			case errors.As(err, &long) || len(msg) > a.limits.InputLine:
+			case tooLong:
 				size := len(msg)
 				if long != nil {
 					size, err = long.size, nil
@@ -55,12 +62,22 @@ func (a *Agent) readInput() {
 				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
 					return
 				}
-			case a.cfg.Commands != nil && IsCommand(strings.TrimSpace(msg)) && a.gate.Waiting():
+			case command && use == approval.NotAnswer && a.gate.Waiting():
 				// A command typed while a tool call waits for approval
 				// runs at once (/diff, say); the question still waits.
 				a.cfg.Commands(ctx, strings.TrimSpace(msg))
-			case err == nil && a.gate.Answer(msg):
+			case use == approval.Answered:
 				// The answer to the question a tool call waits on.
+			case use == approval.TooEarly:
+				// Not yet shown, a question cannot be answered.
+				typed := msg
+				if r := []rune(typed); len(r) > 60 {
+					typed = string(r[:60]) + "…"
+				}
+				notice := fmt.Sprintf("%q was typed before the question it would answer was shown, and is dropped: answer the question once it is", typed)
+				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
+					return
+				}
 			case strings.TrimSpace(msg) == "":
 			case a.cfg.Commands != nil && IsCommand(strings.TrimSpace(msg)):
 				// Typed at a terminal, a command runs at once; read from
@@ -323,6 +340,7 @@ func (a *Agent) interrupt() {
 		return
 	}
 	a.log.Info("interrupt: shutting down")
+	a.showReplyRest()
 	a.display.Notice("quitting; the thread is saved")
 	a.loop.Next(&agent.ShutdownRequested{})
 }

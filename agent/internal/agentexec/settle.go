@@ -67,6 +67,7 @@ func (a *Agent) arrive() {
 		a.display.ToolResult(a.call(a.queryID), ev.Outcome)
 	case *agent.Interrupt:
 		a.turnErr = TurnStopped
+		a.showReplyRest()
 		if a.holding {
 			a.display.Notice("resumed: the turn the session stopped in is stopped, and the model is told; nothing is sent to it until you type your next message")
 		} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
@@ -18,7 +19,57 @@ import (
 func (a *Agent) startStream(req chat.Request) {
 	sctx, valid := a.stream.restart(a.ctx)
 	l := a.loop
-	a.later(func() { l.Go(sctx, "llm stream", func(ctx context.Context) { a.streamReply(ctx, req, valid) }) })
+	reply := &replyText{red: a.secrets.Stream()}
+	a.reply = reply
+	a.later(func() { l.Go(sctx, "llm stream", func(ctx context.Context) { a.streamReply(ctx, req, valid, reply) }) })
+}
+
+// replyText is the text of a reply as its stream redacted and sent it,
+// shared by the stream's task and the loop: when the user stops the turn,
+// the loop shows what the machine had not shown of it (events queued,
+// which a stopped stream's are dropped) and what the redactor held back
+// (see takeRest), so that the reply's last characters are on the screen.
+type replyText struct {
+	mu      sync.Mutex
+	red     *redact.Stream  // redacts the text as it arrives
+	sent    strings.Builder // the text sent in TextDelta events
+	shown   int             // how much of sent the machine has shown
+	stopped bool            // takeRest took the rest: nothing more is sent
+}
+
+// write redacts the next piece of the text and returns what can be sent
+// of it, noted as sent; false once the rest was taken.
+func (r *replyText) write(piece string, flush bool) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return "", false
+	}
+	out := r.red.Write(piece)
+	if flush {
+		out += r.red.Flush()
+	}
+	r.sent.WriteString(out)
+	return out, true
+}
+
+// show notes that the machine showed n bytes of the text.
+func (r *replyText) show(n int) {
+	r.mu.Lock()
+	r.shown = min(r.shown+n, r.sent.Len())
+	r.mu.Unlock()
+}
+
+// takeRest returns what was sent and not shown, and what the redactor
+// held back, redacted; the stream sends no more text after it.
+func (r *replyText) takeRest() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return ""
+	}
+	r.stopped = true
+	return r.sent.String()[r.shown:] + r.red.Flush()
 }
 
 // streamReply streams the reply to req, sending its events while valid says
@@ -33,7 +84,7 @@ func (a *Agent) startStream(req chat.Request) {
 // ledger: the provider's last llm.Usage (Anthropic's prompt tokens; none
 // from OpenAI, which reports usage only at a reply's end) with the output
 // estimated from the bytes received.
-func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func() bool) {
+func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func() bool, reply *replyText) {
 	l := a.loop
 	ended := false
 	ctx, cancel := context.WithCancel(parent)
@@ -81,17 +132,17 @@ func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func
 		}
 		ended = true
 		cancel()
+		reply.takeRest() // what follows the query is not the reply's
 		send(&agent.QueryDetected{Query: m.Query, Text: sent.String(), Usage: usage})
 		return true
 	}
 	// A secret split across two deltas is caught by redacting each text
 	// as a stream: what could be the start of a secret waits for the next
 	// delta, and is sent before the reply ends.
-	text := a.secrets.Stream()
 	args := map[string]*redact.Stream{}
 	var callIDs []string
 	flush := func() {
-		if rest := text.Flush(); rest != "" && det == nil {
+		if rest, _ := reply.write("", true); rest != "" && det == nil {
 			send(&agent.TextDelta{Content: rest})
 		}
 		for _, id := range callIDs {
@@ -109,7 +160,7 @@ func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func
 			known = e.Usage
 		case llm.TextDelta:
 			replyBytes += len(e.Text)
-			if shown := text.Write(e.Text); shown != "" {
+			if shown, _ := reply.write(e.Text, false); shown != "" {
 				sendText(shown, soFar(), false)
 			}
 		case llm.ToolCallDelta:
@@ -126,7 +177,7 @@ func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func
 				send(&agent.ToolCallDelta{CallID: id, ToolName: name, ArgumentsFragment: shown})
 			}
 		case llm.Completed:
-			if det != nil && sendText(text.Flush(), e.Response.Usage, true) {
+			if det != nil && sendText(first(reply.write("", true)), e.Response.Usage, true) {
 				return
 			}
 			ended = true
@@ -135,7 +186,7 @@ func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func
 		case llm.Failed:
 			ended = true
 			if det != nil {
-				if rest := text.Flush(); rest != "" {
+				if rest, _ := reply.write("", true); rest != "" {
 					send(&agent.TextDelta{Content: rest})
 				}
 			}
@@ -188,3 +239,6 @@ func (a *Agent) redactResponse(r chat.Response) chat.Response {
 	}
 	return r
 }
+
+// first returns the first of two values.
+func first[T any](v T, _ bool) T { return v }

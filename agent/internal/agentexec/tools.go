@@ -184,7 +184,7 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 							return
 						}
 						progress := func(p chat.ToolProgress) {
-							p.Message = a.secrets.String(p.Message)
+							p.Message, p.Output = a.secrets.String(p.Message), a.secrets.String(p.Output)
 							_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
 						}
 						out = a.runTool(ctx, run, progress)

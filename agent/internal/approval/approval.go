@@ -224,9 +224,30 @@ type Gate struct {
 	ask     sync.Mutex // held by the call asking: one question at a time
 	mu      sync.Mutex // guards the fields below
 	pending chan string
-	always  map[string]bool
-	closed  string // why no more answers come; "" while they may
+	// coming counts the questions asked and not shown yet: a line typed
+	// now was typed before the question it would answer was on the
+	// screen (see Offer).
+	coming int
+	always map[string]bool
+	closed string // why no more answers come; "" while they may
 }
+
+// Use is what Offer did with a line the user typed.
+type Use int
+
+// What Offer does with a line.
+const (
+	// NotAnswer: no question waits; the line is the user's to send
+	// elsewhere.
+	NotAnswer Use = iota
+	// Answered: the line answers the question on the screen.
+	Answered
+	// TooEarly: a question is on its way to the screen, and the line,
+	// typed before it was shown, is dropped: an answer is read only once
+	// its question is shown, and a line typed ahead of it is neither its
+	// answer nor a message.
+	TooEarly
+)
 
 // NewGate returns a gate with no question and no tool granted.
 func NewGate() *Gate { return &Gate{always: map[string]bool{}} }
@@ -243,6 +264,17 @@ func (g *Gate) Granted(tool string) bool {
 // answer) and waits for the answer to it, or for ctx to end. Questions
 // asked at once are asked one after another.
 func (g *Gate) Ask(ctx context.Context, tool string, show func()) (Answer, error) {
+	g.mu.Lock()
+	g.coming++
+	g.mu.Unlock()
+	shown := false
+	defer func() {
+		if !shown {
+			g.mu.Lock()
+			g.coming--
+			g.mu.Unlock()
+		}
+	}()
 	g.ask.Lock()
 	defer g.ask.Unlock()
 	g.mu.Lock()
@@ -255,7 +287,6 @@ func (g *Gate) Ask(ctx context.Context, tool string, show func()) (Answer, error
 		return Answer{Verdict: Refused, Reason: g.closed}, nil
 	}
 	ch := make(chan string, 1)
-	g.pending = ch
 	g.mu.Unlock()
 	defer func() {
 		g.mu.Lock()
@@ -265,6 +296,14 @@ func (g *Gate) Ask(ctx context.Context, tool string, show func()) (Answer, error
 		g.mu.Unlock()
 	}()
 	show()
+	// Only now is a line typed its answer.
+	g.mu.Lock()
+	g.pending, g.coming, shown = ch, g.coming-1, true
+	closed := g.closed
+	g.mu.Unlock()
+	if closed != "" {
+		return Answer{Verdict: Refused, Reason: closed}, nil
+	}
 	select {
 	case line := <-ch:
 		a := ParseAnswer(line)
@@ -302,13 +341,21 @@ func (g *Gate) Waiting() bool {
 // Answer gives line, which the user typed, to the question waiting, and
 // reports whether there was one; without one, line is the user's to
 // send elsewhere.
-func (g *Gate) Answer(line string) bool {
+func (g *Gate) Answer(line string) bool { return g.Offer(line) == Answered }
+
+// Offer gives line, which the user typed, to the question on the screen
+// (Answered), drops it when a question is on its way there (TooEarly),
+// or leaves it to the caller (NotAnswer).
+func (g *Gate) Offer(line string) Use {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.pending == nil {
-		return false
+	switch {
+	case g.pending != nil:
+		g.pending <- line // buffered, and taken away once answered
+		g.pending = nil
+		return Answered
+	case g.coming > 0:
+		return TooEarly
 	}
-	g.pending <- line // buffered, and taken away once answered
-	g.pending = nil
-	return true
+	return NotAnswer
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -115,6 +116,13 @@ func TestRefusal(t *testing.T) {
 }
 
 func TestGate(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, testGate)
+}
+
+// testGate runs in a bubble: synctest.Wait lets Ask, its question shown,
+// wait for the answer before the test gives it.
+func testGate(t *testing.T) {
 	g := approval.NewGate()
 	assert.False(t, g.Answer("y"), "no question waits")
 
@@ -129,6 +137,8 @@ func TestGate(t *testing.T) {
 			a, err := g.Ask(ctx, tool, func() { close(shown) })
 			done <- result{a, err}
 		}()
+		<-shown
+		synctest.Wait()
 		return done, shown
 	}
 
@@ -170,4 +180,31 @@ func TestGate(t *testing.T) {
 	a, err = g.Ask(context.Background(), "edit_file", func() { t.Error("a tool granted always is not asked about") })
 	require.NoError(t, err)
 	assert.Equal(t, approval.Always, a.Verdict)
+}
+
+// TestGateTypedAhead checks that a line typed while a question is on its
+// way to the screen is dropped, neither its answer nor a message, and
+// that the answer is read once the question is shown.
+func TestGateTypedAhead(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := approval.NewGate()
+		assert.Equal(t, approval.NotAnswer, g.Offer("y"), "no question")
+		showing, release := make(chan struct{}), make(chan struct{})
+		done := make(chan approval.Answer, 1)
+		go func() {
+			a, err := g.Ask(context.Background(), "bash", func() { close(showing); <-release })
+			assert.NoError(t, err)
+			done <- a
+		}()
+		<-showing
+		assert.Equal(t, approval.TooEarly, g.Offer("y"), "typed before the question is on the screen")
+		assert.False(t, g.Waiting())
+		close(release)
+		synctest.Wait()
+		assert.True(t, g.Waiting())
+		assert.Equal(t, approval.Answered, g.Offer("n later"))
+		assert.Equal(t, approval.Answer{Verdict: approval.Refused, Reason: "later"}, <-done)
+		assert.Equal(t, approval.NotAnswer, g.Offer("y"), "answered: a message again")
+	})
 }

@@ -55,6 +55,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -320,6 +321,9 @@ func startStdio(ctx context.Context, s Server, opt Options) (*conn, mcp.Transpor
 	if err != nil {
 		return nil, nil, fmt.Errorf("its command: %w", err)
 	}
+	if err := checkVisible(sb, prog, s.Command[1:]); err != nil {
+		return nil, nil, err
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -500,4 +504,46 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.redactor.String(strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "")))
+}
+
+// checkVisible returns an error when the server's program, or a file an
+// argument names by its absolute path (a script, say), is hidden by its
+// sandbox (a home directory, the host's /tmp): the server would fail to
+// start with "No such file or directory" and nothing else. The error says
+// what hides it and the expose: line of the entry that shows it.
+func checkVisible(sb *sandbox.Sandbox, prog string, args []string) error {
+	home, _ := os.UserHomeDir()
+	for i, p := range append([]string{prog}, args...) {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		hider := sb.HiddenBy(p)
+		if hider == "" {
+			continue
+		}
+		what := "its program " + p
+		if i > 0 {
+			what = "its argument " + p
+		}
+		// Show the directory that holds it, unless that is the hidden
+		// directory itself (all of /tmp, or of the home directory).
+		show := filepath.Dir(p)
+		if show == hider || !strings.HasPrefix(show, hider+"/") {
+			show = p
+		}
+		if home != "" && strings.HasPrefix(show, home+"/") {
+			show = "~/" + strings.TrimPrefix(show, home+"/")
+		}
+		why := "which the sandbox hides"
+		if hider == "/tmp" {
+			why = "which the sandbox replaces with an empty /tmp of its own"
+		} else if home != "" && hider == home {
+			why = "the home directory, which the sandbox shows empty"
+		}
+		return fmt.Errorf("%s lies in %s, %s, so the server cannot start; add \"expose: [%s]\" to its entry to show it read-only (\"%s:rw\" writable)", what, hider, why, show, show)
+	}
+	return nil
 }

@@ -103,3 +103,44 @@ func setupWorkspaceCache(dir string) error {
 	}
 	return nil
 }
+
+// defaultGOPROXY is Go's GOPROXY when the environment sets none.
+const defaultGOPROXY = "https://proxy.golang.org,direct"
+
+// toolchainEnv returns the variables that keep the toolchains' caches in
+// cache, a workspace's cache directory, so that they stay warm from one
+// session to the next and are the workspace's alone, never the user's
+// own (a sandboxed build must not poison what the user's builds trust):
+// Go's build cache (GOCACHE) and module cache (GOMODCACHE), npm's, pip's
+// and cargo's (CARGO_HOME: its registry and downloads). Go's module cache
+// is filled through GOPROXY: first from the user's module cache (its
+// download directory, read-only), when commands see it (see
+// DefaultExpose), so that what the user downloaded builds without the
+// network, then from the proxies of environ (the curated environment).
+func toolchainEnv(cache string, environ []string, visible func(string) bool) map[string]string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	out := map[string]string{
+		"XDG_CACHE_HOME":   cache,
+		"GOCACHE":          filepath.Join(cache, "go-build"),
+		"GOMODCACHE":       filepath.Join(cache, "go-mod"),
+		"npm_config_cache": filepath.Join(cache, "npm"),
+		"PIP_CACHE_DIR":    filepath.Join(cache, "pip"),
+		"CARGO_HOME":       filepath.Join(cache, "cargo"),
+	}
+	proxy := env["GOPROXY"]
+	if proxy == "" {
+		proxy = defaultGOPROXY
+	}
+	if mc := userModCache(env); mc != "" {
+		if dl := filepath.Join(mc, "cache", "download"); visible(dl) {
+			proxy = "file://" + dl + "," + proxy
+		}
+	}
+	out["GOPROXY"] = proxy
+	return out
+}

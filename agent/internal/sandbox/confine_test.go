@@ -598,6 +598,11 @@ func TestEnvironment(t *testing.T) {
 				require.NotEmpty(t, f.wsCache)
 				assert.Contains(t, out.Content, "XDG_CACHE_HOME="+f.wsCache+"\n")
 				assert.Contains(t, out.Content, "GOCACHE="+filepath.Join(f.wsCache, "go-build")+"\n")
+				for _, v := range []string{"GOMODCACHE=" + filepath.Join(f.wsCache, "go-mod"), "npm_config_cache=" + filepath.Join(f.wsCache, "npm"),
+					"PIP_CACHE_DIR=" + filepath.Join(f.wsCache, "pip"), "CARGO_HOME=" + filepath.Join(f.wsCache, "cargo")} {
+					assert.Contains(t, out.Content, v+"\n", "the toolchains' caches are the workspace's")
+				}
+				assert.Contains(t, out.Content, "GOPROXY="+"https://proxy.golang.org,direct\n", "the planted proxy, which holds a password, is not kept")
 			}
 		})
 	}

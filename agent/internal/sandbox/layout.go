@@ -201,13 +201,8 @@ func DefaultExpose(environ []string) []Exposure {
 		}
 	}
 	var paths []string
-	switch gopath, _, _ := strings.Cut(env["GOPATH"], string(filepath.ListSeparator)); {
-	case filepath.IsAbs(env["GOMODCACHE"]):
-		paths = append(paths, env["GOMODCACHE"])
-	case filepath.IsAbs(gopath):
-		paths = append(paths, filepath.Join(gopath, "pkg", "mod"))
-	case filepath.IsAbs(env["HOME"]):
-		paths = append(paths, filepath.Join(env["HOME"], "go", "pkg", "mod"))
+	if mc := userModCache(env); mc != "" {
+		paths = append(paths, mc)
 	}
 	if filepath.IsAbs(env["GOROOT"]) {
 		paths = append(paths, env["GOROOT"])
@@ -219,6 +214,20 @@ func DefaultExpose(environ []string) []Exposure {
 		}
 	}
 	return out
+}
+
+// userModCache returns the user's Go module cache as env gives it
+// (GOMODCACHE, or GOPATH's pkg/mod, or ~/go/pkg/mod); "" when unknown.
+func userModCache(env map[string]string) string {
+	switch gopath, _, _ := strings.Cut(env["GOPATH"], string(filepath.ListSeparator)); {
+	case filepath.IsAbs(env["GOMODCACHE"]):
+		return env["GOMODCACHE"]
+	case filepath.IsAbs(gopath):
+		return filepath.Join(gopath, "pkg", "mod")
+	case filepath.IsAbs(env["HOME"]):
+		return filepath.Join(env["HOME"], "go", "pkg", "mod")
+	}
+	return ""
 }
 
 // expandExposures makes the exposures' paths absolute and checks that

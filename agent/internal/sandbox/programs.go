@@ -88,3 +88,34 @@ func (s *Sandbox) Programs() *progpath.Resolver { return s.programs }
 // (see [Command].Args): found by [Sandbox.Programs], skipping, when
 // commands are confined, the directories of PATH hidden from them.
 func (s *Sandbox) Look(name string) (string, error) { return s.inside.Look(name) }
+
+// HiddenBy returns what hides path (a file or directory of the host) from
+// the commands of this sandbox: the most specific hidden directory or
+// file that holds it (an empty home directory, say), or the host's /tmp,
+// which commands see as a fresh one; "" when they see it, when it does
+// not exist, or when commands are not confined.
+func (s *Sandbox) HiddenBy(path string) string {
+	if !s.Confined() || !filepath.IsAbs(path) {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	var last *mount // the most specific mount that holds it
+	ms := s.lay.mounts()
+	for i := range ms {
+		if within(real, ms[i].path) {
+			last = &ms[i]
+		}
+	}
+	for _, p := range private {
+		if within(real, p) && (last == nil || !within(last.path, p)) {
+			return p
+		}
+	}
+	if last != nil && (last.kind == hideDir || last.kind == hideFile) {
+		return last.path
+	}
+	return ""
+}

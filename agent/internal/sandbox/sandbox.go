@@ -488,12 +488,13 @@ func (s *Sandbox) start(c Command, cache string) (*Process, error) {
 		if env.set == nil {
 			env.set = map[string]string{}
 		}
-		maps.Copy(env.set, map[string]string{
-			"TMPDIR":         "/tmp",
-			"GOTMPDIR":       "",
-			"XDG_CACHE_HOME": cache,
-			"GOCACHE":        filepath.Join(cache, "go-build"),
-		})
+		maps.Copy(env.set, map[string]string{"TMPDIR": "/tmp", "GOTMPDIR": ""})
+		// From what commands may see of the environment: a GOPROXY
+		// holding a password is not (see curate).
+		maps.Copy(env.set, toolchainEnv(cache, curate(s.environ(), env), func(p string) bool {
+			_, err := os.Stat(p)
+			return err == nil && s.HiddenBy(p) == ""
+		}))
 		argv = append([]string{s.bwrap}, lay.args(dir, s.enforced().wrap(s.shell, argv))...)
 		prog = s.bwrap
 		writable = writableDirs(lay)

@@ -8,7 +8,8 @@
 // and a line that ends with a backslash goes on on the next line: both
 // arrive as one message, its lines joined by newlines. Up and Down recall
 // the lines typed before, Ctrl-D on an empty line ends the input, and
-// Ctrl-C stays a signal (SIGINT), which the agent handles.
+// Ctrl-C clears the line typed, or, on an empty line, is the interrupt
+// the agent handles (SIGINT), as it is while no line is read.
 package term
 
 import (
@@ -18,10 +19,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 	xterm "golang.org/x/term"
+	"golang.org/x/text/width"
 )
 
 // The prompts: before a message, before each further line of one, and
@@ -38,6 +42,15 @@ type Editor struct {
 	in, out *os.File
 	t       *xterm.Terminal
 	saved   *unix.Termios
+	raw     unix.Termios // the mode Open set
+	// mu guards partial: the last row of the streamed text written by
+	// WriteText that no newline has ended yet, drawn on a row of its own
+	// above the prompt; "" when there is none.
+	mu      sync.Mutex
+	partial string
+	// live is how many rows the block SetLive drew takes, 0 when none
+	// is drawn.
+	live int
 }
 
 // IsTerminal reports whether f is a terminal (not merely a character
@@ -49,7 +62,8 @@ func IsTerminal(f *os.File) bool {
 
 // Open puts the terminal in out of line mode: keys are no longer echoed
 // or gathered into lines by the terminal but by the editor, while Ctrl-C
-// and Ctrl-\ still send their signals; and it turns bracketed paste on.
+// (but while a line is read: see ReadMessage) and Ctrl-\ still send their
+// signals; and it turns bracketed paste on.
 // in is the terminal's input, opened so that a deadline can end a read
 // (see agentexec.OpenStdin). Close puts the terminal back.
 func Open(in, out *os.File) (*Editor, error) {
@@ -64,11 +78,12 @@ func Open(in, out *os.File) (*Editor, error) {
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
 		return nil, fmt.Errorf("set the terminal's mode: %w; pipe the input to use the agent without line editing", err)
 	}
-	e := &Editor{in: in, out: out, saved: saved}
+	e := &Editor{in: in, out: out, saved: saved, raw: raw}
 	e.t = xterm.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{in, out}, Prompt)
+	}{ctrlCReader{in}, out}, Prompt)
+	e.t.AutoCompleteCallback = e.key
 	e.t.SetBracketedPasteMode(true)
 	e.resize()
 	return e, nil
@@ -96,6 +111,13 @@ func (e *Editor) ReadMessage(ctx context.Context) (string, error) {
 	_ = e.in.SetReadDeadline(time.Time{})
 	stop := context.AfterFunc(ctx, func() { _ = e.in.SetReadDeadline(time.Now()) })
 	defer stop()
+	// While a line is read, Ctrl-C is a key the editor handles (see
+	// key): the terminal does not turn it into SIGINT.
+	own := e.raw
+	own.Cc[unix.VINTR] = 0 // _POSIX_VDISABLE
+	if err := unix.IoctlSetTermios(int(e.in.Fd()), unix.TCSETS, &own); err == nil {
+		defer func() { _ = unix.IoctlSetTermios(int(e.in.Fd()), unix.TCSETS, &e.raw) }()
+	}
 	var lines []string
 	e.t.SetPrompt(Prompt)
 	for {
@@ -133,8 +155,122 @@ func (e *Editor) Ask() { e.t.SetPrompt(AskPrompt) }
 func (e *Editor) Unask() { e.t.SetPrompt(Prompt) }
 
 // Write writes p to the terminal above the line being typed, which is
-// drawn again below it.
-func (e *Editor) Write(p []byte) (int, error) { return e.t.Write(p) }
+// drawn again below it. A line WriteText left unfinished stays on the
+// screen as it is, and the streamed text goes on below what p wrote.
+func (e *Editor) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.partial = ""
+	if erase := e.eraseLive(); erase != "" {
+		if _, err := e.t.Write([]byte(erase + string(p))); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return e.t.Write(p)
+}
+
+// SetLive draws lines above the line being typed in place of the ones it
+// drew before (a running command's last lines, redrawn as they change);
+// each must fit on one row (see Width). What is written next with Write
+// or WriteText takes their place; nil only erases them.
+func (e *Editor) SetLive(lines []string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(e.eraseLive())
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	e.live, e.partial = len(lines), ""
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err := e.t.Write([]byte(b.String()))
+	return err
+}
+
+// eraseLive returns what erases the block SetLive drew, if any: x/term's
+// Write starts at the prompt's row, below it.
+func (e *Editor) eraseLive() string {
+	if e.live == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("\x1b[%dA\r\x1b[J", e.live)
+	e.live = 0
+	return s
+}
+
+// WriteText writes streamed text (the model's reply) above the line being
+// typed as it arrives: a line not ended yet is drawn on a row of its own
+// at once, and drawn again, longer, with the next text, so that the
+// prompt and what is typed stay below it.
+func (e *Editor) WriteText(s string) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(e.eraseLive())
+	if e.partial != "" {
+		// x/term's Write starts at the prompt's row, below the
+		// unfinished row: back up to it.
+		b.WriteString("\x1b[A\r\x1b[K")
+	}
+	text := e.partial + s
+	i := strings.LastIndexByte(text, '\n') + 1
+	b.WriteString(text[:i])
+	rows := Rows(text[i:], e.width())
+	e.partial = ""
+	if len(rows) > 0 {
+		for _, r := range rows {
+			b.WriteString(r)
+		}
+		e.partial = rows[len(rows)-1]
+		b.WriteString("\n")
+	}
+	if _, err := e.t.Write([]byte(b.String())); err != nil {
+		return 0, err
+	}
+	return len(s), nil
+}
+
+// Width returns the terminal's width in columns, 80 when unknown.
+func (e *Editor) Width() int { return e.width() }
+
+// width returns the terminal's width in columns, 80 when unknown.
+func (e *Editor) width() int {
+	if ws, err := unix.IoctlGetWinsize(int(e.out.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		return int(ws.Col)
+	}
+	return 80
+}
+
+// Rows cuts a line of text without newlines into the rows a terminal of
+// cols columns shows it in: every row but the last full. A wide
+// character (most of CJK, most emoji) takes two columns, a tab goes to
+// the next multiple of 8.
+func Rows(line string, cols int) []string {
+	if line == "" {
+		return nil
+	}
+	cols = max(cols, 2)
+	var rows []string
+	start, col := 0, 0
+	for i, r := range line {
+		w := 1
+		switch {
+		case r == '\t':
+			w = 8 - col%8
+		case wide(r):
+			w = 2
+		}
+		if col+w > cols && col > 0 {
+			rows = append(rows, line[start:i])
+			start, col = i, 0
+		}
+		col += min(w, cols)
+	}
+	return append(rows, line[start:])
+}
 
 // Close turns bracketed paste off and puts the terminal back in the mode
 // Open found it in.
@@ -144,4 +280,47 @@ func (e *Editor) Close() error {
 		return fmt.Errorf("restore the terminal's settings: %w; run \"stty sane\" to fix the terminal", err)
 	}
 	return nil
+}
+
+// wide reports whether r takes two columns of a terminal.
+func wide(r rune) bool {
+	k := width.LookupRune(r).Kind()
+	return k == width.EastAsianWide || k == width.EastAsianFullwidth
+}
+
+// ctrlC is what ctrlCReader turns Ctrl-C into: a character of the
+// private use area, which x/term hands to AutoCompleteCallback (it ends
+// ReadLine on Ctrl-C itself, keeping the line for the next read).
+const ctrlC = '\uE003'
+
+// ctrlCReader reads the terminal's input with each Ctrl-C turned into
+// ctrlC.
+type ctrlCReader struct{ r io.Reader }
+
+func (c ctrlCReader) Read(p []byte) (int, error) {
+	// Room for ctrlC's three bytes in place of each byte read.
+	buf := make([]byte, max(1, len(p)/3))
+	n, err := c.r.Read(buf)
+	out := p[:0]
+	for _, b := range buf[:n] {
+		if b == 3 {
+			out = utf8.AppendRune(out, ctrlC)
+			continue
+		}
+		out = append(out, b)
+	}
+	return len(out), err
+}
+
+// key handles Ctrl-C as shells do: with text typed, it clears the line;
+// on an empty line, it is the interrupt the agent handles (stop the turn,
+// or quit), sent as SIGINT to the agent itself.
+func (e *Editor) key(line string, pos int, key rune) (string, int, bool) {
+	if key != ctrlC {
+		return "", 0, false
+	}
+	if line == "" {
+		_ = unix.Kill(os.Getpid(), unix.SIGINT)
+	}
+	return "", 0, true
 }

@@ -221,8 +221,12 @@ func (t *bashTool) runCommand(ctx context.Context, raw json.RawMessage, progress
 		_, _ = io.Copy(out, r) // ends at EOF, or when r is closed below
 	}()
 
-	ticker := time.NewTicker(t.opt.ProgressEvery)
+	// Progress: the command's new output as it comes, at most every
+	// OutputEvery, and how long it has run every ProgressEvery.
+	ticker := time.NewTicker(min(t.opt.ProgressEvery, OutputEvery))
 	defer ticker.Stop()
+	var reported int64 // the bytes of output last reported
+	lastReport := start
 	var waitErr, stopErr error
 loop:
 	for {
@@ -230,12 +234,18 @@ loop:
 		case <-p.Done():
 			waitErr = p.Wait()
 			break loop
-		case <-ticker.C:
-			elapsed := time.Since(start).Round(time.Second)
+		case now := <-ticker.C:
+			total := out.size()
+			if total == reported && now.Sub(lastReport) < t.opt.ProgressEvery {
+				continue
+			}
+			reported, lastReport = total, now
+			elapsed := now.Sub(start).Round(time.Second)
 			lines := out.lines()
 			progress(chat.ToolProgress{
-				Message:        fmt.Sprintf("running %s, %d lines of output", elapsed, lines),
+				Message:        fmt.Sprintf("running %s, %s of output", elapsed, plural(int(lines), "line")),
 				UnitsProcessed: lines,
+				Output:         out.lastLines(OutputLines),
 			})
 		case <-ctx.Done():
 			p.Kill()
@@ -359,6 +369,46 @@ func (b *cappedBuffer) lines() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.nlines
+}
+
+// size returns how many bytes were written so far.
+func (b *cappedBuffer) size() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total
+}
+
+// lastLines returns the last n lines written so far, a line still being
+// written last (without a newline); a line a carriage return rewrote in
+// place (a progress bar) as it was last written. At most 4 KiB of the
+// end is read.
+func (b *cappedBuffer) lastLines(n int) string {
+	b.mu.Lock()
+	end := b.tail
+	if len(end) == 0 {
+		end = b.head
+	}
+	end = end[max(0, len(end)-4<<10):]
+	text := string(end)
+	b.mu.Unlock()
+	complete := strings.HasSuffix(text, "\n")
+	all := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(end) == 4<<10 && len(all) > 1 {
+		all = all[1:] // the first may be cut
+	}
+	all = all[max(0, len(all)-n):]
+	for i, l := range all {
+		l = strings.TrimSuffix(l, "\r")
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		all[i] = l
+	}
+	s := strings.ToValidUTF8(strings.Join(all, "\n"), "\uFFFD")
+	if complete && s != "" {
+		s += "\n"
+	}
+	return s
 }
 
 // String returns the output kept, with a note where bytes were cut.

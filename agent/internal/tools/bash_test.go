@@ -305,7 +305,8 @@ func TestBashKillsEverythingItStarted(t *testing.T) {
 				assert.Equal(t, chat.ToolOutcome{Content: "started\n"}, out)
 			case "timeout":
 				assert.True(t, out.IsError, out.Content)
-				assert.Contains(t, out.Content, "timed out after 2s")
+				assert.Contains(t, out.Content, "bash command ")
+				assert.Contains(t, out.Content, " timed out after 2s, the time limit of one tool call, and was stopped; the user can raise the limit with the agent's -tool-timeout flag")
 			case "cancel":
 				assert.True(t, out.IsError, out.Content)
 				assert.Contains(t, out.Content, "was cancelled")
@@ -368,11 +369,41 @@ func TestBashReportsProgress(t *testing.T) {
 			for _, p := range reports {
 				if p.UnitsProcessed == 2 {
 					assert.Regexp(t, `^running \d+s, 2 lines of output$`, p.Message)
+					assert.Equal(t, "a\nb\n", p.Output, "the lines so far")
 				}
 				assert.LessOrEqual(t, p.UnitsProcessed, int64(3))
 			}
 		})
 	}
+}
+
+// TestBashStreamsOutput checks that a running command's last lines are
+// reported as they come, long before its progress interval: a line being
+// written last, a line a carriage return rewrites as it last was.
+func TestBashStreamsOutput(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t)
+	s := bashSet(t, sandbox.Bwrap, ws, Options{ProgressEvery: time.Hour})
+	outputs := make(chan string, 100)
+	progress := func(p chat.ToolProgress) {
+		select {
+		case outputs <- p.Output:
+		default:
+		}
+	}
+	raw, err := json.Marshal(obj{"command": `for i in 1 2 3 4 5 6 7; do echo line $i; done; printf '10%%\r50%%'; while [ ! -e gate ]; do sleep 0.01; done`})
+	require.NoError(t, err)
+	done := make(chan chat.ToolOutcome, 1)
+	go func() { done <- s.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, progress) }()
+	for out := range outputs {
+		if strings.HasSuffix(out, "50%") {
+			assert.Equal(t, "line 4\nline 5\nline 6\nline 7\n50%", out)
+			break
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "gate"), nil, 0o644))
+	out := <-done
+	require.False(t, out.IsError, out.Content)
 }
 
 // BenchmarkBash measures a call of the bash tool running `true`, confined

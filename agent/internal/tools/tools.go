@@ -73,6 +73,13 @@ const (
 	DefaultTimeout         = 2 * time.Minute
 	DefaultBashOutputLimit = 64 << 10
 	DefaultProgressEvery   = 2 * time.Second
+	// OutputEvery is how often a running bash command's new output is
+	// reported (see chat.ToolProgress.Output); a command that prints
+	// nothing reports every ProgressEvery.
+	OutputEvery = 250 * time.Millisecond
+	// OutputLines is how many of a running command's last lines a
+	// progress report holds.
+	OutputLines = 5
 )
 
 // abandonGrace is how long Set.Run waits, once a call's context is done, for
@@ -332,7 +339,7 @@ func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.To
 		why = fmt.Sprintf("tool %s was cancelled (%v)", call.Name, context.Cause(ctx))
 	case errors.Is(tctx.Err(), context.DeadlineExceeded):
 		log.Debug("tool timed out", "timeout", s.timeout)
-		why = fmt.Sprintf("tool %s timed out after %s and was stopped; split the work into smaller steps", call.Name, s.timeout)
+		why = timeoutMessage(call, s.timeout)
 	}
 	if why != "" {
 		if msg == context.Canceled.Error() || msg == context.DeadlineExceeded.Error() {
@@ -408,4 +415,24 @@ func decodeArgs(raw json.RawMessage, dst any, usage string) error {
 // missingArg is the error for a required argument that was not given.
 func missingArg(name, usage string) error {
 	return fmt.Errorf("invalid arguments: missing required field %q; expected a JSON object like %s", name, usage)
+}
+
+// timeoutMessage says what timed out (a command by its text), after how
+// long, and what the user can change: the limit is the agent's
+// -tool-timeout flag, which only the user sets.
+func timeoutMessage(call chat.ToolCall, limit time.Duration) string {
+	what := "tool " + call.Name
+	var args struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(call.Arguments, &args) == nil && args.Command != "" {
+		cmd := strings.Join(strings.Fields(args.Command), " ")
+		if r := []rune(cmd); len(r) > 80 {
+			cmd = string(r[:80]) + "…"
+		}
+		what = fmt.Sprintf("%s command %q", call.Name, cmd)
+	}
+	return fmt.Sprintf("%s timed out after %s, the time limit of one tool call, and was stopped; "+
+		"the user can raise the limit with the agent's -tool-timeout flag (e.g. -tool-timeout 10m); "+
+		"otherwise do less in one call (one package, one test, a build before its tests)", what, limit)
 }

@@ -149,4 +149,3 @@ func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) *order.Machine
 	require.NoError(t, err)
 	return m
 }
-

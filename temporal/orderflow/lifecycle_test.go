@@ -1,14 +1,18 @@
 package orderflow_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/fsmgen/fsmgen/examples/order"
@@ -176,4 +180,48 @@ func TestBadSaved(t *testing.T) {
 	require.True(t, errors.As(err, &app), "%v", err)
 	assert.True(t, app.NonRetryable())
 	assert.ErrorContains(t, err, "the saved machine does not load")
+}
+
+// TestContinueAsNewUpdates: updates that arrive while a step's activity
+// runs, and with them Temporal's suggestion to continue as new, are
+// answered first, by this run: none is left without an answer, and the
+// next run starts from the machine they left.
+func TestContinueAsNewUpdates(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, &shop{}, fsmtemporal.Options[order.Event, order.Action]{})
+	answers := map[string]order.State{}
+	sent := false
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name != "Order.SendPaymentLink" || sent {
+			return
+		}
+		sent = true
+		env.SetContinueAsNewSuggested(true)
+		for _, id := range []string{"paid", "paid again"} {
+			env.UpdateWorkflow(fsmtemporal.EventUpdate, id, &testsuite.TestUpdateCallback{
+				OnAccept: func() {},
+				OnReject: func(err error) { t.Errorf("update %s rejected: %v", id, err) },
+				OnComplete: func(v any, err error) {
+					if assert.NoError(t, err, id) {
+						answers[id] = stateOf(t, v.(json.RawMessage))
+					}
+				},
+			}, raw(t, &order.PaymentReceived{}))
+		}
+	})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(fsmtemporal.EventSignal, raw(t, &order.AddItem{Price: 60}))
+		env.SignalWorkflow(fsmtemporal.EventSignal, raw(t, &order.BeginCheckout{}))
+		env.SignalWorkflow(fsmtemporal.EventSignal, raw(t, &order.PlaceOrder{}))
+	}, time.Minute)
+	env.ExecuteWorkflow(orderflow.Name, fsmtemporal.Input{})
+
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "%v", env.GetWorkflowError())
+	var in fsmtemporal.Input
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &in))
+	assert.Equal(t, map[string]order.State{"paid": order.Picking{Total: 60}, "paid again": order.Picking{Total: 60}}, answers)
+	m, err := order.Load(order.Config{Behavior: order.Shop{}, Handler: &order.Recorder{}}, in.Saved)
+	require.NoError(t, err)
+	assert.Equal(t, order.Picking{Total: 60}, m.State())
 }

@@ -99,12 +99,16 @@ func expected(t *testing.T, events ...order.Event) []string {
 	return out
 }
 
+// quiet is the SDK's logger in the tests: they check what the workflow
+// does, not what it logs.
+var quiet = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+
 // newEnv returns a test environment running the order workflow with opts
 // and its activities with s.
 func newEnv(t *testing.T, s *shop, opts fsmtemporal.Options[order.Event, order.Action]) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	suite.SetLogger(quiet)
 	env := suite.NewTestWorkflowEnvironment()
 	def := orderflow.Def(order.Shop{})
 	fsmtemporal.RegisterWorkflow(env, def, opts)

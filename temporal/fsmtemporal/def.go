@@ -2,6 +2,9 @@ package fsmtemporal
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -94,4 +97,35 @@ type Def[M Machine[E], E, A, X any] struct {
 	// Perform performs action a with x: the dispatch from an action value to
 	// x's method, on the worker that runs the action's activity.
 	Perform func(ctx context.Context, x X, a A) error
+}
+
+// Check reports what def lacks: a name, revisions in order from 1, and the
+// functions the workflow calls (Terminal may be nil; Perform is needed by
+// RegisterActivities alone). Call it when the worker starts, or in a test:
+// a workflow whose Def fails it fails its workflow tasks, which Temporal
+// retries until a worker with a fixed Def takes them.
+func (def *Def[M, E, A, X]) Check() error {
+	var missing []string
+	for _, f := range []struct {
+		name string
+		nil  bool
+	}{
+		{"Open", def.Open == nil}, {"UnmarshalEvent", def.UnmarshalEvent == nil},
+		{"UnmarshalAction", def.UnmarshalAction == nil}, {"TimerFired", def.TimerFired == nil},
+		{"Timer", def.Timer == nil}, {"Timers", def.Timers == nil}, {"ActionName", def.ActionName == nil},
+		{"State", def.State == nil},
+	} {
+		if f.nil {
+			missing = append(missing, f.name)
+		}
+	}
+	switch {
+	case def.Name == "":
+		return errors.New("fsmtemporal: the Def has no Name: give it the machine's name, the workflow's type")
+	case len(missing) > 0:
+		return fmt.Errorf("fsmtemporal: %s: the Def lacks %s", def.Name, strings.Join(missing, ", "))
+	case def.MinRevision < 1 || def.Revision < def.MinRevision:
+		return fmt.Errorf("fsmtemporal: %s: the revisions are %d to %d: MinRevision must be at least 1 and at most Revision", def.Name, def.MinRevision, def.Revision)
+	}
+	return nil
 }

@@ -121,6 +121,11 @@ type request[E any] struct {
 // start checks the revision, opens the machine, registers the query and
 // the update and arms the machine's timers.
 func start[M Machine[E], E, A, X any](ctx workflow.Context, def *Def[M, E, A, X], opts Options[E, A], in Input) (*run[M, E, A, X], error) {
+	if err := def.Check(); err != nil {
+		// A bug of the code, not of the workflow: the task fails, and is
+		// retried by a worker with a Def that is whole.
+		panic(err.Error())
+	}
 	// Once per run: a marker in the history, and the refusal of a history
 	// recorded under a revision this code cannot continue.
 	workflow.GetVersion(ctx, changeID(def.Name), def.MinRevision, def.Revision)

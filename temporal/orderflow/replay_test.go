@@ -71,7 +71,7 @@ func TestReplayRevision(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.ErrorContains(t, err, "fsmgen/Order")
+			assert.ErrorContains(t, err, `removed support of version 1. for "fsmgen/Order"`)
 		})
 	}
 }

@@ -25,12 +25,19 @@ generate:
 
 # test vets the code, checks that every generated file is up to date,
 # compares every spec with the previous commit's (make diff), runs all tests (with those of the bench/ module, which check that the four
-# benchmarked machines take the same steps), and fuzzes the spec pipeline
+# benchmarked machines take the same steps, and those of the temporal/
+# modules: the Temporal adapter on the SDK's test environment and on a real
+# server), and fuzzes the spec pipeline
 # briefly. TEST_TIMEOUT bounds each package's tests: go test's default of
 # 10 minutes is near what the slowest packages take on two busy cores
 # (docs/performance.md, "What make test costs"), and a package that runs
 # out of it fails with every goroutine's stack, not a result.
 TEST_TIMEOUT ?= 30m
+# TEMPORAL_TOOLCHAIN is the Go that builds temporal/realserver, the tests
+# of fsmtemporal on a real Temporal server in the test's process: the
+# server needs a newer Go than fsmgen's (go 1.26.10 at least), which the go
+# command downloads through the module proxy on first use.
+TEMPORAL_TOOLCHAIN ?= go1.27.3
 test:
 	$(GO) vet ./...
 	$(GO) run ./cmd/fsmgen check $(SPECS)
@@ -38,6 +45,8 @@ test:
 	$(GO) test -timeout $(TEST_TIMEOUT) ./...
 	cd bench && $(GO) vet ./... && $(GO) test -timeout $(TEST_TIMEOUT) ./...
 	cd server/internal/bench/river && $(GO) vet ./...
+	cd temporal && $(GO) vet ./... && $(GO) test -timeout $(TEST_TIMEOUT) ./...
+	cd temporal/realserver && GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) vet ./... && GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) test -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API) FUZZ_STRICT=$(FUZZ_CI_STRICT)
 
 # diff runs fsmgen diff of every spec against its revision at commit BASE

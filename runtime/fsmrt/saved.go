@@ -198,6 +198,7 @@ type envelope struct {
 	State     json.RawMessage   `json:"state"`
 	Timers    []json.RawMessage `json:"timers"`
 	LastTimer TimerID           `json:"last_timer"`
+	History   []json.RawMessage `json:"history"`
 }
 
 // open decodes a machine Save encoded, strictly: it must be a saved
@@ -223,6 +224,8 @@ func (d *Desc[S, E, A]) open(data []byte) (*envelope, error) {
 		return nil, fmt.Errorf("%s: load a saved machine: it is a %q machine, not a %q one", d.Package, s.Machine, d.Machine)
 	case len(s.State) == 0:
 		return nil, fmt.Errorf("%s: load a saved machine: no state", d.Package)
+	case len(s.History) > 0 && len(d.History) == 0:
+		return nil, fmt.Errorf("%s: load a saved machine: it remembers a history, and no state of this machine has one (a history removed from the spec breaks saved machines: fsmgen diff says so)", d.Package)
 	}
 	return &s, nil
 }

@@ -53,6 +53,19 @@ func (g *goGen) genRules() {
 		}
 		more = append(more, kv("Timers", jen.Index().Add(rt("TimerOf")).Types(jen.Id("StateKind")).Values(timers...)))
 	}
+	if len(m.Histories) > 0 {
+		var hs []jen.Code
+		for _, s := range m.Histories {
+			var leaves []jen.Code
+			for _, l := range m.States {
+				if s.Contains(l) {
+					leaves = append(leaves, jen.Lit(l.Snake))
+				}
+			}
+			hs = append(hs, jen.Values(kv("State", jen.Lit(s.Snake)), kv("First", jen.Id(s.First.KindName)), kv("Leaves", jen.Index().String().Values(leaves...))))
+		}
+		more = append(more, kv("History", jen.Index().Add(rt("HistoryOf")).Types(jen.Id("StateKind")).Values(hs...)))
+	}
 	if renamed := renamedFields(m); len(renamed) > 0 {
 		more = append(more, kv("Renamed", jen.Map(jen.String()).Map(jen.String()).String().ValuesFunc(table(renamed))))
 	}

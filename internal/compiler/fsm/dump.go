@@ -226,9 +226,15 @@ func RuleLabel(r *Rule) string {
 		b.WriteString("rejected: " + strings.Join(strings.Fields(r.Reason), " "))
 		return b.String()
 	}
-	if r.Target == nil {
+	switch {
+	case r.History != nil:
+		b.WriteString(r.History.Name + historySuffix)
+		if r.Resume != nil {
+			b.WriteString(" (was in " + r.Resume.Name + ")")
+		}
+	case r.Target == nil:
 		b.WriteString("(stays)")
-	} else {
+	default:
 		b.WriteString(r.Target.Name)
 	}
 	if r.Local {

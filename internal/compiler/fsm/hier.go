@@ -327,6 +327,8 @@ func (b *builder) routes(r *Rule) {
 	var domain *State
 	if r.Local {
 		domain = owner
+	} else if r.History != nil {
+		domain = historyDomain(owner, r.History)
 	} else if owner != nil {
 		// The innermost proper ancestor of the source that contains the
 		// target and is not the target itself: a transition to an
@@ -334,6 +336,7 @@ func (b *builder) routes(r *Rule) {
 		for domain = owner.Parent; domain != nil && (!domain.Contains(r.Target) || domain == r.Target); domain = domain.Parent {
 		}
 	}
+	b.remembers(r, domain)
 	hooked := func(s *State) bool { return s.Exit != nil || len(s.Timers) > 0 }
 	if r.Shared() {
 		// The states inside the owner that the machine may be in when the

@@ -307,7 +307,17 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		b.errorf(pos, "an eventless transition of transient state %s must leave it: give it \"to\"", from.Name)
 		return nil
 	}
-	if o.To.Set {
+	if o.To.Set && strings.HasSuffix(o.To.Value, historySuffix) {
+		if r.History = b.historyTarget(o.To); r.History == nil {
+			ok = false
+		} else {
+			r.Target, r.To = r.History, descend(r.History)
+		}
+		if o.Local.Set && o.Local.Value {
+			b.errorf(o.Local.Pos, "a transition into the history of %s cannot be local: remove local", o.To.Value)
+			ok = false
+		}
+	} else if o.To.Set {
 		if r.Target = b.state(o.To); r.Target == nil {
 			ok = false
 		} else if r.To = descend(r.Target); r.To == nil {
@@ -348,6 +358,9 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 	}
 	if !ok {
 		return nil
+	}
+	if r.History != nil {
+		b.historyVariants(r)
 	}
 	return r
 }

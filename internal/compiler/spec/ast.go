@@ -93,11 +93,15 @@ type State struct {
 	Initial     Bool // the machine's initial state, or its parent's initial child
 	Terminal    Bool
 	Transient   Bool
-	Fields      []Field
-	Ignore      []String // events ignored in this state; "*" for every other one
-	Reject      []String // events rejected in this state; "*" for every other one
-	Entry       *Hook    // what the state does when entered; nil when absent
-	Exit        *Hook    // what the state does when left; nil when absent
+	// History is a composite state's history: "shallow" or "deep" (UML's
+	// shallowHistory and deepHistory, SCXML's <history type>); unset when
+	// it has none.
+	History String
+	Fields  []Field
+	Ignore  []String // events ignored in this state; "*" for every other one
+	Reject  []String // events rejected in this state; "*" for every other one
+	Entry   *Hook    // what the state does when entered; nil when absent
+	Exit    *Hook    // what the state does when left; nil when absent
 	// After are the state's timers, in the order written: "after" is one
 	// timer (a mapping) or a list of them.
 	After []*After

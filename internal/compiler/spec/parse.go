@@ -340,6 +340,7 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 		"initial":      func(_, v *yaml.Node) { s.Initial = p.boolean(v) },
 		"terminal":     func(_, v *yaml.Node) { s.Terminal = p.boolean(v) },
 		"transient":    func(_, v *yaml.Node) { s.Transient = p.boolean(v) },
+		"history":      func(_, v *yaml.Node) { s.History = p.str(v) },
 		"fields":       func(_, v *yaml.Node) { s.Fields = p.fields(v) },
 		"ignore":       func(_, v *yaml.Node) { s.Ignore = p.names(v) },
 		"reject":       func(_, v *yaml.Node) { s.Reject = p.names(v) },

@@ -127,6 +127,15 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 		case s.Composite():
 			d.lines = append(d.lines, ind+"state "+s.Name+" {")
 			d.states(s.Children, s.InitialChild, depth+1)
+			if s.History != fsm.HistoryNone {
+				// Mermaid has no history pseudostate: a state labelled
+				// as UML draws one, H (shallow) or H* (deep).
+				label := "H"
+				if s.History == fsm.HistoryDeep {
+					label = "H*"
+				}
+				d.lines = append(d.lines, ind+"    state \""+label+"\" as "+historyID(s))
+			}
 			d.lines = append(d.lines, ind+"}")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
@@ -189,19 +198,23 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 			if r.Event != nil && r.Timer == nil {
 				events = []string{r.Event.Name}
 			}
-			row := fmt.Sprintf("%s %s %s", from.Name, to.Name, r.Pos)
+			toName := to.Name
+			if r.History != nil {
+				toName = historyID(r.History)
+			}
+			row := fmt.Sprintf("%s %s %s", from.Name, toName, r.Pos)
 			if at, ok := d.rows[row]; ok {
 				p := &d.edges[at[0]].parts[at[1]]
 				p.events = append(p.events, events...)
 				continue
 			}
 			part := edgePart{r: r, events: events}
-			if to == from || from.Composite() || to.Composite() {
+			if to == from || from.Composite() || to.Composite() || r.History != nil {
 				// One edge per pair: Mermaid draws only the last of
 				// several self-loops (mermaid-js/mermaid#6132), and lays
 				// the labels of parallel edges to or from a composite
 				// state on top of one another.
-				key := from.Name + " " + to.Name
+				key := from.Name + " " + toName
 				if i, ok := d.loops[key]; ok {
 					d.rows[row] = [2]int{i, len(d.edges[i].parts)}
 					d.edges[i].parts = append(d.edges[i].parts, part)
@@ -210,10 +223,13 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 				d.loops[key] = len(d.edges)
 			}
 			d.rows[row] = [2]int{len(d.edges), 0}
-			d.edges = append(d.edges, edge{From: from.Name, To: to.Name, parts: []edgePart{part}})
+			d.edges = append(d.edges, edge{From: from.Name, To: toName, parts: []edgePart{part}})
 		}
 	}
 }
+
+// historyID is the Mermaid id of a composite state's history.
+func historyID(s *fsm.State) string { return s.Name + "_history" }
 
 // edgeLabel returns "Event [guard] / Action, Action (set x=1) (with
 // y=event.y)" with the parts a rule has; events are the events of its row
@@ -449,7 +465,10 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		switch {
 		case r.Kind == fsm.Transition:
 			row.To = "(stays)"
-			if r.Target != nil {
+			switch {
+			case r.History != nil:
+				row.To = code(r.History.Name + ".history")
+			case r.Target != nil:
 				row.To = code(r.Target.Name)
 			}
 			row.Effect = effectCell(r)

@@ -327,7 +327,7 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 			ok = false
 		}
 	}
-	if o.Local.Set && o.Local.Value {
+	if o.Local.Set && o.Local.Value && !strings.HasSuffix(o.To.Value, historySuffix) {
 		switch {
 		case from == nil || !from.Composite():
 			b.errorf(o.Local.Pos, "local applies to a transition of a composite state into its own substates: this one has no composite source")

@@ -329,7 +329,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "player",
 	Machine: "Player",
-	Shape:   "sha256:f32adf26e6dcf234ed2d7c4946db0c71",
+	Shape:   "sha256:ddf52d54b6049fc7dbd1e4cb52bd2a86",
 	History: []fsmrt.HistoryOf[StateKind]{{State: "on", First: StateStopped, Leaves: []string{"stopped", "normal", "fast", "audio", "size", "colour"}}, {State: "menu", First: StateAudio, Leaves: []string{"audio", "size", "colour"}}},
 	Rules: []Rule{
 		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateStopped, Label: "Off --Power--> On.history"},

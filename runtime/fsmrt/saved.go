@@ -31,9 +31,10 @@ const SavedFormat = 1
 // is absolute, RFC 3339 in UTC: the time its StartTimer
 // returned. It is absent when the machine does not know it (its state was
 // put with Restore, which starts the timers afresh): such a timer is
-// armed with its delay. A later format may add members (a region per
-// parallel state, history, deferred events); what this one writes stays
-// readable.
+// armed with its delay. A machine with composite states that have a
+// history saves what each remembers as "history" (see SaveHistory). Later
+// features may add members (a region per parallel state, deferred
+// events); what this one writes stays readable.
 type saved struct {
 	Format    int             `json:"format"`
 	Machine   string          `json:"machine"`

@@ -250,6 +250,13 @@ var rules = []Rule{
 		Patterns: []string{`^local applies to a transition of a composite state`, `^a local transition of .* must lead to one of its substates`},
 	},
 	{
+		ID: "history", Level: Error,
+		Short:    "A history is misdeclared or misused.",
+		Full:     "A composite state may have a history (history: shallow or deep), which a transition enters with \"to: State.history\" (UML's shallowHistory and deepHistory, SCXML's <history>). Only a composite state has one; the states it remembers must be at rest (not transient); a transition into a history is never local.",
+		Help:     "Put history on a composite state and write shallow or deep; add it to the state a target names as State.history; move transient states out of it; remove local.",
+		Patterns: []string{`^history .* of state .* is neither shallow nor deep`, `^state .* has no states inside it, so it has no history`, `^composite state .* has a history, but transient state`, `^state .* has no history for .* to enter`, `^a transition into the history of .* cannot be local`},
+	},
+	{
 		ID: "terminal-state-left", Level: Error,
 		Short:    "A terminal state has a transition to another state.",
 		Full:     "A terminal state is never left; a transition out of it contradicts the mark.",

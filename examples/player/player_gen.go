@@ -9,6 +9,8 @@
 // (On has a deep history: switched on again, it resumes the very leaf it
 // was in) and whose menu remembers its page (Menu has a shallow history:
 // opened again, it shows the page it showed, from that page's start).
+// A track that ends completes Playing (Ended is its final state), whose
+// done transition rewinds and stops.
 //
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
@@ -36,6 +38,7 @@ const (
 	StateStopped
 	StateNormal
 	StateFast
+	StateEnded
 	StateAudio
 	StateSize
 	StateColour
@@ -46,7 +49,7 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
-	"Off", "Stopped", "Normal", "Fast", "Audio", "Size", "Colour",
+	"Off", "Stopped", "Normal", "Fast", "Ended", "Audio", "Size", "Colour",
 }
 
 // EventKind identifies an event of the Player machine. The zero EventKind is
@@ -60,6 +63,7 @@ const (
 	EventNext
 	EventOpen
 	EventBack
+	EventEnd
 )
 
 // String returns the event's name as the spec writes it.
@@ -67,7 +71,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 
 // fsmEventNames are the names of the events, in kind order.
 var fsmEventNames = [...]string{
-	"Power", "Next", "Open", "Back",
+	"Power", "Next", "Open", "Back", "End",
 }
 
 // ActionKind identifies an action of the Player machine. The zero ActionKind
@@ -81,6 +85,7 @@ const (
 	ActionPowerOff
 	ActionSpin
 	ActionBrake
+	ActionRewind
 )
 
 // String returns the action's name as the spec writes it.
@@ -88,19 +93,19 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 
 // fsmActionNames are the names of the actions, in kind order.
 var fsmActionNames = [...]string{
-	"PowerOn", "PowerOff", "Spin", "Brake",
+	"PowerOn", "PowerOff", "Spin", "Brake", "Rewind",
 }
 
 // State is a state of the Player machine: one of Off, Stopped, Normal, Fast,
-// Audio, Size and Colour. States are values.
+// Ended, Audio, Size and Colour. States are values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
 	isState()
 }
 
-// Event is an event the Player machine handles: one of *Power, *Next, *Open
-// and *Back. Events are passed by pointer; the machine reads them during
+// Event is an event the Player machine handles: one of *Power, *Next, *Open,
+// *Back and *End. Events are passed by pointer; the machine reads them during
 // HandleEvent and keeps no pointer to them, though it may keep what their
 // fields hold.
 type Event interface {
@@ -110,9 +115,9 @@ type Event interface {
 }
 
 // Action is an action of the Player machine, as a value: one of *PowerOn,
-// *PowerOff, *Spin and *Brake. The machine hands actions to its Handler as
-// method calls; a Recorder turns them into Actions, and UnmarshalAction reads
-// one back from JSON.
+// *PowerOff, *Spin, *Brake and *Rewind. The machine hands actions to its
+// Handler as method calls; a Recorder turns them into Actions, and
+// UnmarshalAction reads one back from JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -158,6 +163,16 @@ func (Fast) isState()        {}
 
 // MarshalJSON encodes the state as {"kind": "fast", ...its fields}.
 func (Fast) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"fast"}`), nil }
+
+// Ended is the state Ended: It is a substate of Playing.
+type Ended struct{}
+
+// Kind returns StateEnded.
+func (Ended) Kind() StateKind { return StateEnded }
+func (Ended) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "ended", ...its fields}.
+func (Ended) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"ended"}`), nil }
 
 // Audio is the state Audio: It is a substate of Menu.
 type Audio struct{}
@@ -229,6 +244,16 @@ func (*Back) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "back", ...its fields}.
 func (Back) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"back"}`), nil }
 
+// End is the event End.
+type End struct{}
+
+// Kind returns EventEnd.
+func (*End) Kind() EventKind { return EventEnd }
+func (*End) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "end", ...its fields}.
+func (End) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"end"}`), nil }
+
 // PowerOn is the action PowerOn.
 type PowerOn struct{}
 
@@ -269,6 +294,16 @@ func (*Brake) isAction()        {}
 // MarshalJSON encodes the action as {"kind": "brake", ...its fields}.
 func (Brake) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"brake"}`), nil }
 
+// Rewind is the action Rewind.
+type Rewind struct{}
+
+// Kind returns ActionRewind.
+func (*Rewind) Kind() ActionKind { return ActionRewind }
+func (*Rewind) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "rewind", ...its fields}.
+func (Rewind) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"rewind"}`), nil }
+
 // Handler performs the actions of the Player machine. HandleEvent calls one
 // method per action, in the order the rule lists them, once the machine is in
 // its new state. A method must not block (start the work and report its result
@@ -285,6 +320,8 @@ type Handler interface {
 	Spin()
 	// Brake performs the action Brake.
 	Brake()
+	// Rewind performs the action Rewind.
+	Rewind()
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -305,6 +342,9 @@ func (r *Recorder) Spin() { r.Actions = append(r.Actions, &Spin{}) }
 
 // Brake records a Brake.
 func (r *Recorder) Brake() { r.Actions = append(r.Actions, &Brake{}) }
+
+// Rewind records a Rewind.
+func (r *Recorder) Rewind() { r.Actions = append(r.Actions, &Rewind{}) }
 
 // Config is what New and Restore make a Player machine with: whatever performs
 // its actions (Handler).
@@ -329,8 +369,8 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "player",
 	Machine: "Player",
-	Shape:   "sha256:ddf52d54b6049fc7dbd1e4cb52bd2a86",
-	History: []fsmrt.HistoryOf[StateKind]{{State: "on", First: StateStopped, Leaves: []string{"stopped", "normal", "fast", "audio", "size", "colour"}}, {State: "menu", First: StateAudio, Leaves: []string{"audio", "size", "colour"}}},
+	Shape:   "sha256:32a0fe4ccefc7c3e65c288944998f508",
+	History: []fsmrt.HistoryOf[StateKind]{{State: "on", First: StateStopped, Leaves: []string{"stopped", "normal", "fast", "ended", "audio", "size", "colour"}}, {State: "menu", First: StateAudio, Leaves: []string{"audio", "size", "colour"}}},
 	Rules: []Rule{
 		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateStopped, Label: "Off --Power--> On.history"},
 		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateNormal, Label: "Off --Power--> On.history (was in Normal)"},
@@ -352,6 +392,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleTransition, From: StateStopped, Event: EventBack, To: StateColour, Label: "Stopped --Back--> On.history (was in Colour)"},
 		{Kind: fsmrt.RuleTransition, From: StateNormal, Event: EventNext, To: StateFast, Label: "Normal --Next--> Fast"},
 		{Kind: fsmrt.RuleTransition, From: StateFast, Event: EventNext, To: StateAudio, Label: "Fast --Next--> Menu"},
+		{Kind: fsmrt.RuleTransition, From: StateEnded, To: StateStopped, Actions: []ActionKind{ActionRewind}, Label: "Playing --done--> Stopped / Rewind"},
 		{Kind: fsmrt.RuleTransition, From: StateAudio, Event: EventNext, To: StateSize, Label: "Audio --Next--> Video"},
 		{Kind: fsmrt.RuleTransition, From: StateSize, Event: EventNext, To: StateColour, Label: "Size --Next--> Colour"},
 		{Kind: fsmrt.RuleTransition, From: StateColour, Event: EventNext, To: StateStopped, Label: "Colour --Next--> Stopped"},
@@ -363,10 +404,12 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleTransition, Composite: "Playing", Event: EventBack, To: StateAudio, Label: "Playing --Back--> On.history (was in Audio)"},
 		{Kind: fsmrt.RuleTransition, Composite: "Playing", Event: EventBack, To: StateSize, Label: "Playing --Back--> On.history (was in Size)"},
 		{Kind: fsmrt.RuleTransition, Composite: "Playing", Event: EventBack, To: StateColour, Label: "Playing --Back--> On.history (was in Colour)"},
+		{Kind: fsmrt.RuleTransition, Composite: "Playing", Event: EventEnd, To: StateEnded, Label: "Playing --End--> Ended"},
 		{Kind: fsmrt.RuleTransition, Composite: "Menu", Event: EventOpen, To: StateAudio, Label: "Menu --Open--> Menu.history"},
 		{Kind: fsmrt.RuleTransition, Composite: "Menu", Event: EventOpen, To: StateSize, Label: "Menu --Open--> Menu.history (was in Video)"},
 		{Kind: fsmrt.RuleTransition, Composite: "Menu", Event: EventBack, To: StateStopped, Label: "Menu --Back--> Stopped"},
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventPower, To: StateOff, Label: "On --Power--> Off"},
+		{Kind: fsmrt.RuleIgnore, Event: EventEnd, Label: "* --End--> ignored"},
 	},
 }
 
@@ -416,6 +459,8 @@ func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
 	case Off, Stopped, Normal, Fast, Audio, Size, Colour:
 		m.core.State = s.Kind()
+	case Ended:
+		return nil, fsmDesc.Transient("Ended")
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
@@ -457,6 +502,8 @@ func (m *Machine) State() State {
 		return Normal{}
 	case StateFast:
 		return Fast{}
+	case StateEnded:
+		return Ended{}
 	case StateAudio:
 		return Audio{}
 	case StateSize:
@@ -607,13 +654,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Open--> Menu.history (was in Video)
 				from := m.core.State
 				m.core.State = StateSize
-				m.core.Start(24, from)
+				m.core.Start(25, from)
 				m.h.Brake()
 				return m.core.Finish()
 			default:
 				from := m.core.State
 				m.core.State = StateAudio
-				m.core.Start(23, from)
+				m.core.Start(24, from)
 				m.h.Brake()
 				return m.core.Finish()
 			}
@@ -625,7 +672,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Back--> On.history (was in Normal)
 				from := m.core.State
 				m.core.State = StateNormal
-				m.core.Start(26, from)
+				m.core.Start(27, from)
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
@@ -633,7 +680,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Back--> On.history (was in Fast)
 				from := m.core.State
 				m.core.State = StateFast
-				m.core.Start(27, from)
+				m.core.Start(28, from)
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
@@ -641,30 +688,38 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Back--> On.history (was in Audio)
 				from := m.core.State
 				m.core.State = StateAudio
-				m.core.Start(28, from)
+				m.core.Start(29, from)
 				m.h.Brake()
 				return m.core.Finish()
 			case h == StateSize:
 				// Playing --Back--> On.history (was in Size)
 				from := m.core.State
 				m.core.State = StateSize
-				m.core.Start(29, from)
+				m.core.Start(30, from)
 				m.h.Brake()
 				return m.core.Finish()
 			case h == StateColour:
 				// Playing --Back--> On.history (was in Colour)
 				from := m.core.State
 				m.core.State = StateColour
-				m.core.Start(30, from)
+				m.core.Start(31, from)
 				m.h.Brake()
 				return m.core.Finish()
 			default:
 				from := m.core.State
 				m.core.State = StateStopped
-				m.core.Start(25, from)
+				m.core.Start(26, from)
 				m.h.Brake()
 				return m.core.Finish()
 			}
+		case *End:
+			// Playing --End--> Ended
+			from := m.core.State
+			m.core.State = StateEnded
+			m.core.Start(32, from)
+			m.h.Brake()
+			m.h.Spin()
+			return m.leaveEnded()
 		}
 	case StateFast:
 		switch ev := ev.(type) {
@@ -684,13 +739,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Open--> Menu.history (was in Video)
 				from := m.core.State
 				m.core.State = StateSize
-				m.core.Start(24, from)
+				m.core.Start(25, from)
 				m.h.Brake()
 				return m.core.Finish()
 			default:
 				from := m.core.State
 				m.core.State = StateAudio
-				m.core.Start(23, from)
+				m.core.Start(24, from)
 				m.h.Brake()
 				return m.core.Finish()
 			}
@@ -702,7 +757,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Back--> On.history (was in Normal)
 				from := m.core.State
 				m.core.State = StateNormal
-				m.core.Start(26, from)
+				m.core.Start(27, from)
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
@@ -710,7 +765,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Back--> On.history (was in Fast)
 				from := m.core.State
 				m.core.State = StateFast
-				m.core.Start(27, from)
+				m.core.Start(28, from)
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
@@ -718,30 +773,38 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// Playing --Back--> On.history (was in Audio)
 				from := m.core.State
 				m.core.State = StateAudio
-				m.core.Start(28, from)
+				m.core.Start(29, from)
 				m.h.Brake()
 				return m.core.Finish()
 			case h == StateSize:
 				// Playing --Back--> On.history (was in Size)
 				from := m.core.State
 				m.core.State = StateSize
-				m.core.Start(29, from)
+				m.core.Start(30, from)
 				m.h.Brake()
 				return m.core.Finish()
 			case h == StateColour:
 				// Playing --Back--> On.history (was in Colour)
 				from := m.core.State
 				m.core.State = StateColour
-				m.core.Start(30, from)
+				m.core.Start(31, from)
 				m.h.Brake()
 				return m.core.Finish()
 			default:
 				from := m.core.State
 				m.core.State = StateStopped
-				m.core.Start(25, from)
+				m.core.Start(26, from)
 				m.h.Brake()
 				return m.core.Finish()
 			}
+		case *End:
+			// Playing --End--> Ended
+			from := m.core.State
+			m.core.State = StateEnded
+			m.core.Start(32, from)
+			m.h.Brake()
+			m.h.Spin()
+			return m.leaveEnded()
 		}
 	case StateAudio:
 		switch ev := ev.(type) {
@@ -750,7 +813,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Next:
 			// Audio --Next--> Video
 			m.core.State = StateSize
-			m.core.Start(20, StateAudio)
+			m.core.Start(21, StateAudio)
 			return m.core.Finish()
 		case *Open:
 			// Menu --Open--> Menu.history
@@ -760,13 +823,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 				from := m.core.State
 				m.hist[1] = from
 				m.core.State = StateSize
-				m.core.Start(32, from)
+				m.core.Start(34, from)
 				return m.core.Finish()
 			default:
 				from := m.core.State
 				m.hist[1] = from
 				m.core.State = StateAudio
-				m.core.Start(31, from)
+				m.core.Start(33, from)
 				return m.core.Finish()
 			}
 		case *Back:
@@ -774,7 +837,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.hist[1] = from
 			m.core.State = StateStopped
-			m.core.Start(33, from)
+			m.core.Start(35, from)
 			return m.core.Finish()
 		}
 	case StateSize:
@@ -784,7 +847,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Next:
 			// Size --Next--> Colour
 			m.core.State = StateColour
-			m.core.Start(21, StateSize)
+			m.core.Start(22, StateSize)
 			return m.core.Finish()
 		case *Open:
 			// Menu --Open--> Menu.history
@@ -794,13 +857,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 				from := m.core.State
 				m.hist[1] = from
 				m.core.State = StateSize
-				m.core.Start(32, from)
+				m.core.Start(34, from)
 				return m.core.Finish()
 			default:
 				from := m.core.State
 				m.hist[1] = from
 				m.core.State = StateAudio
-				m.core.Start(31, from)
+				m.core.Start(33, from)
 				return m.core.Finish()
 			}
 		case *Back:
@@ -808,7 +871,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.hist[1] = from
 			m.core.State = StateStopped
-			m.core.Start(33, from)
+			m.core.Start(35, from)
 			return m.core.Finish()
 		}
 	case StateColour:
@@ -819,7 +882,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Colour --Next--> Stopped
 			m.hist[1] = StateColour
 			m.core.State = StateStopped
-			m.core.Start(22, StateColour)
+			m.core.Start(23, StateColour)
 			return m.core.Finish()
 		case *Open:
 			// Menu --Open--> Menu.history
@@ -829,13 +892,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 				from := m.core.State
 				m.hist[1] = from
 				m.core.State = StateSize
-				m.core.Start(32, from)
+				m.core.Start(34, from)
 				return m.core.Finish()
 			default:
 				from := m.core.State
 				m.hist[1] = from
 				m.core.State = StateAudio
-				m.core.Start(31, from)
+				m.core.Start(33, from)
 				return m.core.Finish()
 			}
 		case *Back:
@@ -843,7 +906,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.hist[1] = from
 			m.core.State = StateStopped
-			m.core.Start(33, from)
+			m.core.Start(35, from)
 			return m.core.Finish()
 		}
 	}
@@ -865,7 +928,26 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Ignore(8)
 		}
 	}
+	// A machine not made by New or Restore is in no state: no shared rule applies.
+	if m.core.State == 0 {
+		return m.core.Unhandled(ev)
+	}
+	switch ev.(type) {
+	case *End:
+		// * --End--> ignored
+		return m.core.Ignore(37)
+	}
 	return m.core.Unhandled(ev)
+}
+
+// leaveEnded takes the eventless rules of the transient state Ended.
+func (m *Machine) leaveEnded() error {
+	// Playing --done--> Stopped / Rewind
+	m.core.State = StateStopped
+	m.core.Start(20, StateEnded)
+	m.h.Brake()
+	m.h.Rewind()
+	return m.core.Finish()
 }
 
 // takeOnPower takes the rules of On for Power, for the states inside it that
@@ -878,8 +960,8 @@ func (m *Machine) takeOnPower(ev *Power) error {
 		m.hist[1] = from
 	}
 	m.core.State = StateOff
-	m.core.Start(34, from)
-	if from >= StateNormal && from <= StateFast {
+	m.core.Start(36, from)
+	if from >= StateNormal && from <= StateEnded {
 		m.h.Brake()
 	}
 	m.h.PowerOff()
@@ -897,6 +979,7 @@ var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"stopped": fsmrt.Value[Stopped, State](&fsmDesc, "state stopped"),
 	"normal":  fsmrt.Value[Normal, State](&fsmDesc, "state normal"),
 	"fast":    fsmrt.Value[Fast, State](&fsmDesc, "state fast"),
+	"ended":   fsmrt.Value[Ended, State](&fsmDesc, "state ended"),
 	"audio":   fsmrt.Value[Audio, State](&fsmDesc, "state audio"),
 	"size":    fsmrt.Value[Size, State](&fsmDesc, "state size"),
 	"colour":  fsmrt.Value[Colour, State](&fsmDesc, "state colour"),
@@ -913,6 +996,7 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"next":  fsmrt.Pointer[Next, Event](&fsmDesc, "event next"),
 	"open":  fsmrt.Pointer[Open, Event](&fsmDesc, "event open"),
 	"back":  fsmrt.Pointer[Back, Event](&fsmDesc, "event back"),
+	"end":   fsmrt.Pointer[End, Event](&fsmDesc, "event end"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -926,4 +1010,5 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"power_off": fsmrt.Pointer[PowerOff, Action](&fsmDesc, "action power_off"),
 	"spin":      fsmrt.Pointer[Spin, Action](&fsmDesc, "action spin"),
 	"brake":     fsmrt.Pointer[Brake, Action](&fsmDesc, "action brake"),
+	"rewind":    fsmrt.Pointer[Rewind, Action](&fsmDesc, "action rewind"),
 }

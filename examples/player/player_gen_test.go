@@ -14,10 +14,11 @@ import (
 // fsmSubject is the machine as the drivers of package fsmtest make and watch
 // it: in any state at rest, with the fake behaviour and a Recorder.
 var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, ActionKind]{
-	Rules:  fsmDesc.Rules,
-	States: []State{Off{}, Stopped{}, Normal{}, Fast{}, Audio{}, Size{}, Colour{}},
-	Events: []Event{&Power{}, &Next{}, &Open{}, &Back{}},
-	Zero:   func() fsmtest.Machine[State, Event, StateKind, EventKind] { return &Machine{} },
+	Rules:     fsmDesc.Rules,
+	States:    []State{Off{}, Stopped{}, Normal{}, Fast{}, Audio{}, Size{}, Colour{}},
+	Transient: []State{Ended{}},
+	Events:    []Event{&Power{}, &Next{}, &Open{}, &Back{}, &End{}},
+	Zero:      func() fsmtest.Machine[State, Event, StateKind, EventKind] { return &Machine{} },
 	New: func(script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
 		rec := &Recorder{}
 		m, err := New(Config{Handler: rec})
@@ -47,74 +48,76 @@ func TestRules(t *testing.T) {
 		{From: Stopped{}, Event: &Back{}, Rules: []int{12}, To: StateStopped},
 		{From: Normal{}, Event: &Next{}, Rules: []int{18}, To: StateFast},
 		{From: Fast{}, Event: &Next{}, Rules: []int{19}, To: StateAudio, Actions: []ActionKind{ActionBrake}},
-		{From: Audio{}, Event: &Next{}, Rules: []int{20}, To: StateSize},
-		{From: Size{}, Event: &Next{}, Rules: []int{21}, To: StateColour},
-		{From: Colour{}, Event: &Next{}, Rules: []int{22}, To: StateStopped},
-		{From: Normal{}, Event: &Open{}, Rules: []int{23}, To: StateAudio, Actions: []ActionKind{ActionBrake}},
-		{From: Normal{}, Event: &Back{}, Rules: []int{25}, To: StateStopped, Actions: []ActionKind{ActionBrake}},
-		{From: Audio{}, Event: &Open{}, Rules: []int{31}, To: StateAudio},
-		{From: Audio{}, Event: &Back{}, Rules: []int{33}, To: StateStopped},
-		{From: Stopped{}, Event: &Power{}, Rules: []int{34}, To: StateOff, Actions: []ActionKind{ActionPowerOff}},
+		{From: Audio{}, Event: &Next{}, Rules: []int{21}, To: StateSize},
+		{From: Size{}, Event: &Next{}, Rules: []int{22}, To: StateColour},
+		{From: Colour{}, Event: &Next{}, Rules: []int{23}, To: StateStopped},
+		{From: Normal{}, Event: &Open{}, Rules: []int{24}, To: StateAudio, Actions: []ActionKind{ActionBrake}},
+		{From: Normal{}, Event: &Back{}, Rules: []int{26}, To: StateStopped, Actions: []ActionKind{ActionBrake}},
+		{From: Normal{}, Event: &End{}, Rules: []int{32, 20}, To: StateStopped, Actions: []ActionKind{ActionBrake, ActionSpin, ActionBrake, ActionRewind}},
+		{From: Audio{}, Event: &Open{}, Rules: []int{33}, To: StateAudio},
+		{From: Audio{}, Event: &Back{}, Rules: []int{35}, To: StateStopped},
+		{From: Stopped{}, Event: &Power{}, Rules: []int{36}, To: StateOff, Actions: []ActionKind{ActionPowerOff}},
+		{From: Off{}, Event: &End{}, Rules: []int{37}, To: StateOff},
 	})
 }
 
-// TestPaths drives the machine along the witness path of each of its 35 rules,
+// TestPaths drives the machine along the witness path of each of its 38 rules,
 // the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{
 		{Up: -1, Event: &Power{}, Rules: []int{0}, Actions: []ActionKind{ActionPowerOn}},
 		{Up: 0, Event: &Next{}, Rules: []int{9}, Actions: []ActionKind{ActionSpin}},
-		{Up: 1, Event: &Power{}, Rules: []int{34}, Actions: []ActionKind{ActionBrake, ActionPowerOff}},
+		{Up: 1, Event: &Power{}, Rules: []int{36}, Actions: []ActionKind{ActionBrake, ActionPowerOff}},
 		{Up: 2, Event: &Power{}, Rules: []int{1}, Actions: []ActionKind{ActionPowerOn, ActionSpin}},
 		{Up: 1, Event: &Next{}, Rules: []int{18}},
-		{Up: 4, Event: &Power{}, Rules: []int{34}, Actions: []ActionKind{ActionBrake, ActionPowerOff}},
+		{Up: 4, Event: &Power{}, Rules: []int{36}, Actions: []ActionKind{ActionBrake, ActionPowerOff}},
 		{Up: 5, Event: &Power{}, Rules: []int{2}, Actions: []ActionKind{ActionPowerOn, ActionSpin}},
 		{Up: 0, Event: &Open{}, Rules: []int{10}},
-		{Up: 7, Event: &Power{}, Rules: []int{34}, Actions: []ActionKind{ActionPowerOff}},
+		{Up: 7, Event: &Power{}, Rules: []int{36}, Actions: []ActionKind{ActionPowerOff}},
 		{Up: 8, Event: &Power{}, Rules: []int{3}, Actions: []ActionKind{ActionPowerOn}},
-		{Up: 7, Event: &Next{}, Rules: []int{20}},
-		{Up: 10, Event: &Power{}, Rules: []int{34}, Actions: []ActionKind{ActionPowerOff}},
+		{Up: 7, Event: &Next{}, Rules: []int{21}},
+		{Up: 10, Event: &Power{}, Rules: []int{36}, Actions: []ActionKind{ActionPowerOff}},
 		{Up: 11, Event: &Power{}, Rules: []int{4}, Actions: []ActionKind{ActionPowerOn}},
-		{Up: 10, Event: &Next{}, Rules: []int{21}},
-		{Up: 13, Event: &Power{}, Rules: []int{34}, Actions: []ActionKind{ActionPowerOff}},
+		{Up: 10, Event: &Next{}, Rules: []int{22}},
+		{Up: 13, Event: &Power{}, Rules: []int{36}, Actions: []ActionKind{ActionPowerOff}},
 		{Up: 14, Event: &Power{}, Rules: []int{5}, Actions: []ActionKind{ActionPowerOn}},
 		{Up: -1, Event: &Next{}, Rules: []int{6}},
 		{Up: -1, Event: &Open{}, Rules: []int{7}},
 		{Up: -1, Event: &Back{}, Rules: []int{8}},
-		{Up: 10, Event: &Back{}, Rules: []int{33}},
+		{Up: 10, Event: &Back{}, Rules: []int{35}},
 		{Up: 19, Event: &Open{}, Rules: []int{11}},
 		{Up: 0, Event: &Back{}, Rules: []int{12}},
-		{Up: 3, Event: &Open{}, Rules: []int{23}, Actions: []ActionKind{ActionBrake}},
-		{Up: 22, Event: &Back{}, Rules: []int{33}},
-		{Up: 23, Event: &Back{}, Rules: []int{13}, Actions: []ActionKind{ActionSpin}},
-		{Up: 6, Event: &Next{}, Rules: []int{19}, Actions: []ActionKind{ActionBrake}},
-		{Up: 25, Event: &Back{}, Rules: []int{33}},
-		{Up: 26, Event: &Back{}, Rules: []int{14}, Actions: []ActionKind{ActionSpin}},
-		{Up: 9, Event: &Back{}, Rules: []int{33}},
-		{Up: 28, Event: &Back{}, Rules: []int{15}},
-		{Up: 12, Event: &Back{}, Rules: []int{33}},
-		{Up: 30, Event: &Back{}, Rules: []int{16}},
-		{Up: 15, Event: &Next{}, Rules: []int{22}},
-		{Up: 32, Event: &Back{}, Rules: []int{17}},
+		{Up: 3, Event: &End{}, Rules: []int{32, 20}, Actions: []ActionKind{ActionBrake, ActionSpin, ActionBrake, ActionRewind}},
+		{Up: 22, Event: &Back{}, Rules: []int{13}, Actions: []ActionKind{ActionSpin}},
+		{Up: 6, Event: &End{}, Rules: []int{32, 20}, Actions: []ActionKind{ActionBrake, ActionSpin, ActionBrake, ActionRewind}},
+		{Up: 24, Event: &Back{}, Rules: []int{14}, Actions: []ActionKind{ActionSpin}},
+		{Up: 9, Event: &Back{}, Rules: []int{35}},
+		{Up: 26, Event: &Back{}, Rules: []int{15}},
+		{Up: 12, Event: &Back{}, Rules: []int{35}},
+		{Up: 28, Event: &Back{}, Rules: []int{16}},
+		{Up: 15, Event: &Next{}, Rules: []int{23}},
+		{Up: 30, Event: &Back{}, Rules: []int{17}},
 		{Up: 4, Event: &Next{}, Rules: []int{19}, Actions: []ActionKind{ActionBrake}},
-		{Up: 13, Event: &Next{}, Rules: []int{22}},
-		{Up: 1, Event: &Open{}, Rules: []int{23}, Actions: []ActionKind{ActionBrake}},
+		{Up: 1, Event: &End{}, Rules: []int{32, 20}, Actions: []ActionKind{ActionBrake, ActionSpin, ActionBrake, ActionRewind}},
+		{Up: 13, Event: &Next{}, Rules: []int{23}},
+		{Up: 1, Event: &Open{}, Rules: []int{24}, Actions: []ActionKind{ActionBrake}},
 		{Up: 19, Event: &Next{}, Rules: []int{9}, Actions: []ActionKind{ActionSpin}},
-		{Up: 37, Event: &Open{}, Rules: []int{24}, Actions: []ActionKind{ActionBrake}},
-		{Up: 1, Event: &Back{}, Rules: []int{25}, Actions: []ActionKind{ActionBrake}},
-		{Up: 3, Event: &Back{}, Rules: []int{26}, Actions: []ActionKind{ActionBrake, ActionSpin}},
-		{Up: 6, Event: &Back{}, Rules: []int{27}, Actions: []ActionKind{ActionBrake, ActionSpin}},
+		{Up: 36, Event: &Open{}, Rules: []int{25}, Actions: []ActionKind{ActionBrake}},
+		{Up: 1, Event: &Back{}, Rules: []int{26}, Actions: []ActionKind{ActionBrake}},
+		{Up: 3, Event: &Back{}, Rules: []int{27}, Actions: []ActionKind{ActionBrake, ActionSpin}},
+		{Up: 6, Event: &Back{}, Rules: []int{28}, Actions: []ActionKind{ActionBrake, ActionSpin}},
+		{Up: 26, Event: &Next{}, Rules: []int{9}, Actions: []ActionKind{ActionSpin}},
+		{Up: 41, Event: &Back{}, Rules: []int{29}, Actions: []ActionKind{ActionBrake}},
 		{Up: 28, Event: &Next{}, Rules: []int{9}, Actions: []ActionKind{ActionSpin}},
-		{Up: 42, Event: &Back{}, Rules: []int{28}, Actions: []ActionKind{ActionBrake}},
+		{Up: 43, Event: &Back{}, Rules: []int{30}, Actions: []ActionKind{ActionBrake}},
 		{Up: 30, Event: &Next{}, Rules: []int{9}, Actions: []ActionKind{ActionSpin}},
-		{Up: 44, Event: &Back{}, Rules: []int{29}, Actions: []ActionKind{ActionBrake}},
-		{Up: 32, Event: &Next{}, Rules: []int{9}, Actions: []ActionKind{ActionSpin}},
-		{Up: 46, Event: &Back{}, Rules: []int{30}, Actions: []ActionKind{ActionBrake}},
-		{Up: 7, Event: &Open{}, Rules: []int{31}},
-		{Up: 10, Event: &Open{}, Rules: []int{32}},
-		{Up: 7, Event: &Back{}, Rules: []int{33}},
-		{Up: 0, Event: &Power{}, Rules: []int{34}, Actions: []ActionKind{ActionPowerOff}},
-	}, []int{0, 3, 6, 9, 12, 15, 16, 17, 18, 1, 7, 20, 21, 24, 27, 29, 31, 33, 4, 34, 10, 13, 35, 36, 38, 39, 40, 41, 43, 45, 47, 48, 49, 50, 51})
+		{Up: 45, Event: &Back{}, Rules: []int{31}, Actions: []ActionKind{ActionBrake}},
+		{Up: 7, Event: &Open{}, Rules: []int{33}},
+		{Up: 10, Event: &Open{}, Rules: []int{34}},
+		{Up: 7, Event: &Back{}, Rules: []int{35}},
+		{Up: 0, Event: &Power{}, Rules: []int{36}, Actions: []ActionKind{ActionPowerOff}},
+		{Up: -1, Event: &End{}, Rules: []int{37}},
+	}, []int{0, 3, 6, 9, 12, 15, 16, 17, 18, 1, 7, 20, 21, 23, 25, 27, 29, 31, 4, 32, 33, 10, 13, 34, 35, 37, 38, 39, 40, 42, 44, 46, 33, 47, 48, 49, 50, 51})
 }
 
 // TestEveryPair checks that a rule resolves every state × event pair: see
@@ -144,7 +147,7 @@ func TestMachineErrors(t *testing.T) {
 // TestJSON checks that every state, event and action survives a JSON round
 // trip, and that malformed JSON is refused: see fsmtest.JSON.
 func TestJSON(t *testing.T) {
-	fsmtest.JSON(t, []State{Off{}, Stopped{}, Normal{}, Fast{}, Audio{}, Size{}, Colour{}}, UnmarshalState)
-	fsmtest.JSON(t, []Event{&Power{}, &Next{}, &Open{}, &Back{}}, UnmarshalEvent)
-	fsmtest.JSON(t, []Action{&PowerOn{}, &PowerOff{}, &Spin{}, &Brake{}}, UnmarshalAction)
+	fsmtest.JSON(t, []State{Off{}, Stopped{}, Normal{}, Fast{}, Ended{}, Audio{}, Size{}, Colour{}}, UnmarshalState)
+	fsmtest.JSON(t, []Event{&Power{}, &Next{}, &Open{}, &Back{}, &End{}}, UnmarshalEvent)
+	fsmtest.JSON(t, []Action{&PowerOn{}, &PowerOff{}, &Spin{}, &Brake{}, &Rewind{}}, UnmarshalAction)
 }

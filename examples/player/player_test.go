@@ -97,3 +97,24 @@ func TestLoadHistoryStrictly(t *testing.T) {
 	send(t, old, &player.Power{})
 	assert.Equal(t, player.StateStopped, old.Kind())
 }
+
+// TestDoneTransition ends a track: Playing's final state is entered and,
+// in the same step, Playing's done transition leaves it for Stopped, with
+// the exits, the transition's action and the entries in UML's order.
+func TestDoneTransition(t *testing.T) {
+	t.Parallel()
+	rec := &player.Recorder{}
+	m, err := player.New(player.Config{Handler: rec})
+	require.NoError(t, err)
+	var steps []string
+	m.SetObserver(func(s player.Step) { steps = append(steps, s.From.String()+" -> "+s.To.String()) })
+	send(t, m, &player.Power{}, &player.Next{})
+	rec.Actions = nil
+	steps = nil
+	send(t, m, &player.End{})
+	assert.Equal(t, player.StateStopped, m.Kind())
+	// End is Playing's rule into its own substate: Playing is left and
+	// entered again (Brake, Spin); done then leaves it (Brake) and rewinds.
+	assert.Equal(t, []player.Action{&player.Brake{}, &player.Spin{}, &player.Brake{}, &player.Rewind{}}, rec.Actions)
+	assert.Equal(t, []string{"Normal -> Ended", "Ended -> Stopped"}, steps, "two steps observed, one HandleEvent")
+}

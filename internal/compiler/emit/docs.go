@@ -42,7 +42,11 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 	d.states(top, m.Initial.Path()[0], 1)
 	for _, s := range m.States {
 		var cells []*fsm.Cell
-		if s.Choice != nil {
+		if s.Choice != nil && s.Completes != nil {
+			// The done transition is drawn from the composite state it
+			// completes, labelled done (UML's completion transition).
+			d.cells(s.Completes, []*fsm.Cell{s.Choice})
+		} else if s.Choice != nil {
 			cells = append(cells, s.Choice)
 		}
 		cells = append(cells, s.Handles...)
@@ -137,6 +141,9 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 				d.lines = append(d.lines, ind+"    state \""+label+"\" as "+historyID(s))
 			}
 			d.lines = append(d.lines, ind+"}")
+		case s.Final:
+			// A final state: the composite state is complete once in it.
+			d.lines = append(d.lines, ind+s.Name, ind+s.Name+" --> [*]")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
 		case s.Parent != nil || s.Entry != nil || s.Exit != nil || slices.ContainsFunc(s.Handles, func(c *fsm.Cell) bool { return c.Fallback != nil }):
@@ -239,6 +246,8 @@ func edgeLabel(r *fsm.Rule, events []string) string {
 	switch {
 	case r.Timer != nil:
 		parts = append(parts, r.Timer.Label())
+	case r.Done != nil:
+		parts = append(parts, "done")
 	case len(events) > 0:
 		parts = append(parts, strings.Join(events, ", "))
 	}
@@ -388,7 +397,7 @@ func stateKinds(s *fsm.State) string {
 	for _, k := range []struct {
 		on   bool
 		name string
-	}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Transient, "transient"}} {
+	}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Final, "final"}, {s.Transient && !s.Final, "transient"}} {
 		if k.on {
 			kinds = append(kinds, k.name)
 		}
@@ -445,6 +454,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 			continue
 		}
 		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
+		if r.Done != nil {
+			row.From, row.Event = code(r.From.Name)+" (final in "+code(r.Done.Name)+")", "done"
+		}
 		switch {
 		case r.Timer != nil && r.Timer.DelayFunc != nil:
 			row.Event = "after " + code(r.Timer.DelayFunc.Name) + timerID(r.Timer)

@@ -112,6 +112,12 @@ func common(c *chart, p *problems, target string) {
 	for _, s := range m.Histories {
 		p.refuse(s.Pos, "state %s has a history, which fsmgen export does not write yet for %s: export a revision without history", s.Name, target)
 	}
+	// Done transitions likewise (XState's onDone, SCXML's done.state.ID).
+	for _, s := range m.States {
+		if s.Completes != nil {
+			p.refuse(s.Pos, "final state %s completes %s, whose done transition fsmgen export does not write yet for %s: export a revision without it", s.Name, s.Completes.Name, target)
+		}
+	}
 }
 
 // dataMarks reports the data effects of a rule that the target does not

@@ -108,6 +108,20 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"13:11: warning: late reads now of the timer's event, which SCXML's timer events do not carry: its implementation there must find it elsewhere"},
 		},
 		{
+			name:   "a history",
+			states: closed + "  Opened:\n    history: shallow\n    ignore: [Open, Knock]\n    states:\n      Ajar:\n        initial: true\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened.history\n  - from: Opened\n    on: Close\n    to: Closed\n",
+			xstate: []string{"8:3: error: state Opened has a history, which fsmgen export does not write yet for XState: export a revision without history"},
+			scxml:  []string{"8:3: error: state Opened has a history, which fsmgen export does not write yet for SCXML: export a revision without history"},
+		},
+		{
+			name:   "a done transition",
+			states: closed + "  Opened:\n    ignore: [Open, Knock]\n    done:\n      to: Closed\n    states:\n      Ajar:\n        initial: true\n      Wide:\n        final: true\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Ajar\n    on: Close\n    to: Wide\n",
+			xstate: []string{"15:7: error: final state Wide completes Opened, whose done transition fsmgen export does not write yet for XState: export a revision without it"},
+			scxml:  []string{"15:7: error: final state Wide completes Opened, whose done transition fsmgen export does not write yet for SCXML: export a revision without it"},
+		},
+		{
 			name:    "a terminal state that does nothing is final",
 			states:  closed + "  Gone:\n    terminal: true\n    ignore: \"*\"\n",
 			rows:    "  - from: Closed\n    on: Close\n    to: Gone\n",

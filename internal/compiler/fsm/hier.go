@@ -196,7 +196,7 @@ func (b *builder) timerDecls() {
 func (b *builder) hooks() {
 	for _, s := range b.all {
 		ss := b.specOf[s]
-		if (ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0) && s.Transient {
+		if (ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0) && s.Transient && s.Completes == nil {
 			b.errorf(ss.Name.Pos, "transient state %s is left in the step that enters it: it has no entry, exit or after; put the actions on its transitions", s.Name)
 			continue
 		}
@@ -324,6 +324,12 @@ func (b *builder) routes(r *Rule) {
 		return
 	}
 	owner := r.From
+	if r.Done != nil {
+		// A done transition is the composite state's: its domain is
+		// worked out from it, and it leaves the final leaf and every
+		// state up to the domain.
+		owner = r.Done
+	}
 	var domain *State
 	if r.Local {
 		domain = owner
@@ -364,6 +370,9 @@ func (b *builder) routes(r *Rule) {
 		}
 	}
 	start := owner
+	if r.Done != nil {
+		start = r.From
+	}
 	if r.Shared() && owner != nil {
 		start = owner // the owner and its ancestors are left unconditionally
 	}

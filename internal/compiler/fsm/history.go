@@ -39,11 +39,6 @@ func (b *builder) histories() {
 			s.History = HistoryNone
 			continue
 		}
-		for _, l := range b.all {
-			if l.Transient && s.Contains(l) {
-				b.errorf(ss.History.Pos, "composite state %s has a history, but transient state %s inside it is never at rest to be remembered: move %s out of %s, or drop the history", s.Name, l.Name, l.Name, s.Name)
-			}
-		}
 		s.Hist = len(b.m.Histories)
 		b.m.Histories = append(b.m.Histories, s)
 	}
@@ -73,13 +68,13 @@ func (b *builder) historyVariants(r *Rule) {
 	var resumes []*State
 	if s.History == HistoryShallow {
 		for _, c := range s.Children {
-			if c != s.InitialChild {
+			if c != s.InitialChild && !c.Transient { // a transient state is never remembered
 				resumes = append(resumes, c)
 			}
 		}
 	} else {
 		for _, l := range b.m.States {
-			if s.Contains(l) && l != def {
+			if s.Contains(l) && l != def && !l.Transient {
 				resumes = append(resumes, l)
 			}
 		}
@@ -122,6 +117,8 @@ func (b *builder) remembers(r *Rule, domain *State) {
 			continue // not left: the domain is s or inside it, or elsewhere
 		}
 		switch {
+		case owner != nil && owner.Transient && s.Contains(owner):
+			b.errorf(r.Pos, "this transition leaves %s from transient state %s, which its history would remember, and a transient state is never at rest: lead it to a state inside %s first, or drop the history", s.Name, owner.Name, s.Name)
 		case owner != nil && s.Contains(owner):
 			r.Remembers = append(r.Remembers, Remember{State: s})
 		case owner == nil || owner.Contains(s):

@@ -257,6 +257,12 @@ type State struct {
 	// is then its place in Machine.Histories (its memory's index).
 	History History
 	Hist    int
+	// Final marks a leaf that completes its composite state (final:
+	// true). Completes is then that state when it has a done transition:
+	// the leaf is transient, left by the done transition in the step that
+	// enters it; nil when the composite state has none (the leaf rests).
+	Final     bool
+	Completes *State
 }
 
 // History is the kind of a composite state's history.

@@ -31,6 +31,7 @@ func (b *builder) transitions() {
 			b.row(t, ev)
 		}
 	}
+	b.doneRows()
 }
 
 // rowEvents resolves the events of a transition's "on": one, several, or

@@ -77,6 +77,10 @@ type Rule struct {
 	// Remembers are the composite states with a history that the rule
 	// leaves: each remembers the leaf the machine was in.
 	Remembers []Remember
+	// Done is, for a composite state's done transition (an eventless
+	// rule of one of its final leaves), that composite state: the rule
+	// leaves and enters as a rule of it would.
+	Done *State
 	// Timer is the timer that fires the rule; nil for other rules.
 	Timer *Timer
 	// Spends is, for a timer's rule that does not leave the timer's

@@ -107,15 +107,13 @@ func common(c *chart, p *problems, target string) {
 			p.refuse(fn.Pos, "effect %s has the name of an action: %s names both alike, so rename one of them", fn.Name, target)
 		}
 	}
-	// History: XState and SCXML both have it, but the export does not
-	// write it yet (and is not yet checked against their interpreters).
+	// A history is written as a child of its composite state named
+	// history (XState's states key, the id's last part).
 	for _, s := range m.Histories {
-		p.refuse(s.Pos, "state %s has a history, which fsmgen export does not write yet for %s: export a revision without history", s.Name, target)
-	}
-	// Done transitions likewise (XState's onDone, SCXML's done.state.ID).
-	for _, s := range m.States {
-		if s.Completes != nil {
-			p.refuse(s.Pos, "final state %s completes %s, whose done transition fsmgen export does not write yet for %s: export a revision without it", s.Name, s.Completes.Name, target)
+		for _, ch := range s.Children {
+			if ch.Name == historyKey {
+				p.refuse(ch.Pos, "state %s has the name the export gives the history of %s: rename it", ch.Name, s.Name)
+			}
 		}
 	}
 }

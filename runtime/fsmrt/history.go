@@ -3,6 +3,7 @@ package fsmrt
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // HistoryOf describes a composite state with a history (history: shallow
@@ -14,6 +15,11 @@ type HistoryOf[S Kind] struct {
 	State  string
 	First  S
 	Leaves []string
+	// Was lists the state's earlier JSON names (renamed_from), and
+	// LeavesWas maps its leaves' earlier JSON names to their names now:
+	// a machine saved by an earlier revision remembers under those.
+	Was       []string
+	LeavesWas map[string]string
 }
 
 // savedHistory is what a saved machine remembers of one composite state:
@@ -97,7 +103,7 @@ func (d *Desc[S, E, A]) loadHistory(s *envelope, hist []S) error {
 		}
 		slot := -1
 		for j, of := range d.History {
-			if of.State == h.State {
+			if of.State == h.State || slices.Contains(of.Was, h.State) {
 				slot = j
 			}
 		}
@@ -108,6 +114,9 @@ func (d *Desc[S, E, A]) loadHistory(s *envelope, hist []S) error {
 			return fmt.Errorf("%s: load a saved machine: two histories of state %q", d.Package, h.State)
 		}
 		of := d.History[slot]
+		if now, ok := of.LeavesWas[h.Leaf]; ok {
+			h.Leaf = now
+		}
 		for j, leaf := range of.Leaves {
 			if leaf == h.Leaf {
 				hist[slot] = of.First + S(j)

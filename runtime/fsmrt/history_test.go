@@ -83,3 +83,14 @@ func TestLoadHistoryStrictly(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "it remembers a history, and no state of this machine has one"), err.Error())
 }
+
+// TestLoadHistoryRenamed loads what a machine saved before its composite
+// state and a leaf inside it were renamed (renamed_from) remembers.
+func TestLoadHistoryRenamed(t *testing.T) {
+	t.Parallel()
+	d := remembering
+	d.History = []fsmrt.HistoryOf[stateKind]{{State: "work", First: 1, Leaves: []string{"idle", "busy"}, Was: []string{"job"}, LeavesWas: map[string]string{"working": "busy"}}}
+	_, hist, err := loadHistory(&d, []byte(`{"format":1,"machine":"Toy","shape":"sha256:old","state":{"kind":"idle"},"history":[{"state":"job","leaf":"working"}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []stateKind{2}, hist)
+}

@@ -60,6 +60,14 @@ func TestCompareHistory(t *testing.T) {
 	t.Parallel()
 	without := strings.Replace(strings.Replace(holdSpec, "    history: shallow\n", "", 1), "to: Connected.history", "to: Connected", 1)
 	deep := strings.Replace(holdSpec, "history: shallow", "history: deep", 1)
+	// A composite state with a history cannot have a done transition that
+	// leaves it (its final state would be remembered): the case adds one
+	// to the revision without history.
+	done := strings.NewReplacer(
+		"  Connected:\n", "  Connected:\n    done:\n      to: Idle\n",
+		"      Muted: {}\n", "      Muted: {}\n      Over:\n        final: true\n",
+		"  - from: Held\n    on: Resume\n", "  - from: Muted\n    on: Dial\n    to: Over\n  - from: Held\n    on: Resume\n",
+	).Replace(without)
 	rule := want{subject: "rule Held × Resume", what: "now to Connected.history (shallow), was to Connected", verdicts: []string{"behaviour=breaks"}}
 	tests := []struct {
 		name     string
@@ -76,6 +84,13 @@ func TestCompareHistory(t *testing.T) {
 			want: []want{
 				{subject: "state Connected", what: "lost its shallow history", verdicts: []string{"saved_states=breaks"}},
 				{subject: "rule Held × Resume", what: "now to Connected, was to Connected.history (shallow)", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "a done transition added", old: without, new: done, breaks: 1,
+			want: []want{
+				{subject: "state Over", what: "added"},
+				{subject: "rule Muted × Dial", what: "now to Over, was ignored", verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 		{

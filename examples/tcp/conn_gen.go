@@ -51,8 +51,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
+	_ = fsmrt.RegenerateWithNewerFsmgen(5 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 5)
 )
 
 // StateKind identifies a state of the Conn machine. The zero StateKind is no

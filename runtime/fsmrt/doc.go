@@ -27,8 +27,8 @@ package fsmrt
 // do not match:
 //
 //	const (
-//		_ = fsmrt.RegenerateWithNewerFsmgen(4 - fsmrt.MinVersion)
-//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 4)
+//		_ = fsmrt.RegenerateWithNewerFsmgen(5 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 5)
 //	)
 //
 // A file older than MinVersion fails with "constant -1 overflows
@@ -42,8 +42,10 @@ const (
 	Version = "v0.3.0"
 	// GenVersion is the version of the code the fsmgen of this module
 	// generates. Version 4's tests may check a way's whole state
-	// (fsmtest.Way.After), for the constants rules set.
-	GenVersion = 4
+	// (fsmtest.Way.After), for the constants rules set; version 5's
+	// machines may remember histories (Desc.History, SaveHistory,
+	// LoadStateHistory).
+	GenVersion = 5
 	// MinVersion is the oldest version of generated code this package
 	// supports.
 	MinVersion = 3

@@ -105,6 +105,8 @@ type Desc[S, E, A Kind] struct {
 	Shape string
 	// Timers describes the machine's timers, in order.
 	Timers []TimerOf[S]
+	// History describes the composite states with a history, in order.
+	History []HistoryOf[S]
 	// Renamed maps, for a state, event or action ("state created"), the
 	// old JSON names of its renamed fields to their names now.
 	Renamed map[string]map[string]string

@@ -31,9 +31,10 @@ const SavedFormat = 1
 // is absolute, RFC 3339 in UTC: the time its StartTimer
 // returned. It is absent when the machine does not know it (its state was
 // put with Restore, which starts the timers afresh): such a timer is
-// armed with its delay. A later format may add members (a region per
-// parallel state, history, deferred events); what this one writes stays
-// readable.
+// armed with its delay. A machine with composite states that have a
+// history saves what each remembers as "history" (see SaveHistory). Later
+// features may add members (a region per parallel state, deferred
+// events); what this one writes stays readable.
 type saved struct {
 	Format    int             `json:"format"`
 	Machine   string          `json:"machine"`
@@ -198,6 +199,7 @@ type envelope struct {
 	State     json.RawMessage   `json:"state"`
 	Timers    []json.RawMessage `json:"timers"`
 	LastTimer TimerID           `json:"last_timer"`
+	History   []json.RawMessage `json:"history"`
 }
 
 // open decodes a machine Save encoded, strictly: it must be a saved
@@ -223,6 +225,8 @@ func (d *Desc[S, E, A]) open(data []byte) (*envelope, error) {
 		return nil, fmt.Errorf("%s: load a saved machine: it is a %q machine, not a %q one", d.Package, s.Machine, d.Machine)
 	case len(s.State) == 0:
 		return nil, fmt.Errorf("%s: load a saved machine: no state", d.Package)
+	case len(s.History) > 0 && len(d.History) == 0:
+		return nil, fmt.Errorf("%s: load a saved machine: it remembers a history, and no state of this machine has one (a history removed from the spec breaks saved machines: fsmgen diff says so)", d.Package)
 	}
 	return &s, nil
 }

@@ -156,7 +156,9 @@ function inspectInPage(id, wanted) {
     .map((g) => g.textContent.replace(/\s+/g, ' ').trim());
   const edgePaths = svg.querySelectorAll('path.transition').length;
   const start = nodes.some((n) => /-state-root_start-\d+$/.test(n.id));
-  const end = nodes.some((n) => /-state-root_end-\d+$/.test(n.id));
+  // [*] as a target: the machine's end (root_end), or a composite
+  // state's final state, drawn inside it (<Composite>_end).
+  const end = nodes.some((n) => /-state-[A-Za-z0-9_]+_end-\d+$/.test(n.id));
   return { found, edgeLabels, edgePaths, start, end };
 }
 

@@ -250,6 +250,20 @@ var rules = []Rule{
 		Patterns: []string{`^local applies to a transition of a composite state`, `^a local transition of .* must lead to one of its substates`},
 	},
 	{
+		ID: "history", Level: Error,
+		Short:    "A history is misdeclared or misused.",
+		Full:     "A composite state may have a history (history: shallow or deep), which a transition enters with \"to: State.history\" (UML's shallowHistory and deepHistory, SCXML's <history>). Only a composite state has one; the states it remembers must be at rest (a transient state must not leave it); a transition into a history is never local.",
+		Help:     "Put history on a composite state and write shallow or deep; add it to the state a target names as State.history; lead transient states inside it elsewhere first; remove local.",
+		Patterns: []string{`^history .* of state .* is neither shallow nor deep`, `^state .* has no states inside it, so it has no history`, `^this transition leaves .* from transient state .*, which its history would remember`, `^the done transition of .* leaves .*, whose history would remember the final state`, `^state .* has no history for .* to enter`, `^a transition into the history of .* cannot be local`},
+	},
+	{
+		ID: "done-transition", Level: Error,
+		Short:    "A final state or a done transition is misdeclared.",
+		Full:     "A leaf marked final completes its composite state; the composite state's done transition is taken when the machine enters a final child, in the same step (UML completion transitions, SCXML done.state.ID). A done transition needs a composite state with a final child, must leave the final state, and the final state is left at once, so it has no entry, exit, timer or transitions of its own.",
+		Help:     "Put done on a composite state and mark the leaf that completes it final: true; give done a to; move the final state's actions to done or to the rows into it.",
+		Patterns: []string{`^state .* has a done transition, but no states inside it`, `^composite state .* has a done transition, but no final child`, `^the done transition of .* must leave its final state`, `^state .* is final, but only a state inside a composite state completes it`, `^state .* cannot be final and `, `^final state .* is left `},
+	},
+	{
 		ID: "terminal-state-left", Level: Error,
 		Short:    "A terminal state has a transition to another state.",
 		Full:     "A terminal state is never left; a transition out of it contradicts the mark.",

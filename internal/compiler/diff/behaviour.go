@@ -145,7 +145,9 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 		}
 		return b.String()
 	}
-	if r.Target == nil {
+	if r.History != nil {
+		b.WriteString("to " + d.rename("state", r.History.Name) + ".history (" + r.History.History.String() + ")")
+	} else if r.Target == nil {
 		b.WriteString("stays")
 	} else {
 		b.WriteString("to " + d.rename("state", r.Target.Name))

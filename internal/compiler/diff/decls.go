@@ -278,6 +278,7 @@ func (d *differ) states() {
 			c.verdict(Code, Review, renamedType(o.GoName, n.GoName))
 			d.add(c)
 		}
+		d.history(o, n)
 		switch {
 		case os == nil || os.Transient:
 			// A composite or transient state before: nothing of it was saved.
@@ -295,6 +296,43 @@ func (d *differ) states() {
 		}
 		d.fields("state", o, n, SavedStates, saved)
 		d.timers(os, ns)
+	}
+}
+
+// history compares the history of a composite state matched across the
+// revisions: what a saved machine remembers of it.
+func (d *differ) history(o, n *fsm.Decl) {
+	find := func(m *fsm.Machine, dc *fsm.Decl) *fsm.State {
+		for _, s := range m.Composites {
+			if &s.Decl == dc {
+				return s
+			}
+		}
+		return nil
+	}
+	os, ns := find(d.old, o), find(d.new, n)
+	was, is := fsm.HistoryNone, fsm.HistoryNone
+	if os != nil {
+		was = os.History
+	}
+	if ns != nil {
+		is = ns.History
+	}
+	switch {
+	case was == is:
+	case was == fsm.HistoryNone:
+		c := &Change{Subject: "state " + n.Name, What: "gained a " + is.String() + " history", Old: o.Pos, New: n.Pos}
+		c.verdict(SavedStates, OK, "a machine saved by the old revision remembers nothing of "+n.Name+": it loads, and a transition to "+n.Name+".history enters its initial child until the machine has left "+n.Name+" once")
+		d.add(c)
+	case is == fsm.HistoryNone:
+		c := &Change{Subject: "state " + n.Name, What: "lost its " + was.String() + " history", Old: o.Pos, New: n.Pos}
+		c.verdict(SavedStates, Breaks, "a machine saved after it left "+o.Name+" remembers a leaf of it, and no longer loads: the machine has no history to put it in (keep the history, or declare the break)")
+		d.add(c)
+	default:
+		c := &Change{Subject: "state " + n.Name, What: "history made " + is.String() + " (was " + was.String() + ")", Old: o.Pos, New: n.Pos}
+		c.verdict(SavedStates, OK, "a saved machine remembers the leaf it was in either way: it loads")
+		c.verdict(Behaviour, Breaks, "a transition to "+n.Name+".history now resumes "+map[fsm.History]string{fsm.HistoryShallow: "the child of " + n.Name + " the machine was in, from its initial child", fsm.HistoryDeep: "the very leaf the machine was in"}[is])
+		d.add(c)
 	}
 }
 

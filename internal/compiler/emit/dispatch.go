@@ -281,6 +281,49 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	if r.Kind != fsm.Transition {
 		return []jen.Code{refusal(r)}
 	}
+	if len(r.Variants) > 0 {
+		return g.historyBody(r)
+	}
+	return g.ruleSteps(r)
+}
+
+// historyBody emits a rule into a composite state's history: a switch over
+// what the machine remembers, each case one variant of the rule, the
+// default (nothing remembered, or the initial child) the rule itself:
+//
+//	switch h := m.hist[0]; {
+//	case h == StatePaused:
+//		<the rule, into Paused>
+//	default:
+//		<the rule, into the initial child>
+//	}
+//
+// A rule that leaves the composite state itself picks by the leaf it
+// leaves, which it remembers first (UML and SCXML record the history on
+// exit, before the target is entered).
+func (g *goGen) historyBody(r *fsm.Rule) []jen.Code {
+	mem := jen.Id("m").Dot("hist").Index(jen.Lit(r.History.Hist))
+	var out []jen.Code
+	key := jen.Id("h")
+	switch leaves, always := r.Key(); {
+	case leaves && always:
+		key = core().Dot("State")
+	case leaves:
+		out = append(out, jen.Id("h").Op(":=").Add(mem),
+			jen.If(within(core().Dot("State"), r.History)).Block(jen.Id("h").Op("=").Add(core().Dot("State"))))
+	default:
+		out = append(out, jen.Id("h").Op(":=").Add(mem))
+	}
+	var cases []jen.Code
+	for _, v := range r.Variants {
+		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, g.ruleSteps(v)...)...))
+	}
+	cases = append(cases, jen.Default().Block(g.ruleSteps(r)...))
+	return append(out, jen.Switch().Block(cases...))
+}
+
+// ruleSteps emits one rule, or one variant of a rule into a history.
+func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 	var out []jen.Code
 	from := jen.Id("from")
 	if r.Shared() {
@@ -318,6 +361,14 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	}
 	for _, d := range r.Clears {
 		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(d)))
+	}
+	for _, rem := range r.Remembers {
+		// The composite state is left: remember the leaf.
+		set := jen.Id("m").Dot("hist").Index(jen.Lit(rem.State.Hist)).Op("=").Add(from.Clone())
+		if rem.When {
+			set = jen.If(within(from.Clone(), rem.State)).Block(set)
+		}
+		out = append(out, set)
 	}
 	if r.To != nil && r.To != r.From {
 		out = append(out, core().Dot("State").Op("=").Id(r.To.KindName))

@@ -1,14 +1,11 @@
 package emit
 
 import (
-	"bytes"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
-	"github.com/fsmgen/fsmgen/templates"
 )
 
 // diagramView is what diagram.mmd.tmpl renders: the diagram's lines,
@@ -42,7 +39,11 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 	d.states(top, m.Initial.Path()[0], 1)
 	for _, s := range m.States {
 		var cells []*fsm.Cell
-		if s.Choice != nil {
+		if s.Choice != nil && s.Completes != nil {
+			// The done transition is drawn from the composite state it
+			// completes, labelled done (UML's completion transition).
+			d.cells(s.Completes, []*fsm.Cell{s.Choice})
+		} else if s.Choice != nil {
 			cells = append(cells, s.Choice)
 		}
 		cells = append(cells, s.Handles...)
@@ -127,7 +128,19 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 		case s.Composite():
 			d.lines = append(d.lines, ind+"state "+s.Name+" {")
 			d.states(s.Children, s.InitialChild, depth+1)
+			if s.History != fsm.HistoryNone {
+				// Mermaid has no history pseudostate: a state labelled
+				// as UML draws one, H (shallow) or H* (deep).
+				label := "H"
+				if s.History == fsm.HistoryDeep {
+					label = "H*"
+				}
+				d.lines = append(d.lines, ind+"    state \""+label+"\" as "+historyID(s))
+			}
 			d.lines = append(d.lines, ind+"}")
+		case s.Final:
+			// A final state: the composite state is complete once in it.
+			d.lines = append(d.lines, ind+s.Name, ind+s.Name+" --> [*]")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
 		case s.Parent != nil || s.Entry != nil || s.Exit != nil || slices.ContainsFunc(s.Handles, func(c *fsm.Cell) bool { return c.Fallback != nil }):
@@ -189,19 +202,23 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 			if r.Event != nil && r.Timer == nil {
 				events = []string{r.Event.Name}
 			}
-			row := fmt.Sprintf("%s %s %s", from.Name, to.Name, r.Pos)
+			toName := to.Name
+			if r.History != nil {
+				toName = historyID(r.History)
+			}
+			row := fmt.Sprintf("%s %s %s", from.Name, toName, r.Pos)
 			if at, ok := d.rows[row]; ok {
 				p := &d.edges[at[0]].parts[at[1]]
 				p.events = append(p.events, events...)
 				continue
 			}
 			part := edgePart{r: r, events: events}
-			if to == from || from.Composite() || to.Composite() {
+			if to == from || from.Composite() || to.Composite() || r.History != nil {
 				// One edge per pair: Mermaid draws only the last of
 				// several self-loops (mermaid-js/mermaid#6132), and lays
 				// the labels of parallel edges to or from a composite
 				// state on top of one another.
-				key := from.Name + " " + to.Name
+				key := from.Name + " " + toName
 				if i, ok := d.loops[key]; ok {
 					d.rows[row] = [2]int{i, len(d.edges[i].parts)}
 					d.edges[i].parts = append(d.edges[i].parts, part)
@@ -210,10 +227,13 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 				d.loops[key] = len(d.edges)
 			}
 			d.rows[row] = [2]int{len(d.edges), 0}
-			d.edges = append(d.edges, edge{From: from.Name, To: to.Name, parts: []edgePart{part}})
+			d.edges = append(d.edges, edge{From: from.Name, To: toName, parts: []edgePart{part}})
 		}
 	}
 }
+
+// historyID is the Mermaid id of a composite state's history.
+func historyID(s *fsm.State) string { return s.Name + "_history" }
 
 // edgeLabel returns "Event [guard] / Action, Action (set x=1) (with
 // y=event.y)" with the parts a rule has; events are the events of its row
@@ -223,6 +243,8 @@ func edgeLabel(r *fsm.Rule, events []string) string {
 	switch {
 	case r.Timer != nil:
 		parts = append(parts, r.Timer.Label())
+	case r.Done != nil:
+		parts = append(parts, "done")
 	case len(events) > 0:
 		parts = append(parts, strings.Join(events, ", "))
 	}
@@ -281,321 +303,4 @@ func mermaidText(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// tableView is what table.md.tmpl renders.
-type tableView struct {
-	Header, Name, Doc, Spec  string
-	DiagramName, DiagramLink string
-	States                   []declRow
-	Events, Actions          []declRow
-	Transitions              []transitionRow
-	Refusals                 []refusalRow
-	Reasons                  []string
-	Composites               []declRow
-	Inherits                 []inheritRow
-	Accessors                []accessorRow
-}
-
-type accessorRow struct{ Field, Funcs, States string }
-
-type declRow struct{ Name, Kind, Fields, Doc string }
-
-type transitionRow struct{ From, Event, Guard, To, Effect, Action, Where string }
-
-type refusalRow struct{ State, Ignored, Rejected string }
-
-type inheritRow struct{ State, Events string }
-
-// Markdown returns the machine's documentation: its states, events and
-// actions with their fields, the transition table, and what each state
-// ignores or rejects.
-func Markdown(m *fsm.Machine) ([]byte, error) {
-	v := tableView{Header: Header, Name: m.Name, Doc: mdText(m.Doc), Spec: m.SpecFile}
-	if m.Output.Diagram != "" && m.Output.Table != "" {
-		v.DiagramName = path.Base(m.Output.Diagram)
-		v.DiagramLink = relPath(path.Dir(m.Output.Table), m.Output.Diagram)
-	}
-	for _, s := range m.States {
-		v.States = append(v.States, declRow{Name: s.Name, Kind: stateKinds(s), Fields: mdFields(s.Fields), Doc: mdText(s.Doc)})
-		if len(s.Inherited) > 0 {
-			byOwner := map[string][]string{}
-			var owners []string
-			for _, c := range s.Inherited {
-				o := c.Owner.String()
-				if byOwner[o] == nil {
-					owners = append(owners, o)
-				}
-				byOwner[o] = append(byOwner[o], code(c.Event.Name))
-			}
-			var parts []string
-			for _, o := range owners {
-				parts = append(parts, strings.Join(byOwner[o], ", ")+" by "+code(o))
-			}
-			v.Inherits = append(v.Inherits, inheritRow{State: code(s.Name), Events: strings.Join(parts, "; ")})
-		}
-	}
-	for _, e := range m.Events {
-		v.Events = append(v.Events, declRow{Name: e.Name, Fields: mdFields(e.Fields), Doc: mdText(e.Doc)})
-	}
-	for _, a := range m.Actions {
-		v.Actions = append(v.Actions, declRow{Name: a.Name, Fields: mdFields(a.Fields), Doc: mdText(a.Doc)})
-	}
-	for _, s := range m.States {
-		v.addRules(m, s)
-	}
-	v.addRules(m, nil)
-	for _, s := range m.Composites {
-		d := s.Doc
-		if p := s.Parent; p != nil {
-			d = strings.TrimSpace(d + " Substate of " + p.Name + ".")
-		}
-		var kids []string
-		for _, c := range s.Children {
-			kids = append(kids, code(c.Name))
-		}
-		v.Composites = append(v.Composites, declRow{Name: s.Name, Kind: strings.Join(kids, ", "), Fields: mdFields(s.Own), Doc: mdText(d)})
-	}
-	for _, a := range m.Accessors {
-		states := "every state"
-		if a.Owner != nil {
-			states = "every state inside " + code(a.Owner.Name)
-		}
-		v.Accessors = append(v.Accessors, accessorRow{Field: code(a.Data.Name + " " + a.Data.Type), Funcs: code(a.Of) + ", " + code(a.With), States: states})
-	}
-	return execute("table.md.tmpl", v)
-}
-
-// stateKinds lists what is special about a state: "initial", "terminal", "transient".
-func stateKinds(s *fsm.State) string {
-	var kinds []string
-	for _, k := range []struct {
-		on   bool
-		name string
-	}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Transient, "transient"}} {
-		if k.on {
-			kinds = append(kinds, k.name)
-		}
-	}
-	return strings.Join(kinds, ", ")
-}
-
-// code renders a name as Markdown code, or "" for none.
-func code(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "`" + s + "`"
-}
-
-// addRules adds a state's rules (or, for nil, the "*" rows) to the view:
-// transitions and guarded refusals to the transition table, unguarded
-// refusals to the state's row of ignored and rejected events, and reasons
-// given in the spec to the list under it.
-func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
-	var ignored, rejected []string
-	var cells []*fsm.Cell
-	if s == nil {
-		cells = slices.Clone(m.Shared)
-		for _, t := range m.Timers {
-			cells = append(cells, t.Cell)
-		}
-	} else {
-		cells = append(append(cells, s.Handles...), s.Refuses...)
-		if s.Choice != nil {
-			cells = append(cells, s.Choice)
-		}
-	}
-	var rules []*fsm.Rule
-	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
-	for _, c := range cells {
-		rules = append(rules, c.Rules...)
-		if c.Fallback != nil {
-			falls[c.Rules[len(c.Rules)-1]] = c.Fallback
-		}
-	}
-	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
-	// The rules a transition with several events gives a state share one
-	// line of the table, which lists the events. (The rules of a state's
-	// ignore and reject lists keep a line each, or go to the lists below.)
-	rows := map[string]int{}
-	for _, r := range rules {
-		key := fmt.Sprintf("%s %s", r.From.String(), r.Pos)
-		if i, ok := rows[key]; ok && !r.Listed && r.Event != nil && r.Timer == nil {
-			v.Transitions[i].Event += ", " + code(r.Event.Name)
-			if r.Kind == fsm.Reject {
-				v.Reasons = append(v.Reasons, reasonLine(r))
-			}
-			continue
-		}
-		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
-		switch {
-		case r.Timer != nil && r.Timer.DelayFunc != nil:
-			row.Event = "after " + code(r.Timer.DelayFunc.Name) + timerID(r.Timer)
-		case r.Timer != nil:
-			row.Event = "after " + r.Timer.DelayText + timerID(r.Timer)
-		case r == m.Stale:
-			row.From, row.Event = "*", code(r.Event.Name)+" of a timer not running"
-		case r.Event != nil:
-			row.Event = code(r.Event.Name)
-		}
-		switch {
-		case r.Guard != nil:
-			row.Guard = code(r.Guard.Name)
-		case r.Else:
-			row.Guard = "else"
-		}
-		guarded := r.Guard != nil || r.Else
-		switch {
-		case r.Kind == fsm.Transition:
-			row.To = "(stays)"
-			if r.Target != nil {
-				row.To = code(r.Target.Name)
-			}
-			row.Effect = effectCell(r)
-			var acts []string
-			for _, e := range r.Actions {
-				acts = append(acts, code(e.Action.Name))
-			}
-			row.Action = strings.Join(acts, ", ")
-			rows[key] = len(v.Transitions)
-			v.Transitions = append(v.Transitions, row)
-		case r.Kind == fsm.Ignore && (guarded || s == nil):
-			row.To = "(ignored)"
-			rows[key] = len(v.Transitions)
-			v.Transitions = append(v.Transitions, row)
-		case r.Kind == fsm.Ignore:
-			ignored = append(ignored, r.Event.Name)
-		case guarded || s == nil:
-			row.To = "(rejected)"
-			rows[key] = len(v.Transitions)
-			v.Transitions = append(v.Transitions, row)
-			if !r.Listed {
-				v.Reasons = append(v.Reasons, reasonLine(r))
-			}
-		default:
-			rejected = append(rejected, r.Event.Name)
-			if !r.Listed {
-				v.Reasons = append(v.Reasons, reasonLine(r))
-			}
-		}
-		if f := falls[r]; f != nil {
-			v.Transitions = append(v.Transitions, transitionRow{From: row.From, Event: row.Event, Guard: "none holds", To: "as " + fallbackName(f), Where: row.Where})
-		}
-	}
-	if s != nil && len(ignored)+len(rejected) > 0 {
-		v.Refusals = append(v.Refusals, refusalRow{State: code(s.Name), Ignored: strings.Join(ignored, ", "), Rejected: strings.Join(rejected, ", ")})
-	}
-}
-
-// effectCell writes what a rule computes, for the table's Effect column:
-// its effect, the constants it sets and where it takes the values its
-// with: names.
-func effectCell(r *fsm.Rule) string {
-	var parts []string
-	if r.Effect != nil {
-		parts = append(parts, code(r.Effect.Name))
-	}
-	if len(r.Consts) > 0 {
-		var sets []string
-		for _, c := range r.Consts {
-			sets = append(sets, c.String())
-		}
-		parts = append(parts, "set "+mdText(strings.Join(sets, ", ")))
-	}
-	if len(r.With) > 0 {
-		var with []string
-		for _, w := range r.With {
-			with = append(with, w.String())
-		}
-		parts = append(parts, "with "+mdText(strings.Join(with, ", ")))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// reasonLine is the line under the table that gives why a rule rejects
-// its event: "`State` × `Event` [guard]: reason".
-func reasonLine(r *fsm.Rule) string {
-	g := ""
-	switch {
-	case r.Guard != nil:
-		g = " [" + r.Guard.Name + "]"
-	case r.Else:
-		g = " [else]"
-	}
-	return fmt.Sprintf("`%s` × `%s`%s: %s", r.From.String(), r.Event.Name, g, mdText(r.Reason))
-}
-
-func mdFields(fs []*fsm.Field) string {
-	parts := make([]string, 0, len(fs))
-	for _, f := range fs {
-		parts = append(parts, "`"+f.Name+" "+strings.ReplaceAll(f.Type, "|", "")+"`")
-	}
-	return strings.Join(parts, ", ")
-}
-
-// mdText makes free text safe in a Markdown table cell: one line, table
-// pipes escaped, and HTML and emphasis characters rendered as text.
-func mdText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '|', '\\', '`', '*', '_', '[', ']', '<', '>', '#', '!':
-			b.WriteByte('\\')
-		case 0x2028, 0x2029:
-			r = ' '
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// relPath returns the slash path of target relative to dir; both are
-// relative to the same directory.
-func relPath(dir, target string) string {
-	up := 0
-	d := path.Clean(dir)
-	for d != "." && !strings.HasPrefix(target+"/", d+"/") {
-		d = path.Dir(d)
-		up++
-	}
-	rest := target
-	if d != "." {
-		rest = strings.TrimPrefix(target, d+"/")
-	}
-	return strings.Repeat("../", up) + rest
-}
-
-func execute(name string, view any) ([]byte, error) {
-	t, err := templates.Parse(name)
-	if err != nil {
-		return nil, fmt.Errorf("load template %s: %w", name, err)
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, view); err != nil {
-		return nil, fmt.Errorf("render template %s: %w", name, err)
-	}
-	if !bytes.HasSuffix(buf.Bytes(), []byte("\n")) {
-		buf.WriteByte('\n')
-	}
-	return buf.Bytes(), nil
-}
-
-// timerID is a timer's id as the table shows it after the delay: " (id)",
-// or nothing for a timer without one.
-func timerID(t *fsm.Timer) string {
-	if t.ID == "" {
-		return ""
-	}
-	return " (" + code(t.ID) + ")"
-}
-
-// fallbackName names the rule an open chain falls back to: "`Closed`",
-// or "the `*` row".
-func fallbackName(f *fsm.Cell) string {
-	if f.Owner == nil {
-		return "the `*` row"
-	}
-	return code(f.Owner.Name)
 }

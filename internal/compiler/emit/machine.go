@@ -69,6 +69,16 @@ func (g *goGen) genMachine() {
 			jen.Id("timers").Index(jen.Lit(len(m.Timers))).Add(rt("Timer")),
 			jen.Id("lastTimer").Id("TimerID"))
 	}
+	if len(m.Histories) > 0 {
+		var names []string
+		for _, s := range m.Histories {
+			names = append(names, s.Name)
+		}
+		fields = append(fields,
+			jen.Comment("// hist holds, for each composite state with a history ("+list(names)+"), the leaf"),
+			jen.Comment("// the machine was in when it last left it; zero before."),
+			jen.Id("hist").Index(jen.Lit(len(m.Histories))).Id("StateKind"))
+	}
 	f.Type().Id("Machine").Struct(fields...)
 
 	f.Comment("// fsmNew returns a machine in state s with c's behaviour and handler, or the")
@@ -216,9 +226,14 @@ func (g *goGen) genSaved() {
 			"and with its timers running as they were, at the deadlines they were saved with (see " +
 			"Timers and Deadline, and LoadWith to re-arm them with this revision's delays); it hands out no action."
 	}
+	saveCall := jen.Id("fsmDesc").Dot("Save").Call(jen.Id("m").Dot("State").Call(), timers.Clone(), last.Clone())
+	if len(m.Histories) > 0 {
+		saveDoc += " It saves, too, the leaf each composite state with a history remembers."
+		saveCall = jen.Id("fsmDesc").Dot("SaveHistory").Call(jen.Id("m").Dot("State").Call(), timers.Clone(), last.Clone(), jen.Id("m").Dot("hist").Index(jen.Op(":")))
+	}
 	f.Add(paragraphs(saveDoc))
 	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()),
-		jen.Return(jen.Id("fsmDesc").Dot("Save").Call(jen.Id("m").Dot("State").Call(), timers.Clone(), last.Clone())))
+		jen.Return(saveCall))
 	lastArg := jen.Nil()
 	if len(m.Timers) > 0 {
 		lastArg = jen.Op("&").Id("m").Dot("lastTimer")
@@ -227,10 +242,14 @@ func (g *goGen) genSaved() {
 		"given twice are refused, naming them. Data saved by an earlier revision of the spec loads when " +
 		"the states and fields it names still exist, or were renamed with renamed_from; a field it lacks " +
 		"loads as its zero value."))
+	loadCall := jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(rt("LoadState")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), timers.Clone(), lastArg, jen.Id("UnmarshalState"))
+	if len(m.Histories) > 0 {
+		loadCall = jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(rt("LoadStateHistory")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), timers.Clone(), lastArg.Clone(), jen.Id("m").Dot("hist").Index(jen.Op(":")), jen.Id("UnmarshalState"))
+	}
 	load := []jen.Code{
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("fsmNew").Call(jen.Id("c"), jen.Lit(0)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(rt("LoadState")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), timers.Clone(), lastArg, jen.Id("UnmarshalState")),
+		loadCall,
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 	}
 	if len(m.Timers) == 0 {

@@ -53,6 +53,38 @@ func (g *goGen) genRules() {
 		}
 		more = append(more, kv("Timers", jen.Index().Add(rt("TimerOf")).Types(jen.Id("StateKind")).Values(timers...)))
 	}
+	if len(m.Histories) > 0 {
+		var hs []jen.Code
+		for _, s := range m.Histories {
+			var leaves []jen.Code
+			for _, l := range m.States {
+				if s.Contains(l) {
+					leaves = append(leaves, jen.Lit(l.Snake))
+				}
+			}
+			fields := []jen.Code{kv("State", jen.Lit(s.Snake)), kv("First", jen.Id(s.First.KindName)), kv("Leaves", jen.Index().String().Values(leaves...))}
+			if len(s.RenamedFrom) > 0 {
+				var was []jen.Code
+				for _, old := range s.RenamedFrom {
+					was = append(was, jen.Lit(fsm.SnakeName(old)))
+				}
+				fields = append(fields, kv("Was", jen.Index().String().Values(was...)))
+			}
+			var renamed []jen.Code
+			for _, l := range m.States {
+				if s.Contains(l) {
+					for _, old := range l.RenamedFrom {
+						renamed = append(renamed, jen.Lit(fsm.SnakeName(old)).Op(":").Lit(l.Snake))
+					}
+				}
+			}
+			if len(renamed) > 0 {
+				fields = append(fields, kv("LeavesWas", jen.Map(jen.String()).String().Values(renamed...)))
+			}
+			hs = append(hs, jen.Values(fields...))
+		}
+		more = append(more, kv("History", jen.Index().Add(rt("HistoryOf")).Types(jen.Id("StateKind")).Values(hs...)))
+	}
 	if renamed := renamedFields(m); len(renamed) > 0 {
 		more = append(more, kv("Renamed", jen.Map(jen.String()).Map(jen.String()).String().ValuesFunc(table(renamed))))
 	}

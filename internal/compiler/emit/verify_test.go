@@ -271,7 +271,7 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 // mermaidLine is every line fsmgen may write in a diagram. An edge's
 // label is names and punctuation, and the string constants of set: between
 // typographic quotes, with none of the characters Mermaid gives a meaning.
-var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : ` + edgeLabel + `(<br/>` + edgeLabel + `)*)?))$`)
+var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|state "H\*?" as [A-Za-z][A-Za-z0-9_]*_history|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : ` + edgeLabel + `(<br/>` + edgeLabel + `)*)?))$`)
 
 // edgeLabel is the label of a rule on an edge.
 const edgeLabel = `([A-Za-z0-9_ ,.()\[\]/=+-]|“[^“”\n:;{}\[\]<>"'#%|` + "`" + `]*”)+`
@@ -295,7 +295,7 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 				}
 			}
 			want := 1 + len(m.Composites) // the initial [*] of the machine and of each composite state
-			merged := map[[2]*fsm.State]bool{}
+			merged := map[[2]string]bool{}
 			rows := map[string]bool{} // a row with several events is drawn once from a state
 			count := func(from *fsm.State, rules []*fsm.Rule) {
 				for _, r := range rules {
@@ -303,13 +303,17 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					if to == nil {
 						to = from
 					}
-					row := fmt.Sprintf("%s %s %s", from.Name, to.Name, r.Pos)
+					toName := to.Name
+					if r.History != nil {
+						toName = r.History.Name + "_history" // the history's pseudostate
+					}
+					row := fmt.Sprintf("%s %s %s", from.Name, toName, r.Pos)
 					if rows[row] {
 						continue
 					}
 					rows[row] = true
-					pair := [2]*fsm.State{from, to}
-					one := to == from || from.Composite() || to.Composite() // one edge per pair
+					pair := [2]string{from.Name, toName}
+					one := to == from || from.Composite() || to.Composite() || r.History != nil // one edge per pair
 					if r.Kind == fsm.Transition && (!one || !merged[pair]) {
 						want++
 						merged[pair] = merged[pair] || one
@@ -317,11 +321,13 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 				}
 			}
 			for _, s := range m.States {
-				if s.Terminal {
-					want++
+				if s.Terminal || s.Final {
+					want++ // S --> [*]
 				}
 				var rules []*fsm.Rule
-				if s.Choice != nil {
+				if s.Choice != nil && s.Completes != nil {
+					count(s.Completes, s.Choice.Rules) // done, drawn from the composite state
+				} else if s.Choice != nil {
 					rules = s.Choice.Rules
 				}
 				for _, c := range s.Handles {

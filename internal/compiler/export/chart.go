@@ -18,8 +18,13 @@ type Kind int
 const (
 	Atomic   Kind = iota // a leaf
 	Compound             // a composite state: one active child at a time
-	Final                // a terminal leaf at the top level that does nothing with any event
+	Final                // a terminal leaf at the top level that does nothing with any event, or a final child whose composite state has a done transition
+	History              // a composite state's history pseudostate
 )
+
+// historyKey is the name of a history node among its composite state's
+// children.
+const historyKey = "history"
 
 // chart is the machine as a tree of nodes, the form both targets share.
 type chart struct {
@@ -44,6 +49,8 @@ type node struct {
 	entry, exit []call
 	timers      []*fsm.Timer
 	triggers    []*trigger
+	// history is, for a History node, what it remembers.
+	history fsm.History
 }
 
 // call is a named effect or action of a hook or a transition.
@@ -58,6 +65,9 @@ type trigger struct {
 	event    *fsm.Event // nil for a timer and for eventless rules
 	timer    *fsm.Timer
 	branches []*fsm.Rule
+	// done is set for a composite state's done transition (XState's
+	// onDone, SCXML's done.state.ID).
+	done bool
 }
 
 // build makes the chart of m.
@@ -78,15 +88,27 @@ func build(m *fsm.Machine) *chart {
 		if r == m.Stale || r.Event != nil && r.Event == m.TimerFired && r.Timer == nil {
 			continue // the runtime's own bookkeeping of stale timers
 		}
+		if r.Resume != nil {
+			continue // the Go machine's resolution of a rule into a history: the target's history node does it
+		}
 		n := c.root
 		if r.From != nil {
 			n = c.byState[r.From]
 		}
+		if r.Done != nil {
+			// The done transition is the composite state's; each final
+			// child carries a copy of it in the Go machine.
+			if r.From != firstFinal(r.Done) {
+				continue
+			}
+			n = c.byState[r.Done]
+		}
+		done := r.Done != nil
 		i := slices.IndexFunc(n.triggers, func(t *trigger) bool {
-			return t.timer == r.Timer && (r.Timer != nil || t.event == r.Event)
+			return t.done == done && t.timer == r.Timer && (r.Timer != nil || t.event == r.Event)
 		})
 		if i < 0 {
-			t := &trigger{timer: r.Timer}
+			t := &trigger{timer: r.Timer, done: done}
 			if r.Timer == nil {
 				t.event = r.Event
 			}
@@ -96,11 +118,21 @@ func build(m *fsm.Machine) *chart {
 		n.triggers[i].branches = append(n.triggers[i].branches, r)
 	}
 	for _, n := range c.nodes() {
-		if final(n) {
+		if n.kind != History && (final(n) || n.state.Completes != nil) {
 			n.kind = Final
 		}
 	}
 	return c
+}
+
+// firstFinal returns the first final child of s that completes it.
+func firstFinal(s *fsm.State) *fsm.State {
+	for _, ch := range s.Children {
+		if ch.Completes == s {
+			return ch
+		}
+	}
+	return nil
 }
 
 // add makes the node of s and its descendants.
@@ -118,8 +150,22 @@ func (c *chart) add(s *fsm.State, parent *node) *node {
 			n.children = append(n.children, c.add(ch, n))
 		}
 		n.initial = c.byState[s.InitialChild]
+		if s.History != fsm.HistoryNone {
+			h := &node{state: s, name: historyKey, kind: History, history: s.History, path: append(slices.Clone(n.path), historyKey)}
+			n.children = append(n.children, h)
+		}
 	}
 	return n
+}
+
+// historyNode returns the history node of composite state s.
+func (c *chart) historyNode(s *fsm.State) *node {
+	for _, ch := range c.byState[s].children {
+		if ch.kind == History {
+			return ch
+		}
+	}
+	return nil
 }
 
 // hookCalls lists what an entry or exit runs: its effect, then its
@@ -184,6 +230,9 @@ func final(n *node) bool {
 // again although its target is inside it: an external transition from a
 // state to itself or into it (XState's reenter: true; SCXML's default).
 func reenters(r *fsm.Rule) bool {
+	if r.Done != nil {
+		return r.Target != nil && !r.Local && r.Done.Contains(r.Target)
+	}
 	return r.From != nil && r.Target != nil && !r.Local && r.From.Contains(r.Target)
 }
 

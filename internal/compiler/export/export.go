@@ -107,6 +107,15 @@ func common(c *chart, p *problems, target string) {
 			p.refuse(fn.Pos, "effect %s has the name of an action: %s names both alike, so rename one of them", fn.Name, target)
 		}
 	}
+	// A history is written as a child of its composite state named
+	// history (XState's states key, the id's last part).
+	for _, s := range m.Histories {
+		for _, ch := range s.Children {
+			if ch.Name == historyKey {
+				p.refuse(ch.Pos, "state %s has the name the export gives the history of %s: rename it", ch.Name, s.Name)
+			}
+		}
+	}
 }
 
 // dataMarks reports the data effects of a rule that the target does not

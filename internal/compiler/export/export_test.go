@@ -111,7 +111,7 @@ func TestXStateConfigShape(t *testing.T) {
 				}
 			}
 			collect(m.Name, root)
-			assert.Len(t, ids, len(m.States)+len(m.Composites)+1, "a node per state, and the root")
+			assert.Len(t, ids, len(m.States)+len(m.Composites)+len(m.Histories)+1, "a node per state, one per history, and the root")
 			names := map[string]bool{}
 			for _, a := range m.Actions {
 				names[a.Name] = !a.Builtin
@@ -193,7 +193,7 @@ func TestSCXMLWellFormed(t *testing.T) {
 			var states func(e *element)
 			states = func(e *element) {
 				for _, c := range e.Children {
-					if c.XMLName.Local == "state" || c.XMLName.Local == "final" {
+					if c.XMLName.Local == "state" || c.XMLName.Local == "final" || c.XMLName.Local == "history" {
 						id := c.attr("id")
 						assert.NotContains(t, ids, id, "id %s twice", id)
 						ids[id] = c

@@ -108,6 +108,24 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"13:11: warning: late reads now of the timer's event, which SCXML's timer events do not carry: its implementation there must find it elsewhere"},
 		},
 		{
+			name:    "a history",
+			states:  closed + "  Opened:\n    history: shallow\n    ignore: [Open, Knock]\n    states:\n      Ajar:\n        initial: true\n",
+			rows:    "  - from: Closed\n    on: Close\n    to: Opened.history\n  - from: Opened\n    on: Close\n    to: Closed\n",
+			wantOut: `"type": "history"`,
+		},
+		{
+			name:    "a done transition",
+			states:  closed + "  Opened:\n    ignore: [Open, Knock]\n    done:\n      to: Closed\n    states:\n      Ajar:\n        initial: true\n      Wide:\n        final: true\n",
+			rows:    "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Ajar\n    on: Close\n    to: Wide\n",
+			wantOut: `"onDone"`,
+		},
+		{
+			name:   "a history entered from two levels inside",
+			states: closed + "  Opened:\n    history: deep\n    ignore: [Open, Knock]\n    states:\n      Ajar:\n        initial: true\n      Wide:\n        states:\n          Inner:\n            initial: true\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Ajar\n    on: Knock\n    to: Wide\n  - from: Inner\n    on: Close\n    to: Opened.history\n  - from: Inner\n    on: Open\n    to: Closed\n  - from: Opened\n    on: Close\n    to: Closed\n",
+			xstate: []string{"35:5: error: the transition from Inner into Opened.history: XState leaves and enters up to the state around Inner and the state the history resumes, not the history itself, so from a state nested this deep in Opened it would leave fewer states than fsmgen and SCXML do: write the row on Opened or on a child of it"},
+		},
+		{
 			name:    "a terminal state that does nothing is final",
 			states:  closed + "  Gone:\n    terminal: true\n    ignore: \"*\"\n",
 			rows:    "  - from: Closed\n    on: Close\n    to: Gone\n",

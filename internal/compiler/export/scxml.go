@@ -109,13 +109,20 @@ func (w *scxmlWriter) state(depth int, n *node) {
 	tag := "state"
 	attrs := []string{"id", n.name}
 	kind := n.kind
-	if kind == Final && w.wrapper != "" {
+	if kind == Final && w.wrapper != "" && n.state.Parent == nil {
 		// Inside the state around the machine a <final> would not end
 		// the machine, and the "*" rows would still take events it
 		// ignores: it stays a state, with its rules.
 		kind = Atomic
 	}
 	switch kind {
+	case History:
+		// SCXML's <history>, whose transition is its default: the
+		// composite state's initial child.
+		w.open(depth, "history", false, "id", historyID(n.state), "type", n.history.String())
+		w.open(depth+1, "transition", true, "target", n.state.InitialChild.Name)
+		w.close(depth, "history")
+		return
 	case Final:
 		tag = "final"
 	case Compound:
@@ -195,13 +202,20 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 		if t.timer.ID != "" {
 			attrs = append(attrs, "fsmgen:timer", t.timer.ID)
 		}
+	case t.done:
+		attrs = append(attrs, "event", "done.state."+n.name)
 	case t.event != nil:
 		attrs = append(attrs, "event", t.event.Name)
 	}
 	if r.Guard != nil {
 		attrs = append(attrs, "cond", r.Guard.Name+"(_event)")
 	}
-	if r.Target != nil {
+	if r.History != nil {
+		attrs = append(attrs, "target", historyID(r.History))
+		if n == w.c.root {
+			attrs = append(attrs, "type", "internal")
+		}
+	} else if r.Target != nil {
 		attrs = append(attrs, "target", r.Target.Name)
 		if r.Local || n == w.c.root {
 			attrs = append(attrs, "type", "internal")
@@ -270,3 +284,7 @@ func (w *scxmlWriter) indent(depth int) { w.b.WriteString(strings.Repeat("  ", d
 
 // text writes s escaped for XML text and attribute values.
 func (w *scxmlWriter) text(s string) { _ = xml.EscapeText(&w.b, []byte(s)) }
+
+// historyID is the SCXML id of a composite state's history: its name and
+// .history (state names have no dots, so no state has it).
+func historyID(s *fsm.State) string { return s.Name + ".history" }

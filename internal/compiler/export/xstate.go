@@ -102,6 +102,13 @@ func (w *xstateWriter) state(n *node) obj {
 		o.add("description", n.state.Doc)
 	}
 	switch n.kind {
+	case History:
+		// XState's history state; its default is the composite state's
+		// initial child, as fsmgen's.
+		o.add("type", "history")
+		o.add("history", n.history.String())
+		o.add("target", "#"+w.id(w.c.byState[n.state.InitialChild]))
+		return o
 	case Final:
 		o.add("type", "final")
 	case Atomic, Compound:
@@ -136,7 +143,7 @@ func (w *xstateWriter) body(o *obj, n *node) {
 		return // a final state takes no transitions; all it has ignores or rejects
 	}
 	on, after := obj{}, obj{}
-	var always any
+	var always, onDone any
 	delays := map[string]*fsm.Timer{}
 	for _, t := range n.triggers {
 		switch {
@@ -148,6 +155,8 @@ func (w *xstateWriter) body(o *obj, n *node) {
 			}
 			delays[key] = t.timer
 			after.add(key, w.transitions(t))
+		case t.done:
+			onDone = w.transitions(t)
 		case t.event == nil:
 			always = w.transitions(t)
 		default:
@@ -156,6 +165,9 @@ func (w *xstateWriter) body(o *obj, n *node) {
 	}
 	if len(on) > 0 {
 		o.add("on", on)
+	}
+	if onDone != nil {
+		o.add("onDone", onDone)
 	}
 	if len(after) > 0 {
 		o.add("after", after)
@@ -199,7 +211,25 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 	if r.Guard != nil {
 		o.add("guard", r.Guard.Name)
 	}
-	if r.Target != nil {
+	if r.History != nil {
+		o.add("target", "#"+w.id(w.c.historyNode(r.History)))
+		// SCXML leaves and enters up to the least state around the
+		// source and the history (§3.13); XState resolves the history
+		// first and goes up to the least state around the source and the
+		// state it resumes. From inside the composite state, the two
+		// agree only for a source one level down, and with reenter for a
+		// composite source (the resumed state may be inside it).
+		if s := r.From; s != nil && s != r.History && r.History.Contains(s) {
+			if s.Parent != r.History {
+				w.p.refuse(r.Pos, "the transition from %s into %s.history: XState leaves and enters up to the state around %s and the state the history resumes, not the history itself, so from a state nested this deep in %s it would leave fewer states than fsmgen and SCXML do: write the row on %s or on a child of it", s.Name, r.History.Name, s.Name, r.History.Name, r.History.Name)
+			}
+			if s.Composite() {
+				o.add("reenter", true)
+			}
+		} else if reenters(r) {
+			o.add("reenter", true)
+		}
+	} else if r.Target != nil {
 		o.add("target", "#"+w.id(w.c.byState[r.Target]))
 		if reenters(r) {
 			o.add("reenter", true)

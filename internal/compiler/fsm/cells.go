@@ -331,6 +331,12 @@ func (b *builder) number(c *Cell) {
 		r.Index = len(b.m.Rules)
 		r.Label = RuleLabel(r)
 		b.m.Rules = append(b.m.Rules, r)
+		for _, v := range r.Variants {
+			b.cellOf[v] = c
+			v.Index = len(b.m.Rules)
+			v.Label = RuleLabel(v)
+			b.m.Rules = append(b.m.Rules, v)
+		}
 	}
 }
 

@@ -88,6 +88,8 @@ func (b *builder) decls() {
 	b.states, b.events, b.actions = map[string]*State{}, map[string]*Event{}, map[string]*Action{}
 	b.specOf = map[*State]*spec.State{}
 	b.readStates()
+	b.histories()
+	b.finals()
 	for i, se := range f.Events {
 		e := &Event{Decl: b.decl("event", se.Name, se.Doc, se.GoName, se.Fields, se.RenamedFrom, i)}
 		if e.GoName != "" {

@@ -203,8 +203,15 @@ func value(v Value) string {
 // it takes what its with: names (remote=event.remote).
 func RuleLabel(r *Rule) string {
 	var b strings.Builder
-	b.WriteString(r.From.String())
-	b.WriteString(" --")
+	if r.Done != nil {
+		b.WriteString(r.Done.Name + " --done")
+		if finals := r.Done.finals(); len(finals) > 1 {
+			b.WriteString(" (" + r.From.Name + ")")
+		}
+	} else {
+		b.WriteString(r.From.String())
+		b.WriteString(" --")
+	}
 	switch {
 	case r.Timer != nil:
 		b.WriteString(r.Timer.Label())
@@ -226,9 +233,15 @@ func RuleLabel(r *Rule) string {
 		b.WriteString("rejected: " + strings.Join(strings.Fields(r.Reason), " "))
 		return b.String()
 	}
-	if r.Target == nil {
+	switch {
+	case r.History != nil:
+		b.WriteString(r.History.Name + historySuffix)
+		if r.Resume != nil {
+			b.WriteString(" (was in " + r.Resume.Name + ")")
+		}
+	case r.Target == nil:
 		b.WriteString("(stays)")
-	} else {
+	default:
 		b.WriteString(r.Target.Name)
 	}
 	if r.Local {

@@ -196,7 +196,7 @@ func (b *builder) timerDecls() {
 func (b *builder) hooks() {
 	for _, s := range b.all {
 		ss := b.specOf[s]
-		if (ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0) && s.Transient {
+		if (ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0) && s.Transient && s.Completes == nil {
 			b.errorf(ss.Name.Pos, "transient state %s is left in the step that enters it: it has no entry, exit or after; put the actions on its transitions", s.Name)
 			continue
 		}
@@ -324,9 +324,17 @@ func (b *builder) routes(r *Rule) {
 		return
 	}
 	owner := r.From
+	if r.Done != nil {
+		// A done transition is the composite state's: its domain is
+		// worked out from it, and it leaves the final leaf and every
+		// state up to the domain.
+		owner = r.Done
+	}
 	var domain *State
 	if r.Local {
 		domain = owner
+	} else if r.History != nil {
+		domain = historyDomain(owner, r.History)
 	} else if owner != nil {
 		// The innermost proper ancestor of the source that contains the
 		// target and is not the target itself: a transition to an
@@ -334,6 +342,7 @@ func (b *builder) routes(r *Rule) {
 		for domain = owner.Parent; domain != nil && (!domain.Contains(r.Target) || domain == r.Target); domain = domain.Parent {
 		}
 	}
+	b.remembers(r, domain)
 	hooked := func(s *State) bool { return s.Exit != nil || len(s.Timers) > 0 }
 	if r.Shared() {
 		// The states inside the owner that the machine may be in when the
@@ -361,6 +370,9 @@ func (b *builder) routes(r *Rule) {
 		}
 	}
 	start := owner
+	if r.Done != nil {
+		start = r.From
+	}
 	if r.Shared() && owner != nil {
 		start = owner // the owner and its ancestors are left unconditionally
 	}

@@ -45,6 +45,10 @@ type Machine struct {
 	// Accessors are the fields a set of states shares (see Accessor), in
 	// the order of Data.
 	Accessors []*Accessor
+	// Histories are the composite states with a history, in spec order;
+	// Histories[i].Hist == i. The machine remembers, for each, the leaf it
+	// was in when it last left it (none before).
+	Histories []*State
 	// Timers are the timers the states declare with "after", in spec
 	// order; Timers[i].Index == i.
 	Timers []*Timer
@@ -249,7 +253,30 @@ type State struct {
 	Inherited []*Cell
 	// Choice holds the eventless rules of a transient state.
 	Choice *Cell
+	// History is a composite state's history, HistoryNone for none; Hist
+	// is then its place in Machine.Histories (its memory's index).
+	History History
+	Hist    int
+	// Final marks a leaf that completes its composite state (final:
+	// true). Completes is then that state when it has a done transition:
+	// the leaf is transient, left by the done transition in the step that
+	// enters it; nil when the composite state has none (the leaf rests).
+	Final     bool
+	Completes *State
 }
+
+// History is the kind of a composite state's history.
+type History int
+
+// The kinds of history.
+const (
+	HistoryNone    History = iota
+	HistoryShallow         // the child the machine was in (UML shallowHistory)
+	HistoryDeep            // the leaf the machine was in (UML deepHistory)
+)
+
+// String returns "", "shallow" or "deep".
+func (h History) String() string { return [...]string{"", "shallow", "deep"}[h] }
 
 // Composite reports whether the state contains states.
 func (s *State) Composite() bool { return s.Children != nil }

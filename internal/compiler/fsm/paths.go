@@ -22,6 +22,16 @@ type Path struct {
 type node struct {
 	leaf  *State
 	spent uint64 // bit i: timer i is spent; only timers below 64 are tracked
+	// hist is what the machine remembers of the composite states with a
+	// history (histKey of mem).
+	hist string
+}
+
+// item is a node of the search with how it was reached.
+type item struct {
+	n     node
+	mem   []*State // the memory of the histories, as hist encodes it
+	steps []*Way
 }
 
 // paths finds, breadth first from the initial state, the shortest path to
@@ -33,21 +43,19 @@ func (b *builder) paths() {
 		return
 	}
 	found := make([]*Path, len(m.Rules))
-	type item struct {
-		n     node
-		steps []*Way
-	}
-	start := node{leaf: m.Initial}
+	mem0 := make([]*State, len(m.Histories))
+	start := node{leaf: m.Initial, hist: histKey(mem0)}
 	seen := map[node]bool{start: true}
-	queue := []item{{n: start}}
+	queue := []item{{n: start, mem: mem0}}
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
 		for _, c := range b.edges(it.n) {
-			if c.known(found, seen, it.n) {
+			if len(m.Histories) == 0 && c.known(found, seen, it.n) {
 				continue // nothing new down this cell: skip building its ways
 			}
 			for _, w := range c.ways(it.n.leaf) {
+				w, mem := resolveWay(w, it.mem)
 				var steps []*Way // the path to w, built only if something needs it
 				path := func() []*Way {
 					if steps == nil {
@@ -60,10 +68,10 @@ func (b *builder) paths() {
 						found[r.Index] = &Path{Rule: r, Steps: path()}
 					}
 				}
-				next := node{leaf: w.To, spent: spend(it.n.spent, w)}
+				next := node{leaf: w.To, spent: spend(it.n.spent, w), hist: histKey(mem)}
 				if !seen[next] {
 					seen[next] = true
-					queue = append(queue, item{n: next, steps: path()})
+					queue = append(queue, item{n: next, mem: mem, steps: path()})
 				}
 			}
 		}

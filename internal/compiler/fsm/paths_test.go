@@ -46,6 +46,13 @@ func TestPathsShortest(t *testing.T) {
 				at = w.To
 			}
 			assert.Contains(t, p.Steps[len(p.Steps)-1].Rules, p.Rule, "%s: %s: the last step fires the rule", s.Name, p.Rule.Label)
+			if p.Rule.History != nil {
+				// A rule into a history fires as one of its variants by
+				// what the machine remembers, which the search below,
+				// over the states at rest alone, does not know: the
+				// generated TestPaths runs these paths.
+				continue
+			}
 			best := -1
 			for _, leaf := range m.States {
 				if d, ok := dist[leaf]; ok && takes(m, leaf, p.Rule) && (best < 0 || d+1 < best) {

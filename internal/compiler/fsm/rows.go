@@ -31,6 +31,7 @@ func (b *builder) transitions() {
 			b.row(t, ev)
 		}
 	}
+	b.doneRows()
 }
 
 // rowEvents resolves the events of a transition's "on": one, several, or
@@ -307,7 +308,17 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		b.errorf(pos, "an eventless transition of transient state %s must leave it: give it \"to\"", from.Name)
 		return nil
 	}
-	if o.To.Set {
+	if o.To.Set && strings.HasSuffix(o.To.Value, historySuffix) {
+		if r.History = b.historyTarget(o.To); r.History == nil {
+			ok = false
+		} else {
+			r.Target, r.To = r.History, descend(r.History)
+		}
+		if o.Local.Set && o.Local.Value {
+			b.errorf(o.Local.Pos, "a transition into the history of %s cannot be local: remove local", o.To.Value)
+			ok = false
+		}
+	} else if o.To.Set {
 		if r.Target = b.state(o.To); r.Target == nil {
 			ok = false
 		} else if r.To = descend(r.Target); r.To == nil {
@@ -317,7 +328,7 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 			ok = false
 		}
 	}
-	if o.Local.Set && o.Local.Value {
+	if o.Local.Set && o.Local.Value && !strings.HasSuffix(o.To.Value, historySuffix) {
 		switch {
 		case from == nil || !from.Composite():
 			b.errorf(o.Local.Pos, "local applies to a transition of a composite state into its own substates: this one has no composite source")
@@ -348,6 +359,9 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 	}
 	if !ok {
 		return nil
+	}
+	if r.History != nil {
+		b.historyVariants(r)
 	}
 	return r
 }

@@ -63,6 +63,24 @@ type Rule struct {
 	// Local is set when the rule moves within its own composite source
 	// without leaving it.
 	Local bool
+	// History is, for a rule into a composite state's history ("to:
+	// S.history"), that state; nil for other rules. Such a rule is
+	// resolved once per state it may resume (see Resume): the rule itself
+	// is the default (the composite's initial child, when nothing is
+	// remembered), and Variants the others, each with its own Target, To,
+	// exits and entries, numbered right after it.
+	History  *State
+	Variants []*Rule
+	// Resume is, for a variant, the state it resumes: a child of History
+	// (shallow) or a leaf inside it (deep); nil for the default.
+	Resume *State
+	// Remembers are the composite states with a history that the rule
+	// leaves: each remembers the leaf the machine was in.
+	Remembers []Remember
+	// Done is, for a composite state's done transition (an eventless
+	// rule of one of its final leaves), that composite state: the rule
+	// leaves and enters as a rule of it would.
+	Done *State
 	// Timer is the timer that fires the rule; nil for other rules.
 	Timer *Timer
 	// Spends is, for a timer's rule that does not leave the timer's
@@ -109,6 +127,14 @@ type Rule struct {
 	// Captures are storage fields an action reads that the rule
 	// overwrites or clears: the machine reads them into locals first.
 	Captures []Capture
+}
+
+// Remember is a composite state with a history that a rule leaves.
+type Remember struct {
+	State *State
+	// When is set when the rule leaves the state only from the leaves
+	// inside it (a rule of a composite state around it, or a "*" row).
+	When bool
 }
 
 // Capture is a storage field read into a local before a rule changes it.

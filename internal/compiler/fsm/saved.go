@@ -80,6 +80,10 @@ func (b *builder) shape() {
 		}
 		lines = append(lines, line)
 	}
+	for _, s := range b.m.Histories {
+		// What a saved machine remembers of the state: a leaf inside it.
+		lines = append(lines, "history "+s.Snake)
+	}
 	slices.Sort(lines)
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	b.m.Shape = "sha256:" + hex.EncodeToString(sum[:16])

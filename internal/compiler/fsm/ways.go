@@ -69,7 +69,14 @@ func (b *builder) ways() {
 			}
 			from = b.users[c][i]
 		}
-		m.Ways = append(m.Ways, expand(from, c)...)
+		for _, w := range expand(from, c) {
+			if len(m.Histories) > 0 {
+				// The generated tests start from Restore, which
+				// remembers nothing.
+				w, _ = resolveWay(w, make([]*State, len(m.Histories)))
+			}
+			m.Ways = append(m.Ways, w)
+		}
 	}
 }
 

@@ -93,11 +93,21 @@ type State struct {
 	Initial     Bool // the machine's initial state, or its parent's initial child
 	Terminal    Bool
 	Transient   Bool
-	Fields      []Field
-	Ignore      []String // events ignored in this state; "*" for every other one
-	Reject      []String // events rejected in this state; "*" for every other one
-	Entry       *Hook    // what the state does when entered; nil when absent
-	Exit        *Hook    // what the state does when left; nil when absent
+	// History is a composite state's history: "shallow" or "deep" (UML's
+	// shallowHistory and deepHistory, SCXML's <history type>); unset when
+	// it has none.
+	History String
+	// Final marks a leaf of a composite state that completes it (UML's
+	// FinalState, SCXML's <final>).
+	Final Bool
+	// Done is a composite state's completion transition, taken when the
+	// machine enters one of its final children; nil when absent.
+	Done   *Done
+	Fields []Field
+	Ignore []String // events ignored in this state; "*" for every other one
+	Reject []String // events rejected in this state; "*" for every other one
+	Entry  *Hook    // what the state does when entered; nil when absent
+	Exit   *Hook    // what the state does when left; nil when absent
 	// After are the state's timers, in the order written: "after" is one
 	// timer (a mapping) or a list of them.
 	After []*After
@@ -122,6 +132,15 @@ type After struct {
 	// timer of a state that goes without.
 	ID     String
 	Delay  String // a Go duration ("90s") or the name of an effect that computes one
+	Guards []Branch
+	Outcome
+}
+
+// Done is a composite state's "done": the transition it takes when one of
+// its final children is entered (SCXML's done.state.ID), with or without
+// guards.
+type Done struct {
+	Pos    diag.Pos
 	Guards []Branch
 	Outcome
 }

@@ -340,6 +340,9 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 		"initial":      func(_, v *yaml.Node) { s.Initial = p.boolean(v) },
 		"terminal":     func(_, v *yaml.Node) { s.Terminal = p.boolean(v) },
 		"transient":    func(_, v *yaml.Node) { s.Transient = p.boolean(v) },
+		"history":      func(_, v *yaml.Node) { s.History = p.str(v) },
+		"final":        func(_, v *yaml.Node) { s.Final = p.boolean(v) },
+		"done":         func(k, v *yaml.Node) { s.Done = p.done(k, v) },
 		"fields":       func(_, v *yaml.Node) { s.Fields = p.fields(v) },
 		"ignore":       func(_, v *yaml.Node) { s.Ignore = p.names(v) },
 		"reject":       func(_, v *yaml.Node) { s.Reject = p.names(v) },
@@ -400,6 +403,16 @@ func (p *parser) after(v *yaml.Node) *After {
 		p.errorf(v, "after has no \"delay\": give a duration such as 30s, or the effect that computes one")
 	}
 	return a
+}
+
+// done reads a composite state's "done": the transition it takes when it
+// completes, with or without guards.
+func (p *parser) done(k, v *yaml.Node) *Done {
+	d := &Done{Pos: p.pos(k)}
+	keys := p.outcomeKeys(&d.Outcome)
+	keys["guards"] = func(_, v *yaml.Node) { d.Guards = p.branches(v) }
+	p.mapping(resolve(v), keys)
+	return d
 }
 
 // afterKeys returns the handlers of the keys of "after", filling a.

@@ -1,0 +1,122 @@
+package diff_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diff"
+)
+
+// holdSpec is a call that may be put on hold; Connected remembers where it
+// was when the call is held (the cases add and change that history).
+const holdSpec = `version: 2
+machine: Call
+package: call
+output:
+  go: .
+states:
+  Idle:
+    initial: true
+    ignore: [Hold]
+  Connected:
+    history: shallow
+    states:
+      Talking:
+        initial: true
+      Muted: {}
+  Held:
+    ignore: [Hold, Mute]
+events:
+  Dial: {}
+  Hold: {}
+  Mute: {}
+  Resume: {}
+transitions:
+  - from: Idle
+    on: Dial
+    to: Connected
+  - from: Talking
+    on: Mute
+    to: Muted
+  - from: Muted
+    on: Mute
+    to: Talking
+  - from: Connected
+    on: Hold
+    to: Held
+  - from: Held
+    on: Resume
+    to: Connected.history
+  - from: "*"
+    on: [Dial, Resume, Mute]
+    ignore: true
+`
+
+// TestCompareHistory checks how fsmgen diff classifies a history added to
+// a composite state, removed from it, and made deep.
+func TestCompareHistory(t *testing.T) {
+	t.Parallel()
+	without := strings.Replace(strings.Replace(holdSpec, "    history: shallow\n", "", 1), "to: Connected.history", "to: Connected", 1)
+	deep := strings.Replace(holdSpec, "history: shallow", "history: deep", 1)
+	// A composite state with a history cannot have a done transition that
+	// leaves it (its final state would be remembered): the case adds one
+	// to the revision without history.
+	done := strings.NewReplacer(
+		"  Connected:\n", "  Connected:\n    done:\n      to: Idle\n",
+		"      Muted: {}\n", "      Muted: {}\n      Over:\n        final: true\n",
+		"  - from: Held\n    on: Resume\n", "  - from: Muted\n    on: Dial\n    to: Over\n  - from: Held\n    on: Resume\n",
+	).Replace(without)
+	rule := want{subject: "rule Held × Resume", what: "now to Connected.history (shallow), was to Connected", verdicts: []string{"behaviour=breaks"}}
+	tests := []struct {
+		name     string
+		old, new string
+		breaks   int
+		want     []want
+	}{
+		{
+			name: "a history added", old: without, new: holdSpec, breaks: 1,
+			want: []want{{subject: "state Connected", what: "gained a shallow history"}, rule},
+		},
+		{
+			name: "a history removed", old: holdSpec, new: without, breaks: 2,
+			want: []want{
+				{subject: "state Connected", what: "lost its shallow history", verdicts: []string{"saved_states=breaks"}},
+				{subject: "rule Held × Resume", what: "now to Connected, was to Connected.history (shallow)", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "a done transition added", old: without, new: done, breaks: 1,
+			want: []want{
+				{subject: "state Over", what: "added"},
+				{subject: "rule Muted × Dial", what: "now to Over, was ignored", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "a history made deep", old: holdSpec, new: deep, breaks: 2,
+			want: []want{
+				{subject: "state Connected", what: "history made deep (was shallow)", verdicts: []string{"behaviour=breaks"}},
+				{subject: "rule Held × Resume", what: "now to Connected.history (deep), was to Connected.history (shallow)", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			var got []want
+			for _, c := range rep.Changes {
+				w := want{subject: c.Subject, what: c.What}
+				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+					if c.Verdicts[a] != diff.OK {
+						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+					}
+				}
+				got = append(got, w)
+			}
+			assert.ElementsMatch(t, tt.want, got)
+			assert.Equal(t, tt.breaks, rep.Breaks(), "breaking changes")
+		})
+	}
+}

@@ -1,0 +1,233 @@
+package fsm
+
+import (
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves history (UML 2.5.1 §14.2.3.4.5, shallowHistory and
+// deepHistory; SCXML §3.10, <history>) at generate time. A composite
+// state with "history:" has a memory in the machine: the leaf the machine
+// was in when it last left the state. A rule "to: S.history" is resolved
+// into one rule per state it may resume (the default, S's initial child,
+// and each child, or for deep history each leaf), each with its own
+// exits and entries; the generated code picks one by the memory, with a
+// switch over kinds, and the rules that leave S write the memory.
+
+// historySuffix is how a target names a composite state's history.
+const historySuffix = ".history"
+
+// histories reads the "history:" of every state, once the states are read.
+func (b *builder) histories() {
+	for _, s := range b.all {
+		ss := b.specOf[s]
+		if !ss.History.Set {
+			continue
+		}
+		switch ss.History.Value {
+		case "shallow":
+			s.History = HistoryShallow
+		case "deep":
+			s.History = HistoryDeep
+		default:
+			b.errorf(ss.History.Pos, "history %q of state %s is neither shallow nor deep: write \"history: shallow\" (the child it was in) or \"history: deep\" (the leaf it was in)", ss.History.Value, s.Name)
+			continue
+		}
+		if !s.Composite() {
+			b.errorf(ss.History.Pos, "state %s has no states inside it, so it has no history to remember: put history on a composite state", s.Name)
+			s.History = HistoryNone
+			continue
+		}
+		s.Hist = len(b.m.Histories)
+		b.m.Histories = append(b.m.Histories, s)
+	}
+}
+
+// historyTarget resolves a target "S.history": the composite state S,
+// which must have a history; nil after reporting an error.
+func (b *builder) historyTarget(to spec.String) *State {
+	name := spec.String{Value: strings.TrimSuffix(to.Value, historySuffix), Pos: to.Pos, Set: to.Set}
+	s := b.state(name)
+	if s == nil {
+		return nil
+	}
+	if s.History == HistoryNone {
+		b.errorf(to.Pos, "state %s has no history for %s to enter: add \"history: shallow\" or \"history: deep\" to %s", s.Name, to.Value, s.Name)
+		return nil
+	}
+	return s
+}
+
+// historyVariants makes the variants of rule r into the history of s: one
+// per state s may resume other than its default (its initial child, down
+// to a leaf, which r itself enters). Each is r with another target.
+func (b *builder) historyVariants(r *Rule) {
+	s := r.History
+	def := descend(s)
+	var resumes []*State
+	if s.History == HistoryShallow {
+		for _, c := range s.Children {
+			if c != s.InitialChild && !c.Transient { // a transient state is never remembered
+				resumes = append(resumes, c)
+			}
+		}
+	} else {
+		for _, l := range b.m.States {
+			if s.Contains(l) && l != def && !l.Transient {
+				resumes = append(resumes, l)
+			}
+		}
+	}
+	o := b.outcomeOf[r]
+	for _, c := range resumes {
+		v := *r
+		v.Variants = nil
+		v.Target, v.To, v.Resume = c, descend(c), c
+		v.Actions = nil
+		for _, e := range r.Actions {
+			v.Actions = append(v.Actions, &Emit{Action: e.Action})
+		}
+		b.outcomeOf[&v] = o
+		r.Variants = append(r.Variants, &v)
+	}
+}
+
+// historyDomain is the domain of a rule into the history of s whose rule
+// belongs to owner: the innermost proper ancestor of owner that contains
+// s's history, a pseudostate inside s (SCXML's LCCA of the source and the
+// <history> element): s itself for a source inside it.
+func historyDomain(owner, s *State) *State {
+	if owner == nil {
+		return nil
+	}
+	d := owner.Parent
+	for d != nil && !d.Contains(s) {
+		d = d.Parent
+	}
+	return d
+}
+
+// remembers works out the composite states with a history that rule r,
+// which moves, leaves: those below its domain that the machine is in.
+func (b *builder) remembers(r *Rule, domain *State) {
+	owner := r.From
+	for _, s := range b.m.Histories {
+		if domain != nil && (domain == s || !domain.Contains(s)) {
+			continue // not left: the domain is s or inside it, or elsewhere
+		}
+		switch {
+		case owner != nil && owner.Completes != nil && s.Contains(owner):
+			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
+		case owner != nil && owner.Transient && s.Contains(owner):
+			b.errorf(r.Pos, "this transition leaves %s from transient state %s, which its history would remember, and a transient state is never at rest: lead it to a state inside %s first, or drop the history", s.Name, owner.Name, s.Name)
+		case owner != nil && s.Contains(owner):
+			r.Remembers = append(r.Remembers, Remember{State: s})
+		case owner == nil || owner.Contains(s):
+			for _, u := range b.sources(r) {
+				if s.Contains(u) {
+					r.Remembers = append(r.Remembers, Remember{State: s, When: true})
+					break
+				}
+			}
+		}
+	}
+}
+
+// Key says what rule r into a history picks its variant by, as the
+// generated code does: the memory of r.History, or, when r leaves
+// r.History itself, the leaf it leaves (which it remembers first).
+// Always is set when r leaves it from every state that takes r; Leaves
+// when from some.
+func (r *Rule) Key() (leaves, always bool) {
+	for _, rem := range r.Remembers {
+		if rem.State == r.History {
+			return true, !rem.When
+		}
+	}
+	return false, false
+}
+
+// Pick returns the variant of r that fires when the machine is in leaf
+// at and remembers hist (hist[i] is the leaf of Histories[i], nil for
+// none): the one whose resumed state holds the remembered leaf, else r.
+func (r *Rule) Pick(at *State, hist []*State) *Rule {
+	if r.History == nil {
+		return r
+	}
+	key := hist[r.History.Hist]
+	if leaves, always := r.Key(); leaves && (always || r.History.Contains(at)) {
+		key = at
+	}
+	if key == nil {
+		return r
+	}
+	for _, v := range r.Variants {
+		if v.Resume.Contains(key) {
+			return v
+		}
+	}
+	return r
+}
+
+// Remember returns hist after rule r fires in leaf at: the memories it
+// writes hold at.
+func (r *Rule) Remember(at *State, hist []*State) []*State {
+	if len(r.Remembers) == 0 {
+		return hist
+	}
+	out := append([]*State(nil), hist...)
+	for _, rem := range r.Remembers {
+		if !rem.When || rem.State.Contains(at) {
+			out[rem.State.Hist] = at
+		}
+	}
+	return out
+}
+
+// resolveWay returns way w as it goes from a machine that remembers hist:
+// each rule into a history replaced by the variant that fires, and the
+// memory after it. w itself is returned when nothing changes.
+func resolveWay(w *Way, hist []*State) (*Way, []*State) {
+	at := w.From
+	out := w
+	for i, r := range w.Rules {
+		if r.Kind != Transition {
+			continue
+		}
+		if p := r.Pick(at, hist); p != r {
+			if out == w {
+				cp := *w
+				cp.Rules = append([]*Rule(nil), w.Rules...)
+				out = &cp
+			}
+			out.Rules[i] = p
+			r = p
+		}
+		hist = r.Remember(at, hist)
+		if r.To != nil {
+			at = r.To
+		}
+	}
+	if out != w {
+		out.To = at
+	}
+	return out, hist
+}
+
+// histKey encodes a memory as a comparable key for the search of paths.
+func histKey(hist []*State) string {
+	if len(hist) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	for _, s := range hist {
+		if s == nil {
+			sb.WriteString("-,")
+			continue
+		}
+		sb.WriteString(s.Name)
+		sb.WriteByte(',')
+	}
+	return sb.String()
+}

@@ -146,6 +146,10 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 		display.noPrice = priceNote(err)
 	}
 	display.verbose, display.color = o.verbose, colorOf(s.stderr)
+	if o.json {
+		display.events = &jsonEvents{out: s.stdout, red: s.secrets}
+		display.events.emit(startEvent{Type: evStart, Session: t.ID, Provider: t.Provider, Model: t.Model, Workspace: t.Workspace, Mode: o.mode})
+	}
 	if o.mode == modePlan {
 		display.planned = fmt.Sprintf("plan mode: nothing was changed; to carry the plan out: agent -resume %s -mode auto", t.ID)
 	}

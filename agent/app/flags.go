@@ -189,7 +189,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
-	fs.BoolVar(&o.json, "json", false, "with -p: print the result as one JSON object (session, answer, error, usage, cost)")
+	fs.BoolVar(&o.json, "json", false, "with -p: print JSON events, one a line, as the turn runs (text, tool calls and results, progress), the result (session, answer, error, usage, cost) last")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.configPath, "config", "", "the config `file` (default: $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or ~/.config/fsmgen-agent/config.yaml, if it exists)")
 	return fs

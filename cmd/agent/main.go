@@ -69,9 +69,14 @@
 // One-shot (-p), the agent runs one user turn to the end, every tool round
 // included, prints the assistant's last text (its answer, not the
 // narration before it) on standard output and exits 0; diagnostics, and at
-// the end the tokens used, go to standard error. With -json it prints
-// instead one JSON object: {"session", "answer", "error", "usage",
-// "cost"} (cost null when no price is known). It exits 1 when the turn ends
+// the end the tokens used, go to standard error. With -json standard
+// output gets instead one JSON object a line, each as it happens: "start"
+// (session, provider, model, workspace, mode), "text" (a piece of the
+// reply as it streams), "reply", "tool_call", "tool_progress",
+// "tool_result", "approval", "commit", "retry", "notice", "error", and
+// last "result": {"type", "session", "answer", "error", "usage", "cost"}
+// (cost null when no price is known); every line redacted. docs/agent.md,
+// "JSON output", gives each event's fields. It exits 1 when the turn ends
 // with an error (the LLM request failed, retries used up), or is stopped.
 //
 // # Flags
@@ -127,7 +132,8 @@
 //	-config FILE      the config file (default
 //	                  $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or
 //	                  ~/.config/fsmgen-agent/config.yaml, when it exists)
-//	-json             with -p: print the result as one JSON object
+//	-json             with -p: print JSON events, one a line, as the turn
+//	                  runs, the result last
 //	-tool-calls       offer the model tools (default true); false for a
 //	                  model without tool calling: see "Server queries"
 //	-max-queries N    with -tool-calls=false, the queries one turn may ask

@@ -163,7 +163,18 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	s.slash = &slashSession{display: display, commands: slashCommands(), store: s.store, thread: t.ID,
+	commands := slashCommands()
+	if s.interactive {
+		dir, label := userCommandsDir()
+		custom, notes := loadCustomCommands(ctx, s.ws, dir, label, commands)
+		for _, c := range custom {
+			commands = append(commands, c.slash())
+		}
+		for _, n := range notes {
+			display.Notice(n)
+		}
+	}
+	s.slash = &slashSession{display: display, commands: commands, store: s.store, thread: t.ID,
 		lineage: lineage(s.store, t), workspace: s.ws.Root(), instructions: s.instructions}
 	if o.price != "" {
 		s.slash.price = display.price

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type slashCommand struct {
 	args string
 	// help is its line in /help.
 	help string
+	// custom marks a command read from a Markdown file (see
+	// customCommand), listed apart in /help.
+	custom bool
 	// run runs it with the words after the name. It runs on the input
 	// task (see agentexec.Commands): it may block, and reaches the agent
 	// through s.agent; what it shows goes through s.say. An error is shown
@@ -134,13 +138,21 @@ func writeHelp(w io.Writer, commands []slashCommand) {
 	for _, c := range commands {
 		width = max(width, len(c.name)+len(c.args)+2)
 	}
-	fmt.Fprintln(w, "commands:")
-	for _, c := range commands {
-		use := "/" + c.name
-		if c.args != "" {
-			use += " " + c.args
+	for _, custom := range []bool{false, true} {
+		heading := "commands:"
+		if custom {
+			heading = "custom commands (" + projectCommandsDir + "/*.md, and yours; their text is sent to the model):"
 		}
-		fmt.Fprintf(w, "  %-*s  %s\n", width, use, c.help)
+		for i, c := range slices.DeleteFunc(slices.Clone(commands), func(c slashCommand) bool { return c.custom != custom }) {
+			if i == 0 {
+				fmt.Fprintln(w, heading)
+			}
+			use := "/" + c.name
+			if c.args != "" {
+				use += " " + c.args
+			}
+			fmt.Fprintf(w, "  %-*s  %s\n", width, use, c.help)
+		}
 	}
 	fmt.Fprint(w, keysHelp)
 }

@@ -47,7 +47,14 @@
 // with another, on the same terminal), /fork (go on in a copy of this
 // thread, a new ID, leaving this one as it is), /instructions (the
 // instructions files loaded, their sizes and what was cut), /quit (stop the turn, save
-// and quit). An unknown
+// and quit). Custom commands are Markdown files, the project's in
+// .agent/commands/ and the user's in ~/.config/fsmgen-agent/commands/
+// (the project's taking the place of the user's of the same name, said at
+// start): /review sends review.md's text to the model, $ARGUMENTS
+// replaced by what follows the name and $1 to $9 by its words; /help
+// lists them with their first lines. Each is read as AGENTS.md is (32 KiB
+// at most, no link out of its folder, no FIFO); a name that is a built-in
+// command's is refused, saying so. An unknown
 // command is an error that suggests the closest one. A message that starts
 // with "//" is sent with one slash less ("//help" sends "/help"); a line
 // such as "/src/main.go:3: undefined" (a path) is a message.

@@ -139,6 +139,7 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 	display := &terminal{out: s.stdout, diag: s.stderr, stream: s.interactive, prompt: in.prompt}
 	if in.editor != nil {
 		display.useEditor(in.editor, s.stdout)
+		in.editor.SetComplete(func(word string) []string { return completePaths(ctx, s.ws, word) })
 	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p
@@ -214,11 +215,19 @@ func (s *agentSession) startSync(ctx context.Context) error {
 // buildExecutor makes the executor that runs the machine: it performs
 // the machine's actions with the LLM, the tools, the display and the
 // records, and reads the user's messages and slash commands.
-func (s *agentSession) buildExecutor(context.Context) error {
+func (s *agentSession) buildExecutor(ctx context.Context) error {
 	o := s.o
 	var saved func(*threadwire.Thread)
 	if s.pusher != nil {
 		saved = s.pusher.Saved
+	}
+	prompt := o.prompt + o.first
+	if prompt != "" {
+		var notes []string
+		prompt, notes = mentions(ctx, s.ws, prompt)
+		for _, n := range notes {
+			s.display.Notice(n)
+		}
 	}
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  s.behavior,
@@ -233,13 +242,16 @@ func (s *agentSession) buildExecutor(context.Context) error {
 		Journal:   s.journal,
 		EventLog:  s.elog,
 		Secrets:   []string{s.llmCfg.APIKey, s.syncToken},
-		Prompt:    o.prompt + o.first,
+		Prompt:    prompt,
 		// One-shot, a script resumes a thread to have its turn finished.
 		ContinueTurn: !s.interactive,
 		Editor:       s.in.messages,
 		Commands:     s.slash.run,
-		Signals:      []os.Signal{syscall.SIGTERM},
-		Interrupts:   []os.Signal{os.Interrupt},
+		Prepare: func(ctx context.Context, msg string) (string, []string) {
+			return mentions(ctx, s.ws, msg)
+		},
+		Signals:    []os.Signal{syscall.SIGTERM},
+		Interrupts: []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 		Saved:    saved,

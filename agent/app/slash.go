@@ -169,6 +169,7 @@ const keysHelp = `keys:
   Ctrl-W          delete the word before
   Ctrl-U, Ctrl-K  delete to the start, to the end of the line
   Ctrl-T          swap the two characters before
+  Tab             after @, complete a path (@path attaches the file, or a folder's listing)
   Ctrl-L          clear the screen
   Ctrl-C          with text typed, clear the line; at an empty prompt, stop the turn
                   (the model's reply and the tools); twice, or with no turn running, quit

@@ -54,7 +54,11 @@
 // replaced by what follows the name and $1 to $9 by its words; /help
 // lists them with their first lines. Each is read as AGENTS.md is (32 KiB
 // at most, no link out of its folder, no FIFO); a name that is a built-in
-// command's is refused, saying so. An unknown
+// command's is refused, saying so. "@path" in a message (or in -p)
+// attaches the file's contents, or a folder's listing, to what the model
+// gets (64 KiB a file, 256 KiB a message, redacted; a path outside the
+// workspace, a link out of it, a masked or binary file refused, saying
+// why); on a terminal, Tab after "@" completes the path. An unknown
 // command is an error that suggests the closest one. A message that starts
 // with "//" is sent with one slash less ("//help" sends "/help"); a line
 // such as "/src/main.go:3: undefined" (a path) is a message.

@@ -72,6 +72,7 @@ type record struct {
 	Model       string            `json:"model,omitempty"`
 	Workspace   string            `json:"workspace,omitempty"`
 	NoToolCalls bool              `json:"no_tool_calls,omitempty"`
+	FirstPrompt string            `json:"first_prompt,omitempty"`
 }
 
 // journalMagic is what a journal's first line holds after its checksum
@@ -138,6 +139,7 @@ func stepRecord(t *threadwire.Thread, base, dropped, turnsBase int) *record {
 		Total: &total, Turn: &turn, Replies: t.Ledger.Replies, TurnsBase: turnsBase,
 		LogChain: t.LogChain, Updated: &updated,
 		Provider: t.Provider, Model: t.Model, Workspace: t.Workspace, NoToolCalls: t.NoToolCalls,
+		FirstPrompt: t.FirstPrompt,
 	}
 	if len(t.Messages) > base {
 		r.Messages = t.Messages[base:]
@@ -170,6 +172,11 @@ func (r *record) apply(t *threadwire.Thread) error {
 	t.Ledger.Total, t.Ledger.Turn, t.Ledger.Replies = *r.Total, *r.Turn, r.Replies
 	t.Ledger.Turns = append(t.Ledger.Turns, r.Turns...)
 	t.Provider, t.Model, t.Workspace, t.NoToolCalls = r.Provider, r.Model, r.Workspace, r.NoToolCalls
+	if r.FirstPrompt != "" {
+		// Set once; a step of a journal written before it was kept has
+		// none, and takes nothing away.
+		t.FirstPrompt = r.FirstPrompt
+	}
 	return nil
 }
 

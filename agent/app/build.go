@@ -175,7 +175,7 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 			display.Notice(n)
 		}
 	}
-	s.slash = &slashSession{display: display, commands: commands, store: s.store, thread: t.ID,
+	s.slash = &slashSession{display: display, commands: commands, store: s.store, thread: t.ID, opts: o,
 		lineage: lineage(s.store, t), workspace: s.ws.Root(), instructions: s.instructions}
 	if o.price != "" {
 		s.slash.price = display.price

@@ -180,7 +180,7 @@ func (s *agentSession) greet() {
 	if !s.interactive {
 		return
 	}
-	if s.o.resume != "" {
+	if s.o.resume != "" && !s.o.switchedModel {
 		if conv, ok := agent.ConversationOf(s.agent.Machine().State()); ok {
 			showEarlier(s.stderr, conv.Messages(), earlierExchanges)
 		}
@@ -208,7 +208,7 @@ func (s *agentSession) finish(ctx context.Context, res agentexec.Result, runErr 
 	id := s.thread.ID
 	if s.slash.next != "" && runErr == nil && s.saved() != nil {
 		s.notef("thread %s saved; continue it with: agent -resume %s", id, id)
-		return errors.Join(closeErr, switchThread(s.slash.next))
+		return errors.Join(closeErr, switchThread{id: s.slash.next, model: s.slash.nextModel})
 	}
 	if s.saved() != nil {
 		s.notef("thread %s saved; continue it with: agent -resume %s", id, id)

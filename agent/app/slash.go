@@ -46,6 +46,7 @@ func slashCommands() []slashCommand {
 		undoCommand,
 		expandCommand,
 		usageCommand,
+		modelCommand,
 		compactCommand,
 		sessionsCommand,
 		resumeCommand,
@@ -74,8 +75,11 @@ type slashSession struct {
 	// workspace is the workspace's absolute directory.
 	workspace string
 	// next is the thread the session goes on with once this one has
-	// ended (/resume, /fork), "" for none.
-	next string
+	// ended (/resume, /fork, /model), "" for none; nextModel the model it
+	// goes on with, "" for the thread's.
+	next, nextModel string
+	// opts are the session's options, its model settled.
+	opts options
 	// store is the threads folder; price the model's price given with
 	// -price, nil for the list prices.
 	store *thread.Store

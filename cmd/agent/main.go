@@ -47,7 +47,10 @@
 // with another, on the same terminal), /fork (go on in a copy of this
 // thread, a new ID, leaving this one as it is), /instructions (the
 // instructions files loaded, their sizes and what was cut), /quit (stop the turn, save
-// and quit). Custom commands are Markdown files, the project's in
+// and quit), /model (the model, its price and limits) and /model NAME (go
+// on with this thread on another model of the provider: the session ends
+// and the thread is resumed on it, at once; the thread records it, and its
+// price and limits are the new model's). Custom commands are Markdown files, the project's in
 // .agent/commands/ and the user's in ~/.config/fsmgen-agent/commands/
 // (the project's taking the place of the user's of the same name, said at
 // start): /review sends review.md's text to the model, $ARGUMENTS
@@ -98,7 +101,9 @@
 //	-provider NAME    anthropic (default) or openai (OpenAI, or an OpenAI-
 //	                  compatible server such as llama.cpp, vLLM or Ollama)
 //	-model NAME       the model (default claude-sonnet-4-5 for anthropic,
-//	                  gpt-4.1 for openai; when resuming, the thread's)
+//	                  gpt-4.1 for openai; when resuming, the thread's);
+//	                  -model list lists the models known, with their
+//	                  list prices and limits, and exits
 //	-base-url URL     the API's base URL (default: $ANTHROPIC_BASE_URL or
 //	                  $OPENAI_BASE_URL, else the provider's public API);
 //	                  for anthropic a final /v1 is dropped (the API's paths

@@ -71,3 +71,23 @@ func TestModelList(t *testing.T) {
 	assert.Regexp(t, `(?m)^gpt-4\.1 +openai +2 / 8 +\d+ +\d+ +\(default\)$`, r.stdout)
 	assert.Empty(t, e.threadIDs(t), "nothing run")
 }
+
+// TestModelCommandTerminal switches the model in the line editor: the
+// same terminal goes on, on the new model, and a custom command runs
+// there too.
+func TestModelCommandTerminal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, map[string]string{".agent/commands/hello.md": "Say hello to $1."},
+		fakellm.Reply{Text: "One."}, fakellm.Reply{Text: "Hello, you."})
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "First.\r")
+	s.waitScreen(t, "One.")
+	s.typeKeys(t, "/model claude-haiku-4-5\r")
+	s.waitScreen(t, "resumed (anthropic claude-haiku-4-5 in ")
+	s.typeKeys(t, "/hello you\r")
+	s.waitScreen(t, "Hello, you.")
+	s.typeKeys(t, "\x04")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+	assert.Equal(t, []string{"First.", "Say hello to you."}, userMessages(e))
+}

@@ -292,8 +292,9 @@
 // "agent sessions" lists the threads of the folder, the most recently
 // saved first: ID, workspace, start, tokens, tokens read from the prompt
 // cache, cost (at the model's list
-// price, or -price) and the first prompt (marked for a fork, and for a
-// compacted thread, whose first one left). "-resume last" continues the
+// price, or -price) and the first prompt, which the thread keeps through
+// /compact and /fork (a fork's marked; in a thread saved before it was
+// kept and since compacted, the first after the summary, marked). "-resume last" continues the
 // newest thread of the workspace (-workspace, or the current directory).
 // A resumed interactive session shows its last three exchanges first and
 // never acts before the user does: tool calls that may have run when the

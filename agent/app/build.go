@@ -165,16 +165,17 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
 	commands := slashCommands()
-	if s.interactive {
-		dir, label := userCommandsDir()
-		custom, notes := loadCustomCommands(ctx, s.ws, dir, label, commands)
-		for _, c := range custom {
-			commands = append(commands, c.slash())
-		}
-		for _, n := range notes {
+	dir, label := userCommandsDir()
+	custom, notes := loadCustomCommands(ctx, s.ws, dir, label, commands)
+	for _, c := range custom {
+		commands = append(commands, c.slash())
+	}
+	for _, n := range notes {
+		if in.once(n) { // not again on /fork, /resume, /model
 			display.Notice(n)
 		}
 	}
+	s.custom = custom
 	s.slash = &slashSession{display: display, commands: commands, store: s.store, thread: t.ID, opts: o,
 		lineage: lineage(s.store, t), workspace: s.ws.Root(), instructions: s.instructions}
 	if o.price != "" {
@@ -221,7 +222,7 @@ func (s *agentSession) buildExecutor(ctx context.Context) error {
 	if s.pusher != nil {
 		saved = s.pusher.Saved
 	}
-	prompt := o.prompt + o.first
+	prompt := s.expandCustom(o.prompt + o.first)
 	if prompt != "" {
 		var notes []string
 		prompt, notes = mentions(ctx, s.ws, prompt)

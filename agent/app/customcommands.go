@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/instructions"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 )
@@ -186,4 +187,23 @@ func (c customCommand) slash() slashCommand {
 			return s.agent.Send(ctx, msg)
 		},
 	}
+}
+
+// expandCustom returns the first message of a session (-p's prompt, or
+// the one given as an argument) with a custom command in it expanded, as
+// typing it would: "/review src" sends review.md's text. Another message
+// is returned as it is.
+func (s *agentSession) expandCustom(prompt string) string {
+	line := strings.TrimSpace(prompt)
+	if !agentexec.IsCommand(line) {
+		return prompt
+	}
+	name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	for _, c := range s.custom {
+		if c.name == strings.TrimSpace(name) {
+			s.display.Notice(fmt.Sprintf("/%s: sending %s to the model", c.name, c.file))
+			return c.expand(strings.TrimSpace(args))
+		}
+	}
+	return prompt
 }

@@ -76,3 +76,27 @@ func TestCustomCommands(t *testing.T) {
 	assert.NotContains(t, r.stderr, "notes")
 	assert.Equal(t, 1, strings.Count(r.stderr, "  /help "), "the built-in /help, once")
 }
+
+// TestCustomCommandOneShot runs a custom command as -p's prompt: its text
+// is sent, the arguments put in.
+func TestCustomCommandOneShot(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.OpenAI, map[string]string{".agent/commands/review.md": "Review $ARGUMENTS for bugs."},
+		fakellm.Reply{Text: "No bugs."})
+	r := e.run(t, "", "-p", "/review src/a.go")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Equal(t, "No bugs.\n", r.stdout)
+	assert.Equal(t, []string{"Review src/a.go for bugs."}, userMessages(e))
+	assert.Contains(t, r.stderr, "agent: /review: sending .agent/commands/review.md to the model")
+}
+
+// TestCustomCommandNotesOnce: what the agent says of the custom commands'
+// files is said once a run, not again when /fork goes on in a new session.
+func TestCustomCommandNotesOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, map[string]string{".agent/commands/help.md": "x"}, fakellm.Reply{Text: "One."})
+	r := e.run(t, "First.\n/fork\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "resumed (", "a second session")
+	assert.Equal(t, 1, strings.Count(r.stderr, "/help is a built-in command"), r.stderr)
+}

@@ -105,6 +105,7 @@ type agentSession struct {
 	behavior     *behavior.Agent
 
 	display   *terminal
+	custom    []customCommand // the custom slash commands
 	slash     *slashSession
 	committer agentexec.Committer // nil when nothing is committed
 	pusher    *threadsync.Pusher  // nil without -sync

@@ -54,7 +54,8 @@
 // .agent/commands/ and the user's in ~/.config/fsmgen-agent/commands/
 // (the project's taking the place of the user's of the same name, said at
 // start): /review sends review.md's text to the model, $ARGUMENTS
-// replaced by what follows the name and $1 to $9 by its words; /help
+// replaced by what follows the name and $1 to $9 by its words (-p
+// "/review src" runs one as the one-shot prompt); /help
 // lists them with their first lines. Each is read as AGENTS.md is (32 KiB
 // at most, no link out of its folder, no FIFO); a name that is a built-in
 // command's is refused, saying so. "@path" in a message (or in -p)

@@ -139,6 +139,7 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 	display := &terminal{out: s.stdout, diag: s.stderr, stream: s.interactive, prompt: in.prompt}
 	if in.editor != nil {
 		display.useEditor(in.editor, s.stdout)
+		in.editor.SetComplete(func(word string) []string { return completePaths(ctx, s.ws, word) })
 	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p
@@ -146,6 +147,10 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 		display.noPrice = priceNote(err)
 	}
 	display.verbose, display.color = o.verbose, colorOf(s.stderr)
+	if o.json {
+		display.events = &jsonEvents{out: s.stdout, red: s.secrets}
+		display.events.emit(startEvent{Type: evStart, Session: t.ID, Provider: t.Provider, Model: t.Model, Workspace: t.Workspace, Mode: o.mode})
+	}
 	if o.mode == modePlan {
 		display.planned = fmt.Sprintf("plan mode: nothing was changed; to carry the plan out: agent -resume %s -mode auto", t.ID)
 	}
@@ -159,7 +164,19 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 	} else if len(removed) > 0 {
 		display.Notice(fmt.Sprintf("removed %d temporary files of edits cut short: %s", len(removed), strings.Join(removed, ", ")))
 	}
-	s.slash = &slashSession{display: display, commands: slashCommands(), store: s.store, thread: t.ID,
+	commands := slashCommands()
+	dir, label := userCommandsDir()
+	custom, notes := loadCustomCommands(ctx, s.ws, dir, label, commands)
+	for _, c := range custom {
+		commands = append(commands, c.slash())
+	}
+	for _, n := range notes {
+		if in.once(n) { // not again on /fork, /resume, /model
+			display.Notice(n)
+		}
+	}
+	s.custom = custom
+	s.slash = &slashSession{display: display, commands: commands, store: s.store, thread: t.ID, opts: o,
 		lineage: lineage(s.store, t), workspace: s.ws.Root(), instructions: s.instructions}
 	if o.price != "" {
 		s.slash.price = display.price
@@ -199,11 +216,19 @@ func (s *agentSession) startSync(ctx context.Context) error {
 // buildExecutor makes the executor that runs the machine: it performs
 // the machine's actions with the LLM, the tools, the display and the
 // records, and reads the user's messages and slash commands.
-func (s *agentSession) buildExecutor(context.Context) error {
+func (s *agentSession) buildExecutor(ctx context.Context) error {
 	o := s.o
 	var saved func(*threadwire.Thread)
 	if s.pusher != nil {
 		saved = s.pusher.Saved
+	}
+	prompt := s.expandCustom(o.prompt + o.first)
+	if prompt != "" {
+		var notes []string
+		prompt, notes = mentions(ctx, s.ws, prompt)
+		for _, n := range notes {
+			s.display.Notice(n)
+		}
 	}
 	a, err := agentexec.New(agentexec.Config{
 		Behavior:  s.behavior,
@@ -218,13 +243,16 @@ func (s *agentSession) buildExecutor(context.Context) error {
 		Journal:   s.journal,
 		EventLog:  s.elog,
 		Secrets:   []string{s.llmCfg.APIKey, s.syncToken},
-		Prompt:    o.prompt + o.first,
+		Prompt:    prompt,
 		// One-shot, a script resumes a thread to have its turn finished.
 		ContinueTurn: !s.interactive,
 		Editor:       s.in.messages,
 		Commands:     s.slash.run,
-		Signals:      []os.Signal{syscall.SIGTERM},
-		Interrupts:   []os.Signal{os.Interrupt},
+		Prepare: func(ctx context.Context, msg string) (string, []string) {
+			return mentions(ctx, s.ws, msg)
+		},
+		Signals:    []os.Signal{syscall.SIGTERM},
+		Interrupts: []os.Signal{os.Interrupt},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 		Saved:    saved,

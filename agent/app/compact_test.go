@@ -251,6 +251,12 @@ func TestCompactCommand(t *testing.T) {
 			msgs := messages(e.state(t, id))
 			assert.Equal(t, []string{"user: " + behavior.SummaryHeading + "\n\n" + summaryText, "user: Second task.", "assistant: Second answer.", "user: Third task.", "assistant: Third answer."}, msgs)
 			assert.Equal(t, 0, replayExit(t, filepath.Join(e.threads, id+".events.jsonl")).code, "the event log replays")
+
+			// The thread keeps its first prompt through the compaction.
+			r = e.sessionsOf(t)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Regexp(t, ` First task\.\n$`, r.stdout)
+			assert.NotContains(t, r.stdout, "(compacted)")
 		})
 	}
 }

@@ -65,6 +65,9 @@ type terminal struct {
 	// planned, in plan mode, is said when a turn ends: how to carry the
 	// plan out; "" in auto mode.
 	planned string
+	// events, in a one-shot run with -json, gets every event as a JSON
+	// line as it happens (see jsonEvents); nil otherwise.
+	events *jsonEvents
 }
 
 // toolOutput is a tool call's result, kept for /expand.
@@ -77,6 +80,7 @@ var _ agentexec.ContinueDisplay = (*terminal)(nil)
 
 // Text implements agentexec.Display.
 func (t *terminal) Text(delta string) {
+	t.events.text(delta)
 	if !t.stream || delta == "" {
 		return
 	}
@@ -87,6 +91,7 @@ func (t *terminal) Text(delta string) {
 
 // Reply implements agentexec.Display.
 func (t *terminal) Reply(msg chat.Message) {
+	t.events.reply(msg, false)
 	t.thinking(msg)
 	if t.stream {
 		t.endLine()
@@ -102,6 +107,7 @@ func (t *terminal) Reply(msg chat.Message) {
 // token limit, and the model is asked to continue it. Streamed, its text
 // goes on where it stopped; one-shot, the answer is the pieces joined.
 func (t *terminal) Continued(partial chat.Message, n, limit int) {
+	t.events.reply(partial, true)
 	t.thinking(partial)
 	if !t.stream {
 		t.cut += sanitize(partial.Content)
@@ -148,6 +154,7 @@ func (t *terminal) diagf(format string, args ...any) {
 
 // ToolCall implements agentexec.Display.
 func (t *terminal) ToolCall(call chat.ToolCall) {
+	t.events.toolCall(call)
 	if t.verbose {
 		t.diagf("→ %s %s", short(call.Name, 64), string(call.Arguments))
 		t.resultsShown = len(t.outputs) > 0
@@ -163,6 +170,7 @@ func (t *terminal) ToolCall(call chat.ToolCall) {
 // change (the result takes their place); otherwise, as plain lines, each
 // new line once.
 func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
+	t.events.toolProgress(call, p)
 	msg := p.Message
 	if msg == "" && p.Fraction > 0 {
 		msg = fmt.Sprintf("%.0f%%", 100*p.Fraction)
@@ -215,6 +223,7 @@ func fitRow(s string, width int) string {
 // with its first line. -v shows every result whole; /expand shows the
 // last round's.
 func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
+	t.events.toolResult(call, out)
 	if t.resultsShown {
 		t.outputs, t.resultsShown = t.outputs[:0], false
 	}
@@ -309,6 +318,7 @@ func indent(s string) string {
 
 // Hook implements agentexec.Display.
 func (t *terminal) Hook(res autocommit.Result, err error) {
+	t.events.hook(res, err)
 	for _, left := range []struct {
 		paths  []string
 		reason string
@@ -349,6 +359,7 @@ func (t *terminal) Hook(res autocommit.Result, err error) {
 
 // Retry implements agentexec.Display.
 func (t *terminal) Retry(attempt int, delay time.Duration, err chat.LLMError) {
+	t.events.retry(attempt, delay, err)
 	// One short line a retry; the server's whole message the first time.
 	what := string(err.Kind)
 	if err.StatusCode != 0 {
@@ -361,10 +372,16 @@ func (t *terminal) Retry(attempt int, delay time.Duration, err chat.LLMError) {
 }
 
 // Error implements agentexec.Display.
-func (t *terminal) Error(msg string) { t.diagf("error: %s", msg) }
+func (t *terminal) Error(msg string) {
+	t.events.message(evError, msg)
+	t.diagf("error: %s", msg)
+}
 
 // Notice implements agentexec.Display.
-func (t *terminal) Notice(msg string) { t.diagf("agent: %s", msg) }
+func (t *terminal) Notice(msg string) {
+	t.events.message(evNotice, msg)
+	t.diagf("agent: %s", msg)
+}
 
 // Usage implements agentexec.Display.
 func (t *terminal) Usage(l chat.Ledger) {

@@ -65,6 +65,10 @@ type options struct {
 	// interactive session.
 	first string
 	set   map[string]bool // flags given explicitly
+	// switchedModel says the session goes on with the thread of the one
+	// before on another model (/model): what the thread holds is on the
+	// screen already.
+	switchedModel bool
 	// ownFiles are the event logs and threads directories of earlier
 	// sessions that still exist, hidden from commands (see ownfiles.go);
 	// set when a session starts.
@@ -147,7 +151,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.prompt, "p", "", "run one turn with this `prompt`, print the reply and exit")
 	fs.StringVar(&o.workspace, "workspace", "", "the `dir`ectory the agent works in (default: current directory, or the resumed thread's)")
 	fs.StringVar(&o.provider, "provider", llm.NameAnthropic, "LLM provider: anthropic or openai (OpenAI-compatible servers too)")
-	fs.StringVar(&o.model, "model", "", "model `name` (default: claude-sonnet-4-5 or gpt-4.1, or the resumed thread's)")
+	fs.StringVar(&o.model, "model", "", "model `name` (default: claude-sonnet-4-5 or gpt-4.1, or the resumed thread's); list: the models known, their prices and limits")
 	fs.StringVar(&o.baseURL, "base-url", "", "API base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public API)")
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`, or \"last\": the newest thread of the workspace (agent sessions lists them)")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
@@ -189,7 +193,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	o.sandboxFlags.register(fs)
 	fs.StringVar(&o.price, "price", "", "the model's `price` in dollars per million tokens: INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (default: the list price of the default models)")
 	fs.BoolVar(&o.verbose, "v", false, "show tool calls' arguments and results whole, the server's whole message on every retry, and log debug records to standard error")
-	fs.BoolVar(&o.json, "json", false, "with -p: print the result as one JSON object (session, answer, error, usage, cost)")
+	fs.BoolVar(&o.json, "json", false, "with -p: print JSON events, one a line, as the turn runs (text, tool calls and results, progress), the result (session, answer, error, usage, cost) last")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.configPath, "config", "", "the config `file` (default: $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or ~/.config/fsmgen-agent/config.yaml, if it exists)")
 	return fs

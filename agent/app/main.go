@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
@@ -44,6 +45,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return replay(opt.commandArgs, opt.verbose, stdout, stderr)
 	case opt.command == "sessions":
 		return listSessions(opt, stdout, stderr)
+	case opt.set["model"] && opt.model == modelList:
+		if err := listModels(stdout); err != nil {
+			fmt.Fprintf(stderr, "agent: %v\n", err)
+			return exitError
+		}
+		return exitOK
 	}
 	in := &sessionInput{stdin: stdin}
 	defer in.close()
@@ -59,8 +66,14 @@ func runSessions(ctx context.Context, o options, in *sessionInput, stdout, stder
 		if !errors.As(err, &next) {
 			return err
 		}
-		// The same terminal goes on with another thread.
-		o.resume, o.first = string(next), ""
+		// The same terminal goes on with another thread, or the same on
+		// another model (whose price and limits are its own).
+		o.resume, o.first, o.switchedModel = next.id, "", next.model != ""
+		if next.model != "" {
+			o.model, o.price = next.model, ""
+			o.set = maps.Clone(o.set)
+			o.set["model"], o.set["price"] = true, false
+		}
 	}
 }
 
@@ -79,11 +92,12 @@ func exitStatus(err error, stderr io.Writer) int {
 }
 
 // switchThread is what agentMain returns when the session goes on with
-// another thread (/resume, /fork): its ID.
-type switchThread string
+// another thread (/resume, /fork), or the same on another model (/model):
+// its ID, and the model ("" for the thread's).
+type switchThread struct{ id, model string }
 
 // Error implements error.
-func (s switchThread) Error() string { return "continue with thread " + string(s) }
+func (s switchThread) Error() string { return "continue with thread " + s.id }
 
 // exitCode is an error that only sets the exit status; its message was
 // already shown.

@@ -128,6 +128,7 @@ func canAsk(stdin io.Reader, stderr io.Writer) bool {
 // an edit as its whole diff, numbered from the line it changes, a command
 // whole —, why the model asks, and how to answer.
 func (t *terminal) Ask(q approval.Question) {
+	t.events.ask(q)
 	call := q.Call
 	name := sanitize(short(call.Name, 64))
 	var a toolArgs

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,8 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 )
 
-// oneShotResult is what "agent -p PROMPT -json" prints.
+// oneShotResult is the last line "agent -p PROMPT -json" prints (see
+// jsonEvents), after its type.
 type oneShotResult struct {
 	// Session is the thread's ID, for -resume.
 	Session string `json:"session"`
@@ -28,7 +28,8 @@ type oneShotResult struct {
 }
 
 // finishOneShot prints the end of a one-shot run: the answer on out and
-// the tokens on diag, or with asJSON the result as one JSON object on out.
+// the tokens on diag, or with asJSON the result event, the last line of
+// the JSON events on out.
 func (t *terminal) finishOneShot(id string, res agentexec.Result, asJSON bool) {
 	if !asJSON {
 		t.Usage(res.Ledger)
@@ -45,8 +46,7 @@ func (t *terminal) finishOneShot(id string, res agentexec.Result, asJSON bool) {
 		c := t.price.Cost(res.Ledger.Total)
 		r.Cost = &c
 	}
-	b, _ := json.Marshal(r) // plain fields: cannot fail
-	_, _ = fmt.Fprintf(t.out, "%s\n", b)
+	t.events.emit(resultEvent{Type: evResult, oneShotResult: r})
 }
 
 // version is the agent's version: its module's, and the commit it was

@@ -205,7 +205,7 @@ func TestQueryUsageCounted(t *testing.T) {
 			res := e.run(t, "", "-tool-calls=false", "-json", "-p", "what package?")
 			require.Equal(t, 0, res.code, "stderr:\n%s", res.stderr)
 			var got oneShotResult
-			require.NoError(t, json.Unmarshal([]byte(res.stdout), &got), res.stdout)
+			require.NoError(t, json.Unmarshal([]byte(lastLine(res.stdout)), &got), res.stdout)
 			assert.Equal(t, "Package a.", got.Answer)
 			assert.Equal(t, tt.wantInput, got.Usage.InputTokens)
 			assert.Greater(t, got.Usage.OutputTokens, 7, "the cut reply's output is estimated")

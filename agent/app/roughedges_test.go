@@ -44,7 +44,7 @@ func TestRoughEdges(t *testing.T) {
 			},
 		},
 		{
-			name: "-json prints the result",
+			name: "-json prints the result last",
 			replies: []fakellm.Reply{
 				{Text: "Let me look.", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "list_files", Args: `{}`}}},
 				{Text: "There are no files."},
@@ -52,7 +52,7 @@ func TestRoughEdges(t *testing.T) {
 			args: []string{"-p", "What is here?", "-json", "-price", "1,2"},
 			check: func(t *testing.T, e *env, r result) {
 				var got oneShotResult
-				require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), r.stdout)
+				require.NoError(t, json.Unmarshal([]byte(lastLine(r.stdout)), &got), r.stdout)
 				assert.Equal(t, e.onlyThread(t), got.Session)
 				assert.Equal(t, "There are no files.", got.Answer)
 				assert.Empty(t, got.Error)

@@ -105,6 +105,7 @@ type agentSession struct {
 	behavior     *behavior.Agent
 
 	display   *terminal
+	custom    []customCommand // the custom slash commands
 	slash     *slashSession
 	committer agentexec.Committer // nil when nothing is committed
 	pusher    *threadsync.Pusher  // nil without -sync
@@ -180,7 +181,7 @@ func (s *agentSession) greet() {
 	if !s.interactive {
 		return
 	}
-	if s.o.resume != "" {
+	if s.o.resume != "" && !s.o.switchedModel {
 		if conv, ok := agent.ConversationOf(s.agent.Machine().State()); ok {
 			showEarlier(s.stderr, conv.Messages(), earlierExchanges)
 		}
@@ -208,7 +209,7 @@ func (s *agentSession) finish(ctx context.Context, res agentexec.Result, runErr 
 	id := s.thread.ID
 	if s.slash.next != "" && runErr == nil && s.saved() != nil {
 		s.notef("thread %s saved; continue it with: agent -resume %s", id, id)
-		return errors.Join(closeErr, switchThread(s.slash.next))
+		return errors.Join(closeErr, switchThread{id: s.slash.next, model: s.slash.nextModel})
 	}
 	if s.saved() != nil {
 		s.notef("thread %s saved; continue it with: agent -resume %s", id, id)

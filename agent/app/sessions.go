@@ -50,10 +50,14 @@ func sessions(store *thread.Store) (list []session, problems []error, err error)
 }
 
 // firstPrompt returns the thread's first user message, or its first queued
-// input, on one line. In a compacted thread, whose earlier conversation
-// is a summary, it is the first one after the summary, marked so: the
-// thread does not keep the ones before.
+// input, on one line: the one the thread keeps (FirstPrompt), through
+// compactions and forks. In a thread saved before it was kept, it is the
+// first in the conversation; compacted, the first one after the summary,
+// marked so: such a thread does not keep the ones before.
 func firstPrompt(t *threadwire.Thread) string {
+	if t.FirstPrompt != "" {
+		return oneLine(t.FirstPrompt)
+	}
 	var msgs []chat.Message
 	for _, raw := range t.Messages {
 		var m chat.Message

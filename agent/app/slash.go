@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type slashCommand struct {
 	args string
 	// help is its line in /help.
 	help string
+	// custom marks a command read from a Markdown file (see
+	// customCommand), listed apart in /help.
+	custom bool
 	// run runs it with the words after the name. It runs on the input
 	// task (see agentexec.Commands): it may block, and reaches the agent
 	// through s.agent; what it shows goes through s.say. An error is shown
@@ -42,6 +46,7 @@ func slashCommands() []slashCommand {
 		undoCommand,
 		expandCommand,
 		usageCommand,
+		modelCommand,
 		compactCommand,
 		sessionsCommand,
 		resumeCommand,
@@ -70,8 +75,11 @@ type slashSession struct {
 	// workspace is the workspace's absolute directory.
 	workspace string
 	// next is the thread the session goes on with once this one has
-	// ended (/resume, /fork), "" for none.
-	next string
+	// ended (/resume, /fork, /model), "" for none; nextModel the model it
+	// goes on with, "" for the thread's.
+	next, nextModel string
+	// opts are the session's options, its model settled.
+	opts options
 	// store is the threads folder; price the model's price given with
 	// -price, nil for the list prices.
 	store *thread.Store
@@ -134,13 +142,21 @@ func writeHelp(w io.Writer, commands []slashCommand) {
 	for _, c := range commands {
 		width = max(width, len(c.name)+len(c.args)+2)
 	}
-	fmt.Fprintln(w, "commands:")
-	for _, c := range commands {
-		use := "/" + c.name
-		if c.args != "" {
-			use += " " + c.args
+	for _, custom := range []bool{false, true} {
+		heading := "commands:"
+		if custom {
+			heading = "custom commands (" + projectCommandsDir + "/*.md, and yours; their text is sent to the model):"
 		}
-		fmt.Fprintf(w, "  %-*s  %s\n", width, use, c.help)
+		for i, c := range slices.DeleteFunc(slices.Clone(commands), func(c slashCommand) bool { return c.custom != custom }) {
+			if i == 0 {
+				fmt.Fprintln(w, heading)
+			}
+			use := "/" + c.name
+			if c.args != "" {
+				use += " " + c.args
+			}
+			fmt.Fprintf(w, "  %-*s  %s\n", width, use, c.help)
+		}
 	}
 	fmt.Fprint(w, keysHelp)
 }
@@ -157,6 +173,7 @@ const keysHelp = `keys:
   Ctrl-W          delete the word before
   Ctrl-U, Ctrl-K  delete to the start, to the end of the line
   Ctrl-T          swap the two characters before
+  Tab             after @, complete a path (@path attaches the file, or a folder's listing)
   Ctrl-L          clear the screen
   Ctrl-C          with text typed, clear the line; at an empty prompt, stop the turn
                   (the model's reply and the tools); twice, or with no turn running, quit

@@ -47,7 +47,22 @@
 // with another, on the same terminal), /fork (go on in a copy of this
 // thread, a new ID, leaving this one as it is), /instructions (the
 // instructions files loaded, their sizes and what was cut), /quit (stop the turn, save
-// and quit). An unknown
+// and quit), /model (the model, its price and limits) and /model NAME (go
+// on with this thread on another model of the provider: the session ends
+// and the thread is resumed on it, at once; the thread records it, and its
+// price and limits are the new model's). Custom commands are Markdown files, the project's in
+// .agent/commands/ and the user's in ~/.config/fsmgen-agent/commands/
+// (the project's taking the place of the user's of the same name, said at
+// start): /review sends review.md's text to the model, $ARGUMENTS
+// replaced by what follows the name and $1 to $9 by its words (-p
+// "/review src" runs one as the one-shot prompt); /help
+// lists them with their first lines. Each is read as AGENTS.md is (32 KiB
+// at most, no link out of its folder, no FIFO); a name that is a built-in
+// command's is refused, saying so. "@path" in a message (or in -p)
+// attaches the file's contents, or a folder's listing, to what the model
+// gets (64 KiB a file, 256 KiB a message, redacted; a path outside the
+// workspace, a link out of it, a masked or binary file refused, saying
+// why); on a terminal, Tab after "@" completes the path. An unknown
 // command is an error that suggests the closest one. A message that starts
 // with "//" is sent with one slash less ("//help" sends "/help"); a line
 // such as "/src/main.go:3: undefined" (a path) is a message.
@@ -69,9 +84,14 @@
 // One-shot (-p), the agent runs one user turn to the end, every tool round
 // included, prints the assistant's last text (its answer, not the
 // narration before it) on standard output and exits 0; diagnostics, and at
-// the end the tokens used, go to standard error. With -json it prints
-// instead one JSON object: {"session", "answer", "error", "usage",
-// "cost"} (cost null when no price is known). It exits 1 when the turn ends
+// the end the tokens used, go to standard error. With -json standard
+// output gets instead one JSON object a line, each as it happens: "start"
+// (session, provider, model, workspace, mode), "text" (a piece of the
+// reply as it streams), "reply", "tool_call", "tool_progress",
+// "tool_result", "approval", "commit", "retry", "notice", "error", and
+// last "result": {"type", "session", "answer", "error", "usage", "cost"}
+// (cost null when no price is known); every line redacted. docs/agent.md,
+// "JSON output", gives each event's fields. It exits 1 when the turn ends
 // with an error (the LLM request failed, retries used up), or is stopped.
 //
 // # Flags
@@ -82,7 +102,9 @@
 //	-provider NAME    anthropic (default) or openai (OpenAI, or an OpenAI-
 //	                  compatible server such as llama.cpp, vLLM or Ollama)
 //	-model NAME       the model (default claude-sonnet-4-5 for anthropic,
-//	                  gpt-4.1 for openai; when resuming, the thread's)
+//	                  gpt-4.1 for openai; when resuming, the thread's);
+//	                  -model list lists the models known, with their
+//	                  list prices and limits, and exits
 //	-base-url URL     the API's base URL (default: $ANTHROPIC_BASE_URL or
 //	                  $OPENAI_BASE_URL, else the provider's public API);
 //	                  for anthropic a final /v1 is dropped (the API's paths
@@ -127,7 +149,8 @@
 //	-config FILE      the config file (default
 //	                  $XDG_CONFIG_HOME/fsmgen-agent/config.yaml, or
 //	                  ~/.config/fsmgen-agent/config.yaml, when it exists)
-//	-json             with -p: print the result as one JSON object
+//	-json             with -p: print JSON events, one a line, as the turn
+//	                  runs, the result last
 //	-tool-calls       offer the model tools (default true); false for a
 //	                  model without tool calling: see "Server queries"
 //	-max-queries N    with -tool-calls=false, the queries one turn may ask
@@ -270,8 +293,9 @@
 // "agent sessions" lists the threads of the folder, the most recently
 // saved first: ID, workspace, start, tokens, tokens read from the prompt
 // cache, cost (at the model's list
-// price, or -price) and the first prompt (marked for a fork, and for a
-// compacted thread, whose first one left). "-resume last" continues the
+// price, or -price) and the first prompt, which the thread keeps through
+// /compact and /fork (a fork's marked; in a thread saved before it was
+// kept and since compacted, the first after the summary, marked). "-resume last" continues the
 // newest thread of the workspace (-workspace, or the current directory).
 // A resumed interactive session shows its last three exchanges first and
 // never acts before the user does: tool calls that may have run when the

@@ -39,6 +39,11 @@ type Thread struct {
 	Workspace string `json:"workspace"`
 	// ForkedFrom is the thread this one is a copy of (/fork), "" for none.
 	ForkedFrom string `json:"forked_from,omitempty"`
+	// FirstPrompt is the first message the user typed in the thread (or
+	// in the thread it was forked from), kept when a compaction replaces
+	// it by a summary (see NoteFirstPrompt); "" until there is one, and in
+	// threads saved before it was kept.
+	FirstPrompt string `json:"first_prompt,omitempty"`
 	// NoToolCalls is true for a thread whose model does not call tools
 	// (agent -tool-calls=false): its replies are read for queries, and it
 	// resumes so.
@@ -146,3 +151,34 @@ func FirstPrompt(msgs []chat.Message, queued []string) string {
 	}
 	return ""
 }
+
+// NoteFirstPrompt sets t.FirstPrompt, once, to the first message the user
+// typed (see FirstPrompt), cut at MaxFirstPrompt characters, when the
+// thread has one. A thread saved before
+// the field was kept whose conversation starts with a compaction's
+// summary no longer holds its first message: it is left without one.
+func (t *Thread) NoteFirstPrompt() {
+	if t.FirstPrompt != "" {
+		return
+	}
+	if len(t.Messages) > 0 {
+		var m chat.Message
+		if json.Unmarshal(t.Messages[0], &m) == nil && m.Summary {
+			return
+		}
+	}
+	msgs, err := t.Decode()
+	if err != nil {
+		return
+	}
+	first := FirstPrompt(msgs, t.QueuedInput)
+	if r := []rune(first); len(r) > MaxFirstPrompt {
+		first = string(r[:MaxFirstPrompt-1]) + "…"
+	}
+	t.FirstPrompt = first
+}
+
+// MaxFirstPrompt is how many characters of the first message
+// NoteFirstPrompt keeps: enough for a list of threads, little to save
+// with every step of a journal.
+const MaxFirstPrompt = 200

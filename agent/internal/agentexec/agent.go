@@ -125,6 +125,12 @@ type Config struct {
 	// Commands runs the slash commands the user types; nil sends them to
 	// the model like any message.
 	Commands Commands
+	// Prepare, when set, makes each message the user types (or a command
+	// sends, see [Agent.Send]) into what is sent to the model, e.g. with
+	// the files it mentions attached, and returns notes to show (what it
+	// refused to attach, say). It runs on the input task and may block
+	// briefly; what it returns is redacted like the message.
+	Prepare func(ctx context.Context, msg string) (string, []string)
 	// Signals, when received, ask the agent to shut down (e.g.
 	// syscall.SIGTERM); nil means none are watched.
 	Signals []os.Signal

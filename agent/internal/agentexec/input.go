@@ -87,8 +87,7 @@ func (a *Agent) readInput() {
 				}
 				a.cfg.Commands(ctx, strings.TrimSpace(msg))
 			default:
-				ev := &agent.UserInput{Message: userMessage(a.secrets.String(Literal(msg)))}
-				if l.Call(ctx, func() { a.takeInput(ev) }) != nil {
+				if a.send(ctx, Literal(msg)) != nil {
 					return
 				}
 			}
@@ -162,6 +161,29 @@ func (lr *lineReader) ReadMessage(ctx context.Context) (string, error) {
 	}
 	return strings.TrimRight(line, "\r"), nil
 }
+
+// send sends msg as the user's message, made ready by Config.Prepare
+// and redacted; it runs on the input task. It returns an error once the
+// agent has stopped or ctx is done.
+func (a *Agent) send(ctx context.Context, msg string) error {
+	if a.cfg.Prepare != nil {
+		var notes []string
+		msg, notes = a.cfg.Prepare(ctx, msg)
+		for _, n := range notes {
+			n = a.secrets.String(n)
+			if err := a.loop.Call(ctx, func() { a.display.Notice(n) }); err != nil {
+				return err
+			}
+		}
+	}
+	ev := &agent.UserInput{Message: userMessage(a.secrets.String(msg))}
+	return a.loop.Call(ctx, func() { a.takeInput(ev) })
+}
+
+// Send sends msg to the model as if the user had typed it (a custom
+// slash command's text, say), through Config.Prepare. Call it only from a
+// command (see [Commands]), which runs on the input task.
+func (a *Agent) Send(ctx context.Context, msg string) error { return a.send(ctx, msg) }
 
 // takeInput hands the machine a message the user typed, once the thread
 // that keeps it among the queued input is saved: a crash at any moment

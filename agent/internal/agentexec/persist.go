@@ -132,6 +132,7 @@ func (a *Agent) save() error {
 	if a.cfg.EventLog != nil {
 		t.LogChain = a.cfg.EventLog.Chain()
 	}
+	t.NoteFirstPrompt()
 	t.Updated = a.now().UTC()
 	switch {
 	case a.cfg.Store == nil:

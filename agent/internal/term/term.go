@@ -51,6 +51,9 @@ type Editor struct {
 	// live is how many rows the block SetLive drew takes, 0 when none
 	// is drawn.
 	live int
+	// complete completes the word after an "@" (see SetComplete); nil
+	// when Tab completes nothing. mu guards it.
+	complete func(word string) []string
 }
 
 // IsTerminal reports whether f is a terminal (not merely a character
@@ -312,10 +315,25 @@ func (c ctrlCReader) Read(p []byte) (int, error) {
 	return len(out), err
 }
 
-// key handles Ctrl-C as shells do: with text typed, it clears the line;
-// on an empty line, it is the interrupt the agent handles (stop the turn,
-// or quit), sent as SIGINT to the agent itself.
+// SetComplete makes Tab complete the word the cursor ends when it starts
+// with "@" (a path the user mentions): fn returns what the word after the
+// "@" may become. One candidate takes the word's place; several extend
+// it to what they have in common, and are listed above the line when
+// that adds nothing.
+func (e *Editor) SetComplete(fn func(word string) []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.complete = fn
+}
+
+// key handles Tab (see SetComplete) and Ctrl-C as shells do: with text
+// typed, it clears the line; on an empty line, it is the interrupt the
+// agent handles (stop the turn, or quit), sent as SIGINT to the agent
+// itself.
 func (e *Editor) key(line string, pos int, key rune) (string, int, bool) {
+	if key == '\t' {
+		return e.tab(line, pos)
+	}
 	if key != ctrlC {
 		return "", 0, false
 	}
@@ -323,4 +341,40 @@ func (e *Editor) key(line string, pos int, key rune) (string, int, bool) {
 		_ = unix.Kill(os.Getpid(), unix.SIGINT)
 	}
 	return "", 0, true
+}
+
+// tab completes the "@" word that ends at pos in line (see SetComplete).
+// Tab with nothing to complete changes nothing.
+func (e *Editor) tab(line string, pos int) (string, int, bool) {
+	start := strings.LastIndexAny(line[:pos], " \t\n") + 1
+	word, ok := strings.CutPrefix(line[start:pos], "@")
+	e.mu.Lock()
+	complete := e.complete
+	e.mu.Unlock()
+	if !ok || complete == nil {
+		return line, pos, true
+	}
+	found := complete(word)
+	if len(found) == 0 {
+		return line, pos, true
+	}
+	common := found[0]
+	for _, f := range found[1:] {
+		for !strings.HasPrefix(f, common) {
+			_, size := utf8.DecodeLastRuneInString(common)
+			common = common[:len(common)-size]
+		}
+	}
+	if len(found) > 1 && common == word {
+		// Nothing to add: show the candidates, as shells do.
+		const most = 40
+		shown := found[:min(len(found), most)]
+		list := strings.Join(shown, "  ")
+		if len(found) > most {
+			list += fmt.Sprintf("  … (%d more)", len(found)-most)
+		}
+		_, _ = e.Write([]byte(list + "\n"))
+		return line, pos, true
+	}
+	return line[:start] + "@" + common + line[pos:], start + 1 + len(common), true
 }

@@ -72,6 +72,7 @@ type record struct {
 	Model       string            `json:"model,omitempty"`
 	Workspace   string            `json:"workspace,omitempty"`
 	NoToolCalls bool              `json:"no_tool_calls,omitempty"`
+	FirstPrompt string            `json:"first_prompt,omitempty"`
 }
 
 // journalMagic is what a journal's first line holds after its checksum
@@ -138,6 +139,7 @@ func stepRecord(t *threadwire.Thread, base, dropped, turnsBase int) *record {
 		Total: &total, Turn: &turn, Replies: t.Ledger.Replies, TurnsBase: turnsBase,
 		LogChain: t.LogChain, Updated: &updated,
 		Provider: t.Provider, Model: t.Model, Workspace: t.Workspace, NoToolCalls: t.NoToolCalls,
+		FirstPrompt: t.FirstPrompt,
 	}
 	if len(t.Messages) > base {
 		r.Messages = t.Messages[base:]
@@ -170,6 +172,11 @@ func (r *record) apply(t *threadwire.Thread) error {
 	t.Ledger.Total, t.Ledger.Turn, t.Ledger.Replies = *r.Total, *r.Turn, r.Replies
 	t.Ledger.Turns = append(t.Ledger.Turns, r.Turns...)
 	t.Provider, t.Model, t.Workspace, t.NoToolCalls = r.Provider, r.Model, r.Workspace, r.NoToolCalls
+	if r.FirstPrompt != "" {
+		// Set once; a step of a journal written before it was kept has
+		// none, and takes nothing away.
+		t.FirstPrompt = r.FirstPrompt
+	}
 	return nil
 }
 
@@ -296,11 +303,12 @@ type Journal struct {
 	store    *Store
 	id       string
 	f        *os.File
-	size     int64 // bytes in the file
-	live     int64 // about the bytes of the thread compacted
-	messages int   // the messages the journal holds
-	keep     int   // how many of them the next save keeps (see Cut)
-	turns    int   // the ended turns of its ledger
+	size     int64  // bytes in the file
+	live     int64  // about the bytes of the thread compacted
+	messages int    // the messages the journal holds
+	keep     int    // how many of them the next save keeps (see Cut)
+	turns    int    // the ended turns of its ledger
+	first    string // the thread's FirstPrompt as the journal holds it
 	repair   Repair
 	broken   error // why no more can be appended
 }
@@ -341,7 +349,7 @@ func (s *Store) Open(id string) (*threadwire.Thread, *Journal, error) {
 	}
 	t := jf.thread
 	return t, &Journal{store: s, id: id, f: f, size: jf.valid, live: jf.live,
-		messages: len(t.Messages), keep: len(t.Messages), turns: len(t.Ledger.Turns), repair: jf.repair}, nil
+		messages: len(t.Messages), keep: len(t.Messages), turns: len(t.Ledger.Turns), first: t.FirstPrompt, repair: jf.repair}, nil
 }
 
 // Repaired says what Open removed of the journal's tail.
@@ -370,7 +378,11 @@ func (j *Journal) Save(t *threadwire.Thread) error {
 	if j.size > 2*j.live+compactSlack {
 		return j.compact(t)
 	}
-	return j.append(t, stepRecord(t, j.keep, j.messages-j.keep, j.turns))
+	r := stepRecord(t, j.keep, j.messages-j.keep, j.turns)
+	if t.FirstPrompt == j.first {
+		r.FirstPrompt = "" // held already: set once, it is not written again
+	}
+	return j.append(t, r)
 }
 
 // append writes the record r of t's save at the journal's end and syncs
@@ -394,7 +406,7 @@ func (j *Journal) append(t *threadwire.Thread, r *record) error {
 		return fmt.Errorf("save thread %s: sync %s: %w", t.ID, j.Path(), err)
 	}
 	j.size += int64(len(line))
-	j.messages, j.keep, j.turns = len(t.Messages), len(t.Messages), len(t.Ledger.Turns)
+	j.messages, j.keep, j.turns, j.first = len(t.Messages), len(t.Messages), len(t.Ledger.Turns), t.FirstPrompt
 	for _, m := range r.Messages {
 		j.live += int64(len(m)) + 8
 	}
@@ -424,7 +436,7 @@ func (j *Journal) compact(t *threadwire.Thread) error {
 	}
 	j.f, j.broken = f, nil
 	j.size, j.live = int64(len(line)), int64(len(line))
-	j.messages, j.keep, j.turns = len(t.Messages), len(t.Messages), len(t.Ledger.Turns)
+	j.messages, j.keep, j.turns, j.first = len(t.Messages), len(t.Messages), len(t.Ledger.Turns), t.FirstPrompt
 	return nil
 }
 

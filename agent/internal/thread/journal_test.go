@@ -429,3 +429,39 @@ func TestList(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, ids)
 }
+
+// TestJournalFirstPrompt: a first prompt set after the thread was created
+// (a thread saved before it was kept, resumed) is written with the next
+// step, once, and read back after later steps and a reopening.
+func TestJournalFirstPrompt(t *testing.T) {
+	t.Parallel()
+	s, err := thread.NewStore(t.TempDir())
+	require.NoError(t, err)
+	th := start("fp")
+	round(th, 1, 10)
+	j, err := s.Create(th)
+	require.NoError(t, err)
+	assert.Empty(t, loaded(t, s, "fp").FirstPrompt)
+
+	th.FirstPrompt = "FIRST-PROMPT-TEXT"
+	for n := 2; n < 5; n++ {
+		round(th, n, 10)
+		require.NoError(t, j.Save(th))
+		assert.Equal(t, "FIRST-PROMPT-TEXT", loaded(t, s, "fp").FirstPrompt)
+	}
+	require.NoError(t, j.Close())
+	raw, err := os.ReadFile(s.Path("fp"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(raw), "FIRST-PROMPT-TEXT"), "written once: %s", raw)
+
+	got, j, err := s.Open("fp")
+	require.NoError(t, err)
+	assert.Equal(t, "FIRST-PROMPT-TEXT", got.FirstPrompt)
+	round(got, 5, 10)
+	require.NoError(t, j.Save(got))
+	require.NoError(t, j.Close())
+	raw, err = os.ReadFile(s.Path("fp"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(raw), "FIRST-PROMPT-TEXT"), "not again once reopened")
+	assert.Equal(t, "FIRST-PROMPT-TEXT", loaded(t, s, "fp").FirstPrompt)
+}

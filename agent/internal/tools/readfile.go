@@ -168,3 +168,21 @@ func (d *Dir) ReadFile(name string, limit int64) ([]byte, int64, error) {
 // that hold the API key), absolute, for a sandboxed command's
 // sandbox.Command.Masked.
 func (w *Workspace) MaskedPaths() []string { return w.maskedSet().Paths() }
+
+// ReadDir lists the directory name (a path relative to the workspace
+// root) as the file tools reach it: beneath the root's open handle, a
+// path or symbolic link that leads outside refused. Its entries are
+// sorted by name; symbolic links in it are listed, not followed. It is
+// meant for what the agent lists itself (the project's commands, the
+// completion of a path the user types).
+func (w *Workspace) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	rel, err := w.resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(w.root.FS(), rel)
+	if err != nil {
+		return nil, pathError("list", name, err)
+	}
+	return entries, nil
+}

@@ -167,7 +167,7 @@ func (s *DB) Apply(ctx context.Context, b *store.Batch) error {
 	if len(b.Ops) == 0 {
 		return nil
 	}
-	return inTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if b.Fence != nil {
 			if err := fence(ctx, tx, b.Fence); err != nil {
 				return err

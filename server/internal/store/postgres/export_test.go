@@ -31,4 +31,4 @@ func (s *DB) Setting(ctx context.Context, name string) (string, error) {
 }
 
 // InTx runs f in a transaction of the pool, as the store's writes do.
-func (s *DB) InTx(ctx context.Context, f func(pgx.Tx) error) error { return inTx(ctx, s.pool, f) }
+func (s *DB) InTx(ctx context.Context, f func(pgx.Tx) error) error { return s.inTx(ctx, f) }

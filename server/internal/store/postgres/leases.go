@@ -40,7 +40,7 @@ func (s *DB) NewMonitorID(ctx context.Context) (int64, error) {
 // for an hour.
 func (s *DB) Heartbeat(ctx context.Context, instance, addr string, lease time.Duration) (int, error) {
 	var live int
-	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO instances(id, addr, expires_at) VALUES($1, $2, clock_timestamp() + $3 * interval '1 microsecond')
 			ON CONFLICT(id) DO UPDATE SET addr = excluded.addr, expires_at = excluded.expires_at`, instance, addr, lease.Microseconds()); err != nil {
 			return err
@@ -59,7 +59,7 @@ func (s *DB) Heartbeat(ctx context.Context, instance, addr string, lease time.Du
 
 // Leave removes the instance and frees its leases.
 func (s *DB) Leave(ctx context.Context, instance string) error {
-	err := inTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE leases SET owner = NULL, expires_at = '-infinity' WHERE owner = $1`, instance); err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func (s *DB) Leave(ctx context.Context, instance string) error {
 // Postgres. So the caller tries again after a tenth of the lease, and
 // takes the lease over then.
 func (s *DB) Leases(ctx context.Context, instance string, held []int, claim int, lease time.Duration) (renewed, claimed []int, next time.Duration, err error) {
-	err = inTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		renewed, claimed = nil, nil
 		us := lease.Microseconds()
 		if len(held) > 0 {

@@ -113,8 +113,9 @@ func TestPaused(t *testing.T) {
 		return err
 	})
 	require.Error(t, err)
+	// Postgres's own error, or the closed connection's when the client
+	// wrote before it read that error.
 	assert.ErrorIs(t, err, store.ErrPaused)
-	assert.ErrorContains(t, err, "idle-in-transaction timeout")
 
 	err = s.InTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "SELECT * FROM no_such_table")

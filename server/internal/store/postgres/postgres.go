@@ -27,7 +27,8 @@ import (
 
 // DB is an open database: a pool of connections.
 type DB struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	limit time.Duration // how long a session may sit idle in a transaction (sessionLimit)
 }
 
 var _ store.Shared = (*DB)(nil)
@@ -63,7 +64,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", err)
 	}
-	s := &DB{pool: pool}
+	s := &DB{pool: pool, limit: sessionLimit(o.lease)}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect to Postgres at %s: %w", cfg.ConnConfig.Host, err)
@@ -213,7 +214,7 @@ const migrateLock = 0x66736d67656e // "fsmgen"
 // migrate brings the schema to the last version in one transaction. A
 // database newer than this server is refused.
 func (s *DB) migrate(ctx context.Context) error {
-	return inTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
 		// Another instance may be migrating: wait for it longer than the
 		// sessions' lock_timeout, which is for the leases.
 		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '1min'"); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fsmgen/fsmgen/server/internal/store"
 )
@@ -65,12 +64,19 @@ func sessionLimit(lease time.Duration) time.Duration { return lease / 3 }
 const idleInTransactionTimeout = "25P03"
 
 // inTx runs f in a transaction on the pool, committed when f returns nil,
-// as pgx.BeginFunc does; a transaction Postgres ended because this
+// as pgx.BeginFunc does. A transaction Postgres ended because this
 // instance paused in it (sessionSettings) is store.ErrPaused as well as
-// Postgres's error.
-func inTx(ctx context.Context, pool *pgxpool.Pool, f func(pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, pool, f)
-	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == idleInTransactionTimeout {
+// its error: Postgres's own (SQLSTATE 25P03) when the client read it, or,
+// as often, the failed write or read of the closed connection, when the
+// transaction had lasted past the session's limit.
+func (s *DB) inTx(ctx context.Context, f func(pgx.Tx) error) error {
+	start := time.Now()
+	err := pgx.BeginFunc(ctx, s.pool, f)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	pgErr, fromServer := errors.AsType[*pgconn.PgError](err)
+	if fromServer && pgErr.Code == idleInTransactionTimeout || !fromServer && time.Since(start) >= s.limit {
 		return fmt.Errorf("%w: %w", store.ErrPaused, err)
 	}
 	return err

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	jobdefs "github.com/fsmgen/fsmgen/server/jobs"
 	"github.com/fsmgen/fsmgen/server/internal/pgtest"
+	jobdefs "github.com/fsmgen/fsmgen/server/jobs"
 )
 
 // TestJobsBehindSurvivesKill kills the server (SIGKILL) while a run of an

@@ -286,6 +286,7 @@ func (e *Engine) eachJob(f func(j *jobState)) {
 // deadlines (made with the machines, armed in one pass: see armLoaded).
 func (e *Engine) decode(saved map[string]*store.Job) error {
 	errs := make([]error, len(e.list))
+	now := e.now()
 	e.eachJob(func(j *jobState) {
 		row := saved[j.def.ID]
 		if row == nil {
@@ -299,7 +300,7 @@ func (e *Engine) decode(saved map[string]*store.Job) error {
 		j.machine, j.row = m, *row
 		j.timers = j.timers[:0]
 		for _, t := range m.Timers() {
-			j.timers = append(j.timers, &timerEntry{Owner: j, ID: t.Timer, Deadline: m.Deadline(t.Timer)})
+			j.timers = append(j.timers, &timerEntry{Owner: j, ID: t.Timer, Deadline: deadline(m, t, now)})
 		}
 	})
 	if err := errors.Join(errs...); err != nil {

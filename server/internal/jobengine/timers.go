@@ -3,6 +3,7 @@ package jobengine
 import (
 	"time"
 
+	"github.com/fsmgen/fsmgen/gen/job"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/server/internal/timerset"
 )
@@ -32,32 +33,24 @@ func (e *Engine) disarmAll(j *jobState) { e.timers.DisarmAll(j) }
 // place of those armed before.
 func (e *Engine) armAll(j *jobState) {
 	e.disarmAll(j)
+	now := e.now()
 	for _, t := range j.machine.Timers() {
-		deadline := j.machine.Deadline(t.Timer)
-		if deadline.IsZero() {
-			deadline = e.now().Add(t.Delay)
-		}
-		e.arm(j, t.Timer, deadline)
+		e.arm(j, t.Timer, deadline(j.machine, t, now))
 	}
+}
+
+// deadline is when timer t of m fires: at the deadline it was saved with,
+// or its delay after now when it has none (a state put with Restore).
+func deadline(m *job.Machine, t *job.StartTimer, now time.Time) time.Time {
+	if d := m.Deadline(t.Timer); !d.IsZero() {
+		return d
+	}
+	return now.Add(t.Delay)
 }
 
 // armLoaded arms the timers decode made for the jobs it loaded (none
 // armed before: a start, or a takeover after forget), in the jobs' order.
-func (e *Engine) armLoaded() {
-	for _, j := range e.list {
-		for _, t := range j.timers {
-			if t.Deadline.IsZero() {
-				// Saved without its deadline: as armAll does.
-				for _, mt := range j.machine.Timers() {
-					if mt.Timer == t.ID {
-						t.Deadline = e.now().Add(mt.Delay)
-					}
-				}
-			}
-		}
-	}
-	e.timers.Install(e.list)
-}
+func (e *Engine) armLoaded() { e.timers.Install(e.list) }
 
 // due disarms and returns the first timer whose deadline is at or before
 // now; nil when none is due.

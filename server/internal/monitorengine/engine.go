@@ -208,6 +208,7 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 func (e *Engine) decodeAll(rows []*store.Monitor) ([]*mon, error) {
 	mons := make([]*mon, len(rows))
 	errs := make([]error, len(rows))
+	now := e.now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -221,7 +222,7 @@ func (e *Engine) decodeAll(rows []*store.Monitor) ([]*mon, error) {
 				}
 				m.publish(e)
 				for _, t := range m.machine.Timers() {
-					m.timers = append(m.timers, &timerEntry{Owner: m, ID: t.Timer, Deadline: m.machine.Deadline(t.Timer)})
+					m.timers = append(m.timers, &timerEntry{Owner: m, ID: t.Timer, Deadline: deadline(m.machine, t, now)})
 				}
 			}
 		})
@@ -263,18 +264,6 @@ func (e *Engine) decode(m *mon) error {
 // heap is ordered again once, not pushed into for each timer), and the
 // monitors indexed.
 func (e *Engine) install(mons []*mon) {
-	for _, m := range mons {
-		for _, t := range m.timers {
-			if t.Deadline.IsZero() {
-				// Saved without its deadline: as armAll does.
-				for _, mt := range m.machine.Timers() {
-					if mt.Timer == t.ID {
-						t.Deadline = e.now().Add(mt.Delay)
-					}
-				}
-			}
-		}
-	}
 	e.timers.Install(mons)
 	e.counted()
 	e.mu.Lock()
@@ -290,13 +279,19 @@ func (e *Engine) install(mons []*mon) {
 // in place of those armed before.
 func (e *Engine) armAll(m *mon) {
 	e.disarmAll(m)
+	now := e.now()
 	for _, t := range m.machine.Timers() {
-		deadline := m.machine.Deadline(t.Timer)
-		if deadline.IsZero() {
-			deadline = e.now().Add(t.Delay)
-		}
-		e.arm(m, t.Timer, deadline)
+		e.arm(m, t.Timer, deadline(m.machine, t, now))
 	}
+}
+
+// deadline is when timer t of m fires: at the deadline it was saved with,
+// or its delay after now when it has none (a state put with Restore).
+func deadline(m *monitor.Machine, t *monitor.StartTimer, now time.Time) time.Time {
+	if d := m.Deadline(t.Timer); !d.IsZero() {
+		return d
+	}
+	return now.Add(t.Delay)
 }
 
 // add indexes m.

@@ -48,9 +48,14 @@
 //     or destination), and re-entering Ringing into the callbacks of the
 //     event, which the library runs without leaving the state.
 //   - The machines stay in a state the way each expresses it: stateless
-//     rests in Connected where fsmgen's machine rests in its initial child
-//     Talking (stateless has no name for it), and looplab, which has no
-//     hierarchy, names that state Connected too.
+//     enters Connected's initial child Talking and its initial child
+//     Handset (InitialTransition), as fsmgen's machine does; looplab, which
+//     has no hierarchy, has Handset, Speakerphone and OnHold side by side.
+//   - Neither library has history states: taken off hold, the call returns
+//     to Handset or Speakerphone, as it was put on hold, through a variable
+//     each keeps by hand (stateless: set on entry, read by PermitDynamic;
+//     looplab: one event per destination, picked by Event), where fsmgen's
+//     spec says `to: Talking.history`.
 //
 // The hand-written Switch has what the phone call needs and no more: no
 // observer hook and no guard against HandleEvent being called from a

@@ -15,43 +15,52 @@ import (
 type Looplab struct {
 	f   *fsm.FSM
 	ctx context.Context
+	// talking stands in for Talking's history, which looplab does not
+	// have: the state of Talking last entered, Handset or Speakerphone.
+	talking string
 }
+
+// takenOffHoldTo names the event that takes the call off hold to state:
+// a looplab event has one destination per source, so the history's two
+// destinations are two events, and Event picks the one talking names.
+func takenOffHoldTo(state string) string { return TakenOffHold + "To" + state }
 
 // NewLooplab returns a phone whose receiver is down (OffHook), handing its
 // actions to h.
 //
-// looplab/fsm has flat states, so Connected is the call not on hold and
-// OnHold its neighbour: the call timer starts on entering Connected from
-// anywhere but OnHold and stops on leaving either for anywhere but the
-// other. An event whose source is its destination leaves and enters
-// nothing (the library runs its before_ and after_ callbacks only): the
-// internal transitions and ignored events are such events, and so is
-// dialling again while it rings, whose re-entry of Ringing is written
-// into the event's callbacks.
+// looplab/fsm has flat states, so Connected is written as its leaves,
+// Handset, Speakerphone and OnHold: the call timer starts on entering one
+// of them from elsewhere and stops on leaving one for elsewhere. An event
+// whose source is its destination leaves and enters nothing (the library
+// runs its before_ and after_ callbacks only): the internal transitions
+// and ignored events are such events, and so is dialling again while it
+// rings, whose re-entry of Ringing is written into the event's callbacks.
 func NewLooplab(h phonecall.Handler) *Looplab {
-	connected := func(state string) bool { return state == Connected || state == OnHold }
-	m := &Looplab{ctx: context.Background()}
-	m.f = fsm.NewFSM(OffHook,
-		fsm.Events{
-			{Name: CallDialed, Src: []string{OffHook, Ringing}, Dst: Ringing},
-			{Name: CallDialed, Src: []string{Connected}, Dst: Connected},
-			{Name: CallDialed, Src: []string{OnHold}, Dst: OnHold},
-			{Name: CallConnected, Src: []string{Ringing}, Dst: Connected},
-			{Name: MuteMicrophone, Src: []string{Connected}, Dst: Connected},
-			{Name: MuteMicrophone, Src: []string{OnHold}, Dst: OnHold},
-			{Name: UnmuteMicrophone, Src: []string{Connected}, Dst: Connected},
-			{Name: UnmuteMicrophone, Src: []string{OnHold}, Dst: OnHold},
-			{Name: SetVolume, Src: []string{Connected}, Dst: Connected},
-			{Name: SetVolume, Src: []string{OnHold}, Dst: OnHold},
-			{Name: LeftMessage, Src: []string{Connected, OnHold}, Dst: OffHook},
-			{Name: PlacedOnHold, Src: []string{Connected, OnHold}, Dst: OnHold},
-			{Name: TakenOffHold, Src: []string{OnHold}, Dst: Connected},
-			{Name: PhoneHurledAgainstWall, Src: []string{OnHold}, Dst: PhoneDestroyed},
-		},
+	connected := func(state string) bool { return state == Handset || state == Speakerphone || state == OnHold }
+	calls := []string{Handset, Speakerphone, OnHold}
+	m := &Looplab{ctx: context.Background(), talking: Handset}
+	events := fsm.Events{
+		{Name: CallDialed, Src: []string{OffHook, Ringing}, Dst: Ringing},
+		{Name: CallConnected, Src: []string{Ringing}, Dst: Handset},
+		{Name: LeftMessage, Src: calls, Dst: OffHook},
+		{Name: PlacedOnHold, Src: calls, Dst: OnHold},
+		{Name: takenOffHoldTo(Handset), Src: []string{OnHold}, Dst: Handset},
+		{Name: takenOffHoldTo(Speakerphone), Src: []string{OnHold}, Dst: Speakerphone},
+		{Name: PhoneHurledAgainstWall, Src: []string{OnHold}, Dst: PhoneDestroyed},
+		{Name: SpeakerOn, Src: []string{Handset, Speakerphone}, Dst: Speakerphone},
+		{Name: SpeakerOff, Src: []string{Handset, Speakerphone}, Dst: Handset},
+	}
+	// The events that leave a connected call where it is.
+	for _, state := range calls {
+		for _, name := range []string{CallDialed, MuteMicrophone, UnmuteMicrophone, SetVolume} {
+			events = append(events, fsm.EventDesc{Name: name, Src: []string{state}, Dst: state})
+		}
+	}
+	m.f = fsm.NewFSM(OffHook, events,
 		fsm.Callbacks{
 			"before_" + CallDialed: func(_ context.Context, e *fsm.Event) {
 				switch e.Src {
-				case Connected, OnHold:
+				case Handset, Speakerphone, OnHold:
 					return // ignored
 				case Ringing:
 					h.StopRingingTone() // re-entry: Ringing's exit
@@ -65,20 +74,18 @@ func NewLooplab(h phonecall.Handler) *Looplab {
 			},
 			"enter_" + Ringing: func(_ context.Context, _ *fsm.Event) { h.StartRingingTone() },
 			"leave_" + Ringing: func(_ context.Context, _ *fsm.Event) { h.StopRingingTone() },
-			"enter_" + Connected: func(_ context.Context, e *fsm.Event) {
-				if !connected(e.Src) {
+			"enter_state": func(_ context.Context, e *fsm.Event) {
+				if connected(e.Dst) && !connected(e.Src) {
 					h.StartCallTimer()
 				}
-			},
-			"leave_" + Connected: func(_ context.Context, e *fsm.Event) {
-				if !connected(e.Dst) {
-					h.StopCallTimer()
+				if e.Dst == Handset || e.Dst == Speakerphone {
+					m.talking = e.Dst
 				}
 			},
 			"enter_" + OnHold: func(_ context.Context, _ *fsm.Event) { h.PlayHoldMusic() },
-			"leave_" + OnHold: func(_ context.Context, e *fsm.Event) {
-				h.StopHoldMusic()
-				if !connected(e.Dst) {
+			"leave_" + OnHold: func(_ context.Context, _ *fsm.Event) { h.StopHoldMusic() },
+			"leave_state": func(_ context.Context, e *fsm.Event) {
+				if connected(e.Src) && !connected(e.Dst) {
 					h.StopCallTimer()
 				}
 			},
@@ -86,6 +93,16 @@ func NewLooplab(h phonecall.Handler) *Looplab {
 			"after_" + UnmuteMicrophone:       func(_ context.Context, _ *fsm.Event) { h.Unmute() },
 			"after_" + SetVolume:              func(_ context.Context, e *fsm.Event) { h.ChangeVolume(e.Args[0].(int)) },
 			"after_" + PhoneHurledAgainstWall: func(_ context.Context, _ *fsm.Event) { h.ReportDestroyed() },
+			"after_" + SpeakerOn: func(_ context.Context, e *fsm.Event) {
+				if e.Src == Handset {
+					h.RouteToSpeaker()
+				}
+			},
+			"after_" + SpeakerOff: func(_ context.Context, e *fsm.Event) {
+				if e.Src == Speakerphone {
+					h.RouteToHandset()
+				}
+			},
 		},
 	)
 	return m
@@ -96,6 +113,12 @@ func NewLooplab(h phonecall.Handler) *Looplab {
 // state refuses (fsm.InvalidEventError) returns an error wrapping
 // fsmrt.ErrRejected.
 func (m *Looplab) Event(name string, args ...any) error {
+	if name == TakenOffHold {
+		if state := m.f.Current(); state != OnHold {
+			return fmt.Errorf("%w: %w", fsmrt.ErrRejected, fsm.InvalidEventError{Event: name, State: state})
+		}
+		name = takenOffHoldTo(m.talking)
+	}
 	err := m.f.Event(m.ctx, name, args...)
 	var same fsm.NoTransitionError
 	var invalid fsm.InvalidEventError

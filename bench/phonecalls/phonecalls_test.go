@@ -22,9 +22,10 @@ func newGenerated(h phonecall.Handler) (*phonecall.Machine, error) {
 
 // callCycle is the call the benchmark repeats, from OffHook back to
 // OffHook: dial, dial again while it rings, connect, mute, set the volume,
-// unmute, hold, set the volume on hold, unhold, dial while connected
-// (ignored), hold, hold again (ignored), leave a message. Every event is
-// accepted or ignored, none refused.
+// switch to the speakerphone, unmute, hold, set the volume on hold, unhold
+// (back on the speakerphone: Talking's history), back to the handset, dial
+// while connected (ignored), hold, hold again (ignored), leave a message.
+// Every event is accepted or ignored, none refused.
 func callCycle() []phonecall.Event {
 	return []phonecall.Event{
 		&phonecall.CallDialed{Callee: "qmuntal"},
@@ -32,10 +33,12 @@ func callCycle() []phonecall.Event {
 		&phonecall.CallConnected{},
 		&phonecall.MuteMicrophone{},
 		&phonecall.SetVolume{Volume: 7},
+		&phonecall.SpeakerOn{},
 		&phonecall.UnmuteMicrophone{},
 		&phonecall.PlacedOnHold{},
 		&phonecall.SetVolume{Volume: 3},
 		&phonecall.TakenOffHold{},
+		&phonecall.SpeakerOff{},
 		&phonecall.CallDialed{Callee: "nobody"},
 		&phonecall.PlacedOnHold{},
 		&phonecall.PlacedOnHold{},
@@ -54,10 +57,12 @@ var cycleActions = []phonecall.Action{
 	&phonecall.StartCallTimer{},
 	&phonecall.Mute{},
 	&phonecall.ChangeVolume{Volume: 7},
+	&phonecall.RouteToSpeaker{},
 	&phonecall.Unmute{},
 	&phonecall.PlayHoldMusic{},
 	&phonecall.ChangeVolume{Volume: 3},
 	&phonecall.StopHoldMusic{},
+	&phonecall.RouteToHandset{},
 	&phonecall.PlayHoldMusic{},
 	&phonecall.StopHoldMusic{},
 	&phonecall.StopCallTimer{},
@@ -151,6 +156,8 @@ func every() []phonecall.Event {
 		&phonecall.MuteMicrophone{},
 		&phonecall.UnmuteMicrophone{},
 		&phonecall.SetVolume{Volume: 4},
+		&phonecall.SpeakerOn{},
+		&phonecall.SpeakerOff{},
 	}
 }
 
@@ -167,8 +174,10 @@ func TestSameSteps(t *testing.T) {
 	}{
 		{phonecall.StateOffHook, nil},
 		{phonecall.StateRinging, []phonecall.Event{&phonecall.CallDialed{Callee: "a"}}},
-		{phonecall.StateTalking, []phonecall.Event{&phonecall.CallDialed{Callee: "a"}, &phonecall.CallConnected{}}},
+		{phonecall.StateHandset, []phonecall.Event{&phonecall.CallDialed{Callee: "a"}, &phonecall.CallConnected{}}},
+		{phonecall.StateSpeakerphone, []phonecall.Event{&phonecall.CallDialed{Callee: "a"}, &phonecall.CallConnected{}, &phonecall.SpeakerOn{}}},
 		{phonecall.StateOnHold, []phonecall.Event{&phonecall.CallDialed{Callee: "a"}, &phonecall.CallConnected{}, &phonecall.PlacedOnHold{}}},
+		{phonecall.StateOnHold, []phonecall.Event{&phonecall.CallDialed{Callee: "a"}, &phonecall.CallConnected{}, &phonecall.SpeakerOn{}, &phonecall.PlacedOnHold{}}},
 		{phonecall.StatePhoneDestroyed, []phonecall.Event{&phonecall.CallDialed{Callee: "a"}, &phonecall.CallConnected{}, &phonecall.PlacedOnHold{}, &phonecall.PhoneHurledAgainstWall{}}},
 	}
 	type script struct {
@@ -245,6 +254,8 @@ func (discard) ChangeVolume(int)  {}
 func (discard) PlayHoldMusic()    {}
 func (discard) StopHoldMusic()    {}
 func (discard) ReportDestroyed()  {}
+func (discard) RouteToSpeaker()   {}
+func (discard) RouteToHandset()   {}
 
 var _ phonecall.Handler = discard{}
 

@@ -23,10 +23,15 @@ const (
 	MuteMicrophone         = "MuteMicrophone"
 	UnmuteMicrophone       = "UnmuteMicrophone"
 	SetVolume              = "SetVolume"
+	SpeakerOn              = "SpeakerOn"
+	SpeakerOff             = "SpeakerOff"
 
 	OffHook        = "OffHook"
 	Ringing        = "Ringing"
 	Connected      = "Connected"
+	Talking        = "Talking"
+	Handset        = "Handset"
+	Speakerphone   = "Speakerphone"
 	OnHold         = "OnHold"
 	PhoneDestroyed = "PhoneDestroyed"
 )
@@ -53,6 +58,10 @@ func Trigger(ev phonecall.Event) (string, []any) {
 		return UnmuteMicrophone, nil
 	case *phonecall.SetVolume:
 		return SetVolume, []any{e.Volume}
+	case *phonecall.SpeakerOn:
+		return SpeakerOn, nil
+	case *phonecall.SpeakerOff:
+		return SpeakerOff, nil
 	}
 	panic(fmt.Sprintf("phonecalls: %T is not an event of the phone call", ev))
 }
@@ -61,7 +70,8 @@ func Trigger(ev phonecall.Event) (string, []any) {
 var kinds = map[string]phonecall.StateKind{
 	OffHook:        phonecall.StateOffHook,
 	Ringing:        phonecall.StateRinging,
-	Connected:      phonecall.StateTalking,
+	Handset:        phonecall.StateHandset,
+	Speakerphone:   phonecall.StateSpeakerphone,
 	OnHold:         phonecall.StateOnHold,
 	PhoneDestroyed: phonecall.StatePhoneDestroyed,
 }
@@ -80,6 +90,9 @@ func NewStateless(h phonecall.Handler) *Stateless {
 			return nil
 		}
 	}
+	// talking stands in for Talking's history, which stateless does not
+	// have: the leaf of Talking last entered, to which TakenOffHold returns.
+	talking := Handset
 	sm := stateless.NewStateMachine(OffHook)
 	sm.SetTriggerParameters(CallDialed, reflect.TypeOf(""))
 	sm.SetTriggerParameters(SetVolume, reflect.TypeOf(0))
@@ -110,14 +123,33 @@ func NewStateless(h phonecall.Handler) *Stateless {
 		}).
 		Ignore(CallDialed).
 		Permit(LeftMessage, OffHook).
-		Permit(PlacedOnHold, OnHold)
+		Permit(PlacedOnHold, OnHold).
+		InitialTransition(Talking)
+
+	sm.Configure(Talking).
+		SubstateOf(Connected).
+		InitialTransition(Handset)
+
+	sm.Configure(Handset).
+		SubstateOf(Talking).
+		OnEntry(func(context.Context, ...any) error { talking = Handset; return nil }).
+		OnEntryFrom(SpeakerOff, do(h.RouteToHandset)).
+		Ignore(SpeakerOff).
+		Permit(SpeakerOn, Speakerphone)
+
+	sm.Configure(Speakerphone).
+		SubstateOf(Talking).
+		OnEntry(func(context.Context, ...any) error { talking = Speakerphone; return nil }).
+		OnEntryFrom(SpeakerOn, do(h.RouteToSpeaker)).
+		Ignore(SpeakerOn).
+		Permit(SpeakerOff, Handset)
 
 	sm.Configure(OnHold).
 		SubstateOf(Connected).
 		OnEntry(do(h.PlayHoldMusic)).
 		OnExit(do(h.StopHoldMusic)).
 		Ignore(PlacedOnHold).
-		Permit(TakenOffHold, Connected).
+		PermitDynamic(TakenOffHold, func(context.Context, ...any) (stateless.State, error) { return talking, nil }).
 		Permit(PhoneHurledAgainstWall, PhoneDestroyed)
 
 	sm.Configure(PhoneDestroyed).

@@ -12,12 +12,15 @@ import (
 type Switch struct {
 	h     phonecall.Handler
 	state phonecall.StateKind
+	// talking is Talking's history: the leaf of Talking the call was in
+	// when it last left it, to which TakenOffHold returns.
+	talking phonecall.StateKind
 }
 
 // NewSwitch returns a phone whose receiver is down (OffHook), handing its
 // actions to h.
 func NewSwitch(h phonecall.Handler) *Switch {
-	return &Switch{h: h, state: phonecall.StateOffHook}
+	return &Switch{h: h, state: phonecall.StateOffHook, talking: phonecall.StateHandset}
 }
 
 // Kind returns the current state.
@@ -50,19 +53,20 @@ func (m *Switch) HandleEvent(ev phonecall.Event) error {
 			h.StartRingingTone()
 			return nil
 		case *phonecall.CallConnected:
-			m.state = phonecall.StateTalking
+			m.state = phonecall.StateHandset
 			h.StopRingingTone()
 			h.StartCallTimer()
 			return nil
 		}
-	case phonecall.StateTalking, phonecall.StateOnHold:
+	case phonecall.StateHandset, phonecall.StateSpeakerphone, phonecall.StateOnHold:
 		return m.connected(ev)
 	}
 	return m.reject(ev)
 }
 
-// connected handles the events of the two states of a connected call,
-// Talking and OnHold: their own rules, then the rules they share.
+// connected handles the events of the states of a connected call, Handset
+// and Speakerphone (in Talking) and OnHold: their own rules, then the rules
+// they share.
 func (m *Switch) connected(ev phonecall.Event) error {
 	h := m.h
 	onHold := m.state == phonecall.StateOnHold
@@ -78,17 +82,37 @@ func (m *Switch) connected(ev phonecall.Event) error {
 	case *phonecall.SetVolume:
 		h.ChangeVolume(e.Volume)
 		return nil
+	case *phonecall.SpeakerOn:
+		switch m.state {
+		case phonecall.StateHandset:
+			m.state = phonecall.StateSpeakerphone
+			h.RouteToSpeaker()
+			return nil
+		case phonecall.StateSpeakerphone:
+			return nil
+		}
+	case *phonecall.SpeakerOff:
+		switch m.state {
+		case phonecall.StateSpeakerphone:
+			m.state = phonecall.StateHandset
+			h.RouteToHandset()
+			return nil
+		case phonecall.StateHandset:
+			return nil
+		}
 	case *phonecall.PlacedOnHold:
 		if onHold {
 			return nil
 		}
-		// The call stays connected: the call timer runs on.
+		// The call stays connected: the call timer runs on. Talking
+		// remembers where the call was.
+		m.talking = m.state
 		m.state = phonecall.StateOnHold
 		h.PlayHoldMusic()
 		return nil
 	case *phonecall.TakenOffHold:
 		if onHold {
-			m.state = phonecall.StateTalking
+			m.state = m.talking
 			h.StopHoldMusic()
 			return nil
 		}

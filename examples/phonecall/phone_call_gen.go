@@ -11,8 +11,11 @@
 // answered, may be put on hold and taken off it, and the call ends when a
 // message is left or, from hold, when the phone is hurled against the wall.
 // While connected, the microphone can be muted and unmuted and the volume
-// set without leaving the state. README.md beside this spec compares the
-// two, construct by construct.
+// set without leaving the state. While talking, the call can be moved to
+// the speakerphone and back; a call taken off hold resumes where it was
+// put on hold, handset or speakerphone (Talking's history, which stateless
+// does not have). README.md beside this spec compares the two, construct
+// by construct.
 //
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
@@ -38,7 +41,8 @@ type StateKind uint8
 const (
 	StateOffHook StateKind = iota + 1
 	StateRinging
-	StateTalking
+	StateHandset
+	StateSpeakerphone
 	StateOnHold
 	StatePhoneDestroyed
 )
@@ -48,7 +52,7 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
-	"OffHook", "Ringing", "Talking", "OnHold", "PhoneDestroyed",
+	"OffHook", "Ringing", "Handset", "Speakerphone", "OnHold", "PhoneDestroyed",
 }
 
 // EventKind identifies an event of the PhoneCall machine. The zero EventKind
@@ -67,6 +71,8 @@ const (
 	EventMuteMicrophone
 	EventUnmuteMicrophone
 	EventSetVolume
+	EventSpeakerOn
+	EventSpeakerOff
 )
 
 // String returns the event's name as the spec writes it.
@@ -76,6 +82,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 var fsmEventNames = [...]string{
 	"CallDialed", "CallConnected", "LeftMessage", "PlacedOnHold", "TakenOffHold",
 	"PhoneHurledAgainstWall", "MuteMicrophone", "UnmuteMicrophone", "SetVolume",
+	"SpeakerOn", "SpeakerOff",
 }
 
 // ActionKind identifies an action of the PhoneCall machine. The zero
@@ -96,6 +103,8 @@ const (
 	ActionPlayHoldMusic
 	ActionStopHoldMusic
 	ActionReportDestroyed
+	ActionRouteToSpeaker
+	ActionRouteToHandset
 )
 
 // String returns the action's name as the spec writes it.
@@ -105,11 +114,11 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 var fsmActionNames = [...]string{
 	"Dial", "StartRingingTone", "StopRingingTone", "StartCallTimer",
 	"StopCallTimer", "Mute", "Unmute", "ChangeVolume", "PlayHoldMusic",
-	"StopHoldMusic", "ReportDestroyed",
+	"StopHoldMusic", "ReportDestroyed", "RouteToSpeaker", "RouteToHandset",
 }
 
-// State is a state of the PhoneCall machine: one of OffHook, Ringing, Talking,
-// OnHold and PhoneDestroyed. States are values.
+// State is a state of the PhoneCall machine: one of OffHook, Ringing, Handset,
+// Speakerphone, OnHold and PhoneDestroyed. States are values.
 type State interface {
 	// Kind returns which state this is.
 	Kind() StateKind
@@ -118,9 +127,10 @@ type State interface {
 
 // Event is an event the PhoneCall machine handles: one of *CallDialed,
 // *CallConnected, *LeftMessage, *PlacedOnHold, *TakenOffHold,
-// *PhoneHurledAgainstWall, *MuteMicrophone, *UnmuteMicrophone and *SetVolume.
-// Events are passed by pointer; the machine reads them during HandleEvent and
-// keeps no pointer to them, though it may keep what their fields hold.
+// *PhoneHurledAgainstWall, *MuteMicrophone, *UnmuteMicrophone, *SetVolume,
+// *SpeakerOn and *SpeakerOff. Events are passed by pointer; the machine reads
+// them during HandleEvent and keeps no pointer to them, though it may keep
+// what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -129,9 +139,10 @@ type Event interface {
 
 // Action is an action of the PhoneCall machine, as a value: one of *Dial,
 // *StartRingingTone, *StopRingingTone, *StartCallTimer, *StopCallTimer, *Mute,
-// *Unmute, *ChangeVolume, *PlayHoldMusic, *StopHoldMusic and *ReportDestroyed.
-// The machine hands actions to its Handler as method calls; a Recorder turns
-// them into Actions, and UnmarshalAction reads one back from JSON.
+// *Unmute, *ChangeVolume, *PlayHoldMusic, *StopHoldMusic, *ReportDestroyed,
+// *RouteToSpeaker and *RouteToHandset. The machine hands actions to its
+// Handler as method calls; a Recorder turns them into Actions, and
+// UnmarshalAction reads one back from JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -161,18 +172,29 @@ func (Ringing) isState()        {}
 // MarshalJSON encodes the state as {"kind": "ringing", ...its fields}.
 func (Ringing) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"ringing"}`), nil }
 
-// Talking is the state Talking: Connected and not on hold (stateless has no
-// name for it; fsmgen's machine is always in a leaf).
+// Handset is the state Handset: The call is in the receiver.
 //
-// It is a substate of Connected.
-type Talking struct{}
+// It is a substate of Talking.
+type Handset struct{}
 
-// Kind returns StateTalking.
-func (Talking) Kind() StateKind { return StateTalking }
-func (Talking) isState()        {}
+// Kind returns StateHandset.
+func (Handset) Kind() StateKind { return StateHandset }
+func (Handset) isState()        {}
 
-// MarshalJSON encodes the state as {"kind": "talking", ...its fields}.
-func (Talking) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"talking"}`), nil }
+// MarshalJSON encodes the state as {"kind": "handset", ...its fields}.
+func (Handset) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"handset"}`), nil }
+
+// Speakerphone is the state Speakerphone: The call is on the loudspeaker.
+//
+// It is a substate of Talking.
+type Speakerphone struct{}
+
+// Kind returns StateSpeakerphone.
+func (Speakerphone) Kind() StateKind { return StateSpeakerphone }
+func (Speakerphone) isState()        {}
+
+// MarshalJSON encodes the state as {"kind": "speakerphone", ...its fields}.
+func (Speakerphone) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"speakerphone"}`), nil }
 
 // OnHold is the state OnHold: The call is on hold; music plays to the other
 // side.
@@ -304,6 +326,28 @@ func (v SetVolume) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("set_volume", fields(v))
 }
 
+// SpeakerOn is the event SpeakerOn: The user moves the call to the
+// speakerphone.
+type SpeakerOn struct{}
+
+// Kind returns EventSpeakerOn.
+func (*SpeakerOn) Kind() EventKind { return EventSpeakerOn }
+func (*SpeakerOn) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "speaker_on", ...its fields}.
+func (SpeakerOn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"speaker_on"}`), nil }
+
+// SpeakerOff is the event SpeakerOff: The user moves the call back to the
+// handset.
+type SpeakerOff struct{}
+
+// Kind returns EventSpeakerOff.
+func (*SpeakerOff) Kind() EventKind { return EventSpeakerOff }
+func (*SpeakerOff) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "speaker_off", ...its fields}.
+func (SpeakerOff) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"speaker_off"}`), nil }
+
 // Dial is the action Dial: Place the call to the callee.
 type Dial struct {
 	Callee string `json:"callee"`
@@ -433,6 +477,32 @@ func (ReportDestroyed) MarshalJSON() ([]byte, error) {
 	return []byte(`{"kind":"report_destroyed"}`), nil
 }
 
+// RouteToSpeaker is the action RouteToSpeaker: Play the call through the
+// loudspeaker.
+type RouteToSpeaker struct{}
+
+// Kind returns ActionRouteToSpeaker.
+func (*RouteToSpeaker) Kind() ActionKind { return ActionRouteToSpeaker }
+func (*RouteToSpeaker) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "route_to_speaker", ...its fields}.
+func (RouteToSpeaker) MarshalJSON() ([]byte, error) {
+	return []byte(`{"kind":"route_to_speaker"}`), nil
+}
+
+// RouteToHandset is the action RouteToHandset: Play the call through the
+// receiver.
+type RouteToHandset struct{}
+
+// Kind returns ActionRouteToHandset.
+func (*RouteToHandset) Kind() ActionKind { return ActionRouteToHandset }
+func (*RouteToHandset) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "route_to_handset", ...its fields}.
+func (RouteToHandset) MarshalJSON() ([]byte, error) {
+	return []byte(`{"kind":"route_to_handset"}`), nil
+}
+
 // Handler performs the actions of the PhoneCall machine. HandleEvent calls one
 // method per action, in the order the rule lists them, once the machine is in
 // its new state. A method must not block (start the work and report its result
@@ -466,6 +536,12 @@ type Handler interface {
 	// ReportDestroyed performs the action ReportDestroyed. Report the phone
 	// destroyed.
 	ReportDestroyed()
+	// RouteToSpeaker performs the action RouteToSpeaker. Play the call through the
+	// loudspeaker.
+	RouteToSpeaker()
+	// RouteToHandset performs the action RouteToHandset. Play the call through the
+	// receiver.
+	RouteToHandset()
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -510,6 +586,12 @@ func (r *Recorder) StopHoldMusic() { r.Actions = append(r.Actions, &StopHoldMusi
 // ReportDestroyed records a ReportDestroyed.
 func (r *Recorder) ReportDestroyed() { r.Actions = append(r.Actions, &ReportDestroyed{}) }
 
+// RouteToSpeaker records a RouteToSpeaker.
+func (r *Recorder) RouteToSpeaker() { r.Actions = append(r.Actions, &RouteToSpeaker{}) }
+
+// RouteToHandset records a RouteToHandset.
+func (r *Recorder) RouteToHandset() { r.Actions = append(r.Actions, &RouteToHandset{}) }
+
 // Config is what New and Restore make a PhoneCall machine with: whatever
 // performs its actions (Handler).
 type Config struct {
@@ -530,47 +612,66 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "phonecall", Machine: "PhoneCall", Shape: "sha256:eb15e468f4e9e78c79730cc824cb5f66", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "OffHook --CallDialed--> Ringing / Dial"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook", Label: "OffHook --CallConnected--> rejected: CallConnected is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook", Label: "OffHook --LeftMessage--> rejected: LeftMessage is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook", Label: "OffHook --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook", Label: "OffHook --TakenOffHold--> rejected: TakenOffHold is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook", Label: "OffHook --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook", Label: "OffHook --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook", Label: "OffHook --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook", Label: "OffHook --SetVolume--> rejected: SetVolume is not accepted in state OffHook"},
-	{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "Ringing --CallDialed--> Ringing / Dial"},
-	{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateTalking, Label: "Ringing --CallConnected--> Connected"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing", Label: "Ringing --LeftMessage--> rejected: LeftMessage is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing", Label: "Ringing --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing", Label: "Ringing --TakenOffHold--> rejected: TakenOffHold is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing", Label: "Ringing --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing", Label: "Ringing --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing", Label: "Ringing --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing", Label: "Ringing --SetVolume--> rejected: SetVolume is not accepted in state Ringing"},
-	{Kind: fsmrt.RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold, Label: "OnHold --PlacedOnHold--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateTalking, Label: "OnHold --TakenOffHold--> Talking"},
-	{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}, Label: "OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallDialed--> rejected: CallDialed is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallConnected--> rejected: CallConnected is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --LeftMessage--> rejected: LeftMessage is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --TakenOffHold--> rejected: TakenOffHold is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SetVolume--> rejected: SetVolume is not accepted in state PhoneDestroyed"},
-	{Kind: fsmrt.RuleIgnore, Composite: "Connected", Event: EventCallDialed, Label: "Connected --CallDialed--> ignored"},
-	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected", Label: "Connected --CallConnected--> rejected: CallConnected is not accepted while in Connected"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook, Label: "Connected --LeftMessage--> OffHook"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold, Label: "Connected --PlacedOnHold--> OnHold (local)"},
-	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected", Label: "Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in Connected"},
-	{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected", Label: "Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted while in Connected"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}, Label: "Connected --MuteMicrophone--> (stays) / Mute"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}, Label: "Connected --UnmuteMicrophone--> (stays) / Unmute"},
-	{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}, Label: "Connected --SetVolume--> (stays) / ChangeVolume"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package: "phonecall",
+	Machine: "PhoneCall",
+	Shape:   "sha256:cff6c848274cdca0ae8028f6404b9765",
+	History: []fsmrt.HistoryOf[StateKind]{{State: "talking", First: StateHandset, Leaves: []string{"handset", "speakerphone"}}},
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateOffHook, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "OffHook --CallDialed--> Ringing / Dial"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventCallConnected, Reason: "CallConnected is not accepted in state OffHook", Label: "OffHook --CallConnected--> rejected: CallConnected is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state OffHook", Label: "OffHook --LeftMessage--> rejected: LeftMessage is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state OffHook", Label: "OffHook --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state OffHook", Label: "OffHook --TakenOffHold--> rejected: TakenOffHold is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state OffHook", Label: "OffHook --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state OffHook", Label: "OffHook --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state OffHook", Label: "OffHook --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSetVolume, Reason: "SetVolume is not accepted in state OffHook", Label: "OffHook --SetVolume--> rejected: SetVolume is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSpeakerOn, Reason: "SpeakerOn is not accepted in state OffHook", Label: "OffHook --SpeakerOn--> rejected: SpeakerOn is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleReject, From: StateOffHook, Event: EventSpeakerOff, Reason: "SpeakerOff is not accepted in state OffHook", Label: "OffHook --SpeakerOff--> rejected: SpeakerOff is not accepted in state OffHook"},
+		{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallDialed, To: StateRinging, Actions: []ActionKind{ActionDial}, Label: "Ringing --CallDialed--> Ringing / Dial"},
+		{Kind: fsmrt.RuleTransition, From: StateRinging, Event: EventCallConnected, To: StateHandset, Label: "Ringing --CallConnected--> Connected"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state Ringing", Label: "Ringing --LeftMessage--> rejected: LeftMessage is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state Ringing", Label: "Ringing --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state Ringing", Label: "Ringing --TakenOffHold--> rejected: TakenOffHold is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state Ringing", Label: "Ringing --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state Ringing", Label: "Ringing --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state Ringing", Label: "Ringing --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSetVolume, Reason: "SetVolume is not accepted in state Ringing", Label: "Ringing --SetVolume--> rejected: SetVolume is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSpeakerOn, Reason: "SpeakerOn is not accepted in state Ringing", Label: "Ringing --SpeakerOn--> rejected: SpeakerOn is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleReject, From: StateRinging, Event: EventSpeakerOff, Reason: "SpeakerOff is not accepted in state Ringing", Label: "Ringing --SpeakerOff--> rejected: SpeakerOff is not accepted in state Ringing"},
+		{Kind: fsmrt.RuleTransition, From: StateHandset, Event: EventSpeakerOn, To: StateSpeakerphone, Actions: []ActionKind{ActionRouteToSpeaker}, Label: "Handset --SpeakerOn--> Speakerphone / RouteToSpeaker"},
+		{Kind: fsmrt.RuleIgnore, From: StateHandset, Event: EventSpeakerOff, Label: "Handset --SpeakerOff--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateSpeakerphone, Event: EventSpeakerOn, Label: "Speakerphone --SpeakerOn--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateSpeakerphone, Event: EventSpeakerOff, To: StateHandset, Actions: []ActionKind{ActionRouteToHandset}, Label: "Speakerphone --SpeakerOff--> Handset / RouteToHandset"},
+		{Kind: fsmrt.RuleIgnore, From: StateOnHold, Event: EventPlacedOnHold, Label: "OnHold --PlacedOnHold--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateHandset, Label: "OnHold --TakenOffHold--> Talking.history"},
+		{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventTakenOffHold, To: StateSpeakerphone, Label: "OnHold --TakenOffHold--> Talking.history (was in Speakerphone)"},
+		{Kind: fsmrt.RuleTransition, From: StateOnHold, Event: EventPhoneHurledAgainstWall, To: StatePhoneDestroyed, Actions: []ActionKind{ActionReportDestroyed}, Label: "OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallDialed, Reason: "CallDialed is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallDialed--> rejected: CallDialed is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventCallConnected, Reason: "CallConnected is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --CallConnected--> rejected: CallConnected is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventLeftMessage, Reason: "LeftMessage is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --LeftMessage--> rejected: LeftMessage is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPlacedOnHold, Reason: "PlacedOnHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PlacedOnHold--> rejected: PlacedOnHold is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --TakenOffHold--> rejected: TakenOffHold is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventMuteMicrophone, Reason: "MuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --MuteMicrophone--> rejected: MuteMicrophone is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventUnmuteMicrophone, Reason: "UnmuteMicrophone is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --UnmuteMicrophone--> rejected: UnmuteMicrophone is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSetVolume, Reason: "SetVolume is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SetVolume--> rejected: SetVolume is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSpeakerOn, Reason: "SpeakerOn is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SpeakerOn--> rejected: SpeakerOn is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleReject, From: StatePhoneDestroyed, Event: EventSpeakerOff, Reason: "SpeakerOff is not accepted in state PhoneDestroyed", Label: "PhoneDestroyed --SpeakerOff--> rejected: SpeakerOff is not accepted in state PhoneDestroyed"},
+		{Kind: fsmrt.RuleIgnore, Composite: "Connected", Event: EventCallDialed, Label: "Connected --CallDialed--> ignored"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventCallConnected, Reason: "CallConnected is not accepted while in Connected", Label: "Connected --CallConnected--> rejected: CallConnected is not accepted while in Connected"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventLeftMessage, To: StateOffHook, Label: "Connected --LeftMessage--> OffHook"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventPlacedOnHold, To: StateOnHold, Label: "Connected --PlacedOnHold--> OnHold (local)"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventTakenOffHold, Reason: "TakenOffHold is not accepted while in Connected", Label: "Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in Connected"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventPhoneHurledAgainstWall, Reason: "PhoneHurledAgainstWall is not accepted while in Connected", Label: "Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is not accepted while in Connected"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventMuteMicrophone, Actions: []ActionKind{ActionMute}, Label: "Connected --MuteMicrophone--> (stays) / Mute"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventUnmuteMicrophone, Actions: []ActionKind{ActionUnmute}, Label: "Connected --UnmuteMicrophone--> (stays) / Unmute"},
+		{Kind: fsmrt.RuleTransition, Composite: "Connected", Event: EventSetVolume, Actions: []ActionKind{ActionChangeVolume}, Label: "Connected --SetVolume--> (stays) / ChangeVolume"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventSpeakerOn, Reason: "SpeakerOn is not accepted while in Connected", Label: "Connected --SpeakerOn--> rejected: SpeakerOn is not accepted while in Connected"},
+		{Kind: fsmrt.RuleReject, Composite: "Connected", Event: EventSpeakerOff, Reason: "SpeakerOff is not accepted while in Connected", Label: "Connected --SpeakerOff--> rejected: SpeakerOff is not accepted while in Connected"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -582,6 +683,9 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 type Machine struct {
 	core fsmrt.Core[StateKind, EventKind, ActionKind]
 	h    Handler
+	// hist holds, for each composite state with a history (Talking), the leaf
+	// the machine was in when it last left it; zero before.
+	hist [1]StateKind
 }
 
 // fsmNew returns a machine in state s with c's behaviour and handler, or the
@@ -613,7 +717,7 @@ func Restore(c Config, s State) (*Machine, error) {
 // put puts the machine in state s, with its data, and returns it.
 func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
-	case OffHook, Ringing, Talking, OnHold, PhoneDestroyed:
+	case OffHook, Ringing, Handset, Speakerphone, OnHold, PhoneDestroyed:
 		m.core.State = s.Kind()
 	default:
 		return nil, fsmDesc.Unrestorable(s)
@@ -622,8 +726,9 @@ func (m *Machine) put(s State) (*Machine, error) {
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
-// saved shape and its state (see docs/spec.md).
-func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), nil, 0) }
+// saved shape and its state (see docs/spec.md). It saves, too, the leaf each
+// composite state with a history remembers.
+func (m *Machine) Save() ([]byte, error) { return fsmDesc.SaveHistory(m.State(), nil, 0, m.hist[:]) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
 // state; it hands out no action. It reads strictly: unknown fields, fields in
@@ -636,7 +741,7 @@ func Load(c Config, data []byte) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := fsmrt.LoadState(&fsmDesc, data, nil, nil, UnmarshalState)
+	s, err := fsmrt.LoadStateHistory(&fsmDesc, data, nil, nil, m.hist[:], UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
@@ -651,8 +756,10 @@ func (m *Machine) State() State {
 		return OffHook{}
 	case StateRinging:
 		return Ringing{}
-	case StateTalking:
-		return Talking{}
+	case StateHandset:
+		return Handset{}
+	case StateSpeakerphone:
+		return Speakerphone{}
 	case StateOnHold:
 		return OnHold{}
 	case StatePhoneDestroyed:
@@ -699,85 +806,121 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// Ringing --CallDialed--> Ringing / Dial
-			m.core.Start(9, StateRinging)
+			m.core.Start(11, StateRinging)
 			m.h.StopRingingTone()
 			m.h.Dial(ev.Callee)
 			m.h.StartRingingTone()
 			return m.core.Finish()
 		case *CallConnected:
 			// Ringing --CallConnected--> Connected
-			m.core.State = StateTalking
-			m.core.Start(10, StateRinging)
+			m.core.State = StateHandset
+			m.core.Start(12, StateRinging)
 			m.h.StopRingingTone()
 			m.h.StartCallTimer()
 			return m.core.Finish()
 		}
-	case StateTalking:
+	case StateHandset:
 		switch ev := ev.(type) {
 		case *LeftMessage:
-			// Connected --LeftMessage--> OffHook
-			from := m.core.State
-			m.core.State = StateOffHook
-			m.core.Start(32, from)
-			if from == StateOnHold {
-				m.h.StopHoldMusic()
-			}
-			m.h.StopCallTimer()
-			return m.core.Finish()
+			return m.takeConnectedLeftMessage(ev)
 		case *PlacedOnHold:
 			// Connected --PlacedOnHold--> OnHold (local)
 			from := m.core.State
+			if from >= StateHandset && from <= StateSpeakerphone {
+				m.hist[0] = from
+			}
 			m.core.State = StateOnHold
-			m.core.Start(33, from)
+			m.core.Start(44, from)
 			m.h.PlayHoldMusic()
 			return m.core.Finish()
 		case *MuteMicrophone:
 			// Connected --MuteMicrophone--> (stays) / Mute
-			m.core.Start(36, m.core.State)
+			m.core.Start(47, m.core.State)
 			m.h.Mute()
 			return m.core.Finish()
 		case *UnmuteMicrophone:
 			// Connected --UnmuteMicrophone--> (stays) / Unmute
-			m.core.Start(37, m.core.State)
+			m.core.Start(48, m.core.State)
 			m.h.Unmute()
 			return m.core.Finish()
 		case *SetVolume:
 			return m.takeConnectedSetVolume(ev)
+		case *SpeakerOn:
+			// Handset --SpeakerOn--> Speakerphone / RouteToSpeaker
+			m.core.State = StateSpeakerphone
+			m.core.Start(22, StateHandset)
+			m.h.RouteToSpeaker()
+			return m.core.Finish()
+		}
+	case StateSpeakerphone:
+		switch ev := ev.(type) {
+		case *LeftMessage:
+			return m.takeConnectedLeftMessage(ev)
+		case *PlacedOnHold:
+			// Connected --PlacedOnHold--> OnHold (local)
+			from := m.core.State
+			if from >= StateHandset && from <= StateSpeakerphone {
+				m.hist[0] = from
+			}
+			m.core.State = StateOnHold
+			m.core.Start(44, from)
+			m.h.PlayHoldMusic()
+			return m.core.Finish()
+		case *MuteMicrophone:
+			// Connected --MuteMicrophone--> (stays) / Mute
+			m.core.Start(47, m.core.State)
+			m.h.Mute()
+			return m.core.Finish()
+		case *UnmuteMicrophone:
+			// Connected --UnmuteMicrophone--> (stays) / Unmute
+			m.core.Start(48, m.core.State)
+			m.h.Unmute()
+			return m.core.Finish()
+		case *SetVolume:
+			return m.takeConnectedSetVolume(ev)
+		case *SpeakerOff:
+			// Speakerphone --SpeakerOff--> Handset / RouteToHandset
+			m.core.State = StateHandset
+			m.core.Start(25, StateSpeakerphone)
+			m.h.RouteToHandset()
+			return m.core.Finish()
 		}
 	case StateOnHold:
 		switch ev := ev.(type) {
 		case *LeftMessage:
-			// Connected --LeftMessage--> OffHook
-			from := m.core.State
-			m.core.State = StateOffHook
-			m.core.Start(32, from)
-			if from == StateOnHold {
-				m.h.StopHoldMusic()
-			}
-			m.h.StopCallTimer()
-			return m.core.Finish()
+			return m.takeConnectedLeftMessage(ev)
 		case *TakenOffHold:
-			// OnHold --TakenOffHold--> Talking
-			m.core.State = StateTalking
-			m.core.Start(19, StateOnHold)
-			m.h.StopHoldMusic()
-			return m.core.Finish()
+			// OnHold --TakenOffHold--> Talking.history
+			h := m.hist[0]
+			switch {
+			case h == StateSpeakerphone:
+				// OnHold --TakenOffHold--> Talking.history (was in Speakerphone)
+				m.core.State = StateSpeakerphone
+				m.core.Start(28, StateOnHold)
+				m.h.StopHoldMusic()
+				return m.core.Finish()
+			default:
+				m.core.State = StateHandset
+				m.core.Start(27, StateOnHold)
+				m.h.StopHoldMusic()
+				return m.core.Finish()
+			}
 		case *PhoneHurledAgainstWall:
 			// OnHold --PhoneHurledAgainstWall--> PhoneDestroyed / ReportDestroyed
 			m.core.State = StatePhoneDestroyed
-			m.core.Start(20, StateOnHold)
+			m.core.Start(29, StateOnHold)
 			m.h.StopHoldMusic()
 			m.h.StopCallTimer()
 			m.h.ReportDestroyed()
 			return m.core.Finish()
 		case *MuteMicrophone:
 			// Connected --MuteMicrophone--> (stays) / Mute
-			m.core.Start(36, m.core.State)
+			m.core.Start(47, m.core.State)
 			m.h.Mute()
 			return m.core.Finish()
 		case *UnmuteMicrophone:
 			// Connected --UnmuteMicrophone--> (stays) / Unmute
-			m.core.Start(37, m.core.State)
+			m.core.Start(48, m.core.State)
 			m.h.Unmute()
 			return m.core.Finish()
 		case *SetVolume:
@@ -810,77 +953,128 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Reject(7)
 		case *SetVolume:
 			return m.core.Reject(8)
+		case *SpeakerOn:
+			return m.core.Reject(9)
+		case *SpeakerOff:
+			return m.core.Reject(10)
 		}
 	case StateRinging:
 		switch ev.(type) {
 		case *LeftMessage:
-			return m.core.Reject(11)
-		case *PlacedOnHold:
-			return m.core.Reject(12)
-		case *TakenOffHold:
 			return m.core.Reject(13)
-		case *PhoneHurledAgainstWall:
+		case *PlacedOnHold:
 			return m.core.Reject(14)
-		case *MuteMicrophone:
+		case *TakenOffHold:
 			return m.core.Reject(15)
-		case *UnmuteMicrophone:
+		case *PhoneHurledAgainstWall:
 			return m.core.Reject(16)
-		case *SetVolume:
+		case *MuteMicrophone:
 			return m.core.Reject(17)
+		case *UnmuteMicrophone:
+			return m.core.Reject(18)
+		case *SetVolume:
+			return m.core.Reject(19)
+		case *SpeakerOn:
+			return m.core.Reject(20)
+		case *SpeakerOff:
+			return m.core.Reject(21)
+		}
+	case StateHandset:
+		switch ev.(type) {
+		case *SpeakerOff:
+			return m.core.Ignore(23)
+		}
+	case StateSpeakerphone:
+		switch ev.(type) {
+		case *SpeakerOn:
+			return m.core.Ignore(24)
 		}
 	case StateOnHold:
 		switch ev.(type) {
 		case *PlacedOnHold:
-			return m.core.Ignore(18)
+			return m.core.Ignore(26)
 		}
 	case StatePhoneDestroyed:
 		switch ev.(type) {
 		case *CallDialed:
-			return m.core.Reject(21)
+			return m.core.Reject(30)
 		case *CallConnected:
-			return m.core.Reject(22)
+			return m.core.Reject(31)
 		case *LeftMessage:
-			return m.core.Reject(23)
+			return m.core.Reject(32)
 		case *PlacedOnHold:
-			return m.core.Reject(24)
+			return m.core.Reject(33)
 		case *TakenOffHold:
-			return m.core.Reject(25)
+			return m.core.Reject(34)
 		case *PhoneHurledAgainstWall:
-			return m.core.Reject(26)
+			return m.core.Reject(35)
 		case *MuteMicrophone:
-			return m.core.Reject(27)
+			return m.core.Reject(36)
 		case *UnmuteMicrophone:
-			return m.core.Reject(28)
+			return m.core.Reject(37)
 		case *SetVolume:
-			return m.core.Reject(29)
+			return m.core.Reject(38)
+		case *SpeakerOn:
+			return m.core.Reject(39)
+		case *SpeakerOff:
+			return m.core.Reject(40)
 		}
 	}
 	switch ev.(type) {
 	case *CallDialed:
-		if m.core.State >= StateTalking && m.core.State <= StateOnHold {
+		if m.core.State >= StateHandset && m.core.State <= StateOnHold {
 			// Connected --CallDialed--> ignored
-			return m.core.Ignore(30)
+			return m.core.Ignore(41)
 		}
 	case *CallConnected:
-		if m.core.State >= StateTalking && m.core.State <= StateOnHold {
+		if m.core.State >= StateHandset && m.core.State <= StateOnHold {
 			// Connected --CallConnected--> rejected: CallConnected is not accepted while
 			// in Connected
-			return m.core.Reject(31)
+			return m.core.Reject(42)
 		}
 	case *TakenOffHold:
-		if m.core.State >= StateTalking && m.core.State <= StateOnHold {
+		if m.core.State >= StateHandset && m.core.State <= StateOnHold {
 			// Connected --TakenOffHold--> rejected: TakenOffHold is not accepted while in
 			// Connected
-			return m.core.Reject(34)
+			return m.core.Reject(45)
 		}
 	case *PhoneHurledAgainstWall:
-		if m.core.State >= StateTalking && m.core.State <= StateOnHold {
+		if m.core.State >= StateHandset && m.core.State <= StateOnHold {
 			// Connected --PhoneHurledAgainstWall--> rejected: PhoneHurledAgainstWall is
 			// not accepted while in Connected
-			return m.core.Reject(35)
+			return m.core.Reject(46)
+		}
+	case *SpeakerOn:
+		if m.core.State >= StateHandset && m.core.State <= StateOnHold {
+			// Connected --SpeakerOn--> rejected: SpeakerOn is not accepted while in
+			// Connected
+			return m.core.Reject(50)
+		}
+	case *SpeakerOff:
+		if m.core.State >= StateHandset && m.core.State <= StateOnHold {
+			// Connected --SpeakerOff--> rejected: SpeakerOff is not accepted while in
+			// Connected
+			return m.core.Reject(51)
 		}
 	}
 	return m.core.Unhandled(ev)
+}
+
+// takeConnectedLeftMessage takes the rules of Connected for LeftMessage, for
+// the states inside it that have none of their own, or none that holds.
+func (m *Machine) takeConnectedLeftMessage(ev *LeftMessage) error {
+	// Connected --LeftMessage--> OffHook
+	from := m.core.State
+	if from >= StateHandset && from <= StateSpeakerphone {
+		m.hist[0] = from
+	}
+	m.core.State = StateOffHook
+	m.core.Start(43, from)
+	if from == StateOnHold {
+		m.h.StopHoldMusic()
+	}
+	m.h.StopCallTimer()
+	return m.core.Finish()
 }
 
 // takeConnectedSetVolume takes the rules of Connected for SetVolume, for the
@@ -890,7 +1084,7 @@ func (m *Machine) takeConnectedSetVolume(ev *SetVolume) error {
 		return m.core.NilEvent(ev)
 	}
 	// Connected --SetVolume--> (stays) / ChangeVolume
-	m.core.Start(38, m.core.State)
+	m.core.Start(49, m.core.State)
 	m.h.ChangeVolume(ev.Volume)
 	return m.core.Finish()
 }
@@ -904,7 +1098,8 @@ func UnmarshalState(data []byte) (State, error) {
 var fsmStateDecoders = map[string]fsmrt.Decoder[State]{
 	"off_hook":        fsmrt.Value[OffHook, State](&fsmDesc, "state off_hook"),
 	"ringing":         fsmrt.Value[Ringing, State](&fsmDesc, "state ringing"),
-	"talking":         fsmrt.Value[Talking, State](&fsmDesc, "state talking"),
+	"handset":         fsmrt.Value[Handset, State](&fsmDesc, "state handset"),
+	"speakerphone":    fsmrt.Value[Speakerphone, State](&fsmDesc, "state speakerphone"),
 	"on_hold":         fsmrt.Value[OnHold, State](&fsmDesc, "state on_hold"),
 	"phone_destroyed": fsmrt.Value[PhoneDestroyed, State](&fsmDesc, "state phone_destroyed"),
 }
@@ -925,6 +1120,8 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"mute_microphone":           fsmrt.Pointer[MuteMicrophone, Event](&fsmDesc, "event mute_microphone"),
 	"unmute_microphone":         fsmrt.Pointer[UnmuteMicrophone, Event](&fsmDesc, "event unmute_microphone"),
 	"set_volume":                fsmrt.Pointer[SetVolume, Event](&fsmDesc, "event set_volume"),
+	"speaker_on":                fsmrt.Pointer[SpeakerOn, Event](&fsmDesc, "event speaker_on"),
+	"speaker_off":               fsmrt.Pointer[SpeakerOff, Event](&fsmDesc, "event speaker_off"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -945,4 +1142,6 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"play_hold_music":    fsmrt.Pointer[PlayHoldMusic, Action](&fsmDesc, "action play_hold_music"),
 	"stop_hold_music":    fsmrt.Pointer[StopHoldMusic, Action](&fsmDesc, "action stop_hold_music"),
 	"report_destroyed":   fsmrt.Pointer[ReportDestroyed, Action](&fsmDesc, "action report_destroyed"),
+	"route_to_speaker":   fsmrt.Pointer[RouteToSpeaker, Action](&fsmDesc, "action route_to_speaker"),
+	"route_to_handset":   fsmrt.Pointer[RouteToHandset, Action](&fsmDesc, "action route_to_handset"),
 }

@@ -42,7 +42,7 @@ func TestCall(t *testing.T) {
 				},
 				{
 					ev:   &phonecall.CallConnected{},
-					want: phonecall.Talking{},
+					want: phonecall.Handset{},
 					acts: []phonecall.Action{&phonecall.StopRingingTone{}, &phonecall.StartCallTimer{}},
 				},
 				{
@@ -53,7 +53,7 @@ func TestCall(t *testing.T) {
 				},
 				{
 					ev:   &phonecall.TakenOffHold{},
-					want: phonecall.Talking{},
+					want: phonecall.Handset{},
 					acts: []phonecall.Action{&phonecall.StopHoldMusic{}},
 				},
 				{
@@ -90,11 +90,36 @@ func TestCall(t *testing.T) {
 			name: "Connected's internal transitions hold on hold too, and leave nothing",
 			path: connected,
 			steps: []step{
-				{ev: &phonecall.SetVolume{Volume: 2}, want: phonecall.Talking{}, acts: []phonecall.Action{&phonecall.ChangeVolume{Volume: 2}}},
+				{ev: &phonecall.SetVolume{Volume: 2}, want: phonecall.Handset{}, acts: []phonecall.Action{&phonecall.ChangeVolume{Volume: 2}}},
 				{ev: &phonecall.PlacedOnHold{}, want: phonecall.OnHold{}, acts: []phonecall.Action{&phonecall.PlayHoldMusic{}}},
 				{ev: &phonecall.MuteMicrophone{}, want: phonecall.OnHold{}, acts: []phonecall.Action{&phonecall.Mute{}}},
 				{ev: &phonecall.UnmuteMicrophone{}, want: phonecall.OnHold{}, acts: []phonecall.Action{&phonecall.Unmute{}}},
 				{ev: &phonecall.SetVolume{Volume: 11}, want: phonecall.OnHold{}, acts: []phonecall.Action{&phonecall.ChangeVolume{Volume: 11}}},
+			},
+		},
+		{
+			name: "taken off hold, the call resumes on the speakerphone it was put on hold from (Talking's history)",
+			path: connected,
+			steps: []step{
+				{ev: &phonecall.SpeakerOn{}, want: phonecall.Speakerphone{}, acts: []phonecall.Action{&phonecall.RouteToSpeaker{}}},
+				{ev: &phonecall.SpeakerOn{}, want: phonecall.Speakerphone{}},
+				{ev: &phonecall.PlacedOnHold{}, want: phonecall.OnHold{}, acts: []phonecall.Action{&phonecall.PlayHoldMusic{}}},
+				{ev: &phonecall.SpeakerOff{}, want: phonecall.OnHold{}, rejected: true},
+				// No RouteToSpeaker: Speakerphone's entry has no action, and
+				// the call never left the loudspeaker.
+				{ev: &phonecall.TakenOffHold{}, want: phonecall.Speakerphone{}, acts: []phonecall.Action{&phonecall.StopHoldMusic{}}},
+				{ev: &phonecall.SpeakerOff{}, want: phonecall.Handset{}, acts: []phonecall.Action{&phonecall.RouteToHandset{}}},
+				{ev: &phonecall.PlacedOnHold{}, want: phonecall.OnHold{}, acts: []phonecall.Action{&phonecall.PlayHoldMusic{}}},
+				{ev: &phonecall.TakenOffHold{}, want: phonecall.Handset{}, acts: []phonecall.Action{&phonecall.StopHoldMusic{}}},
+			},
+		},
+		{
+			name: "the next call starts on the handset: a default entry of Talking takes its initial child, not its history",
+			path: append(connected[:2:2], &phonecall.SpeakerOn{}, &phonecall.LeftMessage{}, &phonecall.CallDialed{Callee: "again"}),
+			steps: []step{
+				// CallConnected enters Connected, whose initial child Talking
+				// is entered by default (not through its history): Handset.
+				{ev: &phonecall.CallConnected{}, want: phonecall.Handset{}, acts: []phonecall.Action{&phonecall.StopRingingTone{}, &phonecall.StartCallTimer{}}},
 			},
 		},
 		{
@@ -116,9 +141,9 @@ func TestCall(t *testing.T) {
 			name: "ignored and refused events change nothing",
 			path: connected,
 			steps: []step{
-				{ev: &phonecall.CallDialed{Callee: "anyone"}, want: phonecall.Talking{}},
-				{ev: &phonecall.TakenOffHold{}, want: phonecall.Talking{}, rejected: true},
-				{ev: &phonecall.PhoneHurledAgainstWall{}, want: phonecall.Talking{}, rejected: true},
+				{ev: &phonecall.CallDialed{Callee: "anyone"}, want: phonecall.Handset{}},
+				{ev: &phonecall.TakenOffHold{}, want: phonecall.Handset{}, rejected: true},
+				{ev: &phonecall.PhoneHurledAgainstWall{}, want: phonecall.Handset{}, rejected: true},
 				{ev: &phonecall.PlacedOnHold{}, want: phonecall.OnHold{}, acts: []phonecall.Action{&phonecall.PlayHoldMusic{}}},
 				{ev: &phonecall.PlacedOnHold{}, want: phonecall.OnHold{}},
 			},

@@ -20,8 +20,6 @@ type Machine[E any] interface {
 	HandleEvent(ev E) error
 	// Save returns the machine as JSON, for Load.
 	Save() ([]byte, error)
-	// Deadline returns when running timer id fires.
-	Deadline(id fsmrt.TimerID) time.Time
 }
 
 // Recorder is the machine's Handler inside the workflow: the generated
@@ -74,6 +72,9 @@ type Def[M Machine[E], E, A, X any] struct {
 	// UnmarshalEvent and UnmarshalAction are the generated package's.
 	UnmarshalEvent  func(data []byte) (E, error)
 	UnmarshalAction func(data []byte) (A, error)
+	// TimerFired, Timer, Timers and Deadline are the machine's timers:
+	// all four set for a machine with timers, all nil for one without.
+	//
 	// TimerFired returns the machine's TimerFired event for timer id.
 	TimerFired func(id fsmrt.TimerID, deadline, now time.Time) E
 	// Timer says whether a is a StartTimer or CancelTimer action, and of
@@ -82,6 +83,9 @@ type Def[M Machine[E], E, A, X any] struct {
 	// Timers returns the ids of the timers the machine has running (its
 	// Timers method), to arm them again after Open.
 	Timers func(m M) []fsmrt.TimerID
+	// Deadline returns when the machine's running timer id fires (its
+	// Deadline method).
+	Deadline func(m M, id fsmrt.TimerID) time.Time
 	// Actions lists the names of the machine's actions, other than its
 	// timers', and ActionName names one: an action's activity is
 	// Name + "." + its name.
@@ -111,19 +115,36 @@ func (def *Def[M, E, A, X]) Check() error {
 		nil  bool
 	}{
 		{"Open", def.Open == nil}, {"UnmarshalEvent", def.UnmarshalEvent == nil},
-		{"UnmarshalAction", def.UnmarshalAction == nil}, {"TimerFired", def.TimerFired == nil},
-		{"Timer", def.Timer == nil}, {"Timers", def.Timers == nil}, {"ActionName", def.ActionName == nil},
+		{"UnmarshalAction", def.UnmarshalAction == nil}, {"ActionName", def.ActionName == nil},
 		{"State", def.State == nil},
 	} {
 		if f.nil {
 			missing = append(missing, f.name)
 		}
 	}
+	timers := []struct {
+		name string
+		nil  bool
+	}{
+		{"TimerFired", def.TimerFired == nil}, {"Timer", def.Timer == nil},
+		{"Timers", def.Timers == nil}, {"Deadline", def.Deadline == nil},
+	}
+	var timersSet, timersNil []string
+	for _, f := range timers {
+		if f.nil {
+			timersNil = append(timersNil, f.name)
+		} else {
+			timersSet = append(timersSet, f.name)
+		}
+	}
+
 	switch {
 	case def.Name == "":
 		return errors.New("fsmtemporal: the Def has no Name: give it the machine's name, the workflow's type")
 	case len(missing) > 0:
 		return fmt.Errorf("fsmtemporal: %s: the Def lacks %s", def.Name, strings.Join(missing, ", "))
+	case len(timersSet) > 0 && len(timersNil) > 0:
+		return fmt.Errorf("fsmtemporal: %s: the Def has %s but lacks %s: a machine with timers needs all four, one without none", def.Name, strings.Join(timersSet, ", "), strings.Join(timersNil, ", "))
 	case def.MinRevision < 1 || def.Revision < def.MinRevision:
 		return fmt.Errorf("fsmtemporal: %s: the revisions are %d to %d: MinRevision must be at least 1 and at most Revision", def.Name, def.MinRevision, def.Revision)
 	}

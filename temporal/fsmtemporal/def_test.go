@@ -23,6 +23,8 @@ func TestDefCheck(t *testing.T) {
 		{"whole", func(*defType) {}, ""},
 		{"no name", func(d *defType) { d.Name = "" }, "has no Name"},
 		{"no functions", func(d *defType) { d.Open, d.State = nil, nil }, "Order: the Def lacks Open, State"},
+		{"half the timers", func(d *defType) { d.Timers, d.Deadline = nil, nil }, "Order: the Def has TimerFired, Timer but lacks Timers, Deadline"},
+		{"no timers", func(d *defType) { d.TimerFired, d.Timer, d.Timers, d.Deadline = nil, nil, nil, nil }, ""},
 		{"revision 0", func(d *defType) { d.Revision, d.MinRevision = 0, 0 }, "MinRevision must be at least 1"},
 		{"revisions out of order", func(d *defType) { d.Revision, d.MinRevision = 1, 2 }, "the revisions are 2 to 1"},
 	}

@@ -148,7 +148,7 @@ func start[M Machine[E], E, A, X any](ctx workflow.Context, def *Def[M, E, A, X]
 	}
 	if def.Timers != nil {
 		for _, id := range def.Timers(m) {
-			r.arm(ctx, id, m.Deadline(id))
+			r.arm(ctx, id, def.Deadline(m, id))
 		}
 	}
 	return r, nil
@@ -240,10 +240,14 @@ func (r *run[M, E, A, X]) step(ctx workflow.Context, ev E) error {
 // perform performs one action of a step: a timer's start or cancel, an
 // action inside the workflow, or an activity, waited for.
 func (r *run[M, E, A, X]) perform(ctx workflow.Context, a A) {
-	id, op := r.def.Timer(a)
+	var id fsmrt.TimerID
+	op := NotTimer
+	if r.def.Timer != nil {
+		id, op = r.def.Timer(a)
+	}
 	switch op {
 	case StartTimer:
-		r.arm(ctx, id, r.m.Deadline(id))
+		r.arm(ctx, id, r.def.Deadline(r.m, id))
 		return
 	case CancelTimer:
 		if t := r.timers[id]; t != nil {

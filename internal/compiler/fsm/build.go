@@ -181,9 +181,10 @@ func (b *builder) header() {
 	}
 	slices.SortFunc(m.Imports, func(a, c Import) int { return strings.Compare(a.Alias, c.Alias) })
 	m.Output = Output{
-		GoDir:   b.outPath(f.Output.Go),
-		Diagram: b.outPath(f.Output.Diagram),
-		Table:   b.outPath(f.Output.Table),
+		GoDir:       b.outPath(f.Output.Go),
+		Diagram:     b.outPath(f.Output.Diagram),
+		Table:       b.outPath(f.Output.Table),
+		TemporalDir: b.outPath(f.Output.Temporal),
 	}
 }
 

@@ -120,6 +120,8 @@ type Output struct {
 	GoDir   string
 	Diagram string
 	Table   string
+	// TemporalDir is the directory of the Temporal workflow's package.
+	TemporalDir string
 }
 
 // Import binds a qualifier used in field types to an import path.

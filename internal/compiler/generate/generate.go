@@ -84,6 +84,12 @@ func Load(path string) (*Result, error) {
 	for _, file := range files {
 		res.Outputs = append(res.Outputs, Output{Path: filepath.Join(dir, filepath.FromSlash(file.Path)), Content: file.Content})
 	}
+	if m.Output.TemporalDir != "" {
+		temporal(res, f, m, src)
+		if res.Diags.HasErrors() {
+			res.Machine, res.Outputs = nil, nil
+		}
+	}
 	res.Diags.Sort()
 	return res, nil
 }
@@ -215,7 +221,7 @@ func confine(f *spec.File, diags *diag.List) {
 			break
 		}
 	}
-	for _, out := range []spec.String{f.Output.Go, f.Output.Diagram, f.Output.Table} {
+	for _, out := range []spec.String{f.Output.Go, f.Output.Diagram, f.Output.Table, f.Output.Temporal} {
 		if !out.Set || filepath.IsAbs(out.Value) {
 			continue
 		}

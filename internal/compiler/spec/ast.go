@@ -69,6 +69,10 @@ type Output struct {
 	Go      String // directory of the generated Go package
 	Diagram String // Mermaid diagram
 	Table   String // Markdown transition table
+	// Temporal is the directory of the package that runs the machine as a
+	// Temporal workflow (its glue to package fsmtemporal, and the revision
+	// record that fsmgen diff's verdicts advance).
+	Temporal String
 }
 
 // Field is a typed field of a state, event or action.

@@ -175,9 +175,10 @@ func (p *parser) breakKeys(b *Break) map[string]func(k, v *yaml.Node) {
 // outputKeys returns the handlers of the keys of "output", filling o.
 func (p *parser) outputKeys(o *Output) map[string]func(k, v *yaml.Node) {
 	return map[string]func(k, v *yaml.Node){
-		"go":      func(_, v *yaml.Node) { o.Go = p.str(v) },
-		"diagram": func(_, v *yaml.Node) { o.Diagram = p.str(v) },
-		"table":   func(_, v *yaml.Node) { o.Table = p.str(v) },
+		"go":       func(_, v *yaml.Node) { o.Go = p.str(v) },
+		"diagram":  func(_, v *yaml.Node) { o.Diagram = p.str(v) },
+		"table":    func(_, v *yaml.Node) { o.Table = p.str(v) },
+		"temporal": func(_, v *yaml.Node) { o.Temporal = p.str(v) },
 	}
 }
 

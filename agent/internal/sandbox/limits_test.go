@@ -1,194 +1,277 @@
-package sandbox
+package sandbox_test
 
 import (
+	"context"
+	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
+	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
+	"github.com/fsmgen/fsmgen/agent/internal/tools"
 )
 
-func TestLimitsWrap(t *testing.T) {
-	t.Parallel()
-	argv := []string{"bash", "-c", "echo hi"}
-	tests := []struct {
-		name   string
-		limits Limits
-		want   []string
-	}{
-		{name: "none", limits: Limits{}, want: argv},
-		{name: "only /tmp: nothing to set per process", limits: Limits{TmpSize: 1 << 20}, want: argv},
-		{
-			name:   "the defaults",
-			limits: DefaultLimits(),
-			want: append([]string{"/bin/bash", "-c",
-				`ulimit -S -H -c 0 -d 1048576 -u 1024 -f 1048576 && ulimit -S -t 600 && ulimit -H -t 601 && exec "$@"`, "fsmgen-limits"}, argv...),
-		},
-		{
-			name:   "rounded: memory and files to KiB (at least 1), CPU up to whole seconds",
-			limits: Limits{Memory: 1000, FileSize: 4097, CPU: 1500 * time.Millisecond},
-			want: append([]string{"/bin/bash", "-c",
-				`ulimit -S -H -c 0 -d 1 -f 4 && ulimit -S -t 2 && ulimit -H -t 3 && exec "$@"`, "fsmgen-limits"}, argv...),
-		},
+// forkCount is a command that tries to start 200 processes at once
+// without retrying (bash retries a refused fork for half a minute) and
+// prints how many it started and why it stopped.
+const forkCount = `perl -e 'my $n = 0; for (1..200) { my $p = fork; last unless defined $p; if (!$p) { sleep 10; exit } $n++ } print "started $n: $!\n"'`
+
+// TestLimits reaches each limit of a confined command through the bash
+// tool, and checks that the command is stopped or refused and that the
+// result says which limit, naming its flag. The agent runs as root here
+// (the process limit is then a pids cgroup), and bubblewrap as root or as
+// nobody.
+func TestLimits(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed") // Debian's perl-base is essential
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			assert.Equal(t, tt.want, tt.limits.wrap("/bin/bash", argv))
+	limits := sandbox.Limits{Memory: 64 << 20, Processes: 40, CPU: time.Second, FileSize: 1 << 20, TmpSize: 8 << 20}
+	tests := []struct {
+		name, command string
+		isError       bool
+		want          []string // in the result, in order
+	}{
+		{name: "processes", command: forkCount,
+			want: []string{"[sandbox limit -sandbox-processes: the command reached its limit of 40 processes and threads at once", "started 3", ": Resource temporarily unavailable"}},
+		{name: "memory", command: `perl -e '$x = "a" x (200 << 20); print length($x), "\n"'`, isError: true,
+			want: []string{"sandbox limit -sandbox-memory: a process may have run out of its 64 MiB of memory", "Out of memory"}},
+		{name: "memory below the limit", command: `perl -e '$x = "a" x (16 << 20); print length($x), "\n"'`,
+			want: []string{"16777216\n"}},
+		{name: "CPU", command: "while :; do :; done", isError: true,
+			want: []string{"sandbox limit -sandbox-cpu: a process used its 1s of CPU time and was killed", "killed by signal CPU time limit exceeded"}},
+		{name: "file size", command: "head -c 2M /dev/zero > big; stat -c %s big", isError: false,
+			want: []string{"[sandbox limit -sandbox-file-size: a process tried to write a file over 1 MiB and was stopped", "File size limit exceeded", "1048576\n"}},
+		{name: "/tmp", command: "for i in $(seq 12); do head -c 1000K /dev/zero > /tmp/f$i || break; done; du -sk /tmp | cut -f1", isError: false,
+			want: []string{"[sandbox limit -sandbox-tmp-size: the command may have filled its /tmp of 8 MiB", "No space left on device", "8192\n"}},
+	}
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Limits: &limits})
+			assert.Contains(t, f.sb.String(), "limits: 64 MiB of memory per process, 40 processes (a pids cgroup), 1s of CPU per process, files up to 1 MiB, a /tmp of 8 MiB")
+			t.Run("its cgroup cannot be left", func(t *testing.T) {
+				out := f.bash(t, "for f in /sys/fs/cgroup/pids/tasks /sys/fs/cgroup/pids/cgroup.procs; do (echo $$ > $f) 2>&1; done; true")
+				assert.Equal(t, 2, strings.Count(out.Content, "Read-only file system"), out.Content)
+			})
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					out := f.bash(t, tt.command)
+					assert.Equal(t, tt.isError, out.IsError, out.Content)
+					rest := out.Content
+					for _, w := range tt.want {
+						i := strings.Index(rest, w)
+						if !assert.GreaterOrEqual(t, i, 0, "%q not in (what follows of) %q", w, out.Content) {
+							break
+						}
+						rest = rest[i+len(w):]
+					}
+				})
+			}
 		})
 	}
 }
 
-// TestLimitsWrapRuns runs the wrapper's shell outside any sandbox, with
-// limits no lower than this process's, and reads them back.
-func TestLimitsWrapRuns(t *testing.T) {
-	t.Parallel()
-	bash, err := exec.LookPath("bash")
+// TestLimitsWithoutRoot runs the bash tool from a helper agent that runs
+// as nobody, as an ordinary user runs the agent: there is no pids cgroup,
+// and RLIMIT_NPROC, counted in the sandbox's own user namespace, limits
+// the processes of the command alone.
+func TestLimitsWithoutRoot(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("runs the agent as nobody, which needs root")
+	}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed")
+	}
+	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("bash is not installed")
+		t.Skip("setpriv (util-linux) is not installed")
 	}
-	l := Limits{Memory: 8 << 30, Processes: 100000, CPU: 3 * time.Hour, FileSize: 64 << 30}
-	argv := l.wrap(bash, []string{"bash", "-c", "ulimit -S -d -u -f -t -c; ulimit -H -t; ulimit -H -d"})
-	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-	if err != nil && len(out) > 0 && string(out[:min(len(out), 14)]) == "fsmgen-limits:" {
-		t.Skipf("this process's own limits are lower: %s", out)
-	}
+	f := newFixture(t, unprivileged, sandbox.Options{})
+	bin := filepath.Join(f.base, "agent-as-nobody")
+	data, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	require.NoError(t, os.Chmod(f.wsCache, 0o777))
+	limits := sandbox.Limits{Processes: 40}
+	spec, err := json.Marshal(helperSpec{Mode: sandbox.Bwrap, Workspace: f.ws, Cache: f.cache, Command: forkCount, Limits: &limits})
+	require.NoError(t, err)
+	cmd := exec.Command(setpriv, "--reuid="+nobody, "--regid="+nobody, "--clear-groups", bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(spec), "HOME="+f.home)
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Equal(t, "data seg size               (kbytes, -d) 8388608\n"+
-		"max user processes                  (-u) 100000\n"+
-		"file size                   (blocks, -f) 67108864\n"+
-		"cpu time                   (seconds, -t) 10800\n"+
-		"core file size              (blocks, -c) 0\n"+
-		"10801\n8388608\n", string(out))
+	assert.Regexp(t, `^\[sandbox limit -sandbox-processes: the command may have reached its limit of 40 processes and threads at once\. .*\]\nstarted 3\d: Resource temporarily unavailable\n$`, string(out))
 }
 
-func TestLimitNote(t *testing.T) {
-	t.Parallel()
-	l := Limits{Memory: 1 << 30, Processes: 64, CPU: 90 * time.Second, FileSize: 1 << 30, TmpSize: 512 << 20}
-	const advice = ". Use less or split the work; the user can raise a limit with its flag"
-	tests := []struct {
-		name    string
-		code    int // the command's exit status
-		output  string
-		refused int   // tasks the pids cgroup refused
-		cgroup  bool  // the command had a pids cgroup
-		wrote   int64 // what it wrote when the disk watcher stopped it
-		limits  *Limits
-		want    string
-	}{
-		{name: "nothing", code: 1, output: "FAIL\n"},
-		{name: "pids cgroup", code: 0, refused: 3, cgroup: true, output: "ok\n",
-			want: "sandbox limit -sandbox-processes: the command reached its limit of 64 processes and threads at once (3 refused)" + advice},
-		{name: "a fork refused, no cgroup", code: 254, output: "bash: fork: retry: Resource temporarily unavailable\n",
-			want: "sandbox limit -sandbox-processes: the command may have reached its limit of 64 processes and threads at once" + advice},
-		{name: "dash", code: 2, output: "sh: 0: Cannot fork\n",
-			want: "sandbox limit -sandbox-processes: the command may have reached its limit of 64 processes and threads at once" + advice},
-		{name: "a fork refused, with a cgroup that refused none: not the limit", code: 1, cgroup: true, output: "Resource temporarily unavailable\n"},
-		{name: "CPU, by status", code: 128 + 24,
-			want: "sandbox limit -sandbox-cpu: a process used its 90s of CPU time and was killed" + advice},
-		{name: "CPU, said by a shell", code: 0, output: "bash: line 1:  1234 CPU time limit exceeded (core dumped) ./spin\n",
-			want: "sandbox limit -sandbox-cpu: a process used its 90s of CPU time and was killed" + advice},
-		{name: "file size", code: 128 + 25,
-			want: "sandbox limit -sandbox-file-size: a process tried to write a file over 1 GiB and was stopped" + advice},
-		{name: "memory, Go", code: 2, output: "fatal error: runtime: out of memory\n",
-			want: "sandbox limit -sandbox-memory: a process may have run out of its 1 GiB of memory" + advice},
-		{name: "memory, bash", code: 2, output: "bash: xrealloc: cannot allocate 268029952 bytes\n",
-			want: "sandbox limit -sandbox-memory: a process may have run out of its 1 GiB of memory" + advice},
-		{name: "/tmp", code: 1, output: "cp: error writing '/tmp/x': No space left on device\n",
-			want: "sandbox limit -sandbox-tmp-size: the command may have filled its /tmp of 512 MiB (or the disk is full)" + advice},
-		{name: "two at once", code: 128 + 24, output: "MemoryError\n",
-			want: "sandbox limit -sandbox-cpu: a process used its 90s of CPU time and was killed; -sandbox-memory: a process may have run out of its 1 GiB of memory" + advice},
-		{name: "disk", code: 128 + 9, wrote: 1<<30 + 1<<29,
-			want: "sandbox limit -sandbox-disk: the command wrote 1.5 GiB to the disk (the workspace, its cache), over its limit of 1 GiB, and was stopped with everything it started" + advice},
-		{name: "no limits, no notes", code: 128 + 24, output: "out of memory, No space left on device, Cannot fork", limits: &Limits{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			lim := l
-			if tt.limits != nil {
-				lim = *tt.limits
+// TestWorkspaceInTheHome runs a command in a workspace inside the home
+// directory, where projects usually are, with its cache there too: the
+// home is empty but for them, and they are writable.
+func TestWorkspaceInTheHome(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			proj := filepath.Join(f.home, "src", "proj")
+			require.NoError(t, os.MkdirAll(proj, 0o777))
+			require.NoError(t, os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o666))
+			sb := sandboxtest.New(t, sandbox.Options{Mode: v.mode, CacheDir: filepath.Join(f.home, ".cache", "agent"), Bwrap: bwrapOf(f)})
+			if v.unprivileged {
+				require.NoError(t, os.MkdirAll(sb.CacheDir(proj), 0o777))
+				chmodAll(t, f.home)
 			}
-			cmd := exec.Command("sh", "-c", "exit $0", strconv.Itoa(tt.code))
-			_ = cmd.Run()
-			p := &Process{cmd: cmd, confined: true, limits: lim, pidsRefused: tt.refused, pidsCgroup: tt.cgroup, done: make(chan struct{})}
-			if tt.wrote > 0 {
-				p.disk = &diskWatch{limit: 1 << 30, wrote: tt.wrote}
-			}
-			assert.Empty(t, p.LimitNote([]byte(tt.output)), "not before the end")
-			close(p.done)
-			assert.Equal(t, tt.want, p.LimitNote([]byte(tt.output)))
-			p.confined = false
-			assert.Empty(t, p.LimitNote([]byte(tt.output)), "unconfined commands are not limited")
+			ws, err := tools.NewWorkspace(proj)
+			require.NoError(t, err)
+			set := tools.Default(ws, tools.Options{Sandbox: sb, Timeout: time.Minute})
+			raw, err := json.Marshal(map[string]string{"command": "cat main.go && echo x > new && echo y > $XDG_CACHE_HOME/c && find ~ -mindepth 1 | sort && cat ~/.ssh/id_ed25519"})
+			require.NoError(t, err)
+			out := set.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, nil)
+			cache := sb.CacheDir(proj)
+			want := "command exited with status 1\n\npackage main\n" + strings.Join([]string{
+				f.home + "/.cache", f.home + "/.cache/agent", cache, cache + "/c",
+				f.home + "/src", proj, proj + "/main.go", proj + "/new",
+			}, "\n") + "\ncat: " + f.home + "/.ssh/id_ed25519: No such file or directory\n"
+			assert.Equal(t, want, out.Content, "only the workspace and its cache, writable, in an empty home")
+			assert.FileExists(t, filepath.Join(proj, "new"))
+			assert.FileExists(t, filepath.Join(cache, "c"))
 		})
 	}
 }
 
-func TestLimitsString(t *testing.T) {
-	t.Parallel()
-	assert.Equal(t, "1 GiB of memory per process, 1024 processes, 10m0s of CPU per process, files up to 1 GiB, a /tmp of 512 MiB, 1 GiB written to the disk per command", DefaultLimits().String())
-	assert.Equal(t, "no limits", Limits{}.String())
-	assert.Equal(t, "1.5 KiB of memory per process, 1s of CPU per process", Limits{Memory: 1536, CPU: time.Millisecond}.String())
+// bwrapOf returns the bubblewrap program of f's variant ("" for bwrap on
+// PATH).
+func bwrapOf(f *fixture) string {
+	if f.v.unprivileged {
+		return filepath.Join(f.base, "bwrap-as-nobody")
+	}
+	return ""
 }
 
-func TestCgroupFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-		return p
+func TestReadOnlyWorkspace(t *testing.T) {
+	for _, v := range allVariants {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{ReadOnlyWorkspace: true})
+			if !v.confined() {
+				before := listing(t, f.ws)
+				out := f.bash(t, "echo x > new.txt")
+				require.True(t, out.IsError, "unconfined, a read-only workspace cannot be kept: every command is refused")
+				assert.Contains(t, out.Content, "-sandbox off")
+				assert.Equal(t, before, listing(t, f.ws))
+				return
+			}
+			before := listing(t, f.ws)
+			out := f.bash(t, "cat here.txt && echo private > /tmp/p && cat /tmp/p && echo cached > $XDG_CACHE_HOME/c && cat $XDG_CACHE_HOME/c")
+			require.False(t, out.IsError, out.Content)
+			assert.Equal(t, "here\nprivate\ncached\n", out.Content, "it reads the workspace and writes its /tmp and cache")
+			for _, attempt := range []string{
+				"echo x > new.txt",
+				"echo x >> here.txt",
+				"rm here.txt",
+				"mkdir sub",
+				"touch here.txt",
+				"mount -o remount,bind,rw . 2>/dev/null; echo x > remounted.txt",
+			} {
+				out := f.bash(t, attempt)
+				assert.True(t, out.IsError, "%s: %s", attempt, out.Content)
+				assert.Contains(t, out.Content, "Read-only file system", attempt)
+			}
+			assert.Equal(t, before, listing(t, f.ws), "the workspace is untouched")
+			assert.Contains(t, f.sb.String(), "workspace read-only")
+			assert.True(t, f.sb.ReadOnlyWorkspace())
+		})
 	}
-	v1 := write("cgroup-v1", "9:name=systemd:/\n8:pids:/user.slice/user-1000.slice\n4:memory:/x\n1:cpu,cpuacct:/\n0::/\n")
-	v2 := write("cgroup-v2", "0::/user.slice/user-1000.slice/session-1.scope\n")
-	mounts := write("mountinfo", "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"+
-		"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"+
-		"39 31 0:36 /user.slice /sys/fs/cgroup/pids\\040dir rw,relatime shared:5 - cgroup cgroup rw,pids\n"+
-		"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n")
-	noPids := write("mountinfo-v2", "41 31 0:38 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n")
-
-	got, err := ownCgroup(v1, "pids")
-	require.NoError(t, err)
-	assert.Equal(t, "/user.slice/user-1000.slice", got)
-	got, err = ownCgroup(v1, "cpuacct")
-	require.NoError(t, err)
-	assert.Equal(t, "/", got)
-	_, err = ownCgroup(v2, "pids")
-	assert.EqualError(t, err, "no cgroup v1 pids controller (the cgroup v2 hierarchy is not used)")
-
-	mount, root, err := cgroupMount(mounts, "pids")
-	require.NoError(t, err)
-	assert.Equal(t, "/sys/fs/cgroup/pids dir", mount, "octal escapes undone")
-	assert.Equal(t, "/user.slice", root)
-	_, _, err = cgroupMount(noPids, "pids")
-	assert.EqualError(t, err, "the cgroup v1 pids hierarchy is not mounted")
-
-	events := write("pids.events", "max 17\n")
-	cg := &commandCgroup{dir: filepath.Dir(events)}
-	assert.Equal(t, 17, cg.refused())
-	cg.dir = filepath.Join(dir, "missing")
-	assert.Zero(t, cg.refused())
 }
 
-func TestEnforcedLimits(t *testing.T) {
-	t.Parallel()
-	l := DefaultLimits()
-	withCgroup := &Sandbox{limits: l, pids: &pidsCgroups{parent: "/x"}, lay: layout{userns: true}}
-	assert.Equal(t, l, withCgroup.enforced(), "a pids cgroup: everything holds")
-	noUserns := &Sandbox{limits: l, lay: layout{userns: false}}
-	want := l
-	want.Processes = 0
-	assert.Equal(t, want, noUserns.enforced(), "no user namespace: RLIMIT_NPROC would count all of the user's processes")
-	assert.Contains(t, noUserns.LimitsString(), "not limited here: processes, as ")
-	userns := &Sandbox{limits: l, lay: layout{userns: true}}
-	if os.Geteuid() == 0 {
-		assert.Equal(t, want, userns.enforced(), "root without a pids cgroup: RLIMIT_NPROC does not bind root")
-		assert.Contains(t, userns.LimitsString(), "not limited here: processes, as root is exempt from RLIMIT_NPROC")
-	} else {
-		assert.Equal(t, l, userns.enforced(), "an ordinary user in a user namespace: RLIMIT_NPROC holds")
-		assert.NotContains(t, userns.LimitsString(), "not limited")
+func TestReadOnlyWorkspaceInTheHome(t *testing.T) {
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{})
+			proj := filepath.Join(f.home, "src", "proj")
+			require.NoError(t, os.MkdirAll(proj, 0o777))
+			require.NoError(t, os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o666))
+			sb := sandboxtest.New(t, sandbox.Options{Mode: v.mode, CacheDir: filepath.Join(f.home, ".cache", "agent"), Bwrap: bwrapOf(f), ReadOnlyWorkspace: true})
+			if v.unprivileged {
+				require.NoError(t, os.MkdirAll(sb.CacheDir(proj), 0o777))
+				chmodAll(t, f.home)
+			}
+			ws, err := tools.NewWorkspace(proj)
+			require.NoError(t, err)
+			set := tools.Default(ws, tools.Options{Sandbox: sb, Timeout: time.Minute})
+			raw, err := json.Marshal(map[string]string{"command": "cat main.go; echo x > new; ls -A ~/src/proj"})
+			require.NoError(t, err)
+			out := set.Run(context.Background(), chat.ToolCall{Name: "bash", Arguments: raw}, nil)
+			assert.Contains(t, out.Content, "package main\n", "the workspace is shown though the home is hidden")
+			assert.Contains(t, out.Content, "Read-only file system")
+			assert.NoFileExists(t, filepath.Join(proj, "new"))
+		})
 	}
+}
+
+// TestDiskLimit writes past the disk limit from bash, in one file and in
+// many: the command is stopped soon after (with everything it started)
+// and the result says so first, naming the flag; below the limit
+// nothing happens. RLIMIT_FSIZE stays at 256 MiB, so that a watcher that
+// failed would not fill the disk.
+func TestDiskLimit(t *testing.T) {
+	const limit, fileLimit = 16 << 20, 256 << 20
+	limits := sandbox.Limits{Disk: limit, FileSize: fileLimit}
+	note := "sandbox limit -sandbox-disk: the command wrote "
+	tests := []struct {
+		name, command string
+		stopped       bool
+		written       string // a file or directory of the workspace the command wrote
+	}{
+		{name: "yes into one file", command: "yes 0123456789abcdef > yes.out", stopped: true, written: "yes.out"},
+		{name: "dd", command: "dd if=/dev/zero of=dd.out bs=1M count=200 status=none", stopped: true, written: "dd.out"},
+		{name: "many small files", command: "mkdir many; for i in $(seq 200); do head -c 1M /dev/zero > many/f$i; done", stopped: true, written: "many"},
+		{name: "a background writer", command: "(yes 0123456789abcdef > bg.out &); sleep 60", stopped: true, written: "bg.out"},
+		{name: "below the limit", command: "head -c 4M /dev/zero > small.out; echo ok", written: "small.out"},
+	}
+	for _, v := range confined {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFixture(t, v, sandbox.Options{Limits: &limits})
+			assert.Contains(t, f.sb.String(), "16 MiB written to the disk per command")
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					out := f.bash(t, tt.command)
+					size := diskUse(t, filepath.Join(f.ws, tt.written))
+					if !tt.stopped {
+						assert.False(t, out.IsError, out.Content)
+						assert.NotContains(t, out.Content, note)
+						assert.Equal(t, "ok\n", out.Content)
+						return
+					}
+					assert.True(t, out.IsError, out.Content)
+					assert.True(t, strings.HasPrefix(out.Content, note), "the note comes first: %s", out.Content)
+					assert.Contains(t, out.Content, "over its limit of 16 MiB, and was stopped with everything it started")
+					assert.Greater(t, size, int64(limit)/2, "it wrote")
+					assert.Less(t, size, int64(fileLimit), "it was stopped by the disk limit, not RLIMIT_FSIZE")
+					require.NoError(t, os.RemoveAll(filepath.Join(f.ws, tt.written)))
+				})
+			}
+		})
+	}
+}
+
+// diskUse returns the bytes the file or directory tree p holds on disk.
+func diskUse(t *testing.T, p string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Sys().(*syscall.Stat_t).Blocks * 512
+		}
+		return err
+	}))
+	return n
 }

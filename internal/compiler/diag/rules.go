@@ -386,6 +386,27 @@ var rules = []Rule{
 		Patterns: []string{`^output path ".*" leads out of `},
 	},
 	{
+		ID: "temporal-output", Level: Error,
+		Short:    "output.temporal cannot generate the machine's Temporal glue.",
+		Full:     "The Temporal glue imports the machine's generated package and hands its actions to activities: it needs output.go, a Go module to name the package by, actions to perform, a directory whose name is a Go package name, and action fields of types the machine's package exports.",
+		Help:     "Do what the message says: add output.go, put the spec in a module, rename the directory, or export the type.",
+		Patterns: []string{`^output\.temporal needs `, `^output\.temporal: .* has no actions`, `^output\.temporal: the directory's last element `, `^output\.temporal: field .* which package .* does not export`},
+	},
+	{
+		ID: "temporal-revision-record", Level: Error,
+		Short:    "The Temporal glue's revision record is not one fsmgen can use.",
+		Full:     "fsmgen generate keeps, beside the Temporal glue, the spec it was last generated from with its Revision and MinRevision, and compares the next spec with it. A record that does not parse, names another machine, holds revisions out of order, or whose spec no longer checks cannot be compared.",
+		Help:     "Restore the record from version control, or fix what makes the recorded spec fail (a Go type it names that was removed, say).",
+		Patterns: []string{`^output\.temporal: .* is not a revision record`, `^output\.temporal: .* records machine `, `^output\.temporal: .* records revisions `, `^output\.temporal: the spec of revision \d+`},
+	},
+	{
+		ID: "temporal-break", Level: Error,
+		Short:    "A change of the spec breaks running Temporal workflows and is not declared.",
+		Full:     "Workflows started by the recorded revision replay their histories on the new code; a change that breaks what they saved, logged or do would fail them mid-step. Declared under breaks:, it raises MinRevision, and older runs stop cleanly at their next workflow task.",
+		Help:     "Declare the change under breaks: once the running workflows may stop (or have finished), or undo it.",
+		Patterns: []string{`breaks the workflows running revision \d+ of `},
+	},
+	{
 		ID: "breaking-change", Level: Error,
 		Short:    "A change between two revisions of a spec breaks something the new one does not declare.",
 		Full:     "fsmgen diff found a change that breaks states or events saved by the old revision, the hand-written Behavior or Handler, or what the machine does, and the new spec does not list it under breaks:.",

@@ -85,7 +85,9 @@ func Load(path string) (*Result, error) {
 		res.Outputs = append(res.Outputs, Output{Path: filepath.Join(dir, filepath.FromSlash(file.Path)), Content: file.Content})
 	}
 	if m.Output.TemporalDir != "" {
-		temporal(res, f, m, src)
+		if err := temporal(res, f, m, src); err != nil {
+			return nil, fmt.Errorf("%s: output.temporal: %w", path, err)
+		}
 		if res.Diags.HasErrors() {
 			res.Machine, res.Outputs = nil, nil
 		}

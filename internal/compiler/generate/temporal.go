@@ -36,22 +36,23 @@ type revisionRecord struct {
 const recordNote = emit.Header + " The spec of the revision the Temporal glue beside it runs, which fsmgen generate compares the next spec with: keep it in version control."
 
 // temporal adds the Temporal glue of m and its revision record to res,
-// or reports why the spec cannot move running workflows to it.
-func temporal(res *Result, f *spec.File, m *fsm.Machine, src []byte) {
+// or reports why the spec cannot move running workflows to it. The error
+// is for failures other than the spec's and the record's own problems.
+func temporal(res *Result, f *spec.File, m *fsm.Machine, src []byte) error {
 	pos := f.Output.Temporal.Pos
 	switch {
 	case m.Output.GoDir == "":
 		res.Diags.Errorf(pos, "output.temporal needs output.go: the workflow's package imports the machine's generated package")
-		return
+		return nil
 	case m.ImportPath == "":
 		res.Diags.Errorf(pos, "output.temporal needs the generated package's import path: put the spec in a Go module (a go.mod above it)")
-		return
+		return nil
 	case !m.HasHandler():
 		res.Diags.Errorf(pos, "output.temporal: %s has no actions, so nothing for a workflow to perform: give it actions, or drop output.temporal", m.Name)
-		return
+		return nil
 	case !token.IsIdentifier(emit.TemporalPackage(m)):
 		res.Diags.Errorf(pos, "output.temporal: the directory's last element %q names the workflow's package and must be a Go identifier", emit.TemporalPackage(m))
-		return
+		return nil
 	}
 	for _, a := range m.Actions {
 		for _, fd := range a.Fields {
@@ -61,35 +62,33 @@ func temporal(res *Result, f *spec.File, m *fsm.Machine, src []byte) {
 		}
 	}
 	if res.Diags.HasErrors() {
-		return
+		return nil
 	}
 	dir := filepath.Dir(f.Path)
 	recPath := filepath.Join(dir, filepath.FromSlash(emit.RevisionPath(m)))
-	rec, err := readRecord(recPath, m.Name)
-	if err != nil {
-		res.Diags.Errorf(pos, "%v", err)
-		return
+	rec, err := readRecord(res, pos, recPath, m.Name)
+	if rec == nil {
+		return err
 	}
 	if rec.Spec != string(src) {
 		// A record without a spec is a new workflow's: revision 1.
 		if rec.Spec != "" && !next(res, pos, recPath, rec, f.Path, m) {
-			return
+			return nil
 		}
 		rec.Spec = string(src)
 	}
 	glue, err := emit.Temporal(m, rec.Revision, rec.MinRevision)
 	if err != nil {
-		res.Diags.Errorf(pos, "output.temporal: %v", err)
-		return
+		return err
 	}
 	data, err := rec.encode()
 	if err != nil {
-		res.Diags.Errorf(pos, "output.temporal: %v", err)
-		return
+		return err
 	}
 	res.Outputs = append(res.Outputs,
 		Output{Path: filepath.Join(dir, filepath.FromSlash(emit.TemporalPath(m))), Content: glue},
 		Output{Path: recPath, Content: data})
+	return nil
 }
 
 // next compares the recorded revision with the spec and moves rec to the
@@ -146,27 +145,31 @@ func next(res *Result, pos diag.Pos, recPath string, rec *revisionRecord, specPa
 }
 
 // readRecord reads the revision record at path, strictly; a missing one
-// is revision 1 of a new workflow.
-func readRecord(path, machine string) (*revisionRecord, error) {
+// is revision 1 of a new workflow. A record that is not one is reported
+// in res; the error is for a file that cannot be read. Either way the
+// record is nil.
+func readRecord(res *Result, pos diag.Pos, path, machine string) (*revisionRecord, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &revisionRecord{Generated: recordNote, Machine: machine, Revision: 1, MinRevision: 1}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("output.temporal: read the revision record: %w", err)
+		return nil, fmt.Errorf("read the revision record: %w", err)
 	}
 	var rec revisionRecord
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	restore := "fsmgen generate writes it: restore it from version control, or delete it to start the workflow's revisions again at 1 (running workflows then fail their next task)"
 	if err := dec.Decode(&rec); err != nil {
-		return nil, fmt.Errorf("output.temporal: %s is not a revision record: %w; %s", path, err, restore)
+		res.Diags.Errorf(pos, "output.temporal: %s is not a revision record (%v): fsmgen generate writes it; restore it from version control, or delete it to start the workflow's revisions again at 1 (running workflows then fail their next task)", path, err)
+		return nil, nil
 	}
 	switch {
 	case rec.Machine != machine:
-		return nil, fmt.Errorf("output.temporal: %s records machine %q, not %s: give each machine a directory of its own", path, rec.Machine, machine)
+		res.Diags.Errorf(pos, "output.temporal: %s records machine %q, not %s: give each machine a directory of its own", path, rec.Machine, machine)
+		return nil, nil
 	case rec.MinRevision < 1 || rec.Revision < rec.MinRevision:
-		return nil, fmt.Errorf("output.temporal: %s records revisions %d to %d, not 1 ≤ min_revision ≤ revision; %s", path, rec.MinRevision, rec.Revision, restore)
+		res.Diags.Errorf(pos, "output.temporal: %s records revisions %d to %d, not 1 ≤ min_revision ≤ revision: fsmgen generate writes it; restore it from version control", path, rec.MinRevision, rec.Revision)
+		return nil, nil
 	}
 	rec.Generated = recordNote
 	return &rec, nil

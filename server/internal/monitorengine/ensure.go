@@ -8,8 +8,13 @@ import (
 )
 
 // ensureChunk bounds the monitors one request of Ensure makes or changes:
-// a round (one transaction) each.
-const ensureChunk = 2000
+// a round (one transaction) each. Each round rewrites the pages of the
+// monitors' index of ping keys it inserts into, random keys spread over
+// all of it, and on SQLite copies them to the file at its checkpoint: a
+// first start of 100,000 jobs made 184,000 writes and 59,000 reads of
+// pages in rounds of 2,000, 125,000 and 42,000 in rounds of 10,000. Other
+// requests wait behind a round (some tenths of a second for 10,000).
+const ensureChunk = 10_000
 
 // Ensure makes each monitor of ins exist as it says: those missing are
 // created (in shard, on a shared store: one this instance holds), then

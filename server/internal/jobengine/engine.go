@@ -199,13 +199,14 @@ func New(ctx context.Context, c Config) (*Engine, error) {
 		if e.monitors != nil {
 			e.monitors.Reserve(monitorSlug(def.ID), def.ID)
 		}
-		j.publish()
 	}
 	if sh, ok := c.Store.(store.Shared); ok {
 		if c.Instance == "" || c.Monitors == nil {
 			return nil, errors.New("jobs: a shared store needs the instance's name and the monitors engine that keeps its leases (Config.Instance, Config.Monitors)")
 		}
 		e.shared, e.instance = sh, c.Instance
+		// The jobs as defined, until Run loads them (here load does).
+		e.eachJob(func(j *jobState) { j.publish() })
 		return e, nil
 	}
 	if err := e.load(ctx, ErrInterrupted); err != nil {
@@ -246,6 +247,11 @@ func (e *Engine) load(ctx context.Context, why string) error {
 		return err
 	}
 	rs := e.newRound()
+	if fresh := len(e.list) - len(saved); fresh > 0 {
+		// Sized for the new jobs (all of them on a first start), which
+		// the round changes.
+		rs.before, rs.order = make(map[*jobState]snapshot, fresh), make([]*jobState, 0, fresh)
+	}
 	for _, j := range e.list {
 		if err := e.open(rs, j, saved[j.def.ID], last[j.def.ID]); err != nil {
 			e.rollback(rs)
@@ -259,22 +265,40 @@ func (e *Engine) load(ctx context.Context, why string) error {
 	if err := e.commit(ctx, rs); err != nil {
 		return err
 	}
-	e.eachJob(func(j *jobState) { j.publish() })
+	// The jobs the round changed, commit published.
+	e.eachJob(func(j *jobState) {
+		if _, changed := rs.before[j]; !changed {
+			j.publish()
+		}
+	})
 	return nil
 }
 
 // eachJob calls f for every job, on every CPU: f must touch nothing but
 // its job.
 func (e *Engine) eachJob(f func(j *jobState)) {
-	const chunk = 256
+	inParallel(len(e.list), 256, func(from, to int) {
+		for _, j := range e.list[from:to] {
+			f(j)
+		}
+	})
+}
+
+// inParallel calls f for the ranges [from, to) of at most chunk that
+// cover [0, n): on every CPU, and returns once all are done; on the
+// caller's goroutine alone when n is at most chunk. Each call of f must
+// touch nothing another touches.
+func inParallel(n, chunk int, f func(from, to int)) {
+	if n <= chunk {
+		f(0, n)
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			for from := int(next.Add(chunk) - chunk); from < len(e.list); from = int(next.Add(chunk) - chunk) {
-				for _, j := range e.list[from:min(from+chunk, len(e.list))] {
-					f(j)
-				}
+			for from := int(next.Add(int64(chunk)) - int64(chunk)); from < n; from = int(next.Add(int64(chunk)) - int64(chunk)) {
+				f(from, min(from+chunk, n))
 			}
 		})
 	}

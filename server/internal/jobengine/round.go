@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
+	"slices"
 	"time"
 
 	"github.com/fsmgen/fsmgen/gen/job"
@@ -241,6 +239,7 @@ func (e *Engine) commit(ctx context.Context, rs *roundState) error {
 		e.rollback(rs)
 		return err
 	}
+	rs.batch.Ops = slices.Grow(rs.batch.Ops, len(rs.order))
 	for i, j := range rs.order {
 		if bytes.Equal(rows[i].Machine, j.row.Machine) && rows[i].Health == j.row.Health {
 			rows[i] = j.row // as stored: nothing to write
@@ -286,17 +285,19 @@ func (e *Engine) commit(ctx context.Context, rs *roundState) error {
 			e.launch(j, x)
 		}
 	}
-	for _, j := range rs.order {
-		j.publish()
-	}
+	inParallel(len(rs.order), saveChunk, func(from, to int) {
+		for _, j := range rs.order[from:to] {
+			j.publish()
+		}
+	})
 	if rs.alerts && e.monitors != nil {
 		e.monitors.NudgeAlerts()
 	}
 	return nil
 }
 
-// saveChunk is how many machines one goroutine saves when a round
-// changed many (a first start): the rest go to other CPUs.
+// saveChunk is how many machines one goroutine saves, or publishes,
+// when a round changed many (a first start): the rest go to other CPUs.
 const saveChunk = 512
 
 // save returns the rows of the jobs the round changed, their machines as
@@ -304,7 +305,7 @@ const saveChunk = 512
 func (e *Engine) save(rs *roundState) ([]store.Job, error) {
 	rows := make([]store.Job, len(rs.order))
 	errs := make([]error, len(rs.order))
-	saveRange := func(from, to int) {
+	inParallel(len(rows), saveChunk, func(from, to int) {
 		for i := from; i < to; i++ {
 			j := rs.order[i]
 			saved, err := j.machine.Save()
@@ -314,21 +315,7 @@ func (e *Engine) save(rs *roundState) ([]store.Job, error) {
 			}
 			rows[i] = store.Job{ID: j.def.ID, Machine: saved, Health: healthOf(j.machine), UpdatedAt: rs.now}
 		}
-	}
-	if len(rows) <= saveChunk {
-		saveRange(0, len(rows))
-		return rows, errors.Join(errs...)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for from := int(next.Add(saveChunk) - saveChunk); from < len(rows); from = int(next.Add(saveChunk) - saveChunk) {
-				saveRange(from, min(from+saveChunk, len(rows)))
-			}
-		})
-	}
-	wg.Wait()
+	})
 	return rows, errors.Join(errs...)
 }
 

@@ -93,21 +93,23 @@ func (j *jobState) newView() *View {
 		}
 		return v
 	}
-	s := settingsOf(j.machine.State())
+	// The state, made once: each State call makes a copy of it.
+	state := j.machine.State()
+	s, failures, enabled := settingsOf(state), failuresOf(state), j.machine.Kind() != job.StateDisabled
 	v := &View{
 		ID: j.def.ID, Name: j.def.Name, Kind: "command", Command: j.def.Command,
 		Schedule: s.Schedule, Timezone: s.Timezone,
 		TimeoutSeconds: s.Timeout.Seconds(), Retries: s.Retries,
 		BackoffBaseSeconds: s.BackoffBase.Seconds(), BackoffCapSeconds: s.BackoffCap.Seconds(),
 		Overlap: s.OverlapName(),
-		Enabled: j.machine.Kind() != job.StateDisabled, Health: healthOf(j.machine),
-		ConsecutiveFailures: failuresOf(j.machine.State()), Monitor: monitorSlug(j.def.ID),
+		Enabled: enabled, Health: jobs.Health(failures, enabled),
+		ConsecutiveFailures: failures, Monitor: monitorSlug(j.def.ID),
 	}
 	if j.def.Func != nil {
 		v.Kind = "go"
 	}
 	var next time.Time
-	switch st := j.machine.State().(type) {
+	switch st := state.(type) {
 	case job.Scheduled:
 		v.Status, next = StatusScheduled, st.NextRun
 	case job.Starting:

@@ -240,11 +240,13 @@ func (e *Engine) commit(ctx context.Context, rs *roundState, reqs []*request, re
 		}
 		return false
 	}
+	published := make([]*mon, 0, len(rs.before))
 	for m := range rs.before {
 		if !rs.deleted[m] {
-			m.publish(e)
+			published = append(published, m)
 		}
 	}
+	inParallel(len(published), func(i int) { published[i].publish(e) })
 	for i, r := range reqs {
 		r.done <- results[i]
 	}

@@ -213,39 +213,11 @@ func (in *Input) fresh(g *webhook.Guard, b *monitors.Behavior) (*View, error) {
 // on a shared store).
 func (e *Engine) creation(v *View, id int64, shard int) *request {
 	return &request{apply: func(e *Engine, rs *roundState) (result, error) {
-		if e.bySlug[v.Slug] != nil {
-			return result{}, slugTaken(v.Slug)
+		made, errs := e.newMons(rs, []*View{v}, []int64{id}, shard)
+		if errs[0] != nil {
+			return result{}, errs[0]
 		}
-		if e.shared == nil {
-			e.nextID++
-			id = e.nextID
-		} else if !e.holds(shard) {
-			return result{}, errMoved
-		}
-		m := &mon{row: store.Monitor{ID: id, Shard: shard, Slug: v.Slug, Name: v.Name, PingKey: newPingKey(), AlertWebhookURL: v.AlertWebhookURL, Health: HealthUnknown, CreatedAt: rs.now, UpdatedAt: rs.now}}
-		m.handler = &handler{e: e, mon: m}
-		rs.touch(m)
-		rs.created[m] = true
-		st := e.begin(rs, m, rs.now)
-		s := v.settings()
-		machine, err := monitor.New(monitor.Config{Behavior: e.behavior, Handler: m.handler, Initial: monitor.Fresh{Settings: s, At: rs.now, NextExpected: e.behavior.First(s, rs.now)}})
-		if err != nil {
-			e.abandon(st)
-			return result{}, err
-		}
-		m.machine = machine
-		saved, err := machine.Save()
-		if err != nil {
-			e.abandon(st)
-			return result{}, err
-		}
-		m.row.Machine = saved
-		st.batch.Add(store.InsertMonitor{Monitor: m.row})
-		e.end(st)
-		rs.inserted[m] = true
-		e.add(m)
-		rs.events = append(rs.events, Event{Kind: EventMonitor, Data: MonitorEvent{Slug: m.row.Slug, Change: "created"}})
-		return result{mon: m}, nil
+		return result{mon: made[0]}, nil
 	}}
 }
 

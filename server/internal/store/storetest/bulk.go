@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,10 +45,13 @@ func manyRows(o Opener) func(t *testing.T) {
 			b.Add(store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"first":true}`), Health: "unknown", UpdatedAt: t0}})
 			wantJobs = append(wantJobs, id)
 		}
+		// The last save's time differs from one job to the next, in runs
+		// (SQLite formats a run's shared time once).
+		updated := func(id string) time.Time { return t0.Add(time.Duration(id[len(id)-1]%3) * time.Millisecond) }
 		for _, id := range wantJobs {
 			// Saved twice more in a row: the last wins.
 			b.Add(store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"second":true}`), Health: "degraded", UpdatedAt: t0}},
-				store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"job":"` + id + `"}`), Health: "healthy", UpdatedAt: t0}})
+				store.SaveJob{Job: store.Job{ID: id, Machine: []byte(`{"job":"` + id + `"}`), Health: "healthy", UpdatedAt: updated(id)}})
 		}
 		slices.Sort(wantJobs)
 		require.NoError(t, st.Apply(ctx, b))
@@ -68,7 +72,7 @@ func manyRows(o Opener) func(t *testing.T) {
 		gotJobs := make([]string, len(jobs))
 		for i, j := range jobs {
 			gotJobs[i] = j.ID
-			require.Equal(t, store.Job{ID: j.ID, Machine: []byte(`{"job":"` + j.ID + `"}`), Health: "healthy", UpdatedAt: t0}, *j)
+			require.Equal(t, store.Job{ID: j.ID, Machine: []byte(`{"job":"` + j.ID + `"}`), Health: "healthy", UpdatedAt: updated(j.ID)}, *j)
 		}
 		assert.Equal(t, wantJobs, gotJobs, "every job, by id")
 

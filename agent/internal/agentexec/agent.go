@@ -35,6 +35,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/approval"
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
+	"github.com/fsmgen/fsmgen/agent/internal/hooks"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/query"
 	"github.com/fsmgen/fsmgen/agent/internal/redact"
@@ -63,6 +64,10 @@ type Config struct {
 	Committer Committer
 	// Display shows the agent's work; nil shows nothing.
 	Display Display
+	// Hooks runs the user's hooks: pre_tool and post_tool around every
+	// tool call and query, turn_end once a turn ended with the model's
+	// reply (see hooks.go); nil runs none.
+	Hooks *hooks.Runner
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Thread is the thread worked on. Its State is where the machine
@@ -247,38 +252,41 @@ type Agent struct {
 	ctx  context.Context
 
 	// Loop goroutine only.
-	ev           agent.Event                   // the event the machine is handling
-	actions      []agent.Action                // the actions performed for ev, for the event log
-	starts       []func()                      // the work ev's actions start, once the step is saved
-	refused      map[*agent.ToolCompleted]bool // the refusals of calls not run (see startTools) that are not handled yet
-	arrived      bool                          // what ev brought was shown (see arrive)
-	failed       error                         // a Handler method's failure, returned by Execute
-	stream       work                          // the LLM stream in flight
-	reply        *replyText                    // the text of the reply in flight (see CancelTurn)
-	tools        work                          // the round of tools in flight
-	toolsStopped <-chan struct{}               // closed once every task of the last round of tools has ended
-	interrupted  time.Time                     // when the user last stopped a turn (see interrupt)
-	holding      bool                          // a resumed turn is being stopped, not continued (see Config.ContinueTurn)
-	timer        work                          // the retry timer running
-	calls        map[string]chat.ToolCall
-	queryID      string // the call ID the query running is shown with
-	queue        []string
-	typed        []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
-	inputClosed  bool
-	idleWaiters  []chan struct{} // closed once the agent is idle (see waitIdle)
-	shutdownSent bool
-	busy         bool
-	turnErr      string
-	summarizing  bool                 // the LLM request in flight is a summary request (see noteCompaction)
-	compactFrom  int                  // the conversation's length when the summary request was sent
-	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
-	saved        []byte               // the last state saved that is not ShuttingDown, without its messages
-	msgs         []json.RawMessage    // the conversation's messages, encoded, as of the last capture
-	conv         chat.Conversation    // the conversation as of the last capture
-	journal      *thread.Journal      // the thread's journal; nil until its first save
-	savedKind    agent.StateKind
-	result       Result
-	ran          bool
+	ev              agent.Event                   // the event the machine is handling
+	actions         []agent.Action                // the actions performed for ev, for the event log
+	starts          []func()                      // the work ev's actions start, once the step is saved
+	refused         map[*agent.ToolCompleted]bool // the refusals of calls not run (see startTools) that are not handled yet
+	arrived         bool                          // what ev brought was shown (see arrive)
+	failed          error                         // a Handler method's failure, returned by Execute
+	stream          work                          // the LLM stream in flight
+	reply           *replyText                    // the text of the reply in flight (see CancelTurn)
+	tools           work                          // the round of tools in flight
+	toolsStopped    <-chan struct{}               // closed once every task of the last round of tools has ended
+	interrupted     time.Time                     // when the user last stopped a turn (see interrupt)
+	holding         bool                          // a resumed turn is being stopped, not continued (see Config.ContinueTurn)
+	timer           work                          // the retry timer running
+	calls           map[string]chat.ToolCall
+	queryID         string // the call ID the query running is shown with
+	queue           []string
+	typed           []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
+	inputClosed     bool
+	idleWaiters     []chan struct{} // closed once the agent is idle (see waitIdle)
+	shutdownSent    bool
+	busy            bool
+	turnErr         string
+	summarizing     bool                 // the LLM request in flight is a summary request (see noteCompaction)
+	compactFrom     int                  // the conversation's length when the summary request was sent
+	endHooks        context.CancelFunc   // stops the turn_end hooks running; nil when none run
+	endHooksStopped bool                 // the user stopped the turn_end hooks
+	hookNote        string               // what the last turn_end hooks gave, for the next message
+	turnTools       []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
+	saved           []byte               // the last state saved that is not ShuttingDown, without its messages
+	msgs            []json.RawMessage    // the conversation's messages, encoded, as of the last capture
+	conv            chat.Conversation    // the conversation as of the last capture
+	journal         *thread.Journal      // the thread's journal; nil until its first save
+	savedKind       agent.StateKind
+	result          Result
+	ran             bool
 }
 
 var (
@@ -516,6 +524,9 @@ func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.S
 		a.result.Turns++
 		a.result.LastError = a.turnErr
 		a.display.TurnEnd()
+		if a.turnErr == "" {
+			a.startTurnHooks()
+		}
 	}
 	a.busy = busy
 	if !busy {

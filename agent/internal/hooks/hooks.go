@@ -151,6 +151,13 @@ func parseEntry(n *yaml.Node, ev Event, name string) (Hook, error) {
 	if n.Kind != yaml.MappingNode {
 		return Hook{}, fmt.Errorf("%s: a %s hook is a mapping {command, tools, timeout}", at, ev)
 	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch k := n.Content[i]; k.Value {
+		case "command", "tools", "timeout":
+		default:
+			return Hook{}, fmt.Errorf("%s:%d:%d: %s hook: unknown key %q (allowed: command, tools, timeout)", name, k.Line, k.Column, ev, k.Value)
+		}
+	}
 	if err := n.Decode(&e); err != nil {
 		return Hook{}, fmt.Errorf("%s: %s hook: %w (allowed: command, tools, timeout)", at, ev, err)
 	}

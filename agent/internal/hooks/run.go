@@ -217,8 +217,10 @@ func (r *Runner) run(ctx context.Context, h Hook, in Input, writable bool, progr
 		rep.Err = fmt.Errorf("stopped: %w", ctx.Err())
 	case errors.Is(hctx.Err(), context.DeadlineExceeded):
 		rep.Err = fmt.Errorf("timed out after %s and was stopped; raise its timeout in %s", h.Timeout, h.Source)
-	default:
+	case r.redactString(err.Error()) != err.Error():
 		rep.Err = errors.New(r.redactString(err.Error()))
+	default:
+		rep.Err = err
 	}
 	return rep
 }

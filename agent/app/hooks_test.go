@@ -1,11 +1,15 @@
 package app
 
 import (
+	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +17,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
+	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
 // projectHooks is the hooks file of the tests' projects: a pre_tool hook
@@ -140,4 +145,103 @@ func TestHooks(t *testing.T) {
 			assert.Equal(t, "package a // edited\n// formatted\n", string(show))
 		})
 	}
+}
+
+// TestHooksCtrlC: a message typed while the turn_end hooks run waits for
+// them; Ctrl-C stops them (the session goes on, the model is told
+// nothing of them) and the message is sent.
+func TestHooksCtrlC(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.Anthropic, map[string]string{
+		".agent/hooks.yaml": "turn_end:\n  - command: 'echo slow; sleep 600'\n",
+	}, fakellm.Reply{Text: "Done."}, fakellm.Reply{Text: "Next done."})
+	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
+	defer cancel()
+	cmd := e.command(ctx)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	var stdout, stderr proctest.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	waitFor := func(s string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return strings.Contains(stderr.String(), s) },
+			20*time.Second, 10*time.Millisecond, "stderr:\n%s", stderr.String())
+	}
+	_, err = io.WriteString(in, "Start.\n")
+	require.NoError(t, err)
+	waitFor("end-of-turn hooks: running \"echo slow; sleep 600\" (Ctrl-C stops them)")
+	_, err = io.WriteString(in, "Next.\n")
+	require.NoError(t, err)
+	waitFor("the end-of-turn hooks are running: your message is sent when they end")
+	assert.Len(t, e.srv.Requests(), 1, "the message waits for the hooks")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	waitFor("end-of-turn hooks stopped; the model is not told what they gave")
+	require.NoError(t, in.Close())
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
+	assert.Equal(t, []string{"Start.", "Next."}, userMessages(e))
+	assert.Contains(t, stdout.String(), "Next done.")
+	assert.NotContains(t, stderr.String(), "quitting", "Ctrl-C stopped the hooks, not the session")
+}
+
+// TestHooksOneShotJSON: one-shot, the turn_end hooks run before the
+// agent exits, and -json prints each as a "hook" event before the result.
+func TestHooksOneShotJSON(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.OpenAI, map[string]string{
+		".agent/hooks.yaml": "turn_end:\n  - command: 'echo \"notified: $(head -c 200 | grep -o \"\\\"reply\\\":\\\"[^\\\"]*\\\"\")\"'\n",
+	}, fakellm.Reply{Text: "All done."})
+	r := e.run(t, "", "-p", "go", "-json")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.GreaterOrEqual(t, len(lines), 2)
+	var hook map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-2]), &hook), lines[len(lines)-2])
+	assert.Equal(t, map[string]any{"type": "hook", "event": "turn_end", "command": `echo "notified: $(head -c 200 | grep -o "\"reply\":\"[^\"]*\"")"`,
+		"source": ".agent/hooks.yaml:2", "output": "notified: \"reply\":\"All done.\"\n"}, hook)
+	assert.Contains(t, lines[len(lines)-1], `"type":"result"`)
+}
+
+// TestHooksFlag: -hooks user runs the user's hooks only, -hooks off
+// none; a hooks file that cannot be parsed stops the agent before it
+// sends anything, naming the place and the way out.
+func TestHooksFlag(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	refuseAll := "pre_tool:\n  - command: 'echo refused; exit 1'\n"
+	for _, tt := range []struct {
+		flag, want string
+	}{
+		{"all", agentexec.HookRefusedPrefix},
+		{"user", "ran\n"},
+		{"off", "ran\n"},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, fakellm.Anthropic, map[string]string{".agent/hooks.yaml": refuseAll},
+				fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo ran"}`}}},
+				fakellm.Reply{Text: "Done."})
+			r := e.run(t, "", "-p", "go", "-hooks", tt.flag)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			res := resultsByID(e.srv.Requests()[1])["c1"]
+			assert.True(t, strings.HasPrefix(res.Text, tt.want), res.Text)
+			assert.Equal(t, tt.flag == "all", strings.Contains(r.stderr, "agent: hooks of .agent/hooks.yaml"), r.stderr)
+		})
+	}
+	t.Run("broken file", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, fakellm.Anthropic, map[string]string{".agent/hooks.yaml": "post_tool:\n  - comand: gofmt -w .\n"})
+		r := e.run(t, "", "-p", "go")
+		assert.Equal(t, exitUsage, r.code)
+		assert.Contains(t, r.stderr, `agent: .agent/hooks.yaml:2:5: post_tool hook: unknown key "comand" (allowed: command, tools, timeout); fix it, or run with -hooks user or -hooks off`)
+		assert.Empty(t, e.srv.Requests())
+	})
 }

@@ -229,25 +229,24 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	}
 	t.outputs = append(t.outputs, toolOutput{call: call, content: out.Content})
 	name := sanitize(short(call.Name, 64))
-	content := sanitize(out.Content)
+	content, hooked := sanitize(out.Content), ""
+	if !out.IsError && !t.verbose {
+		content, hooked = splitHookReports(content)
+		defer t.hookReports(hooked)
+	}
 	all := lines(content)
 	ok := t.paint(sgrGreen, "✓")
 	switch {
 	case out.IsError:
 		t.whole(t.paint(sgrRed, "✗"), name, all)
 	case call.Name == "edit_file":
-		// What follows the first line is the hooks' (see agentexec.HookDisplay).
-		first, rest, _ := strings.Cut(content, "\n")
-		t.line(fmt.Sprintf("  %s %s: %s", ok, name, first))
+		t.line(fmt.Sprintf("  %s %s: %s", ok, name, content))
 		if d := lines(editDiff(call, out.Content)); len(d) > 0 {
 			shown := d[:min(len(d), diffLines)]
 			t.diff(strings.Join(shown, "\n"), "    ")
 			if len(d) > len(shown) {
 				t.line(fmt.Sprintf("    … %d more lines of the diff; /diff shows every change", len(d)-len(shown)))
 			}
-		}
-		if rest != "" {
-			t.line("    " + strings.Join(lines(rest), "\n    "))
 		}
 	case t.verbose:
 		t.whole(ok, name, all)

@@ -146,3 +146,51 @@ func (j *jsonEvents) hookRan(r hooks.Report) {
 	}
 	j.emit(e)
 }
+
+// splitHookReports splits a call's result into the tool's own output and
+// the reports of its hooks appended to it (see agentexec.HookRefusedPrefix
+// and hooks.Report.String), each of which starts a line with
+// "[pre_tool hook " or "[post_tool hook ".
+func splitHookReports(content string) (own, reports string) {
+	i := -1
+	for _, ev := range []hooks.Event{hooks.PreTool, hooks.PostTool} {
+		if j := strings.Index(content, "\n["+string(ev)+" hook "); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+	}
+	if i < 0 {
+		return content, ""
+	}
+	return content[:i], content[i+1:]
+}
+
+// hookReports shows the reports of a call's hooks under its result: each
+// report's first line, and the last lines of its output.
+func (t *terminal) hookReports(reports string) {
+	if reports == "" {
+		return
+	}
+	var block []string
+	flush := func() {
+		if len(block) == 0 {
+			return
+		}
+		t.line("    " + block[0])
+		out := block[1:]
+		if len(out) > tailLines {
+			t.line(fmt.Sprintf("      … %d earlier lines hidden; /expand shows them", len(out)-tailLines))
+			out = out[len(out)-tailLines:]
+		}
+		if len(out) > 0 {
+			t.line("      " + t.paint(sgrDim, strings.Join(out, "\n      ")))
+		}
+		block = block[:0]
+	}
+	for _, l := range lines(reports) {
+		if strings.HasPrefix(l, "["+string(hooks.PreTool)+" hook ") || strings.HasPrefix(l, "["+string(hooks.PostTool)+" hook ") {
+			flush()
+		}
+		block = append(block, l)
+	}
+	flush()
+}

@@ -128,6 +128,11 @@ func TestHooks(t *testing.T) {
 				"agent: hooks of " + filepath.Join(e.configHome(), configDirName, "hooks.yaml") + " (in the sandbox, as bash's commands): post_tool bash ",
 				"hook turn_end \"echo \\\"lint: a.go:1: 1 issue\\\"; exit 1\": command exited with status 1",
 				"    lint: a.go:1: 1 issue",
+				// A call's hooks under its result, each with its last lines.
+				"  ✓ edit_file: edited a.go: replaced 1 occurrence at line 1 (1 line removed, 1 line added)\n",
+				"\n    [post_tool hook \"echo \\\"// formatted\\\" >> a.go && echo \\\"formatted by $AGENT_TOOL_NAME hook\\\"\" (.agent/hooks.yaml:5) ok]\n      formatted by edit_file hook\n",
+				"  ✓ read_file: package a",
+				"\n    [post_tool hook \"echo x > a.go\" (.agent/hooks.yaml:7) failed: command exited with status 1]\n      ",
 			} {
 				assert.Contains(t, r.stderr, want)
 			}
@@ -236,6 +241,19 @@ func TestHooksFlag(t *testing.T) {
 			assert.Equal(t, tt.flag == "all", strings.Contains(r.stderr, "agent: hooks of .agent/hooks.yaml"), r.stderr)
 		})
 	}
+	t.Run("sandbox off", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, fakellm.Anthropic, map[string]string{".agent/hooks.yaml": "pre_tool:\n  - command: 'true'\n"},
+			fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"touch ran"}`}}},
+			fakellm.Reply{Text: "Done."})
+		r := e.run(t, "", "-p", "go", "-sandbox=off")
+		require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+		assert.Contains(t, r.stderr, "agent: hooks of .agent/hooks.yaml (NOT RUN: hooks run only in the sandbox, which is off or unavailable; a pre_tool hook then refuses the calls it matches)")
+		res := resultsByID(e.srv.Requests()[1])["c1"]
+		assert.True(t, res.IsError)
+		assert.Contains(t, res.Text, "it runs only in the sandbox")
+		assert.NoFileExists(t, filepath.Join(e.ws, "ran"), "a guard that cannot run lets no call through")
+	})
 	t.Run("broken file", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, fakellm.Anthropic, map[string]string{".agent/hooks.yaml": "post_tool:\n  - comand: gofmt -w .\n"})

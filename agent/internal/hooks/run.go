@@ -196,9 +196,10 @@ func (r *Runner) run(ctx context.Context, h Hook, in Input, writable bool, progr
 	start := time.Now()
 	var prog func(chat.ToolProgress)
 	if progress != nil {
+		// How long it has run, never its lines: a tool hook's progress
+		// is its call's, whose output lines are the tool's own.
 		prog = func(p chat.ToolProgress) {
-			p.Message = fmt.Sprintf("%s hook %q: %s", h.Event, short(h.Command, 40), p.Message)
-			progress(p)
+			progress(chat.ToolProgress{Message: fmt.Sprintf("%s hook %q: %s", h.Event, short(h.Command, 40), p.Message)})
 		}
 	}
 	out, err := tools.RunScript(hctx, r.Workspace, tools.Script{

@@ -130,9 +130,10 @@ func TestHookStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reports = r.TurnEnded(ctx, "", func(p chat.ToolProgress) {
-		if strings.Contains(p.Output, "started") {
+		assert.Empty(t, p.Output, "a hook's lines are not its call's")
+		if strings.HasSuffix(p.Message, "1 line of output") { // "started": it runs
 			assert.True(t, strings.HasPrefix(p.Message, `turn_end hook "echo started;`), p.Message)
-			cancel() // the user's Ctrl-C, once the hook runs
+			cancel() // the user's Ctrl-C
 		}
 	})
 	require.Len(t, reports, 1)

@@ -49,11 +49,10 @@ type options struct {
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
+	hooks                                             string // -hooks: whose hooks run (hooksAll, hooksUser, hooksOff)
 	// mode is -mode (modeAuto or modePlan); approve is -approve.
-	mode    string
-	approve approval.Policy
-	// hooks is -hooks: whose hooks run (hooksAll, hooksUser, hooksOff).
-	hooks                  string
+	mode                   string
+	approve                approval.Policy
 	verbose, json, version bool
 	// toolCalls is false for a model without tool calling, which asks
 	// queries in its replies instead.

@@ -252,41 +252,41 @@ type Agent struct {
 	ctx  context.Context
 
 	// Loop goroutine only.
-	ev              agent.Event                   // the event the machine is handling
-	actions         []agent.Action                // the actions performed for ev, for the event log
-	starts          []func()                      // the work ev's actions start, once the step is saved
-	refused         map[*agent.ToolCompleted]bool // the refusals of calls not run (see startTools) that are not handled yet
-	arrived         bool                          // what ev brought was shown (see arrive)
-	failed          error                         // a Handler method's failure, returned by Execute
-	stream          work                          // the LLM stream in flight
-	reply           *replyText                    // the text of the reply in flight (see CancelTurn)
-	tools           work                          // the round of tools in flight
-	toolsStopped    <-chan struct{}               // closed once every task of the last round of tools has ended
-	interrupted     time.Time                     // when the user last stopped a turn (see interrupt)
-	holding         bool                          // a resumed turn is being stopped, not continued (see Config.ContinueTurn)
-	timer           work                          // the retry timer running
-	calls           map[string]chat.ToolCall
-	queryID         string // the call ID the query running is shown with
-	queue           []string
-	typed           []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
-	inputClosed     bool
-	idleWaiters     []chan struct{} // closed once the agent is idle (see waitIdle)
-	shutdownSent    bool
-	busy            bool
-	turnErr         string
-	summarizing     bool                 // the LLM request in flight is a summary request (see noteCompaction)
-	compactFrom     int                  // the conversation's length when the summary request was sent
-	endHooks        context.CancelFunc   // stops the turn_end hooks running; nil when none run
-	endHooksStopped bool                 // the user stopped the turn_end hooks
-	hookNote        string               // what the last turn_end hooks gave, for the next message
-	turnTools       []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
-	saved           []byte               // the last state saved that is not ShuttingDown, without its messages
-	msgs            []json.RawMessage    // the conversation's messages, encoded, as of the last capture
-	conv            chat.Conversation    // the conversation as of the last capture
-	journal         *thread.Journal      // the thread's journal; nil until its first save
-	savedKind       agent.StateKind
-	result          Result
-	ran             bool
+	ev           agent.Event                   // the event the machine is handling
+	actions      []agent.Action                // the actions performed for ev, for the event log
+	starts       []func()                      // the work ev's actions start, once the step is saved
+	refused      map[*agent.ToolCompleted]bool // the refusals of calls not run (see startTools) that are not handled yet
+	arrived      bool                          // what ev brought was shown (see arrive)
+	failed       error                         // a Handler method's failure, returned by Execute
+	stream       work                          // the LLM stream in flight
+	reply        *replyText                    // the text of the reply in flight (see CancelTurn)
+	tools        work                          // the round of tools in flight
+	toolsStopped <-chan struct{}               // closed once every task of the last round of tools has ended
+	interrupted  time.Time                     // when the user last stopped a turn (see interrupt)
+	holding      bool                          // a resumed turn is being stopped, not continued (see Config.ContinueTurn)
+	timer        work                          // the retry timer running
+	calls        map[string]chat.ToolCall
+	queryID      string // the call ID the query running is shown with
+	queue        []string
+	typed        []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
+	inputClosed  bool
+	idleWaiters  []chan struct{} // closed once the agent is idle (see waitIdle)
+	shutdownSent bool
+	busy         bool
+	turnErr      string
+	summarizing  bool                 // the LLM request in flight is a summary request (see noteCompaction)
+	compactFrom  int                  // the conversation's length when the summary request was sent
+	endHooks     context.CancelFunc   // stops the turn_end hooks running; nil when none run
+	hooksStopped bool                 // the user stopped the turn_end hooks
+	hookNote     string               // what the last turn_end hooks gave, for the next message
+	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
+	saved        []byte               // the last state saved that is not ShuttingDown, without its messages
+	msgs         []json.RawMessage    // the conversation's messages, encoded, as of the last capture
+	conv         chat.Conversation    // the conversation as of the last capture
+	journal      *thread.Journal      // the thread's journal; nil until its first save
+	savedKind    agent.StateKind
+	result       Result
+	ran          bool
 }
 
 var (

@@ -67,7 +67,7 @@ func (a *Agent) hookedRun(ctx context.Context, call chat.ToolCall, progress func
 // startTurnHooks runs the turn_end hooks, when there are any, in a task:
 // the next message waits for them (see settle and takeInput), Ctrl-C
 // stops them (see interrupt), and what they give is shown and goes to
-// the model with the next message (see hookNoted). Loop goroutine only.
+// the model with the next message (see turnHooksEnded). Loop goroutine only.
 func (a *Agent) startTurnHooks() {
 	r := a.cfg.Hooks
 	hs := r.Of(hooks.TurnEnd, "")
@@ -76,7 +76,7 @@ func (a *Agent) startTurnHooks() {
 	}
 	reply := a.secrets.String(lastReply(a.conversation().Messages()))
 	ctx, cancel := context.WithCancel(a.ctx)
-	a.endHooks, a.endHooksStopped = cancel, false
+	a.endHooks, a.hooksStopped = cancel, false
 	names := make([]string, len(hs))
 	for i, h := range hs {
 		names[i] = fmt.Sprintf("%q", h.Command)
@@ -115,7 +115,7 @@ func (a *Agent) turnHooksEnded(reports []hooks.Report) {
 		}
 	}
 	switch {
-	case a.endHooksStopped:
+	case a.hooksStopped:
 		a.display.Notice("end-of-turn hooks stopped; the model is not told what they gave")
 	case len(note) > 0:
 		a.hookNote = "[what the end-of-turn hooks gave after your last reply]\n" + strings.Join(note, "\n")

@@ -361,7 +361,7 @@ func (a *Agent) interrupt() {
 	if a.endHooks != nil && !a.isBusy() {
 		a.log.Info("interrupt: stopping the end-of-turn hooks")
 		a.endHooks()
-		a.endHooksStopped = true
+		a.hooksStopped = true
 		return
 	}
 	now := a.now()

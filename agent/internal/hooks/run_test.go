@@ -124,7 +124,8 @@ func TestHookStops(t *testing.T) {
 	reports := r.TurnEnded(context.Background(), "", nil)
 	require.Len(t, reports, 1)
 	assert.EqualError(t, reports[0].Err, "timed out after 300ms and was stopped; raise its timeout in h.yaml:1")
-	assert.Empty(t, sandboxtest.Processes(marker))
+	assert.Eventually(t, func() bool { return len(sandboxtest.Processes(marker)) == 0 }, 10*time.Second, 10*time.Millisecond,
+		"processes of the hook outlived it: %v", sandboxtest.Processes(marker))
 
 	r = newRunner(t, slow)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -139,7 +140,8 @@ func TestHookStops(t *testing.T) {
 	require.Len(t, reports, 1)
 	assert.ErrorIs(t, reports[0].Err, context.Canceled)
 	assert.Contains(t, reports[0].Err.Error(), "stopped")
-	assert.Empty(t, sandboxtest.Processes(marker))
+	assert.Eventually(t, func() bool { return len(sandboxtest.Processes(marker)) == 0 }, 10*time.Second, 10*time.Millisecond,
+		"processes of the hook outlived it: %v", sandboxtest.Processes(marker))
 }
 
 // TestHookUnconfined: with the sandbox off a hook is not run, and a

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,18 +24,58 @@ import (
 // secret is a key the tests' runners redact.
 const secret = "sk-hooks-test-SECRET-0123456789abcdef"
 
-// newRunner returns a runner of hs in a fresh workspace, with bash's
-// sandbox and its read-only twin (the test is skipped without
+// The sandboxes of the tests' runners: bash's and its read-only twin,
+// made once, before any test runs a command. (sandbox.New finds the
+// process's pids cgroup, as root on cgroup v1, in /proc/self/cgroup,
+// which shows a command's own cgroup while another goroutine starts one:
+// made while other tests run hooks, a sandbox could take that cgroup for
+// its parent.)
+var (
+	sandboxOnce          sync.Once
+	sandboxCache         string // removed by TestMain
+	sandboxRW, sandboxRO *sandbox.Sandbox
+	sandboxErr           error
+)
+
+// TestMain removes the sandboxes' cache once the tests ran.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sandboxCache != "" {
+		_ = os.RemoveAll(sandboxCache)
+	}
+	os.Exit(code)
+}
+
+// sandboxes returns the tests' sandboxes (the test is skipped without
 // bubblewrap, or fails when FSMGEN_REQUIRE_SANDBOX=1).
+func sandboxes(t *testing.T) (rw, ro *sandbox.Sandbox) {
+	t.Helper()
+	sandboxOnce.Do(func() {
+		if sandboxCache, sandboxErr = os.MkdirTemp("", "hooks-test-cache-"); sandboxErr != nil {
+			return
+		}
+		opt := sandbox.Options{Mode: sandbox.Bwrap, CacheDir: sandboxCache}
+		if sandboxRW, sandboxErr = sandbox.New(context.Background(), opt); sandboxErr != nil {
+			return
+		}
+		opt.ReadOnlyWorkspace = true
+		sandboxRO, sandboxErr = sandbox.New(context.Background(), opt)
+	})
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	return sandboxRW, sandboxRO
+}
+
+// newRunner returns a runner of hs in a fresh workspace, with the tests'
+// sandboxes.
 func newRunner(t *testing.T, hs ...Hook) *Runner {
 	t.Helper()
+	rw, ro := sandboxes(t)
 	ws, err := tools.NewWorkspace(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ws.Close() })
-	cache := t.TempDir()
-	return &Runner{Hooks: hs, Workspace: ws, Session: "S-1", Redactor: redact.New(secret),
-		Sandbox:  sandboxtest.New(t, sandbox.Options{CacheDir: cache}),
-		ReadOnly: sandboxtest.New(t, sandbox.Options{CacheDir: cache, ReadOnlyWorkspace: true})}
+	return &Runner{Hooks: hs, Workspace: ws, Session: "S-1", Redactor: redact.New(secret), Sandbox: rw, ReadOnly: ro}
 }
 
 // hook returns a hook of event running command for the tools.

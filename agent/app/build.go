@@ -237,6 +237,7 @@ func (s *agentSession) buildExecutor(ctx context.Context) error {
 		Workspace: s.ws.Root(),
 		Committer: s.committer,
 		Display:   s.display,
+		Hooks:     s.hooks,
 		Logger:    s.logger,
 		Thread:    s.thread,
 		Store:     s.store,

@@ -229,7 +229,11 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 	}
 	t.outputs = append(t.outputs, toolOutput{call: call, content: out.Content})
 	name := sanitize(short(call.Name, 64))
-	content := sanitize(out.Content)
+	content, hooked := sanitize(out.Content), ""
+	if !out.IsError && !t.verbose {
+		content, hooked = splitHookReports(content)
+		defer t.hookReports(hooked)
+	}
 	all := lines(content)
 	ok := t.paint(sgrGreen, "✓")
 	switch {

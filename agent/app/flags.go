@@ -49,6 +49,7 @@ type options struct {
 	sandbox                                           sandbox.Mode
 	sandboxNetwork                                    bool
 	sandboxFlags                                      sandboxFlags
+	hooks                                             string // -hooks: whose hooks run (hooksAll, hooksUser, hooksOff)
 	// mode is -mode (modeAuto or modePlan); approve is -approve.
 	mode                   string
 	approve                approval.Policy
@@ -187,6 +188,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.sandboxNetwork, "sandbox-network", false, "let sandboxed bash commands reach the network")
 	fs.StringVar(&o.mode, "mode", modeAuto, "`mode`: auto (the agent changes the workspace and commits) or plan (read-only tools, a read-only workspace: it investigates, writes a plan and stops)")
 	o.approve = approval.Never
+	fs.StringVar(&o.hooks, "hooks", hooksAll, "whose `hooks` run, in the sandbox: all (yours, in the config directory's hooks.yaml, and the project's .agent/hooks.yaml), user (yours only) or off")
 	fs.Var(&o.approve, "approve", "the approval `policy`: when to ask you before a tool call that may change anything: untrusted (before every one), on-request (when the model asks) or never")
 	fs.BoolVar(&o.toolCalls, "tool-calls", true, "offer the model tools; false for a model without tool calling, whose replies are read for queries (read, list and search files, environment and project facts) that the agent runs and answers")
 	fs.IntVar(&o.maxQueries, "max-queries", behavior.DefaultMaxQueries, "with -tool-calls=false: the queries one turn may ask; the one after them ends the turn")
@@ -287,6 +289,9 @@ func (o *options) check() error {
 		if !f.ok {
 			return fmt.Errorf("-%s must %s", f.name, f.want)
 		}
+	}
+	if err := checkHooks(o.hooks); err != nil {
+		return err
 	}
 	if !slices.Contains(modes, o.mode) {
 		return fmt.Errorf("-mode %q: use %s", o.mode, strings.Join(modes, " or "))

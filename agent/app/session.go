@@ -11,6 +11,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
+	"github.com/fsmgen/fsmgen/agent/internal/hooks"
 	"github.com/fsmgen/fsmgen/agent/internal/instructions"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/progpath"
@@ -45,6 +46,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		s.openSandbox,      // bash's sandbox; the workspace's secrets masked
 		s.openTools,        // the tools, the MCP servers' among them
 		s.loadInstructions, // the workspace's instructions files
+		s.loadHooks,        // the user's and the project's hooks
 		s.buildBehavior,    // the machine's configuration
 		s.openEventLog,     // the event log
 		s.openTerminal,     // the input, the display, the slash commands
@@ -102,6 +104,7 @@ type agentSession struct {
 	guard        *tools.GitGuard
 	toolSet      *tools.Set
 	instructions *instructions.Set // nil when they are off
+	hooks        *hooks.Runner     // nil when there are none
 	behavior     *behavior.Agent
 
 	display   *terminal

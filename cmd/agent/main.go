@@ -266,6 +266,26 @@
 // it; approve sets per tool whether a call asks first (policy, always,
 // never).
 //
+// # Hooks
+//
+//	-hooks WHOSE      whose hooks run: all (default: yours, in hooks.yaml
+//	                  of the config directory, and the project's
+//	                  .agent/hooks.yaml), user (yours only) or off
+//
+// A hooks file lists commands under pre_tool (before a call of the tools
+// it names; one that fails refuses the call, its output the reason the
+// model reads), post_tool (after a call that ran; its output is appended
+// to the result) and turn_end (once a turn ended with the model's reply;
+// its output is shown, and goes to the model with the next message, which
+// waits for it; Ctrl-C stops it), each with command, tools and timeout
+// (1m). A hook reads the call as JSON on standard input (AGENT_HOOK_EVENT,
+// AGENT_TOOL_NAME, AGENT_SESSION in its environment), redacted, and runs
+// only in bash's sandbox, never on the host (with -sandbox off none runs,
+// and a pre_tool hook refuses its calls): the workspace writable for the
+// hooks of a call that may change it, read-only otherwise. The start
+// banner lists every hook with its command. docs/agent.md#hooks has the
+// format.
+//
 // # Threads, resume and replay
 //
 // Every conversation is a thread with an ID, printed when the agent starts.

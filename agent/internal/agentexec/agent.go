@@ -35,6 +35,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/approval"
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
+	"github.com/fsmgen/fsmgen/agent/internal/hooks"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/query"
 	"github.com/fsmgen/fsmgen/agent/internal/redact"
@@ -63,6 +64,10 @@ type Config struct {
 	Committer Committer
 	// Display shows the agent's work; nil shows nothing.
 	Display Display
+	// Hooks runs the user's hooks: pre_tool and post_tool around every
+	// tool call and query, turn_end once a turn ended with the model's
+	// reply (see hooks.go); nil runs none.
+	Hooks *hooks.Runner
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Thread is the thread worked on. Its State is where the machine
@@ -271,6 +276,9 @@ type Agent struct {
 	turnErr      string
 	summarizing  bool                 // the LLM request in flight is a summary request (see noteCompaction)
 	compactFrom  int                  // the conversation's length when the summary request was sent
+	endHooks     context.CancelFunc   // stops the turn_end hooks running; nil when none run
+	hooksStopped bool                 // the user stopped the turn_end hooks
+	hookNote     string               // what the last turn_end hooks gave, for the next message
 	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
 	saved        []byte               // the last state saved that is not ShuttingDown, without its messages
 	msgs         []json.RawMessage    // the conversation's messages, encoded, as of the last capture
@@ -516,6 +524,9 @@ func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.S
 		a.result.Turns++
 		a.result.LastError = a.turnErr
 		a.display.TurnEnd()
+		if a.turnErr == "" {
+			a.startTurnHooks()
+		}
 	}
 	a.busy = busy
 	if !busy {

@@ -190,6 +190,10 @@ func (a *Agent) Send(ctx context.Context, msg string) error { return a.send(ctx,
 // after the line was read leaves it in the thread, or its effect (see
 // Execute), so that a resumed session sends it. Loop goroutine only.
 func (a *Agent) takeInput(ev *agent.UserInput) {
+	if a.holdForHooks(ev) {
+		return
+	}
+	ev.Message = a.withHookNote(ev.Message)
 	a.typed = append(a.typed, ev)
 	if err := a.save(); err != nil {
 		a.failed = err
@@ -354,6 +358,12 @@ func (a *Agent) watchSignals() {
 // stopped one less than InterruptWindow ago, it shuts the agent down.
 // Loop goroutine only.
 func (a *Agent) interrupt() {
+	if a.endHooks != nil && !a.isBusy() {
+		a.log.Info("interrupt: stopping the end-of-turn hooks")
+		a.endHooks()
+		a.hooksStopped = true
+		return
+	}
 	now := a.now()
 	if a.isBusy() && (a.interrupted.IsZero() || now.Sub(a.interrupted) >= InterruptWindow) {
 		a.interrupted = now

@@ -114,7 +114,7 @@ func changesThread(ev agent.Event) bool {
 // settle sends the next queued message, or asks to shut down once the
 // input has ended, when the machine waits for input.
 func (a *Agent) settle() {
-	if a.m.Kind() != agent.StateWaitingForUserInput || a.shutdownSent {
+	if a.m.Kind() != agent.StateWaitingForUserInput || a.shutdownSent || a.endHooks != nil {
 		return
 	}
 	if len(a.queue) == 0 {
@@ -126,7 +126,7 @@ func (a *Agent) settle() {
 	if len(a.queue) > 0 {
 		msg := a.queue[0]
 		a.queue = a.queue[1:]
-		a.loop.Next(&agent.UserInput{Message: userMessage(msg)})
+		a.loop.Next(&agent.UserInput{Message: a.withHookNote(userMessage(msg))})
 		return
 	}
 	if a.inputClosed {
@@ -145,6 +145,9 @@ func (a *Agent) call(id string) chat.ToolCall {
 
 // cancelAll cancels the stream, the tools and the timer in flight.
 func (a *Agent) cancelAll() {
+	if a.endHooks != nil {
+		a.endHooks()
+	}
 	a.stream.stop()
 	a.tools.stop()
 	a.timer.stop()

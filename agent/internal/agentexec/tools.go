@@ -211,6 +211,9 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 // every tool call of a round and of every query (see startQuery): what
 // guards a call applies to both.
 func (a *Agent) runTool(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
+	if a.cfg.Hooks != nil {
+		return a.hookedRun(ctx, call, progress)
+	}
 	return a.cfg.Tools.Run(ctx, call, progress)
 }
 

@@ -197,14 +197,19 @@ func (t *bashTool) runCommand(ctx context.Context, raw json.RawMessage, progress
 	if why := sb.Disabled(); why != nil {
 		return "", fmt.Errorf("bash is disabled because its sandbox is unavailable: %v; use read_file, list_files and edit_file instead", why)
 	}
+	return t.exec(ctx, sb, *args.Command, nil, nil, progress, ran)
+}
 
+// exec runs script with `bash -c` in sb, with stdin as its standard input
+// (nil: empty) and env set for it, setting *ran once it has started.
+func (t *bashTool) exec(ctx context.Context, sb *sandbox.Sandbox, script string, stdin io.Reader, env map[string]string, progress func(chat.ToolProgress), ran *bool) (string, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return "", fmt.Errorf("start bash: create the output pipe: %w", err)
 	}
 	// An *os.File: Wait does not wait for the pipe to drain.
-	p, err := sb.Start(sandbox.Command{Workspace: t.ws.Root(), Args: []string{"bash", "-c", *args.Command}, Stdout: w, Stderr: w,
-		Masked: t.ws.maskedSet().Paths()})
+	p, err := sb.Start(sandbox.Command{Workspace: t.ws.Root(), Args: []string{"bash", "-c", script}, Stdout: w, Stderr: w,
+		Stdin: stdin, Env: env, Masked: t.ws.maskedSet().Paths()})
 	if err != nil {
 		r.Close()
 		w.Close()

@@ -41,6 +41,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genChoices()
 	g.genTakes()
 	g.genTimers()
+	g.genDeferral()
 	g.genUnmarshal()
 	return g.f
 }

@@ -222,3 +222,17 @@ func reachable(s *State, succ map[*State][]*State) []*State {
 	}
 	return out
 }
+
+// OwnDeferrals returns the events state s (a leaf or a composite state)
+// defers by its own defer list, in event order; the states inside a
+// composite state defer them too.
+func (m *Machine) OwnDeferrals(s *State) []*Event {
+	var out []*Event
+	for _, r := range m.Rules {
+		if r.Kind == Defer && r.From == s {
+			out = append(out, r.Event)
+		}
+	}
+	slices.SortFunc(out, func(a, c *Event) int { return a.Index - c.Index })
+	return out
+}

@@ -17,12 +17,7 @@
 // replays exactly.
 package link
 
-import (
-	"errors"
-	"slices"
-
-	"github.com/fsmgen/fsmgen/runtime/fsmrt"
-)
+import "github.com/fsmgen/fsmgen/runtime/fsmrt"
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
@@ -594,27 +589,10 @@ func (m *Machine) push(i int, ev Event) error {
 	return m.core.Defer(i)
 }
 
-// recall handles, oldest first, the deferred events the current state does not
-// defer, each as if it had just arrived; after a step that changes the state it
-// looks again from the oldest. It reports the events that fail, which it drops.
+// recall handles the deferred events the current state does not defer: see
+// fsmrt.Recall.
 func (m *Machine) recall() error {
-	var errs []error
-	for i := 0; i < len(m.deferred); {
-		ev := m.deferred[i]
-		if fsmDefers(m.core.State, ev.Kind()) {
-			i++
-			continue
-		}
-		m.deferred = slices.Delete(m.deferred, i, i+1)
-		from := m.core.State
-		if err := m.dispatch(ev); err != nil {
-			errs = append(errs, m.core.Recalled(ev.Kind(), err))
-		}
-		if m.core.State != from {
-			i = 0
-		}
-	}
-	return errors.Join(errs...)
+	return fsmrt.Recall(&m.core, &m.deferred, fsmDefers, m.dispatch)
 }
 
 // fsmDefers reports whether state k defers the events of kind e.

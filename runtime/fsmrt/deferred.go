@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrDeferLimit is wrapped by the error of an event a state defers when
@@ -130,4 +131,31 @@ func LoadDeferred[V any, S, E, A Kind](d *Desc[S, E, A], data []byte, decode fun
 // a deferred event of kind e, which s does not defer in this revision.
 func (d *Desc[S, E, A]) NotDeferred(s S, e E) error {
 	return fmt.Errorf("%s: load a saved machine: it holds a deferred %s, which state %s does not defer in this revision (a deferral removed breaks the machines saved with the event waiting: fsmgen diff says so)", d.Package, e, s)
+}
+
+// Recall handles, oldest first, the events in *queue that the machine's
+// current state does not defer (defers says which kinds a state defers),
+// each with dispatch as if it had just arrived, and removes them; after a
+// step that changes the state it looks again from the oldest, since the
+// new state may defer less. An event whose dispatch fails is dropped and
+// reported as a *RecalledError; Recall returns them all, joined. The
+// generated HandleEvent calls it after a step that changed the state.
+func Recall[V interface{ Kind() E }, S, E, A Kind](c *Core[S, E, A], queue *[]V, defers func(S, E) bool, dispatch func(V) error) error {
+	var errs []error
+	for i := 0; i < len(*queue); {
+		ev := (*queue)[i]
+		if defers(c.State, ev.Kind()) {
+			i++
+			continue
+		}
+		*queue = slices.Delete(*queue, i, i+1)
+		from := c.State
+		if err := dispatch(ev); err != nil {
+			errs = append(errs, c.Recalled(ev.Kind(), err))
+		}
+		if c.State != from {
+			i = 0
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -63,22 +63,10 @@ func (g *goGen) genDeferral() {
 		jen.Id("m").Dot("deferred").Op("=").Append(jen.Id("m").Dot("deferred"), jen.Id("c")),
 		jen.Return(core().Dot("Defer").Call(jen.Id("i"))))
 
-	f.Comment("// recall handles, oldest first, the deferred events the current state does not")
-	f.Comment("// defer, each as if it had just arrived; after a step that changes the state it")
-	f.Comment("// looks again from the oldest. It reports the events that fail, which it drops.")
+	f.Comment("// recall handles the deferred events the current state does not defer: see")
+	f.Comment("// fsmrt.Recall.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("recall").Params().Error().Block(
-		jen.Var().Id("errs").Index().Error(),
-		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Len(jen.Id("m").Dot("deferred")), jen.Empty()).Block(
-			jen.Id("ev").Op(":=").Id("m").Dot("deferred").Index(jen.Id("i")),
-			jen.If(jen.Id("fsmDefers").Call(core().Dot("State"), jen.Id("ev").Dot("Kind").Call())).Block(
-				jen.Id("i").Op("++"),
-				jen.Continue()),
-			jen.Id("m").Dot("deferred").Op("=").Qual("slices", "Delete").Call(jen.Id("m").Dot("deferred"), jen.Id("i"), jen.Id("i").Op("+").Lit(1)),
-			jen.Id("from").Op(":=").Add(core().Dot("State")),
-			jen.If(jen.Err().Op(":=").Id("m").Dot("dispatch").Call(jen.Id("ev")), jen.Err().Op("!=").Nil()).Block(
-				jen.Id("errs").Op("=").Append(jen.Id("errs"), core().Dot("Recalled").Call(jen.Id("ev").Dot("Kind").Call(), jen.Err()))),
-			jen.If(core().Dot("State").Op("!=").Id("from")).Block(jen.Id("i").Op("=").Lit(0))),
-		jen.Return(jen.Qual("errors", "Join").Call(jen.Id("errs").Op("..."))))
+		jen.Return(rt("Recall").Call(jen.Op("&").Id("m").Dot("core"), jen.Op("&").Id("m").Dot("deferred"), jen.Id("fsmDefers"), jen.Id("m").Dot("dispatch"))))
 
 	g.genDefers(d)
 

@@ -236,3 +236,24 @@ func (m *Machine) OwnDeferrals(s *State) []*Event {
 	slices.SortFunc(out, func(a, c *Event) int { return a.Index - c.Index })
 	return out
 }
+
+// deferredShape is what a saved machine may hold of deferred events, for
+// its shape: each state's deferred events with their fields. A machine
+// that defers nothing adds nothing.
+func (m *Machine) deferredShape() []string {
+	if m.Deferral == nil {
+		return nil
+	}
+	var lines []string
+	for _, ds := range m.Deferral.States {
+		for _, e := range ds.Events {
+			var fields []string
+			for _, f := range e.Fields {
+				fields = append(fields, f.JSONName+" "+f.GoType.Canonical())
+			}
+			slices.Sort(fields)
+			lines = append(lines, "deferred "+ds.State.Snake+" "+e.Snake+" {"+strings.Join(fields, "; ")+"}")
+		}
+	}
+	return lines
+}

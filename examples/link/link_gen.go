@@ -304,7 +304,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package:    "link",
 	Machine:    "Link",
-	Shape:      "sha256:ca3472b6a73220babb15cee6661111f8",
+	Shape:      "sha256:8563d17a30704a7128bd92632c60450a",
 	DeferLimit: 16,
 	Rules: []Rule{
 		{Kind: fsmrt.RuleTransition, From: StateIdle, Event: EventOpen, To: StateConnecting, Label: "Idle --Open--> Connecting"},

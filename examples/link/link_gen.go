@@ -454,7 +454,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 		return m.core.Reentrant()
 	}
 	from := m.core.State
-	if err := m.dispatch(ev); err != nil || m.core.State == from {
+	if err := m.dispatch(ev); err != nil || m.core.State == from || len(m.deferred) == 0 {
 		return err
 	}
 	return m.recall()

@@ -10,14 +10,15 @@ import (
 
 // genRecallingHandleEvent emits the HandleEvent of a machine with deferred
 // events: dispatch takes the rule for ev, and when the step changed the
-// state, recall handles the deferred events the new state does not defer:
+// state and events are held, recall handles those the new state does not
+// defer:
 //
 //	func (m *Machine) HandleEvent(ev Event) error {
 //		if m.core.Busy {
 //			return m.core.Reentrant()
 //		}
 //		from := m.core.State
-//		if err := m.dispatch(ev); err != nil || m.core.State == from {
+//		if err := m.dispatch(ev); err != nil || m.core.State == from || len(m.deferred) == 0 {
 //			return err
 //		}
 //		return m.recall()
@@ -40,7 +41,7 @@ func (g *goGen) genRecallingHandleEvent() {
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(
 		jen.If(core().Dot("Busy")).Block(jen.Return(core().Dot("Reentrant").Call())),
 		jen.Id("from").Op(":=").Add(core().Dot("State")),
-		jen.If(jen.Err().Op(":=").Id("m").Dot("dispatch").Call(jen.Id("ev")), jen.Err().Op("!=").Nil().Op("||").Add(core().Dot("State")).Op("==").Id("from")).Block(jen.Return(jen.Err())),
+		jen.If(jen.Err().Op(":=").Id("m").Dot("dispatch").Call(jen.Id("ev")), jen.Err().Op("!=").Nil().Op("||").Add(core().Dot("State")).Op("==").Id("from").Op("||").Len(jen.Id("m").Dot("deferred")).Op("==").Lit(0)).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id("m").Dot("recall").Call()))
 }
 

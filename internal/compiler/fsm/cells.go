@@ -20,8 +20,12 @@ func (b *builder) stateLists() {
 			kind  RuleKind
 		}{{ss.Ignore, Ignore}, {ss.Reject, Reject}, {ss.Defer, Defer}} {
 			for _, n := range list.names {
+				if s.Transient && list.kind == Defer {
+					b.errorf(n.Pos, "transient state %s receives no events, so it defers none", s.Name)
+					break
+				}
 				if s.Transient {
-					b.errorf(n.Pos, "transient state %s receives no events, so it %ss none", s.Name, list.kind)
+					b.errorf(n.Pos, "transient state %s receives no events, so it ignores or rejects none", s.Name)
 					break
 				}
 				if n.Value == "*" && list.kind == Defer {

@@ -76,7 +76,7 @@ func cellFor(s *State, e *Event) *Cell {
 func (b *builder) deferral() {
 	m := b.m
 	d := &Deferral{Limit: DefaultDeferLimit}
-	var first map[*Event]*Rule
+	first := map[*Event]*Rule{} // the first rule that defers each event, for messages
 	for _, s := range m.States {
 		if s.Transient {
 			continue
@@ -93,9 +93,6 @@ func (b *builder) deferral() {
 				continue
 			}
 			ds.Events, ds.Rules = append(ds.Events, e), append(ds.Rules, r)
-			if first == nil {
-				first = map[*Event]*Rule{}
-			}
 			if first[e] == nil {
 				first[e] = r
 				d.Events = append(d.Events, e)

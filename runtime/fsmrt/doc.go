@@ -27,8 +27,8 @@ package fsmrt
 // do not match:
 //
 //	const (
-//		_ = fsmrt.RegenerateWithNewerFsmgen(5 - fsmrt.MinVersion)
-//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 5)
+//		_ = fsmrt.RegenerateWithNewerFsmgen(6 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 6)
 //	)
 //
 // A file older than MinVersion fails with "constant -1 overflows
@@ -44,8 +44,9 @@ const (
 	// generates. Version 4's tests may check a way's whole state
 	// (fsmtest.Way.After), for the constants rules set; version 5's
 	// machines may remember histories (Desc.History, SaveHistory,
-	// LoadStateHistory).
-	GenVersion = 5
+	// LoadStateHistory); version 6's may defer events (RuleDefer,
+	// Desc.DeferLimit, Core.Defer, Recall, SaveDeferred, LoadDeferred).
+	GenVersion = 6
 	// MinVersion is the oldest version of generated code this package
 	// supports.
 	MinVersion = 3

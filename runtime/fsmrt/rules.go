@@ -27,9 +27,12 @@ const (
 	// RuleReject refuses the event: nothing changes, and HandleEvent
 	// returns a *RejectedError.
 	RuleReject
+	// RuleDefer defers the event: the machine keeps it, and handles it
+	// once it is in a state that does not defer it.
+	RuleDefer
 )
 
-// String returns "transition", "ignore" or "reject".
+// String returns "transition", "ignore", "reject" or "defer".
 func (k RuleKind) String() string {
 	switch k {
 	case RuleTransition:
@@ -38,6 +41,8 @@ func (k RuleKind) String() string {
 		return "ignore"
 	case RuleReject:
 		return "reject"
+	case RuleDefer:
+		return "defer"
 	}
 	return "RuleKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -107,6 +112,9 @@ type Desc[S, E, A Kind] struct {
 	Timers []TimerOf[S]
 	// History describes the composite states with a history, in order.
 	History []HistoryOf[S]
+	// DeferLimit is how many deferred events the machine holds at most;
+	// zero when no state defers one.
+	DeferLimit int
 	// Renamed maps, for a state, event or action ("state created"), the
 	// old JSON names of its renamed fields to their names now.
 	Renamed map[string]map[string]string

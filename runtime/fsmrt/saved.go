@@ -200,6 +200,7 @@ type envelope struct {
 	Timers    []json.RawMessage `json:"timers"`
 	LastTimer TimerID           `json:"last_timer"`
 	History   []json.RawMessage `json:"history"`
+	Deferred  []json.RawMessage `json:"deferred"`
 }
 
 // open decodes a machine Save encoded, strictly: it must be a saved
@@ -227,6 +228,8 @@ func (d *Desc[S, E, A]) open(data []byte) (*envelope, error) {
 		return nil, fmt.Errorf("%s: load a saved machine: no state", d.Package)
 	case len(s.History) > 0 && len(d.History) == 0:
 		return nil, fmt.Errorf("%s: load a saved machine: it remembers a history, and no state of this machine has one (a history removed from the spec breaks saved machines: fsmgen diff says so)", d.Package)
+	case len(s.Deferred) > 0 && d.DeferLimit == 0:
+		return nil, fmt.Errorf("%s: load a saved machine: it holds deferred events, and no state of this machine defers one (a deferral removed from the spec breaks saved machines: fsmgen diff says so)", d.Package)
 	}
 	return &s, nil
 }

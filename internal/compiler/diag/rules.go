@@ -264,6 +264,13 @@ var rules = []Rule{
 		Patterns: []string{`^state .* has a done transition, but no states inside it`, `^composite state .* has a done transition, but no final child`, `^the done transition of .* must leave its final state`, `^state .* is final, but only a state inside a composite state completes it`, `^state .* cannot be final and `, `^final state .* is left `},
 	},
 	{
+		ID: "deferred-event", Level: Error,
+		Short:    "A deferred event could wait forever, or its deferral is misdeclared.",
+		Full:     "A state may defer events (defer: [E]; UML's deferrable triggers): the machine keeps them and handles each once it is in a state that does not defer it. So a terminal state defers nothing, a state that defers an event must be able to reach one that does not, some state must take a transition on each deferred event, and defer_limit is a whole number, set only when some state defers an event.",
+		Help:     "Ignore or reject the event in a terminal state; add a way to a state that takes the event, or a transition on it; list events by name; give defer_limit a whole number or remove it.",
+		Patterns: []string{`^a state defers events by name, not "\*"`, `^terminal state .* defers .*, which it would keep forever`, `^defer_limit is set, and no state defers an event`, `^defer_limit .* is not a whole number`, ` defers .*, and every state it can reach defers `, ` is deferred, and no state has a transition for it`},
+	},
+	{
 		ID: "terminal-state-left", Level: Error,
 		Short:    "A terminal state has a transition to another state.",
 		Full:     "A terminal state is never left; a transition out of it contradicts the mark.",

@@ -84,6 +84,7 @@ func (d *differ) cell(pair string, o, n *fsm.Cell) {
 		c.New = n.Rules[0].Pos
 	}
 	c.verdict(Behaviour, Breaks, "the machine does something else in "+pair)
+	deferralChanged(c, pair, o, n)
 	d.add(c)
 }
 
@@ -143,6 +144,9 @@ func (d *differ) ruleText(r *fsm.Rule) string {
 		if r.Reason != "" && !r.Listed { // a list's reason names the state and event
 			fmt.Fprintf(&b, " (%s)", r.Reason)
 		}
+		return b.String()
+	case fsm.Defer:
+		b.WriteString("deferred")
 		return b.String()
 	}
 	if r.History != nil {

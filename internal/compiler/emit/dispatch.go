@@ -76,14 +76,22 @@ func (g *goGen) genHandleEvent() {
 				jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev")))))
 		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("in"+s.GoName).Call(jen.Id("ev")))))
 	}
-	g.f.Add(paragraphs(
-		"HandleEvent feeds ev to the machine: the rule for the current state and ev " +
-			"decides the next state, runs its effect and hands its actions to the Handler, in " +
-			"order, before HandleEvent returns. A rejected event returns a *RejectedError and " +
-			"changes nothing, as does a nil event a rule would read; an ignored one returns nil. " +
-			"The machine keeps no reference to ev. HandleEvent must not be called from a Handler " +
-			"or observer method."))
-	body := []jen.Code{jen.If(core().Dot("Busy")).Block(jen.Return(core().Dot("Reentrant").Call()))}
+	name, body := "HandleEvent", []jen.Code{jen.If(core().Dot("Busy")).Block(jen.Return(core().Dot("Reentrant").Call()))}
+	if g.m.Deferral != nil {
+		// HandleEvent recalls the deferred events after dispatch.
+		g.genRecallingHandleEvent()
+		name, body = "dispatch", nil
+		g.f.Comment("// dispatch is HandleEvent but for the recall of deferred events: the rule for")
+		g.f.Comment("// the current state and ev.")
+	} else {
+		g.f.Add(paragraphs(
+			"HandleEvent feeds ev to the machine: the rule for the current state and ev " +
+				"decides the next state, runs its effect and hands its actions to the Handler, in " +
+				"order, before HandleEvent returns. A rejected event returns a *RejectedError and " +
+				"changes nothing, as does a nil event a rule would read; an ignored one returns nil. " +
+				"The machine keeps no reference to ev. HandleEvent must not be called from a Handler " +
+				"or observer method."))
+	}
 	if len(g.m.Timers) > 0 {
 		body = append(body, jen.If(jen.List(jen.Id("t"), jen.Id("ok")).Op(":=").Id("ev").Assert(jen.Op("*").Id("TimerFired")), jen.Id("ok")).Block(
 			jen.Return(jen.Id("m").Dot("timerFired").Call(jen.Id("t")))))
@@ -92,7 +100,7 @@ func (g *goGen) genHandleEvent() {
 		body = append(body, jen.Switch(core().Dot("State")).Block(states...))
 	}
 	body = append(body, jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev"))))
-	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(name).Params(jen.Id("ev").Id("Event")).Error().Block(body...)
 	for _, m := range methods {
 		g.f.Add(m)
 	}
@@ -146,11 +154,14 @@ func (g *goGen) genOtherwise() {
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("otherwise").Params(jen.Id("ev").Id("Event")).Error().Block(body...)
 }
 
-// refusal is the statement that finishes an ignore or reject rule.
+// refusal is the statement that finishes an ignore, reject or defer rule.
 func refusal(r *fsm.Rule) jen.Code {
 	finish := "Reject"
-	if r.Kind == fsm.Ignore {
+	switch r.Kind {
+	case fsm.Ignore:
 		finish = "Ignore"
+	case fsm.Defer:
+		return jen.Return(jen.Id("m").Dot("push").Call(jen.Lit(r.Index), jen.Id("ev")))
 	}
 	return jen.Return(core().Dot(finish).Call(jen.Lit(r.Index)))
 }

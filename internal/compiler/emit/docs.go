@@ -143,7 +143,7 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 			d.lines = append(d.lines, ind+s.Name, ind+s.Name+" --> [*]")
 		case s.Transient:
 			d.lines = append(d.lines, ind+"state "+s.Name+" <<choice>>")
-		case s.Parent != nil || s.Entry != nil || s.Exit != nil || slices.ContainsFunc(s.Handles, func(c *fsm.Cell) bool { return c.Fallback != nil }):
+		case s.Parent != nil || s.Entry != nil || s.Exit != nil || slices.ContainsFunc(s.Handles, func(c *fsm.Cell) bool { return c.Fallback != nil }) || len(d.m.OwnDeferrals(s)) > 0:
 			// Declared inside its composite state, which edges drawn
 			// outside the block would not do, and before a note on it,
 			// which Mermaid cannot place on a state not yet declared.
@@ -180,6 +180,10 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 				}
 				note = append(note, c.Event.Name+", if no guard holds, as "+as)
 			}
+		}
+		// The events the state defers, as UML writes them in the state.
+		for _, e := range d.m.OwnDeferrals(s) {
+			note = append(note, e.Name+" / defer")
 		}
 		if len(note) > 0 {
 			d.lines = append(d.lines, ind+"note right of "+s.Name+" : "+strings.Join(note, "<br/>"))

@@ -41,6 +41,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genChoices()
 	g.genTakes()
 	g.genTimers()
+	g.genDeferral()
 	g.genUnmarshal()
 	return g.f
 }
@@ -141,8 +142,8 @@ func (g *goGen) genPackageDoc() {
 // were made for each other:
 //
 //	const (
-//		_ = fsmrt.RegenerateWithNewerFsmgen(5 - fsmrt.MinVersion)
-//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 5)
+//		_ = fsmrt.RegenerateWithNewerFsmgen(6 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 6)
 //	)
 func (g *goGen) genVersion() {
 	g.f.Comment("// This file needs the package fsmrt of the fsmgen that wrote it.")

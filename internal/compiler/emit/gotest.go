@@ -213,6 +213,10 @@ func (g *testGen) genSubject() {
 			jen.Return(jen.Id("out")),
 		)))
 	}
+	if m.Deferral != nil {
+		fields = append(fields, kv("Deferred", jen.Func().Params(jen.Id("m").Add(machineType())).Index().Id("EventKind").Block(
+			jen.Return(jen.Id("m").Assert(jen.Op("*").Id("Machine")).Dot("Deferred").Call()))))
+	}
 	g.f.Comment("// fsmSubject is the machine as the drivers of package fsmtest make and watch")
 	g.f.Comment("// it: in any state at rest, with the fake behaviour and a Recorder.")
 	g.f.Var().Id("fsmSubject").Op("=").Op("&").Add(ft("Subject")).Types(jen.Id("State"), jen.Id("Event"), jen.Id("Action"), jen.Id("StateKind"), jen.Id("EventKind"), jen.Id("ActionKind")).
@@ -348,6 +352,10 @@ func (g *testGen) genDriven() {
 		ft("Random").Call(jen.Id("t"), jen.Id("fsmSubject")))
 	g.testFunc("Saved", "TestSaved checks that the machine survives Save and Load in every state, and that Load reads strictly: see fsmtest.Saved.",
 		ft("Saved").Call(jen.Id("t"), jen.Id("fsmSubject")))
+	if g.m.Deferral != nil {
+		g.testFunc("Deferral", "TestDeferral checks the events the machine defers, holds, saves and recalls: see fsmtest.Deferral.",
+			ft("Deferral").Call(jen.Id("t"), jen.Id("fsmSubject")))
+	}
 }
 
 // genMachineErrors emits a test of the machine's errors: those fsmtest

@@ -79,6 +79,11 @@ func (g *goGen) genMachine() {
 			jen.Comment("// the machine was in when it last left it; zero before."),
 			jen.Id("hist").Index(jen.Lit(len(m.Histories))).Id("StateKind"))
 	}
+	if m.Deferral != nil {
+		fields = append(fields,
+			jen.Comment("// deferred holds copies of the events the machine deferred, oldest first."),
+			jen.Id("deferred").Index().Id("Event"))
+	}
 	f.Type().Id("Machine").Struct(fields...)
 
 	f.Comment("// fsmNew returns a machine in state s with c's behaviour and handler, or the")
@@ -231,9 +236,14 @@ func (g *goGen) genSaved() {
 		saveDoc += " It saves, too, the leaf each composite state with a history remembers."
 		saveCall = jen.Id("fsmDesc").Dot("SaveHistory").Call(jen.Id("m").Dot("State").Call(), timers.Clone(), last.Clone(), jen.Id("m").Dot("hist").Index(jen.Op(":")))
 	}
-	f.Add(paragraphs(saveDoc))
-	short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()),
-		jen.Return(saveCall))
+	if m.Deferral != nil {
+		f.Add(paragraphs(saveDoc + " It saves, too, the events the machine deferred, oldest first."))
+		f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()).Block(saveDeferred(saveCall)...)
+	} else {
+		f.Add(paragraphs(saveDoc))
+		short(f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Save").Params().Params(jen.Index().Byte(), jen.Error()),
+			jen.Return(saveCall))
+	}
 	lastArg := jen.Nil()
 	if len(m.Timers) > 0 {
 		lastArg = jen.Op("&").Id("m").Dot("lastTimer")
@@ -251,6 +261,9 @@ func (g *goGen) genSaved() {
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		loadCall,
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+	}
+	if m.Deferral != nil {
+		load = append(load, jen.If(jen.Err().Op(":=").Id("m").Dot("loadDeferred").Call(jen.Id("data"), jen.Id("s").Dot("Kind").Call()), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if len(m.Timers) == 0 {
 		f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(

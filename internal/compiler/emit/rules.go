@@ -85,6 +85,9 @@ func (g *goGen) genRules() {
 		}
 		more = append(more, kv("History", jen.Index().Add(rt("HistoryOf")).Types(jen.Id("StateKind")).Values(hs...)))
 	}
+	if m.Deferral != nil {
+		more = append(more, kv("DeferLimit", jen.Lit(m.Deferral.Limit)))
+	}
 	if renamed := renamedFields(m); len(renamed) > 0 {
 		more = append(more, kv("Renamed", jen.Map(jen.String()).Map(jen.String()).String().ValuesFunc(table(renamed))))
 	}
@@ -140,7 +143,7 @@ func renamedFields(m *fsm.Machine) []jen.Code {
 
 // ruleKind names the fsmrt constant of a rule's kind.
 func ruleKind(k fsm.RuleKind) *jen.Statement {
-	return rt([...]string{"RuleTransition", "RuleIgnore", "RuleReject"}[k])
+	return rt([...]string{"RuleTransition", "RuleIgnore", "RuleReject", "RuleDefer"}[k])
 }
 
 // ruleValue is the table entry of a rule, its fields in order.

@@ -197,6 +197,10 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 			row.Action = strings.Join(acts, ", ")
 			rows[key] = len(v.Transitions)
 			v.Transitions = append(v.Transitions, row)
+		case r.Kind == fsm.Defer:
+			row.To = "(deferred)"
+			rows[key] = len(v.Transitions)
+			v.Transitions = append(v.Transitions, row)
 		case r.Kind == fsm.Ignore && (guarded || s == nil):
 			row.To = "(ignored)"
 			rows[key] = len(v.Transitions)

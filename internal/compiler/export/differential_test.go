@@ -95,17 +95,29 @@ type (
 	}
 )
 
-// specPaths are the specs of the repository, the examples and spec/, and
-// the export's own charts (testdata/charts), which exercise what those do
-// not: guard chains without else, several timers of one state, timers
-// that stay, local and external transitions of composite states.
+// unexportable are the specs of examples/ and spec/ that neither target
+// can express, with the message of their refusal (TestUnexportable checks
+// it); the other tests leave them out.
+var unexportable = map[string]string{
+	"../../../examples/link/link.yaml": "state Offline defers Send: %s has no deferred events, so it cannot keep Send for a later state; remove the deferral (ignore or handle Send in Offline) to export the machine",
+}
+
+// specPaths are the specs of the repository, the examples and spec/ (but
+// those in unexportable), and the export's own charts (testdata/charts),
+// which exercise what those do not: guard chains without else, several
+// timers of one state, timers that stay, local and external transitions
+// of composite states.
 func specPaths(t *testing.T) []string {
 	t.Helper()
 	var paths []string
 	for _, pattern := range []string{"../../../examples/*/*.yaml", "../../../spec/*.yaml"} {
 		ps, err := filepath.Glob(pattern)
 		require.NoError(t, err)
-		paths = append(paths, ps...)
+		for _, p := range ps {
+			if _, ok := unexportable[p]; !ok {
+				paths = append(paths, p)
+			}
+		}
 	}
 	require.GreaterOrEqual(t, len(paths), 8, "the examples and spec/")
 	charts, err := filepath.Glob("testdata/charts/*/*.yaml")

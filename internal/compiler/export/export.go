@@ -107,6 +107,13 @@ func common(c *chart, p *problems, target string) {
 			p.refuse(fn.Pos, "effect %s has the name of an action: %s names both alike, so rename one of them", fn.Name, target)
 		}
 	}
+	// Neither target keeps events for later: a deferral has no
+	// counterpart (UML's deferrable triggers; see docs/export.md).
+	for _, r := range m.Rules {
+		if r.Kind == fsm.Defer {
+			p.refuse(r.Pos, "state %s defers %s: %s has no deferred events, so it cannot keep %s for a later state; remove the deferral (ignore or handle %s in %s) to export the machine", r.From.Name, r.Event.Name, target, r.Event.Name, r.Event.Name, r.From.Name)
+		}
+	}
 	// A history is written as a child of its composite state named
 	// history (XState's states key, the id's last part).
 	for _, s := range m.Histories {

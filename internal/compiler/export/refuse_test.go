@@ -132,6 +132,13 @@ func TestReport(t *testing.T) {
 			wantOut: `"type": "final"`,
 		},
 		{
+			name:   "a deferred event",
+			states: "  Closed:\n    initial: true\n    ignore: [Open]\n  Opened:\n    defer: [Knock]\n    ignore: [Open]\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Closed\n    on: Knock\n    action: Ring\n  - from: Opened\n    on: Close\n    to: Closed\n",
+			xstate: []string{"9:13: error: state Opened defers Knock: XState has no deferred events, so it cannot keep Knock for a later state; remove the deferral (ignore or handle Knock in Opened) to export the machine"},
+			scxml:  []string{"9:13: error: state Opened defers Knock: SCXML has no deferred events, so it cannot keep Knock for a later state; remove the deferral (ignore or handle Knock in Opened) to export the machine"},
+		},
+		{
 			name:     "a terminal state that still acts is not final",
 			states:   closed + "  Gone:\n    terminal: true\n    ignore: [Open, Knock]\n",
 			rows:     "  - from: Closed\n    on: Close\n    to: Gone\n  - from: Gone\n    on: Close\n    action: Ring\n",
@@ -158,5 +165,24 @@ func TestReport(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnexportable checks that the specs the other tests leave out are
+// refused by both targets, with the message that names what they cannot
+// express, and give no output.
+func TestUnexportable(t *testing.T) {
+	t.Parallel()
+	for path, msg := range unexportable {
+		m, _ := load(t, path)
+		for _, f := range export.Formats {
+			out, diags, err := export.Export(m, f)
+			require.NoError(t, err)
+			assert.Nil(t, out, "%s: %s", path, f)
+			target := map[export.Format]string{export.XState: "XState", export.SCXML: "SCXML"}[f]
+			require.True(t, diags.HasErrors(), "%s: %s", path, f)
+			assert.Equal(t, fmt.Sprintf(msg, target), diags[0].Msg, "%s: %s", path, f)
+			assert.Equal(t, export.RuleRefused, diags[0].Rule)
+		}
 	}
 }

@@ -56,6 +56,7 @@ func Build(f *spec.File, env Env) (*Machine, diag.List) {
 		b.resolve()
 		b.start()
 		b.graph()
+		b.deferral()
 		b.unused()
 	}
 	if !b.diags.HasErrors() {

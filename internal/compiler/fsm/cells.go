@@ -18,11 +18,19 @@ func (b *builder) stateLists() {
 		for _, list := range []struct {
 			names []spec.String
 			kind  RuleKind
-		}{{ss.Ignore, Ignore}, {ss.Reject, Reject}} {
+		}{{ss.Ignore, Ignore}, {ss.Reject, Reject}, {ss.Defer, Defer}} {
 			for _, n := range list.names {
+				if s.Transient && list.kind == Defer {
+					b.errorf(n.Pos, "transient state %s receives no events, so it defers none", s.Name)
+					break
+				}
 				if s.Transient {
 					b.errorf(n.Pos, "transient state %s receives no events, so it ignores or rejects none", s.Name)
 					break
+				}
+				if n.Value == "*" && list.kind == Defer {
+					b.errorf(n.Pos, "a state defers events by name, not \"*\": list the events %s defers", s.Name)
+					continue
 				}
 				if n.Value == "*" {
 					if prev, ok := b.other[s]; ok {

@@ -232,6 +232,9 @@ func RuleLabel(r *Rule) string {
 	case Reject:
 		b.WriteString("rejected: " + strings.Join(strings.Fields(r.Reason), " "))
 		return b.String()
+	case Defer:
+		b.WriteString("deferred")
+		return b.String()
 	}
 	switch {
 	case r.History != nil:

@@ -13,9 +13,9 @@ var Generated = []string{
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
 	"fsmActionDecoders", "fsmActionNames", "fsmData", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew",
-	"fsmRunning", "fsmStateDecoders", "fsmStateNames",
+	"fsmRunning", "fsmStateDecoders", "fsmStateNames", "fsmDefers",
 	// The generated tests.
-	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmFake", "fsmSubject",
 }
 
@@ -25,8 +25,8 @@ var Generated = []string{
 var Values = []string{
 	"Load", "LoadWith", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
-	"fsmStateDecoders", "fsmStateNames",
-	"TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
+	"fsmStateDecoders", "fsmStateNames", "fsmDefers",
+	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmSubject",
 }
 

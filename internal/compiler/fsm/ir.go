@@ -97,6 +97,9 @@ type Machine struct {
 	// Ignores and Rejects are set when some rule ignores, or rejects, its
 	// event.
 	Ignores, Rejects bool
+	// Deferral is the machine's queue of deferred events; nil when no
+	// state defers one.
+	Deferral *Deferral
 }
 
 // HasBehavior reports whether the machine calls guards or effects.

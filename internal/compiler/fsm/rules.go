@@ -35,11 +35,12 @@ const (
 	Transition RuleKind = iota // move (or stay), run the effect, emit the actions
 	Ignore                     // drop the event; nothing changes
 	Reject                     // refuse the event; report it to the caller
+	Defer                      // keep the event until a state that does not defer it (see Deferral)
 )
 
-// String returns "transition", "ignore" or "reject".
+// String returns "transition", "ignore", "reject" or "defer".
 func (k RuleKind) String() string {
-	return [...]string{"transition", "ignore", "reject"}[k]
+	return [...]string{"transition", "ignore", "reject", "defer"}[k]
 }
 
 // Rule is one rule of the machine: a row of the spec for one state, a

@@ -84,6 +84,7 @@ func (b *builder) shape() {
 		// What a saved machine remembers of the state: a leaf inside it.
 		lines = append(lines, "history "+s.Snake)
 	}
+	lines = append(lines, b.m.deferredShape()...)
 	slices.Sort(lines)
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	b.m.Shape = "sha256:" + hex.EncodeToString(sum[:16])

@@ -48,6 +48,9 @@ type File struct {
 	// Initialisms are the spec's own words that Go names write in
 	// capitals, beside Go's (ID, URL, TCP, ...): "TCB", "SYN".
 	Initialisms []String
+	// DeferLimit is how many deferred events the machine holds at most
+	// ("defer_limit"); unset for the default.
+	DeferLimit String
 }
 
 // Break is an intended breaking change: what changes, named as fsmgen
@@ -110,8 +113,11 @@ type State struct {
 	Fields []Field
 	Ignore []String // events ignored in this state; "*" for every other one
 	Reject []String // events rejected in this state; "*" for every other one
-	Entry  *Hook    // what the state does when entered; nil when absent
-	Exit   *Hook    // what the state does when left; nil when absent
+	// Defer are the events the state defers (UML's deferrable triggers):
+	// kept in the machine's queue until a state that does not defer them.
+	Defer []String
+	Entry *Hook // what the state does when entered; nil when absent
+	Exit  *Hook // what the state does when left; nil when absent
 	// After are the state's timers, in the order written: "after" is one
 	// timer (a mapping) or a list of them.
 	After []*After

@@ -146,6 +146,7 @@ func (p *parser) fileKeys(f *File) map[string]func(k, v *yaml.Node) {
 		"transitions": func(_, v *yaml.Node) { p.transitions(v, f) },
 		"behavior":    func(_, v *yaml.Node) { f.Behavior = p.str(v) },
 		"initialisms": func(_, v *yaml.Node) { f.Initialisms = p.names(v) },
+		"defer_limit": func(_, v *yaml.Node) { f.DeferLimit = p.str(v) },
 		"breaks": func(_, v *yaml.Node) {
 			if v.Kind != yaml.SequenceNode {
 				p.errorf(v, "breaks is a list of the changes made on purpose, each with change and why")
@@ -347,6 +348,7 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 		"fields":       func(_, v *yaml.Node) { s.Fields = p.fields(v) },
 		"ignore":       func(_, v *yaml.Node) { s.Ignore = p.names(v) },
 		"reject":       func(_, v *yaml.Node) { s.Reject = p.names(v) },
+		"defer":        func(_, v *yaml.Node) { s.Defer = p.names(v) },
 		"entry":        func(_, v *yaml.Node) { s.Entry = p.hook(v) },
 		"exit":         func(_, v *yaml.Node) { s.Exit = p.hook(v) },
 		"after":        func(_, v *yaml.Node) { s.After = p.afters(v) },

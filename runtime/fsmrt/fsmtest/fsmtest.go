@@ -11,6 +11,7 @@
 package fsmtest
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -72,6 +73,10 @@ type Subject[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind] struct {
 	// (Timers and Deadline of the generated package); nil for a machine
 	// without timers.
 	Timers func(m Machine[St, Ev, S, E]) []fsmrt.Timer
+	// Deferred returns the kinds of the events a machine holds deferred,
+	// oldest first (Deferred of the generated package); nil for a
+	// machine whose states defer no event.
+	Deferred func(m Machine[St, Ev, S, E]) []E
 }
 
 // NilEvent is a state and a nil event its rules would read.
@@ -338,7 +343,12 @@ func Random[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testin
 			if slices.Contains(subj.Terminal, before.Kind()) {
 				require.Equal(t, before.Kind(), after, "run %d step %d: left a terminal state", run, i)
 			}
-			if err != nil {
+			switch {
+			case err == nil, errors.Is(err, fsmrt.ErrRecalled):
+				// Taken; a deferred event recalled after it may have failed.
+			case errors.Is(err, fsmrt.ErrDeferLimit):
+				require.Equal(t, before, m.State(), "run %d step %d: an event the machine could not defer changed the state", run, i)
+			default:
 				require.ErrorIs(t, err, fsmrt.ErrRejected)
 				require.Equal(t, before, m.State(), "run %d step %d: a rejected event changed the state", run, i)
 			}

@@ -1,0 +1,146 @@
+package emit
+
+import (
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// genRecallingHandleEvent emits the HandleEvent of a machine with deferred
+// events: dispatch takes the rule for ev, and when the step changed the
+// state and events are held, recall handles those the new state does not
+// defer:
+//
+//	func (m *Machine) HandleEvent(ev Event) error {
+//		if m.core.Busy {
+//			return m.core.Reentrant()
+//		}
+//		from := m.core.State
+//		if err := m.dispatch(ev); err != nil || m.core.State == from || len(m.deferred) == 0 {
+//			return err
+//		}
+//		return m.recall()
+//	}
+func (g *goGen) genRecallingHandleEvent() {
+	g.f.Add(paragraphs(
+		"HandleEvent feeds ev to the machine: the rule for the current state and ev "+
+			"decides the next state, runs its effect and hands its actions to the Handler, in "+
+			"order, before HandleEvent returns. A rejected event returns a *RejectedError and "+
+			"changes nothing, as does a nil event a rule would read; an ignored one returns nil. "+
+			"The machine keeps no reference to ev. HandleEvent must not be called from a Handler "+
+			"or observer method.",
+		"An event the current state defers is kept, a copy, until the machine is in a state "+
+			"that does not defer it; one more than the spec's defer_limit is refused (an error "+
+			"wrapping fsmrt.ErrDeferLimit) and changes nothing. Once a step has changed the state, "+
+			"HandleEvent handles, before it returns, each deferred event the new state does not "+
+			"defer, oldest first, as if it had just arrived: their actions follow ev's. A deferred "+
+			"event that then fails is dropped and reported as a *RecalledError (wrapping "+
+			"fsmrt.ErrRecalled), after ev was taken."))
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(
+		jen.If(core().Dot("Busy")).Block(jen.Return(core().Dot("Reentrant").Call())),
+		jen.Id("from").Op(":=").Add(core().Dot("State")),
+		jen.If(jen.Err().Op(":=").Id("m").Dot("dispatch").Call(jen.Id("ev")), jen.Err().Op("!=").Nil().Op("||").Add(core().Dot("State")).Op("==").Id("from").Op("||").Len(jen.Id("m").Dot("deferred")).Op("==").Lit(0)).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Id("m").Dot("recall").Call()))
+}
+
+// genDeferral emits what a machine with deferred events needs besides
+// HandleEvent: push, which keeps a deferred event; recall; fsmDefers,
+// which says what each state defers; loadDeferred, for Load; and
+// Deferred, which lists the events the machine holds.
+func (g *goGen) genDeferral() {
+	d := g.m.Deferral
+	if d == nil {
+		return
+	}
+	f := g.f
+	f.Comment("// push defers ev by rule i: the machine keeps a copy of it, made through its")
+	f.Comment("// JSON form, until it is in a state that does not defer it.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("push").Params(jen.Id("i").Int(), jen.Id("ev").Id("Event")).Error().Block(
+		jen.If(jen.Len(jen.Id("m").Dot("deferred")).Op(">=").Id("fsmDesc").Dot("DeferLimit")).Block(jen.Return(core().Dot("Full").Call(jen.Id("i")))),
+		jen.List(jen.Id("c"), jen.Err()).Op(":=").Add(rt("CopyEvent")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("ev"), jen.Id("UnmarshalEvent")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Id("m").Dot("deferred").Op("=").Append(jen.Id("m").Dot("deferred"), jen.Id("c")),
+		jen.Return(core().Dot("Defer").Call(jen.Id("i"))))
+
+	f.Comment("// recall handles the deferred events the current state does not defer: see")
+	f.Comment("// fsmrt.Recall.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("recall").Params().Error().Block(
+		jen.Return(rt("Recall").Call(jen.Op("&").Id("m").Dot("core"), jen.Op("&").Id("m").Dot("deferred"), jen.Id("fsmDefers"), jen.Id("m").Dot("dispatch"))))
+
+	g.genDefers(d)
+
+	f.Comment("// loadDeferred reads the deferred events of saved data, strictly, for a machine")
+	f.Comment("// in state k: each must be one k defers in this revision.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("loadDeferred").Params(jen.Id("data").Index().Byte(), jen.Id("k").Id("StateKind")).Error().Block(
+		jen.List(jen.Id("q"), jen.Err()).Op(":=").Add(rt("LoadDeferred")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), jen.Id("UnmarshalEvent")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.For(jen.List(jen.Id("_"), jen.Id("ev")).Op(":=").Range().Id("q")).Block(
+			jen.If(jen.Op("!").Id("fsmDefers").Call(jen.Id("k"), jen.Id("ev").Dot("Kind").Call())).Block(
+				jen.Return(jen.Id("fsmDesc").Dot("NotDeferred").Call(jen.Id("k"), jen.Id("ev").Dot("Kind").Call())))),
+		jen.Id("m").Dot("deferred").Op("=").Id("q"),
+		jen.Return(jen.Nil()))
+
+	f.Add(paragraphs("Deferred returns the kinds of the events the machine has deferred and holds, " +
+		"oldest first: those it handles once it is in a state that does not defer them (Save saves them " +
+		"with their data)."))
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("Deferred").Params().Index().Id("EventKind").Block(
+		jen.Id("out").Op(":=").Make(jen.Index().Id("EventKind"), jen.Lit(0), jen.Len(jen.Id("m").Dot("deferred"))),
+		jen.For(jen.List(jen.Id("_"), jen.Id("ev")).Op(":=").Range().Id("m").Dot("deferred")).Block(
+			jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("ev").Dot("Kind").Call())),
+		jen.Return(jen.Id("out")))
+}
+
+// genDefers emits fsmDefers, the deferral table as a switch; states that
+// defer the same events share a case:
+//
+//	func fsmDefers(k StateKind, e EventKind) bool {
+//		switch k {
+//		case StateIdle, StateConnecting:
+//			return e == EventSend
+//		}
+//		return false
+//	}
+func (g *goGen) genDefers(d *fsm.Deferral) {
+	type group struct {
+		events []*fsm.Event
+		kinds  []jen.Code
+	}
+	var groups []*group
+	for _, ds := range d.States {
+		i := slices.IndexFunc(groups, func(gr *group) bool { return slices.Equal(gr.events, ds.Events) })
+		if i < 0 {
+			groups = append(groups, &group{events: ds.Events})
+			i = len(groups) - 1
+		}
+		groups[i].kinds = append(groups[i].kinds, jen.Id(ds.State.KindName))
+	}
+	var cases []jen.Code
+	for _, gr := range groups {
+		var cond *jen.Statement
+		for _, e := range gr.events {
+			eq := jen.Id("e").Op("==").Id(e.KindName)
+			if cond == nil {
+				cond = eq
+			} else {
+				cond = cond.Op("||").Add(eq)
+			}
+		}
+		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(cond)))
+	}
+	g.f.Comment("// fsmDefers reports whether state k defers the events of kind e.")
+	g.f.Func().Id("fsmDefers").Params(jen.Id("k").Id("StateKind"), jen.Id("e").Id("EventKind")).Bool().Block(
+		jen.Switch(jen.Id("k")).Block(cases...),
+		jen.Return(jen.False()))
+}
+
+// saveDeferred is the body of Save for a machine with deferred events:
+// what save saves, and the events the machine holds.
+func saveDeferred(save jen.Code) []jen.Code {
+	return []jen.Code{
+		jen.List(jen.Id("data"), jen.Err()).Op(":=").Add(save),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(rt("SaveDeferred").Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), jen.Id("m").Dot("deferred"))),
+	}
+}

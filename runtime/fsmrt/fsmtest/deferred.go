@@ -1,0 +1,148 @@
+package fsmtest
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
+)
+
+// deferTable probes which events each state at rest defers: the rule an
+// event fires in a restored machine is a RuleDefer.
+func deferTable[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A]) map[S]map[E]bool {
+	defers := map[S]map[E]bool{}
+	for _, s := range subj.States {
+		defers[s.Kind()] = map[E]bool{}
+		for _, ev := range subj.Events {
+			m, _, err := subj.Restore(s, &Script{})
+			require.NoError(t, err)
+			steps := trace(m)
+			_ = m.HandleEvent(ev)
+			if len(*steps) == 1 && subj.Rules[(*steps)[0].Rule].Kind == fsmrt.RuleDefer {
+				defers[s.Kind()][ev.Kind()] = true
+			}
+		}
+	}
+	return defers
+}
+
+// Deferral checks the deferred events of a machine whose states defer
+// some: in every state at rest, an event it defers changes nothing, hands
+// out nothing and is held; the machine holds no more than its limit and
+// refuses one more (fsmrt.ErrDeferLimit) without a change; Save and Load
+// keep what it holds, and Load refuses a saved machine holding an event
+// its state does not defer. Then random events drive machines holding
+// deferred events, checking after every step that each event held is one
+// the current state defers (the others were recalled), in arrival order.
+func Deferral[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A]) {
+	require.NotNil(t, subj.Deferred, "a machine with deferred events lists them")
+	defers := deferTable(t, subj)
+	found := 0
+	for _, s := range subj.States {
+		for _, ev := range subj.Events {
+			if !defers[s.Kind()][ev.Kind()] {
+				continue
+			}
+			found++
+			m, acts, err := subj.Restore(s, &Script{})
+			require.NoError(t, err)
+			before := m.State()
+			n := 0
+			for ; n <= 1<<16; n++ {
+				err = m.HandleEvent(ev)
+				if err != nil {
+					break
+				}
+			}
+			require.ErrorIs(t, err, fsmrt.ErrDeferLimit, "%s × %s: a full queue refuses the event", s.Kind(), ev.Kind())
+			assert.Equal(t, before, m.State(), "%s × %s: deferring changed the state", s.Kind(), ev.Kind())
+			assert.Empty(t, kinds(acts, 0), "%s × %s: deferring handed out actions", s.Kind(), ev.Kind())
+			held := subj.Deferred(m)
+			require.Len(t, held, n, "%s × %s: the events held", s.Kind(), ev.Kind())
+			data, err := m.Save()
+			require.NoError(t, err)
+			loaded, _, err := subj.Load(data, &Script{})
+			require.NoError(t, err, "%s × %s: load what Save saved", s.Kind(), ev.Kind())
+			assert.Equal(t, held, subj.Deferred(loaded), "%s × %s: the events held after Load", s.Kind(), ev.Kind())
+			again, err := loaded.Save()
+			require.NoError(t, err)
+			assert.JSONEq(t, string(data), string(again), "%s × %s: saved again", s.Kind(), ev.Kind())
+			for _, o := range subj.States {
+				if defers[o.Kind()][ev.Kind()] {
+					continue
+				}
+				_, _, err := subj.Load(withState(t, data, o), &Script{})
+				assert.ErrorContains(t, err, "does not defer", "%s × %s: Load in %s, which does not defer it", s.Kind(), ev.Kind(), o.Kind())
+			}
+		}
+	}
+	require.NotZero(t, found, "no state defers an event")
+	recalls(t, subj, defers)
+}
+
+// withState returns saved data with its state replaced by s.
+func withState[St any](t *testing.T, data []byte, s St) []byte {
+	var obj map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &obj))
+	st, err := json.Marshal(s)
+	require.NoError(t, err)
+	obj["state"] = st
+	out, err := json.Marshal(obj)
+	require.NoError(t, err)
+	return out
+}
+
+// recalls drives machines made by New with random events and guard
+// answers, checking that the machine holds only events its state defers,
+// and that a recalled event is handled in arrival order: the events it
+// holds are the ones it deferred, less those it recalled, in order.
+func recalls[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A], defers map[S]map[E]bool) {
+	r := rand.New(rand.NewPCG(3, 4))
+	recalled := 0
+	for run := range 200 {
+		script := &Script{answers: map[string]bool{}}
+		m, _, err := subj.New(script)
+		require.NoError(t, err)
+		steps := trace(m)
+		for i := range 50 {
+			for _, g := range subj.Guards {
+				script.answers[g] = r.IntN(2) == 0
+			}
+			held := subj.Deferred(m)
+			*steps = (*steps)[:0]
+			err := m.HandleEvent(subj.Events[r.IntN(len(subj.Events))])
+			if err != nil && !errors.Is(err, fsmrt.ErrRecalled) && !errors.Is(err, fsmrt.ErrRejected) && !errors.Is(err, fsmrt.ErrDeferLimit) {
+				require.NoError(t, err, "run %d step %d", run, i)
+			}
+			now := subj.Deferred(m)
+			for _, e := range now {
+				require.True(t, defers[m.Kind()][e], "run %d step %d: %s holds %s, which it does not defer", run, i, m.Kind(), e)
+			}
+			// The events recalled are those held before and not now, in
+			// order; each is the event of a step after the first.
+			var gone []E
+			rest := now
+			for _, e := range held {
+				if len(rest) > 0 && rest[0] == e {
+					rest = rest[1:]
+					continue
+				}
+				gone = append(gone, e)
+			}
+			var stepped []E
+			for _, s := range *steps {
+				if s.Event != 0 && len(stepped) < len(gone) && s.Event == gone[len(stepped)] && (len(stepped) > 0 || s != (*steps)[0]) {
+					stepped = append(stepped, s.Event)
+				}
+			}
+			require.Equal(t, gone, stepped, "run %d step %d: the recalled events, in arrival order", run, i)
+			recalled += len(gone)
+		}
+	}
+	t.Logf("events recalled along random walks: %d", recalled)
+}

@@ -55,6 +55,7 @@ func findPidsCgroups() (*pidsCgroups, error) {
 	if err != nil {
 		return nil, err
 	}
+	rel = outsideCommand(rel)
 	mount, root, err := cgroupMount("/proc/self/mountinfo", "pids")
 	if err != nil {
 		return nil, err
@@ -72,6 +73,20 @@ func findPidsCgroups() (*pidsCgroups, error) {
 		return nil, fmt.Errorf("remove the pids cgroup %s: %w", probe.dir, err)
 	}
 	return c, nil
+}
+
+// outsideCommand returns the agent's cgroup given the cgroup
+// /proc/self/cgroup shows: that file lists the cgroup of the process's
+// main thread, which is a command's own for the moment that thread starts
+// a command (cgroup v1 moves threads, see above). A sandbox made at that
+// moment must not take the command's cgroup, which is removed when the
+// command ends, for the agent's. Only this process's commands' cgroups
+// are left: an agent run inside another agent's command stays in it.
+func outsideCommand(rel string) string {
+	if strings.HasPrefix(filepath.Base(rel), fmt.Sprintf("%s%d-", cgroupPrefix, os.Getpid())) {
+		return filepath.Dir(rel)
+	}
+	return rel
 }
 
 // ownCgroup returns this process's cgroup in the v1 hierarchy of

@@ -37,19 +37,13 @@ func (g *goGen) genHandleEvent() {
 	split := len(g.m.States) > splitAbove
 	var states, methods []jen.Code
 	for _, s := range g.m.States {
-		// The state's own cells, and the composite rules it takes, in
-		// event order; a composite's rules are written once, in a method
-		// each state that takes them calls.
-		cells := slices.Clone(s.Handles)
-		for _, c := range s.Inherited {
-			if direct(c) {
-				cells = append(cells, c)
-			}
-		}
+		cells := stateCells(s)
 		if len(cells) == 0 {
+			if s.Regions != nil {
+				states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(regionsMethod(s)).Call(jen.Id("ev")))))
+			}
 			continue
 		}
-		slices.SortStableFunc(cells, func(a, b *fsm.Cell) int { return a.Event.Index - b.Event.Index })
 		var evCases []jen.Code
 		bound := false
 		for _, c := range cells {
@@ -65,7 +59,7 @@ func (g *goGen) genHandleEvent() {
 		if bound {
 			subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
 		}
-		if !split {
+		if !split && s.Regions == nil {
 			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
 			continue
 		}
@@ -74,7 +68,11 @@ func (g *goGen) genHandleEvent() {
 				Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("in"+s.GoName).Params(jen.Id("ev").Id("Event")).Error().Block(
 				jen.Switch(subject).Block(evCases...),
 				jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev")))))
-		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("in"+s.GoName).Call(jen.Id("ev")))))
+		call := "in" + s.GoName
+		if s.Regions != nil {
+			call = regionsMethod(s) // which calls in<State> when no region has a rule
+		}
+		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(call).Call(jen.Id("ev")))))
 	}
 	g.f.Add(paragraphs(
 		"HandleEvent feeds ev to the machine: the rule for the current state and ev " +
@@ -96,6 +94,21 @@ func (g *goGen) genHandleEvent() {
 	for _, m := range methods {
 		g.f.Add(m)
 	}
+}
+
+// stateCells returns the cells state s handles in its case of
+// HandleEvent: its own, and the composite rules it takes, in event order;
+// a composite's rules are written once, in a method each state that takes
+// them calls.
+func stateCells(s *fsm.State) []*fsm.Cell {
+	cells := slices.Clone(s.Handles)
+	for _, c := range s.Inherited {
+		if direct(c) {
+			cells = append(cells, c)
+		}
+	}
+	slices.SortStableFunc(cells, func(a, b *fsm.Cell) int { return a.Event.Index - b.Event.Index })
+	return cells
 }
 
 // splitAbove is the number of states above which HandleEvent calls one

@@ -385,7 +385,7 @@ func (m *Machine) parallelPaths(b *builder) {
 	m.Paths = nil
 	for _, r := range all {
 		if found[r.Index] == nil && r.From != nil && r.From.Regions != nil && r.Event != nil {
-			if reg := takesAll(r.From, r.Event); reg != nil {
+			if reg := TakesAll(r.From, r.Event); reg != nil {
 				b.errorf(r.Pos, "rule %s can never fire: region %s has a rule for %s in every state, which is taken instead (SCXML 1.0 §3.13: a region's transition preempts its parallel state's); remove the rule", r.Label, reg.Root.Name, r.Event.Name)
 				continue
 			}
@@ -434,9 +434,10 @@ func (m *Machine) enterRegions(s *State) []*Action {
 	return out
 }
 
-// takesAll returns the first region of parallel state p that takes e in
-// every leaf, whatever its guards answer; nil when none does.
-func takesAll(p *State, e *Event) *Region {
+// TakesAll returns the first region of parallel state p that takes e in
+// every leaf, whatever its guards answer: e never reaches p's own rules.
+// nil when none does.
+func TakesAll(p *State, e *Event) *Region {
 	for _, reg := range p.Regions {
 		if !slices.ContainsFunc(reg.Leaves, func(s *State) bool { return !inside(s.Cell(e)) }) {
 			return reg

@@ -207,7 +207,7 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool) []*specRegion
 // checkRegion checks a state inside a region, and records its name.
 func checkRegion(r *specRegion, s *spec.State, diags *diag.List) {
 	r.names[s.Name.Value] = true
-	what := "state " + s.Name.Value + " (in region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ")"
+	what := s.Name.Value + " (in region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ")"
 	switch {
 	case s == r.root && s.Initial.Set:
 		diags.Errorf(s.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", s.Name.Value, r.par.Name.Value)

@@ -79,9 +79,6 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
-	if diags.HasErrors() {
-		return
-	}
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

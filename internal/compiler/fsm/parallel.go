@@ -174,15 +174,22 @@ func hasParallel(list []spec.State) bool {
 
 // regionsOf returns the regions of the parallel states in list, in
 // document order, checking what a parallel state and its regions may be.
-func regionsOf(list []spec.State, diags *diag.List, inRegion bool) []*specRegion {
+func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.State) []*specRegion {
 	var out []*specRegion
 	for i := range list {
 		s := &list[i]
 		if !s.Parallel.Value {
-			out = append(out, regionsOf(s.States, diags, inRegion)...)
+			d := deep
+			if s.History.Value == "deep" {
+				d = s
+			}
+			out = append(out, regionsOf(s.States, diags, inRegion, d)...)
 			continue
 		}
 		switch {
+		case deep != nil:
+			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside %s, whose deep history would have to remember the states of its regions: fsmgen does not yet; make the history shallow", s.Name.Value, deep.Name.Value)
+			continue
 		case inRegion:
 			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a region of another parallel state: fsmgen does not nest parallel states yet; make its regions regions of the outer one", s.Name.Value)
 			continue
@@ -198,7 +205,7 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool) []*specRegion
 			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}}
 			checkRegion(r, r.root, diags)
 			out = append(out, r)
-			regionsOf(r.root.States, diags, true)
+			regionsOf(r.root.States, diags, true, nil)
 		}
 	}
 	return out

@@ -10,7 +10,7 @@ import (
 // joins them (see parallel.go).
 func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	var diags diag.List
-	regions := regionsOf(f.States, &diags, false)
+	regions := regionsOf(f.States, &diags, false, nil)
 	outer, rows := splitRows(f, regions, &diags)
 	if diags.HasErrors() {
 		diags.Sort()

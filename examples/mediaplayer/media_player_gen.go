@@ -605,29 +605,6 @@ func (m *Machine) HandleEvent(ev Event) error {
 	return m.otherwise(ev)
 }
 
-// inOn is HandleEvent in the state On.
-func (m *Machine) inOn(ev Event) error {
-	switch ev.(type) {
-	case *Power:
-		// On --Power--> Off
-		leftOn := m.rgn
-		m.core.State = StateOff
-		m.core.Start(9, StateOn)
-		m.h.CloseSocket()
-		switch leftOn[1] {
-		case StateMuted:
-			m.h.UnmuteAudio()
-		}
-		switch leftOn[0] {
-		case StatePlaying:
-			m.h.StopAudio()
-		}
-		m.h.PowerOff()
-		return m.core.Finish()
-	}
-	return m.otherwise(ev)
-}
-
 // otherwise finishes the events the current state does not handle with rules
 // of its own: those it ignores or rejects, then those it leaves to a composite
 // state it is in or to a "*" row.
@@ -748,6 +725,22 @@ var fsmStateKinds = [...]string{
 // rules decide.
 func (m *Machine) regionsOn(ev Event) error {
 	switch ev.(type) {
+	case *Power:
+		// On --Power--> Off
+		leftOn := m.rgn
+		m.core.State = StateOff
+		m.core.Start(9, StateOn)
+		m.h.CloseSocket()
+		switch leftOn[1] {
+		case StateMuted:
+			m.h.UnmuteAudio()
+		}
+		switch leftOn[0] {
+		case StatePlaying:
+			m.h.StopAudio()
+		}
+		m.h.PowerOff()
+		return m.core.Finish()
 	case *Play:
 		switch m.rgn[0] {
 		case StateStopped:
@@ -885,5 +878,5 @@ func (m *Machine) regionsOn(ev Event) error {
 		}
 		return m.core.Finish()
 	}
-	return m.inOn(ev)
+	return m.otherwise(ev)
 }

@@ -37,11 +37,13 @@ func (g *goGen) genHandleEvent() {
 	split := len(g.m.States) > splitAbove
 	var states, methods []jen.Code
 	for _, s := range g.m.States {
+		if s.Regions != nil {
+			// Its regions first, then its own rules: see genRegions.
+			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(regionsMethod(s)).Call(jen.Id("ev")))))
+			continue
+		}
 		cells := stateCells(s)
 		if len(cells) == 0 {
-			if s.Regions != nil {
-				states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(regionsMethod(s)).Call(jen.Id("ev")))))
-			}
 			continue
 		}
 		var evCases []jen.Code
@@ -59,7 +61,7 @@ func (g *goGen) genHandleEvent() {
 		if bound {
 			subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
 		}
-		if !split && s.Regions == nil {
+		if !split {
 			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(subject).Block(evCases...)))
 			continue
 		}
@@ -68,11 +70,7 @@ func (g *goGen) genHandleEvent() {
 				Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("in"+s.GoName).Params(jen.Id("ev").Id("Event")).Error().Block(
 				jen.Switch(subject).Block(evCases...),
 				jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev")))))
-		call := "in" + s.GoName
-		if s.Regions != nil {
-			call = regionsMethod(s) // which calls in<State> when no region has a rule
-		}
-		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(call).Call(jen.Id("ev")))))
+		states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot("in"+s.GoName).Call(jen.Id("ev")))))
 	}
 	g.f.Add(paragraphs(
 		"HandleEvent feeds ev to the machine: the rule for the current state and ev " +

@@ -293,8 +293,10 @@ func readsEvent(c *fsm.Cell) bool {
 //				<the rule>
 //			}
 //		case *Reset: // several: see regionsTogether
+//		case *Power: // no region has rules for Power: On's own
+//			<On's rule>
 //		}
-//		return m.inOn(ev) // no region has a rule: On's own rules
+//		return m.otherwise(ev) // what On ignores or rejects, or leaves to a "*" row
 //	}
 func (g *goGen) genRegions() {
 	for _, p := range g.m.States {
@@ -303,6 +305,10 @@ func (g *goGen) genRegions() {
 		}
 		var evCases []jen.Code
 		bound := false
+		own := map[*fsm.Event]*fsm.Cell{}
+		for _, c := range stateCells(p) {
+			own[c.Event] = c
+		}
 		for _, e := range g.m.Events {
 			var inv []*fsm.Region
 			for _, reg := range p.Regions {
@@ -310,7 +316,8 @@ func (g *goGen) genRegions() {
 					inv = append(inv, reg)
 				}
 			}
-			if len(inv) == 0 {
+			c := own[e]
+			if len(inv) == 0 && c == nil {
 				continue
 			}
 			var body []jen.Code
@@ -325,17 +332,26 @@ func (g *goGen) genRegions() {
 				bound = true
 				body = append(body, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
 			}
-			if len(inv) == 1 {
+			switch {
+			case len(inv) == 1:
 				body = append(body, g.regionSwitch(inv[0], e)...)
-			} else {
+			case len(inv) > 1:
 				body = append(body, g.regionsTogether(inv, e)...)
+			}
+			// No region has a rule: the parallel state's own (see
+			// genHandleEvent).
+			switch {
+			case c == nil:
+			case direct(c) && !g.inline(c):
+				bound = true
+				body = append(body, jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev"))))
+			default:
+				bound = bound || c.ReadsEvent || c.Fallback != nil
+				body = append(body, g.cellBody(c)...)
 			}
 			evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
 		}
 		tail := jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev")))
-		if len(stateCells(p)) > 0 {
-			tail = jen.Return(jen.Id("m").Dot("in" + p.GoName).Call(jen.Id("ev")))
-		}
 		var regions []string
 		for _, reg := range p.Regions {
 			regions = append(regions, reg.Root.Name)

@@ -600,7 +600,158 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.core.Finish()
 		}
 	case StateOn:
-		return m.regionsOn(ev)
+		switch ev.(type) {
+		case *Power:
+			// On --Power--> Off
+			leftOn := m.rgn
+			m.core.State = StateOff
+			m.core.Start(9, StateOn)
+			m.h.CloseSocket()
+			switch leftOn[1] {
+			case StateMuted:
+				m.h.UnmuteAudio()
+			}
+			switch leftOn[0] {
+			case StatePlaying:
+				m.h.StopAudio()
+			}
+			m.h.PowerOff()
+			return m.core.Finish()
+		case *Play:
+			switch m.rgn[0] {
+			case StateStopped:
+				// Stopped --Play--> Playing
+				m.rgn[0] = StatePlaying
+				m.core.Start(15, StateOn)
+				m.h.StartAudio()
+				return m.core.Finish()
+			case StatePaused:
+				// Paused --Play--> Playing
+				m.rgn[0] = StatePlaying
+				m.core.Start(21, StateOn)
+				m.h.StartAudio()
+				return m.core.Finish()
+			}
+		case *Pause:
+			switch m.rgn[0] {
+			case StatePlaying:
+				// Playing --Pause--> Paused
+				m.rgn[0] = StatePaused
+				m.core.Start(18, StateOn)
+				m.h.StopAudio()
+				return m.core.Finish()
+			}
+		case *Stop:
+			switch m.rgn[0] {
+			case StatePlaying:
+				// Playing --Stop--> Stopped
+				m.rgn[0] = StateStopped
+				m.core.Start(19, StateOn)
+				m.h.StopAudio()
+				return m.core.Finish()
+			case StatePaused:
+				// Paused --Stop--> Stopped
+				m.rgn[0] = StateStopped
+				m.core.Start(22, StateOn)
+				return m.core.Finish()
+			}
+		case *Mute:
+			switch m.rgn[1] {
+			case StateNormal:
+				// Normal --Mute--> Muted
+				m.rgn[1] = StateMuted
+				m.core.Start(25, StateOn)
+				m.h.MuteAudio()
+				return m.core.Finish()
+			case StateMuted:
+				// Muted --Mute--> Normal
+				m.rgn[1] = StateNormal
+				m.core.Start(26, StateOn)
+				m.h.UnmuteAudio()
+				return m.core.Finish()
+			}
+		case *Connected:
+			switch m.rgn[2] {
+			case StateOffline:
+				// Offline --Connected--> Online
+				m.rgn[2] = StateOnline
+				m.core.Start(28, StateOn)
+				m.h.OpenSocket()
+				return m.core.Finish()
+			}
+		case *Disconnected:
+			switch m.rgn[2] {
+			case StateOnline:
+				// Online --Disconnected--> Offline
+				m.rgn[2] = StateOffline
+				m.core.Start(29, StateOn)
+				return m.core.Finish()
+			}
+		case *Stream:
+			switch m.rgn[0] {
+			case StateStopped:
+				switch {
+				case m.rgn[2] == StateOnline:
+					// Stopped --Stream [In(Online)]--> Playing / OpenStream
+					m.rgn[0] = StatePlaying
+					m.core.Start(16, StateOn)
+					m.h.OpenStream()
+					m.h.StartAudio()
+					return m.core.Finish()
+				default:
+					// Stopped --Stream [else]--> rejected: the network is offline
+					return m.core.Reject(17)
+				}
+			case StatePlaying:
+				// Playing --Stream--> ignored
+				return m.core.Ignore(20)
+			case StatePaused:
+				// Paused --Stream--> ignored
+				return m.core.Ignore(23)
+			}
+		case *Reset:
+			tPlayback, tVolume := -1, -1
+			switch m.rgn[0] {
+			case StateStopped, StatePlaying, StatePaused:
+				// Playback --Reset--> Stopped
+				tPlayback = 24
+			}
+			switch m.rgn[1] {
+			case StateNormal, StateMuted:
+				// Volume --Reset--> Normal
+				tVolume = 27
+			}
+			if tPlayback >= 0 || tVolume >= 0 {
+				fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
+				switch tPlayback {
+				case 24:
+					// Playback --Reset--> Stopped
+					m.rgn[0] = StateStopped
+					m.core.Start(24, StateOn)
+				}
+				switch tVolume {
+				case 27:
+					// Volume --Reset--> Normal
+					m.rgn[1] = StateNormal
+					m.core.Start(27, StateOn)
+				}
+				switch tVolume {
+				case 27:
+					// Volume --Reset--> Normal
+					if fromVolume == StateMuted {
+						m.h.UnmuteAudio()
+					}
+				}
+				switch tPlayback {
+				case 24:
+					// Playback --Reset--> Stopped
+					if fromPlayback == StatePlaying {
+						m.h.StopAudio()
+					}
+				}
+				return m.core.Finish()
+			}
+		}
 	}
 	return m.otherwise(ev)
 }
@@ -717,166 +868,4 @@ func (k *StateKind) UnmarshalText(text []byte) error {
 var fsmStateKinds = [...]string{
 	"off", "on", "stopped", "playing", "paused", "normal", "muted", "offline",
 	"online",
-}
-
-// regionsOn offers ev to the regions of the parallel state On, Playback,
-// Volume and Network, in document order; the rules of the regions that have
-// one for it are taken as one step (SCXML 1.0 §3.13). When none has, On's own
-// rules decide.
-func (m *Machine) regionsOn(ev Event) error {
-	switch ev.(type) {
-	case *Power:
-		// On --Power--> Off
-		leftOn := m.rgn
-		m.core.State = StateOff
-		m.core.Start(9, StateOn)
-		m.h.CloseSocket()
-		switch leftOn[1] {
-		case StateMuted:
-			m.h.UnmuteAudio()
-		}
-		switch leftOn[0] {
-		case StatePlaying:
-			m.h.StopAudio()
-		}
-		m.h.PowerOff()
-		return m.core.Finish()
-	case *Play:
-		switch m.rgn[0] {
-		case StateStopped:
-			// Stopped --Play--> Playing
-			m.rgn[0] = StatePlaying
-			m.core.Start(15, StateOn)
-			m.h.StartAudio()
-			return m.core.Finish()
-		case StatePaused:
-			// Paused --Play--> Playing
-			m.rgn[0] = StatePlaying
-			m.core.Start(21, StateOn)
-			m.h.StartAudio()
-			return m.core.Finish()
-		}
-	case *Pause:
-		switch m.rgn[0] {
-		case StatePlaying:
-			// Playing --Pause--> Paused
-			m.rgn[0] = StatePaused
-			m.core.Start(18, StateOn)
-			m.h.StopAudio()
-			return m.core.Finish()
-		}
-	case *Stop:
-		switch m.rgn[0] {
-		case StatePlaying:
-			// Playing --Stop--> Stopped
-			m.rgn[0] = StateStopped
-			m.core.Start(19, StateOn)
-			m.h.StopAudio()
-			return m.core.Finish()
-		case StatePaused:
-			// Paused --Stop--> Stopped
-			m.rgn[0] = StateStopped
-			m.core.Start(22, StateOn)
-			return m.core.Finish()
-		}
-	case *Mute:
-		switch m.rgn[1] {
-		case StateNormal:
-			// Normal --Mute--> Muted
-			m.rgn[1] = StateMuted
-			m.core.Start(25, StateOn)
-			m.h.MuteAudio()
-			return m.core.Finish()
-		case StateMuted:
-			// Muted --Mute--> Normal
-			m.rgn[1] = StateNormal
-			m.core.Start(26, StateOn)
-			m.h.UnmuteAudio()
-			return m.core.Finish()
-		}
-	case *Connected:
-		switch m.rgn[2] {
-		case StateOffline:
-			// Offline --Connected--> Online
-			m.rgn[2] = StateOnline
-			m.core.Start(28, StateOn)
-			m.h.OpenSocket()
-			return m.core.Finish()
-		}
-	case *Disconnected:
-		switch m.rgn[2] {
-		case StateOnline:
-			// Online --Disconnected--> Offline
-			m.rgn[2] = StateOffline
-			m.core.Start(29, StateOn)
-			return m.core.Finish()
-		}
-	case *Stream:
-		switch m.rgn[0] {
-		case StateStopped:
-			switch {
-			case m.rgn[2] == StateOnline:
-				// Stopped --Stream [In(Online)]--> Playing / OpenStream
-				m.rgn[0] = StatePlaying
-				m.core.Start(16, StateOn)
-				m.h.OpenStream()
-				m.h.StartAudio()
-				return m.core.Finish()
-			default:
-				// Stopped --Stream [else]--> rejected: the network is offline
-				return m.core.Reject(17)
-			}
-		case StatePlaying:
-			// Playing --Stream--> ignored
-			return m.core.Ignore(20)
-		case StatePaused:
-			// Paused --Stream--> ignored
-			return m.core.Ignore(23)
-		}
-	case *Reset:
-		tPlayback, tVolume := -1, -1
-		switch m.rgn[0] {
-		case StateStopped, StatePlaying, StatePaused:
-			// Playback --Reset--> Stopped
-			tPlayback = 24
-		}
-		switch m.rgn[1] {
-		case StateNormal, StateMuted:
-			// Volume --Reset--> Normal
-			tVolume = 27
-		}
-		if tPlayback < 0 && tVolume < 0 {
-			// No region has a rule: the parallel state's decide.
-			break
-		}
-		fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
-		switch tPlayback {
-		case 24:
-			// Playback --Reset--> Stopped
-			m.rgn[0] = StateStopped
-			m.core.Start(24, StateOn)
-		}
-		switch tVolume {
-		case 27:
-			// Volume --Reset--> Normal
-			m.rgn[1] = StateNormal
-			m.core.Start(27, StateOn)
-		}
-		switch tVolume {
-		case 27:
-			// Volume --Reset--> Normal
-			if fromVolume == StateMuted {
-				m.h.UnmuteAudio()
-			}
-		}
-		switch tPlayback {
-		case 24:
-			// Playback --Reset--> Stopped
-			if fromPlayback == StatePlaying {
-				m.h.StopAudio()
-			}
-		}
-		return m.core.Finish()
-	}
-	return m.otherwise(ev)
 }

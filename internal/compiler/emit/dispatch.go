@@ -39,7 +39,11 @@ func (g *goGen) genHandleEvent() {
 	for _, s := range g.m.States {
 		if s.Regions != nil {
 			// Its regions first, then its own rules: see genRegions.
-			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(regionsMethod(s)).Call(jen.Id("ev")))))
+			if split {
+				states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(regionsMethod(s)).Call(jen.Id("ev")))))
+			} else {
+				states = append(states, jen.Case(jen.Id(s.KindName)).Block(g.regionsDispatch(s)...))
+			}
 			continue
 		}
 		cells := stateCells(s)

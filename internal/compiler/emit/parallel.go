@@ -299,59 +299,13 @@ func readsEvent(c *fsm.Cell) bool {
 //		return m.otherwise(ev) // what On ignores or rejects, or leaves to a "*" row
 //	}
 func (g *goGen) genRegions() {
+	if len(g.m.States) <= splitAbove {
+		return // HandleEvent holds the regions' rules: see genHandleEvent
+	}
 	for _, p := range g.m.States {
 		if p.Regions == nil {
 			continue
 		}
-		var evCases []jen.Code
-		bound := false
-		own := map[*fsm.Event]*fsm.Cell{}
-		for _, c := range stateCells(p) {
-			own[c.Event] = c
-		}
-		for _, e := range g.m.Events {
-			var inv []*fsm.Region
-			for _, reg := range p.Regions {
-				if involved(reg, e) {
-					inv = append(inv, reg)
-				}
-			}
-			c := own[e]
-			if len(inv) == 0 && c == nil {
-				continue
-			}
-			var body []jen.Code
-			reads := false
-			for _, reg := range inv {
-				cells, _ := regionCells(reg, e)
-				for _, c := range cells {
-					reads = reads || readsEvent(c)
-				}
-			}
-			if reads {
-				bound = true
-				body = append(body, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
-			}
-			switch {
-			case len(inv) == 1:
-				body = append(body, g.regionSwitch(inv[0], e)...)
-			case len(inv) > 1:
-				body = append(body, g.regionsTogether(inv, e)...)
-			}
-			// No region has a rule: the parallel state's own (see
-			// genHandleEvent).
-			switch {
-			case c == nil:
-			case direct(c) && !g.inline(c):
-				bound = true
-				body = append(body, jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev"))))
-			default:
-				bound = bound || c.ReadsEvent || c.Fallback != nil
-				body = append(body, g.cellBody(c)...)
-			}
-			evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
-		}
-		tail := jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev")))
 		var regions []string
 		for _, reg := range p.Regions {
 			regions = append(regions, reg.Root.Name)
@@ -359,16 +313,71 @@ func (g *goGen) genRegions() {
 		g.f.Add(paragraphs(fmt.Sprintf("%s offers ev to the regions of the parallel state %s, %s, in document order; "+
 			"the rules of the regions that have one for it are taken as one step (SCXML 1.0 §3.13). When none has, "+
 			"%s's own rules decide.", regionsMethod(p), p.Name, list(regions), p.Name)))
-		var body []jen.Code
-		if len(evCases) > 0 {
-			subject := jen.Id("ev").Assert(jen.Type())
-			if bound {
-				subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
-			}
-			body = append(body, jen.Switch(subject).Block(evCases...))
-		}
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(regionsMethod(p)).Params(jen.Id("ev").Id("Event")).Error().Block(append(body, tail)...)
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(regionsMethod(p)).Params(jen.Id("ev").Id("Event")).Error().Block(
+			append(g.regionsDispatch(p), jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev"))))...)
 	}
+}
+
+// regionsDispatch returns parallel state p's switch over the events, each
+// offered to the regions with rules for it, then to p's own rules (see
+// genRegions).
+func (g *goGen) regionsDispatch(p *fsm.State) []jen.Code {
+	var evCases []jen.Code
+	bound := false
+	own := map[*fsm.Event]*fsm.Cell{}
+	for _, c := range stateCells(p) {
+		own[c.Event] = c
+	}
+	for _, e := range g.m.Events {
+		var inv []*fsm.Region
+		for _, reg := range p.Regions {
+			if involved(reg, e) {
+				inv = append(inv, reg)
+			}
+		}
+		c := own[e]
+		if len(inv) == 0 && c == nil {
+			continue
+		}
+		var body []jen.Code
+		reads := false
+		for _, reg := range inv {
+			cells, _ := regionCells(reg, e)
+			for _, c := range cells {
+				reads = reads || readsEvent(c)
+			}
+		}
+		if reads {
+			bound = true
+			body = append(body, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
+		}
+		switch {
+		case len(inv) == 1:
+			body = append(body, g.regionSwitch(inv[0], e)...)
+		case len(inv) > 1:
+			body = append(body, g.regionsTogether(inv, e)...)
+		}
+		// No region has a rule: the parallel state's own (see
+		// genHandleEvent).
+		switch {
+		case c == nil:
+		case direct(c) && !g.inline(c):
+			bound = true
+			body = append(body, jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev"))))
+		default:
+			bound = bound || c.ReadsEvent || c.Fallback != nil
+			body = append(body, g.cellBody(c)...)
+		}
+		evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
+	}
+	if len(evCases) == 0 {
+		return nil
+	}
+	subject := jen.Id("ev").Assert(jen.Type())
+	if bound {
+		subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
+	}
+	return []jen.Code{jen.Switch(subject).Block(evCases...)}
 }
 
 // regionSwitch emits the rules of the one region that has rules for e:
@@ -424,13 +433,19 @@ func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
 	return jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
 }
 
-// regionFrom is the leaf a region's rule leaves: its source, or, for a
-// rule of a composite state, the region's leaf, read into a local.
+// regionFrom is the leaf a region's rule leaves, which its exits and
+// entries run from only some states test: its source, or, for a rule of a
+// composite state, the region's leaf, read into a local when tested.
 func regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) {
 	if !r.From.Composite() {
 		return jen.Id(r.From.KindName), nil
 	}
-	return jen.Id("from"), []jen.Code{jen.Id("from").Op(":=").Add(rgn(reg))}
+	for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
+		if run.When != nil && len(run.Actions) > 0 {
+			return jen.Id("from"), []jen.Code{jen.Id("from").Op(":=").Add(rgn(reg))}
+		}
+	}
+	return nil, nil
 }
 
 // regionRule emits one rule of a region taken alone:
@@ -491,11 +506,12 @@ func local(prefix string, reg *fsm.Region) string { return prefix + reg.Field }
 //	tPlayback, tVolume := -1, -1
 //	switch m.rgn[0] { case StatePlaying: tPlayback = 12 }
 //	switch m.rgn[1] { case StateMuted: tVolume = 14 }
-//	if tPlayback < 0 && tVolume < 0 { break }
-//	fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
-//	switch tPlayback { case 12: m.rgn[0] = StateStopped; m.core.Start(12, fromPlayback) }
-//	...
-//	return m.core.Finish()
+//	if tPlayback >= 0 || tVolume >= 0 {
+//		fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
+//		switch tPlayback { case 12: m.rgn[0] = StateStopped; m.core.Start(12, StateOn) }
+//		...
+//		return m.core.Finish()
+//	}
 func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	var ts, none, froms, fromVals []jen.Code
 	var out []jen.Code
@@ -503,8 +519,10 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	for _, reg := range inv {
 		ts = append(ts, jen.Id(local("t", reg)))
 		none = append(none, jen.Lit(-1))
-		froms = append(froms, jen.Id(local("from", reg)))
-		fromVals = append(fromVals, rgn(reg))
+		if readsFrom(reg, e) {
+			froms = append(froms, jen.Id(local("from", reg)))
+			fromVals = append(fromVals, rgn(reg))
+		}
 	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
 	for _, reg := range inv {
@@ -526,21 +544,23 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		}
 		out = append(out, jen.Switch(rgn(reg)).Block(cases...))
 	}
-	var noRule jen.Code
+	var some jen.Code
 	for i, reg := range inv {
-		test := jen.Id(local("t", reg)).Op("<").Lit(0)
+		test := jen.Id(local("t", reg)).Op(">=").Lit(0)
 		if i == 0 {
-			noRule = test
+			some = test
 		} else {
-			noRule = jen.Add(noRule).Op("&&").Add(test)
+			some = jen.Add(some).Op("||").Add(test)
 		}
 	}
-	out = append(out,
-		jen.If(noRule).Block(jen.Comment("// No region has a rule: the parallel state's decide."), jen.Break()),
-		jen.List(froms...).Op(":=").List(fromVals...))
+	var take []jen.Code
+	if len(froms) > 0 {
+		// The leaves the rules leave, which their exits test.
+		take = append(take, jen.List(froms...).Op(":=").List(fromVals...))
+	}
 	// The new leaves and the observer's steps.
 	for _, reg := range inv {
-		out = append(out, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+		take = append(take, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
 			if r.Kind != fsm.Transition {
 				return nil
 			}
@@ -561,7 +581,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			}
 			ign = append(ign, jen.If(jen.Id(local("t", reg)).Op(">=").Lit(0)).Block(jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg))))))
 		}
-		out = append(out, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(ign...))
+		take = append(take, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(ign...))
 	}
 	for _, part := range []string{"exits", "actions", "entries"} {
 		order := inv
@@ -569,7 +589,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			order = reversed(inv)
 		}
 		for _, reg := range order {
-			out = append(out, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+			take = append(take, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
 				if r.Kind != fsm.Transition {
 					return nil
 				}
@@ -577,7 +597,10 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			})...)
 		}
 	}
-	return append(out, jen.Return(core().Dot("Finish").Call()))
+	take = append(take, jen.Return(core().Dot("Finish").Call()))
+	// When no region has a rule, the event goes on to the parallel
+	// state's own.
+	return append(out, jen.If(some).Block(take...))
 }
 
 // ruleSwitch emits a switch over the rule region reg picked for e, with
@@ -768,4 +791,22 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 	}
 	v.addCells(m, nil, shared)
 	v.Composites = append(v.Composites, comps...)
+}
+
+// readsFrom reports whether a rule of region reg for e runs an exit or
+// entry only from some of its states, which tests the leaf it leaves.
+func readsFrom(reg *fsm.Region, e *fsm.Event) bool {
+	cells, _ := regionCells(reg, e)
+	for _, c := range cells {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			for _, r := range c.Rules {
+				for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
+					if run.When != nil && len(run.Actions) > 0 {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,6 +96,9 @@ type (
 	}
 )
 
+// parallelRE finds a parallel state in a spec.
+var parallelRE = regexp.MustCompile(`(?m)^\s+parallel:\s*true\b`)
+
 // specPaths are the specs of the repository, the examples and spec/, and
 // the export's own charts (testdata/charts), which exercise what those do
 // not: guard chains without else, several timers of one state, timers
@@ -105,7 +109,14 @@ func specPaths(t *testing.T) []string {
 	for _, pattern := range []string{"../../../examples/*/*.yaml", "../../../spec/*.yaml"} {
 		ps, err := filepath.Glob(pattern)
 		require.NoError(t, err)
-		paths = append(paths, ps...)
+		for _, p := range ps {
+			src, err := os.ReadFile(p)
+			require.NoError(t, err)
+			if parallelRE.Match(src) {
+				continue // the export refuses parallel states: see TestReport
+			}
+			paths = append(paths, p)
+		}
 	}
 	require.GreaterOrEqual(t, len(paths), 8, "the examples and spec/")
 	charts, err := filepath.Glob("testdata/charts/*/*.yaml")

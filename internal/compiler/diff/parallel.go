@@ -87,3 +87,23 @@ func containsLeaf(leaves []*fsm.State, name string, d *differ) bool {
 	}
 	return false
 }
+
+// regionStates returns the states inside the regions of m's parallel
+// states, whose rules are compared as the machine's are: each region's
+// composite states, then its leaves.
+func regionStates(m *fsm.Machine) []*fsm.State {
+	var out []*fsm.State
+	for _, r := range m.Regions {
+		out = append(append(out, r.Composites...), r.Leaves...)
+	}
+	return out
+}
+
+// outOfRegion returns cell c of state s, or, when s is inside a region
+// that leaves the event to its parallel state, the parallel state's cell.
+func outOfRegion(s *fsm.State, c *fsm.Cell) *fsm.Cell {
+	if s.Region == nil || !c.Out() {
+		return c
+	}
+	return cellOf(s.Region.Parallel, c.Event)
+}

@@ -80,12 +80,19 @@ func TestCompareParallel(t *testing.T) {
 		"          Muted: {}\n", "",
 		"  - from: Normal\n    on: Mute\n    to: Muted\n  - from: Muted\n    on: Mute\n    to: Normal\n", "  - from: Normal\n    on: Mute\n    to: Normal\n",
 	).Replace(playerSpec)
+	retargeted := strings.Replace(playerSpec, "  - from: Playing\n    on: Play\n    to: Stopped\n", "  - from: Playing\n    on: Play\n    to: Playing\n", 1)
 	tests := []struct {
 		name     string
 		old, new string
 		breaks   int
 		want     []want
 	}{
+		{
+			name: "a region's rule changed", old: playerSpec, new: retargeted, breaks: 1,
+			want: []want{
+				{subject: "rule Playing × Play", what: "now to Playing, was to Stopped", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
 		{
 			name: "a region added", old: playerSpec, new: twoRegions, breaks: 1,
 			want: []want{
@@ -101,13 +108,14 @@ func TestCompareParallel(t *testing.T) {
 			},
 		},
 		{
-			name: "a state of a region removed", old: playerSpec, new: noMuted, breaks: 1,
+			name: "a state of a region removed", old: playerSpec, new: noMuted, breaks: 2,
 			want: []want{
 				{subject: "state Muted", what: "removed from region Volume of On", verdicts: []string{"saved_states=breaks"}},
+				{subject: "rule Normal × Mute", what: "now to Normal, was to Muted", verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 		{
-			name: "a composite state made parallel", old: oneRegion, new: playerSpec, breaks: 4,
+			name: "a composite state made parallel", old: oneRegion, new: playerSpec, breaks: 6,
 			want: []want{
 				{subject: "state On", what: "made parallel", verdicts: []string{"saved_states=breaks", "behaviour=breaks"}},
 				{subject: "state Stopped", what: "removed", verdicts: []string{"saved_states=breaks"}},
@@ -115,6 +123,10 @@ func TestCompareParallel(t *testing.T) {
 				{subject: "state Playback", what: "removed"},
 				// On's rule was a composite state's, now a parallel state's.
 				{subject: "rule On × Power", what: "now to Off, was nothing", verdicts: []string{"behaviour=breaks"}},
+				// Mute, which On ignored, now reaches region Volume, which
+				// takes it in every state: Playback's states have no rule.
+				{subject: "rule Stopped × Mute", what: "now nothing, was ignored", verdicts: []string{"behaviour=breaks"}},
+				{subject: "rule Playing × Mute", what: "now nothing, was ignored", verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 	}

@@ -244,6 +244,12 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 func (m *Machine) parallelWays() {
 	var ways []*Way
 	for _, w := range m.Ways {
+		if w.To.Regions != nil {
+			// The generated test compares the state after the way with
+			// the constants it sets, which do not say the regions'
+			// states: it checks the way's rules and actions only.
+			w.After = nil
+		}
 		if w.From.Regions == nil {
 			w.Trace, _ = m.step(w, restored(w.From))
 			ways = append(ways, w)

@@ -451,3 +451,18 @@ func TakesAll(p *State, e *Event) *Region {
 	}
 	return nil
 }
+
+// configText writes the leaves of the regions of parallel state p for a
+// step's text: " (Playing, Muted, Offline)"; "" for another state.
+func configText(p *State, cfg []*State) string {
+	var names []string
+	for _, reg := range p.Regions {
+		if cfg != nil && cfg[reg.Index] != nil {
+			names = append(names, cfg[reg.Index].Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}

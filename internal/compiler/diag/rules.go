@@ -257,6 +257,13 @@ var rules = []Rule{
 		Patterns: []string{`^history .* of state .* is neither shallow nor deep`, `^state .* has no states inside it, so it has no history`, `^this transition leaves .* from transient state .*, which its history would remember`, `^the done transition of .* leaves .*, whose history would remember the final state`, `^state .* has no history for .* to enter`, `^a transition into the history of .* cannot be local`},
 	},
 	{
+		ID: "parallel", Level: Error,
+		Short:    "A parallel state, one of its regions or an In(State) guard is misdeclared or misused.",
+		Full:     "A parallel state (parallel: true) has at least two regions, its states, all active while it is (UML 2.5.1 §14.2.3.4.3, SCXML 1.0 §3.4); none is marked initial, since all are entered with it. A rule inside a region moves within its region: the parallel state's own rules leave it. In(State) tests, in a region's rule, the state of another region of the same parallel state. What fsmgen does not resolve yet inside regions (nested parallel states, histories, timers, fields, effects, final states, transient states) is refused, named.",
+		Help:     "Give the parallel state two regions or more and remove their initial; write rows that leave the parallel state from it; name in In(State) a state of another region; move timers, fields and effects to the parallel state.",
+		Patterns: []string{`^parallel state `, `^parallel states and deferred events together: `, `^region `, `^In\(.*\) (is a guard|names)`},
+	},
+	{
 		ID: "done-transition", Level: Error,
 		Short:    "A final state or a done transition is misdeclared.",
 		Full:     "A leaf marked final completes its composite state; the composite state's done transition is taken when the machine enters a final child, in the same step (UML completion transitions, SCXML done.state.ID). A done transition needs a composite state with a final child, must leave the final state, and the final state is left at once, so it has no entry, exit, timer or transitions of its own.",

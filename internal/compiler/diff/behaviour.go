@@ -23,14 +23,14 @@ func (d *differ) initial() {
 // that handle the event there, and each state's entry, exit and timer.
 func (d *differ) rules() {
 	oldStates := map[string]*fsm.State{}
-	for _, s := range append(slices.Clone(d.old.States), d.old.Composites...) {
+	for _, s := range append(append(slices.Clone(d.old.States), d.old.Composites...), regionStates(d.old)...) {
 		oldStates[d.rename("state", s.Name)] = s
 	}
 	oldEvents := map[string]*fsm.Event{}
 	for _, e := range d.old.Events {
 		oldEvents[d.rename("event", e.Name)] = e
 	}
-	for _, ns := range append(slices.Clone(d.new.States), d.new.Composites...) {
+	for _, ns := range append(append(slices.Clone(d.new.States), d.new.Composites...), regionStates(d.new)...) {
 		os := oldStates[ns.Name]
 		if os == nil {
 			continue
@@ -94,7 +94,7 @@ func cellOf(s *fsm.State, e *fsm.Event) *fsm.Cell {
 	for _, list := range [][]*fsm.Cell{s.Handles, s.Refuses, s.Inherited} {
 		for _, c := range list {
 			if c.Event == e {
-				return c
+				return outOfRegion(s, c)
 			}
 		}
 	}

@@ -105,6 +105,7 @@ func (r *Report) Breaks() int {
 func Compare(old, new *fsm.Machine) *Report {
 	d := &differ{old: old, new: new, r: &Report{}}
 	d.states()
+	d.regions()
 	d.decls("event", old.Events, new.Events)
 	d.decls("action", old.Actions, new.Actions)
 	d.funcs("guard", old.Guards, new.Guards)

@@ -67,10 +67,13 @@ func (g *goGen) genDecls() {
 				}
 				fields = append(fields, c.Id(fd.GoName).Add(goType(fd.GoType)).Tag(map[string]string{"json": fd.JSONName}))
 			}
+			if ks.what == "state" {
+				fields = append(fields, g.regionFields(d)...)
+			}
 			lead := fmt.Sprintf("%s is the %s %s", d.GoName, ks.what, d.Name)
 			doc := d.Doc
 			if ks.what == "state" {
-				if extra := hookDoc(g.m.States[d.Index]); extra != "" {
+				if extra := strings.TrimSpace(regionDoc(g.m.States[d.Index]) + " " + hookDoc(g.m.States[d.Index])); extra != "" {
 					doc = strings.TrimSpace(doc + "\n\n" + extra)
 				}
 			}
@@ -88,7 +91,7 @@ func (g *goGen) genDecls() {
 			short(g.f.Func().Params(recv.Clone()).Id(ks.marker).Params())
 			g.f.Comment(fmt.Sprintf("// MarshalJSON encodes the %s as {\"kind\": %q, ...its fields}.", ks.what, d.Snake))
 			sig := jen.Func().Params(jen.Id("v").Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error())
-			if len(d.Fields) == 0 {
+			if len(fields) == 0 {
 				g.f.Add(short(jen.Func().Params(jen.Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()),
 					jen.Return(jen.Index().Byte().Call(rawString(fmt.Sprintf(`{"kind":%q}`, d.Snake))), jen.Nil())))
 				continue

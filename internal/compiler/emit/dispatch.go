@@ -37,19 +37,19 @@ func (g *goGen) genHandleEvent() {
 	split := len(g.m.States) > splitAbove
 	var states, methods []jen.Code
 	for _, s := range g.m.States {
-		// The state's own cells, and the composite rules it takes, in
-		// event order; a composite's rules are written once, in a method
-		// each state that takes them calls.
-		cells := slices.Clone(s.Handles)
-		for _, c := range s.Inherited {
-			if direct(c) {
-				cells = append(cells, c)
+		if s.Regions != nil {
+			// Its regions first, then its own rules: see genRegions.
+			if split {
+				states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(regionsMethod(s)).Call(jen.Id("ev")))))
+			} else {
+				states = append(states, jen.Case(jen.Id(s.KindName)).Block(g.regionsDispatch(s)...))
 			}
+			continue
 		}
+		cells := stateCells(s)
 		if len(cells) == 0 {
 			continue
 		}
-		slices.SortStableFunc(cells, func(a, b *fsm.Cell) int { return a.Event.Index - b.Event.Index })
 		var evCases []jen.Code
 		bound := false
 		for _, c := range cells {
@@ -104,6 +104,21 @@ func (g *goGen) genHandleEvent() {
 	for _, m := range methods {
 		g.f.Add(m)
 	}
+}
+
+// stateCells returns the cells state s handles in its case of
+// HandleEvent: its own, and the composite rules it takes, in event order;
+// a composite's rules are written once, in a method each state that takes
+// them calls.
+func stateCells(s *fsm.State) []*fsm.Cell {
+	cells := slices.Clone(s.Handles)
+	for _, c := range s.Inherited {
+		if direct(c) {
+			cells = append(cells, c)
+		}
+	}
+	slices.SortStableFunc(cells, func(a, b *fsm.Cell) int { return a.Event.Index - b.Event.Index })
+	return cells
 }
 
 // splitAbove is the number of states above which HandleEvent calls one

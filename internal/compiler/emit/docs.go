@@ -62,6 +62,7 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 	for _, t := range m.Timers {
 		d.cells(t.State, []*fsm.Cell{t.Cell})
 	}
+	d.regionEdges()
 	for _, e := range d.edges {
 		line := "    " + e.From + " --> " + e.To
 		if label := e.label(); label != "" {
@@ -125,6 +126,8 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 	}
 	for _, s := range list {
 		switch {
+		case s.Regions != nil:
+			d.regions(s, depth)
 		case s.Composite():
 			d.lines = append(d.lines, ind+"state "+s.Name+" {")
 			d.states(s.Children, s.InitialChild, depth+1)

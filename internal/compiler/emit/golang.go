@@ -43,6 +43,8 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genTimers()
 	g.genDeferral()
 	g.genUnmarshal()
+	g.genKindText()
+	g.genRegions()
 	return g.f
 }
 
@@ -173,7 +175,7 @@ func kindType(n int) *jen.Statement {
 //	var fsmStateNames = [...]string{"A", ...}
 func (g *goGen) genKinds() {
 	for _, ks := range kindSets {
-		ds := decls(g.m, ks.what)
+		ds := kindDecls(g.m, ks.what)
 		g.f.Add(comment("", fmt.Sprintf("%s identifies %s %s of the %s machine. The zero %s is no %s.", ks.kind, article(ks.what), ks.what, g.m.Name, ks.kind, ks.what)))
 		g.f.Type().Id(ks.kind).Add(kindType(len(ds)))
 		if len(ds) == 0 {

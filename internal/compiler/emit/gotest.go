@@ -140,14 +140,14 @@ func (g *testGen) genSubject() {
 		case s.Transient:
 			transient = append(transient, jen.Id(s.GoName).Values())
 		default:
-			states = append(states, jen.Id(s.GoName).Values())
+			states = append(states, stateLit(s, nil))
 		}
 		if s.Terminal {
 			terminal = append(terminal, jen.Id(s.KindName))
 		}
 		for _, c := range s.Handles {
 			if c.ReadsEvent {
-				nils = append(nils, jen.Values(kv("State", jen.Id(s.GoName).Values()), kv("Event", jen.Parens(jen.Op("*").Id(c.Event.GoName)).Parens(jen.Nil()))))
+				nils = append(nils, jen.Values(kv("State", stateLit(s, nil)), kv("Event", jen.Parens(jen.Op("*").Id(c.Event.GoName)).Parens(jen.Nil()))))
 			}
 		}
 	}
@@ -291,7 +291,7 @@ func ruleList(rules []*fsm.Rule) jen.Code {
 func (g *testGen) genRuleTests() {
 	var rows []jen.Code
 	for _, w := range g.m.Ways {
-		d := []jen.Code{kv("From", jen.Id(w.From.GoName).Values()), kv("Event", g.event(w, w.Trace))}
+		d := []jen.Code{kv("From", stateLit(w.From, w.Config)), kv("Event", g.event(w, w.Trace))}
 		d = tests(w, d)
 		d = append(d, kv("Rules", ruleList(w.Rules)), kv("To", jen.Id(w.To.KindName)))
 		d = g.trace(d, w.Trace)
@@ -364,7 +364,7 @@ func (g *testGen) genDriven() {
 func (g *testGen) genMachineErrors() {
 	m := g.m
 	body := []jen.Code{ft("Errors").Call(jen.Id("t"), jen.Id("fsmSubject"))}
-	ini := jen.Id(m.Initial.GoName).Values()
+	ini := stateLit(m.Initial, nil).(*jen.Statement)
 	first := true
 	for _, dep := range []struct {
 		field string
@@ -406,7 +406,11 @@ func (g *testGen) genJSON() {
 		ds := decls(g.m, ks.what)
 		var vals []jen.Code
 		for _, d := range ds {
-			v := jen.Id(d.GoName).Values(samples(d))
+			fields := samples(d)
+			if ks.what == "state" {
+				regionSamples(g.m, d, fields)
+			}
+			v := jen.Id(d.GoName).Values(fields)
 			if ks.what != "state" {
 				v = jen.Op("&").Add(v)
 			}

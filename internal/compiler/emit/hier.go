@@ -53,14 +53,23 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 	for _, d := range run.Delays {
 		out = append(out, jen.Id(d.Local).Op(":=").Id("m").Dot("b").Dot(d.Timer.DelayFunc.GoName).Call(g.values(d.Args)...))
 	}
+	if run.State.Regions != nil {
+		out = append(out, g.regionRun(run, true)...)
+	}
 	return out
 }
 
 // runActions emits the actions of a run, under its condition.
 func (g *goGen) runActions(run *fsm.Run, from jen.Code) []jen.Code {
 	var out []jen.Code
+	if !run.Entry && run.State.Regions != nil {
+		out = append(out, g.regionRun(run, false)...)
+	}
 	for _, e := range run.Actions {
 		out = append(out, g.emitAction(e)...)
+	}
+	if run.Entry && run.State.Regions != nil {
+		out = append(out, g.regionRun(run, false)...)
 	}
 	if run.When != nil && len(out) > 0 {
 		return []jen.Code{jen.If(within(from, run.When)).Block(out...)}

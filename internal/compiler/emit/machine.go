@@ -84,6 +84,7 @@ func (g *goGen) genMachine() {
 			jen.Comment("// deferred holds copies of the events the machine deferred, oldest first."),
 			jen.Id("deferred").Index().Id("Event"))
 	}
+	fields = append(fields, g.regionMachineField()...)
 	f.Type().Id("Machine").Struct(fields...)
 
 	f.Comment("// fsmNew returns a machine in state s with c's behaviour and handler, or the")
@@ -125,6 +126,7 @@ func (g *goGen) genMachine() {
 		for _, fd := range s.Fields {
 			vals = append(vals, kv(fd.GoName, jen.Id("m").Dot("d").Dot(fd.Data.GoName)))
 		}
+		vals = append(vals, regionValues(s)...)
 		scases = append(scases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id(s.GoName).Values(vals...))))
 	}
 	f.Add(comment("", "State returns the current state, or nil for a Machine not made by New or Restore. "+
@@ -160,11 +162,12 @@ func (g *goGen) genRestore() {
 			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Transient").Call(jen.Lit(s.Name)))))
 			continue
 		}
-		if len(s.Fields) == 0 {
+		if len(s.Fields) == 0 && s.Regions == nil {
 			bare = append(bare, jen.Id(s.GoName))
 			continue
 		}
 		body := append([]jen.Code{core().Dot("State").Op("=").Id(s.KindName)}, storeState(s, jen.Id("s"))...)
+		body = append(body, g.regionPut(s)...)
 		cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(body...))
 	}
 	if len(bare) > 0 {

@@ -114,7 +114,7 @@ func (g *goGen) genRules() {
 // ruleValues are the entries of the rule table.
 func ruleValues(m *fsm.Machine) []jen.Code {
 	var out []jen.Code
-	for _, r := range m.Rules {
+	for _, r := range m.AllRules() {
 		out = append(out, ruleValue(r))
 	}
 	return out
@@ -151,6 +151,9 @@ func ruleValue(r *fsm.Rule) jen.Code {
 	d := []jen.Code{kv("Kind", ruleKind(r.Kind))}
 	switch {
 	case r.From == nil:
+	case r.From.Region != nil:
+		// A region's rule: the machine is, and stays, in the parallel state.
+		d = append(d, kv("Composite", jen.Lit(r.From.Region.Parallel.Name)))
 	case r.From.Composite():
 		d = append(d, kv("Composite", jen.Lit(r.From.Name)))
 	default:
@@ -165,7 +168,7 @@ func ruleValue(r *fsm.Rule) jen.Code {
 	case r.Else:
 		d = append(d, kv("Guard", jen.Lit("else")))
 	}
-	if r.To != nil {
+	if r.To != nil && r.To.Region == nil {
 		d = append(d, kv("To", jen.Id(r.To.KindName)))
 	}
 	if r.Effect != nil {

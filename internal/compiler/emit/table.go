@@ -76,6 +76,7 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 		v.addRules(m, s)
 	}
 	v.addRules(m, nil)
+	v.addRegions(m)
 	for _, s := range m.Composites {
 		d := s.Doc
 		if p := s.Parent; p != nil {
@@ -103,7 +104,7 @@ func stateKinds(s *fsm.State) string {
 	for _, k := range []struct {
 		on   bool
 		name string
-	}{{s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Final, "final"}, {s.Transient && !s.Final, "transient"}} {
+	}{{s.Regions != nil, "parallel"}, {s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Final, "final"}, {s.Transient && !s.Final, "transient"}} {
 		if k.on {
 			kinds = append(kinds, k.name)
 		}
@@ -124,7 +125,6 @@ func code(s string) string {
 // refusals to the state's row of ignored and rejected events, and reasons
 // given in the spec to the list under it.
 func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
-	var ignored, rejected []string
 	var cells []*fsm.Cell
 	if s == nil {
 		cells = slices.Clone(m.Shared)
@@ -137,6 +137,13 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 			cells = append(cells, s.Choice)
 		}
 	}
+	v.addCells(m, s, cells)
+}
+
+// addCells adds the rules of cells, those of state s (nil: of many
+// states), to the view.
+func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
+	var ignored, rejected []string
 	var rules []*fsm.Rule
 	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
 	for _, c := range cells {

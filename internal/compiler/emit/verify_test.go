@@ -36,6 +36,9 @@ func specNames(m *fsm.Machine) []string {
 	for _, a := range m.Accessors {
 		out = append(out, a.Of, a.With)
 	}
+	for _, s := range m.RegionLeaves() {
+		out = append(out, s.KindName) // a region's leaves have kinds, not types
+	}
 	return out
 }
 
@@ -123,6 +126,9 @@ func verifyGo(m *fsm.Machine, files []emit.File) error {
 		}
 	}
 	allowed := map[string]bool{"github.com/fsmgen/fsmgen/runtime/fsmrt": true}
+	if m.Regional() {
+		allowed["fmt"] = true // the errors of a parallel state's regions: see regionPut
+	}
 	for _, imp := range m.Imports {
 		allowed[imp.Path] = true
 	}
@@ -271,7 +277,7 @@ func typeCheck(fset *token.FileSet, m *fsm.Machine, code *ast.File) error {
 // mermaidLine is every line fsmgen may write in a diagram. An edge's
 // label is names and punctuation, and the string constants of set: between
 // typographic quotes, with none of the characters Mermaid gives a meaning.
-var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|state "H\*?" as [A-Za-z][A-Za-z0-9_]*_history|\}|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : ` + edgeLabel + `(<br/>` + edgeLabel + `)*)?))$`)
+var mermaidLine = regexp.MustCompile(`^(%% [^\n]*|stateDiagram-v2|( {4})+(state [A-Za-z][A-Za-z0-9_]* (<<choice>>|\{)|state "H\*?" as [A-Za-z][A-Za-z0-9_]*_history|\}|--|[A-Za-z][A-Za-z0-9_]*|note right of [A-Za-z][A-Za-z0-9_]* : [A-Za-z0-9_ ,{}/]+(<br/>[A-Za-z0-9_ ,{}/]+)*|(\[\*\]|[A-Za-z][A-Za-z0-9_]*) --> ([A-Za-z][A-Za-z0-9_]*|\[\*\])( : ` + edgeLabel + `(<br/>` + edgeLabel + `)*)?))$`)
 
 // edgeLabel is the label of a rule on an edge.
 const edgeLabel = `([A-Za-z0-9_ ,.()\[\]/=+-]|“[^“”\n:;{}\[\]<>"'#%|` + "`" + `]*”)+`
@@ -347,6 +353,27 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 			}
 			for _, t := range m.Timers {
 				count(t.State, t.Cell.Rules)
+			}
+			// A region's initial [*] in its section, and its composite
+			// states'; its leaves' rules, and its composite states' once.
+			shared := map[*fsm.Cell]bool{}
+			var sharedCells []*fsm.Cell
+			for _, reg := range m.Regions {
+				want += 1 + len(reg.Composites)
+				for _, s := range reg.Leaves {
+					for _, c := range s.Handles {
+						count(s, c.Rules)
+					}
+					for _, c := range s.Inherited {
+						if c.Owner != nil && !shared[c] {
+							shared[c] = true
+							sharedCells = append(sharedCells, c)
+						}
+					}
+				}
+			}
+			for _, c := range sharedCells {
+				count(c.Owner, c.Rules)
 			}
 			if edges != want {
 				return fmt.Errorf("%s: %d edges, want %d", f.Path, edges, want)

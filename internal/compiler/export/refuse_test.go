@@ -75,6 +75,13 @@ func TestReport(t *testing.T) {
 			xstate: []string{"13:9: error: timer ring of Opened has the delay of the timer of Opened (1000): XState's after keys a state's timers by their delay, so give them different delays or put one on a state around"},
 		},
 		{
+			name:   "a parallel state",
+			states: closed + "  Opened:\n    parallel: true\n    ignore: [Open, Knock]\n    states:\n      Left: {}\n      Right: {}\n",
+			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Opened\n    on: Close\n    to: Closed\n",
+			xstate: []string{"8:3: error: state Opened is a parallel state, which fsmgen export does not write yet (XState's parallel states would be its form): export a machine without one"},
+			scxml:  []string{"8:3: error: state Opened is a parallel state, which fsmgen export does not write yet (SCXML's parallel states would be its form): export a machine without one"},
+		},
+		{
 			name:   "a delay finer than a millisecond",
 			states: closed + "  Opened:\n    ignore: [Open, Knock, Close]\n    after:\n      delay: 1500us\n      to: Closed\n",
 			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n",

@@ -27,7 +27,16 @@ const (
 // zero Env knows none (field types may then name predeclared types, the
 // spec's own and imported packages' names, unchecked).
 func Build(f *spec.File, env Env) (*Machine, diag.List) {
-	b := &builder{f: f, env: env, m: &Machine{SpecFile: filepath.Base(f.Path), Source: env.Source, ImportPath: env.PackagePath}}
+	if hasParallel(f.States) {
+		return buildParallel(f, env)
+	}
+	return build(f, env, nil)
+}
+
+// build is Build, for a machine or, with par, a machine with parallel
+// states or one region of one (see parallel.go).
+func build(f *spec.File, env Env, par *parHook) (*Machine, diag.List) {
+	b := &builder{f: f, env: env, par: par, m: &Machine{SpecFile: filepath.Base(f.Path), Source: env.Source, ImportPath: env.PackagePath}}
 	if b.m.Source == "" {
 		b.m.Source = b.m.SpecFile
 	}
@@ -83,6 +92,8 @@ type builder struct {
 	env   Env
 	m     *Machine
 	diags diag.List
+	// par is what the build knows of parallel states; nil without them.
+	par *parHook
 
 	states   map[string]*State
 	events   map[string]*Event

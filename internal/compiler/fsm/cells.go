@@ -170,7 +170,7 @@ func (b *builder) cells() {
 				if c := b.inherited(s, e); c != nil {
 					s.Inherited = append(s.Inherited, c)
 					b.users[c] = append(b.users[c], s)
-				} else {
+				} else if !b.par.covers(s, e) {
 					missing = append(missing, e.Name)
 				}
 				continue

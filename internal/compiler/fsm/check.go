@@ -63,7 +63,7 @@ func (b *builder) graph() {
 			b.errorf(s.Pos, "state %s is unreachable from the initial state %s", s.Name, m.Initial.Name)
 			b.unreachableNotes(s, succ, reached)
 		}
-		if !s.Terminal && len(succ[s]) == 0 {
+		if !s.Terminal && len(succ[s]) == 0 && !b.par.inRegion() {
 			b.errorf(s.Pos, "state %s has no way out: add a transition to another state, or mark it \"terminal: true\"", s.Name)
 		}
 	}
@@ -122,18 +122,18 @@ func (b *builder) unused() {
 		}
 	}
 	for _, e := range m.Events {
-		if !usedEv[e] && !e.Builtin {
+		if !usedEv[e] && !e.Builtin && !b.par.uses("event "+e.Name) {
 			b.diags.Warnf(e.Pos, "event %s never causes a transition: every state ignores or rejects it", e.Name)
 		}
 	}
 	for _, a := range m.Actions {
-		if !usedAct[a] && !a.Builtin {
+		if !usedAct[a] && !a.Builtin && !b.par.uses("action "+a.Name) {
 			b.diags.Warnf(a.Pos, "action %s is never emitted", a.Name)
 		}
 	}
 	for _, fns := range [][]*Func{m.Guards, m.Effects} {
 		for _, fn := range fns {
-			if !fn.Used() {
+			if !fn.Used() && !b.par.uses(kindWord(fn.Kind)+" "+fn.Name) {
 				b.diags.Warnf(fn.Pos, "%s %s is never used", kindWord(fn.Kind), fn.Name)
 			}
 		}

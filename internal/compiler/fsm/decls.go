@@ -188,6 +188,11 @@ func (b *builder) action(s spec.String) *Action {
 }
 
 func (b *builder) fn(s spec.String, kind FuncKind) *Func {
+	if kind == Guard {
+		if in := b.par.inGuard(b, s); in != nil {
+			return in
+		}
+	}
 	fn, ok := b.fnByName[s.Value]
 	if !ok {
 		var known []string

@@ -26,6 +26,10 @@ type Func struct {
 	Uses   []*Rule
 	// Hooks are the states whose entry, exit or timer calls the effect.
 	Hooks []*State
+	// InName is, for the built-in guard In(State), the state it names,
+	// and In that state (see parallel.go); "" and nil for other guards.
+	InName string
+	In     *State
 }
 
 // Used reports whether a rule, an entry, an exit or a timer calls fn.

@@ -13,7 +13,7 @@ var Generated = []string{
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
 	"fsmActionDecoders", "fsmActionNames", "fsmData", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew",
-	"fsmRunning", "fsmStateDecoders", "fsmStateNames", "fsmDefers",
+	"fsmRunning", "fsmStateDecoders", "fsmStateKinds", "fsmStateNames", "fsmDefers",
 	// The generated tests.
 	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmFake", "fsmSubject",
@@ -25,7 +25,7 @@ var Generated = []string{
 var Values = []string{
 	"Load", "LoadWith", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
-	"fsmStateDecoders", "fsmStateNames", "fsmDefers",
+	"fsmStateDecoders", "fsmStateKinds", "fsmStateNames", "fsmDefers",
 	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmSubject",
 }

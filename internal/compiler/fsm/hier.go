@@ -343,7 +343,7 @@ func (b *builder) routes(r *Rule) {
 		}
 	}
 	b.remembers(r, domain)
-	hooked := func(s *State) bool { return s.Exit != nil || len(s.Timers) > 0 }
+	hooked := func(s *State) bool { return s.Exit != nil || len(s.Timers) > 0 || b.parallel(s) }
 	if r.Shared() {
 		// The states inside the owner that the machine may be in when the
 		// rule fires: leaves first (only one is active), then composite
@@ -382,7 +382,7 @@ func (b *builder) routes(r *Rule) {
 		}
 	}
 	for _, s := range entryPath(domain, r.Target) {
-		if s.Entry != nil || len(s.Timers) > 0 {
+		if s.Entry != nil || len(s.Timers) > 0 || b.parallel(s) {
 			r.Entries = append(r.Entries, &Run{State: s, Entry: true})
 		}
 	}
@@ -568,7 +568,7 @@ func (b *builder) start() {
 	}
 	c := &runCtx{taken: map[string]bool{"m": true, "b": true, "h": true, "initial": true}, written: map[*Data]bool{}}
 	for _, s := range m.Initial.Path() {
-		if s.Entry != nil || len(s.Timers) > 0 {
+		if s.Entry != nil || len(s.Timers) > 0 || b.parallel(s) {
 			run := &Run{State: s, Entry: true}
 			b.resolveRun(run, c)
 			m.Start = append(m.Start, run)

@@ -49,6 +49,9 @@ type Machine struct {
 	// Histories[i].Hist == i. The machine remembers, for each, the leaf it
 	// was in when it last left it (none before).
 	Histories []*State
+	// Regions are the regions of the parallel states, in document order
+	// (see Region); each parallel state is one of States.
+	Regions []*Region
 	// Timers are the timers the states declare with "after", in spec
 	// order; Timers[i].Index == i.
 	Timers []*Timer
@@ -268,6 +271,10 @@ type State struct {
 	// enters it; nil when the composite state has none (the leaf rests).
 	Final     bool
 	Completes *State
+	// Regions are a parallel state's regions, in document order; Region
+	// is, for a state inside a region, that region. Both nil elsewhere.
+	Regions []*Region
+	Region  *Region
 }
 
 // History is the kind of a composite state's history.

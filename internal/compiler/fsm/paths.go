@@ -237,7 +237,7 @@ func (m *Machine) Records() []PathRecord {
 // StepText describes a step on one line: "in Idle, send Start", "in
 // TimeWait, its timer fires", with the guards' answers.
 func StepText(w *Way) string {
-	s := "in " + w.From.Name + ", "
+	s := "in " + w.From.Name + configText(w.From, w.Config) + ", "
 	switch {
 	case w.Timer != nil && w.Timer.State == w.From:
 		s += "its timer fires"

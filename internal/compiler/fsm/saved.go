@@ -80,6 +80,7 @@ func (b *builder) shape() {
 		}
 		lines = append(lines, line)
 	}
+	lines = append(lines, b.par.shapeLines()...)
 	for _, s := range b.m.Histories {
 		// What a saved machine remembers of the state: a leaf inside it.
 		lines = append(lines, "history "+s.Snake)

@@ -27,6 +27,11 @@ type Way struct {
 	// Trace is what the way does from a machine made by Restore in From,
 	// which numbers the running timers from 1, outermost first.
 	Trace Trace
+	// Config is, for a way from a parallel state, the leaves its regions
+	// are in (by Region.Index); Regional is set on a way the regions take,
+	// whose Trace is worked out with it (see parpaths.go).
+	Config   []*State
+	Regional bool
 	// After are, when a rule of the way sets constants (set:), the
 	// fields of To that hold one after the way, in To's order. From a
 	// machine made by Restore in From with zero fields, whose effects

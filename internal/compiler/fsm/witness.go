@@ -46,6 +46,9 @@ func restored(s *State) timerRun {
 // step works out what way w does from the running timers, and returns
 // it with the timers after it.
 func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
+	if w.Regional {
+		return w.Trace, before // the regions run no timers
+	}
 	run := timerRun{ids: maps.Clone(before.ids), last: before.last}
 	var tr Trace
 	if w.Timer != nil {
@@ -82,6 +85,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			if !applies(x) {
 				continue
 			}
+			tr.Actions = append(tr.Actions, m.leaveRegions(x.State, w.Config)...)
 			for _, e := range x.Actions {
 				if e.Action == m.CancelTimer && run.ids[e.Args[0].Timer] == 0 {
 					continue // spent: nothing to cancel
@@ -100,6 +104,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				}
 				tr.Actions = append(tr.Actions, e.Action)
 			}
+			tr.Actions = append(tr.Actions, m.enterRegions(x.State)...)
 		}
 		if r.To != nil {
 			src = r.To

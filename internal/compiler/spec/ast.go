@@ -107,6 +107,9 @@ type State struct {
 	// Final marks a leaf of a composite state that completes it (UML's
 	// FinalState, SCXML's <final>).
 	Final Bool
+	// Parallel marks a composite state whose children are regions, all
+	// active at once (UML's orthogonal state, SCXML's <parallel>).
+	Parallel Bool
 	// Done is a composite state's completion transition, taken when the
 	// machine enters one of its final children; nil when absent.
 	Done   *Done

@@ -344,6 +344,7 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 		"transient":    func(_, v *yaml.Node) { s.Transient = p.boolean(v) },
 		"history":      func(_, v *yaml.Node) { s.History = p.str(v) },
 		"final":        func(_, v *yaml.Node) { s.Final = p.boolean(v) },
+		"parallel":     func(_, v *yaml.Node) { s.Parallel = p.boolean(v) },
 		"done":         func(k, v *yaml.Node) { s.Done = p.done(k, v) },
 		"fields":       func(_, v *yaml.Node) { s.Fields = p.fields(v) },
 		"ignore":       func(_, v *yaml.Node) { s.Ignore = p.names(v) },

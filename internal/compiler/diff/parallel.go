@@ -1,0 +1,109 @@
+package diff
+
+import (
+	"fmt"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// regions compares the parallel states matched across the revisions (see
+// docs/spec.md, "Parallel states"): a machine saved in a parallel state
+// names the state of each of its regions, so a region added or removed,
+// a state of a region removed, or a state made parallel, breaks the
+// machines saved in it.
+func (d *differ) regions() {
+	old := map[string]*fsm.State{}
+	for _, s := range d.old.States {
+		old[d.rename("state", s.Name)] = s
+	}
+	for _, s := range d.old.Composites {
+		old[d.rename("state", s.Name)] = s
+	}
+	for _, ns := range d.new.States {
+		os := old[ns.Name]
+		if os == nil || os.Transient || ns.Regions == nil && os.Regions == nil {
+			continue
+		}
+		if os.Composite() {
+			c := &Change{Subject: "state " + ns.Name, What: "made parallel", Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in a state inside %s no longer loads: the states inside a parallel state are saved as its regions' (declare the break)", os.Name))
+			c.verdict(Behaviour, Breaks, fmt.Sprintf("%s's states are now all active at once, each region's", ns.Name))
+			d.add(c)
+			continue
+		}
+		oldRegs := map[string]*fsm.Region{}
+		for _, r := range os.Regions {
+			oldRegs[d.rename("state", r.Root.Name)] = r
+		}
+		newRegs := map[string]bool{}
+		for _, r := range ns.Regions {
+			newRegs[r.Root.Name] = true
+			o := oldRegs[r.Root.Name]
+			if o == nil {
+				c := &Change{Subject: "state " + ns.Name, What: "gained region " + r.Root.Name, Old: os.Pos, New: ns.Pos}
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s names no state of region %s, and no longer loads (declare the break)", os.Name, r.Root.Name))
+				d.add(c)
+				continue
+			}
+			d.regionLeaves(ns, o, r)
+		}
+		for _, r := range os.Regions {
+			if !newRegs[d.rename("state", r.Root.Name)] {
+				c := &Change{Subject: "state " + ns.Name, What: "lost region " + r.Root.Name, Old: os.Pos, New: ns.Pos}
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s names a state of region %s, which it no longer has, and no longer loads (declare the break)", os.Name, r.Root.Name))
+				d.add(c)
+			}
+		}
+	}
+}
+
+// regionLeaves compares the leaves of a region matched across the
+// revisions: one removed breaks the machines saved in it.
+func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
+	has := map[string]bool{}
+	for _, s := range n.Leaves {
+		has[s.Name] = true
+	}
+	for _, s := range o.Leaves {
+		if !has[d.rename("state", s.Name)] {
+			c := &Change{Subject: "state " + s.Name, What: fmt.Sprintf("removed from region %s of %s", n.Root.Name, p.Name), Old: s.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with region %s in %s no longer loads (declare the break)", p.Name, n.Root.Name, s.Name))
+			d.add(c)
+		}
+	}
+	for _, s := range n.Leaves {
+		if !containsLeaf(o.Leaves, s.Name, d) {
+			d.add(&Change{Subject: "state " + s.Name, What: fmt.Sprintf("added to region %s of %s", n.Root.Name, p.Name), New: s.Pos})
+		}
+	}
+}
+
+// containsLeaf reports whether leaves hold the old state of new name name.
+func containsLeaf(leaves []*fsm.State, name string, d *differ) bool {
+	for _, s := range leaves {
+		if d.rename("state", s.Name) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// regionStates returns the states inside the regions of m's parallel
+// states, whose rules are compared as the machine's are: each region's
+// composite states, then its leaves.
+func regionStates(m *fsm.Machine) []*fsm.State {
+	var out []*fsm.State
+	for _, r := range m.Regions {
+		out = append(append(out, r.Composites...), r.Leaves...)
+	}
+	return out
+}
+
+// outOfRegion returns cell c of state s, or, when s is inside a region
+// that leaves the event to its parallel state, the parallel state's cell.
+func outOfRegion(s *fsm.State, c *fsm.Cell) *fsm.Cell {
+	if s.Region == nil || !c.Out() {
+		return c
+	}
+	return cellOf(s.Region.Parallel, c.Event)
+}

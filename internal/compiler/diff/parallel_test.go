@@ -1,0 +1,151 @@
+package diff_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diff"
+)
+
+// playerSpec is a player switched on into a parallel state of two regions
+// (the cases add, remove and change them).
+const playerSpec = `version: 2
+machine: Player
+package: player
+output:
+  go: .
+states:
+  Off:
+    initial: true
+    ignore: [Play, Mute]
+  On:
+    parallel: true
+    states:
+      Playback:
+        states:
+          Stopped:
+            initial: true
+          Playing: {}
+      Volume:
+        states:
+          Normal:
+            initial: true
+          Muted: {}
+events:
+  Power: {}
+  Play: {}
+  Mute: {}
+transitions:
+  - from: Off
+    on: Power
+    to: On
+  - from: On
+    on: Power
+    to: Off
+  - from: Stopped
+    on: Play
+    to: Playing
+  - from: Playing
+    on: Play
+    to: Stopped
+  - from: Normal
+    on: Mute
+    to: Muted
+  - from: Muted
+    on: Mute
+    to: Normal
+`
+
+// TestCompareParallel checks how fsmgen diff classifies a region added to
+// a parallel state or removed from it, a state of a region removed, and a
+// composite state made parallel: each breaks the machines saved in it.
+func TestCompareParallel(t *testing.T) {
+	t.Parallel()
+	oneRegion := strings.NewReplacer(
+		"      Volume:\n        states:\n          Normal:\n            initial: true\n          Muted: {}\n", "",
+		"  - from: Normal\n    on: Mute\n    to: Muted\n  - from: Muted\n    on: Mute\n    to: Normal\n", "",
+		"    parallel: true\n", "    ignore: [Mute]\n",
+		"      Playback:\n", "      Playback:\n        initial: true\n",
+	).Replace(playerSpec)
+	twoRegions := strings.NewReplacer(
+		"      Volume:\n        states:\n          Normal:\n            initial: true\n          Muted: {}\n",
+		"      Volume:\n        states:\n          Normal:\n            initial: true\n          Muted: {}\n      Network:\n        states:\n          Offline:\n            initial: true\n          Online: {}\n",
+		"  Mute: {}\n", "  Mute: {}\n  Connect: {}\n",
+		"    ignore: [Play, Mute]\n", "    ignore: [Play, Mute, Connect]\n",
+		"  - from: Muted\n    on: Mute\n    to: Normal\n", "  - from: Muted\n    on: Mute\n    to: Normal\n  - from: Offline\n    on: Connect\n    to: Online\n  - from: Online\n    on: Connect\n    to: Offline\n",
+	).Replace(playerSpec)
+	noMuted := strings.NewReplacer(
+		"          Muted: {}\n", "",
+		"  - from: Normal\n    on: Mute\n    to: Muted\n  - from: Muted\n    on: Mute\n    to: Normal\n", "  - from: Normal\n    on: Mute\n    to: Normal\n",
+	).Replace(playerSpec)
+	retargeted := strings.Replace(playerSpec, "  - from: Playing\n    on: Play\n    to: Stopped\n", "  - from: Playing\n    on: Play\n    to: Playing\n", 1)
+	tests := []struct {
+		name     string
+		old, new string
+		breaks   int
+		want     []want
+	}{
+		{
+			name: "a region's rule changed", old: playerSpec, new: retargeted, breaks: 1,
+			want: []want{
+				{subject: "rule Playing × Play", what: "now to Playing, was to Stopped", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "a region added", old: playerSpec, new: twoRegions, breaks: 1,
+			want: []want{
+				{subject: "state On", what: "gained region Network", verdicts: []string{"saved_states=breaks"}},
+				{subject: "event Connect", what: "added"},
+			},
+		},
+		{
+			name: "a region removed", old: twoRegions, new: playerSpec, breaks: 2,
+			want: []want{
+				{subject: "state On", what: "lost region Network", verdicts: []string{"saved_states=breaks"}},
+				{subject: "event Connect", what: "removed", verdicts: []string{"event_log=breaks"}},
+			},
+		},
+		{
+			name: "a state of a region removed", old: playerSpec, new: noMuted, breaks: 2,
+			want: []want{
+				{subject: "state Muted", what: "removed from region Volume of On", verdicts: []string{"saved_states=breaks"}},
+				{subject: "rule Normal × Mute", what: "now to Normal, was to Muted", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "a composite state made parallel", old: oneRegion, new: playerSpec, breaks: 6,
+			want: []want{
+				{subject: "state On", what: "made parallel", verdicts: []string{"saved_states=breaks", "behaviour=breaks"}},
+				{subject: "state Stopped", what: "removed", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Playing", what: "removed", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Playback", what: "removed"},
+				// On's rule was a composite state's, now a parallel state's.
+				{subject: "rule On × Power", what: "now to Off, was nothing", verdicts: []string{"behaviour=breaks"}},
+				// Mute, which On ignored, now reaches region Volume, which
+				// takes it in every state: Playback's states have no rule.
+				{subject: "rule Stopped × Mute", what: "now nothing, was ignored", verdicts: []string{"behaviour=breaks"}},
+				{subject: "rule Playing × Mute", what: "now nothing, was ignored", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			var got []want
+			for _, c := range rep.Changes {
+				w := want{subject: c.Subject, what: c.What}
+				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+					if c.Verdicts[a] != diff.OK {
+						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+					}
+				}
+				got = append(got, w)
+			}
+			assert.ElementsMatch(t, tt.want, got)
+			assert.Equal(t, tt.breaks, rep.Breaks(), "breaking changes")
+		})
+	}
+}

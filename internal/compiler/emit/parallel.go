@@ -1,0 +1,253 @@
+package emit
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits what parallel states add to the machine (see
+// internal/compiler/fsm/parallel.go): the machine keeps, beside its
+// current state, the leaf each region is in (m.rgn); a parallel state's
+// value names them; entering a parallel state enters every region, and
+// leaving it leaves them; an event the machine receives in a parallel
+// state is offered to its regions first, region by region in document
+// order, and only when none has a rule for it to the parallel state's own
+// rules (SCXML 1.0 §3.13: a descendant's transition preempts its
+// ancestor's).
+
+// rgn is the slot of region reg: m.rgn[i].
+func rgn(reg *fsm.Region) *jen.Statement {
+	return jen.Id("m").Dot("rgn").Index(jen.Lit(reg.Index))
+}
+
+// kindDecls returns the declarations whose kinds the machine numbers: the
+// states (its leaves, then the leaves of its regions), events or actions.
+func kindDecls(m *fsm.Machine, what string) []*fsm.Decl {
+	ds := decls(m, what)
+	if what == "state" {
+		for _, s := range m.RegionLeaves() {
+			ds = append(ds, &s.Decl)
+		}
+	}
+	return ds
+}
+
+// parallelOf returns the state a state declaration declares when it is a
+// parallel state; nil otherwise.
+func (g *goGen) parallelOf(d *fsm.Decl) *fsm.State {
+	for _, s := range g.m.States {
+		if &s.Decl == d && s.Regions != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// leafNames lists the names of a region's leaves.
+func leafNames(reg *fsm.Region) string {
+	var names []string
+	for _, s := range reg.Leaves {
+		names = append(names, s.Name)
+	}
+	return list(names)
+}
+
+// regionFields returns the fields a parallel state's type has for its
+// regions, after its own:
+//
+//	// Playback is the state region Playback is in: one of Stopped, Playing and Paused.
+//	Playback StateKind `json:"playback"`
+func (g *goGen) regionFields(d *fsm.Decl) []jen.Code {
+	p := g.parallelOf(d)
+	if p == nil {
+		return nil
+	}
+	var out []jen.Code
+	for _, reg := range p.Regions {
+		doc := fmt.Sprintf("%s is the state region %s is in: one of %s.", reg.Field, reg.Root.Name, leafNames(reg))
+		if len(reg.Leaves) == 1 {
+			doc = fmt.Sprintf("%s is the state region %s is in: %s.", reg.Field, reg.Root.Name, reg.Leaves[0].Name)
+		}
+		out = append(out, jen.Add(comment("", doc)).Line().Id(reg.Field).Id("StateKind").Tag(map[string]string{"json": reg.JSON}))
+	}
+	return out
+}
+
+// regionMachineField returns the Machine's field for the regions' leaves.
+func (g *goGen) regionMachineField() []jen.Code {
+	if !g.m.Regional() {
+		return nil
+	}
+	return []jen.Code{
+		jen.Comment("// rgn holds, while the machine is in a parallel state, the leaf each of its"),
+		jen.Comment("// regions is in (see Region)."),
+		jen.Id("rgn").Index(jen.Lit(len(g.m.Regions))).Id("StateKind"),
+	}
+}
+
+// regionValues returns the members of a parallel state's value that name
+// its regions' leaves: Playback: m.rgn[0].
+func regionValues(s *fsm.State) []jen.Code {
+	var out []jen.Code
+	for _, reg := range s.Regions {
+		out = append(out, kv(reg.Field, rgn(reg)))
+	}
+	return out
+}
+
+// regionPut returns what put does for a parallel state's value: it
+// checks that each region names one of its leaves, and keeps them.
+//
+//	if s.Playback < StateStopped || s.Playback > StatePaused {
+//		return nil, fmt.Errorf("player: cannot restore On: its region Playback is in %v, not one of its states", s.Playback)
+//	}
+//	m.rgn[0] = s.Playback
+func (g *goGen) regionPut(s *fsm.State) []jen.Code {
+	var out []jen.Code
+	for _, reg := range s.Regions {
+		v := jen.Id("s").Dot(reg.Field)
+		first, last := reg.Leaves[0], reg.Leaves[len(reg.Leaves)-1]
+		msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%v, not one of %s", g.m.Package, s.Name, reg.Root.Name, leafNames(reg))
+		out = append(out,
+			jen.If(v.Clone().Op("<").Id(first.KindName).Op("||").Add(v.Clone()).Op(">").Id(last.KindName)).Block(
+				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))),
+			rgn(reg).Op("=").Add(v.Clone()))
+	}
+	return out
+}
+
+// genKindText emits, for a machine with parallel states, the text
+// encoding of StateKind, with which a parallel state's value names the
+// leaves of its regions in JSON: {"kind": "on", "playback": "playing"}.
+func (g *goGen) genKindText() {
+	if !g.m.Regional() {
+		return
+	}
+	var snakes []string
+	for _, d := range kindDecls(g.m, "state") {
+		snakes = append(snakes, d.Snake)
+	}
+	g.f.Comment("// MarshalText encodes the kind as its state's JSON kind (\"playing\"): the value")
+	g.f.Comment("// of a parallel state names the states of its regions so.")
+	g.f.Func().Params(jen.Id("k").Id("StateKind")).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.If(jen.Id("k").Op("==").Lit(0).Op("||").Int().Call(jen.Id("k")).Op(">").Len(jen.Id("fsmStateKinds"))).Block(
+			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(g.m.Package+": no state has kind %d"), jen.Id("k")))),
+		jen.Return(jen.Index().Byte().Call(jen.Id("fsmStateKinds").Index(jen.Id("k").Op("-").Lit(1))), jen.Nil()))
+	g.f.Comment("// UnmarshalText decodes a kind MarshalText encoded.")
+	g.f.Func().Params(jen.Id("k").Op("*").Id("StateKind")).Id("UnmarshalText").Params(jen.Id("text").Index().Byte()).Error().Block(
+		jen.For(jen.List(jen.Id("i"), jen.Id("name")).Op(":=").Range().Id("fsmStateKinds")).Block(
+			jen.If(jen.Id("name").Op("==").String().Call(jen.Id("text"))).Block(
+				jen.Op("*").Id("k").Op("=").Id("StateKind").Call(jen.Id("i").Op("+").Lit(1)),
+				jen.Return(jen.Nil()))),
+		jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(g.m.Package+": unknown state %q"), jen.Id("text"))))
+	g.f.Comment("// fsmStateKinds are the JSON kinds of the states, in kind order.")
+	g.f.Var().Id("fsmStateKinds").Op("=").Index(jen.Op("...")).String().ValuesFunc(filled(snakes))
+}
+
+// regionEnter returns what entering parallel state s computes (each
+// region starts in its initial leaf) and hands out (the entries of each
+// region, in document order, after s's own).
+func (g *goGen) regionEnter(s *fsm.State) (compute, acts []jen.Code) {
+	for _, reg := range s.Regions {
+		compute = append(compute, rgn(reg).Op("=").Id(reg.Initial.KindName))
+		for _, run := range reg.Start {
+			for _, e := range run.Actions {
+				acts = append(acts, g.emitAction(e)...)
+			}
+		}
+	}
+	return compute, acts
+}
+
+// leftName names the local that keeps the leaves of the regions of
+// parallel state s that a rule leaves: leftOn.
+func leftName(s *fsm.State) string { return "left" + s.GoName }
+
+// regionLeave returns what leaving parallel state s computes (it keeps
+// the regions' leaves, which entries may change) and hands out: the exits
+// of every region, in reverse document order (SCXML 1.0 §3.13, exitStates),
+// each innermost first, before s's own.
+func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
+	if !g.regionExits(s) {
+		return nil, nil
+	}
+	compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
+	for i := len(s.Regions) - 1; i >= 0; i-- {
+		reg := s.Regions[i]
+		acts = append(acts, g.leaveRegion(reg, jen.Id(leftName(s)).Index(jen.Lit(reg.Index)))...)
+	}
+	return compute, acts
+}
+
+// regionExits reports whether some state of a region of s has an exit.
+func (g *goGen) regionExits(s *fsm.State) bool {
+	for _, reg := range s.Regions {
+		for _, t := range append(append([]*fsm.State{}, reg.Leaves...), reg.Composites...) {
+			if t.Exit != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leaveRegion returns the exits of region reg, whose leaf is k, innermost
+// first:
+//
+//	switch k {
+//	case StatePlaying:
+//		m.h.StopAudio()
+//	}
+//	if k >= StateA && k <= StateB { <the exit of the composite state> }
+func (g *goGen) leaveRegion(reg *fsm.Region, k *jen.Statement) []jen.Code {
+	var out, cases []jen.Code
+	for _, s := range reg.Leaves {
+		if s.Exit != nil {
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(hookCalls(s.Exit)...))
+		}
+	}
+	if len(cases) > 0 {
+		out = append(out, jen.Switch(k.Clone()).Block(cases...))
+	}
+	comps := append([]*fsm.State{}, reg.Composites...)
+	for i := len(comps) - 1; i >= 0; i-- { // depth first: inner composites after outer
+		c := comps[i]
+		if c.Exit == nil {
+			continue
+		}
+		if c == reg.Root {
+			out = append(out, hookCalls(c.Exit)...)
+			continue
+		}
+		out = append(out, jen.If(within(k.Clone(), c)).Block(hookCalls(c.Exit)...))
+	}
+	return out
+}
+
+// hookCalls hands out the actions of an entry or exit that has no
+// effect: m.h.StopAudio().
+func hookCalls(h *fsm.Hook) []jen.Code {
+	var out []jen.Code
+	for _, a := range h.Actions {
+		out = append(out, jen.Id("m").Dot("h").Dot(a.GoName).Call())
+	}
+	return out
+}
+
+// regionRun returns what a run of a parallel state adds for its regions:
+// what it computes (compute) or what it hands out.
+func (g *goGen) regionRun(run *fsm.Run, compute bool) []jen.Code {
+	var c, a []jen.Code
+	if run.Entry {
+		c, a = g.regionEnter(run.State)
+	} else {
+		c, a = g.regionLeave(run.State)
+	}
+	if compute {
+		return c
+	}
+	return a
+}

@@ -1,0 +1,432 @@
+package emit
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits how a parallel state offers an event to its regions (see
+// parallel.go).
+
+// regionsMethod names the method that offers an event to the regions of
+// parallel state s: regionsOn.
+func regionsMethod(s *fsm.State) string { return "regions" + s.GoName }
+
+// involved reports whether some leaf of region reg has a rule of the
+// region for e.
+func involved(reg *fsm.Region, e *fsm.Event) bool {
+	for _, s := range reg.Leaves {
+		if c := s.Cell(e); c != nil && !c.Out() {
+			return true
+		}
+	}
+	return false
+}
+
+// regionCells returns the cells of region reg for e that the region
+// resolves itself, each with the leaves that take it, in leaf order.
+func regionCells(reg *fsm.Region, e *fsm.Event) ([]*fsm.Cell, map[*fsm.Cell][]*fsm.State) {
+	var cells []*fsm.Cell
+	leaves := map[*fsm.Cell][]*fsm.State{}
+	for _, s := range reg.Leaves {
+		c := s.Cell(e)
+		if c == nil || c.Out() {
+			continue
+		}
+		if leaves[c] == nil {
+			cells = append(cells, c)
+		}
+		leaves[c] = append(leaves[c], s)
+	}
+	return cells, leaves
+}
+
+// readsEvent reports whether a cell, or one it falls back to, reads its
+// event.
+func readsEvent(c *fsm.Cell) bool {
+	for ; c != nil; c = c.Fallback {
+		if c.ReadsEvent {
+			return true
+		}
+	}
+	return false
+}
+
+// genRegions emits, for each parallel state, the method that offers an
+// event to its regions, region by region in document order:
+//
+//	func (m *Machine) regionsOn(ev Event) error {
+//		switch ev := ev.(type) {
+//		case *Play: // one region has rules for Play
+//			switch m.rgn[0] {
+//			case StateStopped, StatePaused:
+//				<the rule>
+//			}
+//		case *Reset: // several: see regionsTogether
+//		case *Power: // no region has rules for Power: On's own
+//			<On's rule>
+//		}
+//		return m.otherwise(ev) // what On ignores or rejects, or leaves to a "*" row
+//	}
+func (g *goGen) genRegions() {
+	if len(g.m.States) <= splitAbove {
+		return // HandleEvent holds the regions' rules: see genHandleEvent
+	}
+	for _, p := range g.m.States {
+		if p.Regions == nil {
+			continue
+		}
+		var regions []string
+		for _, reg := range p.Regions {
+			regions = append(regions, reg.Root.Name)
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s offers ev to the regions of the parallel state %s, %s, in document order; "+
+			"the rules of the regions that have one for it are taken as one step (SCXML 1.0 §3.13). When none has, "+
+			"%s's own rules decide.", regionsMethod(p), p.Name, list(regions), p.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(regionsMethod(p)).Params(jen.Id("ev").Id("Event")).Error().Block(
+			append(g.regionsDispatch(p), jen.Return(jen.Id("m").Dot("otherwise").Call(jen.Id("ev"))))...)
+	}
+}
+
+// regionsDispatch returns parallel state p's switch over the events, each
+// offered to the regions with rules for it, then to p's own rules (see
+// genRegions).
+func (g *goGen) regionsDispatch(p *fsm.State) []jen.Code {
+	var evCases []jen.Code
+	bound := false
+	own := map[*fsm.Event]*fsm.Cell{}
+	for _, c := range stateCells(p) {
+		own[c.Event] = c
+	}
+	for _, e := range g.m.Events {
+		var inv []*fsm.Region
+		for _, reg := range p.Regions {
+			if involved(reg, e) {
+				inv = append(inv, reg)
+			}
+		}
+		c := own[e]
+		if len(inv) == 0 && c == nil {
+			continue
+		}
+		var body []jen.Code
+		reads := false
+		for _, reg := range inv {
+			cells, _ := regionCells(reg, e)
+			for _, c := range cells {
+				reads = reads || readsEvent(c)
+			}
+		}
+		if reads {
+			bound = true
+			body = append(body, jen.If(jen.Id("ev").Op("==").Nil()).Block(jen.Return(core().Dot("NilEvent").Call(jen.Id("ev")))))
+		}
+		switch {
+		case len(inv) == 1:
+			body = append(body, g.regionSwitch(inv[0], e)...)
+		case len(inv) > 1:
+			body = append(body, g.regionsTogether(inv, e)...)
+		}
+		// No region has a rule: the parallel state's own (see
+		// genHandleEvent).
+		switch {
+		case c == nil:
+		case direct(c) && !g.inline(c):
+			bound = true
+			body = append(body, jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev"))))
+		default:
+			bound = bound || c.ReadsEvent || c.Fallback != nil
+			body = append(body, g.cellBody(c)...)
+		}
+		evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
+	}
+	if len(evCases) == 0 {
+		return nil
+	}
+	subject := jen.Id("ev").Assert(jen.Type())
+	if bound {
+		subject = jen.Id("ev").Op(":=").Id("ev").Assert(jen.Type())
+	}
+	return []jen.Code{jen.Switch(subject).Block(evCases...)}
+}
+
+// regionSwitch emits the rules of the one region that has rules for e:
+//
+//	switch m.rgn[0] {
+//	case StateStopped, StatePaused:
+//		<the cell's rules, see regionCell>
+//	}
+func (g *goGen) regionSwitch(reg *fsm.Region, e *fsm.Event) []jen.Code {
+	cells, leaves := regionCells(reg, e)
+	var cases []jen.Code
+	for _, c := range cells {
+		var ks []jen.Code
+		for _, s := range leaves[c] {
+			ks = append(ks, jen.Id(s.KindName))
+		}
+		cases = append(cases, jen.Case(ks...).Block(g.regionCell(reg, c, func(r *fsm.Rule) []jen.Code { return g.regionRule(reg, r) })...))
+	}
+	return []jen.Code{jen.Switch(rgn(reg)).Block(cases...)}
+}
+
+// regionCell emits the rules of a region's cell through body: one rule,
+// or a switch over its guards, then, for a chain without else, the cell
+// it falls back to within the region (none: the event goes on to the
+// parallel state).
+func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []jen.Code) []jen.Code {
+	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
+		return append([]jen.Code{comment("", c.Rules[0].Label)}, body(c.Rules[0])...)
+	}
+	var cases []jen.Code
+	for _, r := range c.Rules {
+		b := append([]jen.Code{comment("", r.Label)}, body(r)...)
+		if r.Guard == nil {
+			cases = append(cases, jen.Default().Block(b...))
+			continue
+		}
+		cases = append(cases, jen.Case(g.guardTest(r)).Block(b...))
+	}
+	out := []jen.Code{jen.Switch().Block(cases...)}
+	if f := c.Fallback; f != nil && !f.Out() {
+		out = append(out, jen.Comment("// No guard holds: the rule of "+f.Owner.Name+"."))
+		out = append(out, g.regionCell(reg, f, body)...)
+	}
+	return out
+}
+
+// guardTest is the test of a rule's guard: the Behavior's method, or for
+// In(State) the test of the state's region.
+func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
+	if in := r.Guard.In; in != nil {
+		return within(rgn(in.Region), in)
+	}
+	return jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
+}
+
+// regionFrom is the leaf a region's rule leaves, which its exits and
+// entries run from only some states test: its source, or, for a rule of a
+// composite state, the region's leaf, read into a local when tested.
+func regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) {
+	if !r.From.Composite() {
+		return jen.Id(r.From.KindName), nil
+	}
+	for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
+		if run.When != nil && len(run.Actions) > 0 {
+			return jen.Id("from"), []jen.Code{jen.Id("from").Op(":=").Add(rgn(reg))}
+		}
+	}
+	return nil, nil
+}
+
+// regionRule emits one rule of a region taken alone:
+//
+//	m.rgn[0] = StatePlaying
+//	m.core.Start(7, StateStopped) // the observer's step: From the region's leaf, To the parallel state
+//	m.h.StartAudio()              // exits, the rule's actions, entries
+//	return m.core.Finish()
+func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+	if r.Kind != fsm.Transition {
+		return []jen.Code{refusal(r)}
+	}
+	from, out := regionFrom(reg, r)
+	if r.To != nil {
+		out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
+	}
+	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
+	out = append(out, g.regionActs(r, from, "exits")...)
+	out = append(out, g.regionActs(r, from, "actions")...)
+	out = append(out, g.regionActs(r, from, "entries")...)
+	return append(out, jen.Return(core().Dot("Finish").Call()))
+}
+
+// regionActs emits one part of what a region's rule hands out: its
+// exits, its own actions or its entries.
+func (g *goGen) regionActs(r *fsm.Rule, from jen.Code, part string) []jen.Code {
+	var out []jen.Code
+	switch part {
+	case "exits":
+		for _, run := range r.Exits {
+			out = append(out, g.runActions(run, from)...)
+		}
+	case "actions":
+		for _, e := range r.Actions {
+			out = append(out, g.emitAction(e)...)
+		}
+	default:
+		for _, run := range r.Entries {
+			out = append(out, g.runActions(run, from)...)
+		}
+	}
+	return out
+}
+
+// local names a local of region reg in regionsTogether: "t" and
+// "Playback" give tPlayback.
+func local(prefix string, reg *fsm.Region) string { return prefix + reg.Field }
+
+// regionsTogether emits an event that several regions have rules for.
+// Each region picks its rule first (the guards are tested before
+// anything changes; a region that rejects the event refuses it for the
+// machine); then the rules are taken as one step, as SCXML takes the set
+// of transitions one event enables (§3.13, microstep): every region's
+// new leaf and the observer's steps, then the exits of all the rules in
+// reverse document order, their actions in document order, and their
+// entries in document order.
+//
+//	tPlayback, tVolume := -1, -1
+//	switch m.rgn[0] { case StatePlaying: tPlayback = 12 }
+//	switch m.rgn[1] { case StateMuted: tVolume = 14 }
+//	if tPlayback >= 0 || tVolume >= 0 {
+//		fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
+//		switch tPlayback { case 12: m.rgn[0] = StateStopped; m.core.Start(12, StateOn) }
+//		...
+//		return m.core.Finish()
+//	}
+func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
+	var ts, none, froms, fromVals []jen.Code
+	var out []jen.Code
+	ignores := false
+	for _, reg := range inv {
+		ts = append(ts, jen.Id(local("t", reg)))
+		none = append(none, jen.Lit(-1))
+		if readsFrom(reg, e) {
+			froms = append(froms, jen.Id(local("from", reg)))
+			fromVals = append(fromVals, rgn(reg))
+		}
+	}
+	out = append(out, jen.List(ts...).Op(":=").List(none...))
+	for _, reg := range inv {
+		cells, leaves := regionCells(reg, e)
+		var cases []jen.Code
+		for _, c := range cells {
+			var ks []jen.Code
+			for _, s := range leaves[c] {
+				ks = append(ks, jen.Id(s.KindName))
+			}
+			pick := func(r *fsm.Rule) []jen.Code {
+				if r.Kind == fsm.Reject {
+					return []jen.Code{refusal(r)}
+				}
+				ignores = ignores || r.Kind == fsm.Ignore
+				return []jen.Code{jen.Id(local("t", reg)).Op("=").Lit(r.Index)}
+			}
+			cases = append(cases, jen.Case(ks...).Block(g.regionCell(reg, c, pick)...))
+		}
+		out = append(out, jen.Switch(rgn(reg)).Block(cases...))
+	}
+	var some jen.Code
+	for i, reg := range inv {
+		test := jen.Id(local("t", reg)).Op(">=").Lit(0)
+		if i == 0 {
+			some = test
+		} else {
+			some = jen.Add(some).Op("||").Add(test)
+		}
+	}
+	var take []jen.Code
+	if len(froms) > 0 {
+		// The leaves the rules leave, which their exits test.
+		take = append(take, jen.List(froms...).Op(":=").List(fromVals...))
+	}
+	// The new leaves and the observer's steps.
+	for _, reg := range inv {
+		take = append(take, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+			if r.Kind != fsm.Transition {
+				return nil
+			}
+			var c []jen.Code
+			if r.To != nil {
+				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
+			}
+			return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
+		})...)
+	}
+	if ignores {
+		// Every region with a rule for the event ignores it.
+		var ign []jen.Code
+		for i, reg := range inv {
+			if i == len(inv)-1 {
+				ign = append(ign, jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg)))))
+				break
+			}
+			ign = append(ign, jen.If(jen.Id(local("t", reg)).Op(">=").Lit(0)).Block(jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg))))))
+		}
+		take = append(take, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(ign...))
+	}
+	for _, part := range []string{"exits", "actions", "entries"} {
+		order := inv
+		if part == "exits" {
+			order = reversed(inv)
+		}
+		for _, reg := range order {
+			take = append(take, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+				if r.Kind != fsm.Transition {
+					return nil
+				}
+				return g.regionActs(r, jen.Id(local("from", reg)), part)
+			})...)
+		}
+	}
+	take = append(take, jen.Return(core().Dot("Finish").Call()))
+	// When no region has a rule, the event goes on to the parallel
+	// state's own.
+	return append(out, jen.If(some).Block(take...))
+}
+
+// ruleSwitch emits a switch over the rule region reg picked for e, with
+// a case for each rule body gives code for; nothing when it gives none.
+func (g *goGen) ruleSwitch(reg *fsm.Region, e *fsm.Event, body func(*fsm.Rule) []jen.Code) []jen.Code {
+	cells, _ := regionCells(reg, e)
+	var cases []jen.Code
+	seen := map[*fsm.Rule]bool{}
+	var walk func(c *fsm.Cell)
+	walk = func(c *fsm.Cell) {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			for _, r := range c.Rules {
+				if seen[r] {
+					continue
+				}
+				seen[r] = true
+				if b := body(r); len(b) > 0 {
+					cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, b...)...))
+				}
+			}
+		}
+	}
+	for _, c := range cells {
+		walk(c)
+	}
+	if len(cases) == 0 {
+		return nil
+	}
+	return []jen.Code{jen.Switch(jen.Id(local("t", reg))).Block(cases...)}
+}
+
+func reversed(regs []*fsm.Region) []*fsm.Region {
+	out := make([]*fsm.Region, len(regs))
+	for i, r := range regs {
+		out[len(regs)-1-i] = r
+	}
+	return out
+}
+
+// readsFrom reports whether a rule of region reg for e runs an exit or
+// entry only from some of its states, which tests the leaf it leaves.
+func readsFrom(reg *fsm.Region, e *fsm.Event) bool {
+	cells, _ := regionCells(reg, e)
+	for _, c := range cells {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			for _, r := range c.Rules {
+				for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
+					if run.When != nil && len(run.Actions) > 0 {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,151 @@
+package emit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file writes the regions of parallel states into the diagram, the
+// table and the generated tests (see parallel.go).
+
+// regionDoc describes the regions of a parallel state for its doc
+// comment.
+func regionDoc(s *fsm.State) string {
+	if s.Regions == nil {
+		return ""
+	}
+	var names []string
+	for _, reg := range s.Regions {
+		names = append(names, reg.Root.Name)
+	}
+	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names)))
+}
+
+// stateLit is a state's value in the generated tests, its fields zero: a
+// parallel state's regions in the leaves cfg gives (by Region.Index), or
+// their initial leaves.
+func stateLit(s *fsm.State, cfg []*fsm.State) jen.Code {
+	var vals []jen.Code
+	for _, reg := range s.Regions {
+		leaf := reg.Initial
+		if cfg != nil && cfg[reg.Index] != nil {
+			leaf = cfg[reg.Index]
+		}
+		vals = append(vals, kv(reg.Field, jen.Id(leaf.KindName)))
+	}
+	return jen.Id(s.GoName).Values(vals...)
+}
+
+// regionSamples adds to the sample fields of a parallel state's value its
+// regions' initial leaves.
+func regionSamples(m *fsm.Machine, d *fsm.Decl, fields jen.Dict) {
+	for _, s := range m.States {
+		if &s.Decl == d {
+			for _, reg := range s.Regions {
+				fields[jen.Id(reg.Field)] = jen.Id(reg.Initial.KindName)
+			}
+		}
+	}
+}
+
+// regions declares a parallel state in the diagram: a block whose
+// regions are concurrent sections, separated by "--" (Mermaid's
+// concurrency), each entered through its initial pseudo-state.
+func (d *diagram) regions(s *fsm.State, depth int) {
+	ind := strings.Repeat("    ", depth)
+	d.lines = append(d.lines, ind+"state "+s.Name+" {")
+	for i, reg := range s.Regions {
+		if i > 0 {
+			d.lines = append(d.lines, ind+"    --")
+		}
+		d.states([]*fsm.State{reg.Root}, reg.Root, depth+1)
+	}
+	d.lines = append(d.lines, ind+"}")
+}
+
+// regionEdges draws the rules of the regions: each leaf's own, and each
+// composite state's of a region once, from it.
+func (d *diagram) regionEdges() {
+	var shared []*fsm.Cell
+	seen := map[*fsm.Cell]bool{}
+	for _, s := range d.m.RegionLeaves() {
+		d.cells(s, s.Handles)
+		for _, c := range s.Inherited {
+			if c.Owner != nil && !seen[c] {
+				seen[c] = true
+				shared = append(shared, c)
+			}
+		}
+	}
+	for _, c := range shared {
+		d.cells(c.Owner, []*fsm.Cell{c})
+	}
+}
+
+// addRegions adds the regions of the parallel states to the table: their
+// leaves and composite states, what each leaf leaves to its parallel
+// state, and their rules.
+func (v *tableView) addRegions(m *fsm.Machine) {
+	var shared []*fsm.Cell
+	var comps []declRow
+	seen := map[*fsm.Cell]bool{}
+	for _, reg := range m.Regions {
+		where := "region " + code(reg.Root.Name) + " of " + code(reg.Parallel.Name)
+		for _, s := range reg.Leaves {
+			kind := where
+			if s == reg.Initial {
+				kind = "initial in " + where
+			}
+			v.States = append(v.States, declRow{Name: s.Name, Kind: kind, Doc: mdText(s.Doc)})
+			var out, up []string
+			taken := map[*fsm.Region][]string{}
+			var takers []*fsm.Region
+			for _, c := range s.Inherited {
+				switch t := fsm.TakesAll(reg.Parallel, c.Event); {
+				case c.Out() && t != nil:
+					if taken[t] == nil {
+						takers = append(takers, t)
+					}
+					taken[t] = append(taken[t], code(c.Event.Name))
+				case c.Out():
+					out = append(out, code(c.Event.Name))
+				case !seen[c]:
+					seen[c] = true
+					shared = append(shared, c)
+					up = append(up, code(c.Event.Name)+" by "+code(c.Owner.Name))
+				default:
+					up = append(up, code(c.Event.Name)+" by "+code(c.Owner.Name))
+				}
+			}
+			if len(out) > 0 {
+				up = append(up, strings.Join(out, ", ")+" by "+code(reg.Parallel.Name))
+			}
+			for _, t := range takers {
+				up = append(up, strings.Join(taken[t], ", ")+" to region "+code(t.Root.Name)+", which takes them in every state")
+			}
+			if len(up) > 0 {
+				v.Inherits = append(v.Inherits, inheritRow{State: code(s.Name), Events: strings.Join(up, "; ")})
+			}
+			v.addRules(m, s)
+		}
+		for _, c := range reg.Composites {
+			var kids []string
+			for _, k := range c.Children {
+				kids = append(kids, code(k.Name))
+			}
+			doc := c.Doc
+			if c == reg.Root {
+				doc = strings.TrimSpace(doc + " Region of " + reg.Parallel.Name + ".")
+			} else {
+				doc = strings.TrimSpace(doc + " Substate of " + c.Parent.Name + ".")
+			}
+			comps = append(comps, declRow{Name: c.Name, Kind: strings.Join(kids, ", "), Doc: mdText(doc)})
+		}
+	}
+	v.addCells(m, nil, shared)
+	v.Composites = append(v.Composites, comps...)
+}

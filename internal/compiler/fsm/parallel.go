@@ -1,0 +1,253 @@
+package fsm
+
+import (
+	"regexp"
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves parallel states (UML 2.5.1 §14.2.3.4.3, orthogonal
+// states; SCXML 1.0 §3.4, <parallel>). A parallel state's children are
+// its regions, all active while it is. fsmgen builds the machine around a
+// parallel state as if the parallel state were a leaf (it has a kind, a
+// Go type, its own rules, fields, entry, exit and timers), and each
+// region as a machine of its own whose top level is the region: every
+// region is resolved on its own, so the code dispatches region by region
+// and never holds the product of the regions' states.
+
+// Region is one region of a parallel state.
+type Region struct {
+	// Index is the region's place in Machine.Regions: the slot of the
+	// machine's array of region leaves.
+	Index int
+	// Parallel is the parallel state, Place the region's place among its
+	// regions (document order), Root the region's own state.
+	Parallel *State
+	Place    int
+	Root     *State
+	// Leaves are the region's leaves, depth first; their kinds follow the
+	// machine's leaves' (Index continues Machine.States'). Composites are
+	// the composite states inside the region, the root included when it is
+	// one.
+	Leaves     []*State
+	Composites []*State
+	// Rules are the region's rules, numbered after Machine.Rules and the
+	// regions before it.
+	Rules []*Rule
+	// Start are the entries, outermost first, that enter the region when
+	// its parallel state is entered, down to Initial.
+	Start   []*Run
+	Initial *State
+	// Field is the Go name of the parallel state's struct field that
+	// holds the region's state; JSON its member.
+	Field, JSON string
+}
+
+// Out reports whether cell c of a region's leaf leaves its event to the
+// parallel state: the region has no rule for it (a "*" cell of the
+// region's own build).
+func (c *Cell) Out() bool { return c.State == nil && c.Owner == nil }
+
+// Regional reports whether the machine has parallel states.
+func (m *Machine) Regional() bool { return len(m.Regions) > 0 }
+
+// RegionLeaves returns the leaves of every region, in kind order.
+func (m *Machine) RegionLeaves() []*State {
+	var out []*State
+	for _, r := range m.Regions {
+		out = append(out, r.Leaves...)
+	}
+	return out
+}
+
+// RegionRules returns the rules of every region, in rule order.
+func (m *Machine) RegionRules() []*Rule {
+	var out []*Rule
+	for _, r := range m.Regions {
+		out = append(out, r.Rules...)
+	}
+	return out
+}
+
+// AllRules returns the machine's rules and then its regions'.
+func (m *Machine) AllRules() []*Rule { return append(slices.Clone(m.Rules), m.RegionRules()...) }
+
+// Cell returns how leaf s of a region resolves event e: its own cell, or
+// the cell it inherits (a composite state's of the region, or Out).
+func (s *State) Cell(e *Event) *Cell {
+	for _, list := range [][]*Cell{s.Handles, s.Refuses, s.Inherited} {
+		for _, c := range list {
+			if c.Event == e {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// parHook is what a build knows of the parallel states around it: the
+// build of the machine, or of one region.
+type parHook struct {
+	// region is the region a region's build builds; nil in the machine's
+	// build.
+	region *specRegion
+	// covered[p][event] is set when every leaf of every region of
+	// parallel state p resolves the event inside its region: p needs no
+	// rule of its own for it.
+	covered map[string]map[string]bool
+	// used are the events, actions and guards the regions use, which the
+	// machine's build must not report as unused.
+	used map[string]bool
+	// ins are the In(State) guards a region's build made, resolved once
+	// every region is built.
+	ins []*Func
+	// shape are the lines the regions add to the machine's shape: each
+	// leaf of each region, which a saved machine may name.
+	shape []string
+}
+
+// covers reports whether leaf s needs no rule for e: it is a parallel
+// state whose regions resolve e in every state.
+func (h *parHook) covers(s *State, e *Event) bool {
+	return h != nil && h.covered[s.Name][e.Name]
+}
+
+// inRegion reports whether the build is a region's.
+func (h *parHook) inRegion() bool { return h != nil && h.region != nil }
+
+// uses reports whether a region uses a declaration: "event E", "action
+// A", "guard G".
+func (h *parHook) uses(what string) bool { return h != nil && h.used[what] }
+
+// shapeLines returns the lines the regions add to the machine's shape.
+func (h *parHook) shapeLines() []string {
+	if h == nil {
+		return nil
+	}
+	return h.shape
+}
+
+// specRegion is a region as the spec writes it.
+type specRegion struct {
+	par   *spec.State
+	place int
+	root  *spec.State
+	// names are the names of the states inside the region, the root
+	// included.
+	names map[string]bool
+	rows  []spec.Transition
+	build *Machine
+	// ins are the In(State) guards of the region's rules.
+	ins []*Func
+}
+
+// inRE matches the built-in guard In(State).
+var inRE = regexp.MustCompile(`^In\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)$`)
+
+// inGuard returns the built-in guard In(State) that s names, or nil when
+// s names another guard.
+func (h *parHook) inGuard(b *builder, s spec.String) *Func {
+	mt := inRE.FindStringSubmatch(s.Value)
+	if mt == nil {
+		return nil
+	}
+	fn := &Func{Name: s.Value, Kind: Guard, Pos: s.Pos, InName: mt[1]}
+	if h == nil || h.region == nil {
+		b.errorf(s.Pos, "In(%s) is a guard of the rules inside a region of a parallel state: it tests the state of another region of the same parallel state", mt[1])
+		return fn
+	}
+	h.ins = append(h.ins, fn)
+	return fn
+}
+
+// hasParallel reports whether a list of states holds a parallel state.
+func hasParallel(list []spec.State) bool {
+	for i := range list {
+		if list[i].Parallel.Value || hasParallel(list[i].States) {
+			return true
+		}
+	}
+	return false
+}
+
+// regionsOf returns the regions of the parallel states in list, in
+// document order, checking what a parallel state and its regions may be.
+func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.State) []*specRegion {
+	var out []*specRegion
+	for i := range list {
+		s := &list[i]
+		if !s.Parallel.Value {
+			d := deep
+			if s.History.Value == "deep" {
+				d = s
+			}
+			out = append(out, regionsOf(s.States, diags, inRegion, d)...)
+			continue
+		}
+		switch {
+		case deep != nil:
+			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside %s, whose deep history would have to remember the states of its regions: fsmgen does not yet; make the history shallow", s.Name.Value, deep.Name.Value)
+			continue
+		case inRegion:
+			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a region of another parallel state: fsmgen does not nest parallel states yet; make its regions regions of the outer one", s.Name.Value)
+			continue
+		case len(s.States) < 2:
+			diags.Errorf(s.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", s.Name.Value, len(s.States))
+			continue
+		case s.History.Set:
+			diags.Errorf(s.History.Pos, "parallel state %s cannot have a history: fsmgen does not remember the states of regions yet", s.Name.Value)
+		case s.Done != nil:
+			diags.Errorf(s.Done.Pos, "parallel state %s cannot have a done transition yet: fsmgen does not complete a parallel state when all its regions are final; add the transition on the event that ends the last region", s.Name.Value)
+		}
+		for j := range s.States {
+			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}}
+			checkRegion(r, r.root, diags)
+			out = append(out, r)
+			regionsOf(r.root.States, diags, true, nil)
+		}
+	}
+	return out
+}
+
+// checkRegion checks a state inside a region, and records its name.
+func checkRegion(r *specRegion, s *spec.State, diags *diag.List) {
+	r.names[s.Name.Value] = true
+	what := s.Name.Value + " (in region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ")"
+	switch {
+	case s == r.root && s.Initial.Set:
+		diags.Errorf(s.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", s.Name.Value, r.par.Name.Value)
+	case s.History.Set:
+		diags.Errorf(s.History.Pos, "region state %s has a history: fsmgen does not remember states inside regions yet", what)
+	case s.Transient.Value:
+		diags.Errorf(s.Transient.Pos, "region state %s is transient: fsmgen does not run eventless rules inside regions yet", what)
+	case s.Terminal.Value:
+		diags.Errorf(s.Terminal.Pos, "region state %s is terminal: a region's state is left with its parallel state; leave the parallel state for a terminal state instead", what)
+	case s.Final.Value || s.Done != nil:
+		pos := s.Final.Pos
+		if s.Done != nil {
+			pos = s.Done.Pos
+		}
+		diags.Errorf(pos, "region state %s is final or has a done transition: fsmgen does not complete states inside regions yet", what)
+	case len(s.Fields) > 0:
+		diags.Errorf(s.Fields[0].Name.Pos, "region state %s has fields: the states inside regions have no fields yet; give the fields to the parallel state", what)
+	case len(s.After) > 0:
+		diags.Errorf(s.After[0].Pos, "region state %s has a timer: fsmgen does not run timers inside regions yet; give the timer to the parallel state", what)
+	}
+	for _, h := range []*spec.Hook{s.Entry, s.Exit} {
+		if h != nil && h.Effect.Set {
+			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit: the states inside regions emit actions only, with no effect, yet", what, h.Effect.Value)
+		}
+	}
+	for i := range s.States {
+		checkRegion(r, &s.States[i], diags)
+	}
+}
+
+// parallel reports whether s is a parallel state of the machine around
+// the regions: entering and leaving it enters and leaves its regions,
+// whether or not it has an entry or exit of its own.
+func (b *builder) parallel(s *State) bool {
+	return b.par != nil && b.par.region == nil && b.specOf[s] != nil && b.specOf[s].Parallel.Value
+}

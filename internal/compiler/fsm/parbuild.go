@@ -1,0 +1,237 @@
+package fsm
+
+import (
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// buildParallel builds a spec with parallel states: each region on its
+// own, then the machine around them with each parallel state a leaf, and
+// joins them (see parallel.go).
+func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
+	var diags diag.List
+	regions := regionsOf(f.States, &diags, false, nil)
+	outer, rows := splitRows(f, regions, &diags)
+	if diags.HasErrors() {
+		diags.Sort()
+		return nil, diags
+	}
+	hook := &parHook{covered: map[string]map[string]bool{}, used: map[string]bool{}}
+	for _, r := range regions {
+		sub := regionSpec(f, r, rows[r])
+		rh := &parHook{region: r}
+		m, ds := build(sub, env, rh)
+		diags = append(diags, ds.Errors()...)
+		if m == nil {
+			continue
+		}
+		r.build = m
+		r.ins = rh.ins
+		useNames(m, hook.used)
+	}
+	if diags.HasErrors() {
+		diags.Sort()
+		return nil, diags
+	}
+	for _, r := range regions {
+		// An event some region takes in every state never reaches the
+		// parallel state (SCXML 1.0 §3.13: a descendant's transition
+		// preempts its ancestor's), which needs no rule for it.
+		cov := hook.covered[r.par.Name.Value]
+		if cov == nil {
+			cov = map[string]bool{}
+			hook.covered[r.par.Name.Value] = cov
+		}
+		for _, e := range r.build.Events {
+			all := true
+			for _, s := range r.build.States {
+				all = all && inside(s.Cell(e))
+			}
+			cov[e.Name] = cov[e.Name] || all
+		}
+		for _, s := range r.build.States {
+			hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" state "+s.Snake)
+		}
+	}
+	m, ds := build(outer, env, hook)
+	diags = append(diags, ds...)
+	if m == nil {
+		diags.Sort()
+		return nil, diags
+	}
+	join(m, regions, hook, &diags)
+	diags.Sort()
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return m, diags
+}
+
+// snakeOf is the JSON kind of a state the spec names.
+func snakeOf(s *spec.State) string { return SnakeName(s.Name.Value) }
+
+// inside reports whether a region's cell resolves its event inside the
+// region, whatever its guards answer.
+func inside(c *Cell) bool {
+	return c != nil && !c.Out() && (c.Fallback == nil || inside(c.Fallback))
+}
+
+// useNames records the events, actions and guards a region's rules use.
+func useNames(m *Machine, used map[string]bool) {
+	for _, r := range m.Rules {
+		if r.From == nil {
+			continue
+		}
+		if r.Kind == Transition && r.Event != nil {
+			used["event "+r.Event.Name] = true
+		}
+		if r.Guard != nil {
+			used["guard "+r.Guard.Name] = true
+		}
+		for _, e := range r.Actions {
+			used["action "+e.Action.Name] = true
+		}
+		for _, run := range append(append([]*Run{}, r.Exits...), r.Entries...) {
+			for _, e := range run.Actions {
+				used["action "+e.Action.Name] = true
+			}
+		}
+	}
+	// Every state of a region is left when its parallel state is.
+	for _, s := range append(append([]*State{}, m.Composites...), m.States...) {
+		for _, h := range []*Hook{s.Entry, s.Exit} {
+			if h != nil {
+				for _, a := range h.Actions {
+					used["action "+a.Name] = true
+				}
+			}
+		}
+	}
+}
+
+// splitRows parts the spec's transitions: those of the states inside each
+// region go to the region's build, the others stay; a row that lists
+// states of both is split. It returns the spec of the machine around the
+// parallel states, each of which is a leaf there.
+func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
+	regionOf := map[string]*specRegion{}
+	for _, r := range regions {
+		for n := range r.names {
+			regionOf[n] = r
+		}
+	}
+	rows := map[*specRegion][]spec.Transition{}
+	outer := *f
+	outer.Transitions = nil
+	outer.States = leafParallels(f.States)
+	for _, t := range f.Transitions {
+		var out []spec.String
+		by := map[*specRegion][]spec.String{}
+		var order []*specRegion
+		for _, n := range t.From {
+			r := regionOf[n.Value]
+			if r == nil {
+				out = append(out, n)
+				continue
+			}
+			if by[r] == nil {
+				order = append(order, r)
+			}
+			by[r] = append(by[r], n)
+		}
+		if len(out) > 0 {
+			o := t
+			o.From = out
+			for _, to := range targets(&t) {
+				if r := regionOf[to.Value]; r != nil {
+					diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", r.par.Name.Value, to.Value, r.root.Name.Value, r.par.Name.Value)
+				}
+			}
+			outer.Transitions = append(outer.Transitions, o)
+		}
+		for _, r := range order {
+			o := t
+			o.From = by[r]
+			regionRow(&o, r, regionOf, diags)
+			rows[r] = append(rows[r], o)
+		}
+	}
+	return &outer, rows
+}
+
+// targets returns the targets a row names, its branches' included.
+func targets(t *spec.Transition) []spec.String {
+	var out []spec.String
+	if t.To.Set {
+		out = append(out, t.To)
+	}
+	for _, br := range t.Guards {
+		if br.To.Set {
+			out = append(out, br.To)
+		}
+	}
+	return out
+}
+
+// regionRow checks a row of states inside region r: it moves within the
+// region, and does what a region's rule may do yet.
+func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) {
+	for _, to := range targets(t) {
+		switch o := regionOf[to.Value]; {
+		case o == r:
+		case o != nil && o.par == r.par:
+			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
+		default:
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: a rule inside a region moves within it; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
+		}
+	}
+	outcomes := []*spec.Outcome{&t.Outcome}
+	for i := range t.Guards {
+		outcomes = append(outcomes, &t.Guards[i].Outcome)
+	}
+	for _, o := range outcomes {
+		switch {
+		case o.Effect.Set:
+			diags.Errorf(o.Effect.Pos, "region %s's rule runs effect %s: rules inside regions emit actions with no effect yet; move the effect to a rule of %s", r.root.Name.Value, o.Effect.Value, r.par.Name.Value)
+		case len(o.Examples) > 0:
+			diags.Errorf(o.Examples[0].Pos, "region %s's rule has examples: fsmgen does not run examples inside regions yet", r.root.Name.Value)
+		}
+	}
+}
+
+// leafParallels returns a copy of the states with every parallel state a
+// leaf.
+func leafParallels(list []spec.State) []spec.State {
+	out := make([]spec.State, len(list))
+	for i, s := range list {
+		if s.Parallel.Value {
+			s.States, s.StatesPos = nil, diag.Pos{}
+		} else if s.States != nil {
+			s.States = leafParallels(s.States)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// regionSpec returns the spec of region r's build: the region its only
+// top-level state, initial, with the rows of its states, and one "*" row
+// that leaves every event the region has no rule for to the parallel
+// state.
+func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File {
+	sub := *f
+	root := *r.root
+	root.Initial = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
+	sub.States = []spec.State{root}
+	sub.Transitions = rows
+	sub.Output, sub.Behavior, sub.Breaks = spec.Output{}, spec.String{}, nil
+	star := spec.Transition{Pos: r.root.Name.Pos, From: []spec.String{{Value: "*", Pos: r.root.Name.Pos, Set: true}}, OnPos: r.root.Name.Pos}
+	for _, e := range f.Events {
+		star.On = append(star.On, e.Name)
+	}
+	star.Ignore = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
+	if len(star.On) > 0 {
+		sub.Transitions = append(sub.Transitions, star)
+	}
+	return &sub
+}

@@ -1,0 +1,132 @@
+package fsm
+
+import "github.com/fsmgen/fsmgen/internal/compiler/diag"
+
+// join puts the regions' builds into machine m: each region's leaves get
+// kinds after m's leaves, its rules indices after m's rules, and its
+// rules the machine's events, actions and guards.
+func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
+	leaf, rule := len(m.States), len(m.Rules)
+	outer := map[string]*State{}
+	for _, s := range m.States {
+		outer[s.Name] = s
+	}
+	for _, s := range m.Composites {
+		outer[s.Name] = s
+	}
+	inRegion := map[string]*State{}
+	for i, sr := range regions {
+		sub := sr.build
+		p := outer[sr.par.Name.Value]
+		root := sub.Initial.Path()[0]
+		reg := &Region{Index: i, Parallel: p, Place: sr.place, Root: root, Start: sub.Start, Initial: sub.Initial, Field: root.GoName, JSON: root.Snake}
+		for _, s := range append(append([]*State{}, sub.Composites...), sub.States...) {
+			if o := outer[s.Name]; o != nil {
+				diags.Errorf(s.Pos, "state %s is declared twice (also at %s): state names are unique across the whole machine", s.Name, o.Pos)
+			}
+			if o := inRegion[s.Name]; o != nil {
+				diags.Errorf(s.Pos, "state %s is declared twice (also at %s): state names are unique across the whole machine", s.Name, o.Pos)
+			}
+			inRegion[s.Name] = s
+			s.Region = reg
+		}
+		for _, s := range sub.States {
+			for _, list := range [][]*Cell{s.Handles, s.Refuses, s.Inherited} {
+				for _, c := range list {
+					for ; c != nil; c = c.Fallback {
+						c.Event = eventNamed(m, c.Event)
+					}
+				}
+			}
+			s.Index = leaf
+			leaf++
+			reg.Leaves = append(reg.Leaves, s)
+		}
+		reg.Composites = sub.Composites
+		for _, r := range sub.Rules {
+			if r.From == nil {
+				continue // the "*" row that leaves the event to the parallel state
+			}
+			r.Index = rule
+			rule++
+			rejoin(m, r)
+			reg.Rules = append(reg.Rules, r)
+		}
+		for _, run := range reg.Start {
+			rejoinRun(m, run)
+		}
+		p.Regions = append(p.Regions, reg)
+		m.Regions = append(m.Regions, reg)
+	}
+	for _, sr := range regions {
+		for _, fn := range sr.ins {
+			t := inRegion[fn.InName]
+			var own *Region
+			for _, reg := range m.Regions {
+				if reg.Root.Name == sr.root.Name.Value {
+					own = reg
+				}
+			}
+			switch {
+			case t == nil:
+				diags.Errorf(fn.Pos, "In(%s) names no state inside a region of parallel state %s: name a state of another of its regions", fn.InName, sr.par.Name.Value)
+			case t.Region.Parallel != own.Parallel:
+				diags.Errorf(fn.Pos, "In(%s) names a state of parallel state %s, which is not active beside region %s: name a state of another region of %s", fn.InName, t.Region.Parallel.Name, sr.root.Name.Value, sr.par.Name.Value)
+			case t.Region == own:
+				diags.Errorf(fn.Pos, "In(%s) names a state of the rule's own region %s: the rule's source already says where it is; name a state of another region", fn.InName, sr.root.Name.Value)
+			default:
+				fn.In = t
+			}
+		}
+	}
+	m.parallelWays()
+	b := &builder{m: m}
+	m.parallelPaths(b)
+	*diags = append(*diags, b.diags...)
+}
+
+// rejoin points rule r of a region's build at the machine's events,
+// actions and guards.
+func rejoin(m *Machine, r *Rule) {
+	r.Event = eventNamed(m, r.Event)
+	if r.Guard != nil && r.Guard.InName == "" {
+		for _, g := range m.Guards {
+			if g.Name == r.Guard.Name {
+				r.Guard = g
+				g.Uses = append(g.Uses, r)
+			}
+		}
+	}
+	rejoinEmits(m, r.Actions)
+	for _, run := range r.Exits {
+		rejoinRun(m, run)
+	}
+	for _, run := range r.Entries {
+		rejoinRun(m, run)
+	}
+}
+
+// eventNamed returns m's event of e's name; nil for nil.
+func eventNamed(m *Machine, e *Event) *Event {
+	if e == nil {
+		return nil
+	}
+	for _, o := range m.Events {
+		if o.Name == e.Name {
+			return o
+		}
+	}
+	return e
+}
+
+func rejoinRun(m *Machine, run *Run) { rejoinEmits(m, run.Actions) }
+
+func rejoinEmits(m *Machine, emits []*Emit) {
+	for _, e := range emits {
+		for _, a := range m.Actions {
+			if a.Name == e.Action.Name {
+				e.Action = a
+			}
+		}
+	}
+}

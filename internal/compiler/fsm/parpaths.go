@@ -1,0 +1,468 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+)
+
+// This file works out, for a machine with parallel states, the ways and
+// witness paths through its regions: in a parallel state the machine is
+// in one leaf of each region (its configuration), and an event is offered
+// to the regions in document order before the parallel state's own rules.
+// The generated code never holds the product of the regions' states; the
+// search for witness paths, at generate time, visits the configurations
+// it reaches.
+
+// pick is what one region does with an event: the rule it takes (nil
+// when the event goes on to the parallel state), after the guards it
+// tests.
+type pick struct {
+	tests []Test
+	rule  *Rule
+}
+
+// picks returns what a region's leaf can do with an event through cell c:
+// one pick per branch its guards can take, the last with every guard
+// false. In(State) guards are no choice: they answer from cfg.
+func picks(c *Cell, cfg []*State) []pick {
+	var out []pick
+	var tests []Test
+	for ; c != nil && !c.Out(); c = c.Fallback {
+		for _, r := range c.Rules {
+			switch {
+			case r.Guard == nil:
+				return append(out, pick{tests: slices.Clone(tests), rule: r})
+			case r.Guard.In != nil:
+				if r.Guard.In.Contains(cfg[r.Guard.In.Region.Index]) {
+					return append(out, pick{tests: slices.Clone(tests), rule: r})
+				}
+			default:
+				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: r})
+				tests = append(tests, Test{Guard: r.Guard})
+			}
+		}
+	}
+	return append(out, pick{tests: tests})
+}
+
+// regionWay is a way through the regions of a parallel state, with the
+// configuration it leaves.
+type regionWay struct {
+	way   *Way
+	after []*State
+}
+
+// regionWays returns the ways event e can take in parallel state p in
+// configuration cfg: for each region with a rule for e, each branch its
+// guards can take while the others' guards answer false.
+func (m *Machine) regionWays(p *State, cfg []*State, e *Event) []regionWay {
+	var alts [][]pick
+	var regs []*Region
+	for _, reg := range p.Regions {
+		if c := cfg[reg.Index].Cell(e); c != nil && !c.Out() {
+			alts = append(alts, picks(c, cfg))
+			regs = append(regs, reg)
+		}
+	}
+	choice := make([]pick, len(alts))
+	for i, a := range alts {
+		choice[i] = a[len(a)-1]
+	}
+	var out []regionWay
+	seen := map[string]bool{}
+	add := func(ch []pick) {
+		for _, w := range m.combine(p, cfg, e, regs, ch) {
+			if k := wayKey(w.way); !seen[k] {
+				seen[k] = true
+				out = append(out, w)
+			}
+		}
+	}
+	add(choice)
+	for i, a := range alts {
+		for _, pk := range a[:len(a)-1] {
+			ch := slices.Clone(choice)
+			ch[i] = pk
+			add(ch)
+		}
+	}
+	return out
+}
+
+// wayKey identifies a way by its guards' answers and rules.
+func wayKey(w *Way) string {
+	var sb strings.Builder
+	for _, t := range w.Tests {
+		sb.WriteString(t.String() + ";")
+	}
+	for _, r := range w.Rules {
+		sb.WriteString(r.Label + ";")
+	}
+	return sb.String()
+}
+
+// combine returns the ways of the regions' picks ch: a region that
+// rejects the event refuses it (the regions after it test nothing); the
+// transitions taken are one step; ignored by all that have a rule, the
+// first ignore; with no rule in any region, the parallel state's own.
+func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch []pick) []regionWay {
+	var tests []Test
+	var moves, ignores []*Rule
+	var moved []*Region
+	for i, pk := range ch {
+		tests = append(tests, pk.tests...)
+		switch r := pk.rule; {
+		case r == nil:
+		case r.Kind == Reject:
+			w := &Way{From: p, Event: e, Tests: tests, Rules: []*Rule{r}, To: p, Config: cfg, Regional: true}
+			return []regionWay{{way: w, after: cfg}}
+		case r.Kind == Ignore:
+			ignores = append(ignores, r)
+		default:
+			moves = append(moves, r)
+			moved = append(moved, regs[i])
+		}
+	}
+	switch {
+	case len(moves) > 0:
+		w := &Way{From: p, Event: e, Tests: tests, Rules: moves, To: p, Config: cfg, Regional: true}
+		after := slices.Clone(cfg)
+		for i, r := range moves {
+			if r.To != nil {
+				after[moved[i].Index] = r.To
+			}
+		}
+		w.Trace = m.regionTrace(moves, moved, cfg)
+		return []regionWay{{way: w, after: after}}
+	case len(ignores) > 0:
+		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores[:1], To: p, Config: cfg, Regional: true}
+		return []regionWay{{way: w, after: cfg}}
+	}
+	c := p.Cell(e)
+	if c == nil {
+		return nil
+	}
+	var out []regionWay
+	for _, w := range expand(p, c) {
+		w.Tests = append(slices.Clone(tests), w.Tests...)
+		w.Config = cfg
+		after := cfg
+		if w.To.Regions != nil && enters(w, w.To) {
+			after = initialConfig(m)
+		}
+		out = append(out, regionWay{way: w, after: after})
+	}
+	return out
+}
+
+// enters reports whether way w enters parallel state s (anew).
+func enters(w *Way, s *State) bool {
+	for _, r := range w.Rules {
+		for _, run := range r.Entries {
+			if run.State == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// regionTrace is what the regions' rules moves hand out, taken as one
+// step (SCXML 1.0 §3.13): the exits of all, in reverse document order,
+// then their actions and their entries, in document order.
+func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State) Trace {
+	var tr Trace
+	runs := func(r *Rule, list []*Run, from *State) {
+		for _, x := range list {
+			if x.When == nil || x.When.Contains(from) {
+				for _, e := range x.Actions {
+					tr.Actions = append(tr.Actions, e.Action)
+				}
+			}
+		}
+	}
+	for i := len(moves) - 1; i >= 0; i-- {
+		runs(moves[i], moves[i].Exits, cfg[regs[i].Index])
+	}
+	for _, r := range moves {
+		for _, e := range r.Actions {
+			tr.Actions = append(tr.Actions, e.Action)
+		}
+	}
+	for i, r := range moves {
+		runs(r, r.Entries, cfg[regs[i].Index])
+	}
+	return tr
+}
+
+// initialConfig returns the leaves the regions enter first.
+func initialConfig(m *Machine) []*State {
+	out := make([]*State, len(m.Regions))
+	for _, reg := range m.Regions {
+		out[reg.Index] = reg.Initial
+	}
+	return out
+}
+
+// configKey identifies a configuration.
+func configKey(cfg []*State) string {
+	var sb strings.Builder
+	for _, s := range cfg {
+		if s != nil {
+			sb.WriteString(s.Name)
+		}
+		sb.WriteByte(',')
+	}
+	return sb.String()
+}
+
+// quietConfig returns a configuration of parallel state p in which no
+// region has a rule for e, so that the event reaches p's own rules; nil
+// when some region has one in every leaf.
+func quietConfig(m *Machine, p *State, e *Event) []*State {
+	cfg := initialConfig(m)
+	for _, reg := range p.Regions {
+		i := slices.IndexFunc(reg.Leaves, func(s *State) bool {
+			c := s.Cell(e)
+			return c == nil || c.Out()
+		})
+		if i < 0 {
+			return nil
+		}
+		if c := reg.Initial.Cell(e); c != nil && !c.Out() {
+			cfg[reg.Index] = reg.Leaves[i]
+		}
+	}
+	return cfg
+}
+
+// parallelWays makes the machine's ways right for its parallel states:
+// a way of a parallel state's own rules starts in a configuration in which
+// no region takes its event (none: the way is dropped, as the regions
+// always take the event first), and every rule of every region gets ways,
+// from the configurations that take it.
+func (m *Machine) parallelWays() {
+	var ways []*Way
+	for _, w := range m.Ways {
+		if w.To.Regions != nil {
+			// The generated test compares the state after the way with
+			// the constants it sets, which do not say the regions'
+			// states: it checks the way's rules and actions only.
+			w.After = nil
+		}
+		if w.From.Regions == nil {
+			w.Trace, _ = m.step(w, restored(w.From))
+			ways = append(ways, w)
+			continue
+		}
+		cfg := quietConfig(m, w.From, w.Event)
+		if cfg == nil {
+			continue
+		}
+		w.Config = cfg
+		w.Trace, _ = m.step(w, restored(w.From))
+		ways = append(ways, w)
+	}
+	seen := map[string]bool{}
+	for _, p := range m.States {
+		for _, reg := range p.Regions {
+			for _, l := range reg.Leaves {
+				for _, e := range m.Events {
+					c := l.Cell(e)
+					if c == nil || c.Out() {
+						continue
+					}
+					base := quietConfig(m, p, e)
+					if base == nil {
+						base = initialConfig(m)
+					}
+					base[reg.Index] = l
+					cfgs := [][]*State{base}
+					for x := c; x != nil && !x.Out(); x = x.Fallback {
+						for _, r := range x.Rules {
+							if in := r.Guard; in != nil && in.In != nil {
+								cfg := slices.Clone(base)
+								cfg[in.In.Region.Index] = descend(in.In)
+								cfgs = append(cfgs, cfg)
+							}
+						}
+					}
+					for _, cfg := range cfgs {
+						for _, rw := range m.regionWays(p, cfg, e) {
+							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
+								seen[k] = true
+								if !rw.way.Regional {
+									rw.way.Trace, _ = m.step(rw.way, restored(p))
+								}
+								ways = append(ways, rw.way)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	m.Ways = ways
+}
+
+// regionNode is a state of the search for witness paths: a node, and the
+// configuration of the parallel state it rests in ("" elsewhere).
+type regionNode struct {
+	node
+	cfg string
+}
+
+// regionItem is a regionNode with how it was reached.
+type regionItem struct {
+	n     regionNode
+	cfg   []*State
+	mem   []*State
+	steps []*Way
+}
+
+// parallelPaths finds again, for a machine with parallel states, the
+// shortest path to every rule, its regions' included, breadth first over
+// the configurations the machine reaches (see paths), and lays them out
+// as witnesses.
+func (m *Machine) parallelPaths(b *builder) {
+	all := m.AllRules()
+	found := make([]*Path, len(all))
+	mem0 := make([]*State, len(m.Histories))
+	var cfg0 []*State
+	if m.Initial.Regions != nil {
+		cfg0 = initialConfig(m)
+	}
+	start := regionNode{node: node{leaf: m.Initial, hist: histKey(mem0)}, cfg: configKey(cfg0)}
+	seen := map[regionNode]bool{start: true}
+	queue := []regionItem{{n: start, cfg: cfg0, mem: mem0}}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		var next []regionWay
+		for _, c := range b.edges(it.n.node) {
+			if it.n.leaf.Regions != nil && (c.stale == nil && (c.cell.Event == nil || !c.cell.Event.Builtin)) {
+				continue // the events: offered to the regions below
+			}
+			for _, w := range c.ways(it.n.leaf) {
+				if it.cfg != nil {
+					cp := *w
+					cp.Config = it.cfg
+					w = &cp
+				}
+				after := it.cfg
+				if w.To.Regions != nil && enters(w, w.To) {
+					after = initialConfig(m)
+				} else if w.To.Regions == nil {
+					after = nil
+				}
+				next = append(next, regionWay{way: w, after: after})
+			}
+		}
+		if it.n.leaf.Regions != nil {
+			for _, e := range m.Events {
+				if !e.Builtin {
+					for _, rw := range m.regionWays(it.n.leaf, it.cfg, e) {
+						if rw.way.To.Regions == nil {
+							rw.after = nil
+						}
+						next = append(next, rw)
+					}
+				}
+			}
+		}
+		for _, rw := range next {
+			w, mem := resolveWay(rw.way, it.mem)
+			if w != rw.way && w.To.Regions != nil && enters(w, w.To) {
+				rw.after = initialConfig(m)
+			}
+			steps := append(slices.Clip(it.steps), w)
+			for _, r := range w.Rules {
+				if found[r.Index] == nil {
+					found[r.Index] = &Path{Rule: r, Steps: steps}
+				}
+			}
+			n := regionNode{node: node{leaf: w.To, spent: spend(it.n.spent, w), hist: histKey(mem)}, cfg: configKey(rw.after)}
+			if !seen[n] {
+				seen[n] = true
+				queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, steps: steps})
+			}
+		}
+	}
+	m.Paths = nil
+	for _, r := range all {
+		if found[r.Index] == nil && r.From != nil && r.From.Regions != nil && r.Event != nil {
+			if reg := TakesAll(r.From, r.Event); reg != nil {
+				b.errorf(r.Pos, "rule %s can never fire: region %s has a rule for %s in every state, which is taken instead (SCXML 1.0 §3.13: a region's transition preempts its parallel state's); remove the rule", r.Label, reg.Root.Name, r.Event.Name)
+				continue
+			}
+		}
+		if found[r.Index] == nil {
+			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
+			continue
+		}
+		m.Paths = append(m.Paths, found[r.Index])
+	}
+	m.Witnesses, m.PathEnds = nil, nil
+	m.witnesses()
+}
+
+// leaveRegions returns the exit actions of the regions of parallel state
+// s, whose leaves are cfg: in reverse document order, each innermost
+// first (as the generated code hands them out); nil for other states.
+func (m *Machine) leaveRegions(s *State, cfg []*State) []*Action {
+	var out []*Action
+	for i := len(s.Regions) - 1; i >= 0; i-- {
+		reg := s.Regions[i]
+		if cfg == nil {
+			continue
+		}
+		leaf := cfg[reg.Index]
+		for a := leaf; a != nil && a.Region == reg; a = a.Parent {
+			if a.Exit != nil {
+				out = append(out, a.Exit.Actions...)
+			}
+		}
+	}
+	return out
+}
+
+// enterRegions returns the entry actions of the regions of parallel
+// state s, entered into their initial leaves, in document order.
+func (m *Machine) enterRegions(s *State) []*Action {
+	var out []*Action
+	for _, reg := range s.Regions {
+		for _, run := range reg.Start {
+			for _, e := range run.Actions {
+				out = append(out, e.Action)
+			}
+		}
+	}
+	return out
+}
+
+// TakesAll returns the first region of parallel state p that takes e in
+// every leaf, whatever its guards answer: e never reaches p's own rules.
+// nil when none does.
+func TakesAll(p *State, e *Event) *Region {
+	for _, reg := range p.Regions {
+		if !slices.ContainsFunc(reg.Leaves, func(s *State) bool { return !inside(s.Cell(e)) }) {
+			return reg
+		}
+	}
+	return nil
+}
+
+// configText writes the leaves of the regions of parallel state p for a
+// step's text: " (Playing, Muted, Offline)"; "" for another state.
+func configText(p *State, cfg []*State) string {
+	var names []string
+	for _, reg := range p.Regions {
+		if cfg != nil && cfg[reg.Index] != nil {
+			names = append(names, cfg[reg.Index].Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}

@@ -78,6 +78,15 @@ func startJobs(t *testing.T, c api.Config, defs ...*jobs.Job) *stack {
 			stopJobs()
 			assert.NoError(t, <-jobsStopped)
 		})
+		// A trigger before the jobs are taken over is refused with 503
+		// (jobs_loading), as it should be: the tests start once they run.
+		select {
+		case <-c.Jobs.Ready():
+		case err := <-jobsStopped:
+			require.FailNow(t, "the jobs engine stopped before it ran the jobs", "%v", err)
+		case <-time.After(time.Minute):
+			require.FailNow(t, "the jobs engine did not run the jobs within a minute")
+		}
 	}
 	_, err = st.AddKey(ctx, &store.Key{ID: apikey.AdminID, Name: "admin", Scope: apikey.ScopeAdmin, Hash: apikey.Hash(token), CreatedAt: time.Now().UTC().Truncate(time.Microsecond)})
 	require.NoError(t, err)

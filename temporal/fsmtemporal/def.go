@@ -109,34 +109,15 @@ type Def[M Machine[E], E, A, X any] struct {
 // a workflow whose Def fails it fails its workflow tasks, which Temporal
 // retries until a worker with a fixed Def takes them.
 func (def *Def[M, E, A, X]) Check() error {
-	var missing []string
-	for _, f := range []struct {
-		name string
-		nil  bool
-	}{
+	_, missing := split([]field{
 		{"Open", def.Open == nil}, {"UnmarshalEvent", def.UnmarshalEvent == nil},
 		{"UnmarshalAction", def.UnmarshalAction == nil}, {"ActionName", def.ActionName == nil},
 		{"State", def.State == nil},
-	} {
-		if f.nil {
-			missing = append(missing, f.name)
-		}
-	}
-	timers := []struct {
-		name string
-		nil  bool
-	}{
+	})
+	timersSet, timersNil := split([]field{
 		{"TimerFired", def.TimerFired == nil}, {"Timer", def.Timer == nil},
 		{"Timers", def.Timers == nil}, {"Deadline", def.Deadline == nil},
-	}
-	var timersSet, timersNil []string
-	for _, f := range timers {
-		if f.nil {
-			timersNil = append(timersNil, f.name)
-		} else {
-			timersSet = append(timersSet, f.name)
-		}
-	}
+	})
 
 	switch {
 	case def.Name == "":
@@ -149,4 +130,22 @@ func (def *Def[M, E, A, X]) Check() error {
 		return fmt.Errorf("fsmtemporal: %s: the revisions are %d to %d: MinRevision must be at least 1 and at most Revision", def.Name, def.MinRevision, def.Revision)
 	}
 	return nil
+}
+
+// field is a function of a Def, by name, and whether it is nil.
+type field struct {
+	name string
+	nil  bool
+}
+
+// split names the fields that are set and those that are nil.
+func split(fields []field) (set, unset []string) {
+	for _, f := range fields {
+		if f.nil {
+			unset = append(unset, f.name)
+		} else {
+			set = append(set, f.name)
+		}
+	}
+	return set, unset
 }

@@ -115,17 +115,37 @@ func (g *temporalGen) activities() {
 func (g *temporalGen) goType(c fsm.GoCode) *jen.Statement {
 	st := jen.Null()
 	for i, t := range c {
-		afterDot := i > 0 && c[i-1].Ident == nil && c[i-1].Text == "."
 		switch {
 		case t.Ident != nil:
 			st.Qual(t.Ident.GoImportPath, t.Ident.GoName)
-		case !afterDot && token.IsExported(t.Text) && types.Universe.Lookup(t.Text) == nil:
+		case bareName(c, i) && token.IsExported(t.Text):
 			st.Qual(g.pkg, t.Text)
 		default:
 			st.Op(t.Text)
 		}
 	}
 	return st
+}
+
+// bareName reports whether token i of c is a name the spec leaves bare: an
+// identifier, not a selector's second half, not predeclared; so one the
+// machine's own package declares.
+func bareName(c fsm.GoCode, i int) bool {
+	afterDot := i > 0 && c[i-1].Ident == nil && c[i-1].Text == "."
+	t := c[i]
+	return t.Ident == nil && !afterDot && token.IsIdentifier(t.Text) && types.Universe.Lookup(t.Text) == nil
+}
+
+// UnexportedName returns the first name of type c that the machine's
+// package declares without exporting it, which the Temporal glue cannot
+// name; "" when there is none.
+func UnexportedName(c fsm.GoCode) string {
+	for i, t := range c {
+		if bareName(c, i) && !token.IsExported(t.Text) {
+			return t.Text
+		}
+	}
+	return ""
 }
 
 // defType is fsmtemporal.Def of the machine.

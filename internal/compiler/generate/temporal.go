@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
-	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,7 +55,7 @@ func temporal(res *Result, f *spec.File, m *fsm.Machine, src []byte) error {
 	}
 	for _, a := range m.Actions {
 		for _, fd := range a.Fields {
-			if name := unexported(fd.GoType); name != "" {
+			if name := emit.UnexportedName(fd.GoType); name != "" {
 				res.Diags.Errorf(fd.TypePos, "output.temporal: field %s of action %s has type %s, which package %s does not export: the workflow's package, which passes it to an activity, cannot name it; export the type", fd.Name, a.Name, name, m.Package)
 			}
 		}
@@ -184,16 +183,4 @@ func (r *revisionRecord) encode() ([]byte, error) {
 	}
 	data = bytes.Replace(data, []byte("{\n  "), []byte("{"), 1)
 	return append(data, '\n'), nil
-}
-
-// unexported returns the first name in a field's type that the machine's
-// package declares without exporting it, or "".
-func unexported(c fsm.GoCode) string {
-	for i, t := range c {
-		afterDot := i > 0 && c[i-1].Ident == nil && c[i-1].Text == "."
-		if t.Ident == nil && !afterDot && token.IsIdentifier(t.Text) && !token.IsExported(t.Text) && types.Universe.Lookup(t.Text) == nil {
-			return t.Text
-		}
-	}
-	return ""
 }

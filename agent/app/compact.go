@@ -21,6 +21,9 @@ var compactCommand = slashCommand{
 	name: "compact",
 	help: "replace the earlier conversation by the model's summary of it (the task, decisions, files touched, what remains); your last message and the last reply stay whole",
 	run: func(ctx context.Context, s *slashSession, _ string) error {
+		if err := s.afterTurn(ctx, "compact"); err != nil {
+			return err
+		}
 		err := s.agent.Compact(ctx)
 		if errors.Is(err, agentexec.ErrNothingToCompact) {
 			return s.say(ctx, err.Error())

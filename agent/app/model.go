@@ -97,6 +97,9 @@ var modelCommand = slashCommand{
 		if _, _, err := maxTokensOf(next, name); err != nil {
 			return err
 		}
+		if err := s.afterTurn(ctx, "model"); err != nil {
+			return err
+		}
 		if _, _, err := s.agent.LastTurn(ctx); err != nil {
 			return err
 		}

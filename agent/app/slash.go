@@ -112,6 +112,14 @@ func (s *slashSession) run(ctx context.Context, line string) {
 	_ = s.agent.Do(ctx, func() { s.display.Error(unknownCommand(name, s.commands)) })
 }
 
+// afterTurn waits until the turn in flight (if any) has ended, saying
+// so: a command that needs the agent idle (/undo, /fork) runs then
+// rather than being refused, since the reply may be on the screen while
+// the turn's work (its commit) goes on. Ctrl-C stops the turn sooner.
+func (s *slashSession) afterTurn(ctx context.Context, name string) error {
+	return s.agent.WaitIdle(ctx, fmt.Sprintf("/%s runs once this turn has ended (Ctrl-C stops it sooner)", name))
+}
+
 // unknownCommand is the error for "/name", which is no command.
 func unknownCommand(name string, commands []slashCommand) string {
 	names := make([]string, len(commands))
@@ -216,6 +224,9 @@ var undoCommand = slashCommand{
 	name: "undo",
 	help: "take the last turn back: revert its commit and cut the conversation back to before your message",
 	run: func(ctx context.Context, s *slashSession, _ string) error {
+		if err := s.afterTurn(ctx, "undo"); err != nil {
+			return err
+		}
 		turn, ok, err := s.agent.LastTurn(ctx)
 		if err != nil {
 			return err
@@ -327,6 +338,9 @@ var resumeCommand = slashCommand{
 			return err
 		}
 		unlock()
+		if err := s.afterTurn(ctx, "resume"); err != nil {
+			return err
+		}
 		if _, _, err := s.agent.LastTurn(ctx); err != nil {
 			return err
 		}
@@ -339,6 +353,9 @@ var forkCommand = slashCommand{
 	name: "fork",
 	help: "continue in a copy of this thread (a new ID), leaving this one as it is to resume later",
 	run: func(ctx context.Context, s *slashSession, _ string) error {
+		if err := s.afterTurn(ctx, "fork"); err != nil {
+			return err
+		}
 		fork, err := s.agent.Fork(ctx, thread.NewID(time.Now().UTC()))
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
+	"github.com/fsmgen/fsmgen/agent/internal/thread"
+	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
@@ -66,11 +71,47 @@ func (s *ptySession) waitScreen(t *testing.T, want string) {
 		20*time.Second, 10*time.Millisecond, "the screen never showed %q:\n%s", want, s.screen.String())
 }
 
+// waitTurnEnd waits until the session's one thread is saved waiting for
+// the user, its last message the model's: the turn has ended. A reply on
+// the screen does not say so (its stream may not have ended yet), and a
+// key such as Ctrl-C means another thing while a turn runs.
+func (s *ptySession) waitTurnEnd(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		ids := s.e.threadIDs(t)
+		if len(ids) != 1 {
+			return false
+		}
+		store, err := thread.NewStore(s.e.threads)
+		if err != nil {
+			return false
+		}
+		th, err := store.Load(ids[0])
+		if err != nil || len(th.QueuedInput) > 0 {
+			return false
+		}
+		st, err := agentexec.ThreadState(th)
+		if err != nil || st == nil || st.Kind() != agent.StateWaitingForUserInput {
+			return false
+		}
+		c, _ := agent.ConversationOf(st)
+		msgs := c.Messages()
+		return len(msgs) > 0 && msgs[len(msgs)-1].Role == chat.RoleAssistant
+	}, 20*time.Second, 10*time.Millisecond, "the turn never ended; screen:\n%s", s.screen.String())
+}
+
 // wait waits for the agent to exit and returns its exit status.
 func (s *ptySession) wait(t *testing.T) int {
 	t.Helper()
 	select {
 	case err := <-s.done:
+		// The terminal is read to its end (its last lines are on the
+		// screen) before the screen is looked at.
+		select {
+		case <-s.copied:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the terminal was not read to its end; screen:\n%s", s.screen.String())
+		}
 		var exit interface{ ExitCode() int }
 		if errors.As(err, &exit) {
 			return exit.ExitCode()
@@ -133,6 +174,7 @@ func TestTerminalCtrlC(t *testing.T) {
 	s.waitScreen(t, "turn stopped")
 	s.typeKeys(t, "Go on.\r")
 	s.waitScreen(t, "Fine.")
+	s.waitTurnEnd(t)
 	s.typeKeys(t, "\x03")
 	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
 	assert.Equal(t, []string{"Run it.", "Go on."}, userMessages(e))
@@ -163,6 +205,33 @@ func TestTerminalFork(t *testing.T) {
 	assert.True(t, strings.Contains(r.stdout, "(fork of "+ids[0]+") Hi.") || strings.Contains(r.stdout, "(fork of "+ids[1]+") Hi."), r.stdout)
 }
 
+// TestTerminalForkAfterTurn types /fork while a turn runs (its command
+// waits for a file the test makes): the fork says it waits, and runs once
+// the turn has ended, rather than being refused; the session goes on in
+// the fork.
+func TestTerminalForkAfterTurn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"until [ -e go ]; do sleep 0.01; done"}`}}},
+		fakellm.Reply{Text: "Done."}, fakellm.Reply{Text: "In the fork."})
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Wait.\r")
+	s.waitScreen(t, "→ bash")
+	s.typeKeys(t, "/fork\r")
+	s.waitScreen(t, "/fork runs once this turn has ended")
+	require.NoError(t, os.WriteFile(filepath.Join(e.ws, "go"), nil, 0o644))
+	s.waitScreen(t, "resumed (anthropic")
+	s.typeKeys(t, "And now?\r")
+	s.waitScreen(t, "In the fork.")
+	s.typeKeys(t, "\x04")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+	assert.NotContains(t, s.screen.String(), "a turn is running")
+	assert.Less(t, strings.Index(s.screen.String(), "Done."), strings.Index(s.screen.String(), "forked thread"), "the fork ran after the turn")
+	assert.Equal(t, []string{"Wait.", "And now?"}, userMessages(e))
+	assert.Len(t, e.threadIDs(t), 2)
+}
+
 // TestTerminalCtrlCClearsLine presses Ctrl-C at the prompt with text
 // typed: the line is cleared, as shells do, and the session goes on;
 // what is typed next is the message. Ctrl-C at the empty prompt quits.
@@ -176,6 +245,7 @@ func TestTerminalCtrlCClearsLine(t *testing.T) {
 	s.typeKeys(t, "\x03")
 	s.typeKeys(t, "Hi.\r")
 	s.waitScreen(t, "Hello.")
+	s.waitTurnEnd(t)
 	s.typeKeys(t, "\x03")
 	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
 	assert.Equal(t, []string{"Hi."}, userMessages(e), "the line was cleared, and the session went on")

@@ -40,11 +40,27 @@ func Literal(msg string) string {
 // waitIdle waits until the agent waits for input with no message queued
 // (or has stopped), so that a command read from a script runs after the
 // turns of the messages before it.
-func (a *Agent) waitIdle(ctx context.Context) error {
+func (a *Agent) waitIdle(ctx context.Context) error { return a.WaitIdle(ctx, "") }
+
+// WaitIdle waits until the agent waits for input with no message queued
+// (or has stopped): a command that needs the turn in flight to have ended
+// (/fork, /undo) runs after it rather than being refused, since the
+// turn's reply may be on the screen while its work (a commit) goes on.
+// When the agent is not idle at once, notice (if any) is shown first,
+// so that the user knows what waits. Call it only while Run runs, from
+// another goroutine (a command).
+func (a *Agent) WaitIdle(ctx context.Context, notice string) error {
 	idle := make(chan struct{})
 	if err := a.loop.Call(ctx, func() {
 		a.idleWaiters = append(a.idleWaiters, idle)
 		a.settle()
+		select {
+		case <-idle:
+		default:
+			if notice != "" {
+				a.display.Notice(notice)
+			}
+		}
 	}); err != nil {
 		return err
 	}

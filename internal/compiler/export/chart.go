@@ -8,10 +8,8 @@ import (
 )
 
 // Kind is the kind of a node of the chart, as XState and SCXML know
-// them. fsmgen has atomic, compound and final states today; parallel
-// regions and history pseudostates will be kinds of their own (XState's
-// type 'parallel' and 'history', SCXML's <parallel> and <history>), each
-// emitter saying how it writes them or refusing them.
+// them: atomic, compound, parallel and final states and history
+// pseudostates, each emitter saying how it writes them or refusing them.
 type Kind int
 
 // The kinds of nodes.
@@ -20,6 +18,7 @@ const (
 	Compound             // a composite state: one active child at a time
 	Final                // a terminal leaf at the top level that does nothing with any event, or a final child whose composite state has a done transition
 	History              // a composite state's history pseudostate
+	Parallel             // a parallel state: its children are its regions, all active at once
 )
 
 // historyKey is the name of a history node among its composite state's
@@ -44,7 +43,7 @@ type node struct {
 	path     []string
 	kind     Kind
 	children []*node
-	initial  *node // a compound node's initial child
+	initial  *node // a compound node's initial child; nil for a parallel node, whose regions are all entered
 	// entry and exit are what the state runs: its effect, then its actions.
 	entry, exit []call
 	timers      []*fsm.Timer
@@ -84,7 +83,9 @@ func build(m *fsm.Machine) *chart {
 		}
 	}
 	c.root.initial = c.byState[m.Initial.Path()[0]]
-	for _, r := range m.Rules {
+	// The machine's rules, then its regions' (each region's rules are
+	// the rules of its states, which the chart holds like any others).
+	for _, r := range m.AllRules() {
 		if r == m.Stale || r.Event != nil && r.Event == m.TimerFired && r.Timer == nil {
 			continue // the runtime's own bookkeeping of stale timers
 		}
@@ -118,7 +119,7 @@ func build(m *fsm.Machine) *chart {
 		n.triggers[i].branches = append(n.triggers[i].branches, r)
 	}
 	for _, n := range c.nodes() {
-		if n.kind != History && (final(n) || n.state.Completes != nil) {
+		if n.kind != History && n.kind != Parallel && (final(n) || n.state.Completes != nil) {
 			n.kind = Final
 		}
 	}
@@ -144,6 +145,15 @@ func (c *chart) add(s *fsm.State, parent *node) *node {
 	n.path = append(n.path, s.Name)
 	n.entry, n.exit = hookCalls(s.Entry), hookCalls(s.Exit)
 	c.byState[s] = n
+	if s.Regions != nil {
+		// A parallel state is a leaf of the machine around it, and its
+		// regions' roots are its children, in document order.
+		n.kind = Parallel
+		for _, reg := range s.Regions {
+			n.children = append(n.children, c.add(reg.Root, n))
+		}
+		return n
+	}
 	if s.Composite() {
 		n.kind = Compound
 		for _, ch := range s.Children {

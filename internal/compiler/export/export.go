@@ -114,14 +114,10 @@ func common(c *chart, p *problems, target string) {
 			p.refuse(r.Pos, "state %s defers %s: %s has no deferred events, so it cannot keep %s for a later state; remove the deferral (ignore or handle %s in %s) to export the machine", r.From.Name, r.Event.Name, target, r.Event.Name, r.Event.Name, r.From.Name)
 		}
 	}
-	// Parallel states are not written yet (XState's type "parallel",
-	// SCXML's <parallel>): they are refused, not flattened into a chart
-	// that would run otherwise.
-	for _, s := range m.States {
-		if s.Regions != nil {
-			p.refuse(s.Pos, "state %s is a parallel state, which fsmgen export does not write yet (%s's parallel states would be its form): export a machine without one", s.Name, target)
-		}
-	}
+	// A region's rejection refuses the event for the whole machine in
+	// fsmgen; in the targets it is a transition that does nothing, beside
+	// the other regions' (see parallel.go).
+	regionRejects(c, p, target)
 	// A history is written as a child of its composite state named
 	// history (XState's states key, the id's last part).
 	for _, s := range m.Histories {

@@ -111,7 +111,11 @@ func TestXStateConfigShape(t *testing.T) {
 				}
 			}
 			collect(m.Name, root)
-			assert.Len(t, ids, len(m.States)+len(m.Composites)+len(m.Histories)+1, "a node per state, one per history, and the root")
+			regional := len(m.RegionLeaves())
+			for _, reg := range m.Regions {
+				regional += len(reg.Composites)
+			}
+			assert.Len(t, ids, len(m.States)+len(m.Composites)+regional+len(m.Histories)+1, "a node per state (those inside regions too), one per history, and the root")
 			names := map[string]bool{}
 			for _, a := range m.Actions {
 				names[a.Name] = !a.Builtin
@@ -128,8 +132,16 @@ func TestXStateConfigShape(t *testing.T) {
 				if target, ok := tr["target"].(string); ok {
 					assert.True(t, ids[target], "target %s is no state's id", target)
 				}
-				if g, ok := tr["guard"].(string); ok {
+				switch g := tr["guard"].(type) {
+				case string:
 					assert.True(t, guards[g], "guard %s is not declared", g)
+				case map[string]any:
+					// In(State): the guard's params name the state's id.
+					assert.Regexp(t, `^In\(\w+\)$`, g["type"])
+					params, _ := g["params"].(map[string]any)
+					id, _ := params["stateValue"].(string)
+					assert.True(t, ids[id], "In guard %v names no state's id", g["type"])
+					assert.True(t, strings.HasSuffix(id, "."+strings.TrimSuffix(strings.TrimPrefix(g["type"].(string), "In("), ")")), "In guard %v: %s", g["type"], id)
 				}
 				acts, _ := tr["actions"].([]any)
 				for _, a := range acts {
@@ -193,7 +205,7 @@ func TestSCXMLWellFormed(t *testing.T) {
 			var states func(e *element)
 			states = func(e *element) {
 				for _, c := range e.Children {
-					if c.XMLName.Local == "state" || c.XMLName.Local == "final" || c.XMLName.Local == "history" {
+					if slices.Contains([]string{"state", "parallel", "final", "history"}, c.XMLName.Local) {
 						id := c.attr("id")
 						assert.NotContains(t, ids, id, "id %s twice", id)
 						ids[id] = c
@@ -216,7 +228,7 @@ func TestSCXMLWellFormed(t *testing.T) {
 					for _, c := range e.Children {
 						assert.Contains(t, []string{"script", "send"}, c.XMLName.Local, "content of a transition")
 					}
-				case "state":
+				case "state", "parallel":
 					var sends, cancels []string
 					for _, c := range e.Children {
 						for _, cc := range c.Children {

@@ -52,8 +52,19 @@ type adapterData struct {
 	Initial     string // the initial leaf's Go type
 	InitialKind string // and its JSON kind
 	InitialData bool   // the initial leaf has fields, which New's Config carries
-	Behavior    string // "Behavior: fsmExportBehavior{c.d}, " when the Config has a Behavior
-	Timers      bool
+	// InitialParallel: the initial leaf is a parallel state, whose value
+	// names its regions' states, which New chooses.
+	InitialParallel bool
+	Behavior        string // "Behavior: fsmExportBehavior{c.d}, " when the Config has a Behavior
+	Timers          bool
+	Parallels       []adapterParallel
+}
+
+// adapterParallel is a parallel state: its Go type and the fields that
+// name its regions' leaves.
+type adapterParallel struct {
+	Type   string
+	Fields []string
 }
 
 // adapterFunc is one method of the adapter's Behavior, as Go fragments.
@@ -67,7 +78,17 @@ type adapterFunc struct {
 // adapterFile writes the adapter of machine m's package.
 func adapterFile(m *fsm.Machine) ([]byte, error) {
 	d := adapterData{Package: m.Package, Initial: m.Initial.GoName, InitialKind: m.Initial.Snake,
-		InitialData: len(m.Initial.Fields) > 0, Timers: len(m.Timers) > 0}
+		InitialData: len(m.Initial.Fields) > 0 && m.Initial.Regions == nil, InitialParallel: m.Initial.Regions != nil, Timers: len(m.Timers) > 0}
+	for _, s := range m.States {
+		if s.Regions == nil {
+			continue
+		}
+		p := adapterParallel{Type: s.GoName}
+		for _, reg := range s.Regions {
+			p.Fields = append(p.Fields, reg.Field)
+		}
+		d.Parallels = append(d.Parallels, p)
+	}
 	if m.HasBehavior() {
 		d.Behavior = "Behavior: fsmExportBehavior{c.d}, "
 	}

@@ -54,6 +54,10 @@ func doorSpec(t *testing.T, event, states, transitions string) string {
 func TestReport(t *testing.T) {
 	t.Parallel()
 	const closed = "  Closed:\n    initial: true\n    ignore: [Knock, Open]\n"
+	// par is a parallel state Opened with regions Left (L1, L2) and Right
+	// (R1, R2); parRows enter and leave it, and move in each region.
+	const par = "  Opened:\n    parallel: true\n    ignore: [Open]\n    states:\n      Left:\n        states:\n          L1: {initial: true}\n          L2: {}\n      Right:\n        states:\n          R1: {initial: true}\n          R2: {}\n"
+	const parRows = "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Opened\n    on: Close\n    to: Closed\n  - from: L2\n    on: Knock\n    to: L1\n  - from: L1\n    on: Open\n    to: L2\n  - from: R1\n    on: Open\n    to: R2\n"
 	for _, tc := range []struct {
 		name              string
 		event             string // the third event's name: Knock unless given
@@ -75,11 +79,37 @@ func TestReport(t *testing.T) {
 			xstate: []string{"13:9: error: timer ring of Opened has the delay of the timer of Opened (1000): XState's after keys a state's timers by their delay, so give them different delays or put one on a state around"},
 		},
 		{
-			name:   "a parallel state",
-			states: closed + "  Opened:\n    parallel: true\n    ignore: [Open, Knock]\n    states:\n      Left: {}\n      Right: {}\n",
-			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Opened\n    on: Close\n    to: Closed\n",
-			xstate: []string{"8:3: error: state Opened is a parallel state, which fsmgen export does not write yet (XState's parallel states would be its form): export a machine without one"},
-			scxml:  []string{"8:3: error: state Opened is a parallel state, which fsmgen export does not write yet (SCXML's parallel states would be its form): export a machine without one"},
+			name:    "a parallel state and an In guard",
+			states:  closed + par,
+			rows:    parRows + "  - from: L1\n    on: Knock\n    guards:\n      - if: In(R1)\n        to: L2\n      - else: true\n        ignore: true\n",
+			wantOut: `"type": "parallel"`,
+		},
+		{
+			name:   "a region's rejection beside another region's transition",
+			states: closed + par,
+			rows:   parRows + "  - from: L1\n    on: Knock\n    reject: not now\n  - from: R2\n    on: Knock\n    action: Ring\n",
+			xstate: []string{"46:5: error: region Left of Opened rejects Knock while region Right may take it: fsmgen then refuses Knock for the whole machine (nothing changes, and the regions after Left test no guard), but in XState a rejection is a transition that does nothing and Right's transition still runs: ignore Knock in L1 instead, or handle it there"},
+			scxml:  []string{"46:5: error: region Left of Opened rejects Knock while region Right may take it: fsmgen then refuses Knock for the whole machine (nothing changes, and the regions after Left test no guard), but in SCXML a rejection is a transition that does nothing and Right's transition still runs: ignore Knock in L1 instead, or handle it there"},
+		},
+		{
+			name:   "a parallel state's transition beside a region's ignore",
+			states: closed + par,
+			rows:   parRows + "  - from: R1\n    on: Knock\n    ignore: true\n  - from: Opened\n    on: Knock\n    action: Ring\n",
+			scxml:  []string{"49:5: error: Opened's rule Opened --Knock--> (stays) / Ring would also run in SCXML when region Right takes Knock with a rule: SCXML offers Knock to Opened through region Left, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give Left a rule for Knock in the states of Left that leave it, or move this rule into the regions"},
+		},
+		{
+			name:   "a rule into a region's root",
+			states: closed + par,
+			rows:   parRows + "  - from: L1\n    on: Knock\n    to: Left\n",
+			xstate: []string{"46:5: error: rule L1 --Knock--> Left moves into Left, the root of a region of Opened: XState would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), fsmgen only Left: move to the state Left starts in (L1) instead"},
+			scxml:  []string{"46:5: error: rule L1 --Knock--> Left moves into Left, the root of a region of Opened: SCXML would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), fsmgen only Left: move to the state Left starts in (L1) instead"},
+		},
+		{
+			name:   "an external rule of a region's root that has an exit",
+			states: closed + strings.Replace(par, "      Left:\n", "      Left:\n        exit: Ring\n", 1),
+			rows:   parRows + "  - from: Left\n    on: Knock\n    to: L1\n",
+			xstate: []string{"47:5: error: rule Left --Knock--> L1 leaves and enters Left, the root of a region of Opened: XState would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), fsmgen only Left: make the row local (local: true), or move Left's entry and exit to its states"},
+			scxml:  []string{"47:5: error: rule Left --Knock--> L1 leaves and enters Left, the root of a region of Opened: SCXML would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), fsmgen only Left: make the row local (local: true), or move Left's entry and exit to its states"},
 		},
 		{
 			name:   "a delay finer than a millisecond",

@@ -43,6 +43,7 @@ type scxmlWriter struct {
 func writeSCXML(c *chart) ([]byte, diag.List, error) {
 	w := &scxmlWriter{c: c}
 	common(c, &w.p, "SCXML")
+	scxmlParallel(c, &w.p)
 	for _, n := range c.nodes() {
 		for _, t := range n.triggers {
 			if t.event != nil && t.event.Name == "fsmgen" {
@@ -125,6 +126,9 @@ func (w *scxmlWriter) state(depth int, n *node) {
 		return
 	case Final:
 		tag = "final"
+	case Parallel:
+		// Its children are its regions, all entered with it.
+		tag = "parallel"
 	case Compound:
 		attrs = append(attrs, "initial", n.initial.name)
 	case Atomic:
@@ -207,7 +211,11 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 	case t.event != nil:
 		attrs = append(attrs, "event", t.event.Name)
 	}
-	if r.Guard != nil {
+	switch {
+	case r.Guard != nil && r.Guard.In != nil:
+		// SCXML's own predicate (§5.9.1), true while the state is active.
+		attrs = append(attrs, "cond", "In('"+r.Guard.In.Name+"')")
+	case r.Guard != nil:
 		attrs = append(attrs, "cond", r.Guard.Name+"(_event)")
 	}
 	if r.History != nil {
@@ -217,7 +225,7 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 		}
 	} else if r.Target != nil {
 		attrs = append(attrs, "target", r.Target.Name)
-		if r.Local || n == w.c.root {
+		if rootRule(r, &w.p, "SCXML") || r.Local || n == w.c.root {
 			attrs = append(attrs, "type", "internal")
 		}
 	}
@@ -265,7 +273,7 @@ func (w *scxmlWriter) open(depth int, tag string, empty bool, attrs ...string) {
 	w.b.WriteString("<" + tag)
 	for i := 0; i+1 < len(attrs); i += 2 {
 		fmt.Fprintf(&w.b, " %s=\"", attrs[i])
-		w.text(attrs[i+1])
+		w.attr(attrs[i+1])
 		w.b.WriteByte('"')
 	}
 	if empty {
@@ -284,6 +292,14 @@ func (w *scxmlWriter) indent(depth int) { w.b.WriteString(strings.Repeat("  ", d
 
 // text writes s escaped for XML text and attribute values.
 func (w *scxmlWriter) text(s string) { _ = xml.EscapeText(&w.b, []byte(s)) }
+
+// attr writes s escaped for an attribute value between double quotes,
+// where an apostrophe needs no escape: cond="In('Online')".
+func (w *scxmlWriter) attr(s string) {
+	var b bytes.Buffer
+	_ = xml.EscapeText(&b, []byte(s))
+	w.b.WriteString(strings.ReplaceAll(b.String(), "&#39;", "'"))
+}
 
 // historyID is the SCXML id of a composite state's history: its name and
 // .history (state names have no dots, so no state has it).

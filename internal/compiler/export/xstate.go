@@ -111,6 +111,9 @@ func (w *xstateWriter) state(n *node) obj {
 		return o
 	case Final:
 		o.add("type", "final")
+	case Parallel:
+		// Its children are its regions, all entered with it: no initial.
+		o.add("type", "parallel")
 	case Atomic, Compound:
 	default:
 		w.p.refuse(n.state.Pos, "state %s is of a kind the XState export does not know", n.name)
@@ -208,7 +211,14 @@ func (w *xstateWriter) transitions(t *trigger) any {
 // that no state around handles the event).
 func (w *xstateWriter) transition(r *fsm.Rule) obj {
 	o := obj{}
-	if r.Guard != nil {
+	switch {
+	case r.Guard != nil && r.Guard.In != nil:
+		// XState's stateIn is a built-in guard whose state is part of the
+		// guard function; a JSON config can only name a guard, so In(S)
+		// is a guard of its own name whose params say which state it
+		// tests, for the implementation to provide as stateIn(stateValue).
+		o.add("guard", obj{{"type", r.Guard.Name}, {"params", obj{{"stateValue", "#" + w.id(w.c.byState[r.Guard.In])}}}})
+	case r.Guard != nil:
 		o.add("guard", r.Guard.Name)
 	}
 	if r.History != nil {
@@ -231,7 +241,7 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 		}
 	} else if r.Target != nil {
 		o.add("target", "#"+w.id(w.c.byState[r.Target]))
-		if reenters(r) {
+		if local := rootRule(r, &w.p, "XState"); reenters(r) && !local {
 			o.add("reenter", true)
 		}
 	}

@@ -8,7 +8,7 @@
 // effects and actions it ran, the guards it asked and the delayed events
 // it has scheduled.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { assign, createActor, createMachine } from 'xstate';
+import { assign, createActor, createMachine, stateIn } from 'xstate';
 
 const [input, output] = process.argv.slice(2);
 const machines = JSON.parse(readFileSync(input, 'utf8'));
@@ -25,6 +25,22 @@ function traced(name, config) {
     out.states = {};
     for (const [k, v] of Object.entries(config.states)) out.states[k] = traced(k, v);
   }
+  return out;
+}
+
+// inGuards returns the guard objects of a config's transitions whose
+// type is In(...).
+function inGuards(config) {
+  const out = [];
+  const visit = (node) => {
+    for (const ts of [...Object.values(node.on ?? {}), ...Object.values(node.after ?? {}), node.always, node.onDone]) {
+      for (const t of [ts ?? []].flat()) {
+        if (typeof t.guard === 'object' && t.guard.type.startsWith('In(')) out.push(t.guard);
+      }
+    }
+    for (const child of Object.values(node.states ?? {})) visit(child);
+  };
+  visit(config);
   return out;
 }
 
@@ -56,6 +72,9 @@ function runWalk(spec, walk) {
       return answers.shift();
     };
   }
+  // fsmgen's In(State) guards: a guard object {type: 'In(S)', params:
+  // {stateValue: '#id'}} is XState's built-in stateIn with that id.
+  for (const g of inGuards(spec.config)) guards[g.type] = stateIn(g.params.stateValue);
   const delays = {};
   for (const name of spec.delays ?? []) {
     delays[name] = () => {

@@ -1,0 +1,197 @@
+package export
+
+import (
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file checks the parallel states a target would run otherwise than
+// fsmgen. fsmgen offers an event to the regions of a parallel state in
+// document order, takes the rules of every region that has one as one
+// step, and leaves the event to the parallel state's own rules (and those
+// around it) only when no region has a rule for it (docs/spec.md,
+// "Parallel states"). XState v5 selects alike (transitionParallelNode: a
+// parallel node's own transitions only when no region has one), and so
+// does SCXML as long as the transitions selected conflict (§3.13,
+// removeConflictingTransitions: of two transitions whose exit sets
+// intersect, the one whose source is a descendant wins). Two cases differ:
+//
+//   - A region that rejects the event refuses it for the whole machine in
+//     fsmgen: nothing changes, and the regions after it test no guard. In
+//     both targets a rejection is a transition that does nothing, which
+//     leaves the other regions' transitions to run: refused in both.
+//   - In SCXML a region with no rule for the event offers it to the
+//     parallel state (selectTransitions walks each atomic state's
+//     ancestors), and a transition without a target exits nothing, so it
+//     conflicts with no other: a region's ignore beside the parallel
+//     state's transition, or the parallel state's targetless transition
+//     beside a region's rule, run both. Refused in SCXML.
+
+// outcomes are what the states of one region can do with an event, over
+// all of them and whatever their guards answer.
+type outcomes struct {
+	leave      bool      // a state has no rule for it, or its guards may all fail: the event goes to the parallel state
+	take       bool      // a state has a rule for it
+	acts       bool      // a rule is a transition (it moves, or runs something)
+	targetless bool      // a rule has no target: an ignore, a rejection, or a transition that stays
+	guarded    bool      // a rule asks a guard of the implementation's (not In)
+	reject     *fsm.Rule // a rule that rejects, the first
+}
+
+// regionOutcomes returns what the leaves of reg can do with e.
+func regionOutcomes(reg *fsm.Region, e *fsm.Event) outcomes {
+	var o outcomes
+	for _, s := range reg.Leaves {
+		c := s.Cell(e)
+		decided := false
+		for ; c != nil && !c.Out() && !decided; c = c.Fallback {
+			for _, r := range c.Rules {
+				o.take = true
+				if r.Guard != nil && r.Guard.In == nil {
+					o.guarded = true
+				}
+				switch r.Kind {
+				case fsm.Transition:
+					o.acts = true
+					o.targetless = o.targetless || r.Target == nil && r.History == nil
+				case fsm.Reject:
+					o.targetless = true
+					if o.reject == nil {
+						o.reject = r
+					}
+				default:
+					o.targetless = true
+				}
+				if r.Guard == nil {
+					decided = true
+					break
+				}
+			}
+		}
+		o.leave = o.leave || !decided
+	}
+	return o
+}
+
+// regionRejects refuses a rejection in one region of a parallel state
+// when another region may take the same event: fsmgen refuses the event
+// for the whole machine, the target would run the other region's rule.
+func regionRejects(c *chart, p *problems, target string) {
+	for _, par := range c.m.States {
+		for _, e := range c.m.Events {
+			var outs []outcomes
+			for _, reg := range par.Regions {
+				outs = append(outs, regionOutcomes(reg, e))
+			}
+			for i, o := range outs {
+				if o.reject == nil {
+					continue
+				}
+				for j, other := range outs {
+					if j == i || !(other.acts || j > i && other.guarded) {
+						continue
+					}
+					p.refuse(o.reject.Pos, "region %s of %s rejects %s while region %s may take it: fsmgen then refuses %s for the whole machine (nothing changes, and the regions after %s test no guard), but in %s a rejection is a transition that does nothing and %s's transition still runs: ignore %s in %s instead, or handle it there", par.Regions[i].Root.Name, par.Name, e.Name, par.Regions[j].Root.Name, e.Name, par.Regions[i].Root.Name, target, par.Regions[j].Root.Name, e.Name, o.reject.From.Name)
+					break
+				}
+			}
+		}
+	}
+}
+
+// scxmlParallel refuses what SCXML's selection of transitions runs
+// otherwise in a parallel state: a rule of the parallel state (or around
+// it) that acts, beside regions of which one leaves the event to it and
+// another takes it with a rule that does not conflict with it.
+func scxmlParallel(c *chart, p *problems) {
+	for _, par := range c.m.States {
+		if par.Regions == nil {
+			continue
+		}
+		for _, e := range c.m.Events {
+			above, targetless := acting(par.Cell(e))
+			if above == nil {
+				continue
+			}
+			var outs []outcomes
+			for _, reg := range par.Regions {
+				outs = append(outs, regionOutcomes(reg, e))
+			}
+			if r1, r2 := scxmlConflict(par, outs, targetless); r1 != nil {
+				what := "a rule without a target (an ignore, a rejection or a row without to)"
+				if targetless {
+					what = "a rule"
+				}
+				p.refuse(above.Pos, "%s's rule %s would also run in SCXML when region %s takes %s with %s: SCXML offers %s to %s through region %s, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give %s a rule for %s in the states of %s that leave it, or move this rule into the regions", par.Name, above.Label, r2.Root.Name, e.Name, what, e.Name, par.Name, r1.Root.Name, r1.Root.Name, e.Name, r1.Root.Name)
+			}
+		}
+	}
+}
+
+// scxmlConflict returns two regions of par, one that may leave the event
+// to it and one that may take it with a rule SCXML keeps beside the rule
+// of par that acts (any rule when that one is targetless, else a
+// targetless one); nil when none.
+func scxmlConflict(par *fsm.State, outs []outcomes, targetless bool) (leaves, takes *fsm.Region) {
+	for i, o := range outs {
+		if !o.leave {
+			continue
+		}
+		for j, other := range outs {
+			if j != i && other.take && (targetless || other.targetless) {
+				return par.Regions[i], par.Regions[j]
+			}
+		}
+	}
+	return nil, nil
+}
+
+// acting returns the first rule of a chain of cells that is a transition
+// (one that may run something), and whether some transition of the chain
+// has no target; nil when every rule ignores or rejects.
+func acting(c *fsm.Cell) (first *fsm.Rule, targetless bool) {
+	for ; c != nil; c = c.Fallback {
+		for _, r := range c.Rules {
+			if r.Kind != fsm.Transition {
+				continue
+			}
+			if first == nil {
+				first = r
+			}
+			targetless = targetless || r.Target == nil && r.History == nil
+		}
+	}
+	return first, targetless
+}
+
+// rootRule checks a rule that moves into the root of a region (the
+// region's own state, a child of the parallel state), or from it into
+// one of its states. fsmgen leaves and enters the root and what is
+// inside it, as UML does (the transition's domain is the region).
+// Neither target confines such a transition to the region: XState's
+// domain is the parallel state (findLCCA), whose every region it leaves
+// and enters again, and SCXML's the compound state around the parallel
+// state (Appendix D, findLCCA skips <parallel>), which it leaves too.
+//
+// A rule from the root into one of its states, external, differs from a
+// local one only by the root's own exit and entry: it is written local
+// (XState without reenter, SCXML's type="internal", whose domain is the
+// root) when the root has neither, and refused when it has. A rule into
+// the root is refused. It reports whether to write the rule local.
+func rootRule(r *fsm.Rule, p *problems, target string) bool {
+	if r.Kind != fsm.Transition || r.Target == nil {
+		return false
+	}
+	if t := r.Target; t.Region != nil && t.Region.Root == t {
+		p.refuse(r.Pos, "rule %s moves into %s, the root of a region of %s: %s would leave and enter every region of %s (a transition's domain there is the parallel state or the state around it), fsmgen only %s: move to the state %s starts in (%s) instead", r.Label, t.Name, t.Region.Parallel.Name, target, t.Region.Parallel.Name, t.Name, t.Name, t.Region.Initial.Name)
+		return false
+	}
+	s := r.From
+	if s == nil || s.Region == nil || s.Region.Root != s || r.Local || !s.Contains(r.Target) {
+		return false
+	}
+	if s.Entry != nil || s.Exit != nil {
+		p.refuse(r.Pos, "rule %s leaves and enters %s, the root of a region of %s: %s would leave and enter every region of %s (a transition's domain there is the parallel state or the state around it), fsmgen only %s: make the row local (local: true), or move %s's entry and exit to its states", r.Label, s.Name, s.Region.Parallel.Name, target, s.Region.Parallel.Name, s.Name, s.Name)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,164 @@
+package export_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// goTrace lists the states the Go machine exited and entered on a step,
+// from the rules it fired (its observer's steps) as the checked model
+// has them: each rule's exits that apply from the leaf it fired in, then
+// its entries; New's are the model's Start. prev is the Go machine's leaf
+// before the step ("" for New): in a parallel state, its regions' leaves.
+//
+// Parallel states add what the model leaves to the generated code:
+// leaving a parallel state leaves its regions first, in reverse document
+// order, each from its leaf up to its root; entering one enters its
+// regions after it, in document order, through their Start; and the
+// rules of several regions taken on one event are one step, whose exits
+// come first (the later region's first), then the entries (SCXML 1.0
+// §3.13, exitStates and enterStates).
+func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
+	t.Helper()
+	out := []string{}
+	if g.Input == (goInput{}) {
+		for _, run := range m.Start {
+			out = append(out, "entry "+run.State.Name)
+			out = append(out, regionEntries(run.State)...)
+		}
+		return out
+	}
+	cfg := regionConfig(t, m, prev)
+	rules := map[int]*fsm.Rule{}
+	for _, r := range m.AllRules() {
+		rules[r.Index] = r
+	}
+	var exits, entries []string // of the regions' rules of the step
+	flush := func() {
+		out = append(append(out, exits...), entries...)
+		exits, entries = nil, nil
+	}
+	for _, st := range g.Rules {
+		r := rules[st.Rule]
+		require.NotNil(t, r, "%s has no rule %d", m.Name, st.Rule)
+		if r.From != nil && r.From.Region != nil {
+			from := cfg[r.From.Region]
+			var these []string
+			for _, run := range r.Exits {
+				if run.When == nil || run.When.Contains(from) {
+					these = append(these, "exit "+run.State.Name)
+				}
+			}
+			exits = append(these, exits...)
+			for _, run := range r.Entries {
+				entries = append(entries, "entry "+run.State.Name)
+			}
+			continue
+		}
+		flush()
+		from := stateNamed(t, m, st.From)
+		for _, run := range r.Exits {
+			if run.When == nil || run.When.Contains(from) {
+				out = append(out, regionExits(run.State, cfg)...)
+				out = append(out, "exit "+run.State.Name)
+			}
+		}
+		for _, run := range r.Entries {
+			out = append(out, "entry "+run.State.Name)
+			out = append(out, regionEntries(run.State)...)
+		}
+	}
+	flush()
+	return out
+}
+
+// regionEntries lists the entries of the regions of parallel state p,
+// in document order; nil for another state.
+func regionEntries(p *fsm.State) []string {
+	var out []string
+	for _, reg := range p.Regions {
+		for _, run := range reg.Start {
+			out = append(out, "entry "+run.State.Name)
+		}
+	}
+	return out
+}
+
+// regionExits lists the exits of the regions of parallel state p, whose
+// leaves are cfg: in reverse document order, each from its leaf up to
+// its root; nil for another state.
+func regionExits(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
+	var out []string
+	for i := len(p.Regions) - 1; i >= 0; i-- {
+		for s := cfg[p.Regions[i]]; s != nil; s = s.Parent {
+			out = append(out, "exit "+s.Name)
+		}
+	}
+	return out
+}
+
+// regionConfig returns the leaf each region is in, from a Go leaf that
+// names them ("Playing,Normal,Offline"); empty outside parallel states.
+func regionConfig(t *testing.T, m *fsm.Machine, leaf string) map[*fsm.Region]*fsm.State {
+	t.Helper()
+	cfg := map[*fsm.Region]*fsm.State{}
+	if !strings.Contains(leaf, ",") {
+		return cfg // a leaf of the machine: a parallel state has two regions or more
+	}
+	for _, name := range strings.Split(leaf, ",") {
+		i := slices.IndexFunc(m.RegionLeaves(), func(s *fsm.State) bool { return s.Name == name })
+		require.GreaterOrEqual(t, i, 0, "%s: %s is no leaf of a region", m.Name, name)
+		s := m.RegionLeaves()[i]
+		cfg[s.Region] = s
+	}
+	return cfg
+}
+
+// leafSet returns the leaves a side names (one, or one per region of a
+// parallel state), sorted: XState's and SCION's configurations are sets.
+func leafSet(leaf string) []string {
+	out := strings.Split(leaf, ",")
+	slices.Sort(out)
+	return out
+}
+
+// scionOrder reorders each run of exits of a Go trace as SCION orders a
+// microstep's exits: deepest first, then in reverse document order. SCXML
+// 1.0 (Appendix D, exitOrder) exits in reverse document order, as XState
+// and the Go machine do; the two differ when a step leaves regions whose
+// leaves lie at different depths. It reports whether the order changed.
+func scionOrder(t *testing.T, m *fsm.Machine, trace []string) ([]string, bool) {
+	t.Helper()
+	out := slices.Clone(trace)
+	depth := func(e string) int {
+		s := anyStateNamed(t, m, strings.TrimPrefix(e, "exit "))
+		if s.Region != nil {
+			return s.Region.Parallel.Depth + 1 + s.Depth
+		}
+		return s.Depth
+	}
+	for i := 0; i < len(out); {
+		j := i
+		for j < len(out) && strings.HasPrefix(out[j], "exit ") {
+			j++
+		}
+		if j == i {
+			i++
+			continue
+		}
+		run := out[i:j]
+		slices.SortStableFunc(run, func(a, b string) int {
+			if da, db := depth(a), depth(b); da != db {
+				return db - da
+			}
+			return 0 // already in reverse document order
+		})
+		i = j
+	}
+	return out, !slices.Equal(out, trace)
+}

@@ -83,11 +83,15 @@ type (
 		Event  string `json:"event,omitempty"`
 		Timer  string `json:"timer,omitempty"` // the target's name of the timer that fires
 		Guards []bool `json:"guards"`
+		// Names are the guards the answers are for (SCION's runner
+		// matches them by name, see run.cjs).
+		Names []string `json:"names"`
 	}
 	jsResult struct {
 		Trace  []string `json:"trace"`
 		Calls  []string `json:"calls"`
 		Guards []string `json:"guards"`
+		Extra  []string `json:"extra"` // SCION: guards asked again, or where Go does not ask them
 		Leaf   string   `json:"leaf"`
 		Timers []string `json:"timers"`
 		Status string   `json:"status"`
@@ -281,6 +285,7 @@ func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, k
 			st := jsStep{Guards: []bool{}}
 			for _, g := range r.Guards {
 				st.Guards = append(st.Guards, g.Answer)
+				st.Names = append(st.Names, g.Guard)
 			}
 			if r.Input.Fire {
 				st.Timer = tg.timerName(m, timerOf(t, m, r.Input.State, r.Input.Timer))
@@ -377,6 +382,9 @@ func compareStep(t *testing.T, tg target, m *fsm.Machine, name, prev string, g g
 		guards = append(guards, a.Guard)
 	}
 	ok = assert.Equal(t, nonNil(guards), nonNil(js.Guards), "%s: the guards asked", name) && ok
+	for _, g := range js.Extra {
+		ok = assert.True(t, parallelGuard(m, g), "%s: SCION asked guard %s, which no rule of a parallel state or around one has", name, g) && ok
+	}
 	effects := map[string]bool{}
 	for _, fn := range m.Effects {
 		effects[fn.Name] = true

@@ -127,38 +127,51 @@ func leafSet(leaf string) []string {
 	return out
 }
 
-// scionOrder reorders each run of exits of a Go trace as SCION orders a
-// microstep's exits: deepest first, then in reverse document order. SCXML
-// 1.0 (Appendix D, exitOrder) exits in reverse document order, as XState
-// and the Go machine do; the two differ when a step leaves regions whose
-// leaves lie at different depths. It reports whether the order changed.
+// scionOrder reorders each run of exits and of entries of a Go trace as
+// SCION orders a microstep's: exits deepest first, then in reverse
+// document order; entries shallowest first, then in document order.
+// SCXML 1.0 (Appendix D, exitOrder and entryOrder) exits in reverse
+// document order and enters in document order, as XState and the Go
+// machine do; SCION differs when a step leaves or enters regions whose
+// states lie at different depths. It reports whether the order changed.
 func scionOrder(t *testing.T, m *fsm.Machine, trace []string) ([]string, bool) {
 	t.Helper()
 	out := slices.Clone(trace)
 	depth := func(e string) int {
-		s := anyStateNamed(t, m, strings.TrimPrefix(e, "exit "))
+		_, name, _ := strings.Cut(e, " ")
+		s := anyStateNamed(t, m, name)
 		if s.Region != nil {
 			return s.Region.Parallel.Depth + 1 + s.Depth
 		}
 		return s.Depth
 	}
 	for i := 0; i < len(out); {
+		what, _, _ := strings.Cut(out[i], " ")
 		j := i
-		for j < len(out) && strings.HasPrefix(out[j], "exit ") {
+		for j < len(out) && strings.HasPrefix(out[j], what+" ") {
 			j++
 		}
-		if j == i {
-			i++
-			continue
-		}
-		run := out[i:j]
-		slices.SortStableFunc(run, func(a, b string) int {
-			if da, db := depth(a), depth(b); da != db {
-				return db - da
+		slices.SortStableFunc(out[i:j], func(a, b string) int {
+			// Exits deepest first, entries shallowest first; among states
+			// of one depth the order is already the document's (entries)
+			// or its reverse (exits).
+			if what == "exit" {
+				return depth(b) - depth(a)
 			}
-			return 0 // already in reverse document order
+			return depth(a) - depth(b)
 		})
 		i = j
 	}
 	return out, !slices.Equal(out, trace)
+}
+
+// parallelGuard reports whether guard g is asked by a rule of the
+// machine around the regions (a parallel state's own, one around it, or
+// a "*" row), which SCION may ask once per region that leaves an event
+// (see run.cjs).
+func parallelGuard(m *fsm.Machine, g string) bool {
+	if !m.Regional() {
+		return false
+	}
+	return slices.ContainsFunc(m.Rules, func(r *fsm.Rule) bool { return r.Guard != nil && r.Guard.Name == g })
 }

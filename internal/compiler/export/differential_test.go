@@ -177,7 +177,7 @@ func specKey(path string) string { return strings.TrimSuffix(filepath.Base(path)
 // the runner that runs it and the name it gives a timer.
 type target struct {
 	format       export.Format
-	dir, runner  string
+	runner       string // the runner's path, beside its node_modules
 	timerName    func(*fsm.Machine, *fsm.Timer) string
 	intermediate func(*fsm.Machine, string) bool // a state of the target's own, not of the spec
 }
@@ -201,9 +201,9 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Parallel()
 	targets := []target{
-		{format: export.XState, dir: npmDir(t, "xstate", "run.mjs"), runner: "run.mjs", timerName: afterEvent,
+		{format: export.XState, runner: npmRunner(t, "xstate", "run.mjs"), timerName: afterEvent,
 			intermediate: func(*fsm.Machine, string) bool { return false }},
-		{format: export.SCXML, dir: npmDir(t, "scxml", "run.cjs"), runner: "run.cjs", timerName: sendID,
+		{format: export.SCXML, runner: npmRunner(t, "scxml", "run.cjs"), timerName: sendID,
 			intermediate: func(m *fsm.Machine, id string) bool { return strings.HasPrefix(id, "$") || id == m.Name }},
 	}
 	specs := map[string]*generate.Result{}
@@ -300,7 +300,7 @@ func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, k
 	data, err := json.Marshal(machines)
 	require.NoError(t, err)
 	var jsResults [][][]jsResult
-	require.NoError(t, json.Unmarshal(runNode(t, tg.dir, tg.runner, data), &jsResults))
+	require.NoError(t, json.Unmarshal(runNode(t, tg.runner, data), &jsResults))
 
 	next := map[string]int{}
 	steps := 0

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"go/format"
 	"os"
@@ -201,13 +202,15 @@ func goProgram(t *testing.T, specs map[string]*generate.Result) string {
 	return bin
 }
 
-// npmDir returns a directory holding the runner of testdata/NAME (its
-// file runner) beside a node_modules with the packages of
+// npmRunner returns the path of a copy of the runner of testdata/NAME
+// (its file runner) beside a node_modules with the packages of
 // testdata/NAME/package-lock.json. It installs them with npm ci the first
 // time, into the user's cache directory, keyed by the lock file's hash;
-// later runs need no network. Without node or npm the test fails: the
-// differential test is the export's proof.
-func npmDir(t *testing.T, name, runner string) string {
+// later runs need no network. The copy's name holds the hash of its code,
+// so that tests of other checkouts sharing the cache never run each
+// other's runner. Without node or npm the test fails: the differential
+// test is the export's proof.
+func npmRunner(t *testing.T, name, runner string) string {
 	t.Helper()
 	_, err := exec.LookPath("node")
 	require.NoError(t, err, "the differential test needs node (20 or later) on PATH")
@@ -246,22 +249,31 @@ func npmDir(t *testing.T, name, runner string) string {
 			require.NoError(t, statErr, "install %s into %s: %v", src, dir, err)
 		}
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, runner), code, 0o644))
-	return dir
+	codeSum := sha256.Sum256(code)
+	ext := filepath.Ext(runner)
+	path := filepath.Join(dir, strings.TrimSuffix(runner, ext)+"-"+hex.EncodeToString(codeSum[:8])+ext)
+	if _, err := os.Stat(path); err != nil {
+		tmp, err := os.CreateTemp(dir, "runner-*")
+		require.NoError(t, err)
+		_, err = tmp.Write(code)
+		require.NoError(t, errors.Join(err, tmp.Close()))
+		require.NoError(t, os.Rename(tmp.Name(), path))
+	}
+	return path
 }
 
-// runNode runs the runner in dir on the input and returns its output.
-func runNode(t *testing.T, dir, runner string, input []byte) []byte {
+// runNode runs a runner on the input and returns its output.
+func runNode(t *testing.T, runner string, input []byte) []byte {
 	t.Helper()
 	tmp := t.TempDir()
 	in, out := filepath.Join(tmp, "in.json"), filepath.Join(tmp, "out.json")
 	require.NoError(t, os.WriteFile(in, input, 0o644))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, runner), in, out)
-	cmd.Dir = dir
+	cmd := exec.CommandContext(ctx, "node", runner, in, out)
+	cmd.Dir = filepath.Dir(runner)
 	stderr, err := cmd.CombinedOutput()
-	require.NoError(t, err, "node %s:\n%s", runner, stderr)
+	require.NoError(t, err, "node %s:\n%s", filepath.Base(runner), stderr)
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
 	return data

@@ -18,7 +18,10 @@ import (
 //   - A region that rejects the event refuses it for the whole machine in
 //     fsmgen: nothing changes, and the regions after it test no guard. In
 //     both targets a rejection is a transition that does nothing, which
-//     leaves the other regions' transitions to run: refused in both.
+//     leaves the other regions' transitions to run: refused in both when
+//     another region may take the event with a transition. (Beside
+//     regions that only ignore or reject, the targets also change
+//     nothing; they may ask those regions' guards, which are pure.)
 //   - In SCXML a region with no rule for the event offers it to the
 //     parallel state (selectTransitions walks each atomic state's
 //     ancestors), and a transition without a target exits nothing, so it
@@ -46,9 +49,6 @@ func regionOutcomes(reg *fsm.Region, e *fsm.Event) outcomes {
 		for ; c != nil && !c.Out() && !decided; c = c.Fallback {
 			for _, r := range c.Rules {
 				o.take = true
-				if r.Guard != nil && r.Guard.In == nil {
-					o.guarded = true
-				}
 				switch r.Kind {
 				case fsm.Transition:
 					o.acts = true
@@ -87,7 +87,7 @@ func regionRejects(c *chart, p *problems, target string) {
 					continue
 				}
 				for j, other := range outs {
-					if j == i || !(other.acts || j > i && other.guarded) {
+					if j == i || !other.acts {
 						continue
 					}
 					p.refuse(o.reject.Pos, "region %s of %s rejects %s while region %s may take it: fsmgen then refuses %s for the whole machine (nothing changes, and the regions after %s test no guard), but in %s a rejection is a transition that does nothing and %s's transition still runs: ignore %s in %s instead, or handle it there", par.Regions[i].Root.Name, par.Name, e.Name, par.Regions[j].Root.Name, e.Name, par.Regions[i].Root.Name, target, par.Regions[j].Root.Name, e.Name, o.reject.From.Name)

@@ -182,6 +182,18 @@ type target struct {
 	intermediate func(*fsm.Machine, string) bool // a state of the target's own, not of the spec
 }
 
+// exportTargets returns the targets: XState and SCION, each with its
+// runner installed.
+func exportTargets(t *testing.T) []target {
+	t.Helper()
+	return []target{
+		{format: export.XState, runner: npmRunner(t, "xstate", "run.mjs"), timerName: afterEvent,
+			intermediate: func(*fsm.Machine, string) bool { return false }},
+		{format: export.SCXML, runner: npmRunner(t, "scxml", "run.cjs"), timerName: sendID,
+			intermediate: func(m *fsm.Machine, id string) bool { return strings.HasPrefix(id, "$") || id == m.Name }},
+	}
+}
+
 // TestDifferential runs the exports of every spec of the repository, and
 // of the conformance corpus' charts, against the generated Go machine:
 // the XState export in XState v5 and the SCXML export in SCION (an SCXML
@@ -200,25 +212,34 @@ func TestDifferential(t *testing.T) {
 		t.Skip("-short: builds every generated machine and runs node")
 	}
 	t.Parallel()
-	targets := []target{
-		{format: export.XState, runner: npmRunner(t, "xstate", "run.mjs"), timerName: afterEvent,
-			intermediate: func(*fsm.Machine, string) bool { return false }},
-		{format: export.SCXML, runner: npmRunner(t, "scxml", "run.cjs"), timerName: sendID,
-			intermediate: func(m *fsm.Machine, id string) bool { return strings.HasPrefix(id, "$") || id == m.Name }},
+	targets := exportTargets(t)
+	paths := map[string]string{}
+	for _, path := range specPaths(t) {
+		paths[specKey(path)] = path
 	}
+	for _, path := range corpusSpecs(t) {
+		paths["conformance_"+filepath.Base(filepath.Dir(path))] = path
+	}
+	specs, keys, walks, goResults := goSide(t, paths)
+	for _, tg := range targets {
+		t.Run(string(tg.format), func(t *testing.T) {
+			compareTarget(t, tg, specs, keys, walks, goResults)
+		})
+	}
+}
+
+// goSide loads the specs (by key), builds their generated machines into
+// one program and runs it on their witness paths and random walks; it
+// returns the loaded specs, their keys in order, the walks and what the
+// Go machines did on each.
+func goSide(t *testing.T, paths map[string]string) (map[string]*generate.Result, []string, []goWalk, [][]goResult) {
+	t.Helper()
 	specs := map[string]*generate.Result{}
 	var keys []string
-	paths := specPaths(t)
-	corpus := corpusSpecs(t)
-	for _, path := range append(paths, corpus...) {
+	for key, path := range paths {
 		res, err := generate.Load(path)
 		require.NoError(t, err)
 		require.NotNil(t, res.Machine, "%s does not check:\n%s", path, res.Diags.Error())
-		key := specKey(path)
-		if slices.Contains(corpus, path) {
-			key = "conformance_" + filepath.Base(filepath.Dir(path))
-		}
-		require.NotContains(t, specs, key)
 		specs[key] = res
 		keys = append(keys, key)
 	}
@@ -234,25 +255,55 @@ func TestDifferential(t *testing.T) {
 	var goResults [][]goResult
 	require.NoError(t, json.Unmarshal(runProgram(t, bin, data), &goResults))
 	require.Len(t, goResults, len(walks))
-	for _, tg := range targets {
-		t.Run(string(tg.format), func(t *testing.T) {
-			compareTarget(t, tg, specs, keys, walks, goResults)
-		})
-	}
+	return specs, keys, walks, goResults
 }
 
 // compareTarget replays the Go machines' walks in one target and
 // compares every step.
 func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, keys []string, walks []goWalk, goResults [][]goResult) {
+	exported := func(key string, m *fsm.Machine) []byte {
+		out, diags, err := export.Export(m, tg.format)
+		require.NoError(t, err)
+		require.NotNil(t, out, "%s: the export was refused:\n%s", key, diags.Error())
+		return out
+	}
+	jsResults := replay(t, tg, specs, keys, walks, goResults, exported)
+	steps := 0
+	for i, w := range walks {
+		m := specs[w.Machine].Machine
+		js := jsResults[i]
+		name := fmt.Sprintf("%s/witness-%d", w.Machine, i)
+		if w.Length > 0 {
+			name = fmt.Sprintf("%s/random-%d", w.Machine, w.Seed)
+		}
+		if !assert.Len(t, js, len(goResults[i]), "%s: the target's steps", name) {
+			continue
+		}
+		for j, g := range goResults[i] {
+			steps++
+			prev := ""
+			if j > 0 {
+				prev = goResults[i][j-1].Leaf
+			}
+			if !compareStep(t, tg, m, fmt.Sprintf("%s step %d (%s)", name, j, inputText(g.Input)), prev, g, js[j]) {
+				break // the walks part: the rest would only repeat it
+			}
+		}
+	}
+	t.Logf("%d walks, %d steps compared with %s", len(walks), steps, tg.format)
+}
+
+// replay replays the Go machines' walks in one target, each machine as
+// exported returns it, and returns the target's steps of each walk.
+func replay(t *testing.T, tg target, specs map[string]*generate.Result, keys []string, walks []goWalk, goResults [][]goResult, exported func(key string, m *fsm.Machine) []byte) [][]jsResult {
+	t.Helper()
 	// The same walks for the target: the events and timers the Go
 	// machine was sent, with the answers its guards gave.
 	index := map[string]int{}
 	var machines []jsMachine
 	for _, key := range keys {
 		m := specs[key].Machine
-		out, diags, err := export.Export(m, tg.format)
-		require.NoError(t, err)
-		require.NotNil(t, out, "%s: the export was refused:\n%s", key, diags.Error())
+		out := exported(key, m)
 		var jm jsMachine
 		if tg.format == export.XState {
 			jm.Config = out
@@ -301,32 +352,13 @@ func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, k
 	require.NoError(t, err)
 	var jsResults [][][]jsResult
 	require.NoError(t, json.Unmarshal(runNode(t, tg.runner, data), &jsResults))
-
 	next := map[string]int{}
-	steps := 0
+	out := make([][]jsResult, len(walks))
 	for i, w := range walks {
-		m := specs[w.Machine].Machine
-		js := jsResults[index[w.Machine]][next[w.Machine]]
+		out[i] = jsResults[index[w.Machine]][next[w.Machine]]
 		next[w.Machine]++
-		name := fmt.Sprintf("%s/witness-%d", w.Machine, i)
-		if w.Length > 0 {
-			name = fmt.Sprintf("%s/random-%d", w.Machine, w.Seed)
-		}
-		if !assert.Len(t, js, len(goResults[i]), "%s: the target's steps", name) {
-			continue
-		}
-		for j, g := range goResults[i] {
-			steps++
-			prev := ""
-			if j > 0 {
-				prev = goResults[i][j-1].Leaf
-			}
-			if !compareStep(t, tg, m, fmt.Sprintf("%s step %d (%s)", name, j, inputText(g.Input)), prev, g, js[j]) {
-				break // the walks part: the rest would only repeat it
-			}
-		}
 	}
-	t.Logf("%d walks, %d steps compared with %s", len(walks), steps, tg.format)
+	return out
 }
 
 // walksOf lists the walks of one machine: its witness paths, then the

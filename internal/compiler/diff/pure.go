@@ -33,7 +33,7 @@ func (d *differ) purity() {
 		}
 		c.verdict(Behaviour, Breaks, fmt.Sprintf("a durable engine now runs %s %s, not %s: the history of a workflow running the old revision does not match the new code's steps (on Temporal, a non-determinism error when it replays); runtime/loop and the server perform it through the Handler as before", n.Name, to, from))
 		if d.new.Output.TemporalDir != "" {
-			c.verdict(Code, Breaks, fmt.Sprintf("the Temporal glue's %s interface has a new method, %s, which every %s must implement (%s no longer has it)", into, n.GoName, into, outOf))
+			c.verdict(Code, Breaks, fmt.Sprintf("the Temporal glue's %s interface gains the method %s and %s loses it: code that implements %s no longer compiles until it has the method", into, n.GoName, outOf, into))
 		}
 		d.add(c)
 	}

@@ -178,3 +178,25 @@ func TestPureFails(t *testing.T) {
 	assert.Equal(t, []string{"Expense.NotifyRejected"}, started)
 	assert.Equal(t, []expense.Action{&expense.NotifyRejected{Reason: "the bookkeeping is closed"}}, o.performed())
 }
+
+// TestInWorkflowByHand: Options.InWorkflow, functions given by hand,
+// still runs an action the spec does not mark pure inside the workflow
+// (PayOut here: no activity started); for a pure action the spec's
+// mark, through Def.InWorkflow, comes first.
+func TestInWorkflowByHand(t *testing.T) {
+	t.Parallel()
+	o := &office{}
+	var byHand []string
+	opts := fsmtemporal.Options[expense.Event, expense.Action]{
+		InWorkflow: map[string]func(workflow.Context, expense.Action) error{
+			"Tally":  func(workflow.Context, expense.Action) error { byHand = append(byHand, "Tally"); return nil },
+			"PayOut": func(workflow.Context, expense.Action) error { byHand = append(byHand, "PayOut"); return nil },
+		},
+	}
+	events := []expense.Event{&expense.AddCost{Amount: 300}, &expense.Approve{}}
+	m, started := run(t, o, opts, events...)
+	assert.Equal(t, expense.Paid{Total: 300}, m.State())
+	assert.Empty(t, started, "no activity")
+	assert.Equal(t, []string{"PayOut"}, byHand, "the hand-given PayOut; Tally went to Pure")
+	assert.Equal(t, []expense.Action{&expense.Tally{Amount: 300}}, o.performed())
+}

@@ -86,11 +86,19 @@ type Def[M Machine[E], E, A, X any] struct {
 	// Deadline returns when the machine's running timer id fires (its
 	// Deadline method).
 	Deadline func(m M, id fsmrt.TimerID) time.Time
-	// Actions lists the names of the machine's actions, other than its
-	// timers', and ActionName names one: an action's activity is
-	// Name + "." + its name.
+	// Actions lists the names of the machine's actions that activities
+	// perform (all but the timers' and those InWorkflow performs), and
+	// ActionName names any action: an action's activity is Name + "." +
+	// its name.
 	Actions    []string
 	ActionName func(a A) string
+	// InWorkflow performs, inside the workflow, the actions the spec
+	// marks pure (pure: true), and reports false for any other, which
+	// then runs as its activity. It must be deterministic and do no I/O:
+	// it runs again, with the same actions, whenever the workflow
+	// replays, and writes nothing to the history. Nil when the machine
+	// has no pure action.
+	InWorkflow func(ctx workflow.Context, a A) (ok bool, err error)
 	// State returns the machine's state, as its query answers it (the
 	// generated State method: a value whose JSON is {"kind": ..., fields}).
 	State func(m M) any

@@ -10,7 +10,8 @@
 //   - Each action runs as an activity, Name + "." + the action's name,
 //     performed on a worker by the Def's Perform (RegisterActivities), with
 //     the options and retry policy chosen for it (Options.Actions); or, for
-//     pure bookkeeping, inside the workflow (Options.InWorkflow).
+//     an action the spec marks pure, inside the workflow (Def.InWorkflow,
+//     or by hand Options.InWorkflow).
 //   - StartTimer and CancelTimer become workflow timers for the machine's
 //     absolute deadlines: the server fires a deadline once, whatever
 //     happens to the workers.

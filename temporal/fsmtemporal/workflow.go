@@ -258,9 +258,15 @@ func (r *run[M, E, A, X]) perform(ctx workflow.Context, a A) {
 	}
 	name := r.def.ActionName(a)
 	var err error
-	if fn := r.opts.InWorkflow[name]; fn != nil {
+	pure := false
+	if r.def.InWorkflow != nil {
+		pure, err = r.def.InWorkflow(ctx, a)
+	}
+	switch fn := r.opts.InWorkflow[name]; {
+	case pure:
+	case fn != nil:
 		err = fn(ctx, a)
-	} else {
+	default:
 		err = r.activity(ctx, name, a)
 	}
 	if err == nil {

@@ -3,8 +3,9 @@
 // temporaltest, listening on loopback): the order workflow with its
 // worker stopped and started again mid-deadline, a rejected update that
 // leaves no trace in the history, the history events each machine event
-// costs, and the recording of the history that orderflow's replay test
-// replays. It is a module of its own because the server needs a newer Go
+// costs, an expense claim whose pure action writes nothing to the
+// history, and the recording of the histories that orderflow's and
+// expenseflow's replay tests replay. It is a module of its own because the server needs a newer Go
 // than fsmgen's (GOTOOLCHAIN=go1.27.3; see the root Makefile's test target)
 // and pins the SDK at the version it compiles with.
 package realserver

@@ -23,7 +23,7 @@ import (
 	"github.com/fsmgen/fsmgen/temporal/orderflow"
 )
 
-var update = flag.Bool("update", false, "write the histories recorded here to ../orderflow/testdata, for orderflow's replay test")
+var update = flag.Bool("update", false, "write the histories recorded here to ../orderflow/testdata and ../expenseflow/testdata, for their replay tests")
 
 // count returns how many of events are of type typ.
 func count(events []*historypb.HistoryEvent, typ enumspb.EventType) int {

@@ -108,6 +108,7 @@ func Compare(old, new *fsm.Machine) *Report {
 	d.regions()
 	d.decls("event", old.Events, new.Events)
 	d.decls("action", old.Actions, new.Actions)
+	d.purity()
 	d.funcs("guard", old.Guards, new.Guards)
 	d.funcs("effect", old.Effects, new.Effects)
 	d.initial()

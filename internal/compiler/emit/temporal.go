@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"go/types"
 	"path"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -38,7 +39,8 @@ func TemporalPackage(m *fsm.Machine) string { return path.Base(m.Output.Temporal
 
 // Temporal returns the glue that runs m as a Temporal workflow through
 // package fsmtemporal (docs/temporal.md): the workflow's name and
-// revisions, the Activities interface with one method per action, Def
+// revisions, the Activities interface with one method per action an
+// activity performs, the Pure interface with one per pure action, Def
 // and Perform. revision and minRevision are the revisions fsmgen keeps
 // in the package's revision record.
 func Temporal(m *fsm.Machine, revision, minRevision int) ([]byte, error) {
@@ -72,21 +74,90 @@ func temporalFile(m *fsm.Machine, revision, minRevision int) *jen.File {
 		jen.Id("MinRevision").Qual(pkgWorkflow, "Version").Op("=").Lit(minRevision),
 	)
 	g.activities()
+	g.pureInterface()
 	g.def()
 	g.recorder()
 	g.perform()
 	return g.f
 }
 
-// performed are the actions activities perform: all but the timers'.
+// performed are the actions activities perform: all but the timers' and
+// the pure ones.
 func (g *temporalGen) performed() []*fsm.Action {
 	var out []*fsm.Action
 	for _, a := range g.m.Actions {
-		if a != g.m.StartTimer && a != g.m.CancelTimer {
+		if a != g.m.StartTimer && a != g.m.CancelTimer && !a.Pure {
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// pure are the actions the workflow performs itself: those the spec marks
+// pure.
+func (g *temporalGen) pure() []*fsm.Action {
+	var out []*fsm.Action
+	for _, a := range g.m.Actions {
+		if a.Pure {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// pureInterface emits the Pure interface, when the machine has pure
+// actions:
+//
+//	type Pure interface {
+//		Tally(ctx workflow.Context, amount int64) error
+//	}
+func (g *temporalGen) pureInterface() {
+	var methods []jen.Code
+	for _, a := range g.pure() {
+		doc := "performs the pure action " + a.Name + "."
+		if a.Doc != "" {
+			doc += " " + a.Doc
+		}
+		ps := []jen.Code{jen.Id("ctx").Qual(pkgWorkflow, "Context")}
+		for _, f := range a.Fields {
+			ps = append(ps, jen.Id(f.Param).Add(g.goType(f.GoType)))
+		}
+		methods = append(methods, jen.Add(comment(a.GoName+" ", doc)).Line().Id(a.GoName).Params(ps...).Error())
+	}
+	if len(methods) == 0 {
+		return
+	}
+	g.f.Add(paragraphs(fmt.Sprintf("Pure performs the %s machine's pure actions (pure: true in the spec) "+
+		"inside the workflow, not as activities: one method per pure action, given the "+
+		"workflow's context and the action's fields. It runs inside the workflow: "+
+		"deterministic, no I/O. A method runs again whenever the workflow replays and "+
+		"writes nothing to its history: it may compute, log with workflow.GetLogger or "+
+		"count with workflow.GetMetricsHandler (both quiet on replay), but never call "+
+		"another system, wait, or read a clock other than workflow.Now. An error is an "+
+		"action that failed for good (fsmtemporal.Options.ActionFailed).", g.m.Name)))
+	g.f.Type().Id("Pure").Interface(methods...)
+}
+
+// inWorkflow returns the Def's InWorkflow, the dispatch from a pure action
+// to p's method for it.
+func (g *temporalGen) inWorkflow() *jen.Statement {
+	var cases []jen.Code
+	fields := false
+	for _, a := range g.pure() {
+		fields = fields || len(a.Fields) > 0
+		args := []jen.Code{jen.Id("ctx")}
+		for _, f := range a.Fields {
+			args = append(args, jen.Id("a").Dot(f.GoName))
+		}
+		cases = append(cases, jen.Case(jen.Op("*").Add(g.q(a.GoName))).Block(
+			jen.Return(jen.True(), jen.Id("p").Dot(a.GoName).Call(args...))))
+	}
+	sw := jen.Switch(jen.Id("a").Assert(jen.Type())).Block(cases...)
+	if fields {
+		sw = jen.Switch(jen.Id("a").Op(":=").Id("a").Assert(jen.Type())).Block(cases...)
+	}
+	return jen.Func().Params(jen.Id("ctx").Qual(pkgWorkflow, "Context"), jen.Id("a").Add(g.q("Action"))).Params(jen.Bool(), jen.Error()).Block(
+		sw, jen.Return(jen.False(), jen.Nil()))
 }
 
 // activities emits the Activities interface.
@@ -103,9 +174,13 @@ func (g *temporalGen) activities() {
 		}
 		methods = append(methods, jen.Add(comment(a.GoName+" ", doc)).Line().Id(a.GoName).Params(ps...).Error())
 	}
+	per := "action of the spec"
+	if len(g.pure()) > 0 {
+		per = "action of the spec but the pure ones (Pure)"
+	}
 	g.f.Add(paragraphs(fmt.Sprintf("Activities performs the %s machine's actions on a worker: one method per "+
-		"action of the spec, given the action's fields. An error is retried under the action's "+
-		"retry policy (fsmtemporal.Options.Actions).", g.m.Name)))
+		"%s, given the action's fields. An error is retried under the action's "+
+		"retry policy (fsmtemporal.Options.Actions).", g.m.Name, per)))
 	g.f.Type().Id("Activities").Interface(methods...)
 }
 
@@ -159,11 +234,20 @@ func (g *temporalGen) def() {
 	machine := jen.Op("*").Add(g.q("Machine"))
 	var params []jen.Code
 	config := []jen.Code{}
-	doc := "Def returns the " + m.Name + " machine's Def"
+	var with []string
 	if m.HasBehavior() {
 		params = append(params, jen.Id("b").Add(g.q("Behavior")))
 		config = append(config, kv("Behavior", jen.Id("b")))
-		doc += ", with b's guards and effects: every worker of the workflow must be given the same"
+		with = append(with, "b's guards and effects")
+	}
+	pure := len(g.pure()) > 0
+	if pure {
+		params = append(params, jen.Id("p").Id("Pure"))
+		with = append(with, "p's pure actions")
+	}
+	doc := "Def returns the " + m.Name + " machine's Def"
+	if len(with) > 0 {
+		doc += ", with " + strings.Join(with, " and ") + ": every worker of the workflow must be given the same"
 	}
 	config = append(config, kv("Handler", jen.Op("&").Id("rec").Dot("Recorder")))
 	open := jen.Func().Params(jen.Id("saved").Index().Byte()).Params(machine, jen.Qual(pkgFsmtemporal, "Recorder").Types(g.q("Action")), jen.Error()).Block(
@@ -195,6 +279,11 @@ func (g *temporalGen) def() {
 		kv("Actions", jen.Index().String().Values(lines(names)...)),
 		kv("ActionName", jen.Func().Params(jen.Id("a").Add(g.q("Action"))).String().Block(
 			jen.Return(jen.Id("a").Dot("Kind").Call().Dot("String").Call()))),
+	)
+	if pure {
+		fields = append(fields, kv("InWorkflow", g.inWorkflow()))
+	}
+	fields = append(fields,
 		kv("State", jen.Func().Params(jen.Id("m").Add(machine)).Any().Block(
 			jen.Return(jen.Id("m").Dot("State").Call()))),
 	)

@@ -98,7 +98,7 @@ func (b *builder) decls() {
 		m.Events = append(m.Events, e)
 	}
 	for i, sa := range f.Actions {
-		a := &Action{Decl: b.decl("action", sa.Name, sa.Doc, sa.GoName, sa.Fields, sa.RenamedFrom, i)}
+		a := &Action{Decl: b.decl("action", sa.Name, sa.Doc, sa.GoName, sa.Fields, sa.RenamedFrom, i), Pure: sa.Pure.Value}
 		if a.GoName != "" {
 			b.actions[a.Name] = a
 		}

@@ -73,7 +73,11 @@ func Dump(w io.Writer, m *Machine) {
 		decl("event", &e.Decl, "")
 	}
 	for _, a := range m.Actions {
-		decl("action", &a.Decl, "")
+		flags := ""
+		if a.Pure {
+			flags = " pure"
+		}
+		decl("action", &a.Decl, flags)
 	}
 	for _, fns := range [][]*Func{m.Guards, m.Effects} {
 		for _, fn := range fns {

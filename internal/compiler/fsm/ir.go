@@ -383,4 +383,11 @@ func (s *State) Has(d *Data) bool {
 type Event struct{ Decl }
 
 // Action is an action the machine emits.
-type Action struct{ Decl }
+type Action struct {
+	Decl
+	// Pure is set when the spec says the action only computes or records,
+	// deterministic given its fields and without I/O (pure: true): a
+	// durable engine runs it inside its workflow, replaying it, instead of
+	// as an activity. The Handler performs it as any other action.
+	Pure bool
+}

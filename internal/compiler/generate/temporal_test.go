@@ -1,6 +1,7 @@
 package generate_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,6 +106,8 @@ func TestTemporalRevisions(t *testing.T) {
 	closing := strings.Replace(withEvent, "  - from: [Open, Escalated]\n    on: Answer\n",
 		"  - from: Escalated\n    on: Answer\n    to: Closed\n    action: Reply\n  - from: Open\n    on: Answer\n", 1)
 	declared := closing + "breaks:\n  - change: rule Escalated × Answer\n    why: an escalated ticket closes once answered.\n"
+	pure := strings.Replace(closing, "  Reply:\n", "  Reply:\n    pure: true\n", 1)
+	pureDeclared := pure + "breaks:\n  - change: action Reply\n    why: a reply is only recorded in the workflow now.\n"
 	steps := []struct {
 		name string
 		src  string
@@ -117,6 +120,9 @@ func TestTemporalRevisions(t *testing.T) {
 		{"an event added: running workflows move on", withEvent, "Revision=2 MinRevision=1", false},
 		{"an undeclared break is refused", closing, "breaks the workflows running revision 2 of Ticket", true},
 		{"a declared break leaves the older revisions behind", declared, "Revision=3 MinRevision=3", false},
+		{"an action made pure, undeclared, is refused", pure, "action Reply: now pure breaks the workflows running revision 3 of Ticket: the Temporal glue's Pure interface gains the method Reply and Activities loses it", true},
+		{"an action made pure, declared", pureDeclared, "Revision=4 MinRevision=4", false},
+		{"no longer pure, declared", closing + "breaks:\n  - change: action Reply\n    why: replies are sent again.\n", "Revision=5 MinRevision=5", false},
 	}
 	for _, s := range steps {
 		errs := generateTicket(t, writeTicket(t, root, s.src))
@@ -136,6 +142,15 @@ func TestTemporalRevisions(t *testing.T) {
 	}
 }
 
+// recordOf is the revision record of revision 1 of spec.
+func recordOf(spec string) string {
+	data, err := json.Marshal(map[string]any{"machine": "Ticket", "revision": 1, "min_revision": 1, "spec": spec})
+	if err != nil {
+		panic(err) // a map of strings and numbers always encodes
+	}
+	return string(data)
+}
+
 // TestTemporalRefused checks the specs and records output.temporal
 // cannot work with.
 func TestTemporalRefused(t *testing.T) {
@@ -152,6 +167,7 @@ func TestTemporalRefused(t *testing.T) {
 		{"a corrupt record", ticketV1, `{"machine": "Ticket", "revision": "one"}`, "is not a revision record"},
 		{"another machine's record", ticketV1, `{"machine": "Order", "revision": 1, "min_revision": 1}`, `records machine "Order", not Ticket`},
 		{"revisions out of order", ticketV1, `{"machine": "Ticket", "revision": 1, "min_revision": 2}`, "records revisions 2 to 1"},
+		{"an action made pure", strings.Replace(ticketV1, "  Reply:\n", "  Reply:\n    pure: true\n", 1), recordOf(ticketV1), "a durable engine now runs Reply inside the workflow, not as an activity"},
 		{"a recorded spec that no longer checks", ticketV1, `{"machine": "Ticket", "revision": 4, "min_revision": 1, "spec": "version: 2\nmachine: Ticket\n"}`, "the spec of revision 4"},
 	}
 	for _, tt := range tests {

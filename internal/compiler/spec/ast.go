@@ -167,6 +167,10 @@ type Decl struct {
 	// RenamedFrom are the names the event or action had in earlier
 	// revisions.
 	RenamedFrom []String
+	// Pure marks an action that only computes or records, deterministic
+	// given its fields, without I/O ("pure: true"): a durable engine may
+	// run it inside its workflow. Events have no such key.
+	Pure Bool
 }
 
 // Func is one entry of "guards" or "effects": what it reads (its

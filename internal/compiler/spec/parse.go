@@ -139,7 +139,7 @@ func (p *parser) fileKeys(f *File) map[string]func(k, v *yaml.Node) {
 		"states": func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.States = append(f.States, p.state(k, v)) }) },
 		"events": func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Events = append(f.Events, p.decl(k, v)) }) },
 		"actions": func(_, v *yaml.Node) {
-			p.each(v, func(k, v *yaml.Node) { f.Actions = append(f.Actions, p.decl(k, v)) })
+			p.each(v, func(k, v *yaml.Node) { f.Actions = append(f.Actions, p.action(k, v)) })
 		},
 		"guards":      func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Guards = append(f.Guards, p.fn(k, v)) }) },
 		"effects":     func(_, v *yaml.Node) { p.each(v, func(k, v *yaml.Node) { f.Effects = append(f.Effects, p.fn(k, v)) }) },
@@ -435,6 +435,23 @@ func (p *parser) decl(k, v *yaml.Node) Decl {
 	}
 	p.mapping(v, p.declKeys(&d))
 	return d
+}
+
+// action reads one entry of "actions": an event's keys, and "pure".
+func (p *parser) action(k, v *yaml.Node) Decl {
+	d := Decl{Name: p.str(k)}
+	if isEmpty(v) {
+		return d
+	}
+	p.mapping(v, p.actionKeys(&d))
+	return d
+}
+
+// actionKeys returns the handlers of the keys of an action, filling d.
+func (p *parser) actionKeys(d *Decl) map[string]func(k, v *yaml.Node) {
+	keys := p.declKeys(d)
+	keys["pure"] = func(_, v *yaml.Node) { d.Pure = p.boolean(v) }
+	return keys
 }
 
 // declKeys returns the handlers of the keys of an event or an action,

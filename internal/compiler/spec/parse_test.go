@@ -21,6 +21,9 @@ states:
       note: {type: string, doc: a note}
 events:
   Push: {}
+actions:
+  Beep: {pure: true}
+  Flash: {}
 guards:
   ok:
     reads:
@@ -54,6 +57,11 @@ func TestParseValid(t *testing.T) {
 	require.Len(t, f.States[0].Fields, 2)
 	assert.Equal(t, "string", f.States[0].Fields[1].Type.Value)
 	assert.Equal(t, "a note", f.States[0].Fields[1].Doc.Value)
+	require.Len(t, f.Actions, 2)
+	assert.True(t, f.Actions[0].Pure.Value, "Beep is pure")
+	assert.Equal(t, 13, f.Actions[0].Pure.Pos.Line)
+	assert.Equal(t, 16, f.Actions[0].Pure.Pos.Col)
+	assert.False(t, f.Actions[1].Pure.Set, "Flash does not say")
 	require.Len(t, f.Guards, 1)
 	require.Len(t, f.Guards[0].Reads, 1)
 	assert.Equal(t, "count", f.Guards[0].Reads[0].Name.Value)
@@ -63,7 +71,7 @@ func TestParseValid(t *testing.T) {
 	assert.Equal(t, "string", f.Effects[0].Sets[1].Type.Value)
 	require.Len(t, f.Transitions, 1)
 	tr := f.Transitions[0]
-	assert.Equal(t, 23, tr.Pos.Line)
+	assert.Equal(t, 26, tr.Pos.Line)
 	require.Len(t, tr.Guards, 2)
 	assert.Equal(t, "ok", tr.Guards[0].If.Value)
 	assert.True(t, tr.Guards[1].Else.Value)

@@ -153,6 +153,8 @@ func TestSchemaRejects(t *testing.T) {
 		"guard declaration unknown": base + "guards:\n  g:\n    docs: x\n",
 		"events given as a list":    "version: 2\nmachine: Door\npackage: door\nstates:\n  Closed: {}\nevents: [Push]\n",
 		"a timer that rejects":      strings.Replace(base, "    initial: true\n", "    initial: true\n    after:\n      delay: 1s\n      reject: too late\n", 1),
+		"a pure event":              strings.Replace(base, "Push: {}", "Push: {pure: true}", 1),
+		"pure not a boolean":        base + "actions:\n  Log: {pure: \"yes\"}\n",
 	}
 	for name, src := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,3 @@
+package expense
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate expense.yaml

@@ -26,8 +26,9 @@ generate:
 # test vets the code, checks that every generated file is up to date,
 # compares every spec with the previous commit's (make diff), runs all tests (with those of the bench/ module, which check that the four
 # benchmarked machines take the same steps, and those of the temporal/
-# modules: the Temporal adapter on the SDK's test environment and on a real
-# server), and fuzzes the spec pipeline
+# modules and of agent/temporal's: the Temporal adapter and the agent's
+# session on the SDK's test environment and on a real server), and fuzzes
+# the spec pipeline
 # briefly. TEST_TIMEOUT bounds each package's tests: go test's default of
 # 10 minutes is near what the slowest packages take on two busy cores
 # (docs/performance.md, "What make test costs"), and a package that runs
@@ -47,6 +48,8 @@ test:
 	cd server/internal/bench/river && $(GO) vet ./...
 	cd temporal && $(GO) vet ./... && $(GO) test -timeout $(TEST_TIMEOUT) ./...
 	cd temporal/realserver && GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) vet ./... && GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) test -timeout $(TEST_TIMEOUT) ./...
+	cd agent/temporal && $(GO) vet ./... && $(GO) test -timeout $(TEST_TIMEOUT) ./...
+	cd agent/temporal/realserver && GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) vet ./... && GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) test -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz FUZZ_CHECK=$(FUZZ_CI_CHECK) FUZZ_EMIT=$(FUZZ_CI_EMIT) FUZZ_EVENTLOG=$(FUZZ_CI_EVENTLOG) FUZZ_SANITIZE=$(FUZZ_CI_SANITIZE) FUZZ_CRON=$(FUZZ_CI_CRON) FUZZ_API=$(FUZZ_CI_API) FUZZ_STRICT=$(FUZZ_CI_STRICT)
 
 # diff runs fsmgen diff of every spec against its revision at commit BASE

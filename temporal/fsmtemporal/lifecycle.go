@@ -108,6 +108,7 @@ func (r *run[M, E, A, X]) finish(ctx workflow.Context, signals workflow.ReceiveC
 	if err := r.settle(ctx); err != nil {
 		return nil, err
 	}
+	r.takeReported(ctx)
 	for {
 		var raw json.RawMessage
 		if !signals.ReceiveAsync(&raw) {
@@ -128,6 +129,9 @@ func (r *run[M, E, A, X]) continueAsNew(ctx workflow.Context, signals workflow.R
 	if err := r.settle(ctx); err != nil {
 		return err
 	}
+	// What the updates' activities reported is the machine's before it is
+	// saved: the next run starts from its Save alone.
+	r.takeReported(ctx)
 	saved, err := r.m.Save()
 	if err != nil {
 		return fmt.Errorf("fsmtemporal: %s: save the machine to continue as new: %w", r.def.Name, err)

@@ -103,6 +103,9 @@ type run[M Machine[E], E, A, X any] struct {
 	inbox  workflow.Channel // of request
 	// waiting counts the updates sending to inbox, not yet received.
 	waiting int
+	// reported are the events the activities of the steps so far reported
+	// (see Report), which the machine has not taken yet.
+	reported []E
 }
 
 // wtimer is a running workflow timer.
@@ -161,36 +164,64 @@ func (r *run[M, E, A, X]) run(ctx workflow.Context, pending []json.RawMessage) (
 		r.signal(ctx, raw)
 	}
 	for {
-		if r.ended() {
+		if len(r.reported) == 0 && r.ended() {
 			return r.finish(ctx, signals)
 		}
-		if r.tooLong(ctx) {
+		if len(r.reported) == 0 && r.tooLong(ctx) {
 			return nil, r.continueAsNew(ctx, signals)
 		}
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
-			var raw json.RawMessage
-			c.Receive(ctx, &raw)
-			r.signal(ctx, raw)
-		})
-		sel.AddReceive(r.inbox, func(c workflow.ReceiveChannel, _ bool) {
-			var req request[E]
-			c.Receive(ctx, &req)
-			r.answer(ctx, req)
-		})
-		for _, id := range r.ids {
-			t := r.timers[id]
-			sel.AddFuture(t.fired, func(f workflow.Future) {
-				if f.Get(ctx, nil) != nil || r.timers[id] != t {
-					return // cancelled, or restarted
-				}
-				r.drop(id)
-				// A timer the machine no longer runs is ignored, never
-				// rejected.
-				_ = r.step(ctx, r.def.TimerFired(id, t.deadline, workflow.Now(ctx).UTC()))
-			})
+		sel := r.selector(ctx, signals)
+		if len(r.reported) > 0 && !sel.HasPending() {
+			// What an activity reported comes next, unless events arrived
+			// while it ran: those go first, as on runtime/loop, where a
+			// Handler's result queues behind them (the user's interrupt
+			// while a command ran, say).
+			ev := r.reported[0]
+			r.reported = r.reported[1:]
+			_ = r.step(ctx, ev)
+			continue
 		}
 		sel.Select(ctx)
+	}
+}
+
+// selector returns the selector of the next event: a signal, an update's
+// event, or one of the machine's timers firing.
+func (r *run[M, E, A, X]) selector(ctx workflow.Context, signals workflow.ReceiveChannel) workflow.Selector {
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
+		var raw json.RawMessage
+		c.Receive(ctx, &raw)
+		r.signal(ctx, raw)
+	})
+	sel.AddReceive(r.inbox, func(c workflow.ReceiveChannel, _ bool) {
+		var req request[E]
+		c.Receive(ctx, &req)
+		r.answer(ctx, req)
+	})
+	for _, id := range r.ids {
+		t := r.timers[id]
+		sel.AddFuture(t.fired, func(f workflow.Future) {
+			if f.Get(ctx, nil) != nil || r.timers[id] != t {
+				return // cancelled, or restarted
+			}
+			r.drop(id)
+			// A timer the machine no longer runs is ignored, never
+			// rejected.
+			_ = r.step(ctx, r.def.TimerFired(id, t.deadline, workflow.Now(ctx).UTC()))
+		})
+	}
+	return sel
+}
+
+// takeReported hands the machine the events its activities reported, in
+// order, with those their steps' activities report in turn, before the
+// run ends or continues as new.
+func (r *run[M, E, A, X]) takeReported(ctx workflow.Context) {
+	for len(r.reported) > 0 {
+		ev := r.reported[0]
+		r.reported = r.reported[1:]
+		_ = r.step(ctx, ev)
 	}
 }
 
@@ -267,7 +298,9 @@ func (r *run[M, E, A, X]) perform(ctx workflow.Context, a A) {
 	case fn != nil:
 		err = fn(ctx, a)
 	default:
-		err = r.activity(ctx, name, a)
+		var evs []E
+		evs, err = r.activity(ctx, name, a)
+		r.reported = append(r.reported, evs...)
 	}
 	if err == nil {
 		return
@@ -282,11 +315,12 @@ func (r *run[M, E, A, X]) perform(ctx workflow.Context, a A) {
 	workflow.GetLogger(ctx).Error("fsmtemporal: an action failed for good", "machine", r.def.Name, "action", name, "error", err)
 }
 
-// activity runs action a as the activity Name.name and waits for it.
-func (r *run[M, E, A, X]) activity(ctx workflow.Context, name string, a A) error {
+// activity runs action a as the activity Name.name, waits for it and
+// returns the events it reported.
+func (r *run[M, E, A, X]) activity(ctx workflow.Context, name string, a A) ([]E, error) {
 	data, err := json.Marshal(a)
 	if err != nil {
-		return fmt.Errorf("fsmtemporal: encode action %s: %w", name, err)
+		return nil, fmt.Errorf("fsmtemporal: encode action %s: %w", name, err)
 	}
 	o := r.opts.Activity
 	if ao, ok := r.opts.Actions[name]; ok {
@@ -295,7 +329,21 @@ func (r *run[M, E, A, X]) activity(ctx workflow.Context, name string, a A) error
 	if o.StartToCloseTimeout == 0 && o.ScheduleToCloseTimeout == 0 {
 		o.StartToCloseTimeout = time.Minute
 	}
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), ActivityName(r.def.Name, name), json.RawMessage(data)).Get(ctx, nil)
+	var raws []json.RawMessage
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), ActivityName(r.def.Name, name), json.RawMessage(data)).Get(ctx, &raws); err != nil {
+		return nil, err
+	}
+	evs := make([]E, 0, len(raws))
+	for _, raw := range raws {
+		ev, err := r.def.UnmarshalEvent(raw)
+		if err != nil {
+			// The worker checked it: a worker of another revision sent it.
+			workflow.GetLogger(ctx).Warn("fsmtemporal: dropped a reported event that is not an event of the machine", "machine", r.def.Name, "action", name, "error", err)
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
 }
 
 // arm starts a workflow timer for timer id at deadline (at once when it has

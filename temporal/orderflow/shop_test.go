@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/fsmgen/fsmgen/examples/order"
 	"github.com/fsmgen/fsmgen/temporal/fsmtemporal"
@@ -110,6 +112,9 @@ func newEnv(t *testing.T, s *shop, opts fsmtemporal.Options[order.Event, order.A
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(quiet)
 	env := suite.NewTestWorkflowEnvironment()
+	// A workflow task may pause for more than the SDK's second on two busy
+	// cores without blocking; workflowcheck checks that nothing blocks.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	def := orderflow.Def(order.Shop{})
 	fsmtemporal.RegisterWorkflow(env, def, opts)
 	fsmtemporal.RegisterActivities(env, def, orderflow.Activities(s))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/fsmgen/fsmgen/examples/phonecall"
 	"github.com/fsmgen/fsmgen/temporal/fsmtemporal"
@@ -71,6 +72,9 @@ func TestCallWithHistory(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
+	// A workflow task may pause for more than the SDK's second on two busy
+	// cores without blocking; workflowcheck checks that nothing blocks.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	p := &phone{}
 	fsmtemporal.RegisterWorkflow(env, def, fsmtemporal.Options[phonecall.Event, phonecall.Action]{})
 	fsmtemporal.RegisterActivities(env, def, phoneflow.Activities(p))

@@ -207,16 +207,19 @@ func (a *Agent) streamReply(parent context.Context, req chat.Request, valid func
 	send(&agent.LLMError{Error: chat.LLMError{Kind: chat.ErrNetwork, Message: a.secrets.String(msg)}})
 }
 
-// redactResponse returns r with the secrets redacted from its text, its
+// redactResponse returns r with the secrets redacted (see RedactResponse).
+func (a *Agent) redactResponse(r chat.Response) chat.Response { return RedactResponse(a.secrets, r) }
+
+// RedactResponse returns r with secrets redacted from its text, its
 // thinking, its stop reason and its tool calls: their IDs, tools' names and arguments,
 // which the model chose. A tool call's arguments stay valid JSON: a
 // secret inside a JSON string becomes the mark, which needs no escaping.
-func (a *Agent) redactResponse(r chat.Response) chat.Response {
-	if a.secrets.Empty() {
+func RedactResponse(secrets *redact.Redactor, r chat.Response) chat.Response {
+	if secrets.Empty() {
 		return r
 	}
-	r.Message.Content = a.secrets.String(r.Message.Content)
-	r.StopReason = a.secrets.String(r.StopReason)
+	r.Message.Content = secrets.String(r.Message.Content)
+	r.StopReason = secrets.String(r.StopReason)
 	if len(r.Message.Thinking) > 0 {
 		// The model's thinking is shown and saved like its text. Its
 		// signature covers the text as written: a block the redaction
@@ -224,7 +227,7 @@ func (a *Agent) redactResponse(r chat.Response) chat.Response {
 		// request fails with an error rather than leak the key.
 		th := slices.Clone(r.Message.Thinking)
 		for i := range th {
-			th[i].Text = a.secrets.String(th[i].Text)
+			th[i].Text = secrets.String(th[i].Text)
 		}
 		r.Message.Thinking = th
 	}
@@ -232,8 +235,8 @@ func (a *Agent) redactResponse(r chat.Response) chat.Response {
 		calls := slices.Clone(r.Message.ToolCalls)
 		for i := range calls {
 			c := &calls[i]
-			c.ID, c.Name = a.secrets.String(c.ID), a.secrets.String(c.Name)
-			c.Arguments = a.secrets.Bytes(c.Arguments)
+			c.ID, c.Name = secrets.String(c.ID), secrets.String(c.Name)
+			c.Arguments = secrets.Bytes(c.Arguments)
 		}
 		r.Message.ToolCalls = calls
 	}

@@ -273,7 +273,7 @@ func (g *temporalGen) def() {
 	}
 	var names []jen.Code
 	for _, a := range g.performed() {
-		names = append(names, jen.Lit(a.GoName))
+		names = append(names, jen.Lit(a.Name))
 	}
 	fields = append(fields,
 		kv("Actions", jen.Index().String().Values(lines(names)...)),

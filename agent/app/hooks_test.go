@@ -263,3 +263,51 @@ func TestHooksFlag(t *testing.T) {
 		assert.Empty(t, e.srv.Requests())
 	})
 }
+
+// TestHooksBeforeApproval: under -approve untrusted, in a terminal, a
+// call's pre_tool hooks run before the user is asked: a call a hook
+// refuses is never asked about (the model reads the hook's refusal), and
+// the question of a call its hook let through comes once the hook ran.
+func TestHooksBeforeApproval(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.OpenAI, map[string]string{
+		".agent/hooks.yaml": "pre_tool:\n  - tools: [bash]\n" +
+			"    command: 'if grep -q \"rm -rf\"; then echo \"refused: no rm -rf in this project\"; exit 1; fi; echo checked >> pre.log'\n",
+		"build/keep.txt": "kept\n",
+	},
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{ID: "c1", Name: "bash", Args: `{"command":"rm -rf build"}`},
+			{ID: "c2", Name: "bash", Args: `{"command":"echo made > made.txt"}`},
+		}},
+		fakellm.Reply{Text: "Done."})
+	s := startPTY(t, e, []string{"NO_COLOR=1"}, "-approve", "untrusted")
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Clean up.\r")
+	s.waitScreen(t, "? approve bash")
+	s.waitScreen(t, "    $ echo made > made.txt") // the question's command, indented
+	pre, err := os.ReadFile(filepath.Join(e.ws, "pre.log"))
+	require.NoError(t, err, "the hook of the call asked about ran before the question; screen:\n%s", s.screen.String())
+	assert.Equal(t, "checked\n", string(pre))
+	assert.NoFileExists(t, filepath.Join(e.ws, "made.txt"), "the call waits for the answer")
+	s.typeKeys(t, "y\r")
+	s.waitTurnEnd(t)
+	s.typeKeys(t, "\x04")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+
+	screen := s.screen.String()
+	assert.Equal(t, 1, strings.Count(screen, "? approve"), "the call the hook refused is not asked about:\n%s", screen)
+	assert.NotContains(t, screen, "    $ rm -rf build", "no question shows the refused command")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	res := resultsByID(reqs[1])
+	assert.True(t, res["c1"].IsError)
+	assert.Contains(t, res["c1"].Text, agentexec.HookRefusedPrefix)
+	assert.Contains(t, res["c1"].Text, "refused: no rm -rf in this project")
+	assert.FileExists(t, filepath.Join(e.ws, "build/keep.txt"), "the refused command never ran")
+	assert.False(t, res["c2"].IsError, res["c2"].Text)
+	assert.FileExists(t, filepath.Join(e.ws, "made.txt"))
+	assert.Contains(t, eventLog(t, e), `"approval":"granted"`, "the call let through was approved")
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
+	"github.com/fsmgen/fsmgen/agent/internal/thread"
 	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
@@ -310,4 +311,50 @@ func TestHooksBeforeApproval(t *testing.T) {
 	assert.False(t, res["c2"].IsError, res["c2"].Text)
 	assert.FileExists(t, filepath.Join(e.ws, "made.txt"))
 	assert.Contains(t, eventLog(t, e), `"approval":"granted"`, "the call let through was approved")
+}
+
+// TestHooksNoteResumed: what the turn_end hooks gave after a session's
+// last reply is saved with the thread, and a session resumed later sends
+// it with its first message, typed or given with -p; the thread no
+// longer holds it once it was sent.
+func TestHooksNoteResumed(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	for _, tt := range []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"typed", "Next.\n", nil},
+		{"one-shot", "", []string{"-p", "Next."}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, fakellm.Anthropic, map[string]string{
+				".agent/hooks.yaml": "turn_end:\n  - command: 'echo \"lint: a.go:1: 1 issue\"; exit 1'\n",
+			}, fakellm.Reply{Text: "Done."}, fakellm.Reply{Text: "Fixed."})
+			r := e.run(t, "", "-p", "Start.")
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			id := e.onlyThread(t)
+			store, err := thread.NewStore(e.threads)
+			require.NoError(t, err)
+			th, err := store.Load(id)
+			require.NoError(t, err)
+			assert.Contains(t, th.HookNote, "lint: a.go:1: 1 issue", "the thread keeps the hooks' note")
+
+			r = e.run(t, tt.stdin, append([]string{"-resume", id, "-hooks", "off"}, tt.args...)...)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "what the end-of-turn hooks gave after the last reply goes to the model with your next message")
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 2)
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]
+			assert.True(t, strings.HasPrefix(last.Text, "Next.\n\n[what the end-of-turn hooks gave after your last reply]\n"), last.Text)
+			assert.Contains(t, last.Text, "lint: a.go:1: 1 issue")
+			th, err = store.Load(id)
+			require.NoError(t, err)
+			assert.Empty(t, th.HookNote, "sent once")
+		})
+	}
 }

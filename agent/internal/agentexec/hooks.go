@@ -104,8 +104,8 @@ func (a *Agent) startTurnHooks() {
 }
 
 // turnHooksEnded shows what the turn_end hooks gave and keeps it for the
-// model's next message, unless the user stopped them. Loop goroutine
-// only.
+// model's next message, in the thread (Thread.HookNote), unless the user
+// stopped them. Loop goroutine only.
 func (a *Agent) turnHooksEnded(reports []hooks.Report) {
 	if a.endHooks == nil {
 		return
@@ -131,6 +131,13 @@ func (a *Agent) turnHooksEnded(reports []hooks.Report) {
 		a.hookNote = "[what the end-of-turn hooks gave after your last reply]\n" + strings.Join(note, "\n")
 		if !a.inputClosed {
 			a.display.Notice("the end-of-turn hooks' output goes to the model with your next message")
+		}
+		// Saved with the thread, so that a session resumed later sends
+		// it with its first message.
+		if err := a.save(); err != nil {
+			a.failed = err
+			a.loop.Stop()
+			return
 		}
 	}
 	a.settle()

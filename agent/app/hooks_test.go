@@ -358,3 +358,26 @@ func TestHooksNoteResumed(t *testing.T) {
 		})
 	}
 }
+
+// TestHooksNoteModel: /model typed while the turn_end hooks run waits
+// for them, and the session on the new model sends what they gave with
+// its first message.
+func TestHooksNoteModel(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.Anthropic, map[string]string{
+		".agent/hooks.yaml": "turn_end:\n  - command: 'echo \"lint: a.go:1: 1 issue\"; exit 1'\n",
+	}, fakellm.Reply{Text: "Done."}, fakellm.Reply{Text: "Fixed."})
+	r := e.run(t, "Start.\n/model claude-haiku-4-5\nNext.\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "(anthropic claude-haiku-4-5 in ")
+	assert.NotContains(t, r.stderr, "end-of-turn hooks stopped", "the switch waited for the hooks")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, string(reqs[1].Body), `"model":"claude-haiku-4-5"`)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	assert.True(t, strings.HasPrefix(last.Text, "Next.\n\n[what the end-of-turn hooks gave after your last reply]\n"), last.Text)
+	assert.Contains(t, last.Text, "lint: a.go:1: 1 issue")
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
 	"github.com/fsmgen/fsmgen/agent/internal/instructions"
+	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/query"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
@@ -177,7 +178,8 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 	}
 	s.custom = custom
 	s.slash = &slashSession{display: display, commands: commands, store: s.store, thread: t.ID, opts: o,
-		lineage: lineage(s.store, t), workspace: s.ws.Root(), instructions: s.instructions}
+		lineage: lineage(s.store, t), workspace: s.ws.Root(), instructions: s.instructions,
+		hasKey: func(p string) bool { return in.keys[llm.KeyVar(p)] != "" }}
 	if o.price != "" {
 		s.slash.price = display.price
 	}

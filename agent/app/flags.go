@@ -70,6 +70,12 @@ type options struct {
 	// before on another model (/model): what the thread holds is on the
 	// screen already.
 	switchedModel bool
+	// baseURLFor is the provider -base-url (or the config file's
+	// base_url) applies to: the first session's. A session of another
+	// provider (/model NAME of another provider's, /resume of another's
+	// thread) uses that provider's variable, ANTHROPIC_BASE_URL or
+	// OPENAI_BASE_URL, else its public API (see sessionBaseURL).
+	baseURLFor string
 	// ownFiles are the event logs and threads directories of earlier
 	// sessions that still exist, hidden from commands (see ownfiles.go);
 	// set when a session starts.
@@ -128,7 +134,8 @@ environment:
   ANTHROPIC_API_KEY     the API key with -provider anthropic (the default)
   OPENAI_API_KEY        the API key with -provider openai
   ANTHROPIC_BASE_URL, OPENAI_BASE_URL
-                        the API's base URL when -base-url is not given
+                        each provider's base URL when -base-url (which is the first
+                        session's provider's) does not apply
   ` + threadsync.TokenVar + `   the server's token, with -sync
   NO_COLOR              no colour, whatever the terminal
   XDG_CONFIG_HOME       the config file: $XDG_CONFIG_HOME/fsmgen-agent/config.yaml (~/.config/…)
@@ -153,7 +160,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.workspace, "workspace", "", "the `dir`ectory the agent works in (default: current directory, or the resumed thread's)")
 	fs.StringVar(&o.provider, "provider", llm.NameAnthropic, "LLM provider: anthropic or openai (OpenAI-compatible servers too)")
 	fs.StringVar(&o.model, "model", "", "model `name` (default: claude-sonnet-4-5 or gpt-4.1, or the resumed thread's); list: the models known, their prices and limits")
-	fs.StringVar(&o.baseURL, "base-url", "", "API base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public API)")
+	fs.StringVar(&o.baseURL, "base-url", "", "API base `URL` of the session's provider (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public API); another provider a /model switches to uses its variable")
 	fs.StringVar(&o.resume, "resume", "", "continue the thread `ID`, or \"last\": the newest thread of the workspace (agent sessions lists them)")
 	fs.StringVar(&o.threads, "threads", "", "`dir`ectory of saved threads (default: $XDG_DATA_HOME/fsmgen-agent/threads)")
 	fs.StringVar(&o.sync, "sync", "", "push the thread, redacted, in the background to the server at this base `URL` (cmd/server; its token in $"+threadsync.TokenVar+")")

@@ -17,6 +17,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox/sandboxtest"
+	"github.com/fsmgen/fsmgen/agent/internal/thread"
 	"github.com/fsmgen/fsmgen/internal/proctest"
 )
 
@@ -262,4 +263,121 @@ func TestHooksFlag(t *testing.T) {
 		assert.Contains(t, r.stderr, `agent: .agent/hooks.yaml:2:5: post_tool hook: unknown key "comand" (allowed: command, tools, timeout); fix it, or run with -hooks user or -hooks off`)
 		assert.Empty(t, e.srv.Requests())
 	})
+}
+
+// TestHooksBeforeApproval: under -approve untrusted, in a terminal, a
+// call's pre_tool hooks run before the user is asked: a call a hook
+// refuses is never asked about (the model reads the hook's refusal), and
+// the question of a call its hook let through comes once the hook ran.
+func TestHooksBeforeApproval(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.OpenAI, map[string]string{
+		".agent/hooks.yaml": "pre_tool:\n  - tools: [bash]\n" +
+			"    command: 'if grep -q \"rm -rf\"; then echo \"refused: no rm -rf in this project\"; exit 1; fi; echo checked >> pre.log'\n",
+		"build/keep.txt": "kept\n",
+	},
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{ID: "c1", Name: "bash", Args: `{"command":"rm -rf build"}`},
+			{ID: "c2", Name: "bash", Args: `{"command":"echo made > made.txt"}`},
+		}},
+		fakellm.Reply{Text: "Done."})
+	s := startPTY(t, e, []string{"NO_COLOR=1"}, "-approve", "untrusted")
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Clean up.\r")
+	s.waitScreen(t, "? approve bash")
+	s.waitScreen(t, "    $ echo made > made.txt") // the question's command, indented
+	pre, err := os.ReadFile(filepath.Join(e.ws, "pre.log"))
+	require.NoError(t, err, "the hook of the call asked about ran before the question; screen:\n%s", s.screen.String())
+	assert.Equal(t, "checked\n", string(pre))
+	assert.NoFileExists(t, filepath.Join(e.ws, "made.txt"), "the call waits for the answer")
+	s.typeKeys(t, "y\r")
+	s.waitTurnEnd(t)
+	s.typeKeys(t, "\x04")
+	require.Equal(t, 0, s.wait(t), "screen:\n%s", s.screen.String())
+
+	screen := s.screen.String()
+	assert.Equal(t, 1, strings.Count(screen, "? approve"), "the call the hook refused is not asked about:\n%s", screen)
+	assert.NotContains(t, screen, "    $ rm -rf build", "no question shows the refused command")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	res := resultsByID(reqs[1])
+	assert.True(t, res["c1"].IsError)
+	assert.Contains(t, res["c1"].Text, agentexec.HookRefusedPrefix)
+	assert.Contains(t, res["c1"].Text, "refused: no rm -rf in this project")
+	assert.FileExists(t, filepath.Join(e.ws, "build/keep.txt"), "the refused command never ran")
+	assert.False(t, res["c2"].IsError, res["c2"].Text)
+	assert.FileExists(t, filepath.Join(e.ws, "made.txt"))
+	assert.Contains(t, eventLog(t, e), `"approval":"granted"`, "the call let through was approved")
+}
+
+// TestHooksNoteResumed: what the turn_end hooks gave after a session's
+// last reply is saved with the thread, and a session resumed later sends
+// it with its first message, typed or given with -p; the thread no
+// longer holds it once it was sent.
+func TestHooksNoteResumed(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	for _, tt := range []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"typed", "Next.\n", nil},
+		{"one-shot", "", []string{"-p", "Next."}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, fakellm.Anthropic, map[string]string{
+				".agent/hooks.yaml": "turn_end:\n  - command: 'echo \"lint: a.go:1: 1 issue\"; exit 1'\n",
+			}, fakellm.Reply{Text: "Done."}, fakellm.Reply{Text: "Fixed."})
+			r := e.run(t, "", "-p", "Start.")
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			id := e.onlyThread(t)
+			store, err := thread.NewStore(e.threads)
+			require.NoError(t, err)
+			th, err := store.Load(id)
+			require.NoError(t, err)
+			assert.Contains(t, th.HookNote, "lint: a.go:1: 1 issue", "the thread keeps the hooks' note")
+
+			r = e.run(t, tt.stdin, append([]string{"-resume", id, "-hooks", "off"}, tt.args...)...)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			assert.Contains(t, r.stderr, "what the end-of-turn hooks gave after the last reply goes to the model with your next message")
+			reqs := e.srv.Requests()
+			require.Len(t, reqs, 2)
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]
+			assert.True(t, strings.HasPrefix(last.Text, "Next.\n\n[what the end-of-turn hooks gave after your last reply]\n"), last.Text)
+			assert.Contains(t, last.Text, "lint: a.go:1: 1 issue")
+			th, err = store.Load(id)
+			require.NoError(t, err)
+			assert.Empty(t, th.HookNote, "sent once")
+		})
+	}
+}
+
+// TestHooksNoteModel: /model typed while the turn_end hooks run waits
+// for them, and the session on the new model sends what they gave with
+// its first message.
+func TestHooksNoteModel(t *testing.T) {
+	t.Parallel()
+	if sandboxErr != nil {
+		sandboxtest.Unavailable(t, sandboxErr)
+	}
+	e := newEnv(t, fakellm.Anthropic, map[string]string{
+		".agent/hooks.yaml": "turn_end:\n  - command: 'echo \"lint: a.go:1: 1 issue\"; exit 1'\n",
+	}, fakellm.Reply{Text: "Done."}, fakellm.Reply{Text: "Fixed."})
+	r := e.run(t, "Start.\n/model claude-haiku-4-5\nNext.\n")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "(anthropic claude-haiku-4-5 in ")
+	assert.NotContains(t, r.stderr, "end-of-turn hooks stopped", "the switch waited for the hooks")
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, string(reqs[1].Body), `"model":"claude-haiku-4-5"`)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	assert.True(t, strings.HasPrefix(last.Text, "Next.\n\n[what the end-of-turn hooks gave after your last reply]\n"), last.Text)
+	assert.Contains(t, last.Text, "lint: a.go:1: 1 issue")
 }

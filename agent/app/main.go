@@ -69,10 +69,15 @@ func runSessions(ctx context.Context, o options, in *sessionInput, stdout, stder
 		// The same terminal goes on with another thread, or the same on
 		// another model (whose price and limits are its own).
 		o.resume, o.first, o.switchedModel = next.id, "", next.model != ""
+		o.baseURLFor = next.baseURLFor
 		if next.model != "" {
 			o.model, o.price = next.model, ""
 			o.set = maps.Clone(o.set)
 			o.set["model"], o.set["price"] = true, false
+		}
+		if next.provider != "" {
+			o.provider = next.provider
+			o.set["provider"] = true
 		}
 	}
 }
@@ -93,8 +98,10 @@ func exitStatus(err error, stderr io.Writer) int {
 
 // switchThread is what agentMain returns when the session goes on with
 // another thread (/resume, /fork), or the same on another model (/model):
-// its ID, and the model ("" for the thread's).
-type switchThread struct{ id, model string }
+// its ID, the model ("" for the thread's) and its provider ("" for the
+// session's), and the provider -base-url applies to (see
+// options.baseURLFor).
+type switchThread struct{ id, model, provider, baseURLFor string }
 
 // Error implements error.
 func (s switchThread) Error() string { return "continue with thread " + s.id }

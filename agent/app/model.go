@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -63,37 +64,39 @@ func listModels(w io.Writer) error {
 	return err
 }
 
-// modelCommand shows the session's model, or switches to another of the
-// same provider: the session ends and the same thread goes on with the
-// new model, which the thread records; its price and limits follow.
+// modelCommand shows the session's model, or switches to another: the
+// session ends and the same thread goes on with the new model, and with
+// its provider when it is another's (see modelTarget), which the thread
+// records; its price and limits follow.
 var modelCommand = slashCommand{
 	name: "model",
-	args: "[NAME]",
-	help: "the model, its price and limits; with a name, go on with this thread on that model (agent -model list lists them)",
+	args: "[[PROVIDER] NAME]",
+	help: "the model, its price and limits; with a name, go on with this thread on that model, of this provider or another (agent -model list lists them)",
 	run: func(ctx context.Context, s *slashSession, args string) error {
 		o := s.opts
 		if args == "" {
 			return s.say(ctx, describeModel(o))
 		}
-		name := args
-		switch {
-		case strings.ContainsAny(name, " \t"):
-			return fmt.Errorf("give one model name, e.g. /model %s", defaultModels[o.provider])
-		case name == o.model:
-			return fmt.Errorf("the session is on %s already", name)
-		case name == modelList:
+		if args == modelList {
 			var b strings.Builder
 			if err := listModels(&b); err != nil {
 				return err
 			}
 			return s.say(ctx, b.String())
 		}
-		if _, known := ledger.LimitsOf(name); known && providerOf(name) != o.provider {
-			return fmt.Errorf("%s is a model of %s, and this session talks to %s: start a session with -provider %s -model %s -resume %s",
-				name, providerOf(name), o.provider, providerOf(name), name, s.thread)
+		provider, name, err := modelTarget(o.provider, args)
+		if err != nil {
+			return err
+		}
+		if name == o.model && provider == o.provider {
+			return fmt.Errorf("the session is on %s already", name)
+		}
+		if provider != o.provider && !s.hasKey(provider) {
+			return fmt.Errorf("%s is a model of %s, whose API key %s was not set when the agent started; set it and run: agent -provider %s -model %s -resume %s",
+				name, provider, llm.KeyVar(provider), provider, name, s.thread)
 		}
 		next := o
-		next.model, next.price = name, ""
+		next.model, next.price, next.provider = name, "", provider
 		if _, _, err := maxTokensOf(next, name); err != nil {
 			return err
 		}
@@ -103,16 +106,70 @@ var modelCommand = slashCommand{
 		if _, _, err := s.agent.LastTurn(ctx); err != nil {
 			return err
 		}
-		note := ""
+		var notes []string
 		if o.price != "" {
-			note = " (-price was " + o.model + "'s: the new model's list price is used, when known)"
+			notes = append(notes, "-price was "+o.model+"'s: the new model's list price is used, when known")
+		}
+		if provider != o.provider {
+			notes = append(notes, fmt.Sprintf("%s's API at %s", provider, baseURLNote(next)))
+		}
+		note := ""
+		if len(notes) > 0 {
+			note = " (" + strings.Join(notes, "; ") + ")"
 		}
 		if err := s.say(ctx, fmt.Sprintf("switching to %s: the thread is saved and goes on with it%s", name, note)); err != nil {
 			return err
 		}
 		s.nextModel = name
+		if provider != o.provider {
+			s.nextProvider = provider
+		}
 		return s.switchTo(ctx, s.thread)
 	},
+}
+
+// modelTarget reads /model's argument: "NAME", or "PROVIDER NAME". A
+// model NAME alone is of the provider the agent knows it to be of
+// (providerOf, for the models whose limits it knows), else of the
+// session's provider, current: a local server's model keeps the session
+// on it.
+func modelTarget(current, args string) (provider, name string, err error) {
+	f := strings.Fields(args)
+	switch {
+	case len(f) == 2 && slices.Contains(providers, f[0]):
+		return f[0], f[1], nil
+	case len(f) != 1:
+		return "", "", fmt.Errorf("give a model name, or a provider and a name, e.g. /model %s or /model %s %s",
+			defaultModels[current], otherProvider(current), defaultModels[otherProvider(current)])
+	}
+	name = f[0]
+	if _, known := ledger.LimitsOf(name); known {
+		return providerOf(name), name, nil
+	}
+	return current, name, nil
+}
+
+// providers are the providers /model switches between.
+var providers = []string{llm.NameAnthropic, llm.NameOpenAI}
+
+// otherProvider returns the provider that is not p.
+func otherProvider(p string) string {
+	if p == llm.NameOpenAI {
+		return llm.NameAnthropic
+	}
+	return llm.NameOpenAI
+}
+
+// baseURLNote says where the session of o sends its requests: -base-url,
+// the provider's variable, or its public API.
+func baseURLNote(o options) string {
+	if u := sessionBaseURL(o); u != "" {
+		return u + " (-base-url)"
+	}
+	if u := os.Getenv(llm.BaseURLVar(o.provider)); u != "" {
+		return u + " ($" + llm.BaseURLVar(o.provider) + ")"
+	}
+	return "its public address ($" + llm.BaseURLVar(o.provider) + " sets another)"
 }
 
 // describeModel is /model's answer without a name.
@@ -129,6 +186,6 @@ func describeModel(o options) string {
 	} else {
 		fmt.Fprintf(&b, "limits: not known (replies of %d tokens; -max-tokens, -context-window set them)\n", ledger.DefaultMaxOutput)
 	}
-	b.WriteString("/model NAME goes on with this thread on another model of the provider; agent -model list lists those known")
+	b.WriteString("/model NAME goes on with this thread on another model, of this provider or another whose key is set (/model PROVIDER NAME names it); agent -model list lists those known")
 	return b.String()
 }

@@ -92,6 +92,9 @@ func (s *agentSession) openThread(context.Context) error {
 // -thinking, which it refuses as a usage error.
 func (s *agentSession) settleModel(context.Context) error {
 	o := &s.o
+	if o.baseURLFor == "" {
+		o.baseURLFor = o.provider // the first session's: -base-url is its
+	}
 	if o.model == "" {
 		o.model = defaultModels[o.provider]
 	}
@@ -140,7 +143,7 @@ func (s *agentSession) takeKeys(context.Context) error {
 	for _, v := range keyVars {
 		_ = os.Unsetenv(v)
 	}
-	s.llmCfg = llm.FromEnv(o.provider, llm.Config{APIKey: in.keys[llm.KeyVar(o.provider)], BaseURL: o.baseURL, Logger: s.logger,
+	s.llmCfg = llm.FromEnv(o.provider, llm.Config{APIKey: in.keys[llm.KeyVar(o.provider)], BaseURL: sessionBaseURL(*o), Logger: s.logger,
 		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, ReplyTimeout: o.llmReplyTimeout,
 		MaxReplyBytes: int(o.llmMaxReply)})
 	provider, err := llm.New(o.provider, s.llmCfg)
@@ -154,6 +157,17 @@ func (s *agentSession) takeKeys(context.Context) error {
 	// value (another provider's key is a secret all the same).
 	s.secrets = redact.New(append([]string{s.llmCfg.APIKey, s.syncToken}, slices.Sorted(maps.Values(in.keys))...)...)
 	return nil
+}
+
+// sessionBaseURL returns the base URL the session's provider is given:
+// -base-url when it applies to the provider (see options.baseURLFor);
+// "" otherwise, for the provider's variable or its public API (see
+// llm.FromEnv).
+func sessionBaseURL(o options) string {
+	if o.baseURLFor != "" && o.baseURLFor != o.provider {
+		return ""
+	}
+	return o.baseURL
 }
 
 // lockThread locks a new thread (openThread locked a resumed one).

@@ -76,8 +76,12 @@ type slashSession struct {
 	workspace string
 	// next is the thread the session goes on with once this one has
 	// ended (/resume, /fork, /model), "" for none; nextModel the model it
-	// goes on with, "" for the thread's.
-	next, nextModel string
+	// goes on with, "" for the thread's, and nextProvider its provider,
+	// "" for the session's.
+	next, nextModel, nextProvider string
+	// hasKey reports whether the API key of a provider was in the
+	// environment the agent started with (see sessionInput.keys).
+	hasKey func(provider string) bool
 	// opts are the session's options, its model settled.
 	opts options
 	// store is the threads folder; price the model's price given with

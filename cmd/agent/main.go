@@ -47,10 +47,11 @@
 // with another, on the same terminal), /fork (go on in a copy of this
 // thread, a new ID, leaving this one as it is), /instructions (the
 // instructions files loaded, their sizes and what was cut), /quit (stop the turn, save
-// and quit), /model (the model, its price and limits) and /model NAME (go
-// on with this thread on another model of the provider: the session ends
-// and the thread is resumed on it, at once; the thread records it, and its
-// price and limits are the new model's). Custom commands are Markdown files, the project's in
+// and quit), /model (the model, its price and limits) and /model
+// [PROVIDER] NAME (go on with this thread on another model, of this
+// provider or of the other when its key was set at start: the session
+// ends and the thread is resumed on it, at once; the thread records
+// provider and model, and the price and limits are the new model's). Custom commands are Markdown files, the project's in
 // .agent/commands/ and the user's in ~/.config/fsmgen-agent/commands/
 // (the project's taking the place of the user's of the same name, said at
 // start): /review sends review.md's text to the model, $ARGUMENTS
@@ -106,7 +107,10 @@
 //	                  -model list lists the models known, with their
 //	                  list prices and limits, and exits
 //	-base-url URL     the API's base URL (default: $ANTHROPIC_BASE_URL or
-//	                  $OPENAI_BASE_URL, else the provider's public API);
+//	                  $OPENAI_BASE_URL, else the provider's public API),
+//	                  the first session's provider's: another that /model
+//	                  switches to is reached at its variable's URL, else
+//	                  at its public API;
 //	                  for anthropic a final /v1 is dropped (the API's paths
 //	                  start with it); a URL that is not the API's fails at
 //	                  once with the URL the request went to
@@ -273,11 +277,11 @@
 //	                  .agent/hooks.yaml), user (yours only) or off
 //
 // A hooks file lists commands under pre_tool (before a call of the tools
-// it names; one that fails refuses the call, its output the reason the
-// model reads), post_tool (after a call that ran; its output is appended
+// it names, and before -approve asks about it; one that fails refuses the
+// call, unasked, its output the reason the model reads), post_tool (after a call that ran; its output is appended
 // to the result) and turn_end (once a turn ended with the model's reply;
 // its output is shown, and goes to the model with the next message, which
-// waits for it; Ctrl-C stops it), each with command, tools and timeout
+// waits for it, kept in the thread for a resumed session; Ctrl-C stops it), each with command, tools and timeout
 // (1m). A hook reads the call as JSON on standard input (AGENT_HOOK_EVENT,
 // AGENT_TOOL_NAME, AGENT_SESSION in its environment), redacted, and runs
 // only in bash's sandbox, never on the host (with -sandbox off none runs,

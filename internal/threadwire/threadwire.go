@@ -59,6 +59,11 @@ type Thread struct {
 	// QueuedInput holds the user's messages typed while the agent was busy
 	// and not yet handed to the machine, oldest first.
 	QueuedInput []string `json:"queued_input,omitempty"`
+	// HookNote is what the end-of-turn hooks gave after the last reply,
+	// which the agent appends to the user's next message (the model reads
+	// it then); "" when there is none, and in threads saved before it was
+	// kept.
+	HookNote string `json:"hook_note,omitempty"`
 	// Ledger is the account of the tokens the thread's replies used.
 	Ledger chat.Ledger `json:"ledger"`
 	// LogChain is the chain value of the last line of the thread's event

@@ -82,3 +82,27 @@ func TestFirstPromptWire(t *testing.T) {
 	_, err = decode(`{"version":3,"id":"a","first_prompts":"x"}`)
 	assert.ErrorContains(t, err, "unknown field")
 }
+
+// TestHookNoteWire: hook_note is read strictly and left out when empty,
+// and a thread saved without it is still read.
+func TestHookNoteWire(t *testing.T) {
+	t.Parallel()
+	decode := func(s string) (Thread, error) {
+		var th Thread
+		dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&th)
+		return th, err
+	}
+	th, err := decode(`{"version":3,"id":"a","hook_note":"lint: 1 issue","ledger":{}}`)
+	require.NoError(t, err)
+	assert.Equal(t, "lint: 1 issue", th.HookNote)
+	old, err := decode(`{"version":3,"id":"a","provider":"p","model":"m","workspace":"/w","ledger":{}}`)
+	require.NoError(t, err, "a thread saved before hook_note")
+	assert.Empty(t, old.HookNote)
+	b, err := json.Marshal(old)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "hook_note", "left out when empty: what an older reader takes")
+	_, err = decode(`{"version":3,"id":"a","hook_notes":"x"}`)
+	assert.ErrorContains(t, err, "unknown field")
+}

@@ -278,7 +278,7 @@ type Agent struct {
 	compactFrom  int                  // the conversation's length when the summary request was sent
 	endHooks     context.CancelFunc   // stops the turn_end hooks running; nil when none run
 	hooksStopped bool                 // the user stopped the turn_end hooks
-	hookNote     string               // what the last turn_end hooks gave, for the next message
+	hookNote     string               // what the last turn_end hooks gave, for the next message; saved (Thread.HookNote)
 	turnTools    []chat.CompletedTool // the calls of the turn's rounds that ran the post-tools hook
 	saved        []byte               // the last state saved that is not ShuttingDown, without its messages
 	msgs         []json.RawMessage    // the conversation's messages, encoded, as of the last capture
@@ -350,6 +350,7 @@ func New(cfg Config) (*Agent, error) {
 	a.journal = cfg.Journal
 	a.savedKind = m.Kind()
 	a.queue = slices.Clone(cfg.Thread.QueuedInput)
+	a.hookNote = cfg.Thread.HookNote
 	return a, nil
 }
 
@@ -404,6 +405,9 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 			a.display.Notice(fmt.Sprintf("not sent before the session stopped: %q; type it again to send it", msg))
 		}
 		a.queue = nil
+	}
+	if a.hookNote != "" {
+		a.display.Notice("what the end-of-turn hooks gave after the last reply goes to the model with your next message")
 	}
 	if a.cfg.Prompt != "" {
 		// Queued before the first save, so that a crash before the

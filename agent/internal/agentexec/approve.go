@@ -9,34 +9,42 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 )
 
-// approve settles whether call runs, under Config.Approval: it returns
-// the call as it runs (without the on-request arguments), and the verdict
-// to record with its outcome ("" when nobody was asked). A call the user
-// refuses comes back with refusal set: its outcome, which the model
-// reads. ok is false when ctx ended while the user was asked: the turn
-// was stopped (Ctrl-C), or the agent is stopping, and the call neither
-// ran nor completes. It runs on the call's task, in the order of the
-// calls that may change anything, so questions come one at a time.
-func (a *Agent) approve(ctx context.Context, call chat.ToolCall) (run chat.ToolCall, verdict string, refusal *chat.ToolOutcome, ok bool) {
-	policy := a.cfg.Approval
-	mutating := a.mutating(call.Name)
-	requested, reason := false, ""
-	if policy == approval.OnRequest && mutating {
+// asRun returns call as it runs under Config.Approval: without the
+// on-request arguments (see approval.Split) when the policy is on-request
+// and the call may change anything, with whether the model asked for
+// approval and its reason. The pre_tool hooks read the call as it runs.
+func (a *Agent) asRun(call chat.ToolCall) (run chat.ToolCall, requested bool, reason string) {
+	if a.cfg.Approval == approval.OnRequest && a.mutating(call.Name) {
 		call.Arguments, requested, reason = approval.Split(call.Arguments)
 	}
+	return call, requested, reason
+}
+
+// approve settles whether call, as it runs (see asRun), runs under
+// Config.Approval: it returns the verdict to record with its outcome (""
+// when nobody was asked). A call the user refuses comes back with
+// refusal set: its outcome, which the model reads. ok is false when ctx
+// ended while the user was asked: the turn was stopped (Ctrl-C), or the
+// agent is stopping, and the call neither ran nor completes. It runs on
+// the call's task, in the order of the calls that may change anything,
+// so questions come one at a time, and after the call's pre_tool hooks,
+// so that a call a hook refuses is never asked about.
+func (a *Agent) approve(ctx context.Context, call chat.ToolCall, requested bool, reason string) (verdict string, refusal *chat.ToolOutcome, ok bool) {
+	policy := a.cfg.Approval
+	mutating := a.mutating(call.Name)
 	always := false
 	switch a.toolApproval(call.Name) {
 	case tools.ApprovalNever:
-		return call, "", nil, true
+		return "", nil, true
 	case tools.ApprovalAlways:
 		always = true // asked whatever the policy, every call
 	default:
 		if !policy.ShouldAsk(mutating, requested) {
-			return call, "", nil, true
+			return "", nil, true
 		}
 	}
 	if !always && a.gate.Granted(call.Name) {
-		return call, approval.Always, nil, true
+		return approval.Always, nil, true
 	}
 	l := a.loop
 	q := approval.Question{Call: call, Reason: a.secrets.String(reason)}
@@ -48,7 +56,7 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall) (run chat.ToolC
 		_ = l.Call(ctx, func() { a.display.Ask(q) })
 	})
 	if err != nil {
-		return call, "", nil, false
+		return "", nil, false
 	}
 	var note string
 	switch answer.Verdict {
@@ -65,7 +73,7 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall) (run chat.ToolC
 		note = fmt.Sprintf("approved: %s", call.Name)
 	}
 	if l.Call(ctx, func() { a.display.Notice(note) }) != nil {
-		return call, "", nil, false
+		return "", nil, false
 	}
-	return call, answer.Verdict, refusal, true
+	return answer.Verdict, refusal, true
 }

@@ -10,11 +10,13 @@ import (
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
-// The user's hooks (Config.Hooks): pre_tool and post_tool hooks run on
-// the one path of every tool call and query (runTool), within the call's
-// context, so that Ctrl-C and the end of the round stop them; turn_end
-// hooks run once a turn ended with the model's reply, in a task of their
-// own that the next message waits for.
+// The user's hooks (Config.Hooks): pre_tool and post_tool hooks run for
+// every tool call and query, within the call's context, so that Ctrl-C
+// and the end of the round stop them: a round's call runs its pre_tool
+// hooks before the user is asked to approve it, then the tool and its
+// post_tool hooks (see startTools); a query runs them all on one path
+// (runTool). turn_end hooks run once a turn ended with the model's
+// reply, in a task of their own that the next message waits for.
 
 // HookRefusedPrefix starts the outcome of a call a pre_tool hook refused,
 // which is not run.
@@ -29,30 +31,38 @@ type HookDisplay interface {
 	HookRan(r hooks.Report)
 }
 
-// hookedRun runs call through Config.Tools between its pre_tool and
-// post_tool hooks: a pre_tool hook that fails refuses the call, its
-// output the reason; what the hooks print is appended to the call's
-// result, each under a line naming it (the pre_tool hooks' first, so
-// that the result's first line stays the tool's). A hook that succeeds
-// without output adds nothing.
-func (a *Agent) hookedRun(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
-	r := a.cfg.Hooks
-	mutating := a.mutating(call.Name)
-	pre, refused := r.BeforeTool(ctx, call, mutating, progress)
-	if refused {
-		last := pre[len(pre)-1]
-		out := strings.TrimSpace(last.Output)
-		if out == "" {
-			out = "(no output)"
-		}
-		return chat.ToolOutcome{IsError: true, Content: fmt.Sprintf("%s: %q (%s) %v; its output:\n%s\nNothing was run. Follow what it says, or ask the user.",
-			HookRefusedPrefix, last.Hook.Command, last.Hook.Source, last.Err, out)}
+// preToolHooks runs the pre_tool hooks of call, as it runs (see
+// asRun): a hook that fails refuses the call, and refusal is then the
+// call's outcome, the hook's output the reason; reports are what the
+// hooks gave, for hookedRun. A round runs them before the user is asked
+// to approve the call (see startTools), so that a call a hook refuses is
+// never asked about.
+func (a *Agent) preToolHooks(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) (reports []hooks.Report, refusal *chat.ToolOutcome) {
+	pre, refused := a.cfg.Hooks.BeforeTool(ctx, call, a.mutating(call.Name), progress)
+	if !refused {
+		return pre, nil
 	}
+	last := pre[len(pre)-1]
+	out := strings.TrimSpace(last.Output)
+	if out == "" {
+		out = "(no output)"
+	}
+	return pre, &chat.ToolOutcome{IsError: true, Content: fmt.Sprintf("%s: %q (%s) %v; its output:\n%s\nNothing was run. Follow what it says, or ask the user.",
+		HookRefusedPrefix, last.Hook.Command, last.Hook.Source, last.Err, out)}
+}
+
+// hookedRun runs call, which its pre_tool hooks let through with pre
+// (see preToolHooks), through Config.Tools and then its post_tool hooks:
+// what the hooks print is appended to the call's result, each under a
+// line naming it (the pre_tool hooks' first, so that the result's first
+// line stays the tool's). A hook that succeeds without output adds
+// nothing.
+func (a *Agent) hookedRun(ctx context.Context, call chat.ToolCall, pre []hooks.Report, progress func(chat.ToolProgress)) chat.ToolOutcome {
 	out := a.cfg.Tools.Run(ctx, call, progress)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || a.cfg.Hooks == nil {
 		return out
 	}
-	post := r.AfterTool(ctx, call, out, mutating, progress)
+	post := a.cfg.Hooks.AfterTool(ctx, call, out, a.mutating(call.Name), progress)
 	var b strings.Builder
 	b.WriteString(out.Content)
 	for _, rep := range append(pre, post...) {
@@ -94,8 +104,8 @@ func (a *Agent) startTurnHooks() {
 }
 
 // turnHooksEnded shows what the turn_end hooks gave and keeps it for the
-// model's next message, unless the user stopped them. Loop goroutine
-// only.
+// model's next message, in the thread (Thread.HookNote), unless the user
+// stopped them. Loop goroutine only.
 func (a *Agent) turnHooksEnded(reports []hooks.Report) {
 	if a.endHooks == nil {
 		return
@@ -121,6 +131,13 @@ func (a *Agent) turnHooksEnded(reports []hooks.Report) {
 		a.hookNote = "[what the end-of-turn hooks gave after your last reply]\n" + strings.Join(note, "\n")
 		if !a.inputClosed {
 			a.display.Notice("the end-of-turn hooks' output goes to the model with your next message")
+		}
+		// Saved with the thread, so that a session resumed later sends
+		// it with its first message.
+		if err := a.save(); err != nil {
+			a.failed = err
+			a.loop.Stop()
+			return
 		}
 	}
 	a.settle()

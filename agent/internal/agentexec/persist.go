@@ -126,6 +126,7 @@ func (a *Agent) save() error {
 	t.State = a.saved
 	t.Messages = a.msgs
 	t.QueuedInput = slices.Clone(a.queue)
+	t.HookNote = a.hookNote
 	for _, ui := range a.typed {
 		t.QueuedInput = append(t.QueuedInput, ui.Message.Content)
 	}
@@ -281,6 +282,7 @@ func (a *Agent) Fork(ctx context.Context, id string) (*threadwire.Thread, error)
 		t.ID, t.Created, t.Updated, t.ForkedFrom = id, now, now, a.cfg.Thread.ID
 		t.State, t.Messages = a.redact(saved), slices.Clone(a.msgs)
 		t.QueuedInput, t.LogChain, t.Ledger = nil, "", chat.Ledger{}
+		t.HookNote = a.hookNote // the fork's next message carries it too
 		j, err := a.cfg.Store.Create(&t)
 		if err != nil {
 			ferr = err

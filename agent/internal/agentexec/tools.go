@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/autocommit"
+	"github.com/fsmgen/fsmgen/agent/internal/hooks"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 	"github.com/fsmgen/fsmgen/gen/agent"
 )
@@ -170,29 +171,11 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 					if !order[i].wait(ctx) {
 						return
 					}
-					run, verdict, refused, ok := a.approve(ctx, c)
-					switch {
-					case !ok:
+					var ok bool
+					if out, ok = a.runCall(ctx, c, slots, budget, valid); !ok {
 						return
-					case refused != nil:
-						out = *refused
-						order[i].end()
-					default:
-						select {
-						case slots <- struct{}{}:
-						case <-ctx.Done():
-							return
-						}
-						progress := func(p chat.ToolProgress) {
-							p.Message, p.Output = a.secrets.String(p.Message), a.secrets.String(p.Output)
-							_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
-						}
-						out = a.runTool(ctx, run, progress)
-						<-slots
-						order[i].end()
-						out.Content = budget.take(a.secrets.String(out.Content)) + a.note(ctx, run)
-						out.Approval = verdict
 					}
+					order[i].end()
 				}
 				if !turn.wait(ctx) {
 					return
@@ -207,14 +190,76 @@ func (a *Agent) startTools(calls []chat.ToolCall) {
 	})
 }
 
-// runTool runs one call through Config.Tools. It is the one path of
-// every tool call of a round and of every query (see startQuery): what
-// guards a call applies to both.
-func (a *Agent) runTool(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
-	if a.cfg.Hooks != nil {
-		return a.hookedRun(ctx, call, progress)
+// runCall runs a call of a round, whose turn to start came: its
+// pre_tool hooks, then the user's approval (Config.Approval), then the
+// tool and its post_tool hooks, the hooks and the tool each holding one
+// of slots while they run. A call a hook refuses is never asked about;
+// one the user or a hook refused is not run, its refusal the outcome.
+// ok is false when ctx ended first: the call neither ran nor completes.
+func (a *Agent) runCall(ctx context.Context, c chat.ToolCall, slots chan struct{}, budget *outputBudget, valid func() bool) (out chat.ToolOutcome, ok bool) {
+	l := a.loop
+	progress := func(p chat.ToolProgress) {
+		p.Message, p.Output = a.secrets.String(p.Message), a.secrets.String(p.Output)
+		_ = l.SendIf(ctx, &agent.ToolProgress{CallID: c.ID, Progress: p}, valid)
 	}
-	return a.cfg.Tools.Run(ctx, call, progress)
+	take := func() bool {
+		select {
+		case slots <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	run, requested, reason := a.asRun(c)
+	var pre []hooks.Report
+	if len(a.cfg.Hooks.Of(hooks.PreTool, run.Name)) > 0 {
+		if !take() {
+			return out, false
+		}
+		var refusal *chat.ToolOutcome
+		pre, refusal = a.preToolHooks(ctx, run, progress)
+		<-slots
+		switch {
+		case ctx.Err() != nil:
+			return out, false
+		case refusal != nil:
+			refusal.Content = budget.take(refusal.Content)
+			return *refusal, true
+		}
+	}
+	verdict, refusal, ok := a.approve(ctx, run, requested, reason)
+	switch {
+	case !ok:
+		return out, false
+	case refusal != nil:
+		return *refusal, true
+	}
+	if !take() {
+		return out, false
+	}
+	if a.cfg.Hooks != nil {
+		out = a.hookedRun(ctx, run, pre, progress)
+	} else {
+		out = a.cfg.Tools.Run(ctx, run, progress)
+	}
+	<-slots
+	out.Content = budget.take(a.secrets.String(out.Content)) + a.note(ctx, run)
+	out.Approval = verdict
+	return out, true
+}
+
+// runTool runs one query's call through Config.Tools between its
+// pre_tool and post_tool hooks, which nobody is asked to approve: the
+// path of every query (see startQuery).
+func (a *Agent) runTool(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {
+	if a.cfg.Hooks == nil {
+		return a.cfg.Tools.Run(ctx, call, progress)
+	}
+	pre, refusal := a.preToolHooks(ctx, call, progress)
+	if refusal != nil {
+		return *refusal
+	}
+	return a.hookedRun(ctx, call, pre, progress)
 }
 
 // toolPath is the agent's runTool as a query.ToolRunner.

@@ -307,11 +307,11 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 			}
 			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, json.RawMessage(a.historyArgs(c, i, tc)), tc.Name))
+				blocks = append(blocks, anthropic.NewToolUseBlock(anthropicCallID(tc.ID), json.RawMessage(a.historyArgs(c, i, tc)), tc.Name))
 			}
 			add(anthropic.MessageParamRoleAssistant, blocks...)
 		case chat.RoleTool:
-			res := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID, IsError: anthropic.Bool(m.IsError)}
+			res := anthropic.ToolResultBlockParam{ToolUseID: anthropicCallID(m.ToolCallID), IsError: anthropic.Bool(m.IsError)}
 			if m.Content != "" {
 				res.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
 			}

@@ -2,6 +2,8 @@ package llm
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,4 +98,44 @@ func apiFailureOf(err error, wire *httpCapture) (apiFailure, bool) {
 		return apiFailure{status: wire.status, body: wire.body, header: wire.header}, true
 	}
 	return apiFailure{}, false
+}
+
+// The tool call IDs a conversation holds are each provider's own, and a
+// conversation may go from one provider to the other (the agent's
+// /model): Anthropic takes IDs of letters, digits, '_' and '-' only,
+// OpenAI IDs of at most 40 characters. Their own IDs ("toolu_…",
+// "call_…") fit both; an ID that does not fit the API it is sent to (a
+// local OpenAI-compatible server's) is sent as a stand-in made from it,
+// the same for the call and its result, and the conversation keeps the
+// original.
+
+// openAIMaxCallID is the longest tool call ID OpenAI's API takes.
+const openAIMaxCallID = 40
+
+// standInCallID is the stand-in of a tool call ID: "call_" and 32
+// hexadecimal digits of its SHA-256, which both APIs take.
+func standInCallID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "call_" + hex.EncodeToString(sum[:16])
+}
+
+// anthropicCallID returns id as Anthropic's API takes it.
+func anthropicCallID(id string) string {
+	if id == "" {
+		return standInCallID(id)
+	}
+	for _, r := range id {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-') {
+			return standInCallID(id)
+		}
+	}
+	return id
+}
+
+// openAICallID returns id as OpenAI's API takes it.
+func openAICallID(id string) string {
+	if len(id) > openAIMaxCallID {
+		return standInCallID(id)
+	}
+	return id
 }

@@ -274,20 +274,30 @@ func KeyVar(name string) string {
 	return prefix + "_API_KEY"
 }
 
+// BaseURLVar returns the environment variable that holds the base URL of
+// the named provider's API (ANTHROPIC_BASE_URL, OPENAI_BASE_URL), "" for
+// an unknown name.
+func BaseURLVar(name string) string {
+	prefix, ok := envPrefix(strings.ToLower(strings.TrimSpace(name)))
+	if !ok {
+		return ""
+	}
+	return prefix + "_BASE_URL"
+}
+
 // FromEnv returns cfg with its empty APIKey and BaseURL filled from the
 // environment variables of the named provider: ANTHROPIC_API_KEY and
 // ANTHROPIC_BASE_URL for "anthropic", OPENAI_API_KEY and OPENAI_BASE_URL for
 // "openai". Fields already set are kept; an unknown name changes nothing.
 func FromEnv(name string, cfg Config) Config {
-	prefix, ok := envPrefix(strings.ToLower(name))
-	if !ok {
+	if _, ok := envPrefix(strings.ToLower(name)); !ok {
 		return cfg
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv(KeyVar(name))
 	}
 	if cfg.BaseURL == "" {
-		cfg.BaseURL = os.Getenv(prefix + "_BASE_URL")
+		cfg.BaseURL = os.Getenv(BaseURLVar(name))
 	}
 	return cfg
 }

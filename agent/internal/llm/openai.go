@@ -286,7 +286,7 @@ func (o *OpenAI) params(c *call, req chat.Request) (openai.ChatCompletionNewPara
 				}
 				asst.ToolCalls = append(asst.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
 					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       tc.ID,
+						ID:       openAICallID(tc.ID),
 						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
 					},
 				})
@@ -297,7 +297,7 @@ func (o *OpenAI) params(c *call, req chat.Request) (openai.ChatCompletionNewPara
 			if m.IsError {
 				content = "Error: " + content
 			}
-			p.Messages = append(p.Messages, openai.ToolMessage(content, m.ToolCallID))
+			p.Messages = append(p.Messages, openai.ToolMessage(content, openAICallID(m.ToolCallID)))
 		default:
 			return openai.ChatCompletionNewParams{}, c.fail(chat.ErrInvalidRequest, "message %d has unknown role %q", i, m.Role)
 		}

@@ -167,3 +167,48 @@ func TestUnsignedThinkingIsNotSentBack(t *testing.T) {
 	require.Len(t, reqs[0].Messages, 3)
 	assert.Equal(t, []chat.Thinking{{Text: "signed", Signature: "sig-1"}}, reqs[0].Messages[1].Thinking)
 }
+
+// TestCallIDsFitTheAPI sends a conversation holding the tool call IDs of
+// both providers and of local servers to each: an ID the API takes goes
+// as it is; one it does not (a character Anthropic refuses, past
+// OpenAI's 40 characters) goes as a stand-in that it takes, the same for
+// the call and its result.
+func TestCallIDsFitTheAPI(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 41)
+	ids := []string{"toolu_01AbC", "call_Xy9", "fn:1/2", long}
+	var msgs []chat.Message
+	msgs = append(msgs, chat.UserMessage("Go."))
+	for _, id := range ids {
+		msgs = append(msgs,
+			chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: id, Name: "list_files", Arguments: json.RawMessage(`{}`)}}},
+			chat.Message{Role: chat.RoleTool, ToolCallID: id, ToolName: "list_files", Content: "a.go"})
+	}
+	msgs = append(msgs, chat.UserMessage("And?"))
+	for _, tt := range []struct {
+		provider fakellm.Provider
+		want     []string
+	}{
+		{fakellm.Anthropic, []string{"toolu_01AbC", "call_Xy9", standInCallID("fn:1/2"), long}},
+		{fakellm.OpenAI, []string{"toolu_01AbC", "call_Xy9", "fn:1/2", standInCallID(long)}},
+	} {
+		t.Run(string(tt.provider), func(t *testing.T) {
+			t.Parallel()
+			srv := fakellm.New(t, tt.provider, fakellm.Reply{Text: "Done."})
+			complete(t, providerFor(t, tt.provider, srv), chat.Request{Model: "m", MaxTokens: 100, Messages: msgs})
+			sent := srv.Requests()[0].Messages
+			var calls, results []string
+			for _, m := range sent {
+				for _, c := range m.ToolCalls {
+					calls = append(calls, c.ID)
+				}
+				if m.ToolCallID != "" {
+					results = append(results, m.ToolCallID)
+				}
+			}
+			assert.Equal(t, tt.want, calls)
+			assert.Equal(t, tt.want, results, "each result names its call")
+		})
+	}
+	assert.Regexp(t, `^call_[0-9a-f]{32}$`, standInCallID("fn:1/2"), "both APIs take a stand-in")
+}

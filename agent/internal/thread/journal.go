@@ -61,6 +61,7 @@ type record struct {
 	Messages    []json.RawMessage `json:"messages,omitempty"`
 	State       json.RawMessage   `json:"state,omitempty"`
 	QueuedInput []string          `json:"queued_input,omitempty"`
+	HookNote    string            `json:"hook_note,omitempty"`
 	Total       *chat.Usage       `json:"total,omitempty"`
 	Turn        *chat.Usage       `json:"turn,omitempty"`
 	Replies     int               `json:"replies,omitempty"`
@@ -135,7 +136,7 @@ func decodeRecord(line []byte) (*record, error) {
 func stepRecord(t *threadwire.Thread, base, dropped, turnsBase int) *record {
 	updated, total, turn := t.Updated, t.Ledger.Total, t.Ledger.Turn
 	r := &record{
-		Kind: kindStep, Base: base, Dropped: dropped, State: t.State, QueuedInput: t.QueuedInput,
+		Kind: kindStep, Base: base, Dropped: dropped, State: t.State, QueuedInput: t.QueuedInput, HookNote: t.HookNote,
 		Total: &total, Turn: &turn, Replies: t.Ledger.Replies, TurnsBase: turnsBase,
 		LogChain: t.LogChain, Updated: &updated,
 		Provider: t.Provider, Model: t.Model, Workspace: t.Workspace, NoToolCalls: t.NoToolCalls,
@@ -168,7 +169,7 @@ func (r *record) apply(t *threadwire.Thread) error {
 	if len(t.Messages) == 0 {
 		t.Messages = nil
 	}
-	t.State, t.QueuedInput, t.LogChain, t.Updated = r.State, r.QueuedInput, r.LogChain, *r.Updated
+	t.State, t.QueuedInput, t.HookNote, t.LogChain, t.Updated = r.State, r.QueuedInput, r.HookNote, r.LogChain, *r.Updated
 	t.Ledger.Total, t.Ledger.Turn, t.Ledger.Replies = *r.Total, *r.Turn, r.Replies
 	t.Ledger.Turns = append(t.Ledger.Turns, r.Turns...)
 	t.Provider, t.Model, t.Workspace, t.NoToolCalls = r.Provider, r.Model, r.Workspace, r.NoToolCalls

@@ -465,3 +465,52 @@ func TestJournalFirstPrompt(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(string(raw), "FIRST-PROMPT-TEXT"), "not again once reopened")
 	assert.Equal(t, "FIRST-PROMPT-TEXT", loaded(t, s, "fp").FirstPrompt)
 }
+
+// journalLines returns a journal of the records, each its JSON, with
+// their checksums.
+func journalLines(records ...string) []byte {
+	var b strings.Builder
+	for _, r := range records {
+		fmt.Fprintf(&b, "%08x %s\n", crc32.Checksum([]byte(r), crc32.MakeTable(crc32.Castagnoli)), r)
+	}
+	return []byte(b.String())
+}
+
+// TestJournalHookNote: a journal an agent wrote before the hook note was
+// kept (no hook_note in its records) loads without one; a note saved
+// with a step is read back, also once the journal is reopened, and a
+// step without one clears it (the next message took it); a misspelled
+// field is refused, not dropped.
+func TestJournalHookNote(t *testing.T) {
+	t.Parallel()
+	s, err := thread.NewStore(t.TempDir())
+	require.NoError(t, err)
+	older := journalLines(
+		`{"kind":"thread","thread":{"version":3,"id":"old1","created":"2026-01-02T03:04:05Z","updated":"2026-01-02T03:04:06Z","provider":"anthropic","model":"m","workspace":"/w","messages":[{"content":"Hi.","role":"user"},{"content":"Hello.","role":"assistant"}],"ledger":{"total":{"input_tokens":100,"output_tokens":1},"turn":{"input_tokens":100,"output_tokens":1},"replies":1}}}`,
+		`{"kind":"step","base":2,"state":{"format":1,"state":{"kind":"waiting_for_user_input"}},"total":{"input_tokens":100,"output_tokens":1},"turn":{"input_tokens":100,"output_tokens":1},"replies":1,"updated":"2026-01-02T03:04:07Z","provider":"anthropic","model":"m","workspace":"/w"}`)
+	require.NoError(t, os.WriteFile(s.Path("old1"), older, 0o600))
+	th := loaded(t, s, "old1")
+	assert.Empty(t, th.HookNote, "a thread saved before the note was kept")
+	assert.Len(t, th.Messages, 2)
+
+	got, j, err := s.Open("old1")
+	require.NoError(t, err)
+	got.HookNote = "[what the end-of-turn hooks gave after your last reply]\nlint: 1 issue"
+	require.NoError(t, j.Save(got))
+	assert.Equal(t, got.HookNote, loaded(t, s, "old1").HookNote)
+	require.NoError(t, j.Close())
+
+	again, j, err := s.Open("old1")
+	require.NoError(t, err)
+	assert.Equal(t, got.HookNote, again.HookNote, "reopened")
+	again.HookNote = ""
+	round(again, 3, 10)
+	require.NoError(t, j.Save(again))
+	require.NoError(t, j.Close())
+	assert.Empty(t, loaded(t, s, "old1").HookNote, "a step without the note clears it")
+
+	misspelled := journalLines(`{"kind":"thread","thread":{"version":3,"id":"bad","hook_notes":"x","ledger":{}}}`)
+	require.NoError(t, os.WriteFile(s.Path("bad"), misspelled, 0o600))
+	_, err = s.Load("bad")
+	assert.ErrorContains(t, err, `unknown field "hook_notes"`)
+}

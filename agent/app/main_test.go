@@ -151,7 +151,13 @@ func (e *env) run(t *testing.T, stdin string, args ...string) result {
 // variables extra added to its environment.
 func (e *env) runWith(t *testing.T, stdin string, extra []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
+	return e.runFor(t, runLimit, stdin, extra, args...)
+}
+
+// runFor is runWith, the agent given limit to finish.
+func (e *env) runFor(t *testing.T, limit time.Duration, stdin string, extra []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := e.command(ctx, args...)
 	cmd.Env = append(cmd.Env, extra...)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,8 +42,10 @@ func TestToolchainCacheWarm(t *testing.T) {
 	for i, want := range []string{"ok  \texample.com/w\t0", "ok  \texample.com/w\t(cached)"} {
 		e.srv.Add(fakellm.Reply{ToolCalls: []fakellm.ToolCall{bashCall(t, "c1", "go test ./... 2>&1; go env GOMODCACHE")}}, fakellm.Reply{Text: "Tested."})
 		// The first go test compiles the standard library's packages into
-		// the workspace's empty build cache: minutes on a loaded machine.
-		r := e.runWith(t, "", extra, "-p", "Test it.", "-tool-timeout", "10m")
+		// the workspace's empty build cache: minutes on a loaded machine
+		// (past runLimit once, beside make test's other packages), which
+		// the tool's timeout and the run's limit leave room for.
+		r := e.runFor(t, 12*time.Minute, "", extra, "-p", "Test it.", "-tool-timeout", "10m")
 		require.Equal(t, 0, r.code, "session %d:\n%s", i+1, r.stderr)
 		results := resultsOf(e.srv.Requests()[len(e.srv.Requests())-1])
 		require.Len(t, results, 1)

@@ -372,7 +372,7 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "checkout", Machine: "Checkout", Shape: "sha256:ef4b1269e3c839e97926021cb3ae633c", Rules: []Rule{
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "checkout", Machine: "Checkout", Shape: "sha256:a3c0de1f529fb90ed39111edf78ed73c", Rules: []Rule{
 	{Kind: fsmrt.RuleTransition, From: StateCart, Event: EventCheckout, To: StateProcessing, Label: "Cart --Checkout--> Processing"},
 	{Kind: fsmrt.RuleIgnore, From: StateCart, Event: EventPaid, Label: "Cart --Paid--> ignored"},
 	{Kind: fsmrt.RuleIgnore, From: StateCart, Event: EventPacked, Label: "Cart --Packed--> ignored"},

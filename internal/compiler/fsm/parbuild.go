@@ -51,6 +51,11 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		}
 		for _, s := range r.build.States {
 			hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" state "+s.Snake)
+			if s.Final && r.par.Done != nil {
+				// A machine never rests with every region final: which
+				// states are final says what loads.
+				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" final "+s.Snake)
+			}
 		}
 	}
 	m, ds := build(outer, env, hook)

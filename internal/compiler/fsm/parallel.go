@@ -209,7 +209,7 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 		for j := range s.States {
 			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}, finals: map[string]bool{}}
 			checkRegion(r, r.root, nil, diags)
-			if s.Done != nil && len(r.finals) == 0 && len(r.root.States) > 0 {
+			if s.Done != nil && len(r.finals) == 0 {
 				// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised
 				// once every child region is in a final state.
 				diags.Errorf(r.root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", r.root.Name.Value, s.Name.Value, s.Name.Value)

@@ -547,6 +547,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.rgn[0] = StateSettled
 				m.core.Start(25, StateProcessing)
 				m.h.IssueInvoice()
+				// Every region final: Processing is done.
 				if m.rgn[1] == StateHandedOver {
 					return m.doneProcessing()
 				}
@@ -567,6 +568,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.rgn[1] = StateHandedOver
 				m.core.Start(29, StateProcessing)
 				m.h.NotifyCustomer()
+				// Every region final: Processing is done.
 				if m.rgn[0] == StateSettled {
 					return m.doneProcessing()
 				}
@@ -614,6 +616,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 					// Ready --Collected--> HandedOver
 					m.h.NotifyCustomer()
 				}
+				// Every region final: Processing is done.
 				if m.rgn[0] == StateSettled && m.rgn[1] == StateHandedOver {
 					return m.doneProcessing()
 				}

@@ -272,11 +272,13 @@ func endsOn(reg *fsm.Region, e *fsm.Event) bool {
 // the same step; moved is the region the step moved, known to be final,
 // or nil when several moved:
 //
+//	// Every region final: Processing is done.
 //	if m.rgn[0] == StateSettled {
 //		return m.doneProcessing()
 //	}
 func (g *goGen) completion(p *fsm.State, moved *fsm.Region) jen.Code {
-	return jen.If(allFinal(p, moved)).Block(jen.Return(jen.Id("m").Dot(doneMethod(p)).Call()))
+	return jen.Comment("// Every region final: " + p.Name + " is done.").Line().
+		If(allFinal(p, moved)).Block(jen.Return(jen.Id("m").Dot(doneMethod(p)).Call()))
 }
 
 // allFinal is the test that every region of parallel state p but moved

@@ -53,6 +53,10 @@ func (d *differ) rules() {
 		if ns.Choice != nil || os.Choice != nil {
 			d.cell(ns.Name+" (its choice)", os.Choice, ns.Choice)
 		}
+		if ns.Completion != nil || os.Completion != nil {
+			// A parallel state's done transition.
+			d.cell(ns.Name+" (done)", os.Completion, ns.Completion)
+		}
 		for _, ne := range d.new.Events {
 			oe := oldEvents[ne.Name]
 			if oe == nil || ne.Builtin {

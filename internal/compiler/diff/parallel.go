@@ -46,6 +46,7 @@ func (d *differ) regions() {
 				continue
 			}
 			d.regionLeaves(ns, o, r)
+			d.regionFinals(os, ns, o, r)
 		}
 		for _, r := range os.Regions {
 			if !newRegs[d.rename("state", r.Root.Name)] {
@@ -53,6 +54,13 @@ func (d *differ) regions() {
 				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s names a state of region %s, which it no longer has, and no longer loads (declare the break)", os.Name, r.Root.Name))
 				d.add(c)
 			}
+		}
+		if os.Completion == nil && ns.Completion != nil {
+			// What the done transition does is compared as a rule (see
+			// rules); what it does to saved machines is here.
+			c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state no longer loads: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", ns.Name, ns.Name))
+			d.add(c)
 		}
 	}
 }
@@ -75,6 +83,42 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 		if !containsLeaf(o.Leaves, s.Name, d) {
 			d.add(&Change{Subject: "state " + s.Name, What: fmt.Sprintf("added to region %s of %s", n.Root.Name, p.Name), New: s.Pos})
 		}
+	}
+}
+
+// regionFinals compares the final states of a region matched across the
+// revisions (see docs/spec.md, "Parallel states"): one made final under a
+// parallel state with a done transition may now complete it, and a
+// machine saved with every region in a final state no longer loads; one
+// no longer final completes it no more.
+func (d *differ) regionFinals(op, np *fsm.State, o, n *fsm.Region) {
+	was := map[string]bool{}
+	for _, s := range o.Finals {
+		was[d.rename("state", s.Name)] = true
+	}
+	is := map[string]bool{}
+	for _, s := range n.Finals {
+		is[s.Name] = true
+		if was[s.Name] || !containsLeaf(o.Leaves, s.Name, d) {
+			continue
+		}
+		c := &Change{Subject: "state " + s.Name, What: fmt.Sprintf("made final in region %s of %s", n.Root.Name, np.Name), New: s.Pos}
+		if np.Completion != nil && op.Completion != nil {
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state, %s included, no longer loads: %s takes its done transition there (declare the break if no saved machine is so)", np.Name, s.Name, np.Name))
+			c.verdict(Behaviour, Breaks, fmt.Sprintf("entering %s may now complete %s and take its done transition", s.Name, np.Name))
+		}
+		d.add(c)
+	}
+	for _, s := range o.Finals {
+		name := d.rename("state", s.Name)
+		if is[name] || !containsLeaf(n.Leaves, name, &differ{}) {
+			continue
+		}
+		c := &Change{Subject: "state " + name, What: fmt.Sprintf("no longer final in region %s of %s", n.Root.Name, np.Name), Old: s.Pos}
+		if op.Completion != nil && np.Completion != nil {
+			c.verdict(Behaviour, Breaks, fmt.Sprintf("entering %s no longer completes %s", name, np.Name))
+		}
+		d.add(c)
 	}
 }
 

@@ -46,6 +46,10 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 		} else if s.Choice != nil {
 			cells = append(cells, s.Choice)
 		}
+		if s.Completion != nil {
+			// A parallel state's done transition, labelled done.
+			cells = append(cells, s.Completion)
+		}
 		cells = append(cells, s.Handles...)
 		for _, c := range s.Inherited {
 			if c.Owner == nil {

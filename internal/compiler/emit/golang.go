@@ -39,6 +39,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genHandleEvent()
 	g.genOtherwise()
 	g.genChoices()
+	g.genDone()
 	g.genTakes()
 	g.genTimers()
 	g.genDeferral()

@@ -116,6 +116,12 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))),
 			rgn(reg).Op("=").Add(v.Clone()))
 	}
+	if s.Completion != nil {
+		// Every region final: the done transition was taken in the step
+		// that made the last one final, so the machine never rests so.
+		msg := fmt.Sprintf("%s: cannot restore %s: every region is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, s.Name, s.Name)
+		out = append(out, jen.If(allFinal(s, nil)).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg)))))
+	}
 	return out
 }
 

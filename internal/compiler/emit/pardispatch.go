@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -239,7 +240,91 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	out = append(out, g.regionActs(r, from, "exits")...)
 	out = append(out, g.regionActs(r, from, "actions")...)
 	out = append(out, g.regionActs(r, from, "entries")...)
+	if endsRegion(r) {
+		out = append(out, g.completion(reg.Parallel, reg))
+	}
 	return append(out, jen.Return(core().Dot("Finish").Call()))
+}
+
+// endsRegion reports whether region rule r enters a final leaf of its
+// region, whose parallel state has a done transition.
+func endsRegion(r *fsm.Rule) bool {
+	return r.Kind == fsm.Transition && r.To != nil && r.To.Final && r.To.Region != nil && r.To.Region.Parallel.Completion != nil
+}
+
+// endsOn reports whether a rule of region reg for e enters a final leaf
+// that completes its parallel state.
+func endsOn(reg *fsm.Region, e *fsm.Event) bool {
+	cells, _ := regionCells(reg, e)
+	for _, c := range cells {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			if slices.ContainsFunc(c.Rules, endsRegion) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// completion emits the test, after a step of the regions of parallel state
+// p that may put the last of them in a final leaf, that takes p's done
+// transition when every region is in one (SCXML 1.0 §3.4 and §3.13), in
+// the same step; moved is the region the step moved, known to be final,
+// or nil when several moved:
+//
+//	// Every region final: Processing is done.
+//	if m.rgn[0] == StateSettled {
+//		return m.doneProcessing()
+//	}
+func (g *goGen) completion(p *fsm.State, moved *fsm.Region) jen.Code {
+	return jen.Comment("// Every region final: " + p.Name + " is done.").Line().
+		If(allFinal(p, moved)).Block(jen.Return(jen.Id("m").Dot(doneMethod(p)).Call()))
+}
+
+// allFinal is the test that every region of parallel state p but moved
+// (nil: every region) is in a final leaf.
+func allFinal(p *fsm.State, moved *fsm.Region) *jen.Statement {
+	var test *jen.Statement
+	for _, reg := range p.Regions {
+		if reg == moved {
+			continue
+		}
+		var t *jen.Statement
+		for i, f := range reg.Finals {
+			eq := rgn(reg).Op("==").Id(f.KindName)
+			if i == 0 {
+				t = eq
+			} else {
+				t = jen.Add(t).Op("||").Add(eq)
+			}
+		}
+		if len(reg.Finals) > 1 {
+			t = jen.Parens(t)
+		}
+		if test == nil {
+			test = t
+		} else {
+			test = jen.Add(test).Op("&&").Add(t)
+		}
+	}
+	return test
+}
+
+// doneMethod names the method that takes the done transition of parallel
+// state s: doneProcessing.
+func doneMethod(s *fsm.State) string { return "done" + s.GoName }
+
+// genDone emits, for each parallel state with a done transition, the
+// method that takes it (see completion).
+func (g *goGen) genDone() {
+	for _, s := range g.m.States {
+		if s.Completion == nil {
+			continue
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the parallel state %s, in the step that "+
+			"puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s).", doneMethod(s), s.Name, s.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(doneMethod(s)).Params().Error().Block(g.cellBody(s.Completion)...)
+	}
 }
 
 // regionActs emits one part of what a region's rule hands out: its
@@ -369,6 +454,11 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 				return g.regionActs(r, jen.Id(local("from", reg)), part)
 			})...)
 		}
+	}
+	if slices.ContainsFunc(inv, func(reg *fsm.Region) bool { return endsOn(reg, e) }) {
+		// Some region may have entered its final state: the last one
+		// completes the parallel state.
+		take = append(take, g.completion(inv[0].Parallel, nil))
 	}
 	take = append(take, jen.Return(core().Dot("Finish").Call()))
 	// When no region has a rule, the event goes on to the parallel

@@ -97,8 +97,11 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 		where := "region " + code(reg.Root.Name) + " of " + code(reg.Parallel.Name)
 		for _, s := range reg.Leaves {
 			kind := where
-			if s == reg.Initial {
+			switch {
+			case s == reg.Initial:
 				kind = "initial in " + where
+			case s.Final:
+				kind = "final in " + where
 			}
 			v.States = append(v.States, declRow{Name: s.Name, Kind: kind, Doc: mdText(s.Doc)})
 			var out, up []string

@@ -136,6 +136,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		if s.Choice != nil {
 			cells = append(cells, s.Choice)
 		}
+		if s.Completion != nil {
+			cells = append(cells, s.Completion)
+		}
 	}
 	v.addCells(m, s, cells)
 }
@@ -167,7 +170,10 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 			continue
 		}
 		row := transitionRow{From: code(r.From.String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
-		if r.Done != nil {
+		switch {
+		case r.Done != nil && r.Done == r.From:
+			row.From, row.Event = code(r.From.Name)+" (every region final)", "done"
+		case r.Done != nil:
 			row.From, row.Event = code(r.From.Name)+" (final in "+code(r.Done.Name)+")", "done"
 		}
 		switch {

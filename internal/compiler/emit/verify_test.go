@@ -336,6 +336,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 				} else if s.Choice != nil {
 					rules = s.Choice.Rules
 				}
+				if s.Completion != nil {
+					rules = append(rules, s.Completion.Rules...) // a parallel state's done
+				}
 				for _, c := range s.Handles {
 					rules = append(rules, c.Rules...)
 				}
@@ -361,6 +364,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 			for _, reg := range m.Regions {
 				want += 1 + len(reg.Composites)
 				for _, s := range reg.Leaves {
+					if s.Final {
+						want++ // S --> [*], in its region
+					}
 					for _, c := range s.Handles {
 						count(s, c.Rules)
 					}

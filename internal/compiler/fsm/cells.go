@@ -183,6 +183,11 @@ func (b *builder) cells() {
 			}
 			b.number(c)
 		}
+		if p := b.eventless[s.Index]; p != nil {
+			// A parallel state's done transition (see parallelDoneRows).
+			s.Completion = &Cell{State: s, Rules: p.rules}
+			b.number(s.Completion)
+		}
 		b.reportMissing(s, missing)
 	}
 	b.fallbacks()

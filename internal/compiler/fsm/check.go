@@ -59,7 +59,11 @@ func (b *builder) graph() {
 		}
 	}
 	for _, s := range m.States {
-		if !reached[s] {
+		switch {
+		case !reached[s] && s.Final && b.par.inRegion():
+			b.unreachableFinal(s)
+			b.unreachableNotes(s, succ, reached)
+		case !reached[s]:
 			b.errorf(s.Pos, "state %s is unreachable from the initial state %s", s.Name, m.Initial.Name)
 			b.unreachableNotes(s, succ, reached)
 		}

@@ -14,7 +14,9 @@ func (b *builder) finals() {
 	for _, s := range b.all {
 		ss := b.specOf[s]
 		if ss.Done != nil {
-			if !s.Composite() {
+			if b.parallel(s) {
+				b.parallelDone(s, ss.Done)
+			} else if !s.Composite() {
 				b.errorf(ss.Done.Pos, "state %s has a done transition, but no states inside it to complete: put done on a composite state", s.Name)
 			} else if !hasFinal(b, s) {
 				b.errorf(ss.Done.Pos, "composite state %s has a done transition, but no final child, so it can never complete: mark the child that completes it \"final: true\"", s.Name)
@@ -50,6 +52,30 @@ func (b *builder) finals() {
 	}
 }
 
+// parallelDone checks the done transition of parallel state s, taken
+// when every region of s is in a final state (SCXML 1.0 §3.4 and §3.13,
+// done.state.ID of a <parallel>; regionsOf checks that every region has
+// one): it leaves s, from every branch.
+func (b *builder) parallelDone(s *State, d *spec.Done) {
+	if !leaves(d) {
+		b.errorf(d.Pos, "the done transition of parallel state %s must leave its final states and %s: give it \"to\" (in every branch)", s.Name, s.Name)
+	}
+}
+
+// leaves reports whether done transition d leaves its state in every
+// branch: each has "to", and none ignores or rejects.
+func leaves(d *spec.Done) bool {
+	if len(d.Guards) == 0 {
+		return d.To.Set && !d.Ignore.Set && !d.Reject.Set
+	}
+	for _, br := range d.Guards {
+		if !br.To.Set || br.Ignore.Set || br.Reject.Set {
+			return false
+		}
+	}
+	return true
+}
+
 // hasFinal reports whether composite state s has a child marked final.
 func hasFinal(b *builder, s *State) bool {
 	for _, c := range s.Children {
@@ -76,6 +102,7 @@ func (s *State) finals() []*State {
 func (b *builder) doneRows() {
 	for _, s := range b.all {
 		if s.Completes == nil {
+			b.parallelDoneRows(s)
 			continue
 		}
 		d := b.specOf[s.Completes].Done
@@ -94,6 +121,25 @@ func (b *builder) doneRows() {
 			b.errorf(prev.pos, "final state %s is left by the done transition of %s (%s): it has no transitions of its own", s.Name, s.Completes.Name, d.Pos)
 			continue
 		}
+		b.eventless[s.Index] = &pending{rules: rules, pos: d.Pos}
+	}
+}
+
+// parallelDoneRows makes the done transition of parallel state s, when it
+// has one: eventless rules of s itself, which leave s as its rows do (its
+// regions, then s), and which the generated code takes in the step that
+// puts the last region in a final state.
+func (b *builder) parallelDoneRows(s *State) {
+	d := b.specOf[s].Done
+	if d == nil || !b.parallel(s) || !leaves(d) {
+		return
+	}
+	t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
+	rules := b.rowRules(t, s, nil)
+	for _, r := range rules {
+		r.Done = s
+	}
+	if rules != nil {
 		b.eventless[s.Index] = &pending{rules: rules, pos: d.Pos}
 	}
 }

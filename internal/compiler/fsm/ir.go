@@ -271,6 +271,11 @@ type State struct {
 	// enters it; nil when the composite state has none (the leaf rests).
 	Final     bool
 	Completes *State
+	// Completion is, for a parallel state with a done transition, the
+	// done transition's eventless rules: taken in the step in which the
+	// last of its regions enters a final leaf (see Region.Finals); nil
+	// otherwise.
+	Completion *Cell
 	// Regions are a parallel state's regions, in document order; Region
 	// is, for a state inside a region, that region. Both nil elsewhere.
 	Regions []*Region

@@ -40,6 +40,10 @@ type Region struct {
 	// its parallel state is entered, down to Initial.
 	Start   []*Run
 	Initial *State
+	// Finals are the region's final leaves (final: true), in leaf order:
+	// the region rests in one once it has done its work. Its parallel
+	// state completes when every region is in one of its Finals.
+	Finals []*State
 	// Field is the Go name of the parallel state's struct field that
 	// holds the region's state; JSON its member.
 	Field, JSON string
@@ -137,8 +141,11 @@ type specRegion struct {
 	// names are the names of the states inside the region, the root
 	// included.
 	names map[string]bool
-	rows  []spec.Transition
-	build *Machine
+	// finals are the names of the region's final states: leaves right
+	// inside the region's own state.
+	finals map[string]bool
+	rows   []spec.Transition
+	build  *Machine
 	// ins are the In(State) guards of the region's rules.
 	ins []*Func
 }
@@ -198,12 +205,15 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 			continue
 		case s.History.Set:
 			diags.Errorf(s.History.Pos, "parallel state %s cannot have a history: fsmgen does not remember the states of regions yet", s.Name.Value)
-		case s.Done != nil:
-			diags.Errorf(s.Done.Pos, "parallel state %s cannot have a done transition yet: fsmgen does not complete a parallel state when all its regions are final; add the transition on the event that ends the last region", s.Name.Value)
 		}
 		for j := range s.States {
-			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}}
-			checkRegion(r, r.root, diags)
+			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}, finals: map[string]bool{}}
+			checkRegion(r, r.root, nil, diags)
+			if s.Done != nil && len(r.finals) == 0 {
+				// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised
+				// once every child region is in a final state.
+				diags.Errorf(r.root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", r.root.Name.Value, s.Name.Value, s.Name.Value)
+			}
 			out = append(out, r)
 			regionsOf(r.root.States, diags, true, nil)
 		}
@@ -211,8 +221,9 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 	return out
 }
 
-// checkRegion checks a state inside a region, and records its name.
-func checkRegion(r *specRegion, s *spec.State, diags *diag.List) {
+// checkRegion checks a state inside a region, whose parent is parent (nil
+// for the region's own state), and records its name.
+func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	r.names[s.Name.Value] = true
 	what := s.Name.Value + " (in region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ")"
 	switch {
@@ -224,12 +235,12 @@ func checkRegion(r *specRegion, s *spec.State, diags *diag.List) {
 		diags.Errorf(s.Transient.Pos, "region state %s is transient: fsmgen does not run eventless rules inside regions yet", what)
 	case s.Terminal.Value:
 		diags.Errorf(s.Terminal.Pos, "region state %s is terminal: a region's state is left with its parallel state; leave the parallel state for a terminal state instead", what)
-	case s.Final.Value || s.Done != nil:
-		pos := s.Final.Pos
-		if s.Done != nil {
-			pos = s.Done.Pos
-		}
-		diags.Errorf(pos, "region state %s is final or has a done transition: fsmgen does not complete states inside regions yet", what)
+	case s.Done != nil:
+		diags.Errorf(s.Done.Pos, "region state %s has a done transition: fsmgen does not complete states inside regions yet; put done on parallel state %s, which completes once every region is in a final state", what, r.par.Name.Value)
+	case s.Final.Value && (parent != r.root || len(s.States) > 0):
+		diags.Errorf(s.Final.Pos, "region state %s is final, but not a leaf right inside region %s: a final state ends its region (SCXML 1.0 §3.4), and fsmgen does not complete composite states inside regions yet", what, r.root.Name.Value)
+	case s.Final.Value && (len(s.Ignore) > 0 || len(s.Reject) > 0 || len(s.Defer) > 0):
+		diags.Errorf(s.Name.Pos, "region state %s is final: a final state has no transitions of its own (SCXML 1.0 §3.7), so it ignores, rejects and defers nothing; the events it is offered go to the states around it, as from any leaf of the region", what)
 	case len(s.Fields) > 0:
 		diags.Errorf(s.Fields[0].Name.Pos, "region state %s has fields: the states inside regions have no fields yet; give the fields to the parallel state", what)
 	case len(s.After) > 0:
@@ -240,8 +251,11 @@ func checkRegion(r *specRegion, s *spec.State, diags *diag.List) {
 			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit: the states inside regions emit actions only, with no effect, yet", what, h.Effect.Value)
 		}
 	}
+	if s.Final.Value && parent == r.root && len(s.States) == 0 {
+		r.finals[s.Name.Value] = true
+	}
 	for i := range s.States {
-		checkRegion(r, &s.States[i], diags)
+		checkRegion(r, &s.States[i], s, diags)
 	}
 }
 
@@ -250,4 +264,16 @@ func checkRegion(r *specRegion, s *spec.State, diags *diag.List) {
 // whether or not it has an entry or exit of its own.
 func (b *builder) parallel(s *State) bool {
 	return b.par != nil && b.par.region == nil && b.specOf[s] != nil && b.specOf[s].Parallel.Value
+}
+
+// unreachableFinal reports final state s of a region's build, which no
+// rule of the region leads to from the region's initial state: the region
+// can never end, nor its parallel state complete.
+func (b *builder) unreachableFinal(s *State) {
+	r := b.par.region
+	so := ""
+	if r.par.Done != nil {
+		so = ", so the done transition of " + r.par.Name.Value + " can never be taken"
+	}
+	b.errorf(s.Pos, "region %s can never reach its final state %s: no rule of the region leads there from its initial state %s%s; add a transition to %s", r.root.Name.Value, s.Name, b.m.Initial.Name, so, s.Name)
 }

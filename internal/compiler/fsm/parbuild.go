@@ -51,6 +51,11 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		}
 		for _, s := range r.build.States {
 			hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" state "+s.Snake)
+			if s.Final && r.par.Done != nil {
+				// A machine never rests with every region final: which
+				// states are final says what loads.
+				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" final "+s.Snake)
+			}
 		}
 	}
 	m, ds := build(outer, env, hook)
@@ -176,6 +181,11 @@ func targets(t *spec.Transition) []spec.String {
 // regionRow checks a row of states inside region r: it moves within the
 // region, and does what a region's rule may do yet.
 func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) {
+	for _, from := range t.From {
+		if r.finals[from.Value] {
+			diags.Errorf(from.Pos, "region %s rests in its final state %s, which has no transitions of its own (SCXML 1.0 §3.7): the events it is offered go to the states around it; write the row from %s or from %s", r.root.Name.Value, from.Value, r.root.Name.Value, r.par.Name.Value)
+		}
+	}
 	for _, to := range targets(t) {
 		switch o := regionOf[to.Value]; {
 		case o == r:

@@ -41,6 +41,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			s.Index = leaf
 			leaf++
 			reg.Leaves = append(reg.Leaves, s)
+			if s.Final {
+				reg.Finals = append(reg.Finals, s)
+			}
 		}
 		reg.Composites = sub.Composites
 		for _, r := range sub.Rules {

@@ -132,7 +132,11 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 				after[moved[i].Index] = r.To
 			}
 		}
-		w.Trace = m.regionTrace(moves, moved, cfg)
+		w.regional = m.regionTrace(moves, moved, cfg)
+		w.Trace = w.regional
+		if p.completes(after) {
+			return m.complete(p, w, after)
+		}
 		return []regionWay{{way: w, after: after}}
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores[:1], To: p, Config: cfg, Regional: true}
@@ -151,6 +155,48 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			after = initialConfig(m)
 		}
 		out = append(out, regionWay{way: w, after: after})
+	}
+	return out
+}
+
+// completes reports whether cfg, the leaves of the regions of parallel
+// state s, completes s: s has a done transition, and every region is in
+// one of its final leaves (SCXML 1.0 §3.4 and §3.13: done.state.ID of a
+// <parallel> is raised once all its children are in final states).
+func (s *State) completes(cfg []*State) bool {
+	if s.Completion == nil || cfg == nil {
+		return false
+	}
+	for _, reg := range s.Regions {
+		if !slices.Contains(reg.Finals, cfg[reg.Index]) {
+			return false
+		}
+	}
+	return true
+}
+
+// complete continues way w of parallel state p, after which every region
+// is in a final leaf (after), through p's done transition, in the same
+// step: one way per branch of its guards, each tested after the regions'
+// rules ran (as a transient state's are).
+func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
+	var out []regionWay
+	tests := w.Tests
+	for _, r := range p.Completion.Rules {
+		cw := *w
+		cw.Tests = slices.Clone(tests)
+		if r.Guard != nil {
+			cw.Tests = append(cw.Tests, Test{Guard: r.Guard, Holds: true})
+			tests = append(slices.Clip(tests), Test{Guard: r.Guard})
+		}
+		cw.Rules = append(slices.Clone(w.Rules), r)
+		cw.To, cw.Final = r.To, after
+		cw.Trace, _ = m.step(&cw, restored(p))
+		var next []*State
+		if r.To.Regions != nil && enters(&cw, r.To) {
+			next = initialConfig(m)
+		}
+		out = append(out, regionWay{way: &cw, after: next})
 	}
 	return out
 }
@@ -222,10 +268,16 @@ func configKey(cfg []*State) string {
 func quietConfig(m *Machine, p *State, e *Event) []*State {
 	cfg := initialConfig(m)
 	for _, reg := range p.Regions {
-		i := slices.IndexFunc(reg.Leaves, func(s *State) bool {
+		out := func(s *State) bool {
 			c := s.Cell(e)
 			return c == nil || c.Out()
-		})
+		}
+		// A leaf that is not final first: a machine restored with every
+		// region final would take its done transition.
+		i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Final })
+		if i < 0 {
+			i = slices.IndexFunc(reg.Leaves, out)
+		}
 		if i < 0 {
 			return nil
 		}
@@ -233,7 +285,30 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 			cfg[reg.Index] = reg.Leaves[i]
 		}
 	}
+	if p.completes(cfg) {
+		return nil
+	}
 	return cfg
+}
+
+// finalConfig returns, for a region reg of parallel state p whose rules
+// in cfg may enter a final leaf, cfg with every other region in its first
+// final leaf, so that the rule completes p; nil when p has no done
+// transition.
+func finalConfig(p *State, reg *Region, cfg []*State) []*State {
+	if p.Completion == nil {
+		return nil
+	}
+	out := slices.Clone(cfg)
+	for _, o := range p.Regions {
+		if o != reg {
+			out[o.Index] = o.Finals[0]
+		}
+	}
+	if p.completes(out) {
+		return nil // reg is final too: never at rest
+	}
+	return out
 }
 
 // parallelWays makes the machine's ways right for its parallel states:
@@ -278,6 +353,7 @@ func (m *Machine) parallelWays() {
 					}
 					base[reg.Index] = l
 					cfgs := [][]*State{base}
+					ends := false
 					for x := c; x != nil && !x.Out(); x = x.Fallback {
 						for _, r := range x.Rules {
 							if in := r.Guard; in != nil && in.In != nil {
@@ -285,9 +361,22 @@ func (m *Machine) parallelWays() {
 								cfg[in.In.Region.Index] = descend(in.In)
 								cfgs = append(cfgs, cfg)
 							}
+							ends = ends || r.To != nil && r.To.Final
+						}
+					}
+					if ends {
+						// The rule ends its region: also from the
+						// configuration in which it completes p.
+						for _, cfg := range slices.Clone(cfgs) {
+							if f := finalConfig(p, reg, cfg); f != nil {
+								cfgs = append(cfgs, f)
+							}
 						}
 					}
 					for _, cfg := range cfgs {
+						if p.completes(cfg) {
+							continue // never at rest: p's done transition was taken
+						}
 						for _, rw := range m.regionWays(p, cfg, e) {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
 								seen[k] = true

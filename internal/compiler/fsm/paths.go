@@ -81,6 +81,12 @@ func (b *builder) paths() {
 			m.Paths = append(m.Paths, p)
 		}
 	}
+	if b.par != nil && !b.par.inRegion() {
+		// The machine around parallel states: the paths are found again
+		// with the regions' rules, which parallelPaths reports (a
+		// parallel state's done transition leads where the regions do).
+		return
+	}
 	for _, r := range m.Rules {
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)

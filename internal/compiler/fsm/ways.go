@@ -32,6 +32,14 @@ type Way struct {
 	// whose Trace is worked out with it (see parpaths.go).
 	Config   []*State
 	Regional bool
+	// Final is, for a way the regions take that puts every region of its
+	// parallel state in a final leaf, those leaves: the way's last rule is
+	// then the parallel state's done transition, taken from them in the
+	// same step. Nil for other ways.
+	Final []*State
+	// regional is, for a way the regions take, what their rules hand out
+	// (see regionTrace).
+	regional Trace
 	// After are, when a rule of the way sets constants (set:), the
 	// fields of To that hold one after the way, in To's order. From a
 	// machine made by Restore in From with zero fields, whose effects

@@ -1,6 +1,9 @@
 package fsm
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // Trace is what the machine does on a way: the id it gave the timer that
 // fires (for a TimerFired), the actions it hands out and the effects it
@@ -46,16 +49,23 @@ func restored(s *State) timerRun {
 // step works out what way w does from the running timers, and returns
 // it with the timers after it.
 func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
+	rules, cfg := w.Rules, w.Config
+	var tr Trace
 	if w.Regional {
-		return w.Trace, before // the regions run no timers
+		tr.Actions = slices.Clone(w.regional.Actions)
+		if w.Final == nil {
+			return tr, before // the regions run no timers
+		}
+		// The done transition of the parallel state, which leaves its
+		// regions from their final leaves.
+		rules, cfg = rules[len(rules)-1:], w.Final
 	}
 	run := timerRun{ids: maps.Clone(before.ids), last: before.last}
-	var tr Trace
 	if w.Timer != nil {
 		tr.TimerID = run.ids[w.Timer]
 	}
 	src := w.From
-	for _, r := range w.Rules {
+	for _, r := range rules {
 		if r.Kind != Transition {
 			continue
 		}
@@ -85,7 +95,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			if !applies(x) {
 				continue
 			}
-			tr.Actions = append(tr.Actions, m.leaveRegions(x.State, w.Config)...)
+			tr.Actions = append(tr.Actions, m.leaveRegions(x.State, cfg)...)
 			for _, e := range x.Actions {
 				if e.Action == m.CancelTimer && run.ids[e.Args[0].Timer] == 0 {
 					continue // spent: nothing to cancel

@@ -1,0 +1,136 @@
+package diff_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diff"
+)
+
+// shopSpec is an order whose Processing state is parallel, each region
+// ending in a final state, and which completes it with its done
+// transition.
+const shopSpec = `version: 2
+machine: Shop
+package: shop
+output:
+  go: .
+states:
+  Cart:
+    initial: true
+    ignore: [Pay, Ship]
+  Processing:
+    parallel: true
+    ignore: [Checkout, Pay, Ship]
+    done:
+      to: Closed
+    states:
+      Payment:
+        states:
+          Unpaid:
+            initial: true
+          Paid:
+            final: true
+      Shipping:
+        states:
+          Packing:
+            initial: true
+          Sent:
+            final: true
+  Closed:
+    ignore: [Pay, Ship, Cancel]
+events:
+  Checkout: {}
+  Pay: {}
+  Ship: {}
+  Cancel: {}
+transitions:
+  - from: Cart
+    on: Checkout
+    to: Processing
+  - from: [Cart, Processing]
+    on: Cancel
+    to: Closed
+  - from: Closed
+    on: Checkout
+    to: Processing
+  - from: Unpaid
+    on: Pay
+    to: Paid
+  - from: Packing
+    on: Ship
+    to: Sent
+`
+
+// TestCompareParallelDone checks how fsmgen diff classifies a done
+// transition given to a parallel state and a region's state made final or
+// no longer final: each changes what the machine does, and those that
+// make a configuration complete the parallel state break the machines
+// saved in it (the machine never rests with every region final).
+func TestCompareParallelDone(t *testing.T) {
+	t.Parallel()
+	noDone := strings.Replace(shopSpec, "    done:\n      to: Closed\n", "    ignore: [Close]\n", 1)
+	noDone = strings.Replace(noDone, "    ignore: [Checkout, Pay, Ship]\n    ignore: [Close]\n", "    ignore: [Checkout, Pay, Ship]\n", 1)
+	// Sent is no longer final: Shipping ends in Delivered.
+	delivered := strings.NewReplacer(
+		"          Sent:\n            final: true\n", "          Sent: {}\n          Delivered:\n            final: true\n",
+		"  Ship: {}\n", "  Ship: {}\n  Deliver: {}\n",
+		"    ignore: [Pay, Ship]\n", "    ignore: [Pay, Ship, Deliver]\n",
+		"    ignore: [Checkout, Pay, Ship]\n", "    ignore: [Checkout, Pay, Ship, Deliver]\n",
+		"    ignore: [Pay, Ship, Cancel]\n", "    ignore: [Pay, Ship, Cancel, Deliver]\n",
+		"    on: Ship\n    to: Sent\n", "    on: Ship\n    to: Sent\n  - from: Sent\n    on: Deliver\n    to: Delivered\n",
+	).Replace(shopSpec)
+	// ... and Delivered made final again, in place of Sent.
+	sentFinal := strings.Replace(delivered, "          Sent: {}\n          Delivered:\n            final: true\n", "          Sent:\n            final: true\n          Delivered: {}\n", 1)
+	sentFinal = strings.Replace(sentFinal, "  - from: Sent\n    on: Deliver\n    to: Delivered\n", "  - from: Packing\n    on: Deliver\n    to: Delivered\n  - from: Delivered\n    on: Ship\n    to: Sent\n", 1)
+	tests := []struct {
+		name     string
+		old, new string
+		breaks   int
+		want     []want
+	}{
+		{
+			name: "done added", old: noDone, new: shopSpec, breaks: 2,
+			want: []want{
+				{subject: "state Processing", what: "gained a done transition", verdicts: []string{"saved_states=breaks"}},
+				{subject: "rule Processing (done)", what: "now to Closed, was nothing", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "done removed", old: shopSpec, new: noDone, breaks: 1,
+			want: []want{
+				{subject: "rule Processing (done)", what: "now nothing, was to Closed", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "a final state moved", old: delivered, new: sentFinal, breaks: 5,
+			want: []want{
+				{subject: "state Sent", what: "made final in region Shipping of Processing", verdicts: []string{"saved_states=breaks", "behaviour=breaks"}},
+				{subject: "state Delivered", what: "no longer final in region Shipping of Processing", verdicts: []string{"behaviour=breaks"}},
+				{subject: "rule Packing × Deliver", what: "now to Delivered, was ignored", verdicts: []string{"behaviour=breaks"}},
+				{subject: "rule Sent × Deliver", what: "now ignored, was to Delivered", verdicts: []string{"behaviour=breaks"}},
+				{subject: "rule Delivered × Ship", what: "now to Sent, was ignored", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			var got []want
+			for _, c := range rep.Changes {
+				w := want{subject: c.Subject, what: c.What}
+				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+					if c.Verdicts[a] != diff.OK {
+						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+					}
+				}
+				got = append(got, w)
+			}
+			assert.ElementsMatch(t, tt.want, got)
+			assert.Equal(t, tt.breaks, rep.Breaks(), "breaking changes")
+		})
+	}
+}

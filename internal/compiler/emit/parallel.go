@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -180,7 +181,12 @@ func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
 	if !g.regionExits(s) {
 		return nil, nil
 	}
-	compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
+	// The regions' leaves are read only where an exit depends on them (a
+	// leaf's, or a composite state's below a region's own state): a
+	// variable no exit reads would not compile.
+	if slices.ContainsFunc(s.Regions, leafExits) {
+		compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
+	}
 	for i := len(s.Regions) - 1; i >= 0; i-- {
 		reg := s.Regions[i]
 		acts = append(acts, g.leaveRegion(reg, jen.Id(leftName(s)).Index(jen.Lit(reg.Index)))...)
@@ -195,6 +201,17 @@ func (g *goGen) regionExits(s *fsm.State) bool {
 			if t.Exit != nil {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// leafExits reports whether the exits of region reg depend on its leaf:
+// a leaf of it, or a composite state other than its own state, has one.
+func leafExits(reg *fsm.Region) bool {
+	for _, t := range append(append([]*fsm.State{}, reg.Leaves...), reg.Composites...) {
+		if t.Exit != nil && t != reg.Root {
+			return true
 		}
 	}
 	return false

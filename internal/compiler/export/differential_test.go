@@ -104,7 +104,7 @@ type (
 // it); the other tests leave them out.
 var unexportable = map[string]string{
 	"../../../examples/checkout/checkout.yaml": "the done transition of Processing: fsmgen export does not write done transitions of parallel states or inside regions yet: export the machine without it",
-	"../../../examples/link/link.yaml": "state Offline defers Send: %s has no deferred events, so it cannot keep Send for a later state; remove the deferral (ignore or handle Send in Offline) to export the machine",
+	"../../../examples/link/link.yaml":         "state Offline defers Send: %s has no deferred events, so it cannot keep Send for a later state; remove the deferral (ignore or handle Send in Offline) to export the machine",
 }
 
 // specPaths are the specs of the repository, the examples and spec/ (but

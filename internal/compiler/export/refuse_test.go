@@ -157,6 +157,12 @@ func TestReport(t *testing.T) {
 			wantOut: `"onDone"`,
 		},
 		{
+			name:    "a parallel state's done transition",
+			states:  closed + "  Opened:\n    parallel: true\n    ignore: [Open, Knock, Close]\n    done:\n      to: Closed\n    states:\n      Hinge:\n        states:\n          Loose:\n            initial: true\n          Fixed:\n            final: true\n      Latch:\n        states:\n          Up:\n            initial: true\n          Down:\n            final: true\n",
+			rows:    "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Loose\n    on: Close\n    to: Fixed\n  - from: Up\n    on: Knock\n    to: Down\n",
+			wantOut: `"onDone"`,
+		},
+		{
 			name:   "a history entered from two levels inside",
 			states: closed + "  Opened:\n    history: deep\n    ignore: [Open, Knock]\n    states:\n      Ajar:\n        initial: true\n      Wide:\n        states:\n          Inner:\n            initial: true\n",
 			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Ajar\n    on: Knock\n    to: Wide\n  - from: Inner\n    on: Close\n    to: Opened.history\n  - from: Inner\n    on: Open\n    to: Closed\n  - from: Opened\n    on: Close\n    to: Closed\n",

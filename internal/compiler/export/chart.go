@@ -16,7 +16,7 @@ type Kind int
 const (
 	Atomic   Kind = iota // a leaf
 	Compound             // a composite state: one active child at a time
-	Final                // a terminal leaf at the top level that does nothing with any event, or a final child whose composite state has a done transition
+	Final                // a terminal leaf at the top level that does nothing with any event, a final child whose composite state has a done transition, or a region's final leaf
 	History              // a composite state's history pseudostate
 	Parallel             // a parallel state: its children are its regions, all active at once
 )
@@ -98,8 +98,10 @@ func build(m *fsm.Machine) *chart {
 		}
 		if r.Done != nil {
 			// The done transition is the composite state's; each final
-			// child carries a copy of it in the Go machine.
-			if r.From != firstFinal(r.Done) {
+			// child carries a copy of it in the Go machine. A parallel
+			// state's is its own (its Completion), taken once every
+			// region is in a final state.
+			if r.From != r.Done && r.From != firstFinal(r.Done) {
 				continue
 			}
 			n = c.byState[r.Done]
@@ -119,7 +121,7 @@ func build(m *fsm.Machine) *chart {
 		n.triggers[i].branches = append(n.triggers[i].branches, r)
 	}
 	for _, n := range c.nodes() {
-		if n.kind != History && n.kind != Parallel && (final(n) || n.state.Completes != nil) {
+		if n.kind != History && n.kind != Parallel && (final(n) || n.state.Completes != nil || regionFinal(n.state)) {
 			n.kind = Final
 		}
 	}
@@ -134,6 +136,15 @@ func firstFinal(s *fsm.State) *fsm.State {
 		}
 	}
 	return nil
+}
+
+// regionFinal reports whether s is a final leaf of a region (final: true
+// right inside it): a state the region rests in, written as a final
+// state, which takes no transitions of its own (the compiler allows it
+// none) and with whose entry the targets raise the parallel state's done
+// once every region is in one (SCXML 1.0 §3.7, §3.13 enterStates).
+func regionFinal(s *fsm.State) bool {
+	return s.Final && s.Region != nil && slices.Contains(s.Region.Finals, s)
 }
 
 // add makes the node of s and its descendants.

@@ -126,6 +126,14 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"13:3: error: event fsmgen: SCXML matches event names by their dotted prefix, so it would take the timers' events (fsmgen.timer...) too: rename the event"},
 		},
 		{
+			name:    "an event SCXML would confuse with a region's done.state",
+			event:   "done",
+			states:  "  Closed:\n    initial: true\n    ignore: [Open, done]\n  Opened:\n    parallel: true\n    ignore: [Open, Close]\n    states:\n      Hinge:\n        states:\n          Loose:\n            initial: true\n          Fixed:\n            final: true\n      Latch:\n        states:\n          Up:\n            initial: true\n",
+			rows:    "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Loose\n    on: Close\n    to: Fixed\n  - from: Opened\n    on: done\n    to: Closed\n",
+			scxml:   []string{"26:3: error: event done: SCXML matches event names by their dotted prefix, so it would take the done.state events its final states raise too: rename the event"},
+			wantOut: `"type": "final"`,
+		},
+		{
 			name:   "a state with the machine's name and a * row",
 			states: "  Door:\n    initial: true\n    terminal: true\n    ignore: [Open, Knock]\n",
 			rows:   "  - from: \"*\"\n    on: Close\n    action: Ring\n",
@@ -154,6 +162,12 @@ func TestReport(t *testing.T) {
 			name:    "a done transition",
 			states:  closed + "  Opened:\n    ignore: [Open, Knock]\n    done:\n      to: Closed\n    states:\n      Ajar:\n        initial: true\n      Wide:\n        final: true\n",
 			rows:    "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Ajar\n    on: Close\n    to: Wide\n",
+			wantOut: `"onDone"`,
+		},
+		{
+			name:    "a parallel state's done transition",
+			states:  closed + "  Opened:\n    parallel: true\n    ignore: [Open, Knock, Close]\n    done:\n      to: Closed\n    states:\n      Hinge:\n        states:\n          Loose:\n            initial: true\n          Fixed:\n            final: true\n      Latch:\n        states:\n          Up:\n            initial: true\n          Down:\n            final: true\n",
+			rows:    "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Loose\n    on: Close\n    to: Fixed\n  - from: Up\n    on: Knock\n    to: Down\n",
 			wantOut: `"onDone"`,
 		},
 		{

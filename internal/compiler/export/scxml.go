@@ -44,10 +44,19 @@ func writeSCXML(c *chart) ([]byte, diag.List, error) {
 	w := &scxmlWriter{c: c}
 	common(c, &w.p, "SCXML")
 	scxmlParallel(c, &w.p)
+	// A final state inside a composite state or a region raises
+	// done.state.ID (SCXML 1.0 §3.7), which a transition on an event named
+	// done would take too.
+	raisesDone := slices.ContainsFunc(c.nodes(), func(n *node) bool {
+		return n.kind == Final && (n.state.Parent != nil || n.state.Region != nil)
+	})
 	for _, n := range c.nodes() {
 		for _, t := range n.triggers {
 			if t.event != nil && t.event.Name == "fsmgen" {
 				w.p.refuse(t.event.Pos, "event fsmgen: SCXML matches event names by their dotted prefix, so it would take the timers' events (fsmgen.timer...) too: rename the event")
+			}
+			if t.event != nil && t.event.Name == "done" && raisesDone {
+				w.p.refuse(t.event.Pos, "event done: SCXML matches event names by their dotted prefix, so it would take the done.state events its final states raise too: rename the event")
 			}
 		}
 	}

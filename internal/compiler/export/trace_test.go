@@ -22,7 +22,9 @@ import (
 // regions after it, in document order, through their Start; and the
 // rules of several regions taken on one event are one step, whose exits
 // come first (the later region's first), then the entries (SCXML 1.0
-// §3.13, exitStates and enterStates).
+// §3.13, exitStates and enterStates). A parallel state's done
+// transition, taken in the step that puts the last region in a final
+// state, leaves the regions from the leaves those rules entered.
 func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 	t.Helper()
 	out := []string{}
@@ -57,6 +59,14 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 			exits = append(these, exits...)
 			for _, run := range r.Entries {
 				entries = append(entries, "entry "+run.State.Name)
+			}
+			if leaf := r.Target; leaf != nil {
+				// The region's new leaf, which a parallel state's done
+				// transition, taken next in the same step, leaves.
+				for leaf.Composite() {
+					leaf = leaf.InitialChild
+				}
+				cfg[r.From.Region] = leaf
 			}
 			continue
 		}

@@ -54,9 +54,9 @@ func TestTutorial(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(root, "docs", "tutorial.md"))
 	require.NoError(t, err)
 	blocks := tutorialBlocks(t, string(page))
-	require.Len(t, blocks, 5, "the tutorial's code blocks: state, guard, transitions, commands, Go")
+	require.Len(t, blocks, 6, "the tutorial's code blocks: state, guard, transitions, breaks, commands, Go")
 	body := func(i, lang string) string {
-		b := blocks[map[string]int{"state": 0, "guard": 1, "transitions": 2, "go": 4}[i]]
+		b := blocks[map[string]int{"state": 0, "guard": 1, "transitions": 2, "breaks": 3, "go": 5}[i]]
 		require.True(t, strings.HasPrefix(b, lang+"\n"), "block %s is %s", i, lang)
 		return strings.TrimPrefix(b, lang+"\n")
 	}
@@ -96,6 +96,10 @@ func TestTutorial(t *testing.T) {
 	require.Greater(t, next, 0)
 	require.Contains(t, s[first:first+1+next], "on: UserInput")
 	s = s[:first] + body("transitions", "yaml") + s[first+1+next+1:]
+	// Step 4: the break, at the end of breaks:, the spec's last list.
+	require.Contains(t, s, "\nbreaks:\n")
+	require.True(t, strings.HasSuffix(s, "\n"))
+	s += body("breaks", "yaml")
 	// The tutorial quotes the error a forgotten event gives: check it.
 	quoted := regexp.MustCompile("`(spec/agent.yaml:\\d+:\\d+: state Paused does not handle event) …`").FindStringSubmatch(string(page))
 	require.NotNil(t, quoted, "the tutorial quotes the forgotten-event error")
@@ -120,7 +124,7 @@ func TestTutorial(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	// Step 4: regenerate (what make generate runs), then build: it fails.
+	// Step 5: regenerate (what make generate runs), then build: it fails.
 	out, err := goCmd("generate", "./...")
 	require.NoError(t, err, "%s", out)
 	// What the tutorial changes: the generated machine and the packages
@@ -143,7 +147,7 @@ func TestTutorial(t *testing.T) {
 	require.Error(t, err, "the build must fail until the guard is written")
 	require.Contains(t, out, "*Agent does not implement agent.Behavior (missing method IsPause)")
 
-	// Step 5: implement the guard; step 6: everything passes.
+	// Step 6: implement the guard; step 7: everything passes.
 	bpath := filepath.Join(dir, "agent", "behavior", "agent.go")
 	b, err := os.ReadFile(bpath)
 	require.NoError(t, err)

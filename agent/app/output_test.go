@@ -35,7 +35,7 @@ func TestToolOutput(t *testing.T) {
 			want: []string{
 				"→ edit_file a.txt\n", "→ bash $ seq 1 25\n",
 				"    --- a/a.txt\n    +++ b/a.txt\n    @@ -3 +3,2 @@\n     three\n    +four\n",
-				"  ✓ bash: 25 lines of output\n    … 15 earlier lines hidden; /expand shows the whole output\n    16\n",
+				"  ✓ bash: 25 lines of output\n",
 				"    25\n",
 				long + `"`, // the error whole
 			},
@@ -64,6 +64,15 @@ func TestToolOutput(t *testing.T) {
 			}
 			for _, s := range tt.notWant {
 				assert.NotContains(t, r.stderr, s)
+			}
+			if tt.name == "the default view" {
+				// The command's last lines, each once: after its result, the
+				// earlier ones counted, or (when the command outlived the
+				// first report, as on a busy machine) while it ran.
+				assert.Regexp(t, `(?s)(  ✓ bash: 25 lines of output\n    … 15 earlier lines hidden; /expand shows the whole output\n    16\n|    … \d+ lines\n.*    21\n)`, r.stderr)
+				for _, l := range []string{"21", "22", "23", "24", "25"} {
+					assert.Equal(t, 1, strings.Count(r.stderr, "\n    "+l+"\n"), "line %s once", l)
+				}
 			}
 		})
 	}

@@ -30,8 +30,11 @@ type diskWatch struct {
 	start time.Time
 	base  map[[2]int32]int64 // used bytes of each file system at the start, by id
 	// wrote is what the command wrote when it was stopped for it, 0
-	// while it was not.
+	// while it was not; ended says it had ended by itself, having written
+	// past its limit between two looks (a fast writer, dd into the page
+	// cache): found by the last look, when the command ends.
 	wrote int64
+	ended bool
 }
 
 // newDiskWatch returns the watcher of a command that may write dirs, or
@@ -80,6 +83,13 @@ func (w *diskWatch) run(stop <-chan struct{}, kill func()) {
 	for {
 		select {
 		case <-stop:
+			// One last look: a command may write past its limit and end
+			// between two looks; it is not stopped then, but said.
+			if w.growth() > w.limit {
+				if n := w.written(nil); n > w.limit {
+					w.wrote, w.ended = n, true
+				}
+			}
 			return
 		case <-tick.C:
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,6 +32,32 @@ func TestDiskWatchWritten(t *testing.T) {
 	assert.GreaterOrEqual(t, got, int64(4<<20), "new, and old (changed within the margin), once each")
 	assert.Less(t, got, int64(6<<20), "a hard link counted once, .git below a directory skipped")
 	assert.Nil(t, newDiskWatch(0, []string{dir}), "no limit, no watcher")
+}
+
+// TestDiskWatchLastLook: a command that writes past its limit and ends
+// between two looks of the watcher is found by the last look, when it
+// ends: not stopped, but said (ended). The disk's growth is taken as
+// past the limit (its base zeroed), since other tests write and remove
+// files on the same disk meanwhile.
+func TestDiskWatchLastLook(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := newDiskWatch(1<<20, []string{dir})
+	require.NotNil(t, w)
+	w.every = time.Hour // no look while it runs
+	for id := range w.base {
+		w.base[id] = 0
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(stop, func() { t.Error("a command that has ended is not killed") })
+	}()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fast"), make([]byte, 4<<20), 0o644))
+	close(stop)
+	<-done
+	assert.True(t, w.ended)
+	assert.GreaterOrEqual(t, w.wrote, int64(4<<20))
 }
 
 // BenchmarkDiskUsed measures one look of the watcher at the disks a

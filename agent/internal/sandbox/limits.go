@@ -162,7 +162,10 @@ func (p *Process) LimitNote(output []byte) string {
 	if l.Memory > 0 && containsAny(lower, outOfMemory) {
 		note(FlagMemory, "a process may have run out of its %s of memory", sizeText(l.Memory))
 	}
-	if p.disk != nil && p.disk.wrote > 0 {
+	switch {
+	case p.disk != nil && p.disk.wrote > 0 && p.disk.ended:
+		note(FlagDisk, "the command wrote %s to the disk (the workspace, its cache), over its limit of %s, and ended before it could be stopped", sizeText(p.disk.wrote), sizeText(p.disk.limit))
+	case p.disk != nil && p.disk.wrote > 0:
 		note(FlagDisk, "the command wrote %s to the disk (the workspace, its cache), over its limit of %s, and was stopped with everything it started", sizeText(p.disk.wrote), sizeText(p.disk.limit))
 	}
 	if l.TmpSize > 0 && !p.tmpUnlimited && bytes.Contains(output, []byte("No space left on device")) {

@@ -247,9 +247,13 @@ func TestDiskLimit(t *testing.T) {
 						assert.Equal(t, "ok\n", out.Content)
 						return
 					}
-					assert.True(t, out.IsError, out.Content)
-					assert.True(t, strings.HasPrefix(out.Content, note), "the note comes first: %s", out.Content)
-					assert.Contains(t, out.Content, "over its limit of 16 MiB, and was stopped with everything it started")
+					// A writer as fast as dd into the page cache may end
+					// between two looks of the watcher: it is then not
+					// stopped, but the note says what it wrote all the same.
+					ended := strings.Contains(out.Content, "over its limit of 16 MiB, and ended before it could be stopped")
+					assert.True(t, out.IsError || ended, out.Content)
+					assert.True(t, strings.HasPrefix(strings.TrimPrefix(out.Content, "["), note), "the note comes first: %s", out.Content)
+					assert.True(t, ended || strings.Contains(out.Content, "over its limit of 16 MiB, and was stopped with everything it started"), out.Content)
 					assert.Greater(t, size, int64(limit)/2, "it wrote")
 					assert.Less(t, size, int64(fileLimit), "it was stopped by the disk limit, not RLIMIT_FSIZE")
 					require.NoError(t, os.RemoveAll(filepath.Join(f.ws, tt.written)))

@@ -26,6 +26,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
 // update rewrites the recorded demo session from a fresh run.
@@ -199,13 +200,23 @@ func (e *env) onlyThread(t *testing.T) string {
 // state loads the state a thread was saved in; nil if it has none yet.
 func (e *env) state(t *testing.T, id string) agent.State {
 	t.Helper()
-	store, err := thread.NewStore(e.threads)
-	require.NoError(t, err)
-	th, err := store.Load(id)
-	require.NoError(t, err)
-	st, err := agentexec.ThreadState(th)
+	st, _, err := e.saved(id)
 	require.NoError(t, err)
 	return st
+}
+
+// saved loads thread id and the state it was saved in.
+func (e *env) saved(id string) (agent.State, *threadwire.Thread, error) {
+	store, err := thread.NewStore(e.threads)
+	if err != nil {
+		return nil, nil, err
+	}
+	th, err := store.Load(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := agentexec.ThreadState(th)
+	return st, th, err
 }
 
 // messages returns the conversation of a state as role: text lines.

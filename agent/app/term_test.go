@@ -16,9 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/agent/chat"
-	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
-	"github.com/fsmgen/fsmgen/agent/internal/thread"
 	"github.com/fsmgen/fsmgen/gen/agent"
 	"github.com/fsmgen/fsmgen/internal/proctest"
 )
@@ -82,16 +80,8 @@ func (s *ptySession) waitTurnEnd(t *testing.T) {
 		if len(ids) != 1 {
 			return false
 		}
-		store, err := thread.NewStore(s.e.threads)
-		if err != nil {
-			return false
-		}
-		th, err := store.Load(ids[0])
-		if err != nil || len(th.QueuedInput) > 0 {
-			return false
-		}
-		st, err := agentexec.ThreadState(th)
-		if err != nil || st == nil || st.Kind() != agent.StateWaitingForUserInput {
+		st, th, err := s.e.saved(ids[0])
+		if err != nil || len(th.QueuedInput) > 0 || st == nil || st.Kind() != agent.StateWaitingForUserInput {
 			return false
 		}
 		c, _ := agent.ConversationOf(st)

@@ -164,11 +164,13 @@ func (r *run[M, E, A, X]) run(ctx workflow.Context, pending []json.RawMessage) (
 		r.signal(ctx, raw)
 	}
 	for {
-		if len(r.reported) == 0 && r.ended() {
-			return r.finish(ctx, signals)
-		}
-		if len(r.reported) == 0 && r.tooLong(ctx) {
-			return nil, r.continueAsNew(ctx, signals)
+		if len(r.reported) == 0 {
+			if r.ended() {
+				return r.finish(ctx, signals)
+			}
+			if r.tooLong(ctx) {
+				return nil, r.continueAsNew(ctx, signals)
+			}
 		}
 		sel := r.selector(ctx, signals)
 		if len(r.reported) > 0 && !sel.HasPending() {
@@ -176,9 +178,7 @@ func (r *run[M, E, A, X]) run(ctx workflow.Context, pending []json.RawMessage) (
 			// while it ran: those go first, as on runtime/loop, where a
 			// Handler's result queues behind them (the user's interrupt
 			// while a command ran, say).
-			ev := r.reported[0]
-			r.reported = r.reported[1:]
-			_ = r.step(ctx, ev)
+			r.takeOneReported(ctx)
 			continue
 		}
 		sel.Select(ctx)
@@ -219,10 +219,16 @@ func (r *run[M, E, A, X]) selector(ctx workflow.Context, signals workflow.Receiv
 // run ends or continues as new.
 func (r *run[M, E, A, X]) takeReported(ctx workflow.Context) {
 	for len(r.reported) > 0 {
-		ev := r.reported[0]
-		r.reported = r.reported[1:]
-		_ = r.step(ctx, ev)
+		r.takeOneReported(ctx)
 	}
+}
+
+// takeOneReported hands the machine the first event reported and not yet
+// taken; one it rejects is logged by step and dropped.
+func (r *run[M, E, A, X]) takeOneReported(ctx workflow.Context) {
+	ev := r.reported[0]
+	r.reported = r.reported[1:]
+	_ = r.step(ctx, ev)
 }
 
 // signal handles an event that came as a signal: one that does not decode,

@@ -85,24 +85,34 @@ func (w *diskWatch) run(stop <-chan struct{}, kill func()) {
 		case <-stop:
 			// One last look: a command may write past its limit and end
 			// between two looks; it is not stopped then, but said.
-			if w.growth() > w.limit {
-				if n := w.written(nil); n > w.limit {
-					w.wrote, w.ended = n, true
-				}
+			if n := w.over(nil); n > 0 {
+				w.wrote, w.ended = n, true
 			}
 			return
 		case <-tick.C:
 		}
-		if w.growth() <= w.limit {
-			continue
-		}
-		if n := w.written(stop); n > w.limit {
+		if n := w.over(stop); n > 0 {
 			w.wrote = n
 			kill()
 			return
 		}
-		w.base = w.used() // others wrote it: count again from here
 	}
+}
+
+// over returns what the command wrote when it is past its limit, 0 when
+// it is not. When the disks grew past the limit but the command's files
+// do not account for it (others wrote it), it counts again from there.
+// The count stops early, with what it has, once stop is closed (nil: it
+// never does).
+func (w *diskWatch) over(stop <-chan struct{}) int64 {
+	if w.growth() <= w.limit {
+		return 0
+	}
+	if n := w.written(stop); n > w.limit {
+		return n
+	}
+	w.base = w.used()
+	return 0
 }
 
 // written returns the space held by the regular files under w.dirs that

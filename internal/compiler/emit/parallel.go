@@ -196,25 +196,18 @@ func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
 
 // regionExits reports whether some state of a region of s has an exit.
 func (g *goGen) regionExits(s *fsm.State) bool {
-	for _, reg := range s.Regions {
-		for _, t := range append(append([]*fsm.State{}, reg.Leaves...), reg.Composites...) {
-			if t.Exit != nil {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Regions, func(reg *fsm.Region) bool { return exits(reg, nil) })
 }
 
 // leafExits reports whether the exits of region reg depend on its leaf:
 // a leaf of it, or a composite state other than its own state, has one.
-func leafExits(reg *fsm.Region) bool {
-	for _, t := range append(append([]*fsm.State{}, reg.Leaves...), reg.Composites...) {
-		if t.Exit != nil && t != reg.Root {
-			return true
-		}
-	}
-	return false
+func leafExits(reg *fsm.Region) bool { return exits(reg, reg.Root) }
+
+// exits reports whether a state of region reg other than except has an
+// exit.
+func exits(reg *fsm.Region, except *fsm.State) bool {
+	has := func(t *fsm.State) bool { return t.Exit != nil && t != except }
+	return slices.ContainsFunc(reg.Leaves, has) || slices.ContainsFunc(reg.Composites, has)
 }
 
 // leaveRegion returns the exits of region reg, whose leaf is k, innermost

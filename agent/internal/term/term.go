@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -54,6 +55,10 @@ type Editor struct {
 	// complete completes the word after an "@" (see SetComplete); nil
 	// when Tab completes nothing. mu guards it.
 	complete func(word string) []string
+	// asked says that a question was shown (see Ask) and no key has been
+	// typed since: what the line holds then was typed before the
+	// question, and is dropped (see key and ReadMessage). mu guards it.
+	asked bool
 }
 
 // IsTerminal reports whether f is a terminal (not merely a character
@@ -126,6 +131,9 @@ func (e *Editor) ReadMessage(ctx context.Context) (string, error) {
 	for {
 		e.resize()
 		line, err := e.t.ReadLine()
+		if err == nil && len(lines) == 0 && e.typedBefore(line) {
+			continue
+		}
 		switch {
 		case errors.Is(err, xterm.ErrPasteIndicator):
 			// A line of a paste: the message goes on.
@@ -150,12 +158,47 @@ func (e *Editor) ReadMessage(ctx context.Context) (string, error) {
 
 // Ask shows AskPrompt in place of the prompt until the next message is
 // read: the line typed answers a question the agent asked. It is drawn
-// with what is written next (the question).
-func (e *Editor) Ask() { e.t.SetPrompt(AskPrompt) }
+// with what is written next (the question). What the line holds when the
+// question is shown was typed before it, and cannot answer it: it is
+// dropped, saying so, with the first key typed after the question (or
+// the Enter that would have sent it).
+func (e *Editor) Ask() {
+	e.mu.Lock()
+	e.asked = true
+	e.mu.Unlock()
+	e.t.SetPrompt(AskPrompt)
+}
+
+// typedBefore reports whether line, just entered, was typed whole before
+// the question now shown (see Ask), and drops it, saying so.
+func (e *Editor) typedBefore(line string) bool {
+	e.mu.Lock()
+	asked := e.asked
+	e.asked = false
+	e.mu.Unlock()
+	if !asked || line == "" {
+		return false
+	}
+	e.dropped(line)
+	return true
+}
+
+// dropped says that typed, typed before the question shown, is dropped.
+func (e *Editor) dropped(typed string) {
+	if r := []rune(typed); len(r) > 60 {
+		typed = string(r[:60]) + "…"
+	}
+	_, _ = fmt.Fprintf(e, "agent: %q was typed before the question it would answer was shown, and is dropped: answer the question now\n", typed)
+}
 
 // Unask shows the prompt again once a question is no longer waiting (the
 // turn was stopped); it is drawn with what is written next.
-func (e *Editor) Unask() { e.t.SetPrompt(Prompt) }
+func (e *Editor) Unask() {
+	e.mu.Lock()
+	e.asked = false
+	e.mu.Unlock()
+	e.t.SetPrompt(Prompt)
+}
 
 // Write writes p to the terminal above the line being typed, which is
 // drawn again below it. A line WriteText left unfinished stays on the
@@ -331,6 +374,19 @@ func (e *Editor) SetComplete(fn func(word string) []string) {
 // agent handles (stop the turn, or quit), sent as SIGINT to the agent
 // itself.
 func (e *Editor) key(line string, pos int, key rune) (string, int, bool) {
+	e.mu.Lock()
+	asked := e.asked
+	e.asked = false
+	e.mu.Unlock()
+	if asked && line != "" && key != ctrlC {
+		// The first key after a question: the line before it was typed
+		// before the question, and the answer starts with this key.
+		e.dropped(line)
+		if unicode.IsPrint(key) {
+			return string(key), utf8.RuneLen(key), true
+		}
+		return "", 0, true
+	}
 	if key == '\t' {
 		return e.tab(line, pos)
 	}

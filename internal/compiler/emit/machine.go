@@ -200,10 +200,9 @@ func (g *goGen) genRestore() {
 	tail := []jen.Code{jen.Return(jen.Id("m"), jen.Nil())}
 	if len(m.Timers) > 0 {
 		putDoc = "// put puts the machine in state s, with its data, and returns it; the timers\n// it runs must belong to s or its ancestors."
-		tail = []jen.Code{
+		tail = append([]jen.Code{
 			jen.If(jen.Err().Op(":=").Id("fsmDesc").Dot("CheckTimers").Call(core().Dot("State"), jen.Id("m").Dot("timers").Index(jen.Op(":"))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.Return(jen.Id("m"), jen.Nil()),
-		}
+		}, append(g.regionTimerChecks(), jen.Return(jen.Id("m"), jen.Nil()))...)
 	}
 	f.Comment(putDoc)
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("put").Params(jen.Id("s").Id("State")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(

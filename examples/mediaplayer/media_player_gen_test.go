@@ -16,7 +16,7 @@ import (
 // it: in any state at rest, with the fake behaviour and a Recorder.
 var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, ActionKind]{
 	Rules:  fsmDesc.Rules,
-	States: []State{Off{}, On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}},
+	States: []State{Off{}, On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, On{Playback: StatePlaying, Volume: StateMuted, Network: StateOnline}, On{Playback: StatePaused, Volume: StateMuted, Network: StateBuffering}},
 	Events: []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stall{}, &Stream{}, &Reset{}, &TimerFired{}},
 	Zero:   func() fsmtest.Machine[State, Event, StateKind, EventKind] { return &Machine{} },
 	New: func(script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {

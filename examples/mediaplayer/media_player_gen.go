@@ -645,9 +645,10 @@ func New(c Config) (*Machine, error) {
 
 // Restore returns a machine in state s, e.g. one decoded by UnmarshalState,
 // with c's behaviour and handler; it does not run s's entry. The timers of s
-// and its ancestors run, numbered afresh from 1, with no deadline known: see
-// Timers; Load restores a saved machine's timers as they were. It fails for a
-// transient state, which is left in the step that enters it.
+// and its ancestors, and of the states its regions are in, run, numbered
+// afresh from 1, with no deadline known: see Timers; Load restores a saved
+// machine's timers as they were. It fails for a transient state, which is left
+// in the step that enters it.
 func Restore(c Config, s State) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
@@ -661,7 +662,7 @@ func Restore(c Config, s State) (*Machine, error) {
 }
 
 // put puts the machine in state s, with its data, and returns it; the timers
-// it runs must belong to s or its ancestors.
+// it runs must belong to s, its ancestors or the states its regions are in.
 func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
 	case Off:

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -14,6 +15,11 @@ import (
 // and cancelled by the same code as any timer (emitAction); what differs
 // is how the machine knows their state is active: by its region's leaf,
 // m.rgn[i], while the machine is in the parallel state.
+
+// regionTimed reports whether a state inside a region of m has a timer.
+func regionTimed(m *fsm.Machine) bool {
+	return slices.ContainsFunc(m.Regions, func(reg *fsm.Region) bool { return len(reg.Timers) > 0 })
+}
 
 // timerSlot is the slot of timer t: m.timers[i].
 func timerSlot(t *fsm.Timer) *jen.Statement {

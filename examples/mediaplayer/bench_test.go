@@ -2,6 +2,7 @@ package mediaplayer_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,21 +18,30 @@ type (
 )
 
 // The methods of discard and flatDiscard do nothing.
-func (discard) PowerOn()         {}
-func (discard) PowerOff()        {}
-func (discard) StartAudio()      {}
-func (discard) StopAudio()       {}
-func (discard) MuteAudio()       {}
-func (discard) UnmuteAudio()     {}
-func (discard) OpenSocket()      {}
-func (discard) CloseSocket()     {}
-func (discard) OpenStream()      {}
-func (flatDiscard) PowerOn()     {}
-func (flatDiscard) PowerOff()    {}
-func (flatDiscard) StartAudio()  {}
-func (flatDiscard) StopAudio()   {}
-func (flatDiscard) MuteAudio()   {}
-func (flatDiscard) UnmuteAudio() {}
+func (discard) PowerOn()     {}
+func (discard) PowerOff()    {}
+func (discard) StartAudio()  {}
+func (discard) StopAudio()   {}
+func (discard) MuteAudio()   {}
+func (discard) UnmuteAudio() {}
+func (discard) OpenSocket()  {}
+func (discard) CloseSocket() {}
+func (discard) OpenStream()  {}
+func (discard) ShowSpinner() {}
+func (discard) StartTimer(mediaplayer.TimerID, time.Duration) time.Time {
+	return time.Time{}
+}
+func (discard) CancelTimer(mediaplayer.TimerID) {}
+func (flatDiscard) PowerOn()                    {}
+func (flatDiscard) PowerOff()                   {}
+func (flatDiscard) StartAudio()                 {}
+func (flatDiscard) StopAudio()                  {}
+func (flatDiscard) MuteAudio()                  {}
+func (flatDiscard) UnmuteAudio()                {}
+func (flatDiscard) StartTimer(flat.TimerID, time.Duration) time.Time {
+	return time.Time{}
+}
+func (flatDiscard) CancelTimer(flat.TimerID) {}
 
 // dispatchCases are pairs of events, each pair taking the same two rules
 // (with the same entry and exit actions) in the parallel machine, where a

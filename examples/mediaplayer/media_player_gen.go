@@ -10,7 +10,9 @@
 // volume and network are three regions, active at once, each offered
 // every event in document order. Streaming needs the network region to
 // be Online (the guard In(Online)); Reset sets playback and volume back
-// in one step, leaving the network as it is.
+// in one step, leaving the network as it is. Two regions run timers: a
+// pause of ten minutes stops playback, and a stalled network shows a
+// spinner after two seconds and gives up after thirty.
 //
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
@@ -21,6 +23,7 @@ package mediaplayer
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
@@ -47,6 +50,7 @@ const (
 	StateMuted
 	StateOffline
 	StateOnline
+	StateBuffering
 )
 
 // String returns the state's name as the spec writes it.
@@ -55,7 +59,7 @@ func (k StateKind) String() string { return fsmrt.KindName(k, "StateKind", fsmSt
 // fsmStateNames are the names of the states, in kind order.
 var fsmStateNames = [...]string{
 	"Off", "On", "Stopped", "Playing", "Paused", "Normal", "Muted", "Offline",
-	"Online",
+	"Online", "Buffering",
 }
 
 // EventKind identifies an event of the MediaPlayer machine. The zero EventKind
@@ -72,8 +76,10 @@ const (
 	EventMute
 	EventConnected
 	EventDisconnected
+	EventStall
 	EventStream
 	EventReset
+	EventTimerFired
 )
 
 // String returns the event's name as the spec writes it.
@@ -81,8 +87,8 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 
 // fsmEventNames are the names of the events, in kind order.
 var fsmEventNames = [...]string{
-	"Power", "Play", "Pause", "Stop", "Mute", "Connected", "Disconnected",
-	"Stream", "Reset",
+	"Power", "Play", "Pause", "Stop", "Mute", "Connected", "Disconnected", "Stall",
+	"Stream", "Reset", "TimerFired",
 }
 
 // ActionKind identifies an action of the MediaPlayer machine. The zero
@@ -101,6 +107,9 @@ const (
 	ActionOpenSocket
 	ActionCloseSocket
 	ActionOpenStream
+	ActionShowSpinner
+	ActionStartTimer
+	ActionCancelTimer
 )
 
 // String returns the action's name as the spec writes it.
@@ -109,7 +118,8 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 // fsmActionNames are the names of the actions, in kind order.
 var fsmActionNames = [...]string{
 	"PowerOn", "PowerOff", "StartAudio", "StopAudio", "MuteAudio", "UnmuteAudio",
-	"OpenSocket", "CloseSocket", "OpenStream",
+	"OpenSocket", "CloseSocket", "OpenStream", "ShowSpinner", "StartTimer",
+	"CancelTimer",
 }
 
 // State is a state of the MediaPlayer machine: one of Off and On. States are
@@ -121,9 +131,10 @@ type State interface {
 }
 
 // Event is an event the MediaPlayer machine handles: one of *Power, *Play,
-// *Pause, *Stop, *Mute, *Connected, *Disconnected, *Stream and *Reset. Events
-// are passed by pointer; the machine reads them during HandleEvent and keeps
-// no pointer to them, though it may keep what their fields hold.
+// *Pause, *Stop, *Mute, *Connected, *Disconnected, *Stall, *Stream, *Reset and
+// *TimerFired. Events are passed by pointer; the machine reads them during
+// HandleEvent and keeps no pointer to them, though it may keep what their
+// fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -132,9 +143,9 @@ type Event interface {
 
 // Action is an action of the MediaPlayer machine, as a value: one of *PowerOn,
 // *PowerOff, *StartAudio, *StopAudio, *MuteAudio, *UnmuteAudio, *OpenSocket,
-// *CloseSocket and *OpenStream. The machine hands actions to its Handler as
-// method calls; a Recorder turns them into Actions, and UnmarshalAction reads
-// one back from JSON.
+// *CloseSocket, *OpenStream, *ShowSpinner, *StartTimer and *CancelTimer. The
+// machine hands actions to its Handler as method calls; a Recorder turns them
+// into Actions, and UnmarshalAction reads one back from JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -160,7 +171,8 @@ type On struct {
 	Playback StateKind `json:"playback"`
 	// Volume is the state region Volume is in: one of Normal and Muted.
 	Volume StateKind `json:"volume"`
-	// Network is the state region Network is in: one of Offline and Online.
+	// Network is the state region Network is in: one of Offline, Online and
+	// Buffering.
 	Network StateKind `json:"network"`
 }
 
@@ -244,6 +256,16 @@ func (*Disconnected) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "disconnected", ...its fields}.
 func (Disconnected) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"disconnected"}`), nil }
 
+// Stall is the event Stall.
+type Stall struct{}
+
+// Kind returns EventStall.
+func (*Stall) Kind() EventKind { return EventStall }
+func (*Stall) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "stall", ...its fields}.
+func (Stall) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"stall"}`), nil }
+
 // Stream is the event Stream.
 type Stream struct{}
 
@@ -263,6 +285,32 @@ func (*Reset) isEvent()        {}
 
 // MarshalJSON encodes the event as {"kind": "reset", ...its fields}.
 func (Reset) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"reset"}`), nil }
+
+// TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
+// timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
+type TimerFired struct {
+	// Timer is the timer that ran out.
+	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
+}
+
+// Kind returns EventTimerFired.
+func (*TimerFired) Kind() EventKind { return EventTimerFired }
+func (*TimerFired) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "timer_fired", ...its fields}.
+func (v TimerFired) MarshalJSON() ([]byte, error) {
+	type fields TimerFired
+	return fsmrt.MarshalKind("timer_fired", fields(v))
+}
 
 // PowerOn is the action PowerOn.
 type PowerOn struct{}
@@ -354,6 +402,53 @@ func (*OpenStream) isAction()        {}
 // MarshalJSON encodes the action as {"kind": "open_stream", ...its fields}.
 func (OpenStream) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"open_stream"}`), nil }
 
+// ShowSpinner is the action ShowSpinner.
+type ShowSpinner struct{}
+
+// Kind returns ActionShowSpinner.
+func (*ShowSpinner) Kind() ActionKind { return ActionShowSpinner }
+func (*ShowSpinner) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "show_spinner", ...its fields}.
+func (ShowSpinner) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"show_spinner"}`), nil }
+
+// StartTimer is the action StartTimer: Start a timer: after delay, send
+// TimerFired with its id, unless CancelTimer stops it first. Starting an id
+// again restarts it.
+type StartTimer struct {
+	// Timer is the timer's id.
+	Timer TimerID `json:"timer"`
+	// Delay is how long the timer runs.
+	Delay time.Duration `json:"delay"`
+}
+
+// Kind returns ActionStartTimer.
+func (*StartTimer) Kind() ActionKind { return ActionStartTimer }
+func (*StartTimer) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "start_timer", ...its fields}.
+func (v StartTimer) MarshalJSON() ([]byte, error) {
+	type fields StartTimer
+	return fsmrt.MarshalKind("start_timer", fields(v))
+}
+
+// CancelTimer is the action CancelTimer: Stop a timer: its state was left. A
+// TimerFired it sends anyway changes nothing.
+type CancelTimer struct {
+	// Timer is the timer's id.
+	Timer TimerID `json:"timer"`
+}
+
+// Kind returns ActionCancelTimer.
+func (*CancelTimer) Kind() ActionKind { return ActionCancelTimer }
+func (*CancelTimer) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "cancel_timer", ...its fields}.
+func (v CancelTimer) MarshalJSON() ([]byte, error) {
+	type fields CancelTimer
+	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
 // Handler performs the actions of the MediaPlayer machine. HandleEvent calls
 // one method per action, in the order the rule lists them, once the machine is
 // in its new state. A method must not block (start the work and report its
@@ -380,6 +475,15 @@ type Handler interface {
 	CloseSocket()
 	// OpenStream performs the action OpenStream.
 	OpenStream()
+	// ShowSpinner performs the action ShowSpinner.
+	ShowSpinner()
+	// StartTimer performs the action StartTimer. Start a timer: after delay, send
+	// TimerFired with its id, unless CancelTimer stops it first. Starting an id
+	// again restarts it.
+	StartTimer(timer TimerID, delay time.Duration) time.Time
+	// CancelTimer performs the action CancelTimer. Stop a timer: its state was
+	// left. A TimerFired it sends anyway changes nothing.
+	CancelTimer(timer TimerID)
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -387,6 +491,9 @@ type Handler interface {
 type Recorder struct {
 	// Actions are the actions performed so far, oldest first.
 	Actions []Action
+	// Now is the time StartTimer counts deadlines from: a timer started with
+	// delay d fires at Now plus d.
+	Now time.Time
 }
 
 // PowerOn records a PowerOn.
@@ -416,6 +523,20 @@ func (r *Recorder) CloseSocket() { r.Actions = append(r.Actions, &CloseSocket{})
 // OpenStream records an OpenStream.
 func (r *Recorder) OpenStream() { r.Actions = append(r.Actions, &OpenStream{}) }
 
+// ShowSpinner records a ShowSpinner.
+func (r *Recorder) ShowSpinner() { r.Actions = append(r.Actions, &ShowSpinner{}) }
+
+// StartTimer records a StartTimer and returns its deadline, Now plus delay.
+func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) time.Time {
+	r.Actions = append(r.Actions, &StartTimer{Timer: timer, Delay: delay})
+	return r.Now.Add(delay)
+}
+
+// CancelTimer records a CancelTimer.
+func (r *Recorder) CancelTimer(timer TimerID) {
+	r.Actions = append(r.Actions, &CancelTimer{Timer: timer})
+}
+
 // Config is what New and Restore make a MediaPlayer machine with: whatever
 // performs its actions (Handler).
 type Config struct {
@@ -434,40 +555,59 @@ type Step = fsmrt.Step[StateKind, EventKind]
 // fsmrt.ErrRejected.
 type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
+// TimerID identifies a timer the machine started, numbered from 1 as the
+// machine starts them.
+type TimerID = fsmrt.TimerID
+
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "mediaplayer", Machine: "MediaPlayer", Shape: "sha256:83b5c09d6e6fbf9ae3cf877834fd3270", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateOn, Label: "Off --Power--> On"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPlay, Label: "Off --Play--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPause, Label: "Off --Pause--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStop, Label: "Off --Stop--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventMute, Label: "Off --Mute--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventConnected, Label: "Off --Connected--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventDisconnected, Label: "Off --Disconnected--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStream, Label: "Off --Stream--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventReset, Label: "Off --Reset--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateOn, Event: EventPower, To: StateOff, Label: "On --Power--> Off"},
-	{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventPlay, Label: "On --Play--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventPause, Label: "On --Pause--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventStop, Label: "On --Stop--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventConnected, Label: "On --Connected--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventDisconnected, Label: "On --Disconnected--> ignored"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventPlay, Label: "Stopped --Play--> Playing"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStream, Guard: "In(Online)", Actions: []ActionKind{ActionOpenStream}, Label: "Stopped --Stream [In(Online)]--> Playing / OpenStream"},
-	{Kind: fsmrt.RuleReject, Composite: "On", Event: EventStream, Guard: "else", Reason: "the network is offline", Label: "Stopped --Stream [else]--> rejected: the network is offline"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventPause, Label: "Playing --Pause--> Paused"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStop, Label: "Playing --Stop--> Stopped"},
-	{Kind: fsmrt.RuleIgnore, Composite: "On", Event: EventStream, Label: "Playing --Stream--> ignored"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventPlay, Label: "Paused --Play--> Playing"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStop, Label: "Paused --Stop--> Stopped"},
-	{Kind: fsmrt.RuleIgnore, Composite: "On", Event: EventStream, Label: "Paused --Stream--> ignored"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventReset, Label: "Playback --Reset--> Stopped"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventMute, Label: "Normal --Mute--> Muted"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventMute, Label: "Muted --Mute--> Normal"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventReset, Label: "Volume --Reset--> Normal"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventConnected, Label: "Offline --Connected--> Online"},
-	{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventDisconnected, Label: "Online --Disconnected--> Offline"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package: "mediaplayer",
+	Machine: "MediaPlayer",
+	Shape:   "sha256:bacf93860414058e81daeaa9425df722",
+	Timers:  []fsmrt.TimerOf[StateKind]{{State: "paused", First: StateOn, Last: StateOn}, {State: "buffering", First: StateOn, Last: StateOn}, {State: "buffering", Timer: "spinner", First: StateOn, Last: StateOn}},
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateOn, Label: "Off --Power--> On"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPlay, Label: "Off --Play--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPause, Label: "Off --Pause--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStop, Label: "Off --Stop--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventMute, Label: "Off --Mute--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventConnected, Label: "Off --Connected--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventDisconnected, Label: "Off --Disconnected--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStall, Label: "Off --Stall--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStream, Label: "Off --Stream--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventReset, Label: "Off --Reset--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateOn, Event: EventPower, To: StateOff, Label: "On --Power--> Off"},
+		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventPlay, Label: "On --Play--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventPause, Label: "On --Pause--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventStop, Label: "On --Stop--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventConnected, Label: "On --Connected--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventDisconnected, Label: "On --Disconnected--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventStall, Label: "On --Stall--> ignored"},
+		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventPlay, Label: "Stopped --Play--> Playing"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStream, Guard: "In(Online)", Actions: []ActionKind{ActionOpenStream}, Label: "Stopped --Stream [In(Online)]--> Playing / OpenStream"},
+		{Kind: fsmrt.RuleReject, Composite: "On", Event: EventStream, Guard: "else", Reason: "the network is offline", Label: "Stopped --Stream [else]--> rejected: the network is offline"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventPause, Label: "Playing --Pause--> Paused"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStop, Label: "Playing --Stop--> Stopped"},
+		{Kind: fsmrt.RuleIgnore, Composite: "On", Event: EventStream, Label: "Playing --Stream--> ignored"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventPlay, Label: "Paused --Play--> Playing"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStop, Label: "Paused --Stop--> Stopped"},
+		{Kind: fsmrt.RuleIgnore, Composite: "On", Event: EventStream, Label: "Paused --Stream--> ignored"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventReset, Label: "Playback --Reset--> Stopped"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventTimerFired, Label: "Paused --after 10m--> Stopped"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventMute, Label: "Normal --Mute--> Muted"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventMute, Label: "Muted --Mute--> Normal"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventReset, Label: "Volume --Reset--> Normal"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventConnected, Label: "Offline --Connected--> Online"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventDisconnected, Label: "Online --Disconnected--> Offline"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStall, Label: "Online --Stall--> Buffering"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventConnected, Label: "Buffering --Connected--> Online"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventDisconnected, Label: "Buffering --Disconnected--> Offline"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventTimerFired, Label: "Buffering --after 30s--> Offline"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventTimerFired, Actions: []ActionKind{ActionShowSpinner}, Label: "Buffering --after 2s (spinner)--> (stays) / ShowSpinner"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -479,6 +619,10 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 type Machine struct {
 	core fsmrt.Core[StateKind, EventKind, ActionKind]
 	h    Handler
+	// timers holds each state's running timer, valid while the state is active;
+	// lastTimer is the id of the last timer started.
+	timers    [3]fsmrt.Timer
+	lastTimer TimerID
 	// rgn holds, while the machine is in a parallel state, the leaf each of its
 	// regions is in (see Region).
 	rgn [3]StateKind
@@ -500,17 +644,25 @@ func New(c Config) (*Machine, error) {
 }
 
 // Restore returns a machine in state s, e.g. one decoded by UnmarshalState,
-// with c's behaviour and handler; it does not run s's entry. It fails for a
-// transient state, which is left in the step that enters it.
+// with c's behaviour and handler; it does not run s's entry. The timers of s
+// and its ancestors, and of the states its regions are in, run, numbered
+// afresh from 1, with no deadline known: see Timers; Load restores a saved
+// machine's timers as they were. It fails for a transient state, which is left
+// in the step that enters it.
 func Restore(c Config, s State) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	m.startTimers()
+	return m, nil
 }
 
-// put puts the machine in state s, with its data, and returns it.
+// put puts the machine in state s, with its data, and returns it; the timers
+// it runs must belong to s, its ancestors or the states its regions are in.
 func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
 	case Off:
@@ -525,36 +677,69 @@ func (m *Machine) put(s State) (*Machine, error) {
 			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Volume is in %v, not one of Normal and Muted", s.Volume)
 		}
 		m.rgn[1] = s.Volume
-		if s.Network < StateOffline || s.Network > StateOnline {
-			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Network is in %v, not one of Offline and Online", s.Network)
+		if s.Network < StateOffline || s.Network > StateBuffering {
+			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Network is in %v, not one of Offline, Online and Buffering", s.Network)
 		}
 		m.rgn[2] = s.Network
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
+	}
+	if m.timers[0].ID != 0 && !(m.rgn[0] == StatePaused) {
+		return nil, fmt.Errorf("mediaplayer: load a saved machine: timer %d of state \"paused\" runs, but region Playback of On is in %v: %w", m.timers[0].ID, m.rgn[0], fsmrt.ErrTimerNotRunning)
+	}
+	if m.timers[1].ID != 0 && !(m.rgn[2] == StateBuffering) {
+		return nil, fmt.Errorf("mediaplayer: load a saved machine: timer %d of state \"buffering\" runs, but region Network of On is in %v: %w", m.timers[1].ID, m.rgn[2], fsmrt.ErrTimerNotRunning)
+	}
+	if m.timers[2].ID != 0 && !(m.rgn[2] == StateBuffering) {
+		return nil, fmt.Errorf("mediaplayer: load a saved machine: timer %d (spinner) of state \"buffering\" runs, but region Network of On is in %v: %w", m.timers[2].ID, m.rgn[2], fsmrt.ErrTimerNotRunning)
+	}
 	return m, nil
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
-// saved shape and its state (see docs/spec.md).
-func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), nil, 0) }
+// saved shape, its state and, for each running timer, its id and deadline.
+// Save after an event and before performing its actions, and a timer's firing
+// is handled once, whatever moment the process is killed (see docs/spec.md).
+func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state; it hands out no action. It reads strictly: unknown fields, fields in
-// another case and fields given twice are refused, naming them. Data saved by
-// an earlier revision of the spec loads when the states and fields it names
-// still exist, or were renamed with renamed_from; a field it lacks loads as
-// its zero value.
-func Load(c Config, data []byte) (*Machine, error) {
+// state and with its timers running as they were, at the deadlines they were
+// saved with (see Timers and Deadline, and LoadWith to re-arm them with this
+// revision's delays); it hands out no action. It reads strictly: unknown
+// fields, fields in another case and fields given twice are refused, naming
+// them. Data saved by an earlier revision of the spec loads when the states
+// and fields it names still exist, or were renamed with renamed_from; a field
+// it lacks loads as its zero value.
+func Load(c Config, data []byte) (*Machine, error) { return LoadWith(c, data, LoadOptions{}) }
+
+// LoadOptions says how LoadWith makes a machine of saved data; the zero value
+// loads it as it was saved, as Load does. With Rearm, each running timer takes
+// the delay this revision gives its state, and its deadline moves to the time
+// it started plus that delay: for machines saved before a timer's delay
+// changed (see fsmrt.LoadOptions).
+type LoadOptions = fsmrt.LoadOptions
+
+// LoadWith is Load, told by o what to do with the saved machine: see
+// LoadOptions.
+func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	s, err := fsmrt.LoadState(&fsmDesc, data, nil, nil, UnmarshalState)
+	s, err := fsmrt.LoadState(&fsmDesc, data, m.timers[:], &m.lastTimer, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	if o.Rearm {
+		m.rearmTimers()
+	}
+	return m, nil
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -586,6 +771,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 	if m.core.Busy {
 		return m.core.Reentrant()
 	}
+	if t, ok := ev.(*TimerFired); ok {
+		return m.timerFired(t)
+	}
 	switch m.core.State {
 	case StateOff:
 		switch ev.(type) {
@@ -605,7 +793,18 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// On --Power--> Off
 			leftOn := m.rgn
 			m.core.State = StateOff
-			m.core.Start(9, StateOn)
+			m.core.Start(10, StateOn)
+			switch leftOn[2] {
+			case StateBuffering:
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				if m.timers[2].ID != 0 {
+					m.h.CancelTimer(m.timers[2].ID)
+					m.timers[2] = fsmrt.Timer{}
+				}
+			}
 			m.h.CloseSocket()
 			switch leftOn[1] {
 			case StateMuted:
@@ -614,6 +813,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			switch leftOn[0] {
 			case StatePlaying:
 				m.h.StopAudio()
+			case StatePaused:
+				if m.timers[0].ID != 0 {
+					m.h.CancelTimer(m.timers[0].ID)
+					m.timers[0] = fsmrt.Timer{}
+				}
 			}
 			m.h.PowerOff()
 			return m.core.Finish()
@@ -622,13 +826,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateStopped:
 				// Stopped --Play--> Playing
 				m.rgn[0] = StatePlaying
-				m.core.Start(15, StateOn)
+				m.core.Start(18, StateOn)
 				m.h.StartAudio()
 				return m.core.Finish()
 			case StatePaused:
 				// Paused --Play--> Playing
 				m.rgn[0] = StatePlaying
-				m.core.Start(21, StateOn)
+				m.core.Start(24, StateOn)
+				if m.timers[0].ID != 0 {
+					m.h.CancelTimer(m.timers[0].ID)
+					m.timers[0] = fsmrt.Timer{}
+				}
 				m.h.StartAudio()
 				return m.core.Finish()
 			}
@@ -637,8 +845,11 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StatePlaying:
 				// Playing --Pause--> Paused
 				m.rgn[0] = StatePaused
-				m.core.Start(18, StateOn)
+				m.core.Start(21, StateOn)
 				m.h.StopAudio()
+				m.lastTimer++
+				m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 10 * time.Minute}
+				m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, 10*time.Minute)
 				return m.core.Finish()
 			}
 		case *Stop:
@@ -646,13 +857,17 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StatePlaying:
 				// Playing --Stop--> Stopped
 				m.rgn[0] = StateStopped
-				m.core.Start(19, StateOn)
+				m.core.Start(22, StateOn)
 				m.h.StopAudio()
 				return m.core.Finish()
 			case StatePaused:
 				// Paused --Stop--> Stopped
 				m.rgn[0] = StateStopped
-				m.core.Start(22, StateOn)
+				m.core.Start(25, StateOn)
+				if m.timers[0].ID != 0 {
+					m.h.CancelTimer(m.timers[0].ID)
+					m.timers[0] = fsmrt.Timer{}
+				}
 				return m.core.Finish()
 			}
 		case *Mute:
@@ -660,13 +875,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateNormal:
 				// Normal --Mute--> Muted
 				m.rgn[1] = StateMuted
-				m.core.Start(25, StateOn)
+				m.core.Start(29, StateOn)
 				m.h.MuteAudio()
 				return m.core.Finish()
 			case StateMuted:
 				// Muted --Mute--> Normal
 				m.rgn[1] = StateNormal
-				m.core.Start(26, StateOn)
+				m.core.Start(30, StateOn)
 				m.h.UnmuteAudio()
 				return m.core.Finish()
 			}
@@ -675,7 +890,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateOffline:
 				// Offline --Connected--> Online
 				m.rgn[2] = StateOnline
-				m.core.Start(28, StateOn)
+				m.core.Start(32, StateOn)
+				m.h.OpenSocket()
+				return m.core.Finish()
+			case StateBuffering:
+				// Buffering --Connected--> Online
+				m.rgn[2] = StateOnline
+				m.core.Start(35, StateOn)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				if m.timers[2].ID != 0 {
+					m.h.CancelTimer(m.timers[2].ID)
+					m.timers[2] = fsmrt.Timer{}
+				}
 				m.h.OpenSocket()
 				return m.core.Finish()
 			}
@@ -684,7 +913,34 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateOnline:
 				// Online --Disconnected--> Offline
 				m.rgn[2] = StateOffline
-				m.core.Start(29, StateOn)
+				m.core.Start(33, StateOn)
+				return m.core.Finish()
+			case StateBuffering:
+				// Buffering --Disconnected--> Offline
+				m.rgn[2] = StateOffline
+				m.core.Start(36, StateOn)
+				if m.timers[1].ID != 0 {
+					m.h.CancelTimer(m.timers[1].ID)
+					m.timers[1] = fsmrt.Timer{}
+				}
+				if m.timers[2].ID != 0 {
+					m.h.CancelTimer(m.timers[2].ID)
+					m.timers[2] = fsmrt.Timer{}
+				}
+				return m.core.Finish()
+			}
+		case *Stall:
+			switch m.rgn[2] {
+			case StateOnline:
+				// Online --Stall--> Buffering
+				m.rgn[2] = StateBuffering
+				m.core.Start(34, StateOn)
+				m.lastTimer++
+				m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Second}
+				m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, 30*time.Second)
+				m.lastTimer++
+				m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: 2 * time.Second}
+				m.timers[2].Deadline = m.h.StartTimer(m.lastTimer, 2*time.Second)
 				return m.core.Finish()
 			}
 		case *Stream:
@@ -694,59 +950,65 @@ func (m *Machine) HandleEvent(ev Event) error {
 				case m.rgn[2] == StateOnline:
 					// Stopped --Stream [In(Online)]--> Playing / OpenStream
 					m.rgn[0] = StatePlaying
-					m.core.Start(16, StateOn)
+					m.core.Start(19, StateOn)
 					m.h.OpenStream()
 					m.h.StartAudio()
 					return m.core.Finish()
 				default:
 					// Stopped --Stream [else]--> rejected: the network is offline
-					return m.core.Reject(17)
+					return m.core.Reject(20)
 				}
 			case StatePlaying:
 				// Playing --Stream--> ignored
-				return m.core.Ignore(20)
+				return m.core.Ignore(23)
 			case StatePaused:
 				// Paused --Stream--> ignored
-				return m.core.Ignore(23)
+				return m.core.Ignore(26)
 			}
 		case *Reset:
 			tPlayback, tVolume := -1, -1
 			switch m.rgn[0] {
 			case StateStopped, StatePlaying, StatePaused:
 				// Playback --Reset--> Stopped
-				tPlayback = 24
+				tPlayback = 27
 			}
 			switch m.rgn[1] {
 			case StateNormal, StateMuted:
 				// Volume --Reset--> Normal
-				tVolume = 27
+				tVolume = 31
 			}
 			if tPlayback >= 0 || tVolume >= 0 {
 				fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
 				switch tPlayback {
-				case 24:
+				case 27:
 					// Playback --Reset--> Stopped
 					m.rgn[0] = StateStopped
-					m.core.Start(24, StateOn)
-				}
-				switch tVolume {
-				case 27:
-					// Volume --Reset--> Normal
-					m.rgn[1] = StateNormal
 					m.core.Start(27, StateOn)
 				}
 				switch tVolume {
-				case 27:
+				case 31:
+					// Volume --Reset--> Normal
+					m.rgn[1] = StateNormal
+					m.core.Start(31, StateOn)
+				}
+				switch tVolume {
+				case 31:
 					// Volume --Reset--> Normal
 					if fromVolume == StateMuted {
 						m.h.UnmuteAudio()
 					}
 				}
 				switch tPlayback {
-				case 24:
+				case 27:
 					// Playback --Reset--> Stopped
 					if fromPlayback == StatePlaying {
 						m.h.StopAudio()
+					}
+					if fromPlayback == StatePaused {
+						if m.timers[0].ID != 0 {
+							m.h.CancelTimer(m.timers[0].ID)
+							m.timers[0] = fsmrt.Timer{}
+						}
 					}
 				}
 				return m.core.Finish()
@@ -775,26 +1037,131 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Ignore(5)
 		case *Disconnected:
 			return m.core.Ignore(6)
-		case *Stream:
+		case *Stall:
 			return m.core.Ignore(7)
-		case *Reset:
+		case *Stream:
 			return m.core.Ignore(8)
+		case *Reset:
+			return m.core.Ignore(9)
 		}
 	case StateOn:
 		switch ev.(type) {
 		case *Play:
-			return m.core.Ignore(10)
-		case *Pause:
 			return m.core.Ignore(11)
-		case *Stop:
+		case *Pause:
 			return m.core.Ignore(12)
-		case *Connected:
+		case *Stop:
 			return m.core.Ignore(13)
-		case *Disconnected:
+		case *Connected:
 			return m.core.Ignore(14)
+		case *Disconnected:
+			return m.core.Ignore(15)
+		case *Stall:
+			return m.core.Ignore(16)
 		}
 	}
 	return m.core.Unhandled(ev)
+}
+
+// startTimers numbers afresh and records the timers of the current state and
+// its ancestors, outermost first, for Restore: their deadlines are not known.
+func (m *Machine) startTimers() {
+	switch m.core.State {
+	case StateOn:
+		switch m.rgn[0] {
+		case StatePaused:
+			m.lastTimer++
+			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 10 * time.Minute}
+		}
+		switch m.rgn[2] {
+		case StateBuffering:
+			m.lastTimer++
+			m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Second}
+			m.lastTimer++
+			m.timers[2] = fsmrt.Timer{ID: m.lastTimer, Delay: 2 * time.Second}
+		}
+	}
+}
+
+// rearmTimers gives each running timer of the current state and its ancestors
+// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.
+func (m *Machine) rearmTimers() {
+	switch m.core.State {
+	case StateOn:
+		switch m.rgn[0] {
+		case StatePaused:
+			m.timers[0].Rearm(10 * time.Minute)
+		}
+		switch m.rgn[2] {
+		case StateBuffering:
+			m.timers[1].Rearm(30 * time.Second)
+			m.timers[2].Rearm(2 * time.Second)
+		}
+	}
+}
+
+// Timers returns the timers the current state has running, outermost state
+// first, as the StartTimer actions that started them: a timer runs from its
+// state's entry until it fires or the state is left. After Load or Restore,
+// arm them again: at their Deadline, or, after Restore, which numbers them
+// afresh from 1 and knows no deadline, after their delay.
+//
+// The values are the caller's to keep.
+func (m *Machine) Timers() []*StartTimer {
+	var out []*StartTimer
+	for _, t := range m.timers {
+		if t.ID != 0 {
+			out = append(out, &StartTimer{Timer: t.ID, Delay: t.Delay})
+		}
+	}
+	return out
+}
+
+// Deadline returns when running timer id fires: what the Handler's StartTimer
+// returned for it, or what Load read. It is the zero time for a timer whose
+// deadline the machine does not know (its state was put with Restore) and for
+// a timer that is not running.
+func (m *Machine) Deadline(id TimerID) time.Time {
+	for _, t := range m.timers {
+		if id != 0 && t.ID == id {
+			return t.Deadline
+		}
+	}
+	return time.Time{}
+}
+
+// timerFired handles a TimerFired: the rules of the timer it names when that
+// timer runs for the current state, else the rule that ignores it.
+func (m *Machine) timerFired(ev *TimerFired) error {
+	if ev == nil {
+		return m.core.NilEvent(ev)
+	}
+	switch {
+	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
+	case m.core.State == StateOn && m.rgn[0] == StatePaused && ev.Timer == m.timers[0].ID:
+		m.timers[0] = fsmrt.Timer{}
+		// Paused --after 10m--> Stopped
+		m.rgn[0] = StateStopped
+		m.core.Start(28, StateOn)
+		return m.core.Finish()
+	case m.core.State == StateOn && m.rgn[2] == StateBuffering && ev.Timer == m.timers[1].ID:
+		m.timers[1] = fsmrt.Timer{}
+		// Buffering --after 30s--> Offline
+		m.rgn[2] = StateOffline
+		m.core.Start(37, StateOn)
+		if m.timers[2].ID != 0 {
+			m.h.CancelTimer(m.timers[2].ID)
+			m.timers[2] = fsmrt.Timer{}
+		}
+		return m.core.Finish()
+	case m.core.State == StateOn && m.rgn[2] == StateBuffering && ev.Timer == m.timers[2].ID:
+		m.timers[2] = fsmrt.Timer{}
+		// Buffering --after 2s (spinner)--> (stays) / ShowSpinner
+		m.core.Start(38, StateOn)
+		m.h.ShowSpinner()
+		return m.core.Finish()
+	}
+	return m.core.Ignore(17)
 }
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
@@ -822,8 +1189,10 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"mute":         fsmrt.Pointer[Mute, Event](&fsmDesc, "event mute"),
 	"connected":    fsmrt.Pointer[Connected, Event](&fsmDesc, "event connected"),
 	"disconnected": fsmrt.Pointer[Disconnected, Event](&fsmDesc, "event disconnected"),
+	"stall":        fsmrt.Pointer[Stall, Event](&fsmDesc, "event stall"),
 	"stream":       fsmrt.Pointer[Stream, Event](&fsmDesc, "event stream"),
 	"reset":        fsmrt.Pointer[Reset, Event](&fsmDesc, "event reset"),
+	"timer_fired":  fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -842,6 +1211,9 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"open_socket":  fsmrt.Pointer[OpenSocket, Action](&fsmDesc, "action open_socket"),
 	"close_socket": fsmrt.Pointer[CloseSocket, Action](&fsmDesc, "action close_socket"),
 	"open_stream":  fsmrt.Pointer[OpenStream, Action](&fsmDesc, "action open_stream"),
+	"show_spinner": fsmrt.Pointer[ShowSpinner, Action](&fsmDesc, "action show_spinner"),
+	"start_timer":  fsmrt.Pointer[StartTimer, Action](&fsmDesc, "action start_timer"),
+	"cancel_timer": fsmrt.Pointer[CancelTimer, Action](&fsmDesc, "action cancel_timer"),
 }
 
 // MarshalText encodes the kind as its state's JSON kind ("playing"): the value
@@ -867,5 +1239,5 @@ func (k *StateKind) UnmarshalText(text []byte) error {
 // fsmStateKinds are the JSON kinds of the states, in kind order.
 var fsmStateKinds = [...]string{
 	"off", "on", "stopped", "playing", "paused", "normal", "muted", "offline",
-	"online",
+	"online", "buffering",
 }

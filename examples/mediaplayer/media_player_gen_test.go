@@ -8,6 +8,7 @@ package mediaplayer
 import (
 	"testing"
 
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
 
@@ -15,8 +16,8 @@ import (
 // it: in any state at rest, with the fake behaviour and a Recorder.
 var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, ActionKind]{
 	Rules:  fsmDesc.Rules,
-	States: []State{Off{}, On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}},
-	Events: []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stream{}, &Reset{}},
+	States: []State{Off{}, On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, On{Playback: StatePlaying, Volume: StateMuted, Network: StateOnline}, On{Playback: StatePaused, Volume: StateMuted, Network: StateBuffering}},
+	Events: []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stall{}, &Stream{}, &Reset{}, &TimerFired{}},
 	Zero:   func() fsmtest.Machine[State, Event, StateKind, EventKind] { return &Machine{} },
 	New: func(script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
 		rec := &Recorder{}
@@ -33,6 +34,18 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		m, err := Load(Config{Handler: rec}, data)
 		return m, &rec.Actions, err
 	},
+	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := LoadWith(Config{Handler: rec}, data, LoadOptions{Rearm: true})
+		return m, &rec.Actions, err
+	},
+	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
+		var out []fsmrt.Timer
+		for _, t := range m.(*Machine).Timers() {
+			out = append(out, fsmrt.Timer{ID: t.Timer, Delay: t.Delay, Deadline: m.(*Machine).Deadline(t.Timer)})
+		}
+		return out
+	},
 }
 
 // TestRules takes every way through the rule table: see fsmtest.Rules.
@@ -45,35 +58,43 @@ func TestRules(t *testing.T) {
 		{From: Off{}, Event: &Mute{}, Rules: []int{4}, To: StateOff},
 		{From: Off{}, Event: &Connected{}, Rules: []int{5}, To: StateOff},
 		{From: Off{}, Event: &Disconnected{}, Rules: []int{6}, To: StateOff},
-		{From: Off{}, Event: &Stream{}, Rules: []int{7}, To: StateOff},
-		{From: Off{}, Event: &Reset{}, Rules: []int{8}, To: StateOff},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Power{}, Rules: []int{9}, To: StateOff, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{10}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{11}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{12}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Connected{}, Rules: []int{13}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Disconnected{}, Rules: []int{14}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{15}, To: StateOn, Actions: []ActionKind{ActionStartAudio}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{17}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Stream{}, Rules: []int{16}, To: StateOn, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{24, 27}, To: StateOn},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{18}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{19}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{20}, To: StateOn},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{24, 27}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{21}, To: StateOn, Actions: []ActionKind{ActionStartAudio}},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{22}, To: StateOn},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{23}, To: StateOn},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{24, 27}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Mute{}, Rules: []int{25}, To: StateOn, Actions: []ActionKind{ActionMuteAudio}},
-		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Mute{}, Rules: []int{26}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
-		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Reset{}, Rules: []int{24, 27}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Connected{}, Rules: []int{28}, To: StateOn, Actions: []ActionKind{ActionOpenSocket}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Disconnected{}, Rules: []int{29}, To: StateOn},
+		{From: Off{}, Event: &Stall{}, Rules: []int{7}, To: StateOff},
+		{From: Off{}, Event: &Stream{}, Rules: []int{8}, To: StateOff},
+		{From: Off{}, Event: &Reset{}, Rules: []int{9}, To: StateOff},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Power{}, Rules: []int{10}, To: StateOff, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{11}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{12}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{13}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Connected{}, Rules: []int{14}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Disconnected{}, Rules: []int{15}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stall{}, Rules: []int{16}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{18}, To: StateOn, Actions: []ActionKind{ActionStartAudio}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{20}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Stream{}, Rules: []int{19}, To: StateOn, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{21}, To: StateOn, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{22}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{23}, To: StateOn},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{24}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{25}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{26}, To: StateOn},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Mute{}, Rules: []int{29}, To: StateOn, Actions: []ActionKind{ActionMuteAudio}},
+		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Mute{}, Rules: []int{30}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
+		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Connected{}, Rules: []int{32}, To: StateOn, Actions: []ActionKind{ActionOpenSocket}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Disconnected{}, Rules: []int{33}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Stall{}, Rules: []int{34}, To: StateOn, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &Connected{}, Rules: []int{35}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionOpenSocket}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &Disconnected{}, Rules: []int{36}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &TimerFired{Timer: 1}, Rules: []int{28}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &TimerFired{Timer: 1}, Rules: []int{37}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &TimerFired{Timer: 2}, Rules: []int{38}, To: StateOn, Actions: []ActionKind{ActionShowSpinner}},
 	})
 }
 
-// TestPaths drives the machine along the witness path of each of its 15 rules,
+// TestPaths drives the machine along the witness path of each of its 18 rules,
 // the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{
@@ -84,29 +105,38 @@ func TestPaths(t *testing.T) {
 		{Up: -1, Event: &Mute{}, Rules: []int{4}},
 		{Up: -1, Event: &Connected{}, Rules: []int{5}},
 		{Up: -1, Event: &Disconnected{}, Rules: []int{6}},
-		{Up: -1, Event: &Stream{}, Rules: []int{7}},
-		{Up: -1, Event: &Reset{}, Rules: []int{8}},
-		{Up: 0, Event: &Power{}, Rules: []int{9}, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
-		{Up: 0, Event: &Play{}, Rules: []int{15}, Actions: []ActionKind{ActionStartAudio}},
-		{Up: 10, Event: &Play{}, Rules: []int{10}},
-		{Up: 0, Event: &Pause{}, Rules: []int{11}},
-		{Up: 0, Event: &Stop{}, Rules: []int{12}},
-		{Up: 0, Event: &Connected{}, Rules: []int{28}, Actions: []ActionKind{ActionOpenSocket}},
-		{Up: 14, Event: &Connected{}, Rules: []int{13}},
-		{Up: 0, Event: &Disconnected{}, Rules: []int{14}},
-		{Up: 14, Event: &Stream{}, Rules: []int{16}, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
-		{Up: 0, Event: &Stream{}, Rules: []int{17}},
-		{Up: 10, Event: &Pause{}, Rules: []int{18}, Actions: []ActionKind{ActionStopAudio}},
-		{Up: 10, Event: &Stop{}, Rules: []int{19}, Actions: []ActionKind{ActionStopAudio}},
-		{Up: 10, Event: &Stream{}, Rules: []int{20}},
-		{Up: 19, Event: &Play{}, Rules: []int{21}, Actions: []ActionKind{ActionStartAudio}},
-		{Up: 19, Event: &Stop{}, Rules: []int{22}},
-		{Up: 19, Event: &Stream{}, Rules: []int{23}},
-		{Up: 0, Event: &Reset{}, Rules: []int{24, 27}},
-		{Up: 0, Event: &Mute{}, Rules: []int{25}, Actions: []ActionKind{ActionMuteAudio}},
-		{Up: 26, Event: &Mute{}, Rules: []int{26}, Actions: []ActionKind{ActionUnmuteAudio}},
-		{Up: 14, Event: &Disconnected{}, Rules: []int{29}},
-	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 10, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 25, 14, 28})
+		{Up: -1, Event: &Stall{}, Rules: []int{7}},
+		{Up: -1, Event: &Stream{}, Rules: []int{8}},
+		{Up: -1, Event: &Reset{}, Rules: []int{9}},
+		{Up: 0, Event: &Power{}, Rules: []int{10}, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
+		{Up: 0, Event: &Play{}, Rules: []int{18}, Actions: []ActionKind{ActionStartAudio}},
+		{Up: 11, Event: &Play{}, Rules: []int{11}},
+		{Up: 0, Event: &Pause{}, Rules: []int{12}},
+		{Up: 0, Event: &Stop{}, Rules: []int{13}},
+		{Up: 0, Event: &Connected{}, Rules: []int{32}, Actions: []ActionKind{ActionOpenSocket}},
+		{Up: 15, Event: &Connected{}, Rules: []int{14}},
+		{Up: 0, Event: &Disconnected{}, Rules: []int{15}},
+		{Up: 0, Event: &Stall{}, Rules: []int{16}},
+		{Up: -1, Event: &TimerFired{}, Rules: []int{17}},
+		{Up: 15, Event: &Stream{}, Rules: []int{19}, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
+		{Up: 0, Event: &Stream{}, Rules: []int{20}},
+		{Up: 11, Event: &Pause{}, Rules: []int{21}, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
+		{Up: 11, Event: &Stop{}, Rules: []int{22}, Actions: []ActionKind{ActionStopAudio}},
+		{Up: 11, Event: &Stream{}, Rules: []int{23}},
+		{Up: 22, Event: &Play{}, Rules: []int{24}, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
+		{Up: 22, Event: &Stop{}, Rules: []int{25}, Actions: []ActionKind{ActionCancelTimer}},
+		{Up: 22, Event: &Stream{}, Rules: []int{26}},
+		{Up: 0, Event: &Reset{}, Rules: []int{27, 31}},
+		{Up: 22, Event: &TimerFired{Timer: 1}, Rules: []int{28}},
+		{Up: 0, Event: &Mute{}, Rules: []int{29}, Actions: []ActionKind{ActionMuteAudio}},
+		{Up: 30, Event: &Mute{}, Rules: []int{30}, Actions: []ActionKind{ActionUnmuteAudio}},
+		{Up: 15, Event: &Disconnected{}, Rules: []int{33}},
+		{Up: 15, Event: &Stall{}, Rules: []int{34}, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}},
+		{Up: 33, Event: &Connected{}, Rules: []int{35}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionOpenSocket}},
+		{Up: 33, Event: &Disconnected{}, Rules: []int{36}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
+		{Up: 33, Event: &TimerFired{Timer: 1}, Rules: []int{37}, Actions: []ActionKind{ActionCancelTimer}},
+		{Up: 33, Event: &TimerFired{Timer: 2}, Rules: []int{38}, Actions: []ActionKind{ActionShowSpinner}},
+	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 16, 17, 18, 19, 11, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 28, 15, 32, 33, 34, 35, 36, 37})
 }
 
 // TestEveryPair checks that a rule resolves every state × event pair: see
@@ -141,6 +171,16 @@ func TestJSON(t *testing.T) {
 		Playback: StateStopped,
 		Volume:   StateNormal,
 	}}, UnmarshalState)
-	fsmtest.JSON(t, []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stream{}, &Reset{}}, UnmarshalEvent)
-	fsmtest.JSON(t, []Action{&PowerOn{}, &PowerOff{}, &StartAudio{}, &StopAudio{}, &MuteAudio{}, &UnmuteAudio{}, &OpenSocket{}, &CloseSocket{}, &OpenStream{}}, UnmarshalAction)
+	fsmtest.JSON(t, []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stall{}, &Stream{}, &Reset{}, &TimerFired{}}, UnmarshalEvent)
+	fsmtest.JSON(t, []Action{&PowerOn{}, &PowerOff{}, &StartAudio{}, &StopAudio{}, &MuteAudio{}, &UnmuteAudio{}, &OpenSocket{}, &CloseSocket{}, &OpenStream{}, &ShowSpinner{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction)
+}
+
+// TestRecorder checks that the Recorder keeps the values of the actions.
+func TestRecorder(t *testing.T) {
+	rec := &Recorder{}
+	a10 := &StartTimer{}
+	rec.StartTimer(a10.Timer, a10.Delay)
+	a11 := &CancelTimer{}
+	rec.CancelTimer(a11.Timer)
+	fsmtest.Recorded(t, []Action{a10, a11}, rec.Actions)
 }

@@ -122,7 +122,10 @@ type Desc[S, E, A Kind] struct {
 
 // TimerOf describes a timer of a machine: the state whose timer it is,
 // by its JSON kind, and the first and last of that state's leaves (the
-// leaves of a state have consecutive kinds).
+// leaves of a state have consecutive kinds). For a state inside a region
+// of a parallel state, First and Last are the parallel state, which the
+// machine is in while the timer runs; the generated code checks the
+// region's state.
 type TimerOf[S Kind] struct {
 	State string
 	// Timer is the timer's id among its state's timers (its "id:" in the

@@ -295,7 +295,7 @@ func (d *differ) states() {
 			continue
 		}
 		d.fields("state", o, n, SavedStates, saved)
-		d.timers(os, ns)
+		d.timers(os, ns, os.Name)
 	}
 }
 
@@ -337,13 +337,14 @@ func (d *differ) history(o, n *fsm.Decl) {
 }
 
 // timers compares the timers running in a leaf matched across the
-// revisions: those of the state and of its ancestors.
-func (d *differ) timers(os, ns *fsm.State) {
+// revisions: those of the state and of its ancestors (inside its region,
+// for a region's leaf). A saved machine in it is "saved in where".
+func (d *differ) timers(os, ns *fsm.State, where string) {
 	olds, news := timerStates(os), timerStates(ns)
 	for _, t := range olds {
 		if !slices.ContainsFunc(news, func(n timerKey) bool { return n.state == d.rename("state", t.state) && n.id == t.id }) {
 			c := &Change{Subject: "state " + ns.Name, What: "lost " + t.String(), Old: os.Pos, New: ns.Pos}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with %s running no longer loads", os.Name, t))
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with %s running no longer loads", where, t))
 			d.add(c)
 		}
 	}
@@ -354,7 +355,7 @@ func (d *differ) timers(os, ns *fsm.State) {
 		}
 		if !found {
 			c := &Change{Subject: "state " + ns.Name, What: "gained " + t.String(), Old: os.Pos, New: ns.Pos}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s loads without %s running: it would never fire", os.Name, t))
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s loads without %s running: it would never fire", where, t))
 			d.add(c)
 		}
 	}

@@ -84,6 +84,15 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 			d.add(&Change{Subject: "state " + s.Name, What: fmt.Sprintf("added to region %s of %s", n.Root.Name, p.Name), New: s.Pos})
 		}
 	}
+	// A saved machine names the running timers of its regions' leaves,
+	// as a flat machine's of its leaf.
+	for _, os := range o.Leaves {
+		for _, ns := range n.Leaves {
+			if d.rename("state", os.Name) == ns.Name {
+				d.timers(os, ns, fmt.Sprintf("%s with region %s in %s", p.Name, n.Root.Name, os.Name))
+			}
+		}
+	}
 }
 
 // regionFinals compares the final states of a region matched across the

@@ -80,6 +80,8 @@ func TestCompareParallel(t *testing.T) {
 		"          Muted: {}\n", "",
 		"  - from: Normal\n    on: Mute\n    to: Muted\n  - from: Muted\n    on: Mute\n    to: Normal\n", "  - from: Normal\n    on: Mute\n    to: Normal\n",
 	).Replace(playerSpec)
+	timed := strings.Replace(playerSpec, "          Playing: {}\n", "          Playing:\n            after:\n              delay: 10m\n              to: Stopped\n", 1)
+	retimed := strings.Replace(timed, "delay: 10m", "delay: 5m", 1)
 	retargeted := strings.Replace(playerSpec, "  - from: Playing\n    on: Play\n    to: Stopped\n", "  - from: Playing\n    on: Play\n    to: Playing\n", 1)
 	tests := []struct {
 		name     string
@@ -91,6 +93,32 @@ func TestCompareParallel(t *testing.T) {
 			name: "a region's rule changed", old: playerSpec, new: retargeted, breaks: 1,
 			want: []want{
 				{subject: "rule Playing × Play", what: "now to Playing, was to Stopped", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "a region's state gained a timer", old: playerSpec, new: timed, breaks: 4,
+			want: []want{
+				{subject: "state Playing", what: "gained the timer of Playing", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Playing", what: "timer changed: fires after 10m: to Stopped, was nothing", verdicts: []string{"behaviour=breaks"}},
+				{subject: "event TimerFired", what: "added"},
+				{subject: "action StartTimer", what: "added", verdicts: []string{"code=breaks"}},
+				{subject: "action CancelTimer", what: "added", verdicts: []string{"code=breaks"}},
+			},
+		},
+		{
+			name: "a region's state lost its timer", old: timed, new: playerSpec, breaks: 5,
+			want: []want{
+				{subject: "state Playing", what: "lost the timer of Playing", verdicts: []string{"saved_states=breaks"}},
+				{subject: "state Playing", what: "timer changed: nothing, was fires after 10m: to Stopped", verdicts: []string{"behaviour=breaks"}},
+				{subject: "event TimerFired", what: "removed", verdicts: []string{"event_log=breaks"}},
+				{subject: "action StartTimer", what: "removed", verdicts: []string{"event_log=breaks"}},
+				{subject: "action CancelTimer", what: "removed", verdicts: []string{"event_log=breaks"}},
+			},
+		},
+		{
+			name: "a region's timer retimed", old: timed, new: retimed, breaks: 1,
+			want: []want{
+				{subject: "state Playing", what: "timer changed: fires after 5m: to Stopped, was fires after 10m: to Stopped", verdicts: []string{"saved_states=review", "behaviour=breaks"}},
 			},
 		},
 		{

@@ -64,7 +64,9 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 		}
 	}
 	for _, t := range m.Timers {
-		d.cells(t.State, []*fsm.Cell{t.Cell})
+		if t.State.Region == nil { // a region's: with its region's rules
+			d.cells(t.State, []*fsm.Cell{t.Cell})
+		}
 	}
 	d.regionEdges()
 	for _, e := range d.edges {

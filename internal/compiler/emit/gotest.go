@@ -141,6 +141,9 @@ func (g *testGen) genSubject() {
 			transient = append(transient, jen.Id(s.GoName).Values())
 		default:
 			states = append(states, stateLit(s, nil))
+			for _, cfg := range s.TimedConfigs() {
+				states = append(states, stateLit(s, cfg))
+			}
 		}
 		if s.Terminal {
 			terminal = append(terminal, jen.Id(s.KindName))

@@ -131,6 +131,27 @@ func timerChain(s *fsm.State) []*fsm.Timer {
 	return out
 }
 
+// delayCode is the delay timer t runs for: a constant, or its effect's.
+func (g *goGen) delayCode(t *fsm.Timer) jen.Code {
+	if t.DelayFunc != nil {
+		return jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
+	}
+	return durationCode(t.Delay)
+}
+
+// startTimer records timer t as running, numbered afresh, for Restore.
+func (g *goGen) startTimer(t *fsm.Timer) []jen.Code {
+	return []jen.Code{
+		jen.Id("m").Dot("lastTimer").Op("++"),
+		timerSlot(t).Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", g.delayCode(t))),
+	}
+}
+
+// rearmTimer gives running timer t the delay this revision gives it.
+func (g *goGen) rearmTimer(t *fsm.Timer) []jen.Code {
+	return []jen.Code{timerSlot(t).Dot("Rearm").Call(g.delayCode(t))}
+}
+
 // genTimers emits startTimers, rearmTimers, Timers, Deadline and
 // timerFired, the dispatch of TimerFired.
 //
@@ -153,13 +174,20 @@ func (g *goGen) genTimers() {
 	f := g.f
 	// Leaves with the same timers share a case.
 	type group struct {
-		kinds  []jen.Code
-		timers []*fsm.Timer
+		kinds    []jen.Code
+		timers   []*fsm.Timer
+		parallel *fsm.State // a parallel state, whose regions' timers follow
 	}
 	var groups []*group
 	for _, s := range m.States {
 		chain := timerChain(s)
-		if len(chain) == 0 {
+		if len(chain) == 0 && !slices.ContainsFunc(s.Regions, func(reg *fsm.Region) bool { return len(reg.Timers) > 0 }) {
+			continue
+		}
+		if s.Regions != nil {
+			// The timers of its regions' states depend on their leaves:
+			// a group of its own.
+			groups = append(groups, &group{kinds: []jen.Code{jen.Id(s.KindName)}, timers: chain, parallel: s})
 			continue
 		}
 		i := slices.IndexFunc(groups, func(gr *group) bool { return slices.Equal(gr.timers, chain) })
@@ -173,17 +201,12 @@ func (g *goGen) genTimers() {
 	for _, gr := range groups {
 		var start, rearm []jen.Code
 		for _, t := range gr.timers {
-			delay := func() jen.Code {
-				if t.DelayFunc != nil {
-					return jen.Id("m").Dot("b").Dot(t.DelayFunc.GoName).Call(g.values(t.DelayArgs)...)
-				}
-				return durationCode(t.Delay)
-			}
-			slot := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index))
-			start = append(start,
-				jen.Id("m").Dot("lastTimer").Op("++"),
-				slot.Clone().Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", delay())))
-			rearm = append(rearm, slot.Clone().Dot("Rearm").Call(delay()))
+			start = append(start, g.startTimer(t)...)
+			rearm = append(rearm, g.rearmTimer(t)...)
+		}
+		if gr.parallel != nil {
+			start = append(start, g.regionTimerCases(gr.parallel, g.startTimer)...)
+			rearm = append(rearm, g.regionTimerCases(gr.parallel, g.rearmTimer)...)
 		}
 		starts = append(starts, jen.Case(gr.kinds...).Block(start...))
 		rearms = append(rearms, jen.Case(gr.kinds...).Block(rearm...))
@@ -216,11 +239,11 @@ func (g *goGen) genTimers() {
 
 	fired := []jen.Code{jen.Case(jen.Id("ev").Dot("Timer").Op("==").Lit(0)).Comment("// no timer has the zero id; a spent timer's slot holds it")}
 	for _, t := range m.Timers {
-		cond := jen.Add(within(core().Dot("State"), t.State)).Op("&&").Id("ev").Dot("Timer").Op("==").Id("m").Dot("timers").Index(jen.Lit(t.Index)).Dot("ID")
+		cond := jen.Add(timerActive(t)).Op("&&").Id("ev").Dot("Timer").Op("==").Add(timerSlot(t)).Dot("ID")
 		// The timer has fired: it runs no more (its rule may start it
 		// again, by entering its state).
-		clear := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index)).Op("=").Add(rt("Timer")).Values()
-		fired = append(fired, jen.Case(cond).Block(append([]jen.Code{clear}, g.cellBody(t.Cell)...)...))
+		clear := timerSlot(t).Op("=").Add(rt("Timer")).Values()
+		fired = append(fired, jen.Case(cond).Block(append([]jen.Code{clear}, g.timerRules(t)...)...))
 	}
 	f.Comment("// timerFired handles a TimerFired: the rules of the timer it names when that")
 	f.Comment("// timer runs for the current state, else the rule that ignores it.")

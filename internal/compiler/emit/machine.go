@@ -180,7 +180,11 @@ func (g *goGen) genRestore() {
 		restoreDoc = "Restore returns a machine in state s, e.g. one decoded by UnmarshalState, with c's behaviour and handler (not c.Initial); it does not run s's entry."
 	}
 	if len(m.Timers) > 0 {
-		restoreDoc += " The timers of s and its ancestors run, numbered afresh from 1, with no deadline known: see Timers; Load restores a saved machine's timers as they were."
+		whose := "s and its ancestors"
+		if regionTimed(m) {
+			whose = "s and its ancestors, and of the states its regions are in,"
+		}
+		restoreDoc += " The timers of " + whose + " run, numbered afresh from 1, with no deadline known: see Timers; Load restores a saved machine's timers as they were."
 	}
 	f.Add(comment("", restoreDoc+" It fails for a transient state, which is left in the step that enters it."))
 	body := []jen.Code{
@@ -200,10 +204,12 @@ func (g *goGen) genRestore() {
 	tail := []jen.Code{jen.Return(jen.Id("m"), jen.Nil())}
 	if len(m.Timers) > 0 {
 		putDoc = "// put puts the machine in state s, with its data, and returns it; the timers\n// it runs must belong to s or its ancestors."
-		tail = []jen.Code{
-			jen.If(jen.Err().Op(":=").Id("fsmDesc").Dot("CheckTimers").Call(core().Dot("State"), jen.Id("m").Dot("timers").Index(jen.Op(":"))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.Return(jen.Id("m"), jen.Nil()),
+		if regionTimed(m) {
+			putDoc = "// put puts the machine in state s, with its data, and returns it; the timers\n// it runs must belong to s, its ancestors or the states its regions are in."
 		}
+		tail = append([]jen.Code{
+			jen.If(jen.Err().Op(":=").Id("fsmDesc").Dot("CheckTimers").Call(core().Dot("State"), jen.Id("m").Dot("timers").Index(jen.Op(":"))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		}, append(g.regionTimerChecks(), jen.Return(jen.Id("m"), jen.Nil()))...)
 	}
 	f.Comment(putDoc)
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("put").Params(jen.Id("s").Id("State")).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(

@@ -204,9 +204,9 @@ func (g *goGen) regionExits(s *fsm.State) bool {
 func leafExits(reg *fsm.Region) bool { return exits(reg, reg.Root) }
 
 // exits reports whether a state of region reg other than except has an
-// exit.
+// exit, or a timer, which its exit cancels.
 func exits(reg *fsm.Region, except *fsm.State) bool {
-	has := func(t *fsm.State) bool { return t.Exit != nil && t != except }
+	has := func(t *fsm.State) bool { return (t.Exit != nil || len(t.Timers) > 0) && t != except }
 	return slices.ContainsFunc(reg.Leaves, has) || slices.ContainsFunc(reg.Composites, has)
 }
 
@@ -221,8 +221,8 @@ func exits(reg *fsm.Region, except *fsm.State) bool {
 func (g *goGen) leaveRegion(reg *fsm.Region, k *jen.Statement) []jen.Code {
 	var out, cases []jen.Code
 	for _, s := range reg.Leaves {
-		if s.Exit != nil {
-			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(hookCalls(s.Exit)...))
+		if x := g.leaveState(s); len(x) > 0 {
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(x...))
 		}
 	}
 	if len(cases) > 0 {
@@ -231,14 +231,25 @@ func (g *goGen) leaveRegion(reg *fsm.Region, k *jen.Statement) []jen.Code {
 	comps := append([]*fsm.State{}, reg.Composites...)
 	for i := len(comps) - 1; i >= 0; i-- { // depth first: inner composites after outer
 		c := comps[i]
-		if c.Exit == nil {
+		x := g.leaveState(c)
+		if len(x) == 0 {
 			continue
 		}
 		if c == reg.Root {
-			out = append(out, hookCalls(c.Exit)...)
+			out = append(out, x...)
 			continue
 		}
-		out = append(out, jen.If(within(k.Clone(), c)).Block(hookCalls(c.Exit)...))
+		out = append(out, jen.If(within(k.Clone(), c)).Block(x...))
+	}
+	return out
+}
+
+// leaveState returns what leaving state s of a region hands out: its
+// running timers cancelled, then its exit's actions.
+func (g *goGen) leaveState(s *fsm.State) []jen.Code {
+	out := g.cancelRegionTimers(s)
+	if s.Exit != nil {
+		out = append(out, hookCalls(s.Exit)...)
 	}
 	return out
 }

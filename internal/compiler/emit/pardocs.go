@@ -84,6 +84,11 @@ func (d *diagram) regionEdges() {
 	for _, c := range shared {
 		d.cells(c.Owner, []*fsm.Cell{c})
 	}
+	for _, reg := range d.m.Regions {
+		for _, t := range reg.Timers {
+			d.cells(t.State, []*fsm.Cell{t.Cell})
+		}
+	}
 }
 
 // addRegions adds the regions of the parallel states to the table: their
@@ -147,6 +152,11 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 				doc = strings.TrimSpace(doc + " Substate of " + c.Parent.Name + ".")
 			}
 			comps = append(comps, declRow{Name: c.Name, Kind: strings.Join(kids, ", "), Doc: mdText(doc)})
+		}
+	}
+	for _, reg := range m.Regions {
+		for _, t := range reg.Timers {
+			shared = append(shared, t.Cell)
 		}
 	}
 	v.addCells(m, nil, shared)

@@ -34,7 +34,12 @@ func (g *goGen) genRules() {
 		var timers []jen.Code
 		for _, t := range m.Timers {
 			first, last := t.State, t.State
-			if t.State.Composite() {
+			switch {
+			case t.State.Region != nil:
+				// A timer inside a region runs while the machine is in
+				// the parallel state; put checks the region's state.
+				first, last = t.State.Region.Parallel, t.State.Region.Parallel
+			case t.State.Composite():
 				first, last = t.State.First, t.State.Last
 			}
 			fields := []jen.Code{kv("State", jen.Lit(t.State.Snake))}

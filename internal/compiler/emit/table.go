@@ -129,7 +129,9 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 	if s == nil {
 		cells = slices.Clone(m.Shared)
 		for _, t := range m.Timers {
-			cells = append(cells, t.Cell)
+			if t.State.Region == nil { // a region's: with its region's rules
+				cells = append(cells, t.Cell)
+			}
 		}
 	} else {
 		cells = append(append(cells, s.Handles...), s.Refuses...)

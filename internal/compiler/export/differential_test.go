@@ -481,6 +481,12 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 		delay = tm.DelayFunc.Name
 	}
 	var path []string
+	if reg := tm.State.Region; reg != nil {
+		// A state inside a region: its id goes through its parallel state.
+		for _, s := range reg.Parallel.Path() {
+			path = append(path, s.Name)
+		}
+	}
 	for _, s := range tm.State.Path() {
 		path = append(path, s.Name)
 	}

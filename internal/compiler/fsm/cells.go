@@ -212,7 +212,11 @@ func (b *builder) cells() {
 		}
 	}
 	if m.TimerFired != nil {
-		m.Stale = &Rule{Kind: Ignore, Event: m.TimerFired, Pos: m.Timers[0].Pos, Reason: "the timer is not running"}
+		pos := b.par.timerPos()
+		if len(m.Timers) > 0 {
+			pos = m.Timers[0].Pos
+		}
+		m.Stale = &Rule{Kind: Ignore, Event: m.TimerFired, Pos: pos, Reason: "the timer is not running"}
 		b.number(&Cell{Event: m.TimerFired, Rules: []*Rule{m.Stale}})
 	}
 	for _, p := range b.wild {

@@ -3,6 +3,7 @@ package fsm
 import (
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -44,6 +45,9 @@ type Region struct {
 	// the region rests in one once it has done its work. Its parallel
 	// state completes when every region is in one of its Finals.
 	Finals []*State
+	// Timers are the timers of the states inside the region, in document
+	// order: the last of Machine.Timers, after the machine's own.
+	Timers []*Timer
 	// Field is the Go name of the parallel state's struct field that
 	// holds the region's state; JSON its member.
 	Field, JSON string
@@ -110,6 +114,21 @@ type parHook struct {
 	// shape are the lines the regions add to the machine's shape: each
 	// leaf of each region, which a saved machine may name.
 	shape []string
+	// timers are the timers of the states inside regions, in document
+	// order, which the machine around them declares TimerFired and its
+	// actions for.
+	timers []*Timer
+}
+
+// timed reports whether some state inside a region has a timer.
+func (h *parHook) timed() bool { return h != nil && len(h.timers) > 0 }
+
+// timerPos is where the first timer inside a region is declared.
+func (h *parHook) timerPos() diag.Pos {
+	if !h.timed() {
+		return diag.Pos{}
+	}
+	return h.timers[0].Pos
 }
 
 // covers reports whether leaf s needs no rule for e: it is a parallel
@@ -145,6 +164,9 @@ type specRegion struct {
 	// inside the region's own state.
 	finals map[string]bool
 	rows   []spec.Transition
+	// timers are the rules of the timers of the states inside the
+	// region, as rows, for the checks of a region's rows.
+	timers []spec.Transition
 	build  *Machine
 	// ins are the In(State) guards of the region's rules.
 	ins []*Func
@@ -239,12 +261,22 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 		diags.Errorf(s.Done.Pos, "region state %s has a done transition: fsmgen does not complete states inside regions yet; put done on parallel state %s, which completes once every region is in a final state", what, r.par.Name.Value)
 	case s.Final.Value && (parent != r.root || len(s.States) > 0):
 		diags.Errorf(s.Final.Pos, "region state %s is final, but not a leaf right inside region %s: a final state ends its region (SCXML 1.0 §3.4), and fsmgen does not complete composite states inside regions yet", what, r.root.Name.Value)
-	case s.Final.Value && (len(s.Ignore) > 0 || len(s.Reject) > 0 || len(s.Defer) > 0):
-		diags.Errorf(s.Name.Pos, "region state %s is final: a final state has no transitions of its own (SCXML 1.0 §3.7), so it ignores, rejects and defers nothing; the events it is offered go to the states around it, as from any leaf of the region", what)
+	case s.Final.Value && (len(s.Ignore) > 0 || len(s.Reject) > 0 || len(s.Defer) > 0 || len(s.After) > 0):
+		diags.Errorf(s.Name.Pos, "region state %s is final: a final state has no transitions of its own (SCXML 1.0 §3.7), so it ignores, rejects, defers and times nothing; the events it is offered go to the states around it, as from any leaf of the region", what)
 	case len(s.Fields) > 0:
 		diags.Errorf(s.Fields[0].Name.Pos, "region state %s has fields: the states inside regions have no fields yet; give the fields to the parallel state", what)
-	case len(s.After) > 0:
-		diags.Errorf(s.After[0].Pos, "region state %s has a timer: fsmgen does not run timers inside regions yet; give the timer to the parallel state", what)
+	}
+	for _, a := range s.After {
+		// A region's timer runs from its state's entry to its exit, as a
+		// flat machine's, and fires its rules in the region alone.
+		if _, err := time.ParseDuration(a.Delay.Value); a.Delay.Set && err != nil && identRE.MatchString(a.Delay.Value) {
+			diags.Errorf(a.Delay.Pos, "region state %s computes the delay of its timer with effect %s: the states inside regions run no effects yet; give a duration such as 30s", what, a.Delay.Value)
+		}
+		if s.Final.Value {
+			continue // a final state has no timer (reported above)
+		}
+		// Its rules are checked as the region's rows are (splitRows).
+		r.timers = append(r.timers, spec.Transition{Pos: a.Pos, From: []spec.String{s.Name}, Outcome: a.Outcome, Guards: a.Guards})
 	}
 	for _, h := range []*spec.Hook{s.Entry, s.Exit} {
 		if h != nil && h.Effect.Set {

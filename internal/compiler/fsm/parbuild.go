@@ -27,6 +27,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		}
 		r.build = m
 		r.ins = rh.ins
+		hook.timers = append(hook.timers, m.Timers...)
 		useNames(m, hook.used)
 	}
 	if diags.HasErrors() {
@@ -50,7 +51,17 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 			cov[e.Name] = cov[e.Name] || all
 		}
 		for _, s := range r.build.States {
-			hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" state "+s.Snake)
+			line := "region " + snakeOf(r.par) + "." + r.build.Initial.Path()[0].Snake + " state " + s.Snake
+			for _, a := range s.Path() {
+				for _, t := range a.Timers {
+					// A saved machine holds the timer, under its state.
+					line += " timer " + a.Snake
+					if t.ID != "" {
+						line += "." + t.ID
+					}
+				}
+			}
+			hook.shape = append(hook.shape, line)
 			if s.Final && r.par.Done != nil {
 				// A machine never rests with every region final: which
 				// states are final says what loads.
@@ -123,6 +134,11 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 	for _, r := range regions {
 		for n := range r.names {
 			regionOf[n] = r
+		}
+	}
+	for _, r := range regions {
+		for i := range r.timers {
+			regionRow(&r.timers[i], r, regionOf, diags)
 		}
 	}
 	rows := map[*specRegion][]spec.Transition{}

@@ -46,6 +46,14 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 		reg.Composites = sub.Composites
+		for _, t := range sub.Timers {
+			// The region's timers run in the machine's slots, after the
+			// machine's own and the regions' before.
+			t.Index = len(m.Timers)
+			t.Cell.Event = m.TimerFired
+			m.Timers = append(m.Timers, t)
+			reg.Timers = append(reg.Timers, t)
+		}
 		for _, r := range sub.Rules {
 			if r.From == nil {
 				continue // the "*" row that leaves the event to the parallel state

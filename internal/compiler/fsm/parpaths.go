@@ -132,8 +132,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 				after[moved[i].Index] = r.To
 			}
 		}
-		w.regional = m.regionTrace(moves, moved, cfg)
-		w.Trace = w.regional
+		w.moved = moved
 		if p.completes(after) {
 			return m.complete(p, w, after)
 		}
@@ -191,7 +190,7 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 		}
 		cw.Rules = append(slices.Clone(w.Rules), r)
 		cw.To, cw.Final = r.To, after
-		cw.Trace, _ = m.step(&cw, restored(p))
+		cw.Trace, _ = m.step(&cw, restoredIn(p, w.Config))
 		var next []*State
 		if r.To.Regions != nil && enters(&cw, r.To) {
 			next = initialConfig(m)
@@ -211,34 +210,6 @@ func enters(w *Way, s *State) bool {
 		}
 	}
 	return false
-}
-
-// regionTrace is what the regions' rules moves hand out, taken as one
-// step (SCXML 1.0 §3.13): the exits of all, in reverse document order,
-// then their actions and their entries, in document order.
-func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State) Trace {
-	var tr Trace
-	runs := func(r *Rule, list []*Run, from *State) {
-		for _, x := range list {
-			if x.When == nil || x.When.Contains(from) {
-				for _, e := range x.Actions {
-					tr.Actions = append(tr.Actions, e.Action)
-				}
-			}
-		}
-	}
-	for i := len(moves) - 1; i >= 0; i-- {
-		runs(moves[i], moves[i].Exits, cfg[regs[i].Index])
-	}
-	for _, r := range moves {
-		for _, e := range r.Actions {
-			tr.Actions = append(tr.Actions, e.Action)
-		}
-	}
-	for i, r := range moves {
-		runs(r, r.Entries, cfg[regs[i].Index])
-	}
-	return tr
 }
 
 // initialConfig returns the leaves the regions enter first.
@@ -335,7 +306,7 @@ func (m *Machine) parallelWays() {
 			continue
 		}
 		w.Config = cfg
-		w.Trace, _ = m.step(w, restored(w.From))
+		w.Trace, _ = m.step(w, restoredIn(w.From, cfg))
 		ways = append(ways, w)
 	}
 	seen := map[string]bool{}
@@ -380,9 +351,7 @@ func (m *Machine) parallelWays() {
 						for _, rw := range m.regionWays(p, cfg, e) {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
 								seen[k] = true
-								if !rw.way.Regional {
-									rw.way.Trace, _ = m.step(rw.way, restored(p))
-								}
+								rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
 								ways = append(ways, rw.way)
 							}
 						}
@@ -390,6 +359,9 @@ func (m *Machine) parallelWays() {
 				}
 			}
 		}
+	}
+	for _, p := range m.States {
+		ways = append(ways, m.timerWays(p)...)
 	}
 	m.Ways = ways
 }
@@ -448,15 +420,22 @@ func (m *Machine) parallelPaths(b *builder) {
 			}
 		}
 		if it.n.leaf.Regions != nil {
+			var rws []regionWay
 			for _, e := range m.Events {
 				if !e.Builtin {
-					for _, rw := range m.regionWays(it.n.leaf, it.cfg, e) {
-						if rw.way.To.Regions == nil {
-							rw.after = nil
-						}
-						next = append(next, rw)
-					}
+					rws = append(rws, m.regionWays(it.n.leaf, it.cfg, e)...)
 				}
+			}
+			for _, t := range regionTimers(it.n.leaf, it.cfg) {
+				if !(t.Index < 64 && it.n.spent&(1<<t.Index) != 0) {
+					rws = append(rws, m.regionTimerWays(it.n.leaf, it.cfg, t)...)
+				}
+			}
+			for _, rw := range rws {
+				if rw.way.To.Regions == nil {
+					rw.after = nil
+				}
+				next = append(next, rw)
 			}
 		}
 		for _, rw := range next {
@@ -470,7 +449,7 @@ func (m *Machine) parallelPaths(b *builder) {
 					found[r.Index] = &Path{Rule: r, Steps: steps}
 				}
 			}
-			n := regionNode{node: node{leaf: w.To, spent: spend(it.n.spent, w), hist: histKey(mem)}, cfg: configKey(rw.after)}
+			n := regionNode{node: node{leaf: w.To, spent: spendIn(it.n.spent, w, rw.after), hist: histKey(mem)}, cfg: configKey(rw.after)}
 			if !seen[n] {
 				seen[n] = true
 				queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, steps: steps})
@@ -493,40 +472,6 @@ func (m *Machine) parallelPaths(b *builder) {
 	}
 	m.Witnesses, m.PathEnds = nil, nil
 	m.witnesses()
-}
-
-// leaveRegions returns the exit actions of the regions of parallel state
-// s, whose leaves are cfg: in reverse document order, each innermost
-// first (as the generated code hands them out); nil for other states.
-func (m *Machine) leaveRegions(s *State, cfg []*State) []*Action {
-	var out []*Action
-	for i := len(s.Regions) - 1; i >= 0; i-- {
-		reg := s.Regions[i]
-		if cfg == nil {
-			continue
-		}
-		leaf := cfg[reg.Index]
-		for a := leaf; a != nil && a.Region == reg; a = a.Parent {
-			if a.Exit != nil {
-				out = append(out, a.Exit.Actions...)
-			}
-		}
-	}
-	return out
-}
-
-// enterRegions returns the entry actions of the regions of parallel
-// state s, entered into their initial leaves, in document order.
-func (m *Machine) enterRegions(s *State) []*Action {
-	var out []*Action
-	for _, reg := range s.Regions {
-		for _, run := range reg.Start {
-			for _, e := range run.Actions {
-				out = append(out, e.Action)
-			}
-		}
-	}
-	return out
 }
 
 // TakesAll returns the first region of parallel state p that takes e in

@@ -37,9 +37,9 @@ type Way struct {
 	// then the parallel state's done transition, taken from them in the
 	// same step. Nil for other ways.
 	Final []*State
-	// regional is, for a way the regions take, what their rules hand out
-	// (see regionTrace).
-	regional Trace
+	// moved are, for a way the regions take, the regions its rules move,
+	// one per rule (see regionTrace).
+	moved []*Region
 	// After are, when a rule of the way sets constants (set:), the
 	// fields of To that hold one after the way, in To's order. From a
 	// machine made by Restore in From with zero fields, whose effects

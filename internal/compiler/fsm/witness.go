@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"maps"
-	"slices"
 )
 
 // Trace is what the machine does on a way: the id it gave the timer that
@@ -51,18 +50,24 @@ func restored(s *State) timerRun {
 func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 	rules, cfg := w.Rules, w.Config
 	var tr Trace
+	run := timerRun{ids: maps.Clone(before.ids), last: before.last}
+	if w.Timer != nil {
+		tr.TimerID = run.ids[w.Timer]
+	}
 	if w.Regional {
-		tr.Actions = slices.Clone(w.regional.Actions)
+		moves := rules
+		if w.Final != nil {
+			moves = moves[:len(moves)-1]
+		}
+		if len(w.moved) > 0 {
+			tr.Actions = m.regionTrace(moves, w.moved, cfg, &run)
+		}
 		if w.Final == nil {
-			return tr, before // the regions run no timers
+			return tr, run
 		}
 		// The done transition of the parallel state, which leaves its
 		// regions from their final leaves.
 		rules, cfg = rules[len(rules)-1:], w.Final
-	}
-	run := timerRun{ids: maps.Clone(before.ids), last: before.last}
-	if w.Timer != nil {
-		tr.TimerID = run.ids[w.Timer]
 	}
 	src := w.From
 	for _, r := range rules {
@@ -95,7 +100,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			if !applies(x) {
 				continue
 			}
-			tr.Actions = append(tr.Actions, m.leaveRegions(x.State, cfg)...)
+			tr.Actions = append(tr.Actions, m.leaveRegions(x.State, cfg, &run)...)
 			for _, e := range x.Actions {
 				if e.Action == m.CancelTimer && run.ids[e.Args[0].Timer] == 0 {
 					continue // spent: nothing to cancel
@@ -114,7 +119,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				}
 				tr.Actions = append(tr.Actions, e.Action)
 			}
-			tr.Actions = append(tr.Actions, m.enterRegions(x.State)...)
+			tr.Actions = append(tr.Actions, m.enterRegions(x.State, &run)...)
 		}
 		if r.To != nil {
 			src = r.To
@@ -147,6 +152,7 @@ func (m *Machine) witnesses() {
 				start.ids[e.Args[0].Timer] = start.last
 			}
 		}
+		m.enterRegions(x.State, &start)
 	}
 	for _, p := range m.Paths {
 		up := -1

@@ -18,7 +18,11 @@
 // replays exactly.
 package flat
 
-import "github.com/fsmgen/fsmgen/runtime/fsmrt"
+import (
+	"time"
+
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
+)
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
@@ -62,6 +66,7 @@ const (
 	EventStop
 	EventMute
 	EventReset
+	EventTimerFired
 )
 
 // String returns the event's name as the spec writes it.
@@ -69,7 +74,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 
 // fsmEventNames are the names of the events, in kind order.
 var fsmEventNames = [...]string{
-	"Power", "Play", "Pause", "Stop", "Mute", "Reset",
+	"Power", "Play", "Pause", "Stop", "Mute", "Reset", "TimerFired",
 }
 
 // ActionKind identifies an action of the Flat machine. The zero ActionKind is
@@ -85,6 +90,8 @@ const (
 	ActionStopAudio
 	ActionMuteAudio
 	ActionUnmuteAudio
+	ActionStartTimer
+	ActionCancelTimer
 )
 
 // String returns the action's name as the spec writes it.
@@ -93,6 +100,7 @@ func (k ActionKind) String() string { return fsmrt.KindName(k, "ActionKind", fsm
 // fsmActionNames are the names of the actions, in kind order.
 var fsmActionNames = [...]string{
 	"PowerOn", "PowerOff", "StartAudio", "StopAudio", "MuteAudio", "UnmuteAudio",
+	"StartTimer", "CancelTimer",
 }
 
 // State is a state of the Flat machine: one of Off, Stopped, Playing, Paused,
@@ -104,9 +112,9 @@ type State interface {
 }
 
 // Event is an event the Flat machine handles: one of *Power, *Play, *Pause,
-// *Stop, *Mute and *Reset. Events are passed by pointer; the machine reads
-// them during HandleEvent and keeps no pointer to them, though it may keep
-// what their fields hold.
+// *Stop, *Mute, *Reset and *TimerFired. Events are passed by pointer; the
+// machine reads them during HandleEvent and keeps no pointer to them, though
+// it may keep what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -114,9 +122,10 @@ type Event interface {
 }
 
 // Action is an action of the Flat machine, as a value: one of *PowerOn,
-// *PowerOff, *StartAudio, *StopAudio, *MuteAudio and *UnmuteAudio. The machine
-// hands actions to its Handler as method calls; a Recorder turns them into
-// Actions, and UnmarshalAction reads one back from JSON.
+// *PowerOff, *StartAudio, *StopAudio, *MuteAudio, *UnmuteAudio, *StartTimer
+// and *CancelTimer. The machine hands actions to its Handler as method calls;
+// a Recorder turns them into Actions, and UnmarshalAction reads one back from
+// JSON.
 type Action interface {
 	// Kind returns which action this is.
 	Kind() ActionKind
@@ -154,7 +163,8 @@ func (Playing) isState()        {}
 // MarshalJSON encodes the state as {"kind": "playing", ...its fields}.
 func (Playing) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"playing"}`), nil }
 
-// Paused is the state Paused.
+// Paused is the state Paused: Its timer fires after 10m unless the state is
+// left first.
 type Paused struct{}
 
 // Kind returns StatePaused.
@@ -245,6 +255,32 @@ func (*Reset) isEvent()        {}
 // MarshalJSON encodes the event as {"kind": "reset", ...its fields}.
 func (Reset) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"reset"}`), nil }
 
+// TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
+// timer that is not running any more (its state was left) fires nothing.
+// Whoever sends it says when the timer was due and when it fired (loop.Timers
+// made with NewTimersAt does), so that the guards and effects of the timer's
+// rules can read deadline and now.
+type TimerFired struct {
+	// Timer is the timer that ran out.
+	Timer TimerID `json:"timer"`
+	// Deadline is when the timer was due: the deadline StartTimer returned, or the
+	// one Load read.
+	Deadline time.Time `json:"deadline"`
+	// Now is when the timer fired: its deadline, or later when the process was
+	// busy or down.
+	Now time.Time `json:"now"`
+}
+
+// Kind returns EventTimerFired.
+func (*TimerFired) Kind() EventKind { return EventTimerFired }
+func (*TimerFired) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "timer_fired", ...its fields}.
+func (v TimerFired) MarshalJSON() ([]byte, error) {
+	type fields TimerFired
+	return fsmrt.MarshalKind("timer_fired", fields(v))
+}
+
 // PowerOn is the action PowerOn.
 type PowerOn struct{}
 
@@ -305,6 +341,43 @@ func (*UnmuteAudio) isAction()        {}
 // MarshalJSON encodes the action as {"kind": "unmute_audio", ...its fields}.
 func (UnmuteAudio) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"unmute_audio"}`), nil }
 
+// StartTimer is the action StartTimer: Start a timer: after delay, send
+// TimerFired with its id, unless CancelTimer stops it first. Starting an id
+// again restarts it.
+type StartTimer struct {
+	// Timer is the timer's id.
+	Timer TimerID `json:"timer"`
+	// Delay is how long the timer runs.
+	Delay time.Duration `json:"delay"`
+}
+
+// Kind returns ActionStartTimer.
+func (*StartTimer) Kind() ActionKind { return ActionStartTimer }
+func (*StartTimer) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "start_timer", ...its fields}.
+func (v StartTimer) MarshalJSON() ([]byte, error) {
+	type fields StartTimer
+	return fsmrt.MarshalKind("start_timer", fields(v))
+}
+
+// CancelTimer is the action CancelTimer: Stop a timer: its state was left. A
+// TimerFired it sends anyway changes nothing.
+type CancelTimer struct {
+	// Timer is the timer's id.
+	Timer TimerID `json:"timer"`
+}
+
+// Kind returns ActionCancelTimer.
+func (*CancelTimer) Kind() ActionKind { return ActionCancelTimer }
+func (*CancelTimer) isAction()        {}
+
+// MarshalJSON encodes the action as {"kind": "cancel_timer", ...its fields}.
+func (v CancelTimer) MarshalJSON() ([]byte, error) {
+	type fields CancelTimer
+	return fsmrt.MarshalKind("cancel_timer", fields(v))
+}
+
 // Handler performs the actions of the Flat machine. HandleEvent calls one
 // method per action, in the order the rule lists them, once the machine is in
 // its new state. A method must not block (start the work and report its result
@@ -325,6 +398,13 @@ type Handler interface {
 	MuteAudio()
 	// UnmuteAudio performs the action UnmuteAudio.
 	UnmuteAudio()
+	// StartTimer performs the action StartTimer. Start a timer: after delay, send
+	// TimerFired with its id, unless CancelTimer stops it first. Starting an id
+	// again restarts it.
+	StartTimer(timer TimerID, delay time.Duration) time.Time
+	// CancelTimer performs the action CancelTimer. Stop a timer: its state was
+	// left. A TimerFired it sends anyway changes nothing.
+	CancelTimer(timer TimerID)
 }
 
 // Recorder is a Handler that keeps every action it is given, as a value, in
@@ -332,6 +412,9 @@ type Handler interface {
 type Recorder struct {
 	// Actions are the actions performed so far, oldest first.
 	Actions []Action
+	// Now is the time StartTimer counts deadlines from: a timer started with
+	// delay d fires at Now plus d.
+	Now time.Time
 }
 
 // PowerOn records a PowerOn.
@@ -352,6 +435,17 @@ func (r *Recorder) MuteAudio() { r.Actions = append(r.Actions, &MuteAudio{}) }
 // UnmuteAudio records an UnmuteAudio.
 func (r *Recorder) UnmuteAudio() { r.Actions = append(r.Actions, &UnmuteAudio{}) }
 
+// StartTimer records a StartTimer and returns its deadline, Now plus delay.
+func (r *Recorder) StartTimer(timer TimerID, delay time.Duration) time.Time {
+	r.Actions = append(r.Actions, &StartTimer{Timer: timer, Delay: delay})
+	return r.Now.Add(delay)
+}
+
+// CancelTimer records a CancelTimer.
+func (r *Recorder) CancelTimer(timer TimerID) {
+	r.Actions = append(r.Actions, &CancelTimer{Timer: timer})
+}
+
 // Config is what New and Restore make a Flat machine with: whatever performs
 // its actions (Handler).
 type Config struct {
@@ -370,46 +464,58 @@ type Step = fsmrt.Step[StateKind, EventKind]
 // fsmrt.ErrRejected.
 type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
+// TimerID identifies a timer the machine started, numbered from 1 as the
+// machine starts them.
+type TimerID = fsmrt.TimerID
+
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "flat", Machine: "Flat", Shape: "sha256:da75645c09b329735d6ee2cab0050b9c", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateStopped, Actions: []ActionKind{ActionPowerOn}, Label: "Off --Power--> Stopped / PowerOn"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPlay, Label: "Off --Play--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPause, Label: "Off --Pause--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStop, Label: "Off --Stop--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventMute, Label: "Off --Mute--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventReset, Label: "Off --Reset--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateStopped, Event: EventPower, To: StateNormal, Label: "Stopped --Power--> Normal"},
-	{Kind: fsmrt.RuleTransition, From: StateStopped, Event: EventPlay, To: StatePlaying, Label: "Stopped --Play--> Playing"},
-	{Kind: fsmrt.RuleIgnore, From: StateStopped, Event: EventPause, Label: "Stopped --Pause--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateStopped, Event: EventStop, Label: "Stopped --Stop--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateStopped, Event: EventMute, Label: "Stopped --Mute--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateStopped, Event: EventReset, To: StateStopped, Label: "Stopped --Reset--> Stopped"},
-	{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventPower, To: StateNormal, Label: "Playing --Power--> Normal"},
-	{Kind: fsmrt.RuleIgnore, From: StatePlaying, Event: EventPlay, Label: "Playing --Play--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventPause, To: StatePaused, Label: "Playing --Pause--> Paused"},
-	{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventStop, To: StateStopped, Label: "Playing --Stop--> Stopped"},
-	{Kind: fsmrt.RuleIgnore, From: StatePlaying, Event: EventMute, Label: "Playing --Mute--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventReset, To: StateStopped, Label: "Playing --Reset--> Stopped"},
-	{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventPower, To: StateNormal, Label: "Paused --Power--> Normal"},
-	{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventPlay, To: StatePlaying, Label: "Paused --Play--> Playing"},
-	{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventPause, Label: "Paused --Pause--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventStop, To: StateStopped, Label: "Paused --Stop--> Stopped"},
-	{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventMute, Label: "Paused --Mute--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventReset, To: StateStopped, Label: "Paused --Reset--> Stopped"},
-	{Kind: fsmrt.RuleTransition, From: StateNormal, Event: EventPower, To: StateOff, Actions: []ActionKind{ActionPowerOff}, Label: "Normal --Power--> Off / PowerOff"},
-	{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventPlay, Label: "Normal --Play--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventPause, Label: "Normal --Pause--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventStop, Label: "Normal --Stop--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateNormal, Event: EventMute, To: StateMuted, Label: "Normal --Mute--> Muted"},
-	{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventReset, Label: "Normal --Reset--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateMuted, Event: EventPower, To: StateOff, Actions: []ActionKind{ActionPowerOff}, Label: "Muted --Power--> Off / PowerOff"},
-	{Kind: fsmrt.RuleIgnore, From: StateMuted, Event: EventPlay, Label: "Muted --Play--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateMuted, Event: EventPause, Label: "Muted --Pause--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateMuted, Event: EventStop, Label: "Muted --Stop--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateMuted, Event: EventMute, To: StateNormal, Label: "Muted --Mute--> Normal"},
-	{Kind: fsmrt.RuleTransition, From: StateMuted, Event: EventReset, To: StateNormal, Label: "Muted --Reset--> Normal"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package: "flat",
+	Machine: "Flat",
+	Shape:   "sha256:629d82482945ab1cf0bb153e9cdedf42",
+	Timers:  []fsmrt.TimerOf[StateKind]{{State: "paused", First: StatePaused, Last: StatePaused}},
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateStopped, Actions: []ActionKind{ActionPowerOn}, Label: "Off --Power--> Stopped / PowerOn"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPlay, Label: "Off --Play--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPause, Label: "Off --Pause--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStop, Label: "Off --Stop--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventMute, Label: "Off --Mute--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventReset, Label: "Off --Reset--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateStopped, Event: EventPower, To: StateNormal, Label: "Stopped --Power--> Normal"},
+		{Kind: fsmrt.RuleTransition, From: StateStopped, Event: EventPlay, To: StatePlaying, Label: "Stopped --Play--> Playing"},
+		{Kind: fsmrt.RuleIgnore, From: StateStopped, Event: EventPause, Label: "Stopped --Pause--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateStopped, Event: EventStop, Label: "Stopped --Stop--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateStopped, Event: EventMute, Label: "Stopped --Mute--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateStopped, Event: EventReset, To: StateStopped, Label: "Stopped --Reset--> Stopped"},
+		{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventPower, To: StateNormal, Label: "Playing --Power--> Normal"},
+		{Kind: fsmrt.RuleIgnore, From: StatePlaying, Event: EventPlay, Label: "Playing --Play--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventPause, To: StatePaused, Label: "Playing --Pause--> Paused"},
+		{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventStop, To: StateStopped, Label: "Playing --Stop--> Stopped"},
+		{Kind: fsmrt.RuleIgnore, From: StatePlaying, Event: EventMute, Label: "Playing --Mute--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StatePlaying, Event: EventReset, To: StateStopped, Label: "Playing --Reset--> Stopped"},
+		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventPower, To: StateNormal, Label: "Paused --Power--> Normal"},
+		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventPlay, To: StatePlaying, Label: "Paused --Play--> Playing"},
+		{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventPause, Label: "Paused --Pause--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventStop, To: StateStopped, Label: "Paused --Stop--> Stopped"},
+		{Kind: fsmrt.RuleIgnore, From: StatePaused, Event: EventMute, Label: "Paused --Mute--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventReset, To: StateStopped, Label: "Paused --Reset--> Stopped"},
+		{Kind: fsmrt.RuleTransition, From: StateNormal, Event: EventPower, To: StateOff, Actions: []ActionKind{ActionPowerOff}, Label: "Normal --Power--> Off / PowerOff"},
+		{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventPlay, Label: "Normal --Play--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventPause, Label: "Normal --Pause--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventStop, Label: "Normal --Stop--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateNormal, Event: EventMute, To: StateMuted, Label: "Normal --Mute--> Muted"},
+		{Kind: fsmrt.RuleIgnore, From: StateNormal, Event: EventReset, Label: "Normal --Reset--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateMuted, Event: EventPower, To: StateOff, Actions: []ActionKind{ActionPowerOff}, Label: "Muted --Power--> Off / PowerOff"},
+		{Kind: fsmrt.RuleIgnore, From: StateMuted, Event: EventPlay, Label: "Muted --Play--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateMuted, Event: EventPause, Label: "Muted --Pause--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateMuted, Event: EventStop, Label: "Muted --Stop--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateMuted, Event: EventMute, To: StateNormal, Label: "Muted --Mute--> Normal"},
+		{Kind: fsmrt.RuleTransition, From: StateMuted, Event: EventReset, To: StateNormal, Label: "Muted --Reset--> Normal"},
+		{Kind: fsmrt.RuleTransition, From: StatePaused, Event: EventTimerFired, To: StateStopped, Label: "Paused --after 10m--> Stopped"},
+		{Kind: fsmrt.RuleIgnore, Event: EventTimerFired, Label: "* --TimerFired--> ignored"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -421,6 +527,10 @@ func Rules() []Rule { return fsmDesc.CopyRules() }
 type Machine struct {
 	core fsmrt.Core[StateKind, EventKind, ActionKind]
 	h    Handler
+	// timers holds each state's running timer, valid while the state is active;
+	// lastTimer is the id of the last timer started.
+	timers    [1]fsmrt.Timer
+	lastTimer TimerID
 }
 
 // fsmNew returns a machine in state s with c's behaviour and handler, or the
@@ -439,17 +549,24 @@ func New(c Config) (*Machine, error) {
 }
 
 // Restore returns a machine in state s, e.g. one decoded by UnmarshalState,
-// with c's behaviour and handler; it does not run s's entry. It fails for a
+// with c's behaviour and handler; it does not run s's entry. The timers of s
+// and its ancestors run, numbered afresh from 1, with no deadline known: see
+// Timers; Load restores a saved machine's timers as they were. It fails for a
 // transient state, which is left in the step that enters it.
 func Restore(c Config, s State) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	m.startTimers()
+	return m, nil
 }
 
-// put puts the machine in state s, with its data, and returns it.
+// put puts the machine in state s, with its data, and returns it; the timers
+// it runs must belong to s or its ancestors.
 func (m *Machine) put(s State) (*Machine, error) {
 	switch s := s.(type) {
 	case Off, Stopped, Playing, Paused, Normal, Muted:
@@ -457,29 +574,53 @@ func (m *Machine) put(s State) (*Machine, error) {
 	default:
 		return nil, fsmDesc.Unrestorable(s)
 	}
+	if err := fsmDesc.CheckTimers(m.core.State, m.timers[:]); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
-// saved shape and its state (see docs/spec.md).
-func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), nil, 0) }
+// saved shape, its state and, for each running timer, its id and deadline.
+// Save after an event and before performing its actions, and a timer's firing
+// is handled once, whatever moment the process is killed (see docs/spec.md).
+func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), m.timers[:], m.lastTimer) }
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
-// state; it hands out no action. It reads strictly: unknown fields, fields in
-// another case and fields given twice are refused, naming them. Data saved by
-// an earlier revision of the spec loads when the states and fields it names
-// still exist, or were renamed with renamed_from; a field it lacks loads as
-// its zero value.
-func Load(c Config, data []byte) (*Machine, error) {
+// state and with its timers running as they were, at the deadlines they were
+// saved with (see Timers and Deadline, and LoadWith to re-arm them with this
+// revision's delays); it hands out no action. It reads strictly: unknown
+// fields, fields in another case and fields given twice are refused, naming
+// them. Data saved by an earlier revision of the spec loads when the states
+// and fields it names still exist, or were renamed with renamed_from; a field
+// it lacks loads as its zero value.
+func Load(c Config, data []byte) (*Machine, error) { return LoadWith(c, data, LoadOptions{}) }
+
+// LoadOptions says how LoadWith makes a machine of saved data; the zero value
+// loads it as it was saved, as Load does. With Rearm, each running timer takes
+// the delay this revision gives its state, and its deadline moves to the time
+// it started plus that delay: for machines saved before a timer's delay
+// changed (see fsmrt.LoadOptions).
+type LoadOptions = fsmrt.LoadOptions
+
+// LoadWith is Load, told by o what to do with the saved machine: see
+// LoadOptions.
+func LoadWith(c Config, data []byte, o LoadOptions) (*Machine, error) {
 	m, err := fsmNew(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	s, err := fsmrt.LoadState(&fsmDesc, data, nil, nil, UnmarshalState)
+	s, err := fsmrt.LoadState(&fsmDesc, data, m.timers[:], &m.lastTimer, UnmarshalState)
 	if err != nil {
 		return nil, err
 	}
-	return m.put(s)
+	if m, err = m.put(s); err != nil {
+		return nil, err
+	}
+	if o.Rearm {
+		m.rearmTimers()
+	}
+	return m, nil
 }
 
 // State returns the current state, or nil for a Machine not made by New or
@@ -518,6 +659,9 @@ func (m *Machine) SetObserver(o func(Step)) { m.core.SetObserver(o) }
 func (m *Machine) HandleEvent(ev Event) error {
 	if m.core.Busy {
 		return m.core.Reentrant()
+	}
+	if t, ok := ev.(*TimerFired); ok {
+		return m.timerFired(t)
 	}
 	switch m.core.State {
 	case StateOff:
@@ -560,6 +704,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.core.State = StatePaused
 			m.core.Start(14, StatePlaying)
 			m.h.StopAudio()
+			m.lastTimer++
+			m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 10 * time.Minute}
+			m.timers[0].Deadline = m.h.StartTimer(m.lastTimer, 10*time.Minute)
 			return m.core.Finish()
 		case *Stop:
 			// Playing --Stop--> Stopped
@@ -580,22 +727,38 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// Paused --Power--> Normal
 			m.core.State = StateNormal
 			m.core.Start(18, StatePaused)
+			if m.timers[0].ID != 0 {
+				m.h.CancelTimer(m.timers[0].ID)
+				m.timers[0] = fsmrt.Timer{}
+			}
 			return m.core.Finish()
 		case *Play:
 			// Paused --Play--> Playing
 			m.core.State = StatePlaying
 			m.core.Start(19, StatePaused)
+			if m.timers[0].ID != 0 {
+				m.h.CancelTimer(m.timers[0].ID)
+				m.timers[0] = fsmrt.Timer{}
+			}
 			m.h.StartAudio()
 			return m.core.Finish()
 		case *Stop:
 			// Paused --Stop--> Stopped
 			m.core.State = StateStopped
 			m.core.Start(21, StatePaused)
+			if m.timers[0].ID != 0 {
+				m.h.CancelTimer(m.timers[0].ID)
+				m.timers[0] = fsmrt.Timer{}
+			}
 			return m.core.Finish()
 		case *Reset:
 			// Paused --Reset--> Stopped
 			m.core.State = StateStopped
 			m.core.Start(23, StatePaused)
+			if m.timers[0].ID != 0 {
+				m.h.CancelTimer(m.timers[0].ID)
+				m.timers[0] = fsmrt.Timer{}
+			}
 			return m.core.Finish()
 		}
 	case StateNormal:
@@ -704,6 +867,73 @@ func (m *Machine) otherwise(ev Event) error {
 	return m.core.Unhandled(ev)
 }
 
+// startTimers numbers afresh and records the timers of the current state and
+// its ancestors, outermost first, for Restore: their deadlines are not known.
+func (m *Machine) startTimers() {
+	switch m.core.State {
+	case StatePaused:
+		m.lastTimer++
+		m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 10 * time.Minute}
+	}
+}
+
+// rearmTimers gives each running timer of the current state and its ancestors
+// the delay this revision gives it, for LoadWith: see fsmrt.Timer.Rearm.
+func (m *Machine) rearmTimers() {
+	switch m.core.State {
+	case StatePaused:
+		m.timers[0].Rearm(10 * time.Minute)
+	}
+}
+
+// Timers returns the timers the current state has running, outermost state
+// first, as the StartTimer actions that started them: a timer runs from its
+// state's entry until it fires or the state is left. After Load or Restore,
+// arm them again: at their Deadline, or, after Restore, which numbers them
+// afresh from 1 and knows no deadline, after their delay.
+//
+// The values are the caller's to keep.
+func (m *Machine) Timers() []*StartTimer {
+	var out []*StartTimer
+	for _, t := range m.timers {
+		if t.ID != 0 {
+			out = append(out, &StartTimer{Timer: t.ID, Delay: t.Delay})
+		}
+	}
+	return out
+}
+
+// Deadline returns when running timer id fires: what the Handler's StartTimer
+// returned for it, or what Load read. It is the zero time for a timer whose
+// deadline the machine does not know (its state was put with Restore) and for
+// a timer that is not running.
+func (m *Machine) Deadline(id TimerID) time.Time {
+	for _, t := range m.timers {
+		if id != 0 && t.ID == id {
+			return t.Deadline
+		}
+	}
+	return time.Time{}
+}
+
+// timerFired handles a TimerFired: the rules of the timer it names when that
+// timer runs for the current state, else the rule that ignores it.
+func (m *Machine) timerFired(ev *TimerFired) error {
+	if ev == nil {
+		return m.core.NilEvent(ev)
+	}
+	switch {
+	case ev.Timer == 0: // no timer has the zero id; a spent timer's slot holds it
+	case m.core.State == StatePaused && ev.Timer == m.timers[0].ID:
+		m.timers[0] = fsmrt.Timer{}
+		// Paused --after 10m--> Stopped
+		m.core.State = StateStopped
+		m.core.Start(36, StatePaused)
+		return m.core.Finish()
+	}
+	return m.core.Ignore(37)
+}
+
 // UnmarshalState decodes a state written by its MarshalJSON method.
 func UnmarshalState(data []byte) (State, error) {
 	return fsmrt.Unmarshal(&fsmDesc, "state", data, fsmStateDecoders)
@@ -726,12 +956,13 @@ func UnmarshalEvent(data []byte) (Event, error) {
 
 // fsmEventDecoders decode the events, by kind (and by the kinds they had before).
 var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
-	"power": fsmrt.Pointer[Power, Event](&fsmDesc, "event power"),
-	"play":  fsmrt.Pointer[Play, Event](&fsmDesc, "event play"),
-	"pause": fsmrt.Pointer[Pause, Event](&fsmDesc, "event pause"),
-	"stop":  fsmrt.Pointer[Stop, Event](&fsmDesc, "event stop"),
-	"mute":  fsmrt.Pointer[Mute, Event](&fsmDesc, "event mute"),
-	"reset": fsmrt.Pointer[Reset, Event](&fsmDesc, "event reset"),
+	"power":       fsmrt.Pointer[Power, Event](&fsmDesc, "event power"),
+	"play":        fsmrt.Pointer[Play, Event](&fsmDesc, "event play"),
+	"pause":       fsmrt.Pointer[Pause, Event](&fsmDesc, "event pause"),
+	"stop":        fsmrt.Pointer[Stop, Event](&fsmDesc, "event stop"),
+	"mute":        fsmrt.Pointer[Mute, Event](&fsmDesc, "event mute"),
+	"reset":       fsmrt.Pointer[Reset, Event](&fsmDesc, "event reset"),
+	"timer_fired": fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 
 // UnmarshalAction decodes an action written by its MarshalJSON method.
@@ -747,4 +978,6 @@ var fsmActionDecoders = map[string]fsmrt.Decoder[Action]{
 	"stop_audio":   fsmrt.Pointer[StopAudio, Action](&fsmDesc, "action stop_audio"),
 	"mute_audio":   fsmrt.Pointer[MuteAudio, Action](&fsmDesc, "action mute_audio"),
 	"unmute_audio": fsmrt.Pointer[UnmuteAudio, Action](&fsmDesc, "action unmute_audio"),
+	"start_timer":  fsmrt.Pointer[StartTimer, Action](&fsmDesc, "action start_timer"),
+	"cancel_timer": fsmrt.Pointer[CancelTimer, Action](&fsmDesc, "action cancel_timer"),
 }

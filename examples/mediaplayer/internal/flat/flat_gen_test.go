@@ -8,6 +8,7 @@ package flat
 import (
 	"testing"
 
+	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
 
@@ -16,7 +17,7 @@ import (
 var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, ActionKind]{
 	Rules:  fsmDesc.Rules,
 	States: []State{Off{}, Stopped{}, Playing{}, Paused{}, Normal{}, Muted{}},
-	Events: []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Reset{}},
+	Events: []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Reset{}, &TimerFired{}},
 	Zero:   func() fsmtest.Machine[State, Event, StateKind, EventKind] { return &Machine{} },
 	New: func(script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
 		rec := &Recorder{}
@@ -32,6 +33,18 @@ var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, Ac
 		rec := &Recorder{}
 		m, err := Load(Config{Handler: rec}, data)
 		return m, &rec.Actions, err
+	},
+	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
+		rec := &Recorder{}
+		m, err := LoadWith(Config{Handler: rec}, data, LoadOptions{Rearm: true})
+		return m, &rec.Actions, err
+	},
+	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
+		var out []fsmrt.Timer
+		for _, t := range m.(*Machine).Timers() {
+			out = append(out, fsmrt.Timer{ID: t.Timer, Delay: t.Delay, Deadline: m.(*Machine).Deadline(t.Timer)})
+		}
+		return out
 	},
 }
 
@@ -51,15 +64,15 @@ func TestRules(t *testing.T) {
 		{From: Stopped{}, Event: &Stop{}, Rules: []int{9}, To: StateStopped},
 		{From: Stopped{}, Event: &Mute{}, Rules: []int{10}, To: StateStopped},
 		{From: Playing{}, Event: &Power{}, Rules: []int{12}, To: StateNormal, Actions: []ActionKind{ActionStopAudio}},
-		{From: Playing{}, Event: &Pause{}, Rules: []int{14}, To: StatePaused, Actions: []ActionKind{ActionStopAudio}},
+		{From: Playing{}, Event: &Pause{}, Rules: []int{14}, To: StatePaused, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
 		{From: Playing{}, Event: &Stop{}, Rules: []int{15}, To: StateStopped, Actions: []ActionKind{ActionStopAudio}},
 		{From: Playing{}, Event: &Reset{}, Rules: []int{17}, To: StateStopped, Actions: []ActionKind{ActionStopAudio}},
 		{From: Playing{}, Event: &Play{}, Rules: []int{13}, To: StatePlaying},
 		{From: Playing{}, Event: &Mute{}, Rules: []int{16}, To: StatePlaying},
-		{From: Paused{}, Event: &Power{}, Rules: []int{18}, To: StateNormal},
-		{From: Paused{}, Event: &Play{}, Rules: []int{19}, To: StatePlaying, Actions: []ActionKind{ActionStartAudio}},
-		{From: Paused{}, Event: &Stop{}, Rules: []int{21}, To: StateStopped},
-		{From: Paused{}, Event: &Reset{}, Rules: []int{23}, To: StateStopped},
+		{From: Paused{}, Event: &Power{}, Rules: []int{18}, To: StateNormal, Actions: []ActionKind{ActionCancelTimer}},
+		{From: Paused{}, Event: &Play{}, Rules: []int{19}, To: StatePlaying, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
+		{From: Paused{}, Event: &Stop{}, Rules: []int{21}, To: StateStopped, Actions: []ActionKind{ActionCancelTimer}},
+		{From: Paused{}, Event: &Reset{}, Rules: []int{23}, To: StateStopped, Actions: []ActionKind{ActionCancelTimer}},
 		{From: Paused{}, Event: &Pause{}, Rules: []int{20}, To: StatePaused},
 		{From: Paused{}, Event: &Mute{}, Rules: []int{22}, To: StatePaused},
 		{From: Normal{}, Event: &Power{}, Rules: []int{24}, To: StateOff, Actions: []ActionKind{ActionPowerOff}},
@@ -74,10 +87,11 @@ func TestRules(t *testing.T) {
 		{From: Muted{}, Event: &Play{}, Rules: []int{31}, To: StateMuted},
 		{From: Muted{}, Event: &Pause{}, Rules: []int{32}, To: StateMuted},
 		{From: Muted{}, Event: &Stop{}, Rules: []int{33}, To: StateMuted},
+		{From: Paused{}, Event: &TimerFired{Timer: 1}, Rules: []int{36}, To: StateStopped},
 	})
 }
 
-// TestPaths drives the machine along the witness path of each of its 36 rules,
+// TestPaths drives the machine along the witness path of each of its 38 rules,
 // the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{
@@ -95,16 +109,16 @@ func TestPaths(t *testing.T) {
 		{Up: 0, Event: &Reset{}, Rules: []int{11}},
 		{Up: 7, Event: &Power{}, Rules: []int{12}, Actions: []ActionKind{ActionStopAudio}},
 		{Up: 7, Event: &Play{}, Rules: []int{13}},
-		{Up: 7, Event: &Pause{}, Rules: []int{14}, Actions: []ActionKind{ActionStopAudio}},
+		{Up: 7, Event: &Pause{}, Rules: []int{14}, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
 		{Up: 7, Event: &Stop{}, Rules: []int{15}, Actions: []ActionKind{ActionStopAudio}},
 		{Up: 7, Event: &Mute{}, Rules: []int{16}},
 		{Up: 7, Event: &Reset{}, Rules: []int{17}, Actions: []ActionKind{ActionStopAudio}},
-		{Up: 14, Event: &Power{}, Rules: []int{18}},
-		{Up: 14, Event: &Play{}, Rules: []int{19}, Actions: []ActionKind{ActionStartAudio}},
+		{Up: 14, Event: &Power{}, Rules: []int{18}, Actions: []ActionKind{ActionCancelTimer}},
+		{Up: 14, Event: &Play{}, Rules: []int{19}, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
 		{Up: 14, Event: &Pause{}, Rules: []int{20}},
-		{Up: 14, Event: &Stop{}, Rules: []int{21}},
+		{Up: 14, Event: &Stop{}, Rules: []int{21}, Actions: []ActionKind{ActionCancelTimer}},
 		{Up: 14, Event: &Mute{}, Rules: []int{22}},
-		{Up: 14, Event: &Reset{}, Rules: []int{23}},
+		{Up: 14, Event: &Reset{}, Rules: []int{23}, Actions: []ActionKind{ActionCancelTimer}},
 		{Up: 6, Event: &Power{}, Rules: []int{24}, Actions: []ActionKind{ActionPowerOff}},
 		{Up: 6, Event: &Play{}, Rules: []int{25}},
 		{Up: 6, Event: &Pause{}, Rules: []int{26}},
@@ -117,7 +131,9 @@ func TestPaths(t *testing.T) {
 		{Up: 28, Event: &Stop{}, Rules: []int{33}},
 		{Up: 28, Event: &Mute{}, Rules: []int{34}, Actions: []ActionKind{ActionUnmuteAudio}},
 		{Up: 28, Event: &Reset{}, Rules: []int{35}, Actions: []ActionKind{ActionUnmuteAudio}},
-	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35})
+		{Up: 14, Event: &TimerFired{Timer: 1}, Rules: []int{36}},
+		{Up: -1, Event: &TimerFired{}, Rules: []int{37}},
+	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37})
 }
 
 // TestEveryPair checks that a rule resolves every state × event pair: see
@@ -148,6 +164,16 @@ func TestMachineErrors(t *testing.T) {
 // trip, and that malformed JSON is refused: see fsmtest.JSON.
 func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []State{Off{}, Stopped{}, Playing{}, Paused{}, Normal{}, Muted{}}, UnmarshalState)
-	fsmtest.JSON(t, []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Reset{}}, UnmarshalEvent)
-	fsmtest.JSON(t, []Action{&PowerOn{}, &PowerOff{}, &StartAudio{}, &StopAudio{}, &MuteAudio{}, &UnmuteAudio{}}, UnmarshalAction)
+	fsmtest.JSON(t, []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Reset{}, &TimerFired{}}, UnmarshalEvent)
+	fsmtest.JSON(t, []Action{&PowerOn{}, &PowerOff{}, &StartAudio{}, &StopAudio{}, &MuteAudio{}, &UnmuteAudio{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction)
+}
+
+// TestRecorder checks that the Recorder keeps the values of the actions.
+func TestRecorder(t *testing.T) {
+	rec := &Recorder{}
+	a6 := &StartTimer{}
+	rec.StartTimer(a6.Timer, a6.Delay)
+	a7 := &CancelTimer{}
+	rec.CancelTimer(a7.Timer)
+	fsmtest.Recorded(t, []Action{a6, a7}, rec.Actions)
 }

@@ -1,0 +1,255 @@
+package fsm
+
+import "slices"
+
+// This file works out what the timers of the states inside regions do on
+// the ways and witness paths of a machine with parallel states (see
+// parpaths.go). A region's timer is a timer of the machine, in a slot
+// after the machine's own: entering its state starts it, leaving the
+// state cancels it, and its TimerFired fires its rules in its region
+// alone.
+
+// Path returns state s of the region and its ancestors inside the
+// region, outermost first.
+func (reg *Region) Path(s *State) []*State {
+	var out []*State
+	for a := s; a != nil && a.Region == reg; a = a.Parent {
+		out = append(out, a)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// restoredIn returns the timers of a machine made by Restore in state s
+// whose regions are in cfg (nil for a state that is not parallel): those
+// of s and its ancestors, then those of each region's leaf and its
+// ancestors in the region, regions in document order, numbered from 1
+// outermost first, as the generated startTimers numbers them.
+func restoredIn(s *State, cfg []*State) timerRun {
+	run := restored(s)
+	if cfg == nil {
+		return run
+	}
+	for _, reg := range s.Regions {
+		for _, a := range reg.Path(cfg[reg.Index]) {
+			for _, t := range a.Timers {
+				run.last++
+				run.ids[t] = run.last
+			}
+		}
+	}
+	return run
+}
+
+// regionTrace is what the regions' rules moves hand out, taken as one
+// step (SCXML 1.0 §3.13): the exits of all, in reverse document order,
+// then their actions and their entries, in document order. It keeps run,
+// the running timers, up to date: a timer whose rule keeps its state is
+// spent, an exit cancels the timers still running, an entry starts its
+// state's.
+func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *timerRun) []*Action {
+	var out []*Action
+	runs := func(list []*Run, from *State) {
+		for _, x := range list {
+			if x.When != nil && !x.When.Contains(from) {
+				continue
+			}
+			for _, e := range x.Actions {
+				switch e.Action {
+				case m.CancelTimer:
+					if run.ids[e.Args[0].Timer] == 0 {
+						continue // spent: nothing to cancel
+					}
+					run.ids[e.Args[0].Timer] = 0
+				case m.StartTimer:
+					run.last++
+					run.ids[e.Args[0].Timer] = run.last
+				}
+				out = append(out, e.Action)
+			}
+		}
+	}
+	for _, r := range moves {
+		if t := r.Spends; t != nil {
+			run.ids[t] = 0
+		}
+	}
+	for i := len(moves) - 1; i >= 0; i-- {
+		runs(moves[i].Exits, cfg[regs[i].Index])
+	}
+	for _, r := range moves {
+		for _, e := range r.Actions {
+			out = append(out, e.Action)
+		}
+	}
+	for i, r := range moves {
+		runs(r.Entries, cfg[regs[i].Index])
+	}
+	return out
+}
+
+// leaveRegions returns the exit actions of the regions of parallel state
+// s, whose leaves are cfg: in reverse document order, each innermost
+// first, a state's running timers cancelled before its exit (as the
+// generated code hands them out); nil for other states.
+func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action {
+	var out []*Action
+	if cfg == nil {
+		return nil
+	}
+	for i := len(s.Regions) - 1; i >= 0; i-- {
+		reg := s.Regions[i]
+		for a := cfg[reg.Index]; a != nil && a.Region == reg; a = a.Parent {
+			for _, t := range a.Timers {
+				if run.ids[t] != 0 {
+					run.ids[t] = 0
+					out = append(out, m.CancelTimer)
+				}
+			}
+			if a.Exit != nil {
+				out = append(out, a.Exit.Actions...)
+			}
+		}
+	}
+	return out
+}
+
+// enterRegions returns the entry actions of the regions of parallel
+// state s, entered into their initial leaves, in document order, and
+// starts their timers in run.
+func (m *Machine) enterRegions(s *State, run *timerRun) []*Action {
+	var out []*Action
+	for _, reg := range s.Regions {
+		for _, x := range reg.Start {
+			for _, e := range x.Actions {
+				if e.Action == m.StartTimer {
+					run.last++
+					run.ids[e.Args[0].Timer] = run.last
+				}
+				out = append(out, e.Action)
+			}
+		}
+	}
+	return out
+}
+
+// regionTimers returns the timers of the states the regions of cfg are
+// in, outermost first, regions in document order: those running in that
+// configuration, unless spent.
+func regionTimers(p *State, cfg []*State) []*Timer {
+	var out []*Timer
+	if cfg == nil {
+		return nil
+	}
+	for _, reg := range p.Regions {
+		for _, a := range reg.Path(cfg[reg.Index]) {
+			out = append(out, a.Timers...)
+		}
+	}
+	return out
+}
+
+// timerBits returns the bits of timers (those below 64).
+func timerBits(timers []*Timer) uint64 {
+	var bits uint64
+	for _, t := range timers {
+		if t.Index < 64 {
+			bits |= 1 << t.Index
+		}
+	}
+	return bits
+}
+
+// regionTimerWays returns the ways of region timer t firing in parallel
+// state p in configuration cfg: one per branch of its guards, in its
+// region alone (the other regions do not see the timer's event).
+func (m *Machine) regionTimerWays(p *State, cfg []*State, t *Timer) []regionWay {
+	reg := t.State.Region
+	var out []regionWay
+	for _, pk := range picks(t.Cell, cfg) {
+		if pk.rule == nil {
+			continue // no guard holds: the timer is spent, nothing happens
+		}
+		for _, rw := range m.combine(p, cfg, m.TimerFired, []*Region{reg}, []pick{pk}) {
+			rw.way.Timer = t
+			out = append(out, rw)
+		}
+	}
+	return out
+}
+
+// timerWays returns the ways of every timer of the regions of parallel
+// state p, each from the configuration its first leaf rests in, for the
+// generated tests.
+func (m *Machine) timerWays(p *State) []*Way {
+	var out []*Way
+	for _, reg := range p.Regions {
+		for _, t := range reg.Timers {
+			i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return t.State.Contains(s) })
+			if i < 0 {
+				continue
+			}
+			cfg := initialConfig(m)
+			cfg[reg.Index] = reg.Leaves[i]
+			if p.completes(cfg) {
+				continue
+			}
+			for _, rw := range m.regionTimerWays(p, cfg, t) {
+				rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
+				out = append(out, rw.way)
+			}
+		}
+	}
+	return out
+}
+
+// spendIn is spend for a machine with parallel states: the timers of the
+// regions' leaves after way w (cfg) are kept too, unless w enters their
+// parallel state anew, which starts them again.
+func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
+	keep := timersOf(w.To) | timerBits(regionTimers(w.To, cfg))
+	if w.To.Regions != nil && enters(w, w.To) {
+		for _, reg := range w.To.Regions {
+			spent &^= timerBits(reg.Timers)
+		}
+	}
+	for _, r := range w.Rules {
+		for _, run := range r.Entries {
+			spent &^= timerBits(run.State.Timers)
+		}
+		if t := r.Spends; t != nil && t.Index < 64 {
+			spent |= 1 << t.Index
+		}
+	}
+	return spent & keep
+}
+
+// TimedConfigs returns, for parallel state p when a state inside one of
+// its regions has a timer, configurations beside the initial one in
+// which the machine may rest, so that the generated tests save and load
+// it with those timers running: the k-th puts every region in its k-th
+// leaf (its last, when it has fewer), for k from 1. It skips one in
+// which every region is final, where p would have taken its done
+// transition. Nil for other states.
+func (p *State) TimedConfigs() [][]*State {
+	timed, most, size := false, 0, 0
+	for _, reg := range p.Regions {
+		timed = timed || len(reg.Timers) > 0
+		most = max(most, len(reg.Leaves))
+		size = max(size, reg.Index+1)
+	}
+	if !timed {
+		return nil
+	}
+	var out [][]*State
+	for k := 1; k < most; k++ {
+		cfg := make([]*State, size) // by Region.Index
+		for _, reg := range p.Regions {
+			cfg[reg.Index] = reg.Leaves[min(k, len(reg.Leaves)-1)]
+		}
+		if !p.completes(cfg) {
+			out = append(out, cfg)
+		}
+	}
+	return out
+}

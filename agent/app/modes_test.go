@@ -85,7 +85,7 @@ func TestPlanMode(t *testing.T) {
 
 			reqs := e.srv.Requests()
 			require.Len(t, reqs, 2)
-			assert.ElementsMatch(t, []string{"bash", "list_files", "read_file"}, reqs[0].Tools, "edit_file is not offered")
+			assert.ElementsMatch(t, []string{"bash", "list_files", "read_file", "task"}, reqs[0].Tools, "edit_file is not offered")
 			assert.Contains(t, reqs[0].System, "plan mode")
 			results := resultsByID(reqs[1])
 			assert.Contains(t, results["c1"].Text, "one", "reads work")

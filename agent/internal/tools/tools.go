@@ -296,7 +296,7 @@ func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.To
 		return errorOutcome(fmt.Sprintf("tool %s was not run: %v", call.Name, err), "")
 	}
 
-	tctx, cancel := context.WithTimeout(ctx, s.timeout)
+	tctx, cancel := context.WithTimeout(withCall(ctx, call), s.timeout)
 	defer cancel()
 	guard := newProgressGuard(progress)
 	defer guard.close()

@@ -39,10 +39,10 @@ type options struct {
 	// thinking -thinking (0: off).
 	maxTokens, thinking int
 	// The limits.
-	maxToolCalls, parallelTools                       int
+	maxToolCalls, parallelTools int
 	// subagentCalls is -subagent-calls: the tool calls of one subagent;
 	// 0 offers no task tool.
-	subagentCalls int
+	subagentCalls                                     int
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
 	maxRoundOutput                                    byteSize
 	commitMaxNewFile                                  byteSize

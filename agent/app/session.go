@@ -104,7 +104,7 @@ type agentSession struct {
 	sandbox      *sandbox.Sandbox
 	guard        *tools.GitGuard
 	toolSet      *tools.Set
-	toolOpt      tools.Options // the options of the built-in tools
+	toolOpt      tools.Options     // the options of the built-in tools
 	instructions *instructions.Set // nil when they are off
 	hooks        *hooks.Runner     // nil when there are none
 	behavior     *behavior.Agent

@@ -199,3 +199,25 @@ func TestSubagentCtrlC(t *testing.T) {
 	assert.Equal(t, parent.ID, child.SubagentOf)
 	assert.NotEqual(t, agent.StateWaitingForUserInput, e.state(t, child.ID).Kind(), "the child was stopped in its turn")
 }
+
+// TestSubagentOnTerminal runs the subagent's turn in a pseudo-terminal:
+// the child's steps are drawn under the task call in the line editor,
+// marked, and the call's result follows.
+func TestSubagentOnTerminal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, map[string]string{"notes.txt": "hello from the notes\n"}, subagentReplies...)
+	s := startPTY(t, e, nil)
+	s.waitScreen(t, "> ")
+	s.typeKeys(t, "Look at the notes.\r")
+	for _, want := range []string{"→ task read the notes", "subagent → read_file notes.txt", "task: The notes say hello.", "Done."} {
+		s.waitScreen(t, want)
+	}
+	require.Eventually(t, func() bool { return len(e.threadIDs(t)) == 2 }, 20*time.Second, 10*time.Millisecond)
+	parent, _ := e.subagentThreads(t)
+	require.Eventually(t, func() bool {
+		st := e.state(t, parent.ID)
+		return st != nil && st.Kind() == agent.StateWaitingForUserInput
+	}, 20*time.Second, 10*time.Millisecond, "the turn ended")
+	s.typeKeys(t, "\x04")
+	assert.Equal(t, 0, s.wait(t), s.screen.String())
+}

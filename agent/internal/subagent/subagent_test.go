@@ -32,7 +32,7 @@ type fixture struct {
 	runner *Runner
 
 	mu       sync.Mutex
-	progress []string   // the messages of the progress reports
+	progress []string    // the messages of the progress reports
 	used     chat.Ledger // what Usage was given
 }
 

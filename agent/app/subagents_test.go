@@ -221,3 +221,36 @@ func TestSubagentOnTerminal(t *testing.T) {
 	s.typeKeys(t, "\x04")
 	assert.Equal(t, 0, s.wait(t), s.screen.String())
 }
+
+// TestUnderParents checks the order "agent sessions" lists threads in: a
+// subagent's right under its parent, the others as they were.
+func TestUnderParents(t *testing.T) {
+	t.Parallel()
+	th := func(id, parent string) session {
+		return session{thread: &threadwire.Thread{ID: id, SubagentOf: parent}}
+	}
+	ids := func(list []session) []string {
+		var out []string
+		for _, s := range list {
+			out = append(out, s.thread.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		list []session
+		want []string
+	}{
+		{"none", nil, nil},
+		{"no subagents", []session{th("b", ""), th("a", "")}, []string{"b", "a"}},
+		{"under the parent, newest first", []session{th("s2", "p"), th("q", ""), th("s1", "p"), th("p", "")}, []string{"q", "p", "s2", "s1"}},
+		{"a parent not listed", []session{th("s", "gone"), th("p", "")}, []string{"s", "p"}},
+		{"its own parent", []session{th("s", "s")}, []string{"s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, ids(underParents(tt.list)))
+		})
+	}
+}

@@ -20,8 +20,8 @@ import (
 
 // subagentReplies script a session whose model gives a task to a
 // subagent (call t1): the child reads notes.txt, tries to edit it and to
-// start a subagent of its own (both refused), then answers; the parent
-// ends with "Done.".
+// start a subagent of its own (both refused) and to write with bash (its
+// sandbox is read-only), then answers; the parent ends with "Done.".
 var subagentReplies = []fakellm.Reply{
 	{Text: "Asking a subagent.", ToolCalls: []fakellm.ToolCall{{ID: "t1", Name: "task",
 		Args: `{"description": "read the notes", "prompt": "Read notes.txt and say what it holds."}`}}},
@@ -29,6 +29,7 @@ var subagentReplies = []fakellm.Reply{
 		{ID: "c1", Name: "read_file", Args: `{"path": "notes.txt"}`},
 		{ID: "c2", Name: "edit_file", Args: `{"path": "notes.txt", "old_str": "hello", "new_str": "bye"}`},
 		{ID: "c3", Name: "task", Args: `{"description": "deeper", "prompt": "Go deeper."}`},
+		{ID: "c4", Name: "bash", Args: `{"command": "cat notes.txt; echo x > new.txt"}`},
 	}},
 	{Text: "The notes say hello."},
 	{Text: "Done."},
@@ -91,6 +92,12 @@ func TestSubagent(t *testing.T) {
 			assert.Contains(t, results["c2"].Text, "edit_file was not run: a subagent only reads")
 			assert.True(t, results["c3"].IsError)
 			assert.Contains(t, results["c3"].Text, "task was not run: a subagent cannot start subagents")
+			if sandboxErr == nil {
+				assert.Contains(t, results["c4"].Text, "hello from the notes", "bash reads")
+				assert.Contains(t, results["c4"].Text, "Read-only file system", "and cannot write")
+			} else {
+				assert.Contains(t, results["c4"].Text, "-sandbox off")
+			}
 
 			got := resultsByID(reqs[3])["t1"]
 			assert.False(t, got.IsError)
@@ -146,13 +153,14 @@ func TestSubagentJSON(t *testing.T) {
 			result = ev
 		}
 	}
-	require.Len(t, progress, 6, "one event a step: %q", progress)
+	require.GreaterOrEqual(t, len(progress), 7, "one event a step: %q", progress)
 	assert.Regexp(t, `^subagent \S+: read the notes$`, progress[0])
-	assert.Equal(t, []string{"subagent → read_file notes.txt", "subagent → edit_file notes.txt", "subagent → task deeper"}, progress[1:4],
-		"the child's calls, in the model's order")
-	// The refused calls complete in parallel, in any order.
-	assert.ElementsMatch(t, []string{"subagent ✗ edit_file: edit_file was not run: " + subagentReadOnly,
-		"subagent ✗ task: task was not run: " + subagentNoDepth}, progress[4:])
+	assert.Equal(t, []string{"subagent → read_file notes.txt", "subagent → edit_file notes.txt", "subagent → task deeper",
+		"subagent → bash $ cat notes.txt; echo x > new.txt"}, progress[1:5], "the child's calls, in the model's order")
+	// The refused calls complete in parallel, in any order (bash's
+	// failed write too, or its refusal without a sandbox).
+	assert.Subset(t, progress[5:], []string{"subagent ✗ edit_file: edit_file was not run: " + subagentReadOnly,
+		"subagent ✗ task: task was not run: " + subagentNoDepth})
 	require.NotNil(t, result)
 	assert.Equal(t, "The notes say hello.", result["content"])
 }

@@ -53,7 +53,6 @@ func (s *agentSession) addSubagents(ctx context.Context) error {
 		Provider:  s.provider,
 		Tools:     toolRunner(set, s.instructions),
 		Workspace: s.ws.Root(),
-		Model:     o.model,
 		Store:     s.store,
 		Parent:    s.thread.ID,
 		Hooks:     s.hooks,

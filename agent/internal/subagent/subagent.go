@@ -53,8 +53,6 @@ type Config struct {
 	Tools agentexec.ToolRunner
 	// Workspace is the workspace's root. Required.
 	Workspace string
-	// Model names the child's model, recorded on its thread.
-	Model string
 	// Store saves the child's thread; nil saves nothing.
 	Store *thread.Store
 	// Parent is the parent's thread ID, recorded on the child's.
@@ -140,7 +138,7 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 	cfg := r.cfg
 	now := cfg.Now()
 	t := &threadwire.Thread{Version: threadwire.Version, ID: thread.NewID(now), Created: now, Updated: now,
-		Provider: cfg.Provider.Name(), Model: cfg.Model, Workspace: cfg.Workspace,
+		Provider: cfg.Provider.Name(), Model: cfg.Behavior.Config().Model, Workspace: cfg.Workspace,
 		SubagentOf: cfg.Parent, SubagentCall: tools.CallID(ctx)}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -158,10 +156,9 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 		Store:     cfg.Store,
 		Secrets:   cfg.Secrets,
 		Limits:    cfg.Limits,
-		Prompt:    args.Prompt,
-		// No input: the child stops once its turn has ended.
-		ContinueTurn: true,
-		Now:          cfg.Now,
+		// Its one message; with no Input, it stops once its turn ends.
+		Prompt: args.Prompt,
+		Now:    cfg.Now,
 	})
 	if err != nil {
 		return "", fmt.Errorf("start the subagent: %w", err)

@@ -52,7 +52,7 @@ func newFixture(t *testing.T, maxCalls int, replies ...fakellm.Reply) *fixture {
 	require.NoError(t, err)
 	f.store, err = thread.NewStore(t.TempDir())
 	require.NoError(t, err)
-	f.runner, err = New(Config{Behavior: b, Provider: provider, Tools: set, Workspace: ws.Root(), Model: "fake-model",
+	f.runner, err = New(Config{Behavior: b, Provider: provider, Tools: set, Workspace: ws.Root(),
 		Store: f.store, Parent: "parent-thread", Secrets: []string{testKey}, MaxCalls: maxCalls,
 		Usage: func(_ context.Context, l chat.Ledger) { f.mu.Lock(); f.used = l; f.mu.Unlock() }})
 	require.NoError(t, err)

@@ -262,3 +262,15 @@ func TestUnderParents(t *testing.T) {
 		})
 	}
 }
+
+// TestSubagentOff: -subagent-calls 0 offers no task tool.
+func TestSubagentOff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "Hi."})
+	res := e.run(t, "", "-subagent-calls", "0", "-p", "Hello.")
+	require.Equal(t, 0, res.code, res.stderr)
+	reqs := e.srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Contains(t, reqs[0].Tools, "read_file")
+	assert.NotContains(t, reqs[0].Tools, "task")
+}

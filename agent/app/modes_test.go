@@ -230,7 +230,7 @@ func TestApprovalOnRequest(t *testing.T) {
 	for _, tool := range body.Tools {
 		offered[tool.Name] = strings.Contains(string(tool.InputSchema), approval.AskField)
 	}
-	assert.Equal(t, map[string]bool{"bash": true, "edit_file": true, "list_files": false, "read_file": false}, offered)
+	assert.Equal(t, map[string]bool{"bash": true, "edit_file": true, "list_files": false, "read_file": false, "task": false}, offered, "task only reads: never asked about")
 	for i, id := range []string{"c1", "c2"} {
 		res := resultsByID(reqs[i+1])[id]
 		assert.False(t, res.IsError, "%s: %s", id, res.Text)

@@ -37,9 +37,10 @@ func (s *agentSession) openTools(ctx context.Context) error {
 	}
 	s.guard = guard
 	noteUnusualRepositories(guard, s.stderr)
-	set := tools.Default(s.ws, tools.Options{Timeout: o.toolTimeout, Logger: s.logger,
+	s.toolOpt = tools.Options{Timeout: o.toolTimeout, Logger: s.logger,
 		MaxArgBytes: int(o.maxToolArgs), MaxEditBytes: int64(o.maxEditSize), Sandbox: s.sandbox, GitGuard: guard,
-		Search: !o.toolCalls})
+		Search: !o.toolCalls}
+	set := tools.Default(s.ws, s.toolOpt)
 	servers, err := startMCP(ctx, o, s.ws, s.sandboxOpt, s.secrets, s.logger, s.stderr)
 	if err != nil {
 		return err

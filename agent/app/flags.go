@@ -18,6 +18,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
+	"github.com/fsmgen/fsmgen/agent/internal/subagent"
 	"github.com/fsmgen/fsmgen/agent/internal/threadsync"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 )
@@ -38,7 +39,10 @@ type options struct {
 	// thinking -thinking (0: off).
 	maxTokens, thinking int
 	// The limits.
-	maxToolCalls, parallelTools                       int
+	maxToolCalls, parallelTools int
+	// subagentCalls is -subagent-calls: the tool calls of one subagent;
+	// 0 offers no task tool.
+	subagentCalls                                     int
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
 	maxRoundOutput                                    byteSize
 	commitMaxNewFile                                  byteSize
@@ -178,6 +182,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	o.maxInputLine, o.llmMaxReply = byteSize(agentexec.DefaultLimits.InputLine), llm.DefaultMaxReplyBytes
 	o.maxRoundOutput = byteSize(agentexec.DefaultLimits.RoundOutput)
 	fs.IntVar(&o.maxToolCalls, "max-tool-calls", agentexec.DefaultLimits.ToolCalls, "tool calls of one reply that are run; the model is told about the others")
+	fs.IntVar(&o.subagentCalls, "subagent-calls", subagent.DefaultMaxCalls, "tool calls one subagent (the task tool's child agent, read-only) may run; 0 offers no task tool")
 	fs.IntVar(&o.parallelTools, "parallel-tools", agentexec.DefaultLimits.ParallelTools, "tool calls run at once")
 	fs.Var(&o.maxToolArgs, "max-tool-args", "the largest arguments of a tool call, e.g. 1MiB; a larger call is refused")
 	fs.Var(&o.maxEditSize, "max-edit-size", "the largest file edit_file changes, e.g. 16MiB")
@@ -290,6 +295,7 @@ func (o *options) check() error {
 		{"commit-timeout", o.commitTimeout > 0, "be positive"},
 		{"max-tool-calls", o.maxToolCalls > 0, "be at least 1"},
 		{"parallel-tools", o.parallelTools > 0, "be at least 1"},
+		{"subagent-calls", o.subagentCalls >= 0, "be 0 (no subagents) or more"},
 		{llm.FlagMaxTokens, o.maxTokens >= 0, "be positive (or 0: the model's own limit)"},
 		{llm.FlagThinking, o.thinking == 0 || o.thinking >= minThinking, fmt.Sprintf("be 0 (off) or a budget of at least %d tokens (Anthropic's least), e.g. 8000", minThinking)},
 	} {

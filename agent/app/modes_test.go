@@ -85,7 +85,7 @@ func TestPlanMode(t *testing.T) {
 
 			reqs := e.srv.Requests()
 			require.Len(t, reqs, 2)
-			assert.ElementsMatch(t, []string{"bash", "list_files", "read_file"}, reqs[0].Tools, "edit_file is not offered")
+			assert.ElementsMatch(t, []string{"bash", "list_files", "read_file", "task"}, reqs[0].Tools, "edit_file is not offered")
 			assert.Contains(t, reqs[0].System, "plan mode")
 			results := resultsByID(reqs[1])
 			assert.Contains(t, results["c1"].Text, "one", "reads work")
@@ -230,7 +230,7 @@ func TestApprovalOnRequest(t *testing.T) {
 	for _, tool := range body.Tools {
 		offered[tool.Name] = strings.Contains(string(tool.InputSchema), approval.AskField)
 	}
-	assert.Equal(t, map[string]bool{"bash": true, "edit_file": true, "list_files": false, "read_file": false}, offered)
+	assert.Equal(t, map[string]bool{"bash": true, "edit_file": true, "list_files": false, "read_file": false, "task": false}, offered, "task only reads: never asked about")
 	for i, id := range []string{"c1", "c2"} {
 		res := resultsByID(reqs[i+1])[id]
 		assert.False(t, res.IsError, "%s: %s", id, res.Text)

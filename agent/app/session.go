@@ -47,6 +47,7 @@ func agentMain(ctx context.Context, o options, in *sessionInput, stdout, stderr 
 		s.openTools,        // the tools, the MCP servers' among them
 		s.loadInstructions, // the workspace's instructions files
 		s.loadHooks,        // the user's and the project's hooks
+		s.addSubagents,     // the task tool, which runs read-only subagents
 		s.buildBehavior,    // the machine's configuration
 		s.openEventLog,     // the event log
 		s.openTerminal,     // the input, the display, the slash commands
@@ -103,6 +104,7 @@ type agentSession struct {
 	sandbox      *sandbox.Sandbox
 	guard        *tools.GitGuard
 	toolSet      *tools.Set
+	toolOpt      tools.Options     // the options of the built-in tools
 	instructions *instructions.Set // nil when they are off
 	hooks        *hooks.Runner     // nil when there are none
 	behavior     *behavior.Agent

@@ -39,14 +39,44 @@ func sessions(store *thread.Store) (list []session, problems []error, err error)
 			continue
 		}
 		first := firstPrompt(t)
-		if t.ForkedFrom != "" {
+		switch {
+		case t.SubagentOf != "":
+			// A subagent's task came from its parent's model: say whose.
+			first = "(subagent of " + t.SubagentOf + ") " + first
+		case t.ForkedFrom != "":
 			// A fork's conversation starts as its parent's: say whose.
 			first = "(fork of " + t.ForkedFrom + ") " + first
 		}
 		list = append(list, session{thread: t, first: first})
 	}
 	slices.SortStableFunc(list, func(a, b session) int { return b.thread.Updated.Compare(a.thread.Updated) })
-	return list, problems, nil
+	return underParents(list), problems, nil
+}
+
+// underParents returns list with each subagent's thread moved right
+// after its parent's (the subagents of one parent newest first), as
+// "agent sessions" lists them; a subagent whose parent is not in list
+// stays where it is.
+func underParents(list []session) []session {
+	has := map[string]bool{}
+	for _, s := range list {
+		has[s.thread.ID] = true
+	}
+	children := map[string][]session{}
+	var top []session
+	for _, s := range list {
+		if p := s.thread.SubagentOf; p != "" && has[p] && p != s.thread.ID {
+			children[p] = append(children[p], s)
+			continue
+		}
+		top = append(top, s)
+	}
+	out := make([]session, 0, len(list))
+	for _, s := range top {
+		out = append(out, s)
+		out = append(out, children[s.thread.ID]...)
+	}
+	return out
 }
 
 // firstPrompt returns the thread's first user message, or its first queued
@@ -88,7 +118,7 @@ func newestOf(store *thread.Store, ws string) (string, error) {
 		return "", err
 	}
 	for _, s := range list {
-		if s.thread.Workspace == ws {
+		if s.thread.Workspace == ws && s.thread.SubagentOf == "" {
 			return s.thread.ID, nil
 		}
 	}
@@ -103,7 +133,7 @@ func newestOther(store *thread.Store, ws, current string) (string, error) {
 		return "", err
 	}
 	for _, s := range list {
-		if s.thread.Workspace == ws && s.thread.ID != current {
+		if s.thread.Workspace == ws && s.thread.ID != current && s.thread.SubagentOf == "" {
 			return s.thread.ID, nil
 		}
 	}

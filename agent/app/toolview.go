@@ -25,6 +25,8 @@ type toolArgs struct {
 	NewStr  string `json:"new_str"`
 	Command string `json:"command"`
 	Pattern string `json:"pattern"`
+	// Description names a task tool's sub-task.
+	Description string `json:"description"`
 }
 
 // callSummary describes a tool call on one line: its tool and what it
@@ -47,6 +49,8 @@ func callSummary(call chat.ToolCall) string {
 		return short(a.Path, 200) + " (new file)"
 	case a.Path != "":
 		return short(a.Path, 200)
+	case a.Description != "":
+		return short(a.Description, 100)
 	}
 	return short(string(call.Arguments), 100)
 }

@@ -75,6 +75,15 @@
 // prompt while the agent waits for input, saves the thread and quits. SIGTERM and SIGHUP end the
 // session.
 //
+// The task tool runs a focused sub-task in a subagent: a child agent (the
+// same machine) on a conversation and thread of its own, with read-only
+// tools (bash's sandbox keeping the workspace read-only) and no task tool;
+// its last reply is the call's result. Its steps are shown under the call,
+// marked "subagent" (with -json, as the call's tool_progress events), what
+// it used counts in the session's usage, and "agent sessions" lists its
+// thread under its parent's. The call's -tool-timeout, Ctrl-C and
+// -subagent-calls bound it.
+//
 // A reply cut at its token limit in its text is kept and continued: the
 // model is asked to go on where it stopped, up to 3 times a turn, and
 // one-shot, the answer is the pieces joined. Anthropic requests mark the
@@ -174,6 +183,8 @@
 //	-llm-max-reply SIZE    one reply's text and tool calls (4MiB)
 //	-max-tool-calls N      tool calls run per reply (64)
 //	-parallel-tools N      tool calls running at once (8)
+//	-subagent-calls N      tool calls of one subagent (40; 0 offers no
+//	                       task tool, and so no subagents)
 //	-max-tool-args SIZE    one tool call's arguments (1MiB)
 //	-max-edit-size SIZE    the file edit_file changes (16MiB)
 //	-max-round-output SIZE the results of one round of tools (512KiB)

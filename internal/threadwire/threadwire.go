@@ -39,6 +39,11 @@ type Thread struct {
 	Workspace string `json:"workspace"`
 	// ForkedFrom is the thread this one is a copy of (/fork), "" for none.
 	ForkedFrom string `json:"forked_from,omitempty"`
+	// SubagentOf is the thread whose task tool call ran this one as a
+	// subagent; "" for a thread of the user's.
+	SubagentOf string `json:"subagent_of,omitempty"`
+	// SubagentCall is the ID of that call; "" when SubagentOf is.
+	SubagentCall string `json:"subagent_call,omitempty"`
 	// FirstPrompt is the first message the user typed in the thread (or
 	// in the thread it was forked from), kept when a compaction replaces
 	// it by a summary (see NoteFirstPrompt); "" until there is one, and in

@@ -31,14 +31,15 @@ func TestSchemas(t *testing.T) {
 	ws := newWorkspace(t)
 	sb, err := sandbox.New(t.Context(), sandbox.Options{Mode: sandbox.Off})
 	require.NoError(t, err)
-	set := Default(ws, Options{Search: true, Sandbox: sb})
+	set, err := Default(ws, Options{Search: true, Sandbox: sb}).With(Task(nil))
+	require.NoError(t, err)
 	schemas := map[string]any{}
 	for _, spec := range set.Specs() {
 		var schema any
 		require.NoError(t, json.Unmarshal(spec.InputSchema, &schema), "%s's schema", spec.Name)
 		schemas[spec.Name] = schema
 	}
-	require.Len(t, schemas, 5, "every tool")
+	require.Len(t, schemas, 6, "every tool")
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b) // maps: keys sorted
 	enc.SetEscapeHTML(false)

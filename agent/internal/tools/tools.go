@@ -1,6 +1,7 @@
 // Package tools implements the coding agent's tools — read_file, list_files,
-// edit_file and bash — and [Set], which runs one tool call to completion
-// with a per-tool timeout, cancellation and progress reports.
+// edit_file and bash, and task, whose runner the caller gives (a subagent:
+// see [Task]) — and [Set], which runs one tool call to completion with a
+// per-tool timeout, cancellation and progress reports.
 //
 // The file tools are confined to a [Workspace]: a path that leads outside
 // it, lexically or through a symbolic link, is refused. The bash tool runs
@@ -296,7 +297,7 @@ func (s *Set) Run(ctx context.Context, call chat.ToolCall, progress func(chat.To
 		return errorOutcome(fmt.Sprintf("tool %s was not run: %v", call.Name, err), "")
 	}
 
-	tctx, cancel := context.WithTimeout(ctx, s.timeout)
+	tctx, cancel := context.WithTimeout(withCall(ctx, call), s.timeout)
 	defer cancel()
 	guard := newProgressGuard(progress)
 	defer guard.close()

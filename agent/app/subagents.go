@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
+	"github.com/fsmgen/fsmgen/agent/internal/subagent"
+	"github.com/fsmgen/fsmgen/agent/internal/tools"
+)
+
+// The refusals a subagent's model reads when it calls a tool it is not
+// offered.
+const (
+	subagentReadOnly = "a subagent only reads: the workspace is read-only and nothing is changed; " +
+		"say in your answer what should change instead"
+	subagentNoBash = "a subagent only reads, and with -sandbox off nothing keeps a command from changing " +
+		"the workspace, so bash is not offered; read with read_file and list_files"
+	subagentNoAsk   = "a subagent cannot ask the user, and this tool asks before every call (approve: always)"
+	subagentNoDepth = "a subagent cannot start subagents; do the task yourself"
+)
+
+// addSubagents offers the model the task tool (see agent/internal/subagent),
+// whose calls run a child agent with the session's read-only tools, bash
+// in a read-only sandbox, the session's model, secrets, limits and
+// pre_tool/post_tool hooks, and its own system prompt. None with
+// -subagent-calls 0 or -tool-calls=false.
+func (s *agentSession) addSubagents(ctx context.Context) error {
+	o := s.o
+	if o.subagentCalls == 0 || !o.toolCalls {
+		return nil
+	}
+	set, err := s.subagentTools(ctx)
+	if err != nil {
+		return err
+	}
+	bc := behaviorConfig(o, o.model, set.Specs())
+	bc.System = subagent.Prompt
+	if s.instructions != nil {
+		bc.System += s.instructions.System()
+	}
+	bc.MutatingTools = set.MutatingNames()
+	b, err := behavior.New(bc)
+	if err != nil {
+		return fmt.Errorf("the subagents' configuration: %w", err)
+	}
+	r, err := subagent.New(subagent.Config{
+		Behavior:  b,
+		Provider:  s.provider,
+		Tools:     toolRunner(set, s.instructions),
+		Workspace: s.ws.Root(),
+		Store:     s.store,
+		Parent:    s.thread.ID,
+		Hooks:     s.hooks,
+		Secrets:   []string{s.llmCfg.APIKey, s.syncToken},
+		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
+			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
+		MaxCalls: o.subagentCalls,
+		Summary:  callSummary,
+		Usage:    s.addUsage,
+		Logger:   s.logger,
+	})
+	if err != nil {
+		return err
+	}
+	if s.toolSet, err = s.toolSet.With(r.Tool()); err != nil {
+		return fmt.Errorf("the task tool: %w", err)
+	}
+	return nil
+}
+
+// subagentTools returns the tools of the session's subagents: the
+// session's tools that only read, bash among them when a read-only
+// sandbox confines it; the others are refused, saying why, and so is the
+// task tool.
+func (s *agentSession) subagentTools(ctx context.Context) (*tools.Set, error) {
+	ro := s.sandbox
+	if ro.Confined() && !ro.ReadOnlyWorkspace() {
+		opt := s.sandboxOpt
+		opt.ReadOnlyWorkspace = true
+		var err error
+		if ro, err = sandbox.New(ctx, opt); err != nil {
+			return nil, fmt.Errorf("the read-only sandbox of the subagents: %w", err)
+		}
+	}
+	opt := s.toolOpt
+	opt.Sandbox = ro
+	set := tools.Default(s.ws, opt)
+	// The MCP servers' tools, as the session offers them.
+	builtin := set.Names()
+	for _, n := range s.toolSet.Names() {
+		if t, ok := s.toolSet.Tool(n); ok && !slices.Contains(builtin, n) {
+			var err error
+			if set, err = set.With(t); err != nil {
+				return nil, fmt.Errorf("the subagents' tools: %w", err)
+			}
+		}
+	}
+	if !ro.Confined() && ro.Disabled() == nil {
+		set = set.Refuse(subagentNoBash, "bash")
+	}
+	set = set.Refuse(subagentReadOnly, "edit_file")
+	set = set.Refuse(subagentReadOnly, set.MutatingNames()...)
+	set = set.Refuse(subagentNoAsk, alwaysAsked(set)...)
+	return set.Refuse(subagentNoDepth, tools.TaskName), nil
+}
+
+// addUsage adds what a subagent's replies used (l) to the thread's
+// ledger, on the agent's loop: the turn's cost and the thread's hold it.
+func (s *agentSession) addUsage(ctx context.Context, l chat.Ledger) {
+	if s.agent == nil {
+		return
+	}
+	err := s.agent.Do(ctx, func() {
+		t := &s.thread.Ledger
+		t.Total, t.Turn = t.Total.Add(l.Total), t.Turn.Add(l.Total)
+		t.Replies += l.Replies
+	})
+	if err != nil {
+		s.logger.Warn("a subagent's usage was not counted", "error", err)
+	}
+}

@@ -1,0 +1,190 @@
+// Package subagent runs the task tool's sub-tasks (see tools.Task): each
+// call starts a child agent, the same generated machine (gen/agent) driven
+// by the same executor (agent/internal/agentexec) as the agent that calls
+// it, on a conversation and a thread of its own, with read-only tools and
+// no tool of its own to start subagents. Its last reply is the call's
+// result.
+//
+// The child works under the parent's rules: its tools are the parent's
+// read-only ones, bash's sandbox keeping the workspace read-only; the
+// parent's secrets are redacted from everything it sees and says; the
+// parent's pre_tool and post_tool hooks run around its calls. It is
+// bounded by the call: the parent's tool timeout, the parent's Ctrl-C
+// (which cancels the call) and a number of tool calls (Config.MaxCalls).
+// Its thread, saved in the parent's store, names the parent's thread and
+// the call (threadwire.Thread.SubagentOf, SubagentCall); what its replies
+// used is added to the parent's ledger (Config.Usage).
+//
+// What it does is shown as the call's progress (see display.go): one line
+// for each of its steps, marked "subagent", which the parent's display
+// shows under the call and -json writes as tool_progress events.
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/fsmgen/fsmgen/agent/behavior"
+	"github.com/fsmgen/fsmgen/agent/chat"
+	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/hooks"
+	"github.com/fsmgen/fsmgen/agent/internal/llm"
+	"github.com/fsmgen/fsmgen/agent/internal/thread"
+	"github.com/fsmgen/fsmgen/agent/internal/tools"
+	"github.com/fsmgen/fsmgen/internal/threadwire"
+)
+
+// DefaultMaxCalls is the default of Config.MaxCalls.
+const DefaultMaxCalls = 40
+
+// Config is what the subagents of one session work with.
+type Config struct {
+	// Behavior is the child's configuration: its system prompt (see
+	// Prompt), its model and its tools' specs. Required.
+	Behavior *behavior.Agent
+	// Provider streams the child's replies: the parent's. Required.
+	Provider llm.Provider
+	// Tools runs the child's calls: read-only tools only, without the
+	// task tool. Required.
+	Tools agentexec.ToolRunner
+	// Workspace is the workspace's root. Required.
+	Workspace string
+	// Store saves the child's thread; nil saves nothing.
+	Store *thread.Store
+	// Parent is the parent's thread ID, recorded on the child's.
+	Parent string
+	// Hooks are the parent's hooks; the child runs its pre_tool and
+	// post_tool hooks (never turn_end), read-only. nil runs none.
+	Hooks *hooks.Runner
+	// Secrets are redacted from all the child sees and says.
+	Secrets []string
+	// Limits bounds each of the child's replies, as the parent's.
+	Limits agentexec.Limits
+	// MaxCalls is how many tool calls a child runs; the calls beyond it
+	// are refused, telling the model to answer, and a child that goes on
+	// calling is stopped (see limit.go). 0 means DefaultMaxCalls.
+	MaxCalls int
+	// Summary shows a call on one line, as the parent's display does;
+	// nil shows its name alone.
+	Summary func(chat.ToolCall) string
+	// Usage, when set, adds what the child's replies used to the
+	// parent's ledger, once the child has stopped. It runs on the task's
+	// goroutine and must do its own synchronisation.
+	Usage func(ctx context.Context, l chat.Ledger)
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Prompt is the child's system prompt, before the workspace's
+// instructions.
+const Prompt = `You are a subagent of a coding agent, working in a software project (the workspace). The agent gave you one focused task, the message below; this conversation is your own, and only your last reply goes back to the agent.
+You are read-only: you cannot edit files or change anything, and you cannot start subagents. Investigate with the tools: list_files to find your way, read_file to read the code, and bash (when it is offered) to search and run read-only commands; its writes to the workspace fail.
+Paths are relative to the workspace root. Nobody will answer questions: when you know enough, write your final answer as your last reply, complete and self-contained (what you found, with file paths and line numbers, and what you could not settle), and stop.`
+
+// Runner runs the sub-tasks of a session's task calls; its Run is the
+// task tool's runner (see tools.Task).
+type Runner struct {
+	cfg Config
+}
+
+// New returns a runner for cfg.
+func New(cfg Config) (*Runner, error) {
+	switch {
+	case cfg.Behavior == nil:
+		return nil, errors.New("subagent: Config.Behavior is nil; build the child's with behavior.New")
+	case cfg.Provider == nil:
+		return nil, errors.New("subagent: Config.Provider is nil; give the parent's")
+	case cfg.Tools == nil:
+		return nil, errors.New("subagent: Config.Tools is nil; give the parent's read-only tools")
+	}
+	if cfg.MaxCalls <= 0 {
+		cfg.MaxCalls = DefaultMaxCalls
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Hooks != nil {
+		h := *cfg.Hooks
+		h.Hooks = nil
+		for _, hk := range cfg.Hooks.Hooks {
+			if hk.Event != hooks.TurnEnd {
+				h.Hooks = append(h.Hooks, hk)
+			}
+		}
+		// Every call of the child only reads: its hooks run read-only.
+		h.Sandbox = h.ReadOnly
+		cfg.Hooks = &h
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// Tool returns the task tool that runs r.
+func (r *Runner) Tool() tools.Tool { return tools.Task(r.Run) }
+
+// Run runs one sub-task: a child agent on a new thread, whose one turn
+// is args.Prompt; its last reply is the answer. It returns once the child
+// has stopped: at the end of its turn, or when ctx ends (the parent's
+// Ctrl-C, the tool timeout), which stops it.
+func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(chat.ToolProgress)) (string, error) {
+	cfg := r.cfg
+	now := cfg.Now()
+	t := &threadwire.Thread{Version: threadwire.Version, ID: thread.NewID(now), Created: now, Updated: now,
+		Provider: cfg.Provider.Name(), Model: cfg.Behavior.Config().Model, Workspace: cfg.Workspace,
+		SubagentOf: cfg.Parent, SubagentCall: tools.CallID(ctx)}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	show := newDisplay(t.ID, args.Description, cfg.Summary, progress)
+	lim := &limited{next: cfg.Tools, max: cfg.MaxCalls, stop: stop}
+	child, err := agentexec.New(agentexec.Config{
+		Behavior:  cfg.Behavior,
+		Provider:  cfg.Provider,
+		Tools:     lim,
+		Workspace: cfg.Workspace,
+		Display:   show,
+		Hooks:     cfg.Hooks,
+		Logger:    cfg.Logger.With("subagent", t.ID),
+		Thread:    t,
+		Store:     cfg.Store,
+		Secrets:   cfg.Secrets,
+		Limits:    cfg.Limits,
+		// Its one message; with no Input, it stops once its turn ends.
+		Prompt: args.Prompt,
+		Now:    cfg.Now,
+	})
+	if err != nil {
+		return "", fmt.Errorf("start the subagent: %w", err)
+	}
+	res, runErr := child.Run(ctx)
+	if j := child.Journal(); j != nil {
+		if err := j.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("save the subagent's thread %s: %w", t.ID, err)
+		}
+	}
+	if cfg.Usage != nil && res.Ledger.Replies > 0 {
+		cfg.Usage(context.WithoutCancel(ctx), res.Ledger)
+	}
+	answer := strings.TrimSpace(show.answer())
+	switch {
+	case lim.stopped():
+		return answer, fmt.Errorf("the subagent (thread %s) was stopped: it went on calling tools after its limit of %d calls; "+
+			"give it a narrower task, or do the rest yourself", t.ID, cfg.MaxCalls)
+	case ctx.Err() != nil:
+		return answer, ctx.Err()
+	case runErr != nil:
+		return answer, fmt.Errorf("the subagent (thread %s) failed: %w", t.ID, runErr)
+	case res.LastError != "":
+		return answer, fmt.Errorf("the subagent (thread %s) ended with an error: %s", t.ID, res.LastError)
+	case answer == "":
+		return "(the subagent gave no answer)", nil
+	}
+	return answer, nil
+}

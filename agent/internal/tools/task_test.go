@@ -1,0 +1,65 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/agent/chat"
+)
+
+// TestTask runs the task tool through a Set: its runner gets the
+// arguments decoded, the call's ID in its context and the call's
+// progress; bad arguments never reach it; it only reads.
+func TestTask(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    string
+		want    TaskArgs // the runner's arguments; zero: not run
+		errPart string   // in the error result
+	}{
+		{"both", `{"description": "find it", "prompt": "Find the retry logic."}`, TaskArgs{Description: "find it", Prompt: "Find the retry logic."}, ""},
+		{"no description", `{"prompt": "Find it."}`, TaskArgs{Prompt: "Find it."}, ""},
+		{"no prompt", `{"description": "find it"}`, TaskArgs{}, `missing required field "prompt"`},
+		{"an empty prompt", `{"prompt": "  "}`, TaskArgs{}, `missing required field "prompt"`},
+		{"an unknown argument", `{"prompt": "x", "write": true}`, TaskArgs{}, `unknown field "write"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got TaskArgs
+			var gotID string
+			run := func(ctx context.Context, a TaskArgs, progress func(chat.ToolProgress)) (string, error) {
+				got, gotID = a, CallID(ctx)
+				progress(chat.ToolProgress{Message: "subagent started"})
+				return "the answer", nil
+			}
+			set, err := NewSet(Options{}, Task(run))
+			require.NoError(t, err)
+			assert.False(t, set.Mutating(TaskName), "the task tool only reads")
+			var reports []chat.ToolProgress
+			out := set.Run(t.Context(), chat.ToolCall{ID: "call_7", Name: TaskName, Arguments: json.RawMessage(tt.args)},
+				func(p chat.ToolProgress) { reports = append(reports, p) })
+			assert.Equal(t, tt.want, got)
+			if tt.errPart != "" {
+				assert.True(t, out.IsError)
+				assert.Contains(t, out.Content, tt.errPart)
+				assert.Empty(t, reports)
+				return
+			}
+			assert.Equal(t, chat.ToolOutcome{Content: "the answer"}, out)
+			assert.Equal(t, "call_7", gotID, "the runner knows its call")
+			assert.Equal(t, []chat.ToolProgress{{Message: "subagent started"}}, reports)
+		})
+	}
+}
+
+// TestCallIDOutsideARun: a context no Set.Run made holds no call.
+func TestCallIDOutsideARun(t *testing.T) {
+	t.Parallel()
+	assert.Empty(t, CallID(t.Context()))
+}

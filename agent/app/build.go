@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
 	"github.com/fsmgen/fsmgen/agent/internal/instructions"
+	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/query"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
@@ -141,6 +142,15 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 	if in.editor != nil {
 		display.useEditor(in.editor, s.stdout)
 		in.editor.SetComplete(func(word string) []string { return completePaths(ctx, s.ws, word) })
+	}
+	display.model = o.model
+	for m, given := range o.earlierPrices {
+		if p, err := ledger.ParsePrice(given); err == nil { // checked when given
+			if display.earlier == nil {
+				display.earlier = map[string]ledger.Price{}
+			}
+			display.earlier[m] = p
+		}
 	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p

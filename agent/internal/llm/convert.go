@@ -2,14 +2,14 @@ package llm
 
 import (
 	"bytes"
-	"encoding/base64"
-	"slices"
-	"strings"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go/v3"

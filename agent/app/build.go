@@ -235,34 +235,36 @@ func (s *agentSession) buildExecutor(ctx context.Context) error {
 		saved = s.pusher.Saved
 	}
 	prompt := s.expandCustom(o.prompt + o.first)
+	var promptImages []chat.Image
 	if prompt != "" {
-		var notes []string
-		prompt, notes = mentions(ctx, s.ws, prompt)
+		msg, notes := mentions(ctx, s.ws, prompt, textOnly(o.model))
+		prompt, promptImages = msg.Content, msg.Images
 		for _, n := range notes {
 			s.display.Notice(n)
 		}
 	}
 	a, err := agentexec.New(agentexec.Config{
-		Behavior:  s.behavior,
-		Provider:  s.provider,
-		Tools:     toolRunner(s.toolSet, s.instructions),
-		Workspace: s.ws.Root(),
-		Committer: s.committer,
-		Display:   s.display,
-		Hooks:     s.hooks,
-		Logger:    s.logger,
-		Thread:    s.thread,
-		Store:     s.store,
-		Journal:   s.journal,
-		EventLog:  s.elog,
-		Secrets:   []string{s.llmCfg.APIKey, s.syncToken},
-		Prompt:    prompt,
+		Behavior:     s.behavior,
+		Provider:     s.provider,
+		Tools:        toolRunner(s.toolSet, s.instructions),
+		Workspace:    s.ws.Root(),
+		Committer:    s.committer,
+		Display:      s.display,
+		Hooks:        s.hooks,
+		Logger:       s.logger,
+		Thread:       s.thread,
+		Store:        s.store,
+		Journal:      s.journal,
+		EventLog:     s.elog,
+		Secrets:      []string{s.llmCfg.APIKey, s.syncToken},
+		Prompt:       prompt,
+		PromptImages: promptImages,
 		// One-shot, a script resumes a thread to have its turn finished.
 		ContinueTurn: !s.interactive,
 		Editor:       s.in.messages,
 		Commands:     s.slash.run,
-		Prepare: func(ctx context.Context, msg string) (string, []string) {
-			return mentions(ctx, s.ws, msg)
+		Prepare: func(ctx context.Context, msg string) (chat.Message, []string) {
+			return mentions(ctx, s.ws, msg, textOnly(o.model))
 		},
 		Signals:    []os.Signal{syscall.SIGTERM},
 		Interrupts: []os.Signal{os.Interrupt},

@@ -77,9 +77,10 @@ func TestModelList(t *testing.T) {
 	r := e.run(t, "", "-model", "list")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	lines := strings.Split(r.stdout, "\n")
-	assert.Regexp(t, `^MODEL +PROVIDER +PRICE IN/OUT \(\$/M TOKENS\) +CONTEXT +MAX REPLY`, lines[0])
-	assert.Regexp(t, `(?m)^claude-sonnet-4-5 +anthropic +3 / 15 +200000 +64000 +\(default\)$`, r.stdout)
-	assert.Regexp(t, `(?m)^gpt-4\.1 +openai +2 / 8 +\d+ +\d+ +\(default\)$`, r.stdout)
+	assert.Regexp(t, `^MODEL +PROVIDER +PRICE IN/OUT \(\$/M TOKENS\) +CONTEXT +MAX REPLY +IMAGES`, lines[0])
+	assert.Regexp(t, `(?m)^claude-sonnet-4-5 +anthropic +3 / 15 +200000 +64000 +yes +\(default\)$`, r.stdout)
+	assert.Regexp(t, `(?m)^gpt-4\.1 +openai +2 / 8 +\d+ +\d+ +yes +\(default\)$`, r.stdout)
+	assert.Regexp(t, `(?m)^o3-mini +openai +1\.1 / 4\.4 +200000 +100000 +no *$`, r.stdout, "a model that takes no images")
 	assert.Empty(t, e.threadIDs(t), "nothing run")
 }
 

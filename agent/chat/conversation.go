@@ -280,7 +280,7 @@ func (c Conversation) Equal(o Conversation) bool {
 func (m Message) equal(o Message) bool {
 	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID ||
 		m.ToolName != o.ToolName || m.IsError != o.IsError || m.Summary != o.Summary || m.ID != o.ID || len(m.ToolCalls) != len(o.ToolCalls) ||
-		!slices.Equal(m.Thinking, o.Thinking) {
+		!slices.Equal(m.Thinking, o.Thinking) || !slices.EqualFunc(m.Images, o.Images, Image.equal) {
 		return false
 	}
 	for i, tc := range m.ToolCalls {

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 )
@@ -19,6 +20,11 @@ type Image struct {
 	// Data is the image file's bytes. A log other than the thread leaves
 	// them out (see agentexec's event log): it says which image, not what.
 	Data []byte `json:"data_base64,omitempty"`
+}
+
+// equal reports whether two images are the same.
+func (im Image) equal(o Image) bool {
+	return im.Name == o.Name && im.MediaType == o.MediaType && bytes.Equal(im.Data, o.Data)
 }
 
 // ImageTypes are the media types of the images the providers take:

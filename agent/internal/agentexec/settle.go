@@ -136,7 +136,7 @@ func (a *Agent) settle() {
 		a.loop.Next(&agent.UserInput{Message: a.withHookNote(userMessage(msg))})
 		return
 	}
-	if a.inputClosed {
+	if a.inputClosed && len(a.typed) == 0 { // typed input the machine has yet to take goes first
 		a.shutdownSent = true
 		a.loop.Next(&agent.ShutdownRequested{})
 	}

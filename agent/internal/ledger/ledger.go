@@ -68,6 +68,7 @@ var KnownPrices = map[string]Price{
 	"gpt-4o-mini":       {Input: 0.15, Output: 0.60, CacheWrite: 0.15, CacheRead: 0.075},
 	"o3":                {Input: 2, Output: 8, CacheWrite: 2, CacheRead: 0.50},
 	"o4-mini":           {Input: 1.10, Output: 4.40, CacheWrite: 1.10, CacheRead: 0.275},
+	"o3-mini":           {Input: 1.10, Output: 4.40, CacheWrite: 1.10, CacheRead: 0.55},
 }
 
 // aliases are other names of the models of KnownPrices.

@@ -129,8 +129,12 @@ func pastedImages(ctx context.Context, ws *tools.Workspace, msg string, budget *
 	var b strings.Builder
 	last := 0
 	for _, m := range pastedPath.FindAllStringSubmatchIndex(msg, -1) {
-		given := msg[m[4]:m[5]]
+		given, end := msg[m[4]:m[5]], m[5]
 		p := unescape(given)
+		if cut := strings.TrimRight(given, ".,;:!?)"); !imageExt.MatchString(p) && cut != given {
+			// A full stop or comma after the path is the sentence's.
+			given, end, p = cut, m[4]+len(cut), unescape(cut)
+		}
 		if !imageExt.MatchString(p) {
 			continue
 		}
@@ -157,7 +161,7 @@ func pastedImages(ctx context.Context, ws *tools.Workspace, msg string, budget *
 		}
 		b.WriteString(msg[last:m[4]])
 		b.WriteString(im.Marker())
-		last = m[5]
+		last = end
 		notes = append(notes, "attached "+im.Marker())
 	}
 	b.WriteString(msg[last:])

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
 	"github.com/fsmgen/fsmgen/agent/internal/instructions"
+	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/query"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
@@ -143,6 +144,15 @@ func (s *agentSession) openTerminal(ctx context.Context) error {
 		display.useEditor(in.editor, s.stdout)
 		in.editor.SetComplete(func(word string) []string { return completePaths(ctx, s.ws, word) })
 	}
+	display.model = o.model
+	for m, given := range o.earlierPrices {
+		if p, err := ledger.ParsePrice(given); err == nil { // checked when given
+			if display.earlier == nil {
+				display.earlier = map[string]ledger.Price{}
+			}
+			display.earlier[m] = p
+		}
+	}
 	if p, err := priceOf(o); err == nil {
 		display.price = &p
 	} else {
@@ -226,34 +236,36 @@ func (s *agentSession) buildExecutor(ctx context.Context) error {
 		saved = s.pusher.Saved
 	}
 	prompt := s.expandCustom(o.prompt + o.first)
+	var promptImages []chat.Image
 	if prompt != "" {
-		var notes []string
-		prompt, notes = mentions(ctx, s.ws, prompt)
+		msg, notes := mentions(ctx, s.ws, prompt, textOnly(o.model))
+		prompt, promptImages = msg.Content, msg.Images
 		for _, n := range notes {
 			s.display.Notice(n)
 		}
 	}
 	a, err := agentexec.New(agentexec.Config{
-		Behavior:  s.behavior,
-		Provider:  s.provider,
-		Tools:     toolRunner(s.toolSet, s.instructions),
-		Workspace: s.ws.Root(),
-		Committer: s.committer,
-		Display:   s.display,
-		Hooks:     s.hooks,
-		Logger:    s.logger,
-		Thread:    s.thread,
-		Store:     s.store,
-		Journal:   s.journal,
-		EventLog:  s.elog,
-		Secrets:   []string{s.llmCfg.APIKey, s.syncToken},
-		Prompt:    prompt,
+		Behavior:     s.behavior,
+		Provider:     s.provider,
+		Tools:        toolRunner(s.toolSet, s.instructions),
+		Workspace:    s.ws.Root(),
+		Committer:    s.committer,
+		Display:      s.display,
+		Hooks:        s.hooks,
+		Logger:       s.logger,
+		Thread:       s.thread,
+		Store:        s.store,
+		Journal:      s.journal,
+		EventLog:     s.elog,
+		Secrets:      []string{s.llmCfg.APIKey, s.syncToken},
+		Prompt:       prompt,
+		PromptImages: promptImages,
 		// One-shot, a script resumes a thread to have its turn finished.
 		ContinueTurn: !s.interactive,
 		Editor:       s.in.messages,
 		Commands:     s.slash.run,
-		Prepare: func(ctx context.Context, msg string) (string, []string) {
-			return mentions(ctx, s.ws, msg)
+		Prepare: func(ctx context.Context, msg string) (chat.Message, []string) {
+			return mentions(ctx, s.ws, msg, textOnly(o.model))
 		},
 		Signals:    []os.Signal{syscall.SIGTERM},
 		Interrupts: []os.Signal{os.Interrupt},

@@ -31,7 +31,11 @@ type terminal struct {
 	prompt    bool          // show a prompt when waiting for input
 	midLine   bool          // out's last byte was not a newline
 	price     *ledger.Price // the model's price, when known
-	color     bool          // diag takes colour (see useColor)
+	model     string        // the session's model, whose price is price
+	// earlier are the prices -price gave the models that served the
+	// thread before /model switched (see options.earlierPrices).
+	earlier map[string]ledger.Price
+	color   bool // diag takes colour (see useColor)
 	// streamEditor writes the streamed reply through the editor (see
 	// writeText).
 	streamEditor bool
@@ -387,10 +391,19 @@ func (t *terminal) Notice(msg string) {
 	t.diagf("agent: %s", msg)
 }
 
-// Usage implements agentexec.Display.
+// Usage implements agentexec.Display. A turn is priced at its model's
+// price, the thread's total at each model's (see ledger.ThreadCost): a
+// thread may have gone on with another model (/model).
 func (t *terminal) Usage(l chat.Ledger) {
 	if u, ok := l.LastTurn(); ok && l.Turn == (chat.Usage{}) {
-		t.diagf("agent: last turn: %s", ledger.Format(u, t.price))
+		price := t.price
+		if _, m, ok := l.LastModel(); ok {
+			price = nil
+			if p, err := t.priceOfModel(m); err == nil {
+				price = &p
+			}
+		}
+		t.diagf("agent: last turn: %s", ledger.Format(u, price))
 	} else {
 		t.diagf("agent: this turn: %s", ledger.Format(l.Turn, t.price))
 	}
@@ -398,11 +411,28 @@ func (t *terminal) Usage(l chat.Ledger) {
 	if l.Replies == 1 {
 		replies = "reply"
 	}
-	t.diagf("agent: thread: %s, over %d %s", ledger.Format(l.Total, t.price), l.Replies, replies)
+	total := ledger.Format(l.Total, nil)
+	if c, err := ledger.ThreadCost(l, t.model, t.priceOfModel); err == nil && t.price != nil {
+		total += fmt.Sprintf(", $%.4f", c)
+	}
+	t.diagf("agent: thread: %s, over %d %s", total, l.Replies, replies)
 	if t.noPrice != "" {
 		t.diagf("agent: no cost shown: %s", t.noPrice)
 		t.noPrice = ""
 	}
+}
+
+// priceOfModel returns the price of model: the session's price (-price,
+// or the list price) for the session's model; for another, the -price it
+// was given in this run before /model left it, else its list price.
+func (t *terminal) priceOfModel(model string) (ledger.Price, error) {
+	if model == t.model && t.price != nil {
+		return *t.price, nil
+	}
+	if p, ok := t.earlier[model]; ok {
+		return p, nil
+	}
+	return ledger.PriceOf(model)
 }
 
 // TurnEnd implements agentexec.Display.

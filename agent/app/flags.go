@@ -74,6 +74,10 @@ type options struct {
 	// before on another model (/model): what the thread holds is on the
 	// screen already.
 	switchedModel bool
+	// earlierPrices are the prices -price gave the models the sessions
+	// before this one left with /model, by model: the turns of the thread
+	// they served are priced so (see terminal.priceOfModel).
+	earlierPrices map[string]string
 	// baseURLFor is the provider -base-url (or the config file's
 	// base_url) applies to: the first session's. A session of another
 	// provider (/model NAME of another provider's, /resume of another's

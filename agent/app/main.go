@@ -71,6 +71,13 @@ func runSessions(ctx context.Context, o options, in *sessionInput, stdout, stder
 		o.resume, o.first, o.switchedModel = next.id, "", next.model != ""
 		o.baseURLFor = next.baseURLFor
 		if next.model != "" {
+			if o.price != "" {
+				o.earlierPrices = maps.Clone(o.earlierPrices)
+				if o.earlierPrices == nil {
+					o.earlierPrices = map[string]string{}
+				}
+				o.earlierPrices[o.model] = o.price
+			}
 			o.model, o.price = next.model, ""
 			o.set = maps.Clone(o.set)
 			o.set["model"], o.set["price"] = true, false

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 )
 
@@ -27,25 +28,31 @@ const (
 // space, then the path up to the next white space.
 var mention = regexp.MustCompile(`(^|\s)@(\S+)`)
 
-// mentions attaches to msg the files and folders it mentions as "@path"
-// (relative to the workspace root, or absolute within it): a file's
-// contents, a folder's listing, each after the message under a line
-// naming it. It reads through the workspace's handle, as the file tools
-// do: a path outside the workspace, a link leading out of it, a special
-// file and a masked file (one holding the API key, the agent's own logs)
-// are refused, and so is a binary file. It returns the message to send
-// and a note for each mention, attached or refused; the message is
+// mentions makes msg into the user message to send: the image files it
+// holds the pasted paths of attached (see pastedImages), and the files
+// and folders it mentions as "@path" (relative to the workspace root, or
+// absolute within it): an image as an image (see imageBudget.readImage),
+// its marker after the message; another file's contents, a folder's
+// listing, each after the message under a line naming it. It reads
+// through the workspace's handle, as the file tools do: a path outside
+// the workspace, a link leading out of it, a special file and a masked
+// file (one holding the API key, the agent's own logs) are refused, and
+// so is a binary file that is no image, and any image when textOnly
+// names the session's model, which takes none. It returns the message and
+// a note for each attachment, attached or refused; the message's text is
 // redacted by the agent before it is sent (see agentexec.Config.Prepare).
 // An "@" word that names nothing (an e-mail's, a decorator's) is left as
 // it is, unsaid.
-func mentions(ctx context.Context, ws *tools.Workspace, msg string) (string, []string) {
+func mentions(ctx context.Context, ws *tools.Workspace, msg, textOnly string) (chat.Message, []string) {
+	budget := &imageBudget{textOnly: textOnly}
+	msg, notes := pastedImages(ctx, ws, msg, budget)
 	var b strings.Builder
-	var notes []string
 	seen := map[string]bool{}
 	total := 0
 	for _, m := range mention.FindAllStringSubmatch(msg, -1) {
 		given := m[2]
 		var rel, text, what string
+		var im chat.Image
 		var err error
 		// A trailing comma or full stop is most likely the sentence's;
 		// the path is tried with it when there is none without.
@@ -58,7 +65,7 @@ func mentions(ctx context.Context, ws *tools.Workspace, msg string) (string, []s
 				if seen[rel] {
 					break
 				}
-				text, what, err = readMention(ctx, ws, rel)
+				text, what, im, err = readAttachment(ctx, ws, rel, budget)
 			}
 			if !errors.Is(err, fs.ErrNotExist) {
 				break
@@ -67,7 +74,7 @@ func mentions(ctx context.Context, ws *tools.Workspace, msg string) (string, []s
 		if err == nil && seen[rel] {
 			continue
 		}
-		if err == nil && total+len(text) > maxMentionTotal {
+		if err == nil && im.Data == nil && total+len(text) > maxMentionTotal {
 			err = fmt.Errorf("the message's attachments would pass their limit of %d KiB; ask the agent to read it", maxMentionTotal>>10)
 		}
 		switch {
@@ -78,11 +85,32 @@ func mentions(ctx context.Context, ws *tools.Workspace, msg string) (string, []s
 			continue
 		}
 		seen[rel] = true
+		if im.Data != nil {
+			fmt.Fprintf(&b, "\n\n%s", im.Marker())
+			notes = append(notes, fmt.Sprintf("attached @%s as %s", rel, im.Marker()))
+			continue
+		}
 		total += len(text)
 		fmt.Fprintf(&b, "\n\n[attached: %s, %s]\n%s\n[end of %s]", rel, what, strings.TrimSuffix(text, "\n"), rel)
 		notes = append(notes, fmt.Sprintf("attached @%s (%s)", rel, what))
 	}
-	return msg + b.String(), notes
+	return chat.Message{Role: chat.RoleUser, Content: msg + b.String(), Images: budget.images}, notes
+}
+
+// readAttachment reads what a mention of rel attaches: a folder's
+// listing, an image (see imageBudget.readImage), or a file's text (see
+// readMention).
+func readAttachment(ctx context.Context, ws *tools.Workspace, rel string, budget *imageBudget) (text, what string, im chat.Image, err error) {
+	if entries, err := ws.ReadDir(ctx, rel); err == nil {
+		text, what, err = listMention(entries)
+		return text, what, chat.Image{}, err
+	}
+	im, err = budget.readImage(ctx, ws, rel)
+	if !errors.Is(err, errNotImage) {
+		return "", "", im, err
+	}
+	text, what, err = readMention(ctx, ws, rel)
+	return text, what, chat.Image{}, err
 }
 
 // mentionPath is the workspace path a mention names, cleaned and
@@ -102,12 +130,9 @@ func mentionPath(root, p string) (string, error) {
 	return clean, nil
 }
 
-// readMention reads what a mention attaches: a file's text, cut at
-// maxMentionBytes, or a folder's listing, and says what it is.
+// readMention reads the text of the file a mention attaches, cut at
+// maxMentionBytes, and says what it is.
 func readMention(ctx context.Context, ws *tools.Workspace, rel string) (text, what string, err error) {
-	if entries, err := ws.ReadDir(ctx, rel); err == nil {
-		return listMention(entries)
-	}
 	data, size, err := ws.ReadFile(ctx, rel, maxMentionBytes)
 	if err != nil {
 		return "", "", err

@@ -42,25 +42,28 @@ func listModels(w io.Writer) error {
 		return strings.Compare(providerOf(a)+" "+a, providerOf(b)+" "+b)
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tPROVIDER\tPRICE IN/OUT ($/M TOKENS)\tCONTEXT\tMAX REPLY\t")
+	fmt.Fprintln(tw, "MODEL\tPROVIDER\tPRICE IN/OUT ($/M TOKENS)\tCONTEXT\tMAX REPLY\tIMAGES\t")
 	for _, n := range sorted {
-		price, window, reply := "-", "-", "-"
+		price, window, reply, images := "-", "-", "-", "yes"
 		if p, err := ledger.PriceOf(n); err == nil {
 			price = fmt.Sprintf("%g / %g", p.Input, p.Output)
 		}
 		if l, ok := ledger.LimitsOf(n); ok {
 			window, reply = fmt.Sprint(l.ContextWindow), fmt.Sprint(l.MaxOutput)
 		}
+		if ledger.TextOnly(n) {
+			images = "no"
+		}
 		mark := ""
 		if defaultModels[providerOf(n)] == n {
 			mark = "(default)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n, providerOf(n), price, window, reply, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n, providerOf(n), price, window, reply, images, mark)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "A dated name (claude-sonnet-4-5-20250929) is its model's. Another name is sent as it is, with no cost shown unless -price gives it; /model switches a session's model.")
+	_, err := fmt.Fprintln(w, "A dated name (claude-sonnet-4-5-20250929) is its model's. Another name is sent as it is, with no cost shown unless -price gives it, and is taken to take images; /model switches a session's model.")
 	return err
 }
 
@@ -183,6 +186,9 @@ func describeModel(o options) string {
 	}
 	if l, ok := ledger.LimitsOf(o.model); ok {
 		fmt.Fprintf(&b, "limits: a context window of %d tokens, replies of %d at most\n", l.ContextWindow, l.MaxOutput)
+		if l.TextOnly {
+			b.WriteString("images: not taken (text only)\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "limits: not known (replies of %d tokens; -max-tokens, -context-window set them)\n", ledger.DefaultMaxOutput)
 	}

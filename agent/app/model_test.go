@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/fakellm"
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
@@ -31,7 +32,11 @@ func TestModelCommand(t *testing.T) {
 		"switching to claude-haiku-4-5-20251001: the thread is saved and goes on with it (-price was fake-model's",
 		"(anthropic claude-haiku-4-5-20251001 in " + e.ws + ")",
 		"model: claude-haiku-4-5-20251001 (anthropic)\nprice: $1 in, $5 out per million tokens\nlimits: a context window of 200000 tokens, replies of 64000 at most",
-		"agent: thread: 20 tokens in, 40 out, $0.0002, over 2 replies",
+		// Each turn at its own model's price: the first at fake-model's
+		// -price (10 in, 20 out at $7/$9), the second at haiku's list
+		// price ($1/$5), not the whole thread at haiku's ($0.0002).
+		"agent: last turn: 10 tokens in, 20 out, $0.0001\n",
+		"agent: thread: 20 tokens in, 40 out, $0.0004, over 2 replies",
 	} {
 		assert.Contains(t, r.stderr, want)
 	}
@@ -58,6 +63,10 @@ func TestModelCommand(t *testing.T) {
 	th, err := store.Load(id)
 	require.NoError(t, err)
 	assert.Equal(t, "claude-haiku-4-5-20251001", th.Model, "the thread records the model")
+	assert.Equal(t, []chat.ModelUsage{
+		{Provider: "anthropic", Model: "fake-model", Usage: chat.Usage{InputTokens: 10, OutputTokens: 20}},
+		{Provider: "anthropic", Model: "claude-haiku-4-5-20251001", Usage: chat.Usage{InputTokens: 10, OutputTokens: 20}},
+	}, th.Ledger.Models, "the ledger records each turn's model")
 }
 
 // TestModelList: "agent -model list" lists the models known, with their
@@ -68,9 +77,10 @@ func TestModelList(t *testing.T) {
 	r := e.run(t, "", "-model", "list")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	lines := strings.Split(r.stdout, "\n")
-	assert.Regexp(t, `^MODEL +PROVIDER +PRICE IN/OUT \(\$/M TOKENS\) +CONTEXT +MAX REPLY`, lines[0])
-	assert.Regexp(t, `(?m)^claude-sonnet-4-5 +anthropic +3 / 15 +200000 +64000 +\(default\)$`, r.stdout)
-	assert.Regexp(t, `(?m)^gpt-4\.1 +openai +2 / 8 +\d+ +\d+ +\(default\)$`, r.stdout)
+	assert.Regexp(t, `^MODEL +PROVIDER +PRICE IN/OUT \(\$/M TOKENS\) +CONTEXT +MAX REPLY +IMAGES`, lines[0])
+	assert.Regexp(t, `(?m)^claude-sonnet-4-5 +anthropic +3 / 15 +200000 +64000 +yes +\(default\)$`, r.stdout)
+	assert.Regexp(t, `(?m)^gpt-4\.1 +openai +2 / 8 +\d+ +\d+ +yes +\(default\)$`, r.stdout)
+	assert.Regexp(t, `(?m)^o3-mini +openai +1\.1 / 4\.4 +200000 +100000 +no *$`, r.stdout, "a model that takes no images")
 	assert.Empty(t, e.threadIDs(t), "nothing run")
 }
 

@@ -42,8 +42,7 @@ func (t *terminal) finishOneShot(id string, res agentexec.Result, asJSON bool) {
 	if !res.Idle && r.Error == "" {
 		r.Error = "the turn was interrupted before it ended"
 	}
-	if t.price != nil {
-		c := t.price.Cost(res.Ledger.Total)
+	if c, err := ledger.ThreadCost(res.Ledger, t.model, t.priceOfModel); err == nil && t.price != nil {
 		r.Cost = &c
 	}
 	t.events.emit(resultEvent{Type: evResult, oneShotResult: r})

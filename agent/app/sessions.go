@@ -165,12 +165,16 @@ func writeSessions(w io.Writer, list []session, price *ledger.Price) error {
 		t := s.thread
 		total := t.Ledger.Total
 		cost := "-"
-		p, err := ledger.PriceOf(t.Model)
-		if price != nil {
-			p, err = *price, nil
+		// -price is the thread's model's; the models it used before,
+		// their list prices.
+		priceOf := func(m string) (ledger.Price, error) {
+			if price != nil && m == t.Model {
+				return *price, nil
+			}
+			return ledger.PriceOf(m)
 		}
-		if err == nil {
-			cost = fmt.Sprintf("$%.2f", p.Cost(total))
+		if c, err := ledger.ThreadCost(t.Ledger, t.Model, priceOf); err == nil {
+			cost = fmt.Sprintf("$%.2f", c)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", t.ID, t.Workspace, t.Created.Local().Format(time.DateTime),
 			total.InputTokens+total.OutputTokens, total.CacheReadInputTokens, cost, s.first)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/redact"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
@@ -145,7 +146,7 @@ func (s *agentSession) takeKeys(context.Context) error {
 	}
 	s.llmCfg = llm.FromEnv(o.provider, llm.Config{APIKey: in.keys[llm.KeyVar(o.provider)], BaseURL: sessionBaseURL(*o), Logger: s.logger,
 		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, ReplyTimeout: o.llmReplyTimeout,
-		MaxReplyBytes: int(o.llmMaxReply)})
+		MaxReplyBytes: int(o.llmMaxReply), TextOnly: ledger.TextOnly})
 	provider, err := llm.New(o.provider, s.llmCfg)
 	if err != nil {
 		return err

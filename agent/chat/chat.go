@@ -59,6 +59,10 @@ type Message struct {
 	// message: the API needs them, signatures intact, beside the tool
 	// results of the same turn.
 	Thinking []Thinking `json:"thinking,omitempty"`
+	// Images are the pictures attached to a user message, sent as image
+	// blocks before its text; the text holds each one's Marker, so that
+	// what shows the text shows them.
+	Images []Image `json:"images,omitempty"`
 }
 
 // Thinking is one thinking block of an assistant message: the model's

@@ -69,7 +69,8 @@ func (c Conversation) Messages() []Message {
 }
 
 // Size returns an estimate of the bytes the messages take in a request:
-// their text, tool calls and tool results, and a few bytes of framing
+// their text, tool calls and tool results, their images at the text
+// their tokens come to (see ImageTokens), and a few bytes of framing
 // each. It is kept as messages are appended, so it costs O(1); a
 // conversation cut back with Truncate counts its messages again.
 func (c Conversation) Size() int { return c.size }
@@ -88,6 +89,8 @@ func (m *Message) size() int {
 	for _, th := range m.Thinking { // sent back with the message
 		n += messageOverhead + len(th.Text) + len(th.Signature) + len(th.Redacted)
 	}
+	// An image counts what the model reads of it, not its base64.
+	n += len(m.Images) * (messageOverhead + imageSize)
 	return n
 }
 
@@ -277,7 +280,7 @@ func (c Conversation) Equal(o Conversation) bool {
 func (m Message) equal(o Message) bool {
 	if m.Role != o.Role || m.Content != o.Content || m.ToolCallID != o.ToolCallID ||
 		m.ToolName != o.ToolName || m.IsError != o.IsError || m.Summary != o.Summary || m.ID != o.ID || len(m.ToolCalls) != len(o.ToolCalls) ||
-		!slices.Equal(m.Thinking, o.Thinking) {
+		!slices.Equal(m.Thinking, o.Thinking) || !slices.EqualFunc(m.Images, o.Images, Image.equal) {
 		return false
 	}
 	for i, tc := range m.ToolCalls {

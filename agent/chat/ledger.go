@@ -11,13 +11,70 @@ type Ledger struct {
 	Turns []Usage `json:"turns,omitempty"`
 	// Replies counts the replies counted, failed ones included.
 	Replies int `json:"replies"`
+	// Models holds what the replies of each model used, in the order the
+	// thread used them, an entry for each stretch of replies of one model:
+	// a thread goes from model to model (the agent's /model), and each
+	// model's tokens have its own price. The last entry is the model of
+	// the last reply. The part of Total no entry counts (a thread saved
+	// before the models were recorded) was used by models the ledger does
+	// not know.
+	Models []ModelUsage `json:"models,omitempty"`
 }
 
-// Add counts the usage of one reply.
+// ModelUsage is what the replies of one model used.
+type ModelUsage struct {
+	// Provider names the provider whose API served the model, e.g.
+	// "anthropic".
+	Provider string `json:"provider"`
+	// Model names the model, as the requests named it.
+	Model string `json:"model"`
+	// Usage is what its replies used.
+	Usage Usage `json:"usage"`
+}
+
+// Add counts the usage of one reply whose model is not known.
 func (l *Ledger) Add(u Usage) {
 	l.Total = l.Total.Add(u)
 	l.Turn = l.Turn.Add(u)
 	l.Replies++
+}
+
+// AddOf counts the usage of one reply of model, served by provider: as
+// Add does, and in the last entry of Models when it is the model's, else
+// in a new one.
+func (l *Ledger) AddOf(provider, model string, u Usage) {
+	l.Add(u)
+	if n := len(l.Models); n > 0 && l.Models[n-1].Provider == provider && l.Models[n-1].Model == model {
+		l.Models[n-1].Usage = l.Models[n-1].Usage.Add(u)
+		return
+	}
+	l.Models = append(l.Models, ModelUsage{Provider: provider, Model: model, Usage: u})
+}
+
+// LastModel returns the model of the last reply counted with AddOf, and
+// its provider; ok is false when there was none.
+func (l Ledger) LastModel() (provider, model string, ok bool) {
+	if len(l.Models) == 0 {
+		return "", "", false
+	}
+	m := l.Models[len(l.Models)-1]
+	return m.Provider, m.Model, true
+}
+
+// Unattributed returns the part of Total that no entry of Models counts:
+// what replies of unknown models used. Figures are never negative.
+func (l Ledger) Unattributed() Usage {
+	u := l.Total
+	for _, m := range l.Models {
+		u = Usage{
+			InputTokens:              max(u.InputTokens-m.Usage.InputTokens, 0),
+			OutputTokens:             max(u.OutputTokens-m.Usage.OutputTokens, 0),
+			CacheCreationInputTokens: max(u.CacheCreationInputTokens-m.Usage.CacheCreationInputTokens, 0),
+			CacheReadInputTokens:     max(u.CacheReadInputTokens-m.Usage.CacheReadInputTokens, 0),
+			ReasoningTokens:          max(u.ReasoningTokens-m.Usage.ReasoningTokens, 0),
+		}
+	}
+	return u
 }
 
 // EndTurn closes the turn in progress: it joins Turns and Turn starts

@@ -31,3 +31,61 @@ func TestLedger(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &back))
 	assert.Equal(t, l, back)
 }
+
+// TestLedgerModels counts each model's replies apart, an entry for each
+// stretch of one model's replies, so that a thread that changed models
+// is priced per model; what was added without a model is unattributed.
+func TestLedgerModels(t *testing.T) {
+	t.Parallel()
+	u := func(in, out int) chat.Usage { return chat.Usage{InputTokens: in, OutputTokens: out} }
+	tests := []struct {
+		name   string
+		add    func(l *chat.Ledger)
+		models []chat.ModelUsage
+		rest   chat.Usage
+		last   string
+	}{
+		{"none", func(*chat.Ledger) {}, nil, chat.Usage{}, ""},
+		{"one model", func(l *chat.Ledger) {
+			l.AddOf("anthropic", "a", u(1, 2))
+			l.AddOf("anthropic", "a", u(3, 4))
+		}, []chat.ModelUsage{{Provider: "anthropic", Model: "a", Usage: u(4, 6)}}, chat.Usage{}, "a"},
+		{"switched and back", func(l *chat.Ledger) {
+			l.AddOf("anthropic", "a", u(1, 2))
+			l.AddOf("openai", "b", u(10, 20))
+			l.AddOf("anthropic", "a", u(100, 200))
+		}, []chat.ModelUsage{
+			{Provider: "anthropic", Model: "a", Usage: u(1, 2)},
+			{Provider: "openai", Model: "b", Usage: u(10, 20)},
+			{Provider: "anthropic", Model: "a", Usage: u(100, 200)},
+		}, chat.Usage{}, "a"},
+		{"same name, other provider", func(l *chat.Ledger) {
+			l.AddOf("anthropic", "a", u(1, 2))
+			l.AddOf("openai", "a", u(1, 2))
+		}, []chat.ModelUsage{
+			{Provider: "anthropic", Model: "a", Usage: u(1, 2)},
+			{Provider: "openai", Model: "a", Usage: u(1, 2)},
+		}, chat.Usage{}, "a"},
+		{"saved before models were recorded", func(l *chat.Ledger) {
+			l.Add(u(5, 5))
+			l.AddOf("openai", "b", u(1, 1))
+		}, []chat.ModelUsage{{Provider: "openai", Model: "b", Usage: u(1, 1)}}, u(5, 5), "b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var l chat.Ledger
+			tt.add(&l)
+			assert.Equal(t, tt.models, l.Models)
+			assert.Equal(t, tt.rest, l.Unattributed())
+			_, last, ok := l.LastModel()
+			assert.Equal(t, tt.last != "", ok)
+			assert.Equal(t, tt.last, last)
+			data, err := json.Marshal(l)
+			require.NoError(t, err)
+			var back chat.Ledger
+			require.NoError(t, json.Unmarshal(data, &back))
+			assert.Equal(t, l, back)
+		})
+	}
+}

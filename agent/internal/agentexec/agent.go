@@ -108,6 +108,11 @@ type Config struct {
 	// Prompt, when set, is sent as the user's message once the machine
 	// waits for input (after the resumed turn, if any, has ended).
 	Prompt string
+	// PromptImages are the images attached to Prompt (see
+	// chat.Message.Images). The machine takes such a prompt at once when
+	// it waits for input with nothing queued; else the prompt is queued
+	// as text, which holds no images, and a notice says they were left.
+	PromptImages []chat.Image
 	// ContinueTurn makes a thread resumed in the middle of a turn go on
 	// with it by itself (an LLM request is sent again, a retry is
 	// scheduled again) and send the input queued before it stopped, as a
@@ -131,11 +136,12 @@ type Config struct {
 	// the model like any message.
 	Commands Commands
 	// Prepare, when set, makes each message the user types (or a command
-	// sends, see [Agent.Send]) into what is sent to the model, e.g. with
-	// the files it mentions attached, and returns notes to show (what it
-	// refused to attach, say). It runs on the input task and may block
-	// briefly; what it returns is redacted like the message.
-	Prepare func(ctx context.Context, msg string) (string, []string)
+	// sends, see [Agent.Send]) into the user message sent to the model,
+	// e.g. with the files it mentions attached to its text and the images
+	// to its Images, and returns notes to show (what it refused to attach,
+	// say). It runs on the input task and may block briefly; the text and
+	// notes it returns are redacted like the message.
+	Prepare func(ctx context.Context, msg string) (chat.Message, []string)
 	// Signals, when received, ask the agent to shut down (e.g.
 	// syscall.SIGTERM); nil means none are watched.
 	Signals []os.Signal
@@ -409,13 +415,30 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	if a.hookNote != "" {
 		a.display.Notice("what the end-of-turn hooks gave after the last reply goes to the model with your next message")
 	}
-	if a.cfg.Prompt != "" {
+	var prompt *agent.UserInput
+	switch {
+	case a.cfg.Prompt == "":
+	case len(a.cfg.PromptImages) > 0 && a.m.Kind() == agent.StateWaitingForUserInput && len(a.queue) == 0:
+		// The queue holds text: a prompt with images goes to the
+		// machine as typed input does (see takeInput).
+		prompt = &agent.UserInput{Message: withID(chat.Message{Role: chat.RoleUser,
+			Content: a.secrets.String(a.cfg.Prompt), Images: a.cfg.PromptImages})}
+	default:
+		if len(a.cfg.PromptImages) > 0 {
+			a.display.Notice(fmt.Sprintf("the prompt's %d images are not sent: it waits behind the resumed turn or input, which keeps text only; send them again once it is idle", len(a.cfg.PromptImages)))
+		}
 		// Queued before the first save, so that a crash before the
 		// machine takes it leaves a thread that sends it on resume.
 		a.queue = append(a.queue, a.secrets.String(a.cfg.Prompt))
 	}
 	if err := a.save(); err != nil {
 		return err
+	}
+	if prompt != nil {
+		a.takeInput(prompt)
+		if a.failed != nil {
+			return a.failed
+		}
 	}
 	if len(a.cfg.Signals)+len(a.cfg.Interrupts) > 0 {
 		a.watchSignals()

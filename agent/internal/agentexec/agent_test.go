@@ -49,7 +49,8 @@ func TestMultiRoundSession(t *testing.T) {
 			require.NoError(t, err)
 			used := chat.Usage{InputTokens: 20, OutputTokens: 40} // the fake server's 10 in and 20 out, twice
 			assert.Equal(t, agentexec.Result{Turns: 1, Idle: true, State: agent.StateWaitingForUserInput,
-				Ledger: chat.Ledger{Total: used, Turns: []chat.Usage{used}, Replies: 2}}, res)
+				Ledger: chat.Ledger{Total: used, Turns: []chat.Usage{used}, Replies: 2,
+					Models: []chat.ModelUsage{{Provider: string(s.provider), Model: "fake-model", Usage: used}}}}, res)
 
 			// The file changed and the hook committed it.
 			assert.Equal(t, "Hello, agent\n", gittest.ReadFile(t, s.ws, "hello.txt"))

@@ -163,12 +163,13 @@ func (lr *lineReader) ReadMessage(ctx context.Context) (string, error) {
 }
 
 // send sends msg as the user's message, made ready by Config.Prepare
-// and redacted; it runs on the input task. It returns an error once the
-// agent has stopped or ctx is done.
+// (with the images it attaches) and redacted; it runs on the input task.
+// It returns an error once the agent has stopped or ctx is done.
 func (a *Agent) send(ctx context.Context, msg string) error {
+	m := chat.UserMessage(msg)
 	if a.cfg.Prepare != nil {
 		var notes []string
-		msg, notes = a.cfg.Prepare(ctx, msg)
+		m, notes = a.cfg.Prepare(ctx, msg)
 		for _, n := range notes {
 			n = a.secrets.String(n)
 			if err := a.loop.Call(ctx, func() { a.display.Notice(n) }); err != nil {
@@ -176,7 +177,8 @@ func (a *Agent) send(ctx context.Context, msg string) error {
 			}
 		}
 	}
-	ev := &agent.UserInput{Message: userMessage(a.secrets.String(msg))}
+	m.Content = a.secrets.String(m.Content)
+	ev := &agent.UserInput{Message: withID(m)}
 	return a.loop.Call(ctx, func() { a.takeInput(ev) })
 }
 
@@ -204,11 +206,14 @@ func (a *Agent) takeInput(ev *agent.UserInput) {
 }
 
 // userMessage returns the user's message text, with an ID of its own
-// (see chat.Message.ID): 16 random hexadecimal digits.
-func userMessage(text string) chat.Message {
+// (see withID).
+func userMessage(text string) chat.Message { return withID(chat.UserMessage(text)) }
+
+// withID returns the user's message m with an ID of its own (see
+// chat.Message.ID): 16 random hexadecimal digits.
+func withID(m chat.Message) chat.Message {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand's Read never fails
-	m := chat.UserMessage(text)
 	m.ID = hex.EncodeToString(b[:])
 	return m
 }

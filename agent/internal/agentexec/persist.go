@@ -1,10 +1,12 @@
 package agentexec
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/fsmgen/fsmgen/agent/behavior"
@@ -61,13 +63,14 @@ func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
 	if err != nil {
 		return fmt.Errorf("event log: encode event %d: %w", s.Seq, err)
 	}
+	ev = withoutImageData(ev)
 	acts := make([]json.RawMessage, len(a.actions))
 	for i, act := range a.actions {
 		b, err := json.Marshal(act)
 		if err != nil {
 			return fmt.Errorf("event log: encode action %d of event %d: %w", i+1, s.Seq, err)
 		}
-		acts[i] = a.redact(b)
+		acts[i] = a.redact(withoutImageData(b))
 	}
 	rec := eventlog.Record{Event: a.redact(ev), Actions: acts, Rejected: rejected}
 	if s.Err != nil {
@@ -77,6 +80,22 @@ func (a *Agent) record(s loop.Step[agent.Event], rejected bool) error {
 		return fmt.Errorf("record event %d: %w", s.Seq, err)
 	}
 	return nil
+}
+
+// imageData is an image's bytes in the JSON of an event or action (see
+// chat.Image.Data), after the image's other fields. Within a JSON string
+// a quote is escaped: the pattern matches the member only.
+var imageData = regexp.MustCompile(`,"data_base64":"[A-Za-z0-9+/=]*"`)
+
+// withoutImageData returns the JSON b of an event or action without the
+// bytes of the images it holds: the event log says which image was sent
+// (its name and type), the thread keeps what it was. A replay, whose
+// events then carry images without bytes, makes the same actions.
+func withoutImageData(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`"data_base64":"`)) {
+		return b
+	}
+	return imageData.ReplaceAll(b, nil)
 }
 
 // capture keeps the machine, as its Save saves it without its

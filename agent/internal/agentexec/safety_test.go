@@ -237,7 +237,8 @@ func TestLedger(t *testing.T) {
 				}})
 			require.NoError(t, err)
 			assert.Equal(t, 2, res.Turns)
-			want := chat.Ledger{Total: per.Add(per).Add(per), Turns: []chat.Usage{per.Add(per), per}, Replies: 3}
+			want := chat.Ledger{Total: per.Add(per).Add(per), Turns: []chat.Usage{per.Add(per), per}, Replies: 3,
+				Models: []chat.ModelUsage{{Provider: string(s.provider), Model: "fake-model", Usage: per.Add(per).Add(per)}}}
 			assert.Equal(t, want, res.Ledger)
 			assert.Equal(t, want, s.thread(t).Ledger, "the ledger is saved with the thread")
 			require.NotEmpty(t, d.usage, "/usage shows the ledger")

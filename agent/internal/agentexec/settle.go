@@ -26,6 +26,13 @@ func (a *Agent) isBusy() bool {
 	return k != agent.StateWaitingForUserInput && k != agent.StateShuttingDown
 }
 
+// count counts the usage of one reply in the thread's ledger, as the
+// session's model's: the thread's provider and model are the session's.
+func (a *Agent) count(u chat.Usage) {
+	t := a.cfg.Thread
+	t.Ledger.AddOf(t.Provider, t.Model, u)
+}
+
 // arrive shows what the accepted event at hand brought (the reply, a
 // tool's progress or result) and notes the start of a turn. It runs once
 // per event, before the event's first action is performed (or in Execute
@@ -36,7 +43,7 @@ func (a *Agent) arrive() {
 	acted := len(a.actions) > 0
 	switch ev := a.ev.(type) {
 	case *agent.LLMCompleted:
-		a.cfg.Thread.Ledger.Add(ev.Response.Usage)
+		a.count(ev.Response.Usage)
 		if a.summarizing {
 			a.compacted(ev.Response)
 			break
@@ -52,7 +59,7 @@ func (a *Agent) arrive() {
 		a.display.Reply(ev.Response.Message)
 	case *agent.LLMError:
 		if ev.Error.Usage != (chat.Usage{}) { // what a failed reply used before it failed
-			a.cfg.Thread.Ledger.Add(ev.Error.Usage)
+			a.count(ev.Error.Usage)
 		}
 	case *agent.ToolProgress:
 		if acted { // an ignored report (of a call that has completed) is not shown
@@ -61,7 +68,7 @@ func (a *Agent) arrive() {
 	case *agent.ToolCompleted:
 		a.display.ToolResult(a.call(ev.CallID), ev.Outcome)
 	case *agent.QueryDetected:
-		a.cfg.Thread.Ledger.Add(ev.Usage)
+		a.count(ev.Usage)
 		a.display.Reply(chat.Message{Role: chat.RoleAssistant, Content: ev.Text})
 	case *agent.QueryCompleted:
 		a.display.ToolResult(a.call(a.queryID), ev.Outcome)
@@ -129,7 +136,7 @@ func (a *Agent) settle() {
 		a.loop.Next(&agent.UserInput{Message: a.withHookNote(userMessage(msg))})
 		return
 	}
-	if a.inputClosed {
+	if a.inputClosed && len(a.typed) == 0 { // typed input the machine has yet to take goes first
 		a.shutdownSent = true
 		a.loop.Next(&agent.ShutdownRequested{})
 	}

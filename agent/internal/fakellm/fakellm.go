@@ -183,6 +183,12 @@ type Request struct {
 	// Refused says that the server refused the request for passing its
 	// context window (see Server.ContextWindow).
 	Refused bool
+	// Invalid says what the API would refuse in the request: an image
+	// block it does not take (a media type its bytes are not, more than 5
+	// MB of base64 for Anthropic, a URL that is not a base64 data URL).
+	// Such a request is answered 400, with this message, and takes its
+	// place in the script as a refused one does.
+	Invalid string
 }
 
 // Message is a message of a request, in a form common to both providers:
@@ -196,6 +202,9 @@ type Message struct {
 	// Thinking are the thinking blocks an assistant message carries back
 	// (Anthropic), in order.
 	Thinking []chat.Thinking
+	// Images are the images a user message carries, decoded from their
+	// blocks (Anthropic's image, OpenAI's image_url parts), in order.
+	Images []chat.Image
 }
 
 // Server is a fake LLM API.
@@ -325,6 +334,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		reply, ok = Reply{Page: s.web}, true
 	case req.Refused:
 		reply, ok = s.refusal(req.InputTokens, req.MaxTokens), true
+	case req.Invalid != "":
+		reply, ok = Reply{Status: http.StatusBadRequest, ErrorMessage: req.Invalid}, true
 	case ok:
 		reply = s.replies[n]
 	case s.respond != nil:
@@ -332,7 +343,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.unexpected = append(s.unexpected, fmt.Sprintf("request %d to %s: no reply scripted", n+1, r.URL.Path))
 	}
-	if ok && s.bill && reply.Usage == nil && s.web == 0 && !req.Refused {
+	if ok && s.bill && reply.Usage == nil && s.web == 0 && !req.Refused && req.Invalid == "" {
 		out := len(reply.Text) + len(reply.Thinking)
 		for _, tc := range reply.ToolCalls {
 			out += len(tc.Args)

@@ -44,6 +44,7 @@ func parseAnthropic(req *Request) {
 				Input        json.RawMessage `json:"input"`
 				ToolUseID    string          `json:"tool_use_id"`
 				IsError      bool            `json:"is_error"`
+				Source       imageSource     `json:"source"`
 				Content      []struct {
 					Text string `json:"text"`
 				} `json:"content"`
@@ -86,6 +87,12 @@ func parseAnthropic(req *Request) {
 				msg.Thinking = append(msg.Thinking, chat.Thinking{Redacted: b.Data})
 			case "text":
 				msg.Text += b.Text
+			case "image":
+				im, err := anthropicImage(b.Source)
+				if err != nil {
+					req.Invalid = fmt.Sprintf("messages.%d.content.%d.%v", i, j, err)
+				}
+				msg.Images = append(msg.Images, im)
 			case "tool_use":
 				msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Args: string(b.Input)})
 			case "tool_result":
@@ -96,7 +103,7 @@ func parseAnthropic(req *Request) {
 				req.Messages = append(req.Messages, res)
 			}
 		}
-		if msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0 {
+		if msg.Text != "" || len(msg.ToolCalls) > 0 || len(msg.Thinking) > 0 || len(msg.Images) > 0 {
 			req.Messages = append(req.Messages, msg)
 		}
 	}
@@ -132,13 +139,20 @@ func parseOpenAI(req *Request) {
 	for _, t := range body.Tools {
 		req.Tools = append(req.Tools, t.Function.Name)
 	}
-	for _, m := range body.Messages {
+	for i, m := range body.Messages {
 		text := contentText(m.Content)
 		if m.Role == "system" {
 			req.System += text
 			continue
 		}
 		msg := Message{Role: m.Role, Text: text, ToolCallID: m.ToolCallID}
+		for j, url := range imageURLs(m.Content) {
+			im, err := openAIImage(url)
+			if err != nil {
+				req.Invalid = fmt.Sprintf("messages[%d].content[%d]: %v", i, j, err)
+			}
+			msg.Images = append(msg.Images, im)
+		}
 		if m.Role == "tool" && strings.HasPrefix(text, "Error: ") {
 			msg.IsError = true
 		}
@@ -166,6 +180,26 @@ func contentText(raw json.RawMessage) string {
 		return b.String()
 	}
 	return ""
+}
+
+// imageURLs returns the URLs of an OpenAI content's image_url parts.
+func imageURLs(raw json.RawMessage) []string {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return nil
+	}
+	var urls []string
+	for _, p := range parts {
+		if p.Type == "image_url" {
+			urls = append(urls, p.ImageURL.URL)
+		}
+	}
+	return urls
 }
 
 // Signature is the signature the Anthropic server gives a thinking block

@@ -68,6 +68,7 @@ var KnownPrices = map[string]Price{
 	"gpt-4o-mini":       {Input: 0.15, Output: 0.60, CacheWrite: 0.15, CacheRead: 0.075},
 	"o3":                {Input: 2, Output: 8, CacheWrite: 2, CacheRead: 0.50},
 	"o4-mini":           {Input: 1.10, Output: 4.40, CacheWrite: 1.10, CacheRead: 0.275},
+	"o3-mini":           {Input: 1.10, Output: 4.40, CacheWrite: 1.10, CacheRead: 0.55},
 }
 
 // aliases are other names of the models of KnownPrices.
@@ -156,4 +157,28 @@ func thousands(n int) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// ThreadCost returns what the replies l counts cost, in US dollars: each
+// model's tokens (l.Models) at the price priceOf gives that model, and
+// the tokens of no known model (l.Unattributed: a thread saved before the
+// models were recorded) at fallback's. It returns the error of the first
+// price that is not known.
+func ThreadCost(l chat.Ledger, fallback string, priceOf func(model string) (Price, error)) (float64, error) {
+	var cost float64
+	if u := l.Unattributed(); u != (chat.Usage{}) {
+		p, err := priceOf(fallback)
+		if err != nil {
+			return 0, err
+		}
+		cost += p.Cost(u)
+	}
+	for _, m := range l.Models {
+		p, err := priceOf(m.Model)
+		if err != nil {
+			return 0, err
+		}
+		cost += p.Cost(m.Usage)
+	}
+	return cost, nil
 }

@@ -98,3 +98,52 @@ func TestPriceOf(t *testing.T) {
 		})
 	}
 }
+
+// TestThreadCost prices each model's tokens at its own price, and the
+// tokens of no known model at the fallback's; a price not known is an
+// error.
+func TestThreadCost(t *testing.T) {
+	t.Parallel()
+	mtok := chat.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}
+	prices := map[string]ledger.Price{"cheap": {Input: 1, Output: 2}, "dear": {Input: 10, Output: 20}}
+	priceOf := func(m string) (ledger.Price, error) {
+		if p, ok := prices[m]; ok {
+			return p, nil
+		}
+		return ledger.Price{}, ledger.ErrNoPrice
+	}
+	switched := chat.Ledger{}
+	switched.AddOf("anthropic", "dear", mtok)
+	switched.AddOf("openai", "cheap", mtok)
+	old := chat.Ledger{}
+	old.Add(mtok)
+	old.AddOf("openai", "dear", mtok)
+	unknown := chat.Ledger{}
+	unknown.AddOf("openai", "local", mtok)
+	tests := []struct {
+		name     string
+		l        chat.Ledger
+		fallback string
+		want     float64
+		err      bool
+	}{
+		{"empty", chat.Ledger{}, "nothing", 0, false},
+		{"each turn at its model's price", switched, "cheap", 30 + 3, false},
+		{"not the current model's price for all", switched, "dear", 30 + 3, false},
+		{"unattributed at the fallback's", old, "cheap", 3 + 30, false},
+		{"a price not known", unknown, "cheap", 0, true},
+		{"the fallback's price not known", old, "local", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ledger.ThreadCost(tt.l, tt.fallback, priceOf)
+			if tt.err {
+				require.ErrorIs(t, err, ledger.ErrNoPrice)
+				return
+			}
+			require.NoError(t, err)
+			assert.InDelta(t, tt.want, got, 1e-9)
+		})
+	}
+}

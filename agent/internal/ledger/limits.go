@@ -8,6 +8,10 @@ type Limits struct {
 	// MaxOutput is the most tokens one reply may have, thinking included:
 	// the largest max_tokens the API accepts.
 	MaxOutput int `json:"max_output"`
+	// TextOnly is set for a model that takes no images: the agent attaches
+	// none to its messages, and refuses to send it a thread that holds
+	// some.
+	TextOnly bool `json:"text_only,omitempty"`
 }
 
 // KnownLimits are the token limits of the providers' current models, as
@@ -33,6 +37,15 @@ var KnownLimits = map[string]Limits{
 	"gpt-4o-mini":       {ContextWindow: 128_000, MaxOutput: 16_384},
 	"o3":                {ContextWindow: 200_000, MaxOutput: 100_000},
 	"o4-mini":           {ContextWindow: 200_000, MaxOutput: 100_000},
+	"o3-mini":           {ContextWindow: 200_000, MaxOutput: 100_000, TextOnly: true},
+}
+
+// TextOnly reports whether model is known to take no images; a model
+// whose limits are not known is taken to take them (its API says so
+// when it does not).
+func TextOnly(model string) bool {
+	l, ok := LimitsOf(model)
+	return ok && l.TextOnly
 }
 
 // DefaultMaxOutput is the reply's token limit the agent asks for when the

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -259,6 +260,9 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 	if req.Temperature != nil && req.Thinking == 0 { // thinking allows no other temperature than the default
 		p.Temperature = anthropic.Float(*req.Temperature)
 	}
+	if err := checkImages(c, a.lim, req); err != nil {
+		return anthropic.MessageNewParams{}, err
+	}
 	system := req.System
 	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
 		if len(blocks) == 0 {
@@ -282,9 +286,16 @@ func (a *Anthropic) params(c *call, req chat.Request) (anthropic.MessageNewParam
 				system += m.Content
 			}
 		case chat.RoleUser:
-			if m.Content != "" {
-				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
+			// The images first, then the text that asks about them, as
+			// Anthropic advises.
+			var blocks []anthropic.ContentBlockParamUnion
+			for _, im := range m.Images {
+				blocks = append(blocks, anthropic.NewImageBlockBase64(im.MediaType, base64.StdEncoding.EncodeToString(im.Data)))
 			}
+			if m.Content != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			}
+			add(anthropic.MessageParamRoleUser, blocks...)
 		case chat.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
 			// The thinking blocks go back first, as the model wrote them:

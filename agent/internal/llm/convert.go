@@ -3,10 +3,13 @@ package llm
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go/v3"
@@ -14,6 +17,34 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 )
+
+// checkImages refuses req, before it is sent, when it holds an image
+// that the provider cannot be sent (its media type is not one the APIs
+// take, or it is larger than they take) or the model is known to take
+// none (see Config.TextOnly).
+func checkImages(c *call, lim limits, req chat.Request) error {
+	for i, m := range req.Messages {
+		for _, im := range m.Images {
+			switch {
+			case m.Role != chat.RoleUser:
+				return c.fail(chat.ErrInvalidRequest, "message %d (the %s's) holds %s; only the user's messages may", i, m.Role, im.Marker())
+			case lim.textOnly != nil && lim.textOnly(req.Model):
+				return c.fail(chat.ErrInvalidRequest,
+					"message %d holds %s, and %s takes no images (agent -model list); go on with a model that takes them (/model NAME), or start a new thread", i, im.Marker(), req.Model)
+			case !slices.Contains(chat.ImageTypes, im.MediaType):
+				return c.fail(chat.ErrInvalidRequest, "message %d holds %s of type %q; the APIs take %s", i, im.Marker(), im.MediaType, strings.Join(chat.ImageTypes, ", "))
+			case len(im.Data) > chat.MaxImageBytes:
+				return c.fail(chat.ErrInvalidRequest, "message %d holds %s, larger than the %s an image may have", i, im.Marker(), chat.FormatBytes(chat.MaxImageBytes))
+			}
+		}
+	}
+	return nil
+}
+
+// dataURL is the image as a data: URL, as OpenAI's image_url takes it.
+func dataURL(im chat.Image) string {
+	return "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+}
 
 // emptySchema is the schema of a tool that takes no arguments.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)

@@ -160,6 +160,12 @@ type Config struct {
 	// Passing it cuts the stream and fails the call with [chat.ErrOther],
 	// which is not retried.
 	MaxReplyBytes int
+	// TextOnly reports whether a model is known to take no images: a
+	// request that holds one (see chat.Message.Images) for such a model is
+	// refused with [chat.ErrInvalidRequest] before it is sent. nil means
+	// every model is taken to take them; a model that does not is then
+	// the API's to refuse.
+	TextOnly func(model string) bool
 }
 
 // The defaults of the time and size limits of [Config].
@@ -228,6 +234,7 @@ const bytesPerToken = 4
 type limits struct {
 	header, idle, reply time.Duration
 	maxReply            int
+	textOnly            func(model string) bool // see Config.TextOnly
 }
 
 // limitsOf returns cfg's limits with their defaults.
@@ -242,7 +249,7 @@ func limitsOf(cfg Config) limits {
 		return v
 	}
 	l := limits{header: pick(cfg.HeaderTimeout, DefaultHeaderTimeout), idle: pick(cfg.IdleTimeout, DefaultIdleTimeout),
-		reply: pick(cfg.ReplyTimeout, DefaultReplyTimeout)}
+		reply: pick(cfg.ReplyTimeout, DefaultReplyTimeout), textOnly: cfg.TextOnly}
 	switch {
 	case cfg.MaxReplyBytes == 0:
 		l.maxReply = DefaultMaxReplyBytes

@@ -247,6 +247,9 @@ func (o *OpenAI) params(c *call, req chat.Request) (openai.ChatCompletionNewPara
 	if req.Model == "" {
 		return openai.ChatCompletionNewParams{}, c.fail(chat.ErrInvalidRequest, "the request names no model: name one with -%s", FlagModel)
 	}
+	if err := checkImages(c, o.lim, req); err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
 	p := openai.ChatCompletionNewParams{
 		Model:         req.Model,
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
@@ -269,7 +272,19 @@ func (o *OpenAI) params(c *call, req chat.Request) (openai.ChatCompletionNewPara
 		case chat.RoleSystem:
 			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
 		case chat.RoleUser:
-			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+			if len(m.Images) == 0 {
+				p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+				break
+			}
+			// The images as data URLs, then the text that asks about them.
+			parts := make([]openai.ChatCompletionContentPartUnionParam, 0, len(m.Images)+1)
+			for _, im := range m.Images {
+				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL(im)}))
+			}
+			if m.Content != "" {
+				parts = append(parts, openai.TextContentPart(m.Content))
+			}
+			p.Messages = append(p.Messages, openai.UserMessage(parts))
 		case chat.RoleAssistant:
 			var asst openai.ChatCompletionAssistantMessageParam
 			if m.Content != "" || len(m.ToolCalls) == 0 {

@@ -67,6 +67,12 @@ type record struct {
 	Replies     int               `json:"replies,omitempty"`
 	TurnsBase   int               `json:"turns_base,omitempty"`
 	Turns       []chat.Usage      `json:"turns,omitempty"`
+	// ModelsBase and Models are the ledger's entries of what each model
+	// used from entry ModelsBase on: the last entry the journal holds
+	// (whose usage may have grown) and those added after it. A step
+	// without them leaves the entries as they were.
+	ModelsBase  int               `json:"models_base,omitempty"`
+	Models      []chat.ModelUsage `json:"models,omitempty"`
 	LogChain    string            `json:"log_chain,omitempty"`
 	Updated     *time.Time        `json:"updated,omitempty"`
 	Provider    string            `json:"provider,omitempty"`
@@ -133,7 +139,7 @@ func decodeRecord(line []byte) (*record, error) {
 // stepRecord returns the record of the save of t into a journal holding
 // base+dropped messages, of which t keeps the first base, and turnsBase
 // ended turns.
-func stepRecord(t *threadwire.Thread, base, dropped, turnsBase int) *record {
+func stepRecord(t *threadwire.Thread, base, dropped, turnsBase, models int) *record {
 	updated, total, turn := t.Updated, t.Ledger.Total, t.Ledger.Turn
 	r := &record{
 		Kind: kindStep, Base: base, Dropped: dropped, State: t.State, QueuedInput: t.QueuedInput, HookNote: t.HookNote,
@@ -147,6 +153,9 @@ func stepRecord(t *threadwire.Thread, base, dropped, turnsBase int) *record {
 	}
 	if len(t.Ledger.Turns) > turnsBase {
 		r.Turns = t.Ledger.Turns[turnsBase:]
+	}
+	if r.ModelsBase = max(models-1, 0); len(t.Ledger.Models) > r.ModelsBase {
+		r.Models = t.Ledger.Models[r.ModelsBase:]
 	}
 	return r
 }
@@ -162,6 +171,8 @@ func (r *record) apply(t *threadwire.Thread) error {
 		return fmt.Errorf("a step after message %d of a thread of %d messages", r.Base, len(t.Messages))
 	case r.TurnsBase != len(t.Ledger.Turns):
 		return fmt.Errorf("turns counted after turn %d of a thread of %d turns", r.TurnsBase, len(t.Ledger.Turns))
+	case r.Models != nil && (r.ModelsBase < 0 || r.ModelsBase > len(t.Ledger.Models)):
+		return fmt.Errorf("models counted after entry %d of a thread of %d", r.ModelsBase, len(t.Ledger.Models))
 	case r.Total == nil || r.Turn == nil || r.Updated == nil:
 		return errors.New("a step without its account of tokens or its time")
 	}
@@ -172,6 +183,9 @@ func (r *record) apply(t *threadwire.Thread) error {
 	t.State, t.QueuedInput, t.HookNote, t.LogChain, t.Updated = r.State, r.QueuedInput, r.HookNote, r.LogChain, *r.Updated
 	t.Ledger.Total, t.Ledger.Turn, t.Ledger.Replies = *r.Total, *r.Turn, r.Replies
 	t.Ledger.Turns = append(t.Ledger.Turns, r.Turns...)
+	if r.Models != nil {
+		t.Ledger.Models = append(t.Ledger.Models[:r.ModelsBase:r.ModelsBase], r.Models...)
+	}
 	t.Provider, t.Model, t.Workspace, t.NoToolCalls = r.Provider, r.Model, r.Workspace, r.NoToolCalls
 	if r.FirstPrompt != "" {
 		// Set once; a step of a journal written before it was kept has
@@ -309,6 +323,7 @@ type Journal struct {
 	messages int    // the messages the journal holds
 	keep     int    // how many of them the next save keeps (see Cut)
 	turns    int    // the ended turns of its ledger
+	models   int    // the entries of its ledger's Models
 	first    string // the thread's FirstPrompt as the journal holds it
 	repair   Repair
 	broken   error // why no more can be appended
@@ -350,7 +365,8 @@ func (s *Store) Open(id string) (*threadwire.Thread, *Journal, error) {
 	}
 	t := jf.thread
 	return t, &Journal{store: s, id: id, f: f, size: jf.valid, live: jf.live,
-		messages: len(t.Messages), keep: len(t.Messages), turns: len(t.Ledger.Turns), first: t.FirstPrompt, repair: jf.repair}, nil
+		messages: len(t.Messages), keep: len(t.Messages), turns: len(t.Ledger.Turns), models: len(t.Ledger.Models),
+		first: t.FirstPrompt, repair: jf.repair}, nil
 }
 
 // Repaired says what Open removed of the journal's tail.
@@ -379,7 +395,7 @@ func (j *Journal) Save(t *threadwire.Thread) error {
 	if j.size > 2*j.live+compactSlack {
 		return j.compact(t)
 	}
-	r := stepRecord(t, j.keep, j.messages-j.keep, j.turns)
+	r := stepRecord(t, j.keep, j.messages-j.keep, j.turns, j.models)
 	if t.FirstPrompt == j.first {
 		r.FirstPrompt = "" // held already: set once, it is not written again
 	}
@@ -408,6 +424,7 @@ func (j *Journal) append(t *threadwire.Thread, r *record) error {
 	}
 	j.size += int64(len(line))
 	j.messages, j.keep, j.turns, j.first = len(t.Messages), len(t.Messages), len(t.Ledger.Turns), t.FirstPrompt
+	j.models = len(t.Ledger.Models)
 	for _, m := range r.Messages {
 		j.live += int64(len(m)) + 8
 	}
@@ -438,6 +455,7 @@ func (j *Journal) compact(t *threadwire.Thread) error {
 	j.f, j.broken = f, nil
 	j.size, j.live = int64(len(line)), int64(len(line))
 	j.messages, j.keep, j.turns, j.first = len(t.Messages), len(t.Messages), len(t.Ledger.Turns), t.FirstPrompt
+	j.models = len(t.Ledger.Models)
 	return nil
 }
 

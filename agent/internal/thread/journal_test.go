@@ -42,7 +42,13 @@ func round(th *threadwire.Thread, n, size int) {
 		msg(map[string]any{"role": "tool", "tool_call_id": fmt.Sprint("c", n), "content": strings.Repeat("x", size)}))
 	th.State = msg(map[string]any{"format": 1, "state": map[string]any{"kind": "calling_llm", "retries": n % 3}})
 	th.Updated = th.Updated.Add(time.Second)
-	th.Ledger.Add(chat.Usage{InputTokens: 100 * n, OutputTokens: n})
+	// The model changes at rounds 5, 20 and 40 (/model): the ledger's
+	// entries of each model's usage read back too.
+	model := "model-a"
+	if n >= 5 && n < 20 || n >= 40 {
+		model = "model-b"
+	}
+	th.Ledger.AddOf("anthropic", model, chat.Usage{InputTokens: 100 * n, OutputTokens: n})
 	if n%5 == 0 {
 		th.Ledger.EndTurn()
 	}

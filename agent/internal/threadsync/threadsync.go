@@ -191,6 +191,7 @@ func (p *Pusher) Saved(t *threadwire.Thread) {
 	c := *t
 	c.QueuedInput = slices.Clone(t.QueuedInput)
 	c.Ledger.Turns = slices.Clone(t.Ledger.Turns)
+	c.Ledger.Models = slices.Clone(t.Ledger.Models)
 	p.mu.Lock()
 	if p.off {
 		p.mu.Unlock()

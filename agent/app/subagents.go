@@ -116,9 +116,7 @@ func (s *agentSession) addUsage(ctx context.Context, l chat.Ledger) {
 		return
 	}
 	err := s.agent.Do(ctx, func() {
-		t := &s.thread.Ledger
-		t.Total, t.Turn = t.Total.Add(l.Total), t.Turn.Add(l.Total)
-		t.Replies += l.Replies
+		s.thread.Ledger.AddLedger(l)
 	})
 	if err != nil {
 		s.logger.Warn("a subagent's usage was not counted", "error", err)

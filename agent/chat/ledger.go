@@ -43,12 +43,22 @@ func (l *Ledger) Add(u Usage) {
 // Add does, and in the last entry of Models when it is the model's, else
 // in a new one.
 func (l *Ledger) AddOf(provider, model string, u Usage) {
-	l.Add(u)
-	if n := len(l.Models); n > 0 && l.Models[n-1].Provider == provider && l.Models[n-1].Model == model {
-		l.Models[n-1].Usage = l.Models[n-1].Usage.Add(u)
-		return
+	l.AddLedger(Ledger{Total: u, Replies: 1, Models: []ModelUsage{{Provider: provider, Model: model, Usage: u}}})
+}
+
+// AddLedger counts the replies of another ledger (a subagent's) as
+// replies of this one's turn in progress: its total, its replies and
+// each model's part, so that each is priced at its own model.
+func (l *Ledger) AddLedger(o Ledger) {
+	l.Total, l.Turn = l.Total.Add(o.Total), l.Turn.Add(o.Total)
+	l.Replies += o.Replies
+	for _, m := range o.Models {
+		if n := len(l.Models); n > 0 && l.Models[n-1].Provider == m.Provider && l.Models[n-1].Model == m.Model {
+			l.Models[n-1].Usage = l.Models[n-1].Usage.Add(m.Usage)
+			continue
+		}
+		l.Models = append(l.Models, m)
 	}
-	l.Models = append(l.Models, ModelUsage{Provider: provider, Model: model, Usage: u})
 }
 
 // LastModel returns the model of the last reply counted with AddOf, and

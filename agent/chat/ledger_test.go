@@ -66,6 +66,16 @@ func TestLedgerModels(t *testing.T) {
 			{Provider: "anthropic", Model: "a", Usage: u(1, 2)},
 			{Provider: "openai", Model: "a", Usage: u(1, 2)},
 		}, chat.Usage{}, "a"},
+		{"a subagent's replies added", func(l *chat.Ledger) {
+			l.AddOf("anthropic", "a", u(1, 2))
+			var child chat.Ledger
+			child.AddOf("anthropic", "a", u(3, 4))
+			child.AddOf("openai", "b", u(5, 6))
+			l.AddLedger(child)
+		}, []chat.ModelUsage{
+			{Provider: "anthropic", Model: "a", Usage: u(4, 6)},
+			{Provider: "openai", Model: "b", Usage: u(5, 6)},
+		}, chat.Usage{}, "b"},
 		{"saved before models were recorded", func(l *chat.Ledger) {
 			l.Add(u(5, 5))
 			l.AddOf("openai", "b", u(1, 1))

@@ -410,6 +410,16 @@ func (s stepper) HandleEvent(ev agent.Event) error {
 	if serr := a.syncDeferred(ev, from, err); serr != nil {
 		return errors.Join(err, serr)
 	}
+	if _, ok := ev.(*agent.UserInput); ok && err == nil && a.m.Kind() != agent.StateShuttingDown {
+		// A message typed is saved — in the conversation, or held by the
+		// machine — before the event log records it (see Execute): a
+		// kill at any moment after that leaves a thread that has it.
+		if err := a.capture(); err != nil {
+			a.failed = err
+		} else if err := a.save(); err != nil {
+			a.failed = err
+		}
+	}
 	return err
 }
 

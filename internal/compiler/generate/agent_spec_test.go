@@ -18,7 +18,9 @@ import (
 // spec/agent.yaml in turn and checks that the spec then fails with every
 // state × event pair it no longer handles (for a rule of a composite state,
 // each of its states), at the state's position; a state that resolves
-// every other event with "ignore: *" takes the event that way instead.
+// every other event with "ignore: *" takes the event that way instead, and
+// an event a state around them defers fails as deferred with no
+// transition when the row was its only one.
 func TestAgentSpecForgottenTransition(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile("../../../spec/agent.yaml")
@@ -70,12 +72,31 @@ func TestAgentSpecForgottenTransition(t *testing.T) {
 			}
 			require.Nil(t, res.Machine, "the spec must fail without the transition")
 			msg := res.Diags.Error()
+			if deferred(m, on[1]) && strings.Contains(msg, ": "+on[1]+" is deferred, and no state has a transition for it") {
+				// The event's only transition gone, a state around the
+				// leaves defers it (Running defers UserInput): the error is
+				// the deferral's, which nothing would take.
+				return
+			}
 			for _, s := range leaves {
 				want := regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+:\d+: state ` + s.Name + ` does not handle event ` + on[1])
 				assert.Regexp(t, want, msg)
 			}
 		})
 	}
+}
+
+// deferred reports whether some state of m defers the event named e.
+func deferred(m *fsm.Machine, e string) bool {
+	if m.Deferral == nil {
+		return false
+	}
+	for _, de := range m.Deferral.Events {
+		if de.Name == e {
+			return true
+		}
+	}
+	return false
 }
 
 // others reports whether state s resolves every other event with

@@ -58,9 +58,9 @@ func newAgent(t *testing.T, cfg behavior.Config) *behavior.Agent {
 
 // step is one event of a scenario and what must follow from it.
 type step struct {
-	event    agent.Event
-	state    agent.StateKind
-	action   agent.ActionKind // 0: no action
+	event  agent.Event
+	state  agent.StateKind
+	action agent.ActionKind // 0: no action
 	// then is the action of a message the machine held (deferred) and
 	// takes in the step, after action; 0: none.
 	then     agent.ActionKind

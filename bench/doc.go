@@ -9,7 +9,8 @@
 // go.mod. Its tests check that the five contenders take the same steps
 // (state, action, refusal, and what the action carries) over scenarios
 // with tool rounds, the post-tools hook, retries up to the limit, giving
-// up, the user stopping a turn in every state, /undo, compaction at the
+// up, messages typed during a turn (held, deferred, until it ends), the
+// user stopping a turn in every state, /undo, compaction at the
 // threshold and by /compact, replies cut at their token limit and
 // continued, and queries with their limit, and over every event in every
 // state a machine rests in; and that together they take every rule of the

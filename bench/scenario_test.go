@@ -134,12 +134,12 @@ var scenarios = append(turnScenarios, sessionScenarios...)
 
 // turnScenarios cover the turn: tool rounds with and without the hook,
 // progress, out-of-order, duplicate and unknown completions, retries up to
-// the limit and giving up, errors that are not retried, refused and
-// ignored events, and shutdown from every state of the turn.
+// the limit and giving up, errors that are not retried, refused, ignored
+// and deferred events, and shutdown from every state of the turn.
 var turnScenarios = []scenario{
 	{"a long session", benchConfig, []agentcore.Event{
 		user("hi"), delta("Hel"), {Kind: agentcore.ToolCallDelta, CallID: "a", ToolName: "read_file", ArgumentsFragment: "{"},
-		user("are you there?"), // refused while busy
+		user("are you there?"), // held while busy (deferred), taken once the turn ends
 		reply("", call("a", "read_file"), call("b", "bash"), call("c", "read_file")),
 		progress("b"), progress("zzz"), // known, then ignored
 		done("c", "C"), done("c", "again"), done("nope", "x"), delta("late"), // duplicate, unknown, refused

@@ -36,7 +36,8 @@ func afterOne(evs ...agentcore.Event) []agentcore.Event {
 	return append([]agentcore.Event{user(long), reply(long)}, evs...)
 }
 
-// sessionScenarios cover what a session does besides turns: the user
+// sessionScenarios cover what a session does besides turns: messages
+// typed during a turn, held until it ends (deferred), the user
 // stopping a turn in every state (Interrupt), taking it back (/undo),
 // compacting (at the threshold before any request, and by /compact), a
 // reply cut at its token limit and continued, and the queries of a model
@@ -47,11 +48,18 @@ var sessionScenarios = []scenario{
 		user("hi"), delta("Hel"), interrupt(), interrupt(),
 		user("read it"), reply("", call("a", "read_file"), call("b", "read_file")), done("b", "B"), interrupt(), // reads: cancelled, no hook
 		user("edit it"), reply("", call("e", "edit_file"), call("r", "read_file")), done("r", "R"), interrupt(), // the edit may have run: the hook
-		interrupt(), user("now?"), done("e", "late"), hookDone(), // ignored, refused while the hook runs, the hook's end
+		interrupt(), user("now?"), done("e", "late"), hookDone(), // ignored, held while the hook runs, the hook's end
 		user("run it"), reply("", call("b", "bash")), done("b", "ok"), interrupt(), hookDone(), // the hook of a finished round, stopped
 		user("again"), llmErr(chat.ErrOverloaded, 529), interrupt(), fire(), // stopped while a retry waits; the stale timer refused
 		user("look"), query(chat.QueryRead, "go.mod", "I need go.mod."), interrupt(), queryDone("late", false),
 		user("bye"), reply("", call("x", "bash")), done("x", "ok"), interrupt(), shutdown(), hookDone(),
+	}},
+	{"messages typed during a turn wait for its end", benchConfig, []agentcore.Event{
+		user("one"), user("two"), delta("On"), user("three"), // two and three held (deferred)
+		reply("first"),                                               // the turn ends and two starts the next
+		reply("", call("a", "read_file")), user("four"), interrupt(), // stopped: three starts the next
+		reply("third"),                         // four starts the next
+		user("five"), shutdown(), user("late"), // five dropped with the session, late ignored
 	}},
 	{"undo", benchConfig, []agentcore.Event{
 		undo(), // nothing to take back
@@ -72,7 +80,7 @@ var sessionScenarios = []scenario{
 	}},
 	{"queries", compactConfig, []agentcore.Event{
 		user("what does it need?"),
-		query(chat.QueryRead, "go.mod", "Let me read go.mod."), user("refused"), delta("refused"),
+		query(chat.QueryRead, "go.mod", "Let me read go.mod."), user("held"), delta("refused"),
 		queryDone("module m", false),
 		query(chat.QueryList, "", "And list the files."), queryDone("no such directory", true),
 		query(chat.QuerySearch, "src", "One more."), // the third of a turn allowed two: refused with an error
@@ -83,12 +91,12 @@ var sessionScenarios = []scenario{
 		user("hi"), query(chat.QueryRead, "a", "Read a."),
 	}},
 	{"compaction before a request, resumed", compactConfig, then(
-		user("go on"), delta("ignored"), agentcore.Event{Kind: agentcore.ToolCallDelta, CallID: "a"}, user("refused"), compactNow(),
+		user("go on"), delta("ignored"), agentcore.Event{Kind: agentcore.ToolCallDelta, CallID: "a"}, user("held"), compactNow(),
 		reply("The user asked for the loader; it reads the file."), reply("Going on."),
 	)},
 	{"compaction with an empty summary", compactConfig, then(user("go on"), reply("  "), user("go on"), reply("Summary."), reply("ok"))},
 	{"compaction retried, then given up", compactConfig, then(
-		user("go on"), llmErr(chat.ErrOverloaded, 529), user("refused"), fire(), llmErr(chat.ErrOverloaded, 529),
+		user("go on"), llmErr(chat.ErrOverloaded, 529), user("held"), fire(), llmErr(chat.ErrOverloaded, 529),
 		user("go on"), llmErr(chat.ErrAuth, 401),
 	)},
 	{"compaction retried, then done", compactConfig, then(

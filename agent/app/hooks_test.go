@@ -81,8 +81,12 @@ func hookedEnv(t *testing.T, p fakellm.Provider) *env {
 // post_tool hooks' output is appended to the results, a hook of an edit
 // may change the workspace (and its change is the turn's commit) while a
 // hook of a read sees it read-only; the turn_end hook's output is shown
-// and reaches the model with the next message; the hooks' environment
-// and input hold no secret.
+// and kept for the model's next message; the hooks' environment and
+// input hold no secret. The second message is typed during the first
+// turn: the machine holds it and takes it as the turn ends, before the
+// turn_end hook has run, so its turn waits for the hook and the hook's
+// output goes with the message after it (kept in the thread, hook_note,
+// as the input then ends).
 func TestHooks(t *testing.T) {
 	t.Parallel()
 	for _, p := range []fakellm.Provider{fakellm.Anthropic, fakellm.OpenAI} {
@@ -122,8 +126,13 @@ func TestHooks(t *testing.T) {
 			assert.Contains(t, read.Text, "Read-only file system")
 
 			last := reqs[2].Messages[len(reqs[2].Messages)-1]
-			assert.True(t, strings.HasPrefix(last.Text, "what did the linter say?\n\n[what the end-of-turn hooks gave after your last reply]\n"), last.Text)
-			assert.Contains(t, last.Text, "lint: a.go:1: 1 issue")
+			assert.Equal(t, "what did the linter say?", last.Text)
+			store, err := thread.NewStore(e.threads)
+			require.NoError(t, err)
+			th, err := store.Load(e.onlyThread(t))
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(th.HookNote, "[what the end-of-turn hooks gave after your last reply]\n"), th.HookNote)
+			assert.Contains(t, th.HookNote, "lint: a.go:1: 1 issue")
 			for _, want := range []string{
 				"agent: hooks of .agent/hooks.yaml (in the sandbox, as bash's commands): pre_tool bash ",
 				"agent: hooks of " + filepath.Join(e.configHome(), configDirName, "hooks.yaml") + " (in the sandbox, as bash's commands): post_tool bash ",

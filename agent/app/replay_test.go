@@ -79,12 +79,12 @@ func TestReplay(t *testing.T) {
 		// whole; "" when the machine acts the same.
 		rewritten string
 	}{
-		{"a user message queued while busy", `"content":"What did you change?"`, `"content":"What did you break?"`, ""},
+		{"a user message typed while busy, which the machine held", `"content":"What did you change?"`, `"content":"What did you break?"`, "action differs: action 2 (send_llm_request) at request.messages"},
 		{"a user message", `"content":"Do what the TODO says."`, `"content":"Do what you like."`, "action differs: action 1 (send_llm_request) at request.messages"},
 		{"a streamed delta", `"content":"Let me read `, `"content":"Let us read `, "action differs: action 1 (display_message) at content"},
 		{"a tool result", `"outcome":{"content":"Hello, world\n"}`, `"outcome":{"content":"Hello, there\n"}`, "action differs: action 1 (send_llm_request) at request.messages"},
 		{"a tool result the round has not used yet", `"content":"Say goodbye in hello.txt too.\n"`, `"content":"Say hello in hello.txt too.\n"`, "tool_completed: action differs: action 1 (send_llm_request) at request.messages"},
-		{"a recorded rejection", `"rejected":true`, `"rejected":false`, "rejection differs"},
+		{"a recorded rejection", `"actions":[],"rejected":false`, `"actions":[],"rejected":true`, "rejection differs"},
 		{"a recorded retry delay", `"kind":"schedule_retry","delay":`, `"kind":"schedule_retry","delay":9`, "action differs: action 1 (schedule_retry) at delay"},
 	}
 	for _, tt := range tampers {

@@ -58,9 +58,12 @@ func newAgent(t *testing.T, cfg behavior.Config) *behavior.Agent {
 
 // step is one event of a scenario and what must follow from it.
 type step struct {
-	event    agent.Event
-	state    agent.StateKind
-	action   agent.ActionKind // 0: no action
+	event  agent.Event
+	state  agent.StateKind
+	action agent.ActionKind // 0: no action
+	// then is the action of a message the machine held (deferred) and
+	// takes in the step, after action; 0: none.
+	then     agent.ActionKind
 	rejected bool
 	check    func(t *testing.T, m *agent.Machine, act agent.Action)
 }
@@ -102,9 +105,16 @@ func run(t *testing.T, cfg behavior.Config, steps []step) *agent.Machine {
 		if s.action == 0 {
 			require.Empty(t, acts, "step %d: actions", i)
 		} else {
-			require.Len(t, acts, 1, "step %d: actions", i)
+			want := []agent.ActionKind{s.action}
+			if s.then != 0 {
+				want = append(want, s.then)
+			}
+			var got []agent.ActionKind
+			for _, a := range acts {
+				got = append(got, a.Kind())
+			}
+			require.Equal(t, want, got, "step %d: actions", i)
 			act = acts[0]
-			require.Equal(t, s.action, act.Kind(), "step %d: action", i)
 		}
 		if s.check != nil {
 			s.check(t, m, act)
@@ -198,7 +208,7 @@ func TestTurns(t *testing.T) {
 			}},
 			{event: &agent.ToolProgress{CallID: "zzz"}, state: agent.StateExecutingTools},
 			{event: done("a", "A"), state: agent.StateExecutingTools, action: agent.ActionWaitForInput},
-			{event: user("are you done?"), state: agent.StateExecutingTools, rejected: true},
+			{event: user("are you done?"), state: agent.StateExecutingTools}, // held (deferred)
 			{event: failed("b", "exit 1"), state: agent.StatePostToolsHook, action: agent.ActionRunPostToolsHook, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
 				assert.Equal(t, []chat.CompletedTool{
 					{CallID: "a", ToolName: "read_file", Succeeded: true},
@@ -213,7 +223,8 @@ func TestTurns(t *testing.T) {
 			{event: &agent.PostToolsHookCompleted{ActionTaken: true}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, act agent.Action) {
 				assert.Equal(t, []string{"user:go", "assistant:", "tool:A", "tool:exit 1", "tool:C"}, contents(sent(t, act).Messages))
 			}},
-			{event: reply("done"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
+			// The turn ends, and the message held during the tools starts the next.
+			{event: reply("done"), state: agent.StateCallingLLM, action: agent.ActionWaitForInput, then: agent.ActionSendLLMRequest},
 		}},
 		{"unknown and duplicate completions are rejected and never overwrite a result", []step{
 			{event: user("go"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
@@ -239,13 +250,25 @@ func TestTurns(t *testing.T) {
 			{event: reply("", call("e", "edit_file")), state: agent.StateExecutingTools, action: agent.ActionExecuteTools},
 			{event: failed("e", "no match"), state: agent.StatePostToolsHook, action: agent.ActionRunPostToolsHook},
 		}},
-		{"user input while busy is rejected in every busy state", []step{
+		{"user input while busy is held, in order, and taken once the turn ends", []step{
 			{event: user("one"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
-			{event: user("two"), state: agent.StateCallingLLM, rejected: true},
+			{event: user("two"), state: agent.StateCallingLLM},
 			{event: llmErr(chat.ErrServer), state: agent.StateError, action: agent.ActionScheduleRetry},
-			{event: user("three"), state: agent.StateError, rejected: true, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
-				assert.Equal(t, []string{"user:one"}, contents(messages(t, m)), "rejected input is not added")
+			{event: user("three"), state: agent.StateError, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+				assert.Equal(t, []string{"user:one"}, contents(messages(t, m)), "held input is not added yet")
+				assert.Equal(t, []agent.EventKind{agent.EventUserInput, agent.EventUserInput}, m.Deferred())
 			}},
+			{event: &agent.RetryTimeoutFired{}, state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},
+			{event: reply("first"), state: agent.StateCallingLLM, action: agent.ActionWaitForInput, then: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+				assert.Equal(t, []string{"user:one", "assistant:first", "user:two"}, contents(messages(t, m)), "the turn ended and the oldest held message started the next")
+				assert.Len(t, m.Deferred(), 1)
+			}},
+			{event: &agent.Interrupt{}, state: agent.StateCallingLLM, action: agent.ActionCancelTurn, then: agent.ActionSendLLMRequest, check: func(t *testing.T, m *agent.Machine, _ agent.Action) {
+				got := contents(messages(t, m))
+				assert.Equal(t, "user:three", got[len(got)-1], "a stopped turn ends too")
+				assert.Empty(t, m.Deferred())
+			}},
+			{event: reply("third"), state: agent.StateWaitingForUserInput, action: agent.ActionWaitForInput},
 		}},
 		{"shutdown is idempotent and ShuttingDown ignores everything else", []step{
 			{event: user("x"), state: agent.StateCallingLLM, action: agent.ActionSendLLMRequest},

@@ -28,6 +28,7 @@ type Core struct {
 	err        chat.LLMError
 	origin     chat.ErrorOrigin
 	query      chat.Query
+	deferred   []Event // the events held (see Defer)
 
 	// b takes the steps a session takes now and then (see the package doc).
 	b                *behavior.Agent

@@ -190,6 +190,21 @@ func (m *Machine) Core() *agentcore.Core { return &m.c }
 // call. A refused event returns an error wrapping agentcore.ErrRejected.
 func (m *Machine) HandleEvent(ev *agentcore.Event) (*agentcore.Action, error) {
 	c := &m.c
+	from := m.State()
+	if agentcore.Defers(from, ev.Kind) {
+		c.Defer(ev)
+		return nil, nil
+	}
+	act, err := m.handle(ev)
+	if err != nil || m.State() == from || c.Deferred() == 0 {
+		return act, err
+	}
+	return c.Recall(m.State, act, m.handle)
+}
+
+// handle is HandleEvent but for the events held (deferred).
+func (m *Machine) handle(ev *agentcore.Event) (*agentcore.Action, error) {
+	c := &m.c
 	c.Act.Kind = 0
 	name, args, err := m.pick(ev)
 	if err != nil {

@@ -37,6 +37,9 @@ type Machine struct {
 	err       chat.LLMError
 	origin    chat.ErrorOrigin
 	query     chat.Query
+	// deferred are the user's messages typed during a turn, oldest
+	// first: the machine takes them once it waits for input.
+	deferred []agent.UserInput
 }
 
 // New returns a machine waiting for user input with conv.
@@ -58,7 +61,33 @@ func (m *Machine) Retries() int { return m.retries }
 func (m *Machine) Origin() chat.ErrorOrigin { return m.origin }
 
 // HandleEvent feeds ev to the machine, handing its actions to the Handler.
+// A user's message typed during a turn is held (deferred), and taken once
+// the machine waits for input again, in the step that brought it there.
 func (m *Machine) HandleEvent(ev agent.Event) error {
+	if ui, ok := ev.(*agent.UserInput); ok && ui != nil && m.kind != agent.StateWaitingForUserInput && m.kind != agent.StateShuttingDown {
+		m.deferred = append(m.deferred, *ui)
+		return nil
+	}
+	from := m.kind
+	if err := m.handle(ev); err != nil || m.kind == from || len(m.deferred) == 0 {
+		return err
+	}
+	if m.kind == agent.StateShuttingDown {
+		m.deferred = nil // ShuttingDown ignores them
+		return nil
+	}
+	for m.kind == agent.StateWaitingForUserInput && len(m.deferred) > 0 {
+		ui := m.deferred[0]
+		m.deferred = m.deferred[1:]
+		if err := m.handle(&ui); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handle is HandleEvent but for the messages held.
+func (m *Machine) handle(ev agent.Event) error {
 	if _, ok := ev.(*agent.ShutdownRequested); ok {
 		m.kind = agent.StateShuttingDown
 		m.conv, m.retries, m.round, m.frozen, m.completed = chat.Conversation{}, 0, chat.ToolRound{}, chat.Request{}, chat.ToolRound{}

@@ -287,6 +287,21 @@ func (m *Machine) Core() *agentcore.Core { return &m.c }
 // or nil. The action points into the machine and is valid until the next
 // call. A refused event returns an error wrapping agentcore.ErrRejected.
 func (m *Machine) HandleEvent(ev *agentcore.Event) (*agentcore.Action, error) {
+	c := &m.c
+	from := m.State()
+	if agentcore.Defers(from, ev.Kind) {
+		c.Defer(ev)
+		return nil, nil
+	}
+	act, err := m.handle(ev)
+	if err != nil || m.State() == from || c.Deferred() == 0 {
+		return act, err
+	}
+	return c.Recall(m.State, act, m.handle)
+}
+
+// handle is HandleEvent but for the events held (deferred).
+func (m *Machine) handle(ev *agentcore.Event) (*agentcore.Action, error) {
 	m.c.Act.Kind = 0
 	var err error
 	if carries(ev.Kind) {

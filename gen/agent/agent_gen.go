@@ -1159,155 +1159,155 @@ type RejectedError = fsmrt.RejectedError[StateKind, EventKind]
 
 // fsmDesc describes the machine to package fsmrt; its rule table is indexed by
 // Step.Rule.
-var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{Package: "agent", Machine: "Agent", Shape: "sha256:2e3c0ff612d652d2716b882a1b1ea4b9", Rules: []Rule{
-	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn, retries=0}"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMError, Reason: "LlmError is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmError--> rejected: LlmError is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolProgress--> rejected: ToolProgress is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCompleted--> rejected: ToolCompleted is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUndoTurn, Effect: "undoTurn", Actions: []ActionKind{ActionWaitForInput}, Label: "WaitingForUserInput --UndoTurn--> (stays) {undoTurn} / WaitForInput"},
-	{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "canCompact", To: StateCompacting, Effect: "startCompactCommand", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --CompactRequested [canCompact]--> Compacting {startCompactCommand, retries=0} / SendLlmRequest"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "else", Reason: "there is nothing to compact yet (no earlier exchange to summarise)", Label: "WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing to compact yet (no earlier exchange to summarise)"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryDetected--> rejected: QueryDetected is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryCompleted--> rejected: QueryCompleted is not accepted in state WaitingForUserInput"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUserInput, Reason: "UserInput is not accepted in state CallingLlm", Label: "CallingLlm --UserInput--> rejected: UserInput is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMCompleted, To: StateProcessingLLMResponse, Effect: "recordResponse", Label: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUp", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state CallingLlm", Label: "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm", Label: "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state CallingLlm", Label: "CallingLlm --UndoTurn--> rejected: UndoTurn is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state CallingLlm", Label: "CallingLlm --CompactRequested--> rejected: CompactRequested is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "queryLimitReached", To: StateWaitingForUserInput, Effect: "refuseQuery", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --QueryDetected [queryLimitReached]--> WaitingForUserInput {refuseQuery} / DisplayError"},
-	{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "else", To: StateRunningQuery, Effect: "startQuery", Actions: []ActionKind{ActionRunQuery}, Label: "CallingLlm --QueryDetected [else]--> RunningQuery {startQuery} / RunQuery"},
-	{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state CallingLlm", Label: "CallingLlm --QueryCompleted--> rejected: QueryCompleted is not accepted in state CallingLlm"},
-	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "replyCut", To: StatePreparingRequest, Effect: "continueReply", Label: "ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply, retries=0}"},
-	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
-	{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUserInput, Reason: "UserInput is not accepted in state ExecutingTools", Label: "ExecutingTools --UserInput--> rejected: UserInput is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventTextDelta, Reason: "TextDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMError, Reason: "LlmError is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolProgress, Guard: "isKnownCall", Effect: "recordProgress", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput"},
-	{Kind: fsmrt.RuleIgnore, From: StateExecutingTools, Event: EventToolProgress, Guard: "else", Label: "ExecutingTools --ToolProgress [else]--> ignored"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StatePreparingRequest, Effect: "finishTools", Label: "ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools, retries=0}"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state ExecutingTools", Label: "ExecutingTools --UndoTurn--> rejected: UndoTurn is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state ExecutingTools", Label: "ExecutingTools --CompactRequested--> rejected: CompactRequested is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryDetected--> rejected: QueryDetected is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryCompleted--> rejected: QueryCompleted is not accepted in state ExecutingTools"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUserInput, Reason: "UserInput is not accepted in state PostToolsHook", Label: "PostToolsHook --UserInput--> rejected: UserInput is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmCompleted--> rejected: LlmCompleted is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StatePreparingRequest, Label: "PostToolsHook --PostToolsHookCompleted--> PreparingRequest {retries=0, request=state.pending_request}"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state PostToolsHook", Label: "PostToolsHook --UndoTurn--> rejected: UndoTurn is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state PostToolsHook", Label: "PostToolsHook --CompactRequested--> rejected: CompactRequested is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryDetected--> rejected: QueryDetected is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryCompleted--> rejected: QueryCompleted is not accepted in state PostToolsHook"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUserInput, Reason: "UserInput is not accepted in state Error", Label: "Error --UserInput--> rejected: UserInput is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state Error", Label: "Error --LlmCompleted--> rejected: LlmCompleted is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMError, Reason: "LlmError is not accepted in state Error", Label: "Error --LlmError--> rejected: LlmError is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error", Label: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "isCompaction", To: StateCompacting, Effect: "retryCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [isCompaction]--> Compacting {retryCompaction} / SendLlmRequest"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "else", To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [else]--> CallingLlm {buildRequest} / SendLlmRequest"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
-	{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Error", Label: "Error --UndoTurn--> rejected: UndoTurn is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Error", Label: "Error --CompactRequested--> rejected: CompactRequested is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state Error", Label: "Error --QueryDetected--> rejected: QueryDetected is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state Error", Label: "Error --QueryCompleted--> rejected: QueryCompleted is not accepted in state Error"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUserInput, Reason: "UserInput is not accepted in state StoppingTurn", Label: "StoppingTurn --UserInput--> rejected: UserInput is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --LlmCompleted--> rejected: LlmCompleted is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventLLMError, Reason: "LlmError is not accepted in state StoppingTurn", Label: "StoppingTurn --LlmError--> rejected: LlmError is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolProgress--> rejected: ToolProgress is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCompleted--> rejected: ToolCompleted is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleTransition, From: StateStoppingTurn, Event: EventPostToolsHookCompleted, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state StoppingTurn", Label: "StoppingTurn --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state StoppingTurn", Label: "StoppingTurn --UndoTurn--> rejected: UndoTurn is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state StoppingTurn", Label: "StoppingTurn --CompactRequested--> rejected: CompactRequested is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryDetected--> rejected: QueryDetected is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryCompleted--> rejected: QueryCompleted is not accepted in state StoppingTurn"},
-	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "needsCompaction", To: StateCompacting, Effect: "startCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [needsCompaction]--> Compacting {startCompaction, retries=0} / SendLlmRequest"},
-	{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "else", To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [else]--> CallingLlm / SendLlmRequest"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUserInput, Reason: "UserInput is not accepted in state Compacting", Label: "Compacting --UserInput--> rejected: UserInput is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventTextDelta, Label: "Compacting --TextDelta--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventToolCallDelta, Label: "Compacting --ToolCallDelta--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "emptySummary", To: StateWaitingForUserInput, Effect: "refuseSummary", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmCompleted [emptySummary]--> WaitingForUserInput {refuseSummary} / DisplayError"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "isCompactCommand", To: StateWaitingForUserInput, Effect: "compact", Actions: []ActionKind{ActionWaitForInput}, Label: "Compacting --LlmCompleted [isCompactCommand]--> WaitingForUserInput {compact} / WaitForInput"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "else", To: StateCallingLLM, Effect: "compactAndResume", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume, retries=0} / SendLlmRequest"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleCompactionRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "Compacting --LlmError [canRetry]--> Error {scheduleCompactionRetry} / ScheduleRetry"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUpCompaction", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmError [else]--> WaitingForUserInput {giveUpCompaction} / DisplayError"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Compacting", Label: "Compacting --ToolProgress--> rejected: ToolProgress is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Compacting", Label: "Compacting --ToolCompleted--> rejected: ToolCompleted is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Compacting", Label: "Compacting --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state Compacting", Label: "Compacting --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
-	{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Compacting", Label: "Compacting --UndoTurn--> rejected: UndoTurn is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Compacting", Label: "Compacting --CompactRequested--> rejected: CompactRequested is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state Compacting", Label: "Compacting --QueryDetected--> rejected: QueryDetected is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state Compacting", Label: "Compacting --QueryCompleted--> rejected: QueryCompleted is not accepted in state Compacting"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventUserInput, Reason: "UserInput is not accepted in state RunningQuery", Label: "RunningQuery --UserInput--> rejected: UserInput is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventTextDelta, Reason: "TextDelta is not accepted in state RunningQuery", Label: "RunningQuery --TextDelta--> rejected: TextDelta is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state RunningQuery", Label: "RunningQuery --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state RunningQuery", Label: "RunningQuery --LlmCompleted--> rejected: LlmCompleted is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMError, Reason: "LlmError is not accepted in state RunningQuery", Label: "RunningQuery --LlmError--> rejected: LlmError is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state RunningQuery", Label: "RunningQuery --ToolProgress--> rejected: ToolProgress is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state RunningQuery", Label: "RunningQuery --ToolCompleted--> rejected: ToolCompleted is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state RunningQuery", Label: "RunningQuery --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state RunningQuery", Label: "RunningQuery --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "RunningQuery --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state RunningQuery", Label: "RunningQuery --UndoTurn--> rejected: UndoTurn is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state RunningQuery", Label: "RunningQuery --CompactRequested--> rejected: CompactRequested is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state RunningQuery", Label: "RunningQuery --QueryDetected--> rejected: QueryDetected is not accepted in state RunningQuery"},
-	{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventQueryCompleted, To: StatePreparingRequest, Effect: "injectQueryResult", Label: "RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult, retries=0}"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMCompleted, Label: "ShuttingDown --LlmCompleted--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMError, Label: "ShuttingDown --LlmError--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolProgress, Label: "ShuttingDown --ToolProgress--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted, Label: "ShuttingDown --ToolCompleted--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted, Label: "ShuttingDown --PostToolsHookCompleted--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
-	{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUndoTurn, Label: "ShuttingDown --UndoTurn--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventCompactRequested, Label: "ShuttingDown --CompactRequested--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryDetected, Label: "ShuttingDown --QueryDetected--> ignored"},
-	{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryCompleted, Label: "ShuttingDown --QueryCompleted--> ignored"},
-	{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
-}}
+var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
+	Package:    "agent",
+	Machine:    "Agent",
+	Shape:      "sha256:12d63dd524fd7ebcfd5faa62799b474c",
+	DeferLimit: 64,
+	Rules: []Rule{
+		{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUserInput, To: StatePreparingRequest, Effect: "startTurn", Label: "WaitingForUserInput --UserInput--> PreparingRequest {startTurn, retries=0}"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventTextDelta, Reason: "TextDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --TextDelta--> rejected: TextDelta is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmCompleted--> rejected: LlmCompleted is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventLLMError, Reason: "LlmError is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --LlmError--> rejected: LlmError is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolProgress--> rejected: ToolProgress is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --ToolCompleted--> rejected: ToolCompleted is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleIgnore, From: StateWaitingForUserInput, Event: EventInterrupt, Label: "WaitingForUserInput --Interrupt--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventUndoTurn, Effect: "undoTurn", Actions: []ActionKind{ActionWaitForInput}, Label: "WaitingForUserInput --UndoTurn--> (stays) {undoTurn} / WaitForInput"},
+		{Kind: fsmrt.RuleTransition, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "canCompact", To: StateCompacting, Effect: "startCompactCommand", Actions: []ActionKind{ActionSendLLMRequest}, Label: "WaitingForUserInput --CompactRequested [canCompact]--> Compacting {startCompactCommand, retries=0} / SendLlmRequest"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventCompactRequested, Guard: "else", Reason: "there is nothing to compact yet (no earlier exchange to summarise)", Label: "WaitingForUserInput --CompactRequested [else]--> rejected: there is nothing to compact yet (no earlier exchange to summarise)"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryDetected--> rejected: QueryDetected is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleReject, From: StateWaitingForUserInput, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state WaitingForUserInput", Label: "WaitingForUserInput --QueryCompleted--> rejected: QueryCompleted is not accepted in state WaitingForUserInput"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventTextDelta, Actions: []ActionKind{ActionDisplayMessage}, Label: "CallingLlm --TextDelta--> (stays) / DisplayMessage"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventToolCallDelta, Actions: []ActionKind{ActionWaitForInput}, Label: "CallingLlm --ToolCallDelta--> (stays) / WaitForInput"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMCompleted, To: StateProcessingLLMResponse, Effect: "recordResponse", Label: "CallingLlm --LlmCompleted--> ProcessingLlmResponse {recordResponse}"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUp", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --LlmError [else]--> WaitingForUserInput {giveUp} / DisplayError"},
+		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state CallingLlm", Label: "CallingLlm --ToolProgress--> rejected: ToolProgress is not accepted in state CallingLlm"},
+		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state CallingLlm", Label: "CallingLlm --ToolCompleted--> rejected: ToolCompleted is not accepted in state CallingLlm"},
+		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state CallingLlm", Label: "CallingLlm --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state CallingLlm"},
+		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state CallingLlm", Label: "CallingLlm --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state CallingLlm"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "CallingLlm --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state CallingLlm", Label: "CallingLlm --UndoTurn--> rejected: UndoTurn is not accepted in state CallingLlm"},
+		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state CallingLlm", Label: "CallingLlm --CompactRequested--> rejected: CompactRequested is not accepted in state CallingLlm"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "queryLimitReached", To: StateWaitingForUserInput, Effect: "refuseQuery", Actions: []ActionKind{ActionDisplayError}, Label: "CallingLlm --QueryDetected [queryLimitReached]--> WaitingForUserInput {refuseQuery} / DisplayError"},
+		{Kind: fsmrt.RuleTransition, From: StateCallingLLM, Event: EventQueryDetected, Guard: "else", To: StateRunningQuery, Effect: "startQuery", Actions: []ActionKind{ActionRunQuery}, Label: "CallingLlm --QueryDetected [else]--> RunningQuery {startQuery} / RunQuery"},
+		{Kind: fsmrt.RuleReject, From: StateCallingLLM, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state CallingLlm", Label: "CallingLlm --QueryCompleted--> rejected: QueryCompleted is not accepted in state CallingLlm"},
+		{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "replyCut", To: StatePreparingRequest, Effect: "continueReply", Label: "ProcessingLlmResponse -- [replyCut]--> PreparingRequest {continueReply, retries=0}"},
+		{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "hasToolCalls", To: StateExecutingTools, Effect: "startTools", Actions: []ActionKind{ActionExecuteTools}, Label: "ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} / ExecuteTools"},
+		{Kind: fsmrt.RuleTransition, From: StateProcessingLLMResponse, Guard: "else", To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventTextDelta, Reason: "TextDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --TextDelta--> rejected: TextDelta is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state ExecutingTools", Label: "ExecutingTools --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmCompleted--> rejected: LlmCompleted is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventLLMError, Reason: "LlmError is not accepted in state ExecutingTools", Label: "ExecutingTools --LlmError--> rejected: LlmError is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolProgress, Guard: "isKnownCall", Effect: "recordProgress", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolProgress [isKnownCall]--> (stays) {recordProgress} / WaitForInput"},
+		{Kind: fsmrt.RuleIgnore, From: StateExecutingTools, Event: EventToolProgress, Guard: "else", Label: "ExecutingTools --ToolProgress [else]--> ignored"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventToolCompleted, Guard: "isUnknownCall", Reason: "the call is not pending in this round (unknown or already completed)", Label: "ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not pending in this round (unknown or already completed)"},
+		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "toolsPending", Effect: "recordOutcome", Actions: []ActionKind{ActionWaitForInput}, Label: "ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} / WaitForInput"},
+		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "mutatingToolRan", To: StatePostToolsHook, Effect: "finishToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --ToolCompleted [mutatingToolRan]--> PostToolsHook {finishToolsWithHook} / RunPostToolsHook"},
+		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventToolCompleted, Guard: "else", To: StatePreparingRequest, Effect: "finishTools", Label: "ExecutingTools --ToolCompleted [else]--> PreparingRequest {finishTools, retries=0}"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state ExecutingTools", Label: "ExecutingTools --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "mutatingToolRan", To: StateStoppingTurn, Effect: "interruptToolsWithHook", Actions: []ActionKind{ActionRunPostToolsHook}, Label: "ExecutingTools --Interrupt [mutatingToolRan]--> StoppingTurn {interruptToolsWithHook} / RunPostToolsHook"},
+		{Kind: fsmrt.RuleTransition, From: StateExecutingTools, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTools", Actions: []ActionKind{ActionCancelTurn}, Label: "ExecutingTools --Interrupt [else]--> WaitingForUserInput {interruptTools} / CancelTurn"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state ExecutingTools", Label: "ExecutingTools --UndoTurn--> rejected: UndoTurn is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state ExecutingTools", Label: "ExecutingTools --CompactRequested--> rejected: CompactRequested is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryDetected--> rejected: QueryDetected is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StateExecutingTools, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state ExecutingTools", Label: "ExecutingTools --QueryCompleted--> rejected: QueryCompleted is not accepted in state ExecutingTools"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventTextDelta, Reason: "TextDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --TextDelta--> rejected: TextDelta is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmCompleted--> rejected: LlmCompleted is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventLLMError, Reason: "LlmError is not accepted in state PostToolsHook", Label: "PostToolsHook --LlmError--> rejected: LlmError is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolProgress--> rejected: ToolProgress is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --ToolCompleted--> rejected: ToolCompleted is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventPostToolsHookCompleted, To: StatePreparingRequest, Label: "PostToolsHook --PostToolsHookCompleted--> PreparingRequest {retries=0, request=state.pending_request}"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state PostToolsHook", Label: "PostToolsHook --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleTransition, From: StatePostToolsHook, Event: EventInterrupt, To: StateStoppingTurn, Actions: []ActionKind{ActionWaitForInput}, Label: "PostToolsHook --Interrupt--> StoppingTurn / WaitForInput"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state PostToolsHook", Label: "PostToolsHook --UndoTurn--> rejected: UndoTurn is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state PostToolsHook", Label: "PostToolsHook --CompactRequested--> rejected: CompactRequested is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryDetected--> rejected: QueryDetected is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StatePostToolsHook, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state PostToolsHook", Label: "PostToolsHook --QueryCompleted--> rejected: QueryCompleted is not accepted in state PostToolsHook"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventTextDelta, Reason: "TextDelta is not accepted in state Error", Label: "Error --TextDelta--> rejected: TextDelta is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state Error", Label: "Error --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state Error", Label: "Error --LlmCompleted--> rejected: LlmCompleted is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventLLMError, Reason: "LlmError is not accepted in state Error", Label: "Error --LlmError--> rejected: LlmError is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Error", Label: "Error --ToolProgress--> rejected: ToolProgress is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Error", Label: "Error --ToolCompleted--> rejected: ToolCompleted is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Error", Label: "Error --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Error"},
+		{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "isCompaction", To: StateCompacting, Effect: "retryCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [isCompaction]--> Compacting {retryCompaction} / SendLlmRequest"},
+		{Kind: fsmrt.RuleTransition, From: StateError, Event: EventRetryTimeoutFired, Guard: "else", To: StateCallingLLM, Effect: "buildRequest", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Error --RetryTimeoutFired [else]--> CallingLlm {buildRequest} / SendLlmRequest"},
+		{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
+		{Kind: fsmrt.RuleTransition, From: StateError, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Error --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Error", Label: "Error --UndoTurn--> rejected: UndoTurn is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Error", Label: "Error --CompactRequested--> rejected: CompactRequested is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state Error", Label: "Error --QueryDetected--> rejected: QueryDetected is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateError, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state Error", Label: "Error --QueryCompleted--> rejected: QueryCompleted is not accepted in state Error"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventTextDelta, Reason: "TextDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --TextDelta--> rejected: TextDelta is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --LlmCompleted--> rejected: LlmCompleted is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventLLMError, Reason: "LlmError is not accepted in state StoppingTurn", Label: "StoppingTurn --LlmError--> rejected: LlmError is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolProgress--> rejected: ToolProgress is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --ToolCompleted--> rejected: ToolCompleted is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleTransition, From: StateStoppingTurn, Event: EventPostToolsHookCompleted, To: StateWaitingForUserInput, Actions: []ActionKind{ActionWaitForInput}, Label: "StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state StoppingTurn", Label: "StoppingTurn --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleIgnore, From: StateStoppingTurn, Event: EventInterrupt, Label: "StoppingTurn --Interrupt--> ignored"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state StoppingTurn", Label: "StoppingTurn --UndoTurn--> rejected: UndoTurn is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state StoppingTurn", Label: "StoppingTurn --CompactRequested--> rejected: CompactRequested is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryDetected--> rejected: QueryDetected is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleReject, From: StateStoppingTurn, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state StoppingTurn", Label: "StoppingTurn --QueryCompleted--> rejected: QueryCompleted is not accepted in state StoppingTurn"},
+		{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "needsCompaction", To: StateCompacting, Effect: "startCompaction", Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [needsCompaction]--> Compacting {startCompaction, retries=0} / SendLlmRequest"},
+		{Kind: fsmrt.RuleTransition, From: StatePreparingRequest, Guard: "else", To: StateCallingLLM, Actions: []ActionKind{ActionSendLLMRequest}, Label: "PreparingRequest -- [else]--> CallingLlm / SendLlmRequest"},
+		{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventTextDelta, Label: "Compacting --TextDelta--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateCompacting, Event: EventToolCallDelta, Label: "Compacting --ToolCallDelta--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "emptySummary", To: StateWaitingForUserInput, Effect: "refuseSummary", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmCompleted [emptySummary]--> WaitingForUserInput {refuseSummary} / DisplayError"},
+		{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "isCompactCommand", To: StateWaitingForUserInput, Effect: "compact", Actions: []ActionKind{ActionWaitForInput}, Label: "Compacting --LlmCompleted [isCompactCommand]--> WaitingForUserInput {compact} / WaitForInput"},
+		{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMCompleted, Guard: "else", To: StateCallingLLM, Effect: "compactAndResume", Actions: []ActionKind{ActionSendLLMRequest}, Label: "Compacting --LlmCompleted [else]--> CallingLlm {compactAndResume, retries=0} / SendLlmRequest"},
+		{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "canRetry", To: StateError, Effect: "scheduleCompactionRetry", Actions: []ActionKind{ActionScheduleRetry}, Label: "Compacting --LlmError [canRetry]--> Error {scheduleCompactionRetry} / ScheduleRetry"},
+		{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventLLMError, Guard: "else", To: StateWaitingForUserInput, Effect: "giveUpCompaction", Actions: []ActionKind{ActionDisplayError}, Label: "Compacting --LlmError [else]--> WaitingForUserInput {giveUpCompaction} / DisplayError"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state Compacting", Label: "Compacting --ToolProgress--> rejected: ToolProgress is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state Compacting", Label: "Compacting --ToolCompleted--> rejected: ToolCompleted is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state Compacting", Label: "Compacting --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state Compacting", Label: "Compacting --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "isCompactCommand", To: StateWaitingForUserInput, Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [isCompactCommand]--> WaitingForUserInput / CancelTurn"},
+		{Kind: fsmrt.RuleTransition, From: StateCompacting, Event: EventInterrupt, Guard: "else", To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "Compacting --Interrupt [else]--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state Compacting", Label: "Compacting --UndoTurn--> rejected: UndoTurn is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state Compacting", Label: "Compacting --CompactRequested--> rejected: CompactRequested is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state Compacting", Label: "Compacting --QueryDetected--> rejected: QueryDetected is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleReject, From: StateCompacting, Event: EventQueryCompleted, Reason: "QueryCompleted is not accepted in state Compacting", Label: "Compacting --QueryCompleted--> rejected: QueryCompleted is not accepted in state Compacting"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventTextDelta, Reason: "TextDelta is not accepted in state RunningQuery", Label: "RunningQuery --TextDelta--> rejected: TextDelta is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCallDelta, Reason: "ToolCallDelta is not accepted in state RunningQuery", Label: "RunningQuery --ToolCallDelta--> rejected: ToolCallDelta is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMCompleted, Reason: "LlmCompleted is not accepted in state RunningQuery", Label: "RunningQuery --LlmCompleted--> rejected: LlmCompleted is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventLLMError, Reason: "LlmError is not accepted in state RunningQuery", Label: "RunningQuery --LlmError--> rejected: LlmError is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolProgress, Reason: "ToolProgress is not accepted in state RunningQuery", Label: "RunningQuery --ToolProgress--> rejected: ToolProgress is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventToolCompleted, Reason: "ToolCompleted is not accepted in state RunningQuery", Label: "RunningQuery --ToolCompleted--> rejected: ToolCompleted is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventPostToolsHookCompleted, Reason: "PostToolsHookCompleted is not accepted in state RunningQuery", Label: "RunningQuery --PostToolsHookCompleted--> rejected: PostToolsHookCompleted is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventRetryTimeoutFired, Reason: "RetryTimeoutFired is not accepted in state RunningQuery", Label: "RunningQuery --RetryTimeoutFired--> rejected: RetryTimeoutFired is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventInterrupt, To: StateWaitingForUserInput, Effect: "interruptTurn", Actions: []ActionKind{ActionCancelTurn}, Label: "RunningQuery --Interrupt--> WaitingForUserInput {interruptTurn} / CancelTurn"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventUndoTurn, Reason: "UndoTurn is not accepted in state RunningQuery", Label: "RunningQuery --UndoTurn--> rejected: UndoTurn is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventCompactRequested, Reason: "CompactRequested is not accepted in state RunningQuery", Label: "RunningQuery --CompactRequested--> rejected: CompactRequested is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleReject, From: StateRunningQuery, Event: EventQueryDetected, Reason: "QueryDetected is not accepted in state RunningQuery", Label: "RunningQuery --QueryDetected--> rejected: QueryDetected is not accepted in state RunningQuery"},
+		{Kind: fsmrt.RuleTransition, From: StateRunningQuery, Event: EventQueryCompleted, To: StatePreparingRequest, Effect: "injectQueryResult", Label: "RunningQuery --QueryCompleted--> PreparingRequest {injectQueryResult, retries=0}"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUserInput, Label: "ShuttingDown --UserInput--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventTextDelta, Label: "ShuttingDown --TextDelta--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCallDelta, Label: "ShuttingDown --ToolCallDelta--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMCompleted, Label: "ShuttingDown --LlmCompleted--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventLLMError, Label: "ShuttingDown --LlmError--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolProgress, Label: "ShuttingDown --ToolProgress--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventToolCompleted, Label: "ShuttingDown --ToolCompleted--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventPostToolsHookCompleted, Label: "ShuttingDown --PostToolsHookCompleted--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventRetryTimeoutFired, Label: "ShuttingDown --RetryTimeoutFired--> ignored"},
+		{Kind: fsmrt.RuleTransition, From: StateShuttingDown, Event: EventShutdownRequested, Actions: []ActionKind{ActionShutdown}, Label: "ShuttingDown --ShutdownRequested--> (stays) / Shutdown"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventInterrupt, Label: "ShuttingDown --Interrupt--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventUndoTurn, Label: "ShuttingDown --UndoTurn--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventCompactRequested, Label: "ShuttingDown --CompactRequested--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryDetected, Label: "ShuttingDown --QueryDetected--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateShuttingDown, Event: EventQueryCompleted, Label: "ShuttingDown --QueryCompleted--> ignored"},
+		{Kind: fsmrt.RuleDefer, Composite: "Running", Event: EventUserInput, Label: "Running --UserInput--> deferred"},
+		{Kind: fsmrt.RuleTransition, Composite: "Running", Event: EventShutdownRequested, To: StateShuttingDown, Actions: []ActionKind{ActionShutdown}, Label: "Running --ShutdownRequested--> ShuttingDown / Shutdown"},
+	},
+}
 
 // Rules returns the rule table, which Step.Rule indexes: the rules of each state
 // in spec order, then those states share, then the timers'.
@@ -1350,6 +1350,8 @@ type Machine struct {
 	b    Behavior
 	h    Handler
 	d    fsmData
+	// deferred holds copies of the events the machine deferred, oldest first.
+	deferred []Event
 }
 
 // fsmNew returns a machine in state s with c's behaviour and handler, or the
@@ -1437,8 +1439,15 @@ func (m *Machine) put(s State) (*Machine, error) {
 }
 
 // Save returns the machine as JSON, for Load: its name, the fingerprint of its
-// saved shape and its state (see docs/spec.md).
-func (m *Machine) Save() ([]byte, error) { return fsmDesc.Save(m.State(), nil, 0) }
+// saved shape and its state (see docs/spec.md). It saves, too, the events the
+// machine deferred, oldest first.
+func (m *Machine) Save() ([]byte, error) {
+	data, err := fsmDesc.Save(m.State(), nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	return fsmrt.SaveDeferred(&fsmDesc, data, m.deferred)
+}
 
 // Load returns the machine Save saved, with c's behaviour and handler, in its
 // state; it hands out no action. It reads strictly: unknown fields, fields in
@@ -1453,6 +1462,9 @@ func Load(c Config, data []byte) (*Machine, error) {
 	}
 	s, err := fsmrt.LoadState(&fsmDesc, data, nil, nil, UnmarshalState)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.loadDeferred(data, s.Kind()); err != nil {
 		return nil, err
 	}
 	return m.put(s)
@@ -1501,10 +1513,29 @@ func (m *Machine) SetObserver(o func(Step)) { m.core.SetObserver(o) }
 // *RejectedError and changes nothing, as does a nil event a rule would read;
 // an ignored one returns nil. The machine keeps no reference to ev.
 // HandleEvent must not be called from a Handler or observer method.
+//
+// An event the current state defers is kept, a copy, until the machine is in a
+// state that does not defer it; one more than the spec's defer_limit is
+// refused (an error wrapping fsmrt.ErrDeferLimit) and changes nothing. Once a
+// step has changed the state, HandleEvent handles, before it returns, each
+// deferred event the new state does not defer, oldest first, as if it had just
+// arrived: their actions follow ev's. A deferred event that then fails is
+// dropped and reported as a *RecalledError (wrapping fsmrt.ErrRecalled), after
+// ev was taken.
 func (m *Machine) HandleEvent(ev Event) error {
 	if m.core.Busy {
 		return m.core.Reentrant()
 	}
+	from := m.core.State
+	if err := m.dispatch(ev); err != nil || m.core.State == from || len(m.deferred) == 0 {
+		return err
+	}
+	return m.recall()
+}
+
+// dispatch is HandleEvent but for the recall of deferred events: the rule for
+// the current state and ev.
+func (m *Machine) dispatch(ev Event) error {
 	switch m.core.State {
 	case StateWaitingForUserInput:
 		switch ev := ev.(type) {
@@ -1525,7 +1556,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *UndoTurn:
@@ -1560,12 +1591,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				return m.core.NilEvent(ev)
 			}
 			// CallingLlm --TextDelta--> (stays) / DisplayMessage
-			m.core.Start(16, StateCallingLLM)
+			m.core.Start(15, StateCallingLLM)
 			m.h.DisplayMessage(ev.Content)
 			return m.core.Finish()
 		case *ToolCallDelta:
 			// CallingLlm --ToolCallDelta--> (stays) / WaitForInput
-			m.core.Start(17, StateCallingLLM)
+			m.core.Start(16, StateCallingLLM)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *LLMCompleted:
@@ -1578,7 +1609,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.response = ev.Response
 			m.d.retries = 0
 			m.core.State = StateProcessingLLMResponse
-			m.core.Start(18, StateCallingLLM)
+			m.core.Start(17, StateCallingLLM)
 			return m.leaveProcessingLLMResponse()
 		case *LLMError:
 			if ev == nil {
@@ -1592,7 +1623,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = retries
 				m.d.origin = origin
 				m.core.State = StateError
-				m.core.Start(19, StateCallingLLM)
+				m.core.Start(18, StateCallingLLM)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1600,7 +1631,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				message := m.b.GiveUp(m.d.retries, ev.Error)
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(20, StateCallingLLM)
+				m.core.Start(19, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1609,7 +1640,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1618,7 +1649,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.retries = 0
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(25, StateCallingLLM)
+			m.core.Start(24, StateCallingLLM)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		case *QueryDetected:
@@ -1633,7 +1664,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.retries = 0
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(28, StateCallingLLM)
+				m.core.Start(27, StateCallingLLM)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			default:
@@ -1643,7 +1674,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.query = ev.Query
 				m.d.retries = 0
 				m.core.State = StateRunningQuery
-				m.core.Start(29, StateCallingLLM)
+				m.core.Start(28, StateCallingLLM)
 				m.h.RunQuery(ev.Query)
 				return m.core.Finish()
 			}
@@ -1660,12 +1691,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 				// WaitForInput
 				executions := m.b.RecordProgress(m.d.executions, ev.CallID, ev.Progress)
 				m.d.executions = executions
-				m.core.Start(39, StateExecutingTools)
+				m.core.Start(37, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
 				// ExecutingTools --ToolProgress [else]--> ignored
-				return m.core.Ignore(40)
+				return m.core.Ignore(38)
 			}
 		case *ToolCompleted:
 			if ev == nil {
@@ -1675,13 +1706,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case m.b.IsUnknownCall(m.d.executions, ev.CallID):
 				// ExecutingTools --ToolCompleted [isUnknownCall]--> rejected: the call is not
 				// pending in this round (unknown or already completed)
-				return m.core.Reject(41)
+				return m.core.Reject(39)
 			case m.b.ToolsPending(m.d.executions):
 				// ExecutingTools --ToolCompleted [toolsPending]--> (stays) {recordOutcome} /
 				// WaitForInput
 				executions := m.b.RecordOutcome(m.d.executions, ev.CallID, ev.Outcome)
 				m.d.executions = executions
-				m.core.Start(42, StateExecutingTools)
+				m.core.Start(40, StateExecutingTools)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			case m.b.MutatingToolRan(m.d.executions):
@@ -1693,7 +1724,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePostToolsHook
-				m.core.Start(43, StateExecutingTools)
+				m.core.Start(41, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1705,7 +1736,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.request = request
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StatePreparingRequest
-				m.core.Start(44, StateExecutingTools)
+				m.core.Start(42, StateExecutingTools)
 				return m.leavePreparingRequest()
 			}
 		case *ShutdownRequested:
@@ -1713,7 +1744,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1726,7 +1757,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.completedTools = completedTools
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateStoppingTurn
-				m.core.Start(47, StateExecutingTools)
+				m.core.Start(45, StateExecutingTools)
 				m.h.RunPostToolsHook(completedTools)
 				return m.core.Finish()
 			default:
@@ -1736,7 +1767,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.conversation = conversation
 				m.d.executions = chat.ToolRound{}
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(48, StateExecutingTools)
+				m.core.Start(46, StateExecutingTools)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1752,21 +1783,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.pendingRequest = chat.Request{}
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StatePreparingRequest
-			m.core.Start(60, StatePostToolsHook)
+			m.core.Start(57, StatePostToolsHook)
 			return m.leavePreparingRequest()
 		case *ShutdownRequested:
 			// Running --ShutdownRequested--> ShuttingDown / Shutdown
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
 			// PostToolsHook --Interrupt--> StoppingTurn / WaitForInput
 			m.d.pendingRequest = chat.Request{}
 			m.core.State = StateStoppingTurn
-			m.core.Start(62, StatePostToolsHook)
+			m.core.Start(59, StatePostToolsHook)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		}
@@ -1780,7 +1811,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				request := m.b.RetryCompaction(m.d.conversation)
 				m.d.error = chat.LLMError{}
 				m.core.State = StateCompacting
-				m.core.Start(75, StateError)
+				m.core.Start(71, StateError)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			default:
@@ -1790,7 +1821,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.error = chat.LLMError{}
 				m.d.origin = ""
 				m.core.State = StateCallingLLM
-				m.core.Start(76, StateError)
+				m.core.Start(72, StateError)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1799,7 +1830,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1810,7 +1841,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(77, StateError)
+				m.core.Start(73, StateError)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			default:
@@ -1821,7 +1852,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(78, StateError)
+				m.core.Start(74, StateError)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1832,7 +1863,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			// StoppingTurn --PostToolsHookCompleted--> WaitingForUserInput / WaitForInput
 			m.d.completedTools = chat.ToolRound{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(90, StateStoppingTurn)
+			m.core.Start(85, StateStoppingTurn)
 			m.h.WaitForInput()
 			return m.core.Finish()
 		case *ShutdownRequested:
@@ -1840,7 +1871,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -1858,7 +1889,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(102, StateCompacting)
+				m.core.Start(96, StateCompacting)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			case m.b.IsCompactCommand(m.d.origin):
@@ -1869,7 +1900,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(103, StateCompacting)
+				m.core.Start(97, StateCompacting)
 				m.h.WaitForInput()
 				return m.core.Finish()
 			default:
@@ -1880,7 +1911,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateCallingLLM
-				m.core.Start(104, StateCompacting)
+				m.core.Start(98, StateCompacting)
 				m.h.SendLLMRequest(request)
 				return m.core.Finish()
 			}
@@ -1896,7 +1927,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.error = ev.Error
 				m.d.retries = retries
 				m.core.State = StateError
-				m.core.Start(105, StateCompacting)
+				m.core.Start(99, StateCompacting)
 				m.h.ScheduleRetry(delay, attempt, ev.Error)
 				return m.core.Finish()
 			default:
@@ -1906,7 +1937,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(106, StateCompacting)
+				m.core.Start(100, StateCompacting)
 				m.h.DisplayError(message)
 				return m.core.Finish()
 			}
@@ -1915,7 +1946,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1926,7 +1957,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(111, StateCompacting)
+				m.core.Start(105, StateCompacting)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			default:
@@ -1937,7 +1968,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.d.retries = 0
 				m.d.origin = ""
 				m.core.State = StateWaitingForUserInput
-				m.core.Start(112, StateCompacting)
+				m.core.Start(106, StateCompacting)
 				m.h.CancelTurn()
 				return m.core.Finish()
 			}
@@ -1949,7 +1980,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			from := m.core.State
 			m.d = fsmData{}
 			m.core.State = StateShuttingDown
-			m.core.Start(146, from)
+			m.core.Start(140, from)
 			m.h.Shutdown()
 			return m.core.Finish()
 		case *Interrupt:
@@ -1958,7 +1989,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.conversation = conversation
 			m.d.query = chat.Query{}
 			m.core.State = StateWaitingForUserInput
-			m.core.Start(126, StateRunningQuery)
+			m.core.Start(119, StateRunningQuery)
 			m.h.CancelTurn()
 			return m.core.Finish()
 		case *QueryCompleted:
@@ -1973,14 +2004,14 @@ func (m *Machine) HandleEvent(ev Event) error {
 			m.d.request = request
 			m.d.query = chat.Query{}
 			m.core.State = StatePreparingRequest
-			m.core.Start(130, StateRunningQuery)
+			m.core.Start(123, StateRunningQuery)
 			return m.leavePreparingRequest()
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *ShutdownRequested:
 			// ShuttingDown --ShutdownRequested--> (stays) / Shutdown
-			m.core.Start(140, StateShuttingDown)
+			m.core.Start(133, StateShuttingDown)
 			m.h.Shutdown()
 			return m.core.Finish()
 		}
@@ -2020,213 +2051,206 @@ func (m *Machine) otherwise(ev Event) error {
 		}
 	case StateCallingLLM:
 		switch ev.(type) {
-		case *UserInput:
-			return m.core.Reject(15)
 		case *ToolProgress:
-			return m.core.Reject(21)
+			return m.core.Reject(20)
 		case *ToolCompleted:
-			return m.core.Reject(22)
+			return m.core.Reject(21)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(23)
+			return m.core.Reject(22)
 		case *RetryTimeoutFired:
-			return m.core.Reject(24)
+			return m.core.Reject(23)
 		case *UndoTurn:
-			return m.core.Reject(26)
+			return m.core.Reject(25)
 		case *CompactRequested:
-			return m.core.Reject(27)
+			return m.core.Reject(26)
 		case *QueryCompleted:
-			return m.core.Reject(30)
+			return m.core.Reject(29)
 		}
 	case StateExecutingTools:
 		switch ev.(type) {
-		case *UserInput:
-			return m.core.Reject(34)
 		case *TextDelta:
-			return m.core.Reject(35)
+			return m.core.Reject(33)
 		case *ToolCallDelta:
-			return m.core.Reject(36)
+			return m.core.Reject(34)
 		case *LLMCompleted:
-			return m.core.Reject(37)
+			return m.core.Reject(35)
 		case *LLMError:
-			return m.core.Reject(38)
+			return m.core.Reject(36)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(45)
+			return m.core.Reject(43)
 		case *RetryTimeoutFired:
-			return m.core.Reject(46)
+			return m.core.Reject(44)
 		case *UndoTurn:
-			return m.core.Reject(49)
+			return m.core.Reject(47)
 		case *CompactRequested:
-			return m.core.Reject(50)
+			return m.core.Reject(48)
 		case *QueryDetected:
-			return m.core.Reject(51)
+			return m.core.Reject(49)
 		case *QueryCompleted:
-			return m.core.Reject(52)
+			return m.core.Reject(50)
 		}
 	case StatePostToolsHook:
 		switch ev.(type) {
-		case *UserInput:
-			return m.core.Reject(53)
 		case *TextDelta:
-			return m.core.Reject(54)
+			return m.core.Reject(51)
 		case *ToolCallDelta:
-			return m.core.Reject(55)
+			return m.core.Reject(52)
 		case *LLMCompleted:
-			return m.core.Reject(56)
+			return m.core.Reject(53)
 		case *LLMError:
-			return m.core.Reject(57)
+			return m.core.Reject(54)
 		case *ToolProgress:
-			return m.core.Reject(58)
+			return m.core.Reject(55)
 		case *ToolCompleted:
-			return m.core.Reject(59)
+			return m.core.Reject(56)
 		case *RetryTimeoutFired:
-			return m.core.Reject(61)
+			return m.core.Reject(58)
 		case *UndoTurn:
-			return m.core.Reject(63)
+			return m.core.Reject(60)
 		case *CompactRequested:
-			return m.core.Reject(64)
+			return m.core.Reject(61)
 		case *QueryDetected:
-			return m.core.Reject(65)
+			return m.core.Reject(62)
 		case *QueryCompleted:
-			return m.core.Reject(66)
+			return m.core.Reject(63)
 		}
 	case StateError:
 		switch ev.(type) {
-		case *UserInput:
-			return m.core.Reject(67)
 		case *TextDelta:
-			return m.core.Reject(68)
+			return m.core.Reject(64)
 		case *ToolCallDelta:
-			return m.core.Reject(69)
+			return m.core.Reject(65)
 		case *LLMCompleted:
-			return m.core.Reject(70)
+			return m.core.Reject(66)
 		case *LLMError:
-			return m.core.Reject(71)
+			return m.core.Reject(67)
 		case *ToolProgress:
-			return m.core.Reject(72)
+			return m.core.Reject(68)
 		case *ToolCompleted:
-			return m.core.Reject(73)
+			return m.core.Reject(69)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(74)
+			return m.core.Reject(70)
 		case *UndoTurn:
-			return m.core.Reject(79)
+			return m.core.Reject(75)
 		case *CompactRequested:
-			return m.core.Reject(80)
+			return m.core.Reject(76)
 		case *QueryDetected:
-			return m.core.Reject(81)
+			return m.core.Reject(77)
 		case *QueryCompleted:
-			return m.core.Reject(82)
+			return m.core.Reject(78)
 		}
 	case StateStoppingTurn:
 		switch ev.(type) {
-		case *UserInput:
-			return m.core.Reject(83)
 		case *TextDelta:
-			return m.core.Reject(84)
+			return m.core.Reject(79)
 		case *ToolCallDelta:
-			return m.core.Reject(85)
+			return m.core.Reject(80)
 		case *LLMCompleted:
-			return m.core.Reject(86)
+			return m.core.Reject(81)
 		case *LLMError:
-			return m.core.Reject(87)
+			return m.core.Reject(82)
 		case *ToolProgress:
-			return m.core.Reject(88)
+			return m.core.Reject(83)
 		case *ToolCompleted:
-			return m.core.Reject(89)
+			return m.core.Reject(84)
 		case *RetryTimeoutFired:
-			return m.core.Reject(91)
+			return m.core.Reject(86)
 		case *Interrupt:
-			return m.core.Ignore(92)
+			return m.core.Ignore(87)
 		case *UndoTurn:
-			return m.core.Reject(93)
+			return m.core.Reject(88)
 		case *CompactRequested:
-			return m.core.Reject(94)
+			return m.core.Reject(89)
 		case *QueryDetected:
-			return m.core.Reject(95)
+			return m.core.Reject(90)
 		case *QueryCompleted:
-			return m.core.Reject(96)
+			return m.core.Reject(91)
 		}
 	case StateCompacting:
 		switch ev.(type) {
-		case *UserInput:
-			return m.core.Reject(99)
 		case *TextDelta:
-			return m.core.Ignore(100)
+			return m.core.Ignore(94)
 		case *ToolCallDelta:
-			return m.core.Ignore(101)
+			return m.core.Ignore(95)
 		case *ToolProgress:
-			return m.core.Reject(107)
+			return m.core.Reject(101)
 		case *ToolCompleted:
-			return m.core.Reject(108)
+			return m.core.Reject(102)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(109)
+			return m.core.Reject(103)
 		case *RetryTimeoutFired:
-			return m.core.Reject(110)
+			return m.core.Reject(104)
 		case *UndoTurn:
-			return m.core.Reject(113)
+			return m.core.Reject(107)
 		case *CompactRequested:
-			return m.core.Reject(114)
+			return m.core.Reject(108)
 		case *QueryDetected:
-			return m.core.Reject(115)
+			return m.core.Reject(109)
 		case *QueryCompleted:
-			return m.core.Reject(116)
+			return m.core.Reject(110)
 		}
 	case StateRunningQuery:
 		switch ev.(type) {
-		case *UserInput:
-			return m.core.Reject(117)
 		case *TextDelta:
-			return m.core.Reject(118)
+			return m.core.Reject(111)
 		case *ToolCallDelta:
-			return m.core.Reject(119)
+			return m.core.Reject(112)
 		case *LLMCompleted:
-			return m.core.Reject(120)
+			return m.core.Reject(113)
 		case *LLMError:
-			return m.core.Reject(121)
+			return m.core.Reject(114)
 		case *ToolProgress:
-			return m.core.Reject(122)
+			return m.core.Reject(115)
 		case *ToolCompleted:
-			return m.core.Reject(123)
+			return m.core.Reject(116)
 		case *PostToolsHookCompleted:
-			return m.core.Reject(124)
+			return m.core.Reject(117)
 		case *RetryTimeoutFired:
-			return m.core.Reject(125)
+			return m.core.Reject(118)
 		case *UndoTurn:
-			return m.core.Reject(127)
+			return m.core.Reject(120)
 		case *CompactRequested:
-			return m.core.Reject(128)
+			return m.core.Reject(121)
 		case *QueryDetected:
-			return m.core.Reject(129)
+			return m.core.Reject(122)
 		}
 	case StateShuttingDown:
 		switch ev.(type) {
 		case *UserInput:
-			return m.core.Ignore(131)
+			return m.core.Ignore(124)
 		case *TextDelta:
-			return m.core.Ignore(132)
+			return m.core.Ignore(125)
 		case *ToolCallDelta:
-			return m.core.Ignore(133)
+			return m.core.Ignore(126)
 		case *LLMCompleted:
-			return m.core.Ignore(134)
+			return m.core.Ignore(127)
 		case *LLMError:
-			return m.core.Ignore(135)
+			return m.core.Ignore(128)
 		case *ToolProgress:
-			return m.core.Ignore(136)
+			return m.core.Ignore(129)
 		case *ToolCompleted:
-			return m.core.Ignore(137)
+			return m.core.Ignore(130)
 		case *PostToolsHookCompleted:
-			return m.core.Ignore(138)
+			return m.core.Ignore(131)
 		case *RetryTimeoutFired:
-			return m.core.Ignore(139)
+			return m.core.Ignore(132)
 		case *Interrupt:
-			return m.core.Ignore(141)
+			return m.core.Ignore(134)
 		case *UndoTurn:
-			return m.core.Ignore(142)
+			return m.core.Ignore(135)
 		case *CompactRequested:
-			return m.core.Ignore(143)
+			return m.core.Ignore(136)
 		case *QueryDetected:
-			return m.core.Ignore(144)
+			return m.core.Ignore(137)
 		case *QueryCompleted:
-			return m.core.Ignore(145)
+			return m.core.Ignore(138)
+		}
+	}
+	switch ev.(type) {
+	case *UserInput:
+		if m.core.State >= StateWaitingForUserInput && m.core.State <= StateRunningQuery {
+			// Running --UserInput--> deferred
+			return m.push(139, ev)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -2244,7 +2268,7 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.request = request
 		m.d.response = chat.Response{}
 		m.core.State = StatePreparingRequest
-		m.core.Start(31, StateProcessingLLMResponse)
+		m.core.Start(30, StateProcessingLLMResponse)
 		return m.leavePreparingRequest()
 	case m.b.HasToolCalls(m.d.response):
 		// ProcessingLlmResponse -- [hasToolCalls]--> ExecutingTools {startTools} /
@@ -2253,14 +2277,14 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 		m.d.executions = executions
 		m.d.response = chat.Response{}
 		m.core.State = StateExecutingTools
-		m.core.Start(32, StateProcessingLLMResponse)
+		m.core.Start(31, StateProcessingLLMResponse)
 		m.h.ExecuteTools(calls)
 		return m.core.Finish()
 	default:
 		// ProcessingLlmResponse -- [else]--> WaitingForUserInput / WaitForInput
 		m.d.response = chat.Response{}
 		m.core.State = StateWaitingForUserInput
-		m.core.Start(33, StateProcessingLLMResponse)
+		m.core.Start(32, StateProcessingLLMResponse)
 		m.h.WaitForInput()
 		return m.core.Finish()
 	}
@@ -2277,7 +2301,7 @@ func (m *Machine) leavePreparingRequest() error {
 		m.d.origin = origin
 		m.d.request = chat.Request{}
 		m.core.State = StateCompacting
-		m.core.Start(97, StatePreparingRequest)
+		m.core.Start(92, StatePreparingRequest)
 		m.h.SendLLMRequest(request)
 		return m.core.Finish()
 	default:
@@ -2285,10 +2309,66 @@ func (m *Machine) leavePreparingRequest() error {
 		prevRequest := m.d.request
 		m.d.request = chat.Request{}
 		m.core.State = StateCallingLLM
-		m.core.Start(98, StatePreparingRequest)
+		m.core.Start(93, StatePreparingRequest)
 		m.h.SendLLMRequest(prevRequest)
 		return m.core.Finish()
 	}
+}
+
+// push defers ev by rule i: the machine keeps a copy of it, made through its
+// JSON form, until it is in a state that does not defer it.
+func (m *Machine) push(i int, ev Event) error {
+	if len(m.deferred) >= fsmDesc.DeferLimit {
+		return m.core.Full(i)
+	}
+	c, err := fsmrt.CopyEvent(&fsmDesc, ev, UnmarshalEvent)
+	if err != nil {
+		return err
+	}
+	m.deferred = append(m.deferred, c)
+	return m.core.Defer(i)
+}
+
+// recall handles the deferred events the current state does not defer: see
+// fsmrt.Recall.
+func (m *Machine) recall() error {
+	return fsmrt.Recall(&m.core, &m.deferred, fsmDefers, m.dispatch)
+}
+
+// fsmDefers reports whether state k defers the events of kind e.
+func fsmDefers(k StateKind, e EventKind) bool {
+	switch k {
+	case StateCallingLLM, StateExecutingTools, StatePostToolsHook, StateError, StateStoppingTurn, StateCompacting, StateRunningQuery:
+		return e == EventUserInput
+	}
+	return false
+}
+
+// loadDeferred reads the deferred events of saved data, strictly, for a machine
+// in state k: each must be one k defers in this revision.
+func (m *Machine) loadDeferred(data []byte, k StateKind) error {
+	q, err := fsmrt.LoadDeferred(&fsmDesc, data, UnmarshalEvent)
+	if err != nil {
+		return err
+	}
+	for _, ev := range q {
+		if !fsmDefers(k, ev.Kind()) {
+			return fsmDesc.NotDeferred(k, ev.Kind())
+		}
+	}
+	m.deferred = q
+	return nil
+}
+
+// Deferred returns the kinds of the events the machine has deferred and holds,
+// oldest first: those it handles once it is in a state that does not defer
+// them (Save saves them with their data).
+func (m *Machine) Deferred() []EventKind {
+	out := make([]EventKind, 0, len(m.deferred))
+	for _, ev := range m.deferred {
+		out = append(out, ev.Kind())
+	}
+	return out
 }
 
 // UnmarshalState decodes a state written by its MarshalJSON method.

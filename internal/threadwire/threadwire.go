@@ -62,7 +62,11 @@ type Thread struct {
 	// the journal's Cut).
 	Messages []json.RawMessage `json:"messages,omitempty"`
 	// QueuedInput holds the user's messages typed while the agent was busy
-	// and not yet handed to the machine, oldest first.
+	// and not yet handed to the machine, oldest first, as the agent before
+	// issue 33 queued them. The agent no longer writes it: its machine
+	// holds such messages in State (deferred events). It is read, so that
+	// the journals of earlier threads load and list (see FirstPrompt), and
+	// the agent refuses to resume a thread that still holds some.
 	QueuedInput []string `json:"queued_input,omitempty"`
 	// HookNote is what the end-of-turn hooks gave after the last reply,
 	// which the agent appends to the user's next message (the model reads

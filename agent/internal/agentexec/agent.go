@@ -9,9 +9,12 @@
 // retry timer) in tasks the loop owns, which send their results back as
 // events. After each event, Execute records it and its actions in the
 // event log (see agent/internal/eventlog), saves the thread (see agent/internal/thread)
-// when the event changed it, and sends the input queued while the agent
-// was busy once the machine waits for it. A session can then be resumed
-// from the saved thread, and replayed from the log with [ReplayAgent].
+// when the event changed it, and ends the turn once the machine waits for
+// input. Input the user types during a turn is the machine's to keep: its
+// busy states defer UserInput (spec/agent.yaml), hold it in their state,
+// which the thread saves, and take it once they wait for input again. A
+// session can then be resumed from the saved thread, and replayed from the
+// log with [ReplayAgent].
 //
 // The files split the work by concern: agent.go (configuration, Run,
 // Start, Execute), handler.go (the actions), stream.go, tools.go, hook.go
@@ -28,7 +31,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/fsmgen/fsmgen/agent/behavior"
@@ -88,7 +90,7 @@ type Config struct {
 	Saved func(t *threadwire.Thread)
 	// Journal is the open journal of a resumed Thread (see
 	// thread.Store.Open); nil for a new thread, whose journal the agent
-	// starts at its first save that holds a message or queued input. The
+	// starts at its first save that holds a message. The
 	// caller closes it, and the one [Agent.Journal] returns, after Run.
 	Journal *thread.Journal
 	// EventLog records every event handed to the machine, with the
@@ -109,18 +111,17 @@ type Config struct {
 	// waits for input (after the resumed turn, if any, has ended).
 	Prompt string
 	// PromptImages are the images attached to Prompt (see
-	// chat.Message.Images). The machine takes such a prompt at once when
-	// it waits for input with nothing queued; else the prompt is queued
-	// as text, which holds no images, and a notice says they were left.
+	// chat.Message.Images), sent with it.
 	PromptImages []chat.Image
 	// ContinueTurn makes a thread resumed in the middle of a turn go on
 	// with it by itself (an LLM request is sent again, a retry is
-	// scheduled again) and send the input queued before it stopped, as a
-	// script that resumes a thread wants. Without it the agent never acts
-	// before the user does: the tool calls that may have run are answered
-	// "interrupted" and a round's hook runs, as always, but the turn is
-	// then stopped as an Interrupt stops it (the model is told), no LLM
-	// request is sent, and the queued input is shown, not sent.
+	// scheduled again) and then send the input the machine held (deferred)
+	// when it stopped, as a script that resumes a thread wants. Without it
+	// the agent never acts before the user does: the tool calls that may
+	// have run are answered "interrupted" and a round's hook runs, as
+	// always, but the turn is then stopped as an Interrupt stops it (the
+	// model is told), no LLM request is sent, and the input held is shown,
+	// not sent.
 	ContinueTurn bool
 	// Input supplies the user's messages, one per line; nil means none.
 	// When it ends, the agent stops once every turn has ended. Run
@@ -236,7 +237,7 @@ type Result struct {
 
 // Agent runs the coding agent machine: it is the machine's agent.Handler,
 // which performs the actions, and the loop's [loop.Executor], which
-// records, saves and feeds queued input after every event. Create it with
+// records and saves after every event. Create it with
 // [New] and run it once with [Agent.Run].
 type Agent struct {
 	cfg     Config
@@ -273,8 +274,20 @@ type Agent struct {
 	timer        work                          // the retry timer running
 	calls        map[string]chat.ToolCall
 	queryID      string // the call ID the query running is shown with
-	queue        []string
-	typed        []*agent.UserInput // input the machine has not taken yet, saved with queue (see takeInput)
+	// deferred are the messages the machine holds (deferred), oldest
+	// first, as it was handed them: what capture saves with the state
+	// (see syncDeferred).
+	deferred []*agent.UserInput
+	// idle is set by the machine's observer when a step of the event at
+	// hand entered WaitingForUserInput, with the conversation then: the
+	// turn ended there, even when a message the machine held started the
+	// next one in the same step (see Execute).
+	idle     bool
+	idleConv chat.Conversation
+	heldNow  bool // the machine deferred the event at hand
+	// held is the work of a turn that waits for the turn_end hooks of the
+	// one before it to end (see holdWork).
+	held         []func()
 	inputClosed  bool
 	idleWaiters  []chan struct{} // closed once the agent is idle (see waitIdle)
 	shutdownSent bool
@@ -344,18 +357,18 @@ func New(cfg Config) (*Agent, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	m, err := restore(cfg.Behavior, a, cfg.Thread)
+	m, held, err := restore(cfg.Behavior, a, cfg.Thread)
 	if err != nil {
 		return nil, err
 	}
-	a.m = m
+	a.setMachine(m)
+	a.deferred = held
 	a.busy = m.Kind() != agent.StateWaitingForUserInput
 	a.saved = cfg.Thread.State
 	a.msgs = cfg.Thread.Messages
 	a.conv, _ = agent.ConversationOf(m.State())
 	a.journal = cfg.Journal
 	a.savedKind = m.Kind()
-	a.queue = slices.Clone(cfg.Thread.QueuedInput)
 	a.hookNote = cfg.Thread.HookNote
 	return a, nil
 }
@@ -380,7 +393,7 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 		err = a.failed // a failure to save outside a step (see takeInput)
 	}
 	a.result.State = a.savedKind
-	a.result.Idle = a.savedKind == agent.StateWaitingForUserInput && len(a.queue) == 0
+	a.result.Idle = a.savedKind == agent.StateWaitingForUserInput
 	a.result.Ledger = a.cfg.Thread.Ledger
 	return a.result, err
 }
@@ -392,53 +405,46 @@ type stepper struct{ a *Agent }
 
 // HandleEvent implements loop.Machine.
 func (s stepper) HandleEvent(ev agent.Event) error {
-	s.a.ev, s.a.actions, s.a.arrived = ev, s.a.actions[:0], false
-	clear(s.a.starts)
-	s.a.starts = s.a.starts[:0]
-	return s.a.m.HandleEvent(ev)
+	a := s.a
+	a.ev, a.actions, a.arrived, a.idle, a.heldNow = ev, a.actions[:0], false, false, false
+	clear(a.starts)
+	a.starts = a.starts[:0]
+	from := a.m.Kind()
+	err := a.m.HandleEvent(ev)
+	if serr := a.syncDeferred(ev, from, err); serr != nil {
+		return errors.Join(err, serr)
+	}
+	if _, ok := ev.(*agent.UserInput); ok && err == nil && a.m.Kind() != agent.StateShuttingDown {
+		// A message typed is saved — in the conversation, or held by the
+		// machine — before the event log records it (see Execute): a
+		// kill at any moment after that leaves a thread that has it.
+		if err := a.capture(); err != nil {
+			a.failed = err
+		} else if err := a.save(); err != nil {
+			a.failed = err
+		}
+	}
+	return err
 }
 
 // Start writes the session header, resumes what the saved state had in
 // flight, and starts reading input and watching signals.
 func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 	a.loop, a.ctx = l, ctx
-	if err := a.writeHeader(); err != nil {
-		return err
-	}
 	if !a.cfg.ContinueTurn {
 		a.holding = a.isBusy()
-		for _, msg := range a.queue {
-			a.display.Notice(fmt.Sprintf("not sent before the session stopped: %q; type it again to send it", msg))
+		if err := a.dropDeferred(); err != nil {
+			return err
 		}
-		a.queue = nil
+	}
+	if err := a.writeHeader(); err != nil {
+		return err
 	}
 	if a.hookNote != "" {
 		a.display.Notice("what the end-of-turn hooks gave after the last reply goes to the model with your next message")
 	}
-	var prompt *agent.UserInput
-	switch {
-	case a.cfg.Prompt == "":
-	case len(a.cfg.PromptImages) > 0 && a.m.Kind() == agent.StateWaitingForUserInput && len(a.queue) == 0:
-		// The queue holds text: a prompt with images goes to the
-		// machine as typed input does (see takeInput).
-		prompt = &agent.UserInput{Message: withID(chat.Message{Role: chat.RoleUser,
-			Content: a.secrets.String(a.cfg.Prompt), Images: a.cfg.PromptImages})}
-	default:
-		if len(a.cfg.PromptImages) > 0 {
-			a.display.Notice(fmt.Sprintf("the prompt's %d images are not sent: it waits behind the resumed turn or input, which keeps text only; send them again once it is idle", len(a.cfg.PromptImages)))
-		}
-		// Queued before the first save, so that a crash before the
-		// machine takes it leaves a thread that sends it on resume.
-		a.queue = append(a.queue, a.secrets.String(a.cfg.Prompt))
-	}
 	if err := a.save(); err != nil {
 		return err
-	}
-	if prompt != nil {
-		a.takeInput(prompt)
-		if a.failed != nil {
-			return a.failed
-		}
 	}
 	if len(a.cfg.Signals)+len(a.cfg.Interrupts) > 0 {
 		a.watchSignals()
@@ -490,19 +496,29 @@ func (a *Agent) Start(ctx context.Context, l *loop.Loop[agent.Event]) error {
 		a.display.Retry(st.Retries, d, st.Error)
 		a.startTimer(d)
 	}
+	if a.cfg.Prompt != "" {
+		// After what the resumed turn sends itself: the machine holds it
+		// (defers it) until that turn has ended.
+		msg := userMessage(a.secrets.String(a.cfg.Prompt))
+		msg.Images = a.cfg.PromptImages
+		l.Next(&agent.UserInput{Message: a.withHookNote(msg)})
+	}
 	a.launch()
 	if a.cfg.Input != nil || a.cfg.Editor != nil {
 		a.readInput()
 	} else {
 		a.inputClosed = true
 	}
-	a.settle()
+	if a.cfg.Prompt == "" {
+		a.settle() // else once the prompt's turn has ended
+	}
 	return nil
 }
 
 // Execute records the step and the actions the machine performed for it,
-// saves the thread when the step changed it, and sends queued input once
-// the machine waits.
+// saves the thread when the step changed it, and ends the turn once the
+// machine waits for input (it may have started the next turn in the same
+// step, with a message it held).
 func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.Step[agent.Event]) error {
 	rejected := errors.Is(s.Err, fsmrt.ErrRejected)
 	if err := a.record(s, rejected); err != nil {
@@ -511,17 +527,17 @@ func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.S
 	if a.failed != nil {
 		return a.failed
 	}
-	if ui, ok := s.Event.(*agent.UserInput); ok {
-		// Typed input stays in the saved queue until the save below
-		// records what the machine did with it.
-		a.typed = slices.DeleteFunc(a.typed, func(t *agent.UserInput) bool { return t == ui })
-	}
-	if s.Err != nil {
-		if ui, ok := s.Event.(*agent.UserInput); ok && rejected {
-			a.queue = append(a.queue, ui.Message.Content)
-			a.display.Notice("busy: your message is queued and will be sent when this turn ends")
-			return a.save()
-		}
+	_, input := s.Event.(*agent.UserInput)
+	switch {
+	case s.Err == nil:
+	case input && errors.Is(s.Err, fsmrt.ErrDeferLimit):
+		a.display.Notice(fmt.Sprintf("busy: %d messages already wait for this turn to end, and this one is not sent; type it again once the turn has ended", len(a.deferred)))
+		return nil
+	case errors.Is(s.Err, fsmrt.ErrRecalled):
+		// The event given was taken; a message held was dropped (it
+		// cannot be: WaitingForUserInput takes every UserInput).
+		a.log.Warn("the machine dropped an event it held", "seq", s.Seq, "error", s.Err)
+	default:
 		a.log.Warn("the machine refused an event", "seq", s.Seq, "event", s.Event.Kind().String(), "error", s.Err)
 		return nil
 	}
@@ -529,7 +545,7 @@ func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.S
 		a.arrive()
 	}
 	busy := a.isBusy()
-	turnEnded := a.busy && !busy && a.m.Kind() == agent.StateWaitingForUserInput
+	turnEnded := a.busy && a.idle
 	if turnEnded {
 		a.cfg.Thread.Ledger.EndTurn()
 	}
@@ -541,22 +557,36 @@ func (a *Agent) Execute(ctx context.Context, _ *loop.Loop[agent.Event], s loop.S
 			return err
 		}
 	}
-	// Only now, with the state that records it saved, does the work the
-	// actions asked for start: a crash before this point leaves a thread
-	// that runs it on resume, a crash after it one that knows it may have
-	// run (a tool call is then "interrupted", never run twice).
-	a.launch()
+	if a.heldNow { // saved: the machine's state holds it
+		a.display.Notice("busy: your message is queued and will be sent when this turn ends")
+	}
 	if turnEnded {
-		a.commitTurn(ctx)
+		// Before the work of the next turn, when a message the machine
+		// held started it in this step.
+		a.commitTurn(ctx, a.idleConv)
 		a.result.Turns++
 		a.result.LastError = a.turnErr
 		a.display.TurnEnd()
 		if a.turnErr == "" {
-			a.startTurnHooks()
+			a.startTurnHooks(a.idleConv)
+		}
+		if busy {
+			a.turnErr = ""
 		}
 	}
+	// Only now, with the state that records it saved, does the work the
+	// actions asked for start: a crash before this point leaves a thread
+	// that runs it on resume, a crash after it one that knows it may have
+	// run (a tool call is then "interrupted", never run twice). The work
+	// of a turn that starts while the turn_end hooks of the one before
+	// it run waits for them.
+	if a.endHooks != nil && busy {
+		a.holdWork()
+	} else {
+		a.launch()
+	}
 	a.busy = busy
-	if !busy {
+	if a.idle {
 		a.holding = false
 	}
 	a.settle()

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -257,49 +256,6 @@ func TestToolFailures(t *testing.T) {
 			assert.True(t, d.results["hang"].IsError)
 			assert.True(t, d.results["boom"].IsError)
 			assert.Empty(t, d.hooks, "no mutating tool ran, so no hook")
-			s.checkReplay(t)
-		})
-	}
-}
-
-// TestQueuedInput types a second message while the first turn runs: the
-// machine rejects it, the agent queues it and sends it when the turn ends.
-func TestQueuedInput(t *testing.T) {
-	t.Parallel()
-	for _, p := range providers {
-		t.Run(string(p), func(t *testing.T) {
-			t.Parallel()
-			queued := make(chan struct{})
-			s := newSession(t, p, nil,
-				fakellm.Reply{Text: "Answer one.", Wait: queued},
-				fakellm.Reply{Text: "Answer two."},
-			)
-			in, out := io.Pipe()
-			d := &recorder{onNotice: func(msg string) {
-				if strings.Contains(msg, "queued") {
-					close(queued)
-				}
-			}}
-			go func() {
-				_, _ = io.WriteString(out, "first\n")
-				_, _ = io.WriteString(out, "second\n")
-				_ = out.Close()
-			}()
-			res, err := s.run(t, run{input: in, display: d})
-			require.NoError(t, err)
-			assert.Equal(t, 2, res.Turns)
-			assert.True(t, res.Idle)
-			assert.Equal(t, []string{"user: first", "assistant: Answer one.", "user: second", "assistant: Answer two."}, s.conversation(t))
-			assert.Empty(t, s.thread(t).QueuedInput)
-
-			var rejected int
-			for _, r := range s.records(t) {
-				if r.Rejected {
-					rejected++
-					assert.Contains(t, string(r.Event), `"user_input"`)
-				}
-			}
-			assert.Equal(t, 1, rejected)
 			s.checkReplay(t)
 		})
 	}

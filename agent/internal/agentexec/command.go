@@ -37,13 +37,12 @@ func Literal(msg string) string {
 	return msg
 }
 
-// waitIdle waits until the agent waits for input with no message queued
-// (or has stopped), so that a command read from a script runs after the
+// waitIdle waits until the agent waits for input (or has stopped), so that a command read from a script runs after the
 // turns of the messages before it.
 func (a *Agent) waitIdle(ctx context.Context) error { return a.WaitIdle(ctx, "") }
 
-// WaitIdle waits until the agent waits for input with no message queued
-// (or has stopped): a command that needs the turn in flight to have ended
+// WaitIdle waits until the agent waits for input, with no message held
+// for a next turn (or has stopped): a command that needs the turn in flight to have ended
 // (/fork, /undo) runs after it rather than being refused, since the
 // turn's reply may be on the screen while its work (a commit) goes on.
 // When the agent is not idle at once, notice (if any) is shown first,
@@ -103,8 +102,7 @@ func (a *Agent) Quit(ctx context.Context) error {
 	return a.loop.Send(ctx, &agent.ShutdownRequested{})
 }
 
-// ErrBusy is returned by LastTurn while a turn runs or messages wait to
-// be sent.
+// ErrBusy is returned by LastTurn while a turn runs.
 var ErrBusy = errors.New("a turn is running: wait for it to end, or stop it with Ctrl-C, then try again")
 
 // Turn is the last turn of the conversation, as /undo takes it back.
@@ -121,13 +119,12 @@ type Turn struct {
 }
 
 // LastTurn returns the conversation's last turn, false when it has none.
-// It returns ErrBusy unless the agent waits for input with nothing
-// queued. Call it only while Run runs, from another goroutine (a
+// It returns ErrBusy unless the agent waits for input. Call it only while Run runs, from another goroutine (a
 // command).
 func (a *Agent) LastTurn(ctx context.Context) (turn Turn, ok bool, err error) {
 	busy := false
 	err = a.Do(ctx, func() {
-		if busy = a.isBusy() || a.m.Kind() != agent.StateWaitingForUserInput || len(a.queue) > 0 || len(a.typed) > 0; busy {
+		if busy = a.isBusy() || a.m.Kind() != agent.StateWaitingForUserInput; busy {
 			return
 		}
 		msgs := a.conversation().Messages()

@@ -27,11 +27,12 @@ func (a *Agent) perform(act agent.Action) {
 // SendLLMRequest implements agent.Handler: it streams the LLM's reply to
 // request back as events, cancelling any stream still running. While a
 // resumed turn is being stopped (see Config.ContinueTurn) the request is
-// not sent: the turn is stopped with an Interrupt instead.
+// not sent: the turn is stopped with an Interrupt instead; once it is
+// stopped, a message typed meanwhile, which the machine held, is sent.
 func (a *Agent) SendLLMRequest(request chat.Request) {
 	a.perform(&agent.SendLLMRequest{Request: request})
 	a.noteCompaction()
-	if a.holding {
+	if a.holding && !a.idle {
 		a.loop.Next(&agent.Interrupt{})
 		return
 	}
@@ -102,6 +103,7 @@ func (a *Agent) showReplyRest() {
 
 // stopTurn cancels what the turn has in flight.
 func (a *Agent) stopTurn() {
+	a.held = nil
 	a.stream.drop()
 	a.tools.drop()
 	a.timer.drop()

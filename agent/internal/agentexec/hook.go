@@ -86,12 +86,13 @@ func (a *Agent) runHook(ctx context.Context, completed []chat.CompletedTool) {
 	_ = l.Send(ctx, &agent.PostToolsHookCompleted{ActionTaken: err == nil && res.Committed})
 }
 
-// commitTurn commits what the turn that just ended changed, and shows it.
+// commitTurn commits what the turn that just ended, with conv, changed,
+// and shows it.
 // It runs on the loop goroutine, before the next turn can start, so that
 // the next turn's snapshot follows the commit. Loop goroutine only.
-func (a *Agent) commitTurn(ctx context.Context) {
+func (a *Agent) commitTurn(ctx context.Context, conv chat.Conversation) {
 	turn := autocommit.Turn{Tools: a.turnTools, Thread: a.cfg.Thread.ID}
-	msgs := a.conversation().Messages()
+	msgs := conv.Messages()
 	if start, ok := behavior.TurnStart(msgs); ok {
 		turn.Key, _ = behavior.TurnKey(msgs)
 		turn.Prompt = msgs[start].Content

@@ -7,7 +7,6 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/hooks"
-	"github.com/fsmgen/fsmgen/gen/agent"
 )
 
 // The user's hooks (Config.Hooks): pre_tool and post_tool hooks run for
@@ -74,17 +73,18 @@ func (a *Agent) hookedRun(ctx context.Context, call chat.ToolCall, pre []hooks.R
 	return out
 }
 
-// startTurnHooks runs the turn_end hooks, when there are any, in a task:
-// the next message waits for them (see settle and takeInput), Ctrl-C
-// stops them (see interrupt), and what they give is shown and goes to
-// the model with the next message (see turnHooksEnded). Loop goroutine only.
-func (a *Agent) startTurnHooks() {
+// startTurnHooks runs the turn_end hooks of the turn that ended with
+// conv, when there are any, in a task: the next turn's work waits for
+// them (see holdWork), Ctrl-C stops them (see interrupt), and what they
+// give is shown and goes to the model with the next message the user
+// types (see turnHooksEnded). Loop goroutine only.
+func (a *Agent) startTurnHooks(conv chat.Conversation) {
 	r := a.cfg.Hooks
 	hs := r.Of(hooks.TurnEnd, "")
 	if len(hs) == 0 {
 		return
 	}
-	reply := a.secrets.String(lastReply(a.conversation().Messages()))
+	reply := a.secrets.String(lastReply(conv.Messages()))
 	ctx, cancel := context.WithCancel(a.ctx)
 	a.endHooks, a.hooksStopped = cancel, false
 	names := make([]string, len(hs))
@@ -140,6 +140,7 @@ func (a *Agent) turnHooksEnded(reports []hooks.Report) {
 			return
 		}
 	}
+	a.launchHeld()
 	a.settle()
 }
 
@@ -163,18 +164,10 @@ func lastReply(msgs []chat.Message) string {
 	return ""
 }
 
-// holdForHooks queues ev while the turn_end hooks run: it is sent once
-// they end, with what they gave. It reports whether it did. Loop
-// goroutine only.
-func (a *Agent) holdForHooks(ev *agent.UserInput) bool {
-	if a.endHooks == nil {
-		return false
+// noteHooksRunning tells the user, as they type a message while the
+// turn_end hooks run, that its turn waits for them. Loop goroutine only.
+func (a *Agent) noteHooksRunning() {
+	if a.endHooks != nil && !a.isBusy() {
+		a.display.Notice("the end-of-turn hooks are running: your message is sent when they end (Ctrl-C stops them)")
 	}
-	a.queue = append(a.queue, ev.Message.Content)
-	a.display.Notice("the end-of-turn hooks are running: your message is sent when they end (Ctrl-C stops them)")
-	if err := a.save(); err != nil {
-		a.failed = err
-		a.loop.Stop()
-	}
-	return true
 }

@@ -187,21 +187,13 @@ func (a *Agent) send(ctx context.Context, msg string) error {
 // command (see [Commands]), which runs on the input task.
 func (a *Agent) Send(ctx context.Context, msg string) error { return a.send(ctx, msg) }
 
-// takeInput hands the machine a message the user typed, once the thread
-// that keeps it among the queued input is saved: a crash at any moment
-// after the line was read leaves it in the thread, or its effect (see
-// Execute), so that a resumed session sends it. Loop goroutine only.
+// takeInput hands the machine a message the user typed: it starts a turn,
+// or waits in the machine (deferred) for the turn in flight to end; the
+// step that takes it saves the thread with it (see Execute). Loop
+// goroutine only.
 func (a *Agent) takeInput(ev *agent.UserInput) {
-	if a.holdForHooks(ev) {
-		return
-	}
+	a.noteHooksRunning()
 	ev.Message = a.withHookNote(ev.Message)
-	a.typed = append(a.typed, ev)
-	if err := a.save(); err != nil {
-		a.failed = err
-		a.loop.Stop()
-		return
-	}
 	a.loop.Next(ev)
 }
 
@@ -359,11 +351,13 @@ func (a *Agent) watchSignals() {
 	}
 }
 
-// interrupt stops the turn in flight; when there is none, or the user
+// interrupt stops the turn_end hooks running, else the turn in flight;
+// when there is none, or the user
 // stopped one less than InterruptWindow ago, it shuts the agent down.
 // Loop goroutine only.
 func (a *Agent) interrupt() {
-	if a.endHooks != nil && !a.isBusy() {
+	if a.endHooks != nil {
+		// The next turn, if a message started it, waits for them.
 		a.log.Info("interrupt: stopping the end-of-turn hooks")
 		a.endHooks()
 		a.hooksStopped = true

@@ -22,8 +22,8 @@ import (
 const MachineName = "agent"
 
 // writeHeader starts the session in the event log: the behaviour's
-// configuration (a behavior.Config), the state the machine starts in and
-// the parts of the actions recorded by reference ([LogRefs]).
+// configuration (a behavior.Config), the state the machine starts in, the
+// messages it holds (deferred), and the parts of the actions recorded by reference ([LogRefs]).
 func (a *Agent) writeHeader() error {
 	if a.cfg.EventLog == nil {
 		return nil
@@ -36,15 +36,24 @@ func (a *Agent) writeHeader() error {
 	if err != nil {
 		return fmt.Errorf("event log header: encode the state: %w", err)
 	}
+	var held []json.RawMessage
+	for i, ui := range a.deferred {
+		b, err := json.Marshal(ui)
+		if err != nil {
+			return fmt.Errorf("event log header: encode deferred message %d: %w", i+1, err)
+		}
+		held = append(held, a.redact(b))
+	}
 	t := a.cfg.Thread
 	err = a.cfg.EventLog.WriteHeader(eventlog.Header{
-		Machine: MachineName,
-		Thread:  t.ID,
-		Started: a.now().UTC(),
-		Config:  a.redact(conf),
-		State:   a.redact(state),
-		Refs:    LogRefs(),
-		Meta:    map[string]string{"provider": t.Provider, "model": t.Model, "workspace": t.Workspace},
+		Machine:  MachineName,
+		Thread:   t.ID,
+		Started:  a.now().UTC(),
+		Config:   a.redact(conf),
+		State:    a.redact(state),
+		Deferred: held,
+		Refs:     LogRefs(),
+		Meta:     map[string]string{"provider": t.Provider, "model": t.Model, "workspace": t.Workspace},
 	})
 	if err != nil {
 		return fmt.Errorf("start the event log: %w", err)
@@ -121,7 +130,7 @@ func (a *Agent) capture() error {
 		}
 		a.msgs = append(a.msgs, a.redact(b))
 	}
-	m, err := agent.Restore(agent.Config{Behavior: a.cfg.Behavior, Handler: a}, bare(st))
+	m, err := withDeferred(a.cfg.Behavior, &agent.Recorder{}, bare(st), a.deferred)
 	if err != nil {
 		return fmt.Errorf("save thread %s: %w", a.cfg.Thread.ID, err)
 	}
@@ -134,21 +143,17 @@ func (a *Agent) capture() error {
 	return nil
 }
 
-// save writes the thread with the last captured state and the queued
-// input to its journal: it appends what changed, or starts the journal at
-// the first save of a thread that holds something to resume (a message,
-// queued input), so that a session that ends before its first message
-// leaves no thread behind.
+// save writes the thread with the last captured state (with the messages
+// the machine holds, deferred) to its journal: it appends what changed, or
+// starts the journal at the first save of a thread that holds a message,
+// so that a session that ends before its first message leaves no thread
+// behind.
 func (a *Agent) save() error {
 	t := a.cfg.Thread
 	t.Version = threadwire.Version
 	t.State = a.saved
 	t.Messages = a.msgs
-	t.QueuedInput = slices.Clone(a.queue)
 	t.HookNote = a.hookNote
-	for _, ui := range a.typed {
-		t.QueuedInput = append(t.QueuedInput, ui.Message.Content)
-	}
 	if a.cfg.EventLog != nil {
 		t.LogChain = a.cfg.EventLog.Chain()
 	}
@@ -163,7 +168,7 @@ func (a *Agent) save() error {
 		}
 		a.afterSave(t)
 		return nil
-	case len(t.Messages) == 0 && len(t.QueuedInput) == 0:
+	case len(t.Messages) == 0:
 		return nil
 	}
 	j, err := a.cfg.Store.Create(t)
@@ -234,30 +239,35 @@ func ThreadState(t *threadwire.Thread) (agent.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := load(b, &agent.Recorder{}, t)
+	m, _, err := load(b, &agent.Recorder{}, t)
 	if err != nil {
 		return nil, err
 	}
 	return m.State(), nil
 }
 
-// load builds the machine a thread was saved as, with h as its Handler.
-func load(b *behavior.Agent, h agent.Handler, t *threadwire.Thread) (*agent.Machine, error) {
+// load builds the machine a thread was saved as, with h as its Handler,
+// and returns the messages it holds (deferred), oldest first.
+func load(b *behavior.Agent, h agent.Handler, t *threadwire.Thread) (*agent.Machine, []*agent.UserInput, error) {
 	c := agent.Config{Behavior: b, Handler: h}
 	m, err := agent.Load(c, t.State)
 	if err != nil {
-		return nil, fmt.Errorf("resume thread %s: %w; the thread's journal is damaged", t.ID, err)
+		return nil, nil, fmt.Errorf("resume thread %s: %w; the thread's journal is damaged", t.ID, err)
+	}
+	held, err := savedDeferred(t)
+	if err != nil {
+		return nil, nil, err
 	}
 	msgs := make([]chat.Message, len(t.Messages))
 	for i, raw := range t.Messages {
 		if err := json.Unmarshal(raw, &msgs[i]); err != nil {
-			return nil, fmt.Errorf("resume thread %s: message %d: %w; the thread's journal is damaged", t.ID, i+1, err)
+			return nil, nil, fmt.Errorf("resume thread %s: message %d: %w; the thread's journal is damaged", t.ID, i+1, err)
 		}
 	}
-	if m, err = agent.Restore(c, dress(m.State(), msgs)); err != nil {
-		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+	if m, err = withDeferred(b, h, dress(m.State(), msgs), held); err != nil {
+		return nil, nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 	}
-	return m, nil
+	return m, held, nil
 }
 
 // redact replaces every secret in data, raw or encoded.
@@ -268,7 +278,7 @@ func (a *Agent) redact(data []byte) []byte { return a.secrets.Bytes(data) }
 // thread it was forked from, with an account of tokens of its own (at
 // zero) and no event log yet. The agent's own thread is left as it is; the
 // copy is resumed like any thread. It returns ErrBusy unless the agent
-// waits for input with nothing queued, and an error when the thread has
+// waits for input, and an error when the thread has
 // not been saved yet (it has no message). Call it only while Run runs,
 // from another goroutine (a command).
 func (a *Agent) Fork(ctx context.Context, id string) (*threadwire.Thread, error) {
@@ -278,7 +288,7 @@ func (a *Agent) Fork(ctx context.Context, id string) (*threadwire.Thread, error)
 	)
 	err := a.Do(ctx, func() {
 		switch {
-		case a.isBusy() || len(a.queue) > 0 || len(a.typed) > 0:
+		case a.isBusy():
 			ferr = ErrBusy
 			return
 		case a.journal == nil || a.cfg.Store == nil:
@@ -300,7 +310,7 @@ func (a *Agent) Fork(ctx context.Context, id string) (*threadwire.Thread, error)
 		t := *a.cfg.Thread
 		t.ID, t.Created, t.Updated, t.ForkedFrom = id, now, now, a.cfg.Thread.ID
 		t.State, t.Messages = a.redact(saved), slices.Clone(a.msgs)
-		t.QueuedInput, t.LogChain, t.Ledger = nil, "", chat.Ledger{}
+		t.LogChain, t.Ledger = "", chat.Ledger{}
 		t.HookNote = a.hookNote // the fork's next message carries it too
 		j, err := a.cfg.Store.Create(&t)
 		if err != nil {

@@ -33,7 +33,8 @@ func LogRefs() eventlog.RefPolicy {
 
 // ReplayAgent replays an event log the agent wrote: for each session, a
 // fresh agent machine is built with the behaviour configuration and the
-// starting state of the session's header, and an agent.Recorder as its
+// starting state of the session's header (with the messages it held,
+// deferred), and an agent.Recorder as its
 // Handler, then fed the session's events; the actions recorded for each
 // event, in order (reduced as the header's refs say: an LLM request's
 // conversation is compared by its count and digest), and every rejection
@@ -78,7 +79,19 @@ func startAgent(h eventlog.Header) (eventlog.Step, error) {
 		if err != nil {
 			return nil, fmt.Errorf("decode the starting state: %w", err)
 		}
-		if m, err = agent.Restore(c, st); err != nil {
+		var held []*agent.UserInput
+		for i, raw := range h.Deferred {
+			ev, err := agent.UnmarshalEvent(raw)
+			if err != nil {
+				return nil, fmt.Errorf("decode deferred event %d: %w", i+1, err)
+			}
+			ui, ok := ev.(*agent.UserInput)
+			if !ok {
+				return nil, fmt.Errorf("deferred event %d is a %s, not a user's message", i+1, ev.Kind())
+			}
+			held = append(held, ui)
+		}
+		if m, err = withDeferred(b, rec, st, held); err != nil {
 			return nil, err
 		}
 	}

@@ -11,18 +11,23 @@ import (
 )
 
 // restore builds the machine for a thread, with h as its Handler: new, or
-// as it was saved.
-func restore(b *behavior.Agent, h agent.Handler, t *threadwire.Thread) (*agent.Machine, error) {
-	if len(t.State) == 0 {
-		return agent.New(agent.Config{Behavior: b, Handler: h,
-			Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}})
+// as it was saved, with the messages it holds (deferred), oldest first.
+func restore(b *behavior.Agent, h agent.Handler, t *threadwire.Thread) (*agent.Machine, []*agent.UserInput, error) {
+	if n := len(t.QueuedInput); n > 0 {
+		return nil, nil, fmt.Errorf("resume thread %s: it holds %d message(s) typed during a turn and queued by an earlier release of the agent (queued_input, the first %q), which this release does not send: resume it with the release that saved it and let the turn end, or start a new thread and type them there",
+			t.ID, n, t.QueuedInput[0])
 	}
-	m, err := load(b, h, t)
+	if len(t.State) == 0 {
+		m, err := agent.New(agent.Config{Behavior: b, Handler: h,
+			Initial: agent.WaitingForUserInput{Conversation: chat.NewConversation(t.ID)}})
+		return m, nil, err
+	}
+	m, held, err := load(b, h, t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := resumable(m.State()); err != nil {
-		return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+		return nil, nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 	}
 	if s, ok := m.State().(agent.PostToolsHook); ok {
 		// The request frozen before the hook is this session's: its
@@ -31,11 +36,11 @@ func restore(b *behavior.Agent, h agent.Handler, t *threadwire.Thread) (*agent.M
 		// The session's header holds the state so rebuilt, so a replay
 		// sends the same.
 		s.PendingRequest = b.BuildRequest(s.Conversation)
-		if m, err = agent.Restore(agent.Config{Behavior: b, Handler: h}, s); err != nil {
-			return nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
+		if m, err = withDeferred(b, h, s, held); err != nil {
+			return nil, nil, fmt.Errorf("resume thread %s: %w", t.ID, err)
 		}
 	}
-	return m, nil
+	return m, held, nil
 }
 
 // resumable reports why the agent cannot resume a machine in st: a state

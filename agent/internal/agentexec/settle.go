@@ -118,25 +118,18 @@ func changesThread(ev agent.Event) bool {
 	return true
 }
 
-// settle sends the next queued message, or asks to shut down once the
-// input has ended, when the machine waits for input.
+// settle wakes the callers of WaitIdle, and asks to shut down once the
+// input has ended, when the machine waits for input (and the turn_end
+// hooks have ended).
 func (a *Agent) settle() {
 	if a.m.Kind() != agent.StateWaitingForUserInput || a.shutdownSent || a.endHooks != nil {
 		return
 	}
-	if len(a.queue) == 0 {
-		for _, w := range a.idleWaiters {
-			close(w)
-		}
-		a.idleWaiters = a.idleWaiters[:0]
+	for _, w := range a.idleWaiters {
+		close(w)
 	}
-	if len(a.queue) > 0 {
-		msg := a.queue[0]
-		a.queue = a.queue[1:]
-		a.loop.Next(&agent.UserInput{Message: a.withHookNote(userMessage(msg))})
-		return
-	}
-	if a.inputClosed && len(a.typed) == 0 { // typed input the machine has yet to take goes first
+	a.idleWaiters = a.idleWaiters[:0]
+	if a.inputClosed {
 		a.shutdownSent = true
 		a.loop.Next(&agent.ShutdownRequested{})
 	}

@@ -147,6 +147,11 @@ type Header struct {
 	Config json.RawMessage `json:"config"`
 	// State is the state the machine started the session in.
 	State json.RawMessage `json:"state"`
+	// Deferred are the events the machine held (deferred) when the
+	// session started, oldest first, each as it is encoded; none in the
+	// logs of machines that defer nothing, and of sessions before it was
+	// kept.
+	Deferred []json.RawMessage `json:"deferred,omitempty"`
 	// Refs says which parts of the session's actions are recorded by
 	// reference; the zero value records them whole.
 	Refs RefPolicy `json:"refs,omitzero"`

@@ -26,8 +26,8 @@ const Name = "Agent"
 // under breaks:) raises MinRevision with it; an undeclared break is refused
 // when the code is generated.
 const (
-	Revision    workflow.Version = 1
-	MinRevision workflow.Version = 1
+	Revision    workflow.Version = 2
+	MinRevision workflow.Version = 2
 )
 
 // Activities performs the Agent machine's actions on a worker: one method per

@@ -250,3 +250,39 @@ func TestInterruptDuringTools(t *testing.T) {
 	got := messages(s.states[0])
 	assert.Contains(t, got[len(got)-1], "stopped", "%q", got)
 }
+
+// typingUser is a worker whose user types a message as the turn's tools
+// start: the signal is queued before the activity can end.
+type typingUser struct {
+	*agentflow.Worker
+	s *session
+	t *testing.T
+}
+
+func (x typingUser) ExecuteTools(ctx context.Context, calls []chat.ToolCall) error {
+	data, err := json.Marshal(userInput("And now?"))
+	require.NoError(x.t, err)
+	x.s.env.SignalWorkflow(fsmtemporal.EventSignal, json.RawMessage(data))
+	return x.Worker.ExecuteTools(ctx, calls)
+}
+
+// TestInputDuringTurn: a message the user sends while a command runs is
+// held by the machine (its busy states defer UserInput): the turn goes
+// on to its reply, and the message then starts the next turn.
+func TestInputDuringTurn(t *testing.T) {
+	t.Parallel()
+	s := newSession(t, func(s *session, w *agentflow.Worker) agentflow.Activities { return typingUser{w, s, t} }, nil,
+		fakellm.Reply{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "bash", Args: `{"command":"echo ran"}`}}},
+		fakellm.Reply{Text: "Ran it."},
+		fakellm.Reply{Text: "Second answer."})
+	s.at(t, time.Second, userInput("Run it."))
+	s.queryAt(t, time.Hour)
+	s.run(t)
+	require.Len(t, s.states, 1)
+	assert.Equal(t, agent.StateWaitingForUserInput, s.states[0].Kind())
+	got := messages(s.states[0])
+	require.Len(t, got, 6, "%q", got)
+	assert.Equal(t, []string{"user: Run it.", "assistant:  [bash]"}, got[:2])
+	assert.Equal(t, []string{"assistant: Ran it.", "user: And now?", "assistant: Second answer."}, got[3:])
+	assert.Len(t, s.srv.Requests(), 3)
+}

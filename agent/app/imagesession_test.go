@@ -16,7 +16,8 @@ import (
 // TestImageSession attaches an image to a message through the CLI, for
 // either provider, by an @path mention and by a pasted path: each fake
 // server decodes it from its own wire format and checks its bytes, and
-// every later request sends it again. The thread keeps the image; the
+// every later request sends it again; a message typed while a turn
+// runs keeps its image while the machine holds it. The thread keeps the image; the
 // event log says which image, not its bytes, and still replays; a
 // resumed session shows the message with the image's marker.
 func TestImageSession(t *testing.T) {
@@ -30,11 +31,10 @@ func TestImageSession(t *testing.T) {
 			e := newEnv(t, p, map[string]string{"shot.png": string(png)},
 				fakellm.Reply{Text: "A grey square."}, fakellm.Reply{Text: "The same square."})
 			pasted := "'" + filepath.Join(e.ws, "shot.png") + "' and this?"
-			// /usage, read from a script, waits for the turn before it:
-			// the next message is not typed while the agent is busy, when
-			// it would be queued, and the queue (Thread.QueuedInput) keeps
-			// text only.
-			r := e.run(t, "What is @shot.png?\n/usage\n"+pasted+"\n")
+			// The second message is read while the first turn runs: the
+			// machine holds it (defers it), images and all, until the
+			// turn has ended.
+			r := e.run(t, "What is @shot.png?\n"+pasted+"\n")
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 			assert.Contains(t, r.stderr, "agent: attached @shot.png as "+marker)
 			assert.Contains(t, r.stderr, "agent: attached "+marker)

@@ -69,6 +69,11 @@ func TestImageSession(t *testing.T) {
 			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 			assert.Contains(t, r.stderr, "> What is @shot.png?\n  \n  "+marker+"\n")
 			assert.Contains(t, r.stderr, "> "+marker+" and this?\n")
+			elog, err = os.ReadFile(logPath)
+			require.NoError(t, err)
+			assert.NotContains(t, string(elog), b64, "the resumed session's log header leaves the image's bytes out too")
+			rep = replayExit(t, logPath)
+			assert.Equal(t, 0, rep.code, "the log of both sessions replays: %s%s", rep.stdout, rep.stderr)
 		})
 	}
 }

@@ -42,7 +42,7 @@ func (a *Agent) writeHeader() error {
 		if err != nil {
 			return fmt.Errorf("event log header: encode deferred message %d: %w", i+1, err)
 		}
-		held = append(held, a.redact(b))
+		held = append(held, a.redact(withoutImageData(b)))
 	}
 	t := a.cfg.Thread
 	err = a.cfg.EventLog.WriteHeader(eventlog.Header{
@@ -50,7 +50,7 @@ func (a *Agent) writeHeader() error {
 		Thread:   t.ID,
 		Started:  a.now().UTC(),
 		Config:   a.redact(conf),
-		State:    a.redact(state),
+		State:    a.redact(withoutImageData(state)),
 		Deferred: held,
 		Refs:     LogRefs(),
 		Meta:     map[string]string{"provider": t.Provider, "model": t.Model, "workspace": t.Workspace},

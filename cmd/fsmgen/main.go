@@ -354,6 +354,13 @@ func generateOrCheck(check, werror bool, paths []string, stdout, stderr io.Write
 		return err
 	}
 	if !check {
+		for _, r := range results {
+			if len(r.Outputs) == 0 {
+				// A spec with errors has none, and said so in load.
+				fmt.Fprintf(stderr, "fsmgen: %s declares no output, so there is nothing to generate: add \"output: {go: .}\" to write its Go beside it (and diagram: and table: for its Mermaid diagram and Markdown table)\n", r.Spec)
+				return errReported
+			}
+		}
 		return writeOutputs(results, stdout)
 	}
 	failed := false

@@ -104,6 +104,7 @@ type (
 // it); the other tests leave them out.
 var unexportable = map[string]string{
 	"../../../examples/checkout/checkout.yaml": "region Payment of Processing rejects Collected while region Shipping may take it: fsmgen then refuses Collected for the whole machine (nothing changes, and the regions after Payment test no guard), but in %s a rejection is a transition that does nothing and Shipping's transition still runs: ignore Collected in Unpaid instead, or handle it there",
+	"../../../spec/agent.yaml":                 "state Running defers UserInput: %s has no deferred events, so it cannot keep UserInput for a later state; remove the deferral (ignore or handle UserInput in Running) to export the machine",
 	"../../../examples/link/link.yaml":         "state Offline defers Send: %s has no deferred events, so it cannot keep Send for a later state; remove the deferral (ignore or handle Send in Offline) to export the machine",
 }
 

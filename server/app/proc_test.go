@@ -42,16 +42,19 @@ type proc struct {
 const testLease = 3 * time.Second
 
 // launch starts the server on db, on a free port, and waits until it
-// answers (on Postgres, with leases of testLease, until it runs monitors:
-// a server started again after a kill -9 waits for its predecessor's
-// leases to run out).
+// answers (on Postgres, with leases of testLease, until it runs the
+// monitors of every shard: a server started again after a kill -9 waits
+// for its predecessor's leases to run out, and while the dead
+// predecessor's heartbeat outlives its leases it counts as a live
+// instance and the new one claims only its fair half at first, answering
+// 503 monitor_unowned for the rest until the next round).
 func launch(t *testing.T, db string, args ...string) *proc {
 	t.Helper()
 	return launchShared(t, db, true, args...)
 }
 
-// launchShared is launch; it waits for the server to run monitors only
-// when run says so.
+// launchShared is launch; it waits for the server to run every shard's
+// monitors only when run says so (it is the only instance).
 func launchShared(t *testing.T, db string, run bool, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, addr: proctest.FreeAddr(t), done: make(chan struct{})}
@@ -96,7 +99,7 @@ func launchShared(t *testing.T, db string, run bool, args ...string) *proc {
 			err := json.NewDecoder(resp.Body).Decode(&health)
 			resp.Body.Close()
 			shards := health.Components.Monitors.Shards
-			if resp.StatusCode == http.StatusOK && err == nil && (!run || shards == nil || *shards > 0) {
+			if resp.StatusCode == http.StatusOK && err == nil && (!run || shards == nil || *shards == 64) {
 				return p
 			}
 		}

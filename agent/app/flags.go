@@ -42,7 +42,11 @@ type options struct {
 	maxToolCalls, parallelTools int
 	// subagentCalls is -subagent-calls: the tool calls of one subagent;
 	// 0 offers no task tool.
-	subagentCalls                                     int
+	subagentCalls int
+	// subagentModel is -subagent-model: the model the subagents run on,
+	// "" for the session's; subagentProvider its provider, settled by
+	// each session (see settleSubagentModel).
+	subagentModel, subagentProvider                   string
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
 	maxRoundOutput                                    byteSize
 	commitMaxNewFile                                  byteSize
@@ -187,6 +191,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	o.maxRoundOutput = byteSize(agentexec.DefaultLimits.RoundOutput)
 	fs.IntVar(&o.maxToolCalls, "max-tool-calls", agentexec.DefaultLimits.ToolCalls, "tool calls of one reply that are run; the model is told about the others")
 	fs.IntVar(&o.subagentCalls, "subagent-calls", subagent.DefaultMaxCalls, "tool calls one subagent (the task tool's child agent, read-only) may run; 0 offers no task tool")
+	fs.StringVar(&o.subagentModel, "subagent-model", "", "the model `name` subagents run on, of its provider (default: the session's model, after a /model too); one the agent does not know (agent -model list) only on a server of your own")
 	fs.IntVar(&o.parallelTools, "parallel-tools", agentexec.DefaultLimits.ParallelTools, "tool calls run at once")
 	fs.Var(&o.maxToolArgs, "max-tool-args", "the largest arguments of a tool call, e.g. 1MiB; a larger call is refused")
 	fs.Var(&o.maxEditSize, "max-edit-size", "the largest file edit_file changes, e.g. 16MiB")

@@ -27,10 +27,9 @@ func providerOf(model string) string {
 	return llm.NameOpenAI
 }
 
-// listModels writes "agent -model list": each model whose price or limits
-// the agent knows, with its provider, list price, context window and
-// largest reply; the defaults marked.
-func listModels(w io.Writer) error {
+// knownModels returns the models whose price or limits the agent knows,
+// by provider, then by name.
+func knownModels() []string {
 	names := map[string]bool{}
 	for n := range maps.Keys(ledger.KnownPrices) {
 		names[n] = true
@@ -38,9 +37,26 @@ func listModels(w io.Writer) error {
 	for n := range maps.Keys(ledger.KnownLimits) {
 		names[n] = true
 	}
-	sorted := slices.SortedFunc(maps.Keys(names), func(a, b string) int {
+	return slices.SortedFunc(maps.Keys(names), func(a, b string) int {
 		return strings.Compare(providerOf(a)+" "+a, providerOf(b)+" "+b)
 	})
+}
+
+// isKnownModel reports whether the agent knows model's price or limits,
+// a dated name of a model it knows included.
+func isKnownModel(model string) bool {
+	if _, ok := ledger.LimitsOf(model); ok {
+		return true
+	}
+	_, err := ledger.PriceOf(model)
+	return err == nil
+}
+
+// listModels writes "agent -model list": each model whose price or limits
+// the agent knows, with its provider, list price, context window and
+// largest reply; the defaults marked.
+func listModels(w io.Writer) error {
+	sorted := knownModels()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tPROVIDER\tPRICE IN/OUT ($/M TOKENS)\tCONTEXT\tMAX REPLY\tIMAGES\t")
 	for _, n := range sorted {

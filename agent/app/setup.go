@@ -107,6 +107,10 @@ func (s *agentSession) settleModel(context.Context) error {
 	if tokensNote != "" {
 		s.notef("%s", tokensNote)
 	}
+	if err := s.settleSubagentModel(); err != nil {
+		s.notef("%v", err)
+		return exitCode(exitUsage)
+	}
 	if o.thinking > 0 && o.provider != llm.NameAnthropic {
 		s.notef("-%s applies to the %s provider: the %s provider sends no thinking budget (a model that reasons does so on its own, and its reasoning is not shown as the answer)",
 			llm.FlagThinking, llm.NameAnthropic, o.provider)
@@ -144,9 +148,7 @@ func (s *agentSession) takeKeys(context.Context) error {
 	for _, v := range keyVars {
 		_ = os.Unsetenv(v)
 	}
-	s.llmCfg = llm.FromEnv(o.provider, llm.Config{APIKey: in.keys[llm.KeyVar(o.provider)], BaseURL: sessionBaseURL(*o), Logger: s.logger,
-		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, ReplyTimeout: o.llmReplyTimeout,
-		MaxReplyBytes: int(o.llmMaxReply), TextOnly: ledger.TextOnly})
+	s.llmCfg = s.llmConfig(o.provider)
 	provider, err := llm.New(o.provider, s.llmCfg)
 	if err != nil {
 		return err
@@ -158,6 +160,18 @@ func (s *agentSession) takeKeys(context.Context) error {
 	// value (another provider's key is a secret all the same).
 	s.secrets = redact.New(append([]string{s.llmCfg.APIKey, s.syncToken}, slices.Sorted(maps.Values(in.keys))...)...)
 	return nil
+}
+
+// llmConfig returns the configuration of the LLM of provider (the
+// session's, or the subagents' with -subagent-model): its key, its base
+// URL (see sessionBaseURL), the flags' timeouts and limits. The keys
+// must have been taken (takeKeys).
+func (s *agentSession) llmConfig(provider string) llm.Config {
+	o := s.o
+	o.provider = provider
+	return llm.FromEnv(provider, llm.Config{APIKey: s.in.keys[llm.KeyVar(provider)], BaseURL: sessionBaseURL(o), Logger: s.logger,
+		HeaderTimeout: o.llmHeaderTimeout, IdleTimeout: o.llmIdleTimeout, ReplyTimeout: o.llmReplyTimeout,
+		MaxReplyBytes: int(o.llmMaxReply), TextOnly: ledger.TextOnly})
 }
 
 // sessionBaseURL returns the base URL the session's provider is given:

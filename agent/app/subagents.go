@@ -2,15 +2,19 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
 	"github.com/fsmgen/fsmgen/agent/internal/subagent"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
+	"github.com/fsmgen/fsmgen/internal/suggest"
 )
 
 // The refusals a subagent's model reads when it calls a tool it is not
@@ -26,9 +30,11 @@ const (
 
 // addSubagents offers the model the task tool (see agent/internal/subagent),
 // whose calls run a child agent with the session's read-only tools, bash
-// in a read-only sandbox, the session's model, secrets, limits and
-// pre_tool/post_tool hooks, and its own system prompt. None with
-// -subagent-calls 0 or -tool-calls=false.
+// in a read-only sandbox, the session's secrets, limits and
+// pre_tool/post_tool hooks, and its own system prompt, on -subagent-model
+// or else the session's model: the one this session runs on, which a
+// /model switch changed (each switch starts a session of its own). None
+// with -subagent-calls 0 or -tool-calls=false.
 func (s *agentSession) addSubagents(ctx context.Context) error {
 	o := s.o
 	if o.subagentCalls == 0 || !o.toolCalls {
@@ -38,7 +44,14 @@ func (s *agentSession) addSubagents(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bc := behaviorConfig(o, o.model, set.Specs())
+	model, provider, cfg, err := s.subagentLLM()
+	if err != nil {
+		return err
+	}
+	bc := behaviorConfig(o, model, set.Specs())
+	if model != o.model && !o.set["context-window"] {
+		bc.ContextWindow = contextWindowOf(model)
+	}
 	bc.System = subagent.Prompt
 	if s.instructions != nil {
 		bc.System += s.instructions.System()
@@ -50,13 +63,13 @@ func (s *agentSession) addSubagents(ctx context.Context) error {
 	}
 	r, err := subagent.New(subagent.Config{
 		Behavior:  b,
-		Provider:  s.provider,
+		Provider:  provider,
 		Tools:     toolRunner(set, s.instructions),
 		Workspace: s.ws.Root(),
 		Store:     s.store,
 		Parent:    s.thread.ID,
 		Hooks:     s.hooks,
-		Secrets:   []string{s.llmCfg.APIKey, s.syncToken},
+		Secrets:   []string{s.llmCfg.APIKey, cfg.APIKey, s.syncToken},
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 		MaxCalls: o.subagentCalls,
@@ -121,4 +134,67 @@ func (s *agentSession) addUsage(ctx context.Context, l chat.Ledger) {
 	if err != nil {
 		s.logger.Warn("a subagent's usage was not counted", "error", err)
 	}
+}
+
+// subagentLLM returns the model the subagents run on and the provider
+// that serves it, with its configuration: -subagent-model and its
+// provider (settled by settleSubagentModel), or the session's.
+func (s *agentSession) subagentLLM() (string, llm.Provider, llm.Config, error) {
+	o := s.o
+	if o.subagentModel == "" || o.subagentProvider == "" {
+		return o.model, s.provider, s.llmCfg, nil
+	}
+	if o.subagentProvider == s.provider.Name() {
+		return o.subagentModel, s.provider, s.llmCfg, nil
+	}
+	cfg := s.llmConfig(o.subagentProvider)
+	p, err := llm.New(o.subagentProvider, cfg)
+	if err != nil {
+		return "", nil, cfg, fmt.Errorf("-subagent-model %s: %w", o.subagentModel, err)
+	}
+	return o.subagentModel, p, cfg, nil
+}
+
+// settleSubagentModel settles the provider of -subagent-model, in each
+// session of the run (a /model switch starts one with the options of the
+// first): the provider the agent knows the model to be of, else the session's. It
+// refuses, saying why: "list"; a model the agent does not know (a typo
+// would only show when a subagent first runs) unless the provider's
+// requests go to a server of the user's own (-base-url, or the provider's
+// base URL variable), where any name is sent as it is, as -model's is; a
+// provider whose API key is not set; and a model whose largest reply
+// -max-tokens or -thinking passes.
+func (s *agentSession) settleSubagentModel() error {
+	o := &s.o
+	name := o.subagentModel
+	if name == "" {
+		return nil
+	}
+	if name == modelList {
+		return errors.New("-subagent-model list: agent -model list lists the models; give -subagent-model the name of one")
+	}
+	provider := o.provider
+	if isKnownModel(name) {
+		provider = providerOf(name)
+	} else {
+		at := *o
+		at.provider = provider
+		if sessionBaseURL(at) == "" && os.Getenv(llm.BaseURLVar(provider)) == "" {
+			return fmt.Errorf("-subagent-model %s: not a model the agent knows%s (agent -model list lists them); a name it does not know is sent only to a server of your own (-base-url, or $%s)",
+				name, suggest.DidYouMean(name, knownModels()), llm.BaseURLVar(provider))
+		}
+	}
+	key := os.Getenv(llm.KeyVar(provider))
+	if s.in != nil && s.in.keys != nil { // taken by the run's first session
+		key = s.in.keys[llm.KeyVar(provider)]
+	}
+	if key == "" {
+		return fmt.Errorf("-subagent-model %s: a model of %s, whose API key %s is not set; set it, or give a model of %s",
+			name, provider, llm.KeyVar(provider), o.provider)
+	}
+	if _, _, err := maxTokensOf(*o, name); err != nil {
+		return fmt.Errorf("-subagent-model %s: %w", name, err)
+	}
+	o.subagentProvider = provider
+	return nil
 }

@@ -82,7 +82,9 @@
 // marked "subagent" (with -json, as the call's tool_progress events), what
 // it used counts in the session's usage, and "agent sessions" lists its
 // thread under its parent's. The call's -tool-timeout, Ctrl-C and
-// -subagent-calls bound it.
+// -subagent-calls bound it. It runs on the session's model as it is then
+// (after a /model, the new one), or on -subagent-model NAME, of the
+// provider the agent knows NAME to be of (checked at start, as -model is).
 //
 // A reply cut at its token limit in its text is kept and continued: the
 // model is asked to go on where it stopped, up to 3 times a turn, and

@@ -117,6 +117,9 @@
 //	                  gpt-4.1 for openai; when resuming, the thread's);
 //	                  -model list lists the models known, with their
 //	                  list prices and limits, and exits
+//	-subagent-model NAME
+//	                  the model subagents run on, of its provider
+//	                  (default: the session's model, after /model too)
 //	-base-url URL     the API's base URL (default: $ANTHROPIC_BASE_URL or
 //	                  $OPENAI_BASE_URL, else the provider's public API),
 //	                  the first session's provider's: another that /model

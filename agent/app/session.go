@@ -114,6 +114,7 @@ type agentSession struct {
 	slash     *slashSession
 	committer agentexec.Committer // nil when nothing is committed
 	pusher    *threadsync.Pusher  // nil without -sync
+	subSync   subagentSync        // the pushers of the subagents' threads
 	agent     *agentexec.Agent
 
 	// cleanups undo what the steps did, in the reverse order; see close.
@@ -257,8 +258,9 @@ func (s *agentSession) closeEventLog() error {
 }
 
 // stopSync pushes the thread's last version to the -sync server, once,
-// and stops the pusher.
+// and its subagents' threads', and stops the pushers.
 func (s *agentSession) stopSync(ctx context.Context) {
 	stopSync(ctx, s.pusher, s.thread.ID, s.stderr)
 	s.pusher = nil
+	s.stopSubagentSync(ctx)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/subagent"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 	"github.com/fsmgen/fsmgen/internal/suggest"
+	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
 // The refusals a subagent's model reads when it calls a tool it is not
@@ -44,7 +45,7 @@ func (s *agentSession) addSubagents(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	model, provider, cfg, err := s.subagentLLM()
+	model, provider, err := s.subagentLLM()
 	if err != nil {
 		return err
 	}
@@ -67,9 +68,10 @@ func (s *agentSession) addSubagents(ctx context.Context) error {
 		Tools:     toolRunner(set, s.instructions),
 		Workspace: s.ws.Root(),
 		Store:     s.store,
+		Sync:      func(id string) func(*threadwire.Thread) { return s.syncSubagent(ctx, id) },
 		Parent:    s.thread.ID,
 		Hooks:     s.hooks,
-		Secrets:   []string{s.llmCfg.APIKey, cfg.APIKey, s.syncToken},
+		Secrets:   s.subagentSecrets(),
 		Limits: agentexec.Limits{ToolCalls: o.maxToolCalls, ParallelTools: o.parallelTools,
 			InputLine: int(o.maxInputLine), RoundOutput: int(o.maxRoundOutput)},
 		MaxCalls: o.subagentCalls,
@@ -139,20 +141,32 @@ func (s *agentSession) addUsage(ctx context.Context, l chat.Ledger) {
 // subagentLLM returns the model the subagents run on and the provider
 // that serves it, with its configuration: -subagent-model and its
 // provider (settled by settleSubagentModel), or the session's.
-func (s *agentSession) subagentLLM() (string, llm.Provider, llm.Config, error) {
+func (s *agentSession) subagentLLM() (string, llm.Provider, error) {
 	o := s.o
 	if o.subagentModel == "" || o.subagentProvider == "" {
-		return o.model, s.provider, s.llmCfg, nil
+		return o.model, s.provider, nil
 	}
 	if o.subagentProvider == s.provider.Name() {
-		return o.subagentModel, s.provider, s.llmCfg, nil
+		return o.subagentModel, s.provider, nil
 	}
-	cfg := s.llmConfig(o.subagentProvider)
-	p, err := llm.New(o.subagentProvider, cfg)
+	p, err := llm.New(o.subagentProvider, s.llmConfig(o.subagentProvider))
 	if err != nil {
-		return "", nil, cfg, fmt.Errorf("-subagent-model %s: %w", o.subagentModel, err)
+		return "", nil, fmt.Errorf("-subagent-model %s: %w", o.subagentModel, err)
 	}
-	return o.subagentModel, p, cfg, nil
+	return o.subagentModel, p, nil
+}
+
+// subagentSecrets are what the subagents' records and pushes are
+// redacted of: every key the run took (the subagents' provider's among
+// them) and the sync token.
+func (s *agentSession) subagentSecrets() []string {
+	out := []string{s.llmCfg.APIKey, s.syncToken}
+	if s.in != nil {
+		for _, v := range keyVars {
+			out = append(out, s.in.keys[v])
+		}
+	}
+	return out
 }
 
 // settleSubagentModel settles the provider of -subagent-model, in each

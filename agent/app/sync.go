@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/fsmgen/fsmgen/agent/internal/threadsync"
+	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
 // syncStopTime is how long the agent tries, when it stops, to push the
@@ -55,5 +57,66 @@ func stopSync(ctx context.Context, p *threadsync.Pusher, id string, stderr io.Wr
 	}
 	if p.Pushed() > 0 {
 		fmt.Fprintf(stderr, "agent: thread %s synced to %s\n", id, p.URL())
+	}
+}
+
+// subagentSync pushes the threads of a session's subagents to its -sync
+// server: each with a pusher of its own (a pusher pushes one thread),
+// started when the subagent starts and stopped when the session ends.
+type subagentSync struct {
+	mu      sync.Mutex
+	pushers []*threadsync.Pusher
+	stopped bool
+}
+
+// syncSubagent returns the hook that pushes the saves of subagent thread
+// id to the session's -sync server (see subagent.Config.Sync); nil when
+// the session's thread is not synced, or is no longer.
+func (s *agentSession) syncSubagent(ctx context.Context, id string) func(*threadwire.Thread) {
+	ss := &s.subSync
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s.o.sync == "" || ss.stopped {
+		return nil
+	}
+	p, err := startSync(ctx, s.o.sync, s.o.syncAllowHTTP, s.syncToken, s.subagentSecrets(), s.display.diag)
+	if err != nil { // checked at start: not expected
+		s.logger.Warn("a subagent's thread is not synced", "thread", id, "error", err)
+		return nil
+	}
+	ss.pushers = append(ss.pushers, p)
+	return p.Saved
+}
+
+// stopSubagentSync pushes what is left of the subagents' threads, for at
+// most syncStopTime all together, and says what could not be pushed, and
+// how many were.
+func (s *agentSession) stopSubagentSync(ctx context.Context) {
+	ss := &s.subSync
+	ss.mu.Lock()
+	list := ss.pushers
+	ss.pushers, ss.stopped = nil, true
+	ss.mu.Unlock()
+	if len(list) == 0 {
+		return
+	}
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncStopTime)
+	defer cancel()
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, p := range list {
+		wg.Go(func() { errs[i] = p.Stop(stop) })
+	}
+	wg.Wait()
+	synced := 0
+	for i, err := range errs {
+		if err != nil {
+			fmt.Fprintf(s.stderr, "agent: sync: subagent %s\n", sanitize(err.Error()))
+		} else if list[i].Pushed() > 0 {
+			synced++
+		}
+	}
+	if synced > 0 {
+		fmt.Fprintf(s.stderr, "agent: %d subagent thread(s) synced to %s\n", synced, list[0].URL())
 	}
 }

@@ -11,9 +11,11 @@
 // parent's pre_tool and post_tool hooks run around its calls. It is
 // bounded by the call: the parent's tool timeout, the parent's Ctrl-C
 // (which cancels the call) and a number of tool calls (Config.MaxCalls).
-// Its thread, saved in the parent's store, names the parent's thread and
-// the call (threadwire.Thread.SubagentOf, SubagentCall); what its replies
-// used is added to the parent's ledger (Config.Usage).
+// Its thread, saved in the parent's store with an event log beside it,
+// names the parent's thread and the call (threadwire.Thread.SubagentOf,
+// SubagentCall), and is pushed to the parent's -sync server when the
+// parent's is (Config.Sync); what its replies used is added to the
+// parent's ledger (Config.Usage).
 //
 // What it does is shown as the call's progress (see display.go): one line
 // for each of its steps, marked "subagent", which the parent's display
@@ -25,12 +27,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
 	"github.com/fsmgen/fsmgen/agent/internal/hooks"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
@@ -53,8 +57,15 @@ type Config struct {
 	Tools agentexec.ToolRunner
 	// Workspace is the workspace's root. Required.
 	Workspace string
-	// Store saves the child's thread; nil saves nothing.
+	// Store saves the child's thread, and beside it the child's event
+	// log, <ID>.events.jsonl, as a session's own (agent replay checks
+	// it); nil saves and records nothing.
 	Store *thread.Store
+	// Sync, when set, returns the hook that gets each save of the
+	// child's thread (agentexec.Config.Saved), given the thread's ID:
+	// the session's push of it to its -sync server. nil, or a nil hook,
+	// pushes nothing.
+	Sync func(id string) func(t *threadwire.Thread)
 	// Parent is the parent's thread ID, recorded on the child's.
 	Parent string
 	// Hooks are the parent's hooks; the child runs its pre_tool and
@@ -144,6 +155,17 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 	defer stop()
 	show := newDisplay(t.ID, args.Description, cfg.Summary, progress)
 	lim := &limited{next: cfg.Tools, max: cfg.MaxCalls, stop: stop}
+	var elog *eventlog.Writer
+	if cfg.Store != nil {
+		var err error
+		if elog, err = eventlog.Open(filepath.Join(cfg.Store.Dir(), t.ID+".events.jsonl")); err != nil {
+			return "", fmt.Errorf("start the subagent: %w", err)
+		}
+	}
+	var saved func(*threadwire.Thread)
+	if cfg.Sync != nil {
+		saved = cfg.Sync(t.ID)
+	}
 	child, err := agentexec.New(agentexec.Config{
 		Behavior:  cfg.Behavior,
 		Provider:  cfg.Provider,
@@ -154,6 +176,8 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 		Logger:    cfg.Logger.With("subagent", t.ID),
 		Thread:    t,
 		Store:     cfg.Store,
+		Saved:     saved,
+		EventLog:  elog,
 		Secrets:   cfg.Secrets,
 		Limits:    cfg.Limits,
 		// Its one message; with no Input, it stops once its turn ends.
@@ -161,12 +185,20 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 		Now:    cfg.Now,
 	})
 	if err != nil {
+		if elog != nil {
+			_ = elog.Close()
+		}
 		return "", fmt.Errorf("start the subagent: %w", err)
 	}
 	res, runErr := child.Run(ctx)
 	if j := child.Journal(); j != nil {
 		if err := j.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("save the subagent's thread %s: %w", t.ID, err)
+		}
+	}
+	if elog != nil {
+		if err := elog.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("close the subagent's event log: %w", err)
 		}
 	}
 	if cfg.Usage != nil && res.Ledger.Replies > 0 {

@@ -50,6 +50,7 @@ func serverBinary(t *testing.T) string {
 // stopped and started again as the test says.
 type syncServer struct {
 	t      *testing.T
+	args   []string // added to its flags
 	db     string
 	addr   string
 	token  string
@@ -61,9 +62,10 @@ type syncServer struct {
 
 var tokenLine = regexp.MustCompile(`(?m)^token: (fsm_[A-Za-z0-9_-]+)$`)
 
-func newSyncServer(t *testing.T) *syncServer {
+// newSyncServer starts the server, with args added to its flags.
+func newSyncServer(t *testing.T, args ...string) *syncServer {
 	t.Helper()
-	s := &syncServer{t: t, db: filepath.Join(t.TempDir(), "server.db"), addr: proctest.FreeAddr(t)}
+	s := &syncServer{t: t, args: args, db: filepath.Join(t.TempDir(), "server.db"), addr: proctest.FreeAddr(t)}
 	s.start()
 	require.Eventually(t, func() bool { return tokenLine.MatchString(s.stdout.String()) }, 30*time.Second, 10*time.Millisecond, "no token printed")
 	s.token = tokenLine.FindStringSubmatch(s.stdout.String())[1]
@@ -82,7 +84,7 @@ func (s *syncServer) url() string { return "http://" + s.addr }
 func (s *syncServer) start() {
 	s.t.Helper()
 	s.stdout, s.stderr, s.done = &proctest.Buffer{}, &proctest.Buffer{}, make(chan struct{})
-	s.cmd = exec.Command(serverBinary(s.t), "-addr", s.addr, "-db", s.db)
+	s.cmd = exec.Command(serverBinary(s.t), append([]string{"-addr", s.addr, "-db", s.db}, s.args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	require.NoError(s.t, s.cmd.Start())
 	go func(cmd *exec.Cmd, done chan struct{}) {

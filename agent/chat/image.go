@@ -20,11 +20,18 @@ type Image struct {
 	// Data is the image file's bytes. A log other than the thread leaves
 	// them out (see agentexec's event log): it says which image, not what.
 	Data []byte `json:"data_base64,omitempty"`
+	// Size and SHA256 stand for Data in a copy of the thread that leaves
+	// the bytes out, the one synced to the server (see the agent's
+	// threadsync): the image's size in bytes and the hex SHA-256 of its
+	// bytes, which tell which file it was. Unset where Data is set.
+	Size   int    `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // equal reports whether two images are the same.
 func (im Image) equal(o Image) bool {
-	return im.Name == o.Name && im.MediaType == o.MediaType && bytes.Equal(im.Data, o.Data)
+	return im.Name == o.Name && im.MediaType == o.MediaType && bytes.Equal(im.Data, o.Data) &&
+		im.Size == o.Size && im.SHA256 == o.SHA256
 }
 
 // ImageTypes are the media types of the images the providers take:
@@ -54,7 +61,11 @@ const imageSize = ImageTokens * 3
 // Marker is how the image is shown in the message it is attached to, and
 // in /history and on resume: "[image: shot.png, 120 KB]".
 func (im Image) Marker() string {
-	return fmt.Sprintf("[image: %s, %s]", im.Name, FormatBytes(len(im.Data)))
+	n := len(im.Data)
+	if n == 0 {
+		n = im.Size // a copy without the bytes
+	}
+	return fmt.Sprintf("[image: %s, %s]", im.Name, FormatBytes(n))
 }
 
 // FormatBytes writes a size for people: "812 bytes", "120 KB", "3.4 MB"

@@ -14,7 +14,10 @@
 // after a lost answer is a no-op at the server and an older one is
 // refused (409: dropped, the newer one stands). Any other 4xx (a wrong
 // token, a thread too large) is said once, and syncing stops for the
-// session. [Pusher.Stop] pushes what is left within the time it is given
+// session; the thread on disk is never touched. The copy pushed leaves
+// the images' bytes out (their size and SHA-256 stand for them; see
+// withoutImageBytes), so that screenshots neither pass the server's
+// limit nor are sent again at every save. [Pusher.Stop] pushes what is left within the time it is given
 // and says what could not be pushed: the agent pushes it when it next
 // runs with -sync on that thread (a resumed thread is pushed at start).
 package threadsync
@@ -38,6 +41,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/redact"
 	"github.com/fsmgen/fsmgen/internal/backoff"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
@@ -102,9 +106,11 @@ type Pusher struct {
 	mu       sync.Mutex
 	pending  *snapshot         // the newest version not handed to the goroutine yet
 	lastRev  int64             // the last revision handed out
-	msgs     []json.RawMessage // the messages of the last version handed out (see Saved)
+	src      []json.RawMessage // the messages of the last version handed out, as saved (see Saved)
+	msgs     []json.RawMessage // the same, as pushed: without the images' bytes
 	unpushed *snapshot         // the version the goroutine works on, nil once pushed
 	off      bool              // syncing stopped for the session
+	tooLarge bool              // it stopped as the server refused the thread as too large
 	pushed   int               // versions the server acknowledged
 
 	wake    chan struct{} // a version is pending (capacity 1)
@@ -187,8 +193,12 @@ func (p *Pusher) Start(ctx context.Context) {
 // messages, and encodes a message anew for any other change), and that
 // is made afresh otherwise. The copies share that slice's array, into
 // which only the newest one ever appends.
+//
+// The copy leaves the images' bytes out (see withoutImageBytes): each
+// image is pushed as its name, media type, size and SHA-256.
 func (p *Pusher) Saved(t *threadwire.Thread) {
 	c := *t
+	c.State = withoutImageBytes(t.State)
 	c.QueuedInput = slices.Clone(t.QueuedInput)
 	c.Ledger.Turns = slices.Clone(t.Ledger.Turns)
 	c.Ledger.Models = slices.Clone(t.Ledger.Models)
@@ -197,10 +207,12 @@ func (p *Pusher) Saved(t *threadwire.Thread) {
 		p.mu.Unlock()
 		return
 	}
-	if prefixOf(p.msgs, t.Messages) {
-		p.msgs = append(p.msgs, t.Messages[len(p.msgs):]...)
-	} else {
-		p.msgs = slices.Clone(t.Messages)
+	if !prefixOf(p.src, t.Messages) {
+		p.src, p.msgs = nil, nil
+	}
+	for _, m := range t.Messages[len(p.src):] {
+		p.src = append(p.src, m)
+		p.msgs = append(p.msgs, withoutImageBytes(m))
 	}
 	c.Messages = p.msgs[:len(p.msgs):len(p.msgs)]
 	rev := max(t.Updated.UnixNano(), p.lastRev+1)
@@ -259,6 +271,10 @@ func (p *Pusher) Stop(ctx context.Context) error {
 	if left == nil {
 		return nil
 	}
+	if p.tooLarge {
+		return fmt.Errorf("thread %s was not synced to %s: it is larger than the server takes; it is kept whole on this machine (agent -resume %s), and once the server takes larger threads (its -max-thread-bytes) agent -resume %s -sync %s pushes it",
+			left.t.ID, p.base, left.t.ID, left.t.ID, p.base)
+	}
 	return fmt.Errorf("thread %s was not synced to %s; it is pushed when the agent next runs on it with -sync (agent -resume %s -sync %s)", left.t.ID, p.base, left.t.ID, p.base)
 }
 
@@ -315,6 +331,7 @@ func (p *Pusher) run(ctx context.Context) {
 		case refused:
 			p.mu.Lock()
 			p.off, p.pending = true, nil
+			p.tooLarge = res.status == http.StatusRequestEntityTooLarge
 			p.mu.Unlock()
 			p.cfg.Notify(res.message)
 			return
@@ -419,6 +436,10 @@ func (p *Pusher) push(ctx context.Context, s *snapshot) result {
 		res.kind = retry
 		res.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		res.message = fmt.Sprintf("the server at %s answers %s", p.base, p.serverSays(resp, data))
+	case code == http.StatusRequestEntityTooLarge:
+		res.kind = refused
+		res.message = fmt.Sprintf("sync: thread %s is larger than the server at %s takes (%s, for %s of JSON without the images' bytes); it is kept whole on this machine, and is not synced for the rest of this session: the server's -max-thread-bytes takes larger threads",
+			s.t.ID, p.base, p.serverSays(resp, data), chat.FormatBytes(len(raw)))
 	default:
 		res.kind = refused
 		res.message = fmt.Sprintf("sync: the server at %s refuses thread %s: %s; sync is off for this session (check -sync and %s)", p.base, s.t.ID, p.serverSays(resp, data), TokenVar)

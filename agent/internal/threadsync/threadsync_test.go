@@ -66,9 +66,10 @@ type server struct {
 	fault   atomic.Pointer[func(w http.ResponseWriter, r *http.Request) bool]
 }
 
-func newServer(t *testing.T) *server {
+// newServer starts the server with args added to its flags.
+func newServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	backend, token := startServer(t)
+	backend, token := startServer(t, args...)
 	s := &server{t: t, token: token, handler: httputil.NewSingleHostReverseProxy(backend)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -78,12 +79,13 @@ func newServer(t *testing.T) *server {
 	return s
 }
 
-// startServer runs cmd/server on a fresh SQLite file and returns its base
-// URL and admin token, once it serves; it is killed when t ends.
-func startServer(t *testing.T) (*url.URL, string) {
+// startServer runs cmd/server on a fresh SQLite file, with args added to
+// its flags, and returns its base URL and admin token, once it serves; it
+// is killed when t ends.
+func startServer(t *testing.T, args ...string) (*url.URL, string) {
 	t.Helper()
 	addr := proctest.FreeAddr(t)
-	cmd := exec.Command(serverBin, "-addr", addr, "-db", filepath.Join(t.TempDir(), "server.db"))
+	cmd := exec.Command(serverBin, append([]string{"-addr", addr, "-db", filepath.Join(t.TempDir(), "server.db")}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr proctest.Buffer
 	cmd.Stderr = &stderr

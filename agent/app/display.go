@@ -391,22 +391,21 @@ func (t *terminal) Notice(msg string) {
 	t.diagf("agent: %s", msg)
 }
 
-// Usage implements agentexec.Display. A turn is priced at its model's
-// price, the thread's total at each model's (see ledger.ThreadCost): a
-// thread may have gone on with another model (/model).
+// Usage implements agentexec.Display. A turn's tokens and the thread's
+// are each priced at the price of the model that used them (see
+// ledger.LastCost, ThreadCost): a thread may have gone on with another
+// model (/model), and a turn's subagents may run on another
+// (-subagent-model).
 func (t *terminal) Usage(l chat.Ledger) {
-	if u, ok := l.LastTurn(); ok && l.Turn == (chat.Usage{}) {
-		price := t.price
-		if _, m, ok := l.LastModel(); ok {
-			price = nil
-			if p, err := t.priceOfModel(m); err == nil {
-				price = &p
-			}
-		}
-		t.diagf("agent: last turn: %s", ledger.Format(u, price))
-	} else {
-		t.diagf("agent: this turn: %s", ledger.Format(l.Turn, t.price))
+	what, u := "this turn", l.Turn
+	if last, ok := l.LastTurn(); ok && l.Turn == (chat.Usage{}) {
+		what, u = "last turn", last
 	}
+	line := ledger.Format(u, nil)
+	if c, err := ledger.LastCost(l, u, t.model, t.priceOfModel); err == nil {
+		line += fmt.Sprintf(", $%.4f", c)
+	}
+	t.diagf("agent: %s: %s", what, line)
 	replies := "replies"
 	if l.Replies == 1 {
 		replies = "reply"

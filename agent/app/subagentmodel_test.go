@@ -83,14 +83,20 @@ func TestSubagentFollowsModel(t *testing.T) {
 // TestSubagentModelFlag: with -subagent-model the subagents run on that
 // model, of its provider (here the other's, through its base URL
 // variable), before and after a /model switch of the session's; the
-// parent's ledger counts each reply under its model.
+// parent's ledger counts each reply under its model, and a turn's cost
+// prices each model's tokens at its price.
 func TestSubagentModelFlag(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, taskCall, fakellm.Reply{Text: "One."}, taskCall, fakellm.Reply{Text: "Two."})
 	oa := fakellm.New(t, fakellm.OpenAI, fakellm.Reply{Text: "Child one."}, fakellm.Reply{Text: "Child two."})
-	r := e.runWith(t, "First.\n/model claude-haiku-4-5\nSecond.\n", []string{"OPENAI_BASE_URL=" + oa.BaseURL()},
-		"-subagent-model", "o3-mini")
+	r := e.runWith(t, "First.\n/usage\n/model claude-haiku-4-5\nSecond.\n", []string{"OPENAI_BASE_URL=" + oa.BaseURL()},
+		"-subagent-model", "o3-mini", "-price", "7,9")
 	require.Equal(t, 0, r.code, r.stderr)
+	// The first turn: 20 tokens in and 40 out of fake-model's at -price
+	// ($7, $9), 10 in and 20 out of o3-mini's at its list price ($1.1,
+	// $4.4): $0.0006, not $0.0008 were it all fake-model's.
+	assert.Contains(t, r.stderr, "agent: last turn: 30 tokens in, 60 out, $0.0006\n")
+	assert.Contains(t, r.stderr, "agent: thread: 30 tokens in, 60 out, $0.0006, over 3 replies\n")
 	assert.Contains(t, r.stderr, "✓ task: Child one.")
 	assert.Contains(t, r.stderr, "✓ task: Child two.")
 	assert.Equal(t, []string{"fake-model", "fake-model", "claude-haiku-4-5", "claude-haiku-4-5"}, requestModels(t, e.srv.Requests()))

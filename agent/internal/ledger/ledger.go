@@ -182,3 +182,47 @@ func ThreadCost(l chat.Ledger, fallback string, priceOf func(model string) (Pric
 	}
 	return cost, nil
 }
+
+// LastCost returns what u cost, in US dollars, u being what the last
+// replies l counts used (its last turn, or its turn in progress): each
+// part at the price of the model whose replies used it, a turn's replies
+// being the last of l.Models's (a turn may use several models: a
+// subagent's may be another), and the part no entry counts at
+// fallback's. It returns the error of the first price that is not known.
+func LastCost(l chat.Ledger, u chat.Usage, fallback string, priceOf func(model string) (Price, error)) (float64, error) {
+	var cost float64
+	left := u
+	for i := len(l.Models) - 1; i >= 0 && left != (chat.Usage{}); i-- {
+		m := l.Models[i].Usage
+		part := chat.Usage{
+			InputTokens:              min(left.InputTokens, m.InputTokens),
+			OutputTokens:             min(left.OutputTokens, m.OutputTokens),
+			CacheCreationInputTokens: min(left.CacheCreationInputTokens, m.CacheCreationInputTokens),
+			CacheReadInputTokens:     min(left.CacheReadInputTokens, m.CacheReadInputTokens),
+			ReasoningTokens:          min(left.ReasoningTokens, m.ReasoningTokens),
+		}
+		if part == (chat.Usage{}) {
+			continue
+		}
+		p, err := priceOf(l.Models[i].Model)
+		if err != nil {
+			return 0, err
+		}
+		cost += p.Cost(part)
+		left = chat.Usage{
+			InputTokens:              left.InputTokens - part.InputTokens,
+			OutputTokens:             left.OutputTokens - part.OutputTokens,
+			CacheCreationInputTokens: left.CacheCreationInputTokens - part.CacheCreationInputTokens,
+			CacheReadInputTokens:     left.CacheReadInputTokens - part.CacheReadInputTokens,
+			ReasoningTokens:          left.ReasoningTokens - part.ReasoningTokens,
+		}
+	}
+	if left != (chat.Usage{}) {
+		p, err := priceOf(fallback)
+		if err != nil {
+			return 0, err
+		}
+		cost += p.Cost(left)
+	}
+	return cost, nil
+}

@@ -147,3 +147,68 @@ func TestThreadCost(t *testing.T) {
 		})
 	}
 }
+
+// TestLastCost prices the last replies' tokens at the price of each
+// model that used them: a turn whose subagent ran on another model, a
+// turn on one model after another's, and tokens of no known model.
+func TestLastCost(t *testing.T) {
+	t.Parallel()
+	mtok := chat.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}
+	prices := map[string]ledger.Price{"cheap": {Input: 1, Output: 2}, "dear": {Input: 10, Output: 20}}
+	priceOf := func(m string) (ledger.Price, error) {
+		if p, ok := prices[m]; ok {
+			return p, nil
+		}
+		return ledger.Price{}, ledger.ErrNoPrice
+	}
+	var withSubagent chat.Ledger // a turn: dear, its subagent on cheap, dear
+	withSubagent.AddOf("a", "dear", mtok)
+	withSubagent.EndTurn()
+	withSubagent.AddOf("a", "dear", mtok)
+	withSubagent.AddLedger(chat.Ledger{Total: mtok, Replies: 1, Models: []chat.ModelUsage{{Provider: "a", Model: "cheap", Usage: mtok}}})
+	withSubagent.AddOf("a", "dear", mtok)
+	withSubagent.EndTurn()
+	last, _ := withSubagent.LastTurn()
+	var local chat.Ledger // a turn whose subagent ran on a model of no known price
+	local.AddOf("a", "dear", mtok)
+	local.AddLedger(chat.Ledger{Total: mtok, Replies: 1, Models: []chat.ModelUsage{{Provider: "a", Model: "local", Usage: mtok}}})
+	local.AddOf("a", "dear", mtok)
+	local.EndTurn()
+	localLast, _ := local.LastTurn()
+	var sameModel chat.Ledger // two turns on dear: one entry
+	sameModel.AddOf("a", "dear", mtok)
+	sameModel.EndTurn()
+	sameModel.AddOf("a", "dear", mtok)
+	var old chat.Ledger // a reply of no known model, then a turn on cheap
+	old.Add(mtok)
+	old.EndTurn()
+	old.AddOf("a", "cheap", mtok)
+	tests := []struct {
+		name     string
+		l        chat.Ledger
+		u        chat.Usage
+		fallback string
+		want     float64
+		err      bool
+	}{
+		{"nothing", chat.Ledger{}, chat.Usage{}, "none", 0, false},
+		{"a subagent on another model", withSubagent, last, "dear", 30 + 3 + 30, false},
+		{"the turn in progress, its model's entry shared with the turn before", sameModel, sameModel.Turn, "cheap", 30, false},
+		{"the turn's, not the thread's", old, old.Turn, "dear", 3, false},
+		{"more than the entries count: the rest at the fallback's", old, mtok.Add(mtok), "dear", 3 + 30, false},
+		{"a subagent's price not known", local, localLast, "dear", 0, true},
+		{"the fallback's not known", old, mtok.Add(mtok), "local", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ledger.LastCost(tt.l, tt.u, tt.fallback, priceOf)
+			if tt.err {
+				require.ErrorIs(t, err, ledger.ErrNoPrice)
+				return
+			}
+			require.NoError(t, err)
+			assert.InDelta(t, tt.want, got, 1e-9)
+		})
+	}
+}

@@ -45,7 +45,7 @@ type options struct {
 	subagentCalls int
 	// subagentModel is -subagent-model: the model the subagents run on,
 	// "" for the session's; subagentProvider its provider, settled by
-	// each session (see settleSubagentModel).
+	// the run's first session (see settleSubagentModel).
 	subagentModel, subagentProvider                   string
 	maxToolArgs, maxEditSize, maxInputLine            byteSize
 	maxRoundOutput                                    byteSize

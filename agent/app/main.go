@@ -69,7 +69,7 @@ func runSessions(ctx context.Context, o options, in *sessionInput, stdout, stder
 		// The same terminal goes on with another thread, or the same on
 		// another model (whose price and limits are its own).
 		o.resume, o.first, o.switchedModel = next.id, "", next.model != ""
-		o.baseURLFor = next.baseURLFor
+		o.baseURLFor, o.subagentProvider = next.baseURLFor, next.subagentProvider
 		if next.model != "" {
 			if o.price != "" {
 				o.earlierPrices = maps.Clone(o.earlierPrices)
@@ -106,9 +106,10 @@ func exitStatus(err error, stderr io.Writer) int {
 // switchThread is what agentMain returns when the session goes on with
 // another thread (/resume, /fork), or the same on another model (/model):
 // its ID, the model ("" for the thread's) and its provider ("" for the
-// session's), and the provider -base-url applies to (see
-// options.baseURLFor).
-type switchThread struct{ id, model, provider, baseURLFor string }
+// session's), the provider -base-url applies to (see
+// options.baseURLFor), and the one -subagent-model's is (see
+// options.subagentProvider).
+type switchThread struct{ id, model, provider, baseURLFor, subagentProvider string }
 
 // Error implements error.
 func (s switchThread) Error() string { return "continue with thread " + s.id }

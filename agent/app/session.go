@@ -215,7 +215,8 @@ func (s *agentSession) finish(ctx context.Context, res agentexec.Result, runErr 
 	id := s.thread.ID
 	if s.slash.next != "" && runErr == nil && s.saved() != nil {
 		s.notef("thread %s saved; continue it with: agent -resume %s", id, id)
-		return errors.Join(closeErr, switchThread{id: s.slash.next, model: s.slash.nextModel, provider: s.slash.nextProvider, baseURLFor: s.o.baseURLFor})
+		return errors.Join(closeErr, switchThread{id: s.slash.next, model: s.slash.nextModel, provider: s.slash.nextProvider, baseURLFor: s.o.baseURLFor,
+			subagentProvider: s.o.subagentProvider})
 	}
 	if s.saved() != nil {
 		s.notef("thread %s saved; continue it with: agent -resume %s", id, id)

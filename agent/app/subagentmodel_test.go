@@ -172,3 +172,17 @@ func TestSubagentModelLocal(t *testing.T) {
 	h := e.run(t, "", "-h")
 	assert.Contains(t, h.stderr, "-subagent-model name")
 }
+
+// TestSubagentModelKeepsProvider: a -subagent-model the agent does not
+// know is of the provider the run started on, and stays so after /model
+// moves the session to the other provider.
+func TestSubagentModelKeepsProvider(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fakellm.Anthropic, nil, fakellm.Reply{Text: "One."}, fakellm.Reply{Text: "Child."})
+	oa := fakellm.New(t, fakellm.OpenAI, taskCall, fakellm.Reply{Text: "Two."})
+	r := e.runWith(t, "First.\n/model gpt-4.1\nSecond.\n", []string{"OPENAI_BASE_URL=" + oa.BaseURL()}, "-subagent-model", "my-small-model")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "✓ task: Child.")
+	assert.Equal(t, []string{"fake-model", "my-small-model"}, requestModels(t, e.srv.Requests()), "the subagent on the first provider's server")
+	assert.Equal(t, []string{"gpt-4.1", "gpt-4.1"}, requestModels(t, oa.Requests()))
+}

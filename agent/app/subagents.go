@@ -169,9 +169,10 @@ func (s *agentSession) subagentSecrets() []string {
 	return out
 }
 
-// settleSubagentModel settles the provider of -subagent-model, in each
-// session of the run (a /model switch starts one with the options of the
-// first): the provider the agent knows the model to be of, else the session's. It
+// settleSubagentModel settles the provider of -subagent-model, once for
+// the run (in its first session, while the keys are in the environment;
+// the sessions a /model, /resume or /fork starts keep it, whatever their
+// own provider): the provider the agent knows the model to be of, else the session's. It
 // refuses, saying why: "list"; a model the agent does not know (a typo
 // would only show when a subagent first runs) unless the provider's
 // requests go to a server of the user's own (-base-url, or the provider's
@@ -181,7 +182,7 @@ func (s *agentSession) subagentSecrets() []string {
 func (s *agentSession) settleSubagentModel() error {
 	o := &s.o
 	name := o.subagentModel
-	if name == "" {
+	if name == "" || o.subagentProvider != "" {
 		return nil
 	}
 	if name == modelList {
@@ -198,11 +199,7 @@ func (s *agentSession) settleSubagentModel() error {
 				name, suggest.DidYouMean(name, knownModels()), llm.BaseURLVar(provider))
 		}
 	}
-	key := os.Getenv(llm.KeyVar(provider))
-	if s.in != nil && s.in.keys != nil { // taken by the run's first session
-		key = s.in.keys[llm.KeyVar(provider)]
-	}
-	if key == "" {
+	if os.Getenv(llm.KeyVar(provider)) == "" {
 		return fmt.Errorf("-subagent-model %s: a model of %s, whose API key %s is not set; set it, or give a model of %s",
 			name, provider, llm.KeyVar(provider), o.provider)
 	}

@@ -208,6 +208,9 @@ func describeModel(o options) string {
 	} else {
 		fmt.Fprintf(&b, "limits: not known (replies of %d tokens; -max-tokens, -context-window set them)\n", ledger.DefaultMaxOutput)
 	}
+	if o.subagentModel != "" && o.subagentProvider != "" {
+		fmt.Fprintf(&b, "subagents: %s (%s), as -subagent-model says\n", o.subagentModel, o.subagentProvider)
+	}
 	b.WriteString("/model NAME goes on with this thread on another model, of this provider or another whose key is set (/model PROVIDER NAME names it); agent -model list lists those known")
 	return b.String()
 }

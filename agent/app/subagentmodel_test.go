@@ -89,7 +89,7 @@ func TestSubagentModelFlag(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fakellm.Anthropic, nil, taskCall, fakellm.Reply{Text: "One."}, taskCall, fakellm.Reply{Text: "Two."})
 	oa := fakellm.New(t, fakellm.OpenAI, fakellm.Reply{Text: "Child one."}, fakellm.Reply{Text: "Child two."})
-	r := e.runWith(t, "First.\n/usage\n/model claude-haiku-4-5\nSecond.\n", []string{"OPENAI_BASE_URL=" + oa.BaseURL()},
+	r := e.runWith(t, "First.\n/usage\n/model claude-haiku-4-5\nSecond.\n/model\n", []string{"OPENAI_BASE_URL=" + oa.BaseURL()},
 		"-subagent-model", "o3-mini", "-price", "7,9")
 	require.Equal(t, 0, r.code, r.stderr)
 	// The first turn: 20 tokens in and 40 out of fake-model's at -price
@@ -97,6 +97,8 @@ func TestSubagentModelFlag(t *testing.T) {
 	// $4.4): $0.0006, not $0.0008 were it all fake-model's.
 	assert.Contains(t, r.stderr, "agent: last turn: 30 tokens in, 60 out, $0.0006\n")
 	assert.Contains(t, r.stderr, "agent: thread: 30 tokens in, 60 out, $0.0006, over 3 replies\n")
+	assert.Contains(t, r.stderr, "model: claude-haiku-4-5 (anthropic)\n")
+	assert.Contains(t, r.stderr, "subagents: o3-mini (openai), as -subagent-model says\n")
 	assert.Contains(t, r.stderr, "✓ task: Child one.")
 	assert.Contains(t, r.stderr, "✓ task: Child two.")
 	assert.Equal(t, []string{"fake-model", "fake-model", "claude-haiku-4-5", "claude-haiku-4-5"}, requestModels(t, e.srv.Requests()))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 	"github.com/fsmgen/fsmgen/internal/gittest"
+	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
 
 // testKey is the API key of the tests, redacted from all the child says.
@@ -32,13 +35,14 @@ type fixture struct {
 	runner *Runner
 
 	mu       sync.Mutex
-	progress []string    // the messages of the progress reports
-	used     chat.Ledger // what Usage was given
+	progress []string                        // the messages of the progress reports
+	used     chat.Ledger                     // what Usage was given
+	synced   map[string][]*threadwire.Thread // the saves Sync's hooks got, by thread
 }
 
 func newFixture(t *testing.T, maxCalls int, replies ...fakellm.Reply) *fixture {
 	t.Helper()
-	f := &fixture{srv: fakellm.New(t, fakellm.Anthropic, replies...)}
+	f := &fixture{srv: fakellm.New(t, fakellm.Anthropic, replies...), synced: map[string][]*threadwire.Thread{}}
 	dir := gittest.NewRepo(t, map[string]string{"notes.txt": "hello from the notes; the key is " + testKey + "\n"})
 	ws, err := tools.NewWorkspace(dir)
 	require.NoError(t, err)
@@ -54,7 +58,15 @@ func newFixture(t *testing.T, maxCalls int, replies ...fakellm.Reply) *fixture {
 	require.NoError(t, err)
 	f.runner, err = New(Config{Behavior: b, Provider: provider, Tools: set, Workspace: ws.Root(),
 		Store: f.store, Parent: "parent-thread", Secrets: []string{testKey}, MaxCalls: maxCalls,
-		Usage: func(_ context.Context, l chat.Ledger) { f.mu.Lock(); f.used = l; f.mu.Unlock() }})
+		Usage: func(_ context.Context, l chat.Ledger) { f.mu.Lock(); f.used = l; f.mu.Unlock() },
+		Sync: func(id string) func(*threadwire.Thread) {
+			return func(t *threadwire.Thread) {
+				c := *t
+				f.mu.Lock()
+				f.synced[id] = append(f.synced[id], &c)
+				f.mu.Unlock()
+			}
+		}})
 	require.NoError(t, err)
 	return f
 }
@@ -166,6 +178,9 @@ func TestRun(t *testing.T) {
 			assert.Equal(t, "parent-thread", th.SubagentOf)
 			assert.Equal(t, "c1", th.SubagentCall)
 			assert.Equal(t, "fake-model", th.Model)
+			_, err = os.Stat(filepath.Join(f.store.Dir(), th.ID+".events.jsonl"))
+			require.NoError(t, err, "the child's event log is beside its thread")
+			assert.NotEmpty(t, th.LogChain, "the thread notes the log's chain")
 
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -176,6 +191,11 @@ func TestRun(t *testing.T) {
 			}
 			assert.Equal(t, tt.counted, f.used.Replies, "its replies count in the parent's ledger")
 			assert.Equal(t, th.Ledger.Total, f.used.Total)
+			require.Len(t, f.synced, 1, "Sync is asked for the child's thread alone")
+			saves := f.synced[th.ID]
+			require.NotEmpty(t, saves)
+			assert.Equal(t, th.Updated, saves[len(saves)-1].Updated, "the last save synced is the thread's")
+			assert.Equal(t, "parent-thread", saves[0].SubagentOf)
 		})
 	}
 }

@@ -62,7 +62,12 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 				}
 			}
 			hook.shape = append(hook.shape, line)
-			if s.Final && r.par.Done != nil {
+			if s.Transient {
+				// A final state whose composite state has a done
+				// transition: the region never rests there.
+				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" done "+s.Snake)
+			}
+			if s.Final && s.Depth == 1 && r.par.Done != nil {
 				// A machine never rests with every region final: which
 				// states are final says what loads.
 				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" final "+s.Snake)

@@ -41,7 +41,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			s.Index = leaf
 			leaf++
 			reg.Leaves = append(reg.Leaves, s)
-			if s.Final {
+			if s.Final && s.Parent == root {
+				// A final leaf deeper in the region completes its
+				// composite state, not the region.
 				reg.Finals = append(reg.Finals, s)
 			}
 		}

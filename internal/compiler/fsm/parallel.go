@@ -270,6 +270,10 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	case len(s.Fields) > 0:
 		diags.Errorf(s.Fields[0].Name.Pos, "region state %s has fields: the states inside regions have no fields yet; give the fields to the parallel state", what)
 	}
+	if s.Done != nil && s != r.root {
+		// A done transition inside the region is a rule of the region.
+		regionOutcomes(r, &s.Done.Outcome, s.Done.Guards, diags)
+	}
 	for _, a := range s.After {
 		// A region's timer runs from its state's entry to its exit, as a
 		// flat machine's, and fires its rules in the region alone.

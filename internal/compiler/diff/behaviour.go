@@ -52,6 +52,9 @@ func (d *differ) rules() {
 		}
 		if ns.Choice != nil || os.Choice != nil {
 			d.cell(ns.Name+" (its choice)", os.Choice, ns.Choice)
+			// A transient state receives no events: its choice says
+			// what it does, in place of a row per event.
+			continue
 		}
 		if ns.Completion != nil || os.Completion != nil {
 			// A parallel state's done transition.

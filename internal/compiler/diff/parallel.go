@@ -88,8 +88,16 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 	// as a flat machine's of its leaf.
 	for _, os := range o.Leaves {
 		for _, ns := range n.Leaves {
-			if d.rename("state", os.Name) == ns.Name {
-				d.timers(os, ns, fmt.Sprintf("%s with region %s in %s", p.Name, n.Root.Name, os.Name))
+			if d.rename("state", os.Name) != ns.Name {
+				continue
+			}
+			d.timers(os, ns, fmt.Sprintf("%s with region %s in %s", p.Name, n.Root.Name, os.Name))
+			if !os.Settles() && ns.Settles() {
+				// What the done transition does is compared as a rule
+				// (its choice); what it does to saved machines is here.
+				c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("made final in %s, whose done transition leaves it at once", ns.Completes.Name), Old: os.Pos, New: ns.Pos}
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with region %s in %s no longer loads: the region never rests there (declare the break if no saved machine is so)", p.Name, n.Root.Name, os.Name))
+				d.add(c)
 			}
 		}
 	}

@@ -134,3 +134,108 @@ func TestCompareParallelDone(t *testing.T) {
 		})
 	}
 }
+
+// discSpec is a player whose Active state is parallel, with a composite
+// state inside region Drive, Loading, whose final state Found completes
+// it; %DONE% stands where Loading's done transition goes.
+const discSpec = `version: 2
+machine: Disc
+package: disc
+output:
+  go: .
+states:
+  Idle:
+    initial: true
+    ignore: [Eject, Ready, Play, Mute]
+  Active:
+    parallel: true
+    ignore: [Insert, Ready, Play, Mute]
+    states:
+      Drive:
+        states:
+          Loading:
+            initial: true
+%DONE%
+            states:
+              Seeking:
+                initial: true
+              Found:
+                final: true
+          Playing: {}
+      Sound:
+        states:
+          Quiet:
+            initial: true
+          Loud: {}
+events:
+  Insert: {}
+  Eject: {}
+  Ready: {}
+  Play: {}
+  Mute: {}
+transitions:
+  - from: Idle
+    on: Insert
+    to: Active
+  - from: Active
+    on: Eject
+    to: Idle
+  - from: Seeking
+    on: Ready
+    to: Found
+  - from: Quiet
+    on: Mute
+    to: Loud
+  - from: Loud
+    on: Play
+    to: Quiet
+`
+
+// TestCompareRegionDone checks how fsmgen diff classifies a done
+// transition given to a composite state inside a region, or taken from
+// it: its final state no longer rests (a machine saved with the region
+// in it no longer loads), and what the region does there changes.
+func TestCompareRegionDone(t *testing.T) {
+	t.Parallel()
+	resting := strings.Replace(discSpec, "%DONE%\n", "", 1) +
+		"  - from: Found\n    on: Play\n    to: Playing\n"
+	done := strings.Replace(discSpec, "%DONE%\n", "            done:\n              to: Playing\n", 1)
+	tests := []struct {
+		name     string
+		old, new string
+		breaks   int
+		want     []want
+	}{
+		{
+			name: "done added", old: resting, new: done, breaks: 2,
+			want: []want{
+				{subject: "state Found", what: "made final in Loading, whose done transition leaves it at once", verdicts: []string{"saved_states=breaks"}},
+				{subject: "rule Found (its choice)", what: "now to Playing, was nothing", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			name: "done removed", old: done, new: resting, breaks: 1,
+			want: []want{
+				{subject: "rule Found (its choice)", what: "now nothing, was to Playing", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			var got []want
+			for _, c := range rep.Changes {
+				w := want{subject: c.Subject, what: c.What}
+				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+					if c.Verdicts[a] != diff.OK {
+						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+					}
+				}
+				got = append(got, w)
+			}
+			assert.ElementsMatch(t, tt.want, got)
+			assert.Equal(t, tt.breaks, rep.Breaks(), "breaking changes")
+		})
+	}
+}

@@ -40,6 +40,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genOtherwise()
 	g.genChoices()
 	g.genDone()
+	g.genSettle()
 	g.genTakes()
 	g.genTimers()
 	g.genDeferral()

@@ -116,6 +116,24 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 			jen.If(v.Clone().Op("<").Id(first.KindName).Op("||").Add(v.Clone()).Op(">").Id(last.KindName)).Block(
 				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))),
 			rgn(reg).Op("=").Add(v.Clone()))
+		var settling *jen.Statement
+		for _, l := range reg.Leaves {
+			if !l.Settles() {
+				continue
+			}
+			eq := v.Clone().Op("==").Id(l.KindName)
+			if settling == nil {
+				settling = eq
+			} else {
+				settling = jen.Add(settling).Op("||").Add(eq)
+			}
+		}
+		if settling != nil {
+			// A final state whose composite state has a done transition
+			// is left in the step that enters it.
+			msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%v, a final state whose composite state takes its done transition at once: the machine never rests there", g.m.Package, s.Name, reg.Root.Name)
+			out = append(out, jen.If(settling).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))))
+		}
 	}
 	if s.Completion != nil {
 		// Every region final: the done transition was taken in the step

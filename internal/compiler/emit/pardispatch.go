@@ -240,16 +240,23 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	out = append(out, g.regionActs(r, from, "exits")...)
 	out = append(out, g.regionActs(r, from, "actions")...)
 	out = append(out, g.regionActs(r, from, "entries")...)
+	moved := reg
+	if r.To != nil && r.To.Settles() {
+		out = append(out, settleLoop([]*fsm.Region{reg}))
+		moved = nil // the done transition may have moved it anywhere
+	}
 	if endsRegion(r) {
-		out = append(out, g.completion(reg.Parallel, reg))
+		out = append(out, g.completion(reg.Parallel, moved))
 	}
 	return append(out, jen.Return(core().Dot("Finish").Call()))
 }
 
-// endsRegion reports whether region rule r enters a final leaf of its
-// region, whose parallel state has a done transition.
+// endsRegion reports whether region rule r may end its region (enter a
+// final leaf of it, at once or through the done transitions of the
+// composite states inside it), whose parallel state has a done
+// transition.
 func endsRegion(r *fsm.Rule) bool {
-	return r.Kind == fsm.Transition && r.To != nil && r.To.Final && r.To.Region != nil && r.To.Region.Parallel.Completion != nil
+	return r.Kind == fsm.Transition && r.To != nil && r.To.Ends() && r.To.Region.Parallel.Completion != nil
 }
 
 // endsOn reports whether a rule of region reg for e enters a final leaf
@@ -454,6 +461,15 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 				return g.regionActs(r, jen.Id(local("from", reg)), part)
 			})...)
 		}
+	}
+	var settling []*fsm.Region
+	for _, reg := range inv {
+		if settlesOn(reg, e) {
+			settling = append(settling, reg)
+		}
+	}
+	if len(settling) > 0 {
+		take = append(take, settleLoop(settling))
 	}
 	if slices.ContainsFunc(inv, func(reg *fsm.Region) bool { return endsOn(reg, e) }) {
 		// Some region may have entered its final state: the last one

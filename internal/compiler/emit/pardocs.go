@@ -73,6 +73,11 @@ func (d *diagram) regionEdges() {
 	var shared []*fsm.Cell
 	seen := map[*fsm.Cell]bool{}
 	for _, s := range d.m.RegionLeaves() {
+		if s.Settles() {
+			// The done transition of a composite state inside the
+			// region, drawn from it, labelled done.
+			d.cells(s.Completes, []*fsm.Cell{s.Choice})
+		}
 		d.cells(s, s.Handles)
 		for _, c := range s.Inherited {
 			if c.Owner != nil && !seen[c] {
@@ -105,8 +110,11 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			switch {
 			case s == reg.Initial:
 				kind = "initial in " + where
-			case s.Final:
+			case s.Final && s.Parent == reg.Root:
 				kind = "final in " + where
+			case s.Final:
+				// A final state of a composite state inside the region.
+				kind = "final in " + code(s.Parent.Name) + ", " + where
 			}
 			v.States = append(v.States, declRow{Name: s.Name, Kind: kind, Doc: mdText(s.Doc)})
 			var out, up []string

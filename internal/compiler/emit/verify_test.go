@@ -367,6 +367,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					if s.Final {
 						want++ // S --> [*], in its region
 					}
+					if s.Choice != nil && s.Completes != nil {
+						count(s.Completes, s.Choice.Rules) // done inside the region, drawn from the composite state
+					}
 					for _, c := range s.Handles {
 						count(s, c.Rules)
 					}

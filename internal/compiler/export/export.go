@@ -118,15 +118,6 @@ func common(c *chart, p *problems, target string) {
 	// fsmgen; in the targets it is a transition that does nothing, beside
 	// the other regions' (see parallel.go).
 	regionRejects(c, p, target)
-	// A parallel state's done transition is written (XState's onDone,
-	// SCXML's done.state.ID, both raised once every region is in a final
-	// state); the done transition of a composite state inside a region is
-	// the compiler's to come: refused, never dropped.
-	for _, r := range c.m.AllRules() {
-		if d := r.Done; d != nil && d.Regions == nil && d.Region != nil {
-			p.refuse(r.Pos, "the done transition of %s: fsmgen export does not write done transitions of composite states inside regions yet: export the machine without it", d.Name)
-		}
-	}
 	// A history is written as a child of its composite state named
 	// history (XState's states key, the id's last part).
 	for _, s := range m.Histories {

@@ -49,6 +49,12 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 		r := rules[st.Rule]
 		require.NotNil(t, r, "%s has no rule %d", m.Name, st.Rule)
 		if r.From != nil && r.From.Region != nil {
+			if r.Done != nil {
+				// The done transition of a composite state inside the
+				// region: a microstep of its own, after the step that
+				// entered its final state.
+				flush()
+			}
 			from := cfg[r.From.Region]
 			var these []string
 			for _, run := range r.Exits {
@@ -67,6 +73,9 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 					leaf = leaf.InitialChild
 				}
 				cfg[r.From.Region] = leaf
+			}
+			if r.Done != nil {
+				flush()
 			}
 			continue
 		}

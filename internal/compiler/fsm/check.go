@@ -60,7 +60,7 @@ func (b *builder) graph() {
 	}
 	for _, s := range m.States {
 		switch {
-		case !reached[s] && s.Final && b.par.inRegion():
+		case !reached[s] && s.Final && b.par.inRegion() && s.Depth == 1:
 			b.unreachableFinal(s)
 			b.unreachableNotes(s, succ, reached)
 		case !reached[s]:

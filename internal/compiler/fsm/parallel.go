@@ -248,6 +248,12 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	r.names[s.Name.Value] = true
 	what := s.Name.Value + " (in region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ")"
+	if s == r.root && s.Done != nil {
+		// SCXML 1.0 §3.13: a transition of the region's own state that
+		// targets a state inside it has the parallel state as its domain,
+		// and would leave every region.
+		diags.Errorf(s.Done.Pos, "region %s of parallel state %s has a done transition: the region is done once it is in its final state, and a transition of the region's own state would leave the whole parallel state (SCXML 1.0 §3.13); put done on a composite state inside the region, or on %s, which completes once every region is in a final state", s.Name.Value, r.par.Name.Value, r.par.Name.Value)
+	}
 	switch {
 	case s == r.root && s.Initial.Set:
 		diags.Errorf(s.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", s.Name.Value, r.par.Name.Value)
@@ -257,14 +263,16 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 		diags.Errorf(s.Transient.Pos, "region state %s is transient: fsmgen does not run eventless rules inside regions yet", what)
 	case s.Terminal.Value:
 		diags.Errorf(s.Terminal.Pos, "region state %s is terminal: a region's state is left with its parallel state; leave the parallel state for a terminal state instead", what)
-	case s.Done != nil:
-		diags.Errorf(s.Done.Pos, "region state %s has a done transition: fsmgen does not complete states inside regions yet; put done on parallel state %s, which completes once every region is in a final state", what, r.par.Name.Value)
-	case s.Final.Value && (parent != r.root || len(s.States) > 0):
-		diags.Errorf(s.Final.Pos, "region state %s is final, but not a leaf right inside region %s: a final state ends its region (SCXML 1.0 §3.4), and fsmgen does not complete composite states inside regions yet", what, r.root.Name.Value)
-	case s.Final.Value && (len(s.Ignore) > 0 || len(s.Reject) > 0 || len(s.Defer) > 0 || len(s.After) > 0):
+	case s == r.root && s.Final.Value:
+		diags.Errorf(s.Final.Pos, "region %s of parallel state %s is final: a region ends in a final state inside it (SCXML 1.0 §3.4); mark the leaf it ends in \"final: true\"", s.Name.Value, r.par.Name.Value)
+	case s.Final.Value && parent == r.root && len(s.States) == 0 && (len(s.Ignore) > 0 || len(s.Reject) > 0 || len(s.Defer) > 0 || len(s.After) > 0):
 		diags.Errorf(s.Name.Pos, "region state %s is final: a final state has no transitions of its own (SCXML 1.0 §3.7), so it ignores, rejects, defers and times nothing; the events it is offered go to the states around it, as from any leaf of the region", what)
 	case len(s.Fields) > 0:
 		diags.Errorf(s.Fields[0].Name.Pos, "region state %s has fields: the states inside regions have no fields yet; give the fields to the parallel state", what)
+	}
+	if s.Done != nil && s != r.root {
+		// A done transition inside the region is a rule of the region.
+		regionOutcomes(r, &s.Done.Outcome, s.Done.Guards, diags)
 	}
 	for _, a := range s.After {
 		// A region's timer runs from its state's entry to its exit, as a
@@ -272,8 +280,8 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 		if _, err := time.ParseDuration(a.Delay.Value); a.Delay.Set && err != nil && identRE.MatchString(a.Delay.Value) {
 			diags.Errorf(a.Delay.Pos, "region state %s computes the delay of its timer with effect %s: the states inside regions run no effects yet; give a duration such as 30s", what, a.Delay.Value)
 		}
-		if s.Final.Value {
-			continue // a final state has no timer (reported above)
+		if s.Final.Value && parent == r.root && len(s.States) == 0 {
+			continue // a region's final state has no timer (reported above)
 		}
 		// Its rules are checked as the region's rows are (splitRows).
 		r.timers = append(r.timers, spec.Transition{Pos: a.Pos, From: []spec.String{s.Name}, Outcome: a.Outcome, Guards: a.Guards})
@@ -289,6 +297,34 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	for i := range s.States {
 		checkRegion(r, &s.States[i], s, diags)
 	}
+}
+
+// Settles reports whether leaf s is a final state inside a region whose
+// composite state has a done transition (SCXML 1.0 §3.7.1,
+// done.state.ID): the region never rests in it, but takes the done
+// transition in the step that enters it, as a flat machine does.
+func (s *State) Settles() bool { return s.Region != nil && s.Choice != nil }
+
+// Ends reports whether entering leaf s of a region may end the region in
+// the same step: s is one of the region's final leaves, or it settles and
+// the done transition that leaves it may lead to one.
+func (s *State) Ends() bool {
+	if s.Region == nil {
+		return false
+	}
+	if slices.Contains(s.Region.Finals, s) {
+		return true
+	}
+	if !s.Settles() {
+		return false
+	}
+	for _, r := range s.Choice.Rules {
+		// The build refuses eventless rules that could loop.
+		if r.To != nil && r.To != s && r.To.Ends() {
+			return true
+		}
+	}
+	return false
 }
 
 // parallel reports whether s is a parallel state of the machine around

@@ -62,7 +62,12 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 				}
 			}
 			hook.shape = append(hook.shape, line)
-			if s.Final && r.par.Done != nil {
+			if s.Transient {
+				// A final state whose composite state has a done
+				// transition: the region never rests there.
+				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" done "+s.Snake)
+			}
+			if s.Final && s.Depth == 1 && r.par.Done != nil {
 				// A machine never rests with every region final: which
 				// states are final says what loads.
 				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" final "+s.Snake)
@@ -211,9 +216,15 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: a rule inside a region moves within it; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
 		}
 	}
-	outcomes := []*spec.Outcome{&t.Outcome}
-	for i := range t.Guards {
-		outcomes = append(outcomes, &t.Guards[i].Outcome)
+	regionOutcomes(r, &t.Outcome, t.Guards, diags)
+}
+
+// regionOutcomes checks the outcome of a rule of region r and those of
+// its branches: what a region's rule may do yet.
+func regionOutcomes(r *specRegion, outcome *spec.Outcome, branches []spec.Branch, diags *diag.List) {
+	outcomes := []*spec.Outcome{outcome}
+	for i := range branches {
+		outcomes = append(outcomes, &branches[i].Outcome)
 	}
 	for _, o := range outcomes {
 		switch {

@@ -41,7 +41,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			s.Index = leaf
 			leaf++
 			reg.Leaves = append(reg.Leaves, s)
-			if s.Final {
+			if s.Final && s.Parent == root {
+				// A final leaf deeper in the region completes its
+				// composite state, not the region.
 				reg.Finals = append(reg.Finals, s)
 			}
 		}
@@ -83,6 +85,8 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 				diags.Errorf(fn.Pos, "In(%s) names no state inside a region of parallel state %s: name a state of another of its regions", fn.InName, sr.par.Name.Value)
 			case t.Region.Parallel != own.Parallel:
 				diags.Errorf(fn.Pos, "In(%s) names a state of parallel state %s, which is not active beside region %s: name a state of another region of %s", fn.InName, t.Region.Parallel.Name, sr.root.Name.Value, sr.par.Name.Value)
+			case t.Settles():
+				diags.Errorf(fn.Pos, "In(%s) names a final state whose composite state %s takes its done transition in the step that enters it: region %s is never in %s when a guard is tested; name %s, or the state its done transition leads to", fn.InName, t.Completes.Name, t.Region.Root.Name, fn.InName, t.Completes.Name)
 			case t.Region == own:
 				diags.Errorf(fn.Pos, "In(%s) names a state of the rule's own region %s: the rule's source already says where it is; name a state of another region", fn.InName, sr.root.Name.Value)
 			default:

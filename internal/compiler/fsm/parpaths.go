@@ -132,11 +132,14 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 				after[moved[i].Index] = r.To
 			}
 		}
-		w.moved = moved
-		if p.completes(after) {
-			return m.complete(p, w, after)
+		w.moved, w.micro = moved, len(moves)
+		var queue []*Region
+		for i, r := range moves {
+			if r.To != nil && r.To.Settles() {
+				queue = append(queue, moved[i])
+			}
 		}
-		return []regionWay{{way: w, after: after}}
+		return m.settle(p, w, after, queue)
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores[:1], To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
@@ -154,6 +157,43 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			after = initialConfig(m)
 		}
 		out = append(out, regionWay{way: w, after: after})
+	}
+	return out
+}
+
+// settle continues way w of parallel state p, after which the regions
+// are in after, through the done transitions of the composite states
+// inside its regions whose final states the way entered: queue are the
+// regions in such a state, in the order their done events were raised
+// (SCXML 1.0 §3.13: entries in document order, each done transition a
+// microstep of its own, raising the next in turn). One way per branch of
+// each done transition's guards, tested once the step before ran; then,
+// when every region is final, p's own done transition (complete).
+func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []regionWay {
+	if len(queue) == 0 {
+		if p.completes(after) {
+			return m.complete(p, w, after)
+		}
+		return []regionWay{{way: w, after: after}}
+	}
+	reg := queue[0]
+	var out []regionWay
+	for _, pk := range picks(after[reg.Index].Choice, after) {
+		r := pk.rule
+		if r == nil || r.To == nil {
+			continue // an eventless rule leaves its state (checked by the build)
+		}
+		cw := *w
+		cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
+		cw.Rules = append(slices.Clone(w.Rules), r)
+		cw.moved = append(slices.Clone(w.moved), reg)
+		next := slices.Clone(after)
+		next[reg.Index] = r.To
+		rest := slices.Clone(queue[1:])
+		if r.To.Settles() {
+			rest = append(rest, reg)
+		}
+		out = append(out, m.settle(p, &cw, next, rest)...)
 	}
 	return out
 }
@@ -247,7 +287,7 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 		// region final would take its done transition.
 		i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Final })
 		if i < 0 {
-			i = slices.IndexFunc(reg.Leaves, out)
+			i = slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Settles() })
 		}
 		if i < 0 {
 			return nil
@@ -332,7 +372,7 @@ func (m *Machine) parallelWays() {
 								cfg[in.In.Region.Index] = descend(in.In)
 								cfgs = append(cfgs, cfg)
 							}
-							ends = ends || r.To != nil && r.To.Final
+							ends = ends || r.To != nil && r.To.Ends()
 						}
 					}
 					if ends {

@@ -247,7 +247,7 @@ func (p *State) TimedConfigs() [][]*State {
 		for _, reg := range p.Regions {
 			cfg[reg.Index] = reg.Leaves[min(k, len(reg.Leaves)-1)]
 		}
-		if !p.completes(cfg) {
+		if !p.completes(cfg) && !slices.ContainsFunc(cfg, (*State).Settles) {
 			out = append(out, cfg)
 		}
 	}

@@ -38,8 +38,12 @@ type Way struct {
 	// same step. Nil for other ways.
 	Final []*State
 	// moved are, for a way the regions take, the regions its rules move,
-	// one per rule (see regionTrace).
+	// one per rule (see regionTrace). The first micro rules are taken as
+	// one step (SCXML's microstep); each after them is the done transition
+	// of a composite state inside a region, taken alone in the order SCXML
+	// raises their done events (see settle).
 	moved []*Region
+	micro int
 	// After are, when a rule of the way sets constants (set:), the
 	// fields of To that hold one after the way, in To's order. From a
 	// machine made by Restore in From with zero fields, whose effects

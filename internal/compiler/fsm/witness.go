@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"maps"
+	"slices"
 )
 
 // Trace is what the machine does on a way: the id it gave the timer that
@@ -60,7 +61,18 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			moves = moves[:len(moves)-1]
 		}
 		if len(w.moved) > 0 {
-			tr.Actions = m.regionTrace(moves, w.moved, cfg, &run)
+			tr.Actions = m.regionTrace(moves[:w.micro], w.moved[:w.micro], cfg, &run)
+			// The done transitions of composite states inside the
+			// regions, each a step of its own (see settle).
+			cur := slices.Clone(cfg)
+			for i, r := range moves {
+				if i >= w.micro {
+					tr.Actions = append(tr.Actions, m.regionTrace(moves[i:i+1], w.moved[i:i+1], cur, &run)...)
+				}
+				if r.To != nil {
+					cur[w.moved[i].Index] = r.To
+				}
+			}
 		}
 		if w.Final == nil {
 			return tr, run

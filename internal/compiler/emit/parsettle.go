@@ -1,0 +1,107 @@
+package emit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits the done transitions of the composite states inside
+// regions (see internal/compiler/fsm/parallel.go, State.Settles): a final
+// state of such a composite state is a leaf of its region the region
+// never rests in, left by the done transition in the step that enters
+// it, after the rules that entered it (regionRule, regionsTogether).
+
+// settlesOn reports whether a rule of region reg for e may enter a final
+// state whose composite state has a done transition.
+func settlesOn(reg *fsm.Region, e *fsm.Event) bool {
+	cells, _ := regionCells(reg, e)
+	for _, c := range cells {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.To != nil && r.To.Settles() }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// settleMethod names the method that takes the done transitions of the
+// composite states inside region reg: settleDrive.
+func settleMethod(reg *fsm.Region) string { return "settle" + reg.Field }
+
+// settles reports whether some leaf of region reg settles: it is a final
+// state whose composite state has a done transition.
+func settles(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*fsm.State).Settles) }
+
+// settleLoop emits the done transitions that follow a step of regions
+// regs, in document order, until none is in a final state whose
+// composite state has a done transition: each round takes one done
+// transition in each region that needs one, in the order SCXML raises
+// their done events (§3.13: entries in document order, each done
+// transition a microstep that may raise the next).
+//
+//	for m.settleDrive() {
+//	}
+//
+// or, for several regions:
+//
+//	for {
+//		settled := !m.settleDrive()
+//		settled = !m.settleSound() && settled
+//		if settled {
+//			break
+//		}
+//	}
+func settleLoop(regs []*fsm.Region) jen.Code {
+	if len(regs) == 1 {
+		return jen.Comment("// A final state whose composite state is done: its done transition.").Line().
+			For(jen.Id("m").Dot(settleMethod(regs[0])).Call()).Block()
+	}
+	var body []jen.Code
+	for i, reg := range regs {
+		call := jen.Op("!").Id("m").Dot(settleMethod(reg)).Call()
+		if i == 0 {
+			body = append(body, jen.Id("settled").Op(":=").Add(call))
+		} else {
+			body = append(body, jen.Id("settled").Op("=").Add(call).Op("&&").Id("settled"))
+		}
+	}
+	body = append(body, jen.If(jen.Id("settled")).Block(jen.Break()))
+	return jen.Comment("// Final states whose composite states are done: their done transitions.").Line().
+		For().Block(body...)
+}
+
+// genSettle emits, for each region with a final state whose composite
+// state has a done transition, the method that takes that transition
+// (see settleLoop).
+func (g *goGen) genSettle() {
+	for _, reg := range g.m.Regions {
+		if !settles(reg) {
+			continue
+		}
+		var cases []jen.Code
+		for _, s := range reg.Leaves {
+			if !s.Settles() {
+				continue
+			}
+			body := func(r *fsm.Rule) []jen.Code {
+				out := []jen.Code{rgn(reg).Op("=").Id(r.To.KindName), core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName))}
+				from := jen.Id(s.KindName)
+				out = append(out, g.regionActs(r, from, "exits")...)
+				out = append(out, g.regionActs(r, from, "actions")...)
+				out = append(out, g.regionActs(r, from, "entries")...)
+				return append(out, jen.Return(jen.True()))
+			}
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(g.regionCell(reg, s.Choice, body)...))
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the composite state inside region %s whose final "+
+			"state the region is in, and reports whether it took one: the region never rests in such a state, but leaves "+
+			"it in the step that enters it (SCXML 1.0 §3.7.1, done.state.ID).", settleMethod(reg), reg.Root.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(settleMethod(reg)).Params().Bool().Block(
+			jen.Switch(rgn(reg)).Block(cases...), jen.Return(jen.False()))
+	}
+}

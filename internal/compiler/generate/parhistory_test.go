@@ -28,6 +28,26 @@ import (
 	"example.com/deck"
 )
 
+// clear answers the guard clear: Tune resumes Tuned's history.
+type clear struct{}
+
+func (clear) Clear() bool { return true }
+
+func config(rec *deck.Recorder) deck.Config { return deck.Config{Handler: rec, Behavior: clear{}} }
+
+// plain returns the actions but the timers'.
+func plain(actions []deck.Action) []deck.Action {
+	var out []deck.Action
+	for _, a := range actions {
+		switch a.(type) {
+		case *deck.StartTimer, *deck.CancelTimer:
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func send(t *testing.T, m *deck.Machine, evs ...deck.Event) {
 	t.Helper()
 	for _, ev := range evs {
@@ -36,7 +56,7 @@ func send(t *testing.T, m *deck.Machine, evs ...deck.Event) {
 }
 
 func TestRegionHistoryAcrossOn(t *testing.T) {
-	m, err := deck.New(deck.Config{Handler: &deck.Recorder{}})
+	m, err := deck.New(config(&deck.Recorder{}))
 	require.NoError(t, err)
 	send(t, m, &deck.Power{}, &deck.Play{}, &deck.Speed{}, &deck.Turn{}, &deck.Tune{}, &deck.Flip{})
 	require.Equal(t, deck.On{Tape: deck.StateBack, Radio: deck.StateFm}, m.State())
@@ -46,22 +66,22 @@ func TestRegionHistoryAcrossOn(t *testing.T) {
 	assert.Contains(t, string(data), ` + "`" + `"history":[{"state":"running","leaf":"back"},{"state":"tuned","leaf":"fm"}]` + "`" + `)
 
 	rec := &deck.Recorder{}
-	m, err = deck.Load(deck.Config{Handler: rec}, data)
+	m, err = deck.Load(config(rec), data)
 	require.NoError(t, err)
 	send(t, m, &deck.Power{})
 	assert.Equal(t, deck.On{Tape: deck.StateStopped, Radio: deck.StateSilent}, m.State(), "On is entered through its regions' initial states")
 	rec.Actions = nil
 	send(t, m, &deck.Play{})
 	assert.Equal(t, deck.On{Tape: deck.StateFwd, Radio: deck.StateSilent}, m.State(), "shallow: Fast entered anew")
-	assert.Equal(t, []deck.Action{&deck.RunIn{}}, rec.Actions)
+	assert.Equal(t, []deck.Action{&deck.RunIn{}}, plain(rec.Actions))
 	rec.Actions = nil
 	send(t, m, &deck.Tune{})
 	assert.Equal(t, deck.On{Tape: deck.StateFwd, Radio: deck.StateFm}, m.State(), "deep: the very leaf")
-	assert.Equal(t, []deck.Action{&deck.TunedIn{}, &deck.FmIn{}}, rec.Actions)
+	assert.Equal(t, []deck.Action{&deck.TunedIn{}, &deck.FmIn{}}, plain(rec.Actions))
 }
 
 func TestRegionHistoryWithinRegion(t *testing.T) {
-	m, err := deck.New(deck.Config{Handler: &deck.Recorder{}})
+	m, err := deck.New(config(&deck.Recorder{}))
 	require.NoError(t, err)
 	send(t, m, &deck.Power{}, &deck.Play{}, &deck.Speed{}, &deck.Stop{}, &deck.Tune{}, &deck.Seek{}, &deck.Mute{})
 	require.Equal(t, deck.On{Tape: deck.StateStopped, Radio: deck.StateSilent}, m.State())
@@ -73,7 +93,7 @@ func TestRegionHistoryWithinRegion(t *testing.T) {
 }
 
 func TestRegionHistoryLoadsStrictly(t *testing.T) {
-	m, err := deck.New(deck.Config{Handler: &deck.Recorder{}})
+	m, err := deck.New(config(&deck.Recorder{}))
 	require.NoError(t, err)
 	data, err := m.Save()
 	require.NoError(t, err)
@@ -83,7 +103,7 @@ func TestRegionHistoryLoadsStrictly(t *testing.T) {
 		` + "`" + `[{"state":"tape","leaf":"slow"}]` + "`" + `:  ` + "`" + `a history of state "tape", which is no state with a history` + "`" + `,
 		` + "`" + `[{"state":"tuned","leaf":"am"},{"state":"tuned","leaf":"fm"}]` + "`" + `: ` + "`" + `two histories of state "tuned"` + "`" + `,
 	} {
-		_, err := deck.Load(deck.Config{Handler: &deck.Recorder{}}, []byte(base+` + "`" + `,"history":` + "`" + `+history+"}"))
+		_, err := deck.Load(config(&deck.Recorder{}), []byte(base+` + "`" + `,"history":` + "`" + `+history+"}"))
 		require.Error(t, err, history)
 		assert.Contains(t, err.Error(), want)
 	}

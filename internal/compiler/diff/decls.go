@@ -303,7 +303,7 @@ func (d *differ) states() {
 // revisions: what a saved machine remembers of it.
 func (d *differ) history(o, n *fsm.Decl) {
 	find := func(m *fsm.Machine, dc *fsm.Decl) *fsm.State {
-		for _, s := range m.Composites {
+		for _, s := range append(slices.Clone(m.Composites), regionStates(m)...) {
 			if &s.Decl == dc {
 				return s
 			}

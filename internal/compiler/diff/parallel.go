@@ -47,6 +47,7 @@ func (d *differ) regions() {
 			}
 			d.regionLeaves(ns, o, r)
 			d.regionFinals(os, ns, o, r)
+			d.regionHistories(o, r)
 		}
 		for _, r := range os.Regions {
 			if !newRegs[d.rename("state", r.Root.Name)] {

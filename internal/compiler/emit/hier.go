@@ -53,6 +53,9 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 	for _, d := range run.Delays {
 		out = append(out, jen.Id(d.Local).Op(":=").Id("m").Dot("b").Dot(d.Timer.DelayFunc.GoName).Call(g.values(d.Args)...))
 	}
+	if run.State.Regions != nil && !run.Entry {
+		out = append(out, g.regionRemember(run, from)...)
+	}
 	if run.State.Regions != nil {
 		out = append(out, g.regionRun(run, true)...)
 	}

@@ -232,7 +232,11 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if r.Kind != fsm.Transition {
 		return []jen.Code{refusal(r)}
 	}
+	if len(r.Variants) > 0 {
+		return g.regionHistory(reg, r)
+	}
 	from, out := regionFrom(reg, r)
+	out = append(out, regionRemembers(reg, r)...)
 	if r.To != nil {
 		out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
 	}
@@ -403,7 +407,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 					return []jen.Code{refusal(r)}
 				}
 				ignores = ignores || r.Kind == fsm.Ignore
-				return []jen.Code{jen.Id(local("t", reg)).Op("=").Lit(r.Index)}
+				return g.regionPick(reg, r)
 			}
 			cases = append(cases, jen.Case(ks...).Block(g.regionCell(reg, c, pick)...))
 		}
@@ -429,7 +433,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			if r.Kind != fsm.Transition {
 				return nil
 			}
-			var c []jen.Code
+			c := regionRemembers(reg, r)
 			if r.To != nil {
 				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
 			}
@@ -491,7 +495,7 @@ func (g *goGen) ruleSwitch(reg *fsm.Region, e *fsm.Event, body func(*fsm.Rule) [
 	var walk func(c *fsm.Cell)
 	walk = func(c *fsm.Cell) {
 		for ; c != nil && !c.Out(); c = c.Fallback {
-			for _, r := range c.Rules {
+			for _, r := range withVariants(c.Rules) {
 				if seen[r] {
 					continue
 				}
@@ -525,7 +529,7 @@ func readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 	cells, _ := regionCells(reg, e)
 	for _, c := range cells {
 		for ; c != nil && !c.Out(); c = c.Fallback {
-			for _, r := range c.Rules {
+			for _, r := range withVariants(c.Rules) {
 				for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
 					if run.When != nil && len(run.Actions) > 0 {
 						return true

@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"slices"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
@@ -62,7 +64,7 @@ func (g *goGen) genRules() {
 		var hs []jen.Code
 		for _, s := range m.Histories {
 			var leaves []jen.Code
-			for _, l := range m.States {
+			for _, l := range append(slices.Clone(m.States), m.RegionLeaves()...) {
 				if s.Contains(l) {
 					leaves = append(leaves, jen.Lit(l.Snake))
 				}
@@ -76,7 +78,7 @@ func (g *goGen) genRules() {
 				fields = append(fields, kv("Was", jen.Index().String().Values(was...)))
 			}
 			var renamed []jen.Code
-			for _, l := range m.States {
+			for _, l := range append(slices.Clone(m.States), m.RegionLeaves()...) {
 				if s.Contains(l) {
 					for _, old := range l.RenamedFrom {
 						renamed = append(renamed, jen.Lit(fsm.SnakeName(old)).Op(":").Lit(l.Snake))

@@ -257,8 +257,6 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	switch {
 	case s == r.root && s.Initial.Set:
 		diags.Errorf(s.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", s.Name.Value, r.par.Name.Value)
-	case s.History.Set:
-		diags.Errorf(s.History.Pos, "region state %s has a history: fsmgen does not remember states inside regions yet", what)
 	case s.Transient.Value:
 		diags.Errorf(s.Transient.Pos, "region state %s is transient: fsmgen does not run eventless rules inside regions yet", what)
 	case s.Terminal.Value:

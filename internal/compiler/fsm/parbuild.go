@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"strings"
+
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
@@ -74,6 +76,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 			}
 		}
 	}
+	hook.shape = append(hook.shape, regionHistoryShape(regions)...)
 	m, ds := build(outer, env, hook)
 	diags = append(diags, ds...)
 	if m == nil {
@@ -169,7 +172,7 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 			o := t
 			o.From = out
 			for _, to := range targets(&t) {
-				if r := regionOf[to.Value]; r != nil {
+				if r := regionOf[strings.TrimSuffix(to.Value, historySuffix)]; r != nil {
 					diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", r.par.Name.Value, to.Value, r.root.Name.Value, r.par.Name.Value)
 				}
 			}
@@ -208,7 +211,7 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 		}
 	}
 	for _, to := range targets(t) {
-		switch o := regionOf[to.Value]; {
+		switch o := regionOf[strings.TrimSuffix(to.Value, historySuffix)]; {
 		case o == r:
 		case o != nil && o.par == r.par:
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)

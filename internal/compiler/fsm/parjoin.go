@@ -48,6 +48,18 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 		reg.Composites = sub.Composites
+		for _, s := range sub.Histories {
+			if s == root && p.Completion != nil {
+				// Its variants could enter a final state, which the
+				// search for paths does not see complete the parallel state.
+				diags.Errorf(s.Pos, "region %s of parallel state %s has a history, and %s has a done transition: fsmgen does not resume a region that may end so yet; put the history on a composite state inside the region", s.Name, p.Name, p.Name)
+				continue
+			}
+			// The region's histories are remembered in the machine's
+			// array, after the machine's own and the regions' before.
+			s.Hist = len(m.Histories)
+			m.Histories = append(m.Histories, s)
+		}
 		for _, t := range sub.Timers {
 			// The region's timers run in the machine's slots, after the
 			// machine's own and the regions' before.

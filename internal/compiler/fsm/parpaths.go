@@ -392,7 +392,7 @@ func (m *Machine) parallelWays() {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
 								seen[k] = true
 								rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
-								ways = append(ways, rw.way)
+								ways = append(ways, m.resolveFresh(rw.way, cfg))
 							}
 						}
 					}
@@ -479,10 +479,8 @@ func (m *Machine) parallelPaths(b *builder) {
 			}
 		}
 		for _, rw := range next {
-			w, mem := resolveWay(rw.way, it.mem)
-			if w != rw.way && w.To.Regions != nil && enters(w, w.To) {
-				rw.after = initialConfig(m)
-			}
+			rw, mem := m.resolveRegional(rw, it.mem)
+			w := rw.way
 			steps := append(slices.Clip(it.steps), w)
 			for _, r := range w.Rules {
 				if found[r.Index] == nil {

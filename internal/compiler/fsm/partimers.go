@@ -196,7 +196,7 @@ func (m *Machine) timerWays(p *State) []*Way {
 			}
 			for _, rw := range m.regionTimerWays(p, cfg, t) {
 				rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
-				out = append(out, rw.way)
+				out = append(out, m.resolveFresh(rw.way, cfg))
 			}
 		}
 	}

@@ -88,6 +88,12 @@ func (b *builder) paths() {
 		return
 	}
 	for _, r := range m.Rules {
+		if r.Resume != nil && b.par.inRegion() {
+			// A variant into a history inside a region may need the
+			// parallel state left and entered again, which the region's
+			// build does not see: the machine's paths tell (parallelPaths).
+			continue
+		}
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 		}

@@ -1,0 +1,113 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits the histories of composite states inside regions (see
+// fsm/parhistory.go): a region's rule into a history picks its variant by
+// what the machine remembers, or by the region's leaf when it leaves the
+// composite state itself; a region's rule that leaves a composite state
+// with a history remembers the region's leaf; leaving the parallel state
+// remembers every region's.
+
+// regionHistory emits a region's rule into a history, as historyBody does
+// a flat machine's, the region's leaf in place of the machine's state:
+//
+//	switch h := m.hist[1]; {
+//	case h == StateFast:
+//		<the rule, into Fast>
+//	default:
+//		<the rule, into the initial child>
+//	}
+func (g *goGen) regionHistory(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+	out, key := regionHistKey(reg, r)
+	var cases []jen.Code
+	for _, v := range r.Variants {
+		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, g.regionRule(reg, v)...)...))
+	}
+	def := *r
+	def.Variants = nil
+	cases = append(cases, jen.Default().Block(g.regionRule(reg, &def)...))
+	return append(out, jen.Switch().Block(cases...))
+}
+
+// regionHistKey returns what region rule r into a history picks its
+// variant by (see Rule.Key), and the statements that read it into h.
+func regionHistKey(reg *fsm.Region, r *fsm.Rule) ([]jen.Code, *jen.Statement) {
+	mem := jen.Id("m").Dot("hist").Index(jen.Lit(r.History.Hist))
+	switch leaves, always := r.Key(); {
+	case leaves && always:
+		return nil, rgn(reg)
+	case leaves:
+		return []jen.Code{jen.Id("h").Op(":=").Add(mem),
+			jen.If(within(rgn(reg), r.History)).Block(jen.Id("h").Op("=").Add(rgn(reg)))}, jen.Id("h")
+	default:
+		return []jen.Code{jen.Id("h").Op(":=").Add(mem)}, jen.Id("h")
+	}
+}
+
+// regionPick emits how regionsTogether picks region rule r: the rule's
+// index, or, for a rule into a history, its variant's, by what the
+// machine remembers before any region moves.
+func (g *goGen) regionPick(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+	t := jen.Id(local("t", reg))
+	if len(r.Variants) == 0 {
+		return []jen.Code{t.Op("=").Lit(r.Index)}
+	}
+	out, key := regionHistKey(reg, r)
+	var cases []jen.Code
+	for _, v := range r.Variants {
+		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(jen.Id(local("t", reg)).Op("=").Lit(v.Index)))
+	}
+	cases = append(cases, jen.Default().Block(jen.Id(local("t", reg)).Op("=").Lit(r.Index)))
+	return []jen.Code{jen.Block(append(out, jen.Switch().Block(cases...))...)}
+}
+
+// withVariants returns rules, each followed by its variants into a
+// history: the rules a region may take.
+func withVariants(rules []*fsm.Rule) []*fsm.Rule {
+	var out []*fsm.Rule
+	for _, r := range rules {
+		out = append(append(out, r), r.Variants...)
+	}
+	return out
+}
+
+// regionRemembers emits what region rule r remembers before it moves the
+// region: the region's leaf, for each composite state with a history the
+// rule leaves.
+//
+//	if m.rgn[0] >= StateSlow && m.rgn[0] <= StateFast {
+//		m.hist[1] = m.rgn[0]
+//	}
+func regionRemembers(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+	var out []jen.Code
+	for _, rem := range r.Remembers {
+		set := jen.Id("m").Dot("hist").Index(jen.Lit(rem.State.Hist)).Op("=").Add(rgn(reg))
+		if rem.When {
+			set = jen.If(within(rgn(reg), rem.State)).Block(set)
+		}
+		out = append(out, set)
+	}
+	return out
+}
+
+// regionRemember emits what leaving parallel state p (run) remembers,
+// before the machine changes state: for each composite state with a
+// history inside a region, the region's leaf when it is inside the state.
+// from is the leaf the rule leaves, which the run's condition tests.
+func (g *goGen) regionRemember(run *fsm.Run, from jen.Code) []jen.Code {
+	var out []jen.Code
+	for _, s := range g.m.RegionHistories(run.State) {
+		leaf := rgn(s.Region)
+		out = append(out, jen.If(within(leaf.Clone(), s)).Block(
+			jen.Id("m").Dot("hist").Index(jen.Lit(s.Hist)).Op("=").Add(leaf.Clone())))
+	}
+	if run.When != nil && len(out) > 0 {
+		return []jen.Code{jen.If(within(from, run.When)).Block(out...)}
+	}
+	return out
+}

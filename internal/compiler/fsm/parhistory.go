@@ -1,0 +1,142 @@
+package fsm
+
+import "slices"
+
+// This file resolves the histories of composite states inside regions
+// (see history.go and parallel.go). Each region is built as a machine of
+// its own, so its rules into a history have their variants and its rules
+// that leave a composite state remember its leaf, as a flat machine's do.
+// What the region's build cannot see is its parallel state left as a
+// whole: every state of every region is exited then (UML 2.5.1
+// §14.2.3.4.5, SCXML 1.0 §3.10 and §3.13, exitStates), so each history
+// inside a region remembers the leaf its region was in. Entering the
+// parallel state again enters the regions' initial states; a later rule
+// of the region into the history resumes what it remembers.
+
+// RegionHistories returns the composite states with a history inside the
+// regions of parallel state p, in Machine.Histories order.
+func (m *Machine) RegionHistories(p *State) []*State {
+	var out []*State
+	for _, s := range m.Histories {
+		if s.Region != nil && s.Region.Parallel == p {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// leavesParallel reports whether way w, from parallel state p, leaves p:
+// its first transition runs p's exit.
+func leavesParallel(w *Way, p *State) bool {
+	for _, r := range w.Rules {
+		if r.Kind != Transition {
+			continue
+		}
+		return slices.ContainsFunc(r.Exits, func(x *Run) bool {
+			return x.State == p && !x.Entry && (x.When == nil || x.When.Contains(p))
+		})
+	}
+	return false
+}
+
+// rememberRegions returns hist after parallel state p is left with its
+// regions in cfg: each history inside a region holds the region's leaf
+// when the leaf is inside its state.
+func (m *Machine) rememberRegions(p *State, cfg, hist []*State) []*State {
+	var out []*State
+	for _, s := range m.RegionHistories(p) {
+		if at := cfg[s.Region.Index]; at != nil && s.Contains(at) {
+			if out == nil {
+				out = slices.Clone(hist)
+			}
+			out[s.Hist] = at
+		}
+	}
+	if out == nil {
+		return hist
+	}
+	return out
+}
+
+// resolveRegional is resolveWay for a machine with parallel states: way
+// rw as it goes from a machine that remembers hist, each rule into a
+// history replaced by the variant that fires (a region's rule picks by
+// its region's leaf), the configuration after it updated, and the memory
+// after it: the region's rules remember their region's leaf, and a way
+// that leaves a parallel state remembers every region's.
+func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*State) {
+	w := rw.way
+	if !w.Regional {
+		if w.From.Regions != nil && w.Config != nil && leavesParallel(w, w.From) {
+			hist = m.rememberRegions(w.From, w.Config, hist)
+		}
+		out, mem := resolveWay(w, hist)
+		if out != w && out.To.Regions != nil && enters(out, out.To) {
+			rw.after = initialConfig(m)
+		}
+		rw.way = out
+		return rw, mem
+	}
+	out := w
+	for i, reg := range w.moved {
+		r, at := w.Rules[i], w.Config[reg.Index]
+		if p := r.Pick(at, hist); p != r {
+			if out == w {
+				cp := *w
+				cp.Rules = slices.Clone(w.Rules)
+				out = &cp
+			}
+			out.Rules[i] = p
+			if rw.after != nil && p.To != nil {
+				rw.after = slices.Clone(rw.after)
+				rw.after[reg.Index] = p.To
+			}
+			r = p
+		}
+		hist = r.Remember(at, hist)
+	}
+	if w.Final != nil {
+		// The done transition leaves the parallel state from the final
+		// leaves.
+		hist = m.rememberRegions(w.From, w.Final, hist)
+		last := len(w.Rules) - 1
+		if p := w.Rules[last].Pick(w.From, hist); p != w.Rules[last] {
+			if out == w {
+				cp := *w
+				cp.Rules = slices.Clone(w.Rules)
+				out = &cp
+			}
+			out.Rules[last], out.To = p, p.To
+		}
+		hist = out.Rules[last].Remember(w.From, hist)
+	}
+	rw.way = out
+	return rw, hist
+}
+
+// resolveFresh resolves a way the regions take from a machine made by
+// Restore, which remembers nothing (the generated tests' start), and works
+// out its trace again when it changed.
+func (m *Machine) resolveFresh(w *Way, cfg []*State) *Way {
+	if len(m.Histories) == 0 {
+		return w
+	}
+	rw, _ := m.resolveRegional(regionWay{way: w}, make([]*State, len(m.Histories)))
+	if rw.way != w {
+		rw.way.Trace, _ = m.step(rw.way, restoredIn(w.From, cfg))
+	}
+	return rw.way
+}
+
+// regionHistoryShape returns the lines the histories inside regions add to
+// the machine's shape: what a saved machine remembers of each, a leaf
+// inside it, as for the machine's own (see shape).
+func regionHistoryShape(regions []*specRegion) []string {
+	var out []string
+	for _, r := range regions {
+		for _, s := range r.build.Histories {
+			out = append(out, "history "+s.Snake)
+		}
+	}
+	return out
+}

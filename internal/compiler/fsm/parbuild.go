@@ -36,22 +36,8 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
+	coverage(regions, hook)
 	for _, r := range regions {
-		// An event some region takes in every state never reaches the
-		// parallel state (SCXML 1.0 §3.13: a descendant's transition
-		// preempts its ancestor's), which needs no rule for it.
-		cov := hook.covered[r.par.Name.Value]
-		if cov == nil {
-			cov = map[string]bool{}
-			hook.covered[r.par.Name.Value] = cov
-		}
-		for _, e := range r.build.Events {
-			all := true
-			for _, s := range r.build.States {
-				all = all && inside(s.Cell(e))
-			}
-			cov[e.Name] = cov[e.Name] || all
-		}
 		for _, s := range r.build.States {
 			line := "region " + snakeOf(r.par) + "." + r.build.Initial.Path()[0].Snake + " state " + s.Snake
 			for _, a := range s.Path() {
@@ -89,6 +75,61 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	return m, diags
+}
+
+// coverage records, for each parallel state, the events that never reach
+// it (hook.covered), which it needs no rule for:
+//   - an event some region takes in every state it rests in (SCXML 1.0
+//     §3.13: a descendant's transition preempts its ancestor's);
+//   - for a parallel state with a done transition, an event that every
+//     region leaves to it only in its final states: the machine never
+//     rests with every region final, since the done transition leaves
+//     the parallel state in the step that makes the last one final.
+//
+// A leaf whose composite state's done transition leaves it at once is
+// never rested in, and offered nothing.
+func coverage(regions []*specRegion, hook *parHook) {
+	type tally struct{ regions, taking, finalOnly int }
+	counts := map[string]map[string]*tally{}
+	nregions := map[string]int{}
+	for _, r := range regions {
+		par := r.par.Name.Value
+		nregions[par]++
+		if counts[par] == nil {
+			counts[par] = map[string]*tally{}
+		}
+		root := r.build.Initial.Path()[0]
+		for _, e := range r.build.Events {
+			t := counts[par][e.Name]
+			if t == nil {
+				t = &tally{}
+				counts[par][e.Name] = t
+			}
+			t.regions++
+			takes, finalOnly := true, true
+			for _, s := range r.build.States {
+				if s.Completes != nil || inside(s.Cell(e)) {
+					continue
+				}
+				takes = false
+				finalOnly = finalOnly && s.Final && s.Parent == root
+			}
+			if takes {
+				t.taking++
+			} else if finalOnly {
+				t.finalOnly++
+			}
+		}
+	}
+	for _, r := range regions {
+		par := r.par.Name.Value
+		if hook.covered[par] == nil {
+			hook.covered[par] = map[string]bool{}
+		}
+		for e, t := range counts[par] {
+			hook.covered[par][e] = t.taking > 0 || (r.par.Done != nil && t.regions == nregions[par] && t.finalOnly == t.regions)
+		}
+	}
 }
 
 // snakeOf is the JSON kind of a state the spec names.

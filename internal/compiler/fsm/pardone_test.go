@@ -1,6 +1,7 @@
 package fsm_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -120,6 +121,48 @@ func TestParallelDone(t *testing.T) {
 				}
 			}
 			assert.True(t, found, "a witness path reaches the done transition")
+		})
+	}
+}
+
+// TestParallelDoneFinalOnly builds a parallel state whose regions leave
+// an event (Pay, Ship) to it only in their final states: with a done
+// transition the machine never rests with every region final, so the
+// event never reaches the parallel state, which needs no rule for it and
+// may have none; without done, the regions rest there and it must have
+// one.
+func TestParallelDoneFinalOnly(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, done, ignore string
+		want               []string // the errors, in part; none: it builds
+	}{
+		{name: "done", done: "    done:\n      to: Closed\n", ignore: "[Checkout]"},
+		{name: "done, a rule that never fires", done: "    done:\n      to: Closed\n", ignore: "[Checkout, Pay]",
+			want: []string{"rule Processing --Pay--> ignored can never fire: every region leaves Pay to Processing only in its final states"}},
+		{name: "rests", ignore: "[Checkout]",
+			want: []string{"state Processing does not handle event Pay", "state Processing does not handle event Ship"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := strings.Replace(parDoneSpec, "%DONE%\n", tc.done, 1)
+			src = strings.Replace(src, "ignore: [Checkout, Pay, Ship]", "ignore: "+tc.ignore, 1)
+			// Each region takes the other's event in every state but its
+			// final one.
+			src = strings.Replace(src, "          Unpaid:\n            initial: true\n", "          Unpaid:\n            initial: true\n            ignore: [Ship]\n", 1)
+			src = strings.Replace(src, "          Packing:\n            initial: true\n", "          Packing:\n            initial: true\n            ignore: [Pay]\n", 1)
+			sf, diags := spec.Parse("shop.yaml", []byte(src))
+			require.False(t, diags.HasErrors(), "%s", diags)
+			m, diags := fsm.Build(sf, fsm.Env{})
+			if tc.want == nil {
+				require.NotNil(t, m, "%s", diags)
+				assert.False(t, diags.HasErrors(), "%s", diags)
+				return
+			}
+			require.Nil(t, m)
+			for _, w := range tc.want {
+				assert.Contains(t, fmt.Sprint(diags.Errors()), w)
+			}
 		})
 	}
 }

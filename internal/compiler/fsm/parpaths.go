@@ -501,6 +501,10 @@ func (m *Machine) parallelPaths(b *builder) {
 				b.errorf(r.Pos, "rule %s can never fire: region %s has a rule for %s in every state, which is taken instead (SCXML 1.0 §3.13: a region's transition preempts its parallel state's); remove the rule", r.Label, reg.Root.Name, r.Event.Name)
 				continue
 			}
+			if r.From.Completion != nil && leftOnlyInFinals(r.From, r.Event) {
+				b.errorf(r.Pos, "rule %s can never fire: every region leaves %s to %s only in its final states, and the machine never rests with every region final (%s's done transition leaves it in that step); remove the rule", r.Label, r.Event.Name, r.From.Name, r.From.Name)
+				continue
+			}
 		}
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
@@ -522,6 +526,19 @@ func TakesAll(p *State, e *Event) *Region {
 		}
 	}
 	return nil
+}
+
+// leftOnlyInFinals reports whether every region of parallel state p
+// leaves e to p only in the region's final states.
+func leftOnlyInFinals(p *State, e *Event) bool {
+	for _, reg := range p.Regions {
+		for _, s := range reg.Leaves {
+			if s.Completes == nil && !inside(s.Cell(e)) && !slices.Contains(reg.Finals, s) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // configText writes the leaves of the regions of parallel state p for a

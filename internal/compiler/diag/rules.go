@@ -82,7 +82,7 @@ var rules = []Rule{
 		Short:    "A value has the wrong YAML type.",
 		Full:     "A key holds a value of another kind than the spec language expects: a list where a mapping belongs, a mapping where a name belongs, and so on.",
 		Help:     "Write the value in the form the message names; docs/spec.md shows each key with an example, and the JSON Schema (fsmgen schema) lets an editor flag it as you type.",
-		Patterns: []string{`^spec must be a mapping`, `^expected .*, found `, `^transitions must be a list`, `^guards must be a list of branches`, `^breaks is a list of the changes made on purpose`},
+		Patterns: []string{`^spec must be a mapping`, `^expected .*, found `, `^transitions must be a list`, `^guards must be a list of branches`, `^breaks is a list of the changes made on purpose`, `^done is a transition, not a state name`},
 	},
 	{
 		ID: "unknown-key", Level: Error,

@@ -415,6 +415,10 @@ func (p *parser) done(k, v *yaml.Node) *Done {
 	d := &Done{Pos: p.pos(k)}
 	keys := p.outcomeKeys(&d.Outcome)
 	keys["guards"] = func(_, v *yaml.Node) { d.Guards = p.branches(v) }
+	if v := resolve(v); v.Kind == yaml.ScalarNode && v.Value != "" {
+		p.errorf(v, "done is a transition, not a state name: write done: {to: %s}", v.Value)
+		return d
+	}
 	p.mapping(resolve(v), keys)
 	return d
 }

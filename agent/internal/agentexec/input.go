@@ -70,11 +70,7 @@ func (a *Agent) readInput() {
 				// The answer to the question a tool call waits on.
 			case use == approval.TooEarly:
 				// Not yet shown, a question cannot be answered.
-				typed := msg
-				if r := []rune(typed); len(r) > 60 {
-					typed = string(r[:60]) + "…"
-				}
-				notice := fmt.Sprintf("%q was typed before the question it would answer was shown, and is dropped: answer the question once it is", typed)
+				notice := approval.DroppedNotice(msg, "once it is")
 				if l.Call(ctx, func() { a.display.Notice(notice) }) != nil {
 					return
 				}

@@ -249,6 +249,16 @@ const (
 	TooEarly
 )
 
+// DroppedNotice says that typed, a line Offer found TooEarly, is dropped,
+// quoting at most its first 60 characters; then says when to answer
+// ("once it is", "now").
+func DroppedNotice(typed, then string) string {
+	if r := []rune(typed); len(r) > 60 {
+		typed = string(r[:60]) + "…"
+	}
+	return fmt.Sprintf("%q was typed before the question it would answer was shown, and is dropped: answer the question %s", typed, then)
+}
+
 // NewGate returns a gate with no question and no tool granted.
 func NewGate() *Gate { return &Gate{always: map[string]bool{}} }
 

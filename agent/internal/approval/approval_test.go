@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -207,4 +208,17 @@ func TestGateTypedAhead(t *testing.T) {
 		assert.Equal(t, approval.Answer{Verdict: approval.Refused, Reason: "later"}, <-done)
 		assert.Equal(t, approval.NotAnswer, g.Offer("y"), "answered: a message again")
 	})
+}
+
+// TestDroppedNotice checks the notice for a line typed before its
+// question: quoted, cut after 60 characters (runes, not bytes).
+func TestDroppedNotice(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 61)
+	for _, tc := range []struct{ typed, then, want string }{
+		{"y", "now", `"y" was typed before the question it would answer was shown, and is dropped: answer the question now`},
+		{long, "once it is", `"` + strings.Repeat("é", 60) + `…" was typed before the question it would answer was shown, and is dropped: answer the question once it is`},
+	} {
+		assert.Equal(t, tc.want, approval.DroppedNotice(tc.typed, tc.then))
+	}
 }

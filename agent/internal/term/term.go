@@ -27,6 +27,8 @@ import (
 	"golang.org/x/sys/unix"
 	xterm "golang.org/x/term"
 	"golang.org/x/text/width"
+
+	"github.com/fsmgen/fsmgen/agent/internal/approval"
 )
 
 // The prompts: before a message, before each further line of one, and
@@ -185,10 +187,7 @@ func (e *Editor) typedBefore(line string) bool {
 
 // dropped says that typed, typed before the question shown, is dropped.
 func (e *Editor) dropped(typed string) {
-	if r := []rune(typed); len(r) > 60 {
-		typed = string(r[:60]) + "…"
-	}
-	_, _ = fmt.Fprintf(e, "agent: %q was typed before the question it would answer was shown, and is dropped: answer the question now\n", typed)
+	_, _ = fmt.Fprintf(e, "agent: %s\n", approval.DroppedNotice(typed, "now"))
 }
 
 // Unask shows the prompt again once a question is no longer waiting (the

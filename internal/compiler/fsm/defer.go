@@ -77,10 +77,10 @@ func cellFor(s *State, e *Event) *Cell {
 // guards, which recall could not tell).
 func (b *builder) deferral() {
 	m := b.m
-	if b.par != nil {
-		// Not written yet: recall would have to offer a held event to
-		// every region, and a region's deferral hold it for the others.
-		b.noDeferralsWithParallel(b.f.States)
+	if b.par.inRegion() {
+		// Not written yet: whether a region's state defers an event
+		// would depend on what the other regions do with it.
+		b.noDeferralsInRegion(b.f.States)
 		return
 	}
 	d := &Deferral{Limit: DefaultDeferLimit}
@@ -96,6 +96,9 @@ func (b *builder) deferral() {
 				continue
 			}
 			r := c.Rules[0]
+			if b.parallel(s) && !b.parallelDefers(s, e, r) {
+				continue
+			}
 			if s.Terminal {
 				b.errorf(r.Pos, "terminal state %s defers %s, which it would keep forever: ignore or reject %s in %s instead", s.Name, e.Name, e.Name, s.Name)
 				continue
@@ -199,14 +202,15 @@ func cellName(c *Cell) string {
 	return pairName(s, c.Event)
 }
 
-// taken reports whether some state takes a transition on e.
+// taken reports whether some state takes a transition on e, a state
+// inside a region included.
 func (b *builder) taken(e *Event) bool {
 	for _, r := range b.m.Rules {
 		if r.Event == e && r.Kind == Transition {
 			return true
 		}
 	}
-	return false
+	return b.par.uses("event " + e.Name)
 }
 
 // reachable returns the states reachable from s in one step or more.
@@ -263,13 +267,63 @@ func (m *Machine) deferredShape() []string {
 	return lines
 }
 
-// noDeferralsWithParallel reports each deferral of a machine that has a
-// parallel state, which fsmgen does not combine yet.
-func (b *builder) noDeferralsWithParallel(states []spec.State) {
+// parallelDefers reports whether parallel state s, a leaf of the machine
+// around its regions, defers e by rule r, its own or a composite state's
+// around it. The regions are offered e first (a region's rule preempts
+// the parallel state's, see Parallel states in docs/spec.md): when some
+// region takes e in every state, e never reaches r, and s does not defer
+// it (UML 2.5.1 §14.2.3.4.5: a deferral does not hold an event that a
+// transition of the configuration takes). When a region has a rule for e
+// in some of its states only, whether s defers e would change with the
+// regions' states, which recall does not follow yet: an error.
+func (b *builder) parallelDefers(s *State, e *Event, r *Rule) bool {
+	if b.par.covers(s, e) {
+		return false
+	}
+	in := b.par.regionRule[s.Name][e.Name]
+	if in == "" {
+		return true
+	}
+	by := ""
+	if r.From != s {
+		by = " (by the defer list of " + r.From.Name + ")"
+	}
+	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule for %s in every state of one region, or none in any, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, in, e.Name, e.Name, s.Name)
+	return false
+}
+
+// regionRules records, for each parallel state, the events a state of
+// one of its regions has a rule for (hook.regionRule, naming the first
+// such state): a deferral of the parallel state holds only the events its
+// regions leave to it.
+func regionRules(regions []*specRegion, hook *parHook) {
+	hook.regionRule = map[string]map[string]string{}
+	for _, r := range regions {
+		par := r.par.Name.Value
+		if hook.regionRule[par] == nil {
+			hook.regionRule[par] = map[string]string{}
+		}
+		for _, s := range r.build.States {
+			if s.Transient {
+				continue
+			}
+			for _, e := range r.build.Events {
+				if c := s.Cell(e); c != nil && !c.Out() && hook.regionRule[par][e.Name] == "" {
+					hook.regionRule[par][e.Name] = s.Name
+				}
+			}
+		}
+	}
+}
+
+// noDeferralsInRegion reports each deferral of a state inside a region,
+// which fsmgen does not resolve yet.
+func (b *builder) noDeferralsInRegion(states []spec.State) {
+	r := b.par.region
 	for _, s := range states {
 		for _, e := range s.Defer {
-			b.errorf(e.Pos, "parallel states and deferred events together: %s defers %s, and the machine has a parallel state, which fsmgen does not combine with deferred events yet; ignore, reject or handle %s in %s instead", s.Name.Value, e.Value, e.Value, s.Name.Value)
+			b.errorf(e.Pos, "parallel states and deferred events together: %s, in region %s of parallel state %s, defers %s, and fsmgen does not defer events inside regions yet (whether %s is deferred would depend on what the other regions do with it); defer %s in %s as a whole, with no rule for it in its regions, or ignore, reject or handle %s in %s", s.Name.Value, r.root.Name.Value, r.par.Name.Value, e.Value, e.Value, e.Value, r.par.Name.Value, e.Value, s.Name.Value)
 		}
-		b.noDeferralsWithParallel(s.States)
+		b.noDeferralsInRegion(s.States)
 	}
 }

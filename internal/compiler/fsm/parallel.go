@@ -118,6 +118,9 @@ type parHook struct {
 	// order, which the machine around them declares TimerFired and its
 	// actions for.
 	timers []*Timer
+	// regionRule[p][event] names a state of a region of parallel state p
+	// with a rule for the event (see regionRules), for deferrals.
+	regionRule map[string]map[string]string
 }
 
 // timed reports whether some state inside a region has a timer.

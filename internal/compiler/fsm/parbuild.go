@@ -37,6 +37,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	coverage(regions, hook)
+	regionRules(regions, hook)
 	for _, r := range regions {
 		for _, s := range r.build.States {
 			line := "region " + snakeOf(r.par) + "." + r.build.Initial.Path()[0].Snake + " state " + s.Snake

@@ -23,7 +23,11 @@ const maxDeferLimit = 1 << 16
 // the states inside it take as they take an ignore list: the innermost
 // state with a rule for the event decides, so a transition of a state
 // inside a deferring one overrides the deferral, and a deferral of a state
-// inside one with a transition overrides the transition.
+// inside one with a transition overrides the transition. In a machine
+// with parallel states, the states outside them and a parallel state as a
+// whole defer (the parallel state only the events its regions leave to
+// it: a region's rule takes precedence); the states inside regions defer
+// nothing yet.
 type Deferral struct {
 	// Limit is how many events the queue holds at most; HandleEvent
 	// refuses one more.
@@ -288,7 +292,7 @@ func (b *builder) parallelDefers(s *State, e *Event, r *Rule) bool {
 	if r.From != s {
 		by = " (by the defer list of " + r.From.Name + ")"
 	}
-	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule for %s in every state of one region, or none in any, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, in, e.Name, e.Name, s.Name)
+	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule in every state of %s's region or in none, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, e.Name, in, e.Name, s.Name)
 	return false
 }
 

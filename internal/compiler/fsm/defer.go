@@ -276,7 +276,7 @@ func (m *Machine) deferredShape() []string {
 // around it. The regions are offered e first (a region's rule preempts
 // the parallel state's, see Parallel states in docs/spec.md): when some
 // region takes e in every state, e never reaches r, and s does not defer
-// it (UML 2.5.1 §14.2.3.4.5: a deferral does not hold an event that a
+// it (UML 2.5.1 §14.2.3.4, deferred events: a deferral does not hold an event that a
 // transition of the configuration takes). When a region has a rule for e
 // in some of its states only, whether s defers e would change with the
 // regions' states, which recall does not follow yet: an error.

@@ -170,6 +170,9 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 // each done transition's guards, tested once the step before ran; then,
 // when every region is final, p's own done transition (complete).
 func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []regionWay {
+	if slices.ContainsFunc(after, (*State).Eventless) {
+		return m.eventless(p, w, after)
+	}
 	if len(queue) == 0 {
 		if p.completes(after) {
 			return m.complete(p, w, after)
@@ -285,7 +288,7 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 		}
 		// A leaf that is not final first: a machine restored with every
 		// region final would take its done transition.
-		i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Final })
+		i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Final && !s.Settles() })
 		if i < 0 {
 			i = slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Settles() })
 		}
@@ -533,7 +536,7 @@ func TakesAll(p *State, e *Event) *Region {
 func leftOnlyInFinals(p *State, e *Event) bool {
 	for _, reg := range p.Regions {
 		for _, s := range reg.Leaves {
-			if s.Completes == nil && !inside(s.Cell(e)) && !slices.Contains(reg.Finals, s) {
+			if !s.Transient && !inside(s.Cell(e)) && !slices.Contains(reg.Finals, s) {
 				return false
 			}
 		}
@@ -554,4 +557,46 @@ func configText(p *State, cfg []*State) string {
 		return ""
 	}
 	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// eventless continues way w of parallel state p, after which some
+// regions are in transient states (after), through their eventless rules,
+// taken together as one microstep (SCXML 1.0 §3.13,
+// selectEventlessTransitions: the first enabled eventless transition of
+// every atomic state, in document order, then one microstep of them all;
+// XState v5's always does the same), and again while some region is in a
+// transient state: one way per combination of the branches their guards
+// take, tested before any of them moves.
+func (m *Machine) eventless(p *State, w *Way, after []*State) []regionWay {
+	ways := []*Way{w}
+	nexts := [][]*State{after}
+	for _, reg := range p.Regions {
+		s := after[reg.Index]
+		if !s.Eventless() {
+			continue
+		}
+		var ws []*Way
+		var ns [][]*State
+		for i, cw := range ways {
+			for _, pk := range picks(s.Choice, after) {
+				if pk.rule == nil || pk.rule.To == nil {
+					continue // an eventless rule leaves its state (checked by the build)
+				}
+				nw := *cw
+				nw.Tests = append(slices.Clone(cw.Tests), pk.tests...)
+				nw.Rules = append(slices.Clone(cw.Rules), pk.rule)
+				nw.moved = append(slices.Clone(cw.moved), reg)
+				next := slices.Clone(nexts[i])
+				next[reg.Index] = pk.rule.To
+				ws, ns = append(ws, &nw), append(ns, next)
+			}
+		}
+		ways, nexts = ws, ns
+	}
+	var out []regionWay
+	for i, nw := range ways {
+		nw.groups = append(slices.Clone(w.groups), len(nw.Rules)-len(w.Rules))
+		out = append(out, m.settle(p, nw, nexts[i], nil)...)
+	}
+	return out
 }

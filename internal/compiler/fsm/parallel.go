@@ -319,7 +319,7 @@ func (s *State) Settles() bool { return s.Region != nil && s.Choice != nil }
 // spec declares (not a final state a done transition leaves): the
 // eventless rules of every region in such a state are taken together, as
 // one microstep (SCXML 1.0 §3.13, selectEventlessTransitions).
-func (s *State) Eventless() bool { return s.Settles() && s.Completes == nil }
+func (s *State) Eventless() bool { return s != nil && s.Settles() && s.Completes == nil }
 
 // Ends reports whether entering leaf s of a region may end the region in
 // the same step: s is one of the region's final leaves, or it settles and

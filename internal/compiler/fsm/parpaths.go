@@ -170,7 +170,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 // each done transition's guards, tested once the step before ran; then,
 // when every region is final, p's own done transition (complete).
 func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []regionWay {
-	if slices.ContainsFunc(after, (*State).Eventless) {
+	if slices.ContainsFunc(p.Regions, func(reg *Region) bool { return after[reg.Index].Eventless() }) {
 		return m.eventless(p, w, after)
 	}
 	if len(queue) == 0 {

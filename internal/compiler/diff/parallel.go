@@ -93,7 +93,13 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 				continue
 			}
 			d.timers(os, ns, fmt.Sprintf("%s with region %s in %s", p.Name, n.Root.Name, os.Name))
-			if !os.Settles() && ns.Settles() {
+			if !os.Settles() && ns.Eventless() {
+				// What its choice does is compared as a rule; what it
+				// does to saved machines is here.
+				c := &Change{Subject: "state " + ns.Name, What: "made transient", Old: os.Pos, New: ns.Pos}
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with region %s in %s no longer loads: the region never rests there (declare the break if no saved machine is so)", p.Name, n.Root.Name, os.Name))
+				d.add(c)
+			} else if !os.Settles() && ns.Settles() {
 				// What the done transition does is compared as a rule
 				// (its choice); what it does to saved machines is here.
 				c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("made final in %s, whose done transition leaves it at once", ns.Completes.Name), Old: os.Pos, New: ns.Pos}

@@ -41,6 +41,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genChoices()
 	g.genDone()
 	g.genSettle()
+	g.genEventless()
 	g.genTakes()
 	g.genTimers()
 	g.genDeferral()

@@ -116,8 +116,17 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 			jen.If(v.Clone().Op("<").Id(first.KindName).Op("||").Add(v.Clone()).Op(">").Id(last.KindName)).Block(
 				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))),
 			rgn(reg).Op("=").Add(v.Clone()))
-		var settling *jen.Statement
+		var settling, transient *jen.Statement
 		for _, l := range reg.Leaves {
+			if l.Eventless() {
+				eq := v.Clone().Op("==").Id(l.KindName)
+				if transient == nil {
+					transient = eq
+				} else {
+					transient = jen.Add(transient).Op("||").Add(eq)
+				}
+				continue
+			}
 			if !l.Settles() {
 				continue
 			}
@@ -127,6 +136,11 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 			} else {
 				settling = jen.Add(settling).Op("||").Add(eq)
 			}
+		}
+		if transient != nil {
+			// A transient state is left in the step that enters it.
+			msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%v, a transient state: the machine never rests there", g.m.Package, s.Name, reg.Root.Name)
+			out = append(out, jen.If(transient).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))))
 		}
 		if settling != nil {
 			// A final state whose composite state has a done transition

@@ -73,7 +73,10 @@ func (d *diagram) regionEdges() {
 	var shared []*fsm.Cell
 	seen := map[*fsm.Cell]bool{}
 	for _, s := range d.m.RegionLeaves() {
-		if s.Settles() {
+		if s.Eventless() {
+			// A transient state's choice, drawn from it.
+			d.cells(s, []*fsm.Cell{s.Choice})
+		} else if s.Settles() {
 			// The done transition of a composite state inside the
 			// region, drawn from it, labelled done.
 			d.cells(s.Completes, []*fsm.Cell{s.Choice})
@@ -115,6 +118,8 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			case s.Final:
 				// A final state of a composite state inside the region.
 				kind = "final in " + code(s.Parent.Name) + ", " + where
+			case s.Eventless():
+				kind = "transient in " + where
 			}
 			v.States = append(v.States, declRow{Name: s.Name, Kind: kind, Doc: mdText(s.Doc)})
 			var out, up []string

@@ -57,6 +57,9 @@ func settles(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*fs
 //		}
 //	}
 func settleLoop(regs []*fsm.Region) jen.Code {
+	if p := regs[0].Parallel; hasEventless(p) {
+		return eventlessLoop(p) // its regions hold no done transitions (checked by the build)
+	}
 	if len(regs) == 1 {
 		return jen.Comment("// A final state whose composite state is done: its done transition.").Line().
 			For(jen.Id("m").Dot(settleMethod(regs[0])).Call()).Block()
@@ -80,7 +83,7 @@ func settleLoop(regs []*fsm.Region) jen.Code {
 // (see settleLoop).
 func (g *goGen) genSettle() {
 	for _, reg := range g.m.Regions {
-		if !settles(reg) {
+		if !settles(reg) || hasEventless(reg.Parallel) {
 			continue
 		}
 		var cases []jen.Code

@@ -166,7 +166,11 @@ type specRegion struct {
 	// finals are the names of the region's final states: leaves right
 	// inside the region's own state.
 	finals map[string]bool
-	rows   []spec.Transition
+	// transient is where a state inside the region is transient, done
+	// where a composite state inside it has a done transition (zero when
+	// none is).
+	transient, done diag.Pos
+	rows            []spec.Transition
 	// timers are the rules of the timers of the states inside the
 	// region, as rows, for the checks of a region's rows.
 	timers []spec.Transition
@@ -242,6 +246,7 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 			out = append(out, r)
 			regionsOf(r.root.States, diags, true, nil)
 		}
+		mixedSettling(out, s, diags)
 	}
 	return out
 }
@@ -260,8 +265,8 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	switch {
 	case s == r.root && s.Initial.Set:
 		diags.Errorf(s.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", s.Name.Value, r.par.Name.Value)
-	case s.Transient.Value:
-		diags.Errorf(s.Transient.Pos, "region state %s is transient: fsmgen does not run eventless rules inside regions yet", what)
+	case s.Transient.Value && s.Initial.Value:
+		diags.Errorf(s.Transient.Pos, "region state %s is transient and initial: fsmgen does not yet take eventless rules as a region is entered; make another state initial and lead it to %s, or give the choice to the rule that enters %s", what, s.Name.Value, r.par.Name.Value)
 	case s.Terminal.Value:
 		diags.Errorf(s.Terminal.Pos, "region state %s is terminal: a region's state is left with its parallel state; leave the parallel state for a terminal state instead", what)
 	case s == r.root && s.Final.Value:
@@ -271,7 +276,13 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	case len(s.Fields) > 0:
 		diags.Errorf(s.Fields[0].Name.Pos, "region state %s has fields: the states inside regions have no fields yet; give the fields to the parallel state", what)
 	}
+	if s.Transient.Value && r.transient.Line == 0 {
+		r.transient = s.Transient.Pos
+	}
 	if s.Done != nil && s != r.root {
+		if r.done.Line == 0 {
+			r.done = s.Done.Pos
+		}
 		// A done transition inside the region is a rule of the region.
 		regionOutcomes(r, &s.Done.Outcome, s.Done.Guards, diags)
 	}
@@ -300,11 +311,18 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	}
 }
 
-// Settles reports whether leaf s is a final state inside a region whose
-// composite state has a done transition (SCXML 1.0 §3.7.1,
-// done.state.ID): the region never rests in it, but takes the done
-// transition in the step that enters it, as a flat machine does.
+// Settles reports whether leaf s of a region is one the region never
+// rests in, but leaves by its eventless rules in the step that enters it,
+// as a flat machine does: a final state whose composite state has a done
+// transition (SCXML 1.0 §3.7.1, done.state.ID), or a transient state
+// (SCXML 1.0 §3.13, eventless transitions; see Eventless).
 func (s *State) Settles() bool { return s.Region != nil && s.Choice != nil }
+
+// Eventless reports whether leaf s of a region is a transient state the
+// spec declares (not a final state a done transition leaves): the
+// eventless rules of every region in such a state are taken together, as
+// one microstep (SCXML 1.0 §3.13, selectEventlessTransitions).
+func (s *State) Eventless() bool { return s != nil && s.Settles() && s.Completes == nil }
 
 // Ends reports whether entering leaf s of a region may end the region in
 // the same step: s is one of the region's final leaves, or it settles and
@@ -345,4 +363,27 @@ func (b *builder) unreachableFinal(s *State) {
 		so = ", so the done transition of " + r.par.Name.Value + " can never be taken"
 	}
 	b.errorf(s.Pos, "region %s can never reach its final state %s: no rule of the region leads there from its initial state %s%s; add a transition to %s", r.root.Name.Value, s.Name, b.m.Initial.Name, so, s.Name)
+}
+
+// mixedSettling refuses, in parallel state par, transient states beside
+// done transitions of composite states inside its regions: SCXML 1.0
+// §3.13 takes the eventless transitions of every region at once before
+// each done.state event of its internal queue, an order fsmgen does not
+// keep yet when both are inside one parallel state's regions.
+func mixedSettling(regions []*specRegion, par *spec.State, diags *diag.List) {
+	var transient, done diag.Pos
+	for _, r := range regions {
+		if r.par != par {
+			continue
+		}
+		if r.transient.Line != 0 && transient.Line == 0 {
+			transient = r.transient
+		}
+		if r.done.Line != 0 && done.Line == 0 {
+			done = r.done
+		}
+	}
+	if transient.Line != 0 && done.Line != 0 {
+		diags.Errorf(transient, "parallel state %s has transient states and done transitions (%s) inside its regions: fsmgen does not combine them in one parallel state yet; keep one of the two inside %s's regions", par.Name.Value, done, par.Name.Value)
+	}
 }

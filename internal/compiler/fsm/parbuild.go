@@ -52,8 +52,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 			}
 			hook.shape = append(hook.shape, line)
 			if s.Transient {
-				// A final state whose composite state has a done
-				// transition: the region never rests there.
+				// A transient state, or a final state whose composite
+				// state has a done transition: the region never rests
+				// there.
 				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" done "+s.Snake)
 			}
 			if s.Final && s.Depth == 1 && r.par.Done != nil {
@@ -109,7 +110,7 @@ func coverage(regions []*specRegion, hook *parHook) {
 			t.regions++
 			takes, finalOnly := true, true
 			for _, s := range r.build.States {
-				if s.Completes != nil || inside(s.Cell(e)) {
+				if s.Transient || inside(s.Cell(e)) {
 					continue
 				}
 				takes = false

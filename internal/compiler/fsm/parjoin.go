@@ -97,6 +97,8 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 				diags.Errorf(fn.Pos, "In(%s) names no state inside a region of parallel state %s: name a state of another of its regions", fn.InName, sr.par.Name.Value)
 			case t.Region.Parallel != own.Parallel:
 				diags.Errorf(fn.Pos, "In(%s) names a state of parallel state %s, which is not active beside region %s: name a state of another region of %s", fn.InName, t.Region.Parallel.Name, sr.root.Name.Value, sr.par.Name.Value)
+			case t.Eventless():
+				diags.Errorf(fn.Pos, "In(%s) names transient state %s, which region %s leaves in the step that enters it: the region is never there when a guard is tested; name a state its eventless transitions lead to", fn.InName, fn.InName, t.Region.Root.Name)
 			case t.Settles():
 				diags.Errorf(fn.Pos, "In(%s) names a final state whose composite state %s takes its done transition in the step that enters it: region %s is never in %s when a guard is tested; name %s, or the state its done transition leads to", fn.InName, t.Completes.Name, t.Region.Root.Name, fn.InName, t.Completes.Name)
 			case t.Region == own:

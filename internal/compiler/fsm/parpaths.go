@@ -170,6 +170,9 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 // each done transition's guards, tested once the step before ran; then,
 // when every region is final, p's own done transition (complete).
 func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []regionWay {
+	if slices.ContainsFunc(p.Regions, func(reg *Region) bool { return after[reg.Index].Eventless() }) {
+		return m.eventless(p, w, after)
+	}
 	if len(queue) == 0 {
 		if p.completes(after) {
 			return m.complete(p, w, after)
@@ -285,7 +288,7 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 		}
 		// A leaf that is not final first: a machine restored with every
 		// region final would take its done transition.
-		i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Final })
+		i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Final && !s.Settles() })
 		if i < 0 {
 			i = slices.IndexFunc(reg.Leaves, func(s *State) bool { return out(s) && !s.Settles() })
 		}
@@ -533,7 +536,7 @@ func TakesAll(p *State, e *Event) *Region {
 func leftOnlyInFinals(p *State, e *Event) bool {
 	for _, reg := range p.Regions {
 		for _, s := range reg.Leaves {
-			if s.Completes == nil && !inside(s.Cell(e)) && !slices.Contains(reg.Finals, s) {
+			if !s.Transient && !inside(s.Cell(e)) && !slices.Contains(reg.Finals, s) {
 				return false
 			}
 		}

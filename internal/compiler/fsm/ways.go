@@ -44,6 +44,11 @@ type Way struct {
 	// raises their done events (see settle).
 	moved []*Region
 	micro int
+	// groups are, when the rules after the first micro are the eventless
+	// rules of transient states inside the regions, the sizes of the
+	// microsteps they are taken in, each the rules of every region then in
+	// a transient state (see eventless); nil when each is taken alone.
+	groups []int
 	// After are, when a rule of the way sets constants (set:), the
 	// fields of To that hold one after the way, in To's order. From a
 	// machine made by Restore in From with zero fields, whose effects

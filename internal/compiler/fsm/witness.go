@@ -66,11 +66,29 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			// regions, each a step of its own (see settle).
 			cur := slices.Clone(cfg)
 			for i, r := range moves {
-				if i >= w.micro {
+				if i >= w.micro && w.groups == nil {
 					tr.Actions = append(tr.Actions, m.regionTrace(moves[i:i+1], w.moved[i:i+1], cur, &run)...)
 				}
 				if r.To != nil {
 					cur[w.moved[i].Index] = r.To
+				}
+			}
+			if w.groups != nil {
+				// The eventless rules of transient states, a microstep
+				// per group (see eventless).
+				cur = slices.Clone(cfg)
+				for i := 0; i < w.micro; i++ {
+					if moves[i].To != nil {
+						cur[w.moved[i].Index] = moves[i].To
+					}
+				}
+				at := w.micro
+				for _, n := range w.groups {
+					tr.Actions = append(tr.Actions, m.regionTrace(moves[at:at+n], w.moved[at:at+n], cur, &run)...)
+					for i := at; i < at+n; i++ {
+						cur[w.moved[i].Index] = moves[i].To
+					}
+					at += n
 				}
 			}
 		}

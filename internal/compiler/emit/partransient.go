@@ -1,0 +1,171 @@
+package emit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits the transient states inside regions (see
+// internal/compiler/fsm/parallel.go, State.Eventless): a region never
+// rests in one, but leaves it by its eventless rules in the step that
+// enters it. As SCXML 1.0 §3.13 (selectEventlessTransitions) and XState
+// v5's always do, the eventless rules of every region then in a transient
+// state are taken together, as one microstep, and again until no region
+// is in one.
+
+// eventlessMethod names the method that takes the eventless rules of the
+// transient states inside the regions of parallel state p: eventlessOn.
+func eventlessMethod(p *fsm.State) string { return "eventless" + p.GoName }
+
+// hasEventless reports whether some region of parallel state p has a
+// transient state.
+func hasEventless(p *fsm.State) bool {
+	return p != nil && slices.ContainsFunc(p.Regions, func(reg *fsm.Region) bool {
+		return slices.ContainsFunc(reg.Leaves, (*fsm.State).Eventless)
+	})
+}
+
+// eventlessLoop emits the microsteps that follow a step of the regions of
+// parallel state p that may enter a transient state:
+//
+//	// Transient states: their eventless rules.
+//	for m.eventlessOn() {
+//	}
+func eventlessLoop(p *fsm.State) jen.Code {
+	return jen.Comment("// Transient states: their eventless rules, a microstep at a time.").Line().
+		For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()
+}
+
+// genEventless emits, for each parallel state whose regions have
+// transient states, the method that takes one microstep of their
+// eventless rules (see eventlessLoop): each region in a transient state
+// picks its rule first (the guards are tested before anything changes),
+// then every region's new leaf and the observer's steps, the exits of
+// the rules in reverse document order, their actions and their entries
+// in document order, as regionsTogether takes an event.
+func (g *goGen) genEventless() {
+	for _, p := range g.m.States {
+		if !hasEventless(p) {
+			continue
+		}
+		var regs []*fsm.Region
+		for _, reg := range p.Regions {
+			if slices.ContainsFunc(reg.Leaves, (*fsm.State).Eventless) {
+				regs = append(regs, reg)
+			}
+		}
+		var ts, none, froms, fromVals []jen.Code
+		var body []jen.Code
+		for _, reg := range regs {
+			ts = append(ts, jen.Id(local("t", reg)))
+			none = append(none, jen.Lit(-1))
+			if eventlessReadsFrom(reg) {
+				froms = append(froms, jen.Id(local("from", reg)))
+				fromVals = append(fromVals, rgn(reg))
+			}
+		}
+		body = append(body, jen.List(ts...).Op(":=").List(none...))
+		for _, reg := range regs {
+			var cases []jen.Code
+			for _, s := range reg.Leaves {
+				if !s.Eventless() {
+					continue
+				}
+				cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(g.regionCell(reg, s.Choice, func(r *fsm.Rule) []jen.Code {
+					return g.regionPick(reg, r)
+				})...))
+			}
+			body = append(body, jen.Switch(rgn(reg)).Block(cases...))
+		}
+		var none2 jen.Code
+		for i, reg := range regs {
+			test := jen.Id(local("t", reg)).Op("<").Lit(0)
+			if i == 0 {
+				none2 = test
+			} else {
+				none2 = jen.Add(none2).Op("&&").Add(test)
+			}
+		}
+		body = append(body, jen.If(none2).Block(jen.Return(jen.False())))
+		if len(froms) > 0 {
+			// The leaves the rules leave, which their exits test.
+			body = append(body, jen.List(froms...).Op(":=").List(fromVals...))
+		}
+		for _, reg := range regs {
+			body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
+				c := regionRemembers(reg, r)
+				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
+				return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(p.KindName)))
+			})...)
+		}
+		for _, part := range []string{"exits", "actions", "entries"} {
+			order := regs
+			if part == "exits" {
+				order = reversed(regs)
+			}
+			for _, reg := range order {
+				body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
+					return g.regionActs(r, jen.Id(local("from", reg)), part)
+				})...)
+			}
+		}
+		body = append(body, jen.Return(jen.True()))
+		g.f.Add(paragraphs(fmt.Sprintf("%s takes, as one microstep, the eventless rules of every region of %s in a transient "+
+			"state, and reports whether it took any: a region never rests in a transient state, but leaves it in the step "+
+			"that enters it (SCXML 1.0 §3.13, eventless transitions).", eventlessMethod(p), p.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(eventlessMethod(p)).Params().Bool().Block(body...)
+	}
+}
+
+// eventlessRules returns the eventless rules of the transient states of
+// region reg, each followed by its variants into a history.
+func eventlessRules(reg *fsm.Region) []*fsm.Rule {
+	var out []*fsm.Rule
+	for _, s := range reg.Leaves {
+		if !s.Eventless() {
+			continue
+		}
+		for c := s.Choice; c != nil && !c.Out(); c = c.Fallback {
+			for _, r := range withVariants(c.Rules) {
+				if !slices.Contains(out, r) {
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// eventlessSwitch emits a switch over the eventless rule region reg
+// picked, with a case for each rule body gives code for; nothing when it
+// gives none.
+func eventlessSwitch(reg *fsm.Region, body func(*fsm.Rule) []jen.Code) []jen.Code {
+	var cases []jen.Code
+	for _, r := range eventlessRules(reg) {
+		if b := body(r); len(b) > 0 {
+			cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, b...)...))
+		}
+	}
+	if len(cases) == 0 {
+		return nil
+	}
+	return []jen.Code{jen.Switch(jen.Id(local("t", reg))).Block(cases...)}
+}
+
+// eventlessReadsFrom reports whether an eventless rule of region reg runs
+// an exit or entry only from some of its states, which tests the leaf it
+// leaves.
+func eventlessReadsFrom(reg *fsm.Region) bool {
+	for _, r := range eventlessRules(reg) {
+		for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
+			if run.When != nil && len(run.Actions) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

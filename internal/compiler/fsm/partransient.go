@@ -1,0 +1,45 @@
+package fsm
+
+import "slices"
+
+// eventless continues way w of parallel state p, after which some
+// regions are in transient states (after), through their eventless rules,
+// taken together as one microstep (SCXML 1.0 §3.13,
+// selectEventlessTransitions: the first enabled eventless transition of
+// every atomic state, in document order, then one microstep of them all;
+// XState v5's always does the same), and again while some region is in a
+// transient state: one way per combination of the branches their guards
+// take, tested before any of them moves.
+func (m *Machine) eventless(p *State, w *Way, after []*State) []regionWay {
+	ways := []*Way{w}
+	nexts := [][]*State{after}
+	for _, reg := range p.Regions {
+		s := after[reg.Index]
+		if !s.Eventless() {
+			continue
+		}
+		var ws []*Way
+		var ns [][]*State
+		for i, cw := range ways {
+			for _, pk := range picks(s.Choice, after) {
+				if pk.rule == nil || pk.rule.To == nil {
+					continue // an eventless rule leaves its state (checked by the build)
+				}
+				nw := *cw
+				nw.Tests = append(slices.Clone(cw.Tests), pk.tests...)
+				nw.Rules = append(slices.Clone(cw.Rules), pk.rule)
+				nw.moved = append(slices.Clone(cw.moved), reg)
+				next := slices.Clone(nexts[i])
+				next[reg.Index] = pk.rule.To
+				ws, ns = append(ws, &nw), append(ns, next)
+			}
+		}
+		ways, nexts = ws, ns
+	}
+	var out []regionWay
+	for i, nw := range ways {
+		nw.groups = append(slices.Clone(w.groups), len(nw.Rules)-len(w.Rules))
+		out = append(out, m.settle(p, nw, nexts[i], nil)...)
+	}
+	return out
+}

@@ -43,6 +43,9 @@ type options struct {
 	// subagentCalls is -subagent-calls: the tool calls of one subagent;
 	// 0 offers no task tool.
 	subagentCalls int
+	// subagentWrite is -subagent-write: a task call may ask for a
+	// subagent that writes ("write": true).
+	subagentWrite bool
 	// subagentModel is -subagent-model: the model the subagents run on,
 	// "" for the session's; subagentProvider its provider, settled by
 	// the run's first session (see settleSubagentModel).
@@ -190,7 +193,8 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	o.maxInputLine, o.llmMaxReply = byteSize(agentexec.DefaultLimits.InputLine), llm.DefaultMaxReplyBytes
 	o.maxRoundOutput = byteSize(agentexec.DefaultLimits.RoundOutput)
 	fs.IntVar(&o.maxToolCalls, "max-tool-calls", agentexec.DefaultLimits.ToolCalls, "tool calls of one reply that are run; the model is told about the others")
-	fs.IntVar(&o.subagentCalls, "subagent-calls", subagent.DefaultMaxCalls, "tool calls one subagent (the task tool's child agent, read-only) may run; 0 offers no task tool")
+	fs.IntVar(&o.subagentCalls, "subagent-calls", subagent.DefaultMaxCalls, "tool calls one subagent (the task tool's child agent) may run; 0 offers no task tool")
+	fs.BoolVar(&o.subagentWrite, "subagent-write", false, "let the task tool start subagents that change the workspace (\"write\": true): your tools, sandbox and -approve, their questions asked here, their changes committed and undone with the turn; never in -mode plan")
 	fs.StringVar(&o.subagentModel, "subagent-model", "", "the model `name` subagents run on, of its provider (default: the session's model, after a /model too); one the agent does not know (agent -model list) only on a server of your own")
 	fs.IntVar(&o.parallelTools, "parallel-tools", agentexec.DefaultLimits.ParallelTools, "tool calls run at once")
 	fs.Var(&o.maxToolArgs, "max-tool-args", "the largest arguments of a tool call, e.g. 1MiB; a larger call is refused")

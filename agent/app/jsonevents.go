@@ -80,6 +80,9 @@ type toolEvent struct {
 	IsError bool   `json:"is_error,omitempty"`
 	// Reason is why the model asks for the call (approval).
 	Reason string `json:"reason,omitempty"`
+	// By names the subagent that asks (approval): "subagent ID:
+	// DESCRIPTION"; absent for the agent's own calls.
+	By string `json:"by,omitempty"`
 }
 
 // commitEvent is what the auto-commit did after a round of tools.
@@ -170,7 +173,7 @@ func (j *jsonEvents) toolResult(call chat.ToolCall, out chat.ToolOutcome) {
 
 func (j *jsonEvents) ask(q approval.Question) {
 	if j != nil {
-		j.emit(toolEvent{Type: evApproval, ID: q.Call.ID, Name: q.Call.Name, Arguments: jsonArgs(q.Call.Arguments), Reason: q.Reason})
+		j.emit(toolEvent{Type: evApproval, ID: q.Call.ID, Name: q.Call.Name, Arguments: jsonArgs(q.Call.Arguments), Reason: q.Reason, By: q.By})
 	}
 }
 

@@ -85,8 +85,8 @@ func offerApproval(policy approval.Policy, set *tools.Set, w io.Writer) []chat.T
 		return specs
 	}
 	for i, s := range specs {
-		if !set.Mutating(s.Name) {
-			continue
+		if !set.Mutating(s.Name) || set.Approval(s.Name) == tools.ApprovalNever {
+			continue // never asked about: nothing to ask for
 		}
 		offered, err := approval.Offer(s)
 		if err != nil {
@@ -126,7 +126,8 @@ func canAsk(stdin io.Reader, stderr io.Writer) bool {
 
 // Ask implements agentexec.Display: the tool call to approve, exactly —
 // an edit as its whole diff, numbered from the line it changes, a command
-// whole —, why the model asks, and how to answer.
+// whole —, why the model asks, which subagent asks (when one does), and
+// how to answer.
 func (t *terminal) Ask(q approval.Question) {
 	t.events.ask(q)
 	call := q.Call
@@ -141,7 +142,12 @@ func (t *terminal) Ask(q approval.Question) {
 		t.editor.Ask() // drawn below the question
 		t.asking = true
 	}
-	t.line(fmt.Sprintf("%s %s%s", t.paint(sgrYellow, "?"), t.paint(sgrBold, "approve "+name), what))
+	by := ""
+	if q.By != "" {
+		// A writing subagent's call, which the user answers here.
+		by = sanitize(short(q.By, 120)) + " — "
+	}
+	t.line(fmt.Sprintf("%s %s%s%s", t.paint(sgrYellow, "?"), by, t.paint(sgrBold, "approve "+name), what))
 	if q.Reason != "" {
 		t.diagf("  the model asks: %s", q.Reason)
 	}

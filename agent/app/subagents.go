@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 
 	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/approval"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
 	"github.com/fsmgen/fsmgen/agent/internal/subagent"
@@ -27,6 +29,13 @@ const (
 		"the workspace, so bash is not offered; read with read_file and list_files"
 	subagentNoAsk   = "a subagent cannot ask the user, and this tool asks before every call (approve: always)"
 	subagentNoDepth = "a subagent cannot start subagents; do the task yourself"
+	// subagentNoWrite and subagentPlanWrite refuse a task call with
+	// "write": true.
+	subagentNoWrite = "not run: \"write\": true asks for a subagent that changes the workspace, and this session's subagents " +
+		"only read (the agent runs without -subagent-write; subagent_write: true in the config file sets it too); nothing was " +
+		"changed: make the change yourself, or give the subagent a read-only task"
+	subagentPlanWrite = "not run: \"write\": true asks for a subagent that changes the workspace, and in plan mode (-mode plan) " +
+		"the workspace is read-only, for subagents too; nothing was changed: give the subagent a read-only task, and propose the change in your plan"
 )
 
 // addSubagents offers the model the task tool (see agent/internal/subagent),
@@ -35,12 +44,15 @@ const (
 // pre_tool/post_tool hooks, and its own system prompt, on -subagent-model
 // or else the session's model: the one this session runs on, which a
 // /model switch changed (each switch starts a session of its own). None
-// with -subagent-calls 0 or -tool-calls=false.
+// with -subagent-calls 0 or -tool-calls=false. With -subagent-write
+// (outside plan mode) a call may ask for a writing child (see
+// subagentWriter).
 func (s *agentSession) addSubagents(ctx context.Context) error {
 	o := s.o
 	if o.subagentCalls == 0 || !o.toolCalls {
 		return nil
 	}
+	parentSet := s.toolSet
 	set, err := s.subagentTools(ctx)
 	if err != nil {
 		return err
@@ -62,7 +74,7 @@ func (s *agentSession) addSubagents(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the subagents' configuration: %w", err)
 	}
-	r, err := subagent.New(subagent.Config{
+	cfg := subagent.Config{
 		Behavior:  b,
 		Provider:  provider,
 		Tools:     toolRunner(set, s.instructions),
@@ -78,14 +90,72 @@ func (s *agentSession) addSubagents(ctx context.Context) error {
 		Summary:  callSummary,
 		Usage:    s.addUsage,
 		Logger:   s.logger,
-	})
+		NoWrite:  subagentNoWrite,
+	}
+	task := tools.Task
+	switch {
+	case o.mode == modePlan:
+		cfg.NoWrite = subagentPlanWrite
+	case o.subagentWrite:
+		if cfg.Writer, err = s.subagentWriter(parentSet, model); err != nil {
+			return err
+		}
+		task = tools.WritingTask
+	}
+	r, err := subagent.New(cfg)
 	if err != nil {
 		return err
 	}
-	if s.toolSet, err = s.toolSet.With(r.Tool()); err != nil {
+	if s.toolSet, err = s.toolSet.With(task(r.Run)); err != nil {
 		return fmt.Errorf("the task tool: %w", err)
 	}
 	return nil
+}
+
+// subagentWriter returns what a writing subagent works with: the
+// session's tools (set, as the mode offers them, and as the approval
+// policy offers them to the model) in the session's sandbox, the task
+// tool refused; the session's hooks, as they run for its own calls; the
+// session's approval policy, its questions asked through the session's
+// agent (sessionAsker). Its changes need nothing of their own to be the
+// turn's: it runs within the parent's task call, a mutating call (see
+// tools.WritingTask), whose round the parent's post-tools hook notes for
+// the turn's commit.
+func (s *agentSession) subagentWriter(set *tools.Set, model string) (*subagent.Writer, error) {
+	o := s.o
+	set = set.Refuse(subagentNoDepth, tools.TaskName)
+	bc := behaviorConfig(o, model, offerApproval(o.approve, set, io.Discard))
+	if model != o.model && !o.set["context-window"] {
+		bc.ContextWindow = contextWindowOf(model)
+	}
+	bc.System = subagent.WritePrompt
+	if s.instructions != nil {
+		bc.System += s.instructions.System()
+	}
+	bc.MutatingTools = set.MutatingNames()
+	b, err := behavior.New(bc)
+	if err != nil {
+		return nil, fmt.Errorf("the writing subagents' configuration: %w", err)
+	}
+	return &subagent.Writer{Behavior: b, Tools: toolRunner(set, s.instructions), Hooks: s.hooks,
+		Approval: o.approve, Ask: sessionAsker{s: s}}, nil
+}
+
+// sessionAsker asks the user about a writing subagent's calls through
+// the session's agent: its gate, its display (agentexec.Agent.AskUser).
+type sessionAsker struct{ s *agentSession }
+
+// Granted implements agentexec.Asker.
+func (a sessionAsker) Granted(tool string) bool {
+	return a.s.agent != nil && a.s.agent.Granted(tool)
+}
+
+// AskUser implements agentexec.Asker.
+func (a sessionAsker) AskUser(ctx context.Context, key string, q approval.Question) (approval.Answer, error) {
+	if a.s.agent == nil {
+		return approval.Answer{Verdict: approval.Refused, Reason: "the session is not running"}, nil
+	}
+	return a.s.agent.AskUser(ctx, key, q)
 }
 
 // subagentTools returns the tools of the session's subagents: the

@@ -85,6 +85,13 @@
 // -subagent-calls bound it. It runs on the session's model as it is then
 // (after a /model, the new one), or on -subagent-model NAME, of the
 // provider the agent knows NAME to be of (checked at start, as -model is).
+// With -subagent-write (off by default; subagent_write: true in the config
+// file) a task call may ask for a subagent that writes ("write": true): it
+// has the session's tools in the session's sandbox, under the session's
+// -approve, its questions asked on the session's terminal and labelled as
+// its own; what it changes is the turn's, committed with the turn (never
+// the user's own changes) and reverted by /undo. Task calls then run one
+// after another. Plan mode keeps every subagent read-only.
 //
 // A reply cut at its token limit in its text is kept and continued: the
 // model is asked to go on where it stopped, up to 3 times a turn, and
@@ -190,6 +197,8 @@
 //	-parallel-tools N      tool calls running at once (8)
 //	-subagent-calls N      tool calls of one subagent (40; 0 offers no
 //	                       task tool, and so no subagents)
+//	-subagent-write        let a task call start a subagent that writes
+//	                       ("write": true; off: subagents only read)
 //	-max-tool-args SIZE    one tool call's arguments (1MiB)
 //	-max-edit-size SIZE    the file edit_file changes (16MiB)
 //	-max-round-output SIZE the results of one round of tools (512KiB)

@@ -165,6 +165,11 @@ type Config struct {
 	// waiting for its answer has not run: stopped (an Interrupt) or cut
 	// short by a crash, it never runs.
 	Approval approval.Policy
+	// Ask, when set, asks the user about this agent's calls through
+	// another agent's gate and display (a subagent's, through its
+	// parent's: see Agent.Granted and Agent.AskUser) instead of its own
+	// Input or Editor, which it then need not have.
+	Ask Asker
 	// Queries, when set, recognises the queries a model without tool
 	// calling asks in its replies (see agent/internal/query): the reply's stream
 	// is cut where a query ends, the machine records the text up to there
@@ -325,7 +330,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("agentexec: Config.Tools is nil; use tools.Default")
 	case cfg.Thread == nil:
 		return nil, errors.New("agentexec: Config.Thread is nil; give a new thread or a loaded one")
-	case cfg.Approval.Asks() && cfg.Input == nil && cfg.Editor == nil:
+	case cfg.Approval.Asks() && cfg.Input == nil && cfg.Editor == nil && cfg.Ask == nil:
 		return nil, fmt.Errorf("agentexec: Config.Approval %s asks the user, and there is no Input or Editor to read the answers from; use approval.Never", cfg.Approval)
 	}
 	if cfg.Approval == "" {

@@ -43,7 +43,11 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall, requested bool,
 			return "", nil, true
 		}
 	}
-	if !always && a.gate.Granted(call.Name) {
+	var asker Asker = a
+	if a.cfg.Ask != nil {
+		asker = a.cfg.Ask
+	}
+	if !always && asker.Granted(call.Name) {
 		return approval.Always, nil, true
 	}
 	l := a.loop
@@ -52,9 +56,7 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall, requested bool,
 	if always {
 		key += "\x00" + call.ID // nothing: the next call is asked again
 	}
-	answer, err := a.gate.Ask(ctx, key, func() {
-		_ = l.Call(ctx, func() { a.display.Ask(q) })
-	})
+	answer, err := asker.AskUser(ctx, key, q)
 	if err != nil {
 		return "", nil, false
 	}
@@ -76,4 +78,33 @@ func (a *Agent) approve(ctx context.Context, call chat.ToolCall, requested bool,
 		return "", nil, false
 	}
 	return answer.Verdict, refusal, true
+}
+
+// Asker asks the user about tool calls: an Agent asks through its own
+// gate and display; a subagent, which has no input of its own, through
+// its parent's (Config.Ask).
+type Asker interface {
+	// Granted reports whether the user granted every call of tool for
+	// the session (answered "always").
+	Granted(tool string) bool
+	// AskUser shows q and waits for the user's answer, or for ctx to
+	// end; an "always" answer grants key (a tool's name) for the
+	// session. Questions come one at a time.
+	AskUser(ctx context.Context, key string, q approval.Question) (approval.Answer, error)
+}
+
+var _ Asker = (*Agent)(nil)
+
+// Granted implements Asker: the tools granted on a's gate.
+func (a *Agent) Granted(tool string) bool { return a.gate.Granted(tool) }
+
+// AskUser implements Asker: q is shown on a's display, from a's loop,
+// and answered by the next line the user types to a. It may be called
+// from any goroutine, while a runs; a's own questions and those it asks
+// for others come one at a time.
+func (a *Agent) AskUser(ctx context.Context, key string, q approval.Question) (approval.Answer, error) {
+	l := a.loop
+	return a.gate.Ask(ctx, key, func() {
+		_ = l.Call(ctx, func() { a.display.Ask(q) })
+	})
 }

@@ -216,6 +216,9 @@ type Question struct {
 	Call chat.ToolCall
 	// Reason is why the model asked (OnRequest), "" otherwise.
 	Reason string
+	// By names who asks when it is not the agent the user talks to: a
+	// writing subagent ("subagent ID: DESCRIPTION"); "" for the agent.
+	By string
 }
 
 // Gate holds the question a call waits on and the tools granted for the

@@ -101,6 +101,12 @@ func (d *display) Retry(attempt int, delay time.Duration, err chat.LLMError) {
 	d.show(fmt.Sprintf("%s: the LLM request failed (%v); retry %d in %s", Mark, err, attempt, delay))
 }
 
+// Notice implements agentexec.Display: a writing child's notices (the
+// user's verdicts on its calls, say) are its steps.
+func (d *display) Notice(msg string) {
+	d.show(fmt.Sprintf("%s: %s", Mark, msg))
+}
+
 // Error implements agentexec.Display.
 func (d *display) Error(msg string) {
 	d.show(fmt.Sprintf("%s ✗ %s", Mark, msg))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/tools"
 )
 
 // LimitPrefix starts the result of a child's call beyond its limit, which
@@ -21,19 +22,38 @@ const graceCalls = 8
 // limited runs a child's calls with next until max of them have run; it
 // refuses the later ones, telling the model to answer, and stops the
 // child (stop) once it has asked for graceCalls more. It passes the
-// instructions notes of next (agentexec.ResultNoter) through; it offers
-// no approval setting of a tool's own: the child asks nobody.
+// instructions notes of next (agentexec.ResultNoter) through, and, for a
+// writing child (approvals), the approval settings of next's tools
+// (agentexec.ApprovalSetter): a tool that asks before every call asks for
+// the child too. A read-only child asks nobody.
 type limited struct {
-	next agentexec.ToolRunner
-	max  int
-	stop context.CancelFunc
+	next      agentexec.ToolRunner
+	max       int
+	stop      context.CancelFunc
+	approvals bool
 
 	mu      sync.Mutex
 	calls   int
 	refused int
 }
 
-var _ agentexec.ResultNoter = (*limited)(nil)
+var (
+	_ agentexec.ResultNoter    = (*limited)(nil)
+	_ agentexec.ApprovalSetter = (*limited)(nil)
+)
+
+// Approval implements agentexec.ApprovalSetter: next's setting for a
+// writing child, ApprovalNever for a read-only one (whose tools only
+// read, those that ask before every call refused).
+func (l *limited) Approval(name string) tools.Approval {
+	if s, ok := l.next.(agentexec.ApprovalSetter); ok && l.approvals {
+		return s.Approval(name)
+	}
+	if l.approvals {
+		return tools.ApprovalPolicy
+	}
+	return tools.ApprovalNever
+}
 
 // Run implements agentexec.ToolRunner.
 func (l *limited) Run(ctx context.Context, call chat.ToolCall, progress func(chat.ToolProgress)) chat.ToolOutcome {

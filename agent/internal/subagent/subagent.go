@@ -5,6 +5,18 @@
 // no tool of its own to start subagents. Its last reply is the call's
 // result.
 //
+// A call with "write": true, when the session allows it (Config.Writer),
+// starts a writing child instead: it has the parent's tools as the parent
+// has them (edit_file, bash in the parent's sandbox, the workspace
+// writable), the parent's hooks as they run for the parent, and the
+// parent's approval policy, its questions asked through the parent's gate
+// and shown on the parent's display, labelled as its own
+// (approval.Question.By). It has no commits of its own: it runs inside
+// the parent's task call, within the parent's round of tools, so what it
+// changes is what that round changed, which the parent's post-tools hook
+// notes for the parent's turn's commit (and /undo) as the parent's own
+// tools' changes, a file the user had changed too left out.
+//
 // The child works under the parent's rules: its tools are the parent's
 // read-only ones, bash's sandbox keeping the workspace read-only; the
 // parent's secrets are redacted from everything it sees and says; the
@@ -34,6 +46,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/behavior"
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/agentexec"
+	"github.com/fsmgen/fsmgen/agent/internal/approval"
 	"github.com/fsmgen/fsmgen/agent/internal/eventlog"
 	"github.com/fsmgen/fsmgen/agent/internal/hooks"
 	"github.com/fsmgen/fsmgen/agent/internal/llm"
@@ -82,6 +95,12 @@ type Config struct {
 	// Summary shows a call on one line, as the parent's display does;
 	// nil shows its name alone.
 	Summary func(chat.ToolCall) string
+	// Writer, when set, lets a call ask for a writing child ("write":
+	// true); nil refuses such calls with NoWrite.
+	Writer *Writer
+	// NoWrite is the error of a call that asks for a writing child when
+	// Writer is nil: why not, and what would allow it.
+	NoWrite string
 	// Usage, when set, adds what the child's replies used to the
 	// parent's ledger, once the child has stopped. It runs on the task's
 	// goroutine and must do its own synchronisation.
@@ -91,6 +110,31 @@ type Config struct {
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
+
+// Writer is what a writing child works with: the parent's tools and
+// rules.
+type Writer struct {
+	// Behavior is the writing child's configuration (its system prompt,
+	// WritePrompt, and its tools' specs). Required.
+	Behavior *behavior.Agent
+	// Tools runs its calls: the parent's tools, without the task tool.
+	// Required.
+	Tools agentexec.ToolRunner
+	// Hooks are the parent's hooks, run as for the parent's calls (never
+	// turn_end). nil runs none.
+	Hooks *hooks.Runner
+	// Approval is the parent's approval policy.
+	Approval approval.Policy
+	// Ask asks the user through the parent (its gate, its display);
+	// required when Approval asks or a tool asks before every call.
+	Ask agentexec.Asker
+}
+
+// WritePrompt is the writing child's system prompt, before the
+// workspace's instructions.
+const WritePrompt = `You are a subagent of a coding agent, working in a software project (the workspace). The agent gave you one focused task, the message below; this conversation is your own, and only your last reply goes back to the agent.
+You may change the workspace: edit_file edits and creates files, bash runs commands (when it is offered), under the same rules and approvals as the agent's own calls; what you change is the agent's work, committed with its turn. Change only what the task needs. You cannot start subagents.
+Paths are relative to the workspace root. Nobody will answer questions: when you are done, write your final answer as your last reply, complete and self-contained (what you changed, with file paths, what you checked, and what is left), and stop.`
 
 // Prompt is the child's system prompt, before the workspace's
 // instructions.
@@ -123,19 +167,39 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Hooks != nil {
-		h := *cfg.Hooks
-		h.Hooks = nil
-		for _, hk := range cfg.Hooks.Hooks {
-			if hk.Event != hooks.TurnEnd {
-				h.Hooks = append(h.Hooks, hk)
-			}
+	if w := cfg.Writer; w != nil {
+		switch {
+		case w.Behavior == nil:
+			return nil, errors.New("subagent: Config.Writer.Behavior is nil; build the writing child's with behavior.New")
+		case w.Tools == nil:
+			return nil, errors.New("subagent: Config.Writer.Tools is nil; give the parent's tools")
 		}
-		// Every call of the child only reads: its hooks run read-only.
-		h.Sandbox = h.ReadOnly
-		cfg.Hooks = &h
+		c := *w
+		c.Hooks = withoutTurnEnd(w.Hooks)
+		cfg.Writer = &c
+	}
+	if cfg.Hooks = withoutTurnEnd(cfg.Hooks); cfg.Hooks != nil {
+		// Every call of the read-only child only reads: its hooks run
+		// read-only.
+		cfg.Hooks.Sandbox = cfg.Hooks.ReadOnly
 	}
 	return &Runner{cfg: cfg}, nil
+}
+
+// withoutTurnEnd returns a copy of r without its turn_end hooks, which
+// never run for a child; nil for nil.
+func withoutTurnEnd(r *hooks.Runner) *hooks.Runner {
+	if r == nil {
+		return nil
+	}
+	h := *r
+	h.Hooks = nil
+	for _, hk := range r.Hooks {
+		if hk.Event != hooks.TurnEnd {
+			h.Hooks = append(h.Hooks, hk)
+		}
+	}
+	return &h
 }
 
 // Tool returns the task tool that runs r.
@@ -147,6 +211,9 @@ func (r *Runner) Tool() tools.Tool { return tools.Task(r.Run) }
 // Ctrl-C, the tool timeout), which stops it.
 func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(chat.ToolProgress)) (string, error) {
 	cfg := r.cfg
+	if args.Write && cfg.Writer == nil {
+		return "", errors.New(cfg.NoWrite)
+	}
 	now := cfg.Now()
 	t := &threadwire.Thread{Version: threadwire.Version, ID: thread.NewID(now), Created: now, Updated: now,
 		Provider: cfg.Provider.Name(), Model: cfg.Behavior.Config().Model, Workspace: cfg.Workspace,
@@ -154,7 +221,16 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	show := newDisplay(t.ID, args.Description, cfg.Summary, progress)
-	lim := &limited{next: cfg.Tools, max: cfg.MaxCalls, stop: stop}
+	beh, runner, hooked := cfg.Behavior, cfg.Tools, cfg.Hooks
+	policy, ask := approval.Never, agentexec.Asker(nil)
+	if args.Write {
+		w := cfg.Writer
+		beh, runner, hooked, policy = w.Behavior, w.Tools, w.Hooks, w.Approval
+		if w.Ask != nil {
+			ask = labelled{next: w.Ask, by: strings.TrimSpace(Mark + " " + t.ID + ": " + strings.Join(strings.Fields(args.Description), " "))}
+		}
+	}
+	lim := &limited{next: runner, max: cfg.MaxCalls, stop: stop, approvals: args.Write}
 	var elog *eventlog.Writer
 	if cfg.Store != nil {
 		var err error
@@ -167,12 +243,14 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 		saved = cfg.Sync(t.ID)
 	}
 	child, err := agentexec.New(agentexec.Config{
-		Behavior:  cfg.Behavior,
+		Behavior:  beh,
 		Provider:  cfg.Provider,
 		Tools:     lim,
 		Workspace: cfg.Workspace,
 		Display:   show,
-		Hooks:     cfg.Hooks,
+		Hooks:     hooked,
+		Approval:  policy,
+		Ask:       ask,
 		Logger:    cfg.Logger.With("subagent", t.ID),
 		Thread:    t,
 		Store:     cfg.Store,
@@ -219,4 +297,21 @@ func (r *Runner) Run(ctx context.Context, args tools.TaskArgs, progress func(cha
 		return "(the subagent gave no answer)", nil
 	}
 	return answer, nil
+}
+
+// labelled asks through next, each question labelled by the child that
+// asks (approval.Question.By).
+type labelled struct {
+	next agentexec.Asker
+	by   string
+}
+
+// Granted implements agentexec.Asker: what the user granted the parent
+// for the session, the child is granted too (and no more).
+func (l labelled) Granted(tool string) bool { return l.next.Granted(tool) }
+
+// AskUser implements agentexec.Asker.
+func (l labelled) AskUser(ctx context.Context, key string, q approval.Question) (approval.Answer, error) {
+	q.By = l.by
+	return l.next.AskUser(ctx, key, q)
 }

@@ -13,7 +13,9 @@ import (
 
 // TestTask runs the task tool through a Set: its runner gets the
 // arguments decoded, the call's ID in its context and the call's
-// progress; bad arguments never reach it; it only reads.
+// progress; bad arguments never reach it; it only reads. "write" reaches
+// the runner (which refuses it, saying why, unless the session allows a
+// writing subagent) though the read-only tool's schema does not offer it.
 func TestTask(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -26,7 +28,9 @@ func TestTask(t *testing.T) {
 		{"no description", `{"prompt": "Find it."}`, TaskArgs{Prompt: "Find it."}, ""},
 		{"no prompt", `{"description": "find it"}`, TaskArgs{}, `missing required field "prompt"`},
 		{"an empty prompt", `{"prompt": "  "}`, TaskArgs{}, `missing required field "prompt"`},
-		{"an unknown argument", `{"prompt": "x", "write": true}`, TaskArgs{}, `unknown field "write"`},
+		{"write", `{"prompt": "Fix it.", "write": true}`, TaskArgs{Prompt: "Fix it.", Write: true}, ""},
+		{"write false", `{"prompt": "Find it.", "write": false}`, TaskArgs{Prompt: "Find it."}, ""},
+		{"an unknown argument", `{"prompt": "x", "mode": "plan"}`, TaskArgs{}, `unknown field "mode"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +60,29 @@ func TestTask(t *testing.T) {
 			assert.Equal(t, []chat.ToolProgress{{Message: "subagent started"}}, reports)
 		})
 	}
+}
+
+// TestWritingTask: the task tool of a session whose subagents may write
+// offers "write" in its schema and says so in its description; it is a
+// mutating tool (its calls run in order, their round noted for the
+// turn's commit) that is never asked about itself. The read-only one
+// offers no "write".
+func TestWritingTask(t *testing.T) {
+	t.Parallel()
+	run := func(context.Context, TaskArgs, func(chat.ToolProgress)) (string, error) { return "", nil }
+	set, err := NewSet(Options{}, WritingTask(run))
+	require.NoError(t, err)
+	assert.True(t, set.Mutating(TaskName))
+	assert.Equal(t, ApprovalNever, set.Approval(TaskName))
+	spec := set.Specs()[0]
+	assert.Contains(t, string(spec.InputSchema), `"write"`)
+	assert.Contains(t, spec.Description, `With "write": true it may also change the workspace`)
+
+	ro, err := NewSet(Options{}, Task(run))
+	require.NoError(t, err)
+	assert.NotContains(t, string(ro.Specs()[0].InputSchema), `"write"`)
+	assert.Contains(t, ro.Specs()[0].Description, "It cannot change files")
+	assert.Equal(t, ApprovalNever, ro.Approval(TaskName))
 }
 
 // TestCallIDOutsideARun: a context no Set.Run made holds no call.

@@ -20,14 +20,29 @@ type HistoryOf[S Kind] struct {
 	// a machine saved by an earlier revision remembers under those.
 	Was       []string
 	LeavesWas map[string]string
+	// Region is set for what a deep history remembers of one region of a
+	// parallel state inside its state (or of the parallel state whose
+	// history it is): the region's JSON name, whose leaves are Leaves.
+	// RegionWas lists the region's earlier JSON names; Parallel is the
+	// kind of the parallel state, and Of the index in Desc.History of the
+	// history whose leaf it must be for the region's to mean anything.
+	Region    string
+	RegionWas []string
+	Parallel  S
+	Of        int
 }
 
 // savedHistory is what a saved machine remembers of one composite state:
 //
 //	"history": [{"state": "on", "leaf": "paused"}]
+//
+// and, for what a deep history remembers of a region of a parallel state:
+//
+//	{"state": "on", "region": "playback", "leaf": "playing"}
 type savedHistory struct {
-	State string `json:"state"`
-	Leaf  string `json:"leaf"`
+	State  string `json:"state"`
+	Region string `json:"region"`
+	Leaf   string `json:"leaf"`
 }
 
 // SaveHistory is Save for a machine with histories: hist[i] is the leaf
@@ -44,6 +59,9 @@ func (d *Desc[S, E, A]) SaveHistory(state any, timers []Timer, last TimerID, his
 			continue
 		}
 		h := d.History[i]
+		if h.Region != "" && hist[h.Of] != h.Parallel {
+			continue // left from another leaf since: forgotten
+		}
 		j := int(k) - int(h.First)
 		if j < 0 || j >= len(h.Leaves) {
 			return nil, fmt.Errorf("%s: save the history of %s: leaf %d is not inside it", d.Package, h.State, k)
@@ -56,6 +74,10 @@ func (d *Desc[S, E, A]) SaveHistory(state any, timers []Timer, last TimerID, his
 		n++
 		out = append(out, `{"state":`...)
 		out = appendJSONString(out, h.State)
+		if h.Region != "" {
+			out = append(out, `,"region":`...)
+			out = appendJSONString(out, h.Region)
+		}
 		out = append(out, `,"leaf":`...)
 		out = appendJSONString(out, h.Leaves[j])
 		out = append(out, '}')
@@ -103,14 +125,18 @@ func (d *Desc[S, E, A]) loadHistory(s *envelope, hist []S) error {
 		}
 		slot := -1
 		for j, of := range d.History {
-			if of.State == h.State || slices.Contains(of.Was, h.State) {
+			if (of.State == h.State || slices.Contains(of.Was, h.State)) && (of.Region == h.Region || slices.Contains(of.RegionWas, h.Region)) {
 				slot = j
 			}
 		}
-		if slot < 0 {
+		switch {
+		case slot < 0 && h.Region != "":
+			return fmt.Errorf("%s: load a saved machine: a history of state %q remembers region %q, which is no region of a parallel state its deep history holds in this revision", d.Package, h.State, h.Region)
+		case slot < 0:
 			return fmt.Errorf("%s: load a saved machine: a history of state %q, which is no state with a history in this revision", d.Package, h.State)
-		}
-		if hist[slot] != 0 {
+		case hist[slot] != 0 && h.Region != "":
+			return fmt.Errorf("%s: load a saved machine: two histories of region %q of state %q", d.Package, h.Region, h.State)
+		case hist[slot] != 0:
 			return fmt.Errorf("%s: load a saved machine: two histories of state %q", d.Package, h.State)
 		}
 		of := d.History[slot]
@@ -124,6 +150,13 @@ func (d *Desc[S, E, A]) loadHistory(s *envelope, hist []S) error {
 		}
 		if hist[slot] == 0 {
 			return fmt.Errorf("%s: load a saved machine: the history of state %q remembers %q, which is no state inside it in this revision", d.Package, h.State, h.Leaf)
+		}
+	}
+	for i, of := range d.History {
+		if of.Region != "" && hist[i] != 0 && hist[of.Of] != of.Parallel {
+			// The region's leaf is remembered only with its parallel
+			// state: Save writes no other.
+			return fmt.Errorf("%s: load a saved machine: the history of state %q remembers region %q, but not the parallel state the region is in", d.Package, of.State, of.Region)
 		}
 	}
 	return nil

@@ -389,12 +389,14 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(d)))
 	}
 	for _, rem := range r.Remembers {
-		// The composite state is left: remember the leaf.
-		set := jen.Id("m").Dot("hist").Index(jen.Lit(rem.State.Hist)).Op("=").Add(from.Clone())
+		// The composite state is left: remember the leaf, and a deep
+		// history the leaves of the regions of a parallel state.
+		set := []jen.Code{jen.Id("m").Dot("hist").Index(jen.Lit(rem.State.Hist)).Op("=").Add(from.Clone())}
+		set = append(set, g.rememberLeaves(r, rem, from)...)
 		if rem.When {
-			set = jen.If(within(from.Clone(), rem.State)).Block(set)
+			set = []jen.Code{jen.If(within(from.Clone(), rem.State)).Block(set...)}
 		}
-		out = append(out, set)
+		out = append(out, set...)
 	}
 	if r.To != nil && r.To != r.From {
 		out = append(out, core().Dot("State").Op("=").Id(r.To.KindName))

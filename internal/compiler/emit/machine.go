@@ -76,8 +76,14 @@ func (g *goGen) genMachine() {
 		}
 		fields = append(fields,
 			jen.Comment("// hist holds, for each composite state with a history ("+list(names)+"), the leaf"),
-			jen.Comment("// the machine was in when it last left it; zero before."),
-			jen.Id("hist").Index(jen.Lit(len(m.Histories))).Id("StateKind"))
+			jen.Comment("// the machine was in when it last left it; zero before."))
+		if len(m.Memories) > 0 {
+			fields = append(fields,
+				jen.Comment("// After them, for each region of a parallel state a deep history holds, the"),
+				jen.Comment("// leaf the region was in when the machine last left the history's state from"),
+				jen.Comment("// the parallel state."))
+		}
+		fields = append(fields, jen.Id("hist").Index(jen.Lit(m.HistSlots())).Id("StateKind"))
 	}
 	if m.Deferral != nil {
 		fields = append(fields,

@@ -300,9 +300,12 @@ func hookCalls(h *fsm.Hook) []jen.Code {
 // what it computes (compute) or what it hands out.
 func (g *goGen) regionRun(run *fsm.Run, compute bool) []jen.Code {
 	var c, a []jen.Code
-	if run.Entry {
+	switch {
+	case run.Entry && run.Resume != nil:
+		c, a = g.regionResume(run.State, run.Resume)
+	case run.Entry:
 		c, a = g.regionEnter(run.State)
-	} else {
+	default:
 		c, a = g.regionLeave(run.State)
 	}
 	if compute {

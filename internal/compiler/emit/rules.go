@@ -90,6 +90,7 @@ func (g *goGen) genRules() {
 			}
 			hs = append(hs, jen.Values(fields...))
 		}
+		hs = append(hs, memoryDescs(m)...)
 		more = append(more, kv("History", jen.Index().Add(rt("HistoryOf")).Types(jen.Id("StateKind")).Values(hs...)))
 	}
 	if m.Deferral != nil {

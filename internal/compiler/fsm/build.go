@@ -64,6 +64,7 @@ func build(f *spec.File, env Env, par *parHook) (*Machine, diag.List) {
 		b.cells()
 		b.resolve()
 		b.start()
+		b.enters()
 		b.graph()
 		b.deferral()
 		b.unused()

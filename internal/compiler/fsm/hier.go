@@ -386,7 +386,9 @@ func (b *builder) routes(r *Rule) {
 	}
 	for _, s := range entryPath(domain, r.Target) {
 		if s.Entry != nil || len(s.Timers) > 0 || b.parallel(s) {
-			r.Entries = append(r.Entries, &Run{State: s, Entry: true})
+			run := &Run{State: s, Entry: true}
+			b.resumes(r, run)
+			r.Entries = append(r.Entries, run)
 		}
 	}
 }

@@ -34,10 +34,16 @@ func (b *builder) histories() {
 			b.errorf(ss.History.Pos, "history %q of state %s is neither shallow nor deep: write \"history: shallow\" (the child it was in) or \"history: deep\" (the leaf it was in)", ss.History.Value, s.Name)
 			continue
 		}
-		if !s.Composite() {
+		if !s.Composite() && !b.parallel(s) {
 			b.errorf(ss.History.Pos, "state %s has no states inside it, so it has no history to remember: put history on a composite state", s.Name)
 			s.History = HistoryNone
 			continue
+		}
+		if !s.Composite() {
+			// A parallel state, a leaf of the machine around its
+			// regions: its history remembers itself, and the leaves of
+			// its regions beside (see deephist.go).
+			s.First, s.Last = s, s
 		}
 		s.Hist = len(b.m.Histories)
 		b.m.Histories = append(b.m.Histories, s)

@@ -49,6 +49,10 @@ type Machine struct {
 	// Histories[i].Hist == i. The machine remembers, for each, the leaf it
 	// was in when it last left it (none before).
 	Histories []*State
+	// Memories are the leaves of the regions of parallel states that deep
+	// histories remember (see Memory), after Histories in the machine's
+	// memory array: Memories[i].Slot == len(Histories)+i.
+	Memories []*Memory
 	// Regions are the regions of the parallel states, in document order
 	// (see Region); each parallel state is one of States.
 	Regions []*Region
@@ -265,6 +269,10 @@ type State struct {
 	// is then its place in Machine.Histories (its memory's index).
 	History History
 	Hist    int
+	// Enter are, for a leaf of a region that a deep history resumes, the
+	// entries that enter it from its region's own state down, outermost
+	// first, as Region.Start enters the initial leaf; nil otherwise.
+	Enter []*Run
 	// Final marks a leaf that completes its composite state (final:
 	// true). Completes is then that state when it has a done transition:
 	// the leaf is transient, left by the done transition in the step that

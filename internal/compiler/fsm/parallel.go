@@ -177,6 +177,9 @@ type specRegion struct {
 	build  *Machine
 	// ins are the In(State) guards of the region's rules.
 	ins []*Func
+	// resumed is set when a deep history may resume the region's leaves:
+	// its build resolves the entries of each (State.Enter).
+	resumed bool
 }
 
 // inRE matches the built-in guard In(State).
@@ -223,20 +226,19 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 			continue
 		}
 		switch {
-		case deep != nil:
-			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside %s, whose deep history would have to remember the states of its regions: fsmgen does not yet; make the history shallow", s.Name.Value, deep.Name.Value)
-			continue
 		case inRegion:
 			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a region of another parallel state: fsmgen does not nest parallel states yet; make its regions regions of the outer one", s.Name.Value)
 			continue
 		case len(s.States) < 2:
 			diags.Errorf(s.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", s.Name.Value, len(s.States))
 			continue
-		case s.History.Set:
-			diags.Errorf(s.History.Pos, "parallel state %s cannot have a history: fsmgen does not remember the states of regions yet", s.Name.Value)
 		}
+		// A deep history around the parallel state, or its own, remembers
+		// the leaf of each region (SCXML 1.0 §3.10, §3.13): its regions
+		// may be resumed.
+		resumed := deepHistoryOf(s, deep, diags)
 		for j := range s.States {
-			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}, finals: map[string]bool{}}
+			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
 			checkRegion(r, r.root, nil, diags)
 			if s.Done != nil && len(r.finals) == 0 {
 				// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised

@@ -69,10 +69,19 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 	if !w.Regional {
 		if w.From.Regions != nil && w.Config != nil && leavesParallel(w, w.From) {
 			hist = m.rememberRegions(w.From, w.Config, hist)
+			hist = m.rememberLeaves(w, hist)
 		}
 		out, mem := resolveWay(w, hist)
 		if out != w && out.To.Regions != nil && enters(out, out.To) {
 			rw.after = initialConfig(m)
+		}
+		if cfg, ok := m.resumed(out, mem); ok {
+			// The regions resume what the deep history remembers.
+			if out == w {
+				cp := *w
+				out = &cp
+			}
+			out.Resumed, rw.after = cfg, slices.Clone(cfg)
 		}
 		rw.way = out
 		return rw, mem
@@ -118,10 +127,10 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 // Restore, which remembers nothing (the generated tests' start), and works
 // out its trace again when it changed.
 func (m *Machine) resolveFresh(w *Way, cfg []*State) *Way {
-	if len(m.Histories) == 0 {
+	if m.HistSlots() == 0 {
 		return w
 	}
-	rw, _ := m.resolveRegional(regionWay{way: w}, make([]*State, len(m.Histories)))
+	rw, _ := m.resolveRegional(regionWay{way: w}, make([]*State, m.HistSlots()))
 	if rw.way != w {
 		rw.way.Trace, _ = m.step(rw.way, restoredIn(w.From, cfg))
 	}

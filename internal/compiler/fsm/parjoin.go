@@ -40,6 +40,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 			s.Index = leaf
 			leaf++
+			for _, run := range s.Enter {
+				rejoinRun(m, run)
+			}
 			reg.Leaves = append(reg.Leaves, s)
 			if s.Final && s.Parent == root {
 				// A final leaf deeper in the region completes its
@@ -108,6 +111,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	m.memories()
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

@@ -350,7 +350,7 @@ func (m *Machine) parallelWays() {
 		}
 		w.Config = cfg
 		w.Trace, _ = m.step(w, restoredIn(w.From, cfg))
-		ways = append(ways, w)
+		ways = append(ways, m.resolveFresh(w, cfg))
 	}
 	seen := map[string]bool{}
 	for _, p := range m.States {
@@ -431,7 +431,7 @@ type regionItem struct {
 func (m *Machine) parallelPaths(b *builder) {
 	all := m.AllRules()
 	found := make([]*Path, len(all))
-	mem0 := make([]*State, len(m.Histories))
+	mem0 := make([]*State, m.HistSlots())
 	var cfg0 []*State
 	if m.Initial.Regions != nil {
 		cfg0 = initialConfig(m)

@@ -115,12 +115,17 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 }
 
 // enterRegions returns the entry actions of the regions of parallel
-// state s, entered into their initial leaves, in document order, and
-// starts their timers in run.
-func (m *Machine) enterRegions(s *State, run *timerRun) []*Action {
+// state s, entered into their initial leaves, or the leaves resumed
+// gives (by Region.Index; nil for the initial ones), in document order,
+// and starts their timers in run.
+func (m *Machine) enterRegions(s *State, resumed []*State, run *timerRun) []*Action {
 	var out []*Action
 	for _, reg := range s.Regions {
-		for _, x := range reg.Start {
+		runs := reg.Start
+		if resumed != nil && resumed[reg.Index] != nil {
+			runs = resumed[reg.Index].Enter
+		}
+		for _, x := range runs {
 			for _, e := range x.Actions {
 				if e.Action == m.StartTimer {
 					run.last++

@@ -159,6 +159,11 @@ func (r *Rule) Shared() bool { return r.From == nil || r.From.Composite() }
 type Run struct {
 	State *State
 	Entry bool
+	// Resume is, for the entry of a parallel state that a rule into a deep
+	// history enters, the state with that history (the parallel state or
+	// a composite state around it): its regions resume the leaves it
+	// remembers (see Memory) instead of their initial ones.
+	Resume *State
 	// When, for an exit that a shared rule runs only from some of its
 	// states, is the state (a leaf, or a composite state) the machine must
 	// be in; nil when the run always happens.

@@ -32,6 +32,10 @@ type Way struct {
 	// whose Trace is worked out with it (see parpaths.go).
 	Config   []*State
 	Regional bool
+	// Resumed is, for a way whose rule enters a parallel state through a
+	// deep history (Run.Resume), the leaves its regions resume (nil for
+	// a region entered through its initial leaf); nil for other ways.
+	Resumed []*State
 	// Final is, for a way the regions take that puts every region of its
 	// parallel state in a final leaf, those leaves: the way's last rule is
 	// then the parallel state's done transition, taken from them in the

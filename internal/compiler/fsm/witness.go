@@ -149,7 +149,11 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				}
 				tr.Actions = append(tr.Actions, e.Action)
 			}
-			tr.Actions = append(tr.Actions, m.enterRegions(x.State, &run)...)
+			var resumed []*State
+			if x.Resume != nil {
+				resumed = w.Resumed
+			}
+			tr.Actions = append(tr.Actions, m.enterRegions(x.State, resumed, &run)...)
 		}
 		if r.To != nil {
 			src = r.To
@@ -182,7 +186,7 @@ func (m *Machine) witnesses() {
 				start.ids[e.Args[0].Timer] = start.last
 			}
 		}
-		m.enterRegions(x.State, &start)
+		m.enterRegions(x.State, nil, &start)
 	}
 	for _, p := range m.Paths {
 		up := -1

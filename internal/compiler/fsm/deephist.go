@@ -1,0 +1,173 @@
+package fsm
+
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves deep histories over parallel states: a deep history
+// of a parallel state, or of a composite state around one, records every
+// atomic state the machine is in when it leaves the state (SCXML 1.0
+// §3.10 and §3.13, exitStates; Appendix D), so it remembers, beside the
+// leaf of the machine around the regions (the parallel state), the leaf
+// of each region. Resuming the history enters the parallel state and
+// each region down to the leaf it remembers, or through its initial
+// states when it remembers none. XState v5 does the same.
+//
+// A shallow history of a composite state around a parallel state resumes
+// the parallel state, its regions through their initial states (a
+// shallow history remembers the composite state's child only); a shallow
+// history of a parallel state itself would resume its regions' own states
+// through their initial states, which is entering it: fsmgen refuses it.
+
+// Memory is the leaf of one region that a deep history remembers: the
+// leaf the region was in when the machine last left History, whose
+// remembered leaf is then the region's parallel state. Slot is its place
+// in the machine's memory array, after one per Histories.
+type Memory struct {
+	History *State
+	Region  *Region
+	Slot    int
+}
+
+// HistSlots returns the size of the machine's memory array: one leaf per
+// history, then one per region a deep history remembers.
+func (m *Machine) HistSlots() int { return len(m.Histories) + len(m.Memories) }
+
+// MemoriesOf returns the memories history h keeps of the regions of
+// parallel state p, in region order; nil when it keeps none.
+func (m *Machine) MemoriesOf(h, p *State) []*Memory {
+	var out []*Memory
+	for _, mem := range m.Memories {
+		if mem.History == h && mem.Region.Parallel == p {
+			out = append(out, mem)
+		}
+	}
+	return out
+}
+
+// deepHistoryOf checks a history of parallel state s, and one around it
+// (deep: the innermost composite state around s with a deep history,
+// nil for none), and reports whether a deep history may resume the
+// leaves of s's regions.
+func deepHistoryOf(s, deep *spec.State, diags *diag.List) bool {
+	own := s.History.Set && s.History.Value == "deep"
+	switch {
+	case s.History.Set && s.History.Value == "shallow":
+		// SCXML 1.0 §3.10: a shallow history records the active children
+		// of its state, which for a <parallel> are all its regions.
+		diags.Errorf(s.History.Pos, "parallel state %s has a shallow history, which would resume every region through its initial states: that is entering %s (SCXML 1.0 §3.10; XState v5 does the same); target %s instead, or make the history deep to resume the leaf each region was in", s.Name.Value, s.Name.Value, s.Name.Value)
+	case own && s.Done != nil:
+		diags.Errorf(s.Done.Pos, "parallel state %s has a deep history and a done transition: its history could resume every region in a final state, which fsmgen does not complete yet; drop the history or the done transition", s.Name.Value)
+	case deep != nil && s.Done != nil:
+		diags.Errorf(s.Done.Pos, "parallel state %s has a done transition and is inside %s, whose deep history would remember the leaves of its regions: fsmgen does not resume regions that may all be final yet; make the history of %s shallow, or drop the done transition", s.Name.Value, deep.Name.Value, deep.Name.Value)
+	}
+	return own || deep != nil
+}
+
+// memories makes the machine's Memories, once its regions are joined:
+// one per region of each parallel state a deep history holds (the
+// parallel state's own, or a composite state's around it), by history,
+// then parallel state, then region.
+func (m *Machine) memories() {
+	for _, h := range m.Histories {
+		if h.Region != nil || h.History != HistoryDeep {
+			continue
+		}
+		for _, p := range m.States {
+			if p.Regions == nil || !h.Contains(p) {
+				continue
+			}
+			for _, reg := range p.Regions {
+				m.Memories = append(m.Memories, &Memory{History: h, Region: reg, Slot: m.HistSlots()})
+			}
+		}
+	}
+}
+
+// enters resolves, in the build of a region a deep history may resume,
+// the entries of each of its leaves from the region's own state down
+// (State.Enter), as start does the machine's initial state's.
+func (b *builder) enters() {
+	if !b.par.inRegion() || !b.par.region.resumed {
+		return
+	}
+	for _, l := range b.m.States {
+		c := &runCtx{taken: map[string]bool{"m": true, "b": true, "h": true}, written: map[*Data]bool{}}
+		for _, s := range l.Path() {
+			if s.Entry != nil || len(s.Timers) > 0 {
+				run := &Run{State: s, Entry: true}
+				b.resolveRun(run, c)
+				l.Enter = append(l.Enter, run)
+			}
+		}
+	}
+}
+
+// resumes marks the entry of a parallel state that rule r, into a deep
+// history, enters: the parallel state is the leaf the history resumes (or
+// its default), so its regions resume what the history remembers.
+func (b *builder) resumes(r *Rule, run *Run) {
+	if r.History != nil && r.History.History == HistoryDeep && b.parallel(run.State) {
+		run.Resume = r.History
+	}
+}
+
+// rememberLeaves returns hist after way w, from parallel state w.From
+// whose regions are in w.Config, leaves it: each deep history its rule
+// leaves remembers the leaf of each region.
+func (m *Machine) rememberLeaves(w *Way, hist []*State) []*State {
+	if len(m.Memories) == 0 || w.Config == nil {
+		return hist
+	}
+	i := slices.IndexFunc(w.Rules, func(r *Rule) bool { return r.Kind == Transition })
+	if i < 0 {
+		return hist
+	}
+	var out []*State
+	for _, rem := range w.Rules[i].Remembers {
+		if rem.When && !rem.State.Contains(w.From) {
+			continue
+		}
+		for _, mem := range m.MemoriesOf(rem.State, w.From) {
+			if out == nil {
+				out = slices.Clone(hist)
+			}
+			out[mem.Slot] = w.Config[mem.Region.Index]
+		}
+	}
+	if out == nil {
+		return hist
+	}
+	return out
+}
+
+// resumed returns, for way w that ends in a parallel state it enters
+// through a deep history, the leaves its regions resume from memory hist
+// (the initial leaf of a region the history remembers nothing of), and
+// whether it does.
+func (m *Machine) resumed(w *Way, hist []*State) ([]*State, bool) {
+	if w.To.Regions == nil {
+		return nil, false
+	}
+	var h *State
+	for _, r := range w.Rules {
+		for _, run := range r.Entries {
+			if run.State == w.To {
+				h = run.Resume
+			}
+		}
+	}
+	if h == nil {
+		return nil, false
+	}
+	cfg := initialConfig(m)
+	for _, mem := range m.MemoriesOf(h, w.To) {
+		if at := hist[mem.Slot]; at != nil {
+			cfg[mem.Region.Index] = at
+		}
+	}
+	return cfg, true
+}

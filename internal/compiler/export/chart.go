@@ -163,6 +163,11 @@ func (c *chart) add(s *fsm.State, parent *node) *node {
 		for _, reg := range s.Regions {
 			n.children = append(n.children, c.add(reg.Root, n))
 		}
+		if s.History != fsm.HistoryNone {
+			// Its deep history, after its regions (XState and SCXML
+			// allow a history among a parallel state's children).
+			n.children = append(n.children, &node{state: s, name: historyKey, kind: History, history: s.History, path: append(slices.Clone(n.path), historyKey)})
+		}
 		return n
 	}
 	if s.Composite() {

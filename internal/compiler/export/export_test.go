@@ -222,7 +222,9 @@ func TestSCXMLWellFormed(t *testing.T) {
 				}
 				switch e.XMLName.Local {
 				case "transition":
-					if target := e.attr("target"); target != "" {
+					// A target is IDREFS: a history of a parallel state
+					// enters all its regions.
+					for _, target := range strings.Fields(e.attr("target")) {
 						assert.Contains(t, ids, target, "target")
 					}
 					for _, c := range e.Children {

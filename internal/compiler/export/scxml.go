@@ -130,7 +130,7 @@ func (w *scxmlWriter) state(depth int, n *node) {
 		// SCXML's <history>, whose transition is its default: the
 		// composite state's initial child.
 		w.open(depth, "history", false, "id", historyID(n.state), "type", n.history.String())
-		w.open(depth+1, "transition", true, "target", n.state.InitialChild.Name)
+		w.open(depth+1, "transition", true, "target", historyDefault(n.state))
 		w.close(depth, "history")
 		return
 	case Final:
@@ -313,3 +313,18 @@ func (w *scxmlWriter) attr(s string) {
 // historyID is the SCXML id of a composite state's history: its name and
 // .history (state names have no dots, so no state has it).
 func historyID(s *fsm.State) string { return s.Name + ".history" }
+
+// historyDefault is the target of the default transition of the history
+// of s: its initial child or, for a parallel state, its regions, all
+// entered through their initial states (SCXML 1.0 §3.10: the default
+// transition's targets are descendants of the history's parent).
+func historyDefault(s *fsm.State) string {
+	if s.Regions == nil {
+		return s.InitialChild.Name
+	}
+	var names []string
+	for _, reg := range s.Regions {
+		names = append(names, reg.Root.Name)
+	}
+	return strings.Join(names, " ")
+}

@@ -89,10 +89,28 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 		}
 		for _, run := range r.Entries {
 			out = append(out, "entry "+run.State.Name)
+			if run.Resume != nil {
+				// A deep history resumes the regions: down to the leaves
+				// the machine rests in after the step.
+				out = append(out, resumedEntries(run.State, regionConfig(t, m, g.Leaf))...)
+				continue
+			}
 			out = append(out, regionEntries(run.State)...)
 		}
 	}
 	flush()
+	return out
+}
+
+// resumedEntries lists the entries of the regions of parallel state p
+// resumed into the leaves cfg, in document order.
+func resumedEntries(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
+	var out []string
+	for _, reg := range p.Regions {
+		for _, run := range cfg[reg].Enter {
+			out = append(out, "entry "+run.State.Name)
+		}
+	}
 	return out
 }
 

@@ -107,7 +107,11 @@ func (w *xstateWriter) state(n *node) obj {
 		// initial child, as fsmgen's.
 		o.add("type", "history")
 		o.add("history", n.history.String())
-		o.add("target", "#"+w.id(w.c.byState[n.state.InitialChild]))
+		if n.state.Regions == nil {
+			o.add("target", "#"+w.id(w.c.byState[n.state.InitialChild]))
+		}
+		// A parallel state's history without a target enters the
+		// parallel state, every region through its initial states.
 		return o
 	case Final:
 		o.add("type", "final")

@@ -94,3 +94,66 @@ func TestLoadHistoryRenamed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []stateKind{2}, hist)
 }
+
+// deepRemembering is the toy machine whose "work" keeps a deep history
+// over a parallel state, busy (kind 2), of whose region "lane" it
+// remembers a leaf too (the toy's leaves stand for the region's).
+var deepRemembering = func() fsmrt.Desc[stateKind, eventKind, actionKind] {
+	d := remembering
+	d.History = []fsmrt.HistoryOf[stateKind]{
+		{State: "work", First: 1, Leaves: []string{"idle", "busy"}},
+		{State: "work", First: 1, Leaves: []string{"idle", "busy"}, Region: "lane", RegionWas: []string{"track"}, Parallel: 2, Of: 0},
+	}
+	return d
+}()
+
+// TestSaveLoadRegionHistory saves the leaf a deep history remembers of a
+// region, with the parallel state it remembers, and loads it back; a
+// region's leaf remembered from an earlier visit, when the history now
+// remembers another leaf, is not saved.
+func TestSaveLoadRegionHistory(t *testing.T) {
+	t.Parallel()
+	data, err := deepRemembering.SaveHistory(busy{N: 7}, nil, 0, []stateKind{2, 1})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"format":1,"machine":"Toy","shape":"sha256:toy-history","state":{"kind":"busy","N":7},
+		"history":[{"state":"work","leaf":"busy"},{"state":"work","region":"lane","leaf":"idle"}]}`, string(data))
+	_, hist, err := loadHistory(&deepRemembering, data)
+	require.NoError(t, err)
+	assert.Equal(t, []stateKind{2, 1}, hist)
+
+	data, err = deepRemembering.SaveHistory(busy{N: 7}, nil, 0, []stateKind{1, 2})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"format":1,"machine":"Toy","shape":"sha256:toy-history","state":{"kind":"busy","N":7},
+		"history":[{"state":"work","leaf":"idle"}]}`, string(data), "the region's leaf is forgotten")
+
+	_, hist, err = loadHistory(&deepRemembering, []byte(`{"format":1,"machine":"Toy","shape":"sha256:old","state":{"kind":"idle"},
+		"history":[{"state":"work","leaf":"busy"},{"state":"work","region":"track","leaf":"busy"}]}`))
+	require.NoError(t, err, "a region renamed")
+	assert.Equal(t, []stateKind{2, 2}, hist)
+}
+
+// TestLoadRegionHistoryStrictly refuses what a saved machine remembers of
+// a region when this revision's deep history cannot remember it.
+func TestLoadRegionHistoryStrictly(t *testing.T) {
+	t.Parallel()
+	const base = `{"format":1,"machine":"Toy","shape":"sha256:toy-history","state":{"kind":"idle"}`
+	for _, tc := range []struct {
+		name, history, want string
+	}{
+		{"an unknown region", `[{"state":"work","leaf":"busy"},{"state":"work","region":"road","leaf":"idle"}]`, `remembers region "road", which is no region of a parallel state its deep history holds`},
+		{"a region twice", `[{"state":"work","leaf":"busy"},{"state":"work","region":"lane","leaf":"idle"},{"state":"work","region":"lane","leaf":"busy"}]`, `two histories of region "lane" of state "work"`},
+		{"without its parallel state", `[{"state":"work","leaf":"idle"},{"state":"work","region":"lane","leaf":"idle"}]`, `remembers region "lane", but not the parallel state the region is in`},
+		{"alone", `[{"state":"work","region":"lane","leaf":"idle"}]`, `remembers region "lane", but not the parallel state`},
+		{"a leaf not inside it", `[{"state":"work","leaf":"busy"},{"state":"work","region":"lane","leaf":"gone"}]`, `remembers "gone", which is no state inside it`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := loadHistory(&deepRemembering, []byte(base+`,"history":`+tc.history+`}`))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// A machine whose history remembers no region refuses one.
+	_, _, err := loadHistory(&remembering, []byte(base+`,"history":[{"state":"work","leaf":"busy"},{"state":"work","region":"lane","leaf":"idle"}]}`))
+	assert.ErrorContains(t, err, `remembers region "lane", which is no region`)
+}

@@ -303,8 +303,8 @@ func (d *differ) states() {
 // revisions: what a saved machine remembers of it.
 func (d *differ) history(o, n *fsm.Decl) {
 	find := func(m *fsm.Machine, dc *fsm.Decl) *fsm.State {
-		for _, s := range append(slices.Clone(m.Composites), regionStates(m)...) {
-			if &s.Decl == dc {
+		for _, s := range append(append(slices.Clone(m.Composites), regionStates(m)...), m.States...) {
+			if &s.Decl == dc && (s.Composite() || s.Region != nil || s.Regions != nil) {
 				return s
 			}
 		}
@@ -330,7 +330,13 @@ func (d *differ) history(o, n *fsm.Decl) {
 		d.add(c)
 	default:
 		c := &Change{Subject: "state " + n.Name, What: "history made " + is.String() + " (was " + was.String() + ")", Old: o.Pos, New: n.Pos}
-		c.verdict(SavedStates, OK, "a saved machine remembers the leaf it was in either way: it loads")
+		if p := d.old.MemoryOf(os); p != nil && is == fsm.HistoryShallow {
+			// A deep history over a parallel state saved its regions'
+			// leaves, which a shallow history has no place for.
+			c.verdict(SavedStates, Breaks, "a machine saved after it left "+o.Name+" from parallel state "+p.Name+" remembers the leaf of each of its regions, which a shallow history does not keep: it no longer loads (keep the history deep, or declare the break)")
+		} else {
+			c.verdict(SavedStates, OK, "a saved machine remembers the leaf it was in either way: it loads")
+		}
 		c.verdict(Behaviour, Breaks, "a transition to "+n.Name+".history now resumes "+map[fsm.History]string{fsm.HistoryShallow: "the child of " + n.Name + " the machine was in, from its initial child", fsm.HistoryDeep: "the very leaf the machine was in"}[is])
 		d.add(c)
 	}

@@ -65,6 +65,11 @@ func (d *diagram) regions(s *fsm.State, depth int) {
 		d.states([]*fsm.State{reg.Root}, reg.Root, depth+1)
 	}
 	d.lines = append(d.lines, ind+"}")
+	if s.History != fsm.HistoryNone {
+		// Its deep history, beside the block: inside, Mermaid would draw
+		// it in a region's section.
+		d.lines = append(d.lines, ind+"state \"H*\" as "+historyID(s))
+	}
 }
 
 // regionEdges draws the rules of the regions: each leaf's own, and each

@@ -48,6 +48,17 @@ func (m *Machine) MemoriesOf(h, p *State) []*Memory {
 	return out
 }
 
+// MemoryOf returns the first parallel state whose regions' leaves the
+// deep history of h remembers; nil when it remembers none.
+func (m *Machine) MemoryOf(h *State) *State {
+	for _, mem := range m.Memories {
+		if mem.History == h {
+			return mem.Region.Parallel
+		}
+	}
+	return nil
+}
+
 // deepHistoryOf checks a history of parallel state s, and one around it
 // (deep: the innermost composite state around s with a deep history,
 // nil for none), and reports whether a deep history may resume the

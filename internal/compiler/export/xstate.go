@@ -237,7 +237,9 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 			if s.Parent != r.History {
 				w.p.refuse(r.Pos, "the transition from %s into %s.history: XState leaves and enters up to the state around %s and the state the history resumes, not the history itself, so from a state nested this deep in %s it would leave fewer states than fsmgen and SCXML do: write the row on %s or on a child of it", s.Name, r.History.Name, s.Name, r.History.Name, r.History.Name)
 			}
-			if s.Composite() {
+			if s.Composite() || s.Regions != nil {
+				// A parallel state's regions too may hold the states
+				// the history resumes.
 				o.add("reenter", true)
 			}
 		} else if reenters(r) {

@@ -182,3 +182,35 @@ func (m *Machine) resumed(w *Way, hist []*State) ([]*State, bool) {
 	}
 	return cfg, true
 }
+
+// memoryShape returns the lines the memories of deep histories over
+// parallel states add to the machine's shape: what a saved machine may
+// remember of each region, under each deep history that holds its
+// parallel state (see Memory; the memories themselves are made once the
+// regions are joined).
+func memoryShape(list []spec.State, regions []*specRegion) []string {
+	holders := map[*spec.State][]string{}
+	var walk func(list []spec.State, deep []string)
+	walk = func(list []spec.State, deep []string) {
+		for i := range list {
+			s := &list[i]
+			d := deep
+			if s.History.Value == "deep" {
+				d = append(slices.Clip(deep), snakeOf(s))
+			}
+			if s.Parallel.Value {
+				holders[s] = d
+				continue
+			}
+			walk(s.States, d)
+		}
+	}
+	walk(list, nil)
+	var out []string
+	for _, r := range regions {
+		for _, h := range holders[r.par] {
+			out = append(out, "history "+h+" region "+snakeOf(r.root))
+		}
+	}
+	return out
+}

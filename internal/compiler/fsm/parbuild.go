@@ -65,6 +65,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		}
 	}
 	hook.shape = append(hook.shape, regionHistoryShape(regions)...)
+	hook.shape = append(hook.shape, memoryShape(f.States, regions)...)
 	m, ds := build(outer, env, hook)
 	diags = append(diags, ds...)
 	if m == nil {

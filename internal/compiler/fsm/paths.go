@@ -267,5 +267,7 @@ func StepText(w *Way) string {
 		}
 		s += " [" + strings.Join(g, ", ") + "]"
 	}
-	return s + " → " + w.To.Name
+	// A way that resumes a parallel state through a deep history says
+	// the leaves its regions resume.
+	return s + " → " + w.To.Name + configText(w.To, w.Resumed)
 }

@@ -117,13 +117,15 @@ func (b *builder) enters() {
 	}
 }
 
-// resumes marks the entry of a parallel state that rule r, into a deep
-// history, enters: the parallel state is the leaf the history resumes (or
-// its default), so its regions resume what the history remembers.
-func (b *builder) resumes(r *Rule, run *Run) {
+// resumes returns entry run of rule r, marked when r, into a deep
+// history, enters a parallel state: the parallel state is the leaf the
+// history resumes (or its default), so its regions resume what the
+// history remembers.
+func (b *builder) resumes(r *Rule, run *Run) *Run {
 	if r.History != nil && r.History.History == HistoryDeep && b.parallel(run.State) {
 		run.Resume = r.History
 	}
+	return run
 }
 
 // rememberLeaves returns hist after way w, from parallel state w.From

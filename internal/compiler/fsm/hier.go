@@ -386,9 +386,7 @@ func (b *builder) routes(r *Rule) {
 	}
 	for _, s := range entryPath(domain, r.Target) {
 		if s.Entry != nil || len(s.Timers) > 0 || b.parallel(s) {
-			run := &Run{State: s, Entry: true}
-			b.resumes(r, run)
-			r.Entries = append(r.Entries, run)
+			r.Entries = append(r.Entries, b.resumes(r, &Run{State: s, Entry: true}))
 		}
 	}
 }

@@ -118,6 +118,14 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 			out.Rules[last], out.To = p, p.To
 		}
 		hist = out.Rules[last].Remember(w.From, hist)
+		if cfg, ok := m.resumed(out, hist); ok {
+			// Into a parallel state's deep history, or one around it.
+			if out == w {
+				cp := *w
+				out = &cp
+			}
+			out.Resumed, rw.after = cfg, slices.Clone(cfg)
+		}
 	}
 	rw.way = out
 	return rw, hist

@@ -23,9 +23,10 @@ import (
 // through their initial states, which is entering it: fsmgen refuses it.
 
 // Memory is the leaf of one region that a deep history remembers: the
-// leaf the region was in when the machine last left History, whose
-// remembered leaf is then the region's parallel state. Slot is its place
-// in the machine's memory array, after one per Histories.
+// leaf the region was in when the machine last left History from the
+// region's parallel state (History then remembers the parallel state as
+// its leaf). Slot is its place in the machine's memory array, after one
+// per Histories.
 type Memory struct {
 	History *State
 	Region  *Region

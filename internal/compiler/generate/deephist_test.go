@@ -1,0 +1,75 @@
+package generate_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// resumeTest is a hand-written test of the console chart's generated
+// machine: Live is left from Mix with Audio in Loud and Video in Lit,
+// saved, loaded into a new machine, and switched on again, which resumes
+// both regions' leaves, Loud's entry and timer included.
+const resumeTest = `package console
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestResumeAfterLoad(t *testing.T) {
+	rec := &Recorder{}
+	m, err := New(Config{Handler: rec})
+	require.NoError(t, err)
+	for _, ev := range []Event{&Power{}, &TimerFired{Timer: 1}, &Next{}, &Mode{}, &Power{}} {
+		require.NoError(t, m.HandleEvent(ev))
+	}
+	data, err := m.Save()
+	require.NoError(t, err)
+	require.Contains(t, string(data), ` + "`" + `{"state":"live","region":"audio","leaf":"loud"},{"state":"live","region":"video","leaf":"lit"}` + "`" + `)
+	rec = &Recorder{}
+	m, err = Load(Config{Handler: rec}, data)
+	require.NoError(t, err)
+	require.NoError(t, m.HandleEvent(&Power{}))
+	require.Equal(t, Mix{Audio: StateLoud, Video: StateLit}, m.State())
+	require.Equal(t, []Action{&LiveIn{}, &MixIn{}, &LoudIn{}, &StartTimer{Timer: 3, Delay: 10 * time.Second}, &LitIn{}}, rec.Actions)
+
+	// Restore remembers nothing: Live is entered through Warmup.
+	m, err = Restore(Config{Handler: &Recorder{}}, Off{})
+	require.NoError(t, err)
+	require.NoError(t, m.HandleEvent(&Power{}))
+	require.Equal(t, Warmup{}, m.State())
+}
+`
+
+// TestDeepHistoryOverParallelSaved generates the console chart of the
+// export's differential test (a deep history over a parallel state) into
+// a module of its own and runs a hand-written test there: what the
+// history remembers of each region is saved, loaded and resumed.
+func TestDeepHistoryOverParallelSaved(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	dir := tempModule(t)
+	spec, err := os.ReadFile(filepath.Join("..", "export", "testdata", "charts", "console", "console.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "console"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "console", "console.yaml"), spec, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "console", "resume_test.go"), []byte(resumeTest), 0o644))
+	res, err := generate.Load(filepath.Join(dir, "console", "console.yaml"))
+	require.NoError(t, err)
+	require.NotNil(t, res.Machine, "%s", res.Diags)
+	_, err = generate.Write(res.Outputs)
+	require.NoError(t, err)
+	out := goIn(t, dir, "test", "-count=1", "-v", "./console/")
+	assert.Contains(t, out, "--- PASS: TestResumeAfterLoad")
+	assert.Contains(t, out, "--- PASS: TestPaths")
+}

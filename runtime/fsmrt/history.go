@@ -30,6 +30,10 @@ type HistoryOf[S Kind] struct {
 	RegionWas []string
 	Parallel  S
 	Of        int
+	// Restless lists the leaves the machine never rests in (a transient
+	// state, a final state whose composite state completes at once),
+	// which no history remembers.
+	Restless []string
 }
 
 // savedHistory is what a saved machine remembers of one composite state:
@@ -150,6 +154,9 @@ func (d *Desc[S, E, A]) loadHistory(s *envelope, hist []S) error {
 		}
 		if hist[slot] == 0 {
 			return fmt.Errorf("%s: load a saved machine: the history of state %q remembers %q, which is no state inside it in this revision", d.Package, h.State, h.Leaf)
+		}
+		if slices.Contains(of.Restless, h.Leaf) {
+			return fmt.Errorf("%s: load a saved machine: the history of state %q remembers %q, a state the machine never rests in", d.Package, h.State, h.Leaf)
 		}
 	}
 	for i, of := range d.History {

@@ -41,6 +41,15 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 			fields = append(fields, kv("RegionWas", jen.Index().String().Values(snakes(reg.Root.RenamedFrom)...)))
 		}
 		fields = append(fields, kv("Parallel", jen.Id(reg.Parallel.KindName)), kv("Of", jen.Lit(h.Hist)))
+		var restless []jen.Code
+		for _, l := range reg.Leaves {
+			if l.Settles() {
+				restless = append(restless, jen.Lit(l.Snake))
+			}
+		}
+		if len(restless) > 0 {
+			fields = append(fields, kv("Restless", jen.Index().String().Values(restless...)))
+		}
 		out = append(out, jen.Values(fields...))
 	}
 	return out

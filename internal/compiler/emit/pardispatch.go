@@ -393,6 +393,11 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			fromVals = append(fromVals, rgn(reg))
 		}
 	}
+	held := defersOn(inv, e)
+	if held {
+		// The deferral of the first region that defers the event.
+		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
+	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
 	for _, reg := range inv {
 		cells, leaves := regionCells(reg, e)
@@ -403,8 +408,11 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 				ks = append(ks, jen.Id(s.KindName))
 			}
 			pick := func(r *fsm.Rule) []jen.Code {
-				if r.Kind == fsm.Reject {
+				switch r.Kind {
+				case fsm.Reject:
 					return []jen.Code{refusal(r)}
+				case fsm.Defer:
+					return []jen.Code{jen.If(jen.Id("held").Op("<").Lit(0)).Block(jen.Id("held").Op("=").Lit(r.Index))}
 				}
 				ignores = ignores || r.Kind == fsm.Ignore
 				return g.regionPick(reg, r)
@@ -481,9 +489,30 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		take = append(take, g.completion(inv[0].Parallel, nil))
 	}
 	take = append(take, jen.Return(core().Dot("Finish").Call()))
+	out = append(out, jen.If(some).Block(take...))
+	if held {
+		// No region takes the event, and one defers it: a transition
+		// takes precedence over a deferral (UML 2.5.1 §14.2.3.9).
+		out = append(out, jen.If(jen.Id("held").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot("push").Call(jen.Id("held"), jen.Id("ev")))))
+	}
 	// When no region has a rule, the event goes on to the parallel
 	// state's own.
-	return append(out, jen.If(some).Block(take...))
+	return out
+}
+
+// defersOn reports whether a leaf of one of the regions inv defers e.
+func defersOn(inv []*fsm.Region, e *fsm.Event) bool {
+	for _, reg := range inv {
+		cells, _ := regionCells(reg, e)
+		for _, c := range cells {
+			for ; c != nil && !c.Out(); c = c.Fallback {
+				if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Kind == fsm.Defer }) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // ruleSwitch emits a switch over the rule region reg picked for e, with

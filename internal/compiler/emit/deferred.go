@@ -24,6 +24,12 @@ import (
 //		return m.recall()
 //	}
 func (g *goGen) genRecallingHandleEvent() {
+	regions := ""
+	if g.m.RegionDeferrals() {
+		regions = " In a parallel state, the states of its regions defer events too: an event one of them " +
+			"defers is kept when no state of the regions takes it by another rule, and a step that changes " +
+			"the state of a region recalls as one that changes the state does."
+	}
 	g.f.Add(paragraphs(
 		"HandleEvent feeds ev to the machine: the rule for the current state and ev "+
 			"decides the next state, runs its effect and hands its actions to the Handler, in "+
@@ -37,7 +43,7 @@ func (g *goGen) genRecallingHandleEvent() {
 			"HandleEvent handles, before it returns, each deferred event the new state does not "+
 			"defer, oldest first, as if it had just arrived: their actions follow ev's. A deferred "+
 			"event that then fails is dropped and reported as a *RecalledError (wrapping "+
-			"fsmrt.ErrRecalled), after ev was taken."))
+			"fsmrt.ErrRecalled), after ev was taken."+regions))
 	from := []jen.Code{jen.Id("from").Op(":=").Add(core().Dot("State"))}
 	same := core().Dot("State").Op("==").Id("from")
 	if g.m.RegionDeferrals() {

@@ -385,7 +385,9 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	var ts, none, froms, fromVals []jen.Code
 	var out []jen.Code
 	ignores := false
-	for _, reg := range inv {
+	// The regions that may take the event: not those that only defer it.
+	takers := slices.DeleteFunc(slices.Clone(inv), func(reg *fsm.Region) bool { return onlyDefers(reg, e) })
+	for _, reg := range takers {
 		ts = append(ts, jen.Id(local("t", reg)))
 		none = append(none, jen.Lit(-1))
 		if readsFrom(reg, e) {
@@ -422,7 +424,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		out = append(out, jen.Switch(rgn(reg)).Block(cases...))
 	}
 	var some jen.Code
-	for i, reg := range inv {
+	for i, reg := range takers {
 		test := jen.Id(local("t", reg)).Op(">=").Lit(0)
 		if i == 0 {
 			some = test
@@ -451,8 +453,8 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	if ignores {
 		// Every region with a rule for the event ignores it.
 		var ign []jen.Code
-		for i, reg := range inv {
-			if i == len(inv)-1 {
+		for i, reg := range takers {
+			if i == len(takers)-1 {
 				ign = append(ign, jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg)))))
 				break
 			}
@@ -489,7 +491,9 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		take = append(take, g.completion(inv[0].Parallel, nil))
 	}
 	take = append(take, jen.Return(core().Dot("Finish").Call()))
-	out = append(out, jen.If(some).Block(take...))
+	if some != nil {
+		out = append(out, jen.If(some).Block(take...))
+	}
 	if held {
 		// No region takes the event, and one defers it: a transition
 		// takes precedence over a deferral (UML 2.5.1 §14.2.3.9).
@@ -498,21 +502,6 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	// When no region has a rule, the event goes on to the parallel
 	// state's own.
 	return out
-}
-
-// defersOn reports whether a leaf of one of the regions inv defers e.
-func defersOn(inv []*fsm.Region, e *fsm.Event) bool {
-	for _, reg := range inv {
-		cells, _ := regionCells(reg, e)
-		for _, c := range cells {
-			for ; c != nil && !c.Out(); c = c.Fallback {
-				if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Kind == fsm.Defer }) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // ruleSwitch emits a switch over the rule region reg picked for e, with

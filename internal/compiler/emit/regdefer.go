@@ -168,3 +168,31 @@ func (g *goGen) genRegionTakes() bool {
 		jen.Return(jen.False()))
 	return true
 }
+
+// onlyDefers reports whether every rule region reg has for e defers it.
+func onlyDefers(reg *fsm.Region, e *fsm.Event) bool {
+	cells, _ := regionCells(reg, e)
+	for _, c := range cells {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Kind != fsm.Defer }) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// defersOn reports whether a leaf of one of the regions inv defers e.
+func defersOn(inv []*fsm.Region, e *fsm.Event) bool {
+	for _, reg := range inv {
+		cells, _ := regionCells(reg, e)
+		for _, c := range cells {
+			for ; c != nil && !c.Out(); c = c.Fallback {
+				if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Kind == fsm.Defer }) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -245,3 +245,10 @@ func (m *Machine) RegionDeferred(p *State) []*Event {
 	}
 	return out
 }
+
+// defers reports whether a leaf of region reg defers an event.
+func (reg *Region) defers() bool {
+	return slices.ContainsFunc(reg.Leaves, func(s *State) bool {
+		return slices.ContainsFunc(s.Refuses, deferCell) || slices.ContainsFunc(s.Inherited, deferCell)
+	})
+}

@@ -117,6 +117,7 @@ func joinRegionDeferrals(m *Machine, regions []*specRegion, diags *diag.List) {
 	d := m.Deferral
 	b := &builder{m: m}
 	succ := b.successors()
+	reported := map[*Rule]bool{}
 	for _, sr := range regions {
 		sub := sr.build.Deferral
 		if sub == nil {
@@ -140,9 +141,10 @@ func joinRegionDeferrals(m *Machine, regions []*specRegion, diags *diag.List) {
 		for _, st := range sub.stuck {
 			e := eventNamed(m, st.event)
 			p := st.state.Region.Parallel
-			if takenBeside(st.state.Region, e) || slices.ContainsFunc(reachable(p, succ), func(t *State) bool { return t != p && !d.Defers(t, e) }) {
+			if reported[st.rule] || takenBeside(st.state.Region, e) || slices.ContainsFunc(reachable(p, succ), func(t *State) bool { return t != p && !d.Defers(t, e) }) {
 				continue
 			}
+			reported[st.rule] = true
 			diags.Errorf(st.rule.Pos, "%s defers %s, and every state it can reach defers %s too, no other region of %s takes it, and %s is never left for a state that does not defer it: the event would wait forever; add a way to a state that takes %s, or ignore it", st.state.Name, e.Name, e.Name, p.Name, p.Name, e.Name)
 		}
 	}

@@ -279,8 +279,9 @@ func (m *Machine) deferredShape() []string {
 // region takes e in every state, e never reaches r, and s does not defer
 // it (UML 2.5.1 §14.2.3.4, deferred events: a deferral does not hold an event that a
 // transition of the configuration takes). When a region has a rule for e
-// in some of its states only, whether s defers e would change with the
-// regions' states, which recall does not follow yet: an error.
+// in some of its states only (not a deferral), whether s defers e would
+// change with the regions' states: an error, the region's states may
+// defer e instead.
 func (b *builder) parallelDefers(s *State, e *Event, r *Rule) bool {
 	if b.par.covers(s, e) {
 		return false
@@ -293,7 +294,7 @@ func (b *builder) parallelDefers(s *State, e *Event, r *Rule) bool {
 	if r.From != s {
 		by = " (by the defer list of " + r.From.Name + ")"
 	}
-	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule in every state of %s's region or in none, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, e.Name, in, e.Name, s.Name)
+	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule in every state of %s's region or in none, defer %s in the states of that region that leave it to %s, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, e.Name, in, e.Name, s.Name, e.Name, s.Name)
 	return false
 }
 

@@ -79,8 +79,12 @@ func (g *goGen) genHolds() {
 		for _, reg := range p.Regions {
 			args = append(args, jen.Id("s").Dot(reg.Field))
 		}
-		cases = append(cases, jen.Case(jen.Id(p.GoName)).Block(
-			jen.Return(jen.Id("fsmHeld").Call(args...).Op("||").Id("fsmDefers").Call(jen.Id(p.KindName), jen.Id("e")))))
+		held := jen.Id("fsmHeld").Call(args...)
+		if slices.ContainsFunc(g.m.Deferral.States, func(ds fsm.Defers) bool { return ds.State == p }) {
+			// What its regions leave to it, the parallel state may defer.
+			held = held.Op("||").Id("fsmDefers").Call(jen.Id(p.KindName), jen.Id("e"))
+		}
+		cases = append(cases, jen.Case(jen.Id(p.GoName)).Block(jen.Return(held)))
 	}
 	g.f.Add(paragraphs("fsmHolds reports whether a machine in state s, its regions' leaves included, defers the " +
 		"events of kind e: in a parallel state, when no leaf of its regions takes them and one defers them " +

@@ -129,6 +129,9 @@ func verifyGo(m *fsm.Machine, files []emit.File) error {
 	if m.Regional() {
 		allowed["fmt"] = true // the errors of a parallel state's regions: see regionPut
 	}
+	if m.RegionDeferrals() {
+		allowed["errors"], allowed["slices"] = true, true // recall asks the configuration: see genRegionRecall
+	}
 	for _, imp := range m.Imports {
 		allowed[imp.Path] = true
 	}

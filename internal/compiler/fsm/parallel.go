@@ -121,6 +121,9 @@ type parHook struct {
 	// regionRule[p][event] names a state of a region of parallel state p
 	// with a rule for the event (see regionRules), for deferrals.
 	regionRule map[string]map[string]string
+	// regionDefers is set when a state inside a region defers an event:
+	// the machine has a queue of deferred events.
+	regionDefers bool
 }
 
 // timed reports whether some state inside a region has a timer.
@@ -177,6 +180,8 @@ type specRegion struct {
 	build  *Machine
 	// ins are the In(State) guards of the region's rules.
 	ins []*Func
+	// all are the regions of the same parallel state, this one included.
+	all []*specRegion
 }
 
 // inRE matches the built-in guard In(State).

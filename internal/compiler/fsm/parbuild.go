@@ -19,6 +19,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	hook := &parHook{covered: map[string]map[string]bool{}, used: map[string]bool{}}
+	siblings(regions)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r])
 		rh := &parHook{region: r}
@@ -38,6 +39,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	}
 	coverage(regions, hook)
 	regionRules(regions, hook)
+	hook.regionDefers = regionDeferrals(regions)
 	for _, r := range regions {
 		for _, s := range r.build.States {
 			line := "region " + snakeOf(r.par) + "." + r.build.Initial.Path()[0].Snake + " state " + s.Snake
@@ -65,6 +67,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		}
 	}
 	hook.shape = append(hook.shape, regionHistoryShape(regions)...)
+	for _, r := range regions {
+		hook.shape = append(hook.shape, r.build.deferredShape()...)
+	}
 	m, ds := build(outer, env, hook)
 	diags = append(diags, ds...)
 	if m == nil {

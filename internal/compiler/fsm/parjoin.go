@@ -108,6 +108,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	joinRegionDeferrals(m, regions, diags)
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

@@ -104,10 +104,11 @@ func wayKey(w *Way) string {
 // combine returns the ways of the regions' picks ch: a region that
 // rejects the event refuses it (the regions after it test nothing); the
 // transitions taken are one step; ignored by all that have a rule, the
-// first ignore; with no rule in any region, the parallel state's own.
+// first ignore; deferred by all that have a rule, the first deferral;
+// with no rule in any region, the parallel state's own.
 func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch []pick) []regionWay {
 	var tests []Test
-	var moves, ignores []*Rule
+	var moves, ignores, defers []*Rule
 	var moved []*Region
 	for i, pk := range ch {
 		tests = append(tests, pk.tests...)
@@ -118,6 +119,8 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			return []regionWay{{way: w, after: cfg}}
 		case r.Kind == Ignore:
 			ignores = append(ignores, r)
+		case r.Kind == Defer:
+			defers = append(defers, r)
 		default:
 			moves = append(moves, r)
 			moved = append(moved, regs[i])
@@ -142,6 +145,10 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		return m.settle(p, w, after, queue)
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores[:1], To: p, Config: cfg, Regional: true}
+		return []regionWay{{way: w, after: cfg}}
+	case len(defers) > 0:
+		// A region's deferral, which no region's other rule overrides.
+		w := &Way{From: p, Event: e, Tests: tests, Rules: defers[:1], To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
 	}
 	c := p.Cell(e)

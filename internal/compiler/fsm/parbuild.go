@@ -182,9 +182,13 @@ func useNames(m *Machine, used map[string]bool) {
 // parallel states, each of which is a leaf there.
 func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
 	regionOf := map[string]*specRegion{}
+	groups := map[string]*specRegion{}
 	for _, r := range regions {
 		for n := range r.names {
 			regionOf[n] = r
+		}
+		if r.group != nil && groups[r.group.Name.Value] == nil {
+			groups[r.group.Name.Value] = r
 		}
 	}
 	for _, r := range regions {
@@ -197,6 +201,9 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 	outer.Transitions = nil
 	outer.States = leafParallels(f.States)
 	for _, t := range f.Transitions {
+		if len(groups) > 0 {
+			groupRow(&t, groups, diags)
+		}
 		var out []spec.String
 		by := map[*specRegion][]spec.String{}
 		var order []*specRegion

@@ -18,11 +18,27 @@ func regionDoc(s *fsm.State) string {
 	if s.Regions == nil {
 		return ""
 	}
-	var names []string
+	var names, groups []string
 	for _, reg := range s.Regions {
 		names = append(names, reg.Root.Name)
+		if g := reg.Group; g != nil && g.Regions[0] == reg {
+			var inner []string
+			for _, r := range g.Regions {
+				inner = append(inner, r.Root.Name)
+			}
+			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state nested in it.", strings.TrimSpace(list(inner)), g.Name))
+		}
 	}
-	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names)))
+	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names))) + strings.Join(groups, "")
+}
+
+// regionOwner names the parallel state whose region reg is: its group
+// (a parallel state nested as a region) and the parallel state around.
+func regionOwner(reg *fsm.Region) string {
+	if reg.Group != nil {
+		return reg.Group.Name + ", in " + reg.Parallel.Name
+	}
+	return reg.Parallel.Name
 }
 
 // stateLit is a state's value in the generated tests, its fields zero: a
@@ -59,8 +75,19 @@ func (d *diagram) regions(s *fsm.State, depth int) {
 	ind := strings.Repeat("    ", depth)
 	d.lines = append(d.lines, ind+"state "+s.Name+" {")
 	for i, reg := range s.Regions {
-		if i > 0 {
+		nested := reg.Group != nil && reg.Group != s
+		switch {
+		case nested && reg.Group.Regions[0] != reg:
+			continue // drawn with its group
+		case i > 0:
 			d.lines = append(d.lines, ind+"    --")
+		}
+		if nested {
+			// A parallel state nested as a region: a block of its own
+			// whose regions are concurrent sections in turn.
+			d.lines = append(d.lines, ind+"    [*] --> "+reg.Group.Name)
+			d.regions(reg.Group, depth+1)
+			continue
 		}
 		d.states([]*fsm.State{reg.Root}, reg.Root, depth+1)
 	}
@@ -108,6 +135,9 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 	seen := map[*fsm.Cell]bool{}
 	for _, reg := range m.Regions {
 		where := "region " + code(reg.Root.Name) + " of " + code(reg.Parallel.Name)
+		if reg.Group != nil {
+			where = "region " + code(reg.Root.Name) + " of " + code(reg.Group.Name) + ", in " + code(reg.Parallel.Name)
+		}
 		for _, s := range reg.Leaves {
 			kind := where
 			switch {
@@ -160,7 +190,7 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			}
 			doc := c.Doc
 			if c == reg.Root {
-				doc = strings.TrimSpace(doc + " Region of " + reg.Parallel.Name + ".")
+				doc = strings.TrimSpace(doc + " Region of " + regionOwner(reg) + ".")
 			} else {
 				doc = strings.TrimSpace(doc + " Substate of " + c.Parent.Name + ".")
 			}

@@ -161,7 +161,14 @@ func (c *chart) add(s *fsm.State, parent *node) *node {
 		// regions' roots are its children, in document order.
 		n.kind = Parallel
 		for _, reg := range s.Regions {
-			n.children = append(n.children, c.add(reg.Root, n))
+			switch g := reg.Group; {
+			case g == nil || g == s:
+				n.children = append(n.children, c.add(reg.Root, n))
+			case g.Regions[0] == reg:
+				// A parallel state nested as a region: XState's and
+				// SCXML's nested parallel node, its regions its children.
+				n.children = append(n.children, c.add(g, n))
+			}
 		}
 		return n
 	}

@@ -487,6 +487,10 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 		for _, s := range reg.Parallel.Path() {
 			path = append(path, s.Name)
 		}
+		if reg.Group != nil {
+			// A region of a parallel state nested in another.
+			path = append(path, reg.Group.Name)
+		}
 	}
 	for _, s := range tm.State.Path() {
 		path = append(path, s.Name)
@@ -540,6 +544,9 @@ func anyStateNamed(t *testing.T, m *fsm.Machine, name string) *fsm.State {
 	all := slices.Concat(m.States, m.Composites, m.RegionLeaves())
 	for _, reg := range m.Regions {
 		all = append(all, reg.Composites...)
+		if reg.Group != nil {
+			all = append(all, reg.Group)
+		}
 	}
 	i := slices.IndexFunc(all, func(s *fsm.State) bool { return s.Name == name })
 	require.GreaterOrEqual(t, i, 0, "%s has no state %s", m.Name, name)

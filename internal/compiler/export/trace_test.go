@@ -159,6 +159,10 @@ func scionOrder(t *testing.T, m *fsm.Machine, trace []string) ([]string, bool) {
 	depth := func(e string) int {
 		_, name, _ := strings.Cut(e, " ")
 		s := anyStateNamed(t, m, name)
+		if s.Region != nil && s.Region.Group != nil {
+			// A region of a parallel state nested in another: one more.
+			return s.Region.Parallel.Depth + 2 + s.Depth
+		}
 		if s.Region != nil {
 			return s.Region.Parallel.Depth + 1 + s.Depth
 		}

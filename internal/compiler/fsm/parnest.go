@@ -102,7 +102,7 @@ func groupState(group *spec.State, p *State, outer, inRegion map[string]*State, 
 	if o := inRegion[name]; o != nil {
 		diags.Errorf(group.Name.Pos, "state %s is declared twice (also at %s): state names are unique across the whole machine", name, o.Pos)
 	}
-	g := &State{Decl: Decl{Name: name, GoName: GoName(name), Snake: SnakeName(name), Doc: group.Doc.Value, Pos: group.Name.Pos}, Parent: p}
+	g := &State{Decl: Decl{Name: name, GoName: GoName(name), Snake: SnakeName(name), Doc: group.Doc.Value, Pos: group.Name.Pos}, Parent: p, Depth: p.Depth + 1}
 	inRegion[name] = g
 	return g
 }

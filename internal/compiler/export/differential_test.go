@@ -544,10 +544,8 @@ func anyStateNamed(t *testing.T, m *fsm.Machine, name string) *fsm.State {
 	all := slices.Concat(m.States, m.Composites, m.RegionLeaves())
 	for _, reg := range m.Regions {
 		all = append(all, reg.Composites...)
-		if reg.Group != nil {
-			all = append(all, reg.Group)
-		}
 	}
+	all = append(all, m.Groups()...) // parallel states nested as regions
 	i := slices.IndexFunc(all, func(s *fsm.State) bool { return s.Name == name })
 	require.GreaterOrEqual(t, i, 0, "%s has no state %s", m.Name, name)
 	return all[i]

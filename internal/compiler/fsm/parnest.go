@@ -106,3 +106,15 @@ func groupState(group *spec.State, p *State, outer, inRegion map[string]*State, 
 	inRegion[name] = g
 	return g
 }
+
+// Groups returns the parallel states nested as regions of others (see
+// Region.Group), in document order.
+func (m *Machine) Groups() []*State {
+	var out []*State
+	for _, reg := range m.Regions {
+		if reg.Group != nil && reg.Group.Regions[0] == reg {
+			out = append(out, reg.Group)
+		}
+	}
+	return out
+}

@@ -191,6 +191,11 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 			groups[r.group.Name.Value] = r
 		}
 	}
+	for name, r := range groups {
+		if o := regionOf[name]; o != nil {
+			diags.Errorf(r.group.Name.Pos, "state %s is declared twice (also in region %s of %s): state names are unique across the whole machine", name, o.root.Name.Value, o.par.Name.Value)
+		}
+	}
 	for _, r := range regions {
 		for i := range r.timers {
 			regionRow(&r.timers[i], r, regionOf, diags)
@@ -201,8 +206,8 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 	outer.Transitions = nil
 	outer.States = leafParallels(f.States)
 	for _, t := range f.Transitions {
-		if len(groups) > 0 {
-			groupRow(&t, groups, diags)
+		if len(groups) > 0 && groupRow(&t, groups, diags) {
+			continue // refused, named
 		}
 		var out []spec.String
 		by := map[*specRegion][]spec.String{}

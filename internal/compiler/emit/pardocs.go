@@ -134,6 +134,15 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 	var comps []declRow
 	seen := map[*fsm.Cell]bool{}
 	for _, reg := range m.Regions {
+		if g := reg.Group; g != nil && g.Regions[0] == reg {
+			// A parallel state nested as a region: its regions' roots.
+			var kids []string
+			for _, r := range g.Regions {
+				kids = append(kids, code(r.Root.Name))
+			}
+			doc := strings.TrimSpace(g.Doc + " Parallel state, a region of " + reg.Parallel.Name + ".")
+			comps = append(comps, declRow{Name: g.Name, Kind: strings.Join(kids, ", "), Doc: mdText(doc)})
+		}
 		where := "region " + code(reg.Root.Name) + " of " + code(reg.Parallel.Name)
 		if reg.Group != nil {
 			where = "region " + code(reg.Root.Name) + " of " + code(reg.Group.Name) + ", in " + code(reg.Parallel.Name)

@@ -24,9 +24,8 @@ import (
 // state groups its regions and nothing more: what would make it more than
 // a name in the chart is refused, naming it.
 func groupOf(outer, inner *spec.State, diags *diag.List) bool {
-	what := "parallel state " + inner.Name.Value + ", a region of parallel state " + outer.Name.Value + ","
 	refuse := func(pos diag.Pos, has, instead string) {
-		diags.Errorf(pos, "%s has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", what, has, outer.Name.Value, instead)
+		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", inner.Name.Value, outer.Name.Value, has, outer.Name.Value, instead)
 	}
 	ok := true
 	switch {

@@ -26,7 +26,24 @@ func regionDoc(s *fsm.State) string {
 			for _, r := range g.Regions {
 				inner = append(inner, r.Root.Name)
 			}
-			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state nested in it.", strings.TrimSpace(list(inner)), g.Name))
+			var hooks []string
+			for _, h := range []struct {
+				what string
+				h    *fsm.Hook
+			}{{"on entry", g.Entry}, {"on exit", g.Exit}} {
+				if h.h != nil {
+					var names []string
+					for _, a := range h.h.Actions {
+						names = append(names, a.Name)
+					}
+					hooks = append(hooks, list(names)+" "+h.what)
+				}
+			}
+			emits := ""
+			if len(hooks) > 0 {
+				emits = ", which emits " + strings.Join(hooks, " and ")
+			}
+			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state nested in it%s.", strings.TrimSpace(list(inner)), g.Name, emits))
 		}
 	}
 	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names))) + strings.Join(groups, "")
@@ -87,11 +104,34 @@ func (d *diagram) regions(s *fsm.State, depth int) {
 			// whose regions are concurrent sections in turn.
 			d.lines = append(d.lines, ind+"    [*] --> "+reg.Group.Name)
 			d.regions(reg.Group, depth+1)
+			d.groupNote(reg.Group, depth+1)
 			continue
 		}
 		d.states([]*fsm.State{reg.Root}, reg.Root, depth+1)
 	}
 	d.lines = append(d.lines, ind+"}")
+}
+
+// groupNote writes the entry and exit of g, a parallel state nested as
+// a region, as a note on it: "note right of Media : entry / MediaIn".
+func (d *diagram) groupNote(g *fsm.State, depth int) {
+	var note []string
+	for _, h := range []struct {
+		what string
+		h    *fsm.Hook
+	}{{"entry", g.Entry}, {"exit", g.Exit}} {
+		if h.h == nil {
+			continue
+		}
+		var names []string
+		for _, a := range h.h.Actions {
+			names = append(names, a.Name)
+		}
+		note = append(note, h.what+" / "+strings.Join(names, ", "))
+	}
+	if len(note) > 0 {
+		d.lines = append(d.lines, strings.Repeat("    ", depth)+"note right of "+g.Name+" : "+strings.Join(note, "<br/>"))
+	}
 }
 
 // regionEdges draws the rules of the regions: each leaf's own, and each

@@ -117,6 +117,10 @@ func regionExits(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 		for s := cfg[p.Regions[i]]; s != nil; s = s.Parent {
 			out = append(out, "exit "+s.Name)
 		}
+		if reg := p.Regions[i]; reg.Group != nil && reg.Group.Regions[0] == reg {
+			// A parallel state nested as a region, left after its regions.
+			out = append(out, "exit "+reg.Group.Name)
+		}
 	}
 	return out
 }

@@ -36,6 +36,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
+	groupUses(regions, hook.used)
 	coverage(regions, hook)
 	regionRules(regions, hook)
 	for _, r := range regions {

@@ -114,6 +114,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	groupHooks(m, regions, diags)
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

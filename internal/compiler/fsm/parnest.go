@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"slices"
+
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
@@ -22,7 +24,7 @@ import (
 // groupOf checks inner, a parallel state right under parallel state
 // outer, whose regions become outer's; it reports whether they do. Such a
 // state groups its regions and nothing more: what would make it more than
-// a name in the chart is refused, naming it.
+// a name in the chart and its entry and exit is refused, naming it.
 func groupOf(outer, inner *spec.State, diags *diag.List) bool {
 	refuse := func(pos diag.Pos, has, instead string) {
 		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", inner.Name.Value, outer.Name.Value, has, outer.Name.Value, instead)
@@ -40,10 +42,10 @@ func groupOf(outer, inner *spec.State, diags *diag.List) bool {
 		// complete when a region of the inner one ends last.
 		refuse(outer.Done.Pos, "regions that another parallel state's done transition would wait for", "a parallel state with a done transition does not group its regions yet (SCXML raises done.state of the grandparent only, §3.13); make "+inner.Name.Value+"'s regions regions of "+outer.Name.Value)
 		ok = false
-	case inner.Entry != nil:
-		refuse(inner.Entry.Pos, "an entry", "move the entry to "+outer.Name.Value+" or to the states of its regions")
-	case inner.Exit != nil:
-		refuse(inner.Exit.Pos, "an exit", "move the exit to "+outer.Name.Value+" or to the states of its regions")
+	case inner.Entry != nil && inner.Entry.Effect.Set:
+		refuse(inner.Entry.Effect.Pos, "an entry with effect "+inner.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet; move the effect to "+outer.Name.Value)
+	case inner.Exit != nil && inner.Exit.Effect.Set:
+		refuse(inner.Exit.Effect.Pos, "an exit with effect "+inner.Exit.Effect.Value, "the states inside regions emit actions only, with no effect, yet; move the effect to "+outer.Name.Value)
 	case len(inner.After) > 0:
 		refuse(inner.After[0].Pos, "a timer", "give the timer to "+outer.Name.Value)
 	case inner.Done != nil:
@@ -120,4 +122,81 @@ func (m *Machine) Groups() []*State {
 		}
 	}
 	return out
+}
+
+// groupHooks gives each parallel state nested as a region (see groupOf)
+// its entry and exit, which emit actions without fields: the entry runs
+// after the outer parallel state's, before its first region's states are
+// entered (a run first in that region's Start), the exit after its first
+// region's states are left (see GroupExit), as SCXML 1.0 §3.13 orders
+// them by document order (entryOrder, and exitOrder its reverse).
+func groupHooks(m *Machine, regions []*specRegion, diags *diag.List) {
+	for i, sr := range regions {
+		reg := m.Regions[i]
+		if sr.group == nil || reg.Group.Regions[0] != reg {
+			continue
+		}
+		g := reg.Group
+		g.Entry = groupHook(m, g, sr.group.Entry, "entry", diags)
+		g.Exit = groupHook(m, g, sr.group.Exit, "exit", diags)
+		if g.Entry == nil {
+			continue
+		}
+		run := &Run{State: g, Entry: true}
+		for _, a := range g.Entry.Actions {
+			run.Actions = append(run.Actions, &Emit{Action: a})
+		}
+		reg.Start = append([]*Run{run}, reg.Start...)
+	}
+}
+
+// groupHook resolves the entry or exit h of group g against m's actions:
+// actions without fields (a nested parallel state has none to give).
+func groupHook(m *Machine, g *State, h *spec.Hook, what string, diags *diag.List) *Hook {
+	if h == nil || len(h.Actions) == 0 {
+		return nil
+	}
+	out := &Hook{Pos: h.Pos}
+	for _, n := range h.Actions {
+		i := slices.IndexFunc(m.Actions, func(a *Action) bool { return a.Name == n.Value && !a.Builtin })
+		switch {
+		case i < 0:
+			diags.Errorf(n.Pos, "unknown action %q in the %s of parallel state %s: declare it under actions", n.Value, what, g.Name)
+		case len(m.Actions[i].Fields) > 0:
+			diags.Errorf(n.Pos, "parallel state %s, a region of parallel state %s, emits action %s on %s, which has fields: a nested parallel state has no fields to give it yet; emit it from %s", g.Name, g.Parent.Name, n.Value, what, g.Parent.Name)
+		default:
+			out.Actions = append(out.Actions, m.Actions[i])
+		}
+	}
+	if len(out.Actions) == 0 {
+		return nil
+	}
+	return out
+}
+
+// GroupExit returns the exit of the parallel state nested as a region
+// that region reg is the first of, which runs once reg is left (its
+// regions are left in reverse document order, reg last); nil otherwise.
+func (reg *Region) GroupExit() *Hook {
+	if reg.Group == nil || reg.Group.Regions[0] != reg {
+		return nil
+	}
+	return reg.Group.Exit
+}
+
+// groupUses records the actions the entries and exits of the parallel
+// states nested as regions emit, which the machine must not report unused.
+func groupUses(regions []*specRegion, used map[string]bool) {
+	for _, sr := range regions {
+		if sr.group == nil {
+			continue
+		}
+		for _, h := range []*spec.Hook{sr.group.Entry, sr.group.Exit} {
+			if h != nil {
+				for _, a := range h.Actions {
+					used["action "+a.Value] = true
+				}
+			}
+		}
+	}
 }

@@ -110,6 +110,9 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 				out = append(out, a.Exit.Actions...)
 			}
 		}
+		if h := reg.GroupExit(); h != nil {
+			out = append(out, h.Actions...)
+		}
 	}
 	return out
 }

@@ -237,7 +237,7 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside %s, whose deep history would have to remember the states of its regions: fsmgen does not yet; make the history shallow", s.Name.Value, deep.Name.Value)
 			continue
 		case inRegion:
-			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a state of a region of another parallel state: fsmgen nests a parallel state only as a region's own state (right under the outer parallel state) yet; move %s up to be a region of the outer parallel state, or leave and enter it with rows of the outer one", s.Name.Value, s.Name.Value)
+			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a state of a region of another parallel state: fsmgen nests a parallel state only as a region's own state (right under the outer parallel state) yet, not as a state a rule of the region enters and leaves; move %s up to be a region of the outer parallel state, or out of its regions", s.Name.Value, s.Name.Value)
 			continue
 		case len(s.States) < 2:
 			diags.Errorf(s.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", s.Name.Value, len(s.States))

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -21,11 +22,8 @@ func regionDoc(s *fsm.State) string {
 	var names, groups []string
 	for _, reg := range s.Regions {
 		names = append(names, reg.Root.Name)
-		if g := reg.Group; g != nil && g.Regions[0] == reg {
-			var inner []string
-			for _, r := range g.Regions {
-				inner = append(inner, r.Root.Name)
-			}
+		for _, g := range firstIn(reg) {
+			inner := childNames(g)
 			var hooks []string
 			for _, h := range []struct {
 				what string
@@ -47,6 +45,30 @@ func regionDoc(s *fsm.State) string {
 		}
 	}
 	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names))) + strings.Join(groups, "")
+}
+
+// firstIn returns the parallel states nested as regions whose first
+// region is reg, outermost first: they are described with it.
+func firstIn(reg *fsm.Region) []*fsm.State {
+	var out []*fsm.State
+	for _, g := range reg.Groups {
+		if g.Regions[0] == reg {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// childNames names the states right under parallel state g, nested in
+// another: its regions' own states, and the parallel states nested in it.
+func childNames(g *fsm.State) []string {
+	var out []string
+	for _, r := range g.Regions {
+		if n := g.Child(r).Name; !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // regionOwner names the parallel state whose region reg is: its group
@@ -91,20 +113,22 @@ func regionSamples(m *fsm.Machine, d *fsm.Decl, fields jen.Dict) {
 func (d *diagram) regions(s *fsm.State, depth int) {
 	ind := strings.Repeat("    ", depth)
 	d.lines = append(d.lines, ind+"state "+s.Name+" {")
-	for i, reg := range s.Regions {
-		nested := reg.Group != nil && reg.Group != s
-		switch {
-		case nested && reg.Group.Regions[0] != reg:
-			continue // drawn with its group
-		case i > 0:
+	seen := map[*fsm.State]bool{}
+	for _, reg := range s.Regions {
+		ch := s.Child(reg)
+		if seen[ch] {
+			continue // drawn with its parallel state
+		}
+		if len(seen) > 0 {
 			d.lines = append(d.lines, ind+"    --")
 		}
-		if nested {
+		seen[ch] = true
+		if ch != reg.Root {
 			// A parallel state nested as a region: a block of its own
 			// whose regions are concurrent sections in turn.
-			d.lines = append(d.lines, ind+"    [*] --> "+reg.Group.Name)
-			d.regions(reg.Group, depth+1)
-			d.groupNote(reg.Group, depth+1)
+			d.lines = append(d.lines, ind+"    [*] --> "+ch.Name)
+			d.regions(ch, depth+1)
+			d.groupNote(ch, depth+1)
 			continue
 		}
 		d.states([]*fsm.State{reg.Root}, reg.Root, depth+1)
@@ -174,11 +198,11 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 	var comps []declRow
 	seen := map[*fsm.Cell]bool{}
 	for _, reg := range m.Regions {
-		if g := reg.Group; g != nil && g.Regions[0] == reg {
+		for _, g := range firstIn(reg) {
 			// A parallel state nested as a region: its regions' roots.
 			var kids []string
-			for _, r := range g.Regions {
-				kids = append(kids, code(r.Root.Name))
+			for _, n := range childNames(g) {
+				kids = append(kids, code(n))
 			}
 			doc := strings.TrimSpace(g.Doc + " Parallel state, a region of " + reg.Parallel.Name + ".")
 			comps = append(comps, declRow{Name: g.Name, Kind: strings.Join(kids, ", "), Doc: mdText(doc)})

@@ -487,9 +487,9 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 		for _, s := range reg.Parallel.Path() {
 			path = append(path, s.Name)
 		}
-		if reg.Group != nil {
-			// A region of a parallel state nested in another.
-			path = append(path, reg.Group.Name)
+		for _, g := range reg.Groups {
+			// A region of parallel states nested in another.
+			path = append(path, g.Name)
 		}
 	}
 	for _, s := range tm.State.Path() {

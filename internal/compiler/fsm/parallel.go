@@ -48,13 +48,15 @@ type Region struct {
 	// Timers are the timers of the states inside the region, in document
 	// order: the last of Machine.Timers, after the machine's own.
 	Timers []*Timer
-	// Group is, for a region of a parallel state nested right under
-	// Parallel (a region's own state that is itself parallel), that
-	// nested parallel state; nil for a region that is Parallel's own
-	// state. The group is active exactly while Parallel is, so its
-	// regions are Parallel's (see parnest.go); Group.Regions lists them
-	// and Group.Parent is Parallel.
-	Group *State
+	// Groups are, for a region of a parallel state nested in Parallel (a
+	// region's own state that is itself parallel, at any depth), the
+	// nested parallel states that hold it, outermost first, and Group the
+	// innermost; nil for a region that is Parallel's own state. A group is
+	// active exactly while Parallel is, so its regions are Parallel's (see
+	// parnest.go): Group.Regions lists those under it, in document order,
+	// and Group.Parent is the parallel state it is a region of.
+	Groups []*State
+	Group  *State
 	// Field is the Go name of the parallel state's struct field that
 	// holds the region's state; JSON its member.
 	Field, JSON string
@@ -165,11 +167,12 @@ func (h *parHook) shapeLines() []string {
 // specRegion is a region as the spec writes it.
 type specRegion struct {
 	par *spec.State
-	// group is the parallel state right under par whose region this is
-	// (see groupOf); nil for a region that is par's own state.
-	group *spec.State
-	place int
-	root  *spec.State
+	// groups are the parallel states nested in par that hold the region,
+	// outermost first (see groupOf); nil for a region that is par's own
+	// state.
+	groups []*spec.State
+	place  int
+	root   *spec.State
 	// names are the names of the states inside the region, the root
 	// included.
 	names map[string]bool
@@ -245,33 +248,16 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 		case s.History.Set:
 			diags.Errorf(s.History.Pos, "parallel state %s cannot have a history: fsmgen does not remember the states of regions yet", s.Name.Value)
 		}
-		place := 0
-		for j := range s.States {
-			root, group := &s.States[j], (*spec.State)(nil)
-			roots := []*spec.State{root}
-			if root.Parallel.Value {
-				// A parallel state right under s: its regions are regions
-				// of s, grouped under it (see groupOf).
-				if !groupOf(s, root, diags) {
-					continue
-				}
-				group, roots = root, nil
-				for k := range root.States {
-					roots = append(roots, &root.States[k])
-				}
+		for place, nr := range nestedRegions(s, s, nil, diags) {
+			r := &specRegion{par: s, groups: nr.groups, place: place, root: nr.root, names: map[string]bool{}, finals: map[string]bool{}}
+			checkRegion(r, r.root, nil, diags)
+			if s.Done != nil && len(r.finals) == 0 {
+				// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised
+				// once every child region is in a final state.
+				diags.Errorf(r.root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", r.root.Name.Value, s.Name.Value, s.Name.Value)
 			}
-			for _, root := range roots {
-				r := &specRegion{par: s, group: group, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}}
-				place++
-				checkRegion(r, r.root, nil, diags)
-				if s.Done != nil && len(r.finals) == 0 {
-					// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised
-					// once every child region is in a final state.
-					diags.Errorf(r.root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", r.root.Name.Value, s.Name.Value, s.Name.Value)
-				}
-				out = append(out, r)
-				regionsOf(r.root.States, diags, true, nil)
-			}
+			out = append(out, r)
+			regionsOf(r.root.States, diags, true, nil)
 		}
 		mixedSettling(out, s, diags)
 	}

@@ -188,13 +188,16 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 		for n := range r.names {
 			regionOf[n] = r
 		}
-		if r.group != nil && groups[r.group.Name.Value] == nil {
-			groups[r.group.Name.Value] = r
-		}
 	}
-	for name, r := range groups {
-		if o := regionOf[name]; o != nil {
-			diags.Errorf(r.group.Name.Pos, "state %s is declared twice (also in region %s of %s): state names are unique across the whole machine", name, o.root.Name.Value, o.par.Name.Value)
+	for _, r := range regions {
+		for _, g := range r.groups {
+			if groups[g.Name.Value] != nil {
+				continue
+			}
+			groups[g.Name.Value] = r
+			if o := regionOf[g.Name.Value]; o != nil {
+				diags.Errorf(g.Name.Pos, "state %s is declared twice (also in region %s of %s): state names are unique across the whole machine", g.Name.Value, o.root.Name.Value, o.par.Name.Value)
+			}
 		}
 	}
 	for _, r := range regions {

@@ -20,9 +20,17 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		p := outer[sr.par.Name.Value]
 		root := sub.Initial.Path()[0]
 		reg := &Region{Index: i, Parallel: p, Place: sr.place, Root: root, Start: sub.Start, Initial: sub.Initial, Field: root.GoName, JSON: root.Snake}
-		if sr.group != nil {
-			reg.Group = groupState(sr.group, p, outer, inRegion, diags)
-			reg.Group.Regions = append(reg.Group.Regions, reg)
+		parent := p
+		for _, sg := range sr.groups {
+			// The parallel states nested in p that hold the region,
+			// outermost first: each lists it among its regions.
+			g := groupState(sg, parent, outer, inRegion, diags)
+			g.Regions = append(g.Regions, reg)
+			reg.Groups = append(reg.Groups, g)
+			parent = g
+		}
+		if len(reg.Groups) > 0 {
+			reg.Group = reg.Groups[len(reg.Groups)-1]
 		}
 		for _, s := range append(append([]*State{}, sub.Composites...), sub.States...) {
 			if o := outer[s.Name]; o != nil {

@@ -8,26 +8,27 @@ import (
 )
 
 // This file resolves a parallel state nested in another: a parallel state
-// that is a region's own state, right under the outer parallel state
-// (SCXML 1.0 §3.4: a <parallel>'s children may be <parallel>; XState's
-// type: "parallel" anywhere). It is active exactly while the outer one is,
-// so its regions are regions of the outer parallel state, grouped under
-// it (Region.Group): they take their places among the outer one's regions
-// in document order, their leaves are fields of the outer parallel state's
-// value, and they are dispatched, entered and left as its other regions
-// are, which is SCXML's order (§3.13: transitions are selected from the
-// atomic states in document order; enterStates and exitStates sort by
-// document order). A parallel state deeper in a region, which a rule of
-// the region enters and leaves, is refused: its regions would be active
-// only while their parallel state is.
+// that is a region's own state (SCXML 1.0 §3.4: a <parallel>'s children
+// may be <parallel>; XState's type: "parallel" anywhere), at any depth.
+// It is active exactly while the outer one is, so its regions are regions
+// of the outer parallel state, grouped under it (Region.Groups): they take
+// their places among the outer one's regions in document order, their
+// leaves are fields of the outer parallel state's value, and they are
+// dispatched, entered and left as its other regions are, which is SCXML's
+// order (§3.13: transitions are selected from the atomic states in
+// document order; enterStates and exitStates sort by document order). A
+// parallel state deeper in a region, which a rule of the region enters
+// and leaves, is refused: its regions would be active only while their
+// parallel state is.
 
-// groupOf checks inner, a parallel state right under parallel state
-// outer, whose regions become outer's; it reports whether they do. Such a
+// groupOf checks inner, a parallel state nested in parallel state outer
+// right under parallel state parent (outer, or a parallel state nested in
+// it), whose regions become outer's; it reports whether they do. Such a
 // state groups its regions and nothing more: what would make it more than
 // a name in the chart and its entry and exit is refused, naming it.
-func groupOf(outer, inner *spec.State, diags *diag.List) bool {
+func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	refuse := func(pos diag.Pos, has, instead string) {
-		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", inner.Name.Value, outer.Name.Value, has, outer.Name.Value, instead)
+		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
 	}
 	ok := true
 	switch {
@@ -35,7 +36,7 @@ func groupOf(outer, inner *spec.State, diags *diag.List) bool {
 		diags.Errorf(inner.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", inner.Name.Value, len(inner.States))
 		return false
 	case inner.Initial.Set:
-		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, outer.Name.Value)
+		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)
 	case outer.Done != nil:
 		// SCXML 1.0 §3.13 enterStates raises done.state of a final
 		// state's grandparent only: the outer parallel state would not
@@ -61,12 +62,6 @@ func groupOf(outer, inner *spec.State, diags *diag.List) bool {
 	case len(inner.Ignore)+len(inner.Reject)+len(inner.Defer) > 0:
 		refuse(inner.Name.Pos, "ignore, reject or defer lists", "write them on "+outer.Name.Value+" or on the states of its regions")
 	}
-	for i := range inner.States {
-		if s := &inner.States[i]; s.Parallel.Value {
-			diags.Errorf(s.Parallel.Pos, "parallel state %s is a region of parallel state %s, itself a region of %s: fsmgen nests parallel states one level deep yet; make %s's regions regions of %s", s.Name.Value, inner.Name.Value, outer.Name.Value, s.Name.Value, inner.Name.Value)
-			ok = false
-		}
-	}
 	return ok
 }
 
@@ -90,15 +85,14 @@ func groupRow(t *spec.Transition, groups map[string]*specRegion, diags *diag.Lis
 	return refused
 }
 
-// groupState returns the state of group, a parallel state grouping
-// regions of parallel state p, made once (its regions are added by the
+// groupState returns the state of group, a parallel state nested as a
+// region of parallel state p (the outer one, or one nested in it), made
+// once (its regions are added by the
 // caller). It is in none of the machine's lists: it has no kind, no rules
 // and no value of its own.
 func groupState(group *spec.State, p *State, outer, inRegion map[string]*State, diags *diag.List) *State {
-	for _, reg := range p.Regions {
-		if reg.Group != nil && reg.Group.Name == group.Name.Value {
-			return reg.Group
-		}
+	if g := inRegion[group.Name.Value]; g != nil && g.Region == nil && g.Pos == group.Name.Pos {
+		return g // made for a region before
 	}
 	name := group.Name.Value
 	if o := outer[name]; o != nil {
@@ -117,8 +111,10 @@ func groupState(group *spec.State, p *State, outer, inRegion map[string]*State, 
 func (m *Machine) Groups() []*State {
 	var out []*State
 	for _, reg := range m.Regions {
-		if reg.Group != nil && reg.Group.Regions[0] == reg {
-			out = append(out, reg.Group)
+		for _, g := range reg.Groups {
+			if g.Regions[0] == reg {
+				out = append(out, g)
+			}
 		}
 	}
 	return out
@@ -126,27 +122,33 @@ func (m *Machine) Groups() []*State {
 
 // groupHooks gives each parallel state nested as a region (see groupOf)
 // its entry and exit, which emit actions without fields: the entry runs
-// after the outer parallel state's, before its first region's states are
-// entered (a run first in that region's Start), the exit after its first
-// region's states are left (see GroupExit), as SCXML 1.0 §3.13 orders
-// them by document order (entryOrder, and exitOrder its reverse).
+// after the entries of the parallel states around it, before its first
+// region's states are entered (a run in that region's Start), the exit
+// after its first region's states are left, before the exits of those
+// around it (see GroupExits), as SCXML 1.0 §3.13 orders them by document
+// order (entryOrder, and exitOrder its reverse).
 func groupHooks(m *Machine, regions []*specRegion, diags *diag.List) {
 	for i, sr := range regions {
 		reg := m.Regions[i]
-		if sr.group == nil || reg.Group.Regions[0] != reg {
-			continue
+		var start []*Run
+		for j, g := range reg.Groups {
+			if g.Regions[0] != reg {
+				continue
+			}
+			g.Entry = groupHook(m, g, sr.groups[j].Entry, "entry", diags)
+			g.Exit = groupHook(m, g, sr.groups[j].Exit, "exit", diags)
+			if g.Entry == nil {
+				continue
+			}
+			run := &Run{State: g, Entry: true}
+			for _, a := range g.Entry.Actions {
+				run.Actions = append(run.Actions, &Emit{Action: a})
+			}
+			start = append(start, run)
 		}
-		g := reg.Group
-		g.Entry = groupHook(m, g, sr.group.Entry, "entry", diags)
-		g.Exit = groupHook(m, g, sr.group.Exit, "exit", diags)
-		if g.Entry == nil {
-			continue
+		if len(start) > 0 {
+			reg.Start = append(start, reg.Start...)
 		}
-		run := &Run{State: g, Entry: true}
-		for _, a := range g.Entry.Actions {
-			run.Actions = append(run.Actions, &Emit{Action: a})
-		}
-		reg.Start = append([]*Run{run}, reg.Start...)
 	}
 }
 
@@ -174,29 +176,71 @@ func groupHook(m *Machine, g *State, h *spec.Hook, what string, diags *diag.List
 	return out
 }
 
-// GroupExit returns the exit of the parallel state nested as a region
-// that region reg is the first of, which runs once reg is left (its
-// regions are left in reverse document order, reg last); nil otherwise.
-func (reg *Region) GroupExit() *Hook {
-	if reg.Group == nil || reg.Group.Regions[0] != reg {
-		return nil
+// GroupExits returns the exits of the parallel states nested as regions
+// that region reg is the first of, innermost first: each runs once its
+// regions are left (in reverse document order, reg last).
+func (reg *Region) GroupExits() []*Hook {
+	var out []*Hook
+	for i := len(reg.Groups) - 1; i >= 0; i-- {
+		if g := reg.Groups[i]; g.Regions[0] == reg && g.Exit != nil {
+			out = append(out, g.Exit)
+		}
 	}
-	return reg.Group.Exit
+	return out
+}
+
+// Child returns the state right under parallel state s (the outer one, or
+// one nested in it) that holds region reg of s: reg's own state, or the
+// parallel state nested in s that reg is a region of.
+func (s *State) Child(reg *Region) *State {
+	for _, g := range reg.Groups {
+		if g.Parent == s {
+			return g
+		}
+	}
+	return reg.Root
 }
 
 // groupUses records the actions the entries and exits of the parallel
 // states nested as regions emit, which the machine must not report unused.
 func groupUses(regions []*specRegion, used map[string]bool) {
 	for _, sr := range regions {
-		if sr.group == nil {
-			continue
-		}
-		for _, h := range []*spec.Hook{sr.group.Entry, sr.group.Exit} {
-			if h != nil {
-				for _, a := range h.Actions {
-					used["action "+a.Value] = true
+		for _, g := range sr.groups {
+			for _, h := range []*spec.Hook{g.Entry, g.Exit} {
+				if h != nil {
+					for _, a := range h.Actions {
+						used["action "+a.Value] = true
+					}
 				}
 			}
 		}
 	}
+}
+
+// nestedRegion is a region of a parallel state, possibly inside parallel
+// states nested in it (groups, outermost first).
+type nestedRegion struct {
+	root   *spec.State
+	groups []*spec.State
+}
+
+// nestedRegions returns the regions of parallel state outer found under
+// parallel state p (outer, or a parallel state nested in it, inside
+// groups), in document order: p's states, and the regions of those that
+// are parallel in turn, at any depth (SCXML 1.0 §3.4).
+func nestedRegions(outer, p *spec.State, groups []*spec.State, diags *diag.List) []nestedRegion {
+	var out []nestedRegion
+	for j := range p.States {
+		s := &p.States[j]
+		if !s.Parallel.Value {
+			out = append(out, nestedRegion{root: s, groups: groups})
+			continue
+		}
+		// A parallel state right under p: its regions are regions of
+		// outer, grouped under it (see groupOf).
+		if groupOf(outer, p, s, diags) {
+			out = append(out, nestedRegions(outer, s, append(slices.Clone(groups), s), diags)...)
+		}
+	}
+	return out
 }

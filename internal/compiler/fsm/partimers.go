@@ -110,7 +110,7 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 				out = append(out, a.Exit.Actions...)
 			}
 		}
-		if h := reg.GroupExit(); h != nil {
+		for _, h := range reg.GroupExits() {
 			out = append(out, h.Actions...)
 		}
 	}

@@ -37,12 +37,6 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 		return false
 	case inner.Initial.Set:
 		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)
-	case outer.Done != nil:
-		// SCXML 1.0 §3.13 enterStates raises done.state of a final
-		// state's grandparent only: the outer parallel state would not
-		// complete when a region of the inner one ends last.
-		refuse(outer.Done.Pos, "regions that another parallel state's done transition would wait for", "a parallel state with a done transition does not group its regions yet (SCXML raises done.state of the grandparent only, §3.13); make "+inner.Name.Value+"'s regions regions of "+outer.Name.Value)
-		ok = false
 	case inner.Entry != nil && inner.Entry.Effect.Set:
 		refuse(inner.Entry.Effect.Pos, "an entry with effect "+inner.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet; move the effect to "+outer.Name.Value)
 	case inner.Exit != nil && inner.Exit.Effect.Set:

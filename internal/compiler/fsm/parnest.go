@@ -23,14 +23,15 @@ import (
 
 // groupOf checks inner, a parallel state nested in parallel state outer
 // right under parallel state parent (outer, or a parallel state nested in
-// it), whose regions become outer's; it reports whether they do. Such a
+// it), whose regions become outer's; it reports whether they do (the
+// refusals below are errors that stop the build; a parallel state of
+// fewer than two regions has none to give). Such a
 // state groups its regions and nothing more: what would make it more than
 // a name in the chart and its entry and exit is refused, naming it.
 func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	refuse := func(pos diag.Pos, has, instead string) {
 		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
 	}
-	ok := true
 	switch {
 	case len(inner.States) < 2:
 		diags.Errorf(inner.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", inner.Name.Value, len(inner.States))
@@ -56,7 +57,7 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	case len(inner.Ignore)+len(inner.Reject)+len(inner.Defer) > 0:
 		refuse(inner.Name.Pos, "ignore, reject or defer lists", "write them on "+outer.Name.Value+" or on the states of its regions")
 	}
-	return ok
+	return true
 }
 
 // groupRow refuses a row from or to group, a parallel state that groups

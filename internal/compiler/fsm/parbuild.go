@@ -37,6 +37,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
+	groupUses(regions, hook.used)
 	coverage(regions, hook)
 	regionRules(regions, hook)
 	hook.regionDefers = regionDeferrals(regions)
@@ -187,9 +188,21 @@ func useNames(m *Machine, used map[string]bool) {
 // parallel states, each of which is a leaf there.
 func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
 	regionOf := map[string]*specRegion{}
+	groups := map[string]*specRegion{}
 	for _, r := range regions {
 		for n := range r.names {
 			regionOf[n] = r
+		}
+	}
+	for _, r := range regions {
+		for _, g := range r.groups {
+			if groups[g.Name.Value] != nil {
+				continue
+			}
+			groups[g.Name.Value] = r
+			if o := regionOf[g.Name.Value]; o != nil {
+				diags.Errorf(g.Name.Pos, "state %s is declared twice (also in region %s of %s): state names are unique across the whole machine", g.Name.Value, o.root.Name.Value, o.par.Name.Value)
+			}
 		}
 	}
 	for _, r := range regions {
@@ -202,6 +215,9 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 	outer.Transitions = nil
 	outer.States = leafParallels(f.States)
 	for _, t := range f.Transitions {
+		if len(groups) > 0 && groupRow(&t, groups, diags) {
+			continue // refused, named
+		}
 		var out []spec.String
 		by := map[*specRegion][]spec.String{}
 		var order []*specRegion

@@ -110,6 +110,9 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 				out = append(out, a.Exit.Actions...)
 			}
 		}
+		for _, h := range reg.GroupExits() {
+			out = append(out, h.Actions...)
+		}
 	}
 	return out
 }

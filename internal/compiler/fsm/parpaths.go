@@ -516,6 +516,12 @@ func (m *Machine) parallelPaths(b *builder) {
 				continue
 			}
 		}
+		if found[r.Index] == nil && r.Kind == Defer && r.From != nil && r.From.Region != nil {
+			// UML 2.5.1 §14.2.3.4.5: a deferral has effect only where no
+			// rule takes the event; here another region always decides.
+			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
+			continue
+		}
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 			continue

@@ -6,7 +6,9 @@
 //     EventUpdate (Send) when the sender needs to know whether the machine
 //     took the event: the update's validator steps a copy of the machine,
 //     so that a rejected event is refused with the machine's reason and
-//     writes nothing to the history.
+//     writes nothing to the history; while events that came before it are
+//     still to be taken (a signal in the same workflow task), the handler
+//     answers with the refusal instead.
 //   - Each action runs as an activity, Name + "." + the action's name,
 //     performed on a worker by the Def's Perform (RegisterActivities), with
 //     the options and retry policy chosen for it (Options.Actions); or, for

@@ -23,11 +23,17 @@ func rejected(err error) error {
 // validate is the update's validator: it accepts the event when the machine,
 // as it is now, would take it. It steps a copy of the machine (Save, then
 // Open), so that a rejected update changes nothing and, refused before it is
-// accepted, writes nothing to the history.
+// accepted, writes nothing to the history. When events are still to come
+// before the update's (see settled), the state it would meet is not known
+// yet: the validator accepts it, and the handler answers with the machine's
+// refusal if its turn brings one.
 func (r *run[M, E, A, X]) validate(ctx workflow.Context, raw json.RawMessage) error {
 	ev, err := r.def.UnmarshalEvent(raw)
 	if err != nil {
 		return fmt.Errorf("fsmtemporal: %s: the update is not an event of the machine: %w", r.def.Name, err)
+	}
+	if !r.settled(ctx) {
+		return nil
 	}
 	saved, err := r.m.Save()
 	if err != nil {
@@ -45,6 +51,17 @@ func (r *run[M, E, A, X]) validate(ctx workflow.Context, raw json.RawMessage) er
 		return fmt.Errorf("fsmtemporal: %s: %w", r.def.Name, err)
 	}
 	return nil
+}
+
+// settled reports whether the machine has taken every event that came
+// before: no signal left in its channel, no update accepted and not yet
+// answered, no step performing its actions, no event an activity reported
+// and no timer fired that it has yet to take. A signal and an update that
+// reach the workflow in one task are both delivered before its code runs,
+// so that the machine has not yet taken the signal when the update's
+// validator asks.
+func (r *run[M, E, A, X]) settled(ctx workflow.Context) bool {
+	return !r.stepping && !r.pending()
 }
 
 // update is the update's handler: the event, validated, waits its turn in
@@ -104,14 +121,14 @@ func (r *run[M, E, A, X]) settle(ctx workflow.Context) error {
 // finish completes the run of an ended machine: the updates waiting are
 // answered (with the machine's refusal, as a rule), the signals left are
 // handed to it (and logged as rejected), and the result is its Save JSON.
-func (r *run[M, E, A, X]) finish(ctx workflow.Context, signals workflow.ReceiveChannel) (json.RawMessage, error) {
+func (r *run[M, E, A, X]) finish(ctx workflow.Context) (json.RawMessage, error) {
 	if err := r.settle(ctx); err != nil {
 		return nil, err
 	}
 	r.takeReported(ctx)
 	for {
 		var raw json.RawMessage
-		if !signals.ReceiveAsync(&raw) {
+		if !r.signals.ReceiveAsync(&raw) {
 			break
 		}
 		r.signal(ctx, raw)
@@ -125,7 +142,7 @@ func (r *run[M, E, A, X]) finish(ctx workflow.Context, signals workflow.ReceiveC
 
 // continueAsNew ends the run with a new one that carries the machine as Save
 // saves it, and the signals that arrived and were not handled.
-func (r *run[M, E, A, X]) continueAsNew(ctx workflow.Context, signals workflow.ReceiveChannel) error {
+func (r *run[M, E, A, X]) continueAsNew(ctx workflow.Context) error {
 	if err := r.settle(ctx); err != nil {
 		return err
 	}
@@ -139,7 +156,7 @@ func (r *run[M, E, A, X]) continueAsNew(ctx workflow.Context, signals workflow.R
 	in := Input{Saved: saved}
 	for {
 		var raw json.RawMessage
-		if !signals.ReceiveAsync(&raw) {
+		if !r.signals.ReceiveAsync(&raw) {
 			break
 		}
 		in.Pending = append(in.Pending, raw)

@@ -101,6 +101,11 @@ type run[M Machine[E], E, A, X any] struct {
 	timers map[fsmrt.TimerID]*wtimer
 	ids    []fsmrt.TimerID
 	inbox  workflow.Channel // of request
+	// signals is the channel of EventSignal: a signal still in it is an
+	// event the machine has yet to take.
+	signals workflow.ReceiveChannel
+	// stepping is true while a step performs its actions.
+	stepping bool
 	// waiting counts the updates sending to inbox, not yet received.
 	waiting int
 	// reported are the events the activities of the steps so far reported
@@ -142,7 +147,8 @@ func start[M Machine[E], E, A, X any](ctx workflow.Context, def *Def[M, E, A, X]
 			fmt.Sprintf("fsmtemporal: %s: the saved machine does not load: %v (start the workflow with data this revision's Load reads)", def.Name, err),
 			"fsmtemporal.Load", err)
 	}
-	r := &run[M, E, A, X]{def: def, opts: opts, m: m, rec: rec, timers: map[fsmrt.TimerID]*wtimer{}, inbox: workflow.NewChannel(ctx)}
+	r := &run[M, E, A, X]{def: def, opts: opts, m: m, rec: rec, timers: map[fsmrt.TimerID]*wtimer{}, inbox: workflow.NewChannel(ctx),
+		signals: workflow.GetSignalChannel(ctx, EventSignal)}
 	if err := workflow.SetQueryHandler(ctx, StateQuery, r.state); err != nil {
 		return nil, fmt.Errorf("fsmtemporal: register the query %s: %w", StateQuery, err)
 	}
@@ -159,59 +165,78 @@ func start[M Machine[E], E, A, X any](ctx workflow.Context, def *Def[M, E, A, X]
 
 // run handles events until the machine ends or the run continues as new.
 func (r *run[M, E, A, X]) run(ctx workflow.Context, pending []json.RawMessage) (json.RawMessage, error) {
-	signals := workflow.GetSignalChannel(ctx, EventSignal)
 	for _, raw := range pending {
 		r.signal(ctx, raw)
 	}
+	// The loop waits on a condition, never blocked receiving from the
+	// signal channel: a signal then stays in the channel's buffer until the
+	// machine takes it, where an update's validator sees it (see settled).
+	// Cancelling the workflow does not end the wait: the machine decides
+	// when its run ends, as it did when the loop waited on a selector.
+	wait, _ := workflow.NewDisconnectedContext(ctx)
 	for {
 		if len(r.reported) == 0 {
 			if r.ended() {
-				return r.finish(ctx, signals)
+				return r.finish(ctx)
 			}
 			if r.tooLong(ctx) {
-				return nil, r.continueAsNew(ctx, signals)
+				return nil, r.continueAsNew(ctx)
 			}
 		}
-		sel := r.selector(ctx, signals)
-		if len(r.reported) > 0 && !sel.HasPending() {
-			// What an activity reported comes next, unless events arrived
-			// while it ran: those go first, as on runtime/loop, where a
-			// Handler's result queues behind them (the user's interrupt
-			// while a command ran, say).
-			r.takeOneReported(ctx)
-			continue
+		if err := workflow.Await(wait, r.pending); err != nil {
+			return nil, fmt.Errorf("fsmtemporal: %s: wait for the next event: %w", r.def.Name, err)
 		}
-		sel.Select(ctx)
+		r.next(ctx)
 	}
 }
 
-// selector returns the selector of the next event: a signal, an update's
-// event, or one of the machine's timers firing.
-func (r *run[M, E, A, X]) selector(ctx workflow.Context, signals workflow.ReceiveChannel) workflow.Selector {
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
-		var raw json.RawMessage
-		c.Receive(ctx, &raw)
-		r.signal(ctx, raw)
-	})
-	sel.AddReceive(r.inbox, func(c workflow.ReceiveChannel, _ bool) {
-		var req request[E]
-		c.Receive(ctx, &req)
-		r.answer(ctx, req)
-	})
-	for _, id := range r.ids {
-		t := r.timers[id]
-		sel.AddFuture(t.fired, func(f workflow.Future) {
-			if f.Get(ctx, nil) != nil || r.timers[id] != t {
-				return // cancelled, or restarted
-			}
-			r.drop(id)
-			// A timer the machine no longer runs is ignored, never
-			// rejected.
-			_ = r.step(ctx, r.def.TimerFired(id, t.deadline, workflow.Now(ctx).UTC()))
-		})
+// pending reports whether an event waits for the machine: a signal, an
+// update's event, a timer that fired, or an event an activity reported.
+func (r *run[M, E, A, X]) pending() bool {
+	return r.signals.Len() > 0 || r.waiting > 0 || r.fired() != nil || len(r.reported) > 0
+}
+
+// fired returns the id of the first of the machine's timers, in id order,
+// that has fired and that the machine has not taken yet, or nil.
+func (r *run[M, E, A, X]) fired() *fsmrt.TimerID {
+	for i, id := range r.ids {
+		if r.timers[id].fired.IsReady() {
+			return &r.ids[i]
+		}
 	}
-	return sel
+	return nil
+}
+
+// next hands the machine the next event: a signal, else an update's event,
+// else a timer's firing, else what an activity reported. Events that
+// arrived while an activity ran go before what it reported, as on
+// runtime/loop, where a Handler's result queues behind them (the user's
+// interrupt while a command ran, say).
+func (r *run[M, E, A, X]) next(ctx workflow.Context) {
+	var raw json.RawMessage
+	if r.signals.ReceiveAsync(&raw) {
+		r.signal(ctx, raw)
+		return
+	}
+	var req request[E]
+	if r.inbox.ReceiveAsync(&req) {
+		r.answer(ctx, req)
+		return
+	}
+	if p := r.fired(); p != nil {
+		id := *p
+		t := r.timers[id]
+		r.drop(id)
+		if t.fired.Get(ctx, nil) != nil {
+			return // the workflow is being cancelled
+		}
+		// A timer the machine no longer runs is ignored, never rejected.
+		_ = r.step(ctx, r.def.TimerFired(id, t.deadline, workflow.Now(ctx).UTC()))
+		return
+	}
+	if len(r.reported) > 0 {
+		r.takeOneReported(ctx)
+	}
 }
 
 // takeReported hands the machine the events its activities reported, in
@@ -268,6 +293,8 @@ func (r *run[M, E, A, X]) step(ctx workflow.Context, ev E) error {
 		}
 		panic(fmt.Sprintf("fsmtemporal: %s: HandleEvent: %v (a machine fails only on a bug in its code; fix it and the workflow task is retried)", r.def.Name, err))
 	}
+	r.stepping = true
+	defer func() { r.stepping = false }()
 	for _, a := range slices.Clone(r.rec.Actions()) {
 		r.perform(ctx, a)
 	}

@@ -159,3 +159,58 @@ func TestSignalRejected(t *testing.T) {
 	env.ExecuteWorkflow(orderflow.Name, fsmtemporal.Input{})
 	assert.Equal(t, order.Cancelled{}, result(t, env).State())
 }
+
+// TestUpdateBehindSignal: an update sent right after a signal meets the
+// machine the signal left, as the order they were sent in says, even when
+// both reach the workflow in one task (before its code has taken the
+// signal): BeginCheckout is valid only once AddItem has filled the cart.
+// An update behind a pending event that the machine then rejects is
+// answered with the machine's reason by the handler.
+func TestUpdateBehindSignal(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		signal order.Event
+		want   order.State
+		reason string
+	}{
+		{"taken after the signal", &order.AddItem{Price: 250}, order.Checkout{Total: 250}, ""},
+		{"rejected after the signal", &order.Cancel{}, nil, "Cancelled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t, &shop{}, fsmtemporal.Options[order.Event, order.Action]{})
+			var got outcome
+			env.RegisterDelayedCallback(func() {
+				// Both in one workflow task, as a server delivers them when
+				// the update comes before the signal's task has started.
+				env.SignalWorkflowSkippingWorkflowTask(fsmtemporal.EventSignal, raw(t, tt.signal))
+				env.UpdateWorkflow(fsmtemporal.EventUpdate, "checkout", &testsuite.TestUpdateCallback{
+					OnAccept: func() {},
+					OnReject: func(err error) { got = outcome{rejected: true, err: err} },
+					OnComplete: func(v any, err error) {
+						got.err = err
+						if err == nil {
+							got.state = stateOf(t, v.(json.RawMessage))
+						}
+					},
+				}, raw(t, &order.BeginCheckout{}))
+			}, time.Minute)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(fsmtemporal.EventSignal, raw(t, &order.Cancel{}))
+			}, 2*time.Minute)
+			env.ExecuteWorkflow(orderflow.Name, fsmtemporal.Input{})
+			if tt.reason == "" {
+				assert.Equal(t, outcome{state: tt.want}, got)
+				return
+			}
+			assert.False(t, got.rejected, "the validator cannot know what the signal before it will do")
+			var app *temporal.ApplicationError
+			if assert.True(t, errors.As(got.err, &app), "%v", got.err) {
+				assert.Equal(t, fsmtemporal.RejectedType, app.Type())
+			}
+			assert.ErrorContains(t, got.err, tt.reason)
+		})
+	}
+}

@@ -106,6 +106,7 @@ func Compare(old, new *fsm.Machine) *Report {
 	d := &differ{old: old, new: new, r: &Report{}}
 	d.states()
 	d.regions()
+	d.regionTakeovers()
 	d.decls("event", old.Events, new.Events)
 	d.decls("action", old.Actions, new.Actions)
 	d.purity()

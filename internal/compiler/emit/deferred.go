@@ -24,6 +24,12 @@ import (
 //		return m.recall()
 //	}
 func (g *goGen) genRecallingHandleEvent() {
+	regions := ""
+	if g.m.RegionDeferrals() {
+		regions = " In a parallel state, the states of its regions defer events too: an event one of them " +
+			"defers is kept when no state of the regions takes it by another rule, and a step that changes " +
+			"the state of a region recalls as one that changes the state does."
+	}
 	g.f.Add(paragraphs(
 		"HandleEvent feeds ev to the machine: the rule for the current state and ev "+
 			"decides the next state, runs its effect and hands its actions to the Handler, in "+
@@ -37,11 +43,18 @@ func (g *goGen) genRecallingHandleEvent() {
 			"HandleEvent handles, before it returns, each deferred event the new state does not "+
 			"defer, oldest first, as if it had just arrived: their actions follow ev's. A deferred "+
 			"event that then fails is dropped and reported as a *RecalledError (wrapping "+
-			"fsmrt.ErrRecalled), after ev was taken."))
+			"fsmrt.ErrRecalled), after ev was taken."+regions))
+	from := []jen.Code{jen.Id("from").Op(":=").Add(core().Dot("State"))}
+	same := core().Dot("State").Op("==").Id("from")
+	if g.m.RegionDeferrals() {
+		// The configuration: the state and its regions' leaves.
+		from = []jen.Code{jen.List(jen.Id("from"), jen.Id("rgn")).Op(":=").List(core().Dot("State"), jen.Id("m").Dot("rgn"))}
+		same = jen.Parens(core().Dot("State").Op("==").Id("from").Op("&&").Id("m").Dot("rgn").Op("==").Id("rgn"))
+	}
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("HandleEvent").Params(jen.Id("ev").Id("Event")).Error().Block(
 		jen.If(core().Dot("Busy")).Block(jen.Return(core().Dot("Reentrant").Call())),
-		jen.Id("from").Op(":=").Add(core().Dot("State")),
-		jen.If(jen.Err().Op(":=").Id("m").Dot("dispatch").Call(jen.Id("ev")), jen.Err().Op("!=").Nil().Op("||").Add(core().Dot("State")).Op("==").Id("from").Op("||").Len(jen.Id("m").Dot("deferred")).Op("==").Lit(0)).Block(jen.Return(jen.Err())),
+		jen.Add(from...),
+		jen.If(jen.Err().Op(":=").Id("m").Dot("dispatch").Call(jen.Id("ev")), jen.Err().Op("!=").Nil().Op("||").Add(same).Op("||").Len(jen.Id("m").Dot("deferred")).Op("==").Lit(0)).Block(jen.Return(jen.Err())),
 		jen.Return(jen.Id("m").Dot("recall").Call()))
 }
 
@@ -64,21 +77,40 @@ func (g *goGen) genDeferral() {
 		jen.Id("m").Dot("deferred").Op("=").Append(jen.Id("m").Dot("deferred"), jen.Id("c")),
 		jen.Return(core().Dot("Defer").Call(jen.Id("i"))))
 
-	f.Comment("// recall handles the deferred events the current state does not defer: see")
-	f.Comment("// fsmrt.Recall.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("recall").Params().Error().Block(
-		jen.Return(rt("Recall").Call(jen.Op("&").Id("m").Dot("core"), jen.Op("&").Id("m").Dot("deferred"), jen.Id("fsmDefers"), jen.Id("m").Dot("dispatch"))))
+	if g.m.RegionDeferrals() {
+		g.genRegionRecall()
+	} else {
+		f.Comment("// recall handles the deferred events the current state does not defer: see")
+		f.Comment("// fsmrt.Recall.")
+		f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("recall").Params().Error().Block(
+			jen.Return(rt("Recall").Call(jen.Op("&").Id("m").Dot("core"), jen.Op("&").Id("m").Dot("deferred"), jen.Id("fsmDefers"), jen.Id("m").Dot("dispatch"))))
+	}
 
 	g.genDefers(d)
+	state, defers := jen.Id("k").Id("StateKind"), jen.Id("fsmDefers").Call(jen.Id("k"), jen.Id("ev").Dot("Kind").Call())
+	if g.m.RegionDeferrals() {
+		g.genHolds()
+		state, defers = jen.Id("s").Id("State"), jen.Id("fsmHolds").Call(jen.Id("s"), jen.Id("ev").Dot("Kind").Call())
+	}
 
-	f.Comment("// loadDeferred reads the deferred events of saved data, strictly, for a machine")
-	f.Comment("// in state k: each must be one k defers in this revision.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("loadDeferred").Params(jen.Id("data").Index().Byte(), jen.Id("k").Id("StateKind")).Error().Block(
+	if g.m.RegionDeferrals() {
+		f.Comment("// loadDeferred reads the deferred events of saved data, strictly, for a machine")
+		f.Comment("// in state s, its regions' leaves included: each must be one s defers in this")
+		f.Comment("// revision.")
+	} else {
+		f.Comment("// loadDeferred reads the deferred events of saved data, strictly, for a machine")
+		f.Comment("// in state k: each must be one k defers in this revision.")
+	}
+	kind := jen.Id("k")
+	if g.m.RegionDeferrals() {
+		kind = jen.Id("s").Dot("Kind").Call()
+	}
+	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("loadDeferred").Params(jen.Id("data").Index().Byte(), state).Error().Block(
 		jen.List(jen.Id("q"), jen.Err()).Op(":=").Add(rt("LoadDeferred")).Call(jen.Op("&").Id("fsmDesc"), jen.Id("data"), jen.Id("UnmarshalEvent")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.For(jen.List(jen.Id("_"), jen.Id("ev")).Op(":=").Range().Id("q")).Block(
-			jen.If(jen.Op("!").Id("fsmDefers").Call(jen.Id("k"), jen.Id("ev").Dot("Kind").Call())).Block(
-				jen.Return(jen.Id("fsmDesc").Dot("NotDeferred").Call(jen.Id("k"), jen.Id("ev").Dot("Kind").Call())))),
+			jen.If(jen.Op("!").Add(defers)).Block(
+				jen.Return(jen.Id("fsmDesc").Dot("NotDeferred").Call(kind, jen.Id("ev").Dot("Kind").Call())))),
 		jen.Id("m").Dot("deferred").Op("=").Id("q"),
 		jen.Return(jen.Nil()))
 

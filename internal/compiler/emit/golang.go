@@ -12,8 +12,9 @@ import (
 
 // Import paths the generated code uses, in one place.
 const (
-	pkgJSON  = "encoding/json"
-	pkgFsmrt = "github.com/fsmgen/fsmgen/runtime/fsmrt"
+	pkgJSON   = "encoding/json"
+	pkgFsmrt  = "github.com/fsmgen/fsmgen/runtime/fsmrt"
+	pkgSlices = "slices"
 )
 
 // goGen emits the machine's Go package.

@@ -278,7 +278,11 @@ func (g *goGen) genSaved() {
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 	}
 	if m.Deferral != nil {
-		load = append(load, jen.If(jen.Err().Op(":=").Id("m").Dot("loadDeferred").Call(jen.Id("data"), jen.Id("s").Dot("Kind").Call()), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+		of := jen.Id("s").Dot("Kind").Call()
+		if m.RegionDeferrals() {
+			of = jen.Id("s") // with its regions' leaves
+		}
+		load = append(load, jen.If(jen.Err().Op(":=").Id("m").Dot("loadDeferred").Call(jen.Id("data"), of), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if len(m.Timers) == 0 {
 		f.Func().Id("Load").Params(jen.Id("c").Id("Config"), jen.Id("data").Index().Byte()).Params(jen.Op("*").Id("Machine"), jen.Error()).Block(

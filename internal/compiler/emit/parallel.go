@@ -239,6 +239,9 @@ func leafExits(reg *fsm.Region) bool { return exits(reg, reg.Root) }
 // exit, or a timer, which its exit cancels.
 func exits(reg *fsm.Region, except *fsm.State) bool {
 	has := func(t *fsm.State) bool { return (t.Exit != nil || len(t.Timers) > 0) && t != except }
+	if except == nil && len(reg.GroupExits()) > 0 {
+		return true // the exit of the parallel state nested as a region, after reg's
+	}
 	return slices.ContainsFunc(reg.Leaves, has) || slices.ContainsFunc(reg.Composites, has)
 }
 
@@ -272,6 +275,10 @@ func (g *goGen) leaveRegion(reg *fsm.Region, k *jen.Statement) []jen.Code {
 			continue
 		}
 		out = append(out, jen.If(within(k.Clone(), c)).Block(x...))
+	}
+	for _, h := range reg.GroupExits() {
+		// The parallel states nested as regions, left after their regions.
+		out = append(out, hookCalls(h)...)
 	}
 	return out
 }

@@ -385,13 +385,20 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	var ts, none, froms, fromVals []jen.Code
 	var out []jen.Code
 	ignores := false
-	for _, reg := range inv {
+	// The regions that may take the event: not those that only defer it.
+	takers := slices.DeleteFunc(slices.Clone(inv), func(reg *fsm.Region) bool { return onlyDefers(reg, e) })
+	for _, reg := range takers {
 		ts = append(ts, jen.Id(local("t", reg)))
 		none = append(none, jen.Lit(-1))
 		if readsFrom(reg, e) {
 			froms = append(froms, jen.Id(local("from", reg)))
 			fromVals = append(fromVals, rgn(reg))
 		}
+	}
+	held := defersOn(inv, e)
+	if held {
+		// The deferral of the first region that defers the event.
+		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
 	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
 	for _, reg := range inv {
@@ -403,8 +410,11 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 				ks = append(ks, jen.Id(s.KindName))
 			}
 			pick := func(r *fsm.Rule) []jen.Code {
-				if r.Kind == fsm.Reject {
+				switch r.Kind {
+				case fsm.Reject:
 					return []jen.Code{refusal(r)}
+				case fsm.Defer:
+					return []jen.Code{jen.If(jen.Id("held").Op("<").Lit(0)).Block(jen.Id("held").Op("=").Lit(r.Index))}
 				}
 				ignores = ignores || r.Kind == fsm.Ignore
 				return g.regionPick(reg, r)
@@ -414,7 +424,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		out = append(out, jen.Switch(rgn(reg)).Block(cases...))
 	}
 	var some jen.Code
-	for i, reg := range inv {
+	for i, reg := range takers {
 		test := jen.Id(local("t", reg)).Op(">=").Lit(0)
 		if i == 0 {
 			some = test
@@ -443,8 +453,8 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	if ignores {
 		// Every region with a rule for the event ignores it.
 		var ign []jen.Code
-		for i, reg := range inv {
-			if i == len(inv)-1 {
+		for i, reg := range takers {
+			if i == len(takers)-1 {
 				ign = append(ign, jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg)))))
 				break
 			}
@@ -481,9 +491,17 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		take = append(take, g.completion(inv[0].Parallel, nil))
 	}
 	take = append(take, jen.Return(core().Dot("Finish").Call()))
+	if some != nil {
+		out = append(out, jen.If(some).Block(take...))
+	}
+	if held {
+		// No region takes the event, and one defers it: a transition
+		// takes precedence over a deferral (UML 2.5.1 §14.2.3.9).
+		out = append(out, jen.If(jen.Id("held").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot("push").Call(jen.Id("held"), jen.Id("ev")))))
+	}
 	// When no region has a rule, the event goes on to the parallel
 	// state's own.
-	return append(out, jen.If(some).Block(take...))
+	return out
 }
 
 // ruleSwitch emits a switch over the rule region reg picked for e, with

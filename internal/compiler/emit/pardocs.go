@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -18,11 +19,65 @@ func regionDoc(s *fsm.State) string {
 	if s.Regions == nil {
 		return ""
 	}
-	var names []string
+	var names, groups []string
 	for _, reg := range s.Regions {
 		names = append(names, reg.Root.Name)
+		for _, g := range firstIn(reg) {
+			inner := childNames(g)
+			var hooks []string
+			for _, h := range []struct {
+				what string
+				h    *fsm.Hook
+			}{{"on entry", g.Entry}, {"on exit", g.Exit}} {
+				if h.h != nil {
+					var names []string
+					for _, a := range h.h.Actions {
+						names = append(names, a.Name)
+					}
+					hooks = append(hooks, list(names)+" "+h.what)
+				}
+			}
+			emits := ""
+			if len(hooks) > 0 {
+				emits = ", which emits " + strings.Join(hooks, " and ")
+			}
+			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state nested in it%s.", strings.TrimSpace(list(inner)), g.Name, emits))
+		}
 	}
-	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names)))
+	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names))) + strings.Join(groups, "")
+}
+
+// firstIn returns the parallel states nested as regions whose first
+// region is reg, outermost first: they are described with it.
+func firstIn(reg *fsm.Region) []*fsm.State {
+	var out []*fsm.State
+	for _, g := range reg.Groups {
+		if g.Regions[0] == reg {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// childNames names the states right under parallel state g, nested in
+// another: its regions' own states, and the parallel states nested in it.
+func childNames(g *fsm.State) []string {
+	var out []string
+	for _, r := range g.Regions {
+		if n := g.Child(r).Name; !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// regionOwner names the parallel state whose region reg is: its group
+// (a parallel state nested as a region) and the parallel state around.
+func regionOwner(reg *fsm.Region) string {
+	if reg.Group != nil {
+		return reg.Group.Name + ", in " + reg.Parallel.Name
+	}
+	return reg.Parallel.Name
 }
 
 // stateLit is a state's value in the generated tests, its fields zero: a
@@ -58,9 +113,23 @@ func regionSamples(m *fsm.Machine, d *fsm.Decl, fields jen.Dict) {
 func (d *diagram) regions(s *fsm.State, depth int) {
 	ind := strings.Repeat("    ", depth)
 	d.lines = append(d.lines, ind+"state "+s.Name+" {")
-	for i, reg := range s.Regions {
-		if i > 0 {
+	seen := map[*fsm.State]bool{}
+	for _, reg := range s.Regions {
+		ch := s.Child(reg)
+		if seen[ch] {
+			continue // drawn with its parallel state
+		}
+		if len(seen) > 0 {
 			d.lines = append(d.lines, ind+"    --")
+		}
+		seen[ch] = true
+		if ch != reg.Root {
+			// A parallel state nested as a region: a block of its own
+			// whose regions are concurrent sections in turn.
+			d.lines = append(d.lines, ind+"    [*] --> "+ch.Name)
+			d.regions(ch, depth+1)
+			d.groupNote(ch, depth+1)
+			continue
 		}
 		d.states([]*fsm.State{reg.Root}, reg.Root, depth+1)
 	}
@@ -69,6 +138,28 @@ func (d *diagram) regions(s *fsm.State, depth int) {
 		// Its deep history, beside the block: inside, Mermaid would draw
 		// it in a region's section.
 		d.lines = append(d.lines, ind+"state \"H*\" as "+historyID(s))
+	}
+}
+
+// groupNote writes the entry and exit of g, a parallel state nested as
+// a region, as a note on it: "note right of Media : entry / MediaIn".
+func (d *diagram) groupNote(g *fsm.State, depth int) {
+	var note []string
+	for _, h := range []struct {
+		what string
+		h    *fsm.Hook
+	}{{"entry", g.Entry}, {"exit", g.Exit}} {
+		if h.h == nil {
+			continue
+		}
+		var names []string
+		for _, a := range h.h.Actions {
+			names = append(names, a.Name)
+		}
+		note = append(note, h.what+" / "+strings.Join(names, ", "))
+	}
+	if len(note) > 0 {
+		d.lines = append(d.lines, strings.Repeat("    ", depth)+"note right of "+g.Name+" : "+strings.Join(note, "<br/>"))
 	}
 }
 
@@ -112,7 +203,19 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 	var comps []declRow
 	seen := map[*fsm.Cell]bool{}
 	for _, reg := range m.Regions {
+		for _, g := range firstIn(reg) {
+			// A parallel state nested as a region: its regions' roots.
+			var kids []string
+			for _, n := range childNames(g) {
+				kids = append(kids, code(n))
+			}
+			doc := strings.TrimSpace(g.Doc + " Parallel state, a region of " + reg.Parallel.Name + ".")
+			comps = append(comps, declRow{Name: g.Name, Kind: strings.Join(kids, ", "), Doc: mdText(doc)})
+		}
 		where := "region " + code(reg.Root.Name) + " of " + code(reg.Parallel.Name)
+		if reg.Group != nil {
+			where = "region " + code(reg.Root.Name) + " of " + code(reg.Group.Name) + ", in " + code(reg.Parallel.Name)
+		}
 		for _, s := range reg.Leaves {
 			kind := where
 			switch {
@@ -165,7 +268,7 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			}
 			doc := c.Doc
 			if c == reg.Root {
-				doc = strings.TrimSpace(doc + " Region of " + reg.Parallel.Name + ".")
+				doc = strings.TrimSpace(doc + " Region of " + regionOwner(reg) + ".")
 			} else {
 				doc = strings.TrimSpace(doc + " Substate of " + c.Parent.Name + ".")
 			}

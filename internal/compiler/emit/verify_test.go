@@ -129,6 +129,9 @@ func verifyGo(m *fsm.Machine, files []emit.File) error {
 	if m.Regional() {
 		allowed["fmt"] = true // the errors of a parallel state's regions: see regionPut
 	}
+	if m.RegionDeferrals() {
+		allowed["errors"], allowed["slices"] = true, true // recall asks the configuration: see genRegionRecall
+	}
 	for _, imp := range m.Imports {
 		allowed[imp.Path] = true
 	}
@@ -361,6 +364,7 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 			// states'; its leaves' rules, and its composite states' once.
 			shared := map[*fsm.Cell]bool{}
 			var sharedCells []*fsm.Cell
+			want += len(m.Groups()) // a nested parallel state's [*] in its section
 			for _, reg := range m.Regions {
 				want += 1 + len(reg.Composites)
 				for _, s := range reg.Leaves {

@@ -161,7 +161,12 @@ func (c *chart) add(s *fsm.State, parent *node) *node {
 		// regions' roots are its children, in document order.
 		n.kind = Parallel
 		for _, reg := range s.Regions {
-			n.children = append(n.children, c.add(reg.Root, n))
+			// A region's own state, or a parallel state nested as a region
+			// (XState's and SCXML's nested parallel node, its regions its
+			// children), added with its first region.
+			if ch := s.Child(reg); c.byState[ch] == nil {
+				n.children = append(n.children, c.add(ch, n))
+			}
 		}
 		if s.History != fsm.HistoryNone {
 			// Its deep history, after its regions (XState and SCXML

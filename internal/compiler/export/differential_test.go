@@ -487,6 +487,10 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 		for _, s := range reg.Parallel.Path() {
 			path = append(path, s.Name)
 		}
+		for _, g := range reg.Groups {
+			// A region of parallel states nested in another.
+			path = append(path, g.Name)
+		}
 	}
 	for _, s := range tm.State.Path() {
 		path = append(path, s.Name)
@@ -541,6 +545,7 @@ func anyStateNamed(t *testing.T, m *fsm.Machine, name string) *fsm.State {
 	for _, reg := range m.Regions {
 		all = append(all, reg.Composites...)
 	}
+	all = append(all, m.Groups()...) // parallel states nested as regions
 	i := slices.IndexFunc(all, func(s *fsm.State) bool { return s.Name == name })
 	require.GreaterOrEqual(t, i, 0, "%s has no state %s", m.Name, name)
 	return all[i]

@@ -109,7 +109,7 @@ func common(c *chart, p *problems, target string) {
 	}
 	// Neither target keeps events for later: a deferral has no
 	// counterpart (UML's deferrable triggers; see docs/export.md).
-	for _, r := range m.Rules {
+	for _, r := range m.AllRules() {
 		if r.Kind == fsm.Defer {
 			p.refuse(r.Pos, "state %s defers %s: %s has no deferred events, so it cannot keep %s for a later state; remove the deferral (ignore or handle %s in %s) to export the machine", r.From.Name, r.Event.Name, target, r.Event.Name, r.Event.Name, r.From.Name)
 		}

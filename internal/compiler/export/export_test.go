@@ -111,7 +111,7 @@ func TestXStateConfigShape(t *testing.T) {
 				}
 			}
 			collect(m.Name, root)
-			regional := len(m.RegionLeaves())
+			regional := len(m.RegionLeaves()) + len(m.Groups())
 			for _, reg := range m.Regions {
 				regional += len(reg.Composites)
 			}

@@ -1,6 +1,8 @@
 package export
 
 import (
+	"slices"
+
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
 )
 
@@ -106,6 +108,11 @@ func scxmlParallel(c *chart, p *problems) {
 	for _, par := range c.m.States {
 		if par.Regions == nil {
 			continue
+		}
+		if g := c.m.Groups(); par.Completion != nil && slices.ContainsFunc(g, func(g *fsm.State) bool { return g.Regions[0].Parallel == par }) {
+			// SCXML 1.0 §3.13 enterStates raises done.state of a final
+			// state's parent and, when it is parallel, grandparent only.
+			p.refuse(par.Completion.Rules[0].Pos, "%s's done transition waits for every region, those of the parallel states nested in it too (as XState's onDone does), but SCXML raises done.state.%s only when a final state of one of its own regions is entered last (SCXML 1.0 §3.13, enterStates looks up to a final state's grandparent), not one of a nested parallel state's: make the regions of the parallel states nested in %s its own regions", par.Name, par.Name, par.Name)
 		}
 		for _, e := range c.m.Events {
 			above, targetless := acting(par.Cell(e))

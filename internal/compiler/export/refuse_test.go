@@ -190,6 +190,13 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"9:13: error: state Opened defers Knock: SCXML has no deferred events, so it cannot keep Knock for a later state; remove the deferral (ignore or handle Knock in Opened) to export the machine"},
 		},
 		{
+			name:   "a deferred event inside a region",
+			states: closed + strings.Replace(strings.Replace(par, "ignore: [Open]", "ignore: [Open, Knock]", 1), "R2: {}", "R2:\n            defer: [Knock]", 1),
+			rows:   parRows,
+			xstate: []string{"20:21: error: state R2 defers Knock: XState has no deferred events, so it cannot keep Knock for a later state; remove the deferral (ignore or handle Knock in R2) to export the machine"},
+			scxml:  []string{"20:21: error: state R2 defers Knock: SCXML has no deferred events, so it cannot keep Knock for a later state; remove the deferral (ignore or handle Knock in R2) to export the machine"},
+		},
+		{
 			name:     "a terminal state that still acts is not final",
 			states:   closed + "  Gone:\n    terminal: true\n    ignore: [Open, Knock]\n",
 			rows:     "  - from: Closed\n    on: Close\n    to: Gone\n  - from: Gone\n    on: Close\n    action: Ring\n",

@@ -135,6 +135,14 @@ func regionExits(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 		for s := cfg[p.Regions[i]]; s != nil; s = s.Parent {
 			out = append(out, "exit "+s.Name)
 		}
+		reg := p.Regions[i]
+		for j := len(reg.Groups) - 1; j >= 0; j-- {
+			if g := reg.Groups[j]; g.Regions[0] == reg {
+				// A parallel state nested as a region, left after its
+				// regions, innermost first.
+				out = append(out, "exit "+g.Name)
+			}
+		}
 	}
 	return out
 }
@@ -177,6 +185,10 @@ func scionOrder(t *testing.T, m *fsm.Machine, trace []string) ([]string, bool) {
 	depth := func(e string) int {
 		_, name, _ := strings.Cut(e, " ")
 		s := anyStateNamed(t, m, name)
+		if s.Region != nil && s.Region.Group != nil {
+			// A region of a parallel state nested in another: below it.
+			return s.Region.Group.Depth + 1 + s.Depth
+		}
 		if s.Region != nil {
 			return s.Region.Parallel.Depth + 1 + s.Depth
 		}

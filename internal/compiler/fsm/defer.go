@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // DefaultDeferLimit is how many deferred events a machine holds at most
@@ -26,16 +24,20 @@ const maxDeferLimit = 1 << 16
 // inside one with a transition overrides the transition. In a machine
 // with parallel states, the states outside them and a parallel state as a
 // whole defer (the parallel state only the events its regions leave to
-// it: a region's rule takes precedence); the states inside regions defer
-// nothing yet.
+// it: a region's rule takes precedence), and so do the states inside
+// regions (see regdefer.go).
 type Deferral struct {
 	// Limit is how many events the queue holds at most; HandleEvent
 	// refuses one more.
 	Limit int
 	// Events are the events some state defers, in event order.
 	Events []*Event
-	// States are the leaves that defer events, in state order.
+	// States are the leaves that defer events, in state order: the
+	// machine's, then the regions' leaves.
 	States []Defers
+	// stuck are the deferrals of a region's build that no state of the
+	// region frees (see regionDeferral).
+	stuck []stuckDeferral
 }
 
 // Defers are the events one leaf defers, by a list of its own or of a
@@ -82,9 +84,7 @@ func cellFor(s *State, e *Event) *Cell {
 func (b *builder) deferral() {
 	m := b.m
 	if b.par.inRegion() {
-		// Not written yet: whether a region's state defers an event
-		// would depend on what the other regions do with it.
-		b.noDeferralsInRegion(b.f.States)
+		b.regionDeferral()
 		return
 	}
 	d := &Deferral{Limit: DefaultDeferLimit}
@@ -117,8 +117,9 @@ func (b *builder) deferral() {
 			d.States = append(d.States, ds)
 		}
 	}
-	b.deferLimit(d, len(d.States) > 0)
-	if len(d.States) == 0 {
+	regions := b.par != nil && b.par.regionDefers
+	b.deferLimit(d, len(d.States) > 0 || regions)
+	if len(d.States) == 0 && !regions {
 		return
 	}
 	slices.SortFunc(d.Events, func(a, c *Event) int { return a.Index - c.Index })
@@ -241,7 +242,7 @@ func reachable(s *State, succ map[*State][]*State) []*State {
 // composite state defer them too.
 func (m *Machine) OwnDeferrals(s *State) []*Event {
 	var out []*Event
-	for _, r := range m.Rules {
+	for _, r := range m.AllRules() {
 		if r.Kind == Defer && r.From == s {
 			out = append(out, r.Event)
 		}
@@ -278,8 +279,9 @@ func (m *Machine) deferredShape() []string {
 // region takes e in every state, e never reaches r, and s does not defer
 // it (UML 2.5.1 §14.2.3.4, deferred events: a deferral does not hold an event that a
 // transition of the configuration takes). When a region has a rule for e
-// in some of its states only, whether s defers e would change with the
-// regions' states, which recall does not follow yet: an error.
+// in some of its states only (not a deferral), whether s defers e would
+// change with the regions' states: an error, the region's states may
+// defer e instead.
 func (b *builder) parallelDefers(s *State, e *Event, r *Rule) bool {
 	if b.par.covers(s, e) {
 		return false
@@ -292,14 +294,14 @@ func (b *builder) parallelDefers(s *State, e *Event, r *Rule) bool {
 	if r.From != s {
 		by = " (by the defer list of " + r.From.Name + ")"
 	}
-	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule in every state of %s's region or in none, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, e.Name, in, e.Name, s.Name)
+	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule in every state of %s's region or in none, defer %s in the states of that region that leave it to %s, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, e.Name, in, e.Name, s.Name, e.Name, s.Name)
 	return false
 }
 
 // regionRules records, for each parallel state, the events a state of
-// one of its regions has a rule for (hook.regionRule, naming the first
-// such state): a deferral of the parallel state holds only the events its
-// regions leave to it.
+// one of its regions has a rule for, not a deferral (hook.regionRule,
+// naming the first such state): a deferral of the parallel state holds
+// only the events its regions leave to it or defer too.
 func regionRules(regions []*specRegion, hook *parHook) {
 	hook.regionRule = map[string]map[string]string{}
 	for _, r := range regions {
@@ -312,22 +314,10 @@ func regionRules(regions []*specRegion, hook *parHook) {
 				continue
 			}
 			for _, e := range r.build.Events {
-				if c := s.Cell(e); c != nil && !c.Out() && hook.regionRule[par][e.Name] == "" {
+				if c := s.Cell(e); c != nil && !c.Out() && !deferCell(c) && hook.regionRule[par][e.Name] == "" {
 					hook.regionRule[par][e.Name] = s.Name
 				}
 			}
 		}
-	}
-}
-
-// noDeferralsInRegion reports each deferral of a state inside a region,
-// which fsmgen does not resolve yet.
-func (b *builder) noDeferralsInRegion(states []spec.State) {
-	r := b.par.region
-	for _, s := range states {
-		for _, e := range s.Defer {
-			b.errorf(e.Pos, "parallel states and deferred events together: %s, in region %s of parallel state %s, defers %s, and fsmgen does not defer events inside regions yet (whether %s is deferred would depend on what the other regions do with it); defer %s in %s as a whole, with no rule for it in its regions, or ignore, reject or handle %s in %s", s.Name.Value, r.root.Name.Value, r.par.Name.Value, e.Value, e.Value, e.Value, r.par.Name.Value, e.Value, s.Name.Value)
-		}
-		b.noDeferralsInRegion(s.States)
 	}
 }

@@ -14,6 +14,7 @@ var Generated = []string{
 	// Its unexported helpers.
 	"fsmActionDecoders", "fsmActionNames", "fsmData", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew",
 	"fsmRunning", "fsmStateDecoders", "fsmStateKinds", "fsmStateNames", "fsmDefers",
+	"fsmHeld", "fsmHolds", "fsmTakes",
 	// The generated tests.
 	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmFake", "fsmSubject",
@@ -26,6 +27,7 @@ var Values = []string{
 	"Load", "LoadWith", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
 	"fsmStateDecoders", "fsmStateKinds", "fsmStateNames", "fsmDefers",
+	"fsmHeld", "fsmHolds", "fsmTakes",
 	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmSubject",
 }

@@ -48,6 +48,15 @@ type Region struct {
 	// Timers are the timers of the states inside the region, in document
 	// order: the last of Machine.Timers, after the machine's own.
 	Timers []*Timer
+	// Groups are, for a region of a parallel state nested in Parallel (a
+	// region's own state that is itself parallel, at any depth), the
+	// nested parallel states that hold it, outermost first, and Group the
+	// innermost; nil for a region that is Parallel's own state. A group is
+	// active exactly while Parallel is, so its regions are Parallel's (see
+	// parnest.go): Group.Regions lists those under it, in document order,
+	// and Group.Parent is the parallel state it is a region of.
+	Groups []*State
+	Group  *State
 	// Field is the Go name of the parallel state's struct field that
 	// holds the region's state; JSON its member.
 	Field, JSON string
@@ -121,6 +130,9 @@ type parHook struct {
 	// regionRule[p][event] names a state of a region of parallel state p
 	// with a rule for the event (see regionRules), for deferrals.
 	regionRule map[string]map[string]string
+	// regionDefers is set when a state inside a region defers an event:
+	// the machine has a queue of deferred events.
+	regionDefers bool
 }
 
 // timed reports whether some state inside a region has a timer.
@@ -157,9 +169,13 @@ func (h *parHook) shapeLines() []string {
 
 // specRegion is a region as the spec writes it.
 type specRegion struct {
-	par   *spec.State
-	place int
-	root  *spec.State
+	par *spec.State
+	// groups are the parallel states nested in par that hold the region,
+	// outermost first (see groupOf); nil for a region that is par's own
+	// state.
+	groups []*spec.State
+	place  int
+	root   *spec.State
 	// names are the names of the states inside the region, the root
 	// included.
 	names map[string]bool
@@ -180,6 +196,8 @@ type specRegion struct {
 	// resumed is set when a deep history may resume the region's leaves:
 	// its build resolves the entries of each (State.Enter).
 	resumed bool
+	// all are the regions of the same parallel state, this one included.
+	all []*specRegion
 }
 
 // inRE matches the built-in guard In(State).
@@ -227,7 +245,7 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 		}
 		switch {
 		case inRegion:
-			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a region of another parallel state: fsmgen does not nest parallel states yet; make its regions regions of the outer one", s.Name.Value)
+			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a state of a region of another parallel state: fsmgen nests a parallel state only as a region's own state (right under the outer parallel state) yet, not as a state a rule of the region enters and leaves; move %s up to be a region of the outer parallel state, or out of its regions", s.Name.Value, s.Name.Value)
 			continue
 		case len(s.States) < 2:
 			diags.Errorf(s.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", s.Name.Value, len(s.States))
@@ -237,8 +255,10 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 		// the leaf of each region (SCXML 1.0 §3.10, §3.13): its regions
 		// may be resumed.
 		resumed := deepHistoryOf(s, deep, diags)
-		for j := range s.States {
-			r := &specRegion{par: s, place: j, root: &s.States[j], names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
+		nested := nestedRegions(s, s, nil, diags)
+		resumed = resumed && !deepNested(s, deep, nested, diags)
+		for place, nr := range nested {
+			r := &specRegion{par: s, groups: nr.groups, place: place, root: nr.root, names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
 			checkRegion(r, r.root, nil, diags)
 			if s.Done != nil && len(r.finals) == 0 {
 				// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised

@@ -19,6 +19,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	hook := &parHook{covered: map[string]map[string]bool{}, used: map[string]bool{}}
+	siblings(regions)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r])
 		rh := &parHook{region: r}
@@ -36,8 +37,10 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
+	groupUses(regions, hook.used)
 	coverage(regions, hook)
 	regionRules(regions, hook)
+	hook.regionDefers = regionDeferrals(regions)
 	for _, r := range regions {
 		for _, s := range r.build.States {
 			line := "region " + snakeOf(r.par) + "." + r.build.Initial.Path()[0].Snake + " state " + s.Snake
@@ -66,6 +69,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	}
 	hook.shape = append(hook.shape, regionHistoryShape(regions)...)
 	hook.shape = append(hook.shape, memoryShape(f.States, regions)...)
+	for _, r := range regions {
+		hook.shape = append(hook.shape, r.build.deferredShape()...)
+	}
 	m, ds := build(outer, env, hook)
 	diags = append(diags, ds...)
 	if m == nil {
@@ -183,9 +189,21 @@ func useNames(m *Machine, used map[string]bool) {
 // parallel states, each of which is a leaf there.
 func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
 	regionOf := map[string]*specRegion{}
+	groups := map[string]*specRegion{}
 	for _, r := range regions {
 		for n := range r.names {
 			regionOf[n] = r
+		}
+	}
+	for _, r := range regions {
+		for _, g := range r.groups {
+			if groups[g.Name.Value] != nil {
+				continue
+			}
+			groups[g.Name.Value] = r
+			if o := regionOf[g.Name.Value]; o != nil {
+				diags.Errorf(g.Name.Pos, "state %s is declared twice (also in region %s of %s): state names are unique across the whole machine", g.Name.Value, o.root.Name.Value, o.par.Name.Value)
+			}
 		}
 	}
 	for _, r := range regions {
@@ -198,6 +216,9 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 	outer.Transitions = nil
 	outer.States = leafParallels(f.States)
 	for _, t := range f.Transitions {
+		if len(groups) > 0 && groupRow(&t, groups, diags) {
+			continue // refused, named
+		}
 		var out []spec.String
 		by := map[*specRegion][]spec.String{}
 		var order []*specRegion

@@ -20,6 +20,18 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		p := outer[sr.par.Name.Value]
 		root := sub.Initial.Path()[0]
 		reg := &Region{Index: i, Parallel: p, Place: sr.place, Root: root, Start: sub.Start, Initial: sub.Initial, Field: root.GoName, JSON: root.Snake}
+		parent := p
+		for _, sg := range sr.groups {
+			// The parallel states nested in p that hold the region,
+			// outermost first: each lists it among its regions.
+			g := groupState(sg, parent, outer, inRegion, diags)
+			g.Regions = append(g.Regions, reg)
+			reg.Groups = append(reg.Groups, g)
+			parent = g
+		}
+		if len(reg.Groups) > 0 {
+			reg.Group = reg.Groups[len(reg.Groups)-1]
+		}
 		for _, s := range append(append([]*State{}, sub.Composites...), sub.States...) {
 			if o := outer[s.Name]; o != nil {
 				diags.Errorf(s.Pos, "state %s is declared twice (also at %s): state names are unique across the whole machine", s.Name, o.Pos)
@@ -98,6 +110,8 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			switch {
 			case t == nil:
 				diags.Errorf(fn.Pos, "In(%s) names no state inside a region of parallel state %s: name a state of another of its regions", fn.InName, sr.par.Name.Value)
+			case t.Region == nil:
+				diags.Errorf(fn.Pos, "In(%s) names parallel state %s, which groups regions of %s and is active whenever they are: name a state of one of its regions", fn.InName, fn.InName, t.Parent.Name)
 			case t.Region.Parallel != own.Parallel:
 				diags.Errorf(fn.Pos, "In(%s) names a state of parallel state %s, which is not active beside region %s: name a state of another region of %s", fn.InName, t.Region.Parallel.Name, sr.root.Name.Value, sr.par.Name.Value)
 			case t.Eventless():
@@ -112,6 +126,8 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 	}
 	m.memories()
+	joinRegionDeferrals(m, regions, diags)
+	groupHooks(m, regions, diags)
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

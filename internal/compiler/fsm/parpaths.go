@@ -104,10 +104,11 @@ func wayKey(w *Way) string {
 // combine returns the ways of the regions' picks ch: a region that
 // rejects the event refuses it (the regions after it test nothing); the
 // transitions taken are one step; ignored by all that have a rule, the
-// first ignore; with no rule in any region, the parallel state's own.
+// first ignore; deferred by all that have a rule, the first deferral;
+// with no rule in any region, the parallel state's own.
 func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch []pick) []regionWay {
 	var tests []Test
-	var moves, ignores []*Rule
+	var moves, ignores, defers []*Rule
 	var moved []*Region
 	for i, pk := range ch {
 		tests = append(tests, pk.tests...)
@@ -118,6 +119,8 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			return []regionWay{{way: w, after: cfg}}
 		case r.Kind == Ignore:
 			ignores = append(ignores, r)
+		case r.Kind == Defer:
+			defers = append(defers, r)
 		default:
 			moves = append(moves, r)
 			moved = append(moved, regs[i])
@@ -142,6 +145,10 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		return m.settle(p, w, after, queue)
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores[:1], To: p, Config: cfg, Regional: true}
+		return []regionWay{{way: w, after: cfg}}
+	case len(defers) > 0:
+		// A region's deferral, which no region's other rule overrides.
+		w := &Way{From: p, Event: e, Tests: tests, Rules: defers[:1], To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
 	}
 	c := p.Cell(e)
@@ -508,6 +515,12 @@ func (m *Machine) parallelPaths(b *builder) {
 				b.errorf(r.Pos, "rule %s can never fire: every region leaves %s to %s only in its final states, and the machine never rests with every region final (%s's done transition leaves it in that step); remove the rule", r.Label, r.Event.Name, r.From.Name, r.From.Name)
 				continue
 			}
+		}
+		if found[r.Index] == nil && r.Kind == Defer && r.From != nil && r.From.Region != nil {
+			// UML 2.5.1 §14.2.3.4.5: a deferral has effect only where no
+			// rule takes the event; here another region always decides.
+			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
+			continue
 		}
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)

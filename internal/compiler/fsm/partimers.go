@@ -110,6 +110,9 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 				out = append(out, a.Exit.Actions...)
 			}
 		}
+		for _, h := range reg.GroupExits() {
+			out = append(out, h.Actions...)
+		}
 	}
 	return out
 }
@@ -230,16 +233,16 @@ func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
 }
 
 // TimedConfigs returns, for parallel state p when a state inside one of
-// its regions has a timer, configurations beside the initial one in
-// which the machine may rest, so that the generated tests save and load
-// it with those timers running: the k-th puts every region in its k-th
-// leaf (its last, when it has fewer), for k from 1. It skips one in
-// which every region is final, where p would have taken its done
-// transition. Nil for other states.
+// its regions has a timer or defers an event, configurations beside the
+// initial one in which the machine may rest, so that the generated tests
+// save and load it with those timers running, and defer in them: the
+// k-th puts every region in its k-th leaf (its last, when it has fewer),
+// for k from 1. It skips one in which every region is final, where p
+// would have taken its done transition. Nil for other states.
 func (p *State) TimedConfigs() [][]*State {
 	timed, most, size := false, 0, 0
 	for _, reg := range p.Regions {
-		timed = timed || len(reg.Timers) > 0
+		timed = timed || len(reg.Timers) > 0 || reg.defers()
 		most = max(most, len(reg.Leaves))
 		size = max(size, reg.Index+1)
 	}

@@ -12,19 +12,21 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
-// deferTable probes which events each state at rest defers: the rule an
-// event fires in a restored machine is a RuleDefer.
-func deferTable[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A]) map[S]map[E]bool {
-	defers := map[S]map[E]bool{}
-	for _, s := range subj.States {
-		defers[s.Kind()] = map[E]bool{}
+// deferTable probes which events each state at rest defers, by its
+// index in subj.States (a parallel state is there in several
+// configurations, which may defer different events): the rule an event
+// fires in a restored machine is a RuleDefer.
+func deferTable[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A]) []map[E]bool {
+	defers := make([]map[E]bool, len(subj.States))
+	for i, s := range subj.States {
+		defers[i] = map[E]bool{}
 		for _, ev := range subj.Events {
 			m, _, err := subj.Restore(s, &Script{})
 			require.NoError(t, err)
 			steps := trace(m)
 			_ = m.HandleEvent(ev)
 			if len(*steps) == 1 && subj.Rules[(*steps)[0].Rule].Kind == fsmrt.RuleDefer {
-				defers[s.Kind()][ev.Kind()] = true
+				defers[i][ev.Kind()] = true
 			}
 		}
 	}
@@ -43,9 +45,9 @@ func Deferral[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *test
 	require.NotNil(t, subj.Deferred, "a machine with deferred events lists them")
 	defers := deferTable(t, subj)
 	found := 0
-	for _, s := range subj.States {
+	for i, s := range subj.States {
 		for _, ev := range subj.Events {
-			if !defers[s.Kind()][ev.Kind()] {
+			if !defers[i][ev.Kind()] {
 				continue
 			}
 			found++
@@ -72,8 +74,8 @@ func Deferral[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *test
 			again, err := loaded.Save()
 			require.NoError(t, err)
 			assert.JSONEq(t, string(data), string(again), "%s × %s: saved again", s.Kind(), ev.Kind())
-			for _, o := range subj.States {
-				if defers[o.Kind()][ev.Kind()] {
+			for j, o := range subj.States {
+				if defers[j][ev.Kind()] {
 					continue
 				}
 				_, _, err := subj.Load(withState(t, data, o), &Script{})
@@ -82,7 +84,7 @@ func Deferral[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *test
 		}
 	}
 	require.NotZero(t, found, "no state defers an event")
-	recalls(t, subj, defers)
+	recalls(t, subj)
 }
 
 // withState returns saved data with its state replaced by s.
@@ -98,10 +100,11 @@ func withState[St any](t *testing.T, data []byte, s St) []byte {
 }
 
 // recalls drives machines made by New with random events and guard
-// answers, checking that the machine holds only events its state defers,
-// and that a recalled event is handled in arrival order: the events it
-// holds are the ones it deferred, less those it recalled, in order.
-func recalls[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A], defers map[S]map[E]bool) {
+// answers, checking that the machine holds only events its configuration
+// defers (see defersNow), and that a recalled event is handled in arrival
+// order: the events it holds are the ones it deferred, less those it
+// recalled, in order.
+func recalls[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A]) {
 	r := rand.New(rand.NewPCG(3, 4))
 	recalled := 0
 	for run := range 200 {
@@ -121,7 +124,7 @@ func recalls[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testi
 			}
 			now := subj.Deferred(m)
 			for _, e := range now {
-				require.True(t, defers[m.Kind()][e], "run %d step %d: %s holds %s, which it does not defer", run, i, m.Kind(), e)
+				require.True(t, defersNow(t, subj, m, e), "run %d step %d: %s holds %s, which it does not defer", run, i, m.Kind(), e)
 			}
 			// The events recalled are those held before and not now, in
 			// order; each is the event of a step after the first.
@@ -145,4 +148,27 @@ func recalls[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testi
 		}
 	}
 	t.Logf("events recalled along random walks: %d", recalled)
+}
+
+// defersNow reports whether machine m, in its current configuration (its
+// state, and a parallel state's regions' leaves), defers the events of
+// kind e: a copy of it, made by Save and Load, takes one by a deferral,
+// or refuses it for a full queue. Load refuses a copy holding an event
+// its configuration does not defer, which fails the test.
+func defersNow[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing.T, subj *Subject[St, Ev, Ac, S, E, A], m Machine[St, Ev, S, E], e E) bool {
+	data, err := m.Save()
+	require.NoError(t, err)
+	c, _, err := subj.Load(data, &Script{})
+	require.NoError(t, err, "load a machine holding deferred events")
+	steps := trace(c)
+	for _, ev := range subj.Events {
+		if ev.Kind() != e {
+			continue
+		}
+		if err := c.HandleEvent(ev); errors.Is(err, fsmrt.ErrDeferLimit) {
+			return true
+		}
+		return len(*steps) == 1 && subj.Rules[(*steps)[0].Rule].Kind == fsmrt.RuleDefer
+	}
+	return false
 }

@@ -1,0 +1,69 @@
+package diff_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diff"
+)
+
+// TestCompareNestedParallel checks how fsmgen diff classifies the regions
+// of a parallel state nested as a region of another (spec.md, Parallel
+// states nested in parallel states): they are the outer parallel state's,
+// so a region added to the nested one, or a region made a nested parallel
+// state, breaks the machines saved in the outer one.
+func TestCompareNestedParallel(t *testing.T) {
+	t.Parallel()
+	balance := "      Balance:\n        states:\n          Centre:\n            initial: true\n"
+	treble := "      Treble:\n        states:\n          Flat:\n            initial: true\n"
+	volume := "      Volume:\n        states:\n          Normal:\n            initial: true\n          Muted: {}\n"
+	// Sound groups Volume and Balance, a parallel state nested in On.
+	nested := strings.NewReplacer(
+		volume, "      Sound:\n        parallel: true\n        states:\n"+indent(volume)+indent(balance),
+	).Replace(playerSpec)
+	wider := strings.Replace(nested, indent(balance), indent(balance)+indent(treble), 1)
+	tests := []struct {
+		name     string
+		old, new string
+		breaks   int
+		want     []want
+	}{
+		{
+			name: "a region added to the nested parallel state", old: nested, new: wider, breaks: 1,
+			want: []want{
+				{subject: "state On", what: "gained region Treble", verdicts: []string{"saved_states=breaks"}},
+			},
+		},
+		{
+			name: "a region made a nested parallel state", old: playerSpec, new: nested, breaks: 1,
+			want: []want{
+				{subject: "state On", what: "gained region Balance", verdicts: []string{"saved_states=breaks"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			var got []want
+			for _, c := range rep.Changes {
+				w := want{subject: c.Subject, what: c.What}
+				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+					if c.Verdicts[a] != diff.OK {
+						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+					}
+				}
+				got = append(got, w)
+			}
+			assert.ElementsMatch(t, tt.want, got)
+			assert.Equal(t, tt.breaks, rep.Breaks(), "breaking changes")
+		})
+	}
+}
+
+// indent indents each line of s by four spaces.
+func indent(s string) string {
+	return strings.ReplaceAll("    "+strings.TrimSuffix(s, "\n"), "\n", "\n    ") + "\n"
+}

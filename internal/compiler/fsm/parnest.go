@@ -1,0 +1,241 @@
+package fsm
+
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves a parallel state nested in another: a parallel state
+// that is a region's own state (SCXML 1.0 §3.4: a <parallel>'s children
+// may be <parallel>; XState's type: "parallel" anywhere), at any depth.
+// It is active exactly while the outer one is, so its regions are regions
+// of the outer parallel state, grouped under it (Region.Groups): they take
+// their places among the outer one's regions in document order, their
+// leaves are fields of the outer parallel state's value, and they are
+// dispatched, entered and left as its other regions are, which is SCXML's
+// order (§3.13: transitions are selected from the atomic states in
+// document order; enterStates and exitStates sort by document order). A
+// parallel state deeper in a region, which a rule of the region enters
+// and leaves, is refused: its regions would be active only while their
+// parallel state is.
+
+// groupOf checks inner, a parallel state nested in parallel state outer
+// right under parallel state parent (outer, or a parallel state nested in
+// it), whose regions become outer's; it reports whether they do (the
+// refusals below are errors that stop the build; a parallel state of
+// fewer than two regions has none to give). Such a
+// state groups its regions and nothing more: what would make it more than
+// a name in the chart and its entry and exit is refused, naming it.
+func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
+	refuse := func(pos diag.Pos, has, instead string) {
+		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
+	}
+	switch {
+	case len(inner.States) < 2:
+		diags.Errorf(inner.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", inner.Name.Value, len(inner.States))
+		return false
+	case inner.Initial.Set:
+		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)
+	case inner.Entry != nil && inner.Entry.Effect.Set:
+		refuse(inner.Entry.Effect.Pos, "an entry with effect "+inner.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet; move the effect to "+outer.Name.Value)
+	case inner.Exit != nil && inner.Exit.Effect.Set:
+		refuse(inner.Exit.Effect.Pos, "an exit with effect "+inner.Exit.Effect.Value, "the states inside regions emit actions only, with no effect, yet; move the effect to "+outer.Name.Value)
+	case len(inner.After) > 0:
+		refuse(inner.After[0].Pos, "a timer", "give the timer to "+outer.Name.Value)
+	case inner.Done != nil:
+		refuse(inner.Done.Pos, "a done transition", "give "+outer.Name.Value+" the done transition")
+	case inner.History.Set:
+		refuse(inner.History.Pos, "a history", "remove the history")
+	case inner.Final.Set:
+		refuse(inner.Final.Pos, "final", "remove final")
+	case inner.Terminal.Set || inner.Transient.Set:
+		refuse(inner.Name.Pos, "terminal or transient", "remove it")
+	case len(inner.Fields) > 0:
+		refuse(inner.Fields[0].Name.Pos, "fields", "give the fields to "+outer.Name.Value)
+	case len(inner.Ignore)+len(inner.Reject)+len(inner.Defer) > 0:
+		refuse(inner.Name.Pos, "ignore, reject or defer lists", "write them on "+outer.Name.Value+" or on the states of its regions")
+	}
+	return true
+}
+
+// groupRow refuses a row from or to group, a parallel state that groups
+// regions of outer (see groupOf): it has no rules of its own, and is
+// entered and left with outer. It reports whether it refused the row.
+func groupRow(t *spec.Transition, groups map[string]*specRegion, diags *diag.List) bool {
+	refused := false
+	for _, from := range t.From {
+		if r := groups[from.Value]; r != nil {
+			refused = true
+			diags.Errorf(from.Pos, "parallel state %s groups regions of parallel state %s and has no rules of its own yet: write the row from %s, or from the states of %s's regions", from.Value, r.par.Name.Value, r.par.Name.Value, from.Value)
+		}
+	}
+	for _, to := range targets(t) {
+		if r := groups[to.Value]; r != nil {
+			refused = true
+			diags.Errorf(to.Pos, "parallel state %s groups regions of parallel state %s and is entered with it: target %s instead", to.Value, r.par.Name.Value, r.par.Name.Value)
+		}
+	}
+	return refused
+}
+
+// groupState returns the state of group, a parallel state nested as a
+// region of parallel state p (the outer one, or one nested in it), made
+// once (its regions are added by the
+// caller). It is in none of the machine's lists: it has no kind, no rules
+// and no value of its own.
+func groupState(group *spec.State, p *State, outer, inRegion map[string]*State, diags *diag.List) *State {
+	if g := inRegion[group.Name.Value]; g != nil && g.Region == nil && g.Pos == group.Name.Pos {
+		return g // made for a region before
+	}
+	name := group.Name.Value
+	if o := outer[name]; o != nil {
+		diags.Errorf(group.Name.Pos, "state %s is declared twice (also at %s): state names are unique across the whole machine", name, o.Pos)
+	}
+	if o := inRegion[name]; o != nil {
+		diags.Errorf(group.Name.Pos, "state %s is declared twice (also at %s): state names are unique across the whole machine", name, o.Pos)
+	}
+	g := &State{Decl: Decl{Name: name, GoName: GoName(name), Snake: SnakeName(name), Doc: group.Doc.Value, Pos: group.Name.Pos}, Parent: p, Depth: p.Depth + 1}
+	inRegion[name] = g
+	return g
+}
+
+// Groups returns the parallel states nested as regions of others (see
+// Region.Group), in document order.
+func (m *Machine) Groups() []*State {
+	var out []*State
+	for _, reg := range m.Regions {
+		for _, g := range reg.Groups {
+			if g.Regions[0] == reg {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// groupHooks gives each parallel state nested as a region (see groupOf)
+// its entry and exit, which emit actions without fields: the entry runs
+// after the entries of the parallel states around it, before its first
+// region's states are entered (a run in that region's Start), the exit
+// after its first region's states are left, before the exits of those
+// around it (see GroupExits), as SCXML 1.0 §3.13 orders them by document
+// order (entryOrder, and exitOrder its reverse).
+func groupHooks(m *Machine, regions []*specRegion, diags *diag.List) {
+	for i, sr := range regions {
+		reg := m.Regions[i]
+		var start []*Run
+		for j, g := range reg.Groups {
+			if g.Regions[0] != reg {
+				continue
+			}
+			g.Entry = groupHook(m, g, sr.groups[j].Entry, "entry", diags)
+			g.Exit = groupHook(m, g, sr.groups[j].Exit, "exit", diags)
+			if g.Entry == nil {
+				continue
+			}
+			run := &Run{State: g, Entry: true}
+			for _, a := range g.Entry.Actions {
+				run.Actions = append(run.Actions, &Emit{Action: a})
+			}
+			start = append(start, run)
+		}
+		if len(start) > 0 {
+			reg.Start = append(start, reg.Start...)
+		}
+	}
+}
+
+// groupHook resolves the entry or exit h of group g against m's actions:
+// actions without fields (a nested parallel state has none to give).
+func groupHook(m *Machine, g *State, h *spec.Hook, what string, diags *diag.List) *Hook {
+	if h == nil || len(h.Actions) == 0 {
+		return nil
+	}
+	out := &Hook{Pos: h.Pos}
+	for _, n := range h.Actions {
+		i := slices.IndexFunc(m.Actions, func(a *Action) bool { return a.Name == n.Value && !a.Builtin })
+		switch {
+		case i < 0:
+			diags.Errorf(n.Pos, "unknown action %q in the %s of parallel state %s: declare it under actions", n.Value, what, g.Name)
+		case len(m.Actions[i].Fields) > 0:
+			diags.Errorf(n.Pos, "parallel state %s, a region of parallel state %s, emits action %s on %s, which has fields: a nested parallel state has no fields to give it yet; emit it from %s", g.Name, g.Parent.Name, n.Value, what, g.Parent.Name)
+		default:
+			out.Actions = append(out.Actions, m.Actions[i])
+		}
+	}
+	if len(out.Actions) == 0 {
+		return nil
+	}
+	return out
+}
+
+// GroupExits returns the exits of the parallel states nested as regions
+// that region reg is the first of, innermost first: each runs once its
+// regions are left (in reverse document order, reg last).
+func (reg *Region) GroupExits() []*Hook {
+	var out []*Hook
+	for i := len(reg.Groups) - 1; i >= 0; i-- {
+		if g := reg.Groups[i]; g.Regions[0] == reg && g.Exit != nil {
+			out = append(out, g.Exit)
+		}
+	}
+	return out
+}
+
+// Child returns the state right under parallel state s (the outer one, or
+// one nested in it) that holds region reg of s: reg's own state, or the
+// parallel state nested in s that reg is a region of.
+func (s *State) Child(reg *Region) *State {
+	for _, g := range reg.Groups {
+		if g.Parent == s {
+			return g
+		}
+	}
+	return reg.Root
+}
+
+// groupUses records the actions the entries and exits of the parallel
+// states nested as regions emit, which the machine must not report unused.
+func groupUses(regions []*specRegion, used map[string]bool) {
+	for _, sr := range regions {
+		for _, g := range sr.groups {
+			for _, h := range []*spec.Hook{g.Entry, g.Exit} {
+				if h != nil {
+					for _, a := range h.Actions {
+						used["action "+a.Value] = true
+					}
+				}
+			}
+		}
+	}
+}
+
+// nestedRegion is a region of a parallel state, possibly inside parallel
+// states nested in it (groups, outermost first).
+type nestedRegion struct {
+	root   *spec.State
+	groups []*spec.State
+}
+
+// nestedRegions returns the regions of parallel state outer found under
+// parallel state p (outer, or a parallel state nested in it, inside
+// groups), in document order: p's states, and the regions of those that
+// are parallel in turn, at any depth (SCXML 1.0 §3.4).
+func nestedRegions(outer, p *spec.State, groups []*spec.State, diags *diag.List) []nestedRegion {
+	var out []nestedRegion
+	for j := range p.States {
+		s := &p.States[j]
+		if !s.Parallel.Value {
+			out = append(out, nestedRegion{root: s, groups: groups})
+			continue
+		}
+		// A parallel state right under p: its regions are regions of
+		// outer, grouped under it (see groupOf).
+		if groupOf(outer, p, s, diags) {
+			out = append(out, nestedRegions(outer, s, append(slices.Clone(groups), s), diags)...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package fsm
+
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+)
+
+// This file resolves the deferrals of the states inside regions (UML
+// 2.5.1 §14.2.3.4.5, deferred events; §14.5.9, a State's
+// deferrableTriggers). A region's deferral is a rule of the region, as
+// its ignore and reject are: it preempts the rules of the parallel state
+// and of the states around it (the innermost rule decides). Beside it,
+// another region's transition, ignore or reject for the event takes the
+// event, and nothing is deferred: an event that triggers a transition of
+// the active configuration is not deferred (§14.2.3.9). So the
+// configuration of a parallel state defers an event when no region's
+// leaf takes it and some region's leaf defers it, or, no region having a
+// rule for it, the parallel state does.
+
+// regionDeferral lays out the deferrals of a region's build: each leaf's
+// deferred events, as the machine's deferral does, with no queue of its
+// own (the machine's holds them, see joinRegionDeferrals). It notes the
+// deferrals no state of the region frees (stuck), which the machine
+// checks against the other regions, and refuses what fsmgen does not
+// combine with deferrals inside regions yet.
+func (b *builder) regionDeferral() {
+	m, r := b.m, b.par.region
+	d := &Deferral{}
+	for _, s := range m.States {
+		if s.Transient {
+			continue
+		}
+		ds := Defers{State: s}
+		for _, e := range m.Events {
+			c := cellFor(s, e)
+			if c == nil || len(c.Rules) != 1 || c.Rules[0].Kind != Defer {
+				continue
+			}
+			ds.Events, ds.Rules = append(ds.Events, e), append(ds.Rules, c.Rules[0])
+			if !slices.Contains(d.Events, e) {
+				d.Events = append(d.Events, e)
+			}
+		}
+		if len(ds.Events) > 0 {
+			d.States = append(d.States, ds)
+		}
+	}
+	if len(d.States) == 0 {
+		return
+	}
+	if why := settlingIn(r); why != "" {
+		ds := d.States[0]
+		b.errorf(ds.Rules[0].Pos, "parallel states and deferred events together: %s, in region %s of parallel state %s, defers %s, and %s: fsmgen does not combine deferrals inside regions with them yet; defer %s in %s as a whole, with no rule for it in its regions, or ignore, reject or handle it in %s", ds.State.Name, r.root.Name.Value, r.par.Name.Value, ds.Events[0].Name, why, ds.Events[0].Name, r.par.Name.Value, ds.State.Name)
+		return
+	}
+	slices.SortFunc(d.Events, func(a, c *Event) int { return a.Index - c.Index })
+	succ := b.successors()
+	for _, ds := range d.States {
+		reach := reachable(ds.State, succ)
+		for i, e := range ds.Events {
+			if !slices.ContainsFunc(reach, func(t *State) bool { return !t.Transient && !d.Defers(t, e) }) {
+				d.stuck = append(d.stuck, stuckDeferral{ds.State, e, ds.Rules[i]})
+			}
+		}
+	}
+	for _, s := range m.States {
+		for _, c := range s.Handles {
+			b.deferFallback(c)
+		}
+	}
+	m.Deferral = d
+}
+
+// stuckDeferral is a deferral of a region's leaf that no state the region
+// can reach from it frees: only another region, or leaving the parallel
+// state, may take its event.
+type stuckDeferral struct {
+	state *State
+	event *Event
+	rule  *Rule
+}
+
+// settlingIn says what inside the regions of r's parallel state fsmgen
+// does not combine with a deferral inside a region: transient states and
+// done transitions, which settle the regions in microsteps that recall
+// would have to follow; "" when there is neither.
+func settlingIn(r *specRegion) string {
+	for _, o := range r.all {
+		switch {
+		case o.transient.Line != 0:
+			return "a state in region " + o.root.Name.Value + " is transient (" + o.transient.String() + ")"
+		case o.done.Line != 0:
+			return "a composite state in region " + o.root.Name.Value + " has a done transition (" + o.done.String() + ")"
+		}
+	}
+	return ""
+}
+
+// regionDeferrals reports whether some state inside a region defers an
+// event.
+func regionDeferrals(regions []*specRegion) bool {
+	return slices.ContainsFunc(regions, func(r *specRegion) bool { return r.build.Deferral != nil })
+}
+
+// joinRegionDeferrals adds the deferrals of the states inside regions to
+// the machine's, once the regions are joined (the machine's build made
+// m.Deferral, knowing that regions defer), and checks them as the
+// machine's: some state takes a transition on each event a region's
+// state defers, a region's state that defers an event can be freed of
+// it, and no guards of a region decide whether its parallel state's
+// configuration defers the event.
+func joinRegionDeferrals(m *Machine, regions []*specRegion, diags *diag.List) {
+	if m.Deferral == nil {
+		return
+	}
+	d := m.Deferral
+	b := &builder{m: m}
+	succ := b.successors()
+	reported := map[*Rule]bool{}
+	for _, sr := range regions {
+		sub := sr.build.Deferral
+		if sub == nil {
+			continue
+		}
+		for _, ds := range sub.States {
+			for i, e := range ds.Events {
+				ds.Events[i] = eventNamed(m, e)
+			}
+			d.States = append(d.States, ds)
+		}
+		for _, e := range sub.Events {
+			e = eventNamed(m, e)
+			if !slices.Contains(d.Events, e) {
+				d.Events = append(d.Events, e)
+				if !slices.ContainsFunc(m.AllRules(), func(r *Rule) bool { return r.Event == e && r.Kind == Transition }) {
+					diags.Errorf(sub.States[0].Rules[0].Pos, "%s is deferred, and no state has a transition for it: add a transition on %s to the state that should take it, or ignore it instead of deferring it", e.Name, e.Name)
+				}
+			}
+		}
+		for _, st := range sub.stuck {
+			e := eventNamed(m, st.event)
+			p := st.state.Region.Parallel
+			if reported[st.rule] || takenBeside(st.state.Region, e) || slices.ContainsFunc(reachable(p, succ), func(t *State) bool { return t != p && !d.Defers(t, e) }) {
+				continue
+			}
+			reported[st.rule] = true
+			diags.Errorf(st.rule.Pos, "%s defers %s, and every state it can reach defers %s too, no other region of %s takes it, and %s is never left for a state that does not defer it: the event would wait forever; add a way to a state that takes %s, or ignore it", st.state.Name, e.Name, e.Name, p.Name, p.Name, e.Name)
+		}
+	}
+	slices.SortFunc(d.Events, func(a, c *Event) int { return a.Index - c.Index })
+	for _, p := range m.States {
+		guessedDeferrals(p, d, diags)
+	}
+}
+
+// takenBeside reports whether a region of reg's parallel state other than
+// reg has a rule for e in some leaf, not a deferral: it may take e.
+func takenBeside(reg *Region, e *Event) bool {
+	for _, o := range reg.Parallel.Regions {
+		if o == reg {
+			continue
+		}
+		for _, s := range o.Leaves {
+			if c := s.Cell(e); c != nil && !c.Out() && !deferCell(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deferCell reports whether a region's cell defers its event.
+func deferCell(c *Cell) bool { return len(c.Rules) == 1 && c.Rules[0].Kind == Defer }
+
+// RegionTakes reports whether leaf s of a region takes e by a rule of its
+// region that is not a deferral (a transition, an ignore or a reject,
+// whatever its guards answer): beside it, no region's deferral holds e.
+func (s *State) RegionTakes(e *Event) bool {
+	c := s.Cell(e)
+	return s.Region != nil && c != nil && !c.Out() && !deferCell(c)
+}
+
+// guessedDeferrals refuses, in parallel state p, the guards of a region's
+// rule for an event a state of p's regions defers that may all fail and
+// leave the event to p: whether the configuration defers the event would
+// then depend on the guards, which recall cannot ask.
+func guessedDeferrals(p *State, d *Deferral, diags *diag.List) {
+	for _, e := range d.Events {
+		deferrer := ""
+		for _, reg := range p.Regions {
+			for _, s := range reg.Leaves {
+				if deferrer == "" && d.Defers(s, e) {
+					deferrer = s.Name
+				}
+			}
+		}
+		if deferrer == "" {
+			continue
+		}
+		seen := map[*Cell]bool{}
+		for _, reg := range p.Regions {
+			for _, s := range reg.Leaves {
+				c := s.Cell(e)
+				if c == nil || c.Out() || inside(c) || seen[c] {
+					continue
+				}
+				seen[c] = true
+				diags.Errorf(c.Rules[0].Pos, "parallel states and deferred events together: the guards of %s end without an else branch and leave %s to %s, while %s, in a region of %s, defers %s: whether %s is deferred would depend on the guards, which recall cannot ask; add \"- else: true\"", cellName(c), e.Name, p.Name, deferrer, p.Name, e.Name, e.Name)
+			}
+		}
+	}
+}
+
+// siblings tells each region the regions of its parallel state.
+func siblings(regions []*specRegion) {
+	for _, r := range regions {
+		r.all = nil
+		for _, o := range regions {
+			if o.par == r.par {
+				r.all = append(r.all, o)
+			}
+		}
+	}
+}
+
+// RegionDeferrals reports whether a state inside a region defers an
+// event: whether the machine defers an event then depends on its
+// regions' leaves, not on its state's kind alone.
+func (m *Machine) RegionDeferrals() bool {
+	return m.Deferral != nil && slices.ContainsFunc(m.Deferral.States, func(ds Defers) bool { return ds.State.Region != nil })
+}
+
+// RegionDeferred returns the events a leaf of a region of parallel state
+// p defers, in event order.
+func (m *Machine) RegionDeferred(p *State) []*Event {
+	if m.Deferral == nil {
+		return nil
+	}
+	var out []*Event
+	for _, e := range m.Deferral.Events {
+		if slices.ContainsFunc(m.Deferral.States, func(ds Defers) bool {
+			return ds.State.Region != nil && ds.State.Region.Parallel == p && slices.Contains(ds.Events, e)
+		}) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// defers reports whether a leaf of region reg defers an event.
+func (reg *Region) defers() bool {
+	return slices.ContainsFunc(reg.Leaves, func(s *State) bool {
+		return slices.ContainsFunc(s.Refuses, deferCell) || slices.ContainsFunc(s.Inherited, deferCell)
+	})
+}

@@ -135,21 +135,43 @@ func (g *goGen) genDeferral() {
 //		return false
 //	}
 func (g *goGen) genDefers(d *fsm.Deferral) {
-	type group struct {
-		events []*fsm.Event
-		kinds  []jen.Code
-	}
-	var groups []*group
+	var sw kindSwitch
 	for _, ds := range d.States {
-		i := slices.IndexFunc(groups, func(gr *group) bool { return slices.Equal(gr.events, ds.Events) })
-		if i < 0 {
-			groups = append(groups, &group{events: ds.Events})
-			i = len(groups) - 1
-		}
-		groups[i].kinds = append(groups[i].kinds, jen.Id(ds.State.KindName))
+		sw.add(ds.Events, ds.State.KindName)
 	}
+	cases := sw.cases()
+	g.f.Comment("// fsmDefers reports whether state k defers the events of kind e.")
+	g.f.Func().Id("fsmDefers").Params(jen.Id("k").Id("StateKind"), jen.Id("e").Id("EventKind")).Bool().Block(
+		jen.Switch(jen.Id("k")).Block(cases...),
+		jen.Return(jen.False()))
+}
+
+// kindSwitch builds the cases of a switch on a state's kind that answers
+// whether an event's kind is one of a set: states with the same set share
+// a case (fsmDefers, fsmTakes).
+type kindSwitch struct{ groups []kindGroup }
+
+// kindGroup is the states of one case and their events.
+type kindGroup struct {
+	events []*fsm.Event
+	kinds  []jen.Code
+}
+
+// add puts state kind in the case of events, opening it if it is new.
+func (sw *kindSwitch) add(events []*fsm.Event, kind string) {
+	i := slices.IndexFunc(sw.groups, func(gr kindGroup) bool { return slices.Equal(gr.events, events) })
+	if i < 0 {
+		sw.groups = append(sw.groups, kindGroup{events: events})
+		i = len(sw.groups) - 1
+	}
+	sw.groups[i].kinds = append(sw.groups[i].kinds, jen.Id(kind))
+}
+
+// cases returns the switch's cases: each returns whether e is one of its
+// events.
+func (sw *kindSwitch) cases() []jen.Code {
 	var cases []jen.Code
-	for _, gr := range groups {
+	for _, gr := range sw.groups {
 		var cond *jen.Statement
 		for _, e := range gr.events {
 			eq := jen.Id("e").Op("==").Id(e.KindName)
@@ -161,10 +183,7 @@ func (g *goGen) genDefers(d *fsm.Deferral) {
 		}
 		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(cond)))
 	}
-	g.f.Comment("// fsmDefers reports whether state k defers the events of kind e.")
-	g.f.Func().Id("fsmDefers").Params(jen.Id("k").Id("StateKind"), jen.Id("e").Id("EventKind")).Bool().Block(
-		jen.Switch(jen.Id("k")).Block(cases...),
-		jen.Return(jen.False()))
+	return cases
 }
 
 // saveDeferred is the body of Save for a machine with deferred events:

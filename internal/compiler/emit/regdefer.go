@@ -121,11 +121,7 @@ func (g *goGen) genHolds() {
 //		return false
 //	}
 func (g *goGen) genRegionTakes() bool {
-	type group struct {
-		events []*fsm.Event
-		kinds  []jen.Code
-	}
-	var groups []*group
+	var sw kindSwitch
 	for _, p := range g.m.States {
 		deferred := g.m.RegionDeferred(p)
 		for _, reg := range p.Regions {
@@ -139,31 +135,14 @@ func (g *goGen) genRegionTakes() bool {
 				if len(events) == 0 {
 					continue
 				}
-				i := slices.IndexFunc(groups, func(gr *group) bool { return slices.Equal(gr.events, events) })
-				if i < 0 {
-					groups = append(groups, &group{events: events})
-					i = len(groups) - 1
-				}
-				groups[i].kinds = append(groups[i].kinds, jen.Id(s.KindName))
+				sw.add(events, s.KindName)
 			}
 		}
 	}
-	if len(groups) == 0 {
+	if len(sw.groups) == 0 {
 		return false
 	}
-	var cases []jen.Code
-	for _, gr := range groups {
-		var cond *jen.Statement
-		for _, e := range gr.events {
-			eq := jen.Id("e").Op("==").Id(e.KindName)
-			if cond == nil {
-				cond = eq
-			} else {
-				cond = cond.Op("||").Add(eq)
-			}
-		}
-		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(cond)))
-	}
+	cases := sw.cases()
 	g.f.Add(paragraphs("fsmTakes reports whether leaf k of a region takes the events of kind e, which a state " +
 		"of another region of its parallel state defers, by a rule of its region that is not a deferral: " +
 		"beside it, the deferral does not hold them."))

@@ -312,6 +312,13 @@ var rules = []Rule{
 		Help:     "Make a state that takes the rule reachable, or remove the rule.",
 		Patterns: []string{`^rule .* can never fire`},
 	},
+	{
+		ID: "path-search-limit", Level: Error,
+		Short:    "A rule fired in none of the configurations searched.",
+		Full:     "fsmgen finds a witness path to every rule by searching the configurations the machine reaches (its states, its parallel states' regions, its histories and running timers), breadth first; with several parallel states there may be millions, so the search stops after 131072, and a rule not reached by then is reported, as it may never fire.",
+		Help:     "Make a state that takes the rule reachable in fewer steps, or remove the rule (a rule that can never fire is reported as such when the search ends sooner).",
+		Patterns: []string{`^rule .* fires in none of the first \d+ configurations`},
+	},
 	// Examples run through the real behaviour.
 	{
 		ID: "invalid-example", Level: Error,

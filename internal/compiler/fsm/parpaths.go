@@ -428,8 +428,31 @@ type regionItem struct {
 	n     regionNode
 	cfg   []*State
 	mem   []*State
-	steps []*Way
+	trail *trail
 }
+
+// trail is a path of the search, kept as its last step and the path
+// before it: the items of the queue share their prefixes.
+type trail struct {
+	prev *trail
+	way  *Way
+	n    int // steps
+}
+
+// steps lays the trail out, first step first.
+func (t *trail) steps() []*Way {
+	out := make([]*Way, t.n)
+	for ; t != nil; t = t.prev {
+		out[t.n-1] = t.way
+	}
+	return out
+}
+
+// pathSearchLimit is how many configurations parallelPaths visits at
+// most: with several parallel states, their histories and timers, there
+// may be millions, which a rule that never fires would otherwise make it
+// visit all of. A variable for the tests.
+var pathSearchLimit = 1 << 17
 
 // parallelPaths finds again, for a machine with parallel states, the
 // shortest path to every rule, its regions' included, breadth first over
@@ -446,7 +469,15 @@ func (m *Machine) parallelPaths(b *builder) {
 	start := regionNode{node: node{leaf: m.Initial, hist: histKey(mem0)}, cfg: configKey(cfg0)}
 	seen := map[regionNode]bool{start: true}
 	queue := []regionItem{{n: start, cfg: cfg0, mem: mem0}}
-	for len(queue) > 0 {
+	// The search ends once every rule has its path (but those a region
+	// always preempts, which have none), or at the limit.
+	left := 0
+	for _, r := range all {
+		if !preempted(r) {
+			left++
+		}
+	}
+	for len(queue) > 0 && left > 0 && len(seen) <= pathSearchLimit {
 		it := queue[0]
 		queue = queue[1:]
 		var next []regionWay
@@ -491,16 +522,22 @@ func (m *Machine) parallelPaths(b *builder) {
 		for _, rw := range next {
 			rw, mem := m.resolveRegional(rw, it.mem)
 			w := rw.way
-			steps := append(slices.Clip(it.steps), w)
+			tr := &trail{prev: it.trail, way: w, n: 1}
+			if it.trail != nil {
+				tr.n = it.trail.n + 1
+			}
 			for _, r := range w.Rules {
 				if found[r.Index] == nil {
-					found[r.Index] = &Path{Rule: r, Steps: steps}
+					found[r.Index] = &Path{Rule: r, Steps: tr.steps()}
+					if !preempted(r) {
+						left--
+					}
 				}
 			}
 			n := regionNode{node: node{leaf: w.To, spent: spendIn(it.n.spent, w, rw.after), hist: histKey(mem)}, cfg: configKey(rw.after)}
 			if !seen[n] {
 				seen[n] = true
-				queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, steps: steps})
+				queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, trail: tr})
 			}
 		}
 	}
@@ -522,6 +559,10 @@ func (m *Machine) parallelPaths(b *builder) {
 			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
 			continue
 		}
+		if found[r.Index] == nil && len(queue) > 0 {
+			b.errorf(r.Pos, "rule %s fires in none of the first %d configurations the machine reaches (its states, the states of its parallel states' regions, what its histories remember and which timers run): fsmgen stops searching there, so it may never fire; make a state that takes it reachable in fewer steps, or remove the rule", r.Label, pathSearchLimit)
+			continue
+		}
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 			continue
@@ -530,6 +571,16 @@ func (m *Machine) parallelPaths(b *builder) {
 	}
 	m.Witnesses, m.PathEnds = nil, nil
 	m.witnesses()
+}
+
+// preempted reports whether rule r of a parallel state never fires
+// because its regions always take its event first (see TakesAll and
+// leftOnlyInFinals).
+func preempted(r *Rule) bool {
+	if r.From == nil || r.From.Regions == nil || r.Event == nil {
+		return false
+	}
+	return TakesAll(r.From, r.Event) != nil || r.From.Completion != nil && leftOnlyInFinals(r.From, r.Event)
 }
 
 // TakesAll returns the first region of parallel state p that takes e in

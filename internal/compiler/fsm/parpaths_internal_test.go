@@ -1,0 +1,73 @@
+package fsm
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// fanSpec is a parallel state whose regions reach their last states only
+// after several steps each.
+const fanSpec = `version: 2
+machine: Fan
+package: fan
+states:
+  Off:
+    initial: true
+    ignore: [A, B]
+  On:
+    parallel: true
+    ignore: [A, B]
+    states:
+      Left:
+        states:
+          L1: {initial: true}
+          L2: {}
+          L3: {}
+      Right:
+        states:
+          R1: {initial: true}
+          R2: {}
+          R3: {}
+events:
+  Power: {}
+  A: {}
+  B: {}
+transitions:
+  - {from: Off, on: Power, to: On}
+  - {from: On, on: Power, to: Off}
+  - {from: L1, on: A, to: L2}
+  - {from: L2, on: A, to: L3}
+  - {from: R1, on: B, to: R2}
+  - {from: R2, on: B, to: R3}
+`
+
+// TestPathSearchLimit: a search that reaches its limit before every rule
+// has a path reports the rules it did not find as such, not as rules
+// that can never fire; under the limit, the same machine checks. Not
+// parallel: it sets pathSearchLimit.
+func TestPathSearchLimit(t *testing.T) {
+	build := func() *Machine {
+		sf, diags := spec.Parse("fan.yaml", []byte(fanSpec))
+		require.False(t, diags.HasErrors(), diags.Error())
+		m, diags := Build(sf, Env{})
+		if m != nil {
+			return m
+		}
+		var msgs []string
+		for _, d := range diags {
+			msgs = append(msgs, d.Msg)
+		}
+		t.Log(msgs)
+		assert.Contains(t, diags.Error(), "rule L2 --A--> L3 fires in none of the first 3 configurations the machine reaches")
+		assert.NotContains(t, diags.Error(), "can never fire")
+		return nil
+	}
+	require.NotNil(t, build(), "within the limit")
+	defer func(limit int) { pathSearchLimit = limit }(pathSearchLimit)
+	pathSearchLimit = 3
+	require.Nil(t, build(), "past the limit")
+}

@@ -39,6 +39,7 @@ type rnode struct {
 	parent      *rnode
 	children    []*rnode
 	final       bool
+	transient   bool // left at once by eventless rows
 	entry, exit bool
 	history     string // "", "shallow" or "deep"
 	done        string // the done transition's target
@@ -57,6 +58,7 @@ type chartGen struct {
 	actions []string
 	rows    []string
 	taken   map[string]bool // from + event of the rows so far
+	star    string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -228,6 +230,10 @@ func (g *chartGen) row(n *rnode, e, to, guard string) {
 	fallback := false
 	if guard == "" {
 		outcome("    ", to)
+		if to != "" && !strings.Contains(to, ".") && n.kind == compositeNode && g.named(to) != n && g.named(to).inside(n) && g.chance(0.5) {
+			// Into a state inside n without leaving n.
+			b.WriteString("    local: true\n")
+		}
 	} else {
 		fallback = true
 		fmt.Fprintf(&b, "    guards:\n      - if: %q\n", guard)
@@ -249,6 +255,25 @@ func (g *chartGen) row(n *rnode, e, to, guard string) {
 		// When no guard holds, the event goes to the top-level state's rule.
 		g.row(top, e, g.target(top), "")
 	}
+}
+
+// eventless writes the rows out of transient state t: one, or a guarded
+// one and an else, each to a state that is not transient.
+func (g *chartGen) eventless(t *rnode) {
+	to := func() string {
+		for {
+			x := g.target(t)
+			if x != "" && !g.named(x).transient {
+				return x
+			}
+		}
+	}
+	if g.chance(0.3) {
+		g.rows = append(g.rows, fmt.Sprintf("  - from: %s\n    to: %s\n", t.name, to()))
+		return
+	}
+	g.rows = append(g.rows, fmt.Sprintf("  - from: %s\n    guards:\n      - if: %s\n        to: %s\n      - else: true\n        to: %s\n        action: %s\n",
+		t.name, g.newGuard(), to(), to(), g.actions[g.r.IntN(len(g.actions))]))
 }
 
 // top returns the top-level state n is in.
@@ -349,9 +374,25 @@ func (g *chartGen) chart() string {
 		g.top = append(g.top, s)
 		g.parallel(s)
 	}
+	// Transient states in composite states outside regions, each
+	// entered from the composite state's first state.
+	var transients []*rnode
+	for _, c := range g.nodes() {
+		if c.kind == compositeNode && c.region() == nil && c.done == "" && g.chance(0.35) {
+			t := g.newNode(leafNode, c)
+			t.transient, t.exit = true, false
+			transients = append(transients, t)
+			g.row(c.children[0], g.event(c.children[0]), t.name, "")
+		}
+	}
 	// A chain of rows reaches every top-level state, and leaves it.
 	for i, s := range g.top {
 		g.row(s, g.event(s), g.top[(i+1)%len(g.top)].name, "")
+	}
+	if g.chance(0.3) {
+		// A "*" row: every state without a rule for the event takes it.
+		g.star = g.events[len(g.events)-1]
+		g.rows = append(g.rows, fmt.Sprintf("  - from: \"*\"\n    on: %s\n    to: %s\n    action: %s\n", g.star, g.top[g.r.IntN(len(g.top))].name, g.actions[0]))
 	}
 	for _, s := range g.nodes() {
 		if s.done == "?" {
@@ -362,7 +403,7 @@ func (g *chartGen) chart() string {
 				s.done = g.target(s)
 			}
 		}
-		if s.kind != regionNode && !s.final && g.chance(0.15) {
+		if s.kind != regionNode && !s.final && !s.transient && g.chance(0.15) {
 			s.timer, s.delay = g.target(s), 1+g.r.IntN(9)
 			for s.timer == "" {
 				s.timer = g.target(s)
@@ -371,9 +412,12 @@ func (g *chartGen) chart() string {
 	}
 	var sources []*rnode
 	for _, s := range g.nodes() {
-		if s.kind != regionNode && !s.final {
+		if s.kind != regionNode && !s.final && !s.transient {
 			sources = append(sources, s)
 		}
+	}
+	for _, t := range transients {
+		g.eventless(t)
 	}
 	for range len(sources) + g.r.IntN(len(sources)+1) {
 		s := sources[g.r.IntN(len(sources))]
@@ -452,8 +496,19 @@ func (g *chartGen) writeNode(b *strings.Builder, n *rnode, indent string, initia
 		lines = append(lines, "exit: "+n.name+"Out")
 		actions = append(actions, n.name+"Out")
 	}
-	if n.parent == nil {
+	if n.parent == nil && g.star == "" {
 		lines = append(lines, `ignore: "*"`)
+	} else if n.parent == nil {
+		// What it has no row for, but the "*" row's event.
+		var ignore []string
+		for _, e := range g.events {
+			if e != g.star && !g.taken[n.name+" "+e] {
+				ignore = append(ignore, e)
+			}
+		}
+		if len(ignore) > 0 {
+			lines = append(lines, "ignore: ["+strings.Join(ignore, ", ")+"]")
+		}
 	}
 	if n.timer != "" {
 		lines = append(lines, fmt.Sprintf("after: {delay: %ds, to: %s}", n.delay, n.timer))

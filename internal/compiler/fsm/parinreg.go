@@ -47,14 +47,13 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		}
 		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}}
 		checkRegion(r, r.root, nil, diags)
-		what := "region " + root.Name.Value + " of parallel state " + q.Name.Value + ", which region " + host.root.Name.Value + " enters and leaves,"
 		switch {
 		case r.transient.Line != 0:
-			diags.Errorf(r.transient, "%s has a transient state: fsmgen does not take eventless rules inside a parallel state inside a region yet; give the choice to the rule that enters the state", what)
+			diags.Errorf(r.transient, "region %s of parallel state %s, which region %s enters and leaves, has a transient state: fsmgen does not take eventless rules inside a parallel state inside a region yet; give the choice to the rule that enters the state", root.Name.Value, q.Name.Value, host.root.Name.Value)
 		case r.done.Line != 0:
-			diags.Errorf(r.done, "%s has a done transition inside it: fsmgen does not take done transitions inside a parallel state inside a region yet; write a rule on the event that ends the work instead", what)
+			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it: fsmgen does not take done transitions inside a parallel state inside a region yet; write a rule on the event that ends the work instead", root.Name.Value, q.Name.Value, host.root.Name.Value)
 		}
-		hostedStates(root, what, diags)
+		hostedStates(root, root, q, host, diags)
 		out = append(out, r)
 		out = append(out, regionsOf(root.States, diags, r, nil)...)
 	}
@@ -64,16 +63,16 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 // hostedStates refuses, in s and the states inside it (a region of a
 // parallel state inside another's region), what fsmgen does not resolve
 // there yet: histories and deferred events.
-func hostedStates(s *spec.State, what string, diags *diag.List) {
+func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
 	switch {
 	case s.History.Set:
-		diags.Errorf(s.History.Pos, "state %s, in %s has a history: fsmgen does not resume the states of a parallel state inside a region yet; drop the history", s.Name.Value, what)
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s has a history; fsmgen does not resume the states of a parallel state inside a region yet; drop the history", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value)
 	case len(s.Defer) > 0:
-		diags.Errorf(s.Defer[0].Pos, "state %s, in %s defers %s: fsmgen does not defer events inside a parallel state inside a region yet; ignore the event, or handle it", s.Name.Value, what, s.Defer[0].Value)
+		diags.Errorf(s.Defer[0].Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s defers %s; fsmgen does not defer events inside a parallel state inside a region yet; ignore the event, or handle it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value, s.Defer[0].Value)
 	}
 	for i := range s.States {
 		if !s.States[i].Parallel.Value {
-			hostedStates(&s.States[i], what, diags)
+			hostedStates(&s.States[i], root, q, host, diags)
 		}
 	}
 }
@@ -111,7 +110,7 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 // parallel state's regions, which fsmgen does not do yet.
 func hostingHistory(r *specRegion, s *spec.State, diags *diag.List) {
 	if s.History.Set && hasParallel(s.States) {
-		diags.Errorf(s.History.Pos, "state %s, in region %s of parallel state %s, has a history and holds a parallel state: fsmgen does not resume a parallel state inside a region yet; drop the history, or move the parallel state out of %s", s.Name.Value, r.root.Name.Value, r.par.Name.Value, s.Name.Value)
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s: its state %s has a history and holds a parallel state; fsmgen does not resume a parallel state inside a region yet; drop the history, or move the parallel state out of %s", r.root.Name.Value, r.par.Name.Value, s.Name.Value, s.Name.Value)
 	}
 	for i := range s.States {
 		if !s.States[i].Parallel.Value {

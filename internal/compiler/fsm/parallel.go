@@ -286,10 +286,12 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 			out = append(out, r)
 			if hasParallel(r.root.States) {
 				hostingHistory(r, r.root, diags)
+				hostingSettles(r, diags)
 			}
 			out = append(out, regionsOf(r.root.States, diags, r, nil)...)
 		}
 		mixedSettling(out, s, diags)
+		hostingDefers(s, out, diags)
 	}
 	return out
 }
@@ -376,8 +378,11 @@ func (s *State) Eventless() bool { return s != nil && s.Settles() && s.Completes
 // Ends reports whether entering leaf s of a region may end the region in
 // the same step: s is one of the region's final leaves, or it settles and
 // the done transition that leaves it may lead to one.
+//
+// A region of a parallel state inside another region never does: that
+// parallel state has no done transition (see parinreg.go).
 func (s *State) Ends() bool {
-	if s.Region == nil {
+	if s.Region == nil || s.Region.Within != nil {
 		return false
 	}
 	if slices.Contains(s.Region.Finals, s) {

@@ -162,3 +162,47 @@ func hostingDepth(regions []*specRegion) int {
 	}
 	return depth
 }
+
+// hostingSettles refuses, in region r that holds a parallel state below
+// its own state, transient states and done transitions: the eventless
+// rules that would enter or leave the parallel state are not resolved
+// with its regions yet.
+func hostingSettles(r *specRegion, diags *diag.List) {
+	if r.transient.Line != 0 {
+		diags.Errorf(r.transient, "region %s of parallel state %s holds a parallel state and has a transient state: fsmgen does not take eventless rules in a region that holds a parallel state yet; give the choice to the rule that enters the transient state", r.root.Name.Value, r.par.Name.Value)
+	}
+	if r.done.Line != 0 {
+		diags.Errorf(r.done, "region %s of parallel state %s holds a parallel state and has a done transition inside it: fsmgen does not take done transitions in a region that holds a parallel state yet; write a rule on the event that ends the work instead", r.root.Name.Value, r.par.Name.Value)
+	}
+}
+
+// hostingDefers refuses deferred events in parallel state par, and in
+// the states of its regions, when a region of par holds a parallel state
+// below its own state (regions, those of par's among them): which events
+// the machine keeps would depend on regions that are active only while
+// their host is in their parallel state, which fsmgen does not resolve
+// yet.
+func hostingDefers(par *spec.State, regions []*specRegion, diags *diag.List) {
+	hosts := false
+	for _, r := range regions {
+		hosts = hosts || r.top == par && r.host != nil
+	}
+	if !hosts {
+		return
+	}
+	// The parallel states inside regions refuse their own (see
+	// checkHosting and hostedStates): not walked.
+	var walk func(s *spec.State, inParallel bool)
+	walk = func(s *spec.State, inParallel bool) {
+		if s.Parallel.Value && !inParallel && s != par {
+			return
+		}
+		if len(s.Defer) > 0 {
+			diags.Errorf(s.Defer[0].Pos, "parallel state %s holds a parallel state inside one of its regions, and %s defers %s: fsmgen does not defer events in such a parallel state yet; ignore the event, or handle it", par.Name.Value, s.Name.Value, s.Defer[0].Value)
+		}
+		for i := range s.States {
+			walk(&s.States[i], s.Parallel.Value)
+		}
+	}
+	walk(par, false)
+}

@@ -44,6 +44,17 @@ func regionDoc(s *fsm.State) string {
 			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state nested in it%s.", strings.TrimSpace(list(inner)), g.Name, emits))
 		}
 	}
+	var hosted []*fsm.State
+	for _, reg := range s.Flat {
+		if q := reg.Within; q != nil && !slices.Contains(hosted, q) {
+			hosted = append(hosted, q)
+			var inner []string
+			for _, r := range q.Regions {
+				inner = append(inner, r.Root.Name)
+			}
+			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state inside region %s, active while %s is in it.", strings.TrimSpace(list(inner)), q.Name, reg.Host.Root.Name, reg.Host.Root.Name))
+		}
+	}
 	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names))) + strings.Join(groups, "")
 }
 

@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"time"
+
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
@@ -90,8 +92,8 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		refuse(q.Done.Pos, "a done transition", "write a rule of "+q.Name.Value+" on the event that ends its regions' work")
 	case q.History.Set:
 		refuse(q.History.Pos, "a history", "drop the history")
-	case len(q.After) > 0:
-		refuse(q.After[0].Pos, "a timer", "give the timer to a state of one of its regions, or to a state of "+r.root.Name.Value+" around it")
+	case len(q.After) > 0 && !timerSpec(q):
+		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
 	case len(q.Defer) > 0:
 		refuse(q.Defer[0].Pos, "deferred events", "ignore the event, or handle it")
 	case q.Final.Set || q.Terminal.Set || q.Transient.Set:
@@ -102,6 +104,11 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		refuse(q.Entry.Effect.Pos, "an entry with effect "+q.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
 	case q.Exit != nil && q.Exit.Effect.Set:
 		refuse(q.Exit.Effect.Pos, "an exit with effect "+q.Exit.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
+	}
+	for _, a := range q.After {
+		// Its timers are r's, as any state's of r: their rules move
+		// within r (checked as r's rows are, see splitRows).
+		r.timers = append(r.timers, spec.Transition{Pos: a.Pos, From: []spec.String{q.Name}, Outcome: a.Outcome, Guards: a.Guards})
 	}
 }
 
@@ -205,4 +212,15 @@ func hostingDefers(par *spec.State, regions []*specRegion, diags *diag.List) {
 		}
 	}
 	walk(par, false)
+}
+
+// timerSpec reports whether the timers of q all have constant delays, as
+// a region's timers need (an effect inside a region is refused).
+func timerSpec(q *spec.State) bool {
+	for _, a := range q.After {
+		if _, err := time.ParseDuration(a.Delay.Value); err != nil {
+			return false
+		}
+	}
+	return true
 }

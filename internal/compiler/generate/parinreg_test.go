@@ -21,6 +21,7 @@ const hostedTest = `package hosted
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +39,8 @@ func TestHostedSaved(t *testing.T) {
 	rec.Actions = nil
 	require.NoError(t, m.HandleEvent(&Edit{}))
 	require.Equal(t, On{Work: StateEditing, Text: StateTyping, Preview: StateHidden, Net: StateOffline}, m.State())
-	require.Equal(t, []Action{&BrowseOut{}, &DeskIn{}, &EditIn{}, &TypeIn{}}, rec.Actions)
+	// Editing's timer starts after its entry, before its regions'.
+	require.Equal(t, []Action{&BrowseOut{}, &DeskIn{}, &EditIn{}, &StartTimer{Timer: 1, Delay: 30 * time.Second}, &TypeIn{}}, rec.Actions)
 	editing, err := m.Save()
 	require.NoError(t, err)
 	require.Contains(t, string(editing), ` + "`" + `"work":"editing","text":"typing","preview":"hidden"` + "`" + `)
@@ -51,7 +53,9 @@ func TestHostedSaved(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.HandleEvent(&Close{}))
 	require.Equal(t, On{Work: StateBrowse, Net: StateOffline}, m.State())
-	require.Equal(t, []Action{&TypeOut{}, &EditOut{}, &DeskOut{}, &BrowseIn{}}, rec.Actions)
+	// Editing's regions are left first, then its timer is cancelled
+	// before its exit.
+	require.Equal(t, []Action{&TypeOut{}, &CancelTimer{Timer: 1}, &EditOut{}, &DeskOut{}, &BrowseIn{}}, rec.Actions)
 
 	for _, tt := range []struct {
 		name, data, want string

@@ -126,36 +126,6 @@ func hostingHistory(r *specRegion, s *spec.State, diags *diag.List) {
 	}
 }
 
-// Hosted reports whether region reg belongs to a parallel state that a
-// rule of another region enters and leaves (see Region.Host).
-func (reg *Region) Hosted() bool { return reg.Host != nil }
-
-// Hosts reports whether parallel state p has, at any depth, a region that
-// belongs to a parallel state inside another region (see Region.Host).
-func (s *State) Hosts() bool {
-	for _, reg := range s.Flat {
-		if reg.Hosted() {
-			return true
-		}
-	}
-	return false
-}
-
-// HostedBy returns the regions of the parallel states inside region reg,
-// at any depth, in document order.
-func (m *Machine) HostedBy(reg *Region) []*Region {
-	var out []*Region
-	for _, o := range m.Regions {
-		for h := o.Host; h != nil; h = h.Host {
-			if h == reg {
-				out = append(out, o)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // hostingDepth is how deep parallel states nest inside regions: 0 when
 // no region holds one.
 func hostingDepth(regions []*specRegion) int {

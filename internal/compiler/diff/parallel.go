@@ -31,17 +31,24 @@ func (d *differ) regions() {
 			d.add(c)
 			continue
 		}
+		// The regions of the parallel states inside its regions too (see
+		// parinreg.go): a machine saved in it names their states while
+		// their host region is in them.
 		oldRegs := map[string]*fsm.Region{}
-		for _, r := range os.Regions {
+		for _, r := range os.Flat {
 			oldRegs[d.rename("state", r.Root.Name)] = r
 		}
 		newRegs := map[string]bool{}
-		for _, r := range ns.Regions {
+		for _, r := range ns.Flat {
 			newRegs[r.Root.Name] = true
 			o := oldRegs[r.Root.Name]
 			if o == nil {
 				c := &Change{Subject: "state " + ns.Name, What: "gained region " + r.Root.Name, Old: os.Pos, New: ns.Pos}
-				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s names no state of region %s, and no longer loads (declare the break)", os.Name, r.Root.Name))
+				saved := os.Name
+				if r.Host != nil {
+					saved = fmt.Sprintf("%s with region %s in %s", os.Name, r.Host.Root.Name, r.Within.Name)
+				}
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s names no state of region %s, and no longer loads (declare the break)", saved, r.Root.Name))
 				d.add(c)
 				continue
 			}
@@ -49,7 +56,7 @@ func (d *differ) regions() {
 			d.regionFinals(os, ns, o, r)
 			d.regionHistories(o, r)
 		}
-		for _, r := range os.Regions {
+		for _, r := range os.Flat {
 			if !newRegs[d.rename("state", r.Root.Name)] {
 				c := &Change{Subject: "state " + ns.Name, What: "lost region " + r.Root.Name, Old: os.Pos, New: ns.Pos}
 				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s names a state of region %s, which it no longer has, and no longer loads (declare the break)", os.Name, r.Root.Name))
@@ -172,6 +179,11 @@ func regionStates(m *fsm.Machine) []*fsm.State {
 func outOfRegion(s *fsm.State, c *fsm.Cell) *fsm.Cell {
 	if s.Region == nil || !c.Out() {
 		return c
+	}
+	if q := s.Region.Within; q != nil {
+		// A region of a parallel state inside another region leaves the
+		// event to that parallel state, a leaf of its host region.
+		return cellOf(q, c.Event)
 	}
 	return cellOf(s.Region.Parallel, c.Event)
 }

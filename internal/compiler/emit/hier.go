@@ -184,7 +184,7 @@ func (g *goGen) genTimers() {
 	var groups []*group
 	for _, s := range m.States {
 		chain := timerChain(s)
-		if len(chain) == 0 && !slices.ContainsFunc(s.Regions, func(reg *fsm.Region) bool { return len(reg.Timers) > 0 }) {
+		if len(chain) == 0 && !slices.ContainsFunc(s.Flat, func(reg *fsm.Region) bool { return len(reg.Timers) > 0 }) {
 			continue
 		}
 		if s.Regions != nil {

@@ -67,12 +67,17 @@ func (g *goGen) regionFields(d *fsm.Decl) []jen.Code {
 		return nil
 	}
 	var out []jen.Code
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		doc := fmt.Sprintf("%s is the state region %s is in: one of %s.", reg.Field, reg.Root.Name, leafNames(reg))
 		if len(reg.Leaves) == 1 {
 			doc = fmt.Sprintf("%s is the state region %s is in: %s.", reg.Field, reg.Root.Name, reg.Leaves[0].Name)
 		}
-		out = append(out, jen.Add(comment("", doc)).Line().Id(reg.Field).Id("StateKind").Tag(map[string]string{"json": reg.JSON}))
+		tag := reg.JSON
+		if reg.Host != nil {
+			// Zero, and not saved, while its parallel state is not active.
+			doc, tag = hostedDoc(reg), tag+",omitempty"
+		}
+		out = append(out, jen.Add(comment("", doc)).Line().Id(reg.Field).Id("StateKind").Tag(map[string]string{"json": tag}))
 	}
 	return out
 }
@@ -93,7 +98,7 @@ func (g *goGen) regionMachineField() []jen.Code {
 // its regions' leaves: Playback: m.rgn[0].
 func regionValues(s *fsm.State) []jen.Code {
 	var out []jen.Code
-	for _, reg := range s.Regions {
+	for _, reg := range s.Flat {
 		out = append(out, kv(reg.Field, rgn(reg)))
 	}
 	return out
@@ -108,7 +113,11 @@ func regionValues(s *fsm.State) []jen.Code {
 //	m.rgn[0] = s.Playback
 func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 	var out []jen.Code
-	for _, reg := range s.Regions {
+	for _, reg := range s.Flat {
+		if reg.Host != nil {
+			out = append(out, g.hostedPut(s, reg)...)
+			continue
+		}
 		v := jen.Id("s").Dot(reg.Field)
 		first, last := reg.Leaves[0], reg.Leaves[len(reg.Leaves)-1]
 		msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%v, not one of %s", g.m.Package, s.Name, reg.Root.Name, leafNames(reg))
@@ -189,13 +198,31 @@ func (g *goGen) genKindText() {
 // regionEnter returns what entering parallel state s computes (each
 // region starts in its initial leaf) and hands out (the entries of each
 // region, in document order, after s's own).
+//
+// A parallel state inside a region that a region enters first is entered
+// after its entry, in turn; the other regions of parallel states inside
+// s's regions are in no state (zero).
 func (g *goGen) regionEnter(s *fsm.State) (compute, acts []jen.Code) {
-	for _, reg := range s.Regions {
-		compute = append(compute, rgn(reg).Op("=").Id(reg.Initial.KindName))
-		for _, run := range reg.Start {
-			for _, e := range run.Actions {
-				acts = append(acts, g.emitAction(e)...)
+	set := map[*fsm.Region]bool{}
+	var enter func(s *fsm.State)
+	enter = func(s *fsm.State) {
+		for _, reg := range s.Regions {
+			set[reg] = true
+			compute = append(compute, rgn(reg).Op("=").Id(reg.Initial.KindName))
+			for _, run := range reg.Start {
+				for _, e := range run.Actions {
+					acts = append(acts, g.emitAction(e)...)
+				}
+				if hosting(run) {
+					enter(run.State)
+				}
 			}
+		}
+	}
+	enter(s)
+	for _, reg := range s.Flat {
+		if !set[reg] && s.Region == nil {
+			compute = append(compute, rgn(reg).Op("=").Lit(0))
 		}
 	}
 	return compute, acts
@@ -220,8 +247,7 @@ func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
 		compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
 	}
 	for i := len(s.Regions) - 1; i >= 0; i-- {
-		reg := s.Regions[i]
-		acts = append(acts, g.leaveRegion(reg, jen.Id(leftName(s)).Index(jen.Lit(reg.Index)))...)
+		acts = append(acts, g.leaveRegion(s.Regions[i], leftName(s))...)
 	}
 	return compute, acts
 }
@@ -238,25 +264,35 @@ func leafExits(reg *fsm.Region) bool { return exits(reg, reg.Root) }
 // exits reports whether a state of region reg other than except has an
 // exit, or a timer, which its exit cancels.
 func exits(reg *fsm.Region, except *fsm.State) bool {
-	has := func(t *fsm.State) bool { return (t.Exit != nil || len(t.Timers) > 0) && t != except }
+	has := func(t *fsm.State) bool {
+		// A parallel state inside the region leaves its regions first.
+		inner := t.Regions != nil && slices.ContainsFunc(t.Regions, func(o *fsm.Region) bool { return exits(o, nil) })
+		return (t.Exit != nil || len(t.Timers) > 0 || inner) && t != except
+	}
 	if except == nil && len(reg.GroupExits()) > 0 {
 		return true // the exit of the parallel state nested as a region, after reg's
 	}
 	return slices.ContainsFunc(reg.Leaves, has) || slices.ContainsFunc(reg.Composites, has)
 }
 
-// leaveRegion returns the exits of region reg, whose leaf is k, innermost
-// first:
+// leaveRegion returns the exits of region reg, whose leaf is k, the slot
+// of reg in the local left, innermost first:
 //
 //	switch k {
 //	case StatePlaying:
 //		m.h.StopAudio()
 //	}
 //	if k >= StateA && k <= StateB { <the exit of the composite state> }
-func (g *goGen) leaveRegion(reg *fsm.Region, k *jen.Statement) []jen.Code {
+func (g *goGen) leaveRegion(reg *fsm.Region, left string) []jen.Code {
+	k := jen.Id(left).Index(jen.Lit(reg.Index))
 	var out, cases []jen.Code
 	for _, s := range reg.Leaves {
-		if x := g.leaveState(s); len(x) > 0 {
+		var x []jen.Code
+		for i := len(s.Regions) - 1; i >= 0; i-- {
+			// A parallel state inside the region: its regions first.
+			x = append(x, g.leaveRegion(s.Regions[i], left)...)
+		}
+		if x = append(x, g.leaveState(s)...); len(x) > 0 {
 			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(x...))
 		}
 	}

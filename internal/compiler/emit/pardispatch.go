@@ -104,7 +104,7 @@ func (g *goGen) regionsDispatch(p *fsm.State) []jen.Code {
 	}
 	for _, e := range g.m.Events {
 		var inv []*fsm.Region
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			if involved(reg, e) {
 				inv = append(inv, reg)
 			}
@@ -238,9 +238,11 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	}
 	from, out := regionFrom(reg, r)
 	out = append(out, regionRemembers(reg, r)...)
+	out = append(out, g.hostedLefts(r, map[string]bool{})...)
 	if r.To != nil {
 		out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
 	}
+	out = append(out, g.hostedSlots(r)...)
 	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
 	out = append(out, g.regionActs(r, from, "exits")...)
 	out = append(out, g.regionActs(r, from, "actions")...)
@@ -402,7 +404,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
 	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
-	for _, reg := range inv {
+	for _, reg := range pickOrder(inv) {
 		cells, leaves := regionCells(reg, e)
 		var cases []jen.Code
 		for _, c := range cells {
@@ -422,7 +424,13 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			}
 			cases = append(cases, jen.Case(ks...).Block(g.regionCell(reg, c, pick)...))
 		}
-		out = append(out, jen.Switch(rgn(reg)).Block(cases...))
+		sw := jen.Switch(rgn(reg)).Block(cases...)
+		if test := preempted(reg, inv); test != nil {
+			// A rule of a region of a parallel state inside reg preempts
+			// reg's.
+			sw = jen.If(test).Block(sw)
+		}
+		out = append(out, sw)
 	}
 	var some jen.Code
 	for i, reg := range takers {
@@ -434,6 +442,15 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		}
 	}
 	var take []jen.Code
+	lefts := map[string]bool{}
+	for _, reg := range inv {
+		g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+			if r.Kind == fsm.Transition {
+				take = append(take, g.hostedLefts(r, lefts)...)
+			}
+			return nil
+		})
+	}
 	if len(froms) > 0 {
 		// The leaves the rules leave, which their exits test.
 		take = append(take, jen.List(froms...).Op(":=").List(fromVals...))
@@ -448,6 +465,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			if r.To != nil {
 				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
 			}
+			c = append(c, g.hostedSlots(r)...)
 			return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
 		})...)
 	}

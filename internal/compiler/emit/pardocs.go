@@ -44,6 +44,17 @@ func regionDoc(s *fsm.State) string {
 			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state nested in it%s.", strings.TrimSpace(list(inner)), g.Name, emits))
 		}
 	}
+	var hosted []*fsm.State
+	for _, reg := range s.Flat {
+		if q := reg.Within; q != nil && !slices.Contains(hosted, q) {
+			hosted = append(hosted, q)
+			var inner []string
+			for _, r := range q.Regions {
+				inner = append(inner, r.Root.Name)
+			}
+			groups = append(groups, fmt.Sprintf(" %s are the regions of %s, a parallel state inside region %s, active while %s is in it.", strings.TrimSpace(list(inner)), q.Name, reg.Host.Root.Name, reg.Host.Root.Name))
+		}
+	}
 	return fmt.Sprintf("It is a parallel state: its regions, %s, are all active while it is, each in one of its states.", strings.TrimSpace(list(names))) + strings.Join(groups, "")
 }
 
@@ -74,6 +85,9 @@ func childNames(g *fsm.State) []string {
 // regionOwner names the parallel state whose region reg is: its group
 // (a parallel state nested as a region) and the parallel state around.
 func regionOwner(reg *fsm.Region) string {
+	if reg.Within != nil {
+		return reg.Within.Name + ", in region " + reg.Host.Root.Name + " of " + regionOwner(reg.Host)
+	}
 	if reg.Group != nil {
 		return reg.Group.Name + ", in " + reg.Parallel.Name
 	}
@@ -85,11 +99,18 @@ func regionOwner(reg *fsm.Region) string {
 // their initial leaves.
 func stateLit(s *fsm.State, cfg []*fsm.State) jen.Code {
 	var vals []jen.Code
-	for _, reg := range s.Regions {
+	leaves := map[*fsm.Region]*fsm.State{}
+	for _, reg := range s.Flat {
 		leaf := reg.Initial
-		if cfg != nil && cfg[reg.Index] != nil {
+		switch {
+		case reg.Host != nil && leaves[reg.Host] != reg.Within:
+			continue // its parallel state is not active: zero
+		case reg.Host != nil && cfg != nil:
+			leaf = cfg[reg.Index]
+		case cfg != nil && cfg[reg.Index] != nil:
 			leaf = cfg[reg.Index]
 		}
+		leaves[reg] = leaf
 		vals = append(vals, kv(reg.Field, jen.Id(leaf.KindName)))
 	}
 	return jen.Id(s.GoName).Values(vals...)
@@ -100,8 +121,12 @@ func stateLit(s *fsm.State, cfg []*fsm.State) jen.Code {
 func regionSamples(m *fsm.Machine, d *fsm.Decl, fields jen.Dict) {
 	for _, s := range m.States {
 		if &s.Decl == d {
-			for _, reg := range s.Regions {
-				fields[jen.Id(reg.Field)] = jen.Id(reg.Initial.KindName)
+			leaves := map[*fsm.Region]*fsm.State{}
+			for _, reg := range s.Flat {
+				if reg.Host == nil || leaves[reg.Host] == reg.Within {
+					leaves[reg] = reg.Initial
+					fields[jen.Id(reg.Field)] = jen.Id(reg.Initial.KindName)
+				}
 			}
 		}
 	}
@@ -216,6 +241,13 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 		if reg.Group != nil {
 			where = "region " + code(reg.Root.Name) + " of " + code(reg.Group.Name) + ", in " + code(reg.Parallel.Name)
 		}
+		// The state the region leaves an event to: its parallel state, or
+		// the one inside another region that holds it.
+		owner := reg.Parallel
+		if reg.Within != nil {
+			owner = reg.Within
+			where = "region " + code(reg.Root.Name) + " of " + code(reg.Within.Name) + ", in region " + code(reg.Host.Root.Name) + " of " + code(reg.Parallel.Name)
+		}
 		for _, s := range reg.Leaves {
 			kind := where
 			switch {
@@ -229,12 +261,15 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			case s.Eventless():
 				kind = "transient in " + where
 			}
+			if s.Regions != nil {
+				kind = "parallel, " + kind
+			}
 			v.States = append(v.States, declRow{Name: s.Name, Kind: kind, Doc: mdText(s.Doc)})
 			var out, up []string
 			taken := map[*fsm.Region][]string{}
 			var takers []*fsm.Region
 			for _, c := range s.Inherited {
-				switch t := fsm.TakesAll(reg.Parallel, c.Event); {
+				switch t := fsm.TakesAll(owner, c.Event); {
 				case c.Out() && t != nil:
 					if taken[t] == nil {
 						takers = append(takers, t)
@@ -251,7 +286,7 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 				}
 			}
 			if len(out) > 0 {
-				up = append(up, strings.Join(out, ", ")+" by "+code(reg.Parallel.Name))
+				up = append(up, strings.Join(out, ", ")+" by "+code(owner.Name))
 			}
 			for _, t := range takers {
 				up = append(up, strings.Join(taken[t], ", ")+" to region "+code(t.Root.Name)+", which takes them in every state")

@@ -61,7 +61,7 @@ func (g *goGen) timerRules(t *fsm.Timer) []jen.Code {
 //	}
 func (g *goGen) regionTimerCases(p *fsm.State, each func(t *fsm.Timer) []jen.Code) []jen.Code {
 	var out []jen.Code
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		if len(reg.Timers) == 0 {
 			continue
 		}

@@ -487,8 +487,19 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 	if tm.DelayFunc != nil {
 		delay = tm.DelayFunc.Name
 	}
+	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(chartPath(tm.State), ".")
+}
+
+// chartPath returns the names of state s and the states around it in the
+// exported chart, outermost first.
+func chartPath(s *fsm.State) []string {
 	var path []string
-	if reg := tm.State.Region; reg != nil {
+	switch reg := s.Region; {
+	case reg != nil && reg.Within != nil:
+		// A region of a parallel state inside another region: its id
+		// goes through that parallel state.
+		path = chartPath(reg.Within)
+	case reg != nil:
 		// A state inside a region: its id goes through its parallel state.
 		for _, s := range reg.Parallel.Path() {
 			path = append(path, s.Name)
@@ -498,10 +509,10 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 			path = append(path, g.Name)
 		}
 	}
-	for _, s := range tm.State.Path() {
-		path = append(path, s.Name)
+	for _, a := range s.Path() {
+		path = append(path, a.Name)
 	}
-	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(path, ".")
+	return path
 }
 
 // sendID is the id of the <send> that runs a timer in the SCXML export:

@@ -66,6 +66,9 @@ type adapterData struct {
 type adapterParallel struct {
 	Type   string
 	Fields []string
+	// Hosts are the kinds of the parallel states inside its regions,
+	// which name no leaf of the chart.
+	Hosts []string
 }
 
 // adapterFunc is one method of the adapter's Behavior, as Go fragments.
@@ -85,8 +88,11 @@ func adapterFile(m *fsm.Machine) ([]byte, error) {
 			continue
 		}
 		p := adapterParallel{Type: s.GoName}
-		for _, reg := range s.Regions {
+		for _, reg := range s.Flat {
 			p.Fields = append(p.Fields, reg.Field)
+			if reg.Within != nil && !slices.Contains(p.Hosts, reg.Within.KindName) {
+				p.Hosts = append(p.Hosts, reg.Within.KindName)
+			}
 		}
 		d.Parallels = append(d.Parallels, p)
 	}

@@ -79,9 +79,12 @@ func regionOutcomes(reg *fsm.Region, e *fsm.Event) outcomes {
 // for the whole machine, the target would run the other region's rule.
 func regionRejects(c *chart, p *problems, target string) {
 	for _, par := range c.m.States {
+		// The regions of the parallel states inside its regions too: a
+		// rejection there refuses the event for the whole machine as well.
+		regs := par.Flat
 		for _, e := range c.m.Events {
 			var outs []outcomes
-			for _, reg := range par.Regions {
+			for _, reg := range regs {
 				outs = append(outs, regionOutcomes(reg, e))
 			}
 			for i, o := range outs {
@@ -92,7 +95,7 @@ func regionRejects(c *chart, p *problems, target string) {
 					if j == i || !other.acts {
 						continue
 					}
-					p.refuse(o.reject.Pos, "region %s of %s rejects %s while region %s may take it: fsmgen then refuses %s for the whole machine (nothing changes, and the regions after %s test no guard), but in %s a rejection is a transition that does nothing and %s's transition still runs: ignore %s in %s instead, or handle it there", par.Regions[i].Root.Name, par.Name, e.Name, par.Regions[j].Root.Name, e.Name, par.Regions[i].Root.Name, target, par.Regions[j].Root.Name, e.Name, o.reject.From.Name)
+					p.refuse(o.reject.Pos, "region %s of %s rejects %s while region %s may take it: fsmgen then refuses %s for the whole machine (nothing changes, and the regions after %s test no guard), but in %s a rejection is a transition that does nothing and %s's transition still runs: ignore %s in %s instead, or handle it there", regs[i].Root.Name, par.Name, e.Name, regs[j].Root.Name, e.Name, regs[i].Root.Name, target, regs[j].Root.Name, e.Name, o.reject.From.Name)
 					break
 				}
 			}
@@ -104,11 +107,11 @@ func regionRejects(c *chart, p *problems, target string) {
 // otherwise in a parallel state: a rule of the parallel state (or around
 // it) that acts, beside regions of which one leaves the event to it and
 // another takes it with a rule that does not conflict with it.
+//
+// It checks the parallel states inside regions too (see parallels), each
+// with the regions inside it.
 func scxmlParallel(c *chart, p *problems) {
-	for _, par := range c.m.States {
-		if par.Regions == nil {
-			continue
-		}
+	for _, par := range parallels(c.m) {
 		if g := c.m.Groups(); par.Completion != nil && slices.ContainsFunc(g, func(g *fsm.State) bool { return g.Regions[0].Parallel == par }) {
 			// SCXML 1.0 §3.13 enterStates raises done.state of a final
 			// state's parent and, when it is parallel, grandparent only.
@@ -120,10 +123,11 @@ func scxmlParallel(c *chart, p *problems) {
 				continue
 			}
 			var outs []outcomes
-			for _, reg := range par.Regions {
+			regs := regionsIn(c.m, par)
+			for _, reg := range regs {
 				outs = append(outs, regionOutcomes(reg, e))
 			}
-			if r1, r2 := scxmlConflict(par, outs, targetless); r1 != nil {
+			if r1, r2 := scxmlConflict(regs, outs, targetless); r1 != nil {
 				what := "a rule without a target (an ignore, a rejection or a row without to)"
 				if targetless {
 					what = "a rule"
@@ -138,14 +142,14 @@ func scxmlParallel(c *chart, p *problems) {
 // to it and one that may take it with a rule SCXML keeps beside the rule
 // of par that acts (any rule when that one is targetless, else a
 // targetless one); nil when none.
-func scxmlConflict(par *fsm.State, outs []outcomes, targetless bool) (leaves, takes *fsm.Region) {
+func scxmlConflict(regs []*fsm.Region, outs []outcomes, targetless bool) (leaves, takes *fsm.Region) {
 	for i, o := range outs {
 		if !o.leave {
 			continue
 		}
 		for j, other := range outs {
 			if j != i && other.take && (targetless || other.targetless) {
-				return par.Regions[i], par.Regions[j]
+				return regs[i], regs[j]
 			}
 		}
 	}
@@ -201,4 +205,38 @@ func rootRule(r *fsm.Rule, p *problems, target string) bool {
 		return false
 	}
 	return true
+}
+
+// parallels returns the machine's parallel states, then those inside
+// regions (see fsm.Region.Host), in document order.
+func parallels(m *fsm.Machine) []*fsm.State {
+	var out []*fsm.State
+	for _, s := range m.States {
+		if s.Regions != nil {
+			out = append(out, s)
+		}
+	}
+	for _, reg := range m.Regions {
+		if reg.Within != nil && !slices.Contains(out, reg.Within) {
+			out = append(out, reg.Within)
+		}
+	}
+	return out
+}
+
+// regionsIn returns the regions an event reaches parallel state s
+// through: for a parallel state of the machine, its regions and those of
+// the parallel states inside them; for one inside a region, those of its
+// own and of the parallel states inside them.
+func regionsIn(m *fsm.Machine, s *fsm.State) []*fsm.Region {
+	if s.Region == nil {
+		return s.Flat
+	}
+	var out []*fsm.Region
+	for _, reg := range m.Regions {
+		if reg.Within == s || slices.Contains(out, reg.Host) {
+			out = append(out, reg)
+		}
+	}
+	return out
 }

@@ -59,12 +59,15 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 			var these []string
 			for _, run := range r.Exits {
 				if run.When == nil || run.When.Contains(from) {
+					// A parallel state inside the region: its regions first.
+					these = append(these, regionExits(run.State, cfg)...)
 					these = append(these, "exit "+run.State.Name)
 				}
 			}
 			exits = append(these, exits...)
 			for _, run := range r.Entries {
 				entries = append(entries, "entry "+run.State.Name)
+				entries = append(entries, regionEntries(run.State)...)
 			}
 			if leaf := r.Target; leaf != nil {
 				// The region's new leaf, which a parallel state's done
@@ -121,6 +124,12 @@ func regionEntries(p *fsm.State) []string {
 	for _, reg := range p.Regions {
 		for _, run := range reg.Start {
 			out = append(out, "entry "+run.State.Name)
+			if run.State.Region != nil {
+				// A parallel state inside the region, entered with it (a
+				// parallel state nested as a region is entered with its
+				// regions' first).
+				out = append(out, regionEntries(run.State)...)
+			}
 		}
 	}
 	return out
@@ -133,6 +142,8 @@ func regionExits(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 	var out []string
 	for i := len(p.Regions) - 1; i >= 0; i-- {
 		for s := cfg[p.Regions[i]]; s != nil; s = s.Parent {
+			// A parallel state inside the region: its regions first.
+			out = append(out, regionExits(s, cfg)...)
 			out = append(out, "exit "+s.Name)
 		}
 		reg := p.Regions[i]
@@ -160,6 +171,11 @@ func regionConfig(t *testing.T, m *fsm.Machine, leaf string) map[*fsm.Region]*fs
 		require.GreaterOrEqual(t, i, 0, "%s: %s is no leaf of a region", m.Name, name)
 		s := m.RegionLeaves()[i]
 		cfg[s.Region] = s
+		for reg := s.Region; reg.Within != nil; reg = reg.Host {
+			// A parallel state inside a region, which the leaves name
+			// through its regions': its host region is in it.
+			cfg[reg.Host] = reg.Within
+		}
 	}
 	return cfg
 }
@@ -184,15 +200,7 @@ func scionOrder(t *testing.T, m *fsm.Machine, trace []string) ([]string, bool) {
 	out := slices.Clone(trace)
 	depth := func(e string) int {
 		_, name, _ := strings.Cut(e, " ")
-		s := anyStateNamed(t, m, name)
-		if s.Region != nil && s.Region.Group != nil {
-			// A region of a parallel state nested in another: below it.
-			return s.Region.Group.Depth + 1 + s.Depth
-		}
-		if s.Region != nil {
-			return s.Region.Parallel.Depth + 1 + s.Depth
-		}
-		return s.Depth
+		return chartDepth(anyStateNamed(t, m, name))
 	}
 	for i := 0; i < len(out); {
 		what, _, _ := strings.Cut(out[i], " ")
@@ -223,4 +231,20 @@ func parallelGuard(m *fsm.Machine, g string) bool {
 		return false
 	}
 	return slices.ContainsFunc(m.Rules, func(r *fsm.Rule) bool { return r.Guard != nil && r.Guard.Name == g })
+}
+
+// chartDepth is the depth of state s in the chart the targets run: below
+// its region's parallel state, the parallel state nested as a region that
+// holds it, or the parallel state inside another region that holds it.
+func chartDepth(s *fsm.State) int {
+	switch {
+	case s.Region != nil && s.Region.Within != nil:
+		return chartDepth(s.Region.Within) + 1 + s.Depth
+	case s.Region != nil && s.Region.Group != nil:
+		// A region of a parallel state nested in another: below it.
+		return s.Region.Group.Depth + 1 + s.Depth
+	case s.Region != nil:
+		return s.Region.Parallel.Depth + 1 + s.Depth
+	}
+	return s.Depth
 }

@@ -288,6 +288,11 @@ type State struct {
 	// is, for a state inside a region, that region. Both nil elsewhere.
 	Regions []*Region
 	Region  *Region
+	// Flat are, for a parallel state of the machine, its regions and
+	// those of the parallel states inside their states (see Region.Host),
+	// in document order: the regions its value names and an event is
+	// offered to. For a parallel state inside a region, its own regions.
+	Flat []*Region
 }
 
 // History is the kind of a composite state's history.

@@ -57,6 +57,14 @@ type Region struct {
 	// and Group.Parent is the parallel state it is a region of.
 	Groups []*State
 	Group  *State
+	// Host is, for a region of a parallel state inside another region
+	// below its own state (a state the other region's rules enter and
+	// leave), that other region, and Within that parallel state, a leaf of
+	// Host's; both nil otherwise. Parallel is then the parallel state of
+	// the machine that holds Host; the region's slot holds its leaf while
+	// Host is in Within, and zero otherwise (see parinreg.go).
+	Host   *Region
+	Within *State
 	// Field is the Go name of the parallel state's struct field that
 	// holds the region's state; JSON its member.
 	Field, JSON string
@@ -170,6 +178,14 @@ func (h *parHook) shapeLines() []string {
 // specRegion is a region as the spec writes it.
 type specRegion struct {
 	par *spec.State
+	// top is the parallel state of the machine around the regions that
+	// holds the region: par, or for a region of a parallel state inside
+	// another's region (host), the outermost one.
+	top *spec.State
+	// host is, for a region of a parallel state that a rule of another
+	// region enters and leaves, that region; nil otherwise (see
+	// parinreg.go).
+	host *specRegion
 	// groups are the parallel states nested in par that hold the region,
 	// outermost first (see groupOf); nil for a region that is par's own
 	// state.
@@ -231,7 +247,7 @@ func hasParallel(list []spec.State) bool {
 
 // regionsOf returns the regions of the parallel states in list, in
 // document order, checking what a parallel state and its regions may be.
-func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.State) []*specRegion {
+func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec.State) []*specRegion {
 	var out []*specRegion
 	for i := range list {
 		s := &list[i]
@@ -240,12 +256,14 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 			if s.History.Value == "deep" {
 				d = s
 			}
-			out = append(out, regionsOf(s.States, diags, inRegion, d)...)
+			out = append(out, regionsOf(s.States, diags, host, d)...)
 			continue
 		}
 		switch {
-		case inRegion:
-			diags.Errorf(s.Parallel.Pos, "parallel state %s is inside a state of a region of another parallel state: fsmgen nests a parallel state only as a region's own state (right under the outer parallel state) yet, not as a state a rule of the region enters and leaves; move %s up to be a region of the outer parallel state, or out of its regions", s.Name.Value, s.Name.Value)
+		case host != nil:
+			// A parallel state a rule of region host enters and leaves
+			// (see parinreg.go).
+			out = append(out, hostedRegions(host, s, deep, diags)...)
 			continue
 		case len(s.States) < 2:
 			diags.Errorf(s.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", s.Name.Value, len(s.States))
@@ -258,7 +276,7 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 		nested := nestedRegions(s, s, nil, diags)
 		resumed = resumed && !deepNested(s, deep, nested, diags)
 		for place, nr := range nested {
-			r := &specRegion{par: s, groups: nr.groups, place: place, root: nr.root, names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
+			r := &specRegion{par: s, top: s, groups: nr.groups, place: place, root: nr.root, names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
 			checkRegion(r, r.root, nil, diags)
 			if s.Done != nil && len(r.finals) == 0 {
 				// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised
@@ -266,9 +284,14 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 				diags.Errorf(r.root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", r.root.Name.Value, s.Name.Value, s.Name.Value)
 			}
 			out = append(out, r)
-			regionsOf(r.root.States, diags, true, nil)
+			if hasParallel(r.root.States) {
+				hostingHistory(r, r.root, diags)
+				hostingSettles(r, diags)
+			}
+			out = append(out, regionsOf(r.root.States, diags, r, nil)...)
 		}
 		mixedSettling(out, s, diags)
+		hostingDefers(s, out, diags)
 	}
 	return out
 }
@@ -277,6 +300,12 @@ func regionsOf(list []spec.State, diags *diag.List, inRegion bool, deep *spec.St
 // for the region's own state), and records its name.
 func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	r.names[s.Name.Value] = true
+	if s != r.root && s.Parallel.Value {
+		// A parallel state inside the region: a leaf of the region's
+		// build, whose regions are checked as regions of their own.
+		checkHosting(r, s, diags)
+		return
+	}
 	what := s.Name.Value + " (in region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ")"
 	if s == r.root && s.Done != nil {
 		// SCXML 1.0 §3.13: a transition of the region's own state that
@@ -349,8 +378,11 @@ func (s *State) Eventless() bool { return s != nil && s.Settles() && s.Completes
 // Ends reports whether entering leaf s of a region may end the region in
 // the same step: s is one of the region's final leaves, or it settles and
 // the done transition that leaves it may lead to one.
+//
+// A region of a parallel state inside another region never does: that
+// parallel state has no done transition (see parinreg.go).
 func (s *State) Ends() bool {
-	if s.Region == nil {
+	if s.Region == nil || s.Region.Within != nil {
 		return false
 	}
 	if slices.Contains(s.Region.Finals, s) {
@@ -371,8 +403,10 @@ func (s *State) Ends() bool {
 // parallel reports whether s is a parallel state of the machine around
 // the regions: entering and leaving it enters and leaves its regions,
 // whether or not it has an entry or exit of its own.
+// In a region's build, it is a parallel state inside the region, a leaf
+// there (see parinreg.go).
 func (b *builder) parallel(s *State) bool {
-	return b.par != nil && b.par.region == nil && b.specOf[s] != nil && b.specOf[s].Parallel.Value
+	return b.par != nil && b.specOf[s] != nil && b.specOf[s].Parallel.Value
 }
 
 // unreachableFinal reports final state s of a region's build, which no

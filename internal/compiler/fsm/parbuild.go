@@ -12,7 +12,7 @@ import (
 // joins them (see parallel.go).
 func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	var diags diag.List
-	regions := regionsOf(f.States, &diags, false, nil)
+	regions := regionsOf(f.States, &diags, nil, nil)
 	outer, rows := splitRows(f, regions, &diags)
 	if diags.HasErrors() {
 		diags.Sort()
@@ -38,7 +38,11 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	groupUses(regions, hook.used)
-	coverage(regions, hook)
+	for range hostingDepth(regions) + 1 {
+		// A parallel state inside a region takes the events its regions
+		// cover: the innermost first.
+		coverage(regions, hook)
+	}
 	regionRules(regions, hook)
 	hook.regionDefers = regionDeferrals(regions)
 	for _, r := range regions {
@@ -117,7 +121,7 @@ func coverage(regions []*specRegion, hook *parHook) {
 			t.regions++
 			takes, finalOnly := true, true
 			for _, s := range r.build.States {
-				if s.Transient || inside(s.Cell(e)) {
+				if s.Transient || inside(s.Cell(e)) || hook.covered[s.Name][e.Name] {
 					continue
 				}
 				takes = false
@@ -278,6 +282,8 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 	for _, to := range targets(t) {
 		switch o := regionOf[strings.TrimSuffix(to.Value, historySuffix)]; {
 		case o == r:
+		case o != nil && o.host == r:
+			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s: %s is entered through all its regions at once; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, o.par.Name.Value, o.par.Name.Value)
 		case o != nil && o.par == r.par:
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		default:
@@ -327,6 +333,9 @@ func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File 
 	sub := *f
 	root := *r.root
 	root.Initial = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
+	// A parallel state inside the region is a leaf of its build, as the
+	// machine's build holds a parallel state (see parinreg.go).
+	root.States = leafParallels(root.States)
 	sub.States = []spec.State{root}
 	sub.Transitions = rows
 	sub.Output, sub.Behavior, sub.Breaks = spec.Output{}, spec.String{}, nil

@@ -15,11 +15,18 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		outer[s.Name] = s
 	}
 	inRegion := map[string]*State{}
+	made := map[*specRegion]*Region{}
 	for i, sr := range regions {
 		sub := sr.build
-		p := outer[sr.par.Name.Value]
+		p := outer[sr.top.Name.Value]
 		root := sub.Initial.Path()[0]
 		reg := &Region{Index: i, Parallel: p, Place: sr.place, Root: root, Start: sub.Start, Initial: sub.Initial, Field: root.GoName, JSON: root.Snake}
+		made[sr] = reg
+		if sr.host != nil {
+			// A region of a parallel state inside region host, a leaf of
+			// host's build made before (see parinreg.go).
+			reg.Host, reg.Within = made[sr.host], inRegion[sr.par.Name.Value]
+		}
 		parent := p
 		for _, sg := range sr.groups {
 			// The parallel states nested in p that hold the region,
@@ -95,7 +102,13 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		for _, run := range reg.Start {
 			rejoinRun(m, run)
 		}
-		p.Regions = append(p.Regions, reg)
+		if reg.Within != nil {
+			reg.Within.Regions = append(reg.Within.Regions, reg)
+			reg.Within.Flat = append(reg.Within.Flat, reg)
+		} else {
+			p.Regions = append(p.Regions, reg)
+		}
+		p.Flat = append(p.Flat, reg)
 		m.Regions = append(m.Regions, reg)
 	}
 	for _, sr := range regions {

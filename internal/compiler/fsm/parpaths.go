@@ -58,7 +58,10 @@ type regionWay struct {
 func (m *Machine) regionWays(p *State, cfg []*State, e *Event) []regionWay {
 	var alts [][]pick
 	var regs []*Region
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
+		if cfg[reg.Index] == nil {
+			continue // a region of a parallel state its host is not in
+		}
 		if c := cfg[reg.Index].Cell(e); c != nil && !c.Out() {
 			alts = append(alts, picks(c, cfg))
 			regs = append(regs, reg)
@@ -110,6 +113,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 	var tests []Test
 	var moves, ignores, defers []*Rule
 	var moved []*Region
+	ch = preempt(regs, ch)
 	for i, pk := range ch {
 		tests = append(tests, pk.tests...)
 		switch r := pk.rule; {
@@ -135,6 +139,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 				after[moved[i].Index] = r.To
 			}
 		}
+		p.reenter(after, moves)
 		w.moved, w.micro = moved, len(moves)
 		var queue []*Region
 		for i, r := range moves {
@@ -266,7 +271,12 @@ func enters(w *Way, s *State) bool {
 func initialConfig(m *Machine) []*State {
 	out := make([]*State, len(m.Regions))
 	for _, reg := range m.Regions {
-		out[reg.Index] = reg.Initial
+		if reg.Host == nil {
+			out[reg.Index] = reg.Initial
+		}
+	}
+	for _, p := range m.States {
+		p.settleHosts(out)
 	}
 	return out
 }
@@ -291,7 +301,9 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 	for _, reg := range p.Regions {
 		out := func(s *State) bool {
 			c := s.Cell(e)
-			return c == nil || c.Out()
+			// A parallel state inside the region offers the event to its
+			// own regions first: not quiet.
+			return (c == nil || c.Out()) && s.Regions == nil
 		}
 		// A leaf that is not final first: a machine restored with every
 		// region final would take its done transition.
@@ -302,10 +314,11 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 		if i < 0 {
 			return nil
 		}
-		if c := reg.Initial.Cell(e); c != nil && !c.Out() {
+		if !out(reg.Initial) {
 			cfg[reg.Index] = reg.Leaves[i]
 		}
 	}
+	p.settleHosts(cfg)
 	if p.completes(cfg) {
 		return nil
 	}
@@ -361,7 +374,7 @@ func (m *Machine) parallelWays() {
 	}
 	seen := map[string]bool{}
 	for _, p := range m.States {
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			for _, l := range reg.Leaves {
 				for _, e := range m.Events {
 					c := l.Cell(e)
@@ -372,15 +385,17 @@ func (m *Machine) parallelWays() {
 					if base == nil {
 						base = initialConfig(m)
 					}
-					base[reg.Index] = l
+					m.place(base, reg, l)
 					cfgs := [][]*State{base}
 					ends := false
 					for x := c; x != nil && !x.Out(); x = x.Fallback {
 						for _, r := range x.Rules {
 							if in := r.Guard; in != nil && in.In != nil {
 								cfg := slices.Clone(base)
-								cfg[in.In.Region.Index] = descend(in.In)
-								cfgs = append(cfgs, cfg)
+								m.place(cfg, in.In.Region, descend(in.In))
+								if cfg[reg.Index] == l {
+									cfgs = append(cfgs, cfg)
+								}
 							}
 							ends = ends || r.To != nil && r.To.Ends()
 						}
@@ -612,7 +627,7 @@ func leftOnlyInFinals(p *State, e *Event) bool {
 // step's text: " (Playing, Muted, Offline)"; "" for another state.
 func configText(p *State, cfg []*State) string {
 	var names []string
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		if cfg != nil && cfg[reg.Index] != nil {
 			names = append(names, cfg[reg.Index].Name)
 		}

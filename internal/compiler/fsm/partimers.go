@@ -30,7 +30,7 @@ func restoredIn(s *State, cfg []*State) timerRun {
 	if cfg == nil {
 		return run
 	}
-	for _, reg := range s.Regions {
+	for _, reg := range s.Flat {
 		for _, a := range reg.Path(cfg[reg.Index]) {
 			for _, t := range a.Timers {
 				run.last++
@@ -54,6 +54,10 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *
 			if x.When != nil && !x.When.Contains(from) {
 				continue
 			}
+			if hosting(x) && !x.Entry {
+				// A parallel state inside the region: its regions first.
+				out = append(out, m.leaveRegions(x.State, cfg, run)...)
+			}
 			for _, e := range x.Actions {
 				switch e.Action {
 				case m.CancelTimer:
@@ -66,6 +70,9 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *
 					run.ids[e.Args[0].Timer] = run.last
 				}
 				out = append(out, e.Action)
+			}
+			if hosting(x) && x.Entry {
+				out = append(out, m.enterRegions(x.State, nil, run)...)
 			}
 		}
 	}
@@ -100,6 +107,10 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 	for i := len(s.Regions) - 1; i >= 0; i-- {
 		reg := s.Regions[i]
 		for a := cfg[reg.Index]; a != nil && a.Region == reg; a = a.Parent {
+			if a.Regions != nil {
+				// A parallel state inside the region: its regions first.
+				out = append(out, m.leaveRegions(a, cfg, run)...)
+			}
 			for _, t := range a.Timers {
 				if run.ids[t] != 0 {
 					run.ids[t] = 0
@@ -136,6 +147,10 @@ func (m *Machine) enterRegions(s *State, resumed []*State, run *timerRun) []*Act
 				}
 				out = append(out, e.Action)
 			}
+			if hosting(x) && x.State != s {
+				// A parallel state inside the region, entered with it.
+				out = append(out, m.enterRegions(x.State, nil, run)...)
+			}
 		}
 	}
 	return out
@@ -149,7 +164,7 @@ func regionTimers(p *State, cfg []*State) []*Timer {
 	if cfg == nil {
 		return nil
 	}
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		for _, a := range reg.Path(cfg[reg.Index]) {
 			out = append(out, a.Timers...)
 		}
@@ -191,14 +206,14 @@ func (m *Machine) regionTimerWays(p *State, cfg []*State, t *Timer) []regionWay 
 // generated tests.
 func (m *Machine) timerWays(p *State) []*Way {
 	var out []*Way
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		for _, t := range reg.Timers {
 			i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return t.State.Contains(s) })
 			if i < 0 {
 				continue
 			}
 			cfg := initialConfig(m)
-			cfg[reg.Index] = reg.Leaves[i]
+			m.place(cfg, reg, reg.Leaves[i])
 			if p.completes(cfg) {
 				continue
 			}
@@ -217,13 +232,16 @@ func (m *Machine) timerWays(p *State) []*Way {
 func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
 	keep := timersOf(w.To) | timerBits(regionTimers(w.To, cfg))
 	if w.To.Regions != nil && enters(w, w.To) {
-		for _, reg := range w.To.Regions {
+		for _, reg := range w.To.Flat {
 			spent &^= timerBits(reg.Timers)
 		}
 	}
 	for _, r := range w.Rules {
 		for _, run := range r.Entries {
 			spent &^= timerBits(run.State.Timers)
+			if hosting(run) {
+				spent &^= hostedTimers(run.State)
+			}
 		}
 		if t := r.Spends; t != nil && t.Index < 64 {
 			spent |= 1 << t.Index
@@ -241,7 +259,7 @@ func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
 // would have taken its done transition. Nil for other states.
 func (p *State) TimedConfigs() [][]*State {
 	timed, most, size := false, 0, 0
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		timed = timed || len(reg.Timers) > 0 || reg.defers()
 		most = max(most, len(reg.Leaves))
 		size = max(size, reg.Index+1)
@@ -252,14 +270,16 @@ func (p *State) TimedConfigs() [][]*State {
 	var out [][]*State
 	for k := 1; k < most; k++ {
 		cfg := make([]*State, size) // by Region.Index
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			cfg[reg.Index] = reg.Leaves[min(k, len(reg.Leaves)-1)]
 		}
+		p.settleHosts(cfg)
 		// cfg holds nil for the regions of the machine's other parallel
-		// states, which come before p's.
+		// states, and of the parallel states inside p's regions that cfg
+		// does not enter.
 		settles := false
-		for _, reg := range p.Regions {
-			settles = settles || cfg[reg.Index].Settles()
+		for _, reg := range p.Flat {
+			settles = settles || cfg[reg.Index] != nil && cfg[reg.Index].Settles()
 		}
 		if !p.completes(cfg) && !settles {
 			out = append(out, cfg)

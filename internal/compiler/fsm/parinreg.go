@@ -1,0 +1,196 @@
+package fsm
+
+import (
+	"time"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves a parallel state inside a region of another parallel
+// state, below the region's own state: a state Q of region R that a rule
+// of R enters and leaves (SCXML 1.0 §3.4: a <state> may hold a
+// <parallel>; XState's type: "parallel" at any depth). R's build holds Q
+// as a leaf, as the machine's build holds a parallel state; Q's regions
+// are built on their own, as every region is, and join the machine's
+// regions right after R (document order: Q's leaves are R's atomic
+// states), hosted by R (Region.Host) inside Q (Region.Within). Their
+// slots of m.rgn hold their leaves while R is in Q and zero otherwise,
+// so the code dispatches them region by region, as it does the others,
+// and never the product of their states. A rule of one of Q's regions
+// preempts Q's own and those of R around Q, as a region's rule preempts
+// its parallel state's (SCXML 1.0 §3.13, removeConflictingTransitions: a
+// descendant's transition wins).
+
+// hostedRegions returns the regions of parallel state q, inside region
+// host below its own state, and those of the parallel states inside them
+// in turn, in document order, refusing what fsmgen does not resolve for
+// them yet. deep is the composite state inside host around q with a deep
+// history; nil when none is.
+func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *diag.List) []*specRegion {
+	if len(q.States) < 2 {
+		diags.Errorf(q.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", q.Name.Value, len(q.States))
+		return nil
+	}
+	if deep != nil || host.resumed {
+		who := host.top.Name.Value
+		if deep != nil {
+			who = deep.Name.Value
+		}
+		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and the deep history of %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, who, q.Name.Value, host.root.Name.Value)
+		return nil
+	}
+	var out []*specRegion
+	for place := range q.States {
+		root := &q.States[place]
+		if root.Parallel.Value {
+			diags.Errorf(root.Parallel.Pos, "parallel state %s is a region of parallel state %s, which region %s of %s enters and leaves: fsmgen does not nest a parallel state as a region there yet; make %s an ordinary region, or put the parallel state inside one of its states", root.Name.Value, q.Name.Value, host.root.Name.Value, host.par.Name.Value, root.Name.Value)
+			continue
+		}
+		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}}
+		checkRegion(r, r.root, nil, diags)
+		switch {
+		case r.transient.Line != 0:
+			diags.Errorf(r.transient, "region %s of parallel state %s, which region %s enters and leaves, has a transient state: fsmgen does not take eventless rules inside a parallel state inside a region yet; give the choice to the rule that enters the state", root.Name.Value, q.Name.Value, host.root.Name.Value)
+		case r.done.Line != 0:
+			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it: fsmgen does not take done transitions inside a parallel state inside a region yet; write a rule on the event that ends the work instead", root.Name.Value, q.Name.Value, host.root.Name.Value)
+		}
+		hostedStates(root, root, q, host, diags)
+		out = append(out, r)
+		out = append(out, regionsOf(root.States, diags, r, nil)...)
+	}
+	return out
+}
+
+// hostedStates refuses, in s and the states inside it (a region of a
+// parallel state inside another's region), what fsmgen does not resolve
+// there yet: histories and deferred events.
+func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
+	switch {
+	case s.History.Set:
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s has a history; fsmgen does not resume the states of a parallel state inside a region yet; drop the history", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value)
+	case len(s.Defer) > 0:
+		diags.Errorf(s.Defer[0].Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s defers %s; fsmgen does not defer events inside a parallel state inside a region yet; ignore the event, or handle it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value, s.Defer[0].Value)
+	}
+	for i := range s.States {
+		if !s.States[i].Parallel.Value {
+			hostedStates(&s.States[i], root, q, host, diags)
+		}
+	}
+}
+
+// checkHosting checks q, a parallel state inside region r below its own
+// state (see hostedRegions): a leaf of r's build, entered and left by
+// r's rules, with rules of its own and an entry and exit that emit
+// actions, and nothing more yet.
+func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
+	refuse := func(pos diag.Pos, has, instead string) {
+		diags.Errorf(pos, "parallel state %s, inside region %s of parallel state %s, has %s: fsmgen does not resolve that for a parallel state a region's rules enter and leave yet; %s", q.Name.Value, r.root.Name.Value, r.par.Name.Value, has, instead)
+	}
+	switch {
+	case q.Done != nil:
+		refuse(q.Done.Pos, "a done transition", "write a rule of "+q.Name.Value+" on the event that ends its regions' work")
+	case q.History.Set:
+		refuse(q.History.Pos, "a history", "drop the history")
+	case len(q.After) > 0 && !timerSpec(q):
+		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
+	case len(q.Defer) > 0:
+		refuse(q.Defer[0].Pos, "deferred events", "ignore the event, or handle it")
+	case q.Final.Set || q.Terminal.Set || q.Transient.Set:
+		refuse(q.Name.Pos, "final, terminal or transient", "remove it")
+	case len(q.Fields) > 0:
+		refuse(q.Fields[0].Name.Pos, "fields", "give the fields to "+r.top.Name.Value)
+	case q.Entry != nil && q.Entry.Effect.Set:
+		refuse(q.Entry.Effect.Pos, "an entry with effect "+q.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
+	case q.Exit != nil && q.Exit.Effect.Set:
+		refuse(q.Exit.Effect.Pos, "an exit with effect "+q.Exit.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
+	}
+	for _, a := range q.After {
+		// Its timers are r's, as any state's of r: their rules move
+		// within r (checked as r's rows are, see splitRows).
+		r.timers = append(r.timers, spec.Transition{Pos: a.Pos, From: []spec.String{q.Name}, Outcome: a.Outcome, Guards: a.Guards})
+	}
+}
+
+// hostingHistory refuses, in region r, a history of a composite state
+// around a parallel state inside r: its variants would resume the
+// parallel state's regions, which fsmgen does not do yet.
+func hostingHistory(r *specRegion, s *spec.State, diags *diag.List) {
+	if s.History.Set && hasParallel(s.States) {
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s: its state %s has a history and holds a parallel state; fsmgen does not resume a parallel state inside a region yet; drop the history, or move the parallel state out of %s", r.root.Name.Value, r.par.Name.Value, s.Name.Value, s.Name.Value)
+	}
+	for i := range s.States {
+		if !s.States[i].Parallel.Value {
+			hostingHistory(r, &s.States[i], diags)
+		}
+	}
+}
+
+// hostingDepth is how deep parallel states nest inside regions: 0 when
+// no region holds one.
+func hostingDepth(regions []*specRegion) int {
+	depth := 0
+	for _, r := range regions {
+		d := 0
+		for h := r.host; h != nil; h = h.host {
+			d++
+		}
+		depth = max(depth, d)
+	}
+	return depth
+}
+
+// hostingSettles refuses, in region r that holds a parallel state below
+// its own state, transient states and done transitions: the eventless
+// rules that would enter or leave the parallel state are not resolved
+// with its regions yet.
+func hostingSettles(r *specRegion, diags *diag.List) {
+	if r.transient.Line != 0 {
+		diags.Errorf(r.transient, "region %s of parallel state %s holds a parallel state and has a transient state: fsmgen does not take eventless rules in a region that holds a parallel state yet; give the choice to the rule that enters the transient state", r.root.Name.Value, r.par.Name.Value)
+	}
+	if r.done.Line != 0 {
+		diags.Errorf(r.done, "region %s of parallel state %s holds a parallel state and has a done transition inside it: fsmgen does not take done transitions in a region that holds a parallel state yet; write a rule on the event that ends the work instead", r.root.Name.Value, r.par.Name.Value)
+	}
+}
+
+// hostingDefers refuses deferred events in parallel state par, and in
+// the states of its regions, when a region of par holds a parallel state
+// below its own state (regions, those of par's among them): which events
+// the machine keeps would depend on regions that are active only while
+// their host is in their parallel state, which fsmgen does not resolve
+// yet.
+func hostingDefers(par *spec.State, regions []*specRegion, diags *diag.List) {
+	hosts := false
+	for _, r := range regions {
+		hosts = hosts || r.top == par && r.host != nil
+	}
+	if !hosts {
+		return
+	}
+	// The parallel states inside regions refuse their own (see
+	// checkHosting and hostedStates): not walked.
+	var walk func(s *spec.State, inParallel bool)
+	walk = func(s *spec.State, inParallel bool) {
+		if s.Parallel.Value && !inParallel && s != par {
+			return
+		}
+		if len(s.Defer) > 0 {
+			diags.Errorf(s.Defer[0].Pos, "parallel state %s holds a parallel state inside one of its regions, and %s defers %s: fsmgen does not defer events in such a parallel state yet; ignore the event, or handle it", par.Name.Value, s.Name.Value, s.Defer[0].Value)
+		}
+		for i := range s.States {
+			walk(&s.States[i], s.Parallel.Value)
+		}
+	}
+	walk(par, false)
+}
+
+// timerSpec reports whether the timers of q all have constant delays, as
+// a region's timers need (an effect inside a region is refused).
+func timerSpec(q *spec.State) bool {
+	for _, a := range q.After {
+		if _, err := time.ParseDuration(a.Delay.Value); err != nil {
+			return false
+		}
+	}
+	return true
+}

@@ -86,7 +86,7 @@ func regionOwner(reg *fsm.Region) string {
 func stateLit(s *fsm.State, cfg []*fsm.State) jen.Code {
 	var vals []jen.Code
 	for _, reg := range s.Regions {
-		leaf := reg.Initial
+		leaf := reg.Resting()
 		if cfg != nil && cfg[reg.Index] != nil {
 			leaf = cfg[reg.Index]
 		}
@@ -101,7 +101,7 @@ func regionSamples(m *fsm.Machine, d *fsm.Decl, fields jen.Dict) {
 	for _, s := range m.States {
 		if &s.Decl == d {
 			for _, reg := range s.Regions {
-				fields[jen.Id(reg.Field)] = jen.Id(reg.Initial.KindName)
+				fields[jen.Id(reg.Field)] = jen.Id(reg.Resting().KindName)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	var diags diag.List
 	regions := regionsOf(f.States, &diags, false, nil)
+	newTransient(f.States, regions, &diags)
 	outer, rows := splitRows(f, regions, &diags)
 	if diags.HasErrors() {
 		diags.Sort()

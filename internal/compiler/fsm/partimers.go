@@ -197,7 +197,7 @@ func (m *Machine) timerWays(p *State) []*Way {
 			if i < 0 {
 				continue
 			}
-			cfg := initialConfig(m)
+			cfg := restingConfig(m)
 			cfg[reg.Index] = reg.Leaves[i]
 			if p.completes(cfg) {
 				continue

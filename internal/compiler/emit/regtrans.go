@@ -150,7 +150,8 @@ func restlessEntry(r *fsm.Rule) *fsm.State {
 // entrySettle emits what follows the entries of rule r when it enters a
 // parallel state whose regions may start in a transient state: their
 // eventless rules, as after a step of the regions, then, when that may
-// put every region in a final state, the parallel state's done
+// put every region in a final state (each starts in one, or in a state
+// that may lead to one in the same step), the parallel state's done
 // transition.
 //
 //	// Transient states: their eventless rules, a microstep at a time.
@@ -165,12 +166,12 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		return nil
 	}
 	var regs []*fsm.Region
-	ends := false
+	ends := true // every region may end in the step that enters it
 	for _, reg := range p.Regions {
 		if reg.Initial.Settles() {
 			regs = append(regs, reg)
 		}
-		ends = ends || reg.Initial.Ends()
+		ends = ends && reg.Initial.Ends()
 	}
 	out := []jen.Code{settleLoop(regs)}
 	if ends && p.Completion != nil {

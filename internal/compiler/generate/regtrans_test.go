@@ -47,8 +47,9 @@ func run(a *answers, events ...gate.Event) {
 }
 
 func main() {
-	run(&answers{wide: []bool{true, true, false, false}, bright: []bool{true}}, &gate.Go{}, &gate.Open{}, &gate.Shut{})
+	run(&answers{wide: []bool{true, true, false, false}, bright: []bool{true, true}}, &gate.Go{}, &gate.Open{}, &gate.Shut{})
 	run(&answers{wide: []bool{true}, bright: []bool{false}}, &gate.Go{}, &gate.Leave{})
+	run(&answers{wide: []bool{false}, bright: []bool{false, false}}, &gate.Go{})
 	_, err := gate.Restore(gate.Config{Behavior: &answers{}, Handler: &gate.Recorder{}}, gate.Run{Door: gate.StateCheck, Lamp: gate.StateWarm})
 	fmt.Println("restore:", err)
 }
@@ -96,7 +97,8 @@ func main() {
 // TestRegionTransientSettles generates the export's charts gate and
 // mixer and runs them. Entering gate's Run takes the eventless rules of
 // both regions' transient initial states as one microstep, then the
-// lamp's, inside Lit, as the next (SCXML 1.0 §3.13). In mixer, Feed
+// lamp's, inside Lit, as the next (SCXML 1.0 §3.13); when both regions
+// end so, Run's done transition follows in the same step. In mixer, Feed
 // leaves a done event waiting (Loading's) while the bin's eventless rule
 // runs first and raises Check's behind it; Loading's done then leads into
 // Sort, whose eventless rule runs before Check's done transition.
@@ -133,6 +135,8 @@ func TestRegionTransientSettles(t *testing.T) {
 			// The lamp ends at once; Leave ends the door, and Run is done.
 			"*gate.Go: [IdleOut RunIn DoorIn LampIn WentOpen OpenIn DarkIn] -> {Door:Opened Lamp:Dark}",
 			"*gate.Leave: [OpenOut LampOut DoorOut RunOut AllGone IdleIn] -> {}",
+			// Both regions end as Run is entered: its done follows at once.
+			"*gate.Go: [IdleOut RunIn DoorIn LampIn DarkIn LampOut DoorOut RunOut AllGone IdleIn] -> {}",
 			"restore: gate: cannot restore Run: its region Door is in Check, a transient state: the machine never rests there",
 		}},
 		{"./cmd/mixer", []string{

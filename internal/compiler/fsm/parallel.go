@@ -182,11 +182,7 @@ type specRegion struct {
 	// finals are the names of the region's final states: leaves right
 	// inside the region's own state.
 	finals map[string]bool
-	// transient is where a state inside the region is transient, done
-	// where a composite state inside it has a done transition (zero when
-	// none is).
-	transient, done diag.Pos
-	rows            []spec.Transition
+	rows   []spec.Transition
 	// timers are the rules of the timers of the states inside the
 	// region, as rows, for the checks of a region's rows.
 	timers []spec.Transition
@@ -196,8 +192,6 @@ type specRegion struct {
 	// resumed is set when a deep history may resume the region's leaves:
 	// its build resolves the entries of each (State.Enter).
 	resumed bool
-	// all are the regions of the same parallel state, this one included.
-	all []*specRegion
 }
 
 // inRE matches the built-in guard In(State).
@@ -295,13 +289,7 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	case len(s.Fields) > 0:
 		diags.Errorf(s.Fields[0].Name.Pos, "region state %s has fields: the states inside regions have no fields yet; give the fields to the parallel state", what)
 	}
-	if s.Transient.Value && r.transient.Line == 0 {
-		r.transient = s.Transient.Pos
-	}
 	if s.Done != nil && s != r.root {
-		if r.done.Line == 0 {
-			r.done = s.Done.Pos
-		}
 		// A done transition inside the region is a rule of the region.
 		regionOutcomes(r, &s.Done.Outcome, s.Done.Guards, diags)
 	}

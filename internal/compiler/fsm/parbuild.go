@@ -20,7 +20,6 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	hook := &parHook{covered: map[string]map[string]bool{}, used: map[string]bool{}}
-	siblings(regions)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r])
 		rh := &parHook{region: r}

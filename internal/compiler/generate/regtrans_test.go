@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/txtar"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
@@ -151,5 +152,90 @@ func TestRegionTransientSettles(t *testing.T) {
 		for _, want := range tc.want {
 			assert.Contains(t, out, want, "%s", tc.cmd)
 		}
+	}
+}
+
+// radioMain drives the radio of the emit golden
+// parallel_region_deferred_settle: Loud defers Scan beside a transient
+// state and a done transition in the other region.
+const radioMain = `package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"example.com/m/radio"
+)
+
+type answers struct{ strong []bool }
+
+func (a *answers) Strong() bool { v := a.strong[0]; a.strong = a.strong[1:]; return v }
+
+func main() {
+	rec := &radio.Recorder{}
+	m, err := radio.New(radio.Config{Behavior: &answers{strong: []bool{false, true}}, Handler: rec})
+	if err != nil {
+		panic(err)
+	}
+	for _, ev := range []radio.Event{&radio.Power{}, &radio.Scan{}, &radio.Tune{}, &radio.Scan{}, &radio.Seek{}, &radio.Tune{}} {
+		rec.Actions = nil
+		if err := m.HandleEvent(ev); err != nil {
+			panic(err)
+		}
+		var kinds []string
+		for _, a := range rec.Actions {
+			kinds = append(kinds, a.Kind().String())
+		}
+		data, err := m.Save()
+		if err != nil {
+			panic(err)
+		}
+		var saved struct {
+			State    any ` + "`json:\"state\"`" + `
+			Deferred any ` + "`json:\"deferred\"`" + `
+		}
+		if err := json.Unmarshal(data, &saved); err != nil {
+			panic(err)
+		}
+		fmt.Printf("%T: %v -> %v %v\n", ev, kinds, saved.State, saved.Deferred)
+	}
+}
+`
+
+// TestRegionDeferralSettles generates the radio of the emit golden
+// parallel_region_deferred_settle and runs it: a Scan that Loud defers
+// is held while Band's transient state and done transition settle the
+// regions within each step, and is taken once a step has left Sound in
+// Quiet (UML 2.5.1 §14.2.3.9: recall after the run-to-completion step).
+func TestRegionDeferralSettles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	t.Parallel()
+	ar, err := txtar.ParseFile("../emit/testdata/golden/parallel_region_deferred_settle.txtar")
+	require.NoError(t, err)
+	require.Equal(t, "spec.yaml", ar.Files[0].Name)
+	dir := tempModule(t)
+	spec := filepath.Join(dir, "radio", "radio.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
+	require.NoError(t, os.WriteFile(spec, ar.Files[0].Data, 0o644))
+	res, err := generate.Load(spec)
+	require.NoError(t, err)
+	require.NotNil(t, res.Machine, "%s", res.Diags)
+	_, err = generate.Write(res.Outputs)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "radio"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "radio", "main.go"), []byte(radioMain), 0o644))
+	out := goIn(t, dir, "run", "./cmd/radio")
+	for _, want := range []string{
+		"*radio.Scan: [] -> map[band:fm kind:on sound:loud] [map[kind:scan]]",
+		// Tune: Sound to Quiet, Band through Pick into Seeking; then the
+		// held Scan is taken in Quiet.
+		"*radio.Tune: [Scanned] -> map[band:hunt kind:on sound:loud] <nil>",
+		// Seek ends Seeking, whose done leads to FM: Loud still defers.
+		"*radio.Seek: [Found] -> map[band:fm kind:on sound:loud] [map[kind:scan]]",
+		"*radio.Tune: [Scanned] -> map[band:am kind:on sound:loud] <nil>",
+	} {
+		assert.Contains(t, out, want)
 	}
 }

@@ -170,3 +170,34 @@ func (reg *Region) Resting() *State {
 	}
 	return reg.Leaves[i]
 }
+
+// restlessHistory refuses a rule into a history inside a region that the
+// step entering the parallel state may take: an eventless rule of a
+// region's transient initial state, or of a state it leads to in that
+// step (a transient state, or a final state a done transition leaves).
+// Which of the history's variants fires depends on what the history
+// remembers as the parallel state is entered, which the witness paths do
+// not follow through that step yet. It reports whether it refused one.
+func restlessHistory(m *Machine, diags *diag.List) bool {
+	refused := false
+	for _, reg := range m.Regions {
+		seen := map[*State]bool{}
+		var walk func(s *State)
+		walk = func(s *State) {
+			if s == nil || !s.Settles() || seen[s] {
+				return
+			}
+			seen[s] = true
+			for _, r := range s.Choice.Rules {
+				if r.History != nil {
+					refused = true
+					diags.Errorf(r.Pos, "region %s of parallel state %s starts in transient state %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, reg.Parallel.Name, reg.Initial.Name, r.Label, reg.Parallel.Name, r.History.Name, r.History.Name, reg.Root.Name)
+					continue
+				}
+				walk(r.To)
+			}
+		}
+		walk(reg.Initial)
+	}
+	return refused
+}

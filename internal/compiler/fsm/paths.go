@@ -284,6 +284,7 @@ func StepText(w *Way) string {
 		s += " [" + strings.Join(g, ", ") + "]"
 	}
 	// A way that resumes a parallel state through a deep history says
-	// the leaves its regions resume.
-	return s + " → " + w.To.Name + configText(w.To, w.Resumed)
+	// the leaves its regions resume; one whose regions start in transient
+	// states, the leaves they rest in.
+	return s + " → " + w.To.Name + configText(w.To, w.restsIn())
 }

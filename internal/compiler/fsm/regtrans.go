@@ -201,3 +201,20 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 	}
 	return refused
 }
+
+// restsIn returns the leaves the regions of w.To rest in after way w
+// whose rules settled them after entering it (see Way.head): the leaves
+// they were entered in, moved by the regions' rules. Otherwise the
+// leaves a deep history resumed (Way.Resumed).
+func (w *Way) restsIn() []*State {
+	if w.head == nil {
+		return w.Resumed
+	}
+	cfg := slices.Clone(w.entered)
+	for i, r := range w.Rules[len(w.head.Rules):] {
+		if i < len(w.moved) && r.To != nil {
+			cfg[w.moved[i].Index] = r.To
+		}
+	}
+	return cfg
+}

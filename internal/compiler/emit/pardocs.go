@@ -219,6 +219,8 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 		for _, s := range reg.Leaves {
 			kind := where
 			switch {
+			case s == reg.Initial && s.Eventless():
+				kind = "initial, transient in " + where
 			case s == reg.Initial:
 				kind = "initial in " + where
 			case s.Final && s.Parent == reg.Root:

@@ -429,6 +429,7 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 	for _, run := range r.Entries {
 		out = append(out, g.runActions(run, from)...)
 	}
+	out = append(out, g.entrySettle(r)...)
 	if r.To != nil && r.To.Transient {
 		// The eventless rule that leaves the transient state goes on with
 		// the step: its guards are tested now, after this rule's effects

@@ -127,11 +127,18 @@ type diagram struct {
 // and exit.
 func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 	ind := strings.Repeat("    ", depth)
+	choice := initial != nil && initial.Transient && !initial.Final && !initial.Composite()
+	if choice {
+		// A region's transient initial state: a choice, declared before
+		// the edge into it, which would otherwise declare a state.
+		d.lines = append(d.lines, ind+"state "+initial.Name+" <<choice>>")
+	}
 	if initial != nil {
 		d.lines = append(d.lines, ind+"[*] --> "+initial.Name)
 	}
 	for _, s := range list {
 		switch {
+		case choice && s == initial:
 		case s.Regions != nil:
 			d.regions(s, depth)
 		case s.Composite():

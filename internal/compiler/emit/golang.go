@@ -43,6 +43,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genDone()
 	g.genSettle()
 	g.genEventless()
+	g.genMacro()
 	g.genTakes()
 	g.genTimers()
 	g.genDeferral()

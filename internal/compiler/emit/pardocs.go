@@ -101,7 +101,7 @@ func stateLit(s *fsm.State, cfg []*fsm.State) jen.Code {
 	var vals []jen.Code
 	leaves := map[*fsm.Region]*fsm.State{}
 	for _, reg := range s.Flat {
-		leaf := reg.Initial
+		leaf := reg.Resting()
 		switch {
 		case reg.Host != nil && leaves[reg.Host] != reg.Within:
 			continue // its parallel state is not active: zero
@@ -124,8 +124,8 @@ func regionSamples(m *fsm.Machine, d *fsm.Decl, fields jen.Dict) {
 			leaves := map[*fsm.Region]*fsm.State{}
 			for _, reg := range s.Flat {
 				if reg.Host == nil || leaves[reg.Host] == reg.Within {
-					leaves[reg] = reg.Initial
-					fields[jen.Id(reg.Field)] = jen.Id(reg.Initial.KindName)
+					leaves[reg] = reg.Resting()
+					fields[jen.Id(reg.Field)] = jen.Id(reg.Resting().KindName)
 				}
 			}
 		}
@@ -251,6 +251,8 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 		for _, s := range reg.Leaves {
 			kind := where
 			switch {
+			case s == reg.Initial && s.Eventless():
+				kind = "initial, transient in " + where
 			case s == reg.Initial:
 				kind = "initial in " + where
 			case s.Final && s.Parent == reg.Root:

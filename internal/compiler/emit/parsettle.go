@@ -35,7 +35,7 @@ func settleMethod(reg *fsm.Region) string { return "settle" + reg.Field }
 
 // settles reports whether some leaf of region reg settles: it is a final
 // state whose composite state has a done transition.
-func settles(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*fsm.State).Settles) }
+func settles(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, completes) }
 
 // settleLoop emits the done transitions that follow a step of regions
 // regs, in document order, until none is in a final state whose
@@ -57,8 +57,10 @@ func settles(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*fs
 //		}
 //	}
 func settleLoop(regs []*fsm.Region) jen.Code {
-	if p := regs[0].Parallel; hasEventless(p) {
-		return eventlessLoop(p) // its regions hold no done transitions (checked by the build)
+	if p := regs[0].Parallel; mixed(p) {
+		return macroLoop(p)
+	} else if hasEventless(p) {
+		return eventlessLoop(p) // its regions hold no done transitions
 	}
 	if len(regs) == 1 {
 		return jen.Comment("// A final state whose composite state is done: its done transition.").Line().
@@ -83,12 +85,12 @@ func settleLoop(regs []*fsm.Region) jen.Code {
 // (see settleLoop).
 func (g *goGen) genSettle() {
 	for _, reg := range g.m.Regions {
-		if !settles(reg) || hasEventless(reg.Parallel) {
+		if !settles(reg) {
 			continue
 		}
 		var cases []jen.Code
 		for _, s := range reg.Leaves {
-			if !s.Settles() {
+			if !completes(s) {
 				continue
 			}
 			body := func(r *fsm.Rule) []jen.Code {

@@ -373,6 +373,8 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					}
 					if s.Choice != nil && s.Completes != nil {
 						count(s.Completes, s.Choice.Rules) // done inside the region, drawn from the composite state
+					} else if s.Choice != nil {
+						count(s, s.Choice.Rules) // a transient state's eventless rules, from its choice
 					}
 					for _, c := range s.Handles {
 						count(s, c.Rules)

@@ -45,7 +45,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 		out = append(append(out, exits...), entries...)
 		exits, entries = nil, nil
 	}
-	for _, st := range g.Rules {
+	for i, st := range g.Rules {
 		r := rules[st.Rule]
 		require.NotNil(t, r, "%s has no rule %d", m.Name, st.Rule)
 		if r.From != nil && r.From.Region != nil {
@@ -94,8 +94,20 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 			out = append(out, "entry "+run.State.Name)
 			if run.Resume != nil {
 				// A deep history resumes the regions: down to the leaves
-				// the machine rests in after the step.
-				out = append(out, resumedEntries(run.State, regionConfig(t, m, g.Leaf))...)
+				// the machine rests in after the step, or, for a region
+				// whose transient initial state a later rule of the step
+				// leaves, down to that state.
+				resumed := regionConfig(t, m, g.Leaf)
+				moved := map[*fsm.Region]bool{}
+				for _, later := range g.Rules[i+1:] {
+					if lr := rules[later.Rule]; lr != nil && lr.From != nil && lr.From.Region != nil && !moved[lr.From.Region] {
+						moved[lr.From.Region] = true
+						if !lr.From.Composite() {
+							resumed[lr.From.Region] = lr.From
+						}
+					}
+				}
+				out = append(out, resumedEntries(run.State, resumed)...)
 				continue
 			}
 			out = append(out, regionEntries(run.State)...)

@@ -60,7 +60,7 @@ func (b *builder) readStates() {
 				if ss.StatesPos.Line > 0 {
 					b.errorf(ss.StatesPos, "state %s has an empty \"states\": list its substates, or remove the key", s.Name)
 				}
-				if s.Transient && ss.Initial.Value {
+				if s.Transient && ss.Initial.Value && !b.par.inRegion() { // a region's is entered: see regtrans.go
 					b.errorf(ss.Transient.Pos, "state %s cannot be transient and initial: a transient state is left in the step that enters it", s.Name)
 				}
 				if s.Transient && s.Terminal {

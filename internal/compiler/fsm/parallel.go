@@ -198,11 +198,12 @@ type specRegion struct {
 	// finals are the names of the region's final states: leaves right
 	// inside the region's own state.
 	finals map[string]bool
+	rows   []spec.Transition
 	// transient is where a state inside the region is transient, done
 	// where a composite state inside it has a done transition (zero when
-	// none is).
+	// none is): a region that holds a parallel state refuses both (see
+	// parinreg.go).
 	transient, done diag.Pos
-	rows            []spec.Transition
 	// timers are the rules of the timers of the states inside the
 	// region, as rows, for the checks of a region's rows.
 	timers []spec.Transition
@@ -212,8 +213,6 @@ type specRegion struct {
 	// resumed is set when a deep history may resume the region's leaves:
 	// its build resolves the entries of each (State.Enter).
 	resumed bool
-	// all are the regions of the same parallel state, this one included.
-	all []*specRegion
 }
 
 // inRE matches the built-in guard In(State).
@@ -290,7 +289,6 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 			}
 			out = append(out, regionsOf(r.root.States, diags, r, nil)...)
 		}
-		mixedSettling(out, s, diags)
 		hostingDefers(s, out, diags)
 	}
 	return out
@@ -316,8 +314,6 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	switch {
 	case s == r.root && s.Initial.Set:
 		diags.Errorf(s.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", s.Name.Value, r.par.Name.Value)
-	case s.Transient.Value && s.Initial.Value:
-		diags.Errorf(s.Transient.Pos, "region state %s is transient and initial: fsmgen does not yet take eventless rules as a region is entered; make another state initial and lead it to %s, or give the choice to the rule that enters %s", what, s.Name.Value, r.par.Name.Value)
 	case s.Terminal.Value:
 		diags.Errorf(s.Terminal.Pos, "region state %s is terminal: a region's state is left with its parallel state; leave the parallel state for a terminal state instead", what)
 	case s == r.root && s.Final.Value:
@@ -419,27 +415,4 @@ func (b *builder) unreachableFinal(s *State) {
 		so = ", so the done transition of " + r.par.Name.Value + " can never be taken"
 	}
 	b.errorf(s.Pos, "region %s can never reach its final state %s: no rule of the region leads there from its initial state %s%s; add a transition to %s", r.root.Name.Value, s.Name, b.m.Initial.Name, so, s.Name)
-}
-
-// mixedSettling refuses, in parallel state par, transient states beside
-// done transitions of composite states inside its regions: SCXML 1.0
-// §3.13 takes the eventless transitions of every region at once before
-// each done.state event of its internal queue, an order fsmgen does not
-// keep yet when both are inside one parallel state's regions.
-func mixedSettling(regions []*specRegion, par *spec.State, diags *diag.List) {
-	var transient, done diag.Pos
-	for _, r := range regions {
-		if r.par != par {
-			continue
-		}
-		if r.transient.Line != 0 && transient.Line == 0 {
-			transient = r.transient
-		}
-		if r.done.Line != 0 && done.Line == 0 {
-			done = r.done
-		}
-	}
-	if transient.Line != 0 && done.Line != 0 {
-		diags.Errorf(transient, "parallel state %s has transient states and done transitions (%s) inside its regions: fsmgen does not combine them in one parallel state yet; keep one of the two inside %s's regions", par.Name.Value, done, par.Name.Value)
-	}
 }

@@ -13,13 +13,13 @@ import (
 func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	var diags diag.List
 	regions := regionsOf(f.States, &diags, nil, nil)
+	newTransient(f.States, regions, &diags)
 	outer, rows := splitRows(f, regions, &diags)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
 	}
 	hook := &parHook{covered: map[string]map[string]bool{}, used: map[string]bool{}}
-	siblings(regions)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r])
 		rh := &parHook{region: r}

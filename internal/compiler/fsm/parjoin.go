@@ -141,6 +141,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	m.memories()
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)
+	if restlessHistory(m, diags) {
+		return // the paths would not find the history's variants
+	}
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

@@ -143,7 +143,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		w.moved, w.micro = moved, len(moves)
 		var queue []*Region
 		for i, r := range moves {
-			if r.To != nil && r.To.Settles() {
+			if r.To != nil && r.To.Settles() && !r.To.Eventless() {
 				queue = append(queue, moved[i])
 			}
 		}
@@ -183,7 +183,9 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 // when every region is final, p's own done transition (complete).
 func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []regionWay {
 	if slices.ContainsFunc(p.Regions, func(reg *Region) bool { return after[reg.Index].Eventless() }) {
-		return m.eventless(p, w, after)
+		// SCXML 1.0 §3.13 (macrostep): the eventless transitions run
+		// before the next done event of the internal queue is taken.
+		return m.eventless(p, w, after, queue)
 	}
 	if len(queue) == 0 {
 		if p.completes(after) {
@@ -202,10 +204,11 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
 		cw.Rules = append(slices.Clone(w.Rules), r)
 		cw.moved = append(slices.Clone(w.moved), reg)
+		cw.groups = append(slices.Clone(w.groups), 1) // a microstep of its own
 		next := slices.Clone(after)
 		next[reg.Index] = r.To
 		rest := slices.Clone(queue[1:])
-		if r.To.Settles() {
+		if r.To.Settles() && !r.To.Eventless() {
 			rest = append(rest, reg)
 		}
 		out = append(out, m.settle(p, &cw, next, rest)...)
@@ -297,7 +300,7 @@ func configKey(cfg []*State) string {
 // region has a rule for e, so that the event reaches p's own rules; nil
 // when some region has one in every leaf.
 func quietConfig(m *Machine, p *State, e *Event) []*State {
-	cfg := initialConfig(m)
+	cfg := restingConfig(m)
 	for _, reg := range p.Regions {
 		out := func(s *State) bool {
 			c := s.Cell(e)
@@ -314,7 +317,7 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 		if i < 0 {
 			return nil
 		}
-		if !out(reg.Initial) {
+		if !out(cfg[reg.Index]) {
 			cfg[reg.Index] = reg.Leaves[i]
 		}
 	}
@@ -361,7 +364,7 @@ func (m *Machine) parallelWays() {
 		}
 		if w.From.Regions == nil {
 			w.Trace, _ = m.step(w, restored(w.From))
-			ways = append(ways, w)
+			ways = append(ways, m.settleWay(w, nil)...)
 			continue
 		}
 		cfg := quietConfig(m, w.From, w.Event)
@@ -370,7 +373,7 @@ func (m *Machine) parallelWays() {
 		}
 		w.Config = cfg
 		w.Trace, _ = m.step(w, restoredIn(w.From, cfg))
-		ways = append(ways, m.resolveFresh(w, cfg))
+		ways = append(ways, m.settleWay(m.resolveFresh(w, cfg), cfg)...)
 	}
 	seen := map[string]bool{}
 	for _, p := range m.States {
@@ -383,7 +386,7 @@ func (m *Machine) parallelWays() {
 					}
 					base := quietConfig(m, p, e)
 					if base == nil {
-						base = initialConfig(m)
+						base = restingConfig(m)
 					}
 					m.place(base, reg, l)
 					cfgs := [][]*State{base}
@@ -417,7 +420,7 @@ func (m *Machine) parallelWays() {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
 								seen[k] = true
 								rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
-								ways = append(ways, m.resolveFresh(rw.way, cfg))
+								ways = append(ways, m.settleWay(m.resolveFresh(rw.way, cfg), cfg)...)
 							}
 						}
 					}
@@ -536,23 +539,28 @@ func (m *Machine) parallelPaths(b *builder) {
 		}
 		for _, rw := range next {
 			rw, mem := m.resolveRegional(rw, it.mem)
-			w := rw.way
-			tr := &trail{prev: it.trail, way: w, n: 1}
-			if it.trail != nil {
-				tr.n = it.trail.n + 1
-			}
-			for _, r := range w.Rules {
-				if found[r.Index] == nil {
-					found[r.Index] = &Path{Rule: r, Steps: tr.steps()}
-					if !preempted(r) {
-						left--
+			for _, rw := range m.settleEntry(rw) {
+				w := rw.way
+				if rw.way.To.Regions == nil {
+					rw.after = nil
+				}
+				tr := &trail{prev: it.trail, way: w, n: 1}
+				if it.trail != nil {
+					tr.n = it.trail.n + 1
+				}
+				for _, r := range w.Rules {
+					if found[r.Index] == nil {
+						found[r.Index] = &Path{Rule: r, Steps: tr.steps()}
+						if !preempted(r) {
+							left--
+						}
 					}
 				}
-			}
-			n := regionNode{node: node{leaf: w.To, spent: spendIn(it.n.spent, w, rw.after), hist: histKey(mem)}, cfg: configKey(rw.after)}
-			if !seen[n] {
-				seen[n] = true
-				queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, trail: tr})
+				n := regionNode{node: node{leaf: w.To, spent: spendIn(it.n.spent, w, rw.after), hist: histKey(mem)}, cfg: configKey(rw.after)}
+				if !seen[n] {
+					seen[n] = true
+					queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, trail: tr})
+				}
 			}
 		}
 	}

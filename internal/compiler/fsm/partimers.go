@@ -212,7 +212,7 @@ func (m *Machine) timerWays(p *State) []*Way {
 			if i < 0 {
 				continue
 			}
-			cfg := initialConfig(m)
+			cfg := restingConfig(m)
 			m.place(cfg, reg, reg.Leaves[i])
 			if p.completes(cfg) {
 				continue

@@ -9,8 +9,9 @@ import "slices"
 // every atomic state, in document order, then one microstep of them all;
 // XState v5's always does the same), and again while some region is in a
 // transient state: one way per combination of the branches their guards
-// take, tested before any of them moves.
-func (m *Machine) eventless(p *State, w *Way, after []*State) []regionWay {
+// take, tested before any of them moves. queue are the regions whose done
+// events wait (see settle), which the microstep does not move.
+func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) []regionWay {
 	ways := []*Way{w}
 	nexts := [][]*State{after}
 	for _, reg := range p.Regions {
@@ -39,7 +40,15 @@ func (m *Machine) eventless(p *State, w *Way, after []*State) []regionWay {
 	var out []regionWay
 	for i, nw := range ways {
 		nw.groups = append(slices.Clone(w.groups), len(nw.Rules)-len(w.Rules))
-		out = append(out, m.settle(p, nw, nexts[i], nil)...)
+		// The done events the microstep raised wait behind those raised
+		// before it, in document order (SCXML 1.0 §3.13, enterStates).
+		rest := slices.Clone(queue)
+		for _, reg := range nw.moved[len(w.moved):] {
+			if s := nexts[i][reg.Index]; s.Settles() && !s.Eventless() {
+				rest = append(rest, reg)
+			}
+		}
+		out = append(out, m.settle(p, nw, nexts[i], rest)...)
 	}
 	return out
 }

@@ -47,6 +47,22 @@ func (b *builder) paths() {
 	start := node{leaf: m.Initial, hist: histKey(mem0)}
 	seen := map[node]bool{start: true}
 	queue := []item{{n: start, mem: mem0}}
+	if m.Initial.Transient && m.Initial.Choice != nil {
+		// A region's initial state that is transient (see regtrans.go):
+		// the region starts where its eventless rules lead.
+		queue = queue[:0]
+		for _, w := range expand(m.Initial, m.Initial.Choice) {
+			for _, r := range w.Rules {
+				if found[r.Index] == nil {
+					found[r.Index] = &Path{Rule: r, Steps: []*Way{w}}
+				}
+			}
+			if n := (node{leaf: w.To, hist: histKey(mem0)}); !seen[n] {
+				seen[n] = true
+				queue = append(queue, item{n: n, mem: mem0, steps: []*Way{w}})
+			}
+		}
+	}
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
@@ -268,6 +284,7 @@ func StepText(w *Way) string {
 		s += " [" + strings.Join(g, ", ") + "]"
 	}
 	// A way that resumes a parallel state through a deep history says
-	// the leaves its regions resume.
-	return s + " → " + w.To.Name + configText(w.To, w.Resumed)
+	// the leaves its regions resume; one whose regions start in transient
+	// states, the leaves they rest in.
+	return s + " → " + w.To.Name + configText(w.To, w.restsIn())
 }

@@ -22,10 +22,11 @@ import (
 // deferred events, as the machine's deferral does, with no queue of its
 // own (the machine's holds them, see joinRegionDeferrals). It notes the
 // deferrals no state of the region frees (stuck), which the machine
-// checks against the other regions, and refuses what fsmgen does not
-// combine with deferrals inside regions yet.
+// checks against the other regions. The transient states and done
+// transitions inside the regions settle them within the step (see
+// regtrans.go), before recall asks the configuration what it defers.
 func (b *builder) regionDeferral() {
-	m, r := b.m, b.par.region
+	m := b.m
 	d := &Deferral{}
 	for _, s := range m.States {
 		if s.Transient {
@@ -47,11 +48,6 @@ func (b *builder) regionDeferral() {
 		}
 	}
 	if len(d.States) == 0 {
-		return
-	}
-	if why := settlingIn(r); why != "" {
-		ds := d.States[0]
-		b.errorf(ds.Rules[0].Pos, "parallel states and deferred events together: %s, in region %s of parallel state %s, defers %s, and %s: fsmgen does not combine deferrals inside regions with them yet; defer %s in %s as a whole, with no rule for it in its regions, or ignore, reject or handle it in %s", ds.State.Name, r.root.Name.Value, r.par.Name.Value, ds.Events[0].Name, why, ds.Events[0].Name, r.par.Name.Value, ds.State.Name)
 		return
 	}
 	slices.SortFunc(d.Events, func(a, c *Event) int { return a.Index - c.Index })
@@ -79,22 +75,6 @@ type stuckDeferral struct {
 	state *State
 	event *Event
 	rule  *Rule
-}
-
-// settlingIn says what inside the regions of r's parallel state fsmgen
-// does not combine with a deferral inside a region: transient states and
-// done transitions, which settle the regions in microsteps that recall
-// would have to follow; "" when there is neither.
-func settlingIn(r *specRegion) string {
-	for _, o := range r.all {
-		switch {
-		case o.transient.Line != 0:
-			return "a state in region " + o.root.Name.Value + " is transient (" + o.transient.String() + ")"
-		case o.done.Line != 0:
-			return "a composite state in region " + o.root.Name.Value + " has a done transition (" + o.done.String() + ")"
-		}
-	}
-	return ""
 }
 
 // regionDeferrals reports whether some state inside a region defers an
@@ -207,18 +187,6 @@ func guessedDeferrals(p *State, d *Deferral, diags *diag.List) {
 				}
 				seen[c] = true
 				diags.Errorf(c.Rules[0].Pos, "parallel states and deferred events together: the guards of %s end without an else branch and leave %s to %s, while %s, in a region of %s, defers %s: whether %s is deferred would depend on the guards, which recall cannot ask; add \"- else: true\"", cellName(c), e.Name, p.Name, deferrer, p.Name, e.Name, e.Name)
-			}
-		}
-	}
-}
-
-// siblings tells each region the regions of its parallel state.
-func siblings(regions []*specRegion) {
-	for _, r := range regions {
-		r.all = nil
-		for _, o := range regions {
-			if o.par == r.par {
-				r.all = append(r.all, o)
 			}
 		}
 	}

@@ -53,6 +53,13 @@ type Way struct {
 	// microsteps they are taken in, each the rules of every region then in
 	// a transient state (see eventless); nil when each is taken alone.
 	groups []int
+	// head is, for a way whose last machine rule enters a parallel state
+	// whose regions start in leaves they never rest in (a transient
+	// initial state: see regtrans.go), the way up to that rule; the rules
+	// after head's are the regions' (moved, groups), taken from entered,
+	// the leaves the regions were entered in. Nil for other ways.
+	head    *Way
+	entered []*State
 	// After are, when a rule of the way sets constants (set:), the
 	// fields of To that hold one after the way, in To's order. From a
 	// machine made by Restore in From with zero fields, whose effects

@@ -49,6 +49,9 @@ func restored(s *State) timerRun {
 // step works out what way w does from the running timers, and returns
 // it with the timers after it.
 func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
+	if w.head != nil {
+		return m.stepEntered(w, before)
+	}
 	rules, cfg := w.Rules, w.Config
 	var tr Trace
 	run := timerRun{ids: maps.Clone(before.ids), last: before.last}

@@ -1,0 +1,181 @@
+package emit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits what follows a step of the regions of a parallel state
+// whose regions hold both transient states and final states whose
+// composite states have done transitions, and the step that enters a
+// parallel state whose regions start in a transient state (see
+// internal/compiler/fsm/regtrans.go). SCXML 1.0 §3.13 (mainEventLoop,
+// macrostep) takes, after each microstep, the eventless transitions to
+// quiescence before the next event of the internal queue, where the
+// done.state events wait in the order they were raised; XState v5 does
+// the same with always and onDone.
+
+// mixed reports whether the regions of parallel state p hold transient
+// states and final states whose composite states have done transitions.
+func mixed(p *fsm.State) bool {
+	return hasEventless(p) && len(doneRegions(p)) > 0
+}
+
+// completes reports whether leaf s of a region is a final state whose
+// composite state's done transition leaves it in the step that enters it.
+func completes(s *fsm.State) bool { return s.Settles() && !s.Eventless() }
+
+// doneRegions returns the regions of p with a final state whose composite
+// state has a done transition, in document order.
+func doneRegions(p *fsm.State) []*fsm.Region {
+	var out []*fsm.Region
+	for _, reg := range p.Regions {
+		if slices.ContainsFunc(reg.Leaves, completes) {
+			out = append(out, reg)
+		}
+	}
+	return out
+}
+
+// macroMethod names the method that settles the regions of p after a
+// step: macroOn.
+func macroMethod(p *fsm.State) string { return "macro" + p.GoName }
+
+// raiseMethod names the method that records the done events the regions
+// of p raised: raisedOn.
+func raiseMethod(p *fsm.State) string { return "raised" + p.GoName }
+
+// macroLoop emits the call that settles the regions of p after a step.
+func macroLoop(p *fsm.State) jen.Code {
+	return jen.Comment("// Transient states and done transitions, in SCXML's order.").Line().
+		Id("m").Dot(macroMethod(p)).Call()
+}
+
+// genMacro emits, for each parallel state whose regions hold transient
+// states beside done transitions, the method that settles its regions
+// after a step, and the method that records the done events raised:
+//
+//	func (m *Machine) macroOn() {
+//		var raised [2]int // when the done event of Drive, Sound was raised; 0: none waits
+//		clock := m.raisedOn(&raised, 0)
+//		for {
+//			if m.eventlessOn() {
+//				clock = m.raisedOn(&raised, clock)
+//				continue
+//			}
+//			k := -1 // the oldest done event
+//			...
+//		}
+//	}
+func (g *goGen) genMacro() {
+	for _, p := range g.m.States {
+		if p.Regions == nil || !mixed(p) {
+			continue
+		}
+		regs := doneRegions(p)
+		var names []string
+		for _, reg := range regs {
+			names = append(names, reg.Root.Name)
+		}
+		arr := jen.Index(jen.Lit(len(regs))).Int()
+		var raise []jen.Code
+		for i, reg := range regs {
+			var test *jen.Statement
+			for _, s := range reg.Leaves {
+				if !completes(s) {
+					continue
+				}
+				eq := rgn(reg).Op("==").Id(s.KindName)
+				if test == nil {
+					test = eq
+				} else {
+					test = jen.Add(test).Op("||").Add(eq)
+				}
+			}
+			raise = append(raise, jen.If(jen.Id("raised").Index(jen.Lit(i)).Op("==").Lit(0).Op("&&").Parens(test)).Block(
+				jen.Id("clock").Op("++"),
+				jen.Id("raised").Index(jen.Lit(i)).Op("=").Id("clock")))
+		}
+		raise = append(raise, jen.Return(jen.Id("clock")))
+		g.f.Add(paragraphs(fmt.Sprintf("%s records in raised the done events of the regions of %s, %s, that are in a final state "+
+			"whose composite state has a done transition and wait for none yet, in document order (SCXML 1.0 §3.13, enterStates "+
+			"raises them so), each at the next tick of clock; it returns the clock.", raiseMethod(p), p.Name, list(names))))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(raiseMethod(p)).Params(jen.Id("raised").Op("*").Add(arr), jen.Id("clock").Int()).Int().Block(raise...)
+
+		var cases []jen.Code
+		for i, reg := range regs {
+			cases = append(cases, jen.Case(jen.Lit(i)).Block(jen.Id("m").Dot(settleMethod(reg)).Call()))
+		}
+		body := []jen.Code{
+			jen.Var().Id("raised").Add(arr).Comment("when the done event of each region was raised; 0: none waits"),
+			jen.Id("clock").Op(":=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Lit(0)),
+			jen.For().Block(
+				jen.If(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block(
+					jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
+					jen.Continue()),
+				jen.Id("k").Op(":=").Lit(-1).Comment("the region whose done event is the oldest"),
+				jen.For(jen.List(jen.Id("i"), jen.Id("at")).Op(":=").Range().Id("raised")).Block(
+					jen.If(jen.Id("at").Op(">").Lit(0).Op("&&").Parens(jen.Id("k").Op("<").Lit(0).Op("||").Id("at").Op("<").Id("raised").Index(jen.Id("k")))).Block(
+						jen.Id("k").Op("=").Id("i"))),
+				jen.If(jen.Id("k").Op("<").Lit(0)).Block(jen.Return()),
+				jen.Id("raised").Index(jen.Id("k")).Op("=").Lit(0),
+				jen.Switch(jen.Id("k")).Block(cases...),
+				jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
+			),
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s settles the regions of %s after a step, in the order of SCXML 1.0 §3.13 (macrostep): "+
+			"the eventless rules of the regions in transient states first, a microstep at a time, until none is; then the done "+
+			"transition of the composite state whose done event was raised first, and again, until no region is in a state it "+
+			"never rests in. XState v5 orders always and onDone so.", macroMethod(p), p.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(macroMethod(p)).Params().Block(body...)
+	}
+}
+
+// restlessEntry returns the parallel state rule r enters anew, through
+// the initial state of its regions, when one of them starts in a state it
+// never rests in (a transient state); nil otherwise.
+func restlessEntry(r *fsm.Rule) *fsm.State {
+	for _, run := range r.Entries {
+		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, func(reg *fsm.Region) bool { return reg.Initial.Settles() }) {
+			return run.State
+		}
+	}
+	return nil
+}
+
+// entrySettle emits what follows the entries of rule r when it enters a
+// parallel state whose regions may start in a transient state: their
+// eventless rules, as after a step of the regions, then, when that may
+// put every region in a final state (each starts in one, or in a state
+// that may lead to one in the same step), the parallel state's done
+// transition.
+//
+//	// Transient states: their eventless rules, a microstep at a time.
+//	for m.eventlessRun() {
+//	}
+//	if m.rgn[0] == StateDone && m.rgn[1] == StateFull {
+//		return m.doneRun()
+//	}
+func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
+	p := restlessEntry(r)
+	if p == nil {
+		return nil
+	}
+	var regs []*fsm.Region
+	ends := true // every region may end in the step that enters it
+	for _, reg := range p.Regions {
+		if reg.Initial.Settles() {
+			regs = append(regs, reg)
+		}
+		ends = ends && reg.Initial.Ends()
+	}
+	out := []jen.Code{settleLoop(regs)}
+	if ends && p.Completion != nil {
+		out = append(out, g.completion(p, nil))
+	}
+	return out
+}

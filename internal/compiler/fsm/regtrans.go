@@ -1,0 +1,227 @@
+package fsm
+
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves a transient state that is the initial state of a
+// region (see Transient states inside regions in docs/spec.md): entering
+// the parallel state enters every region through its initial state, and
+// the eventless rules of the regions then in a transient state follow in
+// the same step, as one microstep, until none is (SCXML 1.0 §3.13: the
+// microstep that enters a <parallel> is followed by
+// selectEventlessTransitions before the next event; XState v5's always
+// on a region's initial state).
+
+// initialLeaf returns the leaf the spec enters state s through: s, or
+// its initial child's, down to a leaf; nil when a composite state has no
+// initial child (reported by the build).
+func initialLeaf(s *spec.State) *spec.State {
+	for len(s.States) > 0 && !s.Parallel.Value {
+		var next *spec.State
+		for i := range s.States {
+			if s.States[i].Initial.Value {
+				next = &s.States[i]
+				break
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		s = next
+	}
+	return s
+}
+
+// startsAt returns the parallel states New enters: those on the chain of
+// initial states from the top of the machine (a parallel state's regions
+// are entered with it, and so are the parallel states nested as regions).
+func startsAt(list []spec.State) map[*spec.State]bool {
+	out := map[*spec.State]bool{}
+	for {
+		var s *spec.State
+		for i := range list {
+			if list[i].Initial.Value {
+				s = &list[i]
+				break
+			}
+		}
+		if s == nil {
+			return out
+		}
+		if s.Parallel.Value {
+			out[s] = true
+			return out
+		}
+		list = s.States
+	}
+}
+
+// newTransient refuses a transient initial state of a region of a
+// parallel state that New enters: New takes no eventless rules (a
+// machine's initial state is never transient), so the machine would start
+// in a state it never rests in.
+func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
+	starts := startsAt(list)
+	for _, r := range regions {
+		if !starts[r.par] {
+			continue
+		}
+		l := initialLeaf(r.root)
+		if l == nil || !l.Transient.Value {
+			continue
+		}
+		diags.Errorf(l.Transient.Pos, "region state %s (in region %s of parallel state %s) is transient and initial, and %s is where New starts the machine: New takes no eventless rules, as a machine's initial state is never transient; make another state of %s initial and lead it to %s with an event, or start the machine in a state that leads to %s", l.Name.Value, r.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.root.Name.Value, l.Name.Value, r.par.Name.Value)
+	}
+}
+
+// settleEntry continues way rw, whose rules enter parallel state p =
+// rw.way.To anew with its regions in rw.after, through the eventless
+// rules of the regions then in transient states and the done transitions
+// of the composite states whose final states they are in (settle), in the
+// same step: one way per branch of their guards. rw alone when every
+// region rests where it was entered.
+func (m *Machine) settleEntry(rw regionWay) []regionWay {
+	w, p := rw.way, rw.way.To
+	if p == nil || p.Regions == nil || rw.after == nil || w.head != nil || !enters(w, p) {
+		return []regionWay{rw}
+	}
+	var queue []*Region
+	restless := false
+	for _, reg := range p.Regions {
+		if s := rw.after[reg.Index]; s.Settles() {
+			restless = true
+			if !s.Eventless() {
+				queue = append(queue, reg)
+			}
+		}
+	}
+	if !restless {
+		return []regionWay{rw}
+	}
+	cw := *w
+	cw.Tests, cw.Rules = slices.Clip(w.Tests), slices.Clip(w.Rules)
+	cw.head, cw.entered = w, slices.Clone(rw.after)
+	cw.moved, cw.micro, cw.groups = nil, 0, nil
+	return m.settle(p, &cw, rw.after, queue)
+}
+
+// settleWay is settleEntry for a way the generated tests take from a
+// machine made by Restore in configuration cfg of w.From (nil when
+// w.From is no parallel state): its ways, each with its trace.
+func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
+	if w.To == nil || w.To.Regions == nil || !enters(w, w.To) {
+		return []*Way{w}
+	}
+	after := initialConfig(m)
+	if w.Resumed != nil {
+		after = slices.Clone(w.Resumed)
+	}
+	var out []*Way
+	for _, rw := range m.settleEntry(regionWay{way: w, after: after}) {
+		if rw.way != w {
+			rw.way.Trace, _ = m.step(rw.way, restoredIn(w.From, cfg))
+		}
+		out = append(out, rw.way)
+	}
+	return out
+}
+
+// stepEntered is step for a way with a head (see Way.head): the head's
+// trace, then the regions' rules from the leaves they were entered in.
+func (m *Machine) stepEntered(w *Way, before timerRun) (Trace, timerRun) {
+	tr, run := m.step(w.head, before)
+	rest := Way{From: w.head.To, Event: w.Event, Rules: w.Rules[len(w.head.Rules):], To: w.To, Config: w.entered, Regional: true,
+		Final: w.Final, moved: w.moved, groups: w.groups}
+	more, run := m.step(&rest, run)
+	tr.Actions = append(slices.Clip(tr.Actions), more.Actions...)
+	tr.Effects = append(slices.Clip(tr.Effects), more.Effects...)
+	return tr, run
+}
+
+// restingConfig returns the leaves the regions enter first, but for a
+// region whose initial leaf it never rests in its Resting leaf: a
+// configuration Restore takes, from which the generated tests start.
+// The regions of a parallel state inside a region's state hold a leaf
+// only while that region is in it (see initialConfig).
+func restingConfig(m *Machine) []*State {
+	cfg := make([]*State, len(m.Regions))
+	for _, reg := range m.Regions {
+		if reg.Host == nil {
+			cfg[reg.Index] = reg.Resting()
+		}
+	}
+	for _, p := range m.States {
+		p.settleHosts(cfg)
+	}
+	return cfg
+}
+
+// Resting returns the leaf of region reg a machine restored in its
+// parallel state puts it in by default: its initial leaf, or, when the
+// region never rests there (a transient state), its first leaf it rests
+// in, not final when it has one.
+func (reg *Region) Resting() *State {
+	if !reg.Initial.Settles() {
+		return reg.Initial
+	}
+	i := slices.IndexFunc(reg.Leaves, func(s *State) bool { return !s.Settles() && !s.Final })
+	if i < 0 {
+		i = slices.IndexFunc(reg.Leaves, func(s *State) bool { return !s.Settles() })
+	}
+	if i < 0 {
+		return reg.Initial
+	}
+	return reg.Leaves[i]
+}
+
+// restlessHistory refuses a rule into a history inside a region that the
+// step entering the parallel state may take: an eventless rule of a
+// region's transient initial state, or of a state it leads to in that
+// step (a transient state, or a final state a done transition leaves).
+// Which of the history's variants fires depends on what the history
+// remembers as the parallel state is entered, which the witness paths do
+// not follow through that step yet. It reports whether it refused one.
+func restlessHistory(m *Machine, diags *diag.List) bool {
+	refused := false
+	for _, reg := range m.Regions {
+		seen := map[*State]bool{}
+		var walk func(s *State)
+		walk = func(s *State) {
+			if s == nil || !s.Settles() || seen[s] {
+				return
+			}
+			seen[s] = true
+			for _, r := range s.Choice.Rules {
+				if r.History != nil {
+					refused = true
+					diags.Errorf(r.Pos, "region %s of parallel state %s starts in transient state %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, reg.Parallel.Name, reg.Initial.Name, r.Label, reg.Parallel.Name, r.History.Name, r.History.Name, reg.Root.Name)
+					continue
+				}
+				walk(r.To)
+			}
+		}
+		walk(reg.Initial)
+	}
+	return refused
+}
+
+// restsIn returns the leaves the regions of w.To rest in after way w
+// whose rules settled them after entering it (see Way.head): the leaves
+// they were entered in, moved by the regions' rules. Otherwise the
+// leaves a deep history resumed (Way.Resumed).
+func (w *Way) restsIn() []*State {
+	if w.head == nil {
+		return w.Resumed
+	}
+	cfg := slices.Clone(w.entered)
+	for i, r := range w.Rules[len(w.head.Rules):] {
+		if i < len(w.moved) && r.To != nil {
+			cfg[w.moved[i].Index] = r.To
+		}
+	}
+	return cfg
+}

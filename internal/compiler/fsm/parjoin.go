@@ -54,6 +54,10 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			leaf++
 			for _, run := range s.Enter {
 				rejoinRun(m, run)
+				rejoinRunData(m, run)
+			}
+			for _, f := range s.Fields {
+				f.Data = dataOf(m, f.Data)
 			}
 			reg.Leaves = append(reg.Leaves, s)
 			if s.Final && s.Parent == root {
@@ -94,6 +98,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 		for _, run := range reg.Start {
 			rejoinRun(m, run)
+			rejoinRunData(m, run)
 		}
 		p.Regions = append(p.Regions, reg)
 		m.Regions = append(m.Regions, reg)
@@ -146,6 +151,8 @@ func rejoin(m *Machine, r *Rule) {
 			}
 		}
 	}
+	rejoinEffect(m, r)
+	rejoinData(m, r)
 	rejoinEmits(m, r.Actions)
 	for _, run := range r.Exits {
 		rejoinRun(m, run)

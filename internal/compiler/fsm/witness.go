@@ -92,6 +92,9 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				}
 			}
 		}
+		// The regions' effects, in the order their rules are taken:
+		// document order within a step (SCXML 1.0 §3.13).
+		tr.Effects = regionEffects(moves)
 		if w.Final == nil {
 			return tr, run
 		}

@@ -1,0 +1,42 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits what a rule inside a region does with the parallel
+// state's fields: its effect and the storage it writes (see
+// docs/spec.md, "Fields and effects inside regions").
+
+// regionCompute emits the content of region rule r that changes the
+// machine's storage, before its actions are handed out:
+//
+//	prevLevel := m.d.level           // values its actions read before it changes them
+//	level := m.b.Raise(m.d.level, ev.Step)
+//	m.d.level = level                // the effect's results, set: and with:
+//
+// Several regions that take one event run theirs in document order, each
+// reading the storage as the earlier left it (SCXML 1.0 §3.13, microstep).
+func (g *goGen) regionCompute(r *fsm.Rule) []jen.Code {
+	var out []jen.Code
+	for _, c := range r.Captures {
+		out = append(out, jen.Id(c.Local).Op(":=").Id("m").Dot("d").Dot(c.Data.GoName))
+	}
+	if e := r.Effect; e != nil {
+		call := jen.Id("m").Dot("b").Dot(e.GoName).Call(g.values(r.EffectArgs)...)
+		var locals []jen.Code
+		for _, set := range e.Sets {
+			locals = append(locals, jen.Id(set.Param))
+		}
+		out = append(out, jen.List(locals...).Op(":=").Add(call))
+	}
+	for _, st := range r.Stores {
+		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
+	}
+	for _, d := range r.Clears {
+		out = append(out, jen.Id("m").Dot("d").Dot(d.GoName).Op("=").Add(zeroValue(d)))
+	}
+	return out
+}

@@ -1,6 +1,9 @@
 package fsm
 
-import "github.com/fsmgen/fsmgen/internal/compiler/spec"
+import (
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
 
 // This file gives the rules inside the regions of a parallel state the
 // parallel state's fields. A region's build (see regionSpec) gives its
@@ -124,4 +127,81 @@ func regionEffects(rules []*Rule) []*Func {
 		}
 	}
 	return out
+}
+
+// overwrites refuses, for each parallel state, two rules of different
+// regions that may be taken in one step (for one event, or as one
+// microstep of eventless rules) and set the same field of the parallel
+// state, where the later, in document order, does not read it in its
+// effect: the rules' content runs in document order, each reading what
+// the earlier set (SCXML 1.0 §3.13), so the later would drop the earlier's
+// value unseen.
+func overwrites(m *Machine, diags *diag.List) {
+	for _, p := range m.States {
+		if p.Regions == nil {
+			continue
+		}
+		type setter struct {
+			reg *Region
+			r   *Rule
+		}
+		byEvent := map[*Event][]setter{}
+		var events []*Event
+		for _, reg := range p.Regions {
+			for _, r := range reg.Rules {
+				if r.Kind != Transition || r.Timer != nil || len(r.Stores) == 0 {
+					continue
+				}
+				if byEvent[r.Event] == nil {
+					events = append(events, r.Event)
+				}
+				byEvent[r.Event] = append(byEvent[r.Event], setter{reg, r})
+			}
+		}
+		for _, e := range events {
+			list := byEvent[e]
+			for j, later := range list {
+				for _, earlier := range list[:j] {
+					if earlier.reg == later.reg {
+						continue
+					}
+					for _, st := range later.r.Stores {
+						if !stores(earlier.r, st.Data) || readsData(later.r, st.Data) {
+							continue
+						}
+						diags.Errorf(later.r.Pos, "region %s's rule (%s) sets field %s of %s, which region %s's rule (%s) sets too when both take %s in one step: their content runs in document order (SCXML 1.0 §3.13), so %s's value would be dropped unseen; let one of them set %s, or give %s's rule an effect that reads %s", later.reg.Root.Name, later.r.Label, st.Data.Name, p.Name, earlier.reg.Root.Name, earlier.r.Label, eventWord(e), earlier.reg.Root.Name, st.Data.Name, later.reg.Root.Name, st.Data.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// eventWord names what a step takes in messages: an event, or the
+// eventless rules of transient states.
+func eventWord(e *Event) string {
+	if e == nil {
+		return "their eventless rules"
+	}
+	return e.Name
+}
+
+// stores reports whether rule r writes storage d.
+func stores(r *Rule, d *Data) bool {
+	for _, st := range r.Stores {
+		if st.Data == d {
+			return true
+		}
+	}
+	return false
+}
+
+// readsData reports whether rule r's effect reads storage d.
+func readsData(r *Rule, d *Data) bool {
+	for _, v := range r.EffectArgs {
+		if v.Source == FromData && v.Data == d {
+			return true
+		}
+	}
+	return false
 }

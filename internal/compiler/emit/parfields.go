@@ -40,3 +40,21 @@ func (g *goGen) regionCompute(r *fsm.Rule) []jen.Code {
 	}
 	return out
 }
+
+// startRegionTimer emits the start of timer t of a state inside a region
+// whose delay an effect computes from the parallel state's fields: the
+// delay is computed as the timer starts, with the state's entry, after
+// the content of every rule of the step (SCXML 1.0 §3.13 enters the
+// states after the transitions' content, and evaluates a <send>'s
+// delayexpr then):
+//
+//	m.lastTimer++
+//	m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: m.b.Backoff(m.d.level)}
+//	m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, m.timers[1].Delay)
+func (g *goGen) startRegionTimer(t *fsm.Timer, slot *jen.Statement) []jen.Code {
+	return []jen.Code{
+		jen.Id("m").Dot("lastTimer").Op("++"),
+		slot.Clone().Op("=").Add(rt("Timer")).Values(kv("ID", jen.Id("m").Dot("lastTimer")), kv("Delay", g.delayCode(t))),
+		slot.Clone().Dot("Deadline").Op("=").Id("m").Dot("h").Dot("StartTimer").Call(jen.Id("m").Dot("lastTimer"), slot.Clone().Dot("Delay")),
+	}
+}

@@ -3,7 +3,6 @@ package fsm
 import (
 	"regexp"
 	"slices"
-	"time"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -311,9 +310,6 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	for _, a := range s.After {
 		// A region's timer runs from its state's entry to its exit, as a
 		// flat machine's, and fires its rules in the region alone.
-		if _, err := time.ParseDuration(a.Delay.Value); a.Delay.Set && err != nil && identRE.MatchString(a.Delay.Value) {
-			diags.Errorf(a.Delay.Pos, "region state %s computes the delay of its timer with effect %s: a region's timer does not compute its delay with an effect yet; give a duration such as 30s", what, a.Delay.Value)
-		}
 		if s.Final.Value && parent == r.root && len(s.States) == 0 {
 			continue // a region's final state has no timer (reported above)
 		}

@@ -174,6 +174,11 @@ func useNames(m *Machine, used map[string]bool) {
 			}
 		}
 	}
+	for _, t := range m.Timers {
+		if t.DelayFunc != nil {
+			used["effect "+t.DelayFunc.Name] = true
+		}
+	}
 	// Every state of a region is left when its parallel state is.
 	for _, s := range append(append([]*State{}, m.Composites...), m.States...) {
 		for _, h := range []*Hook{s.Entry, s.Exit} {

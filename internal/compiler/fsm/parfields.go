@@ -205,3 +205,32 @@ func readsData(r *Rule, d *Data) bool {
 	}
 	return false
 }
+
+// rejoinDelayFunc points region timer t at the machine's effect that
+// computes its delay.
+func rejoinDelayFunc(m *Machine, t *Timer) {
+	if t.DelayFunc == nil {
+		return
+	}
+	for _, fn := range m.Effects {
+		if fn.Name == t.DelayFunc.Name {
+			t.DelayFunc = fn
+			fn.Hooks = append(fn.Hooks, t.State)
+		}
+	}
+}
+
+// delayed notes that timer t, of a state inside a region, started: the
+// effect that computes its delay, if any, ran then.
+func (run *timerRun) delayed(t *Timer) {
+	if t.DelayFunc != nil {
+		run.delays = append(run.delays, t.DelayFunc)
+	}
+}
+
+// drain returns the effects delayed noted, and forgets them.
+func (run *timerRun) drain() []*Func {
+	out := run.delays
+	run.delays = nil
+	return out
+}

@@ -84,6 +84,8 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			// machine's own and the regions' before.
 			t.Index = len(m.Timers)
 			t.Cell.Event = m.TimerFired
+			rejoinValues(m, t.DelayArgs)
+			rejoinDelayFunc(m, t)
 			m.Timers = append(m.Timers, t)
 			reg.Timers = append(reg.Timers, t)
 		}

@@ -19,6 +19,9 @@ import (
 //
 // Several regions that take one event run theirs in document order, each
 // reading the storage as the earlier left it (SCXML 1.0 §3.13, microstep).
+//
+// Its locals are read by its own actions and stores only: the entries and
+// exits of the states inside regions hand out no action with fields.
 func (g *goGen) regionCompute(r *fsm.Rule) []jen.Code {
 	var out []jen.Code
 	for _, c := range r.Captures {

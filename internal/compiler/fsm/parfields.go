@@ -234,3 +234,24 @@ func (run *timerRun) drain() []*Func {
 	run.delays = nil
 	return out
 }
+
+// hookFields refuses an action with fields on the entry or exit of a
+// state inside a region: the regions' entries and exits are handed out
+// where the parallel state is entered and left too, where fsmgen does not
+// fill an action's fields yet.
+func hookFields(m *Machine, diags *diag.List) {
+	for _, reg := range m.Regions {
+		for _, s := range append(append([]*State{}, reg.Composites...), reg.Leaves...) {
+			for _, h := range []*Hook{s.Entry, s.Exit} {
+				if h == nil {
+					continue
+				}
+				for _, a := range h.Actions {
+					if len(a.Fields) > 0 {
+						diags.Errorf(h.Pos, "region %s's state %s hands out action %s, which has fields, on entry or exit: the entries and exits of the states inside regions hand out actions without fields yet; emit %s from the rule that enters or leaves %s, or from the entry or exit of %s", reg.Root.Name, s.Name, a.Name, a.Name, s.Name, reg.Parallel.Name)
+					}
+				}
+			}
+		}
+	}
+}

@@ -133,6 +133,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 	}
 	overwrites(m, diags)
+	hookFields(m, diags)
 	m.memories()
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)

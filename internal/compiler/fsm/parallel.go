@@ -318,7 +318,7 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	}
 	for _, h := range []*spec.Hook{s.Entry, s.Exit} {
 		if h != nil && h.Effect.Set {
-			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit: the states inside regions emit actions only, with no effect, yet", what, h.Effect.Value)
+			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit: the entries and exits of the states inside regions emit actions only, with no effect, yet; run %s in the rules that enter or leave %s, or on the entry or exit of %s", what, h.Effect.Value, h.Effect.Value, s.Name.Value, r.par.Name.Value)
 		}
 	}
 	if s.Final.Value && parent == r.root && len(s.States) == 0 {

@@ -58,7 +58,7 @@ func (g *goGen) genHandleEvent() {
 				evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev")))))
 				continue
 			}
-			bound = bound || c.ReadsEvent || c.Fallback != nil
+			bound = bound || g.usesEvent(c)
 			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.cellBody(c)...))
 		}
 		subject := jen.Id("ev").Assert(jen.Type())
@@ -231,6 +231,21 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 		out = append(out, g.fallbackBody(f)...)
 	}
 	return out
+}
+
+// usesEvent reports whether the code cellBody writes for c uses the
+// event as its own type: a rule reads a field of it, or the chain falls
+// back to a take method, which is handed the event.
+func (g *goGen) usesEvent(c *fsm.Cell) bool {
+	for ; c != nil; c = c.Fallback {
+		if c.ReadsEvent {
+			return true
+		}
+		if f := c.Fallback; f != nil && direct(f) && !g.inline(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // fallbackBody emits what an open chain does when none of its guards

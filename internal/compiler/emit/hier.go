@@ -326,7 +326,7 @@ func (g *goGen) sharedDispatch() []jen.Code {
 			if direct(c) {
 				continue // dispatched by HandleEvent, in each state that takes it
 			}
-			bound = bound || c.ReadsEvent || c.Fallback != nil
+			bound = bound || g.usesEvent(c)
 			if c.Owner == nil {
 				wild = true
 				body = append(body, g.cellBody(c)...)

@@ -139,7 +139,7 @@ func (g *goGen) regionsDispatch(p *fsm.State) []jen.Code {
 			bound = true
 			body = append(body, jen.Return(jen.Id("m").Dot(takeMethod(c)).Call(jen.Id("ev"))))
 		default:
-			bound = bound || c.ReadsEvent || c.Fallback != nil
+			bound = bound || g.usesEvent(c)
 			body = append(body, g.cellBody(c)...)
 		}
 		evCases = append(evCases, jen.Case(jen.Op("*").Id(e.GoName)).Block(body...))
@@ -174,9 +174,11 @@ func (g *goGen) regionSwitch(reg *fsm.Region, e *fsm.Event) []jen.Code {
 }
 
 // regionCell emits the rules of a region's cell through body: one rule,
-// or a switch over its guards, then, for a chain without else, the cell
-// it falls back to within the region (none: the event goes on to the
-// parallel state).
+// or a switch over its guards, whose default, for a chain without else,
+// is the cell it falls back to within the region (none: the event goes on
+// to the parallel state). The fallback is the switch's default, not the
+// code after it: body may pick a rule without returning (see
+// regionsTogether).
 func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []jen.Code) []jen.Code {
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
 		return append([]jen.Code{comment("", c.Rules[0].Label)}, body(c.Rules[0])...)
@@ -190,12 +192,11 @@ func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []
 		}
 		cases = append(cases, jen.Case(g.guardTest(r)).Block(b...))
 	}
-	out := []jen.Code{jen.Switch().Block(cases...)}
 	if f := c.Fallback; f != nil && !f.Out() {
-		out = append(out, jen.Comment("// No guard holds: the rule of "+f.Owner.Name+"."))
-		out = append(out, g.regionCell(reg, f, body)...)
+		fall := append([]jen.Code{jen.Comment("// No guard holds: the rule of " + f.Owner.Name + ".")}, g.regionCell(reg, f, body)...)
+		cases = append(cases, jen.Default().Block(fall...))
 	}
-	return out
+	return []jen.Code{jen.Switch().Block(cases...)}
 }
 
 // guardTest is the test of a rule's guard: the Behavior's method, or for

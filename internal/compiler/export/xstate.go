@@ -231,17 +231,15 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 		// source and the history (§3.13); XState resolves the history
 		// first and goes up to the least state around the source and the
 		// state it resumes. From inside the composite state, the two
-		// agree only for a source one level down, and with reenter for a
-		// composite source (the resumed state may be inside it).
+		// agree only for a source one level down, and with reenter: the
+		// history may resume the source itself, or a state inside it (a
+		// composite source, a parallel state's regions), which XState
+		// would then enter without leaving the source.
 		if s := r.From; s != nil && s != r.History && r.History.Contains(s) {
 			if s.Parent != r.History {
 				w.p.refuse(r.Pos, "the transition from %s into %s.history: XState leaves and enters up to the state around %s and the state the history resumes, not the history itself, so from a state nested this deep in %s it would leave fewer states than fsmgen and SCXML do: write the row on %s or on a child of it", s.Name, r.History.Name, s.Name, r.History.Name, r.History.Name)
 			}
-			if s.Composite() || s.Regions != nil {
-				// A parallel state's regions too may hold the states
-				// the history resumes.
-				o.add("reenter", true)
-			}
+			o.add("reenter", true)
 		} else if reenters(r) {
 			o.add("reenter", true)
 		}

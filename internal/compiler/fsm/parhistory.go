@@ -116,6 +116,13 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 				out = &cp
 			}
 			out.Rules[last], out.To = p, p.To
+			// The history resumes a state of its own: a parallel state
+			// enters its regions' initial states (unless a deep history
+			// resumes them, below).
+			rw.after = nil
+			if out.To.Regions != nil {
+				rw.after = initialConfig(m)
+			}
 		}
 		hist = out.Rules[last].Remember(w.From, hist)
 		if cfg, ok := m.resumed(out, hist); ok {

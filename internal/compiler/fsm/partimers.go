@@ -257,7 +257,13 @@ func (p *State) TimedConfigs() [][]*State {
 		for _, reg := range p.Regions {
 			cfg[reg.Index] = reg.Leaves[min(k, len(reg.Leaves)-1)]
 		}
-		if !p.completes(cfg) && !slices.ContainsFunc(cfg, (*State).Settles) {
+		// cfg holds nil for the regions of the machine's other parallel
+		// states, which come before p's.
+		settles := false
+		for _, reg := range p.Regions {
+			settles = settles || cfg[reg.Index].Settles()
+		}
+		if !p.completes(cfg) && !settles {
 			out = append(out, cfg)
 		}
 	}

@@ -52,10 +52,16 @@ async function machineRunner(spec) {
       // for each region that has none, even when another region's
       // transition preempts them (§3.13, selectTransitions): the guards
       // of those transitions are asked again, or asked where the Go
-      // machine does not ask them. They are pure: the same answer again,
-      // or false, and the test checks whose guards they are.
+      // machine does not ask them, or before the Go machine does (a
+      // region earlier in document order that has no transition offers
+      // the event to the parallel state's before a later region's own
+      // guard is asked). They are pure: the answer given already, or the
+      // one the Go machine gives later in the step, or false; the test
+      // checks whose guards they are.
       cur.rec.extra.push(name);
-      return cur.given[name] ?? false;
+      if (name in cur.given) return cur.given[name];
+      const later = cur.names.indexOf(name);
+      return later >= 0 ? cur.answers[later] : false;
     };
   }
   const fnModel = await prepare(spec, ctx);

@@ -1,0 +1,104 @@
+package export_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/export"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// randomCharts is how many random charts TestDifferentialRandom runs;
+// FSMGEN_RANDOM_CHARTS sets another number, FSMGEN_RANDOM_SEED the first
+// seed, and FSMGEN_RANDOM_DUMP a directory to write the charts to (one
+// directory each, as randomN/randomN.yaml), to look at one that fails.
+const randomCharts = 30
+
+// TestDifferentialRandom draws random statecharts (randomChart: parallel
+// states with composite and final states in their regions, done
+// transitions, histories, guard chains that fall back, In() guards,
+// timers), keeps those the checker accepts, and runs each in XState and
+// SCION as TestDifferential runs the repository's charts: on every
+// witness path and on random walks, every step must end in the same
+// leaves with the same exits, entries, guards, actions and timers. A
+// chart a target refuses to export is left out of that target only.
+func TestDifferentialRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds every generated machine and runs node")
+	}
+	t.Parallel()
+	count, first := envInt(t, "FSMGEN_RANDOM_CHARTS", randomCharts), envInt(t, "FSMGEN_RANDOM_SEED", 1)
+	dir := os.Getenv("FSMGEN_RANDOM_DUMP")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	paths, sources := map[string]string{}, map[string]string{}
+	drawn, refused := 0, map[string]int{}
+	for seed := uint64(first); len(paths) < count && drawn < 40*count; seed++ {
+		drawn++
+		src := randomChart(seed)
+		key := fmt.Sprintf("random%d", seed)
+		path := filepath.Join(dir, key, key+".yaml")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+		res, err := generate.Load(path)
+		require.NoError(t, err, "chart %d:\n%s", seed, src)
+		if res.Machine == nil {
+			for _, d := range res.Diags {
+				if d.Severity == diag.Error {
+					refused[d.Rule]++
+				}
+			}
+			continue
+		}
+		paths[key], sources[key] = path, src
+	}
+	t.Logf("%d charts drawn, %d checked; the checker's reasons for the others: %v", drawn, len(paths), refused)
+	require.Len(t, paths, count, "the checker accepts too few random charts: the generator draws what it refuses")
+	specs, keys, walks, goResults := goSide(t, paths)
+	for _, tg := range exportTargets(t) {
+		t.Run(string(tg.format), func(t *testing.T) {
+			var exported []string
+			reasons := map[string]int{}
+			for _, key := range keys {
+				out, diags, err := export.Export(specs[key].Machine, tg.format)
+				require.NoError(t, err)
+				if out == nil {
+					for _, d := range diags {
+						if d.Severity == diag.Error {
+							reasons[d.Rule]++
+						}
+					}
+					continue
+				}
+				exported = append(exported, key)
+			}
+			t.Logf("%d of %d charts exported; refused: %v", len(exported), len(keys), reasons)
+			require.GreaterOrEqual(t, len(exported), len(keys)/4, "the export refuses most random charts")
+			w, g := walksFor(exported, walks, goResults)
+			compareTarget(t, tg, specs, exported, w, g)
+			if t.Failed() {
+				for _, key := range exported {
+					t.Logf("%s:\n%s", key, sources[key])
+				}
+			}
+		})
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var n int
+	_, err := fmt.Sscan(v, &n)
+	require.NoError(t, err, "%s=%q is not a number", name, v)
+	return n
+}

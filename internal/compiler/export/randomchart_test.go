@@ -1,0 +1,479 @@
+package export_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// randomChart writes a random statechart as an fsmgen spec: top-level
+// states that are leaves, composite states (some with a history or a done
+// transition) or parallel states (whose regions may hold composite and
+// final states, with a done transition when every region has a final
+// state), rows between them with actions, guard chains with and without
+// an else (so that an event falls back to the enclosing state's rule),
+// In() guards between regions, timers, and rows into histories. It is
+// built to be total and reachable: every top-level state ignores what it
+// has no rule for, a chain of rows reaches every state, and every
+// top-level state has a row out. What the checker still refuses (a rule
+// that can never fire, a chart a target cannot express) is left to the
+// caller, which draws another.
+func randomChart(seed uint64) string {
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), name: fmt.Sprintf("Random%d", seed)}
+	return g.chart()
+}
+
+// node kinds of a random chart.
+const (
+	leafNode = iota
+	compositeNode
+	parallelNode
+	regionNode
+)
+
+// rnode is a state of a random chart; a region is a node of its parallel
+// state, whose children are the region's states.
+type rnode struct {
+	name        string
+	kind        int
+	parent      *rnode
+	children    []*rnode
+	final       bool
+	entry, exit bool
+	history     string // "", "shallow" or "deep"
+	done        string // the done transition's target
+	timer       string // the timer's target
+	delay       int    // its delay in seconds
+}
+
+// chartGen draws one chart.
+type chartGen struct {
+	r       *rand.Rand
+	name    string
+	n       int // states named so far
+	top     []*rnode
+	events  []string
+	guards  []string
+	actions []string
+	rows    []string
+	taken   map[string]bool // from + event of the rows so far
+}
+
+func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
+
+func (g *chartGen) newNode(kind int, parent *rnode) *rnode {
+	g.n++
+	prefix := "S"
+	if kind == regionNode {
+		prefix = "R"
+	}
+	n := &rnode{name: fmt.Sprintf("%s%d", prefix, g.n), kind: kind, parent: parent}
+	if kind != regionNode {
+		n.entry, n.exit = g.chance(0.5), g.chance(0.4)
+	}
+	if parent != nil {
+		parent.children = append(parent.children, n)
+	}
+	return n
+}
+
+// region returns the region n is inside, or nil.
+func (n *rnode) region() *rnode {
+	for p := n.parent; p != nil; p = p.parent {
+		if p.kind == regionNode {
+			return p
+		}
+	}
+	return nil
+}
+
+// inside reports whether n is a or inside it.
+func (n *rnode) inside(a *rnode) bool {
+	for p := n; p != nil; p = p.parent {
+		if p == a {
+			return true
+		}
+	}
+	return false
+}
+
+// deepUnder reports whether a state around n keeps a deep history.
+func (n *rnode) deepUnder() bool {
+	for p := n.parent; p != nil; p = p.parent {
+		if p.history == "deep" {
+			return true
+		}
+	}
+	return false
+}
+
+// named returns the state a target names (its history's too).
+func (g *chartGen) named(target string) *rnode {
+	name, _, _ := strings.Cut(target, ".")
+	for _, s := range g.nodes() {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("no state " + name)
+}
+
+// all lists the nodes under n, n first, in document order.
+func (n *rnode) all() []*rnode {
+	out := []*rnode{n}
+	for _, c := range n.children {
+		out = append(out, c.all()...)
+	}
+	return out
+}
+
+func (g *chartGen) nodes() []*rnode {
+	var out []*rnode
+	for _, n := range g.top {
+		out = append(out, n.all()...)
+	}
+	return out
+}
+
+// fill gives a composite state or a region its states: two or three,
+// the first initial, one of them composite when depth allows; with
+// final, the last is a final state.
+func (g *chartGen) fill(c *rnode, depth int, final bool) {
+	k := 2 + g.r.IntN(2)
+	for i := range k {
+		kind := leafNode
+		if depth < 2 && i > 0 && g.chance(0.3) {
+			kind = compositeNode
+		}
+		if final && i == k-1 {
+			kind = leafNode
+		}
+		s := g.newNode(kind, c)
+		if final && i == k-1 {
+			s.final, s.exit = true, false
+			if c.kind != regionNode {
+				s.entry = false // left in the step that enters it
+			}
+		}
+		if kind == compositeNode {
+			g.composite(s, depth+1)
+		}
+	}
+	// A chain of rows reaches every state of c from its initial one.
+	for i := 1; i < len(c.children); i++ {
+		g.row(c.children[i-1], g.event(c.children[i-1]), c.children[i].name, "")
+	}
+}
+
+// composite fills a composite state, perhaps with a history and, when it
+// ends in a final state, its done transition.
+func (g *chartGen) composite(c *rnode, depth int) {
+	final := g.chance(0.25)
+	g.fill(c, depth, final)
+	if final {
+		c.done = "?" // chosen once every state exists
+		return       // a history and a done transition do not combine yet
+	}
+	switch {
+	case g.chance(0.2):
+		c.history = "shallow"
+	case g.chance(0.2):
+		c.history = "deep"
+	}
+}
+
+// parallel gives a parallel state two or three regions; with a done
+// transition, every region ends in a final state.
+func (g *chartGen) parallel(p *rnode) {
+	done := g.chance(0.4) && !p.deepUnder()
+	for range 2 + g.r.IntN(2) {
+		reg := g.newNode(regionNode, p)
+		g.fill(reg, 1, done)
+	}
+	if done {
+		p.done = "?"
+	} else if g.chance(0.25) && !p.deepUnder() {
+		p.history = "deep"
+	}
+}
+
+// event picks an event that n has no row for yet.
+func (g *chartGen) event(n *rnode) string {
+	for range 20 {
+		e := g.events[g.r.IntN(len(g.events))]
+		if !g.taken[n.name+" "+e] {
+			return e
+		}
+	}
+	return ""
+}
+
+// row adds a row from n on event e: to a target (or none), with an
+// action, or, given guard, a chain whose first outcome is guarded.
+func (g *chartGen) row(n *rnode, e, to, guard string) {
+	if e == "" || n.final {
+		return
+	}
+	g.taken[n.name+" "+e] = true
+	var b strings.Builder
+	fmt.Fprintf(&b, "  - from: %s\n    on: %s\n", n.name, e)
+	outcome := func(indent, to string) {
+		if to != "" {
+			fmt.Fprintf(&b, "%sto: %s\n", indent, to)
+		}
+		if to == "" || g.chance(0.4) {
+			fmt.Fprintf(&b, "%saction: %s\n", indent, g.actions[g.r.IntN(len(g.actions))])
+		}
+	}
+	fallback := false
+	if guard == "" {
+		outcome("    ", to)
+	} else {
+		fallback = true
+		fmt.Fprintf(&b, "    guards:\n      - if: %q\n", guard)
+		outcome("        ", to)
+		switch {
+		case g.chance(0.3) || n.parent == nil:
+			// A top-level state's chain has nothing to fall back to (its
+			// ignore "*" is not a rule).
+			fallback = false
+			fmt.Fprintf(&b, "      - else: true\n")
+			outcome("        ", g.target(n))
+		case g.chance(0.3):
+			fmt.Fprintf(&b, "      - if: %s\n", g.newGuard())
+			outcome("        ", g.target(n))
+		}
+	}
+	g.rows = append(g.rows, b.String())
+	if top := n.top(); fallback && top != n && !g.taken[top.name+" "+e] {
+		// When no guard holds, the event goes to the top-level state's rule.
+		g.row(top, e, g.target(top), "")
+	}
+}
+
+// top returns the top-level state n is in.
+func (n *rnode) top() *rnode {
+	for n.parent != nil {
+		n = n.parent
+	}
+	return n
+}
+
+// target picks where a row from n may go: within n's region when n is
+// inside one, else any state outside regions or a history; "" for a row
+// without a target.
+func (g *chartGen) target(n *rnode) string {
+	reg := n.region()
+	if reg == nil && g.chance(0.15) || g.chance(0.03) {
+		// (SCXML runs a parallel state's rule beside a region's rule
+		// without a target, which the export refuses: few of those)
+		return ""
+	}
+	var can []string
+	for _, s := range g.nodes() {
+		if s.kind == regionNode || s.region() != reg || reg != nil && !s.inside(reg) {
+			continue
+		}
+		can = append(can, s.name)
+		if s.history != "" && g.chance(0.5) {
+			can = append(can, s.name+".history")
+		}
+	}
+	return can[g.r.IntN(len(can))]
+}
+
+// guard picks a guard for a row from n: a declared one or, inside a
+// region, In() of a state of another region of its parallel state.
+func (g *chartGen) guard(n *rnode) string {
+	if reg := n.region(); reg != nil && g.chance(0.4) {
+		var others []string
+		for _, other := range reg.parent.children {
+			if other == reg {
+				continue
+			}
+			for _, s := range other.all()[1:] {
+				if !s.final || s.parent == other {
+					// (a composite's final state is left at once)
+					others = append(others, s.name)
+				}
+			}
+		}
+		return "In(" + others[g.r.IntN(len(others))] + ")"
+	}
+	return g.newGuard()
+}
+
+// newGuard declares a guard of its own for one outcome: the targets ask
+// a guard as often as they evaluate it (SCION once per active leaf that
+// reaches it), and the differential test answers them by name, so no two
+// outcomes share one.
+func (g *chartGen) newGuard() string {
+	name := fmt.Sprintf("g%d", len(g.guards)+1)
+	g.guards = append(g.guards, name)
+	return name
+}
+
+// chart draws the chart and writes its spec.
+func (g *chartGen) chart() string {
+	g.taken = map[string]bool{}
+	g.events = []string{"Go", "Back", "Flip", "Poke", "Zap"}[:3+g.r.IntN(3)]
+	g.actions = []string{"Ping", "Log", "Note"}
+	parallels := 0
+	for i := range 2 + g.r.IntN(3) {
+		kind := leafNode
+		switch x := g.r.Float64(); {
+		case i > 0 && parallels < 2 && x < 0.45:
+			kind = parallelNode
+			parallels++
+		case x < 0.75:
+			kind = compositeNode
+		}
+		s := g.newNode(kind, nil)
+		g.top = append(g.top, s)
+		switch kind {
+		case compositeNode:
+			g.composite(s, 1)
+			if len(s.children) > 1 && g.chance(0.3) {
+				// A parallel state inside a composite state.
+				p := g.newNode(parallelNode, s)
+				g.parallel(p)
+				g.row(s.children[0], g.event(s.children[0]), p.name, "")
+			}
+		case parallelNode:
+			g.parallel(s)
+		}
+	}
+	if parallels == 0 {
+		// Every chart has a parallel state.
+		s := g.newNode(parallelNode, nil)
+		g.top = append(g.top, s)
+		g.parallel(s)
+	}
+	// A chain of rows reaches every top-level state, and leaves it.
+	for i, s := range g.top {
+		g.row(s, g.event(s), g.top[(i+1)%len(g.top)].name, "")
+	}
+	for _, s := range g.nodes() {
+		if s.done == "?" {
+			// A target outside s: a done transition without one would
+			// leave the regions resting in their final states.
+			s.done = ""
+			for s.done == "" || g.named(s.done).inside(s) {
+				s.done = g.target(s)
+			}
+		}
+		if s.kind != regionNode && !s.final && g.chance(0.15) {
+			s.timer, s.delay = g.target(s), 1+g.r.IntN(9)
+			for s.timer == "" {
+				s.timer = g.target(s)
+			}
+		}
+	}
+	var sources []*rnode
+	for _, s := range g.nodes() {
+		if s.kind != regionNode && !s.final {
+			sources = append(sources, s)
+		}
+	}
+	for range len(sources) + g.r.IntN(len(sources)+1) {
+		s := sources[g.r.IntN(len(sources))]
+		guard := ""
+		if g.chance(0.35) {
+			guard = g.guard(s)
+		}
+		g.row(s, g.event(s), g.target(s), guard)
+	}
+	return g.spec()
+}
+
+// spec writes the chart as an fsmgen spec, declaring what its rows use.
+func (g *chartGen) spec() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "version: 2\nmachine: %s\npackage: %s\noutput:\n  go: .\nstates:\n", g.name, strings.ToLower(g.name))
+	var actions []string
+	for i, s := range g.top {
+		actions = g.writeNode(&b, s, "  ", i == 0, actions)
+	}
+	b.WriteString("events:\n")
+	for _, e := range g.events {
+		fmt.Fprintf(&b, "  %s: {}\n", e)
+	}
+	rows := strings.Join(g.rows, "")
+	for _, a := range g.actions {
+		if strings.Contains(rows, "action: "+a+"\n") {
+			actions = append(actions, a)
+		}
+	}
+	if len(actions) > 0 {
+		b.WriteString("actions:\n")
+		for _, a := range actions {
+			fmt.Fprintf(&b, "  %s: {}\n", a)
+		}
+	}
+	var guards []string
+	for _, gd := range g.guards {
+		if strings.Contains(rows, "if: "+gd+"\n") || strings.Contains(rows, "if: \""+gd+"\"\n") {
+			guards = append(guards, gd)
+		}
+	}
+	if len(guards) > 0 {
+		b.WriteString("guards:\n")
+		for _, gd := range guards {
+			fmt.Fprintf(&b, "  %s: {}\n", gd)
+		}
+	}
+	b.WriteString("transitions:\n")
+	b.WriteString(rows)
+	return b.String()
+}
+
+// writeNode writes state n and the states inside it, and returns the
+// actions with its entry and exit added.
+func (g *chartGen) writeNode(b *strings.Builder, n *rnode, indent string, initial bool, actions []string) []string {
+	in := indent + "  "
+	var lines []string
+	if initial && n.kind != regionNode {
+		lines = append(lines, "initial: true")
+	}
+	if n.final {
+		lines = append(lines, "final: true")
+	}
+	if n.kind == parallelNode {
+		lines = append(lines, "parallel: true")
+	}
+	if n.history != "" {
+		lines = append(lines, "history: "+n.history)
+	}
+	if n.entry {
+		lines = append(lines, "entry: "+n.name+"In")
+		actions = append(actions, n.name+"In")
+	}
+	if n.exit {
+		lines = append(lines, "exit: "+n.name+"Out")
+		actions = append(actions, n.name+"Out")
+	}
+	if n.parent == nil {
+		lines = append(lines, `ignore: "*"`)
+	}
+	if n.timer != "" {
+		lines = append(lines, fmt.Sprintf("after: {delay: %ds, to: %s}", n.delay, n.timer))
+	}
+	if n.done != "" {
+		lines = append(lines, "done: {to: "+n.done+"}")
+	}
+	if len(lines) == 0 && len(n.children) == 0 {
+		fmt.Fprintf(b, "%s%s: {}\n", indent, n.name)
+		return actions
+	}
+	fmt.Fprintf(b, "%s%s:\n", indent, n.name)
+	for _, l := range lines {
+		b.WriteString(in + l + "\n")
+	}
+	if len(n.children) > 0 {
+		b.WriteString(in + "states:\n")
+		for i, c := range n.children {
+			actions = g.writeNode(b, c, in+"  ", i == 0 && n.kind != parallelNode, actions)
+		}
+	}
+	return actions
+}

@@ -11,16 +11,16 @@ import (
 	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
-// mixerMain drives the mixer of the export's chart (rules inside regions
+// faderMain drives the fader of the export's chart (rules inside regions
 // with effects on the parallel state's field level): it prints the
 // actions and the state after each step, and what Save and Load keep.
-const mixerMain = `package main
+const faderMain = `package main
 
 import (
 	"fmt"
 	"time"
 
-	"example.com/m/mixer"
+	"example.com/m/fader"
 )
 
 type behavior struct{}
@@ -31,13 +31,13 @@ func (behavior) Lower(level int) int                { return level - 1 }
 func (behavior) Hold(level int) time.Duration       { return time.Duration(level+1) * time.Second }
 
 func main() {
-	rec := &mixer.Recorder{}
-	c := mixer.Config{Behavior: behavior{}, Handler: rec}
-	m, err := mixer.New(c)
+	rec := &fader.Recorder{}
+	c := fader.Config{Behavior: behavior{}, Handler: rec}
+	m, err := fader.New(c)
 	if err != nil {
 		panic(err)
 	}
-	for _, ev := range []mixer.Event{&mixer.Power{}, &mixer.Play{}, &mixer.Boost{Step: 3}, &mixer.Up{Step: 2}, &mixer.Down{}, &mixer.Mute{}} {
+	for _, ev := range []fader.Event{&fader.Power{}, &fader.Play{}, &fader.Boost{Step: 3}, &fader.Up{Step: 2}, &fader.Down{}, &fader.Mute{}} {
 		rec.Actions = nil
 		if err := m.HandleEvent(ev); err != nil {
 			panic(err)
@@ -53,7 +53,7 @@ func main() {
 		panic(err)
 	}
 	fmt.Println("saved:", string(data))
-	loaded, err := mixer.Load(c, data)
+	loaded, err := fader.Load(c, data)
 	if err != nil {
 		panic(err)
 	}
@@ -63,7 +63,7 @@ func main() {
 
 // TestRegionFieldsRun generates the export's chart of rules inside
 // regions that read and set the parallel state's field
-// (testdata/charts/mixer) and runs it with a real Behavior: Boost, which
+// (testdata/charts/fader) and runs it with a real Behavior: Boost, which
 // both regions take in one step, runs raise, then lower on what raise
 // set (SCXML 1.0 §3.13, document order), and Beep hands out lower's
 // result; Muted's timer takes the delay hold computes from level as it
@@ -74,9 +74,9 @@ func TestRegionFieldsRun(t *testing.T) {
 	}
 	t.Parallel()
 	dir := tempModule(t)
-	src, err := os.ReadFile("../export/testdata/charts/mixer/mixer.yaml")
+	src, err := os.ReadFile("../export/testdata/charts/fader/fader.yaml")
 	require.NoError(t, err)
-	spec := filepath.Join(dir, "mixer", "mixer.yaml")
+	spec := filepath.Join(dir, "fader", "fader.yaml")
 	require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
 	require.NoError(t, os.WriteFile(spec, src, 0o644))
 	res, err := generate.Load(spec)
@@ -84,19 +84,19 @@ func TestRegionFieldsRun(t *testing.T) {
 	require.NotNil(t, res.Machine, "%s", res.Diags)
 	_, err = generate.Write(res.Outputs)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "mixer"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "mixer", "main.go"), []byte(mixerMain), 0o644))
-	out := goIn(t, dir, "run", "./cmd/mixer")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "fader"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "fader", "main.go"), []byte(faderMain), 0o644))
+	out := goIn(t, dir, "run", "./cmd/fader")
 	for _, want := range []string{
-		"*mixer.Power: [] -> {Level:5 Playback:Stopped Volume:Normal}",
-		"*mixer.Play: [] -> {Level:5 Playback:Playing Volume:Normal}",
+		"*fader.Power: [] -> {Level:5 Playback:Stopped Volume:Normal}",
+		"*fader.Play: [] -> {Level:5 Playback:Playing Volume:Normal}",
 		// raise (Playback's) gives 8, then lower (Volume's) reads 8.
-		"*mixer.Boost: [&{Level:7}] -> {Level:7 Playback:Playing Volume:Normal}",
-		"*mixer.Up: [&{Level:9}] -> {Level:9 Playback:Playing Volume:Normal}",
-		"*mixer.Down: [] -> {Level:8 Playback:Playing Volume:Normal}",
+		"*fader.Boost: [&{Level:7}] -> {Level:7 Playback:Playing Volume:Normal}",
+		"*fader.Up: [&{Level:9}] -> {Level:9 Playback:Playing Volume:Normal}",
+		"*fader.Down: [] -> {Level:8 Playback:Playing Volume:Normal}",
 		// Volume's constant sets level to 0 before Muted's timer starts:
 		// hold(0) is one second.
-		"*mixer.Mute: [&{Timer:1 Delay:1s}] -> {Level:0 Playback:Stopped Volume:Muted}",
+		"*fader.Mute: [&{Timer:1 Delay:1s}] -> {Level:0 Playback:Stopped Volume:Muted}",
 		`"level":0`,
 		"loaded: {Level:0 Playback:Stopped Volume:Muted}",
 	} {

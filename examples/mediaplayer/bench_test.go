@@ -90,7 +90,7 @@ var dispatchCases = []struct {
 func BenchmarkDispatch(b *testing.B) {
 	for _, bc := range dispatchCases {
 		b.Run("parallel/"+bc.name, func(b *testing.B) {
-			m, err := mediaplayer.Restore(mediaplayer.Config{Handler: discard{}}, bc.parallel)
+			m, err := mediaplayer.Restore(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: discard{}}, bc.parallel)
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -121,7 +121,7 @@ func BenchmarkDispatch(b *testing.B) {
 // (Not parallel: testing.AllocsPerRun refuses parallel tests.)
 func TestDispatchCases(t *testing.T) {
 	for _, tc := range dispatchCases {
-		m, err := mediaplayer.Restore(mediaplayer.Config{Handler: discard{}}, tc.parallel)
+		m, err := mediaplayer.Restore(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: discard{}}, tc.parallel)
 		require.NoError(t, err)
 		f, err := flat.Restore(flat.Config{Handler: flatDiscard{}}, tc.flatFrom)
 		require.NoError(t, err)

@@ -12,7 +12,9 @@
 // be Online (the guard In(Online)); Reset sets playback and volume back
 // in one step, leaving the network as it is. Two regions run timers: a
 // pause of ten minutes stops playback, and a stalled network shows a
-// spinner after two seconds and gives up after thirty.
+// spinner after two seconds and gives up after thirty. The volume's
+// level is On's field, which the rules of region Volume raise and lower
+// with effects, and Reset sets back.
 //
 // Feed events to a Machine with HandleEvent: it decides what happens, calls
 // the guards and effects of its Behavior, and hands the actions to perform to
@@ -79,6 +81,8 @@ const (
 	EventStall
 	EventStream
 	EventReset
+	EventVolumeUp
+	EventVolumeDown
 	EventTimerFired
 )
 
@@ -88,7 +92,7 @@ func (k EventKind) String() string { return fsmrt.KindName(k, "EventKind", fsmEv
 // fsmEventNames are the names of the events, in kind order.
 var fsmEventNames = [...]string{
 	"Power", "Play", "Pause", "Stop", "Mute", "Connected", "Disconnected", "Stall",
-	"Stream", "Reset", "TimerFired",
+	"Stream", "Reset", "VolumeUp", "VolumeDown", "TimerFired",
 }
 
 // ActionKind identifies an action of the MediaPlayer machine. The zero
@@ -131,10 +135,10 @@ type State interface {
 }
 
 // Event is an event the MediaPlayer machine handles: one of *Power, *Play,
-// *Pause, *Stop, *Mute, *Connected, *Disconnected, *Stall, *Stream, *Reset and
-// *TimerFired. Events are passed by pointer; the machine reads them during
-// HandleEvent and keeps no pointer to them, though it may keep what their
-// fields hold.
+// *Pause, *Stop, *Mute, *Connected, *Disconnected, *Stall, *Stream, *Reset,
+// *VolumeUp, *VolumeDown and *TimerFired. Events are passed by pointer; the
+// machine reads them during HandleEvent and keeps no pointer to them, though
+// it may keep what their fields hold.
 type Event interface {
 	// Kind returns which event this is.
 	Kind() EventKind
@@ -166,6 +170,8 @@ func (Off) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"off"}`), nil 
 // and Network, are all active while it is, each in one of its states. On entry
 // it emits PowerOn. On exit it emits PowerOff.
 type On struct {
+	// Level is the volume, in steps above the quietest (0), up to 10.
+	Level int `json:"level"`
 	// Playback is the state region Playback is in: one of Stopped, Playing and
 	// Paused.
 	Playback StateKind `json:"playback"`
@@ -285,6 +291,26 @@ func (*Reset) isEvent()        {}
 
 // MarshalJSON encodes the event as {"kind": "reset", ...its fields}.
 func (Reset) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"reset"}`), nil }
+
+// VolumeUp is the event VolumeUp.
+type VolumeUp struct{}
+
+// Kind returns EventVolumeUp.
+func (*VolumeUp) Kind() EventKind { return EventVolumeUp }
+func (*VolumeUp) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "volume_up", ...its fields}.
+func (VolumeUp) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"volume_up"}`), nil }
+
+// VolumeDown is the event VolumeDown.
+type VolumeDown struct{}
+
+// Kind returns EventVolumeDown.
+func (*VolumeDown) Kind() EventKind { return EventVolumeDown }
+func (*VolumeDown) isEvent()        {}
+
+// MarshalJSON encodes the event as {"kind": "volume_down", ...its fields}.
+func (VolumeDown) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"volume_down"}`), nil }
 
 // TimerFired is the event TimerFired: A timer started by StartTimer ran out. A
 // timer that is not running any more (its state was left) fires nothing.
@@ -449,6 +475,28 @@ func (v CancelTimer) MarshalJSON() ([]byte, error) {
 	return fsmrt.MarshalKind("cancel_timer", fields(v))
 }
 
+// Behavior holds the guards and effects of the MediaPlayer machine, written by
+// hand. A guard decides between the branches of a transition; an effect
+// computes what the machine cannot carry over: it returns the fields it sets,
+// and the machine stores them in the target state and passes them to the
+// actions.
+//
+// Guards and effects must be pure: no I/O, clocks or randomness, so that the
+// machine stays deterministic. They are given the machine's data as values and
+// must not modify what those values point to (the elements of a slice, say):
+// return new values instead. States and actions handed out earlier share that
+// memory and must never change.
+type Behavior interface {
+	// Louder raises the volume one step, up to 10.
+	//
+	// It is given level and returns level.
+	Louder(level int) int
+	// Softer lowers the volume one step, down to 0.
+	//
+	// It is given level and returns level.
+	Softer(level int) int
+}
+
 // Handler performs the actions of the MediaPlayer machine. HandleEvent calls
 // one method per action, in the order the rule lists them, once the machine is
 // in its new state. A method must not block (start the work and report its
@@ -537,9 +585,11 @@ func (r *Recorder) CancelTimer(timer TimerID) {
 	r.Actions = append(r.Actions, &CancelTimer{Timer: timer})
 }
 
-// Config is what New and Restore make a MediaPlayer machine with: whatever
-// performs its actions (Handler).
+// Config is what New and Restore make a MediaPlayer machine with: its guards
+// and effects (Behavior) and whatever performs its actions (Handler).
 type Config struct {
+	// Behavior holds the guards and effects, written by hand. It must not be nil.
+	Behavior Behavior
 	// Handler performs the actions. It must not be nil.
 	Handler Handler
 }
@@ -564,10 +614,10 @@ type TimerID = fsmrt.TimerID
 var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "mediaplayer",
 	Machine: "MediaPlayer",
-	Shape:   "sha256:bacf93860414058e81daeaa9425df722",
+	Shape:   "sha256:66a659517a5fb75ced9da80c52334b0f",
 	Timers:  []fsmrt.TimerOf[StateKind]{{State: "paused", First: StateOn, Last: StateOn}, {State: "buffering", First: StateOn, Last: StateOn}, {State: "buffering", Timer: "spinner", First: StateOn, Last: StateOn}},
 	Rules: []Rule{
-		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateOn, Label: "Off --Power--> On"},
+		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateOn, Label: "Off --Power--> On {level=0}"},
 		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPlay, Label: "Off --Play--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventPause, Label: "Off --Pause--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStop, Label: "Off --Stop--> ignored"},
@@ -577,6 +627,8 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStall, Label: "Off --Stall--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventStream, Label: "Off --Stream--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventReset, Label: "Off --Reset--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventVolumeUp, Label: "Off --VolumeUp--> ignored"},
+		{Kind: fsmrt.RuleIgnore, From: StateOff, Event: EventVolumeDown, Label: "Off --VolumeDown--> ignored"},
 		{Kind: fsmrt.RuleTransition, From: StateOn, Event: EventPower, To: StateOff, Label: "On --Power--> Off"},
 		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventPlay, Label: "On --Play--> ignored"},
 		{Kind: fsmrt.RuleIgnore, From: StateOn, Event: EventPause, Label: "On --Pause--> ignored"},
@@ -597,8 +649,12 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventReset, Label: "Playback --Reset--> Stopped"},
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventTimerFired, Label: "Paused --after 10m--> Stopped"},
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventMute, Label: "Normal --Mute--> Muted"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventVolumeUp, Effect: "louder", Label: "Normal --VolumeUp--> (stays) {louder}"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventVolumeDown, Effect: "softer", Label: "Normal --VolumeDown--> (stays) {softer}"},
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventMute, Label: "Muted --Mute--> Normal"},
-		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventReset, Label: "Volume --Reset--> Normal"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventVolumeUp, Effect: "louder", Label: "Muted --VolumeUp--> Normal {louder}"},
+		{Kind: fsmrt.RuleIgnore, Composite: "On", Event: EventVolumeDown, Label: "Muted --VolumeDown--> ignored"},
+		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventReset, Label: "Volume --Reset--> Normal {level=0}"},
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventConnected, Label: "Offline --Connected--> Online"},
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventDisconnected, Label: "Online --Disconnected--> Offline"},
 		{Kind: fsmrt.RuleTransition, Composite: "On", Event: EventStall, Label: "Online --Stall--> Buffering"},
@@ -613,12 +669,21 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 // in spec order, then those states share, then the timers'.
 func Rules() []Rule { return fsmDesc.CopyRules() }
 
+// fsmData is the machine's storage: the fields of every state, once per name
+// and type. The current state's fields hold its data; the others are zero.
+type fsmData struct {
+	// level is the field level of On.
+	level int
+}
+
 // Machine runs the MediaPlayer state machine. Create it with New or Restore.
 // It is not safe for concurrent use: one goroutine owns it and feeds it one
 // event at a time.
 type Machine struct {
 	core fsmrt.Core[StateKind, EventKind, ActionKind]
+	b    Behavior
 	h    Handler
+	d    fsmData
 	// timers holds each state's running timer, valid while the state is active;
 	// lastTimer is the id of the last timer started.
 	timers    [3]fsmrt.Timer
@@ -631,10 +696,13 @@ type Machine struct {
 // fsmNew returns a machine in state s with c's behaviour and handler, or the
 // error of a nil one.
 func fsmNew(c Config, s StateKind) (*Machine, error) {
+	if c.Behavior == nil {
+		return nil, fsmDesc.NoDependency("Behavior")
+	}
 	if c.Handler == nil {
 		return nil, fsmDesc.NoDependency("Handler")
 	}
-	return &Machine{core: fsmrt.NewCore(&fsmDesc, s), h: c.Handler}, nil
+	return &Machine{core: fsmrt.NewCore(&fsmDesc, s), b: c.Behavior, h: c.Handler}, nil
 }
 
 // New returns a machine in the initial state Off. It fails when c lacks what
@@ -669,6 +737,7 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.core.State = s.Kind()
 	case On:
 		m.core.State = StateOn
+		m.d.level = s.Level
 		if s.Playback < StateStopped || s.Playback > StatePaused {
 			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Playback is in %v, not one of Stopped, Playing and Paused", s.Playback)
 		}
@@ -749,7 +818,7 @@ func (m *Machine) State() State {
 	case StateOff:
 		return Off{}
 	case StateOn:
-		return On{Playback: m.rgn[0], Volume: m.rgn[1], Network: m.rgn[2]}
+		return On{Level: m.d.level, Playback: m.rgn[0], Volume: m.rgn[1], Network: m.rgn[2]}
 	}
 	return nil
 }
@@ -778,7 +847,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 	case StateOff:
 		switch ev.(type) {
 		case *Power:
-			// Off --Power--> On
+			// Off --Power--> On {level=0}
+			m.d.level = 0
 			m.core.State = StateOn
 			m.rgn[0] = StateStopped
 			m.rgn[1] = StateNormal
@@ -792,8 +862,9 @@ func (m *Machine) HandleEvent(ev Event) error {
 		case *Power:
 			// On --Power--> Off
 			leftOn := m.rgn
+			m.d.level = 0
 			m.core.State = StateOff
-			m.core.Start(10, StateOn)
+			m.core.Start(12, StateOn)
 			switch leftOn[2] {
 			case StateBuffering:
 				if m.timers[1].ID != 0 {
@@ -826,13 +897,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateStopped:
 				// Stopped --Play--> Playing
 				m.rgn[0] = StatePlaying
-				m.core.Start(18, StateOn)
+				m.core.Start(20, StateOn)
 				m.h.StartAudio()
 				return m.core.Finish()
 			case StatePaused:
 				// Paused --Play--> Playing
 				m.rgn[0] = StatePlaying
-				m.core.Start(24, StateOn)
+				m.core.Start(26, StateOn)
 				if m.timers[0].ID != 0 {
 					m.h.CancelTimer(m.timers[0].ID)
 					m.timers[0] = fsmrt.Timer{}
@@ -845,7 +916,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StatePlaying:
 				// Playing --Pause--> Paused
 				m.rgn[0] = StatePaused
-				m.core.Start(21, StateOn)
+				m.core.Start(23, StateOn)
 				m.h.StopAudio()
 				m.lastTimer++
 				m.timers[0] = fsmrt.Timer{ID: m.lastTimer, Delay: 10 * time.Minute}
@@ -857,13 +928,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StatePlaying:
 				// Playing --Stop--> Stopped
 				m.rgn[0] = StateStopped
-				m.core.Start(22, StateOn)
+				m.core.Start(24, StateOn)
 				m.h.StopAudio()
 				return m.core.Finish()
 			case StatePaused:
 				// Paused --Stop--> Stopped
 				m.rgn[0] = StateStopped
-				m.core.Start(25, StateOn)
+				m.core.Start(27, StateOn)
 				if m.timers[0].ID != 0 {
 					m.h.CancelTimer(m.timers[0].ID)
 					m.timers[0] = fsmrt.Timer{}
@@ -875,13 +946,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateNormal:
 				// Normal --Mute--> Muted
 				m.rgn[1] = StateMuted
-				m.core.Start(29, StateOn)
+				m.core.Start(31, StateOn)
 				m.h.MuteAudio()
 				return m.core.Finish()
 			case StateMuted:
 				// Muted --Mute--> Normal
 				m.rgn[1] = StateNormal
-				m.core.Start(30, StateOn)
+				m.core.Start(34, StateOn)
 				m.h.UnmuteAudio()
 				return m.core.Finish()
 			}
@@ -890,13 +961,13 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateOffline:
 				// Offline --Connected--> Online
 				m.rgn[2] = StateOnline
-				m.core.Start(32, StateOn)
+				m.core.Start(38, StateOn)
 				m.h.OpenSocket()
 				return m.core.Finish()
 			case StateBuffering:
 				// Buffering --Connected--> Online
 				m.rgn[2] = StateOnline
-				m.core.Start(35, StateOn)
+				m.core.Start(41, StateOn)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -913,12 +984,12 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateOnline:
 				// Online --Disconnected--> Offline
 				m.rgn[2] = StateOffline
-				m.core.Start(33, StateOn)
+				m.core.Start(39, StateOn)
 				return m.core.Finish()
 			case StateBuffering:
 				// Buffering --Disconnected--> Offline
 				m.rgn[2] = StateOffline
-				m.core.Start(36, StateOn)
+				m.core.Start(42, StateOn)
 				if m.timers[1].ID != 0 {
 					m.h.CancelTimer(m.timers[1].ID)
 					m.timers[1] = fsmrt.Timer{}
@@ -934,7 +1005,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 			case StateOnline:
 				// Online --Stall--> Buffering
 				m.rgn[2] = StateBuffering
-				m.core.Start(34, StateOn)
+				m.core.Start(40, StateOn)
 				m.lastTimer++
 				m.timers[1] = fsmrt.Timer{ID: m.lastTimer, Delay: 30 * time.Second}
 				m.timers[1].Deadline = m.h.StartTimer(m.lastTimer, 30*time.Second)
@@ -950,56 +1021,56 @@ func (m *Machine) HandleEvent(ev Event) error {
 				case m.rgn[2] == StateOnline:
 					// Stopped --Stream [In(Online)]--> Playing / OpenStream
 					m.rgn[0] = StatePlaying
-					m.core.Start(19, StateOn)
+					m.core.Start(21, StateOn)
 					m.h.OpenStream()
 					m.h.StartAudio()
 					return m.core.Finish()
 				default:
 					// Stopped --Stream [else]--> rejected: the network is offline
-					return m.core.Reject(20)
+					return m.core.Reject(22)
 				}
 			case StatePlaying:
 				// Playing --Stream--> ignored
-				return m.core.Ignore(23)
+				return m.core.Ignore(25)
 			case StatePaused:
 				// Paused --Stream--> ignored
-				return m.core.Ignore(26)
+				return m.core.Ignore(28)
 			}
 		case *Reset:
 			tPlayback, tVolume := -1, -1
 			switch m.rgn[0] {
 			case StateStopped, StatePlaying, StatePaused:
 				// Playback --Reset--> Stopped
-				tPlayback = 27
+				tPlayback = 29
 			}
 			switch m.rgn[1] {
 			case StateNormal, StateMuted:
-				// Volume --Reset--> Normal
-				tVolume = 31
+				// Volume --Reset--> Normal {level=0}
+				tVolume = 37
 			}
 			if tPlayback >= 0 || tVolume >= 0 {
 				fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
 				switch tPlayback {
-				case 27:
+				case 29:
 					// Playback --Reset--> Stopped
 					m.rgn[0] = StateStopped
-					m.core.Start(27, StateOn)
+					m.core.Start(29, StateOn)
 				}
 				switch tVolume {
-				case 31:
-					// Volume --Reset--> Normal
+				case 37:
+					// Volume --Reset--> Normal {level=0}
 					m.rgn[1] = StateNormal
-					m.core.Start(31, StateOn)
+					m.core.Start(37, StateOn)
 				}
 				switch tVolume {
-				case 31:
-					// Volume --Reset--> Normal
+				case 37:
+					// Volume --Reset--> Normal {level=0}
 					if fromVolume == StateMuted {
 						m.h.UnmuteAudio()
 					}
 				}
 				switch tPlayback {
-				case 27:
+				case 29:
 					// Playback --Reset--> Stopped
 					if fromPlayback == StatePlaying {
 						m.h.StopAudio()
@@ -1011,7 +1082,41 @@ func (m *Machine) HandleEvent(ev Event) error {
 						}
 					}
 				}
+				switch tVolume {
+				case 37:
+					// Volume --Reset--> Normal {level=0}
+					m.d.level = 0
+				}
 				return m.core.Finish()
+			}
+		case *VolumeUp:
+			switch m.rgn[1] {
+			case StateNormal:
+				// Normal --VolumeUp--> (stays) {louder}
+				level := m.b.Louder(m.d.level)
+				m.d.level = level
+				m.core.Start(32, StateOn)
+				return m.core.Finish()
+			case StateMuted:
+				// Muted --VolumeUp--> Normal {louder}
+				level := m.b.Louder(m.d.level)
+				m.d.level = level
+				m.rgn[1] = StateNormal
+				m.core.Start(35, StateOn)
+				m.h.UnmuteAudio()
+				return m.core.Finish()
+			}
+		case *VolumeDown:
+			switch m.rgn[1] {
+			case StateNormal:
+				// Normal --VolumeDown--> (stays) {softer}
+				level := m.b.Softer(m.d.level)
+				m.d.level = level
+				m.core.Start(33, StateOn)
+				return m.core.Finish()
+			case StateMuted:
+				// Muted --VolumeDown--> ignored
+				return m.core.Ignore(36)
 			}
 		}
 	}
@@ -1043,21 +1148,25 @@ func (m *Machine) otherwise(ev Event) error {
 			return m.core.Ignore(8)
 		case *Reset:
 			return m.core.Ignore(9)
+		case *VolumeUp:
+			return m.core.Ignore(10)
+		case *VolumeDown:
+			return m.core.Ignore(11)
 		}
 	case StateOn:
 		switch ev.(type) {
 		case *Play:
-			return m.core.Ignore(11)
-		case *Pause:
-			return m.core.Ignore(12)
-		case *Stop:
 			return m.core.Ignore(13)
-		case *Connected:
+		case *Pause:
 			return m.core.Ignore(14)
-		case *Disconnected:
+		case *Stop:
 			return m.core.Ignore(15)
-		case *Stall:
+		case *Connected:
 			return m.core.Ignore(16)
+		case *Disconnected:
+			return m.core.Ignore(17)
+		case *Stall:
+			return m.core.Ignore(18)
 		}
 	}
 	return m.core.Unhandled(ev)
@@ -1142,13 +1251,13 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 		m.timers[0] = fsmrt.Timer{}
 		// Paused --after 10m--> Stopped
 		m.rgn[0] = StateStopped
-		m.core.Start(28, StateOn)
+		m.core.Start(30, StateOn)
 		return m.core.Finish()
 	case m.core.State == StateOn && m.rgn[2] == StateBuffering && ev.Timer == m.timers[1].ID:
 		m.timers[1] = fsmrt.Timer{}
 		// Buffering --after 30s--> Offline
 		m.rgn[2] = StateOffline
-		m.core.Start(37, StateOn)
+		m.core.Start(43, StateOn)
 		if m.timers[2].ID != 0 {
 			m.h.CancelTimer(m.timers[2].ID)
 			m.timers[2] = fsmrt.Timer{}
@@ -1157,11 +1266,11 @@ func (m *Machine) timerFired(ev *TimerFired) error {
 	case m.core.State == StateOn && m.rgn[2] == StateBuffering && ev.Timer == m.timers[2].ID:
 		m.timers[2] = fsmrt.Timer{}
 		// Buffering --after 2s (spinner)--> (stays) / ShowSpinner
-		m.core.Start(38, StateOn)
+		m.core.Start(44, StateOn)
 		m.h.ShowSpinner()
 		return m.core.Finish()
 	}
-	return m.core.Ignore(17)
+	return m.core.Ignore(19)
 }
 
 // UnmarshalState decodes a state written by its MarshalJSON method.
@@ -1192,6 +1301,8 @@ var fsmEventDecoders = map[string]fsmrt.Decoder[Event]{
 	"stall":        fsmrt.Pointer[Stall, Event](&fsmDesc, "event stall"),
 	"stream":       fsmrt.Pointer[Stream, Event](&fsmDesc, "event stream"),
 	"reset":        fsmrt.Pointer[Reset, Event](&fsmDesc, "event reset"),
+	"volume_up":    fsmrt.Pointer[VolumeUp, Event](&fsmDesc, "event volume_up"),
+	"volume_down":  fsmrt.Pointer[VolumeDown, Event](&fsmDesc, "event volume_down"),
 	"timer_fired":  fsmrt.Pointer[TimerFired, Event](&fsmDesc, "event timer_fired"),
 }
 

@@ -12,31 +12,43 @@ import (
 	"github.com/fsmgen/fsmgen/runtime/fsmrt/fsmtest"
 )
 
+// fsmFake is a Behavior whose guards answer, and whose effects note that they
+// ran, as the drivers' script says; the effects return zero values.
+type fsmFake struct {
+	s *fsmtest.Script
+}
+
+// Louder notes that the effect louder ran.
+func (f fsmFake) Louder(int) (_ int) { f.s.Effect("louder"); return }
+
+// Softer notes that the effect softer ran.
+func (f fsmFake) Softer(int) (_ int) { f.s.Effect("softer"); return }
+
 // fsmSubject is the machine as the drivers of package fsmtest make and watch
 // it: in any state at rest, with the fake behaviour and a Recorder.
 var fsmSubject = &fsmtest.Subject[State, Event, Action, StateKind, EventKind, ActionKind]{
 	Rules:  fsmDesc.Rules,
 	States: []State{Off{}, On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, On{Playback: StatePlaying, Volume: StateMuted, Network: StateOnline}, On{Playback: StatePaused, Volume: StateMuted, Network: StateBuffering}},
-	Events: []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stall{}, &Stream{}, &Reset{}, &TimerFired{}},
+	Events: []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stall{}, &Stream{}, &Reset{}, &VolumeUp{}, &VolumeDown{}, &TimerFired{}},
 	Zero:   func() fsmtest.Machine[State, Event, StateKind, EventKind] { return &Machine{} },
 	New: func(script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
 		rec := &Recorder{}
-		m, err := New(Config{Handler: rec})
+		m, err := New(Config{Behavior: fsmFake{script}, Handler: rec})
 		return m, &rec.Actions, err
 	},
 	Restore: func(s State, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
 		rec := &Recorder{}
-		m, err := Restore(Config{Handler: rec}, s)
+		m, err := Restore(Config{Behavior: fsmFake{script}, Handler: rec}, s)
 		return m, &rec.Actions, err
 	},
 	Load: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
 		rec := &Recorder{}
-		m, err := Load(Config{Handler: rec}, data)
+		m, err := Load(Config{Behavior: fsmFake{script}, Handler: rec}, data)
 		return m, &rec.Actions, err
 	},
 	Rearm: func(data []byte, script *fsmtest.Script) (fsmtest.Machine[State, Event, StateKind, EventKind], *[]Action, error) {
 		rec := &Recorder{}
-		m, err := LoadWith(Config{Handler: rec}, data, LoadOptions{Rearm: true})
+		m, err := LoadWith(Config{Behavior: fsmFake{script}, Handler: rec}, data, LoadOptions{Rearm: true})
 		return m, &rec.Actions, err
 	},
 	Timers: func(m fsmtest.Machine[State, Event, StateKind, EventKind]) []fsmrt.Timer {
@@ -61,40 +73,46 @@ func TestRules(t *testing.T) {
 		{From: Off{}, Event: &Stall{}, Rules: []int{7}, To: StateOff},
 		{From: Off{}, Event: &Stream{}, Rules: []int{8}, To: StateOff},
 		{From: Off{}, Event: &Reset{}, Rules: []int{9}, To: StateOff},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Power{}, Rules: []int{10}, To: StateOff, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{11}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{12}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{13}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Connected{}, Rules: []int{14}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Disconnected{}, Rules: []int{15}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stall{}, Rules: []int{16}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{18}, To: StateOn, Actions: []ActionKind{ActionStartAudio}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{20}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Stream{}, Rules: []int{19}, To: StateOn, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{21}, To: StateOn, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{22}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{23}, To: StateOn},
-		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{24}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{25}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{26}, To: StateOn},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Mute{}, Rules: []int{29}, To: StateOn, Actions: []ActionKind{ActionMuteAudio}},
-		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Mute{}, Rules: []int{30}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
-		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Reset{}, Rules: []int{27, 31}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Connected{}, Rules: []int{32}, To: StateOn, Actions: []ActionKind{ActionOpenSocket}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Disconnected{}, Rules: []int{33}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Stall{}, Rules: []int{34}, To: StateOn, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &Connected{}, Rules: []int{35}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionOpenSocket}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &Disconnected{}, Rules: []int{36}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
-		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &TimerFired{Timer: 1}, Rules: []int{28}, To: StateOn},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &TimerFired{Timer: 1}, Rules: []int{37}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
-		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &TimerFired{Timer: 2}, Rules: []int{38}, To: StateOn, Actions: []ActionKind{ActionShowSpinner}},
+		{From: Off{}, Event: &VolumeUp{}, Rules: []int{10}, To: StateOff},
+		{From: Off{}, Event: &VolumeDown{}, Rules: []int{11}, To: StateOff},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Power{}, Rules: []int{12}, To: StateOff, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{13}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{14}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{15}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Connected{}, Rules: []int{16}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Disconnected{}, Rules: []int{17}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stall{}, Rules: []int{18}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{20}, To: StateOn, Actions: []ActionKind{ActionStartAudio}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{22}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Stream{}, Rules: []int{21}, To: StateOn, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{29, 37}, To: StateOn},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Pause{}, Rules: []int{23}, To: StateOn, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{24}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{25}, To: StateOn},
+		{From: On{Playback: StatePlaying, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{29, 37}, To: StateOn, Actions: []ActionKind{ActionStopAudio}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Play{}, Rules: []int{26}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stop{}, Rules: []int{27}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Stream{}, Rules: []int{28}, To: StateOn},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &Reset{}, Rules: []int{29, 37}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Mute{}, Rules: []int{31}, To: StateOn, Actions: []ActionKind{ActionMuteAudio}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &VolumeUp{}, Rules: []int{32}, To: StateOn, Effects: []string{"louder"}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &VolumeDown{}, Rules: []int{33}, To: StateOn, Effects: []string{"softer"}},
+		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Mute{}, Rules: []int{34}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
+		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &Reset{}, Rules: []int{29, 37}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}},
+		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &VolumeUp{}, Rules: []int{35}, To: StateOn, Actions: []ActionKind{ActionUnmuteAudio}, Effects: []string{"louder"}},
+		{From: On{Playback: StateStopped, Volume: StateMuted, Network: StateOffline}, Event: &VolumeDown{}, Rules: []int{36}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOffline}, Event: &Connected{}, Rules: []int{38}, To: StateOn, Actions: []ActionKind{ActionOpenSocket}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Disconnected{}, Rules: []int{39}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateOnline}, Event: &Stall{}, Rules: []int{40}, To: StateOn, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &Connected{}, Rules: []int{41}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionOpenSocket}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &Disconnected{}, Rules: []int{42}, To: StateOn, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
+		{From: On{Playback: StatePaused, Volume: StateNormal, Network: StateOffline}, Event: &TimerFired{Timer: 1}, Rules: []int{30}, To: StateOn},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &TimerFired{Timer: 1}, Rules: []int{43}, To: StateOn, Actions: []ActionKind{ActionCancelTimer}},
+		{From: On{Playback: StateStopped, Volume: StateNormal, Network: StateBuffering}, Event: &TimerFired{Timer: 2}, Rules: []int{44}, To: StateOn, Actions: []ActionKind{ActionShowSpinner}},
 	})
 }
 
-// TestPaths drives the machine along the witness path of each of its 18 rules,
+// TestPaths drives the machine along the witness path of each of its 20 rules,
 // the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{
@@ -108,35 +126,41 @@ func TestPaths(t *testing.T) {
 		{Up: -1, Event: &Stall{}, Rules: []int{7}},
 		{Up: -1, Event: &Stream{}, Rules: []int{8}},
 		{Up: -1, Event: &Reset{}, Rules: []int{9}},
-		{Up: 0, Event: &Power{}, Rules: []int{10}, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
-		{Up: 0, Event: &Play{}, Rules: []int{18}, Actions: []ActionKind{ActionStartAudio}},
-		{Up: 11, Event: &Play{}, Rules: []int{11}},
-		{Up: 0, Event: &Pause{}, Rules: []int{12}},
-		{Up: 0, Event: &Stop{}, Rules: []int{13}},
-		{Up: 0, Event: &Connected{}, Rules: []int{32}, Actions: []ActionKind{ActionOpenSocket}},
-		{Up: 15, Event: &Connected{}, Rules: []int{14}},
-		{Up: 0, Event: &Disconnected{}, Rules: []int{15}},
-		{Up: 0, Event: &Stall{}, Rules: []int{16}},
-		{Up: -1, Event: &TimerFired{}, Rules: []int{17}},
-		{Up: 15, Event: &Stream{}, Rules: []int{19}, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
-		{Up: 0, Event: &Stream{}, Rules: []int{20}},
-		{Up: 11, Event: &Pause{}, Rules: []int{21}, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
-		{Up: 11, Event: &Stop{}, Rules: []int{22}, Actions: []ActionKind{ActionStopAudio}},
-		{Up: 11, Event: &Stream{}, Rules: []int{23}},
-		{Up: 22, Event: &Play{}, Rules: []int{24}, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
-		{Up: 22, Event: &Stop{}, Rules: []int{25}, Actions: []ActionKind{ActionCancelTimer}},
-		{Up: 22, Event: &Stream{}, Rules: []int{26}},
-		{Up: 0, Event: &Reset{}, Rules: []int{27, 31}},
-		{Up: 22, Event: &TimerFired{Timer: 1}, Rules: []int{28}},
-		{Up: 0, Event: &Mute{}, Rules: []int{29}, Actions: []ActionKind{ActionMuteAudio}},
-		{Up: 30, Event: &Mute{}, Rules: []int{30}, Actions: []ActionKind{ActionUnmuteAudio}},
-		{Up: 15, Event: &Disconnected{}, Rules: []int{33}},
-		{Up: 15, Event: &Stall{}, Rules: []int{34}, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}},
-		{Up: 33, Event: &Connected{}, Rules: []int{35}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionOpenSocket}},
-		{Up: 33, Event: &Disconnected{}, Rules: []int{36}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
-		{Up: 33, Event: &TimerFired{Timer: 1}, Rules: []int{37}, Actions: []ActionKind{ActionCancelTimer}},
-		{Up: 33, Event: &TimerFired{Timer: 2}, Rules: []int{38}, Actions: []ActionKind{ActionShowSpinner}},
-	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 16, 17, 18, 19, 11, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 28, 15, 32, 33, 34, 35, 36, 37})
+		{Up: -1, Event: &VolumeUp{}, Rules: []int{10}},
+		{Up: -1, Event: &VolumeDown{}, Rules: []int{11}},
+		{Up: 0, Event: &Power{}, Rules: []int{12}, Actions: []ActionKind{ActionCloseSocket, ActionPowerOff}},
+		{Up: 0, Event: &Play{}, Rules: []int{20}, Actions: []ActionKind{ActionStartAudio}},
+		{Up: 13, Event: &Play{}, Rules: []int{13}},
+		{Up: 0, Event: &Pause{}, Rules: []int{14}},
+		{Up: 0, Event: &Stop{}, Rules: []int{15}},
+		{Up: 0, Event: &Connected{}, Rules: []int{38}, Actions: []ActionKind{ActionOpenSocket}},
+		{Up: 17, Event: &Connected{}, Rules: []int{16}},
+		{Up: 0, Event: &Disconnected{}, Rules: []int{17}},
+		{Up: 0, Event: &Stall{}, Rules: []int{18}},
+		{Up: -1, Event: &TimerFired{}, Rules: []int{19}},
+		{Up: 17, Event: &Stream{}, Rules: []int{21}, Actions: []ActionKind{ActionOpenStream, ActionStartAudio}},
+		{Up: 0, Event: &Stream{}, Rules: []int{22}},
+		{Up: 13, Event: &Pause{}, Rules: []int{23}, Actions: []ActionKind{ActionStopAudio, ActionStartTimer}},
+		{Up: 13, Event: &Stop{}, Rules: []int{24}, Actions: []ActionKind{ActionStopAudio}},
+		{Up: 13, Event: &Stream{}, Rules: []int{25}},
+		{Up: 24, Event: &Play{}, Rules: []int{26}, Actions: []ActionKind{ActionCancelTimer, ActionStartAudio}},
+		{Up: 24, Event: &Stop{}, Rules: []int{27}, Actions: []ActionKind{ActionCancelTimer}},
+		{Up: 24, Event: &Stream{}, Rules: []int{28}},
+		{Up: 0, Event: &Reset{}, Rules: []int{29, 37}},
+		{Up: 24, Event: &TimerFired{Timer: 1}, Rules: []int{30}},
+		{Up: 0, Event: &Mute{}, Rules: []int{31}, Actions: []ActionKind{ActionMuteAudio}},
+		{Up: 0, Event: &VolumeUp{}, Rules: []int{32}, Effects: []string{"louder"}},
+		{Up: 0, Event: &VolumeDown{}, Rules: []int{33}, Effects: []string{"softer"}},
+		{Up: 32, Event: &Mute{}, Rules: []int{34}, Actions: []ActionKind{ActionUnmuteAudio}},
+		{Up: 32, Event: &VolumeUp{}, Rules: []int{35}, Actions: []ActionKind{ActionUnmuteAudio}, Effects: []string{"louder"}},
+		{Up: 32, Event: &VolumeDown{}, Rules: []int{36}},
+		{Up: 17, Event: &Disconnected{}, Rules: []int{39}},
+		{Up: 17, Event: &Stall{}, Rules: []int{40}, Actions: []ActionKind{ActionStartTimer, ActionStartTimer}},
+		{Up: 39, Event: &Connected{}, Rules: []int{41}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer, ActionOpenSocket}},
+		{Up: 39, Event: &Disconnected{}, Rules: []int{42}, Actions: []ActionKind{ActionCancelTimer, ActionCancelTimer}},
+		{Up: 39, Event: &TimerFired{Timer: 1}, Rules: []int{43}, Actions: []ActionKind{ActionCancelTimer}},
+		{Up: 39, Event: &TimerFired{Timer: 2}, Rules: []int{44}, Actions: []ActionKind{ActionShowSpinner}},
+	}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 18, 19, 20, 21, 13, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 30, 17, 38, 39, 40, 41, 42, 43})
 }
 
 // TestEveryPair checks that a rule resolves every state × event pair: see
@@ -155,11 +179,17 @@ func TestSaved(t *testing.T) { fsmtest.Saved(t, fsmSubject) }
 // Restore and Load refuse a Config without what the machine needs.
 func TestMachineErrors(t *testing.T) {
 	fsmtest.Errors(t, fsmSubject)
-	_, err := New(Config{})
+	_, err := New(Config{Handler: &Recorder{}})
+	fsmtest.Missing(t, err, "Behavior")
+	_, err = Restore(Config{Handler: &Recorder{}}, Off{})
+	fsmtest.Missing(t, err, "Behavior")
+	_, err = Load(Config{Handler: &Recorder{}}, nil)
+	fsmtest.Missing(t, err, "Behavior")
+	_, err = New(Config{Behavior: fsmFake{}})
 	fsmtest.Missing(t, err, "Handler")
-	_, err = Restore(Config{}, Off{})
+	_, err = Restore(Config{Behavior: fsmFake{}}, Off{})
 	fsmtest.Missing(t, err, "Handler")
-	_, err = Load(Config{}, nil)
+	_, err = Load(Config{Behavior: fsmFake{}}, nil)
 	fsmtest.Missing(t, err, "Handler")
 }
 
@@ -167,11 +197,12 @@ func TestMachineErrors(t *testing.T) {
 // trip, and that malformed JSON is refused: see fsmtest.JSON.
 func TestJSON(t *testing.T) {
 	fsmtest.JSON(t, []State{Off{}, On{
+		Level:    1,
 		Network:  StateOffline,
 		Playback: StateStopped,
 		Volume:   StateNormal,
-	}}, UnmarshalState)
-	fsmtest.JSON(t, []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stall{}, &Stream{}, &Reset{}, &TimerFired{}}, UnmarshalEvent)
+	}}, UnmarshalState, `{"kind":"on","level":"not a number"}`)
+	fsmtest.JSON(t, []Event{&Power{}, &Play{}, &Pause{}, &Stop{}, &Mute{}, &Connected{}, &Disconnected{}, &Stall{}, &Stream{}, &Reset{}, &VolumeUp{}, &VolumeDown{}, &TimerFired{}}, UnmarshalEvent)
 	fsmtest.JSON(t, []Action{&PowerOn{}, &PowerOff{}, &StartAudio{}, &StopAudio{}, &MuteAudio{}, &UnmuteAudio{}, &OpenSocket{}, &CloseSocket{}, &OpenStream{}, &ShowSpinner{}, &StartTimer{}, &CancelTimer{}}, UnmarshalAction)
 }
 

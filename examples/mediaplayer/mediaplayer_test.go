@@ -15,7 +15,7 @@ import (
 func on(t *testing.T) (*mediaplayer.Machine, *mediaplayer.Recorder) {
 	t.Helper()
 	rec := &mediaplayer.Recorder{}
-	m, err := mediaplayer.New(mediaplayer.Config{Handler: rec})
+	m, err := mediaplayer.New(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: rec})
 	require.NoError(t, err)
 	require.NoError(t, m.HandleEvent(&mediaplayer.Power{}))
 	rec.Actions = nil
@@ -67,13 +67,16 @@ func TestInGuard(t *testing.T) {
 // TestOneEventSeveralRegions sends Reset, which Playback and Volume both
 // take, as one step in SCXML's order (SCXML 1.0 §3.13): the exits of both
 // rules in reverse document order (Volume's UnmuteAudio before Playback's
-// StopAudio), then their actions and entries in document order; the
-// observer sees both rules, each from and to the parallel state.
+// StopAudio), then their actions and entries in document order, Volume's
+// setting the level back to 0; the observer sees both rules, each from
+// and to the parallel state.
 func TestOneEventSeveralRegions(t *testing.T) {
 	t.Parallel()
 	m, rec := on(t)
 	require.NoError(t, m.HandleEvent(&mediaplayer.Play{}))
+	require.NoError(t, m.HandleEvent(&mediaplayer.VolumeUp{}))
 	require.NoError(t, m.HandleEvent(&mediaplayer.Mute{}))
+	require.Equal(t, 1, m.State().(mediaplayer.On).Level)
 	rec.Actions = nil
 	var steps []mediaplayer.Step
 	m.SetObserver(func(s mediaplayer.Step) { steps = append(steps, s) })
@@ -83,7 +86,7 @@ func TestOneEventSeveralRegions(t *testing.T) {
 	require.Len(t, steps, 2)
 	rules := mediaplayer.Rules()
 	assert.Equal(t, "Playback --Reset--> Stopped", rules[steps[0].Rule].Label)
-	assert.Equal(t, "Volume --Reset--> Normal", rules[steps[1].Rule].Label)
+	assert.Equal(t, "Volume --Reset--> Normal {level=0}", rules[steps[1].Rule].Label)
 	for _, s := range steps {
 		assert.Equal(t, mediaplayer.StateOn, s.From)
 		assert.Equal(t, mediaplayer.StateOn, s.To)
@@ -116,11 +119,12 @@ func TestSaveLoad(t *testing.T) {
 	m, _ := on(t)
 	require.NoError(t, m.HandleEvent(&mediaplayer.Play{}))
 	require.NoError(t, m.HandleEvent(&mediaplayer.Connected{}))
+	require.NoError(t, m.HandleEvent(&mediaplayer.VolumeUp{}))
 	data, err := m.Save()
 	require.NoError(t, err)
-	assert.Contains(t, string(data), `"state":{"kind":"on","playback":"playing","volume":"normal","network":"online"}`)
+	assert.Contains(t, string(data), `"state":{"kind":"on","level":1,"playback":"playing","volume":"normal","network":"online"}`)
 
-	m2, err := mediaplayer.Load(mediaplayer.Config{Handler: &mediaplayer.Recorder{}}, data)
+	m2, err := mediaplayer.Load(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: &mediaplayer.Recorder{}}, data)
 	require.NoError(t, err)
 	assert.Equal(t, m.State(), m2.State())
 
@@ -129,10 +133,32 @@ func TestSaveLoad(t *testing.T) {
 		{`"volume":"normal"`, `"volume":"loud"`, `unknown state "loud"`},
 		{`"volume":"normal",`, ``, "region Volume is in StateKind(0)"},
 	} {
-		_, err := mediaplayer.Load(mediaplayer.Config{Handler: &mediaplayer.Recorder{}}, []byte(replace(string(data), bad.from, bad.to)))
+		_, err := mediaplayer.Load(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: &mediaplayer.Recorder{}}, []byte(replace(string(data), bad.from, bad.to)))
 		require.Error(t, err, bad.to)
 		assert.Contains(t, err.Error(), bad.want)
 	}
+}
+
+// TestVolumeLevel raises and lowers On's field level with the rules of
+// region Volume: their effects read it and set it, up to 10 and down to
+// 0; VolumeUp unmutes one step louder, and VolumeDown is ignored muted.
+func TestVolumeLevel(t *testing.T) {
+	t.Parallel()
+	m, rec := on(t)
+	level := func() int { return m.State().(mediaplayer.On).Level }
+	for range 12 {
+		require.NoError(t, m.HandleEvent(&mediaplayer.VolumeUp{}))
+	}
+	assert.Equal(t, 10, level())
+	require.NoError(t, m.HandleEvent(&mediaplayer.VolumeDown{}))
+	assert.Equal(t, 9, level())
+	require.NoError(t, m.HandleEvent(&mediaplayer.Mute{}))
+	require.NoError(t, m.HandleEvent(&mediaplayer.VolumeDown{}))
+	assert.Equal(t, 9, level(), "ignored while muted")
+	rec.Actions = nil
+	require.NoError(t, m.HandleEvent(&mediaplayer.VolumeUp{}))
+	assert.Equal(t, mediaplayer.On{Level: 10, Playback: mediaplayer.StateStopped, Volume: mediaplayer.StateNormal, Network: mediaplayer.StateOffline}, m.State())
+	assert.Equal(t, []mediaplayer.Action{&mediaplayer.UnmuteAudio{}}, rec.Actions)
 }
 
 // replace replaces the first from in s with to.

@@ -21,7 +21,7 @@ var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 func twoTimedRegions(t *testing.T) (*mediaplayer.Machine, *mediaplayer.Recorder) {
 	t.Helper()
 	rec := &mediaplayer.Recorder{Now: t0}
-	m, err := mediaplayer.New(mediaplayer.Config{Handler: rec})
+	m, err := mediaplayer.New(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: rec})
 	require.NoError(t, err)
 	for _, ev := range []mediaplayer.Event{&mediaplayer.Power{}, &mediaplayer.Play{}, &mediaplayer.Pause{}} {
 		require.NoError(t, m.HandleEvent(ev))
@@ -66,7 +66,7 @@ func TestRegionTimersSaveLoad(t *testing.T) {
 	assert.Equal(t, uint64(3), saved.LastTimer)
 
 	rec := &mediaplayer.Recorder{}
-	loaded, err := mediaplayer.Load(mediaplayer.Config{Handler: rec}, data)
+	loaded, err := mediaplayer.Load(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: rec}, data)
 	require.NoError(t, err)
 	assert.Empty(t, rec.Actions, "Load hands out no action")
 	assert.Equal(t, m.State(), loaded.State())
@@ -121,7 +121,7 @@ func TestRegionTimersLoadStrictly(t *testing.T) {
 	m, _ := twoTimedRegions(t)
 	data, err := m.Save()
 	require.NoError(t, err)
-	cfg := mediaplayer.Config{Handler: &mediaplayer.Recorder{}}
+	cfg := mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: &mediaplayer.Recorder{}}
 
 	_, err = mediaplayer.Load(cfg, []byte(replace(string(data), `"network":"buffering"`, `"network":"online"`)))
 	require.ErrorIs(t, err, fsmrt.ErrTimerNotRunning)

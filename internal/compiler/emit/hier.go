@@ -84,7 +84,11 @@ func (g *goGen) runActions(run *fsm.Run, from jen.Code) []jen.Code {
 // StartTimer first numbers the timer.
 func (g *goGen) emitAction(e *fsm.Emit) []jen.Code {
 	if e.Action == g.m.StartTimer {
-		slot := jen.Id("m").Dot("timers").Index(jen.Lit(e.Args[0].Timer.Index))
+		t := e.Args[0].Timer
+		slot := jen.Id("m").Dot("timers").Index(jen.Lit(t.Index))
+		if t.State.Region != nil && t.DelayFunc != nil {
+			return g.startRegionTimer(t, slot)
+		}
 		delay := g.value(e.Args[1])
 		return []jen.Code{
 			jen.Id("m").Dot("lastTimer").Op("++"),

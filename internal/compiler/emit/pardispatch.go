@@ -237,6 +237,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 		return g.regionHistory(reg, r)
 	}
 	from, out := regionFrom(reg, r)
+	out = append(out, g.regionCompute(r)...)
 	out = append(out, regionRemembers(reg, r)...)
 	out = append(out, g.hostedLefts(r, map[string]bool{})...)
 	if r.To != nil {
@@ -244,9 +245,9 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	}
 	out = append(out, g.hostedSlots(r)...)
 	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
-	out = append(out, g.regionActs(r, from, "exits")...)
-	out = append(out, g.regionActs(r, from, "actions")...)
-	out = append(out, g.regionActs(r, from, "entries")...)
+	out = append(out, g.regionActs(r, from, "exits", false)...)
+	out = append(out, g.regionActs(r, from, "actions", false)...)
+	out = append(out, g.regionActs(r, from, "entries", false)...)
 	moved := reg
 	if r.To != nil && r.To.Settles() {
 		out = append(out, settleLoop([]*fsm.Region{reg}))
@@ -343,7 +344,7 @@ func (g *goGen) genDone() {
 
 // regionActs emits one part of what a region's rule hands out: its
 // exits, its own actions or its entries.
-func (g *goGen) regionActs(r *fsm.Rule, from jen.Code, part string) []jen.Code {
+func (g *goGen) regionActs(r *fsm.Rule, from jen.Code, part string, together bool) []jen.Code {
 	var out []jen.Code
 	switch part {
 	case "exits":
@@ -351,6 +352,11 @@ func (g *goGen) regionActs(r *fsm.Rule, from jen.Code, part string) []jen.Code {
 			out = append(out, g.runActions(run, from)...)
 		}
 	case "actions":
+		if together {
+			// The rule's content, in document order among the regions'
+			// (SCXML 1.0 §3.13): it reads what the earlier set.
+			out = append(out, g.regionCompute(r)...)
+		}
 		for _, e := range r.Actions {
 			out = append(out, g.emitAction(e)...)
 		}
@@ -491,7 +497,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 				if r.Kind != fsm.Transition {
 					return nil
 				}
-				return g.regionActs(r, jen.Id(local("from", reg)), part)
+				return g.regionActs(r, jen.Id(local("from", reg)), part, true)
 			})...)
 		}
 	}

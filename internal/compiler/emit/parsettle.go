@@ -96,9 +96,9 @@ func (g *goGen) genSettle() {
 			body := func(r *fsm.Rule) []jen.Code {
 				out := []jen.Code{rgn(reg).Op("=").Id(r.To.KindName), core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName))}
 				from := jen.Id(s.KindName)
-				out = append(out, g.regionActs(r, from, "exits")...)
-				out = append(out, g.regionActs(r, from, "actions")...)
-				out = append(out, g.regionActs(r, from, "entries")...)
+				out = append(out, g.regionActs(r, from, "exits", true)...)
+				out = append(out, g.regionActs(r, from, "actions", true)...)
+				out = append(out, g.regionActs(r, from, "entries", true)...)
 				return append(out, jen.Return(jen.True()))
 			}
 			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(g.regionCell(reg, s.Choice, body)...))

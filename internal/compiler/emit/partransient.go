@@ -109,7 +109,7 @@ func (g *goGen) genEventless() {
 			}
 			for _, reg := range order {
 				body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
-					return g.regionActs(r, jen.Id(local("from", reg)), part)
+					return g.regionActs(r, jen.Id(local("from", reg)), part, true)
 				})...)
 			}
 		}

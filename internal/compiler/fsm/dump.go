@@ -84,7 +84,7 @@ func Dump(w io.Writer, m *Machine) {
 			fmt.Fprintf(w, "%s %s (Go %s) at %s: %s\n", kindWord(fn.Kind), fn.Name, fn.GoName, fn.Pos, Signature(fn))
 		}
 	}
-	for _, r := range m.Rules {
+	for _, r := range m.AllRules() {
 		fmt.Fprintf(w, "rule %d at %s: %s\n", r.Index, r.Pos, r.Label)
 		if r.Guard != nil {
 			fmt.Fprintf(w, "  guard %s(%s)\n", r.Guard.Name, values(r.GuardArgs))
@@ -104,7 +104,9 @@ func Dump(w io.Writer, m *Machine) {
 		for _, run := range r.Exits {
 			dumpRun(w, run)
 		}
-		if len(r.Keeps) > 0 || r.Shared() && r.To != nil {
+		// A region's rule moves within its region, whose states all have
+		// the parallel state's fields: it clears nothing.
+		if (len(r.Keeps) > 0 || r.Shared() && r.To != nil) && (r.From == nil || r.From.Region == nil) {
 			var keeps []string
 			for _, d := range r.Keeps {
 				keeps = append(keeps, d.GoName)

@@ -3,7 +3,6 @@ package fsm
 import (
 	"regexp"
 	"slices"
-	"time"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -336,9 +335,6 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	for _, a := range s.After {
 		// A region's timer runs from its state's entry to its exit, as a
 		// flat machine's, and fires its rules in the region alone.
-		if _, err := time.ParseDuration(a.Delay.Value); a.Delay.Set && err != nil && identRE.MatchString(a.Delay.Value) {
-			diags.Errorf(a.Delay.Pos, "region state %s computes the delay of its timer with effect %s: the states inside regions run no effects yet; give a duration such as 30s", what, a.Delay.Value)
-		}
 		if s.Final.Value && parent == r.root && len(s.States) == 0 {
 			continue // a region's final state has no timer (reported above)
 		}
@@ -347,7 +343,7 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 	}
 	for _, h := range []*spec.Hook{s.Entry, s.Exit} {
 		if h != nil && h.Effect.Set {
-			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit: the states inside regions emit actions only, with no effect, yet", what, h.Effect.Value)
+			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit: the entries and exits of the states inside regions emit actions only, with no effect, yet; run %s in the rules that enter or leave %s, or on the entry or exit of %s", what, h.Effect.Value, h.Effect.Value, s.Name.Value, r.par.Name.Value)
 		}
 	}
 	if s.Final.Value && parent == r.root && len(s.States) == 0 {

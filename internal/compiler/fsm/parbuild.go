@@ -166,6 +166,9 @@ func useNames(m *Machine, used map[string]bool) {
 		if r.Guard != nil {
 			used["guard "+r.Guard.Name] = true
 		}
+		if r.Effect != nil {
+			used["effect "+r.Effect.Name] = true
+		}
 		for _, e := range r.Actions {
 			used["action "+e.Action.Name] = true
 		}
@@ -173,6 +176,11 @@ func useNames(m *Machine, used map[string]bool) {
 			for _, e := range run.Actions {
 				used["action "+e.Action.Name] = true
 			}
+		}
+	}
+	for _, t := range m.Timers {
+		if t.DelayFunc != nil {
+			used["effect "+t.DelayFunc.Name] = true
 		}
 	}
 	// Every state of a region is left when its parallel state is.
@@ -301,10 +309,7 @@ func regionOutcomes(r *specRegion, outcome *spec.Outcome, branches []spec.Branch
 		outcomes = append(outcomes, &branches[i].Outcome)
 	}
 	for _, o := range outcomes {
-		switch {
-		case o.Effect.Set:
-			diags.Errorf(o.Effect.Pos, "region %s's rule runs effect %s: rules inside regions emit actions with no effect yet; move the effect to a rule of %s", r.root.Name.Value, o.Effect.Value, r.par.Name.Value)
-		case len(o.Examples) > 0:
+		if len(o.Examples) > 0 {
 			diags.Errorf(o.Examples[0].Pos, "region %s's rule has examples: fsmgen does not run examples inside regions yet", r.root.Name.Value)
 		}
 	}
@@ -336,6 +341,9 @@ func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File 
 	// A parallel state inside the region is a leaf of its build, as the
 	// machine's build holds a parallel state (see parinreg.go).
 	root.States = leafParallels(root.States)
+	// The states inside the region have the fields of the parallel state
+	// (its own and its ancestors'): its region's rules read and set them.
+	root.Fields = parallelFields(f.States, r.par)
 	sub.States = []spec.State{root}
 	sub.Transitions = rows
 	sub.Output, sub.Behavior, sub.Breaks = spec.Output{}, spec.String{}, nil

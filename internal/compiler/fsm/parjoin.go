@@ -61,6 +61,10 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			leaf++
 			for _, run := range s.Enter {
 				rejoinRun(m, run)
+				rejoinRunData(m, run)
+			}
+			for _, f := range s.Fields {
+				f.Data = dataOf(m, f.Data)
 			}
 			reg.Leaves = append(reg.Leaves, s)
 			if s.Final && s.Parent == root {
@@ -87,6 +91,8 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			// machine's own and the regions' before.
 			t.Index = len(m.Timers)
 			t.Cell.Event = m.TimerFired
+			rejoinValues(m, t.DelayArgs)
+			rejoinDelayFunc(m, t)
 			m.Timers = append(m.Timers, t)
 			reg.Timers = append(reg.Timers, t)
 		}
@@ -101,6 +107,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 		for _, run := range reg.Start {
 			rejoinRun(m, run)
+			rejoinRunData(m, run)
 		}
 		if reg.Within != nil {
 			reg.Within.Regions = append(reg.Within.Regions, reg)
@@ -138,6 +145,8 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	overwrites(m, diags)
+	hookFields(m, diags)
 	m.memories()
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)
@@ -162,6 +171,8 @@ func rejoin(m *Machine, r *Rule) {
 			}
 		}
 	}
+	rejoinEffect(m, r)
+	rejoinData(m, r)
 	rejoinEmits(m, r.Actions)
 	for _, run := range r.Exits {
 		rejoinRun(m, run)

@@ -68,6 +68,7 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *
 				case m.StartTimer:
 					run.last++
 					run.ids[e.Args[0].Timer] = run.last
+					run.delayed(e.Args[0].Timer)
 				}
 				out = append(out, e.Action)
 			}
@@ -144,6 +145,7 @@ func (m *Machine) enterRegions(s *State, resumed []*State, run *timerRun) []*Act
 				if e.Action == m.StartTimer {
 					run.last++
 					run.ids[e.Args[0].Timer] = run.last
+					run.delayed(e.Args[0].Timer)
 				}
 				out = append(out, e.Action)
 			}

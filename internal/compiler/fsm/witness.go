@@ -31,6 +31,10 @@ type Witness struct {
 type timerRun struct {
 	ids  map[*Timer]int // 0: not running, or spent
 	last int
+	// delays are the effects that computed the delays of the timers of
+	// states inside regions started since the last drain (see
+	// startRegionTimer in the emitter): they run as the timers start.
+	delays []*Func
 }
 
 // restored returns the timers of a machine made by Restore in state s:
@@ -64,13 +68,17 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			moves = moves[:len(moves)-1]
 		}
 		if len(w.moved) > 0 {
+			tr.Effects = regionEffects(moves[:w.micro])
 			tr.Actions = m.regionTrace(moves[:w.micro], w.moved[:w.micro], cfg, &run)
+			tr.Effects = append(tr.Effects, run.drain()...)
 			// The done transitions of composite states inside the
 			// regions, each a step of its own (see settle).
 			cur := slices.Clone(cfg)
 			for i, r := range moves {
 				if i >= w.micro && w.groups == nil {
+					tr.Effects = append(tr.Effects, regionEffects(moves[i:i+1])...)
 					tr.Actions = append(tr.Actions, m.regionTrace(moves[i:i+1], w.moved[i:i+1], cur, &run)...)
+					tr.Effects = append(tr.Effects, run.drain()...)
 				}
 				if r.To != nil {
 					cur[w.moved[i].Index] = r.To
@@ -87,7 +95,9 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				}
 				at := w.micro
 				for _, n := range w.groups {
+					tr.Effects = append(tr.Effects, regionEffects(moves[at:at+n])...)
 					tr.Actions = append(tr.Actions, m.regionTrace(moves[at:at+n], w.moved[at:at+n], cur, &run)...)
+					tr.Effects = append(tr.Effects, run.drain()...)
 					for i := at; i < at+n; i++ {
 						cur[w.moved[i].Index] = moves[i].To
 					}
@@ -158,6 +168,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			}
 			tr.Actions = append(tr.Actions, m.enterRegions(x.State, resumed, &run)...)
 		}
+		tr.Effects = append(tr.Effects, run.drain()...)
 		if r.To != nil {
 			src = r.To
 		}

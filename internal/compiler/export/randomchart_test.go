@@ -3,6 +3,7 @@ package export_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -40,6 +41,7 @@ type rnode struct {
 	children    []*rnode
 	final       bool
 	transient   bool // left at once by eventless rows
+	hosted      bool // a parallel state inside a region
 	entry, exit bool
 	history     string // "", "shallow" or "deep"
 	done        string // the done transition's target
@@ -197,6 +199,20 @@ func (g *chartGen) parallel(p *rnode) {
 	} else if g.chance(0.25) && !p.deepUnder() {
 		p.history = "deep"
 	}
+	if !done && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
+		// A parallel state inside a region, entered and left by the
+		// region's rules, in a region with no done transition inside.
+		reg := p.children[g.r.IntN(len(p.children))]
+		if slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
+			return
+		}
+		q := g.newNode(parallelNode, reg)
+		q.hosted = true
+		for range 2 {
+			g.fill(g.newNode(regionNode, q), 2, false)
+		}
+		g.row(reg.children[0], g.event(reg.children[0]), q.name, "")
+	}
 }
 
 // event picks an event that n has no row for yet.
@@ -317,7 +333,7 @@ func (g *chartGen) guard(n *rnode) string {
 				continue
 			}
 			for _, s := range other.all()[1:] {
-				if !s.final || s.parent == other {
+				if (!s.final || s.parent == other) && !s.transient {
 					// (a composite's final state is left at once)
 					others = append(others, s.name)
 				}
@@ -378,9 +394,14 @@ func (g *chartGen) chart() string {
 	// entered from the composite state's first state.
 	var transients []*rnode
 	for _, c := range g.nodes() {
-		if c.kind == compositeNode && c.region() == nil && c.done == "" && g.chance(0.35) {
+		inRegion := c.kind == regionNode && !c.parent.hosted && !slices.ContainsFunc(c.all(), func(n *rnode) bool { return n.hosted })
+		remembered := false // a history around would remember it
+		for a := c; a != nil; a = a.parent {
+			remembered = remembered || a.history != ""
+		}
+		if (c.kind == compositeNode && c.region() == nil && c.done == "" || inRegion) && !remembered && g.chance(0.35) {
 			t := g.newNode(leafNode, c)
-			t.transient, t.exit = true, false
+			t.transient, t.entry, t.exit = true, false, false
 			transients = append(transients, t)
 			g.row(c.children[0], g.event(c.children[0]), t.name, "")
 		}
@@ -481,6 +502,9 @@ func (g *chartGen) writeNode(b *strings.Builder, n *rnode, indent string, initia
 	}
 	if n.final {
 		lines = append(lines, "final: true")
+	}
+	if n.transient {
+		lines = append(lines, "transient: true")
 	}
 	if n.kind == parallelNode {
 		lines = append(lines, "parallel: true")

@@ -248,12 +248,45 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 		}
 		cw.Rules = append(slices.Clone(w.Rules), r)
 		cw.To, cw.Final = r.To, after
-		cw.Trace, _ = m.step(&cw, restoredIn(p, w.Config))
-		var next []*State
-		if r.To.Regions != nil && enters(&cw, r.To) {
-			next = initialConfig(m)
+		for _, cw := range throughChoices(cw) {
+			cw.Trace, _ = m.step(&cw, restoredIn(p, w.Config))
+			var next []*State
+			if cw.To.Regions != nil && enters(&cw, cw.To) {
+				next = initialConfig(m)
+			}
+			out = append(out, regionWay{way: &cw, after: next})
 		}
-		out = append(out, regionWay{way: &cw, after: next})
+	}
+	return out
+}
+
+// throughChoices continues way w, when it ends in a transient state,
+// through that state's eventless rows in the same step, one way per
+// branch (each with the guards before it false, as expand does): a done
+// transition of a parallel state may lead into a transient state.
+func throughChoices(w Way) []Way {
+	c := w.To.Choice
+	if !w.To.Transient || c == nil {
+		return []Way{w}
+	}
+	var out []Way
+	for _, r := range c.Rules {
+		x := w
+		x.Tests = slices.Clone(w.Tests)
+		for _, other := range c.Rules {
+			if other.Guard != nil {
+				x.Tests = append(x.Tests, Test{Guard: other.Guard, Holds: other == r})
+			}
+			if other == r {
+				break
+			}
+		}
+		x.Rules = append(slices.Clone(w.Rules), r)
+		x.after++
+		if r.To != nil {
+			x.To = r.To
+		}
+		out = append(out, throughChoices(x)...)
 	}
 	return out
 }

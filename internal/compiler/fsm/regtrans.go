@@ -135,7 +135,7 @@ func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
 func (m *Machine) stepEntered(w *Way, before timerRun) (Trace, timerRun) {
 	tr, run := m.step(w.head, before)
 	rest := Way{From: w.head.To, Event: w.Event, Rules: w.Rules[len(w.head.Rules):], To: w.To, Config: w.entered, Regional: true,
-		Final: w.Final, moved: w.moved, groups: w.groups}
+		Final: w.Final, after: w.after, moved: w.moved, groups: w.groups}
 	more, run := m.step(&rest, run)
 	tr.Actions = append(slices.Clip(tr.Actions), more.Actions...)
 	tr.Effects = append(slices.Clip(tr.Effects), more.Effects...)

@@ -39,8 +39,10 @@ type Way struct {
 	// Final is, for a way the regions take that puts every region of its
 	// parallel state in a final leaf, those leaves: the way's last rule is
 	// then the parallel state's done transition, taken from them in the
-	// same step. Nil for other ways.
+	// same step, but for the eventless rules of the transient states it
+	// leads into, the last after of them. Nil for other ways.
 	Final []*State
+	after int
 	// moved are, for a way the regions take, the regions its rules move,
 	// one per rule (see regionTrace). The first micro rules are taken as
 	// one step (SCXML's microstep); each after them is the done transition

@@ -65,7 +65,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 	if w.Regional {
 		moves := rules
 		if w.Final != nil {
-			moves = moves[:len(moves)-1]
+			moves = moves[:len(moves)-1-w.after]
 		}
 		if len(w.moved) > 0 {
 			tr.Effects = regionEffects(moves[:w.micro])
@@ -110,7 +110,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 		}
 		// The done transition of the parallel state, which leaves its
 		// regions from their final leaves.
-		rules, cfg = rules[len(rules)-1:], w.Final
+		rules, cfg = rules[len(rules)-1-w.after:], w.Final
 	}
 	src := w.From
 	for _, r := range rules {

@@ -528,9 +528,15 @@ func (m *Machine) parallelPaths(b *builder) {
 			left++
 		}
 	}
+	active := map[*State]bool{} // the regions' leaves in the configurations reached
 	for len(queue) > 0 && left > 0 && len(seen) <= pathSearchLimit {
 		it := queue[0]
 		queue = queue[1:]
+		for _, l := range it.cfg {
+			if l != nil {
+				active[l] = true
+			}
+		}
 		var next []regionWay
 		for _, c := range b.edges(it.n.node) {
 			if it.n.leaf.Regions != nil && (c.stale == nil && (c.cell.Event == nil || !c.cell.Event.Builtin)) {
@@ -620,6 +626,11 @@ func (m *Machine) parallelPaths(b *builder) {
 			continue
 		}
 		if found[r.Index] == nil {
+			if r.From != nil && r.Event != nil && r.From.Region != nil && slices.ContainsFunc(r.From.Region.Leaves, func(l *State) bool { return active[l] && (l == r.From || r.From.Contains(l)) }) {
+				// Its state is reached: the event always goes elsewhere.
+				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region's transition runs where another region ignores or leaves the event; a region inside decides before the states around it); remove the rule", r.Label, r.From.Name, r.Event.Name)
+				continue
+			}
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 			continue
 		}

@@ -467,6 +467,9 @@ func observable(t *testing.T, tg *target, m *fsm.Machine, trace []string) []stri
 	t.Helper()
 	out := []string{}
 	for _, e := range trace {
+		if e == microstep {
+			continue
+		}
 		what, name, _ := strings.Cut(e, " ")
 		if tg != nil && tg.intermediate(m, name) {
 			continue

@@ -10,6 +10,11 @@ import (
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
 )
 
+// microstep ends the exits and entries of a microstep of the regions in
+// a Go trace, for scionOrder, which orders each microstep's on its own;
+// observable leaves it out.
+const microstep = "|"
+
 // goTrace lists the states the Go machine exited and entered on a step,
 // from the rules it fired (its observer's steps) as the checked model
 // has them: each rule's exits that apply from the leaf it fired in, then
@@ -41,14 +46,28 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 		rules[r.Index] = r
 	}
 	var exits, entries []string // of the regions' rules of the step
+	var eventless map[*fsm.Region]bool // the regions of a microstep of eventless rules
 	flush := func() {
 		out = append(append(out, exits...), entries...)
-		exits, entries = nil, nil
+		if len(exits)+len(entries) > 0 {
+			out = append(out, microstep)
+		}
+		exits, entries, eventless = nil, nil, nil
 	}
 	for i, st := range g.Rules {
 		r := rules[st.Rule]
 		require.NotNil(t, r, "%s has no rule %d", m.Name, st.Rule)
 		if r.From != nil && r.From.Region != nil {
+			if r.Event == nil && r.Done == nil && (eventless == nil || eventless[r.From.Region]) {
+				// The eventless rules of the regions' transient states:
+				// a microstep after the one that entered them, each
+				// region once (SCXML 1.0 §3.13, macrostep).
+				flush()
+				eventless = map[*fsm.Region]bool{}
+			}
+			if eventless != nil {
+				eventless[r.From.Region] = true
+			}
 			if r.Done != nil {
 				// The done transition of a composite state inside the
 				// region: a microstep of its own, after the step that
@@ -229,20 +248,26 @@ func scionOrder(t *testing.T, m *fsm.Machine, trace []string) ([]string, bool) {
 			}
 			return depth(a) - depth(b)
 		})
-		i = j
+		i = max(j, i+1) // a microstep's end stands alone
 	}
 	return out, !slices.Equal(out, trace)
 }
 
 // parallelGuard reports whether guard g is asked by a rule of the
 // machine around the regions (a parallel state's own, one around it, or
-// a "*" row), which SCION may ask once per region that leaves an event
-// (see run.cjs).
+// a "*" row) or of a parallel state inside a region, which SCION may ask
+// once per region that leaves an event (see run.cjs).
 func parallelGuard(m *fsm.Machine, g string) bool {
 	if !m.Regional() {
 		return false
 	}
-	return slices.ContainsFunc(m.Rules, func(r *fsm.Rule) bool { return r.Guard != nil && r.Guard.Name == g })
+	if slices.ContainsFunc(m.Rules, func(r *fsm.Rule) bool { return r.Guard != nil && r.Guard.Name == g }) {
+		return true
+	}
+	// A parallel state inside a region: its own rules are its region's.
+	return slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool {
+		return r.Guard != nil && r.Guard.Name == g && r.From != nil && r.From.Regions != nil
+	})
 }
 
 // chartDepth is the depth of state s in the chart the targets run: below

@@ -45,7 +45,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 	for _, r := range m.AllRules() {
 		rules[r.Index] = r
 	}
-	var exits, entries []string // of the regions' rules of the step
+	var exits, entries []string        // of the regions' rules of the step
 	var eventless map[*fsm.Region]bool // the regions of a microstep of eventless rules
 	flush := func() {
 		out = append(append(out, exits...), entries...)

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -74,13 +75,13 @@ func (b *builder) historyVariants(r *Rule) {
 	var resumes []*State
 	if s.History == HistoryShallow {
 		for _, c := range s.Children {
-			if c != s.InitialChild && !c.Transient { // a transient state is never remembered
+			if c != s.InitialChild && b.remembered(s, c) {
 				resumes = append(resumes, c)
 			}
 		}
 	} else {
 		for _, l := range b.m.States {
-			if s.Contains(l) && l != def && !l.Transient {
+			if s.Contains(l) && l != def && b.remembered(s, l) {
 				resumes = append(resumes, l)
 			}
 		}
@@ -97,6 +98,45 @@ func (b *builder) historyVariants(r *Rule) {
 		b.outcomeOf[&v] = o
 		r.Variants = append(r.Variants, &v)
 	}
+}
+
+// remembered reports whether the history of s may remember state l: a
+// state the machine rests in, or a final state whose done transition
+// leaves s. SCXML 1.0 §3.10 records the history as s is exited, the
+// final state then among its atomic states, and resuming it enters the
+// final state again, which completes its composite state in that
+// macrostep (§3.13 enterStates raises done.state); fsmgen's final state
+// is then transient, its done transition its eventless rule. Another
+// transient state is never remembered.
+func (b *builder) remembered(s, l *State) bool {
+	if !l.Transient {
+		return true
+	}
+	if l.Completes == nil {
+		return false
+	}
+	if l.Completes == s {
+		return true // s's own done transition leaves s
+	}
+	d := b.specOf[l.Completes].Done
+	targets := []spec.String{d.To}
+	for _, br := range d.Guards {
+		targets = append(targets, br.To)
+	}
+	for _, t := range targets {
+		if !t.Set {
+			continue
+		}
+		name := strings.TrimSuffix(t.Value, historySuffix)
+		to, ok := b.states[name]
+		if !ok {
+			continue // reported with the rule
+		}
+		if to == s && name == t.Value || !s.Contains(to) {
+			return true // the done transition leaves s
+		}
+	}
+	return false
 }
 
 // historyDomain is the domain of a rule into the history of s whose rule
@@ -123,9 +163,9 @@ func (b *builder) remembers(r *Rule, domain *State) {
 			continue // not left: the domain is s or inside it, or elsewhere
 		}
 		switch {
-		case owner != nil && owner.Completes != nil && s.Contains(owner):
-			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
-		case owner != nil && owner.Transient && s.Contains(owner):
+		case owner != nil && owner.Completes != nil && s.Contains(owner) && b.par != nil:
+			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: in a machine with parallel states, a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
+		case owner != nil && owner.Transient && owner.Completes == nil && s.Contains(owner):
 			b.errorf(r.Pos, "this transition leaves %s from transient state %s, which its history would remember, and a transient state is never at rest: lead it to a state inside %s first, or drop the history", s.Name, owner.Name, s.Name)
 		case owner != nil && s.Contains(owner):
 			r.Remembers = append(r.Remembers, Remember{State: s})
@@ -219,6 +259,30 @@ func resolveWay(w *Way, hist []*State) (*Way, []*State) {
 		out.To = at
 	}
 	return out, hist
+}
+
+// resolveWays is resolveWay for the search of paths: when the variant
+// that fires resumes a final state (a transient state, whose done
+// transition is its eventless rule: see remembered), the way goes on
+// through its eventless rules, one way per branch, each resolved with the
+// memory after it.
+func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
+	out, mem := resolveWay(w, hist)
+	last := out.Rules[len(out.Rules)-1]
+	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || !last.To.Transient || last.To.Choice == nil {
+		return []*Way{out}, [][]*State{mem}
+	}
+	var ways []*Way
+	var mems [][]*State
+	for _, next := range expand(last.To, last.To.Choice) {
+		cp := *out
+		cp.Rules = append(slices.Clone(out.Rules), next.Rules...)
+		cp.Tests = append(slices.Clone(out.Tests), next.Tests...)
+		cp.To = next.To
+		ws, ms := resolveWays(&cp, hist)
+		ways, mems = append(ways, ws...), append(mems, ms...)
+	}
+	return ways, mems
 }
 
 // histKey encodes a memory as a comparable key for the search of paths.

@@ -170,13 +170,16 @@ func (g *chartGen) fill(c *rnode, depth int, final bool) {
 }
 
 // composite fills a composite state, perhaps with a history and, when it
-// ends in a final state, its done transition.
+// ends in a final state, its done transition (both, outside regions: the
+// history may then remember the final state).
 func (g *chartGen) composite(c *rnode, depth int) {
 	final := g.chance(0.25)
 	g.fill(c, depth, final)
 	if final {
 		c.done = "?" // chosen once every state exists
-		return       // a history and a done transition do not combine yet
+		if c.region() != nil {
+			return // inside a region, a history and a done transition do not combine yet
+		}
 	}
 	switch {
 	case g.chance(0.2):

@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -163,8 +162,8 @@ func (b *builder) remembers(r *Rule, domain *State) {
 			continue // not left: the domain is s or inside it, or elsewhere
 		}
 		switch {
-		case owner != nil && owner.Completes != nil && s.Contains(owner) && b.par != nil:
-			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: in a machine with parallel states, a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
+		case owner != nil && owner.Completes != nil && s.Contains(owner) && b.par.inRegion():
+			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: inside a region, a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
 		case owner != nil && owner.Transient && owner.Completes == nil && s.Contains(owner):
 			b.errorf(r.Pos, "this transition leaves %s from transient state %s, which its history would remember, and a transient state is never at rest: lead it to a state inside %s first, or drop the history", s.Name, owner.Name, s.Name)
 		case owner != nil && s.Contains(owner):
@@ -259,30 +258,6 @@ func resolveWay(w *Way, hist []*State) (*Way, []*State) {
 		out.To = at
 	}
 	return out, hist
-}
-
-// resolveWays is resolveWay for the search of paths: when the variant
-// that fires resumes a final state (a transient state, whose done
-// transition is its eventless rule: see remembered), the way goes on
-// through its eventless rules, one way per branch, each resolved with the
-// memory after it.
-func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
-	out, mem := resolveWay(w, hist)
-	last := out.Rules[len(out.Rules)-1]
-	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || !last.To.Transient || last.To.Choice == nil {
-		return []*Way{out}, [][]*State{mem}
-	}
-	var ways []*Way
-	var mems [][]*State
-	for _, next := range expand(last.To, last.To.Choice) {
-		cp := *out
-		cp.Rules = append(slices.Clone(out.Rules), next.Rules...)
-		cp.Tests = append(slices.Clone(out.Tests), next.Tests...)
-		cp.To = next.To
-		ws, ms := resolveWays(&cp, hist)
-		ways, mems = append(ways, ws...), append(mems, ms...)
-	}
-	return ways, mems
 }
 
 // histKey encodes a memory as a comparable key for the search of paths.

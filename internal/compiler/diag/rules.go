@@ -252,8 +252,8 @@ var rules = []Rule{
 	{
 		ID: "history", Level: Error,
 		Short:    "A history is misdeclared or misused.",
-		Full:     "A composite state may have a history (history: shallow or deep), which a transition enters with \"to: State.history\" (UML's shallowHistory and deepHistory, SCXML's <history>). Only a composite state has one, or a parallel state a deep one; the states it remembers must be at rest (a transient state must not leave it); a transition into a history is never local.",
-		Help:     "Put history on a composite state and write shallow or deep; add it to the state a target names as State.history; lead transient states inside it elsewhere first; remove local.",
+		Full:     "A composite state may have a history (history: shallow or deep), which a transition enters with \"to: State.history\" (UML's shallowHistory and deepHistory, SCXML's <history>). Only a composite state has one, or a parallel state a deep one; the states it remembers must be at rest (a transient state must not leave it), but for a final state whose done transition leaves the history's state, which it remembers and resumes, completing the state again in that step (SCXML 1.0 §3.10, not yet inside a region); a transition into a history is never local.",
+		Help:     "Put history on a composite state and write shallow or deep; add it to the state a target names as State.history; lead transient states inside it elsewhere first; inside a region, drop the history or the done transition; remove local.",
 		Patterns: []string{`^history .* of state .* is neither shallow nor deep`, `^state .* has no states inside it, so it has no history`, `^this transition leaves .* from transient state .*, which its history would remember`, `^the done transition of .* leaves .*, whose history would remember the final state`, `^state .* has no history for .* to enter`, `^a transition into the history of .* cannot be local`},
 	},
 	{

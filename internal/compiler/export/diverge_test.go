@@ -13,7 +13,8 @@ import (
 )
 
 // TestRefusalsDiverge shows that what the export refuses in parallel
-// states would run otherwise in the target: each chart of
+// states, and a deep history that remembers a final state, would run
+// otherwise in the target: each chart of
 // testdata/refused holds one construct a target refuses; written whatever
 // the export refuses (export.Unchecked) and replayed in that target on
 // the Go machine's walks, some step must end with other leaves or other

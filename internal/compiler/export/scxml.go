@@ -330,14 +330,26 @@ func historyDefault(s *fsm.State) string {
 	return strings.Join(names, " ")
 }
 
-// scxmlDeepFinal refuses a deep history that may remember a final state,
-// one whose done transition leaves the history's state. SCXML records
+// scxmlDeepFinal refuses a deep history that may remember a final state:
+// one whose done transition leaves the history's state, or the final
+// state of a region of a parallel state the history holds. SCXML records
 // every atomic state a deep history's state is left from, a <final>
 // among them (SCXML 1.0 §3.10, and Appendix D's exitStates), and so does
 // fsmgen, as XState v5 does; SCION, the SCXML interpreter the export is
 // checked against, records only its plain atomic states and leaves the
 // final state out, so resuming the history enters nothing there.
 func scxmlDeepFinal(c *chart, p *problems) {
+	for _, h := range c.m.Histories {
+		if h.History != fsm.HistoryDeep || h.Region != nil {
+			continue
+		}
+		for _, reg := range c.m.Regions {
+			if len(reg.Finals) > 0 && h.Contains(reg.Parallel) {
+				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be its final state %s: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end region %s in a state that is not final", h.Name, reg.Root.Name, reg.Parallel.Name, reg.Finals[0].Name, h.Name, reg.Root.Name)
+				break
+			}
+		}
+	}
 	for _, r := range c.m.Rules {
 		if r.History == nil || r.History.History != fsm.HistoryDeep || r.Resume != nil {
 			continue

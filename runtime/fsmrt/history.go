@@ -34,6 +34,11 @@ type HistoryOf[S Kind] struct {
 	// state, a final state whose composite state completes at once),
 	// which no history remembers.
 	Restless []string
+	// Finals lists, for a region of a parallel state with a done
+	// transition, the region's final leaves: the machine never rests
+	// with every region of it final (the done transition is taken in
+	// that step), and no deep history remembers it so.
+	Finals []string
 }
 
 // savedHistory is what a saved machine remembers of one composite state:
@@ -159,11 +164,41 @@ func (d *Desc[S, E, A]) loadHistory(s *envelope, hist []S) error {
 			return fmt.Errorf("%s: load a saved machine: the history of state %q remembers %q, a state the machine never rests in", d.Package, h.State, h.Leaf)
 		}
 	}
+	if err := d.allFinal(hist); err != nil {
+		return err
+	}
 	for i, of := range d.History {
 		if of.Region != "" && hist[i] != 0 && hist[of.Of] != of.Parallel {
 			// The region's leaf is remembered only with its parallel
 			// state: Save writes no other.
 			return fmt.Errorf("%s: load a saved machine: the history of state %q remembers region %q, but not the parallel state the region is in", d.Package, of.State, of.Region)
+		}
+	}
+	return nil
+}
+
+// allFinal refuses a memory that holds every region of a parallel state
+// with a done transition in a final leaf (HistoryOf.Finals), which the
+// machine never rests in.
+func (d *Desc[S, E, A]) allFinal(hist []S) error {
+	for i, of := range d.History {
+		if len(of.Finals) == 0 || hist[i] == 0 {
+			continue
+		}
+		all, first := true, -1
+		for j, other := range d.History {
+			if other.Region == "" || other.Of != of.Of || other.Parallel != of.Parallel {
+				continue
+			}
+			if first < 0 {
+				first = j
+			}
+			if k := int(hist[j] - other.First); hist[j] == 0 || k < 0 || k >= len(other.Leaves) || !slices.Contains(other.Finals, other.Leaves[k]) {
+				all = false
+			}
+		}
+		if all && first == i {
+			return fmt.Errorf("%s: load a saved machine: the history of state %q remembers every region of a parallel state in a final state, where the machine never rests (its done transition is taken then)", d.Package, of.State)
 		}
 	}
 	return nil

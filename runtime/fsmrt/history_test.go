@@ -158,3 +158,33 @@ func TestLoadRegionHistoryStrictly(t *testing.T) {
 	_, _, err := loadHistory(&remembering, []byte(base+`,"history":[{"state":"work","leaf":"busy"},{"state":"work","region":"lane","leaf":"idle"}]}`))
 	assert.ErrorContains(t, err, `remembers region "lane", which is no region`)
 }
+
+// TestLoadRegionHistoryAllFinal refuses a memory that holds every region
+// of a parallel state with a done transition in a final leaf, and loads
+// one that holds some of them so.
+func TestLoadRegionHistoryAllFinal(t *testing.T) {
+	t.Parallel()
+	d := remembering
+	d.History = []fsmrt.HistoryOf[stateKind]{
+		{State: "work", First: 1, Leaves: []string{"idle", "busy"}},
+		{State: "work", First: 1, Leaves: []string{"idle", "busy"}, Region: "lane", Parallel: 2, Of: 0, Finals: []string{"busy"}},
+		{State: "work", First: 1, Leaves: []string{"idle", "busy"}, Region: "road", Parallel: 2, Of: 0, Finals: []string{"busy"}},
+	}
+	const base = `{"format":1,"machine":"Toy","shape":"sha256:toy-history","state":{"kind":"idle"},"history":[{"state":"work","leaf":"busy"}`
+	for _, tc := range []struct {
+		name, regions, want string
+	}{
+		{"one final", `,{"state":"work","region":"lane","leaf":"busy"},{"state":"work","region":"road","leaf":"idle"}`, ""},
+		{"every region final", `,{"state":"work","region":"lane","leaf":"busy"},{"state":"work","region":"road","leaf":"busy"}`, `remembers every region of a parallel state in a final state`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := loadHistory(&d, []byte(base+tc.regions+`]}`))
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
 )
@@ -67,7 +68,12 @@ func (d *differ) regions() {
 			// What the done transition does is compared as a rule (see
 			// rules); what it does to saved machines is here.
 			c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state no longer loads: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", ns.Name, ns.Name))
+			also := ""
+			if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool { return mem.Region.Parallel == ns }) {
+				// A deep history around it remembers its regions' leaves.
+				also = ", nor one whose deep history remembers every region of " + ns.Name + " final"
+			}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state no longer loads%s: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", ns.Name, also, ns.Name))
 			d.add(c)
 		}
 	}

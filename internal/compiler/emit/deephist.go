@@ -50,6 +50,13 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 		if len(restless) > 0 {
 			fields = append(fields, kv("Restless", jen.Index().String().Values(restless...)))
 		}
+		if reg.Parallel.Completion != nil && len(reg.Finals) > 0 {
+			var finals []jen.Code
+			for _, l := range reg.Finals {
+				finals = append(finals, jen.Lit(l.Snake))
+			}
+			fields = append(fields, kv("Finals", jen.Index().String().Values(finals...)))
+		}
 		out = append(out, jen.Values(fields...))
 	}
 	return out

@@ -111,6 +111,17 @@ func (n *rnode) deepUnder() bool {
 	return false
 }
 
+// deepAbove returns the innermost state around n that keeps a deep
+// history, or nil.
+func (n *rnode) deepAbove() *rnode {
+	for p := n.parent; p != nil; p = p.parent {
+		if p.history == "deep" {
+			return p
+		}
+	}
+	return nil
+}
+
 // named returns the state a target names (its history's too).
 func (g *chartGen) named(target string) *rnode {
 	name, _, _ := strings.Cut(target, ".")
@@ -170,13 +181,16 @@ func (g *chartGen) fill(c *rnode, depth int, final bool) {
 }
 
 // composite fills a composite state, perhaps with a history and, when it
-// ends in a final state, its done transition.
+// ends in a final state, its done transition (both, outside regions: the
+// history may then remember the final state).
 func (g *chartGen) composite(c *rnode, depth int) {
 	final := g.chance(0.25)
 	g.fill(c, depth, final)
 	if final {
 		c.done = "?" // chosen once every state exists
-		return       // a history and a done transition do not combine yet
+		if c.region() != nil {
+			return // inside a region, a history and a done transition do not combine yet
+		}
 	}
 	switch {
 	case g.chance(0.2):
@@ -189,7 +203,7 @@ func (g *chartGen) composite(c *rnode, depth int) {
 // parallel gives a parallel state two or three regions; with a done
 // transition, every region ends in a final state.
 func (g *chartGen) parallel(p *rnode) {
-	done := g.chance(0.4) && !p.deepUnder()
+	done := g.chance(0.4) // under a deep history, into its state (see build)
 	for range 2 + g.r.IntN(2) {
 		reg := g.newNode(regionNode, p)
 		g.fill(reg, 1, done)
@@ -420,6 +434,18 @@ func (g *chartGen) chart() string {
 			// A target outside s: a done transition without one would
 			// leave the regions resting in their final states.
 			s.done = ""
+			if d := s.deepAbove(); s.kind == parallelNode && d != nil {
+				// Under a deep history, a done transition that stays
+				// inside the history's state: the history then never
+				// remembers every region final.
+				for range 30 {
+					t := g.target(s)
+					if t != "" && !g.named(t).inside(s) && g.named(t).inside(d) && strings.TrimSuffix(t, ".history") != d.name {
+						s.done = t
+						break
+					}
+				}
+			}
 			for s.done == "" || g.named(s.done).inside(s) {
 				s.done = g.target(s)
 			}

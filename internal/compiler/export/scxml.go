@@ -44,6 +44,7 @@ func writeSCXML(c *chart) ([]byte, diag.List, error) {
 	w := &scxmlWriter{c: c}
 	common(c, &w.p, "SCXML")
 	scxmlParallel(c, &w.p)
+	scxmlDeepFinal(c, &w.p)
 	// A final state inside a composite state or a region raises
 	// done.state.ID (SCXML 1.0 §3.7), which a transition on an event named
 	// done would take too.
@@ -327,4 +328,37 @@ func historyDefault(s *fsm.State) string {
 		names = append(names, reg.Root.Name)
 	}
 	return strings.Join(names, " ")
+}
+
+// scxmlDeepFinal refuses a deep history that may remember a final state:
+// one whose done transition leaves the history's state, or the final
+// state of a region of a parallel state the history holds. SCXML records
+// every atomic state a deep history's state is left from, a <final>
+// among them (SCXML 1.0 §3.10, and Appendix D's exitStates), and so does
+// fsmgen, as XState v5 does; SCION, the SCXML interpreter the export is
+// checked against, records only its plain atomic states and leaves the
+// final state out, so resuming the history enters nothing there.
+func scxmlDeepFinal(c *chart, p *problems) {
+	for _, h := range c.m.Histories {
+		if h.History != fsm.HistoryDeep || h.Region != nil {
+			continue
+		}
+		for _, reg := range c.m.Regions {
+			if len(reg.Finals) > 0 && h.Contains(reg.Parallel) {
+				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be its final state %s: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end region %s in a state that is not final", h.Name, reg.Root.Name, reg.Parallel.Name, reg.Finals[0].Name, h.Name, reg.Root.Name)
+				break
+			}
+		}
+	}
+	for _, r := range c.m.Rules {
+		if r.History == nil || r.History.History != fsm.HistoryDeep || r.Resume != nil {
+			continue
+		}
+		for _, v := range r.Variants {
+			if f := v.Resume; f.Completes != nil {
+				p.refuse(r.Pos, "rule %s may resume final state %s, which the deep history of %s remembers when the done transition of %s leaves %s from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow, or lead the done transition of %s to a state inside %s", r.Label, f.Name, r.History.Name, f.Completes.Name, r.History.Name, r.History.Name, f.Completes.Name, r.History.Name)
+				break
+			}
+		}
+	}
 }

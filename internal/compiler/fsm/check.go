@@ -89,8 +89,12 @@ func (b *builder) graph() {
 			return false
 		}
 		for _, r := range s.Choice.Rules {
-			if r.Kind == Transition && r.To != nil && r.To.Transient && visit(r.To, append(path, s)) {
-				return true
+			// A rule into a history goes on where the state it resumes
+			// does: a final state it remembers is transient.
+			for _, v := range append([]*Rule{r}, r.Variants...) {
+				if v.Kind == Transition && v.To != nil && v.To.Transient && visit(v.To, append(path, s)) {
+					return true
+				}
 			}
 		}
 		return false

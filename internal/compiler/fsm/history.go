@@ -74,13 +74,13 @@ func (b *builder) historyVariants(r *Rule) {
 	var resumes []*State
 	if s.History == HistoryShallow {
 		for _, c := range s.Children {
-			if c != s.InitialChild && !c.Transient { // a transient state is never remembered
+			if c != s.InitialChild && b.remembered(s, c) {
 				resumes = append(resumes, c)
 			}
 		}
 	} else {
 		for _, l := range b.m.States {
-			if s.Contains(l) && l != def && !l.Transient {
+			if s.Contains(l) && l != def && b.remembered(s, l) {
 				resumes = append(resumes, l)
 			}
 		}
@@ -97,6 +97,45 @@ func (b *builder) historyVariants(r *Rule) {
 		b.outcomeOf[&v] = o
 		r.Variants = append(r.Variants, &v)
 	}
+}
+
+// remembered reports whether the history of s may remember state l: a
+// state the machine rests in, or a final state whose done transition
+// leaves s. SCXML 1.0 §3.10 records the history as s is exited, the
+// final state then among its atomic states, and resuming it enters the
+// final state again, which completes its composite state in that
+// macrostep (§3.13 enterStates raises done.state); fsmgen's final state
+// is then transient, its done transition its eventless rule. Another
+// transient state is never remembered.
+func (b *builder) remembered(s, l *State) bool {
+	if !l.Transient {
+		return true
+	}
+	if l.Completes == nil {
+		return false
+	}
+	if l.Completes == s {
+		return true // s's own done transition leaves s
+	}
+	d := b.specOf[l.Completes].Done
+	targets := []spec.String{d.To}
+	for _, br := range d.Guards {
+		targets = append(targets, br.To)
+	}
+	for _, t := range targets {
+		if !t.Set {
+			continue
+		}
+		name := strings.TrimSuffix(t.Value, historySuffix)
+		to, ok := b.states[name]
+		if !ok {
+			continue // reported with the rule
+		}
+		if to == s && name == t.Value || !s.Contains(to) {
+			return true // the done transition leaves s
+		}
+	}
+	return false
 }
 
 // historyDomain is the domain of a rule into the history of s whose rule
@@ -123,9 +162,9 @@ func (b *builder) remembers(r *Rule, domain *State) {
 			continue // not left: the domain is s or inside it, or elsewhere
 		}
 		switch {
-		case owner != nil && owner.Completes != nil && s.Contains(owner):
-			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
-		case owner != nil && owner.Transient && s.Contains(owner):
+		case owner != nil && owner.Completes != nil && s.Contains(owner) && b.par.inRegion():
+			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: inside a region, a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
+		case owner != nil && owner.Transient && owner.Completes == nil && s.Contains(owner):
 			b.errorf(r.Pos, "this transition leaves %s from transient state %s, which its history would remember, and a transient state is never at rest: lead it to a state inside %s first, or drop the history", s.Name, owner.Name, s.Name)
 		case owner != nil && s.Contains(owner):
 			r.Remembers = append(r.Remembers, Remember{State: s})

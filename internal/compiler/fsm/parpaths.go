@@ -576,7 +576,11 @@ func (m *Machine) parallelPaths(b *builder) {
 				next = append(next, rw)
 			}
 		}
+		var final []regionWay
 		for _, rw := range next {
+			final = append(final, m.continueFinal(rw, it.mem)...)
+		}
+		for _, rw := range final {
 			rw, mem := m.resolveRegional(rw, it.mem)
 			for _, rw := range m.settleEntry(rw) {
 				w := rw.way

@@ -70,8 +70,14 @@ func (b *builder) paths() {
 			if len(m.Histories) == 0 && c.known(found, seen, it.n) {
 				continue // nothing new down this cell: skip building its ways
 			}
+			var ways []*Way
+			var mems [][]*State
 			for _, w := range c.ways(it.n.leaf) {
-				w, mem := resolveWay(w, it.mem)
+				ws, ms := resolveWays(w, it.mem)
+				ways, mems = append(ways, ws...), append(mems, ms...)
+			}
+			for i, w := range ways {
+				mem := mems[i]
 				var steps []*Way // the path to w, built only if something needs it
 				path := func() []*Way {
 					if steps == nil {

@@ -1,0 +1,38 @@
+package diff_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diff"
+)
+
+// TestDoneUnderDeepHistory checks that a done transition given to a
+// parallel state a deep history holds says that a saved memory with every
+// region final no longer loads either.
+func TestDoneUnderDeepHistory(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../export/testdata/refused/ledger/ledger.yaml")
+	require.NoError(t, err)
+	withDone := string(src)
+	start := strings.Index(withDone, "        done:\n")
+	end := strings.Index(withDone, "        states:\n          Left:")
+	require.True(t, start > 0 && end > start)
+	noDone := withDone[:start] + withDone[end:]
+	noDone = strings.Replace(noDone, "  Fin: {}\n  Redo: {}\n", "", 1)
+	noDone = strings.Replace(noDone, "guards:\n  audited: {}\n", "", 1)
+	noDone = strings.Replace(noDone, "  - {from: Off, on: Power, to: Live.history}\n", "  - {from: Off, on: Power, to: Live.history}\n  - {from: Work, on: Reopen, to: Filed}\n", 1)
+	noDone = strings.Replace(noDone, "        ignore: [Reopen, Credit, Debit]\n", "        ignore: [Credit, Debit]\n", 1)
+	rep := diff.Compare(machine(t, "old.yaml", noDone), machine(t, "new.yaml", withDone))
+	var why string
+	for _, c := range rep.Changes {
+		if c.Subject == "state Work" && c.What == "gained a done transition" {
+			why = c.Why[diff.SavedStates]
+		}
+	}
+	assert.Contains(t, why, "nor one whose deep history remembers every region of Work final")
+}

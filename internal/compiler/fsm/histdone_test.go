@@ -1,0 +1,154 @@
+package fsm_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// jobSpec has a shallow history beside a done transition (Batch's, which
+// remembers its final state Over) and a deep one around a composite state
+// whose done transition leaves it (Session's, which remembers Login's
+// final state Signed), and one (Desk's) whose inner done stays inside it.
+const jobSpec = `version: 2
+machine: Job
+package: job
+actions:
+  Open: {}
+  Close: {}
+  Reported: {}
+  Welcome: {}
+guards:
+  clean: {}
+states:
+  Idle:
+    initial: true
+    ignore: [Finish, Stop, Sign]
+  Batch:
+    history: shallow
+    entry: Open
+    exit: Close
+    done:
+      guards:
+        - {if: clean, to: Report, action: Reported}
+        - {else: true, to: Idle}
+    states:
+      Running: {initial: true}
+      Over: {final: true}
+  Report:
+    ignore: [Finish, Sign, Start, Visit, File]
+  Session:
+    history: deep
+    ignore: [Start, Finish, Visit, File]
+    states:
+      Login:
+        initial: true
+        done: {to: Idle, action: Welcome}
+        states:
+          Ask: {initial: true}
+          Signed: {final: true}
+  Desk:
+    history: deep
+    ignore: [Start, Finish, Visit, File]
+    states:
+      Form:
+        initial: true
+        done: {to: Filed}
+        states:
+          Fill: {initial: true}
+          Sent: {final: true}
+      Filed: {}
+events:
+  Start: {}
+  Finish: {}
+  Stop: {}
+  Sign: {}
+  Visit: {}
+  File: {}
+transitions:
+  - {from: Idle, on: Start, to: Batch.history}
+  - {from: Idle, on: Visit, to: Session.history}
+  - {from: Idle, on: File, to: Desk.history}
+  - {from: Running, on: Finish, to: Over}
+  - {from: Batch, on: Stop, to: Idle}
+  - {from: Batch, on: [Start, Sign, Visit, File], ignore: true}
+  - {from: Report, on: Stop, to: Idle}
+  - {from: Ask, on: Sign, to: Signed}
+  - {from: Session, on: Stop, to: Idle}
+  - {from: Fill, on: Sign, to: Sent}
+  - {from: Desk, on: Stop, to: Idle}
+  - {from: Filed, on: Sign, ignore: true}
+`
+
+// TestHistoryBesideDone checks that a history remembers the final state
+// a done transition leaves its state from (SCXML 1.0 §3.10): a rule into
+// it resumes the final state, and its witness path goes on through the
+// done transition, each branch, in that step; a final state whose done
+// stays inside the history's state is never remembered.
+func TestHistoryBesideDone(t *testing.T) {
+	t.Parallel()
+	sf, diags := spec.Parse("job.yaml", []byte(jobSpec))
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf, fsm.Env{})
+	require.NotNil(t, m, "%s", diags)
+	paths := map[string]*fsm.Path{}
+	for _, p := range m.Paths {
+		paths[p.Rule.Label] = p
+	}
+	labels := func(w *fsm.Way) []string {
+		var out []string
+		for _, r := range w.Rules {
+			out = append(out, r.Label)
+		}
+		return out
+	}
+	batch := paths["Idle --Start--> Batch.history (was in Over)"]
+	require.NotNil(t, batch, "the history resumes the final state")
+	last := batch.Steps[len(batch.Steps)-1]
+	assert.Equal(t, []string{"Idle --Start--> Batch.history (was in Over)", "Batch --done [clean]--> Report / Reported"}, labels(last))
+	assert.Equal(t, "Report", last.To.Name, "the step rests where the done transition leads, not in Over")
+	session := paths["Idle --Visit--> Session.history (was in Signed)"]
+	require.NotNil(t, session)
+	last = session.Steps[len(session.Steps)-1]
+	assert.Equal(t, "Idle", last.To.Name, "Login completes again and leaves Session")
+	assert.Equal(t, []string{"Idle --Visit--> Session.history (was in Signed)", "Login --done--> Idle / Welcome"}, labels(last))
+	for _, r := range m.Rules {
+		assert.NotEqual(t, "Idle --File--> Desk.history (was in Sent)", r.Label, "Form's done stays in Desk: Desk never remembers Sent")
+	}
+}
+
+// TestHistoryDoneLoop checks that a done transition into its own state's
+// history, which would resume the final state it leaves and complete
+// again, forever, is refused as a loop of transient states.
+func TestHistoryDoneLoop(t *testing.T) {
+	t.Parallel()
+	src := `version: 2
+machine: Loop
+package: loop
+states:
+  Idle: {initial: true}
+  Job:
+    history: shallow
+    done: {to: Job.history}
+    ignore: [Go]
+    states:
+      Work: {initial: true}
+      Over: {final: true}
+events:
+  Go: {}
+  Stop: {}
+transitions:
+  - {from: Idle, on: Go, to: Job.history}
+  - {from: Idle, on: Stop, ignore: true}
+  - {from: Work, on: Stop, to: Over}
+`
+	sf, diags := spec.Parse("loop.yaml", []byte(src))
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf, fsm.Env{})
+	require.Nil(t, m)
+	assert.Contains(t, diags.Error(), "transient states could loop without an event: Over → Over")
+}

@@ -188,6 +188,9 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		return m.eventless(p, w, after, queue)
 	}
 	if len(queue) == 0 {
+		if q := hostDone(p, after); q != nil {
+			return m.takeHostDone(p, w, after, q)
+		}
 		if p.completes(after) {
 			return m.complete(p, w, after)
 		}

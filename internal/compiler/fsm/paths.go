@@ -110,6 +110,12 @@ func (b *builder) paths() {
 			// build does not see: the machine's paths tell (parallelPaths).
 			continue
 		}
+		if r.Done != nil && r.Done == r.From {
+			// The done transition of a parallel state inside the region,
+			// taken once its regions end, which the region's build does
+			// not see: the machine's paths tell (parallelPaths).
+			continue
+		}
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 		}

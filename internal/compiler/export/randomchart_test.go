@@ -201,15 +201,22 @@ func (g *chartGen) parallel(p *rnode) {
 	}
 	if !done && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
 		// A parallel state inside a region, entered and left by the
-		// region's rules, in a region with no done transition inside.
+		// region's rules, in a region with no done transition inside;
+		// with a done transition of its own (a rule of the region) when
+		// its regions end in final states and no region of p holds a
+		// done transition (fsmgen does not order the two yet).
 		reg := p.children[g.r.IntN(len(p.children))]
 		if slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
 			return
 		}
 		q := g.newNode(parallelNode, reg)
 		q.hosted = true
+		qdone := g.chance(0.5) && !slices.ContainsFunc(p.all(), func(n *rnode) bool { return n.done != "" })
 		for range 2 {
-			g.fill(g.newNode(regionNode, q), 2, false)
+			g.fill(g.newNode(regionNode, q), 2, qdone)
+		}
+		if qdone {
+			q.done = "?"
 		}
 		g.row(reg.children[0], g.event(reg.children[0]), q.name, "")
 	}
@@ -420,7 +427,7 @@ func (g *chartGen) chart() string {
 			// A target outside s: a done transition without one would
 			// leave the regions resting in their final states.
 			s.done = ""
-			for s.done == "" || g.named(s.done).inside(s) {
+			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") {
 				s.done = g.target(s)
 			}
 		}

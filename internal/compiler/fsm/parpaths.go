@@ -449,8 +449,8 @@ func (m *Machine) parallelWays() {
 						}
 					}
 					for _, cfg := range cfgs {
-						if p.completes(cfg) {
-							continue // never at rest: p's done transition was taken
+						if p.completes(cfg) || hostDone(p, cfg) != nil {
+							continue // never at rest: a done transition was taken
 						}
 						for _, rw := range m.regionWays(p, cfg, e) {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {

@@ -58,9 +58,15 @@ func (g *goGen) hostCompletion(q *fsm.State, moved *fsm.Region) []jen.Code {
 	if moved == nil {
 		test = rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(test)
 	}
-	out := []jen.Code{jen.Comment("// Every region of " + q.Name + " final: " + q.Name + " is done.").Line().
-		If(test).Block(jen.Id("m").Dot(hostDoneMethod(q)).Call())}
-	return out
+	take := []jen.Code{jen.Id("m").Dot(hostDoneMethod(q)).Call()}
+	host := q.Regions[0].Host
+	if slices.ContainsFunc(q.Completion.Rules, func(r *fsm.Rule) bool { return r.To != nil && r.To.Settles() }) {
+		// Its target is transient, or a final state whose composite
+		// state's done follows.
+		take = append(take, settleLoop([]*fsm.Region{host}))
+	}
+	return []jen.Code{jen.Comment("// Every region of " + q.Name + " final: " + q.Name + " is done.").Line().
+		If(test).Block(take...)}
 }
 
 // genHostDone emits, for each parallel state inside a region with a done

@@ -284,7 +284,6 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 			out = append(out, r)
 			if hasParallel(r.root.States) {
 				hostingHistory(r, r.root, diags)
-				hostingSettles(r, diags)
 			}
 			out = append(out, regionsOf(r.root.States, diags, r, nil)...)
 		}

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -151,19 +152,6 @@ func hostingDepth(regions []*specRegion) int {
 	return depth
 }
 
-// hostingSettles refuses, in region r that holds a parallel state below
-// its own state, transient states and done transitions: the eventless
-// rules that would enter or leave the parallel state are not resolved
-// with its regions yet.
-func hostingSettles(r *specRegion, diags *diag.List) {
-	if r.transient.Line != 0 {
-		diags.Errorf(r.transient, "region %s of parallel state %s holds a parallel state and has a transient state: fsmgen does not take eventless rules in a region that holds a parallel state yet; give the choice to the rule that enters the transient state", r.root.Name.Value, r.par.Name.Value)
-	}
-	if r.done.Line != 0 {
-		diags.Errorf(r.done, "region %s of parallel state %s holds a parallel state and has a done transition inside it: fsmgen does not take done transitions in a region that holds a parallel state yet; write a rule on the event that ends the work instead", r.root.Name.Value, r.par.Name.Value)
-	}
-}
-
 // hostingDefers refuses deferred events in parallel state par, and in
 // the states of its regions, when a region of par holds a parallel state
 // below its own state (regions, those of par's among them): which events
@@ -211,20 +199,20 @@ func timerSpec(q *spec.State) bool {
 // state, the done transitions of composite states inside its other
 // regions: their done events and the parallel state's would wait in the
 // order SCXML raises them (SCXML 1.0 §3.13, enterStates), which fsmgen
-// does not interleave yet.
+// does not interleave yet. The region that holds the parallel state may
+// have them: it is in one or the other.
 func hostedDone(par *spec.State, regions []*specRegion, diags *diag.List) {
-	var q *spec.State
 	for _, r := range regions {
-		if r.top == par && r.host != nil && r.par.Done != nil && q == nil {
-			q = r.par
+		if r.top != par || r.host != nil || r.done.Line == 0 {
+			continue
 		}
-	}
-	if q == nil {
-		return
-	}
-	for _, r := range regions {
-		if r.top == par && r.host == nil && r.done.Line != 0 {
-			diags.Errorf(r.done, "region %s of parallel state %s has a done transition inside it, and parallel state %s inside another region of %s has a done transition too: fsmgen does not order the two yet; write a rule on the event that ends the work instead of one of them", r.root.Name.Value, par.Name.Value, q.Name.Value, par.Name.Value)
+		// The parallel state with a done transition inside another
+		// region than r (in r, r is in it or in the composite state
+		// whose done r takes, never both).
+		i := slices.IndexFunc(regions, func(o *specRegion) bool { return o.top == par && o.host != nil && o.host != r && o.par.Done != nil })
+		if i >= 0 {
+			q := regions[i]
+			diags.Errorf(r.done, "region %s of parallel state %s has a done transition inside it, and parallel state %s inside region %s of %s has a done transition too: fsmgen does not order the two yet; write a rule on the event that ends the work instead of one of them", r.root.Name.Value, par.Name.Value, q.par.Name.Value, q.host.root.Name.Value, par.Name.Value)
 		}
 	}
 }

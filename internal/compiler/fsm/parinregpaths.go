@@ -140,7 +140,11 @@ func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State) []reg
 		next := slices.Clone(after)
 		next[host.Index] = r.To
 		p.reenter(next, []*Rule{r})
-		out = append(out, m.settle(p, &cw, next, nil)...)
+		var queue []*Region
+		if r.To.Settles() && !r.To.Eventless() {
+			queue = append(queue, host) // a final state of a composite state inside host
+		}
+		out = append(out, m.settle(p, &cw, next, queue)...)
 	}
 	return out
 }

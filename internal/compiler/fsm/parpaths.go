@@ -210,6 +210,7 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		cw.groups = append(slices.Clone(w.groups), 1) // a microstep of its own
 		next := slices.Clone(after)
 		next[reg.Index] = r.To
+		p.reenter(next, []*Rule{r})
 		rest := slices.Clone(queue[1:])
 		if r.To.Settles() && !r.To.Eventless() {
 			rest = append(rest, reg)

@@ -188,6 +188,11 @@ func (b *builder) edges(n node) []edge {
 	for _, c := range own {
 		out = append(out, edge{cell: c})
 	}
+	if s.Completion != nil && b.par.inRegion() {
+		// A parallel state inside a region's build: its done transition
+		// leads on, once its regions end (the machine's paths say when).
+		out = append(out, edge{cell: s.Completion})
+	}
 	for _, a := range s.Path() {
 		for _, t := range a.Timers {
 			if !(t.Index < 64 && n.spent&(1<<t.Index) != 0) {

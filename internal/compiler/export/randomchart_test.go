@@ -401,7 +401,9 @@ func (g *chartGen) chart() string {
 	// entered from the composite state's first state.
 	var transients []*rnode
 	for _, c := range g.nodes() {
-		inRegion := c.kind == regionNode && !c.parent.hosted && !slices.ContainsFunc(c.all(), func(n *rnode) bool { return n.hosted })
+		// (a region that holds a parallel state may have them, which
+		// then may enter it; its regions may not)
+		inRegion := c.kind == regionNode && !c.parent.hosted
 		remembered := false // a history around would remember it
 		for a := c; a != nil; a = a.parent {
 			remembered = remembered || a.history != ""

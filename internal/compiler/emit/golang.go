@@ -41,6 +41,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genOtherwise()
 	g.genChoices()
 	g.genDone()
+	g.genHostDone()
 	g.genSettle()
 	g.genEventless()
 	g.genMacro()

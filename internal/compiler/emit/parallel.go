@@ -116,6 +116,9 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 	for _, reg := range s.Flat {
 		if reg.Host != nil {
 			out = append(out, g.hostedPut(s, reg)...)
+			if q := hostedDone(reg); q != nil && reg == q.Regions[len(q.Regions)-1] {
+				out = append(out, g.hostedPutDone(s, q)...)
+			}
 			continue
 		}
 		v := jen.Id("s").Dot(reg.Field)

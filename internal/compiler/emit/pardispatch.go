@@ -253,6 +253,13 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 		out = append(out, settleLoop([]*fsm.Region{reg}))
 		moved = nil // the done transition may have moved it anywhere
 	}
+	if endsHosted(r) {
+		q := hostedDone(reg)
+		out = append(out, g.hostCompletion(q, reg)...)
+		if hostEnds(q) {
+			out = append(out, g.completion(reg.Parallel, nil))
+		}
+	}
 	if endsRegion(r) {
 		out = append(out, g.completion(reg.Parallel, moved))
 	}
@@ -510,7 +517,14 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	if len(settling) > 0 {
 		take = append(take, settleLoop(settling))
 	}
-	if slices.ContainsFunc(inv, func(reg *fsm.Region) bool { return endsOn(reg, e) }) {
+	ends := false
+	for _, q := range hostsEnding(inv, e) {
+		// The done transitions of the parallel states inside regions
+		// whose last region the step may end, in document order.
+		take = append(take, g.hostCompletion(q, nil)...)
+		ends = ends || hostEnds(q)
+	}
+	if ends || slices.ContainsFunc(inv, func(reg *fsm.Region) bool { return endsOn(reg, e) }) {
 		// Some region may have entered its final state: the last one
 		// completes the parallel state.
 		take = append(take, g.completion(inv[0].Parallel, nil))

@@ -202,6 +202,11 @@ func (d *diagram) regionEdges() {
 			// region, drawn from it, labelled done.
 			d.cells(s.Completes, []*fsm.Cell{s.Choice})
 		}
+		if s.Completion != nil {
+			// The done transition of a parallel state inside the region,
+			// labelled done.
+			d.cells(s, []*fsm.Cell{s.Completion})
+		}
 		d.cells(s, s.Handles)
 		for _, c := range s.Inherited {
 			if c.Owner != nil && !seen[c] {

@@ -94,7 +94,10 @@ func (g *goGen) genSettle() {
 				continue
 			}
 			body := func(r *fsm.Rule) []jen.Code {
-				out := []jen.Code{rgn(reg).Op("=").Id(r.To.KindName), core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName))}
+				out := g.hostedLefts(r, map[string]bool{})
+				out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
+				out = append(out, g.hostedSlots(r)...)
+				out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
 				from := jen.Id(s.KindName)
 				out = append(out, g.regionActs(r, from, "exits", true)...)
 				out = append(out, g.regionActs(r, from, "actions", true)...)

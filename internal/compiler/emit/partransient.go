@@ -95,10 +95,19 @@ func (g *goGen) genEventless() {
 			// The leaves the rules leave, which their exits test.
 			body = append(body, jen.List(froms...).Op(":=").List(fromVals...))
 		}
+		lefts := map[string]bool{}
+		for _, reg := range regs {
+			// The leaves of the parallel states inside regions the rules
+			// leave, which their exits test.
+			for _, r := range eventlessRules(reg) {
+				body = append(body, g.hostedLefts(r, lefts)...)
+			}
+		}
 		for _, reg := range regs {
 			body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
 				c := regionRemembers(reg, r)
 				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
+				c = append(c, g.hostedSlots(r)...)
 				return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(p.KindName)))
 			})...)
 		}

@@ -376,6 +376,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					} else if s.Choice != nil {
 						count(s, s.Choice.Rules) // a transient state's eventless rules, from its choice
 					}
+					if s.Completion != nil {
+						count(s, s.Completion.Rules) // a parallel state's done, inside the region
+					}
 					for _, c := range s.Handles {
 						count(s, c.Rules)
 					}

@@ -215,15 +215,22 @@ func (g *chartGen) parallel(p *rnode) {
 	}
 	if !done && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
 		// A parallel state inside a region, entered and left by the
-		// region's rules, in a region with no done transition inside.
+		// region's rules, in a region with no done transition inside;
+		// with a done transition of its own (a rule of the region) when
+		// its regions end in final states and no region of p holds a
+		// done transition (fsmgen does not order the two yet).
 		reg := p.children[g.r.IntN(len(p.children))]
 		if slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
 			return
 		}
 		q := g.newNode(parallelNode, reg)
 		q.hosted = true
+		qdone := g.chance(0.5) && !slices.ContainsFunc(p.all(), func(n *rnode) bool { return n.done != "" })
 		for range 2 {
-			g.fill(g.newNode(regionNode, q), 2, false)
+			g.fill(g.newNode(regionNode, q), 2, qdone)
+		}
+		if qdone {
+			q.done = "?"
 		}
 		g.row(reg.children[0], g.event(reg.children[0]), q.name, "")
 	}
@@ -408,7 +415,9 @@ func (g *chartGen) chart() string {
 	// entered from the composite state's first state.
 	var transients []*rnode
 	for _, c := range g.nodes() {
-		inRegion := c.kind == regionNode && !c.parent.hosted && !slices.ContainsFunc(c.all(), func(n *rnode) bool { return n.hosted })
+		// (a region that holds a parallel state may have them, which
+		// then may enter it; its regions may not)
+		inRegion := c.kind == regionNode && !c.parent.hosted
 		remembered := false // a history around would remember it
 		for a := c; a != nil; a = a.parent {
 			remembered = remembered || a.history != ""
@@ -446,7 +455,7 @@ func (g *chartGen) chart() string {
 					}
 				}
 			}
-			for s.done == "" || g.named(s.done).inside(s) {
+			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") {
 				s.done = g.target(s)
 			}
 		}

@@ -255,19 +255,28 @@ func scionOrder(t *testing.T, m *fsm.Machine, trace []string) ([]string, bool) {
 
 // parallelGuard reports whether guard g is asked by a rule of the
 // machine around the regions (a parallel state's own, one around it, or
-// a "*" row) or of a parallel state inside a region, which SCION may ask
-// once per region that leaves an event (see run.cjs).
+// a "*" row), or by a region's rule of a parallel state inside the region
+// or of a state around it there, which SCION may ask once per region that
+// leaves an event (see run.cjs), even when another region's rule
+// preempts it.
 func parallelGuard(m *fsm.Machine, g string) bool {
 	if !m.Regional() {
 		return false
 	}
-	if slices.ContainsFunc(m.Rules, func(r *fsm.Rule) bool { return r.Guard != nil && r.Guard.Name == g }) {
+	asks := func(r *fsm.Rule) bool { return r.Guard != nil && r.Guard.Name == g }
+	if slices.ContainsFunc(m.Rules, asks) {
 		return true
 	}
 	// A parallel state inside a region: its own rules are its region's.
-	return slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool {
-		return r.Guard != nil && r.Guard.Name == g && r.From != nil && r.From.Regions != nil
-	})
+	if slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool { return asks(r) && r.From != nil && r.From.Regions != nil }) {
+		return true
+	}
+	for _, reg := range m.Regions {
+		if q := reg.Within; q != nil && slices.ContainsFunc(reg.Host.Rules, func(r *fsm.Rule) bool { return asks(r) && r.From != nil && r.From.Contains(q) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // chartDepth is the depth of state s in the chart the targets run: below

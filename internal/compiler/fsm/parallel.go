@@ -284,11 +284,11 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 			out = append(out, r)
 			if hasParallel(r.root.States) {
 				hostingHistory(r, r.root, diags)
-				hostingSettles(r, diags)
 			}
 			out = append(out, regionsOf(r.root.States, diags, r, nil)...)
 		}
 		hostingDefers(s, out, diags)
+		hostedDone(s, out, diags)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -49,6 +50,11 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		}
 		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}}
 		checkRegion(r, r.root, nil, diags)
+		if q.Done != nil && len(r.finals) == 0 {
+			// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised once
+			// every child region is in a final state.
+			diags.Errorf(root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", root.Name.Value, q.Name.Value, q.Name.Value)
+		}
 		switch {
 		case r.transient.Line != 0:
 			diags.Errorf(r.transient, "region %s of parallel state %s, which region %s enters and leaves, has a transient state: fsmgen does not take eventless rules inside a parallel state inside a region yet; give the choice to the rule that enters the state", root.Name.Value, q.Name.Value, host.root.Name.Value)
@@ -88,8 +94,10 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		diags.Errorf(pos, "parallel state %s, inside region %s of parallel state %s, has %s: fsmgen does not resolve that for a parallel state a region's rules enter and leave yet; %s", q.Name.Value, r.root.Name.Value, r.par.Name.Value, has, instead)
 	}
 	switch {
-	case q.Done != nil:
-		refuse(q.Done.Pos, "a done transition", "write a rule of "+q.Name.Value+" on the event that ends its regions' work")
+	case q.Done != nil && len(q.Done.Guards) > 0 && !q.Done.Guards[len(q.Done.Guards)-1].Else.Value:
+		refuse(q.Done.Pos, "a done transition whose guards may all be false", "end its guards with an else branch: the machine never rests with every region of "+q.Name.Value+" final")
+	case q.Done != nil && r.host != nil:
+		refuse(q.Done.Pos, "a done transition, and "+r.root.Name.Value+" is itself a region of parallel state "+r.par.Name.Value+" inside another region", "write a rule of "+q.Name.Value+" on the event that ends its regions' work")
 	case q.History.Set:
 		refuse(q.History.Pos, "a history", "drop the history")
 	case len(q.After) > 0 && !timerSpec(q):
@@ -104,6 +112,10 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		refuse(q.Entry.Effect.Pos, "an entry with effect "+q.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
 	case q.Exit != nil && q.Exit.Effect.Set:
 		refuse(q.Exit.Effect.Pos, "an exit with effect "+q.Exit.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
+	}
+	if q.Done != nil {
+		// Its done transition is a rule of r, moving within r.
+		regionOutcomes(r, &q.Done.Outcome, q.Done.Guards, diags)
 	}
 	for _, a := range q.After {
 		// Its timers are r's, as any state's of r: their rules move
@@ -138,19 +150,6 @@ func hostingDepth(regions []*specRegion) int {
 		depth = max(depth, d)
 	}
 	return depth
-}
-
-// hostingSettles refuses, in region r that holds a parallel state below
-// its own state, transient states and done transitions: the eventless
-// rules that would enter or leave the parallel state are not resolved
-// with its regions yet.
-func hostingSettles(r *specRegion, diags *diag.List) {
-	if r.transient.Line != 0 {
-		diags.Errorf(r.transient, "region %s of parallel state %s holds a parallel state and has a transient state: fsmgen does not take eventless rules in a region that holds a parallel state yet; give the choice to the rule that enters the transient state", r.root.Name.Value, r.par.Name.Value)
-	}
-	if r.done.Line != 0 {
-		diags.Errorf(r.done, "region %s of parallel state %s holds a parallel state and has a done transition inside it: fsmgen does not take done transitions in a region that holds a parallel state yet; write a rule on the event that ends the work instead", r.root.Name.Value, r.par.Name.Value)
-	}
 }
 
 // hostingDefers refuses deferred events in parallel state par, and in
@@ -193,4 +192,27 @@ func timerSpec(q *spec.State) bool {
 		}
 	}
 	return true
+}
+
+// hostedDone refuses, in parallel state par whose regions (among
+// regions) hold a parallel state with a done transition below their own
+// state, the done transitions of composite states inside its other
+// regions: their done events and the parallel state's would wait in the
+// order SCXML raises them (SCXML 1.0 §3.13, enterStates), which fsmgen
+// does not interleave yet. The region that holds the parallel state may
+// have them: it is in one or the other.
+func hostedDone(par *spec.State, regions []*specRegion, diags *diag.List) {
+	for _, r := range regions {
+		if r.top != par || r.host != nil || r.done.Line == 0 {
+			continue
+		}
+		// The parallel state with a done transition inside another
+		// region than r (in r, r is in it or in the composite state
+		// whose done r takes, never both).
+		i := slices.IndexFunc(regions, func(o *specRegion) bool { return o.top == par && o.host != nil && o.host != r && o.par.Done != nil })
+		if i >= 0 {
+			q := regions[i]
+			diags.Errorf(r.done, "region %s of parallel state %s has a done transition inside it, and parallel state %s inside region %s of %s has a done transition too: fsmgen does not order the two yet; write a rule on the event that ends the work instead of one of them", r.root.Name.Value, par.Name.Value, q.par.Name.Value, q.host.root.Name.Value, par.Name.Value)
+		}
+	}
 }

@@ -99,3 +99,52 @@ func (p *State) reenter(after []*State, moves []*Rule) {
 	}
 	p.settleHosts(after)
 }
+
+// hostDone returns the first parallel state inside a region of parallel
+// state p, in document order, whose done transition cfg takes: its host
+// region is in it, and every one of its regions in a final leaf (SCXML
+// 1.0 §3.4, done.state.ID). nil when none is.
+//
+// Its done event waits behind those of the composite states inside p's
+// regions and behind their transient states (the checker refuses the
+// first beside it, and the second are taken first, SCXML 1.0 §3.13); the
+// done transition only moves its host region, a region of p itself, so
+// it makes no other done in turn but p's (see settle).
+func hostDone(p *State, cfg []*State) *State {
+	for _, reg := range p.Flat {
+		if q := reg.Within; q != nil && q.Completion != nil && reg == q.Regions[0] && cfg[reg.Host.Index] == q && q.completes(cfg) {
+			return q
+		}
+	}
+	return nil
+}
+
+// takeHostDone continues way w of parallel state p, after which every
+// region of q, a parallel state inside a region of p, is in a final leaf
+// (after), through q's done transition, a rule of q's host region, in a
+// microstep of its own: one way per branch of its guards, each tested
+// once the step before ran (the checker gives them an else).
+func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State) []regionWay {
+	host := q.Regions[0].Host
+	var out []regionWay
+	for _, pk := range picks(q.Completion, after) {
+		r := pk.rule
+		if r == nil || r.To == nil {
+			continue // the checker requires an else, and a target
+		}
+		cw := *w
+		cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
+		cw.Rules = append(slices.Clone(w.Rules), r)
+		cw.moved = append(slices.Clone(w.moved), host)
+		cw.groups = append(slices.Clone(w.groups), 1) // a microstep of its own
+		next := slices.Clone(after)
+		next[host.Index] = r.To
+		p.reenter(next, []*Rule{r})
+		var queue []*Region
+		if r.To.Settles() && !r.To.Eventless() {
+			queue = append(queue, host) // a final state of a composite state inside host
+		}
+		out = append(out, m.settle(p, &cw, next, queue)...)
+	}
+	return out
+}

@@ -188,6 +188,9 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		return m.eventless(p, w, after, queue)
 	}
 	if len(queue) == 0 {
+		if q := hostDone(p, after); q != nil {
+			return m.takeHostDone(p, w, after, q)
+		}
 		if p.completes(after) {
 			return m.complete(p, w, after)
 		}
@@ -207,6 +210,7 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		cw.groups = append(slices.Clone(w.groups), 1) // a microstep of its own
 		next := slices.Clone(after)
 		next[reg.Index] = r.To
+		p.reenter(next, []*Rule{r})
 		rest := slices.Clone(queue[1:])
 		if r.To.Settles() && !r.To.Eventless() {
 			rest = append(rest, reg)
@@ -446,8 +450,8 @@ func (m *Machine) parallelWays() {
 						}
 					}
 					for _, cfg := range cfgs {
-						if p.completes(cfg) {
-							continue // never at rest: p's done transition was taken
+						if p.completes(cfg) || hostDone(p, cfg) != nil {
+							continue // never at rest: a done transition was taken
 						}
 						for _, rw := range m.regionWays(p, cfg, e) {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {

@@ -32,6 +32,7 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 				nw.moved = append(slices.Clone(cw.moved), reg)
 				next := slices.Clone(nexts[i])
 				next[reg.Index] = pk.rule.To
+				p.reenter(next, []*Rule{pk.rule})
 				ws, ns = append(ws, &nw), append(ns, next)
 			}
 		}

@@ -116,6 +116,12 @@ func (b *builder) paths() {
 			// build does not see: the machine's paths tell (parallelPaths).
 			continue
 		}
+		if r.Done != nil && r.Done == r.From {
+			// The done transition of a parallel state inside the region,
+			// taken once its regions end, which the region's build does
+			// not see: the machine's paths tell (parallelPaths).
+			continue
+		}
 		if found[r.Index] == nil {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 		}
@@ -187,6 +193,11 @@ func (b *builder) edges(n node) []edge {
 	slices.SortFunc(own, func(x, y *Cell) int { return x.Event.Index - y.Event.Index })
 	for _, c := range own {
 		out = append(out, edge{cell: c})
+	}
+	if s.Completion != nil && b.par.inRegion() {
+		// A parallel state inside a region's build: its done transition
+		// leads on, once its regions end (the machine's paths say when).
+		out = append(out, edge{cell: s.Completion})
 	}
 	for _, a := range s.Path() {
 		for _, t := range a.Timers {

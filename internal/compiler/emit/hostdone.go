@@ -1,0 +1,132 @@
+package emit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits the done transition of a parallel state inside a region
+// (see internal/compiler/fsm/parinregpaths.go, hostDone): a rule of its
+// host region, taken in the step that puts the last of its regions in a
+// final leaf, after that step's transient states (SCXML 1.0 §3.4 and
+// §3.13, done.state.ID), and before the done transition of the parallel
+// state around, which its target may complete.
+
+// hostDoneMethod names the method that takes the done transition of q, a
+// parallel state inside a region: doneEditing.
+func hostDoneMethod(q *fsm.State) string { return "done" + q.GoName }
+
+// hostedDone returns the parallel state inside a region whose regions
+// include reg, when it has a done transition; nil otherwise.
+func hostedDone(reg *fsm.Region) *fsm.State {
+	if q := reg.Within; q != nil && q.Completion != nil {
+		return q
+	}
+	return nil
+}
+
+// endsHosted reports whether region rule r enters a final leaf of a
+// region of a parallel state inside a region that has a done transition.
+func endsHosted(r *fsm.Rule) bool {
+	return r.Kind == fsm.Transition && r.To != nil && r.To.Region != nil && hostedDone(r.To.Region) != nil && slices.Contains(r.To.Region.Finals, r.To)
+}
+
+// hostEnds reports whether the done transition of q, a parallel state
+// inside a region, may end its host region, whose parallel state has a
+// done transition: it is to be tested after q's.
+func hostEnds(q *fsm.State) bool {
+	return slices.ContainsFunc(q.Completion.Rules, func(r *fsm.Rule) bool {
+		return r.To != nil && r.To.Ends() && r.To.Region.Parallel.Completion != nil
+	})
+}
+
+// hostCompletion emits the test, after a step of the regions of q that
+// may put the last of them in a final leaf, that takes q's done
+// transition; moved is the region of q the step moved into a final leaf,
+// or nil when several regions moved (then q's host is tested too):
+//
+//	// Every region of Editing final: Editing is done.
+//	if m.rgn[2] == StateApproved {
+//		m.doneEditing()
+//	}
+func (g *goGen) hostCompletion(q *fsm.State, moved *fsm.Region) []jen.Code {
+	test := allFinal(q, moved)
+	if moved == nil {
+		test = rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(test)
+	}
+	take := []jen.Code{jen.Id("m").Dot(hostDoneMethod(q)).Call()}
+	host := q.Regions[0].Host
+	if slices.ContainsFunc(q.Completion.Rules, func(r *fsm.Rule) bool { return r.To != nil && r.To.Settles() }) {
+		// Its target is transient, or a final state whose composite
+		// state's done follows.
+		take = append(take, settleLoop([]*fsm.Region{host}))
+	}
+	return []jen.Code{jen.Comment("// Every region of " + q.Name + " final: " + q.Name + " is done.").Line().
+		If(test).Block(take...)}
+}
+
+// genHostDone emits, for each parallel state inside a region with a done
+// transition, the method that takes it (see hostCompletion): a rule of
+// the host region, leaving the parallel state's regions and the
+// parallel state, in a microstep of its own.
+func (g *goGen) genHostDone() {
+	for _, reg := range g.m.Regions {
+		q := hostedDone(reg)
+		if q == nil || reg != q.Regions[0] {
+			continue
+		}
+		host := reg.Host
+		body := func(r *fsm.Rule) []jen.Code {
+			out := g.regionCompute(r)
+			out = append(out, regionRemembers(host, r)...)
+			out = append(out, g.hostedLefts(r, map[string]bool{})...)
+			out = append(out, rgn(host).Op("=").Id(r.To.KindName))
+			out = append(out, g.hostedSlots(r)...)
+			out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(host.Parallel.KindName)))
+			from := jen.Id(q.KindName)
+			out = append(out, g.regionActs(r, from, "exits", false)...)
+			out = append(out, g.regionActs(r, from, "actions", false)...)
+			return append(out, g.regionActs(r, from, "entries", false)...)
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the parallel state %s, inside region %s, in the "+
+			"step that puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s): a rule of region %s, "+
+			"a microstep of its own.", hostDoneMethod(q), q.Name, host.Root.Name, q.Name, host.Root.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(hostDoneMethod(q)).Params().Block(g.regionCell(host, q.Completion, body)...)
+	}
+}
+
+// hostedPutDone returns what put checks of the regions of q, a parallel
+// state inside a region with a done transition, once they are kept: they
+// are not all final while the host region is in q, since the done
+// transition leaves q in the step that makes the last one final.
+func (g *goGen) hostedPutDone(p, q *fsm.State) []jen.Code {
+	msg := fmt.Sprintf("%s: cannot restore %s: every region of %s is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, p.Name, q.Name, q.Name)
+	test := rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(allFinal(q, nil))
+	return []jen.Code{jen.If(test).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg))))}
+}
+
+// hostsEnding returns the parallel states inside regions with a done
+// transition, in document order, whose regions among inv have a rule for
+// e into a final leaf.
+func hostsEnding(inv []*fsm.Region, e *fsm.Event) []*fsm.State {
+	var out []*fsm.State
+	for _, reg := range inv {
+		q := hostedDone(reg)
+		if q == nil || slices.Contains(out, q) {
+			continue
+		}
+		cells, _ := regionCells(reg, e)
+		for _, c := range cells {
+			for ; c != nil && !c.Out(); c = c.Fallback {
+				if slices.ContainsFunc(c.Rules, endsHosted) && !slices.Contains(out, q) {
+					out = append(out, q)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,14 +1,9 @@
 package generate_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // resumeTest is a hand-written test of the console chart's generated
@@ -59,16 +54,7 @@ func TestDeepHistoryOverParallelSaved(t *testing.T) {
 		t.Skip("builds a temporary module")
 	}
 	dir := tempModule(t)
-	spec, err := os.ReadFile(filepath.Join("..", "export", "testdata", "charts", "console", "console.yaml"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "console"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "console", "console.yaml"), spec, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "console", "resume_test.go"), []byte(resumeTest), 0o644))
-	res, err := generate.Load(filepath.Join(dir, "console", "console.yaml"))
-	require.NoError(t, err)
-	require.NotNil(t, res.Machine, "%s", res.Diags)
-	_, err = generate.Write(res.Outputs)
-	require.NoError(t, err)
+	generateIn(t, dir, "console", chartSpec(t, "console"), map[string]string{"console/resume_test.go": resumeTest})
 	out := goIn(t, dir, "test", "-count=1", "-v", "./console/")
 	assert.Contains(t, out, "--- PASS: TestResumeAfterLoad")
 	assert.Contains(t, out, "--- PASS: TestPaths")

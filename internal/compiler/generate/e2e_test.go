@@ -225,6 +225,36 @@ func tempModule(t *testing.T) string {
 	return dir
 }
 
+// generateIn writes spec src into module dir as dir/name/name.yaml,
+// generates it there (package name) and adds files, each path relative
+// to dir (a hand-written test beside the generated ones, a main under
+// cmd/).
+func generateIn(t *testing.T, dir, name string, src []byte, files map[string]string) {
+	t.Helper()
+	spec := filepath.Join(dir, name, name+".yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
+	require.NoError(t, os.WriteFile(spec, src, 0o644))
+	res, err := generate.Load(spec)
+	require.NoError(t, err)
+	require.NotNil(t, res.Machine, "%s", res.Diags)
+	_, err = generate.Write(res.Outputs)
+	require.NoError(t, err)
+	for rel, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	}
+}
+
+// chartSpec reads the spec of chart name of the export's differential
+// test (internal/compiler/export/testdata/charts).
+func chartSpec(t *testing.T, name string) []byte {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "export", "testdata", "charts", name, name+".yaml"))
+	require.NoError(t, err)
+	return src
+}
+
 // goIn runs the go command in a temporary module dir (GOFLAGS
 // tempGoFlags), offline, and returns its output; it
 // fails the test when the command fails. Offline, the checksum database

@@ -1,14 +1,9 @@
 package generate_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // draftTest is a hand-written test of the draft chart's generated machine:
@@ -73,16 +68,7 @@ func TestHostedDoneRuns(t *testing.T) {
 		t.Skip("builds a temporary module")
 	}
 	dir := tempModule(t)
-	spec, err := os.ReadFile(filepath.Join("..", "export", "testdata", "charts", "draft", "draft.yaml"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "draft"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "draft", "draft.yaml"), spec, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "draft", "draft_done_test.go"), []byte(draftTest), 0o644))
-	res, err := generate.Load(filepath.Join(dir, "draft", "draft.yaml"))
-	require.NoError(t, err)
-	require.NotNil(t, res.Machine, "%s", res.Diags)
-	_, err = generate.Write(res.Outputs)
-	require.NoError(t, err)
+	generateIn(t, dir, "draft", chartSpec(t, "draft"), map[string]string{"draft/draft_done_test.go": draftTest})
 	out := goIn(t, dir, "test", "-count=1", "-v", "./draft/")
 	assert.Contains(t, out, "--- PASS: TestDraftDone")
 	assert.Contains(t, out, "--- PASS: TestRules")

@@ -1,14 +1,9 @@
 package generate_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // hostedTest is a hand-written test of the hosted chart's generated
@@ -82,16 +77,7 @@ func TestHostedParallelSaved(t *testing.T) {
 		t.Skip("builds a temporary module")
 	}
 	dir := tempModule(t)
-	spec, err := os.ReadFile(filepath.Join("..", "export", "testdata", "charts", "hosted", "hosted.yaml"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "hosted"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosted", "hosted.yaml"), spec, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "hosted", "hosted_saved_test.go"), []byte(hostedTest), 0o644))
-	res, err := generate.Load(filepath.Join(dir, "hosted", "hosted.yaml"))
-	require.NoError(t, err)
-	require.NotNil(t, res.Machine, "%s", res.Diags)
-	_, err = generate.Write(res.Outputs)
-	require.NoError(t, err)
+	generateIn(t, dir, "hosted", chartSpec(t, "hosted"), map[string]string{"hosted/hosted_saved_test.go": hostedTest})
 	out := goIn(t, dir, "test", "-count=1", "-v", "./hosted/")
 	assert.Contains(t, out, "--- PASS: TestHostedSaved")
 	assert.Contains(t, out, "--- PASS: TestRules")

@@ -1,14 +1,9 @@
 package generate_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // pressMain drives the press of the export's chart (done transitions of
@@ -77,18 +72,7 @@ func TestRegionDoneRuns(t *testing.T) {
 		t.Skip("builds a temporary module")
 	}
 	dir := tempModule(t)
-	src, err := os.ReadFile("../export/testdata/charts/press/press.yaml")
-	require.NoError(t, err)
-	spec := filepath.Join(dir, "press", "press.yaml")
-	require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
-	require.NoError(t, os.WriteFile(spec, src, 0o644))
-	res, err := generate.Load(spec)
-	require.NoError(t, err)
-	require.NotNil(t, res.Machine, "%s", res.Diags)
-	_, err = generate.Write(res.Outputs)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "press"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "press", "main.go"), []byte(pressMain), 0o644))
+	generateIn(t, dir, "press", chartSpec(t, "press"), map[string]string{"cmd/press/main.go": pressMain})
 	out := goIn(t, dir, "run", "./cmd/press")
 	for _, want := range []string{
 		"*press.Go: [IdleOut RunIn FeedIn LoadIn PullIn CoolIn FanIn HeatIn StartTimer] -> {Feed:Pulling Cool:Hot}",

@@ -1,14 +1,9 @@
 package generate_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // faderMain drives the fader of the export's chart (rules inside regions
@@ -74,18 +69,7 @@ func TestRegionFieldsRun(t *testing.T) {
 	}
 	t.Parallel()
 	dir := tempModule(t)
-	src, err := os.ReadFile("../export/testdata/charts/fader/fader.yaml")
-	require.NoError(t, err)
-	spec := filepath.Join(dir, "fader", "fader.yaml")
-	require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
-	require.NoError(t, os.WriteFile(spec, src, 0o644))
-	res, err := generate.Load(spec)
-	require.NoError(t, err)
-	require.NotNil(t, res.Machine, "%s", res.Diags)
-	_, err = generate.Write(res.Outputs)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "fader"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "fader", "main.go"), []byte(faderMain), 0o644))
+	generateIn(t, dir, "fader", chartSpec(t, "fader"), map[string]string{"cmd/fader/main.go": faderMain})
 	out := goIn(t, dir, "run", "./cmd/fader")
 	for _, want := range []string{
 		"*fader.Power: [] -> {Level:5 Playback:Stopped Volume:Normal}",

@@ -1,14 +1,9 @@
 package generate_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // sorterMain drives the sorter of the export's chart (transient states
@@ -74,18 +69,7 @@ func TestRegionTransientRuns(t *testing.T) {
 	}
 	t.Parallel()
 	dir := tempModule(t)
-	src, err := os.ReadFile("../export/testdata/charts/sorter/sorter.yaml")
-	require.NoError(t, err)
-	spec := filepath.Join(dir, "sorter", "sorter.yaml")
-	require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
-	require.NoError(t, os.WriteFile(spec, src, 0o644))
-	res, err := generate.Load(spec)
-	require.NoError(t, err)
-	require.NotNil(t, res.Machine, "%s", res.Diags)
-	_, err = generate.Write(res.Outputs)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "sorter"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "sorter", "main.go"), []byte(sorterMain), 0o644))
+	generateIn(t, dir, "sorter", chartSpec(t, "sorter"), map[string]string{"cmd/sorter/main.go": sorterMain})
 	out := goIn(t, dir, "run", "./cmd/sorter")
 	for _, want := range []string{
 		"false *sorter.Go: [IdleOut RunIn BeltIn WaitIn BinIn EmptyIn] -> {Belt:Waiting Bin:Empty}",

@@ -1,15 +1,11 @@
 package generate_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/tools/txtar"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // gateMain drives the gate of the export's chart (transient states as
@@ -110,18 +106,7 @@ func TestRegionTransientSettles(t *testing.T) {
 	t.Parallel()
 	dir := tempModule(t)
 	for name, main := range map[string]string{"gate": gateMain, "mixer": mixerMain} {
-		src, err := os.ReadFile(filepath.Join("../export/testdata/charts", name, name+".yaml"))
-		require.NoError(t, err)
-		spec := filepath.Join(dir, name, name+".yaml")
-		require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
-		require.NoError(t, os.WriteFile(spec, src, 0o644))
-		res, err := generate.Load(spec)
-		require.NoError(t, err)
-		require.NotNil(t, res.Machine, "%s", res.Diags)
-		_, err = generate.Write(res.Outputs)
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", name), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", name, "main.go"), []byte(main), 0o644))
+		generateIn(t, dir, name, chartSpec(t, name), map[string]string{"cmd/" + name + "/main.go": main})
 	}
 	tests := []struct {
 		cmd  string
@@ -216,16 +201,7 @@ func TestRegionDeferralSettles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "spec.yaml", ar.Files[0].Name)
 	dir := tempModule(t)
-	spec := filepath.Join(dir, "radio", "radio.yaml")
-	require.NoError(t, os.MkdirAll(filepath.Dir(spec), 0o755))
-	require.NoError(t, os.WriteFile(spec, ar.Files[0].Data, 0o644))
-	res, err := generate.Load(spec)
-	require.NoError(t, err)
-	require.NotNil(t, res.Machine, "%s", res.Diags)
-	_, err = generate.Write(res.Outputs)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "radio"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "radio", "main.go"), []byte(radioMain), 0o644))
+	generateIn(t, dir, "radio", ar.Files[0].Data, map[string]string{"cmd/radio/main.go": radioMain})
 	out := goIn(t, dir, "run", "./cmd/radio")
 	for _, want := range []string{
 		"*radio.Scan: [] -> map[band:fm kind:on sound:loud] [map[kind:scan]]",

@@ -62,6 +62,11 @@ func Start(t testing.TB, cmd *exec.Cmd) string {
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
+		// Wait for the process, and for the copying of its standard
+		// error into a writer that is not a file, which may still be
+		// under way when its standard output has ended.
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		stderr := ""
 		if s, ok := cmd.Stderr.(fmt.Stringer); ok {
 			stderr = "; its standard error:\n" + s.String()

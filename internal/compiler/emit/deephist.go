@@ -134,9 +134,7 @@ func (g *goGen) regionResume(s, h *fsm.State) (compute, acts []jen.Code) {
 func (g *goGen) enterActions(runs []*fsm.Run) []jen.Code {
 	var out []jen.Code
 	for _, run := range runs {
-		for _, e := range run.Actions {
-			out = append(out, g.emitAction(e)...)
-		}
+		out = append(out, g.inlineRun(run)...)
 	}
 	return out
 }

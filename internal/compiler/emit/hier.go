@@ -32,6 +32,17 @@ func within(k jen.Code, s *fsm.State) jen.Code {
 // its effect's results, an entry's stores, and its timer's delay.
 func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 	var out []jen.Code
+	if run.State.Region != nil {
+		// A state inside a region runs its effect in place (see
+		// parhooks.go).
+		return nil
+	}
+	if run.State.Regions != nil && !run.Entry {
+		// The regions are left before the parallel state: their exits'
+		// effects run before its own (SCXML 1.0 §3.13, exitStates).
+		out = append(out, g.regionRemember(run, from)...)
+		out = append(out, g.regionRun(run, true)...)
+	}
 	if h := run.Hook(); h != nil && h.Effect != nil {
 		call := jen.Id("m").Dot("b").Dot(h.Effect.GoName).Call(g.values(run.EffectArgs)...)
 		var locals []jen.Code
@@ -53,10 +64,7 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 	for _, d := range run.Delays {
 		out = append(out, jen.Id(d.Local).Op(":=").Id("m").Dot("b").Dot(d.Timer.DelayFunc.GoName).Call(g.values(d.Args)...))
 	}
-	if run.State.Regions != nil && !run.Entry {
-		out = append(out, g.regionRemember(run, from)...)
-	}
-	if run.State.Regions != nil {
+	if run.State.Regions != nil && run.Entry {
 		out = append(out, g.regionRun(run, true)...)
 	}
 	return out
@@ -68,8 +76,14 @@ func (g *goGen) runActions(run *fsm.Run, from jen.Code) []jen.Code {
 	if !run.Entry && run.State.Regions != nil {
 		out = append(out, g.regionRun(run, false)...)
 	}
-	for _, e := range run.Actions {
-		out = append(out, g.emitAction(e)...)
+	if run.State.Region != nil {
+		// A state inside a region: its effect runs in place (see
+		// parhooks.go).
+		out = append(out, g.inlineRun(run)...)
+	} else {
+		for _, e := range run.Actions {
+			out = append(out, g.emitAction(e)...)
+		}
 	}
 	if run.Entry && run.State.Regions != nil {
 		out = append(out, g.regionRun(run, false)...)

@@ -81,16 +81,20 @@ func (g *goGen) genHostDone() {
 		}
 		host := reg.Host
 		body := func(r *fsm.Rule) []jen.Code {
-			out := g.regionCompute(r)
+			inline := inPlace(r)
+			var out []jen.Code
+			if !inline {
+				out = g.regionCompute(r)
+			}
 			out = append(out, regionRemembers(host, r)...)
 			out = append(out, g.hostedLefts(r, map[string]bool{})...)
 			out = append(out, rgn(host).Op("=").Id(r.To.KindName))
 			out = append(out, g.hostedSlots(r)...)
 			out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(host.Parallel.KindName)))
 			from := jen.Id(q.KindName)
-			out = append(out, g.regionActs(r, from, "exits", false)...)
-			out = append(out, g.regionActs(r, from, "actions", false)...)
-			return append(out, g.regionActs(r, from, "entries", false)...)
+			out = append(out, g.regionActs(r, from, "exits", inline)...)
+			out = append(out, g.regionActs(r, from, "actions", inline)...)
+			return append(out, g.regionActs(r, from, "entries", inline)...)
 		}
 		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the parallel state %s, inside region %s, in the "+
 			"step that puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s): a rule of region %s, "+

@@ -213,9 +213,7 @@ func (g *goGen) regionEnter(s *fsm.State) (compute, acts []jen.Code) {
 			set[reg] = true
 			compute = append(compute, rgn(reg).Op("=").Id(reg.Initial.KindName))
 			for _, run := range reg.Start {
-				for _, e := range run.Actions {
-					acts = append(acts, g.emitAction(e)...)
-				}
+				acts = append(acts, g.inlineRun(run)...)
 				if hosting(run) {
 					enter(run.State)
 				}
@@ -249,6 +247,7 @@ func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
 	if slices.ContainsFunc(s.Regions, leafExits) {
 		compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
 	}
+	compute = append(compute, g.leaveCompute(s, leftName(s))...)
 	for i := len(s.Regions) - 1; i >= 0; i-- {
 		acts = append(acts, g.leaveRegion(s.Regions[i], leftName(s))...)
 	}
@@ -325,6 +324,9 @@ func (g *goGen) leaveRegion(reg *fsm.Region, left string) []jen.Code {
 // leaveState returns what leaving state s of a region hands out: its
 // running timers cancelled, then its exit's actions.
 func (g *goGen) leaveState(s *fsm.State) []jen.Code {
+	if acts := g.leaveActs(s); acts != nil {
+		return acts
+	}
 	out := g.cancelRegionTimers(s)
 	if s.Exit != nil {
 		out = append(out, hookCalls(s.Exit)...)

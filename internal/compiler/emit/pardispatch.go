@@ -216,7 +216,7 @@ func regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) {
 		return jen.Id(r.From.KindName), nil
 	}
 	for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-		if run.When != nil && len(run.Actions) > 0 {
+		if run.When != nil && runDoes(run) {
 			return jen.Id("from"), []jen.Code{jen.Id("from").Op(":=").Add(rgn(reg))}
 		}
 	}
@@ -237,7 +237,10 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 		return g.regionHistory(reg, r)
 	}
 	from, out := regionFrom(reg, r)
-	out = append(out, g.regionCompute(r)...)
+	inline := inPlace(r)
+	if !inline {
+		out = append(out, g.regionCompute(r)...)
+	}
 	out = append(out, regionRemembers(reg, r)...)
 	out = append(out, g.hostedLefts(r, map[string]bool{})...)
 	if r.To != nil {
@@ -245,9 +248,9 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	}
 	out = append(out, g.hostedSlots(r)...)
 	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
-	out = append(out, g.regionActs(r, from, "exits", false)...)
-	out = append(out, g.regionActs(r, from, "actions", false)...)
-	out = append(out, g.regionActs(r, from, "entries", false)...)
+	out = append(out, g.regionActs(r, from, "exits", inline)...)
+	out = append(out, g.regionActs(r, from, "actions", inline)...)
+	out = append(out, g.regionActs(r, from, "entries", inline)...)
 	moved := reg
 	if r.To != nil && r.To.Settles() {
 		out = append(out, settleLoop([]*fsm.Region{reg}))
@@ -588,7 +591,7 @@ func readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 		for ; c != nil && !c.Out(); c = c.Fallback {
 			for _, r := range withVariants(c.Rules) {
 				for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-					if run.When != nil && len(run.Actions) > 0 {
+					if run.When != nil && runDoes(run) {
 						return true
 					}
 				}

@@ -171,7 +171,7 @@ func eventlessSwitch(reg *fsm.Region, body func(*fsm.Rule) []jen.Code) []jen.Cod
 func eventlessReadsFrom(reg *fsm.Region) bool {
 	for _, r := range eventlessRules(reg) {
 		for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-			if run.When != nil && len(run.Actions) > 0 {
+			if run.When != nil && runDoes(run) {
 				return true
 			}
 		}

@@ -65,6 +65,7 @@ func build(f *spec.File, env Env, par *parHook) (*Machine, diag.List) {
 		b.resolve()
 		b.start()
 		b.enters()
+		b.leaves()
 		b.graph()
 		b.deferral()
 		b.unused()

@@ -172,6 +172,24 @@ func (b *builder) enters() {
 	}
 }
 
+// leaves resolves, in a region's build, the exit of each state inside
+// the region that has one (State.Leave): leaving the parallel state runs
+// it, with its effect and its actions' fields, from whatever rule leaves.
+func (b *builder) leaves() {
+	if !b.par.inRegion() {
+		return
+	}
+	for _, s := range append(append([]*State{}, b.m.States...), b.m.Composites...) {
+		if s.Exit == nil {
+			continue
+		}
+		c := &runCtx{taken: map[string]bool{"m": true, "b": true, "h": true}, written: map[*Data]bool{}}
+		run := &Run{State: s}
+		b.resolveRun(run, c)
+		s.Leave = run
+	}
+}
+
 // resumes returns entry run of rule r, marked when r, into a deep
 // history, enters a parallel state: the parallel state is the leaf the
 // history resumes (or its default), so its regions resume what the

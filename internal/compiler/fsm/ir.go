@@ -273,6 +273,11 @@ type State struct {
 	// entries that enter it from its region's own state down, outermost
 	// first, as Region.Start enters the initial leaf; nil otherwise.
 	Enter []*Run
+	// Leave is, for a state inside a region with an exit, its exit as
+	// leaving the parallel state runs it (the region leaves every state
+	// it is in): the effect's reads, stores and the actions it fills; nil
+	// for other states.
+	Leave *Run
 	// Final marks a leaf that completes its composite state (final:
 	// true). Completes is then that state when it has a done transition:
 	// the leaf is transient, left by the done transition in the step that

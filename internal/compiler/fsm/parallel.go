@@ -342,8 +342,10 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 		r.timers = append(r.timers, spec.Transition{Pos: a.Pos, From: []spec.String{s.Name}, Outcome: a.Outcome, Guards: a.Guards})
 	}
 	for _, h := range []*spec.Hook{s.Entry, s.Exit} {
-		if h != nil && h.Effect.Set {
-			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit: the entries and exits of the states inside regions emit actions only, with no effect, yet; run %s in the rules that enter or leave %s, or on the entry or exit of %s", what, h.Effect.Value, h.Effect.Value, s.Name.Value, r.par.Name.Value)
+		if h != nil && h.Effect.Set && r.host != nil {
+			// Its exits run where the parallel state inside the region
+			// around it is left, which runs no effect in place yet.
+			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit, and %s is inside region %s: fsmgen does not run the entry and exit effects of the states of a parallel state inside a region yet; run %s in the rules that enter or leave %s", what, h.Effect.Value, r.par.Name.Value, r.host.root.Name.Value, h.Effect.Value, s.Name.Value)
 		}
 	}
 	if s.Final.Value && parent == r.root && len(s.States) == 0 {

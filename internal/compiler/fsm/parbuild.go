@@ -190,6 +190,9 @@ func useNames(m *Machine, used map[string]bool) {
 				for _, a := range h.Actions {
 					used["action "+a.Name] = true
 				}
+				if h.Effect != nil {
+					used["effect "+h.Effect.Name] = true
+				}
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"slices"
+
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
@@ -118,6 +120,24 @@ func rejoinEffect(m *Machine, r *Rule) {
 	}
 }
 
+// rejoinHooks points the effects of the entry and exit of state s,
+// inside a region, at the machine's.
+func rejoinHooks(m *Machine, s *State) {
+	for _, h := range []*Hook{s.Entry, s.Exit} {
+		if h == nil || h.Effect == nil {
+			continue
+		}
+		for _, fn := range m.Effects {
+			if fn.Name == h.Effect.Name {
+				h.Effect = fn
+				if !slices.Contains(fn.Hooks, s) {
+					fn.Hooks = append(fn.Hooks, s)
+				}
+			}
+		}
+	}
+}
+
 // regionEffects returns the effects region rules run, in order.
 func regionEffects(rules []*Rule) []*Func {
 	var out []*Func
@@ -127,54 +147,6 @@ func regionEffects(rules []*Rule) []*Func {
 		}
 	}
 	return out
-}
-
-// overwrites refuses, for each parallel state, two rules of different
-// regions that may be taken in one step (for one event, or as one
-// microstep of eventless rules) and set the same field of the parallel
-// state, where the later, in document order, does not read it in its
-// effect: the rules' content runs in document order, each reading what
-// the earlier set (SCXML 1.0 §3.13), so the later would drop the earlier's
-// value unseen.
-func overwrites(m *Machine, diags *diag.List) {
-	for _, p := range m.States {
-		if p.Regions == nil {
-			continue
-		}
-		type setter struct {
-			reg *Region
-			r   *Rule
-		}
-		byEvent := map[*Event][]setter{}
-		var events []*Event
-		for _, reg := range p.Regions {
-			for _, r := range reg.Rules {
-				if r.Kind != Transition || r.Timer != nil || len(r.Stores) == 0 {
-					continue
-				}
-				if byEvent[r.Event] == nil {
-					events = append(events, r.Event)
-				}
-				byEvent[r.Event] = append(byEvent[r.Event], setter{reg, r})
-			}
-		}
-		for _, e := range events {
-			list := byEvent[e]
-			for j, later := range list {
-				for _, earlier := range list[:j] {
-					if earlier.reg == later.reg {
-						continue
-					}
-					for _, st := range later.r.Stores {
-						if !stores(earlier.r, st.Data) || readsData(later.r, st.Data) {
-							continue
-						}
-						diags.Errorf(later.r.Pos, "region %s's rule (%s) sets field %s of %s, which region %s's rule (%s) sets too when both take %s in one step: their content runs in document order (SCXML 1.0 §3.13), so %s's value would be dropped unseen; let one of them set %s, or give %s's rule an effect that reads %s", later.reg.Root.Name, later.r.Label, st.Data.Name, p.Name, earlier.reg.Root.Name, earlier.r.Label, eventWord(e), earlier.reg.Root.Name, st.Data.Name, later.reg.Root.Name, st.Data.Name)
-					}
-				}
-			}
-		}
-	}
 }
 
 // eventWord names what a step takes in messages: an event, or the
@@ -236,20 +208,47 @@ func (run *timerRun) drain() []*Func {
 }
 
 // hookFields refuses an action with fields on the entry or exit of a
-// state inside a region: the regions' entries and exits are handed out
-// where the parallel state is entered and left too, where fsmgen does not
-// fill an action's fields yet.
+// parallel state inside a region's state: its entries and exits are
+// handed out where the parallel state around its region is entered and
+// left too, where fsmgen does not fill an action's fields for it yet.
+// The other states inside regions fill them as any state's entry or exit
+// does, from the effect's results and the parallel state's fields.
 func hookFields(m *Machine, diags *diag.List) {
 	for _, reg := range m.Regions {
-		for _, s := range append(append([]*State{}, reg.Composites...), reg.Leaves...) {
+		if reg.Host != nil {
+			hostedFields(reg, diags)
+		}
+		for _, s := range reg.Leaves {
+			if s.Regions == nil {
+				continue
+			}
 			for _, h := range []*Hook{s.Entry, s.Exit} {
 				if h == nil {
 					continue
 				}
 				for _, a := range h.Actions {
 					if len(a.Fields) > 0 {
-						diags.Errorf(h.Pos, "region %s's state %s hands out action %s, which has fields, on entry or exit: the entries and exits of the states inside regions hand out actions without fields yet; emit %s from the rule that enters or leaves %s, or from the entry or exit of %s", reg.Root.Name, s.Name, a.Name, a.Name, s.Name, reg.Parallel.Name)
+						diags.Errorf(h.Pos, "parallel state %s, inside region %s, hands out action %s, which has fields, on entry or exit: fsmgen does not fill the fields of the actions of a parallel state inside a region yet; emit %s from the rule that enters or leaves %s", s.Name, reg.Root.Name, a.Name, a.Name, s.Name)
 					}
+				}
+			}
+		}
+	}
+}
+
+// hostedFields refuses an action with fields on the entry or exit of a
+// state of region reg of a parallel state inside another region: its
+// exits are handed out where that parallel state is left, which fills no
+// action's fields yet.
+func hostedFields(reg *Region, diags *diag.List) {
+	for _, s := range append(append([]*State{}, reg.Composites...), reg.Leaves...) {
+		for _, h := range []*Hook{s.Entry, s.Exit} {
+			if h == nil {
+				continue
+			}
+			for _, a := range h.Actions {
+				if len(a.Fields) > 0 {
+					diags.Errorf(h.Pos, "region %s's state %s hands out action %s, which has fields, on entry or exit, and %s is inside region %s: fsmgen does not fill the fields of the entry and exit actions of the states of a parallel state inside a region yet; emit %s from the rule that enters or leaves %s", reg.Root.Name, s.Name, a.Name, reg.Within.Name, reg.Host.Root.Name, a.Name, s.Name)
 				}
 			}
 		}

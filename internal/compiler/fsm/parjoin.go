@@ -74,6 +74,13 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 		reg.Composites = sub.Composites
+		for _, s := range append(append([]*State{}, sub.States...), sub.Composites...) {
+			rejoinHooks(m, s)
+			if s.Leave != nil {
+				rejoinRun(m, s.Leave)
+				rejoinRunData(m, s.Leave)
+			}
+		}
 		for _, s := range sub.Histories {
 			if s == root && p.Completion != nil {
 				// Its variants could enter a final state, which the

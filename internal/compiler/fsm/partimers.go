@@ -58,6 +58,10 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *
 				// A parallel state inside the region: its regions first.
 				out = append(out, m.leaveRegions(x.State, cfg, run)...)
 			}
+			if h := x.Hook(); h != nil && h.Effect != nil {
+				// Its effect runs in place, before its actions.
+				run.delays = append(run.delays, h.Effect)
+			}
 			for _, e := range x.Actions {
 				switch e.Action {
 				case m.CancelTimer:
@@ -85,6 +89,8 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *
 	for i := len(moves) - 1; i >= 0; i-- {
 		runs(moves[i].Exits, cfg[regs[i].Index])
 	}
+	// The rules' effects, after the exits' and before the entries'.
+	run.delays = append(run.delays, regionEffects(moves)...)
 	for _, r := range moves {
 		for _, e := range r.Actions {
 			out = append(out, e.Action)
@@ -129,6 +135,25 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 	return out
 }
 
+// leaveEffects returns the effects of the exits of the regions of
+// parallel state s, whose leaves are cfg, in the order leaving s runs
+// them (see leaveRegions): before the rule's own content.
+func (m *Machine) leaveEffects(s *State, cfg []*State) []*Func {
+	var out []*Func
+	if cfg == nil {
+		return nil
+	}
+	for i := len(s.Regions) - 1; i >= 0; i-- {
+		reg := s.Regions[i]
+		for a := cfg[reg.Index]; a != nil && a.Region == reg; a = a.Parent {
+			if a.Exit != nil && a.Exit.Effect != nil {
+				out = append(out, a.Exit.Effect)
+			}
+		}
+	}
+	return out
+}
+
 // enterRegions returns the entry actions of the regions of parallel
 // state s, entered into their initial leaves, or the leaves resumed
 // gives (by Region.Index; nil for the initial ones), in document order,
@@ -141,6 +166,10 @@ func (m *Machine) enterRegions(s *State, resumed []*State, run *timerRun) []*Act
 			runs = resumed[reg.Index].Enter
 		}
 		for _, x := range runs {
+			if h := x.Hook(); h != nil && h.Effect != nil && x.State.Region != nil {
+				// Its effect runs in place, before its actions.
+				run.delays = append(run.delays, h.Effect)
+			}
 			for _, e := range x.Actions {
 				if e.Action == m.StartTimer {
 					run.last++

@@ -68,7 +68,6 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			moves = moves[:len(moves)-1-w.after]
 		}
 		if len(w.moved) > 0 {
-			tr.Effects = regionEffects(moves[:w.micro])
 			tr.Actions = m.regionTrace(moves[:w.micro], w.moved[:w.micro], cfg, &run)
 			tr.Effects = append(tr.Effects, run.drain()...)
 			// The done transitions of composite states inside the
@@ -76,7 +75,6 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			cur := slices.Clone(cfg)
 			for i, r := range moves {
 				if i >= w.micro && w.groups == nil {
-					tr.Effects = append(tr.Effects, regionEffects(moves[i:i+1])...)
 					tr.Actions = append(tr.Actions, m.regionTrace(moves[i:i+1], w.moved[i:i+1], cur, &run)...)
 					tr.Effects = append(tr.Effects, run.drain()...)
 				}
@@ -95,7 +93,6 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				}
 				at := w.micro
 				for _, n := range w.groups {
-					tr.Effects = append(tr.Effects, regionEffects(moves[at:at+n])...)
 					tr.Actions = append(tr.Actions, m.regionTrace(moves[at:at+n], w.moved[at:at+n], cur, &run)...)
 					tr.Effects = append(tr.Effects, run.drain()...)
 					for i := at; i < at+n; i++ {
@@ -122,6 +119,11 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			for _, x := range list {
 				if !applies(x) {
 					continue
+				}
+				if !x.Entry && x.State.Regions != nil {
+					// Its regions are left first, their exits' effects
+					// running before its own (SCXML 1.0 §3.13).
+					tr.Effects = append(tr.Effects, m.leaveEffects(x.State, cfg)...)
 				}
 				if h := x.Hook(); h != nil && h.Effect != nil {
 					tr.Effects = append(tr.Effects, h.Effect)

@@ -41,7 +41,7 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 		// The regions are left before the parallel state: their exits'
 		// effects run before its own (SCXML 1.0 §3.13, exitStates).
 		out = append(out, g.regionRemember(run, from)...)
-		out = append(out, g.regionRun(run, true)...)
+		out = append(out, g.regionRun(run, from, true)...)
 	}
 	if h := run.Hook(); h != nil && h.Effect != nil {
 		call := jen.Id("m").Dot("b").Dot(h.Effect.GoName).Call(g.values(run.EffectArgs)...)
@@ -65,7 +65,7 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 		out = append(out, jen.Id(d.Local).Op(":=").Id("m").Dot("b").Dot(d.Timer.DelayFunc.GoName).Call(g.values(d.Args)...))
 	}
 	if run.State.Regions != nil && run.Entry {
-		out = append(out, g.regionRun(run, true)...)
+		out = append(out, g.regionRun(run, from, true)...)
 	}
 	return out
 }
@@ -74,7 +74,7 @@ func (g *goGen) runCompute(run *fsm.Run, from jen.Code) []jen.Code {
 func (g *goGen) runActions(run *fsm.Run, from jen.Code) []jen.Code {
 	var out []jen.Code
 	if !run.Entry && run.State.Regions != nil {
-		out = append(out, g.regionRun(run, false)...)
+		out = append(out, g.regionRun(run, from, false)...)
 	}
 	if run.State.Region != nil {
 		// A state inside a region: its effect runs in place (see
@@ -86,7 +86,7 @@ func (g *goGen) runActions(run *fsm.Run, from jen.Code) []jen.Code {
 		}
 	}
 	if run.Entry && run.State.Regions != nil {
-		out = append(out, g.regionRun(run, false)...)
+		out = append(out, g.regionRun(run, from, false)...)
 	}
 	if run.When != nil && len(out) > 0 {
 		return []jen.Code{jen.If(within(from, run.When)).Block(out...)}

@@ -237,7 +237,10 @@ func leftName(s *fsm.State) string { return "left" + s.GoName }
 // the regions' leaves, which entries may change) and hands out: the exits
 // of every region, in reverse document order (SCXML 1.0 §3.13, exitStates),
 // each innermost first, before s's own.
-func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
+//
+// when is, for a rule that leaves s only from some of its states, the test
+// that it does: the exits' effects run under it.
+func (g *goGen) regionLeave(s *fsm.State, when jen.Code) (compute, acts []jen.Code) {
 	if !g.regionExits(s) {
 		return nil, nil
 	}
@@ -247,7 +250,12 @@ func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
 	if slices.ContainsFunc(s.Regions, leafExits) {
 		compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
 	}
-	compute = append(compute, g.leaveCompute(s, leftName(s))...)
+	decls, body := g.leaveCompute(s, leftName(s))
+	compute = append(compute, decls...)
+	if when != nil && len(body) > 0 {
+		body = []jen.Code{jen.If(when).Block(body...)}
+	}
+	compute = append(compute, body...)
 	for i := len(s.Regions) - 1; i >= 0; i-- {
 		acts = append(acts, g.leaveRegion(s.Regions[i], leftName(s))...)
 	}
@@ -346,7 +354,7 @@ func hookCalls(h *fsm.Hook) []jen.Code {
 
 // regionRun returns what a run of a parallel state adds for its regions:
 // what it computes (compute) or what it hands out.
-func (g *goGen) regionRun(run *fsm.Run, compute bool) []jen.Code {
+func (g *goGen) regionRun(run *fsm.Run, from jen.Code, compute bool) []jen.Code {
 	var c, a []jen.Code
 	switch {
 	case run.Entry && run.Resume != nil:
@@ -354,7 +362,11 @@ func (g *goGen) regionRun(run *fsm.Run, compute bool) []jen.Code {
 	case run.Entry:
 		c, a = g.regionEnter(run.State)
 	default:
-		c, a = g.regionLeave(run.State)
+		var when jen.Code
+		if run.When != nil {
+			when = within(from, run.When)
+		}
+		c, a = g.regionLeave(run.State, when)
 	}
 	if compute {
 		return c

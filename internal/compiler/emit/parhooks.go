@@ -102,7 +102,8 @@ func lowerFirst(name string) string {
 // rule's own content changes the fields (SCXML 1.0 §3.13: the exits run
 // first), regions in reverse document order, each innermost first: each
 // effect runs, its results are stored, and the fields of its actions are
-// kept in locals, which the exits hand out later (see leaveActs):
+// kept in locals, declared first (decls), which the exits hand out later
+// (see leaveActs):
 //
 //	var fadedLit1 int
 //	if leftOn[0] == StateLit {
@@ -110,8 +111,7 @@ func lowerFirst(name string) string {
 //		m.d.level = level
 //		fadedLit1 = level
 //	}
-func (g *goGen) leaveCompute(s *fsm.State, left string) []jen.Code {
-	var out []jen.Code
+func (g *goGen) leaveCompute(s *fsm.State, left string) (decls, out []jen.Code) {
 	for i := len(s.Regions) - 1; i >= 0; i-- {
 		reg := s.Regions[i]
 		k := jen.Id(left).Index(jen.Lit(reg.Index))
@@ -141,7 +141,7 @@ func (g *goGen) leaveCompute(s *fsm.State, left string) []jen.Code {
 				}
 				for a, v := range e.Args {
 					name := leaveLocal(st, e, a)
-					out = append(out, jen.Var().Id(name).Add(goType(e.Action.Fields[a].GoType)))
+					decls = append(decls, jen.Var().Id(name).Add(goType(e.Action.Fields[a].GoType)))
 					body = append(body, jen.Id(name).Op("=").Add(g.value(v)))
 				}
 			}
@@ -152,7 +152,7 @@ func (g *goGen) leaveCompute(s *fsm.State, left string) []jen.Code {
 			out = append(out, jen.If(within(k.Clone(), st)).Block(body...))
 		}
 	}
-	return out
+	return decls, out
 }
 
 // leaveActs hands out the exit of state s inside a region as leaving its

@@ -44,7 +44,7 @@ func (g *goGen) hostedLefts(r *fsm.Rule, seen map[string]bool) []jen.Code {
 		if !hosting(run) || seen[leftName(run.State)] {
 			continue
 		}
-		c, _ := g.regionLeave(run.State)
+		c, _ := g.regionLeave(run.State, nil)
 		if len(c) > 0 {
 			seen[leftName(run.State)] = true
 			out = append(out, c...)

@@ -208,30 +208,14 @@ func (run *timerRun) drain() []*Func {
 }
 
 // hookFields refuses an action with fields on the entry or exit of a
-// parallel state inside a region's state: its entries and exits are
-// handed out where the parallel state around its region is entered and
-// left too, where fsmgen does not fill an action's fields for it yet.
-// The other states inside regions fill them as any state's entry or exit
-// does, from the effect's results and the parallel state's fields.
+// state of a region of a parallel state inside another region (see
+// hostedFields). The other states inside regions, and the parallel states
+// inside a region, fill them as any state's entry or exit does, from the
+// effect's results and the parallel state's fields.
 func hookFields(m *Machine, diags *diag.List) {
 	for _, reg := range m.Regions {
 		if reg.Host != nil {
 			hostedFields(reg, diags)
-		}
-		for _, s := range reg.Leaves {
-			if s.Regions == nil {
-				continue
-			}
-			for _, h := range []*Hook{s.Entry, s.Exit} {
-				if h == nil {
-					continue
-				}
-				for _, a := range h.Actions {
-					if len(a.Fields) > 0 {
-						diags.Errorf(h.Pos, "parallel state %s, inside region %s, hands out action %s, which has fields, on entry or exit: fsmgen does not fill the fields of the actions of a parallel state inside a region yet; emit %s from the rule that enters or leaves %s", s.Name, reg.Root.Name, a.Name, a.Name, s.Name)
-					}
-				}
-			}
 		}
 	}
 }

@@ -108,10 +108,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		refuse(q.Name.Pos, "final, terminal or transient", "remove it")
 	case len(q.Fields) > 0:
 		refuse(q.Fields[0].Name.Pos, "fields", "give the fields to "+r.top.Name.Value)
-	case q.Entry != nil && q.Entry.Effect.Set:
-		refuse(q.Entry.Effect.Pos, "an entry with effect "+q.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
-	case q.Exit != nil && q.Exit.Effect.Set:
-		refuse(q.Exit.Effect.Pos, "an exit with effect "+q.Exit.Effect.Value, "the states inside regions emit actions only, with no effect, yet")
 	}
 	if q.Done != nil {
 		// Its done transition is a rule of r, moving within r.

@@ -322,9 +322,13 @@ func (g *goGen) leaveRegion(reg *fsm.Region, left string) []jen.Code {
 		}
 		out = append(out, jen.If(within(k.Clone(), c)).Block(x...))
 	}
-	for _, h := range reg.GroupExits() {
+	for _, grp := range reg.GroupExits() {
 		// The parallel states nested as regions, left after their regions.
-		out = append(out, hookCalls(h)...)
+		if acts := g.leaveActs(grp); acts != nil {
+			out = append(out, acts...)
+			continue
+		}
+		out = append(out, hookCalls(grp.Exit)...)
 	}
 	return out
 }

@@ -119,6 +119,9 @@ func (g *goGen) leaveCompute(s *fsm.State, left string) (decls, out []jen.Code) 
 		for j := len(reg.Composites) - 1; j >= 0; j-- {
 			states = append(states, reg.Composites[j])
 		}
+		// The parallel states nested as regions, left after their
+		// regions: their exits run whatever the regions are in.
+		states = append(states, reg.GroupExits()...)
 		for _, st := range states {
 			run := st.Leave
 			if run == nil || !fieldRun(run) {
@@ -145,7 +148,7 @@ func (g *goGen) leaveCompute(s *fsm.State, left string) (decls, out []jen.Code) 
 					body = append(body, jen.Id(name).Op("=").Add(g.value(v)))
 				}
 			}
-			if st == reg.Root {
+			if st == reg.Root || st.Region == nil {
 				out = append(out, jen.Block(body...))
 				continue
 			}

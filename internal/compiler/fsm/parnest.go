@@ -38,10 +38,6 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 		return false
 	case inner.Initial.Set:
 		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)
-	case inner.Entry != nil && inner.Entry.Effect.Set:
-		refuse(inner.Entry.Effect.Pos, "an entry with effect "+inner.Entry.Effect.Value, "the states inside regions emit actions only, with no effect, yet; move the effect to "+outer.Name.Value)
-	case inner.Exit != nil && inner.Exit.Effect.Set:
-		refuse(inner.Exit.Effect.Pos, "an exit with effect "+inner.Exit.Effect.Value, "the states inside regions emit actions only, with no effect, yet; move the effect to "+outer.Name.Value)
 	case len(inner.After) > 0:
 		refuse(inner.After[0].Pos, "a timer", "give the timer to "+outer.Name.Value)
 	case inner.Done != nil:
@@ -132,14 +128,13 @@ func groupHooks(m *Machine, regions []*specRegion, diags *diag.List) {
 			}
 			g.Entry = groupHook(m, g, sr.groups[j].Entry, "entry", diags)
 			g.Exit = groupHook(m, g, sr.groups[j].Exit, "exit", diags)
+			if g.Exit != nil {
+				g.Leave = groupRun(g, reg.Parallel, false, diags)
+			}
 			if g.Entry == nil {
 				continue
 			}
-			run := &Run{State: g, Entry: true}
-			for _, a := range g.Entry.Actions {
-				run.Actions = append(run.Actions, &Emit{Action: a})
-			}
-			start = append(start, run)
+			start = append(start, groupRun(g, reg.Parallel, true, diags))
 		}
 		if len(start) > 0 {
 			reg.Start = append(start, reg.Start...)
@@ -147,38 +142,115 @@ func groupHooks(m *Machine, regions []*specRegion, diags *diag.List) {
 	}
 }
 
-// groupHook resolves the entry or exit h of group g against m's actions:
-// actions without fields (a nested parallel state has none to give).
+// groupHook resolves the entry or exit h of group g against m's actions
+// and effects.
 func groupHook(m *Machine, g *State, h *spec.Hook, what string, diags *diag.List) *Hook {
-	if h == nil || len(h.Actions) == 0 {
+	if h == nil || len(h.Actions) == 0 && !h.Effect.Set {
 		return nil
 	}
 	out := &Hook{Pos: h.Pos}
-	for _, n := range h.Actions {
-		i := slices.IndexFunc(m.Actions, func(a *Action) bool { return a.Name == n.Value && !a.Builtin })
-		switch {
-		case i < 0:
-			diags.Errorf(n.Pos, "unknown action %q in the %s of parallel state %s: declare it under actions", n.Value, what, g.Name)
-		case len(m.Actions[i].Fields) > 0:
-			diags.Errorf(n.Pos, "parallel state %s, a region of parallel state %s, emits action %s on %s, which has fields: a nested parallel state has no fields to give it yet; emit it from %s", g.Name, g.Parent.Name, n.Value, what, g.Parent.Name)
-		default:
-			out.Actions = append(out.Actions, m.Actions[i])
+	if h.Effect.Set {
+		i := slices.IndexFunc(m.Effects, func(fn *Func) bool { return fn.Name == h.Effect.Value })
+		if i < 0 {
+			diags.Errorf(h.Effect.Pos, "unknown effect %q: declare it under effects (the %s of parallel state %s runs it)", h.Effect.Value, what, g.Name)
+		} else {
+			out.Effect = m.Effects[i]
+			out.Effect.Hooks = append(out.Effect.Hooks, g)
 		}
 	}
-	if len(out.Actions) == 0 {
+	for _, n := range h.Actions {
+		i := slices.IndexFunc(m.Actions, func(a *Action) bool { return a.Name == n.Value && !a.Builtin })
+		if i < 0 {
+			diags.Errorf(n.Pos, "unknown action %q in the %s of parallel state %s: declare it under actions", n.Value, what, g.Name)
+			continue
+		}
+		out.Actions = append(out.Actions, m.Actions[i])
+	}
+	if len(out.Actions) == 0 && out.Effect == nil {
 		return nil
 	}
 	return out
 }
 
+// groupRun resolves the entry (or exit) of group g, a parallel state
+// nested as a region of parallel state p, as the entries and exits of the
+// states inside p's regions are: its effect reads p's fields and sets
+// them, and its actions take their fields from the effect's results or
+// from p's fields.
+func groupRun(g, p *State, entry bool, diags *diag.List) *Run {
+	run := &Run{State: g, Entry: entry}
+	h := run.Hook()
+	what := "exit"
+	if entry {
+		what = "entry"
+	}
+	results := map[string]*Field{}
+	placed := map[*Field]bool{}
+	if fn := h.Effect; fn != nil {
+		for _, rd := range fn.Reads {
+			f := p.Field(rd.Name)
+			switch {
+			case f == nil:
+				diags.Errorf(h.Pos, "effect %s runs on %s of state %s and reads %s, but the state has no field %s: a parallel state nested as a region of %s reads %s's fields", fn.Name, what, g.Name, rd.Name, rd.Name, p.Name, p.Name)
+				run.EffectArgs = append(run.EffectArgs, Value{})
+			case f.Type != rd.Type:
+				diags.Errorf(h.Pos, "effect %s reads %s as %s, but %s's %s is %s: declare the same type in both places", fn.Name, rd.Name, rd.Type, p.Name, f.Name, f.Type)
+				run.EffectArgs = append(run.EffectArgs, Value{})
+			default:
+				run.EffectArgs = append(run.EffectArgs, Value{Source: FromData, Data: f.Data})
+			}
+		}
+		for _, set := range fn.Sets {
+			results[set.Name] = set
+			run.Results = append(run.Results, set.Param)
+			f := p.Field(set.Name)
+			if f == nil {
+				continue
+			}
+			placed[set] = true
+			if f.Type != set.Type {
+				diags.Errorf(h.Pos, "effect %s sets %s as %s, but %s's %s is %s: make the types agree", fn.Name, set.Name, set.Type, p.Name, f.Name, f.Type)
+				continue
+			}
+			run.Stores = append(run.Stores, Store{Data: f.Data, Value: Value{Source: FromResult, Result: set, Local: set.Param}})
+		}
+	}
+	for _, a := range h.Actions {
+		e := &Emit{Action: a}
+		for _, af := range a.Fields {
+			if set := results[af.Name]; set != nil && set.Type == af.Type {
+				placed[set] = true
+				e.Args = append(e.Args, Value{Source: FromResult, Result: set, Local: set.Param})
+				continue
+			}
+			f := p.Field(af.Name)
+			if f == nil || f.Type != af.Type {
+				diags.Errorf(h.Pos, "field %s of action %s is not filled on %s of state %s: neither its effect nor %s gives %s %s; give %s the field, or the %s an effect that sets it", af.Name, a.Name, what, g.Name, p.Name, af.Name, af.Type, p.Name, what)
+				e.Args = append(e.Args, Value{})
+				continue
+			}
+			e.Args = append(e.Args, Value{Source: FromData, Data: f.Data})
+		}
+		run.Actions = append(run.Actions, e)
+	}
+	if h.Effect != nil {
+		for _, set := range h.Effect.Sets {
+			if !placed[set] {
+				diags.Errorf(h.Pos, "effect %s sets %s, but nothing on %s of state %s takes it: neither the fields of %s nor the %s's actions have %s %s", h.Effect.Name, set.Name, what, g.Name, p.Name, what, set.Name, set.Type)
+			}
+		}
+	}
+	return run
+}
+
 // GroupExits returns the exits of the parallel states nested as regions
 // that region reg is the first of, innermost first: each runs once its
 // regions are left (in reverse document order, reg last).
-func (reg *Region) GroupExits() []*Hook {
-	var out []*Hook
+func (reg *Region) GroupExits() []*State {
+	var out []*State
 	for i := len(reg.Groups) - 1; i >= 0; i-- {
 		if g := reg.Groups[i]; g.Regions[0] == reg && g.Exit != nil {
-			out = append(out, g.Exit)
+			out = append(out, g)
 		}
 	}
 	return out

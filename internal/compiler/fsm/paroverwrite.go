@@ -134,7 +134,7 @@ func overwrites(m *Machine, diags *diag.List) {
 					enter = append(enter, writer{reg, nil, run, run.State.hookPos(true, p.Pos), [3]int{2, reg.Place, i}, run.Stores})
 				}
 			}
-			for _, s := range append(slices.Clone(reg.Leaves), reg.Composites...) {
+			for _, s := range append(append(slices.Clone(reg.Leaves), reg.Composites...), reg.GroupExits()...) {
 				if s.Leave != nil && len(s.Leave.Stores) > 0 {
 					leave = append(leave, writer{reg, nil, s.Leave, s.hookPos(false, p.Pos), [3]int{0, -reg.Place, 0}, s.Leave.Stores})
 				}

@@ -128,8 +128,8 @@ func (m *Machine) leaveRegions(s *State, cfg []*State, run *timerRun) []*Action 
 				out = append(out, a.Exit.Actions...)
 			}
 		}
-		for _, h := range reg.GroupExits() {
-			out = append(out, h.Actions...)
+		for _, g := range reg.GroupExits() {
+			out = append(out, g.Exit.Actions...)
 		}
 	}
 	return out
@@ -150,6 +150,11 @@ func (m *Machine) leaveEffects(s *State, cfg []*State) []*Func {
 				out = append(out, a.Exit.Effect)
 			}
 		}
+		for _, g := range reg.GroupExits() {
+			if g.Exit.Effect != nil {
+				out = append(out, g.Exit.Effect)
+			}
+		}
 	}
 	return out
 }
@@ -166,7 +171,7 @@ func (m *Machine) enterRegions(s *State, resumed []*State, run *timerRun) []*Act
 			runs = resumed[reg.Index].Enter
 		}
 		for _, x := range runs {
-			if h := x.Hook(); h != nil && h.Effect != nil && x.State.Region != nil {
+			if h := x.Hook(); h != nil && h.Effect != nil {
 				// Its effect runs in place, before its actions.
 				run.delays = append(run.delays, h.Effect)
 			}

@@ -87,8 +87,9 @@ func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
 
 // checkHosting checks q, a parallel state inside region r below its own
 // state (see hostedRegions): a leaf of r's build, entered and left by
-// r's rules, with rules of its own and an entry and exit that emit
-// actions, and nothing more yet.
+// r's rules, with rules of its own and an entry and exit (whose effects
+// read and set the fields of the parallel state around r), and nothing
+// more yet.
 func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	refuse := func(pos diag.Pos, has, instead string) {
 		diags.Errorf(pos, "parallel state %s, inside region %s of parallel state %s, has %s: fsmgen does not resolve that for a parallel state a region's rules enter and leave yet; %s", q.Name.Value, r.root.Name.Value, r.par.Name.Value, has, instead)

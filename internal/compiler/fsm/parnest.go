@@ -112,7 +112,8 @@ func (m *Machine) Groups() []*State {
 }
 
 // groupHooks gives each parallel state nested as a region (see groupOf)
-// its entry and exit, which emit actions without fields: the entry runs
+// its entry and exit, whose effects read and set the outer parallel
+// state's fields (see groupRun): the entry runs
 // after the entries of the parallel states around it, before its first
 // region's states are entered (a run in that region's Start), the exit
 // after its first region's states are left, before the exits of those

@@ -450,11 +450,8 @@ func (b *builder) resolveRun(run *Run, c *runCtx) {
 			local[set] = c.local(set.Param)
 			run.Results = append(run.Results, local[set])
 		}
-		// Inside a region, an entry or exit effect sets the parallel
-		// state's fields, which every state of the region has and which
-		// stay while the region moves (see docs/spec.md, "Fields and
-		// effects inside regions"); elsewhere an entry effect sets the
-		// state's own fields, and an exit effect only fills its actions.
+		// Inside a region an entry or exit effect sets the parallel
+		// state's fields; elsewhere an entry's sets the state's own.
 		if run.Entry || b.par.inRegion() {
 			for _, set := range fn.Sets {
 				f := s.Field(set.Name)

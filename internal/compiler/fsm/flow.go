@@ -484,7 +484,9 @@ func (fl *flow) leave() {
 	locals := map[*Data]string{}
 	emits := slices.Clone(r.Actions)
 	for _, run := range r.Exits {
-		emits = append(emits, run.Actions...)
+		if !fl.b.par.inRegion() { // a region's exits run first, in place
+			emits = append(emits, run.Actions...)
+		}
 	}
 	// The values the rule reads from storage after it starts changing
 	// it: its actions' fields, and the fields it stores under another

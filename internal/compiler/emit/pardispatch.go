@@ -345,7 +345,9 @@ func (g *goGen) genDone() {
 		}
 		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the parallel state %s, in the step that "+
 			"puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s).", doneMethod(s), s.Name, s.Name)))
+		g.completing = s
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(doneMethod(s)).Params().Error().Block(g.cellBody(s.Completion)...)
+		g.completing = nil
 	}
 }
 

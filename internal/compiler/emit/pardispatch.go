@@ -419,7 +419,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
 	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
-	for _, reg := range pickOrder(inv) {
+	for _, reg := range fsm.PickOrder(inv) {
 		cells, leaves := regionCells(reg, e)
 		var cases []jen.Code
 		for _, c := range cells {

@@ -50,7 +50,9 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 		if len(restless) > 0 {
 			fields = append(fields, kv("Restless", jen.Index().String().Values(restless...)))
 		}
-		if reg.Parallel.Completion != nil && len(reg.Finals) > 0 {
+		if reg.Parallel.Completion != nil && len(reg.Finals) > 0 && !m.RemembersFinal(h, reg.Parallel) {
+			// (A history the done transition leaves may remember every
+			// region final: see fsm.RemembersFinal.)
 			var finals []jen.Code
 			for _, l := range reg.Finals {
 				finals = append(finals, jen.Lit(l.Snake))

@@ -587,6 +587,7 @@ func (m *Machine) parallelPaths(b *builder) {
 		for _, rw := range final {
 			rw, mem := m.resolveRegional(rw, it.mem)
 			for _, rw := range m.settleEntry(rw) {
+				rw, mem := m.resolveSettled(rw, mem)
 				w := rw.way
 				if rw.way.To.Regions == nil {
 					rw.after = nil

@@ -69,8 +69,11 @@ func (d *differ) regions() {
 			// rules); what it does to saved machines is here.
 			c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
 			also := ""
-			if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool { return mem.Region.Parallel == ns }) {
-				// A deep history around it remembers its regions' leaves.
+			if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool {
+				return mem.Region.Parallel == ns && !d.new.RemembersFinal(mem.History, ns)
+			}) {
+				// A deep history around it remembers its regions' leaves,
+				// never every one final (the done stays inside it).
 				also = ", nor one whose deep history remembers every region of " + ns.Name + " final"
 			}
 			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state no longer loads%s: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", ns.Name, also, ns.Name))

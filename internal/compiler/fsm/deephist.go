@@ -74,28 +74,6 @@ func deepHistoryOf(s, deep *spec.State, diags *diag.List) bool {
 	return own || deep != nil
 }
 
-// deepNested refuses a deep history of parallel state s, or around it
-// (deep), when s nests parallel states as regions (nested, its regions):
-// fsmgen does not resume nested regions yet. It reports whether it did.
-func deepNested(s, deep *spec.State, nested []nestedRegion, diags *diag.List) bool {
-	own := s.History.Set && s.History.Value == "deep"
-	if !own && deep == nil {
-		return false
-	}
-	for _, nr := range nested {
-		if len(nr.groups) == 0 {
-			continue
-		}
-		who := "its own deep history"
-		if !own {
-			who = "the deep history of " + deep.Name.Value
-		}
-		diags.Errorf(nr.groups[0].Parallel.Pos, "parallel state %s is nested in parallel state %s, whose regions %s would remember: fsmgen does not resume the regions of nested parallel states yet; make the history shallow, or do not nest %s", nr.groups[0].Name.Value, s.Name.Value, who, nr.groups[0].Name.Value)
-		return true
-	}
-	return false
-}
-
 // memories makes the machine's Memories, once its regions are joined:
 // one per region of each parallel state a deep history holds (the
 // parallel state's own, or a composite state's around it), by history,

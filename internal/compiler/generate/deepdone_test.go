@@ -90,3 +90,57 @@ func TestDeepHistoryResumesFinal(t *testing.T) {
 	assert.Contains(t, out, "--- PASS: TestResumeFinalAfterLoad")
 	assert.Contains(t, out, "--- PASS: TestSaved")
 }
+
+// nestedResumeTest is a hand-written test of the vault chart's generated
+// machine: Live is left from On with Audio in A2, Video in V2b and Net in
+// N2, saved, loaded into a new machine and switched on again, which
+// enters Media before Audio and resumes every region's leaf; a saved
+// memory naming a leaf of another region is refused.
+const nestedResumeTest = `package vault
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestResumeNestedAfterLoad(t *testing.T) {
+	rec := &Recorder{}
+	m, err := New(Config{Handler: rec})
+	require.NoError(t, err)
+	for _, ev := range []Event{&Power{}, &Swap{}, &Next{}, &Flip{}, &Flip{}, &Power{}} {
+		require.NoError(t, m.HandleEvent(ev))
+	}
+	data, err := m.Save()
+	require.NoError(t, err)
+	require.Contains(t, string(data), ` + "`" + `{"state":"live","region":"audio","leaf":"a2"},{"state":"live","region":"video","leaf":"v2b"},{"state":"live","region":"net","leaf":"n2"}` + "`" + `)
+	rec = &Recorder{}
+	m, err = Load(Config{Handler: rec}, data)
+	require.NoError(t, err)
+	require.NoError(t, m.HandleEvent(&Power{}))
+	require.Equal(t, On{Audio: StateA2, Video: StateV2b, Net: StateN2}, m.State())
+	require.Equal(t, []Action{&LiveIn{}, &OnIn{}, &MediaIn{}, &A2In{}, &V2In{}, &V2bIn{}, &N2In{}}, rec.Actions)
+
+	bad := strings.Replace(string(data), ` + "`" + `"region":"audio","leaf":"a2"` + "`" + `, ` + "`" + `"region":"audio","leaf":"v1"` + "`" + `, 1)
+	_, err = Load(Config{Handler: &Recorder{}}, []byte(bad))
+	require.Error(t, err)
+}
+`
+
+// TestDeepHistoryOverNestedSaved generates the vault chart of the
+// export's differential test (deep histories over parallel states nested
+// as regions) into a module of its own and runs a hand-written test
+// there: what the history remembers of the nested regions is saved,
+// loaded strictly and resumed.
+func TestDeepHistoryOverNestedSaved(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	dir := tempModule(t)
+	generateIn(t, dir, "vault", chartSpec(t, "vault"), map[string]string{"vault/resume_test.go": nestedResumeTest})
+	out := goIn(t, dir, "test", "-count=1", "-v", "./vault/")
+	assert.Contains(t, out, "--- PASS: TestResumeNestedAfterLoad")
+	assert.Contains(t, out, "--- PASS: TestSaved")
+}

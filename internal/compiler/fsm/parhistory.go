@@ -87,8 +87,12 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 		return rw, mem
 	}
 	out := w
+	// Each rule from the leaf its region is in before it: the step's
+	// first rules from the configuration, the done transitions inside the
+	// regions after them (settle) from the final states those entered.
+	cur := slices.Clone(w.Config)
 	for i, reg := range w.moved {
-		r, at := w.Rules[i], w.Config[reg.Index]
+		r, at := w.Rules[i], cur[reg.Index]
 		if p := r.Pick(at, hist); p != r {
 			if out == w {
 				cp := *w
@@ -103,6 +107,9 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 			r = p
 		}
 		hist = r.Remember(at, hist)
+		if r.To != nil {
+			cur[reg.Index] = r.To
+		}
 	}
 	rw.way = out
 	if w.Final != nil {

@@ -140,7 +140,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			}
 		}
 		p.reenter(after, moves)
-		w.moved, w.micro = moved, len(moves)
+		w.moved, w.micro, w.pre = moved, len(moves), len(tests)
 		var queue []*Region
 		for i, r := range moves {
 			if r.To != nil && r.To.Settles() && !r.To.Eventless() {

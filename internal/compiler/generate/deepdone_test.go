@@ -144,3 +144,54 @@ func TestDeepHistoryOverNestedSaved(t *testing.T) {
 	assert.Contains(t, out, "--- PASS: TestResumeNestedAfterLoad")
 	assert.Contains(t, out, "--- PASS: TestSaved")
 }
+
+// regionFinalTest is a hand-written test of the spool chart's generated
+// machine: Running's done transition leaves it from Ended, which its
+// history inside region Tape remembers; saved and loaded, a row into the
+// history resumes Ended and the done transition follows in that step.
+const regionFinalTest = `package spool
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+type spool struct{}
+
+func (spool) Strong() bool { return true }
+
+func TestResumeRegionFinalAfterLoad(t *testing.T) {
+	m, err := New(Config{Behavior: spool{}, Handler: &Recorder{}})
+	require.NoError(t, err)
+	for _, ev := range []Event{&Power{}, &Play{}, &Stop{}} {
+		require.NoError(t, m.HandleEvent(ev))
+	}
+	require.Equal(t, Deck{Tape: StateStopped, Radio: StateSilent}, m.State())
+	data, err := m.Save()
+	require.NoError(t, err)
+	require.Contains(t, string(data), ` + "`" + `{"state":"running","leaf":"ended"}` + "`" + `)
+	rec := &Recorder{}
+	m, err = Load(Config{Behavior: spool{}, Handler: rec}, data)
+	require.NoError(t, err)
+	require.NoError(t, m.HandleEvent(&Play{}))
+	require.Equal(t, Deck{Tape: StateStopped, Radio: StateSilent}, m.State())
+	require.Equal(t, []Action{&RunIn{}, &RunOut{}, &Rewind{}}, rec.Actions)
+}
+`
+
+// TestRegionHistoryResumesFinal generates the spool chart of the export's
+// differential test (histories beside done transitions inside regions)
+// into a module of its own and runs a hand-written test there: the final
+// state remembered is saved, loaded and resumed, and the done follows.
+func TestRegionHistoryResumesFinal(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	dir := tempModule(t)
+	generateIn(t, dir, "spool", chartSpec(t, "spool"), map[string]string{"spool/resume_test.go": regionFinalTest})
+	out := goIn(t, dir, "test", "-count=1", "-v", "./spool/")
+	assert.Contains(t, out, "--- PASS: TestResumeRegionFinalAfterLoad")
+	assert.Contains(t, out, "--- PASS: TestSaved")
+}

@@ -72,7 +72,7 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 // variants picked, and settled anew; rw itself otherwise.
 func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	w := rw.way
-	if w.micro == 0 || w.head != nil {
+	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], resumesSettling) {
 		return []regionWay{rw}
 	}
 	res, _ := m.resolveRegional(rw, hist)
@@ -104,4 +104,11 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	}
 	p.reenter(after, cw.Rules)
 	return m.settle(p, &cw, after, queue)
+}
+
+// resumesSettling reports whether a variant of rule r into a history
+// resumes a final state whose composite state's done transition leaves
+// the history's state (see remembered).
+func resumesSettling(r *Rule) bool {
+	return slices.ContainsFunc(r.Variants, func(v *Rule) bool { return v.To != nil && v.To.Settles() && !v.To.Eventless() })
 }

@@ -103,29 +103,35 @@ func (w *diskWatch) run(stop <-chan struct{}, kill func()) {
 // it is not. When the disks grew past the limit but the command's files
 // do not account for it (others wrote it), it counts again from there.
 // The count stops early, with what it has, once stop is closed (nil: it
-// never does).
+// never does); a count cut short keeps the base, so that the last look,
+// when the command ends, still sees all the growth.
 func (w *diskWatch) over(stop <-chan struct{}) int64 {
 	if w.growth() <= w.limit {
 		return 0
 	}
-	if n := w.written(stop); n > w.limit {
+	n, whole := w.written(stop)
+	if n > w.limit {
 		return n
 	}
-	w.base = w.used()
+	if whole {
+		w.base = w.used()
+	}
 	return 0
 }
 
 // written returns the space held by the regular files under w.dirs that
 // changed since the command started (each file once, however many names
 // it has), which bounds from above what the command added to them. It
-// stops early, with what it has, once stop is closed.
-func (w *diskWatch) written(stop <-chan struct{}) int64 {
-	var n int64
+// stops early, with what it has, once stop is closed, and then reports
+// that the count is not whole.
+func (w *diskWatch) written(stop <-chan struct{}) (n int64, whole bool) {
+	whole = true
 	seen := map[[2]uint64]bool{}
 	for _, d := range w.dirs {
 		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
 			select {
 			case <-stop:
+				whole = false
 				return filepath.SkipAll
 			default:
 			}
@@ -157,7 +163,7 @@ func (w *diskWatch) written(stop <-chan struct{}) int64 {
 			return nil
 		})
 	}
-	return n
+	return n, whole
 }
 
 // writableDirs returns the directories a command laid out as lay may

@@ -21,14 +21,16 @@ func TestDiskWatchWritten(t *testing.T) {
 	w := newDiskWatch(1, []string{dir})
 	require.NotNil(t, w)
 	w.start = w.start.Add(2e9) // the files above are from before the command
-	assert.Zero(t, w.written(nil))
+	n, whole := w.written(nil)
+	assert.Zero(t, n)
+	assert.True(t, whole)
 
 	w = newDiskWatch(1, []string{dir})
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "new"), make([]byte, 3<<20), 0o644))
 	require.NoError(t, os.Link(filepath.Join(dir, "new"), filepath.Join(dir, "again")))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub", ".git"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", ".git", "big"), make([]byte, 2<<20), 0o644))
-	got := w.written(nil)
+	got, _ := w.written(nil)
 	assert.GreaterOrEqual(t, got, int64(4<<20), "new, and old (changed within the margin), once each")
 	assert.Less(t, got, int64(6<<20), "a hard link counted once, .git below a directory skipped")
 	assert.Nil(t, newDiskWatch(0, []string{dir}), "no limit, no watcher")
@@ -58,6 +60,35 @@ func TestDiskWatchLastLook(t *testing.T) {
 	<-done
 	assert.True(t, w.ended)
 	assert.GreaterOrEqual(t, w.wrote, int64(4<<20))
+}
+
+// TestDiskWatchCutShort: a look whose count of the command's files is cut
+// short by the command's end (a watcher starved of the CPU looked late)
+// keeps the disk's base, so that the last look still finds what the
+// command wrote; a whole count that does not account for the growth
+// (others wrote it) counts again from there.
+func TestDiskWatchCutShort(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := newDiskWatch(1<<20, []string{dir})
+	require.NotNil(t, w)
+	for id := range w.base {
+		w.base[id] = 0 // the disk grew past the limit
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big"), make([]byte, 4<<20), 0o644))
+	ended := make(chan struct{})
+	close(ended)
+	assert.Zero(t, w.over(ended), "cut short, the count has nothing yet")
+	for _, b := range w.base {
+		assert.Zero(t, b, "and the base is kept")
+	}
+	assert.GreaterOrEqual(t, w.over(nil), int64(4<<20), "the last look finds the file")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "big")))
+	assert.Zero(t, w.over(nil), "growth the command's files do not account for")
+	for _, b := range w.base {
+		assert.NotZero(t, b, "counts again from the disk's use now")
+	}
 }
 
 // BenchmarkDiskUsed measures one look of the watcher at the disks a

@@ -21,6 +21,9 @@ const (
 type goGen struct {
 	m *fsm.Machine
 	f *jen.File
+	// completing is the parallel state whose done transition is being
+	// emitted: leaving it, every region is in one of its final states.
+	completing *fsm.State
 }
 
 // GoFile returns the generated package for m as a jennifer file.

@@ -243,16 +243,53 @@ func (g *goGen) regionLeave(s *fsm.State) (compute, acts []jen.Code) {
 	if !g.regionExits(s) {
 		return nil, nil
 	}
+	// Left by its own done transition, every region is in a final state
+	// right inside it: only those exits can run.
+	done := g.completing == s && !slices.ContainsFunc(s.Regions, func(reg *fsm.Region) bool { return len(reg.GroupExits()) > 0 })
 	// The regions' leaves are read only where an exit depends on them (a
 	// leaf's, or a composite state's below a region's own state): a
 	// variable no exit reads would not compile.
-	if slices.ContainsFunc(s.Regions, leafExits) {
+	if (done && slices.ContainsFunc(s.Regions, g.finalExitsVary)) || (!done && slices.ContainsFunc(s.Regions, leafExits)) {
 		compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
 	}
 	for i := len(s.Regions) - 1; i >= 0; i-- {
-		acts = append(acts, g.leaveRegion(s.Regions[i], leftName(s))...)
+		if done {
+			acts = append(acts, g.leaveFinal(s.Regions[i], leftName(s))...)
+		} else {
+			acts = append(acts, g.leaveRegion(s.Regions[i], leftName(s))...)
+		}
 	}
 	return compute, acts
+}
+
+// finalExitsVary reports whether region reg, resting in a final state,
+// leaves it with exits that depend on which: it has several, one with an
+// exit.
+func (g *goGen) finalExitsVary(reg *fsm.Region) bool {
+	return len(reg.Finals) > 1 && slices.ContainsFunc(reg.Finals, func(f *fsm.State) bool { return len(g.leaveState(f)) > 0 })
+}
+
+// leaveFinal returns the exits of region reg, resting in one of its final
+// states (its parallel state's done transition leaves it): that state's,
+// chosen by the slot of reg in the local left when it has several, then
+// the region's own state's.
+func (g *goGen) leaveFinal(reg *fsm.Region, left string) []jen.Code {
+	var out []jen.Code
+	if g.finalExitsVary(reg) {
+		var cases []jen.Code
+		for _, f := range reg.Finals {
+			if x := g.leaveState(f); len(x) > 0 {
+				cases = append(cases, jen.Case(jen.Id(f.KindName)).Block(x...))
+			}
+		}
+		out = append(out, jen.Switch(jen.Id(left).Index(jen.Lit(reg.Index))).Block(cases...))
+	} else if len(reg.Finals) == 1 {
+		out = append(out, g.leaveState(reg.Finals[0])...)
+	}
+	if slices.Contains(reg.Composites, reg.Root) {
+		out = append(out, g.leaveState(reg.Root)...)
+	}
+	return out
 }
 
 // regionExits reports whether some state of a region of s has an exit.

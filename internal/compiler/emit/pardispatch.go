@@ -348,7 +348,9 @@ func (g *goGen) genDone() {
 		}
 		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the parallel state %s, in the step that "+
 			"puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s).", doneMethod(s), s.Name, s.Name)))
+		g.completing = s
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(doneMethod(s)).Params().Error().Block(g.cellBody(s.Completion)...)
+		g.completing = nil
 	}
 }
 
@@ -420,7 +422,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
 	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
-	for _, reg := range pickOrder(inv) {
+	for _, reg := range fsm.PickOrder(inv) {
 		cells, leaves := regionCells(reg, e)
 		var cases []jen.Code
 		for _, c := range cells {

@@ -80,29 +80,6 @@ func (g *goGen) hostedSlots(r *fsm.Rule) []jen.Code {
 	return out
 }
 
-// pickOrder returns the regions of inv in the order they pick their
-// rules: each region after those of the parallel states inside it, which
-// preempt it, in document order otherwise.
-func pickOrder(inv []*fsm.Region) []*fsm.Region {
-	var out []*fsm.Region
-	var add func(reg *fsm.Region)
-	add = func(reg *fsm.Region) {
-		if slices.Contains(out, reg) {
-			return
-		}
-		for _, o := range inv {
-			if o.Host == reg {
-				add(o)
-			}
-		}
-		out = append(out, reg)
-	}
-	for _, reg := range inv {
-		add(reg)
-	}
-	return out
-}
-
 // preempted returns the test that no region of inv inside a parallel
 // state in region reg picked a rule, under which reg picks its own; nil
 // when no region of inv is inside reg:

@@ -288,11 +288,26 @@ func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, k
 				prev = goResults[i][j-1].Leaf
 			}
 			if !compareStep(t, tg, m, fmt.Sprintf("%s step %d (%s)", name, j, inputText(g.Input)), prev, g, js[j]) {
+				t.Logf("%s: the steps up to the one that parts them:\n%s", name, walkText(goResults[i][:j+1]))
 				break // the walks part: the rest would only repeat it
 			}
 		}
 	}
 	t.Logf("%d walks, %d steps compared with %s", len(walks), steps, tg.format)
+}
+
+// walkText writes the Go machine's steps of a walk, one a line: the
+// input, the guards answered and the leaf it led to.
+func walkText(steps []goResult) string {
+	var b strings.Builder
+	for i, g := range steps {
+		fmt.Fprintf(&b, "%d. %s", i, inputText(g.Input))
+		for _, a := range g.Guards {
+			fmt.Fprintf(&b, " %s=%t", a.Guard, a.Answer)
+		}
+		fmt.Fprintf(&b, " -> %s\n", g.Leaf)
+	}
+	return b.String()
 }
 
 // replay replays the Go machines' walks in one target, each machine as

@@ -80,6 +80,9 @@ func TestDifferentialRandom(t *testing.T) {
 			}
 			t.Logf("%d of %d charts exported; refused: %v", len(exported), len(keys), reasons)
 			require.GreaterOrEqual(t, len(exported), len(keys)/4, "the export refuses most random charts")
+			if len(exported) == 0 {
+				return // a run of one to three charts, none of which this target exports
+			}
 			w, g := walksFor(exported, walks, goResults)
 			compareTarget(t, tg, specs, exported, w, g)
 			if t.Failed() {

@@ -147,6 +147,9 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 			}
 			out = append(out, regionEntries(run.State)...)
 		}
+		// A rule outside the regions is a microstep of its own: a done
+		// transition or a transient state's rule after the step's first.
+		out = append(out, microstep)
 	}
 	flush()
 	return out

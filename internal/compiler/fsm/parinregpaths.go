@@ -54,11 +54,37 @@ func (m *Machine) place(cfg []*State, reg *Region, l *State) {
 	reg.Parallel.settleHosts(cfg)
 }
 
-// preempt drops, from the picks ch of regions regs, the rule of a region
+// PickOrder returns the regions regs in the order they pick their rules
+// for an event: each region after those of the parallel states inside it
+// (at any depth), which preempt it, in document order otherwise. The
+// generated code asks their guards in this order, and the witness paths
+// answer them so.
+func PickOrder(regs []*Region) []*Region {
+	var out []*Region
+	var add func(reg *Region)
+	add = func(reg *Region) {
+		if slices.Contains(out, reg) {
+			return
+		}
+		for _, o := range regs {
+			if o.Host == reg {
+				add(o)
+			}
+		}
+		out = append(out, reg)
+	}
+	for _, reg := range regs {
+		add(reg)
+	}
+	return out
+}
+
+// preempt drops, from the picks ch of regions regs, the pick of a region
 // that hosts a parallel state one of whose regions (at any depth) picked
 // a rule: a descendant's transition preempts its ancestor's (SCXML 1.0
 // §3.13, removeConflictingTransitions; XState v5 likewise), as a region's
-// preempts its parallel state's.
+// preempts its parallel state's. The host's guards are then not asked
+// (see PickOrder), so its pick's tests go too.
 func preempt(regs []*Region, ch []pick) []pick {
 	out := ch
 	for i, reg := range regs {
@@ -66,7 +92,7 @@ func preempt(regs []*Region, ch []pick) []pick {
 			continue
 		}
 		for h := reg.Host; h != nil; h = h.Host {
-			if j := slices.Index(regs, h); j >= 0 && out[j].rule != nil {
+			if j := slices.Index(regs, h); j >= 0 && (out[j].rule != nil || len(out[j].tests) > 0) {
 				if &out[0] == &ch[0] {
 					out = slices.Clone(ch)
 				}

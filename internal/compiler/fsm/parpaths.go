@@ -114,13 +114,19 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 	var moves, ignores, defers []*Rule
 	var moved []*Region
 	ch = preempt(regs, ch)
-	for i, pk := range ch {
+	// The guards are asked in the regions' pick order, up to a region
+	// that rejects the event.
+	for _, reg := range PickOrder(regs) {
+		pk := ch[slices.Index(regs, reg)]
 		tests = append(tests, pk.tests...)
-		switch r := pk.rule; {
-		case r == nil:
-		case r.Kind == Reject:
+		if r := pk.rule; r != nil && r.Kind == Reject {
 			w := &Way{From: p, Event: e, Tests: tests, Rules: []*Rule{r}, To: p, Config: cfg, Regional: true}
 			return []regionWay{{way: w, after: cfg}}
+		}
+	}
+	for i, pk := range ch {
+		switch r := pk.rule; {
+		case r == nil:
 		case r.Kind == Ignore:
 			ignores = append(ignores, r)
 		case r.Kind == Defer:

@@ -68,6 +68,30 @@ async function machineRunner(spec) {
   return (walk) => runWalk(fnModel, cur, fail, walk);
 }
 
+// onceEachDone makes SCION raise a parallel state's done event once when
+// several of its regions reach their final states in one microstep, as
+// SCXML 1.0 (Appendix D, enterStates) does: it tests whether every region
+// is final as each final state is added to the configuration, which holds
+// only once the last is. SCION tests after entering them all, once for
+// each, and raised the event once per region, so that the parallel
+// state's done transition ran again. No microstep raises one done event
+// twice in SCXML, so the copies one entry raises are dropped.
+function onceEachDone(sc) {
+  const enter = sc._enterStates;
+  sc._enterStates = function (...args) {
+    const from = this._internalEventQueue.length;
+    const entered = enter.apply(this, args);
+    const seen = new Set();
+    const raised = this._internalEventQueue.splice(from);
+    for (const ev of raised) {
+      if (ev.name.startsWith('done.state.') && seen.has(ev.name)) continue;
+      seen.add(ev.name);
+      this._internalEventQueue.push(ev);
+    }
+    return entered;
+  };
+}
+
 function runWalk(fnModel, cur, fail, walk) {
   cur.failure = null;
   const fresh = () => ({ trace: [], calls: [], guards: [], extra: [] });
@@ -87,6 +111,7 @@ function runWalk(fnModel, cur, fail, walk) {
       pending.delete(sendid);
     },
   });
+  onceEachDone(sc);
   sc.on('onEntry', (id) => cur.rec.trace.push('entry ' + id));
   sc.on('onExit', (id) => cur.rec.trace.push('exit ' + id));
   sc.on('onError', (e) => fail(JSON.stringify(e)));

@@ -60,3 +60,27 @@ func TestDoneBesideOwnDeepHistory(t *testing.T) {
 	require.NotEmpty(t, why)
 	assert.NotContains(t, why, "deep history remembers every region")
 }
+
+// TestDoneNoLongerLeavesDeepHistory checks that a done transition made to
+// stay inside the state of a deep history around its parallel state says
+// that a saved memory with every region final no longer loads: the
+// history remembered that when the done transition left its state.
+func TestDoneNoLongerLeavesDeepHistory(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../export/testdata/refused/till/till.yaml")
+	require.NoError(t, err)
+	leaves := string(src)
+	stays := strings.Replace(leaves, "            - if: balanced\n              to: Off\n", "            - if: balanced\n              to: Audit\n", 1)
+	require.NotEqual(t, leaves, stays)
+	find := func(rep *diff.Report) string {
+		for _, c := range rep.Changes {
+			if c.Subject == "state Tally" && c.What == "done transition no longer leaves Shift" {
+				return c.Why[diff.SavedStates]
+			}
+		}
+		return ""
+	}
+	why := find(diff.Compare(machine(t, "old.yaml", leaves), machine(t, "new.yaml", stays)))
+	assert.Contains(t, why, "remembers every region of Tally final")
+	assert.Empty(t, find(diff.Compare(machine(t, "old.yaml", stays), machine(t, "new.yaml", leaves))), "a memory the old revision never kept")
+}

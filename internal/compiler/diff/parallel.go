@@ -69,11 +69,38 @@ func (d *differ) regions() {
 			// rules); what it does to saved machines is here.
 			c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
 			also := ""
-			if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool { return mem.Region.Parallel == ns }) {
-				// A deep history around it remembers its regions' leaves.
+			if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool {
+				return mem.Region.Parallel == ns && !d.new.RemembersFinal(mem.History, ns)
+			}) {
+				// A deep history around it remembers its regions' leaves,
+				// never every one final (the done stays inside it).
 				also = ", nor one whose deep history remembers every region of " + ns.Name + " final"
 			}
 			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state no longer loads%s: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", ns.Name, also, ns.Name))
+			d.add(c)
+		}
+		if os.Completion != nil && ns.Completion != nil {
+			d.finalMemories(os, ns)
+		}
+	}
+}
+
+// finalMemories compares what the deep histories holding parallel state
+// ns, matched across the revisions, may remember of its regions: one
+// that remembered every region final (the done transition left its
+// state) and no longer may (it now stays inside) breaks the machines
+// saved so, whose memory Load then refuses.
+func (d *differ) finalMemories(os, ns *fsm.State) {
+	for _, h := range d.new.Histories {
+		if !h.Contains(ns) || h.History != fsm.HistoryDeep || d.new.RemembersFinal(h, ns) {
+			continue
+		}
+		for _, oh := range d.old.Histories {
+			if d.rename("state", oh.Name) != h.Name || !d.old.RemembersFinal(oh, os) {
+				continue
+			}
+			c := &Change{Subject: "state " + ns.Name, What: "done transition no longer leaves " + h.Name, Old: os.Pos, New: ns.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved after the done transition of %s left %s remembers every region of %s final, which the deep history of %s no longer keeps, and no longer loads (declare the break if no saved machine is so)", os.Name, oh.Name, ns.Name, h.Name))
 			d.add(c)
 		}
 	}

@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"slices"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
@@ -50,7 +52,9 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 		if len(restless) > 0 {
 			fields = append(fields, kv("Restless", jen.Index().String().Values(restless...)))
 		}
-		if reg.Parallel.Completion != nil && len(reg.Finals) > 0 {
+		if reg.Parallel.Completion != nil && len(reg.Finals) > 0 && !m.RemembersFinal(h, reg.Parallel) {
+			// (A history the done transition leaves may remember every
+			// region final: see fsm.RemembersFinal.)
 			var finals []jen.Code
 			for _, l := range reg.Finals {
 				finals = append(finals, jen.Lit(l.Snake))
@@ -105,13 +109,17 @@ func (g *goGen) regionResume(s, h *fsm.State) (compute, acts []jen.Code) {
 		reg := mem.Region
 		compute = append(compute, rgn(reg).Op("=").Id("m").Dot("hist").Index(jen.Lit(mem.Slot)),
 			jen.If(rgn(reg).Op("==").Lit(0)).Block(rgn(reg).Op("=").Id(reg.Initial.KindName)))
-		def := g.enterActions(reg.Start)
+		// The parallel states nested as regions that reg is the first of
+		// are entered before it, whatever leaf it resumes.
+		groups := groupRuns(reg)
+		acts = append(acts, g.enterActions(reg.Start[:groups])...)
+		def := g.enterActions(reg.Start[groups:])
 		var cases, quiet []jen.Code
 		for _, l := range reg.Leaves {
 			if l == reg.Initial || l.Settles() {
 				continue // the initial leaf is the default; a region never rests in a settling one
 			}
-			if body := g.enterActions(l.Enter); len(body) > 0 {
+			if body := g.enterActions(l.Enter[groups:]); len(body) > 0 {
 				cases = append(cases, jen.Case(jen.Id(l.KindName)).Block(body...))
 			} else if len(def) > 0 {
 				quiet = append(quiet, jen.Id(l.KindName)) // nothing to do, but not the default
@@ -128,6 +136,17 @@ func (g *goGen) regionResume(s, h *fsm.State) (compute, acts []jen.Code) {
 		}
 	}
 	return compute, acts
+}
+
+// groupRuns returns how many of the first entries of region reg (its
+// Start, and each leaf's Enter) enter parallel states nested as regions
+// (see fsm.Region.Groups), which reg is the first region of.
+func groupRuns(reg *fsm.Region) int {
+	n := 0
+	for n < len(reg.Start) && slices.Contains(reg.Groups, reg.Start[n].State) {
+		n++
+	}
+	return n
 }
 
 // enterActions emits the actions of entries.

@@ -274,7 +274,10 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 // composite states inside it), whose parallel state has a done
 // transition.
 func endsRegion(r *fsm.Rule) bool {
-	return r.Kind == fsm.Transition && r.To != nil && r.To.Ends() && r.To.Region.Parallel.Completion != nil
+	return r.Kind == fsm.Transition && slices.ContainsFunc(append([]*fsm.Rule{r}, r.Variants...), func(v *fsm.Rule) bool {
+		// (a variant into a history may resume a final state)
+		return v.To != nil && v.To.Ends() && v.To.Region.Parallel.Completion != nil
+	})
 }
 
 // endsOn reports whether a rule of region reg for e enters a final leaf

@@ -21,12 +21,20 @@ func settlesOn(reg *fsm.Region, e *fsm.Event) bool {
 	cells, _ := regionCells(reg, e)
 	for _, c := range cells {
 		for ; c != nil && !c.Out(); c = c.Fallback {
-			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.To != nil && r.To.Settles() }) {
+			if slices.ContainsFunc(c.Rules, settlesTo) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// settlesTo reports whether rule r, or one of its variants into a
+// history (a history beside a done transition resumes the final state it
+// remembers), may enter a final state whose composite state has a done
+// transition.
+func settlesTo(r *fsm.Rule) bool {
+	return slices.ContainsFunc(append([]*fsm.Rule{r}, r.Variants...), func(v *fsm.Rule) bool { return v.To != nil && v.To.Settles() })
 }
 
 // settleMethod names the method that takes the done transitions of the
@@ -95,6 +103,9 @@ func (g *goGen) genSettle() {
 			}
 			body := func(r *fsm.Rule) []jen.Code {
 				out := g.hostedLefts(r, map[string]bool{})
+				// A history the done transition leaves remembers the
+				// final state (SCXML 1.0 §3.10).
+				out = append(out, regionRemembers(reg, r)...)
 				out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
 				out = append(out, g.hostedSlots(r)...)
 				out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))

@@ -151,8 +151,8 @@ func restlessEntry(r *fsm.Rule) *fsm.State {
 // parallel state whose regions may start in a transient state: their
 // eventless rules, as after a step of the regions, then, when that may
 // put every region in a final state (each starts in one, or in a state
-// that may lead to one in the same step), the parallel state's done
-// transition.
+// that may lead to one in the same step, or a deep history may resume
+// it so), the parallel state's done transition.
 //
 //	// Transient states: their eventless rules, a microstep at a time.
 //	for m.eventlessRun() {
@@ -161,8 +161,13 @@ func restlessEntry(r *fsm.Rule) *fsm.State {
 //		return m.doneRun()
 //	}
 func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
-	p := restlessEntry(r)
+	p, done := restlessEntry(r), g.m.ResumesDone(r)
 	if p == nil {
+		if done != nil {
+			// A deep history resumed the regions, maybe every one final
+			// (see fsm.RemembersFinal): the done transition follows.
+			return []jen.Code{g.completion(done, nil)}
+		}
 		return nil
 	}
 	var regs []*fsm.Region
@@ -174,7 +179,7 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		ends = ends && reg.Initial.Ends()
 	}
 	out := []jen.Code{settleLoop(regs)}
-	if ends && p.Completion != nil {
+	if (ends || done == p) && p.Completion != nil {
 		out = append(out, g.completion(p, nil))
 	}
 	return out

@@ -181,16 +181,13 @@ func (g *chartGen) fill(c *rnode, depth int, final bool) {
 }
 
 // composite fills a composite state, perhaps with a history and, when it
-// ends in a final state, its done transition (both, outside regions: the
-// history may then remember the final state).
+// ends in a final state, its done transition (both: the history may then
+// remember the final state, inside a region too).
 func (g *chartGen) composite(c *rnode, depth int) {
 	final := g.chance(0.25)
 	g.fill(c, depth, final)
 	if final {
 		c.done = "?" // chosen once every state exists
-		if c.region() != nil {
-			return // inside a region, a history and a done transition do not combine yet
-		}
 	}
 	switch {
 	case g.chance(0.2):
@@ -210,7 +207,10 @@ func (g *chartGen) parallel(p *rnode) {
 	}
 	if done {
 		p.done = "?"
-	} else if g.chance(0.25) && !p.deepUnder() {
+	}
+	if g.chance(0.25) && !p.deepUnder() {
+		// Beside a done transition, the history may remember every
+		// region final, and resuming it completes p again.
 		p.history = "deep"
 	}
 	if !done && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
@@ -443,10 +443,11 @@ func (g *chartGen) chart() string {
 			// A target outside s: a done transition without one would
 			// leave the regions resting in their final states.
 			s.done = ""
-			if d := s.deepAbove(); s.kind == parallelNode && d != nil {
+			if d := s.deepAbove(); s.kind == parallelNode && d != nil && g.chance(0.5) {
 				// Under a deep history, a done transition that stays
 				// inside the history's state: the history then never
-				// remembers every region final.
+				// remembers every region final (otherwise it may, and
+				// resuming it completes s again).
 				for range 30 {
 					t := g.target(s)
 					if t != "" && !g.named(t).inside(s) && g.named(t).inside(d) && strings.TrimSuffix(t, ".history") != d.name {

@@ -350,7 +350,7 @@ func scxmlDeepFinal(c *chart, p *problems) {
 			}
 		}
 	}
-	for _, r := range c.m.Rules {
+	for _, r := range c.m.AllRules() { // a region's rules too (a history inside the region)
 		if r.History == nil || r.History.History != fsm.HistoryDeep || r.Resume != nil {
 			continue
 		}

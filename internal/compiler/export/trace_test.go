@@ -125,8 +125,24 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 							resumed[lr.From.Region] = lr.From
 						}
 					}
+					if lr := rules[later.Rule]; lr != nil && lr.From == run.State && lr.Event == nil {
+						// The parallel state's done transition follows:
+						// every region was resumed final (the charts give
+						// each region one final state).
+						for _, reg := range run.State.Regions {
+							require.Len(t, reg.Finals, 1, "%s: region %s is resumed final, in one of several final states", m.Name, reg.Root.Name)
+							resumed[reg] = reg.Finals[0]
+						}
+						break
+					}
 				}
 				out = append(out, resumedEntries(run.State, resumed)...)
+				for _, reg := range run.State.Regions {
+					// Where the regions are for the rules after.
+					if l := resumed[reg]; l != nil {
+						cfg[reg] = l
+					}
+				}
 				continue
 			}
 			out = append(out, regionEntries(run.State)...)

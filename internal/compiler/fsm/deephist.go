@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -67,70 +66,12 @@ func (m *Machine) MemoryOf(h *State) *State {
 // leaves of s's regions.
 func deepHistoryOf(s, deep *spec.State, diags *diag.List) bool {
 	own := s.History.Set && s.History.Value == "deep"
-	switch {
-	case s.History.Set && s.History.Value == "shallow":
+	if s.History.Set && s.History.Value == "shallow" {
 		// SCXML 1.0 §3.10: a shallow history records the active children
 		// of its state, which for a <parallel> are all its regions.
 		diags.Errorf(s.History.Pos, "parallel state %s has a shallow history, which would resume every region through its initial states: that is entering %s (SCXML 1.0 §3.10; XState v5 does the same); target %s instead, or make the history deep to resume the leaf each region was in", s.Name.Value, s.Name.Value, s.Name.Value)
-	case own && s.Done != nil:
-		diags.Errorf(s.Done.Pos, "parallel state %s has a deep history and a done transition: its history could resume every region in a final state, which fsmgen does not complete yet; drop the history or the done transition", s.Name.Value)
-	case deep != nil && s.Done != nil && !doneStaysIn(s.Done, deep):
-		diags.Errorf(s.Done.Pos, "parallel state %s has a done transition and is inside %s, whose deep history would remember the leaves of its regions: and when the done transition leaves %s, every region's final state: fsmgen does not resume regions that are all final yet; lead the done transition to a state inside %s, make the history of %s shallow, or drop the done transition", s.Name.Value, deep.Name.Value, deep.Name.Value, deep.Name.Value, deep.Name.Value)
 	}
 	return own || deep != nil
-}
-
-// doneStaysIn reports whether every branch of done transition d leads to
-// a state inside deep (or into deep's own history, which does not leave
-// it): deep is then never left from the parallel state whose done it is
-// with every region final, the one configuration the machine never rests
-// in, and its deep history never remembers one (SCXML 1.0 §3.10).
-func doneStaysIn(d *spec.Done, deep *spec.State) bool {
-	inside := map[string]bool{}
-	var walk func(list []spec.State)
-	walk = func(list []spec.State) {
-		for i := range list {
-			inside[list[i].Name.Value] = true
-			walk(list[i].States)
-		}
-	}
-	walk(deep.States)
-	targets := []spec.String{d.To}
-	for _, br := range d.Guards {
-		targets = append(targets, br.To)
-	}
-	for _, t := range targets {
-		if !t.Set {
-			continue
-		}
-		name, hist := strings.CutSuffix(t.Value, historySuffix)
-		if !inside[name] && !(hist && name == deep.Name.Value) {
-			return false
-		}
-	}
-	return true
-}
-
-// deepNested refuses a deep history of parallel state s, or around it
-// (deep), when s nests parallel states as regions (nested, its regions):
-// fsmgen does not resume nested regions yet. It reports whether it did.
-func deepNested(s, deep *spec.State, nested []nestedRegion, diags *diag.List) bool {
-	own := s.History.Set && s.History.Value == "deep"
-	if !own && deep == nil {
-		return false
-	}
-	for _, nr := range nested {
-		if len(nr.groups) == 0 {
-			continue
-		}
-		who := "its own deep history"
-		if !own {
-			who = "the deep history of " + deep.Name.Value
-		}
-		diags.Errorf(nr.groups[0].Parallel.Pos, "parallel state %s is nested in parallel state %s, whose regions %s would remember: fsmgen does not resume the regions of nested parallel states yet; make the history shallow, or do not nest %s", nr.groups[0].Name.Value, s.Name.Value, who, nr.groups[0].Name.Value)
-		return true
-	}
-	return false
 }
 
 // memories makes the machine's Memories, once its regions are joined:

@@ -1,6 +1,7 @@
 package fsm_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,5 +131,47 @@ func TestDeepHistoryOverParallel(t *testing.T) {
 		w := p.Steps[len(p.Steps)-1]
 		require.NotNil(t, w.Resumed)
 		assert.NotContains(t, actions(w.Trace), "RackIn")
+	}
+}
+
+// TestDeepHistoryOverNestedParallel checks a deep history over parallel
+// states that nest parallel states as regions (chart vault): it keeps a
+// memory of every region, the nested ones' too, and resuming it enters
+// each nested parallel state before its first region, whatever leaf that
+// region resumes (SCXML 1.0 §3.13, document order), in the witness
+// paths' traces as in the generated code.
+func TestDeepHistoryOverNestedParallel(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../export/testdata/charts/vault/vault.yaml")
+	require.NoError(t, err)
+	sf, diags := spec.Parse("vault.yaml", src)
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf, fsm.Env{})
+	require.NotNil(t, m, "%s", diags)
+	var mems []string
+	for _, mem := range m.Memories {
+		mems = append(mems, mem.History.Name+"/"+mem.Region.Root.Name)
+	}
+	assert.Equal(t, []string{"Live/Audio", "Live/Video", "Live/Net", "Rack/L", "Rack/M", "Rack/Right"}, mems)
+	actions := func(tr fsm.Trace) []string {
+		var out []string
+		for _, a := range tr.Actions {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	traces := map[string][]string{}
+	for i, p := range m.Paths {
+		w := m.Witnesses[m.PathEnds[i]]
+		traces[p.Rule.Label] = actions(w.Trace)
+	}
+	assert.Equal(t, []string{"LiveIn", "OnIn", "MediaIn"}, traces["Off --Power--> Live.history (was in On)"], "Media is entered before Audio, though nothing was remembered of it")
+	for _, r := range m.Regions {
+		if r.Root.Name == "L" {
+			for _, l := range r.Leaves {
+				require.NotEmpty(t, l.Enter)
+				assert.Equal(t, "Left", l.Enter[0].State.Name, "resuming %s enters Left first", l.Name)
+			}
+		}
 	}
 }

@@ -40,7 +40,7 @@ func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 // ways are resolved again, as every way of the search is.
 func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 	if rw.way.Regional {
-		return []regionWay{rw}
+		return m.continueRegion(rw, hist)
 	}
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
@@ -61,4 +61,54 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 		ways = append(ways, m.continueFinal(regionWay{way: &cp, after: after}, hist)...)
 	}
 	return ways
+}
+
+// continueRegion is continueFinal for a way the regions take: when a
+// region's rule into a history inside the region picks, from a machine
+// that remembers hist, a variant that resumes a final state (whose
+// composite state's done transition leaves the history's state), the
+// step goes on through that done transition, as when a rule enters the
+// final state (settle). The way's first rules are taken again with the
+// variants picked, and settled anew; rw itself otherwise.
+func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
+	w := rw.way
+	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], resumesSettling) {
+		return []regionWay{rw}
+	}
+	res, _ := m.resolveRegional(rw, hist)
+	out := res.way
+	resumesFinal := false
+	for i := range w.micro {
+		r := out.Rules[i]
+		resumesFinal = resumesFinal || r != w.Rules[i] && r.To != nil && r.To.Settles() && !r.To.Eventless()
+	}
+	if !resumesFinal {
+		return []regionWay{rw}
+	}
+	p := w.From
+	cw := *w
+	cw.Tests = slices.Clone(w.Tests[:w.pre])
+	cw.Rules = slices.Clone(out.Rules[:w.micro])
+	cw.moved = slices.Clone(w.moved[:w.micro])
+	cw.groups, cw.Final, cw.after, cw.To = nil, nil, 0, p
+	after := slices.Clone(w.Config)
+	var queue []*Region
+	for i, r := range cw.Rules {
+		if r.To == nil {
+			continue
+		}
+		after[cw.moved[i].Index] = r.To
+		if r.To.Settles() && !r.To.Eventless() {
+			queue = append(queue, cw.moved[i])
+		}
+	}
+	p.reenter(after, cw.Rules)
+	return m.settle(p, &cw, after, queue)
+}
+
+// resumesSettling reports whether a variant of rule r into a history
+// resumes a final state whose composite state's done transition leaves
+// the history's state (see remembered).
+func resumesSettling(r *Rule) bool {
+	return slices.ContainsFunc(r.Variants, func(v *Rule) bool { return v.To != nil && v.To.Settles() && !v.To.Eventless() })
 }

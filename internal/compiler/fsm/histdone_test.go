@@ -1,6 +1,7 @@
 package fsm_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -151,4 +152,38 @@ transitions:
 	m, diags := fsm.Build(sf, fsm.Env{})
 	require.Nil(t, m)
 	assert.Contains(t, diags.Error(), "transient states could loop without an event: Over → Over")
+}
+
+// TestRegionHistoryBesideDone checks histories beside done transitions
+// inside regions (chart spool): the done transition remembers the final
+// state it leaves the history's state from, a row of the region into the
+// history resumes it, and the witness path of that variant goes on
+// through the done transition in the same step, each branch.
+func TestRegionHistoryBesideDone(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../export/testdata/charts/spool/spool.yaml")
+	require.NoError(t, err)
+	sf, diags := spec.Parse("spool.yaml", src)
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf, fsm.Env{})
+	require.NotNil(t, m, "%s", diags)
+	paths := map[string]*fsm.Path{}
+	for _, p := range m.Paths {
+		paths[p.Rule.Label] = p
+	}
+	labels := func(w *fsm.Way) []string {
+		var out []string
+		for _, r := range w.Rules {
+			out = append(out, r.Label)
+		}
+		return out
+	}
+	tape := paths["Stopped --Play--> Running.history (was in Ended)"]
+	require.NotNil(t, tape, "Running's history resumes its final state")
+	last := tape.Steps[len(tape.Steps)-1]
+	assert.Equal(t, []string{"Stopped --Play--> Running.history (was in Ended)", "Running --done--> Stopped / Rewind"}, labels(last))
+	radio := paths["Silent --Tune--> Seek.history (was in Found)"]
+	require.NotNil(t, radio, "Seek's history resumes its final state")
+	last = radio.Steps[len(radio.Steps)-1]
+	assert.Equal(t, []string{"Silent --Tune--> Seek.history (was in Found)", "Seek --done [strong]--> Over / Lock"}, labels(last))
 }

@@ -162,8 +162,6 @@ func (b *builder) remembers(r *Rule, domain *State) {
 			continue // not left: the domain is s or inside it, or elsewhere
 		}
 		switch {
-		case owner != nil && owner.Completes != nil && s.Contains(owner) && b.par.inRegion():
-			b.errorf(r.Pos, "the done transition of %s leaves %s, whose history would remember the final state %s: inside a region, a history and a done transition that leaves its state do not combine yet; drop one of them", owner.Completes.Name, s.Name, owner.Name)
 		case owner != nil && owner.Transient && owner.Completes == nil && s.Contains(owner):
 			b.errorf(r.Pos, "this transition leaves %s from transient state %s, which its history would remember, and a transient state is never at rest: lead it to a state inside %s first, or drop the history", s.Name, owner.Name, s.Name)
 		case owner != nil && s.Contains(owner):

@@ -272,7 +272,6 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 		// may be resumed.
 		resumed := deepHistoryOf(s, deep, diags)
 		nested := nestedRegions(s, s, nil, diags)
-		resumed = resumed && !deepNested(s, deep, nested, diags)
 		for place, nr := range nested {
 			r := &specRegion{par: s, top: s, groups: nr.groups, place: place, root: nr.root, names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
 			checkRegion(r, r.root, nil, diags)

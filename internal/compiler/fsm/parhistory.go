@@ -87,8 +87,12 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 		return rw, mem
 	}
 	out := w
+	// Each rule from the leaf its region is in before it: the step's
+	// first rules from the configuration, the done transitions inside the
+	// regions after them (settle) from the final states those entered.
+	cur := slices.Clone(w.Config)
 	for i, reg := range w.moved {
-		r, at := w.Rules[i], w.Config[reg.Index]
+		r, at := w.Rules[i], cur[reg.Index]
 		if p := r.Pick(at, hist); p != r {
 			if out == w {
 				cp := *w
@@ -103,47 +107,16 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 			r = p
 		}
 		hist = r.Remember(at, hist)
-	}
-	if w.Final != nil {
-		// The done transition leaves the parallel state from the final
-		// leaves.
-		hist = m.rememberRegions(w.From, w.Final, hist)
-		// The done transition, then the eventless rules of the transient
-		// states it leads into (w.after), each from where the one before
-		// led.
-		from := w.From
-		for i := len(w.Rules) - 1 - w.after; i < len(w.Rules); i++ {
-			r := w.Rules[i]
-			if p := r.Pick(from, hist); p != r {
-				if out == w {
-					cp := *w
-					cp.Rules = slices.Clone(w.Rules)
-					out = &cp
-				}
-				out.Rules[i], out.To = p, p.To
-				// The history resumes a state of its own: a parallel
-				// state enters its regions' initial states (unless a deep
-				// history resumes them, below).
-				rw.after = nil
-				if out.To.Regions != nil {
-					rw.after = initialConfig(m)
-				}
-			}
-			hist = out.Rules[i].Remember(from, hist)
-			if out.Rules[i].To != nil {
-				from = out.Rules[i].To
-			}
-		}
-		if cfg, ok := m.resumed(out, hist); ok {
-			// Into a parallel state's deep history, or one around it.
-			if out == w {
-				cp := *w
-				out = &cp
-			}
-			out.Resumed, rw.after = cfg, slices.Clone(cfg)
+		if r.To != nil {
+			cur[reg.Index] = r.To
 		}
 	}
 	rw.way = out
+	if w.Final != nil {
+		// The regions' rules ended with the parallel state's done
+		// transition.
+		return m.resolveDone(w.From, rw, hist)
+	}
 	return rw, hist
 }
 

@@ -160,6 +160,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	if restlessHistory(m, diags) {
 		return // the paths would not find the history's variants
 	}
+	if finalLoop(m, diags) {
+		return // the paths would resume the history without end
+	}
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

@@ -146,7 +146,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			}
 		}
 		p.reenter(after, moves)
-		w.moved, w.micro = moved, len(moves)
+		w.moved, w.micro, w.pre = moved, len(moves), len(tests)
 		var queue []*Region
 		for i, r := range moves {
 			if r.To != nil && r.To.Settles() && !r.To.Eventless() {
@@ -593,6 +593,7 @@ func (m *Machine) parallelPaths(b *builder) {
 		for _, rw := range final {
 			rw, mem := m.resolveRegional(rw, it.mem)
 			for _, rw := range m.settleEntry(rw) {
+				rw, mem := m.resolveSettled(rw, mem)
 				w := rw.way
 				if rw.way.To.Regions == nil {
 					rw.after = nil

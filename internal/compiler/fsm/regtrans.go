@@ -81,9 +81,10 @@ func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
 // settleEntry continues way rw, whose rules enter parallel state p =
 // rw.way.To anew with its regions in rw.after, through the eventless
 // rules of the regions then in transient states and the done transitions
-// of the composite states whose final states they are in (settle), in the
-// same step: one way per branch of their guards. rw alone when every
-// region rests where it was entered.
+// of the composite states whose final states they are in (settle), and
+// the done transition of p when every region is final, in the same step:
+// one way per branch of their guards. rw alone when every region rests
+// where it was entered.
 func (m *Machine) settleEntry(rw regionWay) []regionWay {
 	w, p := rw.way, rw.way.To
 	if p == nil || p.Regions == nil || rw.after == nil || w.head != nil || !enters(w, p) {
@@ -99,7 +100,9 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 			}
 		}
 	}
-	if !restless {
+	if !restless && (w.Resumed == nil || !p.completes(rw.after)) {
+		// (A deep history that resumes every region final completes p
+		// in that step: see deepdone.go.)
 		return []regionWay{rw}
 	}
 	cw := *w

@@ -50,6 +50,9 @@ type Way struct {
 	// raises their done events (see settle).
 	moved []*Region
 	micro int
+	// pre is, for a way the regions take, how many of Tests its first
+	// micro rules tested (those after are the done transitions').
+	pre int
 	// groups are, when the rules after the first micro are the eventless
 	// rules of transient states inside the regions, the sizes of the
 	// microsteps they are taken in, each the rules of every region then in

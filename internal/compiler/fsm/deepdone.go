@@ -1,0 +1,170 @@
+package fsm
+
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+)
+
+// This file resumes a deep history that remembers every region of a
+// parallel state final: the parallel state's own deep history beside its
+// done transition, or a deep history around it whose state its done
+// transition leaves. The done transition leaves the parallel state from
+// its regions' final states, and SCXML 1.0 §3.10 records the history as
+// the state is exited, every region's final state among its atomic
+// states. Resuming the history enters them again, which completes the
+// parallel state in that step (§3.13: enterStates raises done.state once
+// every child of a <parallel> is final; the done transition is taken in
+// the same macrostep, its guards tested after the entries). XState v5
+// does the same. The generated code tests, after the entries of a rule
+// that resumes such a history, whether every region is final, and takes
+// the done transition then; the witness paths go on through it
+// (settleEntry), remembering what it leaves (resolveSettled).
+
+// RemembersFinal reports whether deep history h, which holds parallel
+// state p (h is p, or a composite state around it), may remember every
+// region of p in a final state: p has a done transition, and a branch of
+// it leaves h (p's own done always leaves p). Load then reads such a
+// memory, and a rule into h tests, once it resumed p, whether p is done.
+func (m *Machine) RemembersFinal(h, p *State) bool {
+	if p.Completion == nil || h.History != HistoryDeep || !h.Contains(p) {
+		return false
+	}
+	if h == p {
+		return true
+	}
+	return slices.ContainsFunc(p.Completion.Rules, func(r *Rule) bool {
+		return slices.ContainsFunc(r.Remembers, func(rem Remember) bool { return rem.State == h })
+	})
+}
+
+// ResumesDone returns the parallel state rule r enters through a deep
+// history that may remember every region of it final (see
+// RemembersFinal): r then takes its done transition when it resumed them
+// so. Nil for other rules.
+func (m *Machine) ResumesDone(r *Rule) *State {
+	for _, run := range r.Entries {
+		if run.Entry && run.Resume != nil && run.State.Regions != nil && m.RemembersFinal(run.Resume, run.State) {
+			return run.State
+		}
+	}
+	return nil
+}
+
+// finalLoop refuses a done transition of a parallel state that leads,
+// directly or through the eventless rules of transient states, into a
+// deep history that may remember every region of the parallel state
+// final: resuming it would complete the parallel state again, and its
+// done transition would lead into the history again, without end (as a
+// done transition into its own composite state's history does outside
+// regions). It reports whether it refused one.
+func finalLoop(m *Machine, diags *diag.List) bool {
+	refused := false
+	for _, p := range m.States {
+		if p.Completion == nil {
+			continue
+		}
+		seen := map[*State]bool{}
+		var walk func(rules []*Rule)
+		walk = func(rules []*Rule) {
+			for _, r := range rules {
+				if h := r.History; h != nil && m.RemembersFinal(h, p) {
+					refused = true
+					diags.Errorf(r.Pos, "the done transition of parallel state %s leads into the history of %s, which may remember every region of %s final: resuming it completes %s again in that step, and its done transition would lead into the history again, forever; lead the done transition to a state instead of %s.history", p.Name, h.Name, p.Name, p.Name, h.Name)
+					continue
+				}
+				if t := r.To; t != nil && t.Transient && t.Choice != nil && !seen[t] {
+					seen[t] = true
+					walk(t.Choice.Rules)
+				}
+			}
+		}
+		walk(p.Completion.Rules)
+	}
+	return refused
+}
+
+// rememberDone returns hist after done transition r of parallel state p,
+// taken with p's regions in their final leaves cfg: each deep history r
+// leaves remembers the leaf of each region of p, a final one.
+func (m *Machine) rememberDone(p *State, r *Rule, cfg, hist []*State) []*State {
+	var out []*State
+	for _, rem := range r.Remembers {
+		for _, mem := range m.MemoriesOf(rem.State, p) {
+			if out == nil {
+				out = slices.Clone(hist)
+			}
+			out[mem.Slot] = cfg[mem.Region.Index]
+		}
+	}
+	if out == nil {
+		return hist
+	}
+	return out
+}
+
+// resolveSettled returns way rw, which entered a parallel state and
+// settled its regions in the same step (its head, see settleEntry), from
+// a machine that remembers hist after the head, with the memory after it:
+// when the step ends with the parallel state's done transition, what the
+// done transition remembers as it leaves the regions (see resolveDone).
+func (m *Machine) resolveSettled(rw regionWay, hist []*State) (regionWay, []*State) {
+	w := rw.way
+	if w.head == nil || w.Final == nil {
+		return rw, hist
+	}
+	return m.resolveDone(w.head.To, rw, hist)
+}
+
+// resolveDone is resolveRegional for the end of way rw, whose rules from
+// parallel state p end with p's done transition, taken from the final
+// leaves w.Final, then the eventless rules of the transient states it
+// leads into: each rule into a history replaced by the variant that fires
+// (from what the machine remembers then), and the memory after them.
+func (m *Machine) resolveDone(p *State, rw regionWay, hist []*State) (regionWay, []*State) {
+	w := rw.way
+	out := w
+	// The done transition leaves the parallel state from the final
+	// leaves: the histories inside its regions remember them.
+	hist = m.rememberRegions(p, w.Final, hist)
+	// The done transition, then the eventless rules of the transient
+	// states it leads into (w.after), each from where the one before led.
+	from := p
+	first := len(w.Rules) - 1 - w.after
+	for i := first; i < len(w.Rules); i++ {
+		r := w.Rules[i]
+		if i == first {
+			// The deep histories it leaves remember the regions' leaves.
+			hist = m.rememberDone(p, r, w.Final, hist)
+		}
+		if pk := r.Pick(from, hist); pk != r {
+			if out == w {
+				cp := *w
+				cp.Rules = slices.Clone(w.Rules)
+				out = &cp
+			}
+			out.Rules[i], out.To = pk, pk.To
+			// The history resumes a state of its own: a parallel state
+			// enters its regions' initial states (unless a deep history
+			// resumes them, below).
+			rw.after = nil
+			if out.To.Regions != nil {
+				rw.after = initialConfig(m)
+			}
+		}
+		hist = out.Rules[i].Remember(from, hist)
+		if out.Rules[i].To != nil {
+			from = out.Rules[i].To
+		}
+	}
+	if cfg, ok := m.resumed(out, hist); ok {
+		// Into a parallel state's deep history, or one around it.
+		if out == w {
+			cp := *w
+			out = &cp
+		}
+		out.Resumed, rw.after = cfg, slices.Clone(cfg)
+	}
+	rw.way = out
+	return rw, hist
+}

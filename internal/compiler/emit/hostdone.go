@@ -60,9 +60,10 @@ func (g *goGen) hostCompletion(q *fsm.State, moved *fsm.Region) []jen.Code {
 	}
 	take := []jen.Code{jen.Id("m").Dot(hostDoneMethod(q)).Call()}
 	host := q.Regions[0].Host
-	if slices.ContainsFunc(q.Completion.Rules, func(r *fsm.Rule) bool { return r.To != nil && r.To.Settles() }) {
+	if slices.ContainsFunc(q.Completion.Rules, func(r *fsm.Rule) bool { return r.To != nil && (r.To.Settles() || r.EntersRestless()) }) {
 		// Its target is transient, or a final state whose composite
-		// state's done follows.
+		// state's done follows, or a parallel state whose regions start
+		// in a transient state.
 		take = append(take, settleLoop([]*fsm.Region{host}))
 	}
 	return []jen.Code{jen.Comment("// Every region of " + q.Name + " final: " + q.Name + " is done.").Line().

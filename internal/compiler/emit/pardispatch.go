@@ -249,7 +249,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	out = append(out, g.regionActs(r, from, "actions", false)...)
 	out = append(out, g.regionActs(r, from, "entries", false)...)
 	moved := reg
-	if r.To != nil && r.To.Settles() {
+	if r.To != nil && (r.To.Settles() || r.EntersRestless()) {
 		out = append(out, settleLoop([]*fsm.Region{reg}))
 		moved = nil // the done transition may have moved it anywhere
 	}

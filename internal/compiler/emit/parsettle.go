@@ -21,7 +21,7 @@ func settlesOn(reg *fsm.Region, e *fsm.Event) bool {
 	cells, _ := regionCells(reg, e)
 	for _, c := range cells {
 		for ; c != nil && !c.Out(); c = c.Fallback {
-			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.To != nil && r.To.Settles() }) {
+			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.To != nil && (r.To.Settles() || r.EntersRestless()) }) {
 				return true
 			}
 		}

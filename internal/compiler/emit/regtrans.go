@@ -140,7 +140,7 @@ func (g *goGen) genMacro() {
 // never rests in (a transient state); nil otherwise.
 func restlessEntry(r *fsm.Rule) *fsm.State {
 	for _, run := range r.Entries {
-		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, func(reg *fsm.Region) bool { return reg.Initial.Settles() }) {
+		if run.Entry && run.State.Regions != nil && run.State.Restless() {
 			return run.State
 		}
 	}
@@ -168,7 +168,9 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 	var regs []*fsm.Region
 	ends := true // every region may end in the step that enters it
 	for _, reg := range p.Regions {
-		if reg.Initial.Settles() {
+		// Or a parallel state inside it whose regions do, whose
+		// transient states the loop takes with the others.
+		if l := reg.Initial; l.Settles() || l.Regions != nil && l.Restless() {
 			regs = append(regs, reg)
 		}
 		ends = ends && reg.Initial.Ends()

@@ -55,10 +55,9 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 			// every child region is in a final state.
 			diags.Errorf(root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", root.Name.Value, q.Name.Value, q.Name.Value)
 		}
-		switch {
-		case r.transient.Line != 0:
-			diags.Errorf(r.transient, "region %s of parallel state %s, which region %s enters and leaves, has a transient state: fsmgen does not take eventless rules inside a parallel state inside a region yet; give the choice to the rule that enters the state", root.Name.Value, q.Name.Value, host.root.Name.Value)
-		case r.done.Line != 0:
+		// Its transient states are taken with those of the other regions
+		// (see settle and eventless).
+		if r.done.Line != 0 {
 			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it: fsmgen does not take done transitions inside a parallel state inside a region yet; write a rule on the event that ends the work instead", root.Name.Value, q.Name.Value, host.root.Name.Value)
 		}
 		hostedStates(root, root, q, host, diags)

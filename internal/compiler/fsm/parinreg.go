@@ -57,8 +57,13 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		}
 		// Its transient states are taken with those of the other regions
 		// (see settle and eventless).
-		if r.done.Line != 0 {
+		switch {
+		case r.done.Line != 0:
 			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it: fsmgen does not take done transitions inside a parallel state inside a region yet; write a rule on the event that ends the work instead", root.Name.Value, q.Name.Value, host.root.Name.Value)
+		case r.transient.Line != 0 && q.Done != nil:
+			// Their eventless rules may end the region, after which q's
+			// done would follow in the same macrostep.
+			diags.Errorf(r.transient, "region %s of parallel state %s, which region %s enters and leaves, has a transient state, and %s has a done transition: fsmgen does not take the done transition of a parallel state inside a region after eventless rules yet; give the choice to the rule that enters the transient state, or drop %s's done transition", root.Name.Value, q.Name.Value, host.root.Name.Value, q.Name.Value, q.Name.Value)
 		}
 		hostedStates(root, root, q, host, diags)
 		out = append(out, r)

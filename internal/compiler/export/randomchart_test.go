@@ -416,8 +416,9 @@ func (g *chartGen) chart() string {
 	var transients []*rnode
 	for _, c := range g.nodes() {
 		// (a region that holds a parallel state may have them, which
-		// then may enter it; its regions may not)
-		inRegion := c.kind == regionNode && !c.parent.hosted
+		// then may enter it; so may its regions, unless it has a done
+		// transition)
+		inRegion := c.kind == regionNode && !(c.parent.hosted && c.parent.done != "")
 		remembered := false // a history around would remember it
 		for a := c; a != nil; a = a.parent {
 			remembered = remembered || a.history != ""

@@ -30,10 +30,11 @@ func mixed(p *fsm.State) bool {
 func completes(s *fsm.State) bool { return s.Settles() && !s.Eventless() }
 
 // doneRegions returns the regions of p with a final state whose composite
-// state has a done transition, in document order.
+// state has a done transition, in document order, the regions of the
+// parallel states inside its regions included (p.Flat).
 func doneRegions(p *fsm.State) []*fsm.Region {
 	var out []*fsm.Region
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		if slices.ContainsFunc(reg.Leaves, completes) {
 			out = append(out, reg)
 		}

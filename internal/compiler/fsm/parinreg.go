@@ -55,11 +55,14 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 			// every child region is in a final state.
 			diags.Errorf(root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", root.Name.Value, q.Name.Value, q.Name.Value)
 		}
-		// Its transient states are taken with those of the other regions
-		// (see settle and eventless).
+		// Its transient states and the done transitions of its composite
+		// states are taken with those of the other regions (see settle
+		// and eventless).
 		switch {
-		case r.done.Line != 0:
-			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it: fsmgen does not take done transitions inside a parallel state inside a region yet; write a rule on the event that ends the work instead", root.Name.Value, q.Name.Value, host.root.Name.Value)
+		case r.done.Line != 0 && q.Done != nil:
+			// Their done transitions could end the region, after which
+			// q's done would follow in that macrostep.
+			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it, and %s has a done transition: fsmgen does not take the done transition of a parallel state inside a region after those inside its regions yet; write a rule on the event that ends the work instead, or drop %s's done transition", root.Name.Value, q.Name.Value, host.root.Name.Value, q.Name.Value, q.Name.Value)
 		case r.transient.Line != 0 && q.Done != nil:
 			// Their eventless rules may end the region, after which q's
 			// done would follow in the same macrostep.

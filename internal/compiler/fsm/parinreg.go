@@ -131,12 +131,16 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	}
 }
 
-// hostingHistory refuses, in region r, a history of a composite state
-// around a parallel state inside r: its variants would resume the
-// parallel state's regions, which fsmgen does not do yet.
+// hostingHistory refuses, in region r, a deep history of a composite
+// state around a parallel state inside r: its variants would resume the
+// leaves of the parallel state's regions, which fsmgen does not do yet.
+// A shallow history remembers the parallel state (or the state around
+// it) as any leaf of r, and resuming it enters the parallel state anew,
+// its regions through their initial states (SCXML 1.0 §3.10: the
+// history's default-entry of a remembered child that is a <parallel>).
 func hostingHistory(r *specRegion, s *spec.State, diags *diag.List) {
-	if s.History.Set && hasParallel(s.States) {
-		diags.Errorf(s.History.Pos, "region %s of parallel state %s: its state %s has a history and holds a parallel state; fsmgen does not resume a parallel state inside a region yet; drop the history, or move the parallel state out of %s", r.root.Name.Value, r.par.Name.Value, s.Name.Value, s.Name.Value)
+	if s.History.Set && s.History.Value == "deep" && hasParallel(s.States) {
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s: its state %s has a deep history and holds a parallel state; fsmgen does not resume the regions of a parallel state inside a region yet; make the history shallow (which enters the parallel state anew) or drop it, or move the parallel state out of %s", r.root.Name.Value, r.par.Name.Value, s.Name.Value, s.Name.Value)
 	}
 	for i := range s.States {
 		if !s.States[i].Parallel.Value {

@@ -77,11 +77,13 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 
 // hostedStates refuses, in s and the states inside it (a region of a
 // parallel state inside another's region), what fsmgen does not resolve
-// there yet: histories and deferred events.
+// there yet: deep histories around parallel states inside them, and
+// deferred events. Other histories remember their region's leaf as in
+// any region, when q is left too (see rememberHosted).
 func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
 	switch {
-	case s.History.Set:
-		diags.Errorf(s.History.Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s has a history; fsmgen does not resume the states of a parallel state inside a region yet; drop the history", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value)
+	case s.History.Set && s.History.Value == "deep" && hasParallel(s.States):
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s has a deep history and holds a parallel state; fsmgen does not resume the regions of a parallel state inside a region yet; make the history shallow (which enters the parallel state anew) or drop it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value)
 	case len(s.Defer) > 0:
 		diags.Errorf(s.Defer[0].Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s defers %s; fsmgen does not defer events inside a parallel state inside a region yet; ignore the event, or handle it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value, s.Defer[0].Value)
 	}

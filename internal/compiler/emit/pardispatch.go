@@ -252,6 +252,10 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if r.To != nil && (r.To.Settles() || r.EntersRestless()) {
 		out = append(out, settleLoop([]*fsm.Region{reg}))
 		moved = nil // the done transition may have moved it anywhere
+		if hostsMayEnd(reg.Parallel) && !endsRegion(r) {
+			// A parallel state's done inside it may have ended its host.
+			out = append(out, g.completion(reg.Parallel, nil))
+		}
 	}
 	if endsHosted(r) {
 		q := hostedDone(reg)
@@ -514,10 +518,11 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			settling = append(settling, reg)
 		}
 	}
+	ends := false
 	if len(settling) > 0 {
 		take = append(take, settleLoop(settling))
+		ends = hostsMayEnd(inv[0].Parallel) // see regionRule
 	}
-	ends := false
 	for _, q := range hostsEnding(inv, e) {
 		// The done transitions of the parallel states inside regions
 		// whose last region the step may end, in document order.

@@ -177,7 +177,7 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		ends = ends && reg.Initial.Ends()
 	}
 	out := []jen.Code{settleLoop(regs)}
-	if ends && p.Completion != nil {
+	if (ends || hostsMayEnd(p)) && p.Completion != nil {
 		out = append(out, g.completion(p, nil))
 	}
 	return out

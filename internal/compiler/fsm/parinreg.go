@@ -57,17 +57,8 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		}
 		// Its transient states and the done transitions of its composite
 		// states are taken with those of the other regions (see settle
-		// and eventless).
-		switch {
-		case r.done.Line != 0 && q.Done != nil:
-			// Their done transitions could end the region, after which
-			// q's done would follow in that macrostep.
-			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it, and %s has a done transition: fsmgen does not take the done transition of a parallel state inside a region after those inside its regions yet; write a rule on the event that ends the work instead, or drop %s's done transition", root.Name.Value, q.Name.Value, host.root.Name.Value, q.Name.Value, q.Name.Value)
-		case r.transient.Line != 0 && q.Done != nil:
-			// Their eventless rules may end the region, after which q's
-			// done would follow in the same macrostep.
-			diags.Errorf(r.transient, "region %s of parallel state %s, which region %s enters and leaves, has a transient state, and %s has a done transition: fsmgen does not take the done transition of a parallel state inside a region after eventless rules yet; give the choice to the rule that enters the transient state, or drop %s's done transition", root.Name.Value, q.Name.Value, host.root.Name.Value, q.Name.Value, q.Name.Value)
-		}
+		// and eventless), q's own done after them once they end its last
+		// region.
 		hostedStates(root, root, q, host, diags)
 		out = append(out, r)
 		out = append(out, regionsOf(root.States, diags, r, nil)...)

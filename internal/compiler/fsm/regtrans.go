@@ -212,7 +212,11 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 			for _, r := range s.Choice.Rules {
 				if r.History != nil {
 					refused = true
-					diags.Errorf(r.Pos, "region %s of parallel state %s starts in transient state %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, reg.Parallel.Name, reg.Initial.Name, r.Label, reg.Parallel.Name, r.History.Name, r.History.Name, reg.Root.Name)
+					par := reg.Parallel // the parallel state whose entry enters reg
+					if reg.Within != nil {
+						par = reg.Within
+					}
+					diags.Errorf(r.Pos, "region %s of parallel state %s starts in transient state %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, par.Name, reg.Initial.Name, r.Label, par.Name, r.History.Name, r.History.Name, reg.Root.Name)
 					continue
 				}
 				walk(r.To)

@@ -208,15 +208,28 @@ func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
 	return jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
 }
 
+// readsLeaf reports whether run, an exit or entry of a region's rule,
+// runs only from some of the rule's states and hands out something
+// (its actions, or the exits and entries of the regions of a parallel
+// state inside a region): its code then tests the leaf the rule leaves.
+func (g *goGen) readsLeaf(run *fsm.Run) bool {
+	if run.When == nil {
+		return false
+	}
+	always := *run
+	always.When = nil
+	return len(g.runActions(&always, nil)) > 0
+}
+
 // regionFrom is the leaf a region's rule leaves, which its exits and
 // entries run from only some states test: its source, or, for a rule of a
 // composite state, the region's leaf, read into a local when tested.
-func regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) {
+func (g *goGen) regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) {
 	if !r.From.Composite() {
 		return jen.Id(r.From.KindName), nil
 	}
 	for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-		if run.When != nil && len(run.Actions) > 0 {
+		if g.readsLeaf(run) {
 			return jen.Id("from"), []jen.Code{jen.Id("from").Op(":=").Add(rgn(reg))}
 		}
 	}
@@ -236,7 +249,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if len(r.Variants) > 0 {
 		return g.regionHistory(reg, r)
 	}
-	from, out := regionFrom(reg, r)
+	from, out := g.regionFrom(reg, r)
 	out = append(out, g.regionCompute(r)...)
 	out = append(out, regionRemembers(reg, r)...)
 	out = append(out, g.hostedLefts(r, map[string]bool{})...)
@@ -410,7 +423,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	for _, reg := range takers {
 		ts = append(ts, jen.Id(local("t", reg)))
 		none = append(none, jen.Lit(-1))
-		if readsFrom(reg, e) {
+		if g.readsFrom(reg, e) {
 			froms = append(froms, jen.Id(local("from", reg)))
 			fromVals = append(fromVals, rgn(reg))
 		}
@@ -587,13 +600,13 @@ func reversed(regs []*fsm.Region) []*fsm.Region {
 
 // readsFrom reports whether a rule of region reg for e runs an exit or
 // entry only from some of its states, which tests the leaf it leaves.
-func readsFrom(reg *fsm.Region, e *fsm.Event) bool {
+func (g *goGen) readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 	cells, _ := regionCells(reg, e)
 	for _, c := range cells {
 		for ; c != nil && !c.Out(); c = c.Fallback {
 			for _, r := range withVariants(c.Rules) {
 				for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-					if run.When != nil && len(run.Actions) > 0 {
+					if g.readsLeaf(run) {
 						return true
 					}
 				}

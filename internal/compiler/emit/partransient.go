@@ -74,7 +74,7 @@ func (g *goGen) genEventless() {
 		for _, reg := range regs {
 			ts = append(ts, jen.Id(local("t", reg)))
 			none = append(none, jen.Lit(-1))
-			if eventlessReadsFrom(reg) {
+			if g.eventlessReadsFrom(reg) {
 				froms = append(froms, jen.Id(local("from", reg)))
 				fromVals = append(fromVals, rgn(reg))
 			}
@@ -179,10 +179,10 @@ func eventlessSwitch(reg *fsm.Region, body func(*fsm.Rule) []jen.Code) []jen.Cod
 // eventlessReadsFrom reports whether an eventless rule of region reg runs
 // an exit or entry only from some of its states, which tests the leaf it
 // leaves.
-func eventlessReadsFrom(reg *fsm.Region) bool {
+func (g *goGen) eventlessReadsFrom(reg *fsm.Region) bool {
 	for _, r := range eventlessRules(reg) {
 		for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-			if run.When != nil && len(run.Actions) > 0 {
+			if g.readsLeaf(run) {
 				return true
 			}
 		}

@@ -45,6 +45,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genChoices()
 	g.genDone()
 	g.genHostDone()
+	g.genHostDones()
 	g.genSettle()
 	g.genEventless()
 	g.genMacro()

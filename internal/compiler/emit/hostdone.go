@@ -60,9 +60,10 @@ func (g *goGen) hostCompletion(q *fsm.State, moved *fsm.Region) []jen.Code {
 	}
 	take := []jen.Code{jen.Id("m").Dot(hostDoneMethod(q)).Call()}
 	host := q.Regions[0].Host
-	if slices.ContainsFunc(q.Completion.Rules, func(r *fsm.Rule) bool { return r.To != nil && r.To.Settles() }) {
+	if slices.ContainsFunc(q.Completion.Rules, func(r *fsm.Rule) bool { return r.To != nil && (r.To.Settles() || r.EntersRestless()) }) {
 		// Its target is transient, or a final state whose composite
-		// state's done follows.
+		// state's done follows, or a parallel state whose regions start
+		// in a transient state.
 		take = append(take, settleLoop([]*fsm.Region{host}))
 	}
 	return []jen.Code{jen.Comment("// Every region of " + q.Name + " final: " + q.Name + " is done.").Line().
@@ -133,4 +134,69 @@ func hostsEnding(inv []*fsm.Region, e *fsm.Event) []*fsm.State {
 		}
 	}
 	return out
+}
+
+// restlessHosts returns the parallel states inside the regions of
+// parallel state p, in document order, that have a done transition and
+// regions with transient states or composite states with done
+// transitions: the eventless rules and done transitions of a step may
+// end their last region, and their done transition then follows in that
+// macrostep (see settleLoop).
+func restlessHosts(p *fsm.State) []*fsm.State {
+	var out []*fsm.State
+	for _, reg := range p.Flat {
+		q := hostedDone(reg)
+		if q == nil || slices.Contains(out, q) {
+			continue
+		}
+		if slices.ContainsFunc(reg.Leaves, (*fsm.State).Settles) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// hostDonesMethod names the method that takes the done transition of the
+// first parallel state inside a region of p whose regions all ended:
+// hostDoneOn.
+func hostDonesMethod(p *fsm.State) string { return "hostDone" + p.GoName }
+
+// hostsMayEnd reports whether the done transition of a parallel state
+// inside a region of p that settleLoop takes may end its host region,
+// after which p's own done transition is to be tested.
+func hostsMayEnd(p *fsm.State) bool {
+	return p.Completion != nil && slices.ContainsFunc(restlessHosts(p), hostEnds)
+}
+
+// genHostDones emits, for each parallel state whose regions hold
+// parallel states with done transitions and restless regions (see
+// restlessHosts), the method settleLoop calls after the eventless rules
+// and the other done transitions of a step:
+//
+//	func (m *Machine) hostDoneOn() bool {
+//		if m.rgn[0] == StateEditing && m.rgn[1] == StateSaved && m.rgn[2] == StateSigned {
+//			m.doneEditing()
+//			return true
+//		}
+//		return false
+//	}
+func (g *goGen) genHostDones() {
+	for _, p := range g.m.States {
+		qs := restlessHosts(p)
+		if p.Regions == nil || len(qs) == 0 {
+			continue
+		}
+		var body []jen.Code
+		var names []string
+		for _, q := range qs {
+			names = append(names, q.Name)
+			test := rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(allFinal(q, nil))
+			body = append(body, jen.If(test).Block(jen.Id("m").Dot(hostDoneMethod(q)).Call(), jen.Return(jen.True())))
+		}
+		body = append(body, jen.Return(jen.False()))
+		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the first of %s, parallel states inside the regions of %s, "+
+			"whose regions are all in a final state, and reports whether it took one: the eventless rules and done transitions "+
+			"inside their regions may end the last of them (SCXML 1.0 §3.4 and §3.13, done.state.ID).", hostDonesMethod(p), list(names), p.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(hostDonesMethod(p)).Params().Bool().Block(body...)
+	}
 }

@@ -116,6 +116,7 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 	for _, reg := range s.Flat {
 		if reg.Host != nil {
 			out = append(out, g.hostedPut(s, reg)...)
+			out = append(out, g.restlessPut(s, reg)...)
 			if q := hostedDone(reg); q != nil && reg == q.Regions[len(q.Regions)-1] {
 				out = append(out, g.hostedPutDone(s, q)...)
 			}
@@ -128,44 +129,59 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 			jen.If(v.Clone().Op("<").Id(first.KindName).Op("||").Add(v.Clone()).Op(">").Id(last.KindName)).Block(
 				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))),
 			rgn(reg).Op("=").Add(v.Clone()))
-		var settling, transient *jen.Statement
-		for _, l := range reg.Leaves {
-			if l.Eventless() {
-				eq := v.Clone().Op("==").Id(l.KindName)
-				if transient == nil {
-					transient = eq
-				} else {
-					transient = jen.Add(transient).Op("||").Add(eq)
-				}
-				continue
-			}
-			if !l.Settles() {
-				continue
-			}
-			eq := v.Clone().Op("==").Id(l.KindName)
-			if settling == nil {
-				settling = eq
-			} else {
-				settling = jen.Add(settling).Op("||").Add(eq)
-			}
-		}
-		if transient != nil {
-			// A transient state is left in the step that enters it.
-			msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%v, a transient state: the machine never rests there", g.m.Package, s.Name, reg.Root.Name)
-			out = append(out, jen.If(transient).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))))
-		}
-		if settling != nil {
-			// A final state whose composite state has a done transition
-			// is left in the step that enters it.
-			msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%v, a final state whose composite state takes its done transition at once: the machine never rests there", g.m.Package, s.Name, reg.Root.Name)
-			out = append(out, jen.If(settling).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))))
-		}
+		out = append(out, g.restlessPut(s, reg)...)
 	}
 	if s.Completion != nil {
 		// Every region final: the done transition was taken in the step
 		// that made the last one final, so the machine never rests so.
 		msg := fmt.Sprintf("%s: cannot restore %s: every region is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, s.Name, s.Name)
 		out = append(out, jen.If(allFinal(s, nil)).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg)))))
+	}
+	return out
+}
+
+// restlessPut returns what put checks of region reg of parallel state s
+// besides its range: it is in no leaf the machine never rests in, a
+// transient state or a final state whose composite state takes its done
+// transition at once.
+func (g *goGen) restlessPut(s *fsm.State, reg *fsm.Region) []jen.Code {
+	var out []jen.Code
+	v := jen.Id("s").Dot(reg.Field)
+	name := "its region " + reg.Root.Name
+	if reg.Host != nil {
+		name = "region " + reg.Root.Name + " of " + reg.Within.Name
+	}
+	var settling, transient *jen.Statement
+	for _, l := range reg.Leaves {
+		if l.Eventless() {
+			eq := v.Clone().Op("==").Id(l.KindName)
+			if transient == nil {
+				transient = eq
+			} else {
+				transient = jen.Add(transient).Op("||").Add(eq)
+			}
+			continue
+		}
+		if !l.Settles() {
+			continue
+		}
+		eq := v.Clone().Op("==").Id(l.KindName)
+		if settling == nil {
+			settling = eq
+		} else {
+			settling = jen.Add(settling).Op("||").Add(eq)
+		}
+	}
+	if transient != nil {
+		// A transient state is left in the step that enters it.
+		msg := fmt.Sprintf("%s: cannot restore %s: %s is in %%v, a transient state: the machine never rests there", g.m.Package, s.Name, name)
+		out = append(out, jen.If(transient).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))))
+	}
+	if settling != nil {
+		// A final state whose composite state has a done transition
+		// is left in the step that enters it.
+		msg := fmt.Sprintf("%s: cannot restore %s: %s is in %%v, a final state whose composite state takes its done transition at once: the machine never rests there", g.m.Package, s.Name, name)
+		out = append(out, jen.If(settling).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))))
 	}
 	return out
 }

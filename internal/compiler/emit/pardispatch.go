@@ -208,15 +208,31 @@ func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
 	return jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
 }
 
+// readsLeaf reports whether run, an exit or entry of a region's rule,
+// runs only from some of the rule's states and hands out something
+// (its actions, or the exits and entries of the regions of a parallel
+// state inside a region): its code then tests the leaf the rule leaves.
+func (g *goGen) readsLeaf(run *fsm.Run) bool {
+	if run.When == nil {
+		return false
+	}
+	if runDoes(run) {
+		return true
+	}
+	always := *run
+	always.When = nil
+	return len(g.runActions(&always, nil)) > 0
+}
+
 // regionFrom is the leaf a region's rule leaves, which its exits and
 // entries run from only some states test: its source, or, for a rule of a
 // composite state, the region's leaf, read into a local when tested.
-func regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) {
+func (g *goGen) regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) {
 	if !r.From.Composite() {
 		return jen.Id(r.From.KindName), nil
 	}
 	for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-		if run.When != nil && runDoes(run) {
+		if g.readsLeaf(run) {
 			return jen.Id("from"), []jen.Code{jen.Id("from").Op(":=").Add(rgn(reg))}
 		}
 	}
@@ -236,7 +252,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if len(r.Variants) > 0 {
 		return g.regionHistory(reg, r)
 	}
-	from, out := regionFrom(reg, r)
+	from, out := g.regionFrom(reg, r)
 	inline := inPlace(r)
 	if !inline {
 		out = append(out, g.regionCompute(r)...)
@@ -252,9 +268,13 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	out = append(out, g.regionActs(r, from, "actions", inline)...)
 	out = append(out, g.regionActs(r, from, "entries", inline)...)
 	moved := reg
-	if r.To != nil && r.To.Settles() {
+	if r.To != nil && (r.To.Settles() || r.EntersRestless()) {
 		out = append(out, settleLoop([]*fsm.Region{reg}))
 		moved = nil // the done transition may have moved it anywhere
+		if hostsMayEnd(reg.Parallel) && !endsRegion(r) {
+			// A parallel state's done inside it may have ended its host.
+			out = append(out, g.completion(reg.Parallel, nil))
+		}
 	}
 	if endsHosted(r) {
 		q := hostedDone(reg)
@@ -414,7 +434,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	for _, reg := range takers {
 		ts = append(ts, jen.Id(local("t", reg)))
 		none = append(none, jen.Lit(-1))
-		if readsFrom(reg, e) {
+		if g.readsFrom(reg, e) {
 			froms = append(froms, jen.Id(local("from", reg)))
 			fromVals = append(fromVals, rgn(reg))
 		}
@@ -522,10 +542,11 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			settling = append(settling, reg)
 		}
 	}
+	ends := false
 	if len(settling) > 0 {
 		take = append(take, settleLoop(settling))
+		ends = hostsMayEnd(inv[0].Parallel) // see regionRule
 	}
-	ends := false
 	for _, q := range hostsEnding(inv, e) {
 		// The done transitions of the parallel states inside regions
 		// whose last region the step may end, in document order.
@@ -590,13 +611,13 @@ func reversed(regs []*fsm.Region) []*fsm.Region {
 
 // readsFrom reports whether a rule of region reg for e runs an exit or
 // entry only from some of its states, which tests the leaf it leaves.
-func readsFrom(reg *fsm.Region, e *fsm.Event) bool {
+func (g *goGen) readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 	cells, _ := regionCells(reg, e)
 	for _, c := range cells {
 		for ; c != nil && !c.Out(); c = c.Fallback {
 			for _, r := range withVariants(c.Rules) {
 				for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-					if run.When != nil && runDoes(run) {
+					if g.readsLeaf(run) {
 						return true
 					}
 				}

@@ -69,6 +69,7 @@ func (g *goGen) hostedSlots(r *fsm.Rule) []jen.Code {
 		for _, reg := range g.hostedUnder(run.State) {
 			slots, zeros = append(slots, rgn(reg)), append(zeros, jen.Lit(0))
 		}
+		out = append(out, g.hostedRemember(run.State)...)
 		out = append(out, jen.List(slots...).Op("=").List(zeros...))
 	}
 	for _, run := range r.Entries {
@@ -76,6 +77,27 @@ func (g *goGen) hostedSlots(r *fsm.Rule) []jen.Code {
 			c, _ := g.regionEnter(run.State)
 			out = append(out, c...)
 		}
+	}
+	return out
+}
+
+// hostedRemember returns what leaving q, a parallel state inside a
+// region, remembers before its regions' slots are zeroed: for each
+// composite state with a history inside its regions, the region's leaf
+// when it is inside the state (SCXML 1.0 §3.13, exitStates):
+//
+//	if m.rgn[1] >= StateF1 && m.rgn[1] <= StateF2 {
+//		m.hist[0] = m.rgn[1]
+//	}
+func (g *goGen) hostedRemember(q *fsm.State) []jen.Code {
+	var out []jen.Code
+	for _, s := range g.m.Histories {
+		if s.Region == nil || !slices.Contains(g.hostedUnder(q), s.Region) {
+			continue
+		}
+		leaf := rgn(s.Region)
+		out = append(out, jen.If(within(leaf.Clone(), s)).Block(
+			jen.Id("m").Dot("hist").Index(jen.Lit(s.Hist)).Op("=").Add(leaf.Clone())))
 	}
 	return out
 }

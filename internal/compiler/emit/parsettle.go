@@ -21,7 +21,7 @@ func settlesOn(reg *fsm.Region, e *fsm.Event) bool {
 	cells, _ := regionCells(reg, e)
 	for _, c := range cells {
 		for ; c != nil && !c.Out(); c = c.Fallback {
-			if slices.ContainsFunc(c.Rules, settlesTo) {
+			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return settlesTo(r) || (r.To != nil && r.EntersRestless()) }) {
 				return true
 			}
 		}
@@ -65,6 +65,20 @@ func settles(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, comp
 //		}
 //	}
 func settleLoop(regs []*fsm.Region) jen.Code {
+	inner := settleInner(regs)
+	qs := restlessHosts(regs[0].Parallel)
+	if len(qs) == 0 {
+		return inner
+	}
+	return jen.Comment("// Then the done transition of a parallel state inside a region whose regions").Line().
+		Comment("// all ended, and again (SCXML 1.0 §3.13: after the eventless rules and the").Line().
+		Comment("// done events raised before it).").Line().
+		For().Block(inner, jen.If(jen.Op("!").Id("m").Dot(hostDonesMethod(regs[0].Parallel)).Call()).Block(jen.Break()))
+}
+
+// settleInner is settleLoop without the done transitions of the
+// parallel states inside regions.
+func settleInner(regs []*fsm.Region) jen.Code {
 	if p := regs[0].Parallel; mixed(p) {
 		return macroLoop(p)
 	} else if hasEventless(p) {

@@ -22,11 +22,27 @@ import (
 func eventlessMethod(p *fsm.State) string { return "eventless" + p.GoName }
 
 // hasEventless reports whether some region of parallel state p has a
-// transient state.
+// transient state, the regions of the parallel states inside its
+// regions included.
 func hasEventless(p *fsm.State) bool {
-	return p != nil && slices.ContainsFunc(p.Regions, func(reg *fsm.Region) bool {
-		return slices.ContainsFunc(reg.Leaves, (*fsm.State).Eventless)
-	})
+	return len(eventlessRegions(p)) > 0
+}
+
+// eventlessRegions returns the regions of parallel state p with a
+// transient state, in document order, the regions of the parallel
+// states inside its regions included (p.Flat): SCXML 1.0 §3.13 takes the
+// eventless transitions of every atomic state of the configuration.
+func eventlessRegions(p *fsm.State) []*fsm.Region {
+	if p == nil {
+		return nil
+	}
+	var out []*fsm.Region
+	for _, reg := range p.Flat {
+		if slices.ContainsFunc(reg.Leaves, (*fsm.State).Eventless) {
+			out = append(out, reg)
+		}
+	}
+	return out
 }
 
 // eventlessLoop emits the microsteps that follow a step of the regions of
@@ -49,21 +65,16 @@ func eventlessLoop(p *fsm.State) jen.Code {
 // in document order, as regionsTogether takes an event.
 func (g *goGen) genEventless() {
 	for _, p := range g.m.States {
-		if !hasEventless(p) {
+		regs := eventlessRegions(p)
+		if len(regs) == 0 || p.Region != nil {
 			continue
-		}
-		var regs []*fsm.Region
-		for _, reg := range p.Regions {
-			if slices.ContainsFunc(reg.Leaves, (*fsm.State).Eventless) {
-				regs = append(regs, reg)
-			}
 		}
 		var ts, none, froms, fromVals []jen.Code
 		var body []jen.Code
 		for _, reg := range regs {
 			ts = append(ts, jen.Id(local("t", reg)))
 			none = append(none, jen.Lit(-1))
-			if eventlessReadsFrom(reg) {
+			if g.eventlessReadsFrom(reg) {
 				froms = append(froms, jen.Id(local("from", reg)))
 				fromVals = append(fromVals, rgn(reg))
 			}
@@ -168,10 +179,10 @@ func eventlessSwitch(reg *fsm.Region, body func(*fsm.Rule) []jen.Code) []jen.Cod
 // eventlessReadsFrom reports whether an eventless rule of region reg runs
 // an exit or entry only from some of its states, which tests the leaf it
 // leaves.
-func eventlessReadsFrom(reg *fsm.Region) bool {
+func (g *goGen) eventlessReadsFrom(reg *fsm.Region) bool {
 	for _, r := range eventlessRules(reg) {
 		for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
-			if run.When != nil && runDoes(run) {
+			if g.readsLeaf(run) {
 				return true
 			}
 		}

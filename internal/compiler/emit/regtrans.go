@@ -30,10 +30,11 @@ func mixed(p *fsm.State) bool {
 func completes(s *fsm.State) bool { return s.Settles() && !s.Eventless() }
 
 // doneRegions returns the regions of p with a final state whose composite
-// state has a done transition, in document order.
+// state has a done transition, in document order, the regions of the
+// parallel states inside its regions included (p.Flat).
 func doneRegions(p *fsm.State) []*fsm.Region {
 	var out []*fsm.Region
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
 		if slices.ContainsFunc(reg.Leaves, completes) {
 			out = append(out, reg)
 		}
@@ -140,7 +141,7 @@ func (g *goGen) genMacro() {
 // never rests in (a transient state); nil otherwise.
 func restlessEntry(r *fsm.Rule) *fsm.State {
 	for _, run := range r.Entries {
-		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, func(reg *fsm.Region) bool { return reg.Initial.Settles() }) {
+		if run.Entry && run.State.Regions != nil && run.State.Restless() {
 			return run.State
 		}
 	}
@@ -173,13 +174,15 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 	var regs []*fsm.Region
 	ends := true // every region may end in the step that enters it
 	for _, reg := range p.Regions {
-		if reg.Initial.Settles() {
+		// Or a parallel state inside it whose regions do, whose
+		// transient states the loop takes with the others.
+		if l := reg.Initial; l.Settles() || l.Regions != nil && l.Restless() {
 			regs = append(regs, reg)
 		}
 		ends = ends && reg.Initial.Ends()
 	}
 	out := []jen.Code{settleLoop(regs)}
-	if (ends || done == p) && p.Completion != nil {
+	if (ends || done == p || hostsMayEnd(p)) && p.Completion != nil {
 		out = append(out, g.completion(p, nil))
 	}
 	return out

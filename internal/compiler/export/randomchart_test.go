@@ -223,14 +223,30 @@ func (g *chartGen) parallel(p *rnode) {
 		if slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
 			return
 		}
-		q := g.newNode(parallelNode, reg)
-		q.hosted = true
-		qdone := g.chance(0.5) && !slices.ContainsFunc(p.all(), func(n *rnode) bool { return n.done != "" })
-		for range 2 {
-			g.fill(g.newNode(regionNode, q), 2, qdone)
+		at := reg
+		if g.chance(0.4) {
+			// Inside a composite state with a shallow history, which
+			// resumes it by entering it anew.
+			at = g.newNode(compositeNode, reg)
+			at.history = "shallow"
+			g.newNode(leafNode, at) // its initial state
+			g.row(reg.children[0], g.event(reg.children[0]), at.name, "")
 		}
+		q := g.newNode(parallelNode, at)
+		q.hosted = true
+		if at != reg {
+			g.row(at.children[0], g.event(at.children[0]), q.name, "")
+		}
+		qdone := g.chance(0.5) && !slices.ContainsFunc(p.all(), func(n *rnode) bool { return n.done != "" })
 		if qdone {
 			q.done = "?"
+		}
+		depth := 2 // leaves only: small charts, that the checker keeps
+		if g.chance(0.3) {
+			depth = 1 // composite states too, perhaps with done or history
+		}
+		for range 2 {
+			g.fill(g.newNode(regionNode, q), depth, qdone)
 		}
 		g.row(reg.children[0], g.event(reg.children[0]), q.name, "")
 	}
@@ -416,8 +432,8 @@ func (g *chartGen) chart() string {
 	var transients []*rnode
 	for _, c := range g.nodes() {
 		// (a region that holds a parallel state may have them, which
-		// then may enter it; its regions may not)
-		inRegion := c.kind == regionNode && !c.parent.hosted
+		// then may enter it; so may its regions)
+		inRegion := c.kind == regionNode
 		remembered := false // a history around would remember it
 		for a := c; a != nil; a = a.parent {
 			remembered = remembered || a.history != ""

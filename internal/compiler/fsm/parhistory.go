@@ -89,10 +89,16 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 	out := w
 	// Each rule from the leaf its region is in before it: the step's
 	// first rules from the configuration, the done transitions inside the
-	// regions after them (settle) from the final states those entered.
+	// regions after them (settle) from the final states those entered;
+	// the configuration also says which histories inside the regions of a
+	// parallel state inside a region a rule leaves.
 	cur := slices.Clone(w.Config)
+	hosted := m.hostedHistories()
 	for i, reg := range w.moved {
 		r, at := w.Rules[i], cur[reg.Index]
+		if hosted {
+			hist = m.rememberHosted(w.Rules[i], cur, hist)
+		}
 		if p := r.Pick(at, hist); p != r {
 			if out == w {
 				cp := *w
@@ -109,6 +115,7 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 		hist = r.Remember(at, hist)
 		if r.To != nil {
 			cur[reg.Index] = r.To
+			w.From.reenter(cur, []*Rule{r})
 		}
 	}
 	rw.way = out
@@ -145,4 +152,48 @@ func regionHistoryShape(regions []*specRegion) []string {
 		}
 	}
 	return out
+}
+
+// hostedHistories reports whether some composite state with a history is
+// inside a region of a parallel state inside a region.
+func (m *Machine) hostedHistories() bool {
+	return slices.ContainsFunc(m.Histories, func(s *State) bool { return s.Region != nil && s.Region.Host != nil })
+}
+
+// rememberHosted returns hist after region rule r, taken with the regions
+// in cfg, leaves the parallel states inside its region that it leaves:
+// each history inside their regions (at any depth) holds its region's
+// leaf when the leaf is inside its state, as when the parallel state
+// around is left (SCXML 1.0 §3.13, exitStates records the histories of
+// every state it exits).
+func (m *Machine) rememberHosted(r *Rule, cfg, hist []*State) []*State {
+	out, copied := hist, false
+	for _, run := range r.Exits {
+		if !hosting(run) {
+			continue
+		}
+		for _, s := range m.Histories {
+			if s.Region == nil || !s.Region.under(run.State) {
+				continue
+			}
+			if at := cfg[s.Region.Index]; at != nil && s.Contains(at) && s.Hist < len(out) {
+				if !copied {
+					out, copied = slices.Clone(hist), true
+				}
+				out[s.Hist] = at
+			}
+		}
+	}
+	return out
+}
+
+// under reports whether region reg is a region of parallel state q, a
+// state inside a region, or of a parallel state inside one of those.
+func (reg *Region) under(q *State) bool {
+	for h := reg; h.Host != nil; h = h.Host {
+		if h.Within == q {
+			return true
+		}
+	}
+	return false
 }

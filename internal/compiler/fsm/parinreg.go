@@ -55,12 +55,10 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 			// every child region is in a final state.
 			diags.Errorf(root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", root.Name.Value, q.Name.Value, q.Name.Value)
 		}
-		switch {
-		case r.transient.Line != 0:
-			diags.Errorf(r.transient, "region %s of parallel state %s, which region %s enters and leaves, has a transient state: fsmgen does not take eventless rules inside a parallel state inside a region yet; give the choice to the rule that enters the state", root.Name.Value, q.Name.Value, host.root.Name.Value)
-		case r.done.Line != 0:
-			diags.Errorf(r.done, "region %s of parallel state %s, which region %s enters and leaves, has a done transition inside it: fsmgen does not take done transitions inside a parallel state inside a region yet; write a rule on the event that ends the work instead", root.Name.Value, q.Name.Value, host.root.Name.Value)
-		}
+		// Its transient states and the done transitions of its composite
+		// states are taken with those of the other regions (see settle
+		// and eventless), q's own done after them once they end its last
+		// region.
 		hostedStates(root, root, q, host, diags)
 		out = append(out, r)
 		out = append(out, regionsOf(root.States, diags, r, nil)...)
@@ -70,11 +68,13 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 
 // hostedStates refuses, in s and the states inside it (a region of a
 // parallel state inside another's region), what fsmgen does not resolve
-// there yet: histories and deferred events.
+// there yet: deep histories around parallel states inside them, and
+// deferred events. Other histories remember their region's leaf as in
+// any region, when q is left too (see rememberHosted).
 func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
 	switch {
-	case s.History.Set:
-		diags.Errorf(s.History.Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s has a history; fsmgen does not resume the states of a parallel state inside a region yet; drop the history", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value)
+	case s.History.Set && s.History.Value == "deep" && hasParallel(s.States):
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s has a deep history and holds a parallel state; fsmgen does not resume the regions of a parallel state inside a region yet; make the history shallow (which enters the parallel state anew) or drop it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value)
 	case len(s.Defer) > 0:
 		diags.Errorf(s.Defer[0].Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s defers %s; fsmgen does not defer events inside a parallel state inside a region yet; ignore the event, or handle it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value, s.Defer[0].Value)
 	}
@@ -121,12 +121,16 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	}
 }
 
-// hostingHistory refuses, in region r, a history of a composite state
-// around a parallel state inside r: its variants would resume the
-// parallel state's regions, which fsmgen does not do yet.
+// hostingHistory refuses, in region r, a deep history of a composite
+// state around a parallel state inside r: its variants would resume the
+// leaves of the parallel state's regions, which fsmgen does not do yet.
+// A shallow history remembers the parallel state (or the state around
+// it) as any leaf of r, and resuming it enters the parallel state anew,
+// its regions through their initial states (SCXML 1.0 §3.10: the
+// history's default-entry of a remembered child that is a <parallel>).
 func hostingHistory(r *specRegion, s *spec.State, diags *diag.List) {
-	if s.History.Set && hasParallel(s.States) {
-		diags.Errorf(s.History.Pos, "region %s of parallel state %s: its state %s has a history and holds a parallel state; fsmgen does not resume a parallel state inside a region yet; drop the history, or move the parallel state out of %s", r.root.Name.Value, r.par.Name.Value, s.Name.Value, s.Name.Value)
+	if s.History.Set && s.History.Value == "deep" && hasParallel(s.States) {
+		diags.Errorf(s.History.Pos, "region %s of parallel state %s: its state %s has a deep history and holds a parallel state; fsmgen does not resume the regions of a parallel state inside a region yet; make the history shallow (which enters the parallel state anew) or drop it, or move the parallel state out of %s", r.root.Name.Value, r.par.Name.Value, s.Name.Value, s.Name.Value)
 	}
 	for i := range s.States {
 		if !s.States[i].Parallel.Value {

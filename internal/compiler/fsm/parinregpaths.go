@@ -32,26 +32,39 @@ func hostedTimers(s *State) uint64 {
 // of a parallel state inside a region is in its initial leaf when its
 // host region is in that parallel state and cfg names none, and in none
 // otherwise. Hosts come before the regions they hold (document order).
-func (p *State) settleHosts(cfg []*State) {
+func (p *State) settleHosts(cfg []*State) { p.fillHosts(cfg, (*Region).first) }
+
+// restHosts is settleHosts for a configuration the machine rests in, to
+// restore it: a region it fills is in its Resting leaf, not in a
+// transient initial state.
+func (p *State) restHosts(cfg []*State) { p.fillHosts(cfg, (*Region).Resting) }
+
+// first returns the leaf region reg is entered in.
+func (reg *Region) first() *State { return reg.Initial }
+
+// fillHosts puts the regions of the parallel states inside the regions
+// of p that cfg names no leaf for in leaf(reg) when their host region is
+// in that parallel state, and in none otherwise.
+func (p *State) fillHosts(cfg []*State, leaf func(*Region) *State) {
 	for _, reg := range p.Flat {
 		switch {
 		case reg.Host == nil:
 		case cfg[reg.Host.Index] != reg.Within:
 			cfg[reg.Index] = nil
 		case cfg[reg.Index] == nil:
-			cfg[reg.Index] = reg.Initial
+			cfg[reg.Index] = leaf(reg)
 		}
 	}
 }
 
 // place puts region reg of cfg in leaf l, and the regions that host it in
-// the parallel states that hold it, the others settled (see settleHosts).
+// the parallel states that hold it, the others at rest (see restHosts).
 func (m *Machine) place(cfg []*State, reg *Region, l *State) {
 	for h := reg; h.Host != nil; h = h.Host {
 		cfg[h.Host.Index] = h.Within
 	}
 	cfg[reg.Index] = l
-	reg.Parallel.settleHosts(cfg)
+	reg.Parallel.restHosts(cfg)
 }
 
 // PickOrder returns the regions regs in the order they pick their rules
@@ -173,4 +186,27 @@ func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State) []reg
 		out = append(out, m.settle(p, &cw, next, queue)...)
 	}
 	return out
+}
+
+// Restless reports whether entering parallel state s enters one of its
+// regions in a leaf it never rests in (a transient state, or a final
+// state whose composite state's done transition leaves it), or in a
+// parallel state inside the region that does so in turn: the step that
+// enters s then goes on with the eventless rules (SCXML 1.0 §3.13,
+// selectEventlessTransitions after the microstep that enters a
+// <parallel>).
+func (s *State) Restless() bool {
+	return slices.ContainsFunc(s.Regions, func(reg *Region) bool {
+		l := reg.Initial
+		return l.Settles() || l.Regions != nil && l.Restless()
+	})
+}
+
+// EntersRestless reports whether rule r of a region enters a parallel
+// state inside a region (anew) whose regions start in a leaf they never
+// rest in (see Restless).
+func (r *Rule) EntersRestless() bool {
+	return slices.ContainsFunc(r.Entries, func(run *Run) bool {
+		return run.Entry && hosting(run) && run.State.Restless()
+	})
 }

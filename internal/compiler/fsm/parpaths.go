@@ -188,9 +188,11 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 // each done transition's guards, tested once the step before ran; then,
 // when every region is final, p's own done transition (complete).
 func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []regionWay {
-	if slices.ContainsFunc(p.Regions, func(reg *Region) bool { return after[reg.Index].Eventless() }) {
+	if slices.ContainsFunc(p.Flat, func(reg *Region) bool { return after[reg.Index].Eventless() }) {
 		// SCXML 1.0 §3.13 (macrostep): the eventless transitions run
-		// before the next done event of the internal queue is taken.
+		// before the next done event of the internal queue is taken, those
+		// of the regions of the parallel states inside regions among them
+		// (their atomic states are the configuration's too).
 		return m.eventless(p, w, after, queue)
 	}
 	if len(queue) == 0 {
@@ -364,7 +366,7 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 			cfg[reg.Index] = reg.Leaves[i]
 		}
 	}
-	p.settleHosts(cfg)
+	p.restHosts(cfg)
 	if p.completes(cfg) {
 		return nil
 	}

@@ -309,7 +309,7 @@ func (p *State) TimedConfigs() [][]*State {
 		for _, reg := range p.Flat {
 			cfg[reg.Index] = reg.Leaves[min(k, len(reg.Leaves)-1)]
 		}
-		p.settleHosts(cfg)
+		p.restHosts(cfg)
 		// cfg holds nil for the regions of the machine's other parallel
 		// states, and of the parallel states inside p's regions that cfg
 		// does not enter.

@@ -14,7 +14,9 @@ import "slices"
 func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) []regionWay {
 	ways := []*Way{w}
 	nexts := [][]*State{after}
-	for _, reg := range p.Regions {
+	for _, reg := range p.Flat {
+		// The regions of the parallel states inside regions too, in
+		// document order; one the microstep enters waits for the next.
 		s := after[reg.Index]
 		if !s.Eventless() {
 			continue

@@ -60,6 +60,16 @@ func startsAt(list []spec.State) map[*spec.State]bool {
 	}
 }
 
+// startsIn reports whether New enters region r: its parallel state is
+// one New starts the machine in, or, for a region of a parallel state
+// inside another region, that region starts in it and New enters it.
+func startsIn(r *specRegion, starts map[*spec.State]bool) bool {
+	if r.host == nil {
+		return starts[r.par]
+	}
+	return initialLeaf(r.host.root) == r.par && startsIn(r.host, starts)
+}
+
 // newTransient refuses a transient initial state of a region of a
 // parallel state that New enters: New takes no eventless rules (a
 // machine's initial state is never transient), so the machine would start
@@ -67,14 +77,18 @@ func startsAt(list []spec.State) map[*spec.State]bool {
 func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
 	starts := startsAt(list)
 	for _, r := range regions {
-		if !starts[r.par] {
+		if !startsIn(r, starts) {
 			continue
 		}
 		l := initialLeaf(r.root)
 		if l == nil || !l.Transient.Value {
 			continue
 		}
-		diags.Errorf(l.Transient.Pos, "region state %s (in region %s of parallel state %s) is transient and initial, and %s is where New starts the machine: New takes no eventless rules, as a machine's initial state is never transient; make another state of %s initial and lead it to %s with an event, or start the machine in a state that leads to %s", l.Name.Value, r.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.root.Name.Value, l.Name.Value, r.par.Name.Value)
+		top := r.par // where New starts: the parallel state around a host
+		if r.host != nil {
+			top = r.top
+		}
+		diags.Errorf(l.Transient.Pos, "region state %s (in region %s of parallel state %s) is transient and initial, and %s is where New starts the machine: New takes no eventless rules, as a machine's initial state is never transient; make another state of %s initial and lead it to %s with an event, or start the machine in a state that leads to %s", l.Name.Value, r.root.Name.Value, r.par.Name.Value, top.Name.Value, r.root.Name.Value, l.Name.Value, top.Name.Value)
 	}
 }
 
@@ -92,8 +106,10 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 	}
 	var queue []*Region
 	restless := false
-	for _, reg := range p.Regions {
-		if s := rw.after[reg.Index]; s.Settles() {
+	for _, reg := range p.Flat {
+		// The regions of the parallel states inside regions entered with
+		// p too (nil when not).
+		if s := rw.after[reg.Index]; s != nil && s.Settles() {
 			restless = true
 			if !s.Eventless() {
 				queue = append(queue, reg)
@@ -153,12 +169,10 @@ func (m *Machine) stepEntered(w *Way, before timerRun) (Trace, timerRun) {
 func restingConfig(m *Machine) []*State {
 	cfg := make([]*State, len(m.Regions))
 	for _, reg := range m.Regions {
-		if reg.Host == nil {
+		// Hosts come before the regions they hold (document order).
+		if reg.Host == nil || cfg[reg.Host.Index] == reg.Within {
 			cfg[reg.Index] = reg.Resting()
 		}
-	}
-	for _, p := range m.States {
-		p.settleHosts(cfg)
 	}
 	return cfg
 }
@@ -201,7 +215,11 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 			for _, r := range s.Choice.Rules {
 				if r.History != nil {
 					refused = true
-					diags.Errorf(r.Pos, "region %s of parallel state %s starts in transient state %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, reg.Parallel.Name, reg.Initial.Name, r.Label, reg.Parallel.Name, r.History.Name, r.History.Name, reg.Root.Name)
+					par := reg.Parallel // the parallel state whose entry enters reg
+					if reg.Within != nil {
+						par = reg.Within
+					}
+					diags.Errorf(r.Pos, "region %s of parallel state %s starts in transient state %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, par.Name, reg.Initial.Name, r.Label, par.Name, r.History.Name, r.History.Name, reg.Root.Name)
 					continue
 				}
 				walk(r.To)

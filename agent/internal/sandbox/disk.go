@@ -17,18 +17,21 @@ const diskEvery = 50 * time.Millisecond
 // directories it may write (the workspace, its cache, the writable
 // exposures): Limits.Disk bytes, measured as the growth of those file
 // systems' used space since the command started (statfs, which counts
-// data not yet written back on ext4, XFS, btrfs and tmpfs). Other
-// processes write to the same file systems: when the growth passes the
-// limit, the watcher adds up what the command may have written (the
-// space held by the files under its writable directories changed since
-// it started) and stops the command only when that passes the limit too;
-// otherwise it counts again from there.
+// data not yet written back on ext4, XFS, btrfs and tmpfs), added up look
+// by look and leaving out what they shrank, so that files other processes
+// remove meanwhile do not hide what the command writes. Other processes
+// write to the same file systems too: when the growth passes the limit,
+// the watcher adds up what the command may have written (the space held
+// by the files under its writable directories changed since it started)
+// and stops the command only when that passes the limit too; otherwise
+// it counts again from there.
 type diskWatch struct {
 	limit int64
 	dirs  []string // writable directories, absolute
 	every time.Duration
 	start time.Time
-	base  map[[2]int32]int64 // used bytes of each file system at the start, by id
+	last  map[[2]int32]int64 // used bytes of each file system at the last look, by id
+	grown int64              // the growth added up since the count began
 	// wrote is what the command wrote when it was stopped for it, 0
 	// while it was not; ended says it had ended by itself, having written
 	// past its limit between two looks (a fast writer, dd into the page
@@ -46,7 +49,7 @@ func newDiskWatch(limit int64, dirs []string) *diskWatch {
 	// A second's margin: a file system stamps a file's change time from a
 	// coarse clock, a little behind time.Now.
 	w := &diskWatch{limit: limit, dirs: dirs, every: diskEvery, start: time.Now().Add(-time.Second)}
-	w.base = w.used()
+	w.last = w.used()
 	return w
 }
 
@@ -64,15 +67,20 @@ func (w *diskWatch) used() map[[2]int32]int64 {
 	return out
 }
 
-// growth returns how much the file systems' used space grew since base.
-func (w *diskWatch) growth() int64 {
-	var g int64
-	for id, n := range w.used() {
-		if b, ok := w.base[id]; ok {
-			g += n - b
+// growth adds to w.grown what the file systems' used space grew since
+// the last look, each that shrank counting nothing, and returns it.
+func (w *diskWatch) growth() int64 { return w.add(w.used()) }
+
+// add adds to w.grown what the file systems grew from the last look to
+// now, their used bytes by id, and returns it.
+func (w *diskWatch) add(now map[[2]int32]int64) int64 {
+	for id, n := range now {
+		if b, ok := w.last[id]; ok {
+			w.grown += max(n-b, 0)
+			w.last[id] = n
 		}
 	}
-	return g
+	return w.grown
 }
 
 // run watches until stop is closed, and calls kill when the command wrote
@@ -103,8 +111,8 @@ func (w *diskWatch) run(stop <-chan struct{}, kill func()) {
 // it is not. When the disks grew past the limit but the command's files
 // do not account for it (others wrote it), it counts again from there.
 // The count stops early, with what it has, once stop is closed (nil: it
-// never does); a count cut short keeps the base, so that the last look,
-// when the command ends, still sees all the growth.
+// never does); a count cut short keeps the growth, so that the last
+// look, when the command ends, still sees it all.
 func (w *diskWatch) over(stop <-chan struct{}) int64 {
 	if w.growth() <= w.limit {
 		return 0
@@ -114,7 +122,7 @@ func (w *diskWatch) over(stop <-chan struct{}) int64 {
 		return n
 	}
 	if whole {
-		w.base = w.used()
+		w.grown = 0
 	}
 	return 0
 }

@@ -39,7 +39,7 @@ func TestDiskWatchWritten(t *testing.T) {
 // TestDiskWatchLastLook: a command that writes past its limit and ends
 // between two looks of the watcher is found by the last look, when it
 // ends: not stopped, but said (ended). The disk's growth is taken as
-// past the limit (its base zeroed), since other tests write and remove
+// past the limit (its last look zeroed), since other tests write and remove
 // files on the same disk meanwhile.
 func TestDiskWatchLastLook(t *testing.T) {
 	t.Parallel()
@@ -47,8 +47,8 @@ func TestDiskWatchLastLook(t *testing.T) {
 	w := newDiskWatch(1<<20, []string{dir})
 	require.NotNil(t, w)
 	w.every = time.Hour // no look while it runs
-	for id := range w.base {
-		w.base[id] = 0
+	for id := range w.last {
+		w.last[id] = 0
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -64,7 +64,7 @@ func TestDiskWatchLastLook(t *testing.T) {
 
 // TestDiskWatchCutShort: a look whose count of the command's files is cut
 // short by the command's end (a watcher starved of the CPU looked late)
-// keeps the disk's base, so that the last look still finds what the
+// keeps the disk's growth, so that the last look still finds what the
 // command wrote; a whole count that does not account for the growth
 // (others wrote it) counts again from there.
 func TestDiskWatchCutShort(t *testing.T) {
@@ -72,22 +72,41 @@ func TestDiskWatchCutShort(t *testing.T) {
 	dir := t.TempDir()
 	w := newDiskWatch(1<<20, []string{dir})
 	require.NotNil(t, w)
-	for id := range w.base {
-		w.base[id] = 0 // the disk grew past the limit
+	for id := range w.last {
+		w.last[id] = 0 // the disk grew past the limit
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "big"), make([]byte, 4<<20), 0o644))
 	ended := make(chan struct{})
 	close(ended)
 	assert.Zero(t, w.over(ended), "cut short, the count has nothing yet")
-	for _, b := range w.base {
-		assert.Zero(t, b, "and the base is kept")
-	}
+	assert.Greater(t, w.grown, int64(1<<20), "and the growth is kept")
 	assert.GreaterOrEqual(t, w.over(nil), int64(4<<20), "the last look finds the file")
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "big")))
 	assert.Zero(t, w.over(nil), "growth the command's files do not account for")
-	for _, b := range w.base {
-		assert.NotZero(t, b, "counts again from the disk's use now")
+	assert.Zero(t, w.grown, "counts again from the disk's use now")
+}
+
+// TestDiskWatchShrink: a file system that shrank since the last look
+// (another process removed files) takes nothing from the growth the
+// watcher has added up, which a command's writes between the same looks
+// would otherwise hide; one that grew adds to it, and a file system the
+// command may not write is not counted.
+func TestDiskWatchShrink(t *testing.T) {
+	t.Parallel()
+	disk, other := [2]int32{1, 2}, [2]int32{3, 4}
+	w := &diskWatch{limit: 1 << 30, last: map[[2]int32]int64{disk: 100 << 20}}
+	for _, tt := range []struct {
+		name  string
+		used  int64 // the disk's used bytes at the look
+		grown int64
+	}{
+		{name: "grew", used: 110 << 20, grown: 10 << 20},
+		{name: "others removed files", used: 80 << 20, grown: 10 << 20},
+		{name: "grew again", used: 100 << 20, grown: 30 << 20},
+		{name: "unchanged", used: 100 << 20, grown: 30 << 20},
+	} {
+		assert.Equal(t, tt.grown, w.add(map[[2]int32]int64{disk: tt.used, other: 1 << 40}), tt.name)
 	}
 }
 

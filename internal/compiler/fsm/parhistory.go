@@ -109,6 +109,9 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 			if rw.after != nil && p.To != nil {
 				rw.after = slices.Clone(rw.after)
 				rw.after[reg.Index] = p.To
+				// A parallel state inside the region the history resumes
+				// enters its regions' initial states (a shallow history).
+				w.From.reenter(rw.after, []*Rule{p})
 			}
 			r = p
 		}

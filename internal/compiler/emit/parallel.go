@@ -50,10 +50,16 @@ func (g *goGen) parallelOf(d *fsm.Decl) *fsm.State {
 // leafNames lists the names of a region's leaves.
 func leafNames(reg *fsm.Region) string {
 	var names []string
-	for _, s := range reg.Leaves {
+	for _, s := range restingLeaves(reg) {
 		names = append(names, s.Name)
 	}
 	return list(names)
+}
+
+// restingLeaves returns the leaves of region reg it may rest in: not its
+// transient states, which it leaves in the step that enters them.
+func restingLeaves(reg *fsm.Region) []*fsm.State {
+	return slices.DeleteFunc(slices.Clone(reg.Leaves), (*fsm.State).Eventless)
 }
 
 // regionFields returns the fields a parallel state's type has for its
@@ -69,8 +75,8 @@ func (g *goGen) regionFields(d *fsm.Decl) []jen.Code {
 	var out []jen.Code
 	for _, reg := range p.Flat {
 		doc := fmt.Sprintf("%s is the state region %s is in: one of %s.", reg.Field, reg.Root.Name, leafNames(reg))
-		if len(reg.Leaves) == 1 {
-			doc = fmt.Sprintf("%s is the state region %s is in: %s.", reg.Field, reg.Root.Name, reg.Leaves[0].Name)
+		if rest := restingLeaves(reg); len(rest) == 1 {
+			doc = fmt.Sprintf("%s is the state region %s is in: %s.", reg.Field, reg.Root.Name, rest[0].Name)
 		}
 		tag := reg.JSON
 		if reg.Host != nil {

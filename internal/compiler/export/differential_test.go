@@ -296,20 +296,6 @@ func compareTarget(t *testing.T, tg target, specs map[string]*generate.Result, k
 	t.Logf("%d walks, %d steps compared with %s", len(walks), steps, tg.format)
 }
 
-// walkText writes the Go machine's steps of a walk, one a line: the
-// input, the guards answered and the leaf it led to.
-func walkText(steps []goResult) string {
-	var b strings.Builder
-	for i, g := range steps {
-		fmt.Fprintf(&b, "%d. %s", i, inputText(g.Input))
-		for _, a := range g.Guards {
-			fmt.Fprintf(&b, " %s=%t", a.Guard, a.Answer)
-		}
-		fmt.Fprintf(&b, " -> %s\n", g.Leaf)
-	}
-	return b.String()
-}
-
 // replay replays the Go machines' walks in one target, each machine as
 // exported returns it, and returns the target's steps of each walk.
 func replay(t *testing.T, tg target, specs map[string]*generate.Result, keys []string, walks []goWalk, goResults [][]goResult, exported func(key string, m *fsm.Machine) []byte) [][]jsResult {

@@ -1,6 +1,7 @@
 package export_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -312,4 +313,18 @@ func chartDepth(s *fsm.State) int {
 		return s.Region.Parallel.Depth + 1 + s.Depth
 	}
 	return s.Depth
+}
+
+// walkText writes the Go machine's steps of a walk, one a line: the
+// input, the guards answered and the leaf it led to.
+func walkText(steps []goResult) string {
+	var b strings.Builder
+	for i, g := range steps {
+		fmt.Fprintf(&b, "%d. %s", i, inputText(g.Input))
+		for _, a := range g.Guards {
+			fmt.Fprintf(&b, " %s=%t", a.Guard, a.Answer)
+		}
+		fmt.Fprintf(&b, " -> %s\n", g.Leaf)
+	}
+	return b.String()
 }

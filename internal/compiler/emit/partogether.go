@@ -1,0 +1,237 @@
+package emit
+
+import (
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// This file emits an event that several regions of a parallel state have
+// rules for: taken together as one step, in SCXML's order (see
+// regionsTogether).
+
+// local names a local of region reg in regionsTogether: "t" and
+// "Playback" give tPlayback.
+func local(prefix string, reg *fsm.Region) string { return prefix + reg.Field }
+
+// regionsTogether emits an event that several regions have rules for.
+// Each region picks its rule first (the guards are tested before
+// anything changes; a region that rejects the event refuses it for the
+// machine); then the rules are taken as one step, as SCXML takes the set
+// of transitions one event enables (§3.13, microstep): every region's
+// new leaf and the observer's steps, then the exits of all the rules in
+// reverse document order, their actions in document order, and their
+// entries in document order.
+//
+//	tPlayback, tVolume := -1, -1
+//	switch m.rgn[0] { case StatePlaying: tPlayback = 12 }
+//	switch m.rgn[1] { case StateMuted: tVolume = 14 }
+//	if tPlayback >= 0 || tVolume >= 0 {
+//		fromPlayback, fromVolume := m.rgn[0], m.rgn[1]
+//		switch tPlayback { case 12: m.rgn[0] = StateStopped; m.core.Start(12, StateOn) }
+//		...
+//		return m.core.Finish()
+//	}
+func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
+	var ts, none, froms, fromVals []jen.Code
+	var out []jen.Code
+	ignores := false
+	// The regions that may take the event: not those that only defer it.
+	takers := slices.DeleteFunc(slices.Clone(inv), func(reg *fsm.Region) bool { return onlyDefers(reg, e) })
+	for _, reg := range takers {
+		ts = append(ts, jen.Id(local("t", reg)))
+		none = append(none, jen.Lit(-1))
+		if g.readsFrom(reg, e) {
+			froms = append(froms, jen.Id(local("from", reg)))
+			fromVals = append(fromVals, rgn(reg))
+		}
+	}
+	held := defersOn(inv, e)
+	if held {
+		// The deferral of the first region that defers the event.
+		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
+	}
+	out = append(out, jen.List(ts...).Op(":=").List(none...))
+	for _, reg := range fsm.PickOrder(inv) {
+		cells, leaves := regionCells(reg, e)
+		var cases []jen.Code
+		for _, c := range cells {
+			var ks []jen.Code
+			for _, s := range leaves[c] {
+				ks = append(ks, jen.Id(s.KindName))
+			}
+			pick := func(r *fsm.Rule) []jen.Code {
+				switch r.Kind {
+				case fsm.Reject:
+					return []jen.Code{refusal(r)}
+				case fsm.Defer:
+					return []jen.Code{jen.If(jen.Id("held").Op("<").Lit(0)).Block(jen.Id("held").Op("=").Lit(r.Index))}
+				}
+				ignores = ignores || r.Kind == fsm.Ignore
+				return g.regionPick(reg, r)
+			}
+			cases = append(cases, jen.Case(ks...).Block(g.regionCell(reg, c, pick)...))
+		}
+		sw := jen.Switch(rgn(reg)).Block(cases...)
+		if test := preempted(reg, inv); test != nil {
+			// A rule of a region of a parallel state inside reg preempts
+			// reg's.
+			sw = jen.If(test).Block(sw)
+		}
+		out = append(out, sw)
+	}
+	var some jen.Code
+	for i, reg := range takers {
+		test := jen.Id(local("t", reg)).Op(">=").Lit(0)
+		if i == 0 {
+			some = test
+		} else {
+			some = jen.Add(some).Op("||").Add(test)
+		}
+	}
+	var take []jen.Code
+	lefts := map[string]bool{}
+	for _, reg := range inv {
+		g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+			if r.Kind == fsm.Transition {
+				take = append(take, g.hostedLefts(r, lefts)...)
+			}
+			return nil
+		})
+	}
+	if len(froms) > 0 {
+		// The leaves the rules leave, which their exits test.
+		take = append(take, jen.List(froms...).Op(":=").List(fromVals...))
+	}
+	// The new leaves and the observer's steps.
+	for _, reg := range inv {
+		take = append(take, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+			if r.Kind != fsm.Transition {
+				return nil
+			}
+			c := regionRemembers(reg, r)
+			if r.To != nil {
+				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
+			}
+			c = append(c, g.hostedSlots(r)...)
+			return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
+		})...)
+	}
+	if ignores {
+		// Every region with a rule for the event ignores it.
+		var ign []jen.Code
+		for i, reg := range takers {
+			if i == len(takers)-1 {
+				ign = append(ign, jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg)))))
+				break
+			}
+			ign = append(ign, jen.If(jen.Id(local("t", reg)).Op(">=").Lit(0)).Block(jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg))))))
+		}
+		take = append(take, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(ign...))
+	}
+	for _, part := range []string{"exits", "actions", "entries"} {
+		order := inv
+		if part == "exits" {
+			order = reversed(inv)
+		}
+		for _, reg := range order {
+			take = append(take, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+				if r.Kind != fsm.Transition {
+					return nil
+				}
+				return g.regionActs(r, jen.Id(local("from", reg)), part, true)
+			})...)
+		}
+	}
+	var settling []*fsm.Region
+	for _, reg := range inv {
+		if settlesOn(reg, e) {
+			settling = append(settling, reg)
+		}
+	}
+	ends := false
+	if len(settling) > 0 {
+		take = append(take, settleLoop(settling))
+		ends = hostsMayEnd(inv[0].Parallel) // see regionRule
+	}
+	for _, q := range hostsEnding(inv, e) {
+		// The done transitions of the parallel states inside regions
+		// whose last region the step may end, in document order.
+		take = append(take, g.hostCompletion(q, nil)...)
+		ends = ends || hostEnds(q)
+	}
+	if ends || slices.ContainsFunc(inv, func(reg *fsm.Region) bool { return endsOn(reg, e) }) {
+		// Some region may have entered its final state: the last one
+		// completes the parallel state.
+		take = append(take, g.completion(inv[0].Parallel, nil))
+	}
+	take = append(take, jen.Return(core().Dot("Finish").Call()))
+	if some != nil {
+		out = append(out, jen.If(some).Block(take...))
+	}
+	if held {
+		// No region takes the event, and one defers it: a transition
+		// takes precedence over a deferral (UML 2.5.1 §14.2.3.9).
+		out = append(out, jen.If(jen.Id("held").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot("push").Call(jen.Id("held"), jen.Id("ev")))))
+	}
+	// When no region has a rule, the event goes on to the parallel
+	// state's own.
+	return out
+}
+
+// ruleSwitch emits a switch over the rule region reg picked for e, with
+// a case for each rule body gives code for; nothing when it gives none.
+func (g *goGen) ruleSwitch(reg *fsm.Region, e *fsm.Event, body func(*fsm.Rule) []jen.Code) []jen.Code {
+	cells, _ := regionCells(reg, e)
+	var cases []jen.Code
+	seen := map[*fsm.Rule]bool{}
+	var walk func(c *fsm.Cell)
+	walk = func(c *fsm.Cell) {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			for _, r := range withVariants(c.Rules) {
+				if seen[r] {
+					continue
+				}
+				seen[r] = true
+				if b := body(r); len(b) > 0 {
+					cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, b...)...))
+				}
+			}
+		}
+	}
+	for _, c := range cells {
+		walk(c)
+	}
+	if len(cases) == 0 {
+		return nil
+	}
+	return []jen.Code{jen.Switch(jen.Id(local("t", reg))).Block(cases...)}
+}
+
+func reversed(regs []*fsm.Region) []*fsm.Region {
+	out := make([]*fsm.Region, len(regs))
+	for i, r := range regs {
+		out[len(regs)-1-i] = r
+	}
+	return out
+}
+
+// readsFrom reports whether a rule of region reg for e runs an exit or
+// entry only from some of its states, which tests the leaf it leaves.
+func (g *goGen) readsFrom(reg *fsm.Region, e *fsm.Event) bool {
+	cells, _ := regionCells(reg, e)
+	for _, c := range cells {
+		for ; c != nil && !c.Out(); c = c.Fallback {
+			for _, r := range withVariants(c.Rules) {
+				for _, run := range append(append([]*fsm.Run{}, r.Exits...), r.Entries...) {
+					if g.readsLeaf(run) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}

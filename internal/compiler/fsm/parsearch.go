@@ -1,0 +1,200 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+)
+
+// This file searches the configurations a machine with parallel states
+// reaches, breadth first, for the shortest path to each rule (see
+// parpaths.go for the ways one event takes through the regions).
+
+// configKey identifies a configuration.
+func configKey(cfg []*State) string {
+	var sb strings.Builder
+	for _, s := range cfg {
+		if s != nil {
+			sb.WriteString(s.Name)
+		}
+		sb.WriteByte(',')
+	}
+	return sb.String()
+}
+
+// trail is a path of the search, kept as its last step and the path
+// before it: the items of the queue share their prefixes.
+type trail struct {
+	prev *trail
+	way  *Way
+	n    int // steps
+}
+
+// steps lays the trail out, first step first.
+func (t *trail) steps() []*Way {
+	out := make([]*Way, t.n)
+	for ; t != nil; t = t.prev {
+		out[t.n-1] = t.way
+	}
+	return out
+}
+
+// pathSearchLimit is how many configurations parallelPaths visits at
+// most: with several parallel states, their histories and timers, there
+// may be millions, which a rule that never fires would otherwise make it
+// visit all of. A variable for the tests.
+var pathSearchLimit = 1 << 17
+
+// parallelPaths finds again, for a machine with parallel states, the
+// shortest path to every rule, its regions' included, breadth first over
+// the configurations the machine reaches (see paths), and lays them out
+// as witnesses.
+func (m *Machine) parallelPaths(b *builder) {
+	all := m.AllRules()
+	found := make([]*Path, len(all))
+	mem0 := make([]*State, m.HistSlots())
+	var cfg0 []*State
+	if m.Initial.Regions != nil {
+		cfg0 = initialConfig(m)
+	}
+	start := regionNode{node: node{leaf: m.Initial, hist: histKey(mem0)}, cfg: configKey(cfg0)}
+	seen := map[regionNode]bool{start: true}
+	queue := []regionItem{{n: start, cfg: cfg0, mem: mem0}}
+	// The search ends once every rule has its path (but those a region
+	// always preempts, which have none), or at the limit.
+	left := 0
+	for _, r := range all {
+		if !preempted(r) {
+			left++
+		}
+	}
+	active := map[*State]bool{} // the regions' leaves in the configurations reached
+	for len(queue) > 0 && left > 0 && len(seen) <= pathSearchLimit {
+		it := queue[0]
+		queue = queue[1:]
+		for _, l := range it.cfg {
+			if l != nil {
+				active[l] = true
+			}
+		}
+		var next []regionWay
+		for _, c := range b.edges(it.n.node) {
+			if it.n.leaf.Regions != nil && (c.stale == nil && (c.cell.Event == nil || !c.cell.Event.Builtin)) {
+				continue // the events: offered to the regions below
+			}
+			for _, w := range c.ways(it.n.leaf) {
+				if it.cfg != nil {
+					cp := *w
+					cp.Config = it.cfg
+					w = &cp
+				}
+				after := it.cfg
+				if w.To.Regions != nil && enters(w, w.To) {
+					after = initialConfig(m)
+				} else if w.To.Regions == nil {
+					after = nil
+				}
+				next = append(next, regionWay{way: w, after: after})
+			}
+		}
+		if it.n.leaf.Regions != nil {
+			var rws []regionWay
+			for _, e := range m.Events {
+				if !e.Builtin {
+					rws = append(rws, m.regionWays(it.n.leaf, it.cfg, e)...)
+				}
+			}
+			for _, t := range regionTimers(it.n.leaf, it.cfg) {
+				if !(t.Index < 64 && it.n.spent&(1<<t.Index) != 0) {
+					rws = append(rws, m.regionTimerWays(it.n.leaf, it.cfg, t)...)
+				}
+			}
+			for _, rw := range rws {
+				if rw.way.To.Regions == nil {
+					rw.after = nil
+				}
+				next = append(next, rw)
+			}
+		}
+		var final []regionWay
+		for _, rw := range next {
+			final = append(final, m.continueFinal(rw, it.mem)...)
+		}
+		for _, rw := range final {
+			rw, mem := m.resolveRegional(rw, it.mem)
+			for _, rw := range m.settleEntry(rw) {
+				rw, mem := m.resolveSettled(rw, mem)
+				w := rw.way
+				if rw.way.To.Regions == nil {
+					rw.after = nil
+				}
+				tr := &trail{prev: it.trail, way: w, n: 1}
+				if it.trail != nil {
+					tr.n = it.trail.n + 1
+				}
+				for _, r := range w.Rules {
+					if found[r.Index] == nil {
+						found[r.Index] = &Path{Rule: r, Steps: tr.steps()}
+						if !preempted(r) {
+							left--
+						}
+					}
+				}
+				n := regionNode{node: node{leaf: w.To, spent: spendIn(it.n.spent, w, rw.after), hist: histKey(mem)}, cfg: configKey(rw.after)}
+				if !seen[n] {
+					seen[n] = true
+					queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, trail: tr})
+				}
+			}
+		}
+	}
+	m.Paths = nil
+	for _, r := range all {
+		if found[r.Index] == nil && r.From != nil && r.From.Regions != nil && r.Event != nil {
+			if reg := TakesAll(r.From, r.Event); reg != nil {
+				b.errorf(r.Pos, "rule %s can never fire: region %s has a rule for %s in every state, which is taken instead (SCXML 1.0 §3.13: a region's transition preempts its parallel state's); remove the rule", r.Label, reg.Root.Name, r.Event.Name)
+				continue
+			}
+			if r.From.Completion != nil && leftOnlyInFinals(r.From, r.Event) {
+				b.errorf(r.Pos, "rule %s can never fire: every region leaves %s to %s only in its final states, and the machine never rests with every region final (%s's done transition leaves it in that step); remove the rule", r.Label, r.Event.Name, r.From.Name, r.From.Name)
+				continue
+			}
+		}
+		if found[r.Index] == nil && r.Kind == Defer && r.From != nil && r.From.Region != nil {
+			// UML 2.5.1 §14.2.3.4.5: a deferral has effect only where no
+			// rule takes the event; here another region always decides.
+			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
+			continue
+		}
+		if found[r.Index] == nil && len(queue) > 0 {
+			b.errorf(r.Pos, "rule %s fires in none of the first %d configurations the machine reaches (its states, the states of its parallel states' regions, what its histories remember and which timers run): fsmgen stops searching there, so it may never fire; make a state that takes it reachable in fewer steps, or remove the rule", r.Label, pathSearchLimit)
+			continue
+		}
+		if found[r.Index] == nil {
+			if r.From != nil && r.Event != nil && r.From.Region != nil && slices.ContainsFunc(r.From.Region.Leaves, func(l *State) bool { return active[l] && (l == r.From || r.From.Contains(l)) }) {
+				// Its state is reached: the event always goes elsewhere.
+				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region's transition runs where another region ignores or leaves the event; a region inside decides before the states around it); remove the rule", r.Label, r.From.Name, r.Event.Name)
+				continue
+			}
+			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
+			continue
+		}
+		m.Paths = append(m.Paths, found[r.Index])
+	}
+	m.Witnesses, m.PathEnds = nil, nil
+	m.witnesses()
+}
+
+// configText writes the leaves of the regions of parallel state p for a
+// step's text: " (Playing, Muted, Offline)"; "" for another state.
+func configText(p *State, cfg []*State) string {
+	var names []string
+	for _, reg := range p.Flat {
+		if cfg != nil && cfg[reg.Index] != nil {
+			names = append(names, cfg[reg.Index].Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}

@@ -113,6 +113,10 @@ type Loop[E any] struct {
 
 	ctx    context.Context // cancelled when the loop stops; parent of every task
 	cancel context.CancelCauseFunc
+	// parent is Run's context, set once Run is called: done, the loop
+	// handles no more events and its new tasks start cancelled, without
+	// waiting for ctx to be cancelled after it (see Go).
+	parent context.Context
 
 	mu      sync.Mutex
 	closed  bool // no new task may start
@@ -157,6 +161,7 @@ func (l *Loop[E]) Run(ctx context.Context) (err error) {
 		return errors.New("loop: Loop.Run called twice; create a new Loop for each run")
 	}
 	l.running = true
+	l.parent = ctx
 	l.mu.Unlock()
 
 	stopWatch := context.AfterFunc(ctx, func() { l.cancel(context.Cause(ctx)) })
@@ -180,6 +185,11 @@ func (l *Loop[E]) Run(ctx context.Context) (err error) {
 			case <-l.ctx.Done():
 				return context.Cause(l.ctx)
 			}
+		}
+		if ctx.Err() != nil {
+			// Done while the event waited: ctx's watcher may not have
+			// cancelled the loop yet, and the event must not act.
+			return context.Cause(ctx)
 		}
 		if err := l.handle(env); err != nil {
 			return err
@@ -273,7 +283,8 @@ func (l *Loop[E]) Next(ev E) {
 func (l *Loop[E]) Stop() { l.stopping = true }
 
 // Go starts fn in a goroutine the loop owns. fn's context is done when ctx
-// is done or the loop stops, whichever comes first; Run waits for fn to
+// is done or the loop stops, whichever comes first, and from the start
+// when Run's context is done already; Run waits for fn to
 // return before it returns, so fn must return promptly once its context is
 // done. A panic in fn is recovered, logged with its stack and stops the
 // loop with an error. Go reports false, and does not start fn, once the
@@ -285,9 +296,15 @@ func (l *Loop[E]) Go(ctx context.Context, name string, fn func(ctx context.Conte
 		return false
 	}
 	l.wg.Add(1)
+	parent := l.parent
 	l.mu.Unlock()
 
 	tctx, cancel := context.WithCancelCause(ctx)
+	if parent != nil && parent.Err() != nil {
+		// Run's context is done and the loop about to stop: the task
+		// starts cancelled, before it can act (send a request, say).
+		cancel(context.Cause(parent))
+	}
 	stop := context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
 	go func() {
 		defer l.wg.Done()

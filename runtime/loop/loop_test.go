@@ -243,6 +243,29 @@ func TestLoopStopsItsTasks(t *testing.T) {
 	}
 }
 
+// TestLoopCancelledRun: once Run's context is done, the loop handles no
+// event still queued and a task it starts is cancelled from its start,
+// though the watcher that cancels the loop after Run's context may not
+// have run yet (a subagent stopped from a tool call sent one more request
+// to the model so).
+func TestLoopCancelledRun(t *testing.T) {
+	t.Parallel()
+	for range 50 {
+		ctx, cancel := context.WithCancel(context.Background())
+		started := make(chan error, 1)
+		x := &script{start: func(lctx context.Context, l *loop.Loop[string]) error {
+			cancel()
+			require.True(t, l.Go(lctx, "late", func(ctx context.Context) { started <- ctx.Err() }))
+			l.Next("inc")
+			return nil
+		}}
+		err := newLoop(x).Run(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.ErrorIs(t, <-started, context.Canceled, "the task starts cancelled")
+		assert.Empty(t, x.steps, "no event is handled")
+	}
+}
+
 // TestLoopStartError checks that a failing Start stops Run.
 func TestLoopStartError(t *testing.T) {
 	t.Parallel()

@@ -301,7 +301,9 @@ func lockOwner(dir string) (func() error, error) {
 	}
 	unlock, err := proclock.Lock(f)
 	if err != nil {
-		f.Close()
+		// Lock has taken care of f: when this process holds the lock (its
+		// own cluster, which removeStale meets), closing f would release
+		// it, and another test binary would remove the live cluster.
 		return nil, fmt.Errorf("pgtest: lock %s: %w", f.Name(), err)
 	}
 	return unlock, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -84,6 +85,28 @@ func TestDiesWithItsParent(t *testing.T) {
 	require.NoError(t, c.Stop())
 	_, err = os.Stat(c.dir)
 	assert.True(t, os.IsNotExist(err), "Stop removes the cluster")
+}
+
+// TestOwnClusterKept: a cluster this process owns stays locked when
+// removeStale meets it (another Start in this process): another test
+// binary's removeStale, a helper here, leaves it alone. lockOwner closed
+// the descriptor the refused lock had opened, which released this
+// process's record lock, and the next binary removed the live cluster.
+func TestOwnClusterKept(t *testing.T) {
+	a, err := Start(context.Background(), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, a.Stop()) })
+	removeStale() // meets a, locked by this process
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PGTEST_HELPER=1")
+	proctest.Start(t, cmd) // its Start runs removeStale in another process
+	_, err = os.Stat(filepath.Join(a.dir, ownerFile))
+	require.NoError(t, err, "the cluster is kept")
+	u, err := a.NewDB(context.Background())
+	require.NoError(t, err)
+	conn, err := pgx.Connect(context.Background(), u)
+	require.NoError(t, err, "its server runs")
+	require.NoError(t, conn.Close(context.Background()))
 }
 
 // TestDurable checks the clusters' durability: the tests' (Main with no

@@ -171,19 +171,12 @@ func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State) []reg
 		if r == nil || r.To == nil {
 			continue // the checker requires an else, and a target
 		}
-		cw := *w
-		cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
-		cw.Rules = append(slices.Clone(w.Rules), r)
-		cw.moved = append(slices.Clone(w.moved), host)
-		cw.groups = append(slices.Clone(w.groups), 1) // a microstep of its own
-		next := slices.Clone(after)
-		next[host.Index] = r.To
-		p.reenter(next, []*Rule{r})
+		cw, next := p.microstep(w, pk, host, after)
 		var queue []*Region
 		if r.To.Settles() && !r.To.Eventless() {
 			queue = append(queue, host) // a final state of a composite state inside host
 		}
-		out = append(out, m.settle(p, &cw, next, queue)...)
+		out = append(out, m.settle(p, cw, next, queue)...)
 	}
 	return out
 }

@@ -211,21 +211,31 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		if r == nil || r.To == nil {
 			continue // an eventless rule leaves its state (checked by the build)
 		}
-		cw := *w
-		cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
-		cw.Rules = append(slices.Clone(w.Rules), r)
-		cw.moved = append(slices.Clone(w.moved), reg)
-		cw.groups = append(slices.Clone(w.groups), 1) // a microstep of its own
-		next := slices.Clone(after)
-		next[reg.Index] = r.To
-		p.reenter(next, []*Rule{r})
+		cw, next := p.microstep(w, pk, reg, after)
 		rest := slices.Clone(queue[1:])
 		if r.To.Settles() && !r.To.Eventless() {
 			rest = append(rest, reg)
 		}
-		out = append(out, m.settle(p, &cw, next, rest)...)
+		out = append(out, m.settle(p, cw, next, rest)...)
 	}
 	return out
+}
+
+// microstep returns way w of parallel state p continued by pk's rule, of
+// region reg, as a microstep of its own, and the configuration after it,
+// from after: the regions of the parallel states inside reg that the
+// rule enters or leaves set too.
+func (p *State) microstep(w *Way, pk pick, reg *Region, after []*State) (*Way, []*State) {
+	r := pk.rule
+	cw := *w
+	cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
+	cw.Rules = append(slices.Clone(w.Rules), r)
+	cw.moved = append(slices.Clone(w.moved), reg)
+	cw.groups = append(slices.Clone(w.groups), 1)
+	next := slices.Clone(after)
+	next[reg.Index] = r.To
+	p.reenter(next, []*Rule{r})
+	return &cw, next
 }
 
 // completes reports whether cfg, the leaves of the regions of parallel

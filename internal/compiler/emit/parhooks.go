@@ -64,14 +64,7 @@ func (g *goGen) inlineRun(run *fsm.Run) []jen.Code {
 	h := run.Hook()
 	effect := h != nil && h.Effect != nil
 	if effect {
-		var locals []jen.Code
-		for _, l := range run.Results {
-			locals = append(locals, jen.Id(l))
-		}
-		out = append(out, jen.List(locals...).Op(":=").Id("m").Dot("b").Dot(h.Effect.GoName).Call(g.values(run.EffectArgs)...))
-		for _, st := range run.Stores {
-			out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
-		}
+		out = append(out, g.runEffect(run)...)
 	}
 	for _, e := range run.Actions {
 		out = append(out, g.emitAction(e)...)
@@ -129,14 +122,7 @@ func (g *goGen) leaveCompute(s *fsm.State, left string) (decls, out []jen.Code) 
 			}
 			var body []jen.Code
 			if h := run.Hook(); h.Effect != nil {
-				var locals []jen.Code
-				for _, l := range run.Results {
-					locals = append(locals, jen.Id(l))
-				}
-				body = append(body, jen.List(locals...).Op(":=").Id("m").Dot("b").Dot(h.Effect.GoName).Call(g.values(run.EffectArgs)...))
-				for _, sto := range run.Stores {
-					body = append(body, jen.Id("m").Dot("d").Dot(sto.Data.GoName).Op("=").Add(g.value(sto.Value)))
-				}
+				body = append(body, g.runEffect(run)...)
 			}
 			for _, e := range run.Actions {
 				if !fieldEmit(e) {
@@ -177,6 +163,23 @@ func (g *goGen) leaveActs(s *fsm.State) []jen.Code {
 			args = append(args, jen.Id(leaveLocal(s, e, a)))
 		}
 		out = append(out, jen.Id("m").Dot("h").Dot(e.Action.GoName).Call(args...))
+	}
+	return out
+}
+
+// runEffect emits the effect of run's entry or exit, into the locals of
+// its results, then the fields of the parallel state it sets:
+//
+//	level := m.b.Glow(m.d.level)
+//	m.d.level = level
+func (g *goGen) runEffect(run *fsm.Run) []jen.Code {
+	var locals []jen.Code
+	for _, l := range run.Results {
+		locals = append(locals, jen.Id(l))
+	}
+	out := []jen.Code{jen.List(locals...).Op(":=").Id("m").Dot("b").Dot(run.Hook().Effect.GoName).Call(g.values(run.EffectArgs)...)}
+	for _, st := range run.Stores {
+		out = append(out, jen.Id("m").Dot("d").Dot(st.Data.GoName).Op("=").Add(g.value(st.Value)))
 	}
 	return out
 }

@@ -165,7 +165,11 @@ func hostDonesMethod(p *fsm.State) string { return "hostDone" + p.GoName }
 // inside a region of p that settleLoop takes may end its host region,
 // after which p's own done transition is to be tested.
 func hostsMayEnd(p *fsm.State) bool {
-	return p.Completion != nil && slices.ContainsFunc(restlessHosts(p), hostEnds)
+	qs := restlessHosts(p)
+	if ordered(p) {
+		qs = hostDones(p) // macroOn takes any
+	}
+	return p.Completion != nil && slices.ContainsFunc(qs, hostEnds)
 }
 
 // genHostDones emits, for each parallel state whose regions hold
@@ -183,8 +187,8 @@ func hostsMayEnd(p *fsm.State) bool {
 func (g *goGen) genHostDones() {
 	for _, p := range g.m.States {
 		qs := restlessHosts(p)
-		if p.Regions == nil || len(qs) == 0 {
-			continue
+		if p.Regions == nil || len(qs) == 0 || ordered(p) {
+			continue // (macroOn takes them when ordered)
 		}
 		var body []jen.Code
 		var names []string

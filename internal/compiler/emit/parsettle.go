@@ -67,7 +67,8 @@ func settles(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, comp
 func settleLoop(regs []*fsm.Region) jen.Code {
 	inner := settleInner(regs)
 	qs := restlessHosts(regs[0].Parallel)
-	if len(qs) == 0 {
+	if len(qs) == 0 || ordered(regs[0].Parallel) {
+		// (macroOn takes their done transitions in its queue.)
 		return inner
 	}
 	return jen.Comment("// Then the done transition of a parallel state inside a region whose regions").Line().

@@ -152,11 +152,22 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		}
 	}
 	ends := false
-	if len(settling) > 0 {
+	p, hosts := inv[0].Parallel, hostsEnding(inv, e)
+	switch {
+	case ordered(p) && (len(settling) > 0 || len(hosts) > 0):
+		// The done events the step raised, the parallel states' inside
+		// regions among them, in the order SCXML raised them.
+		take = append(take, macroLoop(p))
+		ends = hostsMayEnd(p)
+	case len(settling) > 0:
 		take = append(take, settleLoop(settling))
-		ends = hostsMayEnd(inv[0].Parallel) // see regionRule
+		ends = hostsMayEnd(p) // see regionRule
 	}
-	for _, q := range hostsEnding(inv, e) {
+	for _, q := range hosts {
+		if ordered(p) {
+			ends = ends || hostEnds(q) // taken in macroOn
+			continue
+		}
 		// The done transitions of the parallel states inside regions
 		// whose last region the step may end, in document order.
 		take = append(take, g.hostCompletion(q, nil)...)

@@ -20,9 +20,11 @@ import (
 // the same with always and onDone.
 
 // mixed reports whether the regions of parallel state p hold transient
-// states and final states whose composite states have done transitions.
+// states and final states whose composite states have done transitions,
+// or done events that wait beside a parallel state's inside a region
+// (see ordered): macroOn then settles them.
 func mixed(p *fsm.State) bool {
-	return hasEventless(p) && len(doneRegions(p)) > 0
+	return hasEventless(p) && len(doneRegions(p)) > 0 || ordered(p)
 }
 
 // completes reports whether leaf s of a region is a final state whose
@@ -52,8 +54,11 @@ func raiseMethod(p *fsm.State) string { return "raised" + p.GoName }
 
 // macroLoop emits the call that settles the regions of p after a step.
 func macroLoop(p *fsm.State) jen.Code {
-	return jen.Comment("// Transient states and done transitions, in SCXML's order.").Line().
-		Id("m").Dot(macroMethod(p)).Call()
+	what := "// Transient states and done transitions, in SCXML's order."
+	if !hasEventless(p) {
+		what = "// Done transitions, in the order their done events were raised."
+	}
+	return jen.Comment(what).Line().Id("m").Dot(macroMethod(p)).Call()
 }
 
 // genMacro emits, for each parallel state whose regions hold transient
@@ -77,61 +82,67 @@ func (g *goGen) genMacro() {
 		if p.Regions == nil || !mixed(p) {
 			continue
 		}
-		regs := doneRegions(p)
-		var names []string
-		for _, reg := range regs {
-			names = append(names, reg.Root.Name)
-		}
-		arr := jen.Index(jen.Lit(len(regs))).Int()
-		var raise []jen.Code
-		for i, reg := range regs {
-			var test *jen.Statement
-			for _, s := range reg.Leaves {
-				if !completes(s) {
-					continue
-				}
-				eq := rgn(reg).Op("==").Id(s.KindName)
-				if test == nil {
-					test = eq
-				} else {
-					test = jen.Add(test).Op("||").Add(eq)
-				}
+		slots := macroSlots(p)
+		var names, hosts []string
+		for _, sl := range slots {
+			if sl.q != nil {
+				hosts = append(hosts, sl.q.Name)
+			} else {
+				names = append(names, sl.name())
 			}
-			raise = append(raise, jen.If(jen.Id("raised").Index(jen.Lit(i)).Op("==").Lit(0).Op("&&").Parens(test)).Block(
+		}
+		arr := jen.Index(jen.Lit(len(slots))).Int()
+		var raise []jen.Code
+		for i, sl := range slots {
+			raise = append(raise, jen.If(jen.Id("raised").Index(jen.Lit(i)).Op("==").Lit(0).Op("&&").Add(sl.raisedTest())).Block(
 				jen.Id("clock").Op("++"),
 				jen.Id("raised").Index(jen.Lit(i)).Op("=").Id("clock")))
 		}
 		raise = append(raise, jen.Return(jen.Id("clock")))
-		g.f.Add(paragraphs(fmt.Sprintf("%s records in raised the done events of the regions of %s, %s, that are in a final state "+
-			"whose composite state has a done transition and wait for none yet, in document order (SCXML 1.0 §3.13, enterStates "+
-			"raises them so), each at the next tick of clock; it returns the clock.", raiseMethod(p), p.Name, list(names))))
+		what := fmt.Sprintf("the regions of %s, %s, that are in a final state whose composite state has a done transition", p.Name, list(names))
+		if len(hosts) > 0 {
+			what = fmt.Sprintf("%s, parallel states inside regions of %s whose regions are all final", list(hosts), p.Name)
+			if len(names) > 0 {
+				what = fmt.Sprintf("the regions of %s, %s, that are in a final state whose composite state has a done transition, and of %s", p.Name, list(names), what)
+			}
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s records in raised the done events of %s and wait for none yet, in document order (SCXML 1.0 §3.13, enterStates "+
+			"raises them so), each at the next tick of clock; it returns the clock.", raiseMethod(p), what)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(raiseMethod(p)).Params(jen.Id("raised").Op("*").Add(arr), jen.Id("clock").Int()).Int().Block(raise...)
 
 		var cases []jen.Code
-		for i, reg := range regs {
-			cases = append(cases, jen.Case(jen.Lit(i)).Block(jen.Id("m").Dot(settleMethod(reg)).Call()))
+		for i, sl := range slots {
+			cases = append(cases, jen.Case(jen.Lit(i)).Block(sl.take()))
 		}
+		var loop []jen.Code
+		if hasEventless(p) {
+			loop = append(loop, jen.If(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block(
+				jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
+				jen.Continue()))
+		}
+		loop = append(loop,
+			jen.Id("k").Op(":=").Lit(-1).Comment("the region whose done event is the oldest"),
+			jen.For(jen.List(jen.Id("i"), jen.Id("at")).Op(":=").Range().Id("raised")).Block(
+				jen.If(jen.Id("at").Op(">").Lit(0).Op("&&").Parens(jen.Id("k").Op("<").Lit(0).Op("||").Id("at").Op("<").Id("raised").Index(jen.Id("k")))).Block(
+					jen.Id("k").Op("=").Id("i"))),
+			jen.If(jen.Id("k").Op("<").Lit(0)).Block(jen.Return()),
+			jen.Id("raised").Index(jen.Id("k")).Op("=").Lit(0),
+			jen.Switch(jen.Id("k")).Block(cases...),
+			jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
+		)
 		body := []jen.Code{
 			jen.Var().Id("raised").Add(arr).Comment("when the done event of each region was raised; 0: none waits"),
 			jen.Id("clock").Op(":=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Lit(0)),
-			jen.For().Block(
-				jen.If(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block(
-					jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
-					jen.Continue()),
-				jen.Id("k").Op(":=").Lit(-1).Comment("the region whose done event is the oldest"),
-				jen.For(jen.List(jen.Id("i"), jen.Id("at")).Op(":=").Range().Id("raised")).Block(
-					jen.If(jen.Id("at").Op(">").Lit(0).Op("&&").Parens(jen.Id("k").Op("<").Lit(0).Op("||").Id("at").Op("<").Id("raised").Index(jen.Id("k")))).Block(
-						jen.Id("k").Op("=").Id("i"))),
-				jen.If(jen.Id("k").Op("<").Lit(0)).Block(jen.Return()),
-				jen.Id("raised").Index(jen.Id("k")).Op("=").Lit(0),
-				jen.Switch(jen.Id("k")).Block(cases...),
-				jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
-			),
+			jen.For().Block(loop...),
 		}
-		g.f.Add(paragraphs(fmt.Sprintf("%s settles the regions of %s after a step, in the order of SCXML 1.0 §3.13 (macrostep): "+
-			"the eventless rules of the regions in transient states first, a microstep at a time, until none is; then the done "+
-			"transition of the composite state whose done event was raised first, and again, until no region is in a state it "+
-			"never rests in. XState v5 orders always and onDone so.", macroMethod(p), p.Name)))
+		doc := "the eventless rules of the regions in transient states first, a microstep at a time, until none is; then the done " +
+			"transition of the composite state whose done event was raised first, and again, until no region is in a state it " +
+			"never rests in. XState v5 orders always and onDone so."
+		if !hasEventless(p) {
+			doc = "the done transition whose done event was raised first, a microstep of its own, and again, until none waits. " +
+				"XState v5 orders onDone so."
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s settles the regions of %s after a step, in the order of SCXML 1.0 §3.13 (macrostep): %s", macroMethod(p), p.Name, doc)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(macroMethod(p)).Params().Block(body...)
 	}
 }

@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"slices"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -193,27 +192,4 @@ func timerSpec(q *spec.State) bool {
 		}
 	}
 	return true
-}
-
-// hostedDone refuses, in parallel state par whose regions (among
-// regions) hold a parallel state with a done transition below their own
-// state, the done transitions of composite states inside its other
-// regions: their done events and the parallel state's would wait in the
-// order SCXML raises them (SCXML 1.0 §3.13, enterStates), which fsmgen
-// does not interleave yet. The region that holds the parallel state may
-// have them: it is in one or the other.
-func hostedDone(par *spec.State, regions []*specRegion, diags *diag.List) {
-	for _, r := range regions {
-		if r.top != par || r.host != nil || r.done.Line == 0 {
-			continue
-		}
-		// The parallel state with a done transition inside another
-		// region than r (in r, r is in it or in the composite state
-		// whose done r takes, never both).
-		i := slices.IndexFunc(regions, func(o *specRegion) bool { return o.top == par && o.host != nil && o.host != r && o.par.Done != nil })
-		if i >= 0 {
-			q := regions[i]
-			diags.Errorf(r.done, "region %s of parallel state %s has a done transition inside it, and parallel state %s inside region %s of %s has a done transition too: fsmgen does not order the two yet; write a rule on the event that ends the work instead of one of them", r.root.Name.Value, par.Name.Value, q.par.Name.Value, q.host.root.Name.Value, par.Name.Value)
-		}
-	}
 }

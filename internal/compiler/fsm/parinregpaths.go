@@ -163,7 +163,7 @@ func hostDone(p *State, cfg []*State) *State {
 // (after), through q's done transition, a rule of q's host region, in a
 // microstep of its own: one way per branch of its guards, each tested
 // once the step before ran (the checker gives them an else).
-func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State) []regionWay {
+func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State, queue []*Region) []regionWay {
 	host := q.Regions[0].Host
 	var out []regionWay
 	for _, pk := range picks(q.Completion, after) {
@@ -172,11 +172,10 @@ func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State) []reg
 			continue // the checker requires an else, and a target
 		}
 		cw, next := p.microstep(w, pk, host, after)
-		var queue []*Region
-		if r.To.Settles() && !r.To.Eventless() {
-			queue = append(queue, host) // a final state of a composite state inside host
-		}
-		out = append(out, m.settle(p, cw, next, queue)...)
+		// A final state of a composite state inside host, or a parallel
+		// state inside it entered with every region final, raises its
+		// done event behind those waiting.
+		out = append(out, m.settle(p, cw, next, p.raised(queue, []*Region{host}, next))...)
 	}
 	return out
 }

@@ -147,13 +147,13 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		}
 		p.reenter(after, moves)
 		w.moved, w.micro, w.pre = moved, len(moves), len(tests)
-		var queue []*Region
+		var targeted []*Region
 		for i, r := range moves {
-			if r.To != nil && r.To.Settles() && !r.To.Eventless() {
-				queue = append(queue, moved[i])
+			if r.To != nil {
+				targeted = append(targeted, moved[i])
 			}
 		}
-		return m.settle(p, w, after, queue)
+		return m.settle(p, w, after, p.raised(nil, targeted, after))
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores[:1], To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
@@ -197,7 +197,7 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 	}
 	if len(queue) == 0 {
 		if q := hostDone(p, after); q != nil {
-			return m.takeHostDone(p, w, after, q)
+			return m.takeHostDone(p, w, after, q, nil)
 		}
 		if p.completes(after) {
 			return m.complete(p, w, after)
@@ -205,6 +205,10 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		return []regionWay{{way: w, after: after}}
 	}
 	reg := queue[0]
+	if q := waitingHost(reg, after); q != nil {
+		// The done event of a parallel state inside reg.
+		return m.takeHostDone(p, w, after, q, queue[1:])
+	}
 	var out []regionWay
 	for _, pk := range picks(after[reg.Index].Choice, after) {
 		r := pk.rule
@@ -212,11 +216,7 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 			continue // an eventless rule leaves its state (checked by the build)
 		}
 		cw, next := p.microstep(w, pk, reg, after)
-		rest := slices.Clone(queue[1:])
-		if r.To.Settles() && !r.To.Eventless() {
-			rest = append(rest, reg)
-		}
-		out = append(out, m.settle(p, cw, next, rest)...)
+		out = append(out, m.settle(p, cw, next, p.raised(queue[1:], []*Region{reg}, next))...)
 	}
 	return out
 }

@@ -45,13 +45,7 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 		nw.groups = append(slices.Clone(w.groups), len(nw.Rules)-len(w.Rules))
 		// The done events the microstep raised wait behind those raised
 		// before it, in document order (SCXML 1.0 §3.13, enterStates).
-		rest := slices.Clone(queue)
-		for _, reg := range nw.moved[len(w.moved):] {
-			if s := nexts[i][reg.Index]; s.Settles() && !s.Eventless() {
-				rest = append(rest, reg)
-			}
-		}
-		out = append(out, m.settle(p, nw, nexts[i], rest)...)
+		out = append(out, m.settle(p, nw, nexts[i], p.raised(queue, nw.moved[len(w.moved):], nexts[i]))...)
 	}
 	return out
 }

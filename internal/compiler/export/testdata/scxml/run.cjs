@@ -68,25 +68,41 @@ async function machineRunner(spec) {
   return (walk) => runWalk(fnModel, cur, fail, walk);
 }
 
-// onceEachDone makes SCION raise a parallel state's done event once when
-// several of its regions reach their final states in one microstep, as
-// SCXML 1.0 (Appendix D, enterStates) does: it tests whether every region
-// is final as each final state is added to the configuration, which holds
-// only once the last is. SCION tests after entering them all, once for
-// each, and raised the event once per region, so that the parallel
-// state's done transition ran again. No microstep raises one done event
-// twice in SCXML, so the copies one entry raises are dropped.
-function onceEachDone(sc) {
+// doneInEntryOrder makes SCION raise the done events of a microstep as
+// SCXML 1.0 does (Appendix D, enterStates): as each final state is
+// entered, in entry order (document order, ancestors first), the done
+// event of its parent, and of its grandparent when that is a <parallel>
+// whose regions are all final, which holds once the last of them is
+// entered. SCION enters a microstep's states shallowest first (its depth
+// order), raising a deeper state's done event after a shallower one's of
+// a region later in document order, and tests whether every region is
+// final after entering them all, once for each, raising a parallel
+// state's done event once per region that reached its final state in
+// the microstep (so that its done transition ran again). The events SCION
+// raised are put back in SCXML's order, each once.
+function doneInEntryOrder(sc) {
   const enter = sc._enterStates;
   sc._enterStates = function (...args) {
     const from = this._internalEventQueue.length;
     const entered = enter.apply(this, args);
-    const seen = new Set();
-    const raised = this._internalEventQueue.splice(from);
-    for (const ev of raised) {
-      if (ev.name.startsWith('done.state.') && seen.has(ev.name)) continue;
-      seen.add(ev.name);
-      this._internalEventQueue.push(ev);
+    const raised = new Map(); // the name of each event SCION raised, to the event
+    for (const ev of this._internalEventQueue.splice(from)) {
+      if (!raised.has(ev.name)) raised.set(ev.name, ev);
+    }
+    const finals = entered.filter((s) => s.$type === 'final').sort((a, b) => a.documentOrder - b.documentOrder);
+    const order = [];
+    for (const s of finals) {
+      order.push('done.state.' + s.parent.id);
+      const par = s.parent.parent;
+      if (par && finals.findLast((f) => f.parent.parent === par) === s) {
+        order.push('done.state.' + par.id);
+      }
+    }
+    for (const name of [...order, ...raised.keys()]) {
+      if (raised.has(name)) {
+        this._internalEventQueue.push(raised.get(name));
+        raised.delete(name);
+      }
     }
     return entered;
   };
@@ -111,7 +127,7 @@ function runWalk(fnModel, cur, fail, walk) {
       pending.delete(sendid);
     },
   });
-  onceEachDone(sc);
+  doneInEntryOrder(sc);
   sc.on('onEntry', (id) => cur.rec.trace.push('entry ' + id));
   sc.on('onExit', (id) => cur.rec.trace.push('exit ' + id));
   sc.on('onError', (e) => fail(JSON.stringify(e)));

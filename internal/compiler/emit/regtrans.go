@@ -138,9 +138,14 @@ func (g *goGen) genMacro() {
 		doc := "the eventless rules of the regions in transient states first, a microstep at a time, until none is; then the done " +
 			"transition of the composite state whose done event was raised first, and again, until no region is in a state it " +
 			"never rests in. XState v5 orders always and onDone so."
-		if !hasEventless(p) {
+		switch {
+		case !hasEventless(p):
 			doc = "the done transition whose done event was raised first, a microstep of its own, and again, until none waits. " +
 				"XState v5 orders onDone so."
+		case ordered(p):
+			doc = "the eventless rules of the regions in transient states first, a microstep at a time, until none is; then the done " +
+				"transition whose done event was raised first (a composite state's, or a parallel state's inside a region), and " +
+				"again, until none waits. XState v5 orders always and onDone so."
 		}
 		g.f.Add(paragraphs(fmt.Sprintf("%s settles the regions of %s after a step, in the order of SCXML 1.0 §3.13 (macrostep): %s", macroMethod(p), p.Name, doc)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(macroMethod(p)).Params().Block(body...)

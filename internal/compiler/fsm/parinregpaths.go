@@ -144,11 +144,9 @@ func (p *State) reenter(after []*State, moves []*Rule) {
 // region is in it, and every one of its regions in a final leaf (SCXML
 // 1.0 §3.4, done.state.ID). nil when none is.
 //
-// Its done event waits behind those of the composite states inside p's
-// regions and behind their transient states (the checker refuses the
-// first beside it, and the second are taken first, SCXML 1.0 §3.13); the
-// done transition only moves its host region, a region of p itself, so
-// it makes no other done in turn but p's (see settle).
+// A step that makes its regions all final queues its done event (see
+// raised), which settle takes in the order it was raised; hostDone finds
+// one that no queue holds once the others are taken (SCXML 1.0 §3.13).
 func hostDone(p *State, cfg []*State) *State {
 	for _, reg := range p.Flat {
 		if q := reg.Within; q != nil && q.Completion != nil && reg == q.Regions[0] && cfg[reg.Host.Index] == q && q.completes(cfg) {
@@ -162,7 +160,8 @@ func hostDone(p *State, cfg []*State) *State {
 // region of q, a parallel state inside a region of p, is in a final leaf
 // (after), through q's done transition, a rule of q's host region, in a
 // microstep of its own: one way per branch of its guards, each tested
-// once the step before ran (the checker gives them an else).
+// once the step before ran (the checker gives them an else); queue are
+// the done events that wait behind it.
 func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State, queue []*Region) []regionWay {
 	host := q.Regions[0].Host
 	var out []regionWay

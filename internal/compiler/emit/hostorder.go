@@ -43,13 +43,21 @@ func under(reg, host *fsm.Region) bool {
 // ordered reports whether the done transition of a parallel state inside
 // a region of p may wait beside a done event raised outside its host
 // region (a composite state's inside another region, or another such
-// parallel state's): their done transitions then go in the order SCXML
-// raised them, in macroOn (see genMacro). Inside its host region the
+// parallel state's), or raise one in turn (its host region is a region of
+// a parallel state inside a region, which it may end): their done
+// transitions then go in the order SCXML raised them, in macroOn (see
+// genMacro). Inside its host region the
 // others never wait beside it: the region is in it or in another state,
 // and its regions are all final or none of theirs waits.
 func ordered(p *fsm.State) bool {
 	for _, q := range hostDones(p) {
 		host := q.Regions[0].Host
+		if host.Host != nil {
+			// Inside a region of a parallel state inside a region: its
+			// done transition may end that region, and raise the done
+			// event of the parallel state around.
+			return true
+		}
 		for _, reg := range doneRegions(p) {
 			if !under(reg, host) {
 				return true

@@ -276,7 +276,14 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 			out = append(out, g.completion(reg.Parallel, nil))
 		}
 	}
-	if endsHosted(r) {
+	switch {
+	case endsHosted(r) && ordered(reg.Parallel):
+		// Its done event waits with the others (see ordered).
+		out = append(out, macroLoop(reg.Parallel))
+		if hostsMayEnd(reg.Parallel) && !endsRegion(r) {
+			out = append(out, g.completion(reg.Parallel, nil))
+		}
+	case endsHosted(r):
 		q := hostedDone(reg)
 		out = append(out, g.hostCompletion(q, reg)...)
 		if hostEnds(q) {

@@ -82,6 +82,18 @@ func childNames(g *fsm.State) []string {
 	return out
 }
 
+// regionWhere is where the table places region reg: region `Text` of
+// `Editing`, in region `Work` of `Run` (each host in turn, at any depth).
+func regionWhere(reg *fsm.Region) string {
+	switch {
+	case reg.Within != nil:
+		return "region " + code(reg.Root.Name) + " of " + code(reg.Within.Name) + ", in " + regionWhere(reg.Host)
+	case reg.Group != nil:
+		return "region " + code(reg.Root.Name) + " of " + code(reg.Group.Name) + ", in " + code(reg.Parallel.Name)
+	}
+	return "region " + code(reg.Root.Name) + " of " + code(reg.Parallel.Name)
+}
+
 // regionOwner names the parallel state whose region reg is: its group
 // (a parallel state nested as a region) and the parallel state around.
 func regionOwner(reg *fsm.Region) string {
@@ -242,16 +254,12 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			doc := strings.TrimSpace(g.Doc + " Parallel state, a region of " + reg.Parallel.Name + ".")
 			comps = append(comps, declRow{Name: g.Name, Kind: strings.Join(kids, ", "), Doc: mdText(doc)})
 		}
-		where := "region " + code(reg.Root.Name) + " of " + code(reg.Parallel.Name)
-		if reg.Group != nil {
-			where = "region " + code(reg.Root.Name) + " of " + code(reg.Group.Name) + ", in " + code(reg.Parallel.Name)
-		}
+		where := regionWhere(reg)
 		// The state the region leaves an event to: its parallel state, or
 		// the one inside another region that holds it.
 		owner := reg.Parallel
 		if reg.Within != nil {
 			owner = reg.Within
-			where = "region " + code(reg.Root.Name) + " of " + code(reg.Within.Name) + ", in region " + code(reg.Host.Root.Name) + " of " + code(reg.Parallel.Name)
 		}
 		for _, s := range reg.Leaves {
 			kind := where

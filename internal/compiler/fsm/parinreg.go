@@ -96,8 +96,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	switch {
 	case q.Done != nil && len(q.Done.Guards) > 0 && !q.Done.Guards[len(q.Done.Guards)-1].Else.Value:
 		refuse(q.Done.Pos, "a done transition whose guards may all be false", "end its guards with an else branch: the machine never rests with every region of "+q.Name.Value+" final")
-	case q.Done != nil && r.host != nil:
-		refuse(q.Done.Pos, "a done transition, and "+r.root.Name.Value+" is itself a region of parallel state "+r.par.Name.Value+" inside another region", "write a rule of "+q.Name.Value+" on the event that ends its regions' work")
 	case q.History.Set:
 		refuse(q.History.Pos, "a history", "drop the history")
 	case len(q.After) > 0 && !timerSpec(q):

@@ -39,9 +39,9 @@ func (p *State) raised(queue, moved []*Region, after []*State) []*Region {
 			continue
 		}
 		at := -1
-		for _, m := range moved {
-			if m == reg.Host || slices.Contains(q.Regions, m) {
-				at = max(at, slices.Index(p.Flat, m))
+		for _, mv := range moved {
+			if mv == reg.Host || slices.Contains(q.Regions, mv) {
+				at = max(at, slices.Index(p.Flat, mv))
 			}
 		}
 		if at >= 0 {

@@ -242,9 +242,11 @@ func reachable(s *State, succ map[*State][]*State) []*State {
 // composite state defer them too.
 func (m *Machine) OwnDeferrals(s *State) []*Event {
 	var out []*Event
-	for _, r := range m.AllRules() {
-		if r.Kind == Defer && r.From == s {
-			out = append(out, r.Event)
+	for _, rules := range [][]*Rule{m.Rules, m.RegionRules()} { // AllRules without its copy: this runs for each state
+		for _, r := range rules {
+			if r.Kind == Defer && r.From == s {
+				out = append(out, r.Event)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, c *Event) int { return a.Index - c.Index })

@@ -81,7 +81,7 @@ func (g *goGen) genHolds() {
 			own = jen.Id("fsmDefers").Call(jen.Id(p.KindName), jen.Id("e"))
 		}
 		args := []jen.Code{jen.Id("e"), own}
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			args = append(args, jen.Id("s").Dot(reg.Field))
 		}
 		cases = append(cases, jen.Case(jen.Id(p.GoName)).Block(jen.Return(jen.Id("fsmHeld").Call(args...))))
@@ -128,7 +128,7 @@ func (g *goGen) genRegionTakes() bool {
 	var sw kindSwitch
 	for _, p := range g.m.States {
 		deferred := g.m.ConfigDeferred(p)
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				var events []*fsm.Event
 				for _, e := range deferred {

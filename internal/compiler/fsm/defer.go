@@ -290,15 +290,16 @@ func (b *builder) parallelDefers(s *State, e *Event) bool {
 	return !b.par.covers(s, e)
 }
 
-// regionRules records, for each parallel state, the events a state of
-// one of its regions has a rule for, not a deferral (hook.regionRule,
+// regionRules records, for each parallel state of the machine, the events
+// a state of one of its regions (or of the regions of a parallel state
+// inside them) has a rule for, not a deferral (hook.regionRule,
 // naming the first such state): a deferral of the parallel state does
 // not hold them while that state is active, and the deferral's checks
 // count the parallel state as one that frees them.
 func regionRules(regions []*specRegion, hook *parHook) {
 	hook.regionRule = map[string]map[string]string{}
 	for _, r := range regions {
-		par := r.par.Name.Value
+		par := r.top.Name.Value
 		if hook.regionRule[par] == nil {
 			hook.regionRule[par] = map[string]string{}
 		}

@@ -153,37 +153,6 @@ func hostingDepth(regions []*specRegion) int {
 	return depth
 }
 
-// hostingDefers refuses deferred events in parallel state par, and in
-// the states of its regions, when a region of par holds a parallel state
-// below its own state (regions, those of par's among them): which events
-// the machine keeps would depend on regions that are active only while
-// their host is in their parallel state, which fsmgen does not resolve
-// yet.
-func hostingDefers(par *spec.State, regions []*specRegion, diags *diag.List) {
-	hosts := false
-	for _, r := range regions {
-		hosts = hosts || r.top == par && r.host != nil
-	}
-	if !hosts {
-		return
-	}
-	// The parallel states inside regions refuse their own (see
-	// checkHosting and hostedStates): not walked.
-	var walk func(s *spec.State, inParallel bool)
-	walk = func(s *spec.State, inParallel bool) {
-		if s.Parallel.Value && !inParallel && s != par {
-			return
-		}
-		if len(s.Defer) > 0 {
-			diags.Errorf(s.Defer[0].Pos, "parallel state %s holds a parallel state inside one of its regions, and %s defers %s: fsmgen does not defer events in such a parallel state yet; ignore the event, or handle it", par.Name.Value, s.Name.Value, s.Defer[0].Value)
-		}
-		for i := range s.States {
-			walk(&s.States[i], s.Parallel.Value)
-		}
-	}
-	walk(par, false)
-}
-
 // timerSpec reports whether the timers of q all have constant delays, as
 // a region's timers need (an effect inside a region is refused).
 func timerSpec(q *spec.State) bool {

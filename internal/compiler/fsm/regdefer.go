@@ -137,7 +137,7 @@ func joinRegionDeferrals(m *Machine, regions []*specRegion, diags *diag.List) {
 // takenBeside reports whether a region of reg's parallel state other than
 // reg has a rule for e in some leaf, not a deferral: it may take e.
 func takenBeside(reg *Region, e *Event) bool {
-	for _, o := range reg.Parallel.Regions {
+	for _, o := range reg.Parallel.Flat {
 		if o == reg {
 			continue
 		}
@@ -169,21 +169,21 @@ func (s *State) RegionTakes(e *Event) bool {
 func guessedDeferrals(p *State, d *Deferral, diags *diag.List) {
 	for _, e := range d.Events {
 		deferrer := ""
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				if deferrer == "" && d.Defers(s, e) {
 					deferrer = "while " + s.Name + ", in a region of " + p.Name + ","
 				}
 			}
 		}
-		if deferrer == "" && len(p.Regions) > 0 && d.Defers(p, e) {
+		if deferrer == "" && len(p.Flat) > 0 && d.Defers(p, e) {
 			deferrer = "which"
 		}
 		if deferrer == "" {
 			continue
 		}
 		seen := map[*Cell]bool{}
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				c := s.Cell(e)
 				if c == nil || c.Out() || inside(c) || seen[c] {
@@ -204,7 +204,7 @@ func (d *Deferral) freedIn(t *State, e *Event) bool {
 	if t.Transient {
 		return false
 	}
-	return !d.Defers(t, e) || slices.ContainsFunc(t.Regions, func(reg *Region) bool {
+	return !d.Defers(t, e) || slices.ContainsFunc(t.Flat, func(reg *Region) bool {
 		return slices.ContainsFunc(reg.Leaves, func(s *State) bool { return s.RegionTakes(e) })
 	})
 }
@@ -227,13 +227,13 @@ func (m *Machine) ConfigDefers() bool {
 // rule that is not a deferral, and a leaf or p defers it.
 func (m *Machine) ConfigDeferred(p *State) []*Event {
 	d := m.Deferral
-	if d == nil || len(p.Regions) == 0 {
+	if d == nil || len(p.Flat) == 0 {
 		return nil
 	}
 	var out []*Event
 	for _, e := range d.Events {
 		own := d.Defers(p, e)
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			if slices.ContainsFunc(reg.Leaves, func(s *State) bool { return d.Defers(s, e) || own && s.RegionTakes(e) }) {
 				out = append(out, e)
 				break

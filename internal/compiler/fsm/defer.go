@@ -48,7 +48,10 @@ type Defers struct {
 	Rules  []*Rule
 }
 
-// Defers reports whether leaf s defers e.
+// Defers reports whether leaf s defers e by a rule of its own or of a
+// composite state around it. For a parallel state, that rule holds e only
+// in the configurations whose regions' leaves leave e to it: see
+// Machine.ConfigDeferred.
 func (d *Deferral) Defers(s *State, e *Event) bool {
 	for _, ds := range d.States {
 		if ds.State == s {

@@ -15,8 +15,10 @@ import (
 // event, and nothing is deferred: an event that triggers a transition of
 // the active configuration is not deferred (§14.2.3.9). So the
 // configuration of a parallel state defers an event when no region's
-// leaf takes it and some region's leaf defers it, or, no region having a
-// rule for it, the parallel state does.
+// leaf takes it and some region's leaf defers it, or the parallel state
+// does (by a list of its own or of a state around it, for what its
+// regions leave to it); the leaves of the regions of a parallel state
+// inside a region count as the others while their host is in it.
 
 // regionDeferral lays out the deferrals of a region's build: each leaf's
 // deferred events, as the machine's deferral does, with no queue of its

@@ -103,8 +103,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		refuse(q.History.Pos, "a history", "drop the history")
 	case len(q.After) > 0 && !timerSpec(q):
 		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
-	case len(q.Defer) > 0:
-		refuse(q.Defer[0].Pos, "deferred events", "ignore the event, or handle it")
 	case q.Final.Set || q.Terminal.Set || q.Transient.Set:
 		refuse(q.Name.Pos, "final, terminal or transient", "remove it")
 	case len(q.Fields) > 0:

@@ -79,3 +79,21 @@ func TestRootHistoryResumesFinal(t *testing.T) {
 	assert.Contains(t, out, "--- PASS: TestPaths")
 	assert.Contains(t, out, "--- PASS: TestSaved")
 }
+
+// TestRootHistoryResumesHostedFinal generates the forge chart of the
+// export's differential test (the history of a region's own state beside
+// the done transition of a parallel state inside a region) into a module
+// of its own and runs its generated tests: the witness path of Anvil's
+// done transition resumes Tongs' final state, with Lamp's rule in the
+// same step, and the done follows.
+func TestRootHistoryResumesHostedFinal(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a temporary module")
+	}
+	dir := tempModule(t)
+	generateIn(t, dir, "forge", chartSpec(t, "forge"), nil)
+	out := goIn(t, dir, "test", "-count=1", "-v", "./forge/")
+	assert.Contains(t, out, "--- PASS: TestPaths")
+	assert.Contains(t, out, "--- PASS: TestSaved")
+}

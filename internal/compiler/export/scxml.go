@@ -358,7 +358,7 @@ func scxmlDeepFinal(c *chart, p *problems) {
 		}
 		for _, v := range r.Variants {
 			if f := v.Resume; f.Region != nil && slices.Contains(f.Region.Finals, f) {
-				p.refuse(r.Pos, "rule %s may resume final state %s of region %s, which the deep history of %s remembers when %s is left from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow", r.Label, f.Name, f.Region.Root.Name, r.History.Name, r.History.Name, r.History.Name)
+				p.refuse(r.Pos, "rule %s may resume final state %s of region %s, which the deep history of %s remembers when the machine leaves %s from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow", r.Label, f.Name, f.Region.Root.Name, r.History.Name, r.History.Name, r.History.Name)
 				break
 			}
 			if f := v.Resume; f.Completes != nil {

@@ -204,6 +204,7 @@ func (g *chartGen) parallel(p *rnode) {
 	for range 2 + g.r.IntN(2) {
 		reg := g.newNode(regionNode, p)
 		g.fill(reg, 1, done)
+		g.rootHistory(reg)
 	}
 	if done {
 		p.done = "?"
@@ -220,7 +221,9 @@ func (g *chartGen) parallel(p *rnode) {
 		// its regions end in final states and no region of p holds a
 		// done transition (fsmgen does not order the two yet).
 		reg := p.children[g.r.IntN(len(p.children))]
-		if slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
+		if reg.history == "deep" || slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
+			// (fsmgen does not resume a parallel state inside a region
+			// through a deep history yet)
 			return
 		}
 		at := reg
@@ -246,9 +249,24 @@ func (g *chartGen) parallel(p *rnode) {
 			depth = 1 // composite states too, perhaps with done or history
 		}
 		for range 2 {
-			g.fill(g.newNode(regionNode, q), depth, qdone)
+			reg := g.newNode(regionNode, q)
+			g.fill(reg, depth, qdone)
+			g.rootHistory(reg)
 		}
 		g.row(reg.children[0], g.event(reg.children[0]), q.name, "")
+	}
+}
+
+// rootHistory may give region reg's own state a history, which the
+// region's rows may then target: it remembers the region's final state
+// too when the parallel state is left, and resuming that may complete
+// the parallel state in that step.
+func (g *chartGen) rootHistory(reg *rnode) {
+	switch {
+	case g.chance(0.2):
+		reg.history = "shallow"
+	case g.chance(0.05):
+		reg.history = "deep"
 	}
 }
 
@@ -349,6 +367,9 @@ func (g *chartGen) target(n *rnode) string {
 	}
 	var can []string
 	for _, s := range g.nodes() {
+		if s.kind == regionNode && s == reg && s.history != "" && g.chance(0.5) {
+			can = append(can, s.name+".history") // its own region's
+		}
 		if s.kind == regionNode || s.region() != reg || reg != nil && !s.inside(reg) {
 			continue
 		}

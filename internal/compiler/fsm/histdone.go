@@ -70,22 +70,25 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 // final state of the region whose parallel state has a done transition,
 // which the history of the region's own state remembers), the step goes
 // on as when a rule enters the final state (settle): through that done
-// transition, or, once every region is final, the parallel state's. The
-// way's first rules are taken again with the variants picked, and
-// settled anew; rw itself otherwise.
+// transition, or, once every region is final, the parallel state's. So
+// it does, from the state the variant resumes, when the way went on
+// after its first rules from the default's (a transient initial state's
+// eventless rules, say). The way's first rules are taken again with the
+// variants picked, and settled anew; rw itself otherwise.
 func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	w := rw.way
-	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], resumesSettling) {
+	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return len(r.Variants) > 0 }) {
 		return []regionWay{rw}
 	}
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
-	resumesFinal := false
+	picked, resumesFinal := false, false
 	for i := range w.micro {
-		r := out.Rules[i]
-		resumesFinal = resumesFinal || r != w.Rules[i] && resumesEnd(r)
+		if r := out.Rules[i]; r != w.Rules[i] {
+			picked, resumesFinal = true, resumesFinal || resumesEnd(r)
+		}
 	}
-	if !resumesFinal {
+	if !resumesFinal && (!picked || len(w.Rules) == w.micro) {
 		return []regionWay{rw}
 	}
 	p := w.From
@@ -108,10 +111,6 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	p.reenter(after, cw.Rules)
 	return m.settle(p, &cw, after, queue)
 }
-
-// resumesSettling reports whether a variant of rule r into a history
-// resumes a final state the step does not rest in (see resumesEnd).
-func resumesSettling(r *Rule) bool { return slices.ContainsFunc(r.Variants, resumesEnd) }
 
 // resumesEnd reports whether variant v of a region's rule into a history
 // resumes a final state that may take a done transition in the step:

@@ -29,7 +29,11 @@ generate:
 # modules and of agent/temporal's: the Temporal adapter and the agent's
 # session on the SDK's test environment and on a real server), and fuzzes
 # the spec pipeline
-# briefly. TEST_TIMEOUT bounds each package's tests: go test's default of
+# briefly. It first downloads the temporal module's dependencies, which
+# internal/compiler/generate's TestTemporalGlueBuilds vets a temporary
+# module against offline (tests reach no network): on a machine whose
+# module cache is cold it ran before the temporal module's own tests had
+# downloaded them, and failed. TEST_TIMEOUT bounds each package's tests: go test's default of
 # 10 minutes is near what the slowest packages take on two busy cores
 # (docs/performance.md, "What make test costs"), and a package that runs
 # out of it fails with every goroutine's stack, not a result.
@@ -40,6 +44,7 @@ TEST_TIMEOUT ?= 30m
 # command downloads through the module proxy on first use.
 TEMPORAL_TOOLCHAIN ?= go1.27.3
 test:
+	cd temporal && $(GO) mod download
 	$(GO) vet ./...
 	$(GO) run ./cmd/fsmgen check $(SPECS)
 	$(MAKE) diff

@@ -114,3 +114,107 @@ func TestCompareRegionDeferral(t *testing.T) {
 		})
 	}
 }
+
+// scanSpec is a radio whose parallel state On defers Scan, which no region
+// takes (the cases give FM a rule for it, and move that rule to AM).
+const scanSpec = `version: 2
+machine: Radio
+package: radio
+output:
+  go: .
+states:
+  Off:
+    initial: true
+    ignore: [Tune, Mute]
+  On:
+    parallel: true
+    defer: [Scan]
+    states:
+      Sound:
+        states:
+          Loud: {initial: true}
+          Quiet: {}
+      Band:
+        states:
+          FM: {initial: true}
+          AM: {}
+events:
+  Power: {}
+  Tune: {}
+  Mute: {}
+  Scan: {}
+actions:
+  Seek: {}
+transitions:
+  - from: Off
+    on: Power
+    to: On
+  - from: On
+    on: Power
+    to: Off
+  - from: Loud
+    on: Mute
+    to: Quiet
+  - from: Quiet
+    on: Mute
+    to: Loud
+  - from: FM
+    on: Tune
+    to: AM
+  - from: AM
+    on: Tune
+    to: FM
+  - from: Off
+    on: Scan
+    to: On
+`
+
+// TestCompareParallelDeferral checks how fsmgen diff classifies a region
+// that now takes an event its parallel state defers: the rule of the
+// region's state for it was the parallel state's deferral, now removed
+// there, so a machine saved with that state active holding the event no
+// longer loads, as any deferral removed; one that no longer takes it lets
+// the parallel state hold it, and saved machines load.
+func TestCompareParallelDeferral(t *testing.T) {
+	t.Parallel()
+	takes := scanSpec + "  - from: FM\n    on: Scan\n    action: Seek\n"
+	moved := scanSpec + "  - from: AM\n    on: Scan\n    action: Seek\n"
+	tests := []struct {
+		name     string
+		old, new string
+		want     []want
+	}{
+		{
+			name: "a region takes the event", old: scanSpec, new: takes,
+			want: []want{{subject: "rule FM × Scan", what: "now stays / Seek, was deferred", verdicts: []string{"saved_states=breaks", "behaviour=breaks"}}},
+		},
+		{
+			name: "a region no longer takes it", old: takes, new: scanSpec,
+			want: []want{{subject: "rule FM × Scan", what: "now deferred, was stays / Seek", verdicts: []string{"behaviour=breaks"}}},
+		},
+		{
+			name: "another state of the region takes it", old: takes, new: moved,
+			want: []want{
+				{subject: "rule AM × Scan", what: "now stays / Seek, was deferred", verdicts: []string{"saved_states=breaks", "behaviour=breaks"}},
+				{subject: "rule FM × Scan", what: "now deferred, was stays / Seek", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			var got []want
+			for _, c := range rep.Changes {
+				w := want{subject: c.Subject, what: c.What}
+				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+					if c.Verdicts[a] != diff.OK {
+						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+					}
+				}
+				got = append(got, w)
+			}
+			assert.ElementsMatch(t, tt.want, got)
+		})
+	}
+}

@@ -25,10 +25,11 @@ import (
 //	}
 func (g *goGen) genRecallingHandleEvent() {
 	regions := ""
-	if g.m.RegionDeferrals() {
-		regions = " In a parallel state, the states of its regions defer events too: an event one of them " +
-			"defers is kept when no state of the regions takes it by another rule, and a step that changes " +
-			"the state of a region recalls as one that changes the state does."
+	if g.m.ConfigDefers() {
+		regions = " In a parallel state, what the machine defers depends on its regions' states: an event " +
+			"one of them, or the parallel state, defers is kept when no state of the regions takes it by " +
+			"another rule, and a step that changes the state of a region recalls as one that changes the " +
+			"state does."
 	}
 	g.f.Add(paragraphs(
 		"HandleEvent feeds ev to the machine: the rule for the current state and ev "+
@@ -46,7 +47,7 @@ func (g *goGen) genRecallingHandleEvent() {
 			"fsmrt.ErrRecalled), after ev was taken."+regions))
 	from := []jen.Code{jen.Id("from").Op(":=").Add(core().Dot("State"))}
 	same := core().Dot("State").Op("==").Id("from")
-	if g.m.RegionDeferrals() {
+	if g.m.ConfigDefers() {
 		// The configuration: the state and its regions' leaves.
 		from = []jen.Code{jen.List(jen.Id("from"), jen.Id("rgn")).Op(":=").List(core().Dot("State"), jen.Id("m").Dot("rgn"))}
 		same = jen.Parens(core().Dot("State").Op("==").Id("from").Op("&&").Id("m").Dot("rgn").Op("==").Id("rgn"))
@@ -77,7 +78,7 @@ func (g *goGen) genDeferral() {
 		jen.Id("m").Dot("deferred").Op("=").Append(jen.Id("m").Dot("deferred"), jen.Id("c")),
 		jen.Return(core().Dot("Defer").Call(jen.Id("i"))))
 
-	if g.m.RegionDeferrals() {
+	if g.m.ConfigDefers() {
 		g.genRegionRecall()
 	} else {
 		f.Comment("// recall handles the deferred events the current state does not defer: see")
@@ -88,12 +89,12 @@ func (g *goGen) genDeferral() {
 
 	g.genDefers(d)
 	state, defers := jen.Id("k").Id("StateKind"), jen.Id("fsmDefers").Call(jen.Id("k"), jen.Id("ev").Dot("Kind").Call())
-	if g.m.RegionDeferrals() {
+	if g.m.ConfigDefers() {
 		g.genHolds()
 		state, defers = jen.Id("s").Id("State"), jen.Id("fsmHolds").Call(jen.Id("s"), jen.Id("ev").Dot("Kind").Call())
 	}
 
-	if g.m.RegionDeferrals() {
+	if g.m.ConfigDefers() {
 		f.Comment("// loadDeferred reads the deferred events of saved data, strictly, for a machine")
 		f.Comment("// in state s, its regions' leaves included: each must be one s defers in this")
 		f.Comment("// revision.")
@@ -102,7 +103,7 @@ func (g *goGen) genDeferral() {
 		f.Comment("// in state k: each must be one k defers in this revision.")
 	}
 	kind := jen.Id("k")
-	if g.m.RegionDeferrals() {
+	if g.m.ConfigDefers() {
 		kind = jen.Id("s").Dot("Kind").Call()
 	}
 	f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("loadDeferred").Params(jen.Id("data").Index().Byte(), state).Error().Block(

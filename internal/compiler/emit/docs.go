@@ -37,8 +37,9 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 	}
 	slices.SortStableFunc(top, func(a, b *fsm.State) int { return a.Pos.Line - b.Pos.Line })
 	d.states(top, m.Initial.Path()[0], 1)
+	var cells []*fsm.Cell // each state's, in one slice: d.cells keeps none
 	for _, s := range m.States {
-		var cells []*fsm.Cell
+		cells = cells[:0]
 		if s.Choice != nil && s.Completes != nil {
 			// The done transition is drawn from the composite state it
 			// completes, labelled done (UML's completion transition).

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"go/format"
 	"path"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -58,18 +59,32 @@ func All(m *fsm.Machine) ([]File, error) {
 	}
 	files := make([]File, len(jobs))
 	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() {
-			files[i].Path = j.path
-			files[i].Content, errs[i] = j.make()
-		})
-	}
-	wg.Wait()
+	each(len(jobs), func(i int) {
+		files[i].Path = jobs[i].path
+		files[i].Content, errs[i] = jobs[i].make()
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("emit %s: %w", m.Name, err)
 	}
 	return files, nil
+}
+
+// each calls do(i) for every i below n, on as many goroutines as Go runs
+// at once (GOMAXPROCS) and no more: more would not end sooner, and each
+// call holds what it builds (a file's syntax tree, its formatted text)
+// until it ends, so that starting them all at once only raises the peak
+// memory of a large spec.
+func each(n int, do func(i int)) {
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			do(i)
+		})
+	}
+	wg.Wait()
 }
 
 // goFile renders a jennifer file; what names it in an error.
@@ -122,8 +137,7 @@ func formatPieces(src []byte, size int) ([]byte, error) {
 	}
 	pieces := make([][]byte, len(cuts)+1)
 	errs := make([]error, len(pieces))
-	var wg sync.WaitGroup
-	for i := range pieces {
+	each(len(pieces), func(i int) {
 		from, to := 0, len(src)
 		if i > 0 {
 			from = cuts[i-1]
@@ -131,16 +145,26 @@ func formatPieces(src []byte, size int) ([]byte, error) {
 		if i < len(cuts) {
 			to = cuts[i]
 		}
-		wg.Go(func() { pieces[i], errs[i] = format.Source(src[from:to]) })
-	}
-	wg.Wait()
+		pieces[i], errs[i] = format.Source(src[from:to])
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	for i := range pieces {
 		pieces[i] = bytes.TrimRight(pieces[i], "\n")
 	}
-	return append(bytes.Join(pieces, []byte("\n\n")), '\n'), nil
+	n := 1
+	for _, p := range pieces {
+		n += len(p) + 2
+	}
+	out := make([]byte, 0, n) // joined with a blank line, in one allocation
+	for i, p := range pieces {
+		if i > 0 {
+			out = append(out, "\n\n"...)
+		}
+		out = append(out, p...)
+	}
+	return append(out, '\n'), nil
 }
 
 // cutPoints returns where formatGo may cut src, about every size bytes:

@@ -279,7 +279,7 @@ func (g *goGen) genSaved() {
 	}
 	if m.Deferral != nil {
 		of := jen.Id("s").Dot("Kind").Call()
-		if m.RegionDeferrals() {
+		if m.ConfigDefers() {
 			of = jen.Id("s") // with its regions' leaves
 		}
 		load = append(load, jen.If(jen.Err().Op(":=").Id("m").Dot("loadDeferred").Call(jen.Id("data"), of), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))

@@ -60,58 +60,62 @@ func (g *goGen) genRegionRecall() {
 
 // genHolds emits fsmHolds, which says what a configuration defers, and
 // fsmHeld and fsmTakes, which it asks of a parallel state whose regions'
-// states defer events:
+// leaves decide what it defers (fsm.Machine.ConfigDeferred):
 //
 //	func fsmHolds(s State, e EventKind) bool {
 //		switch s := s.(type) {
 //		case On:
-//			return fsmHeld(e, s.Sound, s.Band) || fsmDefers(StateOn, e)
+//			return fsmHeld(e, fsmDefers(StateOn, e), s.Sound, s.Band)
 //		}
 //		return fsmDefers(s.Kind(), e)
 //	}
 func (g *goGen) genHolds() {
 	var cases []jen.Code
 	for _, p := range g.m.States {
-		if len(g.m.RegionDeferred(p)) == 0 {
+		if len(g.m.ConfigDeferred(p)) == 0 {
 			continue
 		}
-		args := []jen.Code{jen.Id("e")}
-		for _, reg := range p.Regions {
-			args = append(args, jen.Id("s").Dot(reg.Field))
-		}
-		held := jen.Id("fsmHeld").Call(args...)
+		own := jen.False()
 		if slices.ContainsFunc(g.m.Deferral.States, func(ds fsm.Defers) bool { return ds.State == p }) {
 			// What its regions leave to it, the parallel state may defer.
-			held = held.Op("||").Id("fsmDefers").Call(jen.Id(p.KindName), jen.Id("e"))
+			own = jen.Id("fsmDefers").Call(jen.Id(p.KindName), jen.Id("e"))
 		}
-		cases = append(cases, jen.Case(jen.Id(p.GoName)).Block(jen.Return(held)))
+		args := []jen.Code{jen.Id("e"), own}
+		for _, reg := range p.Flat {
+			args = append(args, jen.Id("s").Dot(reg.Field))
+		}
+		cases = append(cases, jen.Case(jen.Id(p.GoName)).Block(jen.Return(jen.Id("fsmHeld").Call(args...))))
 	}
 	g.f.Add(paragraphs("fsmHolds reports whether a machine in state s, its regions' leaves included, defers the " +
-		"events of kind e: in a parallel state, when no leaf of its regions takes them and one defers them " +
-		"(a transition takes precedence over a deferral, UML 2.5.1 §14.2.3.9), or when its regions have no " +
-		"rule for them and the parallel state defers them; elsewhere, when the state defers them."))
+		"events of kind e: in a parallel state, when no leaf of its regions takes them by a rule that is not a " +
+		"deferral (a transition takes precedence over a deferral, UML 2.5.1 §14.2.3.9), and a leaf defers them " +
+		"or the parallel state does, for what its regions leave to it; elsewhere, when the state defers them. " +
+		"Recall and Load ask it, and dispatch defers by the same rule."))
 	g.f.Func().Id("fsmHolds").Params(jen.Id("s").Id("State"), jen.Id("e").Id("EventKind")).Bool().Block(
 		jen.Switch(jen.Id("s").Op(":=").Id("s").Assert(jen.Type())).Block(cases...),
 		jen.Return(jen.Id("fsmDefers").Call(jen.Id("s").Dot("Kind").Call(), jen.Id("e"))))
 
 	takes := g.genRegionTakes()
 	loop := []jen.Code{jen.Id("held").Op("=").Id("held").Op("||").Id("fsmDefers").Call(jen.Id("k"), jen.Id("e"))}
-	doc := "fsmHeld reports whether leaves rgn, one for each region of a parallel state, defer the events of kind e: one of them does."
+	doc := "fsmHeld reports whether a parallel state whose regions are in leaves rgn, one for each region, " +
+		"defers the events of kind e, own telling whether it defers them itself: one of the leaves does, or own."
 	if takes {
 		loop = append([]jen.Code{jen.If(jen.Id("fsmTakes").Call(jen.Id("k"), jen.Id("e"))).Block(jen.Return(jen.False()))}, loop...)
-		doc = "fsmHeld reports whether leaves rgn, one for each region of a parallel state, defer the events of kind e: one of them does, and none takes them by another rule."
+		doc = "fsmHeld reports whether a parallel state whose regions are in leaves rgn, one for each region, " +
+			"defers the events of kind e, own telling whether it defers them itself: none of the leaves takes them " +
+			"by a rule that is not a deferral, and one of them defers them, or own."
 	}
 	g.f.Add(paragraphs(doc))
-	g.f.Func().Id("fsmHeld").Params(jen.Id("e").Id("EventKind"), jen.Id("rgn").Op("...").Id("StateKind")).Bool().Block(
-		jen.Id("held").Op(":=").False(),
+	g.f.Func().Id("fsmHeld").Params(jen.Id("e").Id("EventKind"), jen.Id("own").Bool(), jen.Id("rgn").Op("...").Id("StateKind")).Bool().Block(
+		jen.Id("held").Op(":=").Id("own"),
 		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("rgn")).Block(loop...),
 		jen.Return(jen.Id("held")))
 }
 
 // genRegionTakes emits fsmTakes, which says which leaves of regions take an
-// event that a leaf of another region of their parallel state may defer,
-// by a transition, an ignore or a reject; it reports whether there is
-// one (none: nothing is emitted):
+// event that a leaf of another region of their parallel state, or the
+// parallel state, may defer, by a transition, an ignore or a reject; it
+// reports whether there is one (none: nothing is emitted):
 //
 //	func fsmTakes(k StateKind, e EventKind) bool {
 //		switch k {
@@ -123,8 +127,8 @@ func (g *goGen) genHolds() {
 func (g *goGen) genRegionTakes() bool {
 	var sw kindSwitch
 	for _, p := range g.m.States {
-		deferred := g.m.RegionDeferred(p)
-		for _, reg := range p.Regions {
+		deferred := g.m.ConfigDeferred(p)
+		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				var events []*fsm.Event
 				for _, e := range deferred {
@@ -144,8 +148,8 @@ func (g *goGen) genRegionTakes() bool {
 	}
 	cases := sw.cases()
 	g.f.Add(paragraphs("fsmTakes reports whether leaf k of a region takes the events of kind e, which a state " +
-		"of another region of its parallel state defers, by a rule of its region that is not a deferral: " +
-		"beside it, the deferral does not hold them."))
+		"of another region of its parallel state or the parallel state defers, by a rule of its region that is " +
+		"not a deferral: beside it, the deferral does not hold them."))
 	g.f.Func().Id("fsmTakes").Params(jen.Id("k").Id("StateKind"), jen.Id("e").Id("EventKind")).Bool().Block(
 		jen.Switch(jen.Id("k")).Block(cases...),
 		jen.Return(jen.False()))

@@ -50,20 +50,7 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 	for _, s := range m.States {
 		v.States = append(v.States, declRow{Name: s.Name, Kind: stateKinds(s), Fields: mdFields(s.Fields), Doc: mdText(s.Doc)})
 		if len(s.Inherited) > 0 {
-			byOwner := map[string][]string{}
-			var owners []string
-			for _, c := range s.Inherited {
-				o := c.Owner.String()
-				if byOwner[o] == nil {
-					owners = append(owners, o)
-				}
-				byOwner[o] = append(byOwner[o], code(c.Event.Name))
-			}
-			var parts []string
-			for _, o := range owners {
-				parts = append(parts, strings.Join(byOwner[o], ", ")+" by "+code(o))
-			}
-			v.Inherits = append(v.Inherits, inheritRow{State: code(s.Name), Events: strings.Join(parts, "; ")})
+			v.Inherits = append(v.Inherits, inheritRow{State: code(s.Name), Events: inheritedEvents(s.Inherited)})
 		}
 	}
 	for _, e := range m.Events {
@@ -113,6 +100,45 @@ func stateKinds(s *fsm.State) string {
 }
 
 // code renders a name as Markdown code, or "" for none.
+// inheritedEvents lists the events of a state's inherited cells by the
+// owner of the rule each takes, owners in the order they first come:
+// "`E1`, `E2` by `*`; `E3` by `Parent`". It writes the list once, into a
+// builder of the right size: a state of the 600 × 600 spec inherits 599
+// events, from one or two owners.
+func inheritedEvents(cells []*fsm.Cell) string {
+	var owners []*fsm.State
+	size := 0
+	for _, c := range cells {
+		if !slices.Contains(owners, c.Owner) {
+			owners = append(owners, c.Owner)
+			size += len(c.Owner.String()) + 8
+		}
+		size += len(c.Event.Name) + 4
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i, o := range owners {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		first := true
+		for _, c := range cells {
+			if c.Owner != o {
+				continue
+			}
+			if !first {
+				b.WriteString(", ")
+			}
+			first = false
+			b.WriteByte('`')
+			b.WriteString(c.Event.Name)
+			b.WriteByte('`')
+		}
+		b.WriteString(" by `" + o.String() + "`")
+	}
+	return b.String()
+}
+
 func code(s string) string {
 	if s == "" {
 		return ""

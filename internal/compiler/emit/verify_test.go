@@ -129,7 +129,7 @@ func verifyGo(m *fsm.Machine, files []emit.File) error {
 	if m.Regional() {
 		allowed["fmt"] = true // the errors of a parallel state's regions: see regionPut
 	}
-	if m.RegionDeferrals() {
+	if m.ConfigDefers() {
 		allowed["errors"], allowed["slices"] = true, true // recall asks the configuration: see genRegionRecall
 	}
 	for _, imp := range m.Imports {

@@ -96,6 +96,8 @@ type builder struct {
 	diags diag.List
 	// par is what the build knows of parallel states; nil without them.
 	par *parHook
+	// edgeBuf holds the edges of the node the path search is at (edges).
+	edgeBuf []edge
 
 	states   map[string]*State
 	events   map[string]*Event

@@ -143,6 +143,7 @@ func applies(s *State, p *pending) bool {
 func (b *builder) cells() {
 	m := b.m
 	b.sharedCells, b.users, b.cellOf = map[sharedKey]*Cell{}, map[*Cell][]*State{}, map[*Rule]*Cell{}
+	var inherited []*Cell // a state's, gathered here and copied once to its exact size
 	for _, s := range m.States {
 		if s.Transient {
 			p := b.eventless[s.Index]
@@ -155,6 +156,7 @@ func (b *builder) cells() {
 			continue
 		}
 		var missing []string
+		inherited = inherited[:0]
 		for _, e := range m.Events {
 			if e.Builtin {
 				continue
@@ -168,7 +170,7 @@ func (b *builder) cells() {
 			}
 			if p == nil {
 				if c := b.inherited(s, e); c != nil {
-					s.Inherited = append(s.Inherited, c)
+					inherited = append(inherited, c)
 					b.users[c] = append(b.users[c], s)
 				} else if !b.par.covers(s, e) {
 					missing = append(missing, e.Name)
@@ -182,6 +184,9 @@ func (b *builder) cells() {
 				s.Handles = append(s.Handles, c)
 			}
 			b.number(c)
+		}
+		if len(inherited) > 0 {
+			s.Inherited = slices.Clone(inherited)
 		}
 		if p := b.eventless[s.Index]; p != nil {
 			// A parallel state's done transition (see parallelDoneRows).

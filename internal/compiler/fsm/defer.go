@@ -48,7 +48,10 @@ type Defers struct {
 	Rules  []*Rule
 }
 
-// Defers reports whether leaf s defers e.
+// Defers reports whether leaf s defers e by a rule of its own or of a
+// composite state around it. For a parallel state, that rule holds e only
+// in the configurations whose regions' leaves leave e to it: see
+// Machine.ConfigDeferred.
 func (d *Deferral) Defers(s *State, e *Event) bool {
 	for _, ds := range d.States {
 		if ds.State == s {
@@ -100,7 +103,7 @@ func (b *builder) deferral() {
 				continue
 			}
 			r := c.Rules[0]
-			if b.parallel(s) && !b.parallelDefers(s, e, r) {
+			if b.parallel(s) && !b.parallelDefers(s, e) {
 				continue
 			}
 			if s.Terminal {
@@ -159,13 +162,7 @@ func (b *builder) deferChecks(d *Deferral, first map[*Event]*Rule) {
 			if reported[r] {
 				continue
 			}
-			free := false
-			for _, t := range reach {
-				if !t.Transient && !d.Defers(t, e) {
-					free = true
-					break
-				}
-			}
+			free := b.frees(d, ds.State, e) || slices.ContainsFunc(reach, func(t *State) bool { return b.frees(d, t, e) })
 			if !free {
 				reported[r] = true
 				b.errorf(r.Pos, "%s defers %s, and every state it can reach defers %s too: the event would wait forever; add a way to a state that takes %s, or ignore it", ds.State.Name, e.Name, e.Name, e.Name)
@@ -186,6 +183,14 @@ func (b *builder) deferChecks(d *Deferral, first map[*Event]*Rule) {
 	for _, c := range m.Shared {
 		b.deferFallback(c)
 	}
+}
+
+// frees reports whether the machine, in leaf t, may take e: t does not
+// defer it, or t is a parallel state that defers it only in the
+// configurations whose leaves leave it to t (a state of one of its
+// regions has a rule for e, which its regions can reach).
+func (b *builder) frees(d *Deferral, t *State, e *Event) bool {
+	return !t.Transient && (!d.Defers(t, e) || b.par != nil && b.par.regionRule[t.Name][e.Name] != "")
 }
 
 // deferFallback reports a chain of guards without else that falls back
@@ -242,9 +247,11 @@ func reachable(s *State, succ map[*State][]*State) []*State {
 // composite state defer them too.
 func (m *Machine) OwnDeferrals(s *State) []*Event {
 	var out []*Event
-	for _, r := range m.AllRules() {
-		if r.Kind == Defer && r.From == s {
-			out = append(out, r.Event)
+	for _, rules := range [][]*Rule{m.Rules, m.RegionRules()} { // AllRules without its copy: this runs for each state
+		for _, r := range rules {
+			if r.Kind == Defer && r.From == s {
+				out = append(out, r.Event)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, c *Event) int { return a.Index - c.Index })
@@ -273,39 +280,29 @@ func (m *Machine) deferredShape() []string {
 }
 
 // parallelDefers reports whether parallel state s, a leaf of the machine
-// around its regions, defers e by rule r, its own or a composite state's
-// around it. The regions are offered e first (a region's rule preempts
-// the parallel state's, see Parallel states in docs/spec.md): when some
-// region takes e in every state, e never reaches r, and s does not defer
-// it (UML 2.5.1 §14.2.3.4, deferred events: a deferral does not hold an event that a
-// transition of the configuration takes). When a region has a rule for e
-// in some of its states only (not a deferral), whether s defers e would
-// change with the regions' states: an error, the region's states may
-// defer e instead.
-func (b *builder) parallelDefers(s *State, e *Event, r *Rule) bool {
-	if b.par.covers(s, e) {
-		return false
-	}
-	in := b.par.regionRule[s.Name][e.Name]
-	if in == "" {
-		return true
-	}
-	by := ""
-	if r.From != s {
-		by = " (by the defer list of " + r.From.Name + ")"
-	}
-	b.errorf(r.Pos, "parallel states and deferred events together: %s defers %s%s, and state %s of one of its regions has a rule for %s, so %s would defer %s in some of its regions' states only, which fsmgen does not do yet; give %s a rule in every state of %s's region or in none, defer %s in the states of that region that leave it to %s, or ignore or reject %s in %s", s.Name, e.Name, by, in, e.Name, s.Name, e.Name, e.Name, in, e.Name, s.Name, e.Name, s.Name)
-	return false
+// around its regions, defers e by a rule of its own or of a composite
+// state around it. The regions are offered e first (a region's rule
+// preempts the parallel state's, see Parallel states in docs/spec.md):
+// when some region takes e in every state, e never reaches the deferral,
+// and s does not defer it (UML 2.5.1 §14.2.3.4, deferred events: a
+// deferral does not hold an event that a transition of the configuration
+// takes). When a region has a rule for e in some of its states only, s
+// defers e in the configurations whose leaves leave it to s: see
+// Deferral.Holds, which decides it at run time.
+func (b *builder) parallelDefers(s *State, e *Event) bool {
+	return !b.par.covers(s, e)
 }
 
-// regionRules records, for each parallel state, the events a state of
-// one of its regions has a rule for, not a deferral (hook.regionRule,
-// naming the first such state): a deferral of the parallel state holds
-// only the events its regions leave to it or defer too.
+// regionRules records, for each parallel state of the machine, the events
+// a state of one of its regions (or of the regions of a parallel state
+// inside them) has a rule for, not a deferral (hook.regionRule,
+// naming the first such state): a deferral of the parallel state does
+// not hold them while that state is active, and the deferral's checks
+// count the parallel state as one that frees them.
 func regionRules(regions []*specRegion, hook *parHook) {
 	hook.regionRule = map[string]map[string]string{}
 	for _, r := range regions {
-		par := r.par.Name.Value
+		par := r.top.Name.Value
 		if hook.regionRule[par] == nil {
 			hook.regionRule[par] = map[string]string{}
 		}

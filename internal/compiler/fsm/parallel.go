@@ -286,7 +286,6 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 			}
 			out = append(out, regionsOf(r.root.States, diags, r, nil)...)
 		}
-		hostingDefers(s, out, diags)
 		hostedDone(s, out, diags)
 	}
 	return out

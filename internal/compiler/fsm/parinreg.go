@@ -103,8 +103,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		refuse(q.History.Pos, "a history", "drop the history")
 	case len(q.After) > 0 && !timerSpec(q):
 		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
-	case len(q.Defer) > 0:
-		refuse(q.Defer[0].Pos, "deferred events", "ignore the event, or handle it")
 	case q.Final.Set || q.Terminal.Set || q.Transient.Set:
 		refuse(q.Name.Pos, "final, terminal or transient", "remove it")
 	case len(q.Fields) > 0:
@@ -151,37 +149,6 @@ func hostingDepth(regions []*specRegion) int {
 		depth = max(depth, d)
 	}
 	return depth
-}
-
-// hostingDefers refuses deferred events in parallel state par, and in
-// the states of its regions, when a region of par holds a parallel state
-// below its own state (regions, those of par's among them): which events
-// the machine keeps would depend on regions that are active only while
-// their host is in their parallel state, which fsmgen does not resolve
-// yet.
-func hostingDefers(par *spec.State, regions []*specRegion, diags *diag.List) {
-	hosts := false
-	for _, r := range regions {
-		hosts = hosts || r.top == par && r.host != nil
-	}
-	if !hosts {
-		return
-	}
-	// The parallel states inside regions refuse their own (see
-	// checkHosting and hostedStates): not walked.
-	var walk func(s *spec.State, inParallel bool)
-	walk = func(s *spec.State, inParallel bool) {
-		if s.Parallel.Value && !inParallel && s != par {
-			return
-		}
-		if len(s.Defer) > 0 {
-			diags.Errorf(s.Defer[0].Pos, "parallel state %s holds a parallel state inside one of its regions, and %s defers %s: fsmgen does not defer events in such a parallel state yet; ignore the event, or handle it", par.Name.Value, s.Name.Value, s.Defer[0].Value)
-		}
-		for i := range s.States {
-			walk(&s.States[i], s.Parallel.Value)
-		}
-	}
-	walk(par, false)
 }
 
 // timerSpec reports whether the timers of q all have constant delays, as

@@ -287,9 +287,10 @@ func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
 }
 
 // TimedConfigs returns, for parallel state p when a state inside one of
-// its regions has a timer or defers an event, configurations beside the
-// initial one in which the machine may rest, so that the generated tests
-// save and load it with those timers running, and defer in them: the
+// its regions has a timer, defers an event or takes one p defers (see
+// Region.defers), configurations beside the initial one in which the
+// machine may rest, so that the generated tests save and load it with
+// those timers running, and defer in them: the
 // k-th puts every region in its k-th leaf (its last, when it has fewer),
 // for k from 1. It skips one in which every region is final, where p
 // would have taken its done transition. Nil for other states.

@@ -15,8 +15,10 @@ import (
 // event, and nothing is deferred: an event that triggers a transition of
 // the active configuration is not deferred (§14.2.3.9). So the
 // configuration of a parallel state defers an event when no region's
-// leaf takes it and some region's leaf defers it, or, no region having a
-// rule for it, the parallel state does.
+// leaf takes it and some region's leaf defers it, or the parallel state
+// does (by a list of its own or of a state around it, for what its
+// regions leave to it); the leaves of the regions of a parallel state
+// inside a region count as the others while their host is in it.
 
 // regionDeferral lays out the deferrals of a region's build: each leaf's
 // deferred events, as the machine's deferral does, with no queue of its
@@ -121,7 +123,7 @@ func joinRegionDeferrals(m *Machine, regions []*specRegion, diags *diag.List) {
 		for _, st := range sub.stuck {
 			e := eventNamed(m, st.event)
 			p := st.state.Region.Parallel
-			if reported[st.rule] || takenBeside(st.state.Region, e) || slices.ContainsFunc(reachable(p, succ), func(t *State) bool { return t != p && !d.Defers(t, e) }) {
+			if reported[st.rule] || takenBeside(st.state.Region, e) || slices.ContainsFunc(reachable(p, succ), func(t *State) bool { return t != p && d.freedIn(t, e) }) {
 				continue
 			}
 			reported[st.rule] = true
@@ -137,7 +139,7 @@ func joinRegionDeferrals(m *Machine, regions []*specRegion, diags *diag.List) {
 // takenBeside reports whether a region of reg's parallel state other than
 // reg has a rule for e in some leaf, not a deferral: it may take e.
 func takenBeside(reg *Region, e *Event) bool {
-	for _, o := range reg.Parallel.Regions {
+	for _, o := range reg.Parallel.Flat {
 		if o == reg {
 			continue
 		}
@@ -162,63 +164,101 @@ func (s *State) RegionTakes(e *Event) bool {
 }
 
 // guessedDeferrals refuses, in parallel state p, the guards of a region's
-// rule for an event a state of p's regions defers that may all fail and
-// leave the event to p: whether the configuration defers the event would
-// then depend on the guards, which recall cannot ask.
+// rule for an event p's configuration may defer (a state of its regions
+// defers it, or p does) that may all fail and leave the event to p:
+// whether the configuration defers the event would then depend on the
+// guards, which recall cannot ask.
 func guessedDeferrals(p *State, d *Deferral, diags *diag.List) {
 	for _, e := range d.Events {
 		deferrer := ""
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				if deferrer == "" && d.Defers(s, e) {
-					deferrer = s.Name
+					deferrer = "while " + s.Name + ", in a region of " + p.Name + ","
 				}
 			}
+		}
+		if deferrer == "" && len(p.Flat) > 0 && d.Defers(p, e) {
+			deferrer = "which"
 		}
 		if deferrer == "" {
 			continue
 		}
 		seen := map[*Cell]bool{}
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				c := s.Cell(e)
 				if c == nil || c.Out() || inside(c) || seen[c] {
 					continue
 				}
 				seen[c] = true
-				diags.Errorf(c.Rules[0].Pos, "parallel states and deferred events together: the guards of %s end without an else branch and leave %s to %s, while %s, in a region of %s, defers %s: whether %s is deferred would depend on the guards, which recall cannot ask; add \"- else: true\"", cellName(c), e.Name, p.Name, deferrer, p.Name, e.Name, e.Name)
+				diags.Errorf(c.Rules[0].Pos, "parallel states and deferred events together: the guards of %s end without an else branch and leave %s to %s, %s defers %s: whether %s is deferred would depend on the guards, which recall cannot ask; add \"- else: true\"", cellName(c), e.Name, p.Name, deferrer, e.Name, e.Name)
 			}
 		}
 	}
 }
 
-// RegionDeferrals reports whether a state inside a region defers an
-// event: whether the machine defers an event then depends on its
-// regions' leaves, not on its state's kind alone.
-func (m *Machine) RegionDeferrals() bool {
-	return m.Deferral != nil && slices.ContainsFunc(m.Deferral.States, func(ds Defers) bool { return ds.State.Region != nil })
+// freedIn reports whether the machine, in leaf t of the machine, may take
+// e: t does not defer it, or t is a parallel state that defers it only in
+// the configurations whose leaves leave it to t (a leaf of its regions
+// takes e).
+func (d *Deferral) freedIn(t *State, e *Event) bool {
+	if t.Transient {
+		return false
+	}
+	return !d.Defers(t, e) || slices.ContainsFunc(t.Flat, func(reg *Region) bool {
+		return slices.ContainsFunc(reg.Leaves, func(s *State) bool { return s.RegionTakes(e) })
+	})
 }
 
-// RegionDeferred returns the events a leaf of a region of parallel state
-// p defers, in event order.
-func (m *Machine) RegionDeferred(p *State) []*Event {
-	if m.Deferral == nil {
+// ConfigDefers reports whether what the machine defers depends on its
+// regions' leaves, not on its state's kind alone: a state inside a region
+// defers an event, or a parallel state defers one that a state of its
+// regions takes (see ConfigDeferred).
+func (m *Machine) ConfigDefers() bool {
+	return slices.ContainsFunc(m.States, func(p *State) bool { return len(m.ConfigDeferred(p)) > 0 })
+}
+
+// ConfigDeferred returns, in event order, the events whose deferral in
+// parallel state p depends on its regions' leaves: those a leaf of its
+// regions defers, and those p defers (by a list of its own or of a
+// composite state around it) that a leaf of its regions takes, which p
+// holds only while no such leaf is active. Whether the configuration
+// defers one is the rule of fsmHolds (UML 2.5.1 §14.2.3.9, a transition
+// takes precedence over a deferral): no leaf of its regions takes it by a
+// rule that is not a deferral, and a leaf or p defers it.
+func (m *Machine) ConfigDeferred(p *State) []*Event {
+	d := m.Deferral
+	if d == nil || len(p.Flat) == 0 {
 		return nil
 	}
 	var out []*Event
-	for _, e := range m.Deferral.Events {
-		if slices.ContainsFunc(m.Deferral.States, func(ds Defers) bool {
-			return ds.State.Region != nil && ds.State.Region.Parallel == p && slices.Contains(ds.Events, e)
-		}) {
-			out = append(out, e)
+	for _, e := range d.Events {
+		own := d.Defers(p, e)
+		for _, reg := range p.Flat {
+			if slices.ContainsFunc(reg.Leaves, func(s *State) bool { return d.Defers(s, e) || own && s.RegionTakes(e) }) {
+				out = append(out, e)
+				break
+			}
 		}
 	}
 	return out
 }
 
-// defers reports whether a leaf of region reg defers an event.
+// defers reports whether the leaves of region reg decide whether its
+// parallel state defers an event: one of them defers it, or takes an
+// event the parallel state defers (by a list of its own or of a state
+// around it), which it then holds only beside the other leaves.
 func (reg *Region) defers() bool {
+	p := reg.Parallel
+	var left []*Cell
+	for _, c := range append(slices.Clone(p.Refuses), p.Inherited...) {
+		if deferCell(c) {
+			left = append(left, c)
+		}
+	}
 	return slices.ContainsFunc(reg.Leaves, func(s *State) bool {
-		return slices.ContainsFunc(s.Refuses, deferCell) || slices.ContainsFunc(s.Inherited, deferCell)
+		return slices.ContainsFunc(s.Refuses, deferCell) || slices.ContainsFunc(s.Inherited, deferCell) ||
+			slices.ContainsFunc(left, func(c *Cell) bool { return s.RegionTakes(c.Event) })
 	})
 }

@@ -76,7 +76,7 @@ func TestRegionDefers(t *testing.T) {
 	require.False(t, diags.HasErrors(), "%s", diags)
 	m, diags := fsm.Build(sf, fsm.Env{})
 	require.NotNil(t, m, "%s", diags)
-	require.True(t, m.RegionDeferrals())
+	require.True(t, m.ConfigDefers())
 	states, events := map[string]*fsm.State{}, map[string]*fsm.Event{}
 	for _, s := range append(m.States, m.RegionLeaves()...) {
 		states[s.Name] = s
@@ -87,7 +87,7 @@ func TestRegionDefers(t *testing.T) {
 	traffic := events["Traffic"]
 	assert.True(t, m.Deferral.Defers(states["Quiet"], traffic))
 	assert.False(t, m.Deferral.Defers(states["On"], traffic), "On ignores what its regions leave to it")
-	assert.Equal(t, []*fsm.Event{traffic}, m.RegionDeferred(states["On"]))
+	assert.Equal(t, []*fsm.Event{traffic}, m.ConfigDeferred(states["On"]))
 	assert.True(t, states["FM"].RegionTakes(traffic))
 	assert.False(t, states["AM"].RegionTakes(traffic), "AM leaves it to On")
 	assert.False(t, states["Quiet"].RegionTakes(traffic), "Quiet defers it")

@@ -1,10 +1,12 @@
 package diff_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diff"
 )
@@ -105,6 +107,48 @@ func TestCompareRegionHistory(t *testing.T) {
 			}
 			assert.ElementsMatch(t, tt.want, got)
 			assert.Equal(t, tt.breaks, rep.Breaks(), "breaking changes")
+		})
+	}
+}
+
+// TestCompareRootHistoryBesideDone checks that fsmgen diff classifies a
+// history added to a region's own state beside its parallel state's done
+// transition (chart kiln) as any region's history: a machine saved before
+// remembers nothing of Heat and loads; one saved after may remember Heat's
+// final state, a leaf of it like any other.
+func TestCompareRootHistoryBesideDone(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../export/testdata/charts/kiln/kiln.yaml")
+	require.NoError(t, err)
+	with := string(src)
+	without := strings.Replace(strings.Replace(with, "        history: shallow\n        entry: HeatIn\n", "        entry: HeatIn\n", 1), "{from: Cold, on: Back, to: Heat.history}", "{from: Cold, on: Back, to: Warm}", 1)
+	require.NotEqual(t, with, without)
+	rule := want{subject: "rule Cold × Back", what: "now to Heat.history (shallow), was to Warm", verdicts: []string{"behaviour=breaks"}}
+	for _, tt := range []struct {
+		name     string
+		old, new string
+		want     []want
+	}{
+		{name: "gained", old: without, new: with, want: []want{{subject: "state Heat", what: "gained a shallow history"}, rule}},
+		{name: "lost", old: with, new: without, want: []want{
+			{subject: "state Heat", what: "lost its shallow history", verdicts: []string{"saved_states=breaks"}},
+			{subject: "rule Cold × Back", what: "now to Warm, was to Heat.history (shallow)", verdicts: []string{"behaviour=breaks"}},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			var got []want
+			for _, c := range rep.Changes {
+				w := want{subject: c.Subject, what: c.What}
+				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+					if c.Verdicts[a] != diff.OK {
+						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+					}
+				}
+				got = append(got, w)
+			}
+			assert.ElementsMatch(t, tt.want, got)
 		})
 	}
 }

@@ -127,7 +127,9 @@ func hostsEnding(inv []*fsm.Region, e *fsm.Event) []*fsm.State {
 		cells, _ := regionCells(reg, e)
 		for _, c := range cells {
 			for ; c != nil && !c.Out(); c = c.Fallback {
-				if slices.ContainsFunc(c.Rules, endsHosted) && !slices.Contains(out, q) {
+				// (a variant into the history of a region's own state may
+				// resume its final state)
+				if slices.ContainsFunc(withVariants(c.Rules), endsHosted) && !slices.Contains(out, q) {
 					out = append(out, q)
 				}
 			}

@@ -184,12 +184,23 @@ func acting(c *fsm.Cell) (first *fsm.Rule, targetless bool) {
 // state (Appendix D, findLCCA skips <parallel>), which it leaves too.
 //
 // A rule from the root into one of its states, external, differs from a
-// local one only by the root's own exit and entry: it is written local
-// (XState without reenter, SCXML's type="internal", whose domain is the
-// root) when the root has neither, and refused when it has. A rule into
-// the root is refused. It reports whether to write the rule local.
+// local one only by the root's own exit and entry, and by the root's
+// history, which a local transition does not record (SCXML 1.0 §3.13,
+// exitStates records the histories of the states it exits): it is
+// written local (XState without reenter, SCXML's type="internal", whose
+// domain is the root) when the root has none of them, and refused when
+// it has. A rule into the root is refused, and so is one from the root
+// into its own history, which leaves the root and remembers its leaf
+// (neither target can confine it to the region, and written local it
+// would not leave the root). It reports whether to write the rule local.
 func rootRule(r *fsm.Rule, p *problems, target string) bool {
 	if r.Kind != fsm.Transition || r.Target == nil {
+		return false
+	}
+	if h := r.History; h != nil {
+		if s := r.From; s == h && s.Region != nil && s.Region.Root == s {
+			p.refuse(r.Pos, "rule %s leaves %s, the root of a region of %s, for its own history: %s would leave and enter every region of %s (a transition's domain there is the parallel state or the state around it), and written local would not leave %s nor remember its leaf; fsmgen leaves and enters %s only: lead the row to a state of %s with local: true (which keeps what the history remembers), or drop it", r.Label, s.Name, s.Region.Parallel.Name, target, s.Region.Parallel.Name, s.Name, s.Name, s.Name)
+		}
 		return false
 	}
 	if t := r.Target; t.Region != nil && t.Region.Root == t {
@@ -202,6 +213,10 @@ func rootRule(r *fsm.Rule, p *problems, target string) bool {
 	}
 	if s.Entry != nil || s.Exit != nil {
 		p.refuse(r.Pos, "rule %s leaves and enters %s, the root of a region of %s: %s would leave and enter every region of %s (a transition's domain there is the parallel state or the state around it), fsmgen only %s: make the row local (local: true), or move %s's entry and exit to its states", r.Label, s.Name, s.Region.Parallel.Name, target, s.Region.Parallel.Name, s.Name, s.Name)
+		return false
+	}
+	if s.History != fsm.HistoryNone {
+		p.refuse(r.Pos, "rule %s leaves and enters %s, the root of a region of %s, whose history remembers the leaf it leaves: %s would leave and enter every region of %s (a transition's domain there is the parallel state or the state around it), and written local would not leave %s nor remember its leaf; fsmgen leaves and enters %s only: make the row local (local: true), which keeps what the history remembers", r.Label, s.Name, s.Region.Parallel.Name, target, s.Region.Parallel.Name, s.Name, s.Name)
 		return false
 	}
 	return true

@@ -112,6 +112,26 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"47:5: error: rule Left --Knock--> L1 leaves and enters Left, the root of a region of Opened: SCXML would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), fsmgen only Left: make the row local (local: true), or move Left's entry and exit to its states"},
 		},
 		{
+			name:   "an external rule of a region's root that has a history",
+			states: closed + strings.Replace(par, "      Left:\n", "      Left:\n        history: shallow\n", 1),
+			rows:   parRows + "  - from: Left\n    on: Knock\n    to: L1\n",
+			xstate: []string{"47:5: error: rule Left --Knock--> L1 leaves and enters Left, the root of a region of Opened, whose history remembers the leaf it leaves: XState would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), and written local would not leave Left nor remember its leaf; fsmgen leaves and enters Left only: make the row local (local: true), which keeps what the history remembers"},
+			scxml:  []string{"47:5: error: rule Left --Knock--> L1 leaves and enters Left, the root of a region of Opened, whose history remembers the leaf it leaves: SCXML would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), and written local would not leave Left nor remember its leaf; fsmgen leaves and enters Left only: make the row local (local: true), which keeps what the history remembers"},
+		},
+		{
+			name:   "a rule of a region's root into its own history",
+			states: closed + strings.Replace(par, "      Left:\n", "      Left:\n        history: shallow\n", 1),
+			rows:   strings.Replace(parRows, "  - from: L2\n    on: Knock\n    to: L1\n", "", 1) + "  - from: Left\n    on: Knock\n    to: Left.history\n",
+			xstate: []string{"44:5: error: rule Left --Knock--> Left.history leaves Left, the root of a region of Opened, for its own history: XState would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), and written local would not leave Left nor remember its leaf; fsmgen leaves and enters Left only: lead the row to a state of Left with local: true (which keeps what the history remembers), or drop it"},
+			scxml:  []string{"44:5: error: rule Left --Knock--> Left.history leaves Left, the root of a region of Opened, for its own history: SCXML would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), and written local would not leave Left nor remember its leaf; fsmgen leaves and enters Left only: lead the row to a state of Left with local: true (which keeps what the history remembers), or drop it"},
+		},
+		{
+			name:   "a rule into a region's own deep history that may resume its final state",
+			states: closed + strings.NewReplacer("      Left:\n", "      Left:\n        history: deep\n", "          L2: {}\n", "          L2: {}\n          L3: {final: true}\n", "ignore: [Open]", "ignore: [Open, Knock]").Replace(par),
+			rows:   parRows + "  - from: L2\n    on: Open\n    to: L3\n  - from: L1\n    on: Knock\n    to: Left.history\n",
+			scxml:  []string{"51:5: error: rule L1 --Knock--> Left.history may resume final state L3 of region Left, which the deep history of Left remembers when the machine leaves Left from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of Left shallow"},
+		},
+		{
 			name:   "a delay finer than a millisecond",
 			states: closed + "  Opened:\n    ignore: [Open, Knock, Close]\n    after:\n      delay: 1500us\n      to: Closed\n",
 			rows:   "  - from: Closed\n    on: Close\n    to: Opened\n",

@@ -230,6 +230,7 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 	}
 	if r.History != nil {
 		attrs = append(attrs, "target", historyID(r.History))
+		rootRule(r, &w.p, "SCXML")
 		if n == w.c.root {
 			attrs = append(attrs, "type", "internal")
 		}
@@ -331,8 +332,9 @@ func historyDefault(s *fsm.State) string {
 }
 
 // scxmlDeepFinal refuses a deep history that may remember a final state:
-// one whose done transition leaves the history's state, or the final
-// state of a region of a parallel state the history holds. SCXML records
+// one whose done transition leaves the history's state, the final state
+// of a region of a parallel state the history holds, or, for the history
+// of a region's own state, the region's final state. SCXML records
 // every atomic state a deep history's state is left from, a <final>
 // among them (SCXML 1.0 §3.10, and Appendix D's exitStates), and so does
 // fsmgen, as XState v5 does; SCION, the SCXML interpreter the export is
@@ -355,6 +357,10 @@ func scxmlDeepFinal(c *chart, p *problems) {
 			continue
 		}
 		for _, v := range r.Variants {
+			if f := v.Resume; f.Region != nil && slices.Contains(f.Region.Finals, f) {
+				p.refuse(r.Pos, "rule %s may resume final state %s of region %s, which the deep history of %s remembers when the machine leaves %s from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow", r.Label, f.Name, f.Region.Root.Name, r.History.Name, r.History.Name, r.History.Name)
+				break
+			}
 			if f := v.Resume; f.Completes != nil {
 				p.refuse(r.Pos, "rule %s may resume final state %s, which the deep history of %s remembers when the done transition of %s leaves %s from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow, or lead the done transition of %s to a state inside %s", r.Label, f.Name, r.History.Name, f.Completes.Name, r.History.Name, r.History.Name, f.Completes.Name, r.History.Name)
 				break

@@ -227,6 +227,7 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 	}
 	if r.History != nil {
 		o.add("target", "#"+w.id(w.c.historyNode(r.History)))
+		rootRule(r, &w.p, "XState")
 		// SCXML leaves and enters up to the least state around the
 		// source and the history (§3.13); XState resolves the history
 		// first and goes up to the least state around the source and the

@@ -66,23 +66,29 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 // continueRegion is continueFinal for a way the regions take: when a
 // region's rule into a history inside the region picks, from a machine
 // that remembers hist, a variant that resumes a final state (whose
-// composite state's done transition leaves the history's state), the
-// step goes on through that done transition, as when a rule enters the
-// final state (settle). The way's first rules are taken again with the
+// composite state's done transition leaves the history's state, or a
+// final state of the region whose parallel state has a done transition,
+// which the history of the region's own state remembers), the step goes
+// on as when a rule enters the final state (settle): through that done
+// transition, or, once every region is final, the parallel state's. So
+// it does, from the state the variant resumes, when the way went on
+// after its first rules from the default's (a transient initial state's
+// eventless rules, say). The way's first rules are taken again with the
 // variants picked, and settled anew; rw itself otherwise.
 func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	w := rw.way
-	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], resumesSettling) {
+	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return len(r.Variants) > 0 }) {
 		return []regionWay{rw}
 	}
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
-	resumesFinal := false
+	picked, resumesFinal := false, false
 	for i := range w.micro {
-		r := out.Rules[i]
-		resumesFinal = resumesFinal || r != w.Rules[i] && r.To != nil && r.To.Settles() && !r.To.Eventless()
+		if r := out.Rules[i]; r != w.Rules[i] {
+			picked, resumesFinal = true, resumesFinal || resumesEnd(r)
+		}
 	}
-	if !resumesFinal {
+	if !resumesFinal && (!picked || len(w.Rules) == w.micro) {
 		return []regionWay{rw}
 	}
 	p := w.From
@@ -106,9 +112,24 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	return m.settle(p, &cw, after, queue)
 }
 
-// resumesSettling reports whether a variant of rule r into a history
-// resumes a final state whose composite state's done transition leaves
-// the history's state (see remembered).
-func resumesSettling(r *Rule) bool {
-	return slices.ContainsFunc(r.Variants, func(v *Rule) bool { return v.To != nil && v.To.Settles() && !v.To.Eventless() })
+// resumesEnd reports whether variant v of a region's rule into a history
+// resumes a final state that may take a done transition in the step:
+// one whose composite state's done transition leaves the history's state
+// (see remembered), or a final state of the region, remembered by the
+// history of the region's own state, whose parallel state (a parallel
+// state inside a region among them) has a done transition, taken when
+// every other region is final too (SCXML 1.0 §3.4 and §3.13).
+func resumesEnd(v *Rule) bool {
+	to := v.To
+	if to == nil || to.Region == nil {
+		return false
+	}
+	if to.Settles() {
+		return !to.Eventless()
+	}
+	owner := to.Region.Parallel
+	if to.Region.Within != nil {
+		owner = to.Region.Within
+	}
+	return owner.Completion != nil && slices.Contains(to.Region.Finals, to)
 }

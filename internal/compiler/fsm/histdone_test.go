@@ -187,3 +187,50 @@ func TestRegionHistoryBesideDone(t *testing.T) {
 	last = radio.Steps[len(radio.Steps)-1]
 	assert.Equal(t, []string{"Silent --Tune--> Seek.history (was in Found)", "Seek --done [strong]--> Over / Lock"}, labels(last))
 }
+
+// TestRootHistoryBesideDone checks the histories of regions' own states
+// beside a parallel state's done transition (charts kiln and forge): the
+// witness path of the done transition resumes a region's final state, and
+// the step goes on, after the eventless rules of the transient states it
+// entered, through the done transition, and rests where it leads.
+func TestRootHistoryBesideDone(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		chart, done string
+		last        []string
+		to          string
+	}{
+		{
+			chart: "kiln", done: "Job --done [cool]--> Idle / Bye", to: "Idle",
+			last: []string{"Cold --Back--> Heat.history (was in Hot)", "Still --Back--> Spin", "Spin ----> Whirl / Spun", "Job --done [cool]--> Idle / Bye"},
+		},
+		{
+			chart: "forge", done: "Anvil --done--> Bench / Forged", to: "On",
+			last: []string{"Open --Again--> Tongs.history (was in Held)", "Dim --Again--> Bright", "Anvil --done--> Bench / Forged"},
+		},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile("../export/testdata/charts/" + tc.chart + "/" + tc.chart + ".yaml")
+			require.NoError(t, err)
+			sf, diags := spec.Parse(tc.chart+".yaml", src)
+			require.False(t, diags.HasErrors(), "%s", diags)
+			m, diags := fsm.Build(sf, fsm.Env{})
+			require.NotNil(t, m, "%s", diags)
+			var path *fsm.Path
+			for _, p := range m.Paths {
+				if p.Rule.Label == tc.done {
+					path = p
+				}
+			}
+			require.NotNil(t, path, "the done transition has a witness path")
+			last := path.Steps[len(path.Steps)-1]
+			var labels []string
+			for _, r := range last.Rules {
+				labels = append(labels, r.Label)
+			}
+			assert.Equal(t, tc.last, labels)
+			assert.Equal(t, tc.to, last.To.Name)
+		})
+	}
+}

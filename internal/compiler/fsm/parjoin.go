@@ -81,17 +81,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 				rejoinRunData(m, s.Leave)
 			}
 		}
-		owner := p // the parallel state whose region it is
-		if reg.Within != nil {
-			owner = reg.Within
-		}
 		for _, s := range sub.Histories {
-			if s == root && owner.Completion != nil {
-				// Its variants could enter a final state, which the
-				// search for paths does not see complete the parallel state.
-				diags.Errorf(s.Pos, "region %s of parallel state %s has a history, and %s has a done transition: fsmgen does not resume a region that may end so yet; put the history on a composite state inside the region", s.Name, owner.Name, owner.Name)
-				continue
-			}
 			// The region's histories are remembered in the machine's
 			// array, after the machine's own and the regions' before.
 			s.Hist = len(m.Histories)

@@ -124,7 +124,10 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 	cw := *w
 	cw.Tests, cw.Rules = slices.Clip(w.Tests), slices.Clip(w.Rules)
 	cw.head, cw.entered = w, slices.Clone(rw.after)
-	cw.moved, cw.micro, cw.groups = nil, 0, nil
+	// What w did in the regions of another parallel state (the done
+	// transition of one left for p, and the eventless rules after it) is
+	// head's: the rules after it are p's regions' alone.
+	cw.moved, cw.micro, cw.groups, cw.Final, cw.after = nil, 0, nil, nil, 0
 	return m.settle(p, &cw, rw.after, queue)
 }
 

@@ -370,8 +370,11 @@ func (s *State) Eventless() bool { return s != nil && s.Settles() && s.Completes
 // the same step: s is one of the region's final leaves, or it settles and
 // the done transition that leaves it may lead to one.
 //
-// A region of a parallel state inside another region never does: that
-// parallel state has no done transition (see parinreg.go).
+// It answers for the regions of a parallel state outside regions only,
+// and false for those of a parallel state inside a region, whose done
+// transition is a rule of its host region that the regions' steps test
+// on their own (fsm's parinregpaths.go and hostorder.go, emit's
+// hostdone.go and hostorder.go).
 func (s *State) Ends() bool {
 	if s.Region == nil || s.Region.Within != nil {
 		return false

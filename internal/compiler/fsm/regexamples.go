@@ -55,21 +55,30 @@ func (b *builder) regionIn(ex spec.Example, name string) (spec.String, bool) {
 	return in, true
 }
 
-// regionOfLeaf returns the name of the region of parallel state par that
-// holds the state named leaf; "" when none does.
+// regionOfLeaf returns the name of the innermost region of parallel
+// state par that holds the state named leaf; "" when none does.
 func regionOfLeaf(leaf string, par *spec.State) string {
-	var find func(list []spec.State) bool
-	find = func(list []spec.State) bool {
+	var walk func(list []spec.State, region string) string
+	walk = func(list []spec.State, region string) string {
 		for _, s := range list {
-			if s.Name.Value == leaf || find(s.States) {
-				return true
+			if s.Name.Value == leaf {
+				return region
+			}
+			if s.Parallel.Value {
+				if got := regionOfLeaf(leaf, &s); got != "" {
+					return got
+				}
+				continue
+			}
+			if got := walk(s.States, region); got != "" {
+				return got
 			}
 		}
-		return false
+		return ""
 	}
 	for _, r := range par.States {
-		if find(r.States) {
-			return r.Name.Value
+		if got := walk(r.States, r.Name.Value); got != "" {
+			return got
 		}
 	}
 	return ""
@@ -174,6 +183,18 @@ func (b *builder) regionConfig(ex *Example, p *State) ([]*State, []spec.Value, b
 	for _, v := range ex.src.State {
 		i := slices.IndexFunc(p.Flat, func(o *Region) bool { return regionKey(v.Name.Value, o.Root.Name) })
 		if i < 0 {
+			if p.Decl.Field(v.Name.Value) == nil {
+				var names []string
+				for _, f := range p.Decl.Fields {
+					names = append(names, f.Name)
+				}
+				for _, o := range p.Flat {
+					names = append(names, o.Root.Name)
+				}
+				b.errorf(v.Name.Pos, "example %q: state %s has no field or region %s (its fields and regions: %s)", ex.Name, p.Name, v.Name.Value, strings.Join(names, ", "))
+				ok = false
+				continue
+			}
 			rest = append(rest, v)
 			continue
 		}

@@ -33,6 +33,7 @@ func TestExamples(t *testing.T) {
 		}
 		return mediaplayer.Restore(mediaplayer.Config{Behavior: b, Handler: &mediaplayer.Recorder{}}, s)
 	}, mediaplayer.UnmarshalEvent, []fsmtest.Example{
+		{Name: "switches off", Rule: 12, State: `{"kind":"on","level":4,"playback":"playing","volume":"normal","network":"offline"}`, Event: `{"kind":"power"}`},
 		{Name: "streams once the network is online", Rule: 21, State: `{"kind":"on","playback":"stopped","volume":"normal","network":"online"}`, Event: `{"kind":"stream"}`},
 		{Name: "an offline network refuses to stream", Rule: 22, State: `{"kind":"on","playback":"stopped","volume":"muted","network":"buffering"}`, Event: `{"kind":"stream"}`},
 		{Name: "a step louder while playing", Rule: 32, State: `{"kind":"on","level":3,"playback":"playing","volume":"normal","network":"offline"}`, Event: `{"kind":"volume_up"}`},

@@ -153,6 +153,11 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 		return nil
 	}
 	var stateOK, eventOK bool
+	if !region && b.par != nil && b.specOf[out.In] != nil && b.specOf[out.In].Parallel.Value {
+		// The state is a parallel state, whose value names its regions'
+		// leaves: the join writes it (see regexamples.go).
+		region, out.src = true, &ex
+	}
 	if region {
 		// The state is the parallel state's: the join writes it.
 		if out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, ex.Event); !eventOK {

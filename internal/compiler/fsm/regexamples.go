@@ -103,37 +103,51 @@ func (b *builder) stateNamed(name string) *State {
 	return nil
 }
 
-// regionExamples resolves the examples the regions' builds gave: each
-// starts in its rule's parallel state, its state JSON that of the
-// parallel state, with every region's leaf. They join m.Examples, in rule
-// order.
+// regionExamples resolves the examples that start in a parallel state:
+// those the regions' builds gave, and those of the parallel states' own
+// rules, which the machine's build left for the join. Each starts in its
+// parallel state, its state JSON that of the parallel state, with every
+// region's leaf. m.Examples then holds them, in rule order.
 func regionExamples(m *Machine, regions []*specRegion, diags *diag.List) {
 	b := &builder{m: m}
+	var todo, done []*Example
+	for _, ex := range m.Examples {
+		if ex.src != nil {
+			todo = append(todo, ex)
+		} else {
+			done = append(done, ex)
+		}
+	}
 	for _, sr := range regions {
-		for _, ex := range sr.build.Examples {
-			if e := b.regionExample(ex); e != nil {
-				m.Examples = append(m.Examples, e)
-			}
+		todo = append(todo, sr.build.Examples...)
+	}
+	for _, ex := range todo {
+		if e := b.regionExample(ex); e != nil {
+			done = append(done, e)
 		}
 	}
 	*diags = append(*diags, b.diags...)
-	slices.SortStableFunc(m.Examples, func(x, y *Example) int { return x.Rule.Index - y.Rule.Index })
+	slices.SortStableFunc(done, func(x, y *Example) int { return x.Rule.Index - y.Rule.Index })
+	m.Examples = done
 }
 
-// regionExample resolves example ex of a region's rule, which its
-// region's build checked within the region.
+// regionExample resolves example ex that starts in a parallel state: of
+// a region's rule, which its region's build checked within the region,
+// or of the parallel state's own rule.
 func (b *builder) regionExample(ex *Example) *Example {
-	if ex.Rule.Timer != nil {
+	if ex.Rule.Timer != nil && ex.In.Region != nil {
 		b.errorf(ex.Pos, "example %q takes %s, a timer's rule: fsmgen does not run the examples of a region's timers yet (the restored machine runs no timer for the TimerFired the example would send); drop the example: the generated TestPaths fires the timer", ex.Name, ex.Rule.Label)
 		return nil
 	}
-	reg := ex.In.Region
-	p := reg.Parallel
+	p := ex.In
+	if ex.In.Region != nil {
+		p = ex.In.Region.Parallel
+	}
 	cfg, rest, ok := b.regionConfig(ex, p)
 	if !ok {
 		return nil
 	}
-	send := eventNamed(b.m, ex.Send) // the region's build's event is its own
+	send := eventNamed(b.m, ex.Send) // a region's build's event is its own
 	fires := false
 	for _, w := range b.m.regionWays(p, cfg, send) {
 		fires = fires || slices.Contains(w.way.Rules, ex.Rule)
@@ -169,15 +183,18 @@ func (b *builder) regionExample(ex *Example) *Example {
 }
 
 // regionConfig returns the leaves the regions of parallel state p start
-// an example of a region's rule in: the rule's region in the example's
-// leaf, a region that holds it (a parallel state inside a region's
+// an example in: the rule's region, for a region's rule, in the
+// example's leaf, a region that holds it (a parallel state inside a region's
 // state) in that state, the regions the example's state names in those
 // leaves, the others in their Resting leaves. It returns the state's
 // other values, the parallel state's fields. It reports false, having
 // said why, when the example puts a region where Restore does not.
 func (b *builder) regionConfig(ex *Example, p *State) ([]*State, []spec.Value, bool) {
-	reg := ex.In.Region
-	set := map[*Region]*State{reg: ex.In}
+	reg := ex.In.Region // nil for the parallel state's own rule
+	set := map[*Region]*State{}
+	if reg != nil {
+		set[reg] = ex.In
+	}
 	var rest []spec.Value
 	ok := true
 	for _, v := range ex.src.State {
@@ -199,7 +216,7 @@ func (b *builder) regionConfig(ex *Example, p *State) ([]*State, []spec.Value, b
 			continue
 		}
 		o := p.Flat[i]
-		if o == reg {
+		if reg != nil && o == reg {
 			continue // the leaf its region's build took for the example's
 		}
 		name, _ := v.Value.(string)
@@ -215,7 +232,7 @@ func (b *builder) regionConfig(ex *Example, p *State) ([]*State, []spec.Value, b
 			set[o] = o.Leaves[j]
 		}
 	}
-	for h := reg; h.Host != nil; h = h.Host {
+	for h := reg; h != nil && h.Host != nil; h = h.Host {
 		// The rule's region holds a leaf only while its host is in the
 		// parallel state that holds it.
 		if at, given := set[h.Host]; given && at != h.Within {

@@ -30,6 +30,10 @@ type Example struct {
 	// UnmarshalState and UnmarshalEvent read them.
 	State, Event string
 	Pos          diag.Pos
+	// src is, for an example a region's build resolved, the spec's
+	// example, whose state the join reads (see regexamples.go); nil once
+	// resolved.
+	src *spec.Example
 }
 
 // pendingExamples are the examples of one outcome of the spec and the
@@ -50,10 +54,21 @@ func (b *builder) examples() {
 			}
 		}
 	}
-	if len(b.pendingEx) > 0 && !b.f.Behavior.Set {
-		b.errorf(b.pendingEx[0].examples[0].Pos, "examples run through the real behaviour: say under \"behavior\" how to make it, e.g. behavior: mypkg.New()")
+	if b.par != nil && b.par.region != nil {
+		return // the machine's build asks for the behaviour
 	}
-	if b.f.Behavior.Set && len(b.pendingEx) == 0 {
+	// The examples of the regions' rules are the regions' builds'.
+	var first []diag.Pos
+	for _, pe := range b.pendingEx {
+		first = append(first, pe.examples[0].Pos)
+	}
+	if b.par != nil {
+		first = append(first, b.par.examples...)
+	}
+	if len(first) > 0 && !b.f.Behavior.Set {
+		b.errorf(first[0], "examples run through the real behaviour: say under \"behavior\" how to make it, e.g. behavior: mypkg.New()")
+	}
+	if b.f.Behavior.Set && len(first) == 0 {
 		b.diags.Warnf(b.f.Behavior.Pos, "behavior is given, but no rule has examples to run through it")
 	}
 	slices.SortStableFunc(m.Examples, func(x, y *Example) int { return x.Rule.Index - y.Rule.Index })
@@ -66,6 +81,16 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 	}
 	r := rules[0]
 	out := &Example{Name: strings.TrimSpace(ex.Name.Value), Pos: ex.Pos}
+	region := b.par != nil && b.par.region != nil
+	if region {
+		// The region's leaf may come from the example's state; the
+		// join reads the rest of it.
+		in, ok := b.regionIn(ex, out.Name)
+		if !ok {
+			return nil
+		}
+		ex.In, out.src = in, &ex
+	}
 	if ex.Send.Set {
 		// A row with several events gave a rule for each: the example
 		// takes the one of the event it sends.
@@ -128,6 +153,18 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 		return nil
 	}
 	var stateOK, eventOK bool
+	if !region && b.par != nil && b.specOf[out.In] != nil && b.specOf[out.In].Parallel.Value {
+		// The state is a parallel state, whose value names its regions'
+		// leaves: the join writes it (see regexamples.go).
+		region, out.src = true, &ex
+	}
+	if region {
+		// The state is the parallel state's: the join writes it.
+		if out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, ex.Event); !eventOK {
+			return nil
+		}
+		return out
+	}
 	out.State, stateOK = b.exampleJSON(out.Name, "state", &out.In.Decl, ex.State)
 	out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, ex.Event)
 	if !stateOK || !eventOK {

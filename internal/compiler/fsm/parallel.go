@@ -137,6 +137,9 @@ type parHook struct {
 	// regionRule[p][event] names a state of a region of parallel state p
 	// with a rule for the event (see regionRules), for deferrals.
 	regionRule map[string]map[string]string
+	// examples are where the regions' builds found examples, which the
+	// machine's build runs through the behaviour it makes.
+	examples []diag.Pos
 	// regionDefers is set when a state inside a region defers an event:
 	// the machine has a queue of deferred events.
 	regionDefers bool
@@ -326,8 +329,6 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 		if r.done.Line == 0 {
 			r.done = s.Done.Pos
 		}
-		// A done transition inside the region is a rule of the region.
-		regionOutcomes(r, &s.Done.Outcome, s.Done.Guards, diags)
 	}
 	for _, a := range s.After {
 		// A region's timer runs from its state's entry to its exit, as a

@@ -31,6 +31,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		r.build = m
 		r.ins = rh.ins
 		hook.timers = append(hook.timers, m.Timers...)
+		for _, ex := range m.Examples {
+			hook.examples = append(hook.examples, ex.Pos)
+		}
 		useNames(m, hook.used)
 	}
 	if diags.HasErrors() {
@@ -83,6 +86,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	join(m, regions, hook, &diags)
+	if !diags.HasErrors() {
+		regionExamples(m, regions, &diags)
+	}
 	diags.Sort()
 	if diags.HasErrors() {
 		return nil, diags
@@ -283,7 +289,7 @@ func targets(t *spec.Transition) []spec.String {
 }
 
 // regionRow checks a row of states inside region r: it moves within the
-// region, and does what a region's rule may do yet.
+// region.
 func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) {
 	for _, from := range t.From {
 		if r.finals[from.Value] {
@@ -299,21 +305,6 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		default:
 			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: a rule inside a region moves within it; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
-		}
-	}
-	regionOutcomes(r, &t.Outcome, t.Guards, diags)
-}
-
-// regionOutcomes checks the outcome of a rule of region r and those of
-// its branches: what a region's rule may do yet.
-func regionOutcomes(r *specRegion, outcome *spec.Outcome, branches []spec.Branch, diags *diag.List) {
-	outcomes := []*spec.Outcome{outcome}
-	for i := range branches {
-		outcomes = append(outcomes, &branches[i].Outcome)
-	}
-	for _, o := range outcomes {
-		if len(o.Examples) > 0 {
-			diags.Errorf(o.Examples[0].Pos, "region %s's rule has examples: fsmgen does not run examples inside regions yet", r.root.Name.Value)
 		}
 	}
 }

@@ -105,10 +105,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	case len(q.Fields) > 0:
 		refuse(q.Fields[0].Name.Pos, "fields", "give the fields to "+r.top.Name.Value)
 	}
-	if q.Done != nil {
-		// Its done transition is a rule of r, moving within r.
-		regionOutcomes(r, &q.Done.Outcome, q.Done.Guards, diags)
-	}
 	for _, a := range q.After {
 		// Its timers are r's, as any state's of r: their rules move
 		// within r (checked as r's rows are, see splitRows).

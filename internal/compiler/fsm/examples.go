@@ -166,11 +166,29 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 		return out
 	}
 	out.State, stateOK = b.exampleJSON(out.Name, "state", &out.In.Decl, ex.State)
-	out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, ex.Event)
+	out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, timerFired(r, out.In, ex.Event))
 	if !stateOK || !eventOK {
 		return nil
 	}
 	return out
+}
+
+// timerFired returns the event fields of an example that sends
+// TimerFired to rule r, a timer's, in state in: the timer's id in a
+// machine Restore puts in that state, which numbers the timers of the
+// state and its ancestors from 1, outermost first (see restored), unless
+// the example gives one. Without it the machine would take the event for
+// a timer no longer running, and ignore it. Other rules' fields are as
+// given.
+func timerFired(r *Rule, in *State, fields []spec.Value) []spec.Value {
+	if r.Timer == nil || slices.ContainsFunc(fields, func(v spec.Value) bool { return v.Name.Value == "timer" }) {
+		return fields
+	}
+	id := restored(in).ids[r.Timer]
+	if id == 0 {
+		return fields // not a timer of in: example found no way from in to r
+	}
+	return append([]spec.Value{{Name: spec.String{Value: "timer"}, Value: id, Tag: "!!int"}}, fields...)
 }
 
 // exampleJSON writes the JSON of a state or event with the given field

@@ -132,6 +132,22 @@ type want struct {
 	declared      bool
 }
 
+// changes returns the changes of rep as a case expects them (want),
+// whether a change is declared left out.
+func changes(rep *diff.Report) []want {
+	var got []want
+	for _, c := range rep.Changes {
+		w := want{subject: c.Subject, what: c.What}
+		for a := diff.SavedStates; a <= diff.Behaviour; a++ {
+			if c.Verdicts[a] != diff.OK {
+				w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
+			}
+		}
+		got = append(got, w)
+	}
+	return got
+}
+
 func TestCompare(t *testing.T) {
 	renamed := edit(t,
 		"  Held:\n", "  Paused:\n    renamed_from: [Held]\n",

@@ -162,17 +162,7 @@ func TestCompareParallel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
-			var got []want
-			for _, c := range rep.Changes {
-				w := want{subject: c.Subject, what: c.What}
-				for a := diff.SavedStates; a <= diff.Behaviour; a++ {
-					if c.Verdicts[a] != diff.OK {
-						w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
-					}
-				}
-				got = append(got, w)
-			}
-			assert.ElementsMatch(t, tt.want, got)
+			assert.ElementsMatch(t, tt.want, changes(rep))
 			assert.Equal(t, tt.breaks, rep.Breaks(), "breaking changes")
 		})
 	}

@@ -57,16 +57,7 @@ func TestCompareRegionTransient(t *testing.T) {
 	resting := strings.NewReplacer("%LOUD%", "", "%ROWS%", "  - from: Loud\n    on: [Play, Mute]\n    to: Quiet\n").Replace(fanSpec)
 	transient := strings.NewReplacer("%LOUD%", "transient: true", "%ROWS%", "  - from: Loud\n    to: Quiet\n").Replace(fanSpec)
 	rep := diff.Compare(machine(t, "old.yaml", resting), machine(t, "new.yaml", transient))
-	var got []want
-	for _, c := range rep.Changes {
-		w := want{subject: c.Subject, what: c.What}
-		for a := diff.SavedStates; a <= diff.Behaviour; a++ {
-			if c.Verdicts[a] != diff.OK {
-				w.verdicts = append(w.verdicts, a.Key()+"="+c.Verdicts[a].String())
-			}
-		}
-		got = append(got, w)
-	}
+	got := changes(rep)
 	assert.Contains(t, got, want{subject: "state Loud", what: "made transient", verdicts: []string{"saved_states=breaks"}}, fmt.Sprint(got))
 	assert.Positive(t, rep.Breaks(), "breaking changes")
 

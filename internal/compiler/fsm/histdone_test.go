@@ -92,21 +92,7 @@ transitions:
 // stays inside the history's state is never remembered.
 func TestHistoryBesideDone(t *testing.T) {
 	t.Parallel()
-	sf, diags := spec.Parse("job.yaml", []byte(jobSpec))
-	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := fsm.Build(sf, fsm.Env{})
-	require.NotNil(t, m, "%s", diags)
-	paths := map[string]*fsm.Path{}
-	for _, p := range m.Paths {
-		paths[p.Rule.Label] = p
-	}
-	labels := func(w *fsm.Way) []string {
-		var out []string
-		for _, r := range w.Rules {
-			out = append(out, r.Label)
-		}
-		return out
-	}
+	m, paths := witnessPaths(t, "job.yaml", []byte(jobSpec))
 	batch := paths["Idle --Start--> Batch.history (was in Over)"]
 	require.NotNil(t, batch, "the history resumes the final state")
 	last := batch.Steps[len(batch.Steps)-1]
@@ -163,21 +149,7 @@ func TestRegionHistoryBesideDone(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile("../export/testdata/charts/spool/spool.yaml")
 	require.NoError(t, err)
-	sf, diags := spec.Parse("spool.yaml", src)
-	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := fsm.Build(sf, fsm.Env{})
-	require.NotNil(t, m, "%s", diags)
-	paths := map[string]*fsm.Path{}
-	for _, p := range m.Paths {
-		paths[p.Rule.Label] = p
-	}
-	labels := func(w *fsm.Way) []string {
-		var out []string
-		for _, r := range w.Rules {
-			out = append(out, r.Label)
-		}
-		return out
-	}
+	_, paths := witnessPaths(t, "spool.yaml", src)
 	tape := paths["Stopped --Play--> Running.history (was in Ended)"]
 	require.NotNil(t, tape, "Running's history resumes its final state")
 	last := tape.Steps[len(tape.Steps)-1]
@@ -213,24 +185,36 @@ func TestRootHistoryBesideDone(t *testing.T) {
 			t.Parallel()
 			src, err := os.ReadFile("../export/testdata/charts/" + tc.chart + "/" + tc.chart + ".yaml")
 			require.NoError(t, err)
-			sf, diags := spec.Parse(tc.chart+".yaml", src)
-			require.False(t, diags.HasErrors(), "%s", diags)
-			m, diags := fsm.Build(sf, fsm.Env{})
-			require.NotNil(t, m, "%s", diags)
-			var path *fsm.Path
-			for _, p := range m.Paths {
-				if p.Rule.Label == tc.done {
-					path = p
-				}
-			}
+			_, paths := witnessPaths(t, tc.chart+".yaml", src)
+			path := paths[tc.done]
 			require.NotNil(t, path, "the done transition has a witness path")
 			last := path.Steps[len(path.Steps)-1]
-			var labels []string
-			for _, r := range last.Rules {
-				labels = append(labels, r.Label)
-			}
-			assert.Equal(t, tc.last, labels)
+			assert.Equal(t, tc.last, labels(last))
 			assert.Equal(t, tc.to, last.To.Name)
 		})
 	}
+}
+
+// witnessPaths builds spec src, which must check, and returns the machine
+// and its witness paths by the label of the rule each fires.
+func witnessPaths(t *testing.T, name string, src []byte) (*fsm.Machine, map[string]*fsm.Path) {
+	t.Helper()
+	sf, diags := spec.Parse(name, src)
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf, fsm.Env{})
+	require.NotNil(t, m, "%s", diags)
+	paths := map[string]*fsm.Path{}
+	for _, p := range m.Paths {
+		paths[p.Rule.Label] = p
+	}
+	return m, paths
+}
+
+// labels returns the labels of the rules way w takes, in order.
+func labels(w *fsm.Way) []string {
+	var out []string
+	for _, r := range w.Rules {
+		out = append(out, r.Label)
+	}
+	return out
 }

@@ -145,7 +145,7 @@ func (b *builder) cells() {
 	b.sharedCells, b.users, b.cellOf = map[sharedKey]*Cell{}, map[*Cell][]*State{}, map[*Rule]*Cell{}
 	var inherited []*Cell // a state's, gathered here and copied once to its exact size
 	for _, s := range m.States {
-		if s.Transient {
+		if s.Transient || s.Rests() {
 			p := b.eventless[s.Index]
 			if p == nil {
 				b.errorf(s.Pos, "transient state %s has no eventless transitions: add transitions from it without \"on\"", s.Name)
@@ -153,7 +153,9 @@ func (b *builder) cells() {
 			}
 			s.Choice = &Cell{State: s, Rules: p.rules}
 			b.number(s.Choice)
-			continue
+			if s.Transient {
+				continue
+			}
 		}
 		var missing []string
 		inherited = inherited[:0]
@@ -188,7 +190,7 @@ func (b *builder) cells() {
 		if len(inherited) > 0 {
 			s.Inherited = slices.Clone(inherited)
 		}
-		if p := b.eventless[s.Index]; p != nil {
+		if p := b.eventless[s.Index]; p != nil && s.Choice == nil {
 			// A parallel state's done transition (see parallelDoneRows).
 			s.Completion = &Cell{State: s, Rules: p.rules}
 			b.number(s.Completion)

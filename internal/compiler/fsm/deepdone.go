@@ -73,7 +73,7 @@ func finalLoop(m *Machine, diags *diag.List) bool {
 					diags.Errorf(r.Pos, "the done transition of parallel state %s leads into the history of %s, which may remember every region of %s final: resuming it completes %s again in that step, and its done transition would lead into the history again, forever; lead the done transition to a state instead of %s.history", p.Name, h.Name, p.Name, p.Name, h.Name)
 					continue
 				}
-				if t := r.To; t != nil && t.Transient && t.Choice != nil && !seen[t] {
+				if t := r.To; t != nil && t.Choice != nil && !seen[t] {
 					seen[t] = true
 					walk(t.Choice.Rules)
 				}

@@ -148,6 +148,10 @@ func (b *builder) doneRows() {
 		if len(d.Guards) == 0 && !d.To.Set {
 			continue // reported by finals
 		}
+		if s.Transient && mayRefuse(d) {
+			b.restsNotYet(s.Completes, d, "inside a region")
+			continue
+		}
 		t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
 		rules := b.rowRules(t, s, nil)
 		if rules == nil {
@@ -173,6 +177,10 @@ func (b *builder) parallelDoneRows(s *State) {
 	if d == nil || !b.parallel(s) || !leaves(d) {
 		return
 	}
+	if mayRefuse(d) {
+		b.restsNotYet(s, d, "for a parallel state")
+		return
+	}
 	t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
 	rules := b.rowRules(t, s, nil)
 	for _, r := range rules {
@@ -181,4 +189,11 @@ func (b *builder) parallelDoneRows(s *State) {
 	if rules != nil {
 		b.eventless[s.Index] = &pending{rules: rules, pos: d.Pos}
 	}
+}
+
+// restsNotYet refuses done transition d of s, whose guards may all fail,
+// where fsmgen does not let the machine rest in its final states yet
+// (where says which: "inside a region", "for a parallel state").
+func (b *builder) restsNotYet(s *State, d *spec.Done, where string) {
+	b.errorf(d.Pos, "guards of the done transition of %s end without an else branch: %s, fsmgen does not yet let the machine rest in the final states when no guard holds (SCXML 1.0 §3.13 drops the done event); add \"- else: true\" saying what happens then", s.Name, where)
 }

@@ -268,7 +268,7 @@ var rules = []Rule{
 		Short:    "A final state or a done transition is misdeclared.",
 		Full:     "A leaf marked final completes its composite state; the composite state's done transition is taken when the machine enters a final child, in the same step (UML completion transitions, SCXML done.state.ID). A done transition needs a composite state with a final child, must leave the final state, and the final state is left at once, so it has no entry, exit, timer or transitions of its own. A composite state inside a region of a parallel state completes so too, its done transition moving within the region. A parallel state's done transition is taken when every region is in a final state (SCXML done.state.ID of a <parallel>), and must leave the parallel state.",
 		Help:     "Put done on a composite state and mark the leaf that completes it final: true; give done a to; move the final state's actions to done or to the rows into it.",
-		Patterns: []string{`^state .* has a done transition, but no states inside it`, `^composite state .* has a done transition, but no final child`, `^the done transition of .* must leave its final state`, `^state .* is final, but only a state inside a composite state completes it`, `^state .* cannot be final and `, `^final state .* is left `},
+		Patterns: []string{`^state .* has a done transition, but no states inside it`, `^composite state .* has a done transition, but no final child`, `^the done transition of .* must leave its final state`, `^state .* is final, but only a state inside a composite state completes it`, `^state .* cannot be final and `, `^final state .* is left `, `^final state .* completes .*, whose done transition is tested in the step that enters it`},
 	},
 	{
 		ID: "deferred-event", Level: Error,
@@ -289,7 +289,7 @@ var rules = []Rule{
 		Short:    "A state does not say what it does with an event.",
 		Full:     "fsmgen machines are total: every state resolves every event, by a transition, an ignore or a reject (its own, an enclosing state's, or a \"*\" row's), so no event is dropped silently.",
 		Help:     "Add a transition, or list the event under the state's ignore or reject.",
-		Patterns: []string{`^state .* does not handle (event|\d+ events)`},
+		Patterns: []string{`^state .* does not handle (event|\d+ events)`, `^final state .* \(where the machine rests when no guard of the done transition of .* holds\) does not handle (event|\d+ events)`},
 	},
 	{
 		ID: "unreachable-state", Level: Error,

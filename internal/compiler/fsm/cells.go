@@ -337,21 +337,21 @@ func (b *builder) fallback(c *Cell, owner *State, states []*State) {
 // per event, or one for them all when there are many.
 func (b *builder) reportMissing(s *State, missing []string) {
 	const each = 3
-	what, one, many := "state "+s.Name, "add a transition, or list %s under the state's ignore or reject", "add transitions, or list them under the state's ignore or reject"
-	if s.Rests() {
+	switch {
+	case s.Rests() && len(missing) <= each:
 		// A final state that may rest has no rules of its own.
-		what = fmt.Sprintf("final state %s (where the machine rests when no guard of the done transition of %s holds)", s.Name, s.Completes.Name)
-		one = "add a transition from " + s.Completes.Name + " or a state around it, or list %s under its ignore or reject"
-		many = "add transitions from " + s.Completes.Name + " or a state around it, or list them under its ignore or reject"
-	}
-	if len(missing) <= each {
 		for _, name := range missing {
-			b.errorf(s.Pos, "%s does not handle event %s: "+one, what, name, name)
+			b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle event %s: add a transition from %s or a state around it, or list %s under its ignore or reject", s.Name, s.Completes.Name, name, s.Completes.Name, name)
 		}
-		return
+	case s.Rests():
+		b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle %d events: %s and %d more: add transitions from %s or a state around it, or list them under its ignore or reject", s.Name, s.Completes.Name, len(missing), strings.Join(missing[:each], ", "), len(missing)-each, s.Completes.Name)
+	case len(missing) <= each:
+		for _, name := range missing {
+			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
+		}
+	default:
+		b.errorf(s.Pos, "state %s does not handle %d events: %s and %d more: add transitions, or list them under the state's ignore or reject", s.Name, len(missing), strings.Join(missing[:each], ", "), len(missing)-each)
 	}
-	shown := missing[:each]
-	b.errorf(s.Pos, "%s does not handle %d events: %s and %d more: "+many, what, len(missing), strings.Join(shown, ", "), len(missing)-each)
 }
 
 func (b *builder) number(c *Cell) {

@@ -57,19 +57,17 @@ func (b *builder) finals() {
 		// no transitions; fsmgen also keeps its entry and exit off, as
 		// for the transient one): its events go to its composite state.
 		s.Transient, s.Completes = !mayRefuse(d) || b.par.inRegion(), s.Parent
-		how := "is left in the step that enters it, by the done transition of " + s.Parent.Name
-		if !s.Transient {
-			how = "completes " + s.Parent.Name + ", whose done transition is tested in the step that enters it"
+		hooked := ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0
+		switch {
+		case hooked && s.Transient:
+			b.errorf(ss.Name.Pos, "final state %s is left in the step that enters it, by the done transition of %s: it has no entry, exit or after; put the actions on done or on the transitions into it", s.Name, s.Parent.Name)
+		case hooked:
+			b.errorf(ss.Name.Pos, "final state %s completes %s, whose done transition is tested in the step that enters it: it has no entry, exit or after; put the actions on done or on the transitions into it", s.Name, s.Parent.Name)
 		}
-		if ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0 {
-			b.errorf(ss.Name.Pos, "final state %s %s: it has no entry, exit or after; put the actions on done or on the transitions into it", s.Name, how)
-		}
-		if !s.Transient {
-			for _, l := range [][]spec.String{ss.Ignore, ss.Reject, ss.Defer} {
-				if len(l) > 0 {
-					b.errorf(l[0].Pos, "final state %s %s: it has no ignore, reject or defer of its own (SCXML 1.0 §3.7), and the events it is offered when no guard holds go to %s and the states around it; list them there", s.Name, how, s.Parent.Name)
-					break
-				}
+		for _, l := range [][]spec.String{ss.Ignore, ss.Reject, ss.Defer} {
+			if len(l) > 0 && !s.Transient {
+				b.errorf(l[0].Pos, "final state %s completes %s, whose done transition is tested in the step that enters it: it has no ignore, reject or defer of its own (SCXML 1.0 §3.7), and the events it is offered when no guard holds go to %s and the states around it; list them there", s.Name, s.Parent.Name, s.Parent.Name)
+				break
 			}
 		}
 	}

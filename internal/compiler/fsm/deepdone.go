@@ -24,14 +24,15 @@ import (
 // RemembersFinal reports whether deep history h, which holds parallel
 // state p (h is p, or a composite state around it), may remember every
 // region of p in a final state: p has a done transition, and a branch of
-// it leaves h (p's own done always leaves p). Load then reads such a
+// it leaves h (p's own done always leaves p), or the machine may rest
+// with every region final (RestsFinal), which any rule may leave h from. Load then reads such a
 // memory, and a rule into h tests, once it resumed p, whether p is done.
 func (m *Machine) RemembersFinal(h, p *State) bool {
 	if p.Completion == nil || h.History != HistoryDeep || !h.Contains(p) {
 		return false
 	}
-	if h == p {
-		return true
+	if h == p || p.RestsFinal() {
+		return true // (a machine resting with every region final may leave h)
 	}
 	return slices.ContainsFunc(p.Completion.Rules, func(r *Rule) bool {
 		return slices.ContainsFunc(r.Remembers, func(rem Remember) bool { return rem.State == h })

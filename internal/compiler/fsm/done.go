@@ -89,6 +89,15 @@ func mayRefuse(d *spec.Done) bool {
 // as from any leaf.
 func (s *State) Rests() bool { return s != nil && s.Completes != nil && !s.Transient }
 
+// RestsFinal reports whether parallel state s has a done transition that
+// every guard may refuse (see mayRefuse): the step that puts the last
+// region in a final state tests the guards, and when none holds the
+// machine rests with every region final, each answering events as from
+// any of its leaves (the parallel state's rules and those around it).
+func (s *State) RestsFinal() bool {
+	return s.Completion != nil && s.Completion.Rules[len(s.Completion.Rules)-1].Guard != nil
+}
+
 // parallelDone checks the done transition of parallel state s, taken
 // when every region of s is in a final state (SCXML 1.0 §3.4 and §3.13,
 // done.state.ID of a <parallel>; regionsOf checks that every region has
@@ -173,10 +182,6 @@ func (b *builder) doneRows() {
 func (b *builder) parallelDoneRows(s *State) {
 	d := b.specOf[s].Done
 	if d == nil || !b.parallel(s) || !leaves(d) {
-		return
-	}
-	if mayRefuse(d) {
-		b.restsNotYet(s, d, "for a parallel state")
 		return
 	}
 	t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}

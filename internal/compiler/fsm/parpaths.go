@@ -257,7 +257,8 @@ func (s *State) completes(cfg []*State) bool {
 // complete continues way w of parallel state p, after which every region
 // is in a final leaf (after), through p's done transition, in the same
 // step: one way per branch of its guards, each tested after the regions'
-// rules ran (as a transient state's are).
+// rules ran (as a transient state's are), and, when every guard may fail
+// (RestsFinal), one that rests there.
 func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 	var out []regionWay
 	tests := w.Tests
@@ -278,6 +279,13 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 			}
 			out = append(out, regionWay{way: &cw, after: next})
 		}
+	}
+	if p.RestsFinal() {
+		// No guard holds: the done event is dropped (SCXML 1.0 §3.13),
+		// and the machine rests with every region final.
+		cw := *w
+		cw.Tests = tests
+		out = append(out, regionWay{way: &cw, after: after})
 	}
 	return out
 }

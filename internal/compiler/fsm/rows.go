@@ -235,7 +235,7 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 	if !ok {
 		return nil
 	}
-	if !sawElse && (from == nil || ev == nil || ev.Builtin) && !from.Rests() {
+	if !sawElse && (from == nil || ev == nil || ev.Builtin) && !from.Rests() && !(ev == nil && b.parallel(from)) {
 		// A chain of a state's rule for an event falls back to the rule
 		// around it (see fallbacks); a "*" row, a transient state's
 		// eventless rules and a timer's have nothing around them.

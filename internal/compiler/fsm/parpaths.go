@@ -507,7 +507,7 @@ func preempted(r *Rule) bool {
 	if r.From == nil || r.From.Regions == nil || r.Event == nil {
 		return false
 	}
-	return TakesAll(r.From, r.Event) != nil || r.From.Completion != nil && leftOnlyInFinals(r.From, r.Event)
+	return TakesAll(r.From, r.Event) != nil || leftOnlyInFinals(r.From, r.Event)
 }
 
 // TakesAll returns the first region of parallel state p that takes e in
@@ -523,8 +523,13 @@ func TakesAll(p *State, e *Event) *Region {
 }
 
 // leftOnlyInFinals reports whether every region of parallel state p
-// leaves e to p only in the region's final states.
+// leaves e to p only in the region's final states, where the machine
+// never rests: p has a done transition that always leaves it (not one
+// whose guards may all fail: RestsFinal).
 func leftOnlyInFinals(p *State, e *Event) bool {
+	if p.Completion == nil || p.RestsFinal() {
+		return false
+	}
 	for _, reg := range p.Regions {
 		for _, s := range reg.Leaves {
 			if !s.Transient && !inside(s.Cell(e)) && !slices.Contains(reg.Finals, s) {

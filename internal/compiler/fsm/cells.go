@@ -347,6 +347,10 @@ func (b *builder) reportMissing(s *State, missing []string) {
 		b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle %d events: %s and %d more: add transitions from %s or a state around it, or list them under its ignore or reject", s.Name, s.Completes.Name, len(missing), strings.Join(missing[:each], ", "), len(missing)-each, s.Completes.Name)
 	case len(missing) <= each:
 		for _, name := range missing {
+			if where := b.par.reaching(s, name); where != "" {
+				b.errorf(s.Pos, "parallel state %s does not handle event %s, which reaches it %s: add a transition from %s, list %s under its ignore or reject, or handle it in those states", s.Name, name, where, s.Name, name)
+				continue
+			}
 			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
 		}
 	default:

@@ -56,6 +56,7 @@ func (b *builder) finals() {
 		// A final state that may rest keeps to SCXML's <final> too (§3.7:
 		// no transitions; fsmgen also keeps its entry and exit off, as
 		// for the transient one): its events go to its composite state.
+		// Inside a region it may not rest yet (doneRows refuses it).
 		s.Transient, s.Completes = !mayRefuse(d) || b.par.inRegion(), s.Parent
 		hooked := ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0
 		switch {
@@ -156,7 +157,8 @@ func (b *builder) doneRows() {
 			continue // reported by finals
 		}
 		if s.Transient && mayRefuse(d) {
-			b.restsNotYet(s.Completes, d, "inside a region")
+			// Inside a region (see finals): not yet.
+			b.errorf(d.Pos, "guards of the done transition of %s end without an else branch: inside a region, fsmgen does not yet let the machine rest in the final states when no guard holds (SCXML 1.0 §3.13 drops the done event); add \"- else: true\" saying what happens then", s.Completes.Name)
 			continue
 		}
 		t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
@@ -192,11 +194,4 @@ func (b *builder) parallelDoneRows(s *State) {
 	if rules != nil {
 		b.eventless[s.Index] = &pending{rules: rules, pos: d.Pos}
 	}
-}
-
-// restsNotYet refuses done transition d of s, whose guards may all fail,
-// where fsmgen does not let the machine rest in its final states yet
-// (where says which: "inside a region", "for a parallel state").
-func (b *builder) restsNotYet(s *State, d *spec.Done, where string) {
-	b.errorf(d.Pos, "guards of the done transition of %s end without an else branch: %s, fsmgen does not yet let the machine rest in the final states when no guard holds (SCXML 1.0 §3.13 drops the done event); add \"- else: true\" saying what happens then", s.Name, where)
 }

@@ -238,7 +238,9 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 	if !sawElse && (from == nil || ev == nil || ev.Builtin) && !from.Rests() && !(ev == nil && b.parallel(from)) {
 		// A chain of a state's rule for an event falls back to the rule
 		// around it (see fallbacks); a "*" row, a transient state's
-		// eventless rules and a timer's have nothing around them.
+		// eventless rules and a timer's have nothing around them. A
+		// done transition's (a final state's that may rest, or a
+		// parallel state's) may be refused: the machine then rests.
 		b.errorf(t.Pos, "guards of %s end without an else branch: add \"- else: true\" saying what happens when no guard holds", pairName(from, ev))
 		return nil
 	}

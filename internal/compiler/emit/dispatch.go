@@ -203,13 +203,13 @@ func (g *goGen) genChoices() {
 		if s.Choice == nil {
 			continue
 		}
-		doc := fmt.Sprintf("// %s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name)
+		doc := fmt.Sprintf("%s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name)
 		body := g.cellBody(s.Choice)
 		if s.Rests() {
-			doc = fmt.Sprintf("// %s takes the done transition of %s, which entering its final state %s completes, or leaves the machine in %s when no guard holds.", leaveMethod(s), s.Completes.Name, s.Name, s.Name)
+			doc = fmt.Sprintf("%s takes the done transition of %s, which entering its final state %s completes, or leaves the machine in %s when no guard holds.", leaveMethod(s), s.Completes.Name, s.Name, s.Name)
 			body = append(body, jen.Comment(fmt.Sprintf("// No guard holds: the done event is dropped, and the machine rests in %s.", s.Name)), jen.Return(core().Dot("Finish").Call()))
 		}
-		g.f.Comment(doc)
+		g.f.Add(paragraphs(doc))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(leaveMethod(s)).Params().Error().Block(body...)
 	}
 }

@@ -11,14 +11,16 @@ import (
 // states that are leaves, composite states (some with a history or a done
 // transition) or parallel states (whose regions may hold composite and
 // final states, with a done transition when every region has a final
-// state), rows between them with actions, guard chains with and without
-// an else (so that an event falls back to the enclosing state's rule),
-// In() guards between regions, timers, and rows into histories. It is
-// built to be total and reachable: every top-level state ignores what it
-// has no rule for, a chain of rows reaches every state, and every
-// top-level state has a row out. What the checker still refuses (a rule
-// that can never fire, a chart a target cannot express) is left to the
-// caller, which draws another.
+// state; outside regions, a done transition's guards may end without
+// an else, and the machine then rests in the final configuration), rows
+// between them with actions, guard chains with and without an else (so
+// that an event falls back to the enclosing state's rule), In() guards
+// between regions, timers, and rows into histories. It is built to be
+// total and reachable: every top-level state ignores what it has no rule
+// for, a chain of rows reaches every state, and every top-level state
+// has a row out. What the checker still refuses (a rule that can never
+// fire, a chart a target cannot express) is left to the caller, which
+// draws another.
 func randomChart(seed uint64) string {
 	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), name: fmt.Sprintf("Random%d", seed)}
 	return g.chart()
@@ -45,8 +47,14 @@ type rnode struct {
 	entry, exit bool
 	history     string // "", "shallow" or "deep"
 	done        string // the done transition's target
+	doneIf      []arm  // or, when set, its guards, which end without an else
 	timer       string // the timer's target
 	delay       int    // its delay in seconds
+}
+
+// arm is an outcome of a done transition's guards.
+type arm struct {
+	guard, to, action string
 }
 
 // chartGen draws one chart.
@@ -348,6 +356,25 @@ func (g *chartGen) eventless(t *rnode) {
 		t.name, g.newGuard(), to(), to(), g.actions[g.r.IntN(len(g.actions))]))
 }
 
+// restingDone turns s's done transition into one or two guarded
+// outcomes and no else, the first to s.done, another to a state outside s.
+func (g *chartGen) restingDone(s *rnode) {
+	s.doneIf = []arm{{guard: g.newGuard(), to: s.done}}
+	if g.chance(0.4) {
+		to := ""
+		for to == "" || g.named(to).inside(s) {
+			to = g.target(s)
+		}
+		s.doneIf = append(s.doneIf, arm{guard: g.newGuard(), to: to})
+	}
+	for i := range s.doneIf {
+		if g.chance(0.4) {
+			s.doneIf[i].action = g.actions[g.r.IntN(len(g.actions))]
+		}
+	}
+	s.done = ""
+}
+
 // top returns the top-level state n is in.
 func (n *rnode) top() *rnode {
 	for n.parent != nil {
@@ -496,6 +523,12 @@ func (g *chartGen) chart() string {
 			}
 			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") {
 				s.done = g.target(s)
+			}
+			if s.region() == nil && g.chance(0.4) {
+				// Guards without an else (fsmgen refuses them inside a
+				// region): when none holds, the machine rests in the final
+				// state, or with every region final, until an event leaves.
+				g.restingDone(s)
 			}
 		}
 		if s.kind != regionNode && !s.final && !s.transient && g.chance(0.15) {

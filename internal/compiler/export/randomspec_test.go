@@ -21,8 +21,14 @@ func (g *chartGen) spec() string {
 		fmt.Fprintf(&b, "  %s: {}\n", e)
 	}
 	rows := strings.Join(g.rows, "")
+	used := rows // and the done transitions' guards and actions
+	for _, n := range g.nodes() {
+		for _, a := range n.doneIf {
+			used += doneArm(a, "")
+		}
+	}
 	for _, a := range g.actions {
-		if strings.Contains(rows, "action: "+a+"\n") {
+		if strings.Contains(used, "action: "+a+"\n") {
 			actions = append(actions, a)
 		}
 	}
@@ -34,7 +40,7 @@ func (g *chartGen) spec() string {
 	}
 	var guards []string
 	for _, gd := range g.guards {
-		if strings.Contains(rows, "if: "+gd+"\n") || strings.Contains(rows, "if: \""+gd+"\"\n") {
+		if strings.Contains(used, "if: "+gd+"\n") || strings.Contains(used, "if: \""+gd+"\"\n") {
 			guards = append(guards, gd)
 		}
 	}
@@ -47,6 +53,16 @@ func (g *chartGen) spec() string {
 	b.WriteString("transitions:\n")
 	b.WriteString(rows)
 	return b.String()
+}
+
+// doneArm writes an outcome of a done transition's guards, its lines
+// indented by indent.
+func doneArm(a arm, indent string) string {
+	s := fmt.Sprintf("%s- if: %s\n%s  to: %s\n", indent, a.guard, indent, a.to)
+	if a.action != "" {
+		s += fmt.Sprintf("%s  action: %s\n", indent, a.action)
+	}
+	return s
 }
 
 // writeNode writes state n and the states inside it, and returns the
@@ -96,6 +112,13 @@ func (g *chartGen) writeNode(b *strings.Builder, n *rnode, indent string, initia
 	}
 	if n.done != "" {
 		lines = append(lines, "done: {to: "+n.done+"}")
+	}
+	if len(n.doneIf) > 0 {
+		d := "done:\n" + in + "  guards:\n"
+		for _, a := range n.doneIf {
+			d += doneArm(a, in+"    ")
+		}
+		lines = append(lines, strings.TrimSuffix(d, "\n"))
 	}
 	if len(lines) == 0 && len(n.children) == 0 {
 		fmt.Fprintf(b, "%s%s: {}\n", indent, n.name)

@@ -79,7 +79,13 @@ func TestDifferentialRandom(t *testing.T) {
 				exported = append(exported, key)
 			}
 			t.Logf("%d of %d charts exported; refused: %v", len(exported), len(keys), reasons)
-			require.GreaterOrEqual(t, len(exported), len(keys)/4, "the export refuses most random charts")
+			// A floor against a generator that draws mostly what the
+			// target refuses: SCXML exports about a third of the random
+			// charts (it refuses a parallel state's rule beside a region's
+			// that SCXML would run too, and deep histories that may
+			// remember a final state, which SCION does not record), XState
+			// nearly all; an eighth leaves room for a seed's bad luck.
+			require.GreaterOrEqual(t, len(exported), len(keys)/8, "the export refuses most random charts")
 			if len(exported) == 0 {
 				return // a run of one to three charts, none of which this target exports
 			}

@@ -15,6 +15,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	regions := regionsOf(f.States, &diags, nil, nil)
 	newTransient(f.States, regions, &diags)
 	outer, rows := splitRows(f, regions, &diags)
+	groupRejects(regions, rows, &diags)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
@@ -330,7 +331,7 @@ func leafParallels(list []spec.State) []spec.State {
 // state.
 func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File {
 	sub := *f
-	root := *r.root
+	root := groupLists(*r.root, r, rows)
 	root.Initial = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
 	// A parallel state inside the region is a leaf of its build, as the
 	// machine's build holds a parallel state (see parinreg.go).

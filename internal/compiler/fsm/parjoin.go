@@ -104,6 +104,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			r.Index = rule
 			rule++
 			rejoin(m, r)
+			if r.Group = listGroup(r, reg, sr); r.Group != nil {
+				relabel(r)
+			}
 			reg.Rules = append(reg.Rules, r)
 		}
 		for _, run := range reg.Start {

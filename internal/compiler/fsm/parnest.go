@@ -50,8 +50,6 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 		refuse(inner.Name.Pos, "terminal or transient", "remove it")
 	case len(inner.Fields) > 0:
 		refuse(inner.Fields[0].Name.Pos, "fields", "give the fields to "+outer.Name.Value)
-	case len(inner.Ignore)+len(inner.Reject)+len(inner.Defer) > 0:
-		refuse(inner.Name.Pos, "ignore, reject or defer lists", "write them on "+outer.Name.Value+" or on the states of its regions")
 	}
 	return true
 }

@@ -107,14 +107,9 @@ func build(m *fsm.Machine) *chart {
 			n = c.byState[r.Done]
 		}
 		if r.Group != nil {
-			// A nested parallel state's list entry, which each of its
-			// regions holds a copy of: the state's own, written once.
+			// A nested parallel state's list entry, which one of its
+			// regions holds: the state's own.
 			n = c.byState[r.Group]
-			if slices.ContainsFunc(n.triggers, func(t *trigger) bool {
-				return slices.ContainsFunc(t.branches, func(b *fsm.Rule) bool { return b.Pos == r.Pos })
-			}) {
-				continue
-			}
 		}
 		done := r.Done != nil
 		i := slices.IndexFunc(n.triggers, func(t *trigger) bool {

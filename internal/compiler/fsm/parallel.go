@@ -215,6 +215,10 @@ type specRegion struct {
 	// resumed is set when a deep history may resume the region's leaves:
 	// its build resolves the entries of each (State.Enter).
 	resumed bool
+	// lists are the entries of the ignore, reject and defer lists of the
+	// parallel states nested as regions that hold the region (groups)
+	// that the region's own state holds too (see groupLists).
+	lists [3][]spec.String
 }
 
 // inRE matches the built-in guard In(State).

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -16,6 +17,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	newTransient(f.States, regions, &diags)
 	outer, rows := splitRows(f, regions, &diags)
 	groupRejects(regions, rows, &diags)
+	groupLists(regions, rows, &diags)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
@@ -331,7 +333,12 @@ func leafParallels(list []spec.State) []spec.State {
 // state.
 func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File {
 	sub := *f
-	root := groupLists(*r.root, r, rows)
+	root := *r.root
+	// The lists of the parallel states nested as regions around it (see
+	// groupLists).
+	root.Ignore = slices.Concat(root.Ignore, r.lists[0])
+	root.Reject = slices.Concat(root.Reject, r.lists[1])
+	root.Defer = slices.Concat(root.Defer, r.lists[2])
 	root.Initial = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
 	// A parallel state inside the region is a leaf of its build, as the
 	// machine's build holds a parallel state (see parinreg.go).

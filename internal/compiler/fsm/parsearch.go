@@ -149,11 +149,6 @@ func (m *Machine) parallelPaths(b *builder) {
 	}
 	m.Paths = nil
 	for _, r := range all {
-		if found[r.Index] == nil && r.Group != nil && slices.ContainsFunc(all, func(o *Rule) bool { return o.Group == r.Group && o.Pos == r.Pos && found[o.Index] != nil }) {
-			// A copy of a nested parallel state's list entry that
-			// another region's copy decides: the entry fires.
-			continue
-		}
 		if found[r.Index] == nil && r.From != nil && r.From.Regions != nil && r.Event != nil {
 			if reg := TakesAll(r.From, r.Event); reg != nil {
 				b.errorf(r.Pos, "rule %s can never fire: region %s has a rule for %s in every state, which is taken instead (SCXML 1.0 §3.13: a region's transition preempts its parallel state's); remove the rule", r.Label, reg.Root.Name, r.Event.Name)

@@ -107,8 +107,8 @@ type Rule struct {
 	// "reject: *": the state resolves every other event that way.
 	Others bool
 	// Group is, for a listed rule that comes from the list of a parallel
-	// state nested as a region (see parnestlists.go), that state: each of
-	// its regions holds a copy, From the region's own state.
+	// state nested as a region (see parnestlists.go), that state: one of
+	// its regions holds it, From the region's own state.
 	Group *State
 	Pos   diag.Pos
 	Label string // one line for comments, tests and messages; see RuleLabel

@@ -232,7 +232,7 @@ func (d *diagram) regionEdges() {
 		}
 	}
 	for _, c := range shared {
-		d.cells(c.Owner, []*fsm.Cell{c})
+		d.cells(cellOwner(c), []*fsm.Cell{c})
 	}
 	for _, reg := range d.m.Regions {
 		for _, t := range reg.Timers {
@@ -299,9 +299,9 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 				case !seen[c]:
 					seen[c] = true
 					shared = append(shared, c)
-					up = append(up, code(c.Event.Name)+" by "+code(cellOwner(c)))
+					up = append(up, code(c.Event.Name)+" by "+code(cellOwner(c).Name))
 				default:
-					up = append(up, code(c.Event.Name)+" by "+code(cellOwner(c)))
+					up = append(up, code(c.Event.Name)+" by "+code(cellOwner(c).Name))
 				}
 			}
 			if len(out) > 0 {
@@ -338,11 +338,12 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 	v.Composites = append(v.Composites, comps...)
 }
 
-// cellOwner names the state whose rules shared cell c holds: its Owner,
-// or the parallel state nested as a region whose list it comes from.
-func cellOwner(c *fsm.Cell) string {
+// cellOwner returns the state whose rules shared cell c holds: its
+// Owner, or the parallel state nested as a region whose list entry or
+// rule it holds.
+func cellOwner(c *fsm.Cell) *fsm.State {
 	if len(c.Rules) > 0 && c.Rules[0].Group != nil {
-		return c.Rules[0].Group.Name
+		return c.Rules[0].Group
 	}
-	return c.Owner.Name
+	return c.Owner
 }

@@ -219,6 +219,11 @@ type specRegion struct {
 	// parallel states nested as regions that hold the region (groups)
 	// that the region's own state holds too (see groupLists).
 	lists [3][]spec.String
+	// groupRules are the positions of the rows, and their branches, of
+	// the parallel states nested as regions that the region's own state
+	// holds (see groupRule), each with its parallel state's index in
+	// groups.
+	groupRules map[diag.Pos]int
 }
 
 // inRE matches the built-in guard In(State).

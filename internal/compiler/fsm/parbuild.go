@@ -243,6 +243,17 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 		if len(groups) > 0 && groupRow(&t, groups, diags) {
 			continue // refused, named
 		}
+		if placed, ok := groupRule(t, groups, regions, f.Transitions, diags); ok {
+			// A row of a parallel state nested as a region: rows of
+			// its regions' own states (see parnestrules.go).
+			for _, r := range regions {
+				for _, o := range placed[r] {
+					regionRow(&o, r, regionOf, diags)
+					rows[r] = append(rows[r], o)
+				}
+			}
+			continue
+		}
 		var out []spec.String
 		by := map[*specRegion][]spec.String{}
 		var order []*specRegion

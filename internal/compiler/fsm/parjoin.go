@@ -104,7 +104,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			r.Index = rule
 			rule++
 			rejoin(m, r)
-			if r.Group = listGroup(r, reg, sr); r.Group != nil {
+			if r.Group = ruleGroup(r, reg, sr); r.Group != nil {
 				relabel(r)
 			}
 			reg.Rules = append(reg.Rules, r)

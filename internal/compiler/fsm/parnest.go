@@ -55,17 +55,11 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	return true
 }
 
-// groupRow refuses a row from or to group, a parallel state that groups
-// regions of outer (see groupOf): it has no rules of its own, and is
-// entered and left with outer. It reports whether it refused the row.
+// groupRow refuses a row to group, a parallel state that groups regions
+// of outer (see groupOf): it is entered and left with outer (its own rows
+// are groupRule's). It reports whether it refused the row.
 func groupRow(t *spec.Transition, groups map[string]*specRegion, diags *diag.List) bool {
 	refused := false
-	for _, from := range t.From {
-		if r := groups[from.Value]; r != nil {
-			refused = true
-			diags.Errorf(from.Pos, "parallel state %s groups regions of parallel state %s and has no rules of its own yet: write the row from %s, or from the states of %s's regions", from.Value, r.par.Name.Value, r.par.Name.Value, from.Value)
-		}
-	}
 	for _, to := range targets(t) {
 		if r := groups[to.Value]; r != nil {
 			refused = true

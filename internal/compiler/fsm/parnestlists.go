@@ -172,11 +172,11 @@ func listGroup(r *Rule, reg *Region, sr *specRegion) *State {
 	return nil
 }
 
-// relabel names r, a nested parallel state's list entry that a region
-// holds, after that state: "Media --Knock--> rejected: Knock is not
-// accepted while in Media".
+// relabel names r, a nested parallel state's list entry or rule that a
+// region holds, after that state: "Media --Knock--> rejected: Knock is
+// not accepted while in Media".
 func relabel(r *Rule) {
-	if r.Kind == Reject && r.Event != nil {
+	if r.Listed && r.Kind == Reject && r.Event != nil {
 		r.Reason = r.Event.Name + " is not accepted while in " + r.Group.Name
 	}
 	r.Label = r.Group.Name + strings.TrimPrefix(RuleLabel(r), r.From.String())

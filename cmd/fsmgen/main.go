@@ -13,6 +13,8 @@
 //	fsmgen diff [-format F] OLD NEW                 list what changed between two revisions of a spec, and what each change breaks
 //	fsmgen export -format xstate|scxml SPEC         print the machine as an XState v5 config (JSON) or an SCXML document
 //
+// fsmgen CMD -h prints the command's usage line and its flags.
+//
 // Output paths in a spec are relative to the spec file, so the result is
 // the same from any working directory. Problems are reported as
 // path:line:col: message, with the source line and a caret, and any notes
@@ -134,6 +136,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/emit"
@@ -162,6 +165,25 @@ const usage = `usage:
   fsmgen diff [-format text|json|sarif] OLD NEW
   fsmgen export -format xstate|scxml SPEC
 `
+
+// commandHelp prints what "fsmgen CMD -h" asks for, on stdout: the
+// command's usage line and its flags. It reports false, printing nothing,
+// for a command fsmgen does not have.
+func commandHelp(cmd string, fs *flag.FlagSet, stdout io.Writer) bool {
+	lines := []string{"usage:"}
+	for line := range strings.Lines(usage) {
+		if strings.HasPrefix(line, "  fsmgen "+cmd+" ") || strings.TrimSpace(line) == "fsmgen "+cmd {
+			lines = append(lines, strings.TrimRight(line, "\n"))
+		}
+	}
+	if len(lines) == 1 {
+		return false
+	}
+	fmt.Fprintln(stdout, strings.Join(lines, "\n"))
+	fs.SetOutput(stdout)
+	fs.PrintDefaults()
+	return true
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -196,7 +218,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errUsage):
 		if msg := err.Error(); msg != errUsage.Error() {
-			fmt.Fprintln(stderr, "fsmgen:", msg)
+			fmt.Fprintln(stderr, "fsmgen:", strings.TrimSuffix(msg, ": "+errUsage.Error()))
 		}
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -231,7 +253,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	if cmd == "paths" {
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) && commandHelp(cmd, fs, stdout) {
+		return nil
+	} else if err != nil && !errors.Is(err, flag.ErrHelp) {
 		return fmt.Errorf("%s: %w: %w", cmd, err, errUsage)
 	}
 	args = fs.Args()

@@ -315,7 +315,7 @@ func (r *Recorder) NotifyRejected(reason string) {
 	r.Actions = append(r.Actions, &NotifyRejected{Reason: reason})
 }
 
-// Config is what New and Restore make a Expense machine with: its guards and
+// Config is what New and Restore make an Expense machine with: its guards and
 // effects (Behavior), whatever performs its actions (Handler) and the data it
 // starts with (Initial).
 type Config struct {

@@ -704,7 +704,7 @@ func (r *Recorder) CancelTimer(timer TimerID) {
 	r.Actions = append(r.Actions, &CancelTimer{Timer: timer})
 }
 
-// Config is what New and Restore make a Order machine with: its guards and
+// Config is what New and Restore make an Order machine with: its guards and
 // effects (Behavior), whatever performs its actions (Handler) and the data it
 // starts with (Initial).
 type Config struct {

@@ -1133,7 +1133,7 @@ func (r *Recorder) CancelTurn() { r.Actions = append(r.Actions, &CancelTurn{}) }
 // RunQuery records a RunQuery.
 func (r *Recorder) RunQuery(query chat.Query) { r.Actions = append(r.Actions, &RunQuery{Query: query}) }
 
-// Config is what New and Restore make a Agent machine with: its guards and
+// Config is what New and Restore make an Agent machine with: its guards and
 // effects (Behavior), whatever performs its actions (Handler) and the data it
 // starts with (Initial).
 type Config struct {

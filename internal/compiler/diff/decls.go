@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/prose"
 )
 
 // match pairs the declarations of one kind across the revisions: by name,
@@ -86,11 +87,11 @@ func (d *differ) decls(kind string, old, new any) {
 	for _, o := range removed {
 		c := &Change{Subject: kind + " " + o.Name, What: "removed", Old: declPos(d.old, o)}
 		if o.Builtin {
-			c.verdict(EventLog, Breaks, fmt.Sprintf("%s that holds %s %s no longer loads: the machine has no timer now", log, article(kind), o.Name))
+			c.verdict(EventLog, Breaks, fmt.Sprintf("%s that holds %s %s no longer loads: the machine has no timer now", log, prose.Article(kind), o.Name))
 			d.add(c)
 			continue
 		}
-		c.verdict(EventLog, Breaks, fmt.Sprintf("%s that holds %s %s no longer loads: its kind is unknown (keep the %s, or give its new name renamed_from: %s)", log, article(kind), o.Name, kind, o.Name))
+		c.verdict(EventLog, Breaks, fmt.Sprintf("%s that holds %s %s no longer loads: its kind is unknown (keep the %s, or give its new name renamed_from: %s)", log, prose.Article(kind), o.Name, kind, o.Name))
 		if kind == "action" && d.old.HasHandler() && !d.new.HasHandler() {
 			c.verdict(Code, Breaks, "the machine has no action left: Config has no Handler field, and code that sets it no longer compiles")
 		}
@@ -217,7 +218,7 @@ func (d *differ) fields(kind string, o, n *fsm.Decl, area Area, saved string) {
 				c.verdict(area, Breaks, fmt.Sprintf("%s, which may not load as %s: %s (keep the type, or declare the break)", holds, newType, why))
 			default:
 				c.verdict(area, v, fmt.Sprintf("%s, which loads as %s: %s", holds, newType, why))
-				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s %s: code that uses it as %s %s no longer compiles until it is updated", n.GoName, nf.GoName, article(newType), newType, article(oldType), oldType))
+				c.verdict(Code, Review, fmt.Sprintf("the Go field %s.%s is now %s %s: code that uses it as %s %s no longer compiles until it is updated", n.GoName, nf.GoName, prose.Article(newType), newType, prose.Article(oldType), oldType))
 			}
 			d.add(c)
 		}

@@ -14,7 +14,6 @@ package diff
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
@@ -167,17 +166,6 @@ func declsOf(list any) []*fsm.Decl {
 		}
 	}
 	return out
-}
-
-// article returns "a" or "an" for word.
-func article(word string) string {
-	if strings.HasPrefix(word, "uint") || strings.HasPrefix(word, "uni") {
-		return "a" // "a uint64", pronounced "you"
-	}
-	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
-		return "an"
-	}
-	return "a"
 }
 
 // renamedType says what a rename does to the code that uses the generated

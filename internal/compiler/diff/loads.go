@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/prose"
 )
 
 // What loads: a field retyped between two revisions keeps the data saved
@@ -117,7 +118,7 @@ func (l *loader) load(o, n *fsm.Shape) result {
 		}
 		return result{Review, fmt.Sprintf("it loads as plain JSON values (maps, slices, float64s, strings), not as %s values: check the code that reads it", o.Type)}
 	case o.Kind == fsm.ShapeInterface:
-		return result{Breaks, fmt.Sprintf("whatever was saved in %s may not be %s %s", o.Type, article(n.Type), n.Type)}
+		return result{Breaks, fmt.Sprintf("whatever was saved in %s may not be %s %s", o.Type, prose.Article(n.Type), n.Type)}
 	}
 	switch n.Kind {
 	case fsm.ShapeInt, fsm.ShapeUint, fsm.ShapeFloat:
@@ -157,7 +158,7 @@ func numbers(o, n *fsm.Shape) result {
 	case o.Kind == n.Kind && o.Bits <= n.Bits, o.Kind == fsm.ShapeUint && n.Kind == fsm.ShapeInt && o.Bits < n.Bits:
 		return result{OK, fmt.Sprintf("every %s fits in %s", o.Type, n.Type)}
 	case o.Kind == fsm.ShapeFloat && n.Kind == fsm.ShapeFloat:
-		return result{Breaks, fmt.Sprintf("%s %s beyond the range of %s does not load, and others are rounded", article(o.Type), o.Type, n.Type)}
+		return result{Breaks, fmt.Sprintf("%s %s beyond the range of %s does not load, and others are rounded", prose.Article(o.Type), o.Type, n.Type)}
 	case o.Kind == fsm.ShapeFloat:
 		return result{Breaks, fmt.Sprintf("a number with a fraction does not load as %s", n.Type)}
 	case n.Kind == fsm.ShapeFloat:
@@ -176,7 +177,7 @@ func numbers(o, n *fsm.Shape) result {
 	case o.Kind == fsm.ShapeInt && n.Kind == fsm.ShapeUint:
 		return result{Breaks, fmt.Sprintf("a negative %s does not load as %s", o.Type, n.Type)}
 	}
-	return result{Breaks, fmt.Sprintf("%s %s beyond the range of %s does not load", article(o.Type), o.Type, n.Type)}
+	return result{Breaks, fmt.Sprintf("%s %s beyond the range of %s does not load", prose.Article(o.Type), o.Type, n.Type)}
 }
 
 // mapKeys decides whether a map key of shape o reads as one of shape n:
@@ -188,7 +189,7 @@ func mapKeys(o, n *fsm.Shape) result {
 	case n.Kind == fsm.ShapeString && o.Kind == fsm.ShapeString:
 		return same
 	case n.Kind == fsm.ShapeString && (o.Kind == fsm.ShapeInt || o.Kind == fsm.ShapeUint):
-		return result{OK, fmt.Sprintf("JSON holds %s %s key as its decimal text, which loads as %s", article(o.Type), o.Type, n.Type)}
+		return result{OK, fmt.Sprintf("JSON holds %s %s key as its decimal text, which loads as %s", prose.Article(o.Type), o.Type, n.Type)}
 	case n.Kind == fsm.ShapeInt || n.Kind == fsm.ShapeUint:
 		return numbers(o, n)
 	}

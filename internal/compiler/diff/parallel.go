@@ -50,6 +50,7 @@ func (d *differ) regions() {
 					saved = fmt.Sprintf("%s with region %s in %s", os.Name, r.Host.Root.Name, r.Within.Name)
 				}
 				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s names no state of region %s, and no longer loads (declare the break)", saved, r.Root.Name))
+				d.resumedFresh(c, ns, r)
 				d.add(c)
 				continue
 			}
@@ -81,6 +82,19 @@ func (d *differ) regions() {
 		}
 		if os.Completion != nil && ns.Completion != nil {
 			d.finalMemories(os, ns)
+		}
+	}
+}
+
+// resumedFresh says what gained region r of parallel state ns does to the
+// machines saved elsewhere while a deep history holding ns remembers its
+// regions: their memory names no leaf of r, and Load leaves it zero, so
+// resuming the history enters r through its initial state.
+func (d *differ) resumedFresh(c *Change, ns *fsm.State, r *fsm.Region) {
+	for _, h := range d.new.Histories {
+		if h.History == fsm.HistoryDeep && h.Contains(ns) {
+			c.verdict(Behaviour, Review, fmt.Sprintf("a machine saved while the deep history of %s remembered %s's regions resumes region %s in its initial state %s", h.Name, ns.Name, r.Root.Name, r.Initial.Name))
+			return
 		}
 	}
 }

@@ -83,6 +83,10 @@ func TestCompareParallel(t *testing.T) {
 	timed := strings.Replace(playerSpec, "          Playing: {}\n", "          Playing:\n            after:\n              delay: 10m\n              to: Stopped\n", 1)
 	retimed := strings.Replace(timed, "delay: 10m", "delay: 5m", 1)
 	retargeted := strings.Replace(playerSpec, "  - from: Playing\n    on: Play\n    to: Stopped\n", "  - from: Playing\n    on: Play\n    to: Playing\n", 1)
+	deep := strings.NewReplacer(
+		"    parallel: true\n", "    parallel: true\n    history: deep\n",
+		"  - from: Off\n    on: Power\n    to: On\n", "  - from: Off\n    on: Power\n    to: On.history\n",
+	)
 	tests := []struct {
 		name     string
 		old, new string
@@ -125,6 +129,15 @@ func TestCompareParallel(t *testing.T) {
 			name: "a region added", old: playerSpec, new: twoRegions, breaks: 1,
 			want: []want{
 				{subject: "state On", what: "gained region Network", verdicts: []string{"saved_states=breaks"}},
+				{subject: "event Connect", what: "added"},
+			},
+		},
+		{
+			// A machine saved in Off remembers On's regions, but not the
+			// new one, which the history then resumes in its initial state.
+			name: "a region added under a deep history", old: deep.Replace(playerSpec), new: deep.Replace(twoRegions), breaks: 1,
+			want: []want{
+				{subject: "state On", what: "gained region Network", verdicts: []string{"saved_states=breaks", "behaviour=review"}},
 				{subject: "event Connect", what: "added"},
 			},
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/prose"
 )
 
 // genInterfaces emits the sealed State, Event and Action interfaces.
@@ -263,7 +264,7 @@ func (g *goGen) genHandler() {
 			g.f.Add(short(sig.Qual("time", "Time"), record, jen.Return(jen.Id("r").Dot("Now").Dot("Add").Call(jen.Id(a.Fields[1].Param)))))
 			continue
 		}
-		g.f.Comment(fmt.Sprintf("// %s records %s %s.", a.GoName, article(a.GoName), a.GoName))
+		g.f.Comment(fmt.Sprintf("// %s records %s %s.", a.GoName, prose.Article(a.GoName), a.GoName))
 		g.f.Add(short(sig, record))
 	}
 }
@@ -290,9 +291,9 @@ func (g *goGen) genConfig() {
 			jen.Add(comment("", fmt.Sprintf("Initial is the data of the initial state, %s, that New starts the machine with; Restore, which is given a state, does not use it.", m.Initial.Name))),
 			jen.Id("Initial").Id(m.Initial.GoName))
 	}
-	doc := fmt.Sprintf("Config is what New and Restore make a %s machine with: %s.", m.Name, list(needs))
+	doc := fmt.Sprintf("Config is what New and Restore make %s %s machine with: %s.", prose.Article(m.Name), m.Name, list(needs))
 	if len(needs) == 0 {
-		doc = fmt.Sprintf("Config is what New and Restore make a %s machine with. The machine has no guards, effects, actions or initial data, so it is empty; should the spec gain them, Config gains fields and New and Restore keep their shape.", m.Name)
+		doc = fmt.Sprintf("Config is what New and Restore make %s %s machine with. The machine has no guards, effects, actions or initial data, so it is empty; should the spec gain them, Config gains fields and New and Restore keep their shape.", prose.Article(m.Name), m.Name)
 	}
 	g.f.Add(comment("", doc))
 	g.f.Type().Id("Config").Struct(fields...)

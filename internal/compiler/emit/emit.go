@@ -348,14 +348,6 @@ func paragraphLines(ps ...string) []string {
 	return lines
 }
 
-// article returns "a" or "an" for word.
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
-		return "an"
-	}
-	return "a"
-}
-
 // list joins words as "a, b and c".
 func list(words []string) string {
 	if len(words) <= 1 {

@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/prose"
 	"github.com/fsmgen/fsmgen/runtime/fsmrt"
 )
 
@@ -186,7 +187,7 @@ func kindType(n int) *jen.Statement {
 func (g *goGen) genKinds() {
 	for _, ks := range kindSets {
 		ds := kindDecls(g.m, ks.what)
-		g.f.Add(comment("", fmt.Sprintf("%s identifies %s %s of the %s machine. The zero %s is no %s.", ks.kind, article(ks.what), ks.what, g.m.Name, ks.kind, ks.what)))
+		g.f.Add(comment("", fmt.Sprintf("%s identifies %s %s of the %s machine. The zero %s is no %s.", ks.kind, prose.Article(ks.what), ks.what, g.m.Name, ks.kind, ks.what)))
 		g.f.Type().Id(ks.kind).Add(kindType(len(ds)))
 		if len(ds) == 0 {
 			g.f.Comment(fmt.Sprintf("// String returns %s(k): the machine has no %ss.", ks.kind, ks.what))
@@ -237,7 +238,7 @@ func (g *goGen) genUnmarshal() {
 			}
 		}
 		decoders := "fsm" + ks.iface + "Decoders"
-		g.f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", ks.iface, article(ks.what), ks.what))
+		g.f.Comment(fmt.Sprintf("// Unmarshal%s decodes %s %s written by its MarshalJSON method.", ks.iface, prose.Article(ks.what), ks.what))
 		short(g.f.Func().Id("Unmarshal"+ks.iface).Params(jen.Id("data").Index().Byte()).Params(jen.Id(ks.iface), jen.Error()),
 			jen.Return(rt("Unmarshal").Call(jen.Op("&").Id("fsmDesc"), jen.Lit(ks.what), jen.Id("data"), jen.Id(decoders))))
 		g.f.Comment(fmt.Sprintf("// %s decode the %ss, by kind (and by the kinds they had before).", decoders, ks.what))

@@ -337,6 +337,10 @@ func (b *builder) reportMissing(s *State, missing []string) {
 	const each = 3
 	if len(missing) <= each {
 		for _, name := range missing {
+			if where := b.par.reaching(s, name); where != "" {
+				b.errorf(s.Pos, "parallel state %s does not handle event %s, which reaches it %s: add a transition from %s, list %s under its ignore or reject, or handle it in those states", s.Name, name, where, s.Name, name)
+				continue
+			}
 			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
 		}
 		return

@@ -207,17 +207,26 @@ func literal(c *spec.Value) (lit, problem string) {
 	return "", fmt.Sprintf("%s is not a number, a string, true or false (YAML reads it as %s): quote it for a string", c.Text, strings.TrimPrefix(c.Tag, "!!"))
 }
 
-// fits says why a scalar is not of the kind of a basic type, or "".
+// fits says why a scalar is not of the kind of a basic type, or "". A
+// string given for a number or a boolean is most often an expression
+// ("count + 1"), which set does not evaluate: the reason says where a
+// computed value goes.
 func fits(c *spec.Value, info types.BasicInfo) string {
+	var problem string
 	switch {
 	case info&types.IsBoolean != 0 && c.Tag != "!!bool":
-		return c.Text + " is not true or false"
+		problem = c.Text + " is not true or false"
 	case info&types.IsString != 0 && c.Tag != "!!str":
 		return fmt.Sprintf("%s is not a string: quote it (%q)", c.Text, c.Text)
 	case info&types.IsNumeric != 0 && c.Tag != "!!int" && c.Tag != "!!float":
-		return c.Text + " is not a number"
+		problem = c.Text + " is not a number"
+	default:
+		return ""
 	}
-	return ""
+	if c.Tag == "!!str" {
+		problem += ": set writes constants only; compute the value in an effect (effect: NAME), which sets the field"
+	}
+	return problem
 }
 
 // checkConst type-checks a literal as a value of type t, as Go assigns a

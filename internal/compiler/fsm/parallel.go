@@ -121,6 +121,11 @@ type parHook struct {
 	// parallel state p resolves the event inside its region: p needs no
 	// rule of its own for it.
 	covered map[string]map[string]bool
+	// reaches[p][event] says, for an event the regions of parallel state
+	// p leave to it, in which of their states it reaches p ("region
+	// Transfer is in Sent and region Check in Hashing or Hashed"), for the
+	// error that p does not handle it.
+	reaches map[string]map[string]string
 	// used are the events, actions and guards the regions use, which the
 	// machine's build must not report as unused.
 	used map[string]bool
@@ -160,6 +165,15 @@ func (h *parHook) timerPos() diag.Pos {
 // state whose regions resolve e in every state.
 func (h *parHook) covers(s *State, e *Event) bool {
 	return h != nil && h.covered[s.Name][e.Name]
+}
+
+// reaching says in which states of its regions event e reaches parallel
+// state s, or "" when s is not one.
+func (h *parHook) reaching(s *State, e string) string {
+	if h == nil {
+		return ""
+	}
+	return h.reaches[s.Name][e]
 }
 
 // inRegion reports whether the build is a region's.

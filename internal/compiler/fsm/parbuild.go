@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -22,7 +23,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
-	hook := &parHook{covered: map[string]map[string]bool{}, used: map[string]bool{}}
+	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}}
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r])
 		rh := &parHook{region: r}
@@ -111,7 +112,13 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 // A leaf whose composite state's done transition leaves it at once is
 // never rested in, and offered nothing.
 func coverage(regions []*specRegion, hook *parHook) {
-	type tally struct{ regions, taking, finalOnly int }
+	type tally struct {
+		regions, taking, finalOnly int
+		// open lists, region by region, the states that leave the event
+		// to the parallel state ("region Check is in Hashing or
+		// Hashed"); never, the regions that take it in no state.
+		open, never []string
+	}
 	counts := map[string]map[string]*tally{}
 	nregions := map[string]int{}
 	for _, r := range regions {
@@ -129,12 +136,24 @@ func coverage(regions []*specRegion, hook *parHook) {
 			}
 			t.regions++
 			takes, finalOnly := true, true
+			var open []string
+			resting := 0
 			for _, s := range r.build.States {
+				if !s.Transient {
+					resting++
+				}
 				if s.Transient || inside(s.Cell(e)) || hook.covered[s.Name][e.Name] {
 					continue
 				}
 				takes = false
 				finalOnly = finalOnly && s.Final && s.Parent == root
+				open = append(open, s.Name)
+			}
+			switch {
+			case len(open) == resting:
+				t.never = append(t.never, r.root.Name.Value)
+			case len(open) > 0:
+				t.open = append(t.open, fmt.Sprintf("region %s is in %s", r.root.Name.Value, joinOr(open)))
 			}
 			if takes {
 				t.taking++
@@ -148,10 +167,32 @@ func coverage(regions []*specRegion, hook *parHook) {
 		if hook.covered[par] == nil {
 			hook.covered[par] = map[string]bool{}
 		}
+		if hook.reaches[par] == nil {
+			hook.reaches[par] = map[string]string{}
+		}
 		for e, t := range counts[par] {
 			hook.covered[par][e] = t.taking > 0 || (r.par.Done != nil && t.regions == nregions[par] && t.finalOnly == t.regions)
+			hook.reaches[par][e] = reachWhere(t.open, t.never)
 		}
 	}
+}
+
+// reachWhere says when an event reaches a parallel state: "when region
+// Check is in Hashed (region Transfer never takes it)", or "whatever
+// state its regions are in" when none takes it.
+func reachWhere(open, never []string) string {
+	if len(open) == 0 {
+		return "whatever state its regions are in"
+	}
+	where := "when " + strings.Join(open, " and ")
+	switch len(never) {
+	case 0:
+	case 1:
+		where += fmt.Sprintf(" (region %s never takes it)", never[0])
+	default:
+		where += fmt.Sprintf(" (regions %s and %s never take it)", strings.Join(never[:len(never)-1], ", "), never[len(never)-1])
+	}
+	return where
 }
 
 // snakeOf is the JSON kind of a state the spec names.

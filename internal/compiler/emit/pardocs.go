@@ -236,7 +236,11 @@ func (d *diagram) regionEdges() {
 	}
 	for _, reg := range d.m.Regions {
 		for _, t := range reg.Timers {
-			d.cells(t.State, []*fsm.Cell{t.Cell})
+			from := t.State
+			if t.Group != nil {
+				from = t.Group // a nested parallel state's timer, which its region's own state runs
+			}
+			d.cells(from, []*fsm.Cell{t.Cell})
 		}
 	}
 }

@@ -125,6 +125,15 @@ func build(m *fsm.Machine) *chart {
 		}
 		n.triggers[i].branches = append(n.triggers[i].branches, r)
 	}
+	for _, t := range m.Timers {
+		if t.Group != nil {
+			// A nested parallel state's timer, which the own state of
+			// one of its regions runs in the Go machine: the state's own.
+			from, to := c.byState[t.State], c.byState[t.Group]
+			from.timers = slices.DeleteFunc(slices.Clone(from.timers), func(o *fsm.Timer) bool { return o == t })
+			to.timers = append(to.timers, t)
+		}
+	}
 	for _, n := range c.nodes() {
 		if n.kind != History && n.kind != Parallel && (final(n) || n.state.Completes != nil || regionFinal(n.state)) {
 			n.kind = Final

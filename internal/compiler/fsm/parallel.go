@@ -238,6 +238,9 @@ type specRegion struct {
 	// holds (see groupRule), each with its parallel state's index in
 	// groups.
 	groupRules map[diag.Pos]int
+	// after are the timers of the parallel states nested as regions that
+	// hold the region that its own state runs (see groupTimers).
+	after []*spec.After
 }
 
 // inRE matches the built-in guard In(State).

@@ -19,6 +19,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	outer, rows := splitRows(f, regions, &diags)
 	groupRejects(regions, rows, &diags)
 	groupLists(regions, rows, &diags)
+	groupTimers(regions, f.Transitions, &diags)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
@@ -391,6 +392,7 @@ func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File 
 	root.Ignore = slices.Concat(root.Ignore, r.lists[0])
 	root.Reject = slices.Concat(root.Reject, r.lists[1])
 	root.Defer = slices.Concat(root.Defer, r.lists[2])
+	root.After = slices.Concat(root.After, r.after)
 	root.Initial = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
 	// A parallel state inside the region is a leaf of its build, as the
 	// machine's build holds a parallel state (see parinreg.go).

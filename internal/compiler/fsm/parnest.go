@@ -39,8 +39,6 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 		return false
 	case inner.Initial.Set:
 		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)
-	case len(inner.After) > 0:
-		refuse(inner.After[0].Pos, "a timer", "give the timer to "+outer.Name.Value)
 	case inner.Done != nil:
 		refuse(inner.Done.Pos, "a done transition", "give "+outer.Name.Value+" the done transition")
 	case inner.History.Set:

@@ -37,10 +37,10 @@ func groupTimers(regions []*specRegion, rows []spec.Transition, diags *diag.List
 				to := targets(&spec.Transition{Outcome: a.Outcome, Guards: a.Guards})
 				switch {
 				case len(to) > 0:
-					diags.Errorf(to[0].Pos, "the timer of parallel state %s, a region of parallel state %s, moves to %s: fsmgen gives a nested parallel state timers whose rules stay in it only yet (an effect and actions, without to); give the timer to %s", g.Name.Value, r.par.Name.Value, to[0].Value, r.par.Name.Value)
+					diags.Errorf(to[0].Pos, "parallel state %s, a region of parallel state %s, has a timer that moves to %s: fsmgen gives a nested parallel state timers whose rules stay in it only yet (an effect and actions, without to); give the timer to %s", g.Name.Value, r.par.Name.Value, to[0].Value, r.par.Name.Value)
 					continue
 				case i < 0:
-					diags.Errorf(a.Pos, "the timer of parallel state %s, a region of parallel state %s, has no region to run in: fsmgen runs it as a timer of the own state of a region of %s that has no timer and is never left and entered again while %s is active, and each of them is; give the timer to %s", g.Name.Value, r.par.Name.Value, g.Name.Value, g.Name.Value, r.par.Name.Value)
+					diags.Errorf(a.Pos, "parallel state %s, a region of parallel state %s, has a timer with no region to run in: fsmgen runs it as a timer of the own state of a region of %s that has no timer and is never left and entered again while %s is active, and each of them is; give the timer to %s", g.Name.Value, r.par.Name.Value, g.Name.Value, g.Name.Value, r.par.Name.Value)
 					continue
 				}
 				o := regions[i]

@@ -2256,7 +2256,8 @@ func (m *Machine) otherwise(ev Event) error {
 	return m.core.Unhandled(ev)
 }
 
-// leaveProcessingLLMResponse takes the eventless rules of the transient state ProcessingLlmResponse.
+// leaveProcessingLLMResponse takes the eventless rules of the transient state
+// ProcessingLlmResponse.
 func (m *Machine) leaveProcessingLLMResponse() error {
 	switch {
 	case m.b.ReplyCut(m.d.conversation, m.d.response):
@@ -2290,7 +2291,8 @@ func (m *Machine) leaveProcessingLLMResponse() error {
 	}
 }
 
-// leavePreparingRequest takes the eventless rules of the transient state PreparingRequest.
+// leavePreparingRequest takes the eventless rules of the transient state
+// PreparingRequest.
 func (m *Machine) leavePreparingRequest() error {
 	switch {
 	case m.b.NeedsCompaction(m.d.conversation):

@@ -174,7 +174,7 @@ var rules = []Rule{
 	{
 		ID: "guard-branches", Level: Error,
 		Short:    "Guard branches are malformed or cannot all fire.",
-		Full:     "A guarded transition or timer lists branches, each with \"if\" a guard or a final \"else: true\"; a branch after else, a guard tested twice or a chain without else leaves some case unhandled or some branch dead.",
+		Full:     "A guarded transition or timer lists branches, each with \"if\" a guard or a final \"else: true\"; a branch after else, a guard tested twice or a chain without else leaves some case unhandled or some branch dead. A done transition's chain may end without else outside regions (the machine then rests in the final state, or with every region of the parallel state final, when no guard holds: SCXML drops the done event); inside a region it must end with else, not yet resolved there.",
 		Help:     "Give each branch \"if\" or \"else: true\", test each guard once, and end the chain with \"- else: true\".",
 		Patterns: []string{`^a (transition|timer) with guards keeps to, effect, action, set, with, ignore and reject inside its branches$`, `^branch after else can never fire`, `^a branch has either "if" or "else"`, `^write "else: true" for the last branch`, `^branch has no "if"`, `^guard .* is already tested at .*: this branch can never fire`, `^guards of .* end without an else branch`},
 	},
@@ -266,9 +266,9 @@ var rules = []Rule{
 	{
 		ID: "done-transition", Level: Error,
 		Short:    "A final state or a done transition is misdeclared.",
-		Full:     "A leaf marked final completes its composite state; the composite state's done transition is taken when the machine enters a final child, in the same step (UML completion transitions, SCXML done.state.ID). A done transition needs a composite state with a final child, must leave the final state, and the final state is left at once, so it has no entry, exit, timer or transitions of its own. A composite state inside a region of a parallel state completes so too, its done transition moving within the region. A parallel state's done transition is taken when every region is in a final state (SCXML done.state.ID of a <parallel>), and must leave the parallel state.",
+		Full:     "A leaf marked final completes its composite state; the composite state's done transition is taken when the machine enters a final child, in the same step (UML completion transitions, SCXML done.state.ID). A done transition needs a composite state with a final child and must leave the final state in each branch it takes; its guards may end without else, and the machine then rests in the final state when none holds (SCXML drops the done event no transition enables), answering events by the composite state's rules. Either way the final state has no entry, exit, timer or transitions of its own, nor ignore, reject or defer lists (SCXML 1.0 §3.7). A composite state inside a region of a parallel state completes so too, its done transition moving within the region. A parallel state's done transition is taken when every region is in a final state (SCXML done.state.ID of a <parallel>), and must leave the parallel state.",
 		Help:     "Put done on a composite state and mark the leaf that completes it final: true; give done a to; move the final state's actions to done or to the rows into it.",
-		Patterns: []string{`^state .* has a done transition, but no states inside it`, `^composite state .* has a done transition, but no final child`, `^the done transition of .* must leave its final state`, `^state .* is final, but only a state inside a composite state completes it`, `^state .* cannot be final and `, `^final state .* is left `},
+		Patterns: []string{`^state .* has a done transition, but no states inside it`, `^composite state .* has a done transition, but no final child`, `^the done transition of .* must leave its final state`, `^state .* is final, but only a state inside a composite state completes it`, `^state .* cannot be final and `, `^final state .* is left `, `^final state .* completes .*, whose done transition is tested in the step that enters it`},
 	},
 	{
 		ID: "deferred-event", Level: Error,
@@ -289,7 +289,7 @@ var rules = []Rule{
 		Short:    "A state does not say what it does with an event.",
 		Full:     "fsmgen machines are total: every state resolves every event, by a transition, an ignore or a reject (its own, an enclosing state's, or a \"*\" row's), so no event is dropped silently.",
 		Help:     "Add a transition, or list the event under the state's ignore or reject.",
-		Patterns: []string{`^state .* does not handle (event|\d+ events)`},
+		Patterns: []string{`^state .* does not handle (event|\d+ events)`, `^final state .* \(where the machine rests when no guard of the done transition of .* holds\) does not handle (event|\d+ events)`},
 	},
 	{
 		ID: "unreachable-state", Level: Error,

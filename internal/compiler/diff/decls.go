@@ -281,12 +281,25 @@ func (d *differ) states() {
 		}
 		d.history(o, n)
 		switch {
+		case os != nil && os.Transient && ns.Rests():
+			// A done transition that lost its else: nothing was saved in
+			// the final state, which the machine may now rest in.
+			c := &Change{Subject: "state " + n.Name, What: fmt.Sprintf("may rest now: the done transition of %s may be refused by every guard", ns.Completes.Name), Old: o.Pos, New: n.Pos}
+			c.verdict(SavedStates, OK, fmt.Sprintf("no machine saved by the old revision is in %s, and every one loads; a machine now rests in %s when no guard of the done transition of %s holds, and the old revision cannot load it", o.Name, n.Name, ns.Completes.Name))
+			d.add(c)
+			continue
 		case os == nil || os.Transient:
 			// A composite or transient state before: nothing of it was saved.
 			continue
 		case ns == nil:
 			c := &Change{Subject: "state " + n.Name, What: "made composite", Old: o.Pos, New: n.Pos}
 			c.verdict(SavedStates, Breaks, "a machine saved in "+o.Name+" no longer loads: the machine is never in a composite state itself")
+			d.add(c)
+			continue
+		case ns.Transient && os.Rests() && ns.Completes != nil:
+			// A done transition that gained its else.
+			c := &Change{Subject: "state " + n.Name, What: fmt.Sprintf("left at once: the done transition of %s now has an else", ns.Completes.Name), Old: o.Pos, New: n.Pos}
+			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s (where no guard of the done transition of %s held) no longer loads: the machine never rests there now (declare the break if no saved machine is so)", o.Name, os.Completes.Name))
 			d.add(c)
 			continue
 		case ns.Transient:

@@ -65,9 +65,11 @@ func (d *differ) regions() {
 				d.add(c)
 			}
 		}
-		if os.Completion == nil && ns.Completion != nil {
+		d.restsFinal(os, ns)
+		if os.Completion == nil && ns.Completion != nil && !ns.RestsFinal() {
 			// What the done transition does is compared as a rule (see
-			// rules); what it does to saved machines is here.
+			// rules); what it does to saved machines is here (one whose
+			// guards may all fail leaves them resting: restsFinal).
 			c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
 			also := ""
 			if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool {
@@ -83,6 +85,28 @@ func (d *differ) regions() {
 		if os.Completion != nil && ns.Completion != nil {
 			d.finalMemories(os, ns)
 		}
+	}
+}
+
+// restsFinal compares whether the machine may rest with every region of
+// parallel state ns final (see fsm.State.RestsFinal): a done transition
+// that gains a way to refuse (it loses its else, or is added with guards
+// and no else) breaks no saved machine; one that loses it (gains its
+// else) breaks those saved with every region final.
+func (d *differ) restsFinal(os, ns *fsm.State) {
+	switch {
+	case os.Completion != nil && !os.RestsFinal() && ns.RestsFinal():
+		c := &Change{Subject: "state " + ns.Name, What: "may rest with every region final now: its done transition may be refused by every guard", Old: os.Pos, New: ns.Pos}
+		c.verdict(SavedStates, OK, fmt.Sprintf("no machine saved by the old revision is in %s with every region final, and every one loads; a machine now rests so when no guard of the done transition holds, and the old revision cannot load it", os.Name))
+		d.add(c)
+	case os.Completion == nil && ns.RestsFinal():
+		c := &Change{Subject: "state " + ns.Name, What: "gained a done transition that every guard may refuse", Old: os.Pos, New: ns.Pos}
+		c.verdict(SavedStates, OK, fmt.Sprintf("a machine saved in %s with every region final loads, and rests so until an event moves it: the done event was raised as it entered the last final state", ns.Name))
+		d.add(c)
+	case os.RestsFinal() && ns.Completion != nil && !ns.RestsFinal():
+		c := &Change{Subject: "state " + ns.Name, What: "no longer rests with every region final: its done transition now has an else", Old: os.Pos, New: ns.Pos}
+		c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region final (where no guard of the done transition held) no longer loads: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", os.Name, ns.Name))
+		d.add(c)
 	}
 }
 
@@ -182,7 +206,9 @@ func (d *differ) regionFinals(op, np *fsm.State, o, n *fsm.Region) {
 		}
 		c := &Change{Subject: "state " + s.Name, What: fmt.Sprintf("made final in region %s of %s", n.Root.Name, np.Name), New: s.Pos}
 		if np.Completion != nil && op.Completion != nil {
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state, %s included, no longer loads: %s takes its done transition there (declare the break if no saved machine is so)", np.Name, s.Name, np.Name))
+			if !np.RestsFinal() {
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state, %s included, no longer loads: %s takes its done transition there (declare the break if no saved machine is so)", np.Name, s.Name, np.Name))
+			}
 			c.verdict(Behaviour, Breaks, fmt.Sprintf("entering %s may now complete %s and take its done transition", s.Name, np.Name))
 		}
 		d.add(c)

@@ -186,14 +186,31 @@ func refusal(r *fsm.Rule) jen.Code {
 func leaveMethod(s *fsm.State) string { return "leave" + s.GoName }
 
 // genChoices emits, for each transient state, the method that takes its
-// eventless rules.
+// eventless rules; for a final state that may rest (see fsm.State.Rests),
+// the one that tests its composite state's done transition, ending the
+// step in the final state when no guard holds:
+//
+//	func (m *Machine) leaveOver() error {
+//		switch {
+//		case m.b.Ok():
+//			<rule>
+//		}
+//		// No guard holds: the done event is dropped, and the machine rests in Over.
+//		return m.core.Finish()
+//	}
 func (g *goGen) genChoices() {
 	for _, s := range g.m.States {
 		if s.Choice == nil {
 			continue
 		}
-		g.f.Comment(fmt.Sprintf("// %s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(leaveMethod(s)).Params().Error().Block(g.cellBody(s.Choice)...)
+		doc := fmt.Sprintf("%s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name)
+		body := g.cellBody(s.Choice)
+		if s.Rests() {
+			doc = fmt.Sprintf("%s takes the done transition of %s, which entering its final state %s completes, or leaves the machine in %s when no guard holds.", leaveMethod(s), s.Completes.Name, s.Name, s.Name)
+			body = append(body, jen.Comment(fmt.Sprintf("// No guard holds: the done event is dropped, and the machine rests in %s.", s.Name)), jen.Return(core().Dot("Finish").Call()))
+		}
+		g.f.Add(paragraphs(doc))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(leaveMethod(s)).Params().Error().Block(body...)
 	}
 }
 
@@ -430,7 +447,7 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 		out = append(out, g.runActions(run, from)...)
 	}
 	out = append(out, g.entrySettle(r)...)
-	if r.To != nil && r.To.Transient {
+	if r.To != nil && r.To.Choice != nil {
 		// The eventless rule that leaves the transient state goes on with
 		// the step: its guards are tested now, after this rule's effects
 		// (UML's choice), and it hands out the rest of the actions.

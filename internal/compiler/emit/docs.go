@@ -198,6 +198,15 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 				note = append(note, c.Event.Name+", if no guard holds, as "+as)
 			}
 		}
+		// A final state, or a parallel state's final states, that may
+		// rest: where the machine is when no guard of the done
+		// transition holds.
+		if s.Rests() {
+			note = append(note, "rests here if no guard of done holds")
+		}
+		if s.RestsFinal() {
+			note = append(note, "rests with every region final if no guard of done holds")
+		}
 		// The events the state defers, as UML writes them in the state.
 		for _, e := range d.m.OwnDeferrals(s) {
 			note = append(note, e.Name+" / defer")

@@ -137,7 +137,7 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 			rgn(reg).Op("=").Add(v.Clone()))
 		out = append(out, g.restlessPut(s, reg)...)
 	}
-	if s.Completion != nil {
+	if s.Completion != nil && !s.RestsFinal() {
 		// Every region final: the done transition was taken in the step
 		// that made the last one final, so the machine never rests so.
 		msg := fmt.Sprintf("%s: cannot restore %s: every region is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, s.Name, s.Name)

@@ -376,10 +376,18 @@ func (g *goGen) genDone() {
 		if s.Completion == nil {
 			continue
 		}
-		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the parallel state %s, in the step that "+
-			"puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s).", doneMethod(s), s.Name, s.Name)))
+		doc := fmt.Sprintf("%s takes the done transition of the parallel state %s, in the step that "+
+			"puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s).", doneMethod(s), s.Name, s.Name)
+		if s.RestsFinal() {
+			doc += " When no guard holds, the done event is dropped (SCXML 1.0 §3.13) and the machine rests with every region final."
+		}
+		g.f.Add(paragraphs(doc))
 		g.completing = s
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(doneMethod(s)).Params().Error().Block(g.cellBody(s.Completion)...)
+		body := g.cellBody(s.Completion)
+		if s.RestsFinal() {
+			body = append(body, jen.Comment("// No guard holds: the done event is dropped, and every region rests final."), jen.Return(core().Dot("Finish").Call()))
+		}
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(doneMethod(s)).Params().Error().Block(body...)
 		g.completing = nil
 	}
 }

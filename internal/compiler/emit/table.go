@@ -85,13 +85,15 @@ func Markdown(m *fsm.Machine) ([]byte, error) {
 	return execute("table.md.tmpl", v)
 }
 
-// stateKinds lists what is special about a state: "initial", "terminal", "transient".
+// stateKinds lists what is special about a state: "initial", "terminal",
+// "transient", "final" (and, for a final state that may rest, that it
+// rests if no guard of its composite state's done transition holds).
 func stateKinds(s *fsm.State) string {
 	var kinds []string
 	for _, k := range []struct {
 		on   bool
 		name string
-	}{{s.Regions != nil, "parallel"}, {s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Final, "final"}, {s.Transient && !s.Final, "transient"}} {
+	}{{s.Regions != nil, "parallel"}, {s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Final, "final"}, {s.Rests(), "rests if no guard of done holds"}, {s.RestsFinal(), "rests with every region final if no guard of done holds"}, {s.Transient && !s.Final, "transient"}} {
 		if k.on {
 			kinds = append(kinds, k.name)
 		}

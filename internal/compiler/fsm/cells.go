@@ -145,7 +145,7 @@ func (b *builder) cells() {
 	b.sharedCells, b.users, b.cellOf = map[sharedKey]*Cell{}, map[*Cell][]*State{}, map[*Rule]*Cell{}
 	var inherited []*Cell // a state's, gathered here and copied once to its exact size
 	for _, s := range m.States {
-		if s.Transient {
+		if s.Transient || s.Rests() {
 			p := b.eventless[s.Index]
 			if p == nil {
 				b.errorf(s.Pos, "transient state %s has no eventless transitions: add transitions from it without \"on\"", s.Name)
@@ -153,7 +153,9 @@ func (b *builder) cells() {
 			}
 			s.Choice = &Cell{State: s, Rules: p.rules}
 			b.number(s.Choice)
-			continue
+			if s.Transient {
+				continue
+			}
 		}
 		var missing []string
 		inherited = inherited[:0]
@@ -188,7 +190,7 @@ func (b *builder) cells() {
 		if len(inherited) > 0 {
 			s.Inherited = slices.Clone(inherited)
 		}
-		if p := b.eventless[s.Index]; p != nil {
+		if p := b.eventless[s.Index]; p != nil && s.Choice == nil {
 			// A parallel state's done transition (see parallelDoneRows).
 			s.Completion = &Cell{State: s, Rules: p.rules}
 			b.number(s.Completion)
@@ -335,7 +337,15 @@ func (b *builder) fallback(c *Cell, owner *State, states []*State) {
 // per event, or one for them all when there are many.
 func (b *builder) reportMissing(s *State, missing []string) {
 	const each = 3
-	if len(missing) <= each {
+	switch {
+	case s.Rests() && len(missing) <= each:
+		// A final state that may rest has no rules of its own.
+		for _, name := range missing {
+			b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle event %s: add a transition from %s or a state around it, or list %s under its ignore or reject", s.Name, s.Completes.Name, name, s.Completes.Name, name)
+		}
+	case s.Rests():
+		b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle %d events: %s and %d more: add transitions from %s or a state around it, or list them under its ignore or reject", s.Name, s.Completes.Name, len(missing), strings.Join(missing[:each], ", "), len(missing)-each, s.Completes.Name)
+	case len(missing) <= each:
 		for _, name := range missing {
 			if where := b.par.reaching(s, name); where != "" {
 				b.errorf(s.Pos, "parallel state %s does not handle event %s, which reaches it %s: add a transition from %s, list %s under its ignore or reject, or handle it in those states", s.Name, name, where, s.Name, name)
@@ -343,10 +353,9 @@ func (b *builder) reportMissing(s *State, missing []string) {
 			}
 			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
 		}
-		return
+	default:
+		b.errorf(s.Pos, "state %s does not handle %d events: %s and %d more: add transitions, or list them under the state's ignore or reject", s.Name, len(missing), strings.Join(missing[:each], ", "), len(missing)-each)
 	}
-	shown := missing[:each]
-	b.errorf(s.Pos, "state %s does not handle %d events: %s and %d more: add transitions, or list them under the state's ignore or reject", s.Name, len(missing), strings.Join(shown, ", "), len(missing)-each)
 }
 
 func (b *builder) number(c *Cell) {

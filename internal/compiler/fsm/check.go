@@ -92,7 +92,7 @@ func (b *builder) graph() {
 			// A rule into a history goes on where the state it resumes
 			// does: a final state it remembers is transient.
 			for _, v := range append([]*Rule{r}, r.Variants...) {
-				if v.Kind == Transition && v.To != nil && v.To.Transient && visit(v.To, append(path, s)) {
+				if v.Kind == Transition && v.To != nil && v.To.Choice != nil && visit(v.To, append(path, s)) {
 					return true
 				}
 			}
@@ -100,7 +100,7 @@ func (b *builder) graph() {
 		return false
 	}
 	for _, s := range m.States {
-		if s.Transient && visit(s, nil) {
+		if s.Choice != nil && visit(s, nil) {
 			break
 		}
 	}

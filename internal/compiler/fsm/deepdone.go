@@ -24,14 +24,15 @@ import (
 // RemembersFinal reports whether deep history h, which holds parallel
 // state p (h is p, or a composite state around it), may remember every
 // region of p in a final state: p has a done transition, and a branch of
-// it leaves h (p's own done always leaves p). Load then reads such a
+// it leaves h (p's own done always leaves p), or the machine may rest
+// with every region final (RestsFinal), which any rule may leave h from. Load then reads such a
 // memory, and a rule into h tests, once it resumed p, whether p is done.
 func (m *Machine) RemembersFinal(h, p *State) bool {
 	if p.Completion == nil || h.History != HistoryDeep || !h.Contains(p) {
 		return false
 	}
-	if h == p {
-		return true
+	if h == p || p.RestsFinal() {
+		return true // (a machine resting with every region final may leave h)
 	}
 	return slices.ContainsFunc(p.Completion.Rules, func(r *Rule) bool {
 		return slices.ContainsFunc(r.Remembers, func(rem Remember) bool { return rem.State == h })
@@ -73,7 +74,7 @@ func finalLoop(m *Machine, diags *diag.List) bool {
 					diags.Errorf(r.Pos, "the done transition of parallel state %s leads into the history of %s, which may remember every region of %s final: resuming it completes %s again in that step, and its done transition would lead into the history again, forever; lead the done transition to a state instead of %s.history", p.Name, h.Name, p.Name, p.Name, h.Name)
 					continue
 				}
-				if t := r.To; t != nil && t.Transient && t.Choice != nil && !seen[t] {
+				if t := r.To; t != nil && t.Choice != nil && !seen[t] {
 					seen[t] = true
 					walk(t.Choice.Rules)
 				}

@@ -1,13 +1,20 @@
 package fsm
 
-import "github.com/fsmgen/fsmgen/internal/compiler/spec"
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
 
 // This file resolves completion (UML 2.5.1 §14.2.3.8.3, completion events;
 // SCXML §3.7.1 and §3.13, done.state.ID) at generate time. A leaf marked
 // "final: true" completes its composite state; when that state has a
-// "done" transition, the leaf is a transient state whose eventless rule is
-// the done transition: entering the leaf takes it in the same step, and it
-// leaves and enters as a rule of the composite state would.
+// "done" transition, the leaf's eventless rules are the done transition:
+// entering the leaf tests them in the same step, and they leave and enter
+// as a rule of the composite state would. The leaf is transient when they
+// end with an else (or have no guards); when every guard may fail, the
+// done event is dropped (SCXML §3.13) and the machine rests in the leaf
+// (see State.Rests).
 
 // finals reads "final" and "done" of every state, once the states are read.
 func (b *builder) finals() {
@@ -42,14 +49,54 @@ func (b *builder) finals() {
 			continue
 		}
 		s.Final = true
-		if b.specOf[s.Parent].Done == nil {
+		d := b.specOf[s.Parent].Done
+		if d == nil {
 			continue // the composite state completes, and nothing follows: the leaf rests
 		}
-		if ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0 {
+		// A final state that may rest keeps to SCXML's <final> too (§3.7:
+		// no transitions; fsmgen also keeps its entry and exit off, as
+		// for the transient one): its events go to its composite state.
+		// Inside a region it may not rest yet (doneRows refuses it).
+		s.Transient, s.Completes = !mayRefuse(d) || b.par.inRegion(), s.Parent
+		hooked := ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0
+		switch {
+		case hooked && s.Transient:
 			b.errorf(ss.Name.Pos, "final state %s is left in the step that enters it, by the done transition of %s: it has no entry, exit or after; put the actions on done or on the transitions into it", s.Name, s.Parent.Name)
+		case hooked:
+			b.errorf(ss.Name.Pos, "final state %s completes %s, whose done transition is tested in the step that enters it: it has no entry, exit or after; put the actions on done or on the transitions into it", s.Name, s.Parent.Name)
 		}
-		s.Transient, s.Completes = true, s.Parent
+		for _, l := range [][]spec.String{ss.Ignore, ss.Reject, ss.Defer} {
+			if len(l) > 0 && !s.Transient {
+				b.errorf(l[0].Pos, "final state %s completes %s, whose done transition is tested in the step that enters it: it has no ignore, reject or defer of its own (SCXML 1.0 §3.7), and the events it is offered when no guard holds go to %s and the states around it; list them there", s.Name, s.Parent.Name, s.Parent.Name)
+				break
+			}
+		}
 	}
+}
+
+// mayRefuse reports whether every branch of done transition d may be
+// refused: it has guards, and none is an else. The done event is then
+// dropped (SCXML 1.0 §3.13: an event no transition enables is discarded;
+// XState v5's onDone without a fallback alike) and the machine rests in
+// the final state that raised it.
+func mayRefuse(d *spec.Done) bool {
+	return len(d.Guards) > 0 && !slices.ContainsFunc(d.Guards, func(br spec.Branch) bool { return br.Else.Value })
+}
+
+// Rests reports whether s is a final state whose composite state's done
+// transition may be refused by every guard (see mayRefuse): the step that
+// enters s tests the guards (s.Choice), and when none holds the machine
+// rests in s, whose events go to the composite state and those around it,
+// as from any leaf.
+func (s *State) Rests() bool { return s != nil && s.Completes != nil && !s.Transient }
+
+// RestsFinal reports whether parallel state s has a done transition that
+// every guard may refuse (see mayRefuse): the step that puts the last
+// region in a final state tests the guards, and when none holds the
+// machine rests with every region final, each answering events as from
+// any of its leaves (the parallel state's rules and those around it).
+func (s *State) RestsFinal() bool {
+	return s.Completion != nil && s.Completion.Rules[len(s.Completion.Rules)-1].Guard != nil
 }
 
 // parallelDone checks the done transition of parallel state s, taken
@@ -108,6 +155,11 @@ func (b *builder) doneRows() {
 		d := b.specOf[s.Completes].Done
 		if len(d.Guards) == 0 && !d.To.Set {
 			continue // reported by finals
+		}
+		if s.Transient && mayRefuse(d) {
+			// Inside a region (see finals): not yet.
+			b.errorf(d.Pos, "guards of the done transition of %s end without an else branch: inside a region, fsmgen does not yet let the machine rest in the final states when no guard holds (SCXML 1.0 §3.13 drops the done event); add \"- else: true\" saying what happens then", s.Completes.Name)
+			continue
 		}
 		t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
 		rules := b.rowRules(t, s, nil)

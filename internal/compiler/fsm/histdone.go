@@ -18,7 +18,7 @@ import "slices"
 func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 	out, mem := resolveWay(w, hist)
 	last := out.Rules[len(out.Rules)-1]
-	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || !last.To.Transient || last.To.Choice == nil {
+	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil {
 		return []*Way{out}, [][]*State{mem}
 	}
 	var ways []*Way
@@ -45,7 +45,7 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
 	last := out.Rules[len(out.Rules)-1]
-	if out == rw.way || last.Kind != Transition || last.Resume == nil || last.To == nil || !last.To.Transient || last.To.Choice == nil {
+	if out == rw.way || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil {
 		return []regionWay{rw}
 	}
 	var ways []regionWay

@@ -263,7 +263,8 @@ type State struct {
 	// Inherited are the shared cells (of an ancestor, or a "*" row) the
 	// state leaves events to, in event order.
 	Inherited []*Cell
-	// Choice holds the eventless rules of a transient state.
+	// Choice holds the eventless rules of a transient state, or of a
+	// final state whose composite state has a done transition.
 	Choice *Cell
 	// History is a composite state's history, HistoryNone for none; Hist
 	// is then its place in Machine.Histories (its memory's index).
@@ -279,9 +280,11 @@ type State struct {
 	// for other states.
 	Leave *Run
 	// Final marks a leaf that completes its composite state (final:
-	// true). Completes is then that state when it has a done transition:
-	// the leaf is transient, left by the done transition in the step that
-	// enters it; nil when the composite state has none (the leaf rests).
+	// true). Completes is then that state when it has a done transition,
+	// whose rules are the leaf's Choice, tested in the step that enters
+	// it: the leaf is transient when they end with an else, and may rest
+	// otherwise (see Rests); nil when the composite state has none (the
+	// leaf rests).
 	Final     bool
 	Completes *State
 	// Completion is, for a parallel state with a done transition, the

@@ -105,10 +105,11 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 // it (hook.covered), which it needs no rule for:
 //   - an event some region takes in every state it rests in (SCXML 1.0
 //     §3.13: a descendant's transition preempts its ancestor's);
-//   - for a parallel state with a done transition, an event that every
-//     region leaves to it only in its final states: the machine never
-//     rests with every region final, since the done transition leaves
-//     the parallel state in the step that makes the last one final.
+//   - for a parallel state with a done transition that always leaves it,
+//     an event that every region leaves to it only in its final states:
+//     the machine never rests with every region final, since the done
+//     transition leaves the parallel state in the step that makes the
+//     last one final (one whose guards may all fail may rest so).
 //
 // A leaf whose composite state's done transition leaves it at once is
 // never rested in, and offered nothing.
@@ -172,7 +173,7 @@ func coverage(regions []*specRegion, hook *parHook) {
 			hook.reaches[par] = map[string]string{}
 		}
 		for e, t := range counts[par] {
-			hook.covered[par][e] = t.taking > 0 || (r.par.Done != nil && t.regions == nregions[par] && t.finalOnly == t.regions)
+			hook.covered[par][e] = t.taking > 0 || (r.par.Done != nil && !mayRefuse(r.par.Done) && t.regions == nregions[par] && t.finalOnly == t.regions)
 			hook.reaches[par][e] = reachWhere(t.open, t.never)
 		}
 	}

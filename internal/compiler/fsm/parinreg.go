@@ -94,7 +94,7 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		diags.Errorf(pos, "parallel state %s, inside region %s of parallel state %s, has %s: fsmgen does not resolve that for a parallel state a region's rules enter and leave yet; %s", q.Name.Value, r.root.Name.Value, r.par.Name.Value, has, instead)
 	}
 	switch {
-	case q.Done != nil && len(q.Done.Guards) > 0 && !q.Done.Guards[len(q.Done.Guards)-1].Else.Value:
+	case q.Done != nil && mayRefuse(q.Done):
 		refuse(q.Done.Pos, "a done transition whose guards may all be false", "end its guards with an else branch: the machine never rests with every region of "+q.Name.Value+" final")
 	case q.History.Set:
 		refuse(q.History.Pos, "a history", "drop the history")

@@ -257,7 +257,8 @@ func (s *State) completes(cfg []*State) bool {
 // complete continues way w of parallel state p, after which every region
 // is in a final leaf (after), through p's done transition, in the same
 // step: one way per branch of its guards, each tested after the regions'
-// rules ran (as a transient state's are).
+// rules ran (as a transient state's are), and, when every guard may fail
+// (RestsFinal), one that rests there.
 func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 	var out []regionWay
 	tests := w.Tests
@@ -278,6 +279,13 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 			}
 			out = append(out, regionWay{way: &cw, after: next})
 		}
+	}
+	if p.RestsFinal() {
+		// No guard holds: the done event is dropped (SCXML 1.0 §3.13),
+		// and the machine rests with every region final.
+		cw := *w
+		cw.Tests = tests
+		out = append(out, regionWay{way: &cw, after: after})
 	}
 	return out
 }
@@ -499,7 +507,7 @@ func preempted(r *Rule) bool {
 	if r.From == nil || r.From.Regions == nil || r.Event == nil {
 		return false
 	}
-	return TakesAll(r.From, r.Event) != nil || r.From.Completion != nil && leftOnlyInFinals(r.From, r.Event)
+	return TakesAll(r.From, r.Event) != nil || leftOnlyInFinals(r.From, r.Event)
 }
 
 // TakesAll returns the first region of parallel state p that takes e in
@@ -515,8 +523,13 @@ func TakesAll(p *State, e *Event) *Region {
 }
 
 // leftOnlyInFinals reports whether every region of parallel state p
-// leaves e to p only in the region's final states.
+// leaves e to p only in the region's final states, where the machine
+// never rests: p has a done transition that always leaves it (not one
+// whose guards may all fail: RestsFinal).
 func leftOnlyInFinals(p *State, e *Event) bool {
+	if p.Completion == nil || p.RestsFinal() {
+		return false
+	}
 	for _, reg := range p.Regions {
 		for _, s := range reg.Leaves {
 			if !s.Transient && !inside(s.Cell(e)) && !slices.Contains(reg.Finals, s) {

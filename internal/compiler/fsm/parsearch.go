@@ -154,7 +154,7 @@ func (m *Machine) parallelPaths(b *builder) {
 				b.errorf(r.Pos, "rule %s can never fire: region %s has a rule for %s in every state, which is taken instead (SCXML 1.0 §3.13: a region's transition preempts its parallel state's); remove the rule", r.Label, reg.Root.Name, r.Event.Name)
 				continue
 			}
-			if r.From.Completion != nil && leftOnlyInFinals(r.From, r.Event) {
+			if leftOnlyInFinals(r.From, r.Event) {
 				b.errorf(r.Pos, "rule %s can never fire: every region leaves %s to %s only in its final states, and the machine never rests with every region final (%s's done transition leaves it in that step); remove the rule", r.Label, r.Event.Name, r.From.Name, r.From.Name)
 				continue
 			}

@@ -160,7 +160,7 @@ func (e edge) known(found []*Path, seen map[node]bool, n node) bool {
 		if r.Kind != Transition || r.To == nil {
 			continue
 		}
-		if r.To.Transient || !seen[node{leaf: r.To, spent: n.spent & timersOf(r.To)}] {
+		if r.To.Choice != nil || !seen[node{leaf: r.To, spent: n.spent & timersOf(r.To)}] {
 			return false
 		}
 	}

@@ -90,12 +90,16 @@ func distances(m *fsm.Machine) map[*fsm.State]int {
 }
 
 // rests returns the states at rest a move into s can end in: s, or for a
-// transient state those its eventless rules lead to.
+// transient state those its eventless rules lead to (and s too, for a
+// final state whose done transition every guard may refuse).
 func rests(s *fsm.State) []*fsm.State {
-	if !s.Transient {
+	if s.Choice == nil {
 		return []*fsm.State{s}
 	}
 	var out []*fsm.State
+	if !s.Transient {
+		out = append(out, s)
+	}
 	for _, r := range s.Choice.Rules {
 		out = append(out, rests(r.To)...)
 	}
@@ -129,7 +133,7 @@ func takes(m *fsm.Machine, s *fsm.State, r *fsm.Rule) bool {
 			if q == r {
 				return true
 			}
-			if depth < 16 && q.Kind == fsm.Transition && q.To != nil && q.To.Transient && reach(q.To.Choice, depth+1) {
+			if depth < 16 && q.Kind == fsm.Transition && q.To != nil && q.To.Choice != nil && reach(q.To.Choice, depth+1) {
 				return true
 			}
 		}

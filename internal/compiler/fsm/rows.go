@@ -114,6 +114,10 @@ func (b *builder) row(t *spec.Transition, ev *Event) {
 			b.shared[from][ev.Index] = &pending{rules: rules, pos: t.Pos}
 			continue
 		}
+		if from.Rests() {
+			b.errorf(t.Pos, "final state %s completes %s, whose done transition is tested in the step that enters it: it has no transitions of its own (SCXML 1.0 §3.7), and the events it is offered when no guard holds go to %s and the states around it; write the row from %s", from.Name, from.Completes.Name, from.Completes.Name, from.Completes.Name)
+			continue
+		}
 		if from.Transient != (ev == nil) {
 			if ev == nil {
 				b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions", from.Name)
@@ -231,10 +235,12 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 	if !ok {
 		return nil
 	}
-	if !sawElse && (from == nil || ev == nil || ev.Builtin) {
+	if !sawElse && (from == nil || ev == nil || ev.Builtin) && !from.Rests() && !(ev == nil && b.parallel(from)) {
 		// A chain of a state's rule for an event falls back to the rule
 		// around it (see fallbacks); a "*" row, a transient state's
-		// eventless rules and a timer's have nothing around them.
+		// eventless rules and a timer's have nothing around them. A
+		// done transition's (a final state's that may rest, or a
+		// parallel state's) may be refused: the machine then rests.
 		b.errorf(t.Pos, "guards of %s end without an else branch: add \"- else: true\" saying what happens when no guard holds", pairName(from, ev))
 		return nil
 	}

@@ -120,7 +120,9 @@ func (b *builder) ways() {
 
 // expand returns the ways through cell c when its event is sent in state
 // from: one per rule, continued through every branch of the transient
-// states it enters.
+// states it enters (and of the final states whose done transition it
+// tests). Cell c may be from's Choice: the ways through its eventless
+// rules.
 func expand(from *State, c *Cell) []*Way {
 	var out []*Way
 	var timer *Timer
@@ -128,6 +130,20 @@ func expand(from *State, c *Cell) []*Way {
 		timer = c.Rules[0].Timer
 	}
 	var follow func(w Way, r *Rule, chain []*Rule)
+	// through continues w, which enters s, through s's eventless rules: one
+	// way per branch, and, when s is a final state that may rest, one
+	// that rests in s, every guard of its done transition answering false.
+	through := func(w Way, s *State) {
+		for _, next := range s.Choice.Rules {
+			follow(w, next, s.Choice.Rules)
+		}
+		if s.Rests() {
+			for _, r := range s.Choice.Rules {
+				w.Tests = append(slices.Clip(w.Tests), Test{Guard: r.Guard})
+			}
+			out = append(out, &w)
+		}
+	}
 	follow = func(w Way, r *Rule, chain []*Rule) {
 		w.Tests = append([]Test(nil), w.Tests...)
 		for _, other := range chain {
@@ -142,15 +158,17 @@ func expand(from *State, c *Cell) []*Way {
 		if r.To != nil {
 			w.To = r.To
 		}
-		if r.Kind == Transition && r.To != nil && r.To.Transient && r.To.Choice != nil {
-			for _, next := range r.To.Choice.Rules {
-				follow(w, next, r.To.Choice.Rules)
-			}
+		if r.Kind == Transition && r.To != nil && r.To.Choice != nil {
+			through(w, r.To)
 			return
 		}
 		out = append(out, &w)
 	}
 	base := Way{From: from, Event: c.Event, Timer: timer, To: from}
+	if c == from.Choice {
+		through(base, from)
+		return out
+	}
 	for ; c != nil; c = c.Fallback {
 		for _, r := range c.Rules {
 			follow(base, r, c.Rules)

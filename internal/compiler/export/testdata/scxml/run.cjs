@@ -108,6 +108,23 @@ function doneInEntryOrder(sc) {
   };
 }
 
+// endOnlyAtTopLevel keeps SCION running where SCXML 1.0 does: its
+// macrostep ends the interpreter when every atomic state of the
+// configuration is a <final>, where SCXML ends it only on entering a
+// <final> child of <scxml> (§3.13, enterStates: "if isSCXMLElement(s.parent)
+// then running = false"). A composite state resting in its final child
+// (its done transition refused by every guard) or a parallel state with
+// every region final then stays, as in SCXML and XState.
+function endOnlyAtTopLevel(sc) {
+  const exit = sc._exitInterpreter;
+  sc._exitInterpreter = function (...args) {
+    if (this._configuration.iter().some((s) => s.$type === 'final' && s.parent.$type === 'scxml')) {
+      return exit.apply(this, args);
+    }
+    this._isInFinalState = false;
+  };
+}
+
 function runWalk(fnModel, cur, fail, walk) {
   cur.failure = null;
   const fresh = () => ({ trace: [], calls: [], guards: [], extra: [] });
@@ -128,6 +145,7 @@ function runWalk(fnModel, cur, fail, walk) {
     },
   });
   doneInEntryOrder(sc);
+  endOnlyAtTopLevel(sc);
   sc.on('onEntry', (id) => cur.rec.trace.push('entry ' + id));
   sc.on('onExit', (id) => cur.rec.trace.push('exit ' + id));
   sc.on('onError', (e) => fail(JSON.stringify(e)));

@@ -31,7 +31,9 @@ func groupTimers(regions []*specRegion, rows []spec.Transition, diags *diag.List
 			}
 			seen[g] = true
 			i := slices.IndexFunc(regions, func(o *specRegion) bool {
-				return slices.Contains(o.groups, g) && len(o.root.After) == 0 && !reentered(o, rows)
+				// A region that runs another nested parallel state's
+				// timers is not free either: their ids would meet.
+				return slices.Contains(o.groups, g) && len(o.root.After) == 0 && len(o.after) == 0 && !reentered(o, rows)
 			})
 			for _, a := range g.After {
 				to := targets(&spec.Transition{Outcome: a.Outcome, Guards: a.Guards})
@@ -57,11 +59,15 @@ func groupTimers(regions []*specRegion, rows []spec.Transition, diags *diag.List
 	}
 }
 
-// reentered reports whether a row may leave and enter the own state of
-// region r while its parallel state is active: a row into it (or its
-// history), or an external row of its own with a target.
+// reentered reports whether a rule may leave and enter the own state of
+// region r while its parallel state is active: a row, a timer or a done
+// transition of a state inside it into it (or its history), or an
+// external row of its own with a target.
 func reentered(r *specRegion, rows []spec.Transition) bool {
 	name := r.root.Name.Value
+	if intoOwn(r.root.States, name) {
+		return true
+	}
 	for _, t := range rows {
 		own := slices.ContainsFunc(t.From, func(n spec.String) bool { return n.Value == name })
 		inside := slices.ContainsFunc(t.From, func(n spec.String) bool { return r.names[n.Value] })
@@ -69,6 +75,32 @@ func reentered(r *specRegion, rows []spec.Transition) bool {
 			if inside && strings.TrimSuffix(to.Value, historySuffix) == name || own && !t.Local.Value {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// intoOwn reports whether a timer or a done transition of one of the
+// states, or of a state inside them, leads into the state named name (or
+// its history).
+func intoOwn(states []spec.State, name string) bool {
+	for _, s := range states {
+		var rules []spec.Transition
+		for _, a := range s.After {
+			rules = append(rules, spec.Transition{Outcome: a.Outcome, Guards: a.Guards})
+		}
+		if d := s.Done; d != nil {
+			rules = append(rules, spec.Transition{Outcome: d.Outcome, Guards: d.Guards})
+		}
+		for _, t := range rules {
+			for _, to := range targets(&t) {
+				if strings.TrimSuffix(to.Value, historySuffix) == name {
+					return true
+				}
+			}
+		}
+		if intoOwn(s.States, name) {
+			return true
 		}
 	}
 	return false

@@ -362,6 +362,10 @@ func scxmlDeepFinal(c *chart, p *problems) {
 				p.refuse(r.Pos, "rule %s may resume final state %s of region %s, which the deep history of %s remembers when the machine leaves %s from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow", r.Label, f.Name, f.Region.Root.Name, r.History.Name, r.History.Name, r.History.Name)
 				break
 			}
+			if f := v.Resume; f.Rests() {
+				p.refuse(r.Pos, "rule %s may resume final state %s, which the deep history of %s remembers when the machine leaves %s from it, resting there when no guard of the done transition of %s held: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow", r.Label, f.Name, r.History.Name, r.History.Name, f.Completes.Name, r.History.Name)
+				break
+			}
 			if f := v.Resume; f.Completes != nil {
 				p.refuse(r.Pos, "rule %s may resume final state %s, which the deep history of %s remembers when the done transition of %s leaves %s from it: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only its other atomic states and would resume nothing: make the history of %s shallow, or lead the done transition of %s to a state inside %s", r.Label, f.Name, r.History.Name, f.Completes.Name, r.History.Name, r.History.Name, f.Completes.Name, r.History.Name)
 				break

@@ -78,10 +78,16 @@ func (b *builder) graph() {
 		for i, p := range path {
 			if p == s {
 				names := make([]string, 0, len(path)-i+1)
+				done := false
 				for _, q := range path[i:] {
 					names = append(names, q.Name)
+					done = done || q.Completes != nil
 				}
-				b.errorf(s.Pos, "transient states could loop without an event: %s → %s", strings.Join(names, " → "), s.Name)
+				if done {
+					b.errorf(s.Pos, "transient states and done transitions could loop without an event: %s → %s", strings.Join(names, " → "), s.Name)
+				} else {
+					b.errorf(s.Pos, "transient states could loop without an event: %s → %s", strings.Join(names, " → "), s.Name)
+				}
 				return true
 			}
 		}

@@ -137,7 +137,7 @@ transitions:
 	require.False(t, diags.HasErrors(), "%s", diags)
 	m, diags := fsm.Build(sf, fsm.Env{})
 	require.Nil(t, m)
-	assert.Contains(t, diags.Error(), "transient states could loop without an event: Over → Over")
+	assert.Contains(t, diags.Error(), "transient states and done transitions could loop without an event: Over → Over")
 }
 
 // TestRegionHistoryBesideDone checks histories beside done transitions

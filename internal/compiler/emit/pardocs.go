@@ -179,7 +179,8 @@ func (d *diagram) regions(s *fsm.State, depth int) {
 }
 
 // groupNote writes the entry and exit of g, a parallel state nested as
-// a region, as a note on it: "note right of Media : entry / MediaIn".
+// a region, and the events it defers, as a note on it: "note right of
+// Media : entry / MediaIn<br/>Sync / defer".
 func (d *diagram) groupNote(g *fsm.State, depth int) {
 	var note []string
 	for _, h := range []struct {
@@ -194,6 +195,9 @@ func (d *diagram) groupNote(g *fsm.State, depth int) {
 			names = append(names, a.Name)
 		}
 		note = append(note, h.what+" / "+strings.Join(names, ", "))
+	}
+	for _, e := range d.m.OwnDeferrals(g) {
+		note = append(note, e.Name+" / defer")
 	}
 	if len(note) > 0 {
 		d.lines = append(d.lines, strings.Repeat("    ", depth)+"note right of "+g.Name+" : "+strings.Join(note, "<br/>"))
@@ -228,11 +232,15 @@ func (d *diagram) regionEdges() {
 		}
 	}
 	for _, c := range shared {
-		d.cells(c.Owner, []*fsm.Cell{c})
+		d.cells(cellOwner(c), []*fsm.Cell{c})
 	}
 	for _, reg := range d.m.Regions {
 		for _, t := range reg.Timers {
-			d.cells(t.State, []*fsm.Cell{t.Cell})
+			from := t.State
+			if t.Group != nil {
+				from = t.Group // a nested parallel state's timer, which its region's own state runs
+			}
+			d.cells(from, []*fsm.Cell{t.Cell})
 		}
 	}
 }
@@ -295,9 +303,9 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 				case !seen[c]:
 					seen[c] = true
 					shared = append(shared, c)
-					up = append(up, code(c.Event.Name)+" by "+code(c.Owner.Name))
+					up = append(up, code(c.Event.Name)+" by "+code(cellOwner(c).Name))
 				default:
-					up = append(up, code(c.Event.Name)+" by "+code(c.Owner.Name))
+					up = append(up, code(c.Event.Name)+" by "+code(cellOwner(c).Name))
 				}
 			}
 			if len(out) > 0 {
@@ -332,4 +340,14 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 	}
 	v.addCells(m, nil, shared)
 	v.Composites = append(v.Composites, comps...)
+}
+
+// cellOwner returns the state whose rules shared cell c holds: its
+// Owner, or the parallel state nested as a region whose list entry or
+// rule it holds.
+func cellOwner(c *fsm.Cell) *fsm.State {
+	if len(c.Rules) > 0 && c.Rules[0].Group != nil {
+		return c.Rules[0].Group
+	}
+	return c.Owner
 }

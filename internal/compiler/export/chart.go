@@ -106,6 +106,11 @@ func build(m *fsm.Machine) *chart {
 			}
 			n = c.byState[r.Done]
 		}
+		if r.Group != nil {
+			// A nested parallel state's list entry, which one of its
+			// regions holds: the state's own.
+			n = c.byState[r.Group]
+		}
 		done := r.Done != nil
 		i := slices.IndexFunc(n.triggers, func(t *trigger) bool {
 			return t.done == done && t.timer == r.Timer && (r.Timer != nil || t.event == r.Event)
@@ -119,6 +124,15 @@ func build(m *fsm.Machine) *chart {
 			i = len(n.triggers) - 1
 		}
 		n.triggers[i].branches = append(n.triggers[i].branches, r)
+	}
+	for _, t := range m.Timers {
+		if t.Group != nil {
+			// A nested parallel state's timer, which the own state of
+			// one of its regions runs in the Go machine: the state's own.
+			from, to := c.byState[t.State], c.byState[t.Group]
+			from.timers = slices.DeleteFunc(slices.Clone(from.timers), func(o *fsm.Timer) bool { return o == t })
+			to.timers = append(to.timers, t)
+		}
 	}
 	for _, n := range c.nodes() {
 		if n.kind != History && n.kind != Parallel && (final(n) || n.state.Completes != nil || regionFinal(n.state)) {

@@ -492,13 +492,17 @@ func observable(t *testing.T, tg *target, m *fsm.Machine, trace []string) []stri
 
 // afterEvent is the event XState's after sends for a timer:
 // xstate.after.DELAY.ID, DELAY in milliseconds or the name of the delay's
-// effect, ID the state's id.
+// effect, ID the id of the state whose node has it.
 func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 	delay := strconv.FormatInt(tm.Delay/int64(time.Millisecond), 10)
 	if tm.DelayFunc != nil {
 		delay = tm.DelayFunc.Name
 	}
-	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(chartPath(tm.State), ".")
+	of := tm.State
+	if tm.Group != nil {
+		of = tm.Group // a nested parallel state's timer, on its node
+	}
+	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(chartPath(of), ".")
 }
 
 // chartPath returns the names of state s and the states around it in the

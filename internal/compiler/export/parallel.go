@@ -255,3 +255,24 @@ func regionsIn(m *fsm.Machine, s *fsm.State) []*fsm.Region {
 	}
 	return out
 }
+
+// scxmlGroupRules refuses a rule of a parallel state nested as a region
+// (Media, see docs/spec.md) that acts or asks a guard, for an event a
+// state of Media's regions takes: fsmgen, as XState, takes Media's rule
+// only when no region of Media takes the event, but SCXML offers it to
+// Media through Media's other regions, which leave it, and keeps Media's
+// targetless transition beside the region's (their exits do not
+// intersect: SCXML 1.0 §3.13, removeConflictingTransitions).
+func scxmlGroupRules(c *chart, p *problems) {
+	for _, r := range c.m.RegionRules() {
+		if r.Group == nil || r.Listed || r.Event == nil || r.Kind != fsm.Transition && r.Guard == nil {
+			continue
+		}
+		for _, s := range r.From.Region.Leaves {
+			if cell := s.Cell(r.Event); cell != nil && !cell.Out() && cell.Rules[0].Group == nil {
+				p.refuse(r.Pos, "%s's rule %s would also run in SCXML when %s takes %s: SCXML offers %s to %s through its other regions, which leave it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen, as XState, runs only the region's rule: write the rule on the states of %s that leave %s instead", r.Group.Name, r.Label, s.Name, r.Event.Name, r.Event.Name, r.Group.Name, r.From.Region.Root.Name, r.Event.Name)
+				break
+			}
+		}
+	}
+}

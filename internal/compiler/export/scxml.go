@@ -44,6 +44,7 @@ func writeSCXML(c *chart) ([]byte, diag.List, error) {
 	w := &scxmlWriter{c: c}
 	common(c, &w.p, "SCXML")
 	scxmlParallel(c, &w.p)
+	scxmlGroupRules(c, &w.p)
 	scxmlDeepFinal(c, &w.p)
 	// A final state inside a composite state or a region raises
 	// done.state.ID (SCXML 1.0 §3.7), which a transition on an event named

@@ -287,8 +287,10 @@ func parallelGuard(m *fsm.Machine, g string) bool {
 	if slices.ContainsFunc(m.Rules, asks) {
 		return true
 	}
-	// A parallel state inside a region: its own rules are its region's.
-	if slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool { return asks(r) && r.From != nil && r.From.Regions != nil }) {
+	// A parallel state inside a region: its own rules are its region's;
+	// a parallel state nested as a region: one of its regions holds its
+	// rules, which SCION selects again from each of its regions.
+	if slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool { return asks(r) && (r.From != nil && r.From.Regions != nil || r.Group != nil) }) {
 		return true
 	}
 	for _, reg := range m.Regions {

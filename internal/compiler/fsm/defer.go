@@ -242,14 +242,14 @@ func reachable(s *State, succ map[*State][]*State) []*State {
 	return out
 }
 
-// OwnDeferrals returns the events state s (a leaf or a composite state)
-// defers by its own defer list, in event order; the states inside a
-// composite state defer them too.
+// OwnDeferrals returns the events state s (a leaf, a composite state, or
+// a parallel state nested as a region) defers by its own defer list, in
+// event order; the states inside a composite state defer them too.
 func (m *Machine) OwnDeferrals(s *State) []*Event {
 	var out []*Event
 	for _, rules := range [][]*Rule{m.Rules, m.RegionRules()} { // AllRules without its copy: this runs for each state
 		for _, r := range rules {
-			if r.Kind == Defer && r.From == s {
+			if r.Kind == Defer && (r.Group == s || r.Group == nil && r.From == s) {
 				out = append(out, r.Event)
 			}
 		}

@@ -366,16 +366,24 @@ type Timer struct {
 	DelayArgs []Value
 	// Cell holds the timer's rules: one, or its guarded branches.
 	Cell *Cell
-	Pos  diag.Pos
+	// Group is, for a timer of a parallel state nested as a region, that
+	// state; State is then the own state of one of its regions, which
+	// runs it (see parnesttimers.go). nil for other timers.
+	Group *State
+	Pos   diag.Pos
 }
 
 // Name names the timer in messages and docs: "the timer of S", or for a
 // timer with an id "timer reminder of S".
 func (t *Timer) Name() string {
-	if t.ID == "" {
-		return "the timer of " + t.State.Name
+	of := t.State
+	if t.Group != nil {
+		of = t.Group
 	}
-	return "timer " + t.ID + " of " + t.State.Name
+	if t.ID == "" {
+		return "the timer of " + of.Name
+	}
+	return "timer " + t.ID + " of " + of.Name
 }
 
 // Label is how a rule of the timer names its trigger: "after 30s", "after

@@ -233,6 +233,18 @@ type specRegion struct {
 	// resumed is set when a deep history may resume the region's leaves:
 	// its build resolves the entries of each (State.Enter).
 	resumed bool
+	// lists are the entries of the ignore, reject and defer lists of the
+	// parallel states nested as regions that hold the region (groups)
+	// that the region's own state holds too (see groupLists).
+	lists [3][]spec.String
+	// groupRules are the positions of the rows, and their branches, of
+	// the parallel states nested as regions that the region's own state
+	// holds (see groupRule), each with its parallel state's index in
+	// groups.
+	groupRules map[diag.Pos]int
+	// after are the timers of the parallel states nested as regions that
+	// hold the region that its own state runs (see groupTimers).
+	after []*spec.After
 }
 
 // inRE matches the built-in guard In(State).

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -16,6 +17,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	regions := regionsOf(f.States, &diags, nil, nil)
 	newTransient(f.States, regions, &diags)
 	outer, rows := splitRows(f, regions, &diags)
+	groupRejects(regions, rows, &diags)
+	groupLists(regions, rows, &diags)
+	groupTimers(regions, f.Transitions, &diags)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
@@ -282,6 +286,17 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 		if len(groups) > 0 && groupRow(&t, groups, diags) {
 			continue // refused, named
 		}
+		if placed, ok := groupRule(t, groups, regions, f.Transitions, diags); ok {
+			// A row of a parallel state nested as a region: rows of
+			// its regions' own states (see parnestrules.go).
+			for _, r := range regions {
+				for _, o := range placed[r] {
+					regionRow(&o, r, regionOf, diags)
+					rows[r] = append(rows[r], o)
+				}
+			}
+			continue
+		}
 		var out []spec.String
 		by := map[*specRegion][]spec.String{}
 		var order []*specRegion
@@ -373,6 +388,12 @@ func leafParallels(list []spec.State) []spec.State {
 func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File {
 	sub := *f
 	root := *r.root
+	// The lists of the parallel states nested as regions around it (see
+	// groupLists).
+	root.Ignore = slices.Concat(root.Ignore, r.lists[0])
+	root.Reject = slices.Concat(root.Reject, r.lists[1])
+	root.Defer = slices.Concat(root.Defer, r.lists[2])
+	root.After = slices.Concat(root.After, r.after)
 	root.Initial = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
 	// A parallel state inside the region is a leaf of its build, as the
 	// machine's build holds a parallel state (see parinreg.go).

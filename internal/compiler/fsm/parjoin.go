@@ -91,6 +91,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			// The region's timers run in the machine's slots, after the
 			// machine's own and the regions' before.
 			t.Index = len(m.Timers)
+			if i, ok := sr.groupRules[t.Pos]; ok {
+				t.Group = reg.Groups[i] // a nested parallel state's timer
+			}
 			t.Cell.Event = m.TimerFired
 			rejoinValues(m, t.DelayArgs)
 			rejoinDelayFunc(m, t)
@@ -104,6 +107,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			r.Index = rule
 			rule++
 			rejoin(m, r)
+			if r.Group = ruleGroup(r, reg, sr); r.Group != nil {
+				relabel(r)
+			}
 			reg.Rules = append(reg.Rules, r)
 		}
 		for _, run := range reg.Start {

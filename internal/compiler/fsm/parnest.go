@@ -27,10 +27,11 @@ import (
 // refusals below are errors that stop the build; a parallel state of
 // fewer than two regions has none to give). Such a
 // state groups its regions and nothing more: what would make it more than
-// a name in the chart and its entry and exit is refused, naming it.
+// a name in the chart, its entry and exit and its lists (see
+// parnestlists.go) is refused, naming it.
 func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	refuse := func(pos diag.Pos, has, instead string) {
-		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
+		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions, with an entry, an exit and lists of events, only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
 	}
 	switch {
 	case len(inner.States) < 2:
@@ -38,8 +39,6 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 		return false
 	case inner.Initial.Set:
 		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)
-	case len(inner.After) > 0:
-		refuse(inner.After[0].Pos, "a timer", "give the timer to "+outer.Name.Value)
 	case inner.Done != nil:
 		refuse(inner.Done.Pos, "a done transition", "give "+outer.Name.Value+" the done transition")
 	case inner.History.Set:
@@ -50,23 +49,15 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 		refuse(inner.Name.Pos, "terminal or transient", "remove it")
 	case len(inner.Fields) > 0:
 		refuse(inner.Fields[0].Name.Pos, "fields", "give the fields to "+outer.Name.Value)
-	case len(inner.Ignore)+len(inner.Reject)+len(inner.Defer) > 0:
-		refuse(inner.Name.Pos, "ignore, reject or defer lists", "write them on "+outer.Name.Value+" or on the states of its regions")
 	}
 	return true
 }
 
-// groupRow refuses a row from or to group, a parallel state that groups
-// regions of outer (see groupOf): it has no rules of its own, and is
-// entered and left with outer. It reports whether it refused the row.
+// groupRow refuses a row to group, a parallel state that groups regions
+// of outer (see groupOf): it is entered and left with outer (its own rows
+// are groupRule's). It reports whether it refused the row.
 func groupRow(t *spec.Transition, groups map[string]*specRegion, diags *diag.List) bool {
 	refused := false
-	for _, from := range t.From {
-		if r := groups[from.Value]; r != nil {
-			refused = true
-			diags.Errorf(from.Pos, "parallel state %s groups regions of parallel state %s and has no rules of its own yet: write the row from %s, or from the states of %s's regions", from.Value, r.par.Name.Value, r.par.Name.Value, from.Value)
-		}
-	}
 	for _, to := range targets(t) {
 		if r := groups[to.Value]; r != nil {
 			refused = true

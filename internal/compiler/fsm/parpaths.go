@@ -302,13 +302,23 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 // throughChoices continues way w, when it ends in a transient state,
 // through that state's eventless rows in the same step, one way per
 // branch (each with the guards before it false, as expand does): a done
-// transition of a parallel state may lead into a transient state.
+// transition of a parallel state may lead into a transient state. A
+// final state whose done transition may refuse (Rests) is continued so
+// too, and also rests there, every guard answering false.
 func throughChoices(w Way) []Way {
 	c := w.To.Choice
-	if !w.To.Transient || c == nil {
+	if c == nil {
 		return []Way{w}
 	}
 	var out []Way
+	if w.To.Rests() {
+		x := w
+		x.Tests = slices.Clone(w.Tests)
+		for _, r := range c.Rules {
+			x.Tests = append(x.Tests, Test{Guard: r.Guard})
+		}
+		out = append(out, x)
+	}
 	for _, r := range c.Rules {
 		x := w
 		x.Tests = slices.Clone(w.Tests)

@@ -106,8 +106,12 @@ type Rule struct {
 	// Others is set on a listed rule that comes from "ignore: *" or
 	// "reject: *": the state resolves every other event that way.
 	Others bool
-	Pos    diag.Pos
-	Label  string // one line for comments, tests and messages; see RuleLabel
+	// Group is, for a listed rule that comes from the list of a parallel
+	// state nested as a region (see parnestlists.go), that state: one of
+	// its regions holds it, From the region's own state.
+	Group *State
+	Pos   diag.Pos
+	Label string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and
 	// the effect's reads, in order.

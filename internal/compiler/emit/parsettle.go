@@ -13,7 +13,10 @@ import (
 // regions (see internal/compiler/fsm/parallel.go, State.Settles): a final
 // state of such a composite state is a leaf of its region the region
 // never rests in, left by the done transition in the step that enters
-// it, after the rules that entered it (regionRule, regionsTogether).
+// it, after the rules that entered it (regionRule, regionsTogether); or,
+// when the done transition's guards end without else (State.Rests), one
+// it rests in when none holds, the guards tested once, in the step that
+// entered it (doneRaised).
 
 // settlesOn reports whether a rule of region reg for e may enter a final
 // state whose composite state has a done transition.

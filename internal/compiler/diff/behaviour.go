@@ -52,8 +52,13 @@ func (d *differ) rules() {
 		}
 		if ns.Choice != nil || os.Choice != nil {
 			d.cell(ns.Name+" (its choice)", os.Choice, ns.Choice)
+		}
+		if ns.Transient || os.Transient {
 			// A transient state receives no events: its choice says
-			// what it does, in place of a row per event.
+			// what it does, in place of a row per event (what made it
+			// transient, or no longer, is compared with the states). A
+			// final state whose done transition may refuse rests, and
+			// takes events: its rows are compared too.
 			continue
 		}
 		if ns.Completion != nil || os.Completion != nil {

@@ -61,6 +61,15 @@ func TestCompareDoneElse(t *testing.T) {
 	got = changes(gained)
 	assert.Contains(t, got, want{subject: "state Over", what: "left at once: the done transition of Run now has an else", verdicts: []string{"saved_states=breaks"}}, fmt.Sprint(got))
 	assert.Positive(t, gained.Breaks(), "breaking changes")
+
+	// The resting final state takes events: a rule for one changed is a
+	// change of what it does there.
+	finish := strings.NewReplacer(
+		"    ignore: [Start, Finish]\n", "    ignore: [Start]\n",
+		"  - {from: Work, on: Finish, to: Over}\n", "  - {from: Work, on: Finish, to: Over}\n  - {from: Run, on: Finish, to: Idle}\n",
+	).Replace(without)
+	taken := diff.Compare(machine(t, "old.yaml", without), machine(t, "new.yaml", finish))
+	assert.Equal(t, []want{{subject: "rule Over × Finish", what: "now to Idle, was ignored", verdicts: []string{"behaviour=breaks"}}}, changes(taken))
 }
 
 // shipSpec is a parallel Proc whose done transition has a guard and, with

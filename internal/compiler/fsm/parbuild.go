@@ -30,6 +30,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		rh := &parHook{region: r}
 		m, ds := build(sub, env, rh)
 		diags = append(diags, ds.Errors()...)
+		diags = append(diags, nowhere(r, ds)...)
 		if m == nil {
 			continue
 		}
@@ -379,6 +380,45 @@ func leafParallels(list []spec.State) []spec.State {
 		out[i] = s
 	}
 	return out
+}
+
+// nowhere returns the warnings of region r's build that a rule of a
+// state of the region (or of a parallel state nested as a region around
+// it, whose lists r holds) applies to no state. The build's other
+// warnings are not the machine's: it declares every event, action and
+// guard of the machine, and its "*" row, which leaves to the parallel
+// state what the region does not take, is fsmgen's own.
+func nowhere(r *specRegion, ds diag.List) diag.List {
+	var out diag.List
+	for _, d := range ds.Warnings() {
+		if d.Rule != "rule-applies-nowhere" || strings.HasPrefix(d.Msg, `the "*" row`) {
+			continue
+		}
+		if g, e := r.listing(d.Pos); g != nil {
+			d.Msg = fmt.Sprintf("the rule of %s for %s applies to no state: region %s, a region of %s, takes %s in every state, so %s never reaches %s; remove the rule", g.Name.Value, e, r.root.Name.Value, g.Name.Value, e, e, g.Name.Value)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// listing returns the parallel state nested as a region around r whose
+// ignore, reject or defer list has an entry at pos, given to r by
+// groupLists, and the entry's event; nil when none has.
+func (r *specRegion) listing(pos diag.Pos) (*spec.State, string) {
+	for _, list := range r.lists {
+		for _, e := range list {
+			if e.Pos != pos {
+				continue
+			}
+			for _, g := range r.groups {
+				if slices.ContainsFunc(slices.Concat(g.Ignore, g.Reject, g.Defer), func(n spec.String) bool { return n.Pos == pos }) {
+					return g, e.Value
+				}
+			}
+		}
+	}
+	return nil, ""
 }
 
 // regionSpec returns the spec of region r's build: the region its only

@@ -287,6 +287,9 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 	case o.Ignore.Set && o.Reject.Set, (o.Ignore.Set || o.Reject.Set) && moves:
 		b.errorf(pos, "choose one of ignore, reject, or a transition (to, effect, action, set, with)")
 		return nil
+	case ev == nil && from.Rests() && (o.Ignore.Set || o.Reject.Set):
+		b.errorf(pos, "the done transition of %s has no event to ignore or reject: each branch leaves the final state %s (give it \"to\"), and when no guard holds the machine rests there", from.Completes.Name, from.Name)
+		return nil
 	case ev == nil && from != nil && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "transient state %s has no event to ignore or reject: its eventless transitions must leave it", from.Name)
 		return nil
@@ -310,6 +313,10 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 	}
 	r.Kind = Transition
 	ok := true
+	if from.Rests() && !o.To.Set {
+		b.errorf(pos, "a branch of the done transition of %s must leave its final state %s: give it \"to\"", from.Completes.Name, from.Name)
+		return nil
+	}
 	if from != nil && from.Transient && !o.To.Set {
 		b.errorf(pos, "an eventless transition of transient state %s must leave it: give it \"to\"", from.Name)
 		return nil

@@ -136,3 +136,68 @@ func TestCompareParallelDoneElse(t *testing.T) {
 		assert.NotEqual(t, "gained a done transition", c.what, "no saved machine breaks")
 	}
 }
+
+// regionRestSpec is restSpec's Run inside region Left of parallel state
+// On: without %ELSE%'s else, region Left rests in Over when Ok does not
+// hold.
+const regionRestSpec = `version: 2
+machine: Rest
+package: rest
+states:
+  Idle:
+    initial: true
+    ignore: [Finish, Stop]
+  On:
+    parallel: true
+    ignore: [Start, Finish]
+    states:
+      Left:
+        states:
+          Run:
+            initial: true
+            done:
+              guards:
+                - if: Ok
+                  to: Done
+%ELSE%            states:
+              Work: {initial: true}
+              Over: {final: true}
+          Done: {}
+      Right:
+        states:
+          R1: {initial: true}
+events:
+  Start: {}
+  Finish: {}
+  Stop: {}
+guards:
+  Ok: {}
+transitions:
+  - {from: Idle, on: Start, to: On}
+  - {from: Work, on: Finish, to: Over}
+  - {from: On, on: Stop, to: Idle}
+`
+
+// TestCompareRegionDoneElse is TestCompareDoneElse inside a region: the
+// final state the region may now rest in loads every saved machine; one
+// that gained the else no longer loads a machine saved with the region
+// resting there.
+func TestCompareRegionDoneElse(t *testing.T) {
+	t.Parallel()
+	withElse := strings.ReplaceAll(regionRestSpec, "%ELSE%", "                - else: true\n                  to: Done\n")
+	without := strings.ReplaceAll(regionRestSpec, "%ELSE%", "")
+
+	lost := diff.Compare(machine(t, "old.yaml", withElse), machine(t, "new.yaml", without))
+	got := changes(lost)
+	assert.Contains(t, got, want{subject: "state Over", what: "may rest now: the done transition of Run may be refused by every guard"}, fmt.Sprint(got))
+	for _, c := range lost.Changes {
+		if c.Subject == "state Over" {
+			assert.Equal(t, diff.OK, c.Verdicts[diff.SavedStates], "no machine was saved with region Left in Over")
+		}
+	}
+
+	gained := diff.Compare(machine(t, "old.yaml", without), machine(t, "new.yaml", withElse))
+	got = changes(gained)
+	assert.Contains(t, got, want{subject: "state Over", what: "left at once: the done transition of Run now has an else", verdicts: []string{"saved_states=breaks"}}, fmt.Sprint(got))
+	assert.Positive(t, gained.Breaks(), "breaking changes")
+}

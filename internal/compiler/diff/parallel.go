@@ -177,7 +177,19 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 				c := &Change{Subject: "state " + ns.Name, What: "made transient", Old: os.Pos, New: ns.Pos}
 				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with region %s in %s no longer loads: the region never rests there (declare the break if no saved machine is so)", p.Name, n.Root.Name, os.Name))
 				d.add(c)
-			} else if !os.Settles() && ns.Settles() {
+			} else if os.Rests() && ns.Settles() && !ns.Rests() {
+				// A done transition that gained its else.
+				c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("left at once: the done transition of %s now has an else", ns.Completes.Name), Old: os.Pos, New: ns.Pos}
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with region %s in %s (where no guard of the done transition of %s held) no longer loads: the region never rests there now (declare the break if no saved machine is so)", p.Name, n.Root.Name, os.Name, os.Completes.Name))
+				d.add(c)
+			} else if os.Settles() && !os.Rests() && ns.Rests() {
+				// A done transition that lost its else: nothing was saved
+				// with the region in the final state, which it may now
+				// rest in.
+				c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("may rest now: the done transition of %s may be refused by every guard", ns.Completes.Name), Old: os.Pos, New: ns.Pos}
+				c.verdict(SavedStates, OK, fmt.Sprintf("no machine saved by the old revision has region %s in %s, and every one loads; region %s now rests in %s when no guard of the done transition of %s holds, and the old revision cannot load it", n.Root.Name, os.Name, n.Root.Name, ns.Name, ns.Completes.Name))
+				d.add(c)
+			} else if !os.Settles() && ns.Settles() && !ns.Rests() {
 				// What the done transition does is compared as a rule
 				// (its choice); what it does to saved machines is here.
 				c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("made final in %s, whose done transition leaves it at once", ns.Completes.Name), Old: os.Pos, New: ns.Pos}

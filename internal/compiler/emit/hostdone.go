@@ -90,6 +90,7 @@ func (g *goGen) genHostDone() {
 			out = append(out, regionRemembers(host, r)...)
 			out = append(out, g.hostedLefts(r, map[string]bool{})...)
 			out = append(out, rgn(host).Op("=").Id(r.To.KindName))
+			out = append(out, raiseDone(host, r.To)...)
 			out = append(out, g.hostedSlots(r)...)
 			out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(host.Parallel.KindName)))
 			from := jen.Id(q.KindName)

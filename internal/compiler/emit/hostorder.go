@@ -101,6 +101,10 @@ func (s slot) raisedTest() *jen.Statement {
 			continue
 		}
 		eq := rgn(s.reg).Op("==").Id(l.KindName)
+		if l.Rests() {
+			// Raised by the step that entered it only.
+			eq = jen.Parens(eq.Op("&&").Add(doneRaised(s.reg)))
+		}
 		if test == nil {
 			test = eq
 		} else {

@@ -93,11 +93,18 @@ func (g *goGen) regionMachineField() []jen.Code {
 	if !g.m.Regional() {
 		return nil
 	}
-	return []jen.Code{
+	out := []jen.Code{
 		jen.Comment("// rgn holds, while the machine is in a parallel state, the leaf each of its"),
 		jen.Comment("// regions is in (see Region)."),
 		jen.Id("rgn").Index(jen.Lit(len(g.m.Regions))).Id("StateKind"),
 	}
+	if slices.ContainsFunc(g.m.Regions, restsIn) {
+		out = append(out,
+			jen.Comment("// doneRaised is set, within a step, for a region that entered a final state whose"),
+			jen.Comment("// composite state's done transition is still to be tested; false at rest."),
+			jen.Id("doneRaised").Index(jen.Lit(len(g.m.Regions))).Bool())
+	}
+	return out
 }
 
 // regionValues returns the members of a parallel state's value that name
@@ -168,8 +175,8 @@ func (g *goGen) restlessPut(s *fsm.State, reg *fsm.Region) []jen.Code {
 			}
 			continue
 		}
-		if !l.Settles() {
-			continue
+		if !l.Settles() || l.Rests() {
+			continue // (one that may rest is a leaf as any other)
 		}
 		eq := v.Clone().Op("==").Id(l.KindName)
 		if settling == nil {

@@ -261,6 +261,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	out = append(out, g.hostedLefts(r, map[string]bool{})...)
 	if r.To != nil {
 		out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
+		out = append(out, raiseDone(reg, r.To)...)
 	}
 	out = append(out, g.hostedSlots(r)...)
 	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))

@@ -13,7 +13,10 @@ import (
 // regions (see internal/compiler/fsm/parallel.go, State.Settles): a final
 // state of such a composite state is a leaf of its region the region
 // never rests in, left by the done transition in the step that enters
-// it, after the rules that entered it (regionRule, regionsTogether).
+// it, after the rules that entered it (regionRule, regionsTogether); or,
+// when the done transition's guards end without else (State.Rests), one
+// it rests in when none holds, the guards tested once, in the step that
+// entered it (doneRaised).
 
 // settlesOn reports whether a rule of region reg for e may enter a final
 // state whose composite state has a done transition.
@@ -122,6 +125,7 @@ func (g *goGen) genSettle() {
 				// final state (SCXML 1.0 §3.10).
 				out = append(out, regionRemembers(reg, r)...)
 				out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
+				out = append(out, raiseDone(reg, r.To)...)
 				out = append(out, g.hostedSlots(r)...)
 				out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
 				from := jen.Id(s.KindName)
@@ -130,12 +134,49 @@ func (g *goGen) genSettle() {
 				out = append(out, g.regionActs(r, from, "entries", true)...)
 				return append(out, jen.Return(jen.True()))
 			}
-			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(g.regionCell(reg, s.Choice, body)...))
+			take := g.regionCell(reg, s.Choice, body)
+			if s.Rests() {
+				// Its done event was raised in this step, or it was
+				// tested already: the region rests there.
+				take = append([]jen.Code{
+					jen.If(jen.Op("!").Add(doneRaised(reg))).Block(jen.Return(jen.False())),
+					doneRaised(reg).Op("=").False(),
+				}, take...)
+			}
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(take...))
 		}
-		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the composite state inside region %s whose final "+
+		doc := fmt.Sprintf("%s takes the done transition of the composite state inside region %s whose final "+
 			"state the region is in, and reports whether it took one: the region never rests in such a state, but leaves "+
-			"it in the step that enters it (SCXML 1.0 §3.7.1, done.state.ID).", settleMethod(reg), reg.Root.Name)))
+			"it in the step that enters it (SCXML 1.0 §3.7.1, done.state.ID).", settleMethod(reg), reg.Root.Name)
+		if restsIn(reg) {
+			doc = fmt.Sprintf("%s takes the done transition of the composite state inside region %s whose final "+
+				"state the region is in, and reports whether it took one: the step that enters such a state tests it "+
+				"(SCXML 1.0 §3.7.1, done.state.ID), once; when no guard holds, the done event is dropped (§3.13) and "+
+				"the region rests there.", settleMethod(reg), reg.Root.Name)
+		}
+		g.f.Add(paragraphs(doc))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(settleMethod(reg)).Params().Bool().Block(
 			jen.Switch(rgn(reg)).Block(cases...), jen.Return(jen.False()))
 	}
+}
+
+// restsIn reports whether region reg may rest in a final state whose
+// composite state has a done transition (see fsm.State.Rests).
+func restsIn(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*fsm.State).Rests) }
+
+// doneRaised is the Machine's record that the step raised the done event
+// of the final state region reg is in, which may rest there: the settle
+// method tests the done transition's guards once, when it is set.
+func doneRaised(reg *fsm.Region) *jen.Statement {
+	return jen.Id("m").Dot("doneRaised").Index(jen.Lit(reg.Index))
+}
+
+// raiseDone emits, after a rule enters leaf to of region reg, the record
+// that its done event was raised, when to is a final state the region
+// may rest in.
+func raiseDone(reg *fsm.Region, to *fsm.State) []jen.Code {
+	if !to.Rests() {
+		return nil
+	}
+	return []jen.Code{doneRaised(reg).Op("=").True()}
 }

@@ -114,6 +114,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			c := regionRemembers(reg, r)
 			if r.To != nil {
 				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
+				c = append(c, raiseDone(reg, r.To)...)
 			}
 			c = append(c, g.hostedSlots(r)...)
 			return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))

@@ -118,6 +118,7 @@ func (g *goGen) genEventless() {
 			body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
 				c := regionRemembers(reg, r)
 				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
+				c = append(c, raiseDone(reg, r.To)...)
 				c = append(c, g.hostedSlots(r)...)
 				return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(p.KindName)))
 			})...)

@@ -11,8 +11,10 @@ import (
 // states that are leaves, composite states (some with a history or a done
 // transition) or parallel states (whose regions may hold composite and
 // final states, with a done transition when every region has a final
-// state; outside regions, a done transition's guards may end without
-// an else, and the machine then rests in the final configuration), rows
+// state; a done transition's guards may end without an else, the
+// machine then resting in the final configuration, but for a parallel
+// state's inside a region, a composite state's inside its regions and one
+// under a deep history inside a region), rows
 // between them with actions, guard chains with and without an else (so
 // that an event falls back to the enclosing state's rule), In() guards
 // between regions, timers, and rows into histories. It is built to be
@@ -356,6 +358,25 @@ func (g *chartGen) eventless(t *rnode) {
 		t.name, g.newGuard(), to(), to(), g.actions[g.r.IntN(len(g.actions))]))
 }
 
+// mayRest reports whether s's done transition may end its guards
+// without an else: outside regions, or for a composite state inside a
+// region of a parallel state that is not inside another region, with no
+// deep history around (fsmgen refuses the rest).
+func (s *rnode) mayRest() bool {
+	if s.region() == nil {
+		return true
+	}
+	if s.kind != compositeNode || s.deepUnder() {
+		return false
+	}
+	for p := s.parent; p != nil; p = p.parent {
+		if p.hosted {
+			return false
+		}
+	}
+	return true
+}
+
 // restingDone turns s's done transition into one or two guarded
 // outcomes and no else, the first to s.done, another to a state outside s.
 func (g *chartGen) restingDone(s *rnode) {
@@ -524,10 +545,10 @@ func (g *chartGen) chart() string {
 			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") {
 				s.done = g.target(s)
 			}
-			if s.region() == nil && g.chance(0.4) {
-				// Guards without an else (fsmgen refuses them inside a
-				// region): when none holds, the machine rests in the final
-				// state, or with every region final, until an event leaves.
+			if s.mayRest() && g.chance(0.4) {
+				// Guards without an else: when none holds, the machine
+				// rests in the final state, or with every region final,
+				// or the region in the final state, until an event leaves.
 				g.restingDone(s)
 			}
 		}

@@ -94,6 +94,26 @@ func (m *Machine) memories() {
 	}
 }
 
+// restingMemory refuses a deep history that remembers a region which may
+// rest in a final state whose composite state has a done transition (see
+// State.Rests): resuming that final state enters it anew, which raises
+// its done event again (SCXML 1.0 §3.10 and §3.13), and fsmgen does not
+// take a done transition in the step that resumes a deep history yet. It
+// reports whether it refused one.
+func restingMemory(m *Machine, diags *diag.List) bool {
+	refused := map[*State]bool{}
+	for _, mem := range m.Memories {
+		i := slices.IndexFunc(mem.Region.Leaves, (*State).Rests)
+		if i < 0 || refused[mem.History] {
+			continue
+		}
+		refused[mem.History] = true
+		f := mem.Region.Leaves[i]
+		diags.Errorf(mem.History.Pos, "the deep history of %s remembers region %s of parallel state %s, which may rest in final state %s when no guard of the done transition of %s holds: resuming %s raises that done event again, and fsmgen does not take a done transition in the step that resumes a deep history yet; end the guards of that done transition with \"- else: true\", or make the history shallow", mem.History.Name, mem.Region.Root.Name, mem.Region.Parallel.Name, f.Name, f.Completes.Name, f.Name)
+	}
+	return len(refused) > 0
+}
+
 // enters resolves, in the build of a region a deep history may resume,
 // the entries of each of its leaves from the region's own state down
 // (State.Enter), as start does the machine's initial state's.

@@ -143,7 +143,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 				diags.Errorf(fn.Pos, "In(%s) names a state of parallel state %s, which is not active beside region %s: name a state of another region of %s", fn.InName, t.Region.Parallel.Name, sr.root.Name.Value, sr.par.Name.Value)
 			case t.Eventless():
 				diags.Errorf(fn.Pos, "In(%s) names transient state %s, which region %s leaves in the step that enters it: the region is never there when a guard is tested; name a state its eventless transitions lead to", fn.InName, fn.InName, t.Region.Root.Name)
-			case t.Settles():
+			case t.Settles() && !t.Rests():
 				diags.Errorf(fn.Pos, "In(%s) names a final state whose composite state %s takes its done transition in the step that enters it: region %s is never in %s when a guard is tested; name %s, or the state its done transition leads to", fn.InName, t.Completes.Name, t.Region.Root.Name, fn.InName, t.Completes.Name)
 			case t.Region == own:
 				diags.Errorf(fn.Pos, "In(%s) names a state of the rule's own region %s: the rule's source already says where it is; name a state of another region", fn.InName, sr.root.Name.Value)
@@ -155,6 +155,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	overwrites(m, diags)
 	hookFields(m, diags)
 	m.memories()
+	if restingMemory(m, diags) {
+		return // the generated code would resume the final state without its done event
+	}
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)
 	if restlessHistory(m, diags) {

@@ -212,6 +212,15 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 	var out []regionWay
 	for _, pk := range picks(after[reg.Index].Choice, after) {
 		r := pk.rule
+		if r == nil && after[reg.Index].Rests() {
+			// No guard of the done transition holds: its done event is
+			// dropped (SCXML 1.0 §3.13), and the region rests in the
+			// final state.
+			cw := *w
+			cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
+			out = append(out, m.settle(p, &cw, after, queue[1:])...)
+			continue
+		}
 		if r == nil || r.To == nil {
 			continue // an eventless rule leaves its state (checked by the build)
 		}

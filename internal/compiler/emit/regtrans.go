@@ -136,8 +136,8 @@ func (g *goGen) genMacro() {
 			jen.For().Block(loop...),
 		}
 		doc := "the eventless rules of the regions in transient states first, a microstep at a time, until none is; then the done " +
-			"transition of the composite state whose done event was raised first, and again, until no region is in a state it " +
-			"never rests in. XState v5 orders always and onDone so."
+			"transition of the composite state whose done event was raised first, and again, until no region is in a transient " +
+			"state and no done event waits. XState v5 orders always and onDone so."
 		switch {
 		case !hasEventless(p):
 			doc = "the done transition whose done event was raised first, a microstep of its own, and again, until none waits. " +

@@ -5,8 +5,9 @@ package prose
 import "strings"
 
 // consonantU are the beginnings of words that start with a vowel letter
-// but the sound of a consonant ("a uint64", "a Unit", "a User", "a one-shot").
-var consonantU = []string{"uint", "uni", "usa", "use", "usu", "uti", "eu", "one"}
+// but the sound of a consonant ("a uint64", "a Unit", "a User", "a one-shot");
+// "un" otherwise starts a vowel ("an Uninstall", "an Undo").
+var consonantU = []string{"uint", "unic", "unif", "unio", "uniq", "unit", "univ", "unix", "usa", "use", "usu", "uti", "eu", "one"}
 
 // Article returns "a" or "an" for word, as it is said: "an Upload", "an
 // order", "a uint64", "a User".

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 )
@@ -58,29 +59,52 @@ func (m *Machine) ResumesDone(r *Rule) *State {
 // final: resuming it would complete the parallel state again, and its
 // done transition would lead into the history again, without end (as a
 // done transition into its own composite state's history does outside
-// regions). It reports whether it refused one.
+// regions); or into one that may so complete another parallel state,
+// whose done transition leads on, back to the first (two parallel states
+// whose done transitions lead into each other's deep history). It
+// reports whether it refused one.
 func finalLoop(m *Machine, diags *diag.List) bool {
 	refused := false
+	looped := map[*State]bool{} // in a loop of several, reported once
 	for _, p := range m.States {
-		if p.Completion == nil {
+		if p.Completion == nil || looped[p] {
 			continue
 		}
 		seen := map[*State]bool{}
-		var walk func(rules []*Rule)
-		walk = func(rules []*Rule) {
+		var walk func(rules []*Rule, via []*State)
+		walk = func(rules []*Rule, via []*State) {
 			for _, r := range rules {
 				if h := r.History; h != nil && m.RemembersFinal(h, p) {
 					refused = true
-					diags.Errorf(r.Pos, "the done transition of parallel state %s leads into the history of %s, which may remember every region of %s final: resuming it completes %s again in that step, and its done transition would lead into the history again, forever; lead the done transition to a state instead of %s.history", p.Name, h.Name, p.Name, p.Name, h.Name)
+					if len(via) == 0 {
+						diags.Errorf(r.Pos, "the done transition of parallel state %s leads into the history of %s, which may remember every region of %s final: resuming it completes %s again in that step, and its done transition would lead into the history again, forever; lead the done transition to a state instead of %s.history", p.Name, h.Name, p.Name, p.Name, h.Name)
+						continue
+					}
+					names := []string{p.Name}
+					for _, q := range via {
+						names = append(names, q.Name)
+						looped[q] = true
+					}
+					diags.Errorf(r.Pos, "the done transitions of parallel states %s and %s could loop without an event: each leads into a deep history that may remember every region of the next final, which completes it again in that step (%s → %s); lead one of them to a state instead of a history", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], strings.Join(names, " → "), p.Name)
 					continue
+				}
+				if h := r.History; h != nil {
+					// Resuming h may complete another parallel state in
+					// that step, whose done transition goes on.
+					for _, q := range m.States {
+						if q != p && q.Completion != nil && !seen[q] && m.RemembersFinal(h, q) {
+							seen[q] = true
+							walk(q.Completion.Rules, append(slices.Clip(via), q))
+						}
+					}
 				}
 				if t := r.To; t != nil && t.Choice != nil && !seen[t] {
 					seen[t] = true
-					walk(t.Choice.Rules)
+					walk(t.Choice.Rules, via)
 				}
 			}
 		}
-		walk(p.Completion.Rules)
+		walk(p.Completion.Rules, nil)
 	}
 	return refused
 }

@@ -297,7 +297,7 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 			out = append(out, hostedRegions(host, s, deep, diags)...)
 			continue
 		case len(s.States) < 2:
-			diags.Errorf(s.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", s.Name.Value, len(s.States))
+			tooFewRegions(s, diags)
 			continue
 		}
 		// A deep history around the parallel state, or its own, remembers
@@ -444,4 +444,14 @@ func (b *builder) unreachableFinal(s *State) {
 		so = ", so the done transition of " + r.par.Name.Value + " can never be taken"
 	}
 	b.errorf(s.Pos, "region %s can never reach its final state %s: no rule of the region leads there from its initial state %s%s; add a transition to %s", r.root.Name.Value, s.Name, b.m.Initial.Name, so, s.Name)
+}
+
+// tooFewRegions reports parallel state s, which has fewer than two
+// regions (its states).
+func tooFewRegions(s *spec.State, diags *diag.List) {
+	has := "no region"
+	if len(s.States) == 1 {
+		has = "only one region"
+	}
+	diags.Errorf(s.Parallel.Pos, "parallel state %s has %s: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", s.Name.Value, has)
 }

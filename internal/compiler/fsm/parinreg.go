@@ -29,7 +29,7 @@ import (
 // history; nil when none is.
 func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *diag.List) []*specRegion {
 	if len(q.States) < 2 {
-		diags.Errorf(q.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", q.Name.Value, len(q.States))
+		tooFewRegions(q, diags)
 		return nil
 	}
 	if deep != nil || host.resumed {

@@ -35,7 +35,7 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	}
 	switch {
 	case len(inner.States) < 2:
-		diags.Errorf(inner.Parallel.Pos, "parallel state %s has %d regions: a parallel state needs at least two (its states), each active at once; a single region is an ordinary composite state", inner.Name.Value, len(inner.States))
+		tooFewRegions(inner, diags)
 		return false
 	case inner.Initial.Set:
 		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)

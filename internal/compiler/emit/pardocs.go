@@ -236,11 +236,7 @@ func (d *diagram) regionEdges() {
 	}
 	for _, reg := range d.m.Regions {
 		for _, t := range reg.Timers {
-			from := t.State
-			if t.Group != nil {
-				from = t.Group // a nested parallel state's timer, which its region's own state runs
-			}
-			d.cells(from, []*fsm.Cell{t.Cell})
+			d.cells(t.Owner(), []*fsm.Cell{t.Cell})
 		}
 	}
 }

@@ -199,11 +199,7 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 			}
 			continue
 		}
-		from := r.From.String()
-		if r.Group != nil {
-			from = r.Group.Name // a nested parallel state's list, which one of its regions holds
-		}
-		row := transitionRow{From: code(from), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
+		row := transitionRow{From: code(r.Owner().String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
 		switch {
 		case r.Done != nil && r.Done == r.From:
 			row.From, row.Event = code(r.From.Name)+" (every region final)", "done"

@@ -498,11 +498,8 @@ func afterEvent(m *fsm.Machine, tm *fsm.Timer) string {
 	if tm.DelayFunc != nil {
 		delay = tm.DelayFunc.Name
 	}
-	of := tm.State
-	if tm.Group != nil {
-		of = tm.Group // a nested parallel state's timer, on its node
-	}
-	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(chartPath(of), ".")
+	// A nested parallel state's timer is on that state's node.
+	return "xstate.after." + delay + "." + m.Name + "." + strings.Join(chartPath(tm.Owner()), ".")
 }
 
 // chartPath returns the names of state s and the states around it in the

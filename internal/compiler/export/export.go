@@ -111,10 +111,7 @@ func common(c *chart, p *problems, target string) {
 	// counterpart (UML's deferrable triggers; see docs/export.md).
 	for _, r := range m.AllRules() {
 		if r.Kind == fsm.Defer {
-			from := r.From
-			if r.Group != nil {
-				from = r.Group // a nested parallel state's list, which one of its regions holds
-			}
+			from := r.Owner()
 			p.refuse(r.Pos, "state %s defers %s: %s has no deferred events, so it cannot keep %s for a later state; remove the deferral (ignore or handle %s in %s) to export the machine", from.Name, r.Event.Name, target, r.Event.Name, r.Event.Name, from.Name)
 		}
 	}

@@ -249,7 +249,7 @@ func (m *Machine) OwnDeferrals(s *State) []*Event {
 	var out []*Event
 	for _, rules := range [][]*Rule{m.Rules, m.RegionRules()} { // AllRules without its copy: this runs for each state
 		for _, r := range rules {
-			if r.Kind == Defer && (r.Group == s || r.Group == nil && r.From == s) {
+			if r.Kind == Defer && r.Owner() == s {
 				out = append(out, r.Event)
 			}
 		}

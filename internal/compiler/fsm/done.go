@@ -20,7 +20,7 @@ import (
 func (b *builder) finals() {
 	for _, s := range b.all {
 		ss := b.specOf[s]
-		if d := ss.Done; d != nil && len(d.Guards) > 0 && (d.To.Set || d.Effect.Set || len(d.Actions) > 0 || d.Ignore.Set || d.Reject.Set || d.Set != nil || d.With != nil) {
+		if d := ss.Done; d != nil && len(d.Guards) > 0 && d.Says() {
 			// As a row's (see transitions): it would be dropped.
 			b.errorf(d.Pos, "a done transition with guards keeps to, effect, action, set, with, ignore and reject inside its branches")
 			continue

@@ -251,7 +251,7 @@ func (b *builder) timer(s *State, a *spec.After) {
 		}
 	}
 	row := &spec.Transition{Pos: a.Pos, Outcome: a.Outcome, Guards: a.Guards}
-	if len(a.Guards) > 0 && (a.To.Set || a.Effect.Set || len(a.Actions) > 0 || a.Ignore.Set || a.Reject.Set || a.Set != nil || a.With != nil) {
+	if len(a.Guards) > 0 && a.Says() {
 		b.errorf(a.Pos, "a timer with guards keeps to, effect, action, set, with, ignore and reject inside its branches")
 		return
 	}

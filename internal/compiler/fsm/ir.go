@@ -376,14 +376,19 @@ type Timer struct {
 // Name names the timer in messages and docs: "the timer of S", or for a
 // timer with an id "timer reminder of S".
 func (t *Timer) Name() string {
-	of := t.State
-	if t.Group != nil {
-		of = t.Group
-	}
 	if t.ID == "" {
-		return "the timer of " + of.Name
+		return "the timer of " + t.Owner().Name
 	}
-	return "timer " + t.ID + " of " + of.Name
+	return "timer " + t.ID + " of " + t.Owner().Name
+}
+
+// Owner is the state the timer is declared on: its State, or the
+// parallel state nested as a region whose timer State runs (Group).
+func (t *Timer) Owner() *State {
+	if t.Group != nil {
+		return t.Group
+	}
+	return t.State
 }
 
 // Label is how a rule of the timer names its trigger: "after 30s", "after

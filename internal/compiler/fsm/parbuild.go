@@ -394,31 +394,13 @@ func nowhere(r *specRegion, ds diag.List) diag.List {
 		if d.Rule != "rule-applies-nowhere" || strings.HasPrefix(d.Msg, `the "*" row`) {
 			continue
 		}
-		if g, e := r.listing(d.Pos); g != nil {
-			d.Msg = fmt.Sprintf("the rule of %s for %s applies to no state: region %s, a region of %s, takes %s in every state, so %s never reaches %s; remove the rule", g.Name.Value, e, r.root.Name.Value, g.Name.Value, e, e, g.Name.Value)
+		if i, e := r.listedBy(d.Pos); i >= 0 {
+			g := r.groups[i].Name.Value
+			d.Msg = fmt.Sprintf("the rule of %s for %s applies to no state: region %s, a region of %s, takes %s in every state, so %s never reaches %s; remove the rule", g, e.Value, r.root.Name.Value, g, e.Value, e.Value, g)
 		}
 		out = append(out, d)
 	}
 	return out
-}
-
-// listing returns the parallel state nested as a region around r whose
-// ignore, reject or defer list has an entry at pos, given to r by
-// groupLists, and the entry's event; nil when none has.
-func (r *specRegion) listing(pos diag.Pos) (*spec.State, string) {
-	for _, list := range r.lists {
-		for _, e := range list {
-			if e.Pos != pos {
-				continue
-			}
-			for _, g := range r.groups {
-				if slices.ContainsFunc(slices.Concat(g.Ignore, g.Reject, g.Defer), func(n spec.String) bool { return n.Pos == pos }) {
-					return g, e.Value
-				}
-			}
-		}
-	}
-	return nil, ""
 }
 
 // regionSpec returns the spec of region r's build: the region its only

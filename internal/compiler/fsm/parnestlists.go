@@ -76,7 +76,7 @@ func innerLists(regions []*specRegion, g *spec.State, e string) *spec.State {
 			continue
 		}
 		for _, in := range o.groups[i+1:] {
-			if slices.ContainsFunc(slices.Concat(in.Ignore, in.Reject, in.Defer), func(n spec.String) bool { return n.Value == e }) {
+			if slices.ContainsFunc(listEntries(in), func(n spec.String) bool { return n.Value == e }) {
 				return in
 			}
 		}
@@ -88,7 +88,7 @@ func innerLists(regions []*specRegion, g *spec.State, e string) *spec.State {
 // its lists ("*" included), or by a row of its own among rows.
 func rootNames(r *specRegion, e string, rows []spec.Transition) bool {
 	root := r.root
-	if slices.ContainsFunc(slices.Concat(root.Ignore, root.Reject, root.Defer), func(n spec.String) bool { return n.Value == e || n.Value == "*" }) {
+	if slices.ContainsFunc(listEntries(root), func(n spec.String) bool { return n.Value == e || n.Value == "*" }) {
 		return true
 	}
 	return slices.ContainsFunc(rows, func(t spec.Transition) bool {
@@ -163,14 +163,27 @@ func listGroup(r *Rule, reg *Region, sr *specRegion) *State {
 	if !r.Listed || r.From != reg.Root {
 		return nil
 	}
-	for i := len(sr.groups) - 1; i >= 0; i-- {
-		g := sr.groups[i]
-		if slices.ContainsFunc(slices.Concat(g.Ignore, g.Reject, g.Defer), func(e spec.String) bool { return e.Pos == r.Pos }) {
-			return reg.Groups[i]
-		}
+	if i, _ := sr.listedBy(r.Pos); i >= 0 {
+		return reg.Groups[i]
 	}
 	return nil
 }
+
+// listedBy returns the place in r.groups of the parallel state nested as
+// a region around r whose ignore, reject or defer list has an entry at
+// pos (the innermost, should several), and the entry; -1 when none has.
+func (r *specRegion) listedBy(pos diag.Pos) (int, spec.String) {
+	for i := len(r.groups) - 1; i >= 0; i-- {
+		entries := listEntries(r.groups[i])
+		if j := slices.IndexFunc(entries, func(e spec.String) bool { return e.Pos == pos }); j >= 0 {
+			return i, entries[j]
+		}
+	}
+	return -1, spec.String{}
+}
+
+// listEntries returns the entries of the ignore, reject and defer lists of s.
+func listEntries(s *spec.State) []spec.String { return slices.Concat(s.Ignore, s.Reject, s.Defer) }
 
 // relabel names r, a nested parallel state's list entry or rule that a
 // region holds, after that state: "Media --Knock--> rejected: Knock is

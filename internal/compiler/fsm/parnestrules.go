@@ -81,7 +81,7 @@ func groupRule(t spec.Transition, groups map[string]*specRegion, regions []*spec
 // state g, whose own state takes g's rule for event e (see groupRule),
 // or nil when the rule is refused (reported).
 func ruleRegion(g *spec.State, e spec.String, inside []*specRegion, rows []spec.Transition, diags *diag.List) *specRegion {
-	if slices.ContainsFunc(slices.Concat(g.Ignore, g.Reject, g.Defer), func(n spec.String) bool { return n.Value == e.Value }) {
+	if slices.ContainsFunc(listEntries(g), func(n spec.String) bool { return n.Value == e.Value }) {
 		diags.Errorf(e.Pos, "parallel state %s lists %s and has a rule for it: remove one of them", g.Name.Value, e.Value)
 		return nil
 	}
@@ -115,7 +115,7 @@ func ruleRegion(g *spec.State, e spec.String, inside []*specRegion, rows []spec.
 func regionTakes(r *specRegion, e string, rows []spec.Transition) string {
 	by := ""
 	walkStates(r.root, func(s *spec.State) {
-		if by == "" && slices.ContainsFunc(slices.Concat(s.Ignore, s.Reject, s.Defer), func(n spec.String) bool { return n.Value == e || n.Value == "*" }) {
+		if by == "" && slices.ContainsFunc(listEntries(s), func(n spec.String) bool { return n.Value == e || n.Value == "*" }) {
 			by = s.Name.Value
 		}
 	})
@@ -137,7 +137,7 @@ func regionTakes(r *specRegion, e string, rows []spec.Transition) string {
 // regions, with a list entry or a row for event e; nil when none has.
 func groupTakes(groups []*spec.State, e string, rows []spec.Transition) *spec.State {
 	for _, g := range groups {
-		if slices.ContainsFunc(slices.Concat(g.Ignore, g.Reject, g.Defer), func(n spec.String) bool { return n.Value == e }) {
+		if slices.ContainsFunc(listEntries(g), func(n spec.String) bool { return n.Value == e }) {
 			return g
 		}
 		for _, t := range rows {

@@ -289,10 +289,8 @@ func StepText(w *Way) string {
 	switch {
 	case w.Timer != nil && w.Timer.State == w.From:
 		s += "its timer fires"
-	case w.Timer != nil && w.Timer.Group != nil:
-		s += "the timer of " + w.Timer.Group.Name + " fires" // a nested parallel state's
 	case w.Timer != nil:
-		s += "the timer of " + w.Timer.State.Name + " fires"
+		s += "the timer of " + w.Timer.Owner().Name + " fires"
 	case w.Event.Builtin:
 		s += "a TimerFired of no running timer arrives"
 	default:

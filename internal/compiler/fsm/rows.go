@@ -19,7 +19,7 @@ func (b *builder) transitions() {
 	b.shared = map[*State][]*pending{}
 	for i := range b.f.Transitions {
 		t := &b.f.Transitions[i]
-		if len(t.Guards) > 0 && (t.To.Set || t.Effect.Set || len(t.Actions) > 0 || t.Ignore.Set || t.Reject.Set || t.Set != nil || t.With != nil) {
+		if len(t.Guards) > 0 && t.Says() {
 			b.errorf(t.Pos, "a transition with guards keeps to, effect, action, set, with, ignore and reject inside its branches")
 			continue
 		}

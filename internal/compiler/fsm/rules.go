@@ -148,6 +148,16 @@ type Capture struct {
 	Local string // the local variable's name, e.g. "prevRetries"
 }
 
+// Owner is the state the rule is written on: its From, or the parallel
+// state nested as a region whose list or rule one of its regions holds
+// (Group).
+func (r *Rule) Owner() *State {
+	if r.Group != nil {
+		return r.Group
+	}
+	return r.From
+}
+
 // Stays reports whether the rule leaves the machine in its state.
 func (r *Rule) Stays() bool { return r.To == nil }
 

@@ -205,6 +205,13 @@ type Outcome struct {
 	Examples []Example
 }
 
+// Says reports whether the outcome says anything of its own: to, an
+// effect, actions, ignore, reject, set or with (beside guards, whose
+// branches hold these instead).
+func (o *Outcome) Says() bool {
+	return o.To.Set || o.Effect.Set || len(o.Actions) > 0 || o.Ignore.Set || o.Reject.Set || o.Set != nil || o.With != nil
+}
+
 // Example is a concrete case the spec says takes a rule: a state at rest
 // with its fields, and an event with its fields.
 type Example struct {

@@ -323,7 +323,7 @@ var rules = []Rule{
 	{
 		ID: "invalid-example", Level: Error,
 		Short:    "An example of a rule is malformed or cannot run.",
-		Full:     "A rule's examples name the state at rest they start in and the event they send, with field values of the fields' types; fsmgen runs them through the real behaviour. An example of a rule inside a region starts in the parallel state, the rule's region in the rule's leaf (or the one \"in\" names, inside the region) and the other regions in their resting leaves or those its state names (the region's name, a leaf it rests in): the event must lead to the rule there. The examples of a region's timer's rule are not run yet.",
+		Full:     "A rule's examples name the state at rest they start in and the event they send, with field values of the fields' types; fsmgen runs them through the real behaviour. An example of a rule inside a region starts in the parallel state, the rule's region in the rule's leaf (or the one \"in\" names, inside the region) and the other regions in their resting leaves or those its state names (the region's name, a leaf it rests in): the event must lead to the rule there. An example of a timer's rule sends the TimerFired of that timer as Restore numbers the timers of the state it starts in, from 1, outermost first and the regions in document order (unless the example gives \"timer\").",
 		Help:     "Correct the example as the message says: its name, \"in\", \"send\", values that fit the fields, and for a region's rule the leaves of the regions under \"state\" ({volume: muted}).",
 		Patterns: []string{`^examples? `, `^cannot read the value of `},
 	},

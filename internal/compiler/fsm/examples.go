@@ -166,7 +166,7 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 		return out
 	}
 	out.State, stateOK = b.exampleJSON(out.Name, "state", &out.In.Decl, ex.State)
-	out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, timerFired(r, out.In, ex.Event))
+	out.Event, eventOK = b.exampleJSON(out.Name, "event", &out.Send.Decl, timerFired(r, restored(out.In), ex.Event))
 	if !stateOK || !eventOK {
 		return nil
 	}
@@ -174,19 +174,18 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 }
 
 // timerFired returns the event fields of an example that sends
-// TimerFired to rule r, a timer's, in state in: the timer's id in a
-// machine Restore puts in that state, which numbers the timers of the
-// state and its ancestors from 1, outermost first (see restored), unless
-// the example gives one. Without it the machine would take the event for
-// a timer no longer running, and ignore it. Other rules' fields are as
-// given.
-func timerFired(r *Rule, in *State, fields []spec.Value) []spec.Value {
+// TimerFired to rule r, a timer's: the timer's id in run, the timers a
+// machine Restore puts in the example's state runs, numbered from 1 (see
+// restored and restoredIn), unless the example gives one. Without it the
+// machine would take the event for a timer no longer running, and ignore
+// it. Other rules' fields are as given.
+func timerFired(r *Rule, run timerRun, fields []spec.Value) []spec.Value {
 	if r.Timer == nil || slices.ContainsFunc(fields, func(v spec.Value) bool { return v.Name.Value == "timer" }) {
 		return fields
 	}
-	id := restored(in).ids[r.Timer]
+	id := run.ids[r.Timer]
 	if id == 0 {
-		return fields // not a timer of in: example found no way from in to r
+		return fields // not a timer the state runs: example found no way to r
 	}
 	return append([]spec.Value{{Name: spec.String{Value: "timer"}, Value: id, Tag: "!!int"}}, fields...)
 }

@@ -292,8 +292,10 @@ func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
 // machine may rest, so that the generated tests save and load it with
 // those timers running, and defer in them: the
 // k-th puts every region in its k-th leaf (its last, when it has fewer),
-// for k from 1. It skips one in which every region is final, where p
-// would have taken its done transition. Nil for other states.
+// for k from 1. It skips one that puts a region in a state it leaves in
+// the step that enters it, or every region final where p would have
+// taken its done transition (a final state the machine may rest in, see
+// Rests and RestsFinal, is kept). Nil for other states.
 func (p *State) TimedConfigs() [][]*State {
 	timed, most, size := false, 0, 0
 	for _, reg := range p.Flat {
@@ -316,9 +318,10 @@ func (p *State) TimedConfigs() [][]*State {
 		// does not enter.
 		settles := false
 		for _, reg := range p.Flat {
-			settles = settles || cfg[reg.Index] != nil && cfg[reg.Index].Settles()
+			at := cfg[reg.Index]
+			settles = settles || at != nil && at.Settles() && !at.Rests()
 		}
-		if !p.completes(cfg) && !settles {
+		if (!p.completes(cfg) || p.RestsFinal()) && !settles {
 			out = append(out, cfg)
 		}
 	}

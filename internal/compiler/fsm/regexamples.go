@@ -135,10 +135,6 @@ func regionExamples(m *Machine, regions []*specRegion, diags *diag.List) {
 // a region's rule, which its region's build checked within the region,
 // or of the parallel state's own rule.
 func (b *builder) regionExample(ex *Example) *Example {
-	if ex.Rule.Timer != nil && ex.In.Region != nil {
-		b.errorf(ex.Pos, "example %q takes %s, a timer's rule: fsmgen does not run the examples of a region's timers yet (the restored machine runs no timer for the TimerFired the example would send); drop the example: the generated TestPaths fires the timer", ex.Name, ex.Rule.Label)
-		return nil
-	}
 	p := ex.In
 	if ex.In.Region != nil {
 		p = ex.In.Region.Parallel
@@ -149,8 +145,8 @@ func (b *builder) regionExample(ex *Example) *Example {
 	}
 	send := eventNamed(b.m, ex.Send) // a region's build's event is its own
 	fires := false
-	for _, w := range b.m.regionWays(p, cfg, send) {
-		fires = fires || slices.Contains(w.way.Rules, ex.Rule)
+	for _, w := range b.regionExampleWays(p, cfg, send, ex.Rule.Timer) {
+		fires = fires || slices.Contains(w.Rules, ex.Rule)
 	}
 	if !fires {
 		var at []string
@@ -178,8 +174,40 @@ func (b *builder) regionExample(ex *Example) *Example {
 	}
 	sb.WriteString("}")
 	out := *ex
+	if ex.Rule.Timer != nil {
+		// The TimerFired of the timer Restore numbers in that configuration.
+		if out.Event, ok = b.exampleJSON(ex.Name, "event", &send.Decl, timerFired(ex.Rule, restoredIn(p, cfg), ex.src.Event)); !ok {
+			return nil
+		}
+	}
 	out.In, out.Send, out.State, out.src = p, send, sb.String(), nil
 	return &out
+}
+
+// regionExampleWays returns the ways an example's event takes in
+// parallel state p in configuration cfg: those of timer t when the
+// example sends its TimerFired (a region's timer in its region alone,
+// the parallel state's own by its branches, which no region sees),
+// else those of event e.
+func (b *builder) regionExampleWays(p *State, cfg []*State, e *Event, t *Timer) []*Way {
+	var out []*Way
+	switch {
+	case t == nil:
+		for _, w := range b.m.regionWays(p, cfg, e) {
+			out = append(out, w.way)
+		}
+	case t.State.Region != nil:
+		for _, w := range b.m.regionTimerWays(p, cfg, t) {
+			out = append(out, w.way)
+		}
+	default:
+		for _, pk := range picks(t.Cell, cfg) {
+			if pk.rule != nil {
+				out = append(out, &Way{Rules: []*Rule{pk.rule}})
+			}
+		}
+	}
+	return out
 }
 
 // regionConfig returns the leaves the regions of parallel state p start
@@ -225,7 +253,7 @@ func (b *builder) regionConfig(ex *Example, p *State) ([]*State, []spec.Value, b
 		case j < 0:
 			b.errorf(v.Pos, "example %q puts region %s in %v, which is not a leaf of it: name one of %s", ex.Name, o.Root.Name, v.Value, leafNames(o))
 			ok = false
-		case o.Leaves[j].Settles():
+		case o.Leaves[j].Settles() && !o.Leaves[j].Rests():
 			b.errorf(v.Pos, "example %q puts region %s in %s, which it leaves in the step that enters it (a transient state, or a final state a done transition leaves): the machine never rests there; name a leaf it rests in", ex.Name, o.Root.Name, o.Leaves[j].Name)
 			ok = false
 		default:

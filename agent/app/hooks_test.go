@@ -184,7 +184,7 @@ func TestHooksCtrlC(t *testing.T) {
 	waitFor := func(s string) {
 		t.Helper()
 		require.Eventually(t, func() bool { return strings.Contains(stderr.String(), s) },
-			20*time.Second, 10*time.Millisecond, "stderr:\n%s", stderr.String())
+			runLimit, 10*time.Millisecond, "stderr:\n%s", stderr.String())
 	}
 	_, err = io.WriteString(in, "Start.\n")
 	require.NoError(t, err)

@@ -63,14 +63,14 @@ func TestCtrlCStopsTheTurn(t *testing.T) {
 			_, err = io.WriteString(in, "Start.\n")
 			require.NoError(t, err)
 			require.Eventually(t, func() bool { return strings.Contains(stdout.String()+stderr.String(), tt.busy) },
-				20*time.Second, 10*time.Millisecond)
+				runLimit, 10*time.Millisecond)
 			if tt.busy == "→ bash" {
 				require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(e.ws, "started")); return err == nil },
-					20*time.Second, 10*time.Millisecond, "the command started")
+					runLimit, 10*time.Millisecond, "the command started")
 			}
 			require.NoError(t, cmd.Process.Signal(os.Interrupt))
 			require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "turn stopped") },
-				20*time.Second, 10*time.Millisecond, "stderr:\n%s", stderr.String())
+				runLimit, 10*time.Millisecond, "stderr:\n%s", stderr.String())
 			_, err = io.WriteString(in, "Go on.\n")
 			require.NoError(t, err)
 			require.NoError(t, in.Close())
@@ -116,7 +116,7 @@ func TestCtrlCAtThePromptQuits(t *testing.T) {
 		}
 		_, idle := e.state(t, ids[0]).(agent.WaitingForUserInput)
 		return idle
-	}, 20*time.Second, 10*time.Millisecond)
+	}, runLimit, 10*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
 	assert.Contains(t, stderr.String(), "quitting")

@@ -44,7 +44,9 @@ var agentBin string
 // runLimit is how long a test lets a run of the agent take before it
 // gives up on it: a bound on a hang, far above what a run takes on a
 // loaded machine (the longest, TestLongSessionJournalGrowsLinearly's 500
-// rounds, takes about 25 s on two busy cores).
+// rounds, takes about 25 s on two busy cores). The tests wait as long
+// for what a run shows them: a run on a machine loaded with other builds
+// took more than 20 s to show the next line after a stopped turn.
 const runLimit = 3 * time.Minute
 
 // sandboxArgs are the flags every run of the agent gets about its

@@ -191,7 +191,7 @@ func TestKillMidTurnAndResume(t *testing.T) {
 		id = ids[0]
 		st, ok := e.state(t, id).(agent.ExecutingTools)
 		return ok && st.Executions.Len() == 2 && st.Executions.Execution(0).Status == chat.ToolCompleted
-	}, 20*time.Second, 20*time.Millisecond, "stderr:\n%s", stderr.String())
+	}, runLimit, 20*time.Millisecond, "stderr:\n%s", stderr.String())
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 
@@ -249,12 +249,12 @@ func TestSignalStopsAndSaves(t *testing.T) {
 	_, err = io.WriteString(in, "Think.\n")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "Thinking") || len(e.srv.Requests()) > 0 },
-		20*time.Second, 10*time.Millisecond)
+		runLimit, 10*time.Millisecond)
 	// The stdin pipe stays open: the agent must stop on the signal alone.
 	require.Eventually(t, func() bool {
 		ids := e.threadIDs(t)
 		return len(ids) == 1 && e.state(t, ids[0]) != nil
-	}, 20*time.Second, 10*time.Millisecond)
+	}, runLimit, 10*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	err = cmd.Wait()
 	require.NoError(t, err, "stderr:\n%s", stderr.String())

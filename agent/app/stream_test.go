@@ -26,7 +26,7 @@ func TestTerminalReplyAtOnce(t *testing.T) {
 	s.waitScreen(t, "> ")
 	s.typeKeys(t, "Which key?\r")
 	s.waitScreen(t, "The key begins ")
-	require.Eventually(t, func() bool { return len(e.srv.Requests()) == 1 }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(e.srv.Requests()) == 1 }, runLimit, 10*time.Millisecond)
 	s.typeKeys(t, "\x03")
 	s.waitScreen(t, "The key begins "+testKey[:12]+"\r\r\n> \x1b[2D\x1b[Kagent: turn stopped")
 

@@ -185,10 +185,10 @@ func TestSubagentCtrlC(t *testing.T) {
 	_, err = io.WriteString(in, "Start.\n")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(e.srv.Requests()) == 2 && strings.Contains(stderr.String(), "subagent ") },
-		20*time.Second, 10*time.Millisecond, "the child asked its model")
+		runLimit, 10*time.Millisecond, "the child asked its model")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "turn stopped") },
-		20*time.Second, 10*time.Millisecond, "stderr:\n%s", stderr.String())
+		runLimit, 10*time.Millisecond, "stderr:\n%s", stderr.String())
 	_, err = io.WriteString(in, "Go on.\n")
 	require.NoError(t, err)
 	require.NoError(t, in.Close())
@@ -220,12 +220,12 @@ func TestSubagentOnTerminal(t *testing.T) {
 	for _, want := range []string{"→ task read the notes", "subagent → read_file notes.txt", "task: The notes say hello.", "Done."} {
 		s.waitScreen(t, want)
 	}
-	require.Eventually(t, func() bool { return len(e.threadIDs(t)) == 2 }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(e.threadIDs(t)) == 2 }, runLimit, 10*time.Millisecond)
 	parent, _ := e.subagentThreads(t)
 	require.Eventually(t, func() bool {
 		st := e.state(t, parent.ID)
 		return st != nil && st.Kind() == agent.StateWaitingForUserInput
-	}, 20*time.Second, 10*time.Millisecond, "the turn ended")
+	}, runLimit, 10*time.Millisecond, "the turn ended")
 	s.typeKeys(t, "\x04")
 	assert.Equal(t, 0, s.wait(t), s.screen.String())
 }

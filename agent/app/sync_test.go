@@ -152,18 +152,18 @@ func TestSyncWhileServerRestarts(t *testing.T) {
 				t.Helper()
 				_, err := io.WriteString(in, msg+"\n")
 				require.NoError(t, err)
-				require.Eventually(t, func() bool { return strings.Contains(stdout.String(), answer) }, 20*time.Second, 10*time.Millisecond,
+				require.Eventually(t, func() bool { return strings.Contains(stdout.String(), answer) }, runLimit, 10*time.Millisecond,
 					"no %q; stderr:\n%s", answer, stderr.String())
 			}
 			say("One.", "First answer.")
 			assert.Contains(t, stderr.String(), "agent: thread syncs to "+srv.url())
 			id := e.onlyThread(t)
 			// The first turn reaches the server.
-			require.Eventually(t, func() bool { code, _ := srv.get("/api/threads/" + id); return code == http.StatusOK }, 20*time.Second, 10*time.Millisecond)
+			require.Eventually(t, func() bool { code, _ := srv.get("/api/threads/" + id); return code == http.StatusOK }, runLimit, 10*time.Millisecond)
 
 			srv.stop()
 			say("Two.", "Second answer")
-			require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "does not answer") }, 20*time.Second, 10*time.Millisecond,
+			require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "does not answer") }, runLimit, 10*time.Millisecond,
 				"the user is told the server is down; stderr:\n%s", stderr.String())
 			srv.start()
 			require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "answers again") }, 40*time.Second, 10*time.Millisecond,

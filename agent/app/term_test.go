@@ -66,7 +66,7 @@ func (s *ptySession) typeKeys(t *testing.T, keys string) {
 func (s *ptySession) waitScreen(t *testing.T, want string) {
 	t.Helper()
 	require.Eventually(t, func() bool { return strings.Contains(s.screen.String(), want) },
-		20*time.Second, 10*time.Millisecond, "the screen never showed %q:\n%s", want, s.screen.String())
+		runLimit, 10*time.Millisecond, "the screen never showed %q:\n%s", want, s.screen.String())
 }
 
 // waitTurnEnd waits until the session's one thread is saved waiting for
@@ -87,7 +87,7 @@ func (s *ptySession) waitTurnEnd(t *testing.T) {
 		c, _ := agent.ConversationOf(st)
 		msgs := c.Messages()
 		return len(msgs) > 0 && msgs[len(msgs)-1].Role == chat.RoleAssistant
-	}, 20*time.Second, 10*time.Millisecond, "the turn never ended; screen:\n%s", s.screen.String())
+	}, runLimit, 10*time.Millisecond, "the turn never ended; screen:\n%s", s.screen.String())
 }
 
 // wait waits for the agent to exit and returns its exit status.
@@ -159,7 +159,7 @@ func TestTerminalCtrlC(t *testing.T) {
 	s.waitScreen(t, "> ")
 	s.typeKeys(t, "Run it.\r")
 	s.waitScreen(t, "→ bash")
-	require.Eventually(t, func() bool { return len(e.srv.Requests()) == 1 }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(e.srv.Requests()) == 1 }, runLimit, 10*time.Millisecond)
 	s.typeKeys(t, "\x03")
 	s.waitScreen(t, "turn stopped")
 	s.typeKeys(t, "Go on.\r")

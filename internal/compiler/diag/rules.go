@@ -82,7 +82,7 @@ var rules = []Rule{
 		Short:    "A value has the wrong YAML type.",
 		Full:     "A key holds a value of another kind than the spec language expects: a list where a mapping belongs, a mapping where a name belongs, and so on.",
 		Help:     "Write the value in the form the message names; docs/spec.md shows each key with an example, and the JSON Schema (fsmgen schema) lets an editor flag it as you type.",
-		Patterns: []string{`^spec must be a mapping`, `^expected .*, found `, `^transitions must be a list`, `^guards must be a list of branches`, `^breaks is a list of the changes made on purpose`, `^done is a transition, not a state name`},
+		Patterns: []string{`^spec must be a mapping`, `^expected .*, found `, `^transitions must be a list`, `^guards must be a list of branches`, `^breaks is a list of the changes made on purpose`, `^done is a transition, not a state name`, `^imports maps each package.s qualifier to its import path`},
 	},
 	{
 		ID: "unknown-key", Level: Error,
@@ -301,7 +301,7 @@ var rules = []Rule{
 	{
 		ID: "no-way-out", Level: Error,
 		Short:    "A non-terminal state can never be left.",
-		Full:     "Every rule of the state keeps it where it is, yet it is not marked terminal: the machine would be stuck there.",
+		Full:     "Every rule of the state keeps it where it is, yet it is not marked terminal: the machine would be stuck there. Inside a region of a parallel state whose done transition is its only way out (no rule of it or of a state around it leaves it), a state from which no rule of the region leads to a final state is stuck the same way: the done transition waits for the region to end.",
 		Help:     "Add a transition to another state, or mark it \"terminal: true\".",
 		Patterns: []string{`^state .* has no way out`},
 	},

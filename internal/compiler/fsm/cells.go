@@ -334,9 +334,21 @@ func (b *builder) fallback(c *Cell, owner *State, states []*State) {
 }
 
 // reportMissing reports the events a state resolves in no way: one error
-// per event, or one for them all when there are many.
+// per event, where the message can say more of it (a parallel state's
+// names where each reaches it), or one for them all when there are many,
+// naming up to listed of them.
 func (b *builder) reportMissing(s *State, missing []string) {
-	const each = 3
+	const each, listed = 3, 12
+	names := strings.Join(missing[:min(len(missing), listed)], ", ")
+	if len(missing) > listed {
+		names = fmt.Sprintf("%s and %d more", names, len(missing)-listed)
+	}
+	where := make([]string, len(missing))
+	reaches := false
+	for i, name := range missing {
+		where[i] = b.par.reaching(s, name)
+		reaches = reaches || where[i] != ""
+	}
 	switch {
 	case s.Rests() && len(missing) <= each:
 		// A final state that may rest has no rules of its own.
@@ -344,17 +356,22 @@ func (b *builder) reportMissing(s *State, missing []string) {
 			b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle event %s: add a transition from %s or a state around it, or list %s under its ignore or reject", s.Name, s.Completes.Name, name, s.Completes.Name, name)
 		}
 	case s.Rests():
-		b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle %d events: %s and %d more: add transitions from %s or a state around it, or list them under its ignore or reject", s.Name, s.Completes.Name, len(missing), strings.Join(missing[:each], ", "), len(missing)-each, s.Completes.Name)
-	case len(missing) <= each:
-		for _, name := range missing {
-			if where := b.par.reaching(s, name); where != "" {
-				b.errorf(s.Pos, "parallel state %s does not handle event %s, which reaches it %s: add a transition from %s, list %s under its ignore or reject, or handle it in those states", s.Name, name, where, s.Name, name)
-				continue
+		b.errorf(s.Pos, "final state %s (where the machine rests when no guard of the done transition of %s holds) does not handle %d events (%s): add transitions from %s or a state around it, or list them under its ignore or reject", s.Name, s.Completes.Name, len(missing), names, s.Completes.Name)
+	case len(missing) <= each || reaches:
+		for i, name := range missing {
+			switch {
+			case where[i] != "":
+				b.errorf(s.Pos, "parallel state %s does not handle event %s, which reaches it %s: add a transition from %s, list %s under its ignore or reject, or handle it in those states", s.Name, name, where[i], s.Name, name)
+			case s.Terminal:
+				b.errorf(s.Pos, "state %s does not handle event %s: list %s under the state's ignore or reject (ignore: \"*\" ignores every event the terminal state has no rule for)", s.Name, name, name)
+			default:
+				b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
 			}
-			b.errorf(s.Pos, "state %s does not handle event %s: add a transition, or list %s under the state's ignore or reject", s.Name, name, name)
 		}
+	case s.Terminal:
+		b.errorf(s.Pos, "state %s does not handle %d events (%s): list them under the state's ignore or reject (ignore: \"*\" ignores every event the terminal state has no rule for)", s.Name, len(missing), names)
 	default:
-		b.errorf(s.Pos, "state %s does not handle %d events: %s and %d more: add transitions, or list them under the state's ignore or reject", s.Name, len(missing), strings.Join(missing[:each], ", "), len(missing)-each)
+		b.errorf(s.Pos, "state %s does not handle %d events (%s): add transitions, or list them under the state's ignore or reject", s.Name, len(missing), names)
 	}
 }
 

@@ -9,9 +9,14 @@ import (
 // successors returns, for each state, the states its rules can move it
 // to, "*" rows included.
 func (b *builder) successors() map[*State][]*State {
+	return b.successorsBy(func(*Rule) bool { return true })
+}
+
+// successorsBy is successors through the rules keep keeps only.
+func (b *builder) successorsBy(keep func(*Rule) bool) map[*State][]*State {
 	succ := map[*State][]*State{}
 	add := func(from *State, r *Rule) {
-		if r.Kind == Transition && r.To != nil {
+		if r.Kind == Transition && r.To != nil && keep(r) {
 			succ[from] = append(succ[from], r.To)
 		}
 	}
@@ -70,6 +75,11 @@ func (b *builder) graph() {
 		if !s.Terminal && len(succ[s]) == 0 && !b.par.inRegion() {
 			b.errorf(s.Pos, "state %s has no way out: add a transition to another state, or mark it \"terminal: true\"", s.Name)
 		}
+	}
+	if b.par.inRegion() {
+		b.stuckLeaves(succ, reached)
+	} else {
+		b.stuckRegions()
 	}
 	// A transient state whose eventless rules can lead back to itself
 	// through transient states would loop within one step.

@@ -148,6 +148,9 @@ type parHook struct {
 	// regionDefers is set when a state inside a region defers an event:
 	// the machine has a queue of deferred events.
 	regionDefers bool
+	// stuck[p] are the states of the regions of parallel state p from
+	// which their region never ends (see parstuck.go).
+	stuck map[string][]stuckLeaf
 }
 
 // timed reports whether some state inside a region has a timer.
@@ -218,7 +221,10 @@ type specRegion struct {
 	// finals are the names of the region's final states: leaves right
 	// inside the region's own state.
 	finals map[string]bool
-	rows   []spec.Transition
+	// stuck are the states its build found the region never ends from
+	// (see parstuck.go).
+	stuck []stuckLeaf
+	rows  []spec.Transition
 	// transient is where a state inside the region is transient, done
 	// where a composite state inside it has a done transition (zero when
 	// none is): a region that holds a parallel state refuses both (see

@@ -133,6 +133,10 @@ func (p *parser) fileKeys(f *File) map[string]func(k, v *yaml.Node) {
 		"package": func(_, v *yaml.Node) { f.Package = p.str(v) },
 		"doc":     func(_, v *yaml.Node) { f.Doc = p.str(v) },
 		"imports": func(_, v *yaml.Node) {
+			if v := resolve(v); v.Kind == yaml.SequenceNode {
+				p.errorf(v, "imports maps each package's qualifier to its import path, found a list: write imports: {time: time, chat: example.com/chat}")
+				return
+			}
 			p.each(v, func(k, v *yaml.Node) { f.Imports = append(f.Imports, Import{Alias: p.str(k), Path: p.str(v)}) })
 		},
 		"output": func(_, v *yaml.Node) { p.mapping(v, p.outputKeys(&f.Output)) },

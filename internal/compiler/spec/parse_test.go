@@ -110,6 +110,7 @@ func TestParseHostile(t *testing.T) {
 		{"deep nesting", "version: 2\ndoc: " + strings.Repeat("[", 60) + strings.Repeat("]", 60) + "\n", `nested more than 48 levels deep`},
 		{"too large", "version: 2\ndoc: " + strings.Repeat("x", spec.MaxSize) + "\n", `^x.yaml: spec is \d+ bytes, larger than the 1048576-byte limit`},
 		{"wrong type", "version: 2\nstates: [a, b]\n", `x.yaml:2:9: expected a mapping of names, found a list`},
+		{"imports as a list", "version: 2\nimports: [time]\n", `x.yaml:2:10: imports maps each package's qualifier to its import path, found a list: write imports: {time: time, chat: example.com/chat}`},
 		{"reject: true", "version: 2\ntransitions:\n  - from: A\n    on: E\n    reject: true\n", `x.yaml:5:13: expected the reason the caller is told \(reject: the cart is empty\), found true`},
 		{"done naming a state", "version: 2\nstates:\n  A:\n    done: B\n", `x.yaml:4:11: done is a transition, not a state name: write done: \{to: B\}`},
 		{"breaks not a list", "version: 2\nbreaks: {change: state A}\n", `x.yaml:2:9: breaks is a list of the changes made on purpose, each with change and why`},

@@ -116,7 +116,8 @@ type Desc[S, E, A Kind] struct {
 	// zero when no state defers one.
 	DeferLimit int
 	// Renamed maps, for a state, event or action ("state created"), the
-	// old JSON names of its renamed fields to their names now.
+	// old JSON names of its renamed fields (and of a parallel state's
+	// renamed regions) to their names now.
 	Renamed map[string]map[string]string
 }
 

@@ -250,6 +250,17 @@ func (d *differ) states() {
 		nd = append(nd, &s.Decl)
 	}
 	pairs, removed := d.match("state", od, nd)
+	// The states inside regions are matched for their new names only:
+	// what adding or removing one does to saved machines is the regions'
+	// to say (see regionLeaves).
+	var ord, nrd []*fsm.Decl
+	for _, s := range regionStates(d.old) {
+		ord = append(ord, &s.Decl)
+	}
+	for _, s := range regionStates(d.new) {
+		nrd = append(nrd, &s.Decl)
+	}
+	d.match("state", ord, nrd)
 	oldLeaf, newLeaf := leaves(d.old), leaves(d.new)
 	saved := "a state saved by the old revision"
 	for _, o := range removed {

@@ -54,6 +54,14 @@ func (d *differ) regions() {
 				d.add(c)
 				continue
 			}
+			if o.Root.Name != r.Root.Name {
+				c := &Change{Subject: "state " + r.Root.Name, What: "renamed from " + o.Root.Name, Old: o.Root.Pos, New: r.Root.Pos}
+				c.verdict(SavedStates, OK, fmt.Sprintf("a machine saved in %s names region %s under %q, and loads with it as region %s", os.Name, o.Root.Name, o.JSON, r.Root.Name))
+				if o.JSON != r.JSON {
+					c.verdict(Code, Review, fmt.Sprintf("the field %s of %s is now %s: code that names it no longer compiles until it is updated", o.Root.GoName, ns.GoName, r.Root.GoName))
+				}
+				d.add(c)
+			}
 			d.regionLeaves(ns, o, r)
 			d.regionFinals(os, ns, o, r)
 			d.regionHistories(o, r)
@@ -169,6 +177,14 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 		for _, ns := range n.Leaves {
 			if d.rename("state", os.Name) != ns.Name {
 				continue
+			}
+			if os.Name != ns.Name {
+				c := &Change{Subject: "state " + ns.Name, What: "renamed from " + os.Name, Old: os.Pos, New: ns.Pos}
+				c.verdict(SavedStates, OK, fmt.Sprintf("a machine saved in %s with region %s in %s loads with it in %s", p.Name, n.Root.Name, os.Name, ns.Name))
+				if os.GoName != ns.GoName {
+					c.verdict(Code, Review, fmt.Sprintf("the kind constant %s is now %s: code that names it no longer compiles until it is updated", os.KindName, ns.KindName))
+				}
+				d.add(c)
 			}
 			d.timers(os, ns, fmt.Sprintf("%s with region %s in %s", p.Name, n.Root.Name, os.Name))
 			if !os.Settles() && ns.Eventless() {

@@ -60,7 +60,8 @@ transitions:
 
 // TestCompareParallel checks how fsmgen diff classifies a region added to
 // a parallel state or removed from it, a state of a region removed, and a
-// composite state made parallel: each breaks the machines saved in it.
+// composite state made parallel: each breaks the machines saved in it; a
+// region or a state of one renamed with renamed_from breaks none.
 func TestCompareParallel(t *testing.T) {
 	t.Parallel()
 	oneRegion := strings.NewReplacer(
@@ -75,6 +76,12 @@ func TestCompareParallel(t *testing.T) {
 		"  Mute: {}\n", "  Mute: {}\n  Connect: {}\n",
 		"    ignore: [Play, Mute]\n", "    ignore: [Play, Mute, Connect]\n",
 		"  - from: Muted\n    on: Mute\n    to: Normal\n", "  - from: Muted\n    on: Mute\n    to: Normal\n  - from: Offline\n    on: Connect\n    to: Online\n  - from: Online\n    on: Connect\n    to: Offline\n",
+	).Replace(playerSpec)
+	renamed := strings.NewReplacer(
+		"      Volume:\n", "      Sound:\n        renamed_from: [Volume]\n",
+		"          Muted: {}\n", "          Silent: {renamed_from: [Muted]}\n",
+		"    to: Muted\n", "    to: Silent\n",
+		"  - from: Muted\n", "  - from: Silent\n",
 	).Replace(playerSpec)
 	noMuted := strings.NewReplacer(
 		"          Muted: {}\n", "",
@@ -153,6 +160,15 @@ func TestCompareParallel(t *testing.T) {
 			want: []want{
 				{subject: "state Muted", what: "removed from region Volume of On", verdicts: []string{"saved_states=breaks"}},
 				{subject: "rule Normal × Mute", what: "now to Normal, was to Muted", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			// renamed_from inside regions: a saved machine names them by
+			// their old names, and loads (the rule moves with them).
+			name: "a state of a region and a region renamed", old: playerSpec, new: renamed,
+			want: []want{
+				{subject: "state Sound", what: "renamed from Volume", verdicts: []string{"code=review"}},
+				{subject: "state Silent", what: "renamed from Muted", verdicts: []string{"code=review"}},
 			},
 		},
 		{

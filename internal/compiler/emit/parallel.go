@@ -207,8 +207,12 @@ func (g *goGen) genKindText() {
 		return
 	}
 	var snakes []string
+	var was []jen.Code
 	for _, d := range kindDecls(g.m, "state") {
 		snakes = append(snakes, d.Snake)
+		for _, old := range d.RenamedFrom {
+			was = append(was, jen.Lit(fsm.SnakeName(old)).Op(":").Id(d.KindName))
+		}
 	}
 	g.f.Comment("// MarshalText encodes the kind as its state's JSON kind (\"playing\"): the value")
 	g.f.Comment("// of a parallel state names the states of its regions so.")
@@ -216,15 +220,29 @@ func (g *goGen) genKindText() {
 		jen.If(jen.Id("k").Op("==").Lit(0).Op("||").Int().Call(jen.Id("k")).Op(">").Len(jen.Id("fsmStateKinds"))).Block(
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(g.m.Package+": no state has kind %d"), jen.Id("k")))),
 		jen.Return(jen.Index().Byte().Call(jen.Id("fsmStateKinds").Index(jen.Id("k").Op("-").Lit(1))), jen.Nil()))
-	g.f.Comment("// UnmarshalText decodes a kind MarshalText encoded.")
-	g.f.Func().Params(jen.Id("k").Op("*").Id("StateKind")).Id("UnmarshalText").Params(jen.Id("text").Index().Byte()).Error().Block(
+	body := []jen.Code{
 		jen.For(jen.List(jen.Id("i"), jen.Id("name")).Op(":=").Range().Id("fsmStateKinds")).Block(
 			jen.If(jen.Id("name").Op("==").String().Call(jen.Id("text"))).Block(
 				jen.Op("*").Id("k").Op("=").Id("StateKind").Call(jen.Id("i").Op("+").Lit(1)),
 				jen.Return(jen.Nil()))),
-		jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(g.m.Package+": unknown state %q"), jen.Id("text"))))
+	}
+	doc := "// UnmarshalText decodes a kind MarshalText encoded."
+	if len(was) > 0 {
+		doc = "// UnmarshalText decodes a kind MarshalText encoded, or the kind a state had\n// before it was renamed (renamed_from)."
+		body = append(body, jen.If(jen.List(jen.Id("now"), jen.Id("ok")).Op(":=").Id("fsmStateKindsWas").Index(jen.String().Call(jen.Id("text"))), jen.Id("ok")).Block(
+			jen.Op("*").Id("k").Op("=").Id("now"),
+			jen.Return(jen.Nil())))
+	}
+	body = append(body, jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(g.m.Package+": unknown state %q"), jen.Id("text"))))
+	g.f.Comment(doc)
+	g.f.Func().Params(jen.Id("k").Op("*").Id("StateKind")).Id("UnmarshalText").Params(jen.Id("text").Index().Byte()).Error().Block(body...)
 	g.f.Comment("// fsmStateKinds are the JSON kinds of the states, in kind order.")
 	g.f.Var().Id("fsmStateKinds").Op("=").Index(jen.Op("...")).String().ValuesFunc(filled(snakes))
+	if len(was) > 0 {
+		g.f.Comment("// fsmStateKindsWas are the kinds of the states by their JSON kinds before")
+		g.f.Comment("// they were renamed.")
+		g.f.Var().Id("fsmStateKindsWas").Op("=").Map(jen.String()).Id("StateKind").ValuesFunc(table(was))
+	}
 }
 
 // regionEnter returns what entering parallel state s computes (each

@@ -130,7 +130,8 @@ func ruleValues(m *fsm.Machine) []jen.Code {
 
 // renamedFields returns, for each state, event and action with fields
 // renamed (renamed_from), the entry of the map from its old JSON names to
-// its new ones: "state created": {"order_idd": "order_id"}.
+// its new ones: "state created": {"order_idd": "order_id"}; a parallel
+// state's renamed regions are fields of its value.
 func renamedFields(m *fsm.Machine) []jen.Code {
 	var out []jen.Code
 	for _, ks := range kindSets {
@@ -141,8 +142,30 @@ func renamedFields(m *fsm.Machine) []jen.Code {
 					pairs = append(pairs, jen.Lit(fsm.SnakeName(old)).Op(":").Lit(f.JSONName))
 				}
 			}
+			if ks.what == "state" {
+				pairs = append(pairs, renamedRegions(m, d)...)
+			}
 			if len(pairs) > 0 {
 				out = append(out, jen.Lit(ks.what+" "+d.Snake).Op(":").Values(pairs...))
+			}
+		}
+	}
+	return out
+}
+
+// renamedRegions returns, for state declaration d of a parallel state,
+// the old JSON names of its renamed regions (their own states'
+// renamed_from), under which its value names their states, each to its
+// name now.
+func renamedRegions(m *fsm.Machine, d *fsm.Decl) []jen.Code {
+	var out []jen.Code
+	for _, s := range m.States {
+		if &s.Decl != d {
+			continue
+		}
+		for _, r := range s.Flat {
+			for _, old := range r.Root.RenamedFrom {
+				out = append(out, jen.Lit(fsm.SnakeName(old)).Op(":").Lit(r.JSON))
 			}
 		}
 	}

@@ -13,7 +13,7 @@ var Generated = []string{
 	"UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	// Its unexported helpers.
 	"fsmActionDecoders", "fsmActionNames", "fsmData", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew",
-	"fsmRunning", "fsmStateDecoders", "fsmStateKinds", "fsmStateNames", "fsmDefers",
+	"fsmRunning", "fsmStateDecoders", "fsmStateKinds", "fsmStateKindsWas", "fsmStateNames", "fsmDefers",
 	"fsmHeld", "fsmHolds", "fsmTakes",
 	// The generated tests.
 	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
@@ -26,7 +26,7 @@ var Generated = []string{
 var Values = []string{
 	"Load", "LoadWith", "New", "Restore", "Rules", "UnmarshalAction", "UnmarshalEvent", "UnmarshalState",
 	"fsmActionDecoders", "fsmActionNames", "fsmDesc", "fsmEventDecoders", "fsmEventNames", "fsmNew", "fsmRunning",
-	"fsmStateDecoders", "fsmStateKinds", "fsmStateNames", "fsmDefers",
+	"fsmStateDecoders", "fsmStateKinds", "fsmStateKindsWas", "fsmStateNames", "fsmDefers",
 	"fsmHeld", "fsmHolds", "fsmTakes",
 	"TestDeferral", "TestEveryPair", "TestExamples", "TestFieldAccessors", "TestJSON", "TestMachineErrors", "TestPaths", "TestRandomSequences",
 	"TestRecorder", "TestRules", "TestSaved", "fsmBehavior", "fsmSubject",

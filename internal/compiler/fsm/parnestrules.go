@@ -9,21 +9,20 @@ import (
 )
 
 // This file resolves the rules of a parallel state nested as a region of
-// another (see parnest.go) that stay in it: Media's rows, in Run, without
-// a target (an effect and actions, or ignore, or reject). Media's rule for
+// another (see parnest.go): Media's rows, in Run. Media's rule for
 // an event is taken when the event reaches Media, that is when no region
 // of Media takes it (SCXML 1.0 §3.13: transitions are selected from the
 // atomic states up through their ancestors, a descendant's preempting its
 // ancestor's; XState's parallel node falls back to its own transitions
-// only when no region has one). fsmgen writes the rule, for each of its
-// events, as a row of the own state of the one region of Media whose
+// only when no region has one). fsmgen writes a rule without a target,
+// for each of its events, as a row of the own state of the one region of Media whose
 // states take the event (or of Media's first region, when none does):
 // that region's leaves without a rule of their own take Media's rule, and
 // the other regions of Media, which never take the event, leave it, so
-// the rule is taken exactly when Media's would be. An event several
-// regions of Media take is refused: the rule would then wait on each of
-// them, which a region's build does not see (write it on the states of
-// those regions).
+// the rule is taken exactly when Media's would be. A rule for an event
+// several regions of Media take would wait on each of them, which a
+// region's build does not see, and a rule with a target leaves Run:
+// both are Run's (see parnestlift.go).
 
 // groupRule places t, a row from a parallel state nested as a region
 // (groups finds the region of each such state's first region), as rows

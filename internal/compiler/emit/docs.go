@@ -224,6 +224,12 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 			if r.Kind != fsm.Transition {
 				continue
 			}
+			from := from
+			if r.Group != nil {
+				// A nested parallel state's rule, which a region's own
+				// state or the parallel state around it holds.
+				from = r.Group
+			}
 			to := r.Target
 			if to == nil {
 				to = from

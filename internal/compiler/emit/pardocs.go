@@ -295,6 +295,12 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 					}
 					taken[t] = append(taken[t], code(c.Event.Name))
 				case c.Out():
+					if oc := owner.Cell(c.Event); oc != nil && len(oc.Rules) > 0 && oc.Rules[0].Group != nil {
+						// A nested parallel state's rule that its
+						// parallel state holds.
+						up = append(up, code(c.Event.Name)+" by "+code(oc.Rules[0].Group.Name))
+						continue
+					}
 					out = append(out, code(c.Event.Name))
 				case !seen[c]:
 					seen[c] = true

@@ -308,6 +308,10 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 			rows := map[string]bool{} // a row with several events is drawn once from a state
 			count := func(from *fsm.State, rules []*fsm.Rule) {
 				for _, r := range rules {
+					from := from
+					if r.Group != nil {
+						from = r.Group // a nested parallel state's rule, drawn from it
+					}
 					to := r.Target
 					if to == nil {
 						to = from

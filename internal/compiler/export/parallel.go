@@ -158,11 +158,13 @@ func scxmlConflict(regs []*fsm.Region, outs []outcomes, targetless bool) (leaves
 
 // acting returns the first rule of a chain of cells that is a transition
 // (one that may run something), and whether some transition of the chain
-// has no target; nil when every rule ignores or rejects.
+// has no target; nil when every rule ignores or rejects. The rules of a
+// parallel state nested as a region that the chain holds are its own,
+// which scxmlGroupRules checks.
 func acting(c *fsm.Cell) (first *fsm.Rule, targetless bool) {
 	for ; c != nil; c = c.Fallback {
 		for _, r := range c.Rules {
-			if r.Kind != fsm.Transition {
+			if r.Kind != fsm.Transition || r.Group != nil {
 				continue
 			}
 			if first == nil {
@@ -257,22 +259,38 @@ func regionsIn(m *fsm.Machine, s *fsm.State) []*fsm.Region {
 }
 
 // scxmlGroupRules refuses a rule of a parallel state nested as a region
-// (Media, see docs/spec.md) that acts or asks a guard, for an event a
-// state of Media's regions takes: fsmgen, as XState, takes Media's rule
-// only when no region of Media takes the event, but SCXML offers it to
-// Media through Media's other regions, which leave it, and keeps Media's
-// targetless transition beside the region's (their exits do not
-// intersect: SCXML 1.0 §3.13, removeConflictingTransitions).
+// (Media, see docs/spec.md) where SCXML would run it and fsmgen, as
+// XState, does not: fsmgen takes Media's rule only when no region of
+// Media takes the event, but SCXML offers the event to Media through
+// Media's other regions, which leave it, and keeps Media's transition
+// beside a region's whose exits do not intersect its own (SCXML 1.0
+// §3.13, removeConflictingTransitions): a targetless rule of Media that
+// acts or asks a guard beside any rule of a region, a rule of Media with
+// a target beside a region's targetless rule.
 func scxmlGroupRules(c *chart, p *problems) {
-	for _, r := range c.m.RegionRules() {
+	for _, r := range c.m.AllRules() {
 		if r.Group == nil || r.Listed || r.Event == nil || r.Kind != fsm.Transition && r.Guard == nil {
 			continue
 		}
-		for _, s := range r.From.Region.Leaves {
-			if cell := s.Cell(r.Event); cell != nil && !cell.Out() && cell.Rules[0].Group == nil {
-				p.refuse(r.Pos, "%s's rule %s would also run in SCXML when %s takes %s: SCXML offers %s to %s through its other regions, which leave it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen, as XState, runs only the region's rule: write the rule on the states of %s that leave %s instead", r.Group.Name, r.Label, s.Name, r.Event.Name, r.Event.Name, r.Group.Name, r.From.Region.Root.Name, r.Event.Name)
-				break
+		for _, s := range groupLeaves(c.m, r.Group) {
+			cell := s.Cell(r.Event)
+			if cell == nil || cell.Out() || cell.Rules[0].Group != nil || r.Target != nil && !slices.ContainsFunc(cell.Rules, (*fsm.Rule).Stays) {
+				continue
 			}
+			p.refuse(r.Pos, "%s's rule %s would also run in SCXML when %s takes %s: SCXML offers %s to %s through its other regions, which leave it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen, as XState, runs only the region's rule: write the rule on the states of %s's regions that leave %s instead", r.Group.Name, r.Label, s.Name, r.Event.Name, r.Event.Name, r.Group.Name, r.Group.Name, r.Event.Name)
+			break
 		}
 	}
+}
+
+// groupLeaves returns the leaves of the regions of g, a parallel state
+// nested as a region.
+func groupLeaves(m *fsm.Machine, g *fsm.State) []*fsm.State {
+	var out []*fsm.State
+	for _, reg := range m.Regions {
+		if slices.Contains(reg.Groups, g) {
+			out = append(out, reg.Leaves...)
+		}
+	}
+	return out
 }

@@ -368,7 +368,9 @@ type Timer struct {
 	Cell *Cell
 	// Group is, for a timer of a parallel state nested as a region, that
 	// state; State is then the own state of one of its regions, which
-	// runs it (see parnesttimers.go). nil for other timers.
+	// runs it (see parnesttimers.go), or, for a timer with a target, the
+	// parallel state it is a region of (see parnestlift.go). nil for
+	// other timers.
 	Group *State
 	Pos   diag.Pos
 }

@@ -251,6 +251,11 @@ type specRegion struct {
 	// after are the timers of the parallel states nested as regions that
 	// hold the region that its own state runs (see groupTimers).
 	after []*spec.After
+	// lifted are the positions of the rows and timers, and their
+	// branches, of the parallel states nested as regions, the first of
+	// which is this region, that their parallel state holds (see
+	// parnestlift.go), each with its parallel state's index in groups.
+	lifted map[diag.Pos]int
 }
 
 // inRE matches the built-in guard In(State).

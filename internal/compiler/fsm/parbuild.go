@@ -16,17 +16,20 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	var diags diag.List
 	regions := regionsOf(f.States, &diags, nil, nil)
 	newTransient(f.States, regions, &diags)
-	outer, rows := splitRows(f, regions, &diags)
+	lifts := newLifts()
+	outer, rows := splitRows(f, regions, lifts, &diags)
 	groupRejects(regions, rows, &diags)
 	groupLists(regions, rows, &diags)
 	groupTimers(regions, f.Transitions, &diags)
+	lifts.timers(regions)
+	outer.States = lifts.apply(outer.States)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
 	}
 	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}}
 	for _, r := range regions {
-		sub := regionSpec(f, r, rows[r])
+		sub := regionSpec(f, r, rows[r], lifts)
 		rh := &parHook{region: r}
 		m, ds := build(sub, env, rh)
 		diags = append(diags, ds.Errors()...)
@@ -260,8 +263,10 @@ func useNames(m *Machine, used map[string]bool) {
 // splitRows parts the spec's transitions: those of the states inside each
 // region go to the region's build, the others stay; a row that lists
 // states of both is split. It returns the spec of the machine around the
-// parallel states, each of which is a leaf there.
-func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
+// parallel states, each of which is a leaf there, and records in lifts
+// what the rows of parallel states nested as regions change in the
+// parallel states they are regions of (see parnestlift.go).
+func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
 	regionOf := map[string]*specRegion{}
 	groups := map[string]*specRegion{}
 	for _, r := range regions {
@@ -293,16 +298,20 @@ func splitRows(f *spec.File, regions []*specRegion, diags *diag.List) (*spec.Fil
 		if len(groups) > 0 && groupRow(&t, groups, diags) {
 			continue // refused, named
 		}
-		if placed, ok := groupRule(t, groups, regions, f.Transitions, diags); ok {
+		if placed, lift, ok := groupRule(t, groups, regions, f.Transitions, lifts, diags); ok {
 			// A row of a parallel state nested as a region: rows of
-			// its regions' own states (see parnestrules.go).
+			// its regions' own states (see parnestrules.go), or of the
+			// parallel state it is a region of (see parnestlift.go).
 			for _, r := range regions {
 				for _, o := range placed[r] {
 					regionRow(&o, r, regionOf, diags)
 					rows[r] = append(rows[r], o)
 				}
 			}
-			continue
+			if lift == nil {
+				continue
+			}
+			t = *lift
 		}
 		var out []spec.String
 		by := map[*specRegion][]spec.String{}
@@ -412,8 +421,9 @@ func nowhere(r *specRegion, ds diag.List) diag.List {
 // regionSpec returns the spec of region r's build: the region its only
 // top-level state, initial, with the rows of its states, and one "*" row
 // that leaves every event the region has no rule for to the parallel
-// state.
-func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File {
+// state; lifts changes the parallel states inside it (see
+// parnestlift.go).
+func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition, lifts *lifts) *spec.File {
 	sub := *f
 	root := *r.root
 	// The lists of the parallel states nested as regions around it (see
@@ -425,7 +435,7 @@ func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition) *spec.File 
 	root.Initial = spec.Bool{Value: true, Pos: r.root.Name.Pos, Set: true}
 	// A parallel state inside the region is a leaf of its build, as the
 	// machine's build holds a parallel state (see parinreg.go).
-	root.States = leafParallels(root.States)
+	root.States = lifts.apply(leafParallels(root.States))
 	// The states inside the region have the fields of the parallel state
 	// (its own and its ancestors'): its region's rules read and set them.
 	root.Fields = parallelFields(f.States, r.par)

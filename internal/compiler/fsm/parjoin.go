@@ -152,6 +152,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	liftedGroups(m, regions, made)
 	overwrites(m, diags)
 	hookFields(m, diags)
 	m.memories()

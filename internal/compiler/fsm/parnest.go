@@ -27,11 +27,12 @@ import (
 // refusals below are errors that stop the build; a parallel state of
 // fewer than two regions has none to give). Such a
 // state groups its regions and nothing more: what would make it more than
-// a name in the chart, its entry and exit and its lists (see
-// parnestlists.go) is refused, naming it.
+// a name in the chart, its entry and exit, its lists, rules and timers
+// (see parnestlists.go, parnestrules.go, parnesttimers.go), is refused,
+// naming it.
 func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	refuse := func(pos diag.Pos, has, instead string) {
-		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions, with an entry, an exit and lists of events, only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
+		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions, with an entry, an exit, lists of events, rules and timers, only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
 	}
 	switch {
 	case len(inner.States) < 2:

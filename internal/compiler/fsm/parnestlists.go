@@ -91,10 +91,7 @@ func rootNames(r *specRegion, e string, rows []spec.Transition) bool {
 	if slices.ContainsFunc(listEntries(root), func(n spec.String) bool { return n.Value == e || n.Value == "*" }) {
 		return true
 	}
-	return slices.ContainsFunc(rows, func(t spec.Transition) bool {
-		return slices.ContainsFunc(t.From, func(n spec.String) bool { return n.Value == root.Name.Value }) &&
-			slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e })
-	})
+	return hasRow(root, e, rows)
 }
 
 // groupRejects refuses an event a parallel state nested as a region

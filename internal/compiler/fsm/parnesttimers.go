@@ -18,7 +18,8 @@ import (
 // active (no row of its region enters it, or leaves it by an external
 // row of its own): that state is entered and left exactly with Media,
 // so its timer runs exactly as Media's would, and no other region takes
-// the timer's event.
+// the timer's event. A timer of Media with a target runs as Run's (see
+// parnestlift.go).
 
 // groupTimers gives each timer of the parallel states nested as regions
 // to a region under it (specRegion.after), or refuses it, named.
@@ -36,11 +37,9 @@ func groupTimers(regions []*specRegion, rows []spec.Transition, diags *diag.List
 				return slices.Contains(o.groups, g) && len(o.root.After) == 0 && len(o.after) == 0 && !reentered(o, rows)
 			})
 			for _, a := range g.After {
-				to := targets(&spec.Transition{Outcome: a.Outcome, Guards: a.Guards})
 				switch {
-				case len(to) > 0:
-					diags.Errorf(to[0].Pos, "parallel state %s, a region of parallel state %s, has a timer that moves to %s: fsmgen gives a nested parallel state timers whose rules stay in it only yet (an effect and actions, without to); give the timer to %s", g.Name.Value, r.par.Name.Value, to[0].Value, r.par.Name.Value)
-					continue
+				case len(targets(&spec.Transition{Outcome: a.Outcome, Guards: a.Guards})) > 0:
+					continue // the outer parallel state's (see liftTimers)
 				case i < 0:
 					diags.Errorf(a.Pos, "parallel state %s, a region of parallel state %s, has a timer with no region to run in: fsmgen runs it as a timer of the own state of a region of %s that has no timer and is never left and entered again while %s is active, and each of them is; give the timer to %s", g.Name.Value, r.par.Name.Value, g.Name.Value, g.Name.Value, r.par.Name.Value)
 					continue

@@ -106,9 +106,12 @@ type Rule struct {
 	// Others is set on a listed rule that comes from "ignore: *" or
 	// "reject: *": the state resolves every other event that way.
 	Others bool
-	// Group is, for a listed rule that comes from the list of a parallel
-	// state nested as a region (see parnestlists.go), that state: one of
-	// its regions holds it, From the region's own state.
+	// Group is, for a rule that comes from a parallel state nested as a
+	// region, its list (see parnestlists.go) or its row, that state: one
+	// of its regions holds it, From the region's own state, or, for a
+	// row with a target or for an event several of its regions take,
+	// the parallel state it is a region of, From that state (see
+	// parnestlift.go).
 	Group *State
 	Pos   diag.Pos
 	Label string // one line for comments, tests and messages; see RuleLabel

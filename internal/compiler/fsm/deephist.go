@@ -14,7 +14,10 @@ import (
 // leaf of the machine around the regions (the parallel state), the leaf
 // of each region. Resuming the history enters the parallel state and
 // each region down to the leaf it remembers, or through its initial
-// states when it remembers none. XState v5 does the same.
+// states when it remembers none. XState v5 does the same. A leaf it
+// resumes may be a final state its region rests in (its composite state's
+// done transition refused by every guard): entering it anew raises that
+// done event again, whose guards the resuming step tests (ResumesRest).
 //
 // A shallow history of a composite state around a parallel state resumes
 // the parallel state, its regions through their initial states (a

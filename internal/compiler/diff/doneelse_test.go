@@ -201,3 +201,23 @@ func TestCompareRegionDoneElse(t *testing.T) {
 	assert.Contains(t, got, want{subject: "state Over", what: "left at once: the done transition of Run now has an else", verdicts: []string{"saved_states=breaks"}}, fmt.Sprint(got))
 	assert.Positive(t, gained.Breaks(), "breaking changes")
 }
+
+// TestCompareRegionDoneElseDeep is TestCompareRegionDoneElse under the
+// parallel state's own deep history, which may remember region Left
+// resting in Over: gaining the else breaks such a memory too, and the
+// reason says so.
+func TestCompareRegionDoneElseDeep(t *testing.T) {
+	t.Parallel()
+	deep := strings.NewReplacer("    parallel: true\n", "    parallel: true\n    history: deep\n", "{from: Idle, on: Start, to: On}", "{from: Idle, on: Start, to: On.history}").Replace(regionRestSpec)
+	withElse := strings.ReplaceAll(deep, "%ELSE%", "                - else: true\n                  to: Done\n")
+	without := strings.ReplaceAll(deep, "%ELSE%", "")
+
+	gained := diff.Compare(machine(t, "old.yaml", without), machine(t, "new.yaml", withElse))
+	got := changes(gained)
+	assert.Contains(t, got, want{subject: "state Over", what: "left at once: the done transition of Run now has an else", verdicts: []string{"saved_states=breaks"}}, fmt.Sprint(got))
+	for _, c := range gained.Changes {
+		if c.Subject == "state Over" {
+			assert.Contains(t, c.Why[diff.SavedStates], "or whose deep history of On remembers it there", "the memory breaks too")
+		}
+	}
+}

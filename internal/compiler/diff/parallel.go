@@ -196,7 +196,12 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 			} else if os.Rests() && ns.Settles() && !ns.Rests() {
 				// A done transition that gained its else.
 				c := &Change{Subject: "state " + ns.Name, What: fmt.Sprintf("left at once: the done transition of %s now has an else", ns.Completes.Name), Old: os.Pos, New: ns.Pos}
-				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with region %s in %s (where no guard of the done transition of %s held) no longer loads: the region never rests there now (declare the break if no saved machine is so)", p.Name, n.Root.Name, os.Name, os.Completes.Name))
+				why := fmt.Sprintf("a machine saved in %s with region %s in %s (where no guard of the done transition of %s held) no longer loads: the region never rests there now (declare the break if no saved machine is so)", p.Name, n.Root.Name, os.Name, os.Completes.Name)
+				if i := slices.IndexFunc(d.old.Memories, func(mem *fsm.Memory) bool { return mem.Region == o }); i >= 0 {
+					// A deep history may remember it there too.
+					why = fmt.Sprintf("a machine saved in %s with region %s in %s (where no guard of the done transition of %s held), or whose deep history of %s remembers it there, no longer loads: the region never rests there now (declare the break if no saved machine is so)", p.Name, n.Root.Name, os.Name, os.Completes.Name, d.old.Memories[i].History.Name)
+				}
+				c.verdict(SavedStates, Breaks, why)
 				d.add(c)
 			} else if os.Settles() && !os.Rests() && ns.Rests() {
 				// A done transition that lost its else: nothing was saved

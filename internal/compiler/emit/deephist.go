@@ -45,7 +45,9 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 		fields = append(fields, kv("Parallel", jen.Id(reg.Parallel.KindName)), kv("Of", jen.Lit(h.Hist)))
 		var restless []jen.Code
 		for _, l := range reg.Leaves {
-			if l.Settles() {
+			// (A final state the region may rest in is remembered, and
+			// resuming it raises its done event again: see resumeDone.)
+			if l.Settles() && !l.Rests() {
 				restless = append(restless, jen.Lit(l.Snake))
 			}
 		}
@@ -97,6 +99,9 @@ func (g *goGen) memoryRemembers(rem fsm.Remember, p *fsm.State) []jen.Code {
 //	if m.rgn[0] == 0 {
 //		m.rgn[0] = StateStopped
 //	}
+//	if m.rgn[0] == StatePulled { // a final state it may rest in (resumeDone)
+//		m.doneRaised[0] = true
+//	}
 //	...
 //	switch m.rgn[0] {
 //	case StatePlaying:
@@ -109,6 +114,7 @@ func (g *goGen) regionResume(s, h *fsm.State) (compute, acts []jen.Code) {
 		reg := mem.Region
 		compute = append(compute, rgn(reg).Op("=").Id("m").Dot("hist").Index(jen.Lit(mem.Slot)),
 			jen.If(rgn(reg).Op("==").Lit(0)).Block(rgn(reg).Op("=").Id(reg.Initial.KindName)))
+		compute = append(compute, resumeDone(reg)...)
 		// The parallel states nested as regions that reg is the first of
 		// are entered before it, whatever leaf it resumes.
 		groups := groupRuns(reg)

@@ -180,3 +180,30 @@ func raiseDone(reg *fsm.Region, to *fsm.State) []jen.Code {
 	}
 	return []jen.Code{doneRaised(reg).Op("=").True()}
 }
+
+// resumeDone emits, after region reg resumes the leaf a deep history
+// remembers, the record that its done event was raised when that leaf is
+// a final state the region may rest in: entering it anew raises it again
+// (SCXML 1.0 §3.10 and §3.13).
+//
+//	if m.rgn[0] == StatePulled {
+//		m.doneRaised[0] = true
+//	}
+func resumeDone(reg *fsm.Region) []jen.Code {
+	var test *jen.Statement
+	for _, l := range reg.Leaves {
+		if !l.Rests() {
+			continue
+		}
+		eq := rgn(reg).Op("==").Id(l.KindName)
+		if test == nil {
+			test = eq
+		} else {
+			test = jen.Add(test).Op("||").Add(eq)
+		}
+	}
+	if test == nil {
+		return nil
+	}
+	return []jen.Code{jen.If(test).Block(doneRaised(reg).Op("=").True())}
+}

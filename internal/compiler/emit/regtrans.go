@@ -165,11 +165,13 @@ func restlessEntry(r *fsm.Rule) *fsm.State {
 }
 
 // entrySettle emits what follows the entries of rule r when it enters a
-// parallel state whose regions may start in a transient state: their
-// eventless rules, as after a step of the regions, then, when that may
-// put every region in a final state (each starts in one, or in a state
-// that may lead to one in the same step, or a deep history may resume
-// it so), the parallel state's done transition.
+// parallel state whose regions may start in a transient state, or
+// resumes, through a deep history, a final state a region may rest in
+// (fsm.Machine.ResumesRest): their eventless rules and done transitions,
+// as after a step of the regions, then, when that may put every region
+// in a final state (each starts in one, or in a state that may lead to
+// one in the same step, or a deep history may resume it so), the
+// parallel state's done transition.
 //
 //	// Transient states: their eventless rules, a microstep at a time.
 //	for m.eventlessRun() {
@@ -178,8 +180,8 @@ func restlessEntry(r *fsm.Rule) *fsm.State {
 //		return m.doneRun()
 //	}
 func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
-	p, done := restlessEntry(r), g.m.ResumesDone(r)
-	if p == nil {
+	p, done, rests := restlessEntry(r), g.m.ResumesDone(r), g.m.ResumesRest(r)
+	if p == nil && rests == nil {
 		if done != nil {
 			// A deep history resumed the regions, maybe every one final
 			// (see fsm.RemembersFinal): the done transition follows.
@@ -188,17 +190,24 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		return nil
 	}
 	var regs []*fsm.Region
-	ends := true // every region may end in the step that enters it
+	restless := p != nil
+	ends := restless // every region may end in the step that enters it
+	if !restless {
+		p = rests[0].Parallel
+	}
 	for _, reg := range p.Regions {
 		// Or a parallel state inside it whose regions do, whose
-		// transient states the loop takes with the others.
-		if l := reg.Initial; l.Settles() || l.Regions != nil && l.Restless() {
+		// transient states the loop takes with the others; or one
+		// resumed in a final state it may rest in, whose done event the
+		// resuming raised again.
+		l := reg.Initial
+		if restless && (l.Settles() || l.Regions != nil && l.Restless()) || slices.Contains(rests, reg) {
 			regs = append(regs, reg)
 		}
-		ends = ends && reg.Initial.Ends()
+		ends = ends && l.Ends()
 	}
 	out := []jen.Code{settleLoop(regs)}
-	if (ends || done == p || hostsMayEnd(p)) && p.Completion != nil {
+	if (ends || done == p || hostsMayEnd(p) || rests != nil) && p.Completion != nil {
 		out = append(out, g.completion(p, nil))
 	}
 	return out

@@ -334,8 +334,10 @@ func historyDefault(s *fsm.State) string {
 
 // scxmlDeepFinal refuses a deep history that may remember a final state:
 // one whose done transition leaves the history's state, the final state
-// of a region of a parallel state the history holds, or, for the history
-// of a region's own state, the region's final state. SCXML records
+// of a region of a parallel state the history holds, or a final state
+// such a region may rest in (its composite state's done transition
+// without else), or, for the history of a region's own state, the
+// region's final state. SCXML records
 // every atomic state a deep history's state is left from, a <final>
 // among them (SCXML 1.0 §3.10, and Appendix D's exitStates), and so does
 // fsmgen, as XState v5 does; SCION, the SCXML interpreter the export is
@@ -349,6 +351,11 @@ func scxmlDeepFinal(c *chart, p *problems) {
 		for _, reg := range c.m.Regions {
 			if len(reg.Finals) > 0 && h.Contains(reg.Parallel) {
 				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be its final state %s: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end region %s in a state that is not final", h.Name, reg.Root.Name, reg.Parallel.Name, reg.Finals[0].Name, h.Name, reg.Root.Name)
+				break
+			}
+			if i := slices.IndexFunc(reg.Leaves, (*fsm.State).Rests); i >= 0 && h.Contains(reg.Parallel) {
+				f := reg.Leaves[i]
+				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be final state %s, resting there when no guard of the done transition of %s held: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), and resuming it raises that done event again, but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end the guards of the done transition of %s with \"- else: true\"", h.Name, reg.Root.Name, reg.Parallel.Name, f.Name, f.Completes.Name, h.Name, f.Completes.Name)
 				break
 			}
 		}

@@ -40,6 +40,32 @@ func (m *Machine) RemembersFinal(h, p *State) bool {
 	})
 }
 
+// restingEnd returns a final state that deep history h, which holds
+// parallel state p with a done transition, may remember a region of p
+// resting in (see Restings), whose composite state's done transition may
+// end the region (State.Ends): resuming it raises that done event again,
+// which may put the last region in a final state and complete p in that
+// step. Nil for none.
+func (m *Machine) restingEnd(h, p *State) *State {
+	if p.Completion == nil {
+		return nil
+	}
+	for _, reg := range m.Restings(h, p) {
+		if i := slices.IndexFunc(reg.Leaves, func(l *State) bool { return l.Rests() && l.Ends() }); i >= 0 {
+			return reg.Leaves[i]
+		}
+	}
+	return nil
+}
+
+// resumeCompletes reports whether resuming deep history h may complete
+// parallel state p in that step: it may remember every region of p final
+// (RemembersFinal), or a region resting in a final state whose done
+// transition may end it (restingEnd).
+func (m *Machine) resumeCompletes(h, p *State) bool {
+	return m.RemembersFinal(h, p) || m.restingEnd(h, p) != nil
+}
+
 // ResumesDone returns the parallel state rule r enters through a deep
 // history that may remember every region of it final (see
 // RemembersFinal): r then takes its done transition when it resumed them
@@ -59,7 +85,10 @@ func (m *Machine) ResumesDone(r *Rule) *State {
 // final: resuming it would complete the parallel state again, and its
 // done transition would lead into the history again, without end (as a
 // done transition into its own composite state's history does outside
-// regions); or into one that may so complete another parallel state,
+// regions), or that may remember a region of it resting in a final state
+// whose done transition may end the region (restingEnd: resuming it
+// raises that done event again, which may complete the parallel state in
+// that step); or into one that may so complete another parallel state,
 // whose done transition leads on, back to the first (two parallel states
 // whose done transitions lead into each other's deep history). It
 // reports whether it refused one.
@@ -74,8 +103,12 @@ func finalLoop(m *Machine, diags *diag.List) bool {
 		var walk func(rules []*Rule, via []*State)
 		walk = func(rules []*Rule, via []*State) {
 			for _, r := range rules {
-				if h := r.History; h != nil && m.RemembersFinal(h, p) {
+				if h := r.History; h != nil && m.resumeCompletes(h, p) {
 					refused = true
+					if f := m.restingEnd(h, p); len(via) == 0 && !m.RemembersFinal(h, p) {
+						diags.Errorf(r.Pos, "the done transition of parallel state %s leads into the history of %s, which may remember region %s of %s resting in final state %s: resuming it raises the done event of %s again, whose done transition may end the region and complete %s again in that step, and its done transition would lead into the history again, forever; lead the done transition to a state instead of %s.history", p.Name, h.Name, f.Region.Root.Name, p.Name, f.Name, f.Completes.Name, p.Name, h.Name)
+						continue
+					}
 					if len(via) == 0 {
 						diags.Errorf(r.Pos, "the done transition of parallel state %s leads into the history of %s, which may remember every region of %s final: resuming it completes %s again in that step, and its done transition would lead into the history again, forever; lead the done transition to a state instead of %s.history", p.Name, h.Name, p.Name, p.Name, h.Name)
 						continue
@@ -85,14 +118,14 @@ func finalLoop(m *Machine, diags *diag.List) bool {
 						names = append(names, q.Name)
 						looped[q] = true
 					}
-					diags.Errorf(r.Pos, "the done transitions of parallel states %s and %s could loop without an event: each leads into a deep history that may remember every region of the next final, which completes it again in that step (%s → %s); lead one of them to a state instead of a history", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], strings.Join(names, " → "), p.Name)
+					diags.Errorf(r.Pos, "the done transitions of parallel states %s and %s could loop without an event: each leads into a deep history whose resuming may complete the next again in that step, remembering every region of it final or one resting in a final state whose done transition may end it (%s → %s); lead one of them to a state instead of a history", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], strings.Join(names, " → "), p.Name)
 					continue
 				}
 				if h := r.History; h != nil {
 					// Resuming h may complete another parallel state in
 					// that step, whose done transition goes on.
 					for _, q := range m.States {
-						if q != p && q.Completion != nil && !seen[q] && m.RemembersFinal(h, q) {
+						if q != p && q.Completion != nil && !seen[q] && m.resumeCompletes(h, q) {
 							seen[q] = true
 							walk(q.Completion.Rules, append(slices.Clip(via), q))
 						}

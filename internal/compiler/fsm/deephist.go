@@ -14,7 +14,10 @@ import (
 // leaf of the machine around the regions (the parallel state), the leaf
 // of each region. Resuming the history enters the parallel state and
 // each region down to the leaf it remembers, or through its initial
-// states when it remembers none. XState v5 does the same.
+// states when it remembers none. XState v5 does the same. A leaf it
+// resumes may be a final state its region rests in (its composite state's
+// done transition refused by every guard): entering it anew raises that
+// done event again, whose guards the resuming step tests (ResumesRest).
 //
 // A shallow history of a composite state around a parallel state resumes
 // the parallel state, its regions through their initial states (a
@@ -94,24 +97,35 @@ func (m *Machine) memories() {
 	}
 }
 
-// restingMemory refuses a deep history that remembers a region which may
-// rest in a final state whose composite state has a done transition (see
-// State.Rests): resuming that final state enters it anew, which raises
-// its done event again (SCXML 1.0 §3.10 and §3.13), and fsmgen does not
-// take a done transition in the step that resumes a deep history yet. It
-// reports whether it refused one.
-func restingMemory(m *Machine, diags *diag.List) bool {
-	refused := map[*State]bool{}
-	for _, mem := range m.Memories {
-		i := slices.IndexFunc(mem.Region.Leaves, (*State).Rests)
-		if i < 0 || refused[mem.History] {
-			continue
+// ResumesRest returns the regions of the parallel state rule r enters
+// through a deep history that remembers them (see Restings); nil for
+// other rules.
+func (m *Machine) ResumesRest(r *Rule) []*Region {
+	var out []*Region
+	for _, run := range r.Entries {
+		if run.Entry && run.Resume != nil && run.State.Regions != nil {
+			out = append(out, m.Restings(run.Resume, run.State)...)
 		}
-		refused[mem.History] = true
-		f := mem.Region.Leaves[i]
-		diags.Errorf(mem.History.Pos, "the deep history of %s remembers region %s of parallel state %s, which may rest in final state %s when no guard of the done transition of %s holds: resuming %s raises that done event again, and fsmgen does not take a done transition in the step that resumes a deep history yet; end the guards of that done transition with \"- else: true\", or make the history shallow", mem.History.Name, mem.Region.Root.Name, mem.Region.Parallel.Name, f.Name, f.Completes.Name, f.Name)
 	}
-	return len(refused) > 0
+	return out
+}
+
+// Restings returns the regions of parallel state p whose leaves deep
+// history h remembers and that may rest in a final state whose composite
+// state has a done transition (State.Rests), in region order. Resuming
+// such a final state enters it anew, which raises its done event again
+// (SCXML 1.0 §3.10 and §3.13): the step that resumes h tests the done
+// transition's guards once more, after the entries, as the step that
+// first entered the final state did, and the done transitions of the
+// other regions and of p follow as after any step of the regions.
+func (m *Machine) Restings(h, p *State) []*Region {
+	var out []*Region
+	for _, mem := range m.MemoriesOf(h, p) {
+		if slices.ContainsFunc(mem.Region.Leaves, (*State).Rests) {
+			out = append(out, mem.Region)
+		}
+	}
+	return out
 }
 
 // enters resolves, in the build of a region a deep history may resume,

@@ -156,9 +156,6 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	overwrites(m, diags)
 	hookFields(m, diags)
 	m.memories()
-	if restingMemory(m, diags) {
-		return // the generated code would resume the final state without its done event
-	}
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)
 	if restlessHistory(m, diags) {

@@ -172,9 +172,8 @@ func hostRests(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*
 
 // doneRaised is the Machine's record that the step raised the done event
 // of the leaf region reg is in, which may rest there (see restsIn and
-// hostRests): the
-// settle method, or the done method of the parallel state inside reg,
-// tests the done transition's guards once, when it is set.
+// hostRests): the settle method, or the done method of the parallel state
+// inside reg, tests the done transition's guards once, when it is set.
 func doneRaised(reg *fsm.Region) *jen.Statement {
 	return jen.Id("m").Dot("doneRaised").Index(jen.Lit(reg.Index))
 }

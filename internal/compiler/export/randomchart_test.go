@@ -12,9 +12,8 @@ import (
 // transition) or parallel states (whose regions may hold composite and
 // final states, with a done transition when every region has a final
 // state; a done transition's guards may end without an else, the
-// machine then resting in the final configuration, but for a parallel
-// state's inside a region, a composite state's inside its regions and one
-// under a deep history inside a region), rows
+// machine then resting in the final configuration, but for one under a
+// deep history inside a region), rows
 // between them with actions, guard chains with and without an else (so
 // that an event falls back to the enclosing state's rule), In() guards
 // between regions, timers, and rows into histories. It is built to be
@@ -359,22 +358,14 @@ func (g *chartGen) eventless(t *rnode) {
 }
 
 // mayRest reports whether s's done transition may end its guards
-// without an else: outside regions, or for a composite state inside a
-// region of a parallel state that is not inside another region, with no
-// deep history around (fsmgen refuses the rest).
+// without an else: outside regions, or for a composite state or a
+// parallel state inside a region (at any depth), with no deep history
+// around (fsmgen refuses the rest).
 func (s *rnode) mayRest() bool {
 	if s.region() == nil {
 		return true
 	}
-	if s.kind != compositeNode || s.deepUnder() {
-		return false
-	}
-	for p := s.parent; p != nil; p = p.parent {
-		if p.hosted {
-			return false
-		}
-	}
-	return true
+	return (s.kind == compositeNode || s.hosted) && !s.deepUnder()
 }
 
 // restingDone turns s's done transition into one or two guarded

@@ -124,9 +124,10 @@ func (g *goGen) genHostDone() {
 }
 
 // hostedPutDone returns what put checks of the regions of q, a parallel
-// state inside a region with a done transition, once they are kept: they
-// are not all final while the host region is in q, since the done
-// transition leaves q in the step that makes the last one final.
+// state inside a region with a done transition that always leaves it (not
+// RestsFinal), once they are kept: they are not all final while the host
+// region is in q, since the done transition leaves q in the step that
+// makes the last one final.
 func (g *goGen) hostedPutDone(p, q *fsm.State) []jen.Code {
 	msg := fmt.Sprintf("%s: cannot restore %s: every region of %s is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, p.Name, q.Name, q.Name)
 	test := rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(allFinal(q, nil))

@@ -187,6 +187,11 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 				d.add(c)
 			}
 			d.timers(os, ns, fmt.Sprintf("%s with region %s in %s", p.Name, n.Root.Name, os.Name))
+			if os.Regions != nil && ns.Regions != nil {
+				// A parallel state inside the region, which may rest
+				// with every region final as p may.
+				d.restsFinal(os, ns)
+			}
 			if !os.Settles() && ns.Eventless() {
 				// What its choice does is compared as a rule; what it
 				// does to saved machines is here.

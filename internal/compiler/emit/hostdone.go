@@ -54,9 +54,9 @@ func hostEnds(q *fsm.State) bool {
 //		m.doneEditing()
 //	}
 func (g *goGen) hostCompletion(q *fsm.State, moved *fsm.Region) []jen.Code {
-	test := allFinal(q, moved)
-	if moved == nil {
-		test = rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(test)
+	test := hostRaised(q)
+	if moved != nil && !q.RestsFinal() {
+		test = allFinal(q, moved)
 	}
 	take := []jen.Code{jen.Id("m").Dot(hostDoneMethod(q)).Call()}
 	host := q.Regions[0].Host
@@ -68,6 +68,18 @@ func (g *goGen) hostCompletion(q *fsm.State, moved *fsm.Region) []jen.Code {
 	}
 	return []jen.Code{jen.Comment("// Every region of " + q.Name + " final: " + q.Name + " is done.").Line().
 		If(test).Block(take...)}
+}
+
+// hostRaised is the test that the done event of q, a parallel state
+// inside a region, was raised: its host region is in q, every region of q
+// final, and, when q may rest so (fsm.State.RestsFinal), the step made
+// them so (doneRaised).
+func hostRaised(q *fsm.State) *jen.Statement {
+	test := rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(allFinal(q, nil))
+	if q.RestsFinal() {
+		test = test.Op("&&").Add(doneRaised(q.Region))
+	}
+	return test
 }
 
 // genHostDone emits, for each parallel state inside a region with a done
@@ -98,17 +110,24 @@ func (g *goGen) genHostDone() {
 			out = append(out, g.regionActs(r, from, "actions", inline)...)
 			return append(out, g.regionActs(r, from, "entries", inline)...)
 		}
-		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the parallel state %s, inside region %s, in the "+
+		doc := fmt.Sprintf("%s takes the done transition of the parallel state %s, inside region %s, in the "+
 			"step that puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s): a rule of region %s, "+
-			"a microstep of its own.", hostDoneMethod(q), q.Name, host.Root.Name, q.Name, host.Root.Name)))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(hostDoneMethod(q)).Params().Block(g.regionCell(host, q.Completion, body)...)
+			"a microstep of its own.", hostDoneMethod(q), q.Name, host.Root.Name, q.Name, host.Root.Name)
+		take := g.regionCell(host, q.Completion, body)
+		if q.RestsFinal() {
+			doc += fmt.Sprintf(" When no guard holds, the done event is dropped (SCXML 1.0 §3.13) and every region of %s rests final.", q.Name)
+			take = append([]jen.Code{doneRaised(host).Op("=").False()}, take...)
+		}
+		g.f.Add(paragraphs(doc))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(hostDoneMethod(q)).Params().Block(take...)
 	}
 }
 
 // hostedPutDone returns what put checks of the regions of q, a parallel
-// state inside a region with a done transition, once they are kept: they
-// are not all final while the host region is in q, since the done
-// transition leaves q in the step that makes the last one final.
+// state inside a region with a done transition that always leaves it (not
+// RestsFinal), once they are kept: they are not all final while the host
+// region is in q, since the done transition leaves q in the step that
+// makes the last one final.
 func (g *goGen) hostedPutDone(p, q *fsm.State) []jen.Code {
 	msg := fmt.Sprintf("%s: cannot restore %s: every region of %s is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, p.Name, q.Name, q.Name)
 	test := rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(allFinal(q, nil))
@@ -197,8 +216,7 @@ func (g *goGen) genHostDones() {
 		var names []string
 		for _, q := range qs {
 			names = append(names, q.Name)
-			test := rgn(q.Region).Op("==").Id(q.KindName).Op("&&").Add(allFinal(q, nil))
-			body = append(body, jen.If(test).Block(jen.Id("m").Dot(hostDoneMethod(q)).Call(), jen.Return(jen.True())))
+			body = append(body, jen.If(hostRaised(q)).Block(jen.Id("m").Dot(hostDoneMethod(q)).Call(), jen.Return(jen.True())))
 		}
 		body = append(body, jen.Return(jen.False()))
 		g.f.Add(paragraphs(fmt.Sprintf("%s takes the done transition of the first of %s, parallel states inside the regions of %s, "+

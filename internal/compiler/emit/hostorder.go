@@ -93,7 +93,7 @@ func (s slot) name() string {
 // transition, or the host region is in q and every region of q final.
 func (s slot) raisedTest() *jen.Statement {
 	if s.q != nil {
-		return rgn(s.q.Region).Op("==").Id(s.q.KindName).Op("&&").Add(allFinal(s.q, nil))
+		return hostRaised(s.q)
 	}
 	var test *jen.Statement
 	for _, l := range s.reg.Leaves {

@@ -98,11 +98,28 @@ func (g *goGen) regionMachineField() []jen.Code {
 		jen.Comment("// regions is in (see Region)."),
 		jen.Id("rgn").Index(jen.Lit(len(g.m.Regions))).Id("StateKind"),
 	}
-	if slices.ContainsFunc(g.m.Regions, restsIn) {
-		out = append(out,
-			jen.Comment("// doneRaised is set, within a step, for a region that entered a final state whose"),
-			jen.Comment("// composite state's done transition is still to be tested; false at rest."),
-			jen.Id("doneRaised").Index(jen.Lit(len(g.m.Regions))).Bool())
+	composite, hosted := slices.ContainsFunc(g.m.Regions, restsIn), slices.ContainsFunc(g.m.Regions, hostRests)
+	if composite || hosted {
+		var doc []jen.Code
+		switch {
+		case !hosted:
+			doc = []jen.Code{
+				jen.Comment("// doneRaised is set, within a step, for a region that entered a final state whose"),
+				jen.Comment("// composite state's done transition is still to be tested; false at rest."),
+			}
+		case !composite:
+			doc = []jen.Code{
+				jen.Comment("// doneRaised is set, within a step, for a region in a parallel state whose regions"),
+				jen.Comment("// the step made all final, whose done transition is still to be tested; false at rest."),
+			}
+		default:
+			doc = []jen.Code{
+				jen.Comment("// doneRaised is set, within a step, for a region that entered a final state whose"),
+				jen.Comment("// composite state's done transition is still to be tested, or that is in a parallel"),
+				jen.Comment("// state whose regions the step made all final, whose done transition is; false at rest."),
+			}
+		}
+		out = append(append(out, doc...), jen.Id("doneRaised").Index(jen.Lit(len(g.m.Regions))).Bool())
 	}
 	return out
 }
@@ -130,7 +147,7 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 		if reg.Host != nil {
 			out = append(out, g.hostedPut(s, reg)...)
 			out = append(out, g.restlessPut(s, reg)...)
-			if q := hostedDone(reg); q != nil && reg == q.Regions[len(q.Regions)-1] {
+			if q := hostedDone(reg); q != nil && reg == q.Regions[len(q.Regions)-1] && !q.RestsFinal() {
 				out = append(out, g.hostedPutDone(s, q)...)
 			}
 			continue

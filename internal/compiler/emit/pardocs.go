@@ -283,6 +283,9 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			if s.Regions != nil {
 				kind = "parallel, " + kind
 			}
+			if s.RestsFinal() {
+				kind += ", rests with every region final if no guard of done holds"
+			}
 			v.States = append(v.States, declRow{Name: s.Name, Kind: kind, Doc: mdText(s.Doc)})
 			var out, up []string
 			taken := map[*fsm.Region][]string{}

@@ -164,17 +164,29 @@ func (g *goGen) genSettle() {
 // composite state has a done transition (see fsm.State.Rests).
 func restsIn(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*fsm.State).Rests) }
 
+// hostRests reports whether region reg holds a parallel state whose done
+// transition every guard may refuse, which may rest with every region
+// final (see fsm.State.RestsFinal): only the step that makes them so
+// raises its done event (doneRaised, as for restsIn).
+func hostRests(reg *fsm.Region) bool { return slices.ContainsFunc(reg.Leaves, (*fsm.State).RestsFinal) }
+
 // doneRaised is the Machine's record that the step raised the done event
-// of the final state region reg is in, which may rest there: the settle
-// method tests the done transition's guards once, when it is set.
+// of the leaf region reg is in, which may rest there (see restsIn and
+// hostRests): the settle method, or the done method of the parallel state
+// inside reg, tests the done transition's guards once, when it is set.
 func doneRaised(reg *fsm.Region) *jen.Statement {
 	return jen.Id("m").Dot("doneRaised").Index(jen.Lit(reg.Index))
 }
 
 // raiseDone emits, after a rule enters leaf to of region reg, the record
-// that its done event was raised, when to is a final state the region
-// may rest in.
+// that a done event was raised, when to is a final state the region may
+// rest in, or a final state of a region of a parallel state inside a
+// region that may rest with every region final, and the others are final
+// (recorded for its host region).
 func raiseDone(reg *fsm.Region, to *fsm.State) []jen.Code {
+	if q := hostedDone(reg); q != nil && q.RestsFinal() && slices.Contains(reg.Finals, to) {
+		return []jen.Code{jen.If(allFinal(q, reg)).Block(doneRaised(q.Region).Op("=").True())}
+	}
 	if !to.Rests() {
 		return nil
 	}

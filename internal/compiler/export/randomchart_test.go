@@ -14,8 +14,8 @@ import (
 // state; a done transition's guards may end without an else, the
 // machine then resting in the final configuration (under a deep history
 // around a parallel state too, which resumes a region resting so), but
-// for a parallel state's inside a region, a composite state's inside its
-// regions and one under a deep history inside a region), rows
+// for one under a deep history inside a region, or around a parallel
+// state inside a region), rows
 // between them with actions, guard chains with and without an else (so
 // that an event falls back to the enclosing state's rule), In() guards
 // between regions, timers, and rows into histories. It is built to be
@@ -360,16 +360,25 @@ func (g *chartGen) eventless(t *rnode) {
 }
 
 // mayRest reports whether s's done transition may end its guards
-// without an else: outside regions, or for a composite state inside a
-// region of a parallel state that is not inside another region, with no
-// deep history around it inside the region (a deep history of the
-// parallel state or around it remembers the region resting in the final
-// state, and resuming it raises the done event again).
+// without an else: outside regions, or for a composite state or a
+// parallel state inside a region (at any depth), with no deep history
+// around, or only one around the parallel state that is not inside
+// another region, for a composite state inside its regions (a deep
+// history of the parallel state or around it remembers the region
+// resting in the final state, and resuming it raises the done event
+// again).
 func (s *rnode) mayRest() bool {
 	if s.region() == nil {
 		return true
 	}
-	if d := s.deepAbove(); s.kind != compositeNode || d != nil && d.inside(s.region()) {
+	if s.kind != compositeNode && !s.hosted {
+		return false
+	}
+	d := s.deepAbove()
+	if d == nil {
+		return true
+	}
+	if s.kind != compositeNode || d.inside(s.region()) {
 		return false
 	}
 	for p := s.parent; p != nil; p = p.parent {

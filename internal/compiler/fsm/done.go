@@ -61,9 +61,7 @@ func (b *builder) finals() {
 		// A final state that may rest keeps to SCXML's <final> too (§3.7:
 		// no transitions; fsmgen also keeps its entry and exit off, as
 		// for the transient one): its events go to its composite state.
-		// Inside a region of a parallel state inside another region's
-		// state it may not rest yet (doneRows refuses it).
-		s.Transient, s.Completes = !mayRefuse(d) || b.par.hosted(), s.Parent
+		s.Transient, s.Completes = !mayRefuse(d), s.Parent
 		hooked := ss.Entry != nil || ss.Exit != nil || len(ss.After) > 0
 		switch {
 		case hooked && s.Transient:
@@ -161,11 +159,6 @@ func (b *builder) doneRows() {
 		d := b.specOf[s.Completes].Done
 		if len(d.Guards) == 0 && !d.To.Set {
 			continue // reported by finals
-		}
-		if s.Transient && mayRefuse(d) {
-			// Hosted (see finals): not yet.
-			b.errorf(d.Pos, "guards of the done transition of %s end without an else branch: inside a region of a parallel state that is inside another region's state, fsmgen does not yet let the machine rest in the final states when no guard holds (SCXML 1.0 §3.13 drops the done event); add \"- else: true\" saying what happens then", s.Completes.Name)
-			continue
 		}
 		t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
 		rules := b.rowRules(t, s, nil)

@@ -182,10 +182,6 @@ func (h *parHook) reaching(s *State, e string) string {
 // inRegion reports whether the build is a region's.
 func (h *parHook) inRegion() bool { return h != nil && h.region != nil }
 
-// hosted reports whether the build is a region's of a parallel state
-// inside another region's state (see parinreg.go).
-func (h *parHook) hosted() bool { return h.inRegion() && h.region.host != nil }
-
 // uses reports whether a region uses a declaration: "event E", "action
 // A", "guard G".
 func (h *parHook) uses(what string) bool { return h != nil && h.used[what] }

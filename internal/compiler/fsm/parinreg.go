@@ -94,8 +94,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		diags.Errorf(pos, "parallel state %s, inside region %s of parallel state %s, has %s: fsmgen does not resolve that for a parallel state a region's rules enter and leave yet; %s", q.Name.Value, r.root.Name.Value, r.par.Name.Value, has, instead)
 	}
 	switch {
-	case q.Done != nil && mayRefuse(q.Done):
-		refuse(q.Done.Pos, "a done transition whose guards may all be false", "end its guards with an else branch: the machine never rests with every region of "+q.Name.Value+" final")
 	case q.History.Set:
 		refuse(q.History.Pos, "a history", "drop the history")
 	case len(q.After) > 0 && !timerSpec(q):

@@ -142,14 +142,16 @@ func (p *State) reenter(after []*State, moves []*Rule) {
 // hostDone returns the first parallel state inside a region of parallel
 // state p, in document order, whose done transition cfg takes: its host
 // region is in it, and every one of its regions in a final leaf (SCXML
-// 1.0 §3.4, done.state.ID). nil when none is.
+// 1.0 §3.4, done.state.ID). nil when none is. One whose guards may all
+// fail (RestsFinal) may rest so: only the step that makes its regions all
+// final raises its done event (see raised).
 //
 // A step that makes its regions all final queues its done event (see
 // raised), which settle takes in the order it was raised; hostDone finds
 // one that no queue holds once the others are taken (SCXML 1.0 §3.13).
 func hostDone(p *State, cfg []*State) *State {
 	for _, reg := range p.Flat {
-		if q := reg.Within; q != nil && q.Completion != nil && reg == q.Regions[0] && cfg[reg.Host.Index] == q && q.completes(cfg) {
+		if q := reg.Within; q != nil && q.Completion != nil && !q.RestsFinal() && reg == q.Regions[0] && cfg[reg.Host.Index] == q && q.completes(cfg) {
 			return q
 		}
 	}
@@ -160,15 +162,24 @@ func hostDone(p *State, cfg []*State) *State {
 // region of q, a parallel state inside a region of p, is in a final leaf
 // (after), through q's done transition, a rule of q's host region, in a
 // microstep of its own: one way per branch of its guards, each tested
-// once the step before ran (the checker gives them an else); queue are
-// the done events that wait behind it.
+// once the step before ran, and, when every guard may fail (RestsFinal),
+// one that rests with every region of q final; queue are the done events
+// that wait behind it.
 func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State, queue []*Region) []regionWay {
 	host := q.Regions[0].Host
 	var out []regionWay
 	for _, pk := range picks(q.Completion, after) {
 		r := pk.rule
+		if r == nil && q.RestsFinal() {
+			// No guard holds: the done event is dropped (SCXML 1.0
+			// §3.13), and every region of q rests final.
+			cw := *w
+			cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
+			out = append(out, m.settle(p, &cw, after, queue)...)
+			continue
+		}
 		if r == nil || r.To == nil {
-			continue // the checker requires an else, and a target
+			continue // the checker requires a target
 		}
 		cw, next := p.microstep(w, pk, host, after)
 		// A final state of a composite state inside host, or a parallel

@@ -119,7 +119,7 @@ func (g *goGen) genSettle() {
 			if !completes(s) {
 				continue
 			}
-			body := func(r *fsm.Rule) []jen.Code {
+			one := func(r *fsm.Rule) []jen.Code {
 				out := g.hostedLefts(r, map[string]bool{})
 				// A history the done transition leaves remembers the
 				// final state (SCXML 1.0 §3.10).
@@ -133,6 +133,21 @@ func (g *goGen) genSettle() {
 				out = append(out, g.regionActs(r, from, "actions", true)...)
 				out = append(out, g.regionActs(r, from, "entries", true)...)
 				return append(out, jen.Return(jen.True()))
+			}
+			body := func(r *fsm.Rule) []jen.Code {
+				if len(r.Variants) == 0 {
+					return one(r)
+				}
+				// Into a history: the variant of what it remembers.
+				out, key := regionHistKey(reg, r)
+				var cases []jen.Code
+				for _, v := range r.Variants {
+					cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, one(v)...)...))
+				}
+				def := *r
+				def.Variants = nil
+				cases = append(cases, jen.Default().Block(one(&def)...))
+				return append(out, jen.Switch().Block(cases...))
 			}
 			take := g.regionCell(reg, s.Choice, body)
 			if s.Rests() {

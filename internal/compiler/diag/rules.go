@@ -303,7 +303,7 @@ var rules = []Rule{
 		Short:    "A non-terminal state can never be left.",
 		Full:     "Every rule of the state keeps it where it is, yet it is not marked terminal: the machine would be stuck there. Inside a region of a parallel state whose done transition is its only way out (no rule of it or of a state around it leaves it), a state from which no rule of the region leads to a final state is stuck the same way: the done transition waits for the region to end.",
 		Help:     "Add a transition to another state, or mark it \"terminal: true\".",
-		Patterns: []string{`^state .* has no way out`},
+		Patterns: []string{`^state .* has no way out`, `^state .*, in region .* of parallel state .*, never leads to a final state`},
 	},
 	{
 		ID: "unreachable-rule", Level: Error,
@@ -454,7 +454,7 @@ var rules = []Rule{
 		Short:    "A declaration is never used.",
 		Full:     "An event that never causes a transition, an action never emitted, a guard or effect no rule names, an import no field type uses, a behavior no example runs through, an initialism no name has.",
 		Help:     "Remove it, or use it where it was meant to be used.",
-		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no breaking change`, `^initialism \S+ is in no name fsmgen makes a Go name of`},
+		Patterns: []string{`^event .* never causes a transition`, `^action .* is never emitted$`, `^\S+ \S+ is never used$`, `^import .* is not used by any field type$`, `^behavior is given, but the spec declares no guard or effect`, `^behavior is given, but no rule has examples`, `^breaks declares ".*", which names no breaking change`, `^initialism \S+ is in no name fsmgen makes a Go name of`},
 	},
 	{
 		ID: "rule-applies-nowhere", Level: Warning,

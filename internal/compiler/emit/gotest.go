@@ -506,7 +506,8 @@ func (g *testGen) genRecorder() {
 //		fsmtest.Examples(t, pkg.Rules(), func(state []byte) (fsmtest.Machine[...], error) {...}, pkg.UnmarshalEvent, []fsmtest.Example{...})
 //	}
 func ExamplesFile(m *fsm.Machine) *jen.File {
-	if len(m.Examples) == 0 || m.Behavior == "" || m.ImportPath == "" {
+	behaves := m.HasBehavior()
+	if len(m.Examples) == 0 || behaves && m.Behavior == "" || m.ImportPath == "" {
 		return nil
 	}
 	var f *jen.File
@@ -525,11 +526,14 @@ func ExamplesFile(m *fsm.Machine) *jen.File {
 			kv("State", rawString(ex.State)),
 			kv("Event", rawString(ex.Event))))
 	}
-	body := []jen.Code{
-		jen.List(jen.Id("b"), jen.Err()).Op(":=").Id("fsmBehavior").Call(goType(m.BehaviorCode)),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Id("t").Dot("Fatalf").Call(jen.Lit("make the behaviour: %v"), jen.Err())),
+	var body, cfg []jen.Code
+	if behaves {
+		body = []jen.Code{
+			jen.List(jen.Id("b"), jen.Err()).Op(":=").Id("fsmBehavior").Call(goType(m.BehaviorCode)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Id("t").Dot("Fatalf").Call(jen.Lit("make the behaviour: %v"), jen.Err())),
+		}
+		cfg = []jen.Code{kv("Behavior", jen.Id("b"))}
 	}
-	cfg := []jen.Code{kv("Behavior", jen.Id("b"))}
 	if m.HasHandler() {
 		cfg = append(cfg, kv("Handler", jen.Op("&").Add(gen("Recorder")).Values()))
 	}
@@ -540,6 +544,12 @@ func ExamplesFile(m *fsm.Machine) *jen.File {
 		jen.Return(gen("Restore").Call(gen("Config").Values(cfg...), jen.Id("s"))))
 	body = append(body, ft("Examples").Call(jen.Id("t"), gen("Rules").Call(), restore, gen("UnmarshalEvent"),
 		jen.Index().Add(ft("Example")).ValuesFunc(table(rows))))
+	if !behaves {
+		f.Comment("// TestExamples runs each example of the spec through the machine's rules (it")
+		f.Comment("// has no guards or effects): see fsmtest.Examples.")
+		f.Func().Id("TestExamples").Params(jen.Id("t").Op("*").Qual(pkgTesting, "T")).Block(body...)
+		return f
+	}
 	f.Comment("// fsmBehavior returns the behaviour the spec's behavior expression makes, and")
 	f.Comment("// the error it gives, if it gives one.")
 	f.Func().Id("fsmBehavior").Types(jen.Id("B").Any()).

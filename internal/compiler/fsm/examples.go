@@ -65,10 +65,15 @@ func (b *builder) examples() {
 	if b.par != nil {
 		first = append(first, b.par.examples...)
 	}
-	if len(first) > 0 && !b.f.Behavior.Set {
+	// A spec without guards and effects has no behaviour: its examples
+	// run through the rules alone.
+	needs := len(b.f.Guards) > 0 || len(b.f.Effects) > 0
+	switch {
+	case len(first) > 0 && !b.f.Behavior.Set && needs:
 		b.errorf(first[0], "examples run through the real behaviour: say under \"behavior\" how to make it, e.g. behavior: mypkg.New()")
-	}
-	if b.f.Behavior.Set && len(first) == 0 {
+	case b.f.Behavior.Set && !needs:
+		b.diags.Warnf(b.f.Behavior.Pos, "behavior is given, but the spec declares no guard or effect for it to hold: remove it")
+	case b.f.Behavior.Set && len(first) == 0:
 		b.diags.Warnf(b.f.Behavior.Pos, "behavior is given, but no rule has examples to run through it")
 	}
 	slices.SortStableFunc(m.Examples, func(x, y *Example) int { return x.Rule.Index - y.Rule.Index })

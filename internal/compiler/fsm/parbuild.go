@@ -21,7 +21,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	groupRejects(regions, rows, &diags)
 	groupLists(regions, rows, &diags)
 	groupTimers(regions, f.Transitions, &diags)
-	lifts.timers(regions)
+	lifts.timers(regions, &diags)
 	outer.States = lifts.apply(outer.States)
 	if diags.HasErrors() {
 		diags.Sort()
@@ -101,6 +101,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	join(m, regions, hook, &diags)
+	regionRenames(m, &diags)
 	if !diags.HasErrors() {
 		regionExamples(m, regions, &diags)
 	}

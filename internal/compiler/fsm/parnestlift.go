@@ -75,10 +75,16 @@ func (l *lifter) check(e spec.String, lifts *lifts, diags *diag.List) bool {
 		if a == l.par && listed && decides {
 			taken = hasRow(a, e.Value, l.rows)
 		}
-		if taken {
-			diags.Errorf(e.Pos, "parallel state %s has a rule for %s %s, which fsmgen runs as a rule of %s, and %s has a rule or a list for %s too, which %s's rule preempts: fsmgen writes such a rule before a list of %s's when the rule has no guards or an else only yet; remove one of them, or give %s's rule an else", l.g.Name.Value, e.Value, l.why, l.par.Name.Value, a.Name.Value, e.Value, l.g.Name.Value, l.par.Name.Value, l.g.Name.Value)
-			return false
+		switch {
+		case !taken:
+			continue
+		case a == l.par && listed && !hasRow(a, e.Value, l.rows):
+			// Only its list, which an else would let the rule preempt.
+			diags.Errorf(e.Pos, "parallel state %s has a rule for %s %s, which fsmgen runs as a rule of %s, and %s lists %s too, which %s's rule preempts: fsmgen writes such a rule before a list of %s's when the rule has no guards or an else only yet; give %s's rule an else, or remove %s from the list", l.g.Name.Value, e.Value, l.why, l.par.Name.Value, a.Name.Value, e.Value, l.g.Name.Value, l.par.Name.Value, l.g.Name.Value, e.Value)
+		default:
+			diags.Errorf(e.Pos, "parallel state %s has a rule for %s %s, which fsmgen runs as a rule of %s, and %s has a rule or a list for %s too, which %s's rule would preempt: fsmgen does not write both yet; remove one of them", l.g.Name.Value, e.Value, l.why, l.par.Name.Value, a.Name.Value, e.Value, l.g.Name.Value)
 		}
+		return false
 	}
 	if listed {
 		lifts.unlisted[l.par.Name.Value] = append(lifts.unlisted[l.par.Name.Value], e.Value)
@@ -103,7 +109,7 @@ func newLifts() *lifts {
 // as regions to the parallel state they are regions of (see above), and
 // records them in the specRegion of the first region of their state
 // (specRegion.lifted).
-func (ls *lifts) timers(regions []*specRegion) {
+func (ls *lifts) timers(regions []*specRegion, diags *diag.List) {
 	seen := map[*spec.State]bool{}
 	for _, r := range regions {
 		for gi, g := range r.groups {
@@ -113,6 +119,16 @@ func (ls *lifts) timers(regions []*specRegion) {
 			seen[g] = true
 			for _, a := range g.After {
 				if len(targets(&spec.Transition{Outcome: a.Outcome, Guards: a.Guards})) == 0 {
+					continue
+				}
+				// Its id names it among the outer one's timers now.
+				have := slices.Concat(r.par.After, ls.after[r.par.Name.Value])
+				if i := slices.IndexFunc(have, func(o *spec.After) bool { return o.ID.Value == a.ID.Value }); i >= 0 {
+					if a.ID.Set {
+						diags.Errorf(a.ID.Pos, "parallel state %s's timer %s has a target, so it runs as a timer of %s, which has a timer with id %s too (at line %d): give one of them an id of its own, which names it in saved machines", g.Name.Value, a.ID.Value, r.par.Name.Value, a.ID.Value, have[i].Pos.Line)
+					} else {
+						diags.Errorf(a.Pos, "parallel state %s's timer has a target, so it runs as a timer of %s, which has a timer without an id too (at line %d): give one of them an id, which names it in saved machines", g.Name.Value, r.par.Name.Value, have[i].Pos.Line)
+					}
 					continue
 				}
 				ls.after[r.par.Name.Value] = append(ls.after[r.par.Name.Value], a)

@@ -84,7 +84,7 @@ func (b *builder) stuckRegions() {
 			continue
 		}
 		for _, l := range leaves {
-			b.errorf(l.pos, "state %s, in region %s of parallel state %s, has no way out: no rule of the region leads from it to a final state (%s leads to it), and nothing but the done transition of %s, which waits for %s to end, leaves %s, so the machine would stay there for ever; add a transition from %s, or a rule that leaves %s", l.name, l.region, p.Name, strings.Join(l.from, " and "), p.Name, l.region, p.Name, l.name, p.Name)
+			b.errorf(l.pos, "state %s, in region %s of parallel state %s, never leads to a final state of %s (%s leads to it), and nothing but the done transition of %s, which waits for %s to end, leaves %s: the machine would stay in %s for ever; add a transition from %s toward a final state, or a rule that leaves %s", l.name, l.region, p.Name, l.region, strings.Join(l.from, " and "), p.Name, l.region, p.Name, p.Name, l.name, p.Name)
 		}
 	}
 }

@@ -24,22 +24,8 @@ type Break struct {
 // claimed by two, or saved data would load as either.
 func (b *builder) renames() {
 	for _, ks := range b.kindSets() {
-		now := map[string]*Decl{}
+		renameClashes(ks.what, ks.decls, nil, &b.diags)
 		for _, d := range ks.decls {
-			now[d.Snake] = d
-		}
-		claimed := map[string]*Decl{}
-		for _, d := range ks.decls {
-			for _, old := range d.RenamedFrom {
-				snake := SnakeName(old)
-				if other := now[snake]; other != nil && other != d {
-					b.errorf(d.Pos, "%s %s was renamed from %s, which is the name of %s %s now (%s): saved data of that name would load as either; remove renamed_from, or rename the other", ks.what, d.Name, old, ks.what, other.Name, other.Pos)
-				}
-				if other := claimed[snake]; other != nil && other != d {
-					b.errorf(d.Pos, "%s %s and %s %s (%s) were both renamed from %s: saved data of that name would load as either", ks.what, d.Name, ks.what, other.Name, other.Pos, old)
-				}
-				claimed[snake] = d
-			}
 			fields := map[string]*Field{}
 			for _, f := range d.Fields {
 				fields[f.JSONName] = f
@@ -53,6 +39,56 @@ func (b *builder) renames() {
 			}
 		}
 	}
+}
+
+// renameClashes reports, among decls (each a what), an old name
+// (renamed_from) that is another's name now, or that two claim: saved
+// data of that name would load as either. A pair for which apart is
+// false was reported already (by the build that holds both); nil apart
+// reports every pair.
+func renameClashes(what string, decls []*Decl, apart func(a, b *Decl) bool, diags *diag.List) {
+	now := map[string]*Decl{}
+	for _, d := range decls {
+		now[d.Snake] = d
+	}
+	claimed := map[string]*Decl{}
+	for _, d := range decls {
+		for _, old := range d.RenamedFrom {
+			snake := SnakeName(old)
+			if other := now[snake]; other != nil && other != d && (apart == nil || apart(d, other)) {
+				diags.Errorf(d.Pos, "%s %s was renamed from %s, which is the name of %s %s now (%s): saved data of that name would load as either; remove renamed_from, or rename the other", what, d.Name, old, what, other.Name, other.Pos)
+			}
+			if other := claimed[snake]; other != nil && other != d && (apart == nil || apart(d, other)) {
+				diags.Errorf(d.Pos, "%s %s and %s %s (%s) were both renamed from %s: saved data of that name would load as either", what, d.Name, what, other.Name, other.Pos, old)
+			}
+			claimed[snake] = d
+		}
+	}
+}
+
+// regionRenames checks the old names of the states of a machine with
+// parallel states across its builds (see renames, which each build runs
+// on its own states): a state inside one region, and the states outside
+// the regions or inside another, share one set of names in saved data.
+func regionRenames(m *Machine, diags *diag.List) {
+	build := map[*Decl]*Region{} // nil: the machine's own build
+	var decls []*Decl
+	add := func(s *State, r *Region) {
+		if _, seen := build[&s.Decl]; !seen {
+			build[&s.Decl] = r
+			decls = append(decls, &s.Decl)
+		}
+	}
+	for _, s := range slices.Concat(m.Composites, m.States) {
+		add(s, nil)
+	}
+	for _, r := range m.Regions {
+		add(r.Root, r)
+		for _, s := range slices.Concat(r.Composites, r.Leaves) {
+			add(s, r)
+		}
+	}
+	renameClashes("state", decls, func(a, b *Decl) bool { return build[a] != build[b] }, diags)
 }
 
 // shape computes the fingerprint of what a saved machine holds: each

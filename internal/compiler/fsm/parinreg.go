@@ -32,12 +32,12 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		tooFewRegions(q, diags)
 		return nil
 	}
-	if deep != nil || host.resumed {
-		who := host.top.Name.Value
-		if deep != nil {
-			who = deep.Name.Value
-		}
-		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and the deep history of %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, who, q.Name.Value, host.root.Name.Value)
+	switch {
+	case deep != nil:
+		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and the deep history of %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, deep.Name.Value, q.Name.Value, host.root.Name.Value)
+		return nil
+	case host.resumed:
+		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and a deep history of or around parallel state %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, host.top.Name.Value, q.Name.Value, host.root.Name.Value)
 		return nil
 	}
 	var out []*specRegion

@@ -23,14 +23,21 @@ import (
 //		<the rule, into the initial child>
 //	}
 func (g *goGen) regionHistory(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+	return historyVariants(reg, r, func(v *fsm.Rule) []jen.Code { return g.regionRule(reg, v) })
+}
+
+// historyVariants emits region rule r into a history as body emits each
+// of its variants, picked by what the history remembers (see
+// regionHistKey), the rule itself, into the initial child, by default.
+func historyVariants(reg *fsm.Region, r *fsm.Rule, body func(*fsm.Rule) []jen.Code) []jen.Code {
 	out, key := regionHistKey(reg, r)
 	var cases []jen.Code
 	for _, v := range r.Variants {
-		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, g.regionRule(reg, v)...)...))
+		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, body(v)...)...))
 	}
 	def := *r
 	def.Variants = nil
-	cases = append(cases, jen.Default().Block(g.regionRule(reg, &def)...))
+	cases = append(cases, jen.Default().Block(body(&def)...))
 	return append(out, jen.Switch().Block(cases...))
 }
 

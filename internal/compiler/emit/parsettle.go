@@ -139,15 +139,7 @@ func (g *goGen) genSettle() {
 					return one(r)
 				}
 				// Into a history: the variant of what it remembers.
-				out, key := regionHistKey(reg, r)
-				var cases []jen.Code
-				for _, v := range r.Variants {
-					cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, one(v)...)...))
-				}
-				def := *r
-				def.Variants = nil
-				cases = append(cases, jen.Default().Block(one(&def)...))
-				return append(out, jen.Switch().Block(cases...))
+				return historyVariants(reg, r, one)
 			}
 			take := g.regionCell(reg, s.Choice, body)
 			if s.Rests() {

@@ -158,7 +158,7 @@ fuzz:
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzEncode$$' -fuzztime $(FUZZ_STRICT)
 	$(FUZZ) ./runtime/fsmrt -fuzz '^FuzzLoad$$' -fuzztime $(FUZZ_STRICT)
-	$(FUZZ) ./agent/app -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
+	$(FUZZ) ./agent/internal/termtext -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZ_SANITIZE)
 	$(FUZZ) ./server/schedule -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZ_CRON)
 	$(FUZZ) ./server/internal/api -fuzz '^FuzzAPI$$' -fuzztime $(FUZZ_API)
 

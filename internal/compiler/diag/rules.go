@@ -301,7 +301,7 @@ var rules = []Rule{
 	{
 		ID: "no-way-out", Level: Error,
 		Short:    "A non-terminal state can never be left.",
-		Full:     "Every rule of the state keeps it where it is, yet it is not marked terminal: the machine would be stuck there. Inside a region of a parallel state whose done transition is its only way out (no rule of it or of a state around it leaves it), a state from which no rule of the region leads to a final state is stuck the same way: the done transition waits for the region to end.",
+		Full:     "Every rule of the state keeps it where it is, yet it is not marked terminal: the machine would be stuck there. Inside a region of a parallel state whose done transition is its only way out (no rule of it or of a state around it leaves it), a state from which no rule of the region leads to a final state is stuck the same way: the done transition waits for the region to end. For a parallel state inside a region's state, a rule of its host region that leaves it, or one that leaves the parallel state around that region, is a way out; that parallel state's done transition is none (it waits for the host region to end).",
 		Help:     "Add a transition to another state, or mark it \"terminal: true\".",
 		Patterns: []string{`^state .* has no way out`, `^state .*, in region .* of parallel state .*, never leads to a final state`},
 	},

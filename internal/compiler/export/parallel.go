@@ -125,7 +125,9 @@ func scxmlParallel(c *chart, p *problems) {
 			var outs []outcomes
 			regs := regionsIn(c.m, par)
 			for _, reg := range regs {
-				outs = append(outs, regionOutcomes(reg, e))
+				o := regionOutcomes(reg, e)
+				o.leave = o.leave && !groupTakes(c.m, reg, e)
+				outs = append(outs, o)
 			}
 			if r1, r2 := scxmlConflict(regs, outs, targetless); r1 != nil {
 				what := "a rule without a target (an ignore, a rejection or a row without to)"
@@ -136,6 +138,18 @@ func scxmlParallel(c *chart, p *problems) {
 			}
 		}
 	}
+}
+
+// groupTakes reports whether a parallel state nested as a region that
+// holds reg has a rule for e that no guard refuses (fsmgen gives it to
+// one of its regions, see fsm.Rule.Group): SCXML offers the event reg
+// leaves to that state first (§3.13, selectTransitions walks each atomic
+// state's ancestors), so reg never leaves it to the parallel state
+// around.
+func groupTakes(m *fsm.Machine, reg *fsm.Region, e *fsm.Event) bool {
+	return slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool {
+		return r.Group != nil && r.Event == e && r.Guard == nil && slices.Contains(reg.Groups, r.Group)
+	})
 }
 
 // scxmlConflict returns two regions of par, one that may leave the event

@@ -108,7 +108,7 @@ func TestReport(t *testing.T) {
 			name:   "a rule around a parallel state beside a nested parallel state's ignore",
 			states: nestPar,
 			rows:   parRows + "  - from: Door\n    on: Knock\n    to: Closed\n    action: Ring\n",
-			scxml:  []string{"56:5: error: Opened's rule Door --Knock--> Closed / Ring would also run in SCXML when region Left takes Knock with a rule without a target (an ignore, a rejection or a row without to): SCXML offers Knock to Opened through region Net, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give Net a rule for Knock in the states of Net that leave it, or move this rule into the regions"},
+			scxml:  []string{"56:5: error: Opened's rule Door --Knock--> Closed / Ring would also run in SCXML when Media takes Knock with a rule without a target (an ignore, a rejection or a row without to): SCXML offers Knock to Opened through region Net, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give Net a rule for Knock in the states of Net that leave it, or move this rule into the regions"},
 		},
 		{
 			name:   "a rule into a region's root",

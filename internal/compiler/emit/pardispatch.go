@@ -304,7 +304,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 func endsRegion(r *fsm.Rule) bool {
 	return r.Kind == fsm.Transition && slices.ContainsFunc(append([]*fsm.Rule{r}, r.Variants...), func(v *fsm.Rule) bool {
 		// (a variant into a history may resume a final state)
-		return v.To != nil && v.To.Ends() && v.To.Region.Parallel.Completion != nil
+		return v.To != nil && v.To.Ends() && len(v.To.Region.Completions()) > 0
 	})
 }
 
@@ -326,15 +326,26 @@ func endsOn(reg *fsm.Region, e *fsm.Event) bool {
 // p that may put the last of them in a final leaf, that takes p's done
 // transition when every region is in one (SCXML 1.0 §3.4 and §3.13), in
 // the same step; moved is the region the step moved, known to be final,
-// or nil when several moved:
+// or nil when several moved. The done transitions of the parallel states
+// nested as p's regions come first, in document order (each is raised
+// before p's, and leaves p; see fsm's parnestdone.go), those of the ones
+// that do not hold moved left out:
 //
 //	// Every region final: Processing is done.
 //	if m.rgn[0] == StateSettled {
 //		return m.doneProcessing()
 //	}
 func (g *goGen) completion(p *fsm.State, moved *fsm.Region) jen.Code {
-	return jen.Comment("// Every region final: " + p.Name + " is done.").Line().
-		If(allFinal(p, moved)).Block(jen.Return(jen.Id("m").Dot(doneMethod(p)).Call()))
+	var out []jen.Code
+	for _, q := range append(p.Nested(), p) {
+		if q.Completion == nil || moved != nil && !slices.Contains(q.Regions, moved) {
+			continue
+		}
+		test := jen.Comment("// Every region final: " + q.Name + " is done.").Line().
+			If(allFinal(q, moved)).Block(jen.Return(jen.Id("m").Dot(doneMethod(q)).Call()))
+		out = append(out, test)
+	}
+	return jen.Add(out...)
 }
 
 // allFinal is the test that every region of parallel state p but moved
@@ -373,12 +384,15 @@ func doneMethod(s *fsm.State) string { return "done" + s.GoName }
 // genDone emits, for each parallel state with a done transition, the
 // method that takes it (see completion).
 func (g *goGen) genDone() {
-	for _, s := range g.m.States {
+	for _, s := range append(slices.Clone(g.m.States), g.m.Groups()...) {
 		if s.Completion == nil {
 			continue
 		}
 		doc := fmt.Sprintf("%s takes the done transition of the parallel state %s, in the step that "+
 			"puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s).", doneMethod(s), s.Name, s.Name)
+		if p := s.Regions[0].Parallel; slices.Contains(p.Nested(), s) {
+			doc += fmt.Sprintf(" %s is a region of %s, which the done transition leaves.", s.Name, p.Name)
+		}
 		if s.RestsFinal() {
 			doc += " When no guard holds, the done event is dropped (SCXML 1.0 §3.13) and the machine rests with every region final."
 		}

@@ -248,30 +248,23 @@ func (p *State) microstep(w *Way, pk pick, reg *Region, after []*State) (*Way, [
 }
 
 // completes reports whether cfg, the leaves of the regions of parallel
-// state s, completes s: s has a done transition, and every region is in
-// one of its final leaves (SCXML 1.0 §3.4 and §3.13: done.state.ID of a
-// <parallel> is raised once all its children are in final states).
-func (s *State) completes(cfg []*State) bool {
-	if s.Completion == nil || cfg == nil {
-		return false
-	}
-	for _, reg := range s.Regions {
-		if !slices.Contains(reg.Finals, cfg[reg.Index]) {
-			return false
-		}
-	}
-	return true
-}
+// state s, completes s or a parallel state nested as its regions: it has
+// a done transition, and every region of it is in one of its final leaves
+// (SCXML 1.0 §3.4 and §3.13: done.state.ID of a <parallel> is raised once
+// all its children are in final states; see DoneIn).
+func (s *State) completes(cfg []*State) bool { return s.DoneIn(cfg) != nil }
 
 // complete continues way w of parallel state p, after which every region
-// is in a final leaf (after), through p's done transition, in the same
-// step: one way per branch of its guards, each tested after the regions'
-// rules ran (as a transient state's are), and, when every guard may fail
+// of p, or of a parallel state nested in it, is in a final leaf (after),
+// through that state's done transition (DoneIn), in the same step: one
+// way per branch of its guards, each tested after the regions' rules ran
+// (as a transient state's are), and, when every guard may fail
 // (RestsFinal), one that rests there.
 func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 	var out []regionWay
 	tests := w.Tests
-	for _, r := range p.Completion.Rules {
+	done := p.DoneIn(after)
+	for _, r := range done.Completion.Rules {
 		cw := *w
 		cw.Tests = slices.Clone(tests)
 		if r.Guard != nil {
@@ -289,7 +282,7 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 			out = append(out, regionWay{way: &cw, after: next})
 		}
 	}
-	if p.RestsFinal() {
+	if done.RestsFinal() {
 		// No guard holds: the done event is dropped (SCXML 1.0 §3.13),
 		// and the machine rests with every region final.
 		cw := *w
@@ -399,15 +392,17 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 }
 
 // finalConfig returns, for a region reg of parallel state p whose rules
-// in cfg may enter a final leaf, cfg with every other region in its first
-// final leaf, so that the rule completes p; nil when p has no done
-// transition.
+// in cfg may enter a final leaf, cfg with every other region of the
+// innermost state around reg with a done transition (p, or a parallel
+// state nested in p) in its first final leaf, so that the rule completes
+// it; nil when none has a done transition.
 func finalConfig(p *State, reg *Region, cfg []*State) []*State {
-	if p.Completion == nil {
+	done := reg.Completions()
+	if len(done) == 0 {
 		return nil
 	}
 	out := slices.Clone(cfg)
-	for _, o := range p.Regions {
+	for _, o := range done[0].Regions {
 		if o != reg {
 			out[o.Index] = o.Finals[0]
 		}

@@ -1,0 +1,213 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves the done transition of a parallel state nested as a
+// region of another (Media in Run, see parnest.go). Media completes once
+// every region of Media is in a final state: SCXML 1.0 §3.4 and §3.13
+// raise done.state.Media then, and XState v5 takes Media's onDone. Media
+// is active exactly while Run is, so its done transition, whose source is
+// Media and whose parent Run is parallel, leaves Run (SCXML's transition
+// domain skips <parallel>, see parnestlift.go): fsmgen writes it as
+// eventless rules of Run (Rule.Done is Run, Rule.Group Media), which the
+// generated code takes in the step that puts the last region of Media in
+// a final state, before Run's own done transition (Media's done event is
+// raised first: XState raises the done events of the parallel states
+// from the final state up, SCXML in document order of the final states
+// entered).
+//
+// It always leaves Run, so the machine never rests with every region of
+// Media final, and Run's done transition, or that of a parallel state
+// nested in Run around Media, could never be taken: both are refused, as
+// are guards without else (Media resting with its regions final) and a
+// target that enters Run again while the done transition of another
+// parallel state nested in Run may wait in the same step.
+
+// groupDones checks the done transitions of the parallel states nested as
+// regions, records them by the parallel state they are regions of
+// (hook.groupDones) and their positions in the first region of each
+// (specRegion.lifted, see liftedGroups).
+func groupDones(states []spec.State, regions []*specRegion, hook *parHook, diags *diag.List) {
+	seen := map[*spec.State]bool{}
+	for _, first := range regions {
+		for gi, g := range first.groups {
+			if seen[g] {
+				continue
+			}
+			seen[g] = true
+			if g.Done == nil || !groupDone(states, g, first, gi, regions, diags) {
+				continue
+			}
+			if hook.groupDones == nil {
+				hook.groupDones = map[string][]*spec.State{}
+			}
+			hook.groupDones[first.par.Name.Value] = append(hook.groupDones[first.par.Name.Value], g)
+			first.lift(g.Done.Pos, gi)
+			for _, br := range g.Done.Guards {
+				first.lift(br.Pos, gi)
+			}
+		}
+	}
+}
+
+// groupDone checks the done transition of g, the parallel state nested
+// as a region of first.par whose first region is first (g is
+// first.groups[gi]); it reports whether it is one fsmgen writes.
+func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, regions []*specRegion, diags *diag.List) bool {
+	d, par := g.Done, first.par
+	ok := true
+	for _, r := range regions {
+		if slices.Contains(r.groups, g) && len(r.finals) == 0 {
+			diags.Errorf(r.root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", r.root.Name.Value, g.Name.Value, g.Name.Value)
+			ok = false
+		}
+	}
+	switch {
+	case len(d.Guards) > 0 && d.Says():
+		diags.Errorf(d.Pos, "a done transition with guards keeps to, effect, action, set, with, ignore and reject inside its branches")
+		return false
+	case !leaves(d):
+		diags.Errorf(d.Pos, "the done transition of parallel state %s must leave its final states and %s: give it \"to\" (in every branch)", g.Name.Value, g.Name.Value)
+		return false
+	case mayRefuse(d):
+		diags.Errorf(d.Pos, "the done transition of parallel state %s, a region of parallel state %s, has guards without else: fsmgen does not rest with every region of a nested parallel state final yet; give the guards an else, or give %s the done transition", g.Name.Value, par.Name.Value, par.Name.Value)
+		return false
+	}
+	for _, a := range append([]*spec.State{par}, first.groups[:gi]...) {
+		if a.Done != nil {
+			diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and so has %s around it: %s's always leaves %s in the step that makes the last of its regions final, so %s's, which waits for %s's regions too, could never be taken; remove one of them", g.Name.Value, par.Name.Value, a.Name.Value, g.Name.Value, par.Name.Value, a.Name.Value, g.Name.Value)
+			return false
+		}
+	}
+	other := slices.ContainsFunc(regions, func(r *specRegion) bool {
+		return r.par == par && slices.ContainsFunc(r.groups, func(o *spec.State) bool { return o != g && o.Done != nil })
+	})
+	for _, to := range targets(&spec.Transition{Outcome: d.Outcome, Guards: d.Guards}) {
+		name := strings.TrimSuffix(to.Value, historySuffix)
+		switch {
+		case slices.ContainsFunc(regions, func(o *specRegion) bool { return o.par == par && o.names[name] }):
+			diags.Errorf(to.Pos, "the done transition of parallel state %s, a region of parallel state %s, targets %s, inside %s: it would leave %s and enter it again with %s, which fsmgen does not write yet; target %s itself, which enters every region at its initial state, or a state outside it", g.Name.Value, par.Name.Value, to.Value, par.Name.Value, par.Name.Value, to.Value, par.Name.Value)
+			ok = false
+		case other && enclosing(states, name, par):
+			diags.Errorf(to.Pos, "the done transition of parallel state %s, a region of parallel state %s, enters %s again through %s, while the done event of another parallel state nested in %s may wait in the same step, which SCXML and XState would then take in the %s just entered: fsmgen does not write that; target a state outside %s", g.Name.Value, par.Name.Value, par.Name.Value, to.Value, par.Name.Value, par.Name.Value, par.Name.Value)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// enclosing reports whether the state named outer, in list, is inner or
+// holds it, so that entering it may enter inner.
+func enclosing(list []spec.State, outer string, inner *spec.State) bool {
+	for i := range list {
+		s := &list[i]
+		if s.Name.Value == outer {
+			return s == inner || holds(s.States, inner)
+		}
+		if enclosing(s.States, outer, inner) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupDoneRows makes the done transitions of the parallel states nested
+// as regions of parallel state s (see above): eventless rules of s, which
+// leave s as its own done transition's do, each group's apart.
+func (b *builder) groupDoneRows(s *State) {
+	for _, g := range b.par.groupDones[s.Name] {
+		d := g.Done
+		rules := b.rowRules(&spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}, s, nil)
+		for _, r := range rules {
+			r.Done = s
+		}
+		if rules != nil {
+			b.groupDone = append(b.groupDone, groupPending{state: s, rules: rules})
+		}
+	}
+}
+
+// groupPending are the rules of the done transition of a parallel state
+// nested as a region of parallel state state (see groupDoneRows), until
+// they are numbered.
+type groupPending struct {
+	state *State
+	rules []*Rule
+}
+
+// groupCompletions gives each parallel state nested as a region that has
+// a done transition its Completion (see groupDoneRows), once liftedGroups
+// named it on the rules.
+func groupCompletions(m *Machine) {
+	for _, s := range m.States {
+		for _, c := range s.groupDone {
+			c.Rules[0].Group.Completion = c
+		}
+	}
+}
+
+// DoneIn returns the state whose done transition configuration cfg (the
+// leaves of the regions of parallel state p) raises first: the first
+// parallel state nested as a region of p, in document order, that has a
+// done transition and whose regions are all final, or else p when it
+// completes; nil when none. A nested one's always leaves p (see above).
+func (p *State) DoneIn(cfg []*State) *State {
+	if cfg == nil {
+		return nil
+	}
+	for _, g := range p.Nested() {
+		if g.Completion != nil && allFinal(g, cfg) {
+			return g
+		}
+	}
+	if p.Completion != nil && allFinal(p, cfg) {
+		return p
+	}
+	return nil
+}
+
+// allFinal reports whether every region of s is in a final leaf in cfg.
+func allFinal(s *State, cfg []*State) bool {
+	for _, reg := range s.Regions {
+		if !slices.Contains(reg.Finals, cfg[reg.Index]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Completions returns the done transitions region reg's steps may raise,
+// in the order the generated code tests them: those of the parallel
+// states nested as regions that hold reg, then its parallel state's.
+func (reg *Region) Completions() []*State {
+	var out []*State
+	for _, g := range reg.Groups {
+		if g.Completion != nil {
+			out = append(out, g)
+		}
+	}
+	if reg.Parallel.Completion != nil {
+		out = append(out, reg.Parallel)
+	}
+	return out
+}
+
+// Nested returns the parallel states nested as regions of parallel state
+// s, at any depth, in document order (see Region.Groups).
+func (s *State) Nested() []*State {
+	var out []*State
+	for _, reg := range s.Regions {
+		for _, g := range reg.Groups {
+			if g.Regions[0] == reg {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}

@@ -83,7 +83,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 				// there.
 				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" done "+s.Snake)
 			}
-			if s.Final && s.Depth == 1 && r.par.Done != nil {
+			if s.Final && s.Depth == 1 && (r.par.Done != nil || slices.ContainsFunc(r.groups, func(g *spec.State) bool { return g.Done != nil })) {
 				// A machine never rests with every region final: which
 				// states are final says what loads.
 				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" final "+s.Snake)

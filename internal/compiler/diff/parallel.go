@@ -94,7 +94,11 @@ func (d *differ) regions() {
 			d.finalMemories(os, ns)
 		}
 		for _, ng := range ns.Nested() {
-			if og := d.nestedOf(os, ng); ng.Completion != nil && og != nil && og.Completion == nil {
+			og := d.nestedOf(os, ng)
+			if og != nil {
+				d.restsFinal(og, ng)
+			}
+			if ng.Completion != nil && !ng.RestsFinal() && og != nil && og.Completion == nil {
 				c := &Change{Subject: "state " + ng.Name, What: "gained a done transition", Old: og.Pos, New: ng.Pos}
 				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region of %s in a final state no longer loads: %s now takes its done transition there, which leaves %s, and never rests so (declare the break if no saved machine is so)", ns.Name, ng.Name, ng.Name, ns.Name))
 				d.add(c)

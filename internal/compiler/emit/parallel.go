@@ -168,8 +168,8 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 		out = append(out, jen.If(allFinal(s, nil)).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg)))))
 	}
 	for _, q := range s.Nested() {
-		if q.Completion == nil {
-			continue
+		if q.Completion == nil || q.RestsFinal() {
+			continue // (one that may rest so is restored so)
 		}
 		// Its done transition, which always leaves s, was taken in the
 		// step that made the last of its regions final.

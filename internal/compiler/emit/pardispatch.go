@@ -336,14 +336,33 @@ func endsOn(reg *fsm.Region, e *fsm.Event) bool {
 //		return m.doneProcessing()
 //	}
 func (g *goGen) completion(p *fsm.State, moved *fsm.Region) jen.Code {
+	return g.completionOf(p, moved, nil)
+}
+
+// completionOf is completion where took, when not nil, gives for each
+// nested parallel state whose done transition may rest (RestsFinal) the
+// test that the step ended one of its regions, nil when it cannot have:
+// such a one may rest with its regions final, and only the step that
+// ends one raises its done event again.
+func (g *goGen) completionOf(p *fsm.State, moved *fsm.Region, took func(q *fsm.State) jen.Code) jen.Code {
 	var out []jen.Code
-	for _, q := range append(p.Nested(), p) {
-		if q.Completion == nil || moved != nil && !slices.Contains(q.Regions, moved) {
+	for _, q := range p.DoneOrder() {
+		if moved != nil && !slices.Contains(q.Regions, moved) {
 			continue
 		}
-		test := jen.Comment("// Every region final: " + q.Name + " is done.").Line().
-			If(allFinal(q, moved)).Block(jen.Return(jen.Id("m").Dot(doneMethod(q)).Call()))
-		out = append(out, test)
+		test := allFinal(q, moved)
+		if q != p && q.RestsFinal() && took != nil {
+			t := took(q)
+			if t == nil {
+				continue
+			}
+			test = jen.Add(t).Op("&&").Add(test)
+		}
+		if len(out) > 0 {
+			out = append(out, jen.Line())
+		}
+		out = append(out, jen.Comment("// Every region final: "+q.Name+" is done.").Line().
+			If(test).Block(jen.Return(jen.Id("m").Dot(doneMethod(q)).Call())))
 	}
 	return jen.Add(out...)
 }
@@ -399,7 +418,12 @@ func (g *goGen) genDone() {
 		g.f.Add(paragraphs(doc))
 		g.completing = s
 		body := g.cellBody(s.Completion)
-		if s.RestsFinal() {
+		switch next := s.Regions[0].Parallel.NextDone(s); {
+		case s.RestsFinal() && next != nil:
+			body = append(body, jen.Comment("// No guard holds: the done event is dropped, and "+next.Name+"'s, raised in the same step, is taken next."),
+				jen.If(allFinal(next, nil)).Block(jen.Return(jen.Id("m").Dot(doneMethod(next)).Call())),
+				jen.Return(core().Dot("Finish").Call()))
+		case s.RestsFinal():
 			body = append(body, jen.Comment("// No guard holds: the done event is dropped, and every region rests final."), jen.Return(core().Dot("Finish").Call()))
 		}
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(doneMethod(s)).Params().Error().Block(body...)

@@ -185,7 +185,7 @@ func coverage(regions []*specRegion, hook *parHook) {
 				t.finalOnly++
 			}
 			for _, g := range r.groups {
-				if (takes || finalOnly) && slices.Contains(hook.groupDones[par], g) {
+				if (takes || finalOnly) && slices.Contains(hook.groupDones[par], g) && !mayRefuse(g.Done) {
 					if t.ended == nil {
 						t.ended = map[*spec.State]int{}
 					}

@@ -75,17 +75,25 @@ func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, re
 	case !leaves(d):
 		diags.Errorf(d.Pos, "the done transition of parallel state %s must leave its final states and %s: give it \"to\" (in every branch)", g.Name.Value, g.Name.Value)
 		return false
-	case mayRefuse(d):
-		diags.Errorf(d.Pos, "the done transition of parallel state %s, a region of parallel state %s, has guards without else: fsmgen does not rest with every region of a nested parallel state final yet; give the guards an else, or give %s the done transition", g.Name.Value, par.Name.Value, par.Name.Value)
+	case mayRefuse(d) && first.resumed:
+		diags.Errorf(d.Pos, "the done transition of parallel state %s, a region of parallel state %s, has guards without else, and a deep history of or around %s may resume every region of %s final, which raises its done event again: fsmgen does not write that yet; give the guards an else, or remove the deep history", g.Name.Value, par.Name.Value, par.Name.Value, g.Name.Value)
 		return false
 	}
-	for _, a := range append([]*spec.State{par}, first.groups[:gi]...) {
-		if a.Done != nil {
-			diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and so has %s around it: %s's always leaves %s in the step that makes the last of its regions final, so %s's, which waits for %s's regions too, could never be taken; remove one of them", g.Name.Value, par.Name.Value, a.Name.Value, g.Name.Value, par.Name.Value, a.Name.Value, g.Name.Value)
+	around := append([]*spec.State{par}, first.groups[:gi]...)
+	for _, a := range around {
+		if a.Done != nil && !mayRefuse(d) {
+			diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and so has %s around it: %s's always leaves %s in the step that makes the last of its regions final, so %s's, which waits for %s's regions too, could never be taken; give %s's guards no else, or remove one of them", g.Name.Value, par.Name.Value, a.Name.Value, g.Name.Value, par.Name.Value, a.Name.Value, g.Name.Value, g.Name.Value)
 			return false
 		}
 	}
-	other := slices.ContainsFunc(regions, func(r *specRegion) bool {
+	for _, r := range regions {
+		i := slices.IndexFunc(r.groups, func(o *spec.State) bool { return o != g && o.Done != nil && !slices.Contains(around, o) })
+		if r.par == par && i >= 0 && !slices.Contains(r.groups, g) && (mayRefuse(d) || mayRefuse(r.groups[i].Done)) {
+			diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and so has %s, another parallel state nested in %s, and the guards of one of them end without else: their done events may be raised in one step, which fsmgen does not order yet; give both an else, or give %s the done transition", g.Name.Value, par.Name.Value, r.groups[i].Name.Value, par.Name.Value, par.Name.Value)
+			return false
+		}
+	}
+	other := slices.ContainsFunc(around, func(a *spec.State) bool { return a.Done != nil }) || slices.ContainsFunc(regions, func(r *specRegion) bool {
 		return r.par == par && slices.ContainsFunc(r.groups, func(o *spec.State) bool { return o != g && o.Done != nil })
 	})
 	for _, to := range targets(&spec.Transition{Outcome: d.Outcome, Guards: d.Guards}) {
@@ -95,7 +103,7 @@ func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, re
 			diags.Errorf(to.Pos, "the done transition of parallel state %s, a region of parallel state %s, targets %s, inside %s: it would leave %s and enter it again with %s, which fsmgen does not write yet; target %s itself, which enters every region at its initial state, or a state outside it", g.Name.Value, par.Name.Value, to.Value, par.Name.Value, par.Name.Value, to.Value, par.Name.Value)
 			ok = false
 		case other && enclosing(states, name, par):
-			diags.Errorf(to.Pos, "the done transition of parallel state %s, a region of parallel state %s, enters %s again through %s, while the done event of another parallel state nested in %s may wait in the same step, which SCXML and XState would then take in the %s just entered: fsmgen does not write that; target a state outside %s", g.Name.Value, par.Name.Value, par.Name.Value, to.Value, par.Name.Value, par.Name.Value, par.Name.Value)
+			diags.Errorf(to.Pos, "the done transition of parallel state %s, a region of parallel state %s, enters %s again through %s, while the done event of %s or of another parallel state nested in it may wait in the same step, which SCXML and XState would then take in the %s just entered: fsmgen does not write that; target a state outside %s", g.Name.Value, par.Name.Value, par.Name.Value, to.Value, par.Name.Value, par.Name.Value, par.Name.Value)
 			ok = false
 		}
 	}
@@ -152,22 +160,74 @@ func groupCompletions(m *Machine) {
 	}
 }
 
-// DoneIn returns the state whose done transition configuration cfg (the
-// leaves of the regions of parallel state p) raises first: the first
-// parallel state nested as a region of p, in document order, that has a
-// done transition and whose regions are all final, or else p when it
-// completes; nil when none. A nested one's always leaves p (see above).
+// DoneIn returns the first state whose done transition configuration
+// cfg (the leaves of the regions of parallel state p) keeps the machine
+// from resting in: a parallel state nested as a region of p with a done
+// transition that always leaves (DoneOrder) whose regions are all final,
+// or p when it completes; nil when none.
 func (p *State) DoneIn(cfg []*State) *State {
 	if cfg == nil {
 		return nil
 	}
-	for _, g := range p.Nested() {
-		if g.Completion != nil && allFinal(g, cfg) {
-			return g
+	for _, q := range p.DoneOrder() {
+		if allFinal(q, cfg) && (q == p || !q.RestsFinal()) {
+			return q
 		}
 	}
-	if p.Completion != nil && allFinal(p, cfg) {
-		return p
+	return nil
+}
+
+// DoneOrder returns p and the parallel states nested as its regions that
+// have a done transition, in the order their done events are raised when
+// one step completes several: a nested one before those around it
+// (XState raises them from the final state up), siblings in document
+// order, p last.
+func (p *State) DoneOrder() []*State {
+	var out []*State
+	var visit func(s *State)
+	visit = func(s *State) {
+		for _, g := range p.Nested() {
+			if g.Parent == s {
+				visit(g)
+			}
+		}
+		if s.Completion != nil {
+			out = append(out, s)
+		}
+	}
+	visit(p)
+	return out
+}
+
+// raisedDone returns the states of DoneOrder whose done events a step of
+// p's regions from configuration before to after raises: those whose
+// regions are all final after it, but for a nested one whose guards may
+// all fail that rested so before (its done event is raised only by the
+// step that ends the last of its regions).
+func (p *State) raisedDone(before, after []*State) []*State {
+	var out []*State
+	for _, q := range p.DoneOrder() {
+		if allFinal(q, after) && (q == p || !q.RestsFinal() || before == nil || !allFinal(q, before)) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// NextDone returns, for a parallel state q nested as a region of p whose
+// done transition's guards may all fail, the state whose done event the
+// step that raised q's raised next: the innermost around q with a done
+// transition (a parallel state nested in p, or p); nil when none has one.
+func (p *State) NextDone(q *State) *State {
+	order := p.DoneOrder()
+	i := slices.Index(order, q)
+	if i < 0 {
+		return nil // not nested in p
+	}
+	for _, a := range order[i+1:] {
+		if a.Contains(q) {
+			return a
+		}
 	}
 	return nil
 }

@@ -199,8 +199,8 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		if q := hostDone(p, after); q != nil {
 			return m.takeHostDone(p, w, after, q, nil)
 		}
-		if p.completes(after) {
-			return m.complete(p, w, after)
+		if done := p.raisedDone(w.Config, after); len(done) > 0 {
+			return m.complete(p, w, after, done)
 		}
 		return []regionWay{{way: w, after: after}}
 	}
@@ -256,14 +256,15 @@ func (s *State) completes(cfg []*State) bool { return s.DoneIn(cfg) != nil }
 
 // complete continues way w of parallel state p, after which every region
 // of p, or of a parallel state nested in it, is in a final leaf (after),
-// through that state's done transition (DoneIn), in the same step: one
-// way per branch of its guards, each tested after the regions' rules ran
-// (as a transient state's are), and, when every guard may fail
-// (RestsFinal), one that rests there.
-func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
+// through the done transitions the step raised (raised, see raisedDone),
+// in the same step: one way per branch of the first's guards, each tested
+// after the regions' rules ran (as a transient state's are), and, when
+// every guard may fail (RestsFinal), the next one's, or one that rests
+// there.
+func (m *Machine) complete(p *State, w *Way, after []*State, raised []*State) []regionWay {
 	var out []regionWay
 	tests := w.Tests
-	done := p.DoneIn(after)
+	done := raised[0]
 	for _, r := range done.Completion.Rules {
 		cw := *w
 		cw.Tests = slices.Clone(tests)
@@ -284,10 +285,15 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 	}
 	if done.RestsFinal() {
 		// No guard holds: the done event is dropped (SCXML 1.0 §3.13),
-		// and the machine rests with every region final.
+		// and the machine rests with every region of done final, or
+		// the next done event raised is taken.
 		cw := *w
 		cw.Tests = tests
-		out = append(out, regionWay{way: &cw, after: after})
+		if len(raised) > 1 {
+			out = append(out, m.complete(p, &cw, after, raised[1:])...)
+		} else {
+			out = append(out, regionWay{way: &cw, after: after})
+		}
 	}
 	return out
 }

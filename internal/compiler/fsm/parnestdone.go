@@ -22,12 +22,17 @@ import (
 // from the final state up, SCXML in document order of the final states
 // entered).
 //
-// It always leaves Run, so the machine never rests with every region of
-// Media final, and Run's done transition, or that of a parallel state
-// nested in Run around Media, could never be taken: both are refused, as
-// are guards without else (Media resting with its regions final) and a
-// target that enters Run again while the done transition of another
-// parallel state nested in Run may wait in the same step.
+// When it always leaves Run (no guards, or an else), the machine never
+// rests with every region of Media final, and Run's done transition, or
+// that of a parallel state nested in Run around Media, could never be
+// taken: both are refused. When its guards end without else and none
+// holds, the done event is dropped and Media's regions rest final; only a
+// step that ends one of them again raises it, and Run's done event,
+// raised in the same step, is taken next. Refused, named: such guards
+// beside another nested one's done transition (their done events may be
+// raised in one step, which fsmgen does not order yet) or under a deep
+// history of or around Run, and a target that enters Run again while
+// another done event may wait in the same step.
 
 // groupDones checks the done transitions of the parallel states nested as
 // regions, records them by the parallel state they are regions of

@@ -30,9 +30,12 @@ import (
 // step that ends one of them again raises it, and Run's done event,
 // raised in the same step, is taken next. Refused, named: such guards
 // beside another nested one's done transition (their done events may be
-// raised in one step, which fsmgen does not order yet) or under a deep
-// history of or around Run, and a target that enters Run again while
-// another done event may wait in the same step.
+// raised in one step, which fsmgen does not order yet) or beside a
+// parallel state inside a region's state (likewise), a done transition
+// under a deep history of or around Run (which would remember Media's
+// regions final, and resuming them raises its done event again), and a
+// target that enters Run again while another done event may wait in the
+// same step.
 
 // groupDones checks the done transitions of the parallel states nested as
 // regions, records them by the parallel state they are regions of
@@ -80,8 +83,12 @@ func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, re
 	case !leaves(d):
 		diags.Errorf(d.Pos, "the done transition of parallel state %s must leave its final states and %s: give it \"to\" (in every branch)", g.Name.Value, g.Name.Value)
 		return false
-	case mayRefuse(d) && first.resumed:
-		diags.Errorf(d.Pos, "the done transition of parallel state %s, a region of parallel state %s, has guards without else, and a deep history of or around %s may resume every region of %s final, which raises its done event again: fsmgen does not write that yet; give the guards an else, or remove the deep history", g.Name.Value, par.Name.Value, par.Name.Value, g.Name.Value)
+	case first.resumed:
+		diags.Errorf(d.Pos, "the done transition of parallel state %s, a region of parallel state %s, may leave every region of %s final under a deep history of or around %s, which would remember them so, and resuming them raises %s's done event again: fsmgen does not write that yet; remove the deep history, or give %s the done transition", g.Name.Value, par.Name.Value, g.Name.Value, par.Name.Value, g.Name.Value, par.Name.Value)
+		return false
+	}
+	if i := slices.IndexFunc(regions, func(r *specRegion) bool { return r.host != nil && r.top == par }); i >= 0 {
+		diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and parallel state %s is inside a state of region %s of %s: fsmgen does not order their done events yet; give %s the done transition, or move %s out of the region", g.Name.Value, par.Name.Value, regions[i].par.Name.Value, regions[i].host.root.Name.Value, par.Name.Value, par.Name.Value, regions[i].par.Name.Value)
 		return false
 	}
 	around := append([]*spec.State{par}, first.groups[:gi]...)

@@ -30,12 +30,12 @@ import (
 // step that ends one of them again raises it, and Run's done event,
 // raised in the same step, is taken next. Refused, named: such guards
 // beside another nested one's done transition (their done events may be
-// raised in one step, which fsmgen does not order yet) or beside a
-// parallel state inside a region's state (likewise), a done transition
-// under a deep history of or around Run (which would remember Media's
-// regions final, and resuming them raises its done event again), and a
-// target that enters Run again while another done event may wait in the
-// same step.
+// raised in one step, which fsmgen does not order yet); a done transition
+// beside a parallel state inside a state of one of Run's regions
+// (likewise), or under a deep history of or around Run (which would
+// remember Media's regions final, and resuming them raises its done event
+// again); and a target that enters Run again while another done event may
+// wait in the same step.
 
 // groupDones checks the done transitions of the parallel states nested as
 // regions, records them by the parallel state they are regions of
@@ -254,13 +254,13 @@ func allFinal(s *State, cfg []*State) bool {
 	return true
 }
 
-// Completions returns the done transitions region reg's steps may raise,
-// in the order the generated code tests them: those of the parallel
-// states nested as regions that hold reg, then its parallel state's.
+// Completions returns the states with done transitions that region
+// reg's steps may complete, innermost first: the parallel states nested
+// as regions that hold reg, then its parallel state.
 func (reg *Region) Completions() []*State {
 	var out []*State
-	for _, g := range reg.Groups {
-		if g.Completion != nil {
+	for i := len(reg.Groups) - 1; i >= 0; i-- {
+		if g := reg.Groups[i]; g.Completion != nil {
 			out = append(out, g)
 		}
 	}

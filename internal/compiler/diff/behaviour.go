@@ -65,6 +65,16 @@ func (d *differ) rules() {
 			// A parallel state's done transition.
 			d.cell(ns.Name+" (done)", os.Completion, ns.Completion)
 		}
+		for _, ng := range ns.Nested() {
+			// A nested parallel state's done transition, a rule of ns.
+			var oc *fsm.Cell
+			if og := d.nestedOf(os, ng); og != nil {
+				oc = og.Completion
+			}
+			if ng.Completion != nil || oc != nil {
+				d.cell(ng.Name+" (done)", oc, ng.Completion)
+			}
+		}
 		for _, ne := range d.new.Events {
 			oe := oldEvents[ne.Name]
 			if oe == nil || ne.Builtin {

@@ -78,6 +78,17 @@ func (d *differ) regions() {
 		if os.Completion != nil && ns.Completion != nil {
 			d.finalMemories(os, ns)
 		}
+		for _, ng := range ns.Nested() {
+			og := d.nestedOf(os, ng)
+			if og != nil {
+				d.restsFinal(og, ng)
+			}
+			if ng.Completion != nil && !ng.RestsFinal() && og != nil && og.Completion == nil {
+				c := &Change{Subject: "state " + ng.Name, What: "gained a done transition", Old: og.Pos, New: ng.Pos}
+				c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region of %s in a final state no longer loads: %s now takes its done transition there, which leaves %s, and never rests so (declare the break if no saved machine is so)", ns.Name, ng.Name, ng.Name, ns.Name))
+				d.add(c)
+			}
+		}
 	}
 }
 
@@ -307,4 +318,19 @@ func outOfRegion(s *fsm.State, c *fsm.Cell) *fsm.Cell {
 		return cellOf(q, c.Event)
 	}
 	return cellOf(s.Region.Parallel, c.Event)
+}
+
+// nestedOf returns the parallel state nested as regions of old parallel
+// state os that ng, nested in the new one, was (by name, through
+// renamed_from); nil when os had none.
+func (d *differ) nestedOf(os, ng *fsm.State) *fsm.State {
+	if os == nil {
+		return nil
+	}
+	for _, og := range os.Nested() {
+		if d.rename("state", og.Name) == ng.Name {
+			return og
+		}
+	}
+	return nil
 }

@@ -1,10 +1,12 @@
 package diff_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diff"
 )
@@ -56,4 +58,58 @@ func TestCompareNestedParallel(t *testing.T) {
 // indent indents each line of s by four spaces.
 func indent(s string) string {
 	return strings.ReplaceAll("    "+strings.TrimSuffix(s, "\n"), "\n", "\n    ") + "\n"
+}
+
+// TestCompareNestedParallelDone checks how fsmgen diff classifies a done
+// transition gained by a parallel state nested as a region of another
+// (spec.md, its done transition): a rule of the outer one that changes
+// behaviour; with guards that end without else it breaks no saved
+// machine (its regions may rest final), with an else it breaks those
+// saved with its regions all final.
+func TestCompareNestedParallelDone(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../export/testdata/charts/ovation/ovation.yaml")
+	require.NoError(t, err)
+	rests := string(data)
+	plain := strings.NewReplacer(
+		"        done:\n          guards:\n            - {if: encore, to: Off, action: Encore}\n", "",
+		"  Encore: {}\n", "",
+		"guards:\n  encore: {}\n", "",
+	).Replace(rests)
+	require.NotEqual(t, rests, plain)
+	leaves := strings.NewReplacer(
+		"            - {if: encore, to: Off, action: Encore}\n", "            - {if: encore, to: Off, action: Encore}\n            - {else: true, to: Off}\n",
+		"    ignore: [Stop, Hide, Wrap]\n", "",
+		"ignore: [Play, Show, Stop, Hide]}", "ignore: [Play, Show]}",
+	).Replace(rests)
+	handler := want{subject: "action Encore", what: "added", verdicts: []string{"code=breaks"}}
+	behavior := want{subject: "guard encore", what: "added", verdicts: []string{"code=breaks"}}
+	done := want{subject: "rule Media (done)", what: "now [encore] to Off / Encore, was nothing", verdicts: []string{"behaviour=breaks"}}
+	tests := []struct {
+		name     string
+		old, new string
+		want     []want
+	}{
+		{
+			name: "a done transition that may rest", old: plain, new: rests,
+			want: []want{handler, behavior, done, {subject: "state Media", what: "gained a done transition that every guard may refuse"}},
+		},
+		{
+			name: "a done transition that always leaves", old: plain, new: leaves,
+			want: []want{handler, behavior,
+				{subject: "rule Media (done)", what: "now [encore] to Off / Encore; [else] to Off, was nothing", verdicts: []string{"behaviour=breaks"}},
+				{subject: "state Media", what: "gained a done transition", verdicts: []string{"saved_states=breaks"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
+			got := changes(rep)
+			for _, w := range tt.want {
+				assert.Contains(t, got, w)
+			}
+		})
+	}
 }

@@ -51,6 +51,7 @@ func Mermaid(m *fsm.Machine) ([]byte, error) {
 			// A parallel state's done transition, labelled done.
 			cells = append(cells, s.Completion)
 		}
+		cells = append(cells, nestedDone(s)...)
 		cells = append(cells, s.Handles...)
 		for _, c := range s.Inherited {
 			if c.Owner == nil {
@@ -339,4 +340,17 @@ func mermaidText(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// nestedDone returns the done transitions of the parallel states nested
+// as regions of parallel state s (rules of s that their labels, the
+// table and the diagram give to the nested state).
+func nestedDone(s *fsm.State) []*fsm.Cell {
+	var out []*fsm.Cell
+	for _, g := range s.Nested() {
+		if g.Completion != nil {
+			out = append(out, g.Completion)
+		}
+	}
+	return out
 }

@@ -167,6 +167,15 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 		msg := fmt.Sprintf("%s: cannot restore %s: every region is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, s.Name, s.Name)
 		out = append(out, jen.If(allFinal(s, nil)).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg)))))
 	}
+	for _, q := range s.Nested() {
+		if q.Completion == nil || q.RestsFinal() {
+			continue // (one that may rest so is restored so)
+		}
+		// Its done transition, which always leaves s, was taken in the
+		// step that made the last of its regions final.
+		msg := fmt.Sprintf("%s: cannot restore %s: every region of %s is in a final state, in which %s takes its done transition at once: the machine never rests there", g.m.Package, s.Name, q.Name, q.Name)
+		out = append(out, jen.If(allFinal(q, nil)).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg)))))
+	}
 	return out
 }
 

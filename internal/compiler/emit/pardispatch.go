@@ -304,7 +304,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 func endsRegion(r *fsm.Rule) bool {
 	return r.Kind == fsm.Transition && slices.ContainsFunc(append([]*fsm.Rule{r}, r.Variants...), func(v *fsm.Rule) bool {
 		// (a variant into a history may resume a final state)
-		return v.To != nil && v.To.Ends() && v.To.Region.Parallel.Completion != nil
+		return v.To != nil && v.To.Ends() && len(v.To.Region.Completions()) > 0
 	})
 }
 
@@ -326,15 +326,45 @@ func endsOn(reg *fsm.Region, e *fsm.Event) bool {
 // p that may put the last of them in a final leaf, that takes p's done
 // transition when every region is in one (SCXML 1.0 §3.4 and §3.13), in
 // the same step; moved is the region the step moved, known to be final,
-// or nil when several moved:
+// or nil when several moved. The done transitions of the parallel states
+// nested as p's regions come first, in document order (each is raised
+// before p's, and leaves p; see fsm's parnestdone.go), those of the ones
+// that do not hold moved left out:
 //
 //	// Every region final: Processing is done.
 //	if m.rgn[0] == StateSettled {
 //		return m.doneProcessing()
 //	}
 func (g *goGen) completion(p *fsm.State, moved *fsm.Region) jen.Code {
-	return jen.Comment("// Every region final: " + p.Name + " is done.").Line().
-		If(allFinal(p, moved)).Block(jen.Return(jen.Id("m").Dot(doneMethod(p)).Call()))
+	return g.completionOf(p, moved, nil)
+}
+
+// completionOf is completion where took, when not nil, gives for each
+// nested parallel state whose done transition may rest (RestsFinal) the
+// test that the step ended one of its regions, nil when it cannot have:
+// such a one may rest with its regions final, and only the step that
+// ends one raises its done event again.
+func (g *goGen) completionOf(p *fsm.State, moved *fsm.Region, took func(q *fsm.State) jen.Code) jen.Code {
+	var out []jen.Code
+	for _, q := range p.DoneOrder() {
+		if moved != nil && !slices.Contains(q.Regions, moved) {
+			continue
+		}
+		test := allFinal(q, moved)
+		if q != p && q.RestsFinal() && took != nil {
+			t := took(q)
+			if t == nil {
+				continue
+			}
+			test = jen.Add(t).Op("&&").Add(test)
+		}
+		if len(out) > 0 {
+			out = append(out, jen.Line())
+		}
+		out = append(out, jen.Comment("// Every region final: "+q.Name+" is done.").Line().
+			If(test).Block(jen.Return(jen.Id("m").Dot(doneMethod(q)).Call())))
+	}
+	return jen.Add(out...)
 }
 
 // allFinal is the test that every region of parallel state p but moved
@@ -369,19 +399,27 @@ func doneMethod(s *fsm.State) string { return "done" + s.GoName }
 // genDone emits, for each parallel state with a done transition, the
 // method that takes it (see completion).
 func (g *goGen) genDone() {
-	for _, s := range g.m.States {
+	for _, s := range append(slices.Clone(g.m.States), g.m.Groups()...) {
 		if s.Completion == nil {
 			continue
 		}
 		doc := fmt.Sprintf("%s takes the done transition of the parallel state %s, in the step that "+
 			"puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s).", doneMethod(s), s.Name, s.Name)
+		if p := s.Regions[0].Parallel; slices.Contains(p.Nested(), s) {
+			doc += fmt.Sprintf(" %s is a region of %s, which the done transition leaves.", s.Name, p.Name)
+		}
 		if s.RestsFinal() {
 			doc += " When no guard holds, the done event is dropped (SCXML 1.0 §3.13) and the machine rests with every region final."
 		}
 		g.f.Add(paragraphs(doc))
 		g.completing = s
 		body := g.cellBody(s.Completion)
-		if s.RestsFinal() {
+		switch next := s.Regions[0].Parallel.NextDone(s); {
+		case s.RestsFinal() && next != nil:
+			body = append(body, jen.Comment("// No guard holds: the done event is dropped, and "+next.Name+"'s, raised in the same step, is taken next."),
+				jen.If(allFinal(next, nil)).Block(jen.Return(jen.Id("m").Dot(doneMethod(next)).Call())),
+				jen.Return(core().Dot("Finish").Call()))
+		case s.RestsFinal():
 			body = append(body, jen.Comment("// No guard holds: the done event is dropped, and every region rests final."), jen.Return(core().Dot("Finish").Call()))
 		}
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(doneMethod(s)).Params().Error().Block(body...)

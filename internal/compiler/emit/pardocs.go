@@ -256,6 +256,9 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 				kids = append(kids, code(n))
 			}
 			doc := strings.TrimSpace(g.Doc + " Parallel state, a region of " + reg.Parallel.Name + ".")
+			if g.RestsFinal() {
+				doc += " Rests with every region final if no guard of done holds."
+			}
 			comps = append(comps, declRow{Name: g.Name, Kind: strings.Join(kids, ", "), Doc: mdText(doc)})
 		}
 		where := regionWhere(reg)

@@ -173,7 +173,9 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	if ends || slices.ContainsFunc(inv, func(reg *fsm.Region) bool { return endsOn(reg, e) }) {
 		// Some region may have entered its final state: the last one
 		// completes the parallel state.
-		take = append(take, g.completion(inv[0].Parallel, nil))
+		take = append(take, g.completionOf(inv[0].Parallel, nil, func(q *fsm.State) jen.Code {
+			return tookEnding(q, inv, e)
+		}))
 	}
 	take = append(take, jen.Return(core().Dot("Finish").Call()))
 	if some != nil {
@@ -242,4 +244,35 @@ func (g *goGen) readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 		}
 	}
 	return false
+}
+
+// tookEnding is the test that the rule a region of q among inv picked for
+// e (its local t) enters a final leaf of it, nil when none may.
+func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) jen.Code {
+	var test *jen.Statement
+	for _, reg := range inv {
+		if !slices.Contains(q.Regions, reg) {
+			continue
+		}
+		cells, _ := regionCells(reg, e)
+		for _, c := range cells {
+			for ; c != nil && !c.Out(); c = c.Fallback {
+				for _, r := range withVariants(c.Rules) {
+					if r.Kind != fsm.Transition || r.To == nil || !r.To.Ends() {
+						continue
+					}
+					eq := jen.Id(local("t", reg)).Op("==").Lit(r.Index)
+					if test == nil {
+						test = eq
+					} else {
+						test = jen.Add(test).Op("||").Add(eq)
+					}
+				}
+			}
+		}
+	}
+	if test == nil {
+		return nil
+	}
+	return jen.Parens(test)
 }

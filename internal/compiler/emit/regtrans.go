@@ -191,7 +191,6 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 	}
 	var regs []*fsm.Region
 	restless := p != nil
-	ends := restless // every region may end in the step that enters it
 	if !restless {
 		p = rests[0].Parallel
 	}
@@ -204,10 +203,14 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		if restless && (l.Settles() || l.Regions != nil && l.Restless()) || slices.Contains(rests, reg) {
 			regs = append(regs, reg)
 		}
-		ends = ends && l.Ends()
 	}
+	// Every region of p, or of a parallel state nested in it with a done
+	// transition, may end in the step that enters it.
+	ends := restless && slices.ContainsFunc(p.DoneOrder(), func(q *fsm.State) bool {
+		return !slices.ContainsFunc(q.Regions, func(reg *fsm.Region) bool { return !reg.Initial.Ends() })
+	})
 	out := []jen.Code{settleLoop(regs)}
-	if (ends || done == p || hostsMayEnd(p) || rests != nil) && p.Completion != nil {
+	if ends || (done == p || hostsMayEnd(p) || rests != nil) && p.Completion != nil {
 		out = append(out, g.completion(p, nil))
 	}
 	return out

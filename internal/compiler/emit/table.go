@@ -169,6 +169,7 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 		if s.Completion != nil {
 			cells = append(cells, s.Completion)
 		}
+		cells = append(cells, nestedDone(s)...)
 	}
 	v.addCells(m, s, cells)
 }
@@ -202,7 +203,7 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 		row := transitionRow{From: code(r.Owner().String()), Event: "(eventless)", Where: fmt.Sprintf("%d", r.Pos.Line)}
 		switch {
 		case r.Done != nil && r.Done == r.From:
-			row.From, row.Event = code(r.From.Name)+" (every region final)", "done"
+			row.From, row.Event = code(r.Owner().Name)+" (every region final)", "done"
 		case r.Done != nil:
 			row.From, row.Event = code(r.From.Name)+" (final in "+code(r.Done.Name)+")", "done"
 		}

@@ -346,6 +346,11 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 				if s.Completion != nil {
 					rules = append(rules, s.Completion.Rules...) // a parallel state's done
 				}
+				for _, g := range s.Nested() {
+					if g.Completion != nil {
+						rules = append(rules, g.Completion.Rules...) // a nested parallel state's done
+					}
+				}
 				for _, c := range s.Handles {
 					rules = append(rules, c.Rules...)
 				}

@@ -124,6 +124,12 @@ func scxmlParallel(c *chart, p *problems) {
 			// state's parent and, when it is parallel, grandparent only.
 			p.refuse(par.Completion.Rules[0].Pos, "%s's done transition waits for every region, those of the parallel states nested in it too (as XState's onDone does), but SCXML raises done.state.%s only when a final state of one of its own regions is entered last (SCXML 1.0 §3.13, enterStates looks up to a final state's grandparent), not one of a nested parallel state's: make the regions of the parallel states nested in %s its own regions", par.Name, par.Name, par.Name)
 		}
+		for _, g := range par.Nested() {
+			if g.Completion != nil && slices.ContainsFunc(g.Regions, func(reg *fsm.Region) bool { return reg.Group != g }) {
+				// As above, for a parallel state nested in par.
+				p.refuse(g.Completion.Rules[0].Pos, "%s's done transition waits for every region, those of the parallel states nested in it too (as XState's onDone does), but SCXML raises done.state.%s only when a final state of one of its own regions is entered last (SCXML 1.0 §3.13, enterStates looks up to a final state's grandparent), not one of a nested parallel state's: make the regions of the parallel states nested in %s its own regions", g.Name, g.Name, g.Name)
+			}
+		}
 		for _, e := range c.m.Events {
 			above, targetless := acting(par.Cell(e))
 			if above == nil {

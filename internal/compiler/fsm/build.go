@@ -113,6 +113,9 @@ type builder struct {
 	rows      [][]*pending
 	wild      []*pending
 	eventless []*pending
+	// groupDone are the done transitions of the parallel states nested
+	// as regions (see groupDoneRows).
+	groupDone []groupPending
 	// shared[composite][event] is the row of a composite state for an
 	// event (shared[c] is allocated for composites that have rows).
 	shared map[*State][]*pending

@@ -195,6 +195,13 @@ func (b *builder) cells() {
 			s.Completion = &Cell{State: s, Rules: p.rules}
 			b.number(s.Completion)
 		}
+		for _, p := range b.groupDone {
+			if p.state == s {
+				c := &Cell{State: s, Rules: p.rules}
+				b.number(c)
+				s.groupDone = append(s.groupDone, c)
+			}
+		}
 		b.reportMissing(s, missing)
 	}
 	b.fallbacks()

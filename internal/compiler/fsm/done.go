@@ -154,6 +154,9 @@ func (b *builder) doneRows() {
 	for _, s := range b.all {
 		if s.Completes == nil {
 			b.parallelDoneRows(s)
+			if b.parallel(s) {
+				b.groupDoneRows(s)
+			}
 			continue
 		}
 		d := b.specOf[s.Completes].Done

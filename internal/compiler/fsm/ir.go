@@ -292,6 +292,10 @@ type State struct {
 	// last of its regions enters a final leaf (see Region.Finals); nil
 	// otherwise.
 	Completion *Cell
+	// groupDone are, for a parallel state of the machine, the done
+	// transitions of the parallel states nested as its regions, until
+	// join gives each its Completion (see groupCompletions).
+	groupDone []*Cell
 	// Regions are a parallel state's regions, in document order; Region
 	// is, for a state inside a region, that region. Both nil elsewhere.
 	Regions []*Region

@@ -151,6 +151,10 @@ type parHook struct {
 	// stuck are the states of the regions of the parallel states from
 	// which their region never ends, region by region (see parstuck.go).
 	stuck []stuckLeaf
+	// groupDones[p] are the parallel states nested as regions of
+	// parallel state p that have a done transition, in document order
+	// (see parnestdone.go).
+	groupDones map[string][]*spec.State
 }
 
 // timed reports whether some state inside a region has a timer.

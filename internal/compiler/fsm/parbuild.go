@@ -28,6 +28,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}}
+	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
 		rh := &parHook{region: r}
@@ -77,7 +78,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 				// there.
 				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" done "+s.Snake)
 			}
-			if s.Final && s.Depth == 1 && r.par.Done != nil {
+			if s.Final && s.Depth == 1 && (r.par.Done != nil || slices.ContainsFunc(r.groups, func(g *spec.State) bool { return g.Done != nil })) {
 				// A machine never rests with every region final: which
 				// states are final says what loads.
 				hook.shape = append(hook.shape, "region "+snakeOf(r.par)+"."+r.build.Initial.Path()[0].Snake+" final "+s.Snake)
@@ -115,7 +116,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 //     an event that every region leaves to it only in its final states:
 //     the machine never rests with every region final, since the done
 //     transition leaves the parallel state in the step that makes the
-//     last one final (one whose guards may all fail may rest so).
+//     last one final (one whose guards may all fail may rest so); and so
+//     for a parallel state nested as its regions with a done transition
+//     (which always leaves), whose regions leave it only so.
 //
 // A leaf whose composite state's done transition leaves it at once is
 // never rested in, and offered nothing.
@@ -126,12 +129,20 @@ func coverage(regions []*specRegion, hook *parHook) {
 		// to the parallel state ("region Check is in Hashing or
 		// Hashed"); never, the regions that take it in no state.
 		open, never []string
+		// ended counts, for each parallel state nested as a region that
+		// has a done transition, its regions that take the event in
+		// every state but their final ones.
+		ended map[*spec.State]int
 	}
 	counts := map[string]map[string]*tally{}
 	nregions := map[string]int{}
+	ngroup := map[*spec.State]int{}
 	for _, r := range regions {
 		par := r.par.Name.Value
 		nregions[par]++
+		for _, g := range r.groups {
+			ngroup[g]++
+		}
 		if counts[par] == nil {
 			counts[par] = map[string]*tally{}
 		}
@@ -168,6 +179,14 @@ func coverage(regions []*specRegion, hook *parHook) {
 			} else if finalOnly {
 				t.finalOnly++
 			}
+			for _, g := range r.groups {
+				if (takes || finalOnly) && slices.Contains(hook.groupDones[par], g) && !mayRefuse(g.Done) {
+					if t.ended == nil {
+						t.ended = map[*spec.State]int{}
+					}
+					t.ended[g]++
+				}
+			}
 		}
 	}
 	for _, r := range regions {
@@ -180,6 +199,12 @@ func coverage(regions []*specRegion, hook *parHook) {
 		}
 		for e, t := range counts[par] {
 			hook.covered[par][e] = t.taking > 0 || (r.par.Done != nil && !mayRefuse(r.par.Done) && t.regions == nregions[par] && t.finalOnly == t.regions)
+			for g, n := range t.ended {
+				// The regions of g leave e only when all are final,
+				// which g's done transition always leaves (see
+				// parnestdone.go).
+				hook.covered[par][e] = hook.covered[par][e] || n == ngroup[g]
+			}
 			hook.reaches[par][e] = reachWhere(t.open, t.never)
 		}
 	}

@@ -153,6 +153,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 	}
 	liftedGroups(m, regions, made)
+	groupCompletions(m)
 	overwrites(m, diags)
 	hookFields(m, diags)
 	m.memories()

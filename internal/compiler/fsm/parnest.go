@@ -32,7 +32,7 @@ import (
 // naming it.
 func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 	refuse := func(pos diag.Pos, has, instead string) {
-		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions, with an entry, an exit, lists of events, rules and timers, only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
+		diags.Errorf(pos, "parallel state %s, a region of parallel state %s, has %s: fsmgen nests a parallel state as a group of regions, with an entry, an exit, lists of events, rules, timers and a done transition, only yet, active exactly while %s is; %s", inner.Name.Value, parent.Name.Value, has, outer.Name.Value, instead)
 	}
 	switch {
 	case len(inner.States) < 2:
@@ -40,8 +40,6 @@ func groupOf(outer, parent, inner *spec.State, diags *diag.List) bool {
 		return false
 	case inner.Initial.Set:
 		diags.Errorf(inner.Initial.Pos, "region %s of parallel state %s is marked initial: the regions of a parallel state are all entered with it; remove initial", inner.Name.Value, parent.Name.Value)
-	case inner.Done != nil:
-		refuse(inner.Done.Pos, "a done transition", "give "+outer.Name.Value+" the done transition")
 	case inner.History.Set:
 		refuse(inner.History.Pos, "a history", "remove the history")
 	case inner.Final.Set:

@@ -199,8 +199,8 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		if q := hostDone(p, after); q != nil {
 			return m.takeHostDone(p, w, after, q, nil)
 		}
-		if p.completes(after) {
-			return m.complete(p, w, after)
+		if done := p.raisedDone(w.Config, after); len(done) > 0 {
+			return m.complete(p, w, after, done)
 		}
 		return []regionWay{{way: w, after: after}}
 	}
@@ -248,30 +248,24 @@ func (p *State) microstep(w *Way, pk pick, reg *Region, after []*State) (*Way, [
 }
 
 // completes reports whether cfg, the leaves of the regions of parallel
-// state s, completes s: s has a done transition, and every region is in
-// one of its final leaves (SCXML 1.0 §3.4 and §3.13: done.state.ID of a
-// <parallel> is raised once all its children are in final states).
-func (s *State) completes(cfg []*State) bool {
-	if s.Completion == nil || cfg == nil {
-		return false
-	}
-	for _, reg := range s.Regions {
-		if !slices.Contains(reg.Finals, cfg[reg.Index]) {
-			return false
-		}
-	}
-	return true
-}
+// state s, completes s or a parallel state nested as its regions: it has
+// a done transition, and every region of it is in one of its final leaves
+// (SCXML 1.0 §3.4 and §3.13: done.state.ID of a <parallel> is raised once
+// all its children are in final states; see DoneIn).
+func (s *State) completes(cfg []*State) bool { return s.DoneIn(cfg) != nil }
 
 // complete continues way w of parallel state p, after which every region
-// is in a final leaf (after), through p's done transition, in the same
-// step: one way per branch of its guards, each tested after the regions'
-// rules ran (as a transient state's are), and, when every guard may fail
-// (RestsFinal), one that rests there.
-func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
+// of p, or of a parallel state nested in it, is in a final leaf (after),
+// through the done transitions the step raised (raised, see raisedDone),
+// in the same step: one way per branch of the first's guards, each tested
+// after the regions' rules ran (as a transient state's are), and, when
+// every guard may fail (RestsFinal), the next one's, or one that rests
+// there.
+func (m *Machine) complete(p *State, w *Way, after []*State, raised []*State) []regionWay {
 	var out []regionWay
 	tests := w.Tests
-	for _, r := range p.Completion.Rules {
+	done := raised[0]
+	for _, r := range done.Completion.Rules {
 		cw := *w
 		cw.Tests = slices.Clone(tests)
 		if r.Guard != nil {
@@ -289,12 +283,17 @@ func (m *Machine) complete(p *State, w *Way, after []*State) []regionWay {
 			out = append(out, regionWay{way: &cw, after: next})
 		}
 	}
-	if p.RestsFinal() {
+	if done.RestsFinal() {
 		// No guard holds: the done event is dropped (SCXML 1.0 §3.13),
-		// and the machine rests with every region final.
+		// and the machine rests with every region of done final, or
+		// the next done event raised is taken.
 		cw := *w
 		cw.Tests = tests
-		out = append(out, regionWay{way: &cw, after: after})
+		if len(raised) > 1 {
+			out = append(out, m.complete(p, &cw, after, raised[1:])...)
+		} else {
+			out = append(out, regionWay{way: &cw, after: after})
+		}
 	}
 	return out
 }
@@ -399,15 +398,17 @@ func quietConfig(m *Machine, p *State, e *Event) []*State {
 }
 
 // finalConfig returns, for a region reg of parallel state p whose rules
-// in cfg may enter a final leaf, cfg with every other region in its first
-// final leaf, so that the rule completes p; nil when p has no done
-// transition.
+// in cfg may enter a final leaf, cfg with every other region of the
+// innermost state around reg with a done transition (p, or a parallel
+// state nested in p) in its first final leaf, so that the rule completes
+// it; nil when none has a done transition.
 func finalConfig(p *State, reg *Region, cfg []*State) []*State {
-	if p.Completion == nil {
+	done := reg.Completions()
+	if len(done) == 0 {
 		return nil
 	}
 	out := slices.Clone(cfg)
-	for _, o := range p.Regions {
+	for _, o := range done[0].Regions {
 		if o != reg {
 			out[o.Index] = o.Finals[0]
 		}

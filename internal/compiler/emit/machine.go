@@ -168,6 +168,11 @@ func (g *goGen) genRestore() {
 			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Id("fsmDesc").Dot("Transient").Call(jen.Lit(s.Name)))))
 			continue
 		}
+		if q := s.EndsOnEntry(); q != nil {
+			msg := fmt.Sprintf("%s: cannot restore %s: the step that enters it ends every region of %s, whose done transition leaves it: the machine never rests there", m.Package, s.Name, q.Name)
+			cases = append(cases, jen.Case(jen.Id(s.GoName)).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg)))))
+			continue
+		}
 		if len(s.Fields) == 0 && s.Regions == nil {
 			bare = append(bare, jen.Id(s.GoName))
 			continue

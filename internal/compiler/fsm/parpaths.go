@@ -542,6 +542,33 @@ func TakesAll(p *State, e *Event) *Region {
 	return nil
 }
 
+// EndsOnEntry returns the parallel state, p or one nested as its regions,
+// whose done transition always leaves p and waits for regions that rest in
+// final states only: the step that enters p ends them all and leaves it,
+// and the machine never rests in p, which no configuration restores (the
+// generated tests restore none). It returns nil when the machine may rest
+// in p.
+func (p *State) EndsOnEntry() *State {
+	ends := func(q *State) bool {
+		if len(q.Regions) == 0 || q.Completion == nil || q.RestsFinal() {
+			return false
+		}
+		for _, reg := range q.Regions {
+			if !reg.Resting().Final {
+				return false
+			}
+		}
+		return true
+	}
+	if ends(p) {
+		return p
+	}
+	if i := slices.IndexFunc(p.Nested(), ends); i >= 0 {
+		return p.Nested()[i]
+	}
+	return nil
+}
+
 // leftOnlyInFinals reports whether every region of parallel state p
 // leaves e to p only in the region's final states, where the machine
 // never rests: p has a done transition that always leaves it (not one

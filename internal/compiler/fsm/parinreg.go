@@ -90,7 +90,7 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	}
 	switch {
 	case q.History.Set:
-		refuse(q.History.Pos, "a history", "drop the history")
+		refuse(q.History.Pos, "a history", "drop the history, or put "+q.Name.Value+" in a composite state of "+r.root.Name.Value+" with a deep history, which resumes the leaf of each of its regions")
 	case len(q.After) > 0 && !timerSpec(q):
 		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
 	case q.Final.Set || q.Terminal.Set || q.Transient.Set:

@@ -16,11 +16,12 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
 	"github.com/fsmgen/fsmgen/agent/internal/term"
+	"github.com/fsmgen/fsmgen/agent/internal/termtext"
 )
 
 // terminal shows the agent's work: the assistant's text on out, everything
 // else (tools, retries, errors, notices) on diag. Everything it writes goes
-// through sanitize first.
+// through termtext.Sanitize first.
 //
 // Interactive, the reply streams to out as it arrives. One-shot, out gets
 // each completed assistant message whole, so that a reply cut off and
@@ -88,7 +89,7 @@ func (t *terminal) Text(delta string) {
 	if !t.stream || delta == "" {
 		return
 	}
-	delta = sanitize(delta)
+	delta = termtext.Sanitize(delta)
 	t.writeText(delta)
 	t.midLine = !strings.HasSuffix(delta, "\n")
 }
@@ -101,7 +102,7 @@ func (t *terminal) Reply(msg chat.Message) {
 		t.endLine()
 		return
 	}
-	if content := sanitize(msg.Content); content != "" || t.cut != "" {
+	if content := termtext.Sanitize(msg.Content); content != "" || t.cut != "" {
 		t.final = t.cut + content // written at the end (see answerOnly)
 	}
 	t.cut = ""
@@ -114,7 +115,7 @@ func (t *terminal) Continued(partial chat.Message, n, limit int) {
 	t.events.reply(partial, true)
 	t.thinking(partial)
 	if !t.stream {
-		t.cut += sanitize(partial.Content)
+		t.cut += termtext.Sanitize(partial.Content)
 	}
 	if t.verbose || !t.stream {
 		t.diagf("agent: the reply reached its token limit; the model is asked to continue it (%d of %d)", n, limit)
@@ -137,7 +138,7 @@ func (t *terminal) thinking(msg chat.Message) {
 			line = fmt.Sprintf("thinking: %s (%s; -v shows it whole)", short(first, 100), plural(len(strings.Fields(th.Text)), "word"))
 		}
 		t.endLine()
-		_, _ = io.WriteString(t.diag, t.paint(sgrDim, sanitize(line))+"\n")
+		_, _ = io.WriteString(t.diag, t.paint(sgrDim, termtext.Sanitize(line))+"\n")
 	}
 }
 
@@ -153,7 +154,7 @@ func (t *terminal) endLine() {
 // or a server wrote in it made safe for a terminal.
 func (t *terminal) diagf(format string, args ...any) {
 	t.endLine()
-	_, _ = io.WriteString(t.diag, sanitize(fmt.Sprintf(format, args...))+"\n")
+	_, _ = io.WriteString(t.diag, termtext.Sanitize(fmt.Sprintf(format, args...))+"\n")
 }
 
 // ToolCall implements agentexec.Display.
@@ -179,8 +180,8 @@ func (t *terminal) ToolProgress(call chat.ToolCall, p chat.ToolProgress) {
 	if msg == "" && p.Fraction > 0 {
 		msg = fmt.Sprintf("%.0f%%", 100*p.Fraction)
 	}
-	head := sanitize(fmt.Sprintf("  … %s: %s", short(call.Name, 64), short(msg, 100)))
-	out := lines(sanitize(p.Output))
+	head := termtext.Sanitize(fmt.Sprintf("  … %s: %s", short(call.Name, 64), short(msg, 100)))
+	out := lines(termtext.Sanitize(p.Output))
 	if t.editor != nil {
 		t.endLine()
 		width := t.editor.Width()
@@ -232,8 +233,8 @@ func (t *terminal) ToolResult(call chat.ToolCall, out chat.ToolOutcome) {
 		t.outputs, t.resultsShown = t.outputs[:0], false
 	}
 	t.outputs = append(t.outputs, toolOutput{call: call, content: out.Content})
-	name := sanitize(short(call.Name, 64))
-	content, hooked := sanitize(out.Content), ""
+	name := termtext.Sanitize(short(call.Name, 64))
+	content, hooked := termtext.Sanitize(out.Content), ""
 	if !out.IsError && !t.verbose {
 		content, hooked = splitHookReports(content)
 		defer t.hookReports(hooked)
@@ -302,7 +303,7 @@ func plural(n int, what string) string {
 }
 
 // line writes one line of diagnostics as it is: its parts were made safe
-// for a terminal (see sanitize) by the caller.
+// for a terminal (see termtext.Sanitize) by the caller.
 func (t *terminal) line(s string) {
 	t.endLine()
 	_, _ = io.WriteString(t.diag, s+"\n")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/internal/hooks"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
+	"github.com/fsmgen/fsmgen/agent/internal/termtext"
 )
 
 // The values of -hooks: whose hooks run.
@@ -107,8 +108,8 @@ func (t *terminal) HookRan(r hooks.Report) {
 	if r.Err != nil {
 		mark, how = t.paint(sgrRed, "✗"), r.Err.Error()
 	}
-	t.line(fmt.Sprintf("  %s hook %s %s: %s", mark, r.Hook.Event, sanitize(fmt.Sprintf("%q", short(r.Hook.Command, 60))), sanitize(how)))
-	out := strings.TrimSpace(sanitize(r.Output))
+	t.line(fmt.Sprintf("  %s hook %s %s: %s", mark, r.Hook.Event, termtext.Sanitize(fmt.Sprintf("%q", short(r.Hook.Command, 60))), termtext.Sanitize(how)))
+	out := strings.TrimSpace(termtext.Sanitize(r.Output))
 	if out == "" || out == "(no output)" {
 		return
 	}

@@ -75,16 +75,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// A fuzzing run (make test's FuzzSanitize, and each of its workers)
-	// runs no test that starts the agent's binary: it is not built there.
-	if f := flag.Lookup("test.fuzz"); f == nil || f.Value.String() == "" {
-		agentBin = filepath.Join(dir, "agent")
-		build := exec.Command("go", "build", "-o", agentBin, "../../cmd/agent")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build the agent: %v\n", err)
-			os.Exit(1)
-		}
+	agentBin = filepath.Join(dir, "agent")
+	build := exec.Command("go", "build", "-o", agentBin, "../../cmd/agent")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the agent: %v\n", err)
+		os.Exit(1)
 	}
 	cleanup, err := gittest.Isolate()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/fsmgen/fsmgen/agent/internal/approval"
 	"github.com/fsmgen/fsmgen/agent/internal/query"
 	"github.com/fsmgen/fsmgen/agent/internal/sandbox"
+	"github.com/fsmgen/fsmgen/agent/internal/termtext"
 	"github.com/fsmgen/fsmgen/agent/internal/tools"
 )
 
@@ -131,12 +132,12 @@ func canAsk(stdin io.Reader, stderr io.Writer) bool {
 func (t *terminal) Ask(q approval.Question) {
 	t.events.ask(q)
 	call := q.Call
-	name := sanitize(short(call.Name, 64))
+	name := termtext.Sanitize(short(call.Name, 64))
 	var a toolArgs
 	_ = json.Unmarshal(call.Arguments, &a) // what is not an edit's or a command's is shown raw
 	what := ""
 	if call.Name == "edit_file" {
-		what = " " + sanitize(callSummary(call))
+		what = " " + termtext.Sanitize(callSummary(call))
 	}
 	if t.editor != nil {
 		t.editor.Ask() // drawn below the question
@@ -145,7 +146,7 @@ func (t *terminal) Ask(q approval.Question) {
 	by := ""
 	if q.By != "" {
 		// A writing subagent's call, which the user answers here.
-		by = sanitize(short(q.By, 120)) + " — "
+		by = termtext.Sanitize(short(q.By, 120)) + " — "
 	}
 	t.line(fmt.Sprintf("%s %s%s%s", t.paint(sgrYellow, "?"), by, t.paint(sgrBold, "approve "+name), what))
 	if q.Reason != "" {
@@ -168,7 +169,7 @@ func (t *terminal) Ask(q approval.Question) {
 			t.diff(strings.TrimSuffix(d, "\n"), "    ")
 		}
 	case call.Name == "bash" && a.Command != "":
-		t.line("    " + t.paint(sgrDim, indent("$ "+sanitize(a.Command))))
+		t.line("    " + t.paint(sgrDim, indent("$ "+termtext.Sanitize(a.Command))))
 	default:
 		t.diagf("    %s", string(call.Arguments))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsmgen/fsmgen/agent/chat"
 	"github.com/fsmgen/fsmgen/agent/internal/ledger"
+	"github.com/fsmgen/fsmgen/agent/internal/termtext"
 	"github.com/fsmgen/fsmgen/agent/internal/thread"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
@@ -104,7 +105,7 @@ func firstPrompt(t *threadwire.Thread) string {
 
 // oneLine returns s on one line of at most 60 characters.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(sanitize(s)), " ")
+	s = strings.Join(strings.Fields(termtext.Sanitize(s)), " ")
 	if r := []rune(s); len(r) > 60 {
 		s = string(r[:59]) + "…"
 	}
@@ -253,20 +254,20 @@ func showEarlier(w io.Writer, msgs []chat.Message, exchanges int) {
 				continue
 			case chat.IsQueryResult(m):
 				first, _, _ := strings.Cut(m.Content, "\n")
-				fmt.Fprintf(w, "  · %s\n", sanitize(first))
+				fmt.Fprintf(w, "  · %s\n", termtext.Sanitize(first))
 				continue
 			}
-			fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(sanitize(strings.TrimSpace(m.Content)), "\n", "\n  "))
+			fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(termtext.Sanitize(strings.TrimSpace(m.Content)), "\n", "\n  "))
 		case chat.RoleAssistant:
 			if text := strings.TrimSpace(m.Content); text != "" {
-				fmt.Fprintln(w, sanitize(text))
+				fmt.Fprintln(w, termtext.Sanitize(text))
 			}
 			for _, c := range m.ToolCalls {
-				fmt.Fprintf(w, "  · %s\n", sanitize(c.Name))
+				fmt.Fprintf(w, "  · %s\n", termtext.Sanitize(c.Name))
 			}
 		case chat.RoleTool:
 			if m.IsError {
-				fmt.Fprintf(w, "  ✗ %s failed\n", sanitize(m.ToolName))
+				fmt.Fprintf(w, "  ✗ %s failed\n", termtext.Sanitize(m.ToolName))
 			}
 		}
 	}

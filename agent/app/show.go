@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/fsmgen/fsmgen/agent/internal/termtext"
 )
 
 // The colours of what the display shows, as SGR sequences; they are
@@ -36,7 +38,7 @@ func (t *terminal) paint(sgr, s string) string {
 // answer shows the answer of a slash command, whole, on diag.
 func (t *terminal) answer(text string) {
 	t.endLine()
-	text = sanitize(text)
+	text = termtext.Sanitize(text)
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
@@ -49,7 +51,7 @@ func (t *terminal) answer(text string) {
 func (t *terminal) diff(d, prefix string) {
 	t.endLine()
 	var b strings.Builder
-	for line := range strings.Lines(sanitize(d)) {
+	for line := range strings.Lines(termtext.Sanitize(d)) {
 		line = strings.TrimSuffix(line, "\n")
 		b.WriteString(prefix)
 		b.WriteString(t.paint(diffColor(line), line))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmgen/fsmgen/agent/internal/termtext"
 	"github.com/fsmgen/fsmgen/agent/internal/threadsync"
 	"github.com/fsmgen/fsmgen/internal/threadwire"
 )
@@ -35,7 +36,7 @@ func startSync(ctx context.Context, url string, allowHTTP bool, token string, se
 		return nil, nil
 	}
 	p, err := threadsync.New(threadsync.Config{URL: url, AllowHTTP: allowHTTP, Token: token, Secrets: append(secrets, token),
-		Notify: func(msg string) { fmt.Fprintf(diag, "agent: %s\n", sanitize(msg)) }})
+		Notify: func(msg string) { fmt.Fprintf(diag, "agent: %s\n", termtext.Sanitize(msg)) }})
 	if err != nil {
 		return nil, fmt.Errorf("-sync: %w", err)
 	}
@@ -52,7 +53,7 @@ func stopSync(ctx context.Context, p *threadsync.Pusher, id string, stderr io.Wr
 	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncStopTime)
 	defer cancel()
 	if err := p.Stop(stop); err != nil {
-		fmt.Fprintf(stderr, "agent: sync: %s\n", sanitize(err.Error()))
+		fmt.Fprintf(stderr, "agent: sync: %s\n", termtext.Sanitize(err.Error()))
 		return
 	}
 	if p.Pushed() > 0 {
@@ -111,7 +112,7 @@ func (s *agentSession) stopSubagentSync(ctx context.Context) {
 	synced := 0
 	for i, err := range errs {
 		if err != nil {
-			fmt.Fprintf(s.stderr, "agent: sync: subagent %s\n", sanitize(err.Error()))
+			fmt.Fprintf(s.stderr, "agent: sync: subagent %s\n", termtext.Sanitize(err.Error()))
 		} else if list[i].Pushed() > 0 {
 			synced++
 		}

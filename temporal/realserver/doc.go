@@ -5,7 +5,7 @@
 // leaves no trace in the history, the history events each machine event
 // costs, an expense claim whose pure action writes nothing to the
 // history, and the recording of the histories that orderflow's and
-// expenseflow's replay tests replay. It is a module of its own because the server needs a newer Go
-// than fsmgen's (GOTOOLCHAIN=go1.27.3; see the root Makefile's test target)
-// and pins the SDK at the version it compiles with.
+// expenseflow's replay tests replay. It is a module of its own because the
+// server's dependency tree is far larger than fsmgen's, and it pins the SDK
+// at the version the server compiles with.
 package realserver

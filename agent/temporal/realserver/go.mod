@@ -1,6 +1,6 @@
 module github.com/fsmgen/fsmgen/agent/temporal/realserver
 
-go 1.26.10
+go 1.26.8
 
 require (
 	github.com/fsmgen/fsmgen v0.0.0
@@ -9,7 +9,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0
-	go.temporal.io/server v1.32.2
+	go.temporal.io/server v1.32.0
 )
 
 require (

@@ -106,3 +106,36 @@ func TestCompareHostedDoneElse(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareHostedDoneGained is the "done added" case of
+// TestCompareParallelDone inside a parallel state inside a region: Edit
+// gaining a done transition that always leaves it breaks the machines
+// saved with Work in Edit and every region of Edit final; one whose
+// guards may all fail breaks none.
+func TestCompareHostedDoneGained(t *testing.T) {
+	t.Parallel()
+	spec := func(qdone string) string {
+		return strings.NewReplacer("%ELSE%", "", "            done:\n              guards:\n                - if: Ok\n                  to: Browse\n%QELSE%", qdone).Replace(hostRestSpec)
+	}
+	none := spec("")
+	tests := []struct {
+		name string
+		new  string
+		want want
+	}{
+		{name: "without guards", new: spec("            done: {to: Browse}\n"),
+			want: want{subject: "state Edit", what: "gained a done transition", verdicts: []string{"saved_states=breaks"}}},
+		{name: "with an else", new: spec("            done:\n              guards:\n                - if: Ok\n                  to: Browse\n                - else: true\n                  to: Browse\n"),
+			want: want{subject: "state Edit", what: "gained a done transition", verdicts: []string{"saved_states=breaks"}}},
+		{name: "guards without else", new: spec("            done:\n              guards:\n                - if: Ok\n                  to: Browse\n"),
+			want: want{subject: "state Edit", what: "gained a done transition that every guard may refuse"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := diff.Compare(machine(t, "old.yaml", none), machine(t, "new.yaml", tt.new))
+			got := changes(rep)
+			assert.Contains(t, got, tt.want, fmt.Sprint(got))
+		})
+	}
+}

@@ -74,26 +74,35 @@ func (d *differ) regions() {
 			}
 		}
 		d.restsFinal(os, ns)
-		if os.Completion == nil && ns.Completion != nil && !ns.RestsFinal() {
-			// What the done transition does is compared as a rule (see
-			// rules); what it does to saved machines is here (one whose
-			// guards may all fail leaves them resting: restsFinal).
-			c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
-			also := ""
-			if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool {
-				return mem.Region.Owner() == ns && !d.new.RemembersFinal(mem.History, ns)
-			}) {
-				// A deep history around it remembers its regions' leaves,
-				// never every one final (the done stays inside it).
-				also = ", nor one whose deep history remembers every region of " + ns.Name + " final"
-			}
-			c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s with every region in a final state no longer loads%s: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", ns.Name, also, ns.Name))
-			d.add(c)
-		}
+		d.doneGained(os, ns, ns.Name+" with every region")
 		if os.Completion != nil && ns.Completion != nil {
 			d.finalMemories(os, ns)
 		}
 	}
+}
+
+// doneGained says what a done transition that parallel state ns gained
+// without a way to refuse does to the machines saved in it with every
+// region final (saved says where: "P with every region", or for a
+// parallel state inside a region "P with region R in Q and every region
+// of Q"); what the done transition does is compared as a rule (see
+// rules), and one whose guards may all fail leaves them resting (see
+// restsFinal).
+func (d *differ) doneGained(os, ns *fsm.State, saved string) {
+	if os.Completion != nil || ns.Completion == nil || ns.RestsFinal() {
+		return
+	}
+	c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
+	also := ""
+	if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool {
+		return mem.Region.Owner() == ns && !d.new.RemembersFinal(mem.History, ns)
+	}) {
+		// A deep history around it remembers its regions' leaves, never
+		// every one final (the done stays inside it).
+		also = ", nor one whose deep history remembers every region of " + ns.Name + " final"
+	}
+	c.verdict(SavedStates, Breaks, fmt.Sprintf("a machine saved in %s in a final state no longer loads%s: %s now takes its done transition there, and never rests so (declare the break if no saved machine is so)", saved, also, ns.Name))
+	d.add(c)
 }
 
 // restsFinal compares whether the machine may rest with every region of
@@ -192,6 +201,7 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 				// A parallel state inside the region, which may rest
 				// with every region final as p may.
 				d.restsFinal(os, ns)
+				d.doneGained(os, ns, fmt.Sprintf("%s with region %s in %s and every region of %s", p.Name, n.Root.Name, os.Name, os.Name))
 			}
 			if !os.Settles() && ns.Eventless() {
 				// What its choice does is compared as a rule; what it

@@ -173,16 +173,11 @@ func (sw *kindSwitch) add(events []*fsm.Event, kind string) {
 func (sw *kindSwitch) cases() []jen.Code {
 	var cases []jen.Code
 	for _, gr := range sw.groups {
-		var cond *jen.Statement
+		var eqs []*jen.Statement
 		for _, e := range gr.events {
-			eq := jen.Id("e").Op("==").Id(e.KindName)
-			if cond == nil {
-				cond = eq
-			} else {
-				cond = cond.Op("||").Add(eq)
-			}
+			eqs = append(eqs, jen.Id("e").Op("==").Id(e.KindName))
 		}
-		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(cond)))
+		cases = append(cases, jen.Case(gr.kinds...).Block(jen.Return(anyOf(eqs))))
 	}
 	return cases
 }

@@ -96,6 +96,19 @@ func filled(ss []string) func(*jen.Group) {
 	}
 }
 
+// anyOf joins tests with ||, in their order: nil when there are none.
+func anyOf(tests []*jen.Statement) *jen.Statement {
+	var or *jen.Statement
+	for i, t := range tests {
+		if i == 0 {
+			or = t
+		} else {
+			or = jen.Add(or).Op("||").Add(t)
+		}
+	}
+	return or
+}
+
 // rt names an identifier of package fsmrt.
 func rt(name string) *jen.Statement { return jen.Qual(pkgFsmrt, name) }
 

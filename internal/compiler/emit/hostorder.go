@@ -95,7 +95,7 @@ func (s slot) raisedTest() *jen.Statement {
 	if s.q != nil {
 		return hostRaised(s.q)
 	}
-	var test *jen.Statement
+	var eqs []*jen.Statement
 	for _, l := range s.reg.Leaves {
 		if !completes(l) {
 			continue
@@ -105,13 +105,9 @@ func (s slot) raisedTest() *jen.Statement {
 			// Raised by the step that entered it only.
 			eq = jen.Parens(eq.Op("&&").Add(doneRaised(s.reg)))
 		}
-		if test == nil {
-			test = eq
-		} else {
-			test = jen.Add(test).Op("||").Add(eq)
-		}
+		eqs = append(eqs, eq)
 	}
-	return jen.Parens(test)
+	return jen.Parens(anyOf(eqs))
 }
 
 // take is the call that takes the slot's done transition.

@@ -181,27 +181,16 @@ func (g *goGen) restlessPut(s *fsm.State, reg *fsm.Region) []jen.Code {
 	if reg.Host != nil {
 		name = "region " + reg.Root.Name + " of " + reg.Within.Name
 	}
-	var settling, transient *jen.Statement
+	var settlings, transients []*jen.Statement
 	for _, l := range reg.Leaves {
-		if l.Eventless() {
-			eq := v.Clone().Op("==").Id(l.KindName)
-			if transient == nil {
-				transient = eq
-			} else {
-				transient = jen.Add(transient).Op("||").Add(eq)
-			}
-			continue
-		}
-		if !l.Settles() || l.Rests() {
-			continue // (one that may rest is a leaf as any other)
-		}
-		eq := v.Clone().Op("==").Id(l.KindName)
-		if settling == nil {
-			settling = eq
-		} else {
-			settling = jen.Add(settling).Op("||").Add(eq)
+		switch {
+		case l.Eventless():
+			transients = append(transients, v.Clone().Op("==").Id(l.KindName))
+		case l.Settles() && !l.Rests(): // (one that may rest is a leaf as any other)
+			settlings = append(settlings, v.Clone().Op("==").Id(l.KindName))
 		}
 	}
+	settling, transient := anyOf(settlings), anyOf(transients)
 	if transient != nil {
 		// A transient state is left in the step that enters it.
 		msg := fmt.Sprintf("%s: cannot restore %s: %s is in %%v, a transient state: the machine never rests there", g.m.Package, s.Name, name)

@@ -345,15 +345,11 @@ func allFinal(p *fsm.State, moved *fsm.Region) *jen.Statement {
 		if reg == moved {
 			continue
 		}
-		var t *jen.Statement
-		for i, f := range reg.Finals {
-			eq := rgn(reg).Op("==").Id(f.KindName)
-			if i == 0 {
-				t = eq
-			} else {
-				t = jen.Add(t).Op("||").Add(eq)
-			}
+		var eqs []*jen.Statement
+		for _, f := range reg.Finals {
+			eqs = append(eqs, rgn(reg).Op("==").Id(f.KindName))
 		}
+		t := anyOf(eqs)
 		if len(reg.Finals) > 1 {
 			t = jen.Parens(t)
 		}

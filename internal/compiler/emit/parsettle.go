@@ -209,18 +209,13 @@ func raiseDone(reg *fsm.Region, to *fsm.State) []jen.Code {
 //		m.doneRaised[0] = true
 //	}
 func resumeDone(reg *fsm.Region) []jen.Code {
-	var test *jen.Statement
+	var eqs []*jen.Statement
 	for _, l := range reg.Leaves {
-		if !l.Rests() {
-			continue
-		}
-		eq := rgn(reg).Op("==").Id(l.KindName)
-		if test == nil {
-			test = eq
-		} else {
-			test = jen.Add(test).Op("||").Add(eq)
+		if l.Rests() {
+			eqs = append(eqs, rgn(reg).Op("==").Id(l.KindName))
 		}
 	}
+	test := anyOf(eqs)
 	if test == nil {
 		return nil
 	}

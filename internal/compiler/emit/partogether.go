@@ -82,15 +82,11 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		}
 		out = append(out, sw)
 	}
-	var some jen.Code
-	for i, reg := range takers {
-		test := jen.Id(local("t", reg)).Op(">=").Lit(0)
-		if i == 0 {
-			some = test
-		} else {
-			some = jen.Add(some).Op("||").Add(test)
-		}
+	var tests []*jen.Statement
+	for _, reg := range takers {
+		tests = append(tests, jen.Id(local("t", reg)).Op(">=").Lit(0))
 	}
+	some := anyOf(tests)
 	var take []jen.Code
 	lefts := map[string]bool{}
 	for _, reg := range inv {

@@ -186,7 +186,8 @@ func TestXStateConfigShape(t *testing.T) {
 // checks its structure: the root is <scxml> of the SCXML namespace,
 // version 1.0; ids are unique; every transition's target and every
 // initial attribute name a state; an initial names a child; every
-// <cancel> cancels a <send> of its state's <onentry>; no transition
+// <cancel> cancels a <send> of its state's <onentry>, and no two <send>s
+// have one id; no transition
 // carries executable content other than <script> and <send>.
 func TestSCXMLWellFormed(t *testing.T) {
 	t.Parallel()
@@ -215,6 +216,7 @@ func TestSCXMLWellFormed(t *testing.T) {
 			}
 			states(doc)
 			assert.GreaterOrEqual(t, len(ids), len(m.States)+len(m.Composites))
+			sendIDs := map[string]bool{}
 			var walk func(e *element)
 			walk = func(e *element) {
 				if init := e.attr("initial"); init != "" {
@@ -236,6 +238,10 @@ func TestSCXMLWellFormed(t *testing.T) {
 						for _, cc := range c.Children {
 							switch {
 							case c.XMLName.Local == "onentry" && cc.XMLName.Local == "send" && cc.attr("id") != "":
+								// <cancel> cancels every delayed event with
+								// its sendid (SCXML 1.0 §6.3).
+								assert.NotContains(t, sendIDs, cc.attr("id"), "send id %s twice", cc.attr("id"))
+								sendIDs[cc.attr("id")] = true
 								sends = append(sends, cc.attr("id"))
 							case c.XMLName.Local == "onexit" && cc.XMLName.Local == "cancel":
 								cancels = append(cancels, cc.attr("sendid"))

@@ -34,12 +34,13 @@ import (
 // outcomes are what the states of one region can do with an event, over
 // all of them and whatever their guards answer.
 type outcomes struct {
-	leave      bool      // a state has no rule for it, or its guards may all fail: the event goes to the parallel state
-	take       bool      // a state has a rule for it
-	acts       bool      // a rule is a transition (it moves, or runs something)
-	targetless bool      // a rule has no target: an ignore, a rejection, or a transition that stays
-	guarded    bool      // a rule asks a guard of the implementation's (not In)
-	reject     *fsm.Rule // a rule that rejects, the first
+	leave      bool       // a state has no rule for it, or its guards may all fail: the event goes to the parallel state
+	take       bool       // a state has a rule for it
+	acts       bool       // a rule is a transition (it moves, or runs something)
+	targetless bool       // a rule has no target: an ignore, a rejection, or a transition that stays
+	guarded    bool       // a rule asks a guard of the implementation's (not In)
+	reject     *fsm.Rule  // a rule that rejects, the first
+	nested     *fsm.State // when every targetless rule is that of a parallel state nested as a region the region holds (see fsm.Rule.Group), that state, whose rule SCXML runs as its own
 }
 
 // regionOutcomes returns what the leaves of reg can do with e.
@@ -51,16 +52,22 @@ func regionOutcomes(reg *fsm.Region, e *fsm.Event) outcomes {
 		for ; c != nil && !c.Out() && !decided; c = c.Fallback {
 			for _, r := range c.Rules {
 				o.take = true
+				stays := true
 				switch r.Kind {
 				case fsm.Transition:
 					o.acts = true
-					o.targetless = o.targetless || r.Target == nil && r.History == nil
+					stays = r.Target == nil && r.History == nil
 				case fsm.Reject:
-					o.targetless = true
 					if o.reject == nil {
 						o.reject = r
 					}
-				default:
+				}
+				if stays {
+					if r.Group != nil && (!o.targetless || o.nested != nil) {
+						o.nested = r.Group
+					} else {
+						o.nested = nil // one of the region's own
+					}
 					o.targetless = true
 				}
 				if r.Guard == nil {
@@ -125,17 +132,36 @@ func scxmlParallel(c *chart, p *problems) {
 			var outs []outcomes
 			regs := regionsIn(c.m, par)
 			for _, reg := range regs {
-				outs = append(outs, regionOutcomes(reg, e))
+				o := regionOutcomes(reg, e)
+				o.leave = o.leave && !groupTakes(c.m, reg, e)
+				outs = append(outs, o)
 			}
 			if r1, r2 := scxmlConflict(regs, outs, targetless); r1 != nil {
 				what := "a rule without a target (an ignore, a rejection or a row without to)"
+				taker := "region " + r2.Root.Name
 				if targetless {
 					what = "a rule"
+				} else if g := outs[slices.Index(regs, r2)].nested; g != nil {
+					// The targetless rule is that of the nested parallel
+					// state around r2, which r2 holds.
+					taker = g.Name
 				}
-				p.refuse(above.Pos, "%s's rule %s would also run in SCXML when region %s takes %s with %s: SCXML offers %s to %s through region %s, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give %s a rule for %s in the states of %s that leave it, or move this rule into the regions", par.Name, above.Label, r2.Root.Name, e.Name, what, e.Name, par.Name, r1.Root.Name, r1.Root.Name, e.Name, r1.Root.Name)
+				p.refuse(above.Pos, "%s's rule %s would also run in SCXML when %s takes %s with %s: SCXML offers %s to %s through region %s, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give %s a rule for %s in the states of %s that leave it, or move this rule into the regions", par.Name, above.Label, taker, e.Name, what, e.Name, par.Name, r1.Root.Name, r1.Root.Name, e.Name, r1.Root.Name)
 			}
 		}
 	}
+}
+
+// groupTakes reports whether a parallel state nested as a region that
+// holds reg has a rule for e that no guard refuses (fsmgen gives it to
+// one of its regions, see fsm.Rule.Group): SCXML offers the event reg
+// leaves to that state first (§3.13, selectTransitions walks each atomic
+// state's ancestors), so reg never leaves it to the parallel state
+// around.
+func groupTakes(m *fsm.Machine, reg *fsm.Region, e *fsm.Event) bool {
+	return slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool {
+		return r.Group != nil && r.Event == e && r.Guard == nil && slices.Contains(reg.Groups, r.Group)
+	})
 }
 
 // scxmlConflict returns two regions of par, one that may leave the event

@@ -57,6 +57,10 @@ func TestReport(t *testing.T) {
 	// par is a parallel state Opened with regions Left (L1, L2) and Right
 	// (R1, R2); parRows enter and leave it, and move in each region.
 	const par = "  Opened:\n    parallel: true\n    ignore: [Open]\n    states:\n      Left:\n        states:\n          L1: {initial: true}\n          L2: {}\n      Right:\n        states:\n          R1: {initial: true}\n          R2: {}\n"
+	// nestPar is Closed and Opened in a composite state Door, with Left
+	// and Right (as in par) the regions of Media, a parallel state nested
+	// as a region of Opened that ignores Knock, beside a region Net.
+	const nestPar = "  Door:\n    initial: true\n    states:\n      Closed:\n        initial: true\n        ignore: [Open]\n      Opened:\n        parallel: true\n        ignore: [Open]\n        states:\n          Media:\n            parallel: true\n            ignore: [Knock]\n            states:\n              Left:\n                states:\n                  L1: {initial: true}\n                  L2: {}\n              Right:\n                states:\n                  R1: {initial: true}\n                  R2: {}\n          Net:\n            states:\n              N1: {initial: true}\n"
 	const parRows = "  - from: Closed\n    on: Close\n    to: Opened\n  - from: Opened\n    on: Close\n    to: Closed\n  - from: L2\n    on: Knock\n    to: L1\n  - from: L1\n    on: Open\n    to: L2\n  - from: R1\n    on: Open\n    to: R2\n"
 	for _, tc := range []struct {
 		name              string
@@ -96,6 +100,15 @@ func TestReport(t *testing.T) {
 			states: closed + par,
 			rows:   parRows + "  - from: R1\n    on: Knock\n    ignore: true\n  - from: Opened\n    on: Knock\n    action: Ring\n",
 			scxml:  []string{"49:5: error: Opened's rule Opened --Knock--> (stays) / Ring would also run in SCXML when region Right takes Knock with a rule: SCXML offers Knock to Opened through region Left, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give Left a rule for Knock in the states of Left that leave it, or move this rule into the regions"},
+		},
+		{
+			// Media ignores Knock: SCXML offers it to Media's ignore from
+			// Left and Right alike, and only Net leaves it to Opened and
+			// Door's rule.
+			name:   "a rule around a parallel state beside a nested parallel state's ignore",
+			states: nestPar,
+			rows:   parRows + "  - from: Door\n    on: Knock\n    to: Closed\n    action: Ring\n",
+			scxml:  []string{"56:5: error: Opened's rule Door --Knock--> Closed / Ring would also run in SCXML when Media takes Knock with a rule without a target (an ignore, a rejection or a row without to): SCXML offers Knock to Opened through region Net, which leaves it, and keeps both transitions because their exits do not intersect (SCXML 1.0 §3.13, removeConflictingTransitions), whereas fsmgen runs only the regions' rules: give Net a rule for Knock in the states of Net that leave it, or move this rule into the regions"},
 		},
 		{
 			name:   "a rule into a region's root",

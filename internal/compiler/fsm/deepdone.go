@@ -118,6 +118,10 @@ func finalLoop(m *Machine, diags *diag.List) bool {
 						names = append(names, q.Name)
 						looped[q] = true
 					}
+					if slices.ContainsFunc(via, func(q *State) bool { return q.Regions == nil }) {
+						diags.Errorf(r.Pos, "done transitions of parallel and composite states could loop without an event: %s → %s, each completing the next in that step (it leads into a final state of the next, or into a history that may remember one, or every region of the next final, or one resting in a final state whose done transition may end it); lead one of them to a state that completes none", strings.Join(names, " → "), p.Name)
+						continue
+					}
 					diags.Errorf(r.Pos, "the done transitions of parallel states %s and %s could loop without an event: each leads into a deep history whose resuming may complete the next again in that step, remembering every region of it final or one resting in a final state whose done transition may end it (%s → %s); lead one of them to a state instead of a history", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], strings.Join(names, " → "), p.Name)
 					continue
 				}
@@ -131,9 +135,19 @@ func finalLoop(m *Machine, diags *diag.List) bool {
 						}
 					}
 				}
-				if t := r.To; t != nil && t.Choice != nil && !seen[t] {
-					seen[t] = true
-					walk(t.Choice.Rules, via)
+				for _, v := range append([]*Rule{r}, r.Variants...) {
+					// A transient state goes on, the final state of a
+					// composite state whose done transition leaves it
+					// too, which h may remember (the variant resuming
+					// it) as well as r enter.
+					if t := v.To; t != nil && t.Choice != nil && !seen[t] {
+						seen[t] = true
+						next := via
+						if t.Completes != nil {
+							next = append(slices.Clip(via), t.Completes)
+						}
+						walk(t.Choice.Rules, next)
+					}
 				}
 			}
 		}

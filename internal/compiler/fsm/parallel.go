@@ -148,9 +148,9 @@ type parHook struct {
 	// regionDefers is set when a state inside a region defers an event:
 	// the machine has a queue of deferred events.
 	regionDefers bool
-	// stuck[p] are the states of the regions of parallel state p from
-	// which their region never ends (see parstuck.go).
-	stuck map[string][]stuckLeaf
+	// stuck are the states of the regions of the parallel states from
+	// which their region never ends, region by region (see parstuck.go).
+	stuck []stuckLeaf
 }
 
 // timed reports whether some state inside a region has a timer.
@@ -220,7 +220,11 @@ type specRegion struct {
 	// stuck are the states its build found the region never ends from
 	// (see parstuck.go).
 	stuck []stuckLeaf
-	rows  []spec.Transition
+	// left are the parallel states inside the region that a rule or
+	// timer of the region other than their done transition leaves (see
+	// parstuck.go).
+	left map[string]bool
+	rows []spec.Transition
 	// transient is where a state inside the region is transient, done
 	// where a composite state inside it has a done transition (zero when
 	// none is): a region that holds a parallel state refuses both (see

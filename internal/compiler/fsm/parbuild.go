@@ -39,12 +39,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		}
 		r.build = m
 		r.ins = rh.ins
-		if len(r.stuck) > 0 {
-			if hook.stuck == nil {
-				hook.stuck = map[string][]stuckLeaf{}
-			}
-			hook.stuck[r.par.Name.Value] = append(hook.stuck[r.par.Name.Value], r.stuck...)
-		}
+		hook.stuck = append(hook.stuck, r.stuck...)
 		hook.timers = append(hook.timers, m.Timers...)
 		for _, ex := range m.Examples {
 			hook.examples = append(hook.examples, ex.Pos)

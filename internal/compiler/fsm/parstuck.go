@@ -14,22 +14,38 @@ import (
 // out does outside regions. The region's build finds those states
 // (stuckLeaves); the machine's build, which knows the parallel state's
 // own rules and those around it, reports them when nothing else leaves
-// it (stuckRegions).
+// it (stuckRegions). A parallel state inside a region's state (see
+// parinreg.go) is a leaf of its host region's build, which records
+// whether a rule other than its done transition leaves it; when none
+// does, it is left only when a rule leaves the parallel state around
+// its host region, and so on out.
 
 // stuckLeaf is a state of a region from which the region never ends.
 type stuckLeaf struct {
-	region, name string
-	pos          diag.Pos
+	in   *specRegion
+	name string
+	pos  diag.Pos
 	// from are the states of the region that lead there and could end.
 	from []string
 }
 
-// stuckLeaves records, in a region's build of a parallel state with a
-// done transition, the states the region may reach but never end from,
-// that a state which could end leads to (the first a path enters).
+// stuckLeaves records, in a region's build, the parallel states inside
+// the region that a rule other than their done transition leaves and,
+// for a region of a parallel state with a done transition, the states
+// the region may reach but never end from, that a state which could end
+// leads to (the first a path enters).
 func (b *builder) stuckLeaves(succ map[*State][]*State, reached map[*State]bool) {
 	r := b.par.region
-	if r.par.Done == nil || r.host != nil {
+	out := b.successorsBy(func(r *Rule) bool { return r.Done == nil })
+	for _, s := range b.m.States {
+		if b.parallel(s) && len(out[s]) > 0 {
+			if r.left == nil {
+				r.left = map[string]bool{}
+			}
+			r.left[s.Name] = true
+		}
+	}
+	if r.par.Done == nil {
 		return
 	}
 	pred := map[*State][]*State{}
@@ -63,28 +79,47 @@ func (b *builder) stuckLeaves(succ map[*State][]*State, reached map[*State]bool)
 			}
 		}
 		if len(from) > 0 {
-			r.stuck = append(r.stuck, stuckLeaf{region: r.root.Name.Value, name: s.Name, pos: s.Pos, from: from})
+			r.stuck = append(r.stuck, stuckLeaf{in: r, name: s.Name, pos: s.Pos, from: from})
 		}
 	}
 }
 
 // stuckRegions reports, in the machine's build, the states of the
-// regions of each parallel state from which its region never ends
-// (see stuckLeaves) when its done transition is its only way out (a
-// rule back into the parallel state is one: it enters every region
-// anew).
+// regions of each parallel state from which their region never ends (see
+// stuckLeaves) when its done transition is its only way out (a rule back
+// into the parallel state is one: it enters every region anew). The
+// done transition of a parallel state around it is none: it waits for
+// the region that holds it to end.
 func (b *builder) stuckRegions() {
 	if b.par == nil || len(b.par.stuck) == 0 {
 		return
 	}
 	succ := b.successorsBy(func(r *Rule) bool { return r.Done == nil })
-	for _, p := range b.m.States {
-		leaves := b.par.stuck[p.Name]
-		if len(leaves) == 0 || !b.parallel(p) || len(succ[p]) > 0 {
+	named := map[string]*State{}
+	for _, s := range b.m.States {
+		named[s.Name] = s
+	}
+	for _, l := range b.par.stuck {
+		if left(l.in, named, succ) {
 			continue
 		}
-		for _, l := range leaves {
-			b.errorf(l.pos, "state %s, in region %s of parallel state %s, never leads to a final state of %s (%s leads to it), and nothing but the done transition of %s, which waits for %s to end, leaves %s: the machine would stay in %s for ever; add a transition from %s toward a final state, or a rule that leaves %s", l.name, l.region, p.Name, l.region, strings.Join(l.from, " and "), p.Name, l.region, p.Name, p.Name, l.name, p.Name)
-		}
+		region, p := l.in.root.Name.Value, l.in.par.Name.Value
+		b.errorf(l.pos, "state %s, in region %s of parallel state %s, never leads to a final state of %s (%s leads to it), and nothing but the done transition of %s, which waits for %s to end, leaves %s: the machine would stay in %s for ever; add a transition from %s toward a final state, or a rule that leaves %s", l.name, region, p, region, strings.Join(l.from, " and "), p, region, p, p, l.name, p)
 	}
+}
+
+// left reports whether a rule other than a done transition leaves the
+// parallel state of region r: its own or that of a state around it, in
+// its host region's build for one inside a region, or else leaves the
+// parallel state around that region, and so on out; succ are the
+// machine's successors through such rules.
+func left(r *specRegion, named map[string]*State, succ map[*State][]*State) bool {
+	p := r.par.Name.Value
+	for host := r.host; host != nil; host = host.host {
+		if host.left[p] {
+			return true
+		}
+		p = host.par.Name.Value
+	}
+	return len(succ[named[p]]) > 0
 }

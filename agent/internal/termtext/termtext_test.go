@@ -1,4 +1,4 @@
-package app
+package termtext
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestSanitize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			assert.Equal(t, tt.want, sanitize(tt.in))
+			assert.Equal(t, tt.want, Sanitize(tt.in))
 		})
 	}
 }
@@ -40,12 +40,12 @@ func FuzzSanitize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := sanitize(s)
+		out := Sanitize(s)
 		for _, r := range out {
 			if unsafeRune(r) {
-				t.Fatalf("sanitize(%q) = %q keeps %U", s, out, r)
+				t.Fatalf("Sanitize(%q) = %q keeps %U", s, out, r)
 			}
 		}
-		assert.Equal(t, out, sanitize(out), "sanitize is idempotent")
+		assert.Equal(t, out, Sanitize(out), "Sanitize is idempotent")
 	})
 }

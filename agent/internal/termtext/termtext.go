@@ -1,18 +1,20 @@
-package app
+// Package termtext makes text fit for a terminal: what the model wrote
+// and what a tool printed, before the agent shows it.
+package termtext
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// sanitize returns s fit for a terminal: what the model wrote and what a
+// Sanitize returns s fit for a terminal: what the model wrote and what a
 // tool printed may hold escape sequences that change the window title,
 // write the clipboard (OSC 52), clear the screen or move the cursor, and
 // characters that reorder the text shown (bidirectional overrides). Escape
 // sequences are removed whole (CSI, OSC, DCS and two-byte ones), other C0
 // and C1 control characters and the bidirectional controls are removed;
 // newlines and tabs stay. Invalid UTF-8 becomes U+FFFD.
-func sanitize(s string) string {
+func Sanitize(s string) string {
 	if clean(s) {
 		return s
 	}
@@ -34,7 +36,7 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// clean reports whether s has nothing for sanitize to change.
+// clean reports whether s has nothing for Sanitize to change.
 func clean(s string) bool {
 	for i, r := range s {
 		if unsafeRune(r) || r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {

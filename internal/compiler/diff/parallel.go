@@ -106,7 +106,7 @@ func (d *differ) doneGained(os, ns *fsm.State, saved string) {
 	c := &Change{Subject: "state " + ns.Name, What: "gained a done transition", Old: os.Pos, New: ns.Pos}
 	also := ""
 	if slices.ContainsFunc(d.new.Memories, func(mem *fsm.Memory) bool {
-		return mem.Region.Parallel == ns && !d.new.RemembersFinal(mem.History, ns)
+		return mem.Region.Owner() == ns && !d.new.RemembersFinal(mem.History, ns)
 	}) {
 		// A deep history around it remembers its regions' leaves, never
 		// every one final (the done stays inside it).
@@ -143,9 +143,10 @@ func (d *differ) restsFinal(os, ns *fsm.State) {
 // regions: their memory names no leaf of r, and Load leaves it zero, so
 // resuming the history enters r through its initial state.
 func (d *differ) resumedFresh(c *Change, ns *fsm.State, r *fsm.Region) {
+	q := r.Owner() // ns, or a parallel state inside one of its regions
 	for _, h := range d.new.Histories {
-		if h.History == fsm.HistoryDeep && h.Contains(ns) {
-			c.verdict(Behaviour, Review, fmt.Sprintf("a machine saved while the deep history of %s remembered %s's regions resumes region %s in its initial state %s", h.Name, ns.Name, r.Root.Name, r.Initial.Name))
+		if h.History == fsm.HistoryDeep && h.Contains(q) {
+			c.verdict(Behaviour, Review, fmt.Sprintf("a machine saved while the deep history of %s remembered %s's regions resumes region %s in its initial state %s", h.Name, q.Name, r.Root.Name, r.Initial.Name))
 			return
 		}
 	}

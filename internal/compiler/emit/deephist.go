@@ -42,7 +42,7 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 		if len(reg.Root.RenamedFrom) > 0 {
 			fields = append(fields, kv("RegionWas", jen.Index().String().Values(snakes(reg.Root.RenamedFrom)...)))
 		}
-		fields = append(fields, kv("Parallel", jen.Id(reg.Parallel.KindName)), kv("Of", jen.Lit(h.Hist)))
+		fields = append(fields, kv("Parallel", jen.Id(reg.Owner().KindName)), kv("Of", jen.Lit(h.Hist)))
 		var restless []jen.Code
 		for _, l := range reg.Leaves {
 			// (A final state the region may rest in is remembered, and
@@ -54,7 +54,7 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 		if len(restless) > 0 {
 			fields = append(fields, kv("Restless", jen.Index().String().Values(restless...)))
 		}
-		if reg.Parallel.Completion != nil && len(reg.Finals) > 0 && !m.RemembersFinal(h, reg.Parallel) {
+		if p := reg.Owner(); p.Completion != nil && len(reg.Finals) > 0 && !m.RemembersFinal(h, p) {
 			// (A history the done transition leaves may remember every
 			// region final: see fsm.RemembersFinal.)
 			var finals []jen.Code

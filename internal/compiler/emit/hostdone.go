@@ -99,7 +99,7 @@ func (g *goGen) genHostDone() {
 			if !inline {
 				out = g.regionCompute(r)
 			}
-			out = append(out, regionRemembers(host, r)...)
+			out = append(out, g.regionRemembers(host, r)...)
 			out = append(out, g.hostedLefts(r, map[string]bool{})...)
 			out = append(out, rgn(host).Op("=").Id(r.To.KindName))
 			out = append(out, raiseDone(host, r.To)...)

@@ -257,7 +257,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if !inline {
 		out = append(out, g.regionCompute(r)...)
 	}
-	out = append(out, regionRemembers(reg, r)...)
+	out = append(out, g.regionRemembers(reg, r)...)
 	out = append(out, g.hostedLefts(r, map[string]bool{})...)
 	if r.To != nil {
 		out = append(out, rgn(reg).Op("=").Id(r.To.KindName))

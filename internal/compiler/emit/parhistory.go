@@ -85,19 +85,44 @@ func withVariants(rules []*fsm.Rule) []*fsm.Rule {
 
 // regionRemembers emits what region rule r remembers before it moves the
 // region: the region's leaf, for each composite state with a history the
-// rule leaves.
+// rule leaves (and, for a deep one, the leaves of the regions of a
+// parallel state inside the region it holds, see hostedMemories).
 //
 //	if m.rgn[0] >= StateSlow && m.rgn[0] <= StateFast {
 //		m.hist[1] = m.rgn[0]
 //	}
-func regionRemembers(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+func (g *goGen) regionRemembers(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	var out []jen.Code
 	for _, rem := range r.Remembers {
-		set := jen.Id("m").Dot("hist").Index(jen.Lit(rem.State.Hist)).Op("=").Add(rgn(reg))
+		set := append([]jen.Code{jen.Id("m").Dot("hist").Index(jen.Lit(rem.State.Hist)).Op("=").Add(rgn(reg))}, g.hostedMemories(rem.State, rgn(reg))...)
 		if rem.When {
-			set = jen.If(within(rgn(reg), rem.State)).Block(set)
+			set = []jen.Code{jen.If(within(rgn(reg), rem.State)).Block(set...)}
 		}
-		out = append(out, set)
+		out = append(out, set...)
+	}
+	return out
+}
+
+// hostedMemories emits what deep history h, remembering leaf (its
+// region's), remembers of the regions of the parallel states inside the
+// region it holds: the leaf of each, when leaf is that parallel state
+// (SCXML 1.0 §3.10: a deep history records every active atomic
+// descendant).
+//
+//	if m.rgn[0] == StateEditing {
+//		m.hist[3], m.hist[4] = m.rgn[1], m.rgn[2]
+//	}
+func (g *goGen) hostedMemories(h *fsm.State, leaf *jen.Statement) []jen.Code {
+	var out []jen.Code
+	for _, q := range g.m.RegionLeaves() {
+		var slots, leaves []jen.Code
+		for _, mem := range g.m.MemoriesOf(h, q) {
+			slots = append(slots, jen.Id("m").Dot("hist").Index(jen.Lit(mem.Slot)))
+			leaves = append(leaves, rgn(mem.Region))
+		}
+		if len(slots) > 0 {
+			out = append(out, jen.If(leaf.Clone().Op("==").Id(q.KindName)).Block(jen.List(slots...).Op("=").List(leaves...)))
+		}
 	}
 	return out
 }
@@ -110,8 +135,8 @@ func (g *goGen) regionRemember(run *fsm.Run, from jen.Code) []jen.Code {
 	var out []jen.Code
 	for _, s := range g.m.RegionHistories(run.State) {
 		leaf := rgn(s.Region)
-		out = append(out, jen.If(within(leaf.Clone(), s)).Block(
-			jen.Id("m").Dot("hist").Index(jen.Lit(s.Hist)).Op("=").Add(leaf.Clone())))
+		set := append([]jen.Code{jen.Id("m").Dot("hist").Index(jen.Lit(s.Hist)).Op("=").Add(leaf.Clone())}, g.hostedMemories(s, leaf)...)
+		out = append(out, jen.If(within(leaf.Clone(), s)).Block(set...))
 	}
 	if run.When != nil && len(out) > 0 {
 		return []jen.Code{jen.If(within(from, run.When)).Block(out...)}

@@ -74,8 +74,9 @@ func (g *goGen) hostedSlots(r *fsm.Rule) []jen.Code {
 	}
 	for _, run := range r.Entries {
 		if hosting(run) {
-			c, _ := g.regionEnter(run.State)
-			out = append(out, c...)
+			// Its regions' initial leaves, or those a deep history
+			// resumes.
+			out = append(out, g.regionRun(run, nil, true)...)
 		}
 	}
 	return out
@@ -84,7 +85,9 @@ func (g *goGen) hostedSlots(r *fsm.Rule) []jen.Code {
 // hostedRemember returns what leaving q, a parallel state inside a
 // region, remembers before its regions' slots are zeroed: for each
 // composite state with a history inside its regions, the region's leaf
-// when it is inside the state (SCXML 1.0 §3.13, exitStates):
+// when it is inside the state (SCXML 1.0 §3.13, exitStates), and for a
+// deep one the leaves of the regions of a parallel state it holds (see
+// hostedMemories):
 //
 //	if m.rgn[1] >= StateF1 && m.rgn[1] <= StateF2 {
 //		m.hist[0] = m.rgn[1]
@@ -96,8 +99,8 @@ func (g *goGen) hostedRemember(q *fsm.State) []jen.Code {
 			continue
 		}
 		leaf := rgn(s.Region)
-		out = append(out, jen.If(within(leaf.Clone(), s)).Block(
-			jen.Id("m").Dot("hist").Index(jen.Lit(s.Hist)).Op("=").Add(leaf.Clone())))
+		set := append([]jen.Code{jen.Id("m").Dot("hist").Index(jen.Lit(s.Hist)).Op("=").Add(leaf.Clone())}, g.hostedMemories(s, leaf)...)
+		out = append(out, jen.If(within(leaf.Clone(), s)).Block(set...))
 	}
 	return out
 }

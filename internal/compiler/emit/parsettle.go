@@ -123,7 +123,7 @@ func (g *goGen) genSettle() {
 				out := g.hostedLefts(r, map[string]bool{})
 				// A history the done transition leaves remembers the
 				// final state (SCXML 1.0 §3.10).
-				out = append(out, regionRemembers(reg, r)...)
+				out = append(out, g.regionRemembers(reg, r)...)
 				out = append(out, rgn(reg).Op("=").Id(r.To.KindName))
 				out = append(out, raiseDone(reg, r.To)...)
 				out = append(out, g.hostedSlots(r)...)

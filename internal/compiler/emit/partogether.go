@@ -107,7 +107,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			if r.Kind != fsm.Transition {
 				return nil
 			}
-			c := regionRemembers(reg, r)
+			c := g.regionRemembers(reg, r)
 			if r.To != nil {
 				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
 				c = append(c, raiseDone(reg, r.To)...)

@@ -116,7 +116,7 @@ func (g *goGen) genEventless() {
 		}
 		for _, reg := range regs {
 			body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
-				c := regionRemembers(reg, r)
+				c := g.regionRemembers(reg, r)
 				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
 				c = append(c, raiseDone(reg, r.To)...)
 				c = append(c, g.hostedSlots(r)...)

@@ -332,6 +332,18 @@ func historyDefault(s *fsm.State) string {
 	return strings.Join(names, " ")
 }
 
+// rememberedBy returns the regions whose leaves deep history h remembers
+// (see fsm.Memory), in memory order.
+func rememberedBy(m *fsm.Machine, h *fsm.State) []*fsm.Region {
+	var out []*fsm.Region
+	for _, mem := range m.Memories {
+		if mem.History == h {
+			out = append(out, mem.Region)
+		}
+	}
+	return out
+}
+
 // scxmlDeepFinal refuses a deep history that may remember a final state:
 // one whose done transition leaves the history's state, the final state
 // of a region of a parallel state the history holds, or a final state
@@ -345,17 +357,17 @@ func historyDefault(s *fsm.State) string {
 // final state out, so resuming the history enters nothing there.
 func scxmlDeepFinal(c *chart, p *problems) {
 	for _, h := range c.m.Histories {
-		if h.History != fsm.HistoryDeep || h.Region != nil {
+		if h.History != fsm.HistoryDeep {
 			continue
 		}
-		for _, reg := range c.m.Regions {
-			if len(reg.Finals) > 0 && h.Contains(reg.Parallel) {
-				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be its final state %s: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end region %s in a state that is not final", h.Name, reg.Root.Name, reg.Parallel.Name, reg.Finals[0].Name, h.Name, reg.Root.Name)
+		for _, reg := range rememberedBy(c.m, h) {
+			if len(reg.Finals) > 0 {
+				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be its final state %s: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end region %s in a state that is not final", h.Name, reg.Root.Name, reg.Owner().Name, reg.Finals[0].Name, h.Name, reg.Root.Name)
 				break
 			}
-			if i := slices.IndexFunc(reg.Leaves, (*fsm.State).Rests); i >= 0 && h.Contains(reg.Parallel) {
+			if i := slices.IndexFunc(reg.Leaves, (*fsm.State).Rests); i >= 0 {
 				f := reg.Leaves[i]
-				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be final state %s, resting there when no guard of the done transition of %s held: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), and resuming it raises that done event again, but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end the guards of the done transition of %s with \"- else: true\"", h.Name, reg.Root.Name, reg.Parallel.Name, f.Name, f.Completes.Name, h.Name, f.Completes.Name)
+				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be final state %s, resting there when no guard of the done transition of %s held: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), and resuming it raises that done event again, but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end the guards of the done transition of %s with \"- else: true\"", h.Name, reg.Root.Name, reg.Owner().Name, f.Name, f.Completes.Name, h.Name, f.Completes.Name)
 				break
 			}
 		}

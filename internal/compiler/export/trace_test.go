@@ -87,6 +87,15 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 			exits = append(these, exits...)
 			for _, run := range r.Entries {
 				entries = append(entries, "entry "+run.State.Name)
+				if run.Resume != nil && run.State.Regions != nil {
+					// A deep history resumes a parallel state inside the
+					// region: down to the leaves its regions rest in after
+					// the step (none of them starts in a transient state or
+					// rests in a final one, see fsm's hostedResumes).
+					resumed := regionConfig(t, m, g.Leaf)
+					entries = append(entries, resumedEntries(run.State, resumed)...)
+					continue
+				}
 				entries = append(entries, regionEntries(run.State)...)
 			}
 			if leaf := r.Target; leaf != nil {

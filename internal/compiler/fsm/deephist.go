@@ -45,7 +45,7 @@ func (m *Machine) HistSlots() int { return len(m.Histories) + len(m.Memories) }
 func (m *Machine) MemoriesOf(h, p *State) []*Memory {
 	var out []*Memory
 	for _, mem := range m.Memories {
-		if mem.History == h && mem.Region.Parallel == p {
+		if mem.History == h && mem.Region.Owner() == p {
 			out = append(out, mem)
 		}
 	}
@@ -57,10 +57,19 @@ func (m *Machine) MemoriesOf(h, p *State) []*Memory {
 func (m *Machine) MemoryOf(h *State) *State {
 	for _, mem := range m.Memories {
 		if mem.History == h {
-			return mem.Region.Parallel
+			return mem.Region.Owner()
 		}
 	}
 	return nil
+}
+
+// Owner returns the parallel state whose regions reg is one of: Within
+// for a region of a parallel state inside another region, else Parallel.
+func (reg *Region) Owner() *State {
+	if reg.Within != nil {
+		return reg.Within
+	}
+	return reg.Parallel
 }
 
 // deepHistoryOf checks a history of parallel state s, and one around it
@@ -79,14 +88,15 @@ func deepHistoryOf(s, deep *spec.State, diags *diag.List) bool {
 
 // memories makes the machine's Memories, once its regions are joined:
 // one per region of each parallel state a deep history holds (the
-// parallel state's own, or a composite state's around it), by history,
-// then parallel state, then region.
+// parallel state's own, or a composite state's around it, which may be
+// inside a region around a parallel state inside the region), by
+// history, then parallel state, then region.
 func (m *Machine) memories() {
 	for _, h := range m.Histories {
-		if h.Region != nil || h.History != HistoryDeep {
+		if h.History != HistoryDeep {
 			continue
 		}
-		for _, p := range m.States {
+		for _, p := range append(slices.Clone(m.States), m.RegionLeaves()...) {
 			if p.Regions == nil || !h.Contains(p) {
 				continue
 			}
@@ -249,8 +259,8 @@ func memoryShape(list []spec.State, regions []*specRegion) []string {
 				d = append(slices.Clip(deep), snakeOf(s))
 			}
 			if s.Parallel.Value {
+				// Its regions, whose states may hold parallel states too.
 				holders[s] = d
-				continue
 			}
 			walk(s.States, d)
 		}

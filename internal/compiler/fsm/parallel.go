@@ -291,6 +291,15 @@ func hasParallel(list []spec.State) bool {
 	return false
 }
 
+// deepOf returns s when it has a deep history, else deep: the innermost
+// composite state with a deep history around the states inside s.
+func deepOf(s, deep *spec.State) *spec.State {
+	if s.History.Value == "deep" {
+		return s
+	}
+	return deep
+}
+
 // regionsOf returns the regions of the parallel states in list, in
 // document order, checking what a parallel state and its regions may be.
 func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec.State) []*specRegion {
@@ -298,11 +307,7 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 	for i := range list {
 		s := &list[i]
 		if !s.Parallel.Value {
-			d := deep
-			if s.History.Value == "deep" {
-				d = s
-			}
-			out = append(out, regionsOf(s.States, diags, host, d)...)
+			out = append(out, regionsOf(s.States, diags, host, deepOf(s, deep))...)
 			continue
 		}
 		switch {
@@ -329,10 +334,7 @@ func regionsOf(list []spec.State, diags *diag.List, host *specRegion, deep *spec
 				diags.Errorf(r.root.Name.Pos, "region %s of parallel state %s has no final state, so %s's done transition can never be taken: mark the state the region ends in \"final: true\"", r.root.Name.Value, s.Name.Value, s.Name.Value)
 			}
 			out = append(out, r)
-			if hasParallel(r.root.States) {
-				hostingHistory(r, r.root, diags)
-			}
-			out = append(out, regionsOf(r.root.States, diags, r, nil)...)
+			out = append(out, regionsOf(r.root.States, diags, r, deepOf(r.root, nil))...)
 		}
 	}
 	return out

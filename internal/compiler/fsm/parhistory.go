@@ -41,7 +41,9 @@ func leavesParallel(w *Way, p *State) bool {
 
 // rememberRegions returns hist after parallel state p is left with its
 // regions in cfg: each history inside a region holds the region's leaf
-// when the leaf is inside its state.
+// when the leaf is inside its state (and a deep one the leaves of the
+// regions of a parallel state inside the region it holds, see
+// rememberHostLeaves).
 func (m *Machine) rememberRegions(p *State, cfg, hist []*State) []*State {
 	var out []*State
 	for _, s := range m.RegionHistories(p) {
@@ -50,6 +52,7 @@ func (m *Machine) rememberRegions(p *State, cfg, hist []*State) []*State {
 				out = slices.Clone(hist)
 			}
 			out[s.Hist] = at
+			m.rememberHostLeaves(s, at, cfg, out)
 		}
 	}
 	if out == nil {
@@ -115,10 +118,21 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 			}
 			r = p
 		}
-		hist = r.Remember(at, hist)
+		hist = m.rememberRule(r, at, cur, hist)
 		if r.To != nil {
 			cur[reg.Index] = r.To
 			w.From.reenter(cur, []*Rule{r})
+		}
+		if resumed := m.resumeHosted(r, hist); resumed != nil {
+			// A parallel state inside the region that a deep history
+			// resumes: its regions resume the leaves it remembers.
+			if out == w {
+				cp := *w
+				out = &cp
+			}
+			out.hosted = resumed
+			rw.after = m.placeResumed(rw.after, resumed)
+			cur = m.placeResumed(cur, resumed)
 		}
 	}
 	rw.way = out
@@ -184,6 +198,7 @@ func (m *Machine) rememberHosted(r *Rule, cfg, hist []*State) []*State {
 					out, copied = slices.Clone(hist), true
 				}
 				out[s.Hist] = at
+				m.rememberHostLeaves(s, at, cfg, out)
 			}
 		}
 	}
@@ -199,4 +214,74 @@ func (reg *Region) under(q *State) bool {
 		}
 	}
 	return false
+}
+
+// rememberHostLeaves writes into hist, a copy its caller owns, what deep
+// history h, which remembers leaf at of its region, remembers of the
+// regions of at when at is a parallel state inside the region: the leaf
+// each is in, in cfg (SCXML 1.0 §3.10: a deep history records every
+// active atomic descendant).
+func (m *Machine) rememberHostLeaves(h, at *State, cfg, hist []*State) {
+	for _, mem := range m.MemoriesOf(h, at) {
+		hist[mem.Slot] = cfg[mem.Region.Index]
+	}
+}
+
+// rememberRule returns hist after region rule r, taken from leaf at with
+// the regions in cfg: the histories it leaves remember at (Rule.Remember),
+// and the deep ones the leaves of at's regions when at is a parallel
+// state inside the region.
+func (m *Machine) rememberRule(r *Rule, at *State, cfg, hist []*State) []*State {
+	out := r.Remember(at, hist)
+	if at == nil || at.Regions == nil {
+		return out
+	}
+	for _, rem := range r.Remembers {
+		if !rem.When || rem.State.Contains(at) {
+			m.rememberHostLeaves(rem.State, at, cfg, out)
+		}
+	}
+	return out
+}
+
+// resumeHosted returns, for region rule r that enters a parallel state
+// inside its region through a deep history (Run.Resume), the leaves its
+// regions resume from memory hist, by Region.Index (the initial leaf of a
+// region the history remembers nothing of, nil for other regions); nil
+// for other rules.
+func (m *Machine) resumeHosted(r *Rule, hist []*State) []*State {
+	var out []*State
+	for _, run := range r.Entries {
+		if !run.Entry || run.Resume == nil || !hosting(run) {
+			continue
+		}
+		if out == nil {
+			out = make([]*State, len(m.Regions))
+		}
+		for _, reg := range run.State.Regions {
+			out[reg.Index] = reg.Initial
+		}
+		for _, mem := range m.MemoriesOf(run.Resume, run.State) {
+			if at := hist[mem.Slot]; at != nil {
+				out[mem.Region.Index] = at
+			}
+		}
+	}
+	return out
+}
+
+// placeResumed returns cfg with the regions resumed holds a leaf for in
+// that leaf, while their host region is still in their parallel state;
+// nil for nil.
+func (m *Machine) placeResumed(cfg, resumed []*State) []*State {
+	if cfg == nil {
+		return nil
+	}
+	out := slices.Clone(cfg)
+	for i, l := range resumed {
+		if reg := m.Regions[i]; l != nil && out[reg.Host.Index] == reg.Within {
+			out[i] = l
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"time"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -25,19 +26,16 @@ import (
 // hostedRegions returns the regions of parallel state q, inside region
 // host below its own state, and those of the parallel states inside them
 // in turn, in document order, refusing what fsmgen does not resolve for
-// them yet. deep is the composite state inside host around q with a deep
-// history; nil when none is.
+// them yet. deep is the innermost composite state inside host around q
+// with a deep history (nil when none is): it remembers the leaf of each
+// of q's regions too (SCXML 1.0 §3.10), so their leaves may be resumed.
 func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *diag.List) []*specRegion {
 	if len(q.States) < 2 {
 		tooFewRegions(q, diags)
 		return nil
 	}
-	switch {
-	case deep != nil:
-		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and the deep history of %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, deep.Name.Value, q.Name.Value, host.root.Name.Value)
-		return nil
-	case host.resumed:
-		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and a deep history of or around parallel state %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, host.top.Name.Value, q.Name.Value, host.root.Name.Value)
+	if host.resumed {
+		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and a deep history of or around parallel state %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, host.par.Name.Value, q.Name.Value, host.root.Name.Value)
 		return nil
 	}
 	var out []*specRegion
@@ -47,7 +45,7 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 			diags.Errorf(root.Parallel.Pos, "parallel state %s is a region of parallel state %s, which region %s of %s enters and leaves: fsmgen does not nest a parallel state as a region there yet; make %s an ordinary region, or put the parallel state inside one of its states", root.Name.Value, q.Name.Value, host.root.Name.Value, host.par.Name.Value, root.Name.Value)
 			continue
 		}
-		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}}
+		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}, resumed: deep != nil}
 		checkRegion(r, r.root, nil, diags)
 		if q.Done != nil && len(r.finals) == 0 {
 			// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised once
@@ -60,21 +58,18 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		// region.
 		hostedStates(root, root, q, host, diags)
 		out = append(out, r)
-		out = append(out, regionsOf(root.States, diags, r, nil)...)
+		out = append(out, regionsOf(root.States, diags, r, deepOf(root, nil))...)
 	}
 	return out
 }
 
 // hostedStates refuses, in s and the states inside it (a region of a
 // parallel state inside another's region), what fsmgen does not resolve
-// there yet: deep histories around parallel states inside them, and
-// deferred events. Other histories remember their region's leaf as in
-// any region, when q is left too (see rememberHosted).
+// there yet: deferred events. Histories remember their region's leaf as
+// in any region, when q is left too (see rememberHosted), and a deep one
+// around a parallel state inside them the leaves of its regions.
 func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
-	switch {
-	case s.History.Set && s.History.Value == "deep" && hasParallel(s.States):
-		diags.Errorf(s.History.Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s has a deep history and holds a parallel state; fsmgen does not resume the regions of a parallel state inside a region yet; make the history shallow (which enters the parallel state anew) or drop it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value)
-	case len(s.Defer) > 0:
+	if len(s.Defer) > 0 {
 		diags.Errorf(s.Defer[0].Pos, "region %s of parallel state %s, which region %s enters and leaves: its state %s defers %s; fsmgen does not defer events inside a parallel state inside a region yet; ignore the event, or handle it", root.Name.Value, q.Name.Value, host.root.Name.Value, s.Name.Value, s.Defer[0].Value)
 	}
 	for i := range s.States {
@@ -95,7 +90,7 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	}
 	switch {
 	case q.History.Set:
-		refuse(q.History.Pos, "a history", "drop the history")
+		refuse(q.History.Pos, "a history", "drop the history, or put "+q.Name.Value+" in a composite state of "+r.root.Name.Value+" with a deep history, which resumes the leaf of each of its regions")
 	case len(q.After) > 0 && !timerSpec(q):
 		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
 	case q.Final.Set || q.Terminal.Set || q.Transient.Set:
@@ -107,24 +102,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		// Its timers are r's, as any state's of r: their rules move
 		// within r (checked as r's rows are, see splitRows).
 		r.timers = append(r.timers, spec.Transition{Pos: a.Pos, From: []spec.String{q.Name}, Outcome: a.Outcome, Guards: a.Guards})
-	}
-}
-
-// hostingHistory refuses, in region r, a deep history of a composite
-// state around a parallel state inside r: its variants would resume the
-// leaves of the parallel state's regions, which fsmgen does not do yet.
-// A shallow history remembers the parallel state (or the state around
-// it) as any leaf of r, and resuming it enters the parallel state anew,
-// its regions through their initial states (SCXML 1.0 §3.10: the
-// history's default-entry of a remembered child that is a <parallel>).
-func hostingHistory(r *specRegion, s *spec.State, diags *diag.List) {
-	if s.History.Set && s.History.Value == "deep" && hasParallel(s.States) {
-		diags.Errorf(s.History.Pos, "region %s of parallel state %s: its state %s has a deep history and holds a parallel state; fsmgen does not resume the regions of a parallel state inside a region yet; make the history shallow (which enters the parallel state anew) or drop it, or move the parallel state out of %s", r.root.Name.Value, r.par.Name.Value, s.Name.Value, s.Name.Value)
-	}
-	for i := range s.States {
-		if !s.States[i].Parallel.Value {
-			hostingHistory(r, &s.States[i], diags)
-		}
 	}
 }
 
@@ -151,4 +128,35 @@ func timerSpec(q *spec.State) bool {
 		}
 	}
 	return true
+}
+
+// hostedResumes refuses a deep history that remembers the leaves of the
+// regions of a parallel state inside a region (see Memory) where fsmgen
+// does not resume them yet: a region that starts in a leaf it never rests
+// in (the step that enters the parallel state goes on with eventless
+// rules, which a resumed leaf does not take), or one that may rest in a
+// final state, or a memory of every region final (resuming either raises
+// done events again). It reports whether it refused one.
+func hostedResumes(m *Machine, diags *diag.List) bool {
+	refused := map[*State]bool{}
+	for _, mem := range m.Memories {
+		h, reg, q := mem.History, mem.Region, mem.Region.Owner()
+		if reg.Host == nil || refused[h] {
+			continue
+		}
+		var why string
+		switch {
+		case q.Restless():
+			why = "one of its regions starts in a state it never rests in (a transient state, or a final state its composite state's done transition leaves)"
+		case q.RestsFinal() || slices.ContainsFunc(q.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Rests) }):
+			why = "one of its regions, or the parallel state itself, may rest in a final state when no guard of its done transition holds"
+		case m.RemembersFinal(h, q):
+			why = "its done transition leaves the history's state, so the history may remember every region final"
+		default:
+			continue
+		}
+		refused[h] = true
+		diags.Errorf(h.Pos, "the deep history of %s remembers the leaves of the regions of parallel state %s inside region %s, and %s: fsmgen does not resume such a parallel state inside a region yet; make the history of %s shallow (which enters %s anew) or drop it", h.Name, q.Name, reg.Host.Root.Name, why, h.Name, q.Name)
+	}
+	return len(refused) > 0
 }

@@ -159,6 +159,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	m.memories()
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)
+	if hostedResumes(m, diags) {
+		return // the paths would resume what the generated code does not
+	}
 	if restlessHistory(m, diags) {
 		return // the paths would not find the history's variants
 	}

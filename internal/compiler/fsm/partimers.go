@@ -43,11 +43,13 @@ func restoredIn(s *State, cfg []*State) timerRun {
 
 // regionTrace is what the regions' rules moves hand out, taken as one
 // step (SCXML 1.0 §3.13): the exits of all, in reverse document order,
-// then their actions and their entries, in document order. It keeps run,
+// then their actions and their entries, in document order (a parallel
+// state inside a region that a deep history resumes entered down to the
+// leaves resumed holds, see Way.hosted). It keeps run,
 // the running timers, up to date: a timer whose rule keeps its state is
 // spent, an exit cancels the timers still running, an entry starts its
 // state's.
-func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *timerRun) []*Action {
+func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg, resumed []*State, run *timerRun) []*Action {
 	var out []*Action
 	runs := func(list []*Run, from *State) {
 		for _, x := range list {
@@ -77,7 +79,11 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg []*State, run *
 				out = append(out, e.Action)
 			}
 			if hosting(x) && x.Entry {
-				out = append(out, m.enterRegions(x.State, nil, run)...)
+				var from []*State
+				if x.Resume != nil {
+					from = resumed
+				}
+				out = append(out, m.enterRegions(x.State, from, run)...)
 			}
 		}
 	}

@@ -36,6 +36,11 @@ type Way struct {
 	// deep history (Run.Resume), the leaves its regions resume (nil for
 	// a region entered through its initial leaf); nil for other ways.
 	Resumed []*State
+	// hosted is, for a way the regions take whose rule enters a parallel
+	// state inside a region through a deep history, the leaves its
+	// regions resume, by Region.Index (nil for the other regions); nil
+	// for other ways.
+	hosted []*State
 	// Final is, for a way the regions take that puts every region of its
 	// parallel state in a final leaf, those leaves: the way's last rule is
 	// then the parallel state's done transition, taken from them in the

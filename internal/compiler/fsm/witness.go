@@ -68,14 +68,14 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			moves = moves[:len(moves)-1-w.after]
 		}
 		if len(w.moved) > 0 {
-			tr.Actions = m.regionTrace(moves[:w.micro], w.moved[:w.micro], cfg, &run)
+			tr.Actions = m.regionTrace(moves[:w.micro], w.moved[:w.micro], cfg, w.hosted, &run)
 			tr.Effects = append(tr.Effects, run.drain()...)
 			// The done transitions of composite states inside the
 			// regions, each a step of its own (see settle).
 			cur := slices.Clone(cfg)
 			for i, r := range moves {
 				if i >= w.micro && w.groups == nil {
-					tr.Actions = append(tr.Actions, m.regionTrace(moves[i:i+1], w.moved[i:i+1], cur, &run)...)
+					tr.Actions = append(tr.Actions, m.regionTrace(moves[i:i+1], w.moved[i:i+1], cur, w.hosted, &run)...)
 					tr.Effects = append(tr.Effects, run.drain()...)
 				}
 				if r.To != nil {
@@ -93,7 +93,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				}
 				at := w.micro
 				for _, n := range w.groups {
-					tr.Actions = append(tr.Actions, m.regionTrace(moves[at:at+n], w.moved[at:at+n], cur, &run)...)
+					tr.Actions = append(tr.Actions, m.regionTrace(moves[at:at+n], w.moved[at:at+n], cur, w.hosted, &run)...)
 					tr.Effects = append(tr.Effects, run.drain()...)
 					for i := at; i < at+n; i++ {
 						cur[w.moved[i].Index] = moves[i].To

@@ -38,15 +38,10 @@ func groupTimers(regions []*specRegion, rows []spec.Transition, diags *diag.List
 			})
 			ids := map[string]*spec.After{}
 			for _, a := range g.After {
-				first, twice := ids[a.ID.Value]
 				switch {
 				case len(targets(&spec.Transition{Outcome: a.Outcome, Guards: a.Guards})) > 0:
 					continue // the outer parallel state's (see liftTimers)
-				case twice && a.ID.Set:
-					diags.Errorf(a.ID.Pos, "parallel state %s has two timers with id %s (the first at line %d): give each its own", g.Name.Value, a.ID.Value, first.Pos.Line)
-					continue
-				case twice:
-					diags.Errorf(a.Pos, "parallel state %s has two timers without an id (the first at line %d): give this one an id, which names it in saved machines", g.Name.Value, first.Pos.Line)
+				case timerTwice("parallel state "+g.Name.Value, ids, a, diags):
 					continue
 				case i < 0:
 					diags.Errorf(a.Pos, "parallel state %s, a region of parallel state %s, has a timer with no region to run in: fsmgen runs it as a timer of the own state of a region of %s that has no timer and is never left and entered again while %s is active, and each of them is; give the timer to %s", g.Name.Value, r.par.Name.Value, g.Name.Value, g.Name.Value, r.par.Name.Value)

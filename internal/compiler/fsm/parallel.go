@@ -274,7 +274,7 @@ func (h *parHook) inGuard(b *builder, s spec.String) *Func {
 	}
 	fn := &Func{Name: s.Value, Kind: Guard, Pos: s.Pos, InName: mt[1]}
 	if h == nil || h.region == nil {
-		b.errorf(s.Pos, "In(%s) is a guard of the rules inside a region of a parallel state: it tests the state of another region of the same parallel state", mt[1])
+		b.errorf(s.Pos, "In(%s) is a guard of the rules inside a region of a parallel state: it tests the state of another region of the same parallel state, and fsmgen tests it nowhere else yet (not on a rule of the parallel state itself or of a state outside it); write the rule on the states of a region and test In(%s) there", mt[1], mt[1])
 		return fn
 	}
 	h.ins = append(h.ins, fn)

@@ -57,7 +57,9 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg, resumed []*Sta
 				continue
 			}
 			if hosting(x) && !x.Entry {
-				// A parallel state inside the region: its regions first.
+				// A parallel state inside the region: its regions first,
+				// their exits' effects too.
+				run.delays = append(run.delays, m.leaveEffects(x.State, cfg)...)
 				out = append(out, m.leaveRegions(x.State, cfg, run)...)
 			}
 			if h := x.Hook(); h != nil && h.Effect != nil {
@@ -152,6 +154,10 @@ func (m *Machine) leaveEffects(s *State, cfg []*State) []*Func {
 	for i := len(s.Regions) - 1; i >= 0; i-- {
 		reg := s.Regions[i]
 		for a := cfg[reg.Index]; a != nil && a.Region == reg; a = a.Parent {
+			if a.Regions != nil {
+				// A parallel state inside the region: its regions first.
+				out = append(out, m.leaveEffects(a, cfg)...)
+			}
 			if a.Exit != nil && a.Exit.Effect != nil {
 				out = append(out, a.Exit.Effect)
 			}

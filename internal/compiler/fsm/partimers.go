@@ -305,9 +305,10 @@ func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
 // those timers running, and defer in them: the
 // k-th puts every region in its k-th leaf (its last, when it has fewer),
 // for k from 1. It skips one that puts a region in a state it leaves in
-// the step that enters it, or every region final where p would have
-// taken its done transition (a final state the machine may rest in, see
-// Rests and RestsFinal, is kept). Nil for other states.
+// the step that enters it, or every region final where p, or a parallel
+// state inside one of its regions' states, would have taken its done
+// transition (a final state the machine may rest in, see Rests and
+// RestsFinal, is kept). Nil for other states.
 func (p *State) TimedConfigs() [][]*State {
 	timed, most, size := false, 0, 0
 	for _, reg := range p.Flat {
@@ -333,7 +334,7 @@ func (p *State) TimedConfigs() [][]*State {
 			at := cfg[reg.Index]
 			settles = settles || at != nil && at.Settles() && !at.Rests()
 		}
-		if (!p.completes(cfg) || p.RestsFinal()) && !settles {
+		if (!p.completes(cfg) || p.RestsFinal()) && hostDone(p, cfg) == nil && !settles {
 			out = append(out, cfg)
 		}
 	}

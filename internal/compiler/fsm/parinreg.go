@@ -38,6 +38,9 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and a deep history of or around parallel state %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, host.par.Name.Value, q.Name.Value, host.root.Name.Value)
 		return nil
 	}
+	// Q's own deep history remembers the leaf of each of its regions, as
+	// a top-level parallel state's does (a shallow one is refused there).
+	resumed := deepHistoryOf(q, deep, diags)
 	var out []*specRegion
 	for place := range q.States {
 		root := &q.States[place]
@@ -45,7 +48,7 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 			diags.Errorf(root.Parallel.Pos, "parallel state %s is a region of parallel state %s, which region %s of %s enters and leaves: fsmgen does not nest a parallel state as a region there yet; make %s an ordinary region, or put the parallel state inside one of its states", root.Name.Value, q.Name.Value, host.root.Name.Value, host.par.Name.Value, root.Name.Value)
 			continue
 		}
-		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}, resumed: deep != nil}
+		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
 		checkRegion(r, r.root, nil, diags)
 		if q.Done != nil && len(r.finals) == 0 {
 			// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised once
@@ -89,8 +92,6 @@ func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 		diags.Errorf(pos, "parallel state %s, inside region %s of parallel state %s, has %s: fsmgen does not resolve that for a parallel state a region's rules enter and leave yet; %s", q.Name.Value, r.root.Name.Value, r.par.Name.Value, has, instead)
 	}
 	switch {
-	case q.History.Set:
-		refuse(q.History.Pos, "a history", "drop the history, or put "+q.Name.Value+" in a composite state of "+r.root.Name.Value+" with a deep history, which resumes the leaf of each of its regions")
 	case len(q.After) > 0 && !timerSpec(q):
 		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
 	case q.Final.Set || q.Terminal.Set || q.Transient.Set:

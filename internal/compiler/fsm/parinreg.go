@@ -151,12 +151,20 @@ func hostedResumes(m *Machine, diags *diag.List) bool {
 			why = "one of its regions starts in a state it never rests in (a transient state, or a final state its composite state's done transition leaves)"
 		case q.RestsFinal() || slices.ContainsFunc(q.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Rests) }):
 			why = "one of its regions, or the parallel state itself, may rest in a final state when no guard of its done transition holds"
+		case h == q && m.RemembersFinal(h, q):
+			why = "its done transition leaves it from its regions' final states, so its history may remember every region final"
 		case m.RemembersFinal(h, q):
 			why = "its done transition leaves the history's state, so the history may remember every region final"
 		default:
 			continue
 		}
 		refused[h] = true
+		if h == q {
+			// A shallow history of a parallel state is refused anyway
+			// (see deepHistoryOf).
+			diags.Errorf(h.Pos, "parallel state %s inside region %s has a deep history of its own, which remembers the leaves of its regions, and %s: fsmgen does not resume such a parallel state inside a region yet; drop the history (a rule into %s enters its regions anew)", q.Name, reg.Host.Root.Name, why, q.Name)
+			continue
+		}
 		diags.Errorf(h.Pos, "the deep history of %s remembers the leaves of the regions of parallel state %s inside region %s, and %s: fsmgen does not resume such a parallel state inside a region yet; make the history of %s shallow (which enters %s anew) or drop it", h.Name, q.Name, reg.Host.Root.Name, why, h.Name, q.Name)
 	}
 	return len(refused) > 0

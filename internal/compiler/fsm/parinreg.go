@@ -28,7 +28,8 @@ import (
 // in turn, in document order, refusing what fsmgen does not resolve for
 // them yet. deep is the innermost composite state inside host around q
 // with a deep history (nil when none is): it remembers the leaf of each
-// of q's regions too (SCXML 1.0 §3.10), so their leaves may be resumed.
+// of q's regions too (SCXML 1.0 §3.10), as q's own deep history does, so
+// their leaves may be resumed.
 func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *diag.List) []*specRegion {
 	if len(q.States) < 2 {
 		tooFewRegions(q, diags)
@@ -38,8 +39,10 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and a deep history of or around parallel state %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, host.par.Name.Value, q.Name.Value, host.root.Name.Value)
 		return nil
 	}
-	// Q's own deep history remembers the leaf of each of its regions, as
-	// a top-level parallel state's does (a shallow one is refused there).
+	// q's own deep history remembers the leaf of each of its regions, as
+	// any parallel state's does (a shallow one is refused there): r's
+	// build gives q a history as it gives the machine's parallel states
+	// theirs (see histories), and the memories follow (see memories).
 	resumed := deepHistoryOf(q, deep, diags)
 	var out []*specRegion
 	for place := range q.States {
@@ -84,8 +87,9 @@ func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
 
 // checkHosting checks q, a parallel state inside region r below its own
 // state (see hostedRegions): a leaf of r's build, entered and left by
-// r's rules, with rules of its own and an entry and exit (whose effects
-// read and set the fields of the parallel state around r), and nothing
+// r's rules, with rules of its own, an entry and exit (whose effects
+// read and set the fields of the parallel state around r) and a deep
+// history (checked with its regions, see hostedRegions), and nothing
 // more yet.
 func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	refuse := func(pos diag.Pos, has, instead string) {
@@ -132,12 +136,13 @@ func timerSpec(q *spec.State) bool {
 }
 
 // hostedResumes refuses a deep history that remembers the leaves of the
-// regions of a parallel state inside a region (see Memory) where fsmgen
-// does not resume them yet: a region that starts in a leaf it never rests
-// in (the step that enters the parallel state goes on with eventless
-// rules, which a resumed leaf does not take), or one that may rest in a
-// final state, or a memory of every region final (resuming either raises
-// done events again). It reports whether it refused one.
+// regions of a parallel state inside a region (see Memory), around it or
+// its own, where fsmgen does not resume them yet: a region that starts in
+// a leaf it never rests in (the step that enters the parallel state goes
+// on with eventless rules, which a resumed leaf does not take), or one
+// that may rest in a final state, or a memory of every region final (its
+// own history beside its done transition; resuming either raises done
+// events again). It reports whether it refused one.
 func hostedResumes(m *Machine, diags *diag.List) bool {
 	refused := map[*State]bool{}
 	for _, mem := range m.Memories {

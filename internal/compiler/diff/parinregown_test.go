@@ -140,6 +140,9 @@ func TestCompareHostedOwnHistory(t *testing.T) {
 			rep := diff.Compare(machine(t, "old.yaml", tt.old), machine(t, "new.yaml", tt.new))
 			assert.ElementsMatch(t, tt.want, changes(rep))
 			for _, c := range rep.Changes {
+				if c.What == "gained a deep history" {
+					assert.Contains(t, c.Why[diff.SavedStates], "a transition to Editing.history enters its regions' initial states until the machine has left Editing once")
+				}
 				if c.What == "lost its deep history" {
 					assert.Contains(t, c.Why[diff.SavedStates], "a machine saved after it left Editing remembers a leaf of it, and no longer loads")
 				}

@@ -47,6 +47,11 @@ type rnode struct {
 	final       bool
 	transient   bool // left at once by eventless rows
 	hosted      bool // a parallel state inside a region
+	group       bool // a parallel state nested as a region (randomgroup_test.go)
+	mustRest    bool // its done transition's guards end without an else
+	ignore      []string
+	reject      []string
+	timerAction string // a timer that stays, its action
 	entry, exit bool
 	history     string // "", "shallow" or "deep"
 	done        string // the done transition's target
@@ -213,6 +218,10 @@ func (g *chartGen) composite(c *rnode, depth int) {
 func (g *chartGen) parallel(p *rnode) {
 	done := g.chance(0.4) // under a deep history, into its state (see build)
 	for range 2 + g.r.IntN(2) {
+		if !p.hosted && !p.group && g.chance(0.3) {
+			g.group(g.newNode(parallelNode, p), p, done)
+			continue
+		}
 		reg := g.newNode(regionNode, p)
 		g.fill(reg, 1, done)
 		g.rootHistory(reg)
@@ -220,12 +229,13 @@ func (g *chartGen) parallel(p *rnode) {
 	if done {
 		p.done = "?"
 	}
-	if g.chance(0.25) && !p.deepUnder() {
+	groupDone := slices.ContainsFunc(p.children, func(o *rnode) bool { return o.group && o.done != "" })
+	if g.chance(0.25) && !p.deepUnder() && !groupDone {
 		// Beside a done transition, the history may remember every
 		// region final, and resuming it completes p again.
 		p.history = "deep"
 	}
-	if !done && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
+	if !done && !groupDone && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
 		// A parallel state inside a region, entered and left by the
 		// region's rules, in a region with no done transition inside;
 		// with a done transition of its own (a rule of the region) when
@@ -233,7 +243,7 @@ func (g *chartGen) parallel(p *rnode) {
 		// of p's other regions or not (their done events are taken in
 		// the order they were raised).
 		reg := p.children[g.r.IntN(len(p.children))]
-		if slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
+		if reg.group || slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
 			return
 		}
 		at := reg
@@ -400,7 +410,7 @@ func (g *chartGen) restingDone(s *rnode) {
 	s.doneIf = []arm{{guard: g.newGuard(), to: s.done}}
 	if g.chance(0.4) {
 		to := ""
-		for to == "" || g.named(to).inside(s) {
+		for to == "" || g.named(to).inside(s) || s.group && !g.groupTarget(s, to) {
 			to = g.target(s)
 		}
 		s.doneIf = append(s.doneIf, arm{guard: g.newGuard(), to: to})
@@ -436,7 +446,7 @@ func (g *chartGen) target(n *rnode) string {
 		if s.kind == regionNode && s == reg && s.history != "" && g.chance(0.5) {
 			can = append(can, s.name+".history") // its own region's
 		}
-		if s.kind == regionNode || s.region() != reg || reg != nil && !s.inside(reg) {
+		if s.kind == regionNode || s.group || s.region() != reg || reg != nil && !s.inside(reg) {
 			continue
 		}
 		can = append(can, s.name)
@@ -457,7 +467,7 @@ func (g *chartGen) guard(n *rnode) string {
 				continue
 			}
 			for _, s := range other.all()[1:] {
-				if (!s.final || s.parent == other) && !s.transient {
+				if (!s.final || s.parent == other) && !s.transient && s.kind != regionNode && !s.group {
 					// (a composite's final state is left at once)
 					others = append(others, s.name)
 				}
@@ -560,17 +570,19 @@ func (g *chartGen) chart() string {
 					}
 				}
 			}
-			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") {
+			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") || s.group && !g.groupTarget(s, s.done) {
 				s.done = g.target(s)
 			}
-			if s.mayRest() && g.chance(0.4) {
+			if s.mustRest || s.mayRest() && g.chance(0.4) {
 				// Guards without an else: when none holds, the machine
 				// rests in the final state, or with every region final,
 				// or the region in the final state, until an event leaves.
 				g.restingDone(s)
 			}
 		}
-		if s.kind != regionNode && !s.final && !s.transient && g.chance(0.15) {
+		if s.group && g.chance(0.2) {
+			g.groupTimer(s)
+		} else if s.kind != regionNode && !s.group && !s.final && !s.transient && g.chance(0.15) {
 			s.timer, s.delay = g.target(s), 1+g.r.IntN(9)
 			for s.timer == "" {
 				s.timer = g.target(s)
@@ -579,7 +591,7 @@ func (g *chartGen) chart() string {
 	}
 	var sources []*rnode
 	for _, s := range g.nodes() {
-		if s.kind != regionNode && !s.final && !s.transient {
+		if s.kind != regionNode && !s.group && !s.final && !s.transient {
 			sources = append(sources, s)
 		}
 	}
@@ -593,6 +605,12 @@ func (g *chartGen) chart() string {
 			guard = g.guard(s)
 		}
 		g.row(s, g.event(s), g.target(s), guard)
+	}
+	for _, q := range g.nodes() {
+		if q.group {
+			g.groupRows(q)
+			g.groupLists(q)
+		}
 	}
 	return g.spec()
 }

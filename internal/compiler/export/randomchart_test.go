@@ -15,7 +15,8 @@ import (
 // machine then resting in the final configuration (under a deep history
 // around a parallel state too, which resumes a region resting so), but
 // for one under a deep history inside a region, or around a parallel
-// state inside a region), rows
+// state inside a region), parallel states nested right in parallel
+// states as regions (see randomgroup_test.go), rows
 // between them with actions, guard chains with and without an else (so
 // that an event falls back to the enclosing state's rule), In() guards
 // between regions, timers, and rows into histories. It is built to be
@@ -97,47 +98,6 @@ func (g *chartGen) newNode(kind int, parent *rnode) *rnode {
 	return n
 }
 
-// region returns the region n is inside, or nil.
-func (n *rnode) region() *rnode {
-	for p := n.parent; p != nil; p = p.parent {
-		if p.kind == regionNode {
-			return p
-		}
-	}
-	return nil
-}
-
-// inside reports whether n is a or inside it.
-func (n *rnode) inside(a *rnode) bool {
-	for p := n; p != nil; p = p.parent {
-		if p == a {
-			return true
-		}
-	}
-	return false
-}
-
-// deepUnder reports whether a state around n keeps a deep history.
-func (n *rnode) deepUnder() bool {
-	for p := n.parent; p != nil; p = p.parent {
-		if p.history == "deep" {
-			return true
-		}
-	}
-	return false
-}
-
-// deepAbove returns the innermost state around n that keeps a deep
-// history, or nil.
-func (n *rnode) deepAbove() *rnode {
-	for p := n.parent; p != nil; p = p.parent {
-		if p.history == "deep" {
-			return p
-		}
-	}
-	return nil
-}
-
 // named returns the state a target names (its history's too).
 func (g *chartGen) named(target string) *rnode {
 	name, _, _ := strings.Cut(target, ".")
@@ -147,15 +107,6 @@ func (g *chartGen) named(target string) *rnode {
 		}
 	}
 	panic("no state " + name)
-}
-
-// all lists the nodes under n, n first, in document order.
-func (n *rnode) all() []*rnode {
-	out := []*rnode{n}
-	for _, c := range n.children {
-		out = append(out, c.all()...)
-	}
-	return out
 }
 
 func (g *chartGen) nodes() []*rnode {
@@ -421,14 +372,6 @@ func (g *chartGen) restingDone(s *rnode) {
 		}
 	}
 	s.done = ""
-}
-
-// top returns the top-level state n is in.
-func (n *rnode) top() *rnode {
-	for n.parent != nil {
-		n = n.parent
-	}
-	return n
 }
 
 // target picks where a row from n may go: within n's region when n is

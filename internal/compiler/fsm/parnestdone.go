@@ -91,6 +91,10 @@ func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, re
 		diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and parallel state %s is inside a state of region %s of %s: fsmgen does not order their done events yet; give %s the done transition, or move %s out of the region", g.Name.Value, par.Name.Value, regions[i].par.Name.Value, regions[i].host.root.Name.Value, par.Name.Value, par.Name.Value, regions[i].par.Name.Value)
 		return false
 	}
+	if r, c := doneAfter(g, par, regions); c != nil {
+		diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and composite state %s, in region %s of %s after it, has one too: one event may end both, and SCXML raises %s's done event first (SCXML 1.0 §3.13: in the order their final states are entered), which fsmgen does not order yet; give %s the done transition, or move region %s before %s", g.Name.Value, par.Name.Value, c.Name.Value, r.root.Name.Value, par.Name.Value, g.Name.Value, par.Name.Value, r.root.Name.Value, g.Name.Value)
+		return false
+	}
 	around := append([]*spec.State{par}, first.groups[:gi]...)
 	for _, a := range around {
 		if a.Done != nil && !mayRefuse(d) {
@@ -120,6 +124,45 @@ func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, re
 		}
 	}
 	return ok
+}
+
+// doneAfter returns a region of par after g's in document order, outside
+// g, and a composite state inside it with a done transition, if any: an
+// event that ends both raises g's done event first, whose transition
+// leaves par, while fsmgen takes the done transitions inside the regions
+// first.
+func doneAfter(g, par *spec.State, regions []*specRegion) (*specRegion, *spec.State) {
+	last := -1
+	for i, r := range regions {
+		if r.par == par && slices.Contains(r.groups, g) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil, nil
+	}
+	var inner func(s *spec.State) *spec.State
+	inner = func(s *spec.State) *spec.State {
+		for i := range s.States {
+			c := &s.States[i]
+			if c.Done != nil && len(c.States) > 0 && !c.Parallel.Value {
+				return c
+			}
+			if x := inner(c); x != nil {
+				return x
+			}
+		}
+		return nil
+	}
+	for _, r := range regions[last+1:] {
+		if r.par != par || slices.Contains(r.groups, g) {
+			continue
+		}
+		if c := inner(r.root); c != nil {
+			return r, c
+		}
+	}
+	return nil, nil
 }
 
 // enclosing reports whether the state named outer, in list, is inner or

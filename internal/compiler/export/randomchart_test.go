@@ -182,7 +182,7 @@ func (g *chartGen) parallel(p *rnode) {
 	}
 	for i, q := range p.children {
 		if q.group && q.done != "" && slices.ContainsFunc(p.children[i+1:], func(r *rnode) bool {
-			return !r.group && slices.ContainsFunc(r.all(), func(c *rnode) bool { return c.kind == compositeNode && c.done != "" })
+			return slices.ContainsFunc(r.all(), func(c *rnode) bool { return c.kind == compositeNode && c.done != "" })
 		}) {
 			// A composite state's done transition in a region after q,
 			// which the checker refuses beside q's (their done events

@@ -180,11 +180,11 @@ func (g *chartGen) parallel(p *rnode) {
 	if done {
 		p.done = "?"
 	}
-	for i, q := range p.children {
-		if q.group && q.done != "" && slices.ContainsFunc(p.children[i+1:], func(r *rnode) bool {
-			return slices.ContainsFunc(r.all(), func(c *rnode) bool { return c.kind == compositeNode && c.done != "" })
+	for _, q := range p.children {
+		if q.group && q.done != "" && slices.ContainsFunc(p.children, func(r *rnode) bool {
+			return r != q && slices.ContainsFunc(r.all(), func(c *rnode) bool { return c.kind == compositeNode && c.done != "" })
 		}) {
-			// A composite state's done transition in a region after q,
+			// A composite state's done transition in another region,
 			// which the checker refuses beside q's (their done events
 			// are not ordered yet).
 			q.done, q.mustRest = "", false

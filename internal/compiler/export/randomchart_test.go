@@ -169,7 +169,7 @@ func (g *chartGen) composite(c *rnode, depth int) {
 func (g *chartGen) parallel(p *rnode) {
 	done := g.chance(0.4) // under a deep history, into its state (see build)
 	for range 2 + g.r.IntN(2) {
-		if !p.hosted && !p.group && g.chance(0.3) {
+		if !p.hosted && !p.group && g.chance(0.2) {
 			g.group(g.newNode(parallelNode, p), p, done)
 			continue
 		}

@@ -122,8 +122,12 @@ func (g *goGen) regionResume(s, h *fsm.State) (compute, acts []jen.Code) {
 		def := g.enterActions(reg.Start[groups:])
 		var cases, quiet []jen.Code
 		for _, l := range reg.Leaves {
-			if l == reg.Initial || l.Settles() {
-				continue // the initial leaf is the default; a region never rests in a settling one
+			if l == reg.Initial || l.Settles() && !l.Rests() {
+				// The initial leaf is the default; a region never rests in
+				// a settling one, but a final state whose done transition's
+				// guards end without else (Rests), entered with its
+				// composite states before the done transition is tested.
+				continue
 			}
 			if body := g.enterActions(l.Enter[groups:]); len(body) > 0 {
 				cases = append(cases, jen.Case(jen.Id(l.KindName)).Block(body...))

@@ -336,22 +336,23 @@ func endsOn(reg *fsm.Region, e *fsm.Event) bool {
 //		return m.doneProcessing()
 //	}
 func (g *goGen) completion(p *fsm.State, moved *fsm.Region) jen.Code {
-	return g.completionOf(p, moved, nil)
+	return g.completionOf(p, moved, nil, false)
 }
 
 // completionOf is completion where took, when not nil, gives for each
-// nested parallel state whose done transition may rest (RestsFinal) the
-// test that the step ended one of its regions, nil when it cannot have:
-// such a one may rest with its regions final, and only the step that
-// ends one raises its done event again.
-func (g *goGen) completionOf(p *fsm.State, moved *fsm.Region, took func(q *fsm.State) jen.Code) jen.Code {
+// nested parallel state whose done transition may rest (RestsFinal), and
+// for p itself too with own, the test that the step ended one of its
+// regions, nil when it cannot have: such a one may rest with its regions
+// final, and only the step that ends one raises its done event again
+// (SCXML 1.0 §3.13, enterStates: entering a final state raises it).
+func (g *goGen) completionOf(p *fsm.State, moved *fsm.Region, took func(q *fsm.State) jen.Code, own bool) jen.Code {
 	var out []jen.Code
 	for _, q := range p.DoneOrder() {
 		if moved != nil && !slices.Contains(q.Regions, moved) {
 			continue
 		}
 		test := allFinal(q, moved)
-		if q != p && q.RestsFinal() && took != nil {
+		if (q != p || own) && q.RestsFinal() && took != nil {
 			t := took(q)
 			if t == nil {
 				continue

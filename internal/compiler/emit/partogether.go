@@ -172,10 +172,15 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	}
 	if ends || slices.ContainsFunc(inv, func(reg *fsm.Region) bool { return endsOn(reg, e) }) {
 		// Some region may have entered its final state: the last one
-		// completes the parallel state.
+		// completes the parallel state. When only the regions' own rules
+		// can have ended one (no done transition inside them that may),
+		// the parallel state's done event is raised only in a step that
+		// took one of those: a step of other rules (one without a target,
+		// say) leaves a parallel state resting with every region final
+		// at rest.
 		take = append(take, g.completionOf(inv[0].Parallel, nil, func(q *fsm.State) jen.Code {
 			return tookEnding(q, inv, e)
-		}))
+		}, !ends && len(hosts) == 0 && len(settling) == 0))
 	}
 	take = append(take, jen.Return(core().Dot("Finish").Call()))
 	if some != nil {

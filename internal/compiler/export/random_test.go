@@ -20,7 +20,8 @@ import (
 const randomCharts = 30
 
 // TestDifferentialRandom draws random statecharts (randomChart: parallel
-// states with composite and final states in their regions, done
+// states with composite and final states in their regions, parallel
+// states nested as regions with their lists, rules and timers, done
 // transitions, histories, guard chains that fall back, In() guards,
 // timers), keeps those the checker accepts, and runs each in XState and
 // SCION as TestDifferential runs the repository's charts: on every

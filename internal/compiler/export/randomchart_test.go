@@ -15,7 +15,8 @@ import (
 // machine then resting in the final configuration (under a deep history
 // around a parallel state too, which resumes a region resting so), but
 // for one under a deep history inside a region, or of or around a
-// parallel state inside a region), rows
+// parallel state inside a region), parallel states nested right in
+// parallel states as regions (see randomgroup_test.go), rows
 // between them with actions, guard chains with and without an else (so
 // that an event falls back to the enclosing state's rule), In() guards
 // between regions, timers, and rows into histories. It is built to be
@@ -47,6 +48,11 @@ type rnode struct {
 	final       bool
 	transient   bool // left at once by eventless rows
 	hosted      bool // a parallel state inside a region
+	group       bool // a parallel state nested as a region (randomgroup_test.go)
+	mustRest    bool // its done transition's guards end without an else
+	ignore      []string
+	reject      []string
+	timerAction string // a timer that stays, its action
 	entry, exit bool
 	history     string // "", "shallow" or "deep"
 	done        string // the done transition's target
@@ -92,47 +98,6 @@ func (g *chartGen) newNode(kind int, parent *rnode) *rnode {
 	return n
 }
 
-// region returns the region n is inside, or nil.
-func (n *rnode) region() *rnode {
-	for p := n.parent; p != nil; p = p.parent {
-		if p.kind == regionNode {
-			return p
-		}
-	}
-	return nil
-}
-
-// inside reports whether n is a or inside it.
-func (n *rnode) inside(a *rnode) bool {
-	for p := n; p != nil; p = p.parent {
-		if p == a {
-			return true
-		}
-	}
-	return false
-}
-
-// deepUnder reports whether a state around n keeps a deep history.
-func (n *rnode) deepUnder() bool {
-	for p := n.parent; p != nil; p = p.parent {
-		if p.history == "deep" {
-			return true
-		}
-	}
-	return false
-}
-
-// deepAbove returns the innermost state around n that keeps a deep
-// history, or nil.
-func (n *rnode) deepAbove() *rnode {
-	for p := n.parent; p != nil; p = p.parent {
-		if p.history == "deep" {
-			return p
-		}
-	}
-	return nil
-}
-
 // named returns the state a target names (its history's too).
 func (g *chartGen) named(target string) *rnode {
 	name, _, _ := strings.Cut(target, ".")
@@ -142,15 +107,6 @@ func (g *chartGen) named(target string) *rnode {
 		}
 	}
 	panic("no state " + name)
-}
-
-// all lists the nodes under n, n first, in document order.
-func (n *rnode) all() []*rnode {
-	out := []*rnode{n}
-	for _, c := range n.children {
-		out = append(out, c.all()...)
-	}
-	return out
 }
 
 func (g *chartGen) nodes() []*rnode {
@@ -213,6 +169,10 @@ func (g *chartGen) composite(c *rnode, depth int) {
 func (g *chartGen) parallel(p *rnode) {
 	done := g.chance(0.4) // under a deep history, into its state (see build)
 	for range 2 + g.r.IntN(2) {
+		if !p.hosted && !p.group && g.chance(0.2) {
+			g.group(g.newNode(parallelNode, p), p, done)
+			continue
+		}
 		reg := g.newNode(regionNode, p)
 		g.fill(reg, 1, done)
 		g.rootHistory(reg)
@@ -220,12 +180,23 @@ func (g *chartGen) parallel(p *rnode) {
 	if done {
 		p.done = "?"
 	}
-	if g.chance(0.25) && !p.deepUnder() {
+	for _, q := range p.children {
+		if q.group && q.done != "" && slices.ContainsFunc(p.children, func(r *rnode) bool {
+			return r != q && slices.ContainsFunc(r.all(), func(c *rnode) bool { return c.kind == compositeNode && c.done != "" })
+		}) {
+			// A composite state's done transition in another region,
+			// which the checker refuses beside q's (their done events
+			// are not ordered yet).
+			q.done, q.mustRest = "", false
+		}
+	}
+	groupDone := slices.ContainsFunc(p.children, func(o *rnode) bool { return o.group && o.done != "" })
+	if g.chance(0.25) && !p.deepUnder() && !groupDone {
 		// Beside a done transition, the history may remember every
 		// region final, and resuming it completes p again.
 		p.history = "deep"
 	}
-	if !done && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
+	if !done && !groupDone && p.history == "" && !p.deepUnder() && p.region() == nil && g.chance(0.35) {
 		// A parallel state inside a region, entered and left by the
 		// region's rules, in a region with no done transition inside;
 		// with a done transition of its own (a rule of the region) when
@@ -233,7 +204,7 @@ func (g *chartGen) parallel(p *rnode) {
 		// of p's other regions or not (their done events are taken in
 		// the order they were raised).
 		reg := p.children[g.r.IntN(len(p.children))]
-		if slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
+		if reg.group || slices.ContainsFunc(reg.all(), func(n *rnode) bool { return n.done != "" }) {
 			return
 		}
 		at := reg
@@ -409,7 +380,7 @@ func (g *chartGen) restingDone(s *rnode) {
 	s.doneIf = []arm{{guard: g.newGuard(), to: s.done}}
 	if g.chance(0.4) {
 		to := ""
-		for to == "" || g.named(to).inside(s) {
+		for to == "" || g.named(to).inside(s) || s.group && !g.groupTarget(s, to) {
 			to = g.target(s)
 		}
 		s.doneIf = append(s.doneIf, arm{guard: g.newGuard(), to: to})
@@ -420,14 +391,6 @@ func (g *chartGen) restingDone(s *rnode) {
 		}
 	}
 	s.done = ""
-}
-
-// top returns the top-level state n is in.
-func (n *rnode) top() *rnode {
-	for n.parent != nil {
-		n = n.parent
-	}
-	return n
 }
 
 // target picks where a row from n may go: within n's region when n is
@@ -445,7 +408,7 @@ func (g *chartGen) target(n *rnode) string {
 		if s.kind == regionNode && s == reg && s.history != "" && g.chance(0.5) {
 			can = append(can, s.name+".history") // its own region's
 		}
-		if s.kind == regionNode || s.region() != reg || reg != nil && !s.inside(reg) {
+		if s.kind == regionNode || s.group || s.region() != reg || reg != nil && !s.inside(reg) {
 			continue
 		}
 		can = append(can, s.name)
@@ -466,7 +429,7 @@ func (g *chartGen) guard(n *rnode) string {
 				continue
 			}
 			for _, s := range other.all()[1:] {
-				if (!s.final || s.parent == other) && !s.transient {
+				if (!s.final || s.parent == other) && !s.transient && s.kind != regionNode && !s.group {
 					// (a composite's final state is left at once)
 					others = append(others, s.name)
 				}
@@ -569,17 +532,19 @@ func (g *chartGen) chart() string {
 					}
 				}
 			}
-			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") {
+			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") || s.group && !g.groupTarget(s, s.done) {
 				s.done = g.target(s)
 			}
-			if s.mayRest() && g.chance(0.4) {
+			if s.mustRest || s.mayRest() && g.chance(0.4) {
 				// Guards without an else: when none holds, the machine
 				// rests in the final state, or with every region final,
 				// or the region in the final state, until an event leaves.
 				g.restingDone(s)
 			}
 		}
-		if s.kind != regionNode && !s.final && !s.transient && g.chance(0.15) {
+		if s.group && g.chance(0.2) {
+			g.groupTimer(s)
+		} else if s.kind != regionNode && !s.group && !s.final && !s.transient && g.chance(0.15) {
 			s.timer, s.delay = g.target(s), 1+g.r.IntN(9)
 			for s.timer == "" {
 				s.timer = g.target(s)
@@ -588,7 +553,7 @@ func (g *chartGen) chart() string {
 	}
 	var sources []*rnode
 	for _, s := range g.nodes() {
-		if s.kind != regionNode && !s.final && !s.transient {
+		if s.kind != regionNode && !s.group && !s.final && !s.transient {
 			sources = append(sources, s)
 		}
 	}
@@ -602,6 +567,12 @@ func (g *chartGen) chart() string {
 			guard = g.guard(s)
 		}
 		g.row(s, g.event(s), g.target(s), guard)
+	}
+	for _, q := range g.nodes() {
+		if q.group {
+			g.groupRows(q)
+			g.groupLists(q)
+		}
 	}
 	return g.spec()
 }

@@ -21,10 +21,13 @@ func (g *chartGen) spec() string {
 		fmt.Fprintf(&b, "  %s: {}\n", e)
 	}
 	rows := strings.Join(g.rows, "")
-	used := rows // and the done transitions' guards and actions
+	used := rows // and the done transitions' guards and actions, and the timers'
 	for _, n := range g.nodes() {
 		for _, a := range n.doneIf {
 			used += doneArm(a, "")
+		}
+		if n.timerAction != "" {
+			used += "action: " + n.timerAction + "\n"
 		}
 	}
 	for _, a := range g.actions {
@@ -107,8 +110,17 @@ func (g *chartGen) writeNode(b *strings.Builder, n *rnode, indent string, initia
 			lines = append(lines, "ignore: ["+strings.Join(ignore, ", ")+"]")
 		}
 	}
+	if len(n.ignore) > 0 {
+		lines = append(lines, "ignore: ["+strings.Join(n.ignore, ", ")+"]")
+	}
+	if len(n.reject) > 0 {
+		lines = append(lines, "reject: ["+strings.Join(n.reject, ", ")+"]")
+	}
 	if n.timer != "" {
 		lines = append(lines, fmt.Sprintf("after: {delay: %ds, to: %s}", n.delay, n.timer))
+	}
+	if n.timerAction != "" {
+		lines = append(lines, fmt.Sprintf("after: {delay: %ds, action: %s}", n.delay, n.timerAction))
 	}
 	if n.done != "" {
 		lines = append(lines, "done: {to: "+n.done+"}")

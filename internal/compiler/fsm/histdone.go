@@ -40,7 +40,14 @@ func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 // ways are resolved again, as every way of the search is.
 func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 	if rw.way.Regional {
-		return m.continueRegion(rw, hist)
+		ws := m.continueRegion(rw, hist)
+		if len(ws) != 1 || ws[0].way != rw.way || rw.way.Final == nil {
+			return ws
+		}
+		// The regions' rules ended with the parallel state's done
+		// transition, which may go into a history that resumes a final
+		// state: the step goes on through its eventless rules (the done
+		// transition of its composite state), as after any rule.
 	}
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
@@ -54,6 +61,9 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 		cp.Rules = append(slices.Clone(out.Rules), next.Rules...)
 		cp.Tests = append(slices.Clone(out.Tests), next.Tests...)
 		cp.To = next.To
+		if cp.Regional {
+			cp.after += len(next.Rules) // eventless rules after the done transition
+		}
 		var after []*State
 		if cp.To.Regions != nil && enters(&cp, cp.To) {
 			after = initialConfig(m)

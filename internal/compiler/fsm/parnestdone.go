@@ -91,6 +91,10 @@ func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, re
 		diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and parallel state %s is inside a state of region %s of %s: fsmgen does not order their done events yet; give %s the done transition, or move %s out of the region", g.Name.Value, par.Name.Value, regions[i].par.Name.Value, regions[i].host.root.Name.Value, par.Name.Value, par.Name.Value, regions[i].par.Name.Value)
 		return false
 	}
+	if r, c := doneBeside(g, par, regions); c != nil {
+		diags.Errorf(d.Pos, "parallel state %s, a region of parallel state %s, has a done transition, and composite state %s, in region %s of %s, has one too: one event may end both, and SCXML takes their done events in the order it raises them (SCXML 1.0 §3.13: as their final states are entered), which fsmgen does not follow yet; give %s the done transition, or remove %s's", g.Name.Value, par.Name.Value, c.Name.Value, r.root.Name.Value, par.Name.Value, par.Name.Value, c.Name.Value)
+		return false
+	}
 	around := append([]*spec.State{par}, first.groups[:gi]...)
 	for _, a := range around {
 		if a.Done != nil && !mayRefuse(d) {
@@ -120,6 +124,37 @@ func groupDone(states []spec.State, g *spec.State, first *specRegion, gi int, re
 		}
 	}
 	return ok
+}
+
+// doneBeside returns a region of par outside g, and a composite state
+// inside it with a done transition, if any: an event that ends both
+// raises their done events in the order their final states are entered
+// (g's first when the region is after g's, and a done transition's
+// target may raise another behind g's), while fsmgen takes the done
+// transitions inside the regions first.
+func doneBeside(g, par *spec.State, regions []*specRegion) (*specRegion, *spec.State) {
+	var inner func(s *spec.State) *spec.State
+	inner = func(s *spec.State) *spec.State {
+		for i := range s.States {
+			c := &s.States[i]
+			if c.Done != nil && len(c.States) > 0 && !c.Parallel.Value {
+				return c
+			}
+			if x := inner(c); x != nil {
+				return x
+			}
+		}
+		return nil
+	}
+	for _, r := range regions {
+		if r.par != par || slices.Contains(r.groups, g) {
+			continue
+		}
+		if c := inner(r.root); c != nil {
+			return r, c
+		}
+	}
+	return nil, nil
 }
 
 // enclosing reports whether the state named outer, in list, is inner or

@@ -152,6 +152,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	leavingRules(m, hook.ins, inRegion, hook.owns)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)

@@ -1,0 +1,382 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves the rows of the states inside a region of a parallel
+// state P whose target is outside P (or P itself, entered again): such a
+// rule's transition domain is the compound state around P (SCXML 1.0
+// §3.13, getTransitionDomain and findLCCA), so it exits every active
+// state of P, all its regions innermost first and P itself, before its
+// actions run and its target is entered, as a rule of P does. fsmgen
+// writes it as a rule of P, guarded by In(S) for its source S and tried
+// before P's own rules for the event (a region's rule preempts its
+// parallel state's): the generated code takes it when S's region is in S
+// and no region takes the event, which is exactly when SCXML would, as
+// long as no other region of P has a rule or a list entry for the event
+// (SCXML then keeps the rule of the first region in document order and
+// drops the other, removeConflictingTransitions; fsmgen refuses that
+// yet) and no state around S inside its region has one (S's leaves would
+// take it there). The rule stays S's (Rule.Source): its label, the
+// table, the diagram and the export name S.
+
+// leaveRow is one row of a state inside a region that leaves the
+// region's parallel state, for one source and one event.
+type leaveRow struct {
+	r   *specRegion
+	src spec.String
+	t   spec.Transition
+}
+
+// leaving collects the rows that leave parallel states, by parallel
+// state and event, in spec order.
+type leaving struct {
+	rows  map[string]map[string][]leaveRow
+	pars  []*spec.State
+	evs   map[string][]string
+	names map[diag.Pos]string
+	// owns are the positions of the else branches that are the parallel
+	// state's own unguarded rule or list entry (see ownBranches).
+	owns map[diag.Pos]bool
+}
+
+func newLeaving() *leaving {
+	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos]string{}, owns: map[diag.Pos]bool{}}
+}
+
+// outside reports whether a target names a state outside the regions of
+// every parallel state (P itself among them), and none of t's targets
+// lies in a region.
+func leavesAll(t *spec.Transition, regionOf map[string]*specRegion) (some, all bool) {
+	to := targets(t)
+	all = len(to) > 0
+	for _, n := range to {
+		if regionOf[strings.TrimSuffix(n.Value, historySuffix)] == nil {
+			some = true
+		} else {
+			all = false
+		}
+	}
+	return some, all
+}
+
+// take records row t of the states of region r when it leaves r's
+// parallel state, and reports whether it did (or refused it, named); a
+// row that does not leave it is regionRow's.
+func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
+	some, all := leavesAll(t, regionOf)
+	if !some || r.groups != nil || r.host != nil {
+		return false // regionRow's, or refused there
+	}
+	par := r.par.Name.Value
+	switch {
+	case !all || len(t.Guards) > 0:
+		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s with guards: fsmgen writes a rule that leaves a parallel state from inside a region without guards only yet; write one row per source without guards, or the guarded row from %s", r.root.Name.Value, par, t.From[0].Value, par)
+		return true
+	case len(t.On) == 0:
+		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s by an eventless rule: fsmgen does not write an eventless rule that leaves a parallel state from inside a region yet; move to a state of the region and leave %s from there on an event", r.root.Name.Value, par, t.From[0].Value, par)
+		return true
+	case len(t.Examples) > 0:
+		diags.Errorf(t.Examples[0].Pos, "region %s leaves parallel state %s from %s, a rule fsmgen writes as one of %s's: its examples cannot start in %s yet; remove the example (the generated tests cover the rule)", r.root.Name.Value, par, t.From[0].Value, par, t.From[0].Value)
+		return true
+	}
+	for _, from := range t.From {
+		if r.finals[from.Value] {
+			diags.Errorf(from.Pos, "region %s rests in its final state %s, which has no transitions of its own (SCXML 1.0 §3.7): the events it is offered go to the states around it; write the row from %s or from %s", r.root.Name.Value, from.Value, r.root.Name.Value, par)
+			continue
+		}
+		for _, e := range t.On {
+			if l.rows[par] == nil {
+				l.rows[par] = map[string][]leaveRow{}
+				l.pars = append(l.pars, r.par)
+			}
+			if l.rows[par][e.Value] == nil {
+				l.evs[par] = append(l.evs[par], e.Value)
+			}
+			o := *t
+			o.From, o.On = []spec.String{from}, []spec.String{e}
+			l.rows[par][e.Value] = append(l.rows[par][e.Value], leaveRow{r: r, src: from, t: o})
+		}
+	}
+	return true
+}
+
+// merge writes the rows that leave each parallel state as one row of it
+// per event (see above), before its own row for the event or its list
+// entry, which become the last branches; rows are the spec's, regions
+// every region.
+func (l *leaving) merge(outer *spec.File, rows []spec.Transition, regions []*specRegion, diags *diag.List) {
+	for _, p := range l.pars {
+		par := p.Name.Value
+		for _, e := range l.evs[par] {
+			list := l.rows[par][e]
+			if !l.check(p, e, list, rows, regions, diags) {
+				continue
+			}
+			first := list[0]
+			row := spec.Transition{Pos: first.t.Pos, From: []spec.String{{Value: par, Pos: first.src.Pos, Set: true}}, On: first.t.On, OnPos: first.t.OnPos}
+			for _, lr := range list {
+				in := spec.String{Value: "In(" + lr.src.Value + ")", Pos: lr.src.Pos, Set: true}
+				l.names[in.Pos] = lr.src.Value
+				row.Guards = append(row.Guards, spec.Branch{Pos: lr.t.Pos, If: in, Outcome: lr.t.Outcome})
+			}
+			own := ownBranches(outer, p, e)
+			if len(own) == 1 && own[0].Else.Value {
+				// p's own rule, unguarded, or its list entry: it stays
+				// so in the table and the labels.
+				l.owns[own[0].Pos] = true
+			}
+			row.Guards = append(row.Guards, own...)
+			outer.Transitions = append(outer.Transitions, row)
+		}
+	}
+}
+
+// check reports whether the rows list of parallel state p for event e
+// may be written as p's (see above), naming what refuses them.
+func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Transition, regions []*specRegion, diags *diag.List) bool {
+	ok := true
+	first := list[0]
+	label := func(lr leaveRow) string { return fmt.Sprintf("%s --%s--> %s", lr.src.Value, e, lr.t.To.Value) }
+	for _, o := range regions {
+		if o.top != p || slices.ContainsFunc(list, func(lr leaveRow) bool { return lr.r == o }) {
+			continue
+		}
+		by := regionTakes(o, e, rows)
+		if by == "" {
+			if g := groupTakes(o.groups, e, rows); g != nil {
+				by = g.Name.Value
+			}
+		}
+		if by != "" {
+			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and %s, in region %s of %s, has a rule or a list entry for %s too: SCXML takes the rule of the first region in document order and drops the other (SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen does not write yet; leave %s on %s from %s, or give the events different names", label(first), p.Name.Value, by, o.root.Name.Value, p.Name.Value, e, p.Name.Value, e, p.Name.Value)
+			return false
+		}
+	}
+	for _, lr := range list {
+		if lr.r != first.r {
+			diags.Errorf(lr.src.Pos, "rules %s and %s leave parallel state %s from two of its regions, %s and %s: SCXML takes the rule of the first region in document order and drops the other (SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen does not write yet; leave %s on %s from %s", label(first), label(lr), p.Name.Value, first.r.root.Name.Value, lr.r.root.Name.Value, p.Name.Value, e, p.Name.Value)
+			return false
+		}
+		for _, a := range around(lr.r.root, lr.src.Value) {
+			listed := slices.ContainsFunc(listEntries(a), func(n spec.String) bool { return n.Value == e || n.Value == "*" })
+			if listed || hasRow(a, e, rows) {
+				diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s, and %s around %s has a rule or a list entry for %s too, which %s's other states take: fsmgen does not write both yet; write %s's rule on the states inside it instead", label(lr), p.Name.Value, a.Name.Value, lr.src.Value, e, a.Name.Value, a.Name.Value)
+				ok = false
+			}
+		}
+		if s := stateNamed(lr.r.root, lr.src.Value); s != nil && slices.ContainsFunc(listEntries(s), func(n spec.String) bool { return n.Value == "*" }) {
+			diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s, and %s resolves every other event by its \"*\" list, which fsmgen would let take %s inside the region: list the events %s ignores or rejects by name", label(lr), p.Name.Value, lr.src.Value, e, lr.src.Value)
+			ok = false
+		}
+	}
+	for _, n := range listEntries(p) {
+		if n.Value == "*" || n.Value == e && slices.ContainsFunc(p.Defer, func(d spec.String) bool { return d.Value == e }) {
+			diags.Errorf(n.Pos, "parallel state %s defers %s or resolves every other event by a \"*\" list, and rule %s leaves it on %s: fsmgen does not write both yet; write %s's own rule for %s as a row", p.Name.Value, e, label(first), e, p.Name.Value, e)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// around returns the states of region root around the state named s,
+// outermost first, the root included; nil when s is not inside it.
+func around(root *spec.State, s string) []*spec.State {
+	if root.Name.Value == s {
+		return []*spec.State{}
+	}
+	for i := range root.States {
+		if in := around(&root.States[i], s); in != nil {
+			return append([]*spec.State{root}, in...)
+		}
+	}
+	return nil
+}
+
+// stateNamed returns the state named n inside s, s included.
+func stateNamed(s *spec.State, n string) *spec.State {
+	var out *spec.State
+	walkStates(s, func(x *spec.State) {
+		if x.Name.Value == n {
+			out = x
+		}
+	})
+	return out
+}
+
+// ownBranches takes parallel state p's own rule for event e out of the
+// spec's rows and p's lists, and returns it as the last branches of the
+// row that leaves p (see merge): its branches, or its outcome as the
+// else branch; its ignore or reject list entry as an else branch. None
+// when p has neither: the event then goes where p's would.
+func ownBranches(outer *spec.File, p *spec.State, e string) []spec.Branch {
+	par := p.Name.Value
+	var out []spec.Branch
+	var kept []spec.Transition
+	for _, t := range outer.Transitions {
+		fi := slices.IndexFunc(t.From, func(n spec.String) bool { return n.Value == par })
+		ei := slices.IndexFunc(t.On, func(n spec.String) bool { return n.Value == e })
+		if fi < 0 || ei < 0 || out != nil {
+			kept = append(kept, t)
+			continue
+		}
+		if len(t.Guards) > 0 {
+			out = t.Guards
+		} else {
+			out = []spec.Branch{{Pos: t.Pos, Else: spec.Bool{Value: true, Pos: t.Pos, Set: true}, Outcome: t.Outcome}}
+		}
+		if len(t.From) > 1 {
+			o := t
+			o.From = slices.Delete(slices.Clone(t.From), fi, fi+1)
+			kept = append(kept, o)
+		}
+		if len(t.On) > 1 {
+			o := t
+			o.From = []spec.String{t.From[fi]}
+			o.On = slices.Delete(slices.Clone(t.On), ei, ei+1)
+			kept = append(kept, o)
+		}
+	}
+	outer.Transitions = kept
+	if out != nil {
+		return out
+	}
+	for i := range outer.States {
+		s := unlist(&outer.States[i], par, e)
+		if s == nil {
+			continue
+		}
+		if s.Ignore.Set {
+			return []spec.Branch{{Pos: s.Ignore.Pos, Else: spec.Bool{Value: true, Pos: s.Ignore.Pos, Set: true}, Outcome: *s}}
+		}
+		return []spec.Branch{{Pos: s.Reject.Pos, Else: spec.Bool{Value: true, Pos: s.Reject.Pos, Set: true}, Outcome: *s}}
+	}
+	return nil
+}
+
+// unlist removes event e from the ignore and reject lists of the state
+// named par among s and the states inside it, and returns the outcome
+// that says what the list did; nil when neither lists e.
+func unlist(s *spec.State, par, e string) *spec.Outcome {
+	if s.Name.Value != par {
+		for i := range s.States {
+			if o := unlist(&s.States[i], par, e); o != nil {
+				return o
+			}
+		}
+		return nil
+	}
+	for i, n := range s.Ignore {
+		if n.Value == e {
+			s.Ignore = slices.Delete(slices.Clone(s.Ignore), i, i+1)
+			return &spec.Outcome{Ignore: spec.Bool{Value: true, Pos: n.Pos, Set: true}}
+		}
+	}
+	for i, n := range s.Reject {
+		if n.Value == e {
+			s.Reject = slices.Delete(slices.Clone(s.Reject), i, i+1)
+			return &spec.Outcome{Reject: spec.String{Value: fmt.Sprintf("%s is not accepted in state %s", e, par), Pos: n.Pos, Set: true}}
+		}
+	}
+	return nil
+}
+
+// leavingRules resolves the In(State) guards of the rules that leave a
+// parallel state from inside one of its regions (ins, made by the
+// machine's build; inRegion are the states inside regions by name), and
+// names each rule after its source (Rule.Source).
+func leavingRules(m *Machine, ins []*Func, inRegion map[string]*State, owns map[diag.Pos]bool) {
+	if len(ins) == 0 {
+		return
+	}
+	for _, r := range m.Rules {
+		if owns[r.Pos] && r.Else {
+			// The parallel state's own rule after those that leave it:
+			// written unguarded, as the spec does.
+			r.Else = false
+			r.Listed = r.Kind != Transition
+			r.Label = RuleLabel(r)
+		}
+	}
+	for _, fn := range ins {
+		fn.In = inRegion[fn.InName]
+	}
+	for _, r := range m.Rules {
+		if r.Guard == nil || !slices.Contains(ins, r.Guard) {
+			continue
+		}
+		r.Source = r.Guard.In
+		from, guard := r.From, r.Guard
+		r.From, r.Guard = r.Source, nil
+		r.Label = RuleLabel(r)
+		r.From, r.Guard = from, guard
+	}
+}
+
+// leaveTest reports whether test t asks the In(State) guard of a rule
+// that leaves a parallel state from inside a region (see above), which
+// the configuration answers: no choice of the generated tests.
+func leaveTest(t Test) bool { return t.Guard != nil && t.Guard.In != nil }
+
+// inAgrees reports whether configuration cfg answers the In(State)
+// guards way w of a parallel state's own rules tests as w does, and
+// drops those tests from w.
+func inAgrees(w *Way, cfg []*State) bool {
+	var kept []Test
+	for _, t := range w.Tests {
+		if !leaveTest(t) {
+			kept = append(kept, t)
+			continue
+		}
+		if t.Guard.In.Contains(cfg[t.Guard.In.Region.Index]) != t.Holds {
+			return false
+		}
+	}
+	w.Tests = kept
+	return true
+}
+
+// inConfig returns cfg, a configuration of parallel state p in which no
+// region takes the event of way w, changed so that it answers the
+// In(State) guards w tests as w does (see inAgrees); nil when no
+// configuration does.
+func (m *Machine) inConfig(p *State, w *Way, cfg []*State) []*State {
+	if !slices.ContainsFunc(w.Tests, leaveTest) {
+		return cfg
+	}
+	out := slices.Clone(cfg)
+	for _, reg := range p.Regions {
+		fits := func(l *State) bool {
+			if c := l.Cell(w.Event); c != nil && !c.Out() || l.Regions != nil || l.Settles() {
+				return false
+			}
+			for _, t := range w.Tests {
+				if leaveTest(t) && t.Guard.In.Region == reg && t.Guard.In.Contains(l) != t.Holds {
+					return false
+				}
+			}
+			return true
+		}
+		if fits(out[reg.Index]) {
+			continue
+		}
+		i := slices.IndexFunc(reg.Leaves, func(l *State) bool { return fits(l) && !l.Final })
+		if i < 0 {
+			i = slices.IndexFunc(reg.Leaves, fits)
+		}
+		if i < 0 {
+			return nil
+		}
+		m.place(out, reg, reg.Leaves[i])
+	}
+	if p.completes(out) || !inAgrees(w, out) {
+		return nil
+	}
+	return out
+}

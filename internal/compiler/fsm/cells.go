@@ -225,6 +225,11 @@ func (b *builder) cells() {
 			}
 		}
 	}
+	if b.par != nil {
+		for _, t := range b.par.leftTimers {
+			b.number(t.Cell) // see parleave.go
+		}
+	}
 	if m.TimerFired != nil {
 		pos := b.par.timerPos()
 		if len(m.Timers) > 0 {

@@ -157,6 +157,11 @@ type parHook struct {
 	// parleave.go).
 	leaving map[diag.Pos]string
 	owns    map[diag.Pos]bool
+	// leaveTimers are the timers of the states inside regions whose rules
+	// leave their parallel state, and leftTimers the timers the machine's
+	// build resolves their rules for (see parleave.go).
+	leaveTimers []leaveTimer
+	leftTimers  []*Timer
 	// groupDones[p] are the parallel states nested as regions of
 	// parallel state p that have a done transition, in document order
 	// (see parnestdone.go).

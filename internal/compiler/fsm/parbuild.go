@@ -28,7 +28,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
-	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns}
+	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, leaveTimers: leaves.timers}
 	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
@@ -310,9 +310,8 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 	for _, r := range regions {
 		for i := range r.timers {
 			t := &r.timers[i]
-			if some, _ := leavesAll(t, regionOf); some && r.groups == nil && r.host == nil {
-				diags.Errorf(targets(t)[0].Pos, "a timer of %s, in region %s, leaves parallel state %s: fsmgen does not run such a timer yet (a row from %s that leaves %s it does); move the timer to %s, or leave %s on an event from %s", t.From[0].Value, r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value, t.From[0].Value)
-				continue
+			if leaves.timer(t, r, regionOf, lifts, diags) {
+				continue // a timer that leaves the parallel state (see parleave.go)
 			}
 			regionRow(t, r, regionOf, diags)
 		}

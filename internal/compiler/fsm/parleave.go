@@ -37,10 +37,10 @@ type leaveRow struct {
 // leaving collects the rows that leave parallel states, by parallel
 // state and event, in spec order.
 type leaving struct {
-	rows  map[string]map[string][]leaveRow
-	pars  []*spec.State
-	evs   map[string][]string
-	names map[diag.Pos]string
+	rows   map[string]map[string][]leaveRow
+	pars   []*spec.State
+	evs    map[string][]string
+	names  map[diag.Pos]string
 	timers []leaveTimer
 	// owns are the positions of the else branches that are the parallel
 	// state's own unguarded rule or list entry (see ownBranches).

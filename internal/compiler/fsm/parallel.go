@@ -162,6 +162,9 @@ type parHook struct {
 	// build resolves their rules for (see parleave.go).
 	leaveTimers []leaveTimer
 	leftTimers  []*Timer
+	// sources[p][event] are the states inside the regions of parallel
+	// state p whose rules for the event leave p (see parleave.go).
+	sources map[string]map[string][]string
 	// groupDones[p] are the parallel states nested as regions of
 	// parallel state p that have a done transition, in document order
 	// (see parnestdone.go).

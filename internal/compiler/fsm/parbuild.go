@@ -28,7 +28,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
-	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, leaveTimers: leaves.timers}
+	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, leaveTimers: leaves.timers, sources: leaves.sources()}
 	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
@@ -162,7 +162,7 @@ func coverage(regions []*specRegion, hook *parHook) {
 				if !s.Transient {
 					resting++
 				}
-				if s.Transient || inside(s.Cell(e)) || hook.covered[s.Name][e.Name] {
+				if s.Transient || inside(s.Cell(e)) || hook.covered[s.Name][e.Name] || hook.leavesFrom(par, e.Name, s) {
 					continue
 				}
 				takes = false

@@ -484,3 +484,30 @@ func swapTimers(reg *Region, sub *Machine, left []*Timer) map[*Rule]bool {
 	}
 	return drop
 }
+
+// sources returns, by parallel state and event, the states whose rules
+// leave the parallel state (see parHook.sources).
+func (l *leaving) sources() map[string]map[string][]string {
+	out := map[string]map[string][]string{}
+	for par, byEvent := range l.rows {
+		out[par] = map[string][]string{}
+		for e, list := range byEvent {
+			for _, lr := range list {
+				out[par][e] = append(out[par][e], lr.src.Value)
+			}
+		}
+	}
+	return out
+}
+
+// leavesFrom reports whether leaf s of a region of parallel state par,
+// or a state around it, has a rule for event e that leaves par (see
+// above).
+func (h *parHook) leavesFrom(par, e string, s *State) bool {
+	for _, a := range s.Path() {
+		if slices.Contains(h.sources[par][e], a.Name) {
+			return true
+		}
+	}
+	return false
+}

@@ -168,7 +168,7 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 		for _, a := range around(lr.r.root, lr.src.Value) {
 			listed := slices.ContainsFunc(listEntries(a), func(n spec.String) bool { return n.Value == e || n.Value == "*" })
 			if listed || hasRow(a, e, rows) {
-				diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s, and %s around %s has a rule or a list entry for %s too, which %s's other states take: fsmgen does not write both yet; write %s's rule on the states inside it instead", label(lr), p.Name.Value, a.Name.Value, lr.src.Value, e, a.Name.Value, a.Name.Value)
+				diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s, and %s, around %s in region %s, has a rule or a list entry for %s too, which %s would take inside the region: fsmgen does not write both yet; write %s's rule on the states inside %s instead", label(lr), p.Name.Value, a.Name.Value, lr.src.Value, lr.r.root.Name.Value, e, lr.src.Value, a.Name.Value, a.Name.Value)
 				ok = false
 			}
 		}

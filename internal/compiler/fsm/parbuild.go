@@ -315,6 +315,7 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 			}
 			regionRow(t, r, regionOf, diags)
 		}
+		doneLeaves(r, regionOf, diags)
 	}
 	rows := map[*specRegion][]spec.Transition{}
 	outer := *f

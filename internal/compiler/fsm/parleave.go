@@ -519,3 +519,20 @@ func (h *parHook) leavesFrom(par, e string, s *State) bool {
 	}
 	return false
 }
+
+// doneLeaves refuses, named, the done transitions of the composite states
+// inside region r that lead outside every region: fsmgen does not write a
+// done transition that leaves a parallel state yet.
+func doneLeaves(r *specRegion, regionOf map[string]*specRegion, diags *diag.List) {
+	walkStates(r.root, func(s *spec.State) {
+		if s.Done == nil || s == r.root || s.Parallel.Value {
+			return
+		}
+		for _, to := range targets(&spec.Transition{Outcome: s.Done.Outcome, Guards: s.Done.Guards}) {
+			if regionOf[strings.TrimSuffix(to.Value, historySuffix)] == nil {
+				diags.Errorf(to.Pos, "the done transition of %s, in region %s, leaves parallel state %s for %s: fsmgen does not write a done transition that leaves a parallel state from inside a region yet (a row does); move to a state of the region that leaves %s on an event, or end the region in a final state and give %s the done transition", s.Name.Value, r.root.Name.Value, r.par.Name.Value, to.Value, r.par.Name.Value, r.par.Name.Value)
+				return
+			}
+		}
+	})
+}

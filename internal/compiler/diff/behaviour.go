@@ -115,7 +115,7 @@ func (d *differ) cell(pair string, o, n *fsm.Cell) {
 func cellOf(s *fsm.State, e *fsm.Event) *fsm.Cell {
 	for _, list := range [][]*fsm.Cell{s.Handles, s.Refuses, s.Inherited} {
 		for _, c := range list {
-			if c.Event == e && s.Regions != nil {
+			if c.Event == e && s.Regions != nil && s.Region == nil {
 				return leavingFor(c, s) // its own rules
 			}
 			if c.Event == e {

@@ -19,11 +19,14 @@ import (
 // before P's own rules for the event (a region's rule preempts its
 // parallel state's): the generated code takes it when S's region is in S
 // and no region takes the event, which is exactly when SCXML would, as
-// long as no other region of P has a rule or a list entry for the event
-// (SCXML then keeps the rule of the first region in document order and
-// drops the other, removeConflictingTransitions; fsmgen refuses that
-// yet) and no state around S inside its region has one (S's leaves would
-// take it there). The rule stays S's (Rule.Source): its label, the
+// long as the other regions of P with a rule or a list entry for the
+// event come before S's in document order and move within themselves or
+// reject it (SCXML keeps the rule of the first region in document order
+// and drops a later one whose exits intersect its own,
+// removeConflictingTransitions; fsmgen refuses the other cases yet), and
+// no state around S inside its region has one (S's leaves would take it
+// there). A timer of S whose rules leave P runs as S's, its rules
+// resolved as P's. The rule stays S's (Rule.Source): its label, the
 // table, the diagram and the export name S.
 
 // leaveRow is one row of a state inside a region that leaves the
@@ -149,6 +152,12 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 		if o.top != p || slices.ContainsFunc(list, func(lr leaveRow) bool { return lr.r == o }) {
 			continue
 		}
+		if o.place < first.r.place && o.groups == nil && o.host == nil && movesOnly(o, e, rows) {
+			// An earlier region whose rules for e move within it or
+			// reject: SCXML drops the rule that leaves where one is
+			// taken, as the generated code does.
+			continue
+		}
 		by := regionTakes(o, e, rows)
 		if by == "" {
 			if g := groupTakes(o.groups, e, rows); g != nil {
@@ -156,7 +165,7 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 			}
 		}
 		if by != "" {
-			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and %s, in region %s of %s, has a rule or a list entry for %s too: SCXML takes the rule of the first region in document order and drops the other (SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen does not write yet; leave %s on %s from %s, or give the events different names", label(first), p.Name.Value, by, o.root.Name.Value, p.Name.Value, e, p.Name.Value, e, p.Name.Value)
+			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and %s, in region %s of %s, has a rule or a list entry for %s too: SCXML takes the rule of the first region in document order and drops the other (SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen writes only where the other region comes first and its rules for %s move within it or reject; leave %s on %s from %s, or give the events different names", label(first), p.Name.Value, by, o.root.Name.Value, p.Name.Value, e, e, p.Name.Value, e, p.Name.Value)
 			return false
 		}
 	}
@@ -535,4 +544,32 @@ func doneLeaves(r *specRegion, regionOf map[string]*specRegion, diags *diag.List
 			}
 		}
 	})
+}
+
+// movesOnly reports whether every rule and list entry of the states of
+// region o for event e (rows are the spec's) moves within the region or
+// rejects e: none ignores, defers, or stays without a target, which
+// SCXML would run beside a rule that leaves the parallel state.
+func movesOnly(o *specRegion, e string, rows []spec.Transition) bool {
+	ok := true
+	walkStates(o.root, func(s *spec.State) {
+		for _, n := range slices.Concat(s.Ignore, s.Defer) {
+			if n.Value == e || n.Value == "*" {
+				ok = false
+			}
+		}
+	})
+	moves := func(out spec.Outcome) bool { return out.To.Set || out.Reject.Set }
+	for _, t := range rows {
+		if !slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) || !slices.ContainsFunc(t.From, func(n spec.String) bool { return o.names[n.Value] }) {
+			continue
+		}
+		if len(t.Guards) == 0 {
+			ok = ok && moves(t.Outcome)
+		}
+		for _, br := range t.Guards {
+			ok = ok && moves(br.Outcome)
+		}
+	}
+	return ok
 }

@@ -54,9 +54,9 @@ func newLeaving() *leaving {
 	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos]string{}, owns: map[diag.Pos]bool{}}
 }
 
-// outside reports whether a target names a state outside the regions of
-// every parallel state (P itself among them), and none of t's targets
-// lies in a region.
+// leavesAll reports whether some of t's targets name a state outside the
+// regions of every parallel state (a parallel state itself among them),
+// and whether all do.
 func leavesAll(t *spec.Transition, regionOf map[string]*specRegion) (some, all bool) {
 	to := targets(t)
 	all = len(to) > 0

@@ -16,8 +16,10 @@ import (
 //	  1. in WaitingForUserInput, send UserInput → CallingLlm
 //	  2. in CallingLlm, send LlmError [canRetry] → Error
 //
-// With -json, an array of {rule, label, at, steps: [{from, event, timer,
-// guards: [{guard, holds}], rules, to}]}.
+// A parallel state's rule for configurations of its regions that New
+// never leads to has no path, and says so. With -json, an array of {rule,
+// label, at, steps: [{from, event, timer, guards: [{guard, holds}], rules,
+// to}]}, steps empty for such a rule.
 func printPaths(w io.Writer, m *fsm.Machine, asJSON bool) error {
 	if asJSON {
 		recs := m.Records()
@@ -31,6 +33,11 @@ func printPaths(w io.Writer, m *fsm.Machine, asJSON bool) error {
 	for _, p := range m.Paths {
 		if _, err := fmt.Fprintf(w, "rule %d (%s): %s\n", p.Rule.Index, p.Rule.Pos, p.Rule.Label); err != nil {
 			return err
+		}
+		if len(p.Steps) == 0 {
+			if _, err := fmt.Fprintf(w, "  no path from New: it answers configurations of %s's regions that New never leads to and Restore accepts\n", p.Rule.From.Name); err != nil {
+				return err
+			}
 		}
 		for i, step := range p.Steps {
 			if _, err := fmt.Fprintf(w, "  %d. %s\n", i+1, fsm.StepText(step)); err != nil {

@@ -112,7 +112,7 @@ func TestRules(t *testing.T) {
 	})
 }
 
-// TestPaths drives the machine along the witness path of each of its 20 rules,
+// TestPaths drives the machine along the witness path of each of its 45 rules,
 // the shortest events from New that fire it: see fsmtest.Paths.
 func TestPaths(t *testing.T) {
 	fsmtest.Paths(t, fsmSubject, []fsmtest.Node[Event, ActionKind]{

@@ -347,7 +347,11 @@ func (d *differ) history(o, n *fsm.Decl) {
 	case was == is:
 	case was == fsm.HistoryNone:
 		c := &Change{Subject: "state " + n.Name, What: "gained a " + is.String() + " history", Old: o.Pos, New: n.Pos}
-		c.verdict(SavedStates, OK, "a machine saved by the old revision remembers nothing of "+n.Name+": it loads, and a transition to "+n.Name+".history enters its initial child until the machine has left "+n.Name+" once")
+		entry := "its initial child"
+		if ns != nil && ns.Regions != nil {
+			entry = "its regions' initial states" // a parallel state's own
+		}
+		c.verdict(SavedStates, OK, "a machine saved by the old revision remembers nothing of "+n.Name+": it loads, and a transition to "+n.Name+".history enters "+entry+" until the machine has left "+n.Name+" once")
 		d.add(c)
 	case is == fsm.HistoryNone:
 		c := &Change{Subject: "state " + n.Name, What: "lost its " + was.String() + " history", Old: o.Pos, New: n.Pos}

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -340,8 +341,12 @@ func (g *testGen) genPaths() {
 	for _, e := range m.PathEnds {
 		ends = append(ends, jen.Lit(e))
 	}
-	doc := fmt.Sprintf("TestPaths drives the machine along the witness path of each of its %d rules, the shortest events from New that fire it: see fsmtest.Paths.", len(m.Rules))
-	if len(m.Rules) == 1 {
+	// One end for each rule, its regions' included.
+	doc := fmt.Sprintf("TestPaths drives the machine along the witness path of each of its %d rules, the shortest events from New that fire it: see fsmtest.Paths.", len(m.PathEnds))
+	if slices.Contains(m.PathEnds, -1) {
+		doc = fmt.Sprintf("TestPaths drives the machine along the witness path of each of its %d rules, the shortest events from New that fire it; a rule of a parallel state for configurations New never leads to has none, and TestRules takes it: see fsmtest.Paths.", len(m.PathEnds))
+	}
+	if len(m.PathEnds) == 1 {
 		doc = "TestPaths drives the machine along the witness path of its one rule, the shortest events from New that fire it: see fsmtest.Paths."
 	}
 	g.testFunc("Paths", doc,

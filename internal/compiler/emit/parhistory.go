@@ -107,7 +107,7 @@ func (g *goGen) regionRemembers(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 // region's), remembers of the regions of the parallel states inside the
 // region it holds: the leaf of each, when leaf is that parallel state
 // (SCXML 1.0 §3.10: a deep history records every active atomic
-// descendant).
+// descendant), always when h is the parallel state's own history.
 //
 //	if m.rgn[0] == StateEditing {
 //		m.hist[3], m.hist[4] = m.rgn[1], m.rgn[2]
@@ -120,7 +120,12 @@ func (g *goGen) hostedMemories(h *fsm.State, leaf *jen.Statement) []jen.Code {
 			slots = append(slots, jen.Id("m").Dot("hist").Index(jen.Lit(mem.Slot)))
 			leaves = append(leaves, rgn(mem.Region))
 		}
-		if len(slots) > 0 {
+		switch {
+		case len(slots) == 0:
+		case h == q:
+			// q's own history: its leaf is q whenever it remembers.
+			out = append(out, jen.List(slots...).Op("=").List(leaves...))
+		default:
 			out = append(out, jen.If(leaf.Clone().Op("==").Id(q.KindName)).Block(jen.List(slots...).Op("=").List(leaves...)))
 		}
 	}

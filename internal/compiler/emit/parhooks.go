@@ -106,40 +106,54 @@ func lowerFirst(name string) string {
 //	}
 func (g *goGen) leaveCompute(s *fsm.State, left string) (decls, out []jen.Code) {
 	for i := len(s.Regions) - 1; i >= 0; i-- {
-		reg := s.Regions[i]
-		k := jen.Id(left).Index(jen.Lit(reg.Index))
-		states := slices.Clone(reg.Leaves)
-		for j := len(reg.Composites) - 1; j >= 0; j-- {
-			states = append(states, reg.Composites[j])
+		d, o := g.leaveRegionCompute(s.Regions[i], left)
+		decls, out = append(decls, d...), append(out, o...)
+	}
+	return decls, out
+}
+
+// leaveRegionCompute emits, for leaveCompute, the effects of the exits of
+// the states region reg is in, innermost first: a parallel state inside
+// the region after its own regions (reverse document order), whose slots
+// of left are zero unless the region was in it.
+func (g *goGen) leaveRegionCompute(reg *fsm.Region, left string) (decls, out []jen.Code) {
+	k := jen.Id(left).Index(jen.Lit(reg.Index))
+	states := slices.Clone(reg.Leaves)
+	for j := len(reg.Composites) - 1; j >= 0; j-- {
+		states = append(states, reg.Composites[j])
+	}
+	// The parallel states nested as regions, left after their
+	// regions: their exits run whatever the regions are in.
+	states = append(states, reg.GroupExits()...)
+	for i, st := range states {
+		if i < len(reg.Leaves) && st.Regions != nil {
+			// A parallel state inside the region: its regions first.
+			d, o := g.leaveCompute(st, left)
+			decls, out = append(decls, d...), append(out, o...)
 		}
-		// The parallel states nested as regions, left after their
-		// regions: their exits run whatever the regions are in.
-		states = append(states, reg.GroupExits()...)
-		for _, st := range states {
-			run := st.Leave
-			if run == nil || !fieldRun(run) {
+		run := st.Leave
+		if run == nil || !fieldRun(run) {
+			continue
+		}
+		var body []jen.Code
+		if h := run.Hook(); h.Effect != nil {
+			body = append(body, g.runEffect(run)...)
+		}
+		for _, e := range run.Actions {
+			if !fieldEmit(e) {
 				continue
 			}
-			var body []jen.Code
-			if h := run.Hook(); h.Effect != nil {
-				body = append(body, g.runEffect(run)...)
+			for a, v := range e.Args {
+				name := leaveLocal(st, e, a)
+				decls = append(decls, jen.Var().Id(name).Add(goType(e.Action.Fields[a].GoType)))
+				body = append(body, jen.Id(name).Op("=").Add(g.value(v)))
 			}
-			for _, e := range run.Actions {
-				if !fieldEmit(e) {
-					continue
-				}
-				for a, v := range e.Args {
-					name := leaveLocal(st, e, a)
-					decls = append(decls, jen.Var().Id(name).Add(goType(e.Action.Fields[a].GoType)))
-					body = append(body, jen.Id(name).Op("=").Add(g.value(v)))
-				}
-			}
-			if st == reg.Root || st.Region == nil {
-				out = append(out, jen.Block(body...))
-				continue
-			}
-			out = append(out, jen.If(within(k.Clone(), st)).Block(body...))
 		}
+		if st == reg.Root || st.Region == nil {
+			out = append(out, jen.Block(body...))
+			continue
+		}
+		out = append(out, jen.If(within(k.Clone(), st)).Block(body...))
 	}
 	return decls, out
 }

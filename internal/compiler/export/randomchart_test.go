@@ -14,8 +14,8 @@ import (
 // state; a done transition's guards may end without an else, the
 // machine then resting in the final configuration (under a deep history
 // around a parallel state too, which resumes a region resting so), but
-// for one under a deep history inside a region, or around a parallel
-// state inside a region), rows
+// for one under a deep history inside a region, or of or around a
+// parallel state inside a region), rows
 // between them with actions, guard chains with and without an else (so
 // that an event falls back to the enclosing state's rule), In() guards
 // between regions, timers, and rows into histories. It is built to be
@@ -260,6 +260,12 @@ func (g *chartGen) parallel(p *rnode) {
 		qdone := g.chance(0.5)
 		if qdone {
 			q.done = "?"
+		} else if g.chance(0.3) {
+			// A deep history of its own, which resumes each of its
+			// regions in the leaf it remembers (beside a done transition
+			// it may remember every region final: refused), under the
+			// same terms as one around it.
+			q.history = "deep"
 		}
 		depth := 2 // leaves only: small charts, that the checker keeps
 		if g.chance(0.3) {
@@ -271,6 +277,9 @@ func (g *chartGen) parallel(p *rnode) {
 			g.rootHistory(reg)
 		}
 		g.row(reg.children[0], g.event(reg.children[0]), q.name, "")
+		if q.history != "" {
+			g.row(reg.children[0], g.event(reg.children[0]), q.name+".history", "")
+		}
 	}
 }
 

@@ -295,7 +295,7 @@ func (b *builder) timerIDs(s *State, list []*spec.After) {
 			b.errorf(a.ID.Pos, "timer id %q is not a name: use letters, digits and underscores, starting with a letter", a.ID.Value)
 			continue
 		}
-		if timerTwice("state "+s.Name, seen, a, &b.diags) {
+		if timerTwice(s.Name, seen, a, &b.diags) {
 			continue
 		}
 		seen[a.ID.Value] = a
@@ -303,18 +303,18 @@ func (b *builder) timerIDs(s *State, list []*spec.After) {
 }
 
 // timerTwice reports whether timer a has the id of a timer in seen (the
-// timers of owner, "state S" or "parallel state P", before it), or like
-// one of them none, and if so says so: the id names a timer in saved
-// machines, so each must be distinct.
+// timers of state owner before it), or like one of them none, and if so
+// says so: the id names a timer in saved machines, so each must be
+// distinct.
 func timerTwice(owner string, seen map[string]*spec.After, a *spec.After, diags *diag.List) bool {
 	first, ok := seen[a.ID.Value]
 	switch {
 	case !ok:
 		return false
 	case a.ID.Set:
-		diags.Errorf(a.ID.Pos, "%s has two timers with id %s (the first at line %d): give each its own", owner, a.ID.Value, first.Pos.Line)
+		diags.Errorf(a.ID.Pos, "state %s has two timers with id %s (the first at line %d): give each its own", owner, a.ID.Value, first.Pos.Line)
 	default:
-		diags.Errorf(a.Pos, "%s has two timers without an id (the first at line %d): give this one an id, which names it in saved machines", owner, first.Pos.Line)
+		diags.Errorf(a.Pos, "state %s has two timers without an id (the first at line %d): give this one an id, which names it in saved machines", owner, first.Pos.Line)
 	}
 	return true
 }

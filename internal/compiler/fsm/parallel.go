@@ -292,7 +292,7 @@ func (h *parHook) inGuard(b *builder, s spec.String) *Func {
 		return fn
 	}
 	if h == nil || h.region == nil {
-		b.errorf(s.Pos, "In(%s) is a guard of the rules inside a region of a parallel state: it tests the state of another region of the same parallel state", mt[1])
+		b.errorf(s.Pos, "In(%s) is a guard of the rules inside a region of a parallel state: it tests the state of another region of the same parallel state, and fsmgen tests it nowhere else yet (not on a rule of the parallel state itself or of a state outside it); write the rule on the states of a region and test In(%s) there", mt[1], mt[1])
 		return fn
 	}
 	h.ins = append(h.ins, fn)
@@ -403,13 +403,6 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 		}
 		// Its rules are checked as the region's rows are (splitRows).
 		r.timers = append(r.timers, spec.Transition{Pos: a.Pos, From: []spec.String{s.Name}, Outcome: a.Outcome, Guards: a.Guards})
-	}
-	for _, h := range []*spec.Hook{s.Entry, s.Exit} {
-		if h != nil && h.Effect.Set && r.host != nil {
-			// Its exits run where the parallel state inside the region
-			// around it is left, which runs no effect in place yet.
-			diags.Errorf(h.Effect.Pos, "region state %s runs effect %s on entry or exit, and %s is inside region %s: fsmgen does not run the entry and exit effects of the states of a parallel state inside a region yet; run %s in the rules that enter or leave %s", what, h.Effect.Value, r.par.Name.Value, r.host.root.Name.Value, h.Effect.Value, s.Name.Value)
-		}
 	}
 	if s.Final.Value && parent == r.root && len(s.States) == 0 {
 		r.finals[s.Name.Value] = true

@@ -128,8 +128,10 @@ func coverage(regions []*specRegion, hook *parHook) {
 		regions, taking, finalOnly int
 		// open lists, region by region, the states that leave the event
 		// to the parallel state ("region Check is in Hashing or
-		// Hashed"); never, the regions that take it in no state.
-		open, never []string
+		// Hashed"); never, the regions that take it in no state;
+		// guarded, those that may leave it in every state, but only when
+		// guards of theirs do not hold.
+		open, never, guarded []string
 		// ended counts, for each parallel state nested as a region that
 		// has a done transition, its regions that take the event in
 		// every state but their final ones.
@@ -155,7 +157,7 @@ func coverage(regions []*specRegion, hook *parHook) {
 				counts[par][e.Name] = t
 			}
 			t.regions++
-			takes, finalOnly := true, true
+			takes, finalOnly, ruled := true, true, false
 			var open []string
 			resting := 0
 			for _, s := range r.build.States {
@@ -168,8 +170,13 @@ func coverage(regions []*specRegion, hook *parHook) {
 				takes = false
 				finalOnly = finalOnly && s.Final && s.Parent == root
 				open = append(open, s.Name)
+				if c := s.Cell(e); c != nil && !c.Out() {
+					ruled = true // a rule whose guards may all fail
+				}
 			}
 			switch {
+			case len(open) == resting && ruled:
+				t.guarded = append(t.guarded, r.root.Name.Value)
 			case len(open) == resting:
 				t.never = append(t.never, r.root.Name.Value)
 			case len(open) > 0:
@@ -206,27 +213,44 @@ func coverage(regions []*specRegion, hook *parHook) {
 				// parnestdone.go).
 				hook.covered[par][e] = hook.covered[par][e] || n == ngroup[g]
 			}
-			hook.reaches[par][e] = reachWhere(t.open, t.never)
+			hook.reaches[par][e] = reachWhere(t.open, t.never, t.guarded)
 		}
 	}
 }
 
 // reachWhere says when an event reaches a parallel state: "when region
-// Check is in Hashed (region Transfer never takes it)", or "whatever
+// Check is in Hashed (region Transfer never takes it)", "when region
+// Steps is in Passed and no guard of region Logs holds", or "whatever
 // state its regions are in" when none takes it.
-func reachWhere(open, never []string) string {
-	if len(open) == 0 {
-		return "whatever state its regions are in"
+func reachWhere(open, never, guarded []string) string {
+	where := "whatever state its regions are in"
+	if len(open) > 0 {
+		where = "when " + strings.Join(open, " and ")
 	}
-	where := "when " + strings.Join(open, " and ")
-	switch len(never) {
-	case 0:
-	case 1:
+	if len(guarded) > 0 {
+		if len(open) == 0 {
+			where += ", when"
+		} else {
+			where += " and"
+		}
+		where += " no guard of " + regionList(guarded) + " holds"
+	}
+	switch {
+	case len(never) == 0 || len(open)+len(guarded) == 0:
+	case len(never) == 1:
 		where += fmt.Sprintf(" (region %s never takes it)", never[0])
 	default:
-		where += fmt.Sprintf(" (regions %s and %s never take it)", strings.Join(never[:len(never)-1], ", "), never[len(never)-1])
+		where += fmt.Sprintf(" (%s never take it)", regionList(never))
 	}
 	return where
+}
+
+// regionList names regions: "region Logs", "regions Logs and Net".
+func regionList(names []string) string {
+	if len(names) == 1 {
+		return "region " + names[0]
+	}
+	return "regions " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // snakeOf is the JSON kind of a state the spec names.

@@ -3,7 +3,6 @@ package fsm
 import (
 	"slices"
 
-	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
@@ -205,36 +204,4 @@ func (run *timerRun) drain() []*Func {
 	out := run.delays
 	run.delays = nil
 	return out
-}
-
-// hookFields refuses an action with fields on the entry or exit of a
-// state of a region of a parallel state inside another region (see
-// hostedFields). The other states inside regions, and the parallel states
-// inside a region, fill them as any state's entry or exit does, from the
-// effect's results and the parallel state's fields.
-func hookFields(m *Machine, diags *diag.List) {
-	for _, reg := range m.Regions {
-		if reg.Host != nil {
-			hostedFields(reg, diags)
-		}
-	}
-}
-
-// hostedFields refuses an action with fields on the entry or exit of a
-// state of region reg of a parallel state inside another region: its
-// exits are handed out where that parallel state is left, which fills no
-// action's fields yet.
-func hostedFields(reg *Region, diags *diag.List) {
-	for _, s := range append(append([]*State{}, reg.Composites...), reg.Leaves...) {
-		for _, h := range []*Hook{s.Entry, s.Exit} {
-			if h == nil {
-				continue
-			}
-			for _, a := range h.Actions {
-				if len(a.Fields) > 0 {
-					diags.Errorf(h.Pos, "region %s's state %s hands out action %s, which has fields, on entry or exit, and %s is inside region %s: fsmgen does not fill the fields of the entry and exit actions of the states of a parallel state inside a region yet; emit %s from the rule that enters or leaves %s", reg.Root.Name, s.Name, a.Name, reg.Within.Name, reg.Host.Root.Name, a.Name, s.Name)
-				}
-			}
-		}
-	}
 }

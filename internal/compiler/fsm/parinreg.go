@@ -28,7 +28,8 @@ import (
 // in turn, in document order, refusing what fsmgen does not resolve for
 // them yet. deep is the innermost composite state inside host around q
 // with a deep history (nil when none is): it remembers the leaf of each
-// of q's regions too (SCXML 1.0 §3.10), so their leaves may be resumed.
+// of q's regions too (SCXML 1.0 §3.10), as q's own deep history does, so
+// their leaves may be resumed.
 func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *diag.List) []*specRegion {
 	if len(q.States) < 2 {
 		tooFewRegions(q, diags)
@@ -38,6 +39,11 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 		diags.Errorf(q.Parallel.Pos, "parallel state %s is inside region %s, and a deep history of or around parallel state %s would remember the leaves of its regions: fsmgen does not resume a parallel state inside a region yet; make the history shallow or drop it, or move %s out of %s", q.Name.Value, host.root.Name.Value, host.par.Name.Value, q.Name.Value, host.root.Name.Value)
 		return nil
 	}
+	// q's own deep history remembers the leaf of each of its regions, as
+	// any parallel state's does (a shallow one is refused there): r's
+	// build gives q a history as it gives the machine's parallel states
+	// theirs (see histories), and the memories follow (see memories).
+	resumed := deepHistoryOf(q, deep, diags)
 	var out []*specRegion
 	for place := range q.States {
 		root := &q.States[place]
@@ -45,7 +51,7 @@ func hostedRegions(host *specRegion, q *spec.State, deep *spec.State, diags *dia
 			diags.Errorf(root.Parallel.Pos, "parallel state %s is a region of parallel state %s, which region %s of %s enters and leaves: fsmgen does not nest a parallel state as a region there yet; make %s an ordinary region, or put the parallel state inside one of its states", root.Name.Value, q.Name.Value, host.root.Name.Value, host.par.Name.Value, root.Name.Value)
 			continue
 		}
-		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}, resumed: deep != nil}
+		r := &specRegion{par: q, top: host.top, host: host, place: place, root: root, names: map[string]bool{}, finals: map[string]bool{}, resumed: resumed}
 		checkRegion(r, r.root, nil, diags)
 		if q.Done != nil && len(r.finals) == 0 {
 			// SCXML 1.0 §3.4: done.state.ID of a <parallel> is raised once
@@ -81,16 +87,15 @@ func hostedStates(s, root, q *spec.State, host *specRegion, diags *diag.List) {
 
 // checkHosting checks q, a parallel state inside region r below its own
 // state (see hostedRegions): a leaf of r's build, entered and left by
-// r's rules, with rules of its own and an entry and exit (whose effects
-// read and set the fields of the parallel state around r), and nothing
+// r's rules, with rules of its own, an entry and exit (whose effects
+// read and set the fields of the parallel state around r) and a deep
+// history (checked with its regions, see hostedRegions), and nothing
 // more yet.
 func checkHosting(r *specRegion, q *spec.State, diags *diag.List) {
 	refuse := func(pos diag.Pos, has, instead string) {
 		diags.Errorf(pos, "parallel state %s, inside region %s of parallel state %s, has %s: fsmgen does not resolve that for a parallel state a region's rules enter and leave yet; %s", q.Name.Value, r.root.Name.Value, r.par.Name.Value, has, instead)
 	}
 	switch {
-	case q.History.Set:
-		refuse(q.History.Pos, "a history", "drop the history, or put "+q.Name.Value+" in a composite state of "+r.root.Name.Value+" with a deep history, which resumes the leaf of each of its regions")
 	case len(q.After) > 0 && !timerSpec(q):
 		refuse(q.After[0].Pos, "a timer whose delay an effect computes", "give it a duration such as 30s")
 	case q.Final.Set || q.Terminal.Set || q.Transient.Set:
@@ -131,12 +136,13 @@ func timerSpec(q *spec.State) bool {
 }
 
 // hostedResumes refuses a deep history that remembers the leaves of the
-// regions of a parallel state inside a region (see Memory) where fsmgen
-// does not resume them yet: a region that starts in a leaf it never rests
-// in (the step that enters the parallel state goes on with eventless
-// rules, which a resumed leaf does not take), or one that may rest in a
-// final state, or a memory of every region final (resuming either raises
-// done events again). It reports whether it refused one.
+// regions of a parallel state inside a region (see Memory), around it or
+// its own, where fsmgen does not resume them yet: a region that starts in
+// a leaf it never rests in (the step that enters the parallel state goes
+// on with eventless rules, which a resumed leaf does not take), or one
+// that may rest in a final state, or a memory of every region final (its
+// own history beside its done transition; resuming either raises done
+// events again). It reports whether it refused one.
 func hostedResumes(m *Machine, diags *diag.List) bool {
 	refused := map[*State]bool{}
 	for _, mem := range m.Memories {
@@ -150,12 +156,20 @@ func hostedResumes(m *Machine, diags *diag.List) bool {
 			why = "one of its regions starts in a state it never rests in (a transient state, or a final state its composite state's done transition leaves)"
 		case q.RestsFinal() || slices.ContainsFunc(q.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Rests) }):
 			why = "one of its regions, or the parallel state itself, may rest in a final state when no guard of its done transition holds"
+		case h == q && m.RemembersFinal(h, q):
+			why = "its done transition leaves it from its regions' final states, so its history may remember every region final"
 		case m.RemembersFinal(h, q):
 			why = "its done transition leaves the history's state, so the history may remember every region final"
 		default:
 			continue
 		}
 		refused[h] = true
+		if h == q {
+			// A shallow history of a parallel state is refused anyway
+			// (see deepHistoryOf).
+			diags.Errorf(h.Pos, "parallel state %s inside region %s has a deep history of its own, which remembers the leaves of its regions, and %s: fsmgen does not resume such a parallel state inside a region yet; drop the history (a rule into %s enters its regions anew)", q.Name, reg.Host.Root.Name, why, q.Name)
+			continue
+		}
 		diags.Errorf(h.Pos, "the deep history of %s remembers the leaves of the regions of parallel state %s inside region %s, and %s: fsmgen does not resume such a parallel state inside a region yet; make the history of %s shallow (which enters %s anew) or drop it", h.Name, q.Name, reg.Host.Root.Name, why, h.Name, q.Name)
 	}
 	return len(refused) > 0

@@ -160,7 +160,6 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)
-	hookFields(m, diags)
 	m.memories()
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)

@@ -41,7 +41,7 @@ func groupTimers(regions []*specRegion, rows []spec.Transition, diags *diag.List
 				switch {
 				case len(targets(&spec.Transition{Outcome: a.Outcome, Guards: a.Guards})) > 0:
 					continue // the outer parallel state's (see liftTimers)
-				case timerTwice("parallel state "+g.Name.Value, ids, a, diags):
+				case timerTwice(g.Name.Value, ids, a, diags):
 					continue
 				case i < 0:
 					diags.Errorf(a.Pos, "parallel state %s, a region of parallel state %s, has a timer with no region to run in: fsmgen runs it as a timer of the own state of a region of %s that has no timer and is never left and entered again while %s is active, and each of them is; give the timer to %s", g.Name.Value, r.par.Name.Value, g.Name.Value, g.Name.Value, r.par.Name.Value)

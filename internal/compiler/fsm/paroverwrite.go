@@ -68,20 +68,62 @@ func (w writer) what() string {
 }
 
 // ruleWriters returns the pieces of region rule r, of region reg, that
-// set fields, keyed for the step's order.
+// set fields, keyed for the step's order: regions by their place in
+// the machine's (document order, the regions of a parallel state inside
+// a region after it), so that the entries and exits of the states of
+// such a parallel state's regions, which a rule entering or leaving it
+// runs, take their places too (see hostedWriters).
 func ruleWriters(reg *Region, r *Rule) []writer {
 	var out []writer
 	for i, run := range r.Exits {
+		if hosting(run) {
+			out = append(out, hostedWriters(run.State, false, r)...)
+		}
 		if len(run.Stores) > 0 {
-			out = append(out, writer{reg, r, run, run.State.hookPos(false, r.Pos), [3]int{0, -reg.Place, i}, run.Stores})
+			out = append(out, writer{reg, r, run, run.State.hookPos(false, r.Pos), [3]int{0, -reg.Index, i}, run.Stores})
 		}
 	}
 	if len(r.Stores) > 0 {
-		out = append(out, writer{reg, r, nil, r.Pos, [3]int{1, reg.Place, 0}, r.Stores})
+		out = append(out, writer{reg, r, nil, r.Pos, [3]int{1, reg.Index, 0}, r.Stores})
 	}
 	for i, run := range r.Entries {
 		if len(run.Stores) > 0 {
-			out = append(out, writer{reg, r, run, run.State.hookPos(true, r.Pos), [3]int{2, reg.Place, i}, run.Stores})
+			out = append(out, writer{reg, r, run, run.State.hookPos(true, r.Pos), [3]int{2, reg.Index, i}, run.Stores})
+		}
+		if hosting(run) && run.Resume == nil {
+			out = append(out, hostedWriters(run.State, true, r)...)
+		}
+	}
+	return out
+}
+
+// hostedWriters returns the entries (or the exits) of the states of the
+// regions of q, a parallel state inside a region, that set fields, as
+// entering q (or leaving it) runs them: the regions' initial states (or
+// any of their states, each region's in a place of its own), and those
+// of the parallel states inside them in turn. r is the rule that does,
+// nil when entering or leaving the parallel state around q does.
+func hostedWriters(q *State, entry bool, r *Rule) []writer {
+	var out []writer
+	for _, reg := range q.Regions {
+		if entry {
+			for i, run := range reg.Start {
+				if len(run.Stores) > 0 {
+					out = append(out, writer{reg, r, run, run.State.hookPos(true, q.Pos), [3]int{2, reg.Index, i}, run.Stores})
+				}
+				if hosting(run) {
+					out = append(out, hostedWriters(run.State, true, r)...)
+				}
+			}
+			continue
+		}
+		for _, s := range append(slices.Clone(reg.Leaves), reg.Composites...) {
+			if s.Regions != nil && slices.Contains(reg.Leaves, s) {
+				out = append(out, hostedWriters(s, false, r)...)
+			}
+			if s.Leave != nil && len(s.Leave.Stores) > 0 {
+				out = append(out, writer{reg, r, s.Leave, s.hookPos(false, q.Pos), [3]int{0, -reg.Index, 0}, s.Leave.Stores})
+			}
 		}
 	}
 	return out
@@ -115,7 +157,10 @@ func overwrites(m *Machine, diags *diag.List) {
 		byEvent := map[*Event][]writer{}
 		var events []*Event
 		var enter, leave []writer
-		for _, reg := range p.Regions {
+		for _, reg := range p.Flat {
+			// The rules of the regions of the parallel states inside
+			// regions too: an event may be taken by one of them and by
+			// another region in one step.
 			for _, r := range reg.Rules {
 				if r.Kind != Transition || r.Timer != nil {
 					continue
@@ -129,14 +174,22 @@ func overwrites(m *Machine, diags *diag.List) {
 				}
 				byEvent[r.Event] = append(byEvent[r.Event], ws...)
 			}
+		}
+		for _, reg := range p.Regions {
 			for i, run := range reg.Start {
 				if len(run.Stores) > 0 {
-					enter = append(enter, writer{reg, nil, run, run.State.hookPos(true, p.Pos), [3]int{2, reg.Place, i}, run.Stores})
+					enter = append(enter, writer{reg, nil, run, run.State.hookPos(true, p.Pos), [3]int{2, reg.Index, i}, run.Stores})
+				}
+				if hosting(run) {
+					enter = append(enter, hostedWriters(run.State, true, nil)...)
 				}
 			}
 			for _, s := range append(append(slices.Clone(reg.Leaves), reg.Composites...), reg.GroupExits()...) {
+				if s.Regions != nil && slices.Contains(reg.Leaves, s) {
+					leave = append(leave, hostedWriters(s, false, nil)...)
+				}
 				if s.Leave != nil && len(s.Leave.Stores) > 0 {
-					leave = append(leave, writer{reg, nil, s.Leave, s.hookPos(false, p.Pos), [3]int{0, -reg.Place, 0}, s.Leave.Stores})
+					leave = append(leave, writer{reg, nil, s.Leave, s.hookPos(false, p.Pos), [3]int{0, -reg.Index, 0}, s.Leave.Stores})
 				}
 			}
 		}

@@ -68,9 +68,11 @@ func (m *Machine) parallelPaths(b *builder) {
 		}
 	}
 	active := map[*State]bool{} // the regions' leaves in the configurations reached
+	rested := map[*State]bool{} // the machine's leaves it rests in
 	for len(queue) > 0 && left > 0 && len(seen) <= pathSearchLimit {
 		it := queue[0]
 		queue = queue[1:]
+		rested[it.n.leaf] = true
 		for _, l := range it.cfg {
 			if l != nil {
 				active[l] = true
@@ -165,6 +167,13 @@ func (m *Machine) parallelPaths(b *builder) {
 			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
 			continue
 		}
+		if found[r.Index] == nil && restoredOnly(r, rested) {
+			// Needed all the same: Restore and Load accept the
+			// configurations it answers, which the regions' own
+			// checks allow; TestRules takes it from one.
+			m.Paths = append(m.Paths, &Path{Rule: r})
+			continue
+		}
 		if found[r.Index] == nil && len(queue) > 0 {
 			b.errorf(r.Pos, "rule %s fires in none of the first %d configurations the machine reaches (its states, the states of its parallel states' regions, what its histories remember and which timers run): fsmgen stops searching there, so it may never fire; make a state that takes it reachable in fewer steps, or remove the rule", r.Label, pathSearchLimit)
 			continue
@@ -182,6 +191,19 @@ func (m *Machine) parallelPaths(b *builder) {
 	}
 	m.Witnesses, m.PathEnds = nil, nil
 	m.witnesses()
+}
+
+// restoredOnly reports whether r, which fires in no configuration the
+// machine reaches from New, is the rule of a parallel state the machine
+// rests in that resolves an event for configurations its regions allow
+// but the machine never reaches (region Steps in its final state Passed
+// while region Logs, whose rule for the event moved it on in the step
+// that made Steps final, is not): the totality of the parallel state,
+// checked region by region, asks for it, and Restore and Load accept
+// those configurations, so it is no dead rule. Its rule decides every
+// time (no guard, or the else).
+func restoredOnly(r *Rule, rested map[*State]bool) bool {
+	return r.From != nil && r.From.Regions != nil && r.Event != nil && r.Guard == nil && rested[r.From] && !preempted(r)
 }
 
 // configText writes the leaves of the regions of parallel state p for a

@@ -57,7 +57,9 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg, resumed []*Sta
 				continue
 			}
 			if hosting(x) && !x.Entry {
-				// A parallel state inside the region: its regions first.
+				// A parallel state inside the region: its regions first,
+				// their exits' effects too.
+				run.delays = append(run.delays, m.leaveEffects(x.State, cfg)...)
 				out = append(out, m.leaveRegions(x.State, cfg, run)...)
 			}
 			if h := x.Hook(); h != nil && h.Effect != nil {
@@ -152,6 +154,10 @@ func (m *Machine) leaveEffects(s *State, cfg []*State) []*Func {
 	for i := len(s.Regions) - 1; i >= 0; i-- {
 		reg := s.Regions[i]
 		for a := cfg[reg.Index]; a != nil && a.Region == reg; a = a.Parent {
+			if a.Regions != nil {
+				// A parallel state inside the region: its regions first.
+				out = append(out, m.leaveEffects(a, cfg)...)
+			}
 			if a.Exit != nil && a.Exit.Effect != nil {
 				out = append(out, a.Exit.Effect)
 			}
@@ -311,9 +317,10 @@ func spendIn(spent uint64, w *Way, cfg []*State) uint64 {
 // those timers running, and defer in them: the
 // k-th puts every region in its k-th leaf (its last, when it has fewer),
 // for k from 1. It skips one that puts a region in a state it leaves in
-// the step that enters it, or every region final where p would have
-// taken its done transition (a final state the machine may rest in, see
-// Rests and RestsFinal, is kept). Nil for other states.
+// the step that enters it, or every region final where p, or a parallel
+// state inside one of its regions' states, would have taken its done
+// transition (a final state the machine may rest in, see Rests and
+// RestsFinal, is kept). Nil for other states.
 func (p *State) TimedConfigs() [][]*State {
 	timed, most, size := false, 0, 0
 	for _, reg := range p.Flat {
@@ -339,7 +346,7 @@ func (p *State) TimedConfigs() [][]*State {
 			at := cfg[reg.Index]
 			settles = settles || at != nil && at.Settles() && !at.Rests()
 		}
-		if (!p.completes(cfg) || p.RestsFinal()) && !settles {
+		if (!p.completes(cfg) || p.RestsFinal()) && hostDone(p, cfg) == nil && !settles {
 			out = append(out, cfg)
 		}
 	}

@@ -12,7 +12,9 @@ import (
 type Path struct {
 	Rule *Rule
 	// Steps are the events sent, in order; the last fires Rule (as its
-	// last rule, or before it, through transient states).
+	// last rule, or before it, through transient states). None for a
+	// rule of a parallel state that fires only in configurations New
+	// never leads to, but Restore accepts (see restoredOnly).
 	Steps []*Way
 }
 
@@ -272,7 +274,7 @@ type PathRecord struct {
 func (m *Machine) Records() []PathRecord {
 	var out []PathRecord
 	for _, p := range m.Paths {
-		rec := PathRecord{Rule: p.Rule.Index, Label: p.Rule.Label, At: p.Rule.Pos.String()}
+		rec := PathRecord{Rule: p.Rule.Index, Label: p.Rule.Label, At: p.Rule.Pos.String(), Steps: []PathStep{}}
 		for _, w := range p.Steps {
 			st := PathStep{From: w.From.Name, Event: w.Event.Name, To: w.To.Name}
 			if w.Timer != nil {

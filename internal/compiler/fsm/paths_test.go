@@ -39,7 +39,13 @@ func TestPathsShortest(t *testing.T) {
 		dist := distances(m)
 		require.Len(t, m.Paths, len(m.AllRules()), "%s: a path for every rule", s.Name)
 		for _, p := range m.Paths {
-			require.NotEmpty(t, p.Steps, "%s: %s", s.Name, p.Rule.Label)
+			if len(p.Steps) == 0 {
+				// A parallel state's rule for configurations New never
+				// leads to (see restoredOnly): its rule decides always.
+				require.NotNil(t, p.Rule.From.Regions, "%s: %s has no path", s.Name, p.Rule.Label)
+				require.Nil(t, p.Rule.Guard, "%s: %s has no path", s.Name, p.Rule.Label)
+				continue
+			}
 			at := m.Initial
 			for i, w := range p.Steps {
 				require.Equal(t, at, w.From, "%s: %s: step %d starts where the last ended", s.Name, p.Rule.Label, i)

@@ -188,6 +188,8 @@ func TestDrivers(t *testing.T) {
 	s := subject(os.Getenv("FSMTEST_BROKEN"))
 	fsmtest.Rules(t, s, ways)
 	fsmtest.Paths(t, s, nodes, []int{0, 1, 2, 3, 4})
+	// A rule with no path from New (-1) is left to Rules.
+	fsmtest.Paths(t, s, nodes[:4], []int{0, 1, 2, 3, -1})
 	fsmtest.EveryPair(t, s)
 	fsmtest.Random(t, s)
 	fsmtest.Errors(t, s)

@@ -115,8 +115,24 @@ func (d *differ) cell(pair string, o, n *fsm.Cell) {
 func cellOf(s *fsm.State, e *fsm.Event) *fsm.Cell {
 	for _, list := range [][]*fsm.Cell{s.Handles, s.Refuses, s.Inherited} {
 		for _, c := range list {
+			if c.Event == e && s.Regions != nil && s.Region == nil {
+				return leavingFor(c, s) // its own rules
+			}
 			if c.Event == e {
 				return outOfRegion(s, c)
+			}
+		}
+	}
+	return nil
+}
+
+// ownCell returns the cell that handles event e in leaf s, as cellOf,
+// but a parallel state's whole: the rules that leave it too.
+func ownCell(s *fsm.State, e *fsm.Event) *fsm.Cell {
+	for _, list := range [][]*fsm.Cell{s.Handles, s.Refuses, s.Inherited} {
+		for _, c := range list {
+			if c.Event == e {
+				return c
 			}
 		}
 	}

@@ -318,7 +318,36 @@ func outOfRegion(s *fsm.State, c *fsm.Cell) *fsm.Cell {
 		// event to that parallel state, a leaf of its host region.
 		return cellOf(q, c.Event)
 	}
-	return cellOf(s.Region.Parallel, c.Event)
+	return leavingFor(ownCell(s.Region.Parallel, c.Event), s)
+}
+
+// leavingFor returns cell c of a parallel state as leaf s sees it: when
+// c holds rules of states inside its regions that leave it (tried before
+// its own, each where its region is in its source, see fsm.Rule.Source),
+// the one whose source holds s, which always decides there, or, for a
+// leaf outside every source and for the parallel state itself, its own
+// rules (nil for none).
+func leavingFor(c *fsm.Cell, s *fsm.State) *fsm.Cell {
+	if c == nil || !slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Source != nil }) {
+		return c
+	}
+	out := *c
+	out.Rules = nil
+	for _, r := range c.Rules {
+		switch {
+		case r.Source == nil:
+			out.Rules = append(out.Rules, r)
+		case r.Source.Contains(s):
+			own := *r
+			own.Guard = nil // In(source): s is there
+			out.Rules, out.Fallback = []*fsm.Rule{&own}, nil
+			return &out
+		}
+	}
+	if len(out.Rules) == 0 && out.Fallback == nil {
+		return nil
+	}
+	return &out
 }
 
 // nestedOf returns the parallel state nested as regions of old parallel

@@ -90,6 +90,7 @@ func TestCompareParallel(t *testing.T) {
 	timed := strings.Replace(playerSpec, "          Playing: {}\n", "          Playing:\n            after:\n              delay: 10m\n              to: Stopped\n", 1)
 	retimed := strings.Replace(timed, "delay: 10m", "delay: 5m", 1)
 	retargeted := strings.Replace(playerSpec, "  - from: Playing\n    on: Play\n    to: Stopped\n", "  - from: Playing\n    on: Play\n    to: Playing\n", 1)
+	leaves := playerSpec + "  - from: Playing\n    on: Power\n    to: On\n"
 	deep := strings.NewReplacer(
 		"    parallel: true\n", "    parallel: true\n    history: deep\n",
 		"  - from: Off\n    on: Power\n    to: On\n", "  - from: Off\n    on: Power\n    to: On.history\n",
@@ -104,6 +105,14 @@ func TestCompareParallel(t *testing.T) {
 			name: "a region's rule changed", old: playerSpec, new: retargeted, breaks: 1,
 			want: []want{
 				{subject: "rule Playing × Play", what: "now to Playing, was to Stopped", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			// The rule of Playing leaves On, written as On's in the
+			// generated code: only Playing's pair changes.
+			name: "a region's state gained a rule that leaves the parallel state", old: playerSpec, new: leaves, breaks: 1,
+			want: []want{
+				{subject: "rule Playing × Power", what: "now to On, was to Off", verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 		{

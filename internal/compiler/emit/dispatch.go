@@ -238,7 +238,7 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	for _, r := range c.Rules {
 		body := append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)
 		if r.Guard != nil {
-			cases = append(cases, jen.Case(jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)).Block(body...))
+			cases = append(cases, jen.Case(g.guardTest(r)).Block(body...))
 		} else {
 			cases = append(cases, jen.Default().Block(body...))
 		}

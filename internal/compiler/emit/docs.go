@@ -231,6 +231,11 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 				// state or the parallel state around it holds.
 				from = r.Group
 			}
+			if r.Source != nil {
+				// A rule that leaves a parallel state from inside one of
+				// its regions, which the parallel state holds.
+				from = r.Source
+			}
 			to := r.Target
 			if to == nil {
 				to = from
@@ -286,6 +291,8 @@ func edgeLabel(r *fsm.Rule, events []string) string {
 		parts = append(parts, strings.Join(events, ", "))
 	}
 	switch {
+	case r.Source != nil:
+		// Its In(State) guard is its source.
 	case r.Guard != nil:
 		parts = append(parts, "["+r.Guard.Name+"]")
 	case r.Else:

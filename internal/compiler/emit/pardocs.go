@@ -301,6 +301,12 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 					}
 					taken[t] = append(taken[t], code(c.Event.Name))
 				case c.Out():
+					if oc := owner.Cell(c.Event); oc != nil && slices.ContainsFunc(oc.Rules, func(r *fsm.Rule) bool { return r.Source != nil && r.Source.Contains(s) }) {
+						// Its own rule, or one of a state around it,
+						// that leaves the parallel state, which the
+						// parallel state holds.
+						continue
+					}
 					if oc := owner.Cell(c.Event); oc != nil && len(oc.Rules) > 0 && oc.Rules[0].Group != nil {
 						// A nested parallel state's rule that its
 						// parallel state holds.

@@ -42,7 +42,9 @@ func timerActive(t *fsm.Timer) jen.Code {
 // are taken (regionRule).
 func (g *goGen) timerRules(t *fsm.Timer) []jen.Code {
 	reg := t.State.Region
-	if reg == nil {
+	if reg == nil || t.Cell.Rules[0].Source != nil {
+		// A timer of the machine's own, or one of a state inside a
+		// region whose rules leave the parallel state, as its rules.
 		return g.cellBody(t.Cell)
 	}
 	return g.regionCell(reg, t.Cell, func(r *fsm.Rule) []jen.Code { return g.regionRule(reg, r) })

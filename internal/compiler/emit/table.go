@@ -192,7 +192,7 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 	// ignore and reject lists keep a line each, or go to the lists below.)
 	rows := map[string]int{}
 	for _, r := range rules {
-		key := fmt.Sprintf("%s %s", r.From.String(), r.Pos)
+		key := fmt.Sprintf("%s %s", r.Owner().String(), r.Pos)
 		if i, ok := rows[key]; ok && !r.Listed && r.Event != nil && r.Timer == nil {
 			v.Transitions[i].Event += ", " + code(r.Event.Name)
 			if r.Kind == fsm.Reject {
@@ -218,6 +218,9 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 			row.Event = code(r.Event.Name)
 		}
 		switch {
+		case r.Source != nil:
+			// A rule that leaves a parallel state from inside a region:
+			// its In(State) guard is its source.
 		case r.Guard != nil:
 			row.Guard = code(r.Guard.Name)
 		case r.Else:

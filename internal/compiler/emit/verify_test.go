@@ -312,6 +312,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					if r.Group != nil {
 						from = r.Group // a nested parallel state's rule, drawn from it
 					}
+					if r.Source != nil {
+						from = r.Source // a rule that leaves a parallel state, drawn from its source
+					}
 					to := r.Target
 					if to == nil {
 						to = from

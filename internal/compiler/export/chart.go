@@ -111,6 +111,11 @@ func build(m *fsm.Machine) *chart {
 			// regions holds: the state's own.
 			n = c.byState[r.Group]
 		}
+		if r.Source != nil {
+			// A rule that leaves a parallel state from inside one of its
+			// regions, which the parallel state holds: its source's.
+			n = c.byState[r.Source]
+		}
 		done := r.Done != nil
 		i := slices.IndexFunc(n.triggers, func(t *trigger) bool {
 			return t.done == done && t.timer == r.Timer && (r.Timer != nil || t.event == r.Event)

@@ -225,6 +225,11 @@ func (b *builder) cells() {
 			}
 		}
 	}
+	if b.par != nil {
+		for _, t := range b.par.leftTimers {
+			b.number(t.Cell) // see parleave.go
+		}
+	}
 	if m.TimerFired != nil {
 		pos := b.par.timerPos()
 		if len(m.Timers) > 0 {
@@ -322,6 +327,12 @@ func (b *builder) fallbacks() {
 // that states take.
 func (b *builder) fallback(c *Cell, owner *State, states []*State) {
 	f := b.inherited(owner, c.Event)
+	if f == nil && b.par.covers(owner, c.Event) {
+		// Rules that leave a parallel state from the states of a region
+		// that leave the event to it (see parleave.go): the regions take
+		// the event in every other state, so the guards never all fail.
+		return
+	}
 	if f == nil {
 		pos := c.Rules[0].Pos
 		if rows := b.shared[owner]; owner.Composite() && rows != nil && rows[c.Event.Index] != nil {

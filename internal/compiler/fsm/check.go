@@ -32,7 +32,11 @@ func (b *builder) successorsBy(keep func(*Rule) bool) map[*State][]*State {
 			}
 		}
 	}
-	for _, t := range b.m.Timers {
+	var left []*Timer
+	if b.par != nil {
+		left = b.par.leftTimers // see parleave.go
+	}
+	for _, t := range append(slices.Clone(b.m.Timers), left...) {
 		for _, s := range b.m.States {
 			if t.State.Contains(s) {
 				for _, r := range t.Cell.Rules {

@@ -207,6 +207,7 @@ func (b *builder) hooks() {
 			b.timer(s, a)
 		}
 	}
+	b.leavingTimers()
 }
 
 func (b *builder) hook(h *spec.Hook) *Hook {

@@ -151,6 +151,20 @@ type parHook struct {
 	// stuck are the states of the regions of the parallel states from
 	// which their region never ends, region by region (see parstuck.go).
 	stuck []stuckLeaf
+	// leaving names, by the position of its In(State) guard, the source
+	// of each rule of a state inside a region that leaves its parallel
+	// state, which the machine's build holds as the parallel state's (see
+	// parleave.go).
+	leaving map[diag.Pos]string
+	owns    map[diag.Pos]bool
+	// leaveTimers are the timers of the states inside regions whose rules
+	// leave their parallel state, and leftTimers the timers the machine's
+	// build resolves their rules for (see parleave.go).
+	leaveTimers []leaveTimer
+	leftTimers  []*Timer
+	// sources[p][event] are the states inside the regions of parallel
+	// state p whose rules for the event leave p (see parleave.go).
+	sources map[string]map[string][]string
 	// groupDones[p] are the parallel states nested as regions of
 	// parallel state p that have a done transition, in document order
 	// (see parnestdone.go).
@@ -273,6 +287,10 @@ func (h *parHook) inGuard(b *builder, s spec.String) *Func {
 		return nil
 	}
 	fn := &Func{Name: s.Value, Kind: Guard, Pos: s.Pos, InName: mt[1]}
+	if h != nil && h.region == nil && h.leaving[s.Pos] == mt[1] {
+		h.ins = append(h.ins, fn)
+		return fn
+	}
 	if h == nil || h.region == nil {
 		b.errorf(s.Pos, "In(%s) is a guard of the rules inside a region of a parallel state: it tests the state of another region of the same parallel state, and fsmgen tests it nowhere else yet (not on a rule of the parallel state itself or of a state outside it); write the rule on the states of a region and test In(%s) there", mt[1], mt[1])
 		return fn

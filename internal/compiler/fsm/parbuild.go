@@ -17,7 +17,8 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	regions := regionsOf(f.States, &diags, nil, nil)
 	newTransient(f.States, regions, &diags)
 	lifts := newLifts()
-	outer, rows := splitRows(f, regions, lifts, &diags)
+	leaves := newLeaving()
+	outer, rows := splitRows(f, regions, lifts, leaves, &diags)
 	groupRejects(regions, rows, &diags)
 	groupLists(regions, rows, &diags)
 	groupTimers(regions, f.Transitions, &diags)
@@ -27,7 +28,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
-	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}}
+	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, leaveTimers: leaves.timers, sources: leaves.sources()}
 	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
@@ -163,7 +164,7 @@ func coverage(regions []*specRegion, hook *parHook) {
 				if !s.Transient {
 					resting++
 				}
-				if s.Transient || inside(s.Cell(e)) || hook.covered[s.Name][e.Name] {
+				if s.Transient || inside(s.Cell(e)) || hook.covered[s.Name][e.Name] || hook.leavesFrom(par, e.Name, s) {
 					continue
 				}
 				takes = false
@@ -311,7 +312,7 @@ func useNames(m *Machine, used map[string]bool) {
 // parallel states, each of which is a leaf there, and records in lifts
 // what the rows of parallel states nested as regions change in the
 // parallel states they are regions of (see parnestlift.go).
-func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
+func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leaving, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
 	regionOf := map[string]*specRegion{}
 	groups := map[string]*specRegion{}
 	for _, r := range regions {
@@ -332,8 +333,13 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, diags *diag.Li
 	}
 	for _, r := range regions {
 		for i := range r.timers {
-			regionRow(&r.timers[i], r, regionOf, diags)
+			t := &r.timers[i]
+			if leaves.timer(t, r, regionOf, lifts, diags) {
+				continue // a timer that leaves the parallel state (see parleave.go)
+			}
+			regionRow(t, r, regionOf, diags)
 		}
+		doneLeaves(r, regionOf, diags)
 	}
 	rows := map[*specRegion][]spec.Transition{}
 	outer := *f
@@ -385,10 +391,14 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, diags *diag.Li
 		for _, r := range order {
 			o := t
 			o.From = by[r]
+			if leaves.take(&o, r, regionOf, diags) {
+				continue // a row that leaves the parallel state (see parleave.go)
+			}
 			regionRow(&o, r, regionOf, diags)
 			rows[r] = append(rows[r], o)
 		}
 	}
+	leaves.merge(&outer, f.Transitions, regions, diags)
 	return &outer, rows
 }
 
@@ -421,8 +431,10 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s: %s is entered through all its regions at once; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, o.par.Name.Value, o.par.Name.Value)
 		case o != nil && o.par == r.par:
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
+		case o != nil && o.top != r.top:
+			diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", o.par.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value)
 		default:
-			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: a rule inside a region moves within it; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: fsmgen writes a rule that leaves a parallel state from the states of its own regions only, not from inside a parallel state nested as a region or inside a region's state; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
 		}
 	}
 }

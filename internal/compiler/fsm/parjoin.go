@@ -100,9 +100,13 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			m.Timers = append(m.Timers, t)
 			reg.Timers = append(reg.Timers, t)
 		}
+		standIns := swapTimers(reg, sub, hook.leftTimers)
 		for _, r := range sub.Rules {
 			if r.From == nil {
 				continue // the "*" row that leaves the event to the parallel state
+			}
+			if standIns[r] {
+				continue // see parleave.go
 			}
 			r.Index = rule
 			rule++
@@ -152,6 +156,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	leavingRules(m, hook.ins, inRegion, hook.owns)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)

@@ -99,10 +99,14 @@ func (l *lifter) check(e spec.String, lifts *lifts, diags *diag.List) bool {
 type lifts struct {
 	after    map[string][]*spec.After
 	unlisted map[string][]string
+	// standIns are, for the timers of states inside regions that leave
+	// their parallel state, the timers the regions' builds run instead
+	// (see parleave.go).
+	standIns map[*spec.After]*spec.After
 }
 
 func newLifts() *lifts {
-	return &lifts{after: map[string][]*spec.After{}, unlisted: map[string][]string{}}
+	return &lifts{after: map[string][]*spec.After{}, unlisted: map[string][]string{}, standIns: map[*spec.After]*spec.After{}}
 }
 
 // timers moves the timers with a target of the parallel states nested
@@ -157,6 +161,14 @@ func (ls *lifts) apply(list []spec.State) []spec.State {
 		s := &list[i]
 		if a := ls.after[s.Name.Value]; a != nil {
 			s.After = slices.Concat(s.After, a)
+		}
+		if slices.ContainsFunc(s.After, func(a *spec.After) bool { return ls.standIns[a] != nil }) {
+			s.After = slices.Clone(s.After)
+			for i, a := range s.After {
+				if o := ls.standIns[a]; o != nil {
+					s.After[i] = o
+				}
+			}
 		}
 		if drop := ls.unlisted[s.Name.Value]; drop != nil {
 			gone := func(n spec.String) bool { return slices.Contains(drop, n.Value) }

@@ -168,6 +168,9 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 	}
 	var out []regionWay
 	for _, w := range expand(p, c) {
+		if !inAgrees(w, cfg) {
+			continue // a rule that leaves p from a state its region is not in
+		}
 		w.Tests = append(slices.Clone(tests), w.Tests...)
 		w.Config = cfg
 		after := cfg
@@ -439,6 +442,9 @@ func (m *Machine) parallelWays() {
 			continue
 		}
 		cfg := quietConfig(m, w.From, w.Event)
+		if cfg != nil {
+			cfg = m.inConfig(w.From, w, cfg)
+		}
 		if cfg == nil {
 			continue
 		}

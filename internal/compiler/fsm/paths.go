@@ -210,6 +210,15 @@ func (b *builder) edges(n node) []edge {
 			}
 		}
 	}
+	if b.par != nil && !b.par.inRegion() {
+		for _, t := range b.par.leftTimers {
+			if t.State == s {
+				// A timer inside a region that leaves s (see
+				// parleave.go): the machine's paths say when it runs.
+				out = append(out, edge{cell: t.Cell})
+			}
+		}
+	}
 	if m.Stale != nil {
 		out = append(out, edge{stale: &Way{From: s, Event: m.TimerFired, Rules: []*Rule{m.Stale}, To: s}})
 	}

@@ -113,8 +113,14 @@ type Rule struct {
 	// the parallel state it is a region of, From that state (see
 	// parnestlift.go).
 	Group *State
-	Pos   diag.Pos
-	Label string // one line for comments, tests and messages; see RuleLabel
+	// Source is, for a rule of a state inside a region that leaves the
+	// region's parallel state, which the generated code runs as a rule of
+	// the parallel state (From) guarded by In(Source), that state: its
+	// label, the table, the diagram and the export name it (see
+	// parleave.go).
+	Source *State
+	Pos    diag.Pos
+	Label  string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and
 	// the effect's reads, in order.
@@ -151,10 +157,14 @@ type Capture struct {
 	Local string // the local variable's name, e.g. "prevRetries"
 }
 
-// Owner is the state the rule is written on: its From, or the parallel
+// Owner is the state the rule is written on: its From, the parallel
 // state nested as a region whose list or rule one of its regions holds
-// (Group).
+// (Group), or the state inside a region whose rule leaves its parallel
+// state (Source).
 func (r *Rule) Owner() *State {
+	if r.Source != nil {
+		return r.Source
+	}
 	if r.Group != nil {
 		return r.Group
 	}

@@ -61,6 +61,9 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 	run := timerRun{ids: maps.Clone(before.ids), last: before.last}
 	if w.Timer != nil {
 		tr.TimerID = run.ids[w.Timer]
+		// It has fired: the machine clears its slot before its rules
+		// run, which cancel it no more.
+		run.ids[w.Timer] = 0
 	}
 	if w.Regional {
 		moves := rules

@@ -164,7 +164,9 @@ func TestHooks(t *testing.T) {
 
 // TestHooksCtrlC: a message typed while the turn_end hooks run waits for
 // them; Ctrl-C stops them (the session goes on, the model is told
-// nothing of them) and the message is sent.
+// nothing of them) and the message is sent. The hooks of that message's
+// turn are stopped the same way, before the session ends: else they would
+// run to their timeout of a minute.
 func TestHooksCtrlC(t *testing.T) {
 	t.Parallel()
 	if sandboxErr != nil {
@@ -181,20 +183,26 @@ func TestHooksCtrlC(t *testing.T) {
 	var stdout, stderr proctest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
-	waitFor := func(s string) {
+	// waitFor waits for the nth notice s on the screen.
+	waitFor := func(s string, n int) {
 		t.Helper()
-		require.Eventually(t, func() bool { return strings.Contains(stderr.String(), s) },
+		require.Eventually(t, func() bool { return strings.Count(stderr.String(), s) >= n },
 			runLimit, 10*time.Millisecond, "stderr:\n%s", stderr.String())
 	}
+	const running = "end-of-turn hooks: running \"echo slow; sleep 600\" (Ctrl-C stops them)"
+	const stopped = "end-of-turn hooks stopped; the model is not told what they gave"
 	_, err = io.WriteString(in, "Start.\n")
 	require.NoError(t, err)
-	waitFor("end-of-turn hooks: running \"echo slow; sleep 600\" (Ctrl-C stops them)")
+	waitFor(running, 1)
 	_, err = io.WriteString(in, "Next.\n")
 	require.NoError(t, err)
-	waitFor("the end-of-turn hooks are running: your message is sent when they end")
+	waitFor("the end-of-turn hooks are running: your message is sent when they end", 1)
 	assert.Len(t, e.srv.Requests(), 1, "the message waits for the hooks")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	waitFor("end-of-turn hooks stopped; the model is not told what they gave")
+	waitFor(stopped, 1)
+	waitFor(running, 2) // the second turn's
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	waitFor(stopped, 2)
 	require.NoError(t, in.Close())
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
 	assert.Equal(t, []string{"Start.", "Next."}, userMessages(e))

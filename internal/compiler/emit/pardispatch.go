@@ -291,7 +291,10 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 			out = append(out, g.completion(reg.Parallel, nil))
 		}
 	}
-	if endsRegion(r) {
+	switch {
+	case endsRegion(r) && moved == nil:
+		out = append(out, g.completionAfter(reg))
+	case endsRegion(r):
 		out = append(out, g.completion(reg.Parallel, moved))
 	}
 	return append(out, jen.Return(core().Dot("Finish").Call()))
@@ -322,6 +325,19 @@ func endsOn(reg *fsm.Region, e *fsm.Event) bool {
 	return false
 }
 
+// completionAfter is completion after a rule of region reg and the
+// eventless rules and done transitions that followed it, which may have
+// moved reg anywhere. They moved no other region: every other one was at
+// rest, in no transient state and in no final state whose done
+// transition is still to be taken. So the parallel states nested in reg's
+// that do not hold reg ended no region in the step and are left out: one
+// that rests with every region final does not take its done transition
+// again (its done event was raised when the last of them ended: SCXML
+// 1.0 §3.13, enterStates raises it on entering a final state).
+func (g *goGen) completionAfter(reg *fsm.Region) jen.Code {
+	return g.completionIn(reg.Parallel, nil, reg, nil, false)
+}
+
 // completion emits the test, after a step of the regions of parallel state
 // p that may put the last of them in a final leaf, that takes p's done
 // transition when every region is in one (SCXML 1.0 §3.4 and §3.13), in
@@ -346,9 +362,15 @@ func (g *goGen) completion(p *fsm.State, moved *fsm.Region) jen.Code {
 // final, and only the step that ends one raises its done event again
 // (SCXML 1.0 §3.13, enterStates: entering a final state raises it).
 func (g *goGen) completionOf(p *fsm.State, moved *fsm.Region, took func(q *fsm.State) jen.Code, own bool) jen.Code {
+	return g.completionIn(p, moved, moved, took, own)
+}
+
+// completionIn is completionOf where the nested parallel states that do
+// not hold region in (nil: any region) are left out.
+func (g *goGen) completionIn(p *fsm.State, moved, in *fsm.Region, took func(q *fsm.State) jen.Code, own bool) jen.Code {
 	var out []jen.Code
 	for _, q := range p.DoneOrder() {
-		if moved != nil && !slices.Contains(q.Regions, moved) {
+		if in != nil && q != p && !slices.Contains(q.Regions, in) {
 			continue
 		}
 		test := allFinal(q, moved)

@@ -42,12 +42,24 @@ TEST_TIMEOUT ?= 30m
 # included, with every check: go test's own vet (a few of those checks,
 # another entry in the build cache) would only repeat it.
 TEST = $(GO) test -vet=off -timeout $(TEST_TIMEOUT)
+# After the checks, the root module's tests (test-root) run beside the
+# other modules' and the fuzzing (test-modules), each target's output
+# printed whole when it ends: the root module's tests wait on the
+# processes they start (the agent, servers, bubblewrap, node) more than
+# they compute, and on two cores the other modules' builds (the Temporal
+# server's, from a cold cache) fill that time (docs/performance.md, "What
+# make test costs").
 test:
 	cd temporal && $(GO) mod download
 	$(GO) vet ./...
 	$(GO) run ./cmd/fsmgen check $(SPECS)
 	$(MAKE) diff
+	$(MAKE) --no-print-directory --output-sync=target -j2 test-root test-modules
+
+.PHONY: test-root test-modules
+test-root:
 	$(TEST) ./...
+test-modules:
 	cd bench && $(GO) vet ./... && $(TEST) ./...
 	cd server/internal/bench/river && $(GO) vet ./...
 	cd temporal && $(GO) vet ./... && $(TEST) ./...

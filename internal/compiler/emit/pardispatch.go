@@ -205,7 +205,13 @@ func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
 	if in := r.Guard.In; in != nil {
 		return within(rgn(in.Region), in)
 	}
-	return jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
+	call := jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
+	if in := r.SourceIn; in != nil {
+		// A branch of the guards of a rule that leaves a parallel state
+		// from inside a region: where its region is in its source.
+		return jen.Add(within(rgn(in.In.Region), in.In)).Op("&&").Add(call)
+	}
+	return call
 }
 
 // readsLeaf reports whether run, an exit or entry of a region's rule,

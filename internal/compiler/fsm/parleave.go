@@ -44,12 +44,14 @@ type leaving struct {
 	names  map[diag.Pos]string
 	timers []leaveTimer
 	// owns are the positions of the else branches that are the parallel
-	// state's own unguarded rule or list entry (see ownBranches).
-	owns map[diag.Pos]bool
+	// state's own unguarded rule or list entry (see ownBranches), and
+	// elses those of the else branches of the guards of the rows that
+	// leave it (see branches).
+	owns, elses map[diag.Pos]bool
 }
 
 func newLeaving() *leaving {
-	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos]string{}, owns: map[diag.Pos]bool{}}
+	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}}
 }
 
 // leavesAll reports whether some of t's targets name a state outside the
@@ -78,14 +80,15 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	}
 	par := r.par.Name.Value
 	switch {
-	case !all || len(t.Guards) > 0:
-		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s with guards: fsmgen writes a rule that leaves a parallel state from inside a region without guards only yet; write one row per source without guards, or the guarded row from %s", r.root.Name.Value, par, t.From[0].Value, par)
+	case !all:
+		stays := stayingTarget(t, regionOf)
+		diags.Errorf(stays.Pos, "region %s leaves parallel state %s from %s by one branch of its guards and moves to %s inside it by another: fsmgen does not write both in one row yet; give every branch a target outside %s, or move to a transient state of the region whose eventless rows decide", r.root.Name.Value, par, t.From[0].Value, stays.Value, par)
 		return true
 	case len(t.On) == 0:
 		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s by an eventless rule: fsmgen does not write an eventless rule that leaves a parallel state from inside a region yet; move to a state of the region and leave %s from there on an event", r.root.Name.Value, par, t.From[0].Value, par)
 		return true
-	case len(t.Examples) > 0:
-		diags.Errorf(t.Examples[0].Pos, "region %s leaves parallel state %s from %s, a rule fsmgen writes as one of %s's: its examples cannot start in %s yet; remove the example (the generated tests cover the rule)", r.root.Name.Value, par, t.From[0].Value, par, t.From[0].Value)
+	case len(rowExamples(t)) > 0:
+		diags.Errorf(rowExamples(t)[0].Pos, "region %s leaves parallel state %s from %s, a rule fsmgen writes as one of %s's: its examples cannot start in %s yet; remove the example (the generated tests cover the rule)", r.root.Name.Value, par, t.From[0].Value, par, t.From[0].Value)
 		return true
 	}
 	for _, from := range t.From {
@@ -124,9 +127,7 @@ func (l *leaving) merge(outer *spec.File, rows []spec.Transition, regions []*spe
 			first := list[0]
 			row := spec.Transition{Pos: first.t.Pos, From: []spec.String{{Value: par, Pos: first.src.Pos, Set: true}}, On: first.t.On, OnPos: first.t.OnPos}
 			for _, lr := range list {
-				in := spec.String{Value: "In(" + lr.src.Value + ")", Pos: lr.src.Pos, Set: true}
-				l.names[in.Pos] = lr.src.Value
-				row.Guards = append(row.Guards, spec.Branch{Pos: lr.t.Pos, If: in, Outcome: lr.t.Outcome})
+				row.Guards = append(row.Guards, l.branches(lr)...)
 			}
 			own := ownBranches(outer, p, e)
 			if len(own) == 1 && own[0].Else.Value {
@@ -148,7 +149,9 @@ func (l *leaving) sources() map[string]map[string][]string {
 		out[par] = map[string][]string{}
 		for e, list := range byEvent {
 			for _, lr := range list {
-				out[par][e] = append(out[par][e], lr.src.Value)
+				if decides(list, lr.src.Value) {
+					out[par][e] = append(out[par][e], lr.src.Value)
+				}
 			}
 		}
 	}

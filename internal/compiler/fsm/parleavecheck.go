@@ -16,7 +16,7 @@ import (
 func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Transition, regions []*specRegion, diags *diag.List) bool {
 	ok := true
 	first := list[0]
-	label := func(lr leaveRow) string { return fmt.Sprintf("%s --%s--> %s", lr.src.Value, e, lr.t.To.Value) }
+	label := func(lr leaveRow) string { return fmt.Sprintf("%s --%s--> %s", lr.src.Value, e, targetNames(&lr.t)) }
 	for _, o := range regions {
 		if o.top != p || slices.ContainsFunc(list, func(lr leaveRow) bool { return lr.r == o }) {
 			continue

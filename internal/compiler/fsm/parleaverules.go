@@ -13,8 +13,9 @@ import (
 // leavingRules resolves the In(State) guards of the rules that leave a
 // parallel state from inside one of its regions (ins, made by the
 // machine's build; inRegion are the states inside regions by name), and
-// names each rule after its source (Rule.Source).
-func leavingRules(m *Machine, ins []*Func, inRegion map[string]*State, owns map[diag.Pos]bool) {
+// names each rule after its source (Rule.Source): an else branch of its
+// guards (elses) as such.
+func leavingRules(m *Machine, ins []*Func, inRegion map[string]*State, owns, elses map[diag.Pos]bool) {
 	if len(ins) == 0 {
 		return
 	}
@@ -31,12 +32,18 @@ func leavingRules(m *Machine, ins []*Func, inRegion map[string]*State, owns map[
 		fn.In = inRegion[fn.InName]
 	}
 	for _, r := range m.Rules {
-		if r.Guard == nil || !slices.Contains(ins, r.Guard) {
+		switch {
+		case r.SourceIn != nil:
+			// A branch of its guards that tests In(S) before its guard.
+			r.Source = r.SourceIn.In
+		case r.Guard == nil || !slices.Contains(ins, r.Guard):
 			continue
+		default:
+			r.Source = r.Guard.In
+			r.Else = elses[r.Pos]
 		}
-		r.Source = r.Guard.In
 		from, guard := r.From, r.Guard
-		r.From, r.Guard = r.Source, nil
+		r.From, r.Guard = r.Source, r.ShownGuard()
 		r.Label = RuleLabel(r)
 		r.From, r.Guard = from, guard
 	}

@@ -198,7 +198,9 @@ func (h *parHook) openLeave(b *builder, c *Cell, p *State) bool {
 	if h == nil || h.region != nil {
 		return false
 	}
-	i := slices.IndexFunc(c.Rules, func(r *Rule) bool { return r.SourceIn != nil && slices.Contains(opens(c.Rules, nil), r.SourceIn.InName) })
+	i := slices.IndexFunc(c.Rules, func(r *Rule) bool {
+		return r.SourceIn != nil && slices.Contains(opens(c.Rules, nil), r.SourceIn.InName)
+	})
 	if i < 0 {
 		return false
 	}

@@ -125,7 +125,7 @@ type Rule struct {
 	// In(Source) (see parleaveguards.go).
 	SourceIn *Func
 	Pos      diag.Pos
-	Label  string // one line for comments, tests and messages; see RuleLabel
+	Label    string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and
 	// the effect's reads, in order.

@@ -87,9 +87,6 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	case len(t.On) == 0:
 		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s by an eventless rule: fsmgen does not write an eventless rule that leaves a parallel state from inside a region yet; move to a state of the region and leave %s from there on an event", r.root.Name.Value, par, t.From[0].Value, par)
 		return true
-	case len(rowExamples(t)) > 0:
-		diags.Errorf(rowExamples(t)[0].Pos, "region %s leaves parallel state %s from %s, a rule fsmgen writes as one of %s's: its examples cannot start in %s yet; remove the example (the generated tests cover the rule)", r.root.Name.Value, par, t.From[0].Value, par, t.From[0].Value)
-		return true
 	}
 	for _, from := range t.From {
 		if r.finals[from.Value] {

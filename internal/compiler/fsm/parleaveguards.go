@@ -153,15 +153,6 @@ func stayingTarget(t *spec.Transition, regionOf map[string]*specRegion) spec.Str
 	return t.From[0]
 }
 
-// rowExamples returns the examples of row t and of its branches.
-func rowExamples(t *spec.Transition) []spec.Example {
-	exs := slices.Clone(t.Examples)
-	for _, br := range t.Guards {
-		exs = append(exs, br.Examples...)
-	}
-	return exs
-}
-
 // guardKey is what a branch of a chain of guards tests: its guard, after
 // In(S) for a branch of a rule that leaves a parallel state from inside
 // a region (see sourceIn); a chain that tests one twice never takes the

@@ -36,14 +36,6 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 			return true
 		}
 	}
-	exs := slices.Clone(t.Examples)
-	for _, br := range t.Guards {
-		exs = append(exs, br.Examples...)
-	}
-	if len(exs) > 0 {
-		diags.Errorf(exs[0].Pos, "a timer of %s, in region %s, leaves parallel state %s, a rule fsmgen writes as one of %s's: its examples cannot start in %s yet; remove the example (the generated tests cover the rule)", t.From[0].Value, r.root.Name.Value, r.par.Name.Value, r.par.Name.Value, t.From[0].Value)
-		return true
-	}
 	s := stateNamed(r.root, t.From[0].Value)
 	i := slices.IndexFunc(s.After, func(a *spec.After) bool { return a.Pos == t.Pos })
 	if i < 0 {

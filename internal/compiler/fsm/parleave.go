@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -118,6 +119,9 @@ func (l *leaving) merge(outer *spec.File, rows []spec.Transition, regions []*spe
 		par := p.Name.Value
 		for _, e := range l.evs[par] {
 			list := l.rows[par][e]
+			// The rules of the first region in document order first:
+			// SCXML takes the first region's and drops a later one's.
+			slices.SortStableFunc(list, func(a, b leaveRow) int { return a.r.place - b.r.place })
 			if !l.check(p, e, list, rows, regions, diags) {
 				continue
 			}

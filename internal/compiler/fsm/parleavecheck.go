@@ -38,9 +38,13 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 			return false
 		}
 	}
-	for _, lr := range list {
-		if lr.r != first.r {
-			diags.Errorf(lr.src.Pos, "rules %s and %s leave parallel state %s from two of its regions, %s and %s: SCXML takes the rule of the first region in document order and drops the other (SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen does not write yet; leave %s on %s from %s", label(first), label(lr), p.Name.Value, first.r.root.Name.Value, lr.r.root.Name.Value, p.Name.Value, e, p.Name.Value)
+	last := list[len(list)-1]
+	for i, lr := range list {
+		if lr.r != last.r && (i == 0 || lr.r != list[i-1].r) && !movesOnly(lr.r, e, rows) {
+			// Rules that leave p from two regions: the first region's,
+			// in document order, is tried first (see merge), and where
+			// its region takes e otherwise, that rule decides.
+			diags.Errorf(lr.src.Pos, "rules %s and %s leave parallel state %s from two of its regions, %s and %s, and %s ignores, defers or stays on %s in another state: SCXML would run that rule beside the one that leaves from %s (SCXML 1.0 §3.13, removeConflictingTransitions drops only a transition whose exits intersect an earlier one's), which fsmgen does not write; move within %s or reject %s there, or leave %s from there too", label(lr), label(last), p.Name.Value, lr.r.root.Name.Value, last.r.root.Name.Value, lr.r.root.Name.Value, e, last.r.root.Name.Value, lr.r.root.Name.Value, e, p.Name.Value)
 			return false
 		}
 		for _, a := range around(lr.r.root, lr.src.Value) {

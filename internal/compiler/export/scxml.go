@@ -223,7 +223,7 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 		attrs = append(attrs, "event", t.event.Name)
 	}
 	switch {
-	case r.Source != nil && r.SourceIn == nil:
+	case r.Source != nil && r.ShownGuard() == nil:
 		// A rule that leaves a parallel state from inside a region: the
 		// transition of its source, which says where it is (one with a
 		// guard of its own tests that guard, below).

@@ -216,7 +216,7 @@ func (w *xstateWriter) transitions(t *trigger) any {
 func (w *xstateWriter) transition(r *fsm.Rule) obj {
 	o := obj{}
 	switch {
-	case r.Source != nil && r.SourceIn == nil:
+	case r.Source != nil && r.ShownGuard() == nil:
 		// A rule that leaves a parallel state from inside a region: the
 		// transition of its source, which says where it is (one with a
 		// guard of its own tests that guard, below).

@@ -124,10 +124,11 @@ func sourceName(r *Rule) string {
 // ShownGuard is the guard that r's label, table row, diagram edge and
 // export show: none for the In(State) guard of a rule that leaves a
 // parallel state from inside a region, which its source says (Source),
-// the guard of one that tests its guard after it (SourceIn), and Guard
-// for any other rule.
+// and Guard for any other rule (one that tests its guard after
+// In(State), see SourceIn, and the rules of a timer of a state inside a
+// region too).
 func (r *Rule) ShownGuard() *Func {
-	if r.Source != nil && r.SourceIn == nil {
+	if r.Source != nil && r.Guard != nil && r.Guard.InName != "" {
 		return nil
 	}
 	return r.Guard

@@ -17,6 +17,10 @@ type leaveTimer struct {
 	par   string
 	src   string
 	after *spec.After
+	// leave are, for a timer that leaves by some branches of its guards
+	// and stays by others, the positions of those that leave; nil when
+	// every branch leaves.
+	leave map[diag.Pos]bool
 }
 
 // timer records timer t of a state inside region r (its rules as a row,
@@ -26,15 +30,9 @@ type leaveTimer struct {
 // the machine's build resolves its rules as the parallel state's, which
 // join gives the timer (see leavingTimers).
 func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, lifts *lifts, diags *diag.List) bool {
-	some, _ := leavesAll(t, regionOf)
+	some, all := leavesAll(t, regionOf)
 	if !some || r.groups != nil || r.host != nil {
 		return false // regionRow's, or refused there
-	}
-	for _, to := range targets(t) {
-		if regionOf[strings.TrimSuffix(to.Value, historySuffix)] != nil {
-			diags.Errorf(to.Pos, "a timer of %s, in region %s, leaves parallel state %s by one branch and moves to %s inside it by another: fsmgen does not write both in one timer yet; give the branches targets outside %s, or give %s two timers", t.From[0].Value, r.root.Name.Value, r.par.Name.Value, to.Value, r.par.Name.Value, t.From[0].Value)
-			return true
-		}
 	}
 	s := stateNamed(r.root, t.From[0].Value)
 	i := slices.IndexFunc(s.After, func(a *spec.After) bool { return a.Pos == t.Pos })
@@ -42,9 +40,54 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 		return false
 	}
 	a := s.After[i]
-	lifts.standIns[a] = &spec.After{Pos: a.Pos, ID: a.ID, Delay: a.Delay, Outcome: spec.Outcome{To: spec.String{Value: s.Name.Value, Pos: a.Pos, Set: true}}}
-	l.timers = append(l.timers, leaveTimer{par: r.par.Name.Value, src: s.Name.Value, after: a})
+	self := func(pos diag.Pos) spec.Outcome {
+		return spec.Outcome{To: spec.String{Value: s.Name.Value, Pos: pos, Set: true}}
+	}
+	stand := &spec.After{Pos: a.Pos, ID: a.ID, Delay: a.Delay, Outcome: self(a.Pos)}
+	lt := leaveTimer{par: r.par.Name.Value, src: s.Name.Value, after: a}
+	if !all {
+		// It leaves by some branches of its guards and stays by others:
+		// the region's build runs those that stay, and a stand-in for
+		// each that leaves, which swapTimers swaps for the rule the
+		// machine's build resolves for it.
+		stand.Outcome, lt.leave = spec.Outcome{}, map[diag.Pos]bool{}
+		for _, br := range a.Guards {
+			if br.To.Set && regionOf[strings.TrimSuffix(br.To.Value, historySuffix)] == nil {
+				lt.leave[br.Pos] = true
+				br.Outcome = self(br.Pos)
+			}
+			stand.Guards = append(stand.Guards, br)
+		}
+	}
+	lifts.standIns[a] = stand
+	l.timers = append(l.timers, lt)
 	return true
+}
+
+// leavingBranches resolves, in the machine's build, the branches of the
+// guards of timer lt that leave its parallel state p, when others stay
+// (see timer): each a rule of p, in order.
+func (b *builder) leavingBranches(lt leaveTimer, p *State) []*Rule {
+	var out []*Rule
+	for i := range lt.after.Guards {
+		br := &lt.after.Guards[i]
+		if !lt.leave[br.Pos] {
+			continue
+		}
+		r := b.outcome(&br.Outcome, br.Pos, p, b.m.TimerFired)
+		if r == nil {
+			continue
+		}
+		if br.If.Set {
+			if r.Guard = b.fn(br.If, Guard); r.Guard == nil {
+				continue
+			}
+		} else {
+			r.Else = true
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // leavingTimers resolves, in the machine's build, the rules of the timers
@@ -64,7 +107,12 @@ func (b *builder) leavingTimers() {
 		if len(lt.after.Guards) > 0 && lt.after.Says() {
 			continue // the region's build says so
 		}
-		rules := b.rowRules(row, p, b.m.TimerFired)
+		var rules []*Rule
+		if lt.leave != nil {
+			rules = b.leavingBranches(lt, p)
+		} else {
+			rules = b.rowRules(row, p, b.m.TimerFired)
+		}
 		if rules == nil {
 			continue
 		}
@@ -94,14 +142,30 @@ func swapTimers(reg *Region, sub *Machine, left []*Timer) map[*Rule]bool {
 		if i < 0 {
 			continue
 		}
+		var rules []*Rule
 		for _, r := range t.Cell.Rules {
+			j := slices.IndexFunc(left[i].Cell.Rules, func(o *Rule) bool { return o.Pos == r.Pos })
+			mixed := !slices.ContainsFunc(t.Cell.Rules, func(o *Rule) bool { return o.Pos == t.Pos })
+			if mixed && j < 0 {
+				rules = append(rules, r) // a branch that stays, the region's
+				continue
+			}
 			drop[r] = true
 			for _, v := range r.Variants {
 				drop[v] = true
 			}
+			if mixed {
+				rules = append(rules, left[i].Cell.Rules[j])
+			}
 		}
-		t.Cell.Rules = left[i].Cell.Rules
+		if len(rules) == 0 {
+			rules = left[i].Cell.Rules // every branch leaves
+		}
+		t.Cell.Rules = rules
 		for _, r := range t.Cell.Rules {
+			if !slices.Contains(left[i].Cell.Rules, r) {
+				continue
+			}
 			for _, v := range append([]*Rule{r}, r.Variants...) {
 				v.Timer, v.Source = t, t.State
 				from := v.From
@@ -112,4 +176,23 @@ func swapTimers(reg *Region, sub *Machine, left []*Timer) map[*Rule]bool {
 		}
 	}
 	return drop
+}
+
+// leavingTimerWays returns the ways of timer t of a state inside a region
+// of parallel state p firing in configuration cfg through its rules that
+// leave p, as p's own would: all, or only rule r.
+func (m *Machine) leavingTimerWays(p *State, cfg []*State, t *Timer, r *Rule) []regionWay {
+	var out []regionWay
+	for _, w := range expand(p, t.Cell) {
+		if r != nil && w.Rules[0] != r {
+			continue
+		}
+		w.Config = cfg
+		after := []*State(nil)
+		if w.To.Regions != nil && enters(w, w.To) {
+			after = initialConfig(m)
+		}
+		out = append(out, regionWay{way: w, after: after})
+	}
+	return out
 }

@@ -59,6 +59,23 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 			ok = false
 		}
 	}
+	for _, lr := range list {
+		by := ""
+		for _, o := range regions {
+			if by == "" && o.top == p && o.place < lr.r.place {
+				by = regionTakes(o, e, rows)
+			}
+		}
+		for _, br := range lr.t.Guards {
+			if by != "" && !br.To.Set && !br.Ignore.Set && !br.Reject.Set {
+				// SCXML runs a transition without a target beside any
+				// other: fsmgen's code, beside the earlier region's rule
+				// (or a rule that leaves p from it), runs that rule alone.
+				diags.Errorf(br.Pos, "rule %s leaves parallel state %s by some branches of its guards and stays in %s without a target by this one, whose content SCXML runs beside the rule %s, in a region before it, has for %s (a transition without a target conflicts with none, SCXML 1.0 §3.13, removeConflictingTransitions), where fsmgen runs that rule alone: give the branch a target, ignore %s there, or give the events different names", label(lr), p.Name.Value, lr.src.Value, by, e, e)
+				ok = false
+			}
+		}
+	}
 	for _, n := range listEntries(p) {
 		if n.Value == "*" || n.Value == e && slices.ContainsFunc(p.Defer, func(d spec.String) bool { return d.Value == e }) {
 			diags.Errorf(n.Pos, "parallel state %s defers %s or resolves every other event by a \"*\" list, and rule %s leaves it on %s: fsmgen does not write both yet; write %s's own rule for %s as a row", p.Name.Value, e, label(first), e, p.Name.Value, e)

@@ -53,18 +53,28 @@ var sourceRE = regexp.MustCompile(`^In\(([A-Za-z_][A-Za-z0-9_]*)\) && (.*)$`)
 // sourceIn returns, for the guard s of an if branch of a row that leaves
 // a parallel state from inside a region (see branches), the In(State)
 // guard of its source, which the rule tests first (Rule.SourceIn), and
-// the branch's own guard; nil and s for any other guard.
-func (h *parHook) sourceIn(s spec.String) (*Func, spec.String) {
+// the branch's own guard, resolved already (inner) when it is In(State)
+// too; nil, s and nil for any other guard.
+func (h *parHook) sourceIn(s spec.String) (in *Func, guard spec.String, inner *Func) {
 	if h == nil || h.region != nil || h.leaving[s.Pos] == "" {
-		return nil, s
+		return nil, s, nil
 	}
 	mt := sourceRE.FindStringSubmatch(s.Value)
 	if mt == nil || mt[1] != h.leaving[s.Pos] {
-		return nil, s
+		return nil, s, nil
 	}
 	fn := &Func{Name: "In(" + mt[1] + ")", Kind: Guard, Pos: s.Pos, InName: mt[1]}
 	h.ins = append(h.ins, fn)
-	return fn, spec.String{Value: mt[2], Pos: s.Pos, Set: true}
+	g := spec.String{Value: mt[2], Pos: s.Pos, Set: true}
+	if in := inRE.FindStringSubmatch(g.Value); in != nil {
+		// The branch's own guard is In(State) too: it tests the state of
+		// another region of the parallel state, as on a rule inside a
+		// region (resolved with the others, see leavingRules).
+		inner := &Func{Name: g.Value, Kind: Guard, Pos: s.Pos, InName: in[1]}
+		h.ins = append(h.ins, inner)
+		return fn, g, inner
+	}
+	return fn, g, nil
 }
 
 // chainTests returns the tests a way through rule r of a cell asks of
@@ -128,7 +138,7 @@ func sourceName(r *Rule) string {
 // In(State), see SourceIn, and the rules of a timer of a state inside a
 // region too).
 func (r *Rule) ShownGuard() *Func {
-	if r.Source != nil && r.Guard != nil && r.Guard.InName != "" {
+	if r.Source != nil && r.SourceIn == nil && r.Guard != nil && r.Guard.InName != "" {
 		return nil
 	}
 	return r.Guard

@@ -209,8 +209,10 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 		}
 		r := b.outcome(&br.Outcome, br.Pos, from, ev)
 		if br.If.Set {
-			in, name := b.par.sourceIn(br.If) // see parleaveguards.go
-			g := b.fn(name, Guard)
+			in, name, g := b.par.sourceIn(br.If) // see parleaveguards.go
+			if g == nil {
+				g = b.fn(name, Guard)
+			}
 			if g == nil {
 				ok = false
 				continue

@@ -75,9 +75,7 @@ type (
 		Guards   []string        `json:"guards"`
 		Delays   []string        `json:"delays"`
 		Walks    []jsWalk        `json:"walks"`
-		// Leaving are the guards of the rules that leave a parallel
-		// state from inside a region (XState's runner, see run.mjs).
-		Leaving []string `json:"leaving,omitempty"`
+		Leaving  []string        `json:"leaving,omitempty"` // see leavingGuards
 	}
 	jsWalk struct {
 		Steps []jsStep `json:"steps"`
@@ -427,13 +425,7 @@ func compareStep(t *testing.T, tg target, m *fsm.Machine, name, prev string, g g
 		guards = append(guards, a.Guard)
 	}
 	ok = assert.Equal(t, nonNil(guards), nonNil(js.Guards), "%s: the guards asked", name) && ok
-	for _, g := range js.Extra {
-		if tg.format == export.XState {
-			ok = assert.Contains(t, leavingGuards(m), g, "%s: XState asked guard %s, which no rule that leaves a parallel state from inside a region has", name, g) && ok
-			continue
-		}
-		ok = assert.True(t, parallelGuard(m, g), "%s: SCION asked guard %s, which no rule of a parallel state or around one has", name, g) && ok
-	}
+	ok = extraGuards(t, tg, m, name, js.Extra) && ok
 	effects := map[string]bool{}
 	for _, fn := range m.Effects {
 		effects[fn.Name] = true

@@ -24,9 +24,12 @@ import (
 // and drops a later one whose exits intersect its own,
 // removeConflictingTransitions; fsmgen refuses the other cases yet), and
 // no state around S inside its region has one (S's leaves would take it
-// there). A timer of S whose rules leave P runs as S's, its rules
-// resolved as P's. The rule stays S's (Rule.Source): its label, the
-// table, the diagram and the export name S.
+// there). Rows of several regions are tried in the regions' document
+// order; a row's guards are branches of P's row (see parleaveguards.go).
+// A timer of S whose rules leave P runs as S's, its rules resolved as
+// P's (see parleavetimers.go). The rule stays S's (Rule.Source): its
+// label, the table, the diagram and the export name S; its examples
+// start in P (see parleaveexamples.go).
 
 // leaveRow is one row of a state inside a region that leaves the
 // region's parallel state, for one source and one event.

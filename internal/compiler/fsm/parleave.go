@@ -86,7 +86,7 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	switch {
 	case !all:
 		stays := stayingTarget(t, regionOf)
-		diags.Errorf(stays.Pos, "region %s leaves parallel state %s from %s by one branch of its guards and moves to %s inside it by another: fsmgen does not write both in one row yet; give every branch a target outside %s, or move to a transient state of the region whose eventless rows decide", r.root.Name.Value, par, t.From[0].Value, stays.Value, par)
+		diags.Errorf(stays.Pos, "region %s leaves parallel state %s from %s by one branch of its guards and moves to %s inside it by another: fsmgen does not write both in one row yet (a timer's guards may do it); give every branch a target outside %s (%s itself enters it again), or give the branches that stay an event of their own", r.root.Name.Value, par, t.From[0].Value, stays.Value, par, par)
 		return true
 	case len(t.On) == 0:
 		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s by an eventless rule: fsmgen does not write an eventless rule that leaves a parallel state from inside a region yet; move to a state of the region and leave %s from there on an event", r.root.Name.Value, par, t.From[0].Value, par)

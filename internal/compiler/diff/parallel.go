@@ -324,28 +324,34 @@ func outOfRegion(s *fsm.State, c *fsm.Cell) *fsm.Cell {
 // leavingFor returns cell c of a parallel state as leaf s sees it: when
 // c holds rules of states inside its regions that leave it (tried before
 // its own, each where its region is in its source, see fsm.Rule.Source),
-// the one whose source holds s, which always decides there, or, for a
-// leaf outside every source and for the parallel state itself, its own
-// rules (nil for none).
+// the rules whose source holds s, in their order, then, when their
+// guards may all fail, its own (see fsm.Rule.SourceIn); for a leaf
+// outside every source and for the parallel state itself, its own rules
+// (nil for none).
 func leavingFor(c *fsm.Cell, s *fsm.State) *fsm.Cell {
 	if c == nil || !slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Source != nil }) {
 		return c
 	}
 	out := *c
-	out.Rules = nil
+	var from, own []*fsm.Rule
 	for _, r := range c.Rules {
 		switch {
 		case r.Source == nil:
-			out.Rules = append(out.Rules, r)
-		case r.Source.Contains(s):
-			own := *r
-			own.Guard = nil // In(source): s is there
-			out.Rules, out.Fallback = []*fsm.Rule{&own}, nil
-			return &out
+			own = append(own, r)
+		case r.Source.Contains(s) && len(from) == 0 || len(from) > 0 && r.Source == from[0].Source:
+			o := *r
+			o.Guard = r.ShownGuard() // In(source): s is there
+			o.SourceIn = nil
+			from = append(from, &o)
 		}
 	}
-	if len(out.Rules) == 0 && out.Fallback == nil {
+	switch {
+	case len(from) > 0 && from[len(from)-1].Guard == nil:
+		out.Rules, out.Fallback = from, nil
+	case len(from)+len(own) == 0 && out.Fallback == nil:
 		return nil
+	default:
+		out.Rules = append(from, own...)
 	}
 	return &out
 }

@@ -91,6 +91,8 @@ func TestCompareParallel(t *testing.T) {
 	retimed := strings.Replace(timed, "delay: 10m", "delay: 5m", 1)
 	retargeted := strings.Replace(playerSpec, "  - from: Playing\n    on: Play\n    to: Stopped\n", "  - from: Playing\n    on: Play\n    to: Playing\n", 1)
 	leaves := playerSpec + "  - from: Playing\n    on: Power\n    to: On\n"
+	mixed := strings.Replace(strings.Replace(timed, "              delay: 10m\n              to: Stopped\n", "              delay: 10m\n              guards:\n                - if: hot\n                  to: Off\n                - else: true\n                  to: Stopped\n", 1), "events:\n", "guards:\n  hot: {}\nevents:\n", 1)
+	guarded := strings.Replace(playerSpec, "events:\n", "guards:\n  hot: {}\nevents:\n", 1) + "  - from: Playing\n    on: Power\n    guards:\n      - if: hot\n        to: On\n"
 	deep := strings.NewReplacer(
 		"    parallel: true\n", "    parallel: true\n    history: deep\n",
 		"  - from: Off\n    on: Power\n    to: On\n", "  - from: Off\n    on: Power\n    to: On.history\n",
@@ -113,6 +115,22 @@ func TestCompareParallel(t *testing.T) {
 			name: "a region's state gained a rule that leaves the parallel state", old: playerSpec, new: leaves, breaks: 1,
 			want: []want{
 				{subject: "rule Playing × Power", what: "now to On, was to Off", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			// Its guard may fail: On's own rule follows.
+			name: "a region's state gained a guarded rule that leaves the parallel state", old: playerSpec, new: guarded, breaks: 2,
+			want: []want{
+				{subject: "guard hot", what: "added", verdicts: []string{"code=breaks"}},
+				{subject: "rule Playing × Power", what: "now [hot] to On; to Off, was to Off", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			// One branch leaves On, the other stays in Playback.
+			name: "a region's timer leaves the parallel state by one branch", old: timed, new: mixed, breaks: 2,
+			want: []want{
+				{subject: "guard hot", what: "added", verdicts: []string{"code=breaks"}},
+				{subject: "state Playing", what: "timer changed: fires after 10m: [hot] to Off; [else] to Stopped, was fires after 10m: to Stopped", verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 		{

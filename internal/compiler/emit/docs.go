@@ -291,10 +291,10 @@ func edgeLabel(r *fsm.Rule, events []string) string {
 		parts = append(parts, strings.Join(events, ", "))
 	}
 	switch {
-	case r.Source != nil:
-		// Its In(State) guard is its source.
-	case r.Guard != nil:
-		parts = append(parts, "["+r.Guard.Name+"]")
+	case r.ShownGuard() != nil:
+		// (A rule that leaves a parallel state from inside a region
+		// shows no In(State) guard: its source says it.)
+		parts = append(parts, "["+r.ShownGuard().Name+"]")
 	case r.Else:
 		parts = append(parts, "[else]")
 	}

@@ -202,10 +202,18 @@ func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []
 // guardTest is the test of a rule's guard: the Behavior's method, or for
 // In(State) the test of the state's region.
 func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
+	var test jen.Code
 	if in := r.Guard.In; in != nil {
-		return within(rgn(in.Region), in)
+		test = within(rgn(in.Region), in)
+	} else {
+		test = jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
 	}
-	return jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
+	if in := r.SourceIn; in != nil {
+		// A branch of the guards of a rule that leaves a parallel state
+		// from inside a region: where its region is in its source.
+		return jen.Add(within(rgn(in.In.Region), in.In)).Op("&&").Add(test)
+	}
+	return test
 }
 
 // readsLeaf reports whether run, an exit or entry of a region's rule,

@@ -42,12 +42,19 @@ func timerActive(t *fsm.Timer) jen.Code {
 // are taken (regionRule).
 func (g *goGen) timerRules(t *fsm.Timer) []jen.Code {
 	reg := t.State.Region
-	if reg == nil || t.Cell.Rules[0].Source != nil {
+	if reg == nil || !slices.ContainsFunc(t.Cell.Rules, func(r *fsm.Rule) bool { return r.Source == nil }) {
 		// A timer of the machine's own, or one of a state inside a
 		// region whose rules leave the parallel state, as its rules.
 		return g.cellBody(t.Cell)
 	}
-	return g.regionCell(reg, t.Cell, func(r *fsm.Rule) []jen.Code { return g.regionRule(reg, r) })
+	return g.regionCell(reg, t.Cell, func(r *fsm.Rule) []jen.Code {
+		if r.Source != nil {
+			// A branch that leaves the parallel state, beside others
+			// that stay in the region.
+			return g.ruleBody(r)
+		}
+		return g.regionRule(reg, r)
+	})
 }
 
 // regionTimerCases returns, for parallel state p, what startTimers (or,

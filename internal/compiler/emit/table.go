@@ -218,11 +218,10 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 			row.Event = code(r.Event.Name)
 		}
 		switch {
-		case r.Source != nil:
-			// A rule that leaves a parallel state from inside a region:
-			// its In(State) guard is its source.
-		case r.Guard != nil:
-			row.Guard = code(r.Guard.Name)
+		case r.ShownGuard() != nil:
+			// (A rule that leaves a parallel state from inside a region
+			// shows no In(State) guard: its source says it.)
+			row.Guard = code(r.ShownGuard().Name)
 		case r.Else:
 			row.Guard = "else"
 		}
@@ -306,8 +305,8 @@ func effectCell(r *fsm.Rule) string {
 func reasonLine(r *fsm.Rule) string {
 	g := ""
 	switch {
-	case r.Guard != nil:
-		g = " [" + r.Guard.Name + "]"
+	case r.ShownGuard() != nil:
+		g = " [" + r.ShownGuard().Name + "]"
 	case r.Else:
 		g = " [else]"
 	}

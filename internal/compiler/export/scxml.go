@@ -223,9 +223,10 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 		attrs = append(attrs, "event", t.event.Name)
 	}
 	switch {
-	case r.Source != nil:
+	case r.Source != nil && r.ShownGuard() == nil:
 		// A rule that leaves a parallel state from inside a region: the
-		// transition of its source, which says where it is.
+		// transition of its source, which says where it is (one with a
+		// guard of its own tests that guard, below).
 	case r.Guard != nil && r.Guard.In != nil:
 		// SCXML's own predicate (§5.9.1), true while the state is active.
 		attrs = append(attrs, "cond", "In('"+r.Guard.In.Name+"')")

@@ -216,9 +216,10 @@ func (w *xstateWriter) transitions(t *trigger) any {
 func (w *xstateWriter) transition(r *fsm.Rule) obj {
 	o := obj{}
 	switch {
-	case r.Source != nil:
+	case r.Source != nil && r.ShownGuard() == nil:
 		// A rule that leaves a parallel state from inside a region: the
-		// transition of its source, which says where it is.
+		// transition of its source, which says where it is (one with a
+		// guard of its own tests that guard, below).
 	case r.Guard != nil && r.Guard.In != nil:
 		// XState's stateIn is a built-in guard whose state is part of the
 		// guard function; a JSON config can only name a guard, so In(S)

@@ -333,6 +333,9 @@ func (b *builder) fallback(c *Cell, owner *State, states []*State) {
 		// the event in every other state, so the guards never all fail.
 		return
 	}
+	if f == nil && b.par.openLeave(b, c, owner) {
+		return // named (see parleaveguards.go)
+	}
 	if f == nil {
 		pos := c.Rules[0].Pos
 		if rows := b.shared[owner]; owner.Composite() && rows != nil && rows[c.Event.Index] != nil {

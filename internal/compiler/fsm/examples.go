@@ -105,6 +105,9 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 			}
 		}
 	}
+	if b.par.leaves(r) {
+		return b.leavingExample(ex, r, out) // see parleaveexamples.go
+	}
 	if ex.In.Set {
 		in := b.state(ex.In)
 		if in == nil {

@@ -156,7 +156,9 @@ type parHook struct {
 	// state, which the machine's build holds as the parallel state's (see
 	// parleave.go).
 	leaving map[diag.Pos]string
-	owns    map[diag.Pos]bool
+	// owns and elses are the positions of the parallel state's own else
+	// branch after those rules, and of the else branches of their guards.
+	owns, elses map[diag.Pos]bool
 	// leaveTimers are the timers of the states inside regions whose rules
 	// leave their parallel state, and leftTimers the timers the machine's
 	// build resolves their rules for (see parleave.go).

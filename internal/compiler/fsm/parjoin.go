@@ -156,7 +156,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
-	leavingRules(m, hook.ins, inRegion, hook.owns)
+	leavingRules(m, hook.ins, inRegion, hook.owns, hook.elses)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)

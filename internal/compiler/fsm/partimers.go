@@ -237,21 +237,18 @@ func timerBits(timers []*Timer) uint64 {
 func (m *Machine) regionTimerWays(p *State, cfg []*State, t *Timer) []regionWay {
 	reg := t.State.Region
 	var out []regionWay
-	if t.Cell.Rules[0].Source != nil {
+	if t.Cell.Rules[0].Source != nil && t.Cell.Rules[len(t.Cell.Rules)-1].Source != nil {
 		// Its rules leave p (see parleave.go), as p's own would.
-		for _, w := range expand(p, t.Cell) {
-			w.Config = cfg
-			after := []*State(nil)
-			if w.To.Regions != nil && enters(w, w.To) {
-				after = initialConfig(m)
-			}
-			out = append(out, regionWay{way: w, after: after})
-		}
-		return out
+		return m.leavingTimerWays(p, cfg, t, nil)
 	}
 	for _, pk := range picks(t.Cell, cfg) {
 		if pk.rule == nil {
 			continue // no guard holds: the timer is spent, nothing happens
+		}
+		if pk.rule.Source != nil {
+			// A branch that leaves p, beside others that stay.
+			out = append(out, m.leavingTimerWays(p, cfg, t, pk.rule)...)
+			continue
 		}
 		for _, rw := range m.combine(p, cfg, m.TimerFired, []*Region{reg}, []pick{pk}) {
 			rw.way.Timer = t

@@ -223,6 +223,16 @@ func (b *builder) regionConfig(ex *Example, p *State) ([]*State, []spec.Value, b
 	if reg != nil {
 		set[reg] = ex.In
 	}
+	if ex.Rule.Source != nil {
+		// A rule that leaves p from inside a region: its source's region
+		// (see parleaveexamples.go).
+		leaf, ok := b.leavingConfig(ex)
+		if !ok {
+			return nil, nil, false
+		}
+		reg = leaf.Region
+		set[reg] = leaf
+	}
 	var rest []spec.Value
 	ok := true
 	for _, v := range ex.src.State {

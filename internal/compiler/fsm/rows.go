@@ -182,7 +182,7 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 		return []*Rule{r}
 	}
 	var out []*Rule
-	seen := map[*Func]diag.Pos{}
+	seen := map[guardKey]diag.Pos{}
 	sawElse, ok := false, true
 	for i := range t.Guards {
 		br := &t.Guards[i]
@@ -209,19 +209,22 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 		}
 		r := b.outcome(&br.Outcome, br.Pos, from, ev)
 		if br.If.Set {
-			g := b.fn(br.If, Guard)
+			in, name, g := b.par.sourceIn(br.If) // see parleaveguards.go
+			if g == nil {
+				g = b.fn(name, Guard)
+			}
 			if g == nil {
 				ok = false
 				continue
 			}
-			if prev, dup := seen[g]; dup {
+			if prev, dup := seen[keyOf(in, g)]; dup {
 				b.errorf(br.If.Pos, "guard %s is already tested at %s: this branch can never fire", g.Name, prev)
 				ok = false
 				continue
 			}
-			seen[g] = br.If.Pos
+			seen[keyOf(in, g)] = br.If.Pos
 			if r != nil {
-				r.Guard = g
+				r.Guard, r.SourceIn = g, in
 			}
 		} else if r != nil {
 			r.Else = true

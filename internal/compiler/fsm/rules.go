@@ -119,8 +119,13 @@ type Rule struct {
 	// label, the table, the diagram and the export name it (see
 	// parleave.go).
 	Source *State
-	Pos    diag.Pos
-	Label  string // one line for comments, tests and messages; see RuleLabel
+	// SourceIn is, for such a rule written from a branch of its source's
+	// guards that names a guard (Guard), the In(Source) guard the
+	// generated code tests first, and nil for the others, whose Guard is
+	// In(Source) (see parleaveguards.go).
+	SourceIn *Func
+	Pos      diag.Pos
+	Label    string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and
 	// the effect's reads, in order.

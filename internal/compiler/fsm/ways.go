@@ -134,13 +134,13 @@ func expand(from *State, c *Cell) []*Way {
 	if len(c.Rules) > 0 {
 		timer = c.Rules[0].Timer
 	}
-	var follow func(w Way, r *Rule, chain []*Rule)
+	var follow func(w Way, r *Rule, chain []*Rule, open string)
 	// through continues w, which enters s, through s's eventless rules: one
 	// way per branch, and, when s is a final state that may rest, one
 	// that rests in s, every guard of its done transition answering false.
 	through := func(w Way, s *State) {
 		for _, next := range s.Choice.Rules {
-			follow(w, next, s.Choice.Rules)
+			follow(w, next, s.Choice.Rules, "")
 		}
 		if s.Rests() {
 			for _, r := range s.Choice.Rules {
@@ -149,12 +149,10 @@ func expand(from *State, c *Cell) []*Way {
 			out = append(out, &w)
 		}
 	}
-	follow = func(w Way, r *Rule, chain []*Rule) {
+	follow = func(w Way, r *Rule, chain []*Rule, open string) {
 		w.Tests = append([]Test(nil), w.Tests...)
 		for _, other := range chain {
-			if other.Guard != nil {
-				w.Tests = append(w.Tests, Test{Guard: other.Guard, Holds: other == r})
-			}
+			w.Tests = append(w.Tests, chainTests(other, r, open)...)
 			if other == r {
 				break
 			}
@@ -176,15 +174,18 @@ func expand(from *State, c *Cell) []*Way {
 	}
 	for ; c != nil; c = c.Fallback {
 		for _, r := range c.Rules {
-			follow(base, r, c.Rules)
+			for _, open := range opens(c.Rules, r) {
+				follow(base, r, c.Rules, open)
+			}
 		}
 		if c.Fallback == nil {
 			break
 		}
 		// When no guard of an open chain holds, the event goes on to
 		// the chain's fallback: every guard answered false.
+		open := opens(c.Rules, nil)
 		for _, r := range c.Rules {
-			base.Tests = append(slices.Clip(base.Tests), Test{Guard: r.Guard})
+			base.Tests = append(slices.Clip(base.Tests), chainTests(r, nil, open[len(open)-1])...)
 		}
 	}
 	return out

@@ -47,8 +47,9 @@ function inGuards(config) {
 function runWalk(spec, walk) {
   let rec = null;
   let answers = [];
+  let names = [];
   let failure = null;
-  const fresh = () => ({ trace: [], calls: [], guards: [] });
+  const fresh = () => ({ trace: [], calls: [], guards: [], extra: [] });
   const actions = { fsmgenTrace: (_, params) => rec.trace.push(params.t) };
   for (const name of spec.actions ?? []) actions[name] = () => rec.calls.push(name);
   // An effect computes data: it is an assign, which XState runs while it
@@ -62,13 +63,27 @@ function runWalk(spec, walk) {
     });
   }
   const guards = {};
+  const leaving = new Set(spec.leaving ?? []);
   for (const name of spec.guards ?? []) {
     guards[name] = () => {
+      if (names[0] !== name && leaving.has(name)) {
+        // XState asks the guards of the transitions of every region
+        // (transitionParallelNode), also those of a rule that leaves the
+        // parallel state from a later region where an earlier region's
+        // transition drops it (removeConflictingTransitions), which the
+        // Go machine does not ask. They are pure: the answer the Go
+        // machine gives later in the step, or false; the test checks
+        // whose guards they are.
+        rec.extra.push(name);
+        const later = names.indexOf(name);
+        return later >= 0 ? answers[later] : false;
+      }
       rec.guards.push(name);
       if (answers.length === 0) {
         failure = failure ?? `guard ${name} asked with no answer left`;
         return false;
       }
+      names.shift();
       return answers.shift();
     };
   }
@@ -115,6 +130,7 @@ function runWalk(spec, walk) {
   for (const step of walk.steps ?? []) {
     rec = fresh();
     answers = [...(step.guards ?? [])];
+    names = [...(step.names ?? [])];
     if (step.timer) {
       const fn = pending.get(step.timer);
       if (fn === undefined) {

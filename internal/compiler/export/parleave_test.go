@@ -1,0 +1,41 @@
+package export_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/export"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// leavingGuards returns the guards that the rules of machine m that leave
+// a parallel state from inside a region test after In(State) (see
+// fsm.Rule.SourceIn), in rule order: XState asks them where the Go
+// machine does not (see run.mjs), which the runner is told (jsMachine).
+func leavingGuards(m *fsm.Machine) []string {
+	var out []string
+	for _, r := range m.Rules {
+		if r.SourceIn != nil && !slices.Contains(out, r.Guard.Name) {
+			out = append(out, r.Guard.Name)
+		}
+	}
+	return out
+}
+
+// extraGuards checks the guards a target asked where the Go machine did
+// not (see run.cjs and run.mjs), on a step of machine m: SCION, those of
+// a rule of a parallel state or around one; XState, those of a rule that
+// leaves a parallel state from inside a region.
+func extraGuards(t *testing.T, tg target, m *fsm.Machine, name string, extra []string) bool {
+	ok := true
+	for _, g := range extra {
+		if tg.format == export.XState {
+			ok = assert.Contains(t, leavingGuards(m), g, "%s: XState asked guard %s, which no rule that leaves a parallel state from inside a region has", name, g) && ok
+			continue
+		}
+		ok = assert.True(t, parallelGuard(m, g), "%s: SCION asked guard %s, which no rule of a parallel state or around one has", name, g) && ok
+	}
+	return ok
+}

@@ -1,0 +1,198 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file runs the timers of states inside regions whose rules leave
+// the region's parallel state (see parleave.go).
+
+// leaveTimer is a timer of a state inside a region whose rules leave the
+// region's parallel state.
+type leaveTimer struct {
+	par   string
+	src   string
+	after *spec.After
+	// leave are, for a timer that leaves by some branches of its guards
+	// and stays by others, the positions of those that leave; nil when
+	// every branch leaves.
+	leave map[diag.Pos]bool
+}
+
+// timer records timer t of a state inside region r (its rules as a row,
+// see checkRegion) when its rules leave r's parallel state, and reports
+// whether it did (or refused it, named). The region's build runs the
+// timer, from its state's entry to its exit, with a stand-in rule;
+// the machine's build resolves its rules as the parallel state's, which
+// join gives the timer (see leavingTimers).
+func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, lifts *lifts, diags *diag.List) bool {
+	some, all := leavesAll(t, regionOf)
+	if !some || r.groups != nil || r.host != nil {
+		return false // regionRow's, or refused there
+	}
+	s := stateNamed(r.root, t.From[0].Value)
+	i := slices.IndexFunc(s.After, func(a *spec.After) bool { return a.Pos == t.Pos })
+	if i < 0 {
+		return false
+	}
+	a := s.After[i]
+	self := func(pos diag.Pos) spec.Outcome {
+		return spec.Outcome{To: spec.String{Value: s.Name.Value, Pos: pos, Set: true}}
+	}
+	stand := &spec.After{Pos: a.Pos, ID: a.ID, Delay: a.Delay, Outcome: self(a.Pos)}
+	lt := leaveTimer{par: r.par.Name.Value, src: s.Name.Value, after: a}
+	if !all {
+		// It leaves by some branches of its guards and stays by others:
+		// the region's build runs those that stay, and a stand-in for
+		// each that leaves, which swapTimers swaps for the rule the
+		// machine's build resolves for it.
+		stand.Outcome, lt.leave = spec.Outcome{}, map[diag.Pos]bool{}
+		for _, br := range a.Guards {
+			if br.To.Set && regionOf[strings.TrimSuffix(br.To.Value, historySuffix)] == nil {
+				lt.leave[br.Pos] = true
+				br.Outcome = self(br.Pos)
+			}
+			stand.Guards = append(stand.Guards, br)
+		}
+	}
+	lifts.standIns[a] = stand
+	l.timers = append(l.timers, lt)
+	return true
+}
+
+// leavingBranches resolves, in the machine's build, the branches of the
+// guards of timer lt that leave its parallel state p, when others stay
+// (see timer): each a rule of p, in order.
+func (b *builder) leavingBranches(lt leaveTimer, p *State) []*Rule {
+	var out []*Rule
+	for i := range lt.after.Guards {
+		br := &lt.after.Guards[i]
+		if !lt.leave[br.Pos] {
+			continue
+		}
+		r := b.outcome(&br.Outcome, br.Pos, p, b.m.TimerFired)
+		if r == nil {
+			continue
+		}
+		if br.If.Set {
+			if r.Guard = b.fn(br.If, Guard); r.Guard == nil {
+				continue
+			}
+		} else {
+			r.Else = true
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// leavingTimers resolves, in the machine's build, the rules of the timers
+// of states inside regions that leave their parallel state (see timer),
+// each as a rule of the parallel state fired by a timer of its own, which
+// join swaps for the timer the region's build runs.
+func (b *builder) leavingTimers() {
+	if b.par == nil || b.par.inRegion() {
+		return
+	}
+	for _, lt := range b.par.leaveTimers {
+		p := b.states[lt.par]
+		if p == nil || b.m.TimerFired == nil {
+			continue
+		}
+		row := &spec.Transition{Pos: lt.after.Pos, Outcome: lt.after.Outcome, Guards: lt.after.Guards}
+		if len(lt.after.Guards) > 0 && lt.after.Says() {
+			continue // the region's build says so
+		}
+		var rules []*Rule
+		if lt.leave != nil {
+			rules = b.leavingBranches(lt, p)
+		} else {
+			rules = b.rowRules(row, p, b.m.TimerFired)
+		}
+		if rules == nil {
+			continue
+		}
+		t := &Timer{State: p, ID: lt.after.ID.Value, Pos: lt.after.Pos, DelayText: lt.after.Delay.Value}
+		for _, r := range rules {
+			r.Timer = t
+			for _, v := range r.Variants {
+				v.Timer = t
+			}
+			if r.Kind == Reject {
+				b.errorf(r.Pos, "a timer's rule cannot reject: nobody sent its event to be told; ignore it, or move")
+			}
+		}
+		t.Cell = &Cell{State: p, Event: b.m.TimerFired, Rules: rules}
+		b.par.leftTimers = append(b.par.leftTimers, t)
+	}
+}
+
+// swapTimers gives each timer of a state inside region reg's build
+// (sr's) that leaves its parallel state the rules the machine's build
+// resolved for it (leftTimers), named after their source, and reports
+// the stand-in rules of the region's build, which the machine drops.
+func swapTimers(reg *Region, sub *Machine, left []*Timer) map[*Rule]bool {
+	drop := map[*Rule]bool{}
+	for _, t := range sub.Timers {
+		i := slices.IndexFunc(left, func(o *Timer) bool { return o.Pos == t.Pos })
+		if i < 0 {
+			continue
+		}
+		var rules []*Rule
+		for _, r := range t.Cell.Rules {
+			j := slices.IndexFunc(left[i].Cell.Rules, func(o *Rule) bool { return o.Pos == r.Pos })
+			mixed := !slices.ContainsFunc(t.Cell.Rules, func(o *Rule) bool { return o.Pos == t.Pos })
+			if mixed && j < 0 {
+				rules = append(rules, r) // a branch that stays, the region's
+				continue
+			}
+			drop[r] = true
+			for _, v := range r.Variants {
+				drop[v] = true
+			}
+			if mixed {
+				rules = append(rules, left[i].Cell.Rules[j])
+			}
+		}
+		if len(rules) == 0 {
+			rules = left[i].Cell.Rules // every branch leaves
+		}
+		t.Cell.Rules = rules
+		for _, r := range t.Cell.Rules {
+			if !slices.Contains(left[i].Cell.Rules, r) {
+				continue
+			}
+			for _, v := range append([]*Rule{r}, r.Variants...) {
+				v.Timer, v.Source = t, t.State
+				from := v.From
+				v.From = t.State
+				v.Label = RuleLabel(v)
+				v.From = from
+			}
+		}
+	}
+	return drop
+}
+
+// leavingTimerWays returns the ways of timer t of a state inside a region
+// of parallel state p firing in configuration cfg through its rules that
+// leave p, as p's own would: all, or only rule r.
+func (m *Machine) leavingTimerWays(p *State, cfg []*State, t *Timer, r *Rule) []regionWay {
+	var out []regionWay
+	for _, w := range expand(p, t.Cell) {
+		if r != nil && w.Rules[0] != r {
+			continue
+		}
+		w.Config = cfg
+		after := []*State(nil)
+		if w.To.Regions != nil && enters(w, w.To) {
+			after = initialConfig(m)
+		}
+		out = append(out, regionWay{way: w, after: after})
+	}
+	return out
+}

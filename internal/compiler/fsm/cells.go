@@ -343,6 +343,13 @@ func (b *builder) fallback(c *Cell, owner *State, states []*State) {
 		} else if !owner.Composite() && b.rows[owner.Index] != nil && b.rows[owner.Index][c.Event.Index] != nil {
 			pos = b.rows[owner.Index][c.Event.Index].pos
 		}
+		if where := b.par.reaching(owner, c.Event.Name); where != "" && slices.ContainsFunc(c.Rules, b.par.leaves) {
+			// The rules that leave the parallel state from inside a
+			// region (parleave.go), their guards ending in else or not,
+			// hold only in their sources.
+			b.errorf(owner.Pos, "parallel state %s does not handle event %s, which reaches it %s: add a transition from %s, list %s under its ignore or reject, or handle it in those states", owner.Name, c.Event.Name, where, owner.Name, c.Event.Name)
+			return
+		}
 		b.errorf(pos, "guards of %s end without an else branch, and no state around %s nor a \"*\" row has a rule for %s: add \"- else: true\" saying what happens when no guard holds", pairName(owner, c.Event), owner.Name, c.Event.Name)
 		return
 	}

@@ -156,6 +156,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	enterInside(m, hook.entering, inRegion)
 	leavingRules(m, hook.ins, inRegion, hook.owns)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)

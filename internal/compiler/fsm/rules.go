@@ -191,6 +191,12 @@ type Run struct {
 	// a composite state around it): its regions resume the leaves it
 	// remembers (see Memory) instead of their initial ones.
 	Resume *State
+	// Into is, for the entry of a parallel state that a rule into a state
+	// inside one of its regions enters, the leaf that region is entered
+	// through (the target, or the leaf it is entered down to), whose
+	// entries (State.Enter) run instead of the region's Start; nil
+	// otherwise (see parenter.go).
+	Into *State
 	// When, for an exit that a shared rule runs only from some of its
 	// states, is the state (a leaf, or a composite state) the machine must
 	// be in; nil when the run always happens.

@@ -1,0 +1,284 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves a rule of a state outside a parallel state P whose
+// target is a state A inside one of P's regions (a row, a branch, a
+// timer's or a done transition's). SCXML 1.0 §3.13 enters such a target
+// with its ancestors (addAncestorStatesToEnter): P, then every region of
+// P in document order, A's region through A's ancestors inside it down
+// to A (and A's initial states, addDescendantStatesToEnter, when A is
+// composite), the other regions through their initial states, as when P
+// is the target; XState v5 does the same.
+//
+// The machine around the regions sees a rule into P, which leaves and
+// enters what a rule into P does; P's entry then enters A's region
+// through the leaf A is entered down to (Run.Into), whose entries the
+// region's build resolves (State.Enter), instead of the region's initial
+// leaf. The rule's Target is A: its label, the table, the diagram, the
+// exports and fsmgen diff name A.
+
+// entering records the rules whose targets are inside regions.
+type entering struct {
+	regionOf map[string]*specRegion
+	states   map[string]*spec.State
+	// targets are, by the position of the rule (its row's, its branch's,
+	// its timer's or its done transition's), the states inside regions
+	// they target.
+	targets map[diag.Pos]string
+}
+
+// newEntering makes the record for the regions of a spec's parallel
+// states.
+func newEntering(f *spec.File, regions []*specRegion) *entering {
+	e := &entering{regionOf: map[string]*specRegion{}, states: map[string]*spec.State{}, targets: map[diag.Pos]string{}}
+	for _, r := range regions {
+		for n := range r.names {
+			e.regionOf[n] = r
+		}
+	}
+	var walk func(list []spec.State)
+	walk = func(list []spec.State) {
+		for i := range list {
+			e.states[list[i].Name.Value] = &list[i]
+			walk(list[i].States)
+		}
+	}
+	walk(f.States)
+	return e
+}
+
+// row rewrites the targets of row t, a row of states outside the regions,
+// that name states inside regions: each targets the parallel state, and
+// the rule is recorded. It reports whether some target was refused.
+func (e *entering) row(t *spec.Transition, diags *diag.List) bool {
+	bad := !e.outcome(&t.Outcome, t.Pos, diags)
+	if len(t.Guards) > 0 {
+		t.Guards = slices.Clone(t.Guards)
+		for i := range t.Guards {
+			if !e.outcome(&t.Guards[i].Outcome, t.Guards[i].Pos, diags) {
+				bad = true
+			}
+		}
+	}
+	return bad
+}
+
+// rewrite rewrites, as row does, the timers and done transitions of the
+// states outside the regions (list holds copies of the spec's states:
+// the rewritten timers and done transitions are copies too).
+func (e *entering) rewrite(list []spec.State, diags *diag.List) {
+	for i := range list {
+		s := &list[i]
+		if e.regionOf[s.Name.Value] != nil {
+			continue
+		}
+		for j, a := range s.After {
+			cp := *a
+			t := spec.Transition{Pos: cp.Pos, Outcome: cp.Outcome, Guards: cp.Guards}
+			if !e.inside(&t) {
+				continue
+			}
+			e.row(&t, diags)
+			cp.Outcome, cp.Guards = t.Outcome, t.Guards
+			s.After = slices.Clone(s.After)
+			s.After[j] = &cp
+		}
+		if d := s.Done; d != nil {
+			t := spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
+			if e.inside(&t) {
+				e.row(&t, diags)
+				cp := *d
+				cp.Outcome, cp.Guards = t.Outcome, t.Guards
+				s.Done = &cp
+			}
+		}
+		if !s.Parallel.Value {
+			s.States = slices.Clone(s.States)
+			e.rewrite(s.States, diags)
+		}
+	}
+}
+
+// inside reports whether row t targets a state inside a region.
+func (e *entering) inside(t *spec.Transition) bool {
+	return slices.ContainsFunc(targets(t), func(to spec.String) bool {
+		return e.regionOf[strings.TrimSuffix(to.Value, historySuffix)] != nil
+	})
+}
+
+// outcome rewrites one outcome's target, at pos, when it names a state
+// inside a region, reporting whether it is refused.
+func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool {
+	name := strings.TrimSuffix(o.To.Value, historySuffix)
+	r := e.regionOf[name]
+	if !o.To.Set || r == nil {
+		return true
+	}
+	if msg := e.refusal(o.To, r); msg != "" {
+		diags.Errorf(o.To.Pos, "%s", msg)
+		return false
+	}
+	e.targets[pos] = name
+	if !slices.Contains(r.entered, name) {
+		r.entered = append(r.entered, name)
+	}
+	o.To = spec.String{Value: r.par.Name.Value, Pos: o.To.Pos, Set: true}
+	return true
+}
+
+// refusal says why fsmgen does not enter target to, inside region r,
+// from outside r's parallel state; "" when it does.
+func (e *entering) refusal(to spec.String, r *specRegion) string {
+	p := r.top.Name.Value
+	lead := "a transition from outside parallel state " + p + " cannot target " + to.Value
+	switch {
+	case r.host != nil:
+		return lead + ", inside parallel state " + r.par.Name.Value + " in a state of region " + r.host.root.Name.Value + ", yet: fsmgen enters a state inside a region from outside only in a region of the outermost parallel state; target " + r.par.Name.Value + "'s state in region " + r.host.root.Name.Value + ", or " + p
+	case len(r.groups) > 0:
+		g := r.groups[len(r.groups)-1].Name.Value
+		return lead + ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + g + " or " + p
+	case strings.HasSuffix(to.Value, historySuffix):
+		return lead + ", the history of a state inside region " + r.root.Name.Value + ", yet; target " + strings.TrimSuffix(to.Value, historySuffix) + ", or give " + p + " a deep history and target that"
+	}
+	leaf := e.descend(e.states[to.Value])
+	for _, other := range e.siblings(r) {
+		l := e.descend(other.root)
+		switch {
+		case l.Parallel.Value:
+			return lead + ": region " + other.root.Name.Value + " would enter parallel state " + l.Name.Value + " inside it, which fsmgen does not enter from outside " + p + " yet; target " + p
+		case l.Transient.Value && other == r:
+			return lead + ": " + to.Value + " is entered down to transient state " + l.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
+		case l.Transient.Value:
+			return lead + ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a region's transient initial state beside a target inside another region yet; target " + p
+		}
+	}
+	switch {
+	case leaf.Parallel.Value:
+		return lead + ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
+	case leaf.Transient.Value:
+		return lead + ": it is entered down to transient state " + leaf.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
+	case leaf.Final.Value && r.par.Done != nil:
+		return lead + ": it is entered down to final state " + leaf.Name.Value + " of region " + r.root.Name.Value + ", and fsmgen does not enter a final state from outside " + p + ", whose done transition may complete in that step, yet; target " + p + " or another state of the region"
+	case e.completes(leaf):
+		return lead + ": it is entered down to final state " + leaf.Name.Value + ", whose composite state has a done transition, and fsmgen does not take a done transition in the step that enters a region from outside " + p + " yet; target the state the done transition leads to"
+	}
+	return ""
+}
+
+// siblings returns the regions of r's parallel state: the region that
+// holds the target is checked for its leaf, the others for their
+// initial ones.
+func (e *entering) siblings(r *specRegion) []*specRegion {
+	var out []*specRegion
+	for _, o := range e.regionOf {
+		if o.par == r.par && o.host == nil && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b *specRegion) int { return a.place - b.place })
+	return out
+}
+
+// descend returns the leaf state s is entered down to, through its
+// initial children; a parallel state inside a region is a leaf here.
+func (e *entering) descend(s *spec.State) *spec.State {
+	for s != nil && len(s.States) > 0 && !s.Parallel.Value {
+		i := slices.IndexFunc(s.States, func(c spec.State) bool { return c.Initial.Value })
+		if i < 0 {
+			return s
+		}
+		s = &s.States[i]
+	}
+	return s
+}
+
+// completes reports whether leaf s is a final state whose composite
+// state, inside a region, has a done transition.
+func (e *entering) completes(s *spec.State) bool {
+	if !s.Final.Value {
+		return false
+	}
+	for _, p := range e.states {
+		if p.Done != nil && !p.Parallel.Value && slices.ContainsFunc(p.States, func(c spec.State) bool { return c.Name.Value == s.Name.Value }) && e.regionOf[p.Name.Value] != nil && e.regionOf[p.Name.Value].root != p {
+			return true
+		}
+	}
+	return false
+}
+
+// enteredStarts returns, in a region's build, the leaves that rules
+// from outside the parallel state enter the region through (besides its
+// initial state): the region reaches them, and what they reach.
+func (b *builder) enteredStarts() []*State {
+	if !b.par.inRegion() {
+		return nil
+	}
+	var out []*State
+	for _, n := range b.par.region.entered {
+		if s := descend(b.states[n]); s != nil && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// enterInside points each rule of machine m whose target was inside a
+// region (see entering) at that target, and its parallel state's entry
+// at the leaf the region is entered through (Run.Into).
+func enterInside(m *Machine, e *entering, inRegion map[string]*State) {
+	if e == nil || len(e.targets) == 0 {
+		return
+	}
+	for _, r := range m.Rules {
+		name, ok := e.targets[r.Pos]
+		if !ok || r.Source != nil || r.To == nil || r.To.Regions == nil {
+			continue
+		}
+		a := inRegion[name]
+		if a == nil || a.Region == nil || a.Region.Parallel != r.To {
+			continue
+		}
+		for _, run := range r.Entries {
+			if run.Entry && run.State == r.To {
+				run.Into = descend(a)
+			}
+		}
+		r.Target = a
+		r.Label = RuleLabel(r)
+	}
+}
+
+// Entered returns, for the entry of a parallel state that a rule into a
+// state inside one of its regions runs (Run.Into), the leaves its
+// regions are entered in, by Region.Index: Into for its region, nil for
+// the others (entered through their initial leaves); nil for other runs.
+func (m *Machine) Entered(run *Run) []*State {
+	if run == nil || run.Into == nil {
+		return nil
+	}
+	out := make([]*State, len(m.Regions))
+	out[run.Into.Region.Index] = run.Into
+	return out
+}
+
+// enteredConfig returns the leaves of the regions after way w, which
+// enters parallel state w.To anew: the initial configuration, but for a
+// region a rule of w enters through a state inside it.
+func (m *Machine) enteredConfig(w *Way) []*State {
+	cfg := initialConfig(m)
+	for _, r := range w.Rules {
+		for _, run := range r.Entries {
+			if run.Into != nil && run.State == w.To {
+				cfg[run.Into.Region.Index] = run.Into
+			}
+		}
+	}
+	return cfg
+}

@@ -282,3 +282,10 @@ func (m *Machine) enteredConfig(w *Way) []*State {
 	}
 	return cfg
 }
+
+// EntersInside reports whether rule r, of a state outside a parallel
+// state, targets a state inside one of its regions (see Run.Into): it
+// enters the parallel state and every region, as SCXML does.
+func (r *Rule) EntersInside() bool {
+	return slices.ContainsFunc(r.Entries, func(run *Run) bool { return run.Into != nil })
+}

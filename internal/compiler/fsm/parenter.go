@@ -121,8 +121,8 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 	if !o.To.Set || r == nil {
 		return true
 	}
-	if msg := e.refusal(o.To, r); msg != "" {
-		diags.Errorf(o.To.Pos, "%s", msg)
+	if why := e.refusal(o.To, r); why != "" {
+		diags.Errorf(o.To.Pos, "a transition from outside parallel state %s cannot target %s%s", r.top.Name.Value, o.To.Value, why)
 		return false
 	}
 	e.targets[pos] = name
@@ -134,40 +134,40 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 }
 
 // refusal says why fsmgen does not enter target to, inside region r,
-// from outside r's parallel state; "" when it does.
+// from outside r's parallel state, and what to do, as the rest of a
+// message that names them; "" when it does.
 func (e *entering) refusal(to spec.String, r *specRegion) string {
 	p := r.top.Name.Value
-	lead := "a transition from outside parallel state " + p + " cannot target " + to.Value
 	switch {
 	case r.host != nil:
-		return lead + ", inside parallel state " + r.par.Name.Value + " in a state of region " + r.host.root.Name.Value + ", yet: fsmgen enters a state inside a region from outside only in a region of the outermost parallel state; target " + r.par.Name.Value + "'s state in region " + r.host.root.Name.Value + ", or " + p
+		return ", inside parallel state " + r.par.Name.Value + " in region " + r.host.root.Name.Value + ", yet: fsmgen enters from outside " + p + " only the states of its regions outside the parallel states inside them; target " + p + ", or a state of region " + r.host.root.Name.Value + " outside " + r.par.Name.Value
 	case len(r.groups) > 0:
 		g := r.groups[len(r.groups)-1].Name.Value
-		return lead + ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + g + " or " + p
+		return ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + p
 	case strings.HasSuffix(to.Value, historySuffix):
-		return lead + ", the history of a state inside region " + r.root.Name.Value + ", yet; target " + strings.TrimSuffix(to.Value, historySuffix) + ", or give " + p + " a deep history and target that"
+		return ", the history of a state inside region " + r.root.Name.Value + ", yet; target " + strings.TrimSuffix(to.Value, historySuffix) + ", or give " + p + " a deep history and target that"
 	}
 	leaf := e.descend(e.states[to.Value])
 	for _, other := range e.siblings(r) {
 		l := e.descend(other.root)
 		switch {
 		case l.Parallel.Value:
-			return lead + ": region " + other.root.Name.Value + " would enter parallel state " + l.Name.Value + " inside it, which fsmgen does not enter from outside " + p + " yet; target " + p
+			return ": region " + other.root.Name.Value + " would enter parallel state " + l.Name.Value + " inside it, which fsmgen does not enter from outside " + p + " yet; target " + p
 		case l.Transient.Value && other == r:
-			return lead + ": " + to.Value + " is entered down to transient state " + l.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
+			return ": " + to.Value + " is entered down to transient state " + l.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
 		case l.Transient.Value:
-			return lead + ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a region's transient initial state beside a target inside another region yet; target " + p
+			return ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a region's transient initial state beside a target inside another region yet; target " + p
 		}
 	}
 	switch {
 	case leaf.Parallel.Value:
-		return lead + ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
+		return ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
 	case leaf.Transient.Value:
-		return lead + ": it is entered down to transient state " + leaf.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
-	case leaf.Final.Value && r.par.Done != nil:
-		return lead + ": it is entered down to final state " + leaf.Name.Value + " of region " + r.root.Name.Value + ", and fsmgen does not enter a final state from outside " + p + ", whose done transition may complete in that step, yet; target " + p + " or another state of the region"
+		return ": it is entered down to transient state " + leaf.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
+	case r.finals[leaf.Name.Value] && r.par.Done != nil:
+		return ": it is entered down to final state " + leaf.Name.Value + " of region " + r.root.Name.Value + ", and fsmgen does not enter a final state from outside " + p + ", whose done transition may complete in that step, yet; target " + p + " or another state of the region"
 	case e.completes(leaf):
-		return lead + ": it is entered down to final state " + leaf.Name.Value + ", whose composite state has a done transition, and fsmgen does not take a done transition in the step that enters a region from outside " + p + " yet; target the state the done transition leads to"
+		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state has a done transition, and fsmgen does not take a done transition in the step that enters a region from outside " + p + " yet; target the state the done transition leads to"
 	}
 	return ""
 }

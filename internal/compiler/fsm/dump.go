@@ -289,6 +289,9 @@ func dumpRun(w io.Writer, run *Run) {
 	if run.When != nil {
 		when = " when in " + run.When.Name
 	}
+	if run.Into != nil {
+		when = " into " + run.Into.Name // see parenter.go
+	}
 	fmt.Fprintf(w, "  %s %s%s\n", what, run.State.Name, when)
 	if h := run.Hook(); h != nil && h.Effect != nil {
 		fmt.Fprintf(w, "    effect %s(%s) -> %s\n", h.Effect.Name, values(run.EffectArgs), strings.Join(run.Results, ", "))

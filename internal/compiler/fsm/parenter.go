@@ -289,3 +289,34 @@ func (m *Machine) enteredConfig(w *Way) []*State {
 func (r *Rule) EntersInside() bool {
 	return slices.ContainsFunc(r.Entries, func(run *Run) bool { return run.Into != nil })
 }
+
+// enteredOverwrites refuses, as overwrites does for entering a parallel
+// state through its regions' initial states, two entries of different
+// regions that a rule into a state inside a region runs and that set one
+// field, the later not reading it.
+func enteredOverwrites(m *Machine, diags *diag.List) {
+	for _, r := range m.Rules {
+		for _, run := range r.Entries {
+			if run.Into == nil {
+				continue
+			}
+			p := run.State
+			var list []writer
+			for _, reg := range p.Regions {
+				runs := reg.Start
+				if reg == run.Into.Region {
+					runs = run.Into.Enter
+				}
+				for i, x := range runs {
+					if len(x.Stores) > 0 {
+						list = append(list, writer{reg, r, x, x.State.hookPos(true, r.Pos), [3]int{2, reg.Index, i}, x.Stores})
+					}
+					if hosting(x) {
+						list = append(list, hostedWriters(x.State, true, r)...)
+					}
+				}
+			}
+			clash(p, list, "rule "+r.Label+", which enters "+p.Name, diags)
+		}
+	}
+}

@@ -161,6 +161,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)
+	enteredOverwrites(m, diags)
 	m.memories()
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)

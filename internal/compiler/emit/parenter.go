@@ -11,10 +11,12 @@ import (
 // order), for a rule into a state inside one of its regions, entered
 // through leaf into (SCXML 1.0 §3.13, enterStates): that region enters
 // into's ancestors inside it down to into, the others their initial
-// leaves, as regionEnter does.
+// leaves, as regionEnter does; the regions of the parallel states inside
+// regions that are not entered hold no leaf.
 //
 //	m.rgn[0] = StatePlaying
 //	m.rgn[1] = StateNormal
+//	m.rgn[2] = 0
 //	m.h.StartAudio()
 //	<Playing's timer started>
 //	m.h.Normalised()
@@ -27,6 +29,11 @@ func (g *goGen) regionInto(s, into *fsm.State) (compute, acts []jen.Code) {
 		}
 		compute = append(compute, rgn(reg).Op("=").Id(into.KindName))
 		acts = append(acts, g.enterActions(into.Enter)...)
+	}
+	for _, reg := range s.Flat {
+		if reg.Host != nil {
+			compute = append(compute, rgn(reg).Op("=").Lit(0))
+		}
 	}
 	return compute, acts
 }

@@ -153,10 +153,8 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 		switch {
 		case l.Parallel.Value:
 			return ": region " + other.root.Name.Value + " would enter parallel state " + l.Name.Value + " inside it, which fsmgen does not enter from outside " + p + " yet; target " + p
-		case l.Transient.Value && other == r:
-			return ": " + to.Value + " is entered down to transient state " + l.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
 		case l.Transient.Value:
-			return ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a region's transient initial state beside a target inside another region yet; target " + p
+			return ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a parallel state whose regions start in a transient state through a state inside a region yet; target " + p
 		}
 	}
 	switch {

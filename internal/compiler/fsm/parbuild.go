@@ -389,6 +389,9 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 		for _, r := range order {
 			o := t
 			o.From = by[r]
+			if ents.across(&o, r, diags) {
+				continue // into another region, refused (see parenter.go)
+			}
 			if leaves.take(&o, r, regionOf, diags) {
 				continue // a row that leaves the parallel state (see parleave.go)
 			}

@@ -318,3 +318,42 @@ func enteredOverwrites(m *Machine, diags *diag.List) {
 		}
 	}
 }
+
+// across rewrites, as row does, the targets of row t of the states of
+// region r that name states inside another region of r's parallel state
+// P: SCXML 1.0 §3.13 leaves P from the row's source (the transition's
+// domain is the compound state around P, findLCCA), then enters P again
+// through the target, so the row leaves P for P itself (see
+// parleave.go), entering the target's region through the target. It
+// reports whether some target was refused.
+func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) bool {
+	if r.host != nil || len(r.groups) > 0 {
+		return false // regionRow's
+	}
+	bad := false
+	one := func(o *spec.Outcome, pos diag.Pos) {
+		name := strings.TrimSuffix(o.To.Value, historySuffix)
+		other := e.regionOf[name]
+		if !o.To.Set || other == nil || other == r || other.par != r.par || other.host != nil || len(other.groups) > 0 {
+			return
+		}
+		if why := e.refusal(o.To, other); why != "" {
+			diags.Errorf(o.To.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, which it would leave and enter again%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, r.par.Name.Value, why)
+			bad = true
+			return
+		}
+		e.targets[pos] = name
+		if !slices.Contains(other.entered, name) {
+			other.entered = append(other.entered, name)
+		}
+		o.To = spec.String{Value: r.par.Name.Value, Pos: o.To.Pos, Set: true}
+	}
+	one(&t.Outcome, t.Pos)
+	if len(t.Guards) > 0 {
+		t.Guards = slices.Clone(t.Guards)
+		for i := range t.Guards {
+			one(&t.Guards[i].Outcome, t.Guards[i].Pos)
+		}
+	}
+	return bad
+}

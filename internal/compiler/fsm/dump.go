@@ -251,7 +251,7 @@ func RuleLabel(r *Rule) string {
 	case r.Target == nil:
 		b.WriteString("(stays)")
 	default:
-		b.WriteString(r.Target.Name)
+		b.WriteString(r.targetName())
 	}
 	if r.Local {
 		b.WriteString(" (local)")

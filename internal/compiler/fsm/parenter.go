@@ -357,3 +357,23 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 	}
 	return bad
 }
+
+// into returns, in the build of the machine around the regions, the
+// state inside a region that the rule at pos targets (see entering); ""
+// for other rules and builds.
+func (h *parHook) into(pos diag.Pos) string {
+	if h == nil || h.region != nil || h.entering == nil {
+		return ""
+	}
+	return h.entering.targets[pos]
+}
+
+// targetName names the rule's target in its label as the spec does: the
+// state inside a region it targets (which the machine's build holds as
+// a rule into the parallel state), else its Target.
+func (r *Rule) targetName() string {
+	if r.into != "" {
+		return r.into
+	}
+	return r.Target.Name
+}

@@ -119,7 +119,12 @@ type Rule struct {
 	// label, the table, the diagram and the export name it (see
 	// parleave.go).
 	Source *State
-	Pos    diag.Pos
+	// into names, for a rule whose target is a state inside a region of a
+	// parallel state, that state while the build of the machine around
+	// the regions holds the rule as one into the parallel state (see
+	// parenter.go): its label names it.
+	into string
+	Pos  diag.Pos
 	Label  string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and

@@ -123,9 +123,9 @@ type Rule struct {
 	// parallel state, that state while the build of the machine around
 	// the regions holds the rule as one into the parallel state (see
 	// parenter.go): its label names it.
-	into string
-	Pos  diag.Pos
-	Label  string // one line for comments, tests and messages; see RuleLabel
+	into  string
+	Pos   diag.Pos
+	Label string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and
 	// the effect's reads, in order.

@@ -377,3 +377,22 @@ func (r *Rule) targetName() string {
 	}
 	return r.Target.Name
 }
+
+// regionFieldClash reports a region of a parallel state of machine m
+// whose Go name is that of a field of the parallel state: the value of
+// the parallel state holds both as struct fields (On{Level: StateQuiet,
+// Level: 3}), which would not compile. Each place is reported.
+func regionFieldClash(m *Machine, diags *diag.List) {
+	for _, p := range m.States {
+		for _, reg := range p.Flat {
+			for _, f := range p.Fields {
+				if f.GoName != reg.Field {
+					continue
+				}
+				for _, pos := range []diag.Pos{reg.Root.Pos, f.Pos} {
+					diags.Errorf(pos, "field %s of %s and its region %s are both %s in Go: rename one or give one a go_name", f.Name, p.Name, reg.Root.Name, f.GoName)
+				}
+			}
+		}
+	}
+}

@@ -157,6 +157,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 	}
 	enterInside(m, hook.entering, inRegion)
+	regionFieldClash(m, diags)
 	leavingRules(m, hook.ins, inRegion, hook.owns)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)

@@ -279,11 +279,18 @@ func final(n *node) bool {
 // reenters reports whether a rule that moves leaves and enters its source
 // again although its target is inside it: an external transition from a
 // state to itself or into it (XState's reenter: true; SCXML's default).
+//
+// A rule from outside a parallel state into a state inside one of its
+// regions goes into the parallel state (fsm.Rule.EntersInside).
 func reenters(r *fsm.Rule) bool {
-	if r.Done != nil {
-		return r.Target != nil && !r.Local && r.Done.Contains(r.Target)
+	t := r.Target
+	if r.EntersInside() {
+		t = r.To
 	}
-	return r.From != nil && r.Target != nil && !r.Local && r.From.Contains(r.Target)
+	if r.Done != nil {
+		return t != nil && !r.Local && r.Done.Contains(t)
+	}
+	return r.From != nil && t != nil && !r.Local && r.From.Contains(t)
 }
 
 // nodes lists the chart's nodes below the root, depth first in spec

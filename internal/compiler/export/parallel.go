@@ -226,7 +226,9 @@ func acting(c *fsm.Cell) (first *fsm.Rule, targetless bool) {
 // it has. A rule into the root is refused, and so is one from the root
 // into its own history, which leaves the root and remembers its leaf
 // (neither target can confine it to the region, and written local it
-// would not leave the root). It reports whether to write the rule local.
+// would not leave the root); a rule from outside the parallel state into
+// the root enters every region, as SCXML does. It reports whether to
+// write the rule local.
 func rootRule(r *fsm.Rule, p *problems, target string) bool {
 	if r.Kind != fsm.Transition || r.Target == nil {
 		return false
@@ -237,7 +239,7 @@ func rootRule(r *fsm.Rule, p *problems, target string) bool {
 		}
 		return false
 	}
-	if t := r.Target; t.Region != nil && t.Region.Root == t {
+	if t := r.Target; t.Region != nil && t.Region.Root == t && !r.EntersInside() {
 		p.refuse(r.Pos, "rule %s moves into %s, the root of a region of %s: %s would leave and enter every region of %s (a transition's domain there is the parallel state or the state around it), fsmgen only %s: move to the state %s starts in (%s) instead", r.Label, t.Name, t.Region.Parallel.Name, target, t.Region.Parallel.Name, t.Name, t.Name, t.Region.Initial.Name)
 		return false
 	}

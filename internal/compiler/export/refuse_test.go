@@ -118,6 +118,19 @@ func TestReport(t *testing.T) {
 			scxml:  []string{"46:5: error: rule L1 --Knock--> Left moves into Left, the root of a region of Opened: SCXML would leave and enter every region of Opened (a transition's domain there is the parallel state or the state around it), fsmgen only Left: move to the state Left starts in (L1) instead"},
 		},
 		{
+			name:   "a row from one region into another of a parallel state with an entry",
+			states: closed + strings.Replace(par, "    parallel: true\n", "    parallel: true\n    entry: Ring\n", 1),
+			rows:   parRows + "  - from: L2\n    on: Close\n    to: R2\n  - from: L1\n    on: Knock\n    ignore: true\n",
+			xstate: []string{"47:5: error: rule L2 --Close--> R2 moves from region Left into region Right of Opened: SCXML 1.0 §3.13 leaves and enters Opened (a transition's domain is the compound state around it), as fsmgen does, but XState takes Opened as the domain and leaves and enters its regions only, so Opened's entry, exit, timers or history would not run: move Opened's entry and exit into its regions, or send an event that region Right takes"},
+			scxml:  []string{"47:5: error: rule L2 --Close--> R2 moves from region Left into region Right of Opened: SCXML 1.0 §3.13 leaves and enters Opened (a transition's domain is the compound state around it), as fsmgen does, but SCION takes Opened as the domain and leaves and enters its regions only, so Opened's entry, exit, timers or history would not run: move Opened's entry and exit into its regions, or send an event that region Right takes"},
+		},
+		{
+			name:    "a row from one region into another of a parallel state without an entry",
+			states:  closed + par,
+			rows:    parRows + "  - from: L2\n    on: Close\n    to: R2\n  - from: L1\n    on: Knock\n    ignore: true\n",
+			wantOut: `"target": "#Door.Opened.Right.R2"`,
+		},
+		{
 			name:   "an external rule of a region's root that has an exit",
 			states: closed + strings.Replace(par, "      Left:\n", "      Left:\n        exit: Ring\n", 1),
 			rows:   parRows + "  - from: Left\n    on: Knock\n    to: L1\n",

@@ -244,6 +244,7 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 		if rootRule(r, &w.p, "SCXML") || r.Local || n == w.c.root {
 			attrs = append(attrs, "type", "internal")
 		}
+		acrossRule(r, &w.p, "SCION")
 	}
 	if r.Kind == fsm.Reject {
 		attrs = append(attrs, "fsmgen:reject", r.Reason)

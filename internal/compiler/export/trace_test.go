@@ -155,6 +155,12 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 				}
 				continue
 			}
+			if run.Into != nil {
+				// A rule into a state inside a region: that region down to
+				// the leaf it enters, the others through their Start.
+				out = append(out, intoEntries(run)...)
+				continue
+			}
 			out = append(out, regionEntries(run.State)...)
 		}
 		// A rule outside the regions is a microstep of its own: a done
@@ -172,6 +178,24 @@ func resumedEntries(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 	for _, reg := range p.Regions {
 		for _, run := range cfg[reg].Enter {
 			out = append(out, "entry "+run.State.Name)
+		}
+	}
+	return out
+}
+
+// intoEntries lists the entries of the regions of the parallel state
+// that run, of a rule into a state inside one of them, enters: in
+// document order, the target's region down to run.Into, the others
+// through their Start (SCXML 1.0 §3.13, enterStates).
+func intoEntries(run *fsm.Run) []string {
+	var out []string
+	for _, reg := range run.State.Regions {
+		if reg != run.Into.Region {
+			out = append(out, regionEntries(&fsm.State{Regions: []*fsm.Region{reg}})...)
+			continue
+		}
+		for _, x := range run.Into.Enter {
+			out = append(out, "entry "+x.State.Name)
 		}
 	}
 	return out

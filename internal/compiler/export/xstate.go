@@ -253,6 +253,7 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 		if local := rootRule(r, &w.p, "XState"); reenters(r) && !local {
 			o.add("reenter", true)
 		}
+		acrossRule(r, &w.p, "XState")
 	}
 	if calls := ruleCalls(r); len(calls) > 0 {
 		o.add("actions", names(calls))

@@ -57,6 +57,13 @@ func (b *builder) graph() {
 	succ := b.successors()
 	reached := map[*State]bool{m.Initial: true}
 	queue := []*State{m.Initial}
+	for _, s := range b.enteredStarts() {
+		// A state a rule from outside the parallel state enters.
+		if !reached[s] {
+			reached[s] = true
+			queue = append(queue, s)
+		}
+	}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]

@@ -142,7 +142,7 @@ func (m *Machine) Restings(h, p *State) []*Region {
 // the entries of each of its leaves from the region's own state down
 // (State.Enter), as start does the machine's initial state's.
 func (b *builder) enters() {
-	if !b.par.inRegion() || !b.par.region.resumed {
+	if !b.par.inRegion() || !b.par.region.resumed && len(b.par.region.entered) == 0 {
 		return
 	}
 	for _, l := range b.m.States {

@@ -251,7 +251,7 @@ func RuleLabel(r *Rule) string {
 	case r.Target == nil:
 		b.WriteString("(stays)")
 	default:
-		b.WriteString(r.Target.Name)
+		b.WriteString(r.targetName())
 	}
 	if r.Local {
 		b.WriteString(" (local)")
@@ -288,6 +288,9 @@ func dumpRun(w io.Writer, run *Run) {
 	when := ""
 	if run.When != nil {
 		when = " when in " + run.When.Name
+	}
+	if run.Into != nil {
+		when = " into " + run.Into.Name // see parenter.go
 	}
 	fmt.Fprintf(w, "  %s %s%s\n", what, run.State.Name, when)
 	if h := run.Hook(); h != nil && h.Effect != nil {

@@ -171,6 +171,9 @@ type parHook struct {
 	// parallel state p that have a done transition, in document order
 	// (see parnestdone.go).
 	groupDones map[string][]*spec.State
+	// entering are the rules from outside the parallel states into states
+	// inside their regions (see parenter.go).
+	entering *entering
 }
 
 // timed reports whether some state inside a region has a timer.
@@ -259,6 +262,10 @@ type specRegion struct {
 	// resumed is set when a deep history may resume the region's leaves:
 	// its build resolves the entries of each (State.Enter).
 	resumed bool
+	// entered are the states inside the region that rules from outside
+	// its parallel state target (see parenter.go): its build reaches
+	// them, and resolves the entries of each leaf (State.Enter).
+	entered []string
 	// lists are the entries of the ignore, reject and defer lists of the
 	// parallel states nested as regions that hold the region (groups)
 	// that the region's own state holds too (see groupLists).

@@ -18,17 +18,19 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	newTransient(f.States, regions, &diags)
 	lifts := newLifts()
 	leaves := newLeaving()
-	outer, rows := splitRows(f, regions, lifts, leaves, &diags)
+	ents := newEntering(f, regions)
+	outer, rows := splitRows(f, regions, lifts, leaves, ents, &diags)
 	groupRejects(regions, rows, &diags)
 	groupLists(regions, rows, &diags)
 	groupTimers(regions, f.Transitions, &diags)
 	lifts.timers(regions, &diags)
 	outer.States = lifts.apply(outer.States)
+	ents.rewrite(outer.States, &diags)
 	if diags.HasErrors() {
 		diags.Sort()
 		return nil, diags
 	}
-	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, elses: leaves.elses, leaveTimers: leaves.timers, sources: leaves.sources()}
+	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, elses: leaves.elses, leaveTimers: leaves.timers, sources: leaves.sources(), entering: ents}
 	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
@@ -312,7 +314,7 @@ func useNames(m *Machine, used map[string]bool) {
 // parallel states, each of which is a leaf there, and records in lifts
 // what the rows of parallel states nested as regions change in the
 // parallel states they are regions of (see parnestlift.go).
-func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leaving, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
+func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leaving, ents *entering, diags *diag.List) (*spec.File, map[*specRegion][]spec.Transition) {
 	regionOf := map[string]*specRegion{}
 	groups := map[string]*specRegion{}
 	for _, r := range regions {
@@ -381,16 +383,15 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 		if len(out) > 0 {
 			o := t
 			o.From = out
-			for _, to := range targets(&t) {
-				if r := regionOf[strings.TrimSuffix(to.Value, historySuffix)]; r != nil {
-					diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", r.par.Name.Value, to.Value, r.root.Name.Value, r.par.Name.Value)
-				}
-			}
+			ents.row(&o, diags) // a target inside a region (see parenter.go)
 			outer.Transitions = append(outer.Transitions, o)
 		}
 		for _, r := range order {
 			o := t
 			o.From = by[r]
+			if ents.across(&o, r, diags) {
+				continue // into another region, refused (see parenter.go)
+			}
 			if leaves.take(&o, r, regionOf, diags) {
 				continue // a row that leaves the parallel state (see parleave.go)
 			}

@@ -156,10 +156,13 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			}
 		}
 	}
+	enterInside(m, hook.entering, inRegion)
+	regionFieldClash(m, diags)
 	leavingRules(m, hook.ins, inRegion, hook.owns, hook.elses)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)
+	enteredOverwrites(m, diags)
 	m.memories()
 	joinRegionDeferrals(m, regions, diags)
 	groupHooks(m, regions, diags)

@@ -175,7 +175,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		w.Config = cfg
 		after := cfg
 		if w.To.Regions != nil && enters(w, w.To) {
-			after = initialConfig(m)
+			after = m.enteredConfig(w)
 		}
 		out = append(out, regionWay{way: w, after: after})
 	}
@@ -281,7 +281,7 @@ func (m *Machine) complete(p *State, w *Way, after []*State, raised []*State) []
 			cw.Trace, _ = m.step(&cw, restoredIn(p, w.Config))
 			var next []*State
 			if cw.To.Regions != nil && enters(&cw, cw.To) {
-				next = initialConfig(m)
+				next = m.enteredConfig(&cw)
 			}
 			out = append(out, regionWay{way: &cw, after: next})
 		}

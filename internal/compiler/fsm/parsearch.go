@@ -91,7 +91,7 @@ func (m *Machine) parallelPaths(b *builder) {
 				}
 				after := it.cfg
 				if w.To.Regions != nil && enters(w, w.To) {
-					after = initialConfig(m)
+					after = m.enteredConfig(w)
 				} else if w.To.Regions == nil {
 					after = nil
 				}

@@ -84,6 +84,8 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg, resumed []*Sta
 				var from []*State
 				if x.Resume != nil {
 					from = resumed
+				} else if x.Into != nil {
+					from = m.Entered(x)
 				}
 				out = append(out, m.enterRegions(x.State, from, run)...)
 			}

@@ -65,6 +65,13 @@ func (b *builder) paths() {
 			}
 		}
 	}
+	for _, s := range b.enteredStarts() {
+		// A state a rule from outside the parallel state enters.
+		if n := (node{leaf: s, hist: histKey(mem0)}); !seen[n] {
+			seen[n] = true
+			queue = append(queue, item{n: n, mem: mem0})
+		}
+	}
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]

@@ -344,6 +344,7 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 			ok = false
 		}
 	}
+	r.into = b.par.into(pos) // a target inside a region (see parenter.go)
 	if o.Local.Set && o.Local.Value && !strings.HasSuffix(o.To.Value, historySuffix) {
 		switch {
 		case from == nil || !from.Composite():

@@ -124,8 +124,13 @@ type Rule struct {
 	// generated code tests first, and nil for the others, whose Guard is
 	// In(Source) (see parleaveguards.go).
 	SourceIn *Func
-	Pos      diag.Pos
-	Label    string // one line for comments, tests and messages; see RuleLabel
+	// into names, for a rule whose target is a state inside a region of a
+	// parallel state, that state while the build of the machine around
+	// the regions holds the rule as one into the parallel state (see
+	// parenter.go): its label names it.
+	into  string
+	Pos   diag.Pos
+	Label string // one line for comments, tests and messages; see RuleLabel
 
 	// GuardArgs and EffectArgs are the values passed for the guard's and
 	// the effect's reads, in order.
@@ -196,6 +201,12 @@ type Run struct {
 	// a composite state around it): its regions resume the leaves it
 	// remembers (see Memory) instead of their initial ones.
 	Resume *State
+	// Into is, for the entry of a parallel state that a rule into a state
+	// inside one of its regions enters, the leaf that region is entered
+	// through (the target, or the leaf it is entered down to), whose
+	// entries (State.Enter) run instead of the region's Start; nil
+	// otherwise (see parenter.go).
+	Into *State
 	// When, for an exit that a shared rule runs only from some of its
 	// states, is the state (a leaf, or a composite state) the machine must
 	// be in; nil when the run always happens.

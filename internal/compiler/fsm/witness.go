@@ -170,6 +170,8 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			var resumed []*State
 			if x.Resume != nil {
 				resumed = w.Resumed
+			} else if x.Into != nil {
+				resumed = m.Entered(x)
 			}
 			tr.Actions = append(tr.Actions, m.enterRegions(x.State, resumed, &run)...)
 		}

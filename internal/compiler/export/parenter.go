@@ -1,0 +1,23 @@
+package export
+
+import "github.com/fsmgen/fsmgen/internal/compiler/fsm"
+
+// acrossRule refuses rule r of a state inside a region of parallel
+// state P into a state inside another region of P when P has an entry,
+// an exit, timers or a history: SCXML 1.0 §3.13 leaves and enters P (the
+// transition's domain is the compound state around it: findLCCA takes no
+// <parallel>), as fsmgen does, where XState v5 and SCION (which the
+// SCXML export is checked with) take P itself as the domain and leave
+// and enter its regions only, so P's entry and exit would not run, its
+// timers would go on and its history would not record. target names
+// the export's target.
+func acrossRule(r *fsm.Rule, p *problems, target string) {
+	if r.Source == nil || !r.EntersInside() || r.Target == nil || r.Target.Region == nil {
+		return
+	}
+	q := r.Target.Region.Parallel
+	if q.Entry == nil && q.Exit == nil && len(q.Timers) == 0 && q.History == fsm.HistoryNone {
+		return
+	}
+	p.refuse(r.Pos, "rule %s moves from region %s into region %s of %s: SCXML 1.0 §3.13 leaves and enters %s (a transition's domain is the compound state around it), as fsmgen does, but %s takes %s as the domain and leaves and enters its regions only, so %s's entry, exit, timers or history would not run: move %s's entry and exit into its regions, or send an event that region %s takes", r.Label, r.Source.Region.Root.Name, r.Target.Region.Root.Name, q.Name, q.Name, target, q.Name, q.Name, q.Name, r.Target.Region.Root.Name)
+}

@@ -1,0 +1,398 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves a rule of a state outside a parallel state P whose
+// target is a state A inside one of P's regions (a row, a branch, a
+// timer's or a done transition's). SCXML 1.0 §3.13 enters such a target
+// with its ancestors (addAncestorStatesToEnter): P, then every region of
+// P in document order, A's region through A's ancestors inside it down
+// to A (and A's initial states, addDescendantStatesToEnter, when A is
+// composite), the other regions through their initial states, as when P
+// is the target; XState v5 does the same.
+//
+// The machine around the regions sees a rule into P, which leaves and
+// enters what a rule into P does; P's entry then enters A's region
+// through the leaf A is entered down to (Run.Into), whose entries the
+// region's build resolves (State.Enter), instead of the region's initial
+// leaf. The rule's Target is A: its label, the table, the diagram, the
+// exports and fsmgen diff name A.
+
+// entering records the rules whose targets are inside regions.
+type entering struct {
+	regionOf map[string]*specRegion
+	states   map[string]*spec.State
+	// targets are, by the position of the rule (its row's, its branch's,
+	// its timer's or its done transition's), the states inside regions
+	// they target.
+	targets map[diag.Pos]string
+}
+
+// newEntering makes the record for the regions of a spec's parallel
+// states.
+func newEntering(f *spec.File, regions []*specRegion) *entering {
+	e := &entering{regionOf: map[string]*specRegion{}, states: map[string]*spec.State{}, targets: map[diag.Pos]string{}}
+	for _, r := range regions {
+		for n := range r.names {
+			e.regionOf[n] = r
+		}
+	}
+	var walk func(list []spec.State)
+	walk = func(list []spec.State) {
+		for i := range list {
+			e.states[list[i].Name.Value] = &list[i]
+			walk(list[i].States)
+		}
+	}
+	walk(f.States)
+	return e
+}
+
+// row rewrites the targets of row t, a row of states outside the regions,
+// that name states inside regions: each targets the parallel state, and
+// the rule is recorded. It reports whether some target was refused.
+func (e *entering) row(t *spec.Transition, diags *diag.List) bool {
+	bad := !e.outcome(&t.Outcome, t.Pos, diags)
+	if len(t.Guards) > 0 {
+		t.Guards = slices.Clone(t.Guards)
+		for i := range t.Guards {
+			if !e.outcome(&t.Guards[i].Outcome, t.Guards[i].Pos, diags) {
+				bad = true
+			}
+		}
+	}
+	return bad
+}
+
+// rewrite rewrites, as row does, the timers and done transitions of the
+// states outside the regions (list holds copies of the spec's states:
+// the rewritten timers and done transitions are copies too).
+func (e *entering) rewrite(list []spec.State, diags *diag.List) {
+	for i := range list {
+		s := &list[i]
+		if e.regionOf[s.Name.Value] != nil {
+			continue
+		}
+		for j, a := range s.After {
+			cp := *a
+			t := spec.Transition{Pos: cp.Pos, Outcome: cp.Outcome, Guards: cp.Guards}
+			if !e.inside(&t) {
+				continue
+			}
+			e.row(&t, diags)
+			cp.Outcome, cp.Guards = t.Outcome, t.Guards
+			s.After = slices.Clone(s.After)
+			s.After[j] = &cp
+		}
+		if d := s.Done; d != nil {
+			t := spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
+			if e.inside(&t) {
+				e.row(&t, diags)
+				cp := *d
+				cp.Outcome, cp.Guards = t.Outcome, t.Guards
+				s.Done = &cp
+			}
+		}
+		if !s.Parallel.Value {
+			s.States = slices.Clone(s.States)
+			e.rewrite(s.States, diags)
+		}
+	}
+}
+
+// inside reports whether row t targets a state inside a region.
+func (e *entering) inside(t *spec.Transition) bool {
+	return slices.ContainsFunc(targets(t), func(to spec.String) bool {
+		return e.regionOf[strings.TrimSuffix(to.Value, historySuffix)] != nil
+	})
+}
+
+// outcome rewrites one outcome's target, at pos, when it names a state
+// inside a region, reporting whether it is refused.
+func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool {
+	name := strings.TrimSuffix(o.To.Value, historySuffix)
+	r := e.regionOf[name]
+	if !o.To.Set || r == nil {
+		return true
+	}
+	if why := e.refusal(o.To, r); why != "" {
+		diags.Errorf(o.To.Pos, "a transition from outside parallel state %s cannot target %s%s", r.top.Name.Value, o.To.Value, why)
+		return false
+	}
+	e.targets[pos] = name
+	if !slices.Contains(r.entered, name) {
+		r.entered = append(r.entered, name)
+	}
+	o.To = spec.String{Value: r.par.Name.Value, Pos: o.To.Pos, Set: true}
+	return true
+}
+
+// refusal says why fsmgen does not enter target to, inside region r,
+// from outside r's parallel state, and what to do, as the rest of a
+// message that names them; "" when it does.
+func (e *entering) refusal(to spec.String, r *specRegion) string {
+	p := r.top.Name.Value
+	switch {
+	case r.host != nil:
+		return ", inside parallel state " + r.par.Name.Value + " in region " + r.host.root.Name.Value + ", yet: fsmgen enters from outside " + p + " only the states of its regions outside the parallel states inside them; target " + p + ", or a state of region " + r.host.root.Name.Value + " outside " + r.par.Name.Value
+	case len(r.groups) > 0:
+		g := r.groups[len(r.groups)-1].Name.Value
+		return ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + p
+	case strings.HasSuffix(to.Value, historySuffix):
+		return ", the history of a state inside region " + r.root.Name.Value + ", yet; target " + strings.TrimSuffix(to.Value, historySuffix) + ", or give " + p + " a deep history and target that"
+	}
+	leaf := e.descend(e.states[to.Value])
+	for _, other := range e.siblings(r) {
+		l := e.descend(other.root)
+		switch {
+		case l.Parallel.Value:
+			return ": region " + other.root.Name.Value + " would enter parallel state " + l.Name.Value + " inside it, which fsmgen does not enter from outside " + p + " yet; target " + p
+		case l.Transient.Value:
+			return ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a parallel state whose regions start in a transient state through a state inside a region yet; target " + p
+		}
+	}
+	switch {
+	case leaf.Parallel.Value:
+		return ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
+	case leaf.Transient.Value:
+		return ": it is entered down to transient state " + leaf.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
+	case r.finals[leaf.Name.Value] && r.par.Done != nil:
+		return ": it is entered down to final state " + leaf.Name.Value + " of region " + r.root.Name.Value + ", and fsmgen does not enter a final state from outside " + p + ", whose done transition may complete in that step, yet; target " + p + " or another state of the region"
+	case e.completes(leaf):
+		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state has a done transition, and fsmgen does not take a done transition in the step that enters a region from outside " + p + " yet; target the state the done transition leads to"
+	}
+	return ""
+}
+
+// siblings returns the regions of r's parallel state: the region that
+// holds the target is checked for its leaf, the others for their
+// initial ones.
+func (e *entering) siblings(r *specRegion) []*specRegion {
+	var out []*specRegion
+	for _, o := range e.regionOf {
+		if o.par == r.par && o.host == nil && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b *specRegion) int { return a.place - b.place })
+	return out
+}
+
+// descend returns the leaf state s is entered down to, through its
+// initial children; a parallel state inside a region is a leaf here.
+func (e *entering) descend(s *spec.State) *spec.State {
+	for s != nil && len(s.States) > 0 && !s.Parallel.Value {
+		i := slices.IndexFunc(s.States, func(c spec.State) bool { return c.Initial.Value })
+		if i < 0 {
+			return s
+		}
+		s = &s.States[i]
+	}
+	return s
+}
+
+// completes reports whether leaf s is a final state whose composite
+// state, inside a region, has a done transition.
+func (e *entering) completes(s *spec.State) bool {
+	if !s.Final.Value {
+		return false
+	}
+	for _, p := range e.states {
+		if p.Done != nil && !p.Parallel.Value && slices.ContainsFunc(p.States, func(c spec.State) bool { return c.Name.Value == s.Name.Value }) && e.regionOf[p.Name.Value] != nil && e.regionOf[p.Name.Value].root != p {
+			return true
+		}
+	}
+	return false
+}
+
+// enteredStarts returns, in a region's build, the leaves that rules
+// from outside the parallel state enter the region through (besides its
+// initial state): the region reaches them, and what they reach.
+func (b *builder) enteredStarts() []*State {
+	if !b.par.inRegion() {
+		return nil
+	}
+	var out []*State
+	for _, n := range b.par.region.entered {
+		if s := descend(b.states[n]); s != nil && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// enterInside points each rule of machine m whose target was inside a
+// region (see entering) at that target, and its parallel state's entry
+// at the leaf the region is entered through (Run.Into).
+func enterInside(m *Machine, e *entering, inRegion map[string]*State) {
+	if e == nil || len(e.targets) == 0 {
+		return
+	}
+	for _, r := range m.Rules {
+		name, ok := e.targets[r.Pos]
+		if !ok || r.Source != nil || r.To == nil || r.To.Regions == nil {
+			continue
+		}
+		a := inRegion[name]
+		if a == nil || a.Region == nil || a.Region.Parallel != r.To {
+			continue
+		}
+		for _, run := range r.Entries {
+			if run.Entry && run.State == r.To {
+				run.Into = descend(a)
+			}
+		}
+		r.Target = a
+		r.Label = RuleLabel(r)
+	}
+}
+
+// Entered returns, for the entry of a parallel state that a rule into a
+// state inside one of its regions runs (Run.Into), the leaves its
+// regions are entered in, by Region.Index: Into for its region, nil for
+// the others (entered through their initial leaves); nil for other runs.
+func (m *Machine) Entered(run *Run) []*State {
+	if run == nil || run.Into == nil {
+		return nil
+	}
+	out := make([]*State, len(m.Regions))
+	out[run.Into.Region.Index] = run.Into
+	return out
+}
+
+// enteredConfig returns the leaves of the regions after way w, which
+// enters parallel state w.To anew: the initial configuration, but for a
+// region a rule of w enters through a state inside it.
+func (m *Machine) enteredConfig(w *Way) []*State {
+	cfg := initialConfig(m)
+	for _, r := range w.Rules {
+		for _, run := range r.Entries {
+			if run.Into != nil && run.State == w.To {
+				cfg[run.Into.Region.Index] = run.Into
+			}
+		}
+	}
+	return cfg
+}
+
+// EntersInside reports whether rule r, of a state outside a parallel
+// state, targets a state inside one of its regions (see Run.Into): it
+// enters the parallel state and every region, as SCXML does.
+func (r *Rule) EntersInside() bool {
+	return slices.ContainsFunc(r.Entries, func(run *Run) bool { return run.Into != nil })
+}
+
+// enteredOverwrites refuses, as overwrites does for entering a parallel
+// state through its regions' initial states, two entries of different
+// regions that a rule into a state inside a region runs and that set one
+// field, the later not reading it.
+func enteredOverwrites(m *Machine, diags *diag.List) {
+	for _, r := range m.Rules {
+		for _, run := range r.Entries {
+			if run.Into == nil {
+				continue
+			}
+			p := run.State
+			var list []writer
+			for _, reg := range p.Regions {
+				runs := reg.Start
+				if reg == run.Into.Region {
+					runs = run.Into.Enter
+				}
+				for i, x := range runs {
+					if len(x.Stores) > 0 {
+						list = append(list, writer{reg, r, x, x.State.hookPos(true, r.Pos), [3]int{2, reg.Index, i}, x.Stores})
+					}
+					if hosting(x) {
+						list = append(list, hostedWriters(x.State, true, r)...)
+					}
+				}
+			}
+			clash(p, list, "rule "+r.Label+", which enters "+p.Name, diags)
+		}
+	}
+}
+
+// across rewrites, as row does, the targets of row t of the states of
+// region r that name states inside another region of r's parallel state
+// P: SCXML 1.0 §3.13 leaves P from the row's source (the transition's
+// domain is the compound state around P, findLCCA), then enters P again
+// through the target, so the row leaves P for P itself (see
+// parleave.go), entering the target's region through the target. It
+// reports whether some target was refused.
+func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) bool {
+	if r.host != nil || len(r.groups) > 0 {
+		return false // regionRow's
+	}
+	bad := false
+	one := func(o *spec.Outcome, pos diag.Pos) {
+		name := strings.TrimSuffix(o.To.Value, historySuffix)
+		other := e.regionOf[name]
+		if !o.To.Set || other == nil || other == r || other.par != r.par || other.host != nil || len(other.groups) > 0 {
+			return
+		}
+		if why := e.refusal(o.To, other); why != "" {
+			diags.Errorf(o.To.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, which it would leave and enter again%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, r.par.Name.Value, why)
+			bad = true
+			return
+		}
+		e.targets[pos] = name
+		if !slices.Contains(other.entered, name) {
+			other.entered = append(other.entered, name)
+		}
+		o.To = spec.String{Value: r.par.Name.Value, Pos: o.To.Pos, Set: true}
+	}
+	one(&t.Outcome, t.Pos)
+	if len(t.Guards) > 0 {
+		t.Guards = slices.Clone(t.Guards)
+		for i := range t.Guards {
+			one(&t.Guards[i].Outcome, t.Guards[i].Pos)
+		}
+	}
+	return bad
+}
+
+// into returns, in the build of the machine around the regions, the
+// state inside a region that the rule at pos targets (see entering); ""
+// for other rules and builds.
+func (h *parHook) into(pos diag.Pos) string {
+	if h == nil || h.region != nil || h.entering == nil {
+		return ""
+	}
+	return h.entering.targets[pos]
+}
+
+// targetName names the rule's target in its label as the spec does: the
+// state inside a region it targets (which the machine's build holds as
+// a rule into the parallel state), else its Target.
+func (r *Rule) targetName() string {
+	if r.into != "" {
+		return r.into
+	}
+	return r.Target.Name
+}
+
+// regionFieldClash reports a region of a parallel state of machine m
+// whose Go name is that of a field of the parallel state: the value of
+// the parallel state holds both as struct fields (On{Level: StateQuiet,
+// Level: 3}), which would not compile. Each place is reported.
+func regionFieldClash(m *Machine, diags *diag.List) {
+	for _, p := range m.States {
+		for _, reg := range p.Flat {
+			for _, f := range p.Fields {
+				if f.GoName != reg.Field {
+					continue
+				}
+				for _, pos := range []diag.Pos{reg.Root.Pos, f.Pos} {
+					diags.Errorf(pos, "field %s of %s and its region %s are both %s in Go: rename one or give one a go_name", f.Name, p.Name, reg.Root.Name, f.GoName)
+				}
+			}
+		}
+	}
+}

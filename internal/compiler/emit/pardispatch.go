@@ -203,7 +203,7 @@ func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []
 // In(State) the test of the state's region.
 func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
 	if in := r.Guard.In; in != nil {
-		return within(rgn(in.Region), in)
+		return inTest(r, in)
 	}
 	return jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
 }

@@ -157,6 +157,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 	}
 	leavingRules(m, hook.ins, inRegion, hook.owns)
+	ownedIns(m, hook.owned, inRegion, diags)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)

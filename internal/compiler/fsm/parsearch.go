@@ -84,6 +84,9 @@ func (m *Machine) parallelPaths(b *builder) {
 				continue // the events: offered to the regions below
 			}
 			for _, w := range c.ways(it.n.leaf) {
+				if w = inWay(w, it.cfg); w == nil {
+					continue // In(State) answers otherwise (see parinown.go)
+				}
 				if it.cfg != nil {
 					cp := *w
 					cp.Config = it.cfg

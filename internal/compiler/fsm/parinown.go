@@ -235,3 +235,25 @@ func inHome(w *Way) *Way {
 	cp.From = p
 	return &cp
 }
+
+// inNever reports, as an error of b, rule r when it fires on no path
+// the search found (see parallelPaths) though the parallel state its
+// In(State) guard asks about is reached (rested): in no configuration
+// reached is that state active while the regions leave r's event to the
+// rule and no earlier guard decides.
+func inNever(b *builder, r *Rule, rested map[*State]bool) bool {
+	if r.Guard == nil || r.Guard.In == nil || r.Source != nil || r.From == nil || r.From.Region != nil {
+		return false
+	}
+	in := r.Guard.In
+	p := in.Region.Parallel
+	if !rested[p] {
+		return false
+	}
+	what := "its event"
+	if r.Event != nil && !r.Event.Builtin {
+		what = r.Event.Name
+	}
+	b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in no configuration the machine reaches is %s active while no region of %s takes %s (SCXML 1.0 §3.13: a region's transition preempts its parallel state's and those around it) and no earlier guard decides; test In() of a state in which the regions leave %s to %s, or remove the rule", r.Label, p.Name, in.Name, p.Name, what, what, p.Name)
+	return true
+}

@@ -170,6 +170,9 @@ func (m *Machine) parallelPaths(b *builder) {
 			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
 			continue
 		}
+		if found[r.Index] == nil && len(queue) == 0 && inNever(b, r, rested) {
+			continue // see parinown.go
+		}
 		if found[r.Index] == nil && restoredOnly(r, rested) {
 			// Needed all the same: Restore and Load accept the
 			// configurations it answers, which the regions' own

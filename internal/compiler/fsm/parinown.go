@@ -9,8 +9,8 @@ import (
 // This file resolves the In(State) guards of the rules of the machine's
 // build other than those that leave a parallel state from inside a region
 // (see parleave.go): a rule of a parallel state P, its timers' and its
-// done transition's included, testing a state inside one of P's regions
-// at any depth (SCXML 1.0 §5.9.1: In() holds for any active state, XState
+// done transition's included, of a composite state around P, or a "*"
+// row, testing a state inside one of P's regions at any depth (SCXML 1.0 §5.9.1: In() holds for any active state, XState
 // v5's stateIn too). The generated code tests the state the region is
 // in, as for the guards of the rules inside regions, and the witness
 // paths put the regions in a configuration that answers the guard as the
@@ -79,10 +79,9 @@ func inOwnedOK(fn *Func, t *State, rules []*Rule, diags *diag.List) bool {
 	for _, r := range rules {
 		from := r.From
 		switch {
-		case from == p || from != nil && from.Contains(p):
+		case from == nil || from == p || from.Contains(p):
+			// A "*" row applies to the parallel state too.
 			continue
-		case from == nil:
-			diags.Errorf(fn.Pos, "In(%s) is a guard of a \"*\" row: fsmgen does not test In() on a \"*\" row yet; write the row from %s, or from a state around it, for the guard", fn.InName, p.Name)
 		default:
 			diags.Errorf(fn.Pos, "In(%s) on a rule of %s is never true: %s is a state inside region %s of parallel state %s, and %s is outside %s and does not hold it, so it is never active beside %s; test In(%s) on the rules of %s or of a state around it, or on those of another region of %s", fn.InName, from.Name, fn.InName, t.Region.Root.Name, p.Name, from.Name, p.Name, fn.InName, fn.InName, p.Name, p.Name)
 		}
@@ -218,7 +217,7 @@ func inHome(w *Way) *Way {
 		return nil
 	}
 	p, r := w.Tests[i].Guard.In.Region.Parallel, w.Rules[0]
-	if p == w.From || r.From == nil || !r.From.Contains(p) {
+	if p == w.From || r.From != nil && !r.From.Contains(p) {
 		return nil
 	}
 	taken := false
@@ -242,7 +241,7 @@ func inHome(w *Way) *Way {
 // reached is that state active while the regions leave r's event to the
 // rule and no earlier guard decides.
 func inNever(b *builder, r *Rule, rested map[*State]bool) bool {
-	if r.Guard == nil || r.Guard.In == nil || r.Source != nil || r.From == nil || r.From.Region != nil {
+	if r.Guard == nil || r.Guard.In == nil || r.Source != nil || r.From != nil && r.From.Region != nil {
 		return false
 	}
 	in := r.Guard.In

@@ -8,14 +8,16 @@ import (
 
 // This file resolves the In(State) guards of the rules of the machine's
 // build other than those that leave a parallel state from inside a region
-// (see parleave.go): a rule of a parallel state P, its timers' and its
+// (see parleave.go): a rule of a parallel state P, its timer's and its
 // done transition's included, of a composite state around P, or a "*"
-// row, testing a state inside one of P's regions at any depth (SCXML 1.0 §5.9.1: In() holds for any active state, XState
-// v5's stateIn too). The generated code tests the state the region is
-// in, as for the guards of the rules inside regions, and the witness
-// paths put the regions in a configuration that answers the guard as the
-// way does (see inConfig). A state that is never active while the rule's
-// source is would make the guard false in every step: refused.
+// row, testing a state inside one of P's regions at any depth (SCXML 1.0
+// §5.9.1: In() holds for any active state; XState v5's stateIn too). The
+// generated code tests the leaf the region is in, as for the guards of
+// the rules inside regions, and, for a rule other states share, that the
+// machine is in P; the witness paths put the regions in a configuration
+// that answers the guard as the way does (see inConfig). A state that is
+// never active while the rule's state is would make the guard false in
+// every step: refused.
 
 // ownedIns resolves the In(State) guards owned (the machine's build's,
 // see parHook.owned) of m's rules, inRegion the states inside regions by
@@ -60,9 +62,9 @@ func ownedIns(m *Machine, owned []*Func, inRegion map[string]*State, diags *diag
 	}
 }
 
-// inOwnedIn checks In(t), the guard fn of rules of the machine's build:
+// inOwnedOK checks In(t), the guard fn of rules of the machine's build:
 // t is a state a region of a parallel state may rest in, and each rule's
-// state is that parallel state or holds it.
+// state is that parallel state or holds it, or the rule is a "*" row.
 func inOwnedOK(fn *Func, t *State, rules []*Rule, diags *diag.List) bool {
 	switch {
 	case t.Region == nil:
@@ -77,15 +79,11 @@ func inOwnedOK(fn *Func, t *State, rules []*Rule, diags *diag.List) bool {
 	}
 	p := t.Region.Parallel
 	for _, r := range rules {
-		from := r.From
-		switch {
-		case from == nil || from == p || from.Contains(p):
-			// A "*" row applies to the parallel state too.
-			continue
-		default:
+		if from := r.From; from != nil && !from.Contains(p) {
+			// (A "*" row applies to the parallel state too.)
 			diags.Errorf(fn.Pos, "In(%s) on a rule of %s is never true: %s is a state inside region %s of parallel state %s, and %s is outside %s and does not hold it, so it is never active beside %s; test In(%s) on the rules of %s or of a state around it, or on those of another region of %s", fn.InName, from.Name, fn.InName, t.Region.Root.Name, p.Name, from.Name, p.Name, fn.InName, fn.InName, p.Name, p.Name)
+			return false
 		}
-		return false
 	}
 	return true
 }
@@ -228,8 +226,8 @@ func inHome(w *Way) *Way {
 		return nil
 	}
 	cp := *w
-	if cp.To == w.From {
-		cp.To = p // the rule stays where it is
+	if len(w.Rules) == 1 && r.Stays() {
+		cp.To = p
 	}
 	cp.From = p
 	return &cp

@@ -204,7 +204,7 @@ func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []
 func (g *goGen) guardTest(r *fsm.Rule) jen.Code {
 	var test jen.Code
 	if in := r.Guard.In; in != nil {
-		test = within(rgn(in.Region), in)
+		test = inTest(r, in)
 	} else {
 		test = jen.Id("m").Dot("b").Dot(r.Guard.GoName).Call(g.values(r.GuardArgs)...)
 	}

@@ -19,14 +19,15 @@ import (
 // parallel states as regions (see randomgroup_test.go), rows
 // between them with actions, guard chains with and without an else (so
 // that an event falls back to the enclosing state's rule), In() guards
-// between regions, timers, and rows into histories. It is built to be
+// between regions and on the rows of parallel states and of the states
+// around them, timers, and rows into histories. It is built to be
 // total and reachable: every top-level state ignores what it has no rule
 // for, a chain of rows reaches every state, and every top-level state
 // has a row out. What the checker still refuses (a rule that can never
 // fire, a chart a target cannot express) is left to the caller, which
 // draws another.
 func randomChart(seed uint64) string {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), name: fmt.Sprintf("Random%d", seed)}
 	return g.chart()
 }
 
@@ -68,7 +69,9 @@ type arm struct {
 
 // chartGen draws one chart.
 type chartGen struct {
-	r       *rand.Rand
+	r *rand.Rand
+	// in draws the In() guards of the rows outside regions.
+	in      *rand.Rand
 	name    string
 	n       int // states named so far
 	top     []*rnode
@@ -420,7 +423,9 @@ func (g *chartGen) target(n *rnode) string {
 }
 
 // guard picks a guard for a row from n: a declared one or, inside a
-// region, In() of a state of another region of its parallel state.
+// region, In() of a state of another region of its parallel state, and
+// outside regions, In() of a state of the regions of a parallel state n
+// is or holds.
 func (g *chartGen) guard(n *rnode) string {
 	if reg := n.region(); reg != nil && g.chance(0.4) {
 		var others []string
@@ -437,7 +442,30 @@ func (g *chartGen) guard(n *rnode) string {
 		}
 		return "In(" + others[g.r.IntN(len(others))] + ")"
 	}
+	if ins := restingInside(n); len(ins) > 0 && g.in.Float64() < 0.6 {
+		// A parallel state's own row, or a row of a state around one:
+		// In() of a state of its regions (drawn from a stream of its
+		// own, so the charts are otherwise those of the seed before).
+		return "In(" + ins[g.in.IntN(len(ins))] + ")"
+	}
 	return g.newGuard()
+}
+
+// restingInside returns the states inside the regions of the parallel
+// states that n, outside every region, is or holds, which In() may name
+// (as guard does: no region's own state, nested parallel state,
+// transient state, or final state a done transition leaves at once).
+func restingInside(n *rnode) []string {
+	if n.region() != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range n.all() {
+		if s.region() != nil && s.kind != regionNode && !s.group && !s.transient && (!s.final || s.parent.kind == regionNode) {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // newGuard declares a guard of its own for one outcome: the targets ask

@@ -30,6 +30,11 @@ type Func struct {
 	// and In that state (see parallel.go); "" and nil for other guards.
 	InName string
 	In     *State
+	// source is set for the In(State) guard fsmgen writes for a rule that
+	// leaves a parallel state from inside a region, which names the
+	// rule's source (see parleaveguards.go), and not for one the spec
+	// writes.
+	source bool
 }
 
 // Used reports whether a rule, an entry, an exit or a timer calls fn.

@@ -132,6 +132,11 @@ type parHook struct {
 	// ins are the In(State) guards a region's build made, resolved once
 	// every region is built.
 	ins []*Func
+	// owned are the In(State) guards of the rules of the machine's build
+	// other than those that leave a parallel state from inside a region:
+	// rules of a parallel state, or of a state around one, testing a
+	// state of its regions (see parinown.go).
+	owned []*Func
 	// shape are the lines the regions add to the machine's shape: each
 	// leaf of each region, which a saved machine may name.
 	shape []string
@@ -297,11 +302,18 @@ func (h *parHook) inGuard(b *builder, s spec.String) *Func {
 	}
 	fn := &Func{Name: s.Value, Kind: Guard, Pos: s.Pos, InName: mt[1]}
 	if h != nil && h.region == nil && h.leaving[s.Pos] == mt[1] {
+		fn.source = true
 		h.ins = append(h.ins, fn)
 		return fn
 	}
-	if h == nil || h.region == nil {
-		b.errorf(s.Pos, "In(%s) is a guard of the rules inside a region of a parallel state: it tests the state of another region of the same parallel state, and fsmgen tests it nowhere else yet (not on a rule of the parallel state itself or of a state outside it); write the rule on the states of a region and test In(%s) there", mt[1], mt[1])
+	if h == nil {
+		b.errorf(s.Pos, "In(%s) tests the state of a region of a parallel state, and the machine has none: name a state inside a region, or use a guard of your own", mt[1])
+		return fn
+	}
+	if h.region == nil {
+		// A guard of a rule of a parallel state, or of a state around
+		// one, resolved once the regions are joined (see parinown.go).
+		h.owned = append(h.owned, fn)
 		return fn
 	}
 	h.ins = append(h.ins, fn)

@@ -159,6 +159,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	enterInside(m, hook.entering, inRegion)
 	regionFieldClash(m, diags)
 	leavingRules(m, hook.ins, inRegion, hook.owns, hook.elses)
+	ownedIns(m, hook.owned, inRegion, diags)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)
 	overwrites(m, diags)

@@ -63,7 +63,7 @@ func (h *parHook) sourceIn(s spec.String) (in *Func, guard spec.String, inner *F
 	if mt == nil || mt[1] != h.leaving[s.Pos] {
 		return nil, s, nil
 	}
-	fn := &Func{Name: "In(" + mt[1] + ")", Kind: Guard, Pos: s.Pos, InName: mt[1]}
+	fn := &Func{Name: "In(" + mt[1] + ")", Kind: Guard, Pos: s.Pos, InName: mt[1], source: true}
 	h.ins = append(h.ins, fn)
 	g := spec.String{Value: mt[2], Pos: s.Pos, Set: true}
 	if in := inRE.FindStringSubmatch(g.Value); in != nil {
@@ -125,7 +125,7 @@ func sourceName(r *Rule) string {
 	switch {
 	case r.SourceIn != nil:
 		return r.SourceIn.InName
-	case r.Guard != nil:
+	case r.Guard != nil && r.Guard.source:
 		return r.Guard.InName
 	}
 	return ""

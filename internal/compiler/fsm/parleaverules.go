@@ -64,7 +64,7 @@ func inAgrees(w *Way, cfg []*State) bool {
 			kept = append(kept, t)
 			continue
 		}
-		if t.Guard.In.Contains(cfg[t.Guard.In.Region.Index]) != t.Holds {
+		if inHolds(t.Guard.In, w.From, cfg) != t.Holds {
 			return false
 		}
 	}

@@ -269,22 +269,24 @@ func (m *Machine) complete(p *State, w *Way, after []*State, raised []*State) []
 	tests := w.Tests
 	done := raised[0]
 	for _, r := range done.Completion.Rules {
+		if r.Guard != nil && r.Guard.In != nil && !r.Guard.In.Contains(after[r.Guard.In.Region.Index]) {
+			continue // In(State), answered by the configuration (see parinown.go)
+		}
 		cw := *w
 		cw.Tests = slices.Clone(tests)
+		if r.Guard != nil && r.Guard.In != nil {
+			cw.Rules = append(slices.Clone(w.Rules), r)
+			cw.To, cw.Final = r.To, after
+			out = append(out, m.completed(p, w, cw)...)
+			return out
+		}
 		if r.Guard != nil {
 			cw.Tests = append(cw.Tests, Test{Guard: r.Guard, Holds: true})
 			tests = append(slices.Clip(tests), Test{Guard: r.Guard})
 		}
 		cw.Rules = append(slices.Clone(w.Rules), r)
 		cw.To, cw.Final = r.To, after
-		for _, cw := range throughChoices(cw) {
-			cw.Trace, _ = m.step(&cw, restoredIn(p, w.Config))
-			var next []*State
-			if cw.To.Regions != nil && enters(&cw, cw.To) {
-				next = m.enteredConfig(&cw)
-			}
-			out = append(out, regionWay{way: &cw, after: next})
-		}
+		out = append(out, m.completed(p, w, cw)...)
 	}
 	if done.RestsFinal() {
 		// No guard holds: the done event is dropped (SCXML 1.0 §3.13),
@@ -436,14 +438,26 @@ func (m *Machine) parallelWays() {
 			// states: it checks the way's rules and actions only.
 			w.After = nil
 		}
+		if home := inHome(w); home != nil {
+			// A rule of a composite state whose In(State) guards hold
+			// in a parallel state inside it: from there.
+			w = home
+		}
 		if w.From.Regions == nil {
+			if w = inWay(w, nil); w == nil {
+				continue // In(State) never holds outside its parallel state
+			}
 			w.Trace, _ = m.step(w, restored(w.From))
 			ways = append(ways, m.settleWay(w, nil)...)
 			continue
 		}
 		cfg := quietConfig(m, w.From, w.Event)
 		if cfg != nil {
-			cfg = m.inConfig(w.From, w, cfg)
+			in := m.inConfig(w.From, w, cfg)
+			if in == nil {
+				in = m.hostedInConfig(w.From, w, cfg)
+			}
+			cfg = in
 		}
 		if cfg == nil {
 			continue

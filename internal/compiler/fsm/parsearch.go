@@ -84,6 +84,9 @@ func (m *Machine) parallelPaths(b *builder) {
 				continue // the events: offered to the regions below
 			}
 			for _, w := range c.ways(it.n.leaf) {
+				if w = inWay(w, it.cfg); w == nil {
+					continue // In(State) answers otherwise (see parinown.go)
+				}
 				if it.cfg != nil {
 					cp := *w
 					cp.Config = it.cfg
@@ -166,6 +169,9 @@ func (m *Machine) parallelPaths(b *builder) {
 			// rule takes the event; here another region always decides.
 			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
 			continue
+		}
+		if found[r.Index] == nil && len(queue) == 0 && inNever(b, r, rested) {
+			continue // see parinown.go
 		}
 		if found[r.Index] == nil && restoredOnly(r, rested) {
 			// Needed all the same: Restore and Load accept the

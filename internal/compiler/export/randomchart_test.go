@@ -347,36 +347,6 @@ func (g *chartGen) eventless(t *rnode) {
 		t.name, g.newGuard(), to(), to(), g.actions[g.r.IntN(len(g.actions))]))
 }
 
-// mayRest reports whether s's done transition may end its guards
-// without an else: outside regions, or for a composite state or a
-// parallel state inside a region (at any depth), with no deep history
-// around, or only one around the parallel state that is not inside
-// another region, for a composite state inside its regions (a deep
-// history of the parallel state or around it remembers the region
-// resting in the final state, and resuming it raises the done event
-// again).
-func (s *rnode) mayRest() bool {
-	if s.region() == nil {
-		return true
-	}
-	if s.kind != compositeNode && !s.hosted {
-		return false
-	}
-	d := s.deepAbove()
-	if d == nil {
-		return true
-	}
-	if s.kind != compositeNode || d.inside(s.region()) {
-		return false
-	}
-	for p := s.parent; p != nil; p = p.parent {
-		if p.hosted {
-			return false
-		}
-	}
-	return true
-}
-
 // restingDone turns s's done transition into one or two guarded
 // outcomes and no else, the first to s.done, another to a state outside s.
 func (g *chartGen) restingDone(s *rnode) {
@@ -449,23 +419,6 @@ func (g *chartGen) guard(n *rnode) string {
 		return "In(" + ins[g.in.IntN(len(ins))] + ")"
 	}
 	return g.newGuard()
-}
-
-// restingInside returns the states inside the regions of the parallel
-// states that n, outside every region, is or holds, which In() may name
-// (as guard does: no region's own state, nested parallel state,
-// transient state, or final state a done transition leaves at once).
-func restingInside(n *rnode) []string {
-	if n.region() != nil {
-		return nil
-	}
-	var out []string
-	for _, s := range n.all() {
-		if s.region() != nil && s.kind != regionNode && !s.group && !s.transient && (!s.final || s.parent.kind == regionNode) {
-			out = append(out, s.name)
-		}
-	}
-	return out
 }
 
 // newGuard declares a guard of its own for one outcome: the targets ask

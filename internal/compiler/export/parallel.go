@@ -38,7 +38,6 @@ type outcomes struct {
 	take       bool       // a state has a rule for it
 	acts       bool       // a rule is a transition (it moves, or runs something)
 	targetless bool       // a rule has no target: an ignore, a rejection, or a transition that stays
-	guarded    bool       // a rule asks a guard of the implementation's (not In)
 	reject     *fsm.Rule  // a rule that rejects, the first
 	nested     *fsm.State // when every targetless rule is that of a parallel state nested as a region the region holds (see fsm.Rule.Group), that state, whose rule SCXML runs as its own
 }

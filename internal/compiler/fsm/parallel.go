@@ -252,7 +252,6 @@ type specRegion struct {
 	// timer of the region other than their done transition leaves (see
 	// parstuck.go).
 	left map[string]bool
-	rows []spec.Transition
 	// transient is where a state inside the region is transient, done
 	// where a composite state inside it has a done transition (zero when
 	// none is): a region that holds a parallel state refuses both (see

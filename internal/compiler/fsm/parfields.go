@@ -157,26 +157,6 @@ func eventWord(e *Event) string {
 	return e.Name
 }
 
-// stores reports whether rule r writes storage d.
-func stores(r *Rule, d *Data) bool {
-	for _, st := range r.Stores {
-		if st.Data == d {
-			return true
-		}
-	}
-	return false
-}
-
-// readsData reports whether rule r's effect reads storage d.
-func readsData(r *Rule, d *Data) bool {
-	for _, v := range r.EffectArgs {
-		if v.Source == FromData && v.Data == d {
-			return true
-		}
-	}
-	return false
-}
-
 // rejoinDelayFunc points region timer t at the machine's effect that
 // computes its delay.
 func rejoinDelayFunc(m *Machine, t *Timer) {

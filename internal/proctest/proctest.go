@@ -9,10 +9,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -78,9 +80,26 @@ func Start(t testing.TB, cmd *exec.Cmd) string {
 
 // FreeAddr returns a loopback address, host:port, that nothing listened
 // on a moment ago: for a server the test starts as a process, which must
-// be told its address.
+// be told its address. The port is drawn below the kernel's range of
+// ephemeral ports (Linux's net.ipv4.ip_local_port_range), where the
+// source ports of the connections other tests open are taken: a port the
+// kernel picks for a listener (":0") comes from that range, and another
+// test's connection could take it before the server listens ("address
+// already in use"). Where the range cannot be read, or no port below it
+// is free after a few draws, the kernel picks.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
+	if low := ephemeralLow(); low > minPort {
+		for range 20 {
+			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(minPort+rand.IntN(low-minPort)))
+			if ln, err := net.Listen("tcp", addr); err == nil {
+				if err := ln.Close(); err != nil {
+					t.Fatalf("proctest: find a free port: %v", err)
+				}
+				return addr
+			}
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("proctest: find a free port: %v", err)
@@ -90,6 +109,28 @@ func FreeAddr(t testing.TB) string {
 		t.Fatalf("proctest: find a free port: %v", err)
 	}
 	return addr
+}
+
+// minPort is the lowest port FreeAddr draws: above the well-known and the
+// most used registered ones.
+const minPort = 20000
+
+// ephemeralLow returns the first of the kernel's ephemeral ports, or 0
+// where it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != 2 {
+		return 0
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 0
+	}
+	return low
 }
 
 // HostDir returns a new directory outside /tmp, absolute and with no

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -206,6 +207,16 @@ func TestFreeAddr(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1", host)
 	assert.NotEqual(t, "0", port)
+	// Below the kernel's ephemeral ports, which other tests' connections
+	// take as their source ports.
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		low, err := strconv.Atoi(strings.Fields(string(b))[0])
+		require.NoError(t, err)
+		n, err := strconv.Atoi(port)
+		require.NoError(t, err)
+		assert.Less(t, n, low, "the port is not an ephemeral one")
+		assert.GreaterOrEqual(t, n, 20000)
+	}
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err, "a server can listen on it")
 	require.NoError(t, ln.Close())

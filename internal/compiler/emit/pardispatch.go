@@ -178,14 +178,23 @@ func (g *goGen) regionSwitch(reg *fsm.Region, e *fsm.Event) []jen.Code {
 // is the cell it falls back to within the region (none: the event goes on
 // to the parallel state). The fallback is the switch's default, not the
 // code after it: body may pick a rule without returning (see
-// regionsTogether).
+// regionsTogether). A branch that leaves the parallel state (Rule.Leaves)
+// ends the switch and leaves the event to the parallel state's rules.
 func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []jen.Code) []jen.Code {
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
 		return append([]jen.Code{comment("", c.Rules[0].Label)}, body(c.Rules[0])...)
 	}
 	var cases []jen.Code
 	for _, r := range c.Rules {
-		b := append([]jen.Code{comment("", r.Label)}, body(r)...)
+		var b []jen.Code
+		if r.Leaves != nil {
+			// A branch that leaves the parallel state: the region takes
+			// nothing, and the parallel state's rules, after the
+			// regions', take the event by it.
+			b = []jen.Code{comment("", r.Label), jen.Comment("// It leaves " + r.Leaves.From.Name + ", whose rules take it below.")}
+		} else {
+			b = append([]jen.Code{comment("", r.Label)}, body(r)...)
+		}
 		if r.Guard == nil {
 			cases = append(cases, jen.Default().Block(b...))
 			continue

@@ -164,6 +164,9 @@ type parHook struct {
 	// owns and elses are the positions of the parallel state's own else
 	// branch after those rules, and of the else branches of their guards.
 	owns, elses map[diag.Pos]bool
+	// passes are the positions of the branches that leave the parallel
+	// state of rows that stay in their region by others (see mixed).
+	passes map[diag.Pos]bool
 	// leaveTimers are the timers of the states inside regions whose rules
 	// leave their parallel state, and leftTimers the timers the machine's
 	// build resolves their rules for (see parleave.go).

@@ -3,7 +3,6 @@ package fsm
 import (
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
@@ -32,6 +31,9 @@ func (l *leaving) branches(lr leaveRow) []spec.Branch {
 	}
 	var out []spec.Branch
 	for _, br := range lr.t.Guards {
+		if lr.leave != nil && !lr.leave[br.Pos] {
+			continue // a branch that stays in the region, the region's
+		}
 		o := br
 		switch {
 		case br.Else.Set && br.Else.Value && !br.If.Set:
@@ -146,22 +148,11 @@ func (r *Rule) ShownGuard() *Func {
 
 // decides reports whether the rows list of a state that leave its
 // parallel state on an event always take it there: a row without
-// guards, or one whose guards end in else.
+// guards, or one whose guards end in else, every branch leaving.
 func decides(list []leaveRow, src string) bool {
 	return slices.ContainsFunc(list, func(lr leaveRow) bool {
-		return lr.src.Value == src && (len(lr.t.Guards) == 0 || lr.t.Guards[len(lr.t.Guards)-1].Else.Value)
+		return lr.src.Value == src && lr.leave == nil && (len(lr.t.Guards) == 0 || lr.t.Guards[len(lr.t.Guards)-1].Else.Value)
 	})
-}
-
-// stayingTarget returns a target of t inside a region: the first branch
-// of its guards that stays in its parallel state.
-func stayingTarget(t *spec.Transition, regionOf map[string]*specRegion) spec.String {
-	for _, to := range targets(t) {
-		if regionOf[strings.TrimSuffix(to.Value, historySuffix)] != nil {
-			return to
-		}
-	}
-	return t.From[0]
 }
 
 // guardKey is what a branch of a chain of guards tests: its guard, after

@@ -23,21 +23,29 @@ type pick struct {
 
 // picks returns what a region's leaf can do with an event through cell c:
 // one pick per branch its guards can take, the last with every guard
-// false. In(State) guards are no choice: they answer from cfg.
+// false. In(State) guards are no choice: they answer from cfg. A branch
+// that leaves the parallel state (Rule.Leaves) takes nothing in the
+// region: the event goes on to the parallel state's rules.
 func picks(c *Cell, cfg []*State) []pick {
 	var out []pick
 	var tests []Test
 	for ; c != nil && !c.Out(); c = c.Fallback {
 		for _, r := range c.Rules {
+			take := r
+			if r.Leaves != nil {
+				// A branch that leaves the parallel state: the region
+				// takes nothing, and the event goes on to it.
+				take = nil
+			}
 			switch {
 			case r.Guard == nil:
-				return append(out, pick{tests: slices.Clone(tests), rule: r})
+				return append(out, pick{tests: slices.Clone(tests), rule: take})
 			case r.Guard.In != nil:
 				if r.Guard.In.Contains(cfg[r.Guard.In.Region.Index]) {
-					return append(out, pick{tests: slices.Clone(tests), rule: r})
+					return append(out, pick{tests: slices.Clone(tests), rule: take})
 				}
 			default:
-				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: r})
+				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: take})
 				tests = append(tests, Test{Guard: r.Guard})
 			}
 		}
@@ -172,6 +180,9 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			continue // a rule that leaves p from a state its region is not in
 		}
 		w.Tests = append(slices.Clone(tests), w.Tests...)
+		if !consistent(w.Tests) {
+			continue // a branch the region's chain stopped before (see mixed)
+		}
 		w.Config = cfg
 		after := cfg
 		if w.To.Regions != nil && enters(w, w.To) {
@@ -360,6 +371,11 @@ func (m *Machine) parallelWays() {
 					}
 					m.place(base, reg, l)
 					cfgs := [][]*State{base}
+					if q := quietOthers(p, reg, base, e); q != nil && passes(c) {
+						// A branch that leaves p: also from where no
+						// other region takes e, so that p's rule does.
+						cfgs = append(cfgs, q)
+					}
 					ends := false
 					for x := c; x != nil && !x.Out(); x = x.Fallback {
 						for _, r := range x.Rules {

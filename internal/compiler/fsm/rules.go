@@ -124,6 +124,14 @@ type Rule struct {
 	// generated code tests first, and nil for the others, whose Guard is
 	// In(Source) (see parleaveguards.go).
 	SourceIn *Func
+	// Leaves is, for a branch of the guards of a row of a state inside a
+	// region that leaves the region's parallel state P where others of
+	// the row stay in the region, the rule of P that takes it (Source
+	// set): the region's chain holds this rule, which ends the chain
+	// without the region taking the event, and the event goes on to P's
+	// rules, where Leaves is. Such a rule is in no list of the machine's
+	// rules (see parleave.go).
+	Leaves *Rule
 	// into names, for a rule whose target is a state inside a region of a
 	// parallel state, that state while the build of the machine around
 	// the regions holds the rule as one into the parallel state (see

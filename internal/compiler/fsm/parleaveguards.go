@@ -192,7 +192,9 @@ func (h *parHook) openLeave(b *builder, c *Cell, p *State) bool {
 		return false
 	}
 	i := slices.IndexFunc(c.Rules, func(r *Rule) bool {
-		return r.SourceIn != nil && slices.Contains(opens(c.Rules, nil), r.SourceIn.InName)
+		// (A branch of a row that stays in its region by others is the
+		// region's chain's to take: see mixed.)
+		return r.SourceIn != nil && !h.passes[r.Pos] && slices.Contains(opens(c.Rules, nil), r.SourceIn.InName)
 	})
 	if i < 0 {
 		return false

@@ -135,22 +135,8 @@ func passRules(m *Machine, passing []*Rule) {
 		}
 		r.Leaves = m.Rules[i]
 		r.Label = r.Leaves.Label
+		r.Leaves.Mixed = true
 	}
-}
-
-// consistent reports whether tests never ask one guard twice with
-// different answers: a way through a parallel state's rule after a
-// region's chain that stopped at a branch that leaves it (see mixed)
-// asks the branch's guard again, which answers as it did.
-func consistent(tests []Test) bool {
-	for i, t := range tests {
-		for _, o := range tests[:i] {
-			if o.Guard == t.Guard && o.Holds != t.Holds {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // passes reports whether the chain of region cell c, or one it falls
@@ -190,4 +176,24 @@ func quietOthers(p *State, reg *Region, cfg []*State, e *Event) []*State {
 		return nil
 	}
 	return out
+}
+
+// OwnChain returns the rules of parallel state p for event e that its own
+// chain tries once no region took e: p's cell without the rules a
+// region's chain takes (Rule.Mixed), or the cell it falls back to when
+// none is left; nil when p has none.
+func OwnChain(p *State, e *Event) *Cell {
+	c := p.Cell(e)
+	if c == nil || !slices.ContainsFunc(c.Rules, func(r *Rule) bool { return r.Mixed }) {
+		return c
+	}
+	own := *c
+	own.Rules = slices.DeleteFunc(slices.Clone(c.Rules), func(r *Rule) bool { return r.Mixed })
+	if len(own.Rules) == 0 {
+		return c.Fallback
+	}
+	if !own.Open() {
+		own.Fallback = nil
+	}
+	return &own
 }

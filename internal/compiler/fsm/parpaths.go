@@ -19,6 +19,9 @@ import (
 type pick struct {
 	tests []Test
 	rule  *Rule
+	// leaves is, for a branch that leaves the parallel state (see
+	// Rule.Leaves), the parallel state's rule that takes it; rule is nil.
+	leaves *Rule
 }
 
 // picks returns what a region's leaf can do with an event through cell c:
@@ -31,21 +34,21 @@ func picks(c *Cell, cfg []*State) []pick {
 	var tests []Test
 	for ; c != nil && !c.Out(); c = c.Fallback {
 		for _, r := range c.Rules {
-			take := r
-			if r.Leaves != nil {
+			take, leaves := r, r.Leaves
+			if leaves != nil {
 				// A branch that leaves the parallel state: the region
-				// takes nothing, and the event goes on to it.
+				// takes nothing, and the parallel state's rule does.
 				take = nil
 			}
 			switch {
 			case r.Guard == nil:
-				return append(out, pick{tests: slices.Clone(tests), rule: take})
+				return append(out, pick{tests: slices.Clone(tests), rule: take, leaves: leaves})
 			case r.Guard.In != nil:
 				if r.Guard.In.Contains(cfg[r.Guard.In.Region.Index]) {
-					return append(out, pick{tests: slices.Clone(tests), rule: take})
+					return append(out, pick{tests: slices.Clone(tests), rule: take, leaves: leaves})
 				}
 			default:
-				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: take})
+				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: take, leaves: leaves})
 				tests = append(tests, Test{Guard: r.Guard})
 			}
 		}
@@ -170,7 +173,14 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		w := &Way{From: p, Event: e, Tests: tests, Rules: defers[:1], To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
 	}
-	c := p.Cell(e)
+	c, leaves := OwnChain(p, e), (*Rule)(nil)
+	for _, pk := range ch {
+		if pk.leaves != nil {
+			// A region's chain stopped at a branch that leaves p: p's
+			// rule for it, which the generated code takes there.
+			c, leaves = &Cell{State: p, Event: e, Rules: []*Rule{pk.leaves}}, pk.leaves
+		}
+	}
 	if c == nil {
 		return nil
 	}
@@ -179,10 +189,11 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		if !inAgrees(w, cfg) {
 			continue // a rule that leaves p from a state its region is not in
 		}
-		w.Tests = append(slices.Clone(tests), w.Tests...)
-		if !consistent(w.Tests) {
-			continue // a branch the region's chain stopped before (see mixed)
+		if leaves != nil {
+			// The region's chain asked its guard already.
+			w.Tests = slices.DeleteFunc(w.Tests, func(t Test) bool { return t.Guard == leaves.Guard && leaves.SourceIn != nil })
 		}
+		w.Tests = append(slices.Clone(tests), w.Tests...)
 		w.Config = cfg
 		after := cfg
 		if w.To.Regions != nil && enters(w, w.To) {

@@ -132,6 +132,11 @@ type Rule struct {
 	// rules, where Leaves is. Such a rule is in no list of the machine's
 	// rules (see parleave.go).
 	Leaves *Rule
+	// Mixed is set on such a rule of P (the Leaves of a rule of a
+	// region's chain): the region's chain takes it where it stops at its
+	// branch, and P's own chain, tried once no region took the event,
+	// leaves it out (see OwnChain).
+	Mixed bool
 	// into names, for a rule whose target is a state inside a region of a
 	// parallel state, that state while the build of the machine around
 	// the regions holds the rule as one into the parallel state (see

@@ -26,6 +26,10 @@ import (
 // no state around S inside its region has one (S's leaves would take it
 // there). Rows of several regions are tried in the regions' document
 // order; a row's guards are branches of P's row (see parleaveguards.go).
+// A row that leaves P by some branches of its guards and stays in its
+// region by others stays the region's, each branch that leaves a
+// stand-in that ends the region's chain and takes P's rule for it once
+// no region took the event (see mixed).
 // A timer of S whose rules leave P runs as S's, its rules resolved as
 // P's (see parleavetimers.go). The rule stays S's (Rule.Source): its
 // label, the table, the diagram and the export name S; its examples

@@ -53,7 +53,7 @@ type leaving struct {
 	rows   map[string]map[string][]leaveRow
 	pars   []*spec.State
 	evs    map[string][]string
-	names  map[diag.Pos]string
+	names  map[diag.Pos][]string
 	timers []leaveTimer
 	// owns are the positions of the else branches that are the parallel
 	// state's own unguarded rule or list entry (see ownBranches), and
@@ -66,7 +66,7 @@ type leaving struct {
 }
 
 func newLeaving() *leaving {
-	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}, passes: map[diag.Pos]bool{}}
+	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos][]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}, passes: map[diag.Pos]bool{}}
 }
 
 // leavesAll reports whether some of t's targets name a state outside the

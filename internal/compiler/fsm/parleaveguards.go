@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
@@ -25,7 +26,7 @@ import (
 // "In(S) && guard", see sourceIn), an else branch In(S).
 func (l *leaving) branches(lr leaveRow) []spec.Branch {
 	in := spec.String{Value: "In(" + lr.src.Value + ")", Pos: lr.src.Pos, Set: true}
-	l.names[in.Pos] = lr.src.Value
+	l.name(in.Pos, lr.src.Value)
 	if len(lr.t.Guards) == 0 {
 		return []spec.Branch{{Pos: lr.t.Pos, If: in, Outcome: lr.t.Outcome}}
 	}
@@ -41,11 +42,19 @@ func (l *leaving) branches(lr leaveRow) []spec.Branch {
 			l.elses[br.Pos] = true
 		case br.If.Set && !br.Else.Set:
 			o.If = spec.String{Value: in.Value + " && " + br.If.Value, Pos: br.If.Pos, Set: true}
-			l.names[br.If.Pos] = lr.src.Value
+			l.name(br.If.Pos, lr.src.Value)
 		}
 		out = append(out, o)
 	}
 	return out
+}
+
+// name records src as a source of the In(State) guard at pos (a guarded
+// row from several states has one position for each branch's guard).
+func (l *leaving) name(pos diag.Pos, src string) {
+	if !slices.Contains(l.names[pos], src) {
+		l.names[pos] = append(l.names[pos], src)
+	}
 }
 
 // sourceRE matches the guard of an if branch of a row that leaves a
@@ -58,11 +67,11 @@ var sourceRE = regexp.MustCompile(`^In\(([A-Za-z_][A-Za-z0-9_]*)\) && (.*)$`)
 // the branch's own guard, resolved already (inner) when it is In(State)
 // too; nil, s and nil for any other guard.
 func (h *parHook) sourceIn(s spec.String) (in *Func, guard spec.String, inner *Func) {
-	if h == nil || h.region != nil || h.leaving[s.Pos] == "" {
+	if h == nil || h.region != nil || len(h.leaving[s.Pos]) == 0 {
 		return nil, s, nil
 	}
 	mt := sourceRE.FindStringSubmatch(s.Value)
-	if mt == nil || mt[1] != h.leaving[s.Pos] {
+	if mt == nil || !slices.Contains(h.leaving[s.Pos], mt[1]) {
 		return nil, s, nil
 	}
 	fn := &Func{Name: "In(" + mt[1] + ")", Kind: Guard, Pos: s.Pos, InName: mt[1], source: true}

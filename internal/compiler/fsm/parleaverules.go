@@ -129,7 +129,9 @@ func (h *parHook) leavesFrom(par, e string, s *State) bool {
 func passRules(m *Machine, passing []*Rule) {
 	for _, r := range passing {
 		p := r.From.Region.Parallel
-		i := slices.IndexFunc(m.Rules, func(o *Rule) bool { return o.From == p && o.Event == r.Event && o.Pos == r.Pos })
+		i := slices.IndexFunc(m.Rules, func(o *Rule) bool {
+			return o.From == p && o.Event == r.Event && o.Pos == r.Pos && o.Source == r.From
+		})
 		if i < 0 {
 			continue
 		}

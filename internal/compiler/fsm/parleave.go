@@ -142,12 +142,12 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 // into the region's row: each branch that leaves becomes a stand-in that
 // ends the region's chain without the region taking the event (it ignores
 // it in the region's build; the join marks the rule, Rule.Leaves), so
-// that the branches after it are not tried and the event goes on to P's
-// row, where the branch is P's, tested after In(S) as any rule that leaves
-// P from inside a region (see merge). SCXML 1.0 §3.13 (selectTransitions)
-// takes the first branch of S's whose guard holds: the region's chain and
-// P's row test the same guards in the same order, so P's picks the branch
-// the region's chain stopped at.
+// that the branches after it are not tried, and P's rule for the branch
+// (see merge) is taken once no region took the event, its guard not
+// asked again; P's own chain leaves those rules out (see OwnChain). SCXML
+// 1.0 §3.13 (selectTransitions) takes the first branch of S's whose guard
+// holds, and drops it where it leaves P and an earlier region's rule is
+// taken (removeConflictingTransitions), as the generated code does.
 func (l *leaving) mixed(t *spec.Transition, leave map[diag.Pos]bool) {
 	guards := slices.Clone(t.Guards)
 	for i := range guards {

@@ -128,9 +128,9 @@ type Rule struct {
 	// region that leaves the region's parallel state P where others of
 	// the row stay in the region, the rule of P that takes it (Source
 	// set): the region's chain holds this rule, which ends the chain
-	// without the region taking the event, and the event goes on to P's
-	// rules, where Leaves is. Such a rule is in no list of the machine's
-	// rules (see parleave.go).
+	// without the region taking the event, and Leaves is taken once no
+	// region took the event. Such a rule is in no list of the machine's
+	// rules, and has no index of its own (see parleave.go).
 	Leaves *Rule
 	// Mixed is set on such a rule of P (the Leaves of a rule of a
 	// region's chain): the region's chain takes it where it stops at its

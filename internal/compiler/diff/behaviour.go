@@ -150,6 +150,13 @@ func (d *differ) cellText(c *fsm.Cell) string {
 	}
 	var parts []string
 	for _, r := range c.Rules {
+		if r.Leaves != nil {
+			// A branch that leaves the parallel state in a region's
+			// chain: what the parallel state's rule for it does.
+			o := *r.Leaves
+			o.Guard, o.Else, o.SourceIn = r.Guard, r.Else, nil
+			r = &o
+		}
 		parts = append(parts, d.ruleText(r))
 	}
 	if f := c.Fallback; f != nil {

@@ -93,6 +93,7 @@ func TestCompareParallel(t *testing.T) {
 	leaves := playerSpec + "  - from: Playing\n    on: Power\n    to: On\n"
 	mixed := strings.Replace(strings.Replace(timed, "              delay: 10m\n              to: Stopped\n", "              delay: 10m\n              guards:\n                - if: hot\n                  to: Off\n                - else: true\n                  to: Stopped\n", 1), "events:\n", "guards:\n  hot: {}\nevents:\n", 1)
 	guarded := strings.Replace(playerSpec, "events:\n", "guards:\n  hot: {}\nevents:\n", 1) + "  - from: Playing\n    on: Power\n    guards:\n      - if: hot\n        to: On\n"
+	mixedRow := strings.Replace(strings.Replace(playerSpec, "events:\n", "guards:\n  hot: {}\nevents:\n", 1), "  - from: Playing\n    on: Play\n    to: Stopped\n", "  - from: Playing\n    on: Play\n    guards:\n      - if: hot\n        to: Off\n      - else: true\n        to: Stopped\n", 1)
 	deep := strings.NewReplacer(
 		"    parallel: true\n", "    parallel: true\n    history: deep\n",
 		"  - from: Off\n    on: Power\n    to: On\n", "  - from: Off\n    on: Power\n    to: On.history\n",
@@ -131,6 +132,15 @@ func TestCompareParallel(t *testing.T) {
 			want: []want{
 				{subject: "guard hot", what: "added", verdicts: []string{"code=breaks"}},
 				{subject: "state Playing", what: "timer changed: fires after 10m: [hot] to Off; [else] to Stopped, was fires after 10m: to Stopped", verdicts: []string{"behaviour=breaks"}},
+			},
+		},
+		{
+			// One branch leaves On, the other stays in Playback: one
+			// row of Playing, its branches in order.
+			name: "a region's row leaves the parallel state by one branch", old: playerSpec, new: mixedRow, breaks: 2,
+			want: []want{
+				{subject: "guard hot", what: "added", verdicts: []string{"code=breaks"}},
+				{subject: "rule Playing × Play", what: "now [hot] to Off; [else] to Stopped, was to Stopped", verdicts: []string{"behaviour=breaks"}},
 			},
 		},
 		{

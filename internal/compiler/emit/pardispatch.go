@@ -100,7 +100,8 @@ func (g *goGen) regionsDispatch(p *fsm.State) []jen.Code {
 	bound := false
 	own := map[*fsm.Event]*fsm.Cell{}
 	for _, c := range stateCells(p) {
-		own[c.Event] = c
+		// (Without the rules the regions' chains take: see leaveBody.)
+		own[c.Event] = fsm.OwnChain(p, c.Event)
 	}
 	for _, e := range g.m.Events {
 		var inv []*fsm.Region
@@ -178,7 +179,9 @@ func (g *goGen) regionSwitch(reg *fsm.Region, e *fsm.Event) []jen.Code {
 // is the cell it falls back to within the region (none: the event goes on
 // to the parallel state). The fallback is the switch's default, not the
 // code after it: body may pick a rule without returning (see
-// regionsTogether).
+// regionsTogether). A branch that leaves the parallel state (Rule.Leaves)
+// is body's too: the region takes nothing, and the parallel state's rule
+// for it does once no region took the event.
 func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []jen.Code) []jen.Code {
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
 		return append([]jen.Code{comment("", c.Rules[0].Label)}, body(c.Rules[0])...)
@@ -254,6 +257,11 @@ func (g *goGen) regionFrom(reg *fsm.Region, r *fsm.Rule) (jen.Code, []jen.Code) 
 //	m.h.StartAudio()              // exits, the rule's actions, entries
 //	return m.core.Finish()
 func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+	if r.Leaves != nil {
+		// A branch that leaves the parallel state, in the one region
+		// with rules for the event: the parallel state's rule for it.
+		return g.ruleBody(r.Leaves)
+	}
 	if r.Kind != fsm.Transition {
 		return []jen.Code{refusal(r)}
 	}

@@ -54,6 +54,8 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
 	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
+	var leaving []*fsm.Rule
+	at := len(out)
 	for _, reg := range fsm.PickOrder(inv) {
 		cells, leaves := regionCells(reg, e)
 		var cases []jen.Code
@@ -63,6 +65,12 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 				ks = append(ks, jen.Id(s.KindName))
 			}
 			pick := func(r *fsm.Rule) []jen.Code {
+				if r.Leaves != nil {
+					// A branch that leaves the parallel state: its rule,
+					// once no region took the event.
+					leaving = append(leaving, r.Leaves)
+					return []jen.Code{jen.Id("left").Op("=").Lit(r.Leaves.Index)}
+				}
 				switch r.Kind {
 				case fsm.Reject:
 					return []jen.Code{refusal(r)}
@@ -190,6 +198,17 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		// No region takes the event, and one defers it: a transition
 		// takes precedence over a deferral (UML 2.5.1 §14.2.3.9).
 		out = append(out, jen.If(jen.Id("held").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot("push").Call(jen.Id("held"), jen.Id("ev")))))
+	}
+	if len(leaving) > 0 {
+		// A region's chain stopped at a branch that leaves the parallel
+		// state, and no region took the event: the parallel state's
+		// rule for the branch.
+		out = slices.Insert(out, at, jen.Code(jen.Id("left").Op(":=").Lit(-1)))
+		var cases []jen.Code
+		for _, r := range leaving {
+			cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)...))
+		}
+		out = append(out, jen.Switch(jen.Id("left")).Block(cases...))
 	}
 	// When no region has a rule, the event goes on to the parallel
 	// state's own.

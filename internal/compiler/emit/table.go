@@ -182,9 +182,16 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
 	for _, c := range cells {
 		rules = append(rules, c.Rules...)
-		if c.Fallback != nil {
-			falls[c.Rules[len(c.Rules)-1]] = c.Fallback
+		if c.Fallback == nil {
+			continue
 		}
+		// (A branch that leaves a parallel state, in a region's chain,
+		// has no line: the line of the last branch before it says.)
+		i := len(c.Rules) - 1
+		for i > 0 && c.Rules[i].Leaves != nil {
+			i--
+		}
+		falls[c.Rules[i]] = c.Fallback
 	}
 	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
 	// The rules a transition with several events gives a state share one
@@ -192,6 +199,9 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 	// ignore and reject lists keep a line each, or go to the lists below.)
 	rows := map[string]int{}
 	for _, r := range rules {
+		if r.Leaves != nil {
+			continue // the parallel state's rule (Leaves) has its line
+		}
 		key := fmt.Sprintf("%s %s", r.Owner().String(), r.Pos)
 		if i, ok := rows[key]; ok && !r.Listed && r.Event != nil && r.Timer == nil {
 			v.Transitions[i].Event += ", " + code(r.Event.Name)

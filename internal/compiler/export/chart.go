@@ -130,6 +130,20 @@ func build(m *fsm.Machine) *chart {
 		}
 		n.triggers[i].branches = append(n.triggers[i].branches, r)
 	}
+	for _, n := range c.nodes() {
+		for _, t := range n.triggers {
+			if slices.ContainsFunc(t.branches, func(r *fsm.Rule) bool { return r.Source != nil }) && slices.ContainsFunc(t.branches, func(r *fsm.Rule) bool { return r.Source == nil }) {
+				// A row of a state inside a region that leaves its
+				// parallel state by some branches and stays in the
+				// region by others: the parallel state's rules came
+				// first, the region's after; the branches in the row's
+				// order (SCXML 1.0 §3.13: document order).
+				slices.SortStableFunc(t.branches, func(a, b *fsm.Rule) int {
+					return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
+				})
+			}
+		}
+	}
 	for _, t := range m.Timers {
 		if t.Group != nil {
 			// A nested parallel state's timer, which the own state of

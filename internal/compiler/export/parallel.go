@@ -52,11 +52,15 @@ func regionOutcomes(reg *fsm.Region, e *fsm.Event) outcomes {
 			for _, r := range c.Rules {
 				o.take = true
 				stays := true
-				switch r.Kind {
-				case fsm.Transition:
+				switch {
+				case r.Leaves != nil:
+					// A branch that leaves the parallel state: in the
+					// targets, the transition of the region's state.
+					o.acts, stays = true, false
+				case r.Kind == fsm.Transition:
 					o.acts = true
 					stays = r.Target == nil && r.History == nil
-				case fsm.Reject:
+				case r.Kind == fsm.Reject:
 					if o.reject == nil {
 						o.reject = r
 					}
@@ -191,12 +195,14 @@ func scxmlConflict(regs []*fsm.Region, outs []outcomes, targetless bool) (leaves
 // (one that may run something), and whether some transition of the chain
 // has no target; nil when every rule ignores or rejects. The rules of a
 // parallel state nested as a region that the chain holds are its own,
-// which scxmlGroupRules checks.
+// which scxmlGroupRules checks, and those that leave it from inside a
+// region their sources' (fsm.Rule.Source), which SCXML offers the event
+// to only where the source is active.
 func acting(c *fsm.Cell) (first *fsm.Rule, targetless bool) {
 	for ; c != nil; c = c.Fallback {
 		for _, r := range c.Rules {
-			if r.Kind != fsm.Transition || r.Group != nil {
-				continue
+			if r.Kind != fsm.Transition || r.Group != nil || r.Source != nil {
+				continue // (a rule that leaves from inside a region is its source's)
 			}
 			if first == nil {
 				first = r

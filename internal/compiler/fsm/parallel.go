@@ -156,14 +156,17 @@ type parHook struct {
 	// stuck are the states of the regions of the parallel states from
 	// which their region never ends, region by region (see parstuck.go).
 	stuck []stuckLeaf
-	// leaving names, by the position of its In(State) guard, the source
+	// leaving names, by the position of its In(State) guard, the sources
 	// of each rule of a state inside a region that leaves its parallel
 	// state, which the machine's build holds as the parallel state's (see
-	// parleave.go).
-	leaving map[diag.Pos]string
+	// parleave.go): several for a guarded row from several states.
+	leaving map[diag.Pos][]string
 	// owns and elses are the positions of the parallel state's own else
 	// branch after those rules, and of the else branches of their guards.
 	owns, elses map[diag.Pos]bool
+	// passes are the positions of the branches that leave the parallel
+	// state of rows that stay in their region by others (see mixed).
+	passes map[diag.Pos]bool
 	// leaveTimers are the timers of the states inside regions whose rules
 	// leave their parallel state, and leftTimers the timers the machine's
 	// build resolves their rules for (see parleave.go).
@@ -300,7 +303,7 @@ func (h *parHook) inGuard(b *builder, s spec.String) *Func {
 		return nil
 	}
 	fn := &Func{Name: s.Value, Kind: Guard, Pos: s.Pos, InName: mt[1]}
-	if h != nil && h.region == nil && h.leaving[s.Pos] == mt[1] {
+	if h != nil && h.region == nil && slices.Contains(h.leaving[s.Pos], mt[1]) {
 		fn.source = true
 		h.ins = append(h.ins, fn)
 		return fn

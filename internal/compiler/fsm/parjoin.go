@@ -16,6 +16,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	}
 	inRegion := map[string]*State{}
 	made := map[*specRegion]*Region{}
+	var passing []*Rule
 	for i, sr := range regions {
 		sub := sr.build
 		p := outer[sr.top.Name.Value]
@@ -108,6 +109,14 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 			if standIns[r] {
 				continue // see parleave.go
 			}
+			if hook.passes[r.Pos] && r.Kind == Ignore {
+				// A branch that leaves the parallel state in a row that
+				// stays in the region by others: the parallel state's
+				// rule takes it (see passRules).
+				rejoin(m, r)
+				passing = append(passing, r)
+				continue
+			}
 			r.Index = rule
 			rule++
 			rejoin(m, r)
@@ -159,6 +168,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	enterInside(m, hook.entering, inRegion)
 	regionFieldClash(m, diags)
 	leavingRules(m, hook.ins, inRegion, hook.owns, hook.elses)
+	passRules(m, passing)
 	ownedIns(m, hook.owned, inRegion, diags)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)

@@ -26,6 +26,10 @@ import (
 // no state around S inside its region has one (S's leaves would take it
 // there). Rows of several regions are tried in the regions' document
 // order; a row's guards are branches of P's row (see parleaveguards.go).
+// A row that leaves P by some branches of its guards and stays in its
+// region by others stays the region's, each branch that leaves a
+// stand-in that ends the region's chain and takes P's rule for it once
+// no region took the event (see mixed).
 // A timer of S whose rules leave P runs as S's, its rules resolved as
 // P's (see parleavetimers.go). The rule stays S's (Rule.Source): its
 // label, the table, the diagram and the export name S; its examples
@@ -37,6 +41,10 @@ type leaveRow struct {
 	r   *specRegion
 	src spec.String
 	t   spec.Transition
+	// leave are, for a row that leaves by some branches of its guards and
+	// stays in the region by others, the positions of those that leave;
+	// nil when every branch leaves.
+	leave map[diag.Pos]bool
 }
 
 // leaving collects the rows that leave parallel states, by parallel
@@ -45,17 +53,20 @@ type leaving struct {
 	rows   map[string]map[string][]leaveRow
 	pars   []*spec.State
 	evs    map[string][]string
-	names  map[diag.Pos]string
+	names  map[diag.Pos][]string
 	timers []leaveTimer
 	// owns are the positions of the else branches that are the parallel
 	// state's own unguarded rule or list entry (see ownBranches), and
 	// elses those of the else branches of the guards of the rows that
 	// leave it (see branches).
 	owns, elses map[diag.Pos]bool
+	// passes are the positions of the branches that leave of the rows
+	// that stay in their region by others (see mixed).
+	passes map[diag.Pos]bool
 }
 
 func newLeaving() *leaving {
-	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}}
+	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos][]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}, passes: map[diag.Pos]bool{}}
 }
 
 // leavesAll reports whether some of t's targets name a state outside the
@@ -76,25 +87,34 @@ func leavesAll(t *spec.Transition, regionOf map[string]*specRegion) (some, all b
 
 // take records row t of the states of region r when it leaves r's
 // parallel state, and reports whether it did (or refused it, named); a
-// row that does not leave it is regionRow's.
+// row that does not leave it is regionRow's. A row that leaves by some
+// branches of its guards and stays in the region by others is recorded
+// for its branches that leave, and stays the region's too (take reports
+// false), each branch that leaves a stand-in there (see mixed).
 func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
 	some, all := leavesAll(t, regionOf)
 	if !some || r.groups != nil || r.host != nil {
 		return false // regionRow's, or refused there
 	}
 	par := r.par.Name.Value
-	switch {
-	case !all:
-		stays := stayingTarget(t, regionOf)
-		diags.Errorf(stays.Pos, "region %s leaves parallel state %s from %s by one branch of its guards and moves to %s inside it by another: fsmgen does not write both in one row yet (a timer's guards may do it); give every branch a target outside %s (%s itself enters it again), or give the branches that stay an event of their own", r.root.Name.Value, par, t.From[0].Value, stays.Value, par, par)
-		return true
-	case len(t.On) == 0:
+	if len(t.On) == 0 {
 		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s by an eventless rule: fsmgen does not write an eventless rule that leaves a parallel state from inside a region yet; move to a state of the region and leave %s from there on an event", r.root.Name.Value, par, t.From[0].Value, par)
 		return true
 	}
+	var leave map[diag.Pos]bool
+	if !all {
+		leave = map[diag.Pos]bool{}
+		for _, br := range t.Guards {
+			if br.To.Set && regionOf[strings.TrimSuffix(br.To.Value, historySuffix)] == nil {
+				leave[br.Pos] = true
+			}
+		}
+	}
 	for _, from := range t.From {
 		if r.finals[from.Value] {
-			diags.Errorf(from.Pos, "region %s rests in its final state %s, which has no transitions of its own (SCXML 1.0 §3.7): the events it is offered go to the states around it; write the row from %s or from %s", r.root.Name.Value, from.Value, r.root.Name.Value, par)
+			if all { // else regionRow says so
+				diags.Errorf(from.Pos, "region %s rests in its final state %s, which has no transitions of its own (SCXML 1.0 §3.7): the events it is offered go to the states around it; write the row from %s or from %s", r.root.Name.Value, from.Value, r.root.Name.Value, par)
+			}
 			continue
 		}
 		for _, e := range t.On {
@@ -107,10 +127,36 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 			}
 			o := *t
 			o.From, o.On = []spec.String{from}, []spec.String{e}
-			l.rows[par][e.Value] = append(l.rows[par][e.Value], leaveRow{r: r, src: from, t: o})
+			l.rows[par][e.Value] = append(l.rows[par][e.Value], leaveRow{r: r, src: from, t: o, leave: leave})
 		}
 	}
-	return true
+	if all {
+		return true
+	}
+	l.mixed(t, leave)
+	return false
+}
+
+// mixed turns row t, which leaves its parallel state P by the branches of
+// its guards at the positions leave and stays in its region by the others,
+// into the region's row: each branch that leaves becomes a stand-in that
+// ends the region's chain without the region taking the event (it ignores
+// it in the region's build; the join marks the rule, Rule.Leaves), so
+// that the branches after it are not tried, and P's rule for the branch
+// (see merge) is taken once no region took the event, its guard not
+// asked again; P's own chain leaves those rules out (see OwnChain). SCXML
+// 1.0 §3.13 (selectTransitions) takes the first branch of S's whose guard
+// holds, and drops it where it leaves P and an earlier region's rule is
+// taken (removeConflictingTransitions), as the generated code does.
+func (l *leaving) mixed(t *spec.Transition, leave map[diag.Pos]bool) {
+	guards := slices.Clone(t.Guards)
+	for i := range guards {
+		if leave[guards[i].Pos] {
+			guards[i].Outcome = spec.Outcome{Ignore: spec.Bool{Value: true, Pos: guards[i].Pos, Set: true}}
+			l.passes[guards[i].Pos] = true
+		}
+	}
+	t.Guards = guards
 }
 
 // merge writes the rows that leave each parallel state as one row of it

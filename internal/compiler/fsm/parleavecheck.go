@@ -39,6 +39,18 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 		}
 	}
 	last := list[len(list)-1]
+	if i := slices.IndexFunc(list, func(lr leaveRow) bool { return lr.leave != nil }); i >= 0 && first.r != last.r {
+		// A row that stays in its region by some branches, beside rows
+		// that leave p from another region: the region's branch that
+		// stays would run where SCXML takes the first region's rule that
+		// leaves p and drops it.
+		lr, o := list[i], first
+		if o.r == lr.r {
+			o = last
+		}
+		diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s by some branches of its guards and stays in region %s by others, and rule %s leaves %s from region %s on %s too: fsmgen writes a row that both leaves and stays only where no other region leaves %s on its event (SCXML 1.0 §3.13, removeConflictingTransitions keeps the first region's transition that leaves and drops a later one that stays); give every branch a target outside %s, or give the events different names", label(lr), p.Name.Value, lr.r.root.Name.Value, label(o), p.Name.Value, o.r.root.Name.Value, e, p.Name.Value, p.Name.Value)
+		return false
+	}
 	for i, lr := range list {
 		if lr.r != last.r && (i == 0 || lr.r != list[i-1].r) && !movesOnly(lr.r, e, rows) {
 			// Rules that leave p from two regions: the first region's,
@@ -60,6 +72,11 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 		}
 	}
 	for _, lr := range list {
+		if lr.leave != nil {
+			// Its branches without a target stay in the region, whose
+			// rule runs beside the earlier region's, as SCXML's does.
+			continue
+		}
 		by := ""
 		for _, o := range regions {
 			if by == "" && o.top == p && o.place < lr.r.place {

@@ -3,8 +3,8 @@ package fsm
 import (
 	"regexp"
 	"slices"
-	"strings"
 
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
@@ -26,12 +26,15 @@ import (
 // "In(S) && guard", see sourceIn), an else branch In(S).
 func (l *leaving) branches(lr leaveRow) []spec.Branch {
 	in := spec.String{Value: "In(" + lr.src.Value + ")", Pos: lr.src.Pos, Set: true}
-	l.names[in.Pos] = lr.src.Value
+	l.name(in.Pos, lr.src.Value)
 	if len(lr.t.Guards) == 0 {
 		return []spec.Branch{{Pos: lr.t.Pos, If: in, Outcome: lr.t.Outcome}}
 	}
 	var out []spec.Branch
 	for _, br := range lr.t.Guards {
+		if lr.leave != nil && !lr.leave[br.Pos] {
+			continue // a branch that stays in the region, the region's
+		}
 		o := br
 		switch {
 		case br.Else.Set && br.Else.Value && !br.If.Set:
@@ -39,11 +42,19 @@ func (l *leaving) branches(lr leaveRow) []spec.Branch {
 			l.elses[br.Pos] = true
 		case br.If.Set && !br.Else.Set:
 			o.If = spec.String{Value: in.Value + " && " + br.If.Value, Pos: br.If.Pos, Set: true}
-			l.names[br.If.Pos] = lr.src.Value
+			l.name(br.If.Pos, lr.src.Value)
 		}
 		out = append(out, o)
 	}
 	return out
+}
+
+// name records src as a source of the In(State) guard at pos (a guarded
+// row from several states has one position for each branch's guard).
+func (l *leaving) name(pos diag.Pos, src string) {
+	if !slices.Contains(l.names[pos], src) {
+		l.names[pos] = append(l.names[pos], src)
+	}
 }
 
 // sourceRE matches the guard of an if branch of a row that leaves a
@@ -56,11 +67,11 @@ var sourceRE = regexp.MustCompile(`^In\(([A-Za-z_][A-Za-z0-9_]*)\) && (.*)$`)
 // the branch's own guard, resolved already (inner) when it is In(State)
 // too; nil, s and nil for any other guard.
 func (h *parHook) sourceIn(s spec.String) (in *Func, guard spec.String, inner *Func) {
-	if h == nil || h.region != nil || h.leaving[s.Pos] == "" {
+	if h == nil || h.region != nil || len(h.leaving[s.Pos]) == 0 {
 		return nil, s, nil
 	}
 	mt := sourceRE.FindStringSubmatch(s.Value)
-	if mt == nil || mt[1] != h.leaving[s.Pos] {
+	if mt == nil || !slices.Contains(h.leaving[s.Pos], mt[1]) {
 		return nil, s, nil
 	}
 	fn := &Func{Name: "In(" + mt[1] + ")", Kind: Guard, Pos: s.Pos, InName: mt[1], source: true}
@@ -146,22 +157,11 @@ func (r *Rule) ShownGuard() *Func {
 
 // decides reports whether the rows list of a state that leave its
 // parallel state on an event always take it there: a row without
-// guards, or one whose guards end in else.
+// guards, or one whose guards end in else, every branch leaving.
 func decides(list []leaveRow, src string) bool {
 	return slices.ContainsFunc(list, func(lr leaveRow) bool {
-		return lr.src.Value == src && (len(lr.t.Guards) == 0 || lr.t.Guards[len(lr.t.Guards)-1].Else.Value)
+		return lr.src.Value == src && lr.leave == nil && (len(lr.t.Guards) == 0 || lr.t.Guards[len(lr.t.Guards)-1].Else.Value)
 	})
-}
-
-// stayingTarget returns a target of t inside a region: the first branch
-// of its guards that stays in its parallel state.
-func stayingTarget(t *spec.Transition, regionOf map[string]*specRegion) spec.String {
-	for _, to := range targets(t) {
-		if regionOf[strings.TrimSuffix(to.Value, historySuffix)] != nil {
-			return to
-		}
-	}
-	return t.From[0]
 }
 
 // guardKey is what a branch of a chain of guards tests: its guard, after
@@ -201,7 +201,9 @@ func (h *parHook) openLeave(b *builder, c *Cell, p *State) bool {
 		return false
 	}
 	i := slices.IndexFunc(c.Rules, func(r *Rule) bool {
-		return r.SourceIn != nil && slices.Contains(opens(c.Rules, nil), r.SourceIn.InName)
+		// (A branch of a row that stays in its region by others is the
+		// region's chain's to take: see mixed.)
+		return r.SourceIn != nil && !h.passes[r.Pos] && slices.Contains(opens(c.Rules, nil), r.SourceIn.InName)
 	})
 	if i < 0 {
 		return false

@@ -122,3 +122,80 @@ func (h *parHook) leavesFrom(par, e string, s *State) bool {
 	}
 	return false
 }
+
+// passRules points each rule of a region's chain that stands for a branch
+// that leaves the region's parallel state (see mixed) at the parallel
+// state's rule for the branch (Rule.Leaves), whose label it takes.
+func passRules(m *Machine, passing []*Rule) {
+	for _, r := range passing {
+		p := r.From.Region.Parallel
+		i := slices.IndexFunc(m.Rules, func(o *Rule) bool {
+			return o.From == p && o.Event == r.Event && o.Pos == r.Pos && o.Source == r.From
+		})
+		if i < 0 {
+			continue
+		}
+		r.Leaves = m.Rules[i]
+		r.Label = r.Leaves.Label
+		r.Leaves.Mixed = true
+	}
+}
+
+// passes reports whether the chain of region cell c, or one it falls
+// back to, holds a branch that leaves the parallel state (Rule.Leaves).
+func passes(c *Cell) bool {
+	for ; c != nil && !c.Out(); c = c.Fallback {
+		if slices.ContainsFunc(c.Rules, func(r *Rule) bool { return r.Leaves != nil }) {
+			return true
+		}
+	}
+	return false
+}
+
+// quietOthers returns cfg, a configuration of parallel state p, with each
+// region of p but reg in a leaf at rest that has no rule for e where it is
+// not in one already, so that a branch of reg's that leaves p reaches p's
+// rules; nil when that changes nothing, or some region has a rule for e
+// in every leaf, or the configuration completes p.
+func quietOthers(p *State, reg *Region, cfg []*State, e *Event) []*State {
+	out := slices.Clone(cfg)
+	changed := false
+	for _, o := range p.Regions {
+		quiet := func(s *State) bool {
+			c := s.Cell(e)
+			return (c == nil || c.Out()) && s.Regions == nil && !s.Settles()
+		}
+		if o == reg || quiet(out[o.Index]) {
+			continue
+		}
+		i := slices.IndexFunc(o.Leaves, func(s *State) bool { return quiet(s) && !s.Final })
+		if i < 0 {
+			return nil
+		}
+		out[o.Index], changed = o.Leaves[i], true
+	}
+	if !changed || p.completes(out) {
+		return nil
+	}
+	return out
+}
+
+// OwnChain returns the rules of parallel state p for event e that its own
+// chain tries once no region took e: p's cell without the rules a
+// region's chain takes (Rule.Mixed), or the cell it falls back to when
+// none is left; nil when p has none.
+func OwnChain(p *State, e *Event) *Cell {
+	c := p.Cell(e)
+	if c == nil || !slices.ContainsFunc(c.Rules, func(r *Rule) bool { return r.Mixed }) {
+		return c
+	}
+	own := *c
+	own.Rules = slices.DeleteFunc(slices.Clone(c.Rules), func(r *Rule) bool { return r.Mixed })
+	if len(own.Rules) == 0 {
+		return c.Fallback
+	}
+	if !own.Open() {
+		own.Fallback = nil
+	}
+	return &own
+}

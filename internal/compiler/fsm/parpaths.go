@@ -19,25 +19,36 @@ import (
 type pick struct {
 	tests []Test
 	rule  *Rule
+	// leaves is, for a branch that leaves the parallel state (see
+	// Rule.Leaves), the parallel state's rule that takes it; rule is nil.
+	leaves *Rule
 }
 
 // picks returns what a region's leaf can do with an event through cell c:
 // one pick per branch its guards can take, the last with every guard
-// false. In(State) guards are no choice: they answer from cfg.
+// false. In(State) guards are no choice: they answer from cfg. A branch
+// that leaves the parallel state (Rule.Leaves) takes nothing in the
+// region: the event goes on to the parallel state's rules.
 func picks(c *Cell, cfg []*State) []pick {
 	var out []pick
 	var tests []Test
 	for ; c != nil && !c.Out(); c = c.Fallback {
 		for _, r := range c.Rules {
+			take, leaves := r, r.Leaves
+			if leaves != nil {
+				// A branch that leaves the parallel state: the region
+				// takes nothing, and the parallel state's rule does.
+				take = nil
+			}
 			switch {
 			case r.Guard == nil:
-				return append(out, pick{tests: slices.Clone(tests), rule: r})
+				return append(out, pick{tests: slices.Clone(tests), rule: take, leaves: leaves})
 			case r.Guard.In != nil:
 				if r.Guard.In.Contains(cfg[r.Guard.In.Region.Index]) {
-					return append(out, pick{tests: slices.Clone(tests), rule: r})
+					return append(out, pick{tests: slices.Clone(tests), rule: take, leaves: leaves})
 				}
 			default:
-				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: r})
+				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: take, leaves: leaves})
 				tests = append(tests, Test{Guard: r.Guard})
 			}
 		}
@@ -162,7 +173,14 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		w := &Way{From: p, Event: e, Tests: tests, Rules: defers[:1], To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
 	}
-	c := p.Cell(e)
+	c, leaves := OwnChain(p, e), (*Rule)(nil)
+	for _, pk := range ch {
+		if pk.leaves != nil {
+			// A region's chain stopped at a branch that leaves p: p's
+			// rule for it, which the generated code takes there.
+			c, leaves = &Cell{State: p, Event: e, Rules: []*Rule{pk.leaves}}, pk.leaves
+		}
+	}
 	if c == nil {
 		return nil
 	}
@@ -170,6 +188,10 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 	for _, w := range expand(p, c) {
 		if !inAgrees(w, cfg) {
 			continue // a rule that leaves p from a state its region is not in
+		}
+		if leaves != nil {
+			// The region's chain asked its guard already.
+			w.Tests = slices.DeleteFunc(w.Tests, func(t Test) bool { return t.Guard == leaves.Guard && leaves.SourceIn != nil })
 		}
 		w.Tests = append(slices.Clone(tests), w.Tests...)
 		w.Config = cfg
@@ -360,6 +382,11 @@ func (m *Machine) parallelWays() {
 					}
 					m.place(base, reg, l)
 					cfgs := [][]*State{base}
+					if q := quietOthers(p, reg, base, e); q != nil && passes(c) {
+						// A branch that leaves p: also from where no
+						// other region takes e, so that p's rule does.
+						cfgs = append(cfgs, q)
+					}
 					ends := false
 					for x := c; x != nil && !x.Out(); x = x.Fallback {
 						for _, r := range x.Rules {

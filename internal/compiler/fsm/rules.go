@@ -124,6 +124,19 @@ type Rule struct {
 	// generated code tests first, and nil for the others, whose Guard is
 	// In(Source) (see parleaveguards.go).
 	SourceIn *Func
+	// Leaves is, for a branch of the guards of a row of a state inside a
+	// region that leaves the region's parallel state P where others of
+	// the row stay in the region, the rule of P that takes it (Source
+	// set): the region's chain holds this rule, which ends the chain
+	// without the region taking the event, and Leaves is taken once no
+	// region took the event. Such a rule is in no list of the machine's
+	// rules, and has no index of its own (see parleave.go).
+	Leaves *Rule
+	// Mixed is set on such a rule of P (the Leaves of a rule of a
+	// region's chain): the region's chain takes it where it stops at its
+	// branch, and P's own chain, tried once no region took the event,
+	// leaves it out (see OwnChain).
+	Mixed bool
 	// into names, for a rule whose target is a state inside a region of a
 	// parallel state, that state while the build of the machine around
 	// the regions holds the rule as one into the parallel state (see

@@ -3,6 +3,7 @@ package fsm
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -34,7 +35,11 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 			}
 		}
 		if by != "" {
-			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and %s, in region %s of %s, has a rule or a list entry for %s too: SCXML takes the rule of the first region in document order and drops the other (SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen writes only where the other region comes first and its rules for %s move within it or reject; leave %s on %s from %s, or give the events different names", label(first), p.Name.Value, by, o.root.Name.Value, p.Name.Value, e, e, p.Name.Value, e, p.Name.Value)
+			hint := ""
+			if ign := ignoredOnly(o, e, rows); ign != nil {
+				hint = fmt.Sprintf("; or, as region %s only ignores %s (in %s), take %s out of those ignore lists: a state inside a region may leave an event to its parallel state (docs/spec.md, Parallel states, Totality)", o.root.Name.Value, e, strings.Join(ign, ", "), e)
+			}
+			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and %s, in region %s of %s, has a rule or a list entry for %s too: SCXML takes the rule of the first region in document order and drops the other (SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen writes only where the other region comes first and its rules for %s move within it or reject; leave %s on %s from %s, or give the events different names%s", label(first), p.Name.Value, by, o.root.Name.Value, p.Name.Value, e, e, p.Name.Value, e, p.Name.Value, hint)
 			return false
 		}
 	}
@@ -125,6 +130,32 @@ func stateNamed(s *spec.State, n string) *spec.State {
 		}
 	})
 	return out
+}
+
+// ignoredOnly returns the states of region o whose ignore lists name
+// event e, where that is all o does with e (no row, no reject or defer
+// entry, no "*" list; rows are the spec's); nil otherwise.
+func ignoredOnly(o *specRegion, e string, rows []spec.Transition) []string {
+	var names []string
+	only := true
+	walkStates(o.root, func(s *spec.State) {
+		named := func(n spec.String) bool { return n.Value == e || n.Value == "*" }
+		if slices.ContainsFunc(s.Reject, named) || slices.ContainsFunc(s.Defer, named) || hasRow(s, e, rows) {
+			only = false
+		}
+		for _, n := range s.Ignore {
+			switch n.Value {
+			case "*":
+				only = false
+			case e:
+				names = append(names, s.Name.Value)
+			}
+		}
+	})
+	if !only {
+		return nil
+	}
+	return names
 }
 
 // movesOnly reports whether every rule and list entry of the states of

@@ -29,7 +29,7 @@ import (
 func (l *leaving) eventless(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
 	par := r.par.Name.Value
 	if len(t.From) != 1 {
-		diags.Errorf(t.Pos, "an eventless row from %d states of region %s leaves parallel state %s: fsmgen writes an eventless rule that leaves a parallel state from one transient state at a time; write one row for each", len(t.From), r.root.Name.Value, par)
+		diags.Errorf(t.Pos, "region %s leaves parallel state %s by an eventless row from %d states: fsmgen writes an eventless rule that leaves a parallel state from one transient state at a time; write one row for each", r.root.Name.Value, par, len(t.From))
 		return true
 	}
 	if len(t.Guards) == 0 {
@@ -100,7 +100,8 @@ func (b *builder) leavingEventless() {
 // parallel state p (Rule.Leaves) in the shapes fsmgen does not write yet:
 // p inside a region, p's regions holding a parallel state or a composite
 // state with a done transition (whose done events wait in the microsteps'
-// queue), and a history the rule enters or that remembers p's regions.
+// queue), and a history the rule enters, that remembers p's regions or
+// that keeps a state inside them.
 // It reports whether it refused one.
 func quietRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
@@ -150,6 +151,13 @@ func quietShape(reg *Region, r *Rule) string {
 	for a := p; a != nil; a = a.Parent {
 		if a.History != HistoryNone {
 			return a.Name + " keeps a history, which remembers the regions of " + p.Name
+		}
+	}
+	for _, o := range p.Regions {
+		for _, c := range o.Composites {
+			if c.History != HistoryNone {
+				return c.Name + ", in region " + o.Root.Name + ", keeps a history, which the rule's exits record"
+			}
 		}
 	}
 	return ""

@@ -222,6 +222,7 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 	for _, c := range cells {
 		for _, r := range c.Rules {
+			r = shownRule(r)
 			if r.Kind != fsm.Transition {
 				continue
 			}

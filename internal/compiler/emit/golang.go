@@ -49,6 +49,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genHostDones()
 	g.genSettle()
 	g.genEventless()
+	g.genQuietLeaves()
 	g.genMacro()
 	g.genTakes()
 	g.genTimers()

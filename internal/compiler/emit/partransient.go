@@ -51,9 +51,74 @@ func eventlessRegions(p *fsm.State) []*fsm.Region {
 //	// Transient states: their eventless rules.
 //	for m.eventlessOn() {
 //	}
+//
+// or, when an eventless rule of a region leaves p (see quietLeaves):
+//
+//	for {
+//		took, left := m.eventlessOn()
+//		if left >= 0 {
+//			return m.leaveOn(left)
+//		}
+//		if !took {
+//			break
+//		}
+//	}
 func eventlessLoop(p *fsm.State) jen.Code {
-	return jen.Comment("// Transient states: their eventless rules, a microstep at a time.").Line().
-		For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()
+	c := jen.Comment("// Transient states: their eventless rules, a microstep at a time.").Line()
+	if len(quietLeaves(p)) == 0 {
+		return c.For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()
+	}
+	return c.For().Block(
+		jen.List(jen.Id("took"), jen.Id("left")).Op(":=").Id("m").Dot(eventlessMethod(p)).Call(),
+		jen.If(jen.Id("left").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot(quietMethod(p)).Call(jen.Id("left")))),
+		jen.If(jen.Op("!").Id("took")).Block(jen.Break()))
+}
+
+// quietMethod names the method that takes an eventless rule of a region
+// of parallel state p that leaves p: leaveOn.
+func quietMethod(p *fsm.State) string { return "leave" + p.GoName }
+
+// quietLeaves returns the rules of parallel state p that eventless rules
+// of its regions' transient states leave it by (Rule.Leaves), in rule
+// order.
+func quietLeaves(p *fsm.State) []*fsm.Rule {
+	var out []*fsm.Rule
+	for _, reg := range eventlessRegions(p) {
+		for _, r := range eventlessRules(reg) {
+			if r.Leaves != nil && !slices.Contains(out, r.Leaves) {
+				out = append(out, r.Leaves)
+			}
+		}
+	}
+	return out
+}
+
+// genQuietLeaves emits, for each parallel state some eventless rule of
+// whose regions leaves it, the method that takes the rule (see
+// eventlessLoop): p's rule for it, which exits every region of p and p.
+func (g *goGen) genQuietLeaves() {
+	for _, p := range g.m.States {
+		rules := quietLeaves(p)
+		if len(rules) == 0 || p.Region != nil {
+			continue
+		}
+		var body []jen.Code
+		var cases []jen.Code
+		for _, r := range rules[:len(rules)-1] {
+			cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)...))
+		}
+		if len(cases) > 0 {
+			body = append(body, jen.Switch(jen.Id("left")).Block(cases...))
+		}
+		last := rules[len(rules)-1]
+		body = append(body, comment("", last.Label))
+		body = append(body, g.ruleBody(last)...)
+		g.f.Add(paragraphs(fmt.Sprintf("%s takes rule left, an eventless rule of a transient state inside a region of %s "+
+			"that leaves %s, in the microstep %s picked it in: it exits every region of %s and %s itself (SCXML 1.0 §3.13, "+
+			"removeConflictingTransitions: it conflicts with every other eventless rule of the microstep).",
+			quietMethod(p), p.Name, p.Name, eventlessMethod(p), p.Name, p.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(quietMethod(p)).Params(jen.Id("left").Int()).Error().Block(body...)
+	}
 }
 
 // genEventless emits, for each parallel state whose regions have
@@ -79,18 +144,34 @@ func (g *goGen) genEventless() {
 				fromVals = append(fromVals, rgn(reg))
 			}
 		}
+		leaves := len(quietLeaves(p)) > 0
+		if leaves {
+			ts, none = append(ts, jen.Id("left")), append(none, jen.Lit(-1))
+		}
 		body = append(body, jen.List(ts...).Op(":=").List(none...))
-		for _, reg := range regs {
+		firstLeave := true
+		for i, reg := range regs {
 			var cases []jen.Code
+			sawLeave := false
 			for _, s := range reg.Leaves {
 				if !s.Eventless() {
 					continue
 				}
 				cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(g.regionCell(reg, s.Choice, func(r *fsm.Rule) []jen.Code {
+					if r.Leaves != nil {
+						sawLeave = true
+						return quietPick(regs[:i], r, firstLeave)
+					}
 					return g.regionPick(reg, r)
 				})...))
 			}
 			body = append(body, jen.Switch(rgn(reg)).Block(cases...))
+			firstLeave = firstLeave && !sawLeave
+		}
+		if leaves {
+			body = append(body, jen.If(jen.Id("left").Op(">=").Lit(0)).Block(
+				jen.Comment("// A rule that leaves "+p.Name+", which drops those of the regions after it."),
+				jen.Return(jen.False(), jen.Id("left"))))
 		}
 		var none2 jen.Code
 		for i, reg := range regs {
@@ -101,7 +182,13 @@ func (g *goGen) genEventless() {
 				none2 = jen.Add(none2).Op("&&").Add(test)
 			}
 		}
-		body = append(body, jen.If(none2).Block(jen.Return(jen.False())))
+		ret := func(b bool) jen.Code {
+			if leaves {
+				return jen.Return(jen.Lit(b), jen.Lit(-1))
+			}
+			return jen.Return(jen.Lit(b))
+		}
+		body = append(body, jen.If(none2).Block(ret(false)))
 		if len(froms) > 0 {
 			// The leaves the rules leave, which their exits test.
 			body = append(body, jen.List(froms...).Op(":=").List(fromVals...))
@@ -134,12 +221,61 @@ func (g *goGen) genEventless() {
 				})...)
 			}
 		}
-		body = append(body, jen.Return(jen.True()))
+		body = append(body, ret(true))
+		doc := ""
+		results := jen.Bool()
+		if leaves {
+			results = jen.Parens(jen.List(jen.Bool(), jen.Int()))
+			doc = fmt.Sprintf(" A rule that leaves %s is taken when no region before its own takes one in the microstep "+
+				"(SCXML 1.0 §3.13, removeConflictingTransitions), by %s: %s returns its index, moving nothing, and -1 otherwise.",
+				p.Name, quietMethod(p), eventlessMethod(p))
+		}
 		g.f.Add(paragraphs(fmt.Sprintf("%s takes, as one microstep, the eventless rules of every region of %s in a transient "+
 			"state, and reports whether it took any: a region never rests in a transient state, but leaves it in the step "+
-			"that enters it (SCXML 1.0 §3.13, eventless transitions).", eventlessMethod(p), p.Name)))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(eventlessMethod(p)).Params().Bool().Block(body...)
+			"that enters it (SCXML 1.0 §3.13, eventless transitions).", eventlessMethod(p), p.Name) + doc))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(eventlessMethod(p)).Params().Add(results).Block(body...)
 	}
+}
+
+// shownRule returns, for rule r of a transient state's chain that stands
+// for an eventless branch leaving the parallel state (Rule.Leaves), the
+// parallel state's rule for it, which the table and the diagram show in
+// its place, from its source; r otherwise.
+func shownRule(r *fsm.Rule) *fsm.Rule {
+	if r.Leaves != nil && r.Leaves.Event == nil {
+		return r.Leaves
+	}
+	return r
+}
+
+// quietPick emits the pick of rule r, a stand-in of a region's transient
+// state for a branch that leaves its parallel state (Rule.Leaves): taken
+// when no region of before picked a rule in the microstep, nor an earlier
+// one a rule that leaves (unless first, the first region that may).
+//
+//	if tPump < 0 && left < 0 {
+//		left = 7
+//	}
+func quietPick(before []*fsm.Region, r *fsm.Rule, first bool) []jen.Code {
+	var test *jen.Statement
+	add := func(c *jen.Statement) {
+		if test == nil {
+			test = c
+		} else {
+			test = jen.Add(test).Op("&&").Add(c)
+		}
+	}
+	for _, reg := range before {
+		add(jen.Id(local("t", reg)).Op("<").Lit(0))
+	}
+	if !first {
+		add(jen.Id("left").Op("<").Lit(0))
+	}
+	set := jen.Id("left").Op("=").Lit(r.Leaves.Index)
+	if test == nil {
+		return []jen.Code{set}
+	}
+	return []jen.Code{jen.If(test).Block(set)}
 }
 
 // eventlessRules returns the eventless rules of the transient states of
@@ -167,6 +303,9 @@ func eventlessRules(reg *fsm.Region) []*fsm.Rule {
 func eventlessSwitch(reg *fsm.Region, body func(*fsm.Rule) []jen.Code) []jen.Code {
 	var cases []jen.Code
 	for _, r := range eventlessRules(reg) {
+		if r.Leaves != nil {
+			continue // see quietPick
+		}
 		if b := body(r); len(b) > 0 {
 			cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, b...)...))
 		}

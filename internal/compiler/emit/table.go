@@ -181,7 +181,9 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 	var rules []*fsm.Rule
 	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
 	for _, c := range cells {
-		rules = append(rules, c.Rules...)
+		for _, r := range c.Rules {
+			rules = append(rules, shownRule(r))
+		}
 		if c.Fallback == nil {
 			continue
 		}

@@ -308,6 +308,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 			rows := map[string]bool{} // a row with several events is drawn once from a state
 			count := func(from *fsm.State, rules []*fsm.Rule) {
 				for _, r := range rules {
+					if r.Leaves != nil && r.Leaves.Event == nil {
+						r = r.Leaves // an eventless branch that leaves a parallel state, drawn from its source
+					}
 					from := from
 					if r.Group != nil {
 						from = r.Group // a nested parallel state's rule, drawn from it

@@ -229,6 +229,9 @@ func (b *builder) cells() {
 		for _, t := range b.par.leftTimers {
 			b.number(t.Cell) // see parleave.go
 		}
+		for _, c := range b.par.quietCells {
+			b.number(c) // see parleaveeventless.go
+		}
 	}
 	if m.TimerFired != nil {
 		pos := b.par.timerPos()

@@ -208,6 +208,7 @@ func (b *builder) hooks() {
 		}
 	}
 	b.leavingTimers()
+	b.leavingEventless()
 }
 
 func (b *builder) hook(h *spec.Hook) *Hook {

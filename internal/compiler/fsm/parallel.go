@@ -172,6 +172,11 @@ type parHook struct {
 	// build resolves their rules for (see parleave.go).
 	leaveTimers []leaveTimer
 	leftTimers  []*Timer
+	// quiet are the eventless rows of transient states inside regions
+	// that leave their parallel state, and quietCells the cells the
+	// machine's build resolves for them (see parleaveeventless.go).
+	quiet      []leaveRow
+	quietCells []*Cell
 	// sources[p][event] are the states inside the regions of parallel
 	// state p whose rules for the event leave p (see parleave.go).
 	sources map[string]map[string][]string

@@ -30,11 +30,11 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
-	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, elses: leaves.elses, passes: leaves.passes, leaveTimers: leaves.timers, sources: leaves.sources(), entering: ents}
+	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, elses: leaves.elses, passes: leaves.passes, leaveTimers: leaves.timers, quiet: leaves.quiet, sources: leaves.sources(), entering: ents}
 	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
-		rh := &parHook{region: r}
+		rh := &parHook{region: r, passes: leaves.passes}
 		m, ds := build(sub, env, rh)
 		diags = append(diags, ds.Errors()...)
 		diags = append(diags, nowhere(r, ds)...)

@@ -180,6 +180,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	if hostedResumes(m, diags) {
 		return // the paths would resume what the generated code does not
 	}
+	if quietRefusals(m, diags) {
+		return // see parleaveeventless.go
+	}
 	if restlessHistory(m, diags) {
 		return // the paths would not find the history's variants
 	}

@@ -63,6 +63,8 @@ type leaving struct {
 	// passes are the positions of the branches that leave of the rows
 	// that stay in their region by others (see mixed).
 	passes map[diag.Pos]bool
+	// quiet are the eventless rows that leave (see parleaveeventless.go).
+	quiet []leaveRow
 }
 
 func newLeaving() *leaving {
@@ -98,8 +100,7 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	}
 	par := r.par.Name.Value
 	if len(t.On) == 0 {
-		diags.Errorf(t.Pos, "region %s leaves parallel state %s from %s by an eventless rule: fsmgen does not write an eventless rule that leaves a parallel state from inside a region yet; move to a state of the region and leave %s from there on an event", r.root.Name.Value, par, t.From[0].Value, par)
-		return true
+		return l.eventless(t, r, regionOf, diags)
 	}
 	var leave map[diag.Pos]bool
 	if !all {

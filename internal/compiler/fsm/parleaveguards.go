@@ -146,10 +146,10 @@ func sourceName(r *Rule) string {
 // export show: none for the In(State) guard of a rule that leaves a
 // parallel state from inside a region, which its source says (Source),
 // and Guard for any other rule (one that tests its guard after
-// In(State), see SourceIn, and the rules of a timer of a state inside a
-// region too).
+// In(State), see SourceIn, the rules of a timer of a state inside a
+// region, and an eventless rule, whose In(State) is the spec's, too).
 func (r *Rule) ShownGuard() *Func {
-	if r.Source != nil && r.SourceIn == nil && r.Guard != nil && r.Guard.InName != "" {
+	if r.Source != nil && r.SourceIn == nil && r.Guard != nil && r.Guard.InName != "" && r.Event != nil {
 		return nil
 	}
 	return r.Guard

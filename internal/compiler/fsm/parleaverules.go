@@ -130,10 +130,19 @@ func passRules(m *Machine, passing []*Rule) {
 	for _, r := range passing {
 		p := r.From.Region.Parallel
 		i := slices.IndexFunc(m.Rules, func(o *Rule) bool {
-			return o.From == p && o.Event == r.Event && o.Pos == r.Pos && o.Source == r.From
+			// An eventless rule's is named after its source here (see
+			// parleaveeventless.go).
+			src := o.Source == r.From || r.Event == nil && o.Source == nil
+			return o.From == p && o.Event == r.Event && o.Pos == r.Pos && src
 		})
 		if i < 0 {
 			continue
+		}
+		if l := m.Rules[i]; l.Source == nil {
+			l.Source = r.From
+			l.From = r.From
+			l.Label = RuleLabel(l)
+			l.From = p
 		}
 		r.Leaves = m.Rules[i]
 		r.Label = r.Leaves.Label

@@ -11,9 +11,20 @@ import "slices"
 // transient state: one way per combination of the branches their guards
 // take, tested before any of them moves. queue are the regions whose done
 // events wait (see settle), which the microstep does not move.
+//
+// A branch that leaves p (Rule.Leaves, see parleaveeventless.go)
+// conflicts with every other (removeConflictingTransitions): taken when
+// no region before its own moves in the microstep, the regions after it
+// then testing their guards but moving not; dropped otherwise, its state
+// trying its guards again in the next microstep.
 func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) []regionWay {
-	ways := []*Way{w}
-	nexts := [][]*State{after}
+	type alt struct {
+		way   *Way
+		next  []*State
+		leave *Rule // the branch that leaves p, which the microstep takes
+		took  bool  // some region moved in the microstep
+	}
+	alts := []alt{{way: w, next: after}}
 	for _, reg := range p.Flat {
 		// The regions of the parallel states inside regions too, in
 		// document order; one the microstep enters waits for the next.
@@ -21,31 +32,52 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 		if !s.Eventless() {
 			continue
 		}
-		var ws []*Way
-		var ns [][]*State
-		for i, cw := range ways {
+		var out []alt
+		for _, a := range alts {
 			for _, pk := range picks(s.Choice, after) {
-				if pk.rule == nil || pk.rule.To == nil {
+				if pk.leaves == nil && (pk.rule == nil || pk.rule.To == nil) {
 					continue // an eventless rule leaves its state (checked by the build)
 				}
-				nw := *cw
-				nw.Tests = append(slices.Clone(cw.Tests), pk.tests...)
-				nw.Rules = append(slices.Clone(cw.Rules), pk.rule)
-				nw.moved = append(slices.Clone(cw.moved), reg)
-				next := slices.Clone(nexts[i])
-				next[reg.Index] = pk.rule.To
-				p.reenter(next, []*Rule{pk.rule})
-				ws, ns = append(ws, &nw), append(ns, next)
+				nw := *a.way
+				nw.Tests = append(slices.Clone(a.way.Tests), pk.tests...)
+				n := a
+				n.way = &nw
+				switch {
+				case pk.leaves != nil:
+					if !a.took && a.leave == nil {
+						n.leave = pk.leaves
+					}
+				case a.leave != nil:
+					// Dropped: the branch that leaves p conflicts with it.
+				default:
+					nw.Rules = append(slices.Clone(a.way.Rules), pk.rule)
+					nw.moved = append(slices.Clone(a.way.moved), reg)
+					next := slices.Clone(a.next)
+					next[reg.Index] = pk.rule.To
+					p.reenter(next, []*Rule{pk.rule})
+					n.next, n.took = next, true
+				}
+				out = append(out, n)
 			}
 		}
-		ways, nexts = ws, ns
+		alts = out
 	}
 	var out []regionWay
-	for i, nw := range ways {
+	for _, a := range alts {
+		nw := a.way
+		if a.leave != nil {
+			// The branch that leaves p, from the configuration the
+			// microstep started in, as p's done transition does.
+			cw := *nw
+			cw.Rules = append(slices.Clone(nw.Rules), a.leave)
+			cw.To, cw.Final, cw.after = a.leave.To, after, 0
+			out = append(out, m.completed(p, w, cw)...)
+			continue
+		}
 		nw.groups = append(slices.Clone(w.groups), len(nw.Rules)-len(w.Rules))
 		// The done events the microstep raised wait behind those raised
 		// before it, in document order (SCXML 1.0 §3.13, enterStates).
-		out = append(out, m.settle(p, nw, nexts[i], p.raised(queue, nw.moved[len(w.moved):], nexts[i]))...)
+		out = append(out, m.settle(p, nw, a.next, p.raised(queue, nw.moved[len(w.moved):], a.next))...)
 	}
 	return out
 }

@@ -293,6 +293,11 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 	case ev == nil && from.Rests() && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "the done transition of %s has no event to ignore or reject: each branch leaves the final state %s (give it \"to\"), and when no guard holds the machine rests there", from.Completes.Name, from.Name)
 		return nil
+	case ev == nil && from != nil && o.Ignore.Set && b.par != nil && b.par.passes[pos]:
+		// A stand-in for a branch that leaves the parallel state (see
+		// parleaveeventless.go).
+		r.Kind = Ignore
+		return r
 	case ev == nil && from != nil && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "transient state %s has no event to ignore or reject: its eventless transitions must leave it", from.Name)
 		return nil

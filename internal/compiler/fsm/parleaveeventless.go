@@ -1,0 +1,164 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file resolves the eventless rows of the transient states inside a
+// region of a parallel state P whose targets leave P (see parleave.go).
+// The region's build keeps the row, each branch that leaves a stand-in
+// that takes nothing in the region (an ignore, Rule.Leaves once joined);
+// the machine's build resolves those branches as P's rules, without an
+// event. After each microstep, SCXML 1.0 §3.13 (selectEventlessTransitions)
+// takes the first enabled eventless transition of every active atomic
+// state in document order, and removeConflictingTransitions keeps, of
+// two whose exit sets intersect, the earlier: a branch that leaves P
+// exits every state of P, so it is taken when no region before its own
+// takes an eventless transition in that microstep, and drops those of
+// the regions after it; otherwise it is dropped, and its state, still
+// active, tries its guards again in the next microstep.
+
+// eventless records eventless row t of a transient state of region r
+// that leaves r's parallel state by some or all of its branches, and
+// turns those branches into stand-ins (see mixed); it reports whether it
+// refused the row (named).
+func (l *leaving) eventless(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
+	par := r.par.Name.Value
+	if len(t.From) != 1 {
+		diags.Errorf(t.Pos, "region %s leaves parallel state %s by an eventless row from %d states: fsmgen writes an eventless rule that leaves a parallel state from one transient state at a time; write one row for each", r.root.Name.Value, par, len(t.From))
+		return true
+	}
+	if len(t.Guards) == 0 {
+		o := *t
+		l.quiet = append(l.quiet, leaveRow{r: r, src: t.From[0], t: o})
+		t.Outcome = spec.Outcome{Ignore: spec.Bool{Value: true, Pos: t.Pos, Set: true}}
+		l.passes[t.Pos] = true
+		return false
+	}
+	leave := map[diag.Pos]bool{}
+	for _, br := range t.Guards {
+		if br.To.Set && regionOf[strings.TrimSuffix(br.To.Value, historySuffix)] == nil {
+			leave[br.Pos] = true
+		}
+	}
+	o := *t
+	o.Guards = slices.Clone(t.Guards)
+	l.quiet = append(l.quiet, leaveRow{r: r, src: t.From[0], t: o, leave: leave})
+	l.mixed(t, leave)
+	return false
+}
+
+// leavingEventless resolves, in the machine's build, the branches of the
+// eventless rows that leave their parallel state p (see eventless) as p's
+// rules without an event, one cell per row, which the join points the
+// region's stand-ins to (passRules).
+func (b *builder) leavingEventless() {
+	if b.par == nil || b.par.inRegion() {
+		return
+	}
+	for _, lr := range b.par.quiet {
+		p := b.states[lr.r.par.Name.Value]
+		if p == nil {
+			continue
+		}
+		var rules []*Rule
+		if lr.leave == nil {
+			if r := b.outcome(&lr.t.Outcome, lr.t.Pos, p, nil); r != nil {
+				rules = append(rules, r)
+			}
+		} else {
+			for i := range lr.t.Guards {
+				br := &lr.t.Guards[i]
+				if !lr.leave[br.Pos] {
+					continue
+				}
+				r := b.outcome(&br.Outcome, br.Pos, p, nil)
+				if r == nil {
+					continue
+				}
+				if br.If.Set {
+					if r.Guard = b.fn(br.If, Guard); r.Guard == nil {
+						continue
+					}
+				} else {
+					r.Else = true
+				}
+				rules = append(rules, r)
+			}
+		}
+		if len(rules) > 0 {
+			b.par.quietCells = append(b.par.quietCells, &Cell{State: p, Rules: rules})
+		}
+	}
+}
+
+// quietRefusals refuses, named, the eventless rules that leave their
+// parallel state p (Rule.Leaves) in the shapes fsmgen does not write yet:
+// p inside a region, p's regions holding a parallel state or a composite
+// state with a done transition (whose done events wait in the microsteps'
+// queue), and a history the rule enters, that remembers p's regions or
+// that keeps a state inside them.
+// It reports whether it refused one.
+func quietRefusals(m *Machine, diags *diag.List) bool {
+	refused := false
+	seen := map[*Rule]bool{}
+	for _, reg := range m.Regions {
+		for _, s := range reg.Leaves {
+			if !s.Eventless() {
+				continue
+			}
+			for c := s.Choice; c != nil && !c.Out(); c = c.Fallback {
+				for _, r := range c.Rules {
+					if r.Leaves == nil || seen[r.Leaves] {
+						continue
+					}
+					seen[r.Leaves] = true
+					if why := quietShape(reg, r.Leaves); why != "" {
+						refused = true
+						diags.Errorf(r.Pos, "rule %s leaves parallel state %s from transient state %s by an eventless rule, and %s: fsmgen does not write such a rule there yet; move to a state of region %s and leave %s from there on an event", r.Label, reg.Parallel.Name, s.Name, why, reg.Root.Name, reg.Parallel.Name)
+					}
+				}
+			}
+		}
+	}
+	return refused
+}
+
+// quietShape says why eventless rule r of a transient state of region
+// reg, which leaves reg's parallel state p, is in a shape fsmgen does not
+// write yet; "" when it writes it.
+func quietShape(reg *Region, r *Rule) string {
+	p := reg.Parallel
+	switch {
+	case reg.Host != nil || p.Region != nil:
+		return p.Name + " is inside a region of another parallel state"
+	case len(p.Flat) != len(p.Regions):
+		return "a region of " + p.Name + " holds a parallel state"
+	case r.History != nil || len(r.Variants) > 0:
+		return "it enters the history of " + r.Target.Name
+	}
+	for _, o := range p.Regions {
+		for _, l := range o.Leaves {
+			if l.Settles() && !l.Eventless() {
+				return "region " + o.Root.Name + " holds " + l.Completes.Name + ", whose done transition the regions take in the same step"
+			}
+		}
+	}
+	for a := p; a != nil; a = a.Parent {
+		if a.History != HistoryNone {
+			return a.Name + " keeps a history, which remembers the regions of " + p.Name
+		}
+	}
+	for _, o := range p.Regions {
+		for _, c := range o.Composites {
+			if c.History != HistoryNone {
+				return c.Name + ", in region " + o.Root.Name + ", keeps a history, which the rule's exits record"
+			}
+		}
+	}
+	return ""
+}

@@ -68,9 +68,13 @@ func eventlessLoop(p *fsm.State) jen.Code {
 	if len(quietLeaves(p)) == 0 {
 		return c.For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()
 	}
+	var arg []jen.Code
+	if len(quietLeaves(p)) > 1 {
+		arg = []jen.Code{jen.Id("left")} // which of them (see genQuietLeaves)
+	}
 	return c.For().Block(
 		jen.List(jen.Id("took"), jen.Id("left")).Op(":=").Id("m").Dot(eventlessMethod(p)).Call(),
-		jen.If(jen.Id("left").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot(quietMethod(p)).Call(jen.Id("left")))),
+		jen.If(jen.Id("left").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot(quietMethod(p)).Call(arg...))),
 		jen.If(jen.Op("!").Id("took")).Block(jen.Break()))
 }
 
@@ -113,11 +117,16 @@ func (g *goGen) genQuietLeaves() {
 		last := rules[len(rules)-1]
 		body = append(body, comment("", last.Label))
 		body = append(body, g.ruleBody(last)...)
-		g.f.Add(paragraphs(fmt.Sprintf("%s takes rule left, an eventless rule of a transient state inside a region of %s "+
-			"that leaves %s, in the microstep %s picked it in: it exits every region of %s and %s itself (SCXML 1.0 §3.13, "+
+		// With one such rule there is nothing to choose: no parameter.
+		which, params := "the eventless rule of a transient state inside a region of %s", []jen.Code{}
+		if len(rules) > 1 {
+			which, params = "rule left, an eventless rule of a transient state inside a region of %s", []jen.Code{jen.Id("left").Int()}
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s takes "+which+
+			" that leaves %s, in the microstep %s picked it in: it exits every region of %s and %s itself (SCXML 1.0 §3.13, "+
 			"removeConflictingTransitions: it conflicts with every other eventless rule of the microstep).",
 			quietMethod(p), p.Name, p.Name, eventlessMethod(p), p.Name, p.Name)))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(quietMethod(p)).Params(jen.Id("left").Int()).Error().Block(body...)
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(quietMethod(p)).Params(params...).Error().Block(body...)
 	}
 }
 

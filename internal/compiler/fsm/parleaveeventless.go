@@ -71,24 +71,7 @@ func (b *builder) leavingEventless() {
 				rules = append(rules, r)
 			}
 		} else {
-			for i := range lr.t.Guards {
-				br := &lr.t.Guards[i]
-				if !lr.leave[br.Pos] {
-					continue
-				}
-				r := b.outcome(&br.Outcome, br.Pos, p, nil)
-				if r == nil {
-					continue
-				}
-				if br.If.Set {
-					if r.Guard = b.fn(br.If, Guard); r.Guard == nil {
-						continue
-					}
-				} else {
-					r.Else = true
-				}
-				rules = append(rules, r)
-			}
+			rules = b.leavingBranches(lr.t.Guards, lr.leave, p, nil)
 		}
 		if len(rules) > 0 {
 			b.par.quietCells = append(b.par.quietCells, &Cell{State: p, Rules: rules})

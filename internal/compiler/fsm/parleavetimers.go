@@ -64,17 +64,18 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 	return true
 }
 
-// leavingBranches resolves, in the machine's build, the branches of the
-// guards of timer lt that leave its parallel state p, when others stay
-// (see timer): each a rule of p, in order.
-func (b *builder) leavingBranches(lt leaveTimer, p *State) []*Rule {
+// leavingBranches resolves, in the machine's build, the branches among
+// guards that leave their parallel state p (the positions in leave) when
+// others stay in the region (a timer's, see timer, or an eventless row's,
+// see parleaveeventless.go): each a rule of p for event ev, in order.
+func (b *builder) leavingBranches(guards []spec.Branch, leave map[diag.Pos]bool, p *State, ev *Event) []*Rule {
 	var out []*Rule
-	for i := range lt.after.Guards {
-		br := &lt.after.Guards[i]
-		if !lt.leave[br.Pos] {
+	for i := range guards {
+		br := &guards[i]
+		if !leave[br.Pos] {
 			continue
 		}
-		r := b.outcome(&br.Outcome, br.Pos, p, b.m.TimerFired)
+		r := b.outcome(&br.Outcome, br.Pos, p, ev)
 		if r == nil {
 			continue
 		}
@@ -109,7 +110,7 @@ func (b *builder) leavingTimers() {
 		}
 		var rules []*Rule
 		if lt.leave != nil {
-			rules = b.leavingBranches(lt, p)
+			rules = b.leavingBranches(lt.after.Guards, lt.leave, p, b.m.TimerFired)
 		} else {
 			rules = b.rowRules(row, p, b.m.TimerFired)
 		}
